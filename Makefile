@@ -1,0 +1,52 @@
+# goblin's build, test and benchmark entry points. `make test` is the one
+# command that checks everything; .ci/run calls it.
+GO        ?= go
+PKGS      ?= ./...
+BENCHTIME ?= 1x
+
+.PHONY: all build setup run test vet race generate generate-check tidy-check bench fuzz clean
+
+all: build
+
+build:
+	$(GO) build $(PKGS)
+
+## setup: install the Debian packages and Maven artifacts tests need
+setup:
+	./scripts/setup.sh
+
+## run: start goblin-server with its defaults
+run: setup
+	$(GO) run ./cmd/goblin-server
+
+vet:
+	$(GO) vet $(PKGS)
+
+## race: every test, fuzz seed corpora included, under the race detector
+race:
+	$(GO) test -race -timeout 20m $(PKGS)
+
+## generate: regenerate the SBE codecs from schemas/goblin.xml
+generate:
+	$(GO) generate ./proto/sbe
+
+## generate-check: fail when the committed generated code is stale
+generate-check: generate
+	@git diff --exit-code -- proto/sbe || { echo "generated SBE code is stale: run make generate and commit"; exit 1; }
+
+tidy-check:
+	$(GO) mod tidy -diff
+
+## test: what CI runs
+test: setup vet race
+
+## bench: the package benchmarks, once each
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) $(PKGS)
+
+## fuzz: run one fuzz target for a while, e.g. make fuzz FUZZ=FuzzParse PKG=./proto/resp
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^$(FUZZ)$$' -fuzztime 60s $(PKG)
+
+clean:
+	$(GO) clean -testcache

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what goblin's tests and its default server need on a fresh
+# machine, and does nothing for what is already there:
+#   - redis-server, redis-cli and redis-benchmark (Debian), the peers and
+#     clients the end-to-end tests and benchmarks use;
+#   - iproute2 (ip netns) for the two-host network-namespace tests;
+#   - the Aeron media driver and Java client (io.aeron:aeron-all) and the SBE
+#     tool (uk.co.real-logic:sbe-all) from Maven Central, into ~/.m2.
+# Go modules come through the Go module proxy when `go` first needs them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+AERON_VERSION=${AERON_VERSION:-$(cat scripts/aeron.version)}
+SBE_VERSION=${SBE_VERSION:-$(cat scripts/sbe.version)}
+
+need_apt=()
+command -v redis-server >/dev/null || need_apt+=(redis-server)
+command -v redis-benchmark >/dev/null || need_apt+=(redis-tools)
+command -v ip >/dev/null || need_apt+=(iproute2)
+if ((${#need_apt[@]})); then
+	echo "setup: installing ${need_apt[*]} from Debian"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq "${need_apt[@]}" >/dev/null
+	# The Debian package starts a redis-server on :6379; goblin's tests start
+	# their own peers on private sockets, so stop the system one.
+	(service redis-server stop || true) >/dev/null 2>&1
+fi
+
+m2=${MAVEN_REPO:-$HOME/.m2/repository}
+fetch_jar() { # group artifact version
+	local jar="$m2/${1//.//}/$2/$3/$2-$3.jar"
+	if [[ ! -s $jar ]]; then
+		echo "setup: fetching $1:$2:$3 from Maven Central"
+		mvn -q -B dependency:get -Dartifact="$1:$2:$3" -Dtransitive=false >/dev/null
+	fi
+}
+fetch_jar io.aeron aeron-all "$AERON_VERSION"
+fetch_jar uk.co.real-logic sbe-all "$SBE_VERSION"

@@ -1,0 +1,195 @@
+// Package target parses the one address syntax that goblin-server,
+// goblin-client and the client library share:
+//
+//	uds:///run/goblin/goblin.sock?proto=resp   Unix domain socket
+//	tcp://127.0.0.1:6380?proto=resp            TCP (Redis clients connect here)
+//	ring:///dev/shm/goblin?proto=sbe           goblin's shared-memory rings
+//	aeron:ipc?proto=sbe                        Aeron IPC
+//	aeron:udp?endpoint=10.0.0.1:40123|control=10.0.0.1:40124|proto=sbe
+//
+// proto is resp (the default) or sbe. Any other query parameter is kept in
+// Params for the transport to interpret; a transport rejects parameters it
+// does not know. A bare path (starting with "/" or ".") means a Unix socket,
+// and a bare host:port means TCP, as redis-cli users expect.
+package target
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/goblin-kv/goblin/proto"
+)
+
+// Scheme is the transport a target names.
+type Scheme string
+
+// The transports goblin knows.
+const (
+	UDS   Scheme = "uds"
+	TCP   Scheme = "tcp"
+	Ring  Scheme = "ring"
+	Aeron Scheme = "aeron"
+)
+
+// DefaultTCPPort is the TCP port goblin listens on when a tcp target names
+// none (Redis's 6379 plus one, so both can run side by side).
+const DefaultTCPPort = "6380"
+
+// ErrSyntax is wrapped by every parse error.
+var ErrSyntax = errors.New("target: bad syntax")
+
+// Target is one parsed address.
+type Target struct {
+	Scheme Scheme
+	// Path is the socket path (uds) or the ring directory (ring).
+	Path string
+	// Address is host:port (tcp), or the Aeron media ("ipc" or "udp").
+	Address string
+	// Proto is the wire protocol spoken over the transport.
+	Proto proto.Protocol
+	// Params holds the remaining parameters (for aeron targets, the
+	// channel parameters such as endpoint and control).
+	Params map[string]string
+}
+
+// Default is the target goblin-server listens on and goblin-client dials
+// when given none: a Unix socket named goblin.sock in $XDG_RUNTIME_DIR, or
+// in /tmp when that is unset.
+func Default() Target {
+	return Target{Scheme: UDS, Path: DefaultSocketPath(), Proto: proto.RESP}
+}
+
+// DefaultSocketPath is the Unix socket path of Default.
+func DefaultSocketPath() string {
+	dir := os.Getenv("XDG_RUNTIME_DIR")
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "goblin.sock")
+}
+
+// Parse parses s. See the package documentation for the syntax.
+func Parse(s string) (Target, error) {
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "":
+		return Target{}, fmt.Errorf("%w: empty target", ErrSyntax)
+	case strings.HasPrefix(s, "aeron:"):
+		return parseAeron(s)
+	case strings.HasPrefix(s, "/") || strings.HasPrefix(s, "."):
+		return Target{Scheme: UDS, Path: s, Proto: proto.RESP}, nil
+	case !strings.Contains(s, "://"):
+		if _, _, err := net.SplitHostPort(s); err == nil {
+			return Target{Scheme: TCP, Address: s, Proto: proto.RESP}, nil
+		}
+		return Target{}, fmt.Errorf("%w: %q: want scheme://…, a socket path or host:port", ErrSyntax, s)
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return Target{}, fmt.Errorf("%w: %q: %v", ErrSyntax, s, err)
+	}
+	t := Target{Scheme: Scheme(u.Scheme), Params: map[string]string{}}
+	for k, v := range u.Query() {
+		t.Params[k] = v[len(v)-1]
+	}
+	if err := t.takeProto(); err != nil {
+		return Target{}, err
+	}
+	switch t.Scheme {
+	case UDS, Ring:
+		t.Path = u.Path
+		if u.Host != "" {
+			return Target{}, fmt.Errorf("%w: %q: %s targets take a path (%s:///path), not a host", ErrSyntax, s, t.Scheme, t.Scheme)
+		}
+		if t.Path == "" {
+			return Target{}, fmt.Errorf("%w: %q: missing path", ErrSyntax, s)
+		}
+	case TCP:
+		t.Address = u.Host
+		if t.Address == "" {
+			return Target{}, fmt.Errorf("%w: %q: missing host", ErrSyntax, s)
+		}
+		if u.Port() == "" {
+			t.Address = net.JoinHostPort(u.Hostname(), DefaultTCPPort)
+		}
+	default:
+		return Target{}, fmt.Errorf("%w: %q: unknown scheme %q (want uds, tcp, ring or aeron)", ErrSyntax, s, u.Scheme)
+	}
+	if len(t.Params) == 0 {
+		t.Params = nil
+	}
+	return t, nil
+}
+
+// parseAeron parses aeron:ipc?k=v|k=v (Aeron's own separator) or with "&".
+func parseAeron(s string) (Target, error) {
+	rest := strings.TrimPrefix(s, "aeron:")
+	media, query, _ := strings.Cut(rest, "?")
+	if media != "ipc" && media != "udp" {
+		return Target{}, fmt.Errorf("%w: %q: aeron media must be ipc or udp", ErrSyntax, s)
+	}
+	t := Target{Scheme: Aeron, Address: media, Params: map[string]string{}}
+	if query != "" {
+		for _, kv := range strings.FieldsFunc(query, func(r rune) bool { return r == '|' || r == '&' }) {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return Target{}, fmt.Errorf("%w: %q: parameter %q is not key=value", ErrSyntax, s, kv)
+			}
+			t.Params[k] = v
+		}
+	}
+	if err := t.takeProto(); err != nil {
+		return Target{}, err
+	}
+	if media == "udp" && t.Params["endpoint"] == "" {
+		return Target{}, fmt.Errorf("%w: %q: aeron:udp needs endpoint=HOST:PORT", ErrSyntax, s)
+	}
+	if len(t.Params) == 0 {
+		t.Params = nil
+	}
+	return t, nil
+}
+
+func (t *Target) takeProto() error {
+	t.Proto = proto.RESP
+	if p, ok := t.Params["proto"]; ok {
+		pr, err := proto.Parse(p)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrSyntax, err)
+		}
+		t.Proto = pr
+		delete(t.Params, "proto")
+	}
+	return nil
+}
+
+// String formats t in the syntax Parse accepts; Parse(t.String()) == t.
+func (t Target) String() string {
+	var b strings.Builder
+	keys := make([]string, 0, len(t.Params))
+	for k := range t.Params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	sep := "&"
+	switch t.Scheme {
+	case Aeron:
+		b.WriteString("aeron:" + t.Address)
+		sep = "|"
+	case TCP:
+		b.WriteString("tcp://" + t.Address)
+	default:
+		b.WriteString(string(t.Scheme) + "://" + t.Path)
+	}
+	b.WriteString("?proto=" + t.Proto.String())
+	for _, k := range keys {
+		b.WriteString(sep + k + "=" + t.Params[k])
+	}
+	return b.String()
+}

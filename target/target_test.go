@@ -1,0 +1,59 @@
+package target
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/goblin-kv/goblin/proto"
+)
+
+func TestParse(t *testing.T) {
+	cases := []struct {
+		in   string
+		want Target
+	}{
+		{"uds:///run/goblin/goblin.sock?proto=resp", Target{Scheme: UDS, Path: "/run/goblin/goblin.sock"}},
+		{"/tmp/g.sock", Target{Scheme: UDS, Path: "/tmp/g.sock"}},
+		{"tcp://127.0.0.1:6380?proto=sbe", Target{Scheme: TCP, Address: "127.0.0.1:6380", Proto: proto.SBE}},
+		{"tcp://localhost", Target{Scheme: TCP, Address: "localhost:6380"}},
+		{"127.0.0.1:7000", Target{Scheme: TCP, Address: "127.0.0.1:7000"}},
+		{"ring:///dev/shm/goblin?proto=sbe&max=4096", Target{Scheme: Ring, Path: "/dev/shm/goblin", Proto: proto.SBE, Params: map[string]string{"max": "4096"}}},
+		{"aeron:ipc?proto=sbe", Target{Scheme: Aeron, Address: "ipc", Proto: proto.SBE}},
+		{"aeron:udp?endpoint=10.0.0.1:40123|control=10.0.0.1:40124", Target{Scheme: Aeron, Address: "udp",
+			Params: map[string]string{"endpoint": "10.0.0.1:40123", "control": "10.0.0.1:40124"}}},
+	}
+	for _, c := range cases {
+		got, err := Parse(c.in)
+		if err != nil {
+			t.Errorf("Parse(%q): %v", c.in, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Parse(%q) = %+v, want %+v", c.in, got, c.want)
+		}
+		again, err := Parse(got.String())
+		if err != nil || !reflect.DeepEqual(again, got) {
+			t.Errorf("round trip of %q via %q = %+v, %v", c.in, got.String(), again, err)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, in := range []string{"", "http://x", "uds://host/path", "tcp://", "aeron:tcp", "aeron:udp", "aeron:ipc?x", "uds:///a?proto=json", "nonsense"} {
+		if _, err := Parse(in); !errors.Is(err, ErrSyntax) {
+			t.Errorf("Parse(%q) error = %v, want ErrSyntax", in, err)
+		}
+	}
+}
+
+func TestDefault(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", "/run/user/1000")
+	if got := Default().Path; got != "/run/user/1000/goblin.sock" {
+		t.Fatalf("Default().Path = %q", got)
+	}
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	if got := Default(); got.Scheme != UDS || got.Path == "" {
+		t.Fatalf("Default() = %+v", got)
+	}
+}

@@ -1,0 +1,44 @@
+package testproc
+
+import (
+	"strconv"
+	"testing"
+	"time"
+)
+
+func TestMain(m *testing.M) { Main(m) }
+
+func TestBuildStartWaitLogStop(t *testing.T) {
+	bin := Build(t, "./internal/testproc/testdata/hello")
+	if again := Build(t, "./internal/testproc/testdata/hello"); again != bin {
+		t.Fatalf("second Build gave %q, want the cached %q", again, bin)
+	}
+	p := Start(t, bin)
+	pid := p.WaitLog(t, `hello ready pid (\d+)`, 30*time.Second)
+	if pid != strconv.Itoa(p.PID) {
+		t.Fatalf("logged pid %s, started pid %d", pid, p.PID)
+	}
+	if n, err := p.FDs(); err != nil || n < 3 {
+		t.Fatalf("FDs = %d, %v; want at least stdin, stdout, stderr", n, err)
+	}
+	if rss, err := p.RSS(); err != nil || rss <= 0 {
+		t.Fatalf("RSS = %d, %v", rss, err)
+	}
+	if code := p.Stop(10 * time.Second); code != 3 {
+		t.Fatalf("exit code %d, want 3 (the graceful path)", code)
+	}
+	if !p.Exited() {
+		t.Fatal("Exited() false after Stop")
+	}
+	p.WaitLog(t, "bye", time.Second)
+}
+
+func TestPollTimesOut(t *testing.T) {
+	if err := Poll(10*time.Millisecond, func() bool { return false }); err != ErrTimeout {
+		t.Fatalf("Poll = %v, want ErrTimeout", err)
+	}
+	n := 0
+	if err := Poll(10*time.Second, func() bool { n++; return n == 3 }); err != nil || n != 3 {
+		t.Fatalf("Poll = %v after %d calls", err, n)
+	}
+}

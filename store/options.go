@@ -148,10 +148,10 @@ func (o Options) Validate() error {
 
 // SetOptions are the modifiers of SET.
 type SetOptions struct {
-	NX      bool  // only set when the key does not exist
-	XX      bool  // only set when the key exists
-	KeepTTL bool  // keep the existing key's expiry (ignored when ExpireAt != 0)
-	Get     bool  // return the old value (appended to dst)
+	NX      bool // only set when the key does not exist
+	XX      bool // only set when the key exists
+	KeepTTL bool // keep the existing key's expiry (ignored when ExpireAt != 0)
+	Get     bool // return the old value (appended to dst)
 	// ExpireAt is the absolute expiry in Unix milliseconds; 0 means none. A time not
 	// after now stores nothing and deletes the key (Redis' behaviour for PXAT in the past).
 	ExpireAt int64

@@ -20,9 +20,9 @@ import (
 
 // Store is the keyspace. The zero value is not usable; call New.
 type Store struct {
-	o       Options
-	m       map[string]entry
-	stats   Stats
+	o     Options
+	m     map[string]entry
+	stats Stats
 }
 
 type entry struct {

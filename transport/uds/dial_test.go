@@ -1,0 +1,242 @@
+package uds
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport"
+)
+
+// echoPeer listens on network and echoes every byte back, or runs handle
+// on each accepted connection when it is not nil.
+func echoPeer(t *testing.T, network string, handle func(net.Conn)) (addr string) {
+	t.Helper()
+	addr = "127.0.0.1:0"
+	if network == "unix" {
+		addr = filepath.Join(t.TempDir(), "peer.sock")
+	}
+	ln, err := net.Listen(network, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if handle == nil {
+		handle = func(c net.Conn) { _, _ = io.Copy(c, c) }
+	}
+	done := make(chan struct{})
+	conns := make(chan net.Conn, 16)
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns <- c
+			go func() { defer c.Close(); handle(c) }()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		close(conns)
+		for c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+func dialT(t *testing.T, network, addr string, o DialOptions) *Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, network, addr, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// readFull reads until dst holds want bytes.
+func readFull(t *testing.T, c *Conn, dst []byte, want int) []byte {
+	t.Helper()
+	for len(dst) < want {
+		var err error
+		dst, err = c.ReadAppend(dst)
+		if err != nil {
+			t.Fatalf("ReadAppend after %d of %d bytes: %v", len(dst), want, err)
+		}
+	}
+	return dst
+}
+
+var modes = []struct {
+	name string
+	o    DialOptions
+}{
+	{"poller", DialOptions{}},
+	{"busypoll", DialOptions{BusyPoll: 50 * time.Microsecond, ReadChunk: 64}},
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, network := range []string{"unix", "tcp"} {
+		for _, m := range modes {
+			t.Run(network+"/"+m.name, func(t *testing.T) {
+				c := dialT(t, network, echoPeer(t, network, nil), m.o)
+				if err := c.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+					t.Fatal(err)
+				}
+				msg := []byte("*1\r\n$4\r\nPING\r\n")
+				if err := c.Write(msg); err != nil {
+					t.Fatal(err)
+				}
+				got := readFull(t, c, nil, len(msg))
+				if !bytes.Equal(got, msg) {
+					t.Fatalf("echo = %q, want %q", got, msg)
+				}
+				// A large message crosses many reads and grows the buffer.
+				big := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB
+				go func() { _ = c.Write(big) }()
+				got = readFull(t, c, got[:0], len(big))
+				if !bytes.Equal(got, big) {
+					t.Fatal("1 MiB echo differs")
+				}
+			})
+		}
+	}
+}
+
+func TestDialTarget(t *testing.T) {
+	addr := echoPeer(t, "unix", nil)
+	tg, err := target.Parse("uds://" + addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := DialTarget(context.Background(), tg, DialOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if _, err := DialTarget(context.Background(), target.Target{Scheme: target.Ring, Path: "/x"}, DialOptions{}); err == nil {
+		t.Fatal("DialTarget(ring) succeeded")
+	}
+	if _, err := Dial(context.Background(), "udp", "127.0.0.1:1", DialOptions{}); err == nil {
+		t.Fatal("Dial(udp) succeeded")
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			// The peer reads and never answers.
+			addr := echoPeer(t, "unix", func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
+			c := dialT(t, "unix", addr, m.o)
+			if err := c.Write([]byte("hello")); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.SetDeadline(time.Now().Add(20 * time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+			_, err := c.ReadAppend(nil)
+			if !errors.Is(err, transport.ErrTimeout) {
+				t.Fatalf("ReadAppend past the deadline: %v, want ErrTimeout", err)
+			}
+			// Clearing the deadline makes the conn usable again.
+			if err := c.SetDeadline(time.Time{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Write([]byte("more")); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestServerGone(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			addr := echoPeer(t, "unix", func(c net.Conn) {}) // closes at once
+			c := dialT(t, "unix", addr, m.o)
+			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+			_, err := c.ReadAppend(nil)
+			if !errors.Is(err, transport.ErrServerGone) {
+				t.Fatalf("read from closed peer: %v, want ErrServerGone", err)
+			}
+			// Writing to a peer that has gone eventually fails with EPIPE
+			// or ECONNRESET, both reported as ErrServerGone.
+			var werr error
+			for i := 0; i < 100 && werr == nil; i++ {
+				werr = c.Write(make([]byte, 64<<10))
+			}
+			if !errors.Is(werr, transport.ErrServerGone) {
+				t.Fatalf("write to closed peer: %v, want ErrServerGone", werr)
+			}
+		})
+	}
+}
+
+func TestUseAfterClose(t *testing.T) {
+	c := dialT(t, "unix", echoPeer(t, "unix", nil), DialOptions{})
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write([]byte("x")); !errors.Is(err, transport.ErrClosed) {
+		t.Fatalf("Write after Close: %v, want ErrClosed", err)
+	}
+	if _, err := c.ReadAppend(nil); !errors.Is(err, transport.ErrClosed) {
+		t.Fatalf("ReadAppend after Close: %v, want ErrClosed", err)
+	}
+}
+
+func TestDialFailures(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nobody.sock")
+	_, err := Dial(context.Background(), "unix", missing, DialOptions{})
+	if !errors.Is(err, syscall.ENOENT) {
+		t.Fatalf("dial missing socket: %v, want ENOENT", err)
+	}
+	// A port nobody listens on: take one and release it.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	_, err = Dial(context.Background(), "tcp", addr, DialOptions{})
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("dial closed port: %v, want ECONNREFUSED", err)
+	}
+}
+
+func TestRoundTripDoesNotAllocate(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			c := dialT(t, "unix", echoPeer(t, "unix", nil), m.o)
+			msg := []byte("*1\r\n$4\r\nPING\r\n")
+			buf := make([]byte, 0, 8192)
+			allocs := testing.AllocsPerRun(200, func() {
+				if err := c.Write(msg); err != nil {
+					t.Fatal(err)
+				}
+				b := buf[:0]
+				for len(b) < len(msg) {
+					var err error
+					if b, err = c.ReadAppend(b); err != nil {
+						t.Fatal(err)
+					}
+				}
+			})
+			if allocs != 0 {
+				t.Fatalf("Write+ReadAppend allocates %v times per round trip", allocs)
+			}
+		})
+	}
+}

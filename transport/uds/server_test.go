@@ -1,0 +1,517 @@
+package uds
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/goblin-kv/goblin/proto"
+)
+
+// lineHandler is a trivial Handler for the transport's tests: every
+// "\n"-terminated line is a request answered with "+line\r\n"; "BIG n"
+// answers n bytes of 'x' and a newline; "QUIT" answers "+BYE" and closes.
+type lineHandler struct {
+	open, closed atomic.Int64
+}
+
+type lineSession struct{ h *lineHandler }
+
+func (h *lineHandler) Open(proto.Protocol) Session { h.open.Add(1); return lineSession{h} }
+
+func (s lineSession) Close() { s.h.closed.Add(1) }
+
+func (s lineSession) Serve(in, out []byte) (int, []byte, bool) {
+	consumed := 0
+	for {
+		i := bytes.IndexByte(in[consumed:], '\n')
+		if i < 0 {
+			return consumed, out, false
+		}
+		line := in[consumed : consumed+i]
+		consumed += i + 1
+		switch {
+		case string(line) == "QUIT":
+			return consumed, append(out, "+BYE\r\n"...), true
+		case bytes.HasPrefix(line, []byte("BIG ")):
+			n, _ := strconv.Atoi(string(line[4:]))
+			for ; n > 0; n-- {
+				out = append(out, 'x')
+			}
+			out = append(out, '\n')
+		default:
+			out = append(out, '+')
+			out = append(out, line...)
+			out = append(out, "\r\n"...)
+		}
+	}
+}
+
+// loop drives a Server from one goroutine, as the store loop does; do runs
+// a function on that goroutine.
+type loop struct {
+	s    *Server
+	fns  chan func()
+	done chan struct{}
+}
+
+func startLoop(t *testing.T, cfg Config) (*loop, *lineHandler) {
+	t.Helper()
+	h := &lineHandler{}
+	if cfg.Handler == nil {
+		cfg.Handler = h
+	}
+	s, err := Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &loop{s: s, fns: make(chan func()), done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		for {
+			select {
+			case fn, ok := <-l.fns:
+				if !ok {
+					s.Close()
+					return
+				}
+				fn()
+			default:
+			}
+			if s.Poll(time.Now().UnixNano()) == 0 {
+				runtime.Gosched()
+			}
+		}
+	}()
+	t.Cleanup(l.stop)
+	return l, h
+}
+
+func (l *loop) do(fn func()) {
+	ran := make(chan struct{})
+	l.fns <- func() { fn(); close(ran) }
+	<-ran
+}
+
+func (l *loop) stats() Stats {
+	var st Stats
+	l.do(func() { l.s.Stats(&st) })
+	return st
+}
+
+func (l *loop) stop() {
+	select {
+	case <-l.done:
+		return
+	default:
+	}
+	close(l.fns)
+	<-l.done
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+var networks = []string{"unix", "tcp"}
+
+func cfgFor(t *testing.T, network string) Config {
+	if network == "unix" {
+		return Config{Network: "unix", Address: filepath.Join(t.TempDir(), "g.sock")}
+	}
+	return Config{Network: "tcp", Address: "127.0.0.1:0"}
+}
+
+func dial(t *testing.T, l *loop) net.Conn {
+	t.Helper()
+	c, err := net.Dial(l.s.cfg.Network, l.s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestPipelinedRequestsAnsweredInOrder(t *testing.T) {
+	for _, nw := range networks {
+		t.Run(nw, func(t *testing.T) {
+			l, _ := startLoop(t, cfgFor(t, nw))
+			c := dial(t, l)
+			var req bytes.Buffer
+			const n = 5000
+			for i := range n {
+				fmt.Fprintf(&req, "req-%d\n", i)
+			}
+			go c.Write(req.Bytes())
+			r := bufio.NewReader(c)
+			for i := range n {
+				line, err := r.ReadString('\n')
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := fmt.Sprintf("+req-%d\r\n", i); line != want {
+					t.Fatalf("reply %d = %q, want %q", i, line, want)
+				}
+			}
+		})
+	}
+}
+
+func TestPartialReadsAndWrites(t *testing.T) {
+	for _, nw := range networks {
+		t.Run(nw, func(t *testing.T) {
+			l, _ := startLoop(t, cfgFor(t, nw))
+			c := dial(t, l)
+			// A request written one byte at a time.
+			for _, b := range []byte("split\n") {
+				if _, err := c.Write([]byte{b}); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(time.Millisecond)
+			}
+			r := bufio.NewReader(c)
+			if line, err := r.ReadString('\n'); err != nil || line != "+split\r\n" {
+				t.Fatalf("got %q, %v", line, err)
+			}
+			// A reply far larger than the socket buffer, read slowly.
+			const big = 8 << 20
+			fmt.Fprintf(c, "BIG %d\nafter\n", big)
+			got := 0
+			buf := make([]byte, 64<<10)
+			for got < big {
+				n, err := r.Read(buf[:min(len(buf), big-got)])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if bytes.Count(buf[:n], []byte("x")) != n {
+					t.Fatalf("reply bytes corrupted at %d", got)
+				}
+				got += n
+			}
+			if line, err := r.ReadString('\n'); err != nil || line != "\n" {
+				t.Fatalf("end of big reply %q, %v", line, err)
+			}
+			if line, err := r.ReadString('\n'); err != nil || line != "+after\r\n" {
+				t.Fatalf("reply after big one %q, %v", line, err)
+			}
+		})
+	}
+}
+
+func TestSlowConsumerDisconnectedOthersServed(t *testing.T) {
+	cfg := cfgFor(t, "unix")
+	cfg.MaxOutput = 1 << 20
+	l, h := startLoop(t, cfg)
+	slow := dial(t, l)
+	// Ask for far more than MaxOutput plus the socket buffers, never read.
+	go func() {
+		for range 200 {
+			if _, err := slow.Write([]byte("BIG 65536\n")); err != nil {
+				return
+			}
+		}
+	}()
+	waitFor(t, "the slow consumer to be disconnected", func() bool { return l.stats().SlowConsumers == 1 })
+	other := dial(t, l)
+	fmt.Fprintf(other, "still-here\n")
+	if line, err := bufio.NewReader(other).ReadString('\n'); err != nil || line != "+still-here\r\n" {
+		t.Fatalf("other client got %q, %v", line, err)
+	}
+	other.Close()
+	waitFor(t, "sessions to close", func() bool { return h.closed.Load() == h.open.Load() && l.stats().Clients == 0 })
+}
+
+func TestInputLimitDisconnects(t *testing.T) {
+	cfg := cfgFor(t, "tcp")
+	cfg.MaxInput = 256 << 10
+	l, _ := startLoop(t, cfg)
+	c := dial(t, l)
+	go c.Write(bytes.Repeat([]byte("y"), 2<<20)) // no newline: one ever-growing request
+	reply, _ := io.ReadAll(c)
+	if !strings.HasPrefix(string(reply), "-ERR Protocol error: request too large") {
+		t.Fatalf("got %q", reply)
+	}
+	if st := l.stats(); st.InputTooLarge != 1 || st.Clients != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestMaxClients(t *testing.T) {
+	cfg := cfgFor(t, "unix")
+	cfg.MaxClients = 2
+	l, _ := startLoop(t, cfg)
+	a, b := dial(t, l), dial(t, l)
+	waitFor(t, "two clients", func() bool { return l.stats().Clients == 2 })
+	c := dial(t, l)
+	reply, _ := io.ReadAll(c)
+	if string(reply) != "-ERR max number of clients reached\r\n" {
+		t.Fatalf("third client got %q", reply)
+	}
+	for _, cc := range []net.Conn{a, b} {
+		fmt.Fprintf(cc, "ok\n")
+		if line, err := bufio.NewReader(cc).ReadString('\n'); err != nil || line != "+ok\r\n" {
+			t.Fatalf("got %q, %v", line, err)
+		}
+	}
+	if st := l.stats(); st.Rejected != 1 {
+		t.Fatalf("Rejected = %d", st.Rejected)
+	}
+}
+
+func TestIdleTimeout(t *testing.T) {
+	cfg := cfgFor(t, "tcp")
+	cfg.IdleTimeout = 50 * time.Millisecond
+	l, _ := startLoop(t, cfg)
+	c := dial(t, l)
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("read on idle client: %v, want EOF", err)
+	}
+	if st := l.stats(); st.IdleTimeouts != 1 {
+		t.Fatalf("IdleTimeouts = %d", st.IdleTimeouts)
+	}
+}
+
+func TestQuitAnswersThenCloses(t *testing.T) {
+	l, h := startLoop(t, cfgFor(t, "unix"))
+	c := dial(t, l)
+	fmt.Fprintf(c, "a\nQUIT\nnever\n")
+	reply, err := io.ReadAll(c)
+	if err != nil || string(reply) != "+a\r\n+BYE\r\n" {
+		t.Fatalf("got %q, %v", reply, err)
+	}
+	waitFor(t, "the session to close", func() bool { return h.closed.Load() == 1 })
+}
+
+func TestHalfFrameThenVanish(t *testing.T) {
+	l, h := startLoop(t, cfgFor(t, "unix"))
+	for range 100 {
+		c := dial(t, l)
+		c.Write([]byte("half a reque"))
+		c.Close()
+	}
+	waitFor(t, "every session to close", func() bool { return h.closed.Load() == 100 && l.stats().Clients == 0 })
+}
+
+func TestShutdownHalfClosedClientStillAnswered(t *testing.T) {
+	l, _ := startLoop(t, cfgFor(t, "unix"))
+	c := dial(t, l)
+	fmt.Fprintf(c, "one\ntwo\n")
+	c.(*net.UnixConn).CloseWrite()
+	reply, err := io.ReadAll(c)
+	if err != nil || string(reply) != "+one\r\n+two\r\n" {
+		t.Fatalf("got %q, %v", reply, err)
+	}
+}
+
+func TestCloseAnswersWhatWasRead(t *testing.T) {
+	h := &lineHandler{}
+	s, err := Listen(Config{Network: "unix", Address: filepath.Join(t.TempDir(), "g.sock"), Handler: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("unix", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	waitFor(t, "the client to be accepted", func() bool { s.Poll(0); return s.Clients() == 1 })
+	fmt.Fprintf(c, "late\n") // sent, never polled: Close must still answer it
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	reply, _ := io.ReadAll(c)
+	if string(reply) != "+late\r\n" {
+		t.Fatalf("got %q", reply)
+	}
+	if _, err := os.Stat(s.Addr()); !os.IsNotExist(err) {
+		t.Fatalf("socket file left behind: %v", err)
+	}
+	if _, err := net.Dial("unix", s.Addr()); err == nil {
+		t.Fatal("still accepting after Close")
+	}
+	if h.closed.Load() != 1 {
+		t.Fatalf("sessions closed %d", h.closed.Load())
+	}
+}
+
+func TestSocketFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", "g.sock")
+
+	// A stale socket file (its server died without removing it) is replaced.
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close()
+	l, _ := startLoop(t, Config{Network: "unix", Address: path})
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o660 {
+		t.Fatalf("socket mode %v, want 0660", fi.Mode().Perm())
+	}
+	// A live server on the path is not stolen from.
+	if _, err := Listen(Config{Network: "unix", Address: path, Handler: &lineHandler{}}); !errors.Is(err, ErrAddrInUse) {
+		t.Fatalf("second Listen: %v, want ErrAddrInUse", err)
+	}
+	c := dial(t, l)
+	fmt.Fprintf(c, "alive\n")
+	if line, _ := bufio.NewReader(c).ReadString('\n'); line != "+alive\r\n" {
+		t.Fatalf("first server broken after the second Listen: %q", line)
+	}
+	// A regular file is never removed.
+	reg := filepath.Join(dir, "file")
+	os.WriteFile(reg, []byte("data"), 0o600)
+	if _, err := Listen(Config{Network: "unix", Address: reg, Handler: &lineHandler{}}); !errors.Is(err, ErrAddrInUse) {
+		t.Fatalf("Listen on a regular file: %v", err)
+	}
+	if b, _ := os.ReadFile(reg); string(b) != "data" {
+		t.Fatal("regular file clobbered")
+	}
+	// An explicit mode.
+	path2 := filepath.Join(dir, "g2.sock")
+	s2, err := Listen(Config{Network: "unix", Address: path2, Handler: &lineHandler{}, SocketMode: 0o600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if fi, _ := os.Stat(path2); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v", fi.Mode().Perm())
+	}
+}
+
+func TestTCPBindsLoopbackAndReportsPort(t *testing.T) {
+	s, err := Listen(Config{Network: "tcp", Address: ":0", Handler: &lineHandler{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	host, port, _ := net.SplitHostPort(s.Addr())
+	if host != "127.0.0.1" || port == "0" {
+		t.Fatalf("Addr = %s, want 127.0.0.1 and a real port", s.Addr())
+	}
+	if _, err := Listen(Config{Network: "tcp", Address: s.Addr(), Handler: &lineHandler{}}); !errors.Is(err, ErrAddrInUse) {
+		t.Fatalf("second Listen on %s: %v", s.Addr(), err)
+	}
+	if s.Name() != "tcp/resp" || s.Target().String() != "tcp://"+s.Addr()+"?proto=resp" {
+		t.Fatalf("Name %q Target %q", s.Name(), s.Target())
+	}
+}
+
+func TestListenErrors(t *testing.T) {
+	for _, c := range []Config{
+		{Network: "unix", Address: "/tmp/x.sock"}, // no handler
+		{Network: "udp", Address: "127.0.0.1:0", Handler: &lineHandler{}},
+		{Network: "tcp", Address: "127.0.0.1", Handler: &lineHandler{}},
+		{Network: "unix", Address: "/" + strings.Repeat("a", 200), Handler: &lineHandler{}},
+	} {
+		if _, err := Listen(c); !errors.Is(err, ErrConfig) {
+			t.Errorf("Listen(%+v) = %v, want ErrConfig", c, err)
+		}
+	}
+}
+
+// rawClient is a non-blocking client socket driven on the test goroutine,
+// so a whole round trip (client write, Poll, client read) happens on one
+// goroutine and AllocsPerRun sees only the server's allocations.
+func rawClient(t testing.TB, path string) int {
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		t.Fatal(err)
+	}
+	return fd
+}
+
+func roundTrip(s *Server, fd int, req, buf []byte) int {
+	unix.Write(fd, req)
+	for {
+		s.Poll(0)
+		if n, err := unix.Read(fd, buf); err == nil && n > 0 {
+			return n
+		}
+	}
+}
+
+func TestRoundTripDoesNotAllocateOnServer(t *testing.T) {
+	s, err := Listen(Config{Network: "unix", Address: filepath.Join(t.TempDir(), "g.sock"), Handler: &lineHandler{}, CheckEvery: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fd := rawClient(t, s.Addr())
+	defer unix.Close(fd)
+	req, buf := []byte("ping\n"), make([]byte, 64)
+	roundTrip(s, fd, req, buf) // accept, first buffers
+	if n := roundTrip(s, fd, req, buf); string(buf[:n]) != "+ping\r\n" {
+		t.Fatalf("got %q", buf[:n])
+	}
+	if a := testing.AllocsPerRun(1000, func() { roundTrip(s, fd, req, buf) }); a != 0 {
+		t.Fatalf("%v allocations per round trip", a)
+	}
+}
+
+// BenchmarkRoundTrip is one request and reply through Poll over a Unix
+// socket, client and server on one goroutine: the transport's own cost
+// plus two syscalls each way.
+func BenchmarkRoundTrip(b *testing.B) {
+	s, err := Listen(Config{Network: "unix", Address: filepath.Join(b.TempDir(), "g.sock"), Handler: &lineHandler{}, CheckEvery: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	fd := rawClient(b, s.Addr())
+	defer unix.Close(fd)
+	req, buf := []byte("ping\n"), make([]byte, 64)
+	roundTrip(s, fd, req, buf)
+	b.ReportAllocs()
+	for b.Loop() {
+		roundTrip(s, fd, req, buf)
+	}
+}
+
+// BenchmarkPollQuiet is the cost Poll adds to a loop cycle when no socket
+// has work: with CheckEvery=1 every cycle makes an epoll_wait syscall,
+// with the default most cycles only count.
+func BenchmarkPollQuiet(b *testing.B) {
+	for _, every := range []int{1, DefaultCheckEvery, 64} {
+		b.Run(fmt.Sprintf("CheckEvery=%d", every), func(b *testing.B) {
+			s, err := Listen(Config{Network: "unix", Address: filepath.Join(b.TempDir(), "g.sock"), Handler: &lineHandler{}, CheckEvery: every})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			b.ReportAllocs()
+			for b.Loop() {
+				s.Poll(0)
+			}
+		})
+	}
+}

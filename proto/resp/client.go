@@ -1,0 +1,128 @@
+package resp
+
+import (
+	"errors"
+	"fmt"
+)
+
+// AppendCommand appends a command as a multi-bulk request, the form every
+// Redis client sends: *<n>\r\n then each argument as a bulk string.
+func AppendCommand(dst []byte, args ...[]byte) []byte {
+	dst = AppendArray(dst, len(args))
+	for _, a := range args {
+		dst = AppendBulk(dst, a)
+	}
+	return dst
+}
+
+// AppendCommandString is AppendCommand for string arguments.
+func AppendCommandString(dst []byte, args ...string) []byte {
+	dst = AppendArray(dst, len(args))
+	for _, a := range args {
+		dst = AppendBulkString(dst, a)
+	}
+	return dst
+}
+
+// Type is the first byte of a RESP2 reply element.
+type Type byte
+
+// The RESP2 reply types.
+const (
+	SimpleString Type = '+'
+	Error        Type = '-'
+	Integer      Type = ':'
+	BulkString   Type = '$'
+	Array        Type = '*'
+)
+
+// Reply is one parsed reply element. Data points into the buffer ReadReply
+// was given.
+type Reply struct {
+	Type Type
+	// Data is the text of a simple string or error, or a bulk string's
+	// bytes.
+	Data []byte
+	// Int is an integer reply's value or an array's element count.
+	Int int64
+	// Null is set for the null bulk string ($-1) and the null array (*-1).
+	Null bool
+}
+
+// ErrMalformedReply is wrapped by the errors ReadReply and ReplySize return
+// for bytes that are not a RESP2 reply.
+var ErrMalformedReply = errors.New("resp: malformed reply")
+
+// ReadReply parses one reply element from the front of buf. For an array it
+// returns the header (Int elements follow as further elements). n == 0 with
+// a nil error means buf holds only part of the element.
+func ReadReply(buf []byte) (r Reply, n int, err error) {
+	if len(buf) == 0 {
+		return r, 0, nil
+	}
+	line, next, ok := readLine(buf, 1)
+	if !ok {
+		return r, 0, nil
+	}
+	r.Type = Type(buf[0])
+	switch r.Type {
+	case SimpleString, Error:
+		r.Data = line
+		return r, next, nil
+	case Integer:
+		v, ok := parseInt(line)
+		if !ok {
+			return Reply{}, 0, fmt.Errorf("%w: bad integer %q", ErrMalformedReply, line)
+		}
+		r.Int = v
+		return r, next, nil
+	case BulkString, Array:
+		v, ok := parseInt(line)
+		if !ok || v < -1 {
+			return Reply{}, 0, fmt.Errorf("%w: bad length %q", ErrMalformedReply, line)
+		}
+		if v == -1 {
+			r.Null = true
+			r.Int = -1
+			return r, next, nil
+		}
+		if r.Type == Array {
+			r.Int = v
+			return r, next, nil
+		}
+		end := next + int(v)
+		if end < next || end+2 > len(buf) {
+			return Reply{}, 0, nil
+		}
+		if buf[end] != '\r' || buf[end+1] != '\n' {
+			return Reply{}, 0, fmt.Errorf("%w: bulk string not followed by CRLF", ErrMalformedReply)
+		}
+		r.Data = buf[next:end:end]
+		return r, end + 2, nil
+	}
+	return Reply{}, 0, fmt.Errorf("%w: unknown type byte %q", ErrMalformedReply, buf[0])
+}
+
+// ReplySize returns the length of the one complete reply at the front of
+// buf, every element of nested arrays included, or 0 when more bytes are
+// needed. A client reads until ReplySize > 0, then walks the reply with
+// ReadReply.
+func ReplySize(buf []byte) (int, error) {
+	pos := 0
+	pending := int64(1)
+	for pending > 0 {
+		r, n, err := ReadReply(buf[pos:])
+		if err != nil || n == 0 {
+			return 0, err
+		}
+		pos += n
+		pending--
+		if r.Type == Array && r.Int > 0 {
+			if r.Int > int64(len(buf)) { // each element takes at least 3 bytes
+				return 0, nil
+			}
+			pending += r.Int
+		}
+	}
+	return pos, nil
+}

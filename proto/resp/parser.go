@@ -1,0 +1,354 @@
+package resp
+
+import (
+	"bytes"
+	"errors"
+)
+
+// Default limits, the same as Redis's defaults.
+const (
+	// DefaultMaxBulkLen is the largest bulk string a command may carry
+	// (Redis's proto-max-bulk-len).
+	DefaultMaxBulkLen = 512 << 20
+	// DefaultMaxArgs is the largest multi-bulk count (Redis allows 1024*1024).
+	DefaultMaxArgs = 1024 * 1024
+	// DefaultMaxInlineLen is the longest inline command line and the longest
+	// "*<count>" or "$<len>" header line (Redis's PROTO_INLINE_MAX_SIZE).
+	DefaultMaxInlineLen = 64 << 10
+)
+
+// Limits bounds what one command may hold. The zero value means the
+// defaults above.
+type Limits struct {
+	MaxBulkLen   int // largest bulk string; 0 = DefaultMaxBulkLen
+	MaxArgs      int // largest multi-bulk count; 0 = DefaultMaxArgs
+	MaxInlineLen int // longest inline line or header line; 0 = DefaultMaxInlineLen
+}
+
+func (l *Limits) maxBulk() int {
+	if l == nil || l.MaxBulkLen <= 0 {
+		return DefaultMaxBulkLen
+	}
+	return l.MaxBulkLen
+}
+
+func (l *Limits) maxArgs() int {
+	if l == nil || l.MaxArgs <= 0 {
+		return DefaultMaxArgs
+	}
+	return l.MaxArgs
+}
+
+func (l *Limits) maxInline() int {
+	if l == nil || l.MaxInlineLen <= 0 {
+		return DefaultMaxInlineLen
+	}
+	return l.MaxInlineLen
+}
+
+// ErrProtocol is wrapped by every error ReadCommand returns: the frame is
+// malformed or breaks a limit, and the connection must be closed after the
+// error reply is written.
+var ErrProtocol = errors.New("resp: protocol error")
+
+// ProtocolError is a malformed-frame error. Its text is Redis's, e.g.
+// "Protocol error: invalid bulk length", so a server answers with
+// AppendError(b, "ERR "+err.Error()).
+type ProtocolError struct{ Text string }
+
+func (e *ProtocolError) Error() string { return e.Text }
+
+// Is makes errors.Is(err, ErrProtocol) true.
+func (e *ProtocolError) Is(target error) bool { return target == ErrProtocol }
+
+// The protocol errors, with Redis 7's wording.
+var (
+	ErrInvalidBulkLength      = &ProtocolError{"Protocol error: invalid bulk length"}
+	ErrInvalidMultibulkLength = &ProtocolError{"Protocol error: invalid multibulk length"}
+	ErrBigInline              = &ProtocolError{"Protocol error: too big inline request"}
+	ErrBigMultibulkCount      = &ProtocolError{"Protocol error: too big mbulk count string"}
+	ErrBigBulkCount           = &ProtocolError{"Protocol error: too big bulk count string"}
+	ErrUnbalancedQuotes       = &ProtocolError{"Protocol error: unbalanced quotes in request"}
+	// ErrBulkTerminator: a bulk payload not followed by CRLF (Redis skips
+	// the two bytes unchecked; goblin refuses the frame).
+	ErrBulkTerminator = &ProtocolError{"Protocol error: invalid bulk data terminator"}
+)
+
+func errExpectedDollar(got byte) error {
+	return &ProtocolError{"Protocol error: expected '$', got '" + printable(got) + "'"}
+}
+
+func printable(c byte) string {
+	if c >= 0x20 && c < 0x7f {
+		return string(rune(c))
+	}
+	const hex = "0123456789abcdef"
+	return "\\x" + string([]byte{hex[c>>4], hex[c&15]})
+}
+
+// ReadCommand parses one command from the front of buf and appends its
+// arguments, as sub-slices of buf, to args[:0].
+//
+//   - n > 0, err == nil: a command of len(out) arguments used n bytes.
+//     len(out) == 0 means an empty command (a blank inline line, "*0" or
+//     "*-1"), which Redis skips silently; so should the caller.
+//   - n == 0, err == nil: buf holds only part of a command; call again with
+//     more bytes. Nothing was consumed or modified.
+//   - err != nil: the frame is malformed or breaks lim (nil means the
+//     defaults); err wraps ErrProtocol and the connection must close.
+//
+// An inline command with quoted arguments is unescaped in place, so buf's
+// bytes for that command may be rewritten.
+func ReadCommand(buf []byte, args [][]byte, lim *Limits) (out [][]byte, n int, err error) {
+	out = args[:0]
+	if len(buf) == 0 {
+		return out, 0, nil
+	}
+	if buf[0] != '*' {
+		return readInline(buf, out, lim)
+	}
+	line, pos, ok := readLine(buf, 1)
+	if !ok {
+		if len(buf) > lim.maxInline() {
+			return out, 0, ErrBigMultibulkCount
+		}
+		return out, 0, nil
+	}
+	count, ok := parseInt(line)
+	if !ok || count > int64(lim.maxArgs()) {
+		return out, 0, ErrInvalidMultibulkLength
+	}
+	if count <= 0 {
+		return out, pos, nil
+	}
+	maxBulk := int64(lim.maxBulk())
+	for i := int64(0); i < count; i++ {
+		if pos >= len(buf) {
+			return args[:0], 0, nil
+		}
+		if buf[pos] != '$' {
+			return args[:0], 0, errExpectedDollar(buf[pos])
+		}
+		line, next, ok := readLine(buf, pos+1)
+		if !ok {
+			if len(buf)-pos > lim.maxInline() {
+				return args[:0], 0, ErrBigBulkCount
+			}
+			return args[:0], 0, nil
+		}
+		size, ok := parseInt(line)
+		if !ok || size < 0 || size > maxBulk {
+			return args[:0], 0, ErrInvalidBulkLength
+		}
+		end := next + int(size)
+		if end+2 > len(buf) || end < next {
+			return args[:0], 0, nil
+		}
+		if buf[end] != '\r' || buf[end+1] != '\n' {
+			return args[:0], 0, ErrBulkTerminator
+		}
+		out = append(out, buf[next:end:end])
+		pos = end + 2
+	}
+	return out, pos, nil
+}
+
+// readLine returns the bytes from start up to a CRLF and the position after
+// it. Like Redis, a header line must end in CRLF.
+func readLine(buf []byte, start int) (line []byte, next int, ok bool) {
+	i := bytes.IndexByte(buf[start:], '\r')
+	if i < 0 || start+i+1 >= len(buf) {
+		return nil, 0, false
+	}
+	if buf[start+i+1] != '\n' {
+		// A lone CR inside a header: let the number parse fail on it.
+		return buf[start : start+i+1], start + i + 1, true
+	}
+	return buf[start : start+i], start + i + 2, true
+}
+
+// parseInt parses an optionally negative decimal without leading '+',
+// spaces or overflow, as Redis's string2ll does.
+func parseInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	neg := false
+	if b[0] == '-' {
+		neg = true
+		b = b[1:]
+		if len(b) == 0 {
+			return 0, false
+		}
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > (1<<63-d)/10 { // v*10+d would exceed 1<<63
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	if neg {
+		return -int64(v - 1) - 1, true
+	}
+	if v > 1<<63-1 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+// readInline parses one inline command: a line of space-separated
+// arguments, with "double" (backslash escapes) and 'single' quotes as
+// redis-cli's sdssplitargs understands them.
+func readInline(buf []byte, out [][]byte, lim *Limits) ([][]byte, int, error) {
+	nl := bytes.IndexByte(buf, '\n')
+	if nl < 0 {
+		if len(buf) > lim.maxInline() {
+			return out, 0, ErrBigInline
+		}
+		return out, 0, nil
+	}
+	if nl > lim.maxInline() {
+		return out, 0, ErrBigInline
+	}
+	line := buf[:nl]
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	out, ok := splitArgs(line, out, lim.maxArgs())
+	if !ok {
+		return out[:0], 0, ErrUnbalancedQuotes
+	}
+	return out, nl + 1, nil
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
+}
+
+func hexVal(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// splitArgs splits line into arguments, unescaping quoted ones in place
+// (the unescaped text is never longer than the source, so writing at w
+// never overtakes reading at r).
+func splitArgs(line []byte, out [][]byte, maxArgs int) ([][]byte, bool) {
+	r := 0
+	for {
+		for r < len(line) && isSpace(line[r]) {
+			r++
+		}
+		if r == len(line) {
+			return out, true
+		}
+		if len(out) >= maxArgs {
+			return out, false
+		}
+		start, w := r, r
+		inDouble, inSingle := false, false
+		for {
+			if inDouble {
+				if r >= len(line) {
+					return out, false
+				}
+				c := line[r]
+				switch {
+				case c == '\\' && r+3 < len(line) && line[r+1] == 'x':
+					hi, ok1 := hexVal(line[r+2])
+					lo, ok2 := hexVal(line[r+3])
+					if ok1 && ok2 {
+						line[w] = hi<<4 | lo
+						w++
+						r += 4
+						continue
+					}
+					line[w] = c
+					w++
+					r++
+				case c == '\\' && r+1 < len(line):
+					r++
+					switch line[r] {
+					case 'n':
+						line[w] = '\n'
+					case 'r':
+						line[w] = '\r'
+					case 't':
+						line[w] = '\t'
+					case 'b':
+						line[w] = '\b'
+					case 'a':
+						line[w] = '\a'
+					default:
+						line[w] = line[r]
+					}
+					w++
+					r++
+				case c == '"':
+					r++
+					// The closing quote must be followed by a space or the end.
+					if r < len(line) && !isSpace(line[r]) {
+						return out, false
+					}
+					inDouble = false
+					goto done
+				default:
+					line[w] = c
+					w++
+					r++
+				}
+			} else if inSingle {
+				if r >= len(line) {
+					return out, false
+				}
+				c := line[r]
+				switch {
+				case c == '\\' && r+1 < len(line) && line[r+1] == '\'':
+					line[w] = '\''
+					w++
+					r += 2
+				case c == '\'':
+					r++
+					if r < len(line) && !isSpace(line[r]) {
+						return out, false
+					}
+					inSingle = false
+					goto done
+				default:
+					line[w] = c
+					w++
+					r++
+				}
+			} else {
+				if r >= len(line) || isSpace(line[r]) {
+					goto done
+				}
+				c := line[r]
+				switch c {
+				case '"':
+					inDouble = true
+				case '\'':
+					inSingle = true
+				default:
+					line[w] = c
+					w++
+				}
+				r++
+			}
+		}
+	done:
+		out = append(out, line[start:w:w])
+	}
+}

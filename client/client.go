@@ -1,0 +1,388 @@
+// Package client is goblin's Go client library. One API works over every
+// transport goblin serves (Unix sockets and TCP here; the shared-memory
+// ring and Aeron register themselves, see RegisterTransport) and in both
+// wire protocols, RESP and SBE, chosen by the target's proto parameter:
+//
+//	c, err := client.Dial(ctx, "uds:///run/goblin/goblin.sock?proto=sbe")
+//	...
+//	err = c.Set(ctx, "greeting", []byte("hello"), client.SetOptions{TTL: time.Minute})
+//	v, err := c.Get(ctx, "greeting")          // ErrNil when the key is missing
+//
+// A Client holds one connection and is safe for concurrent use: calls are
+// serialised by a mutex, so each goroutine sees its own request answered.
+// Use a Pipeline to send many requests in one write, or several Clients to
+// keep several requests in flight.
+//
+// Every call honours its context's deadline (it becomes the connection's
+// I/O deadline); a call whose context is already done does not start.
+// After a connection error the connection is closed and the next call
+// dials again.
+//
+// The latency path — Ping, Set, GetAppend and the other typed calls at
+// depth one — does not allocate: requests are encoded into a reused buffer
+// and replies are parsed in place.
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport"
+)
+
+// Errors a call can return besides *ServerError and *ConnError.
+var (
+	// ErrNil reports a nil reply: a missing key for Get, an unmet NX or XX
+	// condition for Set.
+	ErrNil = errors.New("client: nil reply")
+	// ErrProtocol is wrapped when a reply cannot be decoded; the connection
+	// is closed because its byte stream can no longer be trusted.
+	ErrProtocol = errors.New("client: protocol error")
+	// ErrUnexpectedReply is wrapped when a reply is well formed but not of
+	// the type the command returns (for example a bulk string for INCR).
+	ErrUnexpectedReply = errors.New("client: unexpected reply type")
+	// ErrDial is wrapped (through *ConnError) when no connection to the
+	// server could be made: nothing listens at the target.
+	ErrDial = errors.New("client: cannot connect")
+	// ErrClosed reports use of a Client after Close.
+	ErrClosed = errors.New("client: closed")
+	// ErrUnknownTransport is wrapped when no dialer is registered for the
+	// target's scheme.
+	ErrUnknownTransport = errors.New("client: no transport registered for scheme")
+)
+
+// ServerError is an error reply from the server, e.g. "ERR syntax error"
+// or "WRONGPASS invalid password". The connection stays usable.
+type ServerError struct {
+	// Code is the first word of the message, e.g. "ERR", "WRONGTYPE",
+	// "NOAUTH".
+	Code string
+	// Message is the whole error text as the server sent it.
+	Message string
+}
+
+func (e *ServerError) Error() string { return "server: " + e.Message }
+
+func newServerError(msg []byte) *ServerError {
+	m := string(msg)
+	code := m
+	for i := 0; i < len(m); i++ {
+		if m[i] == ' ' {
+			code = m[:i]
+			break
+		}
+	}
+	return &ServerError{Code: code, Message: m}
+}
+
+// ConnError reports a failure to reach the server or a connection that
+// failed mid-call. It wraps the transport's error, so errors.Is works
+// with transport.ErrTimeout, transport.ErrServerGone, syscall.ECONNREFUSED
+// and, for failed dials, ErrDial.
+type ConnError struct {
+	Target string // the target, as target.Target.String formats it
+	Op     string // "dial", "write" or "read"
+	Err    error
+}
+
+func (e *ConnError) Error() string {
+	return fmt.Sprintf("client: %s %s: %v", e.Op, e.Target, e.Err)
+}
+
+// Unwrap returns the underlying error (and ErrDial for a failed dial).
+func (e *ConnError) Unwrap() []error {
+	if e.Op == "dial" {
+		return []error{ErrDial, e.Err}
+	}
+	return []error{e.Err}
+}
+
+// Options configure a Client. The zero value works; Dial applies Option
+// functions to it.
+type Options struct {
+	// Proto overrides the protocol named by the target when ProtoSet is
+	// true.
+	Proto    proto.Protocol
+	ProtoSet bool
+	// DialTimeout bounds each connection attempt when the context has no
+	// earlier deadline (default 5s).
+	DialTimeout time.Duration
+	// BusyPoll makes stream transports spin on non-blocking reads for up
+	// to this long before parking in the network poller: a core for a few
+	// microseconds less latency. Zero (the default) never spins.
+	BusyPoll time.Duration
+	// Password, when set, is sent with AUTH after every connect (RESP).
+	Password string
+	// MaxBufferKeep caps the read and write buffers a Client keeps between
+	// calls after a large value (default 1 MiB).
+	MaxBufferKeep int
+}
+
+// Option changes Options.
+type Option func(*Options)
+
+// WithProto speaks p whatever the target says.
+func WithProto(p proto.Protocol) Option {
+	return func(o *Options) { o.Proto, o.ProtoSet = p, true }
+}
+
+// WithDialTimeout bounds each connection attempt.
+func WithDialTimeout(d time.Duration) Option { return func(o *Options) { o.DialTimeout = d } }
+
+// WithBusyPoll spins up to d on reads before sleeping; see Options.BusyPoll.
+func WithBusyPoll(d time.Duration) Option { return func(o *Options) { o.BusyPoll = d } }
+
+// WithPassword authenticates every new connection with AUTH password.
+func WithPassword(pw string) Option { return func(o *Options) { o.Password = pw } }
+
+// codec turns argument lists into requests and reply bytes into replies.
+type codec interface {
+	// appendRequest appends the encoded request for args (args[0] is the
+	// command name) to dst; id is a correlation id for protocols that
+	// carry one.
+	appendRequest(dst []byte, args [][]byte, id uint64) ([]byte, error)
+	// parseReply decodes one reply at the start of buf into r, returning
+	// the bytes used, or 0 and a nil error when more bytes are needed.
+	// r's byte slices alias buf.
+	parseReply(buf []byte, r *reply) (int, error)
+}
+
+// Client is a connection to one goblin server. It is safe for concurrent
+// use.
+type Client struct {
+	mu      sync.Mutex
+	t       target.Target
+	tname   string
+	opts    Options
+	tr      Transport
+	codec   codec
+	conn    transport.Conn // nil until (re)connected
+	closed  bool
+	dl      time.Time // deadline currently set on conn
+	nextID  uint64
+	args    [][]byte
+	num     []byte // scratch for formatted integers
+	wbuf    []byte
+	rbuf    []byte
+	roff    int // start of unparsed bytes in rbuf
+	rep     reply
+	anyArgs [][]byte
+}
+
+// Dial connects to target (see package target for the syntax; "" means
+// target.Default(), the socket goblin-server listens on with no flags).
+// It returns a *ConnError wrapping ErrDial when nothing answers there.
+func Dial(ctx context.Context, tgt string, opts ...Option) (*Client, error) {
+	var t target.Target
+	if tgt == "" {
+		t = target.Default()
+	} else {
+		var err error
+		if t, err = target.Parse(tgt); err != nil {
+			return nil, err
+		}
+	}
+	return DialTarget(ctx, t, opts...)
+}
+
+// DialTarget is Dial with a parsed target.
+func DialTarget(ctx context.Context, t target.Target, opts ...Option) (*Client, error) {
+	o := Options{DialTimeout: 5 * time.Second, MaxBufferKeep: 1 << 20}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.ProtoSet {
+		t.Proto = o.Proto
+	}
+	tr, ok := lookupTransport(t.Scheme)
+	if !ok {
+		return nil, fmt.Errorf("%w %q (target %s)", ErrUnknownTransport, t.Scheme, t)
+	}
+	c := &Client{t: t, tname: t.String(), opts: o, tr: tr}
+	switch t.Proto {
+	case proto.RESP:
+		c.codec = respCodec{}
+	case proto.SBE:
+		cd, err := newSBECodec(!tr.Message)
+		if err != nil {
+			return nil, err
+		}
+		c.codec = cd
+	default:
+		return nil, fmt.Errorf("client: unsupported protocol %v", t.Proto)
+	}
+	c.wbuf = make([]byte, 0, 512)
+	c.rbuf = make([]byte, 0, 16<<10)
+	c.args = make([][]byte, 0, 8)
+	c.num = make([]byte, 0, 64)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.connect(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Target returns the target the client talks to.
+func (c *Client) Target() target.Target { return c.t }
+
+// Close closes the connection. Calls after Close return ErrClosed.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	if c.conn != nil {
+		err := c.conn.Close()
+		c.conn = nil
+		return err
+	}
+	return nil
+}
+
+// connect dials c.t. c.mu is held.
+func (c *Client) connect(ctx context.Context) error {
+	if c.opts.DialTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.opts.DialTimeout)
+		defer cancel()
+	}
+	conn, err := c.tr.Dial(ctx, c.t, &c.opts)
+	if err != nil {
+		return &ConnError{Target: c.tname, Op: "dial", Err: err}
+	}
+	c.conn, c.dl, c.rbuf, c.roff = conn, time.Time{}, c.rbuf[:0], 0
+	if c.opts.Password != "" && c.t.Proto == proto.RESP {
+		c.args = append(c.args[:0], []byte("AUTH"), []byte(c.opts.Password))
+		r, err := c.exec(ctx)
+		if err == nil {
+			err = r.okOrErr()
+		}
+		if err != nil {
+			c.drop()
+			return err
+		}
+	}
+	return nil
+}
+
+// drop closes a broken connection so the next call redials.
+func (c *Client) drop() {
+	if c.conn != nil {
+		_ = c.conn.Close()
+		c.conn = nil
+	}
+}
+
+// prepare makes sure a connection exists and carries ctx's deadline.
+// c.mu is held.
+func (c *Client) prepare(ctx context.Context) error {
+	if c.closed {
+		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if c.conn == nil {
+		if err := c.connect(ctx); err != nil {
+			return err
+		}
+	}
+	dl, _ := ctx.Deadline()
+	if !dl.Equal(c.dl) {
+		if err := c.conn.SetDeadline(dl); err != nil {
+			c.drop()
+			return &ConnError{Target: c.tname, Op: "set deadline", Err: err}
+		}
+		c.dl = dl
+	}
+	return nil
+}
+
+// exec sends c.args as one request and reads its reply into c.rep. The
+// reply's bytes alias c.rbuf and are valid until the next call. c.mu is
+// held.
+func (c *Client) exec(ctx context.Context) (*reply, error) {
+	if err := c.prepare(ctx); err != nil {
+		return nil, err
+	}
+	c.compact()
+	var err error
+	c.nextID++
+	c.wbuf, err = c.codec.appendRequest(c.wbuf[:0], c.args, c.nextID)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.conn.Write(c.wbuf); err != nil {
+		c.drop()
+		return nil, &ConnError{Target: c.tname, Op: "write", Err: err}
+	}
+	if err := c.readReply(&c.rep); err != nil {
+		return nil, err
+	}
+	return &c.rep, nil
+}
+
+// compact discards parsed bytes before a new request and trims buffers
+// that grew for a large value.
+func (c *Client) compact() {
+	if c.roff == len(c.rbuf) {
+		c.rbuf, c.roff = c.rbuf[:0], 0
+	} else if c.roff > 0 {
+		n := copy(c.rbuf, c.rbuf[c.roff:])
+		c.rbuf, c.roff = c.rbuf[:n], 0
+	}
+	if cap(c.rbuf) > c.opts.MaxBufferKeep && len(c.rbuf) == 0 {
+		c.rbuf = make([]byte, 0, 16<<10)
+	}
+	if cap(c.wbuf) > c.opts.MaxBufferKeep {
+		c.wbuf = make([]byte, 0, 512)
+	}
+}
+
+// readReply parses the next reply, reading more bytes as needed.
+func (c *Client) readReply(r *reply) error {
+	for {
+		if c.roff < len(c.rbuf) {
+			n, err := c.codec.parseReply(c.rbuf[c.roff:], r)
+			if err != nil {
+				c.drop()
+				return &ConnError{Target: c.tname, Op: "read", Err: err}
+			}
+			if n > 0 {
+				c.roff += n
+				return nil
+			}
+		}
+		var err error
+		c.rbuf, err = c.conn.ReadAppend(c.rbuf)
+		if err != nil {
+			c.drop()
+			return &ConnError{Target: c.tname, Op: "read", Err: err}
+		}
+	}
+}
+
+// bytesOf views s as a byte slice without copying. The slice is only read
+// (encoded into the write buffer) and never kept past the call, so the
+// string's immutability is respected.
+func bytesOf(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
+// appendNum formats v into c.num and returns the formatted bytes; the
+// result stays valid until c.num is reset at the start of the next call.
+func (c *Client) appendNum(v int64) []byte {
+	start := len(c.num)
+	c.num = strconv.AppendInt(c.num, v, 10)
+	return c.num[start:len(c.num):len(c.num)]
+}

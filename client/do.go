@@ -1,0 +1,72 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+)
+
+// Do sends any command, e.g. c.Do(ctx, "SET", "k", "v", "EX", 10), and
+// returns its reply copied into a Value. Arguments may be string, []byte,
+// any integer type, float64, bool or fmt.Stringer. An error reply is
+// returned both as the Value (KindError) and as a *ServerError.
+func (c *Client) Do(ctx context.Context, args ...any) (Value, error) {
+	if len(args) == 0 {
+		return Value{}, fmt.Errorf("client: Do needs a command name")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.args, c.num = c.args[:0], c.num[:0]
+	for _, a := range args {
+		b, err := c.formatArg(a)
+		if err != nil {
+			return Value{}, err
+		}
+		c.args = append(c.args, b)
+	}
+	r, err := c.exec(ctx)
+	if err != nil {
+		return Value{}, err
+	}
+	v := r.value()
+	if v.Kind == KindError {
+		return v, v.Err
+	}
+	return v, nil
+}
+
+// formatArg turns one Do argument into bytes.
+func (c *Client) formatArg(a any) ([]byte, error) {
+	start := len(c.num)
+	switch v := a.(type) {
+	case string:
+		return bytesOf(v), nil
+	case []byte:
+		return v, nil
+	case int:
+		return c.appendNum(int64(v)), nil
+	case int64:
+		return c.appendNum(v), nil
+	case int32:
+		return c.appendNum(int64(v)), nil
+	case uint:
+		c.num = strconv.AppendUint(c.num, uint64(v), 10)
+	case uint64:
+		c.num = strconv.AppendUint(c.num, v, 10)
+	case uint32:
+		c.num = strconv.AppendUint(c.num, uint64(v), 10)
+	case float64:
+		c.num = strconv.AppendFloat(c.num, v, 'f', -1, 64)
+	case bool:
+		if v {
+			c.num = append(c.num, '1')
+		} else {
+			c.num = append(c.num, '0')
+		}
+	case fmt.Stringer:
+		return []byte(v.String()), nil
+	default:
+		return nil, fmt.Errorf("client: cannot send argument of type %T", a)
+	}
+	return c.num[start:len(c.num):len(c.num)], nil
+}

@@ -1,0 +1,90 @@
+package sbe
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// SOFH, the FIX Simple Open Framing Header, frames SBE messages on byte
+// streams: a 4-byte message length that includes the header, then a 2-byte
+// encoding type, both unsigned big-endian ("network byte order").
+//
+// EncodingTypeSBE10LE is the value the SOFH standard registers for "FIX SBE
+// Version 1.0 Little Endian". Source: FIX Trading Community, Simple Open
+// Framing Header v1.0 (github.com/FIXTradingCommunity/
+// fix-simple-open-framing-header, v1-0-DRAFT/sofh.md, table "Simple Open
+// Framing Header – Encoding_Types": 0x5BE0 big-endian, 0xEB50
+// little-endian). goblin's schema is little-endian.
+const (
+	SOFHLen             = 6
+	EncodingTypeSBE10LE = 0xEB50
+)
+
+// DefaultMaxFrame is the largest frame ReadFrame accepts when given 0.
+const DefaultMaxFrame = 512<<20 + 64<<10
+
+// Framing errors; each wraps ErrFraming.
+var (
+	// ErrFraming is wrapped by every SOFH error: the stream is out of sync
+	// and the connection must close.
+	ErrFraming = errors.New("sbe: bad frame")
+	// ErrEncodingType: the header's encoding type is not 0xEB50.
+	ErrEncodingType = wrapFraming("encoding type is not SBE 1.0 little-endian (0xEB50)")
+	// ErrFrameLength: the length is smaller than the header or larger
+	// than the limit.
+	ErrFrameLength = wrapFraming("message length out of range")
+)
+
+type framingError struct{ text string }
+
+func (e *framingError) Error() string        { return "sbe: bad frame: " + e.text }
+func (e *framingError) Is(target error) bool { return target == ErrFraming }
+
+func wrapFraming(text string) error { return &framingError{text} }
+
+// BeginFrame reserves a SOFH at the end of dst; append the message after it
+// and call EndFrame with the returned start.
+func BeginFrame(dst []byte) ([]byte, int) {
+	start := len(dst)
+	dst = append(dst, 0, 0, 0, 0, byte(EncodingTypeSBE10LE>>8), byte(EncodingTypeSBE10LE&0xff))
+	return dst, start
+}
+
+// EndFrame writes the length of the frame that starts at start.
+func EndFrame(dst []byte, start int) []byte {
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start))
+	return dst
+}
+
+// AppendFramed appends r as a SOFH-framed message, the form stream
+// transports carry.
+func AppendFramed(dst []byte, c *Codec, r *Request) []byte {
+	dst, start := BeginFrame(dst)
+	dst = c.AppendRequest(dst, r)
+	return EndFrame(dst, start)
+}
+
+// ReadFrame splits the frame at the front of buf: msg is the SBE message
+// (header excluded) and n the bytes the frame used. n == 0 with a nil error
+// means buf holds only part of a frame. maxFrame bounds the length field
+// (0 means DefaultMaxFrame); a bad header returns an error wrapping
+// ErrFraming.
+func ReadFrame(buf []byte, maxFrame int) (msg []byte, n int, err error) {
+	if len(buf) < SOFHLen {
+		return nil, 0, nil
+	}
+	if maxFrame <= 0 {
+		maxFrame = DefaultMaxFrame
+	}
+	size := binary.BigEndian.Uint32(buf)
+	if binary.BigEndian.Uint16(buf[4:]) != EncodingTypeSBE10LE {
+		return nil, 0, ErrEncodingType
+	}
+	if size < SOFHLen || uint64(size) > uint64(maxFrame) {
+		return nil, 0, ErrFrameLength
+	}
+	if uint64(len(buf)) < uint64(size) {
+		return nil, 0, nil
+	}
+	return buf[SOFHLen:size:size], int(size), nil
+}

@@ -363,6 +363,11 @@ func (c *Client) readReply(r *reply) error {
 				return nil
 			}
 		}
+		if len(c.rbuf)-c.roff > maxPendingReply {
+			c.drop()
+			return &ConnError{Target: c.tname, Op: "read",
+				Err: fmt.Errorf("%w: reply larger than %d bytes", ErrProtocol, maxPendingReply)}
+		}
 		var err error
 		c.rbuf, err = c.conn.ReadAppend(c.rbuf)
 		if err != nil {

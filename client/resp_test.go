@@ -72,9 +72,8 @@ func TestRESPParseWholeAndSplit(t *testing.T) {
 
 func TestRESPParseMalformed(t *testing.T) {
 	for _, wire := range []string{
-		"?what\r\n", "\r\n", "+OK\n", ":12a\r\n", ":\r\n", ":-\r\n", ":99999999999999999999\r\n",
-		"$3\r\nabcX\r\n", "$2000000000\r\n", "*99999999\r\n", "$x\r\n",
-		string(bytes.Repeat([]byte("+"), maxLineLen+2)),
+		"?what\r\n", "\r\n", "?", ":12a\r\n", ":\r\n", ":-\r\n", ":99999999999999999999\r\n",
+		"$3\r\nabcX\r\n", "*99999999\r\n", "$x\r\n", "$-2\r\n",
 	} {
 		var r reply
 		n, err := respCodec{}.parseReply([]byte(wire), &r)

@@ -1,0 +1,73 @@
+package client
+
+import (
+	"context"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
+)
+
+func TestMain(m *testing.M) { testproc.Main(m) }
+
+// startRedis starts redis-server on a Unix socket in a temp dir and
+// returns the socket path, or skips the test when redis-server is not
+// installed. The server is stopped in t.Cleanup.
+func startRedis(tb testing.TB) string {
+	tb.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		tb.Skip("redis-server is not installed: skipping the Redis peer")
+	}
+	dir := tb.TempDir()
+	sock := filepath.Join(dir, "redis.sock")
+	testproc.Start(tb, bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no",
+		"--dir", dir, "--logfile", "")
+	testproc.WaitDial(tb, "unix", sock, 30*time.Second)
+	return sock
+}
+
+// fakeServer accepts connections on a temp Unix socket and hands each to
+// handle in its own goroutine; it returns the socket path.
+func fakeServer(tb testing.TB, handle func(net.Conn)) string {
+	tb.Helper()
+	sock := filepath.Join(tb.TempDir(), "fake.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); handle(c) }()
+		}
+	}()
+	tb.Cleanup(func() { ln.Close(); <-done })
+	return sock
+}
+
+func dialT(tb testing.TB, tgt string, opts ...Option) *Client {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, tgt, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	return c
+}
+
+func ctxT(tb testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	tb.Cleanup(cancel)
+	return ctx
+}

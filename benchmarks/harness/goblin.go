@@ -1,0 +1,181 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// graceStop is how long a server gets to exit after SIGTERM.
+const graceStop = 10 * time.Second
+
+// goblinServer measures a freshly started goblin-server process on one
+// transport. Stream transports (uds, tcp) speaking RESP can be measured by
+// the harness's raw client; everything else needs the goblin client
+// library (see DialLibrary).
+type goblinServer struct{ transport string }
+
+// NewGoblin returns the goblin-server provider for a transport.
+func NewGoblin(transport string) Provider { return goblinServer{transport: transport} }
+
+func (g goblinServer) System() string    { return SysGoblin }
+func (g goblinServer) Transport() string { return g.transport }
+func (g goblinServer) Protocols() []Protocol {
+	return []Protocol{RESP, SBE}
+}
+func (g goblinServer) Ops() []Op { return AllOps }
+
+func (g goblinServer) Check(cfg *Config, p Protocol) error {
+	if err := goblinCheckTransport(g.transport, p); err != nil {
+		return err
+	}
+	if _, err := lookTool(cfg.GoblinServer, "goblin-server"); err != nil {
+		return fmt.Errorf("%w (build it: go build -o BIN/goblin-server ./cmd/goblin-server)", err)
+	}
+	return nil
+}
+
+type goblinInstance struct {
+	cfg     *Config
+	proc    *process
+	target  string // what the client dials
+	listen  string // what the server was told
+	network string // unix or tcp for the raw client; "" for message transports
+	addr    string
+	proto   Protocol
+	info    map[string]string
+}
+
+// portSeq hands out ports when the server runs in another network
+// namespace, where the harness cannot ask the kernel for a free one.
+var portSeq atomic.Int32
+
+// serverPort returns a TCP port for a server to listen on.
+func serverPort(cfg *Config) (int, error) {
+	if len(cfg.ServerWrap) > 0 {
+		return 41000 + int(portSeq.Add(1)), nil
+	}
+	return freePort(cfg.ServerHost)
+}
+
+func (g goblinServer) Start(ctx context.Context, cfg *Config, p Protocol, dir string) (Instance, error) {
+	bin, err := lookTool(cfg.GoblinServer, "goblin-server")
+	if err != nil {
+		return nil, err
+	}
+	prof := cfg.Profile.ForTransport(g.transport)
+	proto := strings.ToLower(string(p))
+	in := &goblinInstance{cfg: cfg, proto: p, info: map[string]string{}}
+	var ready func() error
+	switch g.transport {
+	case TUDS:
+		in.network, in.addr = "unix", filepath.Join(dir, "goblin.sock")
+		in.listen = "uds://" + in.addr + "?proto=" + proto
+		ready = dialable(in.network, in.addr)
+	case TTCP:
+		port, err := serverPort(cfg)
+		if err != nil {
+			return nil, err
+		}
+		in.network, in.addr = "tcp", net.JoinHostPort(cfg.ServerHost, strconv.Itoa(port))
+		in.listen = "tcp://" + in.addr + "?proto=" + proto
+		ready = dialable(in.network, in.addr)
+	default:
+		l, r, info, err := messageTarget(ctx, cfg, g.transport, proto, dir)
+		if err != nil {
+			return nil, err
+		}
+		in.listen, ready = l, r
+		for k, v := range info {
+			in.info[k] = v
+		}
+	}
+	in.target = in.listen
+	if t, ok := in.info["client.target"]; ok {
+		in.target = t
+	}
+	args := []string{bin, "--listen", in.listen, "--idle", prof.ServerIdle}
+	args = append(args, goblinExtraArgs(cfg, prof, g.transport, dir)...)
+	in.proc, err = startProcess(cfg, dir, "goblin-server", true, prof.ServerCPU, nil, args...)
+	if err != nil {
+		return nil, err
+	}
+	if ready != nil {
+		if err := waitFor(ctx, in.proc, "goblin-server on "+in.listen, ready); err != nil {
+			in.proc.stop(graceStop)
+			return nil, err
+		}
+	}
+	in.info["server.command"] = in.proc.commandLine()
+	in.info["server.listen"] = in.listen
+	in.info["server.idle"] = prof.ServerIdle
+	in.info["server.affinity"] = orAny(prof.ServerCPU)
+	in.info["client.target"] = in.target
+	return in, nil
+}
+
+// goblinExtraArgs are the flags beyond --listen and --idle: the loop's CPU
+// pin when the profile pins the server.
+func goblinExtraArgs(cfg *Config, prof Profile, transport, dir string) []string {
+	var args []string
+	if cpus, _ := ParseCPUList(prof.ServerCPU); len(cpus) == 1 {
+		args = append(args, "--cpu", strconv.Itoa(cpus[0]))
+	}
+	return append(args, transportServerArgs(cfg, prof, transport, dir)...)
+}
+
+func (in *goblinInstance) Dial(ctx context.Context) (Prober, error) {
+	wait := in.cfg.Profile.ForTransport(in.transportName()).ClientWait
+	if libraryDial != nil {
+		p, err := libraryDial(ctx, in.cfg, in.target, wait)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+	if in.network == "" || in.proto != RESP {
+		return nil, fmt.Errorf("%w: measuring %s over %s needs the goblin client library (package client)", ErrUnavailable, in.proto, in.target)
+	}
+	p, err := dialRawRESP(in.network, in.addr, in.cfg, wait)
+	if err != nil {
+		return nil, err
+	}
+	return p, p.preload()
+}
+
+func (in *goblinInstance) transportName() string {
+	switch {
+	case in.network == "unix":
+		return TUDS
+	case in.network == "tcp":
+		return TTCP
+	case strings.HasPrefix(in.listen, "ring:"):
+		return TRing
+	case strings.HasPrefix(in.listen, "aeron:ipc"):
+		return TAeronIPC
+	}
+	return TAeronUDP
+}
+
+func (in *goblinInstance) Info() map[string]string { return in.info }
+
+func (in *goblinInstance) Close() error { return in.proc.stop(graceStop) }
+
+// goblinVersion is what goblin-server --version prints, if anything.
+func goblinVersion(bin string) string {
+	out, err := exec.Command(bin, "--version").CombinedOutput()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// libraryDial connects the goblin client library when it is compiled in
+// (library.go); nil means the harness's raw client measures.
+var libraryDial func(ctx context.Context, cfg *Config, target, wait string) (Prober, error)

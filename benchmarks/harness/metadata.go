@@ -1,0 +1,215 @@
+package harness
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Metadata is the ordered list of facts metadata.txt records.
+type Metadata []KV
+
+// KV is one metadata line.
+type KV struct{ Key, Value string }
+
+// Get returns the value of key, or "".
+func (m Metadata) Get(key string) string {
+	for _, kv := range m {
+		if kv.Key == key {
+			return kv.Value
+		}
+	}
+	return ""
+}
+
+func collectMetadata(cfg *Config, rep *Report) Metadata {
+	var m Metadata
+	add := func(k, v string) { m = append(m, KV{k, v}) }
+	model, physical, sockets := cpuInfo()
+	add("date.start", rep.Started.Format(time.RFC3339))
+	add("date.end", rep.Ended.Format(time.RFC3339))
+	host, _ := os.Hostname()
+	add("host", host)
+	add("cpu.model", model)
+	add("cpu.logical", fmt.Sprint(runtime.NumCPU()))
+	add("cpu.physical_cores", fmt.Sprint(physical))
+	add("cpu.sockets", fmt.Sprint(sockets))
+	add("cpu.numa_nodes", fmt.Sprint(numaNodes()))
+	add("cpu.governor", readTrim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "not exposed"))
+	add("kernel", kernel())
+	add("go.version", runtime.Version())
+	add("goblin.commit", gitCommit())
+	if bin, err := lookTool(cfg.GoblinServer, "goblin-server"); err == nil {
+		add("goblin.server", bin)
+	}
+	if bin, err := lookTool(cfg.RedisServer, "redis-server"); err == nil {
+		add("redis.version", redisVersion(bin))
+	}
+	add("aeron.version", aeronVersion(cfg))
+	if j, err := lookTool(cfg.Java, "java"); err == nil {
+		add("java.version", javaVersion(j))
+	}
+	add("method.runs", fmt.Sprint(cfg.Runs))
+	add("method.warmup", fmt.Sprint(cfg.Warmup))
+	add("method.samples", fmt.Sprint(cfg.Samples))
+	add("method.depth", fmt.Sprint(cfg.Depth))
+	add("method.value_size", fmt.Sprint(cfg.ValueSize))
+	add("method.keys", fmt.Sprint(cfg.Keys))
+	add("method.percentiles", "exact, nearest rank, from every measured sample")
+	add("method.clock", fmt.Sprintf("Go monotonic clock around each round trip; back-to-back reading costs %d ns (min of 1000)", clockOverhead()))
+	add("profile", cfg.Profile.String())
+	if cfg.Profile.UDP != nil {
+		add("profile.aeron-udp", cfg.Profile.UDP.String())
+	}
+	add("network.server_host", cfg.ServerHost)
+	if cfg.ClientHost != "" {
+		add("network.client_host", cfg.ClientHost)
+	}
+	if len(cfg.ServerWrap) > 0 {
+		add("network.server_wrap", strings.Join(cfg.ServerWrap, " "))
+	}
+	add("command", cfg.Command)
+	for _, c := range rep.Cases {
+		prefix := fmt.Sprintf("case.run-%d.%s.", c.Run, c.Case.ID())
+		add(prefix+"status", c.Status)
+		if c.Note != "" {
+			add(prefix+"note", c.Note)
+		}
+		if c.Status != StatusUnavailable {
+			add(prefix+"profile", c.Profile.String())
+		}
+		if c.Client != "" {
+			add(prefix+"client", c.Client)
+		}
+		keys := make([]string, 0, len(c.Info))
+		for k := range c.Info {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			add(prefix+k, c.Info[k])
+		}
+	}
+	return m
+}
+
+// cpuInfo reads the model name and counts physical cores and sockets.
+func cpuInfo() (model string, physical, sockets int) {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "unknown", runtime.NumCPU(), 1
+	}
+	defer f.Close()
+	cores := map[string]bool{}
+	socks := map[string]bool{}
+	var phys string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		switch k {
+		case "model name":
+			if model == "" {
+				model = v
+			}
+		case "physical id":
+			phys = v
+			socks[v] = true
+		case "core id":
+			cores[phys+"/"+v] = true
+		}
+	}
+	if model == "" {
+		model = "unknown"
+	}
+	physical, sockets = len(cores), len(socks)
+	if physical == 0 {
+		physical = runtime.NumCPU()
+	}
+	if sockets == 0 {
+		sockets = 1
+	}
+	return model, physical, sockets
+}
+
+func numaNodes() int {
+	m, _ := filepath.Glob("/sys/devices/system/node/node[0-9]*")
+	if len(m) == 0 {
+		return 1
+	}
+	return len(m)
+}
+
+func kernel() string {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return "unknown"
+	}
+	return unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Machine[:])
+}
+
+func readTrim(path, def string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return def
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// gitCommit is the checkout's commit, marked when the tree has changes.
+func gitCommit() string {
+	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return "unknown (not a git checkout)"
+	}
+	c := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
+		c += " (with uncommitted changes)"
+	}
+	return c
+}
+
+// aeronVersion is the Aeron version the jar or the project pins.
+func aeronVersion(cfg *Config) string {
+	if cfg.AeronJar != "" {
+		return filepath.Base(cfg.AeronJar)
+	}
+	if v := readTrim("scripts/aeron.version", ""); v != "" {
+		return v + " (scripts/aeron.version)"
+	}
+	return "none"
+}
+
+func javaVersion(bin string) string {
+	out, err := exec.Command(bin, "-version").CombinedOutput()
+	if err != nil {
+		return "unknown"
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return line
+}
+
+// clockOverhead is the smallest difference between two back-to-back clock
+// readings: the timing cost already inside every sample.
+func clockOverhead() int64 {
+	best := int64(1 << 62)
+	for i := 0; i < 1000; i++ {
+		t0 := time.Now()
+		d := int64(time.Since(t0))
+		if d < best {
+			best = d
+		}
+	}
+	return best
+}

@@ -1,0 +1,157 @@
+// Package harness is goblin's transport-latency benchmark: it runs a matrix
+// of protocol × transport × operation cases, each against a freshly started
+// server (goblin-server, or a peer such as redis-server, a raw
+// shared-memory ping-pong or a raw Aeron ping-pong), measures synchronous
+// round trips with one measuring client, and writes an archive: latency.csv,
+// aggregate.csv, metadata.txt, summary.md, SVG charts and SHA256SUMS.
+//
+// Every transport is a Provider. A provider whose piece of goblin is not in
+// the build, or whose tools are missing on the machine, reports
+// ErrUnavailable with the reason, and the archive lists that case as "not
+// available in this build" instead of inventing a number.
+//
+// The method follows Goblin's published runs: a fresh server per case,
+// warm-up round trips, then measured synchronous depth-one round trips per
+// operation, several complete runs averaged, the channels and CPU placement
+// of every case recorded.
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrUnavailable is wrapped by a provider that cannot run in this build or
+// on this machine; the message says why.
+var ErrUnavailable = errors.New("not available in this build")
+
+// ErrBadReply is wrapped when a server answers a request with something
+// other than the expected reply.
+var ErrBadReply = errors.New("harness: unexpected reply")
+
+// Op is one measured operation.
+type Op string
+
+// The operations of the matrix. The raw floors have no command set: their
+// single round trip is reported as PING.
+const (
+	Ping Op = "PING"
+	Set  Op = "SET"
+	Get  Op = "GET"
+)
+
+// Indexes of the operations, for per-operation arrays on hot paths.
+const (
+	opPing = iota
+	opSet
+	opGet
+	numOps
+)
+
+// index is the operation's position in AllOps.
+func (o Op) index() int {
+	switch o {
+	case Set:
+		return opSet
+	case Get:
+		return opGet
+	}
+	return opPing
+}
+
+// AllOps is the operation order of every table.
+var AllOps = []Op{Ping, Set, Get}
+
+// Protocol is the wire protocol a case speaks; the raw floors speak none.
+type Protocol string
+
+// The protocols.
+const (
+	RESP Protocol = "RESP"
+	SBE  Protocol = "SBE"
+	Raw  Protocol = "raw"
+)
+
+// Transport names, in the order of every table (fastest expected first).
+const (
+	TRing     = "ring"
+	TAeronIPC = "aeron-ipc"
+	TUDS      = "uds"
+	TTCP      = "tcp"
+	TAeronUDP = "aeron-udp"
+)
+
+// AllTransports is the transport order of every table.
+var AllTransports = []string{TRing, TAeronIPC, TUDS, TTCP, TAeronUDP}
+
+// Systems: what answers the requests.
+const (
+	SysGoblin   = "goblin"
+	SysRedis    = "redis"
+	SysShmFloor = "shm-floor"
+	SysAeronRaw = "aeron-raw"
+)
+
+// Case is one server configuration measured for one or more operations.
+type Case struct {
+	System    string
+	Transport string
+	Protocol  Protocol
+	Ops       []Op
+}
+
+// ID names the case in file names and tables, e.g. "goblin-uds-resp".
+func (c Case) ID() string {
+	return strings.ToLower(fmt.Sprintf("%s-%s-%s", c.System, c.Transport, c.Protocol))
+}
+
+// Label is the case's human-readable name, e.g. "goblin uds RESP".
+func (c Case) Label() string {
+	if c.Protocol == Raw {
+		return fmt.Sprintf("%s %s", c.System, c.Transport)
+	}
+	return fmt.Sprintf("%s %s %s", c.System, c.Transport, c.Protocol)
+}
+
+// Provider contributes the cases of one system on one transport.
+type Provider interface {
+	// System and Transport identify the provider's cases.
+	System() string
+	Transport() string
+	// Protocols lists the protocols it can measure (Raw for the floors).
+	Protocols() []Protocol
+	// Ops lists the operations it measures.
+	Ops() []Op
+	// Check returns nil when the provider can measure protocol p here, or an error wrapping
+	// ErrUnavailable that says what is missing.
+	Check(cfg *Config, p Protocol) error
+	// Start launches a fresh server for one case. dir is a private scratch
+	// directory for sockets, logs and driver files; everything started must
+	// be stopped by Instance.Close.
+	Start(ctx context.Context, cfg *Config, p Protocol, dir string) (Instance, error)
+}
+
+// Instance is one running server (or peer) of a case.
+type Instance interface {
+	// Dial connects the measuring client.
+	Dial(ctx context.Context) (Prober, error)
+	// Info describes the instance for the archive: channels or addresses,
+	// affinities, idle profile, command lines. Keys are sorted on output.
+	Info() map[string]string
+	// Close stops the server and everything it started, and waits for it.
+	Close() error
+}
+
+// Prober is the measuring client's connection. Do performs one complete
+// synchronous round trip of op (depth requests when pipelining) and checks
+// the reply. Do is called from one goroutine locked to its OS thread and
+// must not allocate in steady state.
+type Prober interface {
+	Do(op Op) error
+	// Describe says which client implementation measures, e.g.
+	// "goblin client library" or "raw RESP over a socket".
+	Describe() string
+	Close() error
+}

@@ -1,0 +1,125 @@
+package harness
+
+import (
+	"fmt"
+	"strings"
+)
+
+// redisRef names the Redis case a goblin case is compared with: Redis on the
+// same socket type for uds and tcp, Redis on a Unix socket (its fastest
+// local path) for everything else.
+func redisRef(c Case) (transport string) {
+	if c.Transport == TTCP {
+		return TTCP
+	}
+	return TUDS
+}
+
+// floorRef names the raw floor a case is compared with: the raw Aeron
+// ping-pong on the same medium for Aeron cases, the shared-memory floor for
+// everything else.
+func floorRef(c Case) (system, transport string) {
+	switch c.Transport {
+	case TAeronIPC, TAeronUDP:
+		return SysAeronRaw, c.Transport
+	}
+	return SysShmFloor, TRing
+}
+
+func findAgg(aggs []Aggregate, system, transport string, op Op) *Aggregate {
+	for i := range aggs {
+		a := &aggs[i]
+		if a.Case.System == system && a.Case.Transport == transport && a.Op == op && a.Status == StatusOK {
+			return a
+		}
+	}
+	return nil
+}
+
+// ratio formats a/b, or "—" when either side is missing.
+func ratio(a float64, b *Aggregate, pick func(*Aggregate) float64) string {
+	if b == nil || pick(b) == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f×", a/pick(b))
+}
+
+// SummaryMarkdown renders summary.md: the ratios first, absolute times beside them,
+// then the cases that were not available and the profile of every figure.
+func SummaryMarkdown(rep *Report, aggs []Aggregate) string {
+	cfg := rep.Config
+	var b strings.Builder
+	fmt.Fprintf(&b, "# goblin transport latency\n\n")
+	fmt.Fprintf(&b, "Machine: %s, %s logical CPUs (%s physical cores), %s; Go %s; goblin %s.\n\n",
+		rep.Meta.Get("cpu.model"), rep.Meta.Get("cpu.logical"), rep.Meta.Get("cpu.physical_cores"),
+		rep.Meta.Get("kernel"), rep.Meta.Get("go.version"), rep.Meta.Get("goblin.commit"))
+	fmt.Fprintf(&b, "Method: mean of %d run(s); per operation %d warm-up then %d measured synchronous round trips at depth %d; "+
+		"%d-byte value, %d key(s); a fresh server per case; exact nearest-rank percentiles. Times in µs.\n\n",
+		cfg.Runs, cfg.Warmup, cfg.Samples, cfg.Depth, cfg.ValueSize, cfg.Keys)
+	fmt.Fprintf(&b, "Profile: %s", cfg.Profile)
+	if cfg.Profile.UDP != nil {
+		fmt.Fprintf(&b, " (Aeron UDP: %s)", *cfg.Profile.UDP)
+	}
+	b.WriteString(".\n\n")
+	b.WriteString("Ratios are p50 over the reference's p50 for the same operation: Redis on the same socket type " +
+		"(tcp to tcp, everything else to Redis's Unix socket) and the raw floor (the raw Aeron ping-pong on the same " +
+		"medium for Aeron, the shared-memory ping-pong otherwise; the floors have no command, so every operation is " +
+		"compared with their one round trip).\n\n")
+	p50 := func(a *Aggregate) float64 { return a.P50 }
+	p99 := func(a *Aggregate) float64 { return a.P99 }
+	for _, op := range AllOps {
+		var rows []Aggregate
+		for _, a := range aggs {
+			if a.Op == op && a.Status == StatusOK {
+				rows = append(rows, a)
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "## %s\n\n", op)
+		b.WriteString("| transport | protocol | system | p50 | p50 ÷ Redis | p50 ÷ floor | p99 | p99 ÷ Redis | p99.9 | max | mean | profile |\n")
+		b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+		for _, a := range rows {
+			red := findAgg(aggs, SysRedis, redisRef(a.Case), op)
+			fs, ft := floorRef(a.Case)
+			fl := findAgg(aggs, fs, ft, Ping)
+			rr, fr, rr99 := ratio(a.P50, red, p50), ratio(a.P50, fl, p50), ratio(a.P99, red, p99)
+			if a.Case.System == SysShmFloor || a.Case.System == SysAeronRaw {
+				rr, fr, rr99 = "—", "1.00×", "—"
+			}
+			if a.Case.System == SysRedis {
+				rr, rr99 = "1.00×", "1.00×"
+				if red != nil && red.Case.Transport != a.Case.Transport {
+					rr, rr99 = ratio(a.P50, red, p50), ratio(a.P99, red, p99)
+				}
+			}
+			proto := string(a.Case.Protocol)
+			if a.Case.Protocol == Raw {
+				proto = "—"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				a.Case.Transport, proto, a.Case.System, us(a.P50), rr, fr, us(a.P99), rr99, us(a.P999), us(a.Max), us(a.Mean), a.Profile)
+		}
+		b.WriteString("\n")
+	}
+	var missing []string
+	seen := map[string]bool{}
+	for _, a := range aggs {
+		if a.Status == StatusOK || seen[a.Case.ID()] {
+			continue
+		}
+		seen[a.Case.ID()] = true
+		missing = append(missing, fmt.Sprintf("- %s: **%s** — %s", a.Case.Label(), a.Status, a.Note))
+	}
+	if len(missing) > 0 {
+		b.WriteString("## Not measured\n\n")
+		b.WriteString(strings.Join(missing, "\n"))
+		b.WriteString("\n\n")
+	}
+	b.WriteString("## Files\n\n")
+	b.WriteString("`latency.csv` every case and run; `aggregate.csv` the mean of the runs; `metadata.txt` machine, versions, " +
+		"channels and affinities of every case; `run-N/<case>/` per-case distributions, server logs and `case.txt`; " +
+		"`charts/` SVG charts; `SHA256SUMS` covers every other file (`sha256sum -c SHA256SUMS`).\n")
+	return b.String()
+}

@@ -1,0 +1,132 @@
+package aeron
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// aeronJar finds the aeron-all jar: $AERON_JAR, else the version in
+// scripts/aeron.version (default 1.51.0) in the local Maven repository.
+func aeronJar() string {
+	if j := os.Getenv("AERON_JAR"); j != "" {
+		return j
+	}
+	version := "1.51.0"
+	if b, err := os.ReadFile("../scripts/aeron.version"); err == nil && strings.TrimSpace(string(b)) != "" {
+		version = strings.TrimSpace(string(b))
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".m2", "repository", "io", "aeron", "aeron-all", version, "aeron-all-"+version+".jar")
+}
+
+// testDriver is a real Java media driver in a private directory.
+type testDriver struct {
+	dir string
+	cmd *exec.Cmd
+	out *bytes.Buffer
+}
+
+// startDriver starts the Java media driver for a test, or skips the test
+// when java or the jar is missing. The driver is killed in t.Cleanup.
+func startDriver(t testing.TB, props ...string) *testDriver {
+	t.Helper()
+	java, err := exec.LookPath("java")
+	if err != nil {
+		t.Skip("skipping: java is not installed (the real Aeron media driver needs it)")
+	}
+	jar := aeronJar()
+	if _, err := os.Stat(jar); err != nil {
+		t.Skipf("skipping: aeron-all jar not found at %s (run make setup or set AERON_JAR)", jar)
+	}
+	base := "/dev/shm"
+	if st, err := os.Stat(base); err != nil || !st.IsDir() {
+		base = ""
+	}
+	dir, err := os.MkdirTemp(base, "aeron-gotest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{
+		"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+		"--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
+		"--add-opens", "java.base/java.nio=ALL-UNNAMED",
+		"-XX:+UseSerialGC", "-Xmx256m",
+		"-cp", jar,
+		"-Daeron.dir=" + dir,
+		"-Daeron.dir.delete.on.start=true",
+		"-Daeron.threading.mode=SHARED",
+		"-Daeron.print.configuration=false",
+	}
+	for _, p := range props {
+		args = append(args, "-D"+p)
+	}
+	args = append(args, "io.aeron.driver.MediaDriver")
+	d := &testDriver{dir: dir, out: &bytes.Buffer{}}
+	d.cmd = exec.Command(java, args...)
+	d.cmd.Stdout = d.out
+	d.cmd.Stderr = d.out
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := d.cmd.Start(); err != nil {
+		t.Fatalf("start media driver: %v", err)
+	}
+	t.Cleanup(func() {
+		d.kill()
+		os.RemoveAll(dir)
+		if t.Failed() {
+			t.Logf("media driver output:\n%s", d.out.String())
+		}
+	})
+	return d
+}
+
+// kill stops the driver at once (SIGKILL), as a crash would.
+func (d *testDriver) kill() {
+	if d.cmd.Process != nil && d.cmd.ProcessState == nil {
+		d.cmd.Process.Kill()
+		d.cmd.Wait()
+	}
+}
+
+func connectTest(t testing.TB, d *testDriver, o Options) *Client {
+	t.Helper()
+	o.Dir = d.dir
+	if o.DriverTimeout == 0 {
+		o.DriverTimeout = 20 * time.Second // JVM start-up on a busy CI core
+	}
+	c, err := Connect(o)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, d.out.String())
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t testing.TB, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// freeUDPPort asks the kernel for a free loopback UDP port.
+func freeUDPPort(t testing.TB) int {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	return pc.LocalAddr().(*net.UDPAddr).Port
+}

@@ -1,0 +1,249 @@
+package aeron
+
+import (
+	"sync/atomic"
+
+	"github.com/goblin-kv/goblin/internal/shm"
+)
+
+// FragmentHandler receives one fragment (a whole message when it is not
+// fragmented; wrap it in a FragmentAssembler to get whole messages always).
+// buffer points into the mapped log and is valid only during the call.
+type FragmentHandler func(buffer []byte, header *Header)
+
+// ControlledAction tells ControlledPoll what to do after a fragment.
+type ControlledAction int
+
+// The actions of a ControlledFragmentHandler (io.aeron.logbuffer.ControlledFragmentHandler.Action).
+const (
+	// ActionAbort: do not consume this fragment; it is delivered again by the
+	// next poll.
+	ActionAbort ControlledAction = iota + 1
+	// ActionBreak: consume this fragment and stop polling.
+	ActionBreak
+	// ActionCommit: consume this fragment and store the position now.
+	ActionCommit
+	// ActionContinue: consume this fragment and go on.
+	ActionContinue
+)
+
+// ControlledFragmentHandler is a FragmentHandler that steers the poll.
+type ControlledFragmentHandler func(buffer []byte, header *Header) ControlledAction
+
+// Image is one publisher's stream as seen by one subscription: the replicated
+// log and this subscriber's position in it. An image is polled by one
+// goroutine at a time (the one polling its Subscription).
+type Image struct {
+	sub            *Subscription
+	log            *logBuffer
+	posBuf         []byte // counters values
+	posOff         int    // this image's sub-pos counter value
+	termMask       int
+	header         Header
+	correlationID  int64
+	sessionID      int32
+	joinPosition   int64
+	sourceIdentity string
+	logFile        string
+	closed         atomic.Bool
+	eosPosition    atomic.Int64 // final position, set when closed
+}
+
+// CorrelationID identifies the image. For UDP it is allocated by the
+// receiving driver; for IPC it is the publication's registration id. A
+// response publication names it in response-correlation-id.
+func (i *Image) CorrelationID() int64 { return i.correlationID }
+
+// SessionID is the publisher's session id.
+func (i *Image) SessionID() int32 { return i.sessionID }
+
+// SourceIdentity is "aeron:ipc" or the sender's host:port.
+func (i *Image) SourceIdentity() string { return i.sourceIdentity }
+
+// Subscription is the subscription the image belongs to.
+func (i *Image) Subscription() *Subscription { return i.sub }
+
+// JoinPosition is the position the image started at for this subscriber.
+func (i *Image) JoinPosition() int64 { return i.joinPosition }
+
+// InitialTermID is the stream's initial term id.
+func (i *Image) InitialTermID() int32 { return i.log.initialTermID }
+
+// TermBufferLength is the length of one term.
+func (i *Image) TermBufferLength() int { return i.log.termLength }
+
+// IsClosed reports whether the image went away (unavailable, subscription
+// or client closed, driver lost).
+func (i *Image) IsClosed() bool { return i.closed.Load() }
+
+// Position is this subscriber's position in the stream.
+func (i *Image) Position() int64 {
+	if i.closed.Load() {
+		return i.eosPosition.Load()
+	}
+	// sub-pos: this goroutine is its only writer; the driver reads it.
+	return shm.LoadInt64Acquire(i.posBuf, i.posOff)
+}
+
+// IsEndOfStream reports whether the publisher closed the stream and this
+// subscriber has consumed all of it.
+func (i *Image) IsEndOfStream() bool {
+	if i.closed.Load() {
+		return true
+	}
+	return shm.LoadInt64Acquire(i.posBuf, i.posOff) >= i.log.endOfStreamPosition()
+}
+
+// setPosition stores the subscriber position with release: the driver
+// reads it (acquire) to compute the publisher limit and to clean the log.
+func (i *Image) setPosition(p int64) { shm.StoreInt64Release(i.posBuf, i.posOff, p) }
+
+// Poll delivers up to limit fragments from the image's current term to fn
+// and returns how many it delivered. It does not allocate.
+func (i *Image) Poll(fn FragmentHandler, limit int) int {
+	if i.closed.Load() {
+		return 0
+	}
+	position := shm.LoadInt64Acquire(i.posBuf, i.posOff)
+	offset := int(position) & i.termMask
+	start := offset
+	term := i.log.terms[int(position>>i.log.bitsToShift)%partitionCount]
+	h := &i.header
+	h.term = term
+	n := 0
+	for n < limit && offset < len(term) {
+		// Frame length: the publisher (or receiver) stores it with release
+		// after the frame is complete; acquire here.
+		length := int(shm.LoadInt32Acquire(term, offset))
+		if length <= 0 {
+			break
+		}
+		frameOffset := offset
+		offset += align(length, frameAlignment)
+		if shm.GetUint16(term, frameOffset+fhType) == frameTypePad {
+			continue
+		}
+		n++
+		h.offset = frameOffset
+		fn(term[frameOffset+headerLength:frameOffset+length:frameOffset+length], h)
+	}
+	if offset > start {
+		i.setPosition(position + int64(offset-start))
+	}
+	return n
+}
+
+// ControlledPoll is Poll where the handler decides, per fragment, whether to
+// continue, commit the position, stop, or leave the fragment for later.
+func (i *Image) ControlledPoll(fn ControlledFragmentHandler, limit int) int {
+	if i.closed.Load() {
+		return 0
+	}
+	initialPosition := shm.LoadInt64Acquire(i.posBuf, i.posOff)
+	initialOffset := int(initialPosition) & i.termMask
+	offset := initialOffset
+	term := i.log.terms[int(initialPosition>>i.log.bitsToShift)%partitionCount]
+	h := &i.header
+	h.term = term
+	n := 0
+	for n < limit && offset < len(term) {
+		length := int(shm.LoadInt32Acquire(term, offset))
+		if length <= 0 {
+			break
+		}
+		frameOffset := offset
+		aligned := align(length, frameAlignment)
+		offset += aligned
+		if shm.GetUint16(term, frameOffset+fhType) == frameTypePad {
+			continue
+		}
+		n++
+		h.offset = frameOffset
+		action := fn(term[frameOffset+headerLength:frameOffset+length:frameOffset+length], h)
+		if action == ActionAbort {
+			n--
+			offset -= aligned
+			break
+		}
+		if action == ActionBreak {
+			break
+		}
+		if action == ActionCommit {
+			initialPosition += int64(offset - initialOffset)
+			initialOffset = offset
+			i.setPosition(initialPosition)
+		}
+	}
+	if offset > initialOffset {
+		i.setPosition(initialPosition + int64(offset-initialOffset))
+	}
+	return n
+}
+
+// NextMessage is the message-at-a-time fast path for request/response: it
+// appends the next complete message (reassembling fragments) to dst and
+// consumes it. ok is false when no complete message is available yet; then
+// nothing is consumed. Padding is skipped. It does not allocate when dst has
+// room.
+func (i *Image) NextMessage(dst []byte) (msg []byte, ok bool) {
+	if i.closed.Load() {
+		return dst, false
+	}
+	for {
+		position := shm.LoadInt64Acquire(i.posBuf, i.posOff)
+		offset := int(position) & i.termMask
+		term := i.log.terms[int(position>>i.log.bitsToShift)%partitionCount]
+		length := int(shm.LoadInt32Acquire(term, offset))
+		if length <= 0 {
+			return dst, false
+		}
+		aligned := align(length, frameAlignment)
+		if shm.GetUint16(term, offset+fhType) == frameTypePad {
+			i.setPosition(position + int64(aligned))
+			continue
+		}
+		flags := term[offset+fhFlags]
+		if flags&flagsUnfragmented == flagsUnfragmented {
+			dst = append(dst, term[offset+headerLength:offset+length]...)
+			i.setPosition(position + int64(aligned))
+			return dst, true
+		}
+		if flags&flagBegin == 0 {
+			// A stray continuation (joined mid-message): skip it.
+			i.setPosition(position + int64(aligned))
+			continue
+		}
+		// Fragments of one message are contiguous in one term: check they
+		// are all committed before consuming any.
+		end := offset + aligned
+		for {
+			if end >= len(term) {
+				return dst, false
+			}
+			l := int(shm.LoadInt32Acquire(term, end))
+			if l <= 0 {
+				return dst, false
+			}
+			f := term[end+fhFlags]
+			end += align(l, frameAlignment)
+			if f&flagEnd != 0 {
+				break
+			}
+		}
+		for off := offset; off < end; {
+			l := int(shm.GetInt32(term, off))
+			dst = append(dst, term[off+headerLength:off+l]...)
+			off += align(l, frameAlignment)
+		}
+		i.setPosition(position + int64(end-offset))
+		return dst, true
+	}
+}
+
+func (i *Image) close() {
+	if i.closed.Load() {
+		return
+	}
+	i.eosPosition.Store(shm.LoadInt64Acquire(i.posBuf, i.posOff))
+	i.closed.Store(true)
+}

@@ -1,0 +1,106 @@
+package aeron
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+	"time"
+)
+
+func offerAll(t testing.TB, offer func([]byte) int64, msg []byte) int64 {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := offer(msg)
+		if r > 0 {
+			return r
+		}
+		if r == Closed || r == MaxPositionExceeded {
+			t.Fatalf("offer: %s", StatusString(r))
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("offer stuck at %s", StatusString(r))
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// pubSub sends n messages of varying size (some fragmented) from pub to sub
+// and checks every byte arrives in order.
+func pubSub(t *testing.T, c *Client, channel string, streamID int32, exclusive bool, n int) {
+	sub, err := c.AddSubscription(channel, streamID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var offer func([]byte) int64
+	var maxPayload int
+	if exclusive {
+		p, err := c.AddExclusivePublication(channel, streamID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		offer, maxPayload = p.Offer, p.MaxPayloadLength()
+		defer p.Close()
+	} else {
+		p, err := c.AddPublication(channel, streamID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		offer, maxPayload = p.Offer, p.MaxPayloadLength()
+		defer p.Close()
+	}
+	eventually(t, "image", 20*time.Second, func() bool { return sub.ImageCount() > 0 })
+	msgFor := func(i int) []byte {
+		size := 1 + (i*37)%200
+		if i%25 == 0 {
+			size = 3*maxPayload + 17 // fragmented
+		}
+		b := make([]byte, size)
+		for k := range b {
+			b[k] = byte(i + k)
+		}
+		return b
+	}
+	got := 0
+	asm := NewFragmentAssembler(func(buf []byte, h *Header) {
+		if want := msgFor(got); !bytes.Equal(buf, want) {
+			t.Fatalf("message %d: got %d bytes, want %d (first diff)", got, len(buf), len(want))
+		}
+		got++
+	}, 0)
+	handler := asm.OnFragment
+	sent := 0
+	deadline := time.Now().Add(60 * time.Second)
+	for got < n {
+		if sent < n {
+			if r := offer(msgFor(sent)); r > 0 {
+				sent++
+			} else if r == Closed {
+				t.Fatal("publication closed")
+			}
+		}
+		sub.Poll(handler, 10)
+		if time.Now().After(deadline) {
+			t.Fatalf("sent %d got %d of %d", sent, got, n)
+		}
+	}
+	if err := sub.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRealDriverIPC(t *testing.T) {
+	d := startDriver(t)
+	c := connectTest(t, d, Options{})
+	// A 64 KiB term makes the stream rotate terms many times.
+	pubSub(t, c, "aeron:ipc?term-length=64k", 1001, false, 3000)
+	pubSub(t, c, "aeron:ipc?term-length=64k", 1002, true, 3000)
+}
+
+func TestRealDriverUDP(t *testing.T) {
+	d := startDriver(t)
+	c := connectTest(t, d, Options{})
+	port := freeUDPPort(t)
+	ch := fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d|term-length=64k", port)
+	pubSub(t, c, ch, 2001, false, 2000)
+}

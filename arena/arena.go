@@ -404,3 +404,6 @@ func (a *Arena) releasePage(p uint32) {
 	a.freePages = append(a.freePages, p)
 	a.released++
 }
+
+// LiveBytes returns the bytes in allocated blocks (rounded to their class).
+func (a *Arena) LiveBytes() int64 { return a.live }

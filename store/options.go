@@ -109,8 +109,6 @@ type Options struct {
 	// ArenaChunkSize is the size of the arena's chunks in bytes (default 1 MiB; a power
 	// of two between 256 KiB and 16 MiB).
 	ArenaChunkSize int
-	// Seed fixes the hash seed (tests); 0 picks a random seed.
-	Seed uint64
 }
 
 // EnsureDefaults fills zero fields with their defaults and returns the result.

@@ -1,33 +1,108 @@
 // Package store is goblin's keyspace: a single-threaded, GC-free map from byte-string
-// keys to byte-string values with expiry and a memory cap.
+// keys to byte-string values with expiry, a memory cap and eviction.
 //
 // A Store is owned by one goroutine (the server loop); it has no locks and must not be
 // called concurrently. Hot methods take caller-owned buffers and append into them, so
 // GET, SET, DEL and INCR allocate nothing.
 //
-// Layout (docs/store.md has the details): an open-addressing index of uint64 entries
-// (hash tag + slot id) that resizes incrementally; 16-byte pointer-free slots holding
-// the key's length, the value's encoded length, the first 6 encoded value bytes and a
-// reference into the arena; an arena block per key holding [expiry][key][value tail].
+// Layout (docs/store.md has the details):
+//   - index: open addressing with linear probing over []uint64 entries, each a 32-bit
+//     hash tag and a 32-bit slot id; it grows by doubling, migrating a bounded number
+//     of buckets per write and per Tick, so there is never a rehash pause;
+//   - slots: 16-byte pointer-free records in 64 KiB pages holding the key length, the
+//     value's encoded length, the first 6 encoded value bytes, a TTL flag, 2 CLOCK bits
+//     and a reference into the arena;
+//   - arena block per key: [slot id:4][expiry:8, if any][key][value tail].
+//
 // Values are encoded as a tag byte followed by the bytes, so values of up to 5 bytes
-// live wholly in the slot.
+// live wholly in the slot; canonical decimal integers are stored as a tag byte and
+// 1 to 8 little-endian bytes, so counters up to ±2^39 need no arena at all. Nothing
+// the store keeps per key contains a Go pointer: the garbage collector's work does not
+// grow with the number of keys.
 package store
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"strconv"
+
+	"github.com/goblin-kv/goblin/arena"
 )
+
+// Value tags: the first encoded byte of every value.
+const (
+	tagRaw byte = 0 // the bytes as given
+	tagInt byte = 1 // a canonical int64, 1..8 little-endian two's-complement bytes
+)
+
+// Slot meta word.
+const (
+	encMask    = 1<<29 - 1
+	ttlBit     = 1 << 29
+	clockShift = 30
+	clockMax   = 3
+	inlineLen  = 6
+	idLen      = 4 // slot id at the start of each block
+	expLen     = 8
+
+	slotPageBits = 12
+	slotPageLen  = 1 << slotPageBits
+	slotSize     = 16
+)
+
+// slot is one key's fixed-size, pointer-free record.
+type slot struct {
+	ref    arena.Ref // the key's block; for a free slot, the next free slot id
+	keyLen uint16
+	inl    [inlineLen]byte // the first encoded value bytes, tag first
+	meta   uint32          // encLen:29 | ttl:1 | clock:2; 0 for a free slot
+}
+
+func (sl *slot) encLen() int   { return int(sl.meta & encMask) }
+func (sl *slot) hasTTL() bool  { return sl.meta&ttlBit != 0 }
+func (sl *slot) used() bool    { return sl.meta&encMask != 0 }
+func (sl *slot) clock() uint32 { return sl.meta >> clockShift }
+func (sl *slot) keyOff() int {
+	if sl.hasTTL() {
+		return idLen + expLen
+	}
+	return idLen
+}
+func tailLen(encLen int) int {
+	if encLen > inlineLen {
+		return encLen - inlineLen
+	}
+	return 0
+}
+func blockLen(keyLen, encLen int, ttl bool) int {
+	n := idLen + keyLen + tailLen(encLen)
+	if ttl {
+		n += expLen
+	}
+	return n
+}
+func (sl *slot) blockLen() int { return blockLen(int(sl.keyLen), sl.encLen(), sl.hasTTL()) }
 
 // Store is the keyspace. The zero value is not usable; call New.
 type Store struct {
 	o     Options
-	m     map[string]entry
+	seed  maphash.Seed
+	ar    *arena.Arena
+	ix    index
+	relo  func(old, new arena.Ref)
 	stats Stats
-}
 
-type entry struct {
-	val      []byte
-	expireAt int64
+	slots     [][]slot
+	nextSlot  uint32 // slot ids below this have been handed out at least once
+	freeSlot  uint32 // head of the free slot list, 0 = empty
+	liveSlots int64
+	ttlKeys   int64
+
+	expireCursor uint32 // active expiry sweeps slot ids
+	evictHand    uint32 // CLOCK hand / eviction sampler
+	scratch      []byte // Append's reusable buffer
 }
 
 // New returns an empty store configured by o.
@@ -36,165 +111,801 @@ func New(o Options) (*Store, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	return &Store{o: o, m: make(map[string]entry)}, nil
+	ar, err := arena.New(arena.Options{ChunkSize: o.ArenaChunkSize})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadOption, err)
+	}
+	s := &Store{o: o, seed: maphash.MakeSeed(), ar: ar}
+	s.relo = s.relocate
+	s.reset()
+	return s, nil
 }
 
-func (s *Store) now() int64 { return s.o.Clock.NowMillis() }
+func (s *Store) reset() {
+	s.ar.Reset()
+	s.ix.init(s.o.InitialCapacity)
+	s.slots = nil
+	s.nextSlot = 1 // id 0 is nil
+	s.freeSlot = 0
+	s.liveSlots = 0
+	s.ttlKeys = 0
+	s.expireCursor = 1
+	s.evictHand = 1
+}
 
-func (s *Store) lookup(key []byte) (entry, bool) {
-	e, ok := s.m[string(key)]
-	if !ok {
-		return e, false
+func (s *Store) hash(key []byte) uint64 { return maphash.Bytes(s.seed, key) }
+
+func (s *Store) slot(id uint32) *slot { return &s.slots[id>>slotPageBits][id&(slotPageLen-1)] }
+
+// block returns sl's whole arena block.
+func (s *Store) block(sl *slot) []byte { return s.ar.Bytes(sl.ref, sl.blockLen()) }
+
+func (s *Store) keyOf(sl *slot) []byte {
+	off := sl.keyOff()
+	return s.ar.Bytes(sl.ref, off+int(sl.keyLen))[off:]
+}
+
+func (s *Store) expiryOf(sl *slot) int64 {
+	if !sl.hasTTL() {
+		return 0
 	}
-	if e.expireAt != 0 && e.expireAt <= s.now() {
-		delete(s.m, string(key))
+	return int64(binary.LittleEndian.Uint64(s.ar.Bytes(sl.ref, idLen+expLen)[idLen:]))
+}
+
+// lookup finds key; a key whose TTL has passed is deleted and reported missing.
+func (s *Store) lookup(key []byte) (id uint32, sl *slot) {
+	h := s.hash(key)
+	id, inOld, pos := s.find(key, h)
+	if id == 0 {
+		return 0, nil
+	}
+	sl = s.slot(id)
+	if sl.hasTTL() && s.expiryOf(sl) <= s.o.Clock.NowMillis() {
+		s.removeAt(id, inOld, pos)
 		s.stats.Expired++
-		return e, false
+		return 0, nil
 	}
-	return e, true
+	return id, sl
+}
+
+// find returns the slot id of key (0 when absent), which table holds it and where.
+func (s *Store) find(key []byte, h uint64) (id uint32, inOld bool, pos uint64) {
+	tag := tagOf(h)
+	if id, pos = s.probe(s.ix.t, s.ix.shift, tag, key); id != 0 {
+		return id, false, pos
+	}
+	if s.ix.old != nil {
+		if id, pos = s.probe(s.ix.old, s.ix.oldShift, tag, key); id != 0 {
+			return id, true, pos
+		}
+	}
+	return 0, false, 0
+}
+
+func (s *Store) probe(t []uint64, shift uint8, tag uint32, key []byte) (uint32, uint64) {
+	mask := uint64(len(t) - 1)
+	for pos := uint64(tag >> shift); ; pos = (pos + 1) & mask {
+		e := t[pos]
+		if e == 0 {
+			return 0, 0
+		}
+		if uint32(e>>32) == tag {
+			id := uint32(e)
+			sl := s.slot(id)
+			if int(sl.keyLen) == len(key) && bytes.Equal(s.keyOf(sl), key) {
+				return id, pos
+			}
+		}
+	}
+}
+
+func (s *Store) touch(sl *slot) {
+	if sl.meta>>clockShift != clockMax {
+		sl.meta |= clockMax << clockShift
+	}
+}
+
+// appendValue appends sl's value, decoded, to dst.
+func (s *Store) appendValue(dst []byte, sl *slot) []byte {
+	n := sl.encLen()
+	if sl.inl[0] == tagInt {
+		var b [8]byte
+		copy(b[:], sl.inl[1:min(n, inlineLen)])
+		if n > inlineLen {
+			copy(b[inlineLen-1:], s.tail(sl))
+		}
+		return strconv.AppendInt(dst, decodeInt(b[:n-1]), 10)
+	}
+	dst = append(dst, sl.inl[1:min(n, inlineLen)]...)
+	if n > inlineLen {
+		dst = append(dst, s.tail(sl)...)
+	}
+	return dst
+}
+
+func (s *Store) tail(sl *slot) []byte {
+	off := sl.keyOff() + int(sl.keyLen)
+	return s.ar.Bytes(sl.ref, off+tailLen(sl.encLen()))[off:]
 }
 
 // Get appends key's value to dst and reports whether the key exists.
 func (s *Store) Get(dst, key []byte) (val []byte, found bool) {
-	e, ok := s.lookup(key)
-	if !ok {
+	s.step()
+	_, sl := s.lookup(key)
+	if sl == nil {
 		s.stats.Misses++
 		return dst, false
 	}
 	s.stats.Hits++
-	return append(dst, e.val...), true
+	s.touch(sl)
+	return s.appendValue(dst, sl), true
 }
 
-func (s *Store) checkKV(key, val []byte) error {
+// StrLen returns the length of key's value, 0 when the key does not exist.
+func (s *Store) StrLen(key []byte) int {
+	_, sl := s.lookup(key)
+	if sl == nil {
+		return 0
+	}
+	if sl.inl[0] == tagInt {
+		var b [24]byte
+		return len(s.appendValue(b[:0], sl))
+	}
+	return sl.encLen() - 1
+}
+
+func (s *Store) checkKey(key []byte) error {
 	if len(key) > s.o.MaxKeyLen {
 		return fmt.Errorf("%w: %d bytes, limit %d", ErrKeyTooLong, len(key), s.o.MaxKeyLen)
 	}
+	return nil
+}
+
+func (s *Store) checkValue(val []byte) error {
 	if len(val) > s.o.MaxValueLen {
 		return fmt.Errorf("%w: %d bytes, limit %d", ErrValueTooLong, len(val), s.o.MaxValueLen)
 	}
 	return nil
 }
 
+// encoded is a value ready to store: tag + body.
+type encoded struct {
+	tag  byte
+	body []byte
+	num  [8]byte // body storage for integers
+}
+
+func (e *encoded) len() int { return 1 + len(e.body) }
+
+func (e *encoded) setRaw(val []byte) {
+	if n, ok := parseCanonicalInt(val); ok {
+		e.setInt(n)
+		return
+	}
+	e.tag, e.body = tagRaw, val
+}
+
+func (e *encoded) setInt(n int64) {
+	e.tag = tagInt
+	e.body = e.num[:encodeInt(&e.num, n)]
+}
+
 // Set stores val under key as modified by o. With o.Get the old value (if any) is
-// appended to dst and returned as old. applied reports whether the write happened
-// (NX/XX may prevent it).
+// appended to dst and returned as old; hadOld reports whether the key existed.
+// applied reports whether the write happened (NX/XX may prevent it).
 func (s *Store) Set(dst, key, val []byte, o SetOptions) (old []byte, hadOld, applied bool, err error) {
-	if err := s.checkKV(key, val); err != nil {
+	if err := s.checkKey(key); err != nil {
 		return dst, false, false, err
 	}
-	e, ok := s.lookup(key)
+	if err := s.checkValue(val); err != nil {
+		return dst, false, false, err
+	}
+	s.step()
+	var ev encoded
+	ev.setRaw(val)
 	old = dst
-	if ok && o.Get {
-		old = append(dst, e.val...)
+	for attempt := 0; ; attempt++ {
+		h := s.hash(key)
+		id, inOld, pos := s.find(key, h)
+		var sl *slot
+		var now int64
+		if id != 0 {
+			sl = s.slot(id)
+			if sl.hasTTL() {
+				now = s.o.Clock.NowMillis()
+				if s.expiryOf(sl) <= now {
+					s.removeAt(id, inOld, pos)
+					s.stats.Expired++
+					id, sl = 0, nil
+				}
+			}
+		}
+		if attempt == 0 && o.Get && sl != nil {
+			old = s.appendValue(dst, sl)
+		}
+		if (o.NX && sl != nil) || (o.XX && sl == nil) {
+			return old, sl != nil, false, nil
+		}
+		exp := o.ExpireAt
+		if exp == 0 && o.KeepTTL && sl != nil {
+			exp = s.expiryOf(sl)
+		}
+		if exp != 0 {
+			if now == 0 {
+				now = s.o.Clock.NowMillis()
+			}
+			if exp <= now {
+				if sl != nil {
+					s.removeAt(id, inOld, pos)
+				}
+				return old, sl != nil, true, nil
+			}
+		}
+		if grow := s.growth(sl, len(key), ev.len(), exp != 0); grow > 0 && s.o.MaxMemory > 0 && s.used()+grow > s.o.MaxMemory {
+			if err := s.makeRoom(grow, id); err != nil {
+				return old, sl != nil, false, err
+			}
+			continue // eviction may have moved index entries: look again
+		}
+		if sl != nil {
+			if err := s.rewrite(id, sl, &ev, exp); err != nil {
+				return old, true, false, err
+			}
+			s.touch(sl)
+			return old, true, true, nil
+		}
+		if err := s.insert(key, h, &ev, exp); err != nil {
+			return old, false, false, err
+		}
+		return old, false, true, nil
 	}
-	if (o.NX && ok) || (o.XX && !ok) {
-		return old, ok, false, nil
+}
+
+// growth is the memory a write adds: the change in block size for an existing key,
+// or slot + block + index share for a new one.
+func (s *Store) growth(sl *slot, keyLen, encLen int, ttl bool) int64 {
+	nb := int64(arena.BlockSize(blockLen(keyLen, encLen, ttl)))
+	if sl == nil {
+		return nb + slotSize + 16 // two 8-byte index buckets at the maximum load
 	}
-	exp := o.ExpireAt
-	if exp == 0 && o.KeepTTL && ok {
-		exp = e.expireAt
+	return nb - int64(arena.BlockSize(sl.blockLen()))
+}
+
+// used is the memory counted against MaxMemory.
+func (s *Store) used() int64 {
+	return int64(len(s.ix.t)+len(s.ix.old))*8 + s.liveSlots*slotSize + s.ar.LiveBytes()
+}
+
+// writeValue stores ev's inline part in sl and its tail at the end of block b.
+func writeValue(sl *slot, b []byte, ev *encoded) {
+	n := ev.len()
+	sl.inl = [inlineLen]byte{ev.tag}
+	k := copy(sl.inl[1:], ev.body)
+	if n > inlineLen {
+		copy(b[len(b)-(n-inlineLen):], ev.body[k:])
 	}
-	if exp != 0 && exp <= s.now() {
-		delete(s.m, string(key))
-		return old, ok, true, nil
+	sl.meta = sl.meta&^encMask | uint32(n)
+}
+
+// rewrite replaces the value and expiry of an existing key, in place when the new
+// block has the old block's size class.
+func (s *Store) rewrite(id uint32, sl *slot, ev *encoded, exp int64) error {
+	oldTTL := sl.hasTTL()
+	newTTL := exp != 0
+	nl := blockLen(int(sl.keyLen), ev.len(), newTTL)
+	if c := s.ar.Cap(sl.ref); arena.BlockSize(nl) == c {
+		full := s.ar.Bytes(sl.ref, c)
+		b := full[:nl]
+		if oldTTL != newTTL {
+			from, to := idLen, idLen+expLen
+			if oldTTL {
+				from, to = to, from
+			}
+			copy(full[to:to+int(sl.keyLen)], full[from:from+int(sl.keyLen)])
+		}
+		s.setTTL(sl, b, exp)
+		writeValue(sl, b, ev)
+		return nil
 	}
-	s.m[string(key)] = entry{val: append([]byte(nil), val...), expireAt: exp}
-	return old, ok, true, nil
+	r, err := s.ar.Alloc(nl)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrOOM, err)
+	}
+	b := s.ar.Bytes(r, nl)
+	binary.LittleEndian.PutUint32(b, id)
+	oldKey := s.keyOf(sl)
+	newOff := idLen
+	if newTTL {
+		newOff += expLen
+	}
+	copy(b[newOff:], oldKey)
+	s.ar.Free(sl.ref)
+	sl.ref = r
+	s.setTTL(sl, b, exp)
+	writeValue(sl, b, ev)
+	return nil
+}
+
+// setTTL records exp (0 = none) in sl and block b, whose key is already in place for
+// the new layout.
+func (s *Store) setTTL(sl *slot, b []byte, exp int64) {
+	if exp != 0 {
+		if !sl.hasTTL() {
+			s.ttlKeys++
+		}
+		sl.meta |= ttlBit
+		binary.LittleEndian.PutUint64(b[idLen:], uint64(exp))
+		return
+	}
+	if sl.hasTTL() {
+		s.ttlKeys--
+	}
+	sl.meta &^= ttlBit
+}
+
+// insert adds a key known to be absent.
+func (s *Store) insert(key []byte, h uint64, ev *encoded, exp int64) error {
+	if s.ix.needsGrow() {
+		if err := s.ix.grow(); err != nil {
+			return err
+		}
+	}
+	nl := blockLen(len(key), ev.len(), exp != 0)
+	r, err := s.ar.Alloc(nl)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrOOM, err)
+	}
+	id, err := s.newSlot()
+	if err != nil {
+		s.ar.Free(r)
+		return err
+	}
+	sl := s.slot(id)
+	*sl = slot{ref: r, keyLen: uint16(len(key)), meta: clockMax << clockShift}
+	b := s.ar.Bytes(r, nl)
+	binary.LittleEndian.PutUint32(b, id)
+	off := idLen
+	if exp != 0 {
+		off += expLen
+	}
+	copy(b[off:], key)
+	s.setTTL(sl, b, exp)
+	writeValue(sl, b, ev)
+	s.ix.insert(uint64(tagOf(h))<<32 | uint64(id))
+	s.liveSlots++
+	return nil
+}
+
+func (s *Store) newSlot() (uint32, error) {
+	if id := s.freeSlot; id != 0 {
+		s.freeSlot = uint32(s.slot(id).ref)
+		return id, nil
+	}
+	id := s.nextSlot
+	if id == 0 { // wrapped: 2^32 slots
+		return 0, fmt.Errorf("%w: too many keys", ErrOOM)
+	}
+	if int(id>>slotPageBits) == len(s.slots) {
+		s.slots = append(s.slots, make([]slot, slotPageLen))
+	}
+	s.nextSlot++
+	return id, nil
+}
+
+// removeAt deletes the key in slot id whose index entry is at pos (in the old table
+// when inOld).
+func (s *Store) removeAt(id uint32, inOld bool, pos uint64) {
+	if inOld {
+		deleteAt(s.ix.old, s.ix.oldShift, pos)
+		s.ix.oldN--
+	} else {
+		deleteAt(s.ix.t, s.ix.shift, pos)
+		s.ix.n--
+	}
+	sl := s.slot(id)
+	if sl.hasTTL() {
+		s.ttlKeys--
+	}
+	s.ar.Free(sl.ref)
+	*sl = slot{ref: arena.Ref(s.freeSlot)}
+	s.freeSlot = id
+	s.liveSlots--
+}
+
+// removeID deletes the key in slot id, finding its index entry by its key.
+func (s *Store) removeID(id uint32) {
+	key := s.keyOf(s.slot(id))
+	h := s.hash(key)
+	fid, inOld, pos := s.find(key, h)
+	if fid != id {
+		panic(fmt.Sprintf("store: slot %d not found in the index (found %d)", id, fid))
+	}
+	s.removeAt(id, inOld, pos)
 }
 
 // Del removes key and reports whether it existed.
 func (s *Store) Del(key []byte) bool {
-	_, ok := s.lookup(key)
-	if ok {
-		delete(s.m, string(key))
+	s.step()
+	id, inOld, pos := s.find(key, s.hash(key))
+	if id == 0 {
+		return false
 	}
-	return ok
+	sl := s.slot(id)
+	live := !sl.hasTTL() || s.expiryOf(sl) > s.o.Clock.NowMillis()
+	s.removeAt(id, inOld, pos)
+	if !live {
+		s.stats.Expired++
+	}
+	return live
 }
 
 // Exists reports whether key exists.
 func (s *Store) Exists(key []byte) bool {
-	_, ok := s.lookup(key)
-	return ok
+	_, sl := s.lookup(key)
+	return sl != nil
 }
 
-// ExpireAt sets key's expiry to unixMillis (a time not after now deletes the key) and
-// reports whether the key existed.
+// ExpireAt sets key's expiry to unixMillis and reports whether the key existed. A
+// time not after now deletes the key (and still reports true), as Redis does.
 func (s *Store) ExpireAt(key []byte, unixMillis int64) bool {
-	e, ok := s.lookup(key)
-	if !ok {
+	id, sl := s.lookup(key)
+	if sl == nil {
 		return false
 	}
-	if unixMillis <= s.now() {
-		delete(s.m, string(key))
+	if unixMillis <= s.o.Clock.NowMillis() {
+		s.removeID(id)
 		return true
 	}
-	e.expireAt = unixMillis
-	s.m[string(key)] = e
+	if err := s.retime(id, sl, unixMillis); err != nil {
+		// The block had to grow and the arena is out of address space: the key keeps
+		// its old expiry. Only reachable with tens of GiB stored.
+		return true
+	}
 	return true
+}
+
+// retime changes the expiry of a live key, keeping its value.
+func (s *Store) retime(id uint32, sl *slot, exp int64) error {
+	var ev encoded
+	ev.tag = sl.inl[0]
+	n := sl.encLen()
+	var buf [inlineLen - 1]byte
+	k := copy(buf[:], sl.inl[1:min(n, inlineLen)])
+	if n <= inlineLen {
+		ev.body = buf[:k]
+		return s.rewrite(id, sl, &ev, exp)
+	}
+	// The tail moves inside the block (or to a new one): copy it out first. Values
+	// with a tail are re-timed through the scratch buffer.
+	s.scratch = append(append(s.scratch[:0], buf[:k]...), s.tail(sl)...)
+	ev.body = s.scratch
+	return s.rewrite(id, sl, &ev, exp)
 }
 
 // Persist removes key's expiry and reports whether there was one to remove.
 func (s *Store) Persist(key []byte) bool {
-	e, ok := s.lookup(key)
-	if !ok || e.expireAt == 0 {
+	id, sl := s.lookup(key)
+	if sl == nil || !sl.hasTTL() {
 		return false
 	}
-	e.expireAt = 0
-	s.m[string(key)] = e
+	_ = s.retime(id, sl, 0) // shrinking never needs a new block of a larger class
 	return true
 }
 
 // PTTL returns the milliseconds key has left: -2 when the key does not exist, -1 when
 // it has no expiry.
 func (s *Store) PTTL(key []byte) int64 {
-	e, ok := s.lookup(key)
-	if !ok {
+	_, sl := s.lookup(key)
+	if sl == nil {
 		return -2
 	}
-	if e.expireAt == 0 {
+	if !sl.hasTTL() {
 		return -1
 	}
-	return e.expireAt - s.now()
+	return s.expiryOf(sl) - s.o.Clock.NowMillis()
+}
+
+// ExpireTime returns key's absolute expiry in Unix milliseconds: -2 when the key does
+// not exist, -1 when it has no expiry.
+func (s *Store) ExpireTime(key []byte) int64 {
+	_, sl := s.lookup(key)
+	if sl == nil {
+		return -2
+	}
+	if !sl.hasTTL() {
+		return -1
+	}
+	return s.expiryOf(sl)
 }
 
 // IncrBy adds delta to the integer stored at key (a missing key counts as 0), keeps its
 // expiry and returns the new value.
 func (s *Store) IncrBy(key []byte, delta int64) (int64, error) {
-	if len(key) > s.o.MaxKeyLen {
-		return 0, fmt.Errorf("%w: %d bytes, limit %d", ErrKeyTooLong, len(key), s.o.MaxKeyLen)
+	if err := s.checkKey(key); err != nil {
+		return 0, err
 	}
-	e, ok := s.lookup(key)
-	var n int64
-	if ok {
-		v, err := strconv.ParseInt(string(e.val), 10, 64)
-		if err != nil {
-			return 0, ErrNotInteger
+	s.step()
+	for {
+		h := s.hash(key)
+		id, inOld, pos := s.find(key, h)
+		var sl *slot
+		if id != 0 {
+			sl = s.slot(id)
+			if sl.hasTTL() && s.expiryOf(sl) <= s.o.Clock.NowMillis() {
+				s.removeAt(id, inOld, pos)
+				s.stats.Expired++
+				id, sl = 0, nil
+			}
 		}
-		n = v
+		var cur int64
+		if sl != nil {
+			var ok bool
+			if cur, ok = s.intValue(sl); !ok {
+				return 0, ErrNotInteger
+			}
+		}
+		if (delta > 0 && cur > maxInt64-delta) || (delta < 0 && cur < minInt64-delta) {
+			return 0, ErrOverflow
+		}
+		var ev encoded
+		ev.setInt(cur + delta)
+		exp := int64(0)
+		if sl != nil {
+			exp = s.expiryOf(sl)
+		}
+		if grow := s.growth(sl, len(key), ev.len(), exp != 0); grow > 0 && s.o.MaxMemory > 0 && s.used()+grow > s.o.MaxMemory {
+			if err := s.makeRoom(grow, id); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		if sl != nil {
+			if err := s.rewrite(id, sl, &ev, exp); err != nil {
+				return 0, err
+			}
+			s.touch(sl)
+		} else if err := s.insert(key, h, &ev, 0); err != nil {
+			return 0, err
+		}
+		return cur + delta, nil
 	}
-	if (delta > 0 && n > (1<<63-1)-delta) || (delta < 0 && n < (-1<<63)-delta) {
-		return 0, ErrOverflow
-	}
-	n += delta
-	e.val = strconv.AppendInt(nil, n, 10)
-	s.m[string(key)] = e
-	return n, nil
 }
 
-// Len returns the number of keys (keys whose TTL passed but which have not been
-// reclaimed yet included, as Redis' DBSIZE does).
-func (s *Store) Len() int { return len(s.m) }
+const (
+	maxInt64 = 1<<63 - 1
+	minInt64 = -1 << 63
+)
 
-// Flush removes every key.
-func (s *Store) Flush() { s.m = make(map[string]entry) }
+// intValue returns the integer a value holds, if it is one.
+func (s *Store) intValue(sl *slot) (int64, bool) {
+	n := sl.encLen()
+	if sl.inl[0] == tagInt {
+		var b [8]byte
+		copy(b[:], sl.inl[1:min(n, inlineLen)])
+		if n > inlineLen {
+			copy(b[inlineLen-1:], s.tail(sl))
+		}
+		return decodeInt(b[:n-1]), true
+	}
+	if n-1 > 20 {
+		return 0, false
+	}
+	var b [20]byte
+	return parseCanonicalInt(s.appendValue(b[:0], sl))
+}
 
-// Tick does up to budget units of background work: active expiry, incremental index
-// migration and arena compaction. It returns the work done (0 when idle).
-func (s *Store) Tick(budget int) int { return 0 }
+// Append appends val to key's value (creating the key when absent), keeps its expiry,
+// and returns the new length.
+func (s *Store) Append(key, val []byte) (int, error) {
+	if err := s.checkKey(key); err != nil {
+		return 0, err
+	}
+	cur, found := s.Get(s.scratch[:0], key)
+	if len(cur)+len(val) > s.o.MaxValueLen {
+		return 0, fmt.Errorf("%w: %d bytes, limit %d", ErrValueTooLong, len(cur)+len(val), s.o.MaxValueLen)
+	}
+	cur = append(cur, val...)
+	s.scratch = cur[:0]
+	_, _, _, err := s.Set(nil, key, cur, SetOptions{KeepTTL: found})
+	if err != nil {
+		return 0, err
+	}
+	return len(cur), nil
+}
+
+// Len returns the number of keys, counting keys whose TTL passed but which have not
+// been reclaimed yet (as Redis' DBSIZE does).
+func (s *Store) Len() int { return int(s.liveSlots) }
+
+// Flush removes every key. Its memory is handed back to the Go runtime at once.
+func (s *Store) Flush() { s.reset() }
+
+// Scan calls fn with up to count live keys, starting at cursor (0 to begin), and
+// returns the cursor to continue from (0 when the scan is complete). A key present
+// for the whole scan is reported exactly once; fn must not modify the store and must
+// not keep the key slice.
+func (s *Store) Scan(cursor uint64, count int, fn func(key []byte)) uint64 {
+	if cursor == 0 {
+		cursor = 1
+	}
+	now := s.o.Clock.NowMillis()
+	id := uint32(cursor)
+	if cursor >= uint64(s.nextSlot) {
+		return 0
+	}
+	for visited := 0; id < s.nextSlot && visited < count*4+16; id++ {
+		visited++
+		sl := s.slot(id)
+		if !sl.used() || (sl.hasTTL() && s.expiryOf(sl) <= now) {
+			continue
+		}
+		fn(s.keyOf(sl))
+		if count--; count == 0 {
+			id++
+			break
+		}
+	}
+	if id >= s.nextSlot {
+		return 0
+	}
+	return uint64(id)
+}
+
+// relocate patches the slot whose block the arena moved.
+func (s *Store) relocate(old, nw arena.Ref) {
+	id := binary.LittleEndian.Uint32(s.ar.Bytes(nw, idLen))
+	sl := s.slot(id)
+	if sl.ref != old {
+		panic(fmt.Sprintf("store: arena moved block %#x owned by slot %d, which holds %#x", old, id, sl.ref))
+	}
+	sl.ref = nw
+}
+
+// Per-operation background work: each write migrates this many index buckets while a
+// resize runs (a resize needs at least 4/3 per insert to finish in time).
+const stepMigrate = 64
+
+func (s *Store) step() {
+	if s.ix.old != nil {
+		s.ix.migrate(stepMigrate)
+	}
+}
+
+// Tick does up to about budget units of background work (one unit: one index bucket
+// migrated or one slot examined; an arena move costs 8) and returns the units used:
+// finishing an index resize, active expiry, and arena compaction. Call it from the
+// loop when idle or every few hundred operations; 0 means nothing was left to do.
+func (s *Store) Tick(budget int) int {
+	work := 0
+	if s.ix.old != nil {
+		work += s.ix.migrate(budget / 2)
+	}
+	if s.ttlKeys > 0 && work < budget {
+		work += s.expireSweep(max((budget-work)/2, 1))
+	}
+	if work < budget {
+		work += 8 * s.ar.Compact(max((budget-work)/8, 1), s.relo)
+	}
+	return work
+}
+
+// expireSweep examines up to n slots from the expiry cursor and deletes the expired.
+func (s *Store) expireSweep(n int) int {
+	now := s.o.Clock.NowMillis()
+	work := 0
+	for ; work < n; work++ {
+		if s.expireCursor >= s.nextSlot {
+			s.expireCursor = 1
+			if s.nextSlot == 1 {
+				break
+			}
+		}
+		id := s.expireCursor
+		s.expireCursor++
+		sl := s.slot(id)
+		if sl.used() && sl.hasTTL() && s.expiryOf(sl) <= now {
+			s.removeID(id)
+			s.stats.Expired++
+		}
+	}
+	return work
+}
+
+// Eviction sampling bounds.
+const evictScan = 64
+
+// makeRoom evicts keys until grow more bytes fit under MaxMemory, never evicting slot
+// keep. It fails with ErrOOM when the policy forbids or cannot find a victim.
+func (s *Store) makeRoom(grow int64, keep uint32) error {
+	for s.used()+grow > s.o.MaxMemory {
+		var victim uint32
+		switch s.o.Eviction {
+		case AllKeysLRU:
+			victim = s.clockVictim(keep)
+		case VolatileTTL:
+			victim = s.ttlVictim(keep)
+		}
+		if victim == 0 {
+			s.stats.OOMRejects++
+			return fmt.Errorf("%w: used %d + %d bytes > maxmemory %d (policy %v)", ErrOOM, s.used(), grow, s.o.MaxMemory, s.o.Eviction)
+		}
+		s.removeID(victim)
+		s.stats.Evicted++
+	}
+	return nil
+}
+
+// advanceHand moves the eviction hand to the next slot id and returns it.
+func (s *Store) advanceHand() uint32 {
+	if s.evictHand >= s.nextSlot {
+		s.evictHand = 1
+	}
+	id := s.evictHand
+	s.evictHand++
+	return id
+}
+
+// clockVictim runs the CLOCK hand: keys touched since the hand last passed have their
+// counter lowered; the first key at 0 is the victim. After evictScan slots without one,
+// the least recently touched key seen is taken.
+func (s *Store) clockVictim(keep uint32) uint32 {
+	if s.liveSlots == 0 || (s.liveSlots == 1 && keep != 0) {
+		return 0
+	}
+	best, bestClock := uint32(0), uint32(clockMax+1)
+	for i := 0; i < evictScan || best == 0; i++ {
+		id := s.advanceHand()
+		sl := s.slot(id)
+		if !sl.used() || id == keep {
+			continue
+		}
+		c := sl.clock()
+		if c == 0 {
+			return id
+		}
+		sl.meta -= 1 << clockShift
+		if c-1 < bestClock {
+			best, bestClock = id, c-1
+		}
+		if i > 4*int(s.nextSlot) {
+			break
+		}
+	}
+	return best
+}
+
+// ttlVictim samples evictScan slots and returns the key with a TTL that expires
+// soonest, or 0 when the sample holds none.
+func (s *Store) ttlVictim(keep uint32) uint32 {
+	if s.ttlKeys == 0 {
+		return 0
+	}
+	best, bestExp := uint32(0), int64(maxInt64)
+	for i := 0; i < evictScan; i++ {
+		id := s.advanceHand()
+		sl := s.slot(id)
+		if !sl.used() || !sl.hasTTL() || id == keep {
+			continue
+		}
+		if e := s.expiryOf(sl); e < bestExp {
+			best, bestExp = id, e
+		}
+	}
+	return best
+}
 
 // Stats overwrites *st with the store's counters.
 func (s *Store) Stats(st *Stats) {
 	*st = s.stats
-	st.Keys = int64(len(s.m))
+	st.Keys = s.liveSlots
+	st.KeysWithTTL = s.ttlKeys
+	st.UsedMemory = s.used()
 	st.MaxMemory = s.o.MaxMemory
+	st.IndexBuckets = int64(len(s.ix.t) + len(s.ix.old))
+	st.IndexResizing = s.ix.old != nil
+	st.SlotBytes = int64(len(s.slots)) * slotPageLen * slotSize
+	var as arena.Stats
+	s.ar.Stats(&as)
+	st.ArenaSize, st.ArenaLive, st.ArenaDead, st.ArenaFree = as.Size, as.Live, as.Dead, as.Free
+	st.ArenaMoves, st.ArenaPagesFreed = as.Moves, as.PagesReleased
 }

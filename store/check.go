@@ -1,0 +1,102 @@
+package store
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Check verifies the store's invariants and returns the first violation: the arena's
+// own (live + dead + free = size, page bookkeeping); every index entry names a used
+// slot whose key hashes to the entry's tag and is found by a lookup; every used slot
+// is named by exactly one entry; every slot's block is a live arena block of exactly
+// the size class its key, value tail and expiry need, and starts with the slot's id;
+// the migrated part of an old index table is empty; counters agree. It walks the whole
+// store and is meant for tests.
+func (s *Store) Check() error {
+	if err := s.ar.Check(); err != nil {
+		return err
+	}
+	seen := make(map[uint32]bool, s.liveSlots)
+	var ttl int64
+	checkTable := func(name string, t []uint64, shift uint8, n int) error {
+		count := 0
+		for pos, e := range t {
+			if e == 0 {
+				continue
+			}
+			count++
+			id := uint32(e)
+			if id == 0 || id >= s.nextSlot {
+				return fmt.Errorf("store: %s index bucket %d: slot id %d out of range", name, pos, id)
+			}
+			if seen[id] {
+				return fmt.Errorf("store: slot %d named twice in the index", id)
+			}
+			seen[id] = true
+			sl := s.slot(id)
+			if !sl.used() {
+				return fmt.Errorf("store: %s index bucket %d names free slot %d", name, pos, id)
+			}
+			if err := s.ar.Live(sl.ref, sl.blockLen()); err != nil {
+				return fmt.Errorf("store: slot %d (key %d bytes, value %d encoded bytes, ttl %v): %w", id, sl.keyLen, sl.encLen(), sl.hasTTL(), err)
+			}
+			if got := binary.LittleEndian.Uint32(s.ar.Bytes(sl.ref, idLen)); got != id {
+				return fmt.Errorf("store: slot %d's block names slot %d", id, got)
+			}
+			key := s.keyOf(sl)
+			h := s.hash(key)
+			if tagOf(h) != uint32(e>>32) {
+				return fmt.Errorf("store: slot %d: index tag %#x, key hashes to %#x", id, uint32(e>>32), tagOf(h))
+			}
+			if fid, _, _ := s.find(key, h); fid != id {
+				return fmt.Errorf("store: key of slot %d is not found by a lookup (found %d)", id, fid)
+			}
+			if tag := sl.inl[0]; tag != tagRaw && tag != tagInt {
+				return fmt.Errorf("store: slot %d: unknown value tag %d", id, tag)
+			}
+			if sl.inl[0] == tagInt && (sl.encLen() < 2 || sl.encLen() > 9) {
+				return fmt.Errorf("store: slot %d: integer with %d encoded bytes", id, sl.encLen())
+			}
+			if sl.hasTTL() {
+				ttl++
+			}
+		}
+		if count != n {
+			return fmt.Errorf("store: %s index holds %d entries, count says %d", name, count, n)
+		}
+		return nil
+	}
+	if err := checkTable("current", s.ix.t, s.ix.shift, s.ix.n); err != nil {
+		return err
+	}
+	if s.ix.old != nil {
+		if err := checkTable("old", s.ix.old, s.ix.oldShift, s.ix.oldN); err != nil {
+			return err
+		}
+		// Buckets already examined by migration are empty.
+		mask := uint64(len(s.ix.old) - 1)
+		done := uint64(len(s.ix.old)) - s.ix.mleft
+		for i, p := uint64(0), (s.ix.mpos-done)&mask; i < done; i, p = i+1, (p+1)&mask {
+			if s.ix.old[p] != 0 {
+				return fmt.Errorf("store: migrated old bucket %d is not empty", p)
+			}
+		}
+	}
+	if int64(len(seen)) != s.liveSlots || ttl != s.ttlKeys {
+		return fmt.Errorf("store: index names %d slots (%d with TTL), counters say %d (%d)", len(seen), ttl, s.liveSlots, s.ttlKeys)
+	}
+	var free int64
+	for id := s.freeSlot; id != 0; id = uint32(s.slot(id).ref) {
+		if s.slot(id).used() || seen[id] || free > int64(s.nextSlot) {
+			return fmt.Errorf("store: free slot list is corrupt at %d", id)
+		}
+		free++
+	}
+	if free+s.liveSlots != int64(s.nextSlot)-1 {
+		return fmt.Errorf("store: %d free + %d used slots != %d handed out", free, s.liveSlots, s.nextSlot-1)
+	}
+	if (s.ix.n+s.ix.oldN)*4 > len(s.ix.t)*3+4 {
+		return fmt.Errorf("store: index load %d/%d above 3/4", s.ix.n+s.ix.oldN, len(s.ix.t))
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package store
+
+import "fmt"
+
+// index maps hash tags to slot ids: open addressing with linear probing over uint64
+// entries (tag<<32 | slot id; 0 is empty). An entry's home bucket is the top bits of
+// its tag, so entries sit in tag order and a table can be migrated into one twice its
+// size front to back with sequential reads and writes. Deletion shifts later entries
+// of the run back (no tombstones).
+//
+// Growing allocates the new table and leaves the old one in place; every write and
+// every Tick migrates a bounded number of old buckets, whole runs at a time (a run
+// is never left half-moved, so lookups in the old table stay correct). While both
+// tables exist, lookups try the new table and then the old; inserts go to the new.
+type index struct {
+	t     []uint64
+	shift uint8 // 32 - log2(len(t))
+	n     int
+
+	old         []uint64
+	oldShift    uint8
+	oldN        int
+	mpos, mleft uint64 // next old bucket to migrate, buckets left to examine
+}
+
+const (
+	minIndexLog = 4
+	maxIndexLog = 32
+)
+
+func tagOf(h uint64) uint32 {
+	t := uint32(h >> 32)
+	if t == 0 {
+		t = 1
+	}
+	return t
+}
+
+func (ix *index) init(capacity int) {
+	log := minIndexLog
+	for log < maxIndexLog && capacity > (1<<log)*3/4 {
+		log++
+	}
+	*ix = index{t: make([]uint64, 1<<log), shift: uint8(32 - log)}
+}
+
+// needsGrow reports whether one more insert would pass the 3/4 load.
+func (ix *index) needsGrow() bool { return (ix.n+ix.oldN+1)*4 > len(ix.t)*3 }
+
+func (ix *index) grow() error {
+	if ix.old != nil {
+		ix.migrate(len(ix.old) * 2) // cannot happen at the migration rate; finish anyway
+	}
+	if ix.shift == 0 {
+		return fmt.Errorf("%w: index is at its maximum size", ErrOOM)
+	}
+	ix.old, ix.oldShift, ix.oldN = ix.t, ix.shift, ix.n
+	ix.shift--
+	ix.t = make([]uint64, 2*len(ix.old))
+	ix.n = 0
+	// Start just after an empty bucket, so migration begins at the start of a run.
+	mask := uint64(len(ix.old) - 1)
+	var e uint64
+	for ix.old[e] != 0 {
+		e++
+	}
+	ix.mpos = (e + 1) & mask
+	ix.mleft = uint64(len(ix.old))
+	return nil
+}
+
+// migrate moves old buckets into the new table: at least budget buckets examined
+// (fewer when done), always stopping at the end of a run. It returns the buckets
+// examined.
+func (ix *index) migrate(budget int) int {
+	mask := uint64(len(ix.old) - 1)
+	work := 0
+	for ix.mleft > 0 {
+		e := ix.old[ix.mpos]
+		if e == 0 {
+			if work >= budget {
+				break
+			}
+		} else {
+			insertEntry(ix.t, ix.shift, e)
+			ix.old[ix.mpos] = 0
+			ix.oldN--
+			ix.n++
+		}
+		ix.mpos = (ix.mpos + 1) & mask
+		ix.mleft--
+		work++
+	}
+	if ix.mleft == 0 {
+		if ix.oldN != 0 {
+			panic(fmt.Sprintf("store: index migration finished with %d entries left behind", ix.oldN))
+		}
+		ix.old = nil
+	}
+	return work
+}
+
+func (ix *index) insert(e uint64) {
+	insertEntry(ix.t, ix.shift, e)
+	ix.n++
+}
+
+func insertEntry(t []uint64, shift uint8, e uint64) {
+	mask := uint64(len(t) - 1)
+	pos := uint64(uint32(e>>32) >> shift)
+	for t[pos] != 0 {
+		pos = (pos + 1) & mask
+	}
+	t[pos] = e
+}
+
+// deleteAt empties bucket pos and shifts back the entries of its run that may move.
+func deleteAt(t []uint64, shift uint8, pos uint64) {
+	mask := uint64(len(t) - 1)
+	i := pos
+	for j := (pos + 1) & mask; ; j = (j + 1) & mask {
+		e := t[j]
+		if e == 0 {
+			break
+		}
+		h := uint64(uint32(e>>32) >> shift)
+		// The entry at j may fill the hole at i unless its home lies cyclically in (i, j].
+		if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
+			t[i] = e
+			i = j
+		}
+	}
+	t[i] = 0
+}

@@ -1,0 +1,137 @@
+package server
+
+import (
+	"fmt"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// IdleStrategy decides what the loop thread does after a duty cycle, given
+// how much work the cycle did. It is called from the loop goroutine only.
+type IdleStrategy interface {
+	// Idle is called once per duty cycle. work > 0 means the cycle did
+	// something (and the strategy resets); work == 0 asks it to spin, yield
+	// or park. It returns the phase it chose.
+	Idle(work int) Phase
+}
+
+// Phase is what an IdleStrategy did with an idle cycle.
+type Phase uint8
+
+// The phases, in the order a backoff goes through them.
+const (
+	Busy   Phase = iota // the cycle did work: go again at once
+	Spun                // idle, polled again at once
+	Yielded             // idle, gave the CPU to another thread (sched_yield)
+	Parked              // idle, blocked for a bounded wait
+)
+
+// Parker blocks the loop thread for up to d, returning early when a
+// transport that can signal readiness has work. The loop provides it.
+type Parker func(d time.Duration)
+
+// Names of the idle strategies, as --idle spells them.
+const (
+	IdleSpin    = "spin"
+	IdleYield   = "yield"
+	IdleBackoff = "backoff"
+)
+
+// DefaultIdle is the strategy a zero Options uses: backoff, so an idle
+// server sleeps instead of burning a core.
+const DefaultIdle = IdleBackoff
+
+// Backoff tuning defaults.
+const (
+	DefaultSpinCycles  = 2000
+	DefaultYieldCycles = 200
+	DefaultMinPark     = time.Millisecond
+	DefaultMaxPark     = time.Millisecond
+)
+
+// Spin never gives the CPU up: the loop polls continuously, for the lowest
+// latency at the cost of one whole core, busy or not.
+type Spin struct{}
+
+// Idle implements IdleStrategy.
+func (Spin) Idle(work int) Phase {
+	if work > 0 {
+		return Busy
+	}
+	return Spun
+}
+
+// Yield calls sched_yield on every idle cycle: the core stays nearly
+// as busy as with Spin, but other runnable threads get it first.
+type Yield struct{}
+
+// Idle implements IdleStrategy.
+func (Yield) Idle(work int) Phase {
+	if work > 0 {
+		return Busy
+	}
+	schedYield()
+	return Yielded
+}
+
+// Backoff spins for SpinCycles idle cycles, then yields for YieldCycles,
+// then parks, starting at MinPark and doubling up to MaxPark. Any cycle
+// with work starts over.
+type Backoff struct {
+	SpinCycles  int
+	YieldCycles int
+	MinPark     time.Duration
+	MaxPark     time.Duration
+	// Park blocks for a bounded wait; nil sleeps.
+	Park Parker
+
+	idle int
+	park time.Duration
+}
+
+// Idle implements IdleStrategy.
+func (b *Backoff) Idle(work int) Phase {
+	if work > 0 {
+		b.idle = 0
+		b.park = 0
+		return Busy
+	}
+	b.idle++
+	switch {
+	case b.idle <= b.SpinCycles:
+		return Spun
+	case b.idle <= b.SpinCycles+b.YieldCycles:
+		schedYield()
+		return Yielded
+	}
+	if b.park == 0 {
+		b.park = b.MinPark
+	} else if b.park < b.MaxPark {
+		b.park = min(2*b.park, b.MaxPark)
+	}
+	if b.Park != nil {
+		b.Park(b.park)
+	} else {
+		time.Sleep(b.park)
+	}
+	return Parked
+}
+
+// NewIdleStrategy returns the strategy named name ("" means DefaultIdle)
+// with the given park function for backoff.
+func NewIdleStrategy(name string, o *Options, park Parker) (IdleStrategy, error) {
+	switch name {
+	case IdleSpin:
+		return Spin{}, nil
+	case IdleYield:
+		return Yield{}, nil
+	case IdleBackoff, "":
+		return &Backoff{SpinCycles: o.SpinCycles, YieldCycles: o.YieldCycles, MinPark: o.MinPark, MaxPark: o.MaxPark, Park: park}, nil
+	}
+	return nil, fmt.Errorf("%w: idle strategy %q (want spin, yield or backoff)", ErrOptions, name)
+}
+
+// schedYield gives the rest of the thread's time slice away. It does not
+// block, so it is a raw system call.
+func schedYield() { unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }

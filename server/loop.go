@@ -1,0 +1,221 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/goblin-kv/goblin/transport"
+)
+
+// Waitable is implemented by transports whose readiness the kernel can
+// report (the socket transports). The loop parks on their descriptors
+// instead of sleeping blind, and asks them to check their sockets whenever
+// it is otherwise idle, so the check costs nothing while other transports
+// are busy.
+type Waitable interface {
+	// WaitFD is a descriptor (an epoll instance) that polls readable when
+	// the transport has work.
+	WaitFD() int
+	// CheckNow makes the next Poll look at the sockets.
+	CheckNow()
+}
+
+// LoopStats are the loop's own counters. The loop goroutine owns them.
+type LoopStats struct {
+	Iterations int64 // duty cycles run
+	Busy       int64 // cycles that did work
+	IdleNanos  int64 // time spent in cycles that did no work, parks included
+	Parks      int64 // bounded waits taken by the backoff strategy
+	TickWork   int64 // store maintenance steps done
+}
+
+// LoopConfig describes a Loop. Transports are required.
+type LoopConfig struct {
+	Transports []transport.Server
+	// Idle names the idle strategy (see NewIdleStrategy); Options gives
+	// the backoff tuning.
+	Idle    string
+	Options *Options
+	// CPUs, when set, pins the loop thread to these CPUs.
+	CPUs []int
+	// Tick runs bounded store maintenance once per cycle (nil: none); it
+	// returns the work it did.
+	Tick func(budget int) int
+	// TickBudget bounds one Tick call.
+	TickBudget int
+	// Publish copies the loop-owned counters somewhere the metrics
+	// collector can read; the loop calls it every PublishEvery and when
+	// it is about to park. nil publishes nothing.
+	Publish      func(st *LoopStats)
+	PublishEvery time.Duration
+}
+
+// Loop is the store loop: one goroutine locked to its OS thread that polls
+// every transport, runs store maintenance, publishes metrics and idles.
+type Loop struct {
+	cfg         LoopConfig
+	idle        IdleStrategy
+	waitables   []Waitable
+	parkFD      int
+	parkEv      []unix.EpollEvent
+	stats       LoopStats
+	start       time.Time
+	prev        int64
+	prevIdle    bool
+	lastPublish int64
+	stop        atomic.Bool
+	done        chan struct{}
+	err         error
+}
+
+// ErrStopped is returned by Run when the loop was already stopped.
+var ErrStopped = errors.New("server: loop stopped")
+
+// NewLoop prepares a loop; Run runs it.
+func NewLoop(cfg LoopConfig) (*Loop, error) {
+	if cfg.Options == nil {
+		cfg.Options = &Options{}
+	}
+	cfg.Options.EnsureDefaults()
+	if cfg.TickBudget <= 0 {
+		cfg.TickBudget = cfg.Options.TickBudget
+	}
+	if cfg.PublishEvery <= 0 {
+		cfg.PublishEvery = cfg.Options.MetricsInterval
+	}
+	l := &Loop{cfg: cfg, parkFD: -1, done: make(chan struct{})}
+	for _, t := range cfg.Transports {
+		if w, ok := t.(Waitable); ok {
+			l.waitables = append(l.waitables, w)
+		}
+	}
+	if len(l.waitables) > 0 {
+		fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+		if err != nil {
+			return nil, fmt.Errorf("server: epoll_create: %w", err)
+		}
+		l.parkFD = fd
+		l.parkEv = make([]unix.EpollEvent, 1)
+		for _, w := range l.waitables {
+			// Nested epoll: the loop's park descriptor polls readable
+			// when any transport's epoll instance does.
+			if err := unix.EpollCtl(fd, unix.EPOLL_CTL_ADD, w.WaitFD(), &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(w.WaitFD())}); err != nil {
+				unix.Close(fd)
+				return nil, fmt.Errorf("server: epoll_ctl: %w", err)
+			}
+		}
+	}
+	idle, err := NewIdleStrategy(cfg.Idle, cfg.Options, l.park)
+	if err != nil {
+		l.closeParkFD()
+		return nil, err
+	}
+	l.idle = idle
+	return l, nil
+}
+
+// park blocks for up to d, or until a socket transport has work.
+func (l *Loop) park(d time.Duration) {
+	l.stats.Parks++
+	if l.parkFD < 0 {
+		time.Sleep(d)
+		return
+	}
+	ms := int((d + time.Millisecond - 1) / time.Millisecond)
+	unix.EpollWait(l.parkFD, l.parkEv, ms)
+}
+
+// Stop asks the loop to finish its current cycle, close every transport
+// (which answers what was read and closes clients) and return. It does not
+// wait; Done is closed when Run has returned.
+func (l *Loop) Stop() { l.stop.Store(true) }
+
+// Done is closed when Run returns.
+func (l *Loop) Done() <-chan struct{} { return l.done }
+
+// Run runs the loop on the calling goroutine, locked to its OS thread,
+// until Stop. It then closes the transports and returns the first error
+// they gave.
+func (l *Loop) Run() error {
+	defer close(l.done)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if len(l.cfg.CPUs) > 0 {
+		var set unix.CPUSet
+		for _, c := range l.cfg.CPUs {
+			set.Set(c)
+		}
+		// pid 0 is the calling thread: the one this goroutine is locked to.
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			l.shutdown()
+			return fmt.Errorf("server: pinning the loop to CPUs %v: %w", l.cfg.CPUs, err)
+		}
+	}
+	l.start = time.Now()
+	for !l.stop.Load() {
+		l.cycle()
+	}
+	return l.shutdown()
+}
+
+// cycle runs one duty cycle.
+func (l *Loop) cycle() {
+	// Monotonic nanoseconds since the loop started: time.Since reads the
+	// vDSO clock and does not allocate.
+	now := int64(time.Since(l.start))
+	if l.prevIdle {
+		l.stats.IdleNanos += now - l.prev
+	}
+	l.prev = now
+	work := 0
+	for _, t := range l.cfg.Transports {
+		work += t.Poll(now)
+	}
+	if l.cfg.Tick != nil {
+		tw := l.cfg.Tick(l.cfg.TickBudget)
+		l.stats.TickWork += int64(tw)
+		work += tw
+	}
+	l.stats.Iterations++
+	if work > 0 {
+		l.stats.Busy++
+	}
+	l.prevIdle = work == 0
+	if l.cfg.Publish != nil && now-l.lastPublish >= int64(l.cfg.PublishEvery) {
+		l.lastPublish = now
+		l.cfg.Publish(&l.stats)
+	}
+	if l.idle.Idle(work) >= Yielded {
+		// The loop is idle: the sockets get checked on the next cycle
+		// whatever their CheckEvery says.
+		for _, w := range l.waitables {
+			w.CheckNow()
+		}
+	}
+}
+
+func (l *Loop) shutdown() error {
+	var first error
+	for _, t := range l.cfg.Transports {
+		if err := t.Close(); err != nil && first == nil {
+			first = fmt.Errorf("server: closing %s: %w", t.Name(), err)
+		}
+	}
+	if l.cfg.Publish != nil {
+		l.cfg.Publish(&l.stats)
+	}
+	l.closeParkFD()
+	return first
+}
+
+func (l *Loop) closeParkFD() {
+	if l.parkFD >= 0 {
+		unix.Close(l.parkFD)
+		l.parkFD = -1
+	}
+}

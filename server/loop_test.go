@@ -1,0 +1,270 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"golang.org/x/sys/unix"
+
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/transport"
+	"github.com/goblin-kv/goblin/transport/uds"
+)
+
+// echoHandler answers every "\n"-terminated line with "+line\r\n"; the
+// loop's tests need a handler, not the command engine.
+type echoHandler struct{}
+
+type echoSession struct{}
+
+func (echoHandler) Open(proto.Protocol) uds.Session { return echoSession{} }
+func (echoSession) Close()                          {}
+func (echoSession) Serve(in, out []byte) (int, []byte, bool) {
+	consumed := 0
+	for {
+		i := bytes.IndexByte(in[consumed:], '\n')
+		if i < 0 {
+			return consumed, out, false
+		}
+		out = append(out, '+')
+		out = append(out, in[consumed:consumed+i]...)
+		out = append(out, "\r\n"...)
+		consumed += i + 1
+	}
+}
+
+func listenEcho(t testing.TB, checkEvery int) *uds.Server {
+	s, err := uds.Listen(uds.Config{Network: "unix", Address: filepath.Join(t.TempDir(), "g.sock"), Handler: echoHandler{}, CheckEvery: checkEvery})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func runLoop(t *testing.T, cfg LoopConfig) *Loop {
+	t.Helper()
+	l, err := NewLoop(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- l.Run() }()
+	t.Cleanup(func() {
+		l.Stop()
+		if err := <-errc; err != nil {
+			t.Error(err)
+		}
+	})
+	return l
+}
+
+func echoOnce(t *testing.T, addr, msg string) {
+	t.Helper()
+	c, err := net.Dial("unix", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	fmt.Fprintf(c, "%s\n", msg)
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || line != "+"+msg+"\r\n" {
+		t.Fatalf("got %q, %v", line, err)
+	}
+}
+
+func TestLoopServesWithEveryIdleStrategy(t *testing.T) {
+	for _, idle := range []string{IdleSpin, IdleYield, IdleBackoff} {
+		t.Run(idle, func(t *testing.T) {
+			s := listenEcho(t, 0)
+			var published atomic.Int64
+			l := runLoop(t, LoopConfig{
+				Transports:   []transport.Server{s},
+				Idle:         idle,
+				Publish:      func(st *LoopStats) { published.Store(st.Iterations) },
+				PublishEvery: time.Millisecond,
+			})
+			for i := range 20 {
+				echoOnce(t, s.Addr(), fmt.Sprintf("%s-%d", idle, i))
+			}
+			waitUntil(t, "a publish", func() bool { return published.Load() > 0 })
+			l.Stop()
+			<-l.Done()
+			if _, err := net.Dial("unix", s.Addr()); err == nil {
+				t.Fatal("transport still accepting after the loop stopped")
+			}
+		})
+	}
+}
+
+// TestBackoffParksAndWakesOnSockets shows the default strategy parks an
+// idle loop (it does not burn a core) and that a parked loop still
+// answers at once, since it parks on the sockets' epoll descriptors.
+func TestBackoffParksAndWakesOnSockets(t *testing.T) {
+	s := listenEcho(t, 0)
+	var parks atomic.Int64
+	runLoop(t, LoopConfig{
+		Transports:   []transport.Server{s},
+		Options:      &Options{MinPark: 50 * time.Millisecond, MaxPark: 50 * time.Millisecond},
+		Publish:      func(st *LoopStats) { parks.Store(st.Parks) },
+		PublishEvery: time.Nanosecond,
+	})
+	waitUntil(t, "the loop to park", func() bool { return parks.Load() > 2 })
+	for i := range 5 {
+		before := parks.Load()
+		start := time.Now()
+		echoOnce(t, s.Addr(), fmt.Sprint("wake-", i))
+		// Not a timing assertion: log how long a parked loop took.
+		t.Logf("round trip from a parked loop: %v (parks before %d)", time.Since(start), before)
+	}
+}
+
+func TestBackoffPhases(t *testing.T) {
+	var parked []time.Duration
+	b := &Backoff{SpinCycles: 3, YieldCycles: 2, MinPark: time.Millisecond, MaxPark: 4 * time.Millisecond,
+		Park: func(d time.Duration) { parked = append(parked, d) }}
+	var got []Phase
+	for range 9 {
+		got = append(got, b.Idle(0))
+	}
+	want := []Phase{Spun, Spun, Spun, Yielded, Yielded, Parked, Parked, Parked, Parked}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("phases %v, want %v", got, want)
+	}
+	if fmt.Sprint(parked) != "[1ms 2ms 4ms 4ms]" {
+		t.Fatalf("parks %v, want doubling capped at MaxPark", parked)
+	}
+	if b.Idle(1) != Busy || b.Idle(0) != Spun {
+		t.Fatal("work does not reset the backoff")
+	}
+	if (Spin{}).Idle(0) != Spun || (Yield{}).Idle(0) != Yielded || (Spin{}).Idle(3) != Busy {
+		t.Fatal("spin or yield")
+	}
+	if _, err := NewIdleStrategy("nap", &Options{}, nil); err == nil {
+		t.Fatal("unknown strategy accepted")
+	}
+}
+
+func TestLoopPinsCPU(t *testing.T) {
+	var cpus atomic.Int64
+	cpus.Store(-1)
+	l := runLoop(t, LoopConfig{
+		Transports: []transport.Server{listenEcho(t, 0)},
+		CPUs:       []int{0},
+		Tick: func(int) int {
+			var set unix.CPUSet
+			if unix.SchedGetaffinity(0, &set) == nil && set.IsSet(0) {
+				cpus.Store(int64(set.Count()))
+			}
+			return 0
+		},
+	})
+	waitUntil(t, "the loop to run", func() bool { return cpus.Load() >= 0 })
+	if cpus.Load() != 1 {
+		t.Fatalf("loop thread may run on %d CPUs, want 1", cpus.Load())
+	}
+	l.Stop()
+}
+
+func TestMetricsPublishAndCollect(t *testing.T) {
+	m := NewMetrics()
+	var loopStats LoopStats
+	it := m.Counter("loop_iterations_total", "Duty cycles.", nil)
+	idle := m.Seconds("loop_idle_seconds_total", "Idle time.", nil)
+	cl := m.Gauge("connected_clients", "Clients.", prometheus.Labels{"transport": "uds", "protocol": "resp"})
+	m.Source(func() {
+		it.Set(loopStats.Iterations)
+		idle.Set(loopStats.IdleNanos)
+		cl.Set(3)
+	})
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(m)
+	loopStats.Iterations, loopStats.IdleNanos = 42, 1500000000
+	if n := testutil.CollectAndCount(m); n != 3 {
+		t.Fatalf("%d series", n)
+	}
+	m.Publish()
+	want := `
+# HELP goblin_connected_clients Clients.
+# TYPE goblin_connected_clients gauge
+goblin_connected_clients{protocol="resp",transport="uds"} 3
+# HELP goblin_loop_idle_seconds_total Idle time.
+# TYPE goblin_loop_idle_seconds_total counter
+goblin_loop_idle_seconds_total 1.5
+# HELP goblin_loop_iterations_total Duty cycles.
+# TYPE goblin_loop_iterations_total counter
+goblin_loop_iterations_total 42
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// quietTransport stands for a shared-memory transport with nothing to do:
+// its Poll is a few loads, like an empty ring's.
+type quietTransport struct{ head, tail int64 }
+
+func (q *quietTransport) Name() string { return "quiet" }
+func (q *quietTransport) Poll(int64) int {
+	if q.head != q.tail {
+		return 1
+	}
+	return 0
+}
+func (q *quietTransport) Clients() int { return 0 }
+func (q *quietTransport) Close() error { return nil }
+
+// BenchmarkLoopCycle measures one duty cycle of an idle loop (spin) with
+// a quiet shared-memory-like transport alone, then beside a socket
+// listener checked every N cycles, then checked on every cycle. The
+// difference is what the socket transport taxes the other transports.
+func BenchmarkLoopCycle(b *testing.B) {
+	cases := []struct {
+		name  string
+		every int // 0: no socket transport
+	}{{"quiet-only", 0}, {"quiet+socket/every=16", 16}, {"quiet+socket/every=64", 64}, {"quiet+socket/every=1", 1}}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			ts := []transport.Server{&quietTransport{}}
+			if c.every > 0 {
+				s := listenEcho(b, c.every)
+				defer s.Close()
+				ts = append(ts, s)
+			}
+			m := NewMetrics()
+			it := m.Counter("i", "i", nil)
+			var st LoopStats
+			m.Source(func() { it.Set(st.Iterations) })
+			l, err := NewLoop(LoopConfig{Transports: ts, Idle: IdleSpin, Publish: func(s *LoopStats) { st = *s; m.Publish() }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.closeParkFD()
+			l.start = time.Now()
+			b.ReportAllocs()
+			for b.Loop() {
+				l.cycle()
+			}
+		})
+	}
+}

@@ -1,0 +1,166 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/goblin-kv/goblin/store"
+	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport/uds"
+)
+
+// ErrOptions is wrapped by every Validate error.
+var ErrOptions = errors.New("server: bad options")
+
+// Defaults for the zero values of Options.
+const (
+	DefaultTCPListen       = "tcp://127.0.0.1:" + target.DefaultTCPPort
+	DefaultMetricsInterval = 100 * time.Millisecond
+	DefaultTickBudget      = 32
+	DefaultShutdownTimeout = 5 * time.Second
+)
+
+// DefaultListen returns the targets a zero Options listens on: the Unix
+// socket goblin-client dials by default, and TCP on 127.0.0.1:6380.
+func DefaultListen() []string {
+	return []string{target.Default().String(), DefaultTCPListen}
+}
+
+// Options configure a Server. The zero value works: call EnsureDefaults
+// (New does) and Validate.
+type Options struct {
+	// Listen lists the targets to serve, e.g. "uds:///run/goblin.sock",
+	// "tcp://127.0.0.1:6380?proto=sbe". Default DefaultListen().
+	Listen []string
+
+	// Idle is the loop's idle strategy: "spin", "yield" or "backoff"
+	// (default). See docs/server.md for the latency each costs.
+	Idle string
+	// SpinCycles, YieldCycles, MinPark and MaxPark tune backoff.
+	SpinCycles  int
+	YieldCycles int
+	MinPark     time.Duration
+	MaxPark     time.Duration
+	// CPUs pins the loop thread to these CPUs; empty leaves it to the
+	// kernel.
+	CPUs []int
+
+	// MaxMemory caps the store's bytes (0: no cap); MaxMemoryPolicy says
+	// what happens at the cap.
+	MaxMemory       int64
+	MaxMemoryPolicy store.EvictionPolicy
+	// RequirePass, when set, makes RESP clients AUTH before anything else.
+	RequirePass string
+
+	// MaxClients caps the clients of each socket listener.
+	MaxClients int
+	// MaxOutput caps the reply bytes queued for one socket client before
+	// it is disconnected as a slow consumer.
+	MaxOutput int
+	// MaxInput caps one incomplete request held for a socket client.
+	MaxInput int
+	// IdleTimeout disconnects socket clients silent that long (0: never).
+	IdleTimeout time.Duration
+	// SocketMode is the Unix socket files' permission bits (default 0660).
+	SocketMode os.FileMode
+	// SocketCheckEvery is how many quiet duty cycles pass between two
+	// epoll checks of a socket listener (default uds.DefaultCheckEvery).
+	SocketCheckEvery int
+
+	// MetricsInterval is how often the loop publishes its counters for
+	// the metrics collector (default 100ms).
+	MetricsInterval time.Duration
+	// TickBudget bounds the store maintenance done per duty cycle.
+	TickBudget int
+	// ShutdownTimeout bounds a graceful shutdown.
+	ShutdownTimeout time.Duration
+
+	// Logger receives the server's structured logs (default: discard).
+	Logger *slog.Logger
+}
+
+// EnsureDefaults fills the zero fields with defaults.
+func (o *Options) EnsureDefaults() {
+	if len(o.Listen) == 0 {
+		o.Listen = DefaultListen()
+	}
+	if o.Idle == "" {
+		o.Idle = DefaultIdle
+	}
+	if o.SpinCycles == 0 {
+		o.SpinCycles = DefaultSpinCycles
+	}
+	if o.YieldCycles == 0 {
+		o.YieldCycles = DefaultYieldCycles
+	}
+	if o.MinPark == 0 {
+		o.MinPark = DefaultMinPark
+	}
+	if o.MaxPark == 0 {
+		o.MaxPark = DefaultMaxPark
+	}
+	if o.MaxClients == 0 {
+		o.MaxClients = uds.DefaultMaxClients
+	}
+	if o.MaxOutput == 0 {
+		o.MaxOutput = uds.DefaultMaxOutput
+	}
+	if o.MaxInput == 0 {
+		o.MaxInput = uds.DefaultMaxInput
+	}
+	if o.SocketMode == 0 {
+		o.SocketMode = uds.DefaultSocketMode
+	}
+	if o.SocketCheckEvery == 0 {
+		o.SocketCheckEvery = uds.DefaultCheckEvery
+	}
+	if o.MetricsInterval == 0 {
+		o.MetricsInterval = DefaultMetricsInterval
+	}
+	if o.TickBudget == 0 {
+		o.TickBudget = DefaultTickBudget
+	}
+	if o.ShutdownTimeout == 0 {
+		o.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Validate reports the first inconsistent option, wrapping ErrOptions.
+func (o *Options) Validate() error {
+	if _, err := NewIdleStrategy(o.Idle, o, nil); err != nil {
+		return err
+	}
+	for _, l := range o.Listen {
+		t, err := target.Parse(l)
+		if err != nil {
+			return fmt.Errorf("%w: listen: %v", ErrOptions, err)
+		}
+		if !Registered(t.Scheme) {
+			return fmt.Errorf("%w: listen %q: no %s transport in this build", ErrOptions, l, t.Scheme)
+		}
+	}
+	for _, c := range o.CPUs {
+		if c < 0 || c >= 1024 {
+			return fmt.Errorf("%w: cpu %d out of range", ErrOptions, c)
+		}
+	}
+	switch {
+	case o.MaxMemory < 0:
+		return fmt.Errorf("%w: maxmemory %d is negative", ErrOptions, o.MaxMemory)
+	case o.MaxClients < 0, o.MaxOutput < 0, o.MaxInput < 0, o.SocketCheckEvery < 0, o.TickBudget < 0:
+		return fmt.Errorf("%w: limits must not be negative", ErrOptions)
+	case o.IdleTimeout < 0:
+		return fmt.Errorf("%w: idle timeout %v is negative", ErrOptions, o.IdleTimeout)
+	case o.SocketMode&^0o777 != 0:
+		return fmt.Errorf("%w: socket mode %o has bits beyond 0777", ErrOptions, o.SocketMode)
+	case o.SpinCycles < 0, o.YieldCycles < 0, o.MinPark < 0, o.MaxPark < o.MinPark:
+		return fmt.Errorf("%w: backoff wants non-negative cycles and 0 <= min park <= max park", ErrOptions)
+	}
+	return nil
+}

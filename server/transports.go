@@ -1,0 +1,40 @@
+package server
+
+// The transports this build serves. Adding one is a Builder and a line in
+// init: parse the target's parameters, build the transport's server side
+// with the handler or engine from env, return it.
+
+import (
+	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport"
+	"github.com/goblin-kv/goblin/transport/uds"
+)
+
+func init() {
+	Register(target.UDS, buildSocket)
+	Register(target.TCP, buildSocket)
+}
+
+// buildSocket serves a uds:// or tcp:// target.
+func buildSocket(t target.Target, env *Env) (transport.Server, error) {
+	cfg, err := uds.ConfigFor(t)
+	if err != nil {
+		return nil, err
+	}
+	o := env.Options
+	name := cfg.Network
+	if name == "unix" {
+		name = "uds"
+	}
+	cfg.Handler = env.Stream(name + "/" + t.Proto.String())
+	cfg.MaxClients = o.MaxClients
+	cfg.MaxOutput = o.MaxOutput
+	cfg.MaxInput = o.MaxInput
+	cfg.IdleTimeout = o.IdleTimeout
+	if cfg.SocketMode == 0 {
+		cfg.SocketMode = o.SocketMode
+	}
+	cfg.CheckEvery = o.SocketCheckEvery
+	cfg.Logger = env.Logger
+	return uds.Listen(cfg)
+}

@@ -118,7 +118,7 @@ type Options struct {
 	// to this long before parking in the network poller: a core for a few
 	// microseconds less latency. Zero (the default) never spins.
 	BusyPoll time.Duration
-	// Password, when set, is sent with AUTH after every connect (RESP).
+	// Password, when set, is sent with AUTH after every connect.
 	Password string
 	// MaxBufferKeep caps the read and write buffers a Client keeps between
 	// calls after a large value (default 1 MiB).
@@ -152,6 +152,8 @@ type codec interface {
 	// the bytes used, or 0 and a nil error when more bytes are needed.
 	// r's byte slices alias buf.
 	parseReply(buf []byte, r *reply) (int, error)
+	// reset forgets per-connection state after a reconnect.
+	reset()
 }
 
 // Client is a connection to one goblin server. It is safe for concurrent
@@ -261,7 +263,8 @@ func (c *Client) connect(ctx context.Context) error {
 		return &ConnError{Target: c.tname, Op: "dial", Err: err}
 	}
 	c.conn, c.dl, c.rbuf, c.roff = conn, time.Time{}, c.rbuf[:0], 0
-	if c.opts.Password != "" && c.t.Proto == proto.RESP {
+	c.codec.reset()
+	if c.opts.Password != "" {
 		c.args = append(c.args[:0], []byte("AUTH"), []byte(c.opts.Password))
 		r, err := c.exec(ctx)
 		if err == nil {

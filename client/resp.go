@@ -11,6 +11,8 @@ import (
 // need no allocation unless they hold arrays larger than any seen before.
 type respCodec struct{}
 
+func (respCodec) reset() {}
+
 func (respCodec) appendRequest(dst []byte, args [][]byte, _ uint64) ([]byte, error) {
 	return resp.AppendCommand(dst, args...), nil
 }

@@ -1,0 +1,274 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"testing"
+
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/proto/sbe"
+)
+
+// sbePeer is a tiny in-test SBE server over SOFH-framed Unix sockets: it
+// keeps a map and answers PING, SET (NX), GET, DEL, INCR, MGET and DBSIZE,
+// so the client's SBE codec can be tested before goblin-server speaks SBE.
+// corrupt makes it answer with a wrong correlation id.
+func sbePeer(tb testing.TB, corrupt bool) string {
+	data := map[string][]byte{}
+	return fakeServer(tb, func(conn net.Conn) {
+		var c sbe.Codec
+		var req sbe.Request
+		var in, out []byte
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := conn.Read(buf)
+			if err != nil {
+				return
+			}
+			in = append(in, buf[:n]...)
+			for {
+				msg, used, err := sbe.ReadFrame(in, 0)
+				if err != nil || used == 0 {
+					break
+				}
+				if err := c.DecodeRequest(msg, &req); err != nil {
+					return
+				}
+				rep := sbe.Reply{CorrelationID: req.CorrelationID, Kind: sbe.KindSimple, Value: []byte("OK")}
+				if corrupt {
+					rep.CorrelationID += 7
+				}
+				key := string(req.Key)
+				switch req.Op {
+				case sbe.OpPing:
+					rep.Value = []byte("PONG")
+				case sbe.OpSet:
+					if _, ok := data[key]; ok && req.Flags&sbe.FlagNX != 0 {
+						rep.Kind = sbe.KindNil
+					} else {
+						data[key] = append([]byte{}, req.Value...)
+					}
+				case sbe.OpGet:
+					if v, ok := data[key]; ok {
+						rep.Kind, rep.Value = sbe.KindBulk, v
+					} else {
+						rep.Kind, rep.Value = sbe.KindNil, nil
+					}
+				case sbe.OpDel:
+					rep.Kind, rep.Value = sbe.KindInteger, nil
+					for _, k := range append([][]byte{req.Key}, req.Args...) {
+						if _, ok := data[string(k)]; ok {
+							delete(data, string(k))
+							rep.Integer++
+						}
+					}
+				case sbe.OpIncr:
+					v, err := strconv.ParseInt(string(data[key]), 10, 64)
+					if _, ok := data[key]; ok && err != nil {
+						rep.Status, rep.Kind = sbe.StatusNotInteger, sbe.KindError
+						rep.Value = []byte("ERR value is not an integer or out of range")
+						break
+					}
+					data[key] = strconv.AppendInt(nil, v+1, 10)
+					rep.Kind, rep.Integer, rep.Value = sbe.KindInteger, v+1, nil
+				case sbe.OpMGet:
+					rep.Kind, rep.Value = sbe.KindArray, nil
+					for _, k := range append([][]byte{req.Key}, req.Args...) {
+						if v, ok := data[string(k)]; ok {
+							rep.Items = append(rep.Items, sbe.Item{Kind: sbe.KindBulk, Value: v})
+						} else {
+							rep.Items = append(rep.Items, sbe.Item{Kind: sbe.KindNil})
+						}
+					}
+				case sbe.OpDBSize:
+					rep.Kind, rep.Integer, rep.Value = sbe.KindInteger, int64(len(data)), nil
+				default:
+					rep.Status, rep.Kind, rep.Value = sbe.StatusUnknownCommand, sbe.KindError, []byte("ERR unknown command")
+				}
+				out, start := sbe.BeginFrame(out[:0])
+				out = c.AppendReply(out, &rep)
+				out = sbe.EndFrame(out, start)
+				if _, err := conn.Write(out); err != nil {
+					return
+				}
+				in = in[used:]
+			}
+		}
+	})
+}
+
+func TestSBEAgainstPeer(t *testing.T) {
+	c := dialT(t, "uds://"+sbePeer(t, false)+"?proto=sbe")
+	ctx := ctxT(t)
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(ctx, "k"); !errors.Is(err, ErrNil) {
+		t.Fatalf("Get(missing) = %v, want ErrNil", err)
+	}
+	val := []byte("a\r\nb\x00")
+	if err := c.Set(ctx, "k", val, SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set(ctx, "k", val, SetOptions{NX: true}); !errors.Is(err, ErrNil) {
+		t.Fatalf("Set NX on an existing key = %v, want ErrNil", err)
+	}
+	if v, err := c.Get(ctx, "k"); err != nil || !bytes.Equal(v, val) {
+		t.Fatalf("Get = %q, %v", v, err)
+	}
+	if n, err := c.Incr(ctx, "n"); err != nil || n != 1 {
+		t.Fatalf("Incr = %d, %v", n, err)
+	}
+	var se *ServerError
+	if _, err := c.Incr(ctx, "k"); !errors.As(err, &se) || se.Code != "ERR" {
+		t.Fatalf("Incr on a string = %v, want *ServerError", err)
+	}
+	vals, err := c.MGet(ctx, "k", "nope", "n")
+	if err != nil || len(vals) != 3 || !bytes.Equal(vals[0], val) || vals[1] != nil || string(vals[2]) != "1" {
+		t.Fatalf("MGet = %q, %v", vals, err)
+	}
+	if n, err := c.Del(ctx, "k", "nope"); err != nil || n != 1 {
+		t.Fatalf("Del = %d, %v", n, err)
+	}
+	if n, err := c.DBSize(ctx); err != nil || n != 1 {
+		t.Fatalf("DBSize = %d, %v", n, err)
+	}
+	if _, err := c.Do(ctx, "NOSUCH"); err == nil || errors.As(err, &se) {
+		t.Fatalf("Do(NOSUCH) over SBE = %v, want a client-side error", err)
+	}
+	if _, err := c.Do(ctx, "FLUSHDB"); !errors.As(err, &se) {
+		t.Fatalf("Do(FLUSHDB) answered with an error reply = %v", err)
+	}
+	p := c.Pipeline()
+	for i := 0; i < 2000; i++ {
+		p.Do("SET", "p"+strconv.Itoa(i), i)
+	}
+	p.Do("GET", "p1999")
+	res, err := p.Exec(ctx)
+	if err != nil || len(res) != 2001 || res[2000].String() != `"1999"` {
+		t.Fatalf("pipeline: %d results, %v", len(res), err)
+	}
+}
+
+// sbeCannedPeer answers PING with PONG, SET with OK and GET with a fixed
+// value, allocating nothing itself, so that AllocsPerRun (which counts the
+// whole process) sees only the client's allocations.
+func sbeCannedPeer(tb testing.TB) string {
+	return fakeServer(tb, func(conn net.Conn) {
+		var c sbe.Codec
+		var req sbe.Request
+		in := make([]byte, 0, 64<<10)
+		out := make([]byte, 0, 64<<10)
+		fixed := []byte("0123456789abcdef")
+		pong, ok := []byte("PONG"), []byte("OK")
+		for {
+			if cap(in)-len(in) < 4096 {
+				return // a test request stream never gets this far
+			}
+			n, err := conn.Read(in[len(in):cap(in)])
+			if err != nil {
+				return
+			}
+			in = in[:len(in)+n]
+			out = out[:0]
+			for {
+				msg, used, err := sbe.ReadFrame(in, 0)
+				if err != nil || used == 0 {
+					break
+				}
+				if err := c.DecodeRequest(msg, &req); err != nil {
+					return
+				}
+				rep := sbe.Reply{CorrelationID: req.CorrelationID, Kind: sbe.KindSimple, Value: ok}
+				switch req.Op {
+				case sbe.OpPing:
+					rep.Value = pong
+				case sbe.OpGet:
+					rep.Kind, rep.Value = sbe.KindBulk, fixed
+				}
+				var start int
+				out, start = sbe.BeginFrame(out)
+				out = c.AppendReply(out, &rep)
+				out = sbe.EndFrame(out, start)
+				in = in[:copy(in, in[used:])]
+			}
+			if _, err := conn.Write(out); err != nil {
+				return
+			}
+		}
+	})
+}
+
+func TestSBEHotPathDoesNotAllocate(t *testing.T) {
+	c := dialT(t, sbeCannedPeer(t), WithProto(proto.SBE))
+	ctx := context.Background()
+	val := []byte("0123456789abcdef")
+	dst := make([]byte, 0, 64)
+	for name, f := range map[string]func(){
+		"Ping": func() {
+			if err := c.Ping(ctx); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"Set": func() {
+			if err := c.Set(ctx, "key", val, SetOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"GetAppend": func() {
+			if v, err := c.GetAppend(ctx, dst[:0], "key"); err != nil || !bytes.Equal(v, val) {
+				t.Fatalf("GetAppend = %q, %v", v, err)
+			}
+		},
+	} {
+		if a := testing.AllocsPerRun(200, f); a != 0 {
+			t.Errorf("%s over SBE allocates %v times per call", name, a)
+		}
+	}
+}
+
+func TestSBECorrelationMismatch(t *testing.T) {
+	c := dialT(t, sbePeer(t, true), WithProto(proto.SBE))
+	if err := c.Ping(context.Background()); !errors.Is(err, ErrProtocol) {
+		t.Fatalf("Ping answered with a wrong correlation id = %v, want ErrProtocol", err)
+	}
+}
+
+func TestSBETranslate(t *testing.T) {
+	s := &sbeCodec{}
+	args := func(a ...string) [][]byte {
+		out := make([][]byte, len(a))
+		for i := range a {
+			out[i] = []byte(a[i])
+		}
+		return out
+	}
+	var r sbe.Request
+	if err := s.translate(&r, args("set", "k", "v", "nx", "get", "px", "1500")); err != nil {
+		t.Fatal(err)
+	}
+	if r.Op != sbe.OpSet || r.Flags != sbe.FlagNX|sbe.FlagGet || r.Expiry != sbe.ExpiryPX || r.Expire != 1500 ||
+		string(r.Key) != "k" || string(r.Value) != "v" {
+		t.Fatalf("SET translated to %+v", r)
+	}
+	r = sbe.Request{}
+	if err := s.translate(&r, args("MSET", "a", "1", "b", "2")); err != nil || r.Op != sbe.OpMSet || len(r.Args) != 2 {
+		t.Fatalf("MSET translated to %+v, %v", r, err)
+	}
+	r = sbe.Request{}
+	if err := s.translate(&r, args("incrby", "n", "-5")); err != nil || r.Op != sbe.OpIncrBy || r.Amount != -5 {
+		t.Fatalf("INCRBY translated to %+v, %v", r, err)
+	}
+	for _, bad := range [][]string{
+		{"SET", "k"}, {"SET", "k", "v", "EX"}, {"SET", "k", "v", "EX", "x"}, {"SET", "k", "v", "EX", "1", "PX", "2"},
+		{"SET", "k", "v", "BOGUS"}, {"GET"}, {"MSET", "a", "1", "b"}, {"INCRBY", "n", "x"}, {"EVAL", "x"},
+	} {
+		r = sbe.Request{}
+		if err := s.translate(&r, args(bad...)); err == nil {
+			t.Errorf("%q translated without error", bad)
+		}
+	}
+}

@@ -268,26 +268,41 @@ func (s *Store) checkValue(val []byte) error {
 	return nil
 }
 
-// encoded is a value ready to store: tag + body.
+// encoded is a value ready to store: a tag byte, then the body (raw for strings,
+// num[:n] for integers; kept apart so an encoded value never points into itself and
+// stays on the stack).
 type encoded struct {
-	tag  byte
-	body []byte
-	num  [8]byte // body storage for integers
+	tag byte
+	n   int // body length for integers
+	raw []byte
+	num [8]byte
 }
 
-func (e *encoded) len() int { return 1 + len(e.body) }
+func (e *encoded) body() []byte {
+	if e.tag == tagInt {
+		return e.num[:e.n]
+	}
+	return e.raw
+}
+
+func (e *encoded) len() int {
+	if e.tag == tagInt {
+		return 1 + e.n
+	}
+	return 1 + len(e.raw)
+}
 
 func (e *encoded) setRaw(val []byte) {
 	if n, ok := parseCanonicalInt(val); ok {
 		e.setInt(n)
 		return
 	}
-	e.tag, e.body = tagRaw, val
+	e.tag, e.raw = tagRaw, val
 }
 
 func (e *encoded) setInt(n int64) {
 	e.tag = tagInt
-	e.body = e.num[:encodeInt(&e.num, n)]
+	e.n = encodeInt(&e.num, n)
 }
 
 // Set stores val under key as modified by o. With o.Get the old value (if any) is
@@ -379,10 +394,11 @@ func (s *Store) used() int64 {
 // writeValue stores ev's inline part in sl and its tail at the end of block b.
 func writeValue(sl *slot, b []byte, ev *encoded) {
 	n := ev.len()
+	body := ev.body()
 	sl.inl = [inlineLen]byte{ev.tag}
-	k := copy(sl.inl[1:], ev.body)
+	k := copy(sl.inl[1:], body)
 	if n > inlineLen {
-		copy(b[len(b)-(n-inlineLen):], ev.body[k:])
+		copy(b[len(b)-(n-inlineLen):], body[k:])
 	}
 	sl.meta = sl.meta&^encMask | uint32(n)
 }
@@ -566,19 +582,19 @@ func (s *Store) ExpireAt(key []byte, unixMillis int64) bool {
 
 // retime changes the expiry of a live key, keeping its value.
 func (s *Store) retime(id uint32, sl *slot, exp int64) error {
+	// The value's body is copied out first: the tail may move inside the block.
 	var ev encoded
 	ev.tag = sl.inl[0]
 	n := sl.encLen()
-	var buf [inlineLen - 1]byte
-	k := copy(buf[:], sl.inl[1:min(n, inlineLen)])
-	if n <= inlineLen {
-		ev.body = buf[:k]
-		return s.rewrite(id, sl, &ev, exp)
+	s.scratch = append(s.scratch[:0], sl.inl[1:min(n, inlineLen)]...)
+	if n > inlineLen {
+		s.scratch = append(s.scratch, s.tail(sl)...)
 	}
-	// The tail moves inside the block (or to a new one): copy it out first. Values
-	// with a tail are re-timed through the scratch buffer.
-	s.scratch = append(append(s.scratch[:0], buf[:k]...), s.tail(sl)...)
-	ev.body = s.scratch
+	if ev.tag == tagInt {
+		ev.n = copy(ev.num[:], s.scratch)
+	} else {
+		ev.raw = s.scratch
+	}
 	return s.rewrite(id, sl, &ev, exp)
 }
 
@@ -874,19 +890,20 @@ func (s *Store) clockVictim(keep uint32) uint32 {
 	return best
 }
 
-// ttlVictim samples evictScan slots and returns the key with a TTL that expires
-// soonest, or 0 when the sample holds none.
+// ttlVictim samples up to evictScan keys with a TTL (examining at most 16 times as
+// many slots) and returns the one that expires soonest, or 0 when it found none.
 func (s *Store) ttlVictim(keep uint32) uint32 {
 	if s.ttlKeys == 0 {
 		return 0
 	}
 	best, bestExp := uint32(0), int64(maxInt64)
-	for i := 0; i < evictScan; i++ {
+	for i, found := 0, 0; i < evictScan*16 && found < evictScan; i++ {
 		id := s.advanceHand()
 		sl := s.slot(id)
 		if !sl.used() || !sl.hasTTL() || id == keep {
 			continue
 		}
+		found++
 		if e := s.expiryOf(sl); e < bestExp {
 			best, bestExp = id, e
 		}

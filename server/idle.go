@@ -21,10 +21,10 @@ type Phase uint8
 
 // The phases, in the order a backoff goes through them.
 const (
-	Busy   Phase = iota // the cycle did work: go again at once
-	Spun                // idle, polled again at once
-	Yielded             // idle, gave the CPU to another thread (sched_yield)
-	Parked              // idle, blocked for a bounded wait
+	Busy    Phase = iota // the cycle did work: go again at once
+	Spun                 // idle, polled again at once
+	Yielded              // idle, gave the CPU to another thread (sched_yield)
+	Parked               // idle, blocked for a bounded wait
 )
 
 // Parker blocks the loop thread for up to d, returning early when a

@@ -1,0 +1,123 @@
+/*
+ * Throughput measures one publisher's message rate: a publisher thread
+ * offers size=-byte messages (default 32) as fast as the publication takes
+ * them on channel=/stream= (default aeron:ipc, 1004) while a subscriber
+ * thread in the same JVM polls them and checks that the sequence number in
+ * the first 8 bytes goes up by one each time. After warmupMs= (default 1000)
+ * it counts messages received for durationMs= (default 3000).
+ *
+ * Lines: "READY" when connected, then
+ * "RESULT size=S msgs_per_sec=R bytes_per_sec=B messages=N seconds=T
+ * back_pressured=P errors=E". idle= picks the subscriber's and publisher's
+ * wait (default spin). exclusive= picks an exclusive publication (default
+ * true, as the Aeron samples measure).
+ */
+package dev.goblin.interop;
+
+import io.aeron.Aeron;
+import io.aeron.Publication;
+import io.aeron.Subscription;
+import io.aeron.logbuffer.FragmentHandler;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.SleepingMillisIdleStrategy;
+import org.agrona.concurrent.UnsafeBuffer;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+public final class Throughput
+{
+    public static void main(final String[] argv) throws Exception
+    {
+        final Common.Args args = new Common.Args(argv);
+        final String channel = args.str("channel", "aeron:ipc");
+        final int stream = args.i32("stream", 1004);
+        final int size = Math.max(8, args.i32("size", 32));
+        final long warmupMs = args.i64("warmupMs", 1000);
+        final long durationMs = args.i64("durationMs", 3000);
+        final String idleName = args.str("idle", "spin");
+        final boolean exclusive = args.bool("exclusive", true);
+
+        try (Aeron aeron = Common.connect(args);
+            Subscription sub = aeron.addSubscription(channel, stream);
+            Publication pub = exclusive ?
+                aeron.addExclusivePublication(channel, stream) : aeron.addPublication(channel, stream))
+        {
+            Common.awaitConnected(pub, Common.deadline(60_000), "publication");
+            final AtomicBoolean running = new AtomicBoolean(true);
+            final AtomicLong backPressured = new AtomicLong();
+            final Thread publisher = new Thread(() ->
+            {
+                final IdleStrategy idle = Common.idle(idleName);
+                final UnsafeBuffer buf = Common.buffer(size);
+                Common.fill(buf, 0, 0, size);
+                long seq = 0;
+                long bp = 0;
+                while (running.get())
+                {
+                    buf.putLong(0, seq);
+                    final long r = pub.offer(buf, 0, size);
+                    if (r > 0)
+                    {
+                        seq++;
+                        idle.reset();
+                    }
+                    else if (r == Publication.CLOSED || r == Publication.MAX_POSITION_EXCEEDED)
+                    {
+                        break;
+                    }
+                    else
+                    {
+                        bp++;
+                        idle.idle();
+                    }
+                }
+                backPressured.set(bp);
+            }, "publisher");
+
+            final long[] state = new long[2]; // [0] next expected sequence, [1] errors
+            final FragmentHandler onMessage = (buffer, offset, length, header) ->
+            {
+                if (buffer.getLong(offset) != state[0] || length != size)
+                {
+                    state[1]++;
+                    state[0] = buffer.getLong(offset);
+                }
+                state[0]++;
+            };
+            Common.line("READY");
+            publisher.start();
+
+            final IdleStrategy idle = Common.idle(idleName);
+            final long warmEnd = System.nanoTime() + warmupMs * 1_000_000L;
+            while (System.nanoTime() < warmEnd)
+            {
+                idle.idle(sub.poll(onMessage, 256));
+            }
+            final long start = System.nanoTime();
+            final long startCount = state[0];
+            final long end = start + durationMs * 1_000_000L;
+            long now;
+            while ((now = System.nanoTime()) < end)
+            {
+                idle.idle(sub.poll(onMessage, 256));
+            }
+            final long messages = state[0] - startCount;
+            running.set(false);
+            publisher.join();
+            final double seconds = (now - start) / 1e9;
+            final IdleStrategy drain = new SleepingMillisIdleStrategy(1);
+            for (int i = 0; i < 10; i++)
+            {
+                drain.idle(sub.poll(onMessage, 1024));
+            }
+            Common.line(String.format(
+                "RESULT size=%d msgs_per_sec=%.0f bytes_per_sec=%.0f messages=%d seconds=%.3f back_pressured=%d errors=%d",
+                size, messages / seconds, messages * size / seconds, messages, seconds, backPressured.get(), state[1]));
+            if (state[1] > 0)
+            {
+                System.exit(2);
+            }
+        }
+    }
+}

@@ -1,0 +1,107 @@
+package ring
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/goblin-kv/goblin/internal/shm"
+)
+
+// The layout of one client's shared-memory file: a header page, then the
+// request ring (client → server), then the reply ring (server → client),
+// each starting on a page boundary.
+//
+//	0      magic       int64  "GOBLRNG1"
+//	8      version     int32
+//	12     proto       int32  proto.Protocol the server speaks on this ring
+//	16     records     int32  records per ring (a power of two)
+//	20     recordSize  int32  bytes per record, header included (multiple of 64)
+//	24     epoch       int64  the server instance that made the file
+//	32     serverPID   int32
+//	36     clientPID   int32  as the kernel reported it (SO_PEERCRED)
+//	40     clientID    int64
+//	128    serverBeat  int64  own 128-byte block: server heartbeat counter
+//	256    serverState int64  own 128-byte block: stateClosed once the server closed
+//	384    clientState int64  own 128-byte block: stateClosed once the client closed
+//	4096   request ring
+//	…      reply ring
+//
+// Fields up to offset 128 are written by the server before it sends the
+// file's name over the handshake socket and never change afterwards; the
+// client reads them after receiving the name, and the socket's system calls
+// order the two. The three words after them are the only header fields
+// written while the rings run, each by one side and in its own pair of cache
+// lines.
+const (
+	magic        = int64(0x31474e524c424f47) // "GOBLRNG1" little-endian
+	version      = 1
+	pageSize     = 4096
+	offMagic     = 0
+	offVersion   = 8
+	offProto     = 12
+	offRecords   = 16
+	offRecSize   = 20
+	offEpoch     = 24
+	offServerPID = 32
+	offClientPID = 36
+	offClientID  = 40
+	offBeat      = 128
+	offSrvState  = 256
+	offCliState  = 384
+	stateClosed  = 1
+)
+
+// geometry is where the two rings sit in a file.
+type geometry struct {
+	records, recordSize int
+	reqBase, repBase    int
+	size                int
+}
+
+func pageAlign(n int) int { return (n + pageSize - 1) &^ (pageSize - 1) }
+
+func newGeometry(records, recordSize int) geometry {
+	g := geometry{records: records, recordSize: recordSize, reqBase: pageSize}
+	g.repBase = g.reqBase + pageAlign(ringBytes(records, recordSize))
+	g.size = g.repBase + pageAlign(ringBytes(records, recordSize))
+	return g
+}
+
+// checkGeometry validates records and recordSize as Options and file headers
+// carry them.
+func checkGeometry(records, recordSize int) error {
+	if records < 2 || records > 1<<20 || records&(records-1) != 0 {
+		return fmt.Errorf("ring: %d records per ring: want a power of two between 2 and %d", records, 1<<20)
+	}
+	if recordSize < minRecord || recordSize > maxRecordCap || recordSize%cacheLine != 0 {
+		return fmt.Errorf("ring: record size %d: want a multiple of %d between %d and %d", recordSize, cacheLine, minRecord, maxRecordCap)
+	}
+	return nil
+}
+
+// errBadFile is wrapped when a mapped file is not a goblin ring file.
+var errBadFile = errors.New("ring: not a goblin ring file")
+
+// readHeader validates a mapped file and returns its geometry.
+func readHeader(mem []byte) (geometry, error) {
+	if len(mem) < pageSize {
+		return geometry{}, fmt.Errorf("%w: %d bytes", errBadFile, len(mem))
+	}
+	// Plain reads: the server wrote these before sending the file name (see
+	// the layout comment).
+	if shm.GetInt64(mem, offMagic) != magic {
+		return geometry{}, fmt.Errorf("%w: bad magic", errBadFile)
+	}
+	if v := shm.GetInt32(mem, offVersion); v != version {
+		return geometry{}, fmt.Errorf("%w: version %d, want %d", errBadFile, v, version)
+	}
+	records, size := int(shm.GetInt32(mem, offRecords)), int(shm.GetInt32(mem, offRecSize))
+	if err := checkGeometry(records, size); err != nil {
+		return geometry{}, fmt.Errorf("%w: %v", errBadFile, err)
+	}
+	g := newGeometry(records, size)
+	if len(mem) < g.size {
+		return geometry{}, fmt.Errorf("%w: %d bytes, want %d", errBadFile, len(mem), g.size)
+	}
+	return g, nil
+}

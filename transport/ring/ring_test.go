@@ -1,0 +1,494 @@
+package ring
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport"
+)
+
+// payloadFor is a deterministic message of varying length for sequence i.
+func payloadFor(i int64, max int) []byte {
+	n := 8 + int(i*7919%int64(max-8))
+	b := make([]byte, n)
+	binary.LittleEndian.PutUint64(b, uint64(i))
+	for j := 8; j < n; j++ {
+		b[j] = byte(i) ^ byte(j)
+	}
+	return b
+}
+
+func TestRingWrapAroundAndFull(t *testing.T) {
+	const n, size = 4, 128
+	mem := make([]byte, ringBytes(n, size))
+	p := newProducer(mem, 0, n, size)
+	c := newConsumer(mem, 0, n, size)
+	var seq, got int64
+	for round := 0; round < 50; round++ {
+		k := 1 + round%n
+		for range k {
+			if !p.offer(payloadFor(seq, p.maxBytes)) {
+				t.Fatalf("offer %d refused with %d in flight", seq, seq-got)
+			}
+			seq++
+		}
+		if k == n && p.offer([]byte("x")) {
+			t.Fatal("offer into a full ring succeeded")
+		}
+		for range k {
+			msg, flags, ok := c.peek()
+			if !ok || flags != 0 {
+				t.Fatalf("peek %d: ok=%v flags=%d", got, ok, flags)
+			}
+			if want := payloadFor(got, p.maxBytes); !bytes.Equal(msg, want) {
+				t.Fatalf("message %d: got %d bytes, want %d", got, len(msg), len(want))
+			}
+			c.release()
+			got++
+		}
+		if _, _, ok := c.peek(); ok {
+			t.Fatal("peek on an empty ring found a message")
+		}
+	}
+	if got < 3*n {
+		t.Fatalf("only %d messages, the ring never wrapped", got)
+	}
+}
+
+func TestRingTooLargeRecord(t *testing.T) {
+	const n, size = 2, 64
+	mem := make([]byte, ringBytes(n, size))
+	p := newProducer(mem, 0, n, size)
+	c := newConsumer(mem, 0, n, size)
+	if !p.hasSpace() {
+		t.Fatal("no space")
+	}
+	p.publish(1000, true)
+	if _, flags, ok := c.peek(); !ok || flags&recTooLarge == 0 || c.headLen() != 1000 {
+		t.Fatalf("too-large record: ok=%v flags=%d len=%d", ok, flags, c.headLen())
+	}
+	c.release()
+	p.offer([]byte("after"))
+	if msg, _, ok := c.peek(); !ok || string(msg) != "after" {
+		t.Fatalf("record after a too-large one: %q %v", msg, ok)
+	}
+}
+
+// TestRingConcurrent runs a producer and a consumer goroutine over plain Go
+// memory, where the race detector does see every access: the acquire/release
+// pairs must order the payload writes before the reads.
+func TestRingConcurrent(t *testing.T) {
+	const n, size = 8, 256
+	total := int64(200_000)
+	if testing.Short() {
+		total = 20_000
+	}
+	mem := make([]byte, ringBytes(n, size))
+	p := newProducer(mem, 0, n, size)
+	c := newConsumer(mem, 0, n, size)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := int64(0); i < total; {
+			if p.offer(payloadFor(i, p.maxBytes)) {
+				i++
+			} else {
+				runtime.Gosched()
+			}
+		}
+	}()
+	for i := int64(0); i < total; {
+		msg, _, ok := c.peek()
+		if !ok {
+			runtime.Gosched()
+			continue
+		}
+		if want := payloadFor(i, p.maxBytes); !bytes.Equal(msg, want) {
+			t.Fatalf("message %d torn or out of order: got seq %d len %d, want len %d",
+				i, binary.LittleEndian.Uint64(msg), len(msg), len(want))
+		}
+		c.release()
+		i++
+	}
+	<-done
+}
+
+// echo is a Handler whose sessions answer every message with itself, or
+// with a reply of the size the message asks for ("big N").
+type echo struct{ open, closed atomic.Int64 }
+
+type echoSession struct{ h *echo }
+
+func (h *echo) OpenMessage(proto.Protocol) Session { h.open.Add(1); return echoSession{h} }
+func (s echoSession) Close()                       { s.h.closed.Add(1) }
+func (s echoSession) ServeMessage(msg, out []byte) ([]byte, bool) {
+	if rest, ok := bytes.CutPrefix(msg, []byte("big ")); ok {
+		var n int
+		for _, d := range rest {
+			n = n*10 + int(d-'0')
+		}
+		return append(out, bytes.Repeat([]byte{'b'}, n)...), false
+	}
+	if bytes.Equal(msg, []byte("quit")) {
+		return append(out, "bye"...), true
+	}
+	return append(out, msg...), false
+}
+
+// loop polls srv on its own goroutine until stopped, yielding when idle so
+// tests behave on a busy two-core machine. Stop returns only once the loop
+// goroutine is done with srv.
+type loop struct {
+	srv  *Server
+	stop chan struct{}
+	done chan struct{}
+	mu   sync.Mutex // held by the loop while polling; tests take it to read Stats
+}
+
+func startLoop(t testing.TB, srv *Server) *loop {
+	l := &loop{srv: srv, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		for {
+			select {
+			case <-l.stop:
+				return
+			default:
+			}
+			l.mu.Lock()
+			n := srv.Poll(mono())
+			l.mu.Unlock()
+			if n == 0 {
+				runtime.Gosched()
+			}
+		}
+	}()
+	t.Cleanup(l.halt)
+	return l
+}
+
+func (l *loop) halt() {
+	select {
+	case <-l.stop:
+	default:
+		close(l.stop)
+	}
+	<-l.done
+}
+
+func (l *loop) stats() Stats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var st Stats
+	l.srv.Stats(&st)
+	return st
+}
+
+func listenTest(t testing.TB, o Options) (*Server, string) {
+	t.Helper()
+	if o.Dir == "" {
+		o.Dir = filepath.Join(t.TempDir(), "ring")
+	}
+	if o.Handler == nil {
+		o.Handler = &echo{}
+	}
+	srv, err := Listen(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv, o.Dir
+}
+
+func dialTest(t testing.TB, dir string, o DialOptions) *Conn {
+	t.Helper()
+	if o.Wait == Spin {
+		o.Wait = Yield // the test machine is shared: do not hog a core
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := Dial(ctx, dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func roundTrip(t testing.TB, c *Conn, msg string) string {
+	t.Helper()
+	if err := c.Write([]byte(msg)); err != nil {
+		t.Fatalf("write %q: %v", msg, err)
+	}
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	got, err := c.ReadAppend(nil)
+	if err != nil {
+		t.Fatalf("read reply to %q: %v", msg, err)
+	}
+	return string(got)
+}
+
+func ringFiles(t testing.TB, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, filePrefix+"*"+fileSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestServeAndReclaim(t *testing.T) {
+	h := &echo{}
+	srv, dir := listenTest(t, Options{Handler: h, Records: 8, RecordSize: 256})
+	l := startLoop(t, srv)
+	a := dialTest(t, dir, DialOptions{})
+	b := dialTest(t, dir, DialOptions{Wait: Park})
+	if got := roundTrip(t, a, "hello"); got != "hello" {
+		t.Fatalf("a got %q", got)
+	}
+	if got := roundTrip(t, b, "world"); got != "world" {
+		t.Fatalf("b got %q", got)
+	}
+	files := ringFiles(t, dir)
+	if len(files) != 2 {
+		t.Fatalf("ring files %v, want 2", files)
+	}
+	for _, f := range append(files, filepath.Join(dir, socketName), filepath.Join(dir, lockName)) {
+		st, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %v, want 0600", f, st.Mode().Perm())
+		}
+	}
+	// Pipelined: more requests than records, with replies read as we go.
+	for i := 0; i < 100; i++ {
+		if got := roundTrip(t, a, strings.Repeat("x", i)); got != strings.Repeat("x", i) {
+			t.Fatalf("round %d: got %d bytes", i, len(got))
+		}
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Write([]byte("x")); !errors.Is(err, transport.ErrClosed) {
+		t.Fatalf("write after close: %v", err)
+	}
+	testproc.WaitFor(t, 10*time.Second, "the closed client's ring to be reclaimed", func() bool {
+		return len(ringFiles(t, dir)) == 1 && l.stats().Clients == 1
+	})
+	if got := roundTrip(t, b, "still here"); got != "still here" {
+		t.Fatalf("b after a left: %q", got)
+	}
+	l.halt()
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		ents, _ := os.ReadDir(dir)
+		t.Fatalf("directory survives a clean shutdown: %v %v", err, ents)
+	}
+	if h.open.Load() != 2 || h.closed.Load() != 2 {
+		t.Fatalf("sessions opened %d closed %d, want 2 and 2", h.open.Load(), h.closed.Load())
+	}
+	// The server closed: b is told so, not left waiting.
+	b.SetDeadline(time.Now().Add(10 * time.Second))
+	b.Write([]byte("anyone?"))
+	if _, err := b.ReadAppend(nil); !errors.Is(err, transport.ErrServerGone) {
+		t.Fatalf("read after server close: %v, want ErrServerGone", err)
+	}
+}
+
+func TestMessageTooLarge(t *testing.T) {
+	srv, dir := listenTest(t, Options{Records: 4, RecordSize: 128})
+	startLoop(t, srv)
+	c := dialTest(t, dir, DialOptions{})
+	if c.MaxMessage() != 128-recHeader {
+		t.Fatalf("MaxMessage %d", c.MaxMessage())
+	}
+	err := c.Write(make([]byte, c.MaxMessage()+1))
+	if !errors.Is(err, transport.ErrMessageTooLarge) {
+		t.Fatalf("oversized write: %v", err)
+	}
+	if got := roundTrip(t, c, strings.Repeat("m", c.MaxMessage())); len(got) != c.MaxMessage() {
+		t.Fatalf("largest message came back as %d bytes", len(got))
+	}
+	// A reply too large for a record is reported, and the ring goes on.
+	c.Write([]byte("big 500"))
+	if _, err := c.ReadAppend(nil); !errors.Is(err, transport.ErrMessageTooLarge) {
+		t.Fatalf("oversized reply: %v", err)
+	}
+	for i := 0; i < 10; i++ {
+		if got := roundTrip(t, c, "ok"); got != "ok" {
+			t.Fatalf("after oversized reply: %q", got)
+		}
+	}
+}
+
+func TestQuitClosesOneClient(t *testing.T) {
+	srv, dir := listenTest(t, Options{})
+	l := startLoop(t, srv)
+	a := dialTest(t, dir, DialOptions{})
+	b := dialTest(t, dir, DialOptions{})
+	if got := roundTrip(t, a, "quit"); got != "bye" {
+		t.Fatalf("quit answered %q", got)
+	}
+	a.SetDeadline(time.Now().Add(10 * time.Second))
+	a.Write([]byte("more"))
+	if _, err := a.ReadAppend(nil); !errors.Is(err, transport.ErrServerGone) {
+		t.Fatalf("after quit: %v", err)
+	}
+	if got := roundTrip(t, b, "b"); got != "b" {
+		t.Fatalf("b: %q", got)
+	}
+	testproc.WaitFor(t, 10*time.Second, "one client left", func() bool { return l.stats().Clients == 1 })
+}
+
+func TestDeadline(t *testing.T) {
+	srv, dir := listenTest(t, Options{})
+	startLoop(t, srv)
+	c := dialTest(t, dir, DialOptions{})
+	c.SetDeadline(time.Now().Add(20 * time.Millisecond))
+	if _, err := c.ReadAppend(nil); !errors.Is(err, transport.ErrTimeout) {
+		t.Fatalf("read with nothing asked: %v, want ErrTimeout", err)
+	}
+	c.SetDeadline(time.Time{})
+	if got := roundTrip(t, c, "late"); got != "late" {
+		t.Fatalf("after a timeout: %q", got)
+	}
+}
+
+func TestHandshakeErrors(t *testing.T) {
+	ctx := context.Background()
+	if _, err := Dial(ctx, filepath.Join(t.TempDir(), "none"), DialOptions{}); !errors.Is(err, ErrNoServer) {
+		t.Fatalf("dial nowhere: %v", err)
+	}
+	_, dir := listenTest(t, Options{Proto: proto.SBE})
+	srv2, err := Listen(Options{Dir: dir, Handler: &echo{}})
+	if !errors.Is(err, ErrInUse) {
+		srv2.Close()
+		t.Fatalf("second server in the same directory: %v", err)
+	}
+}
+
+func TestProtocolMismatchRefused(t *testing.T) {
+	srv, dir := listenTest(t, Options{Proto: proto.SBE})
+	startLoop(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := Dial(ctx, dir, DialOptions{Proto: proto.RESP})
+	if !errors.Is(err, ErrRejected) || !strings.Contains(err.Error(), "speaks sbe") {
+		t.Fatalf("resp client on an sbe ring: %v", err)
+	}
+	c := dialTest(t, dir, DialOptions{Proto: proto.SBE})
+	if got := roundTrip(t, c, "sbe"); got != "sbe" {
+		t.Fatalf("%q", got)
+	}
+}
+
+func TestSweepLeftovers(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ring")
+	os.Mkdir(dir, 0o700)
+	for _, n := range []string{"c-dead-1.ring", "c-dead-2.ring", socketName, "unrelated.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, _ := listenTest(t, Options{Dir: dir})
+	var st Stats
+	srv.Stats(&st)
+	if st.Swept != 3 {
+		t.Fatalf("swept %d files, want 3", st.Swept)
+	}
+	if len(ringFiles(t, dir)) != 0 {
+		t.Fatal("leftover ring files survive")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "unrelated.txt")); err != nil {
+		t.Fatalf("a file that is not goblin's was swept: %v", err)
+	}
+	srv.Close()
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("a directory the server did not make was removed: %v", err)
+	}
+}
+
+func TestGroupMode(t *testing.T) {
+	srv, dir := listenTest(t, Options{Group: strconv.Itoa(os.Getgid())})
+	startLoop(t, srv)
+	c := dialTest(t, dir, DialOptions{})
+	roundTrip(t, c, "g")
+	for _, f := range append(ringFiles(t, dir), filepath.Join(dir, socketName)) {
+		st, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o660 {
+			t.Errorf("%s has mode %v, want 0660", f, st.Mode().Perm())
+		}
+	}
+	if st, _ := os.Stat(dir); st.Mode().Perm() != 0o750 {
+		t.Errorf("directory mode %v, want 0750", st.Mode().Perm())
+	}
+}
+
+func TestConfigFor(t *testing.T) {
+	tg, err := target.Parse("ring:///dev/shm/x?proto=sbe&records=64&record=512&wait=park&server_timeout=2s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := ConfigFor(tg)
+	if err != nil || o.Dir != "/dev/shm/x" || o.Records != 64 || o.RecordSize != 512 || o.Proto != proto.SBE {
+		t.Fatalf("ConfigFor: %+v %v", o, err)
+	}
+	d, err := DialOptionsFor(tg)
+	if err != nil || d.Wait != Park || d.ServerTimeout != 2*time.Second || d.Proto != proto.SBE {
+		t.Fatalf("DialOptionsFor: %+v %v", d, err)
+	}
+	for _, bad := range []string{"ring:///x?records=3", "ring:///x?record=100", "ring:///x?colour=red"} {
+		tg, _ := target.Parse(bad)
+		if _, err := ConfigFor(tg); err == nil {
+			t.Errorf("ConfigFor(%s) accepted", bad)
+		}
+	}
+}
+
+// TestNoAllocations proves the message path allocates nothing on either
+// side: client Write, server Poll (serve + publish), client ReadAppend.
+func TestNoAllocations(t *testing.T) {
+	srv, dir := listenTest(t, Options{})
+	// Handshake through a loop, then drive Poll by hand on this goroutine.
+	l := startLoop(t, srv)
+	c := dialTest(t, dir, DialOptions{})
+	roundTrip(t, c, "warm")
+	l.halt()
+	msg := []byte("*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$16\r\n0123456789abcdef\r\n")
+	buf := make([]byte, 0, 256)
+	now := mono()
+	allocs := testing.AllocsPerRun(1000, func() {
+		if err := c.Write(msg); err != nil {
+			t.Fatal(err)
+		}
+		srv.Poll(now) // same now: no housekeeping, only serving
+		var err error
+		if buf, err = c.ReadAppend(buf[:0]); err != nil || len(buf) != len(msg) {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per round trip, want 0", allocs)
+	}
+}

@@ -1,0 +1,179 @@
+package ring
+
+import (
+	"github.com/goblin-kv/goblin/internal/shm"
+)
+
+// One single-producer single-consumer ring of fixed-size records.
+//
+// Layout inside the mapping, starting at the ring's base offset:
+//
+//	+0    consumer position (int64)            own 128-byte block
+//	+128  (padding: nothing lives here)        keeps the records two cache lines away
+//	+256  record 0, record 1, … record N-1     each recordSize bytes, 64-byte aligned
+//
+// A record:
+//
+//	+0   tag    int64   sequence number + 1 of the message it holds
+//	+8   length int32   payload bytes, or the would-be length when flags says too large
+//	+12  flags  int32   recTooLarge: the producer could not fit the message
+//	+16  payload
+//
+// The producer's position is not a separate counter: it is the tag of each
+// record, written last with a release store. The consumer spins on the tag of
+// the record it expects next, so a small message and its "ready" signal
+// travel together in one cache line — one transfer per direction, the
+// theoretical floor. Tags increase forever (sequence number + 1), so a
+// record left from the previous lap (tag = seq+1-N) or never written (tag 0)
+// is never mistaken for the next one and nothing needs zeroing on wrap.
+//
+// The consumer position (the number of messages consumed) is written only by
+// the consumer and read by the producer, which reads it only when its cached
+// copy says the ring is full; it sits alone in a 128-byte block so the
+// adjacent-line prefetcher never drags it into a record's cache-line pair or
+// the other way round.
+const (
+	ctlSize      = 256 // control block before the records
+	offConsumed  = 0   // consumer position within the control block
+	recHeader    = 16  // tag + length + flags
+	offTag       = 0
+	offLen       = 8
+	offFlags     = 12
+	recTooLarge  = 1
+	cacheLine    = 64
+	minRecord    = cacheLine
+	maxRecordCap = 1 << 24
+)
+
+// ringBytes is the size of one ring with n records of size bytes.
+func ringBytes(n, size int) int { return ctlSize + n*size }
+
+// producer is the writing end of a ring. Process-local state only: the
+// shared state is in mem.
+type producer struct {
+	mem      []byte // the whole mapping
+	base     int    // offset of the ring's control block
+	mask     int64  // records - 1
+	n        int64  // records
+	size     int    // record size
+	next     int64  // sequence number of the next message to write
+	limit    int64  // cached consumer position + n: next < limit means a free record
+	maxBytes int    // largest payload
+}
+
+// consumer is the reading end of a ring.
+type consumer struct {
+	mem  []byte
+	base int
+	mask int64
+	size int
+	next int64 // sequence number of the next message to read
+}
+
+func newProducer(mem []byte, base, n, size int) producer {
+	return producer{mem: mem, base: base, mask: int64(n - 1), n: int64(n), size: size,
+		limit: int64(n), maxBytes: size - recHeader}
+}
+
+func newConsumer(mem []byte, base, n, size int) consumer {
+	return consumer{mem: mem, base: base, mask: int64(n - 1), size: size}
+}
+
+// slotOff is the offset of the record that holds message seq.
+func (p *producer) slotOff(seq int64) int {
+	return p.base + ctlSize + int(seq&p.mask)*p.size
+}
+
+func (c *consumer) slotOff(seq int64) int {
+	return c.base + ctlSize + int(seq&c.mask)*c.size
+}
+
+// hasSpace reports whether the next record is free. It refreshes the cached
+// consumer position only when the cache says the ring is full.
+func (p *producer) hasSpace() bool {
+	if p.next < p.limit {
+		return true
+	}
+	// Consumer position: written by the consumer (release, after it finished
+	// with the record), read here (acquire), so once we see position k the
+	// consumer no longer reads records < k and we may overwrite them.
+	p.limit = shm.LoadInt64Acquire(p.mem, p.base+offConsumed) + p.n
+	return p.next < p.limit
+}
+
+// claim returns the payload area of the next record, full capacity and zero
+// length, for the caller to append into. The caller checked hasSpace.
+func (p *producer) claim() []byte {
+	off := p.slotOff(p.next) + recHeader
+	return p.mem[off : off : off+p.maxBytes]
+}
+
+// publish makes the claimed record visible with n payload bytes (or, when
+// tooLarge, a record with no payload saying the message of n bytes did not
+// fit).
+func (p *producer) publish(n int, tooLarge bool) {
+	off := p.slotOff(p.next)
+	// Length and flags: plain writes by the producer, read by the consumer
+	// only after its acquire load of the tag below sees this sequence.
+	shm.PutInt32(p.mem, off+offLen, int32(n))
+	var flags int32
+	if tooLarge {
+		flags = recTooLarge
+	}
+	shm.PutInt32(p.mem, off+offFlags, flags)
+	// Tag: written by the producer with a release store, last, so the
+	// payload, length and flags written above are visible to the consumer
+	// whose acquire load sees seq+1. Read by the consumer (acquire).
+	shm.StoreInt64Release(p.mem, off+offTag, p.next+1)
+	p.next++
+}
+
+// offer copies msg into the next record and publishes it. It returns false
+// when the ring is full. len(msg) must be at most maxBytes.
+func (p *producer) offer(msg []byte) bool {
+	if !p.hasSpace() {
+		return false
+	}
+	copy(p.claim()[:len(msg)], msg)
+	p.publish(len(msg), false)
+	return true
+}
+
+// peek returns the next message's payload (aliasing shared memory), its
+// flags and whether one is ready. The payload stays valid until release.
+func (c *consumer) peek() (msg []byte, flags int32, ok bool) {
+	off := c.slotOff(c.next)
+	// Tag: written by the producer (release, after the payload); read here
+	// with acquire, so once it shows next+1 the payload, length and flags are
+	// complete. Any other value (0, or an earlier lap's tag) means not yet.
+	if shm.LoadInt64Acquire(c.mem, off+offTag) != c.next+1 {
+		return nil, 0, false
+	}
+	// Length and flags: plain reads, ordered after the acquire above.
+	n := int(shm.GetInt32(c.mem, off+offLen))
+	flags = shm.GetInt32(c.mem, off+offFlags)
+	if flags&recTooLarge != 0 {
+		return nil, flags, true
+	}
+	if n < 0 || n > c.size-recHeader {
+		// Only a foreign writer could produce this; treat the record as
+		// empty rather than read out of bounds.
+		n = 0
+	}
+	p := off + recHeader
+	return c.mem[p : p+n : p+n], flags, true
+}
+
+// pending reports the would-be length of a too-large record at the head.
+func (c *consumer) headLen() int {
+	return int(shm.GetInt32(c.mem, c.slotOff(c.next)+offLen))
+}
+
+// release hands the record back to the producer.
+func (c *consumer) release() {
+	c.next++
+	// Consumer position: written by the consumer only, with a release store
+	// after it has finished reading the record, so the producer (acquire load
+	// in hasSpace) never overwrites a record still being read.
+	shm.StoreInt64Release(c.mem, c.base+offConsumed, c.next)
+}

@@ -1,0 +1,81 @@
+package ring
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport"
+)
+
+// ConfigFor fills a server's Options from a ring target,
+// ring:///dev/shm/goblin?proto=sbe&records=256&record=16384&group=goblin.
+// The caller sets Handler. Unknown parameters are an error.
+func ConfigFor(t target.Target) (Options, error) {
+	o := Options{Dir: t.Path, Proto: t.Proto}
+	if t.Scheme != target.Ring {
+		return o, fmt.Errorf("ring: target scheme %q is not ring", t.Scheme)
+	}
+	for k, v := range t.Params {
+		var err error
+		switch k {
+		case "records":
+			o.Records, err = strconv.Atoi(v)
+		case "record":
+			o.RecordSize, err = strconv.Atoi(v)
+		case "group":
+			o.Group = v
+		case "wait", "server_timeout": // client-side parameters; a shared target may carry them
+		default:
+			return o, fmt.Errorf("ring: unknown target parameter %q (want records, record or group)", k)
+		}
+		if err != nil {
+			return o, fmt.Errorf("ring: parameter %s=%q: %v", k, v, err)
+		}
+	}
+	o.ensureDefaults()
+	return o, checkGeometry(o.Records, o.RecordSize)
+}
+
+// DialOptionsFor fills DialOptions from a ring target:
+// ring:///dev/shm/goblin?proto=sbe&wait=spin|yield|park&server_timeout=3s.
+// Server-side parameters (records, record, group) are accepted and ignored,
+// so server and clients can share one target string.
+func DialOptionsFor(t target.Target) (DialOptions, error) {
+	o := DialOptions{Proto: t.Proto}
+	if t.Scheme != target.Ring {
+		return o, fmt.Errorf("ring: target scheme %q is not ring", t.Scheme)
+	}
+	for k, v := range t.Params {
+		var err error
+		switch k {
+		case "wait":
+			o.Wait, err = ParseWait(v)
+		case "server_timeout":
+			o.ServerTimeout, err = time.ParseDuration(v)
+		case "records", "record", "group":
+		default:
+			return o, fmt.Errorf("ring: unknown target parameter %q (want wait or server_timeout)", k)
+		}
+		if err != nil {
+			return o, fmt.Errorf("ring: parameter %s=%q: %v", k, v, err)
+		}
+	}
+	return o, nil
+}
+
+// DialTarget dials the ring server a target names. The returned Conn
+// implements transport.Conn.
+func DialTarget(ctx context.Context, t target.Target) (transport.Conn, error) {
+	o, err := DialOptionsFor(t)
+	if err != nil {
+		return nil, err
+	}
+	c, err := Dial(ctx, t.Path, o)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}

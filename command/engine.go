@@ -1,0 +1,227 @@
+package command
+
+import (
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/proto/resp"
+	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/store"
+)
+
+// DefaultVersion is the Redis version goblin reports in HELLO and INFO, so
+// clients that switch features on the server's version treat goblin like
+// the Redis 7.0 whose commands it answers.
+const DefaultVersion = "7.0.0"
+
+// maxKeptScratch caps the buffer the engine keeps after serving a large
+// value; bigger buffers are dropped so one large GET does not pin memory.
+const maxKeptScratch = 1 << 20
+
+// InfoFunc appends an INFO section the engine does not own ("server" or
+// "clients") in INFO's format: "# Server\r\nkey:value\r\n...". section is
+// lower case. It returns dst unchanged for a section it does not provide.
+type InfoFunc func(dst []byte, section string) []byte
+
+// Options configure an Engine. The zero value works.
+type Options struct {
+	// RequirePass, when set, makes every command but AUTH, HELLO and QUIT
+	// answer NOAUTH until the client authenticates with this password (as
+	// the "default" user).
+	RequirePass string
+	// Clock is the time source for relative expiry (EX, PX, EXPIRE); it
+	// must be the store's clock. Default store.SystemClock.
+	Clock store.Clock
+	// Limits bound RESP commands (bulk length, argument count, inline
+	// length); the zero value means Redis's defaults.
+	Limits resp.Limits
+	// MaxFrame bounds an SBE frame on streams, header included; default
+	// sbe.DefaultMaxFrame.
+	MaxFrame int
+	// Info adds the "server" and "clients" sections to INFO. When nil the
+	// engine writes a minimal server section and no clients section.
+	Info InfoFunc
+	// Version is the Redis version reported by HELLO and INFO; default
+	// DefaultVersion.
+	Version string
+	// Config answers CONFIG GET for parameters beyond the engine's own
+	// (save, appendonly, databases). It appends name/value pairs for
+	// parameters matching the glob pattern and returns the extended
+	// slice. Optional.
+	Config func(pairs [][2]string, pattern string) [][2]string
+}
+
+// Stats are one transport's counters. Only the loop goroutine writes them
+// (plain, non-atomic increments); the server copies them and publishes the
+// copies to its metrics.
+type Stats struct {
+	Commands       [NumOps]uint64 // requests executed, by Op (unknown commands at OpNone)
+	Errors         uint64         // error replies (protocol errors included)
+	ProtocolErrors uint64         // malformed requests that closed the connection
+}
+
+// Session is one client's state. Create it with NewSession when the client
+// connects; the loop goroutine owns it.
+type Session struct {
+	// Protocol is the protocol the client speaks.
+	Protocol proto.Protocol
+	// Stats receives the client's counters; usually shared by every
+	// session of one transport. Must not be nil.
+	Stats *Stats
+
+	// ID is the client's id, reported by HELLO; the server assigns it.
+	ID uint64
+
+	authed bool
+	quit   bool
+	name   []byte
+}
+
+// NewSession returns the state of a newly connected client speaking p that
+// counts into st (nil gets a private Stats).
+func NewSession(p proto.Protocol, st *Stats) *Session {
+	if st == nil {
+		st = new(Stats)
+	}
+	return &Session{Protocol: p, Stats: st}
+}
+
+// Name returns the name the client gave with CLIENT SETNAME (nil if none).
+// The slice is the session's; do not keep it.
+func (s *Session) Name() []byte { return s.name }
+
+// Authenticated reports whether the client has authenticated with AUTH or
+// HELLO ... AUTH.
+func (s *Session) Authenticated() bool { return s.authed }
+
+// Engine decodes, executes and encodes requests against one store. It is
+// used from the loop goroutine only.
+type Engine struct {
+	st    *store.Store
+	o     Options
+	clock store.Clock
+	codec sbe.Codec
+
+	// Scratch state reused by every request (single goroutine).
+	args      [][]byte    // RESP arguments, slices into the input
+	sreq      sbe.Request // SBE decode target; its Args reused
+	req       Request
+	res       result
+	scratch   []byte // values read from the store
+	errBuf    []byte // error texts
+	offs      []int  // MGET value offsets into scratch
+	version   []byte // Options.Version, for HELLO
+	passBytes []byte // Options.RequirePass
+	stats     store.Stats
+	total     uint64 // commands processed, all sessions (INFO)
+}
+
+// NewEngine returns an engine executing against st.
+func NewEngine(st *store.Store, o Options) *Engine {
+	if o.Clock == nil {
+		o.Clock = store.SystemClock{}
+	}
+	if o.Version == "" {
+		o.Version = DefaultVersion
+	}
+	if o.MaxFrame <= 0 {
+		o.MaxFrame = sbe.DefaultMaxFrame
+	}
+	return &Engine{
+		st: st, o: o, clock: o.Clock,
+		args:    make([][]byte, 0, 16),
+		scratch: make([]byte, 0, 4096),
+		errBuf:  make([]byte, 0, 256),
+		sreq:    sbe.Request{Args: make([][]byte, 0, 16)},
+		res:     result{items: make([]sbe.Item, 0, 16)},
+	}
+}
+
+// ServeStream executes every complete request at the start of in, in
+// order, and appends each reply to out (RESP, or SOFH-framed SBE, per the
+// session's protocol). consumed is how many bytes of in were used; the rest
+// is a partial request to offer again with more bytes. closeConn asks the
+// transport to send the replies and close: after QUIT, or after a
+// malformed request, whose protocol error is the last reply and of which
+// nothing was executed.
+func (e *Engine) ServeStream(s *Session, in, out []byte) (consumed int, reply []byte, closeConn bool) {
+	if s.Protocol == proto.SBE {
+		return e.serveSBEStream(s, in, out)
+	}
+	for consumed < len(in) && !s.quit {
+		args, n, err := resp.ReadCommand(in[consumed:], e.args, &e.o.Limits)
+		e.args = args[:0]
+		if err != nil {
+			return consumed, e.respProtocolError(s, out, err), true
+		}
+		if n == 0 {
+			break
+		}
+		consumed += n
+		if len(args) == 0 {
+			continue
+		}
+		out = e.serveRESP(s, args, out)
+	}
+	return consumed, out, s.quit
+}
+
+// ServeMessage executes the one request in msg (a RESP command, or a bare
+// SBE message without SOFH) and appends its reply to out. closeConn as for
+// ServeStream.
+func (e *Engine) ServeMessage(s *Session, msg, out []byte) (reply []byte, closeConn bool) {
+	if s.Protocol == proto.SBE {
+		if err := e.codec.DecodeRequest(msg, &e.sreq); err != nil {
+			return e.sbeProtocolError(s, out, err, false), true
+		}
+		return e.serveSBE(s, &e.sreq, out), s.quit
+	}
+	args, n, err := resp.ReadCommand(msg, e.args, &e.o.Limits)
+	e.args = args[:0]
+	switch {
+	case err != nil:
+		return e.respProtocolError(s, out, err), true
+	case n == 0:
+		return e.respProtocolError(s, out, errIncompleteMessage), true
+	case n != len(msg):
+		return e.respProtocolError(s, out, errTrailingBytes), true
+	case len(args) == 0:
+		return e.respProtocolError(s, out, errEmptyMessage), true
+	}
+	return e.serveRESP(s, args, out), s.quit
+}
+
+// Errors for RESP on message transports, where one message must hold
+// exactly one command.
+var (
+	errIncompleteMessage = &resp.ProtocolError{Text: "Protocol error: incomplete command in message"}
+	errTrailingBytes     = &resp.ProtocolError{Text: "Protocol error: bytes after the command in message"}
+	errEmptyMessage      = &resp.ProtocolError{Text: "Protocol error: empty message"}
+)
+
+func (e *Engine) serveRESP(s *Session, args [][]byte, out []byte) []byte {
+	if e.decodeRESP(args, &e.req) {
+		e.execute(s, &e.req)
+	}
+	e.count(s, e.req.Op)
+	return e.encodeRESP(out)
+}
+
+func (e *Engine) serveSBEStream(s *Session, in, out []byte) (int, []byte, bool) {
+	consumed := 0
+	for consumed < len(in) && !s.quit {
+		msg, n, err := sbe.ReadFrame(in[consumed:], e.o.MaxFrame)
+		if err != nil {
+			return consumed, e.sbeProtocolError(s, out, err, true), true
+		}
+		if n == 0 {
+			break
+		}
+		if err := e.codec.DecodeRequest(msg, &e.sreq); err != nil {
+			return consumed, e.sbeProtocolError(s, out, err, true), true
+		}
+		consumed += n
+		var start int
+		out, start = sbe.BeginFrame(out)
+		out = sbe.EndFrame(e.serveSBE(s, &e.sreq, out), start)
+	}
+	return consumed, out, s.quit
+}

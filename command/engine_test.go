@@ -1,0 +1,373 @@
+package command
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/proto/resp"
+	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/store"
+)
+
+const t0 = 1_700_000_000_000 // the fake clock's start, unix ms
+
+func newEngine(t testing.TB, o Options) (*Engine, *store.FakeClock) {
+	t.Helper()
+	clock := store.NewFakeClock(t0)
+	st, err := store.New(store.Options{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Clock = clock
+	return NewEngine(st, o), clock
+}
+
+// respText renders the one RESP reply at the front of b in a
+// protocol-neutral form and returns its length.
+func respText(t testing.TB, b []byte) (string, int) {
+	t.Helper()
+	n, err := resp.ReplySize(b)
+	if err != nil || n == 0 {
+		t.Fatalf("incomplete or bad reply %q: %v", b, err)
+	}
+	var sb strings.Builder
+	pos := 0
+	var walk func()
+	walk = func() {
+		r, k, err := resp.ReadReply(b[pos:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		pos += k
+		switch {
+		case r.Null:
+			sb.WriteString("nil")
+		case r.Type == resp.Array:
+			sb.WriteString("[")
+			for i := int64(0); i < r.Int; i++ {
+				if i > 0 {
+					sb.WriteString(" ")
+				}
+				walk()
+			}
+			sb.WriteString("]")
+		case r.Type == resp.Integer:
+			fmt.Fprintf(&sb, ":%d", r.Int)
+		default:
+			fmt.Fprintf(&sb, "%c%s", r.Type, r.Data)
+		}
+	}
+	walk()
+	return sb.String(), n
+}
+
+// sbeText renders an SBE reply in the same form as respText.
+func sbeText(r *sbe.Reply) string {
+	switch r.Kind {
+	case sbe.KindSimple:
+		return "+" + string(r.Value)
+	case sbe.KindError:
+		return "-" + string(r.Value)
+	case sbe.KindBulk:
+		return "$" + string(r.Value)
+	case sbe.KindNil:
+		return "nil"
+	case sbe.KindInteger:
+		return fmt.Sprintf(":%d", r.Integer)
+	case sbe.KindArray:
+		parts := make([]string, len(r.Items))
+		for i, it := range r.Items {
+			switch it.Kind {
+			case sbe.KindBulk:
+				parts[i] = "$" + string(it.Value)
+			case sbe.KindInteger:
+				parts[i] = fmt.Sprintf(":%d", it.Integer)
+			case sbe.KindArray:
+				parts[i] = "[]"
+			default:
+				parts[i] = "nil"
+			}
+		}
+		return "[" + strings.Join(parts, " ") + "]"
+	}
+	return fmt.Sprintf("kind(%d)", r.Kind)
+}
+
+// do sends one RESP command through ServeStream and returns the reply.
+func do(t testing.TB, e *Engine, s *Session, args ...string) string {
+	t.Helper()
+	in := resp.AppendCommandString(nil, args...)
+	n, out, _ := e.ServeStream(s, in, nil)
+	if n != len(in) {
+		t.Fatalf("%q: consumed %d of %d", args, n, len(in))
+	}
+	got, k := respText(t, out)
+	if k != len(out) {
+		t.Fatalf("%q: %d bytes after the reply", args, len(out)-k)
+	}
+	return got
+}
+
+func TestCommandsRESP(t *testing.T) {
+	e, clock := newEngine(t, Options{})
+	s := NewSession(proto.RESP, nil)
+	steps := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"PING"}, "+PONG"},
+		{[]string{"ping", "hi"}, "$hi"},
+		{[]string{"ping", "a", "b"}, "-ERR wrong number of arguments for 'ping' command"},
+		{[]string{"ECHO", "x y"}, "$x y"},
+		{[]string{"GET", "k"}, "nil"},
+		{[]string{"SET", "k", "v"}, "+OK"},
+		{[]string{"GET", "k"}, "$v"},
+		{[]string{"SET", "k", "w", "NX"}, "nil"},
+		{[]string{"SET", "k", "w", "XX", "GET"}, "$v"},
+		{[]string{"SET", "n", "w", "XX"}, "nil"},
+		{[]string{"SET", "k", "v", "NX", "XX"}, "-ERR syntax error"},
+		{[]string{"SET", "k", "v", "KEEPTTL", "EX", "10"}, "-ERR syntax error"},
+		{[]string{"SET", "k", "v", "EX", "0"}, "-ERR invalid expire time in 'set' command"},
+		{[]string{"SET", "k", "v", "EX", "abc"}, "-ERR value is not an integer or out of range"},
+		{[]string{"SET", "k", "v", "EX"}, "-ERR syntax error"},
+		{[]string{"SET", "k", "v", "PX", "1500"}, "+OK"},
+		{[]string{"PTTL", "k"}, ":1500"},
+		{[]string{"TTL", "k"}, ":2"},
+		{[]string{"SET", "k", "v2", "KEEPTTL"}, "+OK"},
+		{[]string{"PTTL", "k"}, ":1500"},
+		{[]string{"PERSIST", "k"}, ":1"},
+		{[]string{"TTL", "k"}, ":-1"},
+		{[]string{"TTL", "missing"}, ":-2"},
+		{[]string{"EXPIRE", "k", "10"}, ":1"},
+		{[]string{"EXPIRE", "missing", "10"}, ":0"},
+		{[]string{"EXPIRE", "k", "x"}, "-ERR value is not an integer or out of range"},
+		{[]string{"EXPIRE", "k", "99999999999999999"}, "-ERR invalid expire time in 'expire' command"},
+		{[]string{"PEXPIRE", "k", "250"}, ":1"},
+		{[]string{"SET", "at", "v", "PXAT", fmt.Sprint(t0 + 100)}, "+OK"},
+		{[]string{"SET", "at2", "v", "EXAT", fmt.Sprint(t0/1000 + 100)}, "+OK"},
+		{[]string{"PTTL", "at"}, ":100"},
+		{[]string{"DEL", "at", "at2", "nope"}, ":2"},
+		{[]string{"EXISTS", "k", "k", "nope"}, ":2"},
+		{[]string{"INCR", "c"}, ":1"},
+		{[]string{"INCRBY", "c", "41"}, ":42"},
+		{[]string{"DECR", "c"}, ":41"},
+		{[]string{"DECRBY", "c", "-9"}, ":50"},
+		{[]string{"DECRBY", "c", "-9223372036854775808"}, "-ERR decrement would overflow"},
+		{[]string{"INCR", "k"}, "-ERR value is not an integer or out of range"},
+		{[]string{"SET", "big", "9223372036854775807"}, "+OK"},
+		{[]string{"INCR", "big"}, "-ERR increment or decrement would overflow"},
+		{[]string{"INCRBY", "c", "1x"}, "-ERR value is not an integer or out of range"},
+		{[]string{"MSET", "a", "1", "b", "2"}, "+OK"},
+		{[]string{"MSET", "a", "1", "b"}, "-ERR wrong number of arguments for 'mset' command"},
+		{[]string{"MGET", "a", "nope", "b"}, "[$1 nil $2]"},
+		{[]string{"TYPE", "a"}, "+string"},
+		{[]string{"TYPE", "nope"}, "+none"},
+		{[]string{"SELECT", "0"}, "+OK"},
+		{[]string{"SELECT", "1"}, "-ERR DB index is out of range"},
+		{[]string{"SELECT", "x"}, "-ERR value is not an integer or out of range"},
+		{[]string{"CLIENT", "GETNAME"}, "nil"},
+		{[]string{"CLIENT", "SETNAME", "a b"}, "-ERR Client names cannot contain spaces, newlines or special characters."},
+		{[]string{"CLIENT", "SETNAME", "bench"}, "+OK"},
+		{[]string{"CLIENT", "GETNAME"}, "$bench"},
+		{[]string{"CLIENT", "SETINFO", "LIB-NAME", "go-redis"}, "+OK"},
+		{[]string{"CLIENT", "SETINFO", "bad", "x"}, "-ERR Unrecognized option 'bad'"},
+		{[]string{"CLIENT", "KILL"}, "-ERR unknown subcommand 'KILL'. Try CLIENT HELP."},
+		{[]string{"CONFIG", "GET", "save"}, "[$save $]"},
+		{[]string{"CONFIG", "GET", "appendonly"}, "[$appendonly $no]"},
+		{[]string{"CONFIG", "GET", "nosuch"}, "[]"},
+		{[]string{"CONFIG", "SET", "x", "y"}, "-ERR unknown subcommand 'SET'. Try CONFIG HELP."},
+		{[]string{"COMMAND", "DOCS"}, "[]"},
+		{[]string{"COMMAND"}, "[]"},
+		{[]string{"HELLO", "3"}, "-NOPROTO unsupported protocol version"},
+		{[]string{"HELLO", "x"}, "-ERR Protocol version is not an integer or out of range"},
+		{[]string{"HELLO", "2"}, "[$server $goblin $version $7.0.0 $proto :2 $id :0 $mode $standalone $role $master $modules []]"},
+		{[]string{"AUTH", "x"}, "-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"},
+		{[]string{"AUTH", "u", "x"}, "-WRONGPASS invalid username-password pair or user is disabled."},
+		{[]string{"foo", "a", "b"}, "-ERR unknown command 'foo', with args beginning with: 'a' 'b' "},
+		{[]string{"foo"}, "-ERR unknown command 'foo', with args beginning with: "},
+		{[]string{"GET"}, "-ERR wrong number of arguments for 'get' command"},
+		{[]string{"DBSIZE"}, ":5"},
+		{[]string{"FLUSHALL", "x"}, "-ERR syntax error"},
+		{[]string{"FLUSHDB", "ASYNC"}, "+OK"},
+		{[]string{"DBSIZE"}, ":0"},
+	}
+	for i, st := range steps {
+		if got := do(t, e, s, st.args...); got != st.want {
+			t.Errorf("step %d %q:\n got %s\nwant %s", i, st.args, got, st.want)
+		}
+		if st.args[0] == "SET" && len(st.args) > 4 && st.args[4] == "1500" {
+			clock.Advance(0)
+		}
+	}
+	clock.Advance(300 * time.Millisecond)
+	if got := do(t, e, s, "GET", "k"); got != "nil" {
+		t.Fatalf("after PEXPIRE 250 and 300ms: GET k = %s", got)
+	}
+	if s.Stats.Commands[OpGet] == 0 || s.Stats.Errors == 0 {
+		t.Fatalf("stats not counted: %+v", s.Stats)
+	}
+}
+
+func TestAuth(t *testing.T) {
+	e, _ := newEngine(t, Options{RequirePass: "secret"})
+	s := NewSession(proto.RESP, nil)
+	for _, st := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"GET", "k"}, "-NOAUTH Authentication required."},
+		{[]string{"PING"}, "-NOAUTH Authentication required."},
+		{[]string{"HELLO", "2"}, "-NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"},
+		{[]string{"AUTH", "wrong"}, "-WRONGPASS invalid username-password pair or user is disabled."},
+		{[]string{"AUTH", "other", "secret"}, "-WRONGPASS invalid username-password pair or user is disabled."},
+		{[]string{"AUTH", "secret"}, "+OK"},
+		{[]string{"PING"}, "+PONG"},
+	} {
+		if got := do(t, e, s, st.args...); got != st.want {
+			t.Errorf("%q: got %s, want %s", st.args, got, st.want)
+		}
+	}
+	s2 := NewSession(proto.RESP, nil)
+	if got := do(t, e, s2, "HELLO", "2", "AUTH", "default", "secret", "SETNAME", "c2"); !strings.HasPrefix(got, "[$server") {
+		t.Fatalf("HELLO AUTH: %s", got)
+	}
+	if got := do(t, e, s2, "CLIENT", "GETNAME"); got != "$c2" {
+		t.Fatalf("HELLO SETNAME: %s", got)
+	}
+}
+
+func TestInfo(t *testing.T) {
+	e, _ := newEngine(t, Options{Info: func(dst []byte, section string) []byte {
+		switch section {
+		case "server":
+			return append(dst, "# Server\r\nredis_version:7.0.0\r\n"...)
+		case "clients":
+			return append(dst, "# Clients\r\nconnected_clients:3\r\n"...)
+		}
+		return dst
+	}})
+	s := NewSession(proto.RESP, nil)
+	do(t, e, s, "SET", "a", "1")
+	do(t, e, s, "SET", "b", "1", "EX", "100")
+	got := do(t, e, s, "INFO")
+	for _, want := range []string{"# Server\r\n", "connected_clients:3", "# Memory\r\nused_memory:", "# Stats\r\ntotal_commands_processed:2", "# Keyspace\r\ndb0:keys=2,"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("INFO lacks %q:\n%s", want, got)
+		}
+	}
+	if got := do(t, e, s, "INFO", "keyspace"); strings.Contains(got, "# Server") || !strings.HasPrefix(got, "$# Keyspace") {
+		t.Errorf("INFO keyspace:\n%s", got)
+	}
+}
+
+func TestServeStreamPipelineAndPartial(t *testing.T) {
+	e, _ := newEngine(t, Options{})
+	s := NewSession(proto.RESP, nil)
+	in := resp.AppendCommandString(nil, "SET", "k", "v")
+	in = append(in, "PING\r\n"...)
+	in = resp.AppendCommandString(in, "GET", "k")
+	whole := len(in)
+	in = append(in, "*2\r\n$3\r\nGET\r\n$1\r"...) // partial
+	n, out, closeConn := e.ServeStream(s, in, nil)
+	if n != whole || closeConn {
+		t.Fatalf("consumed %d (want %d), close %v", n, whole, closeConn)
+	}
+	if string(out) != "+OK\r\n+PONG\r\n$1\r\nv\r\n" {
+		t.Fatalf("replies %q", out)
+	}
+	// A protocol error after good commands: the good ones run, the bad one
+	// is answered with the error and nothing of it executes.
+	in = resp.AppendCommandString(nil, "SET", "x", "1")
+	in = append(in, "*1\r\n$-5\r\n"...)
+	in = resp.AppendCommandString(in, "SET", "y", "1")
+	_, out, closeConn = e.ServeStream(s, in, nil)
+	if !closeConn || string(out) != "+OK\r\n-ERR Protocol error: invalid bulk length\r\n" {
+		t.Fatalf("got %q close %v", out, closeConn)
+	}
+	if do(t, e, NewSession(proto.RESP, nil), "EXISTS", "x", "y") != ":1" {
+		t.Fatal("command after the protocol error ran")
+	}
+	if s.Stats.ProtocolErrors != 1 {
+		t.Fatalf("protocol errors %d", s.Stats.ProtocolErrors)
+	}
+	// QUIT answers OK, closes, and what follows is not executed.
+	s2 := NewSession(proto.RESP, nil)
+	in = resp.AppendCommandString(nil, "QUIT")
+	in = resp.AppendCommandString(in, "SET", "z", "1")
+	_, out, closeConn = e.ServeStream(s2, in, nil)
+	if !closeConn || string(out) != "+OK\r\n" || do(t, e, s, "EXISTS", "z") != ":0" {
+		t.Fatalf("QUIT: %q %v", out, closeConn)
+	}
+}
+
+func TestServeMessageRESP(t *testing.T) {
+	e, _ := newEngine(t, Options{})
+	s := NewSession(proto.RESP, nil)
+	out, closeConn := e.ServeMessage(s, resp.AppendCommandString(nil, "SET", "k", "v"), nil)
+	if string(out) != "+OK\r\n" || closeConn {
+		t.Fatalf("%q %v", out, closeConn)
+	}
+	for _, bad := range []string{"*2\r\n$3\r\nGET\r\n", "PING\r\nPING\r\n", "\r\n"} {
+		out, closeConn = e.ServeMessage(s, []byte(bad), nil)
+		if !closeConn || !bytes.HasPrefix(out, []byte("-ERR Protocol error: ")) {
+			t.Errorf("%q: %q %v", bad, out, closeConn)
+		}
+	}
+}
+
+func TestServeSBE(t *testing.T) {
+	e, _ := newEngine(t, Options{})
+	var c sbe.Codec
+	s := NewSession(proto.SBE, nil)
+	// Stream: two framed requests and half of a third.
+	in := sbe.AppendFramed(nil, &c, &sbe.Request{CorrelationID: 1, Op: sbe.OpSet, Key: []byte("k"), Value: []byte("v")})
+	in = sbe.AppendFramed(in, &c, &sbe.Request{CorrelationID: 2, Op: sbe.OpGet, Key: []byte("k")})
+	whole := len(in)
+	third := sbe.AppendFramed(nil, &c, &sbe.Request{CorrelationID: 3, Op: sbe.OpPing})
+	in = append(in, third[:10]...)
+	n, out, closeConn := e.ServeStream(s, in, nil)
+	if n != whole || closeConn {
+		t.Fatalf("consumed %d of %d, close %v", n, whole, closeConn)
+	}
+	var rep sbe.Reply
+	for i, want := range []string{"+OK", "$v"} {
+		msg, k, err := sbe.ReadFrame(out, 0)
+		if err != nil || k == 0 {
+			t.Fatalf("reply %d: %v", i, err)
+		}
+		if err := c.DecodeReply(msg, &rep); err != nil || sbeText(&rep) != want || rep.CorrelationID != uint64(i+1) {
+			t.Fatalf("reply %d: %s corr %d %v", i, sbeText(&rep), rep.CorrelationID, err)
+		}
+		out = out[k:]
+	}
+	// A bad frame: protocol error, close, nothing executed.
+	bad := sbe.AppendFramed(nil, &c, &sbe.Request{CorrelationID: 4, Op: sbe.OpSet, Key: []byte("bad"), Value: []byte("v")})
+	bad[SOFHTypeOffset] = 0x5B
+	_, out, closeConn = e.ServeStream(s, bad, nil)
+	msg, _, _ := sbe.ReadFrame(out, 0)
+	if err := c.DecodeReply(msg, &rep); err != nil || !closeConn || rep.Status != sbe.StatusProtocol {
+		t.Fatalf("bad frame: %v close %v status %v", err, closeConn, rep.Status)
+	}
+	// Message transport: a bare message; a truncated one is a protocol error.
+	req := c.AppendRequest(nil, &sbe.Request{CorrelationID: 5, Op: sbe.OpExists, Key: []byte("bad")})
+	out, closeConn = e.ServeMessage(s, req, nil)
+	if err := c.DecodeReply(out, &rep); err != nil || closeConn || sbeText(&rep) != ":0" || rep.CorrelationID != 5 {
+		t.Fatalf("message: %s %v %v", sbeText(&rep), closeConn, err)
+	}
+	out, closeConn = e.ServeMessage(s, req[:len(req)-1], nil)
+	if err := c.DecodeReply(out, &rep); err != nil || !closeConn || rep.Status != sbe.StatusProtocol {
+		t.Fatalf("truncated message: %v %v", err, closeConn)
+	}
+	// An op the schema does not have: an error reply, the connection stays.
+	out, closeConn = e.ServeMessage(s, c.AppendRequest(nil, &sbe.Request{CorrelationID: 6, Op: 99}), nil)
+	if err := c.DecodeReply(out, &rep); err != nil || closeConn || rep.Status != sbe.StatusUnknownCommand {
+		t.Fatalf("unknown op: %v %v %v", err, closeConn, rep.Status)
+	}
+}
+
+// SOFHTypeOffset is where the encoding type sits in a SOFH.
+const SOFHTypeOffset = 4

@@ -1,0 +1,360 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/goblin-kv/goblin/client"
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/target"
+	"github.com/peterh/liner"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitServerError = 1
+	exitUsage       = 2
+	exitConnect     = 3
+)
+
+const usageText = `Usage: goblin-client [flags] [command [arg ...]]
+
+Sends one command to a goblin server and prints the reply the way
+redis-cli does. With no command it reads commands from standard input,
+one per line, or opens an interactive prompt when standard input is a
+terminal (type help there).
+
+Examples:
+  goblin-client ping
+  goblin-client set greeting "hello world"
+  goblin-client --json mget a b c
+  goblin-client --target tcp://127.0.0.1:6380 --proto sbe get greeting
+  printf 'set a 1\nincr a\n' | goblin-client
+
+Flags:
+`
+
+const exitText = `
+Exit status:
+  0  every command succeeded
+  1  the server answered with an error reply (e.g. wrong type)
+  2  usage error (bad flag, target or quoting)
+  3  cannot connect to the server, or the connection was lost
+`
+
+type config struct {
+	target   string
+	proto    string
+	json     bool
+	timeout  time.Duration
+	password string
+	history  string
+}
+
+// run is the whole program, minus os.Exit, so tests can drive it.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var cfg config
+	fs := flag.NewFlagSet("goblin-client", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.target, "target", envOr("GOBLIN_TARGET", target.Default().String()),
+		"server to talk to: uds:///path.sock, tcp://host:port, a socket path or host:port\n(default from $GOBLIN_TARGET, else goblin-server's default socket)")
+	fs.StringVar(&cfg.proto, "proto", "", "wire protocol, resp or sbe (default: the target's proto parameter, else resp)")
+	fs.BoolVar(&cfg.json, "json", false, "print each reply as one line of JSON")
+	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "deadline for connecting and for each command (0: none)")
+	fs.StringVar(&cfg.password, "password", os.Getenv("GOBLIN_PASSWORD"), "send AUTH with this password after connecting (default $GOBLIN_PASSWORD)")
+	fs.StringVar(&cfg.history, "history", defaultHistory(), "interactive prompt history file (empty: no history)")
+	fs.Usage = func() {} // errors get a short hint; --help prints the full text to stdout
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usageText)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			fmt.Fprint(stdout, exitText)
+			return exitOK
+		}
+		fmt.Fprintln(stderr, "Run goblin-client --help for usage.")
+		return exitUsage
+	}
+	t, err := target.Parse(cfg.target)
+	if err != nil {
+		fmt.Fprintf(stderr, "goblin-client: %v\n", err)
+		return exitUsage
+	}
+	var opts []client.Option
+	if cfg.proto != "" {
+		p, err := proto.Parse(cfg.proto)
+		if err != nil {
+			fmt.Fprintf(stderr, "goblin-client: --proto: %v\n", err)
+			return exitUsage
+		}
+		opts = append(opts, client.WithProto(p))
+	}
+	if cfg.password != "" {
+		opts = append(opts, client.WithPassword(cfg.password))
+	}
+	if cfg.timeout > 0 {
+		opts = append(opts, client.WithDialTimeout(cfg.timeout))
+	}
+	s := &session{cfg: cfg, out: stdout, errw: stderr}
+	ctx, cancel := s.ctx()
+	c, err := client.DialTarget(ctx, t, opts...)
+	cancel()
+	if err != nil {
+		return s.report(err)
+	}
+	defer c.Close()
+	s.c = c
+
+	if fs.NArg() > 0 {
+		return s.exec(fs.Args())
+	}
+	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+		return s.interactive()
+	}
+	return s.script(stdin)
+}
+
+type session struct {
+	cfg  config
+	c    *client.Client
+	out  io.Writer
+	errw io.Writer
+}
+
+func (s *session) ctx() (context.Context, context.CancelFunc) {
+	if s.cfg.timeout > 0 {
+		return context.WithTimeout(context.Background(), s.cfg.timeout)
+	}
+	return context.WithCancel(context.Background())
+}
+
+// exec runs one command and prints its reply; it returns the exit code.
+func (s *session) exec(words []string) int {
+	args := make([]any, len(words))
+	for i, w := range words {
+		args[i] = w
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	v, err := s.c.Do(ctx, args...)
+	var se *client.ServerError
+	switch {
+	case err == nil:
+	case errors.As(err, &se):
+		// Printed below like any reply, to stdout as redis-cli does.
+	default:
+		return s.report(err)
+	}
+	if s.cfg.json {
+		b, _ := json.Marshal(jsonValue(v))
+		fmt.Fprintf(s.out, "%s\n", b)
+	} else {
+		fmt.Fprintf(s.out, "%s\n", v.String())
+	}
+	if v.Kind == client.KindError {
+		return exitServerError
+	}
+	return exitOK
+}
+
+// report prints err helpfully and returns its exit code.
+func (s *session) report(err error) int {
+	var ce *client.ConnError
+	switch {
+	case errors.Is(err, client.ErrDial):
+		tgt := s.cfg.target
+		if errors.As(err, &ce) {
+			tgt = ce.Target
+		}
+		fmt.Fprintf(s.errw, "goblin-client: cannot connect to %s: %v\n", tgt, rootCause(err))
+		fmt.Fprintf(s.errw, "Is goblin-server running? Start it with:  goblin-server --listen '%s'\n", tgt)
+		fmt.Fprintf(s.errw, "or point goblin-client elsewhere with --target.\n")
+		return exitConnect
+	case errors.As(err, &ce):
+		fmt.Fprintf(s.errw, "goblin-client: connection to %s lost during %s: %v\n", ce.Target, ce.Op, ce.Err)
+		return exitConnect
+	case errors.Is(err, client.ErrUnknownTransport):
+		fmt.Fprintf(s.errw, "goblin-client: %v\n", err)
+		return exitUsage
+	}
+	var se *client.ServerError
+	if errors.As(err, &se) {
+		fmt.Fprintf(s.errw, "goblin-client: %s\n", se.Message)
+		return exitServerError
+	}
+	fmt.Fprintf(s.errw, "goblin-client: %v\n", err)
+	return exitUsage
+}
+
+// rootCause strips wrapping down to the innermost error's text.
+func rootCause(err error) error {
+	for {
+		var next error
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			next = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			errs := u.Unwrap()
+			if len(errs) > 0 {
+				next = errs[len(errs)-1]
+			}
+		}
+		if next == nil {
+			return err
+		}
+		err = next
+	}
+}
+
+// script runs one command per line from r. Blank lines and lines starting
+// with # are skipped. It stops at a connection error; the exit code is the
+// worst seen.
+func (s *session) script(r io.Reader) int {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 512<<20)
+	code := exitOK
+	for lineNo := 1; sc.Scan(); lineNo++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		words, err := splitArgs(line)
+		if err != nil {
+			fmt.Fprintf(s.errw, "goblin-client: line %d: %v\n", lineNo, err)
+			code = max(code, exitUsage)
+			continue
+		}
+		switch c := s.exec(words); c {
+		case exitConnect:
+			return c
+		default:
+			code = max(code, c)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintf(s.errw, "goblin-client: reading stdin: %v\n", err)
+		return max(code, exitUsage)
+	}
+	return code
+}
+
+// interactive runs the prompt until EOF, quit or exit.
+func (s *session) interactive() int {
+	ln := liner.NewLiner()
+	defer ln.Close()
+	ln.SetCtrlCAborts(true)
+	ln.SetCompleter(func(line string) []string {
+		var out []string
+		up := strings.ToUpper(line)
+		for _, h := range commandHelp {
+			if strings.HasPrefix(h.name, up) {
+				out = append(out, h.name)
+			}
+		}
+		return out
+	})
+	if s.cfg.history != "" {
+		if f, err := os.Open(s.cfg.history); err == nil {
+			_, _ = ln.ReadHistory(f)
+			f.Close()
+		}
+	}
+	prompt := s.c.Target().String() + "> "
+	fmt.Fprintf(s.out, "Connected to %s. Type help for commands, quit to leave.\n", s.c.Target())
+	for {
+		line, err := ln.Prompt(prompt)
+		if err != nil { // io.EOF (Ctrl-D) or liner.ErrPromptAborted (Ctrl-C)
+			break
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		ln.AppendHistory(line)
+		words, err := splitArgs(line)
+		if err != nil {
+			fmt.Fprintf(s.errw, "(error) %v\n", err)
+			continue
+		}
+		switch strings.ToLower(words[0]) {
+		case "quit", "exit":
+			s.saveHistory(ln)
+			return exitOK
+		case "help":
+			printHelp(s.out, words[1:])
+			continue
+		}
+		// Connection errors are reported and the next command redials.
+		_ = s.exec(words)
+	}
+	s.saveHistory(ln)
+	return exitOK
+}
+
+func (s *session) saveHistory(ln *liner.State) {
+	if s.cfg.history == "" {
+		return
+	}
+	_ = os.MkdirAll(filepath.Dir(s.cfg.history), 0o700)
+	if f, err := os.OpenFile(s.cfg.history, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600); err == nil {
+		_, _ = ln.WriteHistory(f)
+		f.Close()
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func defaultHistory() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "goblin", "history")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".goblin_history")
+	}
+	return ""
+}
+
+// jsonValue maps a reply to JSON: nil → null, status and bulk → string
+// (bulk bytes that are not UTF-8 → {"base64": "..."}), integer → number,
+// array → array, error → {"error": "message"}.
+func jsonValue(v client.Value) any {
+	switch v.Kind {
+	case client.KindNil:
+		return nil
+	case client.KindStatus:
+		return string(v.Str)
+	case client.KindBulk:
+		if utf8.Valid(v.Str) {
+			return string(v.Str)
+		}
+		return map[string]string{"base64": base64.StdEncoding.EncodeToString(v.Str)}
+	case client.KindInt:
+		return v.Int
+	case client.KindArray:
+		out := make([]any, len(v.Array))
+		for i, e := range v.Array {
+			out[i] = jsonValue(e)
+		}
+		return out
+	case client.KindError:
+		return map[string]string{"error": v.Err.Message}
+	}
+	return nil
+}

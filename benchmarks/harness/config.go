@@ -35,6 +35,11 @@ type Config struct {
 
 	Profile Profile // idle behaviour and CPU placement
 
+	// Client is the measuring client: ClientLibrary (the goblin client
+	// library, the default) or ClientRaw (the harness's own pre-encoded
+	// RESP client; SBE and message transports still use the library).
+	Client string
+
 	// Tools. Empty paths are looked up (PATH, ~/.m2) by the providers.
 	GoblinServer string // goblin-server binary
 	RedisServer  string // redis-server binary
@@ -144,6 +149,7 @@ func DefaultConfig() Config {
 		Keys:        1,
 		Depth:       1,
 		Profile:     DefaultProfile(),
+		Client:      ClientLibrary,
 		ServerHost:  "127.0.0.1",
 		CaseTimeout: 2 * time.Minute,
 	}
@@ -168,6 +174,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: depth must be at least 1 (got %d)", ErrConfig, c.Depth)
 	case c.CaseTimeout <= 0:
 		return fmt.Errorf("%w: case timeout must be positive", ErrConfig)
+	case c.Client != ClientLibrary && c.Client != ClientRaw:
+		return fmt.Errorf("%w: client %q (want library or raw)", ErrConfig, c.Client)
 	}
 	for _, t := range c.Transports {
 		if !slices.Contains(AllTransports, t) {

@@ -17,10 +17,10 @@ type shmFloor struct{}
 // NewShmFloor returns the shared-memory floor provider.
 func NewShmFloor() Provider { return shmFloor{} }
 
-func (shmFloor) System() string        { return SysShmFloor }
-func (shmFloor) Transport() string     { return TRing }
-func (shmFloor) Protocols() []Protocol { return []Protocol{Raw} }
-func (shmFloor) Ops() []Op             { return []Op{Ping} }
+func (shmFloor) System() string                { return SysShmFloor }
+func (shmFloor) Transport() string             { return TRing }
+func (shmFloor) Protocols() []Protocol         { return []Protocol{Raw} }
+func (shmFloor) Ops() []Op                     { return []Op{Ping} }
 func (shmFloor) Check(*Config, Protocol) error { return nil }
 
 // floorLines holds the two counters a cache line apart on each side, so

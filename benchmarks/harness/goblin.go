@@ -100,7 +100,9 @@ func (g goblinServer) Start(ctx context.Context, cfg *Config, p Protocol, dir st
 	if t, ok := in.info["client.target"]; ok {
 		in.target = t
 	}
-	args := []string{bin, "--listen", in.listen, "--idle", prof.ServerIdle}
+	// No metrics listener: its fixed default port could clash with another
+	// server on the machine, and the benchmark does not scrape it.
+	args := []string{bin, "--listen", in.listen, "--idle", prof.ServerIdle, "--metrics", "off"}
 	args = append(args, goblinExtraArgs(cfg, prof, g.transport, dir)...)
 	in.proc, err = startProcess(cfg, dir, "goblin-server", true, prof.ServerCPU, nil, args...)
 	if err != nil {
@@ -132,21 +134,17 @@ func goblinExtraArgs(cfg *Config, prof Profile, transport, dir string) []string 
 
 func (in *goblinInstance) Dial(ctx context.Context) (Prober, error) {
 	wait := in.cfg.Profile.ForTransport(in.transportName()).ClientWait
-	if libraryDial != nil {
-		p, err := libraryDial(ctx, in.cfg, in.target, wait)
+	if in.cfg.Client == ClientRaw && in.network != "" && in.proto == RESP {
+		p, err := dialRawRESP(in.network, in.addr, in.cfg, wait)
 		if err != nil {
 			return nil, err
 		}
-		return p, nil
+		return p, p.preload()
 	}
-	if in.network == "" || in.proto != RESP {
+	if libraryDial == nil {
 		return nil, fmt.Errorf("%w: measuring %s over %s needs the goblin client library (package client)", ErrUnavailable, in.proto, in.target)
 	}
-	p, err := dialRawRESP(in.network, in.addr, in.cfg, wait)
-	if err != nil {
-		return nil, err
-	}
-	return p, p.preload()
+	return libraryDial(ctx, in.cfg, in.target, wait)
 }
 
 func (in *goblinInstance) transportName() string {

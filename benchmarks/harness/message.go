@@ -23,8 +23,10 @@ func transportServerArgs(cfg *Config, prof Profile, transport, dir string) []str
 // goblinCheckTransport reports whether the build can measure goblin over a
 // transport at all.
 func goblinCheckTransport(transport string, p Protocol) error {
-	if (transport == TUDS || transport == TTCP) && p == RESP {
-		return nil // the harness's raw RESP client measures these
+	if transport == TUDS || transport == TTCP {
+		if p == RESP || libraryDial != nil {
+			return nil
+		}
 	}
 	if libraryDial == nil {
 		return fmt.Errorf("%w: goblin %s over %s needs the goblin client library (package client), which this build lacks", ErrUnavailable, p, transport)

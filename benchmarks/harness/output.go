@@ -32,13 +32,13 @@ var (
 
 // Aggregate is the mean over runs of one operation of one case.
 type Aggregate struct {
-	Case    Case
-	Op      Op
-	Status  string
-	Note    string
-	Profile string
-	Runs    int // runs that measured it
-	Samples int // per run
+	Case                           Case
+	Op                             Op
+	Status                         string
+	Note                           string
+	Profile                        string
+	Runs                           int     // runs that measured it
+	Samples                        int     // per run
 	P50, P90, P99, P999, Max, Mean float64 // nanoseconds
 }
 
@@ -104,7 +104,9 @@ func WriteArchive(rep *Report) error {
 		func() error { return writeAggregateCSV(filepath.Join(dir, AggregateCSV), aggs) },
 		func() error { return writeMetadata(filepath.Join(dir, MetadataTXT), rep.Meta) },
 		func() error { return writeCharts(dir, rep, aggs) },
-		func() error { return os.WriteFile(filepath.Join(dir, SummaryMD), []byte(SummaryMarkdown(rep, aggs)), 0o644) },
+		func() error {
+			return os.WriteFile(filepath.Join(dir, SummaryMD), []byte(SummaryMarkdown(rep, aggs)), 0o644)
+		},
 		func() error { return WriteSums(dir) },
 	}
 	for _, step := range steps {

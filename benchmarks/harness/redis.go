@@ -71,7 +71,15 @@ func (r redisPeer) Start(ctx context.Context, cfg *Config, _ Protocol, dir strin
 }
 
 func (in *redisInstance) Dial(ctx context.Context) (Prober, error) {
-	p, err := dialRawRESP(in.network, in.addr, in.cfg, in.cfg.Profile.ClientWait)
+	wait := in.cfg.Profile.ClientWait
+	if in.cfg.Client == ClientLibrary && libraryDial != nil {
+		tgt := "tcp://" + in.addr + "?proto=resp"
+		if in.network == "unix" {
+			tgt = "uds://" + in.addr + "?proto=resp"
+		}
+		return libraryDial(ctx, in.cfg, tgt, wait)
+	}
+	p, err := dialRawRESP(in.network, in.addr, in.cfg, wait)
 	if err != nil {
 		return nil, err
 	}

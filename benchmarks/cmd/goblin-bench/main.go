@@ -48,6 +48,7 @@ func main() {
 	flag.StringVar(&cfg.RedisServer, "redis-server", "", "redis-server binary (default: PATH)")
 	flag.StringVar(&cfg.Java, "java", "", "java binary for the Aeron media driver and raw ping-pong (default: PATH)")
 	flag.StringVar(&cfg.AeronJar, "aeron-jar", "", "io.aeron:aeron-all jar (default: ~/.m2, version in scripts/aeron.version)")
+	flag.StringVar(&cfg.Client, "client", cfg.Client, "measuring client: library (goblin client library) or raw (pre-encoded RESP over write/read; SBE and message transports still use the library)")
 	flag.StringVar(&cfg.ServerHost, "server-host", cfg.ServerHost, "address servers listen on (TCP, Aeron UDP)")
 	flag.StringVar(&cfg.ClientHost, "client-host", "", "the client's own address (Aeron UDP; default: server host)")
 	flag.DurationVar(&cfg.CaseTimeout, "case-timeout", cfg.CaseTimeout, "bound on one case (server start and measuring)")

@@ -1,0 +1,118 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/goblin-kv/goblin/client"
+)
+
+// The goblin client library is the default measuring client: what a Go user
+// of goblin gets, over every transport and both protocols, and the same
+// client for goblin-server and for redis-server.
+func init() { libraryDial = dialLibrary }
+
+// Measuring clients (Config.Client).
+const (
+	ClientLibrary = "library" // the goblin client library (package client)
+	ClientRaw     = "raw"     // the harness's pre-encoded RESP over write(2)/read(2)
+)
+
+// libProber drives one client.Client.
+type libProber struct {
+	c        *client.Client
+	ctx      context.Context
+	keys     []string
+	value    []byte
+	next     int
+	buf      []byte
+	depth    int
+	describe string
+}
+
+func dialLibrary(ctx context.Context, cfg *Config, tgt, wait string) (Prober, error) {
+	var opts []client.Option
+	if wait == "spin" {
+		// Spin on non-blocking reads for as long as a reply can take in a
+		// measured run rather than parking in the network poller.
+		opts = append(opts, client.WithBusyPoll(time.Second))
+	}
+	c, err := client.Dial(ctx, tgt, opts...)
+	if err != nil {
+		return nil, err
+	}
+	w := newWorkload(cfg)
+	p := &libProber{c: c, ctx: context.Background(), value: w.value, buf: make([]byte, 0, len(w.value)*cfg.Depth+64), depth: cfg.Depth,
+		describe: fmt.Sprintf("goblin client library (package client), wait=%s", wait)}
+	for _, k := range w.keys {
+		p.keys = append(p.keys, string(k))
+	}
+	// Preload every key so GET finds a value.
+	for range p.keys {
+		if err := p.Do(Set); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("preload: %w", err)
+		}
+	}
+	return p, nil
+}
+
+// Do runs one synchronous round trip (a pipeline of depth requests when
+// depth > 1). At depth one it does not allocate.
+func (p *libProber) Do(op Op) error {
+	key := p.keys[p.next]
+	if p.next++; p.next == len(p.keys) {
+		p.next = 0
+	}
+	if p.depth > 1 {
+		return p.pipeline(op, key)
+	}
+	switch op {
+	case Ping:
+		return p.c.Ping(p.ctx)
+	case Set:
+		return p.c.Set(p.ctx, key, p.value, client.SetOptions{})
+	default:
+		v, err := p.c.GetAppend(p.ctx, p.buf[:0], key)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(v, p.value) {
+			return fmt.Errorf("%w: GET %s returned %q", ErrBadReply, key, v)
+		}
+		return nil
+	}
+}
+
+// pipeline sends depth requests in one write and reads every reply.
+func (p *libProber) pipeline(op Op, key string) error {
+	pl := p.c.Pipeline()
+	for i := 0; i < p.depth; i++ {
+		switch op {
+		case Ping:
+			pl.Do("PING")
+		case Set:
+			pl.Do("SET", key, p.value)
+		default:
+			pl.Do("GET", key)
+		}
+	}
+	vals, err := pl.Exec(p.ctx)
+	if err != nil {
+		return err
+	}
+	if len(vals) != p.depth {
+		return fmt.Errorf("%w: pipeline of %d returned %d replies", ErrBadReply, p.depth, len(vals))
+	}
+	for _, v := range vals {
+		if v.Kind == client.KindError {
+			return fmt.Errorf("%w: %v", ErrBadReply, v.Err)
+		}
+	}
+	return nil
+}
+
+func (p *libProber) Describe() string { return p.describe }
+func (p *libProber) Close() error     { return p.c.Close() }

@@ -379,22 +379,22 @@ func (e *Engine) mget(r *Request) {
 	e.res.kind = sbe.KindArray
 }
 
-// auth checks a password (and user, if given) and marks the session
+// auth checks a password (and user, if given: an empty user means none) and marks the session
 // authenticated; on failure it records the error reply.
 func (e *Engine) auth(s *Session, user, pass []byte, plainAuth bool) bool {
 	if e.o.RequirePass == "" {
-		if user == nil && plainAuth {
+		if len(user) == 0 && plainAuth {
 			e.errText(sbe.StatusErr, "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
 			return false
 		}
-		if user != nil && !equalFold(user, "default") {
+		if len(user) > 0 && !equalFold(user, "default") {
 			e.errText(sbe.StatusWrongPass, "WRONGPASS invalid username-password pair or user is disabled.")
 			return false
 		}
 		s.authed = true
 		return true
 	}
-	if (user != nil && len(user) > 0 && !bytes.Equal(user, []byte("default"))) ||
+	if (len(user) > 0 && !bytes.Equal(user, []byte("default"))) ||
 		subtle.ConstantTimeCompare(pass, e.pass()) != 1 {
 		e.errText(sbe.StatusWrongPass, "WRONGPASS invalid username-password pair or user is disabled.")
 		return false
@@ -442,9 +442,6 @@ func (e *Engine) hello(s *Session, r *Request) {
 		return
 	}
 	if r.Value != nil {
-		if r.Key == nil {
-			r.Key = []byte{}
-		}
 		if !e.auth(s, r.Key, r.Value, false) {
 			return
 		}

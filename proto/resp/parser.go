@@ -193,7 +193,7 @@ func parseInt(b []byte) (int64, bool) {
 		v = v*10 + d
 	}
 	if neg {
-		return -int64(v - 1) - 1, true
+		return -int64(v-1) - 1, true
 	}
 	if v > 1<<63-1 {
 		return 0, false

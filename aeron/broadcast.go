@@ -67,11 +67,12 @@ func (r *broadcastReceiver) receive(fn func(typeID int32, msg []byte)) (int, err
 	if tail <= cursor {
 		return 0, nil
 	}
-	lapped := false
 	if !r.valid(cursor) {
+		// Overtaken: skip to the latest record, which the next call
+		// delivers; everything in between is lost.
 		r.lapped++
-		lapped = true
-		cursor = shm.LoadInt64Acquire(b, r.trailer+bcLatestOffset)
+		r.resync()
+		return 0, ErrBroadcastLapped
 	}
 	off := int(cursor) & mask
 	r.cursor = cursor
@@ -82,9 +83,6 @@ func (r *broadcastReceiver) receive(fn func(typeID int32, msg []byte)) (int, err
 		off = 0
 		r.cursor = r.nextRecord
 		r.nextRecord += int64(align(int(shm.GetInt32(b, off)), rbAlignment))
-	}
-	if lapped {
-		return 0, ErrBroadcastLapped
 	}
 	length := int(shm.GetInt32(b, off)) - rbHeaderLength
 	typeID := shm.GetInt32(b, off+4)

@@ -594,21 +594,7 @@ func (c *Client) onAvailableImage(msg []byte) {
 		c.report(fmt.Errorf("aeron: image %d of subscription %d: %w", corr, subID, err))
 		return
 	}
-	img := &Image{
-		sub:            s,
-		log:            log,
-		posBuf:         c.countersValues,
-		posOff:         int(posID) * counterValueLength,
-		termMask:       log.termLength - 1,
-		correlationID:  corr,
-		sessionID:      sessionID,
-		sourceIdentity: source,
-		logFile:        logFile,
-	}
-	img.header = Header{initialTermID: log.initialTermID, bitsToShift: log.bitsToShift}
-	// sub-pos: the driver set it to the join position (release) before
-	// announcing the image.
-	img.joinPosition = shm.LoadInt64Acquire(c.countersValues, img.posOff)
+	img := newImage(s, log, c.countersValues, posID, corr, sessionID, source)
 	s.addImage(img)
 	if h := s.onAvailable; h != nil {
 		h(img)
@@ -697,7 +683,7 @@ func (c *Client) addPublication(p *pubBase, channel string, streamID int32, excl
 	if err != nil {
 		return fmt.Errorf("aeron: add publication %s stream %d: %w", channel, streamID, err)
 	}
-	p.init(c, log, shm.GetInt32(msg, 24))
+	p.init(c, c.countersValues, log, shm.GetInt32(msg, 24))
 	p.channel = channel
 	p.streamID = streamID
 	p.registrationID = corr

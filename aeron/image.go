@@ -44,9 +44,26 @@ type Image struct {
 	sessionID      int32
 	joinPosition   int64
 	sourceIdentity string
-	logFile        string
 	closed         atomic.Bool
 	eosPosition    atomic.Int64 // final position, set when closed
+}
+
+func newImage(s *Subscription, log *logBuffer, values []byte, posID int32, corr int64, sessionID int32, source string) *Image {
+	img := &Image{
+		sub:            s,
+		log:            log,
+		posBuf:         values,
+		posOff:         int(posID) * counterValueLength,
+		termMask:       log.termLength - 1,
+		correlationID:  corr,
+		sessionID:      sessionID,
+		sourceIdentity: source,
+	}
+	img.header = Header{initialTermID: log.initialTermID, bitsToShift: log.bitsToShift}
+	// sub-pos: the driver stored the join position (release) before it
+	// announced the image; acquire here.
+	img.joinPosition = shm.LoadInt64Acquire(values, img.posOff)
+	return img
 }
 
 // CorrelationID identifies the image. For UDP it is allocated by the

@@ -28,11 +28,11 @@ type pubBase struct {
 	exclusive      bool
 }
 
-func (p *pubBase) init(c *Client, log *logBuffer, limitCounterID int32) {
+func (p *pubBase) init(c *Client, values []byte, log *logBuffer, limitCounterID int32) {
 	p.client = c
 	p.log = log
 	p.hw = newHeaderWriter(log.meta)
-	p.limitBuf = c.countersValues
+	p.limitBuf = values
 	p.limitOff = int(limitCounterID) * counterValueLength
 	p.maxPayload = log.mtu - headerLength
 	p.maxMessage = computeMaxMessageLength(log.termLength)

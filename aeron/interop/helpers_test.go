@@ -1,0 +1,226 @@
+package interop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/aeron"
+	"github.com/goblin-kv/goblin/aeron/javadriver"
+)
+
+// Generous bounds for a 2-core machine shared with other work: these only
+// stop a broken test from hanging, they are not performance assertions.
+const (
+	startTimeout = 2 * time.Minute
+	ioTimeout    = 2 * time.Minute
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	stopBenchDriver()
+	os.Exit(code)
+}
+
+// needJava builds interop/java (once per test binary) or skips the test
+// when java or mvn is missing. A missing aeron-all jar also skips, with
+// javadriver's "run make setup" message.
+func needJava(t testing.TB) *Java {
+	t.Helper()
+	if _, err := javadriver.FindJar(""); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	j, err := BuildJava(ctx)
+	if errors.Is(err, ErrToolMissing) {
+		t.Skipf("skipping: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+func startDriver(t testing.TB, o javadriver.Options) *javadriver.Driver {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	d, err := javadriver.Start(ctx, o)
+	if err != nil {
+		t.Fatalf("start media driver: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			if b, err := d.Log(); err == nil {
+				t.Logf("driver log %s:\n%s", d.LogPath(), b)
+			}
+		}
+		d.Stop()
+	})
+	return d
+}
+
+func connect(t testing.TB, d *javadriver.Driver, o aeron.Options) *aeron.Client {
+	t.Helper()
+	o.Dir = d.Dir()
+	if o.DriverTimeout == 0 {
+		o.DriverTimeout = 20 * time.Second
+	}
+	c, err := aeron.Connect(o)
+	if err != nil {
+		t.Fatalf("aeron.Connect(%s): %v", d.Dir(), err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// startProc runs a Java interop program and waits for its READY line. It
+// is killed at cleanup; its output is logged if the test failed.
+func startProc(t testing.TB, j *Java, d *javadriver.Driver, program string, args ...string) *Proc {
+	t.Helper()
+	p, err := j.Start(context.Background(), d.Dir(), program, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.Kill()
+		if t.Failed() {
+			t.Logf("%s output:\n%s", program, p.Output())
+		}
+	})
+	if _, err := p.Line("READY", startTimeout); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// freeUDPPort asks the kernel for a free loopback UDP port.
+func freeUDPPort(t testing.TB) int {
+	t.Helper()
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	return pc.LocalAddr().(*net.UDPAddr).Port
+}
+
+func loopback(port int) string { return fmt.Sprintf("127.0.0.1:%d", port) }
+
+// withParam adds key=value to a channel URI with the aeron package's parser.
+func withParam(t testing.TB, channel, key, value string) string {
+	t.Helper()
+	u, err := aeron.ParseChannel(channel)
+	if err != nil {
+		t.Fatalf("ParseChannel(%q): %v", channel, err)
+	}
+	return u.Set(key, value).String()
+}
+
+// waitFor polls cond until it holds or ioTimeout passes.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(ioTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", ioTimeout, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// offerer is what both publication types offer through.
+type offerer interface {
+	Offer([]byte) int64
+	IsConnected() bool
+	Close() error
+	MaxPayloadLength() int
+}
+
+// offer retries msg while the publication is back pressured, in an admin
+// action or not yet connected.
+func offer(t testing.TB, p offerer, msg []byte) int64 {
+	t.Helper()
+	deadline := time.Now().Add(ioTimeout)
+	for {
+		r := p.Offer(msg)
+		if r > 0 {
+			return r
+		}
+		if r == aeron.Closed || r == aeron.MaxPositionExceeded {
+			t.Fatalf("offer: %s", aeron.StatusString(r))
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("offer stuck at %s for %v", aeron.StatusString(r), ioTimeout)
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
+}
+
+func addPub(t testing.TB, c *aeron.Client, channel string, stream int32, exclusive bool) offerer {
+	t.Helper()
+	var p offerer
+	var err error
+	if exclusive {
+		p, err = c.AddExclusivePublication(channel, stream)
+	} else {
+		p, err = c.AddPublication(channel, stream)
+	}
+	if err != nil {
+		t.Fatalf("add publication %s: %v", channel, err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+func TestPattern(t *testing.T) {
+	b := make([]byte, 1000)
+	Fill(b, 7)
+	if Check(b, 7) != -1 {
+		t.Fatal("pattern does not check against itself")
+	}
+	if Check(b, 8) == -1 {
+		t.Fatal("messages 7 and 8 have the same pattern")
+	}
+	b[600]++
+	if got := Check(b, 7); got != 600 {
+		t.Fatalf("Check found the flipped byte at %d, want 600", got)
+	}
+	// Java computes (byte)(seq*131 + j*7 + (j>>>8)*13): spot values.
+	for _, c := range []struct {
+		seq  int64
+		j    int
+		want byte
+	}{{0, 0, 0}, {1, 0, 131}, {0, 1, 7}, {0, 256, byte(256*7 + 13)}, {3, 300, byte(3*131 + 300*7 + 13)}} {
+		if got := Pattern(c.seq, c.j); got != c.want {
+			t.Errorf("Pattern(%d,%d) = %d, want %d", c.seq, c.j, got, c.want)
+		}
+	}
+}
+
+func TestParseFields(t *testing.T) {
+	m := ParseFields("RESULT rtt_ns count=100 p50=612 p999=9000")
+	if n, err := Int(m, "p50"); err != nil || n != 612 {
+		t.Fatalf("p50 = %d, %v", n, err)
+	}
+	if _, err := Int(m, "p99"); err == nil {
+		t.Fatal("missing field not reported")
+	}
+}
+
+func TestPomVersionMatchesDriver(t *testing.T) {
+	b, err := os.ReadFile(ProjectDir() + "/pom.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "<aeron.version>" + javadriver.AeronVersion + "</aeron.version>"
+	if !strings.Contains(string(b), want) {
+		t.Fatalf("interop/java/pom.xml does not pin %s", want)
+	}
+}

@@ -1,0 +1,329 @@
+// Command goblin-server runs a goblin key/value cache server.
+//
+// With no flags it listens on the Unix socket goblin-client dials by
+// default ($XDG_RUNTIME_DIR/goblin.sock, or /tmp/goblin.sock) and on
+// tcp://127.0.0.1:6380 for Redis clients, and serves Prometheus metrics on
+// http://127.0.0.1:9380/metrics. Run goblin-server --help for every flag;
+// docs/server.md explains them.
+//
+// Exit codes: 0 after a clean shutdown (SIGINT or SIGTERM), 1 when the
+// server cannot start or fails while running, 2 for bad flags or a bad
+// configuration file.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/goblin-kv/goblin/server"
+	"github.com/goblin-kv/goblin/store"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// DefaultMetrics is where --metrics listens unless told otherwise.
+const DefaultMetrics = "127.0.0.1:9380"
+
+func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
+
+// config is what the flags and the configuration file fill.
+type config struct {
+	listen      listFlag
+	metrics     string
+	idle        string
+	cpu         string
+	maxmemory   string
+	policy      string
+	requirepass string
+	maxclients  int
+	maxOutput   string
+	maxInput    string
+	idleTimeout time.Duration
+	socketMode  string
+	checkEvery  int
+	logLevel    string
+	logFormat   string
+	configFile  string
+}
+
+func flags(c *config, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("goblin-server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Var(&c.listen, "listen", "`targets` to serve, comma separated or repeated: uds:///path.sock, tcp://HOST:PORT, each with ?proto=resp|sbe (default: "+strings.Join(server.DefaultListen(), ",")+")")
+	fs.StringVar(&c.metrics, "metrics", DefaultMetrics, "`address` of the Prometheus metrics HTTP listener (/metrics); \"off\" disables it")
+	fs.StringVar(&c.idle, "idle", server.DefaultIdle, "loop idle `strategy`: spin (lowest latency, burns a core), yield, backoff (spin, yield, then park up to --max-park)")
+	fs.StringVar(&c.cpu, "cpu", "", "pin the store loop thread to these `CPUs` (e.g. 3 or 2,3); empty leaves it to the kernel")
+	fs.StringVar(&c.maxmemory, "maxmemory", "0", "memory cap of the store in `bytes` (suffixes kb, mb, gb); 0 means none")
+	fs.StringVar(&c.policy, "maxmemory-policy", "noeviction", "what a write does at --maxmemory: noeviction, allkeys-lru or volatile-ttl")
+	fs.StringVar(&c.requirepass, "requirepass", "", "`password` RESP clients must AUTH with before other commands; empty disables AUTH")
+	fs.IntVar(&c.maxclients, "maxclients", 10000, "maximum connected clients per socket listener")
+	fs.StringVar(&c.maxOutput, "client-output-limit", "32mb", "reply `bytes` queued for one client before it is disconnected as a slow consumer")
+	fs.StringVar(&c.maxInput, "client-input-limit", "64mb", "`bytes` of one incomplete request held for a client before it is disconnected")
+	fs.DurationVar(&c.idleTimeout, "timeout", 0, "disconnect socket clients idle for this `duration` (e.g. 5m); 0 never does")
+	fs.StringVar(&c.socketMode, "socket-mode", "0660", "permission `bits` (octal) of Unix socket files")
+	fs.IntVar(&c.checkEvery, "socket-check-every", 16, "quiet loop `cycles` between two epoll checks of a socket listener (1: every cycle)")
+	fs.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
+	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
+	fs.StringVar(&c.configFile, "config", "", "configuration `file`: one \"flag value\" per line (flag names without dashes, # comments); flags on the command line win")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: goblin-server [flags]\n\ngoblin-server serves a goblin key/value cache over Unix sockets and TCP (RESP for\nRedis clients, SBE), with Prometheus metrics. See docs/server.md.\n\nFlags:\n")
+		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nExit codes: 0 clean shutdown (SIGINT/SIGTERM), 1 start or run failure, 2 bad flags or config.\n")
+	}
+	return fs
+}
+
+func run(args []string, stderr io.Writer) int {
+	var c config
+	fs := flags(&c, stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "goblin-server: unexpected arguments %q\n", fs.Args())
+		return exitUsage
+	}
+	if c.configFile != "" {
+		if err := applyConfigFile(fs, c.configFile); err != nil {
+			fmt.Fprintf(stderr, "goblin-server: %v\n", err)
+			return exitUsage
+		}
+	}
+	log, err := newLogger(c.logLevel, c.logFormat, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "goblin-server: %v\n", err)
+		return exitUsage
+	}
+	opts, err := options(&c)
+	if err != nil {
+		fmt.Fprintf(stderr, "goblin-server: %v\n", err)
+		return exitUsage
+	}
+	opts.Logger = log
+	srv, err := server.New(opts)
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		if errors.Is(err, server.ErrOptions) {
+			return exitUsage
+		}
+		return exitFailure
+	}
+
+	var metricsSrv *http.Server
+	if c.metrics != "" && c.metrics != "off" {
+		ln, err := net.Listen("tcp", loopbackDefault(c.metrics))
+		if err != nil {
+			log.Error("cannot start the metrics listener", "addr", c.metrics, "err", err)
+			srv.Shutdown(context.Background())
+			return exitFailure
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", srv.MetricsHandler())
+		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go metricsSrv.Serve(ln)
+		log.Info("metrics listening", "url", "http://"+ln.Addr().String()+"/metrics")
+	}
+
+	runErr := make(chan error, 1)
+	go func() { runErr <- srv.Run() }() // the loop locks this goroutine's thread
+	for _, t := range srv.Targets() {
+		log.Info("listening", "target", t.String())
+	}
+	log.Info("ready", "idle", opts.Idle, "pid", os.Getpid())
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	code := exitOK
+	select {
+	case s := <-sig:
+		log.Info("shutting down", "signal", s.String())
+		ctx, cancel := context.WithTimeout(context.Background(), opts.ShutdownTimeout)
+		if err := srv.Shutdown(ctx); err != nil {
+			log.Error("shutdown", "err", err)
+			code = exitFailure
+		} else if err := <-runErr; err != nil {
+			log.Error("shutdown", "err", err)
+			code = exitFailure
+		}
+		cancel()
+	case err := <-runErr:
+		log.Error("loop stopped", "err", err)
+		code = exitFailure
+	}
+	if metricsSrv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		metricsSrv.Shutdown(ctx)
+		cancel()
+	}
+	log.Info("stopped", "exit_code", code)
+	return code
+}
+
+// options turns the flags into server options.
+func options(c *config) (server.Options, error) {
+	o := server.Options{
+		Listen:           c.listen,
+		Idle:             c.idle,
+		RequirePass:      c.requirepass,
+		MaxClients:       c.maxclients,
+		IdleTimeout:      c.idleTimeout,
+		SocketCheckEvery: c.checkEvery,
+	}
+	var err error
+	if o.CPUs, err = parseCPUs(c.cpu); err != nil {
+		return o, err
+	}
+	if o.MaxMemory, err = parseBytes("maxmemory", c.maxmemory); err != nil {
+		return o, err
+	}
+	if o.MaxMemoryPolicy, err = store.ParseEvictionPolicy(c.policy); err != nil {
+		return o, fmt.Errorf("--maxmemory-policy: %w", err)
+	}
+	n, err := parseBytes("client-output-limit", c.maxOutput)
+	if err != nil {
+		return o, err
+	}
+	o.MaxOutput = int(n)
+	if n, err = parseBytes("client-input-limit", c.maxInput); err != nil {
+		return o, err
+	}
+	o.MaxInput = int(n)
+	mode, err := strconv.ParseUint(c.socketMode, 8, 32)
+	if err != nil || mode > 0o777 {
+		return o, fmt.Errorf("--socket-mode %q: want octal permission bits such as 0660", c.socketMode)
+	}
+	o.SocketMode = os.FileMode(mode)
+	if c.maxclients <= 0 || c.checkEvery <= 0 {
+		return o, errors.New("--maxclients and --socket-check-every must be positive")
+	}
+	o.EnsureDefaults()
+	return o, o.Validate()
+}
+
+func parseCPUs(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var cpus []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("--cpu %q: want CPU numbers such as 3 or 2,3", s)
+		}
+		cpus = append(cpus, n)
+	}
+	return cpus, nil
+}
+
+// parseBytes reads 100, 100b, 64kb, 512mb, 2gb (also k, m, g; powers of 1024).
+func parseBytes(name, s string) (int64, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}, {"g", 1 << 30}, {"m", 1 << 20}, {"k", 1 << 10}, {"b", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSuffix(t, u.suffix), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("--%s %q: want a size such as 0, 1048576, 64kb, 512mb or 2gb", name, s)
+	}
+	return n * mult, nil
+}
+
+// loopbackDefault makes ":9380" mean 127.0.0.1:9380.
+func loopbackDefault(addr string) string {
+	if strings.HasPrefix(addr, ":") {
+		return "127.0.0.1" + addr
+	}
+	return addr
+}
+
+func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	o := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, o)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, o)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+// applyConfigFile sets every flag the file names and the command line did
+// not. Lines are "name value" or "name=value"; listen may repeat.
+func applyConfigFile(fs *flag.FlagSet, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	onCmdline := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { onCmdline[f.Name] = true })
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, value, ok := strings.Cut(line, "=")
+		if i := strings.IndexAny(line, " \t"); i >= 0 && (!ok || i < len(name)) {
+			name, value = line[:i], line[i+1:]
+		}
+		name = strings.TrimPrefix(strings.TrimSpace(name), "--")
+		value = strings.Trim(strings.TrimSpace(value), `"`)
+		if name == "config" || fs.Lookup(name) == nil {
+			return fmt.Errorf("config %s:%d: unknown setting %q", path, n, name)
+		}
+		if onCmdline[name] {
+			continue
+		}
+		if err := fs.Set(name, value); err != nil {
+			return fmt.Errorf("config %s:%d: %s: %v", path, n, name, err)
+		}
+	}
+	return sc.Err()
+}
+
+// listFlag collects targets given comma separated or repeated.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(s string) error {
+	for _, t := range strings.Split(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			*l = append(*l, t)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,585 @@
+package main
+
+// End-to-end tests: they build the real goblin-server, start it as a
+// process on a private socket and port, and talk to it with Debian's
+// redis-cli and redis-benchmark and with go-redis, over the Unix socket
+// and TCP.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
+)
+
+func TestMain(m *testing.M) { testproc.Main(m) }
+
+const startTimeout = 60 * time.Second
+
+// srv is one running goblin-server.
+type srv struct {
+	p       *testproc.Proc
+	sock    string // Unix socket path
+	tcp     string // host:port
+	metrics string // http://host:port/metrics
+}
+
+func startServer(t *testing.T, args ...string) *srv {
+	t.Helper()
+	bin := testproc.Build(t, "./cmd/goblin-server")
+	sock := filepath.Join(t.TempDir(), "goblin.sock")
+	all := append([]string{"--listen", "uds://" + sock + ",tcp://127.0.0.1:0", "--metrics", "127.0.0.1:0", "--log-level", "debug"}, args...)
+	s := &srv{p: testproc.Start(t, bin, all...), sock: sock}
+	s.tcp = s.p.WaitLog(t, `msg=listening target="?tcp://([^?"]+)`, startTimeout)
+	s.metrics = s.p.WaitLog(t, `msg="metrics listening" url=(\S+)`, startTimeout)
+	s.p.WaitLog(t, `msg=ready`, startTimeout)
+	return s
+}
+
+// endpoints returns the redis-cli/redis-benchmark arguments for each
+// transport.
+func (s *srv) endpoints() []struct{ name, args string } {
+	host, port, _ := net.SplitHostPort(s.tcp)
+	return []struct{ name, args string }{{"unix", "-s " + s.sock}, {"tcp", "-h " + host + " -p " + port}}
+}
+
+func needTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Skipf("%s not installed (scripts/setup.sh installs it): %v", name, err)
+	}
+	return p
+}
+
+func runTool(t *testing.T, stdin []byte, name string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(needTool(t, name), args...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %s: %v\nstdout: %.2000s\nstderr: %.2000s", name, strings.Join(args, " "), err, out, stderr.Bytes())
+	}
+	return out
+}
+
+func TestRedisBenchmark(t *testing.T) {
+	s := startServer(t)
+	for _, ep := range s.endpoints() {
+		for _, pipeline := range []string{"1", "16"} {
+			t.Run(ep.name+"/P"+pipeline, func(t *testing.T) {
+				args := append(strings.Fields(ep.args), "-t", "ping,set,get", "-n", "100000", "-c", "50", "-P", pipeline, "-q")
+				out := string(runTool(t, nil, "redis-benchmark", args...))
+				t.Logf("redis-benchmark %s:\n%s", strings.Join(args, " "), out)
+				if strings.Contains(strings.ToLower(out), "error") {
+					t.Fatalf("errors in the output")
+				}
+				for _, test := range []string{"PING_INLINE", "PING_MBULK", "SET", "GET"} {
+					if !regexp.MustCompile(`(?m)^` + test + `: [0-9.]+ requests per second`).MatchString(out) {
+						t.Errorf("no result line for %s", test)
+					}
+				}
+			})
+		}
+	}
+	// Every SET redis-benchmark sent was executed: 100,000 per run.
+	sets := scrape(t, s, `goblin_requests_total{command="set",protocol="resp",transport="uds"}`) +
+		scrape(t, s, `goblin_requests_total{command="set",protocol="resp",transport="tcp"}`)
+	if sets < 400000 {
+		t.Fatalf("server counted %v SETs, want at least 400000", sets)
+	}
+}
+
+func TestRedisCLIBinarySafeAndLargeValues(t *testing.T) {
+	s := startServer(t)
+	binary := []byte("a\r\nb\x00c\r\n\x00\xff$3\r\n*1\r\n")
+	large := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
+	large[12345] = 0
+	copy(large[500000:], "\r\n")
+	for _, ep := range s.endpoints() {
+		t.Run(ep.name, func(t *testing.T) {
+			for name, v := range map[string][]byte{"binary": binary, "1MiB": large} {
+				key := ep.name + "-" + name
+				// -x takes the last argument from stdin, byte for byte.
+				if out := runTool(t, v, "redis-cli", append(strings.Fields(ep.args), "-x", "SET", key)...); string(out) != "OK\n" {
+					t.Fatalf("SET %s: %q", key, out)
+				}
+				got := runTool(t, nil, "redis-cli", append(strings.Fields(ep.args), "--raw", "GET", key)...)
+				// --raw prints the value and a newline.
+				if !bytes.Equal(got, append(append([]byte{}, v...), '\n')) {
+					t.Fatalf("GET %s: %d bytes back, want %d equal bytes", key, len(got), len(v)+1)
+				}
+			}
+			if out := runTool(t, nil, "redis-cli", append(strings.Fields(ep.args), "PING")...); string(out) != "PONG\n" {
+				t.Fatalf("PING: %q", out)
+			}
+		})
+	}
+}
+
+func TestGoRedis(t *testing.T) {
+	s := startServer(t)
+	ctx := context.Background()
+	for _, ep := range []struct{ name, network, addr string }{{"unix", "unix", s.sock}, {"tcp", "tcp", s.tcp}} {
+		t.Run(ep.name, func(t *testing.T) {
+			rdb := redis.NewClient(&redis.Options{Network: ep.network, Addr: ep.addr, Protocol: 2, PoolSize: 8})
+			defer rdb.Close()
+			if err := rdb.Ping(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			v := "x\r\ny\x00z"
+			if err := rdb.Set(ctx, "k", v, 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := rdb.Get(ctx, "k").Result(); err != nil || got != v {
+				t.Fatalf("GET = %q, %v", got, err)
+			}
+			if _, err := rdb.Get(ctx, "missing").Result(); !errors.Is(err, redis.Nil) {
+				t.Fatalf("GET missing: %v, want redis.Nil", err)
+			}
+			if err := rdb.Set(ctx, "ttl", "v", time.Minute).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if ttl, err := rdb.TTL(ctx, "ttl").Result(); err != nil || ttl <= 0 || ttl > time.Minute {
+				t.Fatalf("TTL = %v, %v", ttl, err)
+			}
+			if n, err := rdb.IncrBy(ctx, "n", 5).Result(); err != nil || n != 5 {
+				t.Fatalf("INCRBY = %d, %v", n, err)
+			}
+			// Pipelined and concurrent.
+			var wg sync.WaitGroup
+			errs := make(chan error, 8)
+			for g := range 8 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					pipe := rdb.Pipeline()
+					for i := range 500 {
+						pipe.Set(ctx, fmt.Sprintf("g%d-%d", g, i), i, 0)
+					}
+					gets := make([]*redis.StringCmd, 500)
+					for i := range 500 {
+						gets[i] = pipe.Get(ctx, fmt.Sprintf("g%d-%d", g, i))
+					}
+					if _, err := pipe.Exec(ctx); err != nil {
+						errs <- err
+						return
+					}
+					for i, c := range gets {
+						if c.Val() != strconv.Itoa(i) {
+							errs <- fmt.Errorf("pipelined GET %d = %q", i, c.Val())
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			if n, err := rdb.Del(ctx, "k", "missing").Result(); err != nil || n != 1 {
+				t.Fatalf("DEL = %d, %v", n, err)
+			}
+		})
+	}
+}
+
+func TestRequirePass(t *testing.T) {
+	s := startServer(t, "--requirepass", "s3cret")
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, Protocol: 2})
+	defer rdb.Close()
+	if err := rdb.Ping(ctx).Err(); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+		t.Fatalf("PING without AUTH: %v, want NOAUTH", err)
+	}
+	authed := redis.NewClient(&redis.Options{Network: "tcp", Addr: s.tcp, Password: "s3cret", Protocol: 2})
+	defer authed.Close()
+	if err := authed.Ping(ctx).Err(); err != nil {
+		t.Fatalf("PING with the password: %v", err)
+	}
+	host, port, _ := net.SplitHostPort(s.tcp)
+	if out := runTool(t, nil, "redis-cli", "-h", host, "-p", port, "--no-auth-warning", "-a", "s3cret", "PING"); string(out) != "PONG\n" {
+		t.Fatalf("redis-cli -a: %q", out)
+	}
+}
+
+// TestBadClientsNoLeaks runs every misbehaving client the issue lists,
+// twice, and checks that the server keeps answering a well-behaved client
+// and ends each round with the descriptors it started with and no growing
+// resident memory.
+func TestBadClientsNoLeaks(t *testing.T) {
+	raiseNoFile(t, 4096)
+	s := startServer(t, "--client-output-limit", "4mb")
+	good := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, Protocol: 2, PoolSize: 1})
+	defer good.Close()
+	ctx := context.Background()
+	if err := good.Set(ctx, "v4k", strings.Repeat("v", 4096), 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	fdsBase, rssBase := fdsAndRSS(t, s)
+	t.Logf("baseline: %d fds, RSS %d KiB", fdsBase, rssBase>>10)
+	var rssAfter []int64
+	for round := range 2 {
+		hugeBulk(t, s)
+		halfFrameThenVanish(t, s)
+		neverReads(t, s, good)
+		concurrentClients(t, s, 1000)
+		if got, err := good.Get(ctx, "v4k").Result(); err != nil || len(got) != 4096 {
+			t.Fatalf("round %d: well-behaved client: %d bytes, %v", round, len(got), err)
+		}
+		// Descriptors: the server must get back to its baseline.
+		var fds int
+		testproc.WaitFor(t, 30*time.Second, "the server's fds to return to baseline", func() bool {
+			fds, _ = s.p.FDs()
+			return fds == fdsBase
+		})
+		_, rss := fdsAndRSS(t, s)
+		rssAfter = append(rssAfter, rss)
+		t.Logf("after round %d: %d fds, RSS %d KiB", round, fds, rss>>10)
+	}
+	// Memory: the second round must not add what the first added again
+	// (buffers are released, not accumulated). Allow 32 MiB of slack for
+	// the Go heap's own sizing.
+	if grow := rssAfter[1] - rssAfter[0]; grow > 32<<20 {
+		t.Fatalf("RSS grew by %d KiB between two identical rounds", grow>>10)
+	}
+	if v := scrape(t, s, `goblin_disconnects_total{protocol="resp",reason="slow_consumer",transport="uds"}`); v < 2 {
+		t.Fatalf("slow consumer disconnects = %v, want 2", v)
+	}
+	if v := scrape(t, s, `goblin_protocol_errors_total{protocol="resp",transport="tcp"}`); v < 2 {
+		t.Fatalf("protocol errors on tcp = %v, want 2", v)
+	}
+}
+
+func fdsAndRSS(t *testing.T, s *srv) (int, int64) {
+	fds, err := s.p.FDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rss, err := s.p.RSS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fds, rss
+}
+
+// hugeBulk announces a 1 TB bulk string: the server must refuse it at
+// once, not wait for it or allocate it.
+func hugeBulk(t *testing.T, s *srv) {
+	c, err := net.Dial("tcp", s.tcp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	fmt.Fprintf(c, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1000000000000\r\nabc")
+	reply, err := io.ReadAll(c)
+	if err != nil || !strings.HasPrefix(string(reply), "-ERR Protocol error") {
+		t.Fatalf("huge bulk length: %q, %v", reply, err)
+	}
+}
+
+// halfFrameThenVanish sends half a command on 50 connections and closes
+// them.
+func halfFrameThenVanish(t *testing.T, s *srv) {
+	for range 50 {
+		c, err := net.Dial("unix", s.sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte("*3\r\n$3\r\nSET\r\n$3\r\nke"))
+		c.Close()
+	}
+}
+
+// neverReads pipelines 100,000 GETs of a 4 KiB value and never reads a
+// reply: the server must disconnect it once its queued replies pass the
+// limit, and go on answering others meanwhile.
+func neverReads(t *testing.T, s *srv, good *redis.Client) {
+	c, err := net.Dial("unix", s.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	req := bytes.Repeat([]byte("*2\r\n$3\r\nGET\r\n$3\r\nv4k\r\n"), 1000)
+	done := make(chan error, 1)
+	go func() {
+		c.SetWriteDeadline(time.Now().Add(60 * time.Second))
+		for range 100 {
+			if _, err := c.Write(req); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	// Meanwhile the well-behaved client is answered.
+	for i := range 20 {
+		if err := good.Ping(context.Background()).Err(); err != nil {
+			t.Fatalf("PING %d while a client does not read: %v", i, err)
+		}
+	}
+	if err := <-done; err == nil {
+		t.Fatal("the non-reading client wrote 100,000 requests without being disconnected")
+	} else if !errors.Is(err, syscall.EPIPE) && !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("non-reading client: %v, want a broken connection", err)
+	}
+}
+
+// concurrentClients connects n clients at once, each doing a SET and a GET.
+func concurrentClients(t *testing.T, s *srv, n int) {
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	conns := make([]net.Conn, n)
+	for i := range n {
+		network, addr := "unix", s.sock
+		if i%2 == 1 {
+			network, addr = "tcp", s.tcp
+		}
+		c, err := net.Dial(network, addr)
+		if err != nil {
+			t.Fatalf("client %d: %v", i, err)
+		}
+		conns[i] = c
+	}
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.SetDeadline(time.Now().Add(60 * time.Second))
+			k := fmt.Sprintf("c%d", i)
+			fmt.Fprintf(c, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n", len(k), k, len(k), k, len(k), k)
+			r := bufio.NewReader(c)
+			want := fmt.Sprintf("+OK\r\n$%d\r\n%s\r\n", len(k), k)
+			got := make([]byte, len(want))
+			if _, err := io.ReadFull(r, got); err != nil || string(got) != want {
+				errs <- fmt.Errorf("client %d: %q, %v", i, got, err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, c := range conns {
+		c.Close()
+	}
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+func raiseNoFile(t *testing.T, n uint64) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	if lim.Cur >= n {
+		return
+	}
+	if lim.Max < n {
+		t.Skipf("RLIMIT_NOFILE hard limit %d < %d", lim.Max, n)
+	}
+	old := lim
+	lim.Cur = n
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old) })
+}
+
+func TestMetricsScrapedOverHTTP(t *testing.T) {
+	s := startServer(t)
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, Protocol: 2, PoolSize: 1})
+	defer rdb.Close()
+	for i := range 25 {
+		if err := rdb.Set(ctx, fmt.Sprint("m", i), "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 7 {
+		rdb.Get(ctx, "m1")
+	}
+	rdb.Do(ctx, "NOSUCHCOMMAND")
+	testproc.WaitFor(t, 30*time.Second, "the metrics to show the requests", func() bool {
+		return scrapeOK(s, `goblin_requests_total{command="set",protocol="resp",transport="uds"}`) == 25 &&
+			scrapeOK(s, `goblin_requests_total{command="get",protocol="resp",transport="uds"}`) == 7
+	})
+	for series, want := range map[string]float64{
+		`goblin_keys`: 25,
+		`goblin_connected_clients{protocol="resp",transport="uds"}`: 1,
+		`goblin_connected_clients{protocol="resp",transport="tcp"}`: 0,
+		`goblin_errors_total{protocol="resp",transport="uds"}`:      1,
+		`goblin_requests_total{command="set",protocol="resp",transport="tcp"}`: 0,
+	} {
+		if got := scrape(t, s, series); got != want {
+			t.Errorf("%s = %v, want %v", series, got, want)
+		}
+	}
+	for _, series := range []string{`goblin_loop_iterations_total`, `goblin_loop_idle_seconds_total`, `goblin_arena_live_bytes`,
+		`goblin_arena_dead_bytes`, `goblin_arena_reclaim_steps_total`, `goblin_expired_keys_total`, `goblin_evicted_keys_total`} {
+		if _, ok := scrapeAll(t, s)[series]; !ok {
+			t.Errorf("no series %s", series)
+		}
+	}
+	if scrape(t, s, `goblin_loop_iterations_total`) <= 0 {
+		t.Error("loop iterations not counted")
+	}
+}
+
+func scrapeAll(t *testing.T, s *srv) map[string]float64 {
+	t.Helper()
+	m, err := scrapeMap(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func scrapeMap(s *srv) (map[string]float64, error) {
+	resp, err := http.Get(s.metrics)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", s.metrics, resp.Status)
+	}
+	m := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") || line == "" {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err == nil {
+			m[line[:i]] = v
+		}
+	}
+	return m, sc.Err()
+}
+
+func scrape(t *testing.T, s *srv, series string) float64 {
+	t.Helper()
+	v, ok := scrapeAll(t, s)[series]
+	if !ok {
+		t.Fatalf("metrics have no series %s", series)
+	}
+	return v
+}
+
+func scrapeOK(s *srv, series string) float64 {
+	m, err := scrapeMap(s)
+	if err != nil {
+		return -1
+	}
+	return m[series]
+}
+
+func TestGracefulShutdownAndStaleSocket(t *testing.T) {
+	s := startServer(t)
+	// A second server on the same socket refuses to start.
+	bin := testproc.Build(t, "./cmd/goblin-server")
+	second := testproc.Start(t, bin, "--listen", "uds://"+s.sock, "--metrics", "off")
+	if code, err := second.Wait(startTimeout); err != nil || code != exitFailure {
+		t.Fatalf("second server: exit %d, %v\n%s", code, err, second.Log())
+	}
+	if !strings.Contains(second.Log(), "address in use") {
+		t.Fatalf("second server's log does not say address in use:\n%s", second.Log())
+	}
+	// SIGTERM: clean exit, socket file removed.
+	c, err := net.Dial("unix", s.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if code := s.p.Stop(30 * time.Second); code != exitOK {
+		t.Fatalf("exit code %d after SIGTERM\n%s", code, s.p.Log())
+	}
+	if _, err := os.Stat(s.sock); !os.IsNotExist(err) {
+		t.Fatalf("socket file left after shutdown: %v", err)
+	}
+	if _, err := c.Read(make([]byte, 1)); err != io.EOF {
+		t.Fatalf("connected client: %v, want EOF after shutdown", err)
+	}
+	// A server killed with SIGKILL leaves its socket file; the next one
+	// replaces it.
+	killed := testproc.Start(t, bin, "--listen", "uds://"+s.sock, "--metrics", "off")
+	killed.WaitLog(t, "msg=ready", startTimeout)
+	killed.Signal(syscall.SIGKILL)
+	killed.Wait(startTimeout)
+	if _, err := os.Stat(s.sock); err != nil {
+		t.Fatalf("expected a stale socket file: %v", err)
+	}
+	next := testproc.Start(t, bin, "--listen", "uds://"+s.sock, "--metrics", "off")
+	next.WaitLog(t, "msg=ready", startTimeout)
+	if out := runTool(t, nil, "redis-cli", "-s", s.sock, "PING"); string(out) != "PONG\n" {
+		t.Fatalf("PING after replacing a stale socket: %q", out)
+	}
+}
+
+func TestFlagsAndConfigFile(t *testing.T) {
+	var help bytes.Buffer
+	if code := run([]string{"--help"}, &help); code != exitOK {
+		t.Fatalf("--help exit %d", code)
+	}
+	var c config
+	flags(&c, io.Discard).VisitAll(func(f *flag.Flag) {
+		if !strings.Contains(help.String(), "-"+f.Name) {
+			t.Errorf("--help does not list -%s", f.Name)
+		}
+	})
+	for _, bad := range [][]string{{"--nope"}, {"--idle", "nap"}, {"--maxmemory", "lots"}, {"--maxmemory-policy", "random"}, {"--listen", "ftp://x"}, {"extra"}} {
+		if code := run(bad, io.Discard); code != exitUsage {
+			t.Errorf("%q: exit %d, want %d", bad, code, exitUsage)
+		}
+	}
+	// A config file sets what the command line does not.
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "goblin.conf")
+	os.WriteFile(conf, []byte("# test\nidle spin\nmaxmemory=64mb\nrequirepass \"pw\"\nmaxclients 7\n"), 0o600)
+	fs := flags(&c, io.Discard)
+	if err := fs.Parse([]string{"--config", conf, "--maxclients", "9"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := applyConfigFile(fs, conf); err != nil {
+		t.Fatal(err)
+	}
+	o, err := options(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Idle != "spin" || o.MaxMemory != 64<<20 || o.RequirePass != "pw" || o.MaxClients != 9 {
+		t.Fatalf("options from file and flags: %+v", o)
+	}
+	os.WriteFile(conf, []byte("bogus 1\n"), 0o600)
+	if code := run([]string{"--config", conf}, io.Discard); code != exitUsage {
+		t.Fatalf("unknown config setting: exit %d", code)
+	}
+}

@@ -1,0 +1,207 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/store"
+	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport"
+	"github.com/goblin-kv/goblin/transport/uds"
+)
+
+// Server is one goblin server: the store, the command engine, the
+// transports built from Options.Listen, the loop that owns them all, and
+// the metrics that report on them.
+type Server struct {
+	opts       Options
+	log        *slog.Logger
+	store      *store.Store
+	engine     *command.Engine
+	loop       *Loop
+	transports []transport.Server
+	targets    []target.Target
+	streams    []streamStats
+	metrics    *Metrics
+	registry   *prometheus.Registry
+	started    time.Time
+
+	runOnce sync.Once
+	runErr  error
+}
+
+// streamStats are the command counters of one stream transport.
+type streamStats struct {
+	name  string
+	stats *command.Stats
+}
+
+// New builds a server: it validates o, creates the store and the engine,
+// and binds every listener (so address errors surface here, before Run).
+func New(o Options) (*Server, error) {
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{opts: o, log: o.Logger, started: time.Now()}
+	st, err := store.New(store.Options{MaxMemory: o.MaxMemory, Eviction: o.MaxMemoryPolicy})
+	if err != nil {
+		return nil, fmt.Errorf("server: store: %w", err)
+	}
+	s.store = st
+	s.engine = command.NewEngine(st, command.Options{RequirePass: o.RequirePass, Info: s.info})
+	env := &Env{Options: &s.opts, Logger: s.log, Stream: s.streamHandler}
+	for _, l := range o.Listen {
+		t, err := target.Parse(l)
+		if err != nil {
+			s.closeTransports()
+			return nil, fmt.Errorf("%w: listen: %v", ErrOptions, err)
+		}
+		tr, err := Build(t, env)
+		if err != nil {
+			s.closeTransports()
+			return nil, fmt.Errorf("server: listen %s: %w", l, err)
+		}
+		s.transports = append(s.transports, tr)
+		if a, ok := tr.(interface{ Target() target.Target }); ok {
+			t = a.Target()
+		}
+		s.targets = append(s.targets, t)
+	}
+	s.setupMetrics()
+	s.loop, err = NewLoop(LoopConfig{
+		Transports: s.transports,
+		Idle:       o.Idle,
+		Options:    &s.opts,
+		CPUs:       o.CPUs,
+		Tick:       st.Tick,
+		Publish:    func(*LoopStats) { s.metrics.Publish() },
+	})
+	if err != nil {
+		s.closeTransports()
+		return nil, err
+	}
+	return s, nil
+}
+
+// streamHandler gives each stream transport its own command counters.
+func (s *Server) streamHandler(name string) uds.Handler {
+	h := engineHandler{e: s.engine, st: new(command.Stats)}
+	s.streams = append(s.streams, streamStats{name: name, stats: h.st})
+	return h
+}
+
+func (s *Server) closeTransports() {
+	for _, t := range s.transports {
+		t.Close()
+	}
+}
+
+// Targets returns the listeners' targets, with the real addresses (a tcp
+// port 0 becomes the port the kernel chose).
+func (s *Server) Targets() []target.Target { return s.targets }
+
+// Run runs the loop on the calling goroutine until Shutdown, then returns
+// the first error closing the transports gave.
+func (s *Server) Run() error {
+	s.runOnce.Do(func() { s.runErr = s.loop.Run() })
+	return s.runErr
+}
+
+// Shutdown asks the loop to stop accepting, answer what it has read, close
+// every client and return, and waits for that until ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.loop.Stop()
+	select {
+	case <-s.loop.Done():
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("server: shutdown: %w", ctx.Err())
+	}
+}
+
+// Collector returns the server's Prometheus collector.
+func (s *Server) Collector() prometheus.Collector { return s.metrics }
+
+// MetricsHandler serves the server's metrics (and the Go runtime's and
+// the process's) in the Prometheus text format.
+func (s *Server) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+}
+
+// info adds INFO's server and clients sections. It runs on the loop.
+func (s *Server) info(dst []byte, section string) []byte {
+	switch section {
+	case "server":
+		dst = append(dst, "# Server\r\nredis_version:"...)
+		dst = append(dst, command.DefaultVersion...)
+		dst = append(dst, "\r\ngoblin_idle_strategy:"...)
+		dst = append(dst, s.opts.Idle...)
+		dst = append(dst, "\r\nprocess_id:"...)
+		dst = strconv.AppendInt(dst, int64(os.Getpid()), 10)
+		dst = append(dst, "\r\nuptime_in_seconds:"...)
+		dst = strconv.AppendInt(dst, int64(time.Since(s.started)/time.Second), 10)
+		for _, t := range s.targets {
+			if t.Scheme == target.TCP {
+				if _, port, err := splitPort(t.Address); err == nil {
+					dst = append(dst, "\r\ntcp_port:"...)
+					dst = append(dst, port...)
+					break
+				}
+			}
+		}
+		dst = append(dst, "\r\n"...)
+	case "clients":
+		n := 0
+		for _, t := range s.transports {
+			n += t.Clients()
+		}
+		dst = append(dst, "# Clients\r\nconnected_clients:"...)
+		dst = strconv.AppendInt(dst, int64(n), 10)
+		dst = append(dst, "\r\nmaxclients:"...)
+		dst = strconv.AppendInt(dst, int64(s.opts.MaxClients), 10)
+		dst = append(dst, "\r\n"...)
+	}
+	return dst
+}
+
+func splitPort(hostport string) (string, string, error) {
+	for i := len(hostport) - 1; i >= 0; i-- {
+		if hostport[i] == ':' {
+			return hostport[:i], hostport[i+1:], nil
+		}
+	}
+	return "", "", errors.New("no port")
+}
+
+// engineHandler adapts the command engine to the socket transports.
+type engineHandler struct {
+	e  *command.Engine
+	st *command.Stats
+}
+
+func (h engineHandler) Open(p proto.Protocol) uds.Session {
+	return &engineSession{e: h.e, s: command.NewSession(p, h.st)}
+}
+
+type engineSession struct {
+	e *command.Engine
+	s *command.Session
+}
+
+func (s *engineSession) Serve(in, out []byte) (int, []byte, bool) {
+	return s.e.ServeStream(s.s, in, out)
+}
+func (s *engineSession) Close() {}

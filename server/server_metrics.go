@@ -1,0 +1,152 @@
+package server
+
+import (
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/store"
+	"github.com/goblin-kv/goblin/transport/uds"
+)
+
+// setupMetrics declares every series and the sources that fill them. The
+// sources run on the loop goroutine at publish time and read the
+// loop-owned counters directly; see Metrics for the ordering.
+func (s *Server) setupMetrics() {
+	m := NewMetrics()
+	s.metrics = m
+
+	s.loopSource(m)
+
+	var st store.Stats
+	keys := m.Gauge("keys", "Keys in the store (expired keys not yet reclaimed included).", nil)
+	ttlKeys := m.Gauge("keys_with_ttl", "Keys with an expiry.", nil)
+	expired := m.Counter("expired_keys_total", "Keys removed because their TTL passed.", nil)
+	evicted := m.Counter("evicted_keys_total", "Keys removed by the maxmemory policy.", nil)
+	hits := m.Counter("keyspace_hits_total", "Lookups that found a live key.", nil)
+	misses := m.Counter("keyspace_misses_total", "Lookups that found nothing.", nil)
+	oom := m.Counter("oom_rejects_total", "Writes refused because maxmemory was reached.", nil)
+	used := m.Gauge("used_memory_bytes", "Bytes counted against maxmemory.", nil)
+	maxmem := m.Gauge("maxmemory_bytes", "The maxmemory cap (0: none).", nil)
+	arenaSize := m.Gauge("arena_size_bytes", "Bytes of all arena chunks.", nil)
+	arenaLive := m.Gauge("arena_live_bytes", "Arena bytes in allocated blocks.", nil)
+	arenaDead := m.Gauge("arena_dead_bytes", "Arena bytes in freed blocks awaiting reuse or compaction.", nil)
+	arenaMoves := m.Counter("arena_reclaim_steps_total", "Blocks moved by incremental arena compaction.", nil)
+	arenaPages := m.Counter("arena_pages_freed_total", "Arena pages emptied by compaction.", nil)
+	m.Source(func() {
+		s.store.Stats(&st)
+		keys.Set(st.Keys)
+		ttlKeys.Set(st.KeysWithTTL)
+		expired.Set(st.Expired)
+		evicted.Set(st.Evicted)
+		hits.Set(st.Hits)
+		misses.Set(st.Misses)
+		oom.Set(st.OOMRejects)
+		used.Set(st.UsedMemory)
+		maxmem.Set(st.MaxMemory)
+		arenaSize.Set(st.ArenaSize)
+		arenaLive.Set(st.ArenaLive)
+		arenaDead.Set(st.ArenaDead)
+		arenaMoves.Set(st.ArenaMoves)
+		arenaPages.Set(st.ArenaPagesFreed)
+	})
+
+	for _, ss := range s.streams {
+		streamSource(m, ss)
+	}
+	for _, t := range s.transports {
+		tr, pr, _ := strings.Cut(t.Name(), "/")
+		labels := prometheus.Labels{"transport": tr, "protocol": pr}
+		clients := m.Gauge("connected_clients", "Clients connected now.", labels)
+		if u, ok := t.(*uds.Server); ok {
+			socketSource(m, u, labels, clients)
+			continue
+		}
+		m.Source(func() { clients.Set(int64(t.Clients())) })
+	}
+
+	s.registry = prometheus.NewRegistry()
+	s.registry.MustRegister(m, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+}
+
+func (s *Server) loopSource(m *Metrics) {
+	it := m.Counter("loop_iterations_total", "Duty cycles the store loop ran.", nil)
+	busy := m.Counter("loop_busy_iterations_total", "Duty cycles that did work.", nil)
+	idle := m.Seconds("loop_idle_seconds_total", "Time the loop spent in cycles that did no work (parks included).", nil)
+	parks := m.Counter("loop_parks_total", "Bounded waits the backoff idle strategy took.", nil)
+	tick := m.Counter("store_maintenance_steps_total", "Store maintenance work done by the loop (expiry, compaction, rehash).", nil)
+	m.Source(func() {
+		st := &s.loop.stats
+		it.Set(st.Iterations)
+		busy.Set(st.Busy)
+		idle.Set(st.IdleNanos)
+		parks.Set(st.Parks)
+		tick.Set(st.TickWork)
+	})
+}
+
+// streamSource exports one transport's command counters.
+func streamSource(m *Metrics, ss streamStats) {
+	tr, pr, _ := strings.Cut(ss.name, "/")
+	type opSeries struct {
+		op int
+		s  Series
+	}
+	var ops []opSeries
+	for op := range command.NumOps {
+		name := command.Op(op).String()
+		if op == int(command.OpNone) {
+			name = "unknown"
+		}
+		if name == "" {
+			continue
+		}
+		ops = append(ops, opSeries{op, m.Counter("requests_total", "Requests executed, by transport, protocol and command.",
+			prometheus.Labels{"transport": tr, "protocol": pr, "command": name})})
+	}
+	labels := prometheus.Labels{"transport": tr, "protocol": pr}
+	errs := m.Counter("errors_total", "Error replies (protocol errors included).", labels)
+	perrs := m.Counter("protocol_errors_total", "Malformed requests that closed their connection.", labels)
+	st := ss.stats
+	m.Source(func() {
+		for _, o := range ops {
+			o.s.Set(int64(st.Commands[o.op]))
+		}
+		errs.Set(int64(st.Errors))
+		perrs.Set(int64(st.ProtocolErrors))
+	})
+}
+
+// socketSource exports a socket listener's own counters.
+func socketSource(m *Metrics, u *uds.Server, labels prometheus.Labels, clients Series) {
+	with := func(k, v string) prometheus.Labels {
+		l := prometheus.Labels{k: v}
+		for lk, lv := range labels {
+			l[lk] = lv
+		}
+		return l
+	}
+	accepted := m.Counter("accepted_clients_total", "Clients accepted.", labels)
+	rejected := m.Counter("rejected_clients_total", "Clients refused because maxclients was reached.", labels)
+	slow := m.Counter("disconnects_total", "Clients disconnected by the server, by reason.", with("reason", "slow_consumer"))
+	big := m.Counter("disconnects_total", "Clients disconnected by the server, by reason.", with("reason", "input_too_large"))
+	idle := m.Counter("disconnects_total", "Clients disconnected by the server, by reason.", with("reason", "idle_timeout"))
+	in := m.Counter("received_bytes_total", "Bytes read from clients.", labels)
+	out := m.Counter("sent_bytes_total", "Bytes written to clients.", labels)
+	checks := m.Counter("socket_checks_total", "epoll_wait calls made by the loop for this listener.", labels)
+	var st uds.Stats
+	m.Source(func() {
+		u.Stats(&st)
+		clients.Set(st.Clients)
+		accepted.Set(st.Accepted)
+		rejected.Set(st.Rejected)
+		slow.Set(st.SlowConsumers)
+		big.Set(st.InputTooLarge)
+		idle.Set(st.IdleTimeouts)
+		in.Set(st.BytesIn)
+		out.Set(st.BytesOut)
+		checks.Set(st.EpollChecks)
+	})
+}

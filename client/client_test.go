@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
@@ -132,8 +133,12 @@ func exerciseCommands(t *testing.T, c *Client) {
 	if v, err := c.Do(ctx, "MGET", "d", "nope"); err != nil || v.String() != "1) \"12\"\n2) (nil)" {
 		t.Fatalf("Do MGET = %q, %v", v.String(), err)
 	}
-	if v, err := c.Do(ctx, "NOSUCHCOMMAND", 1.5, true); !errors.As(err, &se) || v.Kind != KindError {
-		t.Fatalf("Do unknown command = %+v, %v", v, err)
+	if c.Target().Proto == proto.RESP {
+		if v, err := c.Do(ctx, "NOSUCHCOMMAND", 1.5, true); !errors.As(err, &se) || v.Kind != KindError {
+			t.Fatalf("Do unknown command = %+v, %v", v, err)
+		}
+	} else if _, err := c.Do(ctx, "NOSUCHCOMMAND"); err == nil || errors.As(err, &se) {
+		t.Fatalf("Do unknown command over SBE = %v, want a client-side error", err)
 	}
 	if _, err := c.Do(ctx, "SET", struct{}{}); err == nil {
 		t.Fatal("Do with an unsupported argument type succeeded")

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -71,3 +72,5 @@ func ctxT(tb testing.TB) context.Context {
 	tb.Cleanup(cancel)
 	return ctx
 }
+
+func asConnError(err error, ce **ConnError) bool { return errors.As(err, ce) }

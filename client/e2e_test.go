@@ -1,0 +1,153 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
+)
+
+// goblinTargets starts the real goblin-server listening on a Unix socket
+// and a loopback TCP port in each protocol and returns the four targets
+// keyed "uds/resp", "uds/sbe", "tcp/resp", "tcp/sbe". extra flags are
+// passed to the server.
+func goblinTargets(tb testing.TB, extra ...string) map[string]string {
+	tb.Helper()
+	bin := testproc.Build(tb, "./cmd/goblin-server")
+	dir := tb.TempDir()
+	out := map[string]string{
+		"uds/resp": "uds://" + filepath.Join(dir, "resp.sock") + "?proto=resp",
+		"uds/sbe":  "uds://" + filepath.Join(dir, "sbe.sock") + "?proto=sbe",
+	}
+	args := append([]string{"--metrics", "off",
+		"--listen", out["uds/resp"], "--listen", out["uds/sbe"],
+		"--listen", "tcp://127.0.0.1:0?proto=resp", "--listen", "tcp://127.0.0.1:0?proto=sbe"}, extra...)
+	p := testproc.Start(tb, bin, args...)
+	p.WaitLog(tb, `msg=ready`, 60*time.Second)
+	re := regexp.MustCompile(`msg=listening target="(tcp://127\.0\.0\.1:\d+)\?proto=(resp|sbe)"`)
+	for _, m := range re.FindAllStringSubmatch(p.Log(), -1) {
+		out["tcp/"+m[2]] = m[1] + "?proto=" + m[2]
+	}
+	if len(out) != 4 {
+		tb.Fatalf("goblin-server did not log both TCP listeners:\n%s", p.Log())
+	}
+	return out
+}
+
+var e2eCases = []string{"uds/resp", "uds/sbe", "tcp/resp", "tcp/sbe"}
+
+// TestEndToEnd drives the real goblin-server with the library over Unix
+// and TCP sockets in both protocols.
+func TestEndToEnd(t *testing.T) {
+	targets := goblinTargets(t)
+	for _, name := range e2eCases {
+		t.Run(name, func(t *testing.T) {
+			c := dialT(t, targets[name])
+			exerciseCommands(t, c)
+		})
+	}
+}
+
+func TestEndToEndConcurrentClients(t *testing.T) {
+	targets := goblinTargets(t)
+	ctx := ctxT(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for _, name := range e2eCases {
+		for g := 0; g < 4; g++ {
+			c := dialT(t, targets[name])
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 100; i++ {
+					key := fmt.Sprintf("%s-%d-%d", name, g, i)
+					if err := c.Set(ctx, key, []byte(key), SetOptions{}); err != nil {
+						errs <- err
+						return
+					}
+					if v, err := c.Get(ctx, key); err != nil || string(v) != key {
+						errs <- fmt.Errorf("%s: Get(%s) = %q, %v", name, key, v, err)
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestEndToEndHotPathDoesNotAllocate(t *testing.T) {
+	targets := goblinTargets(t)
+	for _, name := range []string{"uds/resp", "uds/sbe"} {
+		t.Run(name, func(t *testing.T) {
+			c := dialT(t, targets[name])
+			ctx := context.Background()
+			val := []byte("0123456789abcdef")
+			dst := make([]byte, 0, 64)
+			if err := c.Set(ctx, "key", val, SetOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			for op, f := range map[string]func(){
+				"Ping":      func() { _ = c.Ping(ctx) },
+				"Set":       func() { _ = c.Set(ctx, "key", val, SetOptions{}) },
+				"GetAppend": func() { _, _ = c.GetAppend(ctx, dst[:0], "key") },
+			} {
+				if a := testing.AllocsPerRun(500, f); a != 0 {
+					t.Errorf("%s allocates %v times per call", op, a)
+				}
+			}
+		})
+	}
+}
+
+func TestEndToEndPassword(t *testing.T) {
+	targets := goblinTargets(t, "--requirepass", "s3cret")
+	for _, name := range []string{"uds/resp", "tcp/resp"} {
+		t.Run(name, func(t *testing.T) {
+			c := dialT(t, targets[name], WithPassword("s3cret"))
+			if err := c.Ping(ctxT(t)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Dial(ctxT(t), targets[name], WithPassword("wrong")); err == nil {
+				t.Fatal("Dial with a wrong password succeeded")
+			}
+		})
+	}
+}
+
+func TestEndToEndServerRestart(t *testing.T) {
+	bin := testproc.Build(t, "./cmd/goblin-server")
+	sock := filepath.Join(t.TempDir(), "g.sock")
+	start := func() *testproc.Proc {
+		p := testproc.Start(t, bin, "--metrics", "off", "--listen", "uds://"+sock)
+		p.WaitLog(t, `msg=ready`, 60*time.Second)
+		return p
+	}
+	p := start()
+	c := dialT(t, sock)
+	if err := c.Ping(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	p.Stop(10 * time.Second)
+	err := c.Ping(ctxT(t))
+	if err == nil {
+		t.Fatal("Ping to a stopped server succeeded")
+	}
+	var ce *ConnError
+	if !asConnError(err, &ce) {
+		t.Fatalf("Ping to a stopped server = %v, want *ConnError", err)
+	}
+	start()
+	if err := c.Ping(ctxT(t)); err != nil {
+		t.Fatalf("Ping after the server restarted: %v (the client should redial)", err)
+	}
+}

@@ -130,3 +130,18 @@ func freeUDPPort(t testing.TB) int {
 	defer pc.Close()
 	return pc.LocalAddr().(*net.UDPAddr).Port
 }
+
+// awaitReady waits until the driver's CnC file shows a fresh heartbeat, so
+// tests can connect with a short driver timeout.
+func (d *testDriver) awaitReady(t testing.TB) {
+	t.Helper()
+	eventually(t, "media driver start", 30*time.Second, func() bool {
+		c, err := OpenCnC(d.dir)
+		if err != nil {
+			return false
+		}
+		defer c.Close()
+		hb := c.DriverHeartbeat()
+		return hb > 0 && time.Now().UnixMilli()-hb < 2000
+	})
+}

@@ -197,7 +197,7 @@ func TestPattern(t *testing.T) {
 		seq  int64
 		j    int
 		want byte
-	}{{0, 0, 0}, {1, 0, 131}, {0, 1, 7}, {0, 256, byte(256*7 + 13)}, {3, 300, byte(3*131 + 300*7 + 13)}} {
+	}{{0, 0, 0}, {1, 0, 131}, {0, 1, 7}, {0, 256, (256*7 + 13) % 256}, {3, 300, (3*131 + 300*7 + 13) % 256}} {
 		if got := Pattern(c.seq, c.j); got != c.want {
 			t.Errorf("Pattern(%d,%d) = %d, want %d", c.seq, c.j, got, c.want)
 		}

@@ -1,0 +1,277 @@
+package aeron
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestConnectWithoutDriverTimesOut(t *testing.T) {
+	_, err := Connect(Options{Dir: t.TempDir(), DriverTimeout: 200 * time.Millisecond})
+	if !errors.Is(err, ErrDriverTimeout) {
+		t.Fatalf("connect to an empty directory: %v", err)
+	}
+}
+
+func TestDriverLossClosesEverything(t *testing.T) {
+	d := startDriver(t)
+	d.awaitReady(t)
+	var reported atomic.Value
+	var unavailable atomic.Int32
+	timeout := 2 * time.Second
+	c := connectTest(t, d, Options{
+		DriverTimeout:           timeout,
+		ErrorHandler:            func(err error) { reported.Store(err) },
+		UnavailableImageHandler: func(*Image) { unavailable.Add(1) },
+	})
+	sub, err := c.AddSubscription("aeron:ipc", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := c.AddExclusivePublication("aeron:ipc", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "image", 10*time.Second, func() bool { return sub.ImageCount() == 1 })
+	img := sub.Images()[0]
+	offerAll(t, pub.Offer, []byte("before"))
+	eventually(t, "message", 10*time.Second, func() bool { return sub.Poll(func([]byte, *Header) {}, 1) == 1 })
+
+	killed := time.Now()
+	d.kill()
+	select {
+	case <-c.Done():
+	case <-time.After(timeout + 20*time.Second):
+		t.Fatal("client did not notice the driver was gone")
+	}
+	t.Logf("driver loss detected %v after the kill (driver timeout %v)", time.Since(killed).Round(time.Millisecond), timeout)
+	if !errors.Is(c.Err(), ErrDriverTimeout) {
+		t.Fatalf("Err() = %v", c.Err())
+	}
+	if err, _ := reported.Load().(error); !errors.Is(err, ErrDriverTimeout) {
+		t.Fatalf("error handler got %v", err)
+	}
+	if r := pub.Offer([]byte("after")); r != Closed {
+		t.Fatalf("offer after driver loss: %s", StatusString(r))
+	}
+	if !img.IsClosed() || sub.Poll(func([]byte, *Header) {}, 1) != 0 || sub.ImageCount() != 0 {
+		t.Fatal("image still open after driver loss")
+	}
+	if unavailable.Load() != 1 {
+		t.Fatalf("unavailable handler called %d times", unavailable.Load())
+	}
+	if _, err := c.AddSubscription("aeron:ipc", 11); !errors.Is(err, ErrClientClosed) || !errors.Is(err, ErrDriverTimeout) {
+		t.Fatalf("add after driver loss: %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHeartbeatCountersAndErrorLog(t *testing.T) {
+	d := startDriver(t)
+	c := connectTest(t, d, Options{KeepaliveInterval: 50 * time.Millisecond})
+	k, err := c.AddCounter(1001, []byte("key!"), "goblin test counter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.Set(41)
+	k.Add(1)
+	if k.Get() != 42 {
+		t.Fatalf("counter %d", k.Get())
+	}
+	// The driver made a client-heartbeat counter on our first command; the
+	// conductor keeps stamping it.
+	r := c.Counters()
+	var hbID int32 = -1
+	eventually(t, "heartbeat counter", 10*time.Second, func() bool {
+		hbID = r.FindByTypeAndRegistrationID(CounterTypeClientHeartbeat, c.ClientID())
+		return hbID >= 0
+	})
+	v1 := r.Value(hbID)
+	eventually(t, "heartbeat stamp", 10*time.Second, func() bool { return r.Value(hbID) > v1 })
+
+	var found, heartbeat, system bool
+	r.ForEach(func(ci CounterInfo) bool {
+		switch {
+		case ci.ID == k.ID():
+			found = ci.TypeID == 1001 && ci.Label == "goblin test counter" && ci.Value == 42 &&
+				string(ci.Key[:4]) == "key!" && ci.OwnerID == c.ClientID()
+		case ci.TypeID == CounterTypeClientHeartbeat && strings.Contains(ci.Label, fmt.Sprint(c.ClientID())):
+			heartbeat = true
+		case ci.TypeID == CounterTypeSystem:
+			system = true
+		}
+		return true
+	})
+	if !found || !heartbeat || !system {
+		t.Fatalf("counter listing: ours=%v heartbeat=%v system=%v", found, heartbeat, system)
+	}
+	if err := k.Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "counter freed", 10*time.Second, func() bool { return r.State(k.ID()) != CounterAllocated })
+
+	// A command the driver refuses comes back as a *DriverError and lands in
+	// the driver's error log.
+	_, err = c.AddPublication("aeron:udp?endpoint=127.0.0.1:1|control-mode=response", 5)
+	var de *DriverError
+	if !errors.As(err, &de) || !errors.Is(err, ErrDriver) {
+		t.Fatalf("invalid response publication: %v", err)
+	}
+	t.Logf("driver refused with %v", de)
+	eventually(t, "error log entry", 10*time.Second, func() bool {
+		n := 0
+		c.ReadErrors(0, func(e ErrorRecord) {
+			if e.ObservationCount > 0 && e.Text != "" {
+				n++
+			}
+		})
+		return n > 0
+	})
+}
+
+// exchange sends n requests on req, echoes them from srvSub to srvPub, and
+// checks every response arrives on resp in order.
+func echoExchange(t *testing.T, n int, req *Publication, srvSub *Subscription, srvPub *ExclusivePublication, resp *Subscription) {
+	t.Helper()
+	got := 0
+	echo := func(b []byte, _ *Header) { offerAll(t, srvPub.Offer, b) }
+	check := func(b []byte, _ *Header) {
+		want := fmt.Sprintf("request %d", got)
+		if string(b) != want {
+			t.Fatalf("response %q, want %q", b, want)
+		}
+		got++
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for sent := 0; got < n; {
+		if sent < n && sent-got < 10 {
+			if req.Offer([]byte(fmt.Sprintf("request %d", sent))) > 0 {
+				sent++
+			}
+		}
+		srvSub.Poll(echo, 10)
+		resp.Poll(check, 10)
+		if time.Now().After(deadline) {
+			t.Fatalf("sent %d, got %d responses", sent, got)
+		}
+	}
+}
+
+func TestResponseChannelIPC(t *testing.T) {
+	d := startDriver(t)
+	cli := connectTest(t, d, Options{})
+	srv := connectTest(t, d, Options{})
+	srvSub, err := srv.AddSubscription("aeron:ipc", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	respSub, err := cli.AddSubscription(IPC().ControlMode(ControlModeResponse).String(), 101)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := cli.AddPublication(IPC().ResponseCorrelationID(respSub.RegistrationID()).String(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "request image", 10*time.Second, func() bool { return srvSub.ImageCount() == 1 })
+	img := srvSub.Images()[0]
+	if img.CorrelationID() != req.OriginalRegistrationID() {
+		t.Fatalf("IPC image correlation id %d, request publication %d", img.CorrelationID(), req.OriginalRegistrationID())
+	}
+	respPub, err := srv.AddExclusivePublication(
+		IPC().ControlMode(ControlModeResponse).ResponseCorrelationID(img.CorrelationID()).String(), 101)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "response image", 10*time.Second, func() bool { return respSub.ImageCount() == 1 })
+	if respSub.Images()[0].SessionID() != respPub.SessionID() {
+		t.Fatal("response image is not the response publication's session")
+	}
+	echoExchange(t, 200, req, srvSub, respPub, respSub)
+}
+
+func TestResponseChannelUDPTwoDrivers(t *testing.T) {
+	sd, cd := startDriver(t), startDriver(t)
+	srv := connectTest(t, sd, Options{})
+	cli := connectTest(t, cd, Options{})
+	ep := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
+	cp := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
+	srvSub, err := srv.AddSubscription(UDP().Endpoint(ep).String(), 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	respSub, err := cli.AddSubscription(UDP().ControlMode(ControlModeResponse).Control(cp).String(), 201)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := cli.AddPublication(UDP().Endpoint(ep).ResponseCorrelationID(respSub.RegistrationID()).String(), 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "request image", 20*time.Second, func() bool { return srvSub.ImageCount() == 1 })
+	img := srvSub.Images()[0]
+	respPub, err := srv.AddExclusivePublication(
+		UDP().ControlMode(ControlModeResponse).Control(cp).ResponseCorrelationID(img.CorrelationID()).String(), 201)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "response image", 20*time.Second, func() bool { return respSub.ImageCount() == 1 })
+	echoExchange(t, 200, req, srvSub, respPub, respSub)
+}
+
+func TestImageLifecycleAndEndOfStream(t *testing.T) {
+	d := startDriver(t)
+	c := connectTest(t, d, Options{})
+	avail := make(chan *Image, 1)
+	gone := make(chan *Image, 1)
+	sub, err := c.AddSubscriptionWithHandlers("aeron:ipc", 300,
+		func(i *Image) { avail <- i }, func(i *Image) { gone <- i })
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := c.AddExclusivePublication("aeron:ipc", 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var img *Image
+	select {
+	case img = <-avail:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no image")
+	}
+	if sub.ImageBySessionID(pub.SessionID()) != img || img.SourceIdentity() != "aeron:ipc" {
+		t.Fatalf("ImageBySessionID / source %q", img.SourceIdentity())
+	}
+	if !pub.IsConnected() {
+		eventually(t, "connected", 10*time.Second, pub.IsConnected)
+	}
+	pos := offerAll(t, pub.Offer, bytes.Repeat([]byte("e"), 100))
+	if pub.PositionLimit() <= pos {
+		t.Fatalf("limit %d <= position %d", pub.PositionLimit(), pos)
+	}
+	eventually(t, "message", 10*time.Second, func() bool { return sub.Poll(func([]byte, *Header) {}, 1) == 1 })
+	if img.IsEndOfStream() {
+		t.Fatal("end of stream while the publication is open")
+	}
+	if err := pub.Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "end of stream", 20*time.Second, func() bool { sub.Poll(func([]byte, *Header) {}, 1); return img.IsEndOfStream() })
+	select {
+	case g := <-gone:
+		if g != img || !g.IsClosed() || g.Position() != pos {
+			t.Fatalf("unavailable image closed=%v position %d want %d", g.IsClosed(), g.Position(), pos)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no unavailable-image event after the publication closed")
+	}
+	if sub.ImageCount() != 0 {
+		t.Fatal("image still listed")
+	}
+}

@@ -1,0 +1,402 @@
+package interop
+
+import (
+	"context"
+	"encoding/binary"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/aeron"
+	"github.com/goblin-kv/goblin/aeron/javadriver"
+)
+
+// The benchmarks put the Go client beside the Java client in the same run,
+// on the same media driver:
+//
+//	go test -run '^$' -bench . -benchtime 1x ./aeron/interop/
+//
+// Each benchmark op is one whole harness run, so -benchtime 1x (as
+// `make bench` passes) runs each side once:
+//   - BenchmarkPingPongIPC: 32-byte messages, one in flight, warm-up then
+//     measured round trips (GOBLIN_PING_WARMUP, default 10,000;
+//     GOBLIN_PING_COUNT, default 100,000); p50/p99/p99.9 in ns, and ns/op is
+//     the mean round trip.
+//   - BenchmarkThroughputIPC: one publisher, one subscriber, 32 and 256
+//     bytes, for GOBLIN_TPUT_MS (default 3000 ms after a 1000 ms warm-up);
+//     msgs/s, and ns/op is the time per message.
+//
+// The driver profile comes from GOBLIN_AERON_PROFILE (default frugal, which
+// suits 2 cores: IPC does not need the driver on the message path). Ping
+// and pong (and publisher and subscriber) busy-spin on both sides, Go and
+// Java alike, so each side takes two whole cores while it runs.
+
+var benchDrv struct {
+	once sync.Once
+	d    *javadriver.Driver
+	err  error
+}
+
+// benchDriver is the one driver every benchmark in this binary shares;
+// TestMain stops it.
+func benchDriver(b *testing.B) *javadriver.Driver {
+	b.Helper()
+	benchDrv.once.Do(func() {
+		p := javadriver.Frugal
+		if s := os.Getenv("GOBLIN_AERON_PROFILE"); s != "" {
+			if p, benchDrv.err = javadriver.ParseProfile(s); benchDrv.err != nil {
+				return
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+		defer cancel()
+		benchDrv.d, benchDrv.err = javadriver.Start(ctx, javadriver.Options{Profile: p})
+	})
+	if benchDrv.err != nil {
+		b.Fatal(benchDrv.err)
+	}
+	return benchDrv.d
+}
+
+func stopBenchDriver() {
+	if benchDrv.d != nil {
+		benchDrv.d.Stop()
+	}
+}
+
+func envInt(name string, dflt int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return dflt
+}
+
+// pingPong is a Go ping and pong over IPC on one client, the pong on its
+// own goroutine locked to an OS thread.
+type pingPong struct {
+	pingPub *aeron.ExclusivePublication
+	pongSub *aeron.Subscription
+	buf     []byte
+	onPong  aeron.FragmentHandler
+	got     bool
+	rtt     int64
+	base    time.Time
+	stop    atomic.Bool
+	pongErr atomic.Value
+	done    chan struct{}
+}
+
+func newPingPong(tb testing.TB, c *aeron.Client, size int) *pingPong {
+	pingPub, err := c.AddExclusivePublication("aeron:ipc", 3002)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pingSub, err := c.AddSubscription("aeron:ipc", 3002)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pongPub, err := c.AddExclusivePublication("aeron:ipc", 3003)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pongSub, err := c.AddSubscription("aeron:ipc", 3003)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	waitFor(tb, "ping and pong to connect", func() bool {
+		return pingPub.IsConnected() && pongPub.IsConnected() && pingSub.IsConnected() && pongSub.IsConnected()
+	})
+	pp := &pingPong{pingPub: pingPub, pongSub: pongSub, buf: make([]byte, size), base: time.Now(), done: make(chan struct{})}
+	Fill(pp.buf, 0)
+	pp.onPong = func(b []byte, _ *aeron.Header) {
+		pp.rtt = int64(time.Since(pp.base)) - int64(binary.LittleEndian.Uint64(b))
+		pp.got = true
+	}
+	go pp.pong(pingSub, pongPub)
+	tb.Cleanup(func() {
+		pp.stop.Store(true)
+		<-pp.done
+		pingPub.Close()
+		pingSub.Close()
+		pongPub.Close()
+		pongSub.Close()
+	})
+	return pp
+}
+
+// pong echoes every ping with TryClaim, spinning.
+func (pp *pingPong) pong(sub *aeron.Subscription, pub *aeron.ExclusivePublication) {
+	defer close(pp.done)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var claim aeron.BufferClaim
+	echo := func(b []byte, _ *aeron.Header) {
+		for {
+			r := pub.TryClaim(len(b), &claim)
+			if r > 0 {
+				copy(claim.Buffer(), b)
+				claim.Commit()
+				return
+			}
+			if r == aeron.Closed || r == aeron.MaxPositionExceeded {
+				pp.pongErr.Store(aeron.StatusString(r))
+				pp.stop.Store(true)
+				return
+			}
+		}
+	}
+	for !pp.stop.Load() {
+		sub.Poll(echo, 16)
+	}
+}
+
+// roundTrip sends one ping and spins until its pong; it returns the RTT in
+// ns, or -1 if the ping could not be sent or the pong stopped.
+func (pp *pingPong) roundTrip() int64 {
+	binary.LittleEndian.PutUint64(pp.buf, uint64(time.Since(pp.base)))
+	for {
+		r := pp.pingPub.Offer(pp.buf)
+		if r > 0 {
+			break
+		}
+		if r == aeron.Closed || r == aeron.MaxPositionExceeded || pp.stop.Load() {
+			return -1
+		}
+	}
+	pp.got = false
+	for !pp.got {
+		if pp.pongSub.Poll(pp.onPong, 1) == 0 && pp.stop.Load() {
+			return -1
+		}
+	}
+	return pp.rtt
+}
+
+// rttStats sorts samples and reports them.
+func reportRTT(b *testing.B, samples []int64) {
+	slices.Sort(samples)
+	pct := func(q float64) float64 {
+		i := int(q*float64(len(samples))+0.999999) - 1
+		i = max(0, min(len(samples)-1, i))
+		return float64(samples[i])
+	}
+	var sum float64
+	for _, s := range samples {
+		sum += float64(s)
+	}
+	b.ReportMetric(sum/float64(len(samples)), "ns/op")
+	b.ReportMetric(pct(0.50), "p50-ns")
+	b.ReportMetric(pct(0.99), "p99-ns")
+	b.ReportMetric(pct(0.999), "p99.9-ns")
+	b.ReportMetric(float64(len(samples))/float64(b.N), "rtts/op")
+}
+
+func BenchmarkPingPongIPC(b *testing.B) {
+	warmup := envInt("GOBLIN_PING_WARMUP", 10_000)
+	count := envInt("GOBLIN_PING_COUNT", 100_000)
+	const size = 32
+	b.Run("go", func(b *testing.B) {
+		d := benchDriver(b)
+		c := connect(b, d, aeron.Options{})
+		pp := newPingPong(b, c, size)
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		samples := make([]int64, 0, count*b.N)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			for i := -warmup; i < count; i++ {
+				rtt := pp.roundTrip()
+				if rtt < 0 {
+					b.Fatalf("round trip %d failed (pong: %v)", i, pp.pongErr.Load())
+				}
+				if i >= 0 {
+					samples = append(samples, rtt)
+				}
+			}
+		}
+		b.StopTimer()
+		reportRTT(b, samples)
+	})
+	b.Run("java", func(b *testing.B) {
+		j := needJava(b)
+		d := benchDriver(b)
+		samples := 0
+		var p50, p99, p999, mean float64
+		for range b.N {
+			pong := startProc(b, j, d, "Pong", "stream=3012", "pongStream=3013")
+			ping, err := j.Start(context.Background(), d.Dir(), "Ping", "stream=3012", "pongStream=3013",
+				"size="+strconv.Itoa(size), "warmup="+strconv.Itoa(warmup), "count="+strconv.Itoa(count))
+			if err != nil {
+				b.Fatal(err)
+			}
+			res, err := ping.Result(10 * time.Minute)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ping.Wait()
+			pong.Stop(time.Minute)
+			for _, f := range []struct {
+				k string
+				v *float64
+			}{{"p50", &p50}, {"p99", &p99}, {"p999", &p999}, {"mean", &mean}} {
+				v, err := Float(res, f.k)
+				if err != nil {
+					b.Fatal(err)
+				}
+				*f.v += v / float64(b.N)
+			}
+			samples += count
+		}
+		// With b.N > 1 these are the means of each run's percentiles.
+		b.ReportMetric(mean, "ns/op")
+		b.ReportMetric(p50, "p50-ns")
+		b.ReportMetric(p99, "p99-ns")
+		b.ReportMetric(p999, "p99.9-ns")
+		b.ReportMetric(float64(samples)/float64(b.N), "rtts/op")
+	})
+}
+
+// goThroughput runs one Go publisher goroutine against one subscriber for
+// warm-up then duration, and returns messages received per second.
+func goThroughput(b *testing.B, c *aeron.Client, stream int32, size int, warmup, duration time.Duration) float64 {
+	pub, err := c.AddExclusivePublication("aeron:ipc", stream)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pub.Close()
+	sub, err := c.AddSubscription("aeron:ipc", stream)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sub.Close()
+	waitFor(b, "the throughput stream to connect", func() bool { return pub.IsConnected() && sub.IsConnected() })
+
+	var stop atomic.Bool
+	pubDone := make(chan struct{})
+	go func() {
+		defer close(pubDone)
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		msg := make([]byte, size)
+		Fill(msg, 0)
+		var seq uint64
+		for !stop.Load() {
+			binary.LittleEndian.PutUint64(msg, seq)
+			r := pub.Offer(msg)
+			if r > 0 {
+				seq++
+			} else if r == aeron.Closed || r == aeron.MaxPositionExceeded {
+				return
+			}
+		}
+	}()
+
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var next uint64
+	var bad int
+	onMsg := func(m []byte, _ *aeron.Header) {
+		if binary.LittleEndian.Uint64(m) != next || len(m) != size {
+			bad++
+			next = binary.LittleEndian.Uint64(m)
+		}
+		next++
+	}
+	end := time.Now().Add(warmup)
+	for time.Now().Before(end) {
+		sub.Poll(onMsg, 256)
+	}
+	start, startCount := time.Now(), next
+	end = start.Add(duration)
+	var now time.Time
+	for now = time.Now(); now.Before(end); now = time.Now() {
+		for k := 0; k < 64; k++ { // read the clock less often than we poll
+			sub.Poll(onMsg, 256)
+		}
+	}
+	n := next - startCount
+	stop.Store(true)
+	<-pubDone
+	if bad > 0 {
+		b.Fatalf("%d sequence breaks in the throughput stream", bad)
+	}
+	return float64(n) / now.Sub(start).Seconds()
+}
+
+func BenchmarkThroughputIPC(b *testing.B) {
+	warmup := time.Second
+	duration := time.Duration(envInt("GOBLIN_TPUT_MS", 3000)) * time.Millisecond
+	for _, size := range []int{32, 256} {
+		b.Run("go/"+strconv.Itoa(size), func(b *testing.B) {
+			d := benchDriver(b)
+			c := connect(b, d, aeron.Options{})
+			var rate float64
+			b.ReportAllocs()
+			for range b.N {
+				rate += goThroughput(b, c, int32(4000+size), size, warmup, duration) / float64(b.N)
+			}
+			b.ReportMetric(rate, "msgs/s")
+			b.ReportMetric(1e9/rate, "ns/op")
+		})
+		b.Run("java/"+strconv.Itoa(size), func(b *testing.B) {
+			j := needJava(b)
+			d := benchDriver(b)
+			var rate float64
+			for range b.N {
+				p, err := j.Start(context.Background(), d.Dir(), "Throughput", "stream="+strconv.Itoa(4100+size),
+					"size="+strconv.Itoa(size), "warmupMs="+strconv.Itoa(int(warmup.Milliseconds())),
+					"durationMs="+strconv.Itoa(int(duration.Milliseconds())))
+				if err != nil {
+					b.Fatal(err)
+				}
+				res, err := p.Result(10 * time.Minute)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := p.Wait(); err != nil {
+					b.Fatalf("Java Throughput: %v\n%s", err, p.Output())
+				}
+				if e, _ := Int(res, "errors"); e != 0 {
+					b.Fatalf("Java Throughput saw %d sequence breaks", e)
+				}
+				v, err := Float(res, "msgs_per_sec")
+				if err != nil {
+					b.Fatal(err)
+				}
+				rate += v / float64(b.N)
+			}
+			b.ReportMetric(rate, "msgs/s")
+			b.ReportMetric(1e9/rate, "ns/op")
+		})
+	}
+}
+
+// TestPingPongDoesNotAllocate proves the Go round trip the benchmark times
+// (offer, spin-poll, handler, pong's TryClaim) allocates nothing.
+func TestPingPongDoesNotAllocate(t *testing.T) {
+	if _, err := javadriver.FindJar(""); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	d := startDriver(t, javadriver.Options{})
+	c := connect(t, d, aeron.Options{})
+	pp := newPingPong(t, c, 32)
+	for range 100 { // warm up: first-touch of the log pages
+		if pp.roundTrip() < 0 {
+			t.Fatal("round trip failed")
+		}
+	}
+	allocs := testing.AllocsPerRun(1000, func() {
+		if pp.roundTrip() < 0 {
+			t.Fatal("round trip failed")
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("a round trip allocates %.1f times", allocs)
+	}
+}

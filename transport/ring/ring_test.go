@@ -93,7 +93,7 @@ func TestRingTooLargeRecord(t *testing.T) {
 // pairs must order the payload writes before the reads.
 func TestRingConcurrent(t *testing.T) {
 	const n, size = 8, 256
-	total := int64(200_000)
+	total := int64(100_000)
 	if testing.Short() {
 		total = 20_000
 	}

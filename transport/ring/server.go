@@ -73,7 +73,8 @@ type Session interface {
 type Options struct {
 	// Dir is the server's directory, e.g. /dev/shm/goblin. It is created
 	// (mode 0700, or 0750 with Group) if missing, and removed again by Close
-	// if it was created.
+	// if it was created (by this server or by one that crashed and left its
+	// lock file) and holds nothing else.
 	Dir string
 	// Proto is the protocol the server speaks on its rings; clients asking
 	// for another are refused.
@@ -217,6 +218,9 @@ func Listen(o Options) (*Server, error) {
 		}
 	} else if !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("ring: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(o.Dir, lockName)); err == nil {
+		s.madeDir = true // a crashed server's directory: ours to remove when empty
 	}
 	if err := s.lock(); err != nil {
 		s.removeDir()

@@ -1,0 +1,291 @@
+package ring_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/server"
+	"github.com/goblin-kv/goblin/transport"
+	"github.com/goblin-kv/goblin/transport/ring"
+)
+
+// startRole re-executes the test binary in a helper role.
+func startRole(t *testing.T, role, dir string, p proto.Protocol, env ...string) *testproc.Proc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "GOBLIN_RING_ROLE="+role, "GOBLIN_RING_DIR="+dir, "GOBLIN_RING_PROTO="+p.String())
+	cmd.Env = append(cmd.Env, env...)
+	proc, err := testproc.StartCmd(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		proc.Stop(10 * time.Second)
+		if t.Failed() {
+			t.Logf("log of %s (pid %d):\n%s", role, proc.PID, proc.Log())
+		}
+	})
+	return proc
+}
+
+func startServerProc(t *testing.T, dir string, p proto.Protocol, env ...string) *testproc.Proc {
+	t.Helper()
+	s := startRole(t, "server", dir, p, env...)
+	s.WaitLog(t, `^ready`, 60*time.Second)
+	return s
+}
+
+func startClientProc(t *testing.T, dir string, p proto.Protocol, id int, n int64) *testproc.Proc {
+	return startRole(t, "client", dir, p, fmt.Sprintf("GOBLIN_RING_ID=%d", id), fmt.Sprintf("GOBLIN_RING_N=%d", n))
+}
+
+func ringFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "c-*.ring"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func dial(t *testing.T, dir string, o ring.DialOptions) *ring.Conn {
+	t.Helper()
+	if o.Wait == ring.Spin {
+		o.Wait = ring.Park
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := ring.Dial(ctx, dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func waitExit(t *testing.T, p *testproc.Proc, timeout time.Duration) {
+	t.Helper()
+	code, err := p.Wait(timeout)
+	if err != nil || code != 0 {
+		t.Fatalf("client pid %d: exit %d, %v\n%s", p.PID, code, err, p.Log())
+	}
+}
+
+// TestInProcessEngine runs the real engine and loop in this process and
+// checks the workload over both protocols.
+func TestInProcessEngine(t *testing.T) {
+	for _, p := range []proto.Protocol{proto.RESP, proto.SBE} {
+		t.Run(p.String(), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "ring")
+			rs, loop, err := newServer(dir, p, server.IdleYield)
+			if err != nil {
+				t.Fatal(err)
+			}
+			go loop.Run()
+			t.Cleanup(func() { loop.Stop(); <-loop.Done() })
+			if rs.Name() != "ring/"+p.String() {
+				t.Fatalf("name %q", rs.Name())
+			}
+			c := dial(t, dir, ring.DialOptions{Proto: p})
+			w := newWorkload(1, p, 16)
+			if err := w.run(c, 5000); err != nil {
+				t.Fatal(err)
+			}
+			loop.Stop()
+			<-loop.Done()
+			if _, err := os.Stat(dir); !os.IsNotExist(err) {
+				t.Fatalf("the ring directory outlives a clean shutdown: %v", err)
+			}
+		})
+	}
+}
+
+// TestClientKilledMidRequest: several client processes run checked
+// workloads; one is SIGKILLed while pipelining. The others finish with
+// every reply right, and the server reclaims the dead client's rings.
+func TestClientKilledMidRequest(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ring")
+	startServerProc(t, dir, proto.RESP)
+	victim := startClientProc(t, dir, proto.RESP, 0, 1<<40)
+	victim.WaitLog(t, `^running`, 60*time.Second)
+	var others []*testproc.Proc
+	for id := 1; id <= 3; id++ {
+		others = append(others, startClientProc(t, dir, proto.RESP, id, 20_000))
+	}
+	testproc.WaitFor(t, 60*time.Second, "four ring files", func() bool { return len(ringFiles(t, dir)) == 4 })
+	if err := victim.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	victim.Wait(10 * time.Second)
+	for _, p := range others {
+		waitExit(t, p, 120*time.Second)
+		if !strings.Contains(p.Log(), "done requests=20000") {
+			t.Fatalf("client log: %s", p.Log())
+		}
+	}
+	testproc.WaitFor(t, 30*time.Second, "every ring file reclaimed", func() bool { return len(ringFiles(t, dir)) == 0 })
+	// The server still serves.
+	c := dial(t, dir, ring.DialOptions{})
+	w := newWorkload(9, proto.RESP, 8)
+	if err := w.run(c, 1000); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestServerKilledWhileClientWaits: a client waiting for a reply returns
+// ErrServerGone soon after the server is SIGKILLed, well within its
+// deadline. The server is stopped (SIGSTOP) first so the request is surely
+// unanswered while the client waits.
+func TestServerKilledWhileClientWaits(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ring")
+	srv := startServerProc(t, dir, proto.RESP)
+	c := dial(t, dir, ring.DialOptions{Wait: ring.Park})
+	w := newWorkload(1, proto.RESP, 1)
+	if err := w.run(c, 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	const deadline = 20 * time.Second
+	c.SetDeadline(time.Now().Add(deadline))
+	type result struct {
+		err error
+		d   time.Duration
+	}
+	done := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		_, err := c.ReadAppend(nil)
+		done <- result{err, time.Since(start)}
+	}()
+	select {
+	case r := <-done:
+		t.Fatalf("read returned before the server died: %v", r.err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	killed := time.Now()
+	srv.Signal(syscall.SIGKILL)
+	r := <-done
+	if !errors.Is(r.err, transport.ErrServerGone) {
+		t.Fatalf("waiting client got %v, want ErrServerGone", r.err)
+	}
+	if r.d >= deadline {
+		t.Fatalf("client noticed after %v, not within its %v deadline", r.d, deadline)
+	}
+	t.Logf("client noticed the dead server %v after SIGKILL", time.Since(killed))
+	if err := c.Write([]byte("*1\r\n$4\r\nPING\r\n")); !errors.Is(err, transport.ErrServerGone) {
+		t.Fatalf("write after the server died: %v", err)
+	}
+}
+
+// TestStoppedServerHeartbeat: a server that is alive but stuck (SIGSTOP)
+// stops beating; a waiting client gives up after ServerTimeout.
+func TestStoppedServerHeartbeat(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ring")
+	srv := startServerProc(t, dir, proto.RESP)
+	c := dial(t, dir, ring.DialOptions{Wait: ring.Park, ServerTimeout: 300 * time.Millisecond})
+	srv.Signal(syscall.SIGSTOP)
+	t.Cleanup(func() { srv.Signal(syscall.SIGCONT) })
+	c.Write([]byte("*1\r\n$4\r\nPING\r\n"))
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	_, err := c.ReadAppend(nil)
+	if !errors.Is(err, transport.ErrServerGone) || !strings.Contains(err.Error(), "heartbeat") {
+		t.Fatalf("client of a stopped server got %v, want ErrServerGone (heartbeat)", err)
+	}
+}
+
+// TestRestartSweepsLeftovers: a SIGKILLed server leaves its socket, lock
+// and ring files; the next server sweeps them and serves; a clean stop
+// leaves nothing.
+func TestRestartSweepsLeftovers(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ring")
+	srv := startServerProc(t, dir, proto.SBE)
+	for i := range 3 {
+		c := dial(t, dir, ring.DialOptions{Proto: proto.SBE})
+		if err := newWorkload(i, proto.SBE, 4).run(c, 100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := ringFiles(t, dir)
+	if len(old) != 3 {
+		t.Fatalf("ring files before the crash: %v", old)
+	}
+	srv.Signal(syscall.SIGKILL)
+	srv.Wait(10 * time.Second)
+	if got := ringFiles(t, dir); len(got) != 3 {
+		t.Fatalf("a SIGKILLed server cannot clean up, yet files are %v", got)
+	}
+	srv2 := startServerProc(t, dir, proto.SBE)
+	if !strings.Contains(srv2.Log(), "swept=4") { // three ring files and the socket
+		t.Fatalf("restarted server: %s", srv2.Log())
+	}
+	for _, f := range old {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Fatalf("leftover %s survives the restart", f)
+		}
+	}
+	c := dial(t, dir, ring.DialOptions{Proto: proto.SBE})
+	if err := newWorkload(7, proto.SBE, 4).run(c, 100); err != nil {
+		t.Fatal(err)
+	}
+	if code := srv2.Stop(30 * time.Second); code != 0 {
+		t.Fatalf("server exit %d\n%s", code, srv2.Log())
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		ents, _ := os.ReadDir(dir)
+		t.Fatalf("files outlive a clean shutdown: %v", ents)
+	}
+}
+
+// TestStress: 8 client processes pipeline checked SET/GET requests with
+// varying values against one server process. 100,000 requests per client
+// by default; GOBLIN_RING_STRESS_FULL=1 runs the full 1,000,000.
+func TestStress(t *testing.T) {
+	n := int64(100_000)
+	if os.Getenv("GOBLIN_RING_STRESS_FULL") == "1" {
+		n = 1_000_000
+	}
+	if testing.Short() {
+		n = 10_000
+	}
+	for _, p := range []proto.Protocol{proto.RESP, proto.SBE} {
+		t.Run(p.String(), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "ring")
+			startServerProc(t, dir, p, "GOBLIN_RING_IDLE="+server.IdleYield)
+			start := time.Now()
+			var clients []*testproc.Proc
+			for id := range 8 {
+				clients = append(clients, startClientProc(t, dir, p, id, n))
+			}
+			var wg sync.WaitGroup
+			for _, c := range clients {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					code, err := c.Wait(20 * time.Minute)
+					if err != nil || code != 0 || !strings.Contains(c.Log(), fmt.Sprintf("done requests=%d", n)) {
+						t.Errorf("client pid %d: exit %d %v: %s", c.PID, code, err, c.Log())
+					}
+				}()
+			}
+			wg.Wait()
+			d := time.Since(start)
+			t.Logf("8 clients × %d requests over %s rings in %v (%.0f requests/s)", n, p, d, float64(8*n)/d.Seconds())
+		})
+	}
+}

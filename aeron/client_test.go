@@ -275,3 +275,53 @@ func TestImageLifecycleAndEndOfStream(t *testing.T) {
 		t.Fatal("image still listed")
 	}
 }
+
+func TestClientTimedOutByDriver(t *testing.T) {
+	// A driver with a 2 s client liveness timeout, and a client whose
+	// conductor never stamps its heartbeat counter: the driver times it out.
+	d := startDriver(t, "aeron.client.liveness.timeout=2000000000")
+	var reported atomic.Value
+	c := connectTest(t, d, Options{
+		KeepaliveInterval: time.Hour,
+		ErrorHandler:      func(err error) { reported.Store(err) },
+	})
+	pub, err := c.AddPublication("aeron:ipc", 400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the driver did not time the client out")
+	}
+	if !errors.Is(c.Err(), ErrClientTimeout) {
+		t.Fatalf("Err() = %v", c.Err())
+	}
+	if err, _ := reported.Load().(error); !errors.Is(err, ErrClientTimeout) {
+		t.Fatalf("error handler got %v", err)
+	}
+	if r := pub.Offer([]byte("x")); r != Closed {
+		t.Fatalf("offer after client timeout: %s", StatusString(r))
+	}
+}
+
+func TestClientStaysAliveWithHeartbeat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for three client liveness timeouts")
+	}
+	// The same 2 s liveness timeout, but the conductor stamps the heartbeat
+	// counter every 500 ms: the client outlives several timeouts.
+	d := startDriver(t, "aeron.client.liveness.timeout=2000000000")
+	c := connectTest(t, d, Options{})
+	if _, err := c.AddPublication("aeron:ipc", 401); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.Done():
+		t.Fatalf("client closed: %v", c.Err())
+	case <-time.After(6 * time.Second):
+	}
+	if _, err := c.AddSubscription("aeron:ipc", 401); err != nil {
+		t.Fatalf("client unusable after 3 liveness timeouts: %v", err)
+	}
+}

@@ -1,0 +1,170 @@
+package aeron
+
+import (
+	"encoding/binary"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/internal/latency"
+)
+
+// benchChannel is the IPC channel the benchmarks use; override with
+// AERON_BENCH_CHANNEL to compare term lengths.
+func benchChannel() string {
+	if c := os.Getenv("AERON_BENCH_CHANNEL"); c != "" {
+		return c
+	}
+	return "aeron:ipc"
+}
+
+const pingWarmup = 10_000
+
+// BenchmarkIPCPingPong measures the round trip of a 32-byte message over
+// Aeron IPC through the real Java media driver: ping offers, pong echoes
+// on a second stream, ping waits for the echo. Both sides busy-spin on
+// their own OS thread, as Aeron's Ping/Pong samples do. It warms up with
+// 10,000 round trips, then records every one of b.N in an HDR histogram
+// and reports p50/p99/p99.9.
+func BenchmarkIPCPingPong(b *testing.B) {
+	d := startDriver(b)
+	c := connectTest(b, d, Options{})
+	ch := benchChannel()
+	pingSub, err := c.AddSubscription(ch, 1002)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pongSub, err := c.AddSubscription(ch, 1001)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pingPub, err := c.AddExclusivePublication(ch, 1001)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pongPub, err := c.AddExclusivePublication(ch, 1002)
+	if err != nil {
+		b.Fatal(err)
+	}
+	eventually(b, "images", 20*time.Second, func() bool { return pingSub.ImageCount() == 1 && pongSub.ImageCount() == 1 })
+	pongImg, pingImg := pongSub.Images()[0], pingSub.Images()[0]
+
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // pong: echo every message back
+		defer wg.Done()
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		buf := make([]byte, 0, 64)
+		for !stop.Load() {
+			m, ok := pongImg.NextMessage(buf[:0])
+			if !ok {
+				continue
+			}
+			for pongPub.Offer(m) < 0 && !stop.Load() {
+			}
+		}
+	}()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	msg := make([]byte, 32)
+	buf := make([]byte, 0, 64)
+	seq := uint64(0)
+	roundTrip := func() {
+		seq++
+		binary.LittleEndian.PutUint64(msg, seq)
+		for pingPub.Offer(msg) < 0 {
+		}
+		for {
+			m, ok := pingImg.NextMessage(buf[:0])
+			if ok {
+				if binary.LittleEndian.Uint64(m) != seq || len(m) != 32 {
+					b.Fatalf("echo %d, want %d", binary.LittleEndian.Uint64(m), seq)
+				}
+				return
+			}
+		}
+	}
+	for i := 0; i < pingWarmup; i++ {
+		roundTrip()
+	}
+	rec := latency.New()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		roundTrip()
+		rec.Record(int64(time.Since(start)))
+	}
+	b.StopTimer()
+	stop.Store(true)
+	wg.Wait()
+	rec.Report(b)
+	b.ReportMetric(0, "ns/op") // the histogram carries the latency
+}
+
+// BenchmarkIPCThroughput measures one exclusive publisher streaming b.N
+// messages of 32 and 256 bytes to one subscriber polling 256 fragments at
+// a time, over Aeron IPC through the real Java media driver. msgs/s is
+// b.N over the time from the first offer to the last message received.
+func BenchmarkIPCThroughput(b *testing.B) {
+	for _, size := range []int{32, 256} {
+		b.Run(sizeName(size), func(b *testing.B) { benchThroughput(b, size) })
+	}
+}
+
+func sizeName(n int) string {
+	return string(rune('0'+n/100%10)) + string(rune('0'+n/10%10)) + string(rune('0'+n%10)) + "B"
+}
+
+func benchThroughput(b *testing.B, size int) {
+	d := startDriver(b)
+	c := connectTest(b, d, Options{})
+	ch := benchChannel()
+	sub, err := c.AddSubscription(ch, 2001)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pub, err := c.AddExclusivePublication(ch, 2001)
+	if err != nil {
+		b.Fatal(err)
+	}
+	eventually(b, "image", 20*time.Second, func() bool { return sub.ImageCount() == 1 })
+	img := sub.Images()[0]
+	msg := make([]byte, size)
+	var received atomic.Int64
+	var done sync.WaitGroup
+	done.Add(1)
+	n := int64(b.N)
+	go func() {
+		defer done.Done()
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		count := int64(0)
+		handler := func(buf []byte, _ *Header) { count++ }
+		for count < n {
+			img.Poll(handler, 256)
+		}
+		received.Store(count)
+	}()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	b.ReportAllocs()
+	b.SetBytes(int64(size))
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		binary.LittleEndian.PutUint64(msg, uint64(i))
+		for pub.Offer(msg) < 0 {
+		}
+	}
+	done.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -87,7 +88,7 @@ func (g goblinServer) Start(ctx context.Context, cfg *Config, p Protocol, dir st
 		in.listen = "tcp://" + in.addr + "?proto=" + proto
 		ready = dialable(in.network, in.addr)
 	default:
-		l, r, info, err := messageTarget(ctx, cfg, g.transport, proto, dir)
+		l, r, info, err := messageTarget(ctx, cfg, prof, g.transport, proto, dir)
 		if err != nil {
 			return nil, err
 		}
@@ -106,11 +107,16 @@ func (g goblinServer) Start(ctx context.Context, cfg *Config, p Protocol, dir st
 	args = append(args, goblinExtraArgs(cfg, prof, g.transport, dir)...)
 	in.proc, err = startProcess(cfg, dir, "goblin-server", true, prof.ServerCPU, nil, args...)
 	if err != nil {
+		in.cleanup()
 		return nil, err
 	}
 	if ready != nil {
 		if err := waitFor(ctx, in.proc, "goblin-server on "+in.listen, ready); err != nil {
 			in.proc.stop(graceStop)
+			in.cleanup()
+			if unsupportedListen.MatchString(in.proc.tail()) {
+				return nil, fmt.Errorf("%w: goblin-server cannot listen on %s: %s", ErrUnavailable, in.listen, in.proc.tail())
+			}
 			return nil, err
 		}
 	}
@@ -163,7 +169,19 @@ func (in *goblinInstance) transportName() string {
 
 func (in *goblinInstance) Info() map[string]string { return in.info }
 
-func (in *goblinInstance) Close() error { return in.proc.stop(graceStop) }
+func (in *goblinInstance) Close() error {
+	err := in.proc.stop(graceStop)
+	in.cleanup()
+	return err
+}
+
+// cleanup removes a directory the case made outside its case directory
+// (the ring directory under /dev/shm).
+func (in *goblinInstance) cleanup() {
+	if d := in.info["cleanup.dir"]; d != "" {
+		os.RemoveAll(d)
+	}
+}
 
 // goblinVersion is what goblin-server --version prints, if anything.
 func goblinVersion(bin string) string {

@@ -174,6 +174,11 @@ func (r *rawRESP) Do(op Op) error {
 			if r.buf[0] == '-' {
 				return r.errorReply(got)
 			}
+			// Fail as soon as the reply departs from the expected bytes
+			// rather than waiting for bytes that will never come.
+			if got > len(want) || !bytes.Equal(r.buf[:got], want[:got]) {
+				return fmt.Errorf("%w: %s answered %q, want %q", ErrBadReply, op, r.buf[:min(got, 80)], want[:min(len(want), 80)])
+			}
 			continue
 		}
 		switch {

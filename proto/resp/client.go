@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 )
@@ -63,6 +64,9 @@ func ReadReply(buf []byte) (r Reply, n int, err error) {
 	line, next, ok := readLine(buf, 1)
 	if !ok {
 		return r, 0, nil
+	}
+	if bytes.IndexByte(line, '\r') >= 0 {
+		return Reply{}, 0, fmt.Errorf("%w: CR without LF", ErrMalformedReply)
 	}
 	r.Type = Type(buf[0])
 	switch r.Type {

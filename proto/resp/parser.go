@@ -154,15 +154,17 @@ func ReadCommand(buf []byte, args [][]byte, lim *Limits) (out [][]byte, n int, e
 }
 
 // readLine returns the bytes from start up to a CRLF and the position after
-// it. Like Redis, a header line must end in CRLF.
+// it; ok is false when the CRLF has not arrived yet. Like Redis, a header
+// line must end in CRLF: a CR followed by anything else makes the line
+// end there with the stray byte included, so that parsing it fails the
+// same way however the bytes are split.
 func readLine(buf []byte, start int) (line []byte, next int, ok bool) {
 	i := bytes.IndexByte(buf[start:], '\r')
 	if i < 0 || start+i+1 >= len(buf) {
 		return nil, 0, false
 	}
 	if buf[start+i+1] != '\n' {
-		// A lone CR inside a header: let the number parse fail on it.
-		return buf[start : start+i+1], start + i + 1, true
+		return buf[start : start+i+2], start + i + 2, true
 	}
 	return buf[start : start+i], start + i + 2, true
 }

@@ -15,9 +15,9 @@ import (
 	"github.com/goblin-kv/goblin/transport"
 )
 
-// echoPeer listens on network and echoes every byte back, or runs handle
+// connEchoPeer listens on network and echoes every byte back, or runs handle
 // on each accepted connection when it is not nil.
-func echoPeer(t *testing.T, network string, handle func(net.Conn)) (addr string) {
+func connEchoPeer(t *testing.T, network string, handle func(net.Conn)) (addr string) {
 	t.Helper()
 	addr = "127.0.0.1:0"
 	if network == "unix" {
@@ -54,7 +54,7 @@ func echoPeer(t *testing.T, network string, handle func(net.Conn)) (addr string)
 	return ln.Addr().String()
 }
 
-func dialT(t *testing.T, network, addr string, o DialOptions) *Conn {
+func connDialT(t *testing.T, network, addr string, o DialOptions) *Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -66,8 +66,8 @@ func dialT(t *testing.T, network, addr string, o DialOptions) *Conn {
 	return c
 }
 
-// readFull reads until dst holds want bytes.
-func readFull(t *testing.T, c *Conn, dst []byte, want int) []byte {
+// connReadFull reads until dst holds want bytes.
+func connReadFull(t *testing.T, c *Conn, dst []byte, want int) []byte {
 	t.Helper()
 	for len(dst) < want {
 		var err error
@@ -79,7 +79,7 @@ func readFull(t *testing.T, c *Conn, dst []byte, want int) []byte {
 	return dst
 }
 
-var modes = []struct {
+var connModes = []struct {
 	name string
 	o    DialOptions
 }{
@@ -87,11 +87,11 @@ var modes = []struct {
 	{"busypoll", DialOptions{BusyPoll: 50 * time.Microsecond, ReadChunk: 64}},
 }
 
-func TestRoundTrip(t *testing.T) {
+func TestConnRoundTrip(t *testing.T) {
 	for _, network := range []string{"unix", "tcp"} {
-		for _, m := range modes {
+		for _, m := range connModes {
 			t.Run(network+"/"+m.name, func(t *testing.T) {
-				c := dialT(t, network, echoPeer(t, network, nil), m.o)
+				c := connDialT(t, network, connEchoPeer(t, network, nil), m.o)
 				if err := c.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
 					t.Fatal(err)
 				}
@@ -99,14 +99,14 @@ func TestRoundTrip(t *testing.T) {
 				if err := c.Write(msg); err != nil {
 					t.Fatal(err)
 				}
-				got := readFull(t, c, nil, len(msg))
+				got := connReadFull(t, c, nil, len(msg))
 				if !bytes.Equal(got, msg) {
 					t.Fatalf("echo = %q, want %q", got, msg)
 				}
 				// A large message crosses many reads and grows the buffer.
 				big := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB
 				go func() { _ = c.Write(big) }()
-				got = readFull(t, c, got[:0], len(big))
+				got = connReadFull(t, c, got[:0], len(big))
 				if !bytes.Equal(got, big) {
 					t.Fatal("1 MiB echo differs")
 				}
@@ -115,8 +115,8 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-func TestDialTarget(t *testing.T) {
-	addr := echoPeer(t, "unix", nil)
+func TestConnDialTarget(t *testing.T) {
+	addr := connEchoPeer(t, "unix", nil)
 	tg, err := target.Parse("uds://" + addr)
 	if err != nil {
 		t.Fatal(err)
@@ -134,12 +134,12 @@ func TestDialTarget(t *testing.T) {
 	}
 }
 
-func TestTimeout(t *testing.T) {
-	for _, m := range modes {
+func TestConnTimeout(t *testing.T) {
+	for _, m := range connModes {
 		t.Run(m.name, func(t *testing.T) {
 			// The peer reads and never answers.
-			addr := echoPeer(t, "unix", func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
-			c := dialT(t, "unix", addr, m.o)
+			addr := connEchoPeer(t, "unix", func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
+			c := connDialT(t, "unix", addr, m.o)
 			if err := c.Write([]byte("hello")); err != nil {
 				t.Fatal(err)
 			}
@@ -161,11 +161,11 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
-func TestServerGone(t *testing.T) {
-	for _, m := range modes {
+func TestConnServerGone(t *testing.T) {
+	for _, m := range connModes {
 		t.Run(m.name, func(t *testing.T) {
-			addr := echoPeer(t, "unix", func(c net.Conn) {}) // closes at once
-			c := dialT(t, "unix", addr, m.o)
+			addr := connEchoPeer(t, "unix", func(c net.Conn) {}) // closes at once
+			c := connDialT(t, "unix", addr, m.o)
 			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 			_, err := c.ReadAppend(nil)
 			if !errors.Is(err, transport.ErrServerGone) {
@@ -184,8 +184,8 @@ func TestServerGone(t *testing.T) {
 	}
 }
 
-func TestUseAfterClose(t *testing.T) {
-	c := dialT(t, "unix", echoPeer(t, "unix", nil), DialOptions{})
+func TestConnUseAfterClose(t *testing.T) {
+	c := connDialT(t, "unix", connEchoPeer(t, "unix", nil), DialOptions{})
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestUseAfterClose(t *testing.T) {
 	}
 }
 
-func TestDialFailures(t *testing.T) {
+func TestConnDialFailures(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nobody.sock")
 	_, err := Dial(context.Background(), "unix", missing, DialOptions{})
 	if !errors.Is(err, syscall.ENOENT) {
@@ -216,10 +216,10 @@ func TestDialFailures(t *testing.T) {
 	}
 }
 
-func TestRoundTripDoesNotAllocate(t *testing.T) {
-	for _, m := range modes {
+func TestConnRoundTripDoesNotAllocate(t *testing.T) {
+	for _, m := range connModes {
 		t.Run(m.name, func(t *testing.T) {
-			c := dialT(t, "unix", echoPeer(t, "unix", nil), m.o)
+			c := connDialT(t, "unix", connEchoPeer(t, "unix", nil), m.o)
 			msg := []byte("*1\r\n$4\r\nPING\r\n")
 			buf := make([]byte, 0, 8192)
 			allocs := testing.AllocsPerRun(200, func() {

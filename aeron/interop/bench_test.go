@@ -81,6 +81,7 @@ func envInt(name string, dflt int) int {
 type pingPong struct {
 	pingPub *aeron.ExclusivePublication
 	pongSub *aeron.Subscription
+	inline  func() // echo on the pinging goroutine instead (tests), or nil
 	buf     []byte
 	onPong  aeron.FragmentHandler
 	got     bool
@@ -91,7 +92,10 @@ type pingPong struct {
 	done    chan struct{}
 }
 
-func newPingPong(tb testing.TB, c *aeron.Client, size int) *pingPong {
+// With inline set, no pong goroutine runs: roundTrip echoes the ping itself
+// (same calls, one goroutine), so tests do not depend on two spinning
+// goroutines getting cores on a loaded machine.
+func newPingPong(tb testing.TB, c *aeron.Client, size int, inline bool) *pingPong {
 	pingPub, err := c.AddExclusivePublication("aeron:ipc", 3002)
 	if err != nil {
 		tb.Fatal(err)
@@ -117,7 +121,13 @@ func newPingPong(tb testing.TB, c *aeron.Client, size int) *pingPong {
 		pp.rtt = int64(time.Since(pp.base)) - int64(binary.LittleEndian.Uint64(b))
 		pp.got = true
 	}
-	go pp.pong(pingSub, pongPub)
+	if inline {
+		echo := pp.echoer(pongPub)
+		pp.inline = func() { pingSub.Poll(echo, 1) }
+		close(pp.done)
+	} else {
+		go pp.pong(pingSub, pongPub)
+	}
 	tb.Cleanup(func() {
 		pp.stop.Store(true)
 		<-pp.done
@@ -134,8 +144,16 @@ func (pp *pingPong) pong(sub *aeron.Subscription, pub *aeron.ExclusivePublicatio
 	defer close(pp.done)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	echo := pp.echoer(pub)
+	for !pp.stop.Load() {
+		sub.Poll(echo, 16)
+	}
+}
+
+// echoer returns the pong's fragment handler: copy the ping into a claim.
+func (pp *pingPong) echoer(pub *aeron.ExclusivePublication) aeron.FragmentHandler {
 	var claim aeron.BufferClaim
-	echo := func(b []byte, _ *aeron.Header) {
+	return func(b []byte, _ *aeron.Header) {
 		for {
 			r := pub.TryClaim(len(b), &claim)
 			if r > 0 {
@@ -149,9 +167,6 @@ func (pp *pingPong) pong(sub *aeron.Subscription, pub *aeron.ExclusivePublicatio
 				return
 			}
 		}
-	}
-	for !pp.stop.Load() {
-		sub.Poll(echo, 16)
 	}
 }
 
@@ -170,6 +185,9 @@ func (pp *pingPong) roundTrip() int64 {
 	}
 	pp.got = false
 	for !pp.got {
+		if pp.inline != nil {
+			pp.inline()
+		}
 		if pp.pongSub.Poll(pp.onPong, 1) == 0 && pp.stop.Load() {
 			return -1
 		}
@@ -203,7 +221,7 @@ func BenchmarkPingPongIPC(b *testing.B) {
 	b.Run("go", func(b *testing.B) {
 		d := benchDriver(b)
 		c := connect(b, d, aeron.Options{})
-		pp := newPingPong(b, c, size)
+		pp := newPingPong(b, c, size, false)
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		samples := make([]int64, 0, count*b.N)
@@ -385,7 +403,7 @@ func TestPingPongDoesNotAllocate(t *testing.T) {
 	}
 	d := startDriver(t, javadriver.Options{})
 	c := connect(t, d, aeron.Options{})
-	pp := newPingPong(t, c, 32)
+	pp := newPingPong(t, c, 32, true)
 	for range 100 { // warm up: first-touch of the log pages
 		if pp.roundTrip() < 0 {
 			t.Fatal("round trip failed")

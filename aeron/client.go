@@ -19,9 +19,13 @@ const (
 	cmdAddExclusivePublication = 0x03
 	cmdAddSubscription         = 0x04
 	cmdRemoveSubscription      = 0x05
+	cmdAddDestination          = 0x07
+	cmdRemoveDestination       = 0x08
 	cmdAddCounter              = 0x09
 	cmdRemoveCounter           = 0x0A
 	cmdClientClose             = 0x0B
+	cmdAddRcvDestination       = 0x0C
+	cmdRemoveRcvDestination    = 0x0D
 )
 
 // Response type ids (driver → clients).
@@ -851,6 +855,31 @@ func (c *Client) releaseCounter(k *Counter) error {
 	}
 	if _, _, err := c.awaitResponse(corr); err != nil {
 		return fmt.Errorf("aeron: remove counter %d: %w", k.id, err)
+	}
+	return nil
+}
+
+// destination sends a (REMOVE_)ADD_(RCV_)DESTINATION command for the
+// publication or subscription registered as registrationID and waits for
+// the driver's ON_OPERATION_SUCCESS.
+func (c *Client) destination(typeID int32, registrationID int64, channel string) error {
+	if _, err := ParseChannel(channel); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.usable(); err != nil {
+		return err
+	}
+	corr := c.ring.nextCorrelationID()
+	b := c.header(corr)
+	b = appendInt64(b, registrationID)
+	b = appendString(b, channel)
+	if err := c.writeCommand(typeID, b); err != nil {
+		return err
+	}
+	if _, _, err := c.awaitResponse(corr); err != nil {
+		return fmt.Errorf("aeron: destination %s: %w", channel, err)
 	}
 	return nil
 }

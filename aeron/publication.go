@@ -114,6 +114,18 @@ func (p *pubBase) backPressureStatus(position int64, length int) int64 {
 	return NotConnected
 }
 
+// AddDestination adds a destination (e.g. "aeron:udp?endpoint=host:port")
+// to a multi-destination-cast publication, one whose channel has
+// control-mode=manual. It waits for the driver's reply.
+func (p *pubBase) AddDestination(channel string) error {
+	return p.client.destination(cmdAddDestination, p.registrationID, channel)
+}
+
+// RemoveDestination removes a destination added with AddDestination.
+func (p *pubBase) RemoveDestination(channel string) error {
+	return p.client.destination(cmdRemoveDestination, p.registrationID, channel)
+}
+
 // Close removes the publication from the driver (REMOVE_PUBLICATION) and
 // marks it closed; later offers return Closed. The log stays mapped for the
 // client's resource linger so a concurrent offer in flight stays safe.

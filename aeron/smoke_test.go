@@ -104,3 +104,59 @@ func TestRealDriverUDP(t *testing.T) {
 	ch := fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d|term-length=64k", port)
 	pubSub(t, c, ch, 2001, false, 2000)
 }
+
+func TestRealDriverSpyAndDestinations(t *testing.T) {
+	d := startDriver(t)
+	c := connectTest(t, d, Options{})
+	p1, p2 := freeUDPPort(t), freeUDPPort(t)
+	// Multi-destination cast: one manual publication, two destinations.
+	pub, err := c.AddExclusivePublication("aeron:udp?control-mode=manual|term-length=64k", 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subs := make([]*Subscription, 2)
+	for i, port := range []int{p1, p2} {
+		ep := fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d", port)
+		if subs[i], err = c.AddSubscription(ep, 500); err != nil {
+			t.Fatal(err)
+		}
+		if err := pub.AddDestination(ep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range subs {
+		eventually(t, "image on "+s.Channel(), 20*time.Second, func() bool { return s.ImageCount() == 1 })
+	}
+	offerAll(t, pub.Offer, []byte("to everyone"))
+	// A spy reads a unicast publication's log in the sending driver.
+	uni := fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d", freeUDPPort(t))
+	spy, err := c.AddSubscription("aeron-spy:"+uni, 501)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcv, err := c.AddSubscription(uni, 501)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upub, err := c.AddPublication(uni, 501)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*Subscription{spy, rcv} {
+		eventually(t, "image on "+s.Channel(), 20*time.Second, func() bool { return s.ImageCount() == 1 })
+	}
+	offerAll(t, upub.Offer, []byte("to everyone"))
+	for _, s := range append(subs, spy, rcv) {
+		var got string
+		eventually(t, "message on "+s.Channel(), 20*time.Second, func() bool {
+			s.Poll(func(b []byte, _ *Header) { got = string(b) }, 1)
+			return got != ""
+		})
+		if got != "to everyone" {
+			t.Fatalf("%s got %q", s.Channel(), got)
+		}
+	}
+	if err := pub.RemoveDestination(fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d", p2)); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -142,6 +142,18 @@ func (s *Subscription) NextMessage(dst []byte) (msg []byte, img *Image, ok bool)
 	return dst, nil, false
 }
 
+// AddDestination adds a receive destination (e.g.
+// "aeron:udp?endpoint=host:port") to a multi-destination subscription, one
+// whose channel has control-mode=manual. It waits for the driver's reply.
+func (s *Subscription) AddDestination(channel string) error {
+	return s.client.destination(cmdAddRcvDestination, s.registrationID, channel)
+}
+
+// RemoveDestination removes a destination added with AddDestination.
+func (s *Subscription) RemoveDestination(channel string) error {
+	return s.client.destination(cmdRemoveRcvDestination, s.registrationID, channel)
+}
+
 // Close removes the subscription from the driver and closes its images.
 func (s *Subscription) Close() error {
 	if s.closed.Load() {

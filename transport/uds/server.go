@@ -47,6 +47,13 @@ const (
 	// readBudget bounds the bytes read from one client per readiness
 	// event, so one fast sender cannot starve the others.
 	readBudget = 1 << 20
+	// serveChunk is the most request bytes handed to the Handler at once.
+	serveChunk = 64 << 10
+	// scanEvery is how often Poll looks for idle and stalled clients.
+	scanEvery = 100 * time.Millisecond
+	// stallTimeout is how long a client may leave MaxOutput bytes of
+	// replies unread before it is disconnected.
+	stallTimeout = 2 * time.Second
 	// acceptBatch bounds the clients accepted per readiness event.
 	acceptBatch = 64
 	// eventBatch is the number of epoll events taken per check.
@@ -86,8 +93,10 @@ type Config struct {
 	// MaxClients caps connected clients; further clients are told so (RESP)
 	// and closed. Default DefaultMaxClients.
 	MaxClients int
-	// MaxOutput caps the reply bytes queued for one client; a client that
-	// stops reading and goes past it is disconnected. Default
+	// MaxOutput caps the reply bytes queued for one client. At the cap the
+	// server stops executing the client's requests until it reads; a client
+	// past the cap whose socket takes nothing, or that leaves the cap
+	// unread for 2 seconds, is disconnected as a slow consumer. Default
 	// DefaultMaxOutput.
 	MaxOutput int
 	// MaxInput caps the bytes of one incomplete request held for a client;
@@ -191,14 +200,15 @@ type Server struct {
 
 // conn is one client.
 type conn struct {
-	fd       int
-	sess     Session
-	in       []byte // unconsumed request bytes are in[:len(in)]
-	out      []byte // reply bytes not yet written are out[wpos:]
-	wpos     int
-	lastSeen int64
-	closing  bool // write what is queued, then close
-	writing  bool // registered for EPOLLOUT
+	fd        int
+	sess      Session
+	in        []byte // unconsumed request bytes are in[:len(in)]
+	out       []byte // reply bytes not yet written are out[wpos:]
+	wpos      int
+	lastSeen  int64 // last time it sent something
+	lastWrite int64 // last time a write made progress or replies were queued
+	closing   bool  // write what is queued, then close
+	writing   bool  // registered for EPOLLOUT
 }
 
 var _ transport.Server = (*Server)(nil)
@@ -380,9 +390,9 @@ func (s *Server) CheckNow() { s.hot = true }
 // had work.
 func (s *Server) Poll(now int64) int {
 	s.now = now
-	if s.cfg.IdleTimeout > 0 && now-s.lastScan > int64(time.Second) {
+	if now-s.lastScan > int64(scanEvery) && s.stats.Clients > 0 {
 		s.lastScan = now
-		s.closeIdle(now)
+		s.scan(now)
 	}
 	s.cycles++
 	if !s.hot && s.cycles < s.cfg.CheckEvery {
@@ -410,6 +420,12 @@ func (s *Server) Poll(now int64) int {
 		if ev.Events&unix.EPOLLOUT != 0 {
 			if !s.flush(c) {
 				continue
+			}
+			if !c.closing && len(c.in) > 0 && len(c.out)-c.wpos < s.cfg.MaxOutput {
+				s.serve(c) // requests held back while the replies drained
+				if c.fd < 0 {
+					continue
+				}
 			}
 		}
 		if ev.Events&(unix.EPOLLIN|unix.EPOLLHUP|unix.EPOLLERR|unix.EPOLLRDHUP) != 0 {
@@ -450,7 +466,7 @@ func (s *Server) accept(now int64) {
 		for fd >= len(s.conns) {
 			s.conns = append(s.conns, make([]*conn, len(s.conns)+64)...)
 		}
-		s.conns[fd] = &conn{fd: fd, sess: s.cfg.Handler.Open(s.cfg.Proto), lastSeen: now}
+		s.conns[fd] = &conn{fd: fd, sess: s.cfg.Handler.Open(s.cfg.Proto), lastSeen: now, lastWrite: now}
 		s.stats.Clients++
 		s.stats.Accepted++
 	}
@@ -530,29 +546,65 @@ func (s *Server) grow(c *conn) bool {
 	return true
 }
 
+// serve executes the complete requests in c.in and writes the replies.
+// It hands the engine at most serveChunk bytes at a time and stops once
+// the queued replies pass MaxOutput, so a client pipelining cheap requests
+// for large replies is cut off near the limit rather than after its whole
+// read batch has been answered.
 func (s *Server) serve(c *conn) {
-	consumed, out, closeConn := c.sess.Serve(c.in, c.out)
-	c.out = out
-	if consumed > 0 {
-		rest := copy(c.in, c.in[consumed:])
-		c.in = c.in[:rest]
-		if rest == 0 && cap(c.in) > shrinkAbove {
-			c.in = nil
+	for {
+		off := 0
+		closeConn, full := false, false
+		for off < len(c.in) && !closeConn && len(c.out)-c.wpos < s.cfg.MaxOutput {
+			end := min(len(c.in), off+serveChunk)
+			n, out, cl := c.sess.Serve(c.in[off:end], c.out)
+			if n == 0 && !cl && end < len(c.in) {
+				// A request larger than the chunk: offer everything.
+				end = len(c.in)
+				n, out, cl = c.sess.Serve(c.in[off:end], c.out)
+			}
+			c.out, closeConn = out, cl
+			off += n
+			if n == 0 {
+				break
+			}
+			if len(c.out)-c.wpos >= s.cfg.MaxOutput {
+				full = true
+				break
+			}
 		}
-	}
-	if closeConn {
-		s.stats.ProtocolCloses++
-		c.closing = true
-	}
-	if s.flush(c) && c.closing {
-		s.watch(c)
+		if off > 0 {
+			rest := copy(c.in, c.in[off:])
+			c.in = c.in[:rest]
+			if rest == 0 && cap(c.in) > shrinkAbove {
+				c.in = nil
+			}
+		}
+		if closeConn {
+			s.stats.ProtocolCloses++
+			c.closing = true
+		}
+		if !s.flush(c) {
+			return // dropped
+		}
+		if c.closing {
+			s.watch(c)
+			return
+		}
+		// Requests left over because the replies filled up: serve them
+		// now if the socket took the replies, or when it drains (Poll).
+		if !full || c.writing {
+			return
+		}
 	}
 }
 
-// flush writes queued replies. It returns false if the client was dropped
-// and true otherwise; a closing client whose output drained is dropped by
-// the caller.
+// flush writes queued replies. It returns false if the client was dropped:
+// on a write error, once a closing client's replies are written, or when
+// more than MaxOutput bytes are queued and the socket took none of them
+// (the client stopped reading).
 func (s *Server) flush(c *conn) bool {
+	progress := false
 	for c.wpos < len(c.out) {
 		n, err := unix.Write(c.fd, c.out[c.wpos:])
 		if err != nil {
@@ -566,6 +618,7 @@ func (s *Server) flush(c *conn) bool {
 			return false
 		}
 		c.wpos += n
+		progress = progress || n > 0
 		s.stats.BytesOut += int64(n)
 	}
 	pending := len(c.out) - c.wpos
@@ -585,10 +638,11 @@ func (s *Server) flush(c *conn) bool {
 		}
 		return true
 	}
-	if pending > s.cfg.MaxOutput {
-		s.stats.SlowConsumers++
-		s.log.Warn("client disconnected: it does not read its replies", "transport", s.name, "queued", pending, "limit", s.cfg.MaxOutput)
-		s.drop(c)
+	if progress || !c.writing {
+		c.lastWrite = s.now
+	}
+	if pending > s.cfg.MaxOutput && !progress {
+		s.slowConsumer(c)
 		return false
 	}
 	if c.wpos > shrinkAbove && c.wpos > pending {
@@ -629,15 +683,27 @@ func (s *Server) drop(c *conn) {
 	s.stats.Clients--
 }
 
-func (s *Server) closeIdle(now int64) {
-	limit := int64(s.cfg.IdleTimeout)
+// scan disconnects idle clients (IdleTimeout) and clients whose queued
+// replies have stayed at MaxOutput with nothing written for stallTimeout.
+func (s *Server) scan(now int64) {
+	idle := int64(s.cfg.IdleTimeout)
 	for _, c := range s.conns {
-		if c != nil && now-c.lastSeen > limit {
+		switch {
+		case c == nil:
+		case idle > 0 && now-c.lastSeen > idle && now-c.lastWrite > idle:
 			s.stats.IdleTimeouts++
 			s.log.Debug("client disconnected: idle timeout", "transport", s.name)
 			s.drop(c)
+		case c.writing && len(c.out)-c.wpos >= s.cfg.MaxOutput && now-c.lastWrite > int64(stallTimeout):
+			s.slowConsumer(c)
 		}
 	}
+}
+
+func (s *Server) slowConsumer(c *conn) {
+	s.stats.SlowConsumers++
+	s.log.Warn("client disconnected: it does not read its replies", "transport", s.name, "queued", len(c.out)-c.wpos, "limit", s.cfg.MaxOutput)
+	s.drop(c)
 }
 
 // Close stops accepting and removes the socket file, reads and answers

@@ -515,3 +515,35 @@ func BenchmarkPollQuiet(b *testing.B) {
 		})
 	}
 }
+
+// TestRepliesBeyondOutputLimitForAReadingClient pipelines requests whose
+// replies add up to ten times MaxOutput from a client that reads them all:
+// the server holds the requests back while replies drain, and answers
+// every one in order.
+func TestRepliesBeyondOutputLimitForAReadingClient(t *testing.T) {
+	cfg := cfgFor(t, "unix")
+	cfg.MaxOutput = 1 << 20
+	l, _ := startLoop(t, cfg)
+	c := dial(t, l)
+	go func() {
+		var req bytes.Buffer
+		for range 100 {
+			req.WriteString("BIG 100000\n")
+		}
+		req.WriteString("end\n")
+		c.Write(req.Bytes())
+	}()
+	r := bufio.NewReaderSize(c, 1<<20)
+	for i := range 100 {
+		line, err := r.ReadSlice('\n')
+		if err != nil || len(line) != 100001 {
+			t.Fatalf("reply %d: %d bytes, %v", i, len(line), err)
+		}
+	}
+	if line, err := r.ReadString('\n'); err != nil || line != "+end\r\n" {
+		t.Fatalf("last reply %q, %v", line, err)
+	}
+	if st := l.stats(); st.SlowConsumers != 0 {
+		t.Fatalf("a reading client was disconnected: %+v", st)
+	}
+}

@@ -111,6 +111,11 @@ func TestHeartbeatCountersAndErrorLog(t *testing.T) {
 	if !found || !heartbeat || !system {
 		t.Fatalf("counter listing: ours=%v heartbeat=%v system=%v", found, heartbeat, system)
 	}
+	var stat strings.Builder
+	if err := WriteCounters(&stat, r); err != nil || !strings.Contains(stat.String(), "goblin test counter") ||
+		!strings.Contains(stat.String(), "client-heartbeat") {
+		t.Fatalf("AeronStat listing (%v):\n%s", err, stat.String())
+	}
 	if err := k.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -133,6 +138,10 @@ func TestHeartbeatCountersAndErrorLog(t *testing.T) {
 		})
 		return n > 0
 	})
+	var es strings.Builder
+	if n, err := WriteErrors(&es, c.CnC()); err != nil || n == 0 || !strings.Contains(es.String(), "response-correlation-id") {
+		t.Fatalf("ErrorStat listing (%d, %v):\n%s", n, err, es.String())
+	}
 }
 
 // exchange sends n requests on req, echoes them from srvSub to srvPub, and

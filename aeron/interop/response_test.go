@@ -99,7 +99,12 @@ func goResponseServer(ctx context.Context, t *testing.T, c *aeron.Client, ch res
 		}
 	}()
 	addClient := func(img *aeron.Image) bool {
-		respCh := withParam(t, ch.serverResp, "response-correlation-id", strconv.FormatInt(img.CorrelationID(), 10))
+		u, err := aeron.ParseChannel(ch.serverResp) // not withParam: this is not the test goroutine
+		if err != nil {
+			t.Error(err)
+			return false
+		}
+		respCh := u.Set("response-correlation-id", strconv.FormatInt(img.CorrelationID(), 10)).String()
 		p, err := c.AddExclusivePublication(respCh, respStream)
 		if err != nil {
 			t.Errorf("response publication for image %d: %v", img.CorrelationID(), err)

@@ -37,3 +37,8 @@ fetch_jar() { # group artifact version
 }
 fetch_jar io.aeron aeron-all "$AERON_VERSION"
 fetch_jar uk.co.real-logic sbe-all "$SBE_VERSION"
+
+# The Java peers of the Aeron interop tests and benchmarks (aeron/interop);
+# the tests also build them when stale, this just does it ahead of time.
+echo "setup: building interop/java (mvn package)"
+mvn -q -B -f interop/java/pom.xml package >/dev/null

@@ -40,5 +40,8 @@ fetch_jar uk.co.real-logic sbe-all "$SBE_VERSION"
 
 # The Java peers of the Aeron interop tests and benchmarks (aeron/interop);
 # the tests also build them when stale, this just does it ahead of time.
-echo "setup: building interop/java (mvn package)"
-mvn -q -B -f interop/java/pom.xml package >/dev/null
+ij=interop/java
+if [[ ! -s $ij/target/classpath.txt || -n $(find $ij/pom.xml $ij/src -newer $ij/target/goblin-aeron-interop.jar 2>/dev/null) ]]; then
+	echo "setup: building $ij (mvn package)"
+	mvn -q -B -f $ij/pom.xml package >/dev/null
+fi

@@ -143,8 +143,8 @@ func percentileX(q float64) float64 {
 
 // percentileChart plots latency against percentile for each operation.
 func percentileChart(c Case, lines map[Op][]float64, cfg *Config) string {
-	const left, right, top, bottomPad = 80.0, 30.0, 60.0, 70.0
-	width, height := 820.0, 480.0
+	const left, right, top, bottomPad = 80.0, 30.0, 60.0, 50.0
+	width, height := 820.0, 460.0
 	s := newSVG(width, height)
 	s.text(width/2, 24, fmt.Sprintf("%s: latency by percentile", c.Label()), "middle", 17, ` font-weight="bold"`)
 	s.text(width/2, 44, fmt.Sprintf("mean of %d run(s), %d samples each; profile %s", cfg.Runs, cfg.Samples, cfg.Profile.ForTransport(c.Transport).Name), "middle", 12, "")
@@ -183,7 +183,16 @@ func percentileChart(c Case, lines map[Op][]float64, cfg *Config) string {
 	s.line(left, top, left, bottom, "#444444", 1, "")
 	s.text((left+width-right)/2, bottom+36, "percentile", "middle", 12, "")
 	s.text(18, (top+bottom)/2, "µs (log)", "middle", 12, fmt.Sprintf(` transform="rotate(-90 18 %.1f)"`, (top+bottom)/2))
-	lx := left + 10
+	// Legend: a box in the top-left corner, which a latency-by-percentile
+	// curve (rising to the right) leaves empty.
+	n := 0
+	for _, op := range c.Ops {
+		if _, ok := lines[op]; ok {
+			n++
+		}
+	}
+	s.rectStroke(left+8, top+8, 330, 8+18*float64(n), "#ffffff", "#bbbbbb")
+	ly := top + 22
 	for _, op := range c.Ops {
 		d, ok := lines[op]
 		if !ok {
@@ -198,10 +207,10 @@ func percentileChart(c Case, lines map[Op][]float64, cfg *Config) string {
 		for i := range px {
 			s.circle(px[i], py[i], 2.2, opColors[op])
 		}
-		s.rect(lx, height-24, 12, 12, opColors[op], "")
-		s.text(lx+16, height-14, fmt.Sprintf("%s (p50 %.3f, p99 %.3f, max %.1f)", op,
+		s.rect(left+16, ly-10, 12, 12, opColors[op], "")
+		s.text(left+34, ly, fmt.Sprintf("%-4s p50 %.3f  p99 %.3f  max %.1f µs", op,
 			d[indexOfPoint(50)]/1000, d[indexOfPoint(99)]/1000, d[len(d)-1]/1000), "start", 11, "")
-		lx += 240
+		ly += 18
 	}
 	return s.String()
 }

@@ -180,15 +180,13 @@ func gitCommit() string {
 	return c
 }
 
-// aeronVersion is the Aeron version the jar or the project pins.
+// aeronVersion is the Aeron media driver and samples jar the run used.
 func aeronVersion(cfg *Config) string {
-	if cfg.AeronJar != "" {
-		return filepath.Base(cfg.AeronJar)
+	jar, err := aeronJar(cfg)
+	if err != nil {
+		return "none (" + err.Error() + ")"
 	}
-	if v := readTrim("scripts/aeron.version", ""); v != "" {
-		return v + " (scripts/aeron.version)"
-	}
-	return "none"
+	return "io.aeron:aeron-all " + strings.TrimSuffix(strings.TrimPrefix(filepath.Base(jar), "aeron-all-"), ".jar") + " (" + jar + ")"
 }
 
 func javaVersion(bin string) string {

@@ -1,9 +1,12 @@
 package harness
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/goblin-kv/goblin/internal/latency"
 )
 
 // Samples 1..N in random order have exactly known nearest-rank
@@ -109,4 +112,36 @@ func TestParseHdrPercentiles(t *testing.T) {
 	if _, _, err := parseHdrPercentiles(strings.ReplaceAll(hdrFixture, "#[Max", "#[Nope")); err == nil {
 		t.Error("output without a total count was accepted")
 	}
+}
+
+// The exact percentiles agree with goblin's HdrHistogram recorder
+// (internal/latency, three significant digits) on a long-tailed
+// distribution: two independent computations of the same figures.
+func TestExactPercentilesAgreeWithHDR(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 200000
+	exact := NewRecorder(n)
+	hdr := latency.New()
+	for i := 0; i < n; i++ {
+		// Mostly 300 ns–3 µs, with a tail to a millisecond.
+		v := int64(300 + rng.ExpFloat64()*700)
+		if rng.IntN(1000) == 0 {
+			v += rng.Int64N(1_000_000)
+		}
+		exact.Record(v)
+		hdr.Record(v)
+	}
+	s := exact.Summarize()
+	h := hdr.Summary()
+	check := func(name string, got, want int64) {
+		t.Helper()
+		if d := math.Abs(float64(got-want)) / float64(want); d > 0.002 {
+			t.Errorf("%s: exact %d, HdrHistogram %d (%.2f%% apart)", name, got, want, 100*d)
+		}
+	}
+	check("p50", s.P50, h.P50)
+	check("p90", s.P90, h.P90)
+	check("p99", s.P99, h.P99)
+	check("p99.9", s.P999, h.P999)
+	check("max", s.Max, h.Max)
 }

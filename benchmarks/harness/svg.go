@@ -29,6 +29,10 @@ func (s *svg) rect(x, y, w, h float64, fill, title string) {
 	fmt.Fprintf(&s.b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s</title></rect>`+"\n", x, y, w, h, fill, esc(title))
 }
 
+func (s *svg) rectStroke(x, y, w, h float64, fill, stroke string) {
+	fmt.Fprintf(&s.b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" fill-opacity="0.9" stroke="%s"/>`+"\n", x, y, w, h, fill, stroke)
+}
+
 func (s *svg) line(x1, y1, x2, y2 float64, stroke string, width float64, dash string) {
 	d := ""
 	if dash != "" {

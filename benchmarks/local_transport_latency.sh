@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Runs goblin's local transport-latency matrix on this host, end to end:
+# installs what is missing (scripts/setup.sh), builds goblin-server and
+# goblin-bench, runs every protocol × transport × operation case against a
+# fresh server beside the Redis, raw Aeron and shared-memory peers, and
+# writes the archive (latency.csv, aggregate.csv, metadata.txt, summary.md,
+# charts/, SHA256SUMS) into OUT_DIR. See docs/benchmarks.md.
+#
+# Knobs (environment):
+#   RUNS=2 WARMUP=10000 SAMPLES=100000   the published method
+#   PROFILE=fit2|spin|backoff            idle/CPU profile (default: fit2 below 4 CPUs, else spin)
+#   TRANSPORTS=ring,aeron-ipc,uds,tcp,aeron-udp   PROTOCOLS=RESP,SBE   OPS=PING,SET,GET
+#   SYSTEMS=goblin,redis,aeron-raw,shm-floor
+#   VALUE_SIZE=16 KEYS=1 DEPTH=1 CLIENT=library|raw
+#   SERVER_CPU= CLIENT_CPU= DRIVER_CPU=  SERVER_IDLE= CLIENT_WAIT= DRIVER_IDLE=   (override the profile)
+#   OUT_DIR=bench-results/local-<UTC time>   SKIP_SETUP=1 to skip scripts/setup.sh
+# Extra arguments are passed to goblin-bench.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RUNS=${RUNS:-2}
+WARMUP=${WARMUP:-10000}
+SAMPLES=${SAMPLES:-100000}
+OUT_DIR=${OUT_DIR:-bench-results/local-$(date -u +%Y%m%dT%H%M%SZ)}
+
+if [[ ${SKIP_SETUP:-0} != 1 ]]; then
+	./scripts/setup.sh
+fi
+
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+echo "local_transport_latency: building goblin-server and goblin-bench" >&2
+go build -o "$bin/goblin-bench" ./benchmarks/cmd/goblin-bench
+server_flag=()
+if go build -o "$bin/goblin-server" ./cmd/goblin-server; then
+	server_flag=(-goblin-server "$bin/goblin-server")
+else
+	echo "local_transport_latency: cmd/goblin-server does not build; goblin cases will be reported unavailable" >&2
+	server_flag=(-goblin-server "$bin/goblin-server")
+fi
+
+args=(-out "$OUT_DIR" -runs "$RUNS" -warmup "$WARMUP" -samples "$SAMPLES")
+[[ -n ${PROFILE:-} ]] && args+=(-profile "$PROFILE")
+[[ -n ${TRANSPORTS:-} ]] && args+=(-transports "$TRANSPORTS")
+[[ -n ${PROTOCOLS:-} ]] && args+=(-protocols "$PROTOCOLS")
+[[ -n ${OPS:-} ]] && args+=(-ops "$OPS")
+[[ -n ${SYSTEMS:-} ]] && args+=(-systems "$SYSTEMS")
+[[ -n ${VALUE_SIZE:-} ]] && args+=(-value-size "$VALUE_SIZE")
+[[ -n ${KEYS:-} ]] && args+=(-keys "$KEYS")
+[[ -n ${DEPTH:-} ]] && args+=(-depth "$DEPTH")
+[[ -n ${CLIENT:-} ]] && args+=(-client "$CLIENT")
+[[ -n ${SERVER_IDLE:-} ]] && args+=(-server-idle "$SERVER_IDLE")
+[[ -n ${CLIENT_WAIT:-} ]] && args+=(-client-wait "$CLIENT_WAIT")
+[[ -n ${DRIVER_IDLE:-} ]] && args+=(-driver-idle "$DRIVER_IDLE")
+[[ -v SERVER_CPU ]] && args+=(-server-cpu "$SERVER_CPU")
+[[ -v CLIENT_CPU ]] && args+=(-client-cpu "$CLIENT_CPU")
+[[ -v DRIVER_CPU ]] && args+=(-driver-cpu "$DRIVER_CPU")
+
+echo "local_transport_latency: goblin-bench ${args[*]} $*" >&2
+"$bin/goblin-bench" "${server_flag[@]}" "${args[@]}" "$@"
+echo "local_transport_latency: archive in $OUT_DIR (check with: cd $OUT_DIR && sha256sum -c SHA256SUMS)" >&2

@@ -267,6 +267,9 @@ func (c *Conn) ReadAppend(dst []byte) ([]byte, error) {
 // waitFor waits until a reply is ready (reply) or the request ring has room
 // (!reply).
 func (c *Conn) waitFor(reply bool) error {
+	// Hand back the replies read so far before waiting: the server may be
+	// waiting for room in the reply ring.
+	c.rep.commit()
 	start := mono()
 	nextCheck := start + livenessEvery
 	c.beatAt = start

@@ -114,6 +114,7 @@ func TestRingConcurrent(t *testing.T) {
 	for i := int64(0); i < total; {
 		msg, _, ok := c.peek()
 		if !ok {
+			c.commit()
 			runtime.Gosched()
 			continue
 		}

@@ -390,6 +390,7 @@ func (s *Server) Poll(now int64) int {
 // ring is full: every request gets exactly one reply record, so a request
 // is consumed only when its reply has a place to go.
 func (s *Server) serve(c *client, max int) (n int, closeConn bool) {
+	defer c.req.commit()
 	for n < max {
 		msg, flags, ok := c.req.peek()
 		if !ok || !c.rep.hasSpace() {

@@ -28,8 +28,8 @@ import (
 // is never mistaken for the next one and nothing needs zeroing on wrap.
 //
 // The consumer position (the number of messages consumed) is written only by
-// the consumer and read by the producer, which reads it only when its cached
-// copy says the ring is full; it sits alone in a 128-byte block so the
+// the consumer, once per batch (see commit), and read by the producer, which
+// reads it only when its cached copy says the ring is full; it sits alone in a 128-byte block so the
 // adjacent-line prefetcher never drags it into a record's cache-line pair or
 // the other way round.
 const (
@@ -63,11 +63,13 @@ type producer struct {
 
 // consumer is the reading end of a ring.
 type consumer struct {
-	mem  []byte
-	base int
-	mask int64
-	size int
-	next int64 // sequence number of the next message to read
+	mem       []byte
+	base      int
+	mask      int64
+	size      int
+	next      int64 // sequence number of the next message to read
+	published int64 // consumer position last stored for the producer
+	every     int64 // release publishes by itself once this many are pending
 }
 
 func newProducer(mem []byte, base, n, size int) producer {
@@ -76,7 +78,7 @@ func newProducer(mem []byte, base, n, size int) producer {
 }
 
 func newConsumer(mem []byte, base, n, size int) consumer {
-	return consumer{mem: mem, base: base, mask: int64(n - 1), size: size}
+	return consumer{mem: mem, base: base, mask: int64(n - 1), size: size, every: int64(max(1, n/4))}
 }
 
 // slotOff is the offset of the record that holds message seq.
@@ -164,16 +166,31 @@ func (c *consumer) peek() (msg []byte, flags int32, ok bool) {
 	return c.mem[p : p+n : p+n], flags, true
 }
 
-// pending reports the would-be length of a too-large record at the head.
+// headLen reports the would-be length of a too-large record at the head.
 func (c *consumer) headLen() int {
 	return int(shm.GetInt32(c.mem, c.slotOff(c.next)+offLen))
 }
 
-// release hands the record back to the producer.
+// release is done with the head record. The producer learns of it at the
+// next commit, which release does itself once a quarter of the ring is
+// pending; callers commit before they wait, so a producer waiting for room
+// is never left waiting on a consumer that is waiting for it.
 func (c *consumer) release() {
 	c.next++
+	if c.next-c.published >= c.every {
+		c.commit()
+	}
+}
+
+// commit publishes the consumer position. Publishing once per batch rather
+// than per record keeps a locked store off the round trip's critical path.
+func (c *consumer) commit() {
+	if c.published == c.next {
+		return
+	}
+	c.published = c.next
 	// Consumer position: written by the consumer only, with a release store
-	// after it has finished reading the record, so the producer (acquire load
-	// in hasSpace) never overwrites a record still being read.
+	// after it has finished reading the records before it, so the producer
+	// (acquire load in hasSpace) never overwrites a record still being read.
 	shm.StoreInt64Release(c.mem, c.base+offConsumed, c.next)
 }

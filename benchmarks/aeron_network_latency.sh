@@ -69,7 +69,6 @@ for ns in "$srv_ns" "$cli_ns"; do
 done
 ip -n "$srv_ns" link set "$srv_if" up
 ip -n "$cli_ns" link set "$cli_if" up
-ip netns exec "$cli_ns" ping -c 1 -W 5 "$srv_ip" >/dev/null
 
 args=(-out "$OUT_DIR" -runs "$RUNS" -warmup "$WARMUP" -samples "$SAMPLES"
 	-server-netns "$srv_ns" -server-host "$srv_ip" -client-host "$cli_ip"

@@ -44,8 +44,8 @@ const DefaultIdle = IdleBackoff
 
 // Backoff tuning defaults.
 const (
-	DefaultSpinCycles  = 2000
-	DefaultYieldCycles = 200
+	DefaultSpinCycles  = 200
+	DefaultYieldCycles = 20
 	DefaultMinPark     = time.Millisecond
 	DefaultMaxPark     = time.Millisecond
 )

@@ -220,28 +220,38 @@ func BenchmarkServerRoundTrip(b *testing.B) {
 // a full Publish (every series of two transports and the store) each time
 // the 100ms interval passes on the real clock. Target: ≤ 5 ns.
 func BenchmarkMetricsPerRequest(b *testing.B) {
-	s, _ := newTestServer(b)
-	defer s.loop.shutdown()
-	st := s.streams[0].stats
-	interval := int64(s.opts.MetricsInterval)
-	start := time.Now()
-	var last, now int64
-	publishes := 0
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		st.Commands[command.OpGet]++ // what the engine does per request
-		if i&63 == 0 {
-			now = int64(time.Since(start)) // the loop reads the clock once per cycle anyway
+	for _, withMetrics := range []bool{false, true} {
+		name := "baseline"
+		if withMetrics {
+			name = "counters+publish"
 		}
-		i++
-		if now-last >= interval {
-			last = now
-			s.metrics.Publish()
-			publishes++
-		}
+		b.Run(name, func(b *testing.B) {
+			s, _ := newTestServer(b)
+			defer s.loop.shutdown()
+			st := s.streams[0].stats
+			interval := int64(s.opts.MetricsInterval)
+			start := time.Now()
+			var last, now int64
+			publishes := 0
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if withMetrics {
+					st.Commands[command.OpGet]++ // what the engine does per request
+				}
+				if i&63 == 0 {
+					now = int64(time.Since(start)) // the loop reads the clock once per cycle anyway
+				}
+				i++
+				if withMetrics && now-last >= interval {
+					last = now
+					s.metrics.Publish()
+					publishes++
+				}
+			}
+			b.ReportMetric(float64(publishes), "publishes")
+		})
 	}
-	b.ReportMetric(float64(publishes), "publishes")
 }
 
 // BenchmarkMetricsPublish is one Publish of every series of a server with

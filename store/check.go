@@ -95,8 +95,8 @@ func (s *Store) Check() error {
 	if free+s.liveSlots != int64(s.nextSlot)-1 {
 		return fmt.Errorf("store: %d free + %d used slots != %d handed out", free, s.liveSlots, s.nextSlot-1)
 	}
-	if (s.ix.n+s.ix.oldN)*4 > len(s.ix.t)*3+4 {
-		return fmt.Errorf("store: index load %d/%d above 3/4", s.ix.n+s.ix.oldN, len(s.ix.t))
+	if (s.ix.n+s.ix.oldN)*8 > len(s.ix.t)*7 {
+		return fmt.Errorf("store: index load %d/%d above 7/8", s.ix.n+s.ix.oldN, len(s.ix.t))
 	}
 	return nil
 }

@@ -47,6 +47,10 @@ func (ix *index) init(capacity int) {
 // needsGrow reports whether one more insert would pass the 3/4 load.
 func (ix *index) needsGrow() bool { return (ix.n+ix.oldN+1)*4 > len(ix.t)*3 }
 
+// mustGrow reports whether one more insert would pass 7/8, the most a store under a
+// memory cap tolerates rather than grow past the cap.
+func (ix *index) mustGrow() bool { return (ix.n+ix.oldN+1)*8 > len(ix.t)*7 }
+
 func (ix *index) grow() error {
 	if ix.old != nil {
 		ix.migrate(len(ix.old) * 2) // cannot happen at the migration rate; finish anyway

@@ -100,9 +100,10 @@ type Store struct {
 	liveSlots int64
 	ttlKeys   int64
 
-	expireCursor uint32 // active expiry sweeps slot ids
-	evictHand    uint32 // CLOCK hand / eviction sampler
-	scratch      []byte // Append's reusable buffer
+	expireCursor   uint32 // active expiry sweeps slot ids
+	sweepRestUntil int64  // unix ms before which active expiry rests
+	evictHand      uint32 // CLOCK hand / eviction sampler
+	scratch        []byte // Append's reusable buffer
 }
 
 // New returns an empty store configured by o.
@@ -130,6 +131,7 @@ func (s *Store) reset() {
 	s.liveSlots = 0
 	s.ttlKeys = 0
 	s.expireCursor = 1
+	s.sweepRestUntil = 0
 	s.evictHand = 1
 }
 
@@ -461,7 +463,7 @@ func (s *Store) setTTL(sl *slot, b []byte, exp int64) {
 
 // insert adds a key known to be absent.
 func (s *Store) insert(key []byte, h uint64, ev *encoded, exp int64) error {
-	if s.ix.needsGrow() {
+	if s.ix.needsGrow() && (s.ix.mustGrow() || s.o.MaxMemory == 0 || s.used()+int64(len(s.ix.t))*16 <= s.o.MaxMemory) {
 		if err := s.ix.grow(); err != nil {
 			return err
 		}
@@ -788,8 +790,9 @@ func (s *Store) step() {
 }
 
 // Tick does up to about budget units of background work (one unit: one index bucket
-// migrated or one slot examined; an arena move costs 8) and returns the units used:
-// finishing an index resize, active expiry, and arena compaction. Call it from the
+// migrated or one slot examined; an eviction costs 4, an arena move 8) and returns the
+// units used: finishing an index resize, active expiry, evicting down to MaxMemory
+// when above it, and arena compaction. Call it from the
 // loop when idle or every few hundred operations; 0 means nothing was left to do.
 func (s *Store) Tick(budget int) int {
 	work := 0
@@ -799,22 +802,32 @@ func (s *Store) Tick(budget int) int {
 	if s.ttlKeys > 0 && work < budget {
 		work += s.expireSweep(max((budget-work)/2, 1))
 	}
+	if s.o.MaxMemory > 0 && s.o.Eviction != NoEviction && work < budget {
+		work += 4 * s.evictOverCap(max((budget-work)/4, 1))
+	}
 	if work < budget {
 		work += 8 * s.ar.Compact(max((budget-work)/8, 1), s.relo)
 	}
 	return work
 }
 
+// sweepPauseMillis is how long active expiry rests after a full pass over the slots,
+// so an idle loop's Tick returns 0 and lets the idle strategy park.
+const sweepPauseMillis = 100
+
 // expireSweep examines up to n slots from the expiry cursor and deletes the expired.
+// After a full pass it rests for sweepPauseMillis.
 func (s *Store) expireSweep(n int) int {
 	now := s.o.Clock.NowMillis()
+	if now < s.sweepRestUntil {
+		return 0
+	}
 	work := 0
 	for ; work < n; work++ {
 		if s.expireCursor >= s.nextSlot {
 			s.expireCursor = 1
-			if s.nextSlot == 1 {
-				break
-			}
+			s.sweepRestUntil = now + sweepPauseMillis
+			break
 		}
 		id := s.expireCursor
 		s.expireCursor++
@@ -827,20 +840,22 @@ func (s *Store) expireSweep(n int) int {
 	return work
 }
 
-// Eviction sampling bounds.
-const evictScan = 64
+// Eviction bounds: slots sampled per victim, victims per write. A write that still
+// does not fit after maxEvictPerWrite evictions proceeds (like Redis' eviction time
+// limit) and Tick keeps evicting, so no single call does unbounded work.
+const (
+	evictScan        = 64
+	maxEvictPerWrite = 128
+)
 
 // makeRoom evicts keys until grow more bytes fit under MaxMemory, never evicting slot
-// keep. It fails with ErrOOM when the policy forbids or cannot find a victim.
+// keep. It fails with ErrOOM when the policy forbids eviction or finds no victim.
 func (s *Store) makeRoom(grow int64, keep uint32) error {
-	for s.used()+grow > s.o.MaxMemory {
-		var victim uint32
-		switch s.o.Eviction {
-		case AllKeysLRU:
-			victim = s.clockVictim(keep)
-		case VolatileTTL:
-			victim = s.ttlVictim(keep)
+	for n := 0; s.used()+grow > s.o.MaxMemory; n++ {
+		if n == maxEvictPerWrite {
+			return nil
 		}
+		victim := s.victim(keep)
 		if victim == 0 {
 			s.stats.OOMRejects++
 			return fmt.Errorf("%w: used %d + %d bytes > maxmemory %d (policy %v)", ErrOOM, s.used(), grow, s.o.MaxMemory, s.o.Eviction)
@@ -849,6 +864,32 @@ func (s *Store) makeRoom(grow int64, keep uint32) error {
 		s.stats.Evicted++
 	}
 	return nil
+}
+
+// victim picks a key to evict under the policy, 0 when there is none.
+func (s *Store) victim(keep uint32) uint32 {
+	switch s.o.Eviction {
+	case AllKeysLRU:
+		return s.clockVictim(keep)
+	case VolatileTTL:
+		return s.ttlVictim(keep)
+	}
+	return 0
+}
+
+// evictOverCap evicts up to n keys while the store is above MaxMemory (after an index
+// growth, or writes that proceeded at the per-write eviction limit).
+func (s *Store) evictOverCap(n int) int {
+	work := 0
+	for ; work < n && s.o.MaxMemory > 0 && s.used() > s.o.MaxMemory; work++ {
+		v := s.victim(0)
+		if v == 0 {
+			break
+		}
+		s.removeID(v)
+		s.stats.Evicted++
+	}
+	return work
 }
 
 // advanceHand moves the eviction hand to the next slot id and returns it.

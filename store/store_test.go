@@ -178,6 +178,18 @@ func TestExpiryLazyAndActive(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	mustCheck(t, s)
+	// With TTL keys left but none due, Tick goes idle after a pass (the loop may park)
+	// and resumes when the clock moves on.
+	s.Set(nil, []byte("later"), []byte("v"), SetOptions{ExpireAt: c.NowMillis() + 10000})
+	for i := 0; i < 1000 && s.Tick(64) > 0; i++ {
+	}
+	if w := s.Tick(64); w != 0 {
+		t.Fatalf("idle Tick did %d units of work", w)
+	}
+	c.Advance(time.Second)
+	if w := s.Tick(64); w == 0 {
+		t.Fatal("active expiry never resumed")
+	}
 }
 
 func TestIncr(t *testing.T) {
@@ -434,4 +446,30 @@ func Example() {
 	// Output:
 	// hello true
 	// 5 2
+}
+
+// TestEvictionWorkIsBounded: under allkeys-lru no write evicts more than
+// maxEvictPerWrite keys (the index stays at up to 7/8 load rather than double past
+// the cap), and Tick brings the store back under the cap.
+func TestEvictionWorkIsBounded(t *testing.T) {
+	s, _ := newStore(t, Options{MaxMemory: 4 << 20, Eviction: AllKeysLRU})
+	var st Stats
+	prev := int64(0)
+	for i := 0; i < 300000; i++ {
+		if _, _, _, err := s.Set(nil, []byte(strconv.Itoa(i)), []byte("0123456789abcdef"), SetOptions{}); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		s.Stats(&st)
+		if st.Evicted-prev > maxEvictPerWrite {
+			t.Fatalf("write %d evicted %d keys", i, st.Evicted-prev)
+		}
+		prev = st.Evicted
+	}
+	for s.Tick(256) > 0 {
+	}
+	s.Stats(&st)
+	if st.UsedMemory > st.MaxMemory || st.Evicted < 100000 {
+		t.Fatalf("stats %+v", st)
+	}
+	mustCheck(t, s)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -17,26 +16,28 @@ import (
 
 // BenchmarkRoundTrip measures depth-one PING, SET (16-byte value) and GET
 // round trips over a Unix socket with this client, against goblin-server
-// with its loop spinning (--idle spin), goblin-server with its default
-// idle strategy, and redis-server on a Unix socket (skipped with a message
-// when it is not installed), one after the other in the same run. Each
-// case reports p50/p90/p99/p99.9/max/mean in ns next to ns/op, and the
-// parent logs a table with goblin's p50 as a fraction of Redis's.
+// with its loop spinning (--idle spin, RESP and SBE), goblin-server with
+// its default idle strategy, and redis-server on a Unix socket (skipped
+// with a message when it is not installed), one after the other in the
+// same run. Each case reports p50/p90/p99/p99.9/max/mean in ns beside
+// ns/op and allocs/op, and the run logs goblin's p50 as a fraction of
+// Redis's.
 //
-//	go test -run '^$' -bench RoundTrip -benchtime 200000x ./client/
+//	go test -run '^$' -bench RoundTrip -benchtime 100000x ./client/
 //
-// The client reads with plain blocking reads by default. Set
-// GOBLIN_BENCH_BUSYPOLL to a duration (e.g. 200us) to make it spin on its
-// reads first (WithBusyPoll): on an idle machine with a core per spinner
-// that removes the client's wake-up from every peer's figures, but where
-// cores are scarce a spinning client and a spinning server take turns on
-// the CPU and both get much slower.
+// Every peer is measured by the same client in two modes: "poll" reads
+// with plain blocking reads (parking in Go's network poller), "busypoll"
+// spins on non-blocking reads for up to 20µs first (WithBusyPoll;
+// GOBLIN_BENCH_BUSYPOLL=<duration> changes the bound). Busy-polling takes
+// the poller wake-up out of every peer's figures when a core is free for
+// the client, and costs a great deal when cores are scarce: a spinning
+// client competes with the server for the CPU.
 func BenchmarkRoundTrip(b *testing.B) {
-	var busy time.Duration
-	if v := os.Getenv("GOBLIN_BENCH_BUSYPOLL"); v != "" && v != "0" {
+	busy := 20 * time.Microsecond
+	if v := os.Getenv("GOBLIN_BENCH_BUSYPOLL"); v != "" {
 		d, err := time.ParseDuration(v)
-		if err != nil {
-			b.Fatalf("GOBLIN_BENCH_BUSYPOLL=%q: %v", v, err)
+		if err != nil || d <= 0 {
+			b.Fatalf("GOBLIN_BENCH_BUSYPOLL=%q: want a positive duration", v)
 		}
 		busy = d
 	}
@@ -49,39 +50,49 @@ func BenchmarkRoundTrip(b *testing.B) {
 		{"goblin-default", func(tb testing.TB) string { return startGoblin(tb, "", "resp") }},
 		{"redis", func(tb testing.TB) string { return "uds://" + startRedis(tb) }},
 	}
+	modes := []struct {
+		name string
+		opts []Option
+	}{
+		{"poll", nil},
+		{"busypoll", []Option{WithBusyPoll(busy)}},
+	}
+	ops := []string{"PING", "SET", "GET"}
 	var mu sync.Mutex
-	p50 := map[string]int64{} // "peer/op" → p50 of the last run of that case
+	p50 := map[string]int64{} // "peer/mode/op" → p50 of the last run of that case
 	for _, peer := range peers {
 		b.Run(peer.name, func(b *testing.B) {
 			tgt := peer.start(b)
-			var opts []Option
-			if busy > 0 {
-				opts = append(opts, WithBusyPoll(busy))
-			}
-			c := dialT(b, tgt, opts...)
-			for _, op := range []string{"PING", "SET", "GET"} {
-				b.Run(op, func(b *testing.B) {
-					s := measure(b, c, op)
-					mu.Lock()
-					p50[peer.name+"/"+op] = s.P50
-					mu.Unlock()
+			for _, mode := range modes {
+				b.Run(mode.name, func(b *testing.B) {
+					c := dialT(b, tgt, mode.opts...)
+					for _, op := range ops {
+						b.Run(op, func(b *testing.B) {
+							s := measure(b, c, op)
+							mu.Lock()
+							p50[peer.name+"/"+mode.name+"/"+op] = s.P50
+							mu.Unlock()
+						})
+					}
 				})
 			}
 		})
 	}
 	var lines []string
-	for _, op := range []string{"PING", "SET", "GET"} {
-		r := p50["redis/"+op]
-		for _, g := range []string{"goblin-spin", "goblin-spin-sbe", "goblin-default"} {
-			if v, ok := p50[g+"/"+op]; ok && r > 0 {
-				lines = append(lines, fmt.Sprintf("%-4s %-15s p50 %6.2fµs  redis p50 %6.2fµs  ratio %.2f",
-					op, g, float64(v)/1e3, float64(r)/1e3, float64(v)/float64(r)))
+	for _, mode := range modes {
+		for _, op := range ops {
+			r := p50["redis/"+mode.name+"/"+op]
+			for _, g := range []string{"goblin-spin", "goblin-spin-sbe", "goblin-default"} {
+				if v, ok := p50[g+"/"+mode.name+"/"+op]; ok && r > 0 {
+					lines = append(lines, fmt.Sprintf("%-8s %-4s %-15s p50 %7.2fµs  redis %7.2fµs  ratio %.2f",
+						mode.name, op, g, float64(v)/1e3, float64(r)/1e3, float64(v)/float64(r)))
+				}
 			}
 		}
 	}
-	sort.Strings(lines)
 	if len(lines) > 0 {
-		b.Logf("goblin p50 / redis p50 (target ≤ 0.70 with --idle spin):\n%s", strings.Join(lines, "\n"))
+		b.Logf("goblin p50 / redis p50, same client, same run (target ≤ 0.70 with --idle spin):\n%s",
+			strings.Join(lines, "\n"))
 	}
 }
 

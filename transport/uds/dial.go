@@ -13,6 +13,7 @@ import (
 	"os"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
@@ -162,8 +163,9 @@ func (c *Conn) busyRead(buf []byte) (int, error) {
 // never want here (the caller falls back to nc.Read instead).
 func (c *Conn) spinRead(fd uintptr) bool {
 	start := time.Now()
+	buf := c.readBuf
 	for i := 0; ; i++ {
-		n, err := syscall.Read(int(fd), c.readBuf)
+		n, err := rawRead(fd, buf)
 		switch {
 		case n > 0:
 			c.readN = n
@@ -185,6 +187,19 @@ func (c *Conn) spinRead(fd uintptr) bool {
 			}
 		}
 	}
+}
+
+// rawRead is read(2) on a non-blocking socket without telling the Go
+// scheduler: the call never blocks, so entersyscall/exitsyscall (and the
+// P hand-offs sysmon makes when it sees a P parked in a syscall) would be
+// pure overhead on every spin. buf must not be empty; the kernel writes
+// into it and nothing else touches it during the call.
+func rawRead(fd uintptr, buf []byte) (int, error) {
+	n, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
 }
 
 // SetDeadline bounds the following Write and ReadAppend calls.

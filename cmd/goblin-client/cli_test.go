@@ -177,3 +177,32 @@ func TestHelpText(t *testing.T) {
 		t.Fatalf("help set: %q", b.String())
 	}
 }
+
+// TestCLIInteractive runs the prompt on a pseudo-terminal (through
+// util-linux's script) and checks replies, help and the history file.
+func TestCLIInteractive(t *testing.T) {
+	scriptBin, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("script (util-linux) is not installed: no pseudo-terminal to test the prompt on")
+	}
+	sock := startRedis(t)
+	bin := testproc.Build(t, "./cmd/goblin-client")
+	hist := filepath.Join(t.TempDir(), "state", "history")
+	cmd := exec.Command(scriptBin, "-q", "-e", "-c", bin+" --history "+hist+" --target "+sock, "/dev/null")
+	cmd.Stdin = strings.NewReader("set a 1\nhelp set\nget a\nget \"oops\nquit\n")
+	cmd.Env = append(os.Environ(), "TERM=dumb")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("interactive session: %v\n%s", err, out)
+	}
+	text := strings.ReplaceAll(string(out), "\r", "")
+	for _, want := range []string{"Connected to uds://" + sock, "> OK\n", "NX|XX", "> \"1\"\n", "(error) unbalanced quotes"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("interactive output lacks %q:\n%s", want, text)
+		}
+	}
+	h, err := os.ReadFile(hist)
+	if err != nil || !strings.Contains(string(h), "get a\n") {
+		t.Fatalf("history file: %q, %v", h, err)
+	}
+}

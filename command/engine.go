@@ -101,15 +101,15 @@ type Engine struct {
 	codec sbe.Codec
 
 	// Scratch state reused by every request (single goroutine).
-	args      [][]byte    // RESP arguments, slices into the input
-	sreq      sbe.Request // SBE decode target; its Args reused
-	req       Request
-	res       result
-	scratch   []byte // values read from the store
-	errBuf    []byte // error texts
-	offs      []int  // MGET value offsets into scratch
-	version   []byte // Options.Version, for HELLO
-	passBytes []byte // Options.RequirePass
+	args      [][]byte  // RESP arguments, slices into the input
+	req       Request   // the request being served
+	res       sbe.Reply // the reply before encoding
+	sbeArgs   [][]byte  // backing array for SBE requests' Args
+	scratch   []byte    // values read from the store
+	errBuf    []byte    // error texts
+	offs      []int     // MGET value offsets into scratch
+	version   []byte    // Options.Version, for HELLO
+	passBytes []byte    // Options.RequirePass
 	stats     store.Stats
 	total     uint64 // commands processed, all sessions (INFO)
 }
@@ -130,8 +130,8 @@ func NewEngine(st *store.Store, o Options) *Engine {
 		args:    make([][]byte, 0, 16),
 		scratch: make([]byte, 0, 4096),
 		errBuf:  make([]byte, 0, 256),
-		sreq:    sbe.Request{Args: make([][]byte, 0, 16)},
-		res:     result{items: make([]sbe.Item, 0, 16)},
+		sbeArgs: make([][]byte, 0, 16),
+		res:     sbe.Reply{Items: make([]sbe.Item, 0, 16)},
 	}
 }
 
@@ -169,10 +169,10 @@ func (e *Engine) ServeStream(s *Session, in, out []byte) (consumed int, reply []
 // ServeStream.
 func (e *Engine) ServeMessage(s *Session, msg, out []byte) (reply []byte, closeConn bool) {
 	if s.Protocol == proto.SBE {
-		if err := e.codec.DecodeRequest(msg, &e.sreq); err != nil {
+		if err := e.decodeSBE(msg); err != nil {
 			return e.sbeProtocolError(s, out, err, false), true
 		}
-		return e.serveSBE(s, &e.sreq, out), s.quit
+		return e.serveSBE(s, out), s.quit
 	}
 	args, n, err := resp.ReadCommand(msg, e.args, &e.o.Limits)
 	e.args = args[:0]
@@ -215,13 +215,23 @@ func (e *Engine) serveSBEStream(s *Session, in, out []byte) (int, []byte, bool) 
 		if n == 0 {
 			break
 		}
-		if err := e.codec.DecodeRequest(msg, &e.sreq); err != nil {
+		if err := e.decodeSBE(msg); err != nil {
 			return consumed, e.sbeProtocolError(s, out, err, true), true
 		}
 		consumed += n
 		var start int
 		out, start = sbe.BeginFrame(out)
-		out = sbe.EndFrame(e.serveSBE(s, &e.sreq, out), start)
+		out = sbe.EndFrame(e.serveSBE(s, out), start)
 	}
 	return consumed, out, s.quit
+}
+
+// decodeSBE decodes msg into e.req. RESP decoding may have pointed
+// e.req.Args into its own argument slice; SBE decoding gets a backing array
+// of its own so the two never share one.
+func (e *Engine) decodeSBE(msg []byte) error {
+	e.req.Args = e.sbeArgs[:0]
+	err := e.codec.DecodeRequest(msg, &e.req)
+	e.sbeArgs = e.req.Args[:0]
+	return err
 }

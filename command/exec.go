@@ -14,24 +14,20 @@ import (
 	"github.com/goblin-kv/goblin/store"
 )
 
-// result is a reply before encoding: the same value feeds the RESP and the
-// SBE encoder, which is what keeps the protocols from drifting.
-type result struct {
-	kind    sbe.Kind
-	status  sbe.Status
-	integer int64
-	value   []byte
-	items   []sbe.Item
+// resetResult clears e.res, the reply before encoding. e.res is an
+// sbe.Reply, the schema's protocol-neutral answer: the same value feeds the
+// RESP and the SBE encoder, which is what keeps the protocols from
+// drifting.
+func (e *Engine) resetResult() {
+	r := &e.res
+	r.Kind, r.Status, r.Integer, r.Value = sbe.KindSimple, sbe.StatusOK, 0, nil
+	r.Items = r.Items[:0]
 }
 
-func (r *result) reset() {
-	r.kind, r.status, r.integer, r.value = sbe.KindSimple, sbe.StatusOK, 0, nil
-	r.items = r.items[:0]
-}
-
-func (r *result) setError(st sbe.Status, text []byte) {
-	r.kind, r.status, r.value = sbe.KindError, st, text
-	r.items = r.items[:0]
+func (e *Engine) setError(st sbe.Status, text []byte) {
+	r := &e.res
+	r.Kind, r.Status, r.Value = sbe.KindError, st, text
+	r.Items = r.Items[:0]
 }
 
 // Reply texts shared by every request, so replies need no allocation.
@@ -42,27 +38,24 @@ var (
 	txtNone   = []byte("none")
 )
 
-func (e *Engine) ok()             { e.res.kind, e.res.value = sbe.KindSimple, txtOK }
-func (e *Engine) simple(v []byte) { e.res.kind, e.res.value = sbe.KindSimple, v }
-func (e *Engine) bulk(v []byte)   { e.res.kind, e.res.value = sbe.KindBulk, v }
-func (e *Engine) null()           { e.res.kind = sbe.KindNil }
-func (e *Engine) integer(n int64) { e.res.kind, e.res.integer = sbe.KindInteger, n }
+func (e *Engine) ok()             { e.res.Kind, e.res.Value = sbe.KindSimple, txtOK }
+func (e *Engine) simple(v []byte) { e.res.Kind, e.res.Value = sbe.KindSimple, v }
+func (e *Engine) bulk(v []byte)   { e.res.Kind, e.res.Value = sbe.KindBulk, v }
+func (e *Engine) null()           { e.res.Kind = sbe.KindNil }
+func (e *Engine) integer(n int64) { e.res.Kind, e.res.Integer = sbe.KindInteger, n }
 func (e *Engine) errText(st sbe.Status, text string) {
 	e.fail(st, text, nil, "")
 }
 
-// serveSBE executes one decoded SBE request and appends its bare reply.
-func (e *Engine) serveSBE(s *Session, m *sbe.Request, out []byte) []byte {
+// serveSBE executes the SBE request decoded into e.req and appends its
+// bare reply.
+func (e *Engine) serveSBE(s *Session, out []byte) []byte {
 	r := &e.req
-	*r = Request{
-		Op: Op(m.Op), CorrelationID: m.CorrelationID, Flags: m.Flags, Expiry: m.Expiry,
-		Expire: m.Expire, Amount: m.Amount, Key: m.Key, Value: m.Value, Args: m.Args,
-	}
-	e.res.reset()
+	e.resetResult()
 	if r.Op == OpNone || r.Op >= OpCommand || opNames[r.Op] == "" {
 		e.errBuf = append(e.errBuf[:0], "ERR unknown command op "...)
 		e.errBuf = strconv.AppendUint(e.errBuf, uint64(r.Op), 10)
-		e.res.setError(sbe.StatusUnknownCommand, e.errBuf)
+		e.setError(sbe.StatusUnknownCommand, e.errBuf)
 		r.Op = OpNone
 	} else {
 		e.execute(s, r)
@@ -74,7 +67,7 @@ func (e *Engine) serveSBE(s *Session, m *sbe.Request, out []byte) []byte {
 func (e *Engine) count(s *Session, op Op) {
 	s.Stats.Commands[op]++
 	e.total++
-	if e.res.kind == sbe.KindError {
+	if e.res.Kind == sbe.KindError {
 		s.Stats.Errors++
 	}
 	if cap(e.scratch) > maxKeptScratch {
@@ -200,7 +193,7 @@ func (e *Engine) execute(s *Session, r *Request) {
 		}
 		e.ok()
 	case OpCommand, OpCommandDocs:
-		e.res.kind = sbe.KindArray
+		e.res.Kind = sbe.KindArray
 	case OpCommandCount:
 		e.integer(int64(len(commandNames)))
 	case OpHello:
@@ -367,7 +360,7 @@ func (e *Engine) mget(r *Request) {
 		e.errText(sbe.StatusErr, "ERR too many keys")
 		return
 	}
-	items := e.res.items[:0]
+	items := e.res.Items[:0]
 	for i := 0; i < len(e.offs); i += 2 {
 		if e.offs[i] < 0 {
 			items = append(items, sbe.Item{Kind: sbe.KindNil})
@@ -375,8 +368,8 @@ func (e *Engine) mget(r *Request) {
 			items = append(items, sbe.Item{Kind: sbe.KindBulk, Value: buf[e.offs[i]:e.offs[i+1]]})
 		}
 	}
-	e.res.items = items
-	e.res.kind = sbe.KindArray
+	e.res.Items = items
+	e.res.Kind = sbe.KindArray
 }
 
 // auth checks a password (and user, if given: an empty user means none) and marks the session
@@ -457,13 +450,13 @@ func (e *Engine) hello(s *Session, r *Request) {
 		e.version = []byte(e.o.Version)
 	}
 	bulk := func(v []byte) sbe.Item { return sbe.Item{Kind: sbe.KindBulk, Value: v} }
-	e.res.items = append(e.res.items[:0],
+	e.res.Items = append(e.res.Items[:0],
 		bulk(txtServer), bulk(txtGoblin), bulk(txtVersion), bulk(e.version),
 		bulk(txtProto), sbe.Item{Kind: sbe.KindInteger, Integer: 2},
 		bulk(txtID), sbe.Item{Kind: sbe.KindInteger, Integer: int64(s.ID)},
 		bulk(txtMode), bulk(txtStand), bulk(txtRole), bulk(txtMaster),
 		bulk(txtModules), sbe.Item{Kind: sbe.KindArray})
-	e.res.kind = sbe.KindArray
+	e.res.Kind = sbe.KindArray
 }
 
 // configGet answers CONFIG GET pattern [pattern ...] with name/value
@@ -498,7 +491,7 @@ func (e *Engine) configGet(r *Request) {
 	for _, p := range r.Args {
 		match(p)
 	}
-	items := e.res.items[:0]
+	items := e.res.Items[:0]
 	for i, start := range e.offs {
 		end := len(e.scratch)
 		if i+1 < len(e.offs) {
@@ -506,8 +499,8 @@ func (e *Engine) configGet(r *Request) {
 		}
 		items = append(items, sbe.Item{Kind: sbe.KindBulk, Value: e.scratch[start:end:end]})
 	}
-	e.res.items = items
-	e.res.kind = sbe.KindArray
+	e.res.Items = items
+	e.res.Kind = sbe.KindArray
 }
 
 // info answers INFO [section ...] with the server and clients sections from
@@ -590,21 +583,21 @@ func (e *Engine) info(sections [][]byte) {
 // encodeRESP appends e.res as RESP2.
 func (e *Engine) encodeRESP(out []byte) []byte {
 	r := &e.res
-	switch r.kind {
+	switch r.Kind {
 	case sbe.KindSimple:
 		out = append(out, '+')
-		out = append(out, r.value...)
+		out = append(out, r.Value...)
 		return append(out, '\r', '\n')
 	case sbe.KindBulk:
-		return resp.AppendBulk(out, r.value)
+		return resp.AppendBulk(out, r.Value)
 	case sbe.KindNil:
 		return resp.AppendNull(out)
 	case sbe.KindInteger:
-		return resp.AppendInt(out, r.integer)
+		return resp.AppendInt(out, r.Integer)
 	case sbe.KindArray:
-		out = resp.AppendArray(out, len(r.items))
-		for i := range r.items {
-			it := &r.items[i]
+		out = resp.AppendArray(out, len(r.Items))
+		for i := range r.Items {
+			it := &r.Items[i]
 			switch it.Kind {
 			case sbe.KindBulk:
 				out = resp.AppendBulk(out, it.Value)
@@ -619,17 +612,14 @@ func (e *Engine) encodeRESP(out []byte) []byte {
 		return out
 	}
 	out = append(out, '-')
-	out = append(out, r.value...)
+	out = append(out, r.Value...)
 	return append(out, '\r', '\n')
 }
 
-// encodeSBE appends e.res as a bare SBE Reply.
+// encodeSBE appends e.res as a bare SBE reply.
 func (e *Engine) encodeSBE(out []byte, corr uint64) []byte {
-	rep := sbe.Reply{
-		CorrelationID: corr, Status: e.res.status, Kind: e.res.kind,
-		Integer: e.res.integer, Value: e.res.value, Items: e.res.items,
-	}
-	return e.codec.AppendReply(out, &rep)
+	e.res.CorrelationID = corr
+	return e.codec.AppendReply(out, &e.res)
 }
 
 func (e *Engine) respProtocolError(s *Session, out []byte, err error) []byte {

@@ -2,42 +2,42 @@ package command
 
 import "github.com/goblin-kv/goblin/proto/sbe"
 
-// Op is a command. The operations SBE carries share the schema's numbers
-// (sbe.Op); the few that only RESP clients send (COMMAND, HELLO, CLIENT
-// SETINFO) are numbered from 100.
-type Op uint8
+// Op is a command: the schema's Op enum (sbe.Op), extended with the few
+// operations only RESP clients send (COMMAND, HELLO, CLIENT SETINFO),
+// numbered from 100 and never put on the SBE wire.
+type Op = sbe.Op
 
 // The commands goblin answers.
 const (
-	OpNone          Op = 0
-	OpPing             = Op(sbe.OpPing)
-	OpEcho             = Op(sbe.OpEcho)
-	OpGet              = Op(sbe.OpGet)
-	OpSet              = Op(sbe.OpSet)
-	OpDel              = Op(sbe.OpDel)
-	OpExists           = Op(sbe.OpExists)
-	OpExpire           = Op(sbe.OpExpire)
-	OpPExpire          = Op(sbe.OpPExpire)
-	OpTTL              = Op(sbe.OpTTL)
-	OpPTTL             = Op(sbe.OpPTTL)
-	OpPersist          = Op(sbe.OpPersist)
-	OpIncr             = Op(sbe.OpIncr)
-	OpIncrBy           = Op(sbe.OpIncrBy)
-	OpDecr             = Op(sbe.OpDecr)
-	OpDecrBy           = Op(sbe.OpDecrBy)
-	OpMGet             = Op(sbe.OpMGet)
-	OpMSet             = Op(sbe.OpMSet)
-	OpType             = Op(sbe.OpType)
-	OpDBSize           = Op(sbe.OpDBSize)
-	OpFlushAll         = Op(sbe.OpFlushAll)
-	OpFlushDB          = Op(sbe.OpFlushDB)
-	OpInfo             = Op(sbe.OpInfo)
-	OpAuth             = Op(sbe.OpAuth)
-	OpSelect           = Op(sbe.OpSelect)
-	OpQuit             = Op(sbe.OpQuit)
-	OpConfigGet        = Op(sbe.OpConfigGet)
-	OpClientSetName    = Op(sbe.OpClientSetName)
-	OpClientGetName    = Op(sbe.OpClientGetName)
+	OpNone             = Op(0)
+	OpPing             = sbe.OpPing
+	OpEcho             = sbe.OpEcho
+	OpGet              = sbe.OpGet
+	OpSet              = sbe.OpSet
+	OpDel              = sbe.OpDel
+	OpExists           = sbe.OpExists
+	OpExpire           = sbe.OpExpire
+	OpPExpire          = sbe.OpPExpire
+	OpTTL              = sbe.OpTTL
+	OpPTTL             = sbe.OpPTTL
+	OpPersist          = sbe.OpPersist
+	OpIncr             = sbe.OpIncr
+	OpIncrBy           = sbe.OpIncrBy
+	OpDecr             = sbe.OpDecr
+	OpDecrBy           = sbe.OpDecrBy
+	OpMGet             = sbe.OpMGet
+	OpMSet             = sbe.OpMSet
+	OpType             = sbe.OpType
+	OpDBSize           = sbe.OpDBSize
+	OpFlushAll         = sbe.OpFlushAll
+	OpFlushDB          = sbe.OpFlushDB
+	OpInfo             = sbe.OpInfo
+	OpAuth             = sbe.OpAuth
+	OpSelect           = sbe.OpSelect
+	OpQuit             = sbe.OpQuit
+	OpConfigGet        = sbe.OpConfigGet
+	OpClientSetName    = sbe.OpClientSetName
+	OpClientGetName    = sbe.OpClientGetName
 	OpCommand       Op = 100 // COMMAND (RESP only)
 	OpCommandDocs   Op = 101 // COMMAND DOCS (RESP only)
 	OpCommandCount  Op = 102 // COMMAND COUNT (RESP only)
@@ -58,9 +58,9 @@ var opNames = [NumOps]string{
 	OpClientSetInfo: "client|setinfo",
 }
 
-// String returns the command's Redis name in lower case ("get",
+// OpName returns the command's Redis name in lower case ("get",
 // "client|setname"), or "" for an unknown Op.
-func (op Op) String() string {
+func OpName(op Op) string {
 	if int(op) < len(opNames) {
 		return opNames[op]
 	}
@@ -68,21 +68,13 @@ func (op Op) String() string {
 }
 
 // Request is one decoded command, the same value whichever protocol it
-// arrived in. Byte slices point into the request's wire bytes and are valid
-// only while the engine serves it.
-type Request struct {
-	Op            Op
-	CorrelationID uint64    // SBE's correlation id; 0 for RESP
-	Flags         sbe.Flags // SET's NX, XX, KEEPTTL, GET
-	Expiry        sbe.Expiry
-	Expire        int64 // SET's expiry, read per Expiry
-	// Amount: EXPIRE seconds, PEXPIRE milliseconds, INCRBY/DECRBY delta,
-	// SELECT index, HELLO protocol version (0 = none given).
-	Amount int64
-	Key    []byte
-	Value  []byte
-	// Args holds further arguments: PING's message, DEL/EXISTS/MGET's
-	// further keys, MSET's further pairs, INFO's sections, CONFIG GET's
-	// further patterns, HELLO's SETNAME name, CLIENT SETINFO's value.
-	Args [][]byte
-}
+// arrived in: the shape of the schema's Request, which was designed as
+// goblin's protocol-neutral command (operation, correlation id, SET flags
+// and expiry, an integer amount, key, value, further arguments). RESP
+// commands decode into it as SBE messages do, so execution has one input
+// type. Byte slices point into the request's wire bytes and are valid only
+// while the engine serves it. For RESP-only commands: HELLO's protocol
+// version is in Amount, its AUTH user and password in Key and Value and its
+// SETNAME name in Args; CLIENT SETINFO's attribute and value in Key and
+// Value.
+type Request = sbe.Request

@@ -78,7 +78,7 @@ func parseInt(b []byte) (int64, bool) {
 // returns false; nothing is executed then.
 func (e *Engine) decodeRESP(args [][]byte, r *Request) bool {
 	*r = Request{}
-	e.res.reset()
+	e.resetResult()
 	var low [16]byte
 	n, ok := lowerName(&low, args[0])
 	if !ok {
@@ -354,13 +354,13 @@ func (e *Engine) arity(op Op, argc, n int) bool {
 	return true
 }
 
-func (e *Engine) wrongArgs(op Op) bool { return e.wrongArgsName(op.String()) }
+func (e *Engine) wrongArgs(op Op) bool { return e.wrongArgsName(OpName(op)) }
 
 func (e *Engine) wrongArgsName(name string) bool {
 	e.errBuf = append(e.errBuf[:0], "ERR wrong number of arguments for '"...)
 	e.errBuf = append(e.errBuf, name...)
 	e.errBuf = append(e.errBuf, "' command"...)
-	e.res.setError(sbe.StatusWrongArgs, e.errBuf)
+	e.setError(sbe.StatusWrongArgs, e.errBuf)
 	return false
 }
 
@@ -370,7 +370,7 @@ func (e *Engine) unknownSubcommand(sub []byte, cmd string) bool {
 	e.errBuf = append(e.errBuf, "'. Try "...)
 	e.errBuf = append(e.errBuf, cmd...)
 	e.errBuf = append(e.errBuf, " HELP."...)
-	e.res.setError(sbe.StatusUnknownCommand, e.errBuf)
+	e.setError(sbe.StatusUnknownCommand, e.errBuf)
 	return false
 }
 
@@ -393,7 +393,7 @@ func (e *Engine) unknownCommand(args [][]byte) bool {
 		b = append(b, "' "...)
 	}
 	e.errBuf = b
-	e.res.setError(sbe.StatusUnknownCommand, e.errBuf)
+	e.setError(sbe.StatusUnknownCommand, e.errBuf)
 	return false
 }
 
@@ -417,6 +417,6 @@ func (e *Engine) fail(st sbe.Status, prefix string, arg []byte, suffix string) b
 	e.errBuf = append(e.errBuf[:0], prefix...)
 	e.errBuf = appendSanitized(e.errBuf, arg, 128)
 	e.errBuf = append(e.errBuf, suffix...)
-	e.res.setError(st, e.errBuf)
+	e.setError(st, e.errBuf)
 	return false
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/goblin-kv/goblin/proto/sbe/goblinsbe"
 )
@@ -167,30 +168,47 @@ const (
 )
 
 // Codec encodes and decodes goblin's messages with the generated
-// flyweights, which it keeps so that no call allocates. The zero value is
-// ready to use; a Codec is not safe for concurrent use.
+// flyweights. Request and Reply use flyweights on the stack; MultiRequest
+// and ArrayReply, whose group flyweights point into their parent, are kept
+// in the Codec so that no call allocates. The zero value is ready to use; a
+// Codec is not safe for concurrent use.
 type Codec struct {
-	hdr goblinsbe.MessageHeader
-	req goblinsbe.Request
-	rep goblinsbe.Reply
+	mreq goblinsbe.MultiRequest
+	arep goblinsbe.ArrayReply
 }
 
-// RequestLen is the encoded length of r (without SOFH).
+// Template ids of the four messages.
+const (
+	templateRequest      = goblinsbe.RequestSbeTemplateID
+	templateReply        = goblinsbe.ReplySbeTemplateID
+	templateMultiRequest = goblinsbe.MultiRequestSbeTemplateID
+	templateArrayReply   = goblinsbe.ArrayReplySbeTemplateID
+)
+
+// RequestLen is the encoded length of r (without SOFH): a Request message,
+// or a MultiRequest when r has Args.
 func RequestLen(r *Request) int {
-	n := headerLen + int(goblinsbe.RequestSbeBlockLength) + groupHdrLen + 2*varHdrLen + len(r.Key) + len(r.Value)
-	for _, a := range r.Args {
-		n += varHdrLen + len(a)
+	n := headerLen + int(goblinsbe.RequestSbeBlockLength) + 2*varHdrLen + len(r.Key) + len(r.Value)
+	if len(r.Args) > 0 {
+		n += groupHdrLen
+		for _, a := range r.Args {
+			n += varHdrLen + len(a)
+		}
 	}
 	return n
 }
 
-// ReplyLen is the encoded length of r (without SOFH).
+// ReplyLen is the encoded length of r (without SOFH): a Reply message, or
+// an ArrayReply when r.Kind is KindArray (whose Value is not sent).
 func ReplyLen(r *Reply) int {
-	n := headerLen + int(goblinsbe.ReplySbeBlockLength) + groupHdrLen + varHdrLen + len(r.Value)
-	for i := range r.Items {
-		n += itemBlockLen + varHdrLen + len(r.Items[i].Value)
+	if r.Kind == KindArray {
+		n := headerLen + int(goblinsbe.ArrayReplySbeBlockLength) + groupHdrLen
+		for i := range r.Items {
+			n += itemBlockLen + varHdrLen + len(r.Items[i].Value)
+		}
+		return n
 	}
-	return n
+	return headerLen + int(goblinsbe.ReplySbeBlockLength) + varHdrLen + len(r.Value)
 }
 
 const itemBlockLen = 9 // kind (1) + integer (8); checked in tests
@@ -207,26 +225,56 @@ func grow(dst []byte, n int) ([]byte, int) {
 	return dst[:off+n], off
 }
 
-// AppendRequest appends r encoded as a bare SBE message to dst. It panics
-// if r has more than 65534 Args (programmer error; the client library
-// checks first).
+// flagBits encodes Flags with the generated set's accessors.
+func flagBits(f Flags) uint8 {
+	var fs goblinsbe.SetFlags
+	var b uint8
+	b = fs.SetNxValue(b, f&FlagNX != 0)
+	b = fs.SetXxValue(b, f&FlagXX != 0)
+	b = fs.SetKeepTtlValue(b, f&FlagKeepTTL != 0)
+	b = fs.SetGetValue(b, f&FlagGet != 0)
+	return b
+}
+
+// AppendRequest appends r encoded as a bare SBE message to dst: a Request,
+// or a MultiRequest when r has Args. It panics if r has more than 65534
+// Args (programmer error; the client library checks first).
 func (c *Codec) AppendRequest(dst []byte, r *Request) []byte {
+	n := RequestLen(r)
+	dst, off := grow(dst, n)
+	if len(r.Args) > 0 {
+		return c.appendMulti(dst, off, n, r)
+	}
+	var m goblinsbe.Request
+	m.WrapAndApplyHeader(dst, uint64(off), uint64(off+n))
+	m.SetCorrelationId(r.CorrelationID).SetOp(r.Op).SetExpiry(r.Expiry).SetExpire(r.Expire).SetAmount(r.Amount)
+	dst[off+headerLen+int(m.FlagsEncodingOffset())] = flagBits(r.Flags)
+	pos := putVar(dst, int(m.SbePosition()), r.Key)
+	putVar(dst, pos, r.Value)
+	return dst
+}
+
+// putVar writes one var-data field (uint32 little-endian length, then the
+// bytes) at pos and returns the position after it. The generated Put*Len
+// methods take a string, which would cost a []byte-to-string copy per
+// field; the layout is the schema's varDataEncoding, and the round-trip
+// tests decode it with the generated accessors' positions.
+func putVar(dst []byte, pos int, v []byte) int {
+	binary.LittleEndian.PutUint32(dst[pos:], uint32(len(v)))
+	return pos + varHdrLen + copy(dst[pos+varHdrLen:], v)
+}
+
+func (c *Codec) appendMulti(dst []byte, off, n int, r *Request) []byte {
 	if len(r.Args) > maxGroup {
 		panic(ErrTooManyItems)
 	}
-	n := RequestLen(r)
-	dst, off := grow(dst, n)
-	m := &c.req
+	m := &c.mreq
 	m.WrapAndApplyHeader(dst, uint64(off), uint64(off+n))
 	m.SetCorrelationId(r.CorrelationID).SetOp(r.Op).SetExpiry(r.Expiry).SetExpire(r.Expire).SetAmount(r.Amount)
-	f := m.Flags()
-	f.Clear()
-	f.SetNx(r.Flags&FlagNX != 0).SetXx(r.Flags&FlagXX != 0).SetKeepTtl(r.Flags&FlagKeepTTL != 0).SetGet(r.Flags&FlagGet != 0)
+	dst[off+headerLen+int(m.FlagsEncodingOffset())] = flagBits(r.Flags)
 	g := m.ArgsCount(uint16(len(r.Args)))
 	for _, a := range r.Args {
 		g.Next()
-		// PutArgLen writes the length and advances past the data; the
-		// bytes are copied here so no []byte becomes a string.
 		pos := g.SbePosition() + varHdrLen
 		g.PutArgLen("", uint32(len(a)))
 		copy(dst[pos:], a)
@@ -240,15 +288,27 @@ func (c *Codec) AppendRequest(dst []byte, r *Request) []byte {
 	return dst
 }
 
-// AppendReply appends r encoded as a bare SBE message to dst. It panics if
-// r has more than 65534 Items.
+// AppendReply appends r encoded as a bare SBE message to dst: a Reply, or
+// an ArrayReply when r.Kind is KindArray. It panics if r has more than
+// 65534 Items.
 func (c *Codec) AppendReply(dst []byte, r *Reply) []byte {
+	n := ReplyLen(r)
+	dst, off := grow(dst, n)
+	if r.Kind == KindArray {
+		return c.appendArray(dst, off, n, r)
+	}
+	var m goblinsbe.Reply
+	m.WrapAndApplyHeader(dst, uint64(off), uint64(off+n))
+	m.SetCorrelationId(r.CorrelationID).SetStatus(r.Status).SetKind(r.Kind).SetInteger(r.Integer)
+	putVar(dst, int(m.SbePosition()), r.Value)
+	return dst
+}
+
+func (c *Codec) appendArray(dst []byte, off, n int, r *Reply) []byte {
 	if len(r.Items) > maxGroup {
 		panic(ErrTooManyItems)
 	}
-	n := ReplyLen(r)
-	dst, off := grow(dst, n)
-	m := &c.rep
+	m := &c.arep
 	m.WrapAndApplyHeader(dst, uint64(off), uint64(off+n))
 	m.SetCorrelationId(r.CorrelationID).SetStatus(r.Status).SetKind(r.Kind).SetInteger(r.Integer)
 	g := m.ItemsCount(uint16(len(r.Items)))
@@ -259,41 +319,48 @@ func (c *Codec) AppendReply(dst []byte, r *Reply) []byte {
 		g.PutItemLen("", uint32(len(it.Value)))
 		copy(dst[pos:], it.Value)
 	}
-	pos := m.SbePosition() + varHdrLen
-	m.PutValueLen("", uint32(len(r.Value)))
-	copy(dst[pos:], r.Value)
 	return dst
 }
 
-// TemplateID returns the template id of the SBE message in msg (1 for
-// Request, 2 for Reply) after checking the header's schema id.
-func (c *Codec) TemplateID(msg []byte) (uint16, error) {
+// header reads the message header of msg after checking the schema id, and
+// returns the template id, acting block length and version. A newer version
+// with a longer block is accepted (its extra fields are skipped); a block
+// shorter than this version's is malformed.
+func header(msg []byte) (template uint16, block, version uint64, err error) {
 	if len(msg) < headerLen {
-		return 0, ErrTruncated
+		return 0, 0, 0, ErrTruncated
 	}
-	c.hdr.Wrap(msg, 0, uint64(SchemaVersion), uint64(len(msg)))
-	if c.hdr.SchemaId() != SchemaID {
-		return 0, ErrWrongSchema
+	var h goblinsbe.MessageHeader
+	h.Wrap(msg, 0, uint64(SchemaVersion), uint64(len(msg)))
+	if h.SchemaId() != SchemaID {
+		return 0, 0, 0, ErrWrongSchema
 	}
-	return c.hdr.TemplateId(), nil
+	template = h.TemplateId()
+	var min uint16
+	switch template {
+	case templateRequest:
+		min = goblinsbe.RequestSbeBlockLength
+	case templateMultiRequest:
+		min = goblinsbe.MultiRequestSbeBlockLength
+	case templateReply:
+		min = goblinsbe.ReplySbeBlockLength
+	case templateArrayReply:
+		min = goblinsbe.ArrayReplySbeBlockLength
+	default:
+		return 0, 0, 0, ErrWrongTemplate
+	}
+	bl := h.BlockLength()
+	if bl < min || headerLen+int(bl) > len(msg) {
+		return 0, 0, 0, ErrTruncated
+	}
+	return template, uint64(bl), uint64(h.Version()), nil
 }
 
-// header checks msg's header for template and returns the acting block
-// length and version. A newer version with a longer block is accepted (its
-// extra fields are skipped); a block shorter than ours is malformed.
-func (c *Codec) header(msg []byte, template, block uint16) (uint64, uint64, error) {
-	id, err := c.TemplateID(msg)
-	if err != nil {
-		return 0, 0, err
-	}
-	if id != template {
-		return 0, 0, ErrWrongTemplate
-	}
-	bl := c.hdr.BlockLength()
-	if bl < block || headerLen+int(bl) > len(msg) {
-		return 0, 0, ErrTruncated
-	}
-	return uint64(bl), uint64(c.hdr.Version()), nil
+// TemplateID returns the template id of the SBE message in msg: 1
+// Request, 2 Reply, 3 MultiRequest, 4 ArrayReply.
+func (c *Codec) TemplateID(msg []byte) (uint16, error) {
+	t, _, _, err := header(msg)
+	return t, err
 }
 
 // varData slices the var-data field at pos (a uint32 length then bytes).
@@ -309,139 +376,206 @@ func varData(msg []byte, pos uint64) ([]byte, bool) {
 	return msg[start : start+n : start+n], true
 }
 
-// groupFits reports whether a group header fits at pos and whether count
-// entries of blockLength plus a var-data header each could fit after it.
-func groupFits(msg []byte, pos uint64) bool {
+// groupFits reports whether a group header fits at pos and whether its
+// entries' blocks and var-data headers could fit after it, and returns the
+// group's block length.
+func groupFits(msg []byte, pos uint64) (uint64, bool) {
 	if pos+groupHdrLen > uint64(len(msg)) {
-		return false
+		return 0, false
 	}
 	bl := uint64(binary.LittleEndian.Uint16(msg[pos:]))
 	count := uint64(binary.LittleEndian.Uint16(msg[pos+2:]))
-	return count*(bl+varHdrLen) <= uint64(len(msg))-pos-groupHdrLen
+	return bl, count*(bl+varHdrLen) <= uint64(len(msg))-pos-groupHdrLen
 }
 
 // recoverMalformed turns a bounds panic inside the generated flyweights
-// (they panic on short buffers) into ErrMalformed. The checks above make it
-// a safety net, not the expected path.
+// (they panic on short buffers) into ErrMalformed. The checks the decoders
+// make first keep it a safety net, not a path (the fuzz tests hold them to
+// it).
 func recoverMalformed(err *error) {
 	if recover() != nil {
+		recoveredPanics.Add(1)
 		*err = ErrTruncated
 	}
 }
 
-// DecodeRequest decodes the bare Request message msg into r. r.Key,
-// r.Value and r.Args point into msg; r.Args reuses its backing array.
-// Bytes after the message's end are ignored.
+// recoveredPanics counts the panics recoverMalformed caught; FuzzDecode
+// requires it to stay 0, i.e. that the explicit checks caught everything.
+var recoveredPanics atomic.Int64
+
+// DecodeRequest decodes the bare Request or MultiRequest message msg into
+// r. r.Key, r.Value and r.Args point into msg; r.Args reuses its backing
+// array. Bytes after the message's end are ignored.
 func (c *Codec) DecodeRequest(msg []byte, r *Request) (err error) {
-	defer recoverMalformed(&err)
-	block, version, err := c.header(msg, goblinsbe.RequestSbeTemplateID, goblinsbe.RequestSbeBlockLength)
+	_, err = c.decodeRequest(msg, r)
+	return err
+}
+
+func (c *Codec) decodeRequest(msg []byte, r *Request) (end uint64, err error) {
+	template, block, version, err := header(msg)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	m := &c.req
-	m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
-	r.CorrelationID = m.CorrelationId()
-	r.Op = m.Op()
-	raw := m.Flags().RawValue()
-	r.Flags = Flags(raw) & (FlagNX | FlagXX | FlagKeepTTL | FlagGet)
-	r.Expiry = m.Expiry()
-	r.Expire = m.Expire()
-	r.Amount = m.Amount()
 	r.Args = r.Args[:0]
-	if !groupFits(msg, m.SbePosition()) {
-		return ErrTruncated
-	}
-	for g := m.Args(); g.HasNext(); {
-		g.Next()
-		a, ok := varData(msg, g.SbePosition())
-		if !ok {
-			return ErrTruncated
+	switch template {
+	case templateRequest:
+		// No recover needed: header checked that the block fits, and the
+		// var-data fields are bounds-checked before they are sliced.
+		var m goblinsbe.Request
+		m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
+		r.CorrelationID = m.CorrelationId()
+		r.Op = m.Op()
+		r.Flags = Flags(m.Flags().RawValue()) & (FlagNX | FlagXX | FlagKeepTTL | FlagGet)
+		r.Expiry = m.Expiry()
+		r.Expire = m.Expire()
+		r.Amount = m.Amount()
+		pos := m.SbePosition()
+		var ok bool
+		if r.Key, ok = varData(msg, pos); !ok {
+			return 0, ErrTruncated
 		}
-		r.Args = append(r.Args, a)
-		g.SkipArg()
+		pos += varHdrLen + uint64(len(r.Key))
+		if r.Value, ok = varData(msg, pos); !ok {
+			return 0, ErrTruncated
+		}
+		return pos + varHdrLen + uint64(len(r.Value)), nil
+	case templateMultiRequest:
+		return c.decodeMulti(msg, block, version, r)
 	}
-	if r.Key, err = c.reqVar(msg, m.SbePosition()); err != nil {
-		return err
-	}
-	m.SkipKey()
-	if r.Value, err = c.reqVar(msg, m.SbePosition()); err != nil {
-		return err
-	}
-	m.SkipValue()
-	return nil
+	return 0, ErrWrongTemplate
 }
 
-func (c *Codec) reqVar(msg []byte, pos uint64) ([]byte, error) {
-	v, ok := varData(msg, pos)
-	if !ok {
-		return nil, ErrTruncated
-	}
-	return v, nil
-}
-
-// DecodeReply decodes the bare Reply message msg into r. r.Value and the
-// items' values point into msg; r.Items reuses its backing array.
-func (c *Codec) DecodeReply(msg []byte, r *Reply) (err error) {
+func (c *Codec) decodeMulti(msg []byte, block, version uint64, r *Request) (end uint64, err error) {
 	defer recoverMalformed(&err)
-	block, version, err := c.header(msg, goblinsbe.ReplySbeTemplateID, goblinsbe.ReplySbeBlockLength)
-	if err != nil {
-		return err
-	}
-	m := &c.rep
-	m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
-	r.CorrelationID = m.CorrelationId()
-	r.Status = m.Status()
-	r.Kind = m.Kind()
-	r.Integer = m.Integer()
-	r.Items = r.Items[:0]
-	if !groupFits(msg, m.SbePosition()) {
-		return ErrTruncated
-	}
-	g := m.Items()
-	if g.Count() > 0 && binary.LittleEndian.Uint16(msg[g.SbePosition()-groupHdrLen:]) < itemBlockLen {
-		return ErrTruncated
-	}
-	for g.HasNext() {
-		g.Next()
-		it := Item{Kind: g.Kind(), Integer: g.Integer()}
-		v, ok := varData(msg, g.SbePosition())
+	{
+		m := &c.mreq
+		m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
+		r.CorrelationID = m.CorrelationId()
+		r.Op = m.Op()
+		r.Flags = Flags(m.Flags().RawValue()) & (FlagNX | FlagXX | FlagKeepTTL | FlagGet)
+		r.Expiry = m.Expiry()
+		r.Expire = m.Expire()
+		r.Amount = m.Amount()
+		gbl, ok := groupFits(msg, m.SbePosition())
 		if !ok {
-			return ErrTruncated
+			return 0, ErrTruncated
 		}
-		it.Value = v
-		r.Items = append(r.Items, it)
-		g.SkipItem()
+		for g := m.Args(); g.HasNext(); {
+			if g.SbePosition()+gbl > uint64(len(msg)) {
+				return 0, ErrTruncated
+			}
+			g.Next()
+			a, ok := varData(msg, g.SbePosition())
+			if !ok {
+				return 0, ErrTruncated
+			}
+			r.Args = append(r.Args, a)
+			g.SkipArg()
+		}
+		if r.Key, ok = varData(msg, m.SbePosition()); !ok {
+			return 0, ErrTruncated
+		}
+		m.SkipKey()
+		if r.Value, ok = varData(msg, m.SbePosition()); !ok {
+			return 0, ErrTruncated
+		}
+		m.SkipValue()
+		return m.SbePosition(), nil
 	}
-	v, ok := varData(msg, m.SbePosition())
-	if !ok {
-		return ErrTruncated
+}
+
+// DecodeReply decodes the bare Reply or ArrayReply message msg into r.
+// r.Value and the items' values point into msg; r.Items reuses its backing
+// array.
+func (c *Codec) DecodeReply(msg []byte, r *Reply) (err error) {
+	_, err = c.decodeReply(msg, r)
+	return err
+}
+
+func (c *Codec) decodeReply(msg []byte, r *Reply) (end uint64, err error) {
+	template, block, version, err := header(msg)
+	if err != nil {
+		return 0, err
 	}
-	r.Value = v
-	m.SkipValue()
-	return nil
+	r.Items = r.Items[:0]
+	r.Value = nil
+	switch template {
+	case templateReply:
+		var m goblinsbe.Reply
+		m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
+		r.CorrelationID = m.CorrelationId()
+		r.Status = m.Status()
+		r.Kind = m.Kind()
+		r.Integer = m.Integer()
+		pos := m.SbePosition()
+		v, ok := varData(msg, pos)
+		if !ok {
+			return 0, ErrTruncated
+		}
+		r.Value = v
+		if r.Kind == KindArray {
+			return 0, fmt.Errorf("%w: array kind in a Reply", ErrMalformed)
+		}
+		return pos + varHdrLen + uint64(len(v)), nil
+	case templateArrayReply:
+		return c.decodeArray(msg, block, version, r)
+	}
+	return 0, ErrWrongTemplate
+}
+
+func (c *Codec) decodeArray(msg []byte, block, version uint64, r *Reply) (end uint64, err error) {
+	defer recoverMalformed(&err)
+	{
+		m := &c.arep
+		m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
+		r.CorrelationID = m.CorrelationId()
+		r.Status = m.Status()
+		r.Kind = m.Kind()
+		r.Integer = m.Integer()
+		gbl, ok := groupFits(msg, m.SbePosition())
+		if !ok {
+			return 0, ErrTruncated
+		}
+		g := m.Items()
+		if g.Count() > 0 && gbl < itemBlockLen {
+			return 0, ErrTruncated
+		}
+		for g.HasNext() {
+			if g.SbePosition()+gbl > uint64(len(msg)) {
+				return 0, ErrTruncated
+			}
+			g.Next()
+			it := Item{Kind: g.Kind(), Integer: g.Integer()}
+			v, ok := varData(msg, g.SbePosition())
+			if !ok {
+				return 0, ErrTruncated
+			}
+			it.Value = v
+			r.Items = append(r.Items, it)
+			g.SkipItem()
+		}
+		if r.Kind != KindArray {
+			return 0, fmt.Errorf("%w: ArrayReply of kind %d", ErrMalformed, r.Kind)
+		}
+		return m.SbePosition(), nil
+	}
 }
 
 // MessageLen returns the length of the SBE message at the front of msg by
 // walking its groups and var-data, or an error if it does not fit.
-func (c *Codec) MessageLen(msg []byte) (n int, err error) {
-	defer recoverMalformed(&err)
-	id, err := c.TemplateID(msg)
+func (c *Codec) MessageLen(msg []byte) (int, error) {
+	t, err := c.TemplateID(msg)
 	if err != nil {
 		return 0, err
 	}
-	switch id {
-	case goblinsbe.RequestSbeTemplateID:
+	var end uint64
+	switch t {
+	case templateRequest, templateMultiRequest:
 		var r Request
-		if err := c.DecodeRequest(msg, &r); err != nil {
-			return 0, err
-		}
-		return int(c.req.SbePosition()), nil
-	case goblinsbe.ReplySbeTemplateID:
+		end, err = c.decodeRequest(msg, &r)
+	default:
 		var r Reply
-		if err := c.DecodeReply(msg, &r); err != nil {
-			return 0, err
-		}
-		return int(c.rep.SbePosition()), nil
+		end, err = c.decodeReply(msg, &r)
 	}
-	return 0, ErrWrongTemplate
+	return int(end), err
 }

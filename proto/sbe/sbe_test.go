@@ -26,7 +26,7 @@ func TestFlagsMatchSchema(t *testing.T) {
 			t.Errorf("schema bit %#x, package constant %#x", c.got, c.want)
 		}
 	}
-	var items goblinsbe.ReplyItems
+	var items goblinsbe.ArrayReplyItems
 	if items.SbeBlockLength() != itemBlockLen {
 		t.Fatalf("items block length %d, itemBlockLen %d", items.SbeBlockLength(), itemBlockLen)
 	}
@@ -69,8 +69,7 @@ func TestRequestRoundTrip(t *testing.T) {
 func TestReplyRoundTrip(t *testing.T) {
 	var c Codec
 	in := Reply{CorrelationID: 9, Status: StatusOK, Kind: KindArray, Integer: 0,
-		Items: []Item{{Kind: KindBulk, Value: []byte("v1")}, {Kind: KindNil, Value: []byte{}}, {Kind: KindInteger, Integer: -7, Value: []byte{}}},
-		Value: []byte{}}
+		Items: []Item{{Kind: KindBulk, Value: []byte("v1")}, {Kind: KindNil, Value: []byte{}}, {Kind: KindInteger, Integer: -7, Value: []byte{}}}}
 	msg := c.AppendReply(nil, &in)
 	var out Reply
 	if err := c.DecodeReply(msg, &out); err != nil {
@@ -78,6 +77,16 @@ func TestReplyRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(in, out) {
 		t.Fatalf("round trip:\n in %+v\nout %+v", in, out)
+	}
+	single := Reply{CorrelationID: 10, Status: StatusSyntax, Kind: KindError, Value: []byte("ERR syntax error")}
+	var out1 Reply
+	if err := c.DecodeReply(c.AppendReply(nil, &single), &out1); err != nil || !reflect.DeepEqual(single, out1) {
+		t.Fatalf("single reply round trip: %v\n in %+v\nout %+v", err, single, out1)
+	}
+	one := Request{CorrelationID: 3, Op: OpGet, Key: []byte("k"), Value: []byte{}}
+	var got Request
+	if err := c.DecodeRequest(c.AppendRequest(nil, &one), &got); err != nil || !reflect.DeepEqual(one, got) {
+		t.Fatalf("single request round trip: %v\n in %+v\nout %+v", err, one, got)
 	}
 	if err := c.DecodeRequest(msg, new(Request)); !errors.Is(err, ErrWrongTemplate) {
 		t.Fatalf("reply decoded as request: %v", err)
@@ -106,7 +115,7 @@ func TestGoldenPing(t *testing.T) {
 	if strings.TrimSpace(string(want)) != got {
 		t.Fatalf("framed PING\n got %s\nwant %s", got, want)
 	}
-	// SOFH: the length (53) includes the header, then 0xEB50.
+	// SOFH: the length includes the header, then 0xEB50.
 	if !bytes.HasPrefix(wire, []byte{0, 0, 0, byte(len(wire)), 0xEB, 0x50}) {
 		t.Fatalf("bad SOFH % x", wire[:6])
 	}
@@ -201,6 +210,9 @@ func FuzzDecode(f *testing.F) {
 				}
 			}
 			in = in[n:]
+		}
+		if n := recoveredPanics.Load(); n != 0 {
+			t.Fatalf("the decoders' checks missed %d out-of-bounds accesses (caught by recover)", n)
 		}
 	})
 }

@@ -16,7 +16,6 @@ type Request struct {
     actingBlockLength uint64
     actingVersion uint64
     _Flags SetFlags
-    _Args RequestArgs
 }
 
     func (m *Request) sbePositionPtr() *uint64 {
@@ -414,297 +413,6 @@ func (m *Request) AmountMetaAttribute(metaAttribute string) string {
         return m
     }
 
-    type RequestArgs struct {
-        buffer         []byte
-        bufferLength   uint64
-        initialPosition uint64
-        positionPtr    *uint64
-        blockLength    uint64
-        count          uint64
-        index          uint64
-        offset         uint64
-        actingVersion  uint64
-    }
-
-    func (g *RequestArgs) sbePositionPtr() *uint64 {
-        return g.positionPtr
-    }
-
-    func (g *RequestArgs) WrapForDecode(
-        buffer []byte,
-        pos *uint64,
-        actingVersion uint64,
-        bufferLength uint64) {
-        dimensions := GroupSizeEncoding{}
-        dimensions.Wrap(buffer, *pos, actingVersion, bufferLength)
-        g.buffer = buffer
-        g.bufferLength = bufferLength
-        g.blockLength = uint64(dimensions.BlockLength())
-        g.count = uint64(dimensions.NumInGroup())
-        g.index = 0
-        g.actingVersion = actingVersion
-        g.initialPosition = *pos
-        g.positionPtr = pos
-        *g.positionPtr = *g.positionPtr + 4
-    }
-
-    func (g *RequestArgs) WrapForEncode(
-        buffer []byte,
-        count uint16,
-        pos *uint64,
-        actingVersion uint64,
-        bufferLength uint64) {
-        if count > 65534 {
-            panic("count outside of allowed range [E110]")
-        }
-        g.buffer = buffer
-        g.bufferLength = bufferLength
-        dimensions := GroupSizeEncoding{}
-        dimensions.Wrap(buffer, *pos, actingVersion, bufferLength)
-        dimensions.SetBlockLength(0)
-        dimensions.SetNumInGroup(count)
-        g.index = 0
-        g.count = uint64(count)
-        g.blockLength = 0
-        g.actingVersion = actingVersion
-        g.initialPosition = *pos
-        g.positionPtr = pos
-        *g.positionPtr = *g.positionPtr + 4
-    }
-
-    func (g *RequestArgs) SbeHeaderSize() uint64 {
-        return 4
-    }
-
-    func (g *RequestArgs) SbeBlockLength() uint64 {
-        return 0
-    }
-
-    func (g *RequestArgs) SbePosition() uint64 {
-        return *g.positionPtr
-    }
-
-    func (g *RequestArgs) SbeCheckPosition(position uint64) uint64 {
-        if position > g.bufferLength {
-            panic("buffer too short [E100]")
-        }
-        return position
-    }
-
-    func (g *RequestArgs) SetSbePosition(position uint64) {
-        *g.positionPtr = g.SbeCheckPosition(position)
-    }
-
-    func (g *RequestArgs) Count() uint64 {
-        return g.count
-    }
-
-    func (g *RequestArgs) HasNext() bool {
-        return g.index < g.count
-    }
-
-    func (g *RequestArgs) Next() *RequestArgs {
-        if g.index >= g.count {
-            panic("index >= count [E108]")
-        }
-        g.offset = *g.positionPtr
-        if g.offset+g.blockLength > g.bufferLength {
-            panic("buffer too short for next group index [E108]")
-        }
-        *g.positionPtr = g.offset + g.blockLength
-        g.index++
-
-        return g
-    }
-
-    func (g *RequestArgs) ResetCountToIndex() uint64 {
-        g.count = g.index
-        dimensions := GroupSizeEncoding{}
-        dimensions.Wrap(g.buffer, g.initialPosition, g.actingVersion, g.bufferLength)
-        dimensions.SetNumInGroup(uint16(g.count))
-        return g.count
-    }
-
-
-    func (g *RequestArgs) ForEach(fn func(group *RequestArgs)) {
-        for g.HasNext() {
-            g.Next()
-            fn(g)
-        }
-    }
-
-
-    func (m *RequestArgs) ArgMetaAttribute(metaAttribute string) string {
-        switch metaAttribute {
-            case "PRESENCE": return "required"
-            default: return ""
-        }
-    }
-
-    func (m *RequestArgs) ArgCharacterEncoding() string {
-            return "null"
-        }
-
-    func (m *RequestArgs) ArgSinceVersion() uint64 {
-            return 0
-        }
-
-    func (m *RequestArgs) ArgInActingVersion() bool {
-            return true
-        }
-
-    func (m *RequestArgs) ArgId() uint16 {
-            return 8
-        }
-
-    func (m *RequestArgs) ArgHeaderLength() uint64 {
-            return 4
-    }
-
-    func (m *RequestArgs) ArgLength() uint32 {
-            return Uint32LittleEndian(m.buffer[m.SbePosition():])
-    }
-
-        func (m *RequestArgs) SkipArg() uint64 {
-            lengthOfLengthField := uint64(4)
-            lengthPosition := m.SbePosition()
-            dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
-            m.SetSbePosition(lengthPosition + lengthOfLengthField + dataLength)
-            return dataLength
-        }
-
-    func (m *RequestArgs) Arg() string {
-        lengthFieldValue := uint64(Uint32LittleEndian(m.buffer[m.SbePosition():m.SbePosition()+4]))
-        m.SetSbePosition(m.SbePosition() + uint64(4))
-        pos := m.SbePosition()
-        m.SetSbePosition(pos + lengthFieldValue)
-        return string(m.buffer[pos:pos+lengthFieldValue])
-    }
-
-    func (m *RequestArgs) GetArg(dst []byte) int {
-        lengthOfLengthField := uint64(4)
-        lengthPosition := m.SbePosition()
-        m.SetSbePosition(m.SbePosition() + lengthOfLengthField)
-        dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition:lengthPosition+lengthOfLengthField]))
-        bytesToCopy := dataLength
-        if uint64(len(dst)) < dataLength {
-            bytesToCopy = uint64(len(dst))
-        }
-        pos := m.SbePosition()
-        m.SetSbePosition(pos + dataLength)
-        copy(dst, m.buffer[pos:pos+bytesToCopy])
-        return int(bytesToCopy)
-    }
-
-    func (m *RequestArgs) PutArgLen(src string, length uint32) *RequestArgs {
-        lengthOfLengthField := uint64(4)
-        lengthPosition := m.SbePosition()
-        m.SetSbePosition(lengthPosition + lengthOfLengthField)
-        PutUint32LittleEndian(m.buffer[lengthPosition:], length)
-        if length != uint32(0) {
-            pos := m.SbePosition()
-            m.SetSbePosition(pos + uint64(length))
-            copy(m.buffer[pos:], src)
-        }
-        return m
-    }
-
-    func (m *RequestArgs) GetArgAsString() string {
-        lengthOfLengthField := uint64(4)
-        lengthPosition := m.SbePosition()
-        dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition:lengthPosition+lengthOfLengthField]))
-        m.SetSbePosition(lengthPosition + lengthOfLengthField)
-        pos := m.SbePosition()
-        m.SetSbePosition(pos + dataLength)
-        return string(m.buffer[pos:pos+dataLength])
-    }
-
-    func (m *RequestArgs) GetArgAsJsonEscapedString() string {
-        oss := strings.Builder{}
-        s := m.GetArgAsString()
-
-        for _, c := range s {
-            switch c {
-                case '"': oss.WriteString("\\\"")
-                case '\\': oss.WriteString("\\\\")
-                case '\b': oss.WriteString("\\b")
-                case '\f': oss.WriteString("\\f")
-                case '\n': oss.WriteString("\\n")
-                case '\r': oss.WriteString("\\r")
-                case '\t': oss.WriteString("\\t")
-
-                default:
-                    if '\x00' <= c && c <= '\x1f' {
-                        fmt.Fprintf(&oss, "%x", c)
-                    } else {
-                        oss.WriteString(string(c))
-                    }
-            }
-        }
-
-        return oss.String()
-    }
-
-    func (m *RequestArgs) PutArg(str string) *RequestArgs {
-        if len(str) > 1073741824 {
-            panic("string too long for length type [E109]")
-        }
-        return m.PutArgLen(str, uint32(len(str)))
-    }
-
-        func (writer *RequestArgs) String() string {
-            builder := strings.Builder{}
-            builder.WriteString("{")
-            builder.WriteString(`"arg": `)
-            builder.WriteString(`"`)
-                writer.SkipArg()
-    builder.WriteString(" bytes of raw data")
-            builder.WriteString("}")
-
-            return builder.String()
-        }
-
-        func (m *RequestArgs) Skip() {
-            m.SkipArg()
-        }
-
-        func (m *RequestArgs) IsConstLength() bool {
-            return false
-        }
-
-        func (m *RequestArgs) ComputeLength( ArgLength int) (int, error) {
-            length := uint64(m.SbeBlockLength())
-
-            length += m.ArgHeaderLength()
-            if m.ArgLength() > 1073741824 {
-                return 0, fmt.Errorf("ArgLength too long for length type [E109]")
-            }
-            length += uint64(m.ArgLength())
-
-            return int(length), nil
-        }
-    func (m *Request) ArgsId() int {
-        return 7
-    }
-
-func (m *Request) Args() *RequestArgs {
-    m._Args.WrapForDecode(m.buffer, m.sbePositionPtr(), m.actingVersion, m.bufferLength)
-    return &m._Args
-}
-
-func (m *Request) ArgsCount(count uint16) *RequestArgs {
-    m._Args.WrapForEncode(m.buffer, count, m.sbePositionPtr(), m.actingVersion, m.bufferLength)
-    return &m._Args
-}
-
-func (m *Request) ArgsSinceVersion() uint64 {
-    return 0
-}
-
-func (m *Request) ArgsInActingVersion() bool {
-    return true
-}
-
 func (m *Request) KeyMetaAttribute(metaAttribute string) string {
     switch metaAttribute {
         case "PRESENCE": return "required"
@@ -971,21 +679,6 @@ func (writer *Request) String() string {
     builder.WriteString(fmt.Sprintf(`"%v"`, writer.Amount()))
 
     builder.WriteString(", ")
-    {
-        atLeastOne := false
-        builder.WriteString(`"args": [`)
-        writer.Args().ForEach(
-            func(value *RequestArgs) {
-                if atLeastOne {
-                    builder.WriteString(", ")
-                }
-                atLeastOne = true
-                builder.WriteString(value.String())
-            })
-        builder.WriteString("]")
-    }
-
-    builder.WriteString(", ")
     builder.WriteString(`"key": `)
     builder.WriteString(`"`)
         writer.SkipKey()
@@ -1001,9 +694,6 @@ func (writer *Request) String() string {
 }
 
 func (m *Request) Skip() {
-    for ArgsGroup := m.Args(); ArgsGroup.HasNext(); {
-        ArgsGroup.Next().Skip()
-    }
     m.SkipKey()
     m.SkipValue()
 }
@@ -1013,23 +703,9 @@ func (m *Request) IsConstLength() bool {
 }
 
 func (m *Request) ComputeLength(
-    ArgsItemLengths []struct{ ArgLength int},
      KeyLength int,
      ValueLength int) (int, error) {
     length := uint64(m.SbeBlockLength())
-
-    length += m.Args().SbeHeaderSize()
-    if (len(ArgsItemLengths) > 65534) {
-        panic("len(ArgsItemLengths) outside of allowed range [E110]")
-    }
-
-    for _, e := range ArgsItemLengths {
-        l, err := m.Args().ComputeLength(e.ArgLength)
-        if err != nil {
-            return 0, err
-        }
-        length += uint64(l)
-    }
 
     length += m.KeyHeaderLength()
     if m.KeyLength() > 1073741824 {

@@ -92,7 +92,14 @@ func TestRedisBenchmark(t *testing.T) {
 		for _, pipeline := range []string{"1", "16"} {
 			t.Run(ep.name+"/P"+pipeline, func(t *testing.T) {
 				args := append(strings.Fields(ep.args), "-t", "ping,set,get", "-n", "100000", "-c", "50", "-P", pipeline, "-q")
-				out := string(runTool(t, nil, "redis-benchmark", args...))
+				// -q still draws progress lines ending in \r: keep what follows.
+				var results []string
+				for _, l := range strings.Split(strings.ReplaceAll(string(runTool(t, nil, "redis-benchmark", args...)), "\r", "\n"), "\n") {
+					if strings.Contains(l, "requests per second") || strings.Contains(strings.ToLower(l), "err") {
+						results = append(results, strings.TrimSpace(l))
+					}
+				}
+				out := strings.Join(results, "\n")
 				t.Logf("redis-benchmark %s:\n%s", strings.Join(args, " "), out)
 				if strings.Contains(strings.ToLower(out), "error") {
 					t.Fatalf("errors in the output")
@@ -150,23 +157,24 @@ func TestGoRedis(t *testing.T) {
 			if err := rdb.Ping(ctx).Err(); err != nil {
 				t.Fatal(err)
 			}
+			k := func(s string) string { return ep.name + ":" + s }
 			v := "x\r\ny\x00z"
-			if err := rdb.Set(ctx, "k", v, 0).Err(); err != nil {
+			if err := rdb.Set(ctx, k("k"), v, 0).Err(); err != nil {
 				t.Fatal(err)
 			}
-			if got, err := rdb.Get(ctx, "k").Result(); err != nil || got != v {
+			if got, err := rdb.Get(ctx, k("k")).Result(); err != nil || got != v {
 				t.Fatalf("GET = %q, %v", got, err)
 			}
-			if _, err := rdb.Get(ctx, "missing").Result(); !errors.Is(err, redis.Nil) {
+			if _, err := rdb.Get(ctx, k("missing")).Result(); !errors.Is(err, redis.Nil) {
 				t.Fatalf("GET missing: %v, want redis.Nil", err)
 			}
-			if err := rdb.Set(ctx, "ttl", "v", time.Minute).Err(); err != nil {
+			if err := rdb.Set(ctx, k("ttl"), "v", time.Minute).Err(); err != nil {
 				t.Fatal(err)
 			}
-			if ttl, err := rdb.TTL(ctx, "ttl").Result(); err != nil || ttl <= 0 || ttl > time.Minute {
+			if ttl, err := rdb.TTL(ctx, k("ttl")).Result(); err != nil || ttl <= 0 || ttl > time.Minute {
 				t.Fatalf("TTL = %v, %v", ttl, err)
 			}
-			if n, err := rdb.IncrBy(ctx, "n", 5).Result(); err != nil || n != 5 {
+			if n, err := rdb.IncrBy(ctx, k("n"), 5).Result(); err != nil || n != 5 {
 				t.Fatalf("INCRBY = %d, %v", n, err)
 			}
 			// Pipelined and concurrent.
@@ -178,11 +186,11 @@ func TestGoRedis(t *testing.T) {
 					defer wg.Done()
 					pipe := rdb.Pipeline()
 					for i := range 500 {
-						pipe.Set(ctx, fmt.Sprintf("g%d-%d", g, i), i, 0)
+						pipe.Set(ctx, k(fmt.Sprintf("g%d-%d", g, i)), i, 0)
 					}
 					gets := make([]*redis.StringCmd, 500)
 					for i := range 500 {
-						gets[i] = pipe.Get(ctx, fmt.Sprintf("g%d-%d", g, i))
+						gets[i] = pipe.Get(ctx, k(fmt.Sprintf("g%d-%d", g, i)))
 					}
 					if _, err := pipe.Exec(ctx); err != nil {
 						errs <- err
@@ -201,7 +209,7 @@ func TestGoRedis(t *testing.T) {
 			for err := range errs {
 				t.Fatal(err)
 			}
-			if n, err := rdb.Del(ctx, "k", "missing").Result(); err != nil || n != 1 {
+			if n, err := rdb.Del(ctx, k("k"), k("missing")).Result(); err != nil || n != 1 {
 				t.Fatalf("DEL = %d, %v", n, err)
 			}
 		})
@@ -430,9 +438,9 @@ func TestMetricsScrapedOverHTTP(t *testing.T) {
 	})
 	for series, want := range map[string]float64{
 		`goblin_keys`: 25,
-		`goblin_connected_clients{protocol="resp",transport="uds"}`: 1,
-		`goblin_connected_clients{protocol="resp",transport="tcp"}`: 0,
-		`goblin_errors_total{protocol="resp",transport="uds"}`:      1,
+		`goblin_connected_clients{protocol="resp",transport="uds"}`:            1,
+		`goblin_connected_clients{protocol="resp",transport="tcp"}`:            0,
+		`goblin_errors_total{protocol="resp",transport="uds"}`:                 1,
 		`goblin_requests_total{command="set",protocol="resp",transport="tcp"}`: 0,
 	} {
 		if got := scrape(t, s, series); got != want {
@@ -513,12 +521,16 @@ func TestGracefulShutdownAndStaleSocket(t *testing.T) {
 	if !strings.Contains(second.Log(), "address in use") {
 		t.Fatalf("second server's log does not say address in use:\n%s", second.Log())
 	}
-	// SIGTERM: clean exit, socket file removed.
+	// SIGTERM: clean exit, socket file removed, connected clients closed.
 	c, err := net.Dial("unix", s.sock)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	fmt.Fprintf(c, "PING\r\n")
+	if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || line != "+PONG\r\n" {
+		t.Fatalf("PING: %q, %v", line, err)
+	}
 	if code := s.p.Stop(30 * time.Second); code != exitOK {
 		t.Fatalf("exit code %d after SIGTERM\n%s", code, s.p.Log())
 	}
@@ -581,5 +593,30 @@ func TestFlagsAndConfigFile(t *testing.T) {
 	os.WriteFile(conf, []byte("bogus 1\n"), 0o600)
 	if code := run([]string{"--config", conf}, io.Discard); code != exitUsage {
 		t.Fatalf("unknown config setting: exit %d", code)
+	}
+}
+
+// TestIdleServerDoesNotBurnACore checks the default idle strategy: over
+// two idle seconds the server must use well under a core (spin would use
+// all of it). Not a timing assertion: scheduling noise only lowers it.
+func TestIdleServerDoesNotBurnACore(t *testing.T) {
+	s := startServer(t)
+	cpu := func() int64 {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.p.PID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+		utime, _ := strconv.ParseInt(f[11], 10, 64)
+		stime, _ := strconv.ParseInt(f[12], 10, 64)
+		return utime + stime // clock ticks, 100 per second
+	}
+	time.Sleep(500 * time.Millisecond) // let start-up work finish
+	before, start := cpu(), time.Now()
+	time.Sleep(2 * time.Second)
+	used := float64(cpu()-before) / 100 / time.Since(start).Seconds()
+	t.Logf("idle server used %.1f%% of a core", used*100)
+	if used > 0.25 {
+		t.Fatalf("idle server used %.0f%% of a core with the default idle strategy", used*100)
 	}
 }

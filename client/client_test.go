@@ -257,8 +257,8 @@ func TestDialNothingThere(t *testing.T) {
 	if _, err := Dial(ctxT(t), "tcp://"+addr); !errors.Is(err, ErrDial) || !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Fatalf("Dial(closed port) = %v, want ErrDial and ECONNREFUSED", err)
 	}
-	if _, err := Dial(ctxT(t), "ring:///dev/shm/nothing"); !errors.Is(err, ErrUnknownTransport) {
-		t.Fatalf("Dial(ring) before registration = %v, want ErrUnknownTransport", err)
+	if _, err := DialTarget(ctxT(t), target.Target{Scheme: "nosuch", Path: "/x"}); !errors.Is(err, ErrUnknownTransport) {
+		t.Fatalf("Dial(unregistered scheme) = %v, want ErrUnknownTransport", err)
 	}
 	if _, err := Dial(ctxT(t), "bogus://x"); err == nil {
 		t.Fatal("Dial(bogus) succeeded")

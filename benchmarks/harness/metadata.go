@@ -45,6 +45,8 @@ func collectMetadata(cfg *Config, rep *Report) Metadata {
 	add("cpu.numa_nodes", fmt.Sprint(numaNodes()))
 	add("cpu.governor", readTrim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "not exposed"))
 	add("kernel", kernel())
+	add("load.start", rep.LoadStart)
+	add("load.end", readTrim("/proc/loadavg", "unknown"))
 	add("go.version", runtime.Version())
 	add("goblin.commit", gitCommit())
 	if bin, err := lookTool(cfg.GoblinServer, "goblin-server"); err == nil {

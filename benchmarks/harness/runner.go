@@ -48,9 +48,12 @@ type Report struct {
 	Config  Config
 	Started time.Time
 	Ended   time.Time
-	Results []Result
-	Cases   []CaseRecord
-	Meta    Metadata
+	// LoadStart is /proc/loadavg when the run began: on a shared machine
+	// the other work running beside the benchmark shows in the tails.
+	LoadStart string
+	Results   []Result
+	Cases     []CaseRecord
+	Meta      Metadata
 }
 
 // PlannedCase is a case with its provider and availability.
@@ -130,7 +133,7 @@ func Run(ctx context.Context, cfg Config, providers []Provider) (*Report, error)
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 		return nil, err
 	}
-	rep := &Report{Config: cfg, Started: time.Now().UTC()}
+	rep := &Report{Config: cfg, Started: time.Now().UTC(), LoadStart: readTrim("/proc/loadavg", "unknown")}
 	plan := Plan(&cfg, providers)
 	if len(plan) == 0 {
 		return nil, fmt.Errorf("%w: the filters select no case", ErrConfig)

@@ -44,6 +44,15 @@ func ratio(a float64, b *Aggregate, pick func(*Aggregate) float64) string {
 	return fmt.Sprintf("%.2f×", a/pick(b))
 }
 
+// loadTriple keeps the three load averages of a /proc/loadavg line.
+func loadTriple(s string) string {
+	f := strings.Fields(s)
+	if len(f) < 3 {
+		return s
+	}
+	return strings.Join(f[:3], ", ")
+}
+
 // SummaryMarkdown renders summary.md: the ratios first, absolute times beside them,
 // then the cases that were not available and the profile of every figure.
 func SummaryMarkdown(rep *Report, aggs []Aggregate) string {
@@ -53,6 +62,8 @@ func SummaryMarkdown(rep *Report, aggs []Aggregate) string {
 	fmt.Fprintf(&b, "Machine: %s, %s logical CPUs (%s physical cores), %s; Go %s; goblin %s.\n\n",
 		rep.Meta.Get("cpu.model"), rep.Meta.Get("cpu.logical"), rep.Meta.Get("cpu.physical_cores"),
 		rep.Meta.Get("kernel"), rep.Meta.Get("go.version"), rep.Meta.Get("goblin.commit"))
+	fmt.Fprintf(&b, "Load average (1, 5, 15 min) at the start: %s; at the end: %s.\n\n",
+		loadTriple(rep.Meta.Get("load.start")), loadTriple(rep.Meta.Get("load.end")))
 	fmt.Fprintf(&b, "Method: mean of %d run(s); per operation %d warm-up then %d measured synchronous round trips at depth %d; "+
 		"%d-byte value, %d key(s); a fresh server per case; exact nearest-rank percentiles. Times in µs.\n\n",
 		cfg.Runs, cfg.Warmup, cfg.Samples, cfg.Depth, cfg.ValueSize, cfg.Keys)

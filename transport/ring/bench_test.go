@@ -13,6 +13,7 @@ import (
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/server"
+	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/ring"
 )
 
@@ -40,6 +41,7 @@ var floorP50 float64
 
 func BenchmarkRoundTrip(b *testing.B) {
 	b.Run("floor", benchFloor)
+	b.Run("ring-pong", benchRingPong)
 	for _, p := range []proto.Protocol{proto.RESP, proto.SBE} {
 		for _, op := range []string{"PING", "SET", "GET"} {
 			b.Run("ring-"+p.String()+"/"+op, func(b *testing.B) { benchRing(b, p, op) })
@@ -130,12 +132,42 @@ func request(p proto.Protocol, op string) []byte {
 	return c.AppendRequest(nil, &r)
 }
 
+// pong answers every message with a fixed reply: the ring and the loop
+// without the engine.
+type pong struct{}
+
+func (pong) OpenMessage(proto.Protocol) ring.Session { return pong{} }
+func (pong) ServeMessage(_, out []byte) ([]byte, bool) {
+	return append(out, "+PONG\r\n"...), false
+}
+func (pong) Close() {}
+
+// benchRingPong is the transport's own cost: the ring and the server loop
+// with a handler that does nothing but answer.
+func benchRingPong(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "ring")
+	rs, err := ring.Listen(ring.Options{Dir: dir, Handler: pong{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	loop, err := server.NewLoop(server.LoopConfig{Transports: []transport.Server{rs}, Idle: server.IdleSpin})
+	if err != nil {
+		rs.Close()
+		b.Fatal(err)
+	}
+	measureRing(b, loop, dir, proto.RESP, "PING")
+}
+
 func benchRing(b *testing.B, p proto.Protocol, op string) {
 	dir := filepath.Join(b.TempDir(), "ring")
 	_, loop, err := newServer(dir, p, server.IdleSpin)
 	if err != nil {
 		b.Fatal(err)
 	}
+	measureRing(b, loop, dir, p, op)
+}
+
+func measureRing(b *testing.B, loop *server.Loop, dir string, p proto.Protocol, op string) {
 	go loop.Run()
 	defer func() { loop.Stop(); <-loop.Done() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -184,7 +216,7 @@ func benchRing(b *testing.B, p proto.Protocol, op string) {
 	rec.Report(b)
 	s := rec.Summary()
 	switch {
-	case op == "PING" && floorP50 > 0:
+	case op == "PING" && floorP50 > 0: // ring-pong too
 		b.ReportMetric(float64(s.P50)/floorP50, "p50/floor-p50")
 	case op == "SET":
 		b.ReportMetric(float64(s.P999)/float64(s.P50), "p99.9/p50")

@@ -113,6 +113,7 @@ type Conn struct {
 	lastBeat int64
 	beatAt   int64
 	pfd      [1]unix.PollFd
+	zero     unix.Timespec // Ppoll's timeout: unix.Poll would allocate one
 }
 
 var clockBase = time.Now()
@@ -322,7 +323,7 @@ func (c *Conn) checkServer(now int64) error {
 	}
 	// The server never writes to the socket after the handshake, so any
 	// readiness is its end hanging up: it exited or was killed.
-	if n, err := unix.Poll(c.pfd[:], 0); err == nil && n > 0 && c.pfd[0].Revents != 0 {
+	if n, err := unix.Ppoll(c.pfd[:], &c.zero, nil); err == nil && n > 0 && c.pfd[0].Revents != 0 {
 		return fmt.Errorf("%w: server at %s hung up (exited or was killed)", transport.ErrServerGone, c.dir)
 	}
 	// Heartbeat: written by the server (release) every liveness interval,

@@ -493,3 +493,45 @@ func TestNoAllocations(t *testing.T) {
 		t.Fatalf("%v allocations per round trip, want 0", allocs)
 	}
 }
+
+// TestIdlePollNoAllocations: an idle Poll that does housekeeping (accept
+// attempt, heartbeat, liveness poll of every client) allocates nothing.
+func TestIdlePollNoAllocations(t *testing.T) {
+	srv, dir := listenTest(t, Options{})
+	l := startLoop(t, srv)
+	for range 3 {
+		roundTrip(t, dialTest(t, dir, DialOptions{}), "x")
+	}
+	l.halt()
+	now := mono()
+	allocs := testing.AllocsPerRun(200, func() {
+		now += int64(time.Second) // every call is due for housekeeping and liveness
+		if srv.Poll(now) != 0 {
+			t.Fatal("idle poll did work")
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per idle Poll, want 0", allocs)
+	}
+	if srv.Clients() != 3 {
+		t.Fatalf("%d clients, want 3", srv.Clients())
+	}
+}
+
+// TestWaitNoAllocations: a client waiting in vain (liveness checks every
+// millisecond included) until its deadline allocates nothing.
+func TestWaitNoAllocations(t *testing.T) {
+	srv, dir := listenTest(t, Options{})
+	startLoop(t, srv)
+	c := dialTest(t, dir, DialOptions{Wait: Park})
+	buf := make([]byte, 0, 64)
+	allocs := testing.AllocsPerRun(5, func() {
+		c.SetDeadline(time.Now().Add(5 * time.Millisecond))
+		if _, err := c.ReadAppend(buf); !errors.Is(err, transport.ErrTimeout) {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per wait, want 0", allocs)
+	}
+}

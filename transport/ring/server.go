@@ -173,6 +173,7 @@ type Server struct {
 	stats     Stats
 	closed    bool
 	scratch   [256]byte
+	zero      unix.Timespec // Ppoll's timeout: unix.Poll would allocate one
 }
 
 // client is one connected client, server side.
@@ -446,7 +447,9 @@ func (s *Server) reap() int {
 	if len(s.pfds) == 0 {
 		return 0
 	}
-	n, err := unix.Poll(s.pfds, 0)
+	// Ppoll with a zero timeout kept in the Server: unix.Poll would
+	// allocate its Timespec.
+	n, err := unix.Ppoll(s.pfds, &s.zero, nil)
 	if err != nil && !errors.Is(err, unix.EINTR) {
 		return 0
 	}
@@ -499,8 +502,8 @@ func (s *Server) release(c *client) {
 func (s *Server) accept(now int64) int {
 	work := 0
 	for range 16 {
-		fd, _, err := unix.Accept4(s.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
-		if err != nil {
+		fd, errno := accept(s.lfd)
+		if errno != 0 {
 			break
 		}
 		s.pending = append(s.pending, pendingConn{fd: fd, since: now})
@@ -517,6 +520,16 @@ func (s *Server) accept(now int64) int {
 		}
 	}
 	return work
+}
+
+// accept is accept4(2) without the peer address (unix.Accept4 allocates
+// one on every call, even when nobody is waiting).
+func accept(lfd int) (int, unix.Errno) {
+	fd, _, errno := unix.Syscall6(unix.SYS_ACCEPT4, uintptr(lfd), 0, 0, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0, 0)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(fd), 0
 }
 
 // handshake reads a pending connection's hello and answers it. It returns

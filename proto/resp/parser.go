@@ -221,9 +221,9 @@ func readInline(buf []byte, out [][]byte, lim *Limits) ([][]byte, int, error) {
 	if len(line) > 0 && line[len(line)-1] == '\r' {
 		line = line[:len(line)-1]
 	}
-	out, ok := splitArgs(line, out, lim.maxArgs())
-	if !ok {
-		return out[:0], 0, ErrUnbalancedQuotes
+	out, err := splitArgs(line, out, lim.maxArgs())
+	if err != nil {
+		return out[:0], 0, err
 	}
 	return out, nl + 1, nil
 }
@@ -247,24 +247,24 @@ func hexVal(c byte) (byte, bool) {
 // splitArgs splits line into arguments, unescaping quoted ones in place
 // (the unescaped text is never longer than the source, so writing at w
 // never overtakes reading at r).
-func splitArgs(line []byte, out [][]byte, maxArgs int) ([][]byte, bool) {
+func splitArgs(line []byte, out [][]byte, maxArgs int) ([][]byte, error) {
 	r := 0
 	for {
 		for r < len(line) && isSpace(line[r]) {
 			r++
 		}
 		if r == len(line) {
-			return out, true
+			return out, nil
 		}
 		if len(out) >= maxArgs {
-			return out, false
+			return out, ErrInvalidMultibulkLength
 		}
 		start, w := r, r
 		inDouble, inSingle := false, false
 		for {
 			if inDouble {
 				if r >= len(line) {
-					return out, false
+					return out, ErrUnbalancedQuotes
 				}
 				c := line[r]
 				switch {
@@ -302,7 +302,7 @@ func splitArgs(line []byte, out [][]byte, maxArgs int) ([][]byte, bool) {
 					r++
 					// The closing quote must be followed by a space or the end.
 					if r < len(line) && !isSpace(line[r]) {
-						return out, false
+						return out, ErrUnbalancedQuotes
 					}
 					inDouble = false
 					goto done
@@ -313,7 +313,7 @@ func splitArgs(line []byte, out [][]byte, maxArgs int) ([][]byte, bool) {
 				}
 			} else if inSingle {
 				if r >= len(line) {
-					return out, false
+					return out, ErrUnbalancedQuotes
 				}
 				c := line[r]
 				switch {
@@ -324,7 +324,7 @@ func splitArgs(line []byte, out [][]byte, maxArgs int) ([][]byte, bool) {
 				case c == '\'':
 					r++
 					if r < len(line) && !isSpace(line[r]) {
-						return out, false
+						return out, ErrUnbalancedQuotes
 					}
 					inSingle = false
 					goto done

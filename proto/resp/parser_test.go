@@ -81,6 +81,7 @@ func TestReadCommandErrors(t *testing.T) {
 		{"*" + string(bytes.Repeat([]byte("1"), 40)), "Protocol error: too big mbulk count string"},
 		{"*1\r\n$" + string(bytes.Repeat([]byte("1"), 40)), "Protocol error: too big bulk count string"},
 		{"*1\r\n$1\r\nab\r\n", "Protocol error: invalid bulk data terminator"},
+		{"a b c d e\r\n", "Protocol error: invalid multibulk length"},
 	}
 	for _, c := range cases {
 		_, n, err := ReadCommand([]byte(c.in), nil, lim)

@@ -7,9 +7,11 @@
 //
 // # Messages
 //
-// Every command travels as one Request message and every answer as one
-// Reply message (docs/protocols.md has the command table). Request and
-// Reply are plain Go values whose byte slices point into the buffer they
+// A command travels as a Request message, or a MultiRequest when it has
+// further arguments (MGET, MSET, ...); an answer as a Reply, or an
+// ArrayReply for arrays (docs/protocols.md has the command table). The Go
+// values Request and Reply stand for both forms of each; they are plain
+// values whose byte slices point into the buffer they
 // were decoded from; a Codec holds the generated flyweights so that
 // encoding and decoding allocate nothing:
 //
@@ -22,9 +24,11 @@
 //	var rep sbe.Reply
 //	err := c.DecodeReply(msg, &rep)            // rep.Value points into msg
 //
-// The generated code's string-returning getters (Key(), Value(), String())
-// allocate and are never used here: var-data is sliced in place from the
-// buffer with the flyweights' length and position accessors.
+// Fixed fields are read and written through the generated flyweights. The
+// generated var-data accessors take and return strings, which would
+// allocate, so var-data is sliced and appended in place at the positions
+// the flyweights give; the string-returning getters and String() methods
+// are never called.
 //
 // # Framing
 //

@@ -447,41 +447,39 @@ func (c *Codec) decodeRequest(msg []byte, r *Request) (end uint64, err error) {
 
 func (c *Codec) decodeMulti(msg []byte, block, version uint64, r *Request) (end uint64, err error) {
 	defer recoverMalformed(&err)
-	{
-		m := &c.mreq
-		m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
-		r.CorrelationID = m.CorrelationId()
-		r.Op = m.Op()
-		r.Flags = Flags(m.Flags().RawValue()) & (FlagNX | FlagXX | FlagKeepTTL | FlagGet)
-		r.Expiry = m.Expiry()
-		r.Expire = m.Expire()
-		r.Amount = m.Amount()
-		gbl, ok := groupFits(msg, m.SbePosition())
+	m := &c.mreq
+	m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
+	r.CorrelationID = m.CorrelationId()
+	r.Op = m.Op()
+	r.Flags = Flags(m.Flags().RawValue()) & (FlagNX | FlagXX | FlagKeepTTL | FlagGet)
+	r.Expiry = m.Expiry()
+	r.Expire = m.Expire()
+	r.Amount = m.Amount()
+	gbl, ok := groupFits(msg, m.SbePosition())
+	if !ok {
+		return 0, ErrTruncated
+	}
+	for g := m.Args(); g.HasNext(); {
+		if g.SbePosition()+gbl > uint64(len(msg)) {
+			return 0, ErrTruncated
+		}
+		g.Next()
+		a, ok := varData(msg, g.SbePosition())
 		if !ok {
 			return 0, ErrTruncated
 		}
-		for g := m.Args(); g.HasNext(); {
-			if g.SbePosition()+gbl > uint64(len(msg)) {
-				return 0, ErrTruncated
-			}
-			g.Next()
-			a, ok := varData(msg, g.SbePosition())
-			if !ok {
-				return 0, ErrTruncated
-			}
-			r.Args = append(r.Args, a)
-			g.SkipArg()
-		}
-		if r.Key, ok = varData(msg, m.SbePosition()); !ok {
-			return 0, ErrTruncated
-		}
-		m.SkipKey()
-		if r.Value, ok = varData(msg, m.SbePosition()); !ok {
-			return 0, ErrTruncated
-		}
-		m.SkipValue()
-		return m.SbePosition(), nil
+		r.Args = append(r.Args, a)
+		g.SkipArg()
 	}
+	if r.Key, ok = varData(msg, m.SbePosition()); !ok {
+		return 0, ErrTruncated
+	}
+	m.SkipKey()
+	if r.Value, ok = varData(msg, m.SbePosition()); !ok {
+		return 0, ErrTruncated
+	}
+	m.SkipValue()
+	return m.SbePosition(), nil
 }
 
 // DecodeReply decodes the bare Reply or ArrayReply message msg into r.
@@ -525,40 +523,38 @@ func (c *Codec) decodeReply(msg []byte, r *Reply) (end uint64, err error) {
 
 func (c *Codec) decodeArray(msg []byte, block, version uint64, r *Reply) (end uint64, err error) {
 	defer recoverMalformed(&err)
-	{
-		m := &c.arep
-		m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
-		r.CorrelationID = m.CorrelationId()
-		r.Status = m.Status()
-		r.Kind = m.Kind()
-		r.Integer = m.Integer()
-		gbl, ok := groupFits(msg, m.SbePosition())
+	m := &c.arep
+	m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
+	r.CorrelationID = m.CorrelationId()
+	r.Status = m.Status()
+	r.Kind = m.Kind()
+	r.Integer = m.Integer()
+	gbl, ok := groupFits(msg, m.SbePosition())
+	if !ok {
+		return 0, ErrTruncated
+	}
+	g := m.Items()
+	if g.Count() > 0 && gbl < itemBlockLen {
+		return 0, ErrTruncated
+	}
+	for g.HasNext() {
+		if g.SbePosition()+gbl > uint64(len(msg)) {
+			return 0, ErrTruncated
+		}
+		g.Next()
+		it := Item{Kind: g.Kind(), Integer: g.Integer()}
+		v, ok := varData(msg, g.SbePosition())
 		if !ok {
 			return 0, ErrTruncated
 		}
-		g := m.Items()
-		if g.Count() > 0 && gbl < itemBlockLen {
-			return 0, ErrTruncated
-		}
-		for g.HasNext() {
-			if g.SbePosition()+gbl > uint64(len(msg)) {
-				return 0, ErrTruncated
-			}
-			g.Next()
-			it := Item{Kind: g.Kind(), Integer: g.Integer()}
-			v, ok := varData(msg, g.SbePosition())
-			if !ok {
-				return 0, ErrTruncated
-			}
-			it.Value = v
-			r.Items = append(r.Items, it)
-			g.SkipItem()
-		}
-		if r.Kind != KindArray {
-			return 0, fmt.Errorf("%w: ArrayReply of kind %d", ErrMalformed, r.Kind)
-		}
-		return m.SbePosition(), nil
+		it.Value = v
+		r.Items = append(r.Items, it)
+		g.SkipItem()
 	}
+	if r.Kind != KindArray {
+		return 0, fmt.Errorf("%w: ArrayReply of kind %d", ErrMalformed, r.Kind)
+	}
+	return m.SbePosition(), nil
 }
 
 // MessageLen returns the length of the SBE message at the front of msg by

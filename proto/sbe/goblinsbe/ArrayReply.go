@@ -4,790 +4,809 @@
 package goblinsbe
 
 import (
-"fmt"
-"strings"
+	"fmt"
+	"strings"
 )
 
 type ArrayReply struct {
-    buffer []byte
-    bufferLength uint64
-    offset uint64
-    position uint64
-    actingBlockLength uint64
-    actingVersion uint64
-    _Items ArrayReplyItems
+	buffer            []byte
+	bufferLength      uint64
+	offset            uint64
+	position          uint64
+	actingBlockLength uint64
+	actingVersion     uint64
+	_Items            ArrayReplyItems
 }
 
-    func (m *ArrayReply) sbePositionPtr() *uint64 {
-        return &m.position
-    }
+func (m *ArrayReply) sbePositionPtr() *uint64 {
+	return &m.position
+}
 
-    const (
-        ArrayReplySbeBlockLength     uint16 = uint16(18)
-        ArrayReplySbeTemplateID      uint16 = uint16(4)
-        ArrayReplySbeSchemaID        uint16 = uint16(27500)
-        ArrayReplySbeSchemaVersion   uint16 = uint16(0)
-        ArrayReplySbeSemanticVersion string = "0.1"
-    )
+const (
+	ArrayReplySbeBlockLength     uint16 = uint16(18)
+	ArrayReplySbeTemplateID      uint16 = uint16(4)
+	ArrayReplySbeSchemaID        uint16 = uint16(27500)
+	ArrayReplySbeSchemaVersion   uint16 = uint16(0)
+	ArrayReplySbeSemanticVersion string = "0.1"
+)
 
-    func (m *ArrayReply) SbeBlockLength() uint16 {
-        return uint16(18)
-    }
+func (m *ArrayReply) SbeBlockLength() uint16 {
+	return uint16(18)
+}
 
-    func (m *ArrayReply) SbeBlockAndHeaderLength() uint64 {
-        return MessageHeaderEncodedLength + uint64(m.SbeBlockLength())
-    }
+func (m *ArrayReply) SbeBlockAndHeaderLength() uint64 {
+	return MessageHeaderEncodedLength + uint64(m.SbeBlockLength())
+}
 
-    func (m *ArrayReply) SbeTemplateId() uint16 {
-        return uint16(4)
-    }
+func (m *ArrayReply) SbeTemplateId() uint16 {
+	return uint16(4)
+}
 
-    func (m *ArrayReply) SbeSchemaId() uint16 {
-        return uint16(27500)
-    }
+func (m *ArrayReply) SbeSchemaId() uint16 {
+	return uint16(27500)
+}
 
-    func (m *ArrayReply) SbeSchemaVersion() uint16 {
-        return uint16(0)
-    }
+func (m *ArrayReply) SbeSchemaVersion() uint16 {
+	return uint16(0)
+}
 
-    func (m *ArrayReply) SbeSemanticVersion() string {
-        return "0.1"
-    }
+func (m *ArrayReply) SbeSemanticVersion() string {
+	return "0.1"
+}
 
-    func (m *ArrayReply) SbeSemanticType() string {
-        return ""
-    }
+func (m *ArrayReply) SbeSemanticType() string {
+	return ""
+}
 
-    func (m *ArrayReply) Offset() uint64 {
-        return m.offset
-    }
+func (m *ArrayReply) Offset() uint64 {
+	return m.offset
+}
 
-    func (m *ArrayReply) Wrap(
-        buffer []byte,
-        offset uint64,
-        bufferLength uint64,
-        actingBlockLength uint64,
-        actingVersion uint64) *ArrayReply {
-        m.buffer = buffer
-        m.bufferLength = bufferLength
-        m.offset = offset
-        m.position = m.SbeCheckPosition(offset + actingBlockLength)
-        m.actingBlockLength = actingBlockLength
-        m.actingVersion = actingVersion
-        return m
-    }
+func (m *ArrayReply) Wrap(
+	buffer []byte,
+	offset uint64,
+	bufferLength uint64,
+	actingBlockLength uint64,
+	actingVersion uint64) *ArrayReply {
+	m.buffer = buffer
+	m.bufferLength = bufferLength
+	m.offset = offset
+	m.position = m.SbeCheckPosition(offset + actingBlockLength)
+	m.actingBlockLength = actingBlockLength
+	m.actingVersion = actingVersion
+	return m
+}
 
-    func (m *ArrayReply) WrapForEncode(buffer []byte, offset uint64, bufferLength uint64) *ArrayReply {
-        return m.Wrap(buffer, offset, bufferLength,
-            uint64(m.SbeBlockLength()), uint64(m.SbeSchemaVersion()))
-    }
+func (m *ArrayReply) WrapForEncode(buffer []byte, offset uint64, bufferLength uint64) *ArrayReply {
+	return m.Wrap(buffer, offset, bufferLength,
+		uint64(m.SbeBlockLength()), uint64(m.SbeSchemaVersion()))
+}
 
-    func (m *ArrayReply) WrapAndApplyHeader(buffer []byte, offset uint64, bufferLength uint64) *ArrayReply {
-        var hdr MessageHeader
-        hdr.Wrap(buffer, offset, uint64(m.SbeSchemaVersion()), bufferLength)
+func (m *ArrayReply) WrapAndApplyHeader(buffer []byte, offset uint64, bufferLength uint64) *ArrayReply {
+	var hdr MessageHeader
+	hdr.Wrap(buffer, offset, uint64(m.SbeSchemaVersion()), bufferLength)
 
-        hdr.SetBlockLength(m.SbeBlockLength()).
-           SetTemplateId(m.SbeTemplateId()).
-           SetSchemaId(m.SbeSchemaId()).
-           SetVersion(m.SbeSchemaVersion())
+	hdr.SetBlockLength(m.SbeBlockLength()).
+		SetTemplateId(m.SbeTemplateId()).
+		SetSchemaId(m.SbeSchemaId()).
+		SetVersion(m.SbeSchemaVersion())
 
-        return m.Wrap(
-            buffer,
-            offset + hdr.EncodedLength(),
-            bufferLength,
-            uint64(m.SbeBlockLength()),
-            uint64(m.SbeSchemaVersion()))
-    }
+	return m.Wrap(
+		buffer,
+		offset+hdr.EncodedLength(),
+		bufferLength,
+		uint64(m.SbeBlockLength()),
+		uint64(m.SbeSchemaVersion()))
+}
 
-    func (m *ArrayReply) WrapForDecode(
-        buffer []byte,
-        offset uint64,
-        actingBlockLength uint64,
-        actingVersion uint64,
-        bufferLength uint64) *ArrayReply {
-        return m.Wrap(
-            buffer,
-            offset,
-            bufferLength,
-            actingBlockLength,
-            actingVersion)
-    }
+func (m *ArrayReply) WrapForDecode(
+	buffer []byte,
+	offset uint64,
+	actingBlockLength uint64,
+	actingVersion uint64,
+	bufferLength uint64) *ArrayReply {
+	return m.Wrap(
+		buffer,
+		offset,
+		bufferLength,
+		actingBlockLength,
+		actingVersion)
+}
 
-    func (m *ArrayReply) sbeRewind() *ArrayReply {
-        return m.WrapForDecode(m.buffer, m.offset, m.actingBlockLength, m.actingVersion, m.bufferLength)
-    }
+func (m *ArrayReply) sbeRewind() *ArrayReply {
+	return m.WrapForDecode(m.buffer, m.offset, m.actingBlockLength, m.actingVersion, m.bufferLength)
+}
 
-    func (m *ArrayReply) SbePosition() uint64 {
-        return m.position
-    }
+func (m *ArrayReply) SbePosition() uint64 {
+	return m.position
+}
 
-    func (m *ArrayReply) SbeCheckPosition(position uint64) uint64 {
-        if !SbeNoBoundsCheck && (position > m.bufferLength) {
-            panic("buffer too short [E100]")
-        }
-        return position
-    }
+func (m *ArrayReply) SbeCheckPosition(position uint64) uint64 {
+	if !SbeNoBoundsCheck && (position > m.bufferLength) {
+		panic("buffer too short [E100]")
+	}
+	return position
+}
 
-    func (m *ArrayReply) SetSbePosition(position uint64) {
-        m.position = m.SbeCheckPosition(position)
-    }
+func (m *ArrayReply) SetSbePosition(position uint64) {
+	m.position = m.SbeCheckPosition(position)
+}
 
-    func (m *ArrayReply) EncodedLength() uint64 {
-        return m.SbePosition() - m.offset
-    }
+func (m *ArrayReply) EncodedLength() uint64 {
+	return m.SbePosition() - m.offset
+}
 
-    func (m *ArrayReply) DecodeLength() uint64 {
-        var skipper ArrayReply
-        skipper.WrapForDecode(m.buffer, m.offset, uint64(m.SbeBlockLength()),
-            uint64(m.ActingVersion()), m.bufferLength)
-        skipper.Skip()
-        return skipper.EncodedLength()
-    }
+func (m *ArrayReply) DecodeLength() uint64 {
+	var skipper ArrayReply
+	skipper.WrapForDecode(m.buffer, m.offset, uint64(m.SbeBlockLength()),
+		uint64(m.ActingVersion()), m.bufferLength)
+	skipper.Skip()
+	return skipper.EncodedLength()
+}
 
-    func (m *ArrayReply) Buffer() []byte {
-        return m.buffer
-    }
+func (m *ArrayReply) Buffer() []byte {
+	return m.buffer
+}
 
-    func (m *ArrayReply) BufferLength() uint64 {
-        return m.bufferLength
-    }
+func (m *ArrayReply) BufferLength() uint64 {
+	return m.bufferLength
+}
 
-    func (m *ArrayReply) ActingVersion() uint64 {
-        return m.actingVersion
-    }
+func (m *ArrayReply) ActingVersion() uint64 {
+	return m.actingVersion
+}
 
 func (m *ArrayReply) CorrelationIdMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *ArrayReply) CorrelationIdId() int {
-        return 1
-    }
+func (m *ArrayReply) CorrelationIdId() int {
+	return 1
+}
 
-    func (m *ArrayReply) CorrelationIdSinceVersion() uint64 {
-        return 0
-    }
+func (m *ArrayReply) CorrelationIdSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *ArrayReply) CorrelationIdInActingVersion() bool {
-        return true
-    }
+func (m *ArrayReply) CorrelationIdInActingVersion() bool {
+	return true
+}
 
-    func (m *ArrayReply) CorrelationIdEncodingOffset() uint {
-        return 0
-    }
+func (m *ArrayReply) CorrelationIdEncodingOffset() uint {
+	return 0
+}
 
-    func (m *ArrayReply) CorrelationIdNullValue() uint64 {
-        return SbeNullValueUint64()
-    }
+func (m *ArrayReply) CorrelationIdNullValue() uint64 {
+	return SbeNullValueUint64()
+}
 
-    func (m *ArrayReply) CorrelationIdMinValue() uint64 {
-        return uint64(0x0)
-    }
+func (m *ArrayReply) CorrelationIdMinValue() uint64 {
+	return uint64(0x0)
+}
 
-    func (m *ArrayReply) CorrelationIdMaxValue() uint64 {
-        return uint64(0xfffffffffffffffe)
-    }
+func (m *ArrayReply) CorrelationIdMaxValue() uint64 {
+	return uint64(0xfffffffffffffffe)
+}
 
-    func (m *ArrayReply) CorrelationIdEncodingLength() int {
-        return 8
-    }
+func (m *ArrayReply) CorrelationIdEncodingLength() int {
+	return 8
+}
 
-    func (m *ArrayReply) CorrelationId() uint64 {
-        return Uint64LittleEndian(m.buffer[(m.offset + 0):])
-    }
+func (m *ArrayReply) CorrelationId() uint64 {
+	return Uint64LittleEndian(m.buffer[(m.offset + 0):])
+}
 
-    func (m *ArrayReply) SetCorrelationId(value uint64) *ArrayReply {
-        PutUint64LittleEndian(m.buffer[(m.offset + 0):], value)
-        return m
-    }
+func (m *ArrayReply) SetCorrelationId(value uint64) *ArrayReply {
+	PutUint64LittleEndian(m.buffer[(m.offset+0):], value)
+	return m
+}
 
 func (m *ArrayReply) StatusMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *ArrayReply) StatusId() int {
-        return 2
-    }
+func (m *ArrayReply) StatusId() int {
+	return 2
+}
 
-    func (m *ArrayReply) StatusSinceVersion() uint64 {
-        return 0
-    }
+func (m *ArrayReply) StatusSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *ArrayReply) StatusInActingVersion() bool {
-        return true
-    }
+func (m *ArrayReply) StatusInActingVersion() bool {
+	return true
+}
 
-    func (m *ArrayReply) StatusEncodingOffset() uint {
-        return 8
-    }
+func (m *ArrayReply) StatusEncodingOffset() uint {
+	return 8
+}
 
-    func (m *ArrayReply) StatusEncodingLength() int {
-        return 1
-    }
+func (m *ArrayReply) StatusEncodingLength() int {
+	return 1
+}
 
-    func (m *ArrayReply) StatusRaw() uint8 {
-        return Uint8LittleEndian(m.buffer[(m.offset + 8):])
-    }
+func (m *ArrayReply) StatusRaw() uint8 {
+	return Uint8LittleEndian(m.buffer[(m.offset + 8):])
+}
 
-    func (m *ArrayReply) Status() Status {
-        return Status(Uint8LittleEndian(m.buffer[(m.offset + 8):]))
-    }
+func (m *ArrayReply) Status() Status {
+	return Status(Uint8LittleEndian(m.buffer[(m.offset + 8):]))
+}
 
-    func (m *ArrayReply) SetStatus(value Status) *ArrayReply {
-        val := uint8(value)
-        PutUint8LittleEndian(m.buffer[(m.offset + 8):], val)
-        return m
-    }
+func (m *ArrayReply) SetStatus(value Status) *ArrayReply {
+	val := uint8(value)
+	PutUint8LittleEndian(m.buffer[(m.offset+8):], val)
+	return m
+}
 
 func (m *ArrayReply) KindMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *ArrayReply) KindId() int {
-        return 3
-    }
+func (m *ArrayReply) KindId() int {
+	return 3
+}
 
-    func (m *ArrayReply) KindSinceVersion() uint64 {
-        return 0
-    }
+func (m *ArrayReply) KindSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *ArrayReply) KindInActingVersion() bool {
-        return true
-    }
+func (m *ArrayReply) KindInActingVersion() bool {
+	return true
+}
 
-    func (m *ArrayReply) KindEncodingOffset() uint {
-        return 9
-    }
+func (m *ArrayReply) KindEncodingOffset() uint {
+	return 9
+}
 
-    func (m *ArrayReply) KindEncodingLength() int {
-        return 1
-    }
+func (m *ArrayReply) KindEncodingLength() int {
+	return 1
+}
 
-    func (m *ArrayReply) KindRaw() uint8 {
-        return Uint8LittleEndian(m.buffer[(m.offset + 9):])
-    }
+func (m *ArrayReply) KindRaw() uint8 {
+	return Uint8LittleEndian(m.buffer[(m.offset + 9):])
+}
 
-    func (m *ArrayReply) Kind() Kind {
-        return Kind(Uint8LittleEndian(m.buffer[(m.offset + 9):]))
-    }
+func (m *ArrayReply) Kind() Kind {
+	return Kind(Uint8LittleEndian(m.buffer[(m.offset + 9):]))
+}
 
-    func (m *ArrayReply) SetKind(value Kind) *ArrayReply {
-        val := uint8(value)
-        PutUint8LittleEndian(m.buffer[(m.offset + 9):], val)
-        return m
-    }
+func (m *ArrayReply) SetKind(value Kind) *ArrayReply {
+	val := uint8(value)
+	PutUint8LittleEndian(m.buffer[(m.offset+9):], val)
+	return m
+}
 
 func (m *ArrayReply) IntegerMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *ArrayReply) IntegerId() int {
-        return 4
-    }
-
-    func (m *ArrayReply) IntegerSinceVersion() uint64 {
-        return 0
-    }
-
-    func (m *ArrayReply) IntegerInActingVersion() bool {
-        return true
-    }
-
-    func (m *ArrayReply) IntegerEncodingOffset() uint {
-        return 10
-    }
-
-    func (m *ArrayReply) IntegerNullValue() int64 {
-        return SbeNullValueInt64()
-    }
-
-    func (m *ArrayReply) IntegerMinValue() int64 {
-        return int64(-9223372036854775807)
-    }
-
-    func (m *ArrayReply) IntegerMaxValue() int64 {
-        return int64(9223372036854775807)
-    }
-
-    func (m *ArrayReply) IntegerEncodingLength() int {
-        return 8
-    }
-
-    func (m *ArrayReply) Integer() int64 {
-        return Int64LittleEndian(m.buffer[(m.offset + 10):])
-    }
-
-    func (m *ArrayReply) SetInteger(value int64) *ArrayReply {
-        PutInt64LittleEndian(m.buffer[(m.offset + 10):], value)
-        return m
-    }
-
-    type ArrayReplyItems struct {
-        buffer         []byte
-        bufferLength   uint64
-        initialPosition uint64
-        positionPtr    *uint64
-        blockLength    uint64
-        count          uint64
-        index          uint64
-        offset         uint64
-        actingVersion  uint64
-    }
-
-    func (g *ArrayReplyItems) sbePositionPtr() *uint64 {
-        return g.positionPtr
-    }
-
-    func (g *ArrayReplyItems) WrapForDecode(
-        buffer []byte,
-        pos *uint64,
-        actingVersion uint64,
-        bufferLength uint64) {
-        dimensions := GroupSizeEncoding{}
-        dimensions.Wrap(buffer, *pos, actingVersion, bufferLength)
-        g.buffer = buffer
-        g.bufferLength = bufferLength
-        g.blockLength = uint64(dimensions.BlockLength())
-        g.count = uint64(dimensions.NumInGroup())
-        g.index = 0
-        g.actingVersion = actingVersion
-        g.initialPosition = *pos
-        g.positionPtr = pos
-        *g.positionPtr = *g.positionPtr + 4
-    }
-
-    func (g *ArrayReplyItems) WrapForEncode(
-        buffer []byte,
-        count uint16,
-        pos *uint64,
-        actingVersion uint64,
-        bufferLength uint64) {
-        if count > 65534 {
-            panic("count outside of allowed range [E110]")
-        }
-        g.buffer = buffer
-        g.bufferLength = bufferLength
-        dimensions := GroupSizeEncoding{}
-        dimensions.Wrap(buffer, *pos, actingVersion, bufferLength)
-        dimensions.SetBlockLength(9)
-        dimensions.SetNumInGroup(count)
-        g.index = 0
-        g.count = uint64(count)
-        g.blockLength = 9
-        g.actingVersion = actingVersion
-        g.initialPosition = *pos
-        g.positionPtr = pos
-        *g.positionPtr = *g.positionPtr + 4
-    }
-
-    func (g *ArrayReplyItems) SbeHeaderSize() uint64 {
-        return 4
-    }
-
-    func (g *ArrayReplyItems) SbeBlockLength() uint64 {
-        return 9
-    }
-
-    func (g *ArrayReplyItems) SbePosition() uint64 {
-        return *g.positionPtr
-    }
-
-    func (g *ArrayReplyItems) SbeCheckPosition(position uint64) uint64 {
-        if position > g.bufferLength {
-            panic("buffer too short [E100]")
-        }
-        return position
-    }
-
-    func (g *ArrayReplyItems) SetSbePosition(position uint64) {
-        *g.positionPtr = g.SbeCheckPosition(position)
-    }
-
-    func (g *ArrayReplyItems) Count() uint64 {
-        return g.count
-    }
-
-    func (g *ArrayReplyItems) HasNext() bool {
-        return g.index < g.count
-    }
-
-    func (g *ArrayReplyItems) Next() *ArrayReplyItems {
-        if g.index >= g.count {
-            panic("index >= count [E108]")
-        }
-        g.offset = *g.positionPtr
-        if g.offset+g.blockLength > g.bufferLength {
-            panic("buffer too short for next group index [E108]")
-        }
-        *g.positionPtr = g.offset + g.blockLength
-        g.index++
-
-        return g
-    }
-
-    func (g *ArrayReplyItems) ResetCountToIndex() uint64 {
-        g.count = g.index
-        dimensions := GroupSizeEncoding{}
-        dimensions.Wrap(g.buffer, g.initialPosition, g.actingVersion, g.bufferLength)
-        dimensions.SetNumInGroup(uint16(g.count))
-        return g.count
-    }
-
-
-    func (g *ArrayReplyItems) ForEach(fn func(group *ArrayReplyItems)) {
-        for g.HasNext() {
-            g.Next()
-            fn(g)
-        }
-    }
-
-
-    func (m *ArrayReplyItems) KindMetaAttribute(metaAttribute string) string {
-        switch metaAttribute {
-            case "PRESENCE": return "required"
-            default: return ""
-        }
-    }
-
-        func (m *ArrayReplyItems) KindId() int {
-            return 6
-        }
-
-        func (m *ArrayReplyItems) KindSinceVersion() uint64 {
-            return 0
-        }
-
-        func (m *ArrayReplyItems) KindInActingVersion() bool {
-            return true
-        }
-
-        func (m *ArrayReplyItems) KindEncodingOffset() uint {
-            return 0
-        }
-
-        func (m *ArrayReplyItems) KindEncodingLength() int {
-            return 1
-        }
-
-        func (m *ArrayReplyItems) KindRaw() uint8 {
-            return Uint8LittleEndian(m.buffer[(m.offset + 0):])
-        }
-
-        func (m *ArrayReplyItems) Kind() Kind {
-            return Kind(Uint8LittleEndian(m.buffer[(m.offset + 0):]))
-        }
-
-        func (m *ArrayReplyItems) SetKind(value Kind) *ArrayReplyItems {
-            val := uint8(value)
-            PutUint8LittleEndian(m.buffer[(m.offset + 0):], val)
-            return m
-        }
-
-    func (m *ArrayReplyItems) IntegerMetaAttribute(metaAttribute string) string {
-        switch metaAttribute {
-            case "PRESENCE": return "required"
-            default: return ""
-        }
-    }
-
-        func (m *ArrayReplyItems) IntegerId() int {
-            return 7
-        }
-
-        func (m *ArrayReplyItems) IntegerSinceVersion() uint64 {
-            return 0
-        }
-
-        func (m *ArrayReplyItems) IntegerInActingVersion() bool {
-            return true
-        }
-
-        func (m *ArrayReplyItems) IntegerEncodingOffset() uint {
-            return 1
-        }
-
-        func (m *ArrayReplyItems) IntegerNullValue() int64 {
-            return SbeNullValueInt64()
-        }
-
-        func (m *ArrayReplyItems) IntegerMinValue() int64 {
-            return int64(-9223372036854775807)
-        }
-
-        func (m *ArrayReplyItems) IntegerMaxValue() int64 {
-            return int64(9223372036854775807)
-        }
-
-        func (m *ArrayReplyItems) IntegerEncodingLength() int {
-            return 8
-        }
-
-        func (m *ArrayReplyItems) Integer() int64 {
-            return Int64LittleEndian(m.buffer[(m.offset + 1):])
-        }
-
-        func (m *ArrayReplyItems) SetInteger(value int64) *ArrayReplyItems {
-            PutInt64LittleEndian(m.buffer[(m.offset + 1):], value)
-            return m
-        }
-
-    func (m *ArrayReplyItems) ItemMetaAttribute(metaAttribute string) string {
-        switch metaAttribute {
-            case "PRESENCE": return "required"
-            default: return ""
-        }
-    }
-
-    func (m *ArrayReplyItems) ItemCharacterEncoding() string {
-            return "null"
-        }
-
-    func (m *ArrayReplyItems) ItemSinceVersion() uint64 {
-            return 0
-        }
-
-    func (m *ArrayReplyItems) ItemInActingVersion() bool {
-            return true
-        }
-
-    func (m *ArrayReplyItems) ItemId() uint16 {
-            return 8
-        }
-
-    func (m *ArrayReplyItems) ItemHeaderLength() uint64 {
-            return 4
-    }
-
-    func (m *ArrayReplyItems) ItemLength() uint32 {
-            return Uint32LittleEndian(m.buffer[m.SbePosition():])
-    }
-
-        func (m *ArrayReplyItems) SkipItem() uint64 {
-            lengthOfLengthField := uint64(4)
-            lengthPosition := m.SbePosition()
-            dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
-            m.SetSbePosition(lengthPosition + lengthOfLengthField + dataLength)
-            return dataLength
-        }
-
-    func (m *ArrayReplyItems) Item() string {
-        lengthFieldValue := uint64(Uint32LittleEndian(m.buffer[m.SbePosition():m.SbePosition()+4]))
-        m.SetSbePosition(m.SbePosition() + uint64(4))
-        pos := m.SbePosition()
-        m.SetSbePosition(pos + lengthFieldValue)
-        return string(m.buffer[pos:pos+lengthFieldValue])
-    }
-
-    func (m *ArrayReplyItems) GetItem(dst []byte) int {
-        lengthOfLengthField := uint64(4)
-        lengthPosition := m.SbePosition()
-        m.SetSbePosition(m.SbePosition() + lengthOfLengthField)
-        dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition:lengthPosition+lengthOfLengthField]))
-        bytesToCopy := dataLength
-        if uint64(len(dst)) < dataLength {
-            bytesToCopy = uint64(len(dst))
-        }
-        pos := m.SbePosition()
-        m.SetSbePosition(pos + dataLength)
-        copy(dst, m.buffer[pos:pos+bytesToCopy])
-        return int(bytesToCopy)
-    }
-
-    func (m *ArrayReplyItems) PutItemLen(src string, length uint32) *ArrayReplyItems {
-        lengthOfLengthField := uint64(4)
-        lengthPosition := m.SbePosition()
-        m.SetSbePosition(lengthPosition + lengthOfLengthField)
-        PutUint32LittleEndian(m.buffer[lengthPosition:], length)
-        if length != uint32(0) {
-            pos := m.SbePosition()
-            m.SetSbePosition(pos + uint64(length))
-            copy(m.buffer[pos:], src)
-        }
-        return m
-    }
-
-    func (m *ArrayReplyItems) GetItemAsString() string {
-        lengthOfLengthField := uint64(4)
-        lengthPosition := m.SbePosition()
-        dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition:lengthPosition+lengthOfLengthField]))
-        m.SetSbePosition(lengthPosition + lengthOfLengthField)
-        pos := m.SbePosition()
-        m.SetSbePosition(pos + dataLength)
-        return string(m.buffer[pos:pos+dataLength])
-    }
-
-    func (m *ArrayReplyItems) GetItemAsJsonEscapedString() string {
-        oss := strings.Builder{}
-        s := m.GetItemAsString()
-
-        for _, c := range s {
-            switch c {
-                case '"': oss.WriteString("\\\"")
-                case '\\': oss.WriteString("\\\\")
-                case '\b': oss.WriteString("\\b")
-                case '\f': oss.WriteString("\\f")
-                case '\n': oss.WriteString("\\n")
-                case '\r': oss.WriteString("\\r")
-                case '\t': oss.WriteString("\\t")
-
-                default:
-                    if '\x00' <= c && c <= '\x1f' {
-                        fmt.Fprintf(&oss, "%x", c)
-                    } else {
-                        oss.WriteString(string(c))
-                    }
-            }
-        }
-
-        return oss.String()
-    }
-
-    func (m *ArrayReplyItems) PutItem(str string) *ArrayReplyItems {
-        if len(str) > 1073741824 {
-            panic("string too long for length type [E109]")
-        }
-        return m.PutItemLen(str, uint32(len(str)))
-    }
-
-        func (writer *ArrayReplyItems) String() string {
-            builder := strings.Builder{}
-            builder.WriteString("{")
-            builder.WriteString(`"kind": `)
-            builder.WriteString(fmt.Sprintf(`"%v"`, writer.Kind()))
-
-            builder.WriteString(", ")
-            builder.WriteString(`"integer": `)
-            builder.WriteString(fmt.Sprintf(`"%v"`, writer.Integer()))
-
-            builder.WriteString(", ")
-            builder.WriteString(`"item": `)
-            builder.WriteString(`"`)
-                writer.SkipItem()
-    builder.WriteString(" bytes of raw data")
-            builder.WriteString("}")
-
-            return builder.String()
-        }
-
-        func (m *ArrayReplyItems) Skip() {
-            m.SkipItem()
-        }
-
-        func (m *ArrayReplyItems) IsConstLength() bool {
-            return false
-        }
-
-        func (m *ArrayReplyItems) ComputeLength( ItemLength int) (int, error) {
-            length := uint64(m.SbeBlockLength())
-
-            length += m.ItemHeaderLength()
-            if m.ItemLength() > 1073741824 {
-                return 0, fmt.Errorf("ItemLength too long for length type [E109]")
-            }
-            length += uint64(m.ItemLength())
-
-            return int(length), nil
-        }
-    func (m *ArrayReply) ItemsId() int {
-        return 5
-    }
+func (m *ArrayReply) IntegerId() int {
+	return 4
+}
+
+func (m *ArrayReply) IntegerSinceVersion() uint64 {
+	return 0
+}
+
+func (m *ArrayReply) IntegerInActingVersion() bool {
+	return true
+}
+
+func (m *ArrayReply) IntegerEncodingOffset() uint {
+	return 10
+}
+
+func (m *ArrayReply) IntegerNullValue() int64 {
+	return SbeNullValueInt64()
+}
+
+func (m *ArrayReply) IntegerMinValue() int64 {
+	return int64(-9223372036854775807)
+}
+
+func (m *ArrayReply) IntegerMaxValue() int64 {
+	return int64(9223372036854775807)
+}
+
+func (m *ArrayReply) IntegerEncodingLength() int {
+	return 8
+}
+
+func (m *ArrayReply) Integer() int64 {
+	return Int64LittleEndian(m.buffer[(m.offset + 10):])
+}
+
+func (m *ArrayReply) SetInteger(value int64) *ArrayReply {
+	PutInt64LittleEndian(m.buffer[(m.offset+10):], value)
+	return m
+}
+
+type ArrayReplyItems struct {
+	buffer          []byte
+	bufferLength    uint64
+	initialPosition uint64
+	positionPtr     *uint64
+	blockLength     uint64
+	count           uint64
+	index           uint64
+	offset          uint64
+	actingVersion   uint64
+}
+
+func (g *ArrayReplyItems) sbePositionPtr() *uint64 {
+	return g.positionPtr
+}
+
+func (g *ArrayReplyItems) WrapForDecode(
+	buffer []byte,
+	pos *uint64,
+	actingVersion uint64,
+	bufferLength uint64) {
+	dimensions := GroupSizeEncoding{}
+	dimensions.Wrap(buffer, *pos, actingVersion, bufferLength)
+	g.buffer = buffer
+	g.bufferLength = bufferLength
+	g.blockLength = uint64(dimensions.BlockLength())
+	g.count = uint64(dimensions.NumInGroup())
+	g.index = 0
+	g.actingVersion = actingVersion
+	g.initialPosition = *pos
+	g.positionPtr = pos
+	*g.positionPtr = *g.positionPtr + 4
+}
+
+func (g *ArrayReplyItems) WrapForEncode(
+	buffer []byte,
+	count uint16,
+	pos *uint64,
+	actingVersion uint64,
+	bufferLength uint64) {
+	if count > 65534 {
+		panic("count outside of allowed range [E110]")
+	}
+	g.buffer = buffer
+	g.bufferLength = bufferLength
+	dimensions := GroupSizeEncoding{}
+	dimensions.Wrap(buffer, *pos, actingVersion, bufferLength)
+	dimensions.SetBlockLength(9)
+	dimensions.SetNumInGroup(count)
+	g.index = 0
+	g.count = uint64(count)
+	g.blockLength = 9
+	g.actingVersion = actingVersion
+	g.initialPosition = *pos
+	g.positionPtr = pos
+	*g.positionPtr = *g.positionPtr + 4
+}
+
+func (g *ArrayReplyItems) SbeHeaderSize() uint64 {
+	return 4
+}
+
+func (g *ArrayReplyItems) SbeBlockLength() uint64 {
+	return 9
+}
+
+func (g *ArrayReplyItems) SbePosition() uint64 {
+	return *g.positionPtr
+}
+
+func (g *ArrayReplyItems) SbeCheckPosition(position uint64) uint64 {
+	if position > g.bufferLength {
+		panic("buffer too short [E100]")
+	}
+	return position
+}
+
+func (g *ArrayReplyItems) SetSbePosition(position uint64) {
+	*g.positionPtr = g.SbeCheckPosition(position)
+}
+
+func (g *ArrayReplyItems) Count() uint64 {
+	return g.count
+}
+
+func (g *ArrayReplyItems) HasNext() bool {
+	return g.index < g.count
+}
+
+func (g *ArrayReplyItems) Next() *ArrayReplyItems {
+	if g.index >= g.count {
+		panic("index >= count [E108]")
+	}
+	g.offset = *g.positionPtr
+	if g.offset+g.blockLength > g.bufferLength {
+		panic("buffer too short for next group index [E108]")
+	}
+	*g.positionPtr = g.offset + g.blockLength
+	g.index++
+
+	return g
+}
+
+func (g *ArrayReplyItems) ResetCountToIndex() uint64 {
+	g.count = g.index
+	dimensions := GroupSizeEncoding{}
+	dimensions.Wrap(g.buffer, g.initialPosition, g.actingVersion, g.bufferLength)
+	dimensions.SetNumInGroup(uint16(g.count))
+	return g.count
+}
+
+func (g *ArrayReplyItems) ForEach(fn func(group *ArrayReplyItems)) {
+	for g.HasNext() {
+		g.Next()
+		fn(g)
+	}
+}
+
+func (m *ArrayReplyItems) KindMetaAttribute(metaAttribute string) string {
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
+}
+
+func (m *ArrayReplyItems) KindId() int {
+	return 6
+}
+
+func (m *ArrayReplyItems) KindSinceVersion() uint64 {
+	return 0
+}
+
+func (m *ArrayReplyItems) KindInActingVersion() bool {
+	return true
+}
+
+func (m *ArrayReplyItems) KindEncodingOffset() uint {
+	return 0
+}
+
+func (m *ArrayReplyItems) KindEncodingLength() int {
+	return 1
+}
+
+func (m *ArrayReplyItems) KindRaw() uint8 {
+	return Uint8LittleEndian(m.buffer[(m.offset + 0):])
+}
+
+func (m *ArrayReplyItems) Kind() Kind {
+	return Kind(Uint8LittleEndian(m.buffer[(m.offset + 0):]))
+}
+
+func (m *ArrayReplyItems) SetKind(value Kind) *ArrayReplyItems {
+	val := uint8(value)
+	PutUint8LittleEndian(m.buffer[(m.offset+0):], val)
+	return m
+}
+
+func (m *ArrayReplyItems) IntegerMetaAttribute(metaAttribute string) string {
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
+}
+
+func (m *ArrayReplyItems) IntegerId() int {
+	return 7
+}
+
+func (m *ArrayReplyItems) IntegerSinceVersion() uint64 {
+	return 0
+}
+
+func (m *ArrayReplyItems) IntegerInActingVersion() bool {
+	return true
+}
+
+func (m *ArrayReplyItems) IntegerEncodingOffset() uint {
+	return 1
+}
+
+func (m *ArrayReplyItems) IntegerNullValue() int64 {
+	return SbeNullValueInt64()
+}
+
+func (m *ArrayReplyItems) IntegerMinValue() int64 {
+	return int64(-9223372036854775807)
+}
+
+func (m *ArrayReplyItems) IntegerMaxValue() int64 {
+	return int64(9223372036854775807)
+}
+
+func (m *ArrayReplyItems) IntegerEncodingLength() int {
+	return 8
+}
+
+func (m *ArrayReplyItems) Integer() int64 {
+	return Int64LittleEndian(m.buffer[(m.offset + 1):])
+}
+
+func (m *ArrayReplyItems) SetInteger(value int64) *ArrayReplyItems {
+	PutInt64LittleEndian(m.buffer[(m.offset+1):], value)
+	return m
+}
+
+func (m *ArrayReplyItems) ItemMetaAttribute(metaAttribute string) string {
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
+}
+
+func (m *ArrayReplyItems) ItemCharacterEncoding() string {
+	return "null"
+}
+
+func (m *ArrayReplyItems) ItemSinceVersion() uint64 {
+	return 0
+}
+
+func (m *ArrayReplyItems) ItemInActingVersion() bool {
+	return true
+}
+
+func (m *ArrayReplyItems) ItemId() uint16 {
+	return 8
+}
+
+func (m *ArrayReplyItems) ItemHeaderLength() uint64 {
+	return 4
+}
+
+func (m *ArrayReplyItems) ItemLength() uint32 {
+	return Uint32LittleEndian(m.buffer[m.SbePosition():])
+}
+
+func (m *ArrayReplyItems) SkipItem() uint64 {
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
+	m.SetSbePosition(lengthPosition + lengthOfLengthField + dataLength)
+	return dataLength
+}
+
+func (m *ArrayReplyItems) Item() string {
+	lengthFieldValue := uint64(Uint32LittleEndian(m.buffer[m.SbePosition() : m.SbePosition()+4]))
+	m.SetSbePosition(m.SbePosition() + uint64(4))
+	pos := m.SbePosition()
+	m.SetSbePosition(pos + lengthFieldValue)
+	return string(m.buffer[pos : pos+lengthFieldValue])
+}
+
+func (m *ArrayReplyItems) GetItem(dst []byte) int {
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	m.SetSbePosition(m.SbePosition() + lengthOfLengthField)
+	dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
+	bytesToCopy := dataLength
+	if uint64(len(dst)) < dataLength {
+		bytesToCopy = uint64(len(dst))
+	}
+	pos := m.SbePosition()
+	m.SetSbePosition(pos + dataLength)
+	copy(dst, m.buffer[pos:pos+bytesToCopy])
+	return int(bytesToCopy)
+}
+
+func (m *ArrayReplyItems) PutItemLen(src string, length uint32) *ArrayReplyItems {
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	m.SetSbePosition(lengthPosition + lengthOfLengthField)
+	PutUint32LittleEndian(m.buffer[lengthPosition:], length)
+	if length != uint32(0) {
+		pos := m.SbePosition()
+		m.SetSbePosition(pos + uint64(length))
+		copy(m.buffer[pos:], src)
+	}
+	return m
+}
+
+func (m *ArrayReplyItems) GetItemAsString() string {
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
+	m.SetSbePosition(lengthPosition + lengthOfLengthField)
+	pos := m.SbePosition()
+	m.SetSbePosition(pos + dataLength)
+	return string(m.buffer[pos : pos+dataLength])
+}
+
+func (m *ArrayReplyItems) GetItemAsJsonEscapedString() string {
+	oss := strings.Builder{}
+	s := m.GetItemAsString()
+
+	for _, c := range s {
+		switch c {
+		case '"':
+			oss.WriteString("\\\"")
+		case '\\':
+			oss.WriteString("\\\\")
+		case '\b':
+			oss.WriteString("\\b")
+		case '\f':
+			oss.WriteString("\\f")
+		case '\n':
+			oss.WriteString("\\n")
+		case '\r':
+			oss.WriteString("\\r")
+		case '\t':
+			oss.WriteString("\\t")
+
+		default:
+			if '\x00' <= c && c <= '\x1f' {
+				fmt.Fprintf(&oss, "%x", c)
+			} else {
+				oss.WriteString(string(c))
+			}
+		}
+	}
+
+	return oss.String()
+}
+
+func (m *ArrayReplyItems) PutItem(str string) *ArrayReplyItems {
+	if len(str) > 1073741824 {
+		panic("string too long for length type [E109]")
+	}
+	return m.PutItemLen(str, uint32(len(str)))
+}
+
+func (writer *ArrayReplyItems) String() string {
+	builder := strings.Builder{}
+	builder.WriteString("{")
+	builder.WriteString(`"kind": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.Kind()))
+
+	builder.WriteString(", ")
+	builder.WriteString(`"integer": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.Integer()))
+
+	builder.WriteString(", ")
+	builder.WriteString(`"item": `)
+	builder.WriteString(`"`)
+	writer.SkipItem()
+	builder.WriteString(" bytes of raw data")
+	builder.WriteString("}")
+
+	return builder.String()
+}
+
+func (m *ArrayReplyItems) Skip() {
+	m.SkipItem()
+}
+
+func (m *ArrayReplyItems) IsConstLength() bool {
+	return false
+}
+
+func (m *ArrayReplyItems) ComputeLength(ItemLength int) (int, error) {
+	length := uint64(m.SbeBlockLength())
+
+	length += m.ItemHeaderLength()
+	if m.ItemLength() > 1073741824 {
+		return 0, fmt.Errorf("ItemLength too long for length type [E109]")
+	}
+	length += uint64(m.ItemLength())
+
+	return int(length), nil
+}
+func (m *ArrayReply) ItemsId() int {
+	return 5
+}
 
 func (m *ArrayReply) Items() *ArrayReplyItems {
-    m._Items.WrapForDecode(m.buffer, m.sbePositionPtr(), m.actingVersion, m.bufferLength)
-    return &m._Items
+	m._Items.WrapForDecode(m.buffer, m.sbePositionPtr(), m.actingVersion, m.bufferLength)
+	return &m._Items
 }
 
 func (m *ArrayReply) ItemsCount(count uint16) *ArrayReplyItems {
-    m._Items.WrapForEncode(m.buffer, count, m.sbePositionPtr(), m.actingVersion, m.bufferLength)
-    return &m._Items
+	m._Items.WrapForEncode(m.buffer, count, m.sbePositionPtr(), m.actingVersion, m.bufferLength)
+	return &m._Items
 }
 
 func (m *ArrayReply) ItemsSinceVersion() uint64 {
-    return 0
+	return 0
 }
 
 func (m *ArrayReply) ItemsInActingVersion() bool {
-    return true
+	return true
 }
 
 func (writer *ArrayReply) String() string {
-    var builder strings.Builder
-    builder.WriteString("{\"Name\": \"ArrayReply\", ")
-    builder.WriteString(fmt.Sprintf("\"sbeTemplateId\": %d", writer.SbeTemplateId()))
-    builder.WriteString(", ")
+	var builder strings.Builder
+	builder.WriteString("{\"Name\": \"ArrayReply\", ")
+	builder.WriteString(fmt.Sprintf("\"sbeTemplateId\": %d", writer.SbeTemplateId()))
+	builder.WriteString(", ")
 
-    builder.WriteString(`"correlationId": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.CorrelationId()))
+	builder.WriteString(`"correlationId": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.CorrelationId()))
 
-    builder.WriteString(", ")
-    builder.WriteString(`"status": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.Status()))
+	builder.WriteString(", ")
+	builder.WriteString(`"status": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.Status()))
 
-    builder.WriteString(", ")
-    builder.WriteString(`"kind": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.Kind()))
+	builder.WriteString(", ")
+	builder.WriteString(`"kind": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.Kind()))
 
-    builder.WriteString(", ")
-    builder.WriteString(`"integer": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.Integer()))
+	builder.WriteString(", ")
+	builder.WriteString(`"integer": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.Integer()))
 
-    builder.WriteString(", ")
-    {
-        atLeastOne := false
-        builder.WriteString(`"items": [`)
-        writer.Items().ForEach(
-            func(value *ArrayReplyItems) {
-                if atLeastOne {
-                    builder.WriteString(", ")
-                }
-                atLeastOne = true
-                builder.WriteString(value.String())
-            })
-        builder.WriteString("]")
-    }
+	builder.WriteString(", ")
+	{
+		atLeastOne := false
+		builder.WriteString(`"items": [`)
+		writer.Items().ForEach(
+			func(value *ArrayReplyItems) {
+				if atLeastOne {
+					builder.WriteString(", ")
+				}
+				atLeastOne = true
+				builder.WriteString(value.String())
+			})
+		builder.WriteString("]")
+	}
 
-    builder.WriteString("}")
+	builder.WriteString("}")
 
-    return builder.String()
+	return builder.String()
 }
 
 func (m *ArrayReply) Skip() {
-    for ItemsGroup := m.Items(); ItemsGroup.HasNext(); {
-        ItemsGroup.Next().Skip()
-    }
+	for ItemsGroup := m.Items(); ItemsGroup.HasNext(); {
+		ItemsGroup.Next().Skip()
+	}
 }
 
 func (m *ArrayReply) IsConstLength() bool {
-    return false
+	return false
 }
 
-func (m *ArrayReply) ComputeLength(ItemsItemLengths []struct{ ItemLength int}) (int, error) {
-    length := uint64(m.SbeBlockLength())
+func (m *ArrayReply) ComputeLength(ItemsItemLengths []struct{ ItemLength int }) (int, error) {
+	length := uint64(m.SbeBlockLength())
 
-    length += m.Items().SbeHeaderSize()
-    if (len(ItemsItemLengths) > 65534) {
-        panic("len(ItemsItemLengths) outside of allowed range [E110]")
-    }
+	length += m.Items().SbeHeaderSize()
+	if len(ItemsItemLengths) > 65534 {
+		panic("len(ItemsItemLengths) outside of allowed range [E110]")
+	}
 
-    for _, e := range ItemsItemLengths {
-        l, err := m.Items().ComputeLength(e.ItemLength)
-        if err != nil {
-            return 0, err
-        }
-        length += uint64(l)
-    }
+	for _, e := range ItemsItemLengths {
+		l, err := m.Items().ComputeLength(e.ItemLength)
+		if err != nil {
+			return 0, err
+		}
+		length += uint64(l)
+	}
 
-    return int(length), nil
+	return int(length), nil
 }

@@ -4,46 +4,57 @@
 package goblinsbe
 
 import (
-"errors"
-"fmt"
+	"errors"
+	"fmt"
 )
 
 type Expiry uint8
-    const (
-    Expiry_none Expiry = Expiry(uint8(0))
-    Expiry_ex Expiry = Expiry(uint8(1))
-    Expiry_px Expiry = Expiry(uint8(2))
-    Expiry_exat Expiry = Expiry(uint8(3))
-    Expiry_pxat Expiry = Expiry(uint8(4))
-    Expiry_NULL_VALUE Expiry = Expiry(uint8(255))
 
-    )
+const (
+	Expiry_none       Expiry = Expiry(uint8(0))
+	Expiry_ex         Expiry = Expiry(uint8(1))
+	Expiry_px         Expiry = Expiry(uint8(2))
+	Expiry_exat       Expiry = Expiry(uint8(3))
+	Expiry_pxat       Expiry = Expiry(uint8(4))
+	Expiry_NULL_VALUE Expiry = Expiry(uint8(255))
+)
 
-    var ExpiryLookupErr = errors.New("unknown value for enum Expiry [E103]")
-    func LookupExpiry(value uint8) (Expiry, error) {
-        switch value {
-            case uint8(0): return Expiry_none, nil
-            case uint8(1): return Expiry_ex, nil
-            case uint8(2): return Expiry_px, nil
-            case uint8(3): return Expiry_exat, nil
-            case uint8(4): return Expiry_pxat, nil
-            case uint8(255): return Expiry_NULL_VALUE, nil
-        }
+var ExpiryLookupErr = errors.New("unknown value for enum Expiry [E103]")
 
-        return 0, ExpiryLookupErr
+func LookupExpiry(value uint8) (Expiry, error) {
+	switch value {
+	case uint8(0):
+		return Expiry_none, nil
+	case uint8(1):
+		return Expiry_ex, nil
+	case uint8(2):
+		return Expiry_px, nil
+	case uint8(3):
+		return Expiry_exat, nil
+	case uint8(4):
+		return Expiry_pxat, nil
+	case uint8(255):
+		return Expiry_NULL_VALUE, nil
+	}
+
+	return 0, ExpiryLookupErr
 }
 
-    func (value Expiry) String() string {
-        switch value {
-            case Expiry_none: return "none"
-            case Expiry_ex: return "ex"
-            case Expiry_px: return "px"
-            case Expiry_exat: return "exat"
-            case Expiry_pxat: return "pxat"
-            case Expiry_NULL_VALUE: return "NULL_VALUE"
-        }
+func (value Expiry) String() string {
+	switch value {
+	case Expiry_none:
+		return "none"
+	case Expiry_ex:
+		return "ex"
+	case Expiry_px:
+		return "px"
+	case Expiry_exat:
+		return "exat"
+	case Expiry_pxat:
+		return "pxat"
+	case Expiry_NULL_VALUE:
+		return "NULL_VALUE"
+	}
 
-        panic(fmt.Sprintf("unknown value for enum Expiry [E103]: %d", value))
-    }
-
-
+	panic(fmt.Sprintf("unknown value for enum Expiry [E103]: %d", value))
+}

@@ -4,174 +4,176 @@
 package goblinsbe
 
 import (
-"fmt"
-"strings"
+	"fmt"
+	"strings"
 )
 
 type GroupSizeEncoding struct {
-    buffer []byte
-    bufferLength uint64
-    offset uint64
-    actingVersion uint64
-
+	buffer        []byte
+	bufferLength  uint64
+	offset        uint64
+	actingVersion uint64
 }
 
-    const (
-        GroupSizeEncodingEncodedLength    uint64 = 4
-        GroupSizeEncodingSbeSchemaID        uint16 = uint16(27500)
-        GroupSizeEncodingSbeSchemaVersion   uint16 = uint16(0)
-    )
+const (
+	GroupSizeEncodingEncodedLength    uint64 = 4
+	GroupSizeEncodingSbeSchemaID      uint16 = uint16(27500)
+	GroupSizeEncodingSbeSchemaVersion uint16 = uint16(0)
+)
 
-    func (m *GroupSizeEncoding) Wrap(
-        buffer []byte,
-        offset uint64,
-        actingVersion uint64,
-        bufferLength uint64) {
-        m.buffer = buffer
-        m.bufferLength = bufferLength
-        m.offset = offset
-        m.actingVersion = actingVersion
-        if !SbeNoBoundsCheck && ((m.offset + 4) > m.bufferLength) {
-            panic("buffer too short for flyweight [E107]")
-        }
-    }
+func (m *GroupSizeEncoding) Wrap(
+	buffer []byte,
+	offset uint64,
+	actingVersion uint64,
+	bufferLength uint64) {
+	m.buffer = buffer
+	m.bufferLength = bufferLength
+	m.offset = offset
+	m.actingVersion = actingVersion
+	if !SbeNoBoundsCheck && ((m.offset + 4) > m.bufferLength) {
+		panic("buffer too short for flyweight [E107]")
+	}
+}
 
-    func (m *GroupSizeEncoding) EncodedLength() uint64 {
-        return 4
-    }
+func (m *GroupSizeEncoding) EncodedLength() uint64 {
+	return 4
+}
 
-    func (m *GroupSizeEncoding) Offset() uint64 {
-        return m.offset
-    }
+func (m *GroupSizeEncoding) Offset() uint64 {
+	return m.offset
+}
 
-    func (m *GroupSizeEncoding) Buffer() []byte {
-        return m.buffer
-    }
+func (m *GroupSizeEncoding) Buffer() []byte {
+	return m.buffer
+}
 
-    func (m *GroupSizeEncoding) BufferLength() uint64 {
-        return m.bufferLength
-    }
+func (m *GroupSizeEncoding) BufferLength() uint64 {
+	return m.bufferLength
+}
 
-    func (m *GroupSizeEncoding) ActingVersion() uint64 {
-        return m.actingVersion
-    }
+func (m *GroupSizeEncoding) ActingVersion() uint64 {
+	return m.actingVersion
+}
 
-    func (m *GroupSizeEncoding) SbeSchemaId() uint16 {
-        return uint16(27500)
-    }
+func (m *GroupSizeEncoding) SbeSchemaId() uint16 {
+	return uint16(27500)
+}
 
-    func (m *GroupSizeEncoding) SbeSchemaVersion() uint16 {
-        return uint16(0)
-    }
+func (m *GroupSizeEncoding) SbeSchemaVersion() uint16 {
+	return uint16(0)
+}
 
 func (m *GroupSizeEncoding) BlockLengthMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *GroupSizeEncoding) BlockLengthId() int {
-        return -1
-    }
+func (m *GroupSizeEncoding) BlockLengthId() int {
+	return -1
+}
 
-    func (m *GroupSizeEncoding) BlockLengthSinceVersion() uint64 {
-        return 0
-    }
+func (m *GroupSizeEncoding) BlockLengthSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *GroupSizeEncoding) BlockLengthInActingVersion() bool {
-        return true
-    }
+func (m *GroupSizeEncoding) BlockLengthInActingVersion() bool {
+	return true
+}
 
-    func (m *GroupSizeEncoding) BlockLengthEncodingOffset() uint {
-        return 0
-    }
+func (m *GroupSizeEncoding) BlockLengthEncodingOffset() uint {
+	return 0
+}
 
-    func (m *GroupSizeEncoding) BlockLengthNullValue() uint16 {
-        return SbeNullValueUint16()
-    }
+func (m *GroupSizeEncoding) BlockLengthNullValue() uint16 {
+	return SbeNullValueUint16()
+}
 
-    func (m *GroupSizeEncoding) BlockLengthMinValue() uint16 {
-        return uint16(0)
-    }
+func (m *GroupSizeEncoding) BlockLengthMinValue() uint16 {
+	return uint16(0)
+}
 
-    func (m *GroupSizeEncoding) BlockLengthMaxValue() uint16 {
-        return uint16(65534)
-    }
+func (m *GroupSizeEncoding) BlockLengthMaxValue() uint16 {
+	return uint16(65534)
+}
 
-    func (m *GroupSizeEncoding) BlockLengthEncodingLength() int {
-        return 2
-    }
+func (m *GroupSizeEncoding) BlockLengthEncodingLength() int {
+	return 2
+}
 
-    func (m *GroupSizeEncoding) BlockLength() uint16 {
-        return Uint16LittleEndian(m.buffer[(m.offset + 0):])
-    }
+func (m *GroupSizeEncoding) BlockLength() uint16 {
+	return Uint16LittleEndian(m.buffer[(m.offset + 0):])
+}
 
-    func (m *GroupSizeEncoding) SetBlockLength(value uint16) *GroupSizeEncoding {
-        PutUint16LittleEndian(m.buffer[(m.offset + 0):], value)
-        return m
-    }
+func (m *GroupSizeEncoding) SetBlockLength(value uint16) *GroupSizeEncoding {
+	PutUint16LittleEndian(m.buffer[(m.offset+0):], value)
+	return m
+}
 
 func (m *GroupSizeEncoding) NumInGroupMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *GroupSizeEncoding) NumInGroupId() int {
-        return -1
-    }
+func (m *GroupSizeEncoding) NumInGroupId() int {
+	return -1
+}
 
-    func (m *GroupSizeEncoding) NumInGroupSinceVersion() uint64 {
-        return 0
-    }
+func (m *GroupSizeEncoding) NumInGroupSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *GroupSizeEncoding) NumInGroupInActingVersion() bool {
-        return true
-    }
+func (m *GroupSizeEncoding) NumInGroupInActingVersion() bool {
+	return true
+}
 
-    func (m *GroupSizeEncoding) NumInGroupEncodingOffset() uint {
-        return 2
-    }
+func (m *GroupSizeEncoding) NumInGroupEncodingOffset() uint {
+	return 2
+}
 
-    func (m *GroupSizeEncoding) NumInGroupNullValue() uint16 {
-        return SbeNullValueUint16()
-    }
+func (m *GroupSizeEncoding) NumInGroupNullValue() uint16 {
+	return SbeNullValueUint16()
+}
 
-    func (m *GroupSizeEncoding) NumInGroupMinValue() uint16 {
-        return uint16(0)
-    }
+func (m *GroupSizeEncoding) NumInGroupMinValue() uint16 {
+	return uint16(0)
+}
 
-    func (m *GroupSizeEncoding) NumInGroupMaxValue() uint16 {
-        return uint16(65534)
-    }
+func (m *GroupSizeEncoding) NumInGroupMaxValue() uint16 {
+	return uint16(65534)
+}
 
-    func (m *GroupSizeEncoding) NumInGroupEncodingLength() int {
-        return 2
-    }
+func (m *GroupSizeEncoding) NumInGroupEncodingLength() int {
+	return 2
+}
 
-    func (m *GroupSizeEncoding) NumInGroup() uint16 {
-        return Uint16LittleEndian(m.buffer[(m.offset + 2):])
-    }
+func (m *GroupSizeEncoding) NumInGroup() uint16 {
+	return Uint16LittleEndian(m.buffer[(m.offset + 2):])
+}
 
-    func (m *GroupSizeEncoding) SetNumInGroup(value uint16) *GroupSizeEncoding {
-        PutUint16LittleEndian(m.buffer[(m.offset + 2):], value)
-        return m
-    }
+func (m *GroupSizeEncoding) SetNumInGroup(value uint16) *GroupSizeEncoding {
+	PutUint16LittleEndian(m.buffer[(m.offset+2):], value)
+	return m
+}
 
 func (writer *GroupSizeEncoding) String() string {
-    builder := strings.Builder{}
-    builder.WriteString("{")
-    builder.WriteString(`"blockLength": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.BlockLength()))
+	builder := strings.Builder{}
+	builder.WriteString("{")
+	builder.WriteString(`"blockLength": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.BlockLength()))
 
-    builder.WriteString(", ")
-    builder.WriteString(`"numInGroup": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.NumInGroup()))
+	builder.WriteString(", ")
+	builder.WriteString(`"numInGroup": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.NumInGroup()))
 
-    builder.WriteString("}")
+	builder.WriteString("}")
 
-    return builder.String()
+	return builder.String()
 }
-

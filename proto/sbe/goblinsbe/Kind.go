@@ -4,49 +4,62 @@
 package goblinsbe
 
 import (
-"errors"
-"fmt"
+	"errors"
+	"fmt"
 )
 
 type Kind uint8
-    const (
-    Kind_simple Kind = Kind(uint8(0))
-    Kind_bulk Kind = Kind(uint8(1))
-    Kind_absent Kind = Kind(uint8(2))
-    Kind_integer Kind = Kind(uint8(3))
-    Kind_array Kind = Kind(uint8(4))
-    Kind_failure Kind = Kind(uint8(5))
-    Kind_NULL_VALUE Kind = Kind(uint8(255))
 
-    )
+const (
+	Kind_simple     Kind = Kind(uint8(0))
+	Kind_bulk       Kind = Kind(uint8(1))
+	Kind_absent     Kind = Kind(uint8(2))
+	Kind_integer    Kind = Kind(uint8(3))
+	Kind_array      Kind = Kind(uint8(4))
+	Kind_failure    Kind = Kind(uint8(5))
+	Kind_NULL_VALUE Kind = Kind(uint8(255))
+)
 
-    var KindLookupErr = errors.New("unknown value for enum Kind [E103]")
-    func LookupKind(value uint8) (Kind, error) {
-        switch value {
-            case uint8(0): return Kind_simple, nil
-            case uint8(1): return Kind_bulk, nil
-            case uint8(2): return Kind_absent, nil
-            case uint8(3): return Kind_integer, nil
-            case uint8(4): return Kind_array, nil
-            case uint8(5): return Kind_failure, nil
-            case uint8(255): return Kind_NULL_VALUE, nil
-        }
+var KindLookupErr = errors.New("unknown value for enum Kind [E103]")
 
-        return 0, KindLookupErr
+func LookupKind(value uint8) (Kind, error) {
+	switch value {
+	case uint8(0):
+		return Kind_simple, nil
+	case uint8(1):
+		return Kind_bulk, nil
+	case uint8(2):
+		return Kind_absent, nil
+	case uint8(3):
+		return Kind_integer, nil
+	case uint8(4):
+		return Kind_array, nil
+	case uint8(5):
+		return Kind_failure, nil
+	case uint8(255):
+		return Kind_NULL_VALUE, nil
+	}
+
+	return 0, KindLookupErr
 }
 
-    func (value Kind) String() string {
-        switch value {
-            case Kind_simple: return "simple"
-            case Kind_bulk: return "bulk"
-            case Kind_absent: return "absent"
-            case Kind_integer: return "integer"
-            case Kind_array: return "array"
-            case Kind_failure: return "failure"
-            case Kind_NULL_VALUE: return "NULL_VALUE"
-        }
+func (value Kind) String() string {
+	switch value {
+	case Kind_simple:
+		return "simple"
+	case Kind_bulk:
+		return "bulk"
+	case Kind_absent:
+		return "absent"
+	case Kind_integer:
+		return "integer"
+	case Kind_array:
+		return "array"
+	case Kind_failure:
+		return "failure"
+	case Kind_NULL_VALUE:
+		return "NULL_VALUE"
+	}
 
-        panic(fmt.Sprintf("unknown value for enum Kind [E103]: %d", value))
-    }
-
-
+	panic(fmt.Sprintf("unknown value for enum Kind [E103]: %d", value))
+}

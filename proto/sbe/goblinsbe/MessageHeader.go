@@ -4,278 +4,284 @@
 package goblinsbe
 
 import (
-"fmt"
-"strings"
+	"fmt"
+	"strings"
 )
 
 type MessageHeader struct {
-    buffer []byte
-    bufferLength uint64
-    offset uint64
-    actingVersion uint64
-
+	buffer        []byte
+	bufferLength  uint64
+	offset        uint64
+	actingVersion uint64
 }
 
-    const (
-        MessageHeaderEncodedLength    uint64 = 8
-        MessageHeaderSbeSchemaID        uint16 = uint16(27500)
-        MessageHeaderSbeSchemaVersion   uint16 = uint16(0)
-    )
+const (
+	MessageHeaderEncodedLength    uint64 = 8
+	MessageHeaderSbeSchemaID      uint16 = uint16(27500)
+	MessageHeaderSbeSchemaVersion uint16 = uint16(0)
+)
 
-    func (m *MessageHeader) Wrap(
-        buffer []byte,
-        offset uint64,
-        actingVersion uint64,
-        bufferLength uint64) {
-        m.buffer = buffer
-        m.bufferLength = bufferLength
-        m.offset = offset
-        m.actingVersion = actingVersion
-        if !SbeNoBoundsCheck && ((m.offset + 8) > m.bufferLength) {
-            panic("buffer too short for flyweight [E107]")
-        }
-    }
+func (m *MessageHeader) Wrap(
+	buffer []byte,
+	offset uint64,
+	actingVersion uint64,
+	bufferLength uint64) {
+	m.buffer = buffer
+	m.bufferLength = bufferLength
+	m.offset = offset
+	m.actingVersion = actingVersion
+	if !SbeNoBoundsCheck && ((m.offset + 8) > m.bufferLength) {
+		panic("buffer too short for flyweight [E107]")
+	}
+}
 
-    func (m *MessageHeader) EncodedLength() uint64 {
-        return 8
-    }
+func (m *MessageHeader) EncodedLength() uint64 {
+	return 8
+}
 
-    func (m *MessageHeader) Offset() uint64 {
-        return m.offset
-    }
+func (m *MessageHeader) Offset() uint64 {
+	return m.offset
+}
 
-    func (m *MessageHeader) Buffer() []byte {
-        return m.buffer
-    }
+func (m *MessageHeader) Buffer() []byte {
+	return m.buffer
+}
 
-    func (m *MessageHeader) BufferLength() uint64 {
-        return m.bufferLength
-    }
+func (m *MessageHeader) BufferLength() uint64 {
+	return m.bufferLength
+}
 
-    func (m *MessageHeader) ActingVersion() uint64 {
-        return m.actingVersion
-    }
+func (m *MessageHeader) ActingVersion() uint64 {
+	return m.actingVersion
+}
 
-    func (m *MessageHeader) SbeSchemaId() uint16 {
-        return uint16(27500)
-    }
+func (m *MessageHeader) SbeSchemaId() uint16 {
+	return uint16(27500)
+}
 
-    func (m *MessageHeader) SbeSchemaVersion() uint16 {
-        return uint16(0)
-    }
+func (m *MessageHeader) SbeSchemaVersion() uint16 {
+	return uint16(0)
+}
 
 func (m *MessageHeader) BlockLengthMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *MessageHeader) BlockLengthId() int {
-        return -1
-    }
+func (m *MessageHeader) BlockLengthId() int {
+	return -1
+}
 
-    func (m *MessageHeader) BlockLengthSinceVersion() uint64 {
-        return 0
-    }
+func (m *MessageHeader) BlockLengthSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *MessageHeader) BlockLengthInActingVersion() bool {
-        return true
-    }
+func (m *MessageHeader) BlockLengthInActingVersion() bool {
+	return true
+}
 
-    func (m *MessageHeader) BlockLengthEncodingOffset() uint {
-        return 0
-    }
+func (m *MessageHeader) BlockLengthEncodingOffset() uint {
+	return 0
+}
 
-    func (m *MessageHeader) BlockLengthNullValue() uint16 {
-        return SbeNullValueUint16()
-    }
+func (m *MessageHeader) BlockLengthNullValue() uint16 {
+	return SbeNullValueUint16()
+}
 
-    func (m *MessageHeader) BlockLengthMinValue() uint16 {
-        return uint16(0)
-    }
+func (m *MessageHeader) BlockLengthMinValue() uint16 {
+	return uint16(0)
+}
 
-    func (m *MessageHeader) BlockLengthMaxValue() uint16 {
-        return uint16(65534)
-    }
+func (m *MessageHeader) BlockLengthMaxValue() uint16 {
+	return uint16(65534)
+}
 
-    func (m *MessageHeader) BlockLengthEncodingLength() int {
-        return 2
-    }
+func (m *MessageHeader) BlockLengthEncodingLength() int {
+	return 2
+}
 
-    func (m *MessageHeader) BlockLength() uint16 {
-        return Uint16LittleEndian(m.buffer[(m.offset + 0):])
-    }
+func (m *MessageHeader) BlockLength() uint16 {
+	return Uint16LittleEndian(m.buffer[(m.offset + 0):])
+}
 
-    func (m *MessageHeader) SetBlockLength(value uint16) *MessageHeader {
-        PutUint16LittleEndian(m.buffer[(m.offset + 0):], value)
-        return m
-    }
+func (m *MessageHeader) SetBlockLength(value uint16) *MessageHeader {
+	PutUint16LittleEndian(m.buffer[(m.offset+0):], value)
+	return m
+}
 
 func (m *MessageHeader) TemplateIdMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *MessageHeader) TemplateIdId() int {
-        return -1
-    }
+func (m *MessageHeader) TemplateIdId() int {
+	return -1
+}
 
-    func (m *MessageHeader) TemplateIdSinceVersion() uint64 {
-        return 0
-    }
+func (m *MessageHeader) TemplateIdSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *MessageHeader) TemplateIdInActingVersion() bool {
-        return true
-    }
+func (m *MessageHeader) TemplateIdInActingVersion() bool {
+	return true
+}
 
-    func (m *MessageHeader) TemplateIdEncodingOffset() uint {
-        return 2
-    }
+func (m *MessageHeader) TemplateIdEncodingOffset() uint {
+	return 2
+}
 
-    func (m *MessageHeader) TemplateIdNullValue() uint16 {
-        return SbeNullValueUint16()
-    }
+func (m *MessageHeader) TemplateIdNullValue() uint16 {
+	return SbeNullValueUint16()
+}
 
-    func (m *MessageHeader) TemplateIdMinValue() uint16 {
-        return uint16(0)
-    }
+func (m *MessageHeader) TemplateIdMinValue() uint16 {
+	return uint16(0)
+}
 
-    func (m *MessageHeader) TemplateIdMaxValue() uint16 {
-        return uint16(65534)
-    }
+func (m *MessageHeader) TemplateIdMaxValue() uint16 {
+	return uint16(65534)
+}
 
-    func (m *MessageHeader) TemplateIdEncodingLength() int {
-        return 2
-    }
+func (m *MessageHeader) TemplateIdEncodingLength() int {
+	return 2
+}
 
-    func (m *MessageHeader) TemplateId() uint16 {
-        return Uint16LittleEndian(m.buffer[(m.offset + 2):])
-    }
+func (m *MessageHeader) TemplateId() uint16 {
+	return Uint16LittleEndian(m.buffer[(m.offset + 2):])
+}
 
-    func (m *MessageHeader) SetTemplateId(value uint16) *MessageHeader {
-        PutUint16LittleEndian(m.buffer[(m.offset + 2):], value)
-        return m
-    }
+func (m *MessageHeader) SetTemplateId(value uint16) *MessageHeader {
+	PutUint16LittleEndian(m.buffer[(m.offset+2):], value)
+	return m
+}
 
 func (m *MessageHeader) SchemaIdMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *MessageHeader) SchemaIdId() int {
-        return -1
-    }
+func (m *MessageHeader) SchemaIdId() int {
+	return -1
+}
 
-    func (m *MessageHeader) SchemaIdSinceVersion() uint64 {
-        return 0
-    }
+func (m *MessageHeader) SchemaIdSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *MessageHeader) SchemaIdInActingVersion() bool {
-        return true
-    }
+func (m *MessageHeader) SchemaIdInActingVersion() bool {
+	return true
+}
 
-    func (m *MessageHeader) SchemaIdEncodingOffset() uint {
-        return 4
-    }
+func (m *MessageHeader) SchemaIdEncodingOffset() uint {
+	return 4
+}
 
-    func (m *MessageHeader) SchemaIdNullValue() uint16 {
-        return SbeNullValueUint16()
-    }
+func (m *MessageHeader) SchemaIdNullValue() uint16 {
+	return SbeNullValueUint16()
+}
 
-    func (m *MessageHeader) SchemaIdMinValue() uint16 {
-        return uint16(0)
-    }
+func (m *MessageHeader) SchemaIdMinValue() uint16 {
+	return uint16(0)
+}
 
-    func (m *MessageHeader) SchemaIdMaxValue() uint16 {
-        return uint16(65534)
-    }
+func (m *MessageHeader) SchemaIdMaxValue() uint16 {
+	return uint16(65534)
+}
 
-    func (m *MessageHeader) SchemaIdEncodingLength() int {
-        return 2
-    }
+func (m *MessageHeader) SchemaIdEncodingLength() int {
+	return 2
+}
 
-    func (m *MessageHeader) SchemaId() uint16 {
-        return Uint16LittleEndian(m.buffer[(m.offset + 4):])
-    }
+func (m *MessageHeader) SchemaId() uint16 {
+	return Uint16LittleEndian(m.buffer[(m.offset + 4):])
+}
 
-    func (m *MessageHeader) SetSchemaId(value uint16) *MessageHeader {
-        PutUint16LittleEndian(m.buffer[(m.offset + 4):], value)
-        return m
-    }
+func (m *MessageHeader) SetSchemaId(value uint16) *MessageHeader {
+	PutUint16LittleEndian(m.buffer[(m.offset+4):], value)
+	return m
+}
 
 func (m *MessageHeader) VersionMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *MessageHeader) VersionId() int {
-        return -1
-    }
+func (m *MessageHeader) VersionId() int {
+	return -1
+}
 
-    func (m *MessageHeader) VersionSinceVersion() uint64 {
-        return 0
-    }
+func (m *MessageHeader) VersionSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *MessageHeader) VersionInActingVersion() bool {
-        return true
-    }
+func (m *MessageHeader) VersionInActingVersion() bool {
+	return true
+}
 
-    func (m *MessageHeader) VersionEncodingOffset() uint {
-        return 6
-    }
+func (m *MessageHeader) VersionEncodingOffset() uint {
+	return 6
+}
 
-    func (m *MessageHeader) VersionNullValue() uint16 {
-        return SbeNullValueUint16()
-    }
+func (m *MessageHeader) VersionNullValue() uint16 {
+	return SbeNullValueUint16()
+}
 
-    func (m *MessageHeader) VersionMinValue() uint16 {
-        return uint16(0)
-    }
+func (m *MessageHeader) VersionMinValue() uint16 {
+	return uint16(0)
+}
 
-    func (m *MessageHeader) VersionMaxValue() uint16 {
-        return uint16(65534)
-    }
+func (m *MessageHeader) VersionMaxValue() uint16 {
+	return uint16(65534)
+}
 
-    func (m *MessageHeader) VersionEncodingLength() int {
-        return 2
-    }
+func (m *MessageHeader) VersionEncodingLength() int {
+	return 2
+}
 
-    func (m *MessageHeader) Version() uint16 {
-        return Uint16LittleEndian(m.buffer[(m.offset + 6):])
-    }
+func (m *MessageHeader) Version() uint16 {
+	return Uint16LittleEndian(m.buffer[(m.offset + 6):])
+}
 
-    func (m *MessageHeader) SetVersion(value uint16) *MessageHeader {
-        PutUint16LittleEndian(m.buffer[(m.offset + 6):], value)
-        return m
-    }
+func (m *MessageHeader) SetVersion(value uint16) *MessageHeader {
+	PutUint16LittleEndian(m.buffer[(m.offset+6):], value)
+	return m
+}
 
 func (writer *MessageHeader) String() string {
-    builder := strings.Builder{}
-    builder.WriteString("{")
-    builder.WriteString(`"blockLength": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.BlockLength()))
+	builder := strings.Builder{}
+	builder.WriteString("{")
+	builder.WriteString(`"blockLength": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.BlockLength()))
 
-    builder.WriteString(", ")
-    builder.WriteString(`"templateId": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.TemplateId()))
+	builder.WriteString(", ")
+	builder.WriteString(`"templateId": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.TemplateId()))
 
-    builder.WriteString(", ")
-    builder.WriteString(`"schemaId": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.SchemaId()))
+	builder.WriteString(", ")
+	builder.WriteString(`"schemaId": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.SchemaId()))
 
-    builder.WriteString(", ")
-    builder.WriteString(`"version": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.Version()))
+	builder.WriteString(", ")
+	builder.WriteString(`"version": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.Version()))
 
-    builder.WriteString("}")
+	builder.WriteString("}")
 
-    return builder.String()
+	return builder.String()
 }
-

@@ -4,1044 +4,1081 @@
 package goblinsbe
 
 import (
-"fmt"
-"strings"
+	"fmt"
+	"strings"
 )
 
 type MultiRequest struct {
-    buffer []byte
-    bufferLength uint64
-    offset uint64
-    position uint64
-    actingBlockLength uint64
-    actingVersion uint64
-    _Flags SetFlags
-    _Args MultiRequestArgs
+	buffer            []byte
+	bufferLength      uint64
+	offset            uint64
+	position          uint64
+	actingBlockLength uint64
+	actingVersion     uint64
+	_Flags            SetFlags
+	_Args             MultiRequestArgs
 }
 
-    func (m *MultiRequest) sbePositionPtr() *uint64 {
-        return &m.position
-    }
+func (m *MultiRequest) sbePositionPtr() *uint64 {
+	return &m.position
+}
 
-    const (
-        MultiRequestSbeBlockLength     uint16 = uint16(27)
-        MultiRequestSbeTemplateID      uint16 = uint16(3)
-        MultiRequestSbeSchemaID        uint16 = uint16(27500)
-        MultiRequestSbeSchemaVersion   uint16 = uint16(0)
-        MultiRequestSbeSemanticVersion string = "0.1"
-    )
+const (
+	MultiRequestSbeBlockLength     uint16 = uint16(27)
+	MultiRequestSbeTemplateID      uint16 = uint16(3)
+	MultiRequestSbeSchemaID        uint16 = uint16(27500)
+	MultiRequestSbeSchemaVersion   uint16 = uint16(0)
+	MultiRequestSbeSemanticVersion string = "0.1"
+)
 
-    func (m *MultiRequest) SbeBlockLength() uint16 {
-        return uint16(27)
-    }
+func (m *MultiRequest) SbeBlockLength() uint16 {
+	return uint16(27)
+}
 
-    func (m *MultiRequest) SbeBlockAndHeaderLength() uint64 {
-        return MessageHeaderEncodedLength + uint64(m.SbeBlockLength())
-    }
+func (m *MultiRequest) SbeBlockAndHeaderLength() uint64 {
+	return MessageHeaderEncodedLength + uint64(m.SbeBlockLength())
+}
 
-    func (m *MultiRequest) SbeTemplateId() uint16 {
-        return uint16(3)
-    }
+func (m *MultiRequest) SbeTemplateId() uint16 {
+	return uint16(3)
+}
 
-    func (m *MultiRequest) SbeSchemaId() uint16 {
-        return uint16(27500)
-    }
+func (m *MultiRequest) SbeSchemaId() uint16 {
+	return uint16(27500)
+}
 
-    func (m *MultiRequest) SbeSchemaVersion() uint16 {
-        return uint16(0)
-    }
+func (m *MultiRequest) SbeSchemaVersion() uint16 {
+	return uint16(0)
+}
 
-    func (m *MultiRequest) SbeSemanticVersion() string {
-        return "0.1"
-    }
+func (m *MultiRequest) SbeSemanticVersion() string {
+	return "0.1"
+}
 
-    func (m *MultiRequest) SbeSemanticType() string {
-        return ""
-    }
+func (m *MultiRequest) SbeSemanticType() string {
+	return ""
+}
 
-    func (m *MultiRequest) Offset() uint64 {
-        return m.offset
-    }
+func (m *MultiRequest) Offset() uint64 {
+	return m.offset
+}
 
-    func (m *MultiRequest) Wrap(
-        buffer []byte,
-        offset uint64,
-        bufferLength uint64,
-        actingBlockLength uint64,
-        actingVersion uint64) *MultiRequest {
-        m.buffer = buffer
-        m.bufferLength = bufferLength
-        m.offset = offset
-        m.position = m.SbeCheckPosition(offset + actingBlockLength)
-        m.actingBlockLength = actingBlockLength
-        m.actingVersion = actingVersion
-        return m
-    }
+func (m *MultiRequest) Wrap(
+	buffer []byte,
+	offset uint64,
+	bufferLength uint64,
+	actingBlockLength uint64,
+	actingVersion uint64) *MultiRequest {
+	m.buffer = buffer
+	m.bufferLength = bufferLength
+	m.offset = offset
+	m.position = m.SbeCheckPosition(offset + actingBlockLength)
+	m.actingBlockLength = actingBlockLength
+	m.actingVersion = actingVersion
+	return m
+}
 
-    func (m *MultiRequest) WrapForEncode(buffer []byte, offset uint64, bufferLength uint64) *MultiRequest {
-        return m.Wrap(buffer, offset, bufferLength,
-            uint64(m.SbeBlockLength()), uint64(m.SbeSchemaVersion()))
-    }
+func (m *MultiRequest) WrapForEncode(buffer []byte, offset uint64, bufferLength uint64) *MultiRequest {
+	return m.Wrap(buffer, offset, bufferLength,
+		uint64(m.SbeBlockLength()), uint64(m.SbeSchemaVersion()))
+}
 
-    func (m *MultiRequest) WrapAndApplyHeader(buffer []byte, offset uint64, bufferLength uint64) *MultiRequest {
-        var hdr MessageHeader
-        hdr.Wrap(buffer, offset, uint64(m.SbeSchemaVersion()), bufferLength)
+func (m *MultiRequest) WrapAndApplyHeader(buffer []byte, offset uint64, bufferLength uint64) *MultiRequest {
+	var hdr MessageHeader
+	hdr.Wrap(buffer, offset, uint64(m.SbeSchemaVersion()), bufferLength)
 
-        hdr.SetBlockLength(m.SbeBlockLength()).
-           SetTemplateId(m.SbeTemplateId()).
-           SetSchemaId(m.SbeSchemaId()).
-           SetVersion(m.SbeSchemaVersion())
+	hdr.SetBlockLength(m.SbeBlockLength()).
+		SetTemplateId(m.SbeTemplateId()).
+		SetSchemaId(m.SbeSchemaId()).
+		SetVersion(m.SbeSchemaVersion())
 
-        return m.Wrap(
-            buffer,
-            offset + hdr.EncodedLength(),
-            bufferLength,
-            uint64(m.SbeBlockLength()),
-            uint64(m.SbeSchemaVersion()))
-    }
+	return m.Wrap(
+		buffer,
+		offset+hdr.EncodedLength(),
+		bufferLength,
+		uint64(m.SbeBlockLength()),
+		uint64(m.SbeSchemaVersion()))
+}
 
-    func (m *MultiRequest) WrapForDecode(
-        buffer []byte,
-        offset uint64,
-        actingBlockLength uint64,
-        actingVersion uint64,
-        bufferLength uint64) *MultiRequest {
-        return m.Wrap(
-            buffer,
-            offset,
-            bufferLength,
-            actingBlockLength,
-            actingVersion)
-    }
+func (m *MultiRequest) WrapForDecode(
+	buffer []byte,
+	offset uint64,
+	actingBlockLength uint64,
+	actingVersion uint64,
+	bufferLength uint64) *MultiRequest {
+	return m.Wrap(
+		buffer,
+		offset,
+		bufferLength,
+		actingBlockLength,
+		actingVersion)
+}
 
-    func (m *MultiRequest) sbeRewind() *MultiRequest {
-        return m.WrapForDecode(m.buffer, m.offset, m.actingBlockLength, m.actingVersion, m.bufferLength)
-    }
+func (m *MultiRequest) sbeRewind() *MultiRequest {
+	return m.WrapForDecode(m.buffer, m.offset, m.actingBlockLength, m.actingVersion, m.bufferLength)
+}
 
-    func (m *MultiRequest) SbePosition() uint64 {
-        return m.position
-    }
+func (m *MultiRequest) SbePosition() uint64 {
+	return m.position
+}
 
-    func (m *MultiRequest) SbeCheckPosition(position uint64) uint64 {
-        if !SbeNoBoundsCheck && (position > m.bufferLength) {
-            panic("buffer too short [E100]")
-        }
-        return position
-    }
+func (m *MultiRequest) SbeCheckPosition(position uint64) uint64 {
+	if !SbeNoBoundsCheck && (position > m.bufferLength) {
+		panic("buffer too short [E100]")
+	}
+	return position
+}
 
-    func (m *MultiRequest) SetSbePosition(position uint64) {
-        m.position = m.SbeCheckPosition(position)
-    }
+func (m *MultiRequest) SetSbePosition(position uint64) {
+	m.position = m.SbeCheckPosition(position)
+}
 
-    func (m *MultiRequest) EncodedLength() uint64 {
-        return m.SbePosition() - m.offset
-    }
+func (m *MultiRequest) EncodedLength() uint64 {
+	return m.SbePosition() - m.offset
+}
 
-    func (m *MultiRequest) DecodeLength() uint64 {
-        var skipper MultiRequest
-        skipper.WrapForDecode(m.buffer, m.offset, uint64(m.SbeBlockLength()),
-            uint64(m.ActingVersion()), m.bufferLength)
-        skipper.Skip()
-        return skipper.EncodedLength()
-    }
+func (m *MultiRequest) DecodeLength() uint64 {
+	var skipper MultiRequest
+	skipper.WrapForDecode(m.buffer, m.offset, uint64(m.SbeBlockLength()),
+		uint64(m.ActingVersion()), m.bufferLength)
+	skipper.Skip()
+	return skipper.EncodedLength()
+}
 
-    func (m *MultiRequest) Buffer() []byte {
-        return m.buffer
-    }
+func (m *MultiRequest) Buffer() []byte {
+	return m.buffer
+}
 
-    func (m *MultiRequest) BufferLength() uint64 {
-        return m.bufferLength
-    }
+func (m *MultiRequest) BufferLength() uint64 {
+	return m.bufferLength
+}
 
-    func (m *MultiRequest) ActingVersion() uint64 {
-        return m.actingVersion
-    }
+func (m *MultiRequest) ActingVersion() uint64 {
+	return m.actingVersion
+}
 
 func (m *MultiRequest) CorrelationIdMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *MultiRequest) CorrelationIdId() int {
-        return 1
-    }
+func (m *MultiRequest) CorrelationIdId() int {
+	return 1
+}
 
-    func (m *MultiRequest) CorrelationIdSinceVersion() uint64 {
-        return 0
-    }
+func (m *MultiRequest) CorrelationIdSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *MultiRequest) CorrelationIdInActingVersion() bool {
-        return true
-    }
+func (m *MultiRequest) CorrelationIdInActingVersion() bool {
+	return true
+}
 
-    func (m *MultiRequest) CorrelationIdEncodingOffset() uint {
-        return 0
-    }
+func (m *MultiRequest) CorrelationIdEncodingOffset() uint {
+	return 0
+}
 
-    func (m *MultiRequest) CorrelationIdNullValue() uint64 {
-        return SbeNullValueUint64()
-    }
+func (m *MultiRequest) CorrelationIdNullValue() uint64 {
+	return SbeNullValueUint64()
+}
 
-    func (m *MultiRequest) CorrelationIdMinValue() uint64 {
-        return uint64(0x0)
-    }
+func (m *MultiRequest) CorrelationIdMinValue() uint64 {
+	return uint64(0x0)
+}
 
-    func (m *MultiRequest) CorrelationIdMaxValue() uint64 {
-        return uint64(0xfffffffffffffffe)
-    }
+func (m *MultiRequest) CorrelationIdMaxValue() uint64 {
+	return uint64(0xfffffffffffffffe)
+}
 
-    func (m *MultiRequest) CorrelationIdEncodingLength() int {
-        return 8
-    }
+func (m *MultiRequest) CorrelationIdEncodingLength() int {
+	return 8
+}
 
-    func (m *MultiRequest) CorrelationId() uint64 {
-        return Uint64LittleEndian(m.buffer[(m.offset + 0):])
-    }
+func (m *MultiRequest) CorrelationId() uint64 {
+	return Uint64LittleEndian(m.buffer[(m.offset + 0):])
+}
 
-    func (m *MultiRequest) SetCorrelationId(value uint64) *MultiRequest {
-        PutUint64LittleEndian(m.buffer[(m.offset + 0):], value)
-        return m
-    }
+func (m *MultiRequest) SetCorrelationId(value uint64) *MultiRequest {
+	PutUint64LittleEndian(m.buffer[(m.offset+0):], value)
+	return m
+}
 
 func (m *MultiRequest) OpMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *MultiRequest) OpId() int {
-        return 2
-    }
+func (m *MultiRequest) OpId() int {
+	return 2
+}
 
-    func (m *MultiRequest) OpSinceVersion() uint64 {
-        return 0
-    }
+func (m *MultiRequest) OpSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *MultiRequest) OpInActingVersion() bool {
-        return true
-    }
+func (m *MultiRequest) OpInActingVersion() bool {
+	return true
+}
 
-    func (m *MultiRequest) OpEncodingOffset() uint {
-        return 8
-    }
+func (m *MultiRequest) OpEncodingOffset() uint {
+	return 8
+}
 
-    func (m *MultiRequest) OpEncodingLength() int {
-        return 1
-    }
+func (m *MultiRequest) OpEncodingLength() int {
+	return 1
+}
 
-    func (m *MultiRequest) OpRaw() uint8 {
-        return Uint8LittleEndian(m.buffer[(m.offset + 8):])
-    }
+func (m *MultiRequest) OpRaw() uint8 {
+	return Uint8LittleEndian(m.buffer[(m.offset + 8):])
+}
 
-    func (m *MultiRequest) Op() Op {
-        return Op(Uint8LittleEndian(m.buffer[(m.offset + 8):]))
-    }
+func (m *MultiRequest) Op() Op {
+	return Op(Uint8LittleEndian(m.buffer[(m.offset + 8):]))
+}
 
-    func (m *MultiRequest) SetOp(value Op) *MultiRequest {
-        val := uint8(value)
-        PutUint8LittleEndian(m.buffer[(m.offset + 8):], val)
-        return m
-    }
+func (m *MultiRequest) SetOp(value Op) *MultiRequest {
+	val := uint8(value)
+	PutUint8LittleEndian(m.buffer[(m.offset+8):], val)
+	return m
+}
 
 func (m *MultiRequest) FlagsMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *MultiRequest) FlagsId() int {
-        return 3
-    }
+func (m *MultiRequest) FlagsId() int {
+	return 3
+}
 
-    func (m *MultiRequest) FlagsSinceVersion() uint64 {
-        return 0
-    }
+func (m *MultiRequest) FlagsSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *MultiRequest) FlagsInActingVersion() bool {
-        return true
-    }
+func (m *MultiRequest) FlagsInActingVersion() bool {
+	return true
+}
 
-    func (m *MultiRequest) FlagsEncodingOffset() uint {
-        return 9
-    }
-    func (m *MultiRequest) Flags() *SetFlags {
-        m._Flags.Wrap(m.buffer, m.offset + 9, m.actingVersion, m.bufferLength)
-        return &m._Flags
-    }
+func (m *MultiRequest) FlagsEncodingOffset() uint {
+	return 9
+}
+func (m *MultiRequest) Flags() *SetFlags {
+	m._Flags.Wrap(m.buffer, m.offset+9, m.actingVersion, m.bufferLength)
+	return &m._Flags
+}
 
-    func (m *MultiRequest) FlagsEncodingLength() int {
-        return 1
-    }
+func (m *MultiRequest) FlagsEncodingLength() int {
+	return 1
+}
 
 func (m *MultiRequest) ExpiryMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *MultiRequest) ExpiryId() int {
-        return 4
-    }
+func (m *MultiRequest) ExpiryId() int {
+	return 4
+}
 
-    func (m *MultiRequest) ExpirySinceVersion() uint64 {
-        return 0
-    }
+func (m *MultiRequest) ExpirySinceVersion() uint64 {
+	return 0
+}
 
-    func (m *MultiRequest) ExpiryInActingVersion() bool {
-        return true
-    }
+func (m *MultiRequest) ExpiryInActingVersion() bool {
+	return true
+}
 
-    func (m *MultiRequest) ExpiryEncodingOffset() uint {
-        return 10
-    }
+func (m *MultiRequest) ExpiryEncodingOffset() uint {
+	return 10
+}
 
-    func (m *MultiRequest) ExpiryEncodingLength() int {
-        return 1
-    }
+func (m *MultiRequest) ExpiryEncodingLength() int {
+	return 1
+}
 
-    func (m *MultiRequest) ExpiryRaw() uint8 {
-        return Uint8LittleEndian(m.buffer[(m.offset + 10):])
-    }
+func (m *MultiRequest) ExpiryRaw() uint8 {
+	return Uint8LittleEndian(m.buffer[(m.offset + 10):])
+}
 
-    func (m *MultiRequest) Expiry() Expiry {
-        return Expiry(Uint8LittleEndian(m.buffer[(m.offset + 10):]))
-    }
+func (m *MultiRequest) Expiry() Expiry {
+	return Expiry(Uint8LittleEndian(m.buffer[(m.offset + 10):]))
+}
 
-    func (m *MultiRequest) SetExpiry(value Expiry) *MultiRequest {
-        val := uint8(value)
-        PutUint8LittleEndian(m.buffer[(m.offset + 10):], val)
-        return m
-    }
+func (m *MultiRequest) SetExpiry(value Expiry) *MultiRequest {
+	val := uint8(value)
+	PutUint8LittleEndian(m.buffer[(m.offset+10):], val)
+	return m
+}
 
 func (m *MultiRequest) ExpireMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *MultiRequest) ExpireId() int {
-        return 5
-    }
+func (m *MultiRequest) ExpireId() int {
+	return 5
+}
 
-    func (m *MultiRequest) ExpireSinceVersion() uint64 {
-        return 0
-    }
+func (m *MultiRequest) ExpireSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *MultiRequest) ExpireInActingVersion() bool {
-        return true
-    }
+func (m *MultiRequest) ExpireInActingVersion() bool {
+	return true
+}
 
-    func (m *MultiRequest) ExpireEncodingOffset() uint {
-        return 11
-    }
+func (m *MultiRequest) ExpireEncodingOffset() uint {
+	return 11
+}
 
-    func (m *MultiRequest) ExpireNullValue() int64 {
-        return SbeNullValueInt64()
-    }
+func (m *MultiRequest) ExpireNullValue() int64 {
+	return SbeNullValueInt64()
+}
 
-    func (m *MultiRequest) ExpireMinValue() int64 {
-        return int64(-9223372036854775807)
-    }
+func (m *MultiRequest) ExpireMinValue() int64 {
+	return int64(-9223372036854775807)
+}
 
-    func (m *MultiRequest) ExpireMaxValue() int64 {
-        return int64(9223372036854775807)
-    }
+func (m *MultiRequest) ExpireMaxValue() int64 {
+	return int64(9223372036854775807)
+}
 
-    func (m *MultiRequest) ExpireEncodingLength() int {
-        return 8
-    }
+func (m *MultiRequest) ExpireEncodingLength() int {
+	return 8
+}
 
-    func (m *MultiRequest) Expire() int64 {
-        return Int64LittleEndian(m.buffer[(m.offset + 11):])
-    }
+func (m *MultiRequest) Expire() int64 {
+	return Int64LittleEndian(m.buffer[(m.offset + 11):])
+}
 
-    func (m *MultiRequest) SetExpire(value int64) *MultiRequest {
-        PutInt64LittleEndian(m.buffer[(m.offset + 11):], value)
-        return m
-    }
+func (m *MultiRequest) SetExpire(value int64) *MultiRequest {
+	PutInt64LittleEndian(m.buffer[(m.offset+11):], value)
+	return m
+}
 
 func (m *MultiRequest) AmountMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *MultiRequest) AmountId() int {
-        return 6
-    }
+func (m *MultiRequest) AmountId() int {
+	return 6
+}
 
-    func (m *MultiRequest) AmountSinceVersion() uint64 {
-        return 0
-    }
+func (m *MultiRequest) AmountSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *MultiRequest) AmountInActingVersion() bool {
-        return true
-    }
+func (m *MultiRequest) AmountInActingVersion() bool {
+	return true
+}
 
-    func (m *MultiRequest) AmountEncodingOffset() uint {
-        return 19
-    }
+func (m *MultiRequest) AmountEncodingOffset() uint {
+	return 19
+}
 
-    func (m *MultiRequest) AmountNullValue() int64 {
-        return SbeNullValueInt64()
-    }
+func (m *MultiRequest) AmountNullValue() int64 {
+	return SbeNullValueInt64()
+}
 
-    func (m *MultiRequest) AmountMinValue() int64 {
-        return int64(-9223372036854775807)
-    }
+func (m *MultiRequest) AmountMinValue() int64 {
+	return int64(-9223372036854775807)
+}
 
-    func (m *MultiRequest) AmountMaxValue() int64 {
-        return int64(9223372036854775807)
-    }
+func (m *MultiRequest) AmountMaxValue() int64 {
+	return int64(9223372036854775807)
+}
 
-    func (m *MultiRequest) AmountEncodingLength() int {
-        return 8
-    }
+func (m *MultiRequest) AmountEncodingLength() int {
+	return 8
+}
 
-    func (m *MultiRequest) Amount() int64 {
-        return Int64LittleEndian(m.buffer[(m.offset + 19):])
-    }
+func (m *MultiRequest) Amount() int64 {
+	return Int64LittleEndian(m.buffer[(m.offset + 19):])
+}
 
-    func (m *MultiRequest) SetAmount(value int64) *MultiRequest {
-        PutInt64LittleEndian(m.buffer[(m.offset + 19):], value)
-        return m
-    }
+func (m *MultiRequest) SetAmount(value int64) *MultiRequest {
+	PutInt64LittleEndian(m.buffer[(m.offset+19):], value)
+	return m
+}
 
-    type MultiRequestArgs struct {
-        buffer         []byte
-        bufferLength   uint64
-        initialPosition uint64
-        positionPtr    *uint64
-        blockLength    uint64
-        count          uint64
-        index          uint64
-        offset         uint64
-        actingVersion  uint64
-    }
+type MultiRequestArgs struct {
+	buffer          []byte
+	bufferLength    uint64
+	initialPosition uint64
+	positionPtr     *uint64
+	blockLength     uint64
+	count           uint64
+	index           uint64
+	offset          uint64
+	actingVersion   uint64
+}
 
-    func (g *MultiRequestArgs) sbePositionPtr() *uint64 {
-        return g.positionPtr
-    }
+func (g *MultiRequestArgs) sbePositionPtr() *uint64 {
+	return g.positionPtr
+}
 
-    func (g *MultiRequestArgs) WrapForDecode(
-        buffer []byte,
-        pos *uint64,
-        actingVersion uint64,
-        bufferLength uint64) {
-        dimensions := GroupSizeEncoding{}
-        dimensions.Wrap(buffer, *pos, actingVersion, bufferLength)
-        g.buffer = buffer
-        g.bufferLength = bufferLength
-        g.blockLength = uint64(dimensions.BlockLength())
-        g.count = uint64(dimensions.NumInGroup())
-        g.index = 0
-        g.actingVersion = actingVersion
-        g.initialPosition = *pos
-        g.positionPtr = pos
-        *g.positionPtr = *g.positionPtr + 4
-    }
+func (g *MultiRequestArgs) WrapForDecode(
+	buffer []byte,
+	pos *uint64,
+	actingVersion uint64,
+	bufferLength uint64) {
+	dimensions := GroupSizeEncoding{}
+	dimensions.Wrap(buffer, *pos, actingVersion, bufferLength)
+	g.buffer = buffer
+	g.bufferLength = bufferLength
+	g.blockLength = uint64(dimensions.BlockLength())
+	g.count = uint64(dimensions.NumInGroup())
+	g.index = 0
+	g.actingVersion = actingVersion
+	g.initialPosition = *pos
+	g.positionPtr = pos
+	*g.positionPtr = *g.positionPtr + 4
+}
 
-    func (g *MultiRequestArgs) WrapForEncode(
-        buffer []byte,
-        count uint16,
-        pos *uint64,
-        actingVersion uint64,
-        bufferLength uint64) {
-        if count > 65534 {
-            panic("count outside of allowed range [E110]")
-        }
-        g.buffer = buffer
-        g.bufferLength = bufferLength
-        dimensions := GroupSizeEncoding{}
-        dimensions.Wrap(buffer, *pos, actingVersion, bufferLength)
-        dimensions.SetBlockLength(0)
-        dimensions.SetNumInGroup(count)
-        g.index = 0
-        g.count = uint64(count)
-        g.blockLength = 0
-        g.actingVersion = actingVersion
-        g.initialPosition = *pos
-        g.positionPtr = pos
-        *g.positionPtr = *g.positionPtr + 4
-    }
+func (g *MultiRequestArgs) WrapForEncode(
+	buffer []byte,
+	count uint16,
+	pos *uint64,
+	actingVersion uint64,
+	bufferLength uint64) {
+	if count > 65534 {
+		panic("count outside of allowed range [E110]")
+	}
+	g.buffer = buffer
+	g.bufferLength = bufferLength
+	dimensions := GroupSizeEncoding{}
+	dimensions.Wrap(buffer, *pos, actingVersion, bufferLength)
+	dimensions.SetBlockLength(0)
+	dimensions.SetNumInGroup(count)
+	g.index = 0
+	g.count = uint64(count)
+	g.blockLength = 0
+	g.actingVersion = actingVersion
+	g.initialPosition = *pos
+	g.positionPtr = pos
+	*g.positionPtr = *g.positionPtr + 4
+}
 
-    func (g *MultiRequestArgs) SbeHeaderSize() uint64 {
-        return 4
-    }
+func (g *MultiRequestArgs) SbeHeaderSize() uint64 {
+	return 4
+}
 
-    func (g *MultiRequestArgs) SbeBlockLength() uint64 {
-        return 0
-    }
+func (g *MultiRequestArgs) SbeBlockLength() uint64 {
+	return 0
+}
 
-    func (g *MultiRequestArgs) SbePosition() uint64 {
-        return *g.positionPtr
-    }
+func (g *MultiRequestArgs) SbePosition() uint64 {
+	return *g.positionPtr
+}
 
-    func (g *MultiRequestArgs) SbeCheckPosition(position uint64) uint64 {
-        if position > g.bufferLength {
-            panic("buffer too short [E100]")
-        }
-        return position
-    }
+func (g *MultiRequestArgs) SbeCheckPosition(position uint64) uint64 {
+	if position > g.bufferLength {
+		panic("buffer too short [E100]")
+	}
+	return position
+}
 
-    func (g *MultiRequestArgs) SetSbePosition(position uint64) {
-        *g.positionPtr = g.SbeCheckPosition(position)
-    }
+func (g *MultiRequestArgs) SetSbePosition(position uint64) {
+	*g.positionPtr = g.SbeCheckPosition(position)
+}
 
-    func (g *MultiRequestArgs) Count() uint64 {
-        return g.count
-    }
+func (g *MultiRequestArgs) Count() uint64 {
+	return g.count
+}
 
-    func (g *MultiRequestArgs) HasNext() bool {
-        return g.index < g.count
-    }
+func (g *MultiRequestArgs) HasNext() bool {
+	return g.index < g.count
+}
 
-    func (g *MultiRequestArgs) Next() *MultiRequestArgs {
-        if g.index >= g.count {
-            panic("index >= count [E108]")
-        }
-        g.offset = *g.positionPtr
-        if g.offset+g.blockLength > g.bufferLength {
-            panic("buffer too short for next group index [E108]")
-        }
-        *g.positionPtr = g.offset + g.blockLength
-        g.index++
+func (g *MultiRequestArgs) Next() *MultiRequestArgs {
+	if g.index >= g.count {
+		panic("index >= count [E108]")
+	}
+	g.offset = *g.positionPtr
+	if g.offset+g.blockLength > g.bufferLength {
+		panic("buffer too short for next group index [E108]")
+	}
+	*g.positionPtr = g.offset + g.blockLength
+	g.index++
 
-        return g
-    }
+	return g
+}
 
-    func (g *MultiRequestArgs) ResetCountToIndex() uint64 {
-        g.count = g.index
-        dimensions := GroupSizeEncoding{}
-        dimensions.Wrap(g.buffer, g.initialPosition, g.actingVersion, g.bufferLength)
-        dimensions.SetNumInGroup(uint16(g.count))
-        return g.count
-    }
+func (g *MultiRequestArgs) ResetCountToIndex() uint64 {
+	g.count = g.index
+	dimensions := GroupSizeEncoding{}
+	dimensions.Wrap(g.buffer, g.initialPosition, g.actingVersion, g.bufferLength)
+	dimensions.SetNumInGroup(uint16(g.count))
+	return g.count
+}
 
+func (g *MultiRequestArgs) ForEach(fn func(group *MultiRequestArgs)) {
+	for g.HasNext() {
+		g.Next()
+		fn(g)
+	}
+}
 
-    func (g *MultiRequestArgs) ForEach(fn func(group *MultiRequestArgs)) {
-        for g.HasNext() {
-            g.Next()
-            fn(g)
-        }
-    }
+func (m *MultiRequestArgs) ArgMetaAttribute(metaAttribute string) string {
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
+}
 
+func (m *MultiRequestArgs) ArgCharacterEncoding() string {
+	return "null"
+}
 
-    func (m *MultiRequestArgs) ArgMetaAttribute(metaAttribute string) string {
-        switch metaAttribute {
-            case "PRESENCE": return "required"
-            default: return ""
-        }
-    }
+func (m *MultiRequestArgs) ArgSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *MultiRequestArgs) ArgCharacterEncoding() string {
-            return "null"
-        }
+func (m *MultiRequestArgs) ArgInActingVersion() bool {
+	return true
+}
 
-    func (m *MultiRequestArgs) ArgSinceVersion() uint64 {
-            return 0
-        }
+func (m *MultiRequestArgs) ArgId() uint16 {
+	return 8
+}
 
-    func (m *MultiRequestArgs) ArgInActingVersion() bool {
-            return true
-        }
+func (m *MultiRequestArgs) ArgHeaderLength() uint64 {
+	return 4
+}
 
-    func (m *MultiRequestArgs) ArgId() uint16 {
-            return 8
-        }
+func (m *MultiRequestArgs) ArgLength() uint32 {
+	return Uint32LittleEndian(m.buffer[m.SbePosition():])
+}
 
-    func (m *MultiRequestArgs) ArgHeaderLength() uint64 {
-            return 4
-    }
+func (m *MultiRequestArgs) SkipArg() uint64 {
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
+	m.SetSbePosition(lengthPosition + lengthOfLengthField + dataLength)
+	return dataLength
+}
 
-    func (m *MultiRequestArgs) ArgLength() uint32 {
-            return Uint32LittleEndian(m.buffer[m.SbePosition():])
-    }
+func (m *MultiRequestArgs) Arg() string {
+	lengthFieldValue := uint64(Uint32LittleEndian(m.buffer[m.SbePosition() : m.SbePosition()+4]))
+	m.SetSbePosition(m.SbePosition() + uint64(4))
+	pos := m.SbePosition()
+	m.SetSbePosition(pos + lengthFieldValue)
+	return string(m.buffer[pos : pos+lengthFieldValue])
+}
 
-        func (m *MultiRequestArgs) SkipArg() uint64 {
-            lengthOfLengthField := uint64(4)
-            lengthPosition := m.SbePosition()
-            dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
-            m.SetSbePosition(lengthPosition + lengthOfLengthField + dataLength)
-            return dataLength
-        }
+func (m *MultiRequestArgs) GetArg(dst []byte) int {
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	m.SetSbePosition(m.SbePosition() + lengthOfLengthField)
+	dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
+	bytesToCopy := dataLength
+	if uint64(len(dst)) < dataLength {
+		bytesToCopy = uint64(len(dst))
+	}
+	pos := m.SbePosition()
+	m.SetSbePosition(pos + dataLength)
+	copy(dst, m.buffer[pos:pos+bytesToCopy])
+	return int(bytesToCopy)
+}
 
-    func (m *MultiRequestArgs) Arg() string {
-        lengthFieldValue := uint64(Uint32LittleEndian(m.buffer[m.SbePosition():m.SbePosition()+4]))
-        m.SetSbePosition(m.SbePosition() + uint64(4))
-        pos := m.SbePosition()
-        m.SetSbePosition(pos + lengthFieldValue)
-        return string(m.buffer[pos:pos+lengthFieldValue])
-    }
+func (m *MultiRequestArgs) PutArgLen(src string, length uint32) *MultiRequestArgs {
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	m.SetSbePosition(lengthPosition + lengthOfLengthField)
+	PutUint32LittleEndian(m.buffer[lengthPosition:], length)
+	if length != uint32(0) {
+		pos := m.SbePosition()
+		m.SetSbePosition(pos + uint64(length))
+		copy(m.buffer[pos:], src)
+	}
+	return m
+}
 
-    func (m *MultiRequestArgs) GetArg(dst []byte) int {
-        lengthOfLengthField := uint64(4)
-        lengthPosition := m.SbePosition()
-        m.SetSbePosition(m.SbePosition() + lengthOfLengthField)
-        dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition:lengthPosition+lengthOfLengthField]))
-        bytesToCopy := dataLength
-        if uint64(len(dst)) < dataLength {
-            bytesToCopy = uint64(len(dst))
-        }
-        pos := m.SbePosition()
-        m.SetSbePosition(pos + dataLength)
-        copy(dst, m.buffer[pos:pos+bytesToCopy])
-        return int(bytesToCopy)
-    }
+func (m *MultiRequestArgs) GetArgAsString() string {
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
+	m.SetSbePosition(lengthPosition + lengthOfLengthField)
+	pos := m.SbePosition()
+	m.SetSbePosition(pos + dataLength)
+	return string(m.buffer[pos : pos+dataLength])
+}
 
-    func (m *MultiRequestArgs) PutArgLen(src string, length uint32) *MultiRequestArgs {
-        lengthOfLengthField := uint64(4)
-        lengthPosition := m.SbePosition()
-        m.SetSbePosition(lengthPosition + lengthOfLengthField)
-        PutUint32LittleEndian(m.buffer[lengthPosition:], length)
-        if length != uint32(0) {
-            pos := m.SbePosition()
-            m.SetSbePosition(pos + uint64(length))
-            copy(m.buffer[pos:], src)
-        }
-        return m
-    }
+func (m *MultiRequestArgs) GetArgAsJsonEscapedString() string {
+	oss := strings.Builder{}
+	s := m.GetArgAsString()
 
-    func (m *MultiRequestArgs) GetArgAsString() string {
-        lengthOfLengthField := uint64(4)
-        lengthPosition := m.SbePosition()
-        dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition:lengthPosition+lengthOfLengthField]))
-        m.SetSbePosition(lengthPosition + lengthOfLengthField)
-        pos := m.SbePosition()
-        m.SetSbePosition(pos + dataLength)
-        return string(m.buffer[pos:pos+dataLength])
-    }
+	for _, c := range s {
+		switch c {
+		case '"':
+			oss.WriteString("\\\"")
+		case '\\':
+			oss.WriteString("\\\\")
+		case '\b':
+			oss.WriteString("\\b")
+		case '\f':
+			oss.WriteString("\\f")
+		case '\n':
+			oss.WriteString("\\n")
+		case '\r':
+			oss.WriteString("\\r")
+		case '\t':
+			oss.WriteString("\\t")
 
-    func (m *MultiRequestArgs) GetArgAsJsonEscapedString() string {
-        oss := strings.Builder{}
-        s := m.GetArgAsString()
+		default:
+			if '\x00' <= c && c <= '\x1f' {
+				fmt.Fprintf(&oss, "%x", c)
+			} else {
+				oss.WriteString(string(c))
+			}
+		}
+	}
 
-        for _, c := range s {
-            switch c {
-                case '"': oss.WriteString("\\\"")
-                case '\\': oss.WriteString("\\\\")
-                case '\b': oss.WriteString("\\b")
-                case '\f': oss.WriteString("\\f")
-                case '\n': oss.WriteString("\\n")
-                case '\r': oss.WriteString("\\r")
-                case '\t': oss.WriteString("\\t")
+	return oss.String()
+}
 
-                default:
-                    if '\x00' <= c && c <= '\x1f' {
-                        fmt.Fprintf(&oss, "%x", c)
-                    } else {
-                        oss.WriteString(string(c))
-                    }
-            }
-        }
+func (m *MultiRequestArgs) PutArg(str string) *MultiRequestArgs {
+	if len(str) > 1073741824 {
+		panic("string too long for length type [E109]")
+	}
+	return m.PutArgLen(str, uint32(len(str)))
+}
 
-        return oss.String()
-    }
+func (writer *MultiRequestArgs) String() string {
+	builder := strings.Builder{}
+	builder.WriteString("{")
+	builder.WriteString(`"arg": `)
+	builder.WriteString(`"`)
+	writer.SkipArg()
+	builder.WriteString(" bytes of raw data")
+	builder.WriteString("}")
 
-    func (m *MultiRequestArgs) PutArg(str string) *MultiRequestArgs {
-        if len(str) > 1073741824 {
-            panic("string too long for length type [E109]")
-        }
-        return m.PutArgLen(str, uint32(len(str)))
-    }
+	return builder.String()
+}
 
-        func (writer *MultiRequestArgs) String() string {
-            builder := strings.Builder{}
-            builder.WriteString("{")
-            builder.WriteString(`"arg": `)
-            builder.WriteString(`"`)
-                writer.SkipArg()
-    builder.WriteString(" bytes of raw data")
-            builder.WriteString("}")
+func (m *MultiRequestArgs) Skip() {
+	m.SkipArg()
+}
 
-            return builder.String()
-        }
+func (m *MultiRequestArgs) IsConstLength() bool {
+	return false
+}
 
-        func (m *MultiRequestArgs) Skip() {
-            m.SkipArg()
-        }
+func (m *MultiRequestArgs) ComputeLength(ArgLength int) (int, error) {
+	length := uint64(m.SbeBlockLength())
 
-        func (m *MultiRequestArgs) IsConstLength() bool {
-            return false
-        }
+	length += m.ArgHeaderLength()
+	if m.ArgLength() > 1073741824 {
+		return 0, fmt.Errorf("ArgLength too long for length type [E109]")
+	}
+	length += uint64(m.ArgLength())
 
-        func (m *MultiRequestArgs) ComputeLength( ArgLength int) (int, error) {
-            length := uint64(m.SbeBlockLength())
-
-            length += m.ArgHeaderLength()
-            if m.ArgLength() > 1073741824 {
-                return 0, fmt.Errorf("ArgLength too long for length type [E109]")
-            }
-            length += uint64(m.ArgLength())
-
-            return int(length), nil
-        }
-    func (m *MultiRequest) ArgsId() int {
-        return 7
-    }
+	return int(length), nil
+}
+func (m *MultiRequest) ArgsId() int {
+	return 7
+}
 
 func (m *MultiRequest) Args() *MultiRequestArgs {
-    m._Args.WrapForDecode(m.buffer, m.sbePositionPtr(), m.actingVersion, m.bufferLength)
-    return &m._Args
+	m._Args.WrapForDecode(m.buffer, m.sbePositionPtr(), m.actingVersion, m.bufferLength)
+	return &m._Args
 }
 
 func (m *MultiRequest) ArgsCount(count uint16) *MultiRequestArgs {
-    m._Args.WrapForEncode(m.buffer, count, m.sbePositionPtr(), m.actingVersion, m.bufferLength)
-    return &m._Args
+	m._Args.WrapForEncode(m.buffer, count, m.sbePositionPtr(), m.actingVersion, m.bufferLength)
+	return &m._Args
 }
 
 func (m *MultiRequest) ArgsSinceVersion() uint64 {
-    return 0
+	return 0
 }
 
 func (m *MultiRequest) ArgsInActingVersion() bool {
-    return true
+	return true
 }
 
 func (m *MultiRequest) KeyMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
 func (m *MultiRequest) KeyCharacterEncoding() string {
-        return "null"
-    }
+	return "null"
+}
 
 func (m *MultiRequest) KeySinceVersion() uint64 {
-        return 0
-    }
+	return 0
+}
 
 func (m *MultiRequest) KeyInActingVersion() bool {
-        return true
-    }
+	return true
+}
 
 func (m *MultiRequest) KeyId() uint16 {
-        return 9
-    }
+	return 9
+}
 
 func (m *MultiRequest) KeyHeaderLength() uint64 {
-        return 4
+	return 4
 }
 
 func (m *MultiRequest) KeyLength() uint32 {
-        return Uint32LittleEndian(m.buffer[m.SbePosition():])
+	return Uint32LittleEndian(m.buffer[m.SbePosition():])
 }
 
-    func (m *MultiRequest) SkipKey() uint64 {
-        lengthOfLengthField := uint64(4)
-        lengthPosition := m.SbePosition()
-        dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
-        m.SetSbePosition(lengthPosition + lengthOfLengthField + dataLength)
-        return dataLength
-    }
+func (m *MultiRequest) SkipKey() uint64 {
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
+	m.SetSbePosition(lengthPosition + lengthOfLengthField + dataLength)
+	return dataLength
+}
 
 func (m *MultiRequest) Key() string {
-    lengthFieldValue := uint64(Uint32LittleEndian(m.buffer[m.SbePosition():m.SbePosition()+4]))
-    m.SetSbePosition(m.SbePosition() + uint64(4))
-    pos := m.SbePosition()
-    m.SetSbePosition(pos + lengthFieldValue)
-    return string(m.buffer[pos:pos+lengthFieldValue])
+	lengthFieldValue := uint64(Uint32LittleEndian(m.buffer[m.SbePosition() : m.SbePosition()+4]))
+	m.SetSbePosition(m.SbePosition() + uint64(4))
+	pos := m.SbePosition()
+	m.SetSbePosition(pos + lengthFieldValue)
+	return string(m.buffer[pos : pos+lengthFieldValue])
 }
 
 func (m *MultiRequest) GetKey(dst []byte) int {
-    lengthOfLengthField := uint64(4)
-    lengthPosition := m.SbePosition()
-    m.SetSbePosition(m.SbePosition() + lengthOfLengthField)
-    dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition:lengthPosition+lengthOfLengthField]))
-    bytesToCopy := dataLength
-    if uint64(len(dst)) < dataLength {
-        bytesToCopy = uint64(len(dst))
-    }
-    pos := m.SbePosition()
-    m.SetSbePosition(pos + dataLength)
-    copy(dst, m.buffer[pos:pos+bytesToCopy])
-    return int(bytesToCopy)
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	m.SetSbePosition(m.SbePosition() + lengthOfLengthField)
+	dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
+	bytesToCopy := dataLength
+	if uint64(len(dst)) < dataLength {
+		bytesToCopy = uint64(len(dst))
+	}
+	pos := m.SbePosition()
+	m.SetSbePosition(pos + dataLength)
+	copy(dst, m.buffer[pos:pos+bytesToCopy])
+	return int(bytesToCopy)
 }
 
 func (m *MultiRequest) PutKeyLen(src string, length uint32) *MultiRequest {
-    lengthOfLengthField := uint64(4)
-    lengthPosition := m.SbePosition()
-    m.SetSbePosition(lengthPosition + lengthOfLengthField)
-    PutUint32LittleEndian(m.buffer[lengthPosition:], length)
-    if length != uint32(0) {
-        pos := m.SbePosition()
-        m.SetSbePosition(pos + uint64(length))
-        copy(m.buffer[pos:], src)
-    }
-    return m
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	m.SetSbePosition(lengthPosition + lengthOfLengthField)
+	PutUint32LittleEndian(m.buffer[lengthPosition:], length)
+	if length != uint32(0) {
+		pos := m.SbePosition()
+		m.SetSbePosition(pos + uint64(length))
+		copy(m.buffer[pos:], src)
+	}
+	return m
 }
 
 func (m *MultiRequest) GetKeyAsString() string {
-    lengthOfLengthField := uint64(4)
-    lengthPosition := m.SbePosition()
-    dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition:lengthPosition+lengthOfLengthField]))
-    m.SetSbePosition(lengthPosition + lengthOfLengthField)
-    pos := m.SbePosition()
-    m.SetSbePosition(pos + dataLength)
-    return string(m.buffer[pos:pos+dataLength])
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
+	m.SetSbePosition(lengthPosition + lengthOfLengthField)
+	pos := m.SbePosition()
+	m.SetSbePosition(pos + dataLength)
+	return string(m.buffer[pos : pos+dataLength])
 }
 
 func (m *MultiRequest) GetKeyAsJsonEscapedString() string {
-    oss := strings.Builder{}
-    s := m.GetKeyAsString()
+	oss := strings.Builder{}
+	s := m.GetKeyAsString()
 
-    for _, c := range s {
-        switch c {
-            case '"': oss.WriteString("\\\"")
-            case '\\': oss.WriteString("\\\\")
-            case '\b': oss.WriteString("\\b")
-            case '\f': oss.WriteString("\\f")
-            case '\n': oss.WriteString("\\n")
-            case '\r': oss.WriteString("\\r")
-            case '\t': oss.WriteString("\\t")
+	for _, c := range s {
+		switch c {
+		case '"':
+			oss.WriteString("\\\"")
+		case '\\':
+			oss.WriteString("\\\\")
+		case '\b':
+			oss.WriteString("\\b")
+		case '\f':
+			oss.WriteString("\\f")
+		case '\n':
+			oss.WriteString("\\n")
+		case '\r':
+			oss.WriteString("\\r")
+		case '\t':
+			oss.WriteString("\\t")
 
-            default:
-                if '\x00' <= c && c <= '\x1f' {
-                    fmt.Fprintf(&oss, "%x", c)
-                } else {
-                    oss.WriteString(string(c))
-                }
-        }
-    }
+		default:
+			if '\x00' <= c && c <= '\x1f' {
+				fmt.Fprintf(&oss, "%x", c)
+			} else {
+				oss.WriteString(string(c))
+			}
+		}
+	}
 
-    return oss.String()
+	return oss.String()
 }
 
 func (m *MultiRequest) PutKey(str string) *MultiRequest {
-    if len(str) > 1073741824 {
-        panic("string too long for length type [E109]")
-    }
-    return m.PutKeyLen(str, uint32(len(str)))
+	if len(str) > 1073741824 {
+		panic("string too long for length type [E109]")
+	}
+	return m.PutKeyLen(str, uint32(len(str)))
 }
 
 func (m *MultiRequest) ValueMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
 func (m *MultiRequest) ValueCharacterEncoding() string {
-        return "null"
-    }
+	return "null"
+}
 
 func (m *MultiRequest) ValueSinceVersion() uint64 {
-        return 0
-    }
+	return 0
+}
 
 func (m *MultiRequest) ValueInActingVersion() bool {
-        return true
-    }
+	return true
+}
 
 func (m *MultiRequest) ValueId() uint16 {
-        return 10
-    }
+	return 10
+}
 
 func (m *MultiRequest) ValueHeaderLength() uint64 {
-        return 4
+	return 4
 }
 
 func (m *MultiRequest) ValueLength() uint32 {
-        return Uint32LittleEndian(m.buffer[m.SbePosition():])
+	return Uint32LittleEndian(m.buffer[m.SbePosition():])
 }
 
-    func (m *MultiRequest) SkipValue() uint64 {
-        lengthOfLengthField := uint64(4)
-        lengthPosition := m.SbePosition()
-        dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
-        m.SetSbePosition(lengthPosition + lengthOfLengthField + dataLength)
-        return dataLength
-    }
+func (m *MultiRequest) SkipValue() uint64 {
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
+	m.SetSbePosition(lengthPosition + lengthOfLengthField + dataLength)
+	return dataLength
+}
 
 func (m *MultiRequest) Value() string {
-    lengthFieldValue := uint64(Uint32LittleEndian(m.buffer[m.SbePosition():m.SbePosition()+4]))
-    m.SetSbePosition(m.SbePosition() + uint64(4))
-    pos := m.SbePosition()
-    m.SetSbePosition(pos + lengthFieldValue)
-    return string(m.buffer[pos:pos+lengthFieldValue])
+	lengthFieldValue := uint64(Uint32LittleEndian(m.buffer[m.SbePosition() : m.SbePosition()+4]))
+	m.SetSbePosition(m.SbePosition() + uint64(4))
+	pos := m.SbePosition()
+	m.SetSbePosition(pos + lengthFieldValue)
+	return string(m.buffer[pos : pos+lengthFieldValue])
 }
 
 func (m *MultiRequest) GetValue(dst []byte) int {
-    lengthOfLengthField := uint64(4)
-    lengthPosition := m.SbePosition()
-    m.SetSbePosition(m.SbePosition() + lengthOfLengthField)
-    dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition:lengthPosition+lengthOfLengthField]))
-    bytesToCopy := dataLength
-    if uint64(len(dst)) < dataLength {
-        bytesToCopy = uint64(len(dst))
-    }
-    pos := m.SbePosition()
-    m.SetSbePosition(pos + dataLength)
-    copy(dst, m.buffer[pos:pos+bytesToCopy])
-    return int(bytesToCopy)
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	m.SetSbePosition(m.SbePosition() + lengthOfLengthField)
+	dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
+	bytesToCopy := dataLength
+	if uint64(len(dst)) < dataLength {
+		bytesToCopy = uint64(len(dst))
+	}
+	pos := m.SbePosition()
+	m.SetSbePosition(pos + dataLength)
+	copy(dst, m.buffer[pos:pos+bytesToCopy])
+	return int(bytesToCopy)
 }
 
 func (m *MultiRequest) PutValueLen(src string, length uint32) *MultiRequest {
-    lengthOfLengthField := uint64(4)
-    lengthPosition := m.SbePosition()
-    m.SetSbePosition(lengthPosition + lengthOfLengthField)
-    PutUint32LittleEndian(m.buffer[lengthPosition:], length)
-    if length != uint32(0) {
-        pos := m.SbePosition()
-        m.SetSbePosition(pos + uint64(length))
-        copy(m.buffer[pos:], src)
-    }
-    return m
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	m.SetSbePosition(lengthPosition + lengthOfLengthField)
+	PutUint32LittleEndian(m.buffer[lengthPosition:], length)
+	if length != uint32(0) {
+		pos := m.SbePosition()
+		m.SetSbePosition(pos + uint64(length))
+		copy(m.buffer[pos:], src)
+	}
+	return m
 }
 
 func (m *MultiRequest) GetValueAsString() string {
-    lengthOfLengthField := uint64(4)
-    lengthPosition := m.SbePosition()
-    dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition:lengthPosition+lengthOfLengthField]))
-    m.SetSbePosition(lengthPosition + lengthOfLengthField)
-    pos := m.SbePosition()
-    m.SetSbePosition(pos + dataLength)
-    return string(m.buffer[pos:pos+dataLength])
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
+	m.SetSbePosition(lengthPosition + lengthOfLengthField)
+	pos := m.SbePosition()
+	m.SetSbePosition(pos + dataLength)
+	return string(m.buffer[pos : pos+dataLength])
 }
 
 func (m *MultiRequest) GetValueAsJsonEscapedString() string {
-    oss := strings.Builder{}
-    s := m.GetValueAsString()
+	oss := strings.Builder{}
+	s := m.GetValueAsString()
 
-    for _, c := range s {
-        switch c {
-            case '"': oss.WriteString("\\\"")
-            case '\\': oss.WriteString("\\\\")
-            case '\b': oss.WriteString("\\b")
-            case '\f': oss.WriteString("\\f")
-            case '\n': oss.WriteString("\\n")
-            case '\r': oss.WriteString("\\r")
-            case '\t': oss.WriteString("\\t")
+	for _, c := range s {
+		switch c {
+		case '"':
+			oss.WriteString("\\\"")
+		case '\\':
+			oss.WriteString("\\\\")
+		case '\b':
+			oss.WriteString("\\b")
+		case '\f':
+			oss.WriteString("\\f")
+		case '\n':
+			oss.WriteString("\\n")
+		case '\r':
+			oss.WriteString("\\r")
+		case '\t':
+			oss.WriteString("\\t")
 
-            default:
-                if '\x00' <= c && c <= '\x1f' {
-                    fmt.Fprintf(&oss, "%x", c)
-                } else {
-                    oss.WriteString(string(c))
-                }
-        }
-    }
+		default:
+			if '\x00' <= c && c <= '\x1f' {
+				fmt.Fprintf(&oss, "%x", c)
+			} else {
+				oss.WriteString(string(c))
+			}
+		}
+	}
 
-    return oss.String()
+	return oss.String()
 }
 
 func (m *MultiRequest) PutValue(str string) *MultiRequest {
-    if len(str) > 1073741824 {
-        panic("string too long for length type [E109]")
-    }
-    return m.PutValueLen(str, uint32(len(str)))
+	if len(str) > 1073741824 {
+		panic("string too long for length type [E109]")
+	}
+	return m.PutValueLen(str, uint32(len(str)))
 }
 
 func (writer *MultiRequest) String() string {
-    var builder strings.Builder
-    builder.WriteString("{\"Name\": \"MultiRequest\", ")
-    builder.WriteString(fmt.Sprintf("\"sbeTemplateId\": %d", writer.SbeTemplateId()))
-    builder.WriteString(", ")
+	var builder strings.Builder
+	builder.WriteString("{\"Name\": \"MultiRequest\", ")
+	builder.WriteString(fmt.Sprintf("\"sbeTemplateId\": %d", writer.SbeTemplateId()))
+	builder.WriteString(", ")
 
-    builder.WriteString(`"correlationId": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.CorrelationId()))
+	builder.WriteString(`"correlationId": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.CorrelationId()))
 
-    builder.WriteString(", ")
-    builder.WriteString(`"op": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.Op()))
+	builder.WriteString(", ")
+	builder.WriteString(`"op": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.Op()))
 
-    builder.WriteString(", ")
-    builder.WriteString(`"flags": `)
-    builder.WriteString(writer.Flags().String())
+	builder.WriteString(", ")
+	builder.WriteString(`"flags": `)
+	builder.WriteString(writer.Flags().String())
 
-    builder.WriteString(", ")
-    builder.WriteString(`"expiry": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.Expiry()))
+	builder.WriteString(", ")
+	builder.WriteString(`"expiry": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.Expiry()))
 
-    builder.WriteString(", ")
-    builder.WriteString(`"expire": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.Expire()))
+	builder.WriteString(", ")
+	builder.WriteString(`"expire": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.Expire()))
 
-    builder.WriteString(", ")
-    builder.WriteString(`"amount": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.Amount()))
+	builder.WriteString(", ")
+	builder.WriteString(`"amount": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.Amount()))
 
-    builder.WriteString(", ")
-    {
-        atLeastOne := false
-        builder.WriteString(`"args": [`)
-        writer.Args().ForEach(
-            func(value *MultiRequestArgs) {
-                if atLeastOne {
-                    builder.WriteString(", ")
-                }
-                atLeastOne = true
-                builder.WriteString(value.String())
-            })
-        builder.WriteString("]")
-    }
+	builder.WriteString(", ")
+	{
+		atLeastOne := false
+		builder.WriteString(`"args": [`)
+		writer.Args().ForEach(
+			func(value *MultiRequestArgs) {
+				if atLeastOne {
+					builder.WriteString(", ")
+				}
+				atLeastOne = true
+				builder.WriteString(value.String())
+			})
+		builder.WriteString("]")
+	}
 
-    builder.WriteString(", ")
-    builder.WriteString(`"key": `)
-    builder.WriteString(`"`)
-        writer.SkipKey()
-    builder.WriteString(" bytes of raw data")
-    builder.WriteString(", ")
-    builder.WriteString(`"value": `)
-    builder.WriteString(`"`)
-        writer.SkipValue()
-    builder.WriteString(" bytes of raw data")
-    builder.WriteString("}")
+	builder.WriteString(", ")
+	builder.WriteString(`"key": `)
+	builder.WriteString(`"`)
+	writer.SkipKey()
+	builder.WriteString(" bytes of raw data")
+	builder.WriteString(", ")
+	builder.WriteString(`"value": `)
+	builder.WriteString(`"`)
+	writer.SkipValue()
+	builder.WriteString(" bytes of raw data")
+	builder.WriteString("}")
 
-    return builder.String()
+	return builder.String()
 }
 
 func (m *MultiRequest) Skip() {
-    for ArgsGroup := m.Args(); ArgsGroup.HasNext(); {
-        ArgsGroup.Next().Skip()
-    }
-    m.SkipKey()
-    m.SkipValue()
+	for ArgsGroup := m.Args(); ArgsGroup.HasNext(); {
+		ArgsGroup.Next().Skip()
+	}
+	m.SkipKey()
+	m.SkipValue()
 }
 
 func (m *MultiRequest) IsConstLength() bool {
-    return false
+	return false
 }
 
 func (m *MultiRequest) ComputeLength(
-    ArgsItemLengths []struct{ ArgLength int},
-     KeyLength int,
-     ValueLength int) (int, error) {
-    length := uint64(m.SbeBlockLength())
+	ArgsItemLengths []struct{ ArgLength int },
+	KeyLength int,
+	ValueLength int) (int, error) {
+	length := uint64(m.SbeBlockLength())
 
-    length += m.Args().SbeHeaderSize()
-    if (len(ArgsItemLengths) > 65534) {
-        panic("len(ArgsItemLengths) outside of allowed range [E110]")
-    }
+	length += m.Args().SbeHeaderSize()
+	if len(ArgsItemLengths) > 65534 {
+		panic("len(ArgsItemLengths) outside of allowed range [E110]")
+	}
 
-    for _, e := range ArgsItemLengths {
-        l, err := m.Args().ComputeLength(e.ArgLength)
-        if err != nil {
-            return 0, err
-        }
-        length += uint64(l)
-    }
+	for _, e := range ArgsItemLengths {
+		l, err := m.Args().ComputeLength(e.ArgLength)
+		if err != nil {
+			return 0, err
+		}
+		length += uint64(l)
+	}
 
-    length += m.KeyHeaderLength()
-    if m.KeyLength() > 1073741824 {
-        return 0, fmt.Errorf("KeyLength too long for length type [E109]")
-    }
-    length += uint64(m.KeyLength())
+	length += m.KeyHeaderLength()
+	if m.KeyLength() > 1073741824 {
+		return 0, fmt.Errorf("KeyLength too long for length type [E109]")
+	}
+	length += uint64(m.KeyLength())
 
-    length += m.ValueHeaderLength()
-    if m.ValueLength() > 1073741824 {
-        return 0, fmt.Errorf("ValueLength too long for length type [E109]")
-    }
-    length += uint64(m.ValueLength())
+	length += m.ValueHeaderLength()
+	if m.ValueLength() > 1073741824 {
+		return 0, fmt.Errorf("ValueLength too long for length type [E109]")
+	}
+	length += uint64(m.ValueLength())
 
-    return int(length), nil
+	return int(length), nil
 }

@@ -4,115 +4,172 @@
 package goblinsbe
 
 import (
-"errors"
-"fmt"
+	"errors"
+	"fmt"
 )
 
 type Op uint8
-    const (
-    Op_ping Op = Op(uint8(1))
-    Op_echo Op = Op(uint8(2))
-    Op_get Op = Op(uint8(3))
-    Op_set Op = Op(uint8(4))
-    Op_del Op = Op(uint8(5))
-    Op_exists Op = Op(uint8(6))
-    Op_expire Op = Op(uint8(7))
-    Op_pexpire Op = Op(uint8(8))
-    Op_ttl Op = Op(uint8(9))
-    Op_pttl Op = Op(uint8(10))
-    Op_persist Op = Op(uint8(11))
-    Op_incr Op = Op(uint8(12))
-    Op_incrBy Op = Op(uint8(13))
-    Op_decr Op = Op(uint8(14))
-    Op_decrBy Op = Op(uint8(15))
-    Op_mget Op = Op(uint8(16))
-    Op_mset Op = Op(uint8(17))
-    Op_keyType Op = Op(uint8(18))
-    Op_dbsize Op = Op(uint8(19))
-    Op_flushall Op = Op(uint8(20))
-    Op_flushdb Op = Op(uint8(21))
-    Op_info Op = Op(uint8(22))
-    Op_auth Op = Op(uint8(23))
-    Op_selectDb Op = Op(uint8(24))
-    Op_quit Op = Op(uint8(25))
-    Op_configGet Op = Op(uint8(26))
-    Op_clientSetName Op = Op(uint8(27))
-    Op_clientGetName Op = Op(uint8(28))
-    Op_NULL_VALUE Op = Op(uint8(255))
 
-    )
+const (
+	Op_ping          Op = Op(uint8(1))
+	Op_echo          Op = Op(uint8(2))
+	Op_get           Op = Op(uint8(3))
+	Op_set           Op = Op(uint8(4))
+	Op_del           Op = Op(uint8(5))
+	Op_exists        Op = Op(uint8(6))
+	Op_expire        Op = Op(uint8(7))
+	Op_pexpire       Op = Op(uint8(8))
+	Op_ttl           Op = Op(uint8(9))
+	Op_pttl          Op = Op(uint8(10))
+	Op_persist       Op = Op(uint8(11))
+	Op_incr          Op = Op(uint8(12))
+	Op_incrBy        Op = Op(uint8(13))
+	Op_decr          Op = Op(uint8(14))
+	Op_decrBy        Op = Op(uint8(15))
+	Op_mget          Op = Op(uint8(16))
+	Op_mset          Op = Op(uint8(17))
+	Op_keyType       Op = Op(uint8(18))
+	Op_dbsize        Op = Op(uint8(19))
+	Op_flushall      Op = Op(uint8(20))
+	Op_flushdb       Op = Op(uint8(21))
+	Op_info          Op = Op(uint8(22))
+	Op_auth          Op = Op(uint8(23))
+	Op_selectDb      Op = Op(uint8(24))
+	Op_quit          Op = Op(uint8(25))
+	Op_configGet     Op = Op(uint8(26))
+	Op_clientSetName Op = Op(uint8(27))
+	Op_clientGetName Op = Op(uint8(28))
+	Op_NULL_VALUE    Op = Op(uint8(255))
+)
 
-    var OpLookupErr = errors.New("unknown value for enum Op [E103]")
-    func LookupOp(value uint8) (Op, error) {
-        switch value {
-            case uint8(1): return Op_ping, nil
-            case uint8(2): return Op_echo, nil
-            case uint8(3): return Op_get, nil
-            case uint8(4): return Op_set, nil
-            case uint8(5): return Op_del, nil
-            case uint8(6): return Op_exists, nil
-            case uint8(7): return Op_expire, nil
-            case uint8(8): return Op_pexpire, nil
-            case uint8(9): return Op_ttl, nil
-            case uint8(10): return Op_pttl, nil
-            case uint8(11): return Op_persist, nil
-            case uint8(12): return Op_incr, nil
-            case uint8(13): return Op_incrBy, nil
-            case uint8(14): return Op_decr, nil
-            case uint8(15): return Op_decrBy, nil
-            case uint8(16): return Op_mget, nil
-            case uint8(17): return Op_mset, nil
-            case uint8(18): return Op_keyType, nil
-            case uint8(19): return Op_dbsize, nil
-            case uint8(20): return Op_flushall, nil
-            case uint8(21): return Op_flushdb, nil
-            case uint8(22): return Op_info, nil
-            case uint8(23): return Op_auth, nil
-            case uint8(24): return Op_selectDb, nil
-            case uint8(25): return Op_quit, nil
-            case uint8(26): return Op_configGet, nil
-            case uint8(27): return Op_clientSetName, nil
-            case uint8(28): return Op_clientGetName, nil
-            case uint8(255): return Op_NULL_VALUE, nil
-        }
+var OpLookupErr = errors.New("unknown value for enum Op [E103]")
 
-        return 0, OpLookupErr
+func LookupOp(value uint8) (Op, error) {
+	switch value {
+	case uint8(1):
+		return Op_ping, nil
+	case uint8(2):
+		return Op_echo, nil
+	case uint8(3):
+		return Op_get, nil
+	case uint8(4):
+		return Op_set, nil
+	case uint8(5):
+		return Op_del, nil
+	case uint8(6):
+		return Op_exists, nil
+	case uint8(7):
+		return Op_expire, nil
+	case uint8(8):
+		return Op_pexpire, nil
+	case uint8(9):
+		return Op_ttl, nil
+	case uint8(10):
+		return Op_pttl, nil
+	case uint8(11):
+		return Op_persist, nil
+	case uint8(12):
+		return Op_incr, nil
+	case uint8(13):
+		return Op_incrBy, nil
+	case uint8(14):
+		return Op_decr, nil
+	case uint8(15):
+		return Op_decrBy, nil
+	case uint8(16):
+		return Op_mget, nil
+	case uint8(17):
+		return Op_mset, nil
+	case uint8(18):
+		return Op_keyType, nil
+	case uint8(19):
+		return Op_dbsize, nil
+	case uint8(20):
+		return Op_flushall, nil
+	case uint8(21):
+		return Op_flushdb, nil
+	case uint8(22):
+		return Op_info, nil
+	case uint8(23):
+		return Op_auth, nil
+	case uint8(24):
+		return Op_selectDb, nil
+	case uint8(25):
+		return Op_quit, nil
+	case uint8(26):
+		return Op_configGet, nil
+	case uint8(27):
+		return Op_clientSetName, nil
+	case uint8(28):
+		return Op_clientGetName, nil
+	case uint8(255):
+		return Op_NULL_VALUE, nil
+	}
+
+	return 0, OpLookupErr
 }
 
-    func (value Op) String() string {
-        switch value {
-            case Op_ping: return "ping"
-            case Op_echo: return "echo"
-            case Op_get: return "get"
-            case Op_set: return "set"
-            case Op_del: return "del"
-            case Op_exists: return "exists"
-            case Op_expire: return "expire"
-            case Op_pexpire: return "pexpire"
-            case Op_ttl: return "ttl"
-            case Op_pttl: return "pttl"
-            case Op_persist: return "persist"
-            case Op_incr: return "incr"
-            case Op_incrBy: return "incrBy"
-            case Op_decr: return "decr"
-            case Op_decrBy: return "decrBy"
-            case Op_mget: return "mget"
-            case Op_mset: return "mset"
-            case Op_keyType: return "keyType"
-            case Op_dbsize: return "dbsize"
-            case Op_flushall: return "flushall"
-            case Op_flushdb: return "flushdb"
-            case Op_info: return "info"
-            case Op_auth: return "auth"
-            case Op_selectDb: return "selectDb"
-            case Op_quit: return "quit"
-            case Op_configGet: return "configGet"
-            case Op_clientSetName: return "clientSetName"
-            case Op_clientGetName: return "clientGetName"
-            case Op_NULL_VALUE: return "NULL_VALUE"
-        }
+func (value Op) String() string {
+	switch value {
+	case Op_ping:
+		return "ping"
+	case Op_echo:
+		return "echo"
+	case Op_get:
+		return "get"
+	case Op_set:
+		return "set"
+	case Op_del:
+		return "del"
+	case Op_exists:
+		return "exists"
+	case Op_expire:
+		return "expire"
+	case Op_pexpire:
+		return "pexpire"
+	case Op_ttl:
+		return "ttl"
+	case Op_pttl:
+		return "pttl"
+	case Op_persist:
+		return "persist"
+	case Op_incr:
+		return "incr"
+	case Op_incrBy:
+		return "incrBy"
+	case Op_decr:
+		return "decr"
+	case Op_decrBy:
+		return "decrBy"
+	case Op_mget:
+		return "mget"
+	case Op_mset:
+		return "mset"
+	case Op_keyType:
+		return "keyType"
+	case Op_dbsize:
+		return "dbsize"
+	case Op_flushall:
+		return "flushall"
+	case Op_flushdb:
+		return "flushdb"
+	case Op_info:
+		return "info"
+	case Op_auth:
+		return "auth"
+	case Op_selectDb:
+		return "selectDb"
+	case Op_quit:
+		return "quit"
+	case Op_configGet:
+		return "configGet"
+	case Op_clientSetName:
+		return "clientSetName"
+	case Op_clientGetName:
+		return "clientGetName"
+	case Op_NULL_VALUE:
+		return "NULL_VALUE"
+	}
 
-        panic(fmt.Sprintf("unknown value for enum Op [E103]: %d", value))
-    }
-
-
+	panic(fmt.Sprintf("unknown value for enum Op [E103]: %d", value))
+}

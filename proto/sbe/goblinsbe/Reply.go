@@ -4,500 +4,517 @@
 package goblinsbe
 
 import (
-"fmt"
-"strings"
+	"fmt"
+	"strings"
 )
 
 type Reply struct {
-    buffer []byte
-    bufferLength uint64
-    offset uint64
-    position uint64
-    actingBlockLength uint64
-    actingVersion uint64
+	buffer            []byte
+	bufferLength      uint64
+	offset            uint64
+	position          uint64
+	actingBlockLength uint64
+	actingVersion     uint64
 }
 
-    func (m *Reply) sbePositionPtr() *uint64 {
-        return &m.position
-    }
+func (m *Reply) sbePositionPtr() *uint64 {
+	return &m.position
+}
 
-    const (
-        ReplySbeBlockLength     uint16 = uint16(18)
-        ReplySbeTemplateID      uint16 = uint16(2)
-        ReplySbeSchemaID        uint16 = uint16(27500)
-        ReplySbeSchemaVersion   uint16 = uint16(0)
-        ReplySbeSemanticVersion string = "0.1"
-    )
+const (
+	ReplySbeBlockLength     uint16 = uint16(18)
+	ReplySbeTemplateID      uint16 = uint16(2)
+	ReplySbeSchemaID        uint16 = uint16(27500)
+	ReplySbeSchemaVersion   uint16 = uint16(0)
+	ReplySbeSemanticVersion string = "0.1"
+)
 
-    func (m *Reply) SbeBlockLength() uint16 {
-        return uint16(18)
-    }
+func (m *Reply) SbeBlockLength() uint16 {
+	return uint16(18)
+}
 
-    func (m *Reply) SbeBlockAndHeaderLength() uint64 {
-        return MessageHeaderEncodedLength + uint64(m.SbeBlockLength())
-    }
+func (m *Reply) SbeBlockAndHeaderLength() uint64 {
+	return MessageHeaderEncodedLength + uint64(m.SbeBlockLength())
+}
 
-    func (m *Reply) SbeTemplateId() uint16 {
-        return uint16(2)
-    }
+func (m *Reply) SbeTemplateId() uint16 {
+	return uint16(2)
+}
 
-    func (m *Reply) SbeSchemaId() uint16 {
-        return uint16(27500)
-    }
+func (m *Reply) SbeSchemaId() uint16 {
+	return uint16(27500)
+}
 
-    func (m *Reply) SbeSchemaVersion() uint16 {
-        return uint16(0)
-    }
+func (m *Reply) SbeSchemaVersion() uint16 {
+	return uint16(0)
+}
 
-    func (m *Reply) SbeSemanticVersion() string {
-        return "0.1"
-    }
+func (m *Reply) SbeSemanticVersion() string {
+	return "0.1"
+}
 
-    func (m *Reply) SbeSemanticType() string {
-        return ""
-    }
+func (m *Reply) SbeSemanticType() string {
+	return ""
+}
 
-    func (m *Reply) Offset() uint64 {
-        return m.offset
-    }
+func (m *Reply) Offset() uint64 {
+	return m.offset
+}
 
-    func (m *Reply) Wrap(
-        buffer []byte,
-        offset uint64,
-        bufferLength uint64,
-        actingBlockLength uint64,
-        actingVersion uint64) *Reply {
-        m.buffer = buffer
-        m.bufferLength = bufferLength
-        m.offset = offset
-        m.position = m.SbeCheckPosition(offset + actingBlockLength)
-        m.actingBlockLength = actingBlockLength
-        m.actingVersion = actingVersion
-        return m
-    }
+func (m *Reply) Wrap(
+	buffer []byte,
+	offset uint64,
+	bufferLength uint64,
+	actingBlockLength uint64,
+	actingVersion uint64) *Reply {
+	m.buffer = buffer
+	m.bufferLength = bufferLength
+	m.offset = offset
+	m.position = m.SbeCheckPosition(offset + actingBlockLength)
+	m.actingBlockLength = actingBlockLength
+	m.actingVersion = actingVersion
+	return m
+}
 
-    func (m *Reply) WrapForEncode(buffer []byte, offset uint64, bufferLength uint64) *Reply {
-        return m.Wrap(buffer, offset, bufferLength,
-            uint64(m.SbeBlockLength()), uint64(m.SbeSchemaVersion()))
-    }
+func (m *Reply) WrapForEncode(buffer []byte, offset uint64, bufferLength uint64) *Reply {
+	return m.Wrap(buffer, offset, bufferLength,
+		uint64(m.SbeBlockLength()), uint64(m.SbeSchemaVersion()))
+}
 
-    func (m *Reply) WrapAndApplyHeader(buffer []byte, offset uint64, bufferLength uint64) *Reply {
-        var hdr MessageHeader
-        hdr.Wrap(buffer, offset, uint64(m.SbeSchemaVersion()), bufferLength)
+func (m *Reply) WrapAndApplyHeader(buffer []byte, offset uint64, bufferLength uint64) *Reply {
+	var hdr MessageHeader
+	hdr.Wrap(buffer, offset, uint64(m.SbeSchemaVersion()), bufferLength)
 
-        hdr.SetBlockLength(m.SbeBlockLength()).
-           SetTemplateId(m.SbeTemplateId()).
-           SetSchemaId(m.SbeSchemaId()).
-           SetVersion(m.SbeSchemaVersion())
+	hdr.SetBlockLength(m.SbeBlockLength()).
+		SetTemplateId(m.SbeTemplateId()).
+		SetSchemaId(m.SbeSchemaId()).
+		SetVersion(m.SbeSchemaVersion())
 
-        return m.Wrap(
-            buffer,
-            offset + hdr.EncodedLength(),
-            bufferLength,
-            uint64(m.SbeBlockLength()),
-            uint64(m.SbeSchemaVersion()))
-    }
+	return m.Wrap(
+		buffer,
+		offset+hdr.EncodedLength(),
+		bufferLength,
+		uint64(m.SbeBlockLength()),
+		uint64(m.SbeSchemaVersion()))
+}
 
-    func (m *Reply) WrapForDecode(
-        buffer []byte,
-        offset uint64,
-        actingBlockLength uint64,
-        actingVersion uint64,
-        bufferLength uint64) *Reply {
-        return m.Wrap(
-            buffer,
-            offset,
-            bufferLength,
-            actingBlockLength,
-            actingVersion)
-    }
+func (m *Reply) WrapForDecode(
+	buffer []byte,
+	offset uint64,
+	actingBlockLength uint64,
+	actingVersion uint64,
+	bufferLength uint64) *Reply {
+	return m.Wrap(
+		buffer,
+		offset,
+		bufferLength,
+		actingBlockLength,
+		actingVersion)
+}
 
-    func (m *Reply) sbeRewind() *Reply {
-        return m.WrapForDecode(m.buffer, m.offset, m.actingBlockLength, m.actingVersion, m.bufferLength)
-    }
+func (m *Reply) sbeRewind() *Reply {
+	return m.WrapForDecode(m.buffer, m.offset, m.actingBlockLength, m.actingVersion, m.bufferLength)
+}
 
-    func (m *Reply) SbePosition() uint64 {
-        return m.position
-    }
+func (m *Reply) SbePosition() uint64 {
+	return m.position
+}
 
-    func (m *Reply) SbeCheckPosition(position uint64) uint64 {
-        if !SbeNoBoundsCheck && (position > m.bufferLength) {
-            panic("buffer too short [E100]")
-        }
-        return position
-    }
+func (m *Reply) SbeCheckPosition(position uint64) uint64 {
+	if !SbeNoBoundsCheck && (position > m.bufferLength) {
+		panic("buffer too short [E100]")
+	}
+	return position
+}
 
-    func (m *Reply) SetSbePosition(position uint64) {
-        m.position = m.SbeCheckPosition(position)
-    }
+func (m *Reply) SetSbePosition(position uint64) {
+	m.position = m.SbeCheckPosition(position)
+}
 
-    func (m *Reply) EncodedLength() uint64 {
-        return m.SbePosition() - m.offset
-    }
+func (m *Reply) EncodedLength() uint64 {
+	return m.SbePosition() - m.offset
+}
 
-    func (m *Reply) DecodeLength() uint64 {
-        var skipper Reply
-        skipper.WrapForDecode(m.buffer, m.offset, uint64(m.SbeBlockLength()),
-            uint64(m.ActingVersion()), m.bufferLength)
-        skipper.Skip()
-        return skipper.EncodedLength()
-    }
+func (m *Reply) DecodeLength() uint64 {
+	var skipper Reply
+	skipper.WrapForDecode(m.buffer, m.offset, uint64(m.SbeBlockLength()),
+		uint64(m.ActingVersion()), m.bufferLength)
+	skipper.Skip()
+	return skipper.EncodedLength()
+}
 
-    func (m *Reply) Buffer() []byte {
-        return m.buffer
-    }
+func (m *Reply) Buffer() []byte {
+	return m.buffer
+}
 
-    func (m *Reply) BufferLength() uint64 {
-        return m.bufferLength
-    }
+func (m *Reply) BufferLength() uint64 {
+	return m.bufferLength
+}
 
-    func (m *Reply) ActingVersion() uint64 {
-        return m.actingVersion
-    }
+func (m *Reply) ActingVersion() uint64 {
+	return m.actingVersion
+}
 
 func (m *Reply) CorrelationIdMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *Reply) CorrelationIdId() int {
-        return 1
-    }
+func (m *Reply) CorrelationIdId() int {
+	return 1
+}
 
-    func (m *Reply) CorrelationIdSinceVersion() uint64 {
-        return 0
-    }
+func (m *Reply) CorrelationIdSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *Reply) CorrelationIdInActingVersion() bool {
-        return true
-    }
+func (m *Reply) CorrelationIdInActingVersion() bool {
+	return true
+}
 
-    func (m *Reply) CorrelationIdEncodingOffset() uint {
-        return 0
-    }
+func (m *Reply) CorrelationIdEncodingOffset() uint {
+	return 0
+}
 
-    func (m *Reply) CorrelationIdNullValue() uint64 {
-        return SbeNullValueUint64()
-    }
+func (m *Reply) CorrelationIdNullValue() uint64 {
+	return SbeNullValueUint64()
+}
 
-    func (m *Reply) CorrelationIdMinValue() uint64 {
-        return uint64(0x0)
-    }
+func (m *Reply) CorrelationIdMinValue() uint64 {
+	return uint64(0x0)
+}
 
-    func (m *Reply) CorrelationIdMaxValue() uint64 {
-        return uint64(0xfffffffffffffffe)
-    }
+func (m *Reply) CorrelationIdMaxValue() uint64 {
+	return uint64(0xfffffffffffffffe)
+}
 
-    func (m *Reply) CorrelationIdEncodingLength() int {
-        return 8
-    }
+func (m *Reply) CorrelationIdEncodingLength() int {
+	return 8
+}
 
-    func (m *Reply) CorrelationId() uint64 {
-        return Uint64LittleEndian(m.buffer[(m.offset + 0):])
-    }
+func (m *Reply) CorrelationId() uint64 {
+	return Uint64LittleEndian(m.buffer[(m.offset + 0):])
+}
 
-    func (m *Reply) SetCorrelationId(value uint64) *Reply {
-        PutUint64LittleEndian(m.buffer[(m.offset + 0):], value)
-        return m
-    }
+func (m *Reply) SetCorrelationId(value uint64) *Reply {
+	PutUint64LittleEndian(m.buffer[(m.offset+0):], value)
+	return m
+}
 
 func (m *Reply) StatusMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *Reply) StatusId() int {
-        return 2
-    }
+func (m *Reply) StatusId() int {
+	return 2
+}
 
-    func (m *Reply) StatusSinceVersion() uint64 {
-        return 0
-    }
+func (m *Reply) StatusSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *Reply) StatusInActingVersion() bool {
-        return true
-    }
+func (m *Reply) StatusInActingVersion() bool {
+	return true
+}
 
-    func (m *Reply) StatusEncodingOffset() uint {
-        return 8
-    }
+func (m *Reply) StatusEncodingOffset() uint {
+	return 8
+}
 
-    func (m *Reply) StatusEncodingLength() int {
-        return 1
-    }
+func (m *Reply) StatusEncodingLength() int {
+	return 1
+}
 
-    func (m *Reply) StatusRaw() uint8 {
-        return Uint8LittleEndian(m.buffer[(m.offset + 8):])
-    }
+func (m *Reply) StatusRaw() uint8 {
+	return Uint8LittleEndian(m.buffer[(m.offset + 8):])
+}
 
-    func (m *Reply) Status() Status {
-        return Status(Uint8LittleEndian(m.buffer[(m.offset + 8):]))
-    }
+func (m *Reply) Status() Status {
+	return Status(Uint8LittleEndian(m.buffer[(m.offset + 8):]))
+}
 
-    func (m *Reply) SetStatus(value Status) *Reply {
-        val := uint8(value)
-        PutUint8LittleEndian(m.buffer[(m.offset + 8):], val)
-        return m
-    }
+func (m *Reply) SetStatus(value Status) *Reply {
+	val := uint8(value)
+	PutUint8LittleEndian(m.buffer[(m.offset+8):], val)
+	return m
+}
 
 func (m *Reply) KindMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *Reply) KindId() int {
-        return 3
-    }
+func (m *Reply) KindId() int {
+	return 3
+}
 
-    func (m *Reply) KindSinceVersion() uint64 {
-        return 0
-    }
+func (m *Reply) KindSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *Reply) KindInActingVersion() bool {
-        return true
-    }
+func (m *Reply) KindInActingVersion() bool {
+	return true
+}
 
-    func (m *Reply) KindEncodingOffset() uint {
-        return 9
-    }
+func (m *Reply) KindEncodingOffset() uint {
+	return 9
+}
 
-    func (m *Reply) KindEncodingLength() int {
-        return 1
-    }
+func (m *Reply) KindEncodingLength() int {
+	return 1
+}
 
-    func (m *Reply) KindRaw() uint8 {
-        return Uint8LittleEndian(m.buffer[(m.offset + 9):])
-    }
+func (m *Reply) KindRaw() uint8 {
+	return Uint8LittleEndian(m.buffer[(m.offset + 9):])
+}
 
-    func (m *Reply) Kind() Kind {
-        return Kind(Uint8LittleEndian(m.buffer[(m.offset + 9):]))
-    }
+func (m *Reply) Kind() Kind {
+	return Kind(Uint8LittleEndian(m.buffer[(m.offset + 9):]))
+}
 
-    func (m *Reply) SetKind(value Kind) *Reply {
-        val := uint8(value)
-        PutUint8LittleEndian(m.buffer[(m.offset + 9):], val)
-        return m
-    }
+func (m *Reply) SetKind(value Kind) *Reply {
+	val := uint8(value)
+	PutUint8LittleEndian(m.buffer[(m.offset+9):], val)
+	return m
+}
 
 func (m *Reply) IntegerMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *Reply) IntegerId() int {
-        return 4
-    }
+func (m *Reply) IntegerId() int {
+	return 4
+}
 
-    func (m *Reply) IntegerSinceVersion() uint64 {
-        return 0
-    }
+func (m *Reply) IntegerSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *Reply) IntegerInActingVersion() bool {
-        return true
-    }
+func (m *Reply) IntegerInActingVersion() bool {
+	return true
+}
 
-    func (m *Reply) IntegerEncodingOffset() uint {
-        return 10
-    }
+func (m *Reply) IntegerEncodingOffset() uint {
+	return 10
+}
 
-    func (m *Reply) IntegerNullValue() int64 {
-        return SbeNullValueInt64()
-    }
+func (m *Reply) IntegerNullValue() int64 {
+	return SbeNullValueInt64()
+}
 
-    func (m *Reply) IntegerMinValue() int64 {
-        return int64(-9223372036854775807)
-    }
+func (m *Reply) IntegerMinValue() int64 {
+	return int64(-9223372036854775807)
+}
 
-    func (m *Reply) IntegerMaxValue() int64 {
-        return int64(9223372036854775807)
-    }
+func (m *Reply) IntegerMaxValue() int64 {
+	return int64(9223372036854775807)
+}
 
-    func (m *Reply) IntegerEncodingLength() int {
-        return 8
-    }
+func (m *Reply) IntegerEncodingLength() int {
+	return 8
+}
 
-    func (m *Reply) Integer() int64 {
-        return Int64LittleEndian(m.buffer[(m.offset + 10):])
-    }
+func (m *Reply) Integer() int64 {
+	return Int64LittleEndian(m.buffer[(m.offset + 10):])
+}
 
-    func (m *Reply) SetInteger(value int64) *Reply {
-        PutInt64LittleEndian(m.buffer[(m.offset + 10):], value)
-        return m
-    }
+func (m *Reply) SetInteger(value int64) *Reply {
+	PutInt64LittleEndian(m.buffer[(m.offset+10):], value)
+	return m
+}
 
 func (m *Reply) ValueMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
 func (m *Reply) ValueCharacterEncoding() string {
-        return "null"
-    }
+	return "null"
+}
 
 func (m *Reply) ValueSinceVersion() uint64 {
-        return 0
-    }
+	return 0
+}
 
 func (m *Reply) ValueInActingVersion() bool {
-        return true
-    }
+	return true
+}
 
 func (m *Reply) ValueId() uint16 {
-        return 9
-    }
+	return 9
+}
 
 func (m *Reply) ValueHeaderLength() uint64 {
-        return 4
+	return 4
 }
 
 func (m *Reply) ValueLength() uint32 {
-        return Uint32LittleEndian(m.buffer[m.SbePosition():])
+	return Uint32LittleEndian(m.buffer[m.SbePosition():])
 }
 
-    func (m *Reply) SkipValue() uint64 {
-        lengthOfLengthField := uint64(4)
-        lengthPosition := m.SbePosition()
-        dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
-        m.SetSbePosition(lengthPosition + lengthOfLengthField + dataLength)
-        return dataLength
-    }
+func (m *Reply) SkipValue() uint64 {
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
+	m.SetSbePosition(lengthPosition + lengthOfLengthField + dataLength)
+	return dataLength
+}
 
 func (m *Reply) Value() string {
-    lengthFieldValue := uint64(Uint32LittleEndian(m.buffer[m.SbePosition():m.SbePosition()+4]))
-    m.SetSbePosition(m.SbePosition() + uint64(4))
-    pos := m.SbePosition()
-    m.SetSbePosition(pos + lengthFieldValue)
-    return string(m.buffer[pos:pos+lengthFieldValue])
+	lengthFieldValue := uint64(Uint32LittleEndian(m.buffer[m.SbePosition() : m.SbePosition()+4]))
+	m.SetSbePosition(m.SbePosition() + uint64(4))
+	pos := m.SbePosition()
+	m.SetSbePosition(pos + lengthFieldValue)
+	return string(m.buffer[pos : pos+lengthFieldValue])
 }
 
 func (m *Reply) GetValue(dst []byte) int {
-    lengthOfLengthField := uint64(4)
-    lengthPosition := m.SbePosition()
-    m.SetSbePosition(m.SbePosition() + lengthOfLengthField)
-    dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition:lengthPosition+lengthOfLengthField]))
-    bytesToCopy := dataLength
-    if uint64(len(dst)) < dataLength {
-        bytesToCopy = uint64(len(dst))
-    }
-    pos := m.SbePosition()
-    m.SetSbePosition(pos + dataLength)
-    copy(dst, m.buffer[pos:pos+bytesToCopy])
-    return int(bytesToCopy)
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	m.SetSbePosition(m.SbePosition() + lengthOfLengthField)
+	dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
+	bytesToCopy := dataLength
+	if uint64(len(dst)) < dataLength {
+		bytesToCopy = uint64(len(dst))
+	}
+	pos := m.SbePosition()
+	m.SetSbePosition(pos + dataLength)
+	copy(dst, m.buffer[pos:pos+bytesToCopy])
+	return int(bytesToCopy)
 }
 
 func (m *Reply) PutValueLen(src string, length uint32) *Reply {
-    lengthOfLengthField := uint64(4)
-    lengthPosition := m.SbePosition()
-    m.SetSbePosition(lengthPosition + lengthOfLengthField)
-    PutUint32LittleEndian(m.buffer[lengthPosition:], length)
-    if length != uint32(0) {
-        pos := m.SbePosition()
-        m.SetSbePosition(pos + uint64(length))
-        copy(m.buffer[pos:], src)
-    }
-    return m
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	m.SetSbePosition(lengthPosition + lengthOfLengthField)
+	PutUint32LittleEndian(m.buffer[lengthPosition:], length)
+	if length != uint32(0) {
+		pos := m.SbePosition()
+		m.SetSbePosition(pos + uint64(length))
+		copy(m.buffer[pos:], src)
+	}
+	return m
 }
 
 func (m *Reply) GetValueAsString() string {
-    lengthOfLengthField := uint64(4)
-    lengthPosition := m.SbePosition()
-    dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition:lengthPosition+lengthOfLengthField]))
-    m.SetSbePosition(lengthPosition + lengthOfLengthField)
-    pos := m.SbePosition()
-    m.SetSbePosition(pos + dataLength)
-    return string(m.buffer[pos:pos+dataLength])
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
+	m.SetSbePosition(lengthPosition + lengthOfLengthField)
+	pos := m.SbePosition()
+	m.SetSbePosition(pos + dataLength)
+	return string(m.buffer[pos : pos+dataLength])
 }
 
 func (m *Reply) GetValueAsJsonEscapedString() string {
-    oss := strings.Builder{}
-    s := m.GetValueAsString()
+	oss := strings.Builder{}
+	s := m.GetValueAsString()
 
-    for _, c := range s {
-        switch c {
-            case '"': oss.WriteString("\\\"")
-            case '\\': oss.WriteString("\\\\")
-            case '\b': oss.WriteString("\\b")
-            case '\f': oss.WriteString("\\f")
-            case '\n': oss.WriteString("\\n")
-            case '\r': oss.WriteString("\\r")
-            case '\t': oss.WriteString("\\t")
+	for _, c := range s {
+		switch c {
+		case '"':
+			oss.WriteString("\\\"")
+		case '\\':
+			oss.WriteString("\\\\")
+		case '\b':
+			oss.WriteString("\\b")
+		case '\f':
+			oss.WriteString("\\f")
+		case '\n':
+			oss.WriteString("\\n")
+		case '\r':
+			oss.WriteString("\\r")
+		case '\t':
+			oss.WriteString("\\t")
 
-            default:
-                if '\x00' <= c && c <= '\x1f' {
-                    fmt.Fprintf(&oss, "%x", c)
-                } else {
-                    oss.WriteString(string(c))
-                }
-        }
-    }
+		default:
+			if '\x00' <= c && c <= '\x1f' {
+				fmt.Fprintf(&oss, "%x", c)
+			} else {
+				oss.WriteString(string(c))
+			}
+		}
+	}
 
-    return oss.String()
+	return oss.String()
 }
 
 func (m *Reply) PutValue(str string) *Reply {
-    if len(str) > 1073741824 {
-        panic("string too long for length type [E109]")
-    }
-    return m.PutValueLen(str, uint32(len(str)))
+	if len(str) > 1073741824 {
+		panic("string too long for length type [E109]")
+	}
+	return m.PutValueLen(str, uint32(len(str)))
 }
 
 func (writer *Reply) String() string {
-    var builder strings.Builder
-    builder.WriteString("{\"Name\": \"Reply\", ")
-    builder.WriteString(fmt.Sprintf("\"sbeTemplateId\": %d", writer.SbeTemplateId()))
-    builder.WriteString(", ")
+	var builder strings.Builder
+	builder.WriteString("{\"Name\": \"Reply\", ")
+	builder.WriteString(fmt.Sprintf("\"sbeTemplateId\": %d", writer.SbeTemplateId()))
+	builder.WriteString(", ")
 
-    builder.WriteString(`"correlationId": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.CorrelationId()))
+	builder.WriteString(`"correlationId": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.CorrelationId()))
 
-    builder.WriteString(", ")
-    builder.WriteString(`"status": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.Status()))
+	builder.WriteString(", ")
+	builder.WriteString(`"status": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.Status()))
 
-    builder.WriteString(", ")
-    builder.WriteString(`"kind": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.Kind()))
+	builder.WriteString(", ")
+	builder.WriteString(`"kind": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.Kind()))
 
-    builder.WriteString(", ")
-    builder.WriteString(`"integer": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.Integer()))
+	builder.WriteString(", ")
+	builder.WriteString(`"integer": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.Integer()))
 
-    builder.WriteString(", ")
-    builder.WriteString(`"value": `)
-    builder.WriteString(`"`)
-        writer.SkipValue()
-    builder.WriteString(" bytes of raw data")
-    builder.WriteString("}")
+	builder.WriteString(", ")
+	builder.WriteString(`"value": `)
+	builder.WriteString(`"`)
+	writer.SkipValue()
+	builder.WriteString(" bytes of raw data")
+	builder.WriteString("}")
 
-    return builder.String()
+	return builder.String()
 }
 
 func (m *Reply) Skip() {
-    m.SkipValue()
+	m.SkipValue()
 }
 
 func (m *Reply) IsConstLength() bool {
-    return false
+	return false
 }
 
-func (m *Reply) ComputeLength( ValueLength int) (int, error) {
-    length := uint64(m.SbeBlockLength())
+func (m *Reply) ComputeLength(ValueLength int) (int, error) {
+	length := uint64(m.SbeBlockLength())
 
-    length += m.ValueHeaderLength()
-    if m.ValueLength() > 1073741824 {
-        return 0, fmt.Errorf("ValueLength too long for length type [E109]")
-    }
-    length += uint64(m.ValueLength())
+	length += m.ValueHeaderLength()
+	if m.ValueLength() > 1073741824 {
+		return 0, fmt.Errorf("ValueLength too long for length type [E109]")
+	}
+	length += uint64(m.ValueLength())
 
-    return int(length), nil
+	return int(length), nil
 }

@@ -4,720 +4,750 @@
 package goblinsbe
 
 import (
-"fmt"
-"strings"
+	"fmt"
+	"strings"
 )
 
 type Request struct {
-    buffer []byte
-    bufferLength uint64
-    offset uint64
-    position uint64
-    actingBlockLength uint64
-    actingVersion uint64
-    _Flags SetFlags
+	buffer            []byte
+	bufferLength      uint64
+	offset            uint64
+	position          uint64
+	actingBlockLength uint64
+	actingVersion     uint64
+	_Flags            SetFlags
 }
 
-    func (m *Request) sbePositionPtr() *uint64 {
-        return &m.position
-    }
+func (m *Request) sbePositionPtr() *uint64 {
+	return &m.position
+}
 
-    const (
-        RequestSbeBlockLength     uint16 = uint16(27)
-        RequestSbeTemplateID      uint16 = uint16(1)
-        RequestSbeSchemaID        uint16 = uint16(27500)
-        RequestSbeSchemaVersion   uint16 = uint16(0)
-        RequestSbeSemanticVersion string = "0.1"
-    )
+const (
+	RequestSbeBlockLength     uint16 = uint16(27)
+	RequestSbeTemplateID      uint16 = uint16(1)
+	RequestSbeSchemaID        uint16 = uint16(27500)
+	RequestSbeSchemaVersion   uint16 = uint16(0)
+	RequestSbeSemanticVersion string = "0.1"
+)
 
-    func (m *Request) SbeBlockLength() uint16 {
-        return uint16(27)
-    }
+func (m *Request) SbeBlockLength() uint16 {
+	return uint16(27)
+}
 
-    func (m *Request) SbeBlockAndHeaderLength() uint64 {
-        return MessageHeaderEncodedLength + uint64(m.SbeBlockLength())
-    }
+func (m *Request) SbeBlockAndHeaderLength() uint64 {
+	return MessageHeaderEncodedLength + uint64(m.SbeBlockLength())
+}
 
-    func (m *Request) SbeTemplateId() uint16 {
-        return uint16(1)
-    }
+func (m *Request) SbeTemplateId() uint16 {
+	return uint16(1)
+}
 
-    func (m *Request) SbeSchemaId() uint16 {
-        return uint16(27500)
-    }
+func (m *Request) SbeSchemaId() uint16 {
+	return uint16(27500)
+}
 
-    func (m *Request) SbeSchemaVersion() uint16 {
-        return uint16(0)
-    }
+func (m *Request) SbeSchemaVersion() uint16 {
+	return uint16(0)
+}
 
-    func (m *Request) SbeSemanticVersion() string {
-        return "0.1"
-    }
+func (m *Request) SbeSemanticVersion() string {
+	return "0.1"
+}
 
-    func (m *Request) SbeSemanticType() string {
-        return ""
-    }
+func (m *Request) SbeSemanticType() string {
+	return ""
+}
 
-    func (m *Request) Offset() uint64 {
-        return m.offset
-    }
+func (m *Request) Offset() uint64 {
+	return m.offset
+}
 
-    func (m *Request) Wrap(
-        buffer []byte,
-        offset uint64,
-        bufferLength uint64,
-        actingBlockLength uint64,
-        actingVersion uint64) *Request {
-        m.buffer = buffer
-        m.bufferLength = bufferLength
-        m.offset = offset
-        m.position = m.SbeCheckPosition(offset + actingBlockLength)
-        m.actingBlockLength = actingBlockLength
-        m.actingVersion = actingVersion
-        return m
-    }
+func (m *Request) Wrap(
+	buffer []byte,
+	offset uint64,
+	bufferLength uint64,
+	actingBlockLength uint64,
+	actingVersion uint64) *Request {
+	m.buffer = buffer
+	m.bufferLength = bufferLength
+	m.offset = offset
+	m.position = m.SbeCheckPosition(offset + actingBlockLength)
+	m.actingBlockLength = actingBlockLength
+	m.actingVersion = actingVersion
+	return m
+}
 
-    func (m *Request) WrapForEncode(buffer []byte, offset uint64, bufferLength uint64) *Request {
-        return m.Wrap(buffer, offset, bufferLength,
-            uint64(m.SbeBlockLength()), uint64(m.SbeSchemaVersion()))
-    }
+func (m *Request) WrapForEncode(buffer []byte, offset uint64, bufferLength uint64) *Request {
+	return m.Wrap(buffer, offset, bufferLength,
+		uint64(m.SbeBlockLength()), uint64(m.SbeSchemaVersion()))
+}
 
-    func (m *Request) WrapAndApplyHeader(buffer []byte, offset uint64, bufferLength uint64) *Request {
-        var hdr MessageHeader
-        hdr.Wrap(buffer, offset, uint64(m.SbeSchemaVersion()), bufferLength)
+func (m *Request) WrapAndApplyHeader(buffer []byte, offset uint64, bufferLength uint64) *Request {
+	var hdr MessageHeader
+	hdr.Wrap(buffer, offset, uint64(m.SbeSchemaVersion()), bufferLength)
 
-        hdr.SetBlockLength(m.SbeBlockLength()).
-           SetTemplateId(m.SbeTemplateId()).
-           SetSchemaId(m.SbeSchemaId()).
-           SetVersion(m.SbeSchemaVersion())
+	hdr.SetBlockLength(m.SbeBlockLength()).
+		SetTemplateId(m.SbeTemplateId()).
+		SetSchemaId(m.SbeSchemaId()).
+		SetVersion(m.SbeSchemaVersion())
 
-        return m.Wrap(
-            buffer,
-            offset + hdr.EncodedLength(),
-            bufferLength,
-            uint64(m.SbeBlockLength()),
-            uint64(m.SbeSchemaVersion()))
-    }
+	return m.Wrap(
+		buffer,
+		offset+hdr.EncodedLength(),
+		bufferLength,
+		uint64(m.SbeBlockLength()),
+		uint64(m.SbeSchemaVersion()))
+}
 
-    func (m *Request) WrapForDecode(
-        buffer []byte,
-        offset uint64,
-        actingBlockLength uint64,
-        actingVersion uint64,
-        bufferLength uint64) *Request {
-        return m.Wrap(
-            buffer,
-            offset,
-            bufferLength,
-            actingBlockLength,
-            actingVersion)
-    }
+func (m *Request) WrapForDecode(
+	buffer []byte,
+	offset uint64,
+	actingBlockLength uint64,
+	actingVersion uint64,
+	bufferLength uint64) *Request {
+	return m.Wrap(
+		buffer,
+		offset,
+		bufferLength,
+		actingBlockLength,
+		actingVersion)
+}
 
-    func (m *Request) sbeRewind() *Request {
-        return m.WrapForDecode(m.buffer, m.offset, m.actingBlockLength, m.actingVersion, m.bufferLength)
-    }
+func (m *Request) sbeRewind() *Request {
+	return m.WrapForDecode(m.buffer, m.offset, m.actingBlockLength, m.actingVersion, m.bufferLength)
+}
 
-    func (m *Request) SbePosition() uint64 {
-        return m.position
-    }
+func (m *Request) SbePosition() uint64 {
+	return m.position
+}
 
-    func (m *Request) SbeCheckPosition(position uint64) uint64 {
-        if !SbeNoBoundsCheck && (position > m.bufferLength) {
-            panic("buffer too short [E100]")
-        }
-        return position
-    }
+func (m *Request) SbeCheckPosition(position uint64) uint64 {
+	if !SbeNoBoundsCheck && (position > m.bufferLength) {
+		panic("buffer too short [E100]")
+	}
+	return position
+}
 
-    func (m *Request) SetSbePosition(position uint64) {
-        m.position = m.SbeCheckPosition(position)
-    }
+func (m *Request) SetSbePosition(position uint64) {
+	m.position = m.SbeCheckPosition(position)
+}
 
-    func (m *Request) EncodedLength() uint64 {
-        return m.SbePosition() - m.offset
-    }
+func (m *Request) EncodedLength() uint64 {
+	return m.SbePosition() - m.offset
+}
 
-    func (m *Request) DecodeLength() uint64 {
-        var skipper Request
-        skipper.WrapForDecode(m.buffer, m.offset, uint64(m.SbeBlockLength()),
-            uint64(m.ActingVersion()), m.bufferLength)
-        skipper.Skip()
-        return skipper.EncodedLength()
-    }
+func (m *Request) DecodeLength() uint64 {
+	var skipper Request
+	skipper.WrapForDecode(m.buffer, m.offset, uint64(m.SbeBlockLength()),
+		uint64(m.ActingVersion()), m.bufferLength)
+	skipper.Skip()
+	return skipper.EncodedLength()
+}
 
-    func (m *Request) Buffer() []byte {
-        return m.buffer
-    }
+func (m *Request) Buffer() []byte {
+	return m.buffer
+}
 
-    func (m *Request) BufferLength() uint64 {
-        return m.bufferLength
-    }
+func (m *Request) BufferLength() uint64 {
+	return m.bufferLength
+}
 
-    func (m *Request) ActingVersion() uint64 {
-        return m.actingVersion
-    }
+func (m *Request) ActingVersion() uint64 {
+	return m.actingVersion
+}
 
 func (m *Request) CorrelationIdMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *Request) CorrelationIdId() int {
-        return 1
-    }
+func (m *Request) CorrelationIdId() int {
+	return 1
+}
 
-    func (m *Request) CorrelationIdSinceVersion() uint64 {
-        return 0
-    }
+func (m *Request) CorrelationIdSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *Request) CorrelationIdInActingVersion() bool {
-        return true
-    }
+func (m *Request) CorrelationIdInActingVersion() bool {
+	return true
+}
 
-    func (m *Request) CorrelationIdEncodingOffset() uint {
-        return 0
-    }
+func (m *Request) CorrelationIdEncodingOffset() uint {
+	return 0
+}
 
-    func (m *Request) CorrelationIdNullValue() uint64 {
-        return SbeNullValueUint64()
-    }
+func (m *Request) CorrelationIdNullValue() uint64 {
+	return SbeNullValueUint64()
+}
 
-    func (m *Request) CorrelationIdMinValue() uint64 {
-        return uint64(0x0)
-    }
+func (m *Request) CorrelationIdMinValue() uint64 {
+	return uint64(0x0)
+}
 
-    func (m *Request) CorrelationIdMaxValue() uint64 {
-        return uint64(0xfffffffffffffffe)
-    }
+func (m *Request) CorrelationIdMaxValue() uint64 {
+	return uint64(0xfffffffffffffffe)
+}
 
-    func (m *Request) CorrelationIdEncodingLength() int {
-        return 8
-    }
+func (m *Request) CorrelationIdEncodingLength() int {
+	return 8
+}
 
-    func (m *Request) CorrelationId() uint64 {
-        return Uint64LittleEndian(m.buffer[(m.offset + 0):])
-    }
+func (m *Request) CorrelationId() uint64 {
+	return Uint64LittleEndian(m.buffer[(m.offset + 0):])
+}
 
-    func (m *Request) SetCorrelationId(value uint64) *Request {
-        PutUint64LittleEndian(m.buffer[(m.offset + 0):], value)
-        return m
-    }
+func (m *Request) SetCorrelationId(value uint64) *Request {
+	PutUint64LittleEndian(m.buffer[(m.offset+0):], value)
+	return m
+}
 
 func (m *Request) OpMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *Request) OpId() int {
-        return 2
-    }
+func (m *Request) OpId() int {
+	return 2
+}
 
-    func (m *Request) OpSinceVersion() uint64 {
-        return 0
-    }
+func (m *Request) OpSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *Request) OpInActingVersion() bool {
-        return true
-    }
+func (m *Request) OpInActingVersion() bool {
+	return true
+}
 
-    func (m *Request) OpEncodingOffset() uint {
-        return 8
-    }
+func (m *Request) OpEncodingOffset() uint {
+	return 8
+}
 
-    func (m *Request) OpEncodingLength() int {
-        return 1
-    }
+func (m *Request) OpEncodingLength() int {
+	return 1
+}
 
-    func (m *Request) OpRaw() uint8 {
-        return Uint8LittleEndian(m.buffer[(m.offset + 8):])
-    }
+func (m *Request) OpRaw() uint8 {
+	return Uint8LittleEndian(m.buffer[(m.offset + 8):])
+}
 
-    func (m *Request) Op() Op {
-        return Op(Uint8LittleEndian(m.buffer[(m.offset + 8):]))
-    }
+func (m *Request) Op() Op {
+	return Op(Uint8LittleEndian(m.buffer[(m.offset + 8):]))
+}
 
-    func (m *Request) SetOp(value Op) *Request {
-        val := uint8(value)
-        PutUint8LittleEndian(m.buffer[(m.offset + 8):], val)
-        return m
-    }
+func (m *Request) SetOp(value Op) *Request {
+	val := uint8(value)
+	PutUint8LittleEndian(m.buffer[(m.offset+8):], val)
+	return m
+}
 
 func (m *Request) FlagsMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *Request) FlagsId() int {
-        return 3
-    }
+func (m *Request) FlagsId() int {
+	return 3
+}
 
-    func (m *Request) FlagsSinceVersion() uint64 {
-        return 0
-    }
+func (m *Request) FlagsSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *Request) FlagsInActingVersion() bool {
-        return true
-    }
+func (m *Request) FlagsInActingVersion() bool {
+	return true
+}
 
-    func (m *Request) FlagsEncodingOffset() uint {
-        return 9
-    }
-    func (m *Request) Flags() *SetFlags {
-        m._Flags.Wrap(m.buffer, m.offset + 9, m.actingVersion, m.bufferLength)
-        return &m._Flags
-    }
+func (m *Request) FlagsEncodingOffset() uint {
+	return 9
+}
+func (m *Request) Flags() *SetFlags {
+	m._Flags.Wrap(m.buffer, m.offset+9, m.actingVersion, m.bufferLength)
+	return &m._Flags
+}
 
-    func (m *Request) FlagsEncodingLength() int {
-        return 1
-    }
+func (m *Request) FlagsEncodingLength() int {
+	return 1
+}
 
 func (m *Request) ExpiryMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *Request) ExpiryId() int {
-        return 4
-    }
+func (m *Request) ExpiryId() int {
+	return 4
+}
 
-    func (m *Request) ExpirySinceVersion() uint64 {
-        return 0
-    }
+func (m *Request) ExpirySinceVersion() uint64 {
+	return 0
+}
 
-    func (m *Request) ExpiryInActingVersion() bool {
-        return true
-    }
+func (m *Request) ExpiryInActingVersion() bool {
+	return true
+}
 
-    func (m *Request) ExpiryEncodingOffset() uint {
-        return 10
-    }
+func (m *Request) ExpiryEncodingOffset() uint {
+	return 10
+}
 
-    func (m *Request) ExpiryEncodingLength() int {
-        return 1
-    }
+func (m *Request) ExpiryEncodingLength() int {
+	return 1
+}
 
-    func (m *Request) ExpiryRaw() uint8 {
-        return Uint8LittleEndian(m.buffer[(m.offset + 10):])
-    }
+func (m *Request) ExpiryRaw() uint8 {
+	return Uint8LittleEndian(m.buffer[(m.offset + 10):])
+}
 
-    func (m *Request) Expiry() Expiry {
-        return Expiry(Uint8LittleEndian(m.buffer[(m.offset + 10):]))
-    }
+func (m *Request) Expiry() Expiry {
+	return Expiry(Uint8LittleEndian(m.buffer[(m.offset + 10):]))
+}
 
-    func (m *Request) SetExpiry(value Expiry) *Request {
-        val := uint8(value)
-        PutUint8LittleEndian(m.buffer[(m.offset + 10):], val)
-        return m
-    }
+func (m *Request) SetExpiry(value Expiry) *Request {
+	val := uint8(value)
+	PutUint8LittleEndian(m.buffer[(m.offset+10):], val)
+	return m
+}
 
 func (m *Request) ExpireMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *Request) ExpireId() int {
-        return 5
-    }
+func (m *Request) ExpireId() int {
+	return 5
+}
 
-    func (m *Request) ExpireSinceVersion() uint64 {
-        return 0
-    }
+func (m *Request) ExpireSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *Request) ExpireInActingVersion() bool {
-        return true
-    }
+func (m *Request) ExpireInActingVersion() bool {
+	return true
+}
 
-    func (m *Request) ExpireEncodingOffset() uint {
-        return 11
-    }
+func (m *Request) ExpireEncodingOffset() uint {
+	return 11
+}
 
-    func (m *Request) ExpireNullValue() int64 {
-        return SbeNullValueInt64()
-    }
+func (m *Request) ExpireNullValue() int64 {
+	return SbeNullValueInt64()
+}
 
-    func (m *Request) ExpireMinValue() int64 {
-        return int64(-9223372036854775807)
-    }
+func (m *Request) ExpireMinValue() int64 {
+	return int64(-9223372036854775807)
+}
 
-    func (m *Request) ExpireMaxValue() int64 {
-        return int64(9223372036854775807)
-    }
+func (m *Request) ExpireMaxValue() int64 {
+	return int64(9223372036854775807)
+}
 
-    func (m *Request) ExpireEncodingLength() int {
-        return 8
-    }
+func (m *Request) ExpireEncodingLength() int {
+	return 8
+}
 
-    func (m *Request) Expire() int64 {
-        return Int64LittleEndian(m.buffer[(m.offset + 11):])
-    }
+func (m *Request) Expire() int64 {
+	return Int64LittleEndian(m.buffer[(m.offset + 11):])
+}
 
-    func (m *Request) SetExpire(value int64) *Request {
-        PutInt64LittleEndian(m.buffer[(m.offset + 11):], value)
-        return m
-    }
+func (m *Request) SetExpire(value int64) *Request {
+	PutInt64LittleEndian(m.buffer[(m.offset+11):], value)
+	return m
+}
 
 func (m *Request) AmountMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
-    func (m *Request) AmountId() int {
-        return 6
-    }
+func (m *Request) AmountId() int {
+	return 6
+}
 
-    func (m *Request) AmountSinceVersion() uint64 {
-        return 0
-    }
+func (m *Request) AmountSinceVersion() uint64 {
+	return 0
+}
 
-    func (m *Request) AmountInActingVersion() bool {
-        return true
-    }
+func (m *Request) AmountInActingVersion() bool {
+	return true
+}
 
-    func (m *Request) AmountEncodingOffset() uint {
-        return 19
-    }
+func (m *Request) AmountEncodingOffset() uint {
+	return 19
+}
 
-    func (m *Request) AmountNullValue() int64 {
-        return SbeNullValueInt64()
-    }
+func (m *Request) AmountNullValue() int64 {
+	return SbeNullValueInt64()
+}
 
-    func (m *Request) AmountMinValue() int64 {
-        return int64(-9223372036854775807)
-    }
+func (m *Request) AmountMinValue() int64 {
+	return int64(-9223372036854775807)
+}
 
-    func (m *Request) AmountMaxValue() int64 {
-        return int64(9223372036854775807)
-    }
+func (m *Request) AmountMaxValue() int64 {
+	return int64(9223372036854775807)
+}
 
-    func (m *Request) AmountEncodingLength() int {
-        return 8
-    }
+func (m *Request) AmountEncodingLength() int {
+	return 8
+}
 
-    func (m *Request) Amount() int64 {
-        return Int64LittleEndian(m.buffer[(m.offset + 19):])
-    }
+func (m *Request) Amount() int64 {
+	return Int64LittleEndian(m.buffer[(m.offset + 19):])
+}
 
-    func (m *Request) SetAmount(value int64) *Request {
-        PutInt64LittleEndian(m.buffer[(m.offset + 19):], value)
-        return m
-    }
+func (m *Request) SetAmount(value int64) *Request {
+	PutInt64LittleEndian(m.buffer[(m.offset+19):], value)
+	return m
+}
 
 func (m *Request) KeyMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
 func (m *Request) KeyCharacterEncoding() string {
-        return "null"
-    }
+	return "null"
+}
 
 func (m *Request) KeySinceVersion() uint64 {
-        return 0
-    }
+	return 0
+}
 
 func (m *Request) KeyInActingVersion() bool {
-        return true
-    }
+	return true
+}
 
 func (m *Request) KeyId() uint16 {
-        return 9
-    }
+	return 9
+}
 
 func (m *Request) KeyHeaderLength() uint64 {
-        return 4
+	return 4
 }
 
 func (m *Request) KeyLength() uint32 {
-        return Uint32LittleEndian(m.buffer[m.SbePosition():])
+	return Uint32LittleEndian(m.buffer[m.SbePosition():])
 }
 
-    func (m *Request) SkipKey() uint64 {
-        lengthOfLengthField := uint64(4)
-        lengthPosition := m.SbePosition()
-        dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
-        m.SetSbePosition(lengthPosition + lengthOfLengthField + dataLength)
-        return dataLength
-    }
+func (m *Request) SkipKey() uint64 {
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
+	m.SetSbePosition(lengthPosition + lengthOfLengthField + dataLength)
+	return dataLength
+}
 
 func (m *Request) Key() string {
-    lengthFieldValue := uint64(Uint32LittleEndian(m.buffer[m.SbePosition():m.SbePosition()+4]))
-    m.SetSbePosition(m.SbePosition() + uint64(4))
-    pos := m.SbePosition()
-    m.SetSbePosition(pos + lengthFieldValue)
-    return string(m.buffer[pos:pos+lengthFieldValue])
+	lengthFieldValue := uint64(Uint32LittleEndian(m.buffer[m.SbePosition() : m.SbePosition()+4]))
+	m.SetSbePosition(m.SbePosition() + uint64(4))
+	pos := m.SbePosition()
+	m.SetSbePosition(pos + lengthFieldValue)
+	return string(m.buffer[pos : pos+lengthFieldValue])
 }
 
 func (m *Request) GetKey(dst []byte) int {
-    lengthOfLengthField := uint64(4)
-    lengthPosition := m.SbePosition()
-    m.SetSbePosition(m.SbePosition() + lengthOfLengthField)
-    dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition:lengthPosition+lengthOfLengthField]))
-    bytesToCopy := dataLength
-    if uint64(len(dst)) < dataLength {
-        bytesToCopy = uint64(len(dst))
-    }
-    pos := m.SbePosition()
-    m.SetSbePosition(pos + dataLength)
-    copy(dst, m.buffer[pos:pos+bytesToCopy])
-    return int(bytesToCopy)
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	m.SetSbePosition(m.SbePosition() + lengthOfLengthField)
+	dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
+	bytesToCopy := dataLength
+	if uint64(len(dst)) < dataLength {
+		bytesToCopy = uint64(len(dst))
+	}
+	pos := m.SbePosition()
+	m.SetSbePosition(pos + dataLength)
+	copy(dst, m.buffer[pos:pos+bytesToCopy])
+	return int(bytesToCopy)
 }
 
 func (m *Request) PutKeyLen(src string, length uint32) *Request {
-    lengthOfLengthField := uint64(4)
-    lengthPosition := m.SbePosition()
-    m.SetSbePosition(lengthPosition + lengthOfLengthField)
-    PutUint32LittleEndian(m.buffer[lengthPosition:], length)
-    if length != uint32(0) {
-        pos := m.SbePosition()
-        m.SetSbePosition(pos + uint64(length))
-        copy(m.buffer[pos:], src)
-    }
-    return m
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	m.SetSbePosition(lengthPosition + lengthOfLengthField)
+	PutUint32LittleEndian(m.buffer[lengthPosition:], length)
+	if length != uint32(0) {
+		pos := m.SbePosition()
+		m.SetSbePosition(pos + uint64(length))
+		copy(m.buffer[pos:], src)
+	}
+	return m
 }
 
 func (m *Request) GetKeyAsString() string {
-    lengthOfLengthField := uint64(4)
-    lengthPosition := m.SbePosition()
-    dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition:lengthPosition+lengthOfLengthField]))
-    m.SetSbePosition(lengthPosition + lengthOfLengthField)
-    pos := m.SbePosition()
-    m.SetSbePosition(pos + dataLength)
-    return string(m.buffer[pos:pos+dataLength])
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
+	m.SetSbePosition(lengthPosition + lengthOfLengthField)
+	pos := m.SbePosition()
+	m.SetSbePosition(pos + dataLength)
+	return string(m.buffer[pos : pos+dataLength])
 }
 
 func (m *Request) GetKeyAsJsonEscapedString() string {
-    oss := strings.Builder{}
-    s := m.GetKeyAsString()
+	oss := strings.Builder{}
+	s := m.GetKeyAsString()
 
-    for _, c := range s {
-        switch c {
-            case '"': oss.WriteString("\\\"")
-            case '\\': oss.WriteString("\\\\")
-            case '\b': oss.WriteString("\\b")
-            case '\f': oss.WriteString("\\f")
-            case '\n': oss.WriteString("\\n")
-            case '\r': oss.WriteString("\\r")
-            case '\t': oss.WriteString("\\t")
+	for _, c := range s {
+		switch c {
+		case '"':
+			oss.WriteString("\\\"")
+		case '\\':
+			oss.WriteString("\\\\")
+		case '\b':
+			oss.WriteString("\\b")
+		case '\f':
+			oss.WriteString("\\f")
+		case '\n':
+			oss.WriteString("\\n")
+		case '\r':
+			oss.WriteString("\\r")
+		case '\t':
+			oss.WriteString("\\t")
 
-            default:
-                if '\x00' <= c && c <= '\x1f' {
-                    fmt.Fprintf(&oss, "%x", c)
-                } else {
-                    oss.WriteString(string(c))
-                }
-        }
-    }
+		default:
+			if '\x00' <= c && c <= '\x1f' {
+				fmt.Fprintf(&oss, "%x", c)
+			} else {
+				oss.WriteString(string(c))
+			}
+		}
+	}
 
-    return oss.String()
+	return oss.String()
 }
 
 func (m *Request) PutKey(str string) *Request {
-    if len(str) > 1073741824 {
-        panic("string too long for length type [E109]")
-    }
-    return m.PutKeyLen(str, uint32(len(str)))
+	if len(str) > 1073741824 {
+		panic("string too long for length type [E109]")
+	}
+	return m.PutKeyLen(str, uint32(len(str)))
 }
 
 func (m *Request) ValueMetaAttribute(metaAttribute string) string {
-    switch metaAttribute {
-        case "PRESENCE": return "required"
-        default: return ""
-    }
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
 }
 
 func (m *Request) ValueCharacterEncoding() string {
-        return "null"
-    }
+	return "null"
+}
 
 func (m *Request) ValueSinceVersion() uint64 {
-        return 0
-    }
+	return 0
+}
 
 func (m *Request) ValueInActingVersion() bool {
-        return true
-    }
+	return true
+}
 
 func (m *Request) ValueId() uint16 {
-        return 10
-    }
+	return 10
+}
 
 func (m *Request) ValueHeaderLength() uint64 {
-        return 4
+	return 4
 }
 
 func (m *Request) ValueLength() uint32 {
-        return Uint32LittleEndian(m.buffer[m.SbePosition():])
+	return Uint32LittleEndian(m.buffer[m.SbePosition():])
 }
 
-    func (m *Request) SkipValue() uint64 {
-        lengthOfLengthField := uint64(4)
-        lengthPosition := m.SbePosition()
-        dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
-        m.SetSbePosition(lengthPosition + lengthOfLengthField + dataLength)
-        return dataLength
-    }
+func (m *Request) SkipValue() uint64 {
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
+	m.SetSbePosition(lengthPosition + lengthOfLengthField + dataLength)
+	return dataLength
+}
 
 func (m *Request) Value() string {
-    lengthFieldValue := uint64(Uint32LittleEndian(m.buffer[m.SbePosition():m.SbePosition()+4]))
-    m.SetSbePosition(m.SbePosition() + uint64(4))
-    pos := m.SbePosition()
-    m.SetSbePosition(pos + lengthFieldValue)
-    return string(m.buffer[pos:pos+lengthFieldValue])
+	lengthFieldValue := uint64(Uint32LittleEndian(m.buffer[m.SbePosition() : m.SbePosition()+4]))
+	m.SetSbePosition(m.SbePosition() + uint64(4))
+	pos := m.SbePosition()
+	m.SetSbePosition(pos + lengthFieldValue)
+	return string(m.buffer[pos : pos+lengthFieldValue])
 }
 
 func (m *Request) GetValue(dst []byte) int {
-    lengthOfLengthField := uint64(4)
-    lengthPosition := m.SbePosition()
-    m.SetSbePosition(m.SbePosition() + lengthOfLengthField)
-    dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition:lengthPosition+lengthOfLengthField]))
-    bytesToCopy := dataLength
-    if uint64(len(dst)) < dataLength {
-        bytesToCopy = uint64(len(dst))
-    }
-    pos := m.SbePosition()
-    m.SetSbePosition(pos + dataLength)
-    copy(dst, m.buffer[pos:pos+bytesToCopy])
-    return int(bytesToCopy)
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	m.SetSbePosition(m.SbePosition() + lengthOfLengthField)
+	dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
+	bytesToCopy := dataLength
+	if uint64(len(dst)) < dataLength {
+		bytesToCopy = uint64(len(dst))
+	}
+	pos := m.SbePosition()
+	m.SetSbePosition(pos + dataLength)
+	copy(dst, m.buffer[pos:pos+bytesToCopy])
+	return int(bytesToCopy)
 }
 
 func (m *Request) PutValueLen(src string, length uint32) *Request {
-    lengthOfLengthField := uint64(4)
-    lengthPosition := m.SbePosition()
-    m.SetSbePosition(lengthPosition + lengthOfLengthField)
-    PutUint32LittleEndian(m.buffer[lengthPosition:], length)
-    if length != uint32(0) {
-        pos := m.SbePosition()
-        m.SetSbePosition(pos + uint64(length))
-        copy(m.buffer[pos:], src)
-    }
-    return m
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	m.SetSbePosition(lengthPosition + lengthOfLengthField)
+	PutUint32LittleEndian(m.buffer[lengthPosition:], length)
+	if length != uint32(0) {
+		pos := m.SbePosition()
+		m.SetSbePosition(pos + uint64(length))
+		copy(m.buffer[pos:], src)
+	}
+	return m
 }
 
 func (m *Request) GetValueAsString() string {
-    lengthOfLengthField := uint64(4)
-    lengthPosition := m.SbePosition()
-    dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition:lengthPosition+lengthOfLengthField]))
-    m.SetSbePosition(lengthPosition + lengthOfLengthField)
-    pos := m.SbePosition()
-    m.SetSbePosition(pos + dataLength)
-    return string(m.buffer[pos:pos+dataLength])
+	lengthOfLengthField := uint64(4)
+	lengthPosition := m.SbePosition()
+	dataLength := uint64(Uint32LittleEndian(m.buffer[lengthPosition : lengthPosition+lengthOfLengthField]))
+	m.SetSbePosition(lengthPosition + lengthOfLengthField)
+	pos := m.SbePosition()
+	m.SetSbePosition(pos + dataLength)
+	return string(m.buffer[pos : pos+dataLength])
 }
 
 func (m *Request) GetValueAsJsonEscapedString() string {
-    oss := strings.Builder{}
-    s := m.GetValueAsString()
+	oss := strings.Builder{}
+	s := m.GetValueAsString()
 
-    for _, c := range s {
-        switch c {
-            case '"': oss.WriteString("\\\"")
-            case '\\': oss.WriteString("\\\\")
-            case '\b': oss.WriteString("\\b")
-            case '\f': oss.WriteString("\\f")
-            case '\n': oss.WriteString("\\n")
-            case '\r': oss.WriteString("\\r")
-            case '\t': oss.WriteString("\\t")
+	for _, c := range s {
+		switch c {
+		case '"':
+			oss.WriteString("\\\"")
+		case '\\':
+			oss.WriteString("\\\\")
+		case '\b':
+			oss.WriteString("\\b")
+		case '\f':
+			oss.WriteString("\\f")
+		case '\n':
+			oss.WriteString("\\n")
+		case '\r':
+			oss.WriteString("\\r")
+		case '\t':
+			oss.WriteString("\\t")
 
-            default:
-                if '\x00' <= c && c <= '\x1f' {
-                    fmt.Fprintf(&oss, "%x", c)
-                } else {
-                    oss.WriteString(string(c))
-                }
-        }
-    }
+		default:
+			if '\x00' <= c && c <= '\x1f' {
+				fmt.Fprintf(&oss, "%x", c)
+			} else {
+				oss.WriteString(string(c))
+			}
+		}
+	}
 
-    return oss.String()
+	return oss.String()
 }
 
 func (m *Request) PutValue(str string) *Request {
-    if len(str) > 1073741824 {
-        panic("string too long for length type [E109]")
-    }
-    return m.PutValueLen(str, uint32(len(str)))
+	if len(str) > 1073741824 {
+		panic("string too long for length type [E109]")
+	}
+	return m.PutValueLen(str, uint32(len(str)))
 }
 
 func (writer *Request) String() string {
-    var builder strings.Builder
-    builder.WriteString("{\"Name\": \"Request\", ")
-    builder.WriteString(fmt.Sprintf("\"sbeTemplateId\": %d", writer.SbeTemplateId()))
-    builder.WriteString(", ")
+	var builder strings.Builder
+	builder.WriteString("{\"Name\": \"Request\", ")
+	builder.WriteString(fmt.Sprintf("\"sbeTemplateId\": %d", writer.SbeTemplateId()))
+	builder.WriteString(", ")
 
-    builder.WriteString(`"correlationId": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.CorrelationId()))
+	builder.WriteString(`"correlationId": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.CorrelationId()))
 
-    builder.WriteString(", ")
-    builder.WriteString(`"op": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.Op()))
+	builder.WriteString(", ")
+	builder.WriteString(`"op": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.Op()))
 
-    builder.WriteString(", ")
-    builder.WriteString(`"flags": `)
-    builder.WriteString(writer.Flags().String())
+	builder.WriteString(", ")
+	builder.WriteString(`"flags": `)
+	builder.WriteString(writer.Flags().String())
 
-    builder.WriteString(", ")
-    builder.WriteString(`"expiry": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.Expiry()))
+	builder.WriteString(", ")
+	builder.WriteString(`"expiry": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.Expiry()))
 
-    builder.WriteString(", ")
-    builder.WriteString(`"expire": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.Expire()))
+	builder.WriteString(", ")
+	builder.WriteString(`"expire": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.Expire()))
 
-    builder.WriteString(", ")
-    builder.WriteString(`"amount": `)
-    builder.WriteString(fmt.Sprintf(`"%v"`, writer.Amount()))
+	builder.WriteString(", ")
+	builder.WriteString(`"amount": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.Amount()))
 
-    builder.WriteString(", ")
-    builder.WriteString(`"key": `)
-    builder.WriteString(`"`)
-        writer.SkipKey()
-    builder.WriteString(" bytes of raw data")
-    builder.WriteString(", ")
-    builder.WriteString(`"value": `)
-    builder.WriteString(`"`)
-        writer.SkipValue()
-    builder.WriteString(" bytes of raw data")
-    builder.WriteString("}")
+	builder.WriteString(", ")
+	builder.WriteString(`"key": `)
+	builder.WriteString(`"`)
+	writer.SkipKey()
+	builder.WriteString(" bytes of raw data")
+	builder.WriteString(", ")
+	builder.WriteString(`"value": `)
+	builder.WriteString(`"`)
+	writer.SkipValue()
+	builder.WriteString(" bytes of raw data")
+	builder.WriteString("}")
 
-    return builder.String()
+	return builder.String()
 }
 
 func (m *Request) Skip() {
-    m.SkipKey()
-    m.SkipValue()
+	m.SkipKey()
+	m.SkipValue()
 }
 
 func (m *Request) IsConstLength() bool {
-    return false
+	return false
 }
 
 func (m *Request) ComputeLength(
-     KeyLength int,
-     ValueLength int) (int, error) {
-    length := uint64(m.SbeBlockLength())
+	KeyLength int,
+	ValueLength int) (int, error) {
+	length := uint64(m.SbeBlockLength())
 
-    length += m.KeyHeaderLength()
-    if m.KeyLength() > 1073741824 {
-        return 0, fmt.Errorf("KeyLength too long for length type [E109]")
-    }
-    length += uint64(m.KeyLength())
+	length += m.KeyHeaderLength()
+	if m.KeyLength() > 1073741824 {
+		return 0, fmt.Errorf("KeyLength too long for length type [E109]")
+	}
+	length += uint64(m.KeyLength())
 
-    length += m.ValueHeaderLength()
-    if m.ValueLength() > 1073741824 {
-        return 0, fmt.Errorf("ValueLength too long for length type [E109]")
-    }
-    length += uint64(m.ValueLength())
+	length += m.ValueHeaderLength()
+	if m.ValueLength() > 1073741824 {
+		return 0, fmt.Errorf("ValueLength too long for length type [E109]")
+	}
+	length += uint64(m.ValueLength())
 
-    return int(length), nil
+	return int(length), nil
 }

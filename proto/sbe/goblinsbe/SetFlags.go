@@ -4,211 +4,209 @@
 package goblinsbe
 
 import (
-"strings"
+	"strings"
 )
 
 type SetFlags struct {
-    buffer []byte
-    bufferLength uint64
-    offset uint64
-    actingVersion uint64
-
+	buffer        []byte
+	bufferLength  uint64
+	offset        uint64
+	actingVersion uint64
 }
 
-    const (
-        SetFlagsEncodedLength    uint64 = 1
-        SetFlagsSbeSchemaID        uint16 = uint16(27500)
-        SetFlagsSbeSchemaVersion   uint16 = uint16(0)
-    )
+const (
+	SetFlagsEncodedLength    uint64 = 1
+	SetFlagsSbeSchemaID      uint16 = uint16(27500)
+	SetFlagsSbeSchemaVersion uint16 = uint16(0)
+)
 
-    func (m *SetFlags) Wrap(
-        buffer []byte,
-        offset uint64,
-        actingVersion uint64,
-        bufferLength uint64) {
-        m.buffer = buffer
-        m.bufferLength = bufferLength
-        m.offset = offset
-        m.actingVersion = actingVersion
-        if !SbeNoBoundsCheck && ((m.offset + 1) > m.bufferLength) {
-            panic("buffer too short for flyweight [E107]")
-        }
-    }
+func (m *SetFlags) Wrap(
+	buffer []byte,
+	offset uint64,
+	actingVersion uint64,
+	bufferLength uint64) {
+	m.buffer = buffer
+	m.bufferLength = bufferLength
+	m.offset = offset
+	m.actingVersion = actingVersion
+	if !SbeNoBoundsCheck && ((m.offset + 1) > m.bufferLength) {
+		panic("buffer too short for flyweight [E107]")
+	}
+}
 
-    func (m *SetFlags) EncodedLength() uint64 {
-        return 1
-    }
+func (m *SetFlags) EncodedLength() uint64 {
+	return 1
+}
 
-    func (m *SetFlags) Offset() uint64 {
-        return m.offset
-    }
+func (m *SetFlags) Offset() uint64 {
+	return m.offset
+}
 
-    func (m *SetFlags) Buffer() []byte {
-        return m.buffer
-    }
+func (m *SetFlags) Buffer() []byte {
+	return m.buffer
+}
 
-    func (m *SetFlags) BufferLength() uint64 {
-        return m.bufferLength
-    }
+func (m *SetFlags) BufferLength() uint64 {
+	return m.bufferLength
+}
 
-    func (m *SetFlags) ActingVersion() uint64 {
-        return m.actingVersion
-    }
+func (m *SetFlags) ActingVersion() uint64 {
+	return m.actingVersion
+}
 
-    func (m *SetFlags) SbeSchemaId() uint16 {
-        return uint16(27500)
-    }
+func (m *SetFlags) SbeSchemaId() uint16 {
+	return uint16(27500)
+}
 
-    func (m *SetFlags) SbeSchemaVersion() uint16 {
-        return uint16(0)
-    }
+func (m *SetFlags) SbeSchemaVersion() uint16 {
+	return uint16(0)
+}
 
-    func (bs *SetFlags) Clear() *SetFlags {
-        PutUint8LittleEndian(bs.buffer[bs.offset:], 0)
-        return bs
-    }
+func (bs *SetFlags) Clear() *SetFlags {
+	PutUint8LittleEndian(bs.buffer[bs.offset:], 0)
+	return bs
+}
 
-    func (bs *SetFlags) IsEmpty() bool {
-        return Uint8LittleEndian(bs.buffer[bs.offset:]) == 0
-    }
+func (bs *SetFlags) IsEmpty() bool {
+	return Uint8LittleEndian(bs.buffer[bs.offset:]) == 0
+}
 
-    func (bs *SetFlags) RawValue() uint8 {
-        return uint8(bs.buffer[bs.offset])
-    }
+func (bs *SetFlags) RawValue() uint8 {
+	return uint8(bs.buffer[bs.offset])
+}
 
-    func (m *SetFlags) NxValue(bits uint8) bool {
-        return (bits & (uint8(1) << 0)) != 0
-    }
+func (m *SetFlags) NxValue(bits uint8) bool {
+	return (bits & (uint8(1) << 0)) != 0
+}
 
-    func (m *SetFlags) SetNxValue(bits uint8, value bool) uint8 {
-        if value {
-            return bits | (uint8(1) << 0)
-        }
-        return bits & ^(uint8(1) << 0)
-    }
+func (m *SetFlags) SetNxValue(bits uint8, value bool) uint8 {
+	if value {
+		return bits | (uint8(1) << 0)
+	}
+	return bits & ^(uint8(1) << 0)
+}
 
 func (m *SetFlags) Nx() bool {
-    return m.NxValue(Uint8LittleEndian(m.buffer[m.offset:]))
+	return m.NxValue(Uint8LittleEndian(m.buffer[m.offset:]))
 }
 
-func (m *SetFlags) SetNx(value bool) *SetFlags{
-    bits := Uint8LittleEndian(m.buffer[m.offset:])
-    if value {
-        bits = uint8(uint8(bits) | (uint8(1) << 0))
-    } else {
-        bits = uint8(uint8(bits) & ^(uint8(1) << 0))
-    }
-    PutUint8LittleEndian(m.buffer[m.offset:], bits)
-    return m
+func (m *SetFlags) SetNx(value bool) *SetFlags {
+	bits := Uint8LittleEndian(m.buffer[m.offset:])
+	if value {
+		bits = uint8(uint8(bits) | (uint8(1) << 0))
+	} else {
+		bits = uint8(uint8(bits) & ^(uint8(1) << 0))
+	}
+	PutUint8LittleEndian(m.buffer[m.offset:], bits)
+	return m
 }
 
-    func (m *SetFlags) XxValue(bits uint8) bool {
-        return (bits & (uint8(1) << 1)) != 0
-    }
+func (m *SetFlags) XxValue(bits uint8) bool {
+	return (bits & (uint8(1) << 1)) != 0
+}
 
-    func (m *SetFlags) SetXxValue(bits uint8, value bool) uint8 {
-        if value {
-            return bits | (uint8(1) << 1)
-        }
-        return bits & ^(uint8(1) << 1)
-    }
+func (m *SetFlags) SetXxValue(bits uint8, value bool) uint8 {
+	if value {
+		return bits | (uint8(1) << 1)
+	}
+	return bits & ^(uint8(1) << 1)
+}
 
 func (m *SetFlags) Xx() bool {
-    return m.XxValue(Uint8LittleEndian(m.buffer[m.offset:]))
+	return m.XxValue(Uint8LittleEndian(m.buffer[m.offset:]))
 }
 
-func (m *SetFlags) SetXx(value bool) *SetFlags{
-    bits := Uint8LittleEndian(m.buffer[m.offset:])
-    if value {
-        bits = uint8(uint8(bits) | (uint8(1) << 1))
-    } else {
-        bits = uint8(uint8(bits) & ^(uint8(1) << 1))
-    }
-    PutUint8LittleEndian(m.buffer[m.offset:], bits)
-    return m
+func (m *SetFlags) SetXx(value bool) *SetFlags {
+	bits := Uint8LittleEndian(m.buffer[m.offset:])
+	if value {
+		bits = uint8(uint8(bits) | (uint8(1) << 1))
+	} else {
+		bits = uint8(uint8(bits) & ^(uint8(1) << 1))
+	}
+	PutUint8LittleEndian(m.buffer[m.offset:], bits)
+	return m
 }
 
-    func (m *SetFlags) KeepTtlValue(bits uint8) bool {
-        return (bits & (uint8(1) << 2)) != 0
-    }
+func (m *SetFlags) KeepTtlValue(bits uint8) bool {
+	return (bits & (uint8(1) << 2)) != 0
+}
 
-    func (m *SetFlags) SetKeepTtlValue(bits uint8, value bool) uint8 {
-        if value {
-            return bits | (uint8(1) << 2)
-        }
-        return bits & ^(uint8(1) << 2)
-    }
+func (m *SetFlags) SetKeepTtlValue(bits uint8, value bool) uint8 {
+	if value {
+		return bits | (uint8(1) << 2)
+	}
+	return bits & ^(uint8(1) << 2)
+}
 
 func (m *SetFlags) KeepTtl() bool {
-    return m.KeepTtlValue(Uint8LittleEndian(m.buffer[m.offset:]))
+	return m.KeepTtlValue(Uint8LittleEndian(m.buffer[m.offset:]))
 }
 
-func (m *SetFlags) SetKeepTtl(value bool) *SetFlags{
-    bits := Uint8LittleEndian(m.buffer[m.offset:])
-    if value {
-        bits = uint8(uint8(bits) | (uint8(1) << 2))
-    } else {
-        bits = uint8(uint8(bits) & ^(uint8(1) << 2))
-    }
-    PutUint8LittleEndian(m.buffer[m.offset:], bits)
-    return m
+func (m *SetFlags) SetKeepTtl(value bool) *SetFlags {
+	bits := Uint8LittleEndian(m.buffer[m.offset:])
+	if value {
+		bits = uint8(uint8(bits) | (uint8(1) << 2))
+	} else {
+		bits = uint8(uint8(bits) & ^(uint8(1) << 2))
+	}
+	PutUint8LittleEndian(m.buffer[m.offset:], bits)
+	return m
 }
 
-    func (m *SetFlags) GetValue(bits uint8) bool {
-        return (bits & (uint8(1) << 3)) != 0
-    }
+func (m *SetFlags) GetValue(bits uint8) bool {
+	return (bits & (uint8(1) << 3)) != 0
+}
 
-    func (m *SetFlags) SetGetValue(bits uint8, value bool) uint8 {
-        if value {
-            return bits | (uint8(1) << 3)
-        }
-        return bits & ^(uint8(1) << 3)
-    }
+func (m *SetFlags) SetGetValue(bits uint8, value bool) uint8 {
+	if value {
+		return bits | (uint8(1) << 3)
+	}
+	return bits & ^(uint8(1) << 3)
+}
 
 func (m *SetFlags) Get() bool {
-    return m.GetValue(Uint8LittleEndian(m.buffer[m.offset:]))
+	return m.GetValue(Uint8LittleEndian(m.buffer[m.offset:]))
 }
 
-func (m *SetFlags) SetGet(value bool) *SetFlags{
-    bits := Uint8LittleEndian(m.buffer[m.offset:])
-    if value {
-        bits = uint8(uint8(bits) | (uint8(1) << 3))
-    } else {
-        bits = uint8(uint8(bits) & ^(uint8(1) << 3))
-    }
-    PutUint8LittleEndian(m.buffer[m.offset:], bits)
-    return m
+func (m *SetFlags) SetGet(value bool) *SetFlags {
+	bits := Uint8LittleEndian(m.buffer[m.offset:])
+	if value {
+		bits = uint8(uint8(bits) | (uint8(1) << 3))
+	} else {
+		bits = uint8(uint8(bits) & ^(uint8(1) << 3))
+	}
+	PutUint8LittleEndian(m.buffer[m.offset:], bits)
+	return m
 }
 
-    func (writer SetFlags) String() string {
-        builder := strings.Builder{}
-        builder.WriteString("[")
-        atLeastOne := false
-        if writer.Nx() {
-            builder.WriteString(`"Nx"`)
-            atLeastOne = true
-        }
-        if writer.Xx() {
-            if (atLeastOne) {
-                builder.WriteString(",")
-            }
-            builder.WriteString(`"Xx"`)
-            atLeastOne = true
-        }
-        if writer.KeepTtl() {
-            if (atLeastOne) {
-                builder.WriteString(",")
-            }
-            builder.WriteString(`"KeepTtl"`)
-            atLeastOne = true
-        }
-        if writer.Get() {
-            if (atLeastOne) {
-                builder.WriteString(",")
-            }
-            builder.WriteString(`"Get"`)
-        }
-        builder.WriteString("]")
-        return builder.String()
-    }
-
+func (writer SetFlags) String() string {
+	builder := strings.Builder{}
+	builder.WriteString("[")
+	atLeastOne := false
+	if writer.Nx() {
+		builder.WriteString(`"Nx"`)
+		atLeastOne = true
+	}
+	if writer.Xx() {
+		if atLeastOne {
+			builder.WriteString(",")
+		}
+		builder.WriteString(`"Xx"`)
+		atLeastOne = true
+	}
+	if writer.KeepTtl() {
+		if atLeastOne {
+			builder.WriteString(",")
+		}
+		builder.WriteString(`"KeepTtl"`)
+		atLeastOne = true
+	}
+	if writer.Get() {
+		if atLeastOne {
+			builder.WriteString(",")
+		}
+		builder.WriteString(`"Get"`)
+	}
+	builder.WriteString("]")
+	return builder.String()
+}

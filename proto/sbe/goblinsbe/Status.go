@@ -4,76 +4,107 @@
 package goblinsbe
 
 import (
-"errors"
-"fmt"
+	"errors"
+	"fmt"
 )
 
 type Status uint8
-    const (
-    Status_ok Status = Status(uint8(0))
-    Status_err Status = Status(uint8(1))
-    Status_syntax Status = Status(uint8(2))
-    Status_wrongArgs Status = Status(uint8(3))
-    Status_notInteger Status = Status(uint8(4))
-    Status_overflow Status = Status(uint8(5))
-    Status_oom Status = Status(uint8(6))
-    Status_keyTooLong Status = Status(uint8(7))
-    Status_valueTooLong Status = Status(uint8(8))
-    Status_unknownCommand Status = Status(uint8(9))
-    Status_noAuth Status = Status(uint8(10))
-    Status_wrongPass Status = Status(uint8(11))
-    Status_protocol Status = Status(uint8(12))
-    Status_invalidExpire Status = Status(uint8(13))
-    Status_unsupportedVersion Status = Status(uint8(14))
-    Status_NULL_VALUE Status = Status(uint8(255))
 
-    )
+const (
+	Status_ok                 Status = Status(uint8(0))
+	Status_err                Status = Status(uint8(1))
+	Status_syntax             Status = Status(uint8(2))
+	Status_wrongArgs          Status = Status(uint8(3))
+	Status_notInteger         Status = Status(uint8(4))
+	Status_overflow           Status = Status(uint8(5))
+	Status_oom                Status = Status(uint8(6))
+	Status_keyTooLong         Status = Status(uint8(7))
+	Status_valueTooLong       Status = Status(uint8(8))
+	Status_unknownCommand     Status = Status(uint8(9))
+	Status_noAuth             Status = Status(uint8(10))
+	Status_wrongPass          Status = Status(uint8(11))
+	Status_protocol           Status = Status(uint8(12))
+	Status_invalidExpire      Status = Status(uint8(13))
+	Status_unsupportedVersion Status = Status(uint8(14))
+	Status_NULL_VALUE         Status = Status(uint8(255))
+)
 
-    var StatusLookupErr = errors.New("unknown value for enum Status [E103]")
-    func LookupStatus(value uint8) (Status, error) {
-        switch value {
-            case uint8(0): return Status_ok, nil
-            case uint8(1): return Status_err, nil
-            case uint8(2): return Status_syntax, nil
-            case uint8(3): return Status_wrongArgs, nil
-            case uint8(4): return Status_notInteger, nil
-            case uint8(5): return Status_overflow, nil
-            case uint8(6): return Status_oom, nil
-            case uint8(7): return Status_keyTooLong, nil
-            case uint8(8): return Status_valueTooLong, nil
-            case uint8(9): return Status_unknownCommand, nil
-            case uint8(10): return Status_noAuth, nil
-            case uint8(11): return Status_wrongPass, nil
-            case uint8(12): return Status_protocol, nil
-            case uint8(13): return Status_invalidExpire, nil
-            case uint8(14): return Status_unsupportedVersion, nil
-            case uint8(255): return Status_NULL_VALUE, nil
-        }
+var StatusLookupErr = errors.New("unknown value for enum Status [E103]")
 
-        return 0, StatusLookupErr
+func LookupStatus(value uint8) (Status, error) {
+	switch value {
+	case uint8(0):
+		return Status_ok, nil
+	case uint8(1):
+		return Status_err, nil
+	case uint8(2):
+		return Status_syntax, nil
+	case uint8(3):
+		return Status_wrongArgs, nil
+	case uint8(4):
+		return Status_notInteger, nil
+	case uint8(5):
+		return Status_overflow, nil
+	case uint8(6):
+		return Status_oom, nil
+	case uint8(7):
+		return Status_keyTooLong, nil
+	case uint8(8):
+		return Status_valueTooLong, nil
+	case uint8(9):
+		return Status_unknownCommand, nil
+	case uint8(10):
+		return Status_noAuth, nil
+	case uint8(11):
+		return Status_wrongPass, nil
+	case uint8(12):
+		return Status_protocol, nil
+	case uint8(13):
+		return Status_invalidExpire, nil
+	case uint8(14):
+		return Status_unsupportedVersion, nil
+	case uint8(255):
+		return Status_NULL_VALUE, nil
+	}
+
+	return 0, StatusLookupErr
 }
 
-    func (value Status) String() string {
-        switch value {
-            case Status_ok: return "ok"
-            case Status_err: return "err"
-            case Status_syntax: return "syntax"
-            case Status_wrongArgs: return "wrongArgs"
-            case Status_notInteger: return "notInteger"
-            case Status_overflow: return "overflow"
-            case Status_oom: return "oom"
-            case Status_keyTooLong: return "keyTooLong"
-            case Status_valueTooLong: return "valueTooLong"
-            case Status_unknownCommand: return "unknownCommand"
-            case Status_noAuth: return "noAuth"
-            case Status_wrongPass: return "wrongPass"
-            case Status_protocol: return "protocol"
-            case Status_invalidExpire: return "invalidExpire"
-            case Status_unsupportedVersion: return "unsupportedVersion"
-            case Status_NULL_VALUE: return "NULL_VALUE"
-        }
+func (value Status) String() string {
+	switch value {
+	case Status_ok:
+		return "ok"
+	case Status_err:
+		return "err"
+	case Status_syntax:
+		return "syntax"
+	case Status_wrongArgs:
+		return "wrongArgs"
+	case Status_notInteger:
+		return "notInteger"
+	case Status_overflow:
+		return "overflow"
+	case Status_oom:
+		return "oom"
+	case Status_keyTooLong:
+		return "keyTooLong"
+	case Status_valueTooLong:
+		return "valueTooLong"
+	case Status_unknownCommand:
+		return "unknownCommand"
+	case Status_noAuth:
+		return "noAuth"
+	case Status_wrongPass:
+		return "wrongPass"
+	case Status_protocol:
+		return "protocol"
+	case Status_invalidExpire:
+		return "invalidExpire"
+	case Status_unsupportedVersion:
+		return "unsupportedVersion"
+	case Status_NULL_VALUE:
+		return "NULL_VALUE"
+	}
 
-        panic(fmt.Sprintf("unknown value for enum Status [E103]: %d", value))
-    }
-
-
+	panic(fmt.Sprintf("unknown value for enum Status [E103]: %d", value))
+}

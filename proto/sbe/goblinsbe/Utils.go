@@ -94,11 +94,12 @@ func SbeNullValueUint64() uint64 {
 }
 
 type MetaAttribute int
+
 const (
-    EPOCH MetaAttribute = iota
-    TIME_UNIT
-    SEMANTIC_TYPE
-    PRESENCE
+	EPOCH MetaAttribute = iota
+	TIME_UNIT
+	SEMANTIC_TYPE
+	PRESENCE
 )
 
 var SbeNoBoundsCheck = false

@@ -1,7 +1,10 @@
 // Package arena is a pointer-free byte arena for goblin's store.
 //
-// Memory lives in large []byte chunks (1 MiB by default) that contain no Go pointers,
-// so the garbage collector never scans them however much is stored. Blocks are named
+// Memory lives in large []byte chunks that contain no Go pointers, so the garbage
+// collector never scans them however much is stored: the first HeapChunks chunks
+// (1 MiB each by default) come from the Go heap, later ones (OffHeapChunk, 4 MiB) are
+// anonymous mappings outside it, backed by transparent huge pages where the kernel
+// allows, so random access to a large arena takes few TLB misses. Blocks are named
 // by a 32-bit Ref (0 is nil) instead of a pointer; Bytes turns a Ref back into a slice.
 //
 // Chunks are cut into 64 KiB pages and every page serves one size class (8-byte steps
@@ -23,6 +26,7 @@ package arena
 import (
 	"errors"
 	"fmt"
+	"runtime"
 )
 
 // Ref names a block: the page index in the high bits, the offset within the page in
@@ -44,6 +48,11 @@ const (
 	MaxBlock = 1 << 30
 	// DefaultChunkSize is the size of the chunks pages are cut from.
 	DefaultChunkSize = 1 << 20
+	// HeapChunks chunks come from the Go heap; beyond them chunks are OffHeap regions
+	// of at least OffHeapChunk bytes, so small arenas (tests, small stores) never map
+	// memory and large ones get huge pages.
+	HeapChunks   = 4
+	OffHeapChunk = 4 << 20
 
 	pageShift  = 16
 	unitShift  = 3
@@ -142,6 +151,7 @@ type Stats struct {
 // Arena is a pointer-free block allocator. See the package documentation.
 type Arena struct {
 	chunkSize int
+	mem       *OffHeap // chunks beyond HeapChunks
 	chunks    [][]byte
 	chunkUsed int // bytes of the last chunk already cut into pages
 
@@ -171,14 +181,18 @@ func New(o Options) (*Arena, error) {
 	if cs < PageSize || cs > 16<<20 || cs&(cs-1) != 0 {
 		return nil, fmt.Errorf("arena: ChunkSize %d is not a power of two in [%d, %d]", cs, PageSize, 16<<20)
 	}
-	a := &Arena{chunkSize: cs}
+	a := &Arena{chunkSize: cs, mem: &OffHeap{}}
+	runtime.AddCleanup(a, (*OffHeap).FreeAll, a.mem)
 	a.Reset()
 	return a, nil
 }
 
-// Reset frees every block and every chunk.
+// Reset frees every block and every chunk (mapped chunks are unmapped at once).
+// Slices from Bytes must not be used afterwards.
 func (a *Arena) Reset() {
+	a.bufs = nil
 	a.chunks = nil
+	a.mem.FreeAll()
 	a.chunkUsed = 0
 	a.bufs = make([][]byte, 1) // index 0 is never used, so Ref 0 is nil
 	a.meta = make([]pageMeta, 1)
@@ -266,11 +280,17 @@ func (a *Arena) newPage(c uint8) (uint32, error) {
 		if idx, err = a.newIndex(); err != nil {
 			return 0, err
 		}
-		if len(a.chunks) == 0 || a.chunkUsed == a.chunkSize {
-			a.chunks = append(a.chunks, make([]byte, a.chunkSize))
+		if len(a.chunks) == 0 || a.chunkUsed+PageSize > len(a.chunks[len(a.chunks)-1]) {
+			var ch []byte
+			if len(a.chunks) < HeapChunks {
+				ch = make([]byte, a.chunkSize)
+			} else {
+				ch = a.mem.Alloc(max(a.chunkSize, OffHeapChunk))
+			}
+			a.chunks = append(a.chunks, ch)
 			a.chunkUsed = 0
-			a.size += int64(a.chunkSize)
-			a.free += int64(a.chunkSize)
+			a.size += int64(len(ch))
+			a.free += int64(len(ch))
 		}
 		ch := a.chunks[len(a.chunks)-1]
 		a.bufs[idx] = ch[a.chunkUsed : a.chunkUsed+PageSize : a.chunkUsed+PageSize]

@@ -274,3 +274,57 @@ func TestNewRejectsBadChunkSize(t *testing.T) {
 		}
 	}
 }
+
+func TestOffHeapRegions(t *testing.T) {
+	var m OffHeap
+	a := m.Alloc(RegionAlign)
+	b := m.Alloc(3 * RegionAlign)
+	for _, r := range [][]byte{a, b} {
+		for i := 0; i < len(r); i += 4096 {
+			if r[i] != 0 {
+				t.Fatal("region not zeroed")
+			}
+			r[i] = 1
+		}
+	}
+	if m.Bytes() != 4*RegionAlign {
+		t.Fatalf("Bytes %d", m.Bytes())
+	}
+	m.Free(a)
+	if m.Bytes() != 3*RegionAlign {
+		t.Fatalf("Bytes after Free %d", m.Bytes())
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("freeing a foreign slice did not panic")
+			}
+		}()
+		m.Free(make([]byte, 10))
+	}()
+	m.FreeAll()
+	if m.Bytes() != 0 {
+		t.Fatal("FreeAll left regions")
+	}
+}
+
+// TestLargeArenaGoesOffHeap: beyond HeapChunks the arena maps its chunks, and Reset
+// gives them back.
+func TestLargeArenaGoesOffHeap(t *testing.T) {
+	a, _ := New(Options{})
+	for i := 0; i < (HeapChunks+3)*DefaultChunkSize/64; i++ {
+		if _, err := a.Alloc(64); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if a.mem.Bytes() == 0 {
+		t.Fatal("no chunk was mapped")
+	}
+	a.Reset()
+	if a.mem.Bytes() != 0 {
+		t.Fatal("Reset kept mapped chunks")
+	}
+}

@@ -58,10 +58,11 @@ func (a *Arena) Check() error {
 		return fmt.Errorf("arena: negative count: live %d dead %d free %d", a.live, a.dead, a.free)
 	}
 	var live, dead, free, size int64
-	size = int64(len(a.chunks)) * int64(a.chunkSize)
-	free = int64(a.chunkSize - a.chunkUsed)
-	if len(a.chunks) == 0 {
-		free = 0
+	for _, ch := range a.chunks {
+		size += int64(len(ch))
+	}
+	if len(a.chunks) > 0 {
+		free = int64(len(a.chunks[len(a.chunks)-1]) - a.chunkUsed)
 	}
 	inFreeIdx := make(map[uint32]bool)
 	for _, p := range a.freeIdx {

@@ -1,6 +1,11 @@
 package store
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/goblin-kv/goblin/arena"
+)
 
 // index maps hash tags to slot ids: open addressing with linear probing over uint64
 // entries (tag<<32 | slot id; 0 is empty). An entry's home bucket is the top bits of
@@ -13,6 +18,7 @@ import "fmt"
 // is never left half-moved, so lookups in the old table stay correct). While both
 // tables exist, lookups try the new table and then the old; inserts go to the new.
 type index struct {
+	mem   *arena.OffHeap // large tables live outside the Go heap
 	t     []uint64
 	shift uint8 // 32 - log2(len(t))
 	n     int
@@ -36,12 +42,34 @@ func tagOf(h uint64) uint32 {
 	return t
 }
 
-func (ix *index) init(capacity int) {
+// offHeapTable is the table size (bytes) from which tables are mapped outside the Go
+// heap, on huge pages where available.
+const offHeapTable = arena.OffHeapChunk
+
+// newTable returns a zeroed table of n buckets.
+func (ix *index) newTable(n int) []uint64 {
+	if n*8 < offHeapTable {
+		return make([]uint64, n)
+	}
+	// The region is private to the owning goroutine, like the rest of the store; it
+	// holds plain integers, and is unmapped only by freeTable (no slice outlives it).
+	b := ix.mem.Alloc(n * 8)
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
+
+func (ix *index) freeTable(t []uint64) {
+	if len(t)*8 >= offHeapTable {
+		ix.mem.Free(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(t))), len(t)*8))
+	}
+}
+
+func (ix *index) init(mem *arena.OffHeap, capacity int) {
 	log := minIndexLog
 	for log < maxIndexLog && capacity > (1<<log)*3/4 {
 		log++
 	}
-	*ix = index{t: make([]uint64, 1<<log), shift: uint8(32 - log)}
+	*ix = index{mem: mem, shift: uint8(32 - log)}
+	ix.t = ix.newTable(1 << log)
 }
 
 // needsGrow reports whether one more insert would pass the 3/4 load.
@@ -60,7 +88,7 @@ func (ix *index) grow() error {
 	}
 	ix.old, ix.oldShift, ix.oldN = ix.t, ix.shift, ix.n
 	ix.shift--
-	ix.t = make([]uint64, 2*len(ix.old))
+	ix.t = ix.newTable(2 * len(ix.old))
 	ix.n = 0
 	// Start just after an empty bucket, so migration begins at the start of a run.
 	mask := uint64(len(ix.old) - 1)
@@ -99,6 +127,7 @@ func (ix *index) migrate(budget int) int {
 		if ix.oldN != 0 {
 			panic(fmt.Sprintf("store: index migration finished with %d entries left behind", ix.oldN))
 		}
+		ix.freeTable(ix.old)
 		ix.old = nil
 	}
 	return work

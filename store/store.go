@@ -26,7 +26,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
+	"runtime"
 	"strconv"
+	"unsafe"
 
 	"github.com/goblin-kv/goblin/arena"
 )
@@ -94,11 +96,13 @@ type Store struct {
 	relo  func(old, new arena.Ref)
 	stats Stats
 
-	slots     [][]slot
-	nextSlot  uint32 // slot ids below this have been handed out at least once
-	freeSlot  uint32 // head of the free slot list, 0 = empty
-	liveSlots int64
-	ttlKeys   int64
+	mem        *arena.OffHeap // large index tables and slot pages beyond heapSlotPages
+	slots      [][]slot
+	slotRegion []byte // unused rest of the current off-heap slot region
+	nextSlot   uint32 // slot ids below this have been handed out at least once
+	freeSlot   uint32 // head of the free slot list, 0 = empty
+	liveSlots  int64
+	ttlKeys    int64
 
 	expireCursor   uint32 // active expiry sweeps slot ids
 	sweepRestUntil int64  // unix ms before which active expiry rests
@@ -116,7 +120,8 @@ func New(o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadOption, err)
 	}
-	s := &Store{o: o, seed: maphash.MakeSeed(), ar: ar}
+	s := &Store{o: o, seed: maphash.MakeSeed(), ar: ar, mem: &arena.OffHeap{}}
+	runtime.AddCleanup(s, (*arena.OffHeap).FreeAll, s.mem)
 	s.relo = s.relocate
 	s.reset()
 	return s, nil
@@ -124,8 +129,10 @@ func New(o Options) (*Store, error) {
 
 func (s *Store) reset() {
 	s.ar.Reset()
-	s.ix.init(s.o.InitialCapacity)
-	s.slots = nil
+	s.ix = index{}
+	s.slots, s.slotRegion = nil, nil
+	s.mem.FreeAll()
+	s.ix.init(s.mem, s.o.InitialCapacity)
 	s.nextSlot = 1 // id 0 is nil
 	s.freeSlot = 0
 	s.liveSlots = 0
@@ -504,10 +511,32 @@ func (s *Store) newSlot() (uint32, error) {
 		return 0, fmt.Errorf("%w: too many keys", ErrOOM)
 	}
 	if int(id>>slotPageBits) == len(s.slots) {
-		s.slots = append(s.slots, make([]slot, slotPageLen))
+		s.slots = append(s.slots, s.newSlotPage())
 	}
 	s.nextSlot++
 	return id, nil
+}
+
+// Slot pages: the first heapSlotPages come from the Go heap; later ones are cut from
+// off-heap regions of slotRegionSize bytes (huge pages where available).
+const (
+	heapSlotPages  = 32
+	slotRegionSize = arena.OffHeapChunk
+)
+
+func (s *Store) newSlotPage() []slot {
+	if len(s.slots) < heapSlotPages {
+		return make([]slot, slotPageLen)
+	}
+	const pageBytes = slotPageLen * slotSize
+	if len(s.slotRegion) < pageBytes {
+		s.slotRegion = s.mem.Alloc(slotRegionSize)
+	}
+	// Off-heap memory private to the owning goroutine, holding only integers; it is
+	// unmapped by reset, after every slice into it has been dropped.
+	p := unsafe.Slice((*slot)(unsafe.Pointer(unsafe.SliceData(s.slotRegion))), slotPageLen)
+	s.slotRegion = s.slotRegion[pageBytes:]
+	return p
 }
 
 // removeAt deletes the key in slot id whose index entry is at pos (in the old table
@@ -735,7 +764,8 @@ func (s *Store) Append(key, val []byte) (int, error) {
 // been reclaimed yet (as Redis' DBSIZE does).
 func (s *Store) Len() int { return int(s.liveSlots) }
 
-// Flush removes every key. Its memory is handed back to the Go runtime at once.
+// Flush removes every key. Its memory is given back at once: mapped regions are
+// unmapped, Go heap chunks left to the collector.
 func (s *Store) Flush() { s.reset() }
 
 // Scan calls fn with up to count live keys, starting at cursor (0 to begin), and

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"reflect"
@@ -471,5 +472,38 @@ func TestEvictionWorkIsBounded(t *testing.T) {
 	if st.UsedMemory > st.MaxMemory || st.Evicted < 100000 {
 		t.Fatalf("stats %+v", st)
 	}
+	mustCheck(t, s)
+}
+
+// TestOffHeapTablesAndSlots: a large store maps its index tables and slot pages
+// outside the Go heap, frees the old table when a resize completes, and Flush
+// unmaps everything.
+func TestOffHeapTablesAndSlots(t *testing.T) {
+	s, _ := newStore(t, Options{InitialCapacity: 380_000})
+	if s.mem.Bytes() == 0 {
+		t.Fatal("a 2^19-bucket index is not off-heap")
+	}
+	var k [8]byte
+	for i := uint64(0); i < 420_000; i++ {
+		binary.LittleEndian.PutUint64(k[:], i)
+		s.Set(nil, k[:], k[:], SetOptions{})
+	}
+	for s.ix.old != nil {
+		s.Tick(1 << 16)
+	}
+	mustCheck(t, s)
+	want := int64(len(s.ix.t))*8 + int64((len(s.slots)-heapSlotPages+63)/64)*slotRegionSize
+	if got := s.mem.Bytes(); got != want {
+		t.Fatalf("off-heap bytes %d, want %d (index %d buckets, %d slot pages)", got, want, len(s.ix.t), len(s.slots))
+	}
+	binary.LittleEndian.PutUint64(k[:], 1234)
+	if v, ok := s.Get(nil, k[:]); !ok || string(v) != string(k[:]) {
+		t.Fatal("key lost")
+	}
+	s.Flush()
+	if got := s.mem.Bytes(); got != 1<<19*8 { // only the fresh pre-sized index
+		t.Fatalf("Flush kept %d mapped bytes", got)
+	}
+	s.Set(nil, []byte("after"), []byte("flush"), SetOptions{})
 	mustCheck(t, s)
 }

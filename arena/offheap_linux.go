@@ -1,0 +1,24 @@
+//go:build linux
+
+package arena
+
+import "golang.org/x/sys/unix"
+
+// mapRegion maps n zeroed bytes, private and anonymous, and asks for transparent huge
+// pages (advice only: the kernel may decline, e.g. with THP disabled).
+func mapRegion(n int) ([]byte, error) {
+	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, err
+	}
+	if n%RegionAlign == 0 {
+		_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
+	}
+	return b, nil
+}
+
+func unmapRegion(b []byte) {
+	if err := unix.Munmap(b); err != nil {
+		panic("arena: munmap: " + err.Error())
+	}
+}

@@ -1,0 +1,9 @@
+//go:build !linux
+
+package arena
+
+import "errors"
+
+func mapRegion(int) ([]byte, error) { return nil, errors.New("no anonymous mappings here") }
+
+func unmapRegion([]byte) {}

@@ -55,9 +55,11 @@ type Config struct {
 	ClientHost string
 	ServerWrap []string
 
-	CaseTimeout time.Duration // bound on starting a server and on each measured operation
-	Progress    io.Writer     // progress and ETA lines (stderr); nil for none
-	Command     string        // the command line, recorded in metadata.txt
+	// CaseTimeout bounds starting a server, and separately each
+	// operation's warm-up and measured round trips together.
+	CaseTimeout time.Duration
+	Progress    io.Writer // progress and ETA lines (stderr); nil for none
+	Command     string    // the command line, recorded in metadata.txt
 }
 
 // Profile is the idle behaviour and CPU placement of every thread involved.
@@ -151,7 +153,7 @@ func DefaultConfig() Config {
 		Profile:     DefaultProfile(),
 		Client:      ClientLibrary,
 		ServerHost:  "127.0.0.1",
-		CaseTimeout: 2 * time.Minute,
+		CaseTimeout: 15 * time.Minute,
 	}
 }
 

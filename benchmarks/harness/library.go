@@ -57,6 +57,7 @@ const (
 type libProber struct {
 	c        *client.Client
 	ctx      context.Context
+	cancel   context.CancelFunc
 	keys     []string
 	value    []byte
 	next     int
@@ -151,5 +152,20 @@ func (p *libProber) pipeline(op Op, key string) error {
 	return nil
 }
 
+// Bound makes the following calls fail once deadline passes, so a hung
+// server ends the case instead of the run. The context is made once per
+// operation; the calls themselves allocate nothing.
+func (p *libProber) Bound(deadline time.Time) {
+	if p.cancel != nil {
+		p.cancel()
+	}
+	p.ctx, p.cancel = context.WithDeadline(context.Background(), deadline)
+}
+
 func (p *libProber) Describe() string { return p.describe }
-func (p *libProber) Close() error     { return p.c.Close() }
+func (p *libProber) Close() error {
+	if p.cancel != nil {
+		p.cancel()
+	}
+	return p.c.Close()
+}

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // ErrUnavailable is wrapped by a provider that cannot run in this build or
@@ -142,6 +143,12 @@ type Instance interface {
 	Info() map[string]string
 	// Close stops the server and everything it started, and waits for it.
 	Close() error
+}
+
+// Bounded is implemented by probers that take a deadline for the next
+// operation's round trips (set once per operation, not per round trip).
+type Bounded interface {
+	Bound(deadline time.Time)
 }
 
 // Prober is the measuring client's connection. Do performs one complete

@@ -81,6 +81,11 @@ func (p *process) exited() error {
 // tail is the end of the process's log, for error messages.
 func (p *process) tail() string {
 	b, _ := os.ReadFile(p.log)
+	// A Go panic's first line says what happened; its stack does not fit.
+	if i := strings.Index(string(b), "panic: "); i >= 0 {
+		line, _, _ := strings.Cut(string(b[i:]), "\n")
+		return line + " (stack in " + p.log + ")"
+	}
 	if len(b) > 600 {
 		b = b[len(b)-600:]
 	}

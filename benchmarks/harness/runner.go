@@ -280,6 +280,9 @@ func measure(cfg *Config, prof Profile, pr Prober, op Op, prog *progress) (Summa
 		o.affinity = threadAffinity()
 		rec := NewRecorder(cfg.Samples)
 		prog.opStarting(op)
+		if b, ok := pr.(Bounded); ok {
+			b.Bound(time.Now().Add(cfg.CaseTimeout))
+		}
 		for i := 0; i < cfg.Warmup; i++ {
 			if err := pr.Do(op); err != nil {
 				o.err = fmt.Errorf("warm-up round trip %d: %w", i, err)

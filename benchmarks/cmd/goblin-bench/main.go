@@ -51,7 +51,7 @@ func main() {
 	flag.StringVar(&cfg.Client, "client", cfg.Client, "measuring client: library (goblin client library) or raw (pre-encoded RESP over write/read; SBE and message transports still use the library)")
 	flag.StringVar(&cfg.ServerHost, "server-host", cfg.ServerHost, "address servers listen on (TCP, Aeron UDP)")
 	flag.StringVar(&cfg.ClientHost, "client-host", "", "the client's own address (Aeron UDP; default: server host)")
-	flag.DurationVar(&cfg.CaseTimeout, "case-timeout", cfg.CaseTimeout, "bound on one case (server start and measuring)")
+	flag.DurationVar(&cfg.CaseTimeout, "case-timeout", cfg.CaseTimeout, "bound on starting a server, and on each operation's round trips")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: goblin-bench [flags]\n\nRuns the transport-latency matrix; see docs/benchmarks.md.\n\n")
 		flag.PrintDefaults()

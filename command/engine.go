@@ -172,7 +172,7 @@ func (e *Engine) ServeMessage(s *Session, msg, out []byte) (reply []byte, closeC
 		if err := e.decodeSBE(msg); err != nil {
 			return e.sbeProtocolError(s, out, err, false), true
 		}
-		return e.serveSBE(s, out), s.quit
+		return e.serveSBE(s, out, false), s.quit
 	}
 	args, n, err := resp.ReadCommand(msg, e.args, &e.o.Limits)
 	e.args = args[:0]
@@ -219,9 +219,7 @@ func (e *Engine) serveSBEStream(s *Session, in, out []byte) (int, []byte, bool) 
 			return consumed, e.sbeProtocolError(s, out, err, true), true
 		}
 		consumed += n
-		var start int
-		out, start = sbe.BeginFrame(out)
-		out = sbe.EndFrame(e.serveSBE(s, out), start)
+		out = e.serveSBE(s, out, true)
 	}
 	return consumed, out, s.quit
 }

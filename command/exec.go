@@ -48,8 +48,8 @@ func (e *Engine) errText(st sbe.Status, text string) {
 }
 
 // serveSBE executes the SBE request decoded into e.req and appends its
-// bare reply.
-func (e *Engine) serveSBE(s *Session, out []byte) []byte {
+// reply, SOFH-framed or bare.
+func (e *Engine) serveSBE(s *Session, out []byte, framed bool) []byte {
 	r := &e.req
 	e.resetResult()
 	if r.Op == OpNone || r.Op >= OpCommand || opNames[r.Op] == "" {
@@ -61,7 +61,11 @@ func (e *Engine) serveSBE(s *Session, out []byte) []byte {
 		e.execute(s, r)
 	}
 	e.count(s, r.Op)
-	return e.encodeSBE(out, r.CorrelationID)
+	e.res.CorrelationID = r.CorrelationID
+	if framed {
+		return e.codec.AppendFramedReply(out, &e.res)
+	}
+	return e.codec.AppendReply(out, &e.res)
 }
 
 func (e *Engine) count(s *Session, op Op) {
@@ -616,12 +620,6 @@ func (e *Engine) encodeRESP(out []byte) []byte {
 	return append(out, '\r', '\n')
 }
 
-// encodeSBE appends e.res as a bare SBE reply.
-func (e *Engine) encodeSBE(out []byte, corr uint64) []byte {
-	e.res.CorrelationID = corr
-	return e.codec.AppendReply(out, &e.res)
-}
-
 func (e *Engine) respProtocolError(s *Session, out []byte, err error) []byte {
 	s.Stats.ProtocolErrors++
 	s.Stats.Errors++
@@ -641,7 +639,5 @@ func (e *Engine) sbeProtocolError(s *Session, out []byte, err error, framed bool
 	if !framed {
 		return e.codec.AppendReply(out, &rep)
 	}
-	out, start := sbe.BeginFrame(out)
-	out = e.codec.AppendReply(out, &rep)
-	return sbe.EndFrame(out, start)
+	return e.codec.AppendFramedReply(out, &rep)
 }

@@ -242,6 +242,20 @@ func flagBits(f Flags) uint8 {
 func (c *Codec) AppendRequest(dst []byte, r *Request) []byte {
 	n := RequestLen(r)
 	dst, off := grow(dst, n)
+	return c.requestAt(dst, off, n, r)
+}
+
+// AppendFramedRequest appends r as a SOFH-framed message, the form stream
+// transports carry.
+func (c *Codec) AppendFramedRequest(dst []byte, r *Request) []byte {
+	n := RequestLen(r)
+	dst, off := grow(dst, SOFHLen+n)
+	putSOFH(dst[off:], SOFHLen+n)
+	return c.requestAt(dst, off+SOFHLen, n, r)
+}
+
+// requestAt encodes r into the n bytes of dst at off.
+func (c *Codec) requestAt(dst []byte, off, n int, r *Request) []byte {
 	if len(r.Args) > 0 {
 		return c.appendMulti(dst, off, n, r)
 	}
@@ -294,6 +308,20 @@ func (c *Codec) appendMulti(dst []byte, off, n int, r *Request) []byte {
 func (c *Codec) AppendReply(dst []byte, r *Reply) []byte {
 	n := ReplyLen(r)
 	dst, off := grow(dst, n)
+	return c.replyAt(dst, off, n, r)
+}
+
+// AppendFramedReply appends r as a SOFH-framed message, the form stream
+// transports carry.
+func (c *Codec) AppendFramedReply(dst []byte, r *Reply) []byte {
+	n := ReplyLen(r)
+	dst, off := grow(dst, SOFHLen+n)
+	putSOFH(dst[off:], SOFHLen+n)
+	return c.replyAt(dst, off+SOFHLen, n, r)
+}
+
+// replyAt encodes r into the n bytes of dst at off.
+func (c *Codec) replyAt(dst []byte, off, n int, r *Reply) []byte {
 	if r.Kind == KindArray {
 		return c.appendArray(dst, off, n, r)
 	}

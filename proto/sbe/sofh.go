@@ -57,11 +57,15 @@ func EndFrame(dst []byte, start int) []byte {
 }
 
 // AppendFramed appends r as a SOFH-framed message, the form stream
-// transports carry.
+// transports carry (the same as c.AppendFramedRequest).
 func AppendFramed(dst []byte, c *Codec, r *Request) []byte {
-	dst, start := BeginFrame(dst)
-	dst = c.AppendRequest(dst, r)
-	return EndFrame(dst, start)
+	return c.AppendFramedRequest(dst, r)
+}
+
+// putSOFH writes a SOFH for a frame of size bytes at the start of b.
+func putSOFH(b []byte, size int) {
+	binary.BigEndian.PutUint32(b, uint32(size))
+	binary.BigEndian.PutUint16(b[4:], EncodingTypeSBE10LE)
 }
 
 // ReadFrame splits the frame at the front of buf: msg is the SBE message

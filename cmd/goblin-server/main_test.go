@@ -251,7 +251,7 @@ func TestBadClientsNoLeaks(t *testing.T) {
 	fdsBase, rssBase := fdsAndRSS(t, s)
 	t.Logf("baseline: %d fds, RSS %d KiB", fdsBase, rssBase>>10)
 	var rssAfter []int64
-	for round := range 2 {
+	for round := range 3 {
 		hugeBulk(t, s)
 		halfFrameThenVanish(t, s)
 		neverReads(t, s, good)
@@ -269,18 +269,16 @@ func TestBadClientsNoLeaks(t *testing.T) {
 		rssAfter = append(rssAfter, rss)
 		t.Logf("after round %d: %d fds, RSS %d KiB", round, fds, rss>>10)
 	}
-	// Memory: the second round must not add what the first added again
+	// Memory: the last round must not add what the earlier ones added
 	// (buffers are released, not accumulated). Allow 32 MiB of slack for
-	// the Go heap's own sizing.
-	if grow := rssAfter[1] - rssAfter[0]; grow > 32<<20 {
-		t.Fatalf("RSS grew by %d KiB between two identical rounds", grow>>10)
+	// the Go heap's own sizing and the garbage collector's timing.
+	if grow := rssAfter[2] - max(rssAfter[0], rssAfter[1]); grow > 32<<20 {
+		t.Fatalf("RSS grew by %d KiB in the third identical round", grow>>10)
 	}
-	if v := scrape(t, s, `goblin_disconnects_total{protocol="resp",reason="slow_consumer",transport="uds"}`); v < 2 {
-		t.Fatalf("slow consumer disconnects = %v, want 2", v)
-	}
-	if v := scrape(t, s, `goblin_protocol_errors_total{protocol="resp",transport="tcp"}`); v < 2 {
-		t.Fatalf("protocol errors on tcp = %v, want 2", v)
-	}
+	testproc.WaitFor(t, 30*time.Second, "the metrics to count 3 slow consumers and 3 protocol errors", func() bool {
+		return scrapeOK(s, `goblin_disconnects_total{protocol="resp",reason="slow_consumer",transport="uds"}`) == 3 &&
+			scrapeOK(s, `goblin_protocol_errors_total{protocol="resp",transport="tcp"}`) == 3
+	})
 }
 
 func fdsAndRSS(t *testing.T, s *srv) (int, int64) {

@@ -48,7 +48,7 @@ const (
 	// event, so one fast sender cannot starve the others.
 	readBudget = 1 << 20
 	// serveChunk is the most request bytes handed to the Handler at once.
-	serveChunk = 64 << 10
+	serveChunk = 4 << 10
 	// scanEvery is how often Poll looks for idle and stalled clients.
 	scanEvery = 100 * time.Millisecond
 	// stallTimeout is how long a client may leave MaxOutput bytes of

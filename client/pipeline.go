@@ -66,24 +66,34 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Value, error) {
 		c.compact()
 		return nil
 	}
+	// A bad command found after others were encoded (or sent) would leave
+	// the codec's correlation state and the stream out of step, so such a
+	// failure drops the connection; the next call dials afresh.
+	fail := func(i int, err error) ([]Value, error) {
+		if i > 0 {
+			c.drop()
+		}
+		c.wbuf = c.wbuf[:0]
+		return nil, fmt.Errorf("client: pipeline command %d: %w", i, err)
+	}
 	for i, cmd := range cmds {
 		if len(cmd) == 0 {
-			return nil, fmt.Errorf("client: pipeline command %d is empty", i)
+			return fail(i, fmt.Errorf("empty command"))
 		}
 		c.args, c.num = c.args[:0], c.num[:0]
 		for _, a := range cmd {
 			b, err := c.formatArg(a)
 			if err != nil {
-				return nil, fmt.Errorf("client: pipeline command %d: %w", i, err)
+				return fail(i, err)
 			}
 			c.args = append(c.args, b)
 		}
 		c.nextID++
-		start := len(c.wbuf)
 		var err error
+		start := len(c.wbuf)
 		if c.wbuf, err = c.codec.appendRequest(c.wbuf, c.args, c.nextID); err != nil {
 			c.wbuf = c.wbuf[:start]
-			return nil, fmt.Errorf("client: pipeline command %d: %w", i, err)
+			return fail(i, err)
 		}
 		pending++
 		if c.tr.Message {

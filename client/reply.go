@@ -121,7 +121,12 @@ func (v Value) AppendText(dst []byte, indent string) []byte {
 		dst = append(dst, "(integer) "...)
 		return strconv.AppendInt(dst, v.Int, 10)
 	case KindError:
-		return append(dst, "(error) "+v.Err.Message...)
+		dst = append(dst, "(error)"...)
+		if v.Err != nil {
+			dst = append(dst, ' ')
+			dst = append(dst, v.Err.Message...)
+		}
+		return dst
 	case KindArray:
 		if len(v.Array) == 0 {
 			return append(dst, "(empty array)"...)

@@ -142,6 +142,19 @@ func TestSBEAgainstPeer(t *testing.T) {
 	if _, err := c.Do(ctx, "FLUSHDB"); !errors.As(err, &se) {
 		t.Fatalf("Do(FLUSHDB) answered with an error reply = %v", err)
 	}
+	// A bad command in the middle of a pipeline fails it and drops the
+	// connection, so the correlation ids stay in step afterwards.
+	bad := c.Pipeline()
+	for i := 0; i < 1500; i++ {
+		bad.Do("SET", "x", i)
+	}
+	bad.Do("EVAL", "x")
+	if _, err := bad.Exec(ctx); err == nil {
+		t.Fatal("pipeline with a command SBE cannot carry succeeded")
+	}
+	if err := c.Ping(ctx); err != nil {
+		t.Fatalf("Ping after a failed pipeline: %v", err)
+	}
 	p := c.Pipeline()
 	for i := 0; i < 2000; i++ {
 		p.Do("SET", "p"+strconv.Itoa(i), i)

@@ -248,14 +248,14 @@ func (c *Conn) ReadAppend(dst []byte) ([]byte, error) {
 	if c.closed {
 		return dst, transport.ErrClosed
 	}
-	msg, flags, ok := c.rep.peek()
+	msg, tooLarge, ok := c.rep.peek()
 	if !ok {
 		if err := c.waitFor(true); err != nil {
 			return dst, err
 		}
-		msg, flags, _ = c.rep.peek()
+		msg, tooLarge, _ = c.rep.peek()
 	}
-	if flags&recTooLarge != 0 {
+	if tooLarge {
 		n := c.rep.headLen()
 		c.rep.release()
 		return dst, fmt.Errorf("%w: reply of %d bytes, ring records carry at most %d", transport.ErrMessageTooLarge, n, c.rep.size-recHeader)

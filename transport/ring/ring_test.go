@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/shm"
 	"github.com/goblin-kv/goblin/internal/testproc"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/target"
@@ -50,9 +51,9 @@ func TestRingWrapAroundAndFull(t *testing.T) {
 			t.Fatal("offer into a full ring succeeded")
 		}
 		for range k {
-			msg, flags, ok := c.peek()
-			if !ok || flags != 0 {
-				t.Fatalf("peek %d: ok=%v flags=%d", got, ok, flags)
+			msg, tooLarge, ok := c.peek()
+			if !ok || tooLarge {
+				t.Fatalf("peek %d: ok=%v tooLarge=%v", got, ok, tooLarge)
 			}
 			if want := payloadFor(got, p.maxBytes); !bytes.Equal(msg, want) {
 				t.Fatalf("message %d: got %d bytes, want %d", got, len(msg), len(want))
@@ -69,6 +70,34 @@ func TestRingWrapAroundAndFull(t *testing.T) {
 	}
 }
 
+// TestRingTagWraps runs sequence numbers through 2^32, where the 32-bit
+// tags in the header words wrap to 0.
+func TestRingTagWraps(t *testing.T) {
+	const n, size = 4, 64
+	mem := make([]byte, ringBytes(n, size))
+	p := newProducer(mem, 0, n, size)
+	c := newConsumer(mem, 0, n, size)
+	start := int64(1)<<32 - 10
+	p.next, p.limit, c.next, c.published = start, start+n, start, start
+	shm.StoreInt64Release(mem, offConsumed, start)
+	for seq := start; seq < start+40; seq++ {
+		if !p.offer(payloadFor(seq, p.maxBytes)) {
+			t.Fatalf("offer %d refused", seq)
+		}
+		if _, _, ok := c.peek(); !ok {
+			t.Fatalf("message %d not seen", seq)
+		}
+		msg, _, _ := c.peek()
+		if !bytes.Equal(msg, payloadFor(seq, p.maxBytes)) {
+			t.Fatalf("message %d wrong", seq)
+		}
+		c.release()
+		if _, _, ok := c.peek(); ok {
+			t.Fatalf("after %d (tag %#x) an empty ring shows a message", seq, uint32(seq+1))
+		}
+	}
+}
+
 func TestRingTooLargeRecord(t *testing.T) {
 	const n, size = 2, 64
 	mem := make([]byte, ringBytes(n, size))
@@ -78,8 +107,8 @@ func TestRingTooLargeRecord(t *testing.T) {
 		t.Fatal("no space")
 	}
 	p.publish(1000, true)
-	if _, flags, ok := c.peek(); !ok || flags&recTooLarge == 0 || c.headLen() != 1000 {
-		t.Fatalf("too-large record: ok=%v flags=%d len=%d", ok, flags, c.headLen())
+	if _, tooLarge, ok := c.peek(); !ok || !tooLarge || c.headLen() != 1000 {
+		t.Fatalf("too-large record: ok=%v tooLarge=%v len=%d", ok, tooLarge, c.headLen())
 	}
 	c.release()
 	p.offer([]byte("after"))

@@ -82,8 +82,8 @@ type Options struct {
 	// Records is the number of records in each ring, a power of two.
 	// Default DefaultRecords.
 	Records int
-	// RecordSize is the size of one record, its 16-byte header included: a
-	// multiple of 64. A message longer than RecordSize-16 bytes is refused
+	// RecordSize is the size of one record, its 8-byte header included: a
+	// multiple of 64. A message longer than RecordSize-8 bytes is refused
 	// with transport.ErrMessageTooLarge. Default DefaultRecordSize.
 	RecordSize int
 	// Group, when set (a group name or numeric gid), makes the directory,
@@ -393,12 +393,12 @@ func (s *Server) Poll(now int64) int {
 func (s *Server) serve(c *client, max int) (n int, closeConn bool) {
 	defer c.req.commit()
 	for n < max {
-		msg, flags, ok := c.req.peek()
+		msg, tooLarge, ok := c.req.peek()
 		if !ok || !c.rep.hasSpace() {
 			return n, false
 		}
 		n++
-		if flags&recTooLarge != 0 { // clients never send these; skip it
+		if tooLarge { // clients never send these; skip it
 			c.req.release()
 			continue
 		}

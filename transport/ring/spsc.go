@@ -12,38 +12,46 @@ import (
 //	+128  (padding: nothing lives here)        keeps the records two cache lines away
 //	+256  record 0, record 1, … record N-1     each recordSize bytes, 64-byte aligned
 //
-// A record:
+// A record is one 8-byte header word and the payload:
 //
-//	+0   tag    int64   sequence number + 1 of the message it holds
-//	+8   length int32   payload bytes, or the would-be length when flags says too large
-//	+12  flags  int32   recTooLarge: the producer could not fit the message
-//	+16  payload
+//	+0   header  uint64: bits 0-31  tag, the low 32 bits of sequence number + 1
+//	                     bits 32-62 payload length (or the would-be length, if too large)
+//	                     bit  63    too large: the producer could not fit the message
+//	+8   payload
 //
 // The producer's position is not a separate counter: it is the tag of each
-// record, written last with a release store. The consumer spins on the tag of
-// the record it expects next, so a small message and its "ready" signal
-// travel together in one cache line — one transfer per direction, the
-// theoretical floor. Tags increase forever (sequence number + 1), so a
-// record left from the previous lap (tag = seq+1-N) or never written (tag 0)
-// is never mistaken for the next one and nothing needs zeroing on wrap.
+// record, published together with the length in one release store of the
+// header word, after the payload. The consumer spins on the header of the
+// record it expects next, so a small message (up to 56 bytes) and its
+// "ready" signal travel together in one cache line — one transfer per
+// direction, the theoretical floor. Tags grow with the sequence (modulo
+// 2^32), so a record left from the previous lap (tag of seq+1-N) or never
+// written (0) is never mistaken for the next one, and nothing needs zeroing
+// on wrap-around.
 //
 // The consumer position (the number of messages consumed) is written only by
 // the consumer, once per batch (see commit), and read by the producer, which
-// reads it only when its cached copy says the ring is full; it sits alone in a 128-byte block so the
-// adjacent-line prefetcher never drags it into a record's cache-line pair or
-// the other way round.
+// reads it only when its cached copy says the ring is full; it sits alone in
+// a 128-byte block so the adjacent-line prefetcher never drags it into a
+// record's cache-line pair or the other way round.
 const (
 	ctlSize      = 256 // control block before the records
 	offConsumed  = 0   // consumer position within the control block
-	recHeader    = 16  // tag + length + flags
-	offTag       = 0
-	offLen       = 8
-	offFlags     = 12
-	recTooLarge  = 1
+	recHeader    = 8   // the header word
+	hdrTooLarge  = uint64(1) << 63
 	cacheLine    = 64
 	minRecord    = cacheLine
 	maxRecordCap = 1 << 24
 )
+
+// header packs a record's header word.
+func header(seq int64, n int, tooLarge bool) int64 {
+	h := uint64(uint32(seq+1)) | uint64(n)<<32
+	if tooLarge {
+		h |= hdrTooLarge
+	}
+	return int64(h)
+}
 
 // ringBytes is the size of one ring with n records of size bytes.
 func ringBytes(n, size int) int { return ctlSize + n*size }
@@ -114,19 +122,10 @@ func (p *producer) claim() []byte {
 // tooLarge, a record with no payload saying the message of n bytes did not
 // fit).
 func (p *producer) publish(n int, tooLarge bool) {
-	off := p.slotOff(p.next)
-	// Length and flags: plain writes by the producer, read by the consumer
-	// only after its acquire load of the tag below sees this sequence.
-	shm.PutInt32(p.mem, off+offLen, int32(n))
-	var flags int32
-	if tooLarge {
-		flags = recTooLarge
-	}
-	shm.PutInt32(p.mem, off+offFlags, flags)
-	// Tag: written by the producer with a release store, last, so the
-	// payload, length and flags written above are visible to the consumer
-	// whose acquire load sees seq+1. Read by the consumer (acquire).
-	shm.StoreInt64Release(p.mem, off+offTag, p.next+1)
+	// Header word: written by the producer with a release store, after the
+	// payload, so the payload is visible to the consumer whose acquire load
+	// sees this sequence's tag. Read by the consumer (acquire).
+	shm.StoreInt64Release(p.mem, p.slotOff(p.next), header(p.next, n, tooLarge))
 	p.next++
 }
 
@@ -141,34 +140,35 @@ func (p *producer) offer(msg []byte) bool {
 	return true
 }
 
-// peek returns the next message's payload (aliasing shared memory), its
-// flags and whether one is ready. The payload stays valid until release.
-func (c *consumer) peek() (msg []byte, flags int32, ok bool) {
+// peek returns the next message's payload (aliasing shared memory),
+// whether the producer flagged it too large, and whether one is ready. The
+// payload stays valid until release.
+func (c *consumer) peek() (msg []byte, tooLarge bool, ok bool) {
 	off := c.slotOff(c.next)
-	// Tag: written by the producer (release, after the payload); read here
-	// with acquire, so once it shows next+1 the payload, length and flags are
-	// complete. Any other value (0, or an earlier lap's tag) means not yet.
-	if shm.LoadInt64Acquire(c.mem, off+offTag) != c.next+1 {
-		return nil, 0, false
+	// Header word: written by the producer (release, after the payload);
+	// read here with acquire, so once its tag is next+1 the payload is
+	// complete. Any other tag (0, or an earlier lap's) means not yet.
+	h := uint64(shm.LoadInt64Acquire(c.mem, off))
+	if uint32(h) != uint32(c.next+1) {
+		return nil, false, false
 	}
-	// Length and flags: plain reads, ordered after the acquire above.
-	n := int(shm.GetInt32(c.mem, off+offLen))
-	flags = shm.GetInt32(c.mem, off+offFlags)
-	if flags&recTooLarge != 0 {
-		return nil, flags, true
+	if h&hdrTooLarge != 0 {
+		return nil, true, true
 	}
-	if n < 0 || n > c.size-recHeader {
+	n := int(h >> 32)
+	if n > c.size-recHeader {
 		// Only a foreign writer could produce this; treat the record as
 		// empty rather than read out of bounds.
 		n = 0
 	}
 	p := off + recHeader
-	return c.mem[p : p+n : p+n], flags, true
+	return c.mem[p : p+n : p+n], false, true
 }
 
-// headLen reports the would-be length of a too-large record at the head.
+// headLen is the (would-be) length of the ready record at the head.
 func (c *consumer) headLen() int {
-	return int(shm.GetInt32(c.mem, c.slotOff(c.next)+offLen))
+	h := uint64(shm.LoadInt64Acquire(c.mem, c.slotOff(c.next)))
+	return int(h &^ hdrTooLarge >> 32)
 }
 
 // release is done with the head record. The producer learns of it at the

@@ -96,7 +96,7 @@ func streamSource(m *Metrics, ss streamStats) {
 	}
 	var ops []opSeries
 	for op := range command.NumOps {
-		name := command.Op(op).String()
+		name := command.OpName(command.Op(op)) // the generated Op.String panics on values it does not know
 		if op == int(command.OpNone) {
 			name = "unknown"
 		}

@@ -41,7 +41,11 @@ func ratio(a float64, b *Aggregate, pick func(*Aggregate) float64) string {
 	if b == nil || pick(b) == 0 {
 		return "—"
 	}
-	return fmt.Sprintf("%.2f×", a/pick(b))
+	r := a / pick(b)
+	if r < 0.01 {
+		return "<0.01×"
+	}
+	return fmt.Sprintf("%.2f×", r)
 }
 
 // loadTriple keeps the three load averages of a /proc/loadavg line.

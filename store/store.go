@@ -108,7 +108,14 @@ type Store struct {
 	sweepRestUntil int64  // unix ms before which active expiry rests
 	evictHand      uint32 // CLOCK hand / eviction sampler
 	scratch        []byte // Append's reusable buffer
+	owner          ownerCheck
 }
+
+// HandOff gives the store to whichever goroutine calls it next: call it after
+// filling a store in one goroutine and before the loop goroutine takes over. It
+// matters only in -tags invariants builds, which check that one goroutine at a time
+// uses the store.
+func (s *Store) HandOff() { s.owner.release() }
 
 // New returns an empty store configured by o.
 func New(o Options) (*Store, error) {
@@ -239,6 +246,7 @@ func (s *Store) tail(sl *slot) []byte {
 
 // Get appends key's value to dst and reports whether the key exists.
 func (s *Store) Get(dst, key []byte) (val []byte, found bool) {
+	s.owner.check()
 	s.step()
 	_, sl := s.lookup(key)
 	if sl == nil {
@@ -252,6 +260,7 @@ func (s *Store) Get(dst, key []byte) (val []byte, found bool) {
 
 // StrLen returns the length of key's value, 0 when the key does not exist.
 func (s *Store) StrLen(key []byte) int {
+	s.owner.check()
 	_, sl := s.lookup(key)
 	if sl == nil {
 		return 0
@@ -318,6 +327,7 @@ func (e *encoded) setInt(n int64) {
 // appended to dst and returned as old; hadOld reports whether the key existed.
 // applied reports whether the write happened (NX/XX may prevent it).
 func (s *Store) Set(dst, key, val []byte, o SetOptions) (old []byte, hadOld, applied bool, err error) {
+	s.owner.check()
 	if err := s.checkKey(key); err != nil {
 		return dst, false, false, err
 	}
@@ -572,6 +582,7 @@ func (s *Store) removeID(id uint32) {
 
 // Del removes key and reports whether it existed.
 func (s *Store) Del(key []byte) bool {
+	s.owner.check()
 	s.step()
 	id, inOld, pos := s.find(key, s.hash(key))
 	if id == 0 {
@@ -588,6 +599,7 @@ func (s *Store) Del(key []byte) bool {
 
 // Exists reports whether key exists.
 func (s *Store) Exists(key []byte) bool {
+	s.owner.check()
 	_, sl := s.lookup(key)
 	return sl != nil
 }
@@ -595,6 +607,7 @@ func (s *Store) Exists(key []byte) bool {
 // ExpireAt sets key's expiry to unixMillis and reports whether the key existed. A
 // time not after now deletes the key (and still reports true), as Redis does.
 func (s *Store) ExpireAt(key []byte, unixMillis int64) bool {
+	s.owner.check()
 	id, sl := s.lookup(key)
 	if sl == nil {
 		return false
@@ -631,6 +644,7 @@ func (s *Store) retime(id uint32, sl *slot, exp int64) error {
 
 // Persist removes key's expiry and reports whether there was one to remove.
 func (s *Store) Persist(key []byte) bool {
+	s.owner.check()
 	id, sl := s.lookup(key)
 	if sl == nil || !sl.hasTTL() {
 		return false
@@ -642,6 +656,7 @@ func (s *Store) Persist(key []byte) bool {
 // PTTL returns the milliseconds key has left: -2 when the key does not exist, -1 when
 // it has no expiry.
 func (s *Store) PTTL(key []byte) int64 {
+	s.owner.check()
 	_, sl := s.lookup(key)
 	if sl == nil {
 		return -2
@@ -655,6 +670,7 @@ func (s *Store) PTTL(key []byte) int64 {
 // ExpireTime returns key's absolute expiry in Unix milliseconds: -2 when the key does
 // not exist, -1 when it has no expiry.
 func (s *Store) ExpireTime(key []byte) int64 {
+	s.owner.check()
 	_, sl := s.lookup(key)
 	if sl == nil {
 		return -2
@@ -668,6 +684,7 @@ func (s *Store) ExpireTime(key []byte) int64 {
 // IncrBy adds delta to the integer stored at key (a missing key counts as 0), keeps its
 // expiry and returns the new value.
 func (s *Store) IncrBy(key []byte, delta int64) (int64, error) {
+	s.owner.check()
 	if err := s.checkKey(key); err != nil {
 		return 0, err
 	}
@@ -744,6 +761,7 @@ func (s *Store) intValue(sl *slot) (int64, bool) {
 // Append appends val to key's value (creating the key when absent), keeps its expiry,
 // and returns the new length.
 func (s *Store) Append(key, val []byte) (int, error) {
+	s.owner.check()
 	if err := s.checkKey(key); err != nil {
 		return 0, err
 	}
@@ -766,13 +784,17 @@ func (s *Store) Len() int { return int(s.liveSlots) }
 
 // Flush removes every key. Its memory is given back at once: mapped regions are
 // unmapped, Go heap chunks left to the collector.
-func (s *Store) Flush() { s.reset() }
+func (s *Store) Flush() {
+	s.owner.check()
+	s.reset()
+}
 
 // Scan calls fn with up to count live keys, starting at cursor (0 to begin), and
 // returns the cursor to continue from (0 when the scan is complete). A key present
 // for the whole scan is reported exactly once; fn must not modify the store and must
 // not keep the key slice.
 func (s *Store) Scan(cursor uint64, count int, fn func(key []byte)) uint64 {
+	s.owner.check()
 	if cursor == 0 {
 		cursor = 1
 	}
@@ -825,6 +847,7 @@ func (s *Store) step() {
 // when above it, and arena compaction. Call it from the
 // loop when idle or every few hundred operations; 0 means nothing was left to do.
 func (s *Store) Tick(budget int) int {
+	s.owner.check()
 	work := 0
 	if s.ix.old != nil {
 		work += s.ix.migrate(budget / 2)
@@ -984,6 +1007,7 @@ func (s *Store) ttlVictim(keep uint32) uint32 {
 
 // Stats overwrites *st with the store's counters.
 func (s *Store) Stats(st *Stats) {
+	s.owner.check()
 	*st = s.stats
 	st.Keys = s.liveSlots
 	st.KeysWithTTL = s.ttlKeys

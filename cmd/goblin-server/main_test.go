@@ -29,6 +29,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/proto/sbe"
 )
 
 func TestMain(m *testing.M) { testproc.Main(m) }
@@ -616,5 +617,63 @@ func TestIdleServerDoesNotBurnACore(t *testing.T) {
 	t.Logf("idle server used %.1f%% of a core", used*100)
 	if used > 0.25 {
 		t.Fatalf("idle server used %.0f%% of a core with the default idle strategy", used*100)
+	}
+}
+
+// TestSBEListeners serves SBE (SOFH-framed) on a Unix socket and on TCP and
+// pipelines framed SET, GET and PING requests, checking each reply's
+// correlation id, status and value.
+func TestSBEListeners(t *testing.T) {
+	bin := testproc.Build(t, "./cmd/goblin-server")
+	sock := filepath.Join(t.TempDir(), "sbe.sock")
+	p := testproc.Start(t, bin, "--listen", "uds://"+sock+"?proto=sbe,tcp://127.0.0.1:0?proto=sbe", "--metrics", "off")
+	tcp := p.WaitLog(t, `msg=listening target="?tcp://([^?"]+)\?proto=sbe`, startTimeout)
+	p.WaitLog(t, `msg=ready`, startTimeout)
+	for _, ep := range []struct{ network, addr string }{{"unix", sock}, {"tcp", tcp}} {
+		t.Run(ep.network, func(t *testing.T) {
+			c, err := net.Dial(ep.network, ep.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(30 * time.Second))
+			var codec sbe.Codec
+			value := []byte("sbe\r\n\x00value")
+			var req []byte
+			req = codec.AppendFramedRequest(req, &sbe.Request{CorrelationID: 1, Op: sbe.OpSet, Key: []byte("sk"), Value: value})
+			req = codec.AppendFramedRequest(req, &sbe.Request{CorrelationID: 2, Op: sbe.OpGet, Key: []byte("sk")})
+			req = codec.AppendFramedRequest(req, &sbe.Request{CorrelationID: 3, Op: sbe.OpPing})
+			if _, err := c.Write(req); err != nil {
+				t.Fatal(err)
+			}
+			var buf []byte
+			chunk := make([]byte, 4096)
+			for id := uint64(1); id <= 3; {
+				msg, n, err := sbe.ReadFrame(buf, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n == 0 {
+					m, err := c.Read(chunk)
+					if err != nil {
+						t.Fatalf("reading reply %d: %v", id, err)
+					}
+					buf = append(buf, chunk[:m]...)
+					continue
+				}
+				var r sbe.Reply
+				if err := codec.DecodeReply(msg, &r); err != nil {
+					t.Fatal(err)
+				}
+				if r.CorrelationID != id || r.Status != sbe.StatusOK {
+					t.Fatalf("reply %d: %+v", id, r)
+				}
+				if id == 2 && !bytes.Equal(r.Value, value) {
+					t.Fatalf("GET over SBE: %q", r.Value)
+				}
+				buf = buf[n:]
+				id++
+			}
+		})
 	}
 }

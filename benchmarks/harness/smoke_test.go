@@ -87,6 +87,7 @@ func TestSmokeMatrix(t *testing.T) {
 	}
 	measured := 0
 	for _, c := range rep.Cases {
+		t.Logf("%-28s %s %s", c.Case.Label(), c.Status, c.Note)
 		switch c.Status {
 		case StatusOK:
 			measured++

@@ -27,7 +27,7 @@ const (
 
 // Defaults for Options.
 const (
-	DefaultRecords          = 256
+	DefaultRecords          = 64
 	DefaultRecordSize       = 16 << 10
 	DefaultBatch            = 32
 	DefaultMaxClients       = 1024
@@ -595,7 +595,12 @@ func (s *Server) newClient(fd int) (*client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ring: %w", err)
 	}
-	err = f.Truncate(int64(s.geo.size))
+	// Allocate every page now: a sparse file on a full tmpfs would make the
+	// first touch of a page a SIGBUS in the middle of serving. A full
+	// /dev/shm refuses this one client at the handshake instead.
+	if err = unix.Fallocate(int(f.Fd()), 0, 0, int64(s.geo.size)); err != nil {
+		err = fmt.Errorf("ring: allocating %d bytes for %s: %w", s.geo.size, c.path, err)
+	}
 	f.Close()
 	if err == nil {
 		err = s.own(c.path, s.fileMode)

@@ -510,3 +510,41 @@ func TestOffHeapTablesAndSlots(t *testing.T) {
 	s.Set(nil, []byte("after"), []byte("flush"), SetOptions{})
 	mustCheck(t, s)
 }
+
+// TestCompactionThroughTick: after most keys of a size class are deleted, Tick's
+// bounded compaction steps move the survivors' blocks (patching their slots) and
+// give pages back; every survivor still reads back.
+func TestCompactionThroughTick(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	n := 100_000
+	if raceEnabled {
+		n = 30_000
+	}
+	for i := 0; i < n; i++ {
+		s.Set(nil, []byte(fmt.Sprintf("key:%012d", i)), []byte(fmt.Sprintf("value:%010d", i)), SetOptions{})
+	}
+	for i := 0; i < n; i++ {
+		if i%5 != 0 {
+			s.Del([]byte(fmt.Sprintf("key:%012d", i)))
+		}
+	}
+	var before, after Stats
+	s.Stats(&before)
+	for ticks := 0; s.Tick(64) > 0; ticks++ {
+		if ticks%500 == 0 {
+			mustCheck(t, s)
+		}
+	}
+	s.Stats(&after)
+	if after.ArenaMoves == 0 || after.ArenaPagesFreed == before.ArenaPagesFreed || after.ArenaDead >= before.ArenaDead {
+		t.Fatalf("no compaction: before %+v after %+v", before, after)
+	}
+	for i := 0; i < n; i += 5 {
+		v, ok := s.Get(nil, []byte(fmt.Sprintf("key:%012d", i)))
+		if !ok || string(v) != fmt.Sprintf("value:%010d", i) {
+			t.Fatalf("key %d after compaction: %q %v", i, v, ok)
+		}
+	}
+	mustCheck(t, s)
+	t.Logf("dead %d -> %d bytes, %d moves, %d pages freed", before.ArenaDead, after.ArenaDead, after.ArenaMoves, after.ArenaPagesFreed-before.ArenaPagesFreed)
+}

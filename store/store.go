@@ -338,6 +338,7 @@ func (s *Store) Set(dst, key, val []byte, o SetOptions) (old []byte, hadOld, app
 	var ev encoded
 	ev.setRaw(val)
 	old = dst
+	evicted := false
 	for attempt := 0; ; attempt++ {
 		h := s.hash(key)
 		id, inOld, pos := s.find(key, h)
@@ -375,11 +376,12 @@ func (s *Store) Set(dst, key, val []byte, o SetOptions) (old []byte, hadOld, app
 				return old, sl != nil, true, nil
 			}
 		}
-		if grow := s.growth(sl, len(key), ev.len(), exp != 0); grow > 0 && s.o.MaxMemory > 0 && s.used()+grow > s.o.MaxMemory {
+		if grow := s.overCap(sl, len(key), ev.len(), exp != 0); grow > 0 && !evicted {
 			if err := s.makeRoom(grow, id); err != nil {
 				return old, sl != nil, false, err
 			}
-			continue // eviction may have moved index entries: look again
+			evicted = true // once: a write that still does not fit proceeds (see makeRoom)
+			continue       // eviction may have moved index entries: look again
 		}
 		if sl != nil {
 			if err := s.rewrite(id, sl, &ev, exp); err != nil {
@@ -403,6 +405,18 @@ func (s *Store) growth(sl *slot, keyLen, encLen int, ttl bool) int64 {
 		return nb + slotSize + 16 // two 8-byte index buckets at the maximum load
 	}
 	return nb - int64(arena.BlockSize(sl.blockLen()))
+}
+
+// overCap returns the growth of a write when it would take the store over MaxMemory,
+// 0 when the write fits (or there is no cap).
+func (s *Store) overCap(sl *slot, keyLen, encLen int, ttl bool) int64 {
+	if s.o.MaxMemory == 0 {
+		return 0
+	}
+	if grow := s.growth(sl, keyLen, encLen, ttl); grow > 0 && s.used()+grow > s.o.MaxMemory {
+		return grow
+	}
+	return 0
 }
 
 // used is the memory counted against MaxMemory.
@@ -689,6 +703,7 @@ func (s *Store) IncrBy(key []byte, delta int64) (int64, error) {
 		return 0, err
 	}
 	s.step()
+	evicted := false
 	for {
 		h := s.hash(key)
 		id, inOld, pos := s.find(key, h)
@@ -717,10 +732,11 @@ func (s *Store) IncrBy(key []byte, delta int64) (int64, error) {
 		if sl != nil {
 			exp = s.expiryOf(sl)
 		}
-		if grow := s.growth(sl, len(key), ev.len(), exp != 0); grow > 0 && s.o.MaxMemory > 0 && s.used()+grow > s.o.MaxMemory {
+		if grow := s.overCap(sl, len(key), ev.len(), exp != 0); grow > 0 && !evicted {
 			if err := s.makeRoom(grow, id); err != nil {
 				return 0, err
 			}
+			evicted = true
 			continue
 		}
 		if sl != nil {

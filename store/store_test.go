@@ -475,6 +475,22 @@ func TestEvictionWorkIsBounded(t *testing.T) {
 	if st.UsedMemory > st.MaxMemory || st.Evicted < 100000 {
 		t.Fatalf("stats %+v", st)
 	}
+	// One value worth thousands of small keys: the write evicts its bounded share,
+	// proceeds, and Tick finishes the job.
+	prev = st.Evicted
+	if _, _, _, err := s.Set(nil, []byte("big"), make([]byte, 512<<10), SetOptions{}); err != nil {
+		t.Fatalf("big write: %v", err)
+	}
+	s.Stats(&st)
+	if st.Evicted-prev != maxEvictPerWrite || st.UsedMemory <= st.MaxMemory {
+		t.Fatalf("big write evicted %d keys, used %d of %d", st.Evicted-prev, st.UsedMemory, st.MaxMemory)
+	}
+	for s.Tick(256) > 0 {
+	}
+	s.Stats(&st)
+	if st.UsedMemory > st.MaxMemory {
+		t.Fatalf("Tick left the store over its cap: %+v", st)
+	}
 	mustCheck(t, s)
 }
 

@@ -153,9 +153,6 @@ func (s *Store) hash(key []byte) uint64 { return maphash.Bytes(s.seed, key) }
 
 func (s *Store) slot(id uint32) *slot { return &s.slots[id>>slotPageBits][id&(slotPageLen-1)] }
 
-// block returns sl's whole arena block.
-func (s *Store) block(sl *slot) []byte { return s.ar.Bytes(sl.ref, sl.blockLen()) }
-
 func (s *Store) keyOf(sl *slot) []byte {
 	off := sl.keyOff()
 	return s.ar.Bytes(sl.ref, off+int(sl.keyLen))[off:]

@@ -186,7 +186,11 @@ func (l *Loop) cycle() {
 		l.stats.Busy++
 	}
 	l.prevIdle = work == 0
-	if l.cfg.Publish != nil && now-l.lastPublish >= int64(l.cfg.PublishEvery) {
+	// Publish once the interval has passed, preferably on an idle cycle
+	// so a busy loop is not taxed; a loop busy for two intervals publishes
+	// anyway.
+	if due := now - l.lastPublish; l.cfg.Publish != nil && due >= int64(l.cfg.PublishEvery) &&
+		(work == 0 || due >= 2*int64(l.cfg.PublishEvery)) {
 		l.lastPublish = now
 		l.cfg.Publish(&l.stats)
 	}

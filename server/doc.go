@@ -1,0 +1,20 @@
+// Package server runs goblin: one store, the command engine, and every
+// transport built from Options.Listen, all owned by a single loop
+// goroutine locked to its OS thread.
+//
+// Each duty cycle the loop polls every transport.Server (which executes
+// requests inline through the engine), runs a bounded step of store
+// maintenance, publishes its plain counters to the Prometheus collector now
+// and then, and hands the cycle's work count to an IdleStrategy: Spin,
+// Yield or Backoff (the default, which parks on the socket transports'
+// epoll descriptors so an idle server sleeps yet wakes at once for a
+// socket request). Nothing on a request's path crosses a goroutine, a
+// channel or a lock.
+//
+// Transports plug in through Register: a Builder turns a target into a
+// transport.Server using the Env (options, logger, engine handlers) the
+// server gives it. The socket transports are registered in transports.go.
+//
+// cmd/goblin-server turns flags into Options; docs/server.md documents
+// them and docs/metrics.md the metrics.
+package server

@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -675,5 +676,31 @@ func TestSBEListeners(t *testing.T) {
 				id++
 			}
 		})
+	}
+}
+
+// TestCPUPinning starts the server with --cpu 0 and finds the loop's
+// thread among the process's threads: the only one allowed on CPU 0 alone.
+func TestCPUPinning(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("needs two CPUs to tell a pinned thread from the others")
+	}
+	s := startServer(t, "--cpu", "0")
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", s.p.PID))
+	if err != nil || len(tasks) == 0 {
+		t.Fatalf("no threads: %v", err)
+	}
+	pinned := 0
+	for _, task := range tasks {
+		b, err := os.ReadFile(task)
+		if err != nil {
+			continue // the thread exited
+		}
+		if regexp.MustCompile(`(?m)^Cpus_allowed_list:\s*0$`).Match(b) {
+			pinned++
+		}
+	}
+	if pinned != 1 {
+		t.Fatalf("%d of %d threads pinned to CPU 0, want exactly the loop's", pinned, len(tasks))
 	}
 }

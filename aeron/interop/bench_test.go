@@ -428,9 +428,7 @@ func BenchmarkThroughputIPC(b *testing.B) {
 // TestPingPongDoesNotAllocate proves the Go round trip the benchmark times
 // (offer, spin-poll, handler, pong's TryClaim) allocates nothing.
 func TestPingPongDoesNotAllocate(t *testing.T) {
-	if _, err := javadriver.FindJar(""); err != nil {
-		t.Skipf("skipping: %v", err)
-	}
+	needJava(t) // for the driver's jar
 	d := startDriver(t, javadriver.Options{})
 	c := connect(t, d, aeron.Options{})
 	pp := newPingPong(t, c, 32, true)

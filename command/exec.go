@@ -295,17 +295,32 @@ func (e *Engine) setPair(k, v []byte) bool {
 	return true
 }
 
-func (e *Engine) expire(r *Request) {
-	when := r.Amount
-	if r.Op == OpExpire {
-		if when > math.MaxInt64/1000 || when < math.MinInt64/1000 {
-			e.fail(sbe.StatusInvalidExpire, "ERR invalid expire time in '", nil, "expire' command")
-			return
-		}
-		when *= 1000
+// expireFlagsOK rejects the option combinations Redis 7 rejects.
+func (e *Engine) expireFlagsOK(f sbe.Flags) bool {
+	if f&sbe.FlagNX != 0 && f&(sbe.FlagXX|sbe.FlagGT|sbe.FlagLT) != 0 {
+		e.errText(sbe.StatusSyntax, "ERR NX and XX, GT or LT options at the same time are not compatible")
+		return false
 	}
+	if f&sbe.FlagGT != 0 && f&sbe.FlagLT != 0 {
+		e.errText(sbe.StatusSyntax, "ERR GT and LT options at the same time are not compatible")
+		return false
+	}
+	return true
+}
+
+// expire answers EXPIRE/PEXPIRE key time [NX|XX|GT|LT] as Redis 7 does.
+func (e *Engine) expire(r *Request) {
+	if r.Flags&^(sbe.FlagNX|sbe.FlagXX|sbe.FlagGT|sbe.FlagLT) != 0 {
+		e.errText(sbe.StatusSyntax, "ERR syntax error")
+		return
+	}
+	if !e.expireFlagsOK(r.Flags) {
+		return
+	}
+	when := r.Amount
 	now := e.clock.NowMillis()
-	if when > math.MaxInt64-now {
+	if (r.Op == OpExpire && (when > math.MaxInt64/1000 || when < math.MinInt64/1000)) ||
+		(r.Op == OpExpire && when*1000 > math.MaxInt64-now) || (r.Op == OpPExpire && when > math.MaxInt64-now) {
 		if r.Op == OpExpire {
 			e.errText(sbe.StatusInvalidExpire, "ERR invalid expire time in 'expire' command")
 		} else {
@@ -313,7 +328,29 @@ func (e *Engine) expire(r *Request) {
 		}
 		return
 	}
-	e.integer(b2i(e.st.ExpireAt(r.Key, when+now)))
+	if r.Op == OpExpire {
+		when *= 1000
+	}
+	when += now
+	if r.Flags != 0 {
+		left := e.st.PTTL(r.Key)
+		if left == -2 {
+			e.integer(0)
+			return
+		}
+		current := int64(-1) // no expiry
+		if left >= 0 {
+			current = now + left
+		}
+		if (r.Flags&sbe.FlagNX != 0 && current != -1) ||
+			(r.Flags&sbe.FlagXX != 0 && current == -1) ||
+			(r.Flags&sbe.FlagGT != 0 && (current == -1 || when <= current)) ||
+			(r.Flags&sbe.FlagLT != 0 && current != -1 && when >= current) {
+			e.integer(0)
+			return
+		}
+	}
+	e.integer(b2i(e.st.ExpireAt(r.Key, when)))
 }
 
 func (e *Engine) incr(key []byte, delta int64) {

@@ -132,12 +132,25 @@ func (e *Engine) decodeRESP(args [][]byte, r *Request) bool {
 			return false
 		}
 		r.Key = args[1]
-		if !e.intArg(args[2], &r.Amount) {
+		// Like Redis, the options are checked before the time.
+		for _, o := range args[3:] {
+			switch {
+			case equalFold(o, "nx"):
+				r.Flags |= sbe.FlagNX
+			case equalFold(o, "xx"):
+				r.Flags |= sbe.FlagXX
+			case equalFold(o, "gt"):
+				r.Flags |= sbe.FlagGT
+			case equalFold(o, "lt"):
+				r.Flags |= sbe.FlagLT
+			default:
+				return e.fail(sbe.StatusSyntax, "ERR Unsupported option ", o, "")
+			}
+		}
+		if !e.expireFlagsOK(r.Flags) {
 			return false
 		}
-		if argc > 3 {
-			return e.fail(sbe.StatusSyntax, "ERR Unsupported option ", args[3], "")
-		}
+		return e.intArg(args[2], &r.Amount)
 	case "ttl", "pttl", "persist", "incr", "decr", "type":
 		switch string(low[:n]) {
 		case "ttl":

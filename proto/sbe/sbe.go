@@ -91,15 +91,20 @@ const (
 	KindError   = goblinsbe.Kind_failure // Status says which; text in Value
 )
 
-// Flags are SET's modifiers, bit i being choice i of the schema's SetFlags.
+// Flags are SET's and EXPIRE's modifiers, bit i being choice i of the
+// schema's SetFlags.
 type Flags uint8
 
-// The SET flags.
+// The flags.
 const (
-	FlagNX      Flags = 1 << 0 // only set if the key does not exist
-	FlagXX      Flags = 1 << 1 // only set if the key exists
-	FlagKeepTTL Flags = 1 << 2 // keep the key's time to live
-	FlagGet     Flags = 1 << 3 // reply with the old value
+	FlagNX      Flags = 1 << 0 // SET: only if the key does not exist; EXPIRE: only if it has no expiry
+	FlagXX      Flags = 1 << 1 // SET: only if the key exists; EXPIRE: only if it has an expiry
+	FlagKeepTTL Flags = 1 << 2 // SET: keep the key's time to live
+	FlagGet     Flags = 1 << 3 // SET: reply with the old value
+	FlagGT      Flags = 1 << 4 // EXPIRE: only if the new expiry is later
+	FlagLT      Flags = 1 << 5 // EXPIRE: only if the new expiry is earlier
+
+	allFlags = FlagNX | FlagXX | FlagKeepTTL | FlagGet | FlagGT | FlagLT
 )
 
 // Identity of the schema this package was generated from.
@@ -233,6 +238,8 @@ func flagBits(f Flags) uint8 {
 	b = fs.SetXxValue(b, f&FlagXX != 0)
 	b = fs.SetKeepTtlValue(b, f&FlagKeepTTL != 0)
 	b = fs.SetGetValue(b, f&FlagGet != 0)
+	b = fs.SetGtValue(b, f&FlagGT != 0)
+	b = fs.SetLtValue(b, f&FlagLT != 0)
 	return b
 }
 
@@ -453,7 +460,7 @@ func (c *Codec) decodeRequest(msg []byte, r *Request) (end uint64, err error) {
 		m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
 		r.CorrelationID = m.CorrelationId()
 		r.Op = m.Op()
-		r.Flags = Flags(msg[headerLen+int(m.FlagsEncodingOffset())]) & (FlagNX | FlagXX | FlagKeepTTL | FlagGet)
+		r.Flags = Flags(msg[headerLen+int(m.FlagsEncodingOffset())]) & allFlags
 		r.Expiry = m.Expiry()
 		r.Expire = m.Expire()
 		r.Amount = m.Amount()
@@ -479,7 +486,7 @@ func (c *Codec) decodeMulti(msg []byte, block, version uint64, r *Request) (end 
 	m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
 	r.CorrelationID = m.CorrelationId()
 	r.Op = m.Op()
-	r.Flags = Flags(msg[headerLen+int(m.FlagsEncodingOffset())]) & (FlagNX | FlagXX | FlagKeepTTL | FlagGet)
+	r.Flags = Flags(msg[headerLen+int(m.FlagsEncodingOffset())]) & allFlags
 	r.Expiry = m.Expiry()
 	r.Expire = m.Expire()
 	r.Amount = m.Amount()

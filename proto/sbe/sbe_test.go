@@ -21,6 +21,7 @@ func TestFlagsMatchSchema(t *testing.T) {
 	}{
 		{f.SetNxValue(0, true), FlagNX}, {f.SetXxValue(0, true), FlagXX},
 		{f.SetKeepTtlValue(0, true), FlagKeepTTL}, {f.SetGetValue(0, true), FlagGet},
+		{f.SetGtValue(0, true), FlagGT}, {f.SetLtValue(0, true), FlagLT},
 	} {
 		if Flags(c.got) != c.want {
 			t.Errorf("schema bit %#x, package constant %#x", c.got, c.want)

@@ -179,6 +179,58 @@ func (m *SetFlags) SetGet(value bool) *SetFlags {
 	return m
 }
 
+func (m *SetFlags) GtValue(bits uint8) bool {
+	return (bits & (uint8(1) << 4)) != 0
+}
+
+func (m *SetFlags) SetGtValue(bits uint8, value bool) uint8 {
+	if value {
+		return bits | (uint8(1) << 4)
+	}
+	return bits & ^(uint8(1) << 4)
+}
+
+func (m *SetFlags) Gt() bool {
+	return m.GtValue(Uint8LittleEndian(m.buffer[m.offset:]))
+}
+
+func (m *SetFlags) SetGt(value bool) *SetFlags {
+	bits := Uint8LittleEndian(m.buffer[m.offset:])
+	if value {
+		bits = uint8(uint8(bits) | (uint8(1) << 4))
+	} else {
+		bits = uint8(uint8(bits) & ^(uint8(1) << 4))
+	}
+	PutUint8LittleEndian(m.buffer[m.offset:], bits)
+	return m
+}
+
+func (m *SetFlags) LtValue(bits uint8) bool {
+	return (bits & (uint8(1) << 5)) != 0
+}
+
+func (m *SetFlags) SetLtValue(bits uint8, value bool) uint8 {
+	if value {
+		return bits | (uint8(1) << 5)
+	}
+	return bits & ^(uint8(1) << 5)
+}
+
+func (m *SetFlags) Lt() bool {
+	return m.LtValue(Uint8LittleEndian(m.buffer[m.offset:]))
+}
+
+func (m *SetFlags) SetLt(value bool) *SetFlags {
+	bits := Uint8LittleEndian(m.buffer[m.offset:])
+	if value {
+		bits = uint8(uint8(bits) | (uint8(1) << 5))
+	} else {
+		bits = uint8(uint8(bits) & ^(uint8(1) << 5))
+	}
+	PutUint8LittleEndian(m.buffer[m.offset:], bits)
+	return m
+}
+
 func (writer SetFlags) String() string {
 	builder := strings.Builder{}
 	builder.WriteString("[")
@@ -206,6 +258,20 @@ func (writer SetFlags) String() string {
 			builder.WriteString(",")
 		}
 		builder.WriteString(`"Get"`)
+		atLeastOne = true
+	}
+	if writer.Gt() {
+		if atLeastOne {
+			builder.WriteString(",")
+		}
+		builder.WriteString(`"Gt"`)
+		atLeastOne = true
+	}
+	if writer.Lt() {
+		if atLeastOne {
+			builder.WriteString(",")
+		}
+		builder.WriteString(`"Lt"`)
 	}
 	builder.WriteString("]")
 	return builder.String()

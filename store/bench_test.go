@@ -210,13 +210,17 @@ func BenchmarkOverwriteLatency(b *testing.B) {
 	b.ReportMetric(float64(empty.ValueAtQuantile(50)), "clock-p50-ns")
 	b.ReportMetric(float64(empty.ValueAtQuantile(99.99)), "clock-p99.99-ns")
 	b.ReportMetric(float64(empty.Max()), "clock-max-ns")
-	over := int64(0)
-	for _, bar := range h.Distribution() {
-		if bar.From > 5000 {
-			over += bar.Count
+	over := func(h *hdrhistogram.Histogram) float64 {
+		n := int64(0)
+		for _, bar := range h.Distribution() {
+			if bar.From > 5000 {
+				n += bar.Count
+			}
 		}
+		return float64(n)
 	}
-	b.ReportMetric(float64(over), "samples>5µs")
+	b.ReportMetric(over(h), "samples>5µs")
+	b.ReportMetric(over(empty), "clock-samples>5µs")
 	var st Stats
 	s.Stats(&st)
 	b.ReportMetric(float64(st.ArenaDead), "arena-dead-bytes")

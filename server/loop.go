@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"sync/atomic"
@@ -58,9 +57,12 @@ type LoopConfig struct {
 // Loop is the store loop: one goroutine locked to its OS thread that polls
 // every transport, runs store maintenance, publishes metrics and idles.
 type Loop struct {
-	cfg         LoopConfig
-	idle        IdleStrategy
-	waitables   []Waitable
+	cfg       LoopConfig
+	idle      IdleStrategy
+	waitables []Waitable
+	// socketsOnly: every transport is Waitable, so nothing else shares
+	// the loop and an idle cycle may always check the sockets.
+	socketsOnly bool
 	parkFD      int
 	parkEv      []unix.EpollEvent
 	stats       LoopStats
@@ -70,11 +72,7 @@ type Loop struct {
 	lastPublish int64
 	stop        atomic.Bool
 	done        chan struct{}
-	err         error
 }
-
-// ErrStopped is returned by Run when the loop was already stopped.
-var ErrStopped = errors.New("server: loop stopped")
 
 // NewLoop prepares a loop; Run runs it.
 func NewLoop(cfg LoopConfig) (*Loop, error) {
@@ -94,6 +92,7 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 			l.waitables = append(l.waitables, w)
 		}
 	}
+	l.socketsOnly = len(l.waitables) == len(cfg.Transports)
 	if len(l.waitables) > 0 {
 		fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 		if err != nil {
@@ -194,9 +193,10 @@ func (l *Loop) cycle() {
 		l.lastPublish = now
 		l.cfg.Publish(&l.stats)
 	}
-	if l.idle.Idle(work) >= Yielded {
-		// The loop is idle: the sockets get checked on the next cycle
-		// whatever their CheckEvery says.
+	if phase := l.idle.Idle(work); phase >= Yielded || (l.socketsOnly && phase == Spun) {
+		// The loop is idle (or has nothing but sockets to poll, so a check
+		// taxes no other transport): the sockets get checked on the next
+		// cycle whatever their CheckEvery says.
 		for _, w := range l.waitables {
 			w.CheckNow()
 		}

@@ -74,6 +74,35 @@ func dial(t *testing.T, dir string, o ring.DialOptions) *ring.Conn {
 	return c
 }
 
+// stop sends SIGSTOP and waits until every thread of the process has
+// stopped: kill(2) returns before a thread running on another CPU is
+// actually halted. The cleanup continues it, so it can be stopped cleanly.
+func stop(t *testing.T, p *testproc.Proc) {
+	t.Helper()
+	if err := p.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Signal(syscall.SIGCONT) })
+	testproc.WaitFor(t, 30*time.Second, "the server's threads to stop", func() bool {
+		tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", p.PID))
+		if err != nil || len(tasks) == 0 {
+			return false
+		}
+		for _, f := range tasks {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return false
+			}
+			// The state follows the command name in parentheses.
+			i := strings.LastIndexByte(string(b), ')')
+			if i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 func waitExit(t *testing.T, p *testproc.Proc, timeout time.Duration) {
 	t.Helper()
 	code, err := p.Wait(timeout)
@@ -155,9 +184,7 @@ func TestServerKilledWhileClientWaits(t *testing.T) {
 	if err := w.run(c, 10); err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
+	stop(t, srv)
 	if err := c.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -199,8 +226,7 @@ func TestStoppedServerHeartbeat(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ring")
 	srv := startServerProc(t, dir, proto.RESP)
 	c := dial(t, dir, ring.DialOptions{Wait: ring.Park, ServerTimeout: 300 * time.Millisecond})
-	srv.Signal(syscall.SIGSTOP)
-	t.Cleanup(func() { srv.Signal(syscall.SIGCONT) })
+	stop(t, srv)
 	c.Write([]byte("*1\r\n$4\r\nPING\r\n"))
 	c.SetDeadline(time.Now().Add(20 * time.Second))
 	_, err := c.ReadAppend(nil)

@@ -1,0 +1,5 @@
+//go:build !invariants
+
+package command
+
+const invariantsBuild = false

@@ -338,3 +338,42 @@ func BenchmarkGC(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkInsertLatency inserts b.N new 16-byte keys into an empty store (and, as
+// the peer, into an empty map) timing each call: the index doubles many times on the
+// way, incrementally, so the tail should show no rehash pause. Run with
+// -benchtime=4000000x.
+func BenchmarkInsertLatency(b *testing.B) {
+	for _, side := range []string{"store", "map"} {
+		b.Run(side, func(b *testing.B) {
+			s, err := New(Options{Clock: NewFakeClock(1)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			m := make(map[string][]byte)
+			h := hdrhistogram.New(1, 1_000_000_000, 3)
+			var k [16]byte
+			runtime.GC()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				benchKey(&k, 3, uint64(i))
+				t0 := time.Now()
+				if side == "store" {
+					s.Set(nil, k[:], benchVal, SetOptions{})
+				} else {
+					m[string(k[:])] = append([]byte(nil), benchVal...)
+				}
+				h.RecordValue(int64(time.Since(t0)))
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(h.ValueAtQuantile(50)), "p50-ns")
+			b.ReportMetric(float64(h.ValueAtQuantile(99)), "p99-ns")
+			b.ReportMetric(float64(h.ValueAtQuantile(99.9)), "p99.9-ns")
+			b.ReportMetric(float64(h.ValueAtQuantile(99.99)), "p99.99-ns")
+			b.ReportMetric(float64(h.Max()), "max-ns")
+			runtime.KeepAlive(s)
+			runtime.KeepAlive(m)
+		})
+	}
+}

@@ -23,10 +23,23 @@ func benchChannel() string {
 
 const pingWarmup = 10_000
 
+// lockSpinner locks a spinning benchmark goroutine to its OS thread, like
+// the Java samples' dedicated threads, unless AERON_BENCH_LOCK=0 (to
+// compare: with every P spinning, the runtime preempts a spinner every
+// 10 ms so timers and the conductor can run, and a locked one then hands
+// its P over and waits to be woken).
+func lockSpinner() func() {
+	if os.Getenv("AERON_BENCH_LOCK") != "0" {
+		runtime.LockOSThread()
+		return runtime.UnlockOSThread
+	}
+	return func() {}
+}
+
 // BenchmarkIPCPingPong measures the round trip of a 32-byte message over
 // Aeron IPC through the real Java media driver: ping offers, pong echoes
-// on a second stream, ping waits for the echo. Both sides busy-spin on
-// their own OS thread, as Aeron's Ping/Pong samples do. It warms up with
+// on a second stream, ping waits for the echo. Both sides busy-spin, as
+// Aeron's Ping/Pong samples do (see lockSpinner). It warms up with
 // 10,000 round trips, then records every one of b.N in an HDR histogram
 // and reports p50/p99/p99.9.
 func BenchmarkIPCPingPong(b *testing.B) {
@@ -57,8 +70,7 @@ func BenchmarkIPCPingPong(b *testing.B) {
 	wg.Add(1)
 	go func() { // pong: echo every message back
 		defer wg.Done()
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
+		defer lockSpinner()()
 		buf := make([]byte, 0, 64)
 		for !stop.Load() {
 			m, ok := pongImg.NextMessage(buf[:0])
@@ -69,8 +81,7 @@ func BenchmarkIPCPingPong(b *testing.B) {
 			}
 		}
 	}()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	defer lockSpinner()()
 
 	msg := make([]byte, 32)
 	buf := make([]byte, 0, 64)
@@ -143,8 +154,7 @@ func benchThroughput(b *testing.B, size int) {
 	n := int64(b.N)
 	go func() {
 		defer done.Done()
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
+		defer lockSpinner()()
 		count := int64(0)
 		handler := func(buf []byte, _ *Header) { count++ }
 		for count < n {
@@ -152,8 +162,7 @@ func benchThroughput(b *testing.B, size int) {
 		}
 		received.Store(count)
 	}()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	defer lockSpinner()()
 	b.ReportAllocs()
 	b.SetBytes(int64(size))
 	b.ResetTimer()

@@ -1,0 +1,188 @@
+package aeron
+
+import (
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/internal/shm"
+)
+
+// gateIdle lets a test decide when the conductor runs a duty cycle: each
+// tick releases one Idle call; after open every Idle returns at once.
+type gateIdle struct {
+	tick chan struct{}
+	once sync.Once
+	open chan struct{}
+	done <-chan struct{} // the conductor's
+}
+
+func newGateIdle() *gateIdle {
+	return &gateIdle{tick: make(chan struct{}), open: make(chan struct{})}
+}
+
+func (g *gateIdle) Idle(int) {
+	select {
+	case <-g.tick:
+	case <-g.open:
+	}
+}
+
+// step lets the conductor finish its current duty cycle and run one more
+// (or stop, if it is stopping).
+func (g *gateIdle) step() {
+	for i := 0; i < 2; i++ {
+		select {
+		case g.tick <- struct{}{}:
+		case <-g.done:
+			return
+		}
+	}
+}
+
+func (g *gateIdle) release() { g.once.Do(func() { close(g.open) }) }
+
+// fakeDriver is a CnC file with no driver behind it: the test plays the
+// driver by writing the broadcast buffer and the heartbeat itself.
+type fakeDriver struct {
+	data []byte
+	cnc  *CnC
+	tx   *broadcastTransmitter
+}
+
+func newFakeDriver(t *testing.T) (*fakeDriver, string) {
+	dir := t.TempDir()
+	img := fakeCnC(cncVersion, time.Now().UnixMilli())
+	data, err := shm.Create(filepath.Join(dir, CnCFile), len(img))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(data, img)
+	t.Cleanup(func() { shm.Unmap(data) })
+	cnc, err := parseCnC(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := newBroadcastTransmitter(cnc.toClients)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fakeDriver{data: data, cnc: cnc, tx: tx}, dir
+}
+
+func (f *fakeDriver) setHeartbeat(ms int64) {
+	shm.StoreInt64Release(f.cnc.toDriver, len(f.cnc.toDriver)-rbTrailerLength+rbHeartbeatOffset, ms)
+}
+
+func connectFake(t *testing.T, dir string, o Options) (*Client, *gateIdle, *errorLog) {
+	g := newGateIdle()
+	el := &errorLog{}
+	o.Dir = dir
+	o.ConductorIdle = g
+	o.ErrorHandler = el.add
+	if o.DriverTimeout == 0 {
+		o.DriverTimeout = time.Minute
+	}
+	c, err := Connect(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.done = c.Done()
+	t.Cleanup(func() { g.release(); c.Close() })
+	return c, g, el
+}
+
+type errorLog struct {
+	mu   sync.Mutex
+	errs []error
+}
+
+func (l *errorLog) add(err error) { l.mu.Lock(); l.errs = append(l.errs, err); l.mu.Unlock() }
+
+func (l *errorLog) has(target error) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range l.errs {
+		if errors.Is(e, target) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestConductorReportsLappingAndRecovers(t *testing.T) {
+	f, dir := newFakeDriver(t)
+	c, g, el := connectFake(t, dir, Options{})
+	// The driver sends more than the whole 1 KiB broadcast buffer before
+	// the conductor reads: the client is lapped.
+	for i := 0; i < 100; i++ {
+		f.tx.transmit(rspOnOperationSuccess, appendInt64(nil, 1000+int64(i)))
+	}
+	g.step()
+	if !el.has(ErrBroadcastLapped) {
+		t.Fatal("lapping not reported")
+	}
+	// It carries on from the latest event: a client timeout for this client
+	// is still noticed.
+	f.tx.transmit(rspOnClientTimeout, appendInt64(nil, c.ClientID()))
+	for i := 0; i < 3 && !c.IsClosed(); i++ {
+		g.step()
+	}
+	if !errors.Is(c.Err(), ErrClientTimeout) || !el.has(ErrClientTimeout) {
+		t.Fatalf("after ON_CLIENT_TIMEOUT: Err() = %v", c.Err())
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("conductor still running after a fatal error")
+	}
+}
+
+func TestConductorIgnoresOtherClientsTimeout(t *testing.T) {
+	f, dir := newFakeDriver(t)
+	c, g, _ := connectFake(t, dir, Options{})
+	f.tx.transmit(rspOnClientTimeout, appendInt64(nil, c.ClientID()+1))
+	g.step()
+	g.step()
+	if c.IsClosed() {
+		t.Fatalf("closed by another client's timeout: %v", c.Err())
+	}
+}
+
+func TestConductorSeesDriverShutdownAndStaleHeartbeat(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		hb   int64
+		want error
+	}{
+		{"shutdown", -1, ErrDriverShutdown},
+		{"stale", 1, ErrDriverTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, dir := newFakeDriver(t)
+			c, g, el := connectFake(t, dir, Options{KeepaliveInterval: time.Nanosecond, DriverTimeout: time.Second})
+			f.setHeartbeat(tc.hb)
+			for i := 0; i < 3 && !c.IsClosed(); i++ {
+				g.step()
+			}
+			if !errors.Is(c.Err(), tc.want) || !el.has(tc.want) {
+				t.Fatalf("Err() = %v, want %v", c.Err(), tc.want)
+			}
+			if _, err := c.AddSubscription("aeron:ipc", 1); !errors.Is(err, ErrClientClosed) {
+				t.Fatalf("add after the driver went: %v", err)
+			}
+		})
+	}
+}
+
+func TestAddTimesOutWithoutReply(t *testing.T) {
+	_, dir := newFakeDriver(t)
+	c, g, _ := connectFake(t, dir, Options{DriverTimeout: 300 * time.Millisecond})
+	g.release()
+	// Connect needs a fresh heartbeat, but nobody answers commands.
+	if _, err := c.AddPublication("aeron:ipc", 1); !errors.Is(err, ErrDriverTimeout) {
+		t.Fatalf("add with no driver answering: %v", err)
+	}
+}

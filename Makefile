@@ -32,13 +32,13 @@ generate:
 
 ## generate-check: fail when the committed generated code is stale
 generate-check: generate
-	@git diff --exit-code -- proto/sbe || { echo "generated SBE code is stale: run make generate and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- proto/sbe)" || { git status --short -- proto/sbe; git diff --stat -- proto/sbe; echo "generated SBE code is stale: run make generate and commit"; exit 1; }
 
 tidy-check:
 	$(GO) mod tidy -diff
 
 ## test: what CI runs
-test: setup vet race
+test: setup vet generate-check race
 
 ## bench: the package benchmarks, once each
 bench:

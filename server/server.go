@@ -98,6 +98,11 @@ func New(o Options) (*Server, error) {
 
 // streamHandler gives each stream transport its own command counters.
 func (s *Server) streamHandler(name string) uds.Handler {
+	for _, ss := range s.streams {
+		if ss.name == name { // a second listener of the same kind shares them
+			return engineHandler{e: s.engine, st: ss.stats}
+		}
+	}
 	h := engineHandler{e: s.engine, st: new(command.Stats)}
 	s.streams = append(s.streams, streamStats{name: name, stats: h.st})
 	return h

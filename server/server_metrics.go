@@ -8,6 +8,7 @@ import (
 
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/store"
+	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/uds"
 )
 
@@ -56,15 +57,36 @@ func (s *Server) setupMetrics() {
 	for _, ss := range s.streams {
 		streamSource(m, ss)
 	}
+	// Listeners with the same name (two Unix sockets speaking RESP, say)
+	// share their series: the sources add them up.
+	var names []string
+	byName := map[string][]transport.Server{}
 	for _, t := range s.transports {
-		tr, pr, _ := strings.Cut(t.Name(), "/")
+		if _, seen := byName[t.Name()]; !seen {
+			names = append(names, t.Name())
+		}
+		byName[t.Name()] = append(byName[t.Name()], t)
+	}
+	for _, name := range names {
+		tr, pr, _ := strings.Cut(name, "/")
 		labels := prometheus.Labels{"transport": tr, "protocol": pr}
 		clients := m.Gauge("connected_clients", "Clients connected now.", labels)
-		if u, ok := t.(*uds.Server); ok {
-			socketSource(m, u, labels, clients)
-			continue
+		var socks []*uds.Server
+		for _, t := range byName[name] {
+			if u, ok := t.(*uds.Server); ok {
+				socks = append(socks, u)
+			}
 		}
-		m.Source(func() { clients.Set(int64(t.Clients())) })
+		if len(socks) > 0 {
+			socketSource(m, socks, labels)
+		}
+		m.Source(func() {
+			n := 0
+			for _, t := range byName[name] {
+				n += t.Clients()
+			}
+			clients.Set(int64(n))
+		})
 	}
 
 	s.registry = prometheus.NewRegistry()
@@ -119,8 +141,8 @@ func streamSource(m *Metrics, ss streamStats) {
 	})
 }
 
-// socketSource exports a socket listener's own counters.
-func socketSource(m *Metrics, u *uds.Server, labels prometheus.Labels, clients Series) {
+// socketSource exports the socket listeners' own counters, summed.
+func socketSource(m *Metrics, socks []*uds.Server, labels prometheus.Labels) {
 	with := func(k, v string) prometheus.Labels {
 		l := prometheus.Labels{k: v}
 		for lk, lv := range labels {
@@ -136,17 +158,27 @@ func socketSource(m *Metrics, u *uds.Server, labels prometheus.Labels, clients S
 	in := m.Counter("received_bytes_total", "Bytes read from clients.", labels)
 	out := m.Counter("sent_bytes_total", "Bytes written to clients.", labels)
 	checks := m.Counter("socket_checks_total", "epoll_wait calls made by the loop for this listener.", labels)
-	var st uds.Stats
+	var one, sum uds.Stats
 	m.Source(func() {
-		u.Stats(&st)
-		clients.Set(st.Clients)
-		accepted.Set(st.Accepted)
-		rejected.Set(st.Rejected)
-		slow.Set(st.SlowConsumers)
-		big.Set(st.InputTooLarge)
-		idle.Set(st.IdleTimeouts)
-		in.Set(st.BytesIn)
-		out.Set(st.BytesOut)
-		checks.Set(st.EpollChecks)
+		sum = uds.Stats{}
+		for _, u := range socks {
+			u.Stats(&one)
+			sum.Accepted += one.Accepted
+			sum.Rejected += one.Rejected
+			sum.SlowConsumers += one.SlowConsumers
+			sum.InputTooLarge += one.InputTooLarge
+			sum.IdleTimeouts += one.IdleTimeouts
+			sum.BytesIn += one.BytesIn
+			sum.BytesOut += one.BytesOut
+			sum.EpollChecks += one.EpollChecks
+		}
+		accepted.Set(sum.Accepted)
+		rejected.Set(sum.Rejected)
+		slow.Set(sum.SlowConsumers)
+		big.Set(sum.InputTooLarge)
+		idle.Set(sum.IdleTimeouts)
+		in.Set(sum.BytesIn)
+		out.Set(sum.BytesOut)
+		checks.Set(sum.EpollChecks)
 	})
 }

@@ -128,6 +128,41 @@ func TestServerServesAndShutsDown(t *testing.T) {
 	}
 }
 
+// TestTwoListenersOfOneKind listens on two Unix sockets speaking RESP:
+// their metrics share one series set, summed.
+func TestTwoListenersOfOneKind(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.sock"), filepath.Join(dir, "b.sock")
+	s, err := New(Options{Listen: []string{"uds://" + a, "uds://" + b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- s.Run() }()
+	for _, sock := range []string{a, b} {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp(t, c, bufio.NewReader(c), "SET "+sock+" v", "+OK\r\n")
+		c.Close()
+	}
+	s.Shutdown(context.Background())
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	s.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{
+		`goblin_requests_total{command="set",protocol="resp",transport="uds"} 2`,
+		`goblin_accepted_clients_total{protocol="resp",transport="uds"} 2`,
+	} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("metrics lack %q:\n%s", want, rec.Body.String())
+		}
+	}
+}
+
 func TestRequirePass(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "g.sock")
 	s, err := New(Options{Listen: []string{"uds://" + sock}, RequirePass: "pw"})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -332,5 +333,30 @@ func TestClientStaysAliveWithHeartbeat(t *testing.T) {
 	}
 	if _, err := c.AddSubscription("aeron:ipc", 401); err != nil {
 		t.Fatalf("client unusable after 3 liveness timeouts: %v", err)
+	}
+}
+
+func TestDriverShutdownIsNoticed(t *testing.T) {
+	d := startDriver(t)
+	c := connectTest(t, d, Options{})
+	sub, err := c.AddSubscription("aeron:ipc", 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A graceful stop (SIGTERM): the driver marks its CnC shut down, which
+	// the client sees at its next keepalive check, long before the timeout.
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("client did not notice the driver shutting down")
+	}
+	if !errors.Is(c.Err(), ErrDriverShutdown) {
+		t.Fatalf("Err() = %v", c.Err())
+	}
+	if !sub.IsClosed() {
+		t.Fatal("subscription still open")
 	}
 }

@@ -141,22 +141,34 @@ func TestInProcessEngine(t *testing.T) {
 }
 
 // TestClientKilledMidRequest: several client processes run checked
-// workloads; one is SIGKILLed while pipelining. The others finish with
-// every reply right, and the server reclaims the dead client's rings.
+// workloads; one is SIGKILLed while pipelining. The server reclaims the
+// dead client's rings while the others stay connected, and the others then
+// finish with every reply right.
 func TestClientKilledMidRequest(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ring")
+	gate := filepath.Join(t.TempDir(), "go")
 	startServerProc(t, dir, proto.RESP)
 	victim := startClientProc(t, dir, proto.RESP, 0, 1<<40)
 	victim.WaitLog(t, `^running`, 60*time.Second)
 	var others []*testproc.Proc
 	for id := 1; id <= 3; id++ {
-		others = append(others, startClientProc(t, dir, proto.RESP, id, 20_000))
+		others = append(others, startRole(t, "client", dir, proto.RESP,
+			fmt.Sprintf("GOBLIN_RING_ID=%d", id), "GOBLIN_RING_N=10000", "GOBLIN_RING_GATE="+gate))
 	}
-	testproc.WaitFor(t, 60*time.Second, "four ring files", func() bool { return len(ringFiles(t, dir)) == 4 })
+	for _, p := range others {
+		p.WaitLog(t, `^phase1`, 60*time.Second)
+	}
+	if got := len(ringFiles(t, dir)); got != 4 {
+		t.Fatalf("%d ring files with four clients connected", got)
+	}
 	if err := victim.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	victim.Wait(10 * time.Second)
+	testproc.WaitFor(t, 30*time.Second, "the killed client's rings reclaimed", func() bool { return len(ringFiles(t, dir)) == 3 })
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range others {
 		waitExit(t, p, 120*time.Second)
 		if !strings.Contains(p.Log(), "done requests=20000") {

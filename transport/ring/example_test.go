@@ -15,7 +15,7 @@ import (
 type upper struct{}
 
 func (upper) OpenMessage(proto.Protocol) ring.Session { return upper{} }
-func (upper) Close()                                 {}
+func (upper) Close()                                  {}
 func (upper) ServeMessage(msg, out []byte) ([]byte, bool) {
 	for _, b := range msg {
 		if 'a' <= b && b <= 'z' {

@@ -131,6 +131,21 @@ func clientMain() int {
 		fmt.Println("workload error:", err)
 		return 3
 	}
+	if gate := os.Getenv("GOBLIN_RING_GATE"); gate != "" {
+		// Hold the connection open until the test says go, then run as
+		// many requests again.
+		fmt.Println("phase1")
+		for {
+			if _, err := os.Stat(gate); err == nil {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if err := w.run(c, 2*n); err != nil {
+			fmt.Println("workload error:", err)
+			return 3
+		}
+	}
 	fmt.Printf("done requests=%d\n", w.replies)
 	c.Close()
 	return 0

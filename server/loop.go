@@ -99,7 +99,7 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 			return nil, fmt.Errorf("server: epoll_create: %w", err)
 		}
 		l.parkFD = fd
-		l.parkEv = make([]unix.EpollEvent, 1)
+		l.parkEv = make([]unix.EpollEvent, len(l.waitables))
 		for _, w := range l.waitables {
 			// Nested epoll: the loop's park descriptor polls readable
 			// when any transport's epoll instance does.
@@ -193,12 +193,28 @@ func (l *Loop) cycle() {
 		l.lastPublish = now
 		l.cfg.Publish(&l.stats)
 	}
-	if phase := l.idle.Idle(work); phase >= Yielded || (l.socketsOnly && phase == Spun) {
-		// The loop is idle (or has nothing but sockets to poll, so a check
-		// taxes no other transport): the sockets get checked on the next
-		// cycle whatever their CheckEvery says.
+	switch phase := l.idle.Idle(work); {
+	case phase >= Yielded:
+		// The loop is idle: the sockets get checked on the next cycle
+		// whatever their CheckEvery says.
 		for _, w := range l.waitables {
 			w.CheckNow()
+		}
+	case phase == Spun && l.socketsOnly:
+		// Nothing but sockets share the loop, so checking them taxes no
+		// other transport. With several listeners, one epoll_wait on the
+		// nested descriptor says which have work.
+		if len(l.waitables) == 1 {
+			l.waitables[0].CheckNow()
+			break
+		}
+		n, _ := unix.EpollWait(l.parkFD, l.parkEv, 0)
+		for i := 0; i < n; i++ {
+			for _, w := range l.waitables {
+				if int32(w.WaitFD()) == l.parkEv[i].Fd {
+					w.CheckNow()
+				}
+			}
 		}
 	}
 }

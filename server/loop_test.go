@@ -85,16 +85,19 @@ func echoOnce(t *testing.T, addr, msg string) {
 func TestLoopServesWithEveryIdleStrategy(t *testing.T) {
 	for _, idle := range []string{IdleSpin, IdleYield, IdleBackoff} {
 		t.Run(idle, func(t *testing.T) {
-			s := listenEcho(t, 0)
+			// Two socket listeners: a spinning loop finds which one has
+			// work through the nested epoll descriptor.
+			s, s2 := listenEcho(t, 0), listenEcho(t, 0)
 			var published atomic.Int64
 			l := runLoop(t, LoopConfig{
-				Transports:   []transport.Server{s},
+				Transports:   []transport.Server{s, s2},
 				Idle:         idle,
 				Publish:      func(st *LoopStats) { published.Store(st.Iterations) },
 				PublishEvery: time.Millisecond,
 			})
 			for i := range 20 {
 				echoOnce(t, s.Addr(), fmt.Sprintf("%s-%d", idle, i))
+				echoOnce(t, s2.Addr(), fmt.Sprintf("%s-%d-2", idle, i))
 			}
 			waitUntil(t, "a publish", func() bool { return published.Load() > 0 })
 			l.Stop()

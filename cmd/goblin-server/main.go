@@ -7,8 +7,8 @@
 // docs/server.md explains them.
 //
 // Exit codes: 0 after a clean shutdown (SIGINT or SIGTERM), 1 when the
-// server cannot start or fails while running, 2 for bad flags or a bad
-// configuration file.
+// server cannot start or fails while running (or a second signal cuts a
+// shutdown short), 2 for bad flags or a bad configuration file.
 package main
 
 import (
@@ -158,6 +158,11 @@ func run(args []string, stderr io.Writer) int {
 	select {
 	case s := <-sig:
 		log.Info("shutting down", "signal", s.String())
+		go func() {
+			s := <-sig
+			log.Error("second signal: exiting without finishing the shutdown", "signal", s.String())
+			os.Exit(exitFailure)
+		}()
 		ctx, cancel := context.WithTimeout(context.Background(), opts.ShutdownTimeout)
 		if err := srv.Shutdown(ctx); err != nil {
 			log.Error("shutdown", "err", err)

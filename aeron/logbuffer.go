@@ -206,26 +206,6 @@ func handleEndOfTerm(term []byte, termOffset int, h *headerWriter, termID int32)
 	return appendFailed
 }
 
-// appendUnfragmented reserves space with get-and-add on the partition's raw
-// tail (full fence; concurrent publishers each get a disjoint range) and
-// writes one frame. It returns the resulting term offset or appendFailed.
-func appendUnfragmented(meta []byte, tailOff int, term []byte, h *headerWriter, termID int32, p1, p2 []byte) int {
-	length := len(p1) + len(p2)
-	frameLength := length + headerLength
-	aligned := align(frameLength, frameAlignment)
-	raw := shm.GetAndAddInt64(meta, tailOff, int64(aligned))
-	termOffset := tailTermOffset(raw, len(term))
-	result := termOffset + aligned
-	if result > len(term) {
-		return handleEndOfTerm(term, termOffset, h, termID)
-	}
-	h.write(term, termOffset, frameLength, termID)
-	n := copy(term[termOffset+headerLength:], p1)
-	copy(term[termOffset+headerLength+n:], p2)
-	frameLengthRelease(term, termOffset, frameLength)
-	return result
-}
-
 // fragmentedLength is the term space a message of length bytes takes when
 // split into frames of at most maxPayload bytes.
 func fragmentedLength(length, maxPayload int) int {
@@ -259,20 +239,6 @@ func writeFragments(term []byte, termOffset int, h *headerWriter, termID int32, 
 		off += align(frameLength, frameAlignment)
 		remaining -= n
 	}
-}
-
-// appendFragmented is appendUnfragmented for messages above maxPayload: one
-// get-and-add reserves every fragment.
-func appendFragmented(meta []byte, tailOff int, term []byte, h *headerWriter, termID int32, a, b []byte, maxPayload int) int {
-	required := fragmentedLength(len(a)+len(b), maxPayload)
-	raw := shm.GetAndAddInt64(meta, tailOff, int64(required))
-	termOffset := tailTermOffset(raw, len(term))
-	result := termOffset + required
-	if result > len(term) {
-		return handleEndOfTerm(term, termOffset, h, termID)
-	}
-	writeFragments(term, termOffset, h, termID, a, b, maxPayload)
-	return result
 }
 
 // copyAt fills dst from the concatenation of a and b starting at from.

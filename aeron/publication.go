@@ -185,43 +185,92 @@ func (p *Publication) offerIntoClaim(length int, parts [][]byte) int64 {
 }
 
 func (p *Publication) offer2(a, b []byte) int64 {
-	if p.closed.Load() {
-		return Closed
-	}
 	length := len(a) + len(b)
+	index, status := p.activePartition(length)
+	if status < 0 {
+		return status
+	}
+	if length <= p.maxPayload {
+		return p.appendUnfragmented(index, a, b)
+	}
+	if length > p.maxMessage {
+		panic(fmt.Errorf("%w: %d bytes > max message length %d", ErrMessageTooLong, length, p.maxMessage))
+	}
+	return p.appendFragmented(index, a, b)
+}
+
+// activePartition returns the partition to append to, or a status (< 0)
+// when the append must not go ahead: closed, a rotation in progress
+// (ADMIN_ACTION), or the position limit reached.
+func (p *Publication) activePartition(length int) (int, int64) {
+	if p.closed.Load() {
+		return 0, Closed
+	}
 	log := p.log
 	limit := shm.LoadInt64Acquire(p.limitBuf, p.limitOff) // pub-lmt (driver, release)
 	termCount := log.activeTermCount()
 	index := int(termCount) % partitionCount
-	tailOff := lmTailOffset + 8*index
-	raw := shm.LoadInt64Acquire(log.meta, tailOff)
+	raw := log.rawTail(index)
 	termID := tailTermID(raw)
-	termOffset := tailTermOffset(raw, log.termLength)
 	if termCount != termID-log.initialTermID {
-		return AdminAction
+		return 0, AdminAction // another publisher is rotating
 	}
-	position := computePosition(termID, termOffset, log.bitsToShift, log.initialTermID)
+	position := computePosition(termID, tailTermOffset(raw, log.termLength), log.bitsToShift, log.initialTermID)
 	if position >= limit {
-		return p.backPressureStatus(position, length)
+		return 0, p.backPressureStatus(position, length)
 	}
-	term := log.terms[index]
-	var result int
-	if length <= p.maxPayload {
-		result = appendUnfragmented(log.meta, tailOff, term, &p.hw, termID, a, b)
-	} else {
-		if length > p.maxMessage {
-			panic(fmt.Errorf("%w: %d bytes > max message length %d", ErrMessageTooLong, length, p.maxMessage))
-		}
-		result = appendFragmented(log.meta, tailOff, term, &p.hw, termID, a, b, p.maxPayload)
-	}
-	if result > 0 {
-		return position - int64(termOffset) + int64(result)
-	}
-	if position+int64(termOffset) > p.maxPosition {
+	return index, 0
+}
+
+// reserve claims required bytes of the partition with get-and-add on its
+// raw tail (a full fence; concurrent publishers each get a disjoint range)
+// and returns the term id and offset the range starts at, and the stream
+// position after it. The term id comes from the get-and-add, not from the
+// earlier read, so a publisher delayed across rotations still writes the
+// right header.
+func (p *Publication) reserve(index, required int) (termID int32, termOffset int, position int64) {
+	log := p.log
+	raw := shm.GetAndAddInt64(log.meta, lmTailOffset+8*index, int64(required))
+	termID = tailTermID(raw)
+	termOffset = tailTermOffset(raw, log.termLength)
+	position = computePosition(termID, termOffset+required, log.bitsToShift, log.initialTermID)
+	return termID, termOffset, position
+}
+
+// endOfLog pads the rest of the term when this reservation crossed its
+// end, then rotates to the next term (or reports the end of the stream).
+func (p *Publication) endOfLog(term []byte, termID int32, termOffset int, position int64) int64 {
+	handleEndOfTerm(term, termOffset, &p.hw, termID)
+	if position >= p.maxPosition {
 		return MaxPositionExceeded
 	}
-	rotateLog(log.meta, termCount, termID)
+	rotateLog(p.log.meta, termID-p.log.initialTermID, termID)
 	return AdminAction
+}
+
+func (p *Publication) appendUnfragmented(index int, a, b []byte) int64 {
+	term := p.log.terms[index]
+	frameLength := len(a) + len(b) + headerLength
+	termID, off, position := p.reserve(index, align(frameLength, frameAlignment))
+	if off+align(frameLength, frameAlignment) > len(term) {
+		return p.endOfLog(term, termID, off, position)
+	}
+	p.hw.write(term, off, frameLength, termID)
+	n := copy(term[off+headerLength:], a)
+	copy(term[off+headerLength+n:], b)
+	frameLengthRelease(term, off, frameLength)
+	return position
+}
+
+func (p *Publication) appendFragmented(index int, a, b []byte) int64 {
+	term := p.log.terms[index]
+	required := fragmentedLength(len(a)+len(b), p.maxPayload)
+	termID, off, position := p.reserve(index, required)
+	if off+required > len(term) {
+		return p.endOfLog(term, termID, off, position)
+	}
+	writeFragments(term, off, &p.hw, termID, a, b, p.maxPayload)
+	return position
 }
 
 // TryClaim reserves length bytes (at most MaxPayloadLength) in the term for
@@ -232,41 +281,20 @@ func (p *Publication) TryClaim(length int, claim *BufferClaim) int64 {
 	if length > p.maxPayload {
 		panic(fmt.Errorf("%w: claim of %d bytes > max payload %d", ErrMessageTooLong, length, p.maxPayload))
 	}
-	if p.closed.Load() {
-		return Closed
+	index, status := p.activePartition(length)
+	if status < 0 {
+		return status
 	}
-	log := p.log
-	limit := shm.LoadInt64Acquire(p.limitBuf, p.limitOff)
-	termCount := log.activeTermCount()
-	index := int(termCount) % partitionCount
-	tailOff := lmTailOffset + 8*index
-	raw := shm.LoadInt64Acquire(log.meta, tailOff)
-	termID := tailTermID(raw)
-	termOffset := tailTermOffset(raw, log.termLength)
-	if termCount != termID-log.initialTermID {
-		return AdminAction
-	}
-	position := computePosition(termID, termOffset, log.bitsToShift, log.initialTermID)
-	if position >= limit {
-		return p.backPressureStatus(position, length)
-	}
-	term := log.terms[index]
+	term := p.log.terms[index]
 	frameLength := length + headerLength
 	aligned := align(frameLength, frameAlignment)
-	raw = shm.GetAndAddInt64(log.meta, tailOff, int64(aligned))
-	off := tailTermOffset(raw, len(term))
-	result := off + aligned
-	if result > len(term) {
-		handleEndOfTerm(term, off, &p.hw, termID)
-		if position+int64(termOffset) > p.maxPosition {
-			return MaxPositionExceeded
-		}
-		rotateLog(log.meta, termCount, termID)
-		return AdminAction
+	termID, off, position := p.reserve(index, aligned)
+	if off+aligned > len(term) {
+		return p.endOfLog(term, termID, off, position)
 	}
 	p.hw.write(term, off, frameLength, termID)
 	claim.term, claim.offset, claim.length = term, off, frameLength
-	return position - int64(termOffset) + int64(result)
+	return position
 }
 
 // BufferClaim is a frame reserved by TryClaim. Reuse one value per

@@ -31,7 +31,8 @@ import (
 // GOBLIN_BENCH_BUSYPOLL=<duration> changes the bound). Busy-polling takes
 // the poller wake-up out of every peer's figures when a core is free for
 // the client, and costs a great deal when cores are scarce: a spinning
-// client competes with the server for the CPU.
+// client competes with the server for the CPU. GOBLIN_BENCH_SERVER=<path>
+// measures a prebuilt goblin-server binary instead of building this tree's.
 func BenchmarkRoundTrip(b *testing.B) {
 	busy := 20 * time.Microsecond
 	if v := os.Getenv("GOBLIN_BENCH_BUSYPOLL"); v != "" {
@@ -139,7 +140,10 @@ func measure(b *testing.B, c *Client, op string) latency.Summary {
 // the given idle strategy ("" for the default) and returns the target.
 func startGoblin(tb testing.TB, idle, proto string) string {
 	tb.Helper()
-	bin := testproc.Build(tb, "./cmd/goblin-server")
+	bin := os.Getenv("GOBLIN_BENCH_SERVER") // a prebuilt goblin-server, e.g. another revision
+	if bin == "" {
+		bin = testproc.Build(tb, "./cmd/goblin-server")
+	}
 	sock := filepath.Join(tb.TempDir(), "goblin.sock")
 	tgt := "uds://" + sock + "?proto=" + proto
 	args := []string{"--listen", tgt, "--metrics", "off"}

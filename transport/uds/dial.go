@@ -165,7 +165,7 @@ func (c *Conn) spinRead(fd uintptr) bool {
 	start := time.Now()
 	buf := c.readBuf
 	for i := 0; ; i++ {
-		n, err := rawRead(fd, buf)
+		n, err := dialRawRead(fd, buf)
 		switch {
 		case n > 0:
 			c.readN = n
@@ -189,12 +189,12 @@ func (c *Conn) spinRead(fd uintptr) bool {
 	}
 }
 
-// rawRead is read(2) on a non-blocking socket without telling the Go
+// dialRawRead is read(2) on a non-blocking socket without telling the Go
 // scheduler: the call never blocks, so entersyscall/exitsyscall (and the
 // P hand-offs sysmon makes when it sees a P parked in a syscall) would be
 // pure overhead on every spin. buf must not be empty; the kernel writes
 // into it and nothing else touches it during the call.
-func rawRead(fd uintptr, buf []byte) (int, error) {
+func dialRawRead(fd uintptr, buf []byte) (int, error) {
 	n, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
 	if errno != 0 {
 		return 0, errno

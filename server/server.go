@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,8 +38,7 @@ type Server struct {
 	registry   *prometheus.Registry
 	started    time.Time
 
-	runOnce sync.Once
-	runErr  error
+	ran atomic.Bool // Run started (or Shutdown ran instead)
 }
 
 // streamStats are the command counters of one stream transport.
@@ -118,17 +117,27 @@ func (s *Server) closeTransports() {
 // port 0 becomes the port the kernel chose).
 func (s *Server) Targets() []target.Target { return s.targets }
 
+// ErrRunning is returned by a second call of Run, or by Run after
+// Shutdown.
+var ErrRunning = errors.New("server: Run already called")
+
 // Run runs the loop on the calling goroutine until Shutdown, then returns
 // the first error closing the transports gave.
 func (s *Server) Run() error {
-	s.runOnce.Do(func() { s.runErr = s.loop.Run() })
-	return s.runErr
+	if !s.ran.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	return s.loop.Run()
 }
 
 // Shutdown asks the loop to stop accepting, answer what it has read, close
-// every client and return, and waits for that until ctx ends.
+// every client and return, and waits for that until ctx ends. Called before
+// Run, it closes the listeners itself.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.loop.Stop()
+	if s.ran.CompareAndSwap(false, true) {
+		return s.loop.shutdown()
+	}
 	select {
 	case <-s.loop.Done():
 		return nil

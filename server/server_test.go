@@ -128,6 +128,19 @@ func TestServerServesAndShutsDown(t *testing.T) {
 	}
 }
 
+func TestShutdownWithoutRun(t *testing.T) {
+	s, sock := newTestServer(t)
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Fatalf("socket file left: %v", err)
+	}
+	if err := s.Run(); !errors.Is(err, ErrRunning) {
+		t.Fatalf("Run after Shutdown: %v", err)
+	}
+}
+
 // TestTwoListenersOfOneKind listens on two Unix sockets speaking RESP:
 // their metrics share one series set, summed.
 func TestTwoListenersOfOneKind(t *testing.T) {

@@ -154,7 +154,8 @@ func TestGoRedis(t *testing.T) {
 	ctx := context.Background()
 	for _, ep := range []struct{ name, network, addr string }{{"unix", "unix", s.sock}, {"tcp", "tcp", s.tcp}} {
 		t.Run(ep.name, func(t *testing.T) {
-			rdb := redis.NewClient(&redis.Options{Network: ep.network, Addr: ep.addr, Protocol: 2, PoolSize: 8})
+			// go-redis defaults: it tries HELLO 3 and falls back to RESP2.
+			rdb := redis.NewClient(&redis.Options{Network: ep.network, Addr: ep.addr, PoolSize: 8})
 			defer rdb.Close()
 			if err := rdb.Ping(ctx).Err(); err != nil {
 				t.Fatal(err)

@@ -159,8 +159,10 @@ func Dial(ctx context.Context, dir string, o DialOptions) (*Conn, error) {
 		return nil, fmt.Errorf("ring: %w", err)
 	}
 	g, err := readHeader(mem)
-	if err == nil && proto.Protocol(shm.GetInt32(mem, offProto)) != o.Proto {
-		err = fmt.Errorf("%w: file speaks %v", errBadFile, proto.Protocol(shm.GetInt32(mem, offProto)))
+	// Protocol: written by the server (plain) before it sent the file name;
+	// read here (plain) after receiving it; the socket orders the two.
+	if fp := proto.Protocol(shm.GetInt32(mem, offProto)); err == nil && fp != o.Proto {
+		err = fmt.Errorf("%w: file speaks %v", errBadFile, fp)
 	}
 	if err != nil {
 		shm.Unmap(mem)

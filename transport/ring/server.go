@@ -623,6 +623,8 @@ func (s *Server) newClient(fd int) (*client, error) {
 	shm.PutInt32(m, offServerPID, int32(os.Getpid()))
 	shm.PutInt32(m, offClientPID, c.pid)
 	shm.PutInt64(m, offClientID, c.id)
+	// Heartbeat (then magic, last): written by the server (release), read by
+	// the client (acquire, and plain for the magic after the handshake).
 	shm.StoreInt64Release(m, offBeat, s.beat)
 	shm.StoreInt64Release(m, offMagic, magic)
 	c.req = newConsumer(m, s.geo.reqBase, s.geo.records, s.geo.recordSize)

@@ -167,6 +167,8 @@ func (c *consumer) peek() (msg []byte, tooLarge bool, ok bool) {
 
 // headLen is the (would-be) length of the ready record at the head.
 func (c *consumer) headLen() int {
+	// Header word: written by the producer (release), read (acquire) again
+	// after peek saw it ready; it cannot change until release.
 	h := uint64(shm.LoadInt64Acquire(c.mem, c.slotOff(c.next)))
 	return int(h &^ hdrTooLarge >> 32)
 }

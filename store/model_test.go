@@ -24,6 +24,16 @@ type harness struct {
 	clock *FakeClock
 	m     map[string]mentry
 	buf   []byte
+	ooms  int // writes refused with ErrOOM (the model is left unchanged)
+}
+
+// refused reports whether err is an ErrOOM the harness accepts (a capped store).
+func (h *harness) refused(err error) bool {
+	if err != nil && errors.Is(err, ErrOOM) && h.s.o.MaxMemory > 0 {
+		h.ooms++
+		return true
+	}
+	return false
 }
 
 func newHarness(t testing.TB, o Options) *harness {
@@ -65,6 +75,10 @@ func (h *harness) get(key string) {
 func (h *harness) set(key string, val []byte, o SetOptions) {
 	old, hadOld, applied, err := h.s.Set(h.buf[:0], []byte(key), val, o)
 	h.buf = old
+	if h.refused(err) {
+		h.live(key) // the store may have dropped the key lazily if it had expired
+		return
+	}
 	if err != nil {
 		h.fail("SET %q: %v", key, err)
 	}
@@ -156,6 +170,9 @@ func (h *harness) pttl(key string) {
 func (h *harness) incrBy(key string, d int64) {
 	got, err := h.s.IncrBy([]byte(key), d)
 	e, ok := h.live(key)
+	if h.refused(err) {
+		return
+	}
 	var cur int64
 	if ok {
 		n, perr := strconv.ParseInt(string(e.val), 10, 64)
@@ -182,6 +199,10 @@ func (h *harness) incrBy(key string, d int64) {
 
 func (h *harness) appendOp(key string, val []byte) {
 	n, err := h.s.Append([]byte(key), val)
+	if h.refused(err) {
+		h.live(key)
+		return
+	}
 	if err != nil {
 		h.fail("APPEND %q: %v", key, err)
 	}
@@ -275,7 +296,11 @@ func randomValue(rng *rand.Rand) []byte {
 
 // runModel performs ops random operations on keys drawn from nkeys names.
 func runModel(t testing.TB, seed uint64, ops, nkeys int, checkEvery int) *harness {
-	h := newHarness(t, Options{MaxValueLen: 1 << 20})
+	return runModelOpts(t, Options{MaxValueLen: 1 << 20}, seed, ops, nkeys, checkEvery)
+}
+
+func runModelOpts(t testing.TB, o Options, seed uint64, ops, nkeys int, checkEvery int) *harness {
+	h := newHarness(t, o)
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	keys := make([]string, nkeys)
 	for i := range keys {
@@ -373,4 +398,21 @@ func TestModelRandomOps(t *testing.T) {
 		})
 	}
 	t.Logf("%d operations in total", total)
+}
+
+// TestModelNoEvictionAtCap: the same random operations on a store capped far below
+// what they want, under noeviction: refused writes (ErrOOM) change nothing, every
+// accepted one matches the model, and nothing already stored is lost.
+func TestModelNoEvictionAtCap(t *testing.T) {
+	ops := 300_000
+	if raceEnabled || testing.Short() {
+		ops = 60_000
+	}
+	h := runModelOpts(t, Options{MaxValueLen: 1 << 20, MaxMemory: 256 << 10}, 7, ops, 5000, 20_000)
+	var st Stats
+	h.s.Stats(&st)
+	if h.ooms == 0 || st.OOMRejects == 0 || st.Evicted != 0 {
+		t.Fatalf("the cap was never reached: %d refusals, stats %+v", h.ooms, st)
+	}
+	t.Logf("%d writes refused, used %d of %d bytes", h.ooms, st.UsedMemory, st.MaxMemory)
 }

@@ -177,3 +177,37 @@ func benchThroughput(b *testing.B, size int) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
 }
+
+// BenchmarkOfferPollMemory is the client's own cost per message, without a
+// driver or a second thread: offer one message and poll it back on plain
+// memory (the driver's cleaning is played by the loop at each rotation).
+func BenchmarkOfferPollMemory(b *testing.B) {
+	for _, size := range []int{32, 256} {
+		for _, kind := range []string{"concurrent", "exclusive"} {
+			b.Run(kind+"/"+sizeName(size), func(b *testing.B) {
+				l := newTestLog(16<<20, 1408, 0)
+				values := testCounters(1 << 62)
+				var offer func([]byte) int64
+				if kind == "exclusive" {
+					offer = newTestExclusive(l, values).Offer
+				} else {
+					offer = newTestPublication(l, values).Offer
+				}
+				img := newTestImage(l, values)
+				msg := make([]byte, size)
+				n := 0
+				handler := func(buf []byte, _ *Header) { n += len(buf) }
+				b.ReportAllocs()
+				b.SetBytes(int64(size))
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					for offer(msg) == AdminAction {
+						driverClean(l)
+					}
+					for img.Poll(handler, 1) == 0 {
+					}
+				}
+			})
+		}
+	}
+}

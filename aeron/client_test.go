@@ -23,7 +23,7 @@ func TestDriverLossClosesEverything(t *testing.T) {
 	d.awaitReady(t)
 	var reported atomic.Value
 	var unavailable atomic.Int32
-	timeout := 2 * time.Second
+	timeout := 5 * time.Second
 	c := connectTest(t, d, Options{
 		DriverTimeout:           timeout,
 		ErrorHandler:            func(err error) { reported.Store(err) },
@@ -231,8 +231,11 @@ func TestResponseChannelUDPTwoDrivers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t0 := time.Now()
 	eventually(t, "response image", 20*time.Second, func() bool { return respSub.ImageCount() == 1 })
+	t1 := time.Now()
 	echoExchange(t, 200, req, srvSub, respPub, respSub)
+	t.Logf("response image after %v, 200 echoes in %v", t1.Sub(t0), time.Since(t1))
 }
 
 func TestImageLifecycleAndEndOfStream(t *testing.T) {
@@ -317,11 +320,11 @@ func TestClientTimedOutByDriver(t *testing.T) {
 
 func TestClientStaysAliveWithHeartbeat(t *testing.T) {
 	if testing.Short() {
-		t.Skip("waits for three client liveness timeouts")
+		t.Skip("waits for two client liveness timeouts")
 	}
-	// The same 2 s liveness timeout, but the conductor stamps the heartbeat
-	// counter every 500 ms: the client outlives several timeouts.
-	d := startDriver(t, "aeron.client.liveness.timeout=2000000000")
+	// A 3 s liveness timeout, and the conductor stamping the heartbeat
+	// counter every 500 ms: the client outlives two timeouts.
+	d := startDriver(t, "aeron.client.liveness.timeout=3000000000")
 	c := connectTest(t, d, Options{})
 	if _, err := c.AddPublication("aeron:ipc", 401); err != nil {
 		t.Fatal(err)
@@ -329,10 +332,10 @@ func TestClientStaysAliveWithHeartbeat(t *testing.T) {
 	select {
 	case <-c.Done():
 		t.Fatalf("client closed: %v", c.Err())
-	case <-time.After(6 * time.Second):
+	case <-time.After(6500 * time.Millisecond):
 	}
 	if _, err := c.AddSubscription("aeron:ipc", 401); err != nil {
-		t.Fatalf("client unusable after 3 liveness timeouts: %v", err)
+		t.Fatalf("client unusable after 2 liveness timeouts: %v", err)
 	}
 }
 

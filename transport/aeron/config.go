@@ -1,0 +1,431 @@
+package aeron
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	ae "github.com/goblin-kv/goblin/aeron"
+	"github.com/goblin-kv/goblin/aeron/javadriver"
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/target"
+)
+
+// Defaults.
+const (
+	DefaultStream        int32 = 1001 // request stream id
+	DefaultReplyStream   int32 = 1002 // response (reply) stream id
+	DefaultTermLength          = 4 << 20
+	DefaultFragmentLimit       = 32
+	DefaultOfferRetries        = 128
+	DefaultMaxClients          = 1024
+	DefaultDriverTimeout       = 10 * time.Second
+	DefaultSpinLimit           = 1 << 12
+	DefaultParkTime            = 20 * time.Microsecond
+)
+
+// Errors.
+var (
+	// ErrConfig is wrapped by every bad target parameter or option.
+	ErrConfig = errors.New("aeron transport: bad configuration")
+	// ErrDirInUse reports that a live media driver already runs in the
+	// directory a server was told to start its own driver in.
+	ErrDirInUse = errors.New("aeron transport: a media driver already runs in the directory")
+	// ErrNoServer reports that no server answered a dial: the request
+	// publication or the response channel did not connect in time.
+	ErrNoServer = errors.New("aeron transport: no server answered")
+)
+
+// DefaultDir is the Aeron directory of the media driver a server starts
+// when its target names none (dir=), and the directory IPC clients look in
+// when theirs names none: /dev/shm/goblin-aeron-<uid> (the temp dir where
+// /dev/shm is missing). One server per machine can use it; give others
+// their own dir=.
+func DefaultDir() string {
+	base := os.TempDir()
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		base = "/dev/shm"
+	}
+	return filepath.Join(base, "goblin-aeron-"+strconv.Itoa(os.Getuid()))
+}
+
+// Options configure a Server. Media, the UDP addresses and Handler are
+// required; the zero value of every other field works.
+type Options struct {
+	// Media is "ipc" or "udp".
+	Media string
+	// Endpoint is the UDP request endpoint host:port the server's driver
+	// binds (aeron:udp?endpoint=SERVER_IP:REQUEST_PORT).
+	Endpoint string
+	// Control is the UDP response control address host:port: the server's
+	// response publications bind it (on the server), and clients' response
+	// subscriptions name the same address. It must be an address of the
+	// server's host, never a client's.
+	Control string
+	// Proto is the protocol spoken on the streams.
+	Proto proto.Protocol
+	// Stream and ReplyStream are the request and response stream ids
+	// (default DefaultStream, DefaultReplyStream).
+	Stream, ReplyStream int32
+	// TermLength is the term length of the response publications (a power
+	// of two, 64 KiB to 1 GiB; default DefaultTermLength). A reply longer
+	// than an eighth of it cannot be sent.
+	TermLength int
+	// Dir is the media driver's Aeron directory (default DefaultDir()).
+	Dir string
+	// External says a driver something else runs lives in Dir; otherwise
+	// the server starts one there, supervises it and restarts it if it
+	// dies.
+	External bool
+	// Profile is the profile of the driver the server starts (default
+	// javadriver.Frugal).
+	Profile javadriver.Profile
+	// Driver holds further options for the driver the server starts (its
+	// Dir and Profile are overridden by the fields above).
+	Driver javadriver.Options
+	// FragmentLimit bounds the requests served per Poll (default
+	// DefaultFragmentLimit).
+	FragmentLimit int
+	// OfferRetries bounds the immediate retries of a back-pressured reply;
+	// after them the client is dropped and counted (default
+	// DefaultOfferRetries).
+	OfferRetries int
+	// MaxClients bounds the connected clients (default DefaultMaxClients).
+	MaxClients int
+	// Handler makes the session of each new client. Required.
+	Handler Handler
+	// Logger receives driver and client events (default: discard).
+	Logger *slog.Logger
+}
+
+func (o *Options) ensureDefaults() {
+	if o.Stream == 0 {
+		o.Stream = DefaultStream
+	}
+	if o.ReplyStream == 0 {
+		o.ReplyStream = DefaultReplyStream
+	}
+	if o.TermLength == 0 {
+		o.TermLength = DefaultTermLength
+	}
+	if o.Dir == "" {
+		o.Dir = DefaultDir()
+	}
+	if o.FragmentLimit <= 0 {
+		o.FragmentLimit = DefaultFragmentLimit
+	}
+	if o.OfferRetries <= 0 {
+		o.OfferRetries = DefaultOfferRetries
+	}
+	if o.MaxClients <= 0 {
+		o.MaxClients = DefaultMaxClients
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+func (o *Options) validate() error {
+	switch o.Media {
+	case ae.MediaIPC:
+	case ae.MediaUDP:
+		if err := checkHostPort("endpoint", o.Endpoint); err != nil {
+			return err
+		}
+		if err := checkHostPort("control", o.Control); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("%w: media %q: want ipc or udp", ErrConfig, o.Media)
+	}
+	if o.Handler == nil {
+		return fmt.Errorf("%w: Options.Handler is nil", ErrConfig)
+	}
+	if o.Proto != proto.RESP && o.Proto != proto.SBE {
+		return fmt.Errorf("%w: unknown protocol %v", ErrConfig, o.Proto)
+	}
+	if o.Stream == o.ReplyStream {
+		return fmt.Errorf("%w: request and reply streams are both %d", ErrConfig, o.Stream)
+	}
+	return checkTermLength(o.TermLength)
+}
+
+func checkHostPort(name, v string) error {
+	if v == "" {
+		return fmt.Errorf("%w: aeron:udp needs %s=HOST:PORT", ErrConfig, name)
+	}
+	if _, _, err := net.SplitHostPort(v); err != nil {
+		return fmt.Errorf("%w: %s=%q: %v", ErrConfig, name, v, err)
+	}
+	return nil
+}
+
+func checkTermLength(n int) error {
+	if n < 64<<10 || n > 1<<30 || n&(n-1) != 0 {
+		return fmt.Errorf("%w: term-length %d is not a power of two from 64 KiB to 1 GiB", ErrConfig, n)
+	}
+	return nil
+}
+
+// Wait is how a client waits for a reply or for room to send.
+type Wait uint8
+
+const (
+	// Spin busy-polls: the lowest latency, one whole core while waiting.
+	Spin Wait = iota
+	// Yield spins SpinLimit times, then yields the processor between polls.
+	Yield
+	// Park spins SpinLimit times, yields as often again, then sleeps
+	// ParkTime between polls (the frugal default).
+	Park
+)
+
+// ParseWait turns "spin", "yield" or "park" into a Wait.
+func ParseWait(s string) (Wait, error) {
+	switch s {
+	case "spin":
+		return Spin, nil
+	case "yield":
+		return Yield, nil
+	case "park", "":
+		return Park, nil
+	}
+	return 0, fmt.Errorf("%w: wait %q: want spin, yield or park", ErrConfig, s)
+}
+
+func (w Wait) String() string {
+	switch w {
+	case Spin:
+		return "spin"
+	case Yield:
+		return "yield"
+	case Park:
+		return "park"
+	}
+	return fmt.Sprintf("wait(%d)", uint8(w))
+}
+
+// DialOptions configure Dial. Media (and Control for UDP) are required.
+type DialOptions struct {
+	// Media is "ipc" or "udp".
+	Media string
+	// Endpoint is the server's UDP request endpoint host:port.
+	Endpoint string
+	// Control is the server's UDP response control address host:port (the
+	// same value the server listens with: an address of the server).
+	Control string
+	// Proto is the protocol to speak; the server must speak it too.
+	Proto proto.Protocol
+	// Stream, ReplyStream and TermLength as in Options.
+	Stream, ReplyStream int32
+	TermLength          int
+	// Dir is the Aeron directory of the driver to use. Empty means, for
+	// IPC, DefaultDir() (the server's driver); for UDP, a driver of this
+	// process's own, started on first use and shared by its connections
+	// (the two-driver case).
+	Dir string
+	// Profile is the profile of the driver started for UDP (default
+	// Frugal).
+	Profile javadriver.Profile
+	// Wait is the waiting strategy (default Park).
+	Wait Wait
+	// SpinLimit and ParkTime tune Yield and Park.
+	SpinLimit int
+	ParkTime  time.Duration
+	// DriverTimeout is how old the driver's heartbeat may get before the
+	// connection reports the driver lost (default 10 s).
+	DriverTimeout time.Duration
+}
+
+func (o *DialOptions) ensureDefaults() {
+	if o.Stream == 0 {
+		o.Stream = DefaultStream
+	}
+	if o.ReplyStream == 0 {
+		o.ReplyStream = DefaultReplyStream
+	}
+	if o.TermLength == 0 {
+		o.TermLength = DefaultTermLength
+	}
+	if o.SpinLimit <= 0 {
+		o.SpinLimit = DefaultSpinLimit
+	}
+	if o.ParkTime <= 0 {
+		o.ParkTime = DefaultParkTime
+	}
+	if o.DriverTimeout <= 0 {
+		o.DriverTimeout = DefaultDriverTimeout
+	}
+	if o.Media == ae.MediaIPC && o.Dir == "" {
+		o.Dir = DefaultDir()
+	}
+}
+
+func (o *DialOptions) validate() error {
+	switch o.Media {
+	case ae.MediaIPC:
+	case ae.MediaUDP:
+		if err := checkHostPort("endpoint", o.Endpoint); err != nil {
+			return err
+		}
+		if err := checkHostPort("control", o.Control); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("%w: media %q: want ipc or udp", ErrConfig, o.Media)
+	}
+	return checkTermLength(o.TermLength)
+}
+
+// The target parameters. Server and client accept each other's, so one
+// target string serves both.
+var (
+	serverParams = map[string]bool{"endpoint": true, "control": true, "dir": true, "driver": true, "profile": true,
+		"stream": true, "reply-stream": true, "term-length": true}
+	clientParams = map[string]bool{"endpoint": true, "control": true, "dir": true, "profile": true, "stream": true,
+		"reply-stream": true, "term-length": true, "wait": true, "driver-timeout": true}
+)
+
+// ConfigFor fills a server's Options from an aeron target:
+//
+//	aeron:ipc?proto=sbe|dir=/dev/shm/goblin-aeron|driver=launch|profile=frugal
+//	aeron:udp?endpoint=10.0.0.1:40123|control=10.0.0.1:40124|proto=resp
+//
+// dir is the driver's directory (default DefaultDir()); driver=launch (the
+// default) starts and supervises a media driver there, driver=external
+// uses one something else runs; profile picks the started driver's
+// profile (frugal, spin-shared, spin, spin-dedicated); stream,
+// reply-stream and term-length tune the streams. The caller sets Handler
+// and Logger.
+func ConfigFor(t target.Target) (Options, error) {
+	o := Options{Media: t.Address, Proto: t.Proto}
+	if t.Scheme != target.Aeron {
+		return o, fmt.Errorf("%w: target scheme %q is not aeron", ErrConfig, t.Scheme)
+	}
+	for k, v := range t.Params {
+		var err error
+		switch k {
+		case "endpoint":
+			o.Endpoint = v
+		case "control":
+			o.Control = v
+		case "dir":
+			o.Dir = v
+		case "driver":
+			switch v {
+			case "launch":
+			case "external":
+				o.External = true
+			default:
+				err = errors.New("want launch or external")
+			}
+		case "profile":
+			o.Profile, err = javadriver.ParseProfile(v)
+		case "stream":
+			o.Stream, err = parseStream(v)
+		case "reply-stream":
+			o.ReplyStream, err = parseStream(v)
+		case "term-length":
+			o.TermLength, err = strconv.Atoi(v)
+		default:
+			if !clientParams[k] {
+				return o, fmt.Errorf("%w: unknown target parameter %q (want endpoint, control, dir, driver, profile, stream, reply-stream or term-length)", ErrConfig, k)
+			}
+		}
+		if err != nil {
+			return o, fmt.Errorf("%w: parameter %s=%q: %v", ErrConfig, k, v, err)
+		}
+	}
+	o.ensureDefaults()
+	if o.Media == ae.MediaUDP {
+		if err := checkHostPort("endpoint", o.Endpoint); err != nil {
+			return o, err
+		}
+		if err := checkHostPort("control", o.Control); err != nil {
+			return o, err
+		}
+	}
+	return o, checkTermLength(o.TermLength)
+}
+
+// DialOptionsFor fills DialOptions from an aeron target; besides the
+// server's parameters (driver is ignored) a client takes
+// wait=spin|yield|park and driver-timeout=DURATION. profile=spin on a
+// client means: spin while waiting (unless wait says otherwise) and, for
+// UDP without dir, start its own driver with the Spin profile.
+func DialOptionsFor(t target.Target) (DialOptions, error) {
+	o := DialOptions{Media: t.Address, Proto: t.Proto}
+	if t.Scheme != target.Aeron {
+		return o, fmt.Errorf("%w: target scheme %q is not aeron", ErrConfig, t.Scheme)
+	}
+	waitSet := false
+	for k, v := range t.Params {
+		var err error
+		switch k {
+		case "endpoint":
+			o.Endpoint = v
+		case "control":
+			o.Control = v
+		case "dir":
+			o.Dir = v
+		case "profile":
+			o.Profile, err = javadriver.ParseProfile(v)
+		case "stream":
+			o.Stream, err = parseStream(v)
+		case "reply-stream":
+			o.ReplyStream, err = parseStream(v)
+		case "term-length":
+			o.TermLength, err = strconv.Atoi(v)
+		case "wait":
+			o.Wait, err = ParseWait(v)
+			waitSet = true
+		case "driver-timeout":
+			o.DriverTimeout, err = time.ParseDuration(v)
+		default:
+			if !serverParams[k] {
+				return o, fmt.Errorf("%w: unknown target parameter %q (want endpoint, control, dir, profile, stream, reply-stream, term-length, wait or driver-timeout)", ErrConfig, k)
+			}
+		}
+		if err != nil {
+			return o, fmt.Errorf("%w: parameter %s=%q: %v", ErrConfig, k, v, err)
+		}
+	}
+	if !waitSet && o.Profile.Spins() {
+		o.Wait = Spin
+	}
+	o.ensureDefaults()
+	return o, o.validate()
+}
+
+func parseStream(v string) (int32, error) {
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err == nil && n == 0 {
+		err = errors.New("stream id 0 is reserved here")
+	}
+	return int32(n), err
+}
+
+// requestChannel is the channel of the server's request subscription and,
+// with response-correlation-id added, of a client's request publication.
+func requestChannel(media, endpoint string) *ae.ChannelBuilder {
+	if media == ae.MediaIPC {
+		return ae.IPC()
+	}
+	return ae.UDP().Endpoint(endpoint)
+}
+
+// responseChannel is the channel of a client's response subscription and,
+// with response-correlation-id added, of the server's response
+// publication: control-mode=response and, for UDP, control=the server's
+// control address on both sides.
+func responseChannel(media, control string) *ae.ChannelBuilder {
+	if media == ae.MediaIPC {
+		return ae.IPC().ControlMode(ae.ControlModeResponse)
+	}
+	return ae.UDP().Control(control).ControlMode(ae.ControlModeResponse)
+}

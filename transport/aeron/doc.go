@@ -1,0 +1,40 @@
+// Package aeron is goblin's Aeron transport, built on goblin's own Aeron
+// client (package github.com/goblin-kv/goblin/aeron): clients send one
+// request per Aeron message on a request stream, and the server answers
+// each client on its own response channel.
+//
+//	aeron:ipc?proto=sbe                                        one driver, shared memory
+//	aeron:udp?endpoint=SERVER_IP:40123|control=SERVER_IP:40124  two drivers, UDP
+//
+// IPC: the server subscribes to aeron:ipc; a client adds a response
+// subscription aeron:ipc?control-mode=response and then a request
+// publication aeron:ipc?response-correlation-id=<subscription id>; the
+// server answers on aeron:ipc?control-mode=response|response-correlation-id=<image
+// correlation id>, which the driver links to that client's subscription.
+//
+// UDP: the server subscribes to aeron:udp?endpoint=SERVER_IP:REQUEST_PORT;
+// its response publications are
+// aeron:udp?control=SERVER_IP:RESPONSE_PORT|control-mode=response, which
+// bind the control address on the server. A client's response subscription
+// names the same server control URI; Aeron's response correlation learns
+// the client's return address. Never give the client's own IP as control:
+// the server's driver would try to bind an address it does not own.
+//
+// The store loop polls every client's request image inline (Server.Poll,
+// at most FragmentLimit requests per call), executes each request through
+// the Handler and offers the reply on that client's publication. Adding and
+// closing publications and supervising the media driver wait on the driver,
+// so they happen on a manager goroutine that hands results to the loop.
+// A reply that stays back-pressured for OfferRetries immediate retries
+// drops the client (Stats.Dropped) instead of blocking the loop.
+//
+// By default a server starts and supervises the real Aeron media driver
+// (package aeron/javadriver) in DefaultDir(), or the target's dir=, and
+// restarts it if it dies, re-adding its subscription; clients then get
+// transport.ErrServerGone (or a timeout) and dial again. driver=external
+// uses a driver something else runs. IPC clients use the server's driver
+// directory (dir=, default DefaultDir()); UDP clients start a driver of
+// their own unless given dir=. docs/transports.md has the profiles
+// (frugal and continuous polling), the exact channels and how to choose
+// addresses across hosts.
+package aeron

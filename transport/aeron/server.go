@@ -1,0 +1,629 @@
+package aeron
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	ae "github.com/goblin-kv/goblin/aeron"
+	"github.com/goblin-kv/goblin/aeron/javadriver"
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/target"
+)
+
+// Handler executes the requests of a server's clients. The server package
+// adapts the command engine to it; tests use small fakes.
+type Handler interface {
+	// OpenMessage returns the state of a newly connected client that
+	// speaks p.
+	OpenMessage(p proto.Protocol) Session
+}
+
+// Session serves the messages of one connected client, from the loop
+// goroutine only.
+type Session interface {
+	// ServeMessage executes one request message and appends its reply to
+	// out; closeConn asks the server to close the client after the reply.
+	// msg aliases the driver's log buffer and is valid only during the call.
+	ServeMessage(msg, out []byte) (reply []byte, closeConn bool)
+	// Close releases the session when its client goes.
+	Close()
+}
+
+// Stats counts what a Server did. Fill it with Server.Stats.
+type Stats struct {
+	Clients        int   // connected and served now
+	Pending        int   // reply path made, not yet connected
+	Accepted       int64 // clients whose reply path was made
+	Gone           int64 // clients whose image went away or whose reply path closed
+	Dropped        int64 // clients dropped because a reply stayed back-pressured
+	Rejected       int64 // clients refused (MaxClients, or the reply publication failed)
+	TooLarge       int64 // replies longer than the reply stream can carry (client dropped)
+	Requests       int64 // requests served
+	DriverRestarts int64 // media drivers started again after one died
+	Reconnects     int64 // times the server re-added its subscription after losing its driver
+}
+
+// Server is the loop side of the Aeron transport: one request
+// subscription, one response publication per client. Poll, Clients, Stats
+// and Close are for the loop goroutine only.
+type Server struct {
+	o       Options
+	name    string
+	tgt     target.Target
+	clients []*client // served: reply path connected
+	pending []*client // reply path made, not yet connected
+	rr      int
+	cur     *client
+	out     []byte
+	asm     *ae.FragmentAssembler
+	onFrag  ae.FragmentHandler
+	stats   Stats
+	gen     uint64 // the driver generation the loop serves
+	closed  bool
+
+	// Events from the manager goroutine to the loop. pending is set
+	// (release, by the atomic) after appending under mu; the loop loads it
+	// on every Poll and takes mu only when it is set.
+	mu       sync.Mutex
+	events   []event
+	evQueued atomic.Bool
+
+	m *manager
+}
+
+// client is one connected client, loop side.
+type client struct {
+	img     *ae.Image
+	pub     *ae.ExclusivePublication
+	corr    int64 // image correlation id
+	maxMsg  int
+	sess    Session
+	dead    bool
+	session int32
+}
+
+type eventKind uint8
+
+const (
+	evAdd    eventKind = iota // a client's reply publication is ready
+	evRemove                  // a client's request image went away
+	evReset                   // the driver is gone: forget every client
+)
+
+type event struct {
+	kind eventKind
+	img  *ae.Image
+	pub  *ae.ExclusivePublication
+	corr int64
+	gen  uint64
+	ack  chan struct{}
+}
+
+// Listen starts (or, with Options.External, finds) the media driver,
+// subscribes to the request channel and returns the server, ready for the
+// loop to poll.
+func Listen(o Options) (*Server, error) {
+	o.ensureDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if abs, err := filepath.Abs(o.Dir); err == nil {
+		o.Dir = abs
+	}
+	s := &Server{
+		o:    o,
+		name: "aeron-" + o.Media + "/" + o.Proto.String(),
+		out:  make([]byte, 0, 4096),
+	}
+	s.asm = ae.NewFragmentAssembler(s.serve, 4096)
+	s.onFrag = s.asm.OnFragment
+	s.tgt = target.Target{Scheme: target.Aeron, Address: o.Media, Proto: o.Proto, Params: map[string]string{"dir": o.Dir}}
+	if o.Media == ae.MediaUDP {
+		s.tgt.Params["endpoint"] = o.Endpoint
+		s.tgt.Params["control"] = o.Control
+	}
+	if o.External {
+		s.tgt.Params["driver"] = "external"
+	}
+	m := &manager{s: s, o: &s.o, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	if err := m.start(); err != nil {
+		return nil, err
+	}
+	s.m = m
+	go m.run()
+	return s, nil
+}
+
+// Name is "aeron-ipc/sbe", "aeron-udp/resp" and so on.
+func (s *Server) Name() string { return s.name }
+
+// Target is the target the server serves, with its driver directory.
+func (s *Server) Target() target.Target { return s.tgt }
+
+// Dir is the Aeron directory of the server's media driver.
+func (s *Server) Dir() string { return s.o.Dir }
+
+// Clients is the number of served clients.
+func (s *Server) Clients() int { return len(s.clients) }
+
+// Stats fills st (loop goroutine only).
+func (s *Server) Stats(st *Stats) {
+	*st = s.stats
+	st.Clients = len(s.clients)
+	st.Pending = len(s.pending)
+	st.Rejected += s.m.rejected.Load()
+	st.DriverRestarts = s.m.restarts.Load()
+	st.Reconnects = s.m.reconnects.Load()
+}
+
+// Poll serves up to FragmentLimit requests, fairly across clients, and
+// handles the manager's events (new clients, gone clients, driver loss).
+func (s *Server) Poll(now int64) int {
+	work := 0
+	if s.evQueued.Load() {
+		work += s.drain()
+	}
+	if len(s.pending) > 0 {
+		work += s.promote()
+	}
+	n := len(s.clients)
+	if n == 0 {
+		return work
+	}
+	budget := s.o.FragmentLimit
+	start := s.rr
+	if start >= n {
+		start = 0
+	}
+	s.rr = start + 1
+	swept := false
+	for i := 0; i < n && budget > 0; i++ {
+		c := s.clients[(start+i)%n]
+		if c.dead {
+			swept = true
+			continue
+		}
+		s.cur = c
+		got := c.img.Poll(s.onFrag, budget)
+		budget -= got
+		work += got
+		if c.dead {
+			swept = true
+		} else if got == 0 && c.img.IsClosed() {
+			// The conductor closed the image (driver lost, or it is
+			// going away): the remove event follows; stop polling it now.
+			swept = true
+			s.stats.Gone++
+			s.release(c, true)
+		}
+	}
+	s.cur = nil
+	if swept {
+		s.sweep()
+	}
+	return work
+}
+
+// serve executes one request (whole message) of s.cur and sends the reply.
+func (s *Server) serve(msg []byte, _ *ae.Header) {
+	c := s.cur
+	if c == nil || c.dead {
+		return
+	}
+	reply, closeConn := c.sess.ServeMessage(msg, s.out[:0])
+	s.stats.Requests++
+	if cap(reply) <= 1<<20 {
+		s.out = reply[:0]
+	}
+	if !s.send(c, reply) {
+		return
+	}
+	if closeConn {
+		s.stats.Gone++
+		s.release(c, true)
+	}
+}
+
+// send offers reply on c's publication, retrying a back-pressured offer at
+// most OfferRetries times; a client it cannot reach is released.
+func (s *Server) send(c *client, reply []byte) bool {
+	if len(reply) > c.maxMsg {
+		s.stats.TooLarge++
+		s.release(c, true)
+		return false
+	}
+	for range s.o.OfferRetries {
+		r := c.pub.Offer(reply)
+		if r > 0 {
+			return true
+		}
+		switch r {
+		case ae.BackPressured, ae.AdminAction:
+			continue
+		default: // NotConnected, Closed, MaxPositionExceeded: the client is gone
+			s.stats.Gone++
+			s.release(c, true)
+			return false
+		}
+	}
+	s.stats.Dropped++
+	s.release(c, true)
+	return false
+}
+
+// release marks c dead, closes its session and hands its publication to the
+// manager to close (unless the whole client is being thrown away).
+func (s *Server) release(c *client, closePub bool) {
+	if c.dead {
+		return
+	}
+	c.dead = true
+	c.sess.Close()
+	s.asm.FreeSessionBuffer(c.session)
+	if closePub {
+		s.m.post(mgrEvent{kind: mgrClosePub, pub: c.pub})
+	}
+}
+
+// sweep removes dead clients from the served list.
+func (s *Server) sweep() {
+	keep := s.clients[:0]
+	for _, c := range s.clients {
+		if !c.dead {
+			keep = append(keep, c)
+		}
+	}
+	clear(s.clients[len(keep):])
+	s.clients = keep
+}
+
+// promote moves clients whose reply publication connected to the served
+// list. Until then their requests wait in their images.
+func (s *Server) promote() int {
+	work := 0
+	keep := s.pending[:0]
+	for _, c := range s.pending {
+		switch {
+		case c.dead:
+		case c.pub.IsConnected():
+			s.clients = append(s.clients, c)
+			work++
+		case c.pub.IsClosed() || c.img.IsClosed():
+			s.stats.Gone++
+			s.release(c, true)
+		default:
+			keep = append(keep, c)
+		}
+	}
+	clear(s.pending[len(keep):])
+	s.pending = keep
+	return work
+}
+
+func (s *Server) post(e event) {
+	s.mu.Lock()
+	s.events = append(s.events, e)
+	s.mu.Unlock()
+	s.evQueued.Store(true)
+}
+
+// drain handles the manager's events on the loop goroutine.
+func (s *Server) drain() int {
+	s.mu.Lock()
+	evs := s.events
+	s.events = nil
+	s.evQueued.Store(false)
+	s.mu.Unlock()
+	for _, e := range evs {
+		switch e.kind {
+		case evAdd:
+			if e.gen != s.gen || s.closed {
+				s.m.post(mgrEvent{kind: mgrClosePub, pub: e.pub})
+				continue
+			}
+			if len(s.clients)+len(s.pending) >= s.o.MaxClients {
+				s.stats.Rejected++
+				s.m.post(mgrEvent{kind: mgrClosePub, pub: e.pub})
+				continue
+			}
+			c := &client{img: e.img, pub: e.pub, corr: e.img.CorrelationID(), session: e.img.SessionID(),
+				maxMsg: e.pub.MaxMessageLength(), sess: s.o.Handler.OpenMessage(s.o.Proto)}
+			s.pending = append(s.pending, c)
+			s.stats.Accepted++
+		case evRemove:
+			for _, list := range [][]*client{s.clients, s.pending} {
+				for _, c := range list {
+					if c.corr == e.corr && !c.dead {
+						s.stats.Gone++
+						s.release(c, true)
+					}
+				}
+			}
+			s.sweep()
+		case evReset:
+			for _, list := range [][]*client{s.clients, s.pending} {
+				for _, c := range list {
+					if !c.dead {
+						s.stats.Gone++
+						s.release(c, false)
+					}
+				}
+			}
+			s.clients, s.pending = s.clients[:0], s.pending[:0]
+			s.gen = e.gen
+			close(e.ack)
+		}
+	}
+	return len(evs)
+}
+
+// Close closes every client, the subscription and the Aeron client, and
+// stops the media driver if the server started it.
+func (s *Server) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	for _, list := range [][]*client{s.clients, s.pending} {
+		for _, c := range list {
+			if !c.dead {
+				c.dead = true
+				c.sess.Close()
+			}
+		}
+	}
+	s.clients, s.pending = nil, nil
+	close(s.m.stop)
+	<-s.m.done
+	return s.m.closeErr
+}
+
+// manager owns the media driver and the Aeron client: everything that
+// waits on the driver (adding and closing publications, restarting a dead
+// driver) happens on its goroutine, never on the loop.
+type manager struct {
+	s   *Server
+	o   *Options
+	drv *javadriver.Driver // nil when External
+	ac  *ae.Client
+	sub *ae.Subscription
+	gen uint64
+
+	mu   sync.Mutex
+	q    []mgrEvent
+	wake chan struct{}
+	stop chan struct{}
+	done chan struct{}
+
+	closeErr   error
+	rejected   atomic.Int64
+	restarts   atomic.Int64
+	reconnects atomic.Int64
+}
+
+type mgrKind uint8
+
+const (
+	mgrAvailable mgrKind = iota
+	mgrUnavailable
+	mgrClosePub
+)
+
+type mgrEvent struct {
+	kind mgrKind
+	img  *ae.Image
+	pub  *ae.ExclusivePublication
+	gen  uint64
+}
+
+func (m *manager) post(e mgrEvent) {
+	m.mu.Lock()
+	m.q = append(m.q, e)
+	m.mu.Unlock()
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// start brings up the driver (unless External) and the subscription.
+func (m *manager) start() error {
+	if !m.o.External {
+		if driverAlive(m.o.Dir) {
+			return fmt.Errorf("%w: %s (use dir= for another directory, or driver=external / --aeron-dir to share it)", ErrDirInUse, m.o.Dir)
+		}
+		do := m.o.Driver
+		do.Dir = m.o.Dir
+		do.Profile = m.o.Profile
+		d, err := javadriver.Start(context.Background(), do)
+		if err != nil {
+			return fmt.Errorf("aeron transport: start media driver in %s: %w", m.o.Dir, err)
+		}
+		m.drv = d
+		m.o.Logger.Info("aeron media driver started", "dir", d.Dir(), "pid", d.PID(), "profile", m.o.Profile.String(), "log", d.LogPath())
+	}
+	if err := m.connect(); err != nil {
+		if m.drv != nil {
+			m.drv.Stop()
+		}
+		return err
+	}
+	return nil
+}
+
+// connect connects the Aeron client and adds the request subscription.
+func (m *manager) connect() error {
+	ac, err := ae.Connect(ae.Options{Dir: m.o.Dir, ErrorHandler: func(err error) {
+		m.o.Logger.Warn("aeron client", "err", err)
+	}})
+	if err != nil {
+		return fmt.Errorf("aeron transport: connect to the media driver in %s: %w", m.o.Dir, err)
+	}
+	gen := m.gen
+	ch, err := requestChannel(m.o.Media, m.o.Endpoint).Build()
+	if err != nil {
+		ac.Close()
+		return fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	sub, err := ac.AddSubscriptionWithHandlers(ch, m.o.Stream,
+		func(img *ae.Image) { m.post(mgrEvent{kind: mgrAvailable, img: img, gen: gen}) },
+		func(img *ae.Image) { m.post(mgrEvent{kind: mgrUnavailable, img: img, gen: gen}) })
+	if err != nil {
+		ac.Close()
+		return fmt.Errorf("aeron transport: subscribe %s stream %d: %w", ch, m.o.Stream, err)
+	}
+	m.ac, m.sub = ac, sub
+	m.o.Logger.Info("aeron subscription added", "channel", ch, "stream", m.o.Stream, "dir", m.o.Dir)
+	return nil
+}
+
+func (m *manager) run() {
+	defer close(m.done)
+	for {
+		var drvDone <-chan struct{}
+		if m.drv != nil {
+			drvDone = m.drv.Done()
+		}
+		select {
+		case <-m.stop:
+			m.shutdown()
+			return
+		case <-m.wake:
+			m.handle()
+		case <-drvDone:
+			m.o.Logger.Error("aeron media driver died; restarting it", "dir", m.o.Dir, "err", m.drv.Wait())
+			if !m.recover() {
+				m.shutdown()
+				return
+			}
+		case <-m.ac.Done():
+			m.o.Logger.Error("aeron client lost its media driver; reconnecting", "dir", m.o.Dir, "err", m.ac.Err())
+			if !m.recover() {
+				m.shutdown()
+				return
+			}
+		}
+	}
+}
+
+func (m *manager) handle() {
+	m.mu.Lock()
+	q := m.q
+	m.q = nil
+	m.mu.Unlock()
+	for _, e := range q {
+		switch e.kind {
+		case mgrAvailable:
+			if e.gen != m.gen || e.img.IsClosed() {
+				continue
+			}
+			ch, err := responseChannel(m.o.Media, m.o.Control).TermLength(m.o.TermLength).
+				ResponseCorrelationID(e.img.CorrelationID()).Build()
+			if err == nil {
+				var pub *ae.ExclusivePublication
+				if pub, err = m.ac.AddExclusivePublication(ch, m.o.ReplyStream); err == nil {
+					m.s.post(event{kind: evAdd, img: e.img, pub: pub, gen: e.gen})
+					continue
+				}
+			}
+			m.rejected.Add(1)
+			m.o.Logger.Warn("aeron: cannot add a client's response publication", "image", e.img.CorrelationID(),
+				"source", e.img.SourceIdentity(), "err", err)
+		case mgrUnavailable:
+			if e.gen == m.gen {
+				m.s.post(event{kind: evRemove, corr: e.img.CorrelationID()})
+			}
+		case mgrClosePub:
+			e.pub.Close() // an error means it went with its client or driver
+		}
+	}
+}
+
+// recover runs after the driver (or the client's link to it) died: the loop
+// forgets every client, the old Aeron client is closed, the driver is
+// restarted (if the server owns it) and the subscription re-added. It
+// retries until it succeeds or the server stops; false means stopped.
+func (m *manager) recover() bool {
+	m.gen++
+	ack := make(chan struct{})
+	m.s.post(event{kind: evReset, gen: m.gen, ack: ack})
+	select {
+	case <-ack:
+	case <-m.stop:
+		return false
+	}
+	// The loop no longer touches anything of the old client: close it.
+	m.ac.Close()
+	m.mu.Lock()
+	m.q = nil // events about the old generation's images and publications
+	m.mu.Unlock()
+	backoff := 100 * time.Millisecond
+	for {
+		err := m.restart()
+		if err == nil {
+			m.reconnects.Add(1)
+			return true
+		}
+		m.o.Logger.Error("aeron: recovery failed; retrying", "err", err, "in", backoff)
+		select {
+		case <-m.stop:
+			return false
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+func (m *manager) restart() error {
+	if m.drv != nil {
+		select {
+		case <-m.drv.Done():
+			nd, err := m.drv.Restart(context.Background())
+			if err != nil {
+				return fmt.Errorf("restart media driver: %w", err)
+			}
+			m.drv = nd
+			m.restarts.Add(1)
+			m.o.Logger.Info("aeron media driver restarted", "dir", nd.Dir(), "pid", nd.PID())
+		default: // the driver lives; only the client lost it (e.g. timed out)
+		}
+	}
+	return m.connect()
+}
+
+func (m *manager) shutdown() {
+	if m.ac != nil {
+		m.ac.Close()
+	}
+	if m.drv != nil {
+		if err := m.drv.Stop(); err != nil {
+			m.closeErr = err
+		}
+		m.o.Logger.Info("aeron media driver stopped", "dir", m.o.Dir)
+	}
+}
+
+// driverAlive reports whether a media driver with a fresh heartbeat owns
+// dir.
+func driverAlive(dir string) bool {
+	if _, err := os.Stat(filepath.Join(dir, ae.CnCFile)); err != nil {
+		return false
+	}
+	cnc, err := ae.OpenCnC(dir)
+	if err != nil {
+		return false
+	}
+	defer cnc.Close()
+	if pid := cnc.DriverPID(); pid > 0 {
+		if p, err := os.FindProcess(int(pid)); err != nil || p.Signal(syscall.Signal(0)) != nil {
+			return false
+		}
+	}
+	return time.Now().UnixMilli()-cnc.DriverHeartbeat() < DefaultDriverTimeout.Milliseconds()
+}

@@ -455,7 +455,7 @@ func (s *Store) rewrite(id uint32, sl *slot, ev *encoded, exp int64) error {
 	}
 	r, err := s.ar.Alloc(nl)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrOOM, err)
+		return fmt.Errorf("%w: %w", ErrOOM, err)
 	}
 	b := s.ar.Bytes(r, nl)
 	binary.LittleEndian.PutUint32(b, id)
@@ -499,7 +499,7 @@ func (s *Store) insert(key []byte, h uint64, ev *encoded, exp int64) error {
 	nl := blockLen(len(key), ev.len(), exp != 0)
 	r, err := s.ar.Alloc(nl)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrOOM, err)
+		return fmt.Errorf("%w: %w", ErrOOM, err)
 	}
 	id, err := s.newSlot()
 	if err != nil {

@@ -60,7 +60,8 @@ type Options struct {
 	// command's reply, and for the driver's heartbeat (default 10 s).
 	DriverTimeout time.Duration
 	// KeepaliveInterval is how often the conductor stamps the client's
-	// heartbeat counter and checks the driver's heartbeat (default 500 ms).
+	// heartbeat counter (default 500 ms). The driver's heartbeat is checked
+	// on every conductor cycle.
 	KeepaliveInterval time.Duration
 	// ResourceLinger is how long the logs of closed publications and images
 	// stay mapped so a poll or offer already in flight stays safe (3 s).
@@ -341,10 +342,15 @@ func (c *Client) doWork(now time.Time) int {
 	if c.closed.Load() {
 		return work
 	}
+	// The driver's heartbeat is one atomic load: check it every cycle, so a
+	// dead driver is noticed as soon as its stamp is DriverTimeout old.
+	if !c.checkDriver(now.UnixMilli()) {
+		return work
+	}
 	if now.Sub(c.lastKeepalive) >= c.opts.KeepaliveInterval {
 		c.lastKeepalive = now
 		work++
-		if !c.checkLiveness(now) {
+		if !c.stampHeartbeat(now) {
 			return work
 		}
 	}
@@ -364,10 +370,9 @@ func (c *Client) doWork(now time.Time) int {
 	return work
 }
 
-// checkLiveness watches the driver's heartbeat and stamps this client's
-// heartbeat counter, the 1.51 way.
-func (c *Client) checkLiveness(now time.Time) bool {
-	nowMs := now.UnixMilli()
+// checkDriver watches the driver's heartbeat: −1 means it shut down, a
+// stamp older than the driver timeout means it is gone.
+func (c *Client) checkDriver(nowMs int64) bool {
 	hb := c.ring.consumerHeartbeat()
 	if hb == -1 {
 		c.fail(fmt.Errorf("%w: driver in %s marked its CnC file shut down", ErrDriverShutdown, c.opts.Dir))
@@ -377,6 +382,13 @@ func (c *Client) checkLiveness(now time.Time) bool {
 		c.fail(fmt.Errorf("%w: driver heartbeat is %d ms old (driver timeout %v)", ErrDriverTimeout, nowMs-hb, c.opts.DriverTimeout))
 		return false
 	}
+	return true
+}
+
+// stampHeartbeat keeps this client alive the 1.51 way: it stores the time
+// into the client-heartbeat counter the driver made on the first command.
+func (c *Client) stampHeartbeat(now time.Time) bool {
+	nowMs := now.UnixMilli()
 	r := c.counters
 	if c.heartbeatID < 0 {
 		c.heartbeatID = r.FindByTypeAndRegistrationID(CounterTypeClientHeartbeat, c.clientID)

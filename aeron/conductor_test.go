@@ -162,7 +162,7 @@ func TestConductorSeesDriverShutdownAndStaleHeartbeat(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f, dir := newFakeDriver(t)
-			c, g, el := connectFake(t, dir, Options{KeepaliveInterval: time.Nanosecond, DriverTimeout: time.Second})
+			c, g, el := connectFake(t, dir, Options{DriverTimeout: time.Second})
 			f.setHeartbeat(tc.hb)
 			for i := 0; i < 3 && !c.IsClosed(); i++ {
 				g.step()

@@ -7,9 +7,11 @@ import (
 )
 
 // ExclusivePublication is a publication with a single writer: only one
-// goroutine at a time may call Offer, TryClaim and friends (no atomic
-// read-modify-write on the tail, so it is cheaper than Publication). Add one
-// with Client.AddExclusivePublication; every add gets its own session.
+// goroutine at a time may call Offer, Offer2, OfferVectored and TryClaim (no
+// atomic read-modify-write on the tail, so it is cheaper than Publication).
+// The other methods (Position reads the shared raw tail) are safe from any
+// goroutine. Add one with Client.AddExclusivePublication; every add gets its
+// own session.
 type ExclusivePublication struct {
 	pubBase
 	termID            int32
@@ -26,14 +28,6 @@ func (p *ExclusivePublication) initTail() {
 	p.termID = tailTermID(raw)
 	p.termOffset = tailTermOffset(raw, log.termLength)
 	p.termBeginPosition = computePosition(p.termID, 0, log.bitsToShift, log.initialTermID)
-}
-
-// Position is the publication's current position, or Closed.
-func (p *ExclusivePublication) Position() int64 {
-	if p.closed.Load() {
-		return Closed
-	}
-	return p.termBeginPosition + int64(p.termOffset)
 }
 
 // Offer appends msg and returns the new position or a negative status; see

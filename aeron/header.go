@@ -9,8 +9,6 @@ type Header struct {
 	offset        int
 	initialTermID int32
 	bitsToShift   int
-	// Context is free for the caller (the fragment assembler leaves it alone).
-	Context any
 }
 
 // FrameLength is the frame's length including its 32-byte header.

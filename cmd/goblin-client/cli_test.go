@@ -28,7 +28,10 @@ func runCLI(t *testing.T, stdin string, args ...string) cliResult {
 	bin := testproc.Build(t, "./cmd/goblin-client")
 	cmd := exec.Command(bin, args...)
 	cmd.Stdin = strings.NewReader(stdin)
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "GOBLIN_TARGET=", "GOBLIN_PASSWORD=")
+	// A private runtime dir: the default target must not find a server
+	// someone else started on this machine.
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "XDG_RUNTIME_DIR="+t.TempDir(), "XDG_STATE_HOME=",
+		"GOBLIN_TARGET=", "GOBLIN_PASSWORD=")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -141,9 +144,10 @@ func TestCLIServerAbsent(t *testing.T) {
 			t.Fatalf("server absent: exit %d, stderr %q; want exit 3 naming the target and goblin-server", r.code, r.stderr)
 		}
 	}
-	// The default target is goblin-server's default socket.
+	// The default target is goblin-server's default socket,
+	// $XDG_RUNTIME_DIR/goblin.sock.
 	r := runCLI(t, "", "ping")
-	if r.code != 3 || !strings.Contains(r.stderr, "goblin.sock") {
+	if r.code != 3 || !strings.Contains(r.stderr, "/goblin.sock?proto=resp") {
 		t.Fatalf("default target: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

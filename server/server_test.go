@@ -128,6 +128,38 @@ func TestServerServesAndShutsDown(t *testing.T) {
 	}
 }
 
+// TestShutdownAnswersWhatWasSent pipelines 1,000 PINGs, shuts the server
+// down as soon as the write returns, and gets all 1,000 answers before EOF.
+func TestShutdownAnswersWhatWasSent(t *testing.T) {
+	s, sock := newTestServer(t)
+	errc := make(chan error, 1)
+	go func() { errc <- s.Run() }()
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	r := bufio.NewReader(c)
+	resp(t, c, r, "PING", "+PONG\r\n") // accepted
+	if _, err := c.Write([]byte(strings.Repeat("PING\r\n", 1000))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	rest, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Repeat("+PONG\r\n", 1000); string(rest) != want {
+		t.Fatalf("got %d bytes of answers, want %d", len(rest), len(want))
+	}
+}
+
 func TestShutdownWithoutRun(t *testing.T) {
 	s, sock := newTestServer(t)
 	if err := s.Shutdown(context.Background()); err != nil {

@@ -1,0 +1,142 @@
+package interop
+
+import (
+	"encoding/binary"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/aeron"
+	"github.com/goblin-kv/goblin/aeron/javadriver"
+)
+
+// goEcho echoes every message from sub on pub until stop is closed.
+func goEcho(t *testing.T, sub *aeron.Subscription, pub *aeron.ExclusivePublication, stop <-chan struct{}) <-chan int {
+	echoed := make(chan int, 1)
+	go func() {
+		n := 0
+		defer func() { echoed <- n }()
+		var claim aeron.BufferClaim
+		echo := func(b []byte, _ *aeron.Header) {
+			for {
+				r := pub.TryClaim(len(b), &claim)
+				if r > 0 {
+					copy(claim.Buffer(), b)
+					claim.Commit()
+					n++
+					return
+				}
+				if r == aeron.Closed || r == aeron.MaxPositionExceeded {
+					t.Errorf("pong: %s", aeron.StatusString(r))
+					return
+				}
+				time.Sleep(10 * time.Microsecond)
+			}
+		}
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if sub.Poll(echo, 16) == 0 {
+				time.Sleep(10 * time.Microsecond)
+			}
+		}
+	}()
+	return echoed
+}
+
+// TestPingPongAcrossLanguages: the Java Ping against a Go pong over IPC,
+// and a Go ping against the Java Pong over UDP between two drivers. Each
+// side checks the echo; the Java Ping's result line must parse.
+func TestPingPongAcrossLanguages(t *testing.T) {
+	j := needJava(t)
+	const rtts = 1000
+
+	t.Run("java-ping-go-pong/ipc", func(t *testing.T) {
+		d := startDriver(t, javadriver.Options{})
+		c := connect(t, d, aeron.Options{})
+		sub, err := c.AddSubscription("aeron:ipc", 5002)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pub, err := c.AddExclusivePublication("aeron:ipc", 5003)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := make(chan struct{})
+		echoed := goEcho(t, sub, pub, stop)
+		ping, err := j.Start(t.Context(), d.Dir(), "Ping", "stream=5002", "pongStream=5003",
+			"warmup=100", "count="+strconv.Itoa(rtts), "idle=yield")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(ping.Kill)
+		res, err := ping.Result(ioTimeout)
+		close(stop)
+		n := <-echoed
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ping.Wait(); err != nil {
+			t.Fatalf("Java Ping: %v\n%s", err, ping.Output())
+		}
+		if cnt, _ := Int(res, "count"); cnt != rtts || n != rtts+100 {
+			t.Fatalf("Java measured %d round trips, Go echoed %d; want %d and %d", cnt, n, rtts, rtts+100)
+		}
+		p50, err := Int(res, "p50")
+		if err != nil || p50 <= 0 {
+			t.Fatalf("p50 = %d, %v", p50, err)
+		}
+		t.Logf("Java ping → Go pong over IPC: %v", res)
+	})
+
+	t.Run("go-ping-java-pong/udp", func(t *testing.T) {
+		goDrv := startDriver(t, javadriver.Options{})
+		javaDrv := startDriver(t, javadriver.Options{})
+		pingCh := aeron.UDP().Endpoint(loopback(freeUDPPort(t))).String()
+		pongCh := aeron.UDP().Endpoint(loopback(freeUDPPort(t))).String()
+		pong := startProc(t, j, javaDrv, "Pong", "channel="+pingCh, "pongChannel="+pongCh,
+			"stream=5012", "pongStream=5013", "idle=yield")
+		c := connect(t, goDrv, aeron.Options{})
+		sub, err := c.AddSubscription(pongCh, 5013)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pub := addPub(t, c, pingCh, 5012, true)
+		waitFor(t, "the ping stream to connect", pub.IsConnected)
+		waitFor(t, "the pong stream to connect", sub.IsConnected)
+		msg := make([]byte, 32)
+		reply := make([]byte, 0, 64)
+		Fill(msg, 9)
+		for i := range rtts {
+			binary.LittleEndian.PutUint64(msg, uint64(i))
+			offer(t, pub, msg)
+			deadline := time.Now().Add(ioTimeout)
+			var ok bool
+			for {
+				if reply, _, ok = sub.NextMessage(reply[:0]); ok {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no pong for ping %d", i)
+				}
+				time.Sleep(5 * time.Microsecond)
+			}
+			if string(reply) != string(msg) {
+				t.Fatalf("pong %d differs from its ping", i)
+			}
+		}
+		if err := pong.Stop(ioTimeout); err != nil {
+			t.Fatalf("Java Pong: %v", err)
+		}
+		res, err := pong.Result(time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := Int(res, "echoed"); n != rtts {
+			t.Fatalf("Java Pong echoed %d, want %d", n, rtts)
+		}
+	})
+}

@@ -89,8 +89,9 @@ func (p *ExclusivePublication) offer2(a, b []byte) int64 {
 	}
 	result := p.termOffset + required
 	// The raw tail is advanced (release) before the frame is written, as the
-	// Java client does; the driver and readers go by frame lengths.
-	shm.StoreInt64Release(log.meta, tailOff, packTail(p.termID, int32(result)))
+	// Java client does. Writer: this publisher only. Readers: the driver
+	// (producer position, cleaning) and Position, with acquire loads.
+	shm.StoreInt64ReleaseOnly(log.meta, tailOff, packTail(p.termID, int32(result)))
 	if result > len(term) {
 		handleEndOfTerm(term, p.termOffset, &p.hw, p.termID)
 		return p.rotate()
@@ -146,7 +147,8 @@ func (p *ExclusivePublication) TryClaim(length int, claim *BufferClaim) int64 {
 	term := log.terms[p.activeIndex]
 	frameLength := length + headerLength
 	result := p.termOffset + align(frameLength, frameAlignment)
-	shm.StoreInt64Release(log.meta, lmTailOffset+8*p.activeIndex, packTail(p.termID, int32(result)))
+	// Raw tail: single writer, release; see offer2.
+	shm.StoreInt64ReleaseOnly(log.meta, lmTailOffset+8*p.activeIndex, packTail(p.termID, int32(result)))
 	if result > len(term) {
 		handleEndOfTerm(term, p.termOffset, &p.hw, p.termID)
 		return p.rotate()

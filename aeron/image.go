@@ -111,9 +111,11 @@ func (i *Image) IsEndOfStream() bool {
 	return shm.LoadInt64Acquire(i.posBuf, i.posOff) >= i.log.endOfStreamPosition()
 }
 
-// setPosition stores the subscriber position with release: the driver
-// reads it (acquire) to compute the publisher limit and to clean the log.
-func (i *Image) setPosition(p int64) { shm.StoreInt64Release(i.posBuf, i.posOff, p) }
+// setPosition stores the subscriber position with release (this poller is
+// its only writer): the driver reads it (acquire) to compute the publisher
+// limit and to clean the log, and must not see it before this goroutine's
+// reads of the frames it covers are done.
+func (i *Image) setPosition(p int64) { shm.StoreInt64ReleaseOnly(i.posBuf, i.posOff, p) }
 
 // Poll delivers up to limit fragments from the image's current term to fn
 // and returns how many it delivered. It does not allocate.

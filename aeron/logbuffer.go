@@ -179,17 +179,22 @@ func newHeaderWriter(meta []byte) headerWriter {
 // negative length, so readers (who stop at length ≤ 0) ignore it until the
 // caller stores the positive length with release.
 func (h *headerWriter) write(term []byte, offset, frameLength int, termID int32) {
-	// The first word (length, version, flags, type) is a release store; Go's
-	// atomics also order the plain stores that follow after it (store-store).
-	shm.StoreInt64Release(term, offset, h.versionFlagsType|int64(uint32(-frameLength)))
+	// The first word (length, version, flags, type) is a release store, as
+	// in the Java client (putLongRelease then a store-store fence): the plain
+	// stores after it cannot become visible before it (x86 keeps stores in
+	// order; elsewhere and under -race it is a sequentially consistent
+	// atomic store, which is stronger).
+	shm.StoreInt64ReleaseOnly(term, offset, h.versionFlagsType|int64(uint32(-frameLength)))
 	shm.PutInt64(term, offset+fhTermOffset, h.sessionID|int64(uint32(offset)))
 	shm.PutInt64(term, offset+fhStreamID, int64(termID)<<32|h.streamID)
 }
 
 // frameLengthRelease publishes a frame: the reader's acquire load of a
 // positive length sees every byte written before this store.
+// Writer: the publisher (or the driver's receiver). Readers: subscribers
+// and the driver's sender, with acquire loads.
 func frameLengthRelease(term []byte, offset, length int) {
-	shm.StoreInt32Release(term, offset, int32(length))
+	shm.StoreInt32ReleaseOnly(term, offset, int32(length))
 }
 
 // handleEndOfTerm pads the rest of the term when this append was the one

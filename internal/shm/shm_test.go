@@ -2,6 +2,7 @@ package shm
 
 import (
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -52,4 +53,46 @@ func TestMapErrors(t *testing.T) {
 		}
 	}()
 	LoadInt64Acquire(make([]byte, 8), 4)
+}
+
+func TestReleaseOnlyStores(t *testing.T) {
+	b := make([]byte, 64)
+	StoreInt64ReleaseOnly(b, 8, -42)
+	StoreInt32ReleaseOnly(b, 20, 7)
+	if LoadInt64Acquire(b, 8) != -42 || LoadInt32Acquire(b, 20) != 7 || GetInt32(b, 16) != 0 {
+		t.Fatal("release-only stores wrote the wrong bytes")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("out-of-range release-only store did not panic")
+		}
+	}()
+	StoreInt64ReleaseOnly(b, 60, 1)
+}
+
+// A writer publishes a payload with a release-only store of its sequence;
+// the reader that acquire-loads the sequence must see the payload.
+func TestReleaseOnlyPublishes(t *testing.T) {
+	b := make([]byte, 128)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := int64(1); i <= 2000; i++ {
+			for LoadInt64Acquire(b, 64) != i-1 {
+				runtime.Gosched()
+			}
+			PutInt64(b, 0, i*3)
+			StoreInt64ReleaseOnly(b, 8, i)
+		}
+	}()
+	for i := int64(1); i <= 2000; i++ {
+		for LoadInt64Acquire(b, 8) != i {
+			runtime.Gosched()
+		}
+		if got := GetInt64(b, 0); got != i*3 {
+			t.Fatalf("payload %d after sequence %d", got, i)
+		}
+		StoreInt64Release(b, 64, i)
+	}
+	<-done
 }

@@ -21,9 +21,12 @@
 // stronger than acquire or release: an atomic load is at least an acquire,
 // an atomic store at least a release, and Add/Swap/CompareAndSwap are full
 // fences. The accessor names say which ordering the protocol needs; the
-// implementation gives at least that. Plain accessors (Get*/Put*) carry no
-// ordering and must be published by a later release store or read after an
-// earlier acquire load.
+// implementation gives at least that. The exception is StoreInt32ReleaseOnly
+// and StoreInt64ReleaseOnly, which give release and nothing more (a plain
+// MOV on amd64, like Java's putRelease) for hot paths that publish data to
+// an acquiring reader and need no store-load ordering. Plain accessors
+// (Get*/Put*) carry no ordering and must be published by a later release
+// store or read after an earlier acquire load.
 //
 // The race detector does not observe memory outside the Go heap, so accesses
 // to mappings are not checked by it; accesses to plain Go memory in tests are,

@@ -158,7 +158,10 @@ func (c *Conn) ReadAppend(dst []byte) ([]byte, error) {
 			return m, nil
 		}
 		if i&63 == 63 {
-			if c.img.IsClosed() || c.img.IsEndOfStream() {
+			if c.img.IsClosed() {
+				return dst, c.fail("the response channel went away")
+			}
+			if c.img.IsEndOfStream() {
 				return dst, c.fail("the server closed the response channel")
 			}
 			if c.ac.IsClosed() {

@@ -200,7 +200,7 @@ func (s *Server) Poll(now int64) int {
 			// going away): the remove event follows; stop polling it now.
 			swept = true
 			s.stats.Gone++
-			s.release(c, true)
+			s.release(c, true, "image closed")
 		}
 	}
 	s.cur = nil
@@ -226,7 +226,7 @@ func (s *Server) serve(msg []byte, _ *ae.Header) {
 	}
 	if closeConn {
 		s.stats.Gone++
-		s.release(c, true)
+		s.release(c, true, "closed by request")
 	}
 }
 
@@ -235,7 +235,7 @@ func (s *Server) serve(msg []byte, _ *ae.Header) {
 func (s *Server) send(c *client, reply []byte) bool {
 	if len(reply) > c.maxMsg {
 		s.stats.TooLarge++
-		s.release(c, true)
+		s.release(c, true, "reply too large")
 		return false
 	}
 	for range s.o.OfferRetries {
@@ -248,21 +248,22 @@ func (s *Server) send(c *client, reply []byte) bool {
 			continue
 		default: // NotConnected, Closed, MaxPositionExceeded: the client is gone
 			s.stats.Gone++
-			s.release(c, true)
+			s.release(c, true, "reply offer: "+ae.StatusString(r))
 			return false
 		}
 	}
 	s.stats.Dropped++
-	s.release(c, true)
+	s.release(c, true, "reply back-pressured")
 	return false
 }
 
 // release marks c dead, closes its session and hands its publication to the
 // manager to close (unless the whole client is being thrown away).
-func (s *Server) release(c *client, closePub bool) {
+func (s *Server) release(c *client, closePub bool, why string) {
 	if c.dead {
 		return
 	}
+	s.o.Logger.Debug("aeron client released", "transport", s.name, "image", c.corr, "session", c.session, "why", why)
 	c.dead = true
 	c.sess.Close()
 	s.asm.FreeSessionBuffer(c.session)
@@ -296,7 +297,7 @@ func (s *Server) promote() int {
 			work++
 		case c.pub.IsClosed() || c.img.IsClosed():
 			s.stats.Gone++
-			s.release(c, true)
+			s.release(c, true, "gone before connecting")
 		default:
 			keep = append(keep, c)
 		}
@@ -341,7 +342,7 @@ func (s *Server) drain() int {
 				for _, c := range list {
 					if c.corr == e.corr && !c.dead {
 						s.stats.Gone++
-						s.release(c, true)
+						s.release(c, true, "image unavailable")
 					}
 				}
 			}
@@ -351,7 +352,7 @@ func (s *Server) drain() int {
 				for _, c := range list {
 					if !c.dead {
 						s.stats.Gone++
-						s.release(c, false)
+						s.release(c, false, "driver lost")
 					}
 				}
 			}

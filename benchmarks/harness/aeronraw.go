@@ -2,7 +2,6 @@ package harness
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -260,15 +259,22 @@ func (in *aeronRawInstance) Measure(ctx context.Context, op Op, warmup, samples 
 	defer cancel()
 	cmd := exec.CommandContext(cctx, args[0], args[1:]...)
 	cmd.Stdin = strings.NewReader("n\n") // answer "Execute again?"
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	_ = os.WriteFile(filepath.Join(in.dir, "ping.log"), out.Bytes(), 0o644)
+	// Ping writes straight into its log, so a slow run can be watched.
+	logPath := filepath.Join(in.dir, "ping.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return Summary{}, nil, "", err
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	err = cmd.Run()
+	logf.Close()
+	outb, _ := os.ReadFile(logPath)
+	out := string(outb)
 	in.info["client.command"] = strings.Join(args, " ")
 	if err != nil {
-		return Summary{}, nil, "", fmt.Errorf("aeron Ping: %v: %s", err, lastLines(out.String(), 6))
+		return Summary{}, nil, "", fmt.Errorf("aeron Ping: %v: %s", err, lastLines(out, 6))
 	}
-	s, dist, err := parseHdrPercentiles(out.String())
+	s, dist, err := parseHdrPercentiles(out)
 	if err != nil {
 		return Summary{}, nil, "", fmt.Errorf("aeron Ping output: %w", err)
 	}

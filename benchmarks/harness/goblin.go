@@ -51,6 +51,7 @@ type goblinInstance struct {
 	addr    string
 	proto   Protocol
 	info    map[string]string
+	msg     *msgSetup // message transports: drivers and directories to clean up
 }
 
 // portSeq hands out ports when the server runs in another network
@@ -88,21 +89,19 @@ func (g goblinServer) Start(ctx context.Context, cfg *Config, p Protocol, dir st
 		in.listen = "tcp://" + in.addr + "?proto=" + proto
 		ready = dialable(in.network, in.addr)
 	default:
-		l, r, info, err := messageTarget(ctx, cfg, prof, g.transport, proto, dir)
+		ms, err := messageSetup(ctx, cfg, prof, g.transport, proto, dir)
 		if err != nil {
 			return nil, err
 		}
-		in.listen, ready = l, r
-		for k, v := range info {
+		in.msg = ms
+		in.listen, in.target, ready = ms.listen, ms.clientTarget, ms.ready
+		for k, v := range ms.info {
 			in.info[k] = v
 		}
 	}
-	in.target = in.listen
-	if t, ok := in.info["client.target"]; ok {
-		in.target = t
+	if in.target == "" {
+		in.target = in.listen
 	}
-	// No metrics listener: its fixed default port could clash with another
-	// server on the machine, and the benchmark does not scrape it.
 	args := []string{bin, "--listen", in.listen, "--idle", prof.ServerIdle, "--metrics", "off"}
 	args = append(args, goblinExtraArgs(cfg, prof, g.transport, dir)...)
 	in.proc, err = startProcess(cfg, dir, "goblin-server", true, prof.ServerCPU, nil, args...)
@@ -110,15 +109,16 @@ func (g goblinServer) Start(ctx context.Context, cfg *Config, p Protocol, dir st
 		in.cleanup()
 		return nil, err
 	}
-	if ready != nil {
-		if err := waitFor(ctx, in.proc, "goblin-server on "+in.listen, ready); err != nil {
-			in.proc.stop(graceStop)
-			in.cleanup()
-			if unsupportedListen.MatchString(in.proc.tail()) {
-				return nil, fmt.Errorf("%w: goblin-server cannot listen on %s: %s", ErrUnavailable, in.listen, in.proc.tail())
-			}
-			return nil, err
+	if ready == nil {
+		ready = in.logSays("msg=ready")
+	}
+	if err := waitFor(ctx, in.proc, "goblin-server on "+in.listen, ready); err != nil {
+		in.proc.stop(graceStop)
+		in.cleanup()
+		if unsupportedListen.MatchString(in.proc.tail()) {
+			return nil, fmt.Errorf("%w: goblin-server cannot listen on %s: %s", ErrUnavailable, in.listen, in.proc.tail())
 		}
+		return nil, err
 	}
 	in.info["server.command"] = in.proc.commandLine()
 	in.info["server.listen"] = in.listen
@@ -175,11 +175,33 @@ func (in *goblinInstance) Close() error {
 	return err
 }
 
-// cleanup removes a directory the case made outside its case directory
-// (the ring directory under /dev/shm).
+// cleanup stops what the case started besides the server (media drivers)
+// and removes directories it made outside its case directory (the ring
+// directory under /dev/shm).
 func (in *goblinInstance) cleanup() {
-	if d := in.info["cleanup.dir"]; d != "" {
+	if in.msg == nil {
+		return
+	}
+	for i := len(in.msg.procs) - 1; i >= 0; i-- {
+		in.msg.procs[i].stop(graceStop)
+	}
+	for _, d := range in.msg.cleanupDirs {
 		os.RemoveAll(d)
+	}
+	in.msg = nil
+}
+
+// logSays is a readiness check: the server's log contains s.
+func (in *goblinInstance) logSays(s string) func() error {
+	return func() error {
+		b, err := os.ReadFile(in.proc.log)
+		if err != nil {
+			return err
+		}
+		if !strings.Contains(string(b), s) {
+			return fmt.Errorf("goblin-server has not logged %q yet", s)
+		}
+		return nil
 	}
 }
 

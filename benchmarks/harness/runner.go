@@ -220,6 +220,7 @@ func runCase(ctx context.Context, cfg *Config, prog *progress, run int, pc Plann
 		rec.Client = m.Describe()
 		measureOp = func(op Op) (Summary, []int64, string, error) {
 			prog.opStarting(op)
+			prog.label.Store(prog.label.Load().(string) + " (Aeron's Ping measures; counted when it ends)")
 			s, d, a, err := m.Measure(ctx, op, cfg.Warmup, cfg.Samples)
 			prog.add(int64(cfg.Warmup + cfg.Samples))
 			return s, d, a, err

@@ -176,13 +176,13 @@ func checkTermLength(n int) error {
 type Wait uint8
 
 const (
-	// Spin busy-polls: the lowest latency, one whole core while waiting.
-	Spin Wait = iota
+	// Park spins SpinLimit times, yields as often again, then sleeps
+	// ParkTime between polls: the frugal default (the zero value).
+	Park Wait = iota
 	// Yield spins SpinLimit times, then yields the processor between polls.
 	Yield
-	// Park spins SpinLimit times, yields as often again, then sleeps
-	// ParkTime between polls (the frugal default).
-	Park
+	// Spin busy-polls: the lowest latency, one whole core while waiting.
+	Spin
 )
 
 // ParseWait turns "spin", "yield" or "park" into a Wait.
@@ -232,7 +232,7 @@ type DialOptions struct {
 	// Profile is the profile of the driver started for UDP (default
 	// Frugal).
 	Profile javadriver.Profile
-	// Wait is the waiting strategy (default Park).
+	// Wait is the waiting strategy (default Park; Spin for latency runs).
 	Wait Wait
 	// SpinLimit and ParkTime tune Yield and Park.
 	SpinLimit int

@@ -133,3 +133,9 @@ func TestManyClientsInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func dialCtx(o aeron.DialOptions) (*aeron.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	return aeron.Dial(ctx, o)
+}

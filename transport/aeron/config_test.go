@@ -1,0 +1,98 @@
+package aeron
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/goblin-kv/goblin/aeron/javadriver"
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/target"
+)
+
+func parse(t *testing.T, s string) target.Target {
+	t.Helper()
+	tg, err := target.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+func TestConfigFor(t *testing.T) {
+	o, err := ConfigFor(parse(t, "aeron:udp?endpoint=10.0.0.1:40123|control=10.0.0.1:40124|proto=sbe|dir=/dev/shm/x|driver=external|profile=spin|stream=7|reply-stream=8|term-length=131072|wait=spin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Media != "udp" || o.Endpoint != "10.0.0.1:40123" || o.Control != "10.0.0.1:40124" || o.Proto != proto.SBE ||
+		o.Dir != "/dev/shm/x" || !o.External || o.Profile != javadriver.Spin || o.Stream != 7 || o.ReplyStream != 8 ||
+		o.TermLength != 128<<10 {
+		t.Fatalf("%+v", o)
+	}
+	o, err = ConfigFor(parse(t, "aeron:ipc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Dir != DefaultDir() || o.External || o.Stream != DefaultStream || o.ReplyStream != DefaultReplyStream || o.Proto != proto.RESP {
+		t.Fatalf("defaults: %+v", o)
+	}
+	for _, bad := range []string{
+		"aeron:udp?endpoint=10.0.0.1:1",           // no control
+		"aeron:udp?endpoint=10.0.0.1:1|control=x", // control without port
+		"aeron:ipc?bogus=1",                       // unknown parameter
+		"aeron:ipc?driver=maybe",                  // bad driver
+		"aeron:ipc?profile=turbo",                 // bad profile
+		"aeron:ipc?term-length=1000",              // not a power of two
+		"aeron:ipc?stream=0",                      // reserved
+		"aeron:ipc?stream=x",                      // not a number
+	} {
+		if _, err := ConfigFor(parse(t, bad)); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: %v, want ErrConfig", bad, err)
+		}
+	}
+}
+
+func TestDialOptionsFor(t *testing.T) {
+	o, err := DialOptionsFor(parse(t, "aeron:ipc?proto=sbe|driver=external"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Wait != Park || o.Dir != DefaultDir() || o.Proto != proto.SBE {
+		t.Fatalf("%+v", o)
+	}
+	o, err = DialOptionsFor(parse(t, "aeron:udp?endpoint=h:1|control=h:2|profile=spin|driver-timeout=3s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Wait != Spin || o.Dir != "" || o.Profile != javadriver.Spin || o.DriverTimeout.Seconds() != 3 {
+		t.Fatalf("profile=spin: %+v", o)
+	}
+	o, err = DialOptionsFor(parse(t, "aeron:udp?endpoint=h:1|control=h:2|profile=spin|wait=yield"))
+	if err != nil || o.Wait != Yield {
+		t.Fatalf("wait=yield wins: %+v %v", o, err)
+	}
+	if _, err := DialOptionsFor(parse(t, "aeron:udp?endpoint=h:1")); !errors.Is(err, ErrConfig) {
+		t.Fatalf("udp without control: %v", err)
+	}
+	if _, err := DialOptionsFor(parse(t, "aeron:ipc?wait=sometimes")); !errors.Is(err, ErrConfig) {
+		t.Fatalf("bad wait: %v", err)
+	}
+}
+
+// TestChannels pins the exact channel URIs, the response-channel rule
+// included: both response sides name the server's control address.
+func TestChannels(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{requestChannel("udp", "10.0.0.1:40123").String(), "aeron:udp?endpoint=10.0.0.1:40123"},
+		{responseChannel("udp", "10.0.0.1:40124").String(), "aeron:udp?control=10.0.0.1:40124|control-mode=response"},
+		{responseChannel("udp", "10.0.0.1:40124").TermLength(DefaultTermLength).ResponseCorrelationID(42).String(),
+			"aeron:udp?control=10.0.0.1:40124|control-mode=response|term-length=4194304|response-correlation-id=42"},
+		{requestChannel("udp", "10.0.0.1:40123").TermLength(DefaultTermLength).ResponseCorrelationID(7).String(),
+			"aeron:udp?endpoint=10.0.0.1:40123|term-length=4194304|response-correlation-id=7"},
+		{requestChannel("ipc", "").String(), "aeron:ipc"},
+		{responseChannel("ipc", "").String(), "aeron:ipc?control-mode=response"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("channel %s, want %s", tc.got, tc.want)
+		}
+	}
+}

@@ -62,6 +62,7 @@ type config struct {
 	logLevel    string
 	logFormat   string
 	configFile  string
+	aeronDir    string
 }
 
 func flags(c *config, stderr io.Writer) *flag.FlagSet {
@@ -82,6 +83,7 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&c.checkEvery, "socket-check-every", 16, "quiet loop `cycles` between two epoll checks of a socket listener (1: every cycle)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
+	fs.StringVar(&c.aeronDir, "aeron-dir", "", "Aeron `directory` of a media driver something else runs, used by every aeron: listener (adds dir=…|driver=external); empty: each aeron listener starts and supervises its own driver (docs/transports.md)")
 	fs.StringVar(&c.configFile, "config", "", "configuration `file`: one \"flag value\" per line (flag names without dashes, # comments); flags on the command line win")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: goblin-server [flags]\n\ngoblin-server serves a goblin key/value cache over Unix sockets and TCP (RESP for\nRedis clients, SBE), with Prometheus metrics. See docs/server.md.\n\nFlags:\n")
@@ -188,7 +190,7 @@ func run(args []string, stderr io.Writer) int {
 // options turns the flags into server options.
 func options(c *config) (server.Options, error) {
 	o := server.Options{
-		Listen:           c.listen,
+		Listen:           withAeronDir(c.listen, c.aeronDir),
 		Idle:             c.idle,
 		RequirePass:      c.requirepass,
 		MaxClients:       c.maxclients,
@@ -224,6 +226,26 @@ func options(c *config) (server.Options, error) {
 	}
 	o.EnsureDefaults()
 	return o, o.Validate()
+}
+
+// withAeronDir points the aeron: listeners at the driver in dir (none
+// when dir is empty).
+func withAeronDir(listen []string, dir string) []string {
+	if dir == "" {
+		return listen
+	}
+	out := make([]string, len(listen))
+	for i, l := range listen {
+		out[i] = l
+		if strings.HasPrefix(l, "aeron:") {
+			sep := "|"
+			if !strings.Contains(l, "?") {
+				sep = "?"
+			}
+			out[i] = l + sep + "dir=" + dir + "|driver=external"
+		}
+	}
+	return out
 }
 
 func parseCPUs(s string) ([]int, error) {

@@ -183,3 +183,25 @@ func (e *e2eSetup) driverRestart(t *testing.T) {
 	// The second listener (driver=external) found the new driver too.
 	e.srv.WaitLog(t, `aeron client lost its media driver`, 60*time.Second)
 }
+
+// TestExternalDriver: goblin-server --aeron-dir uses a driver something
+// else runs and starts none; without it, a server refuses to start its own
+// driver over a live one.
+func TestExternalDriver(t *testing.T) {
+	needDriver(t)
+	d := startDriver(t, javadriver.Options{})
+	srv := startServer(t, "--aeron-dir="+d.Dir(), "aeron:ipc?proto=sbe")
+	if strings.Contains(srv.Log(), "media driver started") {
+		t.Fatalf("goblin-server --aeron-dir started a driver of its own:\n%s", srv.Log())
+	}
+	out, err := cli(t, "aeron:ipc?proto=sbe|dir="+d.Dir(), "ping")
+	if err != nil || strings.TrimSpace(out) != "PONG" {
+		t.Fatalf("ping through the external driver: %q (%v)", out, err)
+	}
+	bin := testproc.Build(t, "./cmd/goblin-server")
+	p := testproc.Start(t, bin, "--metrics", "off", "--listen", "aeron:ipc?dir="+d.Dir())
+	code, err := p.Wait(120 * time.Second)
+	if err != nil || code == 0 || !strings.Contains(p.Log(), "already runs") {
+		t.Fatalf("a second driver over a live one: exit %d, %v\n%s", code, err, p.Log())
+	}
+}

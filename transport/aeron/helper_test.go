@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,13 +89,17 @@ func freeUDPPort(tb testing.TB) int {
 
 func loopback(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 
-// startServer runs goblin-server with the listen targets and waits until
-// it is ready.
+// startServer runs goblin-server with the listen targets (and any --flag=value
+// among them) and waits until it is ready.
 func startServer(t *testing.T, listen ...string) *testproc.Proc {
 	t.Helper()
 	bin := testproc.Build(t, "./cmd/goblin-server")
 	args := []string{"--metrics", "off", "--idle", "yield", "--log-level", "debug"}
 	for _, l := range listen {
+		if strings.HasPrefix(l, "--") {
+			args = append(args, l)
+			continue
+		}
 		args = append(args, "--listen", l)
 	}
 	p := testproc.Start(t, bin, args...)

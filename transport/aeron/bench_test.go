@@ -1,0 +1,276 @@
+package aeron_test
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	ae "github.com/goblin-kv/goblin/aeron"
+	"github.com/goblin-kv/goblin/aeron/javadriver"
+	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/internal/latency"
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/server"
+	"github.com/goblin-kv/goblin/store"
+	"github.com/goblin-kv/goblin/transport"
+	"github.com/goblin-kv/goblin/transport/aeron"
+)
+
+// The round-trip benchmarks: depth-one PING, SET (16-byte value) and GET
+// through goblin over Aeron IPC and two-driver Aeron UDP, in RESP and SBE,
+// beside a raw Aeron ping-pong (32-byte echo, no goblin) on the same
+// driver(s) in the same run. The client and the server loop both spin,
+// each locked to an OS thread. Every case warms up with 10,000 round trips
+// (GOBLIN_AERON_BENCH_WARMUP) and records b.N more; run 100,000 with
+//
+//	go test -run '^$' -bench RoundTrip -benchtime 100000x ./transport/aeron/
+//
+// and fewer in CI (-benchtime 2000x). Each case reports p50/p90/p99/p99.9/
+// max/mean in ns; IPC PING adds p50-minus-raw-ns (target ≤ 150) and
+// p99/raw-p99 (target ≤ 1.5 when spinning), UDP SET adds p99/ping-p99
+// (target ≤ 2).
+//
+// Driver profiles: GOBLIN_AERON_BENCH_IPC_PROFILE (default frugal: IPC
+// data never passes through the driver) and GOBLIN_AERON_BENCH_UDP_PROFILE
+// (default spin-shared, continuous polling; on a 2-core machine two
+// spinning drivers, a spinning client and a spinning loop share two
+// cores, so use frugal there and read the figures as such).
+
+var clockBase = time.Now()
+
+func now() int64 { return int64(time.Since(clockBase)) }
+
+func warmup() int {
+	if n, err := strconv.Atoi(os.Getenv("GOBLIN_AERON_BENCH_WARMUP")); err == nil && n >= 0 {
+		return n
+	}
+	return 10_000
+}
+
+func benchProfile(b *testing.B, env string, def javadriver.Profile) javadriver.Profile {
+	if s := os.Getenv(env); s != "" {
+		p, err := javadriver.ParseProfile(s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return p
+	}
+	return def
+}
+
+// streams gives every case its own stream ids.
+var streams atomic.Int32
+
+func nextStreams() (int32, int32) {
+	s := 5000 + 2*streams.Add(1)
+	return s, s + 1
+}
+
+// ref holds figures measured earlier in the same run.
+type ref struct{ rawP50, rawP99, pingP99 map[string]float64 }
+
+func BenchmarkRoundTrip(b *testing.B) {
+	needDriver(b)
+	r := ref{rawP50: map[string]float64{}, rawP99: map[string]float64{}, pingP99: map[string]float64{}}
+	b.Run("ipc", func(b *testing.B) {
+		p := benchProfile(b, "GOBLIN_AERON_BENCH_IPC_PROFILE", javadriver.Frugal)
+		b.Logf("IPC driver profile %s, client and loop spinning, GOMAXPROCS %d, %d CPUs", p, runtime.GOMAXPROCS(0), runtime.NumCPU())
+		d := startDriver(b, javadriver.Options{Profile: p})
+		b.Run("raw-pingpong", func(b *testing.B) { rawPingPong(b, &r, "ipc", d.Dir(), d.Dir(), "aeron:ipc", "aeron:ipc") })
+		for _, pr := range []proto.Protocol{proto.RESP, proto.SBE} {
+			for _, op := range []string{"PING", "SET", "GET"} {
+				b.Run(pr.String()+"/"+op, func(b *testing.B) {
+					goblinRoundTrip(b, &r, aeron.Options{Media: "ipc", Dir: d.Dir()}, "", pr, op)
+				})
+			}
+		}
+	})
+	b.Run("udp", func(b *testing.B) {
+		p := benchProfile(b, "GOBLIN_AERON_BENCH_UDP_PROFILE", javadriver.SpinShared)
+		b.Logf("UDP drivers' profile %s (two drivers), client and loop spinning, GOMAXPROCS %d, %d CPUs", p, runtime.GOMAXPROCS(0), runtime.NumCPU())
+		sd := startDriver(b, javadriver.Options{Profile: p})
+		cd := startDriver(b, javadriver.Options{Profile: p})
+		b.Run("raw-pingpong", func(b *testing.B) {
+			ping, pong := loopback(freeUDPPort(b)), loopback(freeUDPPort(b))
+			rawPingPong(b, &r, "udp", cd.Dir(), sd.Dir(), "aeron:udp?endpoint="+ping, "aeron:udp?endpoint="+pong)
+		})
+		for _, pr := range []proto.Protocol{proto.RESP, proto.SBE} {
+			for _, op := range []string{"PING", "SET", "GET"} {
+				b.Run(pr.String()+"/"+op, func(b *testing.B) {
+					o := aeron.Options{Media: "udp", Dir: sd.Dir(), Endpoint: loopback(freeUDPPort(b)), Control: loopback(freeUDPPort(b))}
+					goblinRoundTrip(b, &r, o, cd.Dir(), pr, op)
+				})
+			}
+		}
+	})
+}
+
+// rawPingPong: the pinger (on pingDir's driver) offers 32 bytes on
+// pingCh; the ponger (on pongDir's driver) echoes each on pongCh.
+func rawPingPong(b *testing.B, r *ref, media, pingDir, pongDir, pingCh, pongCh string) {
+	pingC, err := ae.Connect(ae.Options{Dir: pingDir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pingC.Close()
+	pongC, err := ae.Connect(ae.Options{Dir: pongDir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pongC.Close()
+	s1, s2 := nextStreams()
+	pongSub, err := pongC.AddSubscription(pingCh, s1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pingSub, err := pingC.AddSubscription(pongCh, s2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pingPub, err := pingC.AddExclusivePublication(pingCh, s1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pongPub, err := pongC.AddExclusivePublication(pongCh, s2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for pongSub.ImageCount() == 0 || pingSub.ImageCount() == 0 || !pingPub.IsConnected() || !pongPub.IsConnected() {
+		if time.Now().After(deadline) {
+			b.Fatal("raw ping-pong streams did not connect")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	pongImg, pingImg := pongSub.Images()[0], pingSub.Images()[0]
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		buf := make([]byte, 0, 64)
+		for !stop.Load() {
+			m, ok := pongImg.NextMessage(buf[:0])
+			if !ok {
+				continue
+			}
+			for pongPub.Offer(m) < 0 && !stop.Load() {
+			}
+		}
+	}()
+	defer func() { stop.Store(true); wg.Wait() }()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	msg := make([]byte, 32)
+	buf := make([]byte, 0, 64)
+	round := func() {
+		for pingPub.Offer(msg) < 0 {
+		}
+		for {
+			var ok bool
+			if buf, ok = pingImg.NextMessage(buf[:0]); ok {
+				return
+			}
+		}
+	}
+	measure(b, round, func(s latency.Summary) {
+		r.rawP50[media], r.rawP99[media] = float64(s.P50), float64(s.P99)
+	})
+}
+
+// goblinRoundTrip runs a goblin server (store, engine, Aeron transport,
+// spinning loop) on the server driver and a spinning Conn on clientDir's
+// driver (the server's for IPC).
+func goblinRoundTrip(b *testing.B, r *ref, o aeron.Options, clientDir string, pr proto.Protocol, op string) {
+	st, err := store.New(store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	o.Proto, o.External = pr, true
+	o.Stream, o.ReplyStream = nextStreams()
+	o.Handler = engineHandler{e: command.NewEngine(st, command.Options{}), st: new(command.Stats)}
+	srv, err := aeron.Listen(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	loop, err := server.NewLoop(server.LoopConfig{Transports: []transport.Server{srv}, Idle: server.IdleSpin, Tick: st.Tick})
+	if err != nil {
+		srv.Close()
+		b.Fatal(err)
+	}
+	go loop.Run()
+	defer func() { loop.Stop(); <-loop.Done() }()
+	if clientDir == "" {
+		clientDir = o.Dir
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := aeron.Dial(ctx, aeron.DialOptions{Media: o.Media, Endpoint: o.Endpoint, Control: o.Control, Proto: pr,
+		Stream: o.Stream, ReplyStream: o.ReplyStream, Dir: clientDir, Wait: aeron.Spin})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Minute))
+	buf := make([]byte, 0, 256)
+	if err := c.Write(benchRequest(pr, "SET")); err != nil { // GET reads what SET wrote
+		b.Fatal(err)
+	}
+	if _, err := c.ReadAppend(buf); err != nil {
+		b.Fatal(err)
+	}
+	req := benchRequest(pr, op)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	round := func() {
+		if err := c.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		if buf, err = c.ReadAppend(buf[:0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	measure(b, round, func(s latency.Summary) {
+		switch {
+		case op == "PING" && o.Media == "ipc" && r.rawP50["ipc"] > 0:
+			b.ReportMetric(float64(s.P50)-r.rawP50["ipc"], "p50-minus-raw-ns")
+			b.ReportMetric(float64(s.P99)/r.rawP99["ipc"], "p99/raw-p99")
+		case op == "PING":
+			r.pingP99[o.Media+pr.String()] = float64(s.P99)
+		case op == "SET" && o.Media == "udp" && r.pingP99["udp"+pr.String()] > 0:
+			b.ReportMetric(float64(s.P99)/r.pingP99["udp"+pr.String()], "p99/ping-p99")
+		}
+		if op == "PING" && o.Media == "udp" {
+			r.pingP99["udp"+pr.String()] = float64(s.P99)
+		}
+	})
+	checkReply(b, pr, op, buf)
+}
+
+// measure warms up, then times b.N round trips into an HDR histogram and
+// reports its percentiles.
+func measure(b *testing.B, round func(), report func(latency.Summary)) {
+	for range warmup() {
+		round()
+	}
+	rec := latency.New()
+	b.ReportAllocs()
+	b.ResetTimer()
+	t0 := now()
+	for range b.N {
+		round()
+		t1 := now()
+		rec.Record(t1 - t0)
+		t0 = t1
+	}
+	b.StopTimer()
+	rec.Report(b)
+	report(rec.Summary())
+}

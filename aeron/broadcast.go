@@ -125,6 +125,11 @@ func newBroadcastTransmitter(buf []byte) (*broadcastTransmitter, error) {
 	return &broadcastTransmitter{buf: buf, capacity: capacity, trailer: capacity}, nil
 }
 
+// transmit writes one record. Single writer. Ordering: tail intent is
+// stored (release) before any record byte is touched, so a receiver that
+// re-validates against it after copying detects an overwrite; latest and
+// then tail are stored (release) after the record is complete, so a
+// receiver that acquire-loads tail sees the whole record.
 func (t *broadcastTransmitter) transmit(typeID int32, msg []byte) {
 	b := t.buf
 	tail := shm.GetInt64(b, t.trailer+bcTailOffset) // single writer

@@ -33,6 +33,8 @@ func readErrorLog(buf []byte, since int64, fn func(ErrorRecord)) int {
 		if off+length > len(buf) || length < elEncodedError {
 			break
 		}
+		// Observation count and last timestamp are updated in place by the
+		// driver (atomically) when an error recurs; read them atomically.
 		last := shm.LoadInt64Acquire(buf, off+elLastObservation)
 		if last >= since {
 			n++

@@ -123,6 +123,8 @@ func (i *Image) Poll(fn FragmentHandler, limit int) int {
 	if i.closed.Load() {
 		return 0
 	}
+	// sub-pos: this poller is its only writer, so any load would do; the
+	// acquire costs nothing extra on amd64 (a plain MOV).
 	position := shm.LoadInt64Acquire(i.posBuf, i.posOff)
 	offset := int(position) & i.termMask
 	start := offset
@@ -158,7 +160,7 @@ func (i *Image) ControlledPoll(fn ControlledFragmentHandler, limit int) int {
 	if i.closed.Load() {
 		return 0
 	}
-	initialPosition := shm.LoadInt64Acquire(i.posBuf, i.posOff)
+	initialPosition := shm.LoadInt64Acquire(i.posBuf, i.posOff) // sub-pos: see Poll
 	initialOffset := int(initialPosition) & i.termMask
 	offset := initialOffset
 	term := i.log.terms[int(initialPosition>>i.log.bitsToShift)%partitionCount]
@@ -209,9 +211,10 @@ func (i *Image) NextMessage(dst []byte) (msg []byte, ok bool) {
 		return dst, false
 	}
 	for {
-		position := shm.LoadInt64Acquire(i.posBuf, i.posOff)
+		position := shm.LoadInt64Acquire(i.posBuf, i.posOff) // sub-pos: see Poll
 		offset := int(position) & i.termMask
 		term := i.log.terms[int(position>>i.log.bitsToShift)%partitionCount]
+		// Frame length: stored last by the publisher (release); acquire.
 		length := int(shm.LoadInt32Acquire(term, offset))
 		if length <= 0 {
 			return dst, false
@@ -263,6 +266,8 @@ func (i *Image) close() {
 	if i.closed.Load() {
 		return
 	}
+	// sub-pos as the poller last stored it (the conductor closes the image
+	// under the client lock; the value only needs to be a recent one).
 	i.eosPosition.Store(shm.LoadInt64Acquire(i.posBuf, i.posOff))
 	i.closed.Store(true)
 }

@@ -48,7 +48,7 @@ func collectMetadata(cfg *Config, rep *Report) Metadata {
 	add("load.start", rep.LoadStart)
 	add("load.end", readTrim("/proc/loadavg", "unknown"))
 	add("go.version", runtime.Version())
-	add("goblin.commit", gitCommit())
+	add("goblin.commit", rep.Commit)
 	if bin, err := lookTool(cfg.GoblinServer, "goblin-server"); err == nil {
 		add("goblin.server", bin)
 	}

@@ -51,6 +51,9 @@ type Report struct {
 	// LoadStart is /proc/loadavg when the run began: on a shared machine
 	// the other work running beside the benchmark shows in the tails.
 	LoadStart string
+	// Commit is the checkout's commit when the run began (the binaries
+	// were built from it).
+	Commit string
 	Results   []Result
 	Cases     []CaseRecord
 	Meta      Metadata
@@ -133,7 +136,7 @@ func Run(ctx context.Context, cfg Config, providers []Provider) (*Report, error)
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 		return nil, err
 	}
-	rep := &Report{Config: cfg, Started: time.Now().UTC(), LoadStart: readTrim("/proc/loadavg", "unknown")}
+	rep := &Report{Config: cfg, Started: time.Now().UTC(), LoadStart: readTrim("/proc/loadavg", "unknown"), Commit: gitCommit()}
 	plan := Plan(&cfg, providers)
 	if len(plan) == 0 {
 		return nil, fmt.Errorf("%w: the filters select no case", ErrConfig)

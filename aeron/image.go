@@ -46,6 +46,7 @@ type Image struct {
 	sourceIdentity string
 	closed         atomic.Bool
 	eosPosition    atomic.Int64 // final position, set when closed
+	peekEnd        int64        // position after the peeked message, or 0
 }
 
 func newImage(s *Subscription, log *logBuffer, values []byte, posID int32, corr int64, sessionID int32, source string) *Image {
@@ -207,8 +208,41 @@ func (i *Image) ControlledPoll(fn ControlledFragmentHandler, limit int) int {
 // nothing is consumed. Padding is skipped. It does not allocate when dst has
 // room.
 func (i *Image) NextMessage(dst []byte) (msg []byte, ok bool) {
+	msg, end, ok := i.next(dst, false)
+	if ok {
+		i.setPosition(end)
+	}
+	return msg, ok
+}
+
+// PeekMessage is NextMessage without the copy and without consuming: an
+// unfragmented message comes back as a view into the log, a fragmented one
+// reassembled into scratch (appended to scratch[:0]). The view stays valid
+// until Consume, which moves past the message; peeking again without
+// Consume returns the same message. It does not allocate.
+func (i *Image) PeekMessage(scratch []byte) (msg []byte, ok bool) {
+	msg, end, ok := i.next(scratch[:0], true)
+	if ok {
+		i.peekEnd = end
+	}
+	return msg, ok
+}
+
+// Consume moves past the message the last successful PeekMessage returned.
+func (i *Image) Consume() {
+	if i.peekEnd != 0 && !i.closed.Load() {
+		i.setPosition(i.peekEnd)
+	}
+	i.peekEnd = 0
+}
+
+// next finds the next complete message at the subscriber position and
+// returns it (a view when view is set and it is one frame, else appended to
+// dst) with the position after it. Padding and stray continuation frames
+// are consumed on the way.
+func (i *Image) next(dst []byte, view bool) ([]byte, int64, bool) {
 	if i.closed.Load() {
-		return dst, false
+		return dst, 0, false
 	}
 	for {
 		position := shm.LoadInt64Acquire(i.posBuf, i.posOff) // sub-pos: see Poll
@@ -217,7 +251,7 @@ func (i *Image) NextMessage(dst []byte) (msg []byte, ok bool) {
 		// Frame length: stored last by the publisher (release); acquire.
 		length := int(shm.LoadInt32Acquire(term, offset))
 		if length <= 0 {
-			return dst, false
+			return dst, 0, false
 		}
 		aligned := align(length, frameAlignment)
 		if shm.GetUint16(term, offset+fhType) == frameTypePad {
@@ -226,9 +260,11 @@ func (i *Image) NextMessage(dst []byte) (msg []byte, ok bool) {
 		}
 		flags := term[offset+fhFlags]
 		if flags&flagsUnfragmented == flagsUnfragmented {
-			dst = append(dst, term[offset+headerLength:offset+length]...)
-			i.setPosition(position + int64(aligned))
-			return dst, true
+			payload := term[offset+headerLength : offset+length : offset+length]
+			if view {
+				return payload, position + int64(aligned), true
+			}
+			return append(dst, payload...), position + int64(aligned), true
 		}
 		if flags&flagBegin == 0 {
 			// A stray continuation (joined mid-message): skip it.
@@ -236,15 +272,15 @@ func (i *Image) NextMessage(dst []byte) (msg []byte, ok bool) {
 			continue
 		}
 		// Fragments of one message are contiguous in one term: check they
-		// are all committed before consuming any.
+		// are all committed before taking any.
 		end := offset + aligned
 		for {
 			if end >= len(term) {
-				return dst, false
+				return dst, 0, false
 			}
 			l := int(shm.LoadInt32Acquire(term, end))
 			if l <= 0 {
-				return dst, false
+				return dst, 0, false
 			}
 			f := term[end+fhFlags]
 			end += align(l, frameAlignment)
@@ -257,8 +293,7 @@ func (i *Image) NextMessage(dst []byte) (msg []byte, ok bool) {
 			dst = append(dst, term[off+headerLength:off+l]...)
 			off += align(l, frameAlignment)
 		}
-		i.setPosition(position + int64(end-offset))
-		return dst, true
+		return dst, position + int64(end-offset), true
 	}
 }
 

@@ -395,3 +395,48 @@ func TestNextMessage(t *testing.T) {
 		t.Fatal("did not cross into the next term")
 	}
 }
+
+func TestPeekMessageAndConsume(t *testing.T) {
+	l := newTestLog(testTermLength, 1408, 0)
+	values := testCounters(1 << 62)
+	p := newTestPublication(l, values)
+	img := newTestImage(l, values)
+	scratch := make([]byte, 0, 8192)
+	if _, ok := img.PeekMessage(scratch); ok {
+		t.Fatal("peeked a message from an empty log")
+	}
+	big := payload(3, 4000)
+	p.Offer([]byte("first"))
+	p.Offer(big)
+	m, ok := img.PeekMessage(scratch)
+	if !ok || string(m) != "first" || &m[0] != &l.terms[0][headerLength] {
+		t.Fatalf("peek %q ok=%v (want a view into the log)", m, ok)
+	}
+	if m2, _ := img.PeekMessage(scratch); string(m2) != "first" || img.Position() != 0 {
+		t.Fatal("peek consumed the message")
+	}
+	img.Consume()
+	if img.Position() != 64 {
+		t.Fatalf("position %d after consume", img.Position())
+	}
+	m, ok = img.PeekMessage(scratch)
+	if !ok || !bytes.Equal(m, big) {
+		t.Fatalf("fragmented peek ok=%v len=%d", ok, len(m))
+	}
+	img.Consume()
+	img.Consume() // a second consume without a peek does nothing
+	if _, ok := img.PeekMessage(scratch); ok || img.Position() != p.Position() {
+		t.Fatalf("position %d, publisher at %d", img.Position(), p.Position())
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if p.Offer([]byte("again")) == AdminAction {
+			driverClean(l)
+		}
+		if _, ok := img.PeekMessage(scratch); ok {
+			img.Consume()
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("peek+consume allocates %.1f", allocs)
+	}
+}

@@ -172,20 +172,28 @@ func benchThroughput(b *testing.B, size int) {
 		}
 		received.Store(count)
 	}()
+	locked := os.Getenv("AERON_BENCH_LOCK") != "0"
 	defer lockSpinner()()
 	b.ReportAllocs()
 	b.SetBytes(int64(size))
 	b.ResetTimer()
 	start := time.Now()
+	cpu0 := threadCPU()
 	for i := 0; i < b.N; i++ {
 		binary.LittleEndian.PutUint64(msg, uint64(i))
 		for pub.Offer(msg) < 0 {
 		}
 	}
+	cpu := threadCPU() - cpu0
 	done.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
+	if locked {
+		// The publisher thread's CPU per message: what the offer path
+		// costs, whatever share of the machine the benchmark got.
+		b.ReportMetric(float64(cpu)/float64(b.N), "pub-cpu-ns/msg")
+	}
 }
 
 // BenchmarkOfferPollMemory is the client's own cost per message, without a

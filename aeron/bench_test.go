@@ -145,7 +145,7 @@ func sizeName(n int) string {
 
 func benchThroughput(b *testing.B, size int) {
 	d := startDriver(b)
-	c := connectTest(b, d, Options{})
+	c := connectTest(b, d, Options{NoPrefault: os.Getenv("AERON_BENCH_NOPREFAULT") == "1"})
 	ch := benchChannel()
 	sub, err := c.AddSubscription(ch, 2001)
 	if err != nil {

@@ -50,7 +50,15 @@ var ErrTooSmall = errors.New("shm: file too small")
 // by every other process mapping it. The file must be non-empty. The mapping
 // stays valid after Map returns (the file descriptor is closed); release it
 // with Unmap.
-func Map(path string) ([]byte, error) {
+func Map(path string) ([]byte, error) { return mapFile(path, 0) }
+
+// MapPrefault is Map, and also faults every page of the file into the
+// mapping now (MAP_POPULATE), so the first touch of each page later (on a
+// hot path) does not take a page fault. It costs time at map time and, for
+// a sparse file, allocates all of it.
+func MapPrefault(path string) ([]byte, error) { return mapFile(path, syscall.MAP_POPULATE) }
+
+func mapFile(path string, flags int) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("shm: open %s: %w", path, err)
@@ -67,7 +75,7 @@ func Map(path string) ([]byte, error) {
 	if int64(int(size)) != size {
 		return nil, fmt.Errorf("shm: map %s: file of %d bytes does not fit the address space", path, size)
 	}
-	b, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	b, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED|flags)
 	if err != nil {
 		return nil, fmt.Errorf("shm: mmap %s: %w", path, err)
 	}

@@ -18,6 +18,11 @@ func TestMapSharesWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer Unmap(b)
+	c, err := MapPrefault(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Unmap(c)
 	if len(b) != 4096 {
 		t.Fatalf("len = %d, want 4096", len(b))
 	}
@@ -27,6 +32,9 @@ func TestMapSharesWrites(t *testing.T) {
 	}
 	if got := GetInt64(b, 64); got != 0x0102030405060708 {
 		t.Fatalf("plain read %#x", got)
+	}
+	if got := LoadInt64Acquire(c, 64); got != 0x0102030405060708 {
+		t.Fatalf("prefaulted mapping reads %#x", got)
 	}
 	if old := GetAndAddInt64(a, 64, 8); old != 0x0102030405060708 || GetInt64(b, 64) != 0x0102030405060710 {
 		t.Fatalf("GetAndAdd old=%#x now=%#x", old, GetInt64(b, 64))

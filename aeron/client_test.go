@@ -11,6 +11,10 @@ import (
 	"time"
 )
 
+// testIPC keeps the logs of real-driver tests small (3 × 64 KiB rather than
+// 3 × 64 MiB), so mapping and prefaulting them is quick.
+const testIPC = "aeron:ipc?term-length=64k"
+
 func TestConnectWithoutDriverTimesOut(t *testing.T) {
 	_, err := Connect(Options{Dir: t.TempDir(), DriverTimeout: 200 * time.Millisecond})
 	if !errors.Is(err, ErrDriverTimeout) {
@@ -29,11 +33,11 @@ func TestDriverLossClosesEverything(t *testing.T) {
 		ErrorHandler:            func(err error) { reported.Store(err) },
 		UnavailableImageHandler: func(*Image) { unavailable.Add(1) },
 	})
-	sub, err := c.AddSubscription("aeron:ipc", 10)
+	sub, err := c.AddSubscription(testIPC, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, err := c.AddExclusivePublication("aeron:ipc", 10)
+	pub, err := c.AddExclusivePublication(testIPC, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +72,7 @@ func TestDriverLossClosesEverything(t *testing.T) {
 	if unavailable.Load() != 1 {
 		t.Fatalf("unavailable handler called %d times", unavailable.Load())
 	}
-	if _, err := c.AddSubscription("aeron:ipc", 11); !errors.Is(err, ErrClientClosed) || !errors.Is(err, ErrDriverTimeout) {
+	if _, err := c.AddSubscription(testIPC, 11); !errors.Is(err, ErrClientClosed) || !errors.Is(err, ErrDriverTimeout) {
 		t.Fatalf("add after driver loss: %v", err)
 	}
 	if err := c.Close(); err != nil {
@@ -180,15 +184,15 @@ func TestResponseChannelIPC(t *testing.T) {
 	d := startDriver(t)
 	cli := connectTest(t, d, Options{})
 	srv := connectTest(t, d, Options{})
-	srvSub, err := srv.AddSubscription("aeron:ipc", 100)
+	srvSub, err := srv.AddSubscription(testIPC, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
-	respSub, err := cli.AddSubscription(IPC().ControlMode(ControlModeResponse).String(), 101)
+	respSub, err := cli.AddSubscription(IPC().ControlMode(ControlModeResponse).TermLength(64 << 10).String(), 101)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := cli.AddPublication(IPC().ResponseCorrelationID(respSub.RegistrationID()).String(), 100)
+	req, err := cli.AddPublication(IPC().ResponseCorrelationID(respSub.RegistrationID()).TermLength(64 << 10).String(), 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +202,7 @@ func TestResponseChannelIPC(t *testing.T) {
 		t.Fatalf("IPC image correlation id %d, request publication %d", img.CorrelationID(), req.OriginalRegistrationID())
 	}
 	respPub, err := srv.AddExclusivePublication(
-		IPC().ControlMode(ControlModeResponse).ResponseCorrelationID(img.CorrelationID()).String(), 101)
+		IPC().ControlMode(ControlModeResponse).ResponseCorrelationID(img.CorrelationID()).TermLength(64 << 10).String(), 101)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,12 +250,12 @@ func TestImageLifecycleAndEndOfStream(t *testing.T) {
 	c := connectTest(t, d, Options{})
 	avail := make(chan *Image, 1)
 	gone := make(chan *Image, 1)
-	sub, err := c.AddSubscriptionWithHandlers("aeron:ipc", 300,
+	sub, err := c.AddSubscriptionWithHandlers(testIPC, 300,
 		func(i *Image) { avail <- i }, func(i *Image) { gone <- i })
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, err := c.AddExclusivePublication("aeron:ipc", 300)
+	pub, err := c.AddExclusivePublication(testIPC, 300)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +265,7 @@ func TestImageLifecycleAndEndOfStream(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("no image")
 	}
-	if sub.ImageBySessionID(pub.SessionID()) != img || img.SourceIdentity() != "aeron:ipc" {
+	if sub.ImageBySessionID(pub.SessionID()) != img || img.SourceIdentity() != testIPC {
 		t.Fatalf("ImageBySessionID / source %q", img.SourceIdentity())
 	}
 	if !pub.IsConnected() {
@@ -301,7 +305,7 @@ func TestClientTimedOutByDriver(t *testing.T) {
 		KeepaliveInterval: time.Hour,
 		ErrorHandler:      func(err error) { reported.Store(err) },
 	})
-	pub, err := c.AddPublication("aeron:ipc", 400)
+	pub, err := c.AddPublication(testIPC, 400)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +333,7 @@ func TestClientStaysAliveWithHeartbeat(t *testing.T) {
 	// counter every 500 ms: the client outlives two timeouts.
 	d := startDriver(t, "aeron.client.liveness.timeout=3000000000")
 	c := connectTest(t, d, Options{})
-	if _, err := c.AddPublication("aeron:ipc", 401); err != nil {
+	if _, err := c.AddPublication(testIPC, 401); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -337,7 +341,7 @@ func TestClientStaysAliveWithHeartbeat(t *testing.T) {
 		t.Fatalf("client closed: %v", c.Err())
 	case <-time.After(6500 * time.Millisecond):
 	}
-	if _, err := c.AddSubscription("aeron:ipc", 401); err != nil {
+	if _, err := c.AddSubscription(testIPC, 401); err != nil {
 		t.Fatalf("client unusable after 2 liveness timeouts: %v", err)
 	}
 }
@@ -345,7 +349,7 @@ func TestClientStaysAliveWithHeartbeat(t *testing.T) {
 func TestDriverShutdownIsNoticed(t *testing.T) {
 	d := startDriver(t)
 	c := connectTest(t, d, Options{})
-	sub, err := c.AddSubscription("aeron:ipc", 12)
+	sub, err := c.AddSubscription(testIPC, 12)
 	if err != nil {
 		t.Fatal(err)
 	}

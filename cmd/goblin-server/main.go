@@ -123,6 +123,10 @@ func run(args []string, stderr io.Writer) int {
 		return exitUsage
 	}
 	opts.Logger = log
+	// Catch the signals before anything is announced, so a SIGTERM sent
+	// right after "ready" takes the graceful path.
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	srv, err := server.New(opts)
 	if err != nil {
 		log.Error("cannot start", "err", err)
@@ -154,8 +158,6 @@ func run(args []string, stderr io.Writer) int {
 	}
 	log.Info("ready", "idle", opts.Idle, "pid", os.Getpid())
 
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	code := exitOK
 	select {
 	case s := <-sig:

@@ -34,12 +34,15 @@ var (
 
 // Defaults for the zero values of Config.
 const (
-	DefaultMaxClients  = 10000
-	DefaultMaxOutput   = 32 << 20
-	DefaultMaxInput    = 64 << 20
-	DefaultSocketMode  = os.FileMode(0o660)
-	DefaultCheckEvery  = 16
-	DefaultReadBufSize = 16 << 10
+	DefaultMaxClients = 10000
+	DefaultMaxOutput  = 32 << 20
+	DefaultMaxInput   = 64 << 20
+	DefaultSocketMode = os.FileMode(0o660)
+	DefaultCheckEvery = 16
+	// DefaultStallTimeout is how long a client may leave MaxOutput bytes of
+	// replies unread before it is disconnected.
+	DefaultStallTimeout = 2 * time.Second
+	DefaultReadBufSize  = 16 << 10
 	// shrinkAbove is the buffer capacity above which an emptied input or
 	// output buffer is dropped rather than kept, so one large value does
 	// not pin megabytes per client.
@@ -47,13 +50,12 @@ const (
 	// readBudget bounds the bytes read from one client per readiness
 	// event, so one fast sender cannot starve the others.
 	readBudget = 1 << 20
-	// serveChunk is the most request bytes handed to the Handler at once.
-	serveChunk = 4 << 10
+	// minChunk and maxChunk bound the request bytes handed to the Handler
+	// at once (see serve).
+	minChunk = 256
+	maxChunk = 16 << 10
 	// scanEvery is how often Poll looks for idle and stalled clients.
 	scanEvery = 100 * time.Millisecond
-	// stallTimeout is how long a client may leave MaxOutput bytes of
-	// replies unread before it is disconnected.
-	stallTimeout = 2 * time.Second
 	// acceptBatch bounds the clients accepted per readiness event.
 	acceptBatch = 64
 	// eventBatch is the number of epoll events taken per check.
@@ -94,11 +96,14 @@ type Config struct {
 	// and closed. Default DefaultMaxClients.
 	MaxClients int
 	// MaxOutput caps the reply bytes queued for one client. At the cap the
-	// server stops executing the client's requests until it reads; a client
-	// past the cap whose socket takes nothing, or that leaves the cap
-	// unread for 2 seconds, is disconnected as a slow consumer. Default
+	// server stops reading and executing the client's requests until it
+	// reads its replies; a client that leaves the cap unread for
+	// StallTimeout is disconnected as a slow consumer. Replies may pass the
+	// cap by what one small batch of requests produces. Default
 	// DefaultMaxOutput.
 	MaxOutput int
+	// StallTimeout: see MaxOutput. Default DefaultStallTimeout.
+	StallTimeout time.Duration
 	// MaxInput caps the bytes of one incomplete request held for a client;
 	// past it the client is disconnected. Default DefaultMaxInput.
 	MaxInput int
@@ -161,6 +166,9 @@ func (c *Config) ensureDefaults() {
 	if c.CheckEvery <= 0 {
 		c.CheckEvery = DefaultCheckEvery
 	}
+	if c.StallTimeout <= 0 {
+		c.StallTimeout = DefaultStallTimeout
+	}
 }
 
 // Stats are the transport's own counters (the command engine counts
@@ -205,10 +213,10 @@ type conn struct {
 	in        []byte // unconsumed request bytes are in[:len(in)]
 	out       []byte // reply bytes not yet written are out[wpos:]
 	wpos      int
-	lastSeen  int64 // last time it sent something
-	lastWrite int64 // last time a write made progress or replies were queued
-	closing   bool  // write what is queued, then close
-	writing   bool  // registered for EPOLLOUT
+	lastSeen  int64  // last time it sent something
+	lastWrite int64  // last time a write made progress or replies were queued
+	closing   bool   // write what is queued, then close
+	events    uint32 // what epoll watches for this client
 }
 
 var _ transport.Server = (*Server)(nil)
@@ -427,6 +435,9 @@ func (s *Server) Poll(now int64) int {
 					continue
 				}
 			}
+			if ev.Events&unix.EPOLLIN == 0 || c.events&unix.EPOLLIN == 0 {
+				continue
+			}
 		}
 		if ev.Events&(unix.EPOLLIN|unix.EPOLLHUP|unix.EPOLLERR|unix.EPOLLRDHUP) != 0 {
 			s.read(c, now)
@@ -466,7 +477,7 @@ func (s *Server) accept(now int64) {
 		for fd >= len(s.conns) {
 			s.conns = append(s.conns, make([]*conn, len(s.conns)+64)...)
 		}
-		s.conns[fd] = &conn{fd: fd, sess: s.cfg.Handler.Open(s.cfg.Proto), lastSeen: now, lastWrite: now}
+		s.conns[fd] = &conn{fd: fd, sess: s.cfg.Handler.Open(s.cfg.Proto), lastSeen: now, lastWrite: now, events: unix.EPOLLIN | unix.EPOLLRDHUP}
 		s.stats.Clients++
 		s.stats.Accepted++
 	}
@@ -518,9 +529,7 @@ func (s *Server) read(c *conn, now int64) {
 		// Answer what was read, then go: the peer may have shut down only
 		// its write side.
 		c.closing = true
-		if s.flush(c) {
-			s.watch(c)
-		}
+		s.flush(c)
 	}
 }
 
@@ -547,62 +556,54 @@ func (s *Server) grow(c *conn) bool {
 }
 
 // serve executes the complete requests in c.in and writes the replies.
-// It hands the engine at most serveChunk bytes at a time and stops once
-// the queued replies pass MaxOutput, so a client pipelining cheap requests
-// for large replies is cut off near the limit rather than after its whole
-// read batch has been answered.
+//
+// The engine executes every complete request in the slice it is given, so
+// serve hands it small slices: it starts at minChunk bytes and doubles
+// while replies stay small, drops back to minChunk after a call that
+// produced a lot of output, and stops once the queued replies reach
+// MaxOutput. Requests left over wait in c.in, and the client's input is no
+// longer watched, until the client reads its replies (see flush). A slice
+// that holds no complete request is doubled until it does.
 func (s *Server) serve(c *conn) {
-	for {
-		off := 0
-		closeConn, full := false, false
-		for off < len(c.in) && !closeConn && len(c.out)-c.wpos < s.cfg.MaxOutput {
-			end := min(len(c.in), off+serveChunk)
-			n, out, cl := c.sess.Serve(c.in[off:end], c.out)
-			if n == 0 && !cl && end < len(c.in) {
-				// A request larger than the chunk: offer everything.
-				end = len(c.in)
-				n, out, cl = c.sess.Serve(c.in[off:end], c.out)
+	off := 0
+	closeConn := false
+	chunk := minChunk
+	for off < len(c.in) && !closeConn && len(c.out)-c.wpos < s.cfg.MaxOutput {
+		end := min(len(c.in), off+chunk)
+		before := len(c.out)
+		n, out, cl := c.sess.Serve(c.in[off:end], c.out)
+		c.out, closeConn = out, cl
+		off += n
+		if n == 0 {
+			if cl || end == len(c.in) {
+				break // an incomplete request: wait for more bytes
 			}
-			c.out, closeConn = out, cl
-			off += n
-			if n == 0 {
-				break
-			}
-			if len(c.out)-c.wpos >= s.cfg.MaxOutput {
-				full = true
-				break
-			}
+			chunk *= 2 // a request larger than the slice
+			continue
 		}
-		if off > 0 {
-			rest := copy(c.in, c.in[off:])
-			c.in = c.in[:rest]
-			if rest == 0 && cap(c.in) > shrinkAbove {
-				c.in = nil
-			}
-		}
-		if closeConn {
-			s.stats.ProtocolCloses++
-			c.closing = true
-		}
-		if !s.flush(c) {
-			return // dropped
-		}
-		if c.closing {
-			s.watch(c)
-			return
-		}
-		// Requests left over because the replies filled up: serve them
-		// now if the socket took the replies, or when it drains (Poll).
-		if !full || c.writing {
-			return
+		if len(c.out)-before > s.cfg.MaxOutput/16 {
+			chunk = minChunk
+		} else if chunk < maxChunk {
+			chunk *= 2
 		}
 	}
+	if off > 0 {
+		rest := copy(c.in, c.in[off:])
+		c.in = c.in[:rest]
+		if rest == 0 && cap(c.in) > shrinkAbove {
+			c.in = nil
+		}
+	}
+	if closeConn {
+		s.stats.ProtocolCloses++
+		c.closing = true
+	}
+	s.flush(c)
 }
 
-// flush writes queued replies. It returns false if the client was dropped:
-// on a write error, once a closing client's replies are written, or when
-// more than MaxOutput bytes are queued and the socket took none of them
-// (the client stopped reading).
+// flush writes queued replies and updates what epoll watches for c. It
+// returns false if the client was dropped: on a write error, or once a
+// closing client's replies are written.
 func (s *Server) flush(c *conn) bool {
 	progress := false
 	for c.wpos < len(c.out) {
@@ -632,40 +633,42 @@ func (s *Server) flush(c *conn) bool {
 			s.drop(c)
 			return false
 		}
-		if c.writing {
-			c.writing = false
-			s.watch(c)
-		}
-		return true
-	}
-	if progress || !c.writing {
-		c.lastWrite = s.now
-	}
-	if pending > s.cfg.MaxOutput && !progress {
-		s.slowConsumer(c)
-		return false
-	}
-	if c.wpos > shrinkAbove && c.wpos > pending {
+	} else if c.wpos > shrinkAbove && c.wpos > pending {
 		c.out = c.out[:copy(c.out, c.out[c.wpos:])]
 		c.wpos = 0
 	}
-	if !c.writing {
-		c.writing = true
-		s.watch(c)
+	if progress || len(c.out) == 0 || c.events&unix.EPOLLOUT == 0 {
+		// Progress, nothing queued, or replies queued just now: the stall
+		// clock (see scan) starts over.
+		c.lastWrite = s.now
 	}
+	s.watch(c)
 	return true
 }
 
-// watch sets the events epoll reports for c: input while it is served,
-// output while replies are queued, and only output once it is closing.
-func (s *Server) watch(c *conn) {
-	ev := uint32(unix.EPOLLIN | unix.EPOLLRDHUP)
-	if c.closing {
-		ev = 0
+// watched returns the events epoll should report for c: input while it is
+// served (not while it is closing or its replies are at MaxOutput, which
+// holds a pipelining client back until it reads), output while replies are
+// queued.
+func (s *Server) watched(c *conn) uint32 {
+	pending := len(c.out) - c.wpos
+	var ev uint32
+	if !c.closing && pending < s.cfg.MaxOutput {
+		ev = unix.EPOLLIN | unix.EPOLLRDHUP
 	}
-	if c.writing {
+	if pending > 0 {
 		ev |= unix.EPOLLOUT
 	}
+	return ev
+}
+
+// watch tells epoll what to report for c, when that changed.
+func (s *Server) watch(c *conn) {
+	ev := s.watched(c)
+	if ev == c.events {
+		return
+	}
+	c.events = ev
 	unix.EpollCtl(s.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: ev, Fd: int32(c.fd)})
 }
 
@@ -694,7 +697,7 @@ func (s *Server) scan(now int64) {
 			s.stats.IdleTimeouts++
 			s.log.Debug("client disconnected: idle timeout", "transport", s.name)
 			s.drop(c)
-		case c.writing && len(c.out)-c.wpos >= s.cfg.MaxOutput && now-c.lastWrite > int64(stallTimeout):
+		case len(c.out)-c.wpos >= s.cfg.MaxOutput && now-c.lastWrite > int64(s.cfg.StallTimeout):
 			s.slowConsumer(c)
 		}
 	}

@@ -124,8 +124,10 @@ func (p *producer) claim() []byte {
 func (p *producer) publish(n int, tooLarge bool) {
 	// Header word: written by the producer with a release store, after the
 	// payload, so the payload is visible to the consumer whose acquire load
-	// sees this sequence's tag. Read by the consumer (acquire).
-	shm.StoreInt64Release(p.mem, p.slotOff(p.next), header(p.next, n, tooLarge))
+	// sees this sequence's tag. Read by the consumer (acquire). Release is
+	// all the protocol needs (nobody waits on a store-load order: both sides
+	// poll), so it is the plain-MOV release store, not a locked one.
+	shm.StoreInt64ReleaseOnly(p.mem, p.slotOff(p.next), header(p.next, n, tooLarge))
 	p.next++
 }
 
@@ -194,5 +196,7 @@ func (c *consumer) commit() {
 	// Consumer position: written by the consumer only, with a release store
 	// after it has finished reading the records before it, so the producer
 	// (acquire load in hasSpace) never overwrites a record still being read.
-	shm.StoreInt64Release(c.mem, c.base+offConsumed, c.next)
+	// Release alone (plain MOV): a release store also orders the earlier
+	// loads of the records before it.
+	shm.StoreInt64ReleaseOnly(c.mem, c.base+offConsumed, c.next)
 }

@@ -168,6 +168,7 @@ func Dial(ctx context.Context, dir string, o DialOptions) (*Conn, error) {
 		shm.Unmap(mem)
 		return nil, err
 	}
+	prefault(mem)
 	c := &Conn{o: o, dir: dir, fd: fd, mem: mem,
 		req: newProducer(mem, g.reqBase, g.records, g.recordSize),
 		rep: newConsumer(mem, g.repBase, g.records, g.recordSize)}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/goblin-kv/goblin/internal/shm"
 )
 
@@ -77,6 +79,14 @@ func checkGeometry(records, recordSize int) error {
 		return fmt.Errorf("ring: record size %d: want a multiple of %d between %d and %d", recordSize, cacheLine, minRecord, maxRecordCap)
 	}
 	return nil
+}
+
+// prefault maps every page of a fresh mapping into this process now, so the
+// first lap around each ring does not take a page fault per record on the
+// message path. Best effort: kernels before 5.14 lack MADV_POPULATE_WRITE
+// and simply fault later.
+func prefault(mem []byte) {
+	_ = unix.Madvise(mem, unix.MADV_POPULATE_WRITE)
 }
 
 // errBadFile is wrapped when a mapped file is not a goblin ring file.

@@ -612,6 +612,7 @@ func (s *Server) newClient(fd int) (*client, error) {
 		os.Remove(c.path)
 		return nil, err
 	}
+	prefault(c.mem)
 	// Header: plain writes before the file name goes out on the socket (see
 	// the layout comment in layout.go).
 	m := c.mem

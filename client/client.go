@@ -265,8 +265,13 @@ func (c *Client) connect(ctx context.Context) error {
 	c.conn, c.dl, c.rbuf, c.roff = conn, time.Time{}, c.rbuf[:0], 0
 	c.codec.reset()
 	if c.opts.Password != "" {
-		c.args = append(c.args[:0], []byte("AUTH"), []byte(c.opts.Password))
+		// connect runs inside a call that has already built its own
+		// command in c.args (a redial after a dropped connection): AUTH
+		// gets a slice of its own, and the call's command is put back.
+		call := c.args
+		c.args = [][]byte{[]byte("AUTH"), []byte(c.opts.Password)}
 		r, err := c.exec(ctx)
+		c.args = call
 		if err == nil {
 			err = r.okOrErr()
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
@@ -384,5 +385,64 @@ func TestPasswordAndRegistry(t *testing.T) {
 	c := dialT(t, sock)
 	if err := c.Ping(ctxT(t)); err != nil || !called {
 		t.Fatalf("Ping through a registered dialer: %v (called %v)", err, called)
+	}
+}
+
+// TestRedialWithPasswordSendsTheCall: when a call finds the connection
+// dropped and redials with a password, the AUTH sent on the new connection
+// must not replace the call's own command.
+func TestRedialWithPasswordSendsTheCall(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string // first argument of every command, across connections
+	sock := fakeServer(t, func(c net.Conn) {
+		var buf []byte
+		args := make([][]byte, 0, 8)
+		rd := make([]byte, 4096)
+		for {
+			k, err := c.Read(rd)
+			if err != nil {
+				return
+			}
+			buf = append(buf, rd[:k]...)
+			for {
+				var n int
+				args, n, err = resp.ReadCommand(buf, args[:0], nil)
+				if err != nil || n == 0 {
+					break
+				}
+				name := string(args[0])
+				buf = buf[n:]
+				mu.Lock()
+				seen = append(seen, name)
+				mu.Unlock()
+				switch name {
+				case "AUTH":
+					_, _ = c.Write([]byte("+OK\r\n"))
+				case "GET":
+					_, _ = c.Write([]byte("$5\r\nvalue\r\n"))
+				default: // PING: answer, then hang up so the next call redials
+					_, _ = c.Write([]byte("+PONG\r\n"))
+					return
+				}
+			}
+		}
+	})
+	c := dialT(t, sock, WithPassword("pw"))
+	if err := c.Ping(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	// The server hung up after PING; this call may see the closed
+	// connection (and fail with a ConnError) before the redial.
+	var got []byte
+	var err error
+	for range 2 {
+		if got, err = c.Get(ctxT(t), "k"); err == nil {
+			break
+		}
+	}
+	if err != nil || string(got) != "value" {
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("Get after a redial = %q, %v; server saw %q", got, err, seen)
 	}
 }

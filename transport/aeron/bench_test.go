@@ -37,9 +37,11 @@ import (
 //
 // Driver profiles: GOBLIN_AERON_BENCH_IPC_PROFILE (default frugal: IPC
 // data never passes through the driver) and GOBLIN_AERON_BENCH_UDP_PROFILE
-// (default spin-shared, continuous polling; on a 2-core machine two
-// spinning drivers, a spinning client and a spinning loop share two
-// cores, so use frugal there and read the figures as such).
+// (default spin-shared, continuous polling, on machines with 6 or more
+// CPUs; frugal below that: two spinning drivers, a spinning client and a
+// spinning loop on 2 cores wait for time slices, milliseconds per round
+// trip). GOBLIN_AERON_BENCH_UDP_WAIT (spin, yield) sets how the UDP client
+// and loop wait: spin with 6+ CPUs, else yield. Each case logs its choice.
 
 var clockBase = time.Now()
 
@@ -81,29 +83,37 @@ func BenchmarkRoundTrip(b *testing.B) {
 		p := benchProfile(b, "GOBLIN_AERON_BENCH_IPC_PROFILE", javadriver.Frugal)
 		b.Logf("IPC driver profile %s, client and loop spinning, GOMAXPROCS %d, %d CPUs", p, runtime.GOMAXPROCS(0), runtime.NumCPU())
 		d := startDriver(b, javadriver.Options{Profile: p})
-		b.Run("raw-pingpong", func(b *testing.B) { rawPingPong(b, &r, "ipc", d.Dir(), d.Dir(), "aeron:ipc", "aeron:ipc") })
+		b.Run("raw-pingpong", func(b *testing.B) { rawPingPong(b, &r, "ipc", d.Dir(), d.Dir(), "aeron:ipc", "aeron:ipc", true) })
 		for _, pr := range []proto.Protocol{proto.RESP, proto.SBE} {
 			for _, op := range []string{"PING", "SET", "GET"} {
 				b.Run(pr.String()+"/"+op, func(b *testing.B) {
-					goblinRoundTrip(b, &r, aeron.Options{Media: "ipc", Dir: d.Dir()}, "", pr, op)
+					goblinRoundTrip(b, &r, aeron.Options{Media: "ipc", Dir: d.Dir()}, "", pr, op, true)
 				})
 			}
 		}
 	})
 	b.Run("udp", func(b *testing.B) {
-		p := benchProfile(b, "GOBLIN_AERON_BENCH_UDP_PROFILE", javadriver.SpinShared)
-		b.Logf("UDP drivers' profile %s (two drivers), client and loop spinning, GOMAXPROCS %d, %d CPUs", p, runtime.GOMAXPROCS(0), runtime.NumCPU())
+		def, wait := javadriver.SpinShared, "spin"
+		if runtime.NumCPU() < 6 {
+			def, wait = javadriver.Frugal, "yield"
+		}
+		p := benchProfile(b, "GOBLIN_AERON_BENCH_UDP_PROFILE", def)
+		if w := os.Getenv("GOBLIN_AERON_BENCH_UDP_WAIT"); w != "" {
+			wait = w
+		}
+		spin := wait == "spin"
+		b.Logf("UDP drivers' profile %s (two drivers), client and loop wait=%s, GOMAXPROCS %d, %d CPUs", p, wait, runtime.GOMAXPROCS(0), runtime.NumCPU())
 		sd := startDriver(b, javadriver.Options{Profile: p})
 		cd := startDriver(b, javadriver.Options{Profile: p})
 		b.Run("raw-pingpong", func(b *testing.B) {
 			ping, pong := loopback(freeUDPPort(b)), loopback(freeUDPPort(b))
-			rawPingPong(b, &r, "udp", cd.Dir(), sd.Dir(), "aeron:udp?endpoint="+ping, "aeron:udp?endpoint="+pong)
+			rawPingPong(b, &r, "udp", cd.Dir(), sd.Dir(), "aeron:udp?endpoint="+ping, "aeron:udp?endpoint="+pong, spin)
 		})
 		for _, pr := range []proto.Protocol{proto.RESP, proto.SBE} {
 			for _, op := range []string{"PING", "SET", "GET"} {
 				b.Run(pr.String()+"/"+op, func(b *testing.B) {
 					o := aeron.Options{Media: "udp", Dir: sd.Dir(), Endpoint: loopback(freeUDPPort(b)), Control: loopback(freeUDPPort(b))}
-					goblinRoundTrip(b, &r, o, cd.Dir(), pr, op)
+					goblinRoundTrip(b, &r, o, cd.Dir(), pr, op, spin)
 				})
 			}
 		}
@@ -112,7 +122,12 @@ func BenchmarkRoundTrip(b *testing.B) {
 
 // rawPingPong: the pinger (on pingDir's driver) offers 32 bytes on
 // pingCh; the ponger (on pongDir's driver) echoes each on pongCh.
-func rawPingPong(b *testing.B, r *ref, media, pingDir, pongDir, pingCh, pongCh string) {
+func rawPingPong(b *testing.B, r *ref, media, pingDir, pongDir, pingCh, pongCh string, spin bool) {
+	pause := func() {
+		if !spin {
+			runtime.Gosched()
+		}
+	}
 	pingC, err := ae.Connect(ae.Options{Dir: pingDir})
 	if err != nil {
 		b.Fatal(err)
@@ -159,9 +174,11 @@ func rawPingPong(b *testing.B, r *ref, media, pingDir, pongDir, pingCh, pongCh s
 		for !stop.Load() {
 			m, ok := pongImg.NextMessage(buf[:0])
 			if !ok {
+				pause()
 				continue
 			}
 			for pongPub.Offer(m) < 0 && !stop.Load() {
+				pause()
 			}
 		}
 	}()
@@ -172,12 +189,14 @@ func rawPingPong(b *testing.B, r *ref, media, pingDir, pongDir, pingCh, pongCh s
 	buf := make([]byte, 0, 64)
 	round := func() {
 		for pingPub.Offer(msg) < 0 {
+			pause()
 		}
 		for {
 			var ok bool
 			if buf, ok = pingImg.NextMessage(buf[:0]); ok {
 				return
 			}
+			pause()
 		}
 	}
 	measure(b, round, func(s latency.Summary) {
@@ -188,7 +207,11 @@ func rawPingPong(b *testing.B, r *ref, media, pingDir, pongDir, pingCh, pongCh s
 // goblinRoundTrip runs a goblin server (store, engine, Aeron transport,
 // spinning loop) on the server driver and a spinning Conn on clientDir's
 // driver (the server's for IPC).
-func goblinRoundTrip(b *testing.B, r *ref, o aeron.Options, clientDir string, pr proto.Protocol, op string) {
+func goblinRoundTrip(b *testing.B, r *ref, o aeron.Options, clientDir string, pr proto.Protocol, op string, spin bool) {
+	idle, wait := server.IdleSpin, aeron.Spin
+	if !spin {
+		idle, wait = server.IdleYield, aeron.Yield
+	}
 	st, err := store.New(store.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -200,7 +223,7 @@ func goblinRoundTrip(b *testing.B, r *ref, o aeron.Options, clientDir string, pr
 	if err != nil {
 		b.Fatal(err)
 	}
-	loop, err := server.NewLoop(server.LoopConfig{Transports: []transport.Server{srv}, Idle: server.IdleSpin, Tick: st.Tick})
+	loop, err := server.NewLoop(server.LoopConfig{Transports: []transport.Server{srv}, Idle: idle, Tick: st.Tick})
 	if err != nil {
 		srv.Close()
 		b.Fatal(err)
@@ -213,7 +236,7 @@ func goblinRoundTrip(b *testing.B, r *ref, o aeron.Options, clientDir string, pr
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c, err := aeron.Dial(ctx, aeron.DialOptions{Media: o.Media, Endpoint: o.Endpoint, Control: o.Control, Proto: pr,
-		Stream: o.Stream, ReplyStream: o.ReplyStream, Dir: clientDir, Wait: aeron.Spin})
+		Stream: o.Stream, ReplyStream: o.ReplyStream, Dir: clientDir, Wait: wait, SpinLimit: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

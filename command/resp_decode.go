@@ -1,6 +1,7 @@
 package command
 
 import (
+	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
 )
 
@@ -35,42 +36,6 @@ func equalFold(b []byte, s string) bool {
 		}
 	}
 	return true
-}
-
-// parseInt parses a base-10 int64 the way Redis's string2ll does: an
-// optional '-', no '+', no spaces, no leading zeros, no overflow.
-func parseInt(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 20 {
-		return 0, false
-	}
-	if len(b) == 1 && b[0] == '0' {
-		return 0, true
-	}
-	neg := b[0] == '-'
-	if neg {
-		b = b[1:]
-	}
-	if len(b) == 0 || b[0] < '1' || b[0] > '9' {
-		return 0, false
-	}
-	var v uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (1<<63-d)/10 {
-			return 0, false
-		}
-		v = v*10 + d
-	}
-	if neg {
-		return -int64(v-1) - 1, true
-	}
-	if v > 1<<63-1 {
-		return 0, false
-	}
-	return int64(v), true
 }
 
 // decodeRESP turns the arguments of one RESP command into r. When the
@@ -325,7 +290,7 @@ func (e *Engine) helloArgs(args [][]byte, r *Request) bool {
 	if len(args) == 1 {
 		return true
 	}
-	v, ok := parseInt(args[1])
+	v, ok := resp.ParseInt(args[1])
 	if !ok {
 		return e.fail(sbe.StatusErr, "ERR Protocol version is not an integer or out of range", nil, "")
 	}
@@ -350,7 +315,7 @@ func (e *Engine) helloArgs(args [][]byte, r *Request) bool {
 }
 
 func (e *Engine) intArg(b []byte, dst *int64) bool {
-	v, ok := parseInt(b)
+	v, ok := resp.ParseInt(b)
 	if !ok {
 		return e.fail(sbe.StatusNotInteger, "ERR value is not an integer or out of range", nil, "")
 	}

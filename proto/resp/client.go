@@ -74,14 +74,14 @@ func ReadReply(buf []byte) (r Reply, n int, err error) {
 		r.Data = line
 		return r, next, nil
 	case Integer:
-		v, ok := parseInt(line)
+		v, ok := ParseInt(line)
 		if !ok {
 			return Reply{}, 0, fmt.Errorf("%w: bad integer %q", ErrMalformedReply, line)
 		}
 		r.Int = v
 		return r, next, nil
 	case BulkString, Array:
-		v, ok := parseInt(line)
+		v, ok := ParseInt(line)
 		if !ok || v < -1 {
 			return Reply{}, 0, fmt.Errorf("%w: bad length %q", ErrMalformedReply, line)
 		}

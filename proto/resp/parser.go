@@ -114,7 +114,7 @@ func ReadCommand(buf []byte, args [][]byte, lim *Limits) (out [][]byte, n int, e
 		}
 		return out, 0, nil
 	}
-	count, ok := parseInt(line)
+	count, ok := ParseInt(line)
 	if !ok || count > int64(lim.maxArgs()) {
 		return out, 0, ErrInvalidMultibulkLength
 	}
@@ -136,7 +136,7 @@ func ReadCommand(buf []byte, args [][]byte, lim *Limits) (out [][]byte, n int, e
 			}
 			return args[:0], 0, nil
 		}
-		size, ok := parseInt(line)
+		size, ok := ParseInt(line)
 		if !ok || size < 0 || size > maxBulk {
 			return args[:0], 0, ErrInvalidBulkLength
 		}
@@ -169,19 +169,24 @@ func readLine(buf []byte, start int) (line []byte, next int, ok bool) {
 	return buf[start : start+i], start + i + 2, true
 }
 
-// parseInt parses an optionally negative decimal without leading '+',
-// spaces or overflow, as Redis's string2ll does.
-func parseInt(b []byte) (int64, bool) {
+// ParseInt parses a base-10 int64 the way Redis's string2ll does: an
+// optional '-', then digits with no leading zero (only "0" itself), no '+',
+// no spaces, no overflow. The RESP parser reads lengths with it, so "*01"
+// and "$-0" are protocol errors as they are in Redis, and the command layer
+// reads integer arguments with it.
+func ParseInt(b []byte) (int64, bool) {
 	if len(b) == 0 || len(b) > 20 {
 		return 0, false
 	}
-	neg := false
-	if b[0] == '-' {
-		neg = true
+	if len(b) == 1 && b[0] == '0' {
+		return 0, true
+	}
+	neg := b[0] == '-'
+	if neg {
 		b = b[1:]
-		if len(b) == 0 {
-			return 0, false
-		}
+	}
+	if len(b) == 0 || b[0] < '1' || b[0] > '9' {
+		return 0, false
 	}
 	var v uint64
 	for _, c := range b {

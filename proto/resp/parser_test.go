@@ -82,6 +82,10 @@ func TestReadCommandErrors(t *testing.T) {
 		{"*1\r\n$" + string(bytes.Repeat([]byte("1"), 40)), "Protocol error: too big bulk count string"},
 		{"*1\r\n$1\r\nab\r\n", "Protocol error: invalid bulk data terminator"},
 		{"a b c d e\r\n", "Protocol error: invalid multibulk length"},
+		// Redis reads lengths with string2ll: no leading zeros, no "-0".
+		{"*01\r\n$4\r\nPING\r\n", "Protocol error: invalid multibulk length"},
+		{"*1\r\n$04\r\nPING\r\n", "Protocol error: invalid bulk length"},
+		{"*1\r\n$-0\r\n", "Protocol error: invalid bulk length"},
 	}
 	for _, c := range cases {
 		_, n, err := ReadCommand([]byte(c.in), nil, lim)

@@ -49,9 +49,12 @@ func messageSetup(ctx context.Context, cfg *Config, prof Profile, transport, pro
 		if prof.ClientWait == "block" {
 			wait = "park"
 		}
+		// The client declares the server gone when its heartbeat stops for
+		// server_timeout (3 s by default); on a loaded machine a server
+		// pinned to a busy CPU can miss that without being gone.
 		return &msgSetup{
 			listen:       listen,
-			clientTarget: listen + "&wait=" + wait,
+			clientTarget: listen + "&wait=" + wait + "&server_timeout=60s",
 			ready:        dialable("unix", filepath.Join(rdir, "ctl.sock")),
 			info:         map[string]string{"ring.dir": rdir},
 			cleanupDirs:  cleanup,

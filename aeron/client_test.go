@@ -265,8 +265,8 @@ func TestImageLifecycleAndEndOfStream(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("no image")
 	}
-	if sub.ImageBySessionID(pub.SessionID()) != img || img.SourceIdentity() != testIPC {
-		t.Fatalf("ImageBySessionID / source %q", img.SourceIdentity())
+	if got := sub.ImageBySessionID(pub.SessionID()); got != img || img.SourceIdentity() != "aeron:ipc" {
+		t.Fatalf("ImageBySessionID(%d) = %p, handler's image %p; source %q", pub.SessionID(), got, img, img.SourceIdentity())
 	}
 	if !pub.IsConnected() {
 		eventually(t, "connected", 10*time.Second, pub.IsConnected)

@@ -95,8 +95,9 @@ func TestPingPongAcrossLanguages(t *testing.T) {
 	t.Run("go-ping-java-pong/udp", func(t *testing.T) {
 		goDrv := startDriver(t, javadriver.Options{})
 		javaDrv := startDriver(t, javadriver.Options{})
-		pingCh := aeron.UDP().Endpoint(loopback(freeUDPPort(t))).String()
-		pongCh := aeron.UDP().Endpoint(loopback(freeUDPPort(t))).String()
+		ports := freeUDPPorts(t, 2)
+		pingCh := aeron.UDP().Endpoint(loopback(ports[0])).String()
+		pongCh := aeron.UDP().Endpoint(loopback(ports[1])).String()
 		pong := startProc(t, j, javaDrv, "Pong", "channel="+pingCh, "pongChannel="+pongCh,
 			"stream=5012", "pongStream=5013", "idle=yield")
 		c := connect(t, goDrv, aeron.Options{})

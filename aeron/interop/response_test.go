@@ -187,7 +187,8 @@ func TestResponseChannels(t *testing.T) {
 			}
 			channels := func(t *testing.T) respChannels {
 				if tc.udp {
-					return udpResponseChannels(freeUDPPort(t), freeUDPPort(t))
+					ports := freeUDPPorts(t, 2)
+					return udpResponseChannels(ports[0], ports[1])
 				}
 				return ipcResponseChannels()
 			}

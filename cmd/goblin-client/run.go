@@ -104,9 +104,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if cfg.password != "" {
 		opts = append(opts, client.WithPassword(cfg.password))
 	}
-	if cfg.timeout > 0 {
-		opts = append(opts, client.WithDialTimeout(cfg.timeout))
-	}
+	// Always passed: --timeout 0 means no deadline for the dial too, not
+	// the library's 5 s default.
+	opts = append(opts, client.WithDialTimeout(cfg.timeout))
 	s := &session{cfg: cfg, out: stdout, errw: stderr}
 	ctx, cancel := s.ctx()
 	c, err := client.DialTarget(ctx, t, opts...)

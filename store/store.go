@@ -667,15 +667,14 @@ func (s *Store) Persist(key []byte) bool {
 // PTTL returns the milliseconds key has left: -2 when the key does not exist, -1 when
 // it has no expiry.
 func (s *Store) PTTL(key []byte) int64 {
-	s.owner.check()
-	_, sl := s.lookup(key)
-	if sl == nil {
-		return -2
+	at := s.ExpireTime(key)
+	if at < 0 {
+		return at
 	}
-	if !sl.hasTTL() {
-		return -1
-	}
-	return s.expiryOf(sl) - s.o.Clock.NowMillis()
+	// The clock may have moved on since lookup found the key alive: never
+	// answer a negative TTL, which callers would read as -1 "no expiry"
+	// or -2 "missing".
+	return max(at-s.o.Clock.NowMillis(), 0)
 }
 
 // ExpireTime returns key's absolute expiry in Unix milliseconds: -2 when the key does

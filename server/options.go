@@ -60,6 +60,9 @@ type Options struct {
 	// MaxOutput caps the reply bytes queued for one socket client before
 	// it is disconnected as a slow consumer.
 	MaxOutput int
+	// StallTimeout is how long a socket client may leave MaxOutput bytes
+	// of replies unread before it is disconnected (default 5s).
+	StallTimeout time.Duration
 	// MaxInput caps one incomplete request held for a socket client.
 	MaxInput int
 	// IdleTimeout disconnects socket clients silent that long (0: never).
@@ -108,6 +111,9 @@ func (o *Options) EnsureDefaults() {
 	if o.MaxOutput == 0 {
 		o.MaxOutput = uds.DefaultMaxOutput
 	}
+	if o.StallTimeout == 0 {
+		o.StallTimeout = uds.DefaultStallTimeout
+	}
 	if o.MaxInput == 0 {
 		o.MaxInput = uds.DefaultMaxInput
 	}
@@ -155,8 +161,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: maxmemory %d is negative", ErrOptions, o.MaxMemory)
 	case o.MaxClients < 0, o.MaxOutput < 0, o.MaxInput < 0, o.SocketCheckEvery < 0, o.TickBudget < 0:
 		return fmt.Errorf("%w: limits must not be negative", ErrOptions)
-	case o.IdleTimeout < 0:
-		return fmt.Errorf("%w: idle timeout %v is negative", ErrOptions, o.IdleTimeout)
+	case o.IdleTimeout < 0, o.StallTimeout < 0:
+		return fmt.Errorf("%w: timeouts must not be negative", ErrOptions)
 	case o.SocketMode&^0o777 != 0:
 		return fmt.Errorf("%w: socket mode %o has bits beyond 0777", ErrOptions, o.SocketMode)
 	case o.SpinCycles < 0, o.YieldCycles < 0, o.MinPark < 0, o.MaxPark < o.MinPark:

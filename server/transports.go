@@ -29,6 +29,7 @@ func buildSocket(t target.Target, env *Env) (transport.Server, error) {
 	cfg.Handler = env.Stream(name + "/" + t.Proto.String())
 	cfg.MaxClients = o.MaxClients
 	cfg.MaxOutput = o.MaxOutput
+	cfg.StallTimeout = o.StallTimeout
 	cfg.MaxInput = o.MaxInput
 	cfg.IdleTimeout = o.IdleTimeout
 	if cfg.SocketMode == 0 {

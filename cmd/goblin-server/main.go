@@ -55,6 +55,7 @@ type config struct {
 	requirepass string
 	maxclients  int
 	maxOutput   string
+	stall       time.Duration
 	maxInput    string
 	idleTimeout time.Duration
 	socketMode  string
@@ -77,6 +78,7 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.requirepass, "requirepass", "", "`password` RESP clients must AUTH with before other commands; empty disables AUTH")
 	fs.IntVar(&c.maxclients, "maxclients", 10000, "maximum connected clients per socket listener")
 	fs.StringVar(&c.maxOutput, "client-output-limit", "32mb", "reply `bytes` queued for one client before it is disconnected as a slow consumer")
+	fs.DurationVar(&c.stall, "client-stall-timeout", 5*time.Second, "disconnect a client that leaves --client-output-limit bytes of replies unread this long")
 	fs.StringVar(&c.maxInput, "client-input-limit", "64mb", "`bytes` of one incomplete request held for a client before it is disconnected")
 	fs.DurationVar(&c.idleTimeout, "timeout", 0, "disconnect socket clients idle for this `duration` (e.g. 5m); 0 never does")
 	fs.StringVar(&c.socketMode, "socket-mode", "0660", "permission `bits` (octal) of Unix socket files")
@@ -197,6 +199,7 @@ func options(c *config) (server.Options, error) {
 		RequirePass:      c.requirepass,
 		MaxClients:       c.maxclients,
 		IdleTimeout:      c.idleTimeout,
+		StallTimeout:     c.stall,
 		SocketCheckEvery: c.checkEvery,
 	}
 	var err error
@@ -223,6 +226,9 @@ func options(c *config) (server.Options, error) {
 		return o, fmt.Errorf("--socket-mode %q: want octal permission bits such as 0660", c.socketMode)
 	}
 	o.SocketMode = os.FileMode(mode)
+	if c.stall <= 0 {
+		return o, errors.New("--client-stall-timeout must be positive")
+	}
 	if c.maxclients <= 0 || c.checkEvery <= 0 {
 		return o, errors.New("--maxclients and --socket-check-every must be positive")
 	}

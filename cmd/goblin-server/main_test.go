@@ -244,7 +244,7 @@ func TestRequirePass(t *testing.T) {
 // resident memory.
 func TestBadClientsNoLeaks(t *testing.T) {
 	raiseNoFile(t, 4096)
-	s := startServer(t, "--client-output-limit", "4mb")
+	s := startServer(t, "--client-output-limit", "4mb", "--client-stall-timeout", "1s")
 	good := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, Protocol: 2, PoolSize: 1})
 	defer good.Close()
 	ctx := context.Background()

@@ -41,7 +41,7 @@ const (
 	DefaultCheckEvery = 16
 	// DefaultStallTimeout is how long a client may leave MaxOutput bytes of
 	// replies unread before it is disconnected.
-	DefaultStallTimeout = 2 * time.Second
+	DefaultStallTimeout = 5 * time.Second
 	DefaultReadBufSize  = 16 << 10
 	// shrinkAbove is the buffer capacity above which an emptied input or
 	// output buffer is dropped rather than kept, so one large value does
@@ -565,40 +565,53 @@ func (s *Server) grow(c *conn) bool {
 // longer watched, until the client reads its replies (see flush). A slice
 // that holds no complete request is doubled until it does.
 func (s *Server) serve(c *conn) {
-	off := 0
-	closeConn := false
-	chunk := minChunk
-	for off < len(c.in) && !closeConn && len(c.out)-c.wpos < s.cfg.MaxOutput {
-		end := min(len(c.in), off+chunk)
-		before := len(c.out)
-		n, out, cl := c.sess.Serve(c.in[off:end], c.out)
-		c.out, closeConn = out, cl
-		off += n
-		if n == 0 {
-			if cl || end == len(c.in) {
-				break // an incomplete request: wait for more bytes
+	for {
+		off := 0
+		closeConn, capped := false, false
+		chunk := minChunk
+		for off < len(c.in) && !closeConn {
+			if len(c.out)-c.wpos >= s.cfg.MaxOutput {
+				capped = true
+				break
 			}
-			chunk *= 2 // a request larger than the slice
-			continue
+			end := min(len(c.in), off+chunk)
+			before := len(c.out)
+			n, out, cl := c.sess.Serve(c.in[off:end], c.out)
+			c.out, closeConn = out, cl
+			off += n
+			if n == 0 {
+				if cl || end == len(c.in) {
+					break // an incomplete request: wait for more bytes
+				}
+				chunk *= 2 // a request larger than the slice
+				continue
+			}
+			if len(c.out)-before > s.cfg.MaxOutput/16 {
+				chunk = minChunk
+			} else if chunk < maxChunk {
+				chunk *= 2
+			}
 		}
-		if len(c.out)-before > s.cfg.MaxOutput/16 {
-			chunk = minChunk
-		} else if chunk < maxChunk {
-			chunk *= 2
+		if off > 0 {
+			rest := copy(c.in, c.in[off:])
+			c.in = c.in[:rest]
+			if rest == 0 && cap(c.in) > shrinkAbove {
+				c.in = nil
+			}
+		}
+		if closeConn {
+			s.stats.ProtocolCloses++
+			c.closing = true
+		}
+		if !s.flush(c) {
+			return // dropped
+		}
+		// Stopped at the cap but the socket took enough of the replies:
+		// go on now, since no event will come for requests already read.
+		if !capped || c.closing || len(c.out)-c.wpos >= s.cfg.MaxOutput {
+			return
 		}
 	}
-	if off > 0 {
-		rest := copy(c.in, c.in[off:])
-		c.in = c.in[:rest]
-		if rest == 0 && cap(c.in) > shrinkAbove {
-			c.in = nil
-		}
-	}
-	if closeConn {
-		s.stats.ProtocolCloses++
-		c.closing = true
-	}
-	s.flush(c)
 }
 
 // flush writes queued replies and updates what epoll watches for c. It

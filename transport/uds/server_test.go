@@ -221,6 +221,7 @@ func TestPartialReadsAndWrites(t *testing.T) {
 func TestSlowConsumerDisconnectedOthersServed(t *testing.T) {
 	cfg := cfgFor(t, "unix")
 	cfg.MaxOutput = 1 << 20
+	cfg.StallTimeout = 100 * time.Millisecond
 	l, h := startLoop(t, cfg)
 	slow := dial(t, l)
 	// Ask for far more than MaxOutput plus the socket buffers, never read.
@@ -523,8 +524,10 @@ func BenchmarkPollQuiet(b *testing.B) {
 func TestRepliesBeyondOutputLimitForAReadingClient(t *testing.T) {
 	cfg := cfgFor(t, "unix")
 	cfg.MaxOutput = 1 << 20
+	cfg.StallTimeout = time.Hour // however slowly the scheduler lets this client read
 	l, _ := startLoop(t, cfg)
 	c := dial(t, l)
+	c.SetDeadline(time.Now().Add(60 * time.Second)) // a lost wake-up fails, not hangs
 	go func() {
 		var req bytes.Buffer
 		for range 100 {

@@ -2,8 +2,8 @@ package client
 
 import (
 	"fmt"
-	"strconv"
 
+	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
 )
 
@@ -42,10 +42,13 @@ func eq(b []byte, name string) bool {
 	return true
 }
 
+// atoi reads an integer argument with the rules the server applies to the
+// same argument over RESP (resp.ParseInt, Redis's string2ll), so "+5" or
+// "007" fail alike in both protocols.
 func atoi(b []byte) (int64, error) {
-	v, err := strconv.ParseInt(string(b), 10, 64) // the conversion does not escape
-	if err != nil {
-		return 0, fmt.Errorf("client: SBE needs an integer, got %q", b)
+	v, ok := resp.ParseInt(b)
+	if !ok {
+		return 0, fmt.Errorf("client: %q is not an integer or out of range", b)
 	}
 	return v, nil
 }

@@ -278,6 +278,8 @@ func TestSBETranslate(t *testing.T) {
 	for _, bad := range [][]string{
 		{"SET", "k"}, {"SET", "k", "v", "EX"}, {"SET", "k", "v", "EX", "x"}, {"SET", "k", "v", "EX", "1", "PX", "2"},
 		{"SET", "k", "v", "BOGUS"}, {"GET"}, {"MSET", "a", "1", "b"}, {"INCRBY", "n", "x"}, {"EVAL", "x"},
+		// Integers as the server reads them over RESP: no '+', no leading zeros.
+		{"INCRBY", "n", "+5"}, {"SET", "k", "v", "EX", "007"},
 	} {
 		r = sbe.Request{}
 		if err := s.translate(&r, args(bad...)); err == nil {

@@ -154,9 +154,30 @@ func (s *sbeCodec) translate(r *sbe.Request, args [][]byte) error {
 		default:
 			r.Op = sbe.OpDecrBy
 		}
-		if err = arity(args, 3, 3); err == nil {
+		most := 3
+		if r.Op == sbe.OpExpire || r.Op == sbe.OpPExpire {
+			most = -1 // EXPIRE key n [NX|XX|GT|LT ...]; the server judges combinations
+		}
+		if err = arity(args, 3, most); err == nil {
 			r.Key = args[1]
 			r.Amount, err = atoi(args[2])
+		}
+		for _, a := range args[min(3, len(args)):] {
+			if err != nil {
+				break
+			}
+			switch {
+			case eq(a, "NX"):
+				r.Flags |= sbe.FlagNX
+			case eq(a, "XX"):
+				r.Flags |= sbe.FlagXX
+			case eq(a, "GT"):
+				r.Flags |= sbe.FlagGT
+			case eq(a, "LT"):
+				r.Flags |= sbe.FlagLT
+			default:
+				err = fmt.Errorf("client: unsupported option %q for '%s' command", a, name)
+			}
 		}
 	case eq(name, "DBSIZE"), eq(name, "FLUSHALL"), eq(name, "FLUSHDB"), eq(name, "QUIT"):
 		switch {

@@ -275,7 +275,13 @@ func TestSBETranslate(t *testing.T) {
 	if err := s.translate(&r, args("incrby", "n", "-5")); err != nil || r.Op != sbe.OpIncrBy || r.Amount != -5 {
 		t.Fatalf("INCRBY translated to %+v, %v", r, err)
 	}
+	r = sbe.Request{}
+	if err := s.translate(&r, args("expire", "k", "5", "nx", "GT")); err != nil || r.Op != sbe.OpExpire ||
+		r.Amount != 5 || r.Flags != sbe.FlagNX|sbe.FlagGT {
+		t.Fatalf("EXPIRE with options translated to %+v, %v", r, err)
+	}
 	for _, bad := range [][]string{
+		{"EXPIRE", "k", "5", "BOGUS"}, {"INCRBY", "n", "1", "NX"},
 		{"SET", "k"}, {"SET", "k", "v", "EX"}, {"SET", "k", "v", "EX", "x"}, {"SET", "k", "v", "EX", "1", "PX", "2"},
 		{"SET", "k", "v", "BOGUS"}, {"GET"}, {"MSET", "a", "1", "b"}, {"INCRBY", "n", "x"}, {"EVAL", "x"},
 		// Integers as the server reads them over RESP: no '+', no leading zeros.

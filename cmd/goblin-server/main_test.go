@@ -705,3 +705,22 @@ func TestCPUPinning(t *testing.T) {
 		t.Fatalf("%d of %d threads pinned to CPU 0, want exactly the loop's", pinned, len(tasks))
 	}
 }
+
+// TestEveryFlagDocumented keeps docs/server.md's flag table in step with
+// the flags.
+func TestEveryFlagDocumented(t *testing.T) {
+	root, err := testproc.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "server.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c config
+	flags(&c, io.Discard).VisitAll(func(f *flag.Flag) {
+		if !bytes.Contains(doc, []byte("`--"+f.Name)) {
+			t.Errorf("docs/server.md does not document --%s", f.Name)
+		}
+	})
+}

@@ -53,10 +53,10 @@ type Report struct {
 	LoadStart string
 	// Commit is the checkout's commit when the run began (the binaries
 	// were built from it).
-	Commit string
-	Results   []Result
-	Cases     []CaseRecord
-	Meta      Metadata
+	Commit  string
+	Results []Result
+	Cases   []CaseRecord
+	Meta    Metadata
 }
 
 // PlannedCase is a case with its provider and availability.

@@ -185,7 +185,8 @@ func (t Target) String() string {
 	case TCP:
 		b.WriteString("tcp://" + t.Address)
 	default:
-		b.WriteString(string(t.Scheme) + "://" + t.Path)
+		// Escaped, so a path holding '?', '#' or '%' parses back to itself.
+		b.WriteString(string(t.Scheme) + "://" + (&url.URL{Path: t.Path}).EscapedPath())
 	}
 	b.WriteString("?proto=" + t.Proto.String())
 	for _, k := range keys {

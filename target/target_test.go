@@ -15,6 +15,9 @@ func TestParse(t *testing.T) {
 	}{
 		{"uds:///run/goblin/goblin.sock?proto=resp", Target{Scheme: UDS, Path: "/run/goblin/goblin.sock"}},
 		{"/tmp/g.sock", Target{Scheme: UDS, Path: "/tmp/g.sock"}},
+		// Characters URLs give a meaning must survive the round trip.
+		{"/tmp/a?b#c 100%.sock", Target{Scheme: UDS, Path: "/tmp/a?b#c 100%.sock"}},
+		{"ring:///dev/shm/a%3Fb", Target{Scheme: Ring, Path: "/dev/shm/a?b"}},
 		{"tcp://127.0.0.1:6380?proto=sbe", Target{Scheme: TCP, Address: "127.0.0.1:6380", Proto: proto.SBE}},
 		{"tcp://localhost", Target{Scheme: TCP, Address: "localhost:6380"}},
 		{"127.0.0.1:7000", Target{Scheme: TCP, Address: "127.0.0.1:7000"}},

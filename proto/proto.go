@@ -3,7 +3,10 @@
 // proto/sbe (Simple Binary Encoding, generated from schemas/goblin.xml).
 package proto
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Protocol is a wire protocol a transport carries.
 type Protocol uint8
@@ -31,10 +34,10 @@ func (p Protocol) String() string {
 
 // Parse turns "resp" or "sbe" (any case) into a Protocol.
 func Parse(s string) (Protocol, error) {
-	switch s {
-	case "resp", "RESP", "Resp":
+	switch {
+	case strings.EqualFold(s, "resp"):
 		return RESP, nil
-	case "sbe", "SBE", "Sbe":
+	case strings.EqualFold(s, "sbe"):
 		return SBE, nil
 	}
 	return 0, fmt.Errorf("proto: unknown protocol %q (want resp or sbe)", s)

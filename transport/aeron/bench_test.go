@@ -23,14 +23,16 @@ import (
 
 // The round-trip benchmarks: depth-one PING, SET (16-byte value) and GET
 // through goblin over Aeron IPC and two-driver Aeron UDP, in RESP and SBE,
-// beside a raw Aeron ping-pong (32-byte echo, no goblin) on the same
+// beside a raw Aeron ping-pong (32-byte echo, and for IPC also one of the
+// SBE PING's 43 bytes; no goblin) on the same
 // driver(s) in the same run. The client and the server loop both spin,
 // each locked to an OS thread. Every case warms up with 10,000 round trips
 // (GOBLIN_AERON_BENCH_WARMUP) and records b.N more; run 100,000 with
 //
 //	go test -run '^$' -bench RoundTrip -benchtime 100000x ./transport/aeron/
 //
-// and fewer in CI (-benchtime 2000x). Each case reports p50/p90/p99/p99.9/
+// and fewer in CI (-benchtime 2000x). transport-pong answers without the
+// engine: the transport and the loop alone. Each case reports p50/p90/p99/p99.9/
 // max/mean in ns; IPC PING adds p50-minus-raw-ns (target ≤ 150) and
 // p99/raw-p99 (target ≤ 1.5 when spinning), UDP SET adds p99/ping-p99
 // (target ≤ 2).
@@ -83,7 +85,16 @@ func BenchmarkRoundTrip(b *testing.B) {
 		p := benchProfile(b, "GOBLIN_AERON_BENCH_IPC_PROFILE", javadriver.Frugal)
 		b.Logf("IPC driver profile %s, client and loop spinning, GOMAXPROCS %d, %d CPUs", p, runtime.GOMAXPROCS(0), runtime.NumCPU())
 		d := startDriver(b, javadriver.Options{Profile: p})
-		b.Run("raw-pingpong", func(b *testing.B) { rawPingPong(b, &r, "ipc", d.Dir(), d.Dir(), "aeron:ipc", "aeron:ipc", true) })
+		b.Run("raw-pingpong", func(b *testing.B) { rawPingPong(b, &r, "ipc", d.Dir(), d.Dir(), "aeron:ipc", "aeron:ipc", true, 32) })
+		// The SBE PING request is 43 bytes: its frame spans two cache lines
+		// where RESP's 14 bytes fit one, so SBE is compared with a raw
+		// ping-pong of its own size.
+		b.Run("raw-pingpong-43B", func(b *testing.B) {
+			rawPingPong(b, &r, "ipc-sbe", d.Dir(), d.Dir(), "aeron:ipc", "aeron:ipc", true, len(benchRequest(proto.SBE, "PING")))
+		})
+		b.Run("transport-pong", func(b *testing.B) {
+			goblinRoundTrip(b, &r, aeron.Options{Media: "ipc", Dir: d.Dir(), Handler: pong{}}, "", proto.RESP, "PING", true)
+		})
 		for _, pr := range []proto.Protocol{proto.RESP, proto.SBE} {
 			for _, op := range []string{"PING", "SET", "GET"} {
 				b.Run(pr.String()+"/"+op, func(b *testing.B) {
@@ -107,7 +118,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 		cd := startDriver(b, javadriver.Options{Profile: p})
 		b.Run("raw-pingpong", func(b *testing.B) {
 			ping, pong := loopback(freeUDPPort(b)), loopback(freeUDPPort(b))
-			rawPingPong(b, &r, "udp", cd.Dir(), sd.Dir(), "aeron:udp?endpoint="+ping, "aeron:udp?endpoint="+pong, spin)
+			rawPingPong(b, &r, "udp", cd.Dir(), sd.Dir(), "aeron:udp?endpoint="+ping, "aeron:udp?endpoint="+pong, spin, 32)
 		})
 		for _, pr := range []proto.Protocol{proto.RESP, proto.SBE} {
 			for _, op := range []string{"PING", "SET", "GET"} {
@@ -122,7 +133,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 
 // rawPingPong: the pinger (on pingDir's driver) offers 32 bytes on
 // pingCh; the ponger (on pongDir's driver) echoes each on pongCh.
-func rawPingPong(b *testing.B, r *ref, media, pingDir, pongDir, pingCh, pongCh string, spin bool) {
+func rawPingPong(b *testing.B, r *ref, media, pingDir, pongDir, pingCh, pongCh string, spin bool, size int) {
 	pause := func() {
 		if !spin {
 			runtime.Gosched()
@@ -185,7 +196,7 @@ func rawPingPong(b *testing.B, r *ref, media, pingDir, pongDir, pingCh, pongCh s
 	defer func() { stop.Store(true); wg.Wait() }()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	msg := make([]byte, 32)
+	msg := make([]byte, size)
 	buf := make([]byte, 0, 64)
 	round := func() {
 		for pingPub.Offer(msg) < 0 {
@@ -218,7 +229,9 @@ func goblinRoundTrip(b *testing.B, r *ref, o aeron.Options, clientDir string, pr
 	}
 	o.Proto, o.External = pr, true
 	o.Stream, o.ReplyStream = nextStreams()
-	o.Handler = engineHandler{e: command.NewEngine(st, command.Options{}), st: new(command.Stats)}
+	if o.Handler == nil {
+		o.Handler = engineHandler{e: command.NewEngine(st, command.Options{}), st: new(command.Stats)}
+	}
 	srv, err := aeron.Listen(o)
 	if err != nil {
 		b.Fatal(err)
@@ -263,8 +276,12 @@ func goblinRoundTrip(b *testing.B, r *ref, o aeron.Options, clientDir string, pr
 	measure(b, round, func(s latency.Summary) {
 		switch {
 		case op == "PING" && o.Media == "ipc" && r.rawP50["ipc"] > 0:
-			b.ReportMetric(float64(s.P50)-r.rawP50["ipc"], "p50-minus-raw-ns")
-			b.ReportMetric(float64(s.P99)/r.rawP99["ipc"], "p99/raw-p99")
+			raw := "ipc"
+			if pr == proto.SBE && r.rawP50["ipc-sbe"] > 0 {
+				raw = "ipc-sbe"
+			}
+			b.ReportMetric(float64(s.P50)-r.rawP50[raw], "p50-minus-raw-ns")
+			b.ReportMetric(float64(s.P99)/r.rawP99[raw], "p99/raw-p99")
 		case op == "PING":
 			r.pingP99[o.Media+pr.String()] = float64(s.P99)
 		case op == "SET" && o.Media == "udp" && r.pingP99["udp"+pr.String()] > 0:
@@ -297,3 +314,14 @@ func measure(b *testing.B, round func(), report func(latency.Summary)) {
 	rec.Report(b)
 	report(rec.Summary())
 }
+
+// pong answers every request with +PONG without the engine: the transport
+// and the loop alone (transport-pong), to tell their cost from the
+// engine's.
+type pong struct{}
+
+func (pong) OpenMessage(proto.Protocol) aeron.Session { return pong{} }
+func (pong) ServeMessage(_, out []byte) ([]byte, bool) {
+	return append(out, "+PONG\r\n"...), false
+}
+func (pong) Close() {}

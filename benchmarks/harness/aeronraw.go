@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // aeronRaw is the raw Aeron floor: Aeron's own Ping and Pong samples (from
@@ -236,7 +235,9 @@ func udpPort(cfg *Config, host string) (int, error) {
 }
 
 // Dial is not used: Ping is the measuring client (see Measure).
-func (in *aeronRawInstance) Dial(context.Context) (Prober, error) { return nil, nil }
+func (in *aeronRawInstance) Dial(context.Context) (Prober, error) {
+	return nil, fmt.Errorf("harness: the raw Aeron case is measured by Aeron's Ping (Measure), not dialled")
+}
 
 func (in *aeronRawInstance) Info() map[string]string { return in.info }
 
@@ -372,12 +373,4 @@ func parseHdrPercentiles(out string) (Summary, []int64, error) {
 	return s, dist, nil
 }
 
-// Measurer is implemented by instances whose own client measures (the raw
-// Aeron ping-pong); the runner calls it instead of driving a Prober.
-type Measurer interface {
-	Measure(ctx context.Context, op Op, warmup, samples int) (Summary, []int64, string, error)
-	Describe() string
-}
-
 var _ Measurer = (*aeronRawInstance)(nil)
-var _ = time.Second

@@ -162,3 +162,10 @@ type Prober interface {
 	Describe() string
 	Close() error
 }
+
+// Measurer is implemented by instances whose own client measures (the raw
+// Aeron ping-pong); the runner calls it instead of driving a Prober.
+type Measurer interface {
+	Measure(ctx context.Context, op Op, warmup, samples int) (Summary, []int64, string, error)
+	Describe() string
+}

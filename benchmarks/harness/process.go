@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -189,5 +188,3 @@ func lookTool(configured, name string) (string, error) {
 	}
 	return p, nil
 }
-
-var errStopped = errors.New("stopped")

@@ -276,8 +276,8 @@ func TestSBETranslate(t *testing.T) {
 		t.Fatalf("INCRBY translated to %+v, %v", r, err)
 	}
 	r = sbe.Request{}
-	if err := s.translate(&r, args("expire", "k", "5", "nx", "GT")); err != nil || r.Op != sbe.OpExpire ||
-		r.Amount != 5 || r.Flags != sbe.FlagNX|sbe.FlagGT {
+	if err := s.translate(&r, args("expire", "k", "5", "xx", "GT")); err != nil || r.Op != sbe.OpExpire ||
+		r.Amount != 5 || r.Flags != sbe.FlagXX|sbe.FlagGT {
 		t.Fatalf("EXPIRE with options translated to %+v, %v", r, err)
 	}
 	for _, bad := range [][]string{
@@ -286,6 +286,10 @@ func TestSBETranslate(t *testing.T) {
 		{"SET", "k", "v", "BOGUS"}, {"GET"}, {"MSET", "a", "1", "b"}, {"INCRBY", "n", "x"}, {"EVAL", "x"},
 		// Integers as the server reads them over RESP: no '+', no leading zeros.
 		{"INCRBY", "n", "+5"}, {"SET", "k", "v", "EX", "007"},
+		// Option combinations the server rejects over RESP (one decoder, command/parse).
+		{"EXPIRE", "k", "5", "NX", "GT"}, {"SET", "k", "v", "NX", "XX"}, {"FLUSHALL", "LATER"},
+		// Commands only RESP carries.
+		{"HELLO", "3"}, {"CLIENT", "SETINFO", "lib-name", "x"},
 	} {
 		r = sbe.Request{}
 		if err := s.translate(&r, args(bad...)); err == nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goblin-kv/goblin/command/parse"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/store"
@@ -52,7 +53,7 @@ func (e *Engine) errText(st sbe.Status, text string) {
 func (e *Engine) serveSBE(s *Session, out []byte, framed bool) []byte {
 	r := &e.req
 	e.resetResult()
-	if r.Op == OpNone || r.Op >= OpCommand || opNames[r.Op] == "" {
+	if r.Op == OpNone || parse.RESPOnly(r.Op) || OpName(r.Op) == "" {
 		e.errBuf = append(e.errBuf[:0], "ERR unknown command op "...)
 		e.errBuf = strconv.AppendUint(e.errBuf, uint64(r.Op), 10)
 		e.setError(sbe.StatusUnknownCommand, e.errBuf)
@@ -297,12 +298,8 @@ func (e *Engine) setPair(k, v []byte) bool {
 
 // expireFlagsOK rejects the option combinations Redis 7 rejects.
 func (e *Engine) expireFlagsOK(f sbe.Flags) bool {
-	if f&sbe.FlagNX != 0 && f&(sbe.FlagXX|sbe.FlagGT|sbe.FlagLT) != 0 {
-		e.errText(sbe.StatusSyntax, "ERR NX and XX, GT or LT options at the same time are not compatible")
-		return false
-	}
-	if f&sbe.FlagGT != 0 && f&sbe.FlagLT != 0 {
-		e.errText(sbe.StatusSyntax, "ERR GT and LT options at the same time are not compatible")
+	if text := parse.ExpireFlagsError(f); text != "" {
+		e.errText(sbe.StatusSyntax, text)
 		return false
 	}
 	return true

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -12,39 +11,14 @@ import (
 	"github.com/goblin-kv/goblin/internal/testproc"
 )
 
-// goblinTargets starts the real goblin-server listening on a Unix socket
-// and a loopback TCP port in each protocol and returns the four targets
-// keyed "uds/resp", "uds/sbe", "tcp/resp", "tcp/sbe". extra flags are
-// passed to the server.
-func goblinTargets(tb testing.TB, extra ...string) map[string]string {
-	tb.Helper()
-	bin := testproc.Build(tb, "./cmd/goblin-server")
-	dir := tb.TempDir()
-	out := map[string]string{
-		"uds/resp": "uds://" + filepath.Join(dir, "resp.sock") + "?proto=resp",
-		"uds/sbe":  "uds://" + filepath.Join(dir, "sbe.sock") + "?proto=sbe",
-	}
-	args := append([]string{"--metrics", "off",
-		"--listen", out["uds/resp"], "--listen", out["uds/sbe"],
-		"--listen", "tcp://127.0.0.1:0?proto=resp", "--listen", "tcp://127.0.0.1:0?proto=sbe"}, extra...)
-	p := testproc.Start(tb, bin, args...)
-	p.WaitLog(tb, `msg=ready`, 60*time.Second)
-	re := regexp.MustCompile(`msg=listening target="(tcp://127\.0\.0\.1:\d+)\?proto=(resp|sbe)"`)
-	for _, m := range re.FindAllStringSubmatch(p.Log(), -1) {
-		out["tcp/"+m[2]] = m[1] + "?proto=" + m[2]
-	}
-	if len(out) != 4 {
-		tb.Fatalf("goblin-server did not log both TCP listeners:\n%s", p.Log())
-	}
-	return out
-}
-
-var e2eCases = []string{"uds/resp", "uds/sbe", "tcp/resp", "tcp/sbe"}
+// e2eCases are the targets testproc.StartGoblinServer returns: Unix and
+// TCP sockets, each in both protocols.
+var e2eCases = testproc.GoblinServerKeys
 
 // TestEndToEnd drives the real goblin-server with the library over Unix
 // and TCP sockets in both protocols.
 func TestEndToEnd(t *testing.T) {
-	targets := goblinTargets(t)
+	targets := testproc.StartGoblinServer(t)
 	for _, name := range e2eCases {
 		t.Run(name, func(t *testing.T) {
 			c := dialT(t, targets[name])
@@ -54,7 +28,7 @@ func TestEndToEnd(t *testing.T) {
 }
 
 func TestEndToEndConcurrentClients(t *testing.T) {
-	targets := goblinTargets(t)
+	targets := testproc.StartGoblinServer(t)
 	ctx := ctxT(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
@@ -86,7 +60,7 @@ func TestEndToEndConcurrentClients(t *testing.T) {
 }
 
 func TestEndToEndHotPathDoesNotAllocate(t *testing.T) {
-	targets := goblinTargets(t)
+	targets := testproc.StartGoblinServer(t)
 	for _, name := range []string{"uds/resp", "uds/sbe"} {
 		t.Run(name, func(t *testing.T) {
 			c := dialT(t, targets[name])
@@ -110,7 +84,7 @@ func TestEndToEndHotPathDoesNotAllocate(t *testing.T) {
 }
 
 func TestEndToEndPassword(t *testing.T) {
-	targets := goblinTargets(t, "--requirepass", "s3cret")
+	targets := testproc.StartGoblinServer(t, "--requirepass", "s3cret")
 	for _, name := range []string{"uds/resp", "tcp/resp"} {
 		t.Run(name, func(t *testing.T) {
 			c := dialT(t, targets[name], WithPassword("s3cret"))
@@ -157,7 +131,7 @@ func TestEndToEndServerRestart(t *testing.T) {
 // message echoes it (the SBE translation once put the message where the
 // server does not look), and EXPIRE options reach the server.
 func TestEndToEndSameSyntaxBothProtocols(t *testing.T) {
-	targets := goblinTargets(t)
+	targets := testproc.StartGoblinServer(t)
 	ctx := ctxT(t)
 	for _, name := range e2eCases {
 		t.Run(name, func(t *testing.T) {

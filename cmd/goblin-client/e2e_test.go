@@ -2,7 +2,6 @@ package main
 
 import (
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -10,37 +9,11 @@ import (
 	"github.com/goblin-kv/goblin/internal/testproc"
 )
 
-// startGoblin starts the real goblin-server on a Unix socket and a
-// loopback TCP port in each protocol; it returns the targets keyed
-// "uds/resp", "uds/sbe", "tcp/resp" and "tcp/sbe".
-func startGoblin(t *testing.T, extra ...string) map[string]string {
-	t.Helper()
-	bin := testproc.Build(t, "./cmd/goblin-server")
-	dir := t.TempDir()
-	out := map[string]string{
-		"uds/resp": "uds://" + filepath.Join(dir, "resp.sock") + "?proto=resp",
-		"uds/sbe":  "uds://" + filepath.Join(dir, "sbe.sock") + "?proto=sbe",
-	}
-	args := append([]string{"--metrics", "off",
-		"--listen", out["uds/resp"], "--listen", out["uds/sbe"],
-		"--listen", "tcp://127.0.0.1:0?proto=resp", "--listen", "tcp://127.0.0.1:0?proto=sbe"}, extra...)
-	p := testproc.Start(t, bin, args...)
-	p.WaitLog(t, `msg=ready`, 60*time.Second)
-	re := regexp.MustCompile(`msg=listening target="(tcp://127\.0\.0\.1:\d+)\?proto=(resp|sbe)"`)
-	for _, m := range re.FindAllStringSubmatch(p.Log(), -1) {
-		out["tcp/"+m[2]] = m[1] + "?proto=" + m[2]
-	}
-	if len(out) != 4 {
-		t.Fatalf("goblin-server did not log both TCP listeners:\n%s", p.Log())
-	}
-	return out
-}
-
 // TestCLIAgainstGoblin drives the real goblin-server with the real
 // goblin-client binary over both sockets and both protocols.
 func TestCLIAgainstGoblin(t *testing.T) {
-	targets := startGoblin(t)
-	for _, name := range []string{"uds/resp", "uds/sbe", "tcp/resp", "tcp/sbe"} {
+	targets := testproc.StartGoblinServer(t)
+	for _, name := range testproc.GoblinServerKeys {
 		t.Run(name, func(t *testing.T) { exerciseCLI(t, targets[name]) })
 	}
 	// --proto overrides the target's protocol: a bare socket path (RESP by
@@ -50,7 +23,7 @@ func TestCLIAgainstGoblin(t *testing.T) {
 }
 
 func TestCLIPassword(t *testing.T) {
-	targets := startGoblin(t, "--requirepass", "s3cret")
+	targets := testproc.StartGoblinServer(t, "--requirepass", "s3cret")
 	tgt := targets["uds/resp"]
 	r := runCLI(t, "", "--target", tgt, "get", "k")
 	if r.code != 1 || !strings.Contains(r.stdout, "NOAUTH") {

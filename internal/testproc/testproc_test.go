@@ -1,7 +1,9 @@
 package testproc
 
 import (
+	"net/url"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,5 +42,41 @@ func TestPollTimesOut(t *testing.T) {
 	n := 0
 	if err := Poll(10*time.Second, func() bool { n++; return n == 3 }); err != nil || n != 3 {
 		t.Fatalf("Poll = %v after %d calls", err, n)
+	}
+}
+
+func TestListeningTargets(t *testing.T) {
+	log := `time=x level=INFO msg=listening target="uds:///tmp/a b/resp.sock?proto=resp"
+time=x level=INFO msg=listening target="tcp://127.0.0.1:40123?proto=sbe"
+time=x level=INFO msg=listening target=tcp://127.0.0.1:40124
+time=x level=INFO msg=ready
+`
+	got := ListeningTargets(log)
+	want := []string{"uds:///tmp/a b/resp.sock?proto=resp", "tcp://127.0.0.1:40123?proto=sbe", "tcp://127.0.0.1:40124"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("ListeningTargets = %q, want %q", got, want)
+	}
+	if k := targetKey(got[1]); k != "tcp/sbe" {
+		t.Fatalf("targetKey(%q) = %q, want tcp/sbe", got[1], k)
+	}
+	if k := targetKey(got[2]); k != "" {
+		t.Fatalf("targetKey(%q) = %q, want \"\" (no proto)", got[2], k)
+	}
+}
+
+// TestStartGoblinServer starts the real server and checks every target it
+// returns accepts connections.
+func TestStartGoblinServer(t *testing.T) {
+	targets := StartGoblinServer(t)
+	for _, k := range GoblinServerKeys {
+		u, err := url.Parse(targets[k])
+		if err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		network, addr := "tcp", u.Host
+		if u.Scheme == "uds" {
+			network, addr = "unix", u.Path
+		}
+		WaitDial(t, network, addr, 30*time.Second)
 	}
 }

@@ -396,14 +396,27 @@ func (s *Server) CheckNow() { s.hot = true }
 // while busy or after CheckNow), accepts clients, reads and executes their
 // requests and writes the replies. It returns the number of sockets that
 // had work.
+//
+// The idle and stall policy (scan) runs after the sockets are handled, and
+// a due scan forces the check: a loop held off the CPU for longer than
+// IdleTimeout or StallTimeout must first read what a client sent and write
+// what a client now accepts, and only then judge who is still idle or
+// stalled, or it would drop a client whose socket is ready right now.
 func (s *Server) Poll(now int64) int {
 	s.now = now
-	if now-s.lastScan > int64(scanEvery) && s.stats.Clients > 0 {
+	scanDue := now-s.lastScan > int64(scanEvery) && s.stats.Clients > 0
+	n := s.pollSockets(now, scanDue)
+	if scanDue {
 		s.lastScan = now
 		s.scan(now)
 	}
+	return n
+}
+
+// pollSockets is Poll's socket work; force skips the CheckEvery pacing.
+func (s *Server) pollSockets(now int64, force bool) int {
 	s.cycles++
-	if !s.hot && s.cycles < s.cfg.CheckEvery {
+	if !force && !s.hot && s.cycles < s.cfg.CheckEvery {
 		return 0
 	}
 	s.cycles = 0

@@ -550,3 +550,103 @@ func TestRepliesBeyondOutputLimitForAReadingClient(t *testing.T) {
 		t.Fatalf("a reading client was disconnected: %+v", st)
 	}
 }
+
+// manualServer listens on a Unix socket and is polled by the test itself
+// with a clock the test chooses, so a loop "held off the CPU" is simulated
+// by jumping now forward: nothing depends on real time.
+func manualServer(t *testing.T, cfg Config) *Server {
+	t.Helper()
+	s, err := Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestReadyClientNotDroppedAsIdle: a client idle past IdleTimeout whose
+// request is waiting in its socket when the loop gets to run is served,
+// not dropped; the idle policy applies after the sockets are handled.
+func TestReadyClientNotDroppedAsIdle(t *testing.T) {
+	const t0 = int64(1e12)
+	h := &lineHandler{}
+	idle := time.Second
+	s := manualServer(t, Config{Network: "unix", Address: filepath.Join(t.TempDir(), "g.sock"), Handler: h, IdleTimeout: idle})
+	c, err := net.Dial("unix", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	waitFor(t, "the client to be accepted", func() bool { s.Poll(t0); return s.Clients() == 1 })
+	// A Unix socket write is in the server's receive queue when it returns.
+	if _, err := fmt.Fprintf(c, "late\n"); err != nil {
+		t.Fatal(err)
+	}
+	s.Poll(t0 + 3*int64(idle)) // the loop wakes up long after the timeout
+	var st Stats
+	if s.Stats(&st); st.IdleTimeouts != 0 || s.Clients() != 1 {
+		t.Fatalf("ready client dropped as idle: IdleTimeouts=%d Clients=%d", st.IdleTimeouts, s.Clients())
+	}
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil || line != "+late\r\n" {
+		t.Fatalf("reply %q, %v", line, err)
+	}
+	// Silent past the timeout with nothing ready: now it goes.
+	s.Poll(t0 + 6*int64(idle))
+	if s.Stats(&st); st.IdleTimeouts != 1 || s.Clients() != 0 {
+		t.Fatalf("idle client kept: IdleTimeouts=%d Clients=%d", st.IdleTimeouts, s.Clients())
+	}
+}
+
+// TestWritableClientNotDroppedAsStalled: a client whose replies stalled
+// past StallTimeout but which has since read them, so its socket is
+// writable when the loop gets to run, gets more of its replies instead of
+// being dropped as a slow consumer.
+func TestWritableClientNotDroppedAsStalled(t *testing.T) {
+	const t0 = int64(1e12)
+	const size = 4 << 20 // far more than the socket buffers hold
+	h := &lineHandler{}
+	stall := time.Second
+	s := manualServer(t, Config{Network: "unix", Address: filepath.Join(t.TempDir(), "g.sock"), Handler: h,
+		MaxOutput: 64 << 10, StallTimeout: stall})
+	c, err := net.Dial("unix", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := fmt.Fprintf(c, "BIG %d\n", size); err != nil {
+		t.Fatal(err)
+	}
+	pending := func() int {
+		for _, cn := range s.conns {
+			if cn != nil {
+				return len(cn.out) - cn.wpos
+			}
+		}
+		return 0
+	}
+	// Poll until the reply is queued and the socket buffers are full.
+	var last int
+	waitFor(t, "the reply to back up", func() bool {
+		s.Poll(t0)
+		p := pending()
+		full := p >= s.cfg.MaxOutput && p == last
+		last = p
+		return full
+	})
+	// The client reads everything written so far: its socket is writable.
+	written := size + 1 - pending()
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.ReadFull(c, make([]byte, written)); err != nil {
+		t.Fatalf("reading the %d bytes written: %v", written, err)
+	}
+	s.Poll(t0 + 3*int64(stall)) // the loop wakes up long after the stall timeout
+	var st Stats
+	if s.Stats(&st); st.SlowConsumers != 0 || s.Clients() != 1 {
+		t.Fatalf("writable client dropped: SlowConsumers=%d Clients=%d", st.SlowConsumers, s.Clients())
+	}
+	if p := pending(); p >= size+1-written {
+		t.Fatalf("nothing more written: %d bytes still pending", p)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
 )
 
 // testIPC keeps the logs of real-driver tests small (3 × 64 KiB rather than
@@ -217,8 +219,9 @@ func TestResponseChannelUDPTwoDrivers(t *testing.T) {
 	sd, cd := startDriver(t), startDriver(t)
 	srv := connectTest(t, sd, Options{})
 	cli := connectTest(t, cd, Options{})
-	ep := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
-	cp := fmt.Sprintf("127.0.0.1:%d", freeUDPPort(t))
+	ports := testproc.FreeUDPPorts(t, 2) // distinct: the probes stay open until both are chosen
+	ep := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	cp := fmt.Sprintf("127.0.0.1:%d", ports[1])
 	srvSub, err := srv.AddSubscription(UDP().Endpoint(ep).String(), 200)
 	if err != nil {
 		t.Fatal(err)

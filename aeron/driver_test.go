@@ -2,7 +2,6 @@ package aeron
 
 import (
 	"bytes"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,17 +117,6 @@ func eventually(t testing.TB, what string, timeout time.Duration, cond func() bo
 		}
 		time.Sleep(time.Millisecond)
 	}
-}
-
-// freeUDPPort asks the kernel for a free loopback UDP port.
-func freeUDPPort(t testing.TB) int {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	return pc.LocalAddr().(*net.UDPAddr).Port
 }
 
 // awaitReady waits until the driver's CnC file shows a fresh heartbeat, so

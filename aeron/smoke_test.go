@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
 )
 
 func offerAll(t testing.TB, offer func([]byte) int64, msg []byte) int64 {
@@ -100,7 +102,7 @@ func TestRealDriverIPC(t *testing.T) {
 func TestRealDriverUDP(t *testing.T) {
 	d := startDriver(t)
 	c := connectTest(t, d, Options{})
-	port := freeUDPPort(t)
+	port := testproc.FreeUDPPort(t)
 	ch := fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d|term-length=64k", port)
 	pubSub(t, c, ch, 2001, false, 2000)
 }
@@ -108,7 +110,8 @@ func TestRealDriverUDP(t *testing.T) {
 func TestRealDriverSpyAndDestinations(t *testing.T) {
 	d := startDriver(t)
 	c := connectTest(t, d, Options{})
-	p1, p2 := freeUDPPort(t), freeUDPPort(t)
+	ports := testproc.FreeUDPPorts(t, 2) // distinct: the probes stay open until both are chosen
+	p1, p2 := ports[0], ports[1]
 	// Multi-destination cast: one manual publication, two destinations.
 	pub, err := c.AddExclusivePublication("aeron:udp?control-mode=manual|term-length=64k", 500)
 	if err != nil {
@@ -129,7 +132,7 @@ func TestRealDriverSpyAndDestinations(t *testing.T) {
 	}
 	offerAll(t, pub.Offer, []byte("to everyone"))
 	// A spy reads a unicast publication's log in the sending driver.
-	uni := fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d", freeUDPPort(t))
+	uni := fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d", testproc.FreeUDPPort(t))
 	spy, err := c.AddSubscription("aeron-spy:"+uni, 501)
 	if err != nil {
 		t.Fatal(err)

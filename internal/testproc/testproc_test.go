@@ -1,6 +1,7 @@
 package testproc
 
 import (
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -78,5 +79,31 @@ func TestStartGoblinServer(t *testing.T) {
 			network, addr = "unix", u.Path
 		}
 		WaitDial(t, network, addr, 30*time.Second)
+	}
+}
+
+// TestFreeUDPPortsDistinct: the ports of one call differ and are free
+// (each can be bound once the call returns).
+func TestFreeUDPPortsDistinct(t *testing.T) {
+	for range 50 {
+		ports := FreeUDPPorts(t, 4)
+		seen := map[int]bool{}
+		for _, p := range ports {
+			if p <= 0 || seen[p] {
+				t.Fatalf("FreeUDPPorts = %v: not distinct positive ports", ports)
+			}
+			seen[p] = true
+		}
+		var conns []net.PacketConn
+		for _, p := range ports {
+			pc, err := net.ListenPacket("udp4", "127.0.0.1:"+strconv.Itoa(p))
+			if err != nil {
+				t.Fatalf("port %d not free after FreeUDPPorts: %v", p, err)
+			}
+			conns = append(conns, pc)
+		}
+		for _, pc := range conns {
+			pc.Close()
+		}
 	}
 }

@@ -190,11 +190,11 @@ func TestResponseChannelIPC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	respSub, err := cli.AddSubscription(IPC().ControlMode(ControlModeResponse).TermLength(64 << 10).String(), 101)
+	respSub, err := cli.AddSubscription(IPC().ControlMode(ControlModeResponse).TermLength(64<<10).String(), 101)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := cli.AddPublication(IPC().ResponseCorrelationID(respSub.RegistrationID()).TermLength(64 << 10).String(), 100)
+	req, err := cli.AddPublication(IPC().ResponseCorrelationID(respSub.RegistrationID()).TermLength(64<<10).String(), 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestResponseChannelIPC(t *testing.T) {
 		t.Fatalf("IPC image correlation id %d, request publication %d", img.CorrelationID(), req.OriginalRegistrationID())
 	}
 	respPub, err := srv.AddExclusivePublication(
-		IPC().ControlMode(ControlModeResponse).ResponseCorrelationID(img.CorrelationID()).TermLength(64 << 10).String(), 101)
+		IPC().ControlMode(ControlModeResponse).ResponseCorrelationID(img.CorrelationID()).TermLength(64<<10).String(), 101)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ GO        ?= go
 PKGS      ?= ./...
 BENCHTIME ?= 1x
 
-.PHONY: all build setup run test vet race generate generate-check tidy-check bench fuzz clean
+.PHONY: all build setup run test vet lint race generate generate-check tidy-check bench fuzz clean
 
 all: build
 
@@ -34,11 +34,17 @@ generate:
 generate-check: generate
 	@test -z "$$(git status --porcelain -- proto/sbe)" || { git status --short -- proto/sbe; git diff --stat -- proto/sbe; echo "generated SBE code is stale: run make generate and commit"; exit 1; }
 
+## tidy-check: fail when go.mod or go.sum is not tidy
 tidy-check:
 	$(GO) mod tidy -diff
 
+## lint: staticcheck over everything but the SBE tool's generated code
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint:
+	$(GO) run $(STATICCHECK) $$($(GO) list $(PKGS) | grep -v /proto/sbe/goblinsbe)
+
 ## test: what CI runs
-test: setup vet generate-check race
+test: setup vet lint tidy-check generate-check race
 
 ## bench: the package benchmarks, once each
 bench:

@@ -64,7 +64,7 @@ func ParseChannel(s string) (*ChannelURI, error) {
 		rest = rest[len("aeron-spy:"):]
 	}
 	if !strings.HasPrefix(rest, "aeron:") {
-		return nil, fmt.Errorf("%w: %q does not start with aeron:", ErrInvalidChannel, s)
+		return nil, fmt.Errorf("%w: %q: a channel starts with \"aeron:\" or \"aeron-spy:\"", ErrInvalidChannel, s)
 	}
 	rest = rest[len("aeron:"):]
 	media, query, hasQuery := strings.Cut(rest, "?")

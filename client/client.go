@@ -175,7 +175,6 @@ type Client struct {
 	rbuf    []byte
 	roff    int // start of unparsed bytes in rbuf
 	rep     reply
-	anyArgs [][]byte
 }
 
 // Dial connects to target (see package target for the syntax; "" means

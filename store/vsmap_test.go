@@ -19,7 +19,6 @@ func BenchmarkVsMap(b *testing.B) {
 		name    string
 		store   func(i int)
 		mapSide func(i int)
-		newKeys bool
 	}
 	var k [16]byte
 	dst := make([]byte, 0, 64)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -203,15 +202,6 @@ func (in *goblinInstance) logSays(s string) func() error {
 		}
 		return nil
 	}
-}
-
-// goblinVersion is what goblin-server --version prints, if anything.
-func goblinVersion(bin string) string {
-	out, err := exec.Command(bin, "--version").CombinedOutput()
-	if err != nil {
-		return "unknown"
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // libraryDial connects the goblin client library when it is compiled in

@@ -64,9 +64,6 @@ func startProcess(cfg *Config, dir, name string, server bool, cpus string, env [
 // commandLine is the command as it was run, for the archive.
 func (p *process) commandLine() string { return strings.Join(p.cmd.Args, " ") }
 
-// pid is the process id (of the wrapper, when there is one).
-func (p *process) pid() int { return p.cmd.Process.Pid }
-
 // exited reports whether the process has ended, with its log's tail.
 func (p *process) exited() error {
 	select {

@@ -323,7 +323,6 @@ func measure(cfg *Config, prof Profile, pr Prober, op Op, prog *progress) (Summa
 type progress struct {
 	out       func(string)
 	total     atomic.Int64 // round trips planned
-	perCase   int64
 	cases     int
 	casesDone atomic.Int64
 	done      atomic.Int64

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 	"testing"
@@ -99,29 +98,6 @@ func startProc(t testing.TB, j *Java, d *javadriver.Driver, program string, args
 		t.Fatal(err)
 	}
 	return p
-}
-
-// freeUDPPort asks the kernel for a free loopback UDP port.
-func freeUDPPort(t testing.TB) int { return freeUDPPorts(t, 1)[0] }
-
-// freeUDPPorts asks the kernel for n distinct free loopback UDP ports. The
-// sockets stay open until all n are chosen: asked one after another, with
-// each socket closed in between, the kernel may hand out the same port
-// twice, and two endpoints on one port make a test fail at random. (Another
-// process may still take a port between here and the driver's bind; the
-// drivers report that as a bind error, not as a wrong result.)
-func freeUDPPorts(t testing.TB, n int) []int {
-	t.Helper()
-	ports := make([]int, n)
-	for i := range ports {
-		pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer pc.Close()
-		ports[i] = pc.LocalAddr().(*net.UDPAddr).Port
-	}
-	return ports
 }
 
 func loopback(port int) string { return fmt.Sprintf("127.0.0.1:%d", port) }

@@ -2,6 +2,7 @@ package interop
 
 import (
 	"encoding/binary"
+	"github.com/goblin-kv/goblin/internal/testproc"
 	"strconv"
 	"testing"
 	"time"
@@ -95,7 +96,7 @@ func TestPingPongAcrossLanguages(t *testing.T) {
 	t.Run("go-ping-java-pong/udp", func(t *testing.T) {
 		goDrv := startDriver(t, javadriver.Options{})
 		javaDrv := startDriver(t, javadriver.Options{})
-		ports := freeUDPPorts(t, 2)
+		ports := testproc.FreeUDPPorts(t, 2)
 		pingCh := aeron.UDP().Endpoint(loopback(ports[0])).String()
 		pongCh := aeron.UDP().Endpoint(loopback(ports[1])).String()
 		pong := startProc(t, j, javaDrv, "Pong", "channel="+pingCh, "pongChannel="+pongCh,

@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"github.com/goblin-kv/goblin/internal/testproc"
 	"strconv"
 	"testing"
 	"time"
@@ -78,7 +79,7 @@ func TestGoPublishesJavaSubscribes(t *testing.T) {
 			for i, f := range flows {
 				t.Run(f.name, func(t *testing.T) {
 					stream := int32(1100 + i)
-					port := freeUDPPort(t)
+					port := testproc.FreeUDPPort(t)
 					sub := startProc(t, j, javaDrv, "Subscriber",
 						"channel="+m.sub(t, port, f), "stream="+strconv.Itoa(int(stream)),
 						"count="+strconv.Itoa(f.count), "size="+strconv.Itoa(f.size), "timeoutMs=120000")
@@ -114,7 +115,7 @@ func TestJavaPublishesGoSubscribes(t *testing.T) {
 			for i, f := range flows {
 				t.Run(f.name, func(t *testing.T) {
 					stream := int32(1200 + i)
-					port := freeUDPPort(t)
+					port := testproc.FreeUDPPort(t)
 					sub, err := c.AddSubscription(m.sub(t, port, f), stream)
 					if err != nil {
 						t.Fatal(err)

@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"github.com/goblin-kv/goblin/internal/testproc"
 	"strconv"
 	"sync"
 	"testing"
@@ -187,7 +188,7 @@ func TestResponseChannels(t *testing.T) {
 			}
 			channels := func(t *testing.T) respChannels {
 				if tc.udp {
-					ports := freeUDPPorts(t, 2)
+					ports := testproc.FreeUDPPorts(t, 2)
 					return udpResponseChannels(ports[0], ports[1])
 				}
 				return ipcResponseChannels()

@@ -209,6 +209,7 @@ func (o Options) systemProperties() ([]string, error) {
 type Driver struct {
 	opts    Options // resolved: Dir, LogPath, JavaPath, JarPath set
 	root    string  // private directory this Driver owns and removes, or ""
+	ownLog  bool    // LogPath was chosen here beside a caller's Dir: removed by a clean Stop
 	cmd     *exec.Cmd
 	logFile *os.File
 	done    chan struct{}
@@ -240,6 +241,7 @@ func Start(ctx context.Context, o Options) (*Driver, error) {
 		}
 	}
 	var root string
+	ownLog := false
 	if o.Dir == "" {
 		base := os.TempDir()
 		if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() && syscall.Access("/dev/shm", 2 /* W_OK */) == nil {
@@ -258,6 +260,7 @@ func Start(ctx context.Context, o Options) (*Driver, error) {
 		}
 		if o.LogPath == "" {
 			o.LogPath = filepath.Clean(o.Dir) + ".driver.log"
+			ownLog = true
 		}
 	}
 	d, err := launch(o, root)
@@ -267,6 +270,7 @@ func Start(ctx context.Context, o Options) (*Driver, error) {
 		}
 		return nil, err
 	}
+	d.ownLog = ownLog
 	if err := d.awaitReady(ctx); err != nil {
 		d.Kill()
 		d.Wait()
@@ -449,6 +453,12 @@ func (d *Driver) Kill() {
 // be removed.
 func (d *Driver) Stop() error {
 	d.stopOnce.Do(func() {
+		diedFirst := false
+		select {
+		case <-d.done:
+			diedFirst = true
+		default:
+		}
 		d.signal(syscall.SIGTERM)
 		t := time.NewTimer(d.opts.StopGrace)
 		select {
@@ -465,6 +475,12 @@ func (d *Driver) Stop() error {
 			if err := os.RemoveAll(d.root); err != nil {
 				d.stopErr = fmt.Errorf("javadriver: remove %s: %w", d.root, err)
 			}
+		}
+		// A log this package placed beside the caller's directory goes
+		// with a clean stop, so nothing is left in /dev/shm; a driver that
+		// died (Stop after Done) keeps its log for the post-mortem.
+		if d.ownLog && !keep && !diedFirst {
+			os.Remove(d.opts.LogPath)
 		}
 	})
 	return d.stopErr
@@ -494,5 +510,6 @@ func (d *Driver) Restart(ctx context.Context) (*Driver, error) {
 		}
 		return nil, err
 	}
+	nd.ownLog = d.ownLog
 	return nd, nil
 }

@@ -273,11 +273,15 @@ func TestExplicitDir(t *testing.T) {
 	if err := d.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	// A clean shutdown deletes the Aeron directory (dir-delete-on-shutdown).
+	// A clean shutdown deletes the Aeron directory (dir-delete-on-shutdown)
+	// and the log this package placed beside it, so nothing is left behind.
 	waitFor(t, "driver to delete its directory", func() bool {
 		_, err := os.Stat(dir)
 		return os.IsNotExist(err)
 	})
+	if _, err := os.Stat(dir + ".driver.log"); !os.IsNotExist(err) {
+		t.Fatalf("driver log left after a clean stop: %v", err)
+	}
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

@@ -24,7 +24,7 @@ vet:
 
 ## race: every test, fuzz seed corpora included, under the race detector
 race:
-	$(GO) test -race -timeout 20m $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 ## generate: regenerate the SBE codecs from schemas/goblin.xml
 generate:

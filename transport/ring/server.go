@@ -96,8 +96,10 @@ type Options struct {
 	Batch int
 	// MaxClients bounds the connected clients. Default DefaultMaxClients.
 	MaxClients int
-	// Housekeeping is how often an idle loop looks at the handshake socket;
-	// a busy loop looks eight times less often. Default DefaultHousekeeping.
+	// Housekeeping is how often an idle loop with no clients looks at the
+	// handshake socket; with clients connected it looks ten times less
+	// often, and a busy loop eight times less often again. Default
+	// DefaultHousekeeping.
 	Housekeeping time.Duration
 	// LivenessInterval is how often the server checks for dead clients and
 	// bumps its heartbeat. Default DefaultLivenessInterval.
@@ -380,7 +382,18 @@ func (s *Server) Poll(now int64) int {
 			i--
 		}
 	}
-	if since := now - s.lastHouse; since >= int64(s.o.Housekeeping) && (work == 0 || since >= 8*int64(s.o.Housekeeping)) {
+	// Housekeeping costs system calls (accept4, and ppoll every liveness
+	// interval), about a microsecond each on a VM; a request that arrives
+	// during one waits for it. With clients connected the loop therefore
+	// looks ten times less often: a depth-one client sees one such delay
+	// per 10 ms instead of per millisecond, which kept 0.1 % of round trips
+	// at 2-3 µs (a SET p99.9 of 4-5× its p50). A new client's handshake
+	// waits at most that long.
+	interval := int64(s.o.Housekeeping)
+	if len(s.clients) > 0 {
+		interval *= 10
+	}
+	if since := now - s.lastHouse; since >= interval && (work == 0 || since >= 8*interval) {
 		s.lastHouse = now
 		work += s.housekeep(now)
 	}

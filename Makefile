@@ -15,9 +15,13 @@ build:
 setup:
 	./scripts/setup.sh
 
-## run: start goblin-server with its defaults
+## run: start goblin-server on every local transport: the default Unix socket,
+## TCP 6380 (Redis tools), the shared-memory ring and Aeron IPC (it starts and
+## supervises its own Aeron media driver). RUN_FLAGS replaces the listeners.
+RUN_FLAGS ?= --listen "uds://$${XDG_RUNTIME_DIR:-/tmp}/goblin.sock,tcp://127.0.0.1:6380,ring:///dev/shm/goblin?proto=sbe,aeron:ipc?proto=sbe"
 run: setup
-	$(GO) run ./cmd/goblin-server
+	$(GO) build -o bin/goblin-server ./cmd/goblin-server
+	./bin/goblin-server $(RUN_FLAGS)
 
 vet:
 	$(GO) vet $(PKGS)

@@ -88,7 +88,7 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.aeronDir, "aeron-dir", "", "Aeron `directory` of a media driver something else runs, used by every aeron: listener (adds dir=…|driver=external); empty: each aeron listener starts and supervises its own driver (docs/transports.md)")
 	fs.StringVar(&c.configFile, "config", "", "configuration `file`: one \"flag value\" per line (flag names without dashes, # comments); flags on the command line win")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: goblin-server [flags]\n\ngoblin-server serves a goblin key/value cache over Unix sockets and TCP (RESP for\nRedis clients, SBE), with Prometheus metrics. See docs/server.md.\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: goblin-server [flags]\n\ngoblin-server serves a goblin key/value cache over Unix sockets, TCP, goblin's\nshared-memory ring and Aeron (IPC and UDP), each in RESP (for Redis clients) or\nSBE, with Prometheus metrics. See docs/server.md and docs/transports.md.\n\nFlags:\n")
 		fs.PrintDefaults()
 		fmt.Fprintf(stderr, "\nExit codes: 0 clean shutdown (SIGINT/SIGTERM), 1 start or run failure, 2 bad flags or config.\n")
 	}

@@ -4,7 +4,7 @@ GO        ?= go
 PKGS      ?= ./...
 BENCHTIME ?= 1x
 
-.PHONY: all build setup run test vet lint race generate generate-check tidy-check bench fuzz clean
+.PHONY: all build setup run test vet lint race stress generate generate-check tidy-check bench fuzz clean
 
 all: build
 
@@ -30,6 +30,12 @@ vet:
 race:
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
+## stress: the ring stress test at full size (8 client processes x 1,000,000
+## checked requests, RESP and SBE), without the race detector, which runs the
+## 100,000-request version in `race`
+stress:
+	GOBLIN_RING_STRESS_FULL=1 $(GO) test -count=1 -timeout 15m -run '^TestStress$$' -v ./transport/ring/
+
 ## generate: regenerate the SBE codecs from schemas/goblin.xml
 generate:
 	$(GO) generate ./proto/sbe
@@ -48,7 +54,7 @@ lint:
 	$(GO) run $(STATICCHECK) $$($(GO) list $(PKGS) | grep -v /proto/sbe/goblinsbe)
 
 ## test: what CI runs
-test: setup vet lint tidy-check generate-check race
+test: setup vet lint tidy-check generate-check race stress
 
 ## bench: the package benchmarks, once each
 bench:

@@ -7,7 +7,6 @@ import (
 
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
-	"github.com/goblin-kv/goblin/transport/uds"
 )
 
 // Builder builds the server side of one transport from a target. It runs
@@ -19,10 +18,12 @@ type Builder func(t target.Target, env *Env) (transport.Server, error)
 type Env struct {
 	Options *Options
 	Logger  *slog.Logger
-	// Stream returns the handler that executes the requests of a stream
-	// transport (one whose clients send a byte stream) named name, such as
-	// "uds/resp". Each name gets its own request counters.
-	Stream func(name string) uds.Handler
+	// Handler returns the command engine's handler for the transport named
+	// name, such as "uds/resp" or "ring/sbe". Each name gets its own
+	// request counters. Stream transports use it as a uds.Handler; message
+	// transports (ring, Aeron) open a MessageSession per client with
+	// OpenMessage.
+	Handler func(name string) EngineHandler
 }
 
 var (

@@ -61,7 +61,7 @@ func New(o Options) (*Server, error) {
 	}
 	s.store = st
 	s.engine = command.NewEngine(st, command.Options{RequirePass: o.RequirePass, Info: s.info})
-	env := &Env{Options: &s.opts, Logger: s.log, Stream: s.streamHandler}
+	env := &Env{Options: &s.opts, Logger: s.log, Handler: s.handler}
 	for _, l := range o.Listen {
 		t, err := target.Parse(l)
 		if err != nil {
@@ -95,14 +95,14 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
-// streamHandler gives each stream transport its own command counters.
-func (s *Server) streamHandler(name string) uds.Handler {
+// handler gives each transport its own command counters.
+func (s *Server) handler(name string) EngineHandler {
 	for _, ss := range s.streams {
 		if ss.name == name { // a second listener of the same kind shares them
-			return engineHandler{e: s.engine, st: ss.stats}
+			return EngineHandler{e: s.engine, st: ss.stats}
 		}
 	}
-	h := engineHandler{e: s.engine, st: new(command.Stats)}
+	h := EngineHandler{e: s.engine, st: new(command.Stats)}
 	s.streams = append(s.streams, streamStats{name: name, stats: h.st})
 	return h
 }
@@ -200,15 +200,39 @@ func splitPort(hostport string) (string, string, error) {
 	return "", "", errors.New("no port")
 }
 
-// engineHandler adapts the command engine to the socket transports.
-type engineHandler struct {
+// EngineHandler hands out sessions of the command engine, all counting into
+// one transport's request counters. It is a uds.Handler for the stream
+// transports; message transports adapt OpenMessage to their own Handler.
+type EngineHandler struct {
 	e  *command.Engine
 	st *command.Stats
 }
 
-func (h engineHandler) Open(p proto.Protocol) uds.Session {
+// Open implements uds.Handler.
+func (h EngineHandler) Open(p proto.Protocol) uds.Session {
 	return &engineSession{e: h.e, s: command.NewSession(p, h.st)}
 }
+
+// OpenMessage opens the session of one message-transport client (ring,
+// Aeron): one request message in, its reply out, executed inline.
+func (h EngineHandler) OpenMessage(p proto.Protocol) *MessageSession {
+	return &MessageSession{e: h.e, s: command.NewSession(p, h.st)}
+}
+
+// MessageSession serves one message-transport client; it satisfies both
+// ring.Session and aeron.Session.
+type MessageSession struct {
+	e *command.Engine
+	s *command.Session
+}
+
+// ServeMessage executes one request message and appends its reply to out.
+func (s *MessageSession) ServeMessage(msg, out []byte) ([]byte, bool) {
+	return s.e.ServeMessage(s.s, msg, out)
+}
+
+// Close implements the transports' Session.
+func (s *MessageSession) Close() {}
 
 type engineSession struct {
 	e *command.Engine

@@ -26,7 +26,7 @@ func buildSocket(t target.Target, env *Env) (transport.Server, error) {
 	if name == "unix" {
 		name = "uds"
 	}
-	cfg.Handler = env.Stream(name + "/" + t.Proto.String())
+	cfg.Handler = env.Handler(name + "/" + t.Proto.String())
 	cfg.MaxClients = o.MaxClients
 	cfg.MaxOutput = o.MaxOutput
 	cfg.StallTimeout = o.StallTimeout

@@ -2,6 +2,7 @@ package aeron
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/goblin-kv/goblin/internal/shm"
 )
@@ -14,28 +15,71 @@ import (
 // own session.
 type ExclusivePublication struct {
 	pubBase
-	termID            int32
-	termOffset        int
-	activeIndex       int
+	activeIndex int
+	appendState
+}
+
+// appendState is the exclusive publisher's position in its log, kept in
+// one place for the offer fast path: offerFast (frame_amd64.s) reads and
+// writes it through the go_asm.h field offsets, so its fields are plain
+// 8-byte words. The addresses point into the driver's mapped files, which
+// the client keeps mapped until after the publication's linger; they are
+// uintptrs because only the assembly dereferences them (the portable path
+// uses the log's slices).
+type appendState struct {
+	termAddr          uintptr // start of the active term
+	tailAddr          uintptr // the active partition's raw tail in the log meta
+	limitAddr         uintptr // the pub-lmt counter value
+	termLength        int64
+	termOffset        int64
 	termBeginPosition int64
+	termID            int64 // an int32, sign-extended
+	payloadLimit      int64 // the largest payload one frame carries (maxPayload)
+	hdrVersionFlags   int64 // the headerWriter's words (see headerWriter)
+	hdrSession        int64
+	hdrStream         int64
 }
 
 func (p *ExclusivePublication) initTail() {
 	log := p.log
 	termCount := log.activeTermCount()
-	p.activeIndex = int(termCount) % partitionCount
-	raw := log.rawTail(p.activeIndex)
-	p.termID = tailTermID(raw)
-	p.termOffset = tailTermOffset(raw, log.termLength)
-	p.termBeginPosition = computePosition(p.termID, 0, log.bitsToShift, log.initialTermID)
+	raw := log.rawTail(int(termCount) % partitionCount)
+	s := &p.appendState
+	s.limitAddr = uintptr(unsafe.Pointer(&p.limitBuf[p.limitOff]))
+	s.termLength = int64(log.termLength)
+	s.payloadLimit = int64(p.maxPayload)
+	s.hdrVersionFlags, s.hdrSession, s.hdrStream = p.hw.versionFlagsType, p.hw.sessionID, p.hw.streamID
+	p.setActive(int(termCount)%partitionCount, tailTermID(raw), tailTermOffset(raw, log.termLength))
+}
+
+// setActive makes partition index, holding termID, the one appended to,
+// from termOffset on.
+func (p *ExclusivePublication) setActive(index int, termID int32, termOffset int) {
+	log := p.log
+	s := &p.appendState
+	p.activeIndex = index
+	s.termAddr = uintptr(unsafe.Pointer(&log.terms[index][0]))
+	s.tailAddr = uintptr(unsafe.Pointer(&log.meta[lmTailOffset+8*index]))
+	s.termID = int64(termID)
+	s.termOffset = int64(termOffset)
+	s.termBeginPosition = computePosition(termID, 0, log.bitsToShift, log.initialTermID)
 }
 
 // Offer appends msg and returns the new position or a negative status; see
 // Publication.Offer. Single writer only. It does not allocate.
-func (p *ExclusivePublication) Offer(msg []byte) int64 { return p.offer2(msg, nil) }
+func (p *ExclusivePublication) Offer(msg []byte) int64 { return p.Offer2(msg, nil) }
 
 // Offer2 offers the concatenation of a and b as one message.
-func (p *ExclusivePublication) Offer2(a, b []byte) int64 { return p.offer2(a, b) }
+func (p *ExclusivePublication) Offer2(a, b []byte) int64 {
+	// The common case (open, not back-pressured, one frame that fits in
+	// the active term) is one call; everything else takes offer2.
+	if !p.closed.Load() {
+		if r := p.offerFast(a, b); r > 0 {
+			return r
+		}
+	}
+	return p.offer2(a, b)
+}
 
 // OfferVectored offers the concatenation of parts as one message; see
 // Publication.OfferVectored.
@@ -65,19 +109,22 @@ func (p *ExclusivePublication) offerIntoClaim(length int, parts [][]byte) int64 
 	return r
 }
 
+// offer2 is the whole offer: closed, back pressure, fragmentation and the
+// end of the term.
 func (p *ExclusivePublication) offer2(a, b []byte) int64 {
 	if p.closed.Load() {
 		return Closed
 	}
 	length := len(a) + len(b)
 	limit := shm.LoadInt64Acquire(p.limitBuf, p.limitOff) // pub-lmt (driver, release)
-	position := p.termBeginPosition + int64(p.termOffset)
+	position := p.termBeginPosition + p.termOffset
 	if position >= limit {
 		return p.backPressureStatus(position, length)
 	}
 	log := p.log
 	term := log.terms[p.activeIndex]
 	tailOff := lmTailOffset + 8*p.activeIndex
+	termOffset, termID := int(p.termOffset), int32(p.termID)
 	var required int
 	if length <= p.maxPayload {
 		required = align(length+headerLength, frameAlignment)
@@ -87,26 +134,23 @@ func (p *ExclusivePublication) offer2(a, b []byte) int64 {
 		}
 		required = fragmentedLength(length, p.maxPayload)
 	}
-	result := p.termOffset + required
+	result := termOffset + required
 	// The raw tail is advanced (release) before the frame is written, as the
 	// Java client does. Writer: this publisher only. Readers: the driver
 	// (producer position, cleaning) and Position, with acquire loads.
-	shm.StoreInt64ReleaseOnly(log.meta, tailOff, packTail(p.termID, int32(result)))
-	if result > len(term) {
-		handleEndOfTerm(term, p.termOffset, &p.hw, p.termID)
+	rawTail := packTail(termID, int32(result))
+	switch {
+	case result > len(term):
+		shm.StoreInt64ReleaseOnly(log.meta, tailOff, rawTail)
+		handleEndOfTerm(term, termOffset, &p.hw, termID)
 		return p.rotate()
+	case length <= p.maxPayload:
+		p.hw.appendUnfragmented(log.meta, tailOff, rawTail, term, termOffset, termID, a, b)
+	default:
+		shm.StoreInt64ReleaseOnly(log.meta, tailOff, rawTail)
+		writeFragments(term, termOffset, &p.hw, termID, a, b, p.maxPayload)
 	}
-	if length <= p.maxPayload {
-		off := p.termOffset
-		frameLength := length + headerLength
-		p.hw.write(term, off, frameLength, p.termID)
-		n := copy(term[off+headerLength:], a)
-		copy(term[off+headerLength+n:], b)
-		frameLengthRelease(term, off, frameLength)
-	} else {
-		writeFragments(term, p.termOffset, &p.hw, p.termID, a, b, p.maxPayload)
-	}
-	p.termOffset = result
+	p.termOffset = int64(result)
 	return p.termBeginPosition + int64(result)
 }
 
@@ -117,11 +161,8 @@ func (p *ExclusivePublication) rotate() int64 {
 		return MaxPositionExceeded
 	}
 	next := (p.activeIndex + 1) % partitionCount
-	nextTermID := p.termID + 1
-	p.activeIndex = next
-	p.termOffset = 0
-	p.termID = nextTermID
-	p.termBeginPosition += int64(log.termLength)
+	nextTermID := int32(p.termID) + 1
+	p.setActive(next, nextTermID, 0)
 	// Next partition's tail: single writer, so a release store suffices;
 	// then the active term count (release) tells everyone else.
 	shm.StoreInt64Release(log.meta, lmTailOffset+8*next, packTail(nextTermID, 0))
@@ -139,22 +180,23 @@ func (p *ExclusivePublication) TryClaim(length int, claim *BufferClaim) int64 {
 		return Closed
 	}
 	limit := shm.LoadInt64Acquire(p.limitBuf, p.limitOff)
-	position := p.termBeginPosition + int64(p.termOffset)
+	position := p.termBeginPosition + p.termOffset
 	if position >= limit {
 		return p.backPressureStatus(position, length)
 	}
 	log := p.log
 	term := log.terms[p.activeIndex]
+	termOffset, termID := int(p.termOffset), int32(p.termID)
 	frameLength := length + headerLength
-	result := p.termOffset + align(frameLength, frameAlignment)
+	result := termOffset + align(frameLength, frameAlignment)
 	// Raw tail: single writer, release; see offer2.
-	shm.StoreInt64ReleaseOnly(log.meta, lmTailOffset+8*p.activeIndex, packTail(p.termID, int32(result)))
+	shm.StoreInt64ReleaseOnly(log.meta, lmTailOffset+8*p.activeIndex, packTail(termID, int32(result)))
 	if result > len(term) {
-		handleEndOfTerm(term, p.termOffset, &p.hw, p.termID)
+		handleEndOfTerm(term, termOffset, &p.hw, termID)
 		return p.rotate()
 	}
-	p.hw.write(term, p.termOffset, frameLength, p.termID)
-	claim.term, claim.offset, claim.length = term, p.termOffset, frameLength
-	p.termOffset = result
+	p.hw.write(term, termOffset, frameLength, termID)
+	claim.term, claim.offset, claim.length = term, termOffset, frameLength
+	p.termOffset = int64(result)
 	return p.termBeginPosition + int64(result)
 }

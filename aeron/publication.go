@@ -255,10 +255,7 @@ func (p *Publication) appendUnfragmented(index int, a, b []byte) int64 {
 	if off+align(frameLength, frameAlignment) > len(term) {
 		return p.endOfLog(term, termID, off, position)
 	}
-	p.hw.write(term, off, frameLength, termID)
-	n := copy(term[off+headerLength:], a)
-	copy(term[off+headerLength+n:], b)
-	frameLengthRelease(term, off, frameLength)
+	p.hw.appendUnfragmented(nil, 0, 0, term, off, termID, a, b)
 	return position
 }
 

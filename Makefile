@@ -4,7 +4,7 @@ GO        ?= go
 PKGS      ?= ./...
 BENCHTIME ?= 1x
 
-.PHONY: all build setup run test vet lint race stress generate generate-check tidy-check bench fuzz clean
+.PHONY: all build setup run test vet lint race asm stress generate generate-check tidy-check bench fuzz clean
 
 all: build
 
@@ -30,6 +30,11 @@ vet:
 race:
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
+## asm: the packages with amd64 assembly again without the race detector,
+## which swaps the assembly for its portable twin (see aeron/frame_other.go)
+asm:
+	$(GO) test -count=1 -timeout 10m ./aeron/ ./internal/shm/
+
 ## stress: the ring stress test at full size (8 client processes x 1,000,000
 ## checked requests, RESP and SBE), without the race detector, which runs the
 ## 100,000-request version in `race`
@@ -54,7 +59,7 @@ lint:
 	$(GO) run $(STATICCHECK) $$($(GO) list $(PKGS) | grep -v /proto/sbe/goblinsbe)
 
 ## test: what CI runs
-test: setup vet lint tidy-check generate-check race stress
+test: setup vet lint tidy-check generate-check race asm stress
 
 ## bench: the package benchmarks, once each
 bench:

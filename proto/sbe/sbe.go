@@ -130,6 +130,16 @@ type Request struct {
 	// pairs after Key/Value, INFO's sections, CONFIG GET's patterns after
 	// Key.
 	Args [][]byte
+	// Compact asks for the 16-byte Ping message (schema version 1) in place
+	// of a Request; the encoders honour it only for a PING with no message
+	// (Op OpPing, no Key, Value or Args). The decoder sets it when the
+	// message was a Ping, so the server can answer with a Pong.
+	Compact bool
+}
+
+// compactPing reports whether r is encoded as a Ping message.
+func compactPing(r *Request) bool {
+	return r.Compact && r.Op == OpPing && len(r.Key) == 0 && len(r.Value) == 0 && len(r.Args) == 0
 }
 
 // Item is one element of an array Reply.
@@ -148,6 +158,20 @@ type Reply struct {
 	Integer       int64
 	Value         []byte
 	Items         []Item
+	// Compact asks for the 16-byte Pong message (schema version 1) in place
+	// of a Reply; the encoders honour it only for the simple reply PONG
+	// (Status OK, Kind KindSimple, Value "PONG"). The decoder sets it, with
+	// that status, kind and value, when the message was a Pong.
+	Compact bool
+}
+
+// txtPong is the value a decoded Pong carries. Its capacity is its length,
+// so a caller's append copies instead of writing into it.
+var txtPong = []byte("PONG")[:4:4]
+
+// compactPong reports whether r is encoded as a Pong message.
+func compactPong(r *Reply) bool {
+	return r.Compact && r.Status == StatusOK && r.Kind == KindSimple && string(r.Value) == "PONG"
 }
 
 // Errors returned by the decoders; each wraps ErrMalformed or is it.
@@ -182,17 +206,25 @@ type Codec struct {
 	arep goblinsbe.ArrayReply
 }
 
-// Template ids of the four messages.
+// Template ids of the six messages.
 const (
 	templateRequest      = goblinsbe.RequestSbeTemplateID
 	templateReply        = goblinsbe.ReplySbeTemplateID
 	templateMultiRequest = goblinsbe.MultiRequestSbeTemplateID
 	templateArrayReply   = goblinsbe.ArrayReplySbeTemplateID
+	templatePing         = goblinsbe.PingSbeTemplateID
+	templatePong         = goblinsbe.PongSbeTemplateID
 )
 
+// compactLen is the length of a Ping or a Pong: header and correlation id.
+const compactLen = headerLen + int(goblinsbe.PingSbeBlockLength)
+
 // RequestLen is the encoded length of r (without SOFH): a Request message,
-// or a MultiRequest when r has Args.
+// a MultiRequest when r has Args, or a Ping (see Request.Compact).
 func RequestLen(r *Request) int {
+	if compactPing(r) {
+		return compactLen
+	}
 	n := headerLen + int(goblinsbe.RequestSbeBlockLength) + 2*varHdrLen + len(r.Key) + len(r.Value)
 	if len(r.Args) > 0 {
 		n += groupHdrLen
@@ -203,9 +235,13 @@ func RequestLen(r *Request) int {
 	return n
 }
 
-// ReplyLen is the encoded length of r (without SOFH): a Reply message, or
-// an ArrayReply when r.Kind is KindArray (whose Value is not sent).
+// ReplyLen is the encoded length of r (without SOFH): a Reply message, an
+// ArrayReply when r.Kind is KindArray (whose Value is not sent), or a Pong
+// (see Reply.Compact).
 func ReplyLen(r *Reply) int {
+	if compactPong(r) {
+		return compactLen
+	}
 	if r.Kind == KindArray {
 		n := headerLen + int(goblinsbe.ArrayReplySbeBlockLength) + groupHdrLen
 		for i := range r.Items {
@@ -265,6 +301,12 @@ func (c *Codec) AppendFramedRequest(dst []byte, r *Request) []byte {
 func (c *Codec) requestAt(dst []byte, off, n int, r *Request) []byte {
 	if len(r.Args) > 0 {
 		return c.appendMulti(dst, off, n, r)
+	}
+	if compactPing(r) {
+		var m goblinsbe.Ping
+		m.WrapAndApplyHeader(dst, uint64(off), uint64(off+n))
+		m.SetCorrelationId(r.CorrelationID)
+		return dst
 	}
 	var m goblinsbe.Request
 	m.WrapAndApplyHeader(dst, uint64(off), uint64(off+n))
@@ -332,6 +374,12 @@ func (c *Codec) replyAt(dst []byte, off, n int, r *Reply) []byte {
 	if r.Kind == KindArray {
 		return c.appendArray(dst, off, n, r)
 	}
+	if compactPong(r) {
+		var m goblinsbe.Pong
+		m.WrapAndApplyHeader(dst, uint64(off), uint64(off+n))
+		m.SetCorrelationId(r.CorrelationID)
+		return dst
+	}
 	var m goblinsbe.Reply
 	m.WrapAndApplyHeader(dst, uint64(off), uint64(off+n))
 	m.SetCorrelationId(r.CorrelationID).SetStatus(r.Status).SetKind(r.Kind).SetInteger(r.Integer)
@@ -381,6 +429,10 @@ func header(msg []byte) (template uint16, block, version uint64, err error) {
 		min = goblinsbe.ReplySbeBlockLength
 	case templateArrayReply:
 		min = goblinsbe.ArrayReplySbeBlockLength
+	case templatePing:
+		min = goblinsbe.PingSbeBlockLength
+	case templatePong:
+		min = goblinsbe.PongSbeBlockLength
 	default:
 		return 0, 0, 0, ErrWrongTemplate
 	}
@@ -392,7 +444,7 @@ func header(msg []byte) (template uint16, block, version uint64, err error) {
 }
 
 // TemplateID returns the template id of the SBE message in msg: 1
-// Request, 2 Reply, 3 MultiRequest, 4 ArrayReply.
+// Request, 2 Reply, 3 MultiRequest, 4 ArrayReply, 5 Ping, 6 Pong.
 func (c *Codec) TemplateID(msg []byte) (uint16, error) {
 	t, _, _, err := header(msg)
 	return t, err
@@ -438,8 +490,8 @@ func recoverMalformed(err *error) {
 // requires it to stay 0, i.e. that the explicit checks caught everything.
 var recoveredPanics atomic.Int64
 
-// DecodeRequest decodes the bare Request or MultiRequest message msg into
-// r. r.Key, r.Value and r.Args point into msg; r.Args reuses its backing
+// DecodeRequest decodes the bare Request, MultiRequest or Ping message msg
+// into r (a Ping becomes a PING with r.Compact set). r.Key, r.Value and r.Args point into msg; r.Args reuses its backing
 // array. Bytes after the message's end are ignored.
 func (c *Codec) DecodeRequest(msg []byte, r *Request) (err error) {
 	_, err = c.decodeRequest(msg, r)
@@ -452,7 +504,13 @@ func (c *Codec) decodeRequest(msg []byte, r *Request) (end uint64, err error) {
 		return 0, err
 	}
 	r.Args = r.Args[:0]
+	r.Compact = false
 	switch template {
+	case templatePing:
+		var m goblinsbe.Ping
+		m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
+		*r = Request{CorrelationID: m.CorrelationId(), Op: OpPing, Args: r.Args, Compact: true}
+		return uint64(headerLen) + block, nil
 	case templateRequest:
 		// No recover needed: header checked that the block fits, and the
 		// var-data fields are bounds-checked before they are sliced.
@@ -517,7 +575,8 @@ func (c *Codec) decodeMulti(msg []byte, block, version uint64, r *Request) (end 
 	return m.SbePosition(), nil
 }
 
-// DecodeReply decodes the bare Reply or ArrayReply message msg into r.
+// DecodeReply decodes the bare Reply, ArrayReply or Pong message msg into
+// r (a Pong becomes the simple reply PONG with r.Compact set).
 // r.Value and the items' values point into msg; r.Items reuses its backing
 // array.
 func (c *Codec) DecodeReply(msg []byte, r *Reply) (err error) {
@@ -532,7 +591,13 @@ func (c *Codec) decodeReply(msg []byte, r *Reply) (end uint64, err error) {
 	}
 	r.Items = r.Items[:0]
 	r.Value = nil
+	r.Compact = false
 	switch template {
+	case templatePong:
+		var m goblinsbe.Pong
+		m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
+		*r = Reply{CorrelationID: m.CorrelationId(), Status: StatusOK, Kind: KindSimple, Value: txtPong, Items: r.Items, Compact: true}
+		return uint64(headerLen) + block, nil
 	case templateReply:
 		var m goblinsbe.Reply
 		m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
@@ -601,7 +666,7 @@ func (c *Codec) MessageLen(msg []byte) (int, error) {
 	}
 	var end uint64
 	switch t {
-	case templateRequest, templateMultiRequest:
+	case templateRequest, templateMultiRequest, templatePing:
 		var r Request
 		end, err = c.decodeRequest(msg, &r)
 	default:

@@ -99,26 +99,115 @@ func TestReplyRoundTrip(t *testing.T) {
 	}
 }
 
-// TestGoldenPing pins the wire bytes of a framed PING request, so a schema
-// change that alters the layout shows up as a diff of testdata/ping.hex.
+// TestGoldenPing pins the wire bytes of framed PING requests and their
+// replies, so a schema change that alters the layout shows up as a diff of
+// testdata/*.hex (GOBLIN_UPDATE_GOLDEN=1 rewrites them).
 func TestGoldenPing(t *testing.T) {
 	var c Codec
-	wire := AppendFramed(nil, &c, &Request{CorrelationID: 1, Op: OpPing})
-	got := hex.EncodeToString(wire)
-	want, err := os.ReadFile("testdata/ping.hex")
-	if os.Getenv("GOBLIN_UPDATE_GOLDEN") != "" {
-		err = os.WriteFile("testdata/ping.hex", []byte(got+"\n"), 0o644)
-		want = []byte(got + "\n")
+	pong := Reply{CorrelationID: 1, Status: StatusOK, Kind: KindSimple, Value: []byte("PONG")}
+	compactPong := pong
+	compactPong.Compact = true
+	for _, tc := range []struct {
+		file string
+		wire []byte
+		size int // bare message length
+	}{
+		{"ping.hex", AppendFramed(nil, &c, &Request{CorrelationID: 1, Op: OpPing}), 43},
+		{"ping-compact.hex", AppendFramed(nil, &c, &Request{CorrelationID: 1, Op: OpPing, Compact: true}), 16},
+		{"pong.hex", c.AppendFramedReply(nil, &pong), 34},
+		{"pong-compact.hex", c.AppendFramedReply(nil, &compactPong), 16},
+	} {
+		got := hex.EncodeToString(tc.wire)
+		path := "testdata/" + tc.file
+		want, err := os.ReadFile(path)
+		if os.Getenv("GOBLIN_UPDATE_GOLDEN") != "" {
+			err = os.WriteFile(path, []byte(got+"\n"), 0o644)
+			want = []byte(got + "\n")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.TrimSpace(string(want)) != got {
+			t.Fatalf("%s\n got %s\nwant %s", tc.file, got, want)
+		}
+		// SOFH: the length includes the header, then 0xEB50.
+		if !bytes.HasPrefix(tc.wire, []byte{0, 0, 0, byte(len(tc.wire)), 0xEB, 0x50}) {
+			t.Fatalf("%s: bad SOFH % x", tc.file, tc.wire[:6])
+		}
+		if n := len(tc.wire) - SOFHLen; n != tc.size {
+			t.Fatalf("%s: %d-byte message, want %d", tc.file, n, tc.size)
+		}
 	}
-	if err != nil {
+}
+
+// TestCompactPingPong checks the version 1 Ping and Pong: they round-trip
+// to a PING and a PONG with Compact set, they are used only where they can
+// carry the whole request or reply, and truncated ones are malformed.
+func TestCompactPingPong(t *testing.T) {
+	var c Codec
+	ping := c.AppendRequest(nil, &Request{CorrelationID: 7, Op: OpPing, Compact: true})
+	if len(ping) != 16 {
+		t.Fatalf("Ping is %d bytes, want 16", len(ping))
+	}
+	if tid, _ := c.TemplateID(ping); tid != templatePing {
+		t.Fatalf("template %d, want Ping", tid)
+	}
+	if n, err := c.MessageLen(append(ping, 1, 2, 3)); n != 16 || err != nil {
+		t.Fatalf("MessageLen of a Ping: %d %v", n, err)
+	}
+	got := Request{Key: []byte("stale"), Expire: 9}
+	if err := c.DecodeRequest(ping, &got); err != nil {
 		t.Fatal(err)
 	}
-	if strings.TrimSpace(string(want)) != got {
-		t.Fatalf("framed PING\n got %s\nwant %s", got, want)
+	if want := (Request{CorrelationID: 7, Op: OpPing, Args: got.Args, Compact: true}); !reflect.DeepEqual(got, want) {
+		t.Fatalf("decoded Ping %+v, want %+v", got, want)
 	}
-	// SOFH: the length includes the header, then 0xEB50.
-	if !bytes.HasPrefix(wire, []byte{0, 0, 0, byte(len(wire)), 0xEB, 0x50}) {
-		t.Fatalf("bad SOFH % x", wire[:6])
+	for i := 0; i < len(ping); i++ {
+		if err := c.DecodeRequest(ping[:i], &got); !errors.Is(err, ErrMalformed) {
+			t.Fatalf("Ping prefix of %d bytes decoded: %v", i, err)
+		}
+	}
+	if err := c.DecodeReply(ping, new(Reply)); !errors.Is(err, ErrWrongTemplate) {
+		t.Fatalf("Ping decoded as a reply: %v", err)
+	}
+	// PING with a message, or any other command, is never compact.
+	for _, r := range []Request{
+		{Op: OpPing, Key: []byte("hello"), Compact: true},
+		{Op: OpGet, Key: []byte("k"), Compact: true},
+	} {
+		msg := c.AppendRequest(nil, &r)
+		if tid, _ := c.TemplateID(msg); tid != templateRequest {
+			t.Fatalf("%+v encoded as template %d", r, tid)
+		}
+		var back Request
+		if err := c.DecodeRequest(msg, &back); err != nil || back.Compact {
+			t.Fatalf("%+v decoded as %+v, %v", r, back, err)
+		}
+	}
+
+	pong := c.AppendReply(nil, &Reply{CorrelationID: 7, Status: StatusOK, Kind: KindSimple, Value: []byte("PONG"), Compact: true})
+	if len(pong) != 16 {
+		t.Fatalf("Pong is %d bytes, want 16", len(pong))
+	}
+	rep := Reply{Integer: 5, Items: []Item{{}}}
+	if err := c.DecodeReply(pong, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.CorrelationID != 7 || rep.Status != StatusOK || rep.Kind != KindSimple || string(rep.Value) != "PONG" ||
+		!rep.Compact || rep.Integer != 0 || len(rep.Items) != 0 {
+		t.Fatalf("decoded Pong %+v", rep)
+	}
+	if cap(rep.Value) != len(rep.Value) {
+		t.Fatal("a decoded Pong's value must not be appendable in place")
+	}
+	if err := c.DecodeRequest(pong, new(Request)); !errors.Is(err, ErrWrongTemplate) {
+		t.Fatalf("Pong decoded as a request: %v", err)
+	}
+	// An error answer to a Ping (say, before AUTH) stays a full Reply.
+	refusal := Reply{Status: StatusNoAuth, Kind: KindError, Value: []byte("NOAUTH Authentication required."), Compact: true}
+	msg := c.AppendReply(nil, &refusal)
+	if tid, _ := c.TemplateID(msg); tid != templateReply {
+		t.Fatalf("refusal encoded as template %d", tid)
 	}
 }
 
@@ -183,6 +272,8 @@ func FuzzDecode(f *testing.F) {
 	r := sampleRequest()
 	f.Add(AppendFramed(nil, &c, &r))
 	f.Add(AppendFramed(nil, &c, &Request{Op: OpPing}))
+	f.Add(AppendFramed(nil, &c, &Request{CorrelationID: 2, Op: OpPing, Compact: true}))
+	f.Add(c.AppendFramedReply(nil, &Reply{CorrelationID: 2, Kind: KindSimple, Value: []byte("PONG"), Compact: true}))
 	var framed []byte
 	framed, start := BeginFrame(nil)
 	framed = c.AppendReply(framed, &Reply{Kind: KindArray, Items: []Item{{Kind: KindBulk, Value: []byte("x")}}})

@@ -27,8 +27,8 @@ const (
 	MultiRequestSbeBlockLength     uint16 = uint16(27)
 	MultiRequestSbeTemplateID      uint16 = uint16(3)
 	MultiRequestSbeSchemaID        uint16 = uint16(27500)
-	MultiRequestSbeSchemaVersion   uint16 = uint16(0)
-	MultiRequestSbeSemanticVersion string = "0.1"
+	MultiRequestSbeSchemaVersion   uint16 = uint16(1)
+	MultiRequestSbeSemanticVersion string = "0.2"
 )
 
 func (m *MultiRequest) SbeBlockLength() uint16 {
@@ -48,11 +48,11 @@ func (m *MultiRequest) SbeSchemaId() uint16 {
 }
 
 func (m *MultiRequest) SbeSchemaVersion() uint16 {
-	return uint16(0)
+	return uint16(1)
 }
 
 func (m *MultiRequest) SbeSemanticVersion() string {
-	return "0.1"
+	return "0.2"
 }
 
 func (m *MultiRequest) SbeSemanticType() string {

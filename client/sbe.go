@@ -33,6 +33,9 @@ func (s *sbeCodec) appendRequest(dst []byte, args [][]byte, _ uint64) ([]byte, e
 	}
 	s.sent++
 	r.CorrelationID = s.sent
+	// A bare PING goes as the 16-byte Ping message (schema version 1),
+	// which fits one cache line and one 64-byte Aeron frame each way.
+	r.Compact = true
 	if s.framed {
 		return sbe.AppendFramed(dst, &s.c, r), nil
 	}

@@ -371,3 +371,39 @@ func TestServeSBE(t *testing.T) {
 
 // SOFHTypeOffset is where the encoding type sits in a SOFH.
 const SOFHTypeOffset = 4
+
+// TestServeSBEPing checks that a Ping is answered with a 16-byte Pong on
+// both framings, that a Request carrying PING still gets a Reply, and that
+// a Ping the server must refuse (before AUTH) gets the full error Reply.
+func TestServeSBEPing(t *testing.T) {
+	var c sbe.Codec
+	e, _ := newEngine(t, Options{})
+	s := NewSession(proto.SBE, nil)
+	ping := c.AppendRequest(nil, &sbe.Request{CorrelationID: 11, Op: sbe.OpPing, Compact: true})
+	out, closeConn := e.ServeMessage(s, ping, nil)
+	var rep sbe.Reply
+	if err := c.DecodeReply(out, &rep); err != nil || closeConn || len(out) != 16 || !rep.Compact ||
+		sbeText(&rep) != "+PONG" || rep.CorrelationID != 11 {
+		t.Fatalf("Ping: %d-byte answer %s corr %d compact %v close %v %v", len(out), sbeText(&rep), rep.CorrelationID, rep.Compact, closeConn, err)
+	}
+	framed := sbe.AppendFramed(nil, &c, &sbe.Request{CorrelationID: 12, Op: sbe.OpPing, Compact: true})
+	n, out, closeConn := e.ServeStream(s, framed, nil)
+	msg, _, err := sbe.ReadFrame(out, 0)
+	if err != nil || n != len(framed) || closeConn || len(msg) != 16 {
+		t.Fatalf("framed Ping: consumed %d, %d-byte answer, close %v, %v", n, len(msg), closeConn, err)
+	}
+	if err := c.DecodeReply(msg, &rep); err != nil || !rep.Compact || rep.CorrelationID != 12 {
+		t.Fatalf("framed Ping: %+v %v", rep, err)
+	}
+	full := c.AppendRequest(nil, &sbe.Request{CorrelationID: 13, Op: sbe.OpPing})
+	out, _ = e.ServeMessage(s, full, nil)
+	if err := c.DecodeReply(out, &rep); err != nil || rep.Compact || sbeText(&rep) != "+PONG" {
+		t.Fatalf("Request PING: %s compact %v %v", sbeText(&rep), rep.Compact, err)
+	}
+
+	locked, _ := newEngine(t, Options{RequirePass: "secret"})
+	out, _ = locked.ServeMessage(NewSession(proto.SBE, nil), ping, nil)
+	if err := c.DecodeReply(out, &rep); err != nil || rep.Compact || rep.Status != sbe.StatusNoAuth || rep.CorrelationID != 11 {
+		t.Fatalf("Ping before AUTH: %s status %v compact %v %v", sbeText(&rep), rep.Status, rep.Compact, err)
+	}
+}

@@ -63,6 +63,9 @@ func (e *Engine) serveSBE(s *Session, out []byte, framed bool) []byte {
 	}
 	e.count(s, r.Op)
 	e.res.CorrelationID = r.CorrelationID
+	// A Ping is answered with a Pong; the codec falls back to a Reply when
+	// the answer is not PONG (a refusal before AUTH, say).
+	e.res.Compact = r.Compact
 	if framed {
 		return e.codec.AppendFramedReply(out, &e.res)
 	}

@@ -109,6 +109,7 @@ func FuzzServeMessage(f *testing.F) {
 	f.Add([]byte("SET k v EX 10\r\n"), false)
 	f.Add(c.AppendRequest(nil, &sbe.Request{CorrelationID: 9, Op: sbe.OpSet, Key: []byte("k"), Value: []byte("v"), Flags: sbe.FlagGet}), true)
 	f.Add(c.AppendRequest(nil, &sbe.Request{CorrelationID: 9, Op: sbe.OpConfigGet, Key: []byte("*")}), true)
+	f.Add(c.AppendRequest(nil, &sbe.Request{CorrelationID: 9, Op: sbe.OpPing, Compact: true}), true)
 	f.Fuzz(func(t *testing.T, msg []byte, useSBE bool) {
 		p := proto.RESP
 		if useSBE {

@@ -23,9 +23,9 @@ import (
 
 // The round-trip benchmarks: depth-one PING, SET (16-byte value) and GET
 // through goblin over Aeron IPC and two-driver Aeron UDP, in RESP and SBE,
-// beside a raw Aeron ping-pong (32-byte echo, and for IPC also one of the
-// SBE PING's 43 bytes; no goblin) on the same
-// driver(s) in the same run. The client and the server loop both spin,
+// beside a raw Aeron ping-pong (32-byte echo, no goblin) on the same
+// driver(s) in the same run. RESP's PING (14 bytes, +PONG 7) and SBE's Ping
+// and Pong (16 bytes each) fit one 64-byte frame, as the raw echo does. The client and the server loop both spin,
 // each locked to an OS thread. Every case warms up with 10,000 round trips
 // (GOBLIN_AERON_BENCH_WARMUP) and records b.N more; run 100,000 with
 //
@@ -86,12 +86,6 @@ func BenchmarkRoundTrip(b *testing.B) {
 		b.Logf("IPC driver profile %s, client and loop spinning, GOMAXPROCS %d, %d CPUs", p, runtime.GOMAXPROCS(0), runtime.NumCPU())
 		d := startDriver(b, javadriver.Options{Profile: p})
 		b.Run("raw-pingpong", func(b *testing.B) { rawPingPong(b, &r, "ipc", d.Dir(), d.Dir(), "aeron:ipc", "aeron:ipc", true, 32) })
-		// The SBE PING request is 43 bytes: its frame spans two cache lines
-		// where RESP's 14 bytes fit one, so SBE is compared with a raw
-		// ping-pong of its own size.
-		b.Run("raw-pingpong-43B", func(b *testing.B) {
-			rawPingPong(b, &r, "ipc-sbe", d.Dir(), d.Dir(), "aeron:ipc", "aeron:ipc", true, len(benchRequest(proto.SBE, "PING")))
-		})
 		b.Run("transport-pong", func(b *testing.B) {
 			goblinRoundTrip(b, &r, aeron.Options{Media: "ipc", Dir: d.Dir(), Handler: pong{}}, "", proto.RESP, "PING", true)
 		})
@@ -277,9 +271,6 @@ func goblinRoundTrip(b *testing.B, r *ref, o aeron.Options, clientDir string, pr
 		switch {
 		case op == "PING" && o.Media == "ipc" && r.rawP50["ipc"] > 0:
 			raw := "ipc"
-			if pr == proto.SBE && r.rawP50["ipc-sbe"] > 0 {
-				raw = "ipc-sbe"
-			}
 			b.ReportMetric(float64(s.P50)-r.rawP50[raw], "p50-minus-raw-ns")
 			b.ReportMetric(float64(s.P99)/r.rawP99[raw], "p99/raw-p99")
 		case op == "PING":

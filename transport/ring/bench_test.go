@@ -185,7 +185,8 @@ func request(p proto.Protocol, op string) []byte {
 		}
 		return resp.AppendCommand(nil, []byte("GET"), key)
 	}
-	r := sbe.Request{CorrelationID: 1, Op: sbe.OpPing}
+	// PING goes as the 16-byte Ping message, as the client library sends it.
+	r := sbe.Request{CorrelationID: 1, Op: sbe.OpPing, Compact: true}
 	switch op {
 	case "SET":
 		r.Op, r.Key, r.Value = sbe.OpSet, key, val

@@ -23,6 +23,7 @@ const (
 	DefaultTermLength          = 4 << 20
 	DefaultFragmentLimit       = 32
 	DefaultOfferRetries        = 128
+	DefaultOfferTimeout        = 5 * time.Second
 	DefaultMaxClients          = 1024
 	DefaultDriverTimeout       = 10 * time.Second
 	DefaultSpinLimit           = 1 << 12
@@ -91,10 +92,17 @@ type Options struct {
 	// FragmentLimit bounds the requests served per Poll (default
 	// DefaultFragmentLimit).
 	FragmentLimit int
-	// OfferRetries bounds the immediate retries of a back-pressured reply;
-	// after them the client is dropped and counted (default
-	// DefaultOfferRetries).
+	// OfferRetries bounds the immediate retries of a reply that cannot be
+	// offered (back-pressured, admin action, not connected); after them
+	// the reply waits and each Poll retries it, without blocking the loop
+	// or polling that client's requests (default DefaultOfferRetries).
 	OfferRetries int
+	// OfferTimeout bounds how long a client's reply may wait: after it the
+	// client is dropped and counted (Stats.Dropped). It rides out a driver
+	// or client that is slow for a moment (CPU starvation, a publication
+	// whose first window the driver has not granted yet) and drops one
+	// that stopped reading (default DefaultOfferTimeout).
+	OfferTimeout time.Duration
 	// MaxClients bounds the connected clients (default DefaultMaxClients).
 	MaxClients int
 	// Handler makes the session of each new client. Required.
@@ -121,6 +129,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.OfferRetries <= 0 {
 		o.OfferRetries = DefaultOfferRetries
+	}
+	if o.OfferTimeout <= 0 {
+		o.OfferTimeout = DefaultOfferTimeout
 	}
 	if o.MaxClients <= 0 {
 		o.MaxClients = DefaultMaxClients

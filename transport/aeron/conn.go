@@ -123,7 +123,11 @@ func (c *Conn) connect(ctx context.Context, dir string) error {
 func (c *Conn) Dir() string { return c.ac.Dir() }
 
 // Write sends p as one message. A back-pressured offer is retried (waiting
-// as DialOptions.Wait says) until the deadline.
+// as DialOptions.Wait says) until the deadline. So is a request publication
+// that is not connected while the response channel is still open (over
+// UDP: the server's driver sent no status message for a while), for at
+// most DialOptions.DriverTimeout; a closed or ended response channel or a
+// lost driver fails at once with transport.ErrServerGone.
 func (c *Conn) Write(p []byte) error {
 	if err := c.usable(); err != nil {
 		return err
@@ -131,6 +135,7 @@ func (c *Conn) Write(p []byte) error {
 	if len(p) > c.pub.MaxMessageLength() {
 		return fmt.Errorf("%w: %d bytes > %d", transport.ErrMessageTooLarge, len(p), c.pub.MaxMessageLength())
 	}
+	var notConnected time.Time // when NOT_CONNECTED was first seen
 	for i := 0; ; i++ {
 		r := c.pub.Offer(p)
 		if r > 0 {
@@ -138,6 +143,15 @@ func (c *Conn) Write(p []byte) error {
 		}
 		switch r {
 		case ae.BackPressured, ae.AdminAction:
+		case ae.NotConnected:
+			if err := c.lost(); err != nil {
+				return err
+			}
+			if notConnected.IsZero() {
+				notConnected = time.Now()
+			} else if i&63 == 63 && time.Since(notConnected) > c.o.DriverTimeout {
+				return c.fail(fmt.Sprintf("request: NOT_CONNECTED for more than %v", c.o.DriverTimeout))
+			}
 		default:
 			return c.fail("request: " + ae.StatusString(r))
 		}
@@ -158,14 +172,8 @@ func (c *Conn) ReadAppend(dst []byte) ([]byte, error) {
 			return m, nil
 		}
 		if i&63 == 63 {
-			if c.img.IsClosed() {
-				return dst, c.fail("the response channel went away")
-			}
-			if c.img.IsEndOfStream() {
-				return dst, c.fail("the server closed the response channel")
-			}
-			if c.ac.IsClosed() {
-				return dst, c.fail("the media driver is lost")
+			if err := c.lost(); err != nil {
+				return dst, err
 			}
 			if c.expired() {
 				return dst, transport.ErrTimeout
@@ -173,6 +181,22 @@ func (c *Conn) ReadAppend(dst []byte) ([]byte, error) {
 		}
 		c.idle(i)
 	}
+}
+
+// lost fails the connection if its response channel or its driver is gone
+// for good: the image closed (the driver said it is unavailable, or the
+// Aeron client closed), the server ended the stream, or the Aeron client
+// lost its driver. It returns nil otherwise.
+func (c *Conn) lost() error {
+	switch {
+	case c.ac.IsClosed():
+		return c.fail("the media driver is lost")
+	case c.img.IsClosed():
+		return c.fail("the response channel went away")
+	case c.img.IsEndOfStream():
+		return c.fail("the server closed the response channel")
+	}
+	return nil
 }
 
 func (c *Conn) idle(i int) {
@@ -203,16 +227,31 @@ func (c *Conn) usable() error {
 	return c.err
 }
 
-// fail makes the connection unusable with transport.ErrServerGone.
+// fail makes the connection unusable with transport.ErrServerGone. The
+// error says which condition fired and the state of the request
+// publication, the response image and the Aeron client, so that a failure
+// seen once can be told apart from another.
 func (c *Conn) fail(why string) error {
 	if c.err == nil {
 		if cause := c.ac.Err(); cause != nil {
-			c.err = fmt.Errorf("%w: %s: %w", transport.ErrServerGone, why, cause)
+			c.err = fmt.Errorf("%w: %s (%s): %w", transport.ErrServerGone, why, c.state(), cause)
 		} else {
-			c.err = fmt.Errorf("%w: %s", transport.ErrServerGone, why)
+			c.err = fmt.Errorf("%w: %s (%s)", transport.ErrServerGone, why, c.state())
 		}
 	}
 	return c.err
+}
+
+// state describes the connection's Aeron resources for error messages.
+func (c *Conn) state() string {
+	client := "aeron client open"
+	if c.ac.IsClosed() {
+		client = "aeron client closed"
+	}
+	return fmt.Sprintf("request publication connected=%t closed=%t position=%d limit=%d; "+
+		"response image session=%d closed=%t end-of-stream=%t position=%d; %s",
+		c.pub.IsConnected(), c.pub.IsClosed(), c.pub.Position(), c.pub.PositionLimit(),
+		c.img.SessionID(), c.img.IsClosed(), c.img.IsEndOfStream(), c.img.Position(), client)
 }
 
 // SetDeadline bounds the following Write and ReadAppend calls.

@@ -25,8 +25,12 @@
 // the Handler and offers the reply on that client's publication. Adding and
 // closing publications and supervising the media driver wait on the driver,
 // so they happen on a manager goroutine that hands results to the loop.
-// A reply that stays back-pressured for OfferRetries immediate retries
-// drops the client (Stats.Dropped) instead of blocking the loop.
+// A reply that cannot be offered after OfferRetries immediate retries
+// waits in that client's backlog, and the client's requests wait in its
+// image, while each Poll retries it; a reply that still cannot go after
+// OfferTimeout drops the client (Stats.Dropped). The loop never blocks on
+// one client, and a moment's CPU starvation of the driver or the client is
+// not taken for a client that stopped reading.
 //
 // By default a server starts and supervises the real Aeron media driver
 // (package aeron/javadriver) in DefaultDir(), or the target's dir=, and

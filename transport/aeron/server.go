@@ -3,8 +3,10 @@ package aeron
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -41,7 +43,8 @@ type Stats struct {
 	Pending        int   // reply path made, not yet connected
 	Accepted       int64 // clients whose reply path was made
 	Gone           int64 // clients whose image went away or whose reply path closed
-	Dropped        int64 // clients dropped because a reply stayed back-pressured
+	Dropped        int64 // clients dropped because a reply could not be sent for OfferTimeout
+	Stalls         int64 // times a reply could not be sent at once and waited (see Options.OfferTimeout)
 	Rejected       int64 // clients refused (MaxClients, or the reply publication failed)
 	TooLarge       int64 // replies longer than the reply stream can carry (client dropped)
 	Requests       int64 // requests served
@@ -65,6 +68,7 @@ type Server struct {
 	onFrag  ae.FragmentHandler
 	stats   Stats
 	gen     uint64 // the driver generation the loop serves
+	stalled int    // clients whose replies wait in their backlog
 	closed  bool
 
 	// Events from the manager goroutine to the loop. pending is set
@@ -86,6 +90,16 @@ type client struct {
 	sess    Session
 	dead    bool
 	session int32
+
+	// Replies that could not be offered at once, in order: their bytes
+	// and lengths. While any wait, the client's image is not polled, so
+	// its later requests wait in the image (the client feels the back
+	// pressure) and replies keep their order.
+	backlog     []byte
+	backlogLens []int
+	stalledAt   time.Time // when the first waiting reply failed to go
+	lastStatus  int64     // the last offer result while stalled
+	closeAfter  bool      // release once the backlog is sent (closeConn)
 }
 
 type eventKind uint8
@@ -172,6 +186,9 @@ func (s *Server) Poll(now int64) int {
 	if len(s.pending) > 0 {
 		work += s.promote()
 	}
+	if s.stalled > 0 {
+		work += s.flush()
+	}
 	n := len(s.clients)
 	if n == 0 {
 		return work
@@ -188,6 +205,9 @@ func (s *Server) Poll(now int64) int {
 		if c.dead {
 			swept = true
 			continue
+		}
+		if len(c.backlogLens) > 0 {
+			continue // its replies wait; flush retries them
 		}
 		s.cur = c
 		got := c.img.Poll(s.onFrag, budget)
@@ -225,36 +245,128 @@ func (s *Server) serve(msg []byte, _ *ae.Header) {
 		return
 	}
 	if closeConn {
+		if len(c.backlogLens) > 0 {
+			c.closeAfter = true // after the reply that says why
+			return
+		}
 		s.stats.Gone++
 		s.release(c, true, "closed by request")
 	}
 }
 
-// send offers reply on c's publication, retrying a back-pressured offer at
-// most OfferRetries times; a client it cannot reach is released.
+// send offers reply on c's publication. A reply that cannot go at once
+// (back-pressured, the driver's admin action, or not connected) is retried
+// OfferRetries times; if it still cannot go, it waits in c's backlog and
+// Poll retries it (flush) without blocking the loop, until OfferTimeout
+// after the first failure, when the client is dropped. A freshly connected
+// publication whose limit the driver has not raised yet, or a driver or
+// client starved of CPU for a moment, is thus not mistaken for a client
+// that stopped reading. A closed publication or an exhausted stream
+// releases the client at once. send returns false if c was released.
 func (s *Server) send(c *client, reply []byte) bool {
 	if len(reply) > c.maxMsg {
 		s.stats.TooLarge++
 		s.release(c, true, "reply too large")
 		return false
 	}
-	for range s.o.OfferRetries {
-		r := c.pub.Offer(reply)
-		if r > 0 {
-			return true
+	if len(c.backlogLens) == 0 {
+		var r int64
+		for range s.o.OfferRetries {
+			if r = c.pub.Offer(reply); r > 0 {
+				return true
+			}
+			if !retryable(r) {
+				s.stats.Gone++
+				s.release(c, true, "reply offer: "+ae.StatusString(r)+" ("+pubState(c.pub)+")")
+				return false
+			}
 		}
-		switch r {
-		case ae.BackPressured, ae.AdminAction:
+		s.stats.Stalls++
+		s.stalled++
+		c.stalledAt = time.Now()
+		c.lastStatus = r
+		s.o.Logger.Debug("aeron reply waits", "transport", s.name, "image", c.corr, "session", c.session,
+			"status", ae.StatusString(r), "publication", pubState(c.pub))
+	}
+	c.backlog = append(c.backlog, reply...)
+	c.backlogLens = append(c.backlogLens, len(reply))
+	return true
+}
+
+// retryable reports whether an offer result is one to try again: the
+// stream is full for now, the driver is busy, or (UDP) the client's driver
+// has not sent a status message for a while. Closed and
+// MaxPositionExceeded are final.
+func retryable(r int64) bool {
+	return r == ae.BackPressured || r == ae.AdminAction || r == ae.NotConnected
+}
+
+// flush retries the stalled clients' waiting replies, in order, and drops
+// a client whose oldest waiting reply has not gone for OfferTimeout.
+func (s *Server) flush() int {
+	work := 0
+	var now time.Time
+	for _, c := range s.clients {
+		if c.dead || len(c.backlogLens) == 0 {
 			continue
-		default: // NotConnected, Closed, MaxPositionExceeded: the client is gone
+		}
+		off, sent := 0, 0
+		var r int64
+		for _, n := range c.backlogLens {
+			if r = c.pub.Offer(c.backlog[off : off+n]); r <= 0 {
+				break
+			}
+			off += n
+			sent++
+		}
+		work += sent
+		if sent == len(c.backlogLens) {
+			s.unstall(c)
+			if c.closeAfter {
+				s.stats.Gone++
+				s.release(c, true, "closed by request")
+			}
+			continue
+		}
+		if sent > 0 {
+			c.backlog = c.backlog[:copy(c.backlog, c.backlog[off:])]
+			c.backlogLens = c.backlogLens[:copy(c.backlogLens, c.backlogLens[sent:])]
+		}
+		c.lastStatus = r
+		if !retryable(r) {
 			s.stats.Gone++
-			s.release(c, true, "reply offer: "+ae.StatusString(r))
-			return false
+			s.release(c, true, "reply offer: "+ae.StatusString(r)+" ("+pubState(c.pub)+")")
+			continue
+		}
+		if now.IsZero() {
+			now = time.Now()
+		}
+		if waited := now.Sub(c.stalledAt); waited >= s.o.OfferTimeout {
+			s.stats.Dropped++
+			s.release(c, true, fmt.Sprintf("reply not sent for %v (offer timeout %v): %s (%s)",
+				waited.Round(time.Millisecond), s.o.OfferTimeout, ae.StatusString(r), pubState(c.pub)))
 		}
 	}
-	s.stats.Dropped++
-	s.release(c, true, "reply back-pressured")
-	return false
+	return work
+}
+
+// unstall forgets c's backlog (sent, or the client is going).
+func (s *Server) unstall(c *client) {
+	if len(c.backlogLens) == 0 {
+		return
+	}
+	s.stalled--
+	c.backlog, c.backlogLens = c.backlog[:0], c.backlogLens[:0]
+	if cap(c.backlog) > 64<<10 {
+		c.backlog = nil
+	}
+}
+
+// pubState describes a reply publication for logs: connected, closed,
+// position and the driver's limit.
+func pubState(p *ae.ExclusivePublication) string {
+	return fmt.Sprintf("connected=%t closed=%t position=%d limit=%d",
+		p.IsConnected(), p.IsClosed(), p.Position(), p.PositionLimit())
 }
 
 // release marks c dead, closes its session and hands its publication to the
@@ -263,7 +375,13 @@ func (s *Server) release(c *client, closePub bool, why string) {
 	if c.dead {
 		return
 	}
-	s.o.Logger.Debug("aeron client released", "transport", s.name, "image", c.corr, "session", c.session, "why", why)
+	lvl := slog.LevelDebug // a client going is normal; a reply that cannot go is not
+	if strings.HasPrefix(why, "reply") {
+		lvl = slog.LevelWarn
+	}
+	s.o.Logger.Log(context.Background(), lvl, "aeron client released", "transport", s.name, "image", c.corr,
+		"session", c.session, "why", why)
+	s.unstall(c)
 	c.dead = true
 	c.sess.Close()
 	s.asm.FreeSessionBuffer(c.session)
@@ -292,7 +410,11 @@ func (s *Server) promote() int {
 	for _, c := range s.pending {
 		switch {
 		case c.dead:
-		case c.pub.IsConnected():
+		case c.pub.IsConnected() && c.pub.PositionLimit() > c.pub.Position():
+			// Connected and the driver has raised the publication's limit:
+			// the driver links a subscriber (connected) a moment before it
+			// grants the first window, and a reply offered in between would
+			// look back-pressured.
 			s.clients = append(s.clients, c)
 			work++
 		case c.pub.IsClosed() || c.img.IsClosed():
@@ -371,6 +493,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.stalled = 0
 	for _, list := range [][]*client{s.clients, s.pending} {
 		for _, c := range list {
 			if !c.dead {

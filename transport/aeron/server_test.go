@@ -2,11 +2,17 @@ package aeron_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	ae "github.com/goblin-kv/goblin/aeron"
+	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/internal/shm"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
@@ -92,12 +98,15 @@ func (m *manual) stats() aeron.Stats {
 }
 
 // TestBackPressureDropsClient: a client that sends requests and never
-// reads its replies fills its reply stream; the server retries a bounded
-// number of times, drops that client and counts it, and keeps serving the
-// others. The dropped client sees ErrServerGone once it reads what it got.
+// reads its replies fills its reply stream; its reply then waits (the
+// server stops reading that client, retries the reply on every Poll and
+// keeps serving the others), and after OfferTimeout the client is dropped
+// and counted. The dropped client sees ErrServerGone once it reads what it
+// got.
 func TestBackPressureDropsClient(t *testing.T) {
 	needDriver(t)
-	m := newManual(t, aeron.Options{Media: "ipc", Proto: proto.RESP, TermLength: 64 << 10})
+	m := newManual(t, aeron.Options{Media: "ipc", Proto: proto.RESP, TermLength: 64 << 10,
+		OfferTimeout: 50 * time.Millisecond})
 	good := m.dial(proto.RESP)
 	hog := m.dial(proto.RESP)
 	big := bytes.Repeat([]byte("x"), 6000)
@@ -111,15 +120,24 @@ func TestBackPressureDropsClient(t *testing.T) {
 	}
 	get := resp.AppendCommand(nil, []byte("GET"), []byte("big"))
 	hog.SetDeadline(time.Now().Add(30 * time.Second))
-	for i := 0; m.stats().Dropped == 0; i++ {
+	for i := 0; m.stats().Stalls == 0; i++ {
 		if i > 100 {
-			t.Fatalf("the server still serves a client that has not read %d replies: %+v", i, m.stats())
+			t.Fatalf("the server still sends to a client that has not read %d replies: %+v", i, m.stats())
 		}
 		if err := hog.Write(get); err != nil {
 			t.Fatal(err)
 		}
 		m.serve(1)
 	}
+	// While the hog's reply waits, the other client is served.
+	if err := good.Write(get); err != nil {
+		t.Fatal(err)
+	}
+	m.serve(1)
+	if r, err := good.ReadAppend(nil); err != nil || len(r) != len(big)+len("$6000\r\n\r\n") {
+		t.Fatalf("the other client while one stalls: %d bytes, %v", len(r), err)
+	}
+	m.pollUntil("the stalled client to be dropped", func(st aeron.Stats) bool { return st.Dropped > 0 })
 	st := m.stats()
 	if st.Dropped != 1 || st.Clients != 1 {
 		t.Fatalf("after the drop: %+v, want 1 dropped and 1 client left", st)
@@ -137,10 +155,174 @@ func TestBackPressureDropsClient(t *testing.T) {
 			break
 		}
 	}
-	if !errors.Is(err, transport.ErrServerGone) {
-		t.Fatalf("dropped client reads %v, want ErrServerGone", err)
+	if !errors.Is(err, transport.ErrServerGone) || !strings.Contains(err.Error(), "end-of-stream=true") {
+		t.Fatalf("dropped client reads %v, want ErrServerGone with the image at its end of stream", err)
 	}
 }
+
+// TestReplyWaitsForTheDriver: a reply publication that is connected but
+// whose limit the driver has not raised (as between the driver linking a
+// new client and granting its first window, or while the driver is starved
+// of CPU) makes the reply look back-pressured. The server must keep the
+// reply and send it once the driver raises the limit, not drop a client
+// that is only waiting on a slow driver. The test holds the reply
+// publication's pub-lmt counter at 0 (the driver does not raise it again
+// until the client has consumed an eighth of the window, which it cannot),
+// then puts the driver's value back.
+func TestReplyWaitsForTheDriver(t *testing.T) {
+	needDriver(t)
+	for _, p := range []proto.Protocol{proto.RESP, proto.SBE} {
+		t.Run(p.String(), func(t *testing.T) {
+			m := newManual(t, aeron.Options{Media: "ipc", Proto: p, OfferTimeout: time.Hour})
+			c := m.dial(p)
+			c.SetDeadline(time.Now().Add(time.Minute))
+			ping := benchRequest(p, "PING")
+			round := func() {
+				t.Helper()
+				if err := c.Write(ping); err != nil {
+					t.Fatal(err)
+				}
+				m.serve(1)
+				r, err := c.ReadAppend(nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkReply(t, p, "PING", r)
+			}
+			round()
+			lim := findPubLimit(t, m.o.Dir, aeron.DefaultReplyStream)
+			granted := lim.get()
+			if granted <= 0 {
+				t.Fatalf("the reply publication's limit is %d after a round trip", granted)
+			}
+			lim.set(0)
+			if err := c.Write(ping); err != nil {
+				t.Fatal(err)
+			}
+			m.serve(1)
+			for range 1000 {
+				m.srv.Poll(0)
+			}
+			if st := m.stats(); st.Stalls != 1 || st.Dropped != 0 || st.Gone != 0 || st.Clients != 1 {
+				t.Fatalf("while the driver holds the limit: %+v, want 1 stall and the client still served", st)
+			}
+			lim.set(granted)
+			m.srv.Poll(0)
+			r, err := c.ReadAppend(nil)
+			if err != nil {
+				t.Fatalf("the reply after the driver raised the limit: %v", err)
+			}
+			checkReply(t, p, "PING", r)
+			round()
+			if st := m.stats(); st.Dropped != 0 || st.Gone != 0 || st.Clients != 1 || st.Requests != 3 {
+				t.Fatalf("after the stall: %+v", st)
+			}
+		})
+	}
+}
+
+// TestServerGoneSaysWhy: a client of a server that closed (its driver
+// lives on) gets ErrServerGone, not a timeout, and the error names the
+// condition and the state of the publication, the image and the client.
+func TestServerGoneSaysWhy(t *testing.T) {
+	needDriver(t)
+	d := startDriver(t, javadriver.Options{})
+	m := newManual(t, aeron.Options{Media: "ipc", Proto: proto.SBE, Dir: d.Dir(), External: true})
+	c := m.dial(proto.SBE)
+	c.SetDeadline(time.Now().Add(time.Minute))
+	ping := benchRequest(proto.SBE, "PING")
+	if err := c.Write(ping); err != nil {
+		t.Fatal(err)
+	}
+	m.serve(1)
+	if _, err := c.ReadAppend(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	for range 1000 {
+		if err = c.Write(ping); err == nil {
+			_, err = c.ReadAppend(nil)
+		}
+		if err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, transport.ErrServerGone) {
+		t.Fatalf("after the server closed: %v, want ErrServerGone", err)
+	}
+	// The image ends (end of stream) and then goes (unavailable); which
+	// one the client sees first depends on timing.
+	for _, want := range []string{" response channel ", "request publication connected=",
+		"response image session=", "aeron client open"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %q", err, want)
+		}
+	}
+}
+
+// pollUntil polls the server until cond holds for its stats.
+func (m *manual) pollUntil(what string, cond func(aeron.Stats) bool) {
+	m.tb.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for st := m.stats(); !cond(st); st = m.stats() {
+		if time.Now().After(deadline) {
+			m.tb.Fatalf("timed out waiting for %s: %+v", what, st)
+		}
+		m.srv.Poll(0)
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// pubLimit is the pub-lmt counter of a publication in a driver's CnC file,
+// mapped for writing so that a test can play the driver's part.
+type pubLimit struct {
+	data []byte
+	off  int
+}
+
+// findPubLimit finds the one publisher-limit counter of stream in the
+// driver in dir.
+func findPubLimit(tb testing.TB, dir string, stream int32) *pubLimit {
+	tb.Helper()
+	cnc, err := ae.OpenCnC(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer cnc.Close()
+	id, n := int32(-1), 0
+	cnc.Counters().ForEach(func(ci ae.CounterInfo) bool {
+		// Stream counters' keys: registration id (int64), session id
+		// (int32), stream id (int32).
+		if ci.TypeID == ae.CounterTypePublisherLimit && int32(binary.LittleEndian.Uint32(ci.Key[12:])) == stream {
+			id, n = ci.ID, n+1
+		}
+		return true
+	})
+	if n != 1 {
+		tb.Fatalf("%d publisher limits of stream %d in %s, want 1", n, stream, dir)
+	}
+	data, err := shm.Map(filepath.Join(dir, ae.CnCFile))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { shm.Unmap(data) })
+	// The CnC header holds the section lengths (to-driver, to-clients,
+	// counters metadata at 4, 8, 12); the values section follows them after
+	// the 128-byte header, one 128-byte record per counter.
+	off := 128
+	for _, at := range []int{4, 8, 12} {
+		off += int(binary.LittleEndian.Uint32(data[at:]))
+	}
+	return &pubLimit{data: data, off: off + int(id)*128}
+}
+
+// get and set access the counter as the driver does: it stores the limit
+// with release and the publisher loads it with acquire.
+func (l *pubLimit) get() int64  { return shm.LoadInt64Acquire(l.data, l.off) }
+func (l *pubLimit) set(v int64) { shm.StoreInt64Release(l.data, l.off, v) }
 
 // TestNoAllocs: a depth-one round trip allocates nothing, on the client
 // (Write, ReadAppend) or the server (Poll, engine, reply offer), in either

@@ -25,6 +25,13 @@ type e2eSetup struct {
 	respT, sbeT       string // client targets (dir = the client-side driver for UDP)
 	respOwnT, sbeOwnT string // UDP: client targets without dir (the client starts its own driver)
 	clientDir         string
+	// quickLoss is appended to the targets of clients that must notice a
+	// dead driver quickly (driverRestart). Other clients keep the default
+	// 10 s driver timeout: the Java driver stamps its heartbeat once a
+	// second, so a 3 s timeout leaves 2 s of slack, which a driver starved
+	// of CPU on a loaded machine can use up, and the client would report a
+	// live driver lost (a spurious ErrServerGone).
+	quickLoss string
 }
 
 func setupE2E(t *testing.T, media string) *e2eSetup {
@@ -34,7 +41,8 @@ func setupE2E(t *testing.T, media string) *e2eSetup {
 	if media == "ipc" {
 		srvResp = "aeron:ipc?proto=resp|dir=" + e.serverDir
 		srvSBE = "aeron:ipc?proto=sbe|stream=2001|reply-stream=2002|dir=" + e.serverDir
-		e.respT, e.sbeT = srvResp+"|driver-timeout=3s", srvSBE+"|driver-timeout=3s"
+		e.respT, e.sbeT = srvResp, srvSBE
+		e.quickLoss = "|driver-timeout=3s"
 	} else {
 		rr, rc, sr, sc := loopback(freeUDPPort(t)), loopback(freeUDPPort(t)), loopback(freeUDPPort(t)), loopback(freeUDPPort(t))
 		e.respOwnT = fmt.Sprintf("aeron:udp?endpoint=%s|control=%s|proto=resp", rr, rc)
@@ -137,7 +145,7 @@ func (e *e2eSetup) clients(t *testing.T) {
 func (e *e2eSetup) driverRestart(t *testing.T) {
 	ctx := context.Background()
 	var cs []*client.Client
-	for _, tgt := range []string{e.respT, e.sbeT} {
+	for _, tgt := range []string{e.respT + e.quickLoss, e.sbeT + e.quickLoss} {
 		c, err := client.Dial(ctx, tgt, client.WithDialTimeout(60*time.Second))
 		if err != nil {
 			t.Fatal(err)

@@ -97,8 +97,7 @@ type client struct {
 	// pressure) and replies keep their order.
 	backlog     []byte
 	backlogLens []int
-	stalledAt   time.Time // when the first waiting reply failed to go
-	lastStatus  int64     // the last offer result while stalled
+	stalledAt   time.Time // when the oldest waiting reply failed to go
 	closeAfter  bool      // release once the backlog is sent (closeConn)
 }
 
@@ -284,7 +283,6 @@ func (s *Server) send(c *client, reply []byte) bool {
 		s.stats.Stalls++
 		s.stalled++
 		c.stalledAt = time.Now()
-		c.lastStatus = r
 		s.o.Logger.Debug("aeron reply waits", "transport", s.name, "image", c.corr, "session", c.session,
 			"status", ae.StatusString(r), "publication", pubState(c.pub))
 	}
@@ -310,6 +308,11 @@ func (s *Server) flush() int {
 		if c.dead || len(c.backlogLens) == 0 {
 			continue
 		}
+		if c.img.IsClosed() { // the client went: its remove event follows
+			s.stats.Gone++
+			s.release(c, true, "image closed")
+			continue
+		}
 		off, sent := 0, 0
 		var r int64
 		for _, n := range c.backlogLens {
@@ -329,10 +332,11 @@ func (s *Server) flush() int {
 			continue
 		}
 		if sent > 0 {
+			// Progress: the client reads; time the rest from now.
 			c.backlog = c.backlog[:copy(c.backlog, c.backlog[off:])]
 			c.backlogLens = c.backlogLens[:copy(c.backlogLens, c.backlogLens[sent:])]
+			c.stalledAt = time.Now()
 		}
-		c.lastStatus = r
 		if !retryable(r) {
 			s.stats.Gone++
 			s.release(c, true, "reply offer: "+ae.StatusString(r)+" ("+pubState(c.pub)+")")

@@ -221,6 +221,57 @@ func TestReplyWaitsForTheDriver(t *testing.T) {
 	}
 }
 
+// TestWaitingRepliesKeepOrder: pipelined requests whose replies cannot go
+// (the reply publication's limit held at 0) are all answered, in order,
+// once the limit rises; a QUIT among them closes the client only after its
+// reply went out.
+func TestWaitingRepliesKeepOrder(t *testing.T) {
+	needDriver(t)
+	m := newManual(t, aeron.Options{Media: "ipc", Proto: proto.RESP, OfferTimeout: time.Hour})
+	c := m.dial(proto.RESP)
+	c.SetDeadline(time.Now().Add(time.Minute))
+	ping := resp.AppendCommandString(nil, "PING")
+	if err := c.Write(ping); err != nil {
+		t.Fatal(err)
+	}
+	m.serve(1)
+	if r, err := c.ReadAppend(nil); err != nil || string(r) != "+PONG\r\n" {
+		t.Fatalf("PING: %q %v", r, err)
+	}
+	lim := findPubLimit(t, m.o.Dir, aeron.DefaultReplyStream)
+	granted := lim.get()
+	lim.set(0)
+	reqs := [][]byte{
+		resp.AppendCommandString(nil, "SET", "a", "1"),
+		resp.AppendCommandString(nil, "GET", "a"),
+		ping,
+		resp.AppendCommandString(nil, "QUIT"),
+	}
+	for _, req := range reqs {
+		if err := c.Write(req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.serve(int64(len(reqs)))
+	for range 100 {
+		m.srv.Poll(0)
+	}
+	if st := m.stats(); st.Stalls != 1 || st.Gone != 0 || st.Dropped != 0 || st.Clients != 1 {
+		t.Fatalf("while the replies wait: %+v", st)
+	}
+	lim.set(granted)
+	m.pollUntil("the client to be closed after QUIT", func(st aeron.Stats) bool { return st.Gone == 1 })
+	for _, want := range []string{"+OK\r\n", "$1\r\n1\r\n", "+PONG\r\n", "+OK\r\n"} {
+		r, err := c.ReadAppend(nil)
+		if err != nil || string(r) != want {
+			t.Fatalf("reply %q (%v), want %q", r, err, want)
+		}
+	}
+	if _, err := c.ReadAppend(nil); !errors.Is(err, transport.ErrServerGone) {
+		t.Fatalf("after QUIT: %v, want ErrServerGone", err)
+	}
+}
+
 // TestServerGoneSaysWhy: a client of a server that closed (its driver
 // lives on) gets ErrServerGone, not a timeout, and the error names the
 // condition and the state of the publication, the image and the client.

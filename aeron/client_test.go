@@ -152,6 +152,13 @@ func TestHeartbeatCountersAndErrorLog(t *testing.T) {
 	if n, err := WriteErrors(&es, c.CnC()); err != nil || n == 0 || !strings.Contains(es.String(), "response-correlation-id") {
 		t.Fatalf("ErrorStat listing (%d, %v):\n%s", n, err, es.String())
 	}
+
+	// The driver's loss report exists and, with nothing lost on this
+	// machine, is empty (TestReadLossReport decodes entries).
+	var ls strings.Builder
+	if n, err := WriteLossReport(&ls, d.dir); err != nil || n != 0 || !strings.Contains(ls.String(), "0 loss entries") {
+		t.Fatalf("LossStat listing (%d, %v):\n%s", n, err, ls.String())
+	}
 }
 
 // exchange sends n requests on req, echoes them from srvSub to srvPub, and

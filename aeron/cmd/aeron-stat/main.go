@@ -1,8 +1,9 @@
 // Command aeron-stat prints a running media driver's counters (like
-// Aeron's AeronStat) and, with -errors, its distinct error log (like
-// ErrorStat), reading cnc.dat directly.
+// Aeron's AeronStat), with -errors its distinct error log (like ErrorStat)
+// and with -loss its loss report (like LossStat), reading cnc.dat and
+// loss-report.dat directly.
 //
-//	go run ./aeron/cmd/aeron-stat -dir /dev/shm/aeron-me [-errors] [-watch 1s]
+//	go run ./aeron/cmd/aeron-stat -dir /dev/shm/aeron-me [-errors | -loss] [-watch 1s]
 package main
 
 import (
@@ -18,6 +19,7 @@ import (
 func main() {
 	dir := flag.String("dir", aeron.DefaultDir(), "Aeron directory of the media driver")
 	errs := flag.Bool("errors", false, "print the driver's distinct error log instead of counters")
+	loss := flag.Bool("loss", false, "print the driver's loss report (streams whose receiver saw gaps) instead of counters")
 	watch := flag.Duration("watch", 0, "repeat every interval (0: print once)")
 	flag.Parse()
 	cnc, err := aeron.OpenCnC(*dir)
@@ -28,9 +30,12 @@ func main() {
 	for {
 		fmt.Printf("%s - driver pid %d, heartbeat age %d ms\n", time.Now().Format(time.TimeOnly),
 			cnc.DriverPID(), time.Now().UnixMilli()-cnc.DriverHeartbeat())
-		if *errs {
+		switch {
+		case *errs:
 			_, err = aeron.WriteErrors(os.Stdout, cnc)
-		} else {
+		case *loss:
+			_, err = aeron.WriteLossReport(os.Stdout, *dir)
+		default:
 			err = aeron.WriteCounters(os.Stdout, cnc.Counters())
 		}
 		if err != nil {

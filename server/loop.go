@@ -24,13 +24,34 @@ type Waitable interface {
 	CheckNow()
 }
 
+// Sleeper is implemented by transports the kernel cannot see (the
+// shared-memory ring) whose clients can nevertheless wake a parked loop: a
+// client that sends while the loop is parked rings a descriptor the loop
+// waits on. Without it such a request would wait out the rest of the park.
+// A Sleeper is not Waitable on purpose: the loop never makes system calls
+// for it on busy or spinning cycles, only around a park.
+type Sleeper interface {
+	// WakeFD is a descriptor (an eventfd) that polls readable when a
+	// client rang.
+	WakeFD() int
+	// PrepareToPark is called just before the loop parks. It tells the
+	// transport's clients that the loop is about to park, then looks for
+	// work once more and returns false if some is already waiting: the
+	// loop then does not park.
+	PrepareToPark() bool
+	// Unparked is called when the park ends (or was called off), once for
+	// every PrepareToPark.
+	Unparked()
+}
+
 // LoopStats are the loop's own counters. The loop goroutine owns them.
 type LoopStats struct {
-	Iterations int64 // duty cycles run
-	Busy       int64 // cycles that did work
-	IdleNanos  int64 // time spent in cycles that did no work, parks included
-	Parks      int64 // bounded waits taken by the backoff strategy
-	TickWork   int64 // store maintenance steps done
+	Iterations   int64 // duty cycles run
+	Busy         int64 // cycles that did work
+	IdleNanos    int64 // time spent in cycles that did no work, parks included
+	Parks        int64 // bounded waits taken by the backoff strategy
+	ParksSkipped int64 // parks called off because a Sleeper had work waiting
+	TickWork     int64 // store maintenance steps done
 }
 
 // LoopConfig describes a Loop. Transports are required.
@@ -48,8 +69,9 @@ type LoopConfig struct {
 	// TickBudget bounds one Tick call.
 	TickBudget int
 	// Publish copies the loop-owned counters somewhere the metrics
-	// collector can read; the loop calls it every PublishEvery and when
-	// it is about to park. nil publishes nothing.
+	// collector can read; the loop calls it every PublishEvery (on an
+	// idle cycle if it can) and just before a park once PublishEvery has
+	// passed. nil publishes nothing.
 	Publish      func(st *LoopStats)
 	PublishEvery time.Duration
 }
@@ -60,6 +82,7 @@ type Loop struct {
 	cfg       LoopConfig
 	idle      IdleStrategy
 	waitables []Waitable
+	sleepers  []Sleeper
 	// socketsOnly: every transport is Waitable, so nothing else shares
 	// the loop and an idle cycle may always check the sockets.
 	socketsOnly bool
@@ -90,22 +113,32 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 	for _, t := range cfg.Transports {
 		if w, ok := t.(Waitable); ok {
 			l.waitables = append(l.waitables, w)
+		} else if s, ok := t.(Sleeper); ok {
+			l.sleepers = append(l.sleepers, s)
 		}
 	}
 	l.socketsOnly = len(l.waitables) == len(cfg.Transports)
-	if len(l.waitables) > 0 {
+	if len(l.waitables)+len(l.sleepers) > 0 {
 		fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 		if err != nil {
 			return nil, fmt.Errorf("server: epoll_create: %w", err)
 		}
 		l.parkFD = fd
-		l.parkEv = make([]unix.EpollEvent, len(l.waitables))
+		l.parkEv = make([]unix.EpollEvent, len(l.waitables)+len(l.sleepers))
+		fds := make([]int, 0, len(l.parkEv))
 		for _, w := range l.waitables {
-			// Nested epoll: the loop's park descriptor polls readable
-			// when any transport's epoll instance does.
-			if err := unix.EpollCtl(fd, unix.EPOLL_CTL_ADD, w.WaitFD(), &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(w.WaitFD())}); err != nil {
+			fds = append(fds, w.WaitFD())
+		}
+		for _, s := range l.sleepers {
+			fds = append(fds, s.WakeFD())
+		}
+		for _, wfd := range fds {
+			// Nested epoll for the sockets, an eventfd for each Sleeper:
+			// the loop's park descriptor polls readable when any of them
+			// does.
+			if err := unix.EpollCtl(fd, unix.EPOLL_CTL_ADD, wfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wfd)}); err != nil {
 				unix.Close(fd)
-				return nil, fmt.Errorf("server: epoll_ctl: %w", err)
+				return nil, fmt.Errorf("server: epoll_ctl on descriptor %d: %w", wfd, err)
 			}
 		}
 	}
@@ -118,15 +151,34 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 	return l, nil
 }
 
-// park blocks for up to d, or until a socket transport has work.
+// park blocks for up to d, or until a socket transport has work or a
+// Sleeper's client rings. It first asks every Sleeper to announce the park
+// and does not park if one of them already has work waiting.
 func (l *Loop) park(d time.Duration) {
+	for i, s := range l.sleepers {
+		if !s.PrepareToPark() {
+			for _, p := range l.sleepers[:i+1] {
+				p.Unparked()
+			}
+			l.stats.ParksSkipped++
+			return
+		}
+	}
 	l.stats.Parks++
+	if now := int64(time.Since(l.start)); l.cfg.Publish != nil && now-l.lastPublish >= int64(l.cfg.PublishEvery) {
+		// A park may last long: publish what it would leave unpublished.
+		l.lastPublish = now
+		l.cfg.Publish(&l.stats)
+	}
 	if l.parkFD < 0 {
 		time.Sleep(d)
 		return
 	}
 	ms := int((d + time.Millisecond - 1) / time.Millisecond)
 	unix.EpollWait(l.parkFD, l.parkEv, ms)
+	for _, s := range l.sleepers {
+		s.Unparked()
+	}
 }
 
 // Stop asks the loop to finish its current cycle, close every transport

@@ -2,6 +2,7 @@ package ring
 
 import (
 	"bytes"
+	"encoding/binary"
 	"context"
 	"errors"
 	"fmt"
@@ -113,6 +114,8 @@ type Conn struct {
 	lastBeat int64
 	beatAt   int64
 	pfd      [1]unix.PollFd
+	bell     int     // the server's doorbell eventfd (doorbell.go); -1: none
+	one      [8]byte // what a ring writes: 1 as a native-endian uint64
 	zero     unix.Timespec // Ppoll's timeout: unix.Poll would allocate one
 }
 
@@ -143,7 +146,22 @@ func Dial(ctx context.Context, dir string, o DialOptions) (*Conn, error) {
 	if _, err := unix.Write(fd, []byte(helloLine(o.Proto))); err != nil {
 		return nil, fmt.Errorf("ring: hello to %s: %w", sock, err)
 	}
-	line, err := readLine(ctx, fd)
+	line, fds, err := readLine(ctx, fd)
+	// The answer carries the server's doorbell; a server without one sends
+	// none, and the client then never rings.
+	bell := -1
+	for _, f := range fds {
+		if bell < 0 && err == nil {
+			bell = f
+		} else {
+			unix.Close(f)
+		}
+	}
+	defer func() {
+		if !ok && bell >= 0 {
+			unix.Close(bell)
+		}
+	}()
 	if err != nil {
 		return nil, fmt.Errorf("ring: handshake with %s: %w", sock, err)
 	}
@@ -171,20 +189,24 @@ func Dial(ctx context.Context, dir string, o DialOptions) (*Conn, error) {
 	prefault(mem)
 	c := &Conn{o: o, dir: dir, fd: fd, mem: mem,
 		req: newProducer(mem, g.reqBase, g.records, g.recordSize),
-		rep: newConsumer(mem, g.repBase, g.records, g.recordSize)}
+		rep: newConsumer(mem, g.repBase, g.records, g.recordSize), bell: bell}
+	binary.NativeEndian.PutUint64(c.one[:], 1)
 	c.pfd[0] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
 	ok = true
 	return c, nil
 }
 
-// readLine reads the server's one-line answer, honouring ctx.
-func readLine(ctx context.Context, fd int) (string, error) {
+// readLine reads the server's one-line answer, honouring ctx, and the
+// descriptors that came with it (the doorbell). The caller owns the
+// descriptors, error or not.
+func readLine(ctx context.Context, fd int) (line string, fds []int, err error) {
 	var buf []byte
 	var b [256]byte
+	oob := make([]byte, unix.CmsgSpace(4*4))
 	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 	for {
 		if err := ctx.Err(); err != nil {
-			return "", err
+			return "", fds, err
 		}
 		wait := 50 // ms, so a cancelled ctx is seen soon
 		if d, ok := ctx.Deadline(); ok {
@@ -193,26 +215,29 @@ func readLine(ctx context.Context, fd int) (string, error) {
 			}
 		}
 		if n, err := unix.Poll(pfd, wait); err != nil && !errors.Is(err, unix.EINTR) {
-			return "", err
+			return "", fds, err
 		} else if n == 0 {
 			continue
 		}
-		n, err := unix.Read(fd, b[:])
+		n, oobn, _, _, err := unix.Recvmsg(fd, b[:], oob, unix.MSG_CMSG_CLOEXEC)
 		if err != nil {
 			if errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN) {
 				continue
 			}
-			return "", err
+			return "", fds, err
+		}
+		if oobn > 0 {
+			fds = append(fds, takeRights(oob[:oobn])...)
 		}
 		if n == 0 {
-			return "", fmt.Errorf("%w: closed during handshake", transport.ErrServerGone)
+			return "", fds, fmt.Errorf("%w: closed during handshake", transport.ErrServerGone)
 		}
 		buf = append(buf, b[:n]...)
 		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-			return string(buf[:i]), nil
+			return string(buf[:i]), fds, nil
 		}
 		if len(buf) > 4096 {
-			return "", errors.New("answer too long")
+			return "", fds, errors.New("answer too long")
 		}
 	}
 }
@@ -238,7 +263,8 @@ func (c *Conn) Write(p []byte) error {
 		}
 	}
 	copy(c.req.claim()[:len(p)], p)
-	c.req.publish(len(p), false)
+	c.req.publishFenced(len(p), false)
+	c.ringIfParked()
 	return nil
 }
 
@@ -274,6 +300,10 @@ func (c *Conn) waitFor(reply bool) error {
 	// Hand back the replies read so far before waiting: the server may be
 	// waiting for room in the reply ring.
 	c.rep.commit()
+	// The server may have parked since the last look (or the look after
+	// Write missed it: see doorbell.go), and room just made in the reply
+	// ring may be what it waits for.
+	c.ringIfParked()
 	start := mono()
 	nextCheck := start + livenessEvery
 	c.beatAt = start
@@ -296,6 +326,7 @@ func (c *Conn) waitFor(reply bool) error {
 		}
 		if now >= nextCheck {
 			nextCheck = now + livenessEvery
+			c.ringIfParked()
 			if err := c.checkServer(now); err != nil {
 				if reply { // a reply published before the server went is still good
 					if _, _, ok := c.rep.peek(); ok {
@@ -368,6 +399,10 @@ func (c *Conn) Close() error {
 	shm.StoreInt64Release(c.mem, offCliState, stateClosed)
 	err := shm.Unmap(c.mem)
 	c.mem = nil
+	if c.bell >= 0 {
+		unix.Close(c.bell)
+		c.bell = -1
+	}
 	if cerr := unix.Close(c.fd); err == nil && cerr != nil {
 		err = fmt.Errorf("ring: close: %w", cerr)
 	}

@@ -25,15 +25,19 @@ import (
 //	128    serverBeat  int64  own 128-byte block: server heartbeat counter
 //	256    serverState int64  own 128-byte block: stateClosed once the server closed
 //	384    clientState int64  own 128-byte block: stateClosed once the client closed
+//	512    serverParked int64 own 128-byte block: 1 while the server loop is
+//	                          (about to be) parked and wants the doorbell rung
 //	4096   request ring
 //	…      reply ring
 //
 // Fields up to offset 128 are written by the server before it sends the
 // file's name over the handshake socket and never change afterwards; the
 // client reads them after receiving the name, and the socket's system calls
-// order the two. The three words after them are the only header fields
-// written while the rings run, each by one side and in its own pair of cache
-// lines.
+// order the two. The four words after them are the only header fields
+// written while the rings run, each in its own pair of cache lines, far from
+// the rings' index lines. serverParked is the one word both sides write: the
+// server sets it before it parks and clears it when it wakes, and a client
+// clears it (compare-and-swap) when it rings the doorbell; see doorbell.go.
 const (
 	magic        = int64(0x31474e524c424f47) // "GOBLRNG1" little-endian
 	version      = 1
@@ -50,6 +54,7 @@ const (
 	offBeat      = 128
 	offSrvState  = 256
 	offCliState  = 384
+	offParked    = 512
 	stateClosed  = 1
 )
 

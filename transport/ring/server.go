@@ -151,6 +151,10 @@ type Stats struct {
 	Swept     int   // leftover files removed when the server started
 	Requests  int64 // requests served
 	TooLarge  int64 // replies that did not fit a record
+	// The doorbell (see doorbell.go).
+	Parks        int64 // parks announced to the clients (PrepareToPark)
+	ParksSkipped int64 // of them, called off because a request was waiting
+	Rings        int64 // doorbell rings received from clients
 }
 
 // Server is the loop side of the ring transport. All methods but Stats'
@@ -162,6 +166,8 @@ type Server struct {
 	lockFile  *os.File
 	madeDir   bool
 	lfd       int // listening handshake socket, non-blocking
+	bell      int // the doorbell eventfd, non-blocking; -1 when closed
+	bellBuf   [8]byte
 	fileMode  os.FileMode
 	gid       int
 	name      string
@@ -203,7 +209,7 @@ func Listen(o Options) (*Server, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{o: o, geo: newGeometry(o.Records, o.RecordSize), lfd: -1, fileMode: 0o600, gid: -1}
+	s := &Server{o: o, geo: newGeometry(o.Records, o.RecordSize), lfd: -1, bell: -1, fileMode: 0o600, gid: -1}
 	s.name = "ring/" + o.Proto.String()
 	dirMode := os.FileMode(0o700)
 	if o.Group != "" {
@@ -230,7 +236,15 @@ func Listen(o Options) (*Server, error) {
 		return nil, err
 	}
 	s.sweep()
+	bell, err := newDoorbell()
+	if err != nil {
+		s.unlock()
+		s.removeDir()
+		return nil, fmt.Errorf("ring: doorbell eventfd: %w", err)
+	}
+	s.bell = bell
 	if err := s.listen(); err != nil {
+		unix.Close(s.bell)
 		s.unlock()
 		s.removeDir()
 		return nil, err
@@ -579,7 +593,8 @@ func (s *Server) handshake(p *pendingConn, now int64) bool {
 		s.refuse(p.fd, err.Error())
 		return true
 	}
-	if _, err := unix.Write(p.fd, []byte("OK "+filepath.Base(c.path)+"\n")); err != nil {
+	// The answer carries the doorbell (SCM_RIGHTS): see doorbell.go.
+	if err := sendAnswer(p.fd, "OK "+filepath.Base(c.path)+"\n", s.bell); err != nil {
 		s.release(c)
 		s.stats.Rejected++
 		return true
@@ -671,6 +686,12 @@ func (s *Server) Close() error {
 		err = unix.Close(s.lfd)
 		os.Remove(filepath.Join(s.o.Dir, socketName))
 		s.lfd = -1
+	}
+	if s.bell >= 0 {
+		if cerr := unix.Close(s.bell); err == nil {
+			err = cerr
+		}
+		s.bell = -1
 	}
 	s.unlock()
 	s.removeDir()

@@ -131,6 +131,16 @@ func (p *producer) publish(n int, tooLarge bool) {
 	p.next++
 }
 
+// publishFenced is publish with a sequentially consistent store (a locked
+// XCHG on amd64): no later load of this thread may pass it. The client
+// publishes requests with it because it loads serverParked next (Dekker's
+// pattern, see doorbell.go).
+func (p *producer) publishFenced(n int, tooLarge bool) {
+	// Header word: as in publish, but the store is also a full fence.
+	shm.StoreInt64Release(p.mem, p.slotOff(p.next), header(p.next, n, tooLarge))
+	p.next++
+}
+
 // offer copies msg into the next record and publishes it. It returns false
 // when the ring is full. len(msg) must be at most maxBytes.
 func (p *producer) offer(msg []byte) bool {

@@ -271,3 +271,120 @@ func BenchmarkLoopCycle(b *testing.B) {
 		})
 	}
 }
+
+// fakeSleeper stands for the shared-memory ring: a transport the kernel
+// cannot see, whose "clients" (the test) put work in and ring its eventfd.
+type fakeSleeper struct {
+	bell              int
+	refuse            atomic.Bool  // PrepareToPark calls the park off
+	pending, served   atomic.Int64 // work put in by the test, done by Poll
+	prepares, unparks atomic.Int64
+	buf               [8]byte // the loop goroutine's
+}
+
+func newFakeSleeper(t *testing.T) *fakeSleeper {
+	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	return &fakeSleeper{bell: fd}
+}
+
+func (f *fakeSleeper) Name() string { return "fake-sleeper" }
+func (f *fakeSleeper) Poll(int64) int {
+	n := f.pending.Swap(0)
+	f.served.Add(n)
+	return int(n)
+}
+func (f *fakeSleeper) Clients() int { return 0 }
+func (f *fakeSleeper) Close() error { return nil }
+func (f *fakeSleeper) WakeFD() int  { return f.bell }
+func (f *fakeSleeper) PrepareToPark() bool {
+	f.prepares.Add(1)
+	return !f.refuse.Load() && f.pending.Load() == 0
+}
+func (f *fakeSleeper) Unparked() {
+	f.unparks.Add(1)
+	unix.Read(f.bell, f.buf[:])
+}
+
+// ring puts one piece of work in and rings the doorbell.
+func (f *fakeSleeper) ring() {
+	f.pending.Add(1)
+	one := [8]byte{1}
+	unix.Write(f.bell, one[:])
+}
+
+// runParkingLoop runs a backoff loop over ts whose parks last 30 s. stop
+// (also run at cleanup) stops it, waking it with wake so it does not wait
+// out the park, and returns once Run has.
+func runParkingLoop(t *testing.T, wake func(), ts ...transport.Server) (parks, skipped *atomic.Int64, stop func()) {
+	parks, skipped = new(atomic.Int64), new(atomic.Int64)
+	l := runLoop(t, LoopConfig{
+		Transports: ts,
+		Options:    &Options{MinPark: 30 * time.Second, MaxPark: 30 * time.Second},
+		Publish: func(st *LoopStats) {
+			parks.Store(st.Parks)
+			skipped.Store(st.ParksSkipped)
+		},
+		PublishEvery: time.Nanosecond,
+	})
+	stop = func() {
+		l.Stop()
+		for {
+			wake()
+			select {
+			case <-l.Done():
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	t.Cleanup(stop) // runs before runLoop's, which waits for Run's error
+	return parks, skipped, stop
+}
+
+// TestLoopWakesOnSleeper: a loop whose only transport is a Sleeper parks
+// on its eventfd (not blind), so a ring ends a 30 s park at once; every
+// PrepareToPark is matched by an Unparked.
+func TestLoopWakesOnSleeper(t *testing.T) {
+	f := newFakeSleeper(t)
+	parks, _, stop := runParkingLoop(t, f.ring, f)
+	for i := int64(1); i <= 3; i++ {
+		waitUntil(t, "the loop to park", func() bool { return parks.Load() >= i })
+		f.ring()
+		deadline := time.Now().Add(10 * time.Second) // the park is 30 s
+		for f.served.Load() < i {
+			if time.Now().After(deadline) {
+				t.Fatalf("work %d not done 10 s after the ring (the park lasts 30 s)", i)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	stop()
+	if p, u := f.prepares.Load(), f.unparks.Load(); p != u || p < 3 {
+		t.Errorf("%d PrepareToPark, %d Unparked: want equal, at least 3", p, u)
+	}
+}
+
+// TestLoopSleeperCallsParkOff: when a Sleeper's PrepareToPark returns
+// false the loop does not park, and every Sleeper asked so far (the one
+// that agreed too) gets its Unparked; once it agrees, the loop parks.
+func TestLoopSleeperCallsParkOff(t *testing.T) {
+	a, b := newFakeSleeper(t), newFakeSleeper(t)
+	b.refuse.Store(true)
+	parks, skipped, stop := runParkingLoop(t, a.ring, a, b)
+	waitUntil(t, "parks called off", func() bool { return skipped.Load() >= 3 })
+	if n := parks.Load(); n != 0 {
+		t.Fatalf("%d parks while a Sleeper refused them", n)
+	}
+	b.refuse.Store(false)
+	waitUntil(t, "the loop to park", func() bool { return parks.Load() >= 1 })
+	stop()
+	for i, f := range []*fakeSleeper{a, b} {
+		if p, u := f.prepares.Load(), f.unparks.Load(); p != u || p < 4 {
+			t.Errorf("sleeper %d: %d PrepareToPark, %d Unparked: want equal, at least 4", i, p, u)
+		}
+	}
+}

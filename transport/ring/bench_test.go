@@ -307,3 +307,88 @@ func checkReply(b *testing.B, p proto.Protocol, op string, got []byte) {
 		b.Fatalf("%s answered %+v (%v)", op, r, err)
 	}
 }
+
+// BenchmarkParkedWake is the round trip a client sees when the server
+// loop has parked: the loop idles with backoff and its default parks
+// (DefaultMaxPark, 1 ms); the client pauses 2 ms between requests and then
+// waits (yielding) until the server has announced its next park, so every
+// request finds the loop parked. With the doorbell the client wakes it (an
+// eventfd write and an epoll wake-up); the no-doorbell cases are the same
+// client with the doorbell disabled, which waits out the rest of the park.
+// The client waits for the reply spinning (the default), or yielding in
+// the -yield case: on a two-core machine a spinning client competes with
+// the loop thread the doorbell just woke. Each iteration sleeps 2 ms, so
+// keep b.N small:
+//
+//	go test -run '^$' -bench ParkedWake -benchtime 2000x ./transport/ring/
+//
+// ns/op includes the pause; the p50 and the other quantiles are of the
+// round trip alone.
+func BenchmarkParkedWake(b *testing.B) {
+	for _, p := range []proto.Protocol{proto.RESP, proto.SBE} {
+		b.Run(p.String()+"/doorbell", func(b *testing.B) { benchParked(b, p, true, ring.Spin) })
+		b.Run(p.String()+"/no-doorbell", func(b *testing.B) { benchParked(b, p, false, ring.Spin) })
+	}
+	b.Run("resp/doorbell-yield", func(b *testing.B) { benchParked(b, proto.RESP, true, ring.Yield) })
+}
+
+const parkedPause = 2 * time.Millisecond
+
+func benchParked(b *testing.B, p proto.Protocol, bell bool, wait ring.Wait) {
+	dir := filepath.Join(b.TempDir(), "ring")
+	rs, loop, err := newServer(dir, p, server.IdleBackoff)
+	if err != nil {
+		b.Fatal(err)
+	}
+	go loop.Run()
+	defer func() { loop.Stop(); <-loop.Done() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := ring.Dial(ctx, dir, ring.DialOptions{Proto: p, Wait: wait})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	if !bell {
+		ring.DisableDoorbell(c)
+	}
+	req := request(p, "PING")
+	buf := make([]byte, 0, 256)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	round := func() int64 {
+		time.Sleep(parkedPause)
+		for !ring.ServerParked(c) {
+			runtime.Gosched()
+		}
+		t0 := now()
+		if err := c.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		if buf, err = c.ReadAppend(buf[:0]); err != nil {
+			b.Fatal(err)
+		}
+		return now() - t0
+	}
+	const warm = 20
+	for range warm {
+		round()
+	}
+	checkReply(b, p, "PING", buf)
+	rec := latency.New()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		rec.Record(round())
+	}
+	b.StopTimer()
+	checkReply(b, p, "PING", buf)
+	// The server's counters belong to the loop goroutine: read them once
+	// it has stopped.
+	loop.Stop()
+	<-loop.Done()
+	var st ring.Stats
+	rs.Stats(&st)
+	b.ReportMetric(float64(st.Rings)/float64(b.N+warm), "rings/op")
+	rec.Report(b)
+}

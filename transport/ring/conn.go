@@ -2,8 +2,8 @@ package ring
 
 import (
 	"bytes"
-	"encoding/binary"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -114,8 +114,9 @@ type Conn struct {
 	lastBeat int64
 	beatAt   int64
 	pfd      [1]unix.PollFd
-	bell     int     // the server's doorbell eventfd (doorbell.go); -1: none
-	one      [8]byte // what a ring writes: 1 as a native-endian uint64
+	bell     int           // the server's doorbell eventfd (doorbell.go); -1: none
+	one      [8]byte       // what a ring writes: 1 as a native-endian uint64
+	rang     bool          // rang the doorbell since the last reply: yield while waiting
 	zero     unix.Timespec // Ppoll's timeout: unix.Poll would allocate one
 }
 
@@ -291,6 +292,7 @@ func (c *Conn) ReadAppend(dst []byte) ([]byte, error) {
 	}
 	dst = append(dst, msg...)
 	c.rep.release()
+	c.rang = false
 	return dst, nil
 }
 
@@ -300,9 +302,8 @@ func (c *Conn) waitFor(reply bool) error {
 	// Hand back the replies read so far before waiting: the server may be
 	// waiting for room in the reply ring.
 	c.rep.commit()
-	// The server may have parked since the last look (or the look after
-	// Write missed it: see doorbell.go), and room just made in the reply
-	// ring may be what it waits for.
+	// The server may have parked since Write looked, and room just made in
+	// the reply ring may be what it waits for.
 	c.ringIfParked()
 	start := mono()
 	nextCheck := start + livenessEvery
@@ -311,10 +312,20 @@ func (c *Conn) waitFor(reply bool) error {
 	for {
 		if reply {
 			if _, _, ok := c.rep.peek(); ok {
+				c.rang = false
 				return nil
 			}
 		} else if c.req.hasSpace() {
+			c.rang = false
 			return nil
+		}
+		if c.rang {
+			// This client woke a parked server, whose thread the kernel
+			// often queues on the waker's CPU: spinning here would keep it
+			// from running for up to a time slice. Give the CPU up between
+			// polls until it answers (a system call of about a
+			// microsecond when nothing else wants the CPU).
+			schedYield()
 		}
 		spins++
 		if spins&63 != 0 && c.o.Wait == Spin {

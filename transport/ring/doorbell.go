@@ -122,8 +122,13 @@ func (c *Conn) ringIfParked() {
 		// EAGAIN (counter saturated) or EBADF-like errors from a server
 		// that is going: the server is awake or will not serve anyway.
 		_, _ = unix.Write(c.bell, c.one[:])
+		c.rang = true
 	}
 }
+
+// schedYield gives the rest of the thread's time slice away (sched_yield);
+// it does not block, so it is a raw system call.
+func schedYield() { unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
 
 // sendAnswer writes the handshake answer line with the doorbell attached.
 func sendAnswer(fd int, line string, bell int) error {

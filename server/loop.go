@@ -29,7 +29,8 @@ type Waitable interface {
 // client that sends while the loop is parked rings a descriptor the loop
 // waits on. Without it such a request would wait out the rest of the park.
 // A Sleeper is not Waitable on purpose: the loop never makes system calls
-// for it on busy or spinning cycles, only around a park.
+// for it on busy or spinning cycles, only around a park. A transport that
+// is both is treated as Waitable.
 type Sleeper interface {
 	// WakeFD is a descriptor (an eventfd) that polls readable when a
 	// client rang.

@@ -117,6 +117,7 @@ type Conn struct {
 	bell     int           // the server's doorbell eventfd (doorbell.go); -1: none
 	one      [8]byte       // what a ring writes: 1 as a native-endian uint64
 	rang     bool          // rang the doorbell since the last reply: yield while waiting
+	fenced   bool          // publish requests with a fence: no server membarrier (doorbell.go)
 	zero     unix.Timespec // Ppoll's timeout: unix.Poll would allocate one
 }
 
@@ -192,6 +193,9 @@ func Dial(ctx context.Context, dir string, o DialOptions) (*Conn, error) {
 		req: newProducer(mem, g.reqBase, g.records, g.recordSize),
 		rep: newConsumer(mem, g.repBase, g.records, g.recordSize), bell: bell}
 	binary.NativeEndian.PutUint64(c.one[:], 1)
+	// Flags: written by the server (plain) before it sent the file name,
+	// read here (plain) after; the socket orders the two.
+	c.fenced = shm.GetInt32(mem, offFlags)&flagBarrier == 0 || !clientBarrier()
 	c.pfd[0] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
 	ok = true
 	return c, nil
@@ -264,7 +268,11 @@ func (c *Conn) Write(p []byte) error {
 		}
 	}
 	copy(c.req.claim()[:len(p)], p)
-	c.req.publishFenced(len(p), false)
+	if c.fenced {
+		c.req.publishFenced(len(p), false)
+	} else {
+		c.req.publish(len(p), false)
+	}
 	c.ringIfParked()
 	return nil
 }

@@ -16,5 +16,10 @@
 // replies. The wire format, ordering rules and the handshake are described
 // in docs/transports.md and beside the code in spsc.go and layout.go.
 //
+// A server loop that parks (server.IdleBackoff) cannot see a request land
+// in shared memory, so the server hands every client a doorbell, an
+// eventfd, with the handshake answer; a client that finds the loop parked
+// rings it (doorbell.go, and server.Sleeper, which Server implements).
+//
 // A spinning client and a spinning server loop each keep one CPU core busy.
 package ring

@@ -183,3 +183,28 @@ func TestDoorbellClosed(t *testing.T) {
 		}
 	}
 }
+
+// TestDoorbellFence: a client fences its requests itself exactly when the
+// server does not issue membarrier before parking (the Dekker pair in
+// doorbell.go must have a fence on both sides).
+func TestDoorbellFence(t *testing.T) {
+	srv, dir := listenTest(t, Options{})
+	c := dialPolled(t, srv, dir, DialOptions{})
+	if want := !(srv.barrier && clientBarrier()); c.fenced != want {
+		t.Fatalf("fenced %v with server barrier %v, client registered %v", c.fenced, srv.barrier, clientBarrier())
+	}
+	t.Logf("membarrier: server %v, client %v", srv.barrier, clientBarrier())
+	srv.barrier = false // as on a kernel without membarrier
+	c2 := dialPolled(t, srv, dir, DialOptions{})
+	if !c2.fenced {
+		t.Fatal("a client of a server without membarrier does not fence its requests")
+	}
+	if err := c2.Write([]byte("fenced")); err != nil {
+		t.Fatal(err)
+	}
+	srv.Poll(mono())
+	c2.SetDeadline(time.Now().Add(10 * time.Second))
+	if got, err := c2.ReadAppend(nil); err != nil || string(got) != "fenced" {
+		t.Fatalf("fenced round trip: %q, %v", got, err)
+	}
+}

@@ -22,6 +22,7 @@ import (
 //	32     serverPID   int32
 //	36     clientPID   int32  as the kernel reported it (SO_PEERCRED)
 //	40     clientID    int64
+//	48     flags       int32  flagBarrier: the server issues membarrier before parking
 //	128    serverBeat  int64  own 128-byte block: server heartbeat counter
 //	256    serverState int64  own 128-byte block: stateClosed once the server closed
 //	384    clientState int64  own 128-byte block: stateClosed once the client closed
@@ -51,6 +52,8 @@ const (
 	offServerPID = 32
 	offClientPID = 36
 	offClientID  = 40
+	offFlags     = 48
+	flagBarrier  = 1 // the server fences clients with membarrier before it parks (doorbell.go)
 	offBeat      = 128
 	offSrvState  = 256
 	offCliState  = 384

@@ -168,6 +168,7 @@ type Server struct {
 	lfd       int // listening handshake socket, non-blocking
 	bell      int // the doorbell eventfd, non-blocking; -1 when closed
 	bellBuf   [8]byte
+	barrier   bool // membarrier(GLOBAL_EXPEDITED) works here: see doorbell.go
 	fileMode  os.FileMode
 	gid       int
 	name      string
@@ -243,6 +244,7 @@ func Listen(o Options) (*Server, error) {
 		return nil, fmt.Errorf("ring: doorbell eventfd: %w", err)
 	}
 	s.bell = bell
+	s.barrier = serverBarrierOK()
 	if err := s.listen(); err != nil {
 		unix.Close(s.bell)
 		s.unlock()
@@ -652,6 +654,9 @@ func (s *Server) newClient(fd int) (*client, error) {
 	shm.PutInt32(m, offServerPID, int32(os.Getpid()))
 	shm.PutInt32(m, offClientPID, c.pid)
 	shm.PutInt64(m, offClientID, c.id)
+	if s.barrier {
+		shm.PutInt32(m, offFlags, flagBarrier)
+	}
 	// Heartbeat (then magic, last): written by the server (release), read by
 	// the client (acquire, and plain for the magic after the handshake).
 	shm.StoreInt64Release(m, offBeat, s.beat)

@@ -132,8 +132,9 @@ func (p *producer) publish(n int, tooLarge bool) {
 }
 
 // publishFenced is publish with a sequentially consistent store (a locked
-// XCHG on amd64): no later load of this thread may pass it. The client
-// publishes requests with it because it loads serverParked next (Dekker's
+// XCHG on amd64): no later load of this thread may pass it. A client
+// publishes requests with it only when the server cannot fence it with
+// membarrier before parking, because it loads serverParked next (Dekker's
 // pattern, see doorbell.go).
 func (p *producer) publishFenced(n int, tooLarge bool) {
 	// Header word: as in publish, but the store is also a full fence.

@@ -31,3 +31,7 @@ type ringHandler struct{ EngineHandler }
 func (h ringHandler) OpenMessage(p proto.Protocol) ring.Session {
 	return h.EngineHandler.OpenMessage(p)
 }
+
+// The ring is invisible to the kernel, so it wakes a parked loop with its
+// doorbell (transport/ring/doorbell.go) rather than being Waitable.
+var _ Sleeper = (*ring.Server)(nil)

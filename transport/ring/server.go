@@ -443,14 +443,7 @@ func (s *Server) serve(c *client, max int) (n int, closeConn bool) {
 			if &reply[0] != &out[:1][0] {
 				copy(out[:len(reply)], reply) // the session replied from its own buffer
 			}
-			// A reply goes out with the locked (sequentially consistent)
-			// store, although release is all the ring's protocol needs:
-			// measured on the 2-vCPU development VM, the locked header store
-			// took 30-40 ns off a depth-one PING p50 (about 410 -> 375 ns)
-			// and 70-100 ns off an SBE SET (about 530 -> 450 ns), where the
-			// same plain store followed by a fence did not. Requests keep
-			// the plain store: a locked one there made SBE SET 100+ ns slower.
-			c.rep.publishFenced(len(reply), false)
+			c.rep.publish(len(reply), false)
 		}
 		c.req.release()
 		s.stats.Requests++

@@ -135,8 +135,7 @@ func (p *producer) publish(n int, tooLarge bool) {
 // XCHG on amd64): no later load of this thread may pass it. A client
 // publishes requests with it only when the server cannot fence it with
 // membarrier before parking, because it loads serverParked next (Dekker's
-// pattern, see doorbell.go). The server publishes its replies with it
-// because it measured faster (see serve).
+// pattern, see doorbell.go).
 func (p *producer) publishFenced(n int, tooLarge bool) {
 	// Header word: as in publish, but the store is also a full fence.
 	shm.StoreInt64Release(p.mem, p.slotOff(p.next), header(p.next, n, tooLarge))

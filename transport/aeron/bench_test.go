@@ -14,6 +14,7 @@ import (
 	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/internal/latency"
+	"github.com/goblin-kv/goblin/internal/wiretest"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/server"
 	"github.com/goblin-kv/goblin/store"
@@ -250,13 +251,13 @@ func goblinRoundTrip(b *testing.B, r *ref, o aeron.Options, clientDir string, pr
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(10 * time.Minute))
 	buf := make([]byte, 0, 256)
-	if err := c.Write(benchRequest(pr, "SET")); err != nil { // GET reads what SET wrote
+	if err := c.Write(wiretest.Request(pr, "SET")); err != nil { // GET reads what SET wrote
 		b.Fatal(err)
 	}
 	if _, err := c.ReadAppend(buf); err != nil {
 		b.Fatal(err)
 	}
-	req := benchRequest(pr, op)
+	req := wiretest.Request(pr, op)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	round := func() {
@@ -282,7 +283,7 @@ func goblinRoundTrip(b *testing.B, r *ref, o aeron.Options, clientDir string, pr
 			r.pingP99["udp"+pr.String()] = float64(s.P99)
 		}
 	})
-	checkReply(b, pr, op, buf)
+	wiretest.CheckReply(b, pr, op, buf)
 }
 
 // measure warms up, then times b.N round trips into an HDR histogram and

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/goblin-kv/goblin/internal/wiretest"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/server"
@@ -37,7 +38,7 @@ func TestChurn(t *testing.T) {
 				defer c.Close()
 				req := resp.AppendCommandString(nil, "PING")
 				if pr == proto.SBE {
-					req = benchRequest(pr, "PING")
+					req = wiretest.Request(pr, "PING")
 				}
 				for range 5 {
 					if _, err := roundTrip(c, req); err != nil {

@@ -13,9 +13,9 @@ import (
 	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/internal/shm"
+	"github.com/goblin-kv/goblin/internal/wiretest"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
-	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/aeron"
@@ -176,7 +176,7 @@ func TestReplyWaitsForTheDriver(t *testing.T) {
 			m := newManual(t, aeron.Options{Media: "ipc", Proto: p, OfferTimeout: time.Hour})
 			c := m.dial(p)
 			c.SetDeadline(time.Now().Add(time.Minute))
-			ping := benchRequest(p, "PING")
+			ping := wiretest.Request(p, "PING")
 			round := func() {
 				t.Helper()
 				if err := c.Write(ping); err != nil {
@@ -187,7 +187,7 @@ func TestReplyWaitsForTheDriver(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				checkReply(t, p, "PING", r)
+				wiretest.CheckReply(t, p, "PING", r)
 			}
 			round()
 			lim := findPubLimit(t, m.o.Dir, aeron.DefaultReplyStream)
@@ -212,7 +212,7 @@ func TestReplyWaitsForTheDriver(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the reply after the driver raised the limit: %v", err)
 			}
-			checkReply(t, p, "PING", r)
+			wiretest.CheckReply(t, p, "PING", r)
 			round()
 			if st := m.stats(); st.Dropped != 0 || st.Gone != 0 || st.Clients != 1 || st.Requests != 3 {
 				t.Fatalf("after the stall: %+v", st)
@@ -281,7 +281,7 @@ func TestServerGoneSaysWhy(t *testing.T) {
 	m := newManual(t, aeron.Options{Media: "ipc", Proto: proto.SBE, Dir: d.Dir(), External: true})
 	c := m.dial(proto.SBE)
 	c.SetDeadline(time.Now().Add(time.Minute))
-	ping := benchRequest(proto.SBE, "PING")
+	ping := wiretest.Request(proto.SBE, "PING")
 	if err := c.Write(ping); err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +385,7 @@ func TestNoAllocs(t *testing.T) {
 			m := newManual(t, aeron.Options{Media: "ipc", Proto: p})
 			c := m.dial(p)
 			c.SetDeadline(time.Now().Add(time.Minute))
-			set, get := benchRequest(p, "SET"), benchRequest(p, "GET")
+			set, get := wiretest.Request(p, "SET"), wiretest.Request(p, "GET")
 			buf := make([]byte, 0, 256)
 			round := func(req []byte) {
 				if err := c.Write(req); err != nil {
@@ -404,48 +404,7 @@ func TestNoAllocs(t *testing.T) {
 			if a := testing.AllocsPerRun(500, func() { round(set); round(get) }); a != 0 {
 				t.Fatalf("%v allocations per SET+GET round trip", a)
 			}
-			checkReply(t, p, "GET", buf)
+			wiretest.CheckReply(t, p, "GET", buf)
 		})
-	}
-}
-
-// benchRequest encodes one depth-one request of op in p.
-func benchRequest(p proto.Protocol, op string) []byte {
-	key, val := []byte("bench:key"), []byte("0123456789abcdef")
-	if p == proto.RESP {
-		switch op {
-		case "PING":
-			return resp.AppendCommandString(nil, "PING")
-		case "SET":
-			return resp.AppendCommand(nil, []byte("SET"), key, val)
-		}
-		return resp.AppendCommand(nil, []byte("GET"), key)
-	}
-	// PING goes as the 16-byte Ping message, as the client library sends it.
-	r := sbe.Request{CorrelationID: 1, Op: sbe.OpPing, Compact: true}
-	switch op {
-	case "SET":
-		r.Op, r.Key, r.Value = sbe.OpSet, key, val
-	case "GET":
-		r.Op, r.Key = sbe.OpGet, key
-	}
-	var c sbe.Codec
-	return c.AppendRequest(nil, &r)
-}
-
-func checkReply(tb testing.TB, p proto.Protocol, op string, got []byte) {
-	tb.Helper()
-	want := map[string]string{"PING": "PONG", "SET": "OK", "GET": "0123456789abcdef"}[op]
-	if p == proto.RESP {
-		r, _, err := resp.ReadReply(got)
-		if err != nil || string(r.Data) != want {
-			tb.Fatalf("%s answered %q (%v)", op, got, err)
-		}
-		return
-	}
-	var c sbe.Codec
-	var r sbe.Reply
-	if err := c.DecodeReply(got, &r); err != nil || string(r.Value) != want {
-		tb.Fatalf("%s answered %+v (%v)", op, r, err)
 	}
 }

@@ -12,9 +12,8 @@ import (
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/internal/latency"
 	"github.com/goblin-kv/goblin/internal/shm"
+	"github.com/goblin-kv/goblin/internal/wiretest"
 	"github.com/goblin-kv/goblin/proto"
-	"github.com/goblin-kv/goblin/proto/resp"
-	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/server"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/transport"
@@ -65,7 +64,7 @@ func benchInline(b *testing.B, p proto.Protocol, op string) {
 	}
 	e := command.NewEngine(st, command.Options{})
 	s := command.NewSession(p, nil)
-	req := request(p, op)
+	req := wiretest.Request(p, op)
 	out := make([]byte, 0, 256)
 	for range warmup {
 		out, _ = e.ServeMessage(s, req, out[:0])
@@ -85,7 +84,7 @@ func benchInline(b *testing.B, p proto.Protocol, op string) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(preemptions()-cs), "preemptions")
-	checkReply(b, p, op, out)
+	wiretest.CheckReply(b, p, op, out)
 	rec.Report(b)
 	sum := rec.Summary()
 	b.ReportMetric(float64(sum.P999)/float64(sum.P50), "p99.9/p50")
@@ -173,30 +172,6 @@ func gcs() uint32 {
 	return ms.NumGC
 }
 
-// request encodes one depth-one request of op in p.
-func request(p proto.Protocol, op string) []byte {
-	key, val := []byte("bench:key"), []byte("0123456789abcdef")
-	if p == proto.RESP {
-		switch op {
-		case "PING":
-			return resp.AppendCommandString(nil, "PING")
-		case "SET":
-			return resp.AppendCommand(nil, []byte("SET"), key, val)
-		}
-		return resp.AppendCommand(nil, []byte("GET"), key)
-	}
-	// PING goes as the 16-byte Ping message, as the client library sends it.
-	r := sbe.Request{CorrelationID: 1, Op: sbe.OpPing, Compact: true}
-	switch op {
-	case "SET":
-		r.Op, r.Key, r.Value = sbe.OpSet, key, val
-	case "GET":
-		r.Op, r.Key = sbe.OpGet, key
-	}
-	var c sbe.Codec
-	return c.AppendRequest(nil, &r)
-}
-
 // pong answers every message with a fixed reply: the ring and the loop
 // without the engine.
 type pong struct{}
@@ -243,14 +218,14 @@ func measureRing(b *testing.B, loop *server.Loop, dir string, p proto.Protocol, 
 	}
 	defer c.Close()
 	// GET reads what SET wrote.
-	set := request(p, "SET")
+	set := wiretest.Request(p, "SET")
 	if err := c.Write(set); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := c.ReadAppend(nil); err != nil {
 		b.Fatal(err)
 	}
-	req := request(p, op)
+	req := wiretest.Request(p, op)
 	buf := make([]byte, 0, 256)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -265,7 +240,7 @@ func measureRing(b *testing.B, loop *server.Loop, dir string, p proto.Protocol, 
 	for range warmup {
 		round()
 	}
-	checkReply(b, p, op, buf)
+	wiretest.CheckReply(b, p, op, buf)
 	rec := latency.New()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -280,7 +255,7 @@ func measureRing(b *testing.B, loop *server.Loop, dir string, p proto.Protocol, 
 	b.StopTimer()
 	b.ReportMetric(float64(preemptions()-cs), "preemptions")
 	b.ReportMetric(float64(gcs()-gc0), "GCs")
-	checkReply(b, p, op, buf)
+	wiretest.CheckReply(b, p, op, buf)
 	rec.Report(b)
 	s := rec.Summary()
 	switch {
@@ -288,23 +263,6 @@ func measureRing(b *testing.B, loop *server.Loop, dir string, p proto.Protocol, 
 		b.ReportMetric(float64(s.P50)/floorP50, "p50/floor-p50")
 	case op == "SET":
 		b.ReportMetric(float64(s.P999)/float64(s.P50), "p99.9/p50")
-	}
-}
-
-func checkReply(b *testing.B, p proto.Protocol, op string, got []byte) {
-	b.Helper()
-	want := map[string]string{"PING": "PONG", "SET": "OK", "GET": "0123456789abcdef"}[op]
-	if p == proto.RESP {
-		r, _, err := resp.ReadReply(got)
-		if err != nil || string(r.Data) != want {
-			b.Fatalf("%s answered %q (%v)", op, got, err)
-		}
-		return
-	}
-	var c sbe.Codec
-	var r sbe.Reply
-	if err := c.DecodeReply(got, &r); err != nil || string(r.Value) != want {
-		b.Fatalf("%s answered %+v (%v)", op, r, err)
 	}
 }
 
@@ -355,7 +313,7 @@ func benchParked(b *testing.B, p proto.Protocol, bell bool, wait ring.Wait) {
 	if !bell {
 		ring.DisableDoorbell(c)
 	}
-	req := request(p, "PING")
+	req := wiretest.Request(p, "PING")
 	buf := make([]byte, 0, 256)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -384,7 +342,7 @@ func benchParked(b *testing.B, p proto.Protocol, bell bool, wait ring.Wait) {
 	for range warm {
 		round()
 	}
-	checkReply(b, p, "PING", buf)
+	wiretest.CheckReply(b, p, "PING", buf)
 	rec := latency.New()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -392,7 +350,7 @@ func benchParked(b *testing.B, p proto.Protocol, bell bool, wait ring.Wait) {
 		rec.Record(round())
 	}
 	b.StopTimer()
-	checkReply(b, p, "PING", buf)
+	wiretest.CheckReply(b, p, "PING", buf)
 	// The server's counters belong to the loop goroutine: read them once
 	// it has stopped.
 	loop.Stop()

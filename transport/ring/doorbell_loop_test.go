@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/internal/wiretest"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
@@ -127,7 +128,7 @@ func (ps *parkedServer) waitParked(t *testing.T, n int64) {
 
 // ping sends PING on c and reads the reply within d.
 func ping(c *ring.Conn, p proto.Protocol, d time.Duration) error {
-	if err := c.Write(request(p, "PING")); err != nil {
+	if err := c.Write(wiretest.Request(p, "PING")); err != nil {
 		return err
 	}
 	c.SetDeadline(time.Now().Add(d))

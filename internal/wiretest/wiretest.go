@@ -1,0 +1,62 @@
+// Package wiretest holds the wire bytes of the depth-one requests goblin's
+// transport tests and benchmarks send (PING, SET of a 16-byte value, GET of
+// that key) in RESP and SBE, and the check of their replies, so that every
+// transport measures the same messages the client library sends.
+package wiretest
+
+import (
+	"testing"
+
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/proto/resp"
+	"github.com/goblin-kv/goblin/proto/sbe"
+)
+
+// Key and Value are what the SET request writes and the GET request reads.
+const (
+	Key   = "bench:key"
+	Value = "0123456789abcdef"
+)
+
+// Request encodes one request of op ("PING", "SET" or "GET") in p. In SBE,
+// PING is the 16-byte Ping message, as the client library sends it.
+func Request(p proto.Protocol, op string) []byte {
+	key, val := []byte(Key), []byte(Value)
+	if p == proto.RESP {
+		switch op {
+		case "PING":
+			return resp.AppendCommandString(nil, "PING")
+		case "SET":
+			return resp.AppendCommand(nil, []byte("SET"), key, val)
+		}
+		return resp.AppendCommand(nil, []byte("GET"), key)
+	}
+	r := sbe.Request{CorrelationID: 1, Op: sbe.OpPing, Compact: true}
+	switch op {
+	case "SET":
+		r.Op, r.Key, r.Value = sbe.OpSet, key, val
+	case "GET":
+		r.Op, r.Key = sbe.OpGet, key
+	}
+	var c sbe.Codec
+	return c.AppendRequest(nil, &r)
+}
+
+// CheckReply fails tb unless got is the reply to op's Request in p: PONG,
+// OK, or Value.
+func CheckReply(tb testing.TB, p proto.Protocol, op string, got []byte) {
+	tb.Helper()
+	want := map[string]string{"PING": "PONG", "SET": "OK", "GET": Value}[op]
+	if p == proto.RESP {
+		r, _, err := resp.ReadReply(got)
+		if err != nil || string(r.Data) != want {
+			tb.Fatalf("%s answered %q (%v)", op, got, err)
+		}
+		return
+	}
+	var c sbe.Codec
+	var r sbe.Reply
+	if err := c.DecodeReply(got, &r); err != nil || string(r.Value) != want {
+		tb.Fatalf("%s answered %+v (%v)", op, r, err)
+	}
+}

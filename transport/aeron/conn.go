@@ -248,10 +248,8 @@ func (c *Conn) state() string {
 	if c.ac.IsClosed() {
 		client = "aeron client closed"
 	}
-	return fmt.Sprintf("request publication connected=%t closed=%t position=%d limit=%d; "+
-		"response image session=%d closed=%t end-of-stream=%t position=%d; %s",
-		c.pub.IsConnected(), c.pub.IsClosed(), c.pub.Position(), c.pub.PositionLimit(),
-		c.img.SessionID(), c.img.IsClosed(), c.img.IsEndOfStream(), c.img.Position(), client)
+	return fmt.Sprintf("request publication %s; response image session=%d closed=%t end-of-stream=%t position=%d; %s",
+		pubState(c.pub), c.img.SessionID(), c.img.IsClosed(), c.img.IsEndOfStream(), c.img.Position(), client)
 }
 
 // SetDeadline bounds the following Write and ReadAppend calls.

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -265,7 +264,7 @@ func (s *Server) serve(msg []byte, _ *ae.Header) {
 func (s *Server) send(c *client, reply []byte) bool {
 	if len(reply) > c.maxMsg {
 		s.stats.TooLarge++
-		s.release(c, true, "reply too large")
+		s.dropForReply(c, "reply too large")
 		return false
 	}
 	if len(c.backlogLens) == 0 {
@@ -276,7 +275,7 @@ func (s *Server) send(c *client, reply []byte) bool {
 			}
 			if !retryable(r) {
 				s.stats.Gone++
-				s.release(c, true, "reply offer: "+ae.StatusString(r)+" ("+pubState(c.pub)+")")
+				s.dropForReply(c, "reply offer: "+ae.StatusString(r)+" ("+pubState(c.pub)+")")
 				return false
 			}
 		}
@@ -339,7 +338,7 @@ func (s *Server) flush() int {
 		}
 		if !retryable(r) {
 			s.stats.Gone++
-			s.release(c, true, "reply offer: "+ae.StatusString(r)+" ("+pubState(c.pub)+")")
+			s.dropForReply(c, "reply offer: "+ae.StatusString(r)+" ("+pubState(c.pub)+")")
 			continue
 		}
 		if now.IsZero() {
@@ -347,7 +346,7 @@ func (s *Server) flush() int {
 		}
 		if waited := now.Sub(c.stalledAt); waited >= s.o.OfferTimeout {
 			s.stats.Dropped++
-			s.release(c, true, fmt.Sprintf("reply not sent for %v (offer timeout %v): %s (%s)",
+			s.dropForReply(c, fmt.Sprintf("reply not sent for %v (offer timeout %v): %s (%s)",
 				waited.Round(time.Millisecond), s.o.OfferTimeout, ae.StatusString(r), pubState(c.pub)))
 		}
 	}
@@ -374,14 +373,21 @@ func pubState(p *ae.ExclusivePublication) string {
 }
 
 // release marks c dead, closes its session and hands its publication to the
-// manager to close (unless the whole client is being thrown away).
+// manager to close (unless the whole client is being thrown away). A
+// client going is normal and logged at Debug; see dropForReply.
 func (s *Server) release(c *client, closePub bool, why string) {
+	s.releaseAt(c, closePub, slog.LevelDebug, why)
+}
+
+// dropForReply releases c because a reply to it could not be sent, which
+// is not normal: it is logged at Warn.
+func (s *Server) dropForReply(c *client, why string) {
+	s.releaseAt(c, true, slog.LevelWarn, why)
+}
+
+func (s *Server) releaseAt(c *client, closePub bool, lvl slog.Level, why string) {
 	if c.dead {
 		return
-	}
-	lvl := slog.LevelDebug // a client going is normal; a reply that cannot go is not
-	if strings.HasPrefix(why, "reply") {
-		lvl = slog.LevelWarn
 	}
 	s.o.Logger.Log(context.Background(), lvl, "aeron client released", "transport", s.name, "image", c.corr,
 		"session", c.session, "why", why)

@@ -86,25 +86,22 @@ func (p *ExclusivePublication) Offer2(a, b []byte) int64 {
 func (p *ExclusivePublication) OfferVectored(parts [][]byte) int64 {
 	switch len(parts) {
 	case 0:
-		return p.offer2(nil, nil)
+		return p.Offer2(nil, nil)
 	case 1:
-		return p.offer2(parts[0], nil)
+		return p.Offer2(parts[0], nil)
 	case 2:
-		return p.offer2(parts[0], parts[1])
+		return p.Offer2(parts[0], parts[1])
 	}
 	return offerGathered(parts, p.maxPayload, p.maxMessage, p.offer2, p.offerIntoClaim)
 }
 
+// offerIntoClaim is offerGathered's claim path. The claim stays on this
+// method's stack: passed to TryClaim through a func value it would escape.
 func (p *ExclusivePublication) offerIntoClaim(length int, parts [][]byte) int64 {
 	var c BufferClaim
 	r := p.TryClaim(length, &c)
 	if r > 0 {
-		b := c.Buffer()
-		n := 0
-		for _, part := range parts {
-			n += copy(b[n:], part)
-		}
-		c.Commit()
+		c.fill(parts)
 	}
 	return r
 }

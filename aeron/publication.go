@@ -170,16 +170,13 @@ func (p *Publication) OfferVectored(parts [][]byte) int64 {
 	return offerGathered(parts, p.maxPayload, p.maxMessage, p.offer2, p.offerIntoClaim)
 }
 
+// offerIntoClaim is offerGathered's claim path; see
+// ExclusivePublication.offerIntoClaim.
 func (p *Publication) offerIntoClaim(length int, parts [][]byte) int64 {
 	var c BufferClaim
 	r := p.TryClaim(length, &c)
 	if r > 0 {
-		b := c.Buffer()
-		n := 0
-		for _, part := range parts {
-			n += copy(b[n:], part)
-		}
-		c.Commit()
+		c.fill(parts)
 	}
 	return r
 }
@@ -321,6 +318,17 @@ func (c *BufferClaim) Commit() {
 	}
 	frameLengthRelease(c.term, c.offset, c.length)
 	c.term = nil
+}
+
+// fill copies parts, one after another, into the claimed frame and
+// commits it. They total exactly the claimed length.
+func (c *BufferClaim) fill(parts [][]byte) {
+	b := c.Buffer()
+	n := 0
+	for _, part := range parts {
+		n += copy(b[n:], part)
+	}
+	c.Commit()
 }
 
 // Abort turns the claimed frame into padding that subscribers skip.

@@ -270,7 +270,8 @@ func measureRing(b *testing.B, loop *server.Loop, dir string, p proto.Protocol, 
 // loop has parked: the loop idles with backoff and its default parks
 // (DefaultMaxPark, 1 ms); the client pauses 2 ms between requests, then
 // waits (yielding) until the server has announced its next park and 100 µs
-// more, so every request finds the loop parked, 0.9 ms from the park's end. With the doorbell the client wakes it (an
+// more, so every request finds the loop parked, 0.9 ms from the park's
+// end. With the doorbell the client wakes it (an
 // eventfd write and an epoll wake-up); the no-doorbell cases are the same
 // client with the doorbell disabled, which waits out the rest of the park.
 // The client waits for the reply spinning (the default), or yielding in

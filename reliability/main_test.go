@@ -1,0 +1,9 @@
+package reliability
+
+import (
+	"testing"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
+)
+
+func TestMain(m *testing.M) { testproc.Main(m) }

@@ -159,22 +159,22 @@ type codec interface {
 // Client is a connection to one goblin server. It is safe for concurrent
 // use.
 type Client struct {
-	mu      sync.Mutex
-	t       target.Target
-	tname   string
-	opts    Options
-	tr      Transport
-	codec   codec
-	conn    transport.Conn // nil until (re)connected
-	closed  bool
-	dl      time.Time // deadline currently set on conn
-	nextID  uint64
-	args    [][]byte
-	num     []byte // scratch for formatted integers
-	wbuf    []byte
-	rbuf    []byte
-	roff    int // start of unparsed bytes in rbuf
-	rep     reply
+	mu     sync.Mutex
+	t      target.Target
+	tname  string
+	opts   Options
+	tr     Transport
+	codec  codec
+	conn   transport.Conn // nil until (re)connected
+	closed bool
+	dl     time.Time // deadline currently set on conn
+	nextID uint64
+	args   [][]byte
+	num    []byte // scratch for formatted integers
+	wbuf   []byte
+	rbuf   []byte
+	roff   int // start of unparsed bytes in rbuf
+	rep    reply
 }
 
 // Dial connects to target (see package target for the syntax; "" means
@@ -200,24 +200,16 @@ func DialTarget(ctx context.Context, t target.Target, opts ...Option) (*Client, 
 		f(&o)
 	}
 	if o.ProtoSet {
-		t.Proto = o.Proto
+		t.Proto, t.ProtoSet = o.Proto, true
 	}
 	tr, ok := lookupTransport(t.Scheme)
 	if !ok {
 		return nil, fmt.Errorf("%w %q (target %s)", ErrUnknownTransport, t.Scheme, t)
 	}
 	c := &Client{t: t, tname: t.String(), opts: o, tr: tr}
-	switch t.Proto {
-	case proto.RESP:
-		c.codec = respCodec{}
-	case proto.SBE:
-		cd, err := newSBECodec(!tr.Message)
-		if err != nil {
-			return nil, err
-		}
-		c.codec = cd
-	default:
-		return nil, fmt.Errorf("client: unsupported protocol %v", t.Proto)
+	var err error
+	if c.codec, err = newCodec(t.Proto, tr.Message); err != nil {
+		return nil, err
 	}
 	c.wbuf = make([]byte, 0, 512)
 	c.rbuf = make([]byte, 0, 16<<10)
@@ -231,7 +223,22 @@ func DialTarget(ctx context.Context, t target.Target, opts ...Option) (*Client, 
 	return c, nil
 }
 
-// Target returns the target the client talks to.
+// newCodec returns the codec of protocol p; message transports carry SBE
+// without SOFH framing.
+func newCodec(p proto.Protocol, message bool) (codec, error) {
+	switch p {
+	case proto.RESP:
+		return respCodec{}, nil
+	case proto.SBE:
+		return newSBECodec(!message)
+	}
+	return nil, fmt.Errorf("client: unsupported protocol %v", p)
+}
+
+// Target returns the target the client talks to (with the protocol the
+// server reported, when the target named none and the transport's
+// handshake tells it).
+
 func (c *Client) Target() target.Target { return c.t }
 
 // Close closes the connection. Calls after Close return ErrClosed.
@@ -260,6 +267,16 @@ func (c *Client) connect(ctx context.Context) error {
 	conn, err := c.tr.Dial(ctx, c.t, &c.opts)
 	if err != nil {
 		return &ConnError{Target: c.tname, Op: "dial", Err: err}
+	}
+	if pc, ok := conn.(transport.ProtocolConn); ok && !c.t.ProtoSet && pc.Protocol() != c.t.Proto {
+		// The target named no protocol: speak the listener's.
+		cd, err := newCodec(pc.Protocol(), c.tr.Message)
+		if err != nil {
+			conn.Close()
+			return &ConnError{Target: c.tname, Op: "dial", Err: err}
+		}
+		c.codec, c.t.Proto = cd, pc.Protocol()
+		c.tname = c.t.String()
 	}
 	c.conn, c.dl, c.rbuf, c.roff = conn, time.Time{}, c.rbuf[:0], 0
 	c.codec.reset()

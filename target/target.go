@@ -53,6 +53,10 @@ type Target struct {
 	Address string
 	// Proto is the wire protocol spoken over the transport.
 	Proto proto.Protocol
+	// ProtoSet says the target named its protocol (proto=). Without it
+	// Proto is the default, RESP, and a client whose transport learns the
+	// listener's protocol at the handshake (ring, Aeron) speaks that one.
+	ProtoSet bool
 	// Params holds the remaining parameters (for aeron targets, the
 	// channel parameters such as endpoint and control).
 	Params map[string]string
@@ -163,13 +167,14 @@ func (t *Target) takeProto() error {
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrSyntax, err)
 		}
-		t.Proto = pr
+		t.Proto, t.ProtoSet = pr, true
 		delete(t.Params, "proto")
 	}
 	return nil
 }
 
-// String formats t in the syntax Parse accepts; Parse(t.String()) == t.
+// String formats t in the syntax Parse accepts. It always names the
+// protocol, so Parse(t.String()) is t with ProtoSet true.
 func (t Target) String() string {
 	var b strings.Builder
 	keys := make([]string, 0, len(t.Params))

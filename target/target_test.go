@@ -13,16 +13,16 @@ func TestParse(t *testing.T) {
 		in   string
 		want Target
 	}{
-		{"uds:///run/goblin/goblin.sock?proto=resp", Target{Scheme: UDS, Path: "/run/goblin/goblin.sock"}},
+		{"uds:///run/goblin/goblin.sock?proto=resp", Target{Scheme: UDS, Path: "/run/goblin/goblin.sock", ProtoSet: true}},
 		{"/tmp/g.sock", Target{Scheme: UDS, Path: "/tmp/g.sock"}},
 		// Characters URLs give a meaning must survive the round trip.
 		{"/tmp/a?b#c 100%.sock", Target{Scheme: UDS, Path: "/tmp/a?b#c 100%.sock"}},
 		{"ring:///dev/shm/a%3Fb", Target{Scheme: Ring, Path: "/dev/shm/a?b"}},
-		{"tcp://127.0.0.1:6380?proto=sbe", Target{Scheme: TCP, Address: "127.0.0.1:6380", Proto: proto.SBE}},
+		{"tcp://127.0.0.1:6380?proto=sbe", Target{Scheme: TCP, Address: "127.0.0.1:6380", Proto: proto.SBE, ProtoSet: true}},
 		{"tcp://localhost", Target{Scheme: TCP, Address: "localhost:6380"}},
 		{"127.0.0.1:7000", Target{Scheme: TCP, Address: "127.0.0.1:7000"}},
-		{"ring:///dev/shm/goblin?proto=sbe&max=4096", Target{Scheme: Ring, Path: "/dev/shm/goblin", Proto: proto.SBE, Params: map[string]string{"max": "4096"}}},
-		{"aeron:ipc?proto=sbe", Target{Scheme: Aeron, Address: "ipc", Proto: proto.SBE}},
+		{"ring:///dev/shm/goblin?proto=sbe&max=4096", Target{Scheme: Ring, Path: "/dev/shm/goblin", Proto: proto.SBE, ProtoSet: true, Params: map[string]string{"max": "4096"}}},
+		{"aeron:ipc?proto=sbe", Target{Scheme: Aeron, Address: "ipc", Proto: proto.SBE, ProtoSet: true}},
 		{"aeron:udp?endpoint=10.0.0.1:40123|control=10.0.0.1:40124", Target{Scheme: Aeron, Address: "udp",
 			Params: map[string]string{"endpoint": "10.0.0.1:40123", "control": "10.0.0.1:40124"}}},
 	}
@@ -36,7 +36,9 @@ func TestParse(t *testing.T) {
 			t.Errorf("Parse(%q) = %+v, want %+v", c.in, got, c.want)
 		}
 		again, err := Parse(got.String())
-		if err != nil || !reflect.DeepEqual(again, got) {
+		named := got
+		named.ProtoSet = true // String always names the protocol
+		if err != nil || !reflect.DeepEqual(again, named) {
 			t.Errorf("round trip of %q via %q = %+v, %v", c.in, got.String(), again, err)
 		}
 	}

@@ -13,6 +13,8 @@ package transport
 import (
 	"errors"
 	"time"
+
+	"github.com/goblin-kv/goblin/proto"
 )
 
 // Server is the server side of one listening transport. Every method is
@@ -53,6 +55,16 @@ type Conn interface {
 	SetDeadline(t time.Time) error
 	// Close releases the connection.
 	Close() error
+}
+
+// ProtocolConn is implemented by client connections whose handshake tells
+// the listener's protocol (ring, Aeron). A client dialled with a target
+// that names no protocol (target.Target.ProtoSet false) speaks the one
+// the connection reports.
+type ProtocolConn interface {
+	Conn
+	// Protocol is the protocol the server's listener speaks.
+	Protocol() proto.Protocol
 }
 
 // Errors shared by every transport's client side, so callers can test for

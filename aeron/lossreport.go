@@ -25,7 +25,8 @@ const (
 	lrLast          = 24 // int64, epoch ms
 	lrSessionID     = 32 // int32
 	lrStreamID      = 36 // int32
-	lrChannel       = 40 // int32 length then US-ASCII, then the source likewise
+	lrChannel       = 40 // int32 length then US-ASCII; the source likewise, 4-byte aligned after it
+	lrStringAlign   = 4  // the source's length word starts at lrChannel + align(4 + channel length, 4)
 	lrEntryAlign    = 64
 	lrMinEntryBytes = lrChannel + 8
 )
@@ -74,7 +75,9 @@ func readLossReport(buf []byte, fn func(LossEntry)) (int, error) {
 		if !ok {
 			return n, fmt.Errorf("loss report entry at %d: channel runs past the end", off)
 		}
-		source, end, ok := asciiAt(buf, next)
+		// The driver writes the source's length word on a 4-byte boundary
+		// (Aeron's LossReport.createEntry), not right after the channel.
+		source, end, ok := asciiAt(buf, off+lrChannel+align(next-(off+lrChannel), lrStringAlign))
 		if !ok {
 			return n, fmt.Errorf("loss report entry at %d: source runs past the end", off)
 		}

@@ -1,5 +1,10 @@
 package aeron
 
+import (
+	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
+	"github.com/goblin-kv/goblin/internal/shm"
+)
+
 // FragmentAssembler reassembles fragmented messages, per publisher session,
 // before passing them to the wrapped handler; whole messages pass straight
 // through without copying. Use one per subscription poller (it is not safe
@@ -29,19 +34,19 @@ func NewFragmentAssembler(fn FragmentHandler, initialBufferSize int) *FragmentAs
 // once, outside the polling loop).
 func (a *FragmentAssembler) OnFragment(buffer []byte, h *Header) {
 	flags := h.Flags()
-	if flags&flagsUnfragmented == flagsUnfragmented {
+	if flags&logbuffer.FlagsUnfragmented == logbuffer.FlagsUnfragmented {
 		a.delegate(buffer, h)
 		return
 	}
 	sid := h.SessionID()
-	if flags&flagBegin != 0 {
+	if flags&logbuffer.FlagBegin != 0 {
 		as := a.buffers[sid]
 		if as == nil {
 			as = &assembly{buf: make([]byte, 0, a.initial)}
 			a.buffers[sid] = as
 		}
 		as.buf = append(as.buf[:0], buffer...)
-		as.nextOffset = h.TermOffset() + int32(align(h.FrameLength(), frameAlignment))
+		as.nextOffset = h.TermOffset() + int32(shm.Align(h.FrameLength(), logbuffer.FrameAlignment))
 		as.active = true
 		return
 	}
@@ -55,8 +60,8 @@ func (a *FragmentAssembler) OnFragment(buffer []byte, h *Header) {
 		return
 	}
 	as.buf = append(as.buf, buffer...)
-	as.nextOffset += int32(align(h.FrameLength(), frameAlignment))
-	if flags&flagEnd != 0 {
+	as.nextOffset += int32(shm.Align(h.FrameLength(), logbuffer.FrameAlignment))
+	if flags&logbuffer.FlagEnd != 0 {
 		as.active = false
 		a.delegate(as.buf, h)
 		as.buf = as.buf[:0]

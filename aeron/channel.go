@@ -5,6 +5,9 @@ import (
 	"net"
 	"strconv"
 	"strings"
+
+	"github.com/goblin-kv/goblin/aeron/internal/command"
+	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
 )
 
 // Channel URI parameter names (io.aeron.CommonContext).
@@ -54,8 +57,8 @@ type ChannelURI struct {
 // ParseChannel parses and validates a channel URI. Errors wrap
 // ErrInvalidChannel.
 func ParseChannel(s string) (*ChannelURI, error) {
-	if len(s) > maxChannelLength {
-		return nil, fmt.Errorf("%w: %d characters > %d", ErrInvalidChannel, len(s), maxChannelLength)
+	if len(s) > command.MaxChannelLength {
+		return nil, fmt.Errorf("%w: %d characters > %d", ErrInvalidChannel, len(s), command.MaxChannelLength)
 	}
 	u := &ChannelURI{}
 	rest := s
@@ -164,13 +167,13 @@ func (u *ChannelURI) Validate() error {
 	}
 	if v := u.Get(ParamTermLength); v != "" {
 		n, err := parseSize(v)
-		if err != nil || n < minTermLength || n > maxTermLength || n&(n-1) != 0 {
+		if err != nil || n < logbuffer.MinTermLength || n > logbuffer.MaxTermLength || n&(n-1) != 0 {
 			return bad("term-length=%q must be a power of two between 64k and 1g", v)
 		}
 	}
 	if v := u.Get(ParamMTU); v != "" {
 		n, err := parseSize(v)
-		if err != nil || n <= headerLength || n > 65504 || n%frameAlignment != 0 {
+		if err != nil || n <= logbuffer.HeaderLength || n > 65504 || n%logbuffer.FrameAlignment != 0 {
 			return bad("mtu=%q must be a multiple of 32 in (32, 65504]", v)
 		}
 	}
@@ -311,8 +314,8 @@ func (b *ChannelBuilder) Build() (string, error) {
 		return "", err
 	}
 	s := b.u.String()
-	if len(s) > maxChannelLength {
-		return "", fmt.Errorf("%w: %d characters > %d", ErrInvalidChannel, len(s), maxChannelLength)
+	if len(s) > command.MaxChannelLength {
+		return "", fmt.Errorf("%w: %d characters > %d", ErrInvalidChannel, len(s), command.MaxChannelLength)
 	}
 	return s, nil
 }

@@ -9,46 +9,20 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/goblin-kv/goblin/aeron/internal/broadcast"
+	"github.com/goblin-kv/goblin/aeron/internal/cnc"
+	"github.com/goblin-kv/goblin/aeron/internal/command"
+	"github.com/goblin-kv/goblin/aeron/internal/counters"
+	"github.com/goblin-kv/goblin/aeron/internal/ringbuffer"
 	"github.com/goblin-kv/goblin/internal/shm"
 )
 
-// Command type ids (client → driver).
 const (
-	cmdAddPublication          = 0x01
-	cmdRemovePublication       = 0x02
-	cmdAddExclusivePublication = 0x03
-	cmdAddSubscription         = 0x04
-	cmdRemoveSubscription      = 0x05
-	cmdAddDestination          = 0x07
-	cmdRemoveDestination       = 0x08
-	cmdAddCounter              = 0x09
-	cmdRemoveCounter           = 0x0A
-	cmdClientClose             = 0x0B
-	cmdAddRcvDestination       = 0x0C
-	cmdRemoveRcvDestination    = 0x0D
-)
-
-// Response type ids (driver → clients).
-const (
-	rspOnError                     = 0x0F01
-	rspOnAvailableImage            = 0x0F02
-	rspOnPublicationReady          = 0x0F03
-	rspOnOperationSuccess          = 0x0F04
-	rspOnUnavailableImage          = 0x0F05
-	rspOnExclusivePublicationReady = 0x0F06
-	rspOnSubscriptionReady         = 0x0F07
-	rspOnCounterReady              = 0x0F08
-	rspOnUnavailableCounter        = 0x0F09
-	rspOnClientTimeout             = 0x0F0A
-	rspOnStaticCounter             = 0x0F0B
-	rspOnPublicationError          = 0x0F0C
-	rspOnNextAvailableSessionID    = 0x0F0D
-	maxChannelLength               = 4095
-	defaultDriverTimeout           = 10 * time.Second
-	defaultKeepaliveInterval       = 500 * time.Millisecond
-	defaultResourceLinger          = 3 * time.Second
-	defaultConductorIdle           = 2 * time.Millisecond
-	awaitingSleep                  = time.Millisecond
+	defaultDriverTimeout     = 10 * time.Second
+	defaultKeepaliveInterval = 500 * time.Millisecond
+	defaultResourceLinger    = 3 * time.Second
+	defaultConductorIdle     = 2 * time.Millisecond
+	awaitingSleep            = time.Millisecond
 )
 
 // Options configure a Client. The zero value works: it connects to the
@@ -110,8 +84,8 @@ func (o *Options) ensureDefaults() {
 type Client struct {
 	opts           Options
 	cnc            *CnC
-	ring           ringBuffer
-	bcast          *broadcastReceiver
+	ring           *ringbuffer.RingBuffer
+	bcast          *broadcast.Receiver
 	countersValues []byte
 	counters       *CountersReader
 	clientID       int64
@@ -152,12 +126,12 @@ func Connect(o Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	ring, err := newRingBuffer(cnc.toDriver)
+	ring, err := ringbuffer.New(cnc.toDriver)
 	if err != nil {
 		cnc.Close()
 		return nil, err
 	}
-	bcast, err := newBroadcastReceiver(cnc.toClients)
+	bcast, err := broadcast.NewReceiver(cnc.toClients)
 	if err != nil {
 		cnc.Close()
 		return nil, err
@@ -170,7 +144,7 @@ func Connect(o Options) (*Client, error) {
 		bcast:          bcast,
 		countersValues: cnc.countersValues,
 		counters:       cnc.Counters(),
-		clientID:       ring.nextCorrelationID(),
+		clientID:       ring.NextCorrelationID(),
 		cmd:            make([]byte, 0, 256),
 		pubs:           make(map[*pubBase]struct{}),
 		subs:           make(map[int64]*Subscription),
@@ -200,7 +174,7 @@ func awaitCnC(dir string, timeout time.Duration, deadline time.Time) (*CnC, erro
 			return nil, fmt.Errorf("%w: no active driver in %s within %v (%v)", ErrDriverTimeout, dir, timeout, last)
 		}
 		st, err := os.Stat(path)
-		if err != nil || st.Size() < cncMetaLength {
+		if err != nil || st.Size() < cnc.MetadataLength {
 			last = err
 			time.Sleep(16 * time.Millisecond)
 			continue
@@ -212,7 +186,7 @@ func awaitCnC(dir string, timeout time.Duration, deadline time.Time) (*CnC, erro
 			continue
 		}
 		// The driver stores the version last, with release; wait for it.
-		for shm.LoadInt32Acquire(data, cncVersionOffset) == 0 && time.Now().Before(deadline) {
+		for cnc.LoadVersion(data) == 0 && time.Now().Before(deadline) {
 			time.Sleep(time.Millisecond)
 		}
 		cnc, err := parseCnC(data)
@@ -258,7 +232,7 @@ func (c *Client) ReadErrors(since int64, fn func(ErrorRecord)) int {
 }
 
 // NextCorrelationID allocates a unique id from the driver's shared counter.
-func (c *Client) NextCorrelationID() int64 { return c.ring.nextCorrelationID() }
+func (c *Client) NextCorrelationID() int64 { return c.ring.NextCorrelationID() }
 
 // IsClosed reports whether the client is closed (by Close or a fatal error).
 func (c *Client) IsClosed() bool { return c.closed.Load() }
@@ -286,7 +260,7 @@ func (c *Client) Close() error {
 		return nil
 	}
 	if c.fatal == nil {
-		c.writeCommand(cmdClientClose, c.header(nullValue))
+		c.writeCommand(command.ClientClose, command.AppendCorrelated(c.cmd[:0], c.clientID, nullValue))
 	}
 	c.closeAllLocked(fmt.Errorf("%w", ErrClientClosed), false)
 	c.mu.Unlock()
@@ -304,355 +278,6 @@ func (c *Client) Close() error {
 		c.cnc = nil
 	}
 	return err
-}
-
-// run is the conductor goroutine: driver events, keepalives, liveness,
-// lingering resources. It is never on the message path.
-func (c *Client) run() {
-	defer close(c.done)
-	idle := c.opts.ConductorIdle
-	for {
-		c.mu.Lock()
-		if c.closed.Load() {
-			c.mu.Unlock()
-			return
-		}
-		w := c.doWork(time.Now())
-		c.mu.Unlock()
-		idle.Idle(w)
-	}
-}
-
-// doWork is one conductor duty cycle; callers hold c.mu.
-func (c *Client) doWork(now time.Time) int {
-	if c.closed.Load() {
-		return 0
-	}
-	if liveness := c.cnc.clientLiveness; liveness > 0 && now.Sub(c.lastDuty) > liveness {
-		c.fail(fmt.Errorf("%w: conductor did not run for %v (> client liveness timeout %v)",
-			ErrClientTimeout, now.Sub(c.lastDuty), liveness))
-		return 0
-	}
-	c.lastDuty = now
-	work := 0
-	for work < 16 && !c.closed.Load() {
-		n, err := c.bcast.receive(c.dispatchFn)
-		if err != nil {
-			c.report(err)
-		}
-		if n == 0 {
-			break
-		}
-		work += n
-	}
-	if c.closed.Load() {
-		return work
-	}
-	// The driver's heartbeat is one atomic load: check it every cycle, so a
-	// dead driver is noticed as soon as its stamp is DriverTimeout old.
-	if !c.checkDriver(now.UnixMilli()) {
-		return work
-	}
-	if now.Sub(c.lastKeepalive) >= c.opts.KeepaliveInterval {
-		c.lastKeepalive = now
-		work++
-		if !c.stampHeartbeat(now) {
-			return work
-		}
-	}
-	if len(c.lingering) > 0 {
-		keep := c.lingering[:0]
-		for _, r := range c.lingering {
-			if now.Sub(r.at) >= c.opts.ResourceLinger {
-				delete(c.mapped, r.log)
-				shm.Unmap(r.log.data)
-				work++
-			} else {
-				keep = append(keep, r)
-			}
-		}
-		c.lingering = keep
-	}
-	return work
-}
-
-// checkDriver watches the driver's heartbeat: −1 means it shut down, a
-// stamp older than the driver timeout means it is gone.
-func (c *Client) checkDriver(nowMs int64) bool {
-	hb := c.ring.consumerHeartbeat()
-	if hb == -1 {
-		c.fail(fmt.Errorf("%w: driver in %s marked its CnC file shut down", ErrDriverShutdown, c.opts.Dir))
-		return false
-	}
-	if nowMs > hb+c.opts.DriverTimeout.Milliseconds() {
-		c.fail(fmt.Errorf("%w: driver heartbeat is %d ms old (driver timeout %v)", ErrDriverTimeout, nowMs-hb, c.opts.DriverTimeout))
-		return false
-	}
-	return true
-}
-
-// stampHeartbeat keeps this client alive the 1.51 way: it stores the time
-// into the client-heartbeat counter the driver made on the first command.
-func (c *Client) stampHeartbeat(now time.Time) bool {
-	nowMs := now.UnixMilli()
-	r := c.counters
-	if c.heartbeatID < 0 {
-		c.heartbeatID = r.FindByTypeAndRegistrationID(CounterTypeClientHeartbeat, c.clientID)
-		if c.heartbeatID < 0 {
-			return true // no command sent yet: the driver has no entry for us
-		}
-	} else if r.State(c.heartbeatID) != CounterAllocated || r.TypeID(c.heartbeatID) != CounterTypeClientHeartbeat ||
-		r.RegistrationID(c.heartbeatID) != c.clientID {
-		c.fail(fmt.Errorf("%w: client heartbeat counter %d is no longer active", ErrClientTimeout, c.heartbeatID))
-		return false
-	}
-	// Heartbeat counter: this client is its only writer (release); the
-	// driver conductor reads it (acquire) to decide liveness.
-	shm.StoreInt64Release(c.countersValues, int(c.heartbeatID)*counterValueLength, nowMs)
-	return true
-}
-
-func (c *Client) report(err error) {
-	if h := c.opts.ErrorHandler; h != nil {
-		h(err)
-	}
-}
-
-// fail closes everything after a fatal error and reports it.
-func (c *Client) fail(err error) {
-	if c.fatal != nil || c.closed.Load() {
-		return
-	}
-	c.fatal = err
-	c.closeAllLocked(err, true)
-	c.report(err)
-}
-
-// closeAllLocked marks every resource closed; mappings stay until Close.
-func (c *Client) closeAllLocked(cause error, notify bool) {
-	c.closed.Store(true)
-	for p := range c.pubs {
-		p.closed.Store(true)
-	}
-	for _, s := range c.subs {
-		s.closed.Store(true)
-		imgs := s.Images()
-		empty := []*Image{}
-		s.images.Store(&empty)
-		for _, img := range imgs {
-			img.close()
-			if notify {
-				c.imageUnavailable(s, img)
-			}
-		}
-	}
-	for _, k := range c.ctrs {
-		k.closed = true
-	}
-	_ = cause
-}
-
-func (c *Client) usable() error {
-	if c.fatal != nil {
-		return fmt.Errorf("%w: %w", ErrClientClosed, c.fatal)
-	}
-	if c.closed.Load() {
-		return ErrClientClosed
-	}
-	return nil
-}
-
-// header starts a command with the correlated header.
-func (c *Client) header(correlationID int64) []byte {
-	b := c.cmd[:0]
-	b = appendInt64(b, c.clientID)
-	return appendInt64(b, correlationID)
-}
-
-func (c *Client) writeCommand(typeID int32, msg []byte) error {
-	c.cmd = msg[:0]
-	if err := c.ring.write(typeID, msg); err != nil {
-		return fmt.Errorf("aeron: send command %#x: %w", typeID, err)
-	}
-	return nil
-}
-
-// awaitResponse runs the conductor's duty cycle on the calling goroutine
-// until the reply to correlationID arrives, as the real clients do.
-func (c *Client) awaitResponse(correlationID int64) (int32, []byte, error) {
-	c.awaitCorr, c.awaitDone, c.awaitErr, c.awaitMsg = correlationID, false, nil, c.awaitMsg[:0]
-	defer func() { c.awaitCorr = nullValue }()
-	deadline := time.Now().Add(c.opts.DriverTimeout)
-	for {
-		now := time.Now()
-		c.doWork(now)
-		if c.awaitErr != nil {
-			return 0, nil, c.awaitErr
-		}
-		if c.awaitDone {
-			return c.awaitType, c.awaitMsg, nil
-		}
-		if err := c.usable(); err != nil {
-			return 0, nil, err
-		}
-		if now.After(deadline) {
-			return 0, nil, fmt.Errorf("%w: no reply to command %d within %v", ErrDriverTimeout, correlationID, c.opts.DriverTimeout)
-		}
-		time.Sleep(awaitingSleep)
-	}
-}
-
-// dispatch handles one driver event (conductor, under c.mu).
-func (c *Client) dispatch(typeID int32, msg []byte) {
-	switch typeID {
-	case rspOnError:
-		if len(msg) < 16 {
-			return
-		}
-		corr := shm.GetInt64(msg, 0)
-		code := ErrorCode(shm.GetInt32(msg, 8))
-		text := getString(msg, 12)
-		if corr == c.awaitCorr && code != ErrorCodeChannelEndpointError {
-			c.awaitErr = &DriverError{Code: code, Message: text, CorrelationID: corr}
-			return
-		}
-		if code == ErrorCodeChannelEndpointError && c.ownsStatusID(int32(corr)) {
-			c.report(&DriverError{Code: code, Message: text, CorrelationID: corr})
-		}
-	case rspOnPublicationReady, rspOnExclusivePublicationReady, rspOnSubscriptionReady,
-		rspOnOperationSuccess, rspOnStaticCounter, rspOnNextAvailableSessionID:
-		if len(msg) >= 8 && shm.GetInt64(msg, 0) == c.awaitCorr {
-			c.awaitDone, c.awaitType, c.awaitMsg = true, typeID, append(c.awaitMsg[:0], msg...)
-		}
-	case rspOnCounterReady:
-		if len(msg) < 12 {
-			return
-		}
-		corr := shm.GetInt64(msg, 0)
-		if corr == c.awaitCorr {
-			c.awaitDone, c.awaitType, c.awaitMsg = true, typeID, append(c.awaitMsg[:0], msg...)
-		}
-		if corr == c.clientID {
-			c.heartbeatID = shm.GetInt32(msg, 8)
-		}
-	case rspOnAvailableImage:
-		c.onAvailableImage(msg)
-	case rspOnUnavailableImage:
-		if len(msg) < 24 {
-			return
-		}
-		corr := shm.GetInt64(msg, 0)
-		s := c.subs[shm.GetInt64(msg, 8)]
-		if s == nil {
-			return
-		}
-		if img := s.removeImage(corr); img != nil {
-			img.close()
-			c.linger(img.log)
-			c.imageUnavailable(s, img)
-		}
-	case rspOnUnavailableCounter:
-		if len(msg) >= 12 {
-			if k := c.ctrs[shm.GetInt64(msg, 0)]; k != nil {
-				k.closed = true
-			}
-		}
-	case rspOnClientTimeout:
-		if len(msg) >= 8 && shm.GetInt64(msg, 0) == c.clientID {
-			c.fail(fmt.Errorf("%w: the driver timed this client (%d) out", ErrClientTimeout, c.clientID))
-		}
-	case rspOnPublicationError:
-		if len(msg) >= 68 {
-			reg := shm.GetInt64(msg, 0)
-			for p := range c.pubs {
-				if p.originalRegID == reg {
-					c.report(&DriverError{Code: ErrorCode(shm.GetInt32(msg, 60)), Message: getString(msg, 64), CorrelationID: reg})
-					break
-				}
-			}
-		}
-	}
-}
-
-func (c *Client) ownsStatusID(id int32) bool {
-	for p := range c.pubs {
-		if p.statusID == id {
-			return true
-		}
-	}
-	for _, s := range c.subs {
-		if s.statusID == id {
-			return true
-		}
-	}
-	return false
-}
-
-func (c *Client) onAvailableImage(msg []byte) {
-	if len(msg) < 32 {
-		return
-	}
-	corr := shm.GetInt64(msg, 0)
-	sessionID := shm.GetInt32(msg, 8)
-	subID := shm.GetInt64(msg, 16)
-	s := c.subs[subID]
-	if s == nil || s.closed.Load() {
-		return
-	}
-	for _, img := range s.Images() {
-		if img.correlationID == corr {
-			return
-		}
-	}
-	posID := shm.GetInt32(msg, 24)
-	logFile := getString(msg, 28)
-	srcOff := 32 + align(len(logFile), 4)
-	source := ""
-	if srcOff+4 <= len(msg) {
-		source = getString(msg, srcOff)
-	}
-	log, err := c.mapLog(logFile)
-	if err != nil {
-		c.report(fmt.Errorf("aeron: image %d of subscription %d: %w", corr, subID, err))
-		return
-	}
-	img := newImage(s, log, c.countersValues, posID, corr, sessionID, source)
-	s.addImage(img)
-	if h := s.onAvailable; h != nil {
-		h(img)
-	} else if h := c.opts.AvailableImageHandler; h != nil {
-		h(img)
-	}
-}
-
-func (c *Client) imageUnavailable(s *Subscription, img *Image) {
-	if h := s.onUnavailable; h != nil {
-		h(img)
-	} else if h := c.opts.UnavailableImageHandler; h != nil {
-		h(img)
-	}
-}
-
-func (c *Client) mapLog(path string) (*logBuffer, error) {
-	mapFile := shm.MapPrefault
-	if c.opts.NoPrefault {
-		mapFile = shm.Map
-	}
-	data, err := mapFile(path)
-	if err != nil {
-		return nil, err
-	}
-	log, err := newLogBuffer(data)
-	if err != nil {
-		shm.Unmap(data)
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	c.mapped[log] = struct{}{}
-	return log, nil
-}
-
-func (c *Client) linger(log *logBuffer) {
-	c.lingering = append(c.lingering, lingerRes{log: log, at: time.Now()})
 }
 
 // AddPublication adds a concurrent publication (ADD_PUBLICATION) and waits
@@ -686,14 +311,12 @@ func (c *Client) addPublication(p *pubBase, channel string, streamID int32, excl
 	if err := c.usable(); err != nil {
 		return err
 	}
-	corr := c.ring.nextCorrelationID()
-	b := c.header(corr)
-	b = appendInt32(b, streamID)
-	b = appendString(b, channel)
-	typeID := int32(cmdAddPublication)
+	corr := c.ring.NextCorrelationID()
+	typeID := command.AddPublication
 	if exclusive {
-		typeID = cmdAddExclusivePublication
+		typeID = command.AddExclusivePublication
 	}
+	b := command.AppendPublicationMessage(c.cmd[:0], c.clientID, corr, streamID, channel)
 	if err := c.writeCommand(typeID, b); err != nil {
 		return err
 	}
@@ -701,21 +324,22 @@ func (c *Client) addPublication(p *pubBase, channel string, streamID int32, excl
 	if err != nil {
 		return fmt.Errorf("aeron: add publication %s stream %d: %w", channel, streamID, err)
 	}
-	if len(msg) < 36 {
+	if len(msg) < command.PublicationBuffersReadyMinLength {
 		return fmt.Errorf("aeron: add publication: short reply of %d bytes", len(msg))
 	}
-	logFile := getString(msg, 32)
+	ready := command.PublicationBuffersReady(msg)
+	logFile := ready.LogFileName()
 	log, err := c.mapLog(logFile)
 	if err != nil {
 		return fmt.Errorf("aeron: add publication %s stream %d: %w", channel, streamID, err)
 	}
-	p.init(c, c.countersValues, log, shm.GetInt32(msg, 24))
+	p.init(c, c.countersValues, log, ready.PublicationLimitCounterID())
 	p.channel = channel
 	p.streamID = streamID
 	p.registrationID = corr
-	p.originalRegID = shm.GetInt64(msg, 8)
-	p.sessionID = shm.GetInt32(msg, 16)
-	p.statusID = shm.GetInt32(msg, 28)
+	p.originalRegID = ready.RegistrationID()
+	p.sessionID = ready.SessionID()
+	p.statusID = ready.ChannelStatusIndicatorID()
 	p.exclusive = exclusive
 	c.pubs[p] = struct{}{}
 	return nil
@@ -733,11 +357,9 @@ func (c *Client) releasePublication(p *pubBase) error {
 	if err := c.usable(); err != nil {
 		return nil // the driver or client is gone: nothing to remove
 	}
-	corr := c.ring.nextCorrelationID()
-	b := c.header(corr)
-	b = appendInt64(b, p.registrationID)
-	b = appendInt64(b, 0) // flags: no revoke
-	if err := c.writeCommand(cmdRemovePublication, b); err != nil {
+	corr := c.ring.NextCorrelationID()
+	b := command.AppendRemovePublication(c.cmd[:0], c.clientID, corr, p.registrationID, false)
+	if err := c.writeCommand(command.RemovePublication, b); err != nil {
 		return err
 	}
 	if _, _, err := c.awaitResponse(corr); err != nil {
@@ -765,18 +387,15 @@ func (c *Client) AddSubscriptionWithHandlers(channel string, streamID int32, onA
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
-	corr := c.ring.nextCorrelationID()
+	corr := c.ring.NextCorrelationID()
 	s := &Subscription{client: c, channel: channel, streamID: streamID, registrationID: corr,
 		onAvailable: onAvailable, onUnavailable: onUnavailable}
 	empty := []*Image{}
 	s.images.Store(&empty)
-	b := c.header(corr)
-	b = appendInt64(b, nullValue)
-	b = appendInt32(b, streamID)
-	b = appendString(b, channel)
+	b := command.AppendSubscriptionMessage(c.cmd[:0], c.clientID, corr, streamID, channel)
 	// Registered before the reply so images announced right after it find it.
 	c.subs[corr] = s
-	if err := c.writeCommand(cmdAddSubscription, b); err != nil {
+	if err := c.writeCommand(command.AddSubscription, b); err != nil {
 		delete(c.subs, corr)
 		return nil, err
 	}
@@ -785,8 +404,8 @@ func (c *Client) AddSubscriptionWithHandlers(channel string, streamID int32, onA
 		delete(c.subs, corr)
 		return nil, fmt.Errorf("aeron: add subscription %s stream %d: %w", channel, streamID, err)
 	}
-	if len(msg) >= 12 {
-		s.statusID = shm.GetInt32(msg, 8)
+	if len(msg) >= command.CounterUpdateLength {
+		s.statusID = command.CounterUpdate(msg).Value()
 	}
 	return s, nil
 }
@@ -809,10 +428,9 @@ func (c *Client) releaseSubscription(s *Subscription) error {
 	if err := c.usable(); err != nil {
 		return nil
 	}
-	corr := c.ring.nextCorrelationID()
-	b := c.header(corr)
-	b = appendInt64(b, s.registrationID)
-	if err := c.writeCommand(cmdRemoveSubscription, b); err != nil {
+	corr := c.ring.NextCorrelationID()
+	b := command.AppendRemove(c.cmd[:0], c.clientID, corr, s.registrationID)
+	if err := c.writeCommand(command.RemoveSubscription, b); err != nil {
 		return err
 	}
 	if _, _, err := c.awaitResponse(corr); err != nil {
@@ -825,35 +443,28 @@ func (c *Client) releaseSubscription(s *Subscription) error {
 // given type id, key (≤ 112 bytes) and label (≤ 380 ASCII bytes), owned by
 // this client and freed when it closes.
 func (c *Client) AddCounter(typeID int32, key []byte, label string) (*Counter, error) {
-	if len(key) > counterMaxKey {
-		return nil, fmt.Errorf("aeron: counter key of %d bytes > %d", len(key), counterMaxKey)
+	if len(key) > counters.MaxKeyLength {
+		return nil, fmt.Errorf("aeron: counter key of %d bytes > %d", len(key), counters.MaxKeyLength)
 	}
-	if len(label) > counterMaxLabel {
-		return nil, fmt.Errorf("aeron: counter label of %d bytes > %d", len(label), counterMaxLabel)
+	if len(label) > counters.MaxLabelLength {
+		return nil, fmt.Errorf("aeron: counter label of %d bytes > %d", len(label), counters.MaxLabelLength)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
-	corr := c.ring.nextCorrelationID()
-	b := c.header(corr)
-	b = appendInt32(b, typeID)
-	b = appendInt32(b, int32(len(key)))
-	b = append(b, key...)
-	for len(b)%4 != 0 {
-		b = append(b, 0)
-	}
-	b = appendString(b, label)
-	if err := c.writeCommand(cmdAddCounter, b); err != nil {
+	corr := c.ring.NextCorrelationID()
+	b := command.AppendCounterMessage(c.cmd[:0], c.clientID, corr, typeID, key, label)
+	if err := c.writeCommand(command.AddCounter, b); err != nil {
 		return nil, err
 	}
 	_, msg, err := c.awaitResponse(corr)
 	if err != nil {
 		return nil, fmt.Errorf("aeron: add counter %q: %w", label, err)
 	}
-	id := shm.GetInt32(msg, 8)
-	k := &Counter{client: c, values: c.countersValues, off: int(id) * counterValueLength, id: id, registrationID: corr}
+	id := command.CounterUpdate(msg).Value()
+	k := &Counter{client: c, values: c.countersValues, off: counters.ValueOffsetOf(id), id: id, registrationID: corr}
 	c.ctrs[corr] = k
 	return k, nil
 }
@@ -869,10 +480,9 @@ func (c *Client) releaseCounter(k *Counter) error {
 	if err := c.usable(); err != nil {
 		return nil
 	}
-	corr := c.ring.nextCorrelationID()
-	b := c.header(corr)
-	b = appendInt64(b, k.registrationID)
-	if err := c.writeCommand(cmdRemoveCounter, b); err != nil {
+	corr := c.ring.NextCorrelationID()
+	b := command.AppendRemove(c.cmd[:0], c.clientID, corr, k.registrationID)
+	if err := c.writeCommand(command.RemoveCounter, b); err != nil {
 		return err
 	}
 	if _, _, err := c.awaitResponse(corr); err != nil {
@@ -893,10 +503,8 @@ func (c *Client) destination(typeID int32, registrationID int64, channel string)
 	if err := c.usable(); err != nil {
 		return err
 	}
-	corr := c.ring.nextCorrelationID()
-	b := c.header(corr)
-	b = appendInt64(b, registrationID)
-	b = appendString(b, channel)
+	corr := c.ring.NextCorrelationID()
+	b := command.AppendDestination(c.cmd[:0], c.clientID, corr, registrationID, channel)
 	if err := c.writeCommand(typeID, b); err != nil {
 		return err
 	}
@@ -904,29 +512,4 @@ func (c *Client) destination(typeID int32, registrationID int64, channel string)
 		return fmt.Errorf("aeron: destination %s: %w", channel, err)
 	}
 	return nil
-}
-
-func appendInt32(b []byte, v int32) []byte {
-	return append(b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
-}
-
-func appendInt64(b []byte, v int64) []byte {
-	return appendInt32(appendInt32(b, int32(v)), int32(v>>32))
-}
-
-func appendString(b []byte, s string) []byte {
-	b = appendInt32(b, int32(len(s)))
-	return append(b, s...)
-}
-
-// getString reads an int32-length-prefixed ASCII string, bounds-checked.
-func getString(b []byte, off int) string {
-	if off+4 > len(b) {
-		return ""
-	}
-	n := int(shm.GetInt32(b, off))
-	if n < 0 || off+4+n > len(b) {
-		return ""
-	}
-	return string(b[off+4 : off+4+n])
 }

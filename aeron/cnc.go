@@ -1,34 +1,22 @@
 package aeron
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
 	"path/filepath"
 	"time"
 
+	"github.com/goblin-kv/goblin/aeron/internal/cnc"
+	"github.com/goblin-kv/goblin/aeron/internal/counters"
+	"github.com/goblin-kv/goblin/aeron/internal/errorlog"
+	"github.com/goblin-kv/goblin/aeron/internal/ringbuffer"
 	"github.com/goblin-kv/goblin/internal/shm"
 )
 
-// CnC file layout (cnc.dat): a 128-byte header, then the to-driver ring
-// buffer, the to-clients broadcast buffer, counters metadata, counters
-// values and the error log, back to back.
-const (
-	cncVersion            = 0x200 // 0.2.0: major 0, minor 2
-	cncMetaLength         = 128
-	cncVersionOffset      = 0
-	cncToDriverLength     = 4
-	cncToClientsLength    = 8
-	cncCountersMetaLength = 12
-	cncCountersValsLength = 16
-	cncErrorLogLength     = 20
-	cncClientLiveness     = 24
-	cncStartTimestamp     = 32
-	cncPID                = 40
-)
-
 // CnCFile is the name of the driver's command-and-control file.
-const CnCFile = "cnc.dat"
+const CnCFile = cnc.FileName
 
 // DefaultDir is the Aeron directory the real clients use when none is
 // configured: $AERON_DIR if set, else /dev/shm/aeron-<user> on Linux (or
@@ -86,63 +74,45 @@ func OpenCnC(dir string) (*CnC, error) {
 }
 
 func parseCnC(data []byte) (*CnC, error) {
-	if len(data) < cncMetaLength {
-		return nil, fmt.Errorf("cnc file of %d bytes is too short", len(data))
+	l, m, err := cnc.Parse(data)
+	switch {
+	case errors.Is(err, cnc.ErrNotReady):
+		return nil, fmt.Errorf("%w: %w", ErrDriverTimeout, err)
+	case errors.Is(err, cnc.ErrVersion):
+		return nil, fmt.Errorf("%w: %w", ErrCnCVersion, err)
+	case err != nil:
+		return nil, err
 	}
-	// Version: the driver stores it last with release ("ready"); acquire.
-	v := shm.LoadInt32Acquire(data, cncVersionOffset)
-	if v == 0 {
-		return nil, fmt.Errorf("%w: driver has not finished creating the CnC file", ErrDriverTimeout)
-	}
-	if v>>16 != cncVersion>>16 || (v>>8)&0xFF < (cncVersion>>8)&0xFF {
-		return nil, fmt.Errorf("%w: driver has %d.%d.%d, client needs %d.%d.x", ErrCnCVersion,
-			v>>16, (v>>8)&0xFF, v&0xFF, cncVersion>>16, (cncVersion>>8)&0xFF)
-	}
-	lens := [5]int{
-		int(shm.GetInt32(data, cncToDriverLength)),
-		int(shm.GetInt32(data, cncToClientsLength)),
-		int(shm.GetInt32(data, cncCountersMetaLength)),
-		int(shm.GetInt32(data, cncCountersValsLength)),
-		int(shm.GetInt32(data, cncErrorLogLength)),
-	}
-	total := cncMetaLength
-	for _, l := range lens {
-		if l < 0 {
-			return nil, fmt.Errorf("cnc file has a negative section length")
-		}
-		total += l
-	}
-	if total > len(data) {
-		return nil, fmt.Errorf("cnc file of %d bytes is shorter than its sections (%d)", len(data), total)
-	}
-	c := &CnC{data: data}
-	off := cncMetaLength
-	secs := []*[]byte{&c.toDriver, &c.toClients, &c.countersMeta, &c.countersValues, &c.errorLog}
-	for k, s := range secs {
-		*s = data[off : off+lens[k] : off+lens[k]]
-		off += lens[k]
-	}
-	c.clientLiveness = time.Duration(shm.GetInt64(data, cncClientLiveness))
-	c.driverStartTime = shm.GetInt64(data, cncStartTimestamp)
-	c.driverPID = shm.GetInt64(data, cncPID)
-	return c, nil
+	s := l.Slice(data)
+	return &CnC{
+		data:            data,
+		toDriver:        s.ToDriver,
+		toClients:       s.ToClients,
+		countersMeta:    s.CountersMeta,
+		countersValues:  s.CountersValues,
+		errorLog:        s.ErrorLog,
+		clientLiveness:  time.Duration(m.ClientLivenessTimeoutNs),
+		driverStartTime: m.StartTimestampMs,
+		driverPID:       m.PID,
+	}, nil
 }
 
 // Counters returns a reader over the driver's counters.
 func (c *CnC) Counters() *CountersReader {
-	return &CountersReader{meta: c.countersMeta, values: c.countersValues}
+	return counters.NewReader(c.countersMeta, c.countersValues)
 }
 
 // ReadErrors calls fn for every distinct error the driver logged that was
 // last observed at or after since (epoch ms; 0 for all) and returns the count.
 func (c *CnC) ReadErrors(since int64, fn func(ErrorRecord)) int {
-	return readErrorLog(c.errorLog, since, fn)
+	return errorlog.Read(c.errorLog, since, fn)
 }
 
 // DriverHeartbeat is the driver's last liveness stamp (epoch ms); −1 means
 // the driver shut down.
 func (c *CnC) DriverHeartbeat() int64 {
-	return shm.LoadInt64Acquire(c.toDriver, len(c.toDriver)-rbTrailerLength+rbHeartbeatOffset)
+	// Writer: the driver conductor (release); acquire here.
+	return shm.LoadInt64Acquire(c.toDriver, len(c.toDriver)-ringbuffer.TrailerLength+ringbuffer.ConsumerHeartbeatOffset)
 }
 
 // DriverPID is the driver's process id.
@@ -161,3 +131,6 @@ func (c *CnC) Close() error {
 	c.data = nil
 	return shm.Unmap(d)
 }
+
+// ErrorRecord is one distinct error the driver logged.
+type ErrorRecord = errorlog.Record

@@ -7,22 +7,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/aeron/internal/broadcast"
+	"github.com/goblin-kv/goblin/aeron/internal/cnc"
+	"github.com/goblin-kv/goblin/aeron/internal/counters"
+	"github.com/goblin-kv/goblin/aeron/internal/ringbuffer"
 	"github.com/goblin-kv/goblin/internal/shm"
 )
 
 // fakeCnC lays out a minimal cnc.dat the way the driver does.
 func fakeCnC(version int32, heartbeat int64) []byte {
-	const toDriver, toClients, cmeta, cvals, errs = 1024 + rbTrailerLength, 1024 + bcTrailerLength, 4 * 512, 4 * 128, 1024
-	b := make([]byte, cncMetaLength+toDriver+toClients+cmeta+cvals+errs)
-	shm.PutInt32(b, cncToDriverLength, toDriver)
-	shm.PutInt32(b, cncToClientsLength, toClients)
-	shm.PutInt32(b, cncCountersMetaLength, cmeta)
-	shm.PutInt32(b, cncCountersValsLength, cvals)
-	shm.PutInt32(b, cncErrorLogLength, errs)
-	shm.PutInt64(b, cncClientLiveness, int64(10*time.Second))
-	shm.PutInt64(b, cncPID, 4242)
-	shm.PutInt64(b, cncMetaLength+toDriver-rbTrailerLength+rbHeartbeatOffset, heartbeat)
-	shm.PutInt32(b, cncVersionOffset, version)
+	l := cnc.Lengths{
+		ToDriver:       1024 + ringbuffer.TrailerLength,
+		ToClients:      1024 + broadcast.TrailerLength,
+		CountersMeta:   4 * counters.MetadataLength,
+		CountersValues: 4 * counters.ValueLength,
+		ErrorLog:       1024,
+	}
+	b := make([]byte, cnc.MetadataLength+l.Sum())
+	cnc.FillMetadata(b, l, cnc.Metadata{ClientLivenessTimeoutNs: int64(10 * time.Second), PID: 4242})
+	shm.PutInt64(b, cnc.MetadataLength+l.ToDriver-ringbuffer.TrailerLength+ringbuffer.ConsumerHeartbeatOffset, heartbeat)
+	shm.PutInt32(b, cnc.VersionOffset, version)
 	return b
 }
 
@@ -42,7 +46,7 @@ func TestCnCVersionCheck(t *testing.T) {
 	if _, err := parseCnC(fakeCnC(0, 1)); !errors.Is(err, ErrDriverTimeout) {
 		t.Fatalf("unready file: %v", err)
 	}
-	short := fakeCnC(cncVersion, 1)
+	short := fakeCnC(cnc.Version, 1)
 	if _, err := parseCnC(short[:len(short)-1]); err == nil {
 		t.Fatal("accepted a truncated file")
 	}
@@ -52,7 +56,7 @@ func TestConnectRefusesStaleOrIncompatibleDriver(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, CnCFile)
 	// A CnC whose driver died long ago: Connect waits, then times out.
-	if err := os.WriteFile(path, fakeCnC(cncVersion, 1), 0o644); err != nil {
+	if err := os.WriteFile(path, fakeCnC(cnc.Version, 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Connect(Options{Dir: dir, DriverTimeout: 300 * time.Millisecond}); !errors.Is(err, ErrDriverTimeout) {

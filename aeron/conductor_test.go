@@ -7,6 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/aeron/internal/broadcast"
+	"github.com/goblin-kv/goblin/aeron/internal/cnc"
+	"github.com/goblin-kv/goblin/aeron/internal/command"
+	"github.com/goblin-kv/goblin/aeron/internal/ringbuffer"
 	"github.com/goblin-kv/goblin/internal/shm"
 )
 
@@ -49,12 +53,12 @@ func (g *gateIdle) release() { g.once.Do(func() { close(g.open) }) }
 type fakeDriver struct {
 	data []byte
 	cnc  *CnC
-	tx   *broadcastTransmitter
+	tx   *broadcast.Transmitter
 }
 
 func newFakeDriver(t *testing.T) (*fakeDriver, string) {
 	dir := t.TempDir()
-	img := fakeCnC(cncVersion, time.Now().UnixMilli())
+	img := fakeCnC(cnc.Version, time.Now().UnixMilli())
 	data, err := shm.Create(filepath.Join(dir, CnCFile), len(img))
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +69,7 @@ func newFakeDriver(t *testing.T) (*fakeDriver, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tx, err := newBroadcastTransmitter(cnc.toClients)
+	tx, err := broadcast.NewTransmitter(cnc.toClients)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +77,7 @@ func newFakeDriver(t *testing.T) (*fakeDriver, string) {
 }
 
 func (f *fakeDriver) setHeartbeat(ms int64) {
-	shm.StoreInt64Release(f.cnc.toDriver, len(f.cnc.toDriver)-rbTrailerLength+rbHeartbeatOffset, ms)
+	shm.StoreInt64Release(f.cnc.toDriver, len(f.cnc.toDriver)-ringbuffer.TrailerLength+ringbuffer.ConsumerHeartbeatOffset, ms)
 }
 
 func connectFake(t *testing.T, dir string, o Options) (*Client, *gateIdle, *errorLog) {
@@ -118,7 +122,7 @@ func TestConductorReportsLappingAndRecovers(t *testing.T) {
 	// The driver sends more than the whole 1 KiB broadcast buffer before
 	// the conductor reads: the client is lapped.
 	for i := 0; i < 100; i++ {
-		f.tx.transmit(rspOnOperationSuccess, appendInt64(nil, 1000+int64(i)))
+		f.tx.Transmit(command.OnOperationSuccess, command.AppendInt64(nil, 1000+int64(i)))
 	}
 	g.step()
 	if !el.has(ErrBroadcastLapped) {
@@ -126,7 +130,7 @@ func TestConductorReportsLappingAndRecovers(t *testing.T) {
 	}
 	// It carries on from the latest event: a client timeout for this client
 	// is still noticed.
-	f.tx.transmit(rspOnClientTimeout, appendInt64(nil, c.ClientID()))
+	f.tx.Transmit(command.OnClientTimeout, command.AppendInt64(nil, c.ClientID()))
 	for i := 0; i < 3 && !c.IsClosed(); i++ {
 		g.step()
 	}
@@ -143,7 +147,7 @@ func TestConductorReportsLappingAndRecovers(t *testing.T) {
 func TestConductorIgnoresOtherClientsTimeout(t *testing.T) {
 	f, dir := newFakeDriver(t)
 	c, g, _ := connectFake(t, dir, Options{})
-	f.tx.transmit(rspOnClientTimeout, appendInt64(nil, c.ClientID()+1))
+	f.tx.Transmit(command.OnClientTimeout, command.AppendInt64(nil, c.ClientID()+1))
 	g.step()
 	g.step()
 	if c.IsClosed() {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
 	"github.com/goblin-kv/goblin/internal/shm"
 )
 
@@ -43,13 +44,13 @@ type appendState struct {
 func (p *ExclusivePublication) initTail() {
 	log := p.log
 	termCount := log.activeTermCount()
-	raw := log.rawTail(int(termCount) % partitionCount)
+	raw := log.rawTail(int(termCount) % logbuffer.PartitionCount)
 	s := &p.appendState
 	s.limitAddr = uintptr(unsafe.Pointer(&p.limitBuf[p.limitOff]))
 	s.termLength = int64(log.termLength)
 	s.payloadLimit = int64(p.maxPayload)
 	s.hdrVersionFlags, s.hdrSession, s.hdrStream = p.hw.versionFlagsType, p.hw.sessionID, p.hw.streamID
-	p.setActive(int(termCount)%partitionCount, tailTermID(raw), tailTermOffset(raw, log.termLength))
+	p.setActive(int(termCount)%logbuffer.PartitionCount, logbuffer.TermID(raw), logbuffer.TermOffset(raw, log.termLength))
 }
 
 // setActive makes partition index, holding termID, the one appended to,
@@ -59,10 +60,10 @@ func (p *ExclusivePublication) setActive(index int, termID int32, termOffset int
 	s := &p.appendState
 	p.activeIndex = index
 	s.termAddr = uintptr(unsafe.Pointer(&log.terms[index][0]))
-	s.tailAddr = uintptr(unsafe.Pointer(&log.meta[lmTailOffset+8*index]))
+	s.tailAddr = uintptr(unsafe.Pointer(&log.meta[logbuffer.TermTailCountersOffset+8*index]))
 	s.termID = int64(termID)
 	s.termOffset = int64(termOffset)
-	s.termBeginPosition = computePosition(termID, 0, log.bitsToShift, log.initialTermID)
+	s.termBeginPosition = logbuffer.ComputePosition(termID, 0, log.bitsToShift, log.initialTermID)
 }
 
 // Offer appends msg and returns the new position or a negative status; see
@@ -120,11 +121,11 @@ func (p *ExclusivePublication) offer2(a, b []byte) int64 {
 	}
 	log := p.log
 	term := log.terms[p.activeIndex]
-	tailOff := lmTailOffset + 8*p.activeIndex
+	tailOff := logbuffer.TermTailCountersOffset + 8*p.activeIndex
 	termOffset, termID := int(p.termOffset), int32(p.termID)
 	var required int
 	if length <= p.maxPayload {
-		required = align(length+headerLength, frameAlignment)
+		required = shm.Align(length+logbuffer.HeaderLength, logbuffer.FrameAlignment)
 	} else {
 		if length > p.maxMessage {
 			panic(fmt.Errorf("%w: %d bytes > max message length %d", ErrMessageTooLong, length, p.maxMessage))
@@ -135,7 +136,7 @@ func (p *ExclusivePublication) offer2(a, b []byte) int64 {
 	// The raw tail is advanced (release) before the frame is written, as the
 	// Java client does. Writer: this publisher only. Readers: the driver
 	// (producer position, cleaning) and Position, with acquire loads.
-	rawTail := packTail(termID, int32(result))
+	rawTail := logbuffer.PackTail(termID, int32(result))
 	switch {
 	case result > len(term):
 		shm.StoreInt64ReleaseOnly(log.meta, tailOff, rawTail)
@@ -157,13 +158,13 @@ func (p *ExclusivePublication) rotate() int64 {
 	if p.termBeginPosition+int64(log.termLength) >= p.maxPosition {
 		return MaxPositionExceeded
 	}
-	next := (p.activeIndex + 1) % partitionCount
+	next := (p.activeIndex + 1) % logbuffer.PartitionCount
 	nextTermID := int32(p.termID) + 1
 	p.setActive(next, nextTermID, 0)
 	// Next partition's tail: single writer, so a release store suffices;
 	// then the active term count (release) tells everyone else.
-	shm.StoreInt64Release(log.meta, lmTailOffset+8*next, packTail(nextTermID, 0))
-	shm.StoreInt32Release(log.meta, lmActiveTermCount, nextTermID-log.initialTermID)
+	shm.StoreInt64Release(log.meta, logbuffer.TermTailCountersOffset+8*next, logbuffer.PackTail(nextTermID, 0))
+	shm.StoreInt32Release(log.meta, logbuffer.ActiveTermCountOffset, nextTermID-log.initialTermID)
 	return AdminAction
 }
 
@@ -184,10 +185,10 @@ func (p *ExclusivePublication) TryClaim(length int, claim *BufferClaim) int64 {
 	log := p.log
 	term := log.terms[p.activeIndex]
 	termOffset, termID := int(p.termOffset), int32(p.termID)
-	frameLength := length + headerLength
-	result := termOffset + align(frameLength, frameAlignment)
+	frameLength := length + logbuffer.HeaderLength
+	result := termOffset + shm.Align(frameLength, logbuffer.FrameAlignment)
 	// Raw tail: single writer, release; see offer2.
-	shm.StoreInt64ReleaseOnly(log.meta, lmTailOffset+8*p.activeIndex, packTail(termID, int32(result)))
+	shm.StoreInt64ReleaseOnly(log.meta, logbuffer.TermTailCountersOffset+8*p.activeIndex, logbuffer.PackTail(termID, int32(result)))
 	if result > len(term) {
 		handleEndOfTerm(term, termOffset, &p.hw, termID)
 		return p.rotate()

@@ -1,6 +1,10 @@
 package aeron
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
+)
 
 // appendUnfragmented writes one whole frame carrying a then b at offset in
 // term, the whole unfragmented append in one step:
@@ -20,7 +24,7 @@ import "unsafe"
 // race detector, the same stores go through internal/shm (frame_other.go).
 // The caller has checked that the frame fits in the term.
 func (h *headerWriter) appendUnfragmented(meta []byte, tailOff int, rawTail int64, term []byte, offset int, termID int32, a, b []byte) {
-	frameLength := headerLength + len(a) + len(b)
+	frameLength := logbuffer.HeaderLength + len(a) + len(b)
 	_ = term[offset : offset+frameLength] // bounds check for the assembly
 	var tail *int64
 	if meta != nil {

@@ -5,6 +5,7 @@ package aeron
 import (
 	"unsafe"
 
+	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
 	"github.com/goblin-kv/goblin/internal/shm"
 )
 
@@ -15,12 +16,12 @@ func appendFrame(tail *int64, rawTail int64, frame *byte, w0, w1, w2 int64, a *b
 	if tail != nil {
 		shm.StoreInt64ReleaseOnly(unsafe.Slice((*byte)(unsafe.Pointer(tail)), 8), 0, rawTail)
 	}
-	f := unsafe.Slice(frame, headerLength+na+nb)
+	f := unsafe.Slice(frame, logbuffer.HeaderLength+na+nb)
 	shm.StoreInt64ReleaseOnly(f, 0, w0)
-	shm.PutInt64(f, fhTermOffset, w1)
-	shm.PutInt64(f, fhStreamID, w2)
-	n := copy(f[headerLength:], unsafe.Slice(a, na))
-	copy(f[headerLength+n:], unsafe.Slice(b, nb))
+	shm.PutInt64(f, logbuffer.FrameTermOffsetOffset, w1)
+	shm.PutInt64(f, logbuffer.FrameStreamIDOffset, w2)
+	n := copy(f[logbuffer.HeaderLength:], unsafe.Slice(a, na))
+	copy(f[logbuffer.HeaderLength+n:], unsafe.Slice(b, nb))
 	frameLengthRelease(f, 0, int(frameLength))
 }
 
@@ -36,12 +37,12 @@ func (p *ExclusivePublication) offerFast(a, b []byte) int64 {
 	if position >= shm.LoadInt64Acquire(p.limitBuf, p.limitOff) { // pub-lmt: driver writes (release)
 		return 0
 	}
-	result := s.termOffset + int64(align(int(length)+headerLength, frameAlignment))
+	result := s.termOffset + int64(shm.Align(int(length)+logbuffer.HeaderLength, logbuffer.FrameAlignment))
 	if result > s.termLength {
 		return 0
 	}
 	termID := int32(s.termID)
-	p.hw.appendUnfragmented(p.log.meta, lmTailOffset+8*p.activeIndex, packTail(termID, int32(result)),
+	p.hw.appendUnfragmented(p.log.meta, logbuffer.TermTailCountersOffset+8*p.activeIndex, logbuffer.PackTail(termID, int32(result)),
 		p.log.terms[p.activeIndex], int(s.termOffset), termID, a, b)
 	s.termOffset = result
 	return s.termBeginPosition + result

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
 	"github.com/goblin-kv/goblin/internal/shm"
 )
 
@@ -23,7 +24,7 @@ func TestExclusiveOfferFastPath(t *testing.T) {
 		if !bytes.Equal(buf, want) {
 			t.Fatalf("message %d: got %x, want %x", got, buf, want)
 		}
-		if h.SessionID() != testSessionID || h.StreamID() != testStreamID || h.Type() != frameTypeData || h.Flags() != flagsUnfragmented {
+		if h.SessionID() != testSessionID || h.StreamID() != testStreamID || h.Type() != logbuffer.FrameTypeData || h.Flags() != logbuffer.FlagsUnfragmented {
 			t.Fatalf("header session %d stream %d type %d flags %x", h.SessionID(), h.StreamID(), h.Type(), h.Flags())
 		}
 		if h.Position() != p.Position() {
@@ -74,7 +75,7 @@ func TestExclusiveOfferAtLimit(t *testing.T) {
 	if r := p.Offer(msg); r != BackPressured {
 		t.Fatalf("offer at limit 0: %s, want BACK_PRESSURED", StatusString(r))
 	}
-	if tail := shm.GetInt64(l.meta, lmTailOffset); tail != packTail(0, 0) {
+	if tail := shm.GetInt64(l.meta, logbuffer.TermTailCountersOffset); tail != logbuffer.PackTail(0, 0) {
 		t.Fatalf("a refused offer moved the raw tail to %x", tail)
 	}
 	if n := shm.GetInt32(l.terms[0], 0); n != 0 {

@@ -3,6 +3,8 @@ package aeron
 import (
 	"sync/atomic"
 
+	"github.com/goblin-kv/goblin/aeron/internal/counters"
+	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
 	"github.com/goblin-kv/goblin/internal/shm"
 )
 
@@ -54,7 +56,7 @@ func newImage(s *Subscription, log *logBuffer, values []byte, posID int32, corr 
 		sub:            s,
 		log:            log,
 		posBuf:         values,
-		posOff:         int(posID) * counterValueLength,
+		posOff:         counters.ValueOffsetOf(posID),
 		termMask:       log.termLength - 1,
 		correlationID:  corr,
 		sessionID:      sessionID,
@@ -129,7 +131,7 @@ func (i *Image) Poll(fn FragmentHandler, limit int) int {
 	position := shm.LoadInt64Acquire(i.posBuf, i.posOff)
 	offset := int(position) & i.termMask
 	start := offset
-	term := i.log.terms[int(position>>i.log.bitsToShift)%partitionCount]
+	term := i.log.terms[int(position>>i.log.bitsToShift)%logbuffer.PartitionCount]
 	h := &i.header
 	h.term = term
 	n := 0
@@ -141,13 +143,13 @@ func (i *Image) Poll(fn FragmentHandler, limit int) int {
 			break
 		}
 		frameOffset := offset
-		offset += align(length, frameAlignment)
-		if shm.GetUint16(term, frameOffset+fhType) == frameTypePad {
+		offset += shm.Align(length, logbuffer.FrameAlignment)
+		if shm.GetUint16(term, frameOffset+logbuffer.FrameTypeOffset) == logbuffer.FrameTypePad {
 			continue
 		}
 		n++
 		h.offset = frameOffset
-		fn(term[frameOffset+headerLength:frameOffset+length:frameOffset+length], h)
+		fn(term[frameOffset+logbuffer.HeaderLength:frameOffset+length:frameOffset+length], h)
 	}
 	if offset > start {
 		i.setPosition(position + int64(offset-start))
@@ -164,7 +166,7 @@ func (i *Image) ControlledPoll(fn ControlledFragmentHandler, limit int) int {
 	initialPosition := shm.LoadInt64Acquire(i.posBuf, i.posOff) // sub-pos: see Poll
 	initialOffset := int(initialPosition) & i.termMask
 	offset := initialOffset
-	term := i.log.terms[int(initialPosition>>i.log.bitsToShift)%partitionCount]
+	term := i.log.terms[int(initialPosition>>i.log.bitsToShift)%logbuffer.PartitionCount]
 	h := &i.header
 	h.term = term
 	n := 0
@@ -174,14 +176,14 @@ func (i *Image) ControlledPoll(fn ControlledFragmentHandler, limit int) int {
 			break
 		}
 		frameOffset := offset
-		aligned := align(length, frameAlignment)
+		aligned := shm.Align(length, logbuffer.FrameAlignment)
 		offset += aligned
-		if shm.GetUint16(term, frameOffset+fhType) == frameTypePad {
+		if shm.GetUint16(term, frameOffset+logbuffer.FrameTypeOffset) == logbuffer.FrameTypePad {
 			continue
 		}
 		n++
 		h.offset = frameOffset
-		action := fn(term[frameOffset+headerLength:frameOffset+length:frameOffset+length], h)
+		action := fn(term[frameOffset+logbuffer.HeaderLength:frameOffset+length:frameOffset+length], h)
 		if action == ActionAbort {
 			n--
 			offset -= aligned
@@ -247,26 +249,26 @@ func (i *Image) next(dst []byte, view bool) ([]byte, int64, bool) {
 	for {
 		position := shm.LoadInt64Acquire(i.posBuf, i.posOff) // sub-pos: see Poll
 		offset := int(position) & i.termMask
-		term := i.log.terms[int(position>>i.log.bitsToShift)%partitionCount]
+		term := i.log.terms[int(position>>i.log.bitsToShift)%logbuffer.PartitionCount]
 		// Frame length: stored last by the publisher (release); acquire.
 		length := int(shm.LoadInt32Acquire(term, offset))
 		if length <= 0 {
 			return dst, 0, false
 		}
-		aligned := align(length, frameAlignment)
-		if shm.GetUint16(term, offset+fhType) == frameTypePad {
+		aligned := shm.Align(length, logbuffer.FrameAlignment)
+		if shm.GetUint16(term, offset+logbuffer.FrameTypeOffset) == logbuffer.FrameTypePad {
 			i.setPosition(position + int64(aligned))
 			continue
 		}
-		flags := term[offset+fhFlags]
-		if flags&flagsUnfragmented == flagsUnfragmented {
-			payload := term[offset+headerLength : offset+length : offset+length]
+		flags := term[offset+logbuffer.FrameFlagsOffset]
+		if flags&logbuffer.FlagsUnfragmented == logbuffer.FlagsUnfragmented {
+			payload := term[offset+logbuffer.HeaderLength : offset+length : offset+length]
 			if view {
 				return payload, position + int64(aligned), true
 			}
 			return append(dst, payload...), position + int64(aligned), true
 		}
-		if flags&flagBegin == 0 {
+		if flags&logbuffer.FlagBegin == 0 {
 			// A stray continuation (joined mid-message): skip it.
 			i.setPosition(position + int64(aligned))
 			continue
@@ -282,16 +284,16 @@ func (i *Image) next(dst []byte, view bool) ([]byte, int64, bool) {
 			if l <= 0 {
 				return dst, 0, false
 			}
-			f := term[end+fhFlags]
-			end += align(l, frameAlignment)
-			if f&flagEnd != 0 {
+			f := term[end+logbuffer.FrameFlagsOffset]
+			end += shm.Align(l, logbuffer.FrameAlignment)
+			if f&logbuffer.FlagEnd != 0 {
 				break
 			}
 		}
 		for off := offset; off < end; {
 			l := int(shm.GetInt32(term, off))
-			dst = append(dst, term[off+headerLength:off+l]...)
-			off += align(l, frameAlignment)
+			dst = append(dst, term[off+logbuffer.HeaderLength:off+l]...)
+			off += shm.Align(l, logbuffer.FrameAlignment)
 		}
 		return dst, position + int64(end-offset), true
 	}

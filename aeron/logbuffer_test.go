@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
 	"github.com/goblin-kv/goblin/internal/shm"
 )
 
@@ -60,7 +61,7 @@ func TestTermAppenderAndReaderAcrossRotations(t *testing.T) {
 				offer, position = p.Offer, p.Position
 			}
 			img := newTestImage(l, values)
-			maxPayload := 1408 - headerLength
+			maxPayload := 1408 - logbuffer.HeaderLength
 			got := 0
 			var lastPos int64
 			asm := NewFragmentAssembler(func(buf []byte, h *Header) {
@@ -71,7 +72,7 @@ func TestTermAppenderAndReaderAcrossRotations(t *testing.T) {
 				if !bytes.Equal(buf, payload(got, size)) {
 					t.Fatalf("message %d corrupted (len %d want %d)", got, len(buf), size)
 				}
-				if h.SessionID() != testSessionID || h.StreamID() != testStreamID || h.Type() != frameTypeData {
+				if h.SessionID() != testSessionID || h.StreamID() != testStreamID || h.Type() != logbuffer.FrameTypeData {
 					t.Fatalf("header fields session %d stream %d type %d", h.SessionID(), h.StreamID(), h.Type())
 				}
 				lastPos = h.Position()
@@ -120,11 +121,11 @@ func TestEndOfTermPadding(t *testing.T) {
 	if got := int(shm.GetInt32(term, off)); got != testTermLength-off {
 		t.Fatalf("padding frame length %d, want %d", got, testTermLength-off)
 	}
-	if shm.GetUint16(term, off+fhType) != frameTypePad || shm.GetInt32(term, off+fhTermID) != 5 {
+	if shm.GetUint16(term, off+logbuffer.FrameTypeOffset) != logbuffer.FrameTypePad || shm.GetInt32(term, off+logbuffer.FrameTermIDOffset) != 5 {
 		t.Fatal("padding frame header wrong")
 	}
-	if l.activeTermCount() != 1 || tailTermID(l.rawTail(1)) != 6 {
-		t.Fatalf("rotation: term count %d, next tail term %d", l.activeTermCount(), tailTermID(l.rawTail(1)))
+	if l.activeTermCount() != 1 || logbuffer.TermID(l.rawTail(1)) != 6 {
+		t.Fatalf("rotation: term count %d, next tail term %d", l.activeTermCount(), logbuffer.TermID(l.rawTail(1)))
 	}
 	// The reader skips the padding and moves into the next term.
 	img := newTestImage(l, values)
@@ -150,7 +151,7 @@ func TestBackPressureStatuses(t *testing.T) {
 	if r := x.Offer([]byte("x")); r != BackPressured {
 		t.Fatalf("exclusive limit 0, connected: %s", StatusString(r))
 	}
-	shm.PutInt32(l.meta, lmIsConnected, 0)
+	shm.PutInt32(l.meta, logbuffer.IsConnectedOffset, 0)
 	if r := p.Offer([]byte("x")); r != NotConnected {
 		t.Fatalf("not connected: %s", StatusString(r))
 	}
@@ -170,9 +171,9 @@ func TestBackPressureStatuses(t *testing.T) {
 	// MAX_POSITION_EXCEEDED.
 	l2 := newTestLog(testTermLength, 1408, 0)
 	last := int32(1<<31 - 1)
-	shm.PutInt64(l2.meta, lmTailOffset+8*(int(last)%3), packTail(last, testTermLength-64))
-	shm.PutInt32(l2.meta, lmActiveTermCount, last)
-	v2 := testCounters(maxPossiblePosition(testTermLength))
+	shm.PutInt64(l2.meta, logbuffer.TermTailCountersOffset+8*(int(last)%3), logbuffer.PackTail(last, testTermLength-64))
+	shm.PutInt32(l2.meta, logbuffer.ActiveTermCountOffset, last)
+	v2 := testCounters(logbuffer.MaxPossiblePosition(testTermLength))
 	p2 := newTestPublication(l2, v2)
 	if r := p2.Offer(make([]byte, 100)); r != MaxPositionExceeded {
 		t.Fatalf("past the max position: %s", StatusString(r))
@@ -409,7 +410,7 @@ func TestPeekMessageAndConsume(t *testing.T) {
 	p.Offer([]byte("first"))
 	p.Offer(big)
 	m, ok := img.PeekMessage(scratch)
-	if !ok || string(m) != "first" || &m[0] != &l.terms[0][headerLength] {
+	if !ok || string(m) != "first" || &m[0] != &l.terms[0][logbuffer.HeaderLength] {
 		t.Fatalf("peek %q ok=%v (want a view into the log)", m, ok)
 	}
 	if m2, _ := img.PeekMessage(scratch); string(m2) != "first" || img.Position() != 0 {

@@ -77,7 +77,7 @@ func readLossReport(buf []byte, fn func(LossEntry)) (int, error) {
 		}
 		// The driver writes the source's length word on a 4-byte boundary
 		// (Aeron's LossReport.createEntry), not right after the channel.
-		source, end, ok := asciiAt(buf, off+lrChannel+align(next-(off+lrChannel), lrStringAlign))
+		source, end, ok := asciiAt(buf, off+lrChannel+shm.Align(next-(off+lrChannel), lrStringAlign))
 		if !ok {
 			return n, fmt.Errorf("loss report entry at %d: source runs past the end", off)
 		}
@@ -94,7 +94,7 @@ func readLossReport(buf []byte, fn func(LossEntry)) (int, error) {
 			Source:          source,
 		})
 		n++
-		off += align(end-off, lrEntryAlign)
+		off += shm.Align(end-off, lrEntryAlign)
 	}
 	return n, nil
 }

@@ -24,11 +24,11 @@ func putLossEntry(buf []byte, off int, e LossEntry) int {
 		shm.PutInt32(buf, p, int32(len(s)))
 		p += 4 + copy(buf[p+4:], s)
 		if i == 0 {
-			p = off + lrChannel + align(p-(off+lrChannel), 4) // the source's length is 4-byte aligned
+			p = off + lrChannel + shm.Align(p-(off+lrChannel), 4) // the source's length is 4-byte aligned
 		}
 	}
 	shm.PutInt64(buf, off+lrObservations, e.Observations) // last, as the driver does
-	return off + align(p-off, lrEntryAlign)
+	return off + shm.Align(p-off, lrEntryAlign)
 }
 
 func TestReadLossReport(t *testing.T) {

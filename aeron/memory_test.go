@@ -1,6 +1,8 @@
 package aeron
 
 import (
+	"github.com/goblin-kv/goblin/aeron/internal/counters"
+	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
 	"github.com/goblin-kv/goblin/internal/shm"
 )
 
@@ -17,26 +19,26 @@ const (
 // the protocol notes): partition 0 at initialTermID, the others holding the
 // "expected term id - 3" placeholders, active term count 0.
 func newTestLog(termLength, mtu int, initialTermID int32) *logBuffer {
-	data := make([]byte, 3*termLength+logMetaDataLength)
+	data := make([]byte, 3*termLength+logbuffer.MetadataLength)
 	meta := data[3*termLength:]
-	shm.PutInt64(meta, lmTailOffset, packTail(initialTermID, 0))
-	for i := 1; i < partitionCount; i++ {
-		shm.PutInt64(meta, lmTailOffset+8*i, packTail(initialTermID+int32(i)-partitionCount, 0))
+	shm.PutInt64(meta, logbuffer.TermTailCountersOffset, logbuffer.PackTail(initialTermID, 0))
+	for i := 1; i < logbuffer.PartitionCount; i++ {
+		shm.PutInt64(meta, logbuffer.TermTailCountersOffset+8*i, logbuffer.PackTail(initialTermID+int32(i)-logbuffer.PartitionCount, 0))
 	}
-	shm.PutInt32(meta, lmInitialTermID, initialTermID)
-	shm.PutInt32(meta, lmMTULength, int32(mtu))
-	shm.PutInt32(meta, lmTermLength, int32(termLength))
-	shm.PutInt32(meta, lmPageSize, 4096)
-	shm.PutInt32(meta, lmDefaultHeaderLength, headerLength)
-	shm.PutInt64(meta, lmEndOfStreamPosition, 1<<63-1)
-	shm.PutInt32(meta, lmIsConnected, 1)
-	h := meta[lmDefaultHeader:]
-	h[fhVersion] = 0
-	h[fhFlags] = flagsUnfragmented
-	shm.PutUint16(h, fhType, frameTypeData)
-	shm.PutInt32(h, fhSessionID, testSessionID)
-	shm.PutInt32(h, fhStreamID, testStreamID)
-	shm.PutInt32(h, fhTermID, initialTermID)
+	shm.PutInt32(meta, logbuffer.InitialTermIDOffset, initialTermID)
+	shm.PutInt32(meta, logbuffer.MTULengthOffset, int32(mtu))
+	shm.PutInt32(meta, logbuffer.TermLengthOffset, int32(termLength))
+	shm.PutInt32(meta, logbuffer.PageSizeOffset, 4096)
+	shm.PutInt32(meta, logbuffer.DefaultFrameHeaderLengthOffset, logbuffer.HeaderLength)
+	shm.PutInt64(meta, logbuffer.EndOfStreamPositionOffset, 1<<63-1)
+	shm.PutInt32(meta, logbuffer.IsConnectedOffset, 1)
+	h := meta[logbuffer.DefaultFrameHeaderOffset:]
+	h[logbuffer.FrameVersionOffset] = 0
+	h[logbuffer.FrameFlagsOffset] = logbuffer.FlagsUnfragmented
+	shm.PutUint16(h, logbuffer.FrameTypeOffset, logbuffer.FrameTypeData)
+	shm.PutInt32(h, logbuffer.FrameSessionIDOffset, testSessionID)
+	shm.PutInt32(h, logbuffer.FrameStreamIDOffset, testStreamID)
+	shm.PutInt32(h, logbuffer.FrameTermIDOffset, initialTermID)
 	l, err := newLogBuffer(data)
 	if err != nil {
 		panic(err)
@@ -47,7 +49,7 @@ func newTestLog(termLength, mtu int, initialTermID int32) *logBuffer {
 // testCounters is a values buffer with counter 0 the publisher limit and
 // counter 1 the subscriber position.
 func testCounters(limit int64) []byte {
-	v := make([]byte, 4*counterValueLength)
+	v := make([]byte, 4*counters.ValueLength)
 	shm.PutInt64(v, 0, limit)
 	return v
 }
@@ -73,6 +75,6 @@ func newTestImage(l *logBuffer, values []byte) *Image {
 // driverClean plays the driver's part of zeroing the partition the
 // publication will rotate into next, once readers are past it.
 func driverClean(l *logBuffer) {
-	next := (int(l.activeTermCount()) + 1) % partitionCount
+	next := (int(l.activeTermCount()) + 1) % logbuffer.PartitionCount
 	clear(l.terms[next])
 }

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/goblin-kv/goblin/aeron/internal/command"
+	"github.com/goblin-kv/goblin/aeron/internal/counters"
+	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
 	"github.com/goblin-kv/goblin/internal/shm"
 )
 
@@ -33,10 +36,10 @@ func (p *pubBase) init(c *Client, values []byte, log *logBuffer, limitCounterID 
 	p.log = log
 	p.hw = newHeaderWriter(log.meta)
 	p.limitBuf = values
-	p.limitOff = int(limitCounterID) * counterValueLength
-	p.maxPayload = log.mtu - headerLength
-	p.maxMessage = computeMaxMessageLength(log.termLength)
-	p.maxPosition = maxPossiblePosition(log.termLength)
+	p.limitOff = counters.ValueOffsetOf(limitCounterID)
+	p.maxPayload = log.mtu - logbuffer.HeaderLength
+	p.maxMessage = logbuffer.ComputeMaxMessageLength(log.termLength)
+	p.maxPosition = logbuffer.MaxPossiblePosition(log.termLength)
 }
 
 // Channel is the channel URI the publication was added with.
@@ -100,12 +103,12 @@ func (p *pubBase) Position() int64 {
 		return Closed
 	}
 	termCount := p.log.activeTermCount()
-	raw := p.log.rawTail(int(termCount) % partitionCount)
-	return computePosition(tailTermID(raw), tailTermOffset(raw, p.log.termLength), p.log.bitsToShift, p.log.initialTermID)
+	raw := p.log.rawTail(int(termCount) % logbuffer.PartitionCount)
+	return logbuffer.ComputePosition(logbuffer.TermID(raw), logbuffer.TermOffset(raw, p.log.termLength), p.log.bitsToShift, p.log.initialTermID)
 }
 
 func (p *pubBase) backPressureStatus(position int64, length int) int64 {
-	if position+int64(align(length+headerLength, frameAlignment)) >= p.maxPosition {
+	if position+int64(shm.Align(length+logbuffer.HeaderLength, logbuffer.FrameAlignment)) >= p.maxPosition {
 		return MaxPositionExceeded
 	}
 	if p.log.isConnected() {
@@ -118,12 +121,12 @@ func (p *pubBase) backPressureStatus(position int64, length int) int64 {
 // to a multi-destination-cast publication, one whose channel has
 // control-mode=manual. It waits for the driver's reply.
 func (p *pubBase) AddDestination(channel string) error {
-	return p.client.destination(cmdAddDestination, p.registrationID, channel)
+	return p.client.destination(command.AddDestination, p.registrationID, channel)
 }
 
 // RemoveDestination removes a destination added with AddDestination.
 func (p *pubBase) RemoveDestination(channel string) error {
-	return p.client.destination(cmdRemoveDestination, p.registrationID, channel)
+	return p.client.destination(command.RemoveDestination, p.registrationID, channel)
 }
 
 // Close removes the publication from the driver (REMOVE_PUBLICATION) and
@@ -206,13 +209,13 @@ func (p *Publication) activePartition(length int) (int, int64) {
 	log := p.log
 	limit := shm.LoadInt64Acquire(p.limitBuf, p.limitOff) // pub-lmt (driver, release)
 	termCount := log.activeTermCount()
-	index := int(termCount) % partitionCount
+	index := int(termCount) % logbuffer.PartitionCount
 	raw := log.rawTail(index)
-	termID := tailTermID(raw)
+	termID := logbuffer.TermID(raw)
 	if termCount != termID-log.initialTermID {
 		return 0, AdminAction // another publisher is rotating
 	}
-	position := computePosition(termID, tailTermOffset(raw, log.termLength), log.bitsToShift, log.initialTermID)
+	position := logbuffer.ComputePosition(termID, logbuffer.TermOffset(raw, log.termLength), log.bitsToShift, log.initialTermID)
 	if position >= limit {
 		return 0, p.backPressureStatus(position, length)
 	}
@@ -227,10 +230,10 @@ func (p *Publication) activePartition(length int) (int, int64) {
 // right header.
 func (p *Publication) reserve(index, required int) (termID int32, termOffset int, position int64) {
 	log := p.log
-	raw := shm.GetAndAddInt64(log.meta, lmTailOffset+8*index, int64(required))
-	termID = tailTermID(raw)
-	termOffset = tailTermOffset(raw, log.termLength)
-	position = computePosition(termID, termOffset+required, log.bitsToShift, log.initialTermID)
+	raw := shm.GetAndAddInt64(log.meta, logbuffer.TermTailCountersOffset+8*index, int64(required))
+	termID = logbuffer.TermID(raw)
+	termOffset = logbuffer.TermOffset(raw, log.termLength)
+	position = logbuffer.ComputePosition(termID, termOffset+required, log.bitsToShift, log.initialTermID)
 	return termID, termOffset, position
 }
 
@@ -241,15 +244,15 @@ func (p *Publication) endOfLog(term []byte, termID int32, termOffset int, positi
 	if position >= p.maxPosition {
 		return MaxPositionExceeded
 	}
-	rotateLog(p.log.meta, termID-p.log.initialTermID, termID)
+	logbuffer.RotateLog(p.log.meta, termID-p.log.initialTermID, termID)
 	return AdminAction
 }
 
 func (p *Publication) appendUnfragmented(index int, a, b []byte) int64 {
 	term := p.log.terms[index]
-	frameLength := len(a) + len(b) + headerLength
-	termID, off, position := p.reserve(index, align(frameLength, frameAlignment))
-	if off+align(frameLength, frameAlignment) > len(term) {
+	frameLength := len(a) + len(b) + logbuffer.HeaderLength
+	termID, off, position := p.reserve(index, shm.Align(frameLength, logbuffer.FrameAlignment))
+	if off+shm.Align(frameLength, logbuffer.FrameAlignment) > len(term) {
 		return p.endOfLog(term, termID, off, position)
 	}
 	p.hw.appendUnfragmented(nil, 0, 0, term, off, termID, a, b)
@@ -280,8 +283,8 @@ func (p *Publication) TryClaim(length int, claim *BufferClaim) int64 {
 		return status
 	}
 	term := p.log.terms[index]
-	frameLength := length + headerLength
-	aligned := align(frameLength, frameAlignment)
+	frameLength := length + logbuffer.HeaderLength
+	aligned := shm.Align(frameLength, logbuffer.FrameAlignment)
 	termID, off, position := p.reserve(index, aligned)
 	if off+aligned > len(term) {
 		return p.endOfLog(term, termID, off, position)
@@ -301,14 +304,16 @@ type BufferClaim struct {
 
 // Buffer is the claimed payload space.
 func (c *BufferClaim) Buffer() []byte {
-	return c.term[c.offset+headerLength : c.offset+c.length : c.offset+c.length]
+	return c.term[c.offset+logbuffer.HeaderLength : c.offset+c.length : c.offset+c.length]
 }
 
 // SetReservedValue sets the frame's 64-bit reserved value.
-func (c *BufferClaim) SetReservedValue(v int64) { shm.PutInt64(c.term, c.offset+fhReservedValue, v) }
+func (c *BufferClaim) SetReservedValue(v int64) {
+	shm.PutInt64(c.term, c.offset+logbuffer.FrameReservedValueOffset, v)
+}
 
 // SetFlags overrides the frame flags (default 0xC0, a whole message).
-func (c *BufferClaim) SetFlags(f uint8) { c.term[c.offset+fhFlags] = f }
+func (c *BufferClaim) SetFlags(f uint8) { c.term[c.offset+logbuffer.FrameFlagsOffset] = f }
 
 // Commit publishes the claimed frame: its length is stored with release,
 // so a subscriber that sees it sees the payload.
@@ -336,7 +341,7 @@ func (c *BufferClaim) Abort() {
 	if c.term == nil {
 		return
 	}
-	shm.PutUint16(c.term, c.offset+fhType, frameTypePad)
+	shm.PutUint16(c.term, c.offset+logbuffer.FrameTypeOffset, logbuffer.FrameTypePad)
 	frameLengthRelease(c.term, c.offset, c.length)
 	c.term = nil
 }

@@ -3,6 +3,9 @@ package aeron
 import (
 	"errors"
 	"fmt"
+
+	"github.com/goblin-kv/goblin/aeron/internal/broadcast"
+	"github.com/goblin-kv/goblin/aeron/internal/ringbuffer"
 )
 
 // Results of Offer and TryClaim below zero. They have the same values and
@@ -67,6 +70,13 @@ var (
 	ErrMessageTooLong = errors.New("aeron: message too long")
 	// ErrInvalidChannel: a channel URI failed validation.
 	ErrInvalidChannel = errors.New("aeron: invalid channel")
+	// ErrRingFull: the to-driver ring buffer had no room for a command; the
+	// driver is not keeping up or has stopped.
+	ErrRingFull = ringbuffer.ErrFull
+	// ErrBroadcastLapped: the driver overwrote driver events before this
+	// client read them; the client resynchronises and the lost events (for
+	// example an image becoming available) cannot be recovered.
+	ErrBroadcastLapped = broadcast.ErrLapped
 )
 
 // ErrorCode is a driver error code, carried by ON_ERROR responses.

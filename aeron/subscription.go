@@ -2,6 +2,8 @@ package aeron
 
 import (
 	"sync/atomic"
+
+	"github.com/goblin-kv/goblin/aeron/internal/command"
 )
 
 // Subscription receives a stream (channel + stream id) from every publisher
@@ -146,12 +148,12 @@ func (s *Subscription) NextMessage(dst []byte) (msg []byte, img *Image, ok bool)
 // "aeron:udp?endpoint=host:port") to a multi-destination subscription, one
 // whose channel has control-mode=manual. It waits for the driver's reply.
 func (s *Subscription) AddDestination(channel string) error {
-	return s.client.destination(cmdAddRcvDestination, s.registrationID, channel)
+	return s.client.destination(command.AddRcvDestination, s.registrationID, channel)
 }
 
 // RemoveDestination removes a destination added with AddDestination.
 func (s *Subscription) RemoveDestination(channel string) error {
-	return s.client.destination(cmdRemoveRcvDestination, s.registrationID, channel)
+	return s.client.destination(command.RemoveRcvDestination, s.registrationID, channel)
 }
 
 // Close removes the subscription from the driver and closes its images.

@@ -173,3 +173,13 @@ func GetUint16(b []byte, off int) uint16 { return binary.LittleEndian.Uint16(b[o
 
 // PutUint16 writes the little-endian uint16 at off with no ordering.
 func PutUint16(b []byte, off int, v uint16) { binary.LittleEndian.PutUint16(b[off:], v) }
+
+// Align rounds v up to a multiple of a, which must be a power of two: the
+// record and frame alignment every shared-memory layout uses.
+func Align(v, a int) int { return (v + a - 1) &^ (a - 1) }
+
+// GetAndAddInt32 adds delta to the int32 at off and returns the value before
+// the addition; it is a full fence.
+func GetAndAddInt32(b []byte, off int, delta int32) int32 {
+	return atomic.AddInt32(p32(b, off), delta) - delta
+}

@@ -1,4 +1,4 @@
-package aeron
+package broadcast
 
 import (
 	"bytes"
@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-func newTestBroadcast(t testing.TB, capacity int) (*broadcastTransmitter, []byte) {
+func newTestBroadcast(t testing.TB, capacity int) (*Transmitter, []byte) {
 	t.Helper()
-	buf := make([]byte, capacity+bcTrailerLength)
-	tx, err := newBroadcastTransmitter(buf)
+	buf := make([]byte, capacity+TrailerLength)
+	tx, err := NewTransmitter(buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,7 +18,7 @@ func newTestBroadcast(t testing.TB, capacity int) (*broadcastTransmitter, []byte
 
 func TestBroadcastReceiveInOrderAcrossWrap(t *testing.T) {
 	tx, buf := newTestBroadcast(t, 1024)
-	rx, err := newBroadcastReceiver(buf)
+	rx, err := NewReceiver(buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,11 +28,11 @@ func TestBroadcastReceiveInOrderAcrossWrap(t *testing.T) {
 		// (with padding records) many times.
 		for k := 0; k < 3; k++ {
 			size := (sent*29)%150 + 1
-			tx.transmit(int32(sent%100+1), bytes.Repeat([]byte{byte(sent)}, size))
+			tx.Transmit(int32(sent%100+1), bytes.Repeat([]byte{byte(sent)}, size))
 			sent++
 		}
 		for {
-			n, err := rx.receive(func(ty int32, msg []byte) {
+			n, err := rx.Receive(func(ty int32, msg []byte) {
 				size := (got*29)%150 + 1
 				if ty != int32(got%100+1) || !bytes.Equal(msg, bytes.Repeat([]byte{byte(got)}, size)) {
 					t.Fatalf("record %d: type %d len %d", got, ty, len(msg))
@@ -54,12 +54,12 @@ func TestBroadcastReceiveInOrderAcrossWrap(t *testing.T) {
 
 func TestBroadcastNewReceiverStartsAtLatest(t *testing.T) {
 	tx, buf := newTestBroadcast(t, 1024)
-	tx.transmit(1, []byte("old"))
-	tx.transmit(2, []byte("latest"))
-	rx, _ := newBroadcastReceiver(buf)
+	tx.Transmit(1, []byte("old"))
+	tx.Transmit(2, []byte("latest"))
+	rx, _ := NewReceiver(buf)
 	var got []string
 	for {
-		n, err := rx.receive(func(_ int32, m []byte) { got = append(got, string(m)) })
+		n, err := rx.Receive(func(_ int32, m []byte) { got = append(got, string(m)) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,15 +74,15 @@ func TestBroadcastNewReceiverStartsAtLatest(t *testing.T) {
 
 func TestBroadcastLapping(t *testing.T) {
 	tx, buf := newTestBroadcast(t, 1024)
-	rx, _ := newBroadcastReceiver(buf)
-	tx.transmit(1, []byte("first"))
+	rx, _ := NewReceiver(buf)
+	tx.Transmit(1, []byte("first"))
 	// Lap the receiver: write more than a capacity before it reads.
 	for i := 0; i < 40; i++ {
-		tx.transmit(2, make([]byte, 40))
+		tx.Transmit(2, make([]byte, 40))
 	}
-	tx.transmit(3, []byte("after"))
-	_, err := rx.receive(func(int32, []byte) { t.Fatal("delivered a lapped record") })
-	if !errors.Is(err, ErrBroadcastLapped) {
+	tx.Transmit(3, []byte("after"))
+	_, err := rx.Receive(func(int32, []byte) { t.Fatal("delivered a lapped record") })
+	if !errors.Is(err, ErrLapped) {
 		t.Fatalf("lapped receiver: err %v", err)
 	}
 	if rx.lapped != 1 {
@@ -91,7 +91,7 @@ func TestBroadcastLapping(t *testing.T) {
 	// It resynchronised to the latest record and keeps going.
 	var got []string
 	for {
-		n, err := rx.receive(func(_ int32, m []byte) { got = append(got, string(m)) })
+		n, err := rx.Receive(func(_ int32, m []byte) { got = append(got, string(m)) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,8 +102,8 @@ func TestBroadcastLapping(t *testing.T) {
 	if len(got) != 1 || got[0] != "after" {
 		t.Fatalf("after resync got %q", got)
 	}
-	tx.transmit(4, []byte("next"))
-	n, err := rx.receive(func(ty int32, m []byte) {
+	tx.Transmit(4, []byte("next"))
+	n, err := rx.Receive(func(ty int32, m []byte) {
 		if ty != 4 || string(m) != "next" {
 			t.Fatalf("got %d %q", ty, m)
 		}
@@ -115,28 +115,28 @@ func TestBroadcastLapping(t *testing.T) {
 
 func TestBroadcastOverrunDuringCopyIsDetected(t *testing.T) {
 	tx, buf := newTestBroadcast(t, 1024)
-	rx, _ := newBroadcastReceiver(buf)
-	tx.transmit(1, []byte("victim"))
+	rx, _ := NewReceiver(buf)
+	tx.Transmit(1, []byte("victim"))
 	calls := 0
-	_, err := rx.receive(func(int32, []byte) { calls++ })
+	_, err := rx.Receive(func(int32, []byte) { calls++ })
 	if err != nil || calls != 1 {
 		t.Fatalf("plain receive: %v %d", err, calls)
 	}
-	tx.transmit(1, []byte("again"))
+	tx.Transmit(1, []byte("again"))
 	// The transmitter announced (tail intent) that it is overwriting this
 	// record: the receiver must refuse it rather than deliver torn bytes.
-	intent := int64(len(buf) - bcTrailerLength)
+	intent := int64(len(buf) - TrailerLength)
 	cur := rx.nextRecord
 	putIntent(buf, cur+intent+8)
-	_, err = rx.receive(func(int32, []byte) { t.Fatal("delivered an overwritten record") })
-	if !errors.Is(err, ErrBroadcastLapped) {
+	_, err = rx.Receive(func(int32, []byte) { t.Fatal("delivered an overwritten record") })
+	if !errors.Is(err, ErrLapped) {
 		t.Fatalf("err %v", err)
 	}
 }
 
 func putIntent(buf []byte, v int64) {
-	capacity := len(buf) - bcTrailerLength
+	capacity := len(buf) - TrailerLength
 	for i := 0; i < 8; i++ {
-		buf[capacity+bcTailIntentOffset+i] = byte(v >> (8 * i))
+		buf[capacity+TailIntentCounterOffset+i] = byte(v >> (8 * i))
 	}
 }

@@ -1,4 +1,4 @@
-package aeron
+package ringbuffer
 
 import (
 	"bytes"
@@ -11,9 +11,9 @@ import (
 	"github.com/goblin-kv/goblin/internal/shm"
 )
 
-func newTestRing(t testing.TB, capacity int) ringBuffer {
+func newTestRing(t testing.TB, capacity int) *RingBuffer {
 	t.Helper()
-	r, err := newRingBuffer(make([]byte, capacity+rbTrailerLength))
+	r, err := New(make([]byte, capacity+TrailerLength))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,21 +21,21 @@ func newTestRing(t testing.TB, capacity int) ringBuffer {
 }
 
 func TestRingBufferRejectsBadCapacity(t *testing.T) {
-	if _, err := newRingBuffer(make([]byte, 1000+rbTrailerLength)); err == nil {
+	if _, err := New(make([]byte, 1000+TrailerLength)); err == nil {
 		t.Fatal("accepted a capacity that is not a power of two")
 	}
 }
 
 func TestRingBufferWriteRead(t *testing.T) {
 	r := newTestRing(t, 1024)
-	if err := r.write(7, []byte("hello")); err != nil {
+	if err := r.Write(7, []byte("hello")); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.write(0, []byte("x")); err == nil {
+	if err := r.Write(0, []byte("x")); err == nil {
 		t.Fatal("type 0 accepted")
 	}
 	var got []string
-	n := r.read(func(typeID int32, msg []byte) {
+	n := r.Read(func(typeID int32, msg []byte) {
 		if typeID != 7 {
 			t.Errorf("type %d", typeID)
 		}
@@ -48,10 +48,10 @@ func TestRingBufferWriteRead(t *testing.T) {
 	if !bytes.Equal(r.buf[:16], make([]byte, 16)) {
 		t.Fatal("consumed record not zeroed")
 	}
-	if h := shm.GetInt64(r.buf, r.trailer+rbHeadOffset); h != 16 {
+	if h := shm.GetInt64(r.buf, r.trailer+HeadPositionOffset); h != 16 {
 		t.Fatalf("head %d, want 16", h)
 	}
-	if id := r.nextCorrelationID(); id != 0 || r.nextCorrelationID() != 1 {
+	if id := r.NextCorrelationID(); id != 0 || r.NextCorrelationID() != 1 {
 		t.Fatal("correlation ids do not count up")
 	}
 }
@@ -60,20 +60,20 @@ func TestRingBufferFull(t *testing.T) {
 	r := newTestRing(t, 1024) // max message 128
 	msg := make([]byte, 120)  // record 128
 	for i := 0; i < 8; i++ {
-		if err := r.write(1, msg); err != nil {
+		if err := r.Write(1, msg); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := r.write(1, msg); !errors.Is(err, ErrRingFull) {
+	if err := r.Write(1, msg); !errors.Is(err, ErrFull) {
 		t.Fatalf("write to a full ring: %v", err)
 	}
-	if err := r.write(1, make([]byte, 129)); err == nil || errors.Is(err, ErrRingFull) {
+	if err := r.Write(1, make([]byte, 129)); err == nil || errors.Is(err, ErrFull) {
 		t.Fatalf("oversized message: %v", err)
 	}
-	if n := r.read(func(int32, []byte) {}, 1); n != 1 {
+	if n := r.Read(func(int32, []byte) {}, 1); n != 1 {
 		t.Fatalf("read %d", n)
 	}
-	if err := r.write(1, msg); err != nil {
+	if err := r.Write(1, msg); err != nil {
 		t.Fatalf("room after a read: %v", err)
 	}
 }
@@ -82,36 +82,36 @@ func TestRingBufferWrapWithPadding(t *testing.T) {
 	r := newTestRing(t, 1024)
 	small := make([]byte, 100) // record 108 → 112
 	for i := 0; i < 9; i++ {   // tail 1008
-		if err := r.write(1, small); err != nil {
+		if err := r.Write(1, small); err != nil {
 			t.Fatal(err)
 		}
 	}
-	r.read(func(int32, []byte) {}, 1) // head 112
+	r.Read(func(int32, []byte) {}, 1) // head 112
 	// A 128-byte record does not fit in the 16 bytes to the end, and the
 	// start of the buffer has only 112 free bytes: no room.
-	if err := r.write(2, make([]byte, 120)); !errors.Is(err, ErrRingFull) {
+	if err := r.Write(2, make([]byte, 120)); !errors.Is(err, ErrFull) {
 		t.Fatalf("wrap without room at the start: %v", err)
 	}
 	// A 112-byte record fits at the start: padding fills 1008..1023.
 	payload := bytes.Repeat([]byte{0xAB}, 100)
-	if err := r.write(3, payload); err != nil {
+	if err := r.Write(3, payload); err != nil {
 		t.Fatal(err)
 	}
-	if l, ty := shm.GetInt32(r.buf, 1008), shm.GetInt32(r.buf, 1012); l != 16 || ty != rbPaddingTypeID {
+	if l, ty := shm.GetInt32(r.buf, 1008), shm.GetInt32(r.buf, 1012); l != 16 || ty != PaddingTypeID {
 		t.Fatalf("padding record len=%d type=%d", l, ty)
 	}
-	if tail := shm.GetInt64(r.buf, r.trailer+rbTailOffset); tail != 1024+112 {
+	if tail := shm.GetInt64(r.buf, r.trailer+TailPositionOffset); tail != 1024+112 {
 		t.Fatalf("tail %d", tail)
 	}
 	var types []int32
 	var last []byte
 	for i := 0; i < 3; i++ {
-		r.read(func(ty int32, m []byte) { types = append(types, ty); last = append(last[:0], m...) }, 100)
+		r.Read(func(ty int32, m []byte) { types = append(types, ty); last = append(last[:0], m...) }, 100)
 	}
 	if len(types) != 9 || types[8] != 3 || !bytes.Equal(last, payload) {
 		t.Fatalf("types %v", types)
 	}
-	if h := shm.GetInt64(r.buf, r.trailer+rbHeadOffset); h != 1136 {
+	if h := shm.GetInt64(r.buf, r.trailer+HeadPositionOffset); h != 1136 {
 		t.Fatalf("head %d after draining the wrapped ring", h)
 	}
 	if !bytes.Equal(r.buf[:1024], make([]byte, 1024)) {
@@ -131,9 +131,9 @@ func TestRingBufferConcurrentProducers(t *testing.T) {
 			for i := 0; i < each; {
 				binary.LittleEndian.PutUint32(msg[0:], uint32(p))
 				binary.LittleEndian.PutUint32(msg[4:], uint32(i))
-				if err := r.write(int32(p+1), msg); err == nil {
+				if err := r.Write(int32(p+1), msg); err == nil {
 					i++
-				} else if errors.Is(err, ErrRingFull) {
+				} else if errors.Is(err, ErrFull) {
 					runtime.Gosched()
 				} else {
 					t.Error(err)
@@ -145,7 +145,7 @@ func TestRingBufferConcurrentProducers(t *testing.T) {
 	next := make([]uint32, producers)
 	total := 0
 	for total < producers*each {
-		total += r.read(func(ty int32, m []byte) {
+		total += r.Read(func(ty int32, m []byte) {
 			p := binary.LittleEndian.Uint32(m[0:])
 			i := binary.LittleEndian.Uint32(m[4:])
 			if int32(p+1) != ty || len(m) != 8+int(p)*13 {
@@ -158,4 +158,52 @@ func TestRingBufferConcurrentProducers(t *testing.T) {
 		}, 50)
 	}
 	wg.Wait()
+}
+
+func TestRingBufferUnblock(t *testing.T) {
+	t.Run("claimed with a negative length", func(t *testing.T) {
+		r := newTestRing(t, 1024)
+		// A producer claimed 32 bytes and stored -32, then died.
+		i := r.claim(32)
+		shm.StoreInt32Release(r.buf, i, -32)
+		if err := r.Write(5, []byte("after")); err != nil {
+			t.Fatal(err)
+		}
+		if n := r.Read(func(int32, []byte) {}, 10); n != 0 {
+			t.Fatalf("read past a stuck record: %d", n)
+		}
+		if !r.Unblock() {
+			t.Fatal("Unblock found nothing to do")
+		}
+		var got []string
+		r.Read(func(_ int32, m []byte) { got = append(got, string(m)) }, 10)
+		if len(got) != 1 || got[0] != "after" {
+			t.Fatalf("after unblock read %q", got)
+		}
+	})
+	t.Run("claimed and never marked", func(t *testing.T) {
+		r := newTestRing(t, 1024)
+		r.claim(40) // aligned to 40: the next record starts at 40
+		if err := r.Write(5, []byte("next")); err != nil {
+			t.Fatal(err)
+		}
+		if !r.Unblock() {
+			t.Fatal("Unblock found nothing to do")
+		}
+		var got []string
+		r.Read(func(_ int32, m []byte) { got = append(got, string(m)) }, 10)
+		if len(got) != 1 || got[0] != "next" {
+			t.Fatalf("after unblock read %q", got)
+		}
+		if r.Unblock() {
+			t.Fatal("Unblock on an empty ring did something")
+		}
+	})
+	t.Run("in progress but nothing after it", func(t *testing.T) {
+		r := newTestRing(t, 1024)
+		r.claim(40)
+		if r.Unblock() {
+			t.Fatal("unblocked a claim with no later record to pad up to")
+		}
+	})
 }

@@ -107,6 +107,21 @@ func ReadReply(buf []byte) (r Reply, n int, err error) {
 	return Reply{}, 0, fmt.Errorf("%w: unknown type byte %q", ErrMalformedReply, buf[0])
 }
 
+// readLine returns the bytes from start up to a CRLF and the position after
+// it; ok is false when the CRLF has not arrived yet. A CR followed by
+// anything else ends the line there with the stray byte included (see
+// Parser.line).
+func readLine(buf []byte, start int) (line []byte, next int, ok bool) {
+	i := bytes.IndexByte(buf[start:], '\r')
+	if i < 0 || start+i+1 >= len(buf) {
+		return nil, 0, false
+	}
+	if buf[start+i+1] != '\n' {
+		return buf[start : start+i+2], start + i + 2, true
+	}
+	return buf[start : start+i], start + i + 2, true
+}
+
 // ReplySize returns the length of the one complete reply at the front of
 // buf, every element of nested arrays included, or 0 when more bytes are
 // needed. A client reads until ReplySize > 0, then walks the reply with

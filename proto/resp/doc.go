@@ -28,7 +28,13 @@
 // nested arrays included, or 0 when more bytes are needed. Both work in
 // place and allocate nothing.
 //
-// ReadCommand re-parses a partial frame from its start on each call; bulk
-// payloads are skipped by length, not scanned, so the cost of a retry is
-// proportional to the number of arguments, not to the bytes buffered.
+// A server reads each connection's stream with a Parser: given a buffer
+// that ends inside a command, it remembers how far it got (the multibulk
+// count, the complete arguments as offsets, where the search for the
+// current line's end stopped) and resumes there when offered the same bytes
+// and more, so a command that arrives in many pieces costs the same as one
+// that arrives whole (Parser.Examined counts the work). The package-level
+// ReadCommand remembers nothing and parses a partial command from its start
+// on each call; it suits message transports, where a message holds a whole
+// command.
 package resp

@@ -1,9 +1,6 @@
 package resp
 
-import (
-	"bytes"
-	"errors"
-)
+import "errors"
 
 // Default limits, the same as Redis's defaults.
 const (
@@ -72,6 +69,8 @@ var (
 	// ErrBulkTerminator: a bulk payload not followed by CRLF (Redis skips
 	// the two bytes unchecked; goblin refuses the frame).
 	ErrBulkTerminator = &ProtocolError{"Protocol error: invalid bulk data terminator"}
+	// ErrBigRequest: one command longer than MaxRequestLen bytes.
+	ErrBigRequest = &ProtocolError{"Protocol error: request longer than 4 GiB"}
 )
 
 func errExpectedDollar(got byte) error {
@@ -84,89 +83,6 @@ func printable(c byte) string {
 	}
 	const hex = "0123456789abcdef"
 	return "\\x" + string([]byte{hex[c>>4], hex[c&15]})
-}
-
-// ReadCommand parses one command from the front of buf and appends its
-// arguments, as sub-slices of buf, to args[:0].
-//
-//   - n > 0, err == nil: a command of len(out) arguments used n bytes.
-//     len(out) == 0 means an empty command (a blank inline line, "*0" or
-//     "*-1"), which Redis skips silently; so should the caller.
-//   - n == 0, err == nil: buf holds only part of a command; call again with
-//     more bytes. Nothing was consumed or modified.
-//   - err != nil: the frame is malformed or breaks lim (nil means the
-//     defaults); err wraps ErrProtocol and the connection must close.
-//
-// An inline command with quoted arguments is unescaped in place, so buf's
-// bytes for that command may be rewritten.
-func ReadCommand(buf []byte, args [][]byte, lim *Limits) (out [][]byte, n int, err error) {
-	out = args[:0]
-	if len(buf) == 0 {
-		return out, 0, nil
-	}
-	if buf[0] != '*' {
-		return readInline(buf, out, lim)
-	}
-	line, pos, ok := readLine(buf, 1)
-	if !ok {
-		if len(buf) > lim.maxInline() {
-			return out, 0, ErrBigMultibulkCount
-		}
-		return out, 0, nil
-	}
-	count, ok := ParseInt(line)
-	if !ok || count > int64(lim.maxArgs()) {
-		return out, 0, ErrInvalidMultibulkLength
-	}
-	if count <= 0 {
-		return out, pos, nil
-	}
-	maxBulk := int64(lim.maxBulk())
-	for i := int64(0); i < count; i++ {
-		if pos >= len(buf) {
-			return args[:0], 0, nil
-		}
-		if buf[pos] != '$' {
-			return args[:0], 0, errExpectedDollar(buf[pos])
-		}
-		line, next, ok := readLine(buf, pos+1)
-		if !ok {
-			if len(buf)-pos > lim.maxInline() {
-				return args[:0], 0, ErrBigBulkCount
-			}
-			return args[:0], 0, nil
-		}
-		size, ok := ParseInt(line)
-		if !ok || size < 0 || size > maxBulk {
-			return args[:0], 0, ErrInvalidBulkLength
-		}
-		end := next + int(size)
-		if end+2 > len(buf) || end < next {
-			return args[:0], 0, nil
-		}
-		if buf[end] != '\r' || buf[end+1] != '\n' {
-			return args[:0], 0, ErrBulkTerminator
-		}
-		out = append(out, buf[next:end:end])
-		pos = end + 2
-	}
-	return out, pos, nil
-}
-
-// readLine returns the bytes from start up to a CRLF and the position after
-// it; ok is false when the CRLF has not arrived yet. Like Redis, a header
-// line must end in CRLF: a CR followed by anything else makes the line
-// end there with the stray byte included, so that parsing it fails the
-// same way however the bytes are split.
-func readLine(buf []byte, start int) (line []byte, next int, ok bool) {
-	i := bytes.IndexByte(buf[start:], '\r')
-	if i < 0 || start+i+1 >= len(buf) {
-		return nil, 0, false
-	}
-	if buf[start+i+1] != '\n' {
-		return buf[start : start+i+2], start + i + 2, true
-	}
-	return buf[start : start+i], start + i + 2, true
 }
 
 // ParseInt parses a base-10 int64 the way Redis's string2ll does: an
@@ -206,31 +122,6 @@ func ParseInt(b []byte) (int64, bool) {
 		return 0, false
 	}
 	return int64(v), true
-}
-
-// readInline parses one inline command: a line of space-separated
-// arguments, with "double" (backslash escapes) and 'single' quotes as
-// redis-cli's sdssplitargs understands them.
-func readInline(buf []byte, out [][]byte, lim *Limits) ([][]byte, int, error) {
-	nl := bytes.IndexByte(buf, '\n')
-	if nl < 0 {
-		if len(buf) > lim.maxInline() {
-			return out, 0, ErrBigInline
-		}
-		return out, 0, nil
-	}
-	if nl > lim.maxInline() {
-		return out, 0, ErrBigInline
-	}
-	line := buf[:nl]
-	if len(line) > 0 && line[len(line)-1] == '\r' {
-		line = line[:len(line)-1]
-	}
-	out, err := splitArgs(line, out, lim.maxArgs())
-	if err != nil {
-		return out[:0], 0, err
-	}
-	return out, nl + 1, nil
 }
 
 func isSpace(c byte) bool {

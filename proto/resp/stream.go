@@ -1,0 +1,298 @@
+package resp
+
+import (
+	"bytes"
+	"math"
+)
+
+// MaxRequestLen is the longest command, in bytes, a Parser accepts: it
+// keeps the positions of a partial command's arguments as 32-bit offsets.
+const MaxRequestLen = math.MaxUint32
+
+// keepOffsets is the most argument offsets a Parser keeps allocated once a
+// long partial command has completed; a larger array is dropped so that
+// one 1M-argument request does not pin 8 MB for the connection's life.
+const keepOffsets = 2 * 1024
+
+// keepFromStart is the argument count above which a Parser records a
+// command's argument offsets as it goes rather than only once the command
+// turns out to span calls.
+const keepFromStart = 16
+
+// Parser reads the commands of one connection's byte stream. Like
+// ReadCommand it parses in place and returns the arguments as sub-slices
+// of the buffer, but when the buffer ends inside a command it remembers how
+// far it got: the multibulk count, the arguments complete so far (as
+// offsets from the command's first byte) and where the search for the
+// current header line's end stopped. The next call resumes there, so the
+// bytes of a command that arrives in many pieces are examined once, not
+// once per piece (which costs the square of the command's length).
+//
+// The contract that makes this work: after a call that returns n == 0 and
+// no error, the next call must be given the same bytes from the same first
+// byte, followed by any that arrived since (the buffer itself may have been
+// moved or grown). A call given fewer bytes than the parser has already
+// examined returns n == 0 at once. Reset forgets a partial command (call it
+// before offering a different stream).
+//
+// The zero value is ready to use. A Parser is not safe for concurrent use.
+type Parser struct {
+	state parseState
+	// stCount, stInline, stArgs: where the search for the end of the
+	// current line resumes.
+	scan int
+	// stArgs:
+	count int      // arguments the multibulk header announced
+	done  int      // arguments complete
+	pos   int      // bytes parsed: the header, complete arguments and, when bulk >= 0, the "$" line of the next
+	bulk  int      // length of the bulk whose "$" line ends at pos; -1 when a "$" line starts at pos
+	keep  bool     // the command has spanned calls: arguments are kept in offs
+	offs  []uint32 // start and end of each complete argument, relative to the command's first byte (keep only)
+
+	examined uint64
+}
+
+type parseState uint8
+
+const (
+	stIdle   parseState = iota // no command started
+	stInline                   // an inline command: looking for its '\n'
+	stCount                    // a multibulk: looking for the end of the "*<count>" line
+	stArgs                     // a multibulk: reading "$<len>" lines and payloads
+)
+
+// ReadCommand parses one command from the front of buf and appends its
+// arguments, as sub-slices of buf, to args[:0]. It returns the same results
+// as the package-level ReadCommand; see Parser for what it remembers when
+// buf ends inside a command.
+func (p *Parser) ReadCommand(buf []byte, args [][]byte, lim *Limits) (out [][]byte, n int, err error) {
+	if p.state != stIdle {
+		p.keep = true // the command spans calls: keep its arguments' offsets
+		return p.parse(buf, args[:0], lim)
+	}
+	out, n, err = p.parse(buf, args[:0], lim)
+	if n == 0 && err == nil && p.state == stArgs && !p.keep {
+		// The command continues past buf. The arguments found so far
+		// are slices of buf, which the caller may move before the next
+		// call: parse them again from the start, this time keeping
+		// their offsets. This happens once per command, to at most
+		// keepFromStart arguments (longer commands keep offsets from
+		// the start), whose payloads are skipped by length.
+		p.Reset()
+		p.keep = true
+		if _, _, err = p.parse(buf, nil, lim); err != nil {
+			panic("resp: a command's second parse failed where the first did not")
+		}
+		out = args[:0]
+	}
+	return out, n, err
+}
+
+// Reset forgets any partial command; the next call starts at a command's
+// first byte.
+func (p *Parser) Reset() {
+	offs, examined := p.offs, p.examined
+	if cap(offs) > keepOffsets {
+		offs = nil
+	}
+	*p = Parser{offs: offs[:0], examined: examined}
+}
+
+// Examined returns the bytes the parser has examined since it was made:
+// every byte searched for a line end, every digit of a length and the two
+// bytes after each bulk payload. Bulk payloads themselves are skipped by
+// length. Tests use it to prove the work per byte received is constant.
+func (p *Parser) Examined() uint64 { return p.examined }
+
+// Buffered returns the bytes of memory the parser holds for a partial
+// command (the offsets of its complete arguments).
+func (p *Parser) Buffered() int { return 4 * cap(p.offs) }
+
+// ReadCommand parses one command from the front of buf and appends its
+// arguments, as sub-slices of buf, to args[:0].
+//
+//   - n > 0, err == nil: a command of len(out) arguments used n bytes.
+//     len(out) == 0 means an empty command (a blank inline line, "*0" or
+//     "*-1"), which Redis skips silently; so should the caller.
+//   - n == 0, err == nil: buf holds only part of a command; call again with
+//     more bytes. Nothing was consumed or modified.
+//   - err != nil: the frame is malformed or breaks lim (nil means the
+//     defaults); err wraps ErrProtocol and the connection must close.
+//
+// An inline command with quoted arguments is unescaped in place, so buf's
+// bytes for that command may be rewritten.
+//
+// ReadCommand remembers nothing between calls: given a partial command it
+// parses it again from its first byte each time, so a connection that
+// receives long commands in many pieces should use a Parser.
+func ReadCommand(buf []byte, args [][]byte, lim *Limits) (out [][]byte, n int, err error) {
+	var p Parser
+	return p.parse(buf, args[:0], lim)
+}
+
+// parse continues the command at the front of buf from the parser's state.
+// Complete arguments go to out, or to p.offs when p.keep is set.
+func (p *Parser) parse(buf []byte, out [][]byte, lim *Limits) ([][]byte, int, error) {
+	if len(buf) == 0 {
+		return out, 0, nil
+	}
+	switch p.state {
+	case stIdle:
+		if buf[0] != '*' {
+			p.state, p.scan = stInline, 0
+			return p.inline(buf, out, lim)
+		}
+		p.state, p.scan = stCount, 1
+	case stInline:
+		return p.inline(buf, out, lim)
+	}
+	if p.state == stCount {
+		line, next, ok := p.line(buf, 1)
+		if !ok {
+			if len(buf) > lim.maxInline() {
+				return p.fail(out, ErrBigMultibulkCount)
+			}
+			return out, 0, nil
+		}
+		count, ok := p.parseInt(line)
+		if !ok || count > int64(lim.maxArgs()) {
+			return p.fail(out, ErrInvalidMultibulkLength)
+		}
+		if count <= 0 {
+			p.Reset()
+			return out, next, nil
+		}
+		p.state, p.count, p.done, p.pos, p.bulk, p.scan = stArgs, int(count), 0, next, -1, next
+		p.offs = p.offs[:0]
+		// A command of many arguments keeps their offsets from the
+		// start, so that if it spans calls its arguments need not be
+		// parsed twice (see ReadCommand); the few arguments of the
+		// usual command go straight to out.
+		p.keep = p.keep || count > keepFromStart
+	}
+	maxBulk := int64(lim.maxBulk())
+	for p.done < p.count {
+		if p.bulk < 0 {
+			if p.pos >= len(buf) {
+				return out[:0], 0, nil
+			}
+			if buf[p.pos] != '$' {
+				return p.fail(out, errExpectedDollar(buf[p.pos]))
+			}
+			line, next, ok := p.line(buf, p.pos+1)
+			if !ok {
+				if len(buf)-p.pos > lim.maxInline() {
+					return p.fail(out, ErrBigBulkCount)
+				}
+				return out[:0], 0, nil
+			}
+			size, ok := p.parseInt(line)
+			if !ok || size < 0 || size > maxBulk {
+				return p.fail(out, ErrInvalidBulkLength)
+			}
+			p.pos, p.bulk = next, int(size)
+		}
+		start := p.pos
+		end := start + p.bulk
+		if end+2 > len(buf) || end < start {
+			return out[:0], 0, nil
+		}
+		p.examined += 2
+		if buf[end] != '\r' || buf[end+1] != '\n' {
+			return p.fail(out, ErrBulkTerminator)
+		}
+		if uint64(end) > MaxRequestLen {
+			return p.fail(out, ErrBigRequest)
+		}
+		if p.keep {
+			p.offs = append(p.offs, uint32(start), uint32(end))
+		} else {
+			out = append(out, buf[start:end:end])
+		}
+		p.done++
+		p.pos, p.bulk, p.scan = end+2, -1, end+2
+	}
+	if p.keep {
+		for i := 0; i < len(p.offs); i += 2 {
+			s, e := p.offs[i], p.offs[i+1]
+			out = append(out, buf[s:e:e])
+		}
+	}
+	n := p.pos
+	p.Reset()
+	return out, n, nil
+}
+
+// fail forgets the partial command and returns err.
+func (p *Parser) fail(out [][]byte, err error) ([][]byte, int, error) {
+	p.Reset()
+	return out[:0], 0, err
+}
+
+// line returns the bytes from start up to a CRLF and the position after
+// it; ok is false when the CRLF has not arrived yet, and then the search
+// resumes where it stopped on the next call. Like Redis, a header line must
+// end in CRLF: a CR followed by anything else makes the line end there with
+// the stray byte included, so that parsing it fails the same way however
+// the bytes are split.
+func (p *Parser) line(buf []byte, start int) (line []byte, next int, ok bool) {
+	from := max(p.scan, start)
+	if from >= len(buf) {
+		return nil, 0, false
+	}
+	i := bytes.IndexByte(buf[from:], '\r')
+	if i < 0 {
+		p.examined += uint64(len(buf) - from)
+		p.scan = len(buf)
+		return nil, 0, false
+	}
+	cr := from + i
+	p.examined += uint64(i + 1)
+	if cr+1 >= len(buf) {
+		p.scan = cr // look at this CR again once the byte after it arrives
+		return nil, 0, false
+	}
+	p.examined++
+	if buf[cr+1] != '\n' {
+		return buf[start : cr+2], cr + 2, true
+	}
+	return buf[start:cr], cr + 2, true
+}
+
+// parseInt is ParseInt, counted.
+func (p *Parser) parseInt(b []byte) (int64, bool) {
+	p.examined += uint64(len(b))
+	return ParseInt(b)
+}
+
+// inline parses one inline command: a line of space-separated arguments,
+// with "double" (backslash escapes) and 'single' quotes as redis-cli's
+// sdssplitargs understands them. The search for the '\n' resumes where it
+// stopped.
+func (p *Parser) inline(buf []byte, out [][]byte, lim *Limits) ([][]byte, int, error) {
+	from := min(p.scan, len(buf))
+	i := bytes.IndexByte(buf[from:], '\n')
+	if i < 0 {
+		p.examined += uint64(len(buf) - from)
+		p.scan = len(buf)
+		if len(buf) > lim.maxInline() {
+			return p.fail(out, ErrBigInline)
+		}
+		return out, 0, nil
+	}
+	nl := from + i
+	p.examined += uint64(i+1) + uint64(nl) // the search, then the split
+	if nl > lim.maxInline() {
+		return p.fail(out, ErrBigInline)
+	}
+	p.Reset()
+	line := buf[:nl]
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	out, err := splitArgs(line, out, lim.maxArgs())
+	if err != nil {
+		return out[:0], 0, err
+	}
+	return out, nl + 1, nil
+}

@@ -16,6 +16,10 @@ const DefaultVersion = "7.0.0"
 // value; bigger buffers are dropped so one large GET does not pin memory.
 const maxKeptScratch = 1 << 20
 
+// maxKeptArgs caps the argument array the engine keeps after a RESP
+// command with many arguments.
+const maxKeptArgs = 4096
+
 // InfoFunc appends an INFO section the engine does not own ("server" or
 // "clients") in INFO's format: "# Server\r\nkey:value\r\n...". section is
 // lower case. It returns dst unchanged for a section it does not provide.
@@ -73,7 +77,20 @@ type Session struct {
 	authed bool
 	quit   bool
 	name   []byte
+
+	// The partial request at the front of the stream, so a request that
+	// arrives in many pieces is parsed once, not once per piece.
+	parser resp.Parser
+	frames sbe.FrameReader
 }
+
+// Buffered returns the bytes of memory the session holds for a partial
+// request (the positions of a long RESP command's arguments).
+func (s *Session) Buffered() int { return s.parser.Buffered() }
+
+// Examined returns the bytes the session's stream parser has examined (a
+// test's measure of parsing work; see resp.Parser.Examined).
+func (s *Session) Examined() uint64 { return s.parser.Examined() + s.frames.Examined() }
 
 // NewSession returns the state of a newly connected client speaking p that
 // counts into st (nil gets a private Stats).
@@ -138,7 +155,9 @@ func NewEngine(st *store.Store, o Options) *Engine {
 // ServeStream executes every complete request at the start of in, in
 // order, and appends each reply to out (RESP, or SOFH-framed SBE, per the
 // session's protocol). consumed is how many bytes of in were used; the rest
-// is a partial request to offer again with more bytes. closeConn asks the
+// is a partial request to offer again, from its first byte, with more
+// bytes: the session remembers how far it parsed it and resumes there (see
+// resp.Parser). closeConn asks the
 // transport to send the replies and close: after QUIT, or after a
 // malformed request, whose protocol error is the last reply and of which
 // nothing was executed.
@@ -147,8 +166,11 @@ func (e *Engine) ServeStream(s *Session, in, out []byte) (consumed int, reply []
 		return e.serveSBEStream(s, in, out)
 	}
 	for consumed < len(in) && !s.quit {
-		args, n, err := resp.ReadCommand(in[consumed:], e.args, &e.o.Limits)
+		args, n, err := s.parser.ReadCommand(in[consumed:], e.args, &e.o.Limits)
 		e.args = args[:0]
+		if cap(args) > maxKeptArgs {
+			e.args = nil // one huge command must not pin its argument array
+		}
 		if err != nil {
 			return consumed, e.respProtocolError(s, out, err), true
 		}
@@ -208,7 +230,7 @@ func (e *Engine) serveRESP(s *Session, args [][]byte, out []byte) []byte {
 func (e *Engine) serveSBEStream(s *Session, in, out []byte) (int, []byte, bool) {
 	consumed := 0
 	for consumed < len(in) && !s.quit {
-		msg, n, err := sbe.ReadFrame(in[consumed:], e.o.MaxFrame)
+		msg, n, err := s.frames.ReadFrame(in[consumed:], e.o.MaxFrame)
 		if err != nil {
 			return consumed, e.sbeProtocolError(s, out, err, true), true
 		}

@@ -280,7 +280,10 @@ func TestServeStreamPipelineAndPartial(t *testing.T) {
 		t.Fatalf("replies %q", out)
 	}
 	// A protocol error after good commands: the good ones run, the bad one
-	// is answered with the error and nothing of it executes.
+	// is answered with the error and nothing of it executes. (A new
+	// connection: the first one's partial GET must be continued, not
+	// replaced by another stream.)
+	s = NewSession(proto.RESP, s.Stats)
 	in = resp.AppendCommandString(nil, "SET", "x", "1")
 	in = append(in, "*1\r\n$-5\r\n"...)
 	in = resp.AppendCommandString(in, "SET", "y", "1")

@@ -216,6 +216,7 @@ type conn struct {
 	lastSeen  int64  // last time it sent something
 	lastWrite int64  // last time a write made progress or replies were queued
 	closing   bool   // write what is queued, then close
+	partial   bool   // in holds the start of a request that was offered and is incomplete
 	events    uint32 // what epoll watches for this client
 }
 
@@ -577,11 +578,21 @@ func (s *Server) grow(c *conn) bool {
 // MaxOutput. Requests left over wait in c.in, and the client's input is no
 // longer watched, until the client reads its replies (see flush). A slice
 // that holds no complete request is doubled until it does.
+//
+// A request that is still incomplete when the input runs out stays at the
+// front of c.in and c.partial is set: the next serve offers all of c.in at
+// once, and the session's parser resumes where it stopped (it remembers
+// how far it parsed), so each read costs in proportion to the bytes it
+// brought, not to the bytes buffered.
 func (s *Server) serve(c *conn) {
 	for {
 		off := 0
 		closeConn, capped := false, false
 		chunk := minChunk
+		if c.partial {
+			chunk = len(c.in)
+		}
+		c.partial = false
 		for off < len(c.in) && !closeConn {
 			if len(c.out)-c.wpos >= s.cfg.MaxOutput {
 				capped = true
@@ -593,8 +604,12 @@ func (s *Server) serve(c *conn) {
 			c.out, closeConn = out, cl
 			off += n
 			if n == 0 {
-				if cl || end == len(c.in) {
-					break // an incomplete request: wait for more bytes
+				if cl {
+					break
+				}
+				if end == len(c.in) {
+					c.partial = true // an incomplete request: wait for more bytes
+					break
 				}
 				chunk *= 2 // a request larger than the slice
 				continue

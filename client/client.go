@@ -347,7 +347,11 @@ func (c *Client) exec(ctx context.Context) (*reply, error) {
 		return nil, err
 	}
 	if err := c.conn.Write(c.wbuf); err != nil {
-		c.drop()
+		if errors.Is(err, transport.ErrMessageTooLarge) {
+			c.codec.reset() // nothing was sent: no reply is owed, and the connection stays
+		} else {
+			c.drop()
+		}
 		return nil, &ConnError{Target: c.tname, Op: "write", Err: err}
 	}
 	if err := c.readReply(&c.rep); err != nil {

@@ -23,6 +23,7 @@ func buildAeron(t target.Target, env *Env) (transport.Server, error) {
 	}
 	o.Handler = aeronHandler{env.Handler("aeron-" + t.Address + "/" + t.Proto.String())}
 	o.Logger = env.Logger
+	o.MaxRequest = env.Options.MaxInput // the same cap as a socket client's unfinished request
 	return aeron.Listen(o)
 }
 

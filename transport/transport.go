@@ -78,7 +78,11 @@ var (
 	// ErrServerGone reports that the server died, restarted or closed the
 	// connection.
 	ErrServerGone = errors.New("transport: server is gone")
-	// ErrMessageTooLarge reports a message larger than the transport can
-	// carry in one piece.
+	// ErrMessageTooLarge reports a message larger than the transport or
+	// the server accepts. Returned by Write, it means nothing was sent and
+	// the connection stays usable.
 	ErrMessageTooLarge = errors.New("transport: message too large")
+	// ErrProtocolMismatch reports a dial whose protocol (proto=) is not the
+	// one the listener speaks; the error names both.
+	ErrProtocolMismatch = errors.New("transport: protocol mismatch")
 )

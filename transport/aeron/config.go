@@ -25,6 +25,7 @@ const (
 	DefaultOfferRetries        = 128
 	DefaultOfferTimeout        = 5 * time.Second
 	DefaultMaxClients          = 1024
+	DefaultMaxRequest          = 64 << 20
 	DefaultDriverTimeout       = 10 * time.Second
 	DefaultSpinLimit           = 1 << 12
 	DefaultParkTime            = 20 * time.Microsecond
@@ -75,8 +76,14 @@ type Options struct {
 	Stream, ReplyStream int32
 	// TermLength is the term length of the response publications (a power
 	// of two, 64 KiB to 1 GiB; default DefaultTermLength). A reply longer
-	// than an eighth of it cannot be sent.
+	// than an eighth of it (the stream's maximum message) goes in chunks.
 	TermLength int
+	// MaxRequest is the longest request a client may send, in bytes
+	// (default DefaultMaxRequest; at most MaxChunkedMessage). A longer one
+	// is answered with an error naming the limit, and the client stays.
+	// Clients learn it from the server's hello and refuse such a request
+	// before sending it.
+	MaxRequest int
 	// Dir is the media driver's Aeron directory (default DefaultDir()).
 	Dir string
 	// External says a driver something else runs lives in Dir; otherwise
@@ -136,6 +143,10 @@ func (o *Options) ensureDefaults() {
 	if o.MaxClients <= 0 {
 		o.MaxClients = DefaultMaxClients
 	}
+	if o.MaxRequest <= 0 {
+		o.MaxRequest = DefaultMaxRequest
+	}
+	o.MaxRequest = min(o.MaxRequest, MaxChunkedMessage)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -230,8 +241,12 @@ type DialOptions struct {
 	// Control is the server's UDP response control address host:port (the
 	// same value the server listens with: an address of the server).
 	Control string
-	// Proto is the protocol to speak; the server must speak it too.
+	// Proto is the protocol to speak; the server must speak it too, or
+	// Dial fails with transport.ErrProtocolMismatch naming both.
 	Proto proto.Protocol
+	// ProtoAuto makes Proto only a default: the connection speaks the
+	// protocol the server's hello names (a target without proto=).
+	ProtoAuto bool
 	// Stream, ReplyStream and TermLength as in Options.
 	Stream, ReplyStream int32
 	TermLength          int
@@ -370,7 +385,7 @@ func ConfigFor(t target.Target) (Options, error) {
 // client means: spin while waiting (unless wait says otherwise) and, for
 // UDP without dir, start its own driver with the Spin profile.
 func DialOptionsFor(t target.Target) (DialOptions, error) {
-	o := DialOptions{Media: t.Address, Proto: t.Proto}
+	o := DialOptions{Media: t.Address, Proto: t.Proto, ProtoAuto: !t.ProtoSet}
 	if t.Scheme != target.Aeron {
 		return o, fmt.Errorf("%w: target scheme %q is not aeron", ErrConfig, t.Scheme)
 	}

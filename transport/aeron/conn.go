@@ -2,16 +2,17 @@ package aeron
 
 import (
 	"context"
-
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
 	ae "github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
+	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
@@ -26,8 +27,10 @@ type Conn struct {
 	sub      *ae.Subscription
 	pub      *ae.ExclusivePublication
 	img      *ae.Image // the response image
+	maxMsg   int       // the request stream's maximum message (term length / 8)
+	srv      hello     // what the server said in its hello
 	deadline time.Time
-	err      error // sticky: the server or the driver is gone
+	err      error // sticky: the server or the driver is gone, or a message was cut off
 	closed   bool
 }
 
@@ -45,8 +48,11 @@ func DialTarget(ctx context.Context, t target.Target) (transport.Conn, error) {
 }
 
 // Dial connects to a server: it adds the response subscription first, then
-// the request publication naming it (response-correlation-id), and waits
-// until both are connected or ctx ends (ErrNoServer). For UDP without
+// the request publication naming it (response-correlation-id), waits
+// until both are connected and the server's hello has come, or ctx ends
+// (ErrNoServer). The hello names the server's protocol: a different
+// DialOptions.Proto fails with transport.ErrProtocolMismatch, unless
+// ProtoAuto, when the connection speaks the server's. For UDP without
 // DialOptions.Dir it first starts this process's own media driver (shared
 // by its connections, stopped with the last of them); starting a JVM can
 // take seconds, so that start is bounded by the driver's own start timeout
@@ -97,11 +103,21 @@ func (c *Conn) connect(ctx context.Context, dir string) error {
 	if c.pub, err = c.ac.AddExclusivePublication(reqCh, o.Stream); err != nil {
 		return fmt.Errorf("aeron transport: request publication %s: %w", reqCh, err)
 	}
+	c.maxMsg = c.pub.MaxMessageLength()
+	var msg []byte
 	for {
-		if c.pub.IsConnected() {
+		if c.img == nil && c.pub.IsConnected() {
 			if imgs := c.sub.Images(); len(imgs) > 0 {
 				c.img = imgs[0]
-				return nil
+			}
+		}
+		if c.img != nil {
+			var ok bool
+			if msg, ok = c.img.NextMessage(msg[:0]); ok {
+				return c.greet(msg)
+			}
+			if c.img.IsClosed() || c.img.IsEndOfStream() {
+				return fmt.Errorf("%w: the server closed the response channel before its hello", ErrNoServer)
 			}
 		}
 		if c.ac.IsClosed() {
@@ -110,7 +126,10 @@ func (c *Conn) connect(ctx context.Context, dir string) error {
 		select {
 		case <-ctx.Done():
 			what := "the request publication did not connect (is a server subscribed to " + reqCh + "?)"
-			if c.pub.IsConnected() {
+			switch {
+			case c.img != nil:
+				what = "the server sent no hello"
+			case c.pub.IsConnected():
 				what = "the server did not open a response channel"
 			}
 			return fmt.Errorf("%w: %s: %w", ErrNoServer, what, ctx.Err())
@@ -119,25 +138,115 @@ func (c *Conn) connect(ctx context.Context, dir string) error {
 	}
 }
 
+// greet checks the server's hello: its protocol against the one asked for.
+func (c *Conn) greet(msg []byte) error {
+	where := c.o.Media
+	if c.o.Media == ae.MediaUDP {
+		where += " endpoint " + c.o.Endpoint
+	} else {
+		where += " in " + c.ac.Dir()
+	}
+	h, err := parseHello(msg)
+	if err != nil {
+		return fmt.Errorf("%w: the server on aeron:%s, stream %d, did not start with a goblin hello (is it a goblin server?): %w",
+			ErrNoServer, where, c.o.Stream, err)
+	}
+	if h.proto != c.o.Proto {
+		if !c.o.ProtoAuto {
+			return fmt.Errorf("%w: the server on aeron:%s, stream %d, speaks %s, this client %s: use proto=%s in the target (or leave proto out to speak the server's)",
+				transport.ErrProtocolMismatch, where, c.o.Stream, h.proto, c.o.Proto, h.proto)
+		}
+		c.o.Proto = h.proto
+	}
+	c.srv = h
+	return nil
+}
+
+// Protocol is the protocol the server's listener speaks (its hello said
+// so); the connection speaks it.
+func (c *Conn) Protocol() proto.Protocol { return c.o.Proto }
+
+// MaxRequest is the longest request the server accepts (its hello said
+// so); Write refuses longer ones.
+func (c *Conn) MaxRequest() int { return c.srv.maxRequest }
+
 // Dir is the Aeron directory of the driver the connection uses.
 func (c *Conn) Dir() string { return c.ac.Dir() }
 
-// Write sends p as one message. A back-pressured offer is retried (waiting
-// as DialOptions.Wait says) until the deadline. So is a request publication
-// that is not connected while the response channel is still open (over
-// UDP: the server's driver sent no status message for a while), for at
-// most DialOptions.DriverTimeout; a closed or ended response channel or a
-// lost driver fails at once with transport.ErrServerGone.
+// Write sends p as one message, or, when it is longer than the request
+// stream's maximum message (term length / 8), as chunks the server
+// gathers. A back-pressured offer is retried (waiting as DialOptions.Wait
+// says) until the deadline. So is a request publication that is not
+// connected while the response channel is still open (over UDP: the
+// server's driver sent no status message for a while), for at most
+// DialOptions.DriverTimeout; a closed or ended response channel or a lost
+// driver fails at once with transport.ErrServerGone. A request longer
+// than the server accepts fails with transport.ErrMessageTooLarge before
+// anything is sent; the connection stays usable. A deadline that passes
+// after part of a chunked request went makes the connection unusable.
 func (c *Conn) Write(p []byte) error {
 	if err := c.usable(); err != nil {
 		return err
 	}
-	if len(p) > c.pub.MaxMessageLength() {
-		return fmt.Errorf("%w: %d bytes > %d", transport.ErrMessageTooLarge, len(p), c.pub.MaxMessageLength())
+	if len(p) > c.maxMsg {
+		return c.writeChunked(p)
 	}
+	if c.pub.Offer(p) > 0 {
+		return nil
+	}
+	return c.offer(p, nil)
+}
+
+// TryWrite sends p as one message if the request stream takes it at once,
+// and reports whether it did: false (nothing sent) when the stream is back
+// pressured, which a pipelining client answers by reading replies, or when
+// p needs chunks (send it with Write once no reply is outstanding).
+func (c *Conn) TryWrite(p []byte) (bool, error) {
+	if err := c.usable(); err != nil {
+		return false, err
+	}
+	if len(p) > c.maxMsg {
+		return false, nil
+	}
+	switch r := c.pub.Offer(p); {
+	case r > 0:
+		return true, nil
+	case r == ae.BackPressured || r == ae.AdminAction:
+		return false, nil
+	case r == ae.NotConnected:
+		return false, c.lost()
+	default:
+		return false, c.fail("request: " + ae.StatusString(r))
+	}
+}
+
+// writeChunked sends p as chunk frames of the stream's maximum length.
+func (c *Conn) writeChunked(p []byte) error {
+	if len(p) > c.srv.maxRequest {
+		return fmt.Errorf("%w: request of %d bytes exceeds the server's request limit of %d bytes (goblin-server --client-input-limit); nothing was sent",
+			transport.ErrMessageTooLarge, len(p), c.srv.maxRequest)
+	}
+	piece := c.maxMsg - frameHeaderLen
+	var hdr [frameHeaderLen]byte
+	for off := 0; off < len(p); off += piece {
+		putChunkHeader(&hdr, off, len(p))
+		if err := c.offer(hdr[:], p[off:min(off+piece, len(p))]); err != nil {
+			if off > 0 && c.err == nil {
+				c.err = fmt.Errorf("%w (after %d of the request's %d bytes went, so the connection cannot be used again)", err, off, len(p))
+				return c.err
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// offer offers a+b as one message until it goes, the deadline passes or
+// the connection fails.
+func (c *Conn) offer(a, b []byte) error {
 	var notConnected time.Time // when NOT_CONNECTED was first seen
 	for i := 0; ; i++ {
-		r := c.pub.Offer(p)
+		r := c.pub.Offer2(a, b)
 		if r > 0 {
 			return nil
 		}
@@ -162,8 +271,18 @@ func (c *Conn) Write(p []byte) error {
 	}
 }
 
-// ReadAppend appends the next reply message to dst.
+// ReadAppend appends the next reply message to dst; a reply the server
+// sent in chunks is gathered first.
 func (c *Conn) ReadAppend(dst []byte) ([]byte, error) {
+	m, err := c.next(dst)
+	if err != nil || !isFrame(m[len(dst):]) {
+		return m, err
+	}
+	return c.readChunked(dst, m)
+}
+
+// next appends the next message to dst.
+func (c *Conn) next(dst []byte) ([]byte, error) {
 	if err := c.usable(); err != nil {
 		return dst, err
 	}
@@ -180,6 +299,40 @@ func (c *Conn) ReadAppend(dst []byte) ([]byte, error) {
 			}
 		}
 		c.idle(i)
+	}
+}
+
+// readChunked gathers a chunked reply whose first chunk m holds after
+// start: each piece replaces its frame header, so the reply ends up whole
+// in dst[start:].
+func (c *Conn) readChunked(dst, m []byte) ([]byte, error) {
+	start := len(dst)
+	var a assembly
+	for {
+		ch, err := parseChunk(m[len(dst):])
+		if err == nil {
+			if need := start + ch.total + frameHeaderLen; !a.inProgress() && cap(m) < need {
+				m = slices.Grow(m, need-len(m)) // once: the reply and the last chunk's header
+			}
+			a.discard = true // the pieces stay in m; a only checks their order
+			var done bool
+			if done, err = a.add(ch); err == nil {
+				dst = m[:len(dst)+copy(m[len(dst):], ch.piece)]
+				if done {
+					return dst, nil
+				}
+			}
+		}
+		if err != nil {
+			c.err = fmt.Errorf("%w: reply: %w", transport.ErrServerGone, err)
+			return dst[:start], c.err
+		}
+		if m, err = c.next(dst); err != nil {
+			if c.err == nil {
+				c.err = fmt.Errorf("%w (after %d of the reply's %d bytes came, so the connection cannot be used again)", err, a.pos, a.total)
+			}
+			return dst[:start], c.err
+		}
 	}
 }
 

@@ -45,7 +45,9 @@ type Stats struct {
 	Dropped        int64 // clients dropped because a reply could not be sent for OfferTimeout
 	Stalls         int64 // times a reply could not be sent at once and waited (see Options.OfferTimeout)
 	Rejected       int64 // clients refused (MaxClients, or the reply publication failed)
-	TooLarge       int64 // replies longer than the reply stream can carry (client dropped)
+	TooLarge       int64 // requests longer than Options.MaxRequest, answered with an error (the client stays)
+	Malformed      int64 // clients closed for a malformed goblin frame (after an error reply)
+	Chunked        int64 // requests and replies sent in chunks (longer than the stream's max message)
 	Requests       int64 // requests served
 	DriverRestarts int64 // media drivers started again after one died
 	Reconnects     int64 // times the server re-added its subscription after losing its driver
@@ -68,6 +70,8 @@ type Server struct {
 	stats   Stats
 	gen     uint64 // the driver generation the loop serves
 	stalled int    // clients whose replies wait in their backlog
+	hello   []byte // the first message on every response stream
+	errBuf  []byte // error replies the transport makes itself
 	closed  bool
 
 	// Events from the manager goroutine to the loop. pending is set
@@ -89,6 +93,7 @@ type client struct {
 	sess    Session
 	dead    bool
 	session int32
+	req     assembly // a chunked request being gathered
 
 	// Replies that could not be offered at once, in order: their bytes
 	// and lengths. While any wait, the client's image is not polled, so
@@ -97,7 +102,8 @@ type client struct {
 	backlog     []byte
 	backlogLens []int
 	stalledAt   time.Time // when the oldest waiting reply failed to go
-	closeAfter  bool      // release once the backlog is sent (closeConn)
+	closeAfter  bool      // release once the backlog is sent (closeConn, a malformed frame)
+	closeWhy    string    // why, for the log
 }
 
 type eventKind uint8
@@ -133,9 +139,10 @@ func Listen(o Options) (*Server, error) {
 		name: "aeron-" + o.Media + "/" + o.Proto.String(),
 		out:  make([]byte, 0, 4096),
 	}
+	s.hello = appendHello(nil, hello{proto: o.Proto, maxRequest: o.MaxRequest})
 	s.asm = ae.NewFragmentAssembler(s.serve, 4096)
 	s.onFrag = s.asm.OnFragment
-	s.tgt = target.Target{Scheme: target.Aeron, Address: o.Media, Proto: o.Proto, Params: map[string]string{"dir": o.Dir}}
+	s.tgt = target.Target{Scheme: target.Aeron, Address: o.Media, Proto: o.Proto, ProtoSet: true, Params: map[string]string{"dir": o.Dir}}
 	if o.Media == ae.MediaUDP {
 		s.tgt.Params["endpoint"] = o.Endpoint
 		s.tgt.Params["control"] = o.Control
@@ -229,27 +236,93 @@ func (s *Server) Poll(now int64) int {
 }
 
 // serve executes one request (whole message) of s.cur and sends the reply.
+// A goblin frame (a piece of a chunked request) is gathered first.
 func (s *Server) serve(msg []byte, _ *ae.Header) {
 	c := s.cur
 	if c == nil || c.dead {
 		return
 	}
+	if isFrame(msg) {
+		var ok bool
+		if msg, ok = s.gather(c, msg); !ok {
+			return
+		}
+	} else if len(msg) > s.o.MaxRequest {
+		s.refuseLength(c, msg, len(msg))
+		return
+	}
 	reply, closeConn := c.sess.ServeMessage(msg, s.out[:0])
 	s.stats.Requests++
-	if cap(reply) <= 1<<20 {
+	if cap(reply) <= keepBuffer {
 		s.out = reply[:0]
+	}
+	if c.req.buf != nil {
+		c.req.reset() // served: give back a large request's buffer
 	}
 	if !s.send(c, reply) {
 		return
 	}
 	if closeConn {
-		if len(c.backlogLens) > 0 {
-			c.closeAfter = true // after the reply that says why
-			return
-		}
-		s.stats.Gone++
-		s.release(c, true, "closed by request")
+		s.closeAfterReplies(c, "closed by request")
 	}
+}
+
+// gather adds one chunk of a request to c's assembly and returns the whole
+// request once its last piece came. A request longer than MaxRequest is
+// answered with an error at its first piece and its other pieces are
+// dropped as they come; the client stays. A malformed chunk is answered
+// with a protocol error and closes the client.
+func (s *Server) gather(c *client, msg []byte) ([]byte, bool) {
+	ch, err := parseChunk(msg)
+	if err == nil && !c.req.inProgress() && ch.total > s.o.MaxRequest {
+		s.refuseLength(c, ch.piece, ch.total)
+		c.req.discard = true
+	}
+	var done bool
+	if err == nil {
+		done, err = c.req.add(ch)
+	}
+	if err != nil {
+		s.stats.Malformed++
+		s.errBuf = errorReply(s.errBuf[:0], s.o.Proto, nil, "ERR Protocol error: "+err.Error())
+		if s.send(c, s.errBuf) {
+			s.closeAfterReplies(c, "malformed frame: "+err.Error())
+		}
+		return nil, false
+	}
+	if !done {
+		return nil, false
+	}
+	if c.req.discard {
+		c.req.reset()
+		return nil, false
+	}
+	s.stats.Chunked++
+	return c.req.buf, true
+}
+
+// refuseLength answers a request of n bytes, which starts with head, with
+// an error naming the limit.
+func (s *Server) refuseLength(c *client, head []byte, n int) {
+	s.stats.TooLarge++
+	s.errBuf = errorReply(s.errBuf[:0], s.o.Proto, head, fmt.Sprintf(
+		"ERR request of %d bytes exceeds the server's request limit of %d bytes (goblin-server --client-input-limit)",
+		n, s.o.MaxRequest))
+	s.send(c, s.errBuf)
+}
+
+// closeAfterReplies releases c once the replies waiting in its backlog
+// (the last of them says why) have gone, or now if none wait.
+func (s *Server) closeAfterReplies(c *client, why string) {
+	if c.dead {
+		return
+	}
+	if len(c.backlogLens) > 0 {
+		c.closeAfter, c.closeWhy = true, why
+		return
+	}
+	s.stats.Gone++
+	s.release(c, true, why)
 }
 
 // send offers reply on c's publication. A reply that cannot go at once
@@ -260,34 +333,83 @@ func (s *Server) serve(msg []byte, _ *ae.Header) {
 // publication whose limit the driver has not raised yet, or a driver or
 // client starved of CPU for a moment, is thus not mistaken for a client
 // that stopped reading. A closed publication or an exhausted stream
-// releases the client at once. send returns false if c was released.
+// releases the client at once. A reply longer than the stream's maximum
+// message goes in chunks. send returns false if c was released.
 func (s *Server) send(c *client, reply []byte) bool {
 	if len(reply) > c.maxMsg {
-		s.stats.TooLarge++
-		s.dropForReply(c, "reply too large")
-		return false
+		return s.sendChunked(c, reply)
 	}
 	if len(c.backlogLens) == 0 {
-		var r int64
-		for range s.o.OfferRetries {
-			if r = c.pub.Offer(reply); r > 0 {
-				return true
-			}
-			if !retryable(r) {
-				s.stats.Gone++
-				s.dropForReply(c, "reply offer: "+ae.StatusString(r)+" ("+pubState(c.pub)+")")
+		if c.pub.Offer(reply) > 0 {
+			return true
+		}
+		if sent, alive := s.offerRetrying(c, reply, nil); sent || !alive {
+			return alive
+		}
+	}
+	s.queue(c, reply, nil)
+	return true
+}
+
+// sendChunked sends a reply longer than the stream's maximum message as
+// chunk frames, each as long as the stream allows; those that cannot go at
+// once wait in the backlog like any reply.
+func (s *Server) sendChunked(c *client, reply []byte) bool {
+	if len(reply) > MaxChunkedMessage {
+		s.errBuf = errorReply(s.errBuf[:0], s.o.Proto, nil, fmt.Sprintf(
+			"ERR reply of %d bytes exceeds the Aeron transport's message limit of %d bytes", len(reply), MaxChunkedMessage))
+		return s.send(c, s.errBuf)
+	}
+	s.stats.Chunked++
+	piece := c.maxMsg - frameHeaderLen
+	var hdr [frameHeaderLen]byte
+	for off := 0; off < len(reply); off += piece {
+		end := min(off+piece, len(reply))
+		putChunkHeader(&hdr, off, len(reply))
+		if len(c.backlogLens) == 0 {
+			sent, alive := s.offerRetrying(c, hdr[:], reply[off:end])
+			if !alive {
 				return false
 			}
+			if sent {
+				continue
+			}
 		}
+		s.queue(c, hdr[:], reply[off:end])
+	}
+	return true
+}
+
+// offerRetrying offers a+b as one message up to OfferRetries times. sent
+// says it went; alive is false if the publication failed for good and c
+// was released.
+func (s *Server) offerRetrying(c *client, a, b []byte) (sent, alive bool) {
+	var r int64
+	for range s.o.OfferRetries {
+		if r = c.pub.Offer2(a, b); r > 0 {
+			return true, true
+		}
+		if !retryable(r) {
+			s.stats.Gone++
+			s.dropForReply(c, "reply offer: "+ae.StatusString(r)+" ("+pubState(c.pub)+")")
+			return false, false
+		}
+	}
+	return false, true
+}
+
+// queue appends a+b as one message to c's backlog, starting the stall
+// clock if the backlog was empty.
+func (s *Server) queue(c *client, a, b []byte) {
+	if len(c.backlogLens) == 0 {
 		s.stats.Stalls++
 		s.stalled++
 		c.stalledAt = time.Now()
 		s.o.Logger.Debug("aeron reply waits", "transport", s.name, "image", c.corr, "session", c.session,
-			"status", ae.StatusString(r), "publication", pubState(c.pub))
+			"publication", pubState(c.pub))
 	}
-	c.backlog = append(c.backlog, reply...)
-	c.backlogLens = append(c.backlogLens, len(reply))
-	return true
+	c.backlog = append(append(c.backlog, a...), b...)
+	c.backlogLens = append(c.backlogLens, len(a)+len(b))
 }
 
 // retryable reports whether an offer result is one to try again: the
@@ -326,7 +448,7 @@ func (s *Server) flush() int {
 			s.unstall(c)
 			if c.closeAfter {
 				s.stats.Gone++
-				s.release(c, true, "closed by request")
+				s.release(c, true, c.closeWhy)
 			}
 			continue
 		}
@@ -424,8 +546,10 @@ func (s *Server) promote() int {
 			// Connected and the driver has raised the publication's limit:
 			// the driver links a subscriber (connected) a moment before it
 			// grants the first window, and a reply offered in between would
-			// look back-pressured.
-			s.clients = append(s.clients, c)
+			// look back-pressured. The hello goes first.
+			if s.send(c, s.hello) {
+				s.clients = append(s.clients, c)
+			}
 			work++
 		case c.pub.IsClosed() || c.img.IsClosed():
 			s.stats.Gone++

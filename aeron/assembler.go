@@ -12,6 +12,7 @@ import (
 type FragmentAssembler struct {
 	delegate FragmentHandler
 	initial  int
+	max      int // longest message reassembled; 0: no limit
 	buffers  map[int32]*assembly
 }
 
@@ -29,6 +30,13 @@ func NewFragmentAssembler(fn FragmentHandler, initialBufferSize int) *FragmentAs
 	}
 	return &FragmentAssembler{delegate: fn, initial: initialBufferSize, buffers: make(map[int32]*assembly)}
 }
+
+// SetMaxLength drops any message that grows longer than n bytes (n ≤ 0:
+// no limit, the default), as it drops one with a gap. A publisher that
+// follows the protocol never sends a message longer than its stream's
+// maximum message length (term length / 8); one that does not could
+// otherwise grow a reassembly buffer without end.
+func (a *FragmentAssembler) SetMaxLength(n int) { a.max = n }
 
 // OnFragment is the FragmentHandler to pass to Poll (take the method value
 // once, outside the polling loop).
@@ -54,8 +62,8 @@ func (a *FragmentAssembler) OnFragment(buffer []byte, h *Header) {
 	if as == nil || !as.active {
 		return
 	}
-	if h.TermOffset() != as.nextOffset {
-		as.active = false // a gap: drop the partial message
+	if h.TermOffset() != as.nextOffset || (a.max > 0 && len(as.buf)+len(buffer) > a.max) {
+		as.active = false // a gap, or too long: drop the partial message
 		as.buf = as.buf[:0]
 		return
 	}

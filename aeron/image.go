@@ -139,7 +139,7 @@ func (i *Image) Poll(fn FragmentHandler, limit int) int {
 		// Frame length: the publisher (or receiver) stores it with release
 		// after the frame is complete; acquire here.
 		length := int(shm.LoadInt32Acquire(term, offset))
-		if length <= 0 {
+		if !committed(length, offset, term) {
 			break
 		}
 		frameOffset := offset
@@ -171,8 +171,8 @@ func (i *Image) ControlledPoll(fn ControlledFragmentHandler, limit int) int {
 	h.term = term
 	n := 0
 	for n < limit && offset < len(term) {
-		length := int(shm.LoadInt32Acquire(term, offset))
-		if length <= 0 {
+		length := int(shm.LoadInt32Acquire(term, offset)) // see Poll
+		if !committed(length, offset, term) {
 			break
 		}
 		frameOffset := offset
@@ -252,7 +252,7 @@ func (i *Image) next(dst []byte, view bool) ([]byte, int64, bool) {
 		term := i.log.terms[int(position>>i.log.bitsToShift)%logbuffer.PartitionCount]
 		// Frame length: stored last by the publisher (release); acquire.
 		length := int(shm.LoadInt32Acquire(term, offset))
-		if length <= 0 {
+		if !committed(length, offset, term) {
 			return dst, 0, false
 		}
 		aligned := shm.Align(length, logbuffer.FrameAlignment)
@@ -281,7 +281,7 @@ func (i *Image) next(dst []byte, view bool) ([]byte, int64, bool) {
 				return dst, 0, false
 			}
 			l := int(shm.LoadInt32Acquire(term, end))
-			if l <= 0 {
+			if !committed(l, end, term) {
 				return dst, 0, false
 			}
 			f := term[end+logbuffer.FrameFlagsOffset]
@@ -290,13 +290,31 @@ func (i *Image) next(dst []byte, view bool) ([]byte, int64, bool) {
 				break
 			}
 		}
+		// The lengths are read again: checked again, since a writer that
+		// breaks the protocol may have changed them since the scan.
+		start := len(dst)
 		for off := offset; off < end; {
 			l := int(shm.GetInt32(term, off))
+			if !committed(l, off, term) {
+				return dst[:start], 0, false
+			}
 			dst = append(dst, term[off+logbuffer.HeaderLength:off+l]...)
 			off += shm.Align(l, logbuffer.FrameAlignment)
 		}
 		return dst, position + int64(end-offset), true
 	}
+}
+
+// committed reports whether a frame length read at offset in term is that
+// of a whole frame: a header and a payload inside the term. A zero (or,
+// while a publisher writes it, negative) length is a frame not committed
+// yet. So is a length no publisher following the protocol writes — shorter
+// than a header, or running past the term — which an IPC subscriber can
+// meet, since every client that may publish on the stream maps the log
+// writable: the image then stalls there, as on an uncommitted frame,
+// rather than reading outside the frame.
+func committed(length, offset int, term []byte) bool {
+	return length >= logbuffer.HeaderLength && length <= len(term)-offset
 }
 
 func (i *Image) close() {

@@ -141,6 +141,8 @@ func Listen(o Options) (*Server, error) {
 	}
 	s.hello = appendHello(nil, hello{proto: o.Proto, maxRequest: o.MaxRequest})
 	s.asm = ae.NewFragmentAssembler(s.serve, 4096)
+	// A request is at most MaxRequest bytes; a chunk frame adds its header.
+	s.asm.SetMaxLength(o.MaxRequest + frameHeaderLen)
 	s.onFrag = s.asm.OnFragment
 	s.tgt = target.Target{Scheme: target.Aeron, Address: o.Media, Proto: o.Proto, ProtoSet: true, Params: map[string]string{"dir": o.Dir}}
 	if o.Media == ae.MediaUDP {

@@ -101,6 +101,8 @@ type client struct {
 	// pressure) and replies keep their order.
 	backlog     []byte
 	backlogLens []int
+	backlogHead int // backlogLens[backlogHead:] wait; backlog[backlogOff:] holds them
+	backlogOff  int
 	stalledAt   time.Time // when the oldest waiting reply failed to go
 	closeAfter  bool      // release once the backlog is sent (closeConn, a malformed frame)
 	closeWhy    string    // why, for the log
@@ -436,17 +438,21 @@ func (s *Server) flush() int {
 			s.release(c, true, "image closed")
 			continue
 		}
-		off, sent := 0, 0
+		sent := 0
 		var r int64
-		for _, n := range c.backlogLens {
-			if r = c.pub.Offer(c.backlog[off : off+n]); r <= 0 {
+		for _, n := range c.backlogLens[c.backlogHead:] {
+			if r = c.pub.Offer(c.backlog[c.backlogOff : c.backlogOff+n]); r <= 0 {
 				break
 			}
-			off += n
+			c.backlogOff += n
 			sent++
 		}
+		// What went is skipped, not moved: a chunked reply's backlog is as
+		// long as the reply, and moving it after every few chunks sent
+		// would cost the loop the square of its length.
+		c.backlogHead += sent
 		work += sent
-		if sent == len(c.backlogLens) {
+		if c.backlogHead == len(c.backlogLens) {
 			s.unstall(c)
 			if c.closeAfter {
 				s.stats.Gone++
@@ -455,10 +461,7 @@ func (s *Server) flush() int {
 			continue
 		}
 		if sent > 0 {
-			// Progress: the client reads; time the rest from now.
-			c.backlog = c.backlog[:copy(c.backlog, c.backlog[off:])]
-			c.backlogLens = c.backlogLens[:copy(c.backlogLens, c.backlogLens[sent:])]
-			c.stalledAt = time.Now()
+			c.stalledAt = time.Now() // progress: the client reads; time the rest from now
 		}
 		if !retryable(r) {
 			s.stats.Gone++
@@ -484,6 +487,7 @@ func (s *Server) unstall(c *client) {
 	}
 	s.stalled--
 	c.backlog, c.backlogLens = c.backlog[:0], c.backlogLens[:0]
+	c.backlogHead, c.backlogOff = 0, 0
 	if cap(c.backlog) > 64<<10 {
 		c.backlog = nil
 	}

@@ -31,11 +31,17 @@ func (a aeronRaw) Protocols() []Protocol { return []Protocol{Raw} }
 func (a aeronRaw) Ops() []Op             { return []Op{Ping} }
 
 func (a aeronRaw) Check(cfg *Config, _ Protocol) error {
-	if _, err := lookTool(cfg.Java, "java"); err != nil {
+	if err := cfg.oneHostOnly(a.transport); err != nil {
 		return err
 	}
-	_, err := aeronJar(cfg)
-	return err
+	for _, h := range []Host{cfg.serverSide(), cfg.clientSide()} {
+		for _, tool := range []string{"java", "aeron-jar"} {
+			if _, err := h.Tool(cfg, tool); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // aeronJar finds io.aeron:aeron-all: the configured jar, else the version
@@ -96,142 +102,92 @@ var jvmFlags = []string{"-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:-UsePerf
 	"-Dagrona.disable.bounds.checks=true", "--add-opens", "java.base/jdk.internal.misc=ALL-UNNAMED",
 	"--add-opens", "java.base/java.nio=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED"}
 
-// mediaDriver starts the Java media driver in dir and waits for its CnC file.
-func mediaDriver(ctx context.Context, cfg *Config, prof Profile, java, jar, dir, name string, server bool) (*process, string, error) {
-	aeronDir := filepath.Join(dir, name)
-	idle := aeronIdle(prof.DriverIdle)
-	threading := "SHARED"
-	if prof.DriverIdle == "spin" {
-		threading = "DEDICATED"
-	}
-	args := append([]string{java}, jvmFlags...)
-	args = append(args, "-cp", jar,
-		"-Daeron.dir="+aeronDir,
-		"-Daeron.dir.delete.on.start=true",
-		"-Daeron.dir.delete.on.shutdown=true",
-		"-Daeron.threading.mode="+threading,
-		"-Daeron.conductor.idle.strategy="+idle,
-		"-Daeron.sender.idle.strategy="+idle,
-		"-Daeron.receiver.idle.strategy="+idle,
-		"-Daeron.shared.idle.strategy="+idle,
-		"-Daeron.sharednetwork.idle.strategy="+idle,
-		"-Daeron.term.buffer.sparse.file=true",
-		"-Daeron.socket.so_sndbuf=2m", "-Daeron.socket.so_rcvbuf=2m",
-		"io.aeron.driver.MediaDriver")
-	p, err := startProcess(cfg, dir, name, server, prof.DriverCPU, nil, args...)
-	if err != nil {
-		return nil, "", err
-	}
-	cnc := filepath.Join(aeronDir, "cnc.dat")
-	ready := func() error {
-		st, err := os.Stat(cnc)
-		if err != nil {
-			return err
-		}
-		if st.Size() == 0 {
-			return fmt.Errorf("cnc.dat is empty")
-		}
-		return nil
-	}
-	if err := waitFor(ctx, p, "Aeron media driver "+name, ready); err != nil {
-		p.stop(graceStop)
-		return nil, "", err
-	}
-	return p, fmt.Sprintf("%s (threading %s, agents %s)", p.commandLine(), threading, idle), nil
-}
-
 type aeronRawInstance struct {
-	cfg       *Config
-	prof      Profile
-	java, jar string
-	dir       string
-	procs     []*process // drivers and pong, stopped in reverse
-	clientDir string     // the aeron dir Ping uses
-	pingCh    string
-	pongCh    string
-	info      map[string]string
+	cfg     *Config
+	prof    Profile
+	procs   []Proc // drivers and pong, stopped in reverse
+	cliDir  string // the client's case directory, on the client host
+	cliAero string // the aeron dir Ping uses
+	pingCh  string
+	pongCh  string
+	info    map[string]string
 }
 
 func (a aeronRaw) Start(ctx context.Context, cfg *Config, _ Protocol, dir string) (Instance, error) {
-	java, err := lookTool(cfg.Java, "java")
+	srvHost, cliHost := cfg.serverSide(), cfg.clientSide()
+	java, err := srvHost.Tool(cfg, "java")
 	if err != nil {
 		return nil, err
 	}
-	jar, err := aeronJar(cfg)
+	jar, err := srvHost.Tool(cfg, "aeron-jar")
 	if err != nil {
 		return nil, err
 	}
 	prof := cfg.Profile.ForTransport(a.transport)
-	in := &aeronRawInstance{cfg: cfg, prof: prof, java: java, jar: jar, dir: dir, info: map[string]string{}}
+	srvDir := cfg.hostDir(srvHost, dir)
+	in := &aeronRawInstance{cfg: cfg, prof: prof, cliDir: cfg.hostDir(cliHost, dir), info: map[string]string{}}
 	ok := false
 	defer func() {
 		if !ok {
 			in.Close()
 		}
 	}()
-	srv, srvInfo, err := mediaDriver(ctx, cfg, prof, java, jar, dir, "driver-server", true)
+	srv, err := startDriver(ctx, cfg, srvHost, prof, srvDir, "driver-server")
 	if err != nil {
 		return nil, err
 	}
 	in.procs = append(in.procs, srv)
-	in.info["driver.server"] = srvInfo
-	serverDir := filepath.Join(dir, "driver-server")
-	in.clientDir = serverDir
+	in.info["driver.server"] = srv.info
+	in.cliAero = srv.dir
 	switch a.transport {
 	case TAeronIPC:
 		in.pingCh, in.pongCh = "aeron:ipc", "aeron:ipc"
 	case TAeronUDP:
-		cli, cliInfo, err := mediaDriver(ctx, cfg, prof, java, jar, dir, "driver-client", false)
+		cli, err := startDriver(ctx, cfg, cliHost, prof, in.cliDir, "driver-client")
 		if err != nil {
 			return nil, err
 		}
 		in.procs = append(in.procs, cli)
-		in.info["driver.client"] = cliInfo
-		in.clientDir = filepath.Join(dir, "driver-client")
-		clientHost := cfg.ClientHost
-		if clientHost == "" {
-			clientHost = cfg.ServerHost
+		in.info["driver.client"] = cli.info
+		in.cliAero = cli.dir
+		clientAddr := cfg.ClientHost
+		if clientAddr == "" {
+			clientAddr = cfg.ServerHost
 		}
-		p1, err := udpPort(cfg, cfg.ServerHost)
+		p1, err := srvHost.FreePort("udp", cfg.ServerHost)
 		if err != nil {
 			return nil, err
 		}
-		p2, err := freeUDPPort(clientHost)
+		p2, err := cliHost.FreePort("udp", clientAddr)
 		if err != nil {
 			return nil, err
 		}
 		in.pingCh = "aeron:udp?endpoint=" + net.JoinHostPort(cfg.ServerHost, strconv.Itoa(p1))
-		in.pongCh = "aeron:udp?endpoint=" + net.JoinHostPort(clientHost, strconv.Itoa(p2))
+		in.pongCh = "aeron:udp?endpoint=" + net.JoinHostPort(clientAddr, strconv.Itoa(p2))
 	default:
 		return nil, fmt.Errorf("%w: raw Aeron over %s", ErrUnavailable, a.transport)
 	}
 	args := append([]string{java}, jvmFlags...)
-	args = append(args, "-cp", jar, "-Daeron.dir="+serverDir,
+	args = append(args, "-cp", jar, "-Daeron.dir="+srv.dir,
 		"-Daeron.sample.ping.channel="+in.pingCh, "-Daeron.sample.pong.channel="+in.pongCh,
 		"-Daeron.sample.idleStrategy="+agronaIdle(prof.ServerIdle),
 		"-Daeron.sample.exclusive.publications=true",
 		"io.aeron.samples.Pong")
-	pong, err := startProcess(cfg, dir, "pong", true, prof.ServerCPU, nil, args...)
+	pong, err := cfg.launch(ctx, srvHost, ProcSpec{Name: "pong", Dir: srvDir, Argv: args, CPUs: prof.ServerCPU}, nil)
 	if err != nil {
 		return nil, err
 	}
 	in.procs = append(in.procs, pong)
-	in.info["pong.command"] = pong.commandLine()
+	in.info["pong.command"] = pong.CommandLine()
 	in.info["channel.ping"] = in.pingCh + " stream 1002"
 	in.info["channel.pong"] = in.pongCh + " stream 1003"
+	cfg.channel("ping (client→server)", in.pingCh, 1002)
+	cfg.channel("pong (server→client)", in.pongCh, 1003)
 	in.info["server.idle"] = prof.ServerIdle + " (Pong: " + agronaIdle(prof.ServerIdle) + ")"
 	in.info["server.affinity"] = orAny(prof.ServerCPU)
 	in.info["driver.affinity"] = orAny(prof.DriverCPU)
 	ok = true
 	return in, nil
-}
-
-// udpPort picks a UDP port on the server's host.
-func udpPort(cfg *Config, host string) (int, error) {
-	if len(cfg.ServerWrap) > 0 {
-		return 42000 + int(portSeq.Add(1)), nil
-	}
-	return freeUDPPort(host)
 }
 
 // Dial is not used: Ping is the measuring client (see Measure).
@@ -241,11 +197,21 @@ func (in *aeronRawInstance) Dial(context.Context) (Prober, error) {
 
 func (in *aeronRawInstance) Info() map[string]string { return in.info }
 
-// Measure runs Aeron's Ping against the running Pong: warm-up messages, then
-// samples measured round trips, and reads its histogram back.
+// Measure runs Aeron's Ping on the client host against the running Pong:
+// warm-up messages, then samples measured round trips, and reads its
+// histogram back.
 func (in *aeronRawInstance) Measure(ctx context.Context, op Op, warmup, samples int) (Summary, []int64, string, error) {
-	args := append([]string{in.java}, jvmFlags...)
-	args = append(args, "-cp", in.jar, "-Daeron.dir="+in.clientDir,
+	h := in.cfg.clientSide()
+	java, err := h.Tool(in.cfg, "java")
+	if err != nil {
+		return Summary{}, nil, "", err
+	}
+	jar, err := h.Tool(in.cfg, "aeron-jar")
+	if err != nil {
+		return Summary{}, nil, "", err
+	}
+	args := append([]string{java}, jvmFlags...)
+	args = append(args, "-cp", jar, "-Daeron.dir="+in.cliAero,
 		"-Daeron.sample.ping.channel="+in.pingCh, "-Daeron.sample.pong.channel="+in.pongCh,
 		"-Daeron.sample.messages="+strconv.Itoa(samples),
 		"-Daeron.sample.warmup.messages="+strconv.Itoa(max(warmup, 1)),
@@ -253,29 +219,17 @@ func (in *aeronRawInstance) Measure(ctx context.Context, op Op, warmup, samples 
 		"-Daeron.sample.messageLength=32",
 		"-Daeron.sample.exclusive.publications=true",
 		"io.aeron.samples.Ping")
-	if cpus := in.prof.ClientCPU; cpus != "" {
-		args = append([]string{"taskset", "-c", cpus}, args...)
-	}
 	cctx, cancel := context.WithTimeout(ctx, in.cfg.CaseTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, args[0], args[1:]...)
-	cmd.Stdin = strings.NewReader("n\n") // answer "Execute again?"
-	// Ping writes straight into its log, so a slow run can be watched.
-	logPath := filepath.Join(in.dir, "ping.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return Summary{}, nil, "", err
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	err = cmd.Run()
-	logf.Close()
-	outb, _ := os.ReadFile(logPath)
-	out := string(outb)
+	// Ping writes straight into its log, so a slow run can be watched; "n"
+	// answers its "Execute again?".
+	spec := ProcSpec{Name: "ping", Dir: in.cliDir, Argv: args, CPUs: in.prof.ClientCPU, Stdin: "n\n"}
+	out, err := h.Run(cctx, spec)
 	in.info["client.command"] = strings.Join(args, " ")
 	if err != nil {
-		return Summary{}, nil, "", fmt.Errorf("aeron Ping: %v: %s", err, lastLines(out, 6))
+		return Summary{}, nil, "", fmt.Errorf("aeron Ping: %w", err)
 	}
-	s, dist, err := parseHdrPercentiles(out)
+	s, dist, err := parseHdrPercentiles(string(out))
 	if err != nil {
 		return Summary{}, nil, "", fmt.Errorf("aeron Ping output: %w", err)
 	}
@@ -292,7 +246,7 @@ func (in *aeronRawInstance) Describe() string {
 func (in *aeronRawInstance) Close() error {
 	var first error
 	for i := len(in.procs) - 1; i >= 0; i-- {
-		if err := in.procs[i].stop(graceStop); err != nil && first == nil {
+		if err := in.procs[i].Stop(graceStop); err != nil && first == nil {
 			first = err
 		}
 	}

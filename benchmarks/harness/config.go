@@ -55,11 +55,191 @@ type Config struct {
 	ClientHost string
 	ServerWrap []string
 
+	// Two hosts (the -hosts mode). ServerSide and ClientSide are where
+	// processes run; nil means this machine (the server side wrapped in
+	// ServerWrap). Paths are the address pairs the network cases (tcp,
+	// aeron-udp) run over, each path a case of its own; empty means one
+	// unnamed path from ServerHost and ClientHost (and ControlHost).
+	ServerSide, ClientSide Host
+	Paths                  []NetPath
+	// ControlHost is the Aeron UDP response control address of the
+	// unnamed path; empty means ServerHost, which is the only right
+	// answer (the server's response publications bind it).
+	ControlHost string
+
+	// Driver is the media driver every Aeron case starts on each side;
+	// DriverEnv is added to its environment, for every path under the key
+	// "" and for one path under its name (e.g. an LD_PRELOAD userspace-UDP
+	// library for the 100 GbE path only).
+	Driver    Driver
+	DriverEnv map[string][]string
+
+	// Qualify, when set, runs every case once more after the measured runs
+	// with a statistics collector attached to each media driver, archived
+	// under qualification/ and never part of latency.csv's runs, the
+	// aggregate or the summary.
+	Qualify *Qualification
+
+	// RunID names this run's files outside the archive (ring directories,
+	// runtime directories on remote hosts), so that concurrent runs, and
+	// the leftover checks of their tests, never mix. Empty: one is made.
+	RunID string
+
 	// CaseTimeout bounds starting a server, and separately each
 	// operation's warm-up and measured round trips together.
 	CaseTimeout time.Duration
 	Progress    io.Writer // progress and ETA lines (stderr); nil for none
 	Command     string    // the command line, recorded in metadata.txt
+
+	path  NetPath    // the path of the case being run (set per case)
+	track *caseTrack // what the case being run started (set per case)
+}
+
+// NetPath is one address pair the network cases run over. Server is an
+// address of the server host: servers bind it, and Aeron UDP's request
+// endpoint and response control address are on it. Client is an address of
+// the client host (the raw Aeron Pong answers to it; goblin's response
+// channels learn it).
+type NetPath struct {
+	Name    string // e.g. 10gbe; "" for the single unnamed path
+	Server  string
+	Client  string
+	Control string // the response control host; "" = Server
+}
+
+// ControlAddr is the host of the Aeron UDP response control address.
+func (p NetPath) ControlAddr() string {
+	if p.Control != "" {
+		return p.Control
+	}
+	return p.Server
+}
+
+// String is the path as PATHS spells it.
+func (p NetPath) String() string {
+	s := p.Server + "/" + p.Client
+	if p.Control != "" {
+		s += "/" + p.Control
+	}
+	if p.Name != "" {
+		s = p.Name + "=" + s
+	}
+	return s
+}
+
+// ParsePaths parses NAME=SERVER/CLIENT[/CONTROL] entries separated by commas
+// or spaces: each names an address pair (e.g. a 10 GbE and a 100 GbE path)
+// the network cases run over. CONTROL, the response control host, defaults
+// to SERVER and should be left out.
+func ParsePaths(s string) ([]NetPath, error) {
+	var out []NetPath
+	seen := map[string]bool{}
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }) {
+		name, addrs, ok := strings.Cut(f, "=")
+		parts := strings.Split(addrs, "/")
+		if !ok || !validPathName(name) || len(parts) < 2 || len(parts) > 3 || parts[0] == "" || parts[1] == "" {
+			return nil, fmt.Errorf("%w: path %q (want NAME=SERVER_ADDR/CLIENT_ADDR, NAME of letters, digits, - and _)", ErrConfig, f)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("%w: path %q named twice", ErrConfig, name)
+		}
+		seen[name] = true
+		p := NetPath{Name: name, Server: parts[0], Client: parts[1]}
+		if len(parts) == 3 {
+			p.Control = parts[2]
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func validPathName(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseDriverEnv parses one -driver-env value, "[PATH:]K=V K2=V2": the
+// assignments (separated by spaces) are added to the media drivers'
+// environment, on every path or only on the named one.
+func ParseDriverEnv(s string) (path string, env []string, err error) {
+	s = strings.TrimSpace(s)
+	if head, rest, ok := strings.Cut(s, ":"); ok && validPathName(head) && !strings.Contains(head, "=") {
+		path, s = head, rest
+	}
+	for _, kv := range strings.Fields(s) {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return "", nil, fmt.Errorf("%w: driver environment %q: want KEY=VALUE assignments separated by spaces", ErrConfig, kv)
+		}
+		env = append(env, kv)
+	}
+	if len(env) == 0 {
+		return "", nil, fmt.Errorf("%w: driver environment %q assigns nothing", ErrConfig, s)
+	}
+	return path, env, nil
+}
+
+// Driver is the media driver kind of the Aeron cases. Kind DriverJava is
+// Aeron's Java MediaDriver from the aeron-all jar; DriverAeronmd is any
+// binary with the C driver's command line (aeronmd -Dname=value …) at
+// Binary: Aeron's C aeronmd, or goblin's own driver (aeron/cmd/aeronmd),
+// which the archive then calls by Name.
+type Driver struct {
+	Kind   string // DriverJava (the zero value) or DriverAeronmd
+	Binary string // DriverAeronmd: the binary on this machine (staged to remote hosts)
+	Name   string // what the archive calls it; default the kind
+}
+
+// The driver kinds.
+const (
+	DriverJava    = "java"
+	DriverAeronmd = "aeronmd"
+)
+
+// ParseDriver parses -driver: java, aeronmd or goblin (goblin's own driver,
+// an aeronmd-compatible binary), with the binary for the last two.
+func ParseDriver(kind, binary string) (Driver, error) {
+	switch kind {
+	case "", DriverJava:
+		return Driver{Kind: DriverJava, Name: DriverJava}, nil
+	case DriverAeronmd, "goblin":
+		if binary == "" {
+			return Driver{}, fmt.Errorf("%w: -driver %s needs -aeronmd PATH (benchmarks/aeron_network_latency.sh builds goblin's from aeron/cmd/aeronmd)", ErrConfig, kind)
+		}
+		return Driver{Kind: DriverAeronmd, Binary: binary, Name: kind}, nil
+	}
+	return Driver{}, fmt.Errorf("%w: driver %q (want java, aeronmd or goblin)", ErrConfig, kind)
+}
+
+// String names the driver kind for the archive.
+func (d Driver) String() string {
+	name := d.Name
+	if name == "" {
+		name = d.Kind
+	}
+	if name == "" {
+		name = DriverJava
+	}
+	if d.Binary != "" {
+		return name + " (" + d.Binary + ")"
+	}
+	return name
+}
+
+// Qualification attaches a statistics collector to every media driver in
+// one extra pass of the matrix. Collector is run by sh -c on each driver's
+// host with {pid} and {dir} replaced by the driver's process id and Aeron
+// directory (e.g. "xlio_stats -p {pid} -i 1"); empty means goblin-bench's
+// own counter reader, printing the driver's counters every second.
+type Qualification struct {
+	Collector string
 }
 
 // Profile is the idle behaviour and CPU placement of every thread involved.
@@ -72,6 +252,12 @@ type Profile struct {
 	ServerCPU string
 	ClientCPU string
 	DriverCPU string
+	// ServerAgents and ClientAgents pin the media-driver agents of the
+	// server's and the client's driver one by one, e.g.
+	// "conductor=2,sender=3,receiver=4" (dedicated threading); "" = the
+	// driver's threads all follow DriverCPU.
+	ServerAgents string
+	ClientAgents string
 	// UDP overrides the profile for the Aeron UDP cases (whose driver agents
 	// carry the data path and need a core of their own); nil means none.
 	UDP *Profile
@@ -81,6 +267,12 @@ type Profile struct {
 func (p Profile) String() string {
 	s := fmt.Sprintf("%s: server idle=%s cpu=%s; client wait=%s cpu=%s; driver idle=%s cpu=%s",
 		p.Name, p.ServerIdle, orAny(p.ServerCPU), p.ClientWait, orAny(p.ClientCPU), p.DriverIdle, orAny(p.DriverCPU))
+	if p.ServerAgents != "" {
+		s += "; server driver agents " + p.ServerAgents
+	}
+	if p.ClientAgents != "" {
+		s += "; client driver agents " + p.ClientAgents
+	}
 	return s
 }
 
@@ -127,6 +319,54 @@ func Profiles(ncpu int) map[string]Profile {
 		fit2.ServerCPU, fit2.ClientCPU, spin.ServerCPU, spin.ClientCPU = "", "", "", ""
 	}
 	return map[string]Profile{"fit2": fit2, "spin": spin, "backoff": backoff}
+}
+
+// HostsProfiles returns the named profiles for two hosts, the smaller of
+// which has ncpu CPUs. Each host runs one application thread (the server
+// loop or the measuring client) and one media driver, so the same CPU
+// numbers serve both. With five CPUs or more, spin is the continuously
+// polled profile of Goblin's published network runs: the application on
+// CPU 1, the driver's conductor, sender and receiver on CPUs 2, 3 and 4,
+// each alone, and CPU 0 left to the operating system, ssh, the harness's
+// agent and the JVM's own threads. fit2 and backoff are as on one host.
+func HostsProfiles(ncpu int) map[string]Profile {
+	m := Profiles(ncpu)
+	if ncpu >= 5 {
+		m["spin"] = Profile{Name: "spin", ServerIdle: "spin", ClientWait: "spin", DriverIdle: "spin",
+			ServerCPU: "1", ClientCPU: "1", DriverCPU: "0",
+			ServerAgents: "conductor=2,sender=3,receiver=4", ClientAgents: "conductor=2,sender=3,receiver=4"}
+	}
+	return m
+}
+
+// DefaultHostsProfile picks spin when both hosts have five CPUs or more,
+// else fit2.
+func DefaultHostsProfile(ncpu int) Profile {
+	if ncpu >= 5 {
+		return HostsProfiles(ncpu)["spin"]
+	}
+	return HostsProfiles(ncpu)["fit2"]
+}
+
+// ParseAgentPins parses "conductor=2,sender=3,receiver=4": a CPU list per
+// media-driver agent ("" = none pinned). A list with several CPUs is
+// written with ranges only ("sender=3-4").
+func ParseAgentPins(s string) ([]AgentPin, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []AgentPin
+	for _, f := range strings.Split(s, ",") {
+		agent, cpus, ok := strings.Cut(strings.TrimSpace(f), "=")
+		if !ok || !slices.Contains(driverAgents, agent) {
+			return nil, fmt.Errorf("%w: agent CPUs %q (want conductor=CPUS,sender=CPUS,receiver=CPUS)", ErrConfig, f)
+		}
+		if list, err := ParseCPUList(cpus); err != nil || len(list) == 0 {
+			return nil, fmt.Errorf("%w: agent CPUs %q: bad CPU list", ErrConfig, f)
+		}
+		out = append(out, AgentPin{Agent: agent, CPUs: cpus})
+	}
+	return out, nil
 }
 
 // DefaultProfile picks fit2 on machines with fewer than four CPUs and spin
@@ -202,13 +442,88 @@ func (c *Config) Validate() error {
 	if c.Profile.ClientWait != "spin" && c.Profile.ClientWait != "block" {
 		return fmt.Errorf("%w: client wait %q (want spin or block)", ErrConfig, c.Profile.ClientWait)
 	}
-	for _, cpus := range []string{c.Profile.ServerCPU, c.Profile.ClientCPU, c.Profile.DriverCPU} {
-		if _, err := ParseCPUList(cpus); err != nil {
-			return err
+	for _, p := range []*Profile{&c.Profile, c.Profile.UDP} {
+		if p == nil {
+			continue
 		}
+		for _, cpus := range []string{p.ServerCPU, p.ClientCPU, p.DriverCPU} {
+			if _, err := ParseCPUList(cpus); err != nil {
+				return err
+			}
+		}
+		for _, a := range []string{p.ServerAgents, p.ClientAgents} {
+			if _, err := ParseAgentPins(a); err != nil {
+				return err
+			}
+		}
+	}
+	switch c.Driver.Kind {
+	case "", DriverJava:
+	case DriverAeronmd:
+		if c.Driver.Binary == "" {
+			return fmt.Errorf("%w: the aeronmd driver kind needs its binary", ErrConfig)
+		}
+	default:
+		return fmt.Errorf("%w: driver kind %q (want java or aeronmd)", ErrConfig, c.Driver.Kind)
+	}
+	for name := range c.DriverEnv {
+		if name != "" && !slices.ContainsFunc(c.Paths, func(p NetPath) bool { return p.Name == name }) {
+			return fmt.Errorf("%w: driver environment for path %q, which PATHS does not name", ErrConfig, name)
+		}
+	}
+	if (c.ServerSide == nil) != (c.ClientSide == nil) {
+		return fmt.Errorf("%w: a server host without a client host, or the other way round", ErrConfig)
+	}
+	if c.ServerSide != nil && c.ServerSide.Remote() && len(c.ServerWrap) > 0 {
+		return fmt.Errorf("%w: -server-netns and -hosts are separate modes", ErrConfig)
 	}
 	return nil
 }
+
+// paths are the address pairs of the network cases: Paths, or the one
+// unnamed path of ServerHost, ClientHost and ControlHost.
+func (c *Config) paths() []NetPath {
+	if len(c.Paths) > 0 {
+		return c.Paths
+	}
+	client := c.ClientHost
+	if client == "" {
+		client = c.ServerHost
+	}
+	return []NetPath{{Server: c.ServerHost, Client: client, Control: c.ControlHost}}
+}
+
+// driverEnv is the media drivers' environment on the case's path.
+func (c *Config) driverEnv() []string {
+	env := append([]string(nil), c.DriverEnv[""]...)
+	if c.path.Name != "" {
+		env = append(env, c.DriverEnv[c.path.Name]...)
+	}
+	return env
+}
+
+// serverSide and clientSide are the hosts of the two sides: the configured
+// ones, else this machine.
+func (c *Config) serverSide() Host {
+	if c.ServerSide != nil {
+		return c.ServerSide
+	}
+	return newLocalHost("server", c.ServerWrap, c.OutDir)
+}
+
+func (c *Config) clientSide() Host {
+	if c.ClientSide != nil {
+		return c.ClientSide
+	}
+	return newLocalHost("client", nil, c.OutDir)
+}
+
+// twoHosts reports whether the run drives two remote hosts.
+func (c *Config) twoHosts() bool { return c.ServerSide != nil && c.ServerSide.Remote() }
+
+// networkTransport reports whether a transport crosses the network path
+// (and so runs once per path).
+func networkTransport(t string) bool { return t == TTCP || t == TAeronUDP }
 
 // wants reports whether the filters select the case.
 func (c *Config) wants(system, transport string, p Protocol) bool {
@@ -262,4 +577,13 @@ func ParseCPUList(s string) ([]int, error) {
 		}
 	}
 	return cpus, nil
+}
+
+// oneHostOnly reports a transport that needs both sides on one machine
+// (shared memory, a Unix socket) as unavailable in a two-host run.
+func (c *Config) oneHostOnly(transport string) error {
+	if c.twoHosts() && !networkTransport(transport) {
+		return fmt.Errorf("%w: %s needs the server and the client on one machine; the two-host matrix measures tcp and aeron-udp", ErrUnavailable, transport)
+	}
+	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 )
 
@@ -32,10 +31,10 @@ func (g goblinServer) Protocols() []Protocol {
 func (g goblinServer) Ops() []Op { return AllOps }
 
 func (g goblinServer) Check(cfg *Config, p Protocol) error {
-	if err := goblinCheckTransport(g.transport, p); err != nil {
+	if err := goblinCheckTransport(cfg, g.transport, p); err != nil {
 		return err
 	}
-	if _, err := lookTool(cfg.GoblinServer, "goblin-server"); err != nil {
+	if _, err := cfg.serverSide().Tool(cfg, "goblin-server"); err != nil {
 		return fmt.Errorf("%w (build it: go build -o BIN/goblin-server ./cmd/goblin-server)", err)
 	}
 	return nil
@@ -43,7 +42,7 @@ func (g goblinServer) Check(cfg *Config, p Protocol) error {
 
 type goblinInstance struct {
 	cfg     *Config
-	proc    *process
+	proc    Proc
 	target  string // what the client dials
 	listen  string // what the server was told
 	network string // unix or tcp for the raw client; "" for message transports
@@ -53,40 +52,30 @@ type goblinInstance struct {
 	msg     *msgSetup // message transports: drivers and directories to clean up
 }
 
-// portSeq hands out ports when the server runs in another network
-// namespace, where the harness cannot ask the kernel for a free one.
-var portSeq atomic.Int32
-
-// serverPort returns a TCP port for a server to listen on.
-func serverPort(cfg *Config) (int, error) {
-	if len(cfg.ServerWrap) > 0 {
-		return 41000 + int(portSeq.Add(1)), nil
-	}
-	return freePort(cfg.ServerHost)
-}
-
 func (g goblinServer) Start(ctx context.Context, cfg *Config, p Protocol, dir string) (Instance, error) {
-	bin, err := lookTool(cfg.GoblinServer, "goblin-server")
+	sh := cfg.serverSide()
+	bin, err := sh.Tool(cfg, "goblin-server")
 	if err != nil {
 		return nil, err
 	}
+	sdir := cfg.hostDir(sh, dir)
 	prof := cfg.Profile.ForTransport(g.transport)
 	proto := strings.ToLower(string(p))
 	in := &goblinInstance{cfg: cfg, proto: p, info: map[string]string{}}
-	var ready func() error
+	var ready Readiness
 	switch g.transport {
 	case TUDS:
-		in.network, in.addr = "unix", filepath.Join(dir, "goblin.sock")
+		in.network, in.addr = "unix", filepath.Join(sdir, "goblin.sock")
 		in.listen = "uds://" + in.addr + "?proto=" + proto
-		ready = dialable(in.network, in.addr)
+		ready = Readiness{Dial: "unix " + in.addr}
 	case TTCP:
-		port, err := serverPort(cfg)
+		port, err := sh.FreePort("tcp", cfg.ServerHost)
 		if err != nil {
 			return nil, err
 		}
 		in.network, in.addr = "tcp", net.JoinHostPort(cfg.ServerHost, strconv.Itoa(port))
 		in.listen = "tcp://" + in.addr + "?proto=" + proto
-		ready = dialable(in.network, in.addr)
+		ready = Readiness{Dial: "tcp " + in.addr}
 	default:
 		ms, err := messageSetup(ctx, cfg, prof, g.transport, proto, dir)
 		if err != nil {
@@ -100,26 +89,29 @@ func (g goblinServer) Start(ctx context.Context, cfg *Config, p Protocol, dir st
 	}
 	if in.target == "" {
 		in.target = in.listen
+		cfg.channel("listen", in.listen, 0)
 	}
 	args := []string{bin, "--listen", in.listen, "--idle", prof.ServerIdle, "--metrics", "off"}
-	args = append(args, goblinExtraArgs(cfg, prof, g.transport, dir)...)
-	in.proc, err = startProcess(cfg, dir, "goblin-server", true, prof.ServerCPU, nil, args...)
+	args = append(args, goblinExtraArgs(cfg, prof, g.transport, sdir)...)
+	in.proc, err = cfg.launch(ctx, sh, ProcSpec{Name: "goblin-server", Dir: sdir, Argv: args, CPUs: prof.ServerCPU}, nil)
 	if err != nil {
 		in.cleanup()
 		return nil, err
 	}
-	if ready == nil {
-		ready = in.logSays("msg=ready")
+	if ready == (Readiness{}) {
+		ready = Readiness{Log: "msg=ready"}
 	}
-	if err := waitFor(ctx, in.proc, "goblin-server on "+in.listen, ready); err != nil {
-		in.proc.stop(graceStop)
+	ready.What = "goblin-server on " + in.listen
+	if err := sh.WaitReady(ctx, in.proc, ready); err != nil {
+		tail := in.proc.Tail()
+		in.proc.Stop(graceStop)
 		in.cleanup()
-		if unsupportedListen.MatchString(in.proc.tail()) {
-			return nil, fmt.Errorf("%w: goblin-server cannot listen on %s: %s", ErrUnavailable, in.listen, in.proc.tail())
+		if unsupportedListen.MatchString(tail) {
+			return nil, fmt.Errorf("%w: goblin-server cannot listen on %s: %s", ErrUnavailable, in.listen, tail)
 		}
 		return nil, err
 	}
-	in.info["server.command"] = in.proc.commandLine()
+	in.info["server.command"] = in.proc.CommandLine()
 	in.info["server.listen"] = in.listen
 	in.info["server.idle"] = prof.ServerIdle
 	in.info["server.affinity"] = orAny(prof.ServerCPU)
@@ -138,18 +130,13 @@ func goblinExtraArgs(cfg *Config, prof Profile, transport, dir string) []string 
 }
 
 func (in *goblinInstance) Dial(ctx context.Context) (Prober, error) {
-	wait := in.cfg.Profile.ForTransport(in.transportName()).ClientWait
-	if in.cfg.Client == ClientRaw && in.network != "" && in.proto == RESP {
-		p, err := dialRawRESP(in.network, in.addr, in.cfg, wait)
-		if err != nil {
-			return nil, err
-		}
-		return p, p.preload()
-	}
-	if libraryDial == nil {
-		return nil, fmt.Errorf("%w: measuring %s over %s needs the goblin client library (package client)", ErrUnavailable, in.proto, in.target)
-	}
-	return libraryDial(ctx, in.cfg, in.target, wait)
+	return dialProbe(ctx, in.cfg, in.probeSpec())
+}
+
+// probeSpec says how the measuring client connects to this server.
+func (in *goblinInstance) probeSpec() ProbeSpec {
+	return ProbeSpec{Client: in.cfg.Client, Target: in.target, Network: in.network, Addr: in.addr, Proto: in.proto,
+		Wait: in.cfg.Profile.ForTransport(in.transportName()).ClientWait}
 }
 
 func (in *goblinInstance) transportName() string {
@@ -169,7 +156,7 @@ func (in *goblinInstance) transportName() string {
 func (in *goblinInstance) Info() map[string]string { return in.info }
 
 func (in *goblinInstance) Close() error {
-	err := in.proc.stop(graceStop)
+	err := in.proc.Stop(graceStop)
 	in.cleanup()
 	return err
 }
@@ -182,26 +169,12 @@ func (in *goblinInstance) cleanup() {
 		return
 	}
 	for i := len(in.msg.procs) - 1; i >= 0; i-- {
-		in.msg.procs[i].stop(graceStop)
+		in.msg.procs[i].Stop(graceStop)
 	}
 	for _, d := range in.msg.cleanupDirs {
 		os.RemoveAll(d)
 	}
 	in.msg = nil
-}
-
-// logSays is a readiness check: the server's log contains s.
-func (in *goblinInstance) logSays(s string) func() error {
-	return func() error {
-		b, err := os.ReadFile(in.proc.log)
-		if err != nil {
-			return err
-		}
-		if !strings.Contains(string(b), s) {
-			return fmt.Errorf("goblin-server has not logged %q yet", s)
-		}
-		return nil
-	}
 }
 
 // libraryDial connects the goblin client library when it is compiled in

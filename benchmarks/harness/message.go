@@ -22,9 +22,9 @@ import (
 type msgSetup struct {
 	listen       string
 	clientTarget string
-	ready        func() error // nil: wait for the server's "ready" log line
+	ready        Readiness // zero: wait for the server's "ready" log line
 	info         map[string]string
-	procs        []*process
+	procs        []Proc
 	cleanupDirs  []string
 }
 
@@ -33,11 +33,12 @@ func messageSetup(ctx context.Context, cfg *Config, prof Profile, transport, pro
 	switch transport {
 	case TRing:
 		// The ring directory goes on /dev/shm (tmpfs: the rings' pages never
-		// touch a disk) when there is one, else in the case directory.
+		// touch a disk) when there is one, else in the case directory. Its
+		// name carries the run's id, so leftover checks see only this run's.
 		rdir := filepath.Join(dir, "ring")
 		var cleanup []string
 		if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-			if rdir, err = os.MkdirTemp("/dev/shm", "goblin-bench-"); err != nil {
+			if rdir, err = os.MkdirTemp("/dev/shm", RingDirPrefix(cfg.RunID)); err != nil {
 				return nil, err
 			}
 			cleanup = append(cleanup, rdir)
@@ -52,10 +53,11 @@ func messageSetup(ctx context.Context, cfg *Config, prof Profile, transport, pro
 		// The client declares the server gone when its heartbeat stops for
 		// server_timeout (3 s by default); on a loaded machine a server
 		// pinned to a busy CPU can miss that without being gone.
+		cfg.channel("ring", listen, 0)
 		return &msgSetup{
 			listen:       listen,
 			clientTarget: listen + "&wait=" + wait + "&server_timeout=60s",
-			ready:        dialable("unix", filepath.Join(rdir, "ctl.sock")),
+			ready:        Readiness{What: "goblin-server on " + listen, Dial: "unix " + filepath.Join(rdir, "ctl.sock")},
 			info:         map[string]string{"ring.dir": rdir},
 			cleanupDirs:  cleanup,
 		}, nil
@@ -65,74 +67,85 @@ func messageSetup(ctx context.Context, cfg *Config, prof Profile, transport, pro
 	return nil, fmt.Errorf("%w: goblin over %s", ErrUnavailable, transport)
 }
 
+// RingDirPrefix is the name prefix of the ring directories a run with this
+// id makes under /dev/shm.
+func RingDirPrefix(runID string) string { return "goblin-bench-" + runID + "-" }
+
 // aeronSetup starts the media drivers of a goblin Aeron case itself (so the
 // server's driver runs where the server runs, with the profile's threading,
 // idle strategies and CPUs, configured exactly as the raw Aeron floor's) and
 // points goblin at them with driver=external: one driver for IPC, one per
-// side for UDP. The UDP channels are Goblin's response channels:
+// side for UDP. The UDP channels are Goblin's response channels, both
+// addresses on the server (the path's server address):
 //
-//	server: aeron:udp?endpoint=SERVER:REQ|control=SERVER:RESP
-//	client: the same URIs; its response subscription targets the server's
-//	        control address, never the client's own.
+//	request:  aeron:udp?endpoint=SERVER:REQ
+//	response: aeron:udp?control=SERVER:RESP|control-mode=response
+//
+// The server's response publications bind the control address; the
+// client's response subscription names the same server control URI and
+// Aeron's response correlation learns the client's return address. The
+// client's own address never appears in a goblin channel.
 func aeronSetup(ctx context.Context, cfg *Config, prof Profile, transport, proto, dir string) (*msgSetup, error) {
-	java, err := lookTool(cfg.Java, "java")
-	if err != nil {
-		return nil, err
-	}
-	jar, err := aeronJar(cfg)
-	if err != nil {
-		return nil, err
-	}
+	srvHost, cliHost := cfg.serverSide(), cfg.clientSide()
 	s := &msgSetup{info: map[string]string{}}
 	ok := false
 	defer func() {
 		if !ok {
 			for _, p := range s.procs {
-				p.stop(graceStop)
+				p.Stop(graceStop)
 			}
 		}
 	}()
-	srv, srvInfo, err := mediaDriver(ctx, cfg, prof, java, jar, dir, "driver-server", true)
+	srv, err := startDriver(ctx, cfg, srvHost, prof, cfg.hostDir(srvHost, dir), "driver-server")
 	if err != nil {
 		return nil, err
 	}
 	s.procs = append(s.procs, srv)
-	s.info["driver.server"] = srvInfo
-	srvDir := filepath.Join(dir, "driver-server")
+	s.info["driver.server"] = srv.info
 	wait := "spin"
 	if prof.ClientWait == "block" {
 		wait = "park"
 	}
 	if transport == TAeronIPC {
-		base := "aeron:ipc?proto=" + proto + "|dir=" + srvDir
+		base := "aeron:ipc?proto=" + proto + "|dir=" + srv.dir
 		s.listen = base + "|driver=external"
 		s.clientTarget = base + "|wait=" + wait
 		s.info["channel.request"] = "aeron:ipc (the server's subscription; clients add response-correlation-id)"
 		s.info["channel.response"] = "aeron:ipc?control-mode=response (one per client)"
+		cfg.channel("request", "aeron:ipc (clients' publications add response-correlation-id)", 1001)
+		cfg.channel("response", "aeron:ipc?control-mode=response (the server's publications add response-correlation-id)", 1002)
 		ok = true
 		return s, nil
 	}
-	cli, cliInfo, err := mediaDriver(ctx, cfg, prof, java, jar, dir, "driver-client", false)
+	cli, err := startDriver(ctx, cfg, cliHost, prof, cfg.hostDir(cliHost, dir), "driver-client")
 	if err != nil {
 		return nil, err
 	}
 	s.procs = append(s.procs, cli)
-	s.info["driver.client"] = cliInfo
-	reqPort, err := udpPort(cfg, cfg.ServerHost)
+	s.info["driver.client"] = cli.info
+	control := cfg.path.ControlAddr()
+	if control == "" {
+		control = cfg.ServerHost
+	}
+	reqPort, err := srvHost.FreePort("udp", cfg.ServerHost)
 	if err != nil {
 		return nil, err
 	}
-	respPort, err := udpPort(cfg, cfg.ServerHost)
+	respPort, err := srvHost.FreePort("udp", control)
 	if err != nil {
 		return nil, err
 	}
 	endpoint := net.JoinHostPort(cfg.ServerHost, strconv.Itoa(reqPort))
-	control := net.JoinHostPort(cfg.ServerHost, strconv.Itoa(respPort))
-	base := "aeron:udp?endpoint=" + endpoint + "|control=" + control + "|proto=" + proto
-	s.listen = base + "|dir=" + srvDir + "|driver=external"
-	s.clientTarget = base + "|dir=" + filepath.Join(dir, "driver-client") + "|wait=" + wait
+	controlAddr := net.JoinHostPort(control, strconv.Itoa(respPort))
+	base := "aeron:udp?endpoint=" + endpoint + "|control=" + controlAddr + "|proto=" + proto
+	s.listen = base + "|dir=" + srv.dir + "|driver=external"
+	s.clientTarget = base + "|dir=" + cli.dir + "|wait=" + wait
 	s.info["channel.request"] = "aeron:udp?endpoint=" + endpoint
-	s.info["channel.response"] = "aeron:udp?control=" + control + "|control-mode=response"
+	s.info["channel.response"] = "aeron:udp?control=" + controlAddr + "|control-mode=response"
+	cfg.channel("request", "aeron:udp?endpoint="+endpoint+" (server subscription; client publication adds response-correlation-id)", 1001)
+	cfg.channel("response", "aeron:udp?control="+controlAddr+"|control-mode=response (client subscription; server publication adds response-correlation-id)", 1002)
+	cfg.channel("server target", s.listen, 0)
+	cfg.channel("client target", s.clientTarget, 0)
 	ok = true
 	return s, nil
 }
@@ -143,7 +156,10 @@ func transportServerArgs(cfg *Config, prof Profile, transport, dir string) []str
 
 // goblinCheckTransport reports whether the build can measure goblin over a
 // transport at all.
-func goblinCheckTransport(transport string, p Protocol) error {
+func goblinCheckTransport(cfg *Config, transport string, p Protocol) error {
+	if err := cfg.oneHostOnly(transport); err != nil {
+		return err
+	}
 	switch transport {
 	case TUDS, TTCP:
 		if p == RESP || libraryDial != nil {

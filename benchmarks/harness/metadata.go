@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
@@ -37,6 +36,9 @@ func collectMetadata(cfg *Config, rep *Report) Metadata {
 	add("date.start", rep.Started.Format(time.RFC3339))
 	add("date.end", rep.Ended.Format(time.RFC3339))
 	host, _ := os.Hostname()
+	if cfg.twoHosts() {
+		host += " (the controller: it ran ssh and wrote this archive; the cases ran on hosts.server and hosts.client, whose facts are host.server.* and host.client.*)"
+	}
 	add("host", host)
 	add("cpu.model", model)
 	add("cpu.logical", fmt.Sprint(runtime.NumCPU()))
@@ -71,16 +73,69 @@ func collectMetadata(cfg *Config, rep *Report) Metadata {
 	if cfg.Profile.UDP != nil {
 		add("profile.aeron-udp", cfg.Profile.UDP.String())
 	}
-	add("network.server_host", cfg.ServerHost)
-	if cfg.ClientHost != "" {
-		add("network.client_host", cfg.ClientHost)
+	if len(cfg.Paths) == 0 {
+		add("network.server_host", cfg.ServerHost)
+		if cfg.ClientHost != "" {
+			add("network.client_host", cfg.ClientHost)
+		}
 	}
 	if len(cfg.ServerWrap) > 0 {
 		add("network.server_wrap", strings.Join(cfg.ServerWrap, " "))
 	}
+	add("hosts.server", cfg.serverSide().Describe())
+	add("hosts.client", cfg.clientSide().Describe())
+	for _, p := range cfg.paths() {
+		name := p.Name
+		if name == "" {
+			name = "default"
+		}
+		add("path."+name, fmt.Sprintf("server %s, client %s, response control %s", p.Server, p.Client, p.ControlAddr()))
+	}
+	add("driver", cfg.Driver.String())
+	keys := make([]string, 0, len(cfg.DriverEnv))
+	for k := range cfg.DriverEnv {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		name := "driver.env"
+		if k != "" {
+			name += "." + k
+		}
+		add(name, strings.Join(cfg.DriverEnv[k], " "))
+	}
+	if cfg.Qualify != nil {
+		collector := cfg.Qualify.Collector
+		if collector == "" {
+			collector = "goblin-bench -aeron-stat (the driver's counters every second)"
+		}
+		add("qualification", "one extra pass with a statistics collector attached to every media driver, in "+QualificationDir+"/, not in the aggregate; collector: "+collector)
+	}
+	add("run.id", cfg.RunID)
+	for _, hf := range rep.Hosts {
+		for _, kv := range hf.Facts {
+			add("host."+hf.Role+"."+kv.Key, kv.Value)
+		}
+	}
+	if st := rep.Staging; st != nil {
+		add("staging.dir.server", st.Dirs["server"])
+		add("staging.dir.client", st.Dirs["client"])
+		add("staging.shared", fmt.Sprint(st.Shared))
+		for _, f := range st.Files {
+			add("staging.sha256."+f.Name, f.SHA256)
+		}
+	}
+	for i, w := range rep.Warnings {
+		add(fmt.Sprintf("warning.%d", i+1), w)
+	}
 	add("command", cfg.Command)
-	for _, c := range rep.Cases {
+	cases := rep.Cases
+	cases = append(cases[:len(cases):len(cases)], rep.QualificationCases...)
+	for i, c := range cases {
 		prefix := fmt.Sprintf("case.run-%d.%s.", c.Run, c.Case.ID())
+		if i >= len(rep.Cases) {
+			prefix = QualificationDir + "." + prefix
+		}
 		add(prefix+"status", c.Status)
 		if c.Note != "" {
 			add(prefix+"note", c.Note)
@@ -103,24 +158,32 @@ func collectMetadata(cfg *Config, rep *Report) Metadata {
 	return m
 }
 
-// cpuInfo reads the model name and counts physical cores and sockets.
+// cpuInfo reads this machine's CPU model and counts its physical cores and
+// sockets.
 func cpuInfo() (model string, physical, sockets int) {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return "unknown", runtime.NumCPU(), 1
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	model, _, physical, sockets = parseCPUInfo(b)
+	if physical == 0 {
+		physical = runtime.NumCPU()
 	}
-	defer f.Close()
+	return model, physical, sockets
+}
+
+// parseCPUInfo reads a /proc/cpuinfo: the model name, logical CPUs,
+// physical cores and sockets.
+func parseCPUInfo(b []byte) (model string, logical, physical, sockets int) {
 	cores := map[string]bool{}
 	socks := map[string]bool{}
 	var phys string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
 		if !ok {
 			continue
 		}
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		switch k {
+		case "processor":
+			logical++
 		case "model name":
 			if model == "" {
 				model = v
@@ -137,12 +200,12 @@ func cpuInfo() (model string, physical, sockets int) {
 	}
 	physical, sockets = len(cores), len(socks)
 	if physical == 0 {
-		physical = runtime.NumCPU()
+		physical = logical
 	}
 	if sockets == 0 {
 		sockets = 1
 	}
-	return model, physical, sockets
+	return model, logical, physical, sockets
 }
 
 func numaNodes() int {

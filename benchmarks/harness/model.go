@@ -101,19 +101,30 @@ type Case struct {
 	Transport string
 	Protocol  Protocol
 	Ops       []Op
+	Path      string // the named network path (PATHS) of a network case; "" for none
 }
 
-// ID names the case in file names and tables, e.g. "goblin-uds-resp".
+// ID names the case in file names and tables, e.g. "goblin-uds-resp" or,
+// on a named path, "goblin-aeron-udp-sbe-10gbe".
 func (c Case) ID() string {
-	return strings.ToLower(fmt.Sprintf("%s-%s-%s", c.System, c.Transport, c.Protocol))
+	id := strings.ToLower(fmt.Sprintf("%s-%s-%s", c.System, c.Transport, c.Protocol))
+	if c.Path != "" {
+		id += "-" + c.Path
+	}
+	return id
 }
 
-// Label is the case's human-readable name, e.g. "goblin uds RESP".
+// Label is the case's human-readable name, e.g. "goblin uds RESP" or
+// "goblin aeron-udp SBE [10gbe]".
 func (c Case) Label() string {
+	l := fmt.Sprintf("%s %s %s", c.System, c.Transport, c.Protocol)
 	if c.Protocol == Raw {
-		return fmt.Sprintf("%s %s", c.System, c.Transport)
+		l = fmt.Sprintf("%s %s", c.System, c.Transport)
 	}
-	return fmt.Sprintf("%s %s %s", c.System, c.Transport, c.Protocol)
+	if c.Path != "" {
+		l += " [" + c.Path + "]"
+	}
+	return l
 }
 
 // Provider contributes the cases of one system on one transport.

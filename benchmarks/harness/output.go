@@ -26,8 +26,8 @@ const (
 // LatencyHeader and AggregateHeader are the CSV headers; values are
 // microseconds with three decimals.
 var (
-	LatencyHeader   = []string{"run", "system", "transport", "protocol", "op", "status", "samples", "p50_us", "p90_us", "p99_us", "p999_us", "max_us", "mean_us", "profile", "note"}
-	AggregateHeader = []string{"system", "transport", "protocol", "op", "status", "runs", "samples", "p50_us", "p90_us", "p99_us", "p999_us", "max_us", "mean_us", "profile", "note"}
+	LatencyHeader   = []string{"run", "system", "transport", "protocol", "op", "status", "samples", "p50_us", "p90_us", "p99_us", "p999_us", "max_us", "mean_us", "profile", "note", "path"}
+	AggregateHeader = []string{"system", "transport", "protocol", "op", "status", "runs", "samples", "p50_us", "p90_us", "p99_us", "p999_us", "max_us", "mean_us", "profile", "note", "path"}
 )
 
 // Aggregate is the mean over runs of one operation of one case.
@@ -101,6 +101,12 @@ func WriteArchive(rep *Report) error {
 	aggs := Aggregates(rep.Results)
 	steps := []func() error{
 		func() error { return writeLatencyCSV(filepath.Join(dir, LatencyCSV), rep.Results) },
+		func() error {
+			if len(rep.QualificationCases) == 0 {
+				return nil
+			}
+			return writeLatencyCSV(filepath.Join(dir, QualificationDir, LatencyCSV), rep.Qualification)
+		},
 		func() error { return writeAggregateCSV(filepath.Join(dir, AggregateCSV), aggs) },
 		func() error { return writeMetadata(filepath.Join(dir, MetadataTXT), rep.Meta) },
 		func() error { return writeCharts(dir, rep, aggs) },
@@ -130,7 +136,7 @@ func writeLatencyCSV(path string, results []Result) error {
 		} else {
 			row = append(row, "0", "", "", "", "", "", "")
 		}
-		rows = append(rows, append(row, r.Profile, r.Note))
+		rows = append(rows, append(row, r.Profile, r.Note, r.Case.Path))
 	}
 	return writeCSV(path, rows)
 }
@@ -144,7 +150,7 @@ func writeAggregateCSV(path string, aggs []Aggregate) error {
 		} else {
 			row = append(row, "", "", "", "", "", "")
 		}
-		rows = append(rows, append(row, a.Profile, a.Note))
+		rows = append(rows, append(row, a.Profile, a.Note, a.Case.Path))
 	}
 	return writeCSV(path, rows)
 }

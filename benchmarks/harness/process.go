@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -16,43 +17,36 @@ import (
 // driver. It runs in its own process group so that stopping it also stops
 // anything it started.
 type process struct {
-	name string
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
-	err  error
+	name  string
+	cmd   *exec.Cmd
+	log   string
+	ticks int64
+	done  chan struct{}
+	err   error
 }
 
-// startProcess runs argv (prefixed by cfg.ServerWrap when server is true,
-// and by taskset when cpus is not empty) with its output in dir/name.log.
-func startProcess(cfg *Config, dir, name string, server bool, cpus string, env []string, argv ...string) (*process, error) {
-	full := argv
-	if cpus != "" {
-		ts, err := exec.LookPath("taskset")
-		if err != nil {
-			return nil, fmt.Errorf("%w: pinning %s to CPU %s needs taskset (util-linux)", ErrUnavailable, name, cpus)
-		}
-		full = append([]string{ts, "-c", cpus}, full...)
-	}
-	if server && len(cfg.ServerWrap) > 0 {
-		full = append(append([]string(nil), cfg.ServerWrap...), full...)
-	}
+// startProcess runs argv in dir with its output in dir/name.log, in a
+// process group of its own that is killed if this process dies.
+func startProcess(dir, name string, argv, env []string, stdin string) (*process, error) {
 	logPath := filepath.Join(dir, name+".log")
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(full[0], full[1:]...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Stdout = logf
 	cmd.Stderr = logf
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
+	p := &process{name: name, cmd: cmd, log: logPath, ticks: startTicks(cmd.Process.Pid), done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		logf.Close()
@@ -61,26 +55,90 @@ func startProcess(cfg *Config, dir, name string, server bool, cpus string, env [
 	return p, nil
 }
 
-// commandLine is the command as it was run, for the archive.
-func (p *process) commandLine() string { return strings.Join(p.cmd.Args, " ") }
+// runProcess runs argv to completion, bounded by ctx: with a name, its
+// output goes to dir/name.log and the log's tail is returned; without,
+// the combined output is.
+func runProcess(ctx context.Context, dir, name string, argv, env []string, stdin string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
+	if name == "" {
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return out, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, lastLines(string(out), 6))
+		}
+		return out, nil
+	}
+	logPath := filepath.Join(dir, name+".log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	err = cmd.Run()
+	logf.Close()
+	out, _ := os.ReadFile(logPath)
+	if err != nil {
+		return out, fmt.Errorf("%s: %w: %s", name, err, lastLines(string(out), 6))
+	}
+	return out, nil
+}
 
-// exited reports whether the process has ended, with its log's tail.
-func (p *process) exited() error {
+// startTicks reads a process's start time (clock ticks after boot) from
+// /proc/PID/stat; 0 when it cannot.
+func startTicks(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces; the fields after it start
+	// after its closing parenthesis. starttime is field 22.
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		f := strings.Fields(s[i+1:])
+		if len(f) >= 20 {
+			n, _ := strconv.ParseInt(f[19], 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+func (p *process) Name() string      { return p.name }
+func (p *process) PID() int          { return p.cmd.Process.Pid }
+func (p *process) StartTicks() int64 { return p.ticks }
+func (p *process) Log() string       { return p.log }
+
+// CommandLine is the command as it was run, for the archive.
+func (p *process) CommandLine() string { return strings.Join(p.cmd.Args, " ") }
+
+// Exited reports whether the process has ended, with its log's tail.
+func (p *process) Exited() error {
 	select {
 	case <-p.done:
-		return fmt.Errorf("%s exited (%v): %s", p.name, p.err, p.tail())
+		return fmt.Errorf("%s exited (%v): %s", p.name, p.err, p.Tail())
 	default:
 		return nil
 	}
 }
 
-// tail is the end of the process's log, for error messages.
-func (p *process) tail() string {
-	b, _ := os.ReadFile(p.log)
+// Tail is the end of the process's log, for error messages.
+func (p *process) Tail() string { return logTail(p.log) }
+
+// logTail is the end of a log file: a Go panic's first line, else its last
+// 600 bytes.
+func logTail(path string) string {
+	b, _ := os.ReadFile(path)
 	// A Go panic's first line says what happened; its stack does not fit.
 	if i := strings.Index(string(b), "panic: "); i >= 0 {
 		line, _, _ := strings.Cut(string(b[i:]), "\n")
-		return line + " (stack in " + p.log + ")"
+		return line + " (stack in " + path + ")"
 	}
 	if len(b) > 600 {
 		b = b[len(b)-600:]
@@ -88,9 +146,9 @@ func (p *process) tail() string {
 	return strings.TrimSpace(string(b))
 }
 
-// stop asks the process group to end (SIGTERM), waits up to grace, then
+// Stop asks the process group to end (SIGTERM), waits up to grace, then
 // kills it. It is safe to call more than once.
-func (p *process) stop(grace time.Duration) error {
+func (p *process) Stop(grace time.Duration) error {
 	if p == nil {
 		return nil
 	}
@@ -116,7 +174,7 @@ func (p *process) stop(grace time.Duration) error {
 }
 
 // waitFor polls ready until it returns nil, the process exits, or ctx ends.
-func waitFor(ctx context.Context, p *process, what string, ready func() error) error {
+func waitFor(ctx context.Context, p Proc, what string, ready func() error) error {
 	delay := time.Millisecond
 	for {
 		err := ready()
@@ -124,7 +182,7 @@ func waitFor(ctx context.Context, p *process, what string, ready func() error) e
 			return nil
 		}
 		if p != nil {
-			if perr := p.exited(); perr != nil {
+			if perr := p.Exited(); perr != nil {
 				return perr
 			}
 		}

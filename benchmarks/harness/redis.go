@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // redisPeer measures redis-server on a Unix socket or TCP with the same
@@ -24,12 +25,15 @@ func (r redisPeer) Protocols() []Protocol { return []Protocol{RESP} }
 func (r redisPeer) Ops() []Op             { return AllOps }
 
 func (r redisPeer) Check(cfg *Config, _ Protocol) error {
-	_, err := lookTool(cfg.RedisServer, "redis-server")
+	if err := cfg.oneHostOnly(r.transport); err != nil {
+		return err
+	}
+	_, err := cfg.serverSide().Tool(cfg, "redis-server")
 	return err
 }
 
 type redisInstance struct {
-	proc    *process
+	proc    Proc
 	network string
 	addr    string
 	cfg     *Config
@@ -37,20 +41,22 @@ type redisInstance struct {
 }
 
 func (r redisPeer) Start(ctx context.Context, cfg *Config, _ Protocol, dir string) (Instance, error) {
-	bin, err := lookTool(cfg.RedisServer, "redis-server")
+	sh := cfg.serverSide()
+	bin, err := sh.Tool(cfg, "redis-server")
 	if err != nil {
 		return nil, err
 	}
-	in := &redisInstance{cfg: cfg, version: redisVersion(bin)}
+	sdir := cfg.hostDir(sh, dir)
+	in := &redisInstance{cfg: cfg, version: hostVersion(ctx, sh, bin, "--version")}
 	// No persistence, no protected-mode surprises, logs in the case directory.
-	args := []string{bin, "--save", "", "--appendonly", "no", "--dir", dir, "--daemonize", "no",
+	args := []string{bin, "--save", "", "--appendonly", "no", "--dir", sdir, "--daemonize", "no",
 		"--databases", "1"}
 	switch r.transport {
 	case TUDS:
-		in.network, in.addr = "unix", filepath.Join(dir, "redis.sock")
+		in.network, in.addr = "unix", filepath.Join(sdir, "redis.sock")
 		args = append(args, "--port", "0", "--unixsocket", in.addr, "--unixsocketperm", "700")
 	case TTCP:
-		port, err := serverPort(cfg)
+		port, err := sh.FreePort("tcp", cfg.ServerHost)
 		if err != nil {
 			return nil, err
 		}
@@ -59,44 +65,43 @@ func (r redisPeer) Start(ctx context.Context, cfg *Config, _ Protocol, dir strin
 	default:
 		return nil, fmt.Errorf("%w: redis over %s", ErrUnavailable, r.transport)
 	}
-	in.proc, err = startProcess(cfg, dir, "redis-server", true, cfg.Profile.ServerCPU, nil, args...)
+	cfg.channel("listen", in.network+":"+in.addr, 0)
+	in.proc, err = cfg.launch(ctx, sh, ProcSpec{Name: "redis-server", Dir: sdir, Argv: args, CPUs: cfg.Profile.ServerCPU}, nil)
 	if err != nil {
 		return nil, err
 	}
-	if err := waitFor(ctx, in.proc, "redis-server", dialable(in.network, in.addr)); err != nil {
-		in.proc.stop(graceStop)
+	if err := sh.WaitReady(ctx, in.proc, Readiness{What: "redis-server", Dial: in.network + " " + in.addr}); err != nil {
+		in.proc.Stop(graceStop)
 		return nil, err
 	}
 	return in, nil
 }
 
 func (in *redisInstance) Dial(ctx context.Context) (Prober, error) {
-	wait := in.cfg.Profile.ClientWait
-	if in.cfg.Client == ClientLibrary && libraryDial != nil {
-		tgt := "tcp://" + in.addr + "?proto=resp"
-		if in.network == "unix" {
-			tgt = "uds://" + in.addr + "?proto=resp"
-		}
-		return libraryDial(ctx, in.cfg, tgt, wait)
+	return dialProbe(ctx, in.cfg, in.probeSpec())
+}
+
+// probeSpec says how the measuring client connects to this redis-server.
+func (in *redisInstance) probeSpec() ProbeSpec {
+	tgt := "tcp://" + in.addr + "?proto=resp"
+	if in.network == "unix" {
+		tgt = "uds://" + in.addr + "?proto=resp"
 	}
-	p, err := dialRawRESP(in.network, in.addr, in.cfg, wait)
-	if err != nil {
-		return nil, err
-	}
-	return p, p.preload()
+	return ProbeSpec{Client: in.cfg.Client, Target: tgt, Network: in.network, Addr: in.addr, Proto: RESP,
+		Wait: in.cfg.Profile.ClientWait}
 }
 
 func (in *redisInstance) Info() map[string]string {
 	return map[string]string{
 		"address":         in.network + ":" + in.addr,
-		"server.command":  in.proc.commandLine(),
+		"server.command":  in.proc.CommandLine(),
 		"server.version":  in.version,
 		"server.idle":     "epoll (redis has no idle knob)",
 		"server.affinity": orAny(in.cfg.Profile.ServerCPU),
 	}
 }
 
-func (in *redisInstance) Close() error { return in.proc.stop(graceStop) }
+func (in *redisInstance) Close() error { return in.proc.Stop(graceStop) }
 
 // redisVersion asks redis-server for its version line.
 func redisVersion(bin string) string {
@@ -105,4 +110,17 @@ func redisVersion(bin string) string {
 		return "unknown"
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// hostVersion runs bin with a version flag on h and returns the first line
+// of its output ("unknown" when it fails).
+func hostVersion(ctx context.Context, h Host, bin string, flag string) string {
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := h.Run(cctx, ProcSpec{Argv: []string{bin, flag}})
+	if err != nil {
+		return "unknown"
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return line
 }

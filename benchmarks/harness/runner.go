@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -57,11 +58,29 @@ type Report struct {
 	Results []Result
 	Cases   []CaseRecord
 	Meta    Metadata
+	// Hosts are the facts of each side's host (uname, CPU, governor, the
+	// NUMA node of each path's NIC) at the start of the first run.
+	Hosts []HostFacts
+	// Warnings are what the run found questionable but ran anyway (a
+	// response control address that is the client's).
+	Warnings []string
+	// Qualification holds the extra pass with statistics collectors
+	// attached (Config.Qualify): archived under qualification/, never
+	// part of Results, the aggregate or the summary.
+	Qualification      []Result
+	QualificationCases []CaseRecord
+	// Staging is the record of the files staged to remote hosts and their
+	// hashes as each host saw them (two-host runs); nil otherwise.
+	Staging *StageReport
 }
+
+// QualificationDir is the archive subdirectory of the qualification pass.
+const QualificationDir = "qualification"
 
 // PlannedCase is a case with its provider and availability.
 type PlannedCase struct {
 	c     Case
+	path  NetPath
 	prov  Provider
 	avail error
 }
@@ -73,7 +92,8 @@ func (pc PlannedCase) Case() Case { return pc.c }
 func (pc PlannedCase) Unavailable() error { return pc.avail }
 
 // Plan lists the cases cfg selects from providers, in table order, with the
-// reason each unavailable case cannot run.
+// reason each unavailable case cannot run. A network case (tcp, aeron-udp)
+// is planned once per path when Config.Paths names several.
 func Plan(cfg *Config, providers []Provider) []PlannedCase {
 	var out []PlannedCase
 	for _, pr := range providers {
@@ -85,17 +105,27 @@ func Plan(cfg *Config, providers []Provider) []PlannedCase {
 			if len(ops) == 0 {
 				continue
 			}
-			c := Case{System: pr.System(), Transport: pr.Transport(), Protocol: p, Ops: ops}
-			out = append(out, PlannedCase{c: c, prov: pr, avail: pr.Check(cfg, p)})
+			avail := pr.Check(cfg, p)
+			paths := []NetPath{{}}
+			if networkTransport(pr.Transport()) {
+				paths = cfg.paths()
+			}
+			for _, path := range paths {
+				c := Case{System: pr.System(), Transport: pr.Transport(), Protocol: p, Ops: ops, Path: path.Name}
+				out = append(out, PlannedCase{c: c, path: path, prov: pr, avail: avail})
+			}
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return caseLess(out[i].c, out[j].c) })
 	return out
 }
 
-// caseLess orders cases by transport, then protocol, then system (goblin
-// first, then its peers).
+// caseLess orders cases by path, then transport, then protocol, then system
+// (goblin first, then its peers).
 func caseLess(a, b Case) bool {
+	if a.Path != b.Path {
+		return a.Path < b.Path
+	}
 	ta, tb := indexOf(AllTransports, a.Transport), indexOf(AllTransports, b.Transport)
 	if ta != tb {
 		return ta < tb
@@ -128,35 +158,100 @@ func indexOf(list []string, s string) int {
 	return len(list)
 }
 
+// NewRunID returns a name for one run, unique on this machine: the time and
+// the process id.
+func NewRunID() string {
+	return fmt.Sprintf("%s-%d", time.Now().UTC().Format("20060102T150405"), os.Getpid())
+}
+
 // Run measures the matrix and writes the archive into cfg.OutDir.
 func Run(ctx context.Context, cfg Config, providers []Provider) (*Report, error) {
+	return RunStaged(ctx, cfg, providers, nil)
+}
+
+// RunStaged is Run for a two-host run whose hosts ConnectHosts connected:
+// the staging record goes into the archive, and the remote hosts are
+// closed (their agents stopped, their runtime directories removed) before
+// the archive's hashes are written.
+func RunStaged(ctx context.Context, cfg Config, providers []Provider, staging *StageReport) (*Report, error) {
+	if cfg.RunID == "" {
+		cfg.RunID = NewRunID()
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 		return nil, err
 	}
-	rep := &Report{Config: cfg, Started: time.Now().UTC(), LoadStart: readTrim("/proc/loadavg", "unknown"), Commit: gitCommit()}
+	rep := &Report{Config: cfg, Started: time.Now().UTC(), LoadStart: readTrim("/proc/loadavg", "unknown"), Commit: gitCommit(),
+		Staging: staging}
 	plan := Plan(&cfg, providers)
 	if len(plan) == 0 {
 		return nil, fmt.Errorf("%w: the filters select no case", ErrConfig)
 	}
-	prog := newProgress(&cfg, plan)
+	network := slices.ContainsFunc(plan, func(pc PlannedCase) bool { return networkTransport(pc.c.Transport) && pc.avail == nil })
+	if network {
+		warnings, err := checkPaths(ctx, &cfg)
+		if err != nil {
+			return nil, err
+		}
+		rep.Warnings = warnings
+		for _, w := range warnings {
+			if cfg.Progress != nil {
+				fmt.Fprintln(cfg.Progress, "goblin-bench: warning: "+w)
+			}
+		}
+	}
+	passes := cfg.Runs
+	if cfg.Qualify != nil {
+		passes++
+	}
+	prog := newProgress(&cfg, plan, passes)
 	prog.start()
 	defer prog.stop()
 
-	for run := 1; run <= cfg.Runs; run++ {
+	for run := 1; run <= passes; run++ {
+		qualifying := run > cfg.Runs
+		base, n := "", run
+		if qualifying {
+			base, n = QualificationDir, 1
+		}
+		if network {
+			facts := collectHostFacts(ctx, &cfg)
+			if err := writeHostFacts(filepath.Join(cfg.OutDir, base, fmt.Sprintf("run-%d", n)), facts); err != nil {
+				return nil, err
+			}
+			if run == 1 {
+				rep.Hosts = facts
+			}
+		}
 		for _, pc := range plan {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+			var rec CaseRecord
+			var results []Result
 			if pc.avail != nil {
-				rep.addUnavailable(run, pc, pc.avail)
-				continue
+				rec, results = unavailable(&cfg, n, pc, pc.avail)
+			} else {
+				rec, results = runCase(ctx, &cfg, prog, n, pc, base)
 			}
-			rec, results := runCase(ctx, &cfg, prog, run, pc)
-			rep.Cases = append(rep.Cases, rec)
-			rep.Results = append(rep.Results, results...)
+			if qualifying {
+				rep.QualificationCases = append(rep.QualificationCases, rec)
+				rep.Qualification = append(rep.Qualification, results...)
+			} else {
+				rep.Cases = append(rep.Cases, rec)
+				rep.Results = append(rep.Results, results...)
+			}
+		}
+	}
+	// The agents' logs are complete once they have stopped: close the
+	// remote hosts before the archive's hashes are written.
+	for _, h := range []Host{cfg.ServerSide, cfg.ClientSide} {
+		if h != nil && h.Remote() {
+			if err := h.Close(); err != nil && cfg.Progress != nil {
+				fmt.Fprintf(cfg.Progress, "goblin-bench: closing the %s host: %v\n", h.Role(), err)
+			}
 		}
 	}
 	rep.Ended = time.Now().UTC()
@@ -167,24 +262,31 @@ func Run(ctx context.Context, cfg Config, providers []Provider) (*Report, error)
 	return rep, nil
 }
 
-func (rep *Report) addUnavailable(run int, pc PlannedCase, why error) {
-	rep.Cases = append(rep.Cases, CaseRecord{Run: run, Case: pc.c, Status: StatusUnavailable, Note: why.Error(),
-		Profile: rep.Config.Profile.ForTransport(pc.c.Transport)})
+// unavailable is the record and the rows of a case that cannot run.
+func unavailable(cfg *Config, run int, pc PlannedCase, why error) (CaseRecord, []Result) {
+	prof := cfg.Profile.ForTransport(pc.c.Transport)
+	rec := CaseRecord{Run: run, Case: pc.c, Status: StatusUnavailable, Note: why.Error(), Profile: prof}
+	var results []Result
 	for _, op := range pc.c.Ops {
-		rep.Results = append(rep.Results, Result{Run: run, Case: pc.c, Op: op, Status: StatusUnavailable, Note: why.Error(),
-			Profile: rep.Config.Profile.ForTransport(pc.c.Transport).Name})
+		results = append(results, Result{Run: run, Case: pc.c, Op: op, Status: StatusUnavailable, Note: why.Error(), Profile: prof.Name})
 	}
+	return rec, results
 }
 
-// runCase starts a fresh server, measures every operation and stops it.
-func runCase(ctx context.Context, cfg *Config, prog *progress, run int, pc PlannedCase) (CaseRecord, []Result) {
+// runCase starts a fresh server (and its drivers) for one case, checks
+// where every process runs, measures every operation, reads the drivers'
+// counters, stops everything and archives the case: base is "" for the
+// measured runs and QualificationDir for the qualification pass.
+func runCase(ctx context.Context, cfg *Config, prog *progress, run int, pc PlannedCase, base string) (CaseRecord, []Result) {
 	prof := cfg.Profile.ForTransport(pc.c.Transport)
 	rec := CaseRecord{Run: run, Case: pc.c, Status: StatusOK, Profile: prof, Info: map[string]string{}}
 	results := make([]Result, 0, len(pc.c.Ops))
 	fail := func(err error) (CaseRecord, []Result) {
-		rec.Status, rec.Note = StatusFailed, err.Error()
-		if errors.Is(err, ErrUnavailable) {
-			rec.Status = StatusUnavailable
+		if rec.Status == StatusOK {
+			rec.Status, rec.Note = StatusFailed, err.Error()
+			if errors.Is(err, ErrUnavailable) {
+				rec.Status = StatusUnavailable
+			}
 		}
 		done := map[Op]bool{}
 		for _, r := range results {
@@ -198,27 +300,103 @@ func runCase(ctx context.Context, cfg *Config, prog *progress, run int, pc Plann
 		}
 		return rec, results
 	}
-	dir := filepath.Join(cfg.OutDir, fmt.Sprintf("run-%d", run), pc.c.ID())
+	rel := filepath.Join(base, fmt.Sprintf("run-%d", run), pc.c.ID())
+	dir := filepath.Join(cfg.OutDir, rel)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fail(err)
 	}
 	prog.caseStarting(run, pc.c)
 	caseCfg := *cfg
 	caseCfg.Profile = prof
+	caseCfg.track = &caseTrack{}
+	network := networkTransport(pc.c.Transport)
+	if network {
+		caseCfg.path = pc.path
+		caseCfg.ServerHost, caseCfg.ClientHost = pc.path.Server, pc.path.Client
+	}
+	sides := []Host{caseCfg.serverSide(), caseCfg.clientSide()}
+	sideAddr := func(h Host) string {
+		if h.Role() == "server" {
+			return caseCfg.ServerHost
+		}
+		return caseCfg.ClientHost
+	}
+	if network {
+		for _, h := range sides {
+			writeSideFile(dir, h, "nic-before.txt", nicSnapshot(ctx, h, sideAddr(h)))
+		}
+	}
 	sctx, cancel := context.WithTimeout(ctx, cfg.CaseTimeout)
 	defer cancel()
-	t0 := time.Now()
-	inst, err := pc.prov.Start(sctx, &caseCfg, pc.c.Protocol, dir)
-	if err != nil {
-		return fail(fmt.Errorf("start: %w", err))
-	}
+	var inst Instance
+	var collectors []Proc
+	// finish archives the case whatever happened: the drivers' counters
+	// while they still run, then stop everything, NIC counters after, the
+	// remote hosts' files, and the case's own records.
 	defer func() {
-		if err := inst.Close(); err != nil && rec.Status == StatusOK {
-			rec.Note = "stop: " + err.Error()
+		for _, c := range collectors {
+			c.Stop(graceStop)
+		}
+		caseCfg.track.mu.Lock()
+		drivers := slices.Clone(caseCfg.track.drivers)
+		caseCfg.track.mu.Unlock()
+		for _, d := range drivers {
+			text, err := d.host.Counters(d.dir)
+			if err != nil {
+				text = "reading the driver's counters: " + err.Error() + "\n"
+			}
+			writeSideFile(dir, d.host, d.Name()+".counters.txt", text)
+		}
+		if inst != nil {
+			if err := inst.Close(); err != nil && rec.Status == StatusOK {
+				rec.Note = "stop: " + err.Error()
+			}
+			copyInfo(rec.Info, inst.Info())
+		}
+		if network {
+			for _, h := range sides {
+				writeSideFile(dir, h, "nic-after.txt", nicSnapshot(ctx, h, sideAddr(h)))
+			}
+		}
+		for _, h := range sides {
+			if !h.Remote() {
+				continue
+			}
+			hdir := h.Dir(rel)
+			files, err := h.Collect(hdir)
+			if err != nil {
+				writeSideFile(dir, h, "collect-error.txt", err.Error()+"\n")
+			}
+			for name, b := range files {
+				writeSideFile(dir, h, name, string(b))
+			}
+			h.Remove(hdir)
+		}
+		os.WriteFile(filepath.Join(dir, "processes.txt"), []byte(caseCfg.track.processesText()), 0o644)
+		if len(caseCfg.track.channels) > 0 {
+			os.WriteFile(filepath.Join(dir, "channels.txt"), []byte(strings.Join(caseCfg.track.channels, "\n")+"\n"), 0o644)
 		}
 		writeCaseInfo(dir, &rec)
 	}()
+	t0 := time.Now()
+	var err error
+	inst, err = pc.prov.Start(sctx, &caseCfg, pc.c.Protocol, dir)
+	if err != nil {
+		return fail(fmt.Errorf("start: %w", err))
+	}
+	affinity, err := caseCfg.track.checkAffinity()
+	os.WriteFile(filepath.Join(dir, "affinity.txt"), []byte(affinity), 0o644)
+	if err != nil {
+		copyInfo(rec.Info, inst.Info())
+		return fail(err)
+	}
+	if base == QualificationDir {
+		if collectors, err = startCollectors(sctx, &caseCfg, rel); err != nil {
+			return fail(fmt.Errorf("statistics collector: %w", err))
+		}
+	}
 	var measureOp func(op Op) (Summary, []int64, string, error)
+	clientSide := caseCfg.clientSide()
 	if m, ok := inst.(Measurer); ok {
 		rec.Client = m.Describe()
 		measureOp = func(op Op) (Summary, []int64, string, error) {
@@ -227,6 +405,32 @@ func runCase(ctx context.Context, cfg *Config, prog *progress, run int, pc Plann
 			s, d, a, err := m.Measure(ctx, op, cfg.Warmup, cfg.Samples)
 			prog.add(int64(cfg.Warmup + cfg.Samples))
 			return s, d, a, err
+		}
+	} else if ps, ok := inst.(probeSpecer); ok && clientSide.Remote() {
+		// The measuring client is a fresh goblin-bench -probe on the client
+		// host, measuring every operation of the case in one process.
+		spec := ps.probeSpec().withWorkload(cfg, prof, pc.c.Ops)
+		prog.label.Store(prog.label.Load().(string) + " (measured on the client host; counted when it ends)")
+		res, err := measureOn(ctx, &caseCfg, clientSide, spec, clientSide.Dir(rel))
+		if err != nil {
+			copyInfo(rec.Info, inst.Info())
+			return fail(fmt.Errorf("measuring client: %w", err))
+		}
+		rec.Client = res.Client
+		byOp := map[Op]ProbeOp{}
+		for _, o := range res.Ops {
+			byOp[o.Op] = o
+		}
+		measureOp = func(op Op) (Summary, []int64, string, error) {
+			prog.add(int64(cfg.Warmup + cfg.Samples))
+			o, ok := byOp[op]
+			switch {
+			case !ok:
+				return Summary{}, nil, "", fmt.Errorf("the measuring client did not get to it")
+			case o.Err != "":
+				return Summary{}, nil, o.Affinity, errors.New(o.Err)
+			}
+			return o.Summary, o.Dist, o.Affinity, nil
 		}
 	} else {
 		pr, err := inst.Dial(sctx)
@@ -239,7 +443,6 @@ func runCase(ctx context.Context, cfg *Config, prog *progress, run int, pc Plann
 		measureOp = func(op Op) (Summary, []int64, string, error) { return measure(cfg, prof, pr, op, prog) }
 	}
 	prog.caseStarted(time.Since(t0))
-	defer func() { copyInfo(rec.Info, inst.Info()) }()
 	for _, op := range pc.c.Ops {
 		s, dist, affinity, err := measureOp(op)
 		if affinity != "" {
@@ -248,12 +451,37 @@ func runCase(ctx context.Context, cfg *Config, prog *progress, run int, pc Plann
 		if err != nil {
 			return fail(fmt.Errorf("%s: %w", op, err))
 		}
+		if err := checkClientAffinity(prof.ClientCPU, affinity); err != nil {
+			return fail(err)
+		}
 		results = append(results, Result{Run: run, Case: pc.c, Op: op, Status: StatusOK, Summary: s, Dist: dist, Profile: prof.Name, Client: rec.Client})
 		if err := writeDistribution(filepath.Join(dir, strings.ToLower(string(op))+".distribution.csv"), dist); err != nil {
 			return fail(err)
 		}
 	}
 	return rec, results
+}
+
+// checkClientAffinity checks that the measuring thread ran on the CPUs the
+// profile asked for.
+func checkClientAffinity(want, got string) error {
+	if want == "" || got == "" || got == "any" {
+		return nil
+	}
+	if normCPUs(got) != normCPUs(want) {
+		return fmt.Errorf("affinity check: the measuring thread ran on CPU %s, the profile asked for %s", got, want)
+	}
+	return nil
+}
+
+// writeSideFile writes one of a host's files of a case into the case's
+// server/ or client/ directory.
+func writeSideFile(caseDir string, h Host, name, text string) {
+	d := filepath.Join(caseDir, h.Role(), filepath.Dir(name))
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return
+	}
+	os.WriteFile(filepath.Join(caseDir, h.Role(), name), []byte(text), 0o644)
 }
 
 func copyInfo(dst, src map[string]string) {
@@ -334,12 +562,12 @@ type progress struct {
 	finished  chan struct{}
 }
 
-func newProgress(cfg *Config, plan []PlannedCase) *progress {
+func newProgress(cfg *Config, plan []PlannedCase, passes int) *progress {
 	p := &progress{quit: make(chan struct{}), finished: make(chan struct{})}
 	for _, pc := range plan {
 		if pc.avail == nil {
-			p.cases += cfg.Runs
-			p.total.Add(int64(cfg.Runs) * int64(len(pc.c.Ops)) * int64(cfg.Warmup+cfg.Samples))
+			p.cases += passes
+			p.total.Add(int64(passes) * int64(len(pc.c.Ops)) * int64(cfg.Warmup+cfg.Samples))
 		}
 	}
 	p.label.Store("starting")

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -26,10 +27,15 @@ func floorRef(c Case) (system, transport string) {
 	return SysShmFloor, TRing
 }
 
-func findAgg(aggs []Aggregate, system, transport string, op Op) *Aggregate {
+// findAgg finds a reference row: on the same network path when the
+// reference crosses the network.
+func findAgg(aggs []Aggregate, system, transport, path string, op Op) *Aggregate {
+	if !networkTransport(transport) {
+		path = ""
+	}
 	for i := range aggs {
 		a := &aggs[i]
-		if a.Case.System == system && a.Case.Transport == transport && a.Op == op && a.Status == StatusOK {
+		if a.Case.System == system && a.Case.Transport == transport && a.Case.Path == path && a.Op == op && a.Status == StatusOK {
 			return a
 		}
 	}
@@ -68,6 +74,24 @@ func SummaryMarkdown(rep *Report, aggs []Aggregate) string {
 		rep.Meta.Get("kernel"), rep.Meta.Get("go.version"), rep.Meta.Get("goblin.commit"))
 	fmt.Fprintf(&b, "Load average (1, 5, 15 min) at the start: %s; at the end: %s.\n\n",
 		loadTriple(rep.Meta.Get("load.start")), loadTriple(rep.Meta.Get("load.end")))
+	if cfg.twoHosts() {
+		for _, hf := range rep.Hosts {
+			fmt.Fprintf(&b, "%s host: %s — %s, %s logical CPUs, governor %s; %s.\n\n", hf.Role, hf.Host,
+				hf.Facts.Get("cpu.model"), hf.Facts.Get("cpu.logical"), hf.Facts.Get("cpu.governor"), hf.Facts.Get("uname"))
+		}
+		for _, p := range cfg.paths() {
+			name := p.Name
+			if name == "" {
+				name = "default"
+			}
+			fmt.Fprintf(&b, "Path %s: server %s, client %s; Aeron UDP request endpoint and response control address on %s.\n\n",
+				name, p.Server, p.Client, p.ControlAddr())
+		}
+		fmt.Fprintf(&b, "Media driver: %s.\n\n", cfg.Driver)
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(&b, "**Warning:** %s\n\n", w)
+	}
 	fmt.Fprintf(&b, "Method: mean of %d run(s); per operation %d warm-up then %d measured synchronous round trips at depth %d; "+
 		"%d-byte value, %d key(s); a fresh server per case; exact nearest-rank percentiles. Times in µs.\n\n",
 		cfg.Runs, cfg.Warmup, cfg.Samples, cfg.Depth, cfg.ValueSize, cfg.Keys)
@@ -93,12 +117,19 @@ func SummaryMarkdown(rep *Report, aggs []Aggregate) string {
 			continue
 		}
 		fmt.Fprintf(&b, "## %s\n\n", op)
+		paths := slices.ContainsFunc(rows, func(a Aggregate) bool { return a.Case.Path != "" })
+		if paths {
+			b.WriteString("| path ")
+		}
 		b.WriteString("| transport | protocol | system | p50 | p50 ÷ Redis | p50 ÷ floor | p99 | p99 ÷ Redis | p99.9 | max | mean | profile |\n")
+		if paths {
+			b.WriteString("|---")
+		}
 		b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 		for _, a := range rows {
-			red := findAgg(aggs, SysRedis, redisRef(a.Case), op)
+			red := findAgg(aggs, SysRedis, redisRef(a.Case), a.Case.Path, op)
 			fs, ft := floorRef(a.Case)
-			fl := findAgg(aggs, fs, ft, Ping)
+			fl := findAgg(aggs, fs, ft, a.Case.Path, Ping)
 			rr, fr, rr99 := ratio(a.P50, red, p50), ratio(a.P50, fl, p50), ratio(a.P99, red, p99)
 			if a.Case.System == SysShmFloor || a.Case.System == SysAeronRaw {
 				rr, fr, rr99 = "—", "1.00×", "—"
@@ -112,6 +143,9 @@ func SummaryMarkdown(rep *Report, aggs []Aggregate) string {
 			proto := string(a.Case.Protocol)
 			if a.Case.Protocol == Raw {
 				proto = "—"
+			}
+			if paths {
+				fmt.Fprintf(&b, "| %s ", orDash(a.Case.Path))
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 				a.Case.Transport, proto, a.Case.System, us(a.P50), rr, fr, us(a.P99), rr99, us(a.P999), us(a.Max), us(a.Mean), a.Profile)
@@ -132,9 +166,28 @@ func SummaryMarkdown(rep *Report, aggs []Aggregate) string {
 		b.WriteString(strings.Join(missing, "\n"))
 		b.WriteString("\n\n")
 	}
+	if len(rep.QualificationCases) > 0 {
+		ok := 0
+		for _, c := range rep.QualificationCases {
+			if c.Status == StatusOK {
+				ok++
+			}
+		}
+		fmt.Fprintf(&b, "## Qualification\n\n%d of %d cases ran once more with a statistics collector attached to every media driver "+
+			"(%s). Those runs are in `%s/` (their own `latency.csv`, the collectors' logs beside each driver's) and in none of the figures above.\n\n",
+			ok, len(rep.QualificationCases), rep.Meta.Get("qualification"), QualificationDir)
+	}
 	b.WriteString("## Files\n\n")
 	b.WriteString("`latency.csv` every case and run; `aggregate.csv` the mean of the runs; `metadata.txt` machine, versions, " +
-		"channels and affinities of every case; `run-N/<case>/` per-case distributions, server logs and `case.txt`; " +
+		"channels and affinities of every case; `run-N/<case>/` per-case distributions, server logs, `case.txt`, `processes.txt`, " +
+		"`affinity.txt` and, for network cases, `channels.txt` and each side's NIC counters and driver counters under `server/` and `client/`; " +
 		"`charts/` SVG charts; `SHA256SUMS` covers every other file (`sha256sum -c SHA256SUMS`).\n")
 	return b.String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
 }

@@ -1,0 +1,361 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ErrHost is wrapped by every failure to reach or drive a remote host.
+var ErrHost = errors.New("harness: remote host")
+
+// SSH is how the controller reaches the hosts: the ssh command and its
+// options (e.g. ssh -F CONFIG). BatchMode is always on: the harness never
+// waits for a password.
+type SSH []string
+
+// command is the argv that runs script on dest.
+func (s SSH) command(dest, script string) []string {
+	argv := []string{"ssh"}
+	if len(s) > 0 {
+		argv = append([]string(nil), s...)
+	}
+	return append(argv, "-T", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=15", dest, script)
+}
+
+// run runs script on dest over ssh, stdin from in (nil for none), and
+// returns its standard output; the error carries standard error.
+func (s SSH) run(ctx context.Context, dest, script string, in io.Reader) ([]byte, error) {
+	argv := s.command(dest, script)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stdin = in
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("%w %s: ssh %s %q: %v: %s", ErrHost, dest, dest, script, err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// sshHost is a host of a two-host run: a goblin-bench agent started over
+// ssh performs every operation there. Its runtime files live under root,
+// removed when it closes; staged maps the staged tools to their paths.
+type sshHost struct {
+	role   string
+	dest   string
+	ssh    SSH
+	root   string
+	staged map[string]string
+
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	dec     *json.Decoder
+	stderr  *os.File // the agent's standard error, in the archive
+	mu      sync.Mutex
+	broken  error
+	closing sync.Once
+	hello   agentHello
+}
+
+// dialAgent starts goblin-bench -agent on dest (bench is its staged path)
+// and checks that it answers. The agent's standard error goes to logPath.
+func dialAgent(ctx context.Context, s SSH, role, dest, root, bench, logPath string, staged map[string]string) (*sshHost, error) {
+	h := &sshHost{role: role, dest: dest, ssh: s, root: root, staged: staged}
+	script := "exec " + shellQuote(bench) + " -agent " + shellQuote(root) + " -agent-role " + role
+	argv := s.command(dest, script)
+	h.cmd = exec.Command(argv[0], argv[1:]...)
+	h.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	var err error
+	if h.stderr, err = os.Create(logPath); err != nil {
+		return nil, err
+	}
+	h.cmd.Stderr = h.stderr
+	if h.stdin, err = h.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := h.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := h.cmd.Start(); err != nil {
+		h.stderr.Close()
+		return nil, fmt.Errorf("%w %s: start ssh: %v", ErrHost, dest, err)
+	}
+	h.dec = json.NewDecoder(out)
+	hctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := h.call(hctx, "hello", nil, &h.hello); err != nil {
+		h.Close()
+		b, _ := os.ReadFile(logPath)
+		return nil, fmt.Errorf("%w %s: the agent did not answer: %v: %s", ErrHost, dest, err, strings.TrimSpace(string(b)))
+	}
+	if h.hello.Protocol != agentProtocol {
+		h.Close()
+		return nil, fmt.Errorf("%w %s: the agent speaks protocol %d, this goblin-bench %d", ErrHost, dest, h.hello.Protocol, agentProtocol)
+	}
+	return h, nil
+}
+
+// call sends one request and decodes the reply into result. When ctx ends
+// first, the connection is cut: the agent then stops everything it runs,
+// and the host is unusable, as an interrupted run is over anyway.
+func (h *sshHost) call(ctx context.Context, op string, args, result any) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.broken != nil {
+		return h.broken
+	}
+	req := agentRequest{Op: op}
+	if args != nil {
+		b, err := json.Marshal(args)
+		if err != nil {
+			return err
+		}
+		req.Args = b
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-ctx.Done():
+			h.kill()
+		case <-done:
+		}
+	}()
+	b, _ := json.Marshal(req)
+	var rep agentReply
+	_, err := h.stdin.Write(append(b, '\n'))
+	if err == nil {
+		err = h.dec.Decode(&rep)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		h.broken = fmt.Errorf("%w %s: connection to the agent lost during %s: %v", ErrHost, h.dest, op, err)
+		return h.broken
+	}
+	if rep.Err != "" {
+		if rep.Unavailable {
+			return fmt.Errorf("%w: %s (on %s)", ErrUnavailable, strings.TrimPrefix(rep.Err, ErrUnavailable.Error()+": "), h.dest)
+		}
+		return fmt.Errorf("%s (on %s)", rep.Err, h.dest)
+	}
+	if result != nil {
+		return json.Unmarshal(rep.Result, result)
+	}
+	return nil
+}
+
+// kill cuts the connection: ssh dies, the agent's input ends.
+func (h *sshHost) kill() {
+	if h.cmd != nil && h.cmd.Process != nil {
+		_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+// quick bounds the calls that have no context of their own.
+func quick() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 5*time.Minute)
+}
+
+// remaining is ctx's time left (an hour when it has no deadline).
+func remaining(ctx context.Context) time.Duration {
+	if d, ok := ctx.Deadline(); ok {
+		return max(time.Until(d), time.Millisecond)
+	}
+	return time.Hour
+}
+
+func (h *sshHost) Role() string          { return h.role }
+func (h *sshHost) Describe() string      { return "ssh " + h.dest }
+func (h *sshHost) Remote() bool          { return true }
+func (h *sshHost) Dir(rel string) string { return path.Join(h.root, rel) }
+
+func (h *sshHost) Tool(cfg *Config, name string) (string, error) {
+	if p, ok := h.staged[name]; ok {
+		return p, nil
+	}
+	configured := ""
+	switch name {
+	case "java":
+		configured = cfg.Java
+	case "redis-server":
+		configured = cfg.RedisServer
+	case "goblin-server", "goblin-bench", "aeron-jar", "aeronmd":
+		return "", fmt.Errorf("%w: %s was not staged to %s", ErrUnavailable, name, h.dest)
+	}
+	ctx, cancel := quick()
+	defer cancel()
+	var p string
+	err := h.call(ctx, "tool", agentTool{Configured: configured, Name: name}, &p)
+	return p, err
+}
+
+func (h *sshHost) Start(ctx context.Context, s ProcSpec) (Proc, error) {
+	var ap agentProc
+	if err := h.call(ctx, "start", s, &ap); err != nil {
+		return nil, err
+	}
+	return &remoteProc{h: h, p: ap}, nil
+}
+
+func (h *sshHost) WaitReady(ctx context.Context, p Proc, r Readiness) error {
+	rp, ok := p.(*remoteProc)
+	if !ok {
+		return fmt.Errorf("harness: %s was not started on %s", p.Name(), h.dest)
+	}
+	return h.call(ctx, "ready", agentReady{ID: rp.p.ID, Ready: r, Timeout: remaining(ctx)}, nil)
+}
+
+func (h *sshHost) Run(ctx context.Context, s ProcSpec) ([]byte, error) {
+	var res agentRunResult
+	if err := h.call(ctx, "run", agentRun{Spec: s, Timeout: remaining(ctx)}, &res); err != nil {
+		return nil, err
+	}
+	if res.Err != "" {
+		return res.Out, fmt.Errorf("%s (on %s)", res.Err, h.dest)
+	}
+	return res.Out, nil
+}
+
+func (h *sshHost) ReadFile(p string) ([]byte, error) {
+	ctx, cancel := quick()
+	defer cancel()
+	var b []byte
+	err := h.call(ctx, "read", agentPath{Path: p}, &b)
+	return b, err
+}
+
+func (h *sshHost) FreePort(network, addr string) (int, error) {
+	ctx, cancel := quick()
+	defer cancel()
+	var port int
+	err := h.call(ctx, "freeport", agentPort{Network: network, Addr: addr}, &port)
+	return port, err
+}
+
+func (h *sshHost) Threads(pid int) ([]ThreadInfo, error) {
+	ctx, cancel := quick()
+	defer cancel()
+	var ts []ThreadInfo
+	err := h.call(ctx, "threads", agentPath{PID: pid}, &ts)
+	return ts, err
+}
+
+func (h *sshHost) PinAgents(ctx context.Context, pid int, pins []AgentPin) error {
+	return h.call(ctx, "pin", agentPin{PID: pid, Pins: pins, Timeout: remaining(ctx)}, nil)
+}
+
+func (h *sshHost) Counters(dir string) (string, error) {
+	ctx, cancel := quick()
+	defer cancel()
+	var s string
+	err := h.call(ctx, "counters", agentPath{Path: dir}, &s)
+	return s, err
+}
+
+func (h *sshHost) Collect(dir string) (map[string][]byte, error) {
+	ctx, cancel := quick()
+	defer cancel()
+	var files map[string][]byte
+	err := h.call(ctx, "collect", agentPath{Path: dir}, &files)
+	return files, err
+}
+
+func (h *sshHost) Remove(dir string) error {
+	ctx, cancel := quick()
+	defer cancel()
+	return h.call(ctx, "remove", agentPath{Path: dir}, nil)
+}
+
+// Close ends the agent (it stops whatever still runs), waits for it, and
+// removes the host's runtime directory. It is safe to call more than once.
+func (h *sshHost) Close() error {
+	var err error
+	h.closing.Do(func() {
+		h.mu.Lock()
+		if h.stdin != nil {
+			h.stdin.Close()
+		}
+		h.mu.Unlock()
+		done := make(chan error, 1)
+		go func() { done <- h.cmd.Wait() }()
+		select {
+		case err = <-done:
+		case <-time.After(time.Minute):
+			h.kill()
+			err = <-done
+		}
+		if h.stderr != nil {
+			h.stderr.Close()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		// The run's directory holds one directory per role; the other
+		// host removes its own (or, on a shared filesystem, the last one
+		// removes the run's).
+		script := "rm -rf " + shellQuote(h.root) + "; rmdir " + shellQuote(path.Dir(h.root)) + " 2>/dev/null; true"
+		if _, rerr := h.ssh.run(ctx, h.dest, script, nil); rerr != nil && err == nil {
+			err = rerr
+		}
+	})
+	return err
+}
+
+// remoteProc is a process an agent started.
+type remoteProc struct {
+	h *sshHost
+	p agentProc
+}
+
+func (p *remoteProc) Name() string        { return p.p.Name }
+func (p *remoteProc) PID() int            { return p.p.PID }
+func (p *remoteProc) StartTicks() int64   { return p.p.Ticks }
+func (p *remoteProc) CommandLine() string { return p.p.Cmd }
+func (p *remoteProc) Log() string         { return p.p.Log }
+
+func (p *remoteProc) Exited() error {
+	ctx, cancel := quick()
+	defer cancel()
+	var s string
+	if err := p.h.call(ctx, "exited", agentProcID{ID: p.p.ID}, &s); err != nil {
+		return err
+	}
+	if s != "" {
+		return errors.New(s)
+	}
+	return nil
+}
+
+func (p *remoteProc) Tail() string {
+	ctx, cancel := quick()
+	defer cancel()
+	var s string
+	if err := p.h.call(ctx, "tail", agentProcID{ID: p.p.ID}, &s); err != nil {
+		return "(" + err.Error() + ")"
+	}
+	return s
+}
+
+func (p *remoteProc) Stop(grace time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), grace+time.Minute)
+	defer cancel()
+	return p.h.call(ctx, "stop", agentProcID{ID: p.p.ID, Grace: grace}, nil)
+}

@@ -1,0 +1,199 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// caseTrack records what one case started, on which host, with which CPU
+// placement, and the channels it used, for the per-case archive files
+// (processes.txt, affinity.txt, channels.txt, driver counters) and the
+// affinity check after start.
+type caseTrack struct {
+	mu       sync.Mutex
+	procs    []trackedProc
+	drivers  []*driverProc
+	channels []string
+}
+
+// trackedProc is one process of a case and the placement asked for it.
+type trackedProc struct {
+	host   Host
+	proc   Proc
+	cpus   string     // the process's CPU list ("" = not pinned)
+	agents []AgentPin // media-driver agents pinned one by one
+}
+
+// launch starts a process of the current case on h and records it.
+func (c *Config) launch(ctx context.Context, h Host, s ProcSpec, agents []AgentPin) (Proc, error) {
+	p, err := h.Start(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	if c.track != nil {
+		c.track.mu.Lock()
+		c.track.procs = append(c.track.procs, trackedProc{host: h, proc: p, cpus: s.CPUs, agents: agents})
+		c.track.mu.Unlock()
+	}
+	return p, nil
+}
+
+// channel records one line of channels.txt: what, the exact URI, the
+// stream id (0 when the channel has none).
+func (c *Config) channel(what, uri string, stream int) {
+	if c.track == nil {
+		return
+	}
+	line := fmt.Sprintf("%-22s %s", what+":", uri)
+	if stream != 0 {
+		line += fmt.Sprintf("  stream %d", stream)
+	}
+	c.track.mu.Lock()
+	c.track.channels = append(c.track.channels, line)
+	c.track.mu.Unlock()
+}
+
+func (t *caseTrack) addDriver(d *driverProc) {
+	t.mu.Lock()
+	t.drivers = append(t.drivers, d)
+	t.mu.Unlock()
+}
+
+// processesText is processes.txt: one line per process the case started.
+func (t *caseTrack) processesText() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var b strings.Builder
+	b.WriteString("# host role, process, pid, start time (clock ticks after boot), CPUs asked for, command\n")
+	for _, p := range t.procs {
+		cpus := orAny(p.cpus)
+		if len(p.agents) > 0 {
+			cpus += " agents " + formatAgentPins(p.agents)
+		}
+		fmt.Fprintf(&b, "%s %s pid=%d start=%d cpus=%s cmd=%s\n", p.host.Role(), p.proc.Name(), p.proc.PID(),
+			p.proc.StartTicks(), cpus, p.proc.CommandLine())
+	}
+	return b.String()
+}
+
+func formatAgentPins(pins []AgentPin) string {
+	parts := make([]string, len(pins))
+	for i, p := range pins {
+		parts[i] = p.Agent + "=" + p.CPUs
+	}
+	return strings.Join(parts, ",")
+}
+
+// checkAffinity reads every thread of every process the case started and
+// checks it runs where it was asked to: a pinned agent thread on exactly
+// its CPUs, every other thread within the process's CPU list. It returns
+// affinity.txt and the first violation.
+func (t *caseTrack) checkAffinity() (string, error) {
+	t.mu.Lock()
+	procs := slices.Clone(t.procs)
+	t.mu.Unlock()
+	var b strings.Builder
+	b.WriteString("# host role, process, pid, thread id, thread name, Cpus_allowed_list (/proc/PID/task/TID/status), verdict\n")
+	var first error
+	for _, p := range procs {
+		threads, err := p.host.Threads(p.proc.PID())
+		if err != nil {
+			fmt.Fprintf(&b, "%s %s pid=%d: %v\n", p.host.Role(), p.proc.Name(), p.proc.PID(), err)
+			if first == nil && p.proc.Exited() == nil {
+				first = fmt.Errorf("affinity check of %s: %w", p.proc.Name(), err)
+			}
+			continue
+		}
+		verdicts, err := judgeAffinity(p, threads)
+		if err != nil && first == nil {
+			first = fmt.Errorf("affinity check: %s on the %s host: %w", p.proc.Name(), p.host.Role(), err)
+		}
+		for i, th := range threads {
+			fmt.Fprintf(&b, "%s %s pid=%d tid=%d %-16q cpus=%s %s\n", p.host.Role(), p.proc.Name(), p.proc.PID(),
+				th.TID, th.Comm, th.CPUs, verdicts[i])
+		}
+	}
+	return b.String(), first
+}
+
+// judgeAffinity gives each thread a verdict and returns the first
+// violation. Agent threads are found by name; a driver that does not name
+// its threads passes when some thread runs on exactly the agent's CPUs.
+func judgeAffinity(p trackedProc, threads []ThreadInfo) ([]string, error) {
+	verdicts := make([]string, len(threads))
+	var first error
+	fail := func(i int, format string, args ...any) {
+		verdicts[i] = "WRONG: " + fmt.Sprintf(format, args...)
+		if first == nil {
+			first = fmt.Errorf("thread %d (%s) %s", threads[i].TID, threads[i].Comm, fmt.Sprintf(format, args...))
+		}
+	}
+	claimed := make([]bool, len(threads))
+	for _, pin := range p.agents {
+		want := normCPUs(pin.CPUs)
+		named := false
+		for i, th := range threads {
+			if agentOf(th.Comm) != pin.Agent {
+				continue
+			}
+			named, claimed[i] = true, true
+			if normCPUs(th.CPUs) == want {
+				verdicts[i] = "ok (" + pin.Agent + " asked " + pin.CPUs + ")"
+			} else {
+				fail(i, "runs on %s, its %s pin asked for %s", th.CPUs, pin.Agent, pin.CPUs)
+			}
+		}
+		if named {
+			continue
+		}
+		found := false
+		for i, th := range threads {
+			if !claimed[i] && normCPUs(th.CPUs) == want {
+				claimed[i], found = true, true
+				verdicts[i] = "ok (unnamed; on " + pin.Agent + "'s " + pin.CPUs + ")"
+				break
+			}
+		}
+		if !found && first == nil {
+			first = fmt.Errorf("no thread runs on exactly CPU %s, which the %s agent asked for", pin.CPUs, pin.Agent)
+		}
+	}
+	within, _ := ParseCPUList(p.cpus)
+	for i, th := range threads {
+		if claimed[i] {
+			continue
+		}
+		if len(within) == 0 {
+			verdicts[i] = "ok (not pinned)"
+			continue
+		}
+		got, err := ParseCPUList(th.CPUs)
+		if err != nil {
+			fail(i, "unreadable CPU list %q", th.CPUs)
+			continue
+		}
+		inside := true
+		for _, c := range got {
+			inside = inside && slices.Contains(within, c)
+		}
+		if inside {
+			verdicts[i] = "ok (within " + p.cpus + ")"
+		} else {
+			fail(i, "runs on %s, outside the %s asked for", th.CPUs, p.cpus)
+		}
+	}
+	return verdicts, first
+}
+
+// normCPUs writes a CPU list in its canonical form ("1,2,3" → "1-3").
+func normCPUs(s string) string {
+	list, err := ParseCPUList(s)
+	if err != nil {
+		return s
+	}
+	slices.Sort(list)
+	return formatCPUList(slices.Compact(list))
+}

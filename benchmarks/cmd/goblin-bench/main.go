@@ -1,6 +1,13 @@
 // Command goblin-bench runs goblin's transport-latency matrix and writes the
 // archive (latency.csv, aggregate.csv, metadata.txt, summary.md, charts,
-// SHA256SUMS) into -out. See docs/benchmarks.md.
+// SHA256SUMS) into -out. With -hosts SERVER:CLIENT it drives two machines
+// over ssh: it stages itself, goblin-server and the media driver on both,
+// checks their hashes from each side, and runs a goblin-bench agent on
+// each. See docs/benchmarks.md.
+//
+// The agent (-agent), the measuring client of a two-host case (-probe) and
+// the counter reader (-aeron-stat) are modes of the same binary, which is
+// what gets staged.
 package main
 
 import (
@@ -18,9 +25,16 @@ import (
 	"github.com/goblin-kv/goblin/benchmarks/harness"
 )
 
-func main() {
+// multiFlag collects a repeatable flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, "; ") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func main() { os.Exit(run()) }
+
+func run() int {
 	cfg := harness.DefaultConfig()
-	profiles := harness.Profiles(runtime.NumCPU())
 	var (
 		profile    = flag.String("profile", cfg.Profile.Name, "idle/CPU profile: fit2 (fits 2 cores), spin (one core per spinning thread) or backoff")
 		serverIdle = flag.String("server-idle", "", "override the profile: goblin-server --idle spin|yield|backoff")
@@ -29,14 +43,36 @@ func main() {
 		serverCPU  = flag.String("server-cpu", "\x00", "override the profile: CPU list for the server ('' = no pinning)")
 		clientCPU  = flag.String("client-cpu", "\x00", "override the profile: CPU list for the measuring thread")
 		driverCPU  = flag.String("driver-cpu", "\x00", "override the profile: CPU list for Aeron media drivers")
+		srvAgents  = flag.String("server-agents", "\x00", "override the profile: the server driver's agents one by one, e.g. conductor=2,sender=3,receiver=4")
+		cliAgents  = flag.String("client-agents", "\x00", "override the profile: the client driver's agents one by one, e.g. conductor=2,sender=3,receiver=4")
 		systems    = flag.String("systems", "", "comma-separated systems to run: goblin,redis,aeron-raw,shm-floor (default all)")
-		transports = flag.String("transports", "", "comma-separated transports: ring,aeron-ipc,uds,tcp,aeron-udp (default all)")
+		transports = flag.String("transports", "", "comma-separated transports: ring,aeron-ipc,uds,tcp,aeron-udp (default all; tcp,aeron-udp with -hosts)")
 		protocols  = flag.String("protocols", "", "comma-separated protocols: RESP,SBE (default both)")
 		ops        = flag.String("ops", "", "comma-separated operations: PING,SET,GET (default all)")
 		netns      = flag.String("server-netns", "", "run servers inside this network namespace (ip netns exec NAME)")
 		list       = flag.Bool("list", false, "print the planned cases and whether each can run, then exit")
 		quiet      = flag.Bool("quiet", false, "no progress lines on stderr")
+
+		hosts      = flag.String("hosts", "", "two hosts over ssh: SERVER:CLIENT, two ssh destinations ([user@]host or a Host of the ssh config)")
+		sshCmd     = flag.String("ssh", "ssh", "the ssh command and options for -hosts, e.g. 'ssh -F ~/.ssh/bench_config'")
+		remoteDir  = flag.String("remote-dir", "/tmp", "where each host keeps the run's runtime files (removed at the end)")
+		stageDir   = flag.String("stage-dir", "", "where the build is staged on each host (default: inside the runtime directory, removed at the end)")
+		stageShare = flag.Bool("stage-shared", false, "-stage-dir is one filesystem both hosts see (NFS): write it once, through the server host")
+		stageNo    = flag.Bool("stage-no-copy", false, "stage nothing: the files are in -stage-dir already (a read-only prefix); their hashes decide")
+		paths      = flag.String("paths", "", "address pairs of the network cases: NAME=SERVER_ADDR/CLIENT_ADDR,… (default: -server-host/-client-host)")
+		driverKind = flag.String("driver", "java", "media driver kind: java (Aeron's Java driver), aeronmd (an aeronmd-compatible binary, -aeronmd) or goblin (goblin's own, built from aeron/cmd/aeronmd, -aeronmd)")
+		aeronmd    = flag.String("aeronmd", "", "the aeronmd binary for -driver aeronmd or goblin")
+		qualify    = flag.Bool("qualify", false, "after the runs, run every case once more with a statistics collector attached to each media driver, archived in qualification/, never in the aggregate")
+		statsCmd   = flag.String("stats-cmd", "", "the qualification's collector, run by sh -c on each driver's host with {pid} and {dir} filled in, e.g. 'xlio_stats -p {pid} -i 1' (default: goblin-bench -aeron-stat)")
+
+		agentRoot = flag.String("agent", "", "internal: serve as the agent of a two-host run, runtime files under this directory")
+		agentRole = flag.String("agent-role", "server", "internal: the agent's role")
+		probeOut  = flag.String("probe", "", "internal: measure the ProbeSpec on standard input and write the result to this file")
+		statDir   = flag.String("aeron-stat", "", "print the counters of the media driver in this Aeron directory (the qualification's default collector)")
+		statEvery = flag.Duration("watch", 0, "with -aeron-stat: repeat every interval until stopped")
 	)
+	var driverEnv multiFlag
+	flag.Var(&driverEnv, "driver-env", "'[PATH:]K=V K2=V2': added to the media drivers' environment (all paths, or the named one); repeatable")
 	flag.StringVar(&cfg.OutDir, "out", cfg.OutDir, "run directory to write")
 	flag.IntVar(&cfg.Runs, "runs", cfg.Runs, "complete runs of the matrix (averaged)")
 	flag.IntVar(&cfg.Warmup, "warmup", cfg.Warmup, "warm-up round trips per operation")
@@ -44,13 +80,15 @@ func main() {
 	flag.IntVar(&cfg.ValueSize, "value-size", cfg.ValueSize, "bytes per SET value")
 	flag.IntVar(&cfg.Keys, "keys", cfg.Keys, "distinct keys SET and GET cycle over")
 	flag.IntVar(&cfg.Depth, "depth", cfg.Depth, "requests in flight per round trip (1 = synchronous)")
-	flag.StringVar(&cfg.GoblinServer, "goblin-server", "", "goblin-server binary (default: PATH)")
-	flag.StringVar(&cfg.RedisServer, "redis-server", "", "redis-server binary (default: PATH)")
-	flag.StringVar(&cfg.Java, "java", "", "java binary for the Aeron media driver and raw ping-pong (default: PATH)")
+	flag.StringVar(&cfg.GoblinServer, "goblin-server", "", "goblin-server binary (default: PATH; staged to both hosts with -hosts)")
+	flag.StringVar(&cfg.RedisServer, "redis-server", "", "redis-server binary (default: PATH; with -hosts, a path on the server host)")
+	flag.StringVar(&cfg.Java, "java", "", "java binary for the Aeron media driver and raw ping-pong (default: PATH; with -hosts, a path on the hosts)")
 	flag.StringVar(&cfg.AeronJar, "aeron-jar", "", "io.aeron:aeron-all jar (default: ~/.m2, version in scripts/aeron.version)")
 	flag.StringVar(&cfg.Client, "client", cfg.Client, "measuring client: library (goblin client library) or raw (pre-encoded RESP over write/read; SBE and message transports still use the library)")
 	flag.StringVar(&cfg.ServerHost, "server-host", cfg.ServerHost, "address servers listen on (TCP, Aeron UDP)")
 	flag.StringVar(&cfg.ClientHost, "client-host", "", "the client's own address (Aeron UDP; default: server host)")
+	flag.StringVar(&cfg.ControlHost, "control-host", "", "Aeron UDP response control host (default and only sound choice: the server's address)")
+	flag.StringVar(&cfg.RunID, "run-id", "", "name of this run's files outside the archive (default: time and pid)")
 	flag.DurationVar(&cfg.CaseTimeout, "case-timeout", cfg.CaseTimeout, "bound on starting a server, and on each operation's round trips")
 	flag.Usage = func() {
 		fmt.Fprintf(os.Stderr, "usage: goblin-bench [flags]\n\nRuns the transport-latency matrix; see docs/benchmarks.md.\n\n")
@@ -58,15 +96,102 @@ func main() {
 	}
 	flag.Parse()
 
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch {
+	case *agentRoot != "":
+		if err := harness.ServeAgent(os.Stdin, os.Stdout, *agentRoot, *agentRole); err != nil {
+			return fail(2, "%v", err)
+		}
+		return 0
+	case *probeOut != "":
+		return probe(ctx, *probeOut)
+	case *statDir != "":
+		if err := harness.WatchCounters(ctx, os.Stdout, *statDir, *statEvery); err != nil {
+			return fail(1, "%v", err)
+		}
+		return 0
+	}
+
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	if cfg.Driver, err = harness.ParseDriver(*driverKind, *aeronmd); err != nil {
+		return fail(2, "%v", err)
+	}
+	if cfg.Paths, err = harness.ParsePaths(*paths); err != nil {
+		return fail(2, "%v", err)
+	}
+	for _, e := range driverEnv {
+		path, env, err := harness.ParseDriverEnv(e)
+		if err != nil {
+			return fail(2, "%v", err)
+		}
+		if cfg.DriverEnv == nil {
+			cfg.DriverEnv = map[string][]string{}
+		}
+		cfg.DriverEnv[path] = append(cfg.DriverEnv[path], env...)
+	}
+	if *qualify || *statsCmd != "" {
+		cfg.Qualify = &harness.Qualification{Collector: *statsCmd}
+	}
+	if cfg.RunID == "" {
+		cfg.RunID = harness.NewRunID()
+	}
+	if !*quiet {
+		cfg.Progress = os.Stderr
+	}
+	cfg.Command = strings.Join(os.Args, " ")
+
+	profiles := harness.Profiles(runtime.NumCPU())
+	var staging *harness.StageReport
+	if *hosts != "" {
+		if *netns != "" {
+			return fail(2, "-hosts and -server-netns are separate modes")
+		}
+		server, client, ok := strings.Cut(*hosts, ":")
+		if !ok || server == "" || client == "" || strings.Contains(client, ":") {
+			return fail(2, "-hosts %q: want SERVER:CLIENT, two ssh destinations (ports and keys go in the ssh config, -ssh 'ssh -F FILE')", *hosts)
+		}
+		if len(cfg.Paths) == 0 && !set["server-host"] {
+			return fail(2, "-hosts needs the server's address on the benchmark path: -paths NAME=SERVER_ADDR/CLIENT_ADDR or -server-host and -client-host")
+		}
+		if *transports == "" {
+			*transports = "tcp,aeron-udp"
+		}
+		files, err := harness.StageFiles(&cfg)
+		if err != nil {
+			return fail(2, "%v", err)
+		}
+		opts := harness.HostsOptions{SSH: strings.Fields(*sshCmd), Server: server, Client: client, RemoteBase: *remoteDir,
+			StageDir: *stageDir, StageShared: *stageShare, StageNoCopy: *stageNo, Files: files}
+		if !*quiet {
+			fmt.Fprintf(os.Stderr, "goblin-bench: staging %d files on %s and %s, checking their hashes from both\n", len(files), server, client)
+		}
+		srv, cli, rep, err := harness.ConnectHosts(ctx, opts, cfg.OutDir, cfg.RunID)
+		if err != nil {
+			return fail(2, "%v", err)
+		}
+		defer srv.Close()
+		defer cli.Close()
+		cfg.ServerSide, cfg.ClientSide, staging = srv, cli, rep
+		ncpu := min(hostCPUs(ctx, srv), hostCPUs(ctx, cli))
+		profiles = harness.HostsProfiles(ncpu)
+		if !set["profile"] {
+			*profile = harness.DefaultHostsProfile(ncpu).Name
+		}
+	}
+
 	p, ok := profiles[*profile]
 	if !ok {
-		fatalf("unknown profile %q (want fit2, spin or backoff)", *profile)
+		return fail(2, "unknown profile %q (want fit2, spin or backoff)", *profile)
 	}
 	override := func(dst *string, v string) {
 		if v != "" {
 			*dst = v
 		}
 	}
+	custom := false
 	for _, pp := range []*harness.Profile{&p, p.UDP} {
 		if pp == nil {
 			continue
@@ -77,13 +202,15 @@ func main() {
 		for _, c := range []struct {
 			dst *string
 			v   string
-		}{{&pp.ServerCPU, *serverCPU}, {&pp.ClientCPU, *clientCPU}, {&pp.DriverCPU, *driverCPU}} {
+		}{{&pp.ServerCPU, *serverCPU}, {&pp.ClientCPU, *clientCPU}, {&pp.DriverCPU, *driverCPU},
+			{&pp.ServerAgents, *srvAgents}, {&pp.ClientAgents, *cliAgents}} {
 			if c.v != "\x00" {
 				*c.dst = c.v
+				custom = true
 			}
 		}
 	}
-	if *serverIdle != "" || *clientWait != "" || *driverIdle != "" || *serverCPU != "\x00" || *clientCPU != "\x00" || *driverCPU != "\x00" {
+	if custom || *serverIdle != "" || *clientWait != "" || *driverIdle != "" {
 		p.Name += "+custom"
 		if p.UDP != nil {
 			p.UDP.Name += "+custom"
@@ -101,12 +228,8 @@ func main() {
 	if *netns != "" {
 		cfg.ServerWrap = []string{"ip", "netns", "exec", *netns}
 	}
-	if !*quiet {
-		cfg.Progress = os.Stderr
-	}
-	cfg.Command = strings.Join(os.Args, " ")
 	if err := cfg.Validate(); err != nil {
-		fatalf("%v", err)
+		return fail(2, "%v", err)
 	}
 	if *list {
 		for _, pc := range harness.Plan(&cfg, harness.DefaultProviders()) {
@@ -114,23 +237,21 @@ func main() {
 			if err := pc.Unavailable(); err != nil {
 				status = err.Error()
 			}
-			fmt.Printf("%-28s %s\n", pc.Case().Label(), status)
+			fmt.Printf("%-36s %s\n", pc.Case().Label(), status)
 		}
-		return
+		return 0
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	t0 := time.Now()
-	rep, err := harness.Run(ctx, cfg, harness.DefaultProviders())
+	rep, err := harness.RunStaged(ctx, cfg, harness.DefaultProviders(), staging)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
-			fatalf("interrupted; servers stopped, archive not written")
+			return fail(2, "interrupted; servers stopped, archive not written")
 		}
-		fatalf("%v", err)
+		return fail(2, "%v", err)
 	}
 	failed := 0
-	for _, c := range rep.Cases {
+	for _, c := range append(rep.Cases, rep.QualificationCases...) {
 		if c.Status == harness.StatusFailed {
 			failed++
 			fmt.Fprintf(os.Stderr, "goblin-bench: run %d %s failed: %s\n", c.Run, c.Case.Label(), c.Note)
@@ -140,8 +261,34 @@ func main() {
 	b, _ := os.ReadFile(cfg.OutDir + "/" + harness.SummaryMD)
 	os.Stdout.Write(b)
 	if failed > 0 {
-		os.Exit(1)
+		return 1
 	}
+	return 0
+}
+
+// probe is -probe: the measuring client of one case of a two-host run.
+func probe(ctx context.Context, out string) int {
+	f, err := os.Create(out)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	defer f.Close()
+	if err := harness.ServeProbe(ctx, os.Stdin, f); err != nil {
+		return fail(2, "%v", err)
+	}
+	return 0
+}
+
+// hostCPUs is the number of CPUs a host reports (1 when it cannot say).
+func hostCPUs(ctx context.Context, h harness.Host) int {
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	out, err := h.Run(cctx, harness.ProcSpec{Argv: []string{"nproc"}})
+	n := 0
+	if err == nil {
+		fmt.Sscan(strings.TrimSpace(string(out)), &n)
+	}
+	return max(n, 1)
 }
 
 func split(s string) []string {
@@ -154,7 +301,7 @@ func split(s string) []string {
 	return out
 }
 
-func fatalf(format string, args ...any) {
+func fail(code int, format string, args ...any) int {
 	fmt.Fprintf(os.Stderr, "goblin-bench: "+format+"\n", args...)
-	os.Exit(2)
+	return code
 }

@@ -13,10 +13,12 @@
 #   SYSTEMS=goblin,redis,aeron-raw,shm-floor
 #   VALUE_SIZE=16 KEYS=1 DEPTH=1 CLIENT=library|raw
 #   SERVER_CPU= CLIENT_CPU= DRIVER_CPU=  SERVER_IDLE= CLIENT_WAIT= DRIVER_IDLE=   (override the profile)
+#   SERVER_AGENTS= CLIENT_AGENTS=   (pin the drivers' agents one by one: conductor=2,sender=3,receiver=4)
 #   OUT_DIR=bench-results/local-<UTC time>   SKIP_SETUP=1 to skip scripts/setup.sh
 # Extra arguments are passed to goblin-bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source benchmarks/knobs.sh
 
 RUNS=${RUNS:-2}
 WARMUP=${WARMUP:-10000}
@@ -40,21 +42,9 @@ else
 fi
 
 args=(-out "$OUT_DIR" -runs "$RUNS" -warmup "$WARMUP" -samples "$SAMPLES")
-[[ -n ${PROFILE:-} ]] && args+=(-profile "$PROFILE")
 [[ -n ${TRANSPORTS:-} ]] && args+=(-transports "$TRANSPORTS")
-[[ -n ${PROTOCOLS:-} ]] && args+=(-protocols "$PROTOCOLS")
-[[ -n ${OPS:-} ]] && args+=(-ops "$OPS")
 [[ -n ${SYSTEMS:-} ]] && args+=(-systems "$SYSTEMS")
-[[ -n ${VALUE_SIZE:-} ]] && args+=(-value-size "$VALUE_SIZE")
-[[ -n ${KEYS:-} ]] && args+=(-keys "$KEYS")
-[[ -n ${DEPTH:-} ]] && args+=(-depth "$DEPTH")
-[[ -n ${CLIENT:-} ]] && args+=(-client "$CLIENT")
-[[ -n ${SERVER_IDLE:-} ]] && args+=(-server-idle "$SERVER_IDLE")
-[[ -n ${CLIENT_WAIT:-} ]] && args+=(-client-wait "$CLIENT_WAIT")
-[[ -n ${DRIVER_IDLE:-} ]] && args+=(-driver-idle "$DRIVER_IDLE")
-[[ -v SERVER_CPU ]] && args+=(-server-cpu "$SERVER_CPU")
-[[ -v CLIENT_CPU ]] && args+=(-client-cpu "$CLIENT_CPU")
-[[ -v DRIVER_CPU ]] && args+=(-driver-cpu "$DRIVER_CPU")
+knob_args args
 
 echo "local_transport_latency: goblin-bench ${args[*]} $*" >&2
 "$bin/goblin-bench" "${server_flag[@]}" "${args[@]}" "$@"

@@ -4,6 +4,10 @@
 #   - redis-server, redis-cli and redis-benchmark (Debian), the peers and
 #     clients the end-to-end tests and benchmarks use;
 #   - iproute2 (ip netns) for the two-host network-namespace tests;
+#   - openssh-server and openssh-client: the two-host benchmark test runs
+#     its own sshd in each of two network namespaces (the system's ssh
+#     service is left stopped), and ethtool, whose NIC counters the
+#     network benchmarks archive;
 #   - the Aeron media driver and Java client (io.aeron:aeron-all) and the SBE
 #     tool (uk.co.real-logic:sbe-all) from Maven Central, into ~/.m2.
 # Go modules come through the Go module proxy when `go` first needs them.
@@ -17,14 +21,21 @@ need_apt=()
 command -v redis-server >/dev/null || need_apt+=(redis-server)
 command -v redis-benchmark >/dev/null || need_apt+=(redis-tools)
 command -v ip >/dev/null || need_apt+=(iproute2)
+[[ -x /usr/sbin/sshd ]] || need_apt+=(openssh-server)
+command -v ssh >/dev/null || need_apt+=(openssh-client)
+command -v ethtool >/dev/null || [[ -x /usr/sbin/ethtool || -x /sbin/ethtool ]] || need_apt+=(ethtool)
 if ((${#need_apt[@]})); then
 	echo "setup: installing ${need_apt[*]} from Debian"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
 	apt-get install -y -qq "${need_apt[@]}" >/dev/null
-	# The Debian package starts a redis-server on :6379; goblin's tests start
-	# their own peers on private sockets, so stop the system one.
+	# The Debian packages start a redis-server on :6379 and an sshd on :22;
+	# goblin's tests start their own on private sockets and in their own
+	# namespaces, so stop the system ones.
 	(service redis-server stop || true) >/dev/null 2>&1
+	if [[ " ${need_apt[*]} " == *" openssh-server "* ]]; then
+		(service ssh stop || true) >/dev/null 2>&1
+	fi
 fi
 
 m2=${MAVEN_REPO:-$HOME/.m2/repository}

@@ -1,0 +1,23 @@
+# Sourced by the launchers: turns the knobs both share (environment
+# variables, see docs/benchmarks.md) into goblin-bench flags, appended to the
+# array named by $1.
+knob_args() {
+	local -n out=$1
+	[[ -n ${PROFILE:-} ]] && out+=(-profile "$PROFILE")
+	[[ -n ${PROTOCOLS:-} ]] && out+=(-protocols "$PROTOCOLS")
+	[[ -n ${OPS:-} ]] && out+=(-ops "$OPS")
+	[[ -n ${VALUE_SIZE:-} ]] && out+=(-value-size "$VALUE_SIZE")
+	[[ -n ${KEYS:-} ]] && out+=(-keys "$KEYS")
+	[[ -n ${DEPTH:-} ]] && out+=(-depth "$DEPTH")
+	[[ -n ${CLIENT:-} ]] && out+=(-client "$CLIENT")
+	[[ -n ${SERVER_IDLE:-} ]] && out+=(-server-idle "$SERVER_IDLE")
+	[[ -n ${CLIENT_WAIT:-} ]] && out+=(-client-wait "$CLIENT_WAIT")
+	[[ -n ${DRIVER_IDLE:-} ]] && out+=(-driver-idle "$DRIVER_IDLE")
+	[[ -v SERVER_CPU ]] && out+=(-server-cpu "$SERVER_CPU")
+	[[ -v CLIENT_CPU ]] && out+=(-client-cpu "$CLIENT_CPU")
+	[[ -v DRIVER_CPU ]] && out+=(-driver-cpu "$DRIVER_CPU")
+	[[ -v SERVER_AGENTS ]] && out+=(-server-agents "$SERVER_AGENTS")
+	[[ -v CLIENT_AGENTS ]] && out+=(-client-agents "$CLIENT_AGENTS")
+	[[ -n ${CASE_TIMEOUT:-} ]] && out+=(-case-timeout "$CASE_TIMEOUT")
+	return 0
+}

@@ -18,6 +18,7 @@ knob_args() {
 	[[ -v DRIVER_CPU ]] && out+=(-driver-cpu "$DRIVER_CPU")
 	[[ -v SERVER_AGENTS ]] && out+=(-server-agents "$SERVER_AGENTS")
 	[[ -v CLIENT_AGENTS ]] && out+=(-client-agents "$CLIENT_AGENTS")
+	[[ -v HOUSEKEEPING_CPU ]] && out+=(-housekeeping-cpu "$HOUSEKEEPING_CPU")
 	[[ -n ${CASE_TIMEOUT:-} ]] && out+=(-case-timeout "$CASE_TIMEOUT")
 	return 0
 }

@@ -258,6 +258,13 @@ type Profile struct {
 	// driver's threads all follow DriverCPU.
 	ServerAgents string
 	ClientAgents string
+	// HousekeepingCPU, when set, is where the threads no other entry
+	// names run (Go's runtime and goblin's Aeron client conductor in
+	// goblin-server and the measuring client, the OS): goblin-server then
+	// runs there with only its store loop moved to ServerCPU, and the
+	// measuring client's process there with only its measuring thread on
+	// ClientCPU. "" keeps each process on its own CPUs.
+	HousekeepingCPU string
 	// UDP overrides the profile for the Aeron UDP cases (whose driver agents
 	// carry the data path and need a core of their own); nil means none.
 	UDP *Profile
@@ -272,6 +279,9 @@ func (p Profile) String() string {
 	}
 	if p.ClientAgents != "" {
 		s += "; client driver agents " + p.ClientAgents
+	}
+	if p.HousekeepingCPU != "" {
+		s += "; housekeeping cpu=" + p.HousekeepingCPU
 	}
 	return s
 }
@@ -325,15 +335,18 @@ func Profiles(ncpu int) map[string]Profile {
 // which has ncpu CPUs. Each host runs one application thread (the server
 // loop or the measuring client) and one media driver, so the same CPU
 // numbers serve both. With five CPUs or more, spin is the continuously
-// polled profile of Goblin's published network runs: the application on
-// CPU 1, the driver's conductor, sender and receiver on CPUs 2, 3 and 4,
-// each alone, and CPU 0 left to the operating system, ssh, the harness's
-// agent and the JVM's own threads. fit2 and backoff are as on one host.
+// polled profile of Goblin's published network runs: the application
+// thread (the store loop, the measuring thread) on CPU 1, the driver's
+// conductor, sender and receiver on CPUs 2, 3 and 4, each alone, and CPU 0
+// left to housekeeping: the operating system, ssh, the harness's agent,
+// the JVM's own threads, and Go's runtime threads and goblin's Aeron client
+// conductor in goblin-server and the measuring client. fit2 and backoff
+// are as on one host.
 func HostsProfiles(ncpu int) map[string]Profile {
 	m := Profiles(ncpu)
 	if ncpu >= 5 {
 		m["spin"] = Profile{Name: "spin", ServerIdle: "spin", ClientWait: "spin", DriverIdle: "spin",
-			ServerCPU: "1", ClientCPU: "1", DriverCPU: "0",
+			ServerCPU: "1", ClientCPU: "1", DriverCPU: "0", HousekeepingCPU: "0",
 			ServerAgents: "conductor=2,sender=3,receiver=4", ClientAgents: "conductor=2,sender=3,receiver=4"}
 	}
 	return m
@@ -446,7 +459,7 @@ func (c *Config) Validate() error {
 		if p == nil {
 			continue
 		}
-		for _, cpus := range []string{p.ServerCPU, p.ClientCPU, p.DriverCPU} {
+		for _, cpus := range []string{p.ServerCPU, p.ClientCPU, p.DriverCPU, p.HousekeepingCPU} {
 			if _, err := ParseCPUList(cpus); err != nil {
 				return err
 			}

@@ -93,7 +93,14 @@ func (g goblinServer) Start(ctx context.Context, cfg *Config, p Protocol, dir st
 	}
 	args := []string{bin, "--listen", in.listen, "--idle", prof.ServerIdle, "--metrics", "off"}
 	args = append(args, goblinExtraArgs(cfg, prof, g.transport, sdir)...)
-	in.proc, err = cfg.launch(ctx, sh, ProcSpec{Name: "goblin-server", Dir: sdir, Argv: args, CPUs: prof.ServerCPU}, nil)
+	// With housekeeping CPUs, the process runs there and only the store
+	// loop's thread moves to the server's CPUs (goblin-server --cpu); the
+	// affinity check finds it there alone.
+	cpus, pins := prof.ServerCPU, []AgentPin(nil)
+	if prof.HousekeepingCPU != "" && prof.ServerCPU != "" {
+		cpus, pins = prof.HousekeepingCPU, []AgentPin{{Agent: "store-loop", CPUs: prof.ServerCPU}}
+	}
+	in.proc, err = cfg.launch(ctx, sh, ProcSpec{Name: "goblin-server", Dir: sdir, Argv: args, CPUs: cpus}, pins)
 	if err != nil {
 		in.cleanup()
 		return nil, err
@@ -123,8 +130,12 @@ func (g goblinServer) Start(ctx context.Context, cfg *Config, p Protocol, dir st
 // pin when the profile pins the server.
 func goblinExtraArgs(cfg *Config, prof Profile, transport, dir string) []string {
 	var args []string
-	if cpus, _ := ParseCPUList(prof.ServerCPU); len(cpus) == 1 {
-		args = append(args, "--cpu", strconv.Itoa(cpus[0]))
+	if cpus, _ := ParseCPUList(prof.ServerCPU); len(cpus) == 1 || len(cpus) > 1 && prof.HousekeepingCPU != "" {
+		list := make([]string, len(cpus))
+		for i, c := range cpus {
+			list[i] = strconv.Itoa(c)
+		}
+		args = append(args, "--cpu", strings.Join(list, ","))
 	}
 	return append(args, transportServerArgs(cfg, prof, transport, dir)...)
 }

@@ -89,7 +89,13 @@ func TestTwoHostLauncher(t *testing.T) {
 	_, log := runLauncher(t, []string{"ip", "netns", "exec", lab.ctl},
 		"HOSTS="+lab.server+":"+lab.client, "SSH=ssh -F "+lab.sshConfig, "PATHS="+paths, "REMOTE_DIR="+remote,
 		"RUNS=1", "WARMUP=20", "SAMPLES=200", "SYSTEMS=goblin", "TRANSPORTS=tcp,aeron-udp", "PROTOCOLS=SBE", "OPS=PING,SET",
-		"PROFILE=backoff", "QUALIFY=1", "CASE_TIMEOUT=2m", "OUT_DIR="+out)
+		"PROFILE=backoff", "QUALIFY=1", "CASE_TIMEOUT=2m", "OUT_DIR="+out,
+		// Placement as the continuous-polling profile does it, on the
+		// lab's two CPUs and backing off: each driver's agents pinned one
+		// by one after start, the store loop and the measuring thread on
+		// CPU 0 alone, everything else on CPU 1.
+		"SERVER_AGENTS=conductor=1,sender=0,receiver=1", "CLIENT_AGENTS=conductor=1,sender=1,receiver=0",
+		"SERVER_CPU=0", "CLIENT_CPU=0", "HOUSEKEEPING_CPU=1", "DRIVER_CPU=1")
 	t.Log(lastLines(log, 12))
 	if keep := os.Getenv("GOBLIN_LAB_KEEP"); keep != "" {
 		exec.Command("cp", "-a", out, keep).Run()
@@ -240,9 +246,23 @@ func TestTwoHostLauncher(t *testing.T) {
 				t.Errorf("%s: a goblin channel names the client's address %s:\n%s", id, path.Client, ch)
 			}
 		}
+		// Every pin was checked after start, over ssh.
 		aff, _ := os.ReadFile(filepath.Join(dir, "affinity.txt"))
-		if strings.Contains(string(aff), "WRONG") || !strings.Contains(string(aff), "goblin-server") {
+		wantAff := []string{"server goblin-server", "ok (unnamed; on store-loop's 0)", "ok (within 1)"}
+		if aeronCase {
+			wantAff = append(wantAff, `"sender"         cpus=0 ok (sender asked 0)`, `"receiver"       cpus=1 ok (receiver asked 1)`,
+				`client driver-client`, `"receiver"       cpus=0 ok (receiver asked 0)`)
+		}
+		for _, want := range wantAff {
+			if !strings.Contains(string(aff), want) {
+				t.Errorf("%s: affinity.txt lacks %q:\n%s", id, want, aff)
+			}
+		}
+		if strings.Contains(string(aff), "WRONG") {
 			t.Errorf("%s: affinity.txt:\n%s", id, aff)
+		}
+		if info, _ := os.ReadFile(filepath.Join(dir, "case.txt")); !strings.Contains(string(info), "\nclient.affinity: 0\n") {
+			t.Errorf("%s: the measuring thread did not run on CPU 0 alone:\n%s", id, info)
 		}
 	}
 	if len(seen) < 4+2*4 {

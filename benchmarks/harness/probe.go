@@ -154,7 +154,10 @@ func measureOn(ctx context.Context, cfg *Config, h Host, spec ProbeSpec, dir str
 	// timeout; connecting adds one more.
 	cctx, cancel := context.WithTimeout(ctx, time.Duration(len(spec.Ops)+1)*cfg.CaseTimeout)
 	defer cancel()
-	if _, err := h.Run(cctx, ProcSpec{Name: "probe", Dir: dir, Argv: []string{bench, "-probe", resultPath}, Stdin: string(js)}); err != nil {
+	// With housekeeping CPUs the probe's process runs there and only its
+	// measuring thread moves to the client's CPUs.
+	spec2 := ProcSpec{Name: "probe", Dir: dir, Argv: []string{bench, "-probe", resultPath}, Stdin: string(js), CPUs: cfg.Profile.HousekeepingCPU}
+	if _, err := h.Run(cctx, spec2); err != nil {
 		return ProbeResult{}, err
 	}
 	b, err := h.ReadFile(resultPath)

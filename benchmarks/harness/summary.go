@@ -69,7 +69,11 @@ func SummaryMarkdown(rep *Report, aggs []Aggregate) string {
 	cfg := rep.Config
 	var b strings.Builder
 	fmt.Fprintf(&b, "# goblin transport latency\n\n")
-	fmt.Fprintf(&b, "Machine: %s, %s logical CPUs (%s physical cores), %s; Go %s; goblin %s.\n\n",
+	machine := "Machine"
+	if cfg.twoHosts() {
+		machine = "Controller (ran ssh and wrote this archive; the hosts below ran the cases)"
+	}
+	fmt.Fprintf(&b, "%s: %s, %s logical CPUs (%s physical cores), %s; Go %s; goblin %s.\n\n", machine,
 		rep.Meta.Get("cpu.model"), rep.Meta.Get("cpu.logical"), rep.Meta.Get("cpu.physical_cores"),
 		rep.Meta.Get("kernel"), rep.Meta.Get("go.version"), rep.Meta.Get("goblin.commit"))
 	fmt.Fprintf(&b, "Load average (1, 5, 15 min) at the start: %s; at the end: %s.\n\n",

@@ -24,7 +24,7 @@ type trackedProc struct {
 	host   Host
 	proc   Proc
 	cpus   string     // the process's CPU list ("" = not pinned)
-	agents []AgentPin // media-driver agents pinned one by one
+	agents []AgentPin // threads pinned one by one: driver agents, the store loop
 }
 
 // launch starts a process of the current case on h and records it.
@@ -67,11 +67,11 @@ func (t *caseTrack) processesText() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var b strings.Builder
-	b.WriteString("# host role, process, pid, start time (clock ticks after boot), CPUs asked for, command\n")
+	b.WriteString("# host role, process, pid, start time (clock ticks after boot), CPUs asked for (the process's, then single threads'), command\n")
 	for _, p := range t.procs {
 		cpus := orAny(p.cpus)
 		if len(p.agents) > 0 {
-			cpus += " agents " + formatAgentPins(p.agents)
+			cpus += " threads " + formatAgentPins(p.agents)
 		}
 		fmt.Fprintf(&b, "%s %s pid=%d start=%d cpus=%s cmd=%s\n", p.host.Role(), p.proc.Name(), p.proc.PID(),
 			p.proc.StartTicks(), cpus, p.proc.CommandLine())

@@ -262,3 +262,37 @@ func TestAgentStopsEverythingWhenTheControllerGoes(t *testing.T) {
 		t.Errorf("left running: %v", s)
 	}
 }
+
+// With housekeeping CPUs, goblin-server runs there and only its store loop
+// moves to the server's CPU; the affinity check finds it alone there.
+func TestServerLoopOnItsOwnCPU(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("needs two CPUs to put the loop and the rest apart")
+	}
+	cfg := DefaultConfig()
+	cfg.OutDir = t.TempDir()
+	cfg.GoblinServer = buildGoblinServer(t)
+	if cfg.GoblinServer == "" {
+		t.Fatal("cmd/goblin-server does not build")
+	}
+	cfg.track = &caseTrack{}
+	cfg.Profile = Profiles(2)["backoff"]
+	cfg.Profile.ServerCPU, cfg.Profile.HousekeepingCPU = "0", "1"
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	inst, err := NewGoblin(TTCP).Start(ctx, &cfg, RESP, cfg.OutDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Close()
+	text, err := cfg.track.checkAffinity()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	if !strings.Contains(text, "ok (unnamed; on store-loop's 0)") || !strings.Contains(text, "ok (within 1)") {
+		t.Errorf("affinity.txt does not show the loop alone on 0 and the rest on 1:\n%s", text)
+	}
+	if !strings.Contains(inst.Info()["server.command"], "--cpu 0") {
+		t.Errorf("goblin-server was not told --cpu 0: %s", inst.Info()["server.command"])
+	}
+}

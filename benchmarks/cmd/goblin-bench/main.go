@@ -45,6 +45,7 @@ func run() int {
 		driverCPU  = flag.String("driver-cpu", "\x00", "override the profile: CPU list for Aeron media drivers")
 		srvAgents  = flag.String("server-agents", "\x00", "override the profile: the server driver's agents one by one, e.g. conductor=2,sender=3,receiver=4")
 		cliAgents  = flag.String("client-agents", "\x00", "override the profile: the client driver's agents one by one, e.g. conductor=2,sender=3,receiver=4")
+		housekeep  = flag.String("housekeeping-cpu", "\x00", "override the profile: CPU list for every thread no other list names (goblin-server then runs there with only its store loop on -server-cpu)")
 		systems    = flag.String("systems", "", "comma-separated systems to run: goblin,redis,aeron-raw,shm-floor (default all)")
 		transports = flag.String("transports", "", "comma-separated transports: ring,aeron-ipc,uds,tcp,aeron-udp (default all; tcp,aeron-udp with -hosts)")
 		protocols  = flag.String("protocols", "", "comma-separated protocols: RESP,SBE (default both)")
@@ -203,7 +204,7 @@ func run() int {
 			dst *string
 			v   string
 		}{{&pp.ServerCPU, *serverCPU}, {&pp.ClientCPU, *clientCPU}, {&pp.DriverCPU, *driverCPU},
-			{&pp.ServerAgents, *srvAgents}, {&pp.ClientAgents, *cliAgents}} {
+			{&pp.ServerAgents, *srvAgents}, {&pp.ClientAgents, *cliAgents}, {&pp.HousekeepingCPU, *housekeep}} {
 			if c.v != "\x00" {
 				*c.dst = c.v
 				custom = true

@@ -35,10 +35,8 @@ func (a aeronRaw) Check(cfg *Config, _ Protocol) error {
 		return err
 	}
 	for _, h := range []Host{cfg.serverSide(), cfg.clientSide()} {
-		for _, tool := range []string{"java", "aeron-jar"} {
-			if _, err := h.Tool(cfg, tool); err != nil {
-				return err
-			}
+		if _, _, err := javaTools(cfg, h); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -65,6 +63,16 @@ func aeronJar(cfg *Config) (string, error) {
 		return "", fmt.Errorf("%w: %s is missing (run scripts/setup.sh)", ErrUnavailable, jar)
 	}
 	return jar, nil
+}
+
+// javaTools finds java and the aeron-all jar on a host: what the Java media
+// driver and Aeron's Ping and Pong run with.
+func javaTools(cfg *Config, h Host) (java, jar string, err error) {
+	if java, err = h.Tool(cfg, "java"); err != nil {
+		return "", "", err
+	}
+	jar, err = h.Tool(cfg, "aeron-jar")
+	return java, jar, err
 }
 
 // repoRoot is the checkout the harness runs in (for scripts/aeron.version).
@@ -115,11 +123,7 @@ type aeronRawInstance struct {
 
 func (a aeronRaw) Start(ctx context.Context, cfg *Config, _ Protocol, dir string) (Instance, error) {
 	srvHost, cliHost := cfg.serverSide(), cfg.clientSide()
-	java, err := srvHost.Tool(cfg, "java")
-	if err != nil {
-		return nil, err
-	}
-	jar, err := srvHost.Tool(cfg, "aeron-jar")
+	java, jar, err := javaTools(cfg, srvHost)
 	if err != nil {
 		return nil, err
 	}
@@ -202,11 +206,7 @@ func (in *aeronRawInstance) Info() map[string]string { return in.info }
 // histogram back.
 func (in *aeronRawInstance) Measure(ctx context.Context, op Op, warmup, samples int) (Summary, []int64, string, error) {
 	h := in.cfg.clientSide()
-	java, err := h.Tool(in.cfg, "java")
-	if err != nil {
-		return Summary{}, nil, "", err
-	}
-	jar, err := h.Tool(in.cfg, "aeron-jar")
+	java, jar, err := javaTools(in.cfg, h)
 	if err != nil {
 		return Summary{}, nil, "", err
 	}

@@ -115,6 +115,14 @@ func (p NetPath) ControlAddr() string {
 	return p.Server
 }
 
+// Label names the path in the archive: its name, or "default".
+func (p NetPath) Label() string {
+	if p.Name == "" {
+		return "default"
+	}
+	return p.Name
+}
+
 // String is the path as PATHS spells it.
 func (p NetPath) String() string {
 	s := p.Server + "/" + p.Client

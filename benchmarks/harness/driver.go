@@ -109,11 +109,7 @@ func driverCommand(cfg *Config, h Host, prof Profile, aeronDir string, agents []
 	props := driverProperties(aeronDir, dc.threading, dc.idle)
 	switch cfg.Driver.Kind {
 	case "", DriverJava:
-		java, err := h.Tool(cfg, "java")
-		if err != nil {
-			return dc, err
-		}
-		jar, err := h.Tool(cfg, "aeron-jar")
+		java, jar, err := javaTools(cfg, h)
 		if err != nil {
 			return dc, err
 		}

@@ -2,10 +2,12 @@ package harness
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -85,19 +87,10 @@ func collectMetadata(cfg *Config, rep *Report) Metadata {
 	add("hosts.server", cfg.serverSide().Describe())
 	add("hosts.client", cfg.clientSide().Describe())
 	for _, p := range cfg.paths() {
-		name := p.Name
-		if name == "" {
-			name = "default"
-		}
-		add("path."+name, fmt.Sprintf("server %s, client %s, response control %s", p.Server, p.Client, p.ControlAddr()))
+		add("path."+p.Label(), fmt.Sprintf("server %s, client %s, response control %s", p.Server, p.Client, p.ControlAddr()))
 	}
 	add("driver", cfg.Driver.String())
-	keys := make([]string, 0, len(cfg.DriverEnv))
-	for k := range cfg.DriverEnv {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(cfg.DriverEnv)) {
 		name := "driver.env"
 		if k != "" {
 			name += "." + k

@@ -156,8 +156,8 @@ func measureOn(ctx context.Context, cfg *Config, h Host, spec ProbeSpec, dir str
 	defer cancel()
 	// With housekeeping CPUs the probe's process runs there and only its
 	// measuring thread moves to the client's CPUs.
-	spec2 := ProcSpec{Name: "probe", Dir: dir, Argv: []string{bench, "-probe", resultPath}, Stdin: string(js), CPUs: cfg.Profile.HousekeepingCPU}
-	if _, err := h.Run(cctx, spec2); err != nil {
+	probe := ProcSpec{Name: "probe", Dir: dir, Argv: []string{bench, "-probe", resultPath}, Stdin: string(js), CPUs: cfg.Profile.HousekeepingCPU}
+	if _, err := h.Run(cctx, probe); err != nil {
 		return ProbeResult{}, err
 	}
 	b, err := h.ReadFile(resultPath)

@@ -84,12 +84,8 @@ func SummaryMarkdown(rep *Report, aggs []Aggregate) string {
 				hf.Facts.Get("cpu.model"), hf.Facts.Get("cpu.logical"), hf.Facts.Get("cpu.governor"), hf.Facts.Get("uname"))
 		}
 		for _, p := range cfg.paths() {
-			name := p.Name
-			if name == "" {
-				name = "default"
-			}
 			fmt.Fprintf(&b, "Path %s: server %s, client %s; Aeron UDP request endpoint and response control address on %s.\n\n",
-				name, p.Server, p.Client, p.ControlAddr())
+				p.Label(), p.Server, p.Client, p.ControlAddr())
 		}
 		fmt.Fprintf(&b, "Media driver: %s.\n\n", cfg.Driver)
 	}

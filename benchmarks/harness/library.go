@@ -67,7 +67,10 @@ type libProber struct {
 }
 
 func dialLibrary(ctx context.Context, cfg *Config, tgt, wait string) (Prober, error) {
-	var opts []client.Option
+	// Connecting is bounded by the case's timeout, not the library's
+	// default of seconds: on a loaded machine two backing-off media
+	// drivers can take longer than that to set up a response channel.
+	opts := []client.Option{client.WithDialTimeout(cfg.CaseTimeout)}
 	if wait == "spin" {
 		// Spin on non-blocking reads for as long as a reply can take in a
 		// measured run rather than parking in the network poller.

@@ -384,7 +384,7 @@ func runCase(ctx context.Context, cfg *Config, prog *progress, run int, pc Plann
 	if err != nil {
 		return fail(fmt.Errorf("start: %w", err))
 	}
-	affinity, err := caseCfg.track.checkAffinity()
+	affinity, err := caseCfg.track.settleAffinity(sctx, 10*time.Second)
 	os.WriteFile(filepath.Join(dir, "affinity.txt"), []byte(affinity), 0o644)
 	if err != nil {
 		copyInfo(rec.Info, inst.Info())

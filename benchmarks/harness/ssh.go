@@ -26,10 +26,7 @@ type SSH []string
 
 // command is the argv that runs script on dest.
 func (s SSH) command(dest, script string) []string {
-	argv := []string{"ssh"}
-	if len(s) > 0 {
-		argv = append([]string(nil), s...)
-	}
+	argv := append([]string(nil), s.orDefault()...)
 	return append(argv, "-T", "-o", "BatchMode=yes", "-o", "ServerAliveInterval=15", dest, script)
 }
 
@@ -48,6 +45,76 @@ func (s SSH) run(ctx context.Context, dest, script string, in io.Reader) ([]byte
 	return out, nil
 }
 
+// sshMaster is one master connection to a host: every other ssh command
+// to it rides on it (ControlPath), so a run pays for one handshake per
+// host instead of one per command.
+type sshMaster struct {
+	cmd *exec.Cmd
+	dir string // holds the control socket
+	ssh SSH    // the ssh command that uses the master
+}
+
+// startMaster opens a master connection to dest and waits until it
+// serves. When ssh cannot multiplex, the plain command is used instead.
+func startMaster(ctx context.Context, s SSH, dest string) *sshMaster {
+	m := &sshMaster{ssh: s}
+	dir, err := os.MkdirTemp("", "gbssh-")
+	if err != nil {
+		return m
+	}
+	control := "ControlPath=" + path.Join(dir, "master")
+	base := s.command(dest, "")
+	base = base[:len(base)-2] // without the destination and script
+	argv := append(append([]string(nil), base...), "-M", "-N", "-o", "ControlPersist=no", "-o", control, dest)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return m
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	check := append(append([]string(nil), base...), "-o", control, "-O", "check", dest)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if exec.CommandContext(ctx, check[0], check[1:]...).Run() == nil {
+			m.cmd, m.dir = cmd, dir
+			m.ssh = append(append(SSH(nil), s.orDefault()...), "-o", control, "-o", "ControlMaster=no")
+			return m
+		}
+		select {
+		case <-done:
+			os.RemoveAll(dir)
+			return m // the master failed: plain connections then
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+			os.RemoveAll(dir)
+			return m
+		}
+	}
+}
+
+// close ends the master connection and removes its socket.
+func (m *sshMaster) close() {
+	if m == nil || m.cmd == nil {
+		return
+	}
+	syscall.Kill(-m.cmd.Process.Pid, syscall.SIGTERM)
+	m.cmd.Process.Wait()
+	os.RemoveAll(m.dir)
+	m.cmd = nil
+}
+
+func (s SSH) orDefault() SSH {
+	if len(s) == 0 {
+		return SSH{"ssh"}
+	}
+	return s
+}
+
 // shellQuote quotes s for a POSIX shell.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
@@ -62,6 +129,7 @@ type sshHost struct {
 	ssh    SSH
 	root   string
 	staged map[string]string
+	master *sshMaster // closed last
 
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
@@ -315,6 +383,7 @@ func (h *sshHost) Close() error {
 		if _, rerr := h.ssh.run(ctx, h.dest, script, nil); rerr != nil && err == nil {
 			err = rerr
 		}
+		h.master.close()
 	})
 	return err
 }

@@ -111,13 +111,21 @@ func ConnectHosts(ctx context.Context, opts HostsOptions, outDir, runID string) 
 	}
 	roots := map[string]string{}
 	dests := map[string]string{"server": opts.Server, "client": opts.Client}
-	for role := range dests {
+	masters := map[string]*sshMaster{}
+	for role, dest := range dests {
 		roots[role] = path.Join(opts.RemoteBase, "goblin-bench-"+runID, role)
+		masters[role] = startMaster(ctx, opts.SSH, dest)
 	}
-	rep, err = Stage(ctx, opts, roots, rec)
-	if err != nil {
-		cleanupRoots(opts, dests, roots)
+	fail := func(err error) (Host, Host, *StageReport, error) {
+		cleanupRoots(masters, dests, roots)
+		for _, m := range masters {
+			m.close()
+		}
 		return nil, nil, nil, err
+	}
+	rep, err = Stage(ctx, opts, map[string]SSH{"server": masters["server"].ssh, "client": masters["client"].ssh}, roots, rec)
+	if err != nil {
+		return fail(err)
 	}
 	hosts := map[string]*sshHost{}
 	for _, role := range []string{"server", "client"} {
@@ -125,26 +133,29 @@ func ConnectHosts(ctx context.Context, opts HostsOptions, outDir, runID string) 
 		for _, f := range rep.Files {
 			staged[f.Tool] = path.Join(rep.Dirs[role], f.Name)
 		}
-		h, err := dialAgent(ctx, opts.SSH, role, dests[role], roots[role], staged["goblin-bench"],
+		h, err := dialAgent(ctx, masters[role].ssh, role, dests[role], roots[role], staged["goblin-bench"],
 			filepath.Join(rec, "agent-"+role+".log"), staged)
 		if err != nil {
 			for _, o := range hosts {
 				o.Close()
 			}
-			cleanupRoots(opts, dests, roots)
-			return nil, nil, nil, err
+			return fail(err)
 		}
+		h.master, masters[role] = masters[role], nil // the host closes it now
 		hosts[role] = h
 	}
 	return hosts["server"], hosts["client"], rep, nil
 }
 
-// cleanupRoots removes the runtime directories when no agent got to.
-func cleanupRoots(opts HostsOptions, dests, roots map[string]string) {
+// cleanupRoots removes the runtime directories of the hosts no agent got
+// to.
+func cleanupRoots(masters map[string]*sshMaster, dests, roots map[string]string) {
 	ctx, cancel := quick()
 	defer cancel()
 	for role, dest := range dests {
-		opts.SSH.run(ctx, dest, "rm -rf "+shellQuote(path.Dir(roots[role])), nil)
+		if m := masters[role]; m != nil {
+			m.ssh.run(ctx, dest, "rm -rf "+shellQuote(path.Dir(roots[role])), nil)
+		}
 	}
 }
 
@@ -152,8 +163,9 @@ func cleanupRoots(opts HostsOptions, dests, roots map[string]string) {
 // the right hash, or StageNoCopy), then hashes every staged file on both
 // hosts with the host's own sha256sum and compares with the build. The
 // records (SHA256SUMS.build, SHA256SUMS.server, SHA256SUMS.client) go into
-// recDir. roots are the hosts' runtime directories.
-func Stage(ctx context.Context, opts HostsOptions, roots map[string]string, recDir string) (*StageReport, error) {
+// recDir. sshs is the ssh command for each role's host, roots its runtime
+// directory.
+func Stage(ctx context.Context, opts HostsOptions, sshs map[string]SSH, roots map[string]string, recDir string) (*StageReport, error) {
 	rep := &StageReport{Dirs: map[string]string{}, Shared: opts.StageShared, Seen: map[string]string{}}
 	dests := map[string]string{"server": opts.Server, "client": opts.Client}
 	for role := range dests {
@@ -199,7 +211,7 @@ func Stage(ctx context.Context, opts HostsOptions, roots map[string]string, recD
 			have := map[string]string{}
 			if opts.StageDir != "" {
 				// A directory that outlives runs may hold the build already.
-				have, _ = remoteSums(ctx, opts.SSH, dests[role], dir, names)
+				have, _ = remoteSums(ctx, sshs[role], dests[role], dir, names)
 			}
 			send := map[string]string{}
 			for _, f := range opts.Files {
@@ -207,7 +219,7 @@ func Stage(ctx context.Context, opts HostsOptions, roots map[string]string, recD
 					send[name] = f.Local
 				}
 			}
-			if err := upload(ctx, opts.SSH, dests[role], dir, send); err != nil {
+			if err := upload(ctx, sshs[role], dests[role], dir, send); err != nil {
 				return nil, err
 			}
 		}
@@ -215,7 +227,7 @@ func Stage(ctx context.Context, opts HostsOptions, roots map[string]string, recD
 	var bad []string
 	for _, role := range []string{"server", "client"} {
 		dir := rep.Dirs[role]
-		out, err := sha256sumOn(ctx, opts.SSH, dests[role], dir, names)
+		out, err := sha256sumOn(ctx, sshs[role], dests[role], dir, names)
 		rep.Seen[role] = out
 		if werr := os.WriteFile(filepath.Join(recDir, "SHA256SUMS."+role), []byte(out), 0o644); werr != nil {
 			return nil, werr

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // caseTrack records what one case started, on which host, with which CPU
@@ -85,6 +86,25 @@ func formatAgentPins(pins []AgentPin) string {
 		parts[i] = p.Agent + "=" + p.CPUs
 	}
 	return strings.Join(parts, ",")
+}
+
+// settleAffinity is checkAffinity, repeated while it fails for up to
+// settle: a process pins its threads after it starts (goblin-server's
+// store loop pins itself once it runs, which may be after the server
+// answers), so the first look can come too early.
+func (t *caseTrack) settleAffinity(ctx context.Context, settle time.Duration) (string, error) {
+	deadline := time.Now().Add(settle)
+	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 500*time.Millisecond) {
+		text, err := t.checkAffinity()
+		if err == nil || time.Now().After(deadline) {
+			return text, err
+		}
+		select {
+		case <-ctx.Done():
+			return text, err
+		case <-time.After(delay):
+		}
+	}
 }
 
 // checkAffinity reads every thread of every process the case started and

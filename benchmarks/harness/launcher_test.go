@@ -103,7 +103,7 @@ func TestTwoHostLauncher(t *testing.T) {
 
 	// Nothing is left running on either host (nor in the controller's
 	// namespace), and no runtime directory is left on them.
-	if s := lab.strangers(); len(s) > 0 {
+	if s := lab.settledStrangers(); len(s) > 0 {
 		t.Errorf("processes left running after the launcher: %v", s)
 	}
 	if m, _ := filepath.Glob(filepath.Join(remote, "goblin-bench-*")); len(m) > 0 {

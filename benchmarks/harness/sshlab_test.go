@@ -237,6 +237,20 @@ func (l *sshLab) strangers() map[string][]string {
 	return out
 }
 
+// settledStrangers is strangers once sshd's session processes of the
+// connections just closed have had up to 15 s to exit: what is still there
+// then was left running.
+func (l *sshLab) settledStrangers() map[string][]string {
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		s := l.strangers()
+		if len(s) == 0 || time.Now().After(deadline) {
+			return s
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // Close stops the sshds and deletes the namespaces (and with them the
 // veth pairs). It is safe to call more than once.
 func (l *sshLab) Close() {

@@ -75,7 +75,7 @@ func TestStageHashesFromBothHosts(t *testing.T) {
 	}
 	ms.close()
 	mc.close()
-	if s := lab.strangers(); len(s) > 0 {
+	if s := lab.settledStrangers(); len(s) > 0 {
 		t.Errorf("left running: %v", s)
 	}
 	lab.Close()

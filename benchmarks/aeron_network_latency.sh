@@ -27,7 +27,7 @@
 #   OUT_DIR=bench-results/network-<UTC time>  SKIP_SETUP=1
 # Two hosts only:
 #   HOSTS=server:client SSH='ssh -F FILE'  PATHS='10gbe=SERVER_IP/CLIENT_IP,100gbe=…'
-#   (or SERVER_ADDR= CLIENT_ADDR= for one path)  REMOTE_DIR=/tmp
+#   (or SERVER_ADDR= CLIENT_ADDR= for one path)  REMOTE_DIR=/tmp  JAVA= REDIS_SERVER= (paths on the hosts)
 #   STAGE_DIR=DIR STAGE_SHARED=1 STAGE_NO_COPY=1
 # Namespaces only: NET=200 (the 10.200.x.y subnet's second octet)
 # Extra arguments are passed to goblin-bench.

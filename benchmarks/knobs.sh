@@ -20,5 +20,7 @@ knob_args() {
 	[[ -v CLIENT_AGENTS ]] && out+=(-client-agents "$CLIENT_AGENTS")
 	[[ -v HOUSEKEEPING_CPU ]] && out+=(-housekeeping-cpu "$HOUSEKEEPING_CPU")
 	[[ -n ${CASE_TIMEOUT:-} ]] && out+=(-case-timeout "$CASE_TIMEOUT")
+	[[ -n ${JAVA:-} ]] && out+=(-java "$JAVA")
+	[[ -n ${REDIS_SERVER:-} ]] && out+=(-redis-server "$REDIS_SERVER")
 	return 0
 }

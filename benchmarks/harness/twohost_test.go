@@ -293,3 +293,61 @@ func TestServerLoopOnItsOwnCPU(t *testing.T) {
 		t.Errorf("goblin-server was not told --cpu 0: %s", inst.Info()["server.command"])
 	}
 }
+
+// A driver with the C driver's command line drops in as DRIVER=aeronmd at a
+// path: here a stand-in that hands its -D settings to Aeron's Java driver,
+// run by the harness for a goblin Aeron UDP case with an environment of its
+// own, whose counters and log land in the archive.
+func TestAeronmdKindDropsIn(t *testing.T) {
+	requireTools(t, false, "java")
+	cfg := DefaultConfig()
+	jar, err := aeronJar(&cfg)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	aeronmd := filepath.Join(dir, "aeronmd")
+	script := "#!/bin/sh\n# aeronmd stand-in: the C driver's command line, run by Aeron's Java driver\n" +
+		"echo \"aeronmd stand-in: GOBLIN_TEST_MARK=$GOBLIN_TEST_MARK args: $*\"\n" +
+		"exec java " + strings.Join(jvmFlags, " ") + " -cp " + jar + " \"$@\" io.aeron.driver.MediaDriver\n"
+	if err := os.WriteFile(aeronmd, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg.OutDir = filepath.Join(dir, "run")
+	cfg.Runs, cfg.Warmup, cfg.Samples = 1, 20, 200
+	cfg.Profile = Profiles(2)["backoff"]
+	cfg.GoblinServer = buildGoblinServer(t)
+	if cfg.GoblinServer == "" {
+		t.Fatal("cmd/goblin-server does not build")
+	}
+	cfg.Systems, cfg.Transports, cfg.Protocols, cfg.Ops = []string{SysGoblin}, []string{TAeronUDP}, []Protocol{SBE}, []Op{Ping}
+	if cfg.Driver, err = ParseDriver("goblin", aeronmd); err != nil {
+		t.Fatal(err)
+	}
+	cfg.DriverEnv = map[string][]string{"": {"GOBLIN_TEST_MARK=dropped-in"}}
+	cfg.CaseTimeout = 2 * time.Minute
+	cfg.RunID = NewRunID() + "-aeronmd"
+	rep, err := Run(context.Background(), cfg, DefaultProviders())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Cases) != 1 || rep.Cases[0].Status != StatusOK {
+		t.Fatalf("cases: %+v", rep.Cases)
+	}
+	caseDir := filepath.Join(cfg.OutDir, "run-1", "goblin-aeron-udp-sbe")
+	log, _ := os.ReadFile(filepath.Join(caseDir, "driver-server.log"))
+	if !strings.Contains(string(log), "GOBLIN_TEST_MARK=dropped-in args: -Daeron.dir="+caseDir+"/driver-server") {
+		t.Errorf("the driver did not get the C driver's command line and its environment:\n%s", log)
+	}
+	counters, _ := os.ReadFile(filepath.Join(caseDir, "client", "driver-client.counters.txt"))
+	if !strings.Contains(string(counters), "Bytes received") {
+		t.Errorf("no counters of the client's driver:\n%s", counters)
+	}
+	meta, _ := os.ReadFile(filepath.Join(cfg.OutDir, MetadataTXT))
+	if !strings.Contains(string(meta), "\ndriver: goblin ("+aeronmd+")\n") || !strings.Contains(string(meta), "\ndriver.env: GOBLIN_TEST_MARK=dropped-in\n") {
+		t.Errorf("metadata.txt does not name the driver kind and its environment")
+	}
+}

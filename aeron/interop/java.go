@@ -130,6 +130,11 @@ func buildJava(ctx context.Context) (*Java, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: mvn -q -B -f %s package: %v\n%s", ErrBuild, pom, err, out)
 	}
+	// The dependency plugin leaves an unchanged classpath file alone, so
+	// after a source-only rebuild it would still look older than the
+	// sources: it is as fresh as the jar now.
+	now := time.Now()
+	os.Chtimes(cpFile, now, now)
 	cp, ok := upToDate(dir, jar, cpFile)
 	if !ok {
 		return nil, fmt.Errorf("%w: mvn succeeded but %s or %s is missing or stale", ErrBuild, jar, cpFile)

@@ -61,7 +61,7 @@ func TestResponsesRoundTrip(t *testing.T) {
 	if e.OffendingCorrelationID() != 12 || e.Code() != 3 || e.Message() != "unknown publication" {
 		t.Fatal("error response")
 	}
-	u := ImageMessage(AppendImageMessage(nil, 1, 2, 3, []byte("aeron:ipc")))
+	u := ImageMessage(AppendImageMessage(nil, 1, 2, 3, "aeron:ipc"))
 	if u.CorrelationID() != 1 || u.SubscriptionRegistrationID() != 2 || u.StreamID() != 3 || u.Channel() != "aeron:ipc" {
 		t.Fatal("image message")
 	}

@@ -181,9 +181,9 @@ func (m ImageMessage) StreamID() int32 { return shm.GetInt32(m, imageMsgStreamID
 func (m ImageMessage) Channel() string { return String(m, imageMsgChannelOffset) }
 
 // AppendImageMessage encodes ON_UNAVAILABLE_IMAGE.
-func AppendImageMessage(b []byte, correlationID, subscriptionRegistrationID int64, streamID int32, channel []byte) []byte {
+func AppendImageMessage(b []byte, correlationID, subscriptionRegistrationID int64, streamID int32, channel string) []byte {
 	b = AppendInt32(AppendInt64(AppendInt64(b, correlationID), subscriptionRegistrationID), streamID)
-	return AppendBytes(b, channel)
+	return AppendString(b, channel)
 }
 
 // CounterUpdate is ON_SUBSCRIPTION_READY, ON_COUNTER_READY,

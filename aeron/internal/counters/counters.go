@@ -218,7 +218,7 @@ func NewManager(meta, values []byte, freeToReuseMs int64) *Manager {
 // key and label are truncated to their maximum lengths) and then marks it
 // allocated. Its value, registration, owner and reference ids are 0: set
 // them before telling anyone the id. nowMs is the epoch clock.
-func (m *Manager) Allocate(typeID int32, key []byte, label string, nowMs int64) (int32, error) {
+func (m *Manager) Allocate(typeID int32, key, label []byte, nowMs int64) (int32, error) {
 	id, err := m.nextID(nowMs)
 	if err != nil {
 		return -1, err
@@ -296,7 +296,7 @@ func (m *Manager) SetReferenceID(id int32, v int64) {
 }
 
 // AppendLabel appends suffix to the label, truncated at MaxLabelLength.
-func (m *Manager) AppendLabel(id int32, suffix string) {
+func (m *Manager) AppendLabel(id int32, suffix []byte) {
 	base := metaOffset(id)
 	n := int(shm.GetInt32(m.meta, base+LabelLengthOffset)) // the conductor is the only writer
 	k := copy(m.meta[base+LabelOffset+n:base+LabelOffset+MaxLabelLength], suffix)

@@ -8,15 +8,15 @@ import (
 
 func TestManagerAllocatesAndReaderReads(t *testing.T) {
 	m := NewManager(make([]byte, 4*MetadataLength), make([]byte, 4*ValueLength), 1000)
-	sys, err := m.Allocate(TypeSystem, []byte{0, 0, 0, 0}, "Bytes sent", 0)
+	sys, err := m.Allocate(TypeSystem, []byte{0, 0, 0, 0}, []byte("Bytes sent"), 0)
 	if err != nil || sys != 0 {
 		t.Fatalf("first id %d, %v", sys, err)
 	}
-	hb, _ := m.Allocate(TypeClientHeartbeat, []byte{99}, "client-heartbeat: id=99", 0)
+	hb, _ := m.Allocate(TypeClientHeartbeat, []byte{99}, []byte("client-heartbeat: id=99"), 0)
 	m.SetRegistrationID(hb, 99)
 	m.SetOwnerID(hb, 99)
 	m.SetValue(hb, 5)
-	m.AppendLabel(hb, " name=x")
+	m.AppendLabel(hb, []byte(" name=x"))
 	var labels []string
 	m.ForEach(func(c Info) bool { labels = append(labels, c.Label); return true })
 	if len(labels) != 2 || labels[1] != "client-heartbeat: id=99 name=x" {
@@ -40,32 +40,32 @@ func TestManagerAllocatesAndReaderReads(t *testing.T) {
 	if err := m.Free(hb, 10); err == nil {
 		t.Fatal("double free accepted")
 	}
-	next, _ := m.Allocate(TypePublisherLimit, nil, "pub-lmt", 500)
+	next, _ := m.Allocate(TypePublisherLimit, nil, []byte("pub-lmt"), 500)
 	if next == hb {
 		t.Fatal("reused an id before its free-to-reuse deadline")
 	}
-	reused, _ := m.Allocate(TypePublisherLimit, nil, "pub-lmt", 1010)
+	reused, _ := m.Allocate(TypePublisherLimit, nil, []byte("pub-lmt"), 1010)
 	if reused != hb || r.Value(reused) != 0 || r.RegistrationID(reused) != 0 || r.OwnerID(reused) != 0 {
 		t.Fatalf("reuse: id %d value %d", reused, r.Value(reused))
 	}
-	if id, err := m.Allocate(TypePublisherLimit, nil, "last", 2000); err != nil || id != 3 {
+	if id, err := m.Allocate(TypePublisherLimit, nil, []byte("last"), 2000); err != nil || id != 3 {
 		t.Fatalf("last id %d: %v", id, err)
 	}
-	if _, err := m.Allocate(TypePublisherLimit, nil, "one too many", 2000); !errors.Is(err, ErrFull) {
+	if _, err := m.Allocate(TypePublisherLimit, nil, []byte("one too many"), 2000); !errors.Is(err, ErrFull) {
 		t.Fatalf("full: %v", err)
 	}
 }
 
 func TestManagerTruncatesKeyAndLabel(t *testing.T) {
 	m := NewManager(make([]byte, MetadataLength), make([]byte, ValueLength), 0)
-	id, err := m.Allocate(1, make([]byte, 200), strings.Repeat("x", 500), 0)
+	id, err := m.Allocate(1, make([]byte, 200), []byte(strings.Repeat("x", 500)), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(m.Label(id)) != MaxLabelLength || len(m.Key(id)) != MaxKeyLength {
 		t.Fatalf("label %d", len(m.Label(id)))
 	}
-	m.AppendLabel(id, "more")
+	m.AppendLabel(id, []byte("more"))
 	if len(m.Label(id)) != MaxLabelLength {
 		t.Fatal("append ran past the label's room")
 	}

@@ -1,0 +1,49 @@
+// Package driver is a media driver for Aeron IPC written in Go: unchanged
+// Aeron Java and C clients, and goblin's own Go client (package aeron),
+// connect to it exactly as to the real Java or C media driver.
+//
+// It owns an Aeron directory and lays out what the real drivers lay out —
+// cnc.dat 0.2.0 (to-driver ring buffer, to-clients broadcast buffer,
+// counters, distinct error log), loss-report.dat and one log buffer per
+// publication under publications/ — with the same fields in the same
+// order, so Aeron's AeronStat, ErrorStat, LossStat and StreamStat read it
+// too. Its conductor answers every command a 1.51 client sends with the
+// responses and error codes of the Java driver (DriverConductor) and runs
+// IPC: concurrent publications shared by their publishers, exclusive
+// publications, session ids and channel parameters, the publication limit
+// from the slowest tethered subscriber, untethered subscribers, unblocking
+// a publisher that died mid-claim, end of stream, IPC response channels,
+// image rejection, client liveness and the system counters. UDP channels
+// are refused (NOT_SUPPORTED) for now.
+//
+// # Running it
+//
+// New prepares the directory and returns a driver whose duty cycle the
+// owner runs: call DoWork from one goroutine, as goblin's server loop does,
+// so an Aeron IPC server is one thread. Start runs the cycle on a goroutine
+// of its own, locked to an OS thread, idling with the back-off the Java
+// driver uses. Close deletes the logs and marks the CnC file shut down.
+//
+//	d, err := driver.Start(driver.Options{Dir: "/dev/shm/aeron-me"})
+//	defer d.Close()
+//	client, err := aeron.Connect(aeron.Options{Dir: d.Dir()})
+//
+// The command aeron/cmd/aeronmd runs it with the C driver's command line.
+//
+// # Files
+//
+// The directory is created 0700 and every file 0600 (Options.DirPerm and
+// FilePerm): only the driver's user can use it, unlike the real drivers,
+// which leave that to the umask. A directory a live driver uses (its CnC
+// heartbeat younger than the driver timeout) is refused with
+// ErrActiveDriver; any other existing directory is deleted first, after
+// its distinct errors are saved beside it, as the real drivers do.
+//
+// # Goroutines and memory
+//
+// DoWork and Close belong to one goroutine at a time. Every access to
+// shared memory goes through internal/shm with the ordering the Aeron
+// protocol specifies (written by whom, read by whom, noted at each call).
+// In steady state — clients connected, messages flowing — a duty cycle
+// allocates nothing.
+package driver

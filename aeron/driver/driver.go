@@ -1,0 +1,539 @@
+package driver
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/goblin-kv/goblin/aeron/internal/broadcast"
+	"github.com/goblin-kv/goblin/aeron/internal/cnc"
+	"github.com/goblin-kv/goblin/aeron/internal/command"
+	"github.com/goblin-kv/goblin/aeron/internal/counters"
+	"github.com/goblin-kv/goblin/aeron/internal/errorlog"
+	"github.com/goblin-kv/goblin/aeron/internal/ringbuffer"
+	"github.com/goblin-kv/goblin/internal/shm"
+)
+
+// LossReportFile is the loss report's name in the Aeron directory.
+const LossReportFile = "loss-report.dat"
+
+// Driver is a media driver: it owns an Aeron directory and answers the
+// clients that connect to it. Make one with New (the owner runs its duty
+// cycle by calling DoWork) or Start (a goroutine of its own runs it).
+// DoWork and Close belong to one goroutine at a time; the other methods
+// may be called from any goroutine.
+type Driver struct {
+	opts Options
+
+	cncData  []byte
+	ring     *ringbuffer.RingBuffer
+	tx       *broadcast.Transmitter
+	counters *counters.Manager
+	values   []byte // the counters values section
+	errors   *errorlog.Log
+	osb      osSocketBuffers
+
+	// The conductor's state: only DoWork's goroutine touches it.
+	clients           []*client
+	publicationLinks  []*publicationLink
+	subscriptionLinks []*subscriptionLink
+	counterLinks      []*counterLink
+	ipcPublications   []*ipcPublication
+	endOfLife         []*ipcPublication // closed; their logs are freed next
+	activeSessions    []sessionKey
+	nextSessionID     int32
+
+	started               bool
+	nowNs                 int64
+	epochMs               int64
+	clockDeadlineNs       int64
+	timerDeadlineNs       int64
+	lastCommandPosition   int64
+	commandPositionMoveNs int64
+	lastWorkNs            int64 // start of the last cycle that did work, or 0
+	onCommandFn           ringbuffer.Handler
+	rsp                   []byte // response scratch
+	scratch               []byte // counter key and label scratch
+
+	terminated atomic.Bool // an allowed TERMINATE_DRIVER arrived
+	closed     bool
+	runner     *runner
+}
+
+// sessionKey is an active IPC session (SessionKey with the "ipc" channel).
+type sessionKey struct{ sessionID, streamID int32 }
+
+// New prepares the Aeron directory, creates cnc.dat and loss-report.dat
+// and returns a driver whose duty cycle the caller runs with DoWork (the
+// Invoker threading mode). The directory is refused, with ErrActiveDriver,
+// when a live driver uses it.
+func New(o Options) (*Driver, error) {
+	if o.ThreadingMode == "" {
+		o.ThreadingMode = Invoker
+	}
+	return newDriver(o)
+}
+
+func newDriver(o Options) (*Driver, error) {
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if err := prepareDir(&o); err != nil {
+		return nil, err
+	}
+	d := &Driver{opts: o, osb: readOSSocketBuffers(), nextSessionID: d32Random(),
+		rsp: make([]byte, 0, 512), scratch: make([]byte, 0, 512)}
+	d.onCommandFn = d.onCommand
+	if err := d.createCnC(); err != nil {
+		if d.cncData != nil {
+			shm.Unmap(d.cncData)
+		}
+		return nil, err
+	}
+	return d, nil
+}
+
+func d32Random() int32 { return int32(rand.Uint32()) }
+
+// createCnC lays out cnc.dat and the loss report and signals the CnC
+// ready, in the order of MediaDriver.Context.conclude.
+func (d *Driver) createCnC() error {
+	o := &d.opts
+	lengths := cnc.Lengths{
+		ToDriver:       o.ToDriverBufferLength,
+		ToClients:      o.ToClientsBufferLength,
+		CountersMeta:   counters.MetadataLength / counters.ValueLength * o.CountersBufferLength,
+		CountersValues: o.CountersBufferLength,
+		ErrorLog:       o.ErrorBufferLength,
+	}
+	path := filepath.Join(o.Dir, cnc.FileName)
+	fileLength := lengths.FileLength(o.FilePageSize)
+	data, err := createMapped(path, fileLength, o.FilePerm)
+	if err != nil {
+		return err
+	}
+	d.cncData = data
+	now := time.Now()
+	cnc.FillMetadata(data, lengths, cnc.Metadata{
+		ClientLivenessTimeoutNs: int64(o.ClientLivenessTimeout),
+		StartTimestampMs:        now.UnixMilli(),
+		PID:                     int64(os.Getpid()),
+		FilePageSize:            int32(o.FilePageSize),
+	})
+	s := lengths.Slice(data)
+	freeToReuseMs := max(o.CounterFreeToReuseTimeout.Milliseconds(), 1)
+	d.counters = counters.NewManager(s.CountersMeta, s.CountersValues, freeToReuseMs)
+	d.values = s.CountersValues
+	if err := d.allocateSystemCounters(now.UnixMilli()); err != nil {
+		return err
+	}
+	if d.tx, err = broadcast.NewTransmitter(s.ToClients); err != nil {
+		return err
+	}
+	if d.ring, err = ringbuffer.New(s.ToDriver); err != nil {
+		return err
+	}
+	d.errors = errorlog.NewLog(s.ErrorLog)
+	lossLength := max(shm.Align(o.LossReportBufferLength, o.FilePageSize), defaultLossReportLength)
+	loss, err := os.OpenFile(filepath.Join(o.Dir, LossReportFile), os.O_RDWR|os.O_CREATE|os.O_EXCL, o.FilePerm)
+	if err != nil {
+		return fmt.Errorf("aeron driver: create loss report: %w", err)
+	}
+	err = loss.Truncate(int64(lossLength))
+	loss.Close()
+	if err != nil {
+		return fmt.Errorf("aeron driver: size loss report: %w", err)
+	}
+	d.counters.SetValue(sysBytesCurrentlyMapped, int64(fileLength+lossLength))
+	// The first id a client gets is 1, as with the real drivers.
+	d.ring.NextCorrelationID()
+	d.epochMs = now.UnixMilli()
+	d.ring.SetConsumerHeartbeat(d.epochMs)
+	cnc.SignalReady(data)
+	return unix.Msync(data, unix.MS_SYNC)
+}
+
+func createMapped(path string, length int, perm os.FileMode) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return nil, fmt.Errorf("aeron driver: create %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := f.Truncate(int64(length)); err != nil {
+		return nil, fmt.Errorf("aeron driver: size %s: %w", path, err)
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, length, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("aeron driver: map %s: %w", path, err)
+	}
+	return data, nil
+}
+
+// allocateSystemCounters allocates counters 0..45 in order, then sets the
+// version counters and the labels that name the threading mode.
+func (d *Driver) allocateSystemCounters(nowMs int64) error {
+	info := versionInfo()
+	var key [4]byte
+	for id := int32(0); id < numSystemCounters; id++ {
+		label := systemCounterLabels[id]
+		if n := len(label); n > 2 && label[n-2:] == "%v" {
+			label = label[:n-2] + info
+		}
+		key[0], key[1], key[2], key[3] = byte(id), byte(id>>8), byte(id>>16), byte(id>>24)
+		got, err := d.counters.Allocate(0, key[:], []byte(label), nowMs)
+		if err != nil {
+			return fmt.Errorf("aeron driver: system counters: %w", err)
+		}
+		if got != id {
+			return fmt.Errorf("aeron driver: system counter %d got id %d", id, got)
+		}
+		d.counters.SetRegistrationID(id, int64(id))
+		d.counters.SetOwnerID(id, -1)
+	}
+	d.counters.SetValue(sysAeronVersion, versionPacked)
+	d.counters.SetValue(sysControlProtocolVersion, command.ControlProtocolVersion)
+	mode := string(d.opts.ThreadingMode)
+	d.counters.AppendLabel(sysConductorMaxCycleTime, []byte(": "+mode))
+	d.counters.AppendLabel(sysConductorCycleThresholdExceeded,
+		[]byte(": threshold="+formatDuration(d.opts.ConductorCycleThreshold)+" "+mode))
+	d.counters.AppendLabel(sysSenderMaxCycleTime, []byte(": "+mode))
+	d.counters.AppendLabel(sysSenderCycleThresholdExceeded,
+		[]byte(": threshold="+formatDuration(d.opts.ConductorCycleThreshold)+" "+mode))
+	d.counters.AppendLabel(sysReceiverMaxCycleTime, []byte(": "+mode))
+	d.counters.AppendLabel(sysReceiverCycleThresholdExceeded,
+		[]byte(": threshold="+formatDuration(d.opts.ConductorCycleThreshold)+" "+mode))
+	d.counters.AppendLabel(sysNameResolverThresholdExceeded, []byte(": threshold="+formatDuration(5*time.Second)))
+	return nil
+}
+
+// formatDuration writes a duration as Agrona's SystemUtil.formatDuration
+// does: the largest whole unit of s, ms, us, ns.
+func formatDuration(d time.Duration) string {
+	ns := int64(d)
+	for _, u := range []struct {
+		unit   int64
+		suffix string
+	}{{int64(time.Second), "s"}, {int64(time.Millisecond), "ms"}, {int64(time.Microsecond), "us"}} {
+		if ns >= u.unit && ns%u.unit == 0 {
+			return fmt.Sprint(ns/u.unit) + u.suffix
+		}
+	}
+	return fmt.Sprint(ns) + "ns"
+}
+
+// Dir is the Aeron directory the driver owns.
+func (d *Driver) Dir() string { return d.opts.Dir }
+
+// onStart starts the timers from the owner's first clock reading and
+// names the driver in counter 25's label (DriverConductor.onStart).
+func (d *Driver) onStart(nowNs int64) {
+	d.started = true
+	d.timerDeadlineNs = nowNs + int64(d.opts.TimerInterval)
+	d.clockDeadlineNs = nowNs + int64(clockUpdateInterval)
+	d.commandPositionMoveNs = nowNs
+	d.lastCommandPosition = d.ring.ConsumerPosition()
+	d.counters.AppendLabel(sysResolutionChanges, []byte(": driverName=null"))
+}
+
+// DoWork runs one duty cycle of the driver's conductor and returns the
+// work it did (0: nothing to do). nowNs is a monotonic clock reading in
+// nanoseconds from any fixed origin that never goes back, the same origin
+// for every call. It does not block and, in steady state, allocates
+// nothing. Call it from one goroutine at a time, at least every
+// millisecond or so while clients are active: commands wait for it, and a
+// publisher's limit only moves when it runs.
+func (d *Driver) DoWork(nowNs int64) int {
+	if !d.started {
+		d.onStart(nowNs)
+	}
+	d.nowNs = nowNs
+	if d.clockDeadlineNs-nowNs < 0 {
+		d.clockDeadlineNs = nowNs + int64(clockUpdateInterval)
+		d.epochMs = time.Now().UnixMilli()
+	}
+	if d.lastWorkNs != 0 {
+		d.trackCycle(nowNs - d.lastWorkNs)
+		d.lastWorkNs = 0
+	}
+	work := 0
+	if d.timerDeadlineNs-nowNs < 0 {
+		d.timerDeadlineNs = nowNs + int64(d.opts.TimerInterval)
+		d.heartbeatAndCheckTimers(nowNs)
+		d.checkForBlockedCommands(nowNs)
+		work++
+	}
+	work += d.ring.Read(d.onCommandFn, commandDrainLimit)
+	for _, p := range d.ipcPublications {
+		work += d.updatePublisherPositionAndLimit(p)
+	}
+	work += d.freeEndOfLife(d.opts.ResourceFreeLimit)
+	if work > 0 {
+		d.lastWorkNs = nowNs
+	}
+	return work
+}
+
+// trackCycle records how long a cycle that did work took, measured to the
+// start of the next cycle (DutyCycleStallTracker: the maximum, and a count
+// of cycles over the threshold).
+func (d *Driver) trackCycle(ns int64) {
+	if ns > d.counters.Value(sysConductorMaxCycleTime) {
+		d.counters.SetValue(sysConductorMaxCycleTime, ns)
+	}
+	if ns > int64(d.opts.ConductorCycleThreshold) {
+		d.counters.AddValue(sysConductorCycleThresholdExceeded, 1)
+	}
+}
+
+// Deadline is the latest time (on DoWork's clock) by which DoWork must run
+// again for the driver's timers (heartbeat, client liveness) to stay on
+// schedule; an owner that parks may park until then, but client commands
+// and publication limits also wait for the next DoWork.
+func (d *Driver) Deadline() int64 { return d.timerDeadlineNs }
+
+// Terminated reports whether a client asked the driver to stop with a
+// TERMINATE_DRIVER command the TerminationValidator allowed.
+func (d *Driver) Terminated() bool { return d.terminated.Load() }
+
+// heartbeatAndCheckTimers is the conductor's tick: the CnC heartbeat,
+// then every resource's timers, in the Java driver's order; resources
+// that reached their end of life are closed and dropped.
+func (d *Driver) heartbeatAndCheckTimers(nowNs int64) {
+	nowMs := d.epochMs
+	d.ring.SetConsumerHeartbeat(nowMs)
+	d.clients = checkResources(d.clients, func(c *client) bool { d.clientTick(c, nowMs); return c.timedOut },
+		d.closeClient)
+	d.publicationLinks = checkResources(d.publicationLinks,
+		func(l *publicationLink) bool { l.endOfLife = l.endOfLife || l.client.timedOut; return l.endOfLife },
+		func(l *publicationLink) { d.decRef(l.pub) })
+	d.subscriptionLinks = checkResources(d.subscriptionLinks,
+		func(l *subscriptionLink) bool { l.endOfLife = l.endOfLife || l.client.timedOut; return l.endOfLife },
+		d.closeSubscription)
+	d.ipcPublications = checkResources(d.ipcPublications,
+		func(p *ipcPublication) bool { d.ipcPublicationTick(p, nowNs); return p.endOfLife },
+		func(p *ipcPublication) { d.closeIPCPublication(p); d.endOfLife = append(d.endOfLife, p) })
+	d.counterLinks = checkResources(d.counterLinks, func(l *counterLink) bool {
+		if !l.endOfLife && l.client.timedOut {
+			l.endOfLife = true
+			d.sendUnavailableCounter(l.registrationID, l.counterID)
+		}
+		return l.endOfLife
+	}, func(l *counterLink) { d.freeCounter(l.counterID) })
+}
+
+// checkResources runs tick on every resource from the last to the first
+// and closes and removes (swapping in the last) those it reports at their
+// end of life (DriverConductor.checkManagedResources). It allocates
+// nothing when nothing ends.
+func checkResources[T any](list []T, tick func(T) bool, closeFn func(T)) []T {
+	for i := len(list) - 1; i >= 0; i-- {
+		r := list[i]
+		if tick(r) {
+			closeFn(r)
+			last := len(list) - 1
+			list[i] = list[last]
+			var zero T
+			list[last] = zero
+			list = list[:last]
+		}
+	}
+	return list
+}
+
+// clientTick times a client out when its heartbeat counter is older than
+// the client liveness timeout (AeronClient.onTimeEvent).
+func (d *Driver) clientTick(c *client, nowMs int64) {
+	livenessMs := max(d.opts.ClientLivenessTimeout.Milliseconds(), 1)
+	if c.timedOut || nowMs <= d.subPosition(c.heartbeat)+livenessMs {
+		return
+	}
+	c.timedOut = true
+	if !c.closedByCommand {
+		d.counters.AddValue(sysClientTimeouts, 1)
+		d.sendClientTimeout(c.id)
+	}
+	d.sendUnavailableCounter(c.id, c.heartbeat.id)
+}
+
+func (d *Driver) closeClient(c *client) { d.freeCounter(c.heartbeat.id) }
+
+func (d *Driver) closeSubscription(l *subscriptionLink) {
+	for i := range l.positions {
+		lp := &l.positions[i]
+		d.removeSubscriber(lp.pub, l, lp)
+	}
+}
+
+// closeIPCPublication frees the publication's counters; its log is freed
+// on a later cycle.
+func (d *Driver) closeIPCPublication(p *ipcPublication) {
+	d.freeCounter(p.pubPos.id)
+	d.freeCounter(p.pubLmt.id)
+	for _, s := range p.subs {
+		d.freeCounter(s.id)
+	}
+	for _, u := range p.untethered {
+		if u.state == untetheredResting {
+			d.freeCounter(u.pos.id)
+		}
+	}
+	p.subs = p.subs[:0]
+}
+
+// freeEndOfLife unmaps and deletes up to limit closed publications' logs;
+// a failure is counted (counter 17) and retried on a later cycle.
+func (d *Driver) freeEndOfLife(limit int) int {
+	n := 0
+	for n < limit && len(d.endOfLife) > 0 {
+		p := d.endOfLife[0]
+		if err := d.freeRawLog(p.log); err != nil {
+			d.counters.AddValue(sysFreeFails, 1)
+			d.recordError(fmt.Errorf("free log buffer %s: %w", p.log.path, err))
+			return n
+		}
+		copy(d.endOfLife, d.endOfLife[1:])
+		d.endOfLife[len(d.endOfLife)-1] = nil
+		d.endOfLife = d.endOfLife[:len(d.endOfLife)-1]
+		n++
+	}
+	return n
+}
+
+// checkForBlockedCommands unblocks the to-driver ring buffer when a
+// client claimed a record and never committed it: the consumer has not
+// moved for the client liveness timeout while producers are ahead.
+func (d *Driver) checkForBlockedCommands(nowNs int64) {
+	consumer := d.ring.ConsumerPosition()
+	if consumer == d.lastCommandPosition && d.ring.ProducerPosition() > consumer {
+		if d.commandPositionMoveNs+int64(d.opts.ClientLivenessTimeout)-nowNs < 0 {
+			if d.ring.Unblock() {
+				d.counters.AddValue(sysUnblockedCommands, 1)
+			}
+		}
+		return
+	}
+	d.commandPositionMoveNs = nowNs
+	d.lastCommandPosition = consumer
+}
+
+func (d *Driver) freeCounter(id int32) {
+	if err := d.counters.Free(id, d.epochMs); err != nil {
+		d.recordError(err)
+	}
+}
+
+// recordError counts an error (counter 15), logs it in the CnC's
+// distinct error log and hands it to Options.ErrorHandler.
+func (d *Driver) recordError(err error) {
+	d.counters.AddValue(sysErrors, 1)
+	d.errors.Record(err.Error(), d.epochMs)
+	if h := d.opts.ErrorHandler; h != nil {
+		h(err)
+	}
+}
+
+func (d *Driver) warn(msg string) {
+	warn(&d.opts, msg)
+	d.errors.Record(msg, d.epochMs)
+}
+
+// Close stops the driver as the real ones stop: every log is unmapped and
+// deleted, the CnC heartbeat is set to −1 (clients read "driver shut
+// down"), the files are unmapped, and with DirDeleteOnShutdown the
+// directory is deleted. A Start-ed driver's goroutine is stopped first.
+// Close is idempotent.
+func (d *Driver) Close() error {
+	if d.runner != nil {
+		d.runner.stop()
+	}
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	var errs []error
+	for _, p := range d.ipcPublications {
+		if err := d.freeRawLog(p.log); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	d.ipcPublications = nil
+	for _, p := range d.endOfLife {
+		if err := d.freeRawLog(p.log); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	d.endOfLife = nil
+	d.ring.SetConsumerHeartbeat(-1)
+	if err := unix.Msync(d.cncData, unix.MS_SYNC); err != nil {
+		errs = append(errs, err)
+	}
+	if err := shm.Unmap(d.cncData); err != nil {
+		errs = append(errs, err)
+	}
+	d.cncData = nil
+	if d.opts.DirDeleteOnShutdown {
+		if err := os.RemoveAll(d.opts.Dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// runner runs a driver's duty cycle on a goroutine locked to its OS
+// thread (the Shared threading mode).
+type runner struct {
+	stopFlag atomic.Bool
+	done     chan struct{}
+	once     sync.Once
+}
+
+func (r *runner) stop() {
+	r.once.Do(func() { r.stopFlag.Store(true) })
+	<-r.done
+}
+
+// Start creates a driver like New and runs its duty cycle on a goroutine
+// of its own, locked to an OS thread, idling with Options.Idle. An allowed
+// TERMINATE_DRIVER stops the goroutine (then Done is closed; call Close);
+// so does Close.
+func Start(o Options) (*Driver, error) {
+	if o.ThreadingMode == "" || o.ThreadingMode == Invoker {
+		o.ThreadingMode = Shared
+	}
+	d, err := newDriver(o)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{done: make(chan struct{})}
+	d.runner = r
+	go func() {
+		defer close(r.done)
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		idle := d.opts.Idle
+		start := time.Now()
+		for !r.stopFlag.Load() && !d.terminated.Load() {
+			idle.Idle(d.DoWork(int64(time.Since(start))))
+		}
+	}()
+	return d, nil
+}
+
+// Done is closed when a Start-ed driver's goroutine has stopped (Close, or
+// an allowed TERMINATE_DRIVER). nil for a New driver.
+func (d *Driver) Done() <-chan struct{} {
+	if d.runner == nil {
+		return nil
+	}
+	return d.runner.done
+}

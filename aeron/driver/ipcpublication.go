@@ -1,0 +1,371 @@
+package driver
+
+import (
+	"github.com/goblin-kv/goblin/aeron/internal/counters"
+	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
+	"github.com/goblin-kv/goblin/internal/shm"
+)
+
+// pubState is an IPC publication's lifecycle (IpcPublication.State).
+type pubState uint8
+
+const (
+	pubActive   pubState = iota // publishers attached
+	pubDraining                 // last publisher gone; subscribers catching up
+	pubLinger                   // subscribers told the image is gone
+	pubDone                     // counters closed; the log is freed next
+)
+
+// position is a subscriber's sub-pos counter: its id and where its value
+// lives in the counters values section.
+type position struct {
+	id  int32
+	off int
+}
+
+// untetheredState is an untethered subscriber's state
+// (UntetheredSubscription.State).
+type untetheredState uint8
+
+const (
+	untetheredActive untetheredState = iota
+	untetheredLinger
+	untetheredResting
+)
+
+type untetheredSubscriber struct {
+	link     *subscriptionLink
+	pos      position
+	state    untetheredState
+	updateNs int64 // time of the last position advance or state change
+}
+
+// ipcPublication is one IPC log and its counters: the driver's half of
+// every publisher and subscriber of a session (IpcPublication). Only the
+// conductor touches it.
+type ipcPublication struct {
+	registrationID        int64
+	channel               string
+	entityTag             int64
+	sessionID, streamID   int32
+	initialTermID         int32
+	startingTermID        int32
+	startingTermOffset    int32
+	exclusive             bool
+	responseCorrelationID int64
+	termLength            int
+	bitsToShift           int
+	mtu                   int
+	termWindow            int64
+	tripGain              int64
+
+	tripLimit            int64
+	consumerPosition     int64
+	lastConsumerPosition int64
+	consumerChangedNs    int64 // when consumerPosition last moved
+	cleanPosition        int64
+	refCount             int
+	endOfLife            bool
+	inCoolDown           bool
+	coolDownExpireNs     int64
+	state                pubState
+
+	log        *rawLog
+	pubPos     position // pub-pos (type 12)
+	pubLmt     position // pub-lmt (type 1)
+	subs       []position
+	untethered []untetheredSubscriber
+
+	unblockTimeoutNs        int64
+	untetheredWindowLimitNs int64
+	untetheredLingerNs      int64
+	untetheredRestingNs     int64
+	imageLivenessNs         int64
+}
+
+// producerPosition is the publishers' tail position: the active
+// partition's raw tail (publishers write it; acquire).
+func (p *ipcPublication) producerPosition() int64 {
+	meta := p.log.meta
+	raw := logbuffer.RawTail(meta, int(logbuffer.ActiveTermCount(meta))%logbuffer.PartitionCount)
+	return logbuffer.ComputePosition(logbuffer.TermID(raw), logbuffer.TermOffset(raw, p.termLength), p.bitsToShift, p.initialTermID)
+}
+
+// subPosition reads a sub-pos counter. Writer: the subscriber (release
+// after consuming); acquire here.
+func (d *Driver) subPosition(pos position) int64 { return shm.LoadInt64Acquire(d.values, pos.off) }
+
+// setPosition stores a position counter (release): a publisher that
+// acquires pub-lmt sees the cleaned terms behind it.
+func (d *Driver) setPosition(pos position, v int64) { shm.StoreInt64Release(d.values, pos.off, v) }
+
+func (d *Driver) positionOf(id int32) position {
+	return position{id: id, off: counters.ValueOffsetOf(id)}
+}
+
+// updatePublisherPositionAndLimit moves pub-pos to the tail and pub-lmt
+// to the slowest tethered subscriber plus the term window, cleaning the
+// consumed log first (IpcPublication.updatePublisherPositionAndLimit).
+// Runs every duty cycle; allocates nothing.
+func (d *Driver) updatePublisherPositionAndLimit(p *ipcPublication) int {
+	if p.state != pubActive {
+		return 0
+	}
+	producer := p.producerPosition()
+	d.setPosition(p.pubPos, producer)
+	if len(p.subs) > 0 {
+		minSub, maxSub := int64(1<<63-1), p.consumerPosition
+		for _, s := range p.subs {
+			v := d.subPosition(s)
+			minSub = min(minSub, v)
+			maxSub = max(maxSub, v)
+		}
+		if maxSub > p.consumerPosition {
+			p.consumerPosition = maxSub
+		}
+		newLimit := minSub + p.termWindow
+		if newLimit >= p.tripLimit {
+			p.cleanBufferTo(minSub)
+			d.setPosition(p.pubLmt, newLimit)
+			p.tripLimit = newLimit + p.tripGain
+			return 1
+		}
+		return 0
+	}
+	// No subscriber: the publisher may not run ahead of the last consumer.
+	if shm.LoadInt64Acquire(d.values, p.pubLmt.off) > p.consumerPosition {
+		p.tripLimit = p.consumerPosition
+		d.setPosition(p.pubLmt, p.consumerPosition)
+		p.cleanBufferTo(p.consumerPosition)
+		return 1
+	}
+	return 0
+}
+
+// cleanBufferTo zeroes the log from the clean position towards position,
+// at most to the end of the current term per call, so a publisher that
+// wraps into it finds zeroed frames. The first word is zeroed last, with
+// release (IpcPublication.cleanBufferTo).
+func (p *ipcPublication) cleanBufferTo(position int64) {
+	clean := p.cleanPosition
+	if position <= clean {
+		return
+	}
+	term := p.log.terms[logbuffer.IndexByPosition(clean, p.bitsToShift)]
+	offset := int(clean) & (p.termLength - 1)
+	length := min(int(position-clean), p.termLength-offset)
+	clear(term[offset+8 : offset+length])
+	shm.StoreInt64Release(term, offset, 0)
+	p.cleanPosition = clean + int64(length)
+}
+
+// joinPosition is where a new subscriber starts: the slowest of the
+// consumer position and every current subscriber.
+func (d *Driver) joinPosition(p *ipcPublication) int64 {
+	pos := p.consumerPosition
+	for _, s := range p.subs {
+		pos = min(pos, d.subPosition(s))
+	}
+	return pos
+}
+
+func (d *Driver) isDrained(p *ipcPublication, producer int64) bool {
+	for _, s := range p.subs {
+		if d.subPosition(s) < producer {
+			return false
+		}
+	}
+	return true
+}
+
+// isAcceptingSubscriptions: not in a reject cool-down, and active or
+// still draining.
+func (d *Driver) isAcceptingSubscriptions(p *ipcPublication) bool {
+	return !p.inCoolDown && (p.state == pubActive || (p.state == pubDraining && !d.isDrained(p, p.producerPosition())))
+}
+
+// setConnected stores the log's is-connected flag (release) when it
+// changes. Readers: publishers (Offer's NOT_CONNECTED vs BACK_PRESSURED).
+func (p *ipcPublication) setConnected(connected bool) {
+	v := int32(0)
+	if connected {
+		v = 1
+	}
+	if shm.LoadInt32Acquire(p.log.meta, logbuffer.IsConnectedOffset) != v {
+		shm.StoreInt32Release(p.log.meta, logbuffer.IsConnectedOffset, v)
+	}
+}
+
+func (d *Driver) addSubscriber(p *ipcPublication, link *subscriptionLink, pos position, nowNs int64) {
+	p.subs = append(p.subs, pos)
+	if !link.tether {
+		p.untethered = append(p.untethered, untetheredSubscriber{link: link, pos: pos, updateNs: nowNs})
+	}
+	p.setConnected(true)
+}
+
+// removeSubscriber drops a subscriber and frees its sub-pos counter
+// (unless an untethered linger already did).
+func (d *Driver) removeSubscriber(p *ipcPublication, link *subscriptionLink, lp *linkedPosition) {
+	pos := lp.pos
+	p.subs = removePosition(p.subs, pos.id)
+	if !lp.freed {
+		lp.freed = true
+		d.freeCounter(pos.id)
+	}
+	if !link.tether {
+		for i := len(p.untethered) - 1; i >= 0; i-- {
+			if p.untethered[i].link == link {
+				p.untethered = append(p.untethered[:i], p.untethered[i+1:]...)
+				break
+			}
+		}
+	}
+	if len(p.subs) == 0 {
+		p.setConnected(false)
+	}
+}
+
+func removePosition(s []position, id int32) []position {
+	for i, p := range s {
+		if p.id == id {
+			return append(s[:i], s[i+1:]...)
+		}
+	}
+	return s
+}
+
+func (p *ipcPublication) incRef() { p.refCount++ }
+
+// decRef drops a publisher; the last one fixes the limit and the end of
+// stream at the tail and starts draining (unless revoked).
+func (d *Driver) decRef(p *ipcPublication) {
+	p.refCount--
+	if p.refCount != 0 {
+		return
+	}
+	producer := p.producerPosition()
+	d.setPosition(p.pubLmt, producer)
+	// End of stream: written by the driver (release); subscribers compare
+	// their position with it (Image.isEndOfStream).
+	shm.StoreInt64Release(p.log.meta, logbuffer.EndOfStreamPositionOffset, producer)
+	if p.log.meta[logbuffer.IsPublicationRevokedOffset] == 0 {
+		p.state = pubDraining
+	}
+}
+
+// revoke marks the log revoked; the next tick ends the stream at once.
+func (p *ipcPublication) revoke() { p.log.meta[logbuffer.IsPublicationRevokedOffset] = 1 }
+
+// onTimeEvent is the publication's part of the conductor's tick
+// (IpcPublication.onTimeEvent).
+func (d *Driver) ipcPublicationTick(p *ipcPublication, nowNs int64) {
+	switch p.state {
+	case pubActive:
+		if p.log.meta[logbuffer.IsPublicationRevokedOffset] != 0 {
+			revoked := p.producerPosition()
+			d.setPosition(p.pubLmt, revoked)
+			shm.StoreInt64Release(p.log.meta, logbuffer.EndOfStreamPositionOffset, revoked)
+			p.setConnected(false)
+			d.transitionToLinger(p)
+			p.state = pubLinger
+			d.counters.AddValue(sysPublicationsRevoked, 1)
+			return
+		}
+		d.checkUntetheredSubscriptions(p, nowNs)
+		p.setConnected(len(p.subs) != 0)
+		producer := p.producerPosition()
+		d.setPosition(p.pubPos, producer)
+		if !p.exclusive {
+			d.checkForBlockedPublisher(p, producer, nowNs)
+		}
+		if p.inCoolDown && p.coolDownExpireNs < nowNs {
+			p.inCoolDown = false
+			d.linkIPCSubscriptions(p)
+			p.coolDownExpireNs = 0
+		}
+	case pubDraining:
+		producer := p.producerPosition()
+		d.setPosition(p.pubPos, producer)
+		if d.isDrained(p, producer) {
+			d.transitionToLinger(p)
+			p.state = pubLinger
+		} else if unblockLog(p.log, p.consumerPosition) {
+			d.counters.AddValue(sysUnblockedPublications, 1)
+		}
+	case pubLinger:
+		if p.refCount == 0 {
+			for _, l := range d.subscriptionLinks {
+				l.unlink(p)
+			}
+			p.endOfLife = true
+			p.state = pubDone
+		}
+	}
+}
+
+// checkUntetheredSubscriptions moves untethered subscribers that fell a
+// window behind through linger (image unavailable) and rest (out of the
+// limit computation) back to active at the current join position
+// (IpcPublication.checkUntetheredSubscriptions).
+func (d *Driver) checkUntetheredSubscriptions(p *ipcPublication, nowNs int64) {
+	windowLimit := p.consumerPosition - p.termWindow + p.termWindow>>2
+	for i := len(p.untethered) - 1; i >= 0; i-- {
+		u := &p.untethered[i]
+		switch u.state {
+		case untetheredActive:
+			if d.subPosition(u.pos) > windowLimit {
+				u.updateNs = nowNs
+			} else if u.updateNs+p.untetheredWindowLimitNs-nowNs <= 0 {
+				d.notifyUnavailableImage(p.registrationID, u.link)
+				u.state, u.updateNs = untetheredLinger, nowNs
+			}
+		case untetheredLinger:
+			if u.updateNs+p.untetheredLingerNs-nowNs <= 0 {
+				p.subs = removePosition(p.subs, u.pos.id)
+				if u.link.rejoin {
+					u.state, u.updateNs = untetheredResting, nowNs
+				} else {
+					if lp := u.link.linked(p); lp != nil && !lp.freed {
+						lp.freed = true
+						d.freeCounter(u.pos.id)
+					}
+					p.untethered = append(p.untethered[:i], p.untethered[i+1:]...)
+				}
+			}
+		case untetheredResting:
+			if u.updateNs+p.untetheredRestingNs-nowNs <= 0 {
+				join := d.joinPosition(p)
+				p.subs = append(p.subs, u.pos)
+				d.setPosition(u.pos, join)
+				d.sendAvailableImage(p, u.link.registrationID, u.pos.id)
+				u.state, u.updateNs = untetheredActive, nowNs
+			}
+		}
+	}
+}
+
+// checkForBlockedPublisher unblocks a concurrent publisher that claimed
+// space and never committed it (it died mid-offer): when the consumers
+// have not moved for the unblock timeout while the log may be blocked, the
+// claim becomes padding (IpcPublication.checkForBlockedPublisher).
+func (d *Driver) checkForBlockedPublisher(p *ipcPublication, producer, nowNs int64) {
+	consumer := p.consumerPosition
+	if consumer == p.lastConsumerPosition && p.isPossiblyBlocked(producer, consumer) {
+		if p.consumerChangedNs+p.unblockTimeoutNs-nowNs < 0 {
+			if unblockLog(p.log, consumer) {
+				d.counters.AddValue(sysUnblockedPublications, 1)
+			}
+		}
+		return
+	}
+	p.consumerChangedNs = nowNs
+	p.lastConsumerPosition = consumer
+}
+
+func (p *ipcPublication) isPossiblyBlocked(producer, consumer int64) bool {
+	if logbuffer.ActiveTermCount(p.log.meta) != int32(consumer>>p.bitsToShift) {
+		return true
+	}
+	return producer > consumer
+}

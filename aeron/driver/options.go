@@ -1,0 +1,361 @@
+package driver
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"github.com/goblin-kv/goblin/aeron"
+	"github.com/goblin-kv/goblin/aeron/internal/broadcast"
+	"github.com/goblin-kv/goblin/aeron/internal/counters"
+	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
+	"github.com/goblin-kv/goblin/aeron/internal/ringbuffer"
+)
+
+// ErrInvalidOptions is wrapped by every configuration error.
+var ErrInvalidOptions = errors.New("aeron driver: invalid options")
+
+// ThreadingMode is how the driver's agents are run. goblin's driver has one
+// agent today (the conductor; UDP adds a sender and a receiver), so the
+// modes that give agents threads of their own run like Shared; the name is
+// kept for the labels AeronStat shows and for aeronmd's command line.
+type ThreadingMode string
+
+// The threading modes (io.aeron.driver.ThreadingMode).
+const (
+	// Shared runs every agent on one goroutine locked to an OS thread
+	// (Start).
+	Shared ThreadingMode = "SHARED"
+	// SharedNetwork and Dedicated are accepted and run like Shared.
+	SharedNetwork ThreadingMode = "SHARED_NETWORK"
+	Dedicated     ThreadingMode = "DEDICATED"
+	// Invoker leaves the duty cycle to the owner, who calls DoWork (New).
+	Invoker ThreadingMode = "INVOKER"
+)
+
+// Options configure a Driver. The zero value works: it gives the Java
+// driver's defaults (Configuration.java, 1.51), with private (0700/0600)
+// files in the default Aeron directory. Durations and sizes of zero take the
+// default named beside them.
+type Options struct {
+	// Dir is the Aeron directory (aeron.dir; default aeron.DefaultDir()).
+	Dir string
+	// DirDeleteOnStart deletes Dir at start without checking for a live
+	// driver (aeron.dir.delete.on.start).
+	DirDeleteOnStart bool
+	// DirDeleteOnShutdown deletes Dir at Close (aeron.dir.delete.on.shutdown).
+	DirDeleteOnShutdown bool
+	// WarnIfDirExists reports an existing Dir through Warn
+	// (aeron.dir.warn.if.exists).
+	WarnIfDirExists bool
+	// DriverTimeout is how old a CnC heartbeat may be for the driver that
+	// wrote it to count as alive (aeron.driver.timeout; 10 s).
+	DriverTimeout time.Duration
+
+	// ThreadingMode is reported in the cycle-time counters' labels. Start
+	// runs Shared (the default); New leaves the cycle to the owner and
+	// reports Invoker.
+	ThreadingMode ThreadingMode
+	// Idle is the idle strategy of the goroutine Start runs (default the
+	// Java driver's back-off: 10 spins, 20 yields, then sleeps from 1 µs
+	// to 1 ms).
+	Idle aeron.IdleStrategy
+
+	TimerInterval             time.Duration // aeron.timer.interval (1 s)
+	ClientLivenessTimeout     time.Duration // aeron.client.liveness.timeout (10 s)
+	PublicationUnblockTimeout time.Duration // aeron.publication.unblock.timeout (15 s)
+	ImageLivenessTimeout      time.Duration // aeron.image.liveness.timeout (10 s): IPC reject cool-down
+	PublicationLingerTimeout  time.Duration // aeron.publication.linger.timeout (5 s): recorded in logs
+	// Untethered subscriptions: window-limit (5 s), linger (0: the
+	// window-limit value in effect) and resting (10 s) timeouts
+	// (aeron.untethered.*.timeout).
+	UntetheredWindowLimitTimeout time.Duration
+	UntetheredLingerTimeout      time.Duration
+	UntetheredRestingTimeout     time.Duration
+	// CounterFreeToReuseTimeout keeps a freed counter id out of use this
+	// long (aeron.counters.free.to.reuse.timeout; 1 s).
+	CounterFreeToReuseTimeout time.Duration
+	// ConductorCycleThreshold counts conductor cycles longer than it
+	// (aeron.driver.conductor.cycle.threshold; 100 ms).
+	ConductorCycleThreshold time.Duration
+
+	TermLength               int // aeron.term.buffer.length (16 MiB): UDP, recorded only
+	IPCTermLength            int // aeron.ipc.term.buffer.length (64 MiB)
+	MTU                      int // aeron.mtu.length (1408)
+	IPCMTU                   int // aeron.ipc.mtu.length (1408)
+	PublicationTermWindow    int // aeron.publication.term.window.length (0: term/2)
+	IPCPublicationTermWindow int // aeron.ipc.publication.term.window.length (0: term/2)
+	FilePageSize             int // aeron.file.page.size (4 KiB)
+	// DenseLogs allocates log files whole instead of sparse
+	// (aeron.term.buffer.sparse.file=false).
+	DenseLogs bool
+	// NoStorageChecks skips the free-space check before creating a log
+	// (aeron.perform.storage.checks=false).
+	NoStorageChecks bool
+	// LowStorageWarning reports (through Warn and the error log) a log
+	// created when no more than this many bytes are left
+	// (aeron.low.file.store.warning.threshold; 160 MiB).
+	LowStorageWarning int64
+
+	ToDriverBufferLength   int // aeron.conductor.buffer.length (1 MiB + 768)
+	ToClientsBufferLength  int // aeron.clients.buffer.length (1 MiB + 128)
+	CountersBufferLength   int // aeron.counters.buffer.length (8 MiB of values; metadata is 4×)
+	ErrorBufferLength      int // aeron.error.buffer.length (4 MiB)
+	LossReportBufferLength int // aeron.loss.report.buffer.length (1 MiB)
+	// ResourceFreeLimit bounds the logs freed per cycle
+	// (aeron.driver.resource.free.limit; 10).
+	ResourceFreeLimit int
+	// ReservedSessionIDLow..High are never handed out as automatic session
+	// ids (aeron.publication.reserved.session.id.low/high; −1..1000). Both
+	// zero means the default.
+	ReservedSessionIDLow, ReservedSessionIDHigh int32
+	// Untethered, NoRejoin and Unreliable flip the subscription defaults
+	// (aeron.tether.subscriptions, aeron.rejoin.stream,
+	// aeron.reliable.stream, all true in Aeron).
+	Untethered, NoRejoin, Unreliable bool
+	// SpiesSimulateConnection and MaxResend are recorded in logs
+	// (aeron.spies.simulate.connection false, aeron.max.resend 16).
+	SpiesSimulateConnection bool
+	MaxResend               int
+
+	// TerminationValidator decides whether a TERMINATE_DRIVER command with
+	// this token stops the driver (aeron.driver.termination.validator).
+	// nil refuses every request, as the real drivers do by default.
+	TerminationValidator func(dir string, token []byte) bool
+	// TerminationHook runs (on the driver's goroutine) when a request was
+	// allowed. nil: Start's goroutine stops the driver; an embedded
+	// driver does nothing.
+	TerminationHook func()
+
+	// DirPerm and FilePerm are the modes of the directories and files the
+	// driver creates (0700 and 0600: only the driver's user may use it).
+	// Give 0770/0660 to share a driver with a group.
+	DirPerm, FilePerm os.FileMode
+
+	// Warn receives warnings the Java driver prints to stderr (directory
+	// exists, errors saved, low storage). nil drops them.
+	Warn func(msg string)
+	// ErrorHandler receives every error the conductor records in the CnC
+	// error log (refused commands included). nil drops them.
+	ErrorHandler func(error)
+}
+
+// Defaults, as in the Java driver's Configuration.java.
+const (
+	defaultDriverTimeout     = 10 * time.Second
+	defaultTimerInterval     = time.Second
+	defaultClientLiveness    = 10 * time.Second
+	defaultUnblockTimeout    = 15 * time.Second
+	defaultImageLiveness     = 10 * time.Second
+	defaultLinger            = 5 * time.Second
+	defaultUntetheredWindow  = 5 * time.Second
+	defaultUntetheredResting = 10 * time.Second
+	defaultFreeToReuse       = time.Second
+	defaultCycleThreshold    = 100 * time.Millisecond
+	defaultTermLength        = 16 << 20
+	defaultIPCTermLength     = 64 << 20
+	defaultMTU               = 1408
+	maxUDPPayloadLength      = 65504
+	defaultPageSize          = 4 << 10
+	defaultLowStorageWarning = 160 << 20
+	defaultToDriverLength    = 1<<20 + ringbuffer.TrailerLength
+	defaultToClientsLength   = 1<<20 + broadcast.TrailerLength
+	defaultCountersLength    = 8 << 20
+	maxCountersLength        = 500 << 20
+	defaultErrorLength       = 4 << 20
+	defaultLossReportLength  = 1 << 20
+	defaultResourceFreeLimit = 10
+	defaultReservedLow       = -1
+	defaultReservedHigh      = 1000
+	defaultMaxResend         = 16
+	maxResendLimit           = 256
+	defaultDirPerm           = 0o700
+	defaultFilePerm          = 0o600
+	clockUpdateInterval      = time.Millisecond
+	defaultIdleMaxSpins      = 10
+	defaultIdleMaxYields     = 20
+	defaultIdleMinPark       = time.Microsecond
+	defaultIdleMaxPark       = time.Millisecond
+	commandDrainLimit        = 1
+	maxErrorMessageLength    = 1023
+)
+
+// EnsureDefaults fills every zero field with its default.
+func (o *Options) EnsureDefaults() {
+	if o.Dir == "" {
+		o.Dir = aeron.DefaultDir()
+	}
+	setDur := func(d *time.Duration, def time.Duration) {
+		if *d <= 0 {
+			*d = def
+		}
+	}
+	setInt := func(v *int, def int) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	setDur(&o.DriverTimeout, defaultDriverTimeout)
+	if o.ThreadingMode == "" {
+		o.ThreadingMode = Shared
+	}
+	if o.Idle == nil {
+		o.Idle = &aeron.BackoffIdle{MaxSpins: defaultIdleMaxSpins, MaxYields: defaultIdleMaxYields,
+			MinPark: defaultIdleMinPark, MaxPark: defaultIdleMaxPark}
+	}
+	setDur(&o.TimerInterval, defaultTimerInterval)
+	setDur(&o.ClientLivenessTimeout, defaultClientLiveness)
+	setDur(&o.PublicationUnblockTimeout, defaultUnblockTimeout)
+	setDur(&o.ImageLivenessTimeout, defaultImageLiveness)
+	setDur(&o.PublicationLingerTimeout, defaultLinger)
+	setDur(&o.UntetheredWindowLimitTimeout, defaultUntetheredWindow)
+	setDur(&o.UntetheredRestingTimeout, defaultUntetheredResting)
+	setDur(&o.CounterFreeToReuseTimeout, defaultFreeToReuse)
+	setDur(&o.ConductorCycleThreshold, defaultCycleThreshold)
+	setInt(&o.TermLength, defaultTermLength)
+	setInt(&o.IPCTermLength, defaultIPCTermLength)
+	setInt(&o.MTU, defaultMTU)
+	setInt(&o.IPCMTU, defaultMTU)
+	setInt(&o.FilePageSize, defaultPageSize)
+	if o.LowStorageWarning <= 0 {
+		o.LowStorageWarning = defaultLowStorageWarning
+	}
+	setInt(&o.ToDriverBufferLength, defaultToDriverLength)
+	setInt(&o.ToClientsBufferLength, defaultToClientsLength)
+	setInt(&o.CountersBufferLength, defaultCountersLength)
+	setInt(&o.ErrorBufferLength, defaultErrorLength)
+	setInt(&o.LossReportBufferLength, defaultLossReportLength)
+	setInt(&o.ResourceFreeLimit, defaultResourceFreeLimit)
+	if o.ReservedSessionIDLow == 0 && o.ReservedSessionIDHigh == 0 {
+		o.ReservedSessionIDLow, o.ReservedSessionIDHigh = defaultReservedLow, defaultReservedHigh
+	}
+	setInt(&o.MaxResend, defaultMaxResend)
+	if o.DirPerm == 0 {
+		o.DirPerm = defaultDirPerm
+	}
+	if o.FilePerm == 0 {
+		o.FilePerm = defaultFilePerm
+	}
+}
+
+// Validate checks the options as the Java driver's Context.conclude does.
+// Call EnsureDefaults first.
+func (o *Options) Validate() error {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOptions}, a...)...)
+	}
+	switch o.ThreadingMode {
+	case Shared, SharedNetwork, Dedicated, Invoker:
+	default:
+		return bad("threading mode %q is not SHARED, SHARED_NETWORK, DEDICATED or INVOKER", o.ThreadingMode)
+	}
+	if o.PublicationUnblockTimeout <= o.ClientLivenessTimeout {
+		return bad("publicationUnblockTimeoutNs=%d <= clientLivenessTimeoutNs=%d",
+			o.PublicationUnblockTimeout.Nanoseconds(), o.ClientLivenessTimeout.Nanoseconds())
+	}
+	if o.ClientLivenessTimeout <= o.TimerInterval {
+		return bad("clientLivenessTimeoutNs=%d <= timerIntervalNs=%d",
+			o.ClientLivenessTimeout.Nanoseconds(), o.TimerInterval.Nanoseconds())
+	}
+	for _, t := range []struct {
+		name string
+		d    time.Duration
+	}{{"untethered window limit timeout", o.UntetheredWindowLimitTimeout},
+		{"untethered linger timeout", o.UntetheredLingerTimeout},
+		{"untethered resting timeout", o.UntetheredRestingTimeout}} {
+		if t.d != 0 && t.d <= o.TimerInterval {
+			return bad("%s %v must be longer than the timer interval %v", t.name, t.d, o.TimerInterval)
+		}
+	}
+	for _, t := range []struct {
+		name string
+		n    int
+	}{{"aeron.term.buffer.length", o.TermLength}, {"aeron.ipc.term.buffer.length", o.IPCTermLength}} {
+		if err := logbuffer.CheckTermLength(t.n); err != nil {
+			return bad("%s: %v", t.name, err)
+		}
+	}
+	for _, t := range []struct {
+		name string
+		n    int
+	}{{"aeron.mtu.length", o.MTU}, {"aeron.ipc.mtu.length", o.IPCMTU}} {
+		if err := checkMTU(t.n); err != nil {
+			return bad("%s: %v", t.name, err)
+		}
+	}
+	if err := logbuffer.CheckPageSize(o.FilePageSize); err != nil {
+		return bad("aeron.file.page.size: %v", err)
+	}
+	if n := o.ToDriverBufferLength - ringbuffer.TrailerLength; n < 1<<20 || n&(n-1) != 0 {
+		return bad("aeron.conductor.buffer.length %d must be a power of two of at least 1 MiB plus %d",
+			o.ToDriverBufferLength, ringbuffer.TrailerLength)
+	}
+	if n := o.ToClientsBufferLength - broadcast.TrailerLength; n < 1<<20 || n&(n-1) != 0 {
+		return bad("aeron.clients.buffer.length %d must be a power of two of at least 1 MiB plus %d",
+			o.ToClientsBufferLength, broadcast.TrailerLength)
+	}
+	if o.CountersBufferLength%counters.ValueLength != 0 || o.CountersBufferLength > maxCountersLength {
+		return bad("aeron.counters.buffer.length %d must be a multiple of %d up to %d",
+			o.CountersBufferLength, counters.ValueLength, maxCountersLength)
+	}
+	if o.CountersBufferLength/counters.ValueLength < numSystemCounters {
+		return bad("aeron.counters.buffer.length %d holds fewer than the %d system counters", o.CountersBufferLength, numSystemCounters)
+	}
+	if o.ErrorBufferLength < 1<<10 {
+		return bad("aeron.error.buffer.length %d is too small", o.ErrorBufferLength)
+	}
+	if o.ReservedSessionIDLow > o.ReservedSessionIDHigh {
+		return bad("reserved session id range %d..%d is empty", o.ReservedSessionIDLow, o.ReservedSessionIDHigh)
+	}
+	if o.MaxResend < 1 || o.MaxResend > maxResendLimit {
+		return bad("aeron.max.resend %d must be 1..%d", o.MaxResend, maxResendLimit)
+	}
+	if o.DirPerm&0o700 != 0o700 || o.FilePerm&0o600 != 0o600 {
+		return bad("the driver's own user needs rwx on directories and rw on files (got %v, %v)", o.DirPerm, o.FilePerm)
+	}
+	return nil
+}
+
+func checkMTU(n int) error {
+	switch {
+	case n <= logbuffer.HeaderLength:
+		return fmt.Errorf("mtuLength=%d <= HEADER_LENGTH=%d", n, logbuffer.HeaderLength)
+	case n > maxUDPPayloadLength:
+		return fmt.Errorf("mtuLength=%d > MAX_UDP_PAYLOAD_LENGTH=%d", n, maxUDPPayloadLength)
+	case n%logbuffer.FrameAlignment != 0:
+		return fmt.Errorf("mtuLength=%d is not a multiple of FRAME_ALIGNMENT=%d", n, logbuffer.FrameAlignment)
+	}
+	return nil
+}
+
+// producerWindowLength is the publication window: half the term, or the
+// configured window when it is smaller (Configuration.producerWindowLength).
+func producerWindowLength(termLength, configured int) int {
+	w := termLength / 2
+	if configured != 0 {
+		w = min(configured, w)
+	}
+	return w
+}
+
+// Version is the Aeron version this driver speaks (its protocol, CnC and
+// log layouts), the driver version counter's value.
+const Version = "1.51.0"
+
+const versionPacked = 1<<16 | 51<<8 | 0
+
+// versionInfo is the text after "Errors: " and "Aeron software: " in the
+// system counters' labels: Aeron's version and the build's commit.
+func versionInfo() string {
+	commit := "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				commit = s.Value
+			}
+		}
+	}
+	return "version=" + Version + " commit=goblin-" + commit
+}

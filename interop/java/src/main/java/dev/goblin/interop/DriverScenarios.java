@@ -1,0 +1,621 @@
+/*
+ * DriverScenarios exercises a media driver through the unchanged Java client,
+ * one scenario after another in one JVM, and prints what it saw, so the Go
+ * tests can run the same program against goblin's Go driver and against the
+ * Java driver and demand the same results.
+ *
+ * Scenarios (all IPC): concurrent (two publishers sharing one concurrent
+ * publication), exclusive, claim (tryClaim on both kinds), fragments (sizes
+ * up to the max message length), controlled (controlled poll actions),
+ * counters (client and static counters, the counters reader, the unavailable
+ * counter handler), response (an IPC response channel), unavailable (the
+ * image goes when its publisher closes), errors (error codes for refused
+ * commands), session (explicit session ids, clashes, nextSessionId).
+ *
+ * Arguments: scenarios=a,b,... (default all), term=<term-length> (default
+ * 64k), timeoutMs=. Lines: "PASS <name> <details>" or "FAIL <name> <reason>"
+ * per scenario, then "RESULT pass=N fail=M". Exit status 0 when all passed.
+ */
+package dev.goblin.interop;
+
+import io.aeron.Aeron;
+import io.aeron.ConcurrentPublication;
+import io.aeron.Counter;
+import io.aeron.ErrorCode;
+import io.aeron.ExclusivePublication;
+import io.aeron.FragmentAssembler;
+import io.aeron.Image;
+import io.aeron.Publication;
+import io.aeron.Subscription;
+import io.aeron.exceptions.RegistrationException;
+import io.aeron.logbuffer.BufferClaim;
+import io.aeron.logbuffer.ControlledFragmentHandler;
+import org.agrona.DirectBuffer;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.SleepingMillisIdleStrategy;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.status.CountersReader;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+
+public final class DriverScenarios
+{
+    private static final ConcurrentLinkedQueue<String> EVENTS = new ConcurrentLinkedQueue<>();
+    private static long timeoutMs;
+    private static String term;
+    private static int nextStream = 2000;
+
+    private static final class Failure extends RuntimeException
+    {
+        private static final long serialVersionUID = 1L;
+
+        Failure(final String msg)
+        {
+            super(msg);
+        }
+    }
+
+    private interface Scenario
+    {
+        String run(Aeron aeron) throws Exception;
+    }
+
+    public static void main(final String[] argv)
+    {
+        final Common.Args args = new Common.Args(argv);
+        timeoutMs = args.i64("timeoutMs", 60_000);
+        term = args.str("term", "64k");
+        final String only = args.str("scenarios",
+            "concurrent,exclusive,claim,fragments,controlled,counters,response,unavailable,errors,session");
+
+        final Aeron.Context ctx = new Aeron.Context()
+            .errorHandler(t -> EVENTS.add("error " + t))
+            .availableCounterHandler((r, reg, id) -> EVENTS.add("counter-available " + reg + " " + id))
+            .unavailableCounterHandler((r, reg, id) -> EVENTS.add("counter-unavailable " + reg + " " + id))
+            .driverTimeoutMs(args.i64("driverTimeoutMs", 20_000));
+        final String dir = args.str("dir", null);
+        if (null != dir)
+        {
+            ctx.aeronDirectoryName(dir);
+        }
+
+        int pass = 0;
+        int fail = 0;
+        try (Aeron aeron = Aeron.connect(ctx))
+        {
+            Common.line("READY client=" + aeron.clientId());
+            for (final String name : only.split(","))
+            {
+                final Scenario s = scenario(name);
+                try
+                {
+                    final String details = s.run(aeron);
+                    Common.line("PASS " + name + " " + details);
+                    pass++;
+                }
+                catch (final Throwable t)
+                {
+                    Common.line("FAIL " + name + " " + t);
+                    t.printStackTrace();
+                    fail++;
+                }
+            }
+        }
+        Common.line("RESULT pass=" + pass + " fail=" + fail);
+        System.exit(0 == fail ? 0 : 1);
+    }
+
+    private static Scenario scenario(final String name)
+    {
+        return switch (name)
+        {
+            case "concurrent" -> DriverScenarios::concurrent;
+            case "exclusive" -> DriverScenarios::exclusive;
+            case "claim" -> DriverScenarios::claim;
+            case "fragments" -> DriverScenarios::fragments;
+            case "controlled" -> DriverScenarios::controlled;
+            case "counters" -> DriverScenarios::counters;
+            case "response" -> DriverScenarios::response;
+            case "unavailable" -> DriverScenarios::unavailable;
+            case "errors" -> DriverScenarios::errors;
+            case "session" -> DriverScenarios::session;
+            default -> throw new IllegalArgumentException("unknown scenario " + name);
+        };
+    }
+
+    private static String ipc()
+    {
+        return "aeron:ipc?term-length=" + term;
+    }
+
+    private static int stream()
+    {
+        return nextStream++;
+    }
+
+    private static void check(final boolean ok, final String what)
+    {
+        if (!ok)
+        {
+            throw new Failure(what);
+        }
+    }
+
+    private static void await(final String what, final BooleanSupplier cond)
+    {
+        final long deadline = Common.deadline(timeoutMs);
+        final IdleStrategy idle = new SleepingMillisIdleStrategy(1);
+        while (!cond.getAsBoolean())
+        {
+            if (Common.past(deadline))
+            {
+                throw new Failure("timed out waiting for " + what);
+            }
+            idle.idle();
+        }
+    }
+
+    private static long offer(final Publication pub, final DirectBuffer buf, final int length)
+    {
+        final long r = Common.offer(pub, buf, length, new SleepingMillisIdleStrategy(1), Common.deadline(timeoutMs));
+        check(r > 0, "offer failed: " + Common.status(r));
+        return r;
+    }
+
+    /** Receives count pattern messages of the given sizes (any order of sequence numbers per publisher). */
+    private static final class Receiver
+    {
+        final List<Long> seqs = new ArrayList<>();
+        long bytes;
+        int corrupt;
+
+        void onMessage(final DirectBuffer buffer, final int offset, final int length, final long seq)
+        {
+            if (Common.check(buffer, offset, length, seq) != -1)
+            {
+                corrupt++;
+            }
+            seqs.add(seq);
+            bytes += length;
+        }
+    }
+
+    /** Runs publish on its own thread while this thread receives, so back pressure cannot stall the test. */
+    private static Receiver publishAndReceive(
+        final Subscription sub, final int count, final int[] sizes, final Runnable publish)
+    {
+        final Throwable[] failed = new Throwable[1];
+        final Thread t = new Thread(() ->
+        {
+            try
+            {
+                publish.run();
+            }
+            catch (final Throwable ex)
+            {
+                failed[0] = ex;
+            }
+        }, "publisher");
+        t.start();
+        try
+        {
+            return receive(sub, count, sizes);
+        }
+        finally
+        {
+            joinQuietly(t);
+            if (null != failed[0])
+            {
+                throw new Failure("publisher: " + failed[0]);
+            }
+        }
+    }
+
+    private static Receiver receive(final Subscription sub, final int count, final int[] sizes)
+    {
+        final Receiver r = new Receiver();
+        final FragmentAssembler assembler = new FragmentAssembler((buffer, offset, length, header) ->
+        {
+            // The first 8 bytes carry the sequence number; the pattern covers the rest.
+            final long seq = buffer.getLong(offset);
+            r.onMessage(buffer, offset + 8, length - 8, seq);
+            if (null != sizes && length != sizes[(int)(seq % sizes.length)])
+            {
+                r.corrupt++;
+            }
+        });
+        await(count + " messages", () ->
+        {
+            sub.poll(assembler, 100);
+            return r.seqs.size() >= count;
+        });
+        check(0 == r.corrupt, r.corrupt + " corrupt messages");
+        return r;
+    }
+
+    private static void fillMessage(final UnsafeBuffer buf, final long seq, final int length)
+    {
+        buf.putLong(0, seq);
+        Common.fill(buf, 8, seq, length - 8);
+    }
+
+    private static String concurrent(final Aeron aeron)
+    {
+        final int stream = stream();
+        try (Subscription sub = aeron.addSubscription(ipc(), stream);
+            ConcurrentPublication a = aeron.addPublication(ipc(), stream);
+            ConcurrentPublication b = aeron.addPublication(ipc(), stream))
+        {
+            check(a.sessionId() == b.sessionId(), "two concurrent adds got sessions " + a.sessionId() + " and " +
+                b.sessionId());
+            check(a.originalRegistrationId() == b.originalRegistrationId() &&
+                a.registrationId() != b.registrationId(), "shared publication registration ids");
+            await("image", () -> 1 == sub.imageCount());
+            check(a.isConnected() && b.isConnected(), "publications not connected");
+            final int count = 2000;
+            final int[] sizes = {16, 100, 256};
+            final Thread other = new Thread(() ->
+            {
+                final UnsafeBuffer ob = Common.buffer(256);
+                for (int i = 1; i < count; i += 2)
+                {
+                    fillMessage(ob, i, sizes[i % 3]);
+                    offer(b, ob, sizes[i % 3]);
+                }
+            });
+            other.start();
+            final Receiver r = publishAndReceive(sub, count, sizes, () ->
+            {
+                final UnsafeBuffer buf = Common.buffer(256);
+                for (int i = 0; i < count; i += 2)
+                {
+                    fillMessage(buf, i, sizes[i % 3]);
+                    offer(a, buf, sizes[i % 3]);
+                }
+            });
+            joinQuietly(other);
+            final boolean[] seen = new boolean[count];
+            for (final long s : r.seqs)
+            {
+                check(!seen[(int)s], "message " + s + " twice");
+                seen[(int)s] = true;
+            }
+            return "messages=" + r.seqs.size() + " bytes=" + r.bytes + " session-shared=true";
+        }
+    }
+
+    private static void joinQuietly(final Thread t)
+    {
+        try
+        {
+            t.join();
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static String exclusive(final Aeron aeron)
+    {
+        final int stream = stream();
+        try (Subscription sub = aeron.addSubscription(ipc(), stream);
+            ExclusivePublication a = aeron.addExclusivePublication(ipc(), stream);
+            ExclusivePublication b = aeron.addExclusivePublication(ipc(), stream))
+        {
+            check(a.sessionId() != b.sessionId(), "two exclusive publications share session " + a.sessionId());
+            await("two images", () -> 2 == sub.imageCount());
+            final int count = 3000;
+            final Receiver r = publishAndReceive(sub, count, null, () ->
+            {
+                final UnsafeBuffer buf = Common.buffer(200);
+                for (int i = 0; i < count; i++)
+                {
+                    fillMessage(buf, i, 8 + i % 190);
+                    offer(0 == i % 2 ? a : b, buf, 8 + i % 190);
+                }
+            });
+            return "messages=" + r.seqs.size() + " bytes=" + r.bytes + " images=2";
+        }
+    }
+
+    private static String claim(final Aeron aeron)
+    {
+        final int stream = stream();
+        try (Subscription sub = aeron.addSubscription(ipc(), stream);
+            ConcurrentPublication c = aeron.addPublication(ipc(), stream);
+            ExclusivePublication e = aeron.addExclusivePublication(ipc(), stream))
+        {
+            await("two images", () -> 2 == sub.imageCount());
+            final int count = 1000;
+            final int size = c.maxPayloadLength();
+            final Receiver r = publishAndReceive(sub, count, null, () ->
+            {
+                final BufferClaim claim = new BufferClaim();
+                for (int i = 0; i < count; i++)
+                {
+                    final Publication p = 0 == i % 2 ? c : e;
+                    final int length = 0 == i % 3 ? size : 8 + i % 64;
+                    final long deadline = Common.deadline(timeoutMs);
+                    long res;
+                    while ((res = p.tryClaim(length, claim)) < 0)
+                    {
+                        check(!Common.past(deadline) && res != Publication.CLOSED, "tryClaim: " + Common.status(res));
+                        Thread.onSpinWait();
+                    }
+                    final var b = claim.buffer();
+                    b.putLong(claim.offset(), i);
+                    for (int j = 0; j < length - 8; j++)
+                    {
+                        b.putByte(claim.offset() + 8 + j, Common.pattern(i, j));
+                    }
+                    claim.commit();
+                }
+            });
+            return "messages=" + r.seqs.size() + " bytes=" + r.bytes + " maxPayload=" + size;
+        }
+    }
+
+    private static String fragments(final Aeron aeron)
+    {
+        final int stream = stream();
+        try (Subscription sub = aeron.addSubscription(ipc(), stream);
+            ExclusivePublication pub = aeron.addExclusivePublication(ipc(), stream))
+        {
+            await("image", () -> 1 == sub.imageCount());
+            final int max = pub.maxMessageLength();
+            final int payload = pub.maxPayloadLength();
+            final int[] sizes = {payload, payload + 1, 2 * payload + 7, max - 1, max};
+            final int count = 40;
+            final Receiver r = publishAndReceive(sub, count, sizes, () ->
+            {
+                final UnsafeBuffer buf = Common.buffer(max);
+                for (int i = 0; i < count; i++)
+                {
+                    fillMessage(buf, i, sizes[i % sizes.length]);
+                    offer(pub, buf, sizes[i % sizes.length]);
+                }
+            });
+            return "messages=" + r.seqs.size() + " bytes=" + r.bytes + " maxMessage=" + max;
+        }
+    }
+
+    private static String controlled(final Aeron aeron)
+    {
+        final int stream = stream();
+        try (Subscription sub = aeron.addSubscription(ipc(), stream);
+            ExclusivePublication pub = aeron.addExclusivePublication(ipc(), stream))
+        {
+            await("image", () -> 1 == sub.imageCount());
+            final UnsafeBuffer buf = Common.buffer(64);
+            final int count = 10;
+            for (int i = 0; i < count; i++)
+            {
+                fillMessage(buf, i, 32);
+                offer(pub, buf, 32);
+            }
+            final Image image = sub.imageAtIndex(0);
+            await("messages published", () -> pub.position() >= 10 * 64);
+            final List<Long> seen = new ArrayList<>();
+            final AtomicInteger aborts = new AtomicInteger();
+            // ABORT the first delivery of message 3, BREAK after message 5,
+            // COMMIT message 7, CONTINUE otherwise.
+            final ControlledFragmentHandler handler = (buffer, offset, length, header) ->
+            {
+                final long seq = buffer.getLong(offset);
+                if (3 == seq && 0 == aborts.getAndIncrement())
+                {
+                    return ControlledFragmentHandler.Action.ABORT;
+                }
+                seen.add(seq);
+                if (5 == seq)
+                {
+                    return ControlledFragmentHandler.Action.BREAK;
+                }
+                return 7 == seq ? ControlledFragmentHandler.Action.COMMIT : ControlledFragmentHandler.Action.CONTINUE;
+            };
+            final int first = image.controlledPoll(handler, 100);
+            check(3 == first && image.position() == 3 * 64, "after ABORT: fragments=" + first + " position=" +
+                image.position());
+            final int second = image.controlledPoll(handler, 100);
+            check(3 == second && image.position() == 6 * 64, "after BREAK: fragments=" + second + " position=" +
+                image.position());
+            final int third = image.controlledPoll(handler, 100);
+            check(4 == third && image.position() == 10 * 64, "rest: fragments=" + third);
+            for (int i = 0; i < count; i++)
+            {
+                check(seen.get(i) == i, "order " + seen);
+            }
+            return "fragments=" + first + "," + second + "," + third;
+        }
+    }
+
+    private static String counters(final Aeron aeron)
+    {
+        final CountersReader reader = aeron.countersReader();
+        final UnsafeBuffer key = new UnsafeBuffer(new byte[8]);
+        key.putLong(0, 0x0123456789ABCDEFL);
+        final UnsafeBuffer label = new UnsafeBuffer("goblin test counter".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        final long staticReg = 424242;
+        final int counterId;
+        final long counterReg;
+        try (Counter c = aeron.addCounter(1001, key, 0, 8, label, 0, label.capacity());
+            Counter s1 = aeron.addStaticCounter(1002, "goblin static counter", staticReg);
+            Counter s2 = aeron.addStaticCounter(1002, "goblin static counter", staticReg))
+        {
+            counterId = c.id();
+            counterReg = c.registrationId();
+            c.set(77);
+            c.increment();
+            check(78 == reader.getCounterValue(c.id()), "value " + reader.getCounterValue(c.id()));
+            check(1001 == reader.getCounterTypeId(c.id()), "type " + reader.getCounterTypeId(c.id()));
+            check("goblin test counter".equals(reader.getCounterLabel(c.id())), "label " + reader.getCounterLabel(c.id()));
+            check(0x0123456789ABCDEFL == reader.metaDataBuffer().getLong(CountersReader.metaDataOffset(c.id()) +
+                CountersReader.KEY_OFFSET), "key");
+            check(aeron.clientId() == reader.getCounterOwnerId(c.id()), "owner " + reader.getCounterOwnerId(c.id()));
+            check(c.registrationId() == reader.getCounterRegistrationId(c.id()), "registration id");
+            check(s1.id() == s2.id(), "static counters " + s1.id() + " and " + s2.id());
+            check(staticReg == reader.getCounterRegistrationId(s1.id()) && Aeron.NULL_VALUE ==
+                reader.getCounterOwnerId(s1.id()), "static counter ids");
+            check(CountersReader.RECORD_ALLOCATED == reader.getCounterState(43) &&
+                0x10000 == reader.getCounterValue(43), "control protocol version counter");
+            check(aeron.clientId() == reader.getCounterRegistrationId(heartbeatId(reader, aeron.clientId())),
+                "client heartbeat counter");
+        }
+        await("counter unavailable", () -> EVENTS.contains("counter-unavailable " + counterReg + " " + counterId));
+        check(CountersReader.RECORD_ALLOCATED != reader.getCounterState(counterId), "counter still allocated");
+        try (Counter s3 = aeron.addStaticCounter(1002, "goblin static counter", staticReg))
+        {
+            check(CountersReader.RECORD_ALLOCATED == reader.getCounterState(s3.id()), "static counter freed with its handle");
+        }
+        return "counter=" + counterId + " static=shared";
+    }
+
+    private static int heartbeatId(final CountersReader reader, final long clientId)
+    {
+        final int[] found = {-1};
+        reader.forEach((counterId, typeId, keyBuffer, label) ->
+        {
+            if (11 == typeId && clientId == keyBuffer.getLong(0))
+            {
+                found[0] = counterId;
+            }
+        });
+        check(-1 != found[0], "no heartbeat counter for client " + clientId);
+        return found[0];
+    }
+
+    private static String response(final Aeron aeron) throws Exception
+    {
+        final int reqStream = stream();
+        final int rspStream = stream();
+        final List<Image> serverImages = new ArrayList<>();
+        try (Subscription responses = aeron.addSubscription("aeron:ipc?control-mode=response", rspStream);
+            Subscription requests = aeron.addSubscription("aeron:ipc", reqStream, serverImages::add, img -> { });
+            Publication request = aeron.addPublication(
+                "aeron:ipc?response-correlation-id=" + responses.registrationId(), reqStream))
+        {
+            await("request image", () -> 1 == requests.imageCount());
+            final Image image = requests.imageAtIndex(0);
+            check(image.correlationId() == request.originalRegistrationId(), "request image id");
+            check(0 == responses.imageCount(), "response subscription matched before a response publication");
+            try (Publication response = aeron.addPublication(
+                "aeron:ipc?control-mode=response|response-correlation-id=" + image.correlationId(), rspStream))
+            {
+                await("response image", () -> 1 == responses.imageCount());
+                check(responses.imageAtIndex(0).sessionId() == response.sessionId(), "response session");
+                final UnsafeBuffer buf = Common.buffer(64);
+                fillMessage(buf, 0, 40);
+                offer(request, buf, 40);
+                final Receiver req = receive(requests, 1, null);
+                fillMessage(buf, 1, 48);
+                offer(response, buf, 48);
+                final Receiver rsp = receive(responses, 1, null);
+                check(req.seqs.get(0) == 0 && rsp.seqs.get(0) == 1, "request/response");
+                return "request=1 response=1 responseSession=" + response.sessionId();
+            }
+        }
+    }
+
+    private static String unavailable(final Aeron aeron)
+    {
+        final int stream = stream();
+        final List<Long> gone = new ArrayList<>();
+        try (Subscription sub = aeron.addSubscription(ipc(), stream, img -> { }, img -> gone.add(img.correlationId())))
+        {
+            final long reg;
+            try (ExclusivePublication pub = aeron.addExclusivePublication(ipc(), stream))
+            {
+                reg = pub.registrationId();
+                await("image", () -> 1 == sub.imageCount());
+                final UnsafeBuffer buf = Common.buffer(64);
+                fillMessage(buf, 0, 64);
+                offer(pub, buf, 64);
+            }
+            final Receiver r = receive(sub, 1, null);
+            await("image unavailable", () -> 0 == sub.imageCount());
+            check(1 == gone.size() && gone.get(0) == reg, "unavailable images " + gone);
+            return "messages=" + r.seqs.size() + " unavailable=1";
+        }
+    }
+
+    private static String errors(final Aeron aeron)
+    {
+        final int stream = stream();
+        final StringBuilder codes = new StringBuilder();
+        expectError(aeron, () -> aeron.addPublication("aeron:ipc?term-length=" + term + "|init-term-id=5", stream),
+            ErrorCode.INVALID_CHANNEL, codes);
+        expectError(aeron, () -> aeron.addPublication("aeron:ipc?term-length=" + term + "|stream-id=1", stream),
+            ErrorCode.INVALID_CHANNEL, codes);
+        expectError(aeron, () -> aeron.addPublication("aeron:ipc?term-length=" + term + "|mtu=80000", stream),
+            ErrorCode.GENERIC_ERROR, codes);
+        try (Publication p = aeron.addPublication("aeron:ipc?term-length=" + term + "|mtu=1408", stream))
+        {
+            expectError(aeron, () -> aeron.addPublication("aeron:ipc?term-length=" + term + "|mtu=4096", stream),
+                ErrorCode.GENERIC_ERROR, codes);
+            expectError(aeron, () -> aeron.addPublication("aeron:ipc?term-length=128k", stream),
+                ErrorCode.GENERIC_ERROR, codes);
+            check(p.isOriginal(), "first publication is not the original");
+        }
+        return "codes=" + codes;
+    }
+
+    private interface Add
+    {
+        AutoCloseable add();
+    }
+
+    private static void expectError(final Aeron aeron, final Add add, final ErrorCode code, final StringBuilder codes)
+    {
+        try (AutoCloseable r = add.add())
+        {
+            throw new Failure("expected " + code + ", got a resource");
+        }
+        catch (final RegistrationException ex)
+        {
+            check(code == ex.errorCode(), "expected " + code + ", got " + ex.errorCode() + ": " + ex.getMessage());
+            codes.append(0 == codes.length() ? "" : ",").append(code.value());
+        }
+        catch (final Failure f)
+        {
+            throw f;
+        }
+        catch (final Exception ex)
+        {
+            throw new Failure("unexpected " + ex);
+        }
+    }
+
+    private static String session(final Aeron aeron)
+    {
+        final int stream = stream();
+        final int next = aeron.nextSessionId(stream);
+        try (ExclusivePublication a = aeron.addExclusivePublication(
+            "aeron:ipc?term-length=" + term + "|session-id=" + next, stream))
+        {
+            check(a.sessionId() == next, "session-id param ignored: " + a.sessionId());
+            expectError(aeron, () -> aeron.addExclusivePublication(
+                "aeron:ipc?term-length=" + term + "|session-id=" + next, stream), ErrorCode.INVALID_CHANNEL,
+                new StringBuilder());
+            final int after = aeron.nextSessionId(stream);
+            check(after != next, "nextSessionId returned an active session " + after);
+            try (Subscription only = aeron.addSubscription("aeron:ipc?session-id=" + next, stream);
+                ExclusivePublication other = aeron.addExclusivePublication(ipc(), stream))
+            {
+                await("image", () -> 1 == only.imageCount());
+                check(only.imageAtIndex(0).sessionId() == next && other.sessionId() != next, "session filter");
+                Thread.sleep(50);
+                check(1 == only.imageCount(), "subscription with session-id joined another session");
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
+            }
+            return "explicit=" + next + " clash=INVALID_CHANNEL";
+        }
+    }
+}

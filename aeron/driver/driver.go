@@ -64,6 +64,8 @@ type Driver struct {
 	rsp                   []byte // response scratch
 	scratch               []byte // counter key and label scratch
 
+	epochClock func() int64 // epoch ms; tests replace it
+
 	terminated atomic.Bool // an allowed TERMINATE_DRIVER arrived
 	closed     bool
 	runner     *runner
@@ -94,6 +96,7 @@ func newDriver(o Options) (*Driver, error) {
 	d := &Driver{opts: o, osb: readOSSocketBuffers(), nextSessionID: d32Random(),
 		rsp: make([]byte, 0, 512), scratch: make([]byte, 0, 512)}
 	d.onCommandFn = d.onCommand
+	d.epochClock = epochMillis
 	if err := d.createCnC(); err != nil {
 		if d.cncData != nil {
 			shm.Unmap(d.cncData)
@@ -104,6 +107,8 @@ func newDriver(o Options) (*Driver, error) {
 }
 
 func d32Random() int32 { return int32(rand.Uint32()) }
+
+func epochMillis() int64 { return time.Now().UnixMilli() }
 
 // createCnC lays out cnc.dat and the loss report and signals the CnC
 // ready, in the order of MediaDriver.Context.conclude.
@@ -259,7 +264,7 @@ func (d *Driver) DoWork(nowNs int64) int {
 	d.nowNs = nowNs
 	if d.clockDeadlineNs-nowNs < 0 {
 		d.clockDeadlineNs = nowNs + int64(clockUpdateInterval)
-		d.epochMs = time.Now().UnixMilli()
+		d.epochMs = d.epochClock()
 	}
 	if d.lastWorkNs != 0 {
 		d.trackCycle(nowNs - d.lastWorkNs)

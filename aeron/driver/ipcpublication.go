@@ -95,9 +95,11 @@ func (p *ipcPublication) producerPosition() int64 {
 // after consuming); acquire here.
 func (d *Driver) subPosition(pos position) int64 { return shm.LoadInt64Acquire(d.values, pos.off) }
 
-// setPosition stores a position counter (release): a publisher that
-// acquires pub-lmt sees the cleaned terms behind it.
-func (d *Driver) setPosition(pos position, v int64) { shm.StoreInt64Release(d.values, pos.off, v) }
+// setPosition stores a position counter with release and no more (a
+// plain store on amd64, like Java's setRelease): a publisher that acquires
+// pub-lmt sees the terms cleaned before it. Writer: the conductor; readers:
+// publishers, subscribers, tools.
+func (d *Driver) setPosition(pos position, v int64) { shm.StoreInt64ReleaseOnly(d.values, pos.off, v) }
 
 func (d *Driver) positionOf(id int32) position {
 	return position{id: id, off: counters.ValueOffsetOf(id)}

@@ -68,8 +68,23 @@ const MaxChannelLength = 4095
 // answers it with error code MALFORMED_COMMAND.
 var ErrMalformed = errors.New("malformed command")
 
+// MalformedError is a command too short for its fields, worded as the
+// Java driver words it; errors.Is(err, ErrMalformed) holds.
+type MalformedError struct {
+	TypeID int32
+	What   string // "", " for channel", " for key"...
+	Length int
+}
+
+func (e *MalformedError) Error() string {
+	return fmt.Sprintf("command=%d too short%s: length=%d", e.TypeID, e.What, e.Length)
+}
+
+// Is makes errors.Is(err, ErrMalformed) match.
+func (e *MalformedError) Is(target error) bool { return target == ErrMalformed }
+
 func tooShort(typeID int32, what string, length int) error {
-	return fmt.Errorf("%w: command=%d too short%s: length=%d", ErrMalformed, typeID, what, length)
+	return &MalformedError{TypeID: typeID, What: what, Length: length}
 }
 
 // ascii reads the int32-length-prefixed string at off. ok is false when

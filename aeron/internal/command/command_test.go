@@ -93,7 +93,7 @@ func TestValidateRefusesTruncatedCommands(t *testing.T) {
 			t.Errorf("counter of %d bytes: %v", n, err)
 		}
 	}
-	if err := Correlated(make([]byte, 15)).Validate(ClientKeepalive); err == nil || err.Error() != "malformed command: command=6 too short: length=15" {
+	if err := Correlated(make([]byte, 15)).Validate(ClientKeepalive); err == nil || err.Error() != "command=6 too short: length=15" {
 		t.Errorf("message %v", err)
 	}
 }

@@ -1,0 +1,264 @@
+package driver
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/aeron"
+	"github.com/goblin-kv/goblin/aeron/internal/command"
+	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
+	"github.com/goblin-kv/goblin/internal/shm"
+)
+
+// shortTimeouts makes a test driver's timers fire in tens of
+// milliseconds, so liveness, unblocking and untethered states show up
+// quickly (tests still only wait for outcomes, never assert durations).
+func shortTimeouts(o Options) Options {
+	o.TimerInterval = 10 * time.Millisecond
+	o.ClientLivenessTimeout = 2 * time.Second
+	o.PublicationUnblockTimeout = 3 * time.Second
+	o.UntetheredWindowLimitTimeout = 100 * time.Millisecond
+	o.UntetheredLingerTimeout = 100 * time.Millisecond
+	o.UntetheredRestingTimeout = 200 * time.Millisecond
+	o.ImageLivenessTimeout = 200 * time.Millisecond
+	return o
+}
+
+// TestPublicationLimitFollowsSlowestTetheredSubscriber: a subscriber that
+// does not poll holds the publisher a term window ahead of it.
+func TestPublicationLimitFollowsSlowestTetheredSubscriber(t *testing.T) {
+	d := startDriver(t, testOptions(t))
+	c := connectClient(t, d)
+	pub, err := c.AddExclusivePublication(ipc64k, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := pub.Offer([]byte("x")); r != aeron.NotConnected {
+		t.Fatalf("offer without subscribers: %s", aeron.StatusString(r))
+	}
+	sub, err := c.AddSubscription(ipc64k, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "limit", func() bool { return pub.PositionLimit() == 32<<10 })
+	msg := make([]byte, 96) // 128-byte frames
+	sent := 0
+	for pub.Offer(msg) > 0 {
+		sent++
+	}
+	if sent != 256 || pub.Offer(msg) != aeron.BackPressured {
+		t.Fatalf("sent %d before back pressure", sent)
+	}
+	got := 0
+	eventually(t, "drain and more room", func() bool {
+		got += sub.Poll(func([]byte, *aeron.Header) {}, 100)
+		return got == sent && pub.PositionLimit() > 32<<10
+	})
+}
+
+// TestUntetheredSubscriberFallsBehindAndRejoins: an untethered subscriber
+// that stops polling loses the image (and stops holding the publisher
+// back), then rejoins at the current position after resting.
+func TestUntetheredSubscriberFallsBehindAndRejoins(t *testing.T) {
+	d := startDriver(t, shortTimeouts(testOptions(t)))
+	c := connectClient(t, d)
+	var available, unavailable atomic.Int32
+	lazy, err := c.AddSubscriptionWithHandlers(ipc64k+"|tether=false", 1,
+		func(*aeron.Image) { available.Add(1) }, func(*aeron.Image) { unavailable.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy, err := c.AddSubscription(ipc64k, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := c.AddExclusivePublication(ipc64k, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "images", func() bool { return lazy.ImageCount() == 1 && busy.ImageCount() == 1 })
+	msg := make([]byte, 96)
+	got := 0
+	// The busy subscriber keeps consuming; the publication moves far past
+	// the lazy one's window only because the lazy one is untethered.
+	eventually(t, "the lazy subscriber dropped and rejoined", func() bool {
+		for range 64 {
+			if pub.Offer(msg) < 0 {
+				break
+			}
+		}
+		got += busy.Poll(func([]byte, *aeron.Header) {}, 100)
+		return unavailable.Load() >= 1 && available.Load() >= 2
+	})
+	if got*128 < 32<<10 {
+		t.Fatalf("the busy subscriber got only %d messages", got)
+	}
+	if lazy.ImageCount() != 1 {
+		t.Fatalf("lazy subscriber has %d images after rejoining", lazy.ImageCount())
+	}
+	img := lazy.Images()[0]
+	if img.JoinPosition() < 32<<10 {
+		t.Fatalf("rejoined at %d, not at the current position", img.JoinPosition())
+	}
+}
+
+// TestDeadPublisherUnblocked: a concurrent publisher that claimed space
+// and never committed it (it died mid-offer) blocks the stream until the
+// unblock timeout; then the claim becomes padding and the subscriber
+// receives what other publishers sent after it.
+func TestDeadPublisherUnblocked(t *testing.T) {
+	d := startDriver(t, shortTimeouts(testOptions(t)))
+	c := connectClient(t, d)
+	sub, err := c.AddSubscription(ipc64k, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dying, err := c.AddPublication(ipc64k, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := c.AddPublication(ipc64k, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "image", func() bool { return sub.ImageCount() == 1 })
+	var claim aeron.BufferClaim
+	eventually(t, "claim", func() bool { return dying.TryClaim(100, &claim) > 0 })
+	eventually(t, "offer after the claim", func() bool { return other.Offer([]byte("after the dead claim")) > 0 })
+	var got []string
+	eventually(t, "the message behind the claim", func() bool {
+		sub.Poll(func(b []byte, _ *aeron.Header) { got = append(got, string(b)) }, 10)
+		return len(got) == 1
+	})
+	if got[0] != "after the dead claim" {
+		t.Fatalf("got %q", got)
+	}
+	if n := d.counters.Value(sysUnblockedPublications); n != 1 {
+		t.Fatalf("unblocked publications %d", n)
+	}
+}
+
+// TestEndOfStream: when the last publisher goes, the image reaches end of
+// stream at the last message and then becomes unavailable.
+func TestEndOfStream(t *testing.T) {
+	d := startDriver(t, testOptions(t))
+	c := connectClient(t, d)
+	var gone atomic.Int32
+	sub, err := c.AddSubscriptionWithHandlers(ipc64k, 1, nil, func(*aeron.Image) { gone.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := c.AddExclusivePublication(ipc64k, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "image", func() bool { return sub.ImageCount() == 1 })
+	img := sub.Images()[0]
+	for _, m := range []string{"one", "two", "three"} {
+		eventually(t, "offer", func() bool { return pub.Offer([]byte(m)) > 0 })
+	}
+	end := pub.Position()
+	pub.Close()
+	n := 0
+	eventually(t, "end of stream", func() bool {
+		n += img.Poll(func([]byte, *aeron.Header) {}, 10)
+		return img.IsEndOfStream()
+	})
+	if n != 3 || img.Position() != end {
+		t.Fatalf("end of stream after %d messages at %d, want 3 at %d", n, img.Position(), end)
+	}
+	eventually(t, "image unavailable", func() bool { return gone.Load() == 1 && sub.ImageCount() == 0 })
+}
+
+// TestRevokeEndsStreamAtOnce: REMOVE_PUBLICATION with the revoke flag ends
+// the stream where it is, without draining.
+func TestRevokeEndsStreamAtOnce(t *testing.T) {
+	m := newManualDriver(t, Options{TimerInterval: 10 * time.Millisecond})
+	c := newRawClient(m)
+	sub := c.addSubscription(ipc64k, 1)
+	pub := c.addPublication(ipc64k, 1, true)
+	c.take()
+	p := m.ipcPublications[0]
+	c.send(command.RemovePublication, command.AppendRemovePublication(nil, c.id, c.nextID(), pub, true))
+	c.expect(command.OnOperationSuccess)
+	m.advance(20 * time.Millisecond)
+	e := c.expect(command.OnUnavailableImage)
+	if u := command.ImageMessage(e[0].msg); u.CorrelationID() != pub || u.SubscriptionRegistrationID() != sub {
+		t.Fatal("wrong image")
+	}
+	if p.log.meta[logbuffer.IsPublicationRevokedOffset] != 1 || m.counters.Value(sysPublicationsRevoked) != 1 ||
+		shm.GetInt64(p.log.meta, logbuffer.EndOfStreamPositionOffset) != 0 {
+		t.Fatal("not revoked")
+	}
+}
+
+// TestRejectIPCImage: REJECT_IMAGE on an IPC publication tells its
+// publishers (ON_PUBLICATION_ERROR) and takes the image from its
+// subscribers until the image liveness timeout has passed.
+func TestRejectIPCImage(t *testing.T) {
+	m := newManualDriver(t, Options{TimerInterval: 10 * time.Millisecond, ImageLivenessTimeout: 100 * time.Millisecond})
+	c := newRawClient(m)
+	sub := c.addSubscription(ipc64k, 1)
+	pub := c.addPublication(ipc64k, 1, true)
+	c.take()
+	corr := c.nextID()
+	c.send(command.RejectImage, command.AppendRejectImage(nil, c.id, corr, pub, 0, "no thanks"))
+	e := c.expect(command.OnPublicationError, command.OnUnavailableImage, command.OnOperationSuccess)
+	if pe := command.PublicationErrorFrame(e[0].msg); pe.RegistrationID() != pub || pe.Code() != int32(aeron.ErrorCodeImageRejected) ||
+		pe.Message() != "no thanks" {
+		t.Fatalf("publication error %+v", pe)
+	}
+	if m.counters.Value(sysImagesRejected) != 1 {
+		t.Fatal("images rejected counter")
+	}
+	// A subscriber added during the cool-down does not see the image.
+	c.addSubscription(ipc64k, 1)
+	c.expect(command.OnSubscriptionReady)
+	m.advance(150 * time.Millisecond)
+	e = c.expect(command.OnAvailableImage, command.OnAvailableImage)
+	for _, ev := range e {
+		if command.ImageBuffersReady(ev.msg).CorrelationID() != pub {
+			t.Fatal("wrong image")
+		}
+	}
+	_ = sub
+}
+
+// TestTerminateDriver: refused by default, allowed by a validator.
+func TestTerminateDriver(t *testing.T) {
+	o := testOptions(t)
+	d := startDriver(t, o)
+	d.ring.Write(command.TerminateDriver, command.AppendTerminateDriver(nil, 1, []byte("please")))
+	time.Sleep(50 * time.Millisecond)
+	if d.Terminated() {
+		t.Fatal("terminated without a validator")
+	}
+	d.Close()
+	var hooked atomic.Bool
+	o.TerminationValidator = func(dir string, token []byte) bool { return dir == o.Dir && string(token) == "please" }
+	o.TerminationHook = func() { hooked.Store(true) }
+	d = startDriver(t, o)
+	d.ring.Write(command.TerminateDriver, command.AppendTerminateDriver(nil, 1, []byte("wrong")))
+	d.ring.Write(command.TerminateDriver, command.AppendTerminateDriver(nil, 1, []byte("please")))
+	select {
+	case <-d.Done():
+	case <-time.After(60 * time.Second):
+		t.Fatal("driver still running after an allowed TERMINATE_DRIVER")
+	}
+	if !hooked.Load() || !d.Terminated() {
+		t.Fatal("hook not run")
+	}
+}
+
+func TestSessionIDsSkipTheReservedRange(t *testing.T) {
+	m := newManualDriver(t, Options{})
+	m.nextSessionID = -3
+	var got []int32
+	for range 4 {
+		got = append(got, m.advanceSessionID())
+	}
+	if want := []int32{-3, -2, 1001, 1002}; got[0] != want[0] || got[1] != want[1] || got[2] != want[2] || got[3] != want[3] {
+		t.Fatalf("session ids %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,114 @@
+// Command aeronmd is goblin's Aeron media driver (package aeron/driver) with
+// the C media driver's command line, so scripts and test harnesses that
+// launch the C driver's aeronmd can launch this one instead:
+//
+//	aeronmd [-v] [--help] [-Dname=value]... [properties-file-or-url]...
+//
+// Configuration comes, lowest precedence first, from the environment
+// (AERON_DIR, AERON_IPC_TERM_BUFFER_LENGTH, ...), then every -D definition,
+// then every properties file or URL, in order; an empty value unsets. It
+// serves Aeron IPC; UDP channels are refused. SIGINT or SIGTERM, or a
+// TERMINATE_DRIVER command a termination validator allows, stop it after
+// it has deleted its logs and marked its CnC file shut down; it then exits
+// 0. See docs/aeron.md.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/goblin-kv/goblin/aeron/driver"
+)
+
+const usage = `Usage: aeronmd [-v] [--help] [-Dname=value]... [properties-file-or-url]...
+
+goblin's Aeron media driver for IPC, configured like the C driver's aeronmd:
+the environment (AERON_DIR, ...) first, then each -D definition, then each
+properties file (name=value lines, a path, file:// or http(s):// URL).
+
+  -v         print the version and exit
+  -h, --help print this help and exit
+  -Dname=value
+             set a property (aeron.dir=/dev/shm/x, or AERON_DIR's spelling)
+
+Properties:
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
+}
+
+func run(args, environ []string, stdout, stderr io.Writer) int {
+	props := driver.PropertiesFromEnv(environ)
+	var sources []string
+	for _, a := range args {
+		switch {
+		case a == "-h" || a == "--help" || a == "-help":
+			fmt.Fprint(stdout, usage+driver.PropertyHelp()+"\n")
+			return 0
+		case a == "-v":
+			fmt.Fprintf(stdout, "aeronmd (goblin) %s, Aeron %s protocol\n", buildVersion(), driver.Version)
+			return 0
+		case strings.HasPrefix(a, "-D"):
+			if err := props.Define(a[2:]); err != nil {
+				fmt.Fprintf(stderr, "aeronmd: %v\n", err)
+				return 1
+			}
+		case strings.HasPrefix(a, "-"):
+			fmt.Fprintf(stderr, "aeronmd: unknown option %q\n%s", a, usage)
+			return 1
+		default:
+			sources = append(sources, a)
+		}
+	}
+	for _, s := range sources {
+		if err := props.Load(s); err != nil {
+			fmt.Fprintf(stderr, "aeronmd: %v\n", err)
+			return 1
+		}
+	}
+	o, err := props.Options()
+	if err != nil {
+		fmt.Fprintf(stderr, "aeronmd: %v\n", err)
+		return 1
+	}
+	o.Warn = func(msg string) { fmt.Fprintln(stderr, msg) }
+	if v, _ := props.Get("aeron.print.configuration"); v == "true" {
+		fmt.Fprintf(stdout, "aeronmd configuration: %+v\n", o)
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	d, err := driver.Start(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "aeronmd: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "aeronmd: serving %s (pid %d)\n", d.Dir(), os.Getpid())
+	select {
+	case s := <-sigs:
+		fmt.Fprintf(stderr, "aeronmd: %v: shutting down\n", s)
+	case <-d.Done():
+		fmt.Fprintln(stderr, "aeronmd: terminated by a client: shutting down")
+	}
+	if err := d.Close(); err != nil {
+		fmt.Fprintf(stderr, "aeronmd: close: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				return s.Value
+			}
+		}
+	}
+	return "devel"
+}

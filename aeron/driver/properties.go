@@ -1,0 +1,328 @@
+package driver
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goblin-kv/goblin/aeron"
+)
+
+// Properties is driver configuration as the C media driver reads it: Java
+// property names (aeron.dir) folded to environment variable names
+// (AERON_DIR). The process environment is the base layer; -D definitions
+// and properties files given to aeronmd override it, later ones winning,
+// so a script that configures the C driver configures this one.
+type Properties map[string]string
+
+// EnvName is the environment variable a property name maps to: upper case,
+// dots to underscores (aeron.socket.so_rcvbuf → AERON_SOCKET_SO_RCVBUF).
+func EnvName(property string) string {
+	return strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(property), ".", "_"))
+}
+
+// PropertiesFromEnv takes every AERON_* variable of environ (os.Environ()
+// form) as the base layer.
+func PropertiesFromEnv(environ []string) Properties {
+	p := Properties{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "AERON_") {
+			p[k] = v
+		}
+	}
+	return p
+}
+
+// Set defines property name; an empty value removes it (as aeronmd unsets
+// the variable).
+func (p Properties) Set(name, value string) {
+	if value == "" {
+		delete(p, EnvName(name))
+		return
+	}
+	p[EnvName(name)] = value
+}
+
+// Get returns the property given by its Java name.
+func (p Properties) Get(name string) (string, bool) {
+	v, ok := p[EnvName(name)]
+	return v, ok
+}
+
+// ErrBadProperty wraps every error about a -D definition, a properties
+// file or a property's value.
+var ErrBadProperty = errors.New("aeron driver: bad configuration")
+
+// Define applies one -D argument's text, "name=value" or "name:value" as
+// one properties-file line.
+func (p Properties) Define(def string) error {
+	name, value, ok := splitProperty(def)
+	if !ok {
+		return fmt.Errorf("%w: malformed define %q (want name=value)", ErrBadProperty, def)
+	}
+	p.Set(name, value)
+	return nil
+}
+
+func splitProperty(line string) (name, value string, ok bool) {
+	i := strings.IndexAny(line, "=:")
+	if i <= 0 {
+		return "", "", false
+	}
+	name = strings.TrimSpace(line[:i])
+	value = strings.TrimLeft(line[i+1:], " \t")
+	return name, value, name != ""
+}
+
+// Load reads a properties file — a path, a file:// URL or an http(s)://
+// URL fetched within 10 seconds — and applies its definitions: "name=value"
+// or "name:value" lines, "#" and "!" comment lines, a trailing backslash
+// continuing a line.
+func (p Properties) Load(source string) error {
+	var r io.Reader
+	switch {
+	case strings.HasPrefix(source, "http://") || strings.HasPrefix(source, "https://"):
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, source, nil)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrBadProperty, source, err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrBadProperty, source, err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%w: %s: HTTP %s", ErrBadProperty, source, resp.Status)
+		}
+		r = resp.Body
+	default:
+		f, err := os.Open(strings.TrimPrefix(source, "file://"))
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrBadProperty, err)
+		}
+		defer f.Close()
+		r = f
+	}
+	sc := bufio.NewScanner(r)
+	var pending strings.Builder
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimLeft(sc.Text(), " \t")
+		if pending.Len() == 0 && (line == "" || line[0] == '#' || line[0] == '!') {
+			continue
+		}
+		if strings.HasSuffix(line, "\\") {
+			pending.WriteString(strings.TrimSuffix(line, "\\"))
+			continue
+		}
+		pending.WriteString(line)
+		full := pending.String()
+		pending.Reset()
+		name, value, ok := splitProperty(full)
+		if !ok {
+			return fmt.Errorf("%w: %s:%d: %q is not name=value", ErrBadProperty, source, n, full)
+		}
+		p.Set(name, value)
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrBadProperty, source, err)
+	}
+	return nil
+}
+
+// property describes one configuration property the driver reads.
+type property struct {
+	name  string
+	help  string
+	apply func(o *Options, v string) error
+}
+
+func durationProp(name, help string, field func(*Options) *time.Duration) property {
+	return property{name, help, func(o *Options, v string) error {
+		ns, err := parseDuration(name, v)
+		if err != nil {
+			return err
+		}
+		*field(o) = time.Duration(ns)
+		return nil
+	}}
+}
+
+func sizeProp(name, help string, field func(*Options) *int) property {
+	return property{name, help, func(o *Options, v string) error {
+		n, err := parseSize(name, v)
+		if err != nil {
+			return err
+		}
+		if n > 1<<31-1 {
+			return fmt.Errorf("%s=%s does not fit an int32", name, v)
+		}
+		*field(o) = int(n)
+		return nil
+	}}
+}
+
+func boolProp(name, help string, field func(*Options) *bool, invert bool) property {
+	return property{name, help, func(o *Options, v string) error {
+		*field(o) = (v == "true") != invert
+		return nil
+	}}
+}
+
+// properties are the ones this driver reads, with their Java names.
+var properties = []property{
+	{"aeron.dir", "Aeron directory (default /dev/shm/aeron-<user>)", func(o *Options, v string) error { o.Dir = v; return nil }},
+	boolProp("aeron.dir.delete.on.start", "delete the directory at start without checking for a live driver",
+		func(o *Options) *bool { return &o.DirDeleteOnStart }, false),
+	boolProp("aeron.dir.delete.on.shutdown", "delete the directory at shutdown",
+		func(o *Options) *bool { return &o.DirDeleteOnShutdown }, false),
+	boolProp("aeron.dir.warn.if.exists", "warn when the directory exists", func(o *Options) *bool { return &o.WarnIfDirExists }, false),
+	{"aeron.driver.timeout", "ms a CnC heartbeat may age for its driver to count as alive (10000)", func(o *Options, v string) error {
+		ms, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || ms <= 0 {
+			return fmt.Errorf("aeron.driver.timeout=%s is not a positive number of milliseconds", v)
+		}
+		o.DriverTimeout = time.Duration(ms) * time.Millisecond
+		return nil
+	}},
+	{"aeron.threading.mode", "DEDICATED, SHARED_NETWORK, SHARED (all run as one thread) or INVOKER", func(o *Options, v string) error {
+		o.ThreadingMode = ThreadingMode(strings.ToUpper(v))
+		return nil
+	}},
+	{"aeron.conductor.idle.strategy", "idle strategy: backoff (default), spin, noop, yield, sleep-ns, sleep-ms", func(o *Options, v string) error {
+		s, err := ParseIdleStrategy(v)
+		o.Idle = s
+		return err
+	}},
+	{"aeron.shared.idle.strategy", "idle strategy in SHARED mode (overrides aeron.conductor.idle.strategy)", func(o *Options, v string) error {
+		s, err := ParseIdleStrategy(v)
+		o.Idle = s
+		return err
+	}},
+	durationProp("aeron.timer.interval", "heartbeat and liveness check period (1s)", func(o *Options) *time.Duration { return &o.TimerInterval }),
+	durationProp("aeron.client.liveness.timeout", "client liveness timeout (10s)", func(o *Options) *time.Duration { return &o.ClientLivenessTimeout }),
+	durationProp("aeron.publication.unblock.timeout", "unblock a stalled publisher after (15s)", func(o *Options) *time.Duration { return &o.PublicationUnblockTimeout }),
+	durationProp("aeron.image.liveness.timeout", "image liveness timeout, the reject cool-down (10s)", func(o *Options) *time.Duration { return &o.ImageLivenessTimeout }),
+	durationProp("aeron.publication.linger.timeout", "publication linger recorded in logs (5s)", func(o *Options) *time.Duration { return &o.PublicationLingerTimeout }),
+	durationProp("aeron.untethered.window.limit.timeout", "untethered window limit timeout (5s)", func(o *Options) *time.Duration { return &o.UntetheredWindowLimitTimeout }),
+	durationProp("aeron.untethered.linger.timeout", "untethered linger timeout (the window limit timeout)", func(o *Options) *time.Duration { return &o.UntetheredLingerTimeout }),
+	durationProp("aeron.untethered.resting.timeout", "untethered resting timeout (10s)", func(o *Options) *time.Duration { return &o.UntetheredRestingTimeout }),
+	durationProp("aeron.counters.free.to.reuse.timeout", "keep freed counter ids unused for (1s)", func(o *Options) *time.Duration { return &o.CounterFreeToReuseTimeout }),
+	durationProp("aeron.driver.conductor.cycle.threshold", "count conductor cycles longer than (100ms)", func(o *Options) *time.Duration { return &o.ConductorCycleThreshold }),
+	sizeProp("aeron.term.buffer.length", "UDP term length (16m; UDP is not served yet)", func(o *Options) *int { return &o.TermLength }),
+	sizeProp("aeron.ipc.term.buffer.length", "IPC term length (64m)", func(o *Options) *int { return &o.IPCTermLength }),
+	sizeProp("aeron.mtu.length", "UDP MTU (1408)", func(o *Options) *int { return &o.MTU }),
+	sizeProp("aeron.ipc.mtu.length", "IPC MTU (1408)", func(o *Options) *int { return &o.IPCMTU }),
+	sizeProp("aeron.publication.term.window.length", "UDP publication window (term/2)", func(o *Options) *int { return &o.PublicationTermWindow }),
+	sizeProp("aeron.ipc.publication.term.window.length", "IPC publication window (term/2)", func(o *Options) *int { return &o.IPCPublicationTermWindow }),
+	sizeProp("aeron.file.page.size", "file page size (4k)", func(o *Options) *int { return &o.FilePageSize }),
+	boolProp("aeron.term.buffer.sparse.file", "sparse log files (true)", func(o *Options) *bool { return &o.DenseLogs }, true),
+	boolProp("aeron.perform.storage.checks", "check free space before creating a log (true)", func(o *Options) *bool { return &o.NoStorageChecks }, true),
+	{"aeron.low.file.store.warning.threshold", "warn when free space falls to (160m)", func(o *Options, v string) error {
+		n, err := parseSize("aeron.low.file.store.warning.threshold", v)
+		o.LowStorageWarning = n
+		return err
+	}},
+	sizeProp("aeron.conductor.buffer.length", "to-driver buffer (1m + 768)", func(o *Options) *int { return &o.ToDriverBufferLength }),
+	sizeProp("aeron.clients.buffer.length", "to-clients buffer (1m + 128)", func(o *Options) *int { return &o.ToClientsBufferLength }),
+	sizeProp("aeron.counters.buffer.length", "counters values (8m; metadata is 4 times it)", func(o *Options) *int { return &o.CountersBufferLength }),
+	sizeProp("aeron.error.buffer.length", "distinct error log (4m)", func(o *Options) *int { return &o.ErrorBufferLength }),
+	sizeProp("aeron.loss.report.buffer.length", "loss report (1m)", func(o *Options) *int { return &o.LossReportBufferLength }),
+	{"aeron.driver.resource.free.limit", "logs freed per cycle (10)", func(o *Options, v string) error {
+		n, err := strconv.Atoi(v)
+		o.ResourceFreeLimit = n
+		return err
+	}},
+	{"aeron.publication.reserved.session.id.low", "lowest reserved session id (-1)", func(o *Options, v string) error {
+		n, err := strconv.ParseInt(v, 10, 32)
+		o.ReservedSessionIDLow = int32(n)
+		return err
+	}},
+	{"aeron.publication.reserved.session.id.high", "highest reserved session id (1000)", func(o *Options, v string) error {
+		n, err := strconv.ParseInt(v, 10, 32)
+		o.ReservedSessionIDHigh = int32(n)
+		return err
+	}},
+	boolProp("aeron.tether.subscriptions", "subscriptions tethered by default (true)", func(o *Options) *bool { return &o.Untethered }, true),
+	boolProp("aeron.rejoin.stream", "untethered subscriptions rejoin by default (true)", func(o *Options) *bool { return &o.NoRejoin }, true),
+	boolProp("aeron.reliable.stream", "reliable subscriptions by default (true; UDP only)", func(o *Options) *bool { return &o.Unreliable }, true),
+	boolProp("aeron.spies.simulate.connection", "spies simulate a connection (false; recorded only)", func(o *Options) *bool { return &o.SpiesSimulateConnection }, false),
+	{"aeron.max.resend", "max resend (16; recorded only)", func(o *Options, v string) error {
+		n, err := strconv.Atoi(v)
+		o.MaxResend = n
+		return err
+	}},
+	{"aeron.print.configuration", "print the options at start (false)", func(o *Options, v string) error { return nil }},
+	{"aeron.driver.termination.validator", "allow or deny (default) TERMINATE_DRIVER requests", func(o *Options, v string) error {
+		switch v {
+		case "allow", "io.aeron.driver.DefaultAllowTerminationValidator":
+			o.TerminationValidator = func(string, []byte) bool { return true }
+		case "deny", "io.aeron.driver.DefaultDenyTerminationValidator":
+			o.TerminationValidator = nil
+		default:
+			return fmt.Errorf("aeron.driver.termination.validator=%s is not allow or deny", v)
+		}
+		return nil
+	}},
+}
+
+// Options turns the properties into driver options; properties this
+// driver does not use are ignored, as the real drivers ignore unknown
+// ones. The shared idle strategy wins over the conductor's (it comes
+// later in the table), as in SHARED mode.
+func (p Properties) Options() (Options, error) {
+	var o Options
+	for _, prop := range properties {
+		v, ok := p.Get(prop.name)
+		if !ok || v == "@null" {
+			continue
+		}
+		if err := prop.apply(&o, v); err != nil {
+			return o, fmt.Errorf("%w: %s=%s: %v", ErrBadProperty, prop.name, v, err)
+		}
+	}
+	return o, nil
+}
+
+// PropertyHelp lists the properties the driver reads, one "name: help"
+// line each, sorted, for --help.
+func PropertyHelp() string {
+	lines := make([]string, 0, len(properties))
+	for _, p := range properties {
+		lines = append(lines, fmt.Sprintf("  %-45s %s (env %s)", p.name, p.help, EnvName(p.name)))
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// ParseIdleStrategy maps the Java and C drivers' idle strategy names to
+// goblin's: backoff (10 spins, 20 yields, sleeps from 1 µs to 1 ms), spin
+// and noop (busy spin: a whole core), yield, sleep-ns (1 µs) and sleep-ms
+// (1 ms). Agrona class names are accepted too.
+func ParseIdleStrategy(name string) (aeron.IdleStrategy, error) {
+	switch name {
+	case "backoff", "org.agrona.concurrent.BackoffIdleStrategy":
+		return &aeron.BackoffIdle{MaxSpins: defaultIdleMaxSpins, MaxYields: defaultIdleMaxYields,
+			MinPark: defaultIdleMinPark, MaxPark: defaultIdleMaxPark}, nil
+	case "spin", "noop", "org.agrona.concurrent.BusySpinIdleStrategy", "org.agrona.concurrent.NoOpIdleStrategy":
+		return aeron.SpinIdle{}, nil
+	case "yield", "org.agrona.concurrent.YieldingIdleStrategy":
+		return aeron.YieldIdle{}, nil
+	case "sleep-ns", "org.agrona.concurrent.SleepingIdleStrategy":
+		return aeron.SleepIdle{Period: time.Microsecond}, nil
+	case "sleep-ms", "org.agrona.concurrent.SleepingMillisIdleStrategy":
+		return aeron.SleepIdle{Period: time.Millisecond}, nil
+	}
+	return nil, fmt.Errorf("unknown idle strategy %q (backoff, spin, noop, yield, sleep-ns, sleep-ms)", name)
+}

@@ -1,0 +1,72 @@
+package driver
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/aeron"
+)
+
+func TestPropertiesLayers(t *testing.T) {
+	p := PropertiesFromEnv([]string{"AERON_DIR=/from/env", "AERON_CLIENT_LIVENESS_TIMEOUT=5s", "HOME=/x"})
+	if _, ok := p["HOME"]; ok {
+		t.Fatal("non-Aeron variable taken")
+	}
+	for _, def := range []string{"aeron.dir=/from/define", "aeron.timer.interval : 500ms", "AERON_CLIENT_LIVENESS_TIMEOUT="} {
+		if err := p.Define(def); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Define("=x"); !errors.Is(err, ErrBadProperty) {
+		t.Fatalf("malformed define: %v", err)
+	}
+	o, err := p.Options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Dir != "/from/define" || o.TimerInterval != 500*time.Millisecond || o.ClientLivenessTimeout != 0 {
+		t.Fatalf("options %+v", o)
+	}
+	p.Set("aeron.ipc.term.buffer.length", "2m")
+	p.Set("aeron.term.buffer.sparse.file", "false")
+	p.Set("aeron.shared.idle.strategy", "spin")
+	p.Set("aeron.driver.termination.validator", "allow")
+	p.Set("aeron.driver.timeout", "2500")
+	if o, err = p.Options(); err != nil {
+		t.Fatal(err)
+	}
+	if o.IPCTermLength != 2<<20 || !o.DenseLogs || o.Idle != (aeron.SpinIdle{}) || o.TerminationValidator == nil ||
+		o.DriverTimeout != 2500*time.Millisecond {
+		t.Fatalf("options %+v", o)
+	}
+	p.Set("aeron.client.liveness.timeout", "ten seconds")
+	if _, err := p.Options(); !errors.Is(err, ErrBadProperty) {
+		t.Fatalf("bad duration: %v", err)
+	}
+}
+
+func TestParseSizeAndDuration(t *testing.T) {
+	for v, want := range map[string]int64{"64k": 64 << 10, "16M": 16 << 20, "1g": 1 << 30, "4096": 4096} {
+		if n, err := parseSize("x", v); err != nil || n != want {
+			t.Errorf("parseSize(%q) = %d, %v", v, n, err)
+		}
+	}
+	for v, want := range map[string]time.Duration{"5s": 5 * time.Second, "7ms": 7 * time.Millisecond, "3us": 3 * time.Microsecond,
+		"100ns": 100, "250": 250} {
+		if n, err := parseDuration("x", v); err != nil || time.Duration(n) != want {
+			t.Errorf("parseDuration(%q) = %d, %v", v, n, err)
+		}
+	}
+	for _, v := range []string{"", "k", "-1", "10x"} {
+		if _, err := parseSize("x", v); err == nil {
+			t.Errorf("parseSize(%q) accepted", v)
+		}
+	}
+	if _, err := parseDuration("x", "5 minutes"); err == nil {
+		t.Error("bad duration accepted")
+	}
+	if formatDuration(100*time.Millisecond) != "100ms" || formatDuration(5*time.Second) != "5s" || formatDuration(1500*time.Nanosecond) != "1500ns" {
+		t.Error("formatDuration")
+	}
+}

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -178,8 +179,8 @@ func notSupported(channel string) error {
 // onCommandError counts and logs a refused command and tells the client
 // (ClientCommandAdapter.onError).
 func (d *Driver) onCommandError(corr int64, err error) {
-	code, text := errorCodeOf(err)
-	d.recordError(fmt.Errorf("%s: %s", code, text))
+	code, text, logged := errorCodeOf(err)
+	d.recordError(errors.New(logged))
 	d.sendError(corr, code, text)
 }
 

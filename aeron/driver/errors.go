@@ -52,15 +52,29 @@ func genericError(kind, format string, a ...any) error {
 	return &commandError{code: aeron.ErrorCodeGenericError, kind: kind, msg: fmt.Sprintf(format, a...)}
 }
 
+// Java classes of control protocol errors, for the error log.
+const (
+	invalidChannelException  = "io.aeron.driver.exceptions.InvalidChannelException"
+	controlProtocolException = "io.aeron.exceptions.ControlProtocolException"
+	storageSpaceException    = "io.aeron.exceptions.StorageSpaceException"
+	ioException              = "java.io.IOException"
+)
+
 // errorCodeOf maps an error to the code and text the client gets
-// (ClientCommandAdapter.onError).
-func errorCodeOf(err error) (aeron.ErrorCode, string) {
+// (ClientCommandAdapter.onError), and to the line the CnC error log
+// records, "<exception class>: <message>" as the first line of the Java
+// driver's entry reads (the Java driver adds its stack trace).
+func errorCodeOf(err error) (code aeron.ErrorCode, text, logged string) {
 	var ce *commandError
-	if errors.As(err, &ce) {
-		return ce.code, ce.Error()
+	switch {
+	case errors.As(err, &ce) && ce.kind != "":
+		return ce.code, ce.Error(), ce.kind + ": " + ce.msg
+	case errors.As(err, &ce) && ce.code == aeron.ErrorCodeInvalidChannel:
+		return ce.code, ce.Error(), invalidChannelException + ": " + ce.Error()
+	case errors.As(err, &ce):
+		return ce.code, ce.Error(), controlProtocolException + ": " + ce.Error()
+	case errors.Is(err, errStorageSpace):
+		return aeron.ErrorCodeStorageSpace, "ERROR - " + err.Error(), storageSpaceException + ": ERROR - " + err.Error()
 	}
-	if errors.Is(err, errStorageSpace) {
-		return aeron.ErrorCodeStorageSpace, "ERROR - " + err.Error()
-	}
-	return aeron.ErrorCodeGenericError, "java.io.IOException : " + err.Error()
+	return aeron.ErrorCodeGenericError, ioException + " : " + err.Error(), ioException + ": " + err.Error()
 }

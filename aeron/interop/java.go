@@ -209,8 +209,15 @@ type Proc struct {
 // the driver in aeronDir with key=value args. The process is killed when
 // ctx ends; call Stop or Kill when done with it.
 func (j *Java) Start(ctx context.Context, aeronDir, program string, args ...string) (*Proc, error) {
+	return j.StartClass(ctx, aeronDir, "dev.goblin.interop."+program, args...)
+}
+
+// StartClass runs any main class on the project's classpath, such as
+// Aeron's own io.aeron.samples.AeronStat, against the driver in aeronDir.
+func (j *Java) StartClass(ctx context.Context, aeronDir, class string, args ...string) (*Proc, error) {
+	program := class[strings.LastIndexByte(class, '.')+1:]
 	jvm := append([]string{}, javadriver.JVMFlags...)
-	jvm = append(jvm, "-Daeron.dir="+aeronDir, "-cp", j.Classpath, "dev.goblin.interop."+program)
+	jvm = append(jvm, "-Daeron.dir="+aeronDir, "-cp", j.Classpath, class)
 	cmd := exec.CommandContext(ctx, j.JavaPath, append(jvm, args...)...)
 	cmd.SysProcAttr = procAttr()
 	in, err := cmd.StdinPipe()

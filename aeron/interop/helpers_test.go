@@ -21,6 +21,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if dir := os.Getenv(goVictimEnv); dir != "" {
+		runGoVictim(dir)
+	}
 	code := m.Run()
 	stopBenchDriver()
 	os.Exit(code)
@@ -84,7 +87,14 @@ func connect(t testing.TB, d *javadriver.Driver, o aeron.Options) *aeron.Client 
 // is killed at cleanup; its output is logged if the test failed.
 func startProc(t testing.TB, j *Java, d *javadriver.Driver, program string, args ...string) *Proc {
 	t.Helper()
-	p, err := j.Start(context.Background(), d.Dir(), program, args...)
+	return startProcIn(t, j, d.Dir(), program, args...)
+}
+
+// startProcIn is startProc for a driver in dir (the Java driver or
+// goblin's Go driver).
+func startProcIn(t testing.TB, j *Java, dir, program string, args ...string) *Proc {
+	t.Helper()
+	p, err := j.Start(context.Background(), dir, program, args...)
 	if err != nil {
 		t.Fatal(err)
 	}

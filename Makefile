@@ -4,7 +4,7 @@ GO        ?= go
 PKGS      ?= ./...
 BENCHTIME ?= 1x
 
-.PHONY: all build setup run test vet lint race asm stress generate generate-check tidy-check bench fuzz clean
+.PHONY: all build setup run test vet lint race asm godriver stress generate generate-check tidy-check bench fuzz clean
 
 all: build
 
@@ -35,6 +35,11 @@ race:
 asm:
 	$(GO) test -count=1 -timeout 10m ./aeron/ ./internal/shm/
 
+## godriver: the aeron client's tests again, against goblin's Go media
+## driver (aeronmd) instead of the Java one; UDP tests skip, saying why
+godriver:
+	GOBLIN_AERON_TEST_DRIVER=go $(GO) test -count=1 -timeout 10m ./aeron/
+
 ## stress: the ring stress test at full size (8 client processes x 1,000,000
 ## checked requests, RESP and SBE), without the race detector, which runs the
 ## 100,000-request version in `race`
@@ -59,7 +64,7 @@ lint:
 	$(GO) run $(STATICCHECK) $$($(GO) list $(PKGS) | grep -v /proto/sbe/goblinsbe)
 
 ## test: what CI runs
-test: setup vet lint tidy-check generate-check race asm stress
+test: setup vet lint tidy-check generate-check race asm godriver stress
 
 ## bench: the package benchmarks, once each
 bench:

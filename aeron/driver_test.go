@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
 )
 
 // aeronJar finds the aeron-all jar: $AERON_JAR, else the version in
@@ -25,7 +27,23 @@ func aeronJar() string {
 	return filepath.Join(home, ".m2", "repository", "io", "aeron", "aeron-all", version, "aeron-all-"+version+".jar")
 }
 
-// testDriver is a real Java media driver in a private directory.
+// testDriverEnv switches the tests from the Java media driver to goblin's
+// Go driver (aeron/cmd/aeronmd, run as a process): GOBLIN_AERON_TEST_DRIVER=go.
+const testDriverEnv = "GOBLIN_AERON_TEST_DRIVER"
+
+func goDriver() bool { return os.Getenv(testDriverEnv) == "go" }
+
+// needUDP skips a test that needs UDP when the tests run against the Go
+// driver, which serves IPC only.
+func needUDP(t testing.TB) {
+	t.Helper()
+	if goDriver() {
+		t.Skipf("skipping: UDP test, and %s=go selects goblin's Go driver, which serves IPC only", testDriverEnv)
+	}
+}
+
+// testDriver is a real media driver in a private directory: the Java
+// driver, or goblin's aeronmd under GOBLIN_AERON_TEST_DRIVER=go.
 type testDriver struct {
 	dir string
 	cmd *exec.Cmd
@@ -36,6 +54,9 @@ type testDriver struct {
 // when java or the jar is missing. The driver is killed in t.Cleanup.
 func startDriver(t testing.TB, props ...string) *testDriver {
 	t.Helper()
+	if goDriver() {
+		return startGoDriver(t, props)
+	}
 	java, err := exec.LookPath("java")
 	if err != nil {
 		t.Skip("skipping: java is not installed (the real Aeron media driver needs it)")
@@ -80,6 +101,31 @@ func startDriver(t testing.TB, props ...string) *testDriver {
 		os.RemoveAll(dir)
 		if t.Failed() {
 			t.Logf("media driver output:\n%s", d.out.String())
+		}
+	})
+	return d
+}
+
+// startGoDriver runs aeronmd with the same properties.
+func startGoDriver(t testing.TB, props []string) *testDriver {
+	t.Helper()
+	bin := testproc.Build(t, "./aeron/cmd/aeronmd")
+	dir := filepath.Join(t.TempDir(), "aeron")
+	args := []string{"-Daeron.dir=" + dir}
+	for _, p := range props {
+		args = append(args, "-D"+p)
+	}
+	d := &testDriver{dir: dir, out: &bytes.Buffer{}}
+	d.cmd = exec.Command(bin, args...)
+	d.cmd.Stdout = d.out
+	d.cmd.Stderr = d.out
+	if err := d.cmd.Start(); err != nil {
+		t.Fatalf("start aeronmd: %v", err)
+	}
+	t.Cleanup(func() {
+		d.kill()
+		if t.Failed() {
+			t.Logf("aeronmd output:\n%s", d.out.String())
 		}
 	})
 	return d

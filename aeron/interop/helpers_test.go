@@ -39,6 +39,9 @@ func needJava(t testing.TB) *Java {
 	defer cancel()
 	j, err := BuildJava(ctx)
 	if errors.Is(err, ErrToolMissing) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and the interop prerequisites are missing: %v", err)
+		}
 		t.Skipf("skipping: %v", err)
 	}
 	if err != nil {

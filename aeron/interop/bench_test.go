@@ -226,7 +226,7 @@ func BenchmarkPingPongIPC(b *testing.B) {
 		d := benchDriver(b)
 		var p50, p99, p999, mean float64
 		for range b.N {
-			r := javaPing(b, j, d, size, warmup, count)
+			r := javaPing(b, j, d.Dir(), size, warmup, count)
 			p50 += r.p50 / float64(b.N)
 			p99 += r.p99 / float64(b.N)
 			p999 += r.p999 / float64(b.N)
@@ -244,10 +244,10 @@ func BenchmarkPingPongIPC(b *testing.B) {
 type rttResult struct{ p50, p99, p999, mean float64 }
 
 // javaPing runs the Java Pong and Ping on d and returns Ping's figures.
-func javaPing(b *testing.B, j *Java, d *javadriver.Driver, size, warmup, count int) rttResult {
-	pong := startProc(b, j, d, "Pong", "stream=3012", "pongStream=3013")
+func javaPing(b *testing.B, j *Java, dir string, size, warmup, count int) rttResult {
+	pong := startProcIn(b, j, dir, "Pong", "stream=3012", "pongStream=3013")
 	defer pong.Stop(time.Minute)
-	ping, err := j.Start(context.Background(), d.Dir(), "Ping", "stream=3012", "pongStream=3013",
+	ping, err := j.Start(context.Background(), dir, "Ping", "stream=3012", "pongStream=3013",
 		"size="+strconv.Itoa(size), "warmup="+strconv.Itoa(warmup), "count="+strconv.Itoa(count))
 	if err != nil {
 		b.Fatal(err)
@@ -305,8 +305,8 @@ func rttStats(samples []int64) rttResult {
 }
 
 // javaThroughput runs the Java Throughput program on d and returns msgs/s.
-func javaThroughput(b *testing.B, j *Java, d *javadriver.Driver, size int, warmup, duration time.Duration) float64 {
-	p, err := j.Start(context.Background(), d.Dir(), "Throughput", "stream="+strconv.Itoa(4100+size),
+func javaThroughput(b *testing.B, j *Java, dir string, size int, warmup, duration time.Duration) float64 {
+	p, err := j.Start(context.Background(), dir, "Throughput", "stream="+strconv.Itoa(4100+size),
 		"size="+strconv.Itoa(size), "warmupMs="+strconv.Itoa(int(warmup.Milliseconds())),
 		"durationMs="+strconv.Itoa(int(duration.Milliseconds())))
 	if err != nil {
@@ -417,7 +417,7 @@ func BenchmarkThroughputIPC(b *testing.B) {
 			d := benchDriver(b)
 			var rate float64
 			for range b.N {
-				rate += javaThroughput(b, j, d, size, warmup, duration) / float64(b.N)
+				rate += javaThroughput(b, j, d.Dir(), size, warmup, duration) / float64(b.N)
 			}
 			b.ReportMetric(rate, "msgs/s")
 			b.ReportMetric(1e9/rate, "ns/op")
@@ -474,12 +474,12 @@ func BenchmarkGoVsJava(b *testing.B) {
 			var gr rttResult
 			gr, samples = goPing(b, pp, warmup, count, samples)
 			pp.close() // the pong goroutine must not spin during the Java round
-			jr := javaPing(b, j, d, 32, warmup, count)
+			jr := javaPing(b, j, d.Dir(), 32, warmup, count)
 			goP50, goP99 = append(goP50, gr.p50), append(goP99, gr.p99)
 			javaP50, javaP99 = append(javaP50, jr.p50), append(javaP99, jr.p99)
 			for _, size := range []int{32, 256} {
 				goT[size] = append(goT[size], goThroughput(b, c, int32(4200+size), size, tputWarm, tputDur))
-				javaT[size] = append(javaT[size], javaThroughput(b, j, d, size, tputWarm, tputDur))
+				javaT[size] = append(javaT[size], javaThroughput(b, j, d.Dir(), size, tputWarm, tputDur))
 			}
 		}
 	}

@@ -344,7 +344,7 @@ func producerWindowLength(termLength, configured int) int {
 // log layouts), the driver version counter's value.
 const Version = "1.51.0"
 
-const versionPacked = 1<<16 | 51<<8 | 0
+const versionPacked = 1<<16 | 51<<8 // 1.51.0 as major<<16 | minor<<8 | patch
 
 // versionInfo is the text after "Errors: " and "Aeron software: " in the
 // system counters' labels: Aeron's version and the build's commit.

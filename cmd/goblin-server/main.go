@@ -7,8 +7,9 @@
 // docs/server.md explains them.
 //
 // Exit codes: 0 after a clean shutdown (SIGINT or SIGTERM), 1 when the
-// server cannot start or fails while running (or a second signal cuts a
-// shutdown short), 2 for bad flags or a bad configuration file.
+// server cannot start or fails while running (or a second SIGINT cuts a
+// shutdown short; a repeated SIGTERM does not), 2 for bad flags or a bad
+// configuration file.
 package main
 
 import (
@@ -90,7 +91,8 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: goblin-server [flags]\n\ngoblin-server serves a goblin key/value cache over Unix sockets, TCP, goblin's\nshared-memory ring and Aeron (IPC and UDP), each in RESP (for Redis clients) or\nSBE, with Prometheus metrics. See docs/server.md and docs/transports.md.\n\nFlags:\n")
 		fs.PrintDefaults()
-		fmt.Fprintf(stderr, "\nExit codes: 0 clean shutdown (SIGINT/SIGTERM), 1 start or run failure, 2 bad flags or config.\n")
+		fmt.Fprintf(stderr, "\nSignals: SIGTERM or SIGINT shuts down gracefully (answers what clients sent, then exits);\nfurther SIGTERMs are ignored; a second SIGINT (Ctrl-C again) exits at once.\n")
+		fmt.Fprintf(stderr, "\nExit codes: 0 clean shutdown (SIGINT/SIGTERM), 1 start or run failure or a forced exit, 2 bad flags or config.\n")
 	}
 	return fs
 }
@@ -164,11 +166,7 @@ func run(args []string, stderr io.Writer) int {
 	select {
 	case s := <-sig:
 		log.Info("shutting down", "signal", s.String())
-		go func() {
-			s := <-sig
-			log.Error("second signal: exiting without finishing the shutdown", "signal", s.String())
-			os.Exit(exitFailure)
-		}()
+		go watchSignals(sig, time.Now(), log)
 		ctx, cancel := context.WithTimeout(context.Background(), opts.ShutdownTimeout)
 		if err := srv.Shutdown(ctx); err != nil {
 			log.Error("shutdown", "err", err)
@@ -189,6 +187,26 @@ func run(args []string, stderr io.Writer) int {
 	}
 	log.Info("stopped", "exit_code", code)
 	return code
+}
+
+// groupEcho is how soon after the signal that began a shutdown a SIGINT is
+// taken for a copy of it rather than a second Ctrl-C: GNU timeout, shells
+// and process managers send a signal to the process and to its process
+// group, so the process gets it twice within microseconds.
+const groupEcho = 200 * time.Millisecond
+
+// watchSignals handles the signals that arrive during a graceful shutdown
+// that began at began. SIGTERM never cuts it short (supervisors repeat it
+// and signal the whole group); a SIGINT more than groupEcho after the start
+// (a second Ctrl-C) exits at once, without draining.
+func watchSignals(sig <-chan os.Signal, began time.Time, log *slog.Logger) {
+	for s := range sig {
+		if s == syscall.SIGINT && time.Since(began) > groupEcho {
+			log.Error("second interrupt: exiting without finishing the shutdown", "signal", s.String())
+			os.Exit(exitFailure)
+		}
+		log.Warn("already shutting down: answering what clients sent; interrupt again (Ctrl-C) to exit at once", "signal", s.String())
+	}
 }
 
 // options turns the flags into server options.

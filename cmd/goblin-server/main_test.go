@@ -732,3 +732,88 @@ func TestEveryFlagDocumented(t *testing.T) {
 		}
 	})
 }
+
+// slowShutdown starts a server with a client that has 8 MiB of replies
+// queued and unread, so a shutdown spends its drain period (up to a second)
+// writing them, and returns the client.
+func slowShutdown(t *testing.T) (*srv, net.Conn, int) {
+	t.Helper()
+	s := startServer(t)
+	c, err := net.Dial("unix", s.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	const n = 8
+	value := strings.Repeat("v", 1<<20)
+	fmt.Fprintf(c, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d\r\n%s\r\n", len(value), value)
+	r := bufio.NewReader(c)
+	if line, err := r.ReadString('\n'); err != nil || line != "+OK\r\n" {
+		t.Fatalf("SET: %q %v", line, err)
+	}
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(c, "GET k\r\n")
+	}
+	// Wait until the server has read the GETs and queued their replies.
+	testproc.WaitFor(t, 30*time.Second, "replies to be queued", func() bool {
+		return scrapeOK(s, `goblin_requests_total{command="get",protocol="resp",transport="uds"}`) >= n
+	})
+	return s, c, n
+}
+
+// readReplies reads n replies to GET k (1 MiB each) and returns how many
+// arrived whole.
+func readReplies(c net.Conn, n int) int {
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	r := bufio.NewReader(c)
+	for i := 0; i < n; i++ {
+		line, err := r.ReadString('\n')
+		if err != nil || line != "$1048576\r\n" {
+			return i
+		}
+		if _, err := io.CopyN(io.Discard, r, 1<<20+2); err != nil {
+			return i
+		}
+	}
+	return n
+}
+
+// TestSecondSIGTERMDoesNotCutShutdownShort is the regression test for
+// issue 13 item 7: GNU timeout and process managers send SIGTERM to the
+// process and to its group, so it arrives twice; the server used to exit 1
+// on the second without writing the replies it owed.
+func TestSecondSIGTERMDoesNotCutShutdownShort(t *testing.T) {
+	s, c, n := slowShutdown(t)
+	s.p.Signal(syscall.SIGTERM)
+	time.Sleep(50 * time.Millisecond)
+	s.p.Signal(syscall.SIGTERM)
+	if got := readReplies(c, n); got != n {
+		t.Errorf("the client got %d of its %d replies", got, n)
+	}
+	if code, err := s.p.Wait(30 * time.Second); err != nil || code != exitOK {
+		t.Fatalf("exit code %d (%v) after two SIGTERMs, want %d\n%s", code, err, exitOK, s.p.Log())
+	}
+	if !strings.Contains(s.p.Log(), "already shutting down") {
+		t.Errorf("the log does not mention the ignored SIGTERM:\n%s", s.p.Log())
+	}
+}
+
+// TestSecondSIGINTForcesExit: a second Ctrl-C during a shutdown exits at
+// once, with exit code 1; a SIGINT right after the first (a copy sent to
+// the process group) does not.
+func TestSecondSIGINTForcesExit(t *testing.T) {
+	s, _, _ := slowShutdown(t)
+	s.p.Signal(syscall.SIGINT)
+	s.p.Signal(syscall.SIGINT) // the group's copy: ignored
+	time.Sleep(400 * time.Millisecond)
+	if s.p.Exited() {
+		t.Fatalf("exited before the second interrupt, with replies unwritten\n%s", s.p.Log())
+	}
+	s.p.Signal(syscall.SIGINT)
+	if code, err := s.p.Wait(30 * time.Second); err != nil || code != exitFailure {
+		t.Fatalf("exit code %d (%v) after a second interrupt, want %d\n%s", code, err, exitFailure, s.p.Log())
+	}
+	if !strings.Contains(s.p.Log(), "second interrupt") {
+		t.Errorf("the log does not say why it exited:\n%s", s.p.Log())
+	}
+}

@@ -17,3 +17,29 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+func TestSniff(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want Protocol
+		ok   bool
+	}{
+		{"", RESP, false},
+		{"*", RESP, true},
+		{"*1\r\n$4\r\nPING\r\n", RESP, true},
+		{"PING\r\n", RESP, true},
+		{"QUIT\n", RESP, true},
+		{"\r\n", RESP, true},
+		{"PIN", RESP, false},
+		{"\x00\x00\x00\x10\xeb", RESP, false},
+		{"\x00\x00\x00\x10\xeb\x50", SBE, true},
+		{"\x01\x00\x00\x40\xeb\x50", SBE, true},  // a 16 MiB frame
+		{"\x00\x00\x00\x10\x5b\xe0", SBE, true},  // big-endian SBE: refused by the SBE framing
+		{"\x00\x00\x00\x10\xf0\x00", RESP, true}, // another SOFH encoding: not SBE
+		{"GET key\r\n", RESP, true},
+	} {
+		if p, ok := Sniff([]byte(c.in)); p != c.want || ok != c.ok {
+			t.Errorf("Sniff(%q) = %v, %v; want %v, %v", c.in, p, ok, c.want, c.ok)
+		}
+	}
+}

@@ -162,10 +162,24 @@ func NewEngine(st *store.Store, o Options) *Engine {
 // malformed request, whose protocol error is the last reply and of which
 // nothing was executed.
 func (e *Engine) ServeStream(s *Session, in, out []byte) (consumed int, reply []byte, closeConn bool) {
-	if s.Protocol == proto.SBE {
-		return e.serveSBEStream(s, in, out)
+	return e.ServeStreamLimit(s, in, out, 0)
+}
+
+// ServeStreamLimit is ServeStream that stops early, leaving the requests
+// after it unconsumed, once the replies it appended to out reach limit
+// bytes (0: no limit). It always executes at least one request, however
+// large its reply; a transport uses it to bound what one client's
+// requests make the loop produce at once.
+func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consumed int, reply []byte, closeConn bool) {
+	if limit > 0 {
+		limit += len(out) // stop once out reaches this length
+	} else {
+		limit = int(^uint(0) >> 1)
 	}
-	for consumed < len(in) && !s.quit {
+	if s.Protocol == proto.SBE {
+		return e.serveSBEStream(s, in, out, limit)
+	}
+	for consumed < len(in) && !s.quit && len(out) < limit {
 		args, n, err := s.parser.ReadCommand(in[consumed:], e.args, &e.o.Limits)
 		e.args = args[:0]
 		if cap(args) > maxKeptArgs {
@@ -227,9 +241,9 @@ func (e *Engine) serveRESP(s *Session, args [][]byte, out []byte) []byte {
 	return e.encodeRESP(out)
 }
 
-func (e *Engine) serveSBEStream(s *Session, in, out []byte) (int, []byte, bool) {
+func (e *Engine) serveSBEStream(s *Session, in, out []byte, limit int) (int, []byte, bool) {
 	consumed := 0
-	for consumed < len(in) && !s.quit {
+	for consumed < len(in) && !s.quit && len(out) < limit {
 		msg, n, err := s.frames.ReadFrame(in[consumed:], e.o.MaxFrame)
 		if err != nil {
 			return consumed, e.sbeProtocolError(s, out, err, true), true

@@ -410,3 +410,32 @@ func TestServeSBEPing(t *testing.T) {
 		t.Fatalf("Ping before AUTH: %s status %v compact %v %v", sbeText(&rep), rep.Status, rep.Compact, err)
 	}
 }
+
+// TestServeStreamLimit: with a reply limit the engine stops after the
+// request whose reply reaches it, leaves the rest unconsumed, and always
+// executes one request however large its reply; without one it serves all.
+func TestServeStreamLimit(t *testing.T) {
+	e, _ := newEngine(t, Options{})
+	s := NewSession(proto.RESP, nil)
+	do(t, e, s, "SET", "k", strings.Repeat("v", 1000))
+	var in []byte
+	for i := 0; i < 10; i++ {
+		in = resp.AppendCommandString(in, "GET", "k")
+	}
+	one := len(in) / 10
+	for _, c := range []struct{ limit, wantRequests int }{{1, 1}, {1000, 1}, {1009, 1}, {1010, 2}, {2500, 3}, {0, 10}} {
+		n, out, _ := e.ServeStreamLimit(s, in, []byte("prefix"), c.limit)
+		if n != c.wantRequests*one || len(out) != len("prefix")+c.wantRequests*(len("$1000\r\n")+1002) {
+			t.Errorf("limit %d: consumed %d bytes, %d reply bytes; want %d requests", c.limit, n, len(out), c.wantRequests)
+		}
+	}
+	ss := NewSession(proto.SBE, nil)
+	var c sbe.Codec
+	var sin []byte
+	for i := 0; i < 4; i++ {
+		sin = sbe.AppendFramed(sin, &c, &sbe.Request{Op: sbe.OpGet, Key: []byte("k")})
+	}
+	if n, _, _ := e.ServeStreamLimit(ss, sin, nil, 1); n != len(sin)/4 {
+		t.Errorf("SBE, limit 1: consumed %d of %d bytes, want one request", n, len(sin))
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
@@ -43,17 +44,25 @@ const (
 	// replies unread before it is disconnected.
 	DefaultStallTimeout = 5 * time.Second
 	DefaultReadBufSize  = 16 << 10
+	// DefaultPassOutput is the reply bytes one client's requests may
+	// produce per Poll before its further requests wait for the next.
+	DefaultPassOutput = 256 << 10
 	// shrinkAbove is the buffer capacity above which an emptied input or
 	// output buffer is dropped rather than kept, so one large value does
 	// not pin megabytes per client.
 	shrinkAbove = 256 << 10
+	// sharedReadSize is the listener's shared read buffer: a client whose
+	// requests all complete within one read never needs one of its own.
+	sharedReadSize = 64 << 10
+	// sharedWriteKeep is the most capacity the listener's shared reply
+	// buffer keeps after a large reply passed through it.
+	sharedWriteKeep = 1 << 20
+	// idleRelease is how long a client must be quiet before the buffers
+	// it kept (up to shrinkAbove each) are released.
+	idleRelease = 2 * time.Second
 	// readBudget bounds the bytes read from one client per readiness
 	// event, so one fast sender cannot starve the others.
 	readBudget = 1 << 20
-	// minChunk and maxChunk bound the request bytes handed to the Handler
-	// at once (see serve).
-	minChunk = 256
-	maxChunk = 16 << 10
 	// scanEvery is how often Poll looks for idle and stalled clients.
 	scanEvery = 100 * time.Millisecond
 	// acceptBatch bounds the clients accepted per readiness event.
@@ -71,11 +80,17 @@ type Handler interface {
 
 // Session is one client's request state.
 type Session interface {
-	// Serve consumes every complete request at the start of in and appends
-	// the replies, in order, to out. It returns the bytes consumed, the
-	// extended out, and whether the connection must be closed once the
-	// replies are written (QUIT, a protocol error).
-	Serve(in, out []byte) (consumed int, reply []byte, closeConn bool)
+	// Serve consumes the complete requests at the start of in and appends
+	// the replies, in order, to out. It stops early, leaving the later
+	// requests unconsumed, once the replies it appended reach limit bytes;
+	// it always serves at least one complete request. It returns the bytes
+	// consumed, the extended out, and whether the connection must be
+	// closed once the replies are written (QUIT, a protocol error).
+	//
+	// What is left of in after the consumed bytes is offered again, from
+	// its first byte, with whatever arrived since: a session may remember
+	// how far it parsed a partial request.
+	Serve(in, out []byte, limit int) (consumed int, reply []byte, closeConn bool)
 	// Close releases the session when its client goes away.
 	Close()
 }
@@ -88,9 +103,13 @@ type Config struct {
 	// Address is the socket path (unix) or host:port (tcp; port 0 picks a
 	// free port, see Server.Addr).
 	Address string
-	// Proto is the protocol the listener's clients speak.
+	// Proto is the protocol the listener announces (its Name and Target).
+	// Each connection's protocol is recognised from its first bytes
+	// (proto.Sniff), so RESP and SOFH-framed SBE clients are both served
+	// whatever Proto says.
 	Proto proto.Protocol
-	// Handler executes the requests.
+	// Handler executes the requests; it opens each client's session once
+	// the client's first bytes tell its protocol.
 	Handler Handler
 	// MaxClients caps connected clients; further clients are told so (RESP)
 	// and closed. Default DefaultMaxClients.
@@ -105,8 +124,19 @@ type Config struct {
 	// StallTimeout: see MaxOutput. Default DefaultStallTimeout.
 	StallTimeout time.Duration
 	// MaxInput caps the bytes of one incomplete request held for a client;
-	// past it the client is disconnected. Default DefaultMaxInput.
+	// past it the client is told so (in its protocol) and disconnected.
+	// Default DefaultMaxInput.
 	MaxInput int
+	// PassOutput caps the reply bytes one client's requests may produce
+	// in one Poll: its further requests wait for the next Poll, so a
+	// client asking for many large replies cannot hold the loop from the
+	// other clients. One request always runs, however large its reply.
+	// Default DefaultPassOutput.
+	PassOutput int
+	// Budget, when set, bounds the buffer memory of the clients of every
+	// listener sharing it (see Budget); nil gives the listener a budget
+	// of its own without a limit.
+	Budget *Budget
 	// IdleTimeout disconnects clients silent for that long; 0 never does.
 	IdleTimeout time.Duration
 	// SocketMode is the Unix socket file's permission bits. Default 0660.
@@ -169,6 +199,12 @@ func (c *Config) ensureDefaults() {
 	if c.StallTimeout <= 0 {
 		c.StallTimeout = DefaultStallTimeout
 	}
+	if c.PassOutput <= 0 {
+		c.PassOutput = DefaultPassOutput
+	}
+	if c.Budget == nil {
+		c.Budget = new(Budget)
+	}
 }
 
 // Stats are the transport's own counters (the command engine counts
@@ -184,6 +220,9 @@ type Stats struct {
 	BytesOut       int64
 	EpollChecks    int64 // epoll_wait calls made by Poll
 	ProtocolCloses int64 // connections the handler asked to close
+	Evicted        int64 // clients disconnected because the Budget's total passed its limit
+	Buffered       int64 // bytes this listener's clients hold in buffers now (see Budget)
+	Deferred       int64 // times a client's requests waited for the next Poll at PassOutput
 }
 
 // Server is a listening socket transport. Its methods other than Addr and
@@ -204,21 +243,48 @@ type Server struct {
 	stats    Stats
 	log      *slog.Logger
 	ownsPath bool
+
+	// Shared by every client, used within one client's read or write and
+	// never held across Polls (see conn).
+	rbuf []byte
+	wbuf []byte
+	// Clients with requests left at PassOutput, served again on the next
+	// Poll; spare is the other half of the double buffer.
+	backlog, spare []*conn
+	pass           uint64 // Poll count, for PassOutput
+	budget         *Budget
 }
 
 // conn is one client.
+//
+// Between two Polls a client's in and out are its own buffers, or nil when
+// it has nothing pending: a client whose requests complete within a read
+// and whose replies the socket takes at once is served from the
+// listener's shared buffers (inShared, outShared while that happens) and
+// holds no memory of its own.
 type conn struct {
 	fd        int
-	sess      Session
-	in        []byte // unconsumed request bytes are in[:len(in)]
-	out       []byte // reply bytes not yet written are out[wpos:]
+	sess      Session        // nil until the first bytes tell the protocol
+	held      buffered       // sess, when it holds memory for partial requests
+	proto     proto.Protocol // the client's protocol, once sess is open
+	in        []byte         // unconsumed request bytes are in[:len(in)]
+	out       []byte         // reply bytes not yet written are out[wpos:]
 	wpos      int
+	mem       int    // bytes charged to the budget: buffers and session state
 	lastSeen  int64  // last time it sent something
 	lastWrite int64  // last time a write made progress or replies were queued
+	pass      uint64 // the Poll passOut counts for
+	passOut   int    // reply bytes produced in that Poll
 	closing   bool   // write what is queued, then close
 	partial   bool   // in holds the start of a request that was offered and is incomplete
+	queued    bool   // on the backlog: requests wait for the next Poll
+	inShared  bool   // in is the listener's rbuf (within a read only)
+	outShared bool   // out is the listener's wbuf (within a serve and flush only)
 	events    uint32 // what epoll watches for this client
 }
+
+// buffered is a session that holds memory for a partial request.
+type buffered interface{ Buffered() int }
 
 var _ transport.Server = (*Server)(nil)
 
@@ -229,7 +295,8 @@ func Listen(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("%w: no Handler", ErrConfig)
 	}
 	cfg.ensureDefaults()
-	s := &Server{cfg: cfg, lfd: -1, epfd: -1, events: make([]unix.EpollEvent, eventBatch), log: cfg.Logger}
+	s := &Server{cfg: cfg, lfd: -1, epfd: -1, events: make([]unix.EpollEvent, eventBatch), log: cfg.Logger,
+		rbuf: make([]byte, 0, sharedReadSize), wbuf: make([]byte, 0, sharedReadSize), budget: cfg.Budget}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -256,6 +323,7 @@ func Listen(cfg Config) (*Server, error) {
 		s.release()
 		return nil, fmt.Errorf("uds: epoll_ctl: %w", err)
 	}
+	s.budget.join(s)
 	return s, nil
 }
 
@@ -395,8 +463,9 @@ func (s *Server) CheckNow() { s.hot = true }
 
 // Poll checks the sockets (every CheckEvery calls while quiet, every call
 // while busy or after CheckNow), accepts clients, reads and executes their
-// requests and writes the replies. It returns the number of sockets that
-// had work.
+// requests and writes the replies. Clients whose requests were cut off at
+// PassOutput in the last Poll are served first. It returns the number of
+// clients and sockets that had work.
 //
 // The idle and stall policy (scan) runs after the sockets are handled, and
 // a due scan forces the check: a loop held off the CPU for longer than
@@ -405,13 +474,36 @@ func (s *Server) CheckNow() { s.hot = true }
 // stalled, or it would drop a client whose socket is ready right now.
 func (s *Server) Poll(now int64) int {
 	s.now = now
+	s.pass++
+	n := s.serveBacklog()
 	scanDue := now-s.lastScan > int64(scanEvery) && s.stats.Clients > 0
-	n := s.pollSockets(now, scanDue)
+	n += s.pollSockets(now, scanDue)
 	if scanDue {
 		s.lastScan = now
 		s.scan(now)
 	}
 	return n
+}
+
+// serveBacklog serves the clients whose requests waited at PassOutput.
+func (s *Server) serveBacklog() int {
+	if len(s.backlog) == 0 {
+		return 0
+	}
+	list := s.backlog
+	s.backlog = s.spare[:0]
+	for _, c := range list {
+		c.queued = false
+		if c.fd < 0 || c.closing || len(c.out)-c.wpos >= s.cfg.MaxOutput {
+			continue // gone, or waiting for its replies to drain (flush resumes it)
+		}
+		s.serve(c)
+		s.flush(c)
+	}
+	clear(list)
+	s.spare = list[:0]
+	s.hot = true // their sockets may hold more: check them on the next Poll
+	return len(list)
 }
 
 // pollSockets is Poll's socket work; force skips the CheckEvery pacing.
@@ -424,7 +516,7 @@ func (s *Server) pollSockets(now int64, force bool) int {
 	s.stats.EpollChecks++
 	n, err := unix.EpollWait(s.epfd, s.events, 0)
 	if err != nil || n <= 0 {
-		s.hot = false
+		s.hot = len(s.backlog) > 0
 		return 0
 	}
 	s.hot = true
@@ -443,15 +535,18 @@ func (s *Server) pollSockets(now int64, force bool) int {
 			if !s.flush(c) {
 				continue
 			}
-			if !c.closing && len(c.in) > 0 && len(c.out)-c.wpos < s.cfg.MaxOutput {
+			if c.waiting() && !c.queued && len(c.out)-c.wpos < s.cfg.MaxOutput {
 				s.serve(c) // requests held back while the replies drained
-				if c.fd < 0 {
+				if !s.flush(c) {
 					continue
 				}
 			}
 			if ev.Events&unix.EPOLLIN == 0 || c.events&unix.EPOLLIN == 0 {
 				continue
 			}
+		}
+		if c.queued && ev.Events&(unix.EPOLLHUP|unix.EPOLLERR) == 0 {
+			continue // its backlog is served first, on the next Poll
 		}
 		if ev.Events&(unix.EPOLLIN|unix.EPOLLHUP|unix.EPOLLERR|unix.EPOLLRDHUP) != 0 {
 			s.read(c, now)
@@ -474,9 +569,7 @@ func (s *Server) accept(now int64) {
 		}
 		if int(s.stats.Clients) >= s.cfg.MaxClients {
 			s.stats.Rejected++
-			if s.cfg.Proto == proto.RESP {
-				unix.Write(fd, []byte("-ERR max number of clients reached\r\n"))
-			}
+			unix.Write(fd, refusal(s.cfg.Proto, sbe.StatusErr, "ERR max number of clients reached"))
 			unix.Close(fd)
 			continue
 		}
@@ -491,7 +584,7 @@ func (s *Server) accept(now int64) {
 		for fd >= len(s.conns) {
 			s.conns = append(s.conns, make([]*conn, len(s.conns)+64)...)
 		}
-		s.conns[fd] = &conn{fd: fd, sess: s.cfg.Handler.Open(s.cfg.Proto), lastSeen: now, lastWrite: now, events: unix.EPOLLIN | unix.EPOLLRDHUP}
+		s.conns[fd] = &conn{fd: fd, proto: s.cfg.Proto, lastSeen: now, lastWrite: now, events: unix.EPOLLIN | unix.EPOLLRDHUP}
 		s.stats.Clients++
 		s.stats.Accepted++
 	}
@@ -509,10 +602,8 @@ func (s *Server) read(c *conn, now int64) {
 	total := 0
 	eof := false
 	for total < readBudget {
-		if cap(c.in)-len(c.in) < 4096 {
-			if !s.grow(c) {
-				return
-			}
+		if !s.room(c) {
+			return // dropped at the input limit
 		}
 		n, err := unix.Read(c.fd, c.in[len(c.in):cap(c.in)])
 		if err != nil {
@@ -522,130 +613,174 @@ func (s *Server) read(c *conn, now int64) {
 			if err != unix.EAGAIN {
 				eof = true
 			}
+			s.unshareIn(c)
 			break
 		}
 		if n == 0 {
 			eof = true
+			s.unshareIn(c)
 			break
 		}
 		c.in = c.in[:len(c.in)+n]
 		total += n
-		if len(c.in) < cap(c.in) {
-			break // the socket is drained
+		drained := len(c.in) < cap(c.in)
+		s.serve(c)
+		if c.fd < 0 {
+			return
+		}
+		if drained || c.closing || c.waiting() {
+			break // the socket is drained, or this client has had its share
 		}
 	}
 	if total > 0 {
 		c.lastSeen = now
 		s.stats.BytesIn += int64(total)
-		s.serve(c)
 	}
 	if eof && c.fd >= 0 {
 		// Answer what was read, then go: the peer may have shut down only
 		// its write side.
 		c.closing = true
-		s.flush(c)
 	}
+	s.flush(c)
 }
 
-// grow makes room in c.in, or disconnects the client past MaxInput.
-func (s *Server) grow(c *conn) bool {
-	if c.in == nil {
-		c.in = make([]byte, 0, DefaultReadBufSize)
+// room makes space for a read in c.in: the shared read buffer when the
+// client has nothing pending, else its own buffer, grown when less than
+// 4 KiB is free. It disconnects the client past MaxInput (and reports
+// false).
+func (s *Server) room(c *conn) bool {
+	if len(c.in) == 0 && cap(c.in) < sharedReadSize {
+		s.dropIn(c)
+		c.in, c.inShared = s.rbuf[:0], true
+		return true
+	}
+	if cap(c.in)-len(c.in) >= 4096 {
 		return true
 	}
 	if len(c.in) >= s.cfg.MaxInput {
-		s.stats.InputTooLarge++
-		s.log.Warn("client disconnected: request larger than the input limit", "transport", s.name, "limit", s.cfg.MaxInput)
-		if s.cfg.Proto == proto.RESP {
-			unix.Write(c.fd, []byte("-ERR Protocol error: request too large\r\n"))
-		}
-		s.drop(c)
+		s.inputTooLarge(c)
 		return false
 	}
-	n := min(2*cap(c.in), s.cfg.MaxInput+4096)
-	in := make([]byte, len(c.in), n)
+	size := min(max(2*cap(c.in), DefaultReadBufSize), s.cfg.MaxInput+4096)
+	if !s.reserve(c, size-cap(c.in)) {
+		return false // evicted rather than allowed to take the memory
+	}
+	in := make([]byte, len(c.in), size)
+	copy(in, c.in)
+	s.dropIn(c)
+	c.in = in
+	return s.account(c)
+}
+
+// inputTooLarge tells the client its request passed MaxInput, in its
+// protocol, and disconnects it.
+func (s *Server) inputTooLarge(c *conn) {
+	s.stats.InputTooLarge++
+	s.log.Warn("client disconnected: request larger than the input limit", "transport", s.name, "limit", s.cfg.MaxInput)
+	unix.Write(c.fd, refusal(c.proto, sbe.StatusProtocol, "ERR Protocol error: request too large (over the server's client input limit)"))
+	s.drop(c)
+}
+
+// unshareIn gives c its own copy of what is left in the shared read
+// buffer, or nothing when nothing is left.
+func (s *Server) unshareIn(c *conn) {
+	if !c.inShared {
+		return
+	}
+	c.inShared = false
+	if len(c.in) == 0 {
+		c.in = nil
+		return
+	}
+	in := make([]byte, len(c.in), max(2*len(c.in), 4096))
 	copy(in, c.in)
 	c.in = in
+	s.account(c)
+}
+
+// dropIn releases c's own input buffer.
+func (s *Server) dropIn(c *conn) {
+	if !c.inShared {
+		c.in = nil
+	}
+	c.inShared = false
+}
+
+// serve executes the complete requests in c.in, appending the replies to
+// c.out (written by flush). It hands the session all of c.in with a reply
+// limit: what is left of PassOutput in this Poll, and of MaxOutput. When
+// the session stops at PassOutput, the client goes on the backlog and is
+// served first on the next Poll, so one client asking for many large
+// replies shares the loop; when the queued replies reach MaxOutput, the
+// client's input is no longer watched until it reads them (see flush).
+//
+// A request that is still incomplete when the input runs out stays at the
+// front of c.in and c.partial is set. The next serve offers it again with
+// the bytes that arrived since, and the session's parser resumes where it
+// stopped (it remembers how far it parsed), so each read costs in
+// proportion to the bytes it brought, not to the bytes buffered.
+func (s *Server) serve(c *conn) {
+	if c.sess == nil && !s.open(c) {
+		c.partial = true // too few bytes to tell the protocol
+		s.unshareIn(c)
+		return
+	}
+	if c.pass != s.pass {
+		c.pass, c.passOut = s.pass, 0
+	}
+	if len(c.out) == 0 && !c.outShared {
+		c.out, c.outShared = s.wbuf[:0], true
+	}
+	limit := min(s.cfg.PassOutput-c.passOut, s.cfg.MaxOutput-(len(c.out)-c.wpos))
+	n, closeConn, stopped := 0, false, true
+	if len(c.in) > 0 && limit > 0 {
+		before := len(c.out)
+		n, c.out, closeConn = c.sess.Serve(c.in, c.out, limit)
+		c.passOut += len(c.out) - before
+		stopped = len(c.out)-before >= limit
+	}
+	// Stopped at a limit, the rest of c.in may hold complete requests
+	// (flush queues the client for the next Poll, or its replies must
+	// drain first); otherwise it holds part of one, or nothing.
+	c.partial = n < len(c.in) && !stopped && !closeConn
+	if n > 0 {
+		rest := copy(c.in, c.in[n:])
+		c.in = c.in[:rest]
+		if rest == 0 && !c.inShared && cap(c.in) > shrinkAbove {
+			c.in = nil
+		}
+	}
+	s.unshareIn(c)
+	if closeConn {
+		s.stats.ProtocolCloses++
+		c.closing = true
+	}
+}
+
+// waiting reports whether c.in holds requests that were read but not
+// served because a limit stopped the last serve.
+func (c *conn) waiting() bool { return len(c.in) > 0 && !c.partial && !c.closing }
+
+// open opens c's session once its first bytes tell its protocol; it
+// reports false while they cannot yet.
+func (s *Server) open(c *conn) bool {
+	p, ok := proto.Sniff(c.in)
+	if !ok {
+		return false
+	}
+	c.proto = p
+	c.sess = s.cfg.Handler.Open(p)
+	c.held, _ = c.sess.(buffered)
 	return true
 }
 
-// serve executes the complete requests in c.in and writes the replies.
-//
-// The engine executes every complete request in the slice it is given, so
-// serve hands it small slices: it starts at minChunk bytes and doubles
-// while replies stay small, drops back to minChunk after a call that
-// produced a lot of output, and stops once the queued replies reach
-// MaxOutput. Requests left over wait in c.in, and the client's input is no
-// longer watched, until the client reads its replies (see flush). A slice
-// that holds no complete request is doubled until it does.
-//
-// A request that is still incomplete when the input runs out stays at the
-// front of c.in and c.partial is set: the next serve offers all of c.in at
-// once, and the session's parser resumes where it stopped (it remembers
-// how far it parsed), so each read costs in proportion to the bytes it
-// brought, not to the bytes buffered.
-func (s *Server) serve(c *conn) {
-	for {
-		off := 0
-		closeConn, capped := false, false
-		chunk := minChunk
-		if c.partial {
-			chunk = len(c.in)
-		}
-		c.partial = false
-		for off < len(c.in) && !closeConn {
-			if len(c.out)-c.wpos >= s.cfg.MaxOutput {
-				capped = true
-				break
-			}
-			end := min(len(c.in), off+chunk)
-			before := len(c.out)
-			n, out, cl := c.sess.Serve(c.in[off:end], c.out)
-			c.out, closeConn = out, cl
-			off += n
-			if n == 0 {
-				if cl {
-					break
-				}
-				if end == len(c.in) {
-					c.partial = true // an incomplete request: wait for more bytes
-					break
-				}
-				chunk *= 2 // a request larger than the slice
-				continue
-			}
-			if len(c.out)-before > s.cfg.MaxOutput/16 {
-				chunk = minChunk
-			} else if chunk < maxChunk {
-				chunk *= 2
-			}
-		}
-		if off > 0 {
-			rest := copy(c.in, c.in[off:])
-			c.in = c.in[:rest]
-			if rest == 0 && cap(c.in) > shrinkAbove {
-				c.in = nil
-			}
-		}
-		if closeConn {
-			s.stats.ProtocolCloses++
-			c.closing = true
-		}
-		if !s.flush(c) {
-			return // dropped
-		}
-		// Stopped at the cap but the socket took enough of the replies:
-		// go on now, since no event will come for requests already read.
-		if !capped || c.closing || len(c.out)-c.wpos >= s.cfg.MaxOutput {
-			return
-		}
-	}
-}
-
 // flush writes queued replies and updates what epoll watches for c. It
-// returns false if the client was dropped: on a write error, or once a
-// closing client's replies are written.
+// returns false if the client was dropped: on a write error, on passing
+// the budget, or once a closing client's replies are written.
 func (s *Server) flush(c *conn) bool {
+	if c.fd < 0 {
+		return false
+	}
 	progress := false
 	for c.wpos < len(c.out) {
 		n, err := unix.Write(c.fd, c.out[c.wpos:])
@@ -656,6 +791,7 @@ func (s *Server) flush(c *conn) bool {
 			if err == unix.EAGAIN {
 				break
 			}
+			s.unshareOut(c)
 			s.drop(c)
 			return false
 		}
@@ -665,26 +801,100 @@ func (s *Server) flush(c *conn) bool {
 	}
 	pending := len(c.out) - c.wpos
 	if pending == 0 {
-		c.out = c.out[:0]
-		c.wpos = 0
-		if cap(c.out) > shrinkAbove {
-			c.out = nil
+		// Nothing left: the client holds no reply buffer (the next
+		// replies go to the shared one).
+		s.unshareOut(c)
+		c.out, c.wpos = nil, 0
+	} else {
+		s.unshareOut(c)
+		if c.wpos > shrinkAbove && c.wpos > pending {
+			c.out = c.out[:copy(c.out, c.out[c.wpos:])]
+			c.wpos = 0
 		}
-		if c.closing {
-			s.drop(c)
-			return false
-		}
-	} else if c.wpos > shrinkAbove && c.wpos > pending {
-		c.out = c.out[:copy(c.out, c.out[c.wpos:])]
-		c.wpos = 0
+	}
+	if pending == 0 && c.closing {
+		s.drop(c)
+		return false
 	}
 	if progress || len(c.out) == 0 || c.events&unix.EPOLLOUT == 0 {
 		// Progress, nothing queued, or replies queued just now: the stall
 		// clock (see scan) starts over.
 		c.lastWrite = s.now
 	}
+	if !s.account(c) {
+		return false
+	}
+	if c.waiting() && !c.queued && pending < s.cfg.MaxOutput {
+		// Requests left at a limit, and room for their replies: no
+		// socket event will come for bytes already read, so serve them
+		// on the next Poll. (At MaxOutput, EPOLLOUT resumes them.)
+		s.stats.Deferred++
+		c.queued = true
+		s.backlog = append(s.backlog, c)
+	}
 	s.watch(c)
 	return true
+}
+
+// unshareOut makes c.out the client's own: the unwritten replies in the
+// shared reply buffer are copied out, or, when a large reply made the
+// buffer grow (append moved it), the grown array is simply kept by the
+// client, and the shared buffer stays as it was.
+func (s *Server) unshareOut(c *conn) {
+	if !c.outShared {
+		return
+	}
+	c.outShared = false
+	grown := cap(c.out) != cap(s.wbuf) || (cap(c.out) > 0 && &c.out[:1][0] != &s.wbuf[:1][0])
+	pending := c.out[c.wpos:]
+	switch {
+	case len(pending) == 0:
+		if grown && cap(c.out) <= sharedWriteKeep {
+			s.wbuf = c.out[:0] // the grown buffer becomes the shared one
+		}
+		c.out, c.wpos = nil, 0
+	case grown:
+		// The client keeps the array its replies grew into.
+	default:
+		c.out = append(make([]byte, 0, max(len(pending), 4096)), pending...)
+		c.wpos = 0
+	}
+}
+
+// reserve charges c for extra bytes it is about to allocate; it reports
+// false when that disconnected c.
+func (s *Server) reserve(c *conn, extra int) bool {
+	s.stats.Buffered += int64(extra)
+	return s.budget.charge(c, c.mem+extra)
+}
+
+// account charges c's buffers and session state to the budget; it reports
+// false when that disconnected c.
+func (s *Server) account(c *conn) bool {
+	mem := 0
+	if !c.inShared {
+		mem += cap(c.in)
+	}
+	if !c.outShared {
+		mem += cap(c.out)
+	}
+	if c.held != nil {
+		mem += c.held.Buffered()
+	}
+	if mem == c.mem {
+		return true
+	}
+	s.stats.Buffered += int64(mem - c.mem)
+	return s.budget.charge(c, mem)
+}
+
+// evict disconnects c because the budget's total passed its limit.
+func (s *Server) evict(c *conn, b *Budget) {
+	s.stats.Evicted++
+	s.log.Warn("client disconnected: client buffers passed their total limit", "transport", s.name,
+		"client_bytes", c.mem, "total", b.used, "limit", b.Limit)
+	unix.Write(c.fd, refusal(c.proto, sbe.StatusErr, "ERR client memory limit reached: this client's buffers were the largest (maxmemory-clients)"))
+	s.drop(c)
 }
 
 // watched returns the events epoll should report for c: input while it is
@@ -713,7 +923,7 @@ func (s *Server) watch(c *conn) {
 	unix.EpollCtl(s.epfd, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: ev, Fd: int32(c.fd)})
 }
 
-// drop closes a client at once.
+// drop closes a client at once and releases what it held.
 func (s *Server) drop(c *conn) {
 	if c.fd < 0 || s.conns[c.fd] != c {
 		return
@@ -722,13 +932,18 @@ func (s *Server) drop(c *conn) {
 	unix.Close(c.fd)
 	s.conns[c.fd] = nil
 	c.fd = -1
-	c.sess.Close()
-	c.in, c.out = nil, nil
+	if c.sess != nil {
+		c.sess.Close()
+	}
+	c.in, c.out, c.inShared, c.outShared = nil, nil, false, false
+	s.stats.Buffered -= int64(c.mem)
+	s.budget.charge(c, 0)
 	s.stats.Clients--
 }
 
 // scan disconnects idle clients (IdleTimeout) and clients whose queued
-// replies have stayed at MaxOutput with nothing written for stallTimeout.
+// replies have stayed at MaxOutput with nothing written for stallTimeout,
+// and releases the buffers of clients quiet for idleRelease.
 func (s *Server) scan(now int64) {
 	idle := int64(s.cfg.IdleTimeout)
 	for _, c := range s.conns {
@@ -740,6 +955,14 @@ func (s *Server) scan(now int64) {
 			s.drop(c)
 		case len(c.out)-c.wpos >= s.cfg.MaxOutput && now-c.lastWrite > int64(s.cfg.StallTimeout):
 			s.slowConsumer(c)
+		case c.mem > 0 && now-c.lastSeen > int64(idleRelease) && now-c.lastWrite > int64(idleRelease):
+			if len(c.in) == 0 {
+				c.in = nil
+			}
+			if c.wpos == len(c.out) {
+				c.out, c.wpos = nil, 0
+			}
+			s.account(c)
 		}
 	}
 }
@@ -767,14 +990,23 @@ func (s *Server) Close() error {
 			s.read(c, s.now)
 		}
 	}
+	// Requests left at PassOutput or held back while replies drained are
+	// answered too, as long as replies keep draining.
+	serveable := func(c *conn) bool { return c.waiting() && len(c.out)-c.wpos < s.cfg.MaxOutput }
 	deadline := time.Now().Add(time.Second)
 	for time.Now().Before(deadline) {
 		pending := false
 		for _, c := range s.conns {
-			if c != nil && c.wpos < len(c.out) {
-				if s.flush(c) && c.wpos < len(c.out) {
-					pending = true
-				}
+			if c == nil {
+				continue
+			}
+			if serveable(c) {
+				s.pass++
+				c.queued = false
+				s.serve(c)
+			}
+			if s.flush(c) && (c.wpos < len(c.out) || serveable(c)) {
+				pending = true
 			}
 		}
 		if !pending {
@@ -787,8 +1019,23 @@ func (s *Server) Close() error {
 			s.drop(c)
 		}
 	}
+	s.backlog = nil
+	s.budget.leave(s)
 	s.release()
 	return nil
+}
+
+// refusal is the error reply a client gets, in its protocol, when the
+// transport itself turns it away (too many clients, a request over the
+// input limit, the client memory budget): a RESP error line, or a
+// SOFH-framed SBE Reply of kind failure with the same text (correlation id
+// 0, as for a protocol error).
+func refusal(p proto.Protocol, status sbe.Status, text string) []byte {
+	if p == proto.SBE {
+		var c sbe.Codec
+		return c.AppendFramedReply(nil, &sbe.Reply{Status: status, Kind: sbe.KindError, Value: []byte(text)})
+	}
+	return []byte("-" + text + "\r\n")
 }
 
 func (s *Server) closeListener() {

@@ -34,9 +34,9 @@ func (h *lineHandler) Open(proto.Protocol) Session { h.open.Add(1); return lineS
 
 func (s lineSession) Close() { s.h.closed.Add(1) }
 
-func (s lineSession) Serve(in, out []byte) (int, []byte, bool) {
+func (s lineSession) Serve(in, out []byte, limit int) (int, []byte, bool) {
 	consumed := 0
-	for {
+	for start := len(out); len(out)-start < limit; {
 		i := bytes.IndexByte(in[consumed:], '\n')
 		if i < 0 {
 			return consumed, out, false
@@ -58,6 +58,7 @@ func (s lineSession) Serve(in, out []byte) (int, []byte, bool) {
 			out = append(out, "\r\n"...)
 		}
 	}
+	return consumed, out, false
 }
 
 // loop drives a Server from one goroutine, as the store loop does; do runs

@@ -1,0 +1,301 @@
+package uds
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/proto/sbe"
+)
+
+// clientMem returns what the listener's clients hold in buffers, from the
+// loop goroutine.
+func clientMem(l *loop) (held int64, clients int) {
+	l.do(func() {
+		for _, c := range l.s.conns {
+			if c != nil {
+				held += int64(cap(c.in)*boolInt(!c.inShared) + cap(c.out)*boolInt(!c.outShared))
+				clients++
+			}
+		}
+	})
+	return held, clients
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestServedClientsHoldNoBuffers: 100 clients that each make round trips,
+// small and with a 256 KiB reply, hold no buffer of their own afterwards:
+// they were served from the listener's shared buffers, and the budget
+// agrees.
+func TestServedClientsHoldNoBuffers(t *testing.T) {
+	l, _ := startLoop(t, cfgFor(t, "unix"))
+	var conns []net.Conn
+	for i := 0; i < 100; i++ {
+		c := dial(t, l)
+		r := bufio.NewReader(c)
+		fmt.Fprintf(c, "hello%d\nBIG %d\n", i, 256<<10)
+		if line, err := r.ReadString('\n'); err != nil || line != fmt.Sprintf("+hello%d\r\n", i) {
+			t.Fatalf("client %d: %q %v", i, line, err)
+		}
+		if n, err := io.CopyN(io.Discard, r, 256<<10+1); err != nil {
+			t.Fatalf("client %d: %d bytes of the big reply: %v", i, n, err)
+		}
+		conns = append(conns, c)
+	}
+	held, clients := clientMem(l)
+	st := l.stats()
+	var bs BudgetStats
+	l.do(func() { l.s.budget.Stats(&bs) })
+	t.Logf("%d clients hold %d bytes; budget used %d, peak %d, released %d", clients, held, bs.Used, bs.Peak, bs.Released)
+	if clients != 100 || held != 0 || st.Buffered != 0 || bs.Used != 0 {
+		t.Fatalf("%d clients hold %d bytes (stats %d, budget %d), want 0", clients, held, st.Buffered, bs.Used)
+	}
+}
+
+// TestBudgetEvictsTheBiggestClient: with a 1 MiB budget, a client holding
+// a 900 KiB unfinished request and another holding 300 KiB pass it
+// together; the bigger one is told why and disconnected, the smaller one
+// is served on.
+func TestBudgetEvictsTheBiggestClient(t *testing.T) {
+	cfg := cfgFor(t, "unix")
+	cfg.Budget = &Budget{Limit: 1 << 20}
+	l, _ := startLoop(t, cfg)
+	small, big := dial(t, l), dial(t, l)
+	small.Write(bytes.Repeat([]byte("s"), 300<<10)) // no newline: an unfinished request
+	waitFor(t, "the small client's request to be held", func() bool { h, _ := clientMem(l); return h >= 300<<10 })
+	go big.Write(bytes.Repeat([]byte("b"), 900<<10))
+	reply, _ := io.ReadAll(big)
+	if !strings.HasPrefix(string(reply), "-ERR client memory limit reached") {
+		t.Fatalf("the big client got %q", reply)
+	}
+	fmt.Fprintf(small, "\n")
+	line, err := bufio.NewReaderSize(small, 1<<20).ReadString('\n')
+	if err != nil || len(line) != 300<<10+3 {
+		t.Fatalf("the small client got %d bytes, %v", len(line), err)
+	}
+	st := l.stats()
+	var bs BudgetStats
+	l.do(func() { l.s.budget.Stats(&bs) })
+	t.Logf("stats: %+v; budget %+v", st, bs)
+	if st.Evicted != 1 || bs.Evicted != 1 || st.Clients != 1 || bs.Peak > 1<<20 {
+		t.Fatalf("evicted %d (budget %d), %d clients left, peak %d bytes", st.Evicted, bs.Evicted, st.Clients, bs.Peak)
+	}
+}
+
+// TestBudgetSharedByListeners: one budget spans two listeners; the
+// biggest client of either goes.
+func TestBudgetSharedByListeners(t *testing.T) {
+	b := &Budget{Limit: 1 << 20}
+	cfgA := cfgFor(t, "unix")
+	cfgA.Budget = b
+	la, _ := startLoop(t, cfgA)
+	// The second listener is polled on la's goroutine too: one budget,
+	// one owner.
+	sb, err := Listen(Config{Network: "tcp", Address: "127.0.0.1:0", Handler: &lineHandler{}, Budget: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			la.do(func() { sb.Poll(time.Now().UnixNano()) })
+		}
+	}()
+	t.Cleanup(func() { close(stop); wg.Wait(); la.do(func() { sb.Close() }) })
+	a := dial(t, la)
+	a.Write(bytes.Repeat([]byte("a"), 700<<10))
+	waitFor(t, "the first client's request to be held", func() bool { h, _ := clientMem(la); return h >= 700<<10 })
+	c, err := net.Dial("tcp", sb.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write(bytes.Repeat([]byte("c"), 500<<10))
+	reply, _ := io.ReadAll(a)
+	if !strings.HasPrefix(string(reply), "-ERR client memory limit reached") {
+		t.Fatalf("the bigger client, on the other listener, got %q", reply)
+	}
+}
+
+// TestPassOutputSharesTheLoop: a client whose pipelined requests ask for
+// 6.4 MB of replies gets at most PassOutput (plus one reply) per Poll, so
+// a client that sent one request at the same moment is answered in the
+// first Poll, and the first client still gets every reply, in order.
+func TestPassOutputSharesTheLoop(t *testing.T) {
+	const t0 = int64(1e12)
+	s := manualServer(t, Config{Network: "unix", Address: filepath.Join(t.TempDir(), "g.sock"), Handler: &lineHandler{},
+		CheckEvery: 1, PassOutput: 64 << 10, StallTimeout: time.Hour})
+	greedy, err := net.Dial("unix", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer greedy.Close()
+	other, err := net.Dial("unix", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	waitFor(t, "both clients to be accepted", func() bool { s.Poll(t0); return s.Clients() == 2 })
+	var req bytes.Buffer
+	for i := 0; i < 100; i++ {
+		fmt.Fprintf(&req, "BIG 65536\n")
+	}
+	req.WriteString("end\n")
+	greedy.Write(req.Bytes())
+	other.Write([]byte("hi\n"))
+	s.Poll(t0)
+	var produced int
+	for _, c := range s.conns {
+		if c != nil && c.pass == s.pass && c.passOut > 0 && c.passOut > produced {
+			produced = c.passOut
+		}
+	}
+	if produced > 64<<10+65537 {
+		t.Fatalf("one client produced %d reply bytes in one Poll, want at most PassOutput plus one reply", produced)
+	}
+	other.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if line, err := bufio.NewReader(other).ReadString('\n'); err != nil || line != "+hi\r\n" {
+		t.Fatalf("the other client, after one Poll: %q %v", line, err)
+	}
+	// The greedy client gets everything as the loop goes on.
+	done := make(chan error, 1)
+	go func() {
+		r := bufio.NewReaderSize(greedy, 1<<20)
+		for i := 0; i < 100; i++ {
+			line, err := r.ReadSlice('\n')
+			if err != nil || len(line) != 65537 {
+				done <- fmt.Errorf("reply %d: %d bytes, %v", i, len(line), err)
+				return
+			}
+		}
+		line, err := r.ReadString('\n')
+		if err == nil && line != "+end\r\n" {
+			err = fmt.Errorf("last reply %q", line)
+		}
+		done <- err
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st Stats
+			if s.Stats(&st); st.Deferred == 0 {
+				t.Fatalf("no request waited for a later Poll: %+v", st)
+			}
+			return
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the greedy client's replies did not all arrive")
+		}
+		s.Poll(t0)
+	}
+}
+
+// sniffHandler records the protocol each session was opened with.
+type sniffHandler struct {
+	lineHandler
+	mu     sync.Mutex
+	protos []proto.Protocol
+}
+
+func (h *sniffHandler) Open(p proto.Protocol) Session {
+	h.mu.Lock()
+	h.protos = append(h.protos, p)
+	h.mu.Unlock()
+	return h.lineHandler.Open(p)
+}
+
+// TestProtocolRecognisedPerConnection: a listener announced as RESP opens
+// an SBE session for a client whose first bytes are a SOFH header, and a
+// RESP one for a client sending text, however the bytes are split.
+func TestProtocolRecognisedPerConnection(t *testing.T) {
+	h := &sniffHandler{}
+	cfg := cfgFor(t, "tcp")
+	cfg.Handler = h
+	l, _ := startLoop(t, cfg)
+	sofh := []byte{0, 0, 0, 6, 0xEB, 0x50}
+	for _, c := range []struct {
+		first [][]byte
+		want  proto.Protocol
+	}{
+		{[][]byte{sofh}, proto.SBE},
+		{[][]byte{sofh[:2], sofh[2:5], sofh[5:]}, proto.SBE},
+		{[][]byte{[]byte("PI"), []byte("NG\n")}, proto.RESP},
+		{[][]byte{[]byte("*1\r\n")}, proto.RESP},
+	} {
+		h.mu.Lock()
+		h.protos = nil
+		h.mu.Unlock()
+		conn := dial(t, l)
+		for _, p := range c.first {
+			conn.Write(p)
+			time.Sleep(5 * time.Millisecond)
+		}
+		waitFor(t, "a session to open", func() bool { h.mu.Lock(); defer h.mu.Unlock(); return len(h.protos) == 1 })
+		h.mu.Lock()
+		got := h.protos[0]
+		h.mu.Unlock()
+		if got != c.want {
+			t.Errorf("first bytes %q: session opened as %v, want %v", c.first, got, c.want)
+		}
+		conn.Close()
+	}
+}
+
+// TestInputLimitSBEErrorFrame: an SBE client whose request passes
+// MaxInput gets a framed SBE error reply naming the limit before the
+// connection closes (issue 13 item 8; RESP clients got their error line
+// already).
+func TestInputLimitSBEErrorFrame(t *testing.T) {
+	cfg := cfgFor(t, "unix")
+	cfg.MaxInput = 256 << 10
+	l, _ := startLoop(t, cfg)
+	c := dial(t, l)
+	hdr := make([]byte, 6)
+	binary.BigEndian.PutUint32(hdr, 8<<20) // an 8 MiB frame, of which 2 MiB is sent
+	binary.BigEndian.PutUint16(hdr[4:], sbe.EncodingTypeSBE10LE)
+	go c.Write(append(hdr, make([]byte, 2<<20)...))
+	reply, _ := io.ReadAll(c)
+	msg, n, err := sbe.ReadFrame(reply, 0)
+	if err != nil || n == 0 {
+		t.Fatalf("reply %q is not an SBE frame: n %d, %v", reply, n, err)
+	}
+	var codec sbe.Codec
+	var rep sbe.Reply
+	if err := codec.DecodeReply(msg, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Status != sbe.StatusProtocol || rep.Kind != sbe.KindError || !strings.Contains(string(rep.Value), "request too large") {
+		t.Fatalf("reply %+v %q", rep, rep.Value)
+	}
+	if st := l.stats(); st.InputTooLarge != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+}

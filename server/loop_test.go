@@ -28,7 +28,7 @@ type echoSession struct{}
 
 func (echoHandler) Open(proto.Protocol) uds.Session { return echoSession{} }
 func (echoSession) Close()                          {}
-func (echoSession) Serve(in, out []byte) (int, []byte, bool) {
+func (echoSession) Serve(in, out []byte, _ int) (int, []byte, bool) {
 	consumed := 0
 	for {
 		i := bytes.IndexByte(in[consumed:], '\n')

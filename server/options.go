@@ -12,6 +12,10 @@ import (
 	"github.com/goblin-kv/goblin/transport/uds"
 )
 
+// requestSlack is what a request may hold besides its value: the key (at
+// most 64 KiB in the store) and the command's other arguments and headers.
+const requestSlack = 128 << 10
+
 // ErrOptions is wrapped by every Validate error.
 var ErrOptions = errors.New("server: bad options")
 
@@ -21,6 +25,13 @@ const (
 	DefaultMetricsInterval = 100 * time.Millisecond
 	DefaultTickBudget      = 32
 	DefaultShutdownTimeout = 5 * time.Second
+	// DefaultMaxClientMemory is the total the socket clients' buffers
+	// may hold when Options.MaxClientMemory is 0.
+	DefaultMaxClientMemory = 1 << 30
+	// MaxMaxValueLen is the largest Options.MaxValueLen: Redis's
+	// proto-max-bulk-len ceiling of 512 MiB, less what the store's slot
+	// layout reserves (store.HardMaxValueLen).
+	MaxMaxValueLen = store.HardMaxValueLen
 )
 
 // DefaultListen returns the targets a zero Options listens on: the Unix
@@ -65,6 +76,21 @@ type Options struct {
 	StallTimeout time.Duration
 	// MaxInput caps one incomplete request held for a socket client.
 	MaxInput int
+	// MaxClientMemory caps the bytes all socket clients together may hold
+	// in buffers (unexecuted requests, unread replies, partial-request
+	// state), Redis's maxmemory-clients: past it the clients holding the
+	// most are disconnected. 0 means DefaultMaxClientMemory; negative
+	// means no limit.
+	MaxClientMemory int64
+	// PassOutput caps the reply bytes one socket client's requests may
+	// produce per loop pass; its further requests wait for the next pass
+	// (default uds.DefaultPassOutput).
+	PassOutput int
+	// MaxValueLen is the longest value the store accepts and the longest
+	// RESP bulk string (Redis's proto-max-bulk-len) or SBE frame (plus
+	// 64 KiB) a request may carry; default store.DefaultMaxValueLen, at
+	// most MaxMaxValueLen.
+	MaxValueLen int
 	// IdleTimeout disconnects socket clients silent that long (0: never).
 	IdleTimeout time.Duration
 	// SocketMode is the Unix socket files' permission bits (default 0660).
@@ -114,8 +140,18 @@ func (o *Options) EnsureDefaults() {
 	if o.StallTimeout == 0 {
 		o.StallTimeout = uds.DefaultStallTimeout
 	}
+	if o.MaxValueLen == 0 {
+		o.MaxValueLen = store.DefaultMaxValueLen
+	}
 	if o.MaxInput == 0 {
-		o.MaxInput = uds.DefaultMaxInput
+		// Room for the largest value and the rest of its command.
+		o.MaxInput = max(uds.DefaultMaxInput, o.MaxValueLen+requestSlack)
+	}
+	if o.MaxClientMemory == 0 {
+		o.MaxClientMemory = DefaultMaxClientMemory
+	}
+	if o.PassOutput == 0 {
+		o.PassOutput = uds.DefaultPassOutput
 	}
 	if o.SocketMode == 0 {
 		o.SocketMode = uds.DefaultSocketMode
@@ -159,8 +195,13 @@ func (o *Options) Validate() error {
 	switch {
 	case o.MaxMemory < 0:
 		return fmt.Errorf("%w: maxmemory %d is negative", ErrOptions, o.MaxMemory)
-	case o.MaxClients < 0, o.MaxOutput < 0, o.MaxInput < 0, o.SocketCheckEvery < 0, o.TickBudget < 0:
+	case o.MaxClients < 0, o.MaxOutput < 0, o.MaxInput < 0, o.SocketCheckEvery < 0, o.TickBudget < 0, o.PassOutput < 0:
 		return fmt.Errorf("%w: limits must not be negative", ErrOptions)
+	case o.MaxValueLen < 0 || o.MaxValueLen > MaxMaxValueLen:
+		return fmt.Errorf("%w: max value length %d: want 1 to %d bytes (512 MiB less 2)", ErrOptions, o.MaxValueLen, MaxMaxValueLen)
+	case o.MaxInput < o.MaxValueLen+requestSlack:
+		return fmt.Errorf("%w: the client input limit (%d bytes) must exceed the max value length (%d) by %d bytes, so a SET of the largest value fits: raise the input limit or lower the value length",
+			ErrOptions, o.MaxInput, o.MaxValueLen, requestSlack)
 	case o.IdleTimeout < 0, o.StallTimeout < 0:
 		return fmt.Errorf("%w: timeouts must not be negative", ErrOptions)
 	case o.SocketMode&^0o777 != 0:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
+	"github.com/goblin-kv/goblin/transport/uds"
 )
 
 // Builder builds the server side of one transport from a target. It runs
@@ -24,6 +25,9 @@ type Env struct {
 	// transports (ring, Aeron) open a MessageSession per client with
 	// OpenMessage.
 	Handler func(name string) EngineHandler
+	// SocketBudget bounds the buffer memory of every socket listener's
+	// clients together (Options.MaxClientMemory).
+	SocketBudget *uds.Budget
 }
 
 var (

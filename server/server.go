@@ -16,6 +16,8 @@ import (
 
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/proto/resp"
+	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
@@ -39,6 +41,9 @@ type Server struct {
 	started    time.Time
 
 	ran atomic.Bool // Run started (or Shutdown ran instead)
+
+	budget  *uds.Budget // the socket clients' buffer memory
+	release *releaser
 }
 
 // streamStats are the command counters of one stream transport.
@@ -55,13 +60,22 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: o, log: o.Logger, started: time.Now()}
-	st, err := store.New(store.Options{MaxMemory: o.MaxMemory, Eviction: o.MaxMemoryPolicy})
+	st, err := store.New(store.Options{MaxMemory: o.MaxMemory, Eviction: o.MaxMemoryPolicy, MaxValueLen: o.MaxValueLen})
 	if err != nil {
 		return nil, fmt.Errorf("server: store: %w", err)
 	}
 	s.store = st
-	s.engine = command.NewEngine(st, command.Options{RequirePass: o.RequirePass, Info: s.info})
-	env := &Env{Options: &s.opts, Logger: s.log, Handler: s.handler}
+	s.engine = command.NewEngine(st, command.Options{
+		RequirePass: o.RequirePass,
+		Info:        s.info,
+		// A bulk string or SBE frame may carry the largest value the
+		// store takes, and no more (a key is far shorter).
+		Limits:   resp.Limits{MaxBulkLen: o.MaxValueLen},
+		MaxFrame: o.MaxValueLen + sbe.SOFHLen + frameSlack,
+	})
+	s.budget = &uds.Budget{Limit: max(o.MaxClientMemory, 0)}
+	s.release = newReleaser()
+	env := &Env{Options: &s.opts, Logger: s.log, Handler: s.handler, SocketBudget: s.budget}
 	for _, l := range o.Listen {
 		t, err := target.Parse(l)
 		if err != nil {
@@ -86,7 +100,10 @@ func New(o Options) (*Server, error) {
 		Options:    &s.opts,
 		CPUs:       o.CPUs,
 		Tick:       st.Tick,
-		Publish:    func(*LoopStats) { s.metrics.Publish() },
+		Publish: func(*LoopStats) {
+			s.metrics.Publish()
+			s.releaseMemory()
+		},
 	})
 	if err != nil {
 		s.closeTransports()
@@ -94,6 +111,10 @@ func New(o Options) (*Server, error) {
 	}
 	return s, nil
 }
+
+// frameSlack is what an SBE request frame may hold besides its value: the
+// fixed block, the key and the other fields.
+const frameSlack = 64 << 10
 
 // handler gives each transport its own command counters.
 func (s *Server) handler(name string) EngineHandler {
@@ -127,6 +148,7 @@ func (s *Server) Run() error {
 	if !s.ran.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
+	defer s.release.stop()
 	return s.loop.Run()
 }
 
@@ -136,6 +158,7 @@ func (s *Server) Run() error {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.loop.Stop()
 	if s.ran.CompareAndSwap(false, true) {
+		defer s.release.stop()
 		return s.loop.shutdown()
 	}
 	select {
@@ -239,7 +262,11 @@ type engineSession struct {
 	s *command.Session
 }
 
-func (s *engineSession) Serve(in, out []byte) (int, []byte, bool) {
-	return s.e.ServeStream(s.s, in, out)
+func (s *engineSession) Serve(in, out []byte, limit int) (int, []byte, bool) {
+	return s.e.ServeStreamLimit(s.s, in, out, limit)
 }
 func (s *engineSession) Close() {}
+
+// Buffered reports the memory the session holds for a partial request, so
+// the socket transport charges it to the clients' budget.
+func (s *engineSession) Buffered() int { return s.s.Buffered() }

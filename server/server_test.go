@@ -69,7 +69,7 @@ func newTestServer(t testing.TB, extra ...string) (*Server, string) {
 	return s, sock
 }
 
-func resp(t *testing.T, c net.Conn, r *bufio.Reader, cmd, want string) {
+func expectReply(t *testing.T, c net.Conn, r *bufio.Reader, cmd, want string) {
 	t.Helper()
 	fmt.Fprintf(c, "%s\r\n", cmd)
 	got := make([]byte, len(want))
@@ -97,10 +97,10 @@ func TestServerServesAndShutsDown(t *testing.T) {
 		defer c.Close()
 		c.SetDeadline(time.Now().Add(30 * time.Second))
 		r := bufio.NewReader(c)
-		resp(t, c, r, "PING", "+PONG\r\n")
-		resp(t, c, r, "SET "+network+" v", "+OK\r\n")
-		resp(t, c, r, "GET "+network, "$1\r\nv\r\n")
-		resp(t, c, r, "INFO clients", "$")
+		expectReply(t, c, r, "PING", "+PONG\r\n")
+		expectReply(t, c, r, "SET "+network+" v", "+OK\r\n")
+		expectReply(t, c, r, "GET "+network, "$1\r\nv\r\n")
+		expectReply(t, c, r, "INFO clients", "$")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -141,7 +141,7 @@ func TestShutdownAnswersWhatWasSent(t *testing.T) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(30 * time.Second))
 	r := bufio.NewReader(c)
-	resp(t, c, r, "PING", "+PONG\r\n") // accepted
+	expectReply(t, c, r, "PING", "+PONG\r\n") // accepted
 	if _, err := c.Write([]byte(strings.Repeat("PING\r\n", 1000))); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestTwoListenersOfOneKind(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp(t, c, bufio.NewReader(c), "SET "+sock+" v", "+OK\r\n")
+		expectReply(t, c, bufio.NewReader(c), "SET "+sock+" v", "+OK\r\n")
 		c.Close()
 	}
 	s.Shutdown(context.Background())
@@ -222,10 +222,10 @@ func TestRequirePass(t *testing.T) {
 	}
 	defer c.Close()
 	r := bufio.NewReader(c)
-	resp(t, c, r, "GET k", "-NOAUTH")
+	expectReply(t, c, r, "GET k", "-NOAUTH")
 	r.ReadString('\n')
-	resp(t, c, r, "AUTH pw", "+OK\r\n")
-	resp(t, c, r, "GET k", "$-1\r\n")
+	expectReply(t, c, r, "AUTH pw", "+OK\r\n")
+	expectReply(t, c, r, "GET k", "$-1\r\n")
 }
 
 // rawClient is a non-blocking client socket used on the loop's own

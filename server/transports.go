@@ -5,6 +5,7 @@ package server
 // with the handler or engine from env, return it.
 
 import (
+	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/uds"
@@ -26,11 +27,18 @@ func buildSocket(t target.Target, env *Env) (transport.Server, error) {
 	if name == "unix" {
 		name = "uds"
 	}
-	cfg.Handler = env.Handler(name + "/" + t.Proto.String())
+	// A socket listener serves both protocols (each connection's first
+	// bytes tell which); requests count under the protocol they came in.
+	cfg.Handler = protoHandlers{
+		proto.RESP: env.Handler(name + "/" + proto.RESP.String()),
+		proto.SBE:  env.Handler(name + "/" + proto.SBE.String()),
+	}
 	cfg.MaxClients = o.MaxClients
 	cfg.MaxOutput = o.MaxOutput
 	cfg.StallTimeout = o.StallTimeout
 	cfg.MaxInput = o.MaxInput
+	cfg.PassOutput = o.PassOutput
+	cfg.Budget = env.SocketBudget
 	cfg.IdleTimeout = o.IdleTimeout
 	if cfg.SocketMode == 0 {
 		cfg.SocketMode = o.SocketMode
@@ -39,3 +47,10 @@ func buildSocket(t target.Target, env *Env) (transport.Server, error) {
 	cfg.Logger = env.Logger
 	return uds.Listen(cfg)
 }
+
+// protoHandlers opens each socket client's session with the engine handler
+// of the protocol it speaks.
+type protoHandlers [2]EngineHandler
+
+// Open implements uds.Handler.
+func (h protoHandlers) Open(p proto.Protocol) uds.Session { return h[p].Open(p) }

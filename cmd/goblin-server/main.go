@@ -40,6 +40,10 @@ const (
 	exitUsage   = 2
 )
 
+// requirePassEnv names the environment variable --requirepass defaults to,
+// so the password need not appear on the command line.
+const requirePassEnv = "GOBLIN_REQUIREPASS"
+
 // DefaultMetrics is where --metrics listens unless told otherwise.
 const DefaultMetrics = "127.0.0.1:9380"
 
@@ -58,6 +62,9 @@ type config struct {
 	maxOutput   string
 	stall       time.Duration
 	maxInput    string
+	clientMem   string
+	passOutput  string
+	maxBulk     string
 	idleTimeout time.Duration
 	socketMode  string
 	checkEvery  int
@@ -76,11 +83,14 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.cpu, "cpu", "", "pin the store loop thread to these `CPUs` (e.g. 3 or 2,3); empty leaves it to the kernel")
 	fs.StringVar(&c.maxmemory, "maxmemory", "0", "memory cap of the store in `bytes` (suffixes kb, mb, gb); 0 means none")
 	fs.StringVar(&c.policy, "maxmemory-policy", "noeviction", "what a write does at --maxmemory: noeviction, allkeys-lru or volatile-ttl")
-	fs.StringVar(&c.requirepass, "requirepass", "", "`password` RESP clients must AUTH with before other commands; empty disables AUTH")
+	fs.StringVar(&c.requirepass, "requirepass", "", "`password` clients must AUTH with before other commands; empty disables AUTH. The command line is visible to every local user (ps, /proc): prefer the "+requirePassEnv+" environment variable or a configuration file readable by the server only")
 	fs.IntVar(&c.maxclients, "maxclients", 10000, "maximum connected clients per socket listener")
 	fs.StringVar(&c.maxOutput, "client-output-limit", "32mb", "reply `bytes` queued for one client before it is disconnected as a slow consumer")
 	fs.DurationVar(&c.stall, "client-stall-timeout", 5*time.Second, "disconnect a client that leaves --client-output-limit bytes of replies unread this long")
-	fs.StringVar(&c.maxInput, "client-input-limit", "64mb", "`bytes` of one incomplete request held for a client before it is disconnected")
+	fs.StringVar(&c.maxInput, "client-input-limit", "", "`bytes` of one incomplete request held for a client before it is disconnected (default 64mb, or --proto-max-bulk-len plus 128kb when that is more)")
+	fs.StringVar(&c.clientMem, "maxmemory-clients", "1gb", "`bytes` all socket clients together may hold in buffers (unexecuted requests, unread replies); past it the clients holding the most are disconnected; 0 means no limit")
+	fs.StringVar(&c.passOutput, "client-output-per-pass", "256kb", "reply `bytes` one client's requests may produce per loop pass before its further requests wait for the next pass, so one client asking for large replies cannot stall the others")
+	fs.StringVar(&c.maxBulk, "proto-max-bulk-len", "16mb", "longest value the store accepts, and longest bulk string (RESP) or frame (SBE) a request may carry, in `bytes`; at most 512mb")
 	fs.DurationVar(&c.idleTimeout, "timeout", 0, "disconnect socket clients idle for this `duration` (e.g. 5m); 0 never does")
 	fs.StringVar(&c.socketMode, "socket-mode", "0660", "permission `bits` (octal) of Unix socket files")
 	fs.IntVar(&c.checkEvery, "socket-check-every", 16, "quiet loop `cycles` between two epoll checks of a socket listener (1: every cycle)")
@@ -211,10 +221,14 @@ func watchSignals(sig <-chan os.Signal, began time.Time, log *slog.Logger) {
 
 // options turns the flags into server options.
 func options(c *config) (server.Options, error) {
+	pass := c.requirepass
+	if pass == "" {
+		pass = os.Getenv(requirePassEnv)
+	}
 	o := server.Options{
 		Listen:           withAeronDir(c.listen, c.aeronDir),
 		Idle:             c.idle,
-		RequirePass:      c.requirepass,
+		RequirePass:      pass,
 		MaxClients:       c.maxclients,
 		IdleTimeout:      c.idleTimeout,
 		StallTimeout:     c.stall,
@@ -235,10 +249,41 @@ func options(c *config) (server.Options, error) {
 		return o, err
 	}
 	o.MaxOutput = int(n)
-	if n, err = parseBytes("client-input-limit", c.maxInput); err != nil {
+	if c.maxInput != "" {
+		if n, err = parseBytes("client-input-limit", c.maxInput); err != nil {
+			return o, err
+		}
+		if n == 0 {
+			return o, errors.New("--client-input-limit must be positive")
+		}
+		o.MaxInput = int(n)
+	}
+	if n, err = parseBytes("maxmemory-clients", c.clientMem); err != nil {
 		return o, err
 	}
-	o.MaxInput = int(n)
+	o.MaxClientMemory = n
+	if n == 0 {
+		o.MaxClientMemory = -1 // no limit
+	}
+	if n, err = parseBytes("client-output-per-pass", c.passOutput); err != nil {
+		return o, err
+	}
+	if n == 0 {
+		return o, errors.New("--client-output-per-pass must be positive")
+	}
+	o.PassOutput = int(n)
+	if n, err = parseBytes("proto-max-bulk-len", c.maxBulk); err != nil {
+		return o, err
+	}
+	switch {
+	case n == 0:
+		return o, errors.New("--proto-max-bulk-len must be positive")
+	case n == 512<<20:
+		n = server.MaxMaxValueLen // "512mb", Redis's ceiling, less what the store reserves
+	case n > server.MaxMaxValueLen:
+		return o, fmt.Errorf("--proto-max-bulk-len %s: at most 512mb", c.maxBulk)
+	}
+	o.MaxValueLen = int(n)
 	mode, err := strconv.ParseUint(c.socketMode, 8, 32)
 	if err != nil || mode > 0o777 {
 		return o, fmt.Errorf("--socket-mode %q: want octal permission bits such as 0660", c.socketMode)

@@ -23,7 +23,7 @@ func clientMem(l *loop) (held int64, clients int) {
 	l.do(func() {
 		for _, c := range l.s.conns {
 			if c != nil {
-				held += int64(cap(c.in)*boolInt(!c.inShared) + cap(c.out)*boolInt(!c.outShared))
+				held += int64(cap(c.in)*boolInt(!c.inShared) + c.pendCap)
 				clients++
 			}
 		}

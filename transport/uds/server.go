@@ -257,19 +257,24 @@ type Server struct {
 
 // conn is one client.
 //
-// Between two Polls a client's in and out are its own buffers, or nil when
-// it has nothing pending: a client whose requests complete within a read
-// and whose replies the socket takes at once is served from the
-// listener's shared buffers (inShared, outShared while that happens) and
-// holds no memory of its own.
+// Between two Polls a client holds its own input buffer only while part
+// of a request (or requests held back at a limit) waits in it, and reply
+// blocks only while the socket has not taken them: a client whose requests
+// complete within a read and whose replies the socket takes at once is
+// served from the listener's shared buffers and holds no memory of its
+// own. Unwritten replies are a queue of blocks, each the leftover of one
+// serve, so new replies never make the client's older ones move.
 type conn struct {
 	fd        int
 	sess      Session        // nil until the first bytes tell the protocol
 	held      buffered       // sess, when it holds memory for partial requests
 	proto     proto.Protocol // the client's protocol, once sess is open
 	in        []byte         // unconsumed request bytes are in[:len(in)]
-	out       []byte         // reply bytes not yet written are out[wpos:]
+	fresh     []byte         // replies produced since the last flush: the shared wbuf, or what it grew into (within a serve and flush only)
+	pend      [][]byte       // owned blocks of unwritten replies, oldest first; pend[0][wpos:] goes next
 	wpos      int
+	pendBytes int    // unwritten bytes in pend
+	pendCap   int    // capacity of the blocks in pend
 	mem       int    // bytes charged to the budget: buffers and session state
 	lastSeen  int64  // last time it sent something
 	lastWrite int64  // last time a write made progress or replies were queued
@@ -279,7 +284,6 @@ type conn struct {
 	partial   bool   // in holds the start of a request that was offered and is incomplete
 	queued    bool   // on the backlog: requests wait for the next Poll
 	inShared  bool   // in is the listener's rbuf (within a read only)
-	outShared bool   // out is the listener's wbuf (within a serve and flush only)
 	events    uint32 // what epoll watches for this client
 }
 
@@ -494,7 +498,7 @@ func (s *Server) serveBacklog() int {
 	s.backlog = s.spare[:0]
 	for _, c := range list {
 		c.queued = false
-		if c.fd < 0 || c.closing || len(c.out)-c.wpos >= s.cfg.MaxOutput {
+		if c.fd < 0 || c.closing || c.pendBytes >= s.cfg.MaxOutput {
 			continue // gone, or waiting for its replies to drain (flush resumes it)
 		}
 		s.serve(c)
@@ -535,7 +539,7 @@ func (s *Server) pollSockets(now int64, force bool) int {
 			if !s.flush(c) {
 				continue
 			}
-			if c.waiting() && !c.queued && len(c.out)-c.wpos < s.cfg.MaxOutput {
+			if c.waiting() && !c.queued && c.pendBytes < s.cfg.MaxOutput {
 				s.serve(c) // requests held back while the replies drained
 				if !s.flush(c) {
 					continue
@@ -707,7 +711,7 @@ func (s *Server) dropIn(c *conn) {
 }
 
 // serve executes the complete requests in c.in, appending the replies to
-// c.out (written by flush). It hands the session all of c.in with a reply
+// c.fresh (written by flush). It hands the session all of c.in with a reply
 // limit: what is left of PassOutput in this Poll, and of MaxOutput. When
 // the session stops at PassOutput, the client goes on the backlog and is
 // served first on the next Poll, so one client asking for many large
@@ -728,16 +732,16 @@ func (s *Server) serve(c *conn) {
 	if c.pass != s.pass {
 		c.pass, c.passOut = s.pass, 0
 	}
-	if len(c.out) == 0 && !c.outShared {
-		c.out, c.outShared = s.wbuf[:0], true
+	if c.fresh == nil {
+		c.fresh = s.wbuf[:0]
 	}
-	limit := min(s.cfg.PassOutput-c.passOut, s.cfg.MaxOutput-(len(c.out)-c.wpos))
+	limit := min(s.cfg.PassOutput-c.passOut, s.cfg.MaxOutput-c.pendBytes-len(c.fresh))
 	n, closeConn, stopped := 0, false, true
 	if len(c.in) > 0 && limit > 0 {
-		before := len(c.out)
-		n, c.out, closeConn = c.sess.Serve(c.in, c.out, limit)
-		c.passOut += len(c.out) - before
-		stopped = len(c.out)-before >= limit
+		before := len(c.fresh)
+		n, c.fresh, closeConn = c.sess.Serve(c.in, c.fresh, limit)
+		c.passOut += len(c.fresh) - before
+		stopped = len(c.fresh)-before >= limit
 	}
 	// Stopped at a limit, the rest of c.in may hold complete requests
 	// (flush queues the client for the next Poll, or its replies must
@@ -781,42 +785,43 @@ func (s *Server) flush(c *conn) bool {
 	if c.fd < 0 {
 		return false
 	}
-	progress := false
-	for c.wpos < len(c.out) {
-		n, err := unix.Write(c.fd, c.out[c.wpos:])
-		if err != nil {
-			if err == unix.EINTR {
-				continue
-			}
-			if err == unix.EAGAIN {
-				break
-			}
-			s.unshareOut(c)
-			s.drop(c)
-			return false
-		}
-		c.wpos += n
+	progress, failed := false, false
+	for len(c.pend) > 0 && !failed {
+		n, done, err := s.write(c, c.pend[0][c.wpos:])
 		progress = progress || n > 0
-		s.stats.BytesOut += int64(n)
-	}
-	pending := len(c.out) - c.wpos
-	if pending == 0 {
-		// Nothing left: the client holds no reply buffer (the next
-		// replies go to the shared one).
-		s.unshareOut(c)
-		c.out, c.wpos = nil, 0
-	} else {
-		s.unshareOut(c)
-		if c.wpos > shrinkAbove && c.wpos > pending {
-			c.out = c.out[:copy(c.out, c.out[c.wpos:])]
+		c.wpos += n
+		c.pendBytes -= n
+		if err != nil {
+			failed = true
+		} else if !done {
+			break
+		} else {
+			c.pendCap -= cap(c.pend[0])
+			c.pend[0] = nil
+			c.pend = c.pend[1:]
 			c.wpos = 0
 		}
 	}
-	if pending == 0 && c.closing {
+	if len(c.pend) == 0 {
+		c.pend = nil // drop the emptied queue's array
+	}
+	written := 0
+	if len(c.fresh) > 0 && len(c.pend) == 0 && !failed {
+		n, _, err := s.write(c, c.fresh)
+		progress = progress || n > 0
+		written = n
+		failed = err != nil
+	}
+	s.keepFresh(c, written)
+	if failed {
 		s.drop(c)
 		return false
 	}
-	if progress || len(c.out) == 0 || c.events&unix.EPOLLOUT == 0 {
+	if c.pendBytes == 0 && c.closing {
+		s.drop(c)
+		return false
+	}
+	if progress || c.pendBytes == 0 || c.events&unix.EPOLLOUT == 0 {
 		// Progress, nothing queued, or replies queued just now: the stall
 		// clock (see scan) starts over.
 		c.lastWrite = s.now
@@ -824,7 +829,7 @@ func (s *Server) flush(c *conn) bool {
 	if !s.account(c) {
 		return false
 	}
-	if c.waiting() && !c.queued && pending < s.cfg.MaxOutput {
+	if c.waiting() && !c.queued && c.pendBytes < s.cfg.MaxOutput {
 		// Requests left at a limit, and room for their replies: no
 		// socket event will come for bytes already read, so serve them
 		// on the next Poll. (At MaxOutput, EPOLLOUT resumes them.)
@@ -836,28 +841,60 @@ func (s *Server) flush(c *conn) bool {
 	return true
 }
 
-// unshareOut makes c.out the client's own: the unwritten replies in the
-// shared reply buffer are copied out, or, when a large reply made the
-// buffer grow (append moved it), the grown array is simply kept by the
-// client, and the shared buffer stays as it was.
-func (s *Server) unshareOut(c *conn) {
-	if !c.outShared {
+// write writes b to c's socket until it is all written (done) or the socket
+// is full; err is a write error other than EAGAIN.
+func (s *Server) write(c *conn, b []byte) (n int, done bool, err error) {
+	for n < len(b) {
+		m, err := unix.Write(c.fd, b[n:])
+		if err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			if err == unix.EAGAIN {
+				return n, false, nil
+			}
+			return n, false, err
+		}
+		n += m
+		s.stats.BytesOut += int64(m)
+	}
+	return n, true, nil
+}
+
+// keepFresh ends a serve-and-flush whose write took the first written
+// bytes of c.fresh: the replies the socket did not take become a block of
+// c's own, copied out of the shared buffer, or, when a large reply made
+// the shared buffer grow (append moved it), the grown array itself, so
+// nothing large is copied twice. The shared buffer is left as it was, or
+// takes the grown array when it was all written and is not too big.
+func (s *Server) keepFresh(c *conn, written int) {
+	f := c.fresh
+	if f == nil {
 		return
 	}
-	c.outShared = false
-	grown := cap(c.out) != cap(s.wbuf) || (cap(c.out) > 0 && &c.out[:1][0] != &s.wbuf[:1][0])
-	pending := c.out[c.wpos:]
+	c.fresh = nil
+	grown := cap(f) != cap(s.wbuf) || (cap(f) > 0 && &f[:1][0] != &s.wbuf[:1][0])
+	rest := f[written:]
 	switch {
-	case len(pending) == 0:
-		if grown && cap(c.out) <= sharedWriteKeep {
-			s.wbuf = c.out[:0] // the grown buffer becomes the shared one
+	case len(rest) == 0:
+		if grown && cap(f) <= sharedWriteKeep {
+			s.wbuf = f[:0] // the grown buffer becomes the shared one
 		}
-		c.out, c.wpos = nil, 0
+		return
 	case grown:
-		// The client keeps the array its replies grew into.
+		// Keep the whole array (and charge all of it); only an empty
+		// queue gets fresh replies written, so written is where the
+		// block's next byte is.
+		if len(c.pend) == 0 {
+			c.wpos = written
+		}
+		c.pend = append(c.pend, f)
+		c.pendBytes += len(rest)
+		c.pendCap += cap(f)
 	default:
-		c.out = append(make([]byte, 0, max(len(pending), 4096)), pending...)
-		c.wpos = 0
+		c.pend = append(c.pend, append(make([]byte, 0, len(rest)), rest...))
+		c.pendBytes += len(rest)
+		c.pendCap += len(rest)
 	}
 }
 
@@ -871,12 +908,9 @@ func (s *Server) reserve(c *conn, extra int) bool {
 // account charges c's buffers and session state to the budget; it reports
 // false when that disconnected c.
 func (s *Server) account(c *conn) bool {
-	mem := 0
+	mem := c.pendCap
 	if !c.inShared {
 		mem += cap(c.in)
-	}
-	if !c.outShared {
-		mem += cap(c.out)
 	}
 	if c.held != nil {
 		mem += c.held.Buffered()
@@ -902,7 +936,7 @@ func (s *Server) evict(c *conn, b *Budget) {
 // holds a pipelining client back until it reads), output while replies are
 // queued.
 func (s *Server) watched(c *conn) uint32 {
-	pending := len(c.out) - c.wpos
+	pending := c.pendBytes
 	var ev uint32
 	if !c.closing && pending < s.cfg.MaxOutput {
 		ev = unix.EPOLLIN | unix.EPOLLRDHUP
@@ -935,7 +969,7 @@ func (s *Server) drop(c *conn) {
 	if c.sess != nil {
 		c.sess.Close()
 	}
-	c.in, c.out, c.inShared, c.outShared = nil, nil, false, false
+	c.in, c.inShared, c.fresh, c.pend, c.pendBytes, c.pendCap = nil, false, nil, nil, 0, 0
 	s.stats.Buffered -= int64(c.mem)
 	s.budget.charge(c, 0)
 	s.stats.Clients--
@@ -953,14 +987,11 @@ func (s *Server) scan(now int64) {
 			s.stats.IdleTimeouts++
 			s.log.Debug("client disconnected: idle timeout", "transport", s.name)
 			s.drop(c)
-		case len(c.out)-c.wpos >= s.cfg.MaxOutput && now-c.lastWrite > int64(s.cfg.StallTimeout):
+		case c.pendBytes >= s.cfg.MaxOutput && now-c.lastWrite > int64(s.cfg.StallTimeout):
 			s.slowConsumer(c)
 		case c.mem > 0 && now-c.lastSeen > int64(idleRelease) && now-c.lastWrite > int64(idleRelease):
 			if len(c.in) == 0 {
 				c.in = nil
-			}
-			if c.wpos == len(c.out) {
-				c.out, c.wpos = nil, 0
 			}
 			s.account(c)
 		}
@@ -969,7 +1000,7 @@ func (s *Server) scan(now int64) {
 
 func (s *Server) slowConsumer(c *conn) {
 	s.stats.SlowConsumers++
-	s.log.Warn("client disconnected: it does not read its replies", "transport", s.name, "queued", len(c.out)-c.wpos, "limit", s.cfg.MaxOutput)
+	s.log.Warn("client disconnected: it does not read its replies", "transport", s.name, "queued", c.pendBytes, "limit", s.cfg.MaxOutput)
 	s.drop(c)
 }
 
@@ -992,7 +1023,7 @@ func (s *Server) Close() error {
 	}
 	// Requests left at PassOutput or held back while replies drained are
 	// answered too, as long as replies keep draining.
-	serveable := func(c *conn) bool { return c.waiting() && len(c.out)-c.wpos < s.cfg.MaxOutput }
+	serveable := func(c *conn) bool { return c.waiting() && c.pendBytes < s.cfg.MaxOutput }
 	deadline := time.Now().Add(time.Second)
 	for time.Now().Before(deadline) {
 		pending := false
@@ -1005,7 +1036,7 @@ func (s *Server) Close() error {
 				c.queued = false
 				s.serve(c)
 			}
-			if s.flush(c) && (c.wpos < len(c.out) || serveable(c)) {
+			if s.flush(c) && (c.pendBytes > 0 || serveable(c)) {
 				pending = true
 			}
 		}

@@ -622,7 +622,7 @@ func TestWritableClientNotDroppedAsStalled(t *testing.T) {
 	pending := func() int {
 		for _, cn := range s.conns {
 			if cn != nil {
-				return len(cn.out) - cn.wpos
+				return cn.pendBytes
 			}
 		}
 		return 0

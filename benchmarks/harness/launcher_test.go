@@ -106,6 +106,9 @@ func TestTwoHostLauncher(t *testing.T) {
 	if s := lab.settledStrangers(); len(s) > 0 {
 		t.Errorf("processes left running after the launcher: %v", s)
 	}
+	if left := processesUnder(out, remote); len(left) > 0 {
+		t.Errorf("processes of this run still running: %v", left)
+	}
 	if m, _ := filepath.Glob(filepath.Join(remote, "goblin-bench-*")); len(m) > 0 {
 		t.Errorf("runtime directories left on the hosts: %v", m)
 	}
@@ -292,6 +295,27 @@ func parseSumsByName(t *testing.T, path string) map[string]string {
 	return m
 }
 
+// processesUnder lists the processes whose working directory or command
+// line lies under one of dirs: what a run whose files live there left
+// running, whichever namespace it is in (other runs on the machine have
+// directories of their own).
+func processesUnder(dirs ...string) []string {
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		cwd, _ := os.Readlink(filepath.Join(p, "cwd"))
+		cmdline, _ := os.ReadFile(filepath.Join(p, "cmdline"))
+		cmd := strings.ReplaceAll(string(cmdline), "\x00", " ")
+		for _, d := range dirs {
+			if strings.HasPrefix(cwd, d) || strings.Contains(cmd, d) {
+				out = append(out, filepath.Base(p)+" "+cmd)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // alive reports whether the process pid with start time start still runs.
 func alive(pid, start string) bool {
 	n, _ := strconv.Atoi(pid)
@@ -308,6 +332,9 @@ func TestNamespaceLauncher(t *testing.T) {
 	pid, log := runLauncher(t, nil, "RUNS=1", "WARMUP=20", "SAMPLES=200", "SYSTEMS=goblin", "TRANSPORTS=tcp,aeron-udp",
 		"PROTOCOLS=SBE", "OPS=PING", "PROFILE=backoff", "CASE_TIMEOUT=2m", "OUT_DIR="+out)
 	t.Log(lastLines(log, 8))
+	if left := processesUnder(out); len(left) > 0 {
+		t.Errorf("processes of this run still running: %v", left)
+	}
 	mustHave(t, out, LatencyCSV, AggregateCSV, MetadataTXT, SummaryMD, SumsFile, "run-1/host-server.txt")
 	if err := VerifySums(out); err != nil {
 		t.Errorf("SHA256SUMS: %v", err)

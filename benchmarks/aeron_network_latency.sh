@@ -80,19 +80,7 @@ args=(-out "$OUT_DIR" -runs "$RUNS" -warmup "$WARMUP" -samples "$SAMPLES"
 	-goblin-server "$bin/goblin-server")
 knob_args args
 
-DRIVER=${DRIVER:-java}
-if [[ $DRIVER == goblin && -z ${AERONMD:-} ]]; then
-	if [[ ! -d aeron/cmd/aeronmd ]]; then
-		say "DRIVER=goblin: goblin's own media driver (aeron/cmd/aeronmd) is not in this checkout; use DRIVER=java or DRIVER=aeronmd AERONMD=PATH"
-		exit 2
-	fi
-	say "building goblin's media driver (aeron/cmd/aeronmd)"
-	go build -o "$bin/aeronmd" ./aeron/cmd/aeronmd
-	AERONMD=$bin/aeronmd
-fi
-args+=(-driver "$DRIVER")
-[[ -n ${AERONMD:-} ]] && args+=(-aeronmd "$AERONMD")
-[[ -n ${DRIVER_ENV:-} ]] && args+=(-driver-env "$DRIVER_ENV")
+driver_args args "$bin" || exit 2
 for entry in ${PATHS:+${PATHS//,/ }}; do
 	name=${entry%%=*}
 	var=DRIVER_ENV_${name//-/_}

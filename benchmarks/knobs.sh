@@ -24,3 +24,25 @@ knob_args() {
 	[[ -n ${REDIS_SERVER:-} ]] && out+=(-redis-server "$REDIS_SERVER")
 	return 0
 }
+
+# driver_args appends the media-driver flags to the array named by $1:
+# DRIVER=java|aeronmd|goblin, AERONMD=PATH, DRIVER_ENV='K=V …'. For
+# DRIVER=goblin without AERONMD it builds goblin's own driver
+# (aeron/cmd/aeronmd) into the directory $2.
+driver_args() {
+	local -n out=$1
+	local driver=${DRIVER:-java} aeronmd=${AERONMD:-}
+	if [[ $driver == goblin && -z $aeronmd ]]; then
+		if [[ ! -d aeron/cmd/aeronmd ]]; then
+			echo "DRIVER=goblin: goblin's own media driver (aeron/cmd/aeronmd) is not in this checkout; use DRIVER=java or DRIVER=aeronmd AERONMD=PATH" >&2
+			return 2
+		fi
+		echo "building goblin's media driver (aeron/cmd/aeronmd)" >&2
+		go build -o "$2/aeronmd" ./aeron/cmd/aeronmd || return 2
+		aeronmd=$2/aeronmd
+	fi
+	out+=(-driver "$driver")
+	[[ -n $aeronmd ]] && out+=(-aeronmd "$aeronmd")
+	[[ -n ${DRIVER_ENV:-} ]] && out+=(-driver-env "$DRIVER_ENV")
+	return 0
+}

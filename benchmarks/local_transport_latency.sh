@@ -14,6 +14,7 @@
 #   VALUE_SIZE=16 KEYS=1 DEPTH=1 CLIENT=library|raw
 #   SERVER_CPU= CLIENT_CPU= DRIVER_CPU=  SERVER_IDLE= CLIENT_WAIT= DRIVER_IDLE=   (override the profile)
 #   SERVER_AGENTS= CLIENT_AGENTS=   (pin the drivers' agents one by one: conductor=2,sender=3,receiver=4)
+#   DRIVER=java|aeronmd|goblin AERONMD=/path/to/aeronmd DRIVER_ENV='K=V …'   (the media driver of the Aeron cases)
 #   OUT_DIR=bench-results/local-<UTC time>   SKIP_SETUP=1 to skip scripts/setup.sh
 # Extra arguments are passed to goblin-bench.
 set -euo pipefail
@@ -45,6 +46,7 @@ args=(-out "$OUT_DIR" -runs "$RUNS" -warmup "$WARMUP" -samples "$SAMPLES")
 [[ -n ${TRANSPORTS:-} ]] && args+=(-transports "$TRANSPORTS")
 [[ -n ${SYSTEMS:-} ]] && args+=(-systems "$SYSTEMS")
 knob_args args
+driver_args args "$bin" || exit 2
 
 echo "local_transport_latency: goblin-bench ${args[*]} $*" >&2
 "$bin/goblin-bench" "${server_flag[@]}" "${args[@]}" "$@"

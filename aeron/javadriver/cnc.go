@@ -16,6 +16,7 @@ const (
 	cncHeaderLength      = 128
 	cncVersionOffset     = 0  // int32, written last by the driver: 0 = not ready
 	cncToDriverLenOffset = 4  // int32, whole to-driver ring buffer incl. trailer
+	cncStartOffset       = 32 // int64, the driver's start time, epoch ms
 	cncPIDOffset         = 40 // int64, the driver's process id
 	cncMajorVersion      = 0  // CNC_VERSION 0.2.0: major 0
 	ringTrailerLength    = 768
@@ -26,6 +27,7 @@ const (
 type cncState struct {
 	version     int32
 	pid         int64
+	startMs     int64 // when the driver started, epoch ms
 	heartbeatMs int64 // driver's epoch-ms stamp; -1 after a clean shutdown
 }
 
@@ -64,6 +66,7 @@ func readCnC(dir string) (cncState, error) {
 		return st, fmt.Errorf("%w: cnc.dat major version %d, want %d", ErrIncompatibleDriver, major, cncMajorVersion)
 	}
 	st.pid = int64(le.Uint64(hdr[cncPIDOffset:]))
+	st.startMs = int64(le.Uint64(hdr[cncStartOffset:]))
 	toDriver := int64(int32(le.Uint32(hdr[cncToDriverLenOffset:])))
 	if toDriver < ringTrailerLength {
 		return st, fmt.Errorf("%w: to-driver buffer length %d", ErrIncompatibleDriver, toDriver)

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/goblin-kv/goblin/internal/unixgroup"
 )
 
 // Errors returned by this package, wrapped with %w.
@@ -52,6 +54,13 @@ type Options struct {
 	// LogPath receives the driver's stdout and stderr (appended). Empty
 	// means driver.log beside the private directory, or <Dir>.driver.log.
 	LogPath string
+	// Group, a group name or numeric gid, shares the driver's directory
+	// with that group, so its members' Aeron clients can use the driver:
+	// directories 02750 and files 0660, owned by the group. Without it
+	// the directory is the owner's alone: 0700 and 0600. Either way no
+	// other user can read the driver's files (its log buffers hold every
+	// request and reply).
+	Group string
 
 	// TermLength is the term buffer length of network publications
 	// (aeron.term.buffer.length; driver default 16 MiB). A power of two
@@ -208,6 +217,7 @@ func (o Options) systemProperties() ([]string, error) {
 // for concurrent use.
 type Driver struct {
 	opts    Options // resolved: Dir, LogPath, JavaPath, JarPath set
+	gid     int     // Options.Group resolved, or -1
 	root    string  // private directory this Driver owns and removes, or ""
 	ownLog  bool    // LogPath was chosen here beside a caller's Dir: removed by a clean Stop
 	cmd     *exec.Cmd
@@ -240,6 +250,12 @@ func Start(ctx context.Context, o Options) (*Driver, error) {
 			return nil, err
 		}
 	}
+	gid := -1
+	if o.Group != "" {
+		if gid, err = unixgroup.Lookup(o.Group); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
+		}
+	}
 	var root string
 	ownLog := false
 	if o.Dir == "" {
@@ -249,6 +265,12 @@ func Start(ctx context.Context, o Options) (*Driver, error) {
 		}
 		if root, err = os.MkdirTemp(base, "goblin-javadriver-"); err != nil {
 			return nil, fmt.Errorf("javadriver: private directory: %w", err)
+		}
+		if gid >= 0 {
+			if err := share(root, gid, true); err != nil {
+				os.RemoveAll(root)
+				return nil, err
+			}
 		}
 		o.Dir = filepath.Join(root, "aeron")
 		if o.LogPath == "" {
@@ -262,8 +284,13 @@ func Start(ctx context.Context, o Options) (*Driver, error) {
 			o.LogPath = filepath.Clean(o.Dir) + ".driver.log"
 			ownLog = true
 		}
+		// Aeron's driver, told to delete its directory on start, would
+		// delete a live driver's files: refuse (and clear an orphan's).
+		if err := Claim(o.Dir, o.DriverTimeout); err != nil {
+			return nil, err
+		}
 	}
-	d, err := launch(o, root)
+	d, err := launch(o, root, gid)
 	if err != nil {
 		if root != "" {
 			os.RemoveAll(root)
@@ -282,20 +309,34 @@ func Start(ctx context.Context, o Options) (*Driver, error) {
 	return d, nil
 }
 
-func launch(o Options, root string) (*Driver, error) {
+// launch starts the driver process. It runs under a umask that keeps its
+// files from other users (077, or 007 with a group): Aeron has no option
+// for the modes of the files it creates, so the JVM starts from a shell
+// that sets the umask and execs it (the same process, keeping Pdeathsig).
+func launch(o Options, root string, gid int) (*Driver, error) {
 	props, err := o.systemProperties()
 	if err != nil {
 		return nil, err
 	}
-	logFile, err := os.OpenFile(o.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	logFile, err := os.OpenFile(o.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("javadriver: driver log: %w", err)
+	}
+	umask := "077"
+	if gid >= 0 {
+		umask = "007"
+		if err := share(o.LogPath, gid, false); err != nil {
+			logFile.Close()
+			return nil, err
+		}
+		os.Chmod(o.LogPath, 0o640)
 	}
 	args := append([]string{}, JVMFlags...)
 	args = append(args, o.JVMArgs...)
 	args = append(args, props...)
+	args = append(args, "-D"+supervisorProperty+"="+strconv.Itoa(os.Getpid()))
 	args = append(args, "-cp", o.JarPath, "io.aeron.driver.MediaDriver")
-	cmd := exec.Command(o.JavaPath, args...)
+	cmd := exec.Command("/bin/sh", append([]string{"-c", `umask ` + umask + ` && exec "$0" "$@"`, o.JavaPath}, args...)...)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = sysProcAttr()
@@ -304,7 +345,7 @@ func launch(o Options, root string) (*Driver, error) {
 		logFile.Close()
 		return nil, fmt.Errorf("javadriver: start %s: %w", o.JavaPath, err)
 	}
-	d := &Driver{opts: o, root: root, cmd: cmd, logFile: logFile, done: make(chan struct{})}
+	d := &Driver{opts: o, gid: gid, root: root, cmd: cmd, logFile: logFile, done: make(chan struct{})}
 	go d.reap()
 	return d, nil
 }
@@ -339,6 +380,9 @@ func (d *Driver) awaitReady(ctx context.Context) error {
 			err = d.check(st)
 		}
 		if err == nil {
+			if d.gid >= 0 {
+				return shareTree(d.opts.Dir, d.gid)
+			}
 			return nil
 		}
 		if errors.Is(err, ErrIncompatibleDriver) {
@@ -497,7 +541,7 @@ func (d *Driver) Restart(ctx context.Context) (*Driver, error) {
 	d.keepRoot = true
 	d.mu.Unlock()
 	d.Stop()
-	nd, err := launch(d.opts, d.root)
+	nd, err := launch(d.opts, d.root, d.gid)
 	if err == nil {
 		if err = nd.awaitReady(ctx); err != nil {
 			nd.Kill()

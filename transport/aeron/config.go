@@ -93,6 +93,11 @@ type Options struct {
 	// Profile is the profile of the driver the server starts (default
 	// javadriver.Frugal).
 	Profile javadriver.Profile
+	// Group (a group name or gid) shares the directory of the driver the
+	// server starts with that group, whose members' clients can then use
+	// it (directories 02750, files 0660); without it only the server's
+	// user can (0700, 0600). See javadriver.Options.Group.
+	Group string
 	// Driver holds further options for the driver the server starts (its
 	// Dir and Profile are overridden by the fields above).
 	Driver javadriver.Options
@@ -312,7 +317,7 @@ func (o *DialOptions) validate() error {
 // target string serves both.
 var (
 	serverParams = map[string]bool{"endpoint": true, "control": true, "dir": true, "driver": true, "profile": true,
-		"stream": true, "reply-stream": true, "term-length": true}
+		"stream": true, "reply-stream": true, "term-length": true, "group": true}
 	clientParams = map[string]bool{"endpoint": true, "control": true, "dir": true, "profile": true, "stream": true,
 		"reply-stream": true, "term-length": true, "wait": true, "driver-timeout": true}
 )
@@ -325,8 +330,9 @@ var (
 // dir is the driver's directory (default DefaultDir()); driver=launch (the
 // default) starts and supervises a media driver there, driver=external
 // uses one something else runs; profile picks the started driver's
-// profile (frugal, spin-shared, spin, spin-dedicated); stream,
-// reply-stream and term-length tune the streams. The caller sets Handler
+// profile (frugal, spin-shared, spin, spin-dedicated); group shares its
+// directory with a group; stream, reply-stream and term-length tune the
+// streams. The caller sets Handler
 // and Logger.
 func ConfigFor(t target.Target) (Options, error) {
 	o := Options{Media: t.Address, Proto: t.Proto}
@@ -358,9 +364,11 @@ func ConfigFor(t target.Target) (Options, error) {
 			o.ReplyStream, err = parseStream(v)
 		case "term-length":
 			o.TermLength, err = strconv.Atoi(v)
+		case "group":
+			o.Group = v
 		default:
 			if !clientParams[k] {
-				return o, fmt.Errorf("%w: unknown target parameter %q (want endpoint, control, dir, driver, profile, stream, reply-stream or term-length)", ErrConfig, k)
+				return o, fmt.Errorf("%w: unknown target parameter %q (want endpoint, control, dir, driver, profile, stream, reply-stream, term-length or group)", ErrConfig, k)
 			}
 		}
 		if err != nil {

@@ -2,13 +2,12 @@ package aeron
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	ae "github.com/goblin-kv/goblin/aeron"
@@ -699,13 +698,18 @@ func (m *manager) post(e mgrEvent) {
 // start brings up the driver (unless External) and the subscription.
 func (m *manager) start() error {
 	if !m.o.External {
-		if driverAlive(m.o.Dir) {
-			return fmt.Errorf("%w: %s (use dir= for another directory, or driver=external / --aeron-dir to share it)", ErrDirInUse, m.o.Dir)
-		}
 		do := m.o.Driver
 		do.Dir = m.o.Dir
 		do.Profile = m.o.Profile
+		if m.o.Group != "" {
+			do.Group = m.o.Group
+		}
+		// Start claims the directory: it refuses one a live driver owns and
+		// ends a driver left behind by a server that crashed.
 		d, err := javadriver.Start(context.Background(), do)
+		if errors.Is(err, javadriver.ErrInUse) {
+			return fmt.Errorf("%w: %s (use dir= for another directory, or driver=external / --aeron-dir to share it): %v", ErrDirInUse, m.o.Dir, err)
+		}
 		if err != nil {
 			return fmt.Errorf("aeron transport: start media driver in %s: %w", m.o.Dir, err)
 		}
@@ -871,23 +875,4 @@ func (m *manager) shutdown() {
 		}
 		m.o.Logger.Info("aeron media driver stopped", "dir", m.o.Dir)
 	}
-}
-
-// driverAlive reports whether a media driver with a fresh heartbeat owns
-// dir.
-func driverAlive(dir string) bool {
-	if _, err := os.Stat(filepath.Join(dir, ae.CnCFile)); err != nil {
-		return false
-	}
-	cnc, err := ae.OpenCnC(dir)
-	if err != nil {
-		return false
-	}
-	defer cnc.Close()
-	if pid := cnc.DriverPID(); pid > 0 {
-		if p, err := os.FindProcess(int(pid)); err != nil || p.Signal(syscall.Signal(0)) != nil {
-			return false
-		}
-	}
-	return time.Now().UnixMilli()-cnc.DriverHeartbeat() < DefaultDriverTimeout.Milliseconds()
 }

@@ -1,0 +1,23 @@
+package unixgroup
+
+import (
+	"os/user"
+	"strconv"
+	"testing"
+)
+
+func TestLookup(t *testing.T) {
+	if gid, err := Lookup("4242"); err != nil || gid != 4242 {
+		t.Fatalf("numeric gid: %d, %v", gid, err)
+	}
+	g, err := user.LookupGroupId("0")
+	if err != nil {
+		t.Skipf("no group 0 here: %v", err)
+	}
+	if gid, err := Lookup(g.Name); err != nil || strconv.Itoa(gid) != g.Gid {
+		t.Fatalf("group %q: %d, %v", g.Name, gid, err)
+	}
+	if _, err := Lookup("no-such-group-goblin"); err == nil {
+		t.Fatal("an unknown group name was accepted")
+	}
+}

@@ -89,6 +89,7 @@ type Client struct {
 	countersValues []byte
 	counters       *CountersReader
 	clientID       int64
+	cncFile        fileID // the mapped CnC file, watched for replacement
 
 	mu            sync.Mutex // the conductor lock
 	cmd           []byte
@@ -122,7 +123,7 @@ type lingerRes struct {
 func Connect(o Options) (*Client, error) {
 	o.ensureDefaults()
 	deadline := time.Now().Add(o.DriverTimeout)
-	cnc, err := awaitCnC(o.Dir, o.DriverTimeout, deadline)
+	cnc, cncFile, err := awaitCnC(o.Dir, o.DriverTimeout, deadline)
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +146,7 @@ func Connect(o Options) (*Client, error) {
 		countersValues: cnc.countersValues,
 		counters:       cnc.Counters(),
 		clientID:       ring.NextCorrelationID(),
+		cncFile:        cncFile,
 		cmd:            make([]byte, 0, 256),
 		pubs:           make(map[*pubBase]struct{}),
 		subs:           make(map[int64]*Subscription),
@@ -163,7 +165,8 @@ func Connect(o Options) (*Client, error) {
 
 // awaitCnC implements the real clients' connect procedure: wait for the
 // file, for its version, for its length, and for a fresh driver heartbeat.
-func awaitCnC(dir string, timeout time.Duration, deadline time.Time) (*CnC, error) {
+// It also returns the identity of the file it mapped.
+func awaitCnC(dir string, timeout time.Duration, deadline time.Time) (*CnC, fileID, error) {
 	path := filepath.Join(dir, CnCFile)
 	var last error
 	for {
@@ -171,7 +174,7 @@ func awaitCnC(dir string, timeout time.Duration, deadline time.Time) (*CnC, erro
 			if last == nil {
 				last = errors.New("no cnc.dat")
 			}
-			return nil, fmt.Errorf("%w: no active driver in %s within %v (%v)", ErrDriverTimeout, dir, timeout, last)
+			return nil, fileID{}, fmt.Errorf("%w: no active driver in %s within %v (%v)", ErrDriverTimeout, dir, timeout, last)
 		}
 		st, err := os.Stat(path)
 		if err != nil || st.Size() < cnc.MetadataLength {
@@ -179,10 +182,17 @@ func awaitCnC(dir string, timeout time.Duration, deadline time.Time) (*CnC, erro
 			time.Sleep(16 * time.Millisecond)
 			continue
 		}
+		before, _ := statID(path)
 		data, err := shm.Map(path)
 		if err != nil {
 			last = err
 			time.Sleep(16 * time.Millisecond)
+			continue
+		}
+		if after, _ := statID(path); after != before {
+			// Replaced between the stat and the mapping: map the new one.
+			shm.Unmap(data)
+			last = errors.New("cnc.dat replaced while mapping it")
 			continue
 		}
 		// The driver stores the version last, with release; wait for it.
@@ -193,7 +203,7 @@ func awaitCnC(dir string, timeout time.Duration, deadline time.Time) (*CnC, erro
 		if err != nil {
 			shm.Unmap(data)
 			if errors.Is(err, ErrCnCVersion) {
-				return nil, fmt.Errorf("%s: %w", path, err)
+				return nil, fileID{}, fmt.Errorf("%s: %w", path, err)
 			}
 			last = err
 			time.Sleep(16 * time.Millisecond)
@@ -210,7 +220,7 @@ func awaitCnC(dir string, timeout time.Duration, deadline time.Time) (*CnC, erro
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
-		return cnc, nil
+		return cnc, before, nil
 	}
 }
 

@@ -385,3 +385,29 @@ func TestDriverShutdownIsNoticed(t *testing.T) {
 		t.Fatal("subscription still open")
 	}
 }
+
+// TestDriverReplacedIsNoticed: after the driver is killed and another one
+// starts in its directory, a connected client fails with ErrDriverReplaced
+// within a keepalive interval or so of the new CnC file, instead of
+// waiting out the driver timeout on the dead driver's stale heartbeat.
+func TestDriverReplacedIsNoticed(t *testing.T) {
+	d := startDriver(t)
+	d.awaitReady(t)
+	c := connectTest(t, d, Options{DriverTimeout: time.Minute})
+	if _, err := c.AddSubscription("aeron:ipc", 9); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	d.kill()
+	d.restart(t)
+	eventually(t, "the client to notice", 30*time.Second, c.IsClosed)
+	noticed := time.Since(killed)
+	if err := c.Err(); !errors.Is(err, ErrDriverReplaced) {
+		t.Fatalf("client closed with %v, want ErrDriverReplaced", err)
+	}
+	t.Logf("noticed %v after the kill (driver timeout 1m): %v", noticed.Round(time.Millisecond), c.Err())
+	c2 := connectTest(t, d, Options{})
+	if _, err := c2.AddSubscription("aeron:ipc", 9); err != nil {
+		t.Fatalf("a new client on the new driver: %v", err)
+	}
+}

@@ -63,7 +63,7 @@ func (c *Client) doWork(now time.Time) int {
 	if now.Sub(c.lastKeepalive) >= c.opts.KeepaliveInterval {
 		c.lastKeepalive = now
 		work++
-		if !c.stampHeartbeat(now) {
+		if !c.checkCnCFile() || !c.stampHeartbeat(now) {
 			return work
 		}
 	}

@@ -131,6 +131,23 @@ func startGoDriver(t testing.TB, props []string) *testDriver {
 	return d
 }
 
+// restart starts a new driver process in the same directory with the same
+// arguments (the old one must be gone); the cleanup kills it. It removes
+// the dead driver's directory first, as the Java driver does when it
+// starts (goblin's Go driver refuses a directory whose heartbeat is fresh).
+func (d *testDriver) restart(t testing.TB) {
+	t.Helper()
+	if err := os.RemoveAll(d.dir); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(d.cmd.Path, d.cmd.Args[1:]...)
+	cmd.Stdout, cmd.Stderr, cmd.SysProcAttr = d.out, d.out, d.cmd.SysProcAttr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("restart media driver: %v", err)
+	}
+	d.cmd = cmd
+}
+
 // kill stops the driver at once (SIGKILL), as a crash would.
 func (d *testDriver) kill() {
 	if d.cmd.Process != nil && d.cmd.ProcessState == nil {

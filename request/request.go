@@ -1,0 +1,98 @@
+// Package request is goblin's protocol-neutral command: the Request value
+// every wire decoder produces (RESP through proto/argv, SBE through
+// proto/sbe, the Go client's typed calls directly) and the command engine
+// executes, and the command table that says what each operation is: its
+// Redis name, arity, flags, key positions and help.
+//
+// The table is the one list of the commands goblin answers. The RESP
+// decoder finds commands and checks their arity in it; the engine answers
+// COMMAND, COMMAND INFO, COUNT, DOCS, LIST and GETKEYS from it; the CLI's
+// help and completion and the server's per-command metrics read it; and
+// its key specs (Redis 7's begin-search/find-keys form, and the legacy
+// first-key, last-key, step triple derived from them as Redis derives it)
+// locate a command's keys in a Redis argument vector, as cluster clients
+// and the CROSSSLOT check need.
+//
+// The package imports nothing of goblin's, so both sides of every protocol
+// can depend on it.
+package request
+
+// Op is a command, or a subcommand such as CLIENT LIST. The values are the
+// SBE schema's Op enum: an Op travels on the wire as itself.
+type Op uint8
+
+// NumOps bounds Op values; per-command arrays are [NumOps]T.
+const NumOps = 256
+
+// Flags are a command's options. Each command reads its own bits; the
+// names below say which command uses a bit for what, and several commands
+// give one bit different meanings (the SBE schema's SetFlags set names the
+// bits after SET and EXPIRE, their first users).
+type Flags uint8
+
+// SET and EXPIRE/PEXPIRE/EXPIREAT/PEXPIREAT options.
+const (
+	FlagNX      Flags = 1 << 0 // SET: only if the key does not exist; EXPIRE: only if it has no expiry
+	FlagXX      Flags = 1 << 1 // SET: only if the key exists; EXPIRE: only if it has an expiry
+	FlagKeepTTL Flags = 1 << 2 // SET: keep the key's time to live
+	FlagGet     Flags = 1 << 3 // SET: reply with the old value
+	FlagGT      Flags = 1 << 4 // EXPIRE: only if the new expiry is later
+	FlagLT      Flags = 1 << 5 // EXPIRE: only if the new expiry is earlier
+)
+
+// HELLO's options.
+const (
+	FlagHelloAuth    Flags = 1 << 0 // AUTH user password given: user in Key, password in Value
+	FlagHelloSetName Flags = 1 << 1 // SETNAME name given: name in Args[0]
+)
+
+// Expiry says how Request.Expire is read.
+type Expiry uint8
+
+// The expiry kinds of SET (and of the commands that share its expiry
+// options).
+const (
+	ExpiryNone Expiry = 0
+	ExpiryEX   Expiry = 1 // relative, seconds
+	ExpiryPX   Expiry = 2 // relative, milliseconds
+	ExpiryEXAT Expiry = 3 // absolute unix time, seconds
+	ExpiryPXAT Expiry = 4 // absolute unix time, milliseconds
+)
+
+// Request is one command, the same value whichever protocol it arrived
+// in. Byte slices point into the bytes the request was decoded from (or
+// into the caller's values, for requests built by a client) and are valid
+// only while the request is served. Which fields a command reads is part
+// of its definition (docs/protocols.md lists them); fields a command does
+// not read are zero.
+type Request struct {
+	CorrelationID uint64
+	Op            Op
+	Flags         Flags
+	Expiry        Expiry
+	Expire        int64 // the expiry time, read per Expiry
+	// Amount is the command's integer argument: EXPIRE's seconds,
+	// PEXPIRE's milliseconds, INCRBY/DECRBY's delta, SELECT's index, HELLO's
+	// protocol version.
+	Amount int64
+	Key    []byte
+	Value  []byte
+	// Args are further arguments: more keys after Key (DEL, EXISTS, MGET),
+	// key/value pairs after Key/Value (MSET), INFO's sections, CONFIG GET's
+	// patterns after Key, PING's message.
+	Args [][]byte
+	// Compact asks an SBE encoder for the 16-byte Ping message in place of
+	// a Request; it is honoured only for a PING without a message. The SBE
+	// decoder sets it when the message was a Ping, so the server can answer
+	// with a Pong.
+	Compact bool
+	// Version is the SBE schema version the request was encoded with (0
+	// for other protocols); the engine answers an older client in the
+	// reply kinds that version knows.
+	Version uint16
+}
+
+// Reset clears r for reuse, keeping Args' backing array.
+func (r *Request) Reset() {
+	*r = Request{Args: r.Args[:0]}
+}

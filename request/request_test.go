@@ -1,0 +1,100 @@
+package request
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestUsage(t *testing.T) {
+	for op, want := range map[Op]string{
+		OpSet:           "SET key value [NX|XX] [GET] [EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds|KEEPTTL]",
+		OpDel:           "DEL key [key ...]",
+		OpMSet:          "MSET key value [key value ...]",
+		OpInfo:          "INFO [section [section ...]]",
+		OpHello:         "HELLO [protover [AUTH username password] [SETNAME clientname]]",
+		OpCommandList:   "COMMAND LIST [FILTERBY (MODULE module-name|ACLCAT category|PATTERN pattern)]",
+		OpClientSetInfo: "CLIENT SETINFO (LIB-NAME libname|LIB-VER libver)",
+		OpDBSize:        "DBSIZE",
+	} {
+		if got := Lookup(op).Usage(); got != want {
+			t.Errorf("usage of %s:\n got %s\nwant %s", Name(op), got, want)
+		}
+	}
+}
+
+func TestSyntaxTree(t *testing.T) {
+	args, err := ParseSyntax("key [condition=NX|XX] [EX seconds] (data=key value)...")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Arg{
+		{Name: "key", Type: "key", KeySpec: 0},
+		{Name: "condition", Type: "oneof", Optional: true, Args: []Arg{
+			{Name: "nx", Type: "pure-token", Token: "NX"}, {Name: "xx", Type: "pure-token", Token: "XX"}}},
+		{Name: "seconds", Type: "integer", Token: "EX", Optional: true},
+		{Name: "data", Type: "block", Multiple: true, Args: []Arg{
+			{Name: "key", Type: "key", KeySpec: 1}, {Name: "value", Type: "string"}}},
+	}
+	if !reflect.DeepEqual(args, want) {
+		t.Fatalf("got  %+v\nwant %+v", args, want)
+	}
+	for _, bad := range []string{"[a", "a)", "(b|", "x ]"} {
+		if _, err := ParseSyntax(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+func TestLookup(t *testing.T) {
+	if ByName([]byte("GeT")) != OpGet || ByName([]byte("nope")) != OpNone || ByName([]byte("client|getname")) != OpNone {
+		t.Fatal("ByName")
+	}
+	if Subcommand(OpClient, []byte("SetName")) != OpClientSetName || Subcommand(OpConfig, []byte("setname")) != OpNone {
+		t.Fatal("Subcommand")
+	}
+	if ByFullName("CLIENT|GETNAME") != OpClientGetName {
+		t.Fatal("ByFullName")
+	}
+	if n := testing.AllocsPerRun(100, func() { ByName([]byte("incrby")); Subcommand(OpClient, []byte("getname")) }); n != 0 {
+		t.Fatalf("lookups allocate %v times", n)
+	}
+}
+
+// TestLegacyRange checks the first/last/step derivation on the shapes
+// Redis derives them for: one spec, a stepped spec, several consecutive
+// specs and a spec to the end.
+func TestLegacyRange(t *testing.T) {
+	for _, c := range []struct {
+		keys             []KeySpec
+		first, last, stp int
+	}{
+		{nil, 0, 0, 0},
+		{[]KeySpec{{Index: 1, KeyStep: 1}}, 1, 1, 1},
+		{[]KeySpec{{Index: 1, LastKey: -1, KeyStep: 2}}, 1, -1, 2},
+		{[]KeySpec{{Index: 1, KeyStep: 1}, {Index: 2, KeyStep: 1}}, 1, 2, 1},            // COPY, RENAME
+		{[]KeySpec{{Index: 2, KeyStep: 1}, {Index: 3, LastKey: -1, KeyStep: 1}}, 2, -1, 1}, // BITOP
+		{[]KeySpec{{Index: 1, KeyStep: 1}, {Index: 4, KeyStep: 1}}, 1, 1, 1},            // not consecutive: second ignored
+	} {
+		s := Spec{Keys: c.keys}
+		if f, l, st := s.Legacy(); f != c.first || l != c.last || st != c.stp {
+			t.Errorf("%+v: got %d %d %d, want %d %d %d", c.keys, f, l, st, c.first, c.last, c.stp)
+		}
+	}
+}
+
+func TestKeyPositions(t *testing.T) {
+	mset := Lookup(OpMSet)
+	if got, ok := mset.KeyPositions(nil, 5); !ok || !reflect.DeepEqual(got, []int{1, 3}) {
+		t.Fatalf("MSET k v k v: %v %v", got, ok)
+	}
+	if _, ok := Lookup(OpGet).KeyPositions(nil, 1); ok {
+		t.Fatal("GET without a key found keys")
+	}
+	var r Request
+	r.Op, r.Key, r.Value, r.Args = OpMSet, []byte("a"), []byte("1"), [][]byte{[]byte("b"), []byte("2"), []byte("c"), []byte("3")}
+	var got []string
+	r.EachKey(func(k []byte) { got = append(got, string(k)) })
+	if !reflect.DeepEqual(got, []string{"a", "b", "c"}) {
+		t.Fatalf("EachKey(MSET) = %q", got)
+	}
+}

@@ -33,6 +33,7 @@ import (
 	"unsafe"
 
 	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
@@ -148,10 +149,12 @@ type codec interface {
 	// command name) to dst; id is a correlation id for protocols that
 	// carry one.
 	appendRequest(dst []byte, args [][]byte, id uint64) ([]byte, error)
+	// appendTyped appends the encoded request r, built by a typed call.
+	appendTyped(dst []byte, r *request.Request) ([]byte, error)
 	// parseReply decodes one reply at the start of buf into r, returning
 	// the bytes used, or 0 and a nil error when more bytes are needed.
 	// r's byte slices alias buf.
-	parseReply(buf []byte, r *reply) (int, error)
+	parseReply(buf []byte, r *result) (int, error)
 	// reset forgets per-connection state after a reconnect.
 	reset()
 }
@@ -169,12 +172,13 @@ type Client struct {
 	closed bool
 	dl     time.Time // deadline currently set on conn
 	nextID uint64
-	args   [][]byte
-	num    []byte // scratch for formatted integers
+	args   [][]byte        // Do's and Pipeline's argument lists
+	req    request.Request // typed calls' request
+	num    []byte          // scratch for formatted integers
 	wbuf   []byte
 	rbuf   []byte
 	roff   int // start of unparsed bytes in rbuf
-	rep    reply
+	rep    result
 }
 
 // Dial connects to target (see package target for the syntax; "" means
@@ -228,7 +232,7 @@ func DialTarget(ctx context.Context, t target.Target, opts ...Option) (*Client, 
 func newCodec(p proto.Protocol, message bool) (codec, error) {
 	switch p {
 	case proto.RESP:
-		return respCodec{}, nil
+		return &respCodec{}, nil
 	case proto.SBE:
 		return newSBECodec(!message)
 	}
@@ -335,14 +339,24 @@ func (c *Client) prepare(ctx context.Context) error {
 // exec sends c.args as one request and reads its reply into c.rep. The
 // reply's bytes alias c.rbuf and are valid until the next call. c.mu is
 // held.
-func (c *Client) exec(ctx context.Context) (*reply, error) {
+func (c *Client) exec(ctx context.Context) (*result, error) { return c.roundTrip(ctx, nil) }
+
+// execReq is exec for the request a typed call built (c.req).
+func (c *Client) execReq(ctx context.Context) (*result, error) { return c.roundTrip(ctx, &c.req) }
+
+// roundTrip sends r, or c.args when r is nil, and reads the reply.
+func (c *Client) roundTrip(ctx context.Context, r *request.Request) (*result, error) {
 	if err := c.prepare(ctx); err != nil {
 		return nil, err
 	}
 	c.compact()
 	var err error
 	c.nextID++
-	c.wbuf, err = c.codec.appendRequest(c.wbuf[:0], c.args, c.nextID)
+	if r != nil {
+		c.wbuf, err = c.codec.appendTyped(c.wbuf[:0], r)
+	} else {
+		c.wbuf, err = c.codec.appendRequest(c.wbuf[:0], c.args, c.nextID)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -378,7 +392,7 @@ func (c *Client) compact() {
 }
 
 // readReply parses the next reply, reading more bytes as needed.
-func (c *Client) readReply(r *reply) error {
+func (c *Client) readReply(r *result) error {
 	for {
 		if c.roff < len(c.rbuf) {
 			n, err := c.codec.parseReply(c.rbuf[c.roff:], r)

@@ -3,46 +3,25 @@ package client
 import (
 	"context"
 	"time"
+
+	"github.com/goblin-kv/goblin/request"
 )
 
-// Command names, kept as byte slices so encoding them does not allocate.
-var (
-	cmdPING     = []byte("PING")
-	cmdSET      = []byte("SET")
-	cmdGET      = []byte("GET")
-	cmdDEL      = []byte("DEL")
-	cmdEXISTS   = []byte("EXISTS")
-	cmdPEXPIRE  = []byte("PEXPIRE")
-	cmdPTTL     = []byte("PTTL")
-	cmdINCR     = []byte("INCR")
-	cmdINCRBY   = []byte("INCRBY")
-	cmdDECR     = []byte("DECR")
-	cmdDECRBY   = []byte("DECRBY")
-	cmdMGET     = []byte("MGET")
-	cmdMSET     = []byte("MSET")
-	cmdFLUSHALL = []byte("FLUSHALL")
-	cmdDBSIZE   = []byte("DBSIZE")
-	optNX       = []byte("NX")
-	optXX       = []byte("XX")
-	optKEEPTTL  = []byte("KEEPTTL")
-	optGET      = []byte("GET")
-	optEX       = []byte("EX")
-	optPX       = []byte("PX")
-)
-
-// begin takes the lock and starts an argument list. The caller must
-// c.mu.Unlock().
-func (c *Client) begin(name []byte) {
+// begin takes the lock and starts the typed call's request. The caller
+// must c.mu.Unlock().
+func (c *Client) begin(op request.Op) *request.Request {
 	c.mu.Lock()
-	c.args = append(c.args[:0], name)
+	c.req.Reset()
+	c.req.Op = op
 	c.num = c.num[:0]
+	return &c.req
 }
 
 // Ping checks the server answers.
 func (c *Client) Ping(ctx context.Context) error {
-	c.begin(cmdPING)
+	c.begin(request.OpPing)
 	defer c.mu.Unlock()
-	r, err := c.exec(ctx)
+	r, err := c.execReq(ctx)
 	if err != nil {
 		return err
 	}
@@ -61,37 +40,37 @@ type SetOptions struct {
 	KeepTTL bool
 }
 
-func (c *Client) setArgs(key string, val []byte, o SetOptions) {
-	c.args = append(c.args, bytesOf(key), val)
+func setRequest(r *request.Request, key string, val []byte, o SetOptions) {
+	r.Key, r.Value = bytesOf(key), val
 	if o.NX {
-		c.args = append(c.args, optNX)
+		r.Flags |= request.FlagNX
 	}
 	if o.XX {
-		c.args = append(c.args, optXX)
+		r.Flags |= request.FlagXX
 	}
 	if o.KeepTTL {
-		c.args = append(c.args, optKEEPTTL)
+		r.Flags |= request.FlagKeepTTL
 	}
 	if o.TTL > 0 {
-		if o.TTL%time.Second == 0 {
-			c.args = append(c.args, optEX, c.appendNum(int64(o.TTL/time.Second)))
-		} else {
-			ms := int64(o.TTL / time.Millisecond)
-			if ms == 0 {
-				ms = 1
-			}
-			c.args = append(c.args, optPX, c.appendNum(ms))
-		}
+		r.Expiry, r.Expire = ttlExpiry(o.TTL)
 	}
+}
+
+// ttlExpiry sends a positive d as EX when it is a whole number of seconds,
+// PX (milliseconds, at least 1) otherwise.
+func ttlExpiry(d time.Duration) (request.Expiry, int64) {
+	if d%time.Second == 0 {
+		return request.ExpiryEX, int64(d / time.Second)
+	}
+	return request.ExpiryPX, max(int64(d/time.Millisecond), 1)
 }
 
 // Set stores val under key. With NX or XX it returns ErrNil when the
 // condition was not met.
 func (c *Client) Set(ctx context.Context, key string, val []byte, o SetOptions) error {
-	c.begin(cmdSET)
+	setRequest(c.begin(request.OpSet), key, val, o)
 	defer c.mu.Unlock()
-	c.setArgs(key, val, o)
-	r, err := c.exec(ctx)
+	r, err := c.execReq(ctx)
 	if err != nil {
 		return err
 	}
@@ -102,11 +81,11 @@ func (c *Client) Set(ctx context.Context, key string, val []byte, o SetOptions) 
 // previous value to dst. It returns ErrNil when the key had no value (the
 // new value is still stored unless NX or XX prevented it).
 func (c *Client) SetGet(ctx context.Context, dst []byte, key string, val []byte, o SetOptions) ([]byte, error) {
-	c.begin(cmdSET)
+	req := c.begin(request.OpSet)
 	defer c.mu.Unlock()
-	c.setArgs(key, val, o)
-	c.args = append(c.args, optGET)
-	r, err := c.exec(ctx)
+	setRequest(req, key, val, o)
+	req.Flags |= request.FlagGet
+	r, err := c.execReq(ctx)
 	if err != nil {
 		return dst, err
 	}
@@ -129,10 +108,9 @@ func (c *Client) Get(ctx context.Context, key string) ([]byte, error) {
 // dst and ErrNil when the key is missing. It does not allocate when dst
 // has room.
 func (c *Client) GetAppend(ctx context.Context, dst []byte, key string) ([]byte, error) {
-	c.begin(cmdGET)
+	c.begin(request.OpGet).Key = bytesOf(key)
 	defer c.mu.Unlock()
-	c.args = append(c.args, bytesOf(key))
-	r, err := c.exec(ctx)
+	r, err := c.execReq(ctx)
 	if err != nil {
 		return dst, err
 	}
@@ -142,13 +120,24 @@ func (c *Client) GetAppend(ctx context.Context, dst []byte, key string) ([]byte,
 	return append(dst, r.str...), nil
 }
 
-func (c *Client) keysInt(ctx context.Context, name []byte, keys []string) (int64, error) {
-	c.begin(name)
-	defer c.mu.Unlock()
-	for _, k := range keys {
-		c.args = append(c.args, bytesOf(k))
+// keysRequest puts keys in r: the first in Key, the rest in Args (whose
+// backing array is the client's and reused).
+func (c *Client) keysRequest(r *request.Request, keys []string) {
+	c.args = c.args[:0]
+	for i, k := range keys {
+		if i == 0 {
+			r.Key = bytesOf(k)
+		} else {
+			c.args = append(c.args, bytesOf(k))
+		}
 	}
-	r, err := c.exec(ctx)
+	r.Args = c.args
+}
+
+func (c *Client) keysInt(ctx context.Context, op request.Op, keys []string) (int64, error) {
+	c.keysRequest(c.begin(op), keys)
+	defer c.mu.Unlock()
+	r, err := c.execReq(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -157,21 +146,21 @@ func (c *Client) keysInt(ctx context.Context, name []byte, keys []string) (int64
 
 // Del removes keys and returns how many existed.
 func (c *Client) Del(ctx context.Context, keys ...string) (int64, error) {
-	return c.keysInt(ctx, cmdDEL, keys)
+	return c.keysInt(ctx, request.OpDel, keys)
 }
 
 // Exists returns how many of keys exist (a key named twice counts twice).
 func (c *Client) Exists(ctx context.Context, keys ...string) (int64, error) {
-	return c.keysInt(ctx, cmdEXISTS, keys)
+	return c.keysInt(ctx, request.OpExists, keys)
 }
 
 // Expire sets key to expire after d (millisecond resolution) and reports
 // whether the key exists.
 func (c *Client) Expire(ctx context.Context, key string, d time.Duration) (bool, error) {
-	c.begin(cmdPEXPIRE)
+	req := c.begin(request.OpPExpire)
 	defer c.mu.Unlock()
-	c.args = append(c.args, bytesOf(key), c.appendNum(int64(d/time.Millisecond)))
-	r, err := c.exec(ctx)
+	req.Key, req.Amount = bytesOf(key), int64(d/time.Millisecond)
+	r, err := c.execReq(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -185,10 +174,9 @@ const NoExpiry time.Duration = -1
 // TTL returns the time key has left to live (millisecond resolution),
 // NoExpiry when it has no time to live, and ErrNil when it does not exist.
 func (c *Client) TTL(ctx context.Context, key string) (time.Duration, error) {
-	c.begin(cmdPTTL)
+	c.begin(request.OpPTTL).Key = bytesOf(key)
 	defer c.mu.Unlock()
-	c.args = append(c.args, bytesOf(key))
-	r, err := c.exec(ctx)
+	r, err := c.execReq(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -204,14 +192,11 @@ func (c *Client) TTL(ctx context.Context, key string) (time.Duration, error) {
 	return time.Duration(ms) * time.Millisecond, nil
 }
 
-func (c *Client) keyNum(ctx context.Context, name []byte, key string, n int64, withN bool) (int64, error) {
-	c.begin(name)
+func (c *Client) keyNum(ctx context.Context, op request.Op, key string, n int64) (int64, error) {
+	req := c.begin(op)
 	defer c.mu.Unlock()
-	c.args = append(c.args, bytesOf(key))
-	if withN {
-		c.args = append(c.args, c.appendNum(n))
-	}
-	r, err := c.exec(ctx)
+	req.Key, req.Amount = bytesOf(key), n
+	r, err := c.execReq(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -221,33 +206,30 @@ func (c *Client) keyNum(ctx context.Context, name []byte, key string, n int64, w
 // Incr adds one to the integer stored at key (0 when missing) and returns
 // the result.
 func (c *Client) Incr(ctx context.Context, key string) (int64, error) {
-	return c.keyNum(ctx, cmdINCR, key, 0, false)
+	return c.keyNum(ctx, request.OpIncr, key, 0)
 }
 
 // IncrBy adds delta to the integer stored at key and returns the result.
 func (c *Client) IncrBy(ctx context.Context, key string, delta int64) (int64, error) {
-	return c.keyNum(ctx, cmdINCRBY, key, delta, true)
+	return c.keyNum(ctx, request.OpIncrBy, key, delta)
 }
 
 // Decr subtracts one from the integer stored at key and returns the result.
 func (c *Client) Decr(ctx context.Context, key string) (int64, error) {
-	return c.keyNum(ctx, cmdDECR, key, 0, false)
+	return c.keyNum(ctx, request.OpDecr, key, 0)
 }
 
 // DecrBy subtracts delta from the integer stored at key and returns the
 // result.
 func (c *Client) DecrBy(ctx context.Context, key string, delta int64) (int64, error) {
-	return c.keyNum(ctx, cmdDECRBY, key, delta, true)
+	return c.keyNum(ctx, request.OpDecrBy, key, delta)
 }
 
 // MGet returns the values of keys in order; a missing key's entry is nil.
 func (c *Client) MGet(ctx context.Context, keys ...string) ([][]byte, error) {
-	c.begin(cmdMGET)
+	c.keysRequest(c.begin(request.OpMGet), keys)
 	defer c.mu.Unlock()
-	for _, k := range keys {
-		c.args = append(c.args, bytesOf(k))
-	}
-	r, err := c.exec(ctx)
+	r, err := c.execReq(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -275,12 +257,18 @@ type KV struct {
 
 // MSet stores every pair in one request.
 func (c *Client) MSet(ctx context.Context, pairs ...KV) error {
-	c.begin(cmdMSET)
+	req := c.begin(request.OpMSet)
 	defer c.mu.Unlock()
-	for _, p := range pairs {
-		c.args = append(c.args, bytesOf(p.Key), p.Value)
+	c.args = c.args[:0]
+	for i, p := range pairs {
+		if i == 0 {
+			req.Key, req.Value = bytesOf(p.Key), p.Value
+		} else {
+			c.args = append(c.args, bytesOf(p.Key), p.Value)
+		}
 	}
-	r, err := c.exec(ctx)
+	req.Args = c.args
+	r, err := c.execReq(ctx)
 	if err != nil {
 		return err
 	}
@@ -289,9 +277,9 @@ func (c *Client) MSet(ctx context.Context, pairs ...KV) error {
 
 // FlushAll removes every key.
 func (c *Client) FlushAll(ctx context.Context) error {
-	c.begin(cmdFLUSHALL)
+	c.begin(request.OpFlushAll)
 	defer c.mu.Unlock()
-	r, err := c.exec(ctx)
+	r, err := c.execReq(ctx)
 	if err != nil {
 		return err
 	}
@@ -300,9 +288,9 @@ func (c *Client) FlushAll(ctx context.Context) error {
 
 // DBSize returns the number of keys.
 func (c *Client) DBSize(ctx context.Context) (int64, error) {
-	c.begin(cmdDBSIZE)
+	c.begin(request.OpDBSize)
 	defer c.mu.Unlock()
-	r, err := c.exec(ctx)
+	r, err := c.execReq(ctx)
 	if err != nil {
 		return 0, err
 	}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
@@ -18,7 +20,7 @@ import (
 type protoConn struct {
 	p     proto.Protocol
 	codec sbe.Codec
-	req   sbe.Request
+	req   request.Request
 	reply []byte
 }
 
@@ -29,8 +31,8 @@ func (c *protoConn) Write(b []byte) error {
 	case c.p == proto.RESP && bytes.Equal(b, []byte("*1\r\n$4\r\nPING\r\n")):
 		c.reply = []byte("+PONG\r\n")
 	case c.p == proto.SBE && c.codec.DecodeRequest(b, &c.req) == nil:
-		c.reply = c.codec.AppendReply(nil, &sbe.Reply{CorrelationID: c.req.CorrelationID, Status: sbe.StatusOK,
-			Kind: sbe.KindSimple, Value: []byte("PONG"), Compact: true})
+		c.reply = c.codec.AppendReply(nil, &reply.Reply{CorrelationID: c.req.CorrelationID, Status: reply.OK,
+			Kind: reply.Simple, Value: []byte("PONG"), Compact: true})
 	default:
 		c.reply = []byte{0xff, 0xff, 0xff, 0xff} // neither protocol
 	}

@@ -36,20 +36,20 @@ func (k Kind) String() string {
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// reply is a decoded reply whose bytes alias the client's read buffer.
-type reply struct {
+// result is a decoded reply whose bytes alias the client's read buffer.
+type result struct {
 	kind  Kind
 	str   []byte
 	n     int64
-	elems []reply
+	elems []result
 }
 
-func (r *reply) reset() {
+func (r *result) reset() {
 	r.kind, r.str, r.n, r.elems = KindNil, nil, 0, r.elems[:0]
 }
 
 // err returns the error a reply of an unwanted kind stands for.
-func (r *reply) err(want string) error {
+func (r *result) err(want string) error {
 	switch r.kind {
 	case KindError:
 		return newServerError(r.str)
@@ -60,14 +60,14 @@ func (r *reply) err(want string) error {
 }
 
 // okOrErr accepts any status reply.
-func (r *reply) okOrErr() error {
+func (r *result) okOrErr() error {
 	if r.kind == KindStatus {
 		return nil
 	}
 	return r.err("status")
 }
 
-func (r *reply) intOrErr() (int64, error) {
+func (r *result) intOrErr() (int64, error) {
 	if r.kind == KindInt {
 		return r.n, nil
 	}
@@ -75,7 +75,7 @@ func (r *reply) intOrErr() (int64, error) {
 }
 
 // value copies r out of the read buffer.
-func (r *reply) value() Value {
+func (r *result) value() Value {
 	v := Value{Kind: r.kind, Int: r.n}
 	switch r.kind {
 	case KindStatus, KindBulk:

@@ -3,18 +3,31 @@ package client
 import (
 	"fmt"
 
+	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/proto/resp"
+	"github.com/goblin-kv/goblin/request"
 )
 
 // respCodec speaks RESP2 through package proto/resp: requests are arrays
-// of bulk strings, replies are parsed in place from the read buffer and
-// need no allocation unless they hold arrays larger than any seen before.
-type respCodec struct{}
+// of bulk strings (a typed call's request written in Redis syntax by
+// proto/argv), replies are parsed in place from the read buffer and need
+// no allocation unless they hold arrays larger than any seen before.
+type respCodec struct {
+	enc argv.Encoder
+}
 
-func (respCodec) reset() {}
+func (*respCodec) reset() {}
 
-func (respCodec) appendRequest(dst []byte, args [][]byte, _ uint64) ([]byte, error) {
+func (*respCodec) appendRequest(dst []byte, args [][]byte, _ uint64) ([]byte, error) {
 	return resp.AppendCommand(dst, args...), nil
+}
+
+func (c *respCodec) appendTyped(dst []byte, r *request.Request) ([]byte, error) {
+	words, err := c.enc.Words(r)
+	if err != nil {
+		return dst, err
+	}
+	return resp.AppendCommand(dst, words...), nil
 }
 
 // Limits that mark a reply as malformed rather than merely large.
@@ -26,13 +39,13 @@ const (
 	maxPendingReply = 1<<30 + 64<<10
 )
 
-func (c respCodec) parseReply(buf []byte, r *reply) (int, error) {
+func (c *respCodec) parseReply(buf []byte, r *result) (int, error) {
 	return c.parse(buf, r, 0)
 }
 
 // parse decodes one reply at the start of buf into r. It returns the
 // number of bytes used, or 0 when buf does not yet hold a whole reply.
-func (c respCodec) parse(buf []byte, r *reply, depth int) (int, error) {
+func (c *respCodec) parse(buf []byte, r *result, depth int) (int, error) {
 	if depth > maxDepth {
 		return 0, fmt.Errorf("%w: replies nested deeper than %d", ErrProtocol, maxDepth)
 	}
@@ -74,7 +87,7 @@ func (c respCodec) parse(buf []byte, r *reply, depth int) (int, error) {
 		}
 		r.kind = KindArray
 		if cap(r.elems) < int(el.Int) {
-			r.elems = make([]reply, el.Int)
+			r.elems = make([]result, el.Int)
 		}
 		r.elems = r.elems[:el.Int]
 		off := n

@@ -7,7 +7,7 @@ import (
 )
 
 func TestRESPEncode(t *testing.T) {
-	got, _ := respCodec{}.appendRequest(nil, [][]byte{[]byte("SET"), []byte("k"), []byte("a\r\nb\x00")}, 0)
+	got, _ := (&respCodec{}).appendRequest(nil, [][]byte{[]byte("SET"), []byte("k"), []byte("a\r\nb\x00")}, 0)
 	want := "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\na\r\nb\x00\r\n"
 	if string(got) != want {
 		t.Fatalf("encoded %q, want %q", got, want)
@@ -50,17 +50,17 @@ func equalValue(a, b Value) bool {
 }
 
 func TestRESPParseWholeAndSplit(t *testing.T) {
-	var r reply
+	var r result
 	for _, tc := range respReplies {
 		// Every proper prefix needs more bytes; the whole reply parses
 		// exactly, with trailing bytes left alone.
 		for cut := 0; cut < len(tc.wire); cut++ {
-			n, err := respCodec{}.parseReply([]byte(tc.wire[:cut]), &r)
+			n, err := (&respCodec{}).parseReply([]byte(tc.wire[:cut]), &r)
 			if n != 0 || err != nil {
 				t.Fatalf("%q cut at %d: n=%d err=%v, want need-more", tc.wire, cut, n, err)
 			}
 		}
-		n, err := respCodec{}.parseReply([]byte(tc.wire+"+NEXT\r\n"), &r)
+		n, err := (&respCodec{}).parseReply([]byte(tc.wire+"+NEXT\r\n"), &r)
 		if err != nil || n != len(tc.wire) {
 			t.Fatalf("%q: n=%d err=%v, want %d", tc.wire, n, err, len(tc.wire))
 		}
@@ -75,15 +75,15 @@ func TestRESPParseMalformed(t *testing.T) {
 		"?what\r\n", "\r\n", "?", ":12a\r\n", ":\r\n", ":-\r\n", ":99999999999999999999\r\n",
 		"$3\r\nabcX\r\n", "*99999999\r\n", "$x\r\n", "$-2\r\n",
 	} {
-		var r reply
-		n, err := respCodec{}.parseReply([]byte(wire), &r)
+		var r result
+		n, err := (&respCodec{}).parseReply([]byte(wire), &r)
 		if !errors.Is(err, ErrProtocol) {
 			t.Errorf("%.40q: n=%d err=%v, want ErrProtocol", wire, n, err)
 		}
 	}
 	deep := bytes.Repeat([]byte("*1\r\n"), maxDepth+2)
-	var r reply
-	if _, err := (respCodec{}).parseReply(append(deep, ":1\r\n"...), &r); !errors.Is(err, ErrProtocol) {
+	var r result
+	if _, err := (&respCodec{}).parseReply(append(deep, ":1\r\n"...), &r); !errors.Is(err, ErrProtocol) {
 		t.Errorf("deep nesting: %v, want ErrProtocol", err)
 	}
 }
@@ -93,8 +93,8 @@ func FuzzRESPParse(f *testing.F) {
 		f.Add([]byte(tc.wire))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var r reply
-		n, err := respCodec{}.parseReply(b, &r)
+		var r result
+		n, err := (&respCodec{}).parseReply(b, &r)
 		if err != nil {
 			return
 		}
@@ -106,14 +106,14 @@ func FuzzRESPParse(f *testing.F) {
 		}
 		// Parsing the exact reply again, and its two halves fed as a
 		// growing buffer, agree.
-		var r2 reply
-		if m, err := (respCodec{}).parseReply(b[:n], &r2); m != n || err != nil {
+		var r2 result
+		if m, err := (&respCodec{}).parseReply(b[:n], &r2); m != n || err != nil {
 			t.Fatalf("reparse of %q: %d %v", b[:n], m, err)
 		}
 		if !equalValue(r.value(), r2.value()) {
 			t.Fatalf("reparse differs for %q", b[:n])
 		}
-		if m, err := (respCodec{}).parseReply(b[:n/2], &r2); n/2 < n && (m != 0 || err != nil) {
+		if m, err := (&respCodec{}).parseReply(b[:n/2], &r2); n/2 < n && (m != 0 || err != nil) {
 			t.Fatalf("half of %q parsed: %d %v", b[:n], m, err)
 		}
 	})

@@ -3,22 +3,26 @@ package client
 import (
 	"fmt"
 
-	"github.com/goblin-kv/goblin/command/parse"
+	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
 )
 
 // sbeCodec speaks goblin's SBE protocol through package proto/sbe. Typed
-// calls and Do share one path: the argument list (as a Redis client would
-// send it) is translated to one Request message. Replies carry the
-// request's correlation id, which is checked.
+// calls hand it the request they built; Do's argument lists (as a Redis
+// client would send them) are decoded into a request with proto/argv, the
+// decoder the server runs on RESP, so both protocols accept the same
+// commands and reject them with the same text. Replies carry the request's
+// correlation id, which is checked.
 type sbeCodec struct {
 	framed bool // SOFH framing on stream transports
 	c      sbe.Codec
-	req    sbe.Request
-	rep    sbe.Reply
-	fail   parse.Failure // why the last translation failed
-	sent   uint64        // correlation id of the last request encoded
-	recv   uint64        // correlation id of the last reply decoded
+	req    request.Request
+	rep    reply.Reply
+	dec    argv.Decoder // why the last translation failed
+	sent   uint64       // correlation id of the last request encoded
+	recv   uint64       // correlation id of the last reply decoded
 }
 
 func newSBECodec(framed bool) (codec, error) { return &sbeCodec{framed: framed}, nil }
@@ -31,6 +35,10 @@ func (s *sbeCodec) appendRequest(dst []byte, args [][]byte, _ uint64) ([]byte, e
 	if err := s.translate(r, args); err != nil {
 		return dst, err
 	}
+	return s.appendTyped(dst, r)
+}
+
+func (s *sbeCodec) appendTyped(dst []byte, r *request.Request) ([]byte, error) {
 	s.sent++
 	r.CorrelationID = s.sent
 	// A bare PING goes as the 16-byte Ping message (schema version 1),
@@ -42,21 +50,16 @@ func (s *sbeCodec) appendRequest(dst []byte, args [][]byte, _ uint64) ([]byte, e
 	return s.c.AppendRequest(dst, r), nil
 }
 
-// translate fills r from a Redis-style argument list with parse.Decode, the
-// decoder the server runs on the same arguments sent over RESP, so both
-// protocols accept the same commands and reject them with the same text.
-// r's slices alias args, which outlive the encoding that follows.
-func (s *sbeCodec) translate(r *sbe.Request, args [][]byte) error {
-	if !parse.Decode(r, args, &s.fail) {
-		return fmt.Errorf("client: %s", s.fail.Text)
-	}
-	if parse.RESPOnly(r.Op) {
-		return fmt.Errorf("client: command %q has no SBE encoding (use proto=resp)", args[0])
+// translate fills r from a Redis-style argument list. r's slices alias
+// args, which outlive the encoding that follows.
+func (s *sbeCodec) translate(r *request.Request, args [][]byte) error {
+	if !s.dec.Decode(r, args) {
+		return fmt.Errorf("client: %s", s.dec.Text)
 	}
 	return nil
 }
 
-func (s *sbeCodec) parseReply(buf []byte, r *reply) (int, error) {
+func (s *sbeCodec) parseReply(buf []byte, r *result) (int, error) {
 	var msg []byte
 	var n int
 	if s.framed {
@@ -89,22 +92,22 @@ func (s *sbeCodec) parseReply(buf []byte, r *reply) (int, error) {
 	}
 	s.recv++
 	r.reset()
-	if rep.Status != sbe.StatusOK || rep.Kind == sbe.KindError {
+	if rep.Status != reply.OK || rep.Kind == reply.Error {
 		r.kind, r.str = KindError, rep.Value
 		return n, nil
 	}
 	if err := sbeItem(r, rep.Kind, rep.Integer, rep.Value); err != nil {
 		return 0, err
 	}
-	if rep.Kind == sbe.KindArray {
+	if rep.Kind == reply.Array {
 		if cap(r.elems) < len(rep.Items) {
-			r.elems = make([]reply, len(rep.Items))
+			r.elems = make([]result, len(rep.Items))
 		}
 		r.elems = r.elems[:len(rep.Items)]
 		for i := range rep.Items {
 			it := &rep.Items[i]
 			r.elems[i].reset()
-			if it.Kind == sbe.KindArray {
+			if it.Kind == reply.Array {
 				return 0, fmt.Errorf("%w: nested array item", ErrProtocol)
 			}
 			if err := sbeItem(&r.elems[i], it.Kind, it.Integer, it.Value); err != nil {
@@ -115,19 +118,19 @@ func (s *sbeCodec) parseReply(buf []byte, r *reply) (int, error) {
 	return n, nil
 }
 
-func sbeItem(r *reply, k sbe.Kind, n int64, v []byte) error {
+func sbeItem(r *result, k reply.Kind, n int64, v []byte) error {
 	switch k {
-	case sbe.KindSimple:
+	case reply.Simple:
 		r.kind, r.str = KindStatus, v
-	case sbe.KindBulk:
+	case reply.Bulk:
 		r.kind, r.str = KindBulk, v
-	case sbe.KindNil:
+	case reply.Nil:
 		r.kind = KindNil
-	case sbe.KindInteger:
+	case reply.Integer:
 		r.kind, r.n = KindInt, n
-	case sbe.KindArray:
+	case reply.Array:
 		r.kind = KindArray
-	case sbe.KindError:
+	case reply.Error:
 		r.kind, r.str = KindError, v
 	default:
 		return fmt.Errorf("%w: unknown reply kind %d", ErrProtocol, k)

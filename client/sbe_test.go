@@ -10,6 +10,8 @@ import (
 
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
 )
 
 // sbePeer is a tiny in-test SBE server over SOFH-framed Unix sockets: it
@@ -20,7 +22,7 @@ func sbePeer(tb testing.TB, corrupt bool) string {
 	data := map[string][]byte{}
 	return fakeServer(tb, func(conn net.Conn) {
 		var c sbe.Codec
-		var req sbe.Request
+		var req request.Request
 		var in, out []byte
 		buf := make([]byte, 64<<10)
 		for {
@@ -37,56 +39,56 @@ func sbePeer(tb testing.TB, corrupt bool) string {
 				if err := c.DecodeRequest(msg, &req); err != nil {
 					return
 				}
-				rep := sbe.Reply{CorrelationID: req.CorrelationID, Kind: sbe.KindSimple, Value: []byte("OK")}
+				rep := reply.Reply{CorrelationID: req.CorrelationID, Kind: reply.Simple, Value: []byte("OK")}
 				if corrupt {
 					rep.CorrelationID += 7
 				}
 				key := string(req.Key)
 				switch req.Op {
-				case sbe.OpPing:
+				case request.OpPing:
 					rep.Value = []byte("PONG")
-				case sbe.OpSet:
-					if _, ok := data[key]; ok && req.Flags&sbe.FlagNX != 0 {
-						rep.Kind = sbe.KindNil
+				case request.OpSet:
+					if _, ok := data[key]; ok && req.Flags&request.FlagNX != 0 {
+						rep.Kind = reply.Nil
 					} else {
 						data[key] = append([]byte{}, req.Value...)
 					}
-				case sbe.OpGet:
+				case request.OpGet:
 					if v, ok := data[key]; ok {
-						rep.Kind, rep.Value = sbe.KindBulk, v
+						rep.Kind, rep.Value = reply.Bulk, v
 					} else {
-						rep.Kind, rep.Value = sbe.KindNil, nil
+						rep.Kind, rep.Value = reply.Nil, nil
 					}
-				case sbe.OpDel:
-					rep.Kind, rep.Value = sbe.KindInteger, nil
+				case request.OpDel:
+					rep.Kind, rep.Value = reply.Integer, nil
 					for _, k := range append([][]byte{req.Key}, req.Args...) {
 						if _, ok := data[string(k)]; ok {
 							delete(data, string(k))
 							rep.Integer++
 						}
 					}
-				case sbe.OpIncr:
+				case request.OpIncr:
 					v, err := strconv.ParseInt(string(data[key]), 10, 64)
 					if _, ok := data[key]; ok && err != nil {
-						rep.Status, rep.Kind = sbe.StatusNotInteger, sbe.KindError
+						rep.Status, rep.Kind = reply.NotInteger, reply.Error
 						rep.Value = []byte("ERR value is not an integer or out of range")
 						break
 					}
 					data[key] = strconv.AppendInt(nil, v+1, 10)
-					rep.Kind, rep.Integer, rep.Value = sbe.KindInteger, v+1, nil
-				case sbe.OpMGet:
-					rep.Kind, rep.Value = sbe.KindArray, nil
+					rep.Kind, rep.Integer, rep.Value = reply.Integer, v+1, nil
+				case request.OpMGet:
+					rep.Kind, rep.Value = reply.Array, nil
 					for _, k := range append([][]byte{req.Key}, req.Args...) {
 						if v, ok := data[string(k)]; ok {
-							rep.Items = append(rep.Items, sbe.Item{Kind: sbe.KindBulk, Value: v})
+							rep.Items = append(rep.Items, reply.Item{Kind: reply.Bulk, Value: v})
 						} else {
-							rep.Items = append(rep.Items, sbe.Item{Kind: sbe.KindNil})
+							rep.Items = append(rep.Items, reply.Item{Kind: reply.Nil})
 						}
 					}
-				case sbe.OpDBSize:
-					rep.Kind, rep.Integer, rep.Value = sbe.KindInteger, int64(len(data)), nil
+				case request.OpDBSize:
+					rep.Kind, rep.Integer, rep.Value = reply.Integer, int64(len(data)), nil
 				default:
-					rep.Status, rep.Kind, rep.Value = sbe.StatusUnknownCommand, sbe.KindError, []byte("ERR unknown command")
+					rep.Status, rep.Kind, rep.Value = reply.UnknownCommand, reply.Error, []byte("ERR unknown command")
 				}
 				out, start := sbe.BeginFrame(out[:0])
 				out = c.AppendReply(out, &rep)
@@ -172,7 +174,7 @@ func TestSBEAgainstPeer(t *testing.T) {
 func sbeCannedPeer(tb testing.TB) string {
 	return fakeServer(tb, func(conn net.Conn) {
 		var c sbe.Codec
-		var req sbe.Request
+		var req request.Request
 		in := make([]byte, 0, 64<<10)
 		out := make([]byte, 0, 64<<10)
 		fixed := []byte("0123456789abcdef")
@@ -195,12 +197,12 @@ func sbeCannedPeer(tb testing.TB) string {
 				if err := c.DecodeRequest(msg, &req); err != nil {
 					return
 				}
-				rep := sbe.Reply{CorrelationID: req.CorrelationID, Kind: sbe.KindSimple, Value: ok}
+				rep := reply.Reply{CorrelationID: req.CorrelationID, Kind: reply.Simple, Value: ok}
 				switch req.Op {
-				case sbe.OpPing:
+				case request.OpPing:
 					rep.Value = pong
-				case sbe.OpGet:
-					rep.Kind, rep.Value = sbe.KindBulk, fixed
+				case request.OpGet:
+					rep.Kind, rep.Value = reply.Bulk, fixed
 				}
 				var start int
 				out, start = sbe.BeginFrame(out)
@@ -259,25 +261,25 @@ func TestSBETranslate(t *testing.T) {
 		}
 		return out
 	}
-	var r sbe.Request
+	var r request.Request
 	if err := s.translate(&r, args("set", "k", "v", "nx", "get", "px", "1500")); err != nil {
 		t.Fatal(err)
 	}
-	if r.Op != sbe.OpSet || r.Flags != sbe.FlagNX|sbe.FlagGet || r.Expiry != sbe.ExpiryPX || r.Expire != 1500 ||
+	if r.Op != request.OpSet || r.Flags != request.FlagNX|request.FlagGet || r.Expiry != request.ExpiryPX || r.Expire != 1500 ||
 		string(r.Key) != "k" || string(r.Value) != "v" {
 		t.Fatalf("SET translated to %+v", r)
 	}
-	r = sbe.Request{}
-	if err := s.translate(&r, args("MSET", "a", "1", "b", "2")); err != nil || r.Op != sbe.OpMSet || len(r.Args) != 2 {
+	r = request.Request{}
+	if err := s.translate(&r, args("MSET", "a", "1", "b", "2")); err != nil || r.Op != request.OpMSet || len(r.Args) != 2 {
 		t.Fatalf("MSET translated to %+v, %v", r, err)
 	}
-	r = sbe.Request{}
-	if err := s.translate(&r, args("incrby", "n", "-5")); err != nil || r.Op != sbe.OpIncrBy || r.Amount != -5 {
+	r = request.Request{}
+	if err := s.translate(&r, args("incrby", "n", "-5")); err != nil || r.Op != request.OpIncrBy || r.Amount != -5 {
 		t.Fatalf("INCRBY translated to %+v, %v", r, err)
 	}
-	r = sbe.Request{}
-	if err := s.translate(&r, args("expire", "k", "5", "xx", "GT")); err != nil || r.Op != sbe.OpExpire ||
-		r.Amount != 5 || r.Flags != sbe.FlagXX|sbe.FlagGT {
+	r = request.Request{}
+	if err := s.translate(&r, args("expire", "k", "5", "xx", "GT")); err != nil || r.Op != request.OpExpire ||
+		r.Amount != 5 || r.Flags != request.FlagXX|request.FlagGT {
 		t.Fatalf("EXPIRE with options translated to %+v, %v", r, err)
 	}
 	for _, bad := range [][]string{
@@ -286,12 +288,11 @@ func TestSBETranslate(t *testing.T) {
 		{"SET", "k", "v", "BOGUS"}, {"GET"}, {"MSET", "a", "1", "b"}, {"INCRBY", "n", "x"}, {"EVAL", "x"},
 		// Integers as the server reads them over RESP: no '+', no leading zeros.
 		{"INCRBY", "n", "+5"}, {"SET", "k", "v", "EX", "007"},
-		// Option combinations the server rejects over RESP (one decoder, command/parse).
+		// Option combinations the server rejects over RESP (one decoder, proto/argv).
 		{"EXPIRE", "k", "5", "NX", "GT"}, {"SET", "k", "v", "NX", "XX"}, {"FLUSHALL", "LATER"},
-		// Commands only RESP carries.
-		{"HELLO", "3"}, {"CLIENT", "SETINFO", "lib-name", "x"},
+		{"CLIENT", "SETINFO", "lib-nom", "x"}, {"CLIENT", "NOPE"},
 	} {
-		r = sbe.Request{}
+		r = request.Request{}
 		if err := s.translate(&r, args(bad...)); err == nil {
 			t.Errorf("%q translated without error", bad)
 		}

@@ -6,6 +6,8 @@ import (
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
 )
 
 // hotRequests are the wire bytes of PING, SET (16-byte value) and GET in
@@ -17,14 +19,14 @@ type hotRequest struct {
 	sbeFramed   []byte
 	sbeMessage  []byte
 	wantRESP    string
-	wantSBEKind sbe.Kind
+	wantSBEKind reply.Kind
 }
 
 func hotRequests() []hotRequest {
 	var c sbe.Codec
 	key := []byte("key:000000000042")
 	val := []byte("0123456789abcdef")
-	mk := func(name string, args []string, r sbe.Request, want string, kind sbe.Kind) hotRequest {
+	mk := func(name string, args []string, r request.Request, want string, kind reply.Kind) hotRequest {
 		r.CorrelationID = 77
 		return hotRequest{
 			name: name, resp: resp.AppendCommandString(nil, args...),
@@ -33,9 +35,9 @@ func hotRequests() []hotRequest {
 		}
 	}
 	return []hotRequest{
-		mk("PING", []string{"PING"}, sbe.Request{Op: sbe.OpPing}, "+PONG\r\n", sbe.KindSimple),
-		mk("SET", []string{"SET", string(key), string(val)}, sbe.Request{Op: sbe.OpSet, Key: key, Value: val}, "+OK\r\n", sbe.KindSimple),
-		mk("GET", []string{"GET", string(key)}, sbe.Request{Op: sbe.OpGet, Key: key}, "$16\r\n0123456789abcdef\r\n", sbe.KindBulk),
+		mk("PING", []string{"PING"}, request.Request{Op: request.OpPing}, "+PONG\r\n", reply.Simple),
+		mk("SET", []string{"SET", string(key), string(val)}, request.Request{Op: request.OpSet, Key: key, Value: val}, "+OK\r\n", reply.Simple),
+		mk("GET", []string{"GET", string(key)}, request.Request{Op: request.OpGet, Key: key}, "$16\r\n0123456789abcdef\r\n", reply.Bulk),
 	}
 }
 
@@ -92,7 +94,7 @@ func TestServeAllocs(t *testing.T) {
 	}
 	e, rs, ss := benchEngine(t)
 	var c sbe.Codec
-	var rep sbe.Reply
+	var rep reply.Reply
 	for _, h := range hotRequests() {
 		out := make([]byte, 0, 256)
 		// Check the replies once, then count allocations.

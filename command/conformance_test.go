@@ -8,6 +8,8 @@ import (
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
 )
 
 // step is one command of the conformance script, written out by hand in
@@ -15,13 +17,13 @@ import (
 // independent statement of what each command means).
 type step struct {
 	resp    []string
-	sbe     sbe.Request
+	sbe     request.Request
 	advance time.Duration // move the clock after the step
 }
 
 func b(s string) []byte { return []byte(s) }
 
-func bs(s ...string) [][]byte {
+func strs(s ...string) [][]byte {
 	out := make([][]byte, len(s))
 	for i := range s {
 		out[i] = []byte(s[i])
@@ -30,67 +32,67 @@ func bs(s ...string) [][]byte {
 }
 
 var conformanceScript = []step{
-	{resp: []string{"PING"}, sbe: sbe.Request{Op: sbe.OpPing}},
-	{resp: []string{"PING", "hello"}, sbe: sbe.Request{Op: sbe.OpPing, Args: bs("hello")}},
-	{resp: []string{"ECHO", "e"}, sbe: sbe.Request{Op: sbe.OpEcho, Value: b("e")}},
-	{resp: []string{"GET", "k"}, sbe: sbe.Request{Op: sbe.OpGet, Key: b("k")}},
-	{resp: []string{"SET", "k", "0123456789abcdef"}, sbe: sbe.Request{Op: sbe.OpSet, Key: b("k"), Value: b("0123456789abcdef")}},
-	{resp: []string{"GET", "k"}, sbe: sbe.Request{Op: sbe.OpGet, Key: b("k")}},
-	{resp: []string{"SET", "k", "x", "NX"}, sbe: sbe.Request{Op: sbe.OpSet, Key: b("k"), Value: b("x"), Flags: sbe.FlagNX}},
-	{resp: []string{"SET", "k", "x", "XX", "GET"}, sbe: sbe.Request{Op: sbe.OpSet, Key: b("k"), Value: b("x"), Flags: sbe.FlagXX | sbe.FlagGet}},
-	{resp: []string{"SET", "k2", "x", "XX"}, sbe: sbe.Request{Op: sbe.OpSet, Key: b("k2"), Value: b("x"), Flags: sbe.FlagXX}},
-	{resp: []string{"SET", "k2", "y", "GET"}, sbe: sbe.Request{Op: sbe.OpSet, Key: b("k2"), Value: b("y"), Flags: sbe.FlagGet}},
-	{resp: []string{"SET", "k", "v", "EX", "0"}, sbe: sbe.Request{Op: sbe.OpSet, Key: b("k"), Value: b("v"), Expiry: sbe.ExpiryEX, Expire: 0}},
-	{resp: []string{"SET", "k", "v", "EX", "10"}, sbe: sbe.Request{Op: sbe.OpSet, Key: b("k"), Value: b("v"), Expiry: sbe.ExpiryEX, Expire: 10}},
-	{resp: []string{"TTL", "k"}, sbe: sbe.Request{Op: sbe.OpTTL, Key: b("k")}, advance: 2500 * time.Millisecond},
-	{resp: []string{"PTTL", "k"}, sbe: sbe.Request{Op: sbe.OpPTTL, Key: b("k")}},
-	{resp: []string{"TTL", "k"}, sbe: sbe.Request{Op: sbe.OpTTL, Key: b("k")}},
-	{resp: []string{"SET", "k", "v3", "KEEPTTL"}, sbe: sbe.Request{Op: sbe.OpSet, Key: b("k"), Value: b("v3"), Flags: sbe.FlagKeepTTL}},
-	{resp: []string{"PTTL", "k"}, sbe: sbe.Request{Op: sbe.OpPTTL, Key: b("k")}},
-	{resp: []string{"SET", "p", "v", "PX", "100"}, sbe: sbe.Request{Op: sbe.OpSet, Key: b("p"), Value: b("v"), Expiry: sbe.ExpiryPX, Expire: 100}, advance: 100 * time.Millisecond},
-	{resp: []string{"GET", "p"}, sbe: sbe.Request{Op: sbe.OpGet, Key: b("p")}},
-	{resp: []string{"SET", "a", "v", "PXAT", fmt.Sprint(t0 + 10_000)}, sbe: sbe.Request{Op: sbe.OpSet, Key: b("a"), Value: b("v"), Expiry: sbe.ExpiryPXAT, Expire: t0 + 10_000}},
-	{resp: []string{"SET", "a2", "v", "EXAT", fmt.Sprint(t0/1000 + 20)}, sbe: sbe.Request{Op: sbe.OpSet, Key: b("a2"), Value: b("v"), Expiry: sbe.ExpiryEXAT, Expire: t0/1000 + 20}},
-	{resp: []string{"PTTL", "a2"}, sbe: sbe.Request{Op: sbe.OpPTTL, Key: b("a2")}},
-	{resp: []string{"PERSIST", "a"}, sbe: sbe.Request{Op: sbe.OpPersist, Key: b("a")}},
-	{resp: []string{"PERSIST", "a"}, sbe: sbe.Request{Op: sbe.OpPersist, Key: b("a")}},
-	{resp: []string{"EXPIRE", "a", "5"}, sbe: sbe.Request{Op: sbe.OpExpire, Key: b("a"), Amount: 5}},
-	{resp: []string{"PEXPIRE", "a", "50"}, sbe: sbe.Request{Op: sbe.OpPExpire, Key: b("a"), Amount: 50}},
-	{resp: []string{"PTTL", "a"}, sbe: sbe.Request{Op: sbe.OpPTTL, Key: b("a")}},
-	{resp: []string{"EXPIRE", "nope", "5"}, sbe: sbe.Request{Op: sbe.OpExpire, Key: b("nope"), Amount: 5}},
-	{resp: []string{"EXPIRE", "a", "1", "GT"}, sbe: sbe.Request{Op: sbe.OpExpire, Key: b("a"), Amount: 1, Flags: sbe.FlagGT}},
-	{resp: []string{"PEXPIRE", "a", "10", "LT"}, sbe: sbe.Request{Op: sbe.OpPExpire, Key: b("a"), Amount: 10, Flags: sbe.FlagLT}},
-	{resp: []string{"PTTL", "a"}, sbe: sbe.Request{Op: sbe.OpPTTL, Key: b("a")}},
-	{resp: []string{"EXPIRE", "a", "5", "NX", "GT"}, sbe: sbe.Request{Op: sbe.OpExpire, Key: b("a"), Amount: 5, Flags: sbe.FlagNX | sbe.FlagGT}},
-	{resp: []string{"EXPIRE", "a", "-1"}, sbe: sbe.Request{Op: sbe.OpExpire, Key: b("a"), Amount: -1}},
-	{resp: []string{"EXISTS", "a", "k", "k"}, sbe: sbe.Request{Op: sbe.OpExists, Key: b("a"), Args: bs("k", "k")}},
-	{resp: []string{"INCR", "n"}, sbe: sbe.Request{Op: sbe.OpIncr, Key: b("n")}},
-	{resp: []string{"INCRBY", "n", "10"}, sbe: sbe.Request{Op: sbe.OpIncrBy, Key: b("n"), Amount: 10}},
-	{resp: []string{"DECR", "n"}, sbe: sbe.Request{Op: sbe.OpDecr, Key: b("n")}},
-	{resp: []string{"DECRBY", "n", "20"}, sbe: sbe.Request{Op: sbe.OpDecrBy, Key: b("n"), Amount: 20}},
-	{resp: []string{"INCR", "k"}, sbe: sbe.Request{Op: sbe.OpIncr, Key: b("k")}},
-	{resp: []string{"SET", "max", "9223372036854775807"}, sbe: sbe.Request{Op: sbe.OpSet, Key: b("max"), Value: b("9223372036854775807")}},
-	{resp: []string{"INCRBY", "max", "1"}, sbe: sbe.Request{Op: sbe.OpIncrBy, Key: b("max"), Amount: 1}},
-	{resp: []string{"MSET", "m1", "1", "m2", "2"}, sbe: sbe.Request{Op: sbe.OpMSet, Key: b("m1"), Value: b("1"), Args: bs("m2", "2")}},
-	{resp: []string{"MGET", "m1", "zz", "m2"}, sbe: sbe.Request{Op: sbe.OpMGet, Key: b("m1"), Args: bs("zz", "m2")}},
-	{resp: []string{"DEL", "m1", "m2", "zz"}, sbe: sbe.Request{Op: sbe.OpDel, Key: b("m1"), Args: bs("m2", "zz")}},
-	{resp: []string{"TYPE", "k"}, sbe: sbe.Request{Op: sbe.OpType, Key: b("k")}},
-	{resp: []string{"TYPE", "zz"}, sbe: sbe.Request{Op: sbe.OpType, Key: b("zz")}},
-	{resp: []string{"DBSIZE"}, sbe: sbe.Request{Op: sbe.OpDBSize}},
-	{resp: []string{"SELECT", "0"}, sbe: sbe.Request{Op: sbe.OpSelect, Amount: 0}},
-	{resp: []string{"SELECT", "3"}, sbe: sbe.Request{Op: sbe.OpSelect, Amount: 3}},
-	{resp: []string{"CONFIG", "GET", "save"}, sbe: sbe.Request{Op: sbe.OpConfigGet, Key: b("save")}},
-	{resp: []string{"CONFIG", "GET", "append*", "databases"}, sbe: sbe.Request{Op: sbe.OpConfigGet, Key: b("append*"), Args: bs("databases")}},
-	{resp: []string{"CLIENT", "GETNAME"}, sbe: sbe.Request{Op: sbe.OpClientGetName}},
-	{resp: []string{"CLIENT", "SETNAME", "me"}, sbe: sbe.Request{Op: sbe.OpClientSetName, Value: b("me")}},
-	{resp: []string{"CLIENT", "GETNAME"}, sbe: sbe.Request{Op: sbe.OpClientGetName}},
-	{resp: []string{"AUTH", "pw"}, sbe: sbe.Request{Op: sbe.OpAuth, Value: b("pw")}},
-	{resp: []string{"FLUSHALL"}, sbe: sbe.Request{Op: sbe.OpFlushAll}},
-	{resp: []string{"DBSIZE"}, sbe: sbe.Request{Op: sbe.OpDBSize}},
-	{resp: []string{"SET", "z", "1"}, sbe: sbe.Request{Op: sbe.OpSet, Key: b("z"), Value: b("1")}},
-	{resp: []string{"FLUSHDB"}, sbe: sbe.Request{Op: sbe.OpFlushDB}},
-	{resp: []string{"EXISTS", "z"}, sbe: sbe.Request{Op: sbe.OpExists, Key: b("z")}},
-	{resp: []string{"QUIT"}, sbe: sbe.Request{Op: sbe.OpQuit}},
+	{resp: []string{"PING"}, sbe: request.Request{Op: request.OpPing}},
+	{resp: []string{"PING", "hello"}, sbe: request.Request{Op: request.OpPing, Args: strs("hello")}},
+	{resp: []string{"ECHO", "e"}, sbe: request.Request{Op: request.OpEcho, Value: b("e")}},
+	{resp: []string{"GET", "k"}, sbe: request.Request{Op: request.OpGet, Key: b("k")}},
+	{resp: []string{"SET", "k", "0123456789abcdef"}, sbe: request.Request{Op: request.OpSet, Key: b("k"), Value: b("0123456789abcdef")}},
+	{resp: []string{"GET", "k"}, sbe: request.Request{Op: request.OpGet, Key: b("k")}},
+	{resp: []string{"SET", "k", "x", "NX"}, sbe: request.Request{Op: request.OpSet, Key: b("k"), Value: b("x"), Flags: request.FlagNX}},
+	{resp: []string{"SET", "k", "x", "XX", "GET"}, sbe: request.Request{Op: request.OpSet, Key: b("k"), Value: b("x"), Flags: request.FlagXX | request.FlagGet}},
+	{resp: []string{"SET", "k2", "x", "XX"}, sbe: request.Request{Op: request.OpSet, Key: b("k2"), Value: b("x"), Flags: request.FlagXX}},
+	{resp: []string{"SET", "k2", "y", "GET"}, sbe: request.Request{Op: request.OpSet, Key: b("k2"), Value: b("y"), Flags: request.FlagGet}},
+	{resp: []string{"SET", "k", "v", "EX", "0"}, sbe: request.Request{Op: request.OpSet, Key: b("k"), Value: b("v"), Expiry: request.ExpiryEX, Expire: 0}},
+	{resp: []string{"SET", "k", "v", "EX", "10"}, sbe: request.Request{Op: request.OpSet, Key: b("k"), Value: b("v"), Expiry: request.ExpiryEX, Expire: 10}},
+	{resp: []string{"TTL", "k"}, sbe: request.Request{Op: request.OpTTL, Key: b("k")}, advance: 2500 * time.Millisecond},
+	{resp: []string{"PTTL", "k"}, sbe: request.Request{Op: request.OpPTTL, Key: b("k")}},
+	{resp: []string{"TTL", "k"}, sbe: request.Request{Op: request.OpTTL, Key: b("k")}},
+	{resp: []string{"SET", "k", "v3", "KEEPTTL"}, sbe: request.Request{Op: request.OpSet, Key: b("k"), Value: b("v3"), Flags: request.FlagKeepTTL}},
+	{resp: []string{"PTTL", "k"}, sbe: request.Request{Op: request.OpPTTL, Key: b("k")}},
+	{resp: []string{"SET", "p", "v", "PX", "100"}, sbe: request.Request{Op: request.OpSet, Key: b("p"), Value: b("v"), Expiry: request.ExpiryPX, Expire: 100}, advance: 100 * time.Millisecond},
+	{resp: []string{"GET", "p"}, sbe: request.Request{Op: request.OpGet, Key: b("p")}},
+	{resp: []string{"SET", "a", "v", "PXAT", fmt.Sprint(t0 + 10_000)}, sbe: request.Request{Op: request.OpSet, Key: b("a"), Value: b("v"), Expiry: request.ExpiryPXAT, Expire: t0 + 10_000}},
+	{resp: []string{"SET", "a2", "v", "EXAT", fmt.Sprint(t0/1000 + 20)}, sbe: request.Request{Op: request.OpSet, Key: b("a2"), Value: b("v"), Expiry: request.ExpiryEXAT, Expire: t0/1000 + 20}},
+	{resp: []string{"PTTL", "a2"}, sbe: request.Request{Op: request.OpPTTL, Key: b("a2")}},
+	{resp: []string{"PERSIST", "a"}, sbe: request.Request{Op: request.OpPersist, Key: b("a")}},
+	{resp: []string{"PERSIST", "a"}, sbe: request.Request{Op: request.OpPersist, Key: b("a")}},
+	{resp: []string{"EXPIRE", "a", "5"}, sbe: request.Request{Op: request.OpExpire, Key: b("a"), Amount: 5}},
+	{resp: []string{"PEXPIRE", "a", "50"}, sbe: request.Request{Op: request.OpPExpire, Key: b("a"), Amount: 50}},
+	{resp: []string{"PTTL", "a"}, sbe: request.Request{Op: request.OpPTTL, Key: b("a")}},
+	{resp: []string{"EXPIRE", "nope", "5"}, sbe: request.Request{Op: request.OpExpire, Key: b("nope"), Amount: 5}},
+	{resp: []string{"EXPIRE", "a", "1", "GT"}, sbe: request.Request{Op: request.OpExpire, Key: b("a"), Amount: 1, Flags: request.FlagGT}},
+	{resp: []string{"PEXPIRE", "a", "10", "LT"}, sbe: request.Request{Op: request.OpPExpire, Key: b("a"), Amount: 10, Flags: request.FlagLT}},
+	{resp: []string{"PTTL", "a"}, sbe: request.Request{Op: request.OpPTTL, Key: b("a")}},
+	{resp: []string{"EXPIRE", "a", "5", "NX", "GT"}, sbe: request.Request{Op: request.OpExpire, Key: b("a"), Amount: 5, Flags: request.FlagNX | request.FlagGT}},
+	{resp: []string{"EXPIRE", "a", "-1"}, sbe: request.Request{Op: request.OpExpire, Key: b("a"), Amount: -1}},
+	{resp: []string{"EXISTS", "a", "k", "k"}, sbe: request.Request{Op: request.OpExists, Key: b("a"), Args: strs("k", "k")}},
+	{resp: []string{"INCR", "n"}, sbe: request.Request{Op: request.OpIncr, Key: b("n")}},
+	{resp: []string{"INCRBY", "n", "10"}, sbe: request.Request{Op: request.OpIncrBy, Key: b("n"), Amount: 10}},
+	{resp: []string{"DECR", "n"}, sbe: request.Request{Op: request.OpDecr, Key: b("n")}},
+	{resp: []string{"DECRBY", "n", "20"}, sbe: request.Request{Op: request.OpDecrBy, Key: b("n"), Amount: 20}},
+	{resp: []string{"INCR", "k"}, sbe: request.Request{Op: request.OpIncr, Key: b("k")}},
+	{resp: []string{"SET", "max", "9223372036854775807"}, sbe: request.Request{Op: request.OpSet, Key: b("max"), Value: b("9223372036854775807")}},
+	{resp: []string{"INCRBY", "max", "1"}, sbe: request.Request{Op: request.OpIncrBy, Key: b("max"), Amount: 1}},
+	{resp: []string{"MSET", "m1", "1", "m2", "2"}, sbe: request.Request{Op: request.OpMSet, Key: b("m1"), Value: b("1"), Args: strs("m2", "2")}},
+	{resp: []string{"MGET", "m1", "zz", "m2"}, sbe: request.Request{Op: request.OpMGet, Key: b("m1"), Args: strs("zz", "m2")}},
+	{resp: []string{"DEL", "m1", "m2", "zz"}, sbe: request.Request{Op: request.OpDel, Key: b("m1"), Args: strs("m2", "zz")}},
+	{resp: []string{"TYPE", "k"}, sbe: request.Request{Op: request.OpType, Key: b("k")}},
+	{resp: []string{"TYPE", "zz"}, sbe: request.Request{Op: request.OpType, Key: b("zz")}},
+	{resp: []string{"DBSIZE"}, sbe: request.Request{Op: request.OpDBSize}},
+	{resp: []string{"SELECT", "0"}, sbe: request.Request{Op: request.OpSelect, Amount: 0}},
+	{resp: []string{"SELECT", "3"}, sbe: request.Request{Op: request.OpSelect, Amount: 3}},
+	{resp: []string{"CONFIG", "GET", "save"}, sbe: request.Request{Op: request.OpConfigGet, Key: b("save")}},
+	{resp: []string{"CONFIG", "GET", "append*", "databases"}, sbe: request.Request{Op: request.OpConfigGet, Key: b("append*"), Args: strs("databases")}},
+	{resp: []string{"CLIENT", "GETNAME"}, sbe: request.Request{Op: request.OpClientGetName}},
+	{resp: []string{"CLIENT", "SETNAME", "me"}, sbe: request.Request{Op: request.OpClientSetName, Value: b("me")}},
+	{resp: []string{"CLIENT", "GETNAME"}, sbe: request.Request{Op: request.OpClientGetName}},
+	{resp: []string{"AUTH", "pw"}, sbe: request.Request{Op: request.OpAuth, Value: b("pw")}},
+	{resp: []string{"FLUSHALL"}, sbe: request.Request{Op: request.OpFlushAll}},
+	{resp: []string{"DBSIZE"}, sbe: request.Request{Op: request.OpDBSize}},
+	{resp: []string{"SET", "z", "1"}, sbe: request.Request{Op: request.OpSet, Key: b("z"), Value: b("1")}},
+	{resp: []string{"FLUSHDB"}, sbe: request.Request{Op: request.OpFlushDB}},
+	{resp: []string{"EXISTS", "z"}, sbe: request.Request{Op: request.OpExists, Key: b("z")}},
+	{resp: []string{"QUIT"}, sbe: request.Request{Op: request.OpQuit}},
 }
 
 // TestConformance runs the same script through RESP and through SBE, each
@@ -102,7 +104,7 @@ func TestConformance(t *testing.T) {
 	sr := NewSession(proto.RESP, nil)
 	ss := NewSession(proto.SBE, nil)
 	var c sbe.Codec
-	var rep sbe.Reply
+	var rep reply.Reply
 	for i, st := range conformanceScript {
 		in := resp.AppendCommandString(nil, st.resp...)
 		n, out, closeR := er.ServeStream(sr, in, nil)
@@ -132,7 +134,7 @@ func TestConformance(t *testing.T) {
 		if rep.CorrelationID != req.CorrelationID {
 			t.Errorf("step %d: correlation id %d, want %d", i, rep.CorrelationID, req.CorrelationID)
 		}
-		if (rep.Kind == sbe.KindError) != (rep.Status != sbe.StatusOK) {
+		if (rep.Kind == reply.Error) != (rep.Status != reply.OK) {
 			t.Errorf("step %d: kind %v with status %v", i, rep.Kind, rep.Status)
 		}
 		cr.Advance(st.advance)

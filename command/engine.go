@@ -2,8 +2,11 @@ package command
 
 import (
 	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/store"
 )
 
@@ -57,9 +60,9 @@ type Options struct {
 // (plain, non-atomic increments); the server copies them and publishes the
 // copies to its metrics.
 type Stats struct {
-	Commands       [NumOps]uint64 // requests executed, by Op (unknown commands at OpNone)
-	Errors         uint64         // error replies (protocol errors included)
-	ProtocolErrors uint64         // malformed requests that closed the connection
+	Commands       [request.NumOps]uint64 // requests executed, by Op (unknown commands at OpNone)
+	Errors         uint64                 // error replies (protocol errors included)
+	ProtocolErrors uint64                 // malformed requests that closed the connection
 }
 
 // Session is one client's state. Create it with NewSession when the client
@@ -76,6 +79,7 @@ type Session struct {
 
 	authed bool
 	quit   bool
+	resp3  bool // HELLO 3: replies in RESP3
 	name   []byte
 
 	// The partial request at the front of the stream, so a request that
@@ -118,15 +122,18 @@ type Engine struct {
 	codec sbe.Codec
 
 	// Scratch state reused by every request (single goroutine).
-	args      [][]byte  // RESP arguments, slices into the input
-	req       Request   // the request being served
-	res       sbe.Reply // the reply before encoding
-	sbeArgs   [][]byte  // backing array for SBE requests' Args
-	scratch   []byte    // values read from the store
-	errBuf    []byte    // error texts
-	offs      []int     // MGET value offsets into scratch
-	version   []byte    // Options.Version, for HELLO
-	passBytes []byte    // Options.RequirePass
+	args      [][]byte        // RESP arguments, slices into the input
+	dec       argv.Decoder    // RESP command syntax
+	req       request.Request // the request being served
+	res       reply.Reply     // the reply before encoding
+	sbeArgs   [][]byte        // backing array for SBE requests' Args
+	scratch   []byte          // values read from the store
+	errBuf    []byte          // error texts
+	ints      []int           // key positions (COMMAND GETKEYS)
+	stack     []openAgg       // aggregates being built (build.go)
+	fixes     []fixup         // values in scratch to point at (build.go)
+	version   []byte          // Options.Version, for HELLO
+	passBytes []byte          // Options.RequirePass
 	stats     store.Stats
 	total     uint64 // commands processed, all sessions (INFO)
 }
@@ -147,8 +154,9 @@ func NewEngine(st *store.Store, o Options) *Engine {
 		args:    make([][]byte, 0, 16),
 		scratch: make([]byte, 0, 4096),
 		errBuf:  make([]byte, 0, 256),
+		dec:     argv.Decoder{Text: make([]byte, 0, 256)},
 		sbeArgs: make([][]byte, 0, 16),
-		res:     sbe.Reply{Items: make([]sbe.Item, 0, 16)},
+		res:     reply.Reply{Items: make([]reply.Item, 0, 16)},
 	}
 }
 
@@ -161,7 +169,7 @@ func NewEngine(st *store.Store, o Options) *Engine {
 // transport to send the replies and close: after QUIT, or after a
 // malformed request, whose protocol error is the last reply and of which
 // nothing was executed.
-func (e *Engine) ServeStream(s *Session, in, out []byte) (consumed int, reply []byte, closeConn bool) {
+func (e *Engine) ServeStream(s *Session, in, out []byte) (consumed int, replies []byte, closeConn bool) {
 	return e.ServeStreamLimit(s, in, out, 0)
 }
 
@@ -170,7 +178,7 @@ func (e *Engine) ServeStream(s *Session, in, out []byte) (consumed int, reply []
 // bytes (0: no limit). It always executes at least one request, however
 // large its reply; a transport uses it to bound what one client's
 // requests make the loop produce at once.
-func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consumed int, reply []byte, closeConn bool) {
+func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consumed int, replies []byte, closeConn bool) {
 	if limit > 0 {
 		limit += len(out) // stop once out reaches this length
 	} else {
@@ -203,7 +211,7 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 // ServeMessage executes the one request in msg (a RESP command, or a bare
 // SBE message without SOFH) and appends its reply to out. closeConn as for
 // ServeStream.
-func (e *Engine) ServeMessage(s *Session, msg, out []byte) (reply []byte, closeConn bool) {
+func (e *Engine) ServeMessage(s *Session, msg, out []byte) (replies []byte, closeConn bool) {
 	if s.Protocol == proto.SBE {
 		if err := e.decodeSBE(msg); err != nil {
 			return e.sbeProtocolError(s, out, err, false), true
@@ -234,11 +242,14 @@ var (
 )
 
 func (e *Engine) serveRESP(s *Session, args [][]byte, out []byte) []byte {
-	if e.decodeRESP(args, &e.req) {
+	e.resetResult()
+	if e.dec.Decode(&e.req, args) {
 		e.execute(s, &e.req)
+	} else {
+		e.setError(e.dec.Status, e.dec.Text)
 	}
 	e.count(s, e.req.Op)
-	return e.encodeRESP(out)
+	return e.encodeRESP(out, s.resp3)
 }
 
 func (e *Engine) serveSBEStream(s *Session, in, out []byte, limit int) (int, []byte, bool) {

@@ -10,6 +10,8 @@ import (
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/store"
 )
 
@@ -66,27 +68,27 @@ func respText(t testing.TB, b []byte) (string, int) {
 }
 
 // sbeText renders an SBE reply in the same form as respText.
-func sbeText(r *sbe.Reply) string {
+func sbeText(r *reply.Reply) string {
 	switch r.Kind {
-	case sbe.KindSimple:
+	case reply.Simple:
 		return "+" + string(r.Value)
-	case sbe.KindError:
+	case reply.Error:
 		return "-" + string(r.Value)
-	case sbe.KindBulk:
+	case reply.Bulk:
 		return "$" + string(r.Value)
-	case sbe.KindNil:
+	case reply.Nil:
 		return "nil"
-	case sbe.KindInteger:
+	case reply.Integer:
 		return fmt.Sprintf(":%d", r.Integer)
-	case sbe.KindArray:
+	case reply.Array:
 		parts := make([]string, len(r.Items))
 		for i, it := range r.Items {
 			switch it.Kind {
-			case sbe.KindBulk:
+			case reply.Bulk:
 				parts[i] = "$" + string(it.Value)
-			case sbe.KindInteger:
+			case reply.Integer:
 				parts[i] = fmt.Sprintf(":%d", it.Integer)
-			case sbe.KindArray:
+			case reply.Array:
 				parts[i] = "[]"
 			default:
 				parts[i] = "nil"
@@ -180,8 +182,6 @@ func TestCommandsRESP(t *testing.T) {
 		{[]string{"CONFIG", "GET", "appendonly"}, "[$appendonly $no]"},
 		{[]string{"CONFIG", "GET", "nosuch"}, "[]"},
 		{[]string{"CONFIG", "SET", "x", "y"}, "-ERR unknown subcommand 'SET'. Try CONFIG HELP."},
-		{[]string{"COMMAND", "DOCS"}, "[]"},
-		{[]string{"COMMAND"}, "[]"},
 		{[]string{"HELLO", "3"}, "-NOPROTO unsupported protocol version"},
 		{[]string{"HELLO", "x"}, "-ERR Protocol version is not an integer or out of range"},
 		{[]string{"HELLO", "2"}, "[$server $goblin $version $7.0.0 $proto :2 $id :0 $mode $standalone $role $master $modules []]"},
@@ -207,7 +207,7 @@ func TestCommandsRESP(t *testing.T) {
 	if got := do(t, e, s, "GET", "k"); got != "nil" {
 		t.Fatalf("after PEXPIRE 250 and 300ms: GET k = %s", got)
 	}
-	if s.Stats.Commands[OpGet] == 0 || s.Stats.Errors == 0 {
+	if s.Stats.Commands[request.OpGet] == 0 || s.Stats.Errors == 0 {
 		t.Fatalf("stats not counted: %+v", s.Stats)
 	}
 }
@@ -327,16 +327,16 @@ func TestServeSBE(t *testing.T) {
 	var c sbe.Codec
 	s := NewSession(proto.SBE, nil)
 	// Stream: two framed requests and half of a third.
-	in := sbe.AppendFramed(nil, &c, &sbe.Request{CorrelationID: 1, Op: sbe.OpSet, Key: []byte("k"), Value: []byte("v")})
-	in = sbe.AppendFramed(in, &c, &sbe.Request{CorrelationID: 2, Op: sbe.OpGet, Key: []byte("k")})
+	in := sbe.AppendFramed(nil, &c, &request.Request{CorrelationID: 1, Op: request.OpSet, Key: []byte("k"), Value: []byte("v")})
+	in = sbe.AppendFramed(in, &c, &request.Request{CorrelationID: 2, Op: request.OpGet, Key: []byte("k")})
 	whole := len(in)
-	third := sbe.AppendFramed(nil, &c, &sbe.Request{CorrelationID: 3, Op: sbe.OpPing})
+	third := sbe.AppendFramed(nil, &c, &request.Request{CorrelationID: 3, Op: request.OpPing})
 	in = append(in, third[:10]...)
 	n, out, closeConn := e.ServeStream(s, in, nil)
 	if n != whole || closeConn {
 		t.Fatalf("consumed %d of %d, close %v", n, whole, closeConn)
 	}
-	var rep sbe.Reply
+	var rep reply.Reply
 	for i, want := range []string{"+OK", "$v"} {
 		msg, k, err := sbe.ReadFrame(out, 0)
 		if err != nil || k == 0 {
@@ -348,26 +348,26 @@ func TestServeSBE(t *testing.T) {
 		out = out[k:]
 	}
 	// A bad frame: protocol error, close, nothing executed.
-	bad := sbe.AppendFramed(nil, &c, &sbe.Request{CorrelationID: 4, Op: sbe.OpSet, Key: []byte("bad"), Value: []byte("v")})
+	bad := sbe.AppendFramed(nil, &c, &request.Request{CorrelationID: 4, Op: request.OpSet, Key: []byte("bad"), Value: []byte("v")})
 	bad[SOFHTypeOffset] = 0x5B
 	_, out, closeConn = e.ServeStream(s, bad, nil)
 	msg, _, _ := sbe.ReadFrame(out, 0)
-	if err := c.DecodeReply(msg, &rep); err != nil || !closeConn || rep.Status != sbe.StatusProtocol {
+	if err := c.DecodeReply(msg, &rep); err != nil || !closeConn || rep.Status != reply.Protocol {
 		t.Fatalf("bad frame: %v close %v status %v", err, closeConn, rep.Status)
 	}
 	// Message transport: a bare message; a truncated one is a protocol error.
-	req := c.AppendRequest(nil, &sbe.Request{CorrelationID: 5, Op: sbe.OpExists, Key: []byte("bad")})
+	req := c.AppendRequest(nil, &request.Request{CorrelationID: 5, Op: request.OpExists, Key: []byte("bad")})
 	out, closeConn = e.ServeMessage(s, req, nil)
 	if err := c.DecodeReply(out, &rep); err != nil || closeConn || sbeText(&rep) != ":0" || rep.CorrelationID != 5 {
 		t.Fatalf("message: %s %v %v", sbeText(&rep), closeConn, err)
 	}
 	out, closeConn = e.ServeMessage(s, req[:len(req)-1], nil)
-	if err := c.DecodeReply(out, &rep); err != nil || !closeConn || rep.Status != sbe.StatusProtocol {
+	if err := c.DecodeReply(out, &rep); err != nil || !closeConn || rep.Status != reply.Protocol {
 		t.Fatalf("truncated message: %v %v", err, closeConn)
 	}
 	// An op the schema does not have: an error reply, the connection stays.
-	out, closeConn = e.ServeMessage(s, c.AppendRequest(nil, &sbe.Request{CorrelationID: 6, Op: 99}), nil)
-	if err := c.DecodeReply(out, &rep); err != nil || closeConn || rep.Status != sbe.StatusUnknownCommand {
+	out, closeConn = e.ServeMessage(s, c.AppendRequest(nil, &request.Request{CorrelationID: 6, Op: 99}), nil)
+	if err := c.DecodeReply(out, &rep); err != nil || closeConn || rep.Status != reply.UnknownCommand {
 		t.Fatalf("unknown op: %v %v %v", err, closeConn, rep.Status)
 	}
 }
@@ -382,14 +382,14 @@ func TestServeSBEPing(t *testing.T) {
 	var c sbe.Codec
 	e, _ := newEngine(t, Options{})
 	s := NewSession(proto.SBE, nil)
-	ping := c.AppendRequest(nil, &sbe.Request{CorrelationID: 11, Op: sbe.OpPing, Compact: true})
+	ping := c.AppendRequest(nil, &request.Request{CorrelationID: 11, Op: request.OpPing, Compact: true})
 	out, closeConn := e.ServeMessage(s, ping, nil)
-	var rep sbe.Reply
+	var rep reply.Reply
 	if err := c.DecodeReply(out, &rep); err != nil || closeConn || len(out) != 16 || !rep.Compact ||
 		sbeText(&rep) != "+PONG" || rep.CorrelationID != 11 {
 		t.Fatalf("Ping: %d-byte answer %s corr %d compact %v close %v %v", len(out), sbeText(&rep), rep.CorrelationID, rep.Compact, closeConn, err)
 	}
-	framed := sbe.AppendFramed(nil, &c, &sbe.Request{CorrelationID: 12, Op: sbe.OpPing, Compact: true})
+	framed := sbe.AppendFramed(nil, &c, &request.Request{CorrelationID: 12, Op: request.OpPing, Compact: true})
 	n, out, closeConn := e.ServeStream(s, framed, nil)
 	msg, _, err := sbe.ReadFrame(out, 0)
 	if err != nil || n != len(framed) || closeConn || len(msg) != 16 {
@@ -398,7 +398,7 @@ func TestServeSBEPing(t *testing.T) {
 	if err := c.DecodeReply(msg, &rep); err != nil || !rep.Compact || rep.CorrelationID != 12 {
 		t.Fatalf("framed Ping: %+v %v", rep, err)
 	}
-	full := c.AppendRequest(nil, &sbe.Request{CorrelationID: 13, Op: sbe.OpPing})
+	full := c.AppendRequest(nil, &request.Request{CorrelationID: 13, Op: request.OpPing})
 	out, _ = e.ServeMessage(s, full, nil)
 	if err := c.DecodeReply(out, &rep); err != nil || rep.Compact || sbeText(&rep) != "+PONG" {
 		t.Fatalf("Request PING: %s compact %v %v", sbeText(&rep), rep.Compact, err)
@@ -406,7 +406,7 @@ func TestServeSBEPing(t *testing.T) {
 
 	locked, _ := newEngine(t, Options{RequirePass: "secret"})
 	out, _ = locked.ServeMessage(NewSession(proto.SBE, nil), ping, nil)
-	if err := c.DecodeReply(out, &rep); err != nil || rep.Compact || rep.Status != sbe.StatusNoAuth || rep.CorrelationID != 11 {
+	if err := c.DecodeReply(out, &rep); err != nil || rep.Compact || rep.Status != reply.NoAuth || rep.CorrelationID != 11 {
 		t.Fatalf("Ping before AUTH: %s status %v compact %v %v", sbeText(&rep), rep.Status, rep.Compact, err)
 	}
 }
@@ -433,7 +433,7 @@ func TestServeStreamLimit(t *testing.T) {
 	var c sbe.Codec
 	var sin []byte
 	for i := 0; i < 4; i++ {
-		sin = sbe.AppendFramed(sin, &c, &sbe.Request{Op: sbe.OpGet, Key: []byte("k")})
+		sin = sbe.AppendFramed(sin, &c, &request.Request{Op: request.OpGet, Key: []byte("k")})
 	}
 	if n, _, _ := e.ServeStreamLimit(ss, sin, nil, 1); n != len(sin)/4 {
 		t.Errorf("SBE, limit 1: consumed %d of %d bytes, want one request", n, len(sin))

@@ -7,6 +7,8 @@ import (
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
 )
 
 // serveAll feeds in to a fresh engine, whole or in two pieces split at at
@@ -46,10 +48,10 @@ func FuzzServeStream(f *testing.F) {
 	f.Add([]byte("PING\r\nINCR n\r\nMGET n x\r\nSET k v PX 100 GET\r\n"), false, uint16(9))
 	f.Add([]byte("*1\r\n$-5\r\nPING\r\n"), false, uint16(3))
 	f.Add([]byte("HELLO 3\r\nCLIENT SETNAME x\r\nCONFIG GET *\r\nINFO\r\nfoo bar\r\n"), false, uint16(30))
-	req := sbe.AppendFramed(nil, &c, &sbe.Request{CorrelationID: 1, Op: sbe.OpSet, Key: []byte("k"), Value: []byte("v"), Expiry: sbe.ExpiryPX, Expire: 5})
-	req = sbe.AppendFramed(req, &c, &sbe.Request{CorrelationID: 2, Op: sbe.OpMGet, Key: []byte("k"), Args: [][]byte{[]byte("x")}})
+	req := sbe.AppendFramed(nil, &c, &request.Request{CorrelationID: 1, Op: request.OpSet, Key: []byte("k"), Value: []byte("v"), Expiry: request.ExpiryPX, Expire: 5})
+	req = sbe.AppendFramed(req, &c, &request.Request{CorrelationID: 2, Op: request.OpMGet, Key: []byte("k"), Args: [][]byte{[]byte("x")}})
 	f.Add(req, true, uint16(20))
-	f.Add(sbe.AppendFramed(nil, &c, &sbe.Request{CorrelationID: 3, Op: sbe.OpIncrBy, Key: []byte("n"), Amount: -1 << 63}), true, uint16(0))
+	f.Add(sbe.AppendFramed(nil, &c, &request.Request{CorrelationID: 3, Op: request.OpIncrBy, Key: []byte("n"), Amount: -1 << 63}), true, uint16(0))
 	f.Fuzz(func(t *testing.T, in []byte, useSBE bool, split uint16) {
 		p := proto.RESP
 		if useSBE {
@@ -77,7 +79,7 @@ type lastReply struct {
 func checkReplies(t *testing.T, p proto.Protocol, out []byte) lastReply {
 	var last lastReply
 	var c sbe.Codec
-	var rep sbe.Reply
+	var rep reply.Reply
 	for len(out) > 0 {
 		if p == proto.RESP {
 			n, err := resp.ReplySize(out)
@@ -96,7 +98,7 @@ func checkReplies(t *testing.T, p proto.Protocol, out []byte) lastReply {
 		if err := c.DecodeReply(msg, &rep); err != nil {
 			t.Fatalf("malformed SBE reply: %v", err)
 		}
-		last = lastReply{text: sbeText(&rep), protocolError: rep.Status == sbe.StatusProtocol, quit: rep.Kind == sbe.KindSimple}
+		last = lastReply{text: sbeText(&rep), protocolError: rep.Status == reply.Protocol, quit: rep.Kind == reply.Simple}
 		out = out[n:]
 	}
 	return last
@@ -107,9 +109,9 @@ func FuzzServeMessage(f *testing.F) {
 	var c sbe.Codec
 	f.Add([]byte("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"), false)
 	f.Add([]byte("SET k v EX 10\r\n"), false)
-	f.Add(c.AppendRequest(nil, &sbe.Request{CorrelationID: 9, Op: sbe.OpSet, Key: []byte("k"), Value: []byte("v"), Flags: sbe.FlagGet}), true)
-	f.Add(c.AppendRequest(nil, &sbe.Request{CorrelationID: 9, Op: sbe.OpConfigGet, Key: []byte("*")}), true)
-	f.Add(c.AppendRequest(nil, &sbe.Request{CorrelationID: 9, Op: sbe.OpPing, Compact: true}), true)
+	f.Add(c.AppendRequest(nil, &request.Request{CorrelationID: 9, Op: request.OpSet, Key: []byte("k"), Value: []byte("v"), Flags: request.FlagGet}), true)
+	f.Add(c.AppendRequest(nil, &request.Request{CorrelationID: 9, Op: request.OpConfigGet, Key: []byte("*")}), true)
+	f.Add(c.AppendRequest(nil, &request.Request{CorrelationID: 9, Op: request.OpPing, Compact: true}), true)
 	f.Fuzz(func(t *testing.T, msg []byte, useSBE bool) {
 		p := proto.RESP
 		if useSBE {
@@ -125,7 +127,7 @@ func FuzzServeMessage(f *testing.F) {
 			}
 			return
 		}
-		var rep sbe.Reply
+		var rep reply.Reply
 		if err := c.DecodeReply(out, &rep); err != nil {
 			t.Fatalf("reply does not decode: %v", err)
 		}

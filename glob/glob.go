@@ -1,11 +1,11 @@
 // Package glob matches byte strings against Redis's glob patterns, the
 // ones KEYS, SCAN MATCH, CONFIG GET and COMMAND LIST take:
 //
-//	*       any run of bytes
-//	?       any one byte
-//	[abc]   one of the bytes listed; [^abc] one byte not listed
-//	[a-z]   one byte in a range (either order: [z-a] is [a-z])
-//	\x      the byte x itself, also inside [ ]
+//   - any run of bytes
+//     ?       any one byte
+//     [abc]   one of the bytes listed; [^abc] one byte not listed
+//     [a-z]   one byte in a range (either order: [z-a] is [a-z])
+//     \x      the byte x itself, also inside [ ]
 //
 // The quirks are Redis's, so that a pattern selects the same keys on goblin
 // and on Redis: a class is closed by the first ] (so [] never matches and

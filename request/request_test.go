@@ -71,9 +71,9 @@ func TestLegacyRange(t *testing.T) {
 		{nil, 0, 0, 0},
 		{[]KeySpec{{Index: 1, KeyStep: 1}}, 1, 1, 1},
 		{[]KeySpec{{Index: 1, LastKey: -1, KeyStep: 2}}, 1, -1, 2},
-		{[]KeySpec{{Index: 1, KeyStep: 1}, {Index: 2, KeyStep: 1}}, 1, 2, 1},            // COPY, RENAME
+		{[]KeySpec{{Index: 1, KeyStep: 1}, {Index: 2, KeyStep: 1}}, 1, 2, 1},               // COPY, RENAME
 		{[]KeySpec{{Index: 2, KeyStep: 1}, {Index: 3, LastKey: -1, KeyStep: 1}}, 2, -1, 1}, // BITOP
-		{[]KeySpec{{Index: 1, KeyStep: 1}, {Index: 4, KeyStep: 1}}, 1, 1, 1},            // not consecutive: second ignored
+		{[]KeySpec{{Index: 1, KeyStep: 1}, {Index: 4, KeyStep: 1}}, 1, 1, 1},               // not consecutive: second ignored
 	} {
 		s := Spec{Keys: c.keys}
 		if f, l, st := s.Legacy(); f != c.first || l != c.last || st != c.stp {

@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/uds"
@@ -117,9 +117,9 @@ func streamSource(m *Metrics, ss streamStats) {
 		s  Series
 	}
 	var ops []opSeries
-	for op := range command.NumOps {
-		name := command.OpName(command.Op(op)) // the generated Op.String panics on values it does not know
-		if op == int(command.OpNone) {
+	for op := range request.NumOps {
+		name := request.Name(request.Op(op))
+		if op == int(request.OpNone) {
 			name = "unknown"
 		}
 		if name == "" {

@@ -180,6 +180,33 @@ func TestHelpText(t *testing.T) {
 	if !strings.Contains(b.String(), "NX|XX") {
 		t.Fatalf("help set: %q", b.String())
 	}
+	b.Reset()
+	printHelp(&b, []string{"client", "setname"})
+	if !strings.Contains(b.String(), "CLIENT SETNAME connection-name") {
+		t.Fatalf("help client setname: %q", b.String())
+	}
+}
+
+// TestCompletion: completion offers the table's command names, and a
+// container's subcommands after its name.
+func TestCompletion(t *testing.T) {
+	has := func(list []string, want string) bool {
+		for _, s := range list {
+			if s == want {
+				return true
+			}
+		}
+		return false
+	}
+	if got := complete("inc"); !has(got, "INCR") || !has(got, "INCRBY") || has(got, "GET") {
+		t.Fatalf("complete(inc) = %q", got)
+	}
+	if got := complete("client "); !has(got, "CLIENT SETNAME") || has(got, "CONFIG GET") {
+		t.Fatalf("complete(client ) = %q", got)
+	}
+	if got := complete("config g"); len(got) != 1 || got[0] != "CONFIG GET" {
+		t.Fatalf("complete(config g) = %q", got)
+	}
 }
 
 // TestCLIInteractive runs the prompt on a pseudo-terminal (through

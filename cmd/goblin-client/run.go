@@ -255,16 +255,7 @@ func (s *session) interactive() int {
 	ln := liner.NewLiner()
 	defer ln.Close()
 	ln.SetCtrlCAborts(true)
-	ln.SetCompleter(func(line string) []string {
-		var out []string
-		up := strings.ToUpper(line)
-		for _, h := range commandHelp {
-			if strings.HasPrefix(h.name, up) {
-				out = append(out, h.name)
-			}
-		}
-		return out
-	})
+	ln.SetCompleter(complete)
 	if s.cfg.history != "" {
 		if f, err := os.Open(s.cfg.history); err == nil {
 			_, _ = ln.ReadHistory(f)

@@ -31,6 +31,8 @@ import (
 
 	"github.com/goblin-kv/goblin/internal/testproc"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
 )
 
 func TestMain(m *testing.M) { testproc.Main(m) }
@@ -650,9 +652,9 @@ func TestSBEListeners(t *testing.T) {
 			var codec sbe.Codec
 			value := []byte("sbe\r\n\x00value")
 			var req []byte
-			req = codec.AppendFramedRequest(req, &sbe.Request{CorrelationID: 1, Op: sbe.OpSet, Key: []byte("sk"), Value: value})
-			req = codec.AppendFramedRequest(req, &sbe.Request{CorrelationID: 2, Op: sbe.OpGet, Key: []byte("sk")})
-			req = codec.AppendFramedRequest(req, &sbe.Request{CorrelationID: 3, Op: sbe.OpPing})
+			req = codec.AppendFramedRequest(req, &request.Request{CorrelationID: 1, Op: request.OpSet, Key: []byte("sk"), Value: value})
+			req = codec.AppendFramedRequest(req, &request.Request{CorrelationID: 2, Op: request.OpGet, Key: []byte("sk")})
+			req = codec.AppendFramedRequest(req, &request.Request{CorrelationID: 3, Op: request.OpPing})
 			if _, err := c.Write(req); err != nil {
 				t.Fatal(err)
 			}
@@ -671,11 +673,11 @@ func TestSBEListeners(t *testing.T) {
 					buf = append(buf, chunk[:m]...)
 					continue
 				}
-				var r sbe.Reply
+				var r reply.Reply
 				if err := codec.DecodeReply(msg, &r); err != nil {
 					t.Fatal(err)
 				}
-				if r.CorrelationID != id || r.Status != sbe.StatusOK {
+				if r.CorrelationID != id || r.Status != reply.OK {
 					t.Fatalf("reply %d: %+v", id, r)
 				}
 				if id == 2 && !bytes.Equal(r.Value, value) {

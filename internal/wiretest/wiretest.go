@@ -10,6 +10,8 @@ import (
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
 )
 
 // Key and Value are what the SET request writes and the GET request reads.
@@ -31,12 +33,12 @@ func Request(p proto.Protocol, op string) []byte {
 		}
 		return resp.AppendCommand(nil, []byte("GET"), key)
 	}
-	r := sbe.Request{CorrelationID: 1, Op: sbe.OpPing, Compact: true}
+	r := request.Request{CorrelationID: 1, Op: request.OpPing, Compact: true}
 	switch op {
 	case "SET":
-		r.Op, r.Key, r.Value = sbe.OpSet, key, val
+		r.Op, r.Key, r.Value = request.OpSet, key, val
 	case "GET":
-		r.Op, r.Key = sbe.OpGet, key
+		r.Op, r.Key = request.OpGet, key
 	}
 	var c sbe.Codec
 	return c.AppendRequest(nil, &r)
@@ -55,7 +57,7 @@ func CheckReply(tb testing.TB, p proto.Protocol, op string, got []byte) {
 		return
 	}
 	var c sbe.Codec
-	var r sbe.Reply
+	var r reply.Reply
 	if err := c.DecodeReply(got, &r); err != nil || string(r.Value) != want {
 		tb.Fatalf("%s answered %+v (%v)", op, r, err)
 	}

@@ -1,17 +1,22 @@
 package sbe
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
+)
 
 func BenchmarkCodec(b *testing.B) {
 	var c Codec
-	ping := c.AppendRequest(nil, &Request{CorrelationID: 1, Op: OpPing})
-	set := c.AppendRequest(nil, &Request{CorrelationID: 1, Op: OpSet, Key: []byte("key:000000000042"), Value: []byte("0123456789abcdef")})
+	ping := c.AppendRequest(nil, &request.Request{CorrelationID: 1, Op: request.OpPing})
+	set := c.AppendRequest(nil, &request.Request{CorrelationID: 1, Op: request.OpSet, Key: []byte("key:000000000042"), Value: []byte("0123456789abcdef")})
 	for _, m := range []struct {
 		name string
 		msg  []byte
 	}{{"DecodeRequest/PING", ping}, {"DecodeRequest/SET", set}} {
 		b.Run(m.name, func(b *testing.B) {
-			var r Request
+			var r request.Request
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				if err := c.DecodeRequest(m.msg, &r); err != nil {
@@ -22,7 +27,7 @@ func BenchmarkCodec(b *testing.B) {
 	}
 	b.Run("AppendReply/PONG", func(b *testing.B) {
 		out := make([]byte, 0, 128)
-		rep := Reply{Kind: KindSimple, Value: []byte("PONG")}
+		rep := reply.Reply{Kind: reply.Simple, Value: []byte("PONG")}
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
 			out = c.AppendReply(out[:0], &rep)
@@ -30,15 +35,15 @@ func BenchmarkCodec(b *testing.B) {
 	})
 	b.Run("AppendRequest/SET", func(b *testing.B) {
 		out := make([]byte, 0, 128)
-		req := Request{CorrelationID: 1, Op: OpSet, Key: []byte("key:000000000042"), Value: []byte("0123456789abcdef")}
+		req := request.Request{CorrelationID: 1, Op: request.OpSet, Key: []byte("key:000000000042"), Value: []byte("0123456789abcdef")}
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
 			out = c.AppendRequest(out[:0], &req)
 		}
 	})
 	b.Run("DecodeReply/bulk", func(b *testing.B) {
-		msg := c.AppendReply(nil, &Reply{Kind: KindBulk, Value: []byte("0123456789abcdef")})
-		var r Reply
+		msg := c.AppendReply(nil, &reply.Reply{Kind: reply.Bulk, Value: []byte("0123456789abcdef")})
+		var r reply.Reply
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
 			if err := c.DecodeReply(msg, &r); err != nil {

@@ -7,104 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/goblin-kv/goblin/proto/sbe/goblinsbe"
-)
-
-// Op is the command a Request carries (the schema's Op enum).
-type Op = goblinsbe.Op
-
-// The operations, as numbered in schemas/goblin.xml.
-const (
-	OpPing          = goblinsbe.Op_ping
-	OpEcho          = goblinsbe.Op_echo
-	OpGet           = goblinsbe.Op_get
-	OpSet           = goblinsbe.Op_set
-	OpDel           = goblinsbe.Op_del
-	OpExists        = goblinsbe.Op_exists
-	OpExpire        = goblinsbe.Op_expire
-	OpPExpire       = goblinsbe.Op_pexpire
-	OpTTL           = goblinsbe.Op_ttl
-	OpPTTL          = goblinsbe.Op_pttl
-	OpPersist       = goblinsbe.Op_persist
-	OpIncr          = goblinsbe.Op_incr
-	OpIncrBy        = goblinsbe.Op_incrBy
-	OpDecr          = goblinsbe.Op_decr
-	OpDecrBy        = goblinsbe.Op_decrBy
-	OpMGet          = goblinsbe.Op_mget
-	OpMSet          = goblinsbe.Op_mset
-	OpType          = goblinsbe.Op_keyType
-	OpDBSize        = goblinsbe.Op_dbsize
-	OpFlushAll      = goblinsbe.Op_flushall
-	OpFlushDB       = goblinsbe.Op_flushdb
-	OpInfo          = goblinsbe.Op_info
-	OpAuth          = goblinsbe.Op_auth
-	OpSelect        = goblinsbe.Op_selectDb
-	OpQuit          = goblinsbe.Op_quit
-	OpConfigGet     = goblinsbe.Op_configGet
-	OpClientSetName = goblinsbe.Op_clientSetName
-	OpClientGetName = goblinsbe.Op_clientGetName
-)
-
-// Expiry says how Request.Expire is read (the schema's Expiry enum).
-type Expiry = goblinsbe.Expiry
-
-// The expiry kinds of SET.
-const (
-	ExpiryNone = goblinsbe.Expiry_none
-	ExpiryEX   = goblinsbe.Expiry_ex
-	ExpiryPX   = goblinsbe.Expiry_px
-	ExpiryEXAT = goblinsbe.Expiry_exat
-	ExpiryPXAT = goblinsbe.Expiry_pxat
-)
-
-// Status is a Reply's outcome (the schema's Status enum).
-type Status = goblinsbe.Status
-
-// The statuses.
-const (
-	StatusOK                 = goblinsbe.Status_ok
-	StatusErr                = goblinsbe.Status_err
-	StatusSyntax             = goblinsbe.Status_syntax
-	StatusWrongArgs          = goblinsbe.Status_wrongArgs
-	StatusNotInteger         = goblinsbe.Status_notInteger
-	StatusOverflow           = goblinsbe.Status_overflow
-	StatusOOM                = goblinsbe.Status_oom
-	StatusKeyTooLong         = goblinsbe.Status_keyTooLong
-	StatusValueTooLong       = goblinsbe.Status_valueTooLong
-	StatusUnknownCommand     = goblinsbe.Status_unknownCommand
-	StatusNoAuth             = goblinsbe.Status_noAuth
-	StatusWrongPass          = goblinsbe.Status_wrongPass
-	StatusProtocol           = goblinsbe.Status_protocol
-	StatusInvalidExpire      = goblinsbe.Status_invalidExpire
-	StatusUnsupportedVersion = goblinsbe.Status_unsupportedVersion
-)
-
-// Kind is the shape of a Reply's payload (the schema's Kind enum).
-type Kind = goblinsbe.Kind
-
-// The reply kinds.
-const (
-	KindSimple  = goblinsbe.Kind_simple  // status text in Value: OK, PONG
-	KindBulk    = goblinsbe.Kind_bulk    // bytes in Value
-	KindNil     = goblinsbe.Kind_absent  // no value
-	KindInteger = goblinsbe.Kind_integer // number in Integer
-	KindArray   = goblinsbe.Kind_array   // elements in Items
-	KindError   = goblinsbe.Kind_failure // Status says which; text in Value
-)
-
-// Flags are SET's and EXPIRE's modifiers, bit i being choice i of the
-// schema's SetFlags.
-type Flags uint8
-
-// The flags.
-const (
-	FlagNX      Flags = 1 << 0 // SET: only if the key does not exist; EXPIRE: only if it has no expiry
-	FlagXX      Flags = 1 << 1 // SET: only if the key exists; EXPIRE: only if it has an expiry
-	FlagKeepTTL Flags = 1 << 2 // SET: keep the key's time to live
-	FlagGet     Flags = 1 << 3 // SET: reply with the old value
-	FlagGT      Flags = 1 << 4 // EXPIRE: only if the new expiry is later
-	FlagLT      Flags = 1 << 5 // EXPIRE: only if the new expiry is earlier
-
-	allFlags = FlagNX | FlagXX | FlagKeepTTL | FlagGet | FlagGT | FlagLT
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
 )
 
 // Identity of the schema this package was generated from.
@@ -113,56 +17,12 @@ const (
 	SchemaVersion = goblinsbe.RequestSbeSchemaVersion
 )
 
-// Request is one command. Key, Value and Args point into the decoded
-// buffer.
-type Request struct {
-	CorrelationID uint64
-	Op            Op
-	Flags         Flags
-	Expiry        Expiry
-	Expire        int64 // SET's expiry time, read per Expiry
-	// Amount is EXPIRE's seconds, PEXPIRE's milliseconds, INCRBY/DECRBY's
-	// delta and SELECT's index.
-	Amount int64
-	Key    []byte
-	Value  []byte
-	// Args are further arguments: MGET's keys after Key, MSET's key/value
-	// pairs after Key/Value, INFO's sections, CONFIG GET's patterns after
-	// Key.
-	Args [][]byte
-	// Compact asks for the 16-byte Ping message (schema version 1) in place
-	// of a Request; the encoders honour it only for a PING with no message
-	// (Op OpPing, no Key, Value or Args). The decoder sets it when the
-	// message was a Ping, so the server can answer with a Pong.
-	Compact bool
-}
+// allFlags are the bits of the schema's SetFlags set.
+const allFlags = request.FlagNX | request.FlagXX | request.FlagKeepTTL | request.FlagGet | request.FlagGT | request.FlagLT
 
 // compactPing reports whether r is encoded as a Ping message.
-func compactPing(r *Request) bool {
-	return r.Compact && r.Op == OpPing && len(r.Key) == 0 && len(r.Value) == 0 && len(r.Args) == 0
-}
-
-// Item is one element of an array Reply.
-type Item struct {
-	Kind    Kind // KindBulk, KindNil, KindInteger or KindSimple
-	Integer int64
-	Value   []byte
-}
-
-// Reply is the answer to one Request. Value and Items[i].Value point into
-// the decoded buffer.
-type Reply struct {
-	CorrelationID uint64
-	Status        Status
-	Kind          Kind
-	Integer       int64
-	Value         []byte
-	Items         []Item
-	// Compact asks for the 16-byte Pong message (schema version 1) in place
-	// of a Reply; the encoders honour it only for the simple reply PONG
-	// (Status OK, Kind KindSimple, Value "PONG"). The decoder sets it, with
-	// that status, kind and value, when the message was a Pong.
-	Compact bool
+func compactPing(r *request.Request) bool {
+	return r.Compact && r.Op == request.OpPing && len(r.Key) == 0 && len(r.Value) == 0 && len(r.Args) == 0
 }
 
 // txtPong is the value a decoded Pong carries. Its capacity is its length,
@@ -170,9 +30,7 @@ type Reply struct {
 var txtPong = []byte("PONG")[:4:4]
 
 // compactPong reports whether r is encoded as a Pong message.
-func compactPong(r *Reply) bool {
-	return r.Compact && r.Status == StatusOK && r.Kind == KindSimple && string(r.Value) == "PONG"
-}
+func compactPong(r *reply.Reply) bool { return r.Compact && r.IsPong() }
 
 // Errors returned by the decoders; each wraps ErrMalformed or is it.
 var (
@@ -221,7 +79,7 @@ const compactLen = headerLen + int(goblinsbe.PingSbeBlockLength)
 
 // RequestLen is the encoded length of r (without SOFH): a Request message,
 // a MultiRequest when r has Args, or a Ping (see Request.Compact).
-func RequestLen(r *Request) int {
+func RequestLen(r *request.Request) int {
 	if compactPing(r) {
 		return compactLen
 	}
@@ -238,11 +96,11 @@ func RequestLen(r *Request) int {
 // ReplyLen is the encoded length of r (without SOFH): a Reply message, an
 // ArrayReply when r.Kind is KindArray (whose Value is not sent), or a Pong
 // (see Reply.Compact).
-func ReplyLen(r *Reply) int {
+func ReplyLen(r *reply.Reply) int {
 	if compactPong(r) {
 		return compactLen
 	}
-	if r.Kind == KindArray {
+	if r.Kind == reply.Array {
 		n := headerLen + int(goblinsbe.ArrayReplySbeBlockLength) + groupHdrLen
 		for i := range r.Items {
 			n += itemBlockLen + varHdrLen + len(r.Items[i].Value)
@@ -267,22 +125,22 @@ func grow(dst []byte, n int) ([]byte, int) {
 }
 
 // flagBits encodes Flags with the generated set's accessors.
-func flagBits(f Flags) uint8 {
+func flagBits(f request.Flags) uint8 {
 	var fs goblinsbe.SetFlags
 	var b uint8
-	b = fs.SetNxValue(b, f&FlagNX != 0)
-	b = fs.SetXxValue(b, f&FlagXX != 0)
-	b = fs.SetKeepTtlValue(b, f&FlagKeepTTL != 0)
-	b = fs.SetGetValue(b, f&FlagGet != 0)
-	b = fs.SetGtValue(b, f&FlagGT != 0)
-	b = fs.SetLtValue(b, f&FlagLT != 0)
+	b = fs.SetNxValue(b, f&request.FlagNX != 0)
+	b = fs.SetXxValue(b, f&request.FlagXX != 0)
+	b = fs.SetKeepTtlValue(b, f&request.FlagKeepTTL != 0)
+	b = fs.SetGetValue(b, f&request.FlagGet != 0)
+	b = fs.SetGtValue(b, f&request.FlagGT != 0)
+	b = fs.SetLtValue(b, f&request.FlagLT != 0)
 	return b
 }
 
 // AppendRequest appends r encoded as a bare SBE message to dst: a Request,
 // or a MultiRequest when r has Args. It panics if r has more than 65534
 // Args (programmer error; the client library checks first).
-func (c *Codec) AppendRequest(dst []byte, r *Request) []byte {
+func (c *Codec) AppendRequest(dst []byte, r *request.Request) []byte {
 	n := RequestLen(r)
 	dst, off := grow(dst, n)
 	return c.requestAt(dst, off, n, r)
@@ -290,7 +148,7 @@ func (c *Codec) AppendRequest(dst []byte, r *Request) []byte {
 
 // AppendFramedRequest appends r as a SOFH-framed message, the form stream
 // transports carry.
-func (c *Codec) AppendFramedRequest(dst []byte, r *Request) []byte {
+func (c *Codec) AppendFramedRequest(dst []byte, r *request.Request) []byte {
 	n := RequestLen(r)
 	dst, off := grow(dst, SOFHLen+n)
 	putSOFH(dst[off:], SOFHLen+n)
@@ -298,7 +156,7 @@ func (c *Codec) AppendFramedRequest(dst []byte, r *Request) []byte {
 }
 
 // requestAt encodes r into the n bytes of dst at off.
-func (c *Codec) requestAt(dst []byte, off, n int, r *Request) []byte {
+func (c *Codec) requestAt(dst []byte, off, n int, r *request.Request) []byte {
 	if len(r.Args) > 0 {
 		return c.appendMulti(dst, off, n, r)
 	}
@@ -310,7 +168,7 @@ func (c *Codec) requestAt(dst []byte, off, n int, r *Request) []byte {
 	}
 	var m goblinsbe.Request
 	m.WrapAndApplyHeader(dst, uint64(off), uint64(off+n))
-	m.SetCorrelationId(r.CorrelationID).SetOp(r.Op).SetExpiry(r.Expiry).SetExpire(r.Expire).SetAmount(r.Amount)
+	m.SetCorrelationId(r.CorrelationID).SetOp(goblinsbe.Op(r.Op)).SetExpiry(goblinsbe.Expiry(r.Expiry)).SetExpire(r.Expire).SetAmount(r.Amount)
 	dst[off+headerLen+int(m.FlagsEncodingOffset())] = flagBits(r.Flags)
 	pos := putVar(dst, int(m.SbePosition()), r.Key)
 	putVar(dst, pos, r.Value)
@@ -327,13 +185,13 @@ func putVar(dst []byte, pos int, v []byte) int {
 	return pos + varHdrLen + copy(dst[pos+varHdrLen:], v)
 }
 
-func (c *Codec) appendMulti(dst []byte, off, n int, r *Request) []byte {
+func (c *Codec) appendMulti(dst []byte, off, n int, r *request.Request) []byte {
 	if len(r.Args) > maxGroup {
 		panic(ErrTooManyItems)
 	}
 	m := &c.mreq
 	m.WrapAndApplyHeader(dst, uint64(off), uint64(off+n))
-	m.SetCorrelationId(r.CorrelationID).SetOp(r.Op).SetExpiry(r.Expiry).SetExpire(r.Expire).SetAmount(r.Amount)
+	m.SetCorrelationId(r.CorrelationID).SetOp(goblinsbe.Op(r.Op)).SetExpiry(goblinsbe.Expiry(r.Expiry)).SetExpire(r.Expire).SetAmount(r.Amount)
 	dst[off+headerLen+int(m.FlagsEncodingOffset())] = flagBits(r.Flags)
 	g := m.ArgsCount(uint16(len(r.Args)))
 	for _, a := range r.Args {
@@ -354,7 +212,7 @@ func (c *Codec) appendMulti(dst []byte, off, n int, r *Request) []byte {
 // AppendReply appends r encoded as a bare SBE message to dst: a Reply, or
 // an ArrayReply when r.Kind is KindArray. It panics if r has more than
 // 65534 Items.
-func (c *Codec) AppendReply(dst []byte, r *Reply) []byte {
+func (c *Codec) AppendReply(dst []byte, r *reply.Reply) []byte {
 	n := ReplyLen(r)
 	dst, off := grow(dst, n)
 	return c.replyAt(dst, off, n, r)
@@ -362,7 +220,7 @@ func (c *Codec) AppendReply(dst []byte, r *Reply) []byte {
 
 // AppendFramedReply appends r as a SOFH-framed message, the form stream
 // transports carry.
-func (c *Codec) AppendFramedReply(dst []byte, r *Reply) []byte {
+func (c *Codec) AppendFramedReply(dst []byte, r *reply.Reply) []byte {
 	n := ReplyLen(r)
 	dst, off := grow(dst, SOFHLen+n)
 	putSOFH(dst[off:], SOFHLen+n)
@@ -370,8 +228,8 @@ func (c *Codec) AppendFramedReply(dst []byte, r *Reply) []byte {
 }
 
 // replyAt encodes r into the n bytes of dst at off.
-func (c *Codec) replyAt(dst []byte, off, n int, r *Reply) []byte {
-	if r.Kind == KindArray {
+func (c *Codec) replyAt(dst []byte, off, n int, r *reply.Reply) []byte {
+	if r.Kind == reply.Array {
 		return c.appendArray(dst, off, n, r)
 	}
 	if compactPong(r) {
@@ -382,22 +240,22 @@ func (c *Codec) replyAt(dst []byte, off, n int, r *Reply) []byte {
 	}
 	var m goblinsbe.Reply
 	m.WrapAndApplyHeader(dst, uint64(off), uint64(off+n))
-	m.SetCorrelationId(r.CorrelationID).SetStatus(r.Status).SetKind(r.Kind).SetInteger(r.Integer)
+	m.SetCorrelationId(r.CorrelationID).SetStatus(goblinsbe.Status(r.Status)).SetKind(goblinsbe.Kind(r.Kind)).SetInteger(r.Integer)
 	putVar(dst, int(m.SbePosition()), r.Value)
 	return dst
 }
 
-func (c *Codec) appendArray(dst []byte, off, n int, r *Reply) []byte {
+func (c *Codec) appendArray(dst []byte, off, n int, r *reply.Reply) []byte {
 	if len(r.Items) > maxGroup {
 		panic(ErrTooManyItems)
 	}
 	m := &c.arep
 	m.WrapAndApplyHeader(dst, uint64(off), uint64(off+n))
-	m.SetCorrelationId(r.CorrelationID).SetStatus(r.Status).SetKind(r.Kind).SetInteger(r.Integer)
+	m.SetCorrelationId(r.CorrelationID).SetStatus(goblinsbe.Status(r.Status)).SetKind(goblinsbe.Kind(r.Kind)).SetInteger(r.Integer)
 	g := m.ItemsCount(uint16(len(r.Items)))
 	for i := range r.Items {
 		it := &r.Items[i]
-		g.Next().SetKind(it.Kind).SetInteger(it.Integer)
+		g.Next().SetKind(goblinsbe.Kind(it.Kind)).SetInteger(it.Integer)
 		pos := g.SbePosition() + varHdrLen
 		g.PutItemLen("", uint32(len(it.Value)))
 		copy(dst[pos:], it.Value)
@@ -493,23 +351,24 @@ var recoveredPanics atomic.Int64
 // DecodeRequest decodes the bare Request, MultiRequest or Ping message msg
 // into r (a Ping becomes a PING with r.Compact set). r.Key, r.Value and r.Args point into msg; r.Args reuses its backing
 // array. Bytes after the message's end are ignored.
-func (c *Codec) DecodeRequest(msg []byte, r *Request) (err error) {
+func (c *Codec) DecodeRequest(msg []byte, r *request.Request) (err error) {
 	_, err = c.decodeRequest(msg, r)
 	return err
 }
 
-func (c *Codec) decodeRequest(msg []byte, r *Request) (end uint64, err error) {
+func (c *Codec) decodeRequest(msg []byte, r *request.Request) (end uint64, err error) {
 	template, block, version, err := header(msg)
 	if err != nil {
 		return 0, err
 	}
 	r.Args = r.Args[:0]
 	r.Compact = false
+	r.Version = uint16(version)
 	switch template {
 	case templatePing:
 		var m goblinsbe.Ping
 		m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
-		*r = Request{CorrelationID: m.CorrelationId(), Op: OpPing, Args: r.Args, Compact: true}
+		*r = request.Request{CorrelationID: m.CorrelationId(), Op: request.OpPing, Args: r.Args, Compact: true, Version: uint16(version)}
 		return uint64(headerLen) + block, nil
 	case templateRequest:
 		// No recover needed: header checked that the block fits, and the
@@ -517,9 +376,9 @@ func (c *Codec) decodeRequest(msg []byte, r *Request) (end uint64, err error) {
 		var m goblinsbe.Request
 		m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
 		r.CorrelationID = m.CorrelationId()
-		r.Op = m.Op()
-		r.Flags = Flags(msg[headerLen+int(m.FlagsEncodingOffset())]) & allFlags
-		r.Expiry = m.Expiry()
+		r.Op = request.Op(m.Op())
+		r.Flags = request.Flags(msg[headerLen+int(m.FlagsEncodingOffset())]) & allFlags
+		r.Expiry = request.Expiry(m.Expiry())
 		r.Expire = m.Expire()
 		r.Amount = m.Amount()
 		pos := m.SbePosition()
@@ -538,14 +397,14 @@ func (c *Codec) decodeRequest(msg []byte, r *Request) (end uint64, err error) {
 	return 0, ErrWrongTemplate
 }
 
-func (c *Codec) decodeMulti(msg []byte, block, version uint64, r *Request) (end uint64, err error) {
+func (c *Codec) decodeMulti(msg []byte, block, version uint64, r *request.Request) (end uint64, err error) {
 	defer recoverMalformed(&err)
 	m := &c.mreq
 	m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
 	r.CorrelationID = m.CorrelationId()
-	r.Op = m.Op()
-	r.Flags = Flags(msg[headerLen+int(m.FlagsEncodingOffset())]) & allFlags
-	r.Expiry = m.Expiry()
+	r.Op = request.Op(m.Op())
+	r.Flags = request.Flags(msg[headerLen+int(m.FlagsEncodingOffset())]) & allFlags
+	r.Expiry = request.Expiry(m.Expiry())
 	r.Expire = m.Expire()
 	r.Amount = m.Amount()
 	gbl, ok := groupFits(msg, m.SbePosition())
@@ -579,12 +438,12 @@ func (c *Codec) decodeMulti(msg []byte, block, version uint64, r *Request) (end 
 // r (a Pong becomes the simple reply PONG with r.Compact set).
 // r.Value and the items' values point into msg; r.Items reuses its backing
 // array.
-func (c *Codec) DecodeReply(msg []byte, r *Reply) (err error) {
+func (c *Codec) DecodeReply(msg []byte, r *reply.Reply) (err error) {
 	_, err = c.decodeReply(msg, r)
 	return err
 }
 
-func (c *Codec) decodeReply(msg []byte, r *Reply) (end uint64, err error) {
+func (c *Codec) decodeReply(msg []byte, r *reply.Reply) (end uint64, err error) {
 	template, block, version, err := header(msg)
 	if err != nil {
 		return 0, err
@@ -596,14 +455,14 @@ func (c *Codec) decodeReply(msg []byte, r *Reply) (end uint64, err error) {
 	case templatePong:
 		var m goblinsbe.Pong
 		m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
-		*r = Reply{CorrelationID: m.CorrelationId(), Status: StatusOK, Kind: KindSimple, Value: txtPong, Items: r.Items, Compact: true}
+		*r = reply.Reply{CorrelationID: m.CorrelationId(), Status: reply.OK, Kind: reply.Simple, Value: txtPong, Items: r.Items, Compact: true}
 		return uint64(headerLen) + block, nil
 	case templateReply:
 		var m goblinsbe.Reply
 		m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
 		r.CorrelationID = m.CorrelationId()
-		r.Status = m.Status()
-		r.Kind = m.Kind()
+		r.Status = reply.Status(m.Status())
+		r.Kind = reply.Kind(m.Kind())
 		r.Integer = m.Integer()
 		pos := m.SbePosition()
 		v, ok := varData(msg, pos)
@@ -611,7 +470,7 @@ func (c *Codec) decodeReply(msg []byte, r *Reply) (end uint64, err error) {
 			return 0, ErrTruncated
 		}
 		r.Value = v
-		if r.Kind == KindArray {
+		if r.Kind == reply.Array {
 			return 0, fmt.Errorf("%w: array kind in a Reply", ErrMalformed)
 		}
 		return pos + varHdrLen + uint64(len(v)), nil
@@ -621,13 +480,13 @@ func (c *Codec) decodeReply(msg []byte, r *Reply) (end uint64, err error) {
 	return 0, ErrWrongTemplate
 }
 
-func (c *Codec) decodeArray(msg []byte, block, version uint64, r *Reply) (end uint64, err error) {
+func (c *Codec) decodeArray(msg []byte, block, version uint64, r *reply.Reply) (end uint64, err error) {
 	defer recoverMalformed(&err)
 	m := &c.arep
 	m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
 	r.CorrelationID = m.CorrelationId()
-	r.Status = m.Status()
-	r.Kind = m.Kind()
+	r.Status = reply.Status(m.Status())
+	r.Kind = reply.Kind(m.Kind())
 	r.Integer = m.Integer()
 	gbl, ok := groupFits(msg, m.SbePosition())
 	if !ok {
@@ -642,7 +501,7 @@ func (c *Codec) decodeArray(msg []byte, block, version uint64, r *Reply) (end ui
 			return 0, ErrTruncated
 		}
 		g.Next()
-		it := Item{Kind: g.Kind(), Integer: g.Integer()}
+		it := reply.Item{Kind: reply.Kind(g.Kind()), Integer: g.Integer()}
 		v, ok := varData(msg, g.SbePosition())
 		if !ok {
 			return 0, ErrTruncated
@@ -651,7 +510,7 @@ func (c *Codec) decodeArray(msg []byte, block, version uint64, r *Reply) (end ui
 		r.Items = append(r.Items, it)
 		g.SkipItem()
 	}
-	if r.Kind != KindArray {
+	if r.Kind != reply.Array {
 		return 0, fmt.Errorf("%w: ArrayReply of kind %d", ErrMalformed, r.Kind)
 	}
 	return m.SbePosition(), nil
@@ -667,10 +526,10 @@ func (c *Codec) MessageLen(msg []byte) (int, error) {
 	var end uint64
 	switch t {
 	case templateRequest, templateMultiRequest, templatePing:
-		var r Request
+		var r request.Request
 		end, err = c.decodeRequest(msg, &r)
 	default:
-		var r Reply
+		var r reply.Reply
 		end, err = c.decodeReply(msg, &r)
 	}
 	return int(end), err

@@ -11,19 +11,21 @@ import (
 	"testing"
 
 	"github.com/goblin-kv/goblin/proto/sbe/goblinsbe"
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
 )
 
 func TestFlagsMatchSchema(t *testing.T) {
 	var f goblinsbe.SetFlags
 	for _, c := range []struct {
 		got  uint8
-		want Flags
+		want request.Flags
 	}{
-		{f.SetNxValue(0, true), FlagNX}, {f.SetXxValue(0, true), FlagXX},
-		{f.SetKeepTtlValue(0, true), FlagKeepTTL}, {f.SetGetValue(0, true), FlagGet},
-		{f.SetGtValue(0, true), FlagGT}, {f.SetLtValue(0, true), FlagLT},
+		{f.SetNxValue(0, true), request.FlagNX}, {f.SetXxValue(0, true), request.FlagXX},
+		{f.SetKeepTtlValue(0, true), request.FlagKeepTTL}, {f.SetGetValue(0, true), request.FlagGet},
+		{f.SetGtValue(0, true), request.FlagGT}, {f.SetLtValue(0, true), request.FlagLT},
 	} {
-		if Flags(c.got) != c.want {
+		if request.Flags(c.got) != c.want {
 			t.Errorf("schema bit %#x, package constant %#x", c.got, c.want)
 		}
 	}
@@ -33,10 +35,10 @@ func TestFlagsMatchSchema(t *testing.T) {
 	}
 }
 
-func sampleRequest() Request {
-	return Request{
-		CorrelationID: 0x0102030405060708, Op: OpSet, Flags: FlagNX | FlagGet,
-		Expiry: ExpiryPX, Expire: 1500, Amount: -3,
+func sampleRequest() request.Request {
+	return request.Request{
+		CorrelationID: 0x0102030405060708, Op: request.OpSet, Flags: request.FlagNX | request.FlagGet,
+		Expiry: request.ExpiryPX, Expire: 1500, Amount: -3,
 		Key: []byte("key"), Value: []byte("0123456789abcdef"),
 		Args: [][]byte{[]byte("a"), {}, []byte("ccc")},
 	}
@@ -50,10 +52,11 @@ func TestRequestRoundTrip(t *testing.T) {
 	if len(msg) != RequestLen(&in) {
 		t.Fatalf("encoded %d bytes, RequestLen %d", len(msg), RequestLen(&in))
 	}
-	var out Request
+	var out request.Request
 	if err := c.DecodeRequest(msg, &out); err != nil {
 		t.Fatal(err)
 	}
+	in.Version = SchemaVersion // the decoder reports the encoder's version
 	if !reflect.DeepEqual(in, out) {
 		t.Fatalf("round trip:\n in %+v\nout %+v", in, out)
 	}
@@ -69,27 +72,27 @@ func TestRequestRoundTrip(t *testing.T) {
 
 func TestReplyRoundTrip(t *testing.T) {
 	var c Codec
-	in := Reply{CorrelationID: 9, Status: StatusOK, Kind: KindArray, Integer: 0,
-		Items: []Item{{Kind: KindBulk, Value: []byte("v1")}, {Kind: KindNil, Value: []byte{}}, {Kind: KindInteger, Integer: -7, Value: []byte{}}}}
+	in := reply.Reply{CorrelationID: 9, Status: reply.OK, Kind: reply.Array, Integer: 0,
+		Items: []reply.Item{{Kind: reply.Bulk, Value: []byte("v1")}, {Kind: reply.Nil, Value: []byte{}}, {Kind: reply.Integer, Integer: -7, Value: []byte{}}}}
 	msg := c.AppendReply(nil, &in)
-	var out Reply
+	var out reply.Reply
 	if err := c.DecodeReply(msg, &out); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(in, out) {
 		t.Fatalf("round trip:\n in %+v\nout %+v", in, out)
 	}
-	single := Reply{CorrelationID: 10, Status: StatusSyntax, Kind: KindError, Value: []byte("ERR syntax error")}
-	var out1 Reply
+	single := reply.Reply{CorrelationID: 10, Status: reply.Syntax, Kind: reply.Error, Value: []byte("ERR syntax error")}
+	var out1 reply.Reply
 	if err := c.DecodeReply(c.AppendReply(nil, &single), &out1); err != nil || !reflect.DeepEqual(single, out1) {
 		t.Fatalf("single reply round trip: %v\n in %+v\nout %+v", err, single, out1)
 	}
-	one := Request{CorrelationID: 3, Op: OpGet, Key: []byte("k"), Value: []byte{}}
-	var got Request
+	one := request.Request{CorrelationID: 3, Op: request.OpGet, Key: []byte("k"), Value: []byte{}, Version: SchemaVersion}
+	var got request.Request
 	if err := c.DecodeRequest(c.AppendRequest(nil, &one), &got); err != nil || !reflect.DeepEqual(one, got) {
 		t.Fatalf("single request round trip: %v\n in %+v\nout %+v", err, one, got)
 	}
-	if err := c.DecodeRequest(msg, new(Request)); !errors.Is(err, ErrWrongTemplate) {
+	if err := c.DecodeRequest(msg, new(request.Request)); !errors.Is(err, ErrWrongTemplate) {
 		t.Fatalf("reply decoded as request: %v", err)
 	}
 	for i := 0; i < len(msg); i++ {
@@ -104,7 +107,7 @@ func TestReplyRoundTrip(t *testing.T) {
 // testdata/*.hex (GOBLIN_UPDATE_GOLDEN=1 rewrites them).
 func TestGoldenPing(t *testing.T) {
 	var c Codec
-	pong := Reply{CorrelationID: 1, Status: StatusOK, Kind: KindSimple, Value: []byte("PONG")}
+	pong := reply.Reply{CorrelationID: 1, Status: reply.OK, Kind: reply.Simple, Value: []byte("PONG")}
 	compactPong := pong
 	compactPong.Compact = true
 	for _, tc := range []struct {
@@ -112,8 +115,8 @@ func TestGoldenPing(t *testing.T) {
 		wire []byte
 		size int // bare message length
 	}{
-		{"ping.hex", AppendFramed(nil, &c, &Request{CorrelationID: 1, Op: OpPing}), 43},
-		{"ping-compact.hex", AppendFramed(nil, &c, &Request{CorrelationID: 1, Op: OpPing, Compact: true}), 16},
+		{"ping.hex", AppendFramed(nil, &c, &request.Request{CorrelationID: 1, Op: request.OpPing}), 43},
+		{"ping-compact.hex", AppendFramed(nil, &c, &request.Request{CorrelationID: 1, Op: request.OpPing, Compact: true}), 16},
 		{"pong.hex", c.AppendFramedReply(nil, &pong), 34},
 		{"pong-compact.hex", c.AppendFramedReply(nil, &compactPong), 16},
 	} {
@@ -145,7 +148,7 @@ func TestGoldenPing(t *testing.T) {
 // carry the whole request or reply, and truncated ones are malformed.
 func TestCompactPingPong(t *testing.T) {
 	var c Codec
-	ping := c.AppendRequest(nil, &Request{CorrelationID: 7, Op: OpPing, Compact: true})
+	ping := c.AppendRequest(nil, &request.Request{CorrelationID: 7, Op: request.OpPing, Compact: true})
 	if len(ping) != 16 {
 		t.Fatalf("Ping is %d bytes, want 16", len(ping))
 	}
@@ -155,11 +158,11 @@ func TestCompactPingPong(t *testing.T) {
 	if n, err := c.MessageLen(append(ping, 1, 2, 3)); n != 16 || err != nil {
 		t.Fatalf("MessageLen of a Ping: %d %v", n, err)
 	}
-	got := Request{Key: []byte("stale"), Expire: 9}
+	got := request.Request{Key: []byte("stale"), Expire: 9}
 	if err := c.DecodeRequest(ping, &got); err != nil {
 		t.Fatal(err)
 	}
-	if want := (Request{CorrelationID: 7, Op: OpPing, Args: got.Args, Compact: true}); !reflect.DeepEqual(got, want) {
+	if want := (request.Request{CorrelationID: 7, Op: request.OpPing, Args: got.Args, Compact: true, Version: SchemaVersion}); !reflect.DeepEqual(got, want) {
 		t.Fatalf("decoded Ping %+v, want %+v", got, want)
 	}
 	for i := 0; i < len(ping); i++ {
@@ -167,44 +170,44 @@ func TestCompactPingPong(t *testing.T) {
 			t.Fatalf("Ping prefix of %d bytes decoded: %v", i, err)
 		}
 	}
-	if err := c.DecodeReply(ping, new(Reply)); !errors.Is(err, ErrWrongTemplate) {
+	if err := c.DecodeReply(ping, new(reply.Reply)); !errors.Is(err, ErrWrongTemplate) {
 		t.Fatalf("Ping decoded as a reply: %v", err)
 	}
 	// PING with a message, or any other command, is never compact.
-	for _, r := range []Request{
-		{Op: OpPing, Key: []byte("hello"), Compact: true},
-		{Op: OpGet, Key: []byte("k"), Compact: true},
+	for _, r := range []request.Request{
+		{Op: request.OpPing, Key: []byte("hello"), Compact: true},
+		{Op: request.OpGet, Key: []byte("k"), Compact: true},
 	} {
 		msg := c.AppendRequest(nil, &r)
 		if tid, _ := c.TemplateID(msg); tid != templateRequest {
 			t.Fatalf("%+v encoded as template %d", r, tid)
 		}
-		var back Request
+		var back request.Request
 		if err := c.DecodeRequest(msg, &back); err != nil || back.Compact {
 			t.Fatalf("%+v decoded as %+v, %v", r, back, err)
 		}
 	}
 
-	pong := c.AppendReply(nil, &Reply{CorrelationID: 7, Status: StatusOK, Kind: KindSimple, Value: []byte("PONG"), Compact: true})
+	pong := c.AppendReply(nil, &reply.Reply{CorrelationID: 7, Status: reply.OK, Kind: reply.Simple, Value: []byte("PONG"), Compact: true})
 	if len(pong) != 16 {
 		t.Fatalf("Pong is %d bytes, want 16", len(pong))
 	}
-	rep := Reply{Integer: 5, Items: []Item{{}}}
+	rep := reply.Reply{Integer: 5, Items: []reply.Item{{}}}
 	if err := c.DecodeReply(pong, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.CorrelationID != 7 || rep.Status != StatusOK || rep.Kind != KindSimple || string(rep.Value) != "PONG" ||
+	if rep.CorrelationID != 7 || rep.Status != reply.OK || rep.Kind != reply.Simple || string(rep.Value) != "PONG" ||
 		!rep.Compact || rep.Integer != 0 || len(rep.Items) != 0 {
 		t.Fatalf("decoded Pong %+v", rep)
 	}
 	if cap(rep.Value) != len(rep.Value) {
 		t.Fatal("a decoded Pong's value must not be appendable in place")
 	}
-	if err := c.DecodeRequest(pong, new(Request)); !errors.Is(err, ErrWrongTemplate) {
+	if err := c.DecodeRequest(pong, new(request.Request)); !errors.Is(err, ErrWrongTemplate) {
 		t.Fatalf("Pong decoded as a request: %v", err)
 	}
 	// An error answer to a Ping (say, before AUTH) stays a full Reply.
-	refusal := Reply{Status: StatusNoAuth, Kind: KindError, Value: []byte("NOAUTH Authentication required."), Compact: true}
+	refusal := reply.Reply{Status: reply.NoAuth, Kind: reply.Error, Value: []byte("NOAUTH Authentication required."), Compact: true}
 	msg := c.AppendReply(nil, &refusal)
 	if tid, _ := c.TemplateID(msg); tid != templateReply {
 		t.Fatalf("refusal encoded as template %d", tid)
@@ -216,7 +219,7 @@ func TestReadFrame(t *testing.T) {
 	r := sampleRequest()
 	stream := AppendFramed(nil, &c, &r)
 	one := len(stream)
-	stream = AppendFramed(stream, &c, &Request{Op: OpPing})
+	stream = AppendFramed(stream, &c, &request.Request{Op: request.OpPing})
 	for i := 0; i < one; i++ {
 		if msg, n, err := ReadFrame(stream[:i], 0); n != 0 || err != nil || msg != nil {
 			t.Fatalf("prefix %d: %d %v", i, n, err)
@@ -242,12 +245,12 @@ func TestReadFrame(t *testing.T) {
 func TestCodecAllocs(t *testing.T) {
 	var c Codec
 	req := sampleRequest()
-	rep := Reply{Kind: KindBulk, Value: []byte("0123456789abcdef"), Items: []Item{{Kind: KindBulk, Value: []byte("x")}}}
+	rep := reply.Reply{Kind: reply.Bulk, Value: []byte("0123456789abcdef"), Items: []reply.Item{{Kind: reply.Bulk, Value: []byte("x")}}}
 	buf := make([]byte, 0, 1024)
-	var dr Request
-	var dp Reply
+	var dr request.Request
+	var dp reply.Reply
 	dr.Args = make([][]byte, 0, 8)
-	dp.Items = make([]Item, 0, 8)
+	dp.Items = make([]reply.Item, 0, 8)
 	allocs := testing.AllocsPerRun(1000, func() {
 		buf = AppendFramed(buf[:0], &c, &req)
 		msg, n, _ := ReadFrame(buf, 0)
@@ -271,12 +274,12 @@ func FuzzDecode(f *testing.F) {
 	var c Codec
 	r := sampleRequest()
 	f.Add(AppendFramed(nil, &c, &r))
-	f.Add(AppendFramed(nil, &c, &Request{Op: OpPing}))
-	f.Add(AppendFramed(nil, &c, &Request{CorrelationID: 2, Op: OpPing, Compact: true}))
-	f.Add(c.AppendFramedReply(nil, &Reply{CorrelationID: 2, Kind: KindSimple, Value: []byte("PONG"), Compact: true}))
+	f.Add(AppendFramed(nil, &c, &request.Request{Op: request.OpPing}))
+	f.Add(AppendFramed(nil, &c, &request.Request{CorrelationID: 2, Op: request.OpPing, Compact: true}))
+	f.Add(c.AppendFramedReply(nil, &reply.Reply{CorrelationID: 2, Kind: reply.Simple, Value: []byte("PONG"), Compact: true}))
 	var framed []byte
 	framed, start := BeginFrame(nil)
-	framed = c.AppendReply(framed, &Reply{Kind: KindArray, Items: []Item{{Kind: KindBulk, Value: []byte("x")}}})
+	framed = c.AppendReply(framed, &reply.Reply{Kind: reply.Array, Items: []reply.Item{{Kind: reply.Bulk, Value: []byte("x")}}})
 	f.Add(EndFrame(framed, start))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var c Codec
@@ -285,18 +288,19 @@ func FuzzDecode(f *testing.F) {
 			if err != nil || n == 0 {
 				msg, n = in, len(in) // also try the bytes as a bare message
 			}
-			var req Request
+			var req request.Request
 			if err := c.DecodeRequest(msg, &req); err == nil {
 				again := c.AppendRequest(nil, &req)
-				var req2 Request
+				var req2 request.Request
+				req.Version = SchemaVersion // re-encoded in this codec's version
 				if err := c.DecodeRequest(again, &req2); err != nil || fmt.Sprint(req) != fmt.Sprint(req2) {
 					t.Fatalf("re-encoded request differs: %v\n%+v\n%+v", err, req, req2)
 				}
 			}
-			var rep Reply
+			var rep reply.Reply
 			if err := c.DecodeReply(msg, &rep); err == nil {
 				again := c.AppendReply(nil, &rep)
-				var rep2 Reply
+				var rep2 reply.Reply
 				if err := c.DecodeReply(again, &rep2); err != nil || fmt.Sprint(rep) != fmt.Sprint(rep2) {
 					t.Fatalf("re-encoded reply differs: %v", err)
 				}
@@ -311,10 +315,10 @@ func FuzzDecode(f *testing.F) {
 
 func ExampleCodec() {
 	var c Codec
-	wire := AppendFramed(nil, &c, &Request{CorrelationID: 42, Op: OpGet, Key: []byte("greeting")})
+	wire := AppendFramed(nil, &c, &request.Request{CorrelationID: 42, Op: request.OpGet, Key: []byte("greeting")})
 	msg, n, _ := ReadFrame(wire, 0)
-	var req Request
+	var req request.Request
 	_ = c.DecodeRequest(msg, &req)
-	fmt.Println(n == len(wire), req.CorrelationID, req.Op == OpGet, string(req.Key))
+	fmt.Println(n == len(wire), req.CorrelationID, req.Op == request.OpGet, string(req.Key))
 	// Output: true 42 true greeting
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/server"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/aeron"
@@ -201,7 +202,7 @@ func (p *inProcess) stopStats() aeron.Stats {
 // sbeSet encodes an SBE SET request.
 func sbeSet(key string, v []byte) []byte {
 	var c sbe.Codec
-	return c.AppendRequest(nil, &sbe.Request{CorrelationID: 7, Op: sbe.OpSet, Key: []byte(key), Value: v})
+	return c.AppendRequest(nil, &request.Request{CorrelationID: 7, Op: request.OpSet, Key: []byte(key), Value: v})
 }
 
 // wireSet encodes SET key value in protocol p.

@@ -38,6 +38,7 @@ import (
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/reply"
 )
 
 const (
@@ -201,5 +202,5 @@ func errorReply(dst []byte, p proto.Protocol, head []byte, text string) []byte {
 		id = binary.LittleEndian.Uint64(head[8:])
 	}
 	var c sbe.Codec
-	return c.AppendReply(dst, &sbe.Reply{CorrelationID: id, Status: sbe.StatusErr, Kind: sbe.KindError, Value: []byte(text)})
+	return c.AppendReply(dst, &reply.Reply{CorrelationID: id, Status: reply.Err, Kind: reply.Error, Value: []byte(text)})
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
 )
 
 // chunks cuts msg into the chunk frames a sender writes for a stream whose
@@ -29,12 +31,12 @@ func TestFramesAreNeverMessages(t *testing.T) {
 		resp.AppendCommandString(nil, "PING"),
 		resp.AppendError(nil, "ERR x"),
 		[]byte("+OK\r\n"), []byte("$-1\r\n"), []byte(":1\r\n"), []byte("*0\r\n"),
-		c.AppendRequest(nil, &sbe.Request{CorrelationID: 1, Op: sbe.OpPing, Compact: true}),
-		c.AppendRequest(nil, &sbe.Request{CorrelationID: 1, Op: sbe.OpSet, Key: []byte("k"), Value: []byte("v")}),
-		c.AppendRequest(nil, &sbe.Request{CorrelationID: 1, Op: sbe.OpMGet, Key: []byte("k"), Args: [][]byte{[]byte("a")}}),
-		c.AppendReply(nil, &sbe.Reply{CorrelationID: 1, Kind: sbe.KindSimple, Value: []byte("PONG"), Compact: true}),
-		c.AppendReply(nil, &sbe.Reply{CorrelationID: 1, Kind: sbe.KindBulk, Value: []byte("v")}),
-		c.AppendReply(nil, &sbe.Reply{CorrelationID: 1, Kind: sbe.KindArray, Items: []sbe.Item{{Kind: sbe.KindNil}}}),
+		c.AppendRequest(nil, &request.Request{CorrelationID: 1, Op: request.OpPing, Compact: true}),
+		c.AppendRequest(nil, &request.Request{CorrelationID: 1, Op: request.OpSet, Key: []byte("k"), Value: []byte("v")}),
+		c.AppendRequest(nil, &request.Request{CorrelationID: 1, Op: request.OpMGet, Key: []byte("k"), Args: [][]byte{[]byte("a")}}),
+		c.AppendReply(nil, &reply.Reply{CorrelationID: 1, Kind: reply.Simple, Value: []byte("PONG"), Compact: true}),
+		c.AppendReply(nil, &reply.Reply{CorrelationID: 1, Kind: reply.Bulk, Value: []byte("v")}),
+		c.AppendReply(nil, &reply.Reply{CorrelationID: 1, Kind: reply.Array, Items: []reply.Item{{Kind: reply.Nil}}}),
 	}
 	for _, m := range msgs {
 		if isFrame(m) {

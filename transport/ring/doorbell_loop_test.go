@@ -14,6 +14,7 @@ import (
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/reply"
 	"github.com/goblin-kv/goblin/server"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/transport"
@@ -147,7 +148,7 @@ func isPong(p proto.Protocol, got []byte) error {
 		return nil
 	}
 	var c sbe.Codec
-	var r sbe.Reply
+	var r reply.Reply
 	if err := c.DecodeReply(got, &r); err != nil || string(r.Value) != "PONG" {
 		return fmt.Errorf("PING answered %+v (%v)", r, err)
 	}

@@ -22,6 +22,8 @@ import (
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/server"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/transport"
@@ -162,8 +164,8 @@ type workload struct {
 	codec    sbe.Codec
 	req      []byte
 	rep      []byte
-	sreq     sbe.Request
-	srep     sbe.Reply
+	sreq     request.Request
+	srep     reply.Reply
 	sent     int64
 	replies  int64
 	progress func(done int64)
@@ -203,9 +205,9 @@ func (w *workload) encode(i int64) []byte {
 		}
 		return resp.AppendCommand(w.req[:0], []byte("GET"), key)
 	}
-	w.sreq = sbe.Request{CorrelationID: uint64(i), Op: sbe.OpGet, Key: key}
+	w.sreq = request.Request{CorrelationID: uint64(i), Op: request.OpGet, Key: key}
 	if i%2 == 0 {
-		w.sreq.Op, w.sreq.Value = sbe.OpSet, w.valueFor(j)
+		w.sreq.Op, w.sreq.Value = request.OpSet, w.valueFor(j)
 	}
 	return w.codec.AppendRequest(w.req[:0], &w.sreq)
 }
@@ -230,12 +232,12 @@ func (w *workload) check(i int64, got []byte) error {
 		return fmt.Errorf("client %d: reply to request %d where %d was due", w.id, r.CorrelationID, i)
 	}
 	if i%2 == 0 {
-		if r.Status != sbe.StatusOK || string(r.Value) != "OK" {
+		if r.Status != reply.OK || string(r.Value) != "OK" {
 			return fmt.Errorf("client %d request %d: SET answered %v %q", w.id, i, r.Status, r.Value)
 		}
 		return nil
 	}
-	if r.Kind != sbe.KindBulk || !bytes.Equal(r.Value, w.valueFor(j)) {
+	if r.Kind != reply.Bulk || !bytes.Equal(r.Value, w.valueFor(j)) {
 		return fmt.Errorf("client %d request %d: GET answered %v %q, want %q", w.id, i, r.Kind, r.Value, w.valueFor(j))
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/reply"
 )
 
 // clientMem returns what the listener's clients hold in buffers, from the
@@ -282,17 +283,17 @@ func TestInputLimitSBEErrorFrame(t *testing.T) {
 	binary.BigEndian.PutUint32(hdr, 8<<20) // an 8 MiB frame, of which 2 MiB is sent
 	binary.BigEndian.PutUint16(hdr[4:], sbe.EncodingTypeSBE10LE)
 	go c.Write(append(hdr, make([]byte, 2<<20)...))
-	reply, _ := io.ReadAll(c)
-	msg, n, err := sbe.ReadFrame(reply, 0)
+	answer, _ := io.ReadAll(c)
+	msg, n, err := sbe.ReadFrame(answer, 0)
 	if err != nil || n == 0 {
-		t.Fatalf("reply %q is not an SBE frame: n %d, %v", reply, n, err)
+		t.Fatalf("reply %q is not an SBE frame: n %d, %v", answer, n, err)
 	}
 	var codec sbe.Codec
-	var rep sbe.Reply
+	var rep reply.Reply
 	if err := codec.DecodeReply(msg, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Status != sbe.StatusProtocol || rep.Kind != sbe.KindError || !strings.Contains(string(rep.Value), "request too large") {
+	if rep.Status != reply.Protocol || rep.Kind != reply.Error || !strings.Contains(string(rep.Value), "request too large") {
 		t.Fatalf("reply %+v %q", rep, rep.Value)
 	}
 	if st := l.stats(); st.InputTooLarge != 1 {

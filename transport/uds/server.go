@@ -20,6 +20,7 @@ import (
 
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/reply"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
@@ -573,7 +574,7 @@ func (s *Server) accept(now int64) {
 		}
 		if int(s.stats.Clients) >= s.cfg.MaxClients {
 			s.stats.Rejected++
-			unix.Write(fd, refusal(s.cfg.Proto, sbe.StatusErr, "ERR max number of clients reached"))
+			unix.Write(fd, refusal(s.cfg.Proto, reply.Err, "ERR max number of clients reached"))
 			unix.Close(fd)
 			continue
 		}
@@ -681,7 +682,7 @@ func (s *Server) room(c *conn) bool {
 func (s *Server) inputTooLarge(c *conn) {
 	s.stats.InputTooLarge++
 	s.log.Warn("client disconnected: request larger than the input limit", "transport", s.name, "limit", s.cfg.MaxInput)
-	unix.Write(c.fd, refusal(c.proto, sbe.StatusProtocol, "ERR Protocol error: request too large (over the server's client input limit)"))
+	unix.Write(c.fd, refusal(c.proto, reply.Protocol, "ERR Protocol error: request too large (over the server's client input limit)"))
 	s.drop(c)
 }
 
@@ -927,7 +928,7 @@ func (s *Server) evict(c *conn, b *Budget) {
 	s.stats.Evicted++
 	s.log.Warn("client disconnected: client buffers passed their total limit", "transport", s.name,
 		"client_bytes", c.mem, "total", b.used, "limit", b.Limit)
-	unix.Write(c.fd, refusal(c.proto, sbe.StatusErr, "ERR client memory limit reached: this client's buffers were the largest (maxmemory-clients)"))
+	unix.Write(c.fd, refusal(c.proto, reply.Err, "ERR client memory limit reached: this client's buffers were the largest (maxmemory-clients)"))
 	s.drop(c)
 }
 
@@ -1061,10 +1062,10 @@ func (s *Server) Close() error {
 // input limit, the client memory budget): a RESP error line, or a
 // SOFH-framed SBE Reply of kind failure with the same text (correlation id
 // 0, as for a protocol error).
-func refusal(p proto.Protocol, status sbe.Status, text string) []byte {
+func refusal(p proto.Protocol, status reply.Status, text string) []byte {
 	if p == proto.SBE {
 		var c sbe.Codec
-		return c.AppendFramedReply(nil, &sbe.Reply{Status: status, Kind: sbe.KindError, Value: []byte(text)})
+		return c.AppendFramedReply(nil, &reply.Reply{Status: status, Kind: reply.Error, Value: []byte(text)})
 	}
 	return []byte("-" + text + "\r\n")
 }

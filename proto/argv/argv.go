@@ -1,0 +1,173 @@
+// Package argv decodes Redis command syntax: an argument vector (the
+// command name, then its arguments, as a RESP client sends them) becomes a
+// protocol-neutral request.Request. The server's RESP path decodes every
+// command with it, and the Go client's Do uses it to send arbitrary
+// commands over SBE, so both sides agree on names, options, integer rules
+// and error texts.
+//
+// Decoding is table-driven: the command and its arity come from the
+// command table (package request); each command then has a small parser
+// for its options here. A Decoder allocates nothing once its buffers have
+// grown: the request's byte slices point into the arguments and an error
+// text is kept in the Decoder.
+package argv
+
+import (
+	"github.com/goblin-kv/goblin/proto/resp"
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
+)
+
+// Decoder turns argument vectors into requests. The zero value is ready;
+// a Decoder is not safe for concurrent use.
+type Decoder struct {
+	// Status and Text say why the last Decode failed: the status an SBE
+	// reply carries and the error text, worded as Redis 7 words it.
+	Status reply.Status
+	Text   []byte
+}
+
+// parser fills r from args once the command is known and its arity
+// checked (r.Op is set, the rest of r is zero).
+type parser func(d *Decoder, r *request.Request, args [][]byte) bool
+
+// Decode fills r from one command's arguments (args[0] is the name, in any
+// case). It reports whether the command is known and well formed; if not,
+// d.Status and d.Text hold the error. r.Op is set as soon as the command
+// is recognised, even when its arguments are then rejected, so callers can
+// count the attempt. r's byte slices alias args.
+func (d *Decoder) Decode(r *request.Request, args [][]byte) bool {
+	r.Reset()
+	if len(args) == 0 {
+		return d.fail(reply.Protocol, "ERR empty command")
+	}
+	op := request.ByName(args[0])
+	if op == request.OpNone {
+		d.Status = reply.UnknownCommand
+		d.Text = reply.AppendUnknownCommand(d.Text[:0], args)
+		return false
+	}
+	spec := request.Lookup(op)
+	if len(args) >= 2 && len(request.Subcommands(op)) > 0 {
+		sub := request.Subcommand(op, args[1])
+		if sub == request.OpNone {
+			r.Op = op
+			d.Status = reply.UnknownCommand
+			d.Text = reply.AppendUnknownSubcommand(d.Text[:0], args[1], spec.Name)
+			return false
+		}
+		op, spec = sub, request.Lookup(sub)
+	}
+	r.Op = op
+	if n := spec.Arity; (n > 0 && len(args) != n) || (n < 0 && len(args) < -n) || spec.Dispatch {
+		return d.wrongArgs(spec.Name)
+	}
+	if p := parsers[op]; p != nil {
+		return p(d, r, args)
+	}
+	return true
+}
+
+func (d *Decoder) fail(st reply.Status, text string) bool {
+	d.Status = st
+	d.Text = append(d.Text[:0], text...)
+	return false
+}
+
+// failQuoting records an error whose text is prefix + arg + suffix.
+func (d *Decoder) failQuoting(st reply.Status, prefix string, arg []byte, suffix string) bool {
+	d.Status = st
+	d.Text = append(d.Text[:0], prefix...)
+	d.Text = reply.AppendSanitized(d.Text, arg, 128)
+	d.Text = append(d.Text, suffix...)
+	return false
+}
+
+func (d *Decoder) wrongArgs(name string) bool {
+	d.Status = reply.WrongArgs
+	d.Text = reply.AppendWrongArgs(d.Text[:0], name)
+	return false
+}
+
+func (d *Decoder) syntax() bool { return d.fail(reply.Syntax, "ERR syntax error") }
+
+// integer reads an integer argument with Redis's string2ll rules
+// (resp.ParseInt): no '+', no leading zeros, no spaces, within int64.
+func (d *Decoder) integer(b []byte, dst *int64) bool {
+	v, ok := resp.ParseInt(b)
+	if !ok {
+		return d.fail(reply.NotInteger, "ERR value is not an integer or out of range")
+	}
+	*dst = v
+	return true
+}
+
+// parsers holds each command's option parser; commands without one take
+// nothing but what their arity already checked.
+var parsers [request.NumOps]parser
+
+func init() {
+	for op, p := range map[request.Op]parser{
+		request.OpPing: rest(1), request.OpEcho: value(1), request.OpGet: key,
+		request.OpSet: parseSet, request.OpDel: keys, request.OpExists: keys, request.OpMGet: keys,
+		request.OpExpire: parseExpire, request.OpPExpire: parseExpire,
+		request.OpTTL: key, request.OpPTTL: key, request.OpPersist: key, request.OpIncr: key,
+		request.OpDecr: key, request.OpType: key, request.OpIncrBy: keyInt, request.OpDecrBy: keyInt,
+		request.OpMSet: parseMSet, request.OpFlushAll: parseFlush, request.OpFlushDB: parseFlush,
+		request.OpInfo: rest(1), request.OpAuth: parseAuth, request.OpSelect: integerAt(1),
+		request.OpConfigGet: keyAndRest(2), request.OpClientSetName: value(2),
+		request.OpClientSetInfo: parseSetInfo, request.OpCommandDocs: rest(2), request.OpCommandInfo: rest(2),
+		request.OpCommandList: parseCommandList, request.OpCommandGetKeys: rest(2),
+		request.OpCommandGetKeysAndFlags: rest(2), request.OpHello: parseHello,
+	} {
+		parsers[op] = p
+	}
+}
+
+// The common shapes.
+
+func key(_ *Decoder, r *request.Request, args [][]byte) bool {
+	r.Key = args[1]
+	return true
+}
+
+func keys(_ *Decoder, r *request.Request, args [][]byte) bool {
+	r.Key, r.Args = args[1], args[2:]
+	return true
+}
+
+func keyInt(d *Decoder, r *request.Request, args [][]byte) bool {
+	r.Key = args[1]
+	return d.integer(args[2], &r.Amount)
+}
+
+// rest puts args[i:] in Args.
+func rest(i int) parser {
+	return func(_ *Decoder, r *request.Request, args [][]byte) bool {
+		r.Args = args[i:]
+		return true
+	}
+}
+
+// value puts args[i] in Value.
+func value(i int) parser {
+	return func(_ *Decoder, r *request.Request, args [][]byte) bool {
+		r.Value = args[i]
+		return true
+	}
+}
+
+// keyAndRest puts args[i] in Key and the rest in Args.
+func keyAndRest(i int) parser {
+	return func(_ *Decoder, r *request.Request, args [][]byte) bool {
+		r.Key, r.Args = args[i], args[i+1:]
+		return true
+	}
+}
+
+// integerAt reads args[i] into Amount.
+func integerAt(i int) parser {
+	return func(d *Decoder, r *request.Request, args [][]byte) bool {
+		return d.integer(args[i], &r.Amount)
+	}
+}

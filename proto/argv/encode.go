@@ -1,0 +1,155 @@
+package argv
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/goblin-kv/goblin/request"
+)
+
+// Encoder writes requests in Redis command syntax, the inverse of
+// Decoder: a client that builds a request.Request from typed arguments
+// sends it over RESP as the words Encode returns. The zero value is
+// ready; an Encoder is not safe for concurrent use, and what Words
+// returns is valid until the next call.
+type Encoder struct {
+	words [][]byte
+	num   []byte // formatted integers
+}
+
+// ErrNoSyntax is returned for an Op the encoder has no Redis syntax for.
+var ErrNoSyntax = errors.New("argv: no Redis syntax for this operation")
+
+// Words returns r as an argument vector: the command's name (and a
+// subcommand's), then its arguments. Decoding the words gives r back.
+func (e *Encoder) Words(r *request.Request) ([][]byte, error) {
+	if int(r.Op) >= len(nameWords) || nameWords[r.Op] == nil {
+		return nil, ErrNoSyntax
+	}
+	e.words = append(e.words[:0], nameWords[r.Op]...)
+	e.num = e.num[:0]
+	if f := encoders[r.Op]; f != nil {
+		f(e, r)
+	}
+	return e.words, nil
+}
+
+func (e *Encoder) add(w ...[]byte) { e.words = append(e.words, w...) }
+
+// int adds n in decimal. The digits live in e.num; when e.num grows into
+// a new array, words already taken still point at the old one, whose
+// digits nothing overwrites.
+func (e *Encoder) int(n int64) {
+	start := len(e.num)
+	e.num = strconv.AppendInt(e.num, n, 10)
+	e.words = append(e.words, e.num[start:len(e.num):len(e.num)])
+}
+
+var (
+	nameWords [request.NumOps][][]byte
+	encoders  [request.NumOps]func(e *Encoder, r *request.Request)
+)
+
+func word(s string) []byte { return []byte(s) }
+
+var (
+	wNX, wXX, wGT, wLT = word("NX"), word("XX"), word("GT"), word("LT")
+	wGet, wKeepTTL     = word("GET"), word("KEEPTTL")
+	wEX, wPX           = word("EX"), word("PX")
+	wEXAT, wPXAT       = word("EXAT"), word("PXAT")
+	wAuth, wSetName    = word("AUTH"), word("SETNAME")
+	wFilterBy          = word("FILTERBY")
+	expiryWords        = [...][]byte{nil, wEX, wPX, wEXAT, wPXAT}
+	listFilterWords    = [...][]byte{nil, word("MODULE"), word("ACLCAT"), word("PATTERN")}
+	keyAndArgs         = func(e *Encoder, r *request.Request) { e.add(r.Key); e.add(r.Args...) }
+	keyOnly            = func(e *Encoder, r *request.Request) { e.add(r.Key) }
+	argsOnly           = func(e *Encoder, r *request.Request) { e.add(r.Args...) }
+	valueOnly          = func(e *Encoder, r *request.Request) { e.add(r.Value) }
+	keyAmount          = func(e *Encoder, r *request.Request) { e.add(r.Key); e.int(r.Amount) }
+	amountOnly         = func(e *Encoder, r *request.Request) { e.int(r.Amount) }
+	keyValueAndArgs    = func(e *Encoder, r *request.Request) { e.add(r.Key, r.Value); e.add(r.Args...) }
+	expireFlagWords    = [...]struct {
+		f request.Flags
+		w []byte
+	}{{request.FlagNX, wNX}, {request.FlagXX, wXX}, {request.FlagGT, wGT}, {request.FlagLT, wLT}}
+)
+
+func init() {
+	for _, op := range request.All() {
+		s := request.Lookup(op)
+		if s.Dispatch {
+			continue
+		}
+		for _, w := range strings.Split(s.Name, "|") {
+			nameWords[op] = append(nameWords[op], []byte(strings.ToUpper(w)))
+		}
+	}
+	for op, f := range map[request.Op]func(*Encoder, *request.Request){
+		request.OpPing: argsOnly, request.OpEcho: valueOnly, request.OpGet: keyOnly, request.OpSet: encodeSet,
+		request.OpDel: keyAndArgs, request.OpExists: keyAndArgs, request.OpMGet: keyAndArgs,
+		request.OpExpire: encodeExpire, request.OpPExpire: encodeExpire, request.OpTTL: keyOnly,
+		request.OpPTTL: keyOnly, request.OpPersist: keyOnly, request.OpIncr: keyOnly, request.OpDecr: keyOnly,
+		request.OpType: keyOnly, request.OpIncrBy: keyAmount, request.OpDecrBy: keyAmount,
+		request.OpMSet: keyValueAndArgs, request.OpInfo: argsOnly, request.OpAuth: encodeAuth,
+		request.OpSelect: amountOnly, request.OpConfigGet: keyAndArgs, request.OpClientSetName: valueOnly,
+		request.OpClientSetInfo: func(e *Encoder, r *request.Request) { e.add(r.Key, r.Value) },
+		request.OpCommandDocs:   argsOnly, request.OpCommandInfo: argsOnly, request.OpCommandGetKeys: argsOnly,
+		request.OpCommandGetKeysAndFlags: argsOnly, request.OpCommandList: encodeCommandList,
+		request.OpHello: encodeHello,
+	} {
+		encoders[op] = f
+	}
+}
+
+func encodeSet(e *Encoder, r *request.Request) {
+	e.add(r.Key, r.Value)
+	for _, fw := range [...]struct {
+		f request.Flags
+		w []byte
+	}{{request.FlagNX, wNX}, {request.FlagXX, wXX}, {request.FlagKeepTTL, wKeepTTL}, {request.FlagGet, wGet}} {
+		if r.Flags&fw.f != 0 {
+			e.add(fw.w)
+		}
+	}
+	if r.Expiry != request.ExpiryNone && int(r.Expiry) < len(expiryWords) {
+		e.add(expiryWords[r.Expiry])
+		e.int(r.Expire)
+	}
+}
+
+func encodeExpire(e *Encoder, r *request.Request) {
+	e.add(r.Key)
+	e.int(r.Amount)
+	for _, fw := range expireFlagWords {
+		if r.Flags&fw.f != 0 {
+			e.add(fw.w)
+		}
+	}
+}
+
+func encodeAuth(e *Encoder, r *request.Request) {
+	if len(r.Key) > 0 {
+		e.add(r.Key)
+	}
+	e.add(r.Value)
+}
+
+func encodeCommandList(e *Encoder, r *request.Request) {
+	if r.Amount > 0 && int(r.Amount) < len(listFilterWords) {
+		e.add(wFilterBy, listFilterWords[r.Amount], r.Value)
+	}
+}
+
+func encodeHello(e *Encoder, r *request.Request) {
+	if r.Amount == 0 {
+		return
+	}
+	e.int(r.Amount)
+	if r.Flags&request.FlagHelloAuth != 0 {
+		e.add(wAuth, r.Key, r.Value)
+	}
+	if r.Flags&request.FlagHelloSetName != 0 && len(r.Args) > 0 {
+		e.add(wSetName, r.Args[0])
+	}
+}

@@ -11,7 +11,14 @@ import (
 // otherwise.
 func (e *Engine) encodeRESP(out []byte, resp3 bool) []byte {
 	r := &e.res
-	if r.Kind == reply.Error {
+	switch r.Kind { // the common answers first, without a call
+	case reply.Simple:
+		out = append(out, '+')
+		out = append(out, r.Value...)
+		return append(out, '\r', '\n')
+	case reply.Bulk:
+		return resp.AppendBulk(out, r.Value)
+	case reply.Error:
 		out = append(out, '-')
 		out = append(out, r.Value...)
 		return append(out, '\r', '\n')

@@ -1,12 +1,12 @@
 package request
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 )
 
 var (
-	byName      = map[string]Op{} // "get", "client|list"
 	parsedArgs  [NumOps][]Arg
 	subcommands [NumOps][]Op
 	ordered     []Op // top-level commands, then each container's subcommands after it
@@ -21,6 +21,7 @@ type specLists struct {
 }
 
 func init() {
+	seen := map[string]bool{}
 	for i := range specs {
 		s := &specs[i]
 		if s.Name == "" {
@@ -30,10 +31,11 @@ func init() {
 		if s.ReqKeys == (ArgRange{}) && (len(s.Keys) == 0 || s.ReqKeys.Step == 0) {
 			s.ReqKeys = NoArgs
 		}
-		if _, dup := byName[s.Name]; dup {
+		if seen[s.Name] {
 			panic(fmt.Sprintf("request: command %q twice in the table", s.Name))
 		}
-		byName[s.Name] = Op(i)
+		seen[s.Name] = true
+		addName(Op(i))
 		args, err := ParseSyntax(s.Syntax)
 		if err != nil {
 			panic(err)
@@ -68,66 +70,129 @@ func Lookup(op Op) *Spec {
 // an unknown Op.
 func Name(op Op) string { return specs[op].Name }
 
-// maxName bounds the length of a command name (and of "container|sub").
-const maxName = 40
+// Names are found through an open-addressed table keyed by the container
+// (OpNone for a top-level command) and the name packed into two words in
+// lower case, so a lookup folds and packs the name once and compares two
+// words with each candidate: no copy, no allocation, no Go map. Every name
+// a client types (a command, or a subcommand after its container) is at
+// most 16 bytes.
+const (
+	nameBits = 10
+	nameMask = 1<<nameBits - 1
+	maxName  = 16
+)
 
-// ByName returns the top-level command named name (any case), or OpNone.
-// It does not allocate.
-func ByName(name []byte) Op {
-	var buf [maxName]byte
-	n, ok := lower(buf[:], name)
+type nameKey struct {
+	lo, hi    uint64
+	n         uint8
+	container Op
+}
+
+type nameSlot struct {
+	key nameKey
+	op  Op
+}
+
+var names [1 << nameBits]nameSlot
+
+// pack folds name to lower case into a key; ok is false for a name longer
+// than any goblin knows.
+func pack(container Op, name []byte) (k nameKey, ok bool) {
+	if len(name) > maxName || len(name) == 0 {
+		return k, false
+	}
+	k.lo = lowerWord(load8(name))
+	if len(name) > 8 {
+		k.hi = lowerWord(load8(name[8:]))
+	}
+	k.n, k.container = uint8(len(name)), container
+	return k, true
+}
+
+// load8 reads up to the first 8 bytes of b as a little-endian word, zero
+// above len(b). A name decoded from a request usually has more of the
+// request after it, so when b's capacity allows, the word is read in one
+// load (the bytes past len(b) are in b's own array) and masked.
+func load8(b []byte) uint64 {
+	switch n := len(b); {
+	case n >= 8:
+		return binary.LittleEndian.Uint64(b)
+	case cap(b) >= 8:
+		return binary.LittleEndian.Uint64(b[:8]) & (1<<(8*n) - 1)
+	}
+	var buf [8]byte
+	copy(buf[:], b)
+	return binary.LittleEndian.Uint64(buf[:])
+}
+
+// lowerWord lowers the ASCII capitals among eight bytes at once: a byte's
+// high bit marks it as 'A'..'Z' (at least 'A', not above 'Z', high bit
+// clear), and that bit shifted to 0x20 is what lowers it.
+func lowerWord(w uint64) uint64 {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	seven := w &^ high
+	atLeastA := seven + (0x80-'A')*ones
+	aboveZ := seven + (0x80-'Z'-1)*ones
+	capital := atLeastA &^ aboveZ &^ w & high
+	return w | capital>>2
+}
+
+func (k *nameKey) slot() uint64 {
+	h := (k.lo ^ k.hi*0x9e3779b97f4a7c15 ^ uint64(k.n)<<56 ^ uint64(k.container)<<48) * 0xff51afd7ed558ccd
+	return h >> (64 - nameBits)
+}
+
+func addName(op Op) {
+	name := specs[op].Name
+	if c := specs[op].Container; c != OpNone {
+		name = name[len(specs[c].Name)+1:]
+	}
+	k, ok := pack(specs[op].Container, []byte(name))
+	if !ok {
+		panic(fmt.Sprintf("request: command name %q is longer than %d bytes", name, maxName))
+	}
+	for i := k.slot(); ; i++ {
+		if s := &names[i&nameMask]; s.op == OpNone {
+			*s = nameSlot{k, op}
+			return
+		}
+	}
+}
+
+func find(container Op, name []byte) Op {
+	k, ok := pack(container, name)
 	if !ok {
 		return OpNone
 	}
-	op := byName[string(buf[:n])]
-	if specs[op].Container != OpNone {
-		return OpNone // "client|list" is not a name a client sends
+	for i := k.slot(); ; i++ {
+		s := &names[i&nameMask]
+		if s.op == OpNone || s.key == k {
+			return s.op
+		}
 	}
-	return op
 }
+
+// ByName returns the top-level command named name (any case), or OpNone.
+// It does not allocate.
+func ByName(name []byte) Op { return find(OpNone, name) }
 
 // Subcommand returns container's subcommand named sub (any case), or
 // OpNone. It does not allocate.
 func Subcommand(container Op, sub []byte) Op {
-	var buf [maxName]byte
-	n := copy(buf[:], specs[container].Name)
-	if n == len(buf) {
+	if container == OpNone {
 		return OpNone
 	}
-	buf[n] = '|'
-	m, ok := lower(buf[n+1:], sub)
-	if !ok {
-		return OpNone
-	}
-	op := byName[string(buf[:n+1+m])]
-	if specs[op].Container != container {
-		return OpNone
-	}
-	return op
+	return find(container, sub)
 }
 
 // ByFullName returns the command or subcommand named name ("get",
 // "client|list"; any case), or OpNone.
 func ByFullName(name string) Op {
-	var buf [maxName]byte
-	n, ok := lower(buf[:], []byte(name))
+	c, sub, ok := strings.Cut(name, "|")
 	if !ok {
-		return OpNone
+		return ByName([]byte(name))
 	}
-	return byName[string(buf[:n])]
-}
-
-func lower(dst, name []byte) (int, bool) {
-	if len(name) > len(dst) {
-		return 0, false
-	}
-	for i, c := range name {
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst[i] = c
-	}
-	return len(name), true
+	return Subcommand(ByName([]byte(c)), []byte(sub))
 }
 
 // Subcommands returns a container's subcommands in table order.

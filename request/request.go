@@ -94,5 +94,9 @@ type Request struct {
 
 // Reset clears r for reuse, keeping Args' backing array.
 func (r *Request) Reset() {
-	*r = Request{Args: r.Args[:0]}
+	// Field by field: a struct assignment compiles to a copy from a
+	// zeroed temporary, measurably slower on the decode path.
+	r.CorrelationID, r.Op, r.Flags, r.Expiry, r.Expire, r.Amount = 0, 0, 0, 0, 0, 0
+	r.Key, r.Value, r.Args = nil, nil, r.Args[:0]
+	r.Compact, r.Version = false, 0
 }

@@ -2,6 +2,7 @@ package request
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -96,5 +97,32 @@ func TestKeyPositions(t *testing.T) {
 	r.EachKey(func(k []byte) { got = append(got, string(k)) })
 	if !reflect.DeepEqual(got, []string{"a", "b", "c"}) {
 		t.Fatalf("EachKey(MSET) = %q", got)
+	}
+}
+
+func TestLowerWord(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		w := uint64(c) | uint64(c)<<24 | 0x41<<8 | 0x5a<<16 | 0x40<<32 | 0x5b<<40 | 0xc1<<48
+		want := uint64(c)
+		if c >= 'A' && c <= 'Z' {
+			want += 32
+		}
+		want |= want<<24 | 0x61<<8 | 0x7a<<16 | 0x40<<32 | 0x5b<<40 | 0xc1<<48
+		if got := lowerWord(w); got != want {
+			t.Fatalf("byte %#x: lowerWord(%#x) = %#x, want %#x", c, w, got, want)
+		}
+	}
+	// A name whose array goes on past it, with capitals, as decoded from
+	// a request, and one that ends its array.
+	buf := []byte("GETxxxxxxxxxxxx")
+	if ByName(buf[:3]) != OpGet || ByName([]byte("GeT")[:3:3]) != OpGet || ByName(buf[:4]) != OpNone {
+		t.Fatal("ByName reads past the name")
+	}
+	for _, op := range All() {
+		s := Lookup(op)
+		name := strings.ToUpper(s.Name)
+		if got := ByFullName(name); got != op {
+			t.Errorf("ByFullName(%q) = %d, want %d", name, got, op)
+		}
 	}
 }

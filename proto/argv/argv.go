@@ -62,11 +62,18 @@ func (d *Decoder) Decode(r *request.Request, args [][]byte) bool {
 	if n := spec.Arity; (n > 0 && len(args) != n) || (n < 0 && len(args) < -n) || spec.Dispatch {
 		return d.wrongArgs(spec.Name)
 	}
+	if keyArg[op] { // GET, INCR...: the commonest shape, without a call
+		r.Key = args[1]
+		return true
+	}
 	if p := parsers[op]; p != nil {
 		return p(d, r, args)
 	}
 	return true
 }
+
+// keyArg marks the commands whose one argument is their key.
+var keyArg [request.NumOps]bool
 
 func (d *Decoder) fail(st reply.Status, text string) bool {
 	d.Status = st
@@ -108,11 +115,10 @@ var parsers [request.NumOps]parser
 
 func init() {
 	for op, p := range map[request.Op]parser{
-		request.OpPing: rest(1), request.OpEcho: value(1), request.OpGet: key,
+		request.OpPing: rest(1), request.OpEcho: value(1),
 		request.OpSet: parseSet, request.OpDel: keys, request.OpExists: keys, request.OpMGet: keys,
 		request.OpExpire: parseExpire, request.OpPExpire: parseExpire,
-		request.OpTTL: key, request.OpPTTL: key, request.OpPersist: key, request.OpIncr: key,
-		request.OpDecr: key, request.OpType: key, request.OpIncrBy: keyInt, request.OpDecrBy: keyInt,
+		request.OpIncrBy: keyInt, request.OpDecrBy: keyInt,
 		request.OpMSet: parseMSet, request.OpFlushAll: parseFlush, request.OpFlushDB: parseFlush,
 		request.OpInfo: rest(1), request.OpAuth: parseAuth, request.OpSelect: integerAt(1),
 		request.OpConfigGet: keyAndRest(2), request.OpClientSetName: value(2),
@@ -122,14 +128,13 @@ func init() {
 	} {
 		parsers[op] = p
 	}
+	for _, op := range []request.Op{request.OpGet, request.OpTTL, request.OpPTTL, request.OpPersist,
+		request.OpIncr, request.OpDecr, request.OpType} {
+		keyArg[op] = true
+	}
 }
 
 // The common shapes.
-
-func key(_ *Decoder, r *request.Request, args [][]byte) bool {
-	r.Key = args[1]
-	return true
-}
 
 func keys(_ *Decoder, r *request.Request, args [][]byte) bool {
 	r.Key, r.Args = args[1], args[2:]

@@ -64,8 +64,10 @@ func DialTarget(ctx context.Context, t target.Target, o DialOptions) (*Conn, err
 }
 
 // Dial connects to address on network "unix" (a socket path) or "tcp"
-// (host:port). ctx bounds the connection attempt only. Failures wrap the
-// underlying net error, so errors.Is(err, syscall.ECONNREFUSED) and
+// (host:port). ctx bounds the connection attempt only. A failed dial
+// returns the net package's error as it is: it already names the
+// operation, network and address ("dial tcp 127.0.0.1:6380: connect:
+// connection refused"), and errors.Is(err, syscall.ECONNREFUSED) and
 // errors.Is(err, os.ErrNotExist)-style checks work.
 func Dial(ctx context.Context, network, address string, o DialOptions) (*Conn, error) {
 	switch network {
@@ -76,7 +78,7 @@ func Dial(ctx context.Context, network, address string, o DialOptions) (*Conn, e
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, network, address)
 	if err != nil {
-		return nil, fmt.Errorf("uds: dial %s %s: %w", network, address, err)
+		return nil, err
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		// Requests are small and latency-bound: never wait to coalesce.

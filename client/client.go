@@ -57,6 +57,12 @@ var (
 	// ErrUnknownTransport is wrapped when no dialer is registered for the
 	// target's scheme.
 	ErrUnknownTransport = errors.New("client: no transport registered for scheme")
+	// ErrNoSBEEncoding is wrapped when Do is asked, over SBE, for a command
+	// (or subcommand) that is not in goblin's command table: SBE has a
+	// message for each command goblin knows and no generic one, so nothing
+	// was sent and the connection is kept. Over RESP the same command
+	// reaches the server, which may know it (a newer goblin, or Redis).
+	ErrNoSBEEncoding = errors.New("client: command has no SBE encoding")
 )
 
 // ServerError is an error reply from the server, e.g. "ERR syntax error"

@@ -138,8 +138,18 @@ func exerciseCommands(t *testing.T, c *Client) {
 		if v, err := c.Do(ctx, "NOSUCHCOMMAND", 1.5, true); !errors.As(err, &se) || v.Kind != KindError {
 			t.Fatalf("Do unknown command = %+v, %v", v, err)
 		}
-	} else if _, err := c.Do(ctx, "NOSUCHCOMMAND"); err == nil || errors.As(err, &se) {
-		t.Fatalf("Do unknown command over SBE = %v, want a client-side error", err)
+	} else {
+		// Commands SBE cannot carry are refused before anything is sent,
+		// with an error that says so (not one that reads like the
+		// server's), and the connection stays usable.
+		for _, cmd := range [][]any{{"NOSUCHCOMMAND"}, {"OBJECT", "ENCODING", "k"}, {"CONFIG", "NOPE"}} {
+			if _, err := c.Do(ctx, cmd...); !errors.Is(err, ErrNoSBEEncoding) || errors.As(err, &se) {
+				t.Fatalf("Do %v over SBE = %v, want ErrNoSBEEncoding", cmd, err)
+			}
+		}
+		if err := c.Ping(ctx); err != nil {
+			t.Fatalf("PING after a refused command: %v", err)
+		}
 	}
 	if _, err := c.Do(ctx, "SET", struct{}{}); err == nil {
 		t.Fatal("Do with an unsupported argument type succeeded")

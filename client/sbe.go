@@ -54,6 +54,11 @@ func (s *sbeCodec) appendTyped(dst []byte, r *request.Request) ([]byte, error) {
 // args, which outlive the encoding that follows.
 func (s *sbeCodec) translate(r *request.Request, args [][]byte) error {
 	if !s.dec.Decode(r, args) {
+		if s.dec.Status == reply.UnknownCommand {
+			// Not a goblin command (or subcommand): SBE has no message
+			// for it, whatever the server would make of it over RESP.
+			return fmt.Errorf("%w: %q (use proto=resp)", ErrNoSBEEncoding, args[0])
+		}
 		return fmt.Errorf("client: %s", s.dec.Text)
 	}
 	return nil

@@ -9,15 +9,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport/aeron"
+	"github.com/goblin-kv/goblin/transport/ring"
 	"github.com/peterh/liner"
 )
 
@@ -169,21 +173,30 @@ func (s *session) exec(words []string) int {
 	return exitOK
 }
 
-// report prints err helpfully and returns its exit code.
+// report prints err once, whole (every wrapper's words, none twice), and
+// returns its exit code. Only when nothing listens at the target does it
+// add how to start a server there.
 func (s *session) report(err error) int {
 	var ce *client.ConnError
 	switch {
-	case errors.Is(err, client.ErrDial):
-		tgt := s.cfg.target
-		if errors.As(err, &ce) {
-			tgt = ce.Target
+	case errors.Is(err, client.ErrNoSBEEncoding):
+		fmt.Fprintf(s.errw, "goblin-client: %v\n", err)
+		fmt.Fprintf(s.errw, "Nothing was sent: SBE has a message for each command goblin knows and no generic one; --proto resp sends any command.\n")
+		return exitUsage
+	case errors.As(err, &ce) && ce.Op == "dial":
+		// ce.Err is the transport's whole chain; the ConnError's own
+		// prefix would only repeat the target named here.
+		fmt.Fprintf(s.errw, "goblin-client: cannot connect to %s: %v\n", ce.Target, ce.Err)
+		if errors.Is(err, aeron.ErrConfig) {
+			return exitUsage // a bad target: nothing was dialled
 		}
-		fmt.Fprintf(s.errw, "goblin-client: cannot connect to %s: %v\n", tgt, rootCause(err))
-		fmt.Fprintf(s.errw, "Is goblin-server running? Start it with:  goblin-server --listen '%s'\n", tgt)
-		fmt.Fprintf(s.errw, "or point goblin-client elsewhere with --target.\n")
+		if nothingListens(err) {
+			fmt.Fprintf(s.errw, "Is goblin-server running? Start it with:  goblin-server --listen '%s'\n", ce.Target)
+			fmt.Fprintf(s.errw, "or point goblin-client elsewhere with --target.\n")
+		}
 		return exitConnect
 	case errors.As(err, &ce):
-		fmt.Fprintf(s.errw, "goblin-client: connection to %s lost during %s: %v\n", ce.Target, ce.Op, ce.Err)
+		fmt.Fprintf(s.errw, "goblin-client: %s: %s failed: %v\n", ce.Target, ce.Op, ce.Err)
 		return exitConnect
 	case errors.Is(err, client.ErrUnknownTransport):
 		fmt.Fprintf(s.errw, "goblin-client: %v\n", err)
@@ -198,24 +211,18 @@ func (s *session) report(err error) int {
 	return exitUsage
 }
 
-// rootCause strips wrapping down to the innermost error's text.
-func rootCause(err error) error {
-	for {
-		var next error
-		switch u := err.(type) {
-		case interface{ Unwrap() error }:
-			next = u.Unwrap()
-		case interface{ Unwrap() []error }:
-			errs := u.Unwrap()
-			if len(errs) > 0 {
-				next = errs[len(errs)-1]
-			}
-		}
-		if next == nil {
-			return err
-		}
-		err = next
+// nothingListens reports whether a dial failed because no server is there
+// at all: a refused connection, a socket path that does not exist, a ring
+// directory or Aeron channel nobody serves. A failed name lookup, a
+// protocol mismatch or a bad target is something else, and starting a
+// server would not fix it.
+func nothingListens(err error) bool {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return false
 	}
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) ||
+		errors.Is(err, ring.ErrNoServer) || errors.Is(err, aeron.ErrNoServer)
 }
 
 // script runs one command per line from r. Blank lines and lines starting

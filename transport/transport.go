@@ -67,6 +67,20 @@ type ProtocolConn interface {
 	Protocol() proto.Protocol
 }
 
+// TryWriter is implemented by a message transport's Conn whose request
+// channel holds a bounded amount. A pipelining client sends with TryWrite
+// and reads a reply whenever it reports false, so it never waits for room
+// that the server can free only by handing it replies it is not reading.
+type TryWriter interface {
+	Conn
+	// TryWrite sends p as one message, as Write does, if the connection
+	// can take all of it without waiting for the server, and reports
+	// whether it did; when it reports false nothing was sent. A message too
+	// large ever to fit at once always reports false: send it with Write
+	// once no reply is outstanding.
+	TryWrite(p []byte) (bool, error)
+}
+
 // Errors shared by every transport's client side, so callers can test for
 // them with errors.Is whatever the transport.
 var (

@@ -82,6 +82,30 @@ func mapFile(path string, flags int) ([]byte, error) {
 	return b, nil
 }
 
+// MapFD maps size bytes of the open file fd (a memfd handed over a socket,
+// say) read-write and shared, like Map. The caller keeps fd and may close
+// it once mapped: the mapping holds the file.
+func MapFD(fd, size int) ([]byte, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("shm: map fd %d: %w (%d bytes)", fd, ErrTooSmall, size)
+	}
+	b, err := syscall.Mmap(fd, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("shm: mmap fd %d: %w", fd, err)
+	}
+	return b, nil
+}
+
+// Contains reports whether addr (a fault address, say) lies inside the
+// mapping b.
+func Contains(b []byte, addr uintptr) bool {
+	if len(b) == 0 {
+		return false
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return addr >= base && addr-base < uintptr(len(b))
+}
+
 // Create creates (or truncates) the file at path with size bytes, all zero,
 // and maps it like Map. Tests and goblin's own rings use it.
 func Create(path string, size int) ([]byte, error) {

@@ -14,14 +14,19 @@ import (
 
 func init() { Register(target.Ring, buildRing) }
 
-// buildRing serves a ring:// target: one request message per record, each
-// executed inline by the engine.
+// buildRing serves a ring:// target: one request message per record (or a
+// run of records, for a long one), each executed inline by the engine.
 func buildRing(t target.Target, env *Env) (transport.Server, error) {
 	o, err := ring.ConfigFor(t)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}
 	o.Handler = ringHandler{env.Handler("ring/" + t.Proto.String())}
+	// The longest request a ring client may send is the longest a socket
+	// client may (--client-input-limit).
+	if env.Options != nil {
+		o.MaxMessage = env.Options.MaxInput
+	}
 	return ring.Listen(o)
 }
 

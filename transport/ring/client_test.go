@@ -3,7 +3,6 @@ package ring_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/server"
-	"github.com/goblin-kv/goblin/transport"
 )
 
 // TestClientLibrary drives the ring through the Go client library, which
@@ -51,14 +49,18 @@ func TestClientLibrary(t *testing.T) {
 			if n, err := c.Incr(ctx, "counter"); err != nil || n != 1 {
 				t.Fatalf("INCR: %d %v", n, err)
 			}
-			// A value larger than a record is refused cleanly and the
-			// client goes on.
-			err = c.Set(ctx, "big", make([]byte, 64<<10), client.SetOptions{})
-			if !errors.Is(err, transport.ErrMessageTooLarge) {
-				t.Fatalf("SET of a value larger than a record: %v", err)
+			// Values larger than a record travel in fragments.
+			for _, n := range []int{64 << 10, 1 << 20} {
+				val := bytes.Repeat([]byte{'v'}, n)
+				if err := c.Set(ctx, "big", val, client.SetOptions{}); err != nil {
+					t.Fatalf("SET of %d bytes: %v", n, err)
+				}
+				if got, err := c.Get(ctx, "big"); err != nil || !bytes.Equal(got, val) {
+					t.Fatalf("GET of %d bytes: %d bytes, %v", n, len(got), err)
+				}
 			}
 			if err := c.Ping(ctx); err != nil {
-				t.Fatalf("PING after a refused value: %v", err)
+				t.Fatalf("PING after long values: %v", err)
 			}
 		})
 	}

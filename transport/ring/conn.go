@@ -6,15 +6,18 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/goblin-kv/goblin/internal/shm"
 	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
 
@@ -64,6 +67,9 @@ const (
 	DefaultSpinLimit     = 1 << 14
 	DefaultParkTime      = 50 * time.Microsecond
 	DefaultServerTimeout = 3 * time.Second
+	// DefaultMaxReply is the longest reply a client accepts by default: a
+	// value of up to 1 GiB and its encoding.
+	DefaultMaxReply = 1<<30 + 64<<10
 	// livenessEvery is how often (in nanoseconds of waiting) a waiting client
 	// checks that the server still lives: one poll(2) on the handshake
 	// socket and two loads from the header.
@@ -72,8 +78,13 @@ const (
 
 // DialOptions configure Dial. The zero value spins and speaks RESP.
 type DialOptions struct {
-	// Proto is the protocol to speak; the server must speak it too.
+	// Proto is the protocol to speak; the server must speak it too, or
+	// Dial fails with ErrWrongProtocol.
 	Proto proto.Protocol
+	// AnyProto speaks whatever protocol the server speaks (Conn.Protocol
+	// tells which); Proto is then ignored. DialOptionsFor sets it for a
+	// target that names no protocol.
+	AnyProto bool
 	// Wait is the waiting strategy. Default Spin.
 	Wait Wait
 	// SpinLimit is how many empty polls Yield and Park spin first.
@@ -85,6 +96,9 @@ type DialOptions struct {
 	// transport.ErrServerGone (a dead server is noticed sooner: its end of
 	// the handshake socket hangs up).
 	ServerTimeout time.Duration
+	// MaxReply is the longest reply accepted; a longer one announced by
+	// the server breaks the connection. Default DefaultMaxReply.
+	MaxReply int
 }
 
 func (o *DialOptions) ensureDefaults() {
@@ -97,6 +111,9 @@ func (o *DialOptions) ensureDefaults() {
 	if o.ServerTimeout <= 0 {
 		o.ServerTimeout = DefaultServerTimeout
 	}
+	if o.MaxReply <= 0 {
+		o.MaxReply = DefaultMaxReply
+	}
 }
 
 // Conn is the client side of one ring pair. It implements transport.Conn
@@ -105,11 +122,16 @@ type Conn struct {
 	o        DialOptions
 	dir      string
 	fd       int    // handshake socket, held open for liveness both ways
-	mem      []byte // the client's file
+	mem      []byte // the client's memfd, mapped
 	req      producer
 	rep      consumer
-	deadline int64 // monotonic ns since clockBase; 0 = none
-	err      error // sticky: set once the server is gone
+	proto    proto.Protocol // the server's
+	maxMsg   int            // the longest request the server accepts
+	frag     fragmentWriter // a request longer than a record, going out
+	asm      assembler      // a reply longer than a record, coming in
+	broken   error          // sticky: a message was cut off midway; the rings are out of step
+	deadline int64          // monotonic ns since clockBase; 0 = none
+	err      error          // sticky: set once the server is gone
 	closed   bool
 	lastBeat int64
 	beatAt   int64
@@ -126,9 +148,18 @@ var clockBase = time.Now()
 // mono is a monotonic clock in nanoseconds.
 func mono() int64 { return int64(time.Since(clockBase)) }
 
+// Errors of Dial besides ErrNoServer and ErrRejected.
+var (
+	// ErrWrongProtocol reports a server that speaks the other protocol.
+	ErrWrongProtocol = errors.New("ring: wrong protocol")
+	// ErrPermission reports a handshake socket this user may not connect
+	// to; it also matches os.ErrPermission.
+	ErrPermission = errors.New("ring: permission denied")
+)
+
 // Dial connects to the ring server in dir: it asks the server for a ring
-// pair over the handshake socket, maps the file it names, and keeps the
-// socket open so each side notices when the other dies.
+// pair over the handshake socket, maps the memory it hands over, and keeps
+// the socket open so each side notices when the other dies.
 func Dial(ctx context.Context, dir string, o DialOptions) (*Conn, error) {
 	o.ensureDefaults()
 	sock := filepath.Join(dir, socketName)
@@ -136,69 +167,104 @@ func Dial(ctx context.Context, dir string, o DialOptions) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ring: socket: %w", err)
 	}
+	var fds []int // what came with the answer: the doorbell, the memfd
 	ok := false
 	defer func() {
 		if !ok {
 			unix.Close(fd)
+			for _, f := range fds {
+				unix.Close(f)
+			}
 		}
 	}()
 	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: sock}); err != nil {
+		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+			return nil, fmt.Errorf("%w: %s: %w", ErrPermission, accessHint(dir, sock), err)
+		}
 		return nil, fmt.Errorf("%w at %s: %v", ErrNoServer, dir, err)
 	}
-	if _, err := unix.Write(fd, []byte(helloLine(o.Proto))); err != nil {
+	if _, err := unix.Write(fd, []byte(helloLine(o.Proto, o.AnyProto))); err != nil {
 		return nil, fmt.Errorf("ring: hello to %s: %w", sock, err)
 	}
 	line, fds, err := readLine(ctx, fd)
-	// The answer carries the server's doorbell; a server without one sends
-	// none, and the client then never rings.
-	bell := -1
-	for _, f := range fds {
-		if bell < 0 && err == nil {
-			bell = f
-		} else {
-			unix.Close(f)
-		}
-	}
-	defer func() {
-		if !ok && bell >= 0 {
-			unix.Close(bell)
-		}
-	}()
 	if err != nil {
 		return nil, fmt.Errorf("ring: handshake with %s: %w", sock, err)
 	}
-	if msg, isErr := strings.CutPrefix(line, "ERR "); isErr {
+	if msg, isErr := strings.CutPrefix(line, answerErr); isErr {
 		return nil, fmt.Errorf("%w: %s", ErrRejected, msg)
 	}
-	name, isOK := strings.CutPrefix(line, "OK ")
-	if !isOK || name != filepath.Base(name) || !strings.HasPrefix(name, filePrefix) || !strings.HasSuffix(name, fileSuffix) {
-		return nil, fmt.Errorf("ring: handshake with %s: bad answer %q", sock, line)
+	if sp, isProto := strings.CutPrefix(line, answerProto); isProto {
+		fix := target.Target{Scheme: target.Ring, Path: dir, Proto: o.Proto}
+		if p, err := proto.Parse(sp); err == nil {
+			fix.Proto = p
+		}
+		return nil, fmt.Errorf("%w: the server at %s speaks %s, this client %s: dial %s, or leave proto out to speak the server's",
+			ErrWrongProtocol, dir, sp, o.Proto, fix)
 	}
-	mem, err := shm.Map(filepath.Join(dir, name))
+	rest, isOK := strings.CutPrefix(line, answerOK)
+	name, _, _ := strings.Cut(rest, " ")
+	if !isOK || !strings.HasPrefix(name, filePrefix) || len(fds) != 2 {
+		return nil, fmt.Errorf("ring: handshake with %s: bad answer %q with %d descriptors (a server of another release?)", sock, line, len(fds))
+	}
+	bell, mfd := fds[0], fds[1]
+	var st unix.Stat_t
+	if err := unix.Fstat(mfd, &st); err != nil {
+		return nil, fmt.Errorf("ring: the server's memfd: %w", err)
+	}
+	mem, err := shm.MapFD(mfd, int(st.Size))
 	if err != nil {
 		return nil, fmt.Errorf("ring: %w", err)
 	}
+	unix.Close(mfd) // the mapping holds the memory
+	fds = fds[:1]
 	g, err := readHeader(mem)
-	// Protocol: written by the server (plain) before it sent the file name;
+	// Protocol: written by the server (plain) before it sent the memfd;
 	// read here (plain) after receiving it; the socket orders the two.
-	if fp := proto.Protocol(shm.GetInt32(mem, offProto)); err == nil && fp != o.Proto {
-		err = fmt.Errorf("%w: file speaks %v", errBadFile, fp)
+	fp := proto.Protocol(shm.GetInt32(mem, offProto))
+	if err == nil && fp != o.Proto && !o.AnyProto {
+		err = fmt.Errorf("%w: it speaks %v", errBadFile, fp)
 	}
 	if err != nil {
 		shm.Unmap(mem)
 		return nil, err
 	}
 	prefault(mem)
-	c := &Conn{o: o, dir: dir, fd: fd, mem: mem,
-		req: newProducer(mem, g.reqBase, g.records, g.recordSize),
-		rep: newConsumer(mem, g.repBase, g.records, g.recordSize), bell: bell}
+	c := &Conn{o: o, dir: dir, fd: fd, mem: mem, proto: fp,
+		req:  newProducer(mem, g.reqBase, g.records, g.recordSize),
+		rep:  newConsumer(mem, g.repBase, g.records, g.recordSize),
+		asm:  newAssembler(g.recordSize-recHeader, o.MaxReply),
+		bell: bell}
+	// Largest request: written by the server (plain) before it sent the
+	// memfd; read here (plain) after.
+	c.maxMsg = max(int(shm.GetInt64(mem, offMaxMsg)), c.req.maxBytes)
 	binary.NativeEndian.PutUint64(c.one[:], 1)
-	// Flags: written by the server (plain) before it sent the file name,
+	// Flags: written by the server (plain) before it sent the memfd,
 	// read here (plain) after; the socket orders the two.
 	c.fenced = shm.GetInt32(mem, offFlags)&flagBarrier == 0 || !clientBarrier()
 	c.pfd[0] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
 	ok = true
 	return c, nil
+}
+
+// accessHint says why this user may not connect to the handshake socket
+// sock in dir: the socket, or the nearest directory above it this user
+// may not enter, and who owns it.
+func accessHint(dir, sock string) string {
+	what := sock
+	fi, err := os.Stat(sock)
+	for p := sock; err != nil && filepath.Dir(p) != p; {
+		// Stat fails below a directory we may not search: the first path
+		// up from there that we can stat is that directory.
+		p = filepath.Dir(p)
+		what = p
+		fi, err = os.Stat(p)
+	}
+	owner := ""
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && err == nil {
+		owner = fmt.Sprintf(" (owner uid %d, group gid %d, mode %04o)", st.Uid, st.Gid, fi.Mode().Perm())
+	}
+	return fmt.Sprintf("this user (uid %d) may not use %s%s, on the way to the ring server at %s; run the client as "+
+		"the server's user, or start the server with group=<a group of this user> in its ring target", os.Getuid(), what, owner, dir)
 }
 
 // readLine reads the server's one-line answer, honouring ctx, and the
@@ -215,7 +281,13 @@ func readLine(ctx context.Context, fd int) (line string, fds []int, err error) {
 		}
 		wait := 50 // ms, so a cancelled ctx is seen soon
 		if d, ok := ctx.Deadline(); ok {
-			if left := time.Until(d); left < 50*time.Millisecond {
+			left := time.Until(d)
+			if left <= 0 {
+				// The context's timer may fire late on a loaded machine;
+				// a negative poll timeout would wait for ever.
+				return "", fds, context.DeadlineExceeded
+			}
+			if left < 50*time.Millisecond {
 				wait = int(left/time.Millisecond) + 1
 			}
 		}
@@ -247,20 +319,22 @@ func readLine(ctx context.Context, fd int) (line string, fds []int, err error) {
 	}
 }
 
-// MaxMessage is the largest message one record carries, either way.
-func (c *Conn) MaxMessage() int { return c.req.maxBytes }
+// MaxMessage is the longest request the server accepts.
+func (c *Conn) MaxMessage() int { return c.maxMsg }
+
+// Protocol is the protocol the server speaks (transport.Negotiated).
+func (c *Conn) Protocol() proto.Protocol { return c.proto }
 
 // Write puts one request into the request ring. It waits (as ReadAppend
-// does) only while the ring is full.
+// does) only while the ring is full. A request longer than one record goes
+// in fragments as room appears; should Write fail in the middle of one
+// (deadline, server gone), the connection is broken for good.
 func (c *Conn) Write(p []byte) error {
-	if c.closed {
-		return transport.ErrClosed
-	}
-	if c.err != nil {
-		return c.err
+	if err := c.usable(); err != nil {
+		return err
 	}
 	if len(p) > c.req.maxBytes {
-		return fmt.Errorf("%w: request of %d bytes, ring records carry at most %d", transport.ErrMessageTooLarge, len(p), c.req.maxBytes)
+		return c.writeFragments(p)
 	}
 	if !c.req.hasSpace() {
 		if err := c.waitFor(false); err != nil {
@@ -268,40 +342,151 @@ func (c *Conn) Write(p []byte) error {
 		}
 	}
 	copy(c.req.claim()[:len(p)], p)
-	if c.fenced {
-		c.req.publishFenced(len(p), false)
-	} else {
-		c.req.publish(len(p), false)
+	c.publish(len(p))
+	return nil
+}
+
+// TryWrite writes p, as Write does, if the request ring has room for all
+// of it now, and reports whether it did (transport.TryWriter). A message
+// of more records than the ring holds never fits at once.
+func (c *Conn) TryWrite(p []byte) (bool, error) {
+	if err := c.usable(); err != nil {
+		return false, err
+	}
+	if len(p) <= c.req.maxBytes {
+		if !c.req.hasSpace() {
+			return false, nil
+		}
+		copy(c.req.claim()[:len(p)], p)
+		c.publish(len(p))
+		return true, nil
+	}
+	if err := c.checkSize(len(p)); err != nil {
+		return false, err
+	}
+	k := int64(fragmentCount(len(p), c.req.maxBytes))
+	if k > c.req.n || !c.req.hasRoom(k) {
+		return false, nil
+	}
+	c.frag.start(p)
+	for !c.frag.next(&c.req, c.fenced) {
 	}
 	c.ringIfParked()
+	return true, nil
+}
+
+func (c *Conn) usable() error {
+	switch {
+	case c.closed:
+		return transport.ErrClosed
+	case c.err != nil:
+		return c.err
+	}
+	return c.broken
+}
+
+func (c *Conn) checkSize(n int) error {
+	if n > c.maxMsg {
+		return fmt.Errorf("%w: request of %d bytes, the server at %s accepts at most %d", transport.ErrMessageTooLarge, n, c.dir, c.maxMsg)
+	}
 	return nil
+}
+
+// publish publishes the claimed request record and rings the doorbell if
+// the server is parked.
+func (c *Conn) publish(n int) {
+	if c.fenced {
+		c.req.publishFenced(n, false)
+	} else {
+		c.req.publish(n, false)
+	}
+	c.ringIfParked()
+}
+
+// writeFragments writes a request longer than one record, a fragment at a
+// time, waiting for room between them.
+func (c *Conn) writeFragments(p []byte) error {
+	if err := c.checkSize(len(p)); err != nil {
+		return err
+	}
+	c.frag.start(p)
+	for {
+		if !c.req.hasSpace() {
+			if err := c.waitFor(false); err != nil {
+				if c.frag.off == 0 {
+					c.frag = fragmentWriter{} // nothing went out: no harm done
+					return err
+				}
+				c.frag = fragmentWriter{}
+				c.broken = fmt.Errorf("%w, in the middle of a %d-byte request: the connection cannot go on", err, len(p))
+				return c.broken
+			}
+		}
+		done := c.frag.next(&c.req, c.fenced)
+		c.ringIfParked()
+		if done {
+			return nil
+		}
+	}
 }
 
 // ReadAppend appends the next reply message to dst. It spins (or follows
 // the Wait strategy) until the reply arrives, the deadline passes
 // (transport.ErrTimeout) or the server goes (transport.ErrServerGone). A
-// reply too large for a record is consumed and reported as
-// transport.ErrMessageTooLarge.
+// reply longer than a record is read a fragment at a time as the server
+// writes them; should ReadAppend fail in the middle of one, the connection
+// is broken for good.
 func (c *Conn) ReadAppend(dst []byte) ([]byte, error) {
 	if c.closed {
 		return dst, transport.ErrClosed
 	}
-	msg, tooLarge, ok := c.rep.peek()
+	if c.broken != nil {
+		return dst, c.broken
+	}
+	msg, more, ok := c.rep.peek()
 	if !ok {
 		if err := c.waitFor(true); err != nil {
 			return dst, err
 		}
-		msg, tooLarge, _ = c.rep.peek()
+		msg, more, _ = c.rep.peek()
 	}
-	if tooLarge {
-		n := c.rep.headLen()
-		c.rep.release()
-		return dst, fmt.Errorf("%w: reply of %d bytes, ring records carry at most %d", transport.ErrMessageTooLarge, n, c.rep.size-recHeader)
+	if more {
+		return c.readFragments(dst, msg)
 	}
 	dst = append(dst, msg...)
 	c.rep.release()
 	c.rang = false
 	return dst, nil
+}
+
+// readFragments reads a reply longer than a record, whose first fragment
+// is first.
+func (c *Conn) readFragments(dst, first []byte) ([]byte, error) {
+	start := len(dst)
+	rec, more := first, true
+	for {
+		var done bool
+		var err error
+		dst, done, err = c.asm.add(dst, rec, more)
+		c.rep.release()
+		if err != nil {
+			c.broken = fmt.Errorf("ring: reply from the server at %s: %w", c.dir, err)
+			return dst[:start], c.broken
+		}
+		if done {
+			c.rang = false
+			return dst, nil
+		}
+		var ok bool
+		if rec, more, ok = c.rep.peek(); !ok {
+			if err := c.waitFor(true); err != nil {
+				c.broken = fmt.Errorf("%w, in the middle of a %d-byte reply: the connection cannot go on", err, c.asm.total)
+				c.asm = newAssembler(c.asm.payload, c.asm.max)
+				return dst[:start], c.broken
+			}
+			rec, more, _ = c.rep.peek()
+		}
+	}
 }
 
 // waitFor waits until a reply is ready (reply) or the request ring has room

@@ -58,6 +58,7 @@ package ring
 
 import (
 	"encoding/binary"
+	"runtime/debug"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -81,6 +82,7 @@ func (s *Server) PrepareToPark() bool {
 	if s.closed {
 		return true
 	}
+	defer s.survive(debug.SetPanicOnFault(true))
 	s.stats.Parks++
 	for _, c := range s.clients {
 		// serverParked: written by the server (1 here, 0 in Unparked) with
@@ -99,7 +101,7 @@ func (s *Server) PrepareToPark() bool {
 		// A request counts only if serve would take it: with its reply
 		// ring full the client is not reading, and it rings again when it
 		// frees room (Conn.waitFor).
-		if _, _, ok := c.req.peek(); ok && c.rep.hasSpace() {
+		if c.ready() {
 			s.stats.ParksSkipped++
 			return false
 		}
@@ -113,6 +115,7 @@ func (s *Server) Unparked() {
 	if s.closed {
 		return
 	}
+	defer s.survive(debug.SetPanicOnFault(true))
 	for _, c := range s.clients {
 		// serverParked: see PrepareToPark. A client that read 1 just
 		// before this store may still ring: the next park then ends at
@@ -174,9 +177,10 @@ var clientBarrier = sync.OnceValue(func() bool {
 	return membarrier(membarrierRegisterGlobalExpedited) == nil
 })
 
-// sendAnswer writes the handshake answer line with the doorbell attached.
-func sendAnswer(fd int, line string, bell int) error {
-	return unix.Sendmsg(fd, []byte(line), unix.UnixRights(bell), nil, 0)
+// sendAnswer writes the handshake answer line with the doorbell and the
+// client's memfd attached, in that order.
+func sendAnswer(fd int, line string, bell, mem int) error {
+	return unix.Sendmsg(fd, []byte(line), unix.UnixRights(bell, mem), nil, 0)
 }
 
 // takeRights returns the descriptors an SCM_RIGHTS message carried.

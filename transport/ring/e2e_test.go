@@ -50,13 +50,15 @@ func startClientProc(t *testing.T, dir string, p proto.Protocol, id int, n int64
 	return startRole(t, "client", dir, p, fmt.Sprintf("GOBLIN_RING_ID=%d", id), fmt.Sprintf("GOBLIN_RING_N=%d", n))
 }
 
-func ringFiles(t *testing.T, dir string) []string {
+// serverRings counts the ring memfds the server process maps: one per
+// connected client.
+func serverRings(t *testing.T, p *testproc.Proc) int {
 	t.Helper()
-	m, err := filepath.Glob(filepath.Join(dir, "c-*.ring"))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", p.PID))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return m
+	return strings.Count(string(b), "/memfd:goblin-ring ")
 }
 
 func dial(t *testing.T, dir string, o ring.DialOptions) *ring.Conn {
@@ -147,7 +149,7 @@ func TestInProcessEngine(t *testing.T) {
 func TestClientKilledMidRequest(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ring")
 	gate := filepath.Join(t.TempDir(), "go")
-	startServerProc(t, dir, proto.RESP)
+	srv := startServerProc(t, dir, proto.RESP)
 	victim := startClientProc(t, dir, proto.RESP, 0, 1<<40)
 	victim.WaitLog(t, `^running`, 60*time.Second)
 	var others []*testproc.Proc
@@ -158,14 +160,14 @@ func TestClientKilledMidRequest(t *testing.T) {
 	for _, p := range others {
 		p.WaitLog(t, `^phase1`, 60*time.Second)
 	}
-	if got := len(ringFiles(t, dir)); got != 4 {
-		t.Fatalf("%d ring files with four clients connected", got)
+	if got := serverRings(t, srv); got != 4 {
+		t.Fatalf("the server maps %d rings with four clients connected", got)
 	}
 	if err := victim.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	victim.Wait(10 * time.Second)
-	testproc.WaitFor(t, 30*time.Second, "the killed client's rings reclaimed", func() bool { return len(ringFiles(t, dir)) == 3 })
+	testproc.WaitFor(t, 30*time.Second, "the killed client's rings reclaimed", func() bool { return serverRings(t, srv) == 3 })
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +177,7 @@ func TestClientKilledMidRequest(t *testing.T) {
 			t.Fatalf("client log: %s", p.Log())
 		}
 	}
-	testproc.WaitFor(t, 30*time.Second, "every ring file reclaimed", func() bool { return len(ringFiles(t, dir)) == 0 })
+	testproc.WaitFor(t, 30*time.Second, "every ring reclaimed", func() bool { return serverRings(t, srv) == 0 })
 	// The server still serves.
 	c := dial(t, dir, ring.DialOptions{})
 	w := newWorkload(9, proto.RESP, 8)
@@ -247,35 +249,44 @@ func TestStoppedServerHeartbeat(t *testing.T) {
 	}
 }
 
-// TestRestartSweepsLeftovers: a SIGKILLed server leaves its socket, lock
-// and ring files; the next server sweeps them and serves; a clean stop
-// leaves nothing.
+// TestRestartSweepsLeftovers: a SIGKILLed server leaves only its socket
+// and lock file, no ring memory (issue 13, item 7); its clients' rings go
+// with their last mapping; the next server sweeps the socket and serves; a
+// clean stop leaves nothing.
 func TestRestartSweepsLeftovers(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ring")
 	srv := startServerProc(t, dir, proto.SBE)
+	var conns []*ring.Conn
 	for i := range 3 {
 		c := dial(t, dir, ring.DialOptions{Proto: proto.SBE})
 		if err := newWorkload(i, proto.SBE, 4).run(c, 100); err != nil {
 			t.Fatal(err)
 		}
+		conns = append(conns, c)
 	}
-	old := ringFiles(t, dir)
-	if len(old) != 3 {
-		t.Fatalf("ring files before the crash: %v", old)
+	if got := serverRings(t, srv); got != 3 {
+		t.Fatalf("the server maps %d rings, want 3", got)
 	}
 	srv.Signal(syscall.SIGKILL)
 	srv.Wait(10 * time.Second)
-	if got := ringFiles(t, dir); len(got) != 3 {
-		t.Fatalf("a SIGKILLed server cannot clean up, yet files are %v", got)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.Name() != "ctl.sock" && e.Name() != "lock" {
+			t.Errorf("a SIGKILLed server left %s behind", e.Name())
+		}
+	}
+	for _, c := range conns {
+		c.Close() // the last mapping of each ring: its memory is freed
+	}
+	if n := strings.Count(readSelfMaps(t), "/memfd:goblin-ring "); n != 0 {
+		t.Fatalf("%d ring mappings remain in the client after Close", n)
 	}
 	srv2 := startServerProc(t, dir, proto.SBE)
-	if !strings.Contains(srv2.Log(), "swept=4") { // three ring files and the socket
+	if !strings.Contains(srv2.Log(), "swept=1") { // the socket
 		t.Fatalf("restarted server: %s", srv2.Log())
-	}
-	for _, f := range old {
-		if _, err := os.Stat(f); !os.IsNotExist(err) {
-			t.Fatalf("leftover %s survives the restart", f)
-		}
 	}
 	c := dial(t, dir, ring.DialOptions{Proto: proto.SBE})
 	if err := newWorkload(7, proto.SBE, 4).run(c, 100); err != nil {
@@ -288,6 +299,15 @@ func TestRestartSweepsLeftovers(t *testing.T) {
 		ents, _ := os.ReadDir(dir)
 		t.Fatalf("files outlive a clean shutdown: %v", ents)
 	}
+}
+
+func readSelfMaps(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // TestStress: 8 client processes pipeline checked SET/GET requests with
@@ -326,4 +346,68 @@ func TestStress(t *testing.T) {
 			t.Logf("8 clients × %d requests over %s rings in %v (%.0f requests/s)", n, p, d, float64(8*n)/d.Seconds())
 		})
 	}
+}
+
+// TestPermissionDenied: a user who may not reach the handshake socket is
+// told permission denied and what to do, not that no server runs there
+// (issue 13, item 8). Root may open anything, so as root the dialling
+// process runs as nobody; otherwise the directory is made unsearchable.
+func TestPermissionDenied(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ring")
+	_, loop, err := newServer(dir, proto.RESP, server.IdleYield)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go loop.Run()
+	t.Cleanup(func() { loop.Stop(); <-loop.Done() })
+	var out string
+	if os.Geteuid() == 0 {
+		// The test binary sits in a directory only root may enter: run a
+		// copy nobody may execute.
+		bin := filepath.Join(worldDir(t), "ring.test")
+		b, err := os.ReadFile(os.Args[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(bin, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "-test.run=^$")
+		cmd.Env = append(os.Environ(), "GOBLIN_RING_ROLE=dial", "GOBLIN_RING_DIR="+dir)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		o, err := cmd.CombinedOutput()
+		if err == nil {
+			t.Fatalf("nobody dialled root's ring: %s", o)
+		}
+		out = string(o)
+	} else {
+		if err := os.Chmod(dir, 0); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Chmod(dir, 0o700)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, err := ring.Dial(ctx, dir, ring.DialOptions{AnyProto: true})
+		if err == nil {
+			t.Fatal("dialled through a directory of mode 0")
+		}
+		out = fmt.Sprintf("dial error: %v (permission: %t)", err, errors.Is(err, ring.ErrPermission) && errors.Is(err, os.ErrPermission))
+	}
+	t.Log(out)
+	if !strings.Contains(out, "permission denied") || !strings.Contains(out, "(permission: true)") || strings.Contains(out, "no server") {
+		t.Fatalf("a refused user was told %q, want permission denied (and ErrPermission), not no server", out)
+	}
+}
+
+// worldDir makes a directory every user may enter, removed in cleanup.
+func worldDir(t *testing.T) string {
+	d, err := os.MkdirTemp("", "goblin-ring-perm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	if err := os.Chmod(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

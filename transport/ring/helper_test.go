@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -38,6 +39,8 @@ func TestMain(m *testing.M) {
 		os.Exit(serverMain())
 	case "client":
 		os.Exit(clientMain())
+	case "dial":
+		os.Exit(dialMain())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown GOBLIN_RING_ROLE")
 		os.Exit(2)
@@ -150,6 +153,21 @@ func clientMain() int {
 	}
 	fmt.Printf("done requests=%d\n", w.replies)
 	c.Close()
+	return 0
+}
+
+// dialMain is the "dial" role: dial GOBLIN_RING_DIR once and print the
+// error, if any.
+func dialMain() int {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := ring.Dial(ctx, os.Getenv("GOBLIN_RING_DIR"), ring.DialOptions{AnyProto: true, Wait: ring.Park})
+	if err != nil {
+		fmt.Printf("dial error: %v (permission: %t)\n", err, errors.Is(err, ring.ErrPermission) && errors.Is(err, os.ErrPermission))
+		return 1
+	}
+	c.Close()
+	fmt.Println("dialled")
 	return 0
 }
 

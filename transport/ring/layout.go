@@ -9,7 +9,8 @@ import (
 	"github.com/goblin-kv/goblin/internal/shm"
 )
 
-// The layout of one client's shared-memory file: a header page, then the
+// The layout of one client's shared memory, a memfd the server creates and
+// hands the client over the handshake socket: a header page, then the
 // request ring (client → server), then the reply ring (server → client),
 // each starting on a page boundary.
 //
@@ -23,6 +24,7 @@ import (
 //	36     clientPID   int32  as the kernel reported it (SO_PEERCRED)
 //	40     clientID    int64
 //	48     flags       int32  flagBarrier: the server issues membarrier before parking
+//	56     maxMessage  int64  the longest request message the server accepts
 //	128    serverBeat  int64  own 128-byte block: server heartbeat counter
 //	256    serverState int64  own 128-byte block: stateClosed once the server closed
 //	384    clientState int64  own 128-byte block: stateClosed once the client closed
@@ -32,16 +34,16 @@ import (
 //	…      reply ring
 //
 // Fields up to offset 128 are written by the server before it sends the
-// file's name over the handshake socket and never change afterwards; the
-// client reads them after receiving the name, and the socket's system calls
-// order the two. The four words after them are the only header fields
+// memfd over the handshake socket and never change afterwards; the client
+// reads them after receiving it, and the socket's system calls order the
+// two. The four words after them are the only header fields
 // written while the rings run, each in its own pair of cache lines, far from
 // the rings' index lines. serverParked is the one word both sides write: the
 // server sets it before it parks and clears it when it wakes, and a client
 // clears it (compare-and-swap) when it rings the doorbell; see doorbell.go.
 const (
 	magic        = int64(0x31474e524c424f47) // "GOBLRNG1" little-endian
-	version      = 1
+	version      = 2                         // 2: fragments, memfds, the server's protocol in the answer
 	pageSize     = 4096
 	offMagic     = 0
 	offVersion   = 8
@@ -53,6 +55,7 @@ const (
 	offClientPID = 36
 	offClientID  = 40
 	offFlags     = 48
+	offMaxMsg    = 56
 	flagBarrier  = 1 // the server fences clients with membarrier before it parks (doorbell.go)
 	offBeat      = 128
 	offSrvState  = 256

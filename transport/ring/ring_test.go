@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/goblin-kv/goblin/internal/shm"
 	"github.com/goblin-kv/goblin/internal/testproc"
 	"github.com/goblin-kv/goblin/proto"
@@ -95,25 +97,6 @@ func TestRingTagWraps(t *testing.T) {
 		if _, _, ok := c.peek(); ok {
 			t.Fatalf("after %d (tag %#x) an empty ring shows a message", seq, uint32(seq+1))
 		}
-	}
-}
-
-func TestRingTooLargeRecord(t *testing.T) {
-	const n, size = 2, 64
-	mem := make([]byte, ringBytes(n, size))
-	p := newProducer(mem, 0, n, size)
-	c := newConsumer(mem, 0, n, size)
-	if !p.hasSpace() {
-		t.Fatal("no space")
-	}
-	p.publish(1000, true)
-	if _, tooLarge, ok := c.peek(); !ok || !tooLarge || c.headLen() != 1000 {
-		t.Fatalf("too-large record: ok=%v tooLarge=%v len=%d", ok, tooLarge, c.headLen())
-	}
-	c.release()
-	p.offer([]byte("after"))
-	if msg, _, ok := c.peek(); !ok || string(msg) != "after" {
-		t.Fatalf("record after a too-large one: %q %v", msg, ok)
 	}
 }
 
@@ -281,6 +264,17 @@ func ringFiles(t testing.TB, dir string) []string {
 	return m
 }
 
+// ringMaps counts this process's mappings of ring memfds: two per client
+// while both the server and the client (both in this process) map it.
+func ringMaps(t testing.TB) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "/memfd:"+memfdName)
+}
+
 func TestServeAndReclaim(t *testing.T) {
 	h := &echo{}
 	srv, dir := listenTest(t, Options{Handler: h, Records: 8, RecordSize: 256})
@@ -293,11 +287,13 @@ func TestServeAndReclaim(t *testing.T) {
 	if got := roundTrip(t, b, "world"); got != "world" {
 		t.Fatalf("b got %q", got)
 	}
-	files := ringFiles(t, dir)
-	if len(files) != 2 {
-		t.Fatalf("ring files %v, want 2", files)
+	if files := ringFiles(t, dir); len(files) != 0 {
+		t.Fatalf("ring files %v: the rings live in memfds", files)
 	}
-	for _, f := range append(files, filepath.Join(dir, socketName), filepath.Join(dir, lockName)) {
+	if n := ringMaps(t); n != 4 {
+		t.Fatalf("%d ring memfd mappings with two clients, want 4 (server's and client's)", n)
+	}
+	for _, f := range []string{filepath.Join(dir, socketName), filepath.Join(dir, lockName)} {
 		st, err := os.Stat(f)
 		if err != nil {
 			t.Fatal(err)
@@ -319,7 +315,7 @@ func TestServeAndReclaim(t *testing.T) {
 		t.Fatalf("write after close: %v", err)
 	}
 	testproc.WaitFor(t, 10*time.Second, "the closed client's ring to be reclaimed", func() bool {
-		return len(ringFiles(t, dir)) == 1 && l.stats().Clients == 1
+		return ringMaps(t) == 2 && l.stats().Clients == 1
 	})
 	if got := roundTrip(t, b, "still here"); got != "still here" {
 		t.Fatalf("b after a left: %q", got)
@@ -343,29 +339,104 @@ func TestServeAndReclaim(t *testing.T) {
 	}
 }
 
-func TestMessageTooLarge(t *testing.T) {
-	srv, dir := listenTest(t, Options{Records: 4, RecordSize: 128})
-	startLoop(t, srv)
+// TestLongMessages sends messages around every fragment boundary of a
+// small ring, up to many times the whole ring, and back: each comes back
+// byte for byte, and the ring goes on carrying one-record messages.
+func TestLongMessages(t *testing.T) {
+	const records, size = 4, 128
+	srv, dir := listenTest(t, Options{Records: records, RecordSize: size, MaxMessage: 100 << 10})
+	l := startLoop(t, srv)
 	c := dialTest(t, dir, DialOptions{})
-	if c.MaxMessage() != 128-recHeader {
-		t.Fatalf("MaxMessage %d", c.MaxMessage())
+	payload := size - recHeader
+	if c.MaxMessage() != 100<<10 {
+		t.Fatalf("MaxMessage %d, want the server's 100 KiB", c.MaxMessage())
+	}
+	sizes := []int{0, 1, payload - 1, payload, payload + 1, 2*payload - fragPrefix, 2*payload - fragPrefix + 1,
+		records * payload, records*payload + 1, 10 * records * payload, 100<<10 - 1, 100 << 10}
+	for _, n := range sizes {
+		msg := make([]byte, n)
+		for i := range msg {
+			msg[i] = byte(i*7 + n)
+		}
+		if got := roundTrip(t, c, string(msg)); got != string(msg) {
+			t.Fatalf("%d-byte message came back as %d bytes (equal prefix %d)", n, len(got), commonPrefix(got, string(msg)))
+		}
+	}
+	// Replies longer than the ring, asked for by short requests.
+	for _, n := range []int{payload + 1, 3 * records * payload} {
+		if got := roundTrip(t, c, "big "+strconv.Itoa(n)); got != strings.Repeat("b", n) {
+			t.Fatalf("reply of %d bytes came back as %d", n, len(got))
+		}
+	}
+	st := l.stats()
+	if st.FragmentedRequests == 0 || st.FragmentedReplies == 0 || st.Malformed != 0 {
+		t.Fatalf("stats %+v: want fragmented requests and replies, nothing malformed", st)
 	}
 	err := c.Write(make([]byte, c.MaxMessage()+1))
-	if !errors.Is(err, transport.ErrMessageTooLarge) {
+	if !errors.Is(err, transport.ErrMessageTooLarge) || !strings.Contains(err.Error(), "at most 102400") {
 		t.Fatalf("oversized write: %v", err)
-	}
-	if got := roundTrip(t, c, strings.Repeat("m", c.MaxMessage())); len(got) != c.MaxMessage() {
-		t.Fatalf("largest message came back as %d bytes", len(got))
-	}
-	// A reply too large for a record is reported, and the ring goes on.
-	c.Write([]byte("big 500"))
-	if _, err := c.ReadAppend(nil); !errors.Is(err, transport.ErrMessageTooLarge) {
-		t.Fatalf("oversized reply: %v", err)
 	}
 	for i := 0; i < 10; i++ {
 		if got := roundTrip(t, c, "ok"); got != "ok" {
-			t.Fatalf("after oversized reply: %q", got)
+			t.Fatalf("after an oversized request: %q", got)
 		}
+	}
+}
+
+func commonPrefix(a, b string) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// TestTryWrite: TryWrite fills the request ring without waiting, says so
+// when a message does not fit, and never takes a message of more records
+// than the ring holds; replies read make room again.
+func TestTryWrite(t *testing.T) {
+	const records, size = 4, 128
+	srv, dir := listenTest(t, Options{Records: records, RecordSize: size})
+	l := startLoop(t, srv) // for the handshake
+	c := dialTest(t, dir, DialOptions{})
+	l.halt()
+	payload := size - recHeader
+	// No loop runs now: nothing is consumed.
+	for i := range records {
+		if ok, err := c.TryWrite([]byte{byte('a' + i)}); !ok || err != nil {
+			t.Fatalf("TryWrite %d into a ring of %d: %v %v", i, records, ok, err)
+		}
+	}
+	if ok, err := c.TryWrite([]byte("x")); ok || err != nil {
+		t.Fatalf("TryWrite into a full ring: %v %v", ok, err)
+	}
+	startLoop(t, srv)
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	for i := range records {
+		got, err := c.ReadAppend(nil)
+		if err != nil || string(got) != string(rune('a'+i)) {
+			t.Fatalf("reply %d: %q %v", i, got, err)
+		}
+	}
+	two := make([]byte, 2*payload-fragPrefix) // exactly two records
+	testproc.WaitFor(t, 10*time.Second, "room for a two-record message", func() bool {
+		ok, err := c.TryWrite(two)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	})
+	if got, err := c.ReadAppend(nil); err != nil || len(got) != len(two) {
+		t.Fatalf("two-record reply: %d bytes, %v", len(got), err)
+	}
+	huge := make([]byte, records*payload) // more records than the ring has
+	for range 3 {
+		if ok, err := c.TryWrite(huge); ok || err != nil {
+			t.Fatalf("TryWrite of a message larger than the ring: %v %v", ok, err)
+		}
+	}
+	if got := roundTrip(t, c, string(huge)); len(got) != len(huge) {
+		t.Fatalf("Write of a message larger than the ring: %d bytes back", len(got))
 	}
 }
 
@@ -415,18 +486,44 @@ func TestHandshakeErrors(t *testing.T) {
 	}
 }
 
+// TestProtocolMismatchRefused: a client that asks for the other protocol
+// is refused with both named and the fix, and one that asks for none
+// speaks the server's.
 func TestProtocolMismatchRefused(t *testing.T) {
 	srv, dir := listenTest(t, Options{Proto: proto.SBE})
 	startLoop(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	start := time.Now()
 	_, err := Dial(ctx, dir, DialOptions{Proto: proto.RESP})
-	if !errors.Is(err, ErrRejected) || !strings.Contains(err.Error(), "speaks sbe") {
+	took := time.Since(start)
+	if !errors.Is(err, ErrWrongProtocol) {
 		t.Fatalf("resp client on an sbe ring: %v", err)
 	}
+	for _, want := range []string{"speaks sbe", "this client resp", "ring://" + dir + "?proto=sbe", "leave proto out"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	t.Logf("refused in %v: %v", took, err)
 	c := dialTest(t, dir, DialOptions{Proto: proto.SBE})
-	if got := roundTrip(t, c, "sbe"); got != "sbe" {
+	if got := roundTrip(t, c, "sbe"); got != "sbe" || c.Protocol() != proto.SBE {
+		t.Fatalf("%q %v", got, c.Protocol())
+	}
+	any := dialTest(t, dir, DialOptions{AnyProto: true})
+	if any.Protocol() != proto.SBE {
+		t.Fatalf("a client of any protocol learned %v, want sbe", any.Protocol())
+	}
+	if got := roundTrip(t, any, "learned"); got != "learned" {
 		t.Fatalf("%q", got)
+	}
+	tg, _ := target.Parse("ring://" + dir)
+	if o, err := DialOptionsFor(tg); err != nil || !o.AnyProto {
+		t.Fatalf("a target without proto: %+v %v, want AnyProto", o, err)
+	}
+	tg, _ = target.Parse("ring://" + dir + "?proto=resp")
+	if o, err := DialOptionsFor(tg); err != nil || o.AnyProto {
+		t.Fatalf("a target with proto: %+v %v, want it fixed", o, err)
 	}
 }
 
@@ -461,7 +558,7 @@ func TestGroupMode(t *testing.T) {
 	startLoop(t, srv)
 	c := dialTest(t, dir, DialOptions{})
 	roundTrip(t, c, "g")
-	for _, f := range append(ringFiles(t, dir), filepath.Join(dir, socketName)) {
+	for _, f := range []string{filepath.Join(dir, socketName), filepath.Join(dir, lockName)} {
 		st, err := os.Stat(f)
 		if err != nil {
 			t.Fatal(err)
@@ -562,5 +659,109 @@ func TestWaitNoAllocations(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("%v allocations per wait, want 0", allocs)
+	}
+}
+
+// rawHandshake connects to the server in dir as a client would and returns
+// the handshake socket, the doorbell and the memfd the server hands over,
+// closed in cleanup.
+func rawHandshake(t *testing.T, dir string) (sock, bell, mfd int) {
+	t.Helper()
+	sock, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(sock) })
+	if err := unix.Connect(sock, &unix.SockaddrUnix{Name: filepath.Join(dir, socketName)}); err != nil {
+		t.Fatal(err)
+	}
+	unix.Write(sock, []byte(helloLine(proto.RESP, true)))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	line, fds, err := readLine(ctx, sock)
+	for _, f := range fds {
+		t.Cleanup(func() { unix.Close(f) })
+	}
+	if err != nil || !strings.HasPrefix(line, answerOK) || len(fds) != 2 {
+		t.Fatalf("handshake: %q with %d descriptors, %v", line, len(fds), err)
+	}
+	return sock, fds[0], fds[1]
+}
+
+// TestClientCannotResizeItsRings: the memfd a client gets is sealed, so no
+// truncation, shrinking or growing of it can change what the server maps
+// (issue 13, item 1: truncating a ring file once killed the server with
+// SIGBUS), and the seals cannot be lifted. Punching a hole, which a sealed
+// size still allows, only zeroes memory; the server goes on serving.
+func TestClientCannotResizeItsRings(t *testing.T) {
+	srv, dir := listenTest(t, Options{})
+	l := startLoop(t, srv)
+	other := dialTest(t, dir, DialOptions{})
+	_, _, mfd := rawHandshake(t, dir)
+	var st unix.Stat_t
+	if err := unix.Fstat(mfd, &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int64{0, st.Size / 2, st.Size - 1, st.Size + 1, 2 * st.Size} {
+		if err := unix.Ftruncate(mfd, size); !errors.Is(err, unix.EPERM) {
+			t.Errorf("ftruncate of the ring memfd to %d bytes: %v, want EPERM", size, err)
+		}
+	}
+	if err := unix.Fallocate(mfd, 0, st.Size, 4096); !errors.Is(err, unix.EPERM) {
+		t.Errorf("growing the memfd with fallocate: %v, want EPERM", err)
+	}
+	seals, err := unix.FcntlInt(uintptr(mfd), unix.F_GET_SEALS, 0)
+	if err != nil || seals&(unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_SEAL) != unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_SEAL {
+		t.Errorf("seals %#x %v, want shrink, grow and seal", seals, err)
+	}
+	if _, err := unix.FcntlInt(uintptr(mfd), unix.F_ADD_SEALS, unix.F_SEAL_WRITE); !errors.Is(err, unix.EPERM) {
+		t.Errorf("adding a seal after F_SEAL_SEAL: %v, want EPERM", err)
+	}
+	if err := unix.Fallocate(mfd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, 0, st.Size); err != nil {
+		t.Logf("punching a hole: %v", err)
+	}
+	for i := range 100 {
+		if got := roundTrip(t, other, strconv.Itoa(i)); got != strconv.Itoa(i) {
+			t.Fatalf("the other client after the attack: %q", got)
+		}
+	}
+	if st := l.stats(); st.Clients != 2 || st.Faults != 0 {
+		t.Fatalf("stats %+v: want both clients, no fault", st)
+	}
+}
+
+// TestFaultDropsOnlyThatClient is the second line of defence: should an
+// access to a client's mapping ever fault (here a client's rings are
+// swapped for a file that is then truncated, what a version 1 client could
+// do), the server drops that client and the others go on.
+func TestFaultDropsOnlyThatClient(t *testing.T) {
+	srv, dir := listenTest(t, Options{})
+	l := startLoop(t, srv)
+	victim := dialTest(t, dir, DialOptions{})
+	other := dialTest(t, dir, DialOptions{})
+	roundTrip(t, victim, "before")
+	l.halt()
+	c := srv.clients[0]
+	path := filepath.Join(t.TempDir(), "victim.ring")
+	m, err := shm.Create(path, len(c.mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(m, c.mem)
+	shm.Unmap(c.mem)
+	c.mem, c.req.mem, c.rep.mem = m, m, m
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	// The victim's next request would be found in memory that is gone.
+	srv.Poll(mono())
+	var st Stats
+	srv.Stats(&st)
+	if st.Faults != 1 || st.Clients != 1 {
+		t.Fatalf("stats %+v after a fault: want 1 fault and 1 client left", st)
+	}
+	startLoop(t, srv)
+	if got := roundTrip(t, other, "after"); got != "after" {
+		t.Fatalf("the other client after the fault: %q", got)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,8 +23,13 @@ import (
 const (
 	lockName   = "lock"     // flock'ed by the live server; holds its pid and epoch
 	socketName = "ctl.sock" // the handshake socket
-	filePrefix = "c-"       // client files: c-<epoch>-<id>.ring
+	// Client files of version 1 servers, c-<epoch>-<id>.ring: swept when
+	// found. Clients' rings now live in memfds, which have no name in any
+	// directory; a client's memfd is called "goblin-ring c-<epoch>-<id>"
+	// (see /proc/PID/maps).
+	filePrefix = "c-"
 	fileSuffix = ".ring"
+	memfdName  = "goblin-ring "
 )
 
 // Defaults for Options.
@@ -33,7 +40,14 @@ const (
 	DefaultMaxClients       = 1024
 	DefaultHousekeeping     = time.Millisecond
 	DefaultLivenessInterval = 10 * time.Millisecond
-	handshakeTimeout        = 2 * time.Second
+	// DefaultMaxMessage is the longest request accepted by default: the
+	// stream transports' input limit, room for a value of the store's
+	// default maximum (16 MiB) several times over.
+	DefaultMaxMessage = 64 << 20
+	handshakeTimeout  = 2 * time.Second
+	// keepBuffer is the most a client's reassembly buffer keeps between
+	// fragmented requests; a larger one is given back to the GC.
+	keepBuffer = 1 << 20
 )
 
 // Errors.
@@ -83,9 +97,14 @@ type Options struct {
 	// Default DefaultRecords.
 	Records int
 	// RecordSize is the size of one record, its 8-byte header included: a
-	// multiple of 64. A message longer than RecordSize-8 bytes is refused
-	// with transport.ErrMessageTooLarge. Default DefaultRecordSize.
+	// multiple of 64. A message longer than RecordSize-8 bytes travels in
+	// fragments, one per record. Default DefaultRecordSize.
 	RecordSize int
+	// MaxMessage is the longest request message accepted: a client refuses
+	// to send a longer one (transport.ErrMessageTooLarge), and a client
+	// that announces one anyway is dropped. Replies have no limit here.
+	// Default DefaultMaxMessage; never less than one record.
+	MaxMessage int
 	// Group, when set (a group name or numeric gid), makes the directory,
 	// socket and ring files group-accessible (0750/0660) and owned by that
 	// group, so processes of other users in the group can connect.
@@ -127,6 +146,10 @@ func (o *Options) ensureDefaults() {
 	if o.LivenessInterval <= 0 {
 		o.LivenessInterval = DefaultLivenessInterval
 	}
+	if o.MaxMessage <= 0 {
+		o.MaxMessage = DefaultMaxMessage
+	}
+	o.MaxMessage = max(o.MaxMessage, o.RecordSize-recHeader)
 }
 
 func (o *Options) validate() error {
@@ -150,7 +173,11 @@ type Stats struct {
 	Reclaimed int64 // clients whose rings were reclaimed after they went
 	Swept     int   // leftover files removed when the server started
 	Requests  int64 // requests served
-	TooLarge  int64 // replies that did not fit a record
+	// Messages longer than one record (see fragment.go).
+	FragmentedRequests int64 // requests that came in fragments
+	FragmentedReplies  int64 // replies that went out in fragments
+	Malformed          int64 // clients dropped for a malformed fragment sequence
+	Faults             int64 // clients dropped after a memory fault in their mapping
 	// The doorbell (see doorbell.go).
 	Parks        int64 // parks announced to the clients (PrepareToPark)
 	ParksSkipped int64 // of them, called off because a request was waiting
@@ -190,11 +217,19 @@ type client struct {
 	id   int64
 	fd   int // handshake socket, held open: it hangs up when the client dies
 	pid  int32
-	path string
-	mem  []byte
+	name string   // c-<epoch>-<id>, the memfd's name after memfdName
+	mem  []byte   // the client's sealed memfd, mapped
 	req  consumer // requests: the client produces, we consume
 	rep  producer // replies: we produce, the client consumes
 	sess Session
+	// A request longer than a record, being reassembled.
+	in  []byte
+	asm assembler
+	// A reply longer than a record, going out as room appears; closing:
+	// the session asked to close once it is out.
+	out     fragmentWriter
+	closing bool
+	faulted bool // an access to mem faulted: never touch it again
 }
 
 type pendingConn struct {
@@ -211,6 +246,9 @@ func Listen(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{o: o, geo: newGeometry(o.Records, o.RecordSize), lfd: -1, bell: -1, fileMode: 0o600, gid: -1}
+	if err := memfdWorks(); err != nil {
+		return nil, err
+	}
 	s.name = "ring/" + o.Proto.String()
 	dirMode := os.FileMode(0o700)
 	if o.Group != "" {
@@ -325,7 +363,8 @@ func (s *Server) removeDir() {
 	}
 }
 
-// sweep removes the socket and ring files a crashed server left.
+// sweep removes the socket a crashed server left, and the ring files of
+// version 1 servers, which kept clients' rings in files here.
 func (s *Server) sweep() {
 	ents, err := os.ReadDir(s.o.Dir)
 	if err != nil {
@@ -384,11 +423,11 @@ func (s *Server) Stats(st *Stats) {
 // idle (or every eighth housekeeping interval when it is not), looks at the
 // handshake socket and the clients' liveness. It allocates nothing unless a
 // client connects or goes.
-func (s *Server) Poll(now int64) int {
+func (s *Server) Poll(now int64) (work int) {
 	if s.closed {
 		return 0
 	}
-	work := 0
+	defer s.survive(debug.SetPanicOnFault(true))
 	for i := 0; i < len(s.clients); i++ {
 		c := s.clients[i]
 		n, closeConn := s.serve(c, s.o.Batch)
@@ -416,42 +455,136 @@ func (s *Server) Poll(now int64) int {
 	return work
 }
 
-// serve executes up to max requests of c. It stops early when the reply
-// ring is full: every request gets exactly one reply record, so a request
-// is consumed only when its reply has a place to go.
+// serve executes up to max requests of c (a fragment counts as one). It
+// stops early when the reply ring is full: a request is consumed only when
+// its reply has a place to go, so a client that does not read its replies
+// stalls only itself. The fragments of a long request are taken as they
+// come, into c.in; a long reply goes out as room appears, before anything
+// else of that client is served.
 func (s *Server) serve(c *client, max int) (n int, closeConn bool) {
 	defer c.req.commit()
 	for n < max {
-		msg, tooLarge, ok := c.req.peek()
-		if !ok || !c.rep.hasSpace() {
+		if c.out.busy() {
+			if !s.flush(c) {
+				return n, false
+			}
+			if c.closing {
+				return n, true
+			}
+		}
+		msg, more, ok := c.req.peek()
+		if !ok {
 			return n, false
 		}
-		n++
-		if tooLarge { // clients never send these; skip it
-			c.req.release()
-			continue
-		}
-		out := c.rep.claim()
-		reply, closeConn := c.sess.ServeMessage(msg, out)
-		switch {
-		case len(reply) == 0:
-			c.rep.publish(0, false)
-		case len(reply) > cap(out):
-			s.stats.TooLarge++
-			c.rep.publish(len(reply), true)
-		default:
-			if &reply[0] != &out[:1][0] {
-				copy(out[:len(reply)], reply) // the session replied from its own buffer
+		if more || c.asm.busy() {
+			// A fragment: the rare path (see fragment.go).
+			if !more && !c.rep.hasSpace() {
+				return n, false // the last one waits for room for the reply
 			}
-			c.rep.publish(len(reply), false)
+			var done bool
+			var err error
+			c.in, done, err = c.asm.add(c.in, msg, more)
+			c.req.release()
+			n++
+			if err != nil {
+				s.stats.Malformed++
+				return n, true
+			}
+			if !done {
+				continue
+			}
+			s.stats.FragmentedRequests++
+			closeConn = s.execute(c, c.in)
+			if cap(c.in) > keepBuffer {
+				c.in = nil
+			} else {
+				c.in = c.in[:0]
+			}
+		} else {
+			if !c.rep.hasSpace() {
+				return n, false
+			}
+			n++
+			// msg aliases the request record, so it is released only
+			// after the request ran.
+			closeConn = s.execute(c, msg)
+			c.req.release()
 		}
-		c.req.release()
-		s.stats.Requests++
 		if closeConn {
 			return n, true
 		}
 	}
 	return n, false
+}
+
+// execute runs one request and publishes its reply, or as much of a long
+// reply as fits now. The reply ring has a free record.
+func (s *Server) execute(c *client, msg []byte) (closeConn bool) {
+	s.stats.Requests++
+	out := c.rep.claim()
+	reply, closeConn := c.sess.ServeMessage(msg, out)
+	if len(reply) <= cap(out) {
+		if len(reply) > 0 && &reply[0] != &out[:1][0] {
+			copy(out[:len(reply)], reply) // the session replied from its own buffer
+		}
+		c.rep.publish(len(reply), false)
+		return closeConn
+	}
+	// Longer than a record: the session appended beyond the record into
+	// a buffer of its own, which goes out a fragment at a time.
+	s.stats.FragmentedReplies++
+	c.out.start(reply)
+	if !s.flush(c) && closeConn {
+		c.closing, closeConn = true, false
+	}
+	return closeConn
+}
+
+// flush publishes the fragments of c's long reply while the reply ring has
+// room, and reports whether the reply is out.
+func (s *Server) flush(c *client) bool {
+	for c.out.busy() {
+		if !c.rep.hasSpace() {
+			return false
+		}
+		c.out.next(&c.rep, false)
+	}
+	return true
+}
+
+// ready reports whether serve would do something for c now (doorbell.go).
+func (c *client) ready() bool {
+	if c.out.busy() {
+		return c.rep.hasSpace()
+	}
+	// A fragment that does not end its message is taken whatever room
+	// the reply ring has; anything else needs room for its reply.
+	_, more, ok := c.req.peek()
+	return ok && (more || c.rep.hasSpace())
+}
+
+// survive is deferred by every method that touches the clients' mappings,
+// with the goroutine's previous SetPanicOnFault setting: it restores it
+// and, should an access to a client's mapping have faulted (which a sealed
+// memfd makes impossible; this is the second line of defence), drops that
+// client instead of the whole server. Any other panic goes on.
+func (s *Server) survive(panicOnFault bool) {
+	debug.SetPanicOnFault(panicOnFault)
+	r := recover()
+	if r == nil {
+		return
+	}
+	if f, ok := r.(interface{ Addr() uintptr }); ok {
+		for i, c := range s.clients {
+			if shm.Contains(c.mem, f.Addr()) {
+				c.faulted = true
+				s.stats.Faults++
+				s.drop(i, false)
+				return
+			}
+		}
+	}
+	panic(r)
 }
 
 // housekeep accepts handshakes, bumps the heartbeat and reaps dead clients.
@@ -517,13 +650,17 @@ func (s *Server) drop(i int, reclaimed bool) {
 
 func (s *Server) release(c *client) {
 	c.sess.Close()
-	// Server state: written by the server only (release), read by the client
-	// (acquire) while it waits, so it stops waiting for replies that will
-	// never come. Replies already published stay readable.
-	shm.StoreInt64Release(c.mem, offSrvState, stateClosed)
+	if !c.faulted {
+		// Server state: written by the server only (release), read by the
+		// client (acquire) while it waits, so it stops waiting for replies
+		// that will never come. Replies already published stay readable.
+		shm.StoreInt64Release(c.mem, offSrvState, stateClosed)
+	}
+	// Unmapping drops the server's hold on the memfd; its memory is freed
+	// once the client unmaps it too (or dies).
 	shm.Unmap(c.mem)
 	c.mem = nil
-	os.Remove(c.path)
+	c.in, c.out = nil, fragmentWriter{}
 	unix.Close(c.fd)
 }
 
@@ -578,25 +715,32 @@ func (s *Server) handshake(p *pendingConn, now int64) bool {
 	default:
 		return false
 	}
-	p2, perr := parseHello(line)
+	p2, any, perr := parseHello(line)
 	switch {
 	case perr != nil:
 		s.refuse(p.fd, perr.Error())
 		return true
-	case p2 != s.o.Proto:
-		s.refuse(p.fd, fmt.Sprintf("server at %s speaks %s, not %s", s.o.Dir, s.o.Proto, p2))
+	case p2 != s.o.Proto && !any:
+		// A line of its own, so the client can name both protocols and
+		// the fix.
+		unix.Write(p.fd, []byte(answerProto+s.o.Proto.String()+"\n"))
+		unix.Close(p.fd)
+		s.stats.Rejected++
 		return true
 	case len(s.clients) >= s.o.MaxClients:
 		s.refuse(p.fd, fmt.Sprintf("server has its maximum of %d ring clients", s.o.MaxClients))
 		return true
 	}
-	c, err := s.newClient(p.fd)
+	c, mfd, err := s.newClient(p.fd)
 	if err != nil {
 		s.refuse(p.fd, err.Error())
 		return true
 	}
-	// The answer carries the doorbell (SCM_RIGHTS): see doorbell.go.
-	if err := sendAnswer(p.fd, "OK "+filepath.Base(c.path)+"\n", s.bell); err != nil {
+	// The answer carries the doorbell and the client's memfd (SCM_RIGHTS):
+	// see doorbell.go and the layout in layout.go.
+	err = sendAnswer(p.fd, fmt.Sprintf("%s%s proto=%s\n", answerOK, c.name, s.o.Proto), s.bell, mfd)
+	unix.Close(mfd) // the mapping holds it; the client has its own copy
+	if err != nil {
 		s.release(c)
 		s.stats.Rejected++
 		return true
@@ -608,42 +752,52 @@ func (s *Server) handshake(p *pendingConn, now int64) bool {
 }
 
 func (s *Server) refuse(fd int, why string) {
-	unix.Write(fd, []byte("ERR "+strings.ReplaceAll(why, "\n", " ")+"\n"))
+	unix.Write(fd, []byte(answerErr+strings.ReplaceAll(why, "\n", " ")+"\n"))
 	unix.Close(fd)
 	s.stats.Rejected++
 }
 
-// newClient makes and maps a client's file and writes its header.
-func (s *Server) newClient(fd int) (*client, error) {
+// newClient makes a client's shared memory, maps it and writes its header.
+// It returns the memfd for the handshake answer; the caller closes it.
+//
+// The memory is a memfd sealed against shrinking and growing (and against
+// removing the seals): nothing the client does to its copy of the
+// descriptor can change the size of what the server has mapped, so no
+// server access to it can fault with SIGBUS, which a client truncating a
+// ring file could once cause. It has no name in any directory, so nothing
+// outlives the last process that maps it, whether the server exits or
+// crashes.
+func (s *Server) newClient(fd int) (c *client, mfd int, err error) {
 	s.nextID++
-	c := &client{id: s.nextID, fd: fd}
+	c = &client{id: s.nextID, fd: fd, name: fmt.Sprintf("%s%x-%d", filePrefix, s.epoch, s.nextID)}
 	if cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED); err == nil {
 		c.pid = cred.Pid
 	}
-	c.path = filepath.Join(s.o.Dir, fmt.Sprintf("%s%x-%d%s", filePrefix, s.epoch, c.id, fileSuffix))
-	f, err := os.OpenFile(c.path, os.O_RDWR|os.O_CREATE|os.O_EXCL, s.fileMode)
+	mfd, err = unix.MemfdCreate(memfdName+c.name, unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
 	if err != nil {
-		return nil, fmt.Errorf("ring: %w", err)
+		return nil, -1, fmt.Errorf("ring: memfd_create: %w", err)
 	}
-	// Allocate every page now: a sparse file on a full tmpfs would make the
-	// first touch of a page a SIGBUS in the middle of serving. A full
-	// /dev/shm refuses this one client at the handshake instead.
-	if err = unix.Fallocate(int(f.Fd()), 0, 0, int64(s.geo.size)); err != nil {
-		err = fmt.Errorf("ring: allocating %d bytes for %s: %w", s.geo.size, c.path, err)
-	}
-	f.Close()
-	if err == nil {
-		err = s.own(c.path, s.fileMode)
-	}
-	if err == nil {
-		c.mem, err = shm.Map(c.path)
+	size := int64(s.geo.size)
+	switch {
+	case unix.Ftruncate(mfd, size) != nil:
+		err = errors.New("ring: sizing the client's shared memory failed")
+	// Allocate every page now: memory that cannot be had refuses this one
+	// client at the handshake instead of faulting in the middle of serving.
+	case unix.Fallocate(mfd, 0, 0, size) != nil:
+		err = fmt.Errorf("ring: cannot allocate %d bytes of shared memory for a client", size)
+	default:
+		if _, serr := unix.FcntlInt(uintptr(mfd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_SEAL); serr != nil {
+			err = fmt.Errorf("ring: sealing the client's shared memory: %w", serr)
+		} else {
+			c.mem, err = shm.MapFD(mfd, s.geo.size)
+		}
 	}
 	if err != nil {
-		os.Remove(c.path)
-		return nil, err
+		unix.Close(mfd)
+		return nil, -1, err
 	}
 	prefault(c.mem)
-	// Header: plain writes before the file name goes out on the socket (see
+	// Header: plain writes before the memfd goes out on the socket (see
 	// the layout comment in layout.go).
 	m := c.mem
 	shm.PutInt32(m, offVersion, version)
@@ -654,6 +808,7 @@ func (s *Server) newClient(fd int) (*client, error) {
 	shm.PutInt32(m, offServerPID, int32(os.Getpid()))
 	shm.PutInt32(m, offClientPID, c.pid)
 	shm.PutInt64(m, offClientID, c.id)
+	shm.PutInt64(m, offMaxMsg, int64(s.o.MaxMessage))
 	if s.barrier {
 		shm.PutInt32(m, offFlags, flagBarrier)
 	}
@@ -663,8 +818,23 @@ func (s *Server) newClient(fd int) (*client, error) {
 	shm.StoreInt64Release(m, offMagic, magic)
 	c.req = newConsumer(m, s.geo.reqBase, s.geo.records, s.geo.recordSize)
 	c.rep = newProducer(m, s.geo.repBase, s.geo.records, s.geo.recordSize)
+	c.asm = newAssembler(s.geo.recordSize-recHeader, s.o.MaxMessage)
 	c.sess = s.o.Handler.OpenMessage(s.o.Proto)
-	return c, nil
+	return c, mfd, nil
+}
+
+// memfdWorks checks once, at Listen, that this kernel makes sealed memfds,
+// so a server that cannot serve any client says so at start.
+func memfdWorks() error {
+	fd, err := unix.MemfdCreate(memfdName+"probe", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return fmt.Errorf("ring: this kernel cannot make the memfds the rings live in (memfd_create: %w)", err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_SEAL); err != nil {
+		return fmt.Errorf("ring: this kernel cannot seal memfds (F_ADD_SEALS: %w)", err)
+	}
+	return nil
 }
 
 // Close answers the requests already in the rings, tells every client the
@@ -674,8 +844,8 @@ func (s *Server) Close() error {
 	if s.closed {
 		return nil
 	}
-	for _, c := range s.clients {
-		s.serve(c, s.o.Records)
+	for _, c := range slices.Clone(s.clients) {
+		s.drain(c)
 	}
 	s.closed = true
 	for _, c := range s.clients {
@@ -706,20 +876,54 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// helloLine is what a client sends first.
-func helloLine(p proto.Protocol) string {
-	return fmt.Sprintf("GOBLIN-RING %d proto=%s\n", version, p)
+// drain serves what c has in its request ring, as far as its reply ring
+// takes the replies.
+func (s *Server) drain(c *client) {
+	defer s.survive(debug.SetPanicOnFault(true))
+	s.serve(c, s.o.Records)
 }
 
-func parseHello(line string) (proto.Protocol, error) {
+// The handshake's lines. The client sends a hello naming the protocol it
+// speaks, or "any" to speak the server's:
+//
+//	GOBLIN-RING 2 proto=resp|sbe|any
+//
+// and the server answers with one of
+//
+//	OK c-<epoch>-<id> proto=<p>   with the doorbell and the memfd attached
+//	PROTO <p>                     the server speaks p, not what was asked
+//	ERR <reason>
+const (
+	helloPrefix = "GOBLIN-RING "
+	answerOK    = "OK "
+	answerProto = "PROTO "
+	answerErr   = "ERR "
+	protoAny    = "any"
+)
+
+// helloLine is what a client sends first.
+func helloLine(p proto.Protocol, any bool) string {
+	name := p.String()
+	if any {
+		name = protoAny
+	}
+	return fmt.Sprintf("%s%d proto=%s\n", helloPrefix, version, name)
+}
+
+func parseHello(line string) (p proto.Protocol, any bool, err error) {
 	f := strings.Fields(line)
-	if len(f) != 3 || f[0] != "GOBLIN-RING" || !strings.HasPrefix(f[2], "proto=") {
-		return 0, fmt.Errorf("bad hello %q", line)
+	if len(f) != 3 || f[0]+" " != helloPrefix || !strings.HasPrefix(f[2], "proto=") {
+		return 0, false, fmt.Errorf("bad hello %q", line)
 	}
 	if f[1] != strconv.Itoa(version) {
-		return 0, fmt.Errorf("client speaks ring version %s, server %d", f[1], version)
+		return 0, false, fmt.Errorf("client speaks ring version %s, server %d: use a client of the server's release", f[1], version)
 	}
-	return proto.Parse(strings.TrimPrefix(f[2], "proto="))
+	name := strings.TrimPrefix(f[2], "proto=")
+	if name == protoAny {
+		return 0, true, nil
+	}
+	p, err = proto.Parse(name)
+	return p, false, err
 }
 
 var _ transport.Server = (*Server)(nil)

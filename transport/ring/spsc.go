@@ -15,9 +15,16 @@ import (
 // A record is one 8-byte header word and the payload:
 //
 //	+0   header  uint64: bits 0-31  tag, the low 32 bits of sequence number + 1
-//	                     bits 32-62 payload length (or the would-be length, if too large)
-//	                     bit  63    too large: the producer could not fit the message
+//	                     bits 32-62 payload length
+//	                     bit  63    more: the message goes on in the next record
 //	+8   payload
+//
+// A message longer than one record's payload is cut into fragments, one per
+// record, in consecutive records; every fragment but the last has the more
+// bit set and a full payload, and the first one's payload starts with the
+// message's total length (fragment.go). A message that fits one record is
+// one record with the more bit clear, as if fragments did not exist: its
+// consumer tests the same bit it always tested.
 //
 // The producer's position is not a separate counter: it is the tag of each
 // record, published together with the length in one release store of the
@@ -38,17 +45,17 @@ const (
 	ctlSize      = 256 // control block before the records
 	offConsumed  = 0   // consumer position within the control block
 	recHeader    = 8   // the header word
-	hdrTooLarge  = uint64(1) << 63
+	hdrMore      = uint64(1) << 63
 	cacheLine    = 64
 	minRecord    = cacheLine
 	maxRecordCap = 1 << 24
 )
 
 // header packs a record's header word.
-func header(seq int64, n int, tooLarge bool) int64 {
+func header(seq int64, n int, more bool) int64 {
 	h := uint64(uint32(seq+1)) | uint64(n)<<32
-	if tooLarge {
-		h |= hdrTooLarge
+	if more {
+		h |= hdrMore
 	}
 	return int64(h)
 }
@@ -104,11 +111,24 @@ func (p *producer) hasSpace() bool {
 	if p.next < p.limit {
 		return true
 	}
+	p.refresh()
+	return p.next < p.limit
+}
+
+// hasRoom reports whether the next k records are free (k <= records).
+func (p *producer) hasRoom(k int64) bool {
+	if p.next+k <= p.limit {
+		return true
+	}
+	p.refresh()
+	return p.next+k <= p.limit
+}
+
+func (p *producer) refresh() {
 	// Consumer position: written by the consumer (release, after it finished
 	// with the record), read here (acquire), so once we see position k the
 	// consumer no longer reads records < k and we may overwrite them.
 	p.limit = shm.LoadInt64Acquire(p.mem, p.base+offConsumed) + p.n
-	return p.next < p.limit
 }
 
 // claim returns the payload area of the next record, full capacity and zero
@@ -118,16 +138,15 @@ func (p *producer) claim() []byte {
 	return p.mem[off : off : off+p.maxBytes]
 }
 
-// publish makes the claimed record visible with n payload bytes (or, when
-// tooLarge, a record with no payload saying the message of n bytes did not
-// fit).
-func (p *producer) publish(n int, tooLarge bool) {
+// publish makes the claimed record visible with n payload bytes; more says
+// the message goes on in the next record.
+func (p *producer) publish(n int, more bool) {
 	// Header word: written by the producer with a release store, after the
 	// payload, so the payload is visible to the consumer whose acquire load
 	// sees this sequence's tag. Read by the consumer (acquire). Release is
 	// all the protocol needs (nobody waits on a store-load order: both sides
 	// poll), so it is the plain-MOV release store, not a locked one.
-	shm.StoreInt64ReleaseOnly(p.mem, p.slotOff(p.next), header(p.next, n, tooLarge))
+	shm.StoreInt64ReleaseOnly(p.mem, p.slotOff(p.next), header(p.next, n, more))
 	p.next++
 }
 
@@ -136,9 +155,9 @@ func (p *producer) publish(n int, tooLarge bool) {
 // publishes requests with it only when the server cannot fence it with
 // membarrier before parking, because it loads serverParked next (Dekker's
 // pattern, see doorbell.go).
-func (p *producer) publishFenced(n int, tooLarge bool) {
+func (p *producer) publishFenced(n int, more bool) {
 	// Header word: as in publish, but the store is also a full fence.
-	shm.StoreInt64Release(p.mem, p.slotOff(p.next), header(p.next, n, tooLarge))
+	shm.StoreInt64Release(p.mem, p.slotOff(p.next), header(p.next, n, more))
 	p.next++
 }
 
@@ -153,10 +172,10 @@ func (p *producer) offer(msg []byte) bool {
 	return true
 }
 
-// peek returns the next message's payload (aliasing shared memory),
-// whether the producer flagged it too large, and whether one is ready. The
-// payload stays valid until release.
-func (c *consumer) peek() (msg []byte, tooLarge bool, ok bool) {
+// peek returns the next record's payload (aliasing shared memory), whether
+// more records of its message follow, and whether one is ready. The payload
+// stays valid until release.
+func (c *consumer) peek() (payload []byte, more bool, ok bool) {
 	off := c.slotOff(c.next)
 	// Header word: written by the producer (release, after the payload);
 	// read here with acquire, so once its tag is next+1 the payload is
@@ -165,25 +184,16 @@ func (c *consumer) peek() (msg []byte, tooLarge bool, ok bool) {
 	if uint32(h) != uint32(c.next+1) {
 		return nil, false, false
 	}
-	if h&hdrTooLarge != 0 {
-		return nil, true, true
-	}
-	n := int(h >> 32)
+	more = h&hdrMore != 0
+	n := int(h &^ hdrMore >> 32)
 	if n > c.size-recHeader {
-		// Only a foreign writer could produce this; treat the record as
-		// empty rather than read out of bounds.
-		n = 0
+		// Only a foreign writer could produce this; read no further than
+		// the record (the message will not parse, or its fragments will
+		// not add up).
+		n = c.size - recHeader
 	}
 	p := off + recHeader
-	return c.mem[p : p+n : p+n], false, true
-}
-
-// headLen is the (would-be) length of the ready record at the head.
-func (c *consumer) headLen() int {
-	// Header word: written by the producer (release), read (acquire) again
-	// after peek saw it ready; it cannot change until release.
-	h := uint64(shm.LoadInt64Acquire(c.mem, c.slotOff(c.next)))
-	return int(h &^ hdrTooLarge >> 32)
+	return c.mem[p : p+n : p+n], more, true
 }
 
 // release is done with the head record. The producer learns of it at the

@@ -41,10 +41,11 @@ func ConfigFor(t target.Target) (Options, error) {
 
 // DialOptionsFor fills DialOptions from a ring target:
 // ring:///dev/shm/goblin?proto=sbe&wait=spin|yield|park&server_timeout=3s.
+// A target without proto speaks the server's protocol (AnyProto).
 // Server-side parameters (records, record, group) are accepted and ignored,
 // so server and clients can share one target string.
 func DialOptionsFor(t target.Target) (DialOptions, error) {
-	o := DialOptions{Proto: t.Proto}
+	o := DialOptions{Proto: t.Proto, AnyProto: !t.ProtoSet}
 	if t.Scheme != target.Ring {
 		return o, fmt.Errorf("ring: target scheme %q is not ring", t.Scheme)
 	}

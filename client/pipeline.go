@@ -3,12 +3,14 @@ package client
 import (
 	"context"
 	"fmt"
+
+	"github.com/goblin-kv/goblin/transport"
 )
 
-// Pipeline batches commands: Exec sends them all in one write and then
-// reads every reply, saving a round trip per command. A Pipeline is not
-// safe for concurrent use; the Client it came from is, and other callers
-// wait while a pipeline executes.
+// Pipeline batches commands: Exec sends them and reads every reply,
+// saving a round trip per command, for a batch of any length on every
+// transport. A Pipeline is not safe for concurrent use; the Client it came
+// from is, and other callers wait while a pipeline executes.
 type Pipeline struct {
 	c    *Client
 	cmds [][]any
@@ -30,6 +32,21 @@ func (p *Pipeline) Len() int { return len(p.cmds) }
 // order. Error replies appear as KindError values and do not stop the
 // batch; the returned error reports only connection, protocol or argument
 // failures. Exec empties the pipeline.
+//
+// How much is in flight depends on the transport, so that neither side
+// ever waits for the other while that one waits too:
+//   - a message transport that can tell when a request would have to wait
+//     (transport.TryWriter: the ring) gets requests while it has room, and
+//     whenever it has none Exec reads a reply instead: a reply is then
+//     surely on its way, and reading it makes the room the server needs.
+//     A request too long ever to fit at once is written once every reply
+//     is in;
+//   - other message transports (Aeron) and the socket transports get at
+//     most pipelineChunk bytes or pipelineMaxPending requests before Exec
+//     reads all their replies: less than the kernel's socket buffers and
+//     an Aeron publication's window hold, so the requests never wait for
+//     a server that waits for Exec to read. On sockets the chunk goes out
+//     in one write.
 func (p *Pipeline) Exec(ctx context.Context) ([]Value, error) {
 	cmds := p.cmds
 	p.cmds = nil
@@ -44,28 +61,8 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Value, error) {
 	}
 	c.compact()
 	c.wbuf = c.wbuf[:0]
-	out := make([]Value, 0, len(cmds))
-	pending := 0
-	// flush writes the encoded requests and reads their replies. Batches
-	// stay under pipelineChunk bytes so neither side's buffers fill while
-	// the other is still writing.
-	flush := func() error {
-		if len(c.wbuf) > 0 {
-			if err := c.conn.Write(c.wbuf); err != nil {
-				c.drop()
-				return &ConnError{Target: c.tname, Op: "write", Err: err}
-			}
-			c.wbuf = c.wbuf[:0]
-		}
-		for ; pending > 0; pending-- {
-			if err := c.readReply(&c.rep); err != nil {
-				return err
-			}
-			out = append(out, c.rep.value())
-		}
-		c.compact()
-		return nil
-	}
+	e := pipelineExec{c: c, out: make([]Value, 0, len(cmds))}
+	e.tw, _ = c.conn.(transport.TryWriter)
 	// A bad command found after others were encoded (or sent) would leave
 	// the codec's correlation state and the stream out of step, so such a
 	// failure drops the connection; the next call dials afresh.
@@ -95,29 +92,107 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Value, error) {
 			c.wbuf = c.wbuf[:start]
 			return fail(i, err)
 		}
-		pending++
 		if c.tr.Message {
 			// Message transports carry one request per message.
-			if err := c.conn.Write(c.wbuf[start:]); err != nil {
-				c.drop()
-				return nil, &ConnError{Target: c.tname, Op: "write", Err: err}
-			}
+			msg := c.wbuf[start:]
 			c.wbuf = c.wbuf[:start]
-		}
-		if len(c.wbuf) >= pipelineChunk || pending >= pipelineMaxPending {
-			if err := flush(); err != nil {
-				return nil, err
+			err = e.send(msg)
+		} else {
+			e.pending++
+			if len(c.wbuf) >= pipelineChunk || e.pending >= pipelineMaxPending {
+				err = e.flush()
 			}
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
-	if err := flush(); err != nil {
+	if err := e.flush(); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return e.out, nil
 }
 
-// Pipeline batching limits: at most this many request bytes or requests
-// are in flight before Exec reads their replies.
+// pipelineExec is the state of one Exec.
+type pipelineExec struct {
+	c        *Client
+	tw       transport.TryWriter // the connection's, if it has one
+	out      []Value
+	pending  int // requests sent (or encoded, on sockets) whose replies are not read
+	inflight int // their bytes, on message transports without TryWrite
+}
+
+// send writes one request on a message transport, reading replies first
+// as the transport needs (see Exec).
+func (e *pipelineExec) send(msg []byte) error {
+	c := e.c
+	if e.tw != nil {
+		for e.pending > 0 {
+			ok, err := e.tw.TryWrite(msg)
+			if err != nil {
+				c.drop()
+				return &ConnError{Target: c.tname, Op: "write", Err: err}
+			}
+			if ok {
+				e.pending++
+				return nil
+			}
+			if err := e.readOne(); err != nil {
+				return err
+			}
+		}
+	} else if e.pending > 0 && (e.inflight+len(msg) > pipelineChunk || e.pending >= pipelineMaxPending) {
+		if err := e.flush(); err != nil {
+			return err
+		}
+	}
+	if err := c.conn.Write(msg); err != nil {
+		c.drop()
+		return &ConnError{Target: c.tname, Op: "write", Err: err}
+	}
+	e.pending++
+	e.inflight += len(msg)
+	return nil
+}
+
+// readOne reads the oldest outstanding reply.
+func (e *pipelineExec) readOne() error {
+	c := e.c
+	if err := c.readReply(&c.rep); err != nil {
+		return err
+	}
+	e.out = append(e.out, c.rep.value())
+	e.pending--
+	if c.roff == len(c.rbuf) {
+		c.rbuf, c.roff = c.rbuf[:0], 0 // value copied the reply out
+	}
+	return nil
+}
+
+// flush writes what is encoded and not yet written (sockets), then reads
+// every outstanding reply.
+func (e *pipelineExec) flush() error {
+	c := e.c
+	if len(c.wbuf) > 0 {
+		if err := c.conn.Write(c.wbuf); err != nil {
+			c.drop()
+			return &ConnError{Target: c.tname, Op: "write", Err: err}
+		}
+		c.wbuf = c.wbuf[:0]
+	}
+	for e.pending > 0 {
+		if err := e.readOne(); err != nil {
+			return err
+		}
+	}
+	e.inflight = 0
+	c.compact()
+	return nil
+}
+
+// Pipeline batching limits for transports without TryWrite: at most this
+// many request bytes or requests are in flight before Exec reads their
+// replies.
 const (
 	pipelineChunk      = 64 << 10
 	pipelineMaxPending = 1024

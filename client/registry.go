@@ -35,7 +35,7 @@ var (
 //		client.RegisterTransport(target.Ring, client.Transport{
 //			Message: true,
 //			Dial: func(ctx context.Context, t target.Target, o *client.Options) (transport.Conn, error) {
-//				return ring.Dial(ctx, t)
+//				return ring.DialTarget(ctx, t)
 //			},
 //		})
 //	}

@@ -510,11 +510,11 @@ func TestProtocolMismatchRefused(t *testing.T) {
 	if got := roundTrip(t, c, "sbe"); got != "sbe" || c.Protocol() != proto.SBE {
 		t.Fatalf("%q %v", got, c.Protocol())
 	}
-	any := dialTest(t, dir, DialOptions{AnyProto: true})
-	if any.Protocol() != proto.SBE {
-		t.Fatalf("a client of any protocol learned %v, want sbe", any.Protocol())
+	learner := dialTest(t, dir, DialOptions{AnyProto: true})
+	if learner.Protocol() != proto.SBE {
+		t.Fatalf("a client of any protocol learned %v, want sbe", learner.Protocol())
 	}
-	if got := roundTrip(t, any, "learned"); got != "learned" {
+	if got := roundTrip(t, learner, "learned"); got != "learned" {
 		t.Fatalf("%q", got)
 	}
 	tg, _ := target.Parse("ring://" + dir)

@@ -715,12 +715,12 @@ func (s *Server) handshake(p *pendingConn, now int64) bool {
 	default:
 		return false
 	}
-	p2, any, perr := parseHello(line)
+	p2, anyProto, perr := parseHello(line)
 	switch {
 	case perr != nil:
 		s.refuse(p.fd, perr.Error())
 		return true
-	case p2 != s.o.Proto && !any:
+	case p2 != s.o.Proto && !anyProto:
 		// A line of its own, so the client can name both protocols and
 		// the fix.
 		unix.Write(p.fd, []byte(answerProto+s.o.Proto.String()+"\n"))
@@ -902,15 +902,15 @@ const (
 )
 
 // helloLine is what a client sends first.
-func helloLine(p proto.Protocol, any bool) string {
+func helloLine(p proto.Protocol, anyProto bool) string {
 	name := p.String()
-	if any {
+	if anyProto {
 		name = protoAny
 	}
 	return fmt.Sprintf("%s%d proto=%s\n", helloPrefix, version, name)
 }
 
-func parseHello(line string) (p proto.Protocol, any bool, err error) {
+func parseHello(line string) (p proto.Protocol, anyProto bool, err error) {
 	f := strings.Fields(line)
 	if len(f) != 3 || f[0]+" " != helloPrefix || !strings.HasPrefix(f[2], "proto=") {
 		return 0, false, fmt.Errorf("bad hello %q", line)

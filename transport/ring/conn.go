@@ -322,7 +322,7 @@ func readLine(ctx context.Context, fd int) (line string, fds []int, err error) {
 // MaxMessage is the longest request the server accepts.
 func (c *Conn) MaxMessage() int { return c.maxMsg }
 
-// Protocol is the protocol the server speaks (transport.Negotiated).
+// Protocol is the protocol the server speaks (transport.ProtocolConn).
 func (c *Conn) Protocol() proto.Protocol { return c.proto }
 
 // Write puts one request into the request ring. It waits (as ReadAppend

@@ -106,9 +106,10 @@ type Options struct {
 	// Default DefaultMaxMessage; never less than one record.
 	MaxMessage int
 	// Group, when set (a group name or numeric gid), makes the directory,
-	// socket and ring files group-accessible (0750/0660) and owned by that
-	// group, so processes of other users in the group can connect.
-	// Otherwise everything is owner-only (0700/0600).
+	// socket and lock file group-accessible (0750/0660) and owned by that
+	// group, so processes of other users in the group can connect (and
+	// receive their rings over the socket). Otherwise everything is
+	// owner-only (0700/0600).
 	Group string
 	// Batch is the most requests served from one client per Poll, so one
 	// busy client cannot starve the others. Default DefaultBatch.
@@ -778,19 +779,16 @@ func (s *Server) newClient(fd int) (c *client, mfd int, err error) {
 		return nil, -1, fmt.Errorf("ring: memfd_create: %w", err)
 	}
 	size := int64(s.geo.size)
-	switch {
-	case unix.Ftruncate(mfd, size) != nil:
-		err = errors.New("ring: sizing the client's shared memory failed")
 	// Allocate every page now: memory that cannot be had refuses this one
 	// client at the handshake instead of faulting in the middle of serving.
-	case unix.Fallocate(mfd, 0, 0, size) != nil:
-		err = fmt.Errorf("ring: cannot allocate %d bytes of shared memory for a client", size)
-	default:
-		if _, serr := unix.FcntlInt(uintptr(mfd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_SEAL); serr != nil {
-			err = fmt.Errorf("ring: sealing the client's shared memory: %w", serr)
-		} else {
-			c.mem, err = shm.MapFD(mfd, s.geo.size)
-		}
+	if err = unix.Ftruncate(mfd, size); err != nil {
+		err = fmt.Errorf("ring: sizing a client's shared memory: %w", err)
+	} else if err = unix.Fallocate(mfd, 0, 0, size); err != nil {
+		err = fmt.Errorf("ring: cannot allocate %d bytes of shared memory for a client: %w", size, err)
+	} else if _, err = unix.FcntlInt(uintptr(mfd), unix.F_ADD_SEALS, unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_SEAL); err != nil {
+		err = fmt.Errorf("ring: sealing a client's shared memory: %w", err)
+	} else {
+		c.mem, err = shm.MapFD(mfd, s.geo.size)
 	}
 	if err != nil {
 		unix.Close(mfd)

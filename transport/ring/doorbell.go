@@ -82,7 +82,8 @@ func (s *Server) PrepareToPark() bool {
 	if s.closed {
 		return true
 	}
-	defer s.survive(debug.SetPanicOnFault(true))
+	defer s.survive()
+	debug.SetPanicOnFault(true)
 	s.stats.Parks++
 	for _, c := range s.clients {
 		// serverParked: written by the server (1 here, 0 in Unparked) with
@@ -115,7 +116,8 @@ func (s *Server) Unparked() {
 	if s.closed {
 		return
 	}
-	defer s.survive(debug.SetPanicOnFault(true))
+	defer s.survive()
+	debug.SetPanicOnFault(true)
 	for _, c := range s.clients {
 		// serverParked: see PrepareToPark. A client that read 1 just
 		// before this store may still ring: the next park then ends at

@@ -428,7 +428,8 @@ func (s *Server) Poll(now int64) (work int) {
 	if s.closed {
 		return 0
 	}
-	defer s.survive(debug.SetPanicOnFault(true))
+	defer s.survive()
+	debug.SetPanicOnFault(true)
 	for i := 0; i < len(s.clients); i++ {
 		c := s.clients[i]
 		n, closeConn := s.serve(c, s.o.Batch)
@@ -565,12 +566,14 @@ func (c *client) ready() bool {
 }
 
 // survive is deferred by every method that touches the clients' mappings,
-// with the goroutine's previous SetPanicOnFault setting: it restores it
-// and, should an access to a client's mapping have faulted (which a sealed
-// memfd makes impossible; this is the second line of defence), drops that
-// client instead of the whole server. Any other panic goes on.
-func (s *Server) survive(panicOnFault bool) {
-	debug.SetPanicOnFault(panicOnFault)
+// which then turn on SetPanicOnFault for their goroutine: should an access
+// to a client's mapping fault (which a sealed memfd makes impossible; this
+// is the second line of defence), survive drops that client instead of
+// losing the whole server. Any other panic goes on. The setting stays on
+// for the goroutine (restoring it cost as much again on every Poll): it
+// only turns a fault, which would kill the process, into a panic that
+// kills it just the same unless recovered.
+func (s *Server) survive() {
 	r := recover()
 	if r == nil {
 		return
@@ -877,7 +880,8 @@ func (s *Server) Close() error {
 // drain serves what c has in its request ring, as far as its reply ring
 // takes the replies.
 func (s *Server) drain(c *client) {
-	defer s.survive(debug.SetPanicOnFault(true))
+	defer s.survive()
+	debug.SetPanicOnFault(true)
 	s.serve(c, s.o.Records)
 }
 

@@ -198,6 +198,9 @@ func (c *Client) awaitResponse(correlationID int64) (int32, []byte, error) {
 		if now.After(deadline) {
 			return 0, nil, fmt.Errorf("%w: no reply to command %d within %v", ErrDriverTimeout, correlationID, c.opts.DriverTimeout)
 		}
+		if h := c.opts.WhileAwaiting; h != nil && h() > 0 {
+			continue
+		}
 		time.Sleep(awaitingSleep)
 	}
 }

@@ -45,6 +45,15 @@ type Sleeper interface {
 	Unparked()
 }
 
+// Deadliner is implemented by transports that must be polled again by a
+// deadline even when they have nothing to do (the Aeron transport with the
+// media driver in-process: the driver's duty cycle runs from its Poll). The
+// loop never parks past the earliest deadline.
+type Deadliner interface {
+	// Deadline is on the loop's clock, the now Poll receives.
+	Deadline() int64
+}
+
 // LoopStats are the loop's own counters. The loop goroutine owns them.
 type LoopStats struct {
 	Iterations   int64 // duty cycles run
@@ -80,10 +89,11 @@ type LoopConfig struct {
 // Loop is the store loop: one goroutine locked to its OS thread that polls
 // every transport, runs store maintenance, publishes metrics and idles.
 type Loop struct {
-	cfg       LoopConfig
-	idle      IdleStrategy
-	waitables []Waitable
-	sleepers  []Sleeper
+	cfg        LoopConfig
+	idle       IdleStrategy
+	waitables  []Waitable
+	sleepers   []Sleeper
+	deadliners []Deadliner
 	// socketsOnly: every transport is Waitable, so nothing else shares
 	// the loop and an idle cycle may always check the sockets.
 	socketsOnly bool
@@ -112,6 +122,9 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 	}
 	l := &Loop{cfg: cfg, parkFD: -1, done: make(chan struct{})}
 	for _, t := range cfg.Transports {
+		if d, ok := t.(Deadliner); ok {
+			l.deadliners = append(l.deadliners, d)
+		}
 		if w, ok := t.(Waitable); ok {
 			l.waitables = append(l.waitables, w)
 		} else if s, ok := t.(Sleeper); ok {
@@ -156,6 +169,15 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 // Sleeper's client rings. It first asks every Sleeper to announce the park
 // and does not park if one of them already has work waiting.
 func (l *Loop) park(d time.Duration) {
+	if len(l.deadliners) > 0 {
+		now := int64(time.Since(l.start))
+		for _, t := range l.deadliners {
+			d = min(d, time.Duration(t.Deadline()-now))
+		}
+		if d <= 0 {
+			return
+		}
+	}
 	for i, s := range l.sleepers {
 		if !s.PrepareToPark() {
 			for _, p := range l.sleepers[:i+1] {

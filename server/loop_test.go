@@ -388,3 +388,38 @@ func TestLoopSleeperCallsParkOff(t *testing.T) {
 		}
 	}
 }
+
+// fakeDeadliner stands for the Aeron transport with its media driver in
+// process: it needs a Poll within 5 ms of the last one.
+type fakeDeadliner struct {
+	polls atomic.Int64
+	last  atomic.Int64
+}
+
+func (f *fakeDeadliner) Name() string { return "fake-deadliner" }
+func (f *fakeDeadliner) Poll(now int64) int {
+	f.polls.Add(1)
+	f.last.Store(now)
+	return 0
+}
+func (f *fakeDeadliner) Clients() int    { return 0 }
+func (f *fakeDeadliner) Close() error    { return nil }
+func (f *fakeDeadliner) Deadline() int64 { return f.last.Load() + int64(5*time.Millisecond) }
+
+// TestLoopParksNoLongerThanADeadline: a loop whose parks last 30 s still
+// polls a Deadliner by its deadline, so an in-process media driver's duty
+// cycle keeps running while the loop idles.
+func TestLoopParksNoLongerThanADeadline(t *testing.T) {
+	f := &fakeDeadliner{}
+	parks, _, stop := runParkingLoop(t, func() {}, f)
+	waitUntil(t, "the loop to park", func() bool { return parks.Load() >= 1 })
+	before := f.polls.Load()
+	deadline := time.Now().Add(20 * time.Second) // one 30 s park would miss it
+	for f.polls.Load() < before+20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d polls in 20 s: the loop parked past the transport's 5 ms deadlines", f.polls.Load()-before)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	stop()
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/goblin-kv/goblin/aeron/internal/errorlog"
 	"github.com/goblin-kv/goblin/aeron/internal/ringbuffer"
 	"github.com/goblin-kv/goblin/internal/shm"
+	"github.com/goblin-kv/goblin/internal/unixgroup"
 )
 
 // prepareDir makes the Aeron directory fresh, as the real drivers do
@@ -37,9 +38,23 @@ func prepareDir(o *Options) error {
 			return fmt.Errorf("aeron driver: delete old directory %s: %w", dir, err)
 		}
 	}
+	gid := -1
+	if o.Group != "" {
+		var err error
+		if gid, err = unixgroup.Lookup(o.Group); err != nil {
+			return fmt.Errorf("%w: group %q: %v", ErrInvalidOptions, o.Group, err)
+		}
+	}
 	for _, d := range []string{dir, filepath.Join(dir, publicationsDir), filepath.Join(dir, imagesDir)} {
-		if err := os.MkdirAll(d, o.DirPerm); err != nil {
+		if err := os.MkdirAll(d, o.DirPerm.Perm()); err != nil {
 			return fmt.Errorf("aeron driver: create %s: %w", d, err)
+		}
+		if gid >= 0 {
+			// The subdirectories and files inherit the group from the
+			// setgid directory above them.
+			if err := os.Lchown(d, -1, gid); err != nil {
+				return fmt.Errorf("aeron driver: group of %s: %w", d, err)
+			}
 		}
 		// MkdirAll's mode is reduced by the umask; set it exactly.
 		if err := os.Chmod(d, o.DirPerm); err != nil {
@@ -120,4 +135,20 @@ func warn(o *Options, msg string) {
 	if o.Warn != nil {
 		o.Warn(msg)
 	}
+}
+
+// createExclusive creates path, which must not exist, with exactly perm:
+// the mode OpenFile gives is reduced by the umask, which may take a
+// group's access away.
+func createExclusive(path string, perm os.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, err
+	}
+	return f, nil
 }

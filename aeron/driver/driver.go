@@ -150,7 +150,7 @@ func (d *Driver) createCnC() error {
 	}
 	d.errors = errorlog.NewLog(s.ErrorLog)
 	lossLength := max(shm.Align(o.LossReportBufferLength, o.FilePageSize), defaultLossReportLength)
-	loss, err := os.OpenFile(filepath.Join(o.Dir, LossReportFile), os.O_RDWR|os.O_CREATE|os.O_EXCL, o.FilePerm)
+	loss, err := createExclusive(filepath.Join(o.Dir, LossReportFile), o.FilePerm)
 	if err != nil {
 		return fmt.Errorf("aeron driver: create loss report: %w", err)
 	}
@@ -169,7 +169,7 @@ func (d *Driver) createCnC() error {
 }
 
 func createMapped(path string, length int, perm os.FileMode) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+	f, err := createExclusive(path, perm)
 	if err != nil {
 		return nil, fmt.Errorf("aeron driver: create %s: %w", path, err)
 	}

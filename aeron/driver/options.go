@@ -131,8 +131,13 @@ type Options struct {
 
 	// DirPerm and FilePerm are the modes of the directories and files the
 	// driver creates (0700 and 0600: only the driver's user may use it).
-	// Give 0770/0660 to share a driver with a group.
 	DirPerm, FilePerm os.FileMode
+	// Group, a group name or numeric gid, shares the driver with that
+	// group, whose members' clients can then use it, as goblin's Java
+	// driver launcher does: the directory belongs to the group, 02750
+	// (setgid, so what the driver creates in it belongs to the group too),
+	// and the files are 0660 unless DirPerm and FilePerm say otherwise.
+	Group string
 
 	// Warn receives warnings the Java driver prints to stderr (directory
 	// exists, errors saved, low storage). nil drops them.
@@ -234,9 +239,15 @@ func (o *Options) EnsureDefaults() {
 	setInt(&o.MaxResend, defaultMaxResend)
 	if o.DirPerm == 0 {
 		o.DirPerm = defaultDirPerm
+		if o.Group != "" {
+			o.DirPerm = 0o750 | os.ModeSetgid
+		}
 	}
 	if o.FilePerm == 0 {
 		o.FilePerm = defaultFilePerm
+		if o.Group != "" {
+			o.FilePerm = 0o660
+		}
 	}
 }
 

@@ -44,7 +44,7 @@ func (d *Driver) newRawLog(dir string, registrationID int64, termLength int, spa
 		return nil, err
 	}
 	path := filepath.Join(dir, strconv.FormatInt(registrationID, 10)+".logbuffer")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, d.opts.FilePerm)
+	f, err := createExclusive(path, d.opts.FilePerm)
 	if err != nil {
 		return nil, fmt.Errorf("create log buffer: %w", err)
 	}

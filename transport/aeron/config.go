@@ -86,10 +86,15 @@ type Options struct {
 	MaxRequest int
 	// Dir is the media driver's Aeron directory (default DefaultDir()).
 	Dir string
-	// External says a driver something else runs lives in Dir; otherwise
-	// the server starts one there, supervises it and restarts it if it
-	// dies.
+	// External says a driver something else runs lives in Dir. Otherwise
+	// an IPC server runs goblin's Go media driver (package aeron/driver)
+	// inside its own process, its duty cycle run by the store loop, and a
+	// UDP server (or one with JavaDriver) starts the Java media driver,
+	// supervises it and restarts it if it dies.
 	External bool
+	// JavaDriver makes an IPC server start and supervise the Java media
+	// driver instead of running the Go driver in-process (driver=java).
+	JavaDriver bool
 	// Profile is the profile of the driver the server starts (default
 	// javadriver.Frugal).
 	Profile javadriver.Profile
@@ -324,16 +329,18 @@ var (
 
 // ConfigFor fills a server's Options from an aeron target:
 //
-//	aeron:ipc?proto=sbe|dir=/dev/shm/goblin-aeron|driver=launch|profile=frugal
+//	aeron:ipc?proto=sbe|dir=/dev/shm/goblin-aeron|driver=go
 //	aeron:udp?endpoint=10.0.0.1:40123|control=10.0.0.1:40124|proto=resp
 //
-// dir is the driver's directory (default DefaultDir()); driver=launch (the
-// default) starts and supervises a media driver there, driver=external
-// uses one something else runs; profile picks the started driver's
-// profile (frugal, spin-shared, spin, spin-dedicated); group shares its
-// directory with a group; stream, reply-stream and term-length tune the
-// streams. The caller sets Handler
-// and Logger.
+// dir is the driver's directory (default DefaultDir()). driver=go (the
+// default for IPC) runs goblin's Go media driver inside the server, worked
+// by the store loop; driver=java (the default, and the only choice, for
+// UDP; driver=launch is its old spelling) starts and supervises the Java
+// media driver there; driver=external uses one something else runs.
+// profile picks the Java driver's profile (frugal, spin-shared, spin,
+// spin-dedicated); group shares the driver's directory with a group;
+// stream, reply-stream and term-length tune the streams. The caller sets
+// Handler and Logger.
 func ConfigFor(t target.Target) (Options, error) {
 	o := Options{Media: t.Address, Proto: t.Proto}
 	if t.Scheme != target.Aeron {
@@ -350,11 +357,13 @@ func ConfigFor(t target.Target) (Options, error) {
 			o.Dir = v
 		case "driver":
 			switch v {
-			case "launch":
+			case "go":
+			case "java", "launch":
+				o.JavaDriver = true
 			case "external":
 				o.External = true
 			default:
-				err = errors.New("want launch or external")
+				err = errors.New("want go, java or external")
 			}
 		case "profile":
 			o.Profile, err = javadriver.ParseProfile(v)

@@ -84,7 +84,7 @@ func Dial(ctx context.Context, o DialOptions) (*Conn, error) {
 func (c *Conn) connect(ctx context.Context, dir string) error {
 	o := &c.o
 	var err error
-	c.ac, err = ae.Connect(ae.Options{Dir: dir, DriverTimeout: o.DriverTimeout})
+	c.ac, err = ae.Connect(ae.Options{Dir: dir, DriverTimeout: o.DriverTimeout, WhileAwaiting: assistFor(dir)})
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNoServer, err)
 	}

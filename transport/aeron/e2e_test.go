@@ -34,12 +34,18 @@ type e2eSetup struct {
 	quickLoss string
 }
 
-func setupE2E(t *testing.T, media string) *e2eSetup {
+// setupE2E sets up one of the kinds TestEndToEnd runs: "ipc" (the Go
+// media driver inside goblin-server, the default), "ipc-java" (the
+// supervised Java driver, driver=java) and "udp" (Java drivers).
+func setupE2E(t *testing.T, kind string) *e2eSetup {
 	t.Helper()
 	e := &e2eSetup{serverDir: shmDir(t)}
 	var srvResp, srvSBE string
-	if media == "ipc" {
+	if kind == "ipc" || kind == "ipc-java" {
 		srvResp = "aeron:ipc?proto=resp|dir=" + e.serverDir
+		if kind == "ipc-java" {
+			srvResp += "|driver=java"
+		}
 		srvSBE = "aeron:ipc?proto=sbe|stream=2001|reply-stream=2002|dir=" + e.serverDir
 		e.respT, e.sbeT = srvResp, srvSBE
 		e.quickLoss = "|driver-timeout=3s"
@@ -58,16 +64,21 @@ func setupE2E(t *testing.T, media string) *e2eSetup {
 }
 
 // TestEndToEnd runs the real goblin-server and goblin-client binaries and
-// client processes over Aeron IPC (one driver) and UDP (two drivers,
-// response channels on loopback), in RESP and SBE.
+// client processes over Aeron IPC (one driver: goblin's Go driver inside
+// goblin-server, and the supervised Java driver) and UDP (two Java
+// drivers, response channels on loopback), in RESP and SBE. Only a
+// driver of its own process can be killed and restarted, so the Go
+// driver's run has no driver-restart step.
 func TestEndToEnd(t *testing.T) {
 	needDriver(t)
-	for _, media := range []string{"ipc", "udp"} {
-		t.Run(media, func(t *testing.T) {
-			e := setupE2E(t, media)
+	for _, kind := range []string{"ipc", "ipc-java", "udp"} {
+		t.Run(kind, func(t *testing.T) {
+			e := setupE2E(t, kind)
 			t.Run("commands", func(t *testing.T) { e.commands(t) })
 			t.Run("clients", func(t *testing.T) { e.clients(t) })
-			t.Run("driver-restart", func(t *testing.T) { e.driverRestart(t) })
+			if kind != "ipc" {
+				t.Run("driver-restart", func(t *testing.T) { e.driverRestart(t) })
+			}
 		})
 	}
 }
@@ -199,7 +210,7 @@ func TestExternalDriver(t *testing.T) {
 	needDriver(t)
 	d := startDriver(t, javadriver.Options{})
 	srv := startServer(t, "--aeron-dir="+d.Dir(), "aeron:ipc?proto=sbe")
-	if strings.Contains(srv.Log(), "media driver started") {
+	if strings.Contains(srv.Log(), "media driver started") || strings.Contains(srv.Log(), "in-process") {
 		t.Fatalf("goblin-server --aeron-dir started a driver of its own:\n%s", srv.Log())
 	}
 	out, err := cli(t, "aeron:ipc?proto=sbe|dir="+d.Dir(), "ping")

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	ae "github.com/goblin-kv/goblin/aeron"
+	"github.com/goblin-kv/goblin/aeron/driver"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/target"
@@ -81,7 +83,24 @@ type Server struct {
 	evQueued atomic.Bool
 
 	m *manager
+
+	// emb is the in-process media driver this server runs (or helps run,
+	// when another listener of this process owns it), or nil. Poll runs
+	// its duty cycle at most every driverWorkInterval; lastDriverWork is
+	// the loop's clock then. Set before the loop starts; loop only after.
+	emb            *embedded
+	lastDriverWork int64
 }
+
+// driverWorkInterval bounds how often a busy loop runs the in-process
+// driver's duty cycle: commands and limits wait at most this long more,
+// and the loop spends a cycle's worth on the driver only once in it.
+const driverWorkInterval = 10 * time.Microsecond
+
+// driverParkLimit is the longest the loop may park while an in-process
+// driver depends on it: the Java driver's own longest idle park, so
+// clients' commands are answered as promptly as by a Java driver.
+const driverParkLimit = time.Millisecond
 
 // client is one connected client, loop side.
 type client struct {
@@ -126,7 +145,8 @@ type event struct {
 
 // Listen starts (or, with Options.External, finds) the media driver,
 // subscribes to the request channel and returns the server, ready for the
-// loop to poll.
+// loop to poll. An IPC server's driver, by default, runs inside this
+// process: Poll runs its duty cycle.
 func Listen(o Options) (*Server, error) {
 	o.ensureDefaults()
 	if err := o.validate(); err != nil {
@@ -150,8 +170,13 @@ func Listen(o Options) (*Server, error) {
 		s.tgt.Params["endpoint"] = o.Endpoint
 		s.tgt.Params["control"] = o.Control
 	}
-	if o.External {
+	switch {
+	case o.External:
 		s.tgt.Params["driver"] = "external"
+	case o.Media == ae.MediaUDP || o.JavaDriver:
+		s.tgt.Params["driver"] = "java"
+	default:
+		s.tgt.Params["driver"] = "go"
 	}
 	m := &manager{s: s, o: &s.o, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if err := m.start(); err != nil {
@@ -160,6 +185,17 @@ func Listen(o Options) (*Server, error) {
 	s.m = m
 	go m.run()
 	return s, nil
+}
+
+// Deadline is when (on the loop's clock, as Poll's now) the loop must
+// poll again for the in-process driver to stay as prompt as a Java driver;
+// math.MaxInt64 when the server runs none. The loop does not park past
+// it (server.Deadliner).
+func (s *Server) Deadline() int64 {
+	if s.emb == nil {
+		return math.MaxInt64
+	}
+	return s.lastDriverWork + int64(driverParkLimit)
 }
 
 // Name is "aeron-ipc/sbe", "aeron-udp/resp" and so on.
@@ -188,6 +224,10 @@ func (s *Server) Stats(st *Stats) {
 // handles the manager's events (new clients, gone clients, driver loss).
 func (s *Server) Poll(now int64) int {
 	work := 0
+	if s.emb != nil && now-s.lastDriverWork >= int64(driverWorkInterval) {
+		s.lastDriverWork = now
+		work += s.emb.work()
+	}
 	if s.evQueued.Load() {
 		work += s.drain()
 	}
@@ -653,7 +693,8 @@ func (s *Server) Close() error {
 type manager struct {
 	s   *Server
 	o   *Options
-	drv *javadriver.Driver // nil when External
+	drv *javadriver.Driver // the Java driver the server supervises, or nil
+	emb *embedded          // the in-process driver the server runs, or nil
 	ac  *ae.Client
 	sub *ae.Subscription
 	gen uint64
@@ -697,7 +738,22 @@ func (m *manager) post(e mgrEvent) {
 
 // start brings up the driver (unless External) and the subscription.
 func (m *manager) start() error {
-	if !m.o.External {
+	switch {
+	case m.o.External:
+		// The directory's driver may be another listener's in-process
+		// one: this server then helps run it too.
+		m.s.emb = findEmbedded(m.o.Dir)
+	case m.o.Media == ae.MediaIPC && !m.o.JavaDriver:
+		e, err := acquireEmbedded(m.o.Dir, m.o.Group, m.o.Logger)
+		if err != nil {
+			if errors.Is(err, driver.ErrActiveDriver) {
+				return fmt.Errorf("%w: %s (use dir= for another directory, or driver=external / --aeron-dir to share it): %w", ErrDirInUse, m.o.Dir, err)
+			}
+			return err
+		}
+		m.emb, m.s.emb = e, e
+		m.o.Logger.Info("aeron media driver running in-process", "dir", e.dir, "driver", "go")
+	default:
 		do := m.o.Driver
 		do.Dir = m.o.Dir
 		do.Profile = m.o.Profile
@@ -720,6 +776,9 @@ func (m *manager) start() error {
 		if m.drv != nil {
 			m.drv.Stop()
 		}
+		if m.emb != nil {
+			m.emb.release()
+		}
 		return err
 	}
 	return nil
@@ -727,7 +786,11 @@ func (m *manager) start() error {
 
 // connect connects the Aeron client and adds the request subscription.
 func (m *manager) connect() error {
-	ac, err := ae.Connect(ae.Options{Dir: m.o.Dir, ErrorHandler: func(err error) {
+	var assist func() int
+	if m.s.emb != nil {
+		assist = m.s.emb.work
+	}
+	ac, err := ae.Connect(ae.Options{Dir: m.o.Dir, WhileAwaiting: assist, ErrorHandler: func(err error) {
 		m.o.Logger.Warn("aeron client", "err", err)
 	}})
 	if err != nil {
@@ -874,5 +937,11 @@ func (m *manager) shutdown() {
 			m.closeErr = err
 		}
 		m.o.Logger.Info("aeron media driver stopped", "dir", m.o.Dir)
+	}
+	if m.emb != nil {
+		if err := m.emb.release(); err != nil {
+			m.closeErr = err
+		}
+		m.o.Logger.Info("aeron in-process media driver closed", "dir", m.o.Dir)
 	}
 }

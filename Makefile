@@ -19,7 +19,7 @@ setup:
 ## TCP 6380 (Redis tools), the shared-memory ring and Aeron IPC (its Aeron
 ## media driver runs inside goblin-server: no JVM). RUN_FLAGS replaces the
 ## listeners. It needs only Go: no setup, no Java, no Maven.
-RUN_FLAGS ?= --listen "uds://$${XDG_RUNTIME_DIR:-/tmp}/goblin.sock,tcp://127.0.0.1:6380,ring:///dev/shm/goblin?proto=sbe,aeron:ipc?proto=sbe"
+RUN_FLAGS ?= --listen "uds://,tcp://127.0.0.1:6380,ring:///dev/shm/goblin?proto=sbe,aeron:ipc?proto=sbe"
 run:
 	$(GO) build -o bin/goblin-server ./cmd/goblin-server
 	./bin/goblin-server $(RUN_FLAGS)

@@ -7,7 +7,8 @@
 //	aeron:ipc?proto=sbe                        Aeron IPC
 //	aeron:udp?endpoint=10.0.0.1:40123|control=10.0.0.1:40124|proto=sbe
 //
-// proto is resp (the default) or sbe. Any other query parameter is kept in
+// A uds target without a path ("uds://", "uds://?proto=sbe") names the
+// default socket (DefaultSocketPath). proto is resp (the default) or sbe. Any other query parameter is kept in
 // Params for the transport to interpret; a transport rejects parameters it
 // does not know. A bare path (starting with "/" or ".") means a Unix socket,
 // and a bare host:port means TCP, as redis-cli users expect.
@@ -21,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/goblin-kv/goblin/proto"
@@ -63,19 +65,30 @@ type Target struct {
 }
 
 // Default is the target goblin-server listens on and goblin-client dials
-// when given none: a Unix socket named goblin.sock in $XDG_RUNTIME_DIR, or
-// in /tmp when that is unset.
+// when given none: a Unix socket named goblin.sock in a directory only the
+// user can write (see DefaultSocketPath).
 func Default() Target {
 	return Target{Scheme: UDS, Path: DefaultSocketPath(), Proto: proto.RESP}
 }
 
-// DefaultSocketPath is the Unix socket path of Default.
+// DefaultSocketPath is the Unix socket path of Default, in a directory no
+// other user can write, so no one else can put a socket there first:
+//
+//   - $XDG_RUNTIME_DIR/goblin.sock when XDG_RUNTIME_DIR is set (the
+//     login's private runtime directory, 0700);
+//   - /run/goblin/goblin.sock for root;
+//   - otherwise $TMPDIR/goblin-UID/goblin.sock (TMPDIR defaulting to /tmp):
+//     a directory of the user's own that goblin-server creates 0700, and
+//     refuses to use when another user owns it or may write to it.
 func DefaultSocketPath() string {
-	dir := os.Getenv("XDG_RUNTIME_DIR")
-	if dir == "" {
-		dir = os.TempDir()
+	if dir := os.Getenv("XDG_RUNTIME_DIR"); dir != "" {
+		return filepath.Join(dir, "goblin.sock")
 	}
-	return filepath.Join(dir, "goblin.sock")
+	uid := os.Geteuid()
+	if uid == 0 {
+		return "/run/goblin/goblin.sock"
+	}
+	return filepath.Join(os.TempDir(), "goblin-"+strconv.Itoa(uid), "goblin.sock")
 }
 
 // Parse parses s. See the package documentation for the syntax.
@@ -110,6 +123,9 @@ func Parse(s string) (Target, error) {
 		t.Path = u.Path
 		if u.Host != "" {
 			return Target{}, fmt.Errorf("%w: %q: %s targets take a path (%s:///path), not a host", ErrSyntax, s, t.Scheme, t.Scheme)
+		}
+		if t.Path == "" && t.Scheme == UDS {
+			t.Path = DefaultSocketPath() // "uds://": the default socket
 		}
 		if t.Path == "" {
 			return Target{}, fmt.Errorf("%w: %q: missing path", ErrSyntax, s)

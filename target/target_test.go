@@ -2,6 +2,8 @@ package target
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"reflect"
 	"testing"
 
@@ -58,7 +60,15 @@ func TestDefault(t *testing.T) {
 		t.Fatalf("Default().Path = %q", got)
 	}
 	t.Setenv("XDG_RUNTIME_DIR", "")
-	if got := Default(); got.Scheme != UDS || got.Path == "" {
-		t.Fatalf("Default() = %+v", got)
+	t.Setenv("TMPDIR", "/var/tmp")
+	want := fmt.Sprintf("/var/tmp/goblin-%d/goblin.sock", os.Geteuid())
+	if os.Geteuid() == 0 {
+		want = "/run/goblin/goblin.sock"
+	}
+	if got := Default(); got.Scheme != UDS || got.Path != want {
+		t.Fatalf("Default() = %+v, want the path %s", got, want)
+	}
+	if got, err := Parse("uds://?proto=sbe"); err != nil || got.Path != want || got.Proto != proto.SBE {
+		t.Fatalf("Parse(uds://?proto=sbe) = %+v, %v; want the default socket", got, err)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
@@ -97,6 +99,32 @@ func Dial(ctx context.Context, network, address string, o DialOptions) (*Conn, e
 		}
 	}
 	return c, nil
+}
+
+// PeerUID returns the user id of the process that created the Unix socket
+// at the other end (SO_PEERCRED: the kernel records it when the server
+// listens, and no one can forge it). ok is false for TCP, where the peer
+// has no local user the kernel can name.
+func (c *Conn) PeerUID() (uid int, ok bool, err error) {
+	uc, isUnix := c.nc.(*net.UnixConn)
+	if !isUnix {
+		return 0, false, nil
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return 0, false, fmt.Errorf("uds: peer credentials: %w", err)
+	}
+	var cred *unix.Ucred
+	var credErr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil {
+		return 0, false, fmt.Errorf("uds: peer credentials: %w", err)
+	}
+	if credErr != nil {
+		return 0, false, fmt.Errorf("uds: peer credentials: %w", credErr)
+	}
+	return int(cred.Uid), true, nil
 }
 
 // NetConn returns the underlying connection (for tests and diagnostics).

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -298,5 +300,52 @@ func TestInputLimitSBEErrorFrame(t *testing.T) {
 	}
 	if st := l.stats(); st.InputTooLarge != 1 {
 		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestSocketDirectoryInSharedDir: a socket directory inside a
+// world-writable one is created 0700 and must be the server user's own:
+// one another user owns, one others may write, or a link is refused.
+func TestSocketDirectoryInSharedDir(t *testing.T) {
+	shared := filepath.Join(t.TempDir(), "tmp")
+	if err := os.Mkdir(shared, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(shared, 0o1777)
+	listen := func(dir string) error {
+		s, err := Listen(Config{Network: "unix", Address: filepath.Join(dir, "g.sock"), Handler: &lineHandler{}})
+		if err == nil {
+			s.Close()
+		}
+		return err
+	}
+	own := filepath.Join(shared, "mine")
+	if err := listen(own); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(own); fi.Mode().Perm() != 0o700 {
+		t.Fatalf("created with mode %04o, want 0700", fi.Mode().Perm())
+	}
+	if err := listen(own); err != nil {
+		t.Fatalf("a second start in its own directory: %v", err)
+	}
+	open := filepath.Join(shared, "open")
+	os.Mkdir(open, 0o777)
+	os.Chmod(open, 0o777)
+	link := filepath.Join(shared, "link")
+	os.Symlink(own, link)
+	cases := map[string]string{open: "may be written by other users", link: "is a symbolic link"}
+	if os.Geteuid() == 0 {
+		theirs := filepath.Join(shared, "theirs")
+		os.Mkdir(theirs, 0o700)
+		os.Chown(theirs, 65534, 65534)
+		cases[theirs] = "belongs to uid 65534"
+	} else {
+		t.Log("not root: the directory of another user is tested by reliability's TestSocketSquatting only")
+	}
+	for dir, why := range cases {
+		if err := listen(dir); !errors.Is(err, ErrUnsafeDir) || !strings.Contains(err.Error(), why) {
+			t.Errorf("Listen in %s: %v, want ErrUnsafeDir saying %q", filepath.Base(dir), err, why)
+		}
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -337,6 +336,9 @@ func (s *Server) listenUnix() error {
 	if len(path) >= len(unix.RawSockaddrUnix{}.Path) {
 		return fmt.Errorf("%w: socket path %q is longer than %d bytes", ErrConfig, path, len(unix.RawSockaddrUnix{}.Path)-1)
 	}
+	if err := prepareSocketDir(path, s.log); err != nil {
+		return err
+	}
 	if fi, err := os.Lstat(path); err == nil {
 		if fi.Mode()&os.ModeSocket == 0 {
 			return fmt.Errorf("%w: %s exists and is not a socket", ErrAddrInUse, path)
@@ -348,9 +350,6 @@ func (s *Server) listenUnix() error {
 		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 			return fmt.Errorf("uds: removing stale socket %s: %w", path, err)
 		}
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-		return fmt.Errorf("uds: socket directory: %w", err)
 	}
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {

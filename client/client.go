@@ -27,6 +27,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/user"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -125,8 +128,13 @@ type Options struct {
 	// to this long before parking in the network poller: a core for a few
 	// microseconds less latency. Zero (the default) never spins.
 	BusyPoll time.Duration
-	// Password, when set, is sent with AUTH after every connect.
+	// Password, when set, is sent with AUTH after every connect, once
+	// the server is known to run as this user, as root or as one of
+	// TrustedServerUIDs (on Unix sockets; see ErrUntrustedServer).
 	Password string
+	// TrustedServerUIDs are further users whose servers may be sent the
+	// password, for a server run by a service account.
+	TrustedServerUIDs []int
 	// MaxBufferKeep caps the read and write buffers a Client keeps between
 	// calls after a large value (default 1 MiB).
 	MaxBufferKeep int
@@ -148,6 +156,12 @@ func WithBusyPoll(d time.Duration) Option { return func(o *Options) { o.BusyPoll
 
 // WithPassword authenticates every new connection with AUTH password.
 func WithPassword(pw string) Option { return func(o *Options) { o.Password = pw } }
+
+// WithTrustedServerUID lets the client send its password to a server on a
+// Unix socket run by user uid (besides the client's own user and root).
+func WithTrustedServerUID(uid int) Option {
+	return func(o *Options) { o.TrustedServerUIDs = append(o.TrustedServerUIDs, uid) }
+}
 
 // codec turns argument lists into requests and reply bytes into replies.
 type codec interface {
@@ -291,6 +305,10 @@ func (c *Client) connect(ctx context.Context) error {
 	c.conn, c.dl, c.rbuf, c.roff = conn, time.Time{}, c.rbuf[:0], 0
 	c.codec.reset()
 	if c.opts.Password != "" {
+		if err := c.checkServerUser(conn); err != nil {
+			c.drop()
+			return err
+		}
 		// connect runs inside a call that has already built its own
 		// command in c.args (a redial after a dropped connection): AUTH
 		// gets a slice of its own, and the call's command is put back.
@@ -307,6 +325,41 @@ func (c *Client) connect(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// ErrUntrustedServer is returned instead of sending the password to a
+// server on a Unix socket that runs as another user than the client's,
+// root or one of Options.TrustedServerUIDs: another local user may have
+// bound the socket path first to collect passwords.
+var ErrUntrustedServer = errors.New("client: untrusted server")
+
+// checkServerUser checks, before the password goes out, who runs the
+// server at the other end of a Unix socket (the kernel's peer
+// credentials).
+func (c *Client) checkServerUser(conn transport.Conn) error {
+	p, ok := conn.(interface{ PeerUID() (int, bool, error) })
+	if !ok {
+		return nil // a transport without peer credentials (TCP, ring, Aeron)
+	}
+	uid, known, err := p.PeerUID()
+	if err != nil {
+		return fmt.Errorf("%w: not sending the password to %s: cannot tell which user runs it: %w", ErrUntrustedServer, c.t, err)
+	}
+	me := os.Geteuid()
+	if !known || uid == me || uid == 0 || slices.Contains(c.opts.TrustedServerUIDs, uid) {
+		return nil
+	}
+	return fmt.Errorf("%w: not sending the password to %s: it runs as %s, not as you (%s) or root, so another local user may be answering in goblin-server's place. If that user really runs your server, trust it (goblin-client --server-uid %d, client.WithTrustedServerUID)",
+		ErrUntrustedServer, c.t, userName(uid), userName(me), uid)
+}
+
+// userName is "uid N (name)", or "uid N" when the name is unknown.
+func userName(uid int) string {
+	s := "uid " + strconv.Itoa(uid)
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+		s += " (" + u.Username + ")"
+	}
+	return s
 }
 
 // drop closes a broken connection so the next call redials.

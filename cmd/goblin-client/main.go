@@ -7,7 +7,9 @@
 //	goblin-client                            interactive prompt (on a terminal)
 //
 // With no --target it dials the socket goblin-server listens on when
-// started with no flags ($XDG_RUNTIME_DIR/goblin.sock, or /tmp/goblin.sock).
+// started with no flags ($XDG_RUNTIME_DIR/goblin.sock, else
+// /run/goblin/goblin.sock for root and $TMPDIR/goblin-UID/goblin.sock for
+// other users).
 // Exit codes: 0 success, 1 the server answered with an error, 2 usage
 // error, 3 cannot connect (or the connection was lost). See docs/cli.md.
 package main

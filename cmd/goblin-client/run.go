@@ -65,6 +65,7 @@ type config struct {
 	timeout  time.Duration
 	password string
 	history  string
+	trustUID int
 }
 
 // run is the whole program, minus os.Exit, so tests can drive it.
@@ -79,6 +80,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "deadline for connecting and for each command (0: none)")
 	fs.StringVar(&cfg.password, "password", os.Getenv("GOBLIN_PASSWORD"), "send AUTH with this password after connecting (default $GOBLIN_PASSWORD)")
 	fs.StringVar(&cfg.history, "history", defaultHistory(), "interactive prompt history file (empty: no history)")
+	fs.IntVar(&cfg.trustUID, "server-uid", -1, "also send the password to a server on a Unix socket run by this user id (by default only to one run by you or root)")
 	fs.Usage = func() {} // errors get a short hint; --help prints the full text to stdout
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -107,6 +109,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if cfg.password != "" {
 		opts = append(opts, client.WithPassword(cfg.password))
+	}
+	if cfg.trustUID >= 0 {
+		opts = append(opts, client.WithTrustedServerUID(cfg.trustUID))
 	}
 	// Always passed: --timeout 0 means no deadline for the dial too, not
 	// the library's 5 s default.
@@ -197,6 +202,9 @@ func (s *session) report(err error) int {
 		return exitConnect
 	case errors.As(err, &ce):
 		fmt.Fprintf(s.errw, "goblin-client: %s: %s failed: %v\n", ce.Target, ce.Op, ce.Err)
+		return exitConnect
+	case errors.Is(err, client.ErrUntrustedServer):
+		fmt.Fprintf(s.errw, "goblin-client: %v\n", err)
 		return exitConnect
 	case errors.Is(err, client.ErrUnknownTransport):
 		fmt.Fprintf(s.errw, "goblin-client: %v\n", err)

@@ -6,18 +6,24 @@ package reliability
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"os/exec"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/internal/testproc"
 )
 
@@ -445,5 +451,179 @@ func TestThousandClients(t *testing.T) {
 	t.Logf("%d clients x %d round trips of SET+GET+PING: %v", clients, rounds, all)
 	if len(all) != clients*rounds {
 		t.Fatalf("%d round trips completed, want %d", len(all), clients*rounds)
+	}
+}
+
+// otherUser is the second Unix user of the socket tests; scripts/setup.sh
+// creates it, and so does needOtherUsers when it is missing.
+const otherUser = "goblin-test"
+
+// needOtherUsers returns the uid and gid of otherUser and of nobody, the
+// two local users the socket tests run processes as. They need root (to
+// create otherUser and to switch users): without it the test fails in CI
+// and is skipped elsewhere.
+func needOtherUsers(t *testing.T) (victim, attacker [2]int) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("the socket squatting test runs processes as other Unix users and needs root")
+		}
+		t.Skip("needs root to run processes as other Unix users (scripts/setup.sh creates " + otherUser + ")")
+	}
+	ids := func(name string) ([2]int, error) {
+		u, err := user.Lookup(name)
+		if err != nil {
+			return [2]int{}, err
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		return [2]int{uid, gid}, nil
+	}
+	var err error
+	if victim, err = ids(otherUser); err != nil {
+		out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", otherUser).CombinedOutput()
+		if err != nil {
+			t.Fatalf("useradd %s: %v\n%s", otherUser, err, out)
+		}
+		if victim, err = ids(otherUser); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if attacker, err = ids("nobody"); err != nil {
+		t.Fatal(err)
+	}
+	return victim, attacker
+}
+
+// shareDir makes a directory under /tmp that every user may use: sticky
+// and world-writable like /tmp itself (mode 1777), or readable (0755).
+func shareDir(t *testing.T, mode os.FileMode) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/tmp", "goblin-squat-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, mode); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// shareBin copies a built binary where other users may run it.
+func shareBin(t *testing.T, dir, bin string) string {
+	t.Helper()
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, filepath.Base(bin))
+	if err := os.WriteFile(out, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// as returns a command that runs bin as the user ids (uid, gid), with
+// TMPDIR=tmp and no XDG_RUNTIME_DIR, plus env.
+func as(ids [2]int, tmp, bin string, env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command("setpriv", append([]string{"--reuid", strconv.Itoa(ids[0]), "--regid", strconv.Itoa(ids[1]), "--clear-groups", "--", bin}, args...)...)
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=/", "TMPDIR=" + tmp}, env...)
+	return cmd
+}
+
+// TestSocketSquatting reproduces issue 13 item 5. With XDG_RUNTIME_DIR
+// unset, goblin's default socket was /tmp/goblin.sock: another user who
+// listened there first made goblin-server exit ("address in use") and
+// received the AUTH password goblin-client sent. Now the default socket is
+// in goblin-UID, a directory of the user's own; the test plays the other
+// user (nobody) who creates that directory first and listens in it, and
+// checks that the server refuses the directory, that the client refuses
+// to send its password to a server run by another user, and that once the
+// directory is the user's own (0700) the other user can put nothing in it.
+func TestSocketSquatting(t *testing.T) {
+	victim, attacker := needOtherUsers(t)
+	tmp := shareDir(t, 0o1777)
+	bins := shareDir(t, 0o755)
+	server := shareBin(t, bins, testproc.Build(t, "./cmd/goblin-server"))
+	cli := shareBin(t, bins, testproc.Build(t, "./cmd/goblin-client"))
+	squatter := shareBin(t, bins, testproc.Build(t, "./reliability/testdata/squatter"))
+	private := filepath.Join(tmp, fmt.Sprintf("goblin-%d", victim[0]))
+	sock := filepath.Join(private, "goblin.sock") // the victim's default socket
+	const password = "s3cret-squat-pw"
+
+	// The other user gets there first.
+	record := filepath.Join(tmp, "squatter.log")
+	sq, err := testproc.StartCmd(as(attacker, tmp, squatter, nil, sock, record))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sq.Stop(5 * time.Second) })
+	sq.WaitLog(t, "listening", 30*time.Second)
+
+	// The server will not bind in a directory another user made.
+	p, err := testproc.StartCmd(as(victim, tmp, server, nil, "--metrics", "off", "--listen", "uds://"+sock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := p.Wait(60 * time.Second)
+	if err != nil || code != 1 || !strings.Contains(p.Log(), "unsafe socket directory") || !strings.Contains(p.Log(), fmt.Sprintf("belongs to uid %d", attacker[0])) {
+		t.Errorf("goblin-server in the other user's directory: exit %d, %v; log:\n%s", code, err, p.Log())
+	}
+
+	// The client dials its default socket, finds the other user's server
+	// there and does not send the password.
+	c := as(victim, tmp, cli, []string{"GOBLIN_PASSWORD=" + password}, "PING")
+	out, err := c.CombinedOutput()
+	t.Logf("goblin-client against the squatter: %v\n%s", err, out)
+	if err == nil || !strings.Contains(string(out), fmt.Sprintf("runs as uid %d", attacker[0])) {
+		t.Errorf("goblin-client: %v, want a refusal naming the other user:\n%s", err, out)
+	}
+	got, _ := os.ReadFile(record)
+	if bytes.Contains(got, []byte(password)) {
+		t.Errorf("the other user's listener received the password: %q", got)
+	}
+
+	// Without the squatter, the server makes the directory its own.
+	sq.Stop(5 * time.Second)
+	if err := os.RemoveAll(private); err != nil {
+		t.Fatal(err)
+	}
+	p, err = testproc.StartCmd(as(victim, tmp, server, []string{"GOBLIN_REQUIREPASS=" + password}, "--metrics", "off", "--listen", "uds://"+sock))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Stop(10 * time.Second) })
+	p.WaitLog(t, "msg=ready", 60*time.Second)
+	fi, err := os.Stat(private)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); int(st.Uid) != victim[0] || fi.Mode().Perm() != 0o700 {
+		t.Errorf("the socket directory is owned by uid %d with mode %04o, want uid %d and 0700", st.Uid, fi.Mode().Perm(), victim[0])
+	}
+	if out, err := as(attacker, tmp, "/usr/bin/touch", nil, filepath.Join(private, "planted")).CombinedOutput(); err == nil {
+		t.Errorf("the other user could create a file in the private socket directory: %s", out)
+	}
+	// The user's own client authenticates with the password, given in the
+	// environment on both sides.
+	out, err = as(victim, tmp, cli, []string{"GOBLIN_PASSWORD=" + password}, "PING").CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "PONG" {
+		t.Errorf("goblin-client with the password against the user's own server: %v\n%s", err, out)
+	}
+	// And root's client library, which does not know this user, refuses
+	// to send it the password unless told to trust it.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := client.Dial(ctx, "uds://"+sock, client.WithPassword(password)); !errors.Is(err, client.ErrUntrustedServer) {
+		t.Errorf("root's client sent the password to another user's server: %v", err)
+	}
+	gc, err := client.Dial(ctx, "uds://"+sock, client.WithPassword(password), client.WithTrustedServerUID(victim[0]))
+	if err != nil {
+		t.Fatalf("with the server's user trusted: %v", err)
+	}
+	defer gc.Close()
+	if err := gc.Ping(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -4,6 +4,7 @@
 #   - redis-server, redis-cli and redis-benchmark (Debian), the peers and
 #     clients the end-to-end tests and benchmarks use;
 #   - iproute2 (ip netns) for the two-host network-namespace tests;
+#   - the Unix user goblin-test (when run as root) for the socket tests;
 #   - openssh-server and openssh-client: the two-host benchmark test runs
 #     its own sshd in each of two network namespaces (the system's ssh
 #     service is left stopped), and ethtool, whose NIC counters the
@@ -36,6 +37,13 @@ if ((${#need_apt[@]})); then
 	if [[ " ${need_apt[*]} " == *" openssh-server "* ]]; then
 		(service ssh stop || true) >/dev/null 2>&1
 	fi
+fi
+
+# The socket squatting test (reliability) runs processes as a second Unix
+# user, goblin-test, and as nobody; it needs root to switch users.
+if [[ $(id -u) == 0 ]] && ! id goblin-test >/dev/null 2>&1; then
+	echo "setup: creating the Unix user goblin-test for the socket tests"
+	useradd --system --no-create-home --shell /usr/sbin/nologin goblin-test
 fi
 
 m2=${MAVEN_REPO:-$HOME/.m2/repository}

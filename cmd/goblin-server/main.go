@@ -1,7 +1,9 @@
 // Command goblin-server runs a goblin key/value cache server.
 //
 // With no flags it listens on the Unix socket goblin-client dials by
-// default ($XDG_RUNTIME_DIR/goblin.sock, or /tmp/goblin.sock) and on
+// default ($XDG_RUNTIME_DIR/goblin.sock, else /run/goblin/goblin.sock for
+// root and $TMPDIR/goblin-UID/goblin.sock, a directory of the user's own,
+// for other users) and on
 // tcp://127.0.0.1:6380 for Redis clients, and serves Prometheus metrics on
 // http://127.0.0.1:9380/metrics. Run goblin-server --help for every flag;
 // docs/server.md explains them.

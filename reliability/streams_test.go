@@ -266,28 +266,24 @@ func TestSlowConsumersMemoryIsReturned(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Each is disconnected after a second of not reading: their reads
-	// then end (EOF or reset) once the queued bytes are consumed, so
-	// just wait for the server to have dropped them.
+	// Each is disconnected after a second of not reading.
+	testproc.WaitFor(t, 60*time.Second, "the server to drop the 20 slow consumers", func() bool {
+		return strings.Count(g.p.Log(), "it does not read its replies") == clients
+	})
 	pinger := g.dial(t)
-	deadline := time.Now().Add(60 * time.Second)
+	pings(t, pinger, 10*time.Millisecond) // the server still answers
+	// The memory goes back within a few seconds (a release is asked for
+	// at most once a second, and runs beside the loop).
 	var after int64
-	for {
-		time.Sleep(200 * time.Millisecond)
-		pings(t, pinger, 10*time.Millisecond) // the server still answers
-		after = g.rss(t)
-		if after < before+64<<20 || time.Now().After(deadline) {
-			break
-		}
-	}
+	testproc.Poll(10*time.Second, func() bool { after = g.rss(t); return after < before+32<<20 })
 	close(stop)
 	peak := <-peakC
 	t.Logf("RSS before %s, peak with %d slow consumers %s, after they were dropped %s", mib(before), clients, mib(peak), mib(after))
 	if peak < before+100<<20 {
 		t.Fatalf("the slow consumers never held their replies (peak RSS %s): the test measures nothing", mib(peak))
 	}
-	if after >= before+64<<20 {
-		t.Errorf("RSS %s after the slow consumers were dropped, want within 64 MiB of the %s before", mib(after), mib(before))
+	if after >= before+32<<20 {
+		t.Errorf("RSS %s after the slow consumers were dropped, want within 32 MiB of the %s before", mib(after), mib(before))
 	}
 }
 
@@ -349,15 +345,20 @@ func TestClientMemoryBudgetHolds(t *testing.T) {
 	}
 }
 
-// TestLargeRepliesDoNotStallOthers reproduces issue 13 item 3's stall: a
-// client pipelines GETs of a 4 MiB value and reads slowly; the loop used
-// to produce up to --client-output-limit of replies for it in one pass
-// (0.2–1.0 s stalls for everyone). Now it produces at most
-// --client-output-per-pass (and one reply) per pass; another client's PING
-// p99 is measured.
+// TestLargeRepliesDoNotStallOthers is issue 13 item 3's stall: a client
+// pipelines GETs of a 4 MiB value and reads them slowly. The loop used to
+// execute every GET in a 256-byte slice of its requests at once (nine of
+// them: 36 MB of replies in buffers grown by doubling) whenever its queued
+// replies fell under --client-output-limit; the issue measured 0.2–1.0 s
+// stalls for everyone. Now one client's requests produce at most
+// --client-output-per-pass (and one reply) per pass, which
+// transport/uds's TestPassOutputSharesTheLoop checks exactly; this test
+// logs what another client's PINGs see, and fails only on stalls far
+// beyond scheduling noise (on the loaded 2-core development machine: p99
+// 3–8 ms, max 20–320 ms; before, p99 0.5–38 ms, max 13 ms–1.26 s).
 func TestLargeRepliesDoNotStallOthers(t *testing.T) {
 	g := startGoblin(t, "--client-stall-timeout", "60s")
-	g.setValue(t, "big", 4<<20)
+	g.setValue(t, "k", 4<<20)
 	pinger := g.dial(t)
 	pings(t, pinger, 200*time.Millisecond)
 	base := pings(t, pinger, time.Second)
@@ -367,7 +368,7 @@ func TestLargeRepliesDoNotStallOthers(t *testing.T) {
 	wg.Add(2)
 	go func() { // asks without end
 		defer wg.Done()
-		req := bytes.Repeat([]byte("*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n"), 64)
+		req := bytes.Repeat([]byte("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"), 64)
 		for {
 			select {
 			case <-stop:
@@ -397,10 +398,8 @@ func TestLargeRepliesDoNotStallOthers(t *testing.T) {
 	greedy.Close()
 	wg.Wait()
 	t.Logf("PING before: %v; while a client pipelines 4 MiB GETs and reads slowly: %v", base, during)
-	// Before the cap: p99 38 ms and a 1.26 s stall on the loaded 2-core
-	// development machine, against 2.8 ms and 80 ms after it.
-	if limit := max(20*time.Millisecond, 3*base.pct(0.99)); during.pct(0.99) > limit {
-		t.Errorf("PING p99 %v while the greedy client runs, want at most %v (3x the p99 before, or 20 ms)", during.pct(0.99), limit)
+	if limit := max(50*time.Millisecond, 5*base.pct(0.99)); during.pct(0.99) > limit {
+		t.Errorf("PING p99 %v while the greedy client runs, want at most %v (5x the p99 before, or 50 ms)", during.pct(0.99), limit)
 	}
 }
 

@@ -65,8 +65,10 @@ func needAeron(t *testing.T) {
 
 // startAeron runs one goblin-server serving Aeron IPC and two-driver Aeron
 // UDP on loopback, each in both protocols, and returns client targets
-// keyed as in aeronKeys. The server's listeners share one media driver;
-// the UDP clients use a second one, as a client on another host would.
+// keyed as in aeronKeys. The IPC listeners share the server's default
+// driver (goblin's Go driver, in-process); the UDP listeners share a Java
+// driver the server supervises, and the UDP clients use a second one, as
+// a client on another host would.
 func startAeron(t *testing.T) map[string]string {
 	t.Helper()
 	root, err := os.MkdirTemp(shmBase(), "goblin-client-test-")
@@ -74,7 +76,7 @@ func startAeron(t *testing.T) map[string]string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(root) })
-	srvDir := filepath.Join(root, "server")
+	ipcDir, udpDir := filepath.Join(root, "server-ipc"), filepath.Join(root, "server-udp")
 	cd, err := javadriver.Start(context.Background(), javadriver.Options{Dir: filepath.Join(root, "client")})
 	if err != nil {
 		t.Fatal(err)
@@ -88,14 +90,14 @@ func startAeron(t *testing.T) map[string]string {
 	ipcSBE := "aeron:ipc?proto=sbe|stream=2001|reply-stream=2002"
 	bin := testproc.Build(t, "./cmd/goblin-server")
 	p := testproc.Start(t, bin, "--metrics", "off",
-		"--listen", ipcResp+"|dir="+srvDir,
-		"--listen", ipcSBE+"|dir="+srvDir+"|driver=external",
-		"--listen", udp(0, "resp")+"|dir="+srvDir+"|driver=external",
-		"--listen", udp(1, "sbe")+"|dir="+srvDir+"|driver=external")
+		"--listen", ipcResp+"|dir="+ipcDir,
+		"--listen", ipcSBE+"|dir="+ipcDir+"|driver=external",
+		"--listen", udp(0, "resp")+"|dir="+udpDir+"|driver=java",
+		"--listen", udp(1, "sbe")+"|dir="+udpDir+"|driver=external")
 	p.WaitLog(t, `msg=ready`, 120*time.Second)
 	return map[string]string{
-		"aeron-ipc/resp": ipcResp + "|dir=" + srvDir,
-		"aeron-ipc/sbe":  ipcSBE + "|dir=" + srvDir,
+		"aeron-ipc/resp": ipcResp + "|dir=" + ipcDir,
+		"aeron-ipc/sbe":  ipcSBE + "|dir=" + ipcDir,
 		"aeron-udp/resp": udp(0, "resp") + "|dir=" + cd.Dir(),
 		"aeron-udp/sbe":  udp(1, "sbe") + "|dir=" + cd.Dir(),
 	}

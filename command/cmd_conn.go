@@ -50,6 +50,8 @@ func (e *Engine) auth(s *Session, user, pass []byte, plainAuth bool) bool {
 	if (len(user) > 0 && !bytes.Equal(user, []byte("default"))) ||
 		subtle.ConstantTimeCompare(pass, e.pass()) != 1 {
 		e.errText(reply.WrongPass, "WRONGPASS invalid username-password pair or user is disabled.")
+		s.authFails++
+		s.failedAuth = true
 		return false
 	}
 	s.authed = true

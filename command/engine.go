@@ -82,6 +82,12 @@ type Session struct {
 	resp3  bool // HELLO 3: replies in RESP3
 	name   []byte
 
+	// authFails counts wrong passwords (AUTH, HELLO AUTH) while a password
+	// is required; failedAuth ends a ServeStream call after one, so the
+	// transport can delay the client's next guess (see AuthFailures).
+	authFails  uint64
+	failedAuth bool
+
 	// The partial request at the front of the stream, so a request that
 	// arrives in many pieces is parsed once, not once per piece.
 	parser resp.Parser
@@ -112,6 +118,13 @@ func (s *Session) Name() []byte { return s.name }
 // Authenticated reports whether the client has authenticated with AUTH or
 // HELLO ... AUTH.
 func (s *Session) Authenticated() bool { return s.authed }
+
+// AuthFailures returns how many wrong passwords the client has sent while
+// the server requires one. ServeStream returns after the request that
+// failed, leaving the client's further requests unconsumed, so a transport
+// that sees the count rise can hold the client back before its next guess
+// (the engine itself never waits).
+func (s *Session) AuthFailures() uint64 { return s.authFails }
 
 // Engine decodes, executes and encodes requests against one store. It is
 // used from the loop goroutine only.
@@ -184,10 +197,11 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 	} else {
 		limit = int(^uint(0) >> 1)
 	}
+	s.failedAuth = false
 	if s.Protocol == proto.SBE {
 		return e.serveSBEStream(s, in, out, limit)
 	}
-	for consumed < len(in) && !s.quit && len(out) < limit {
+	for consumed < len(in) && !s.quit && !s.failedAuth && len(out) < limit {
 		args, n, err := s.parser.ReadCommand(in[consumed:], e.args, &e.o.Limits)
 		e.args = args[:0]
 		if cap(args) > maxKeptArgs {
@@ -254,7 +268,7 @@ func (e *Engine) serveRESP(s *Session, args [][]byte, out []byte) []byte {
 
 func (e *Engine) serveSBEStream(s *Session, in, out []byte, limit int) (int, []byte, bool) {
 	consumed := 0
-	for consumed < len(in) && !s.quit && len(out) < limit {
+	for consumed < len(in) && !s.quit && !s.failedAuth && len(out) < limit {
 		msg, n, err := s.frames.ReadFrame(in[consumed:], e.o.MaxFrame)
 		if err != nil {
 			return consumed, e.sbeProtocolError(s, out, err, true), true

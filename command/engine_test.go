@@ -439,3 +439,27 @@ func TestServeStreamLimit(t *testing.T) {
 		t.Errorf("SBE, limit 1: consumed %d of %d bytes, want one request", n, len(sin))
 	}
 }
+
+// TestAuthFailureEndsTheBatch: with a password required, a pipeline of
+// wrong guesses is served one guess per ServeStream call, each counted, so
+// the transport can hold the client back between guesses.
+func TestAuthFailureEndsTheBatch(t *testing.T) {
+	e, _ := newEngine(t, Options{RequirePass: "right"})
+	s := NewSession(proto.RESP, nil)
+	var in []byte
+	for i := 0; i < 3; i++ {
+		in = resp.AppendCommandString(in, "AUTH", fmt.Sprintf("guess%d", i))
+	}
+	in = resp.AppendCommandString(in, "AUTH", "right")
+	one := len(resp.AppendCommandString(nil, "AUTH", "guess0"))
+	for i := 0; i < 3; i++ {
+		n, out, _ := e.ServeStream(s, in, nil)
+		if n != one || !strings.HasPrefix(string(out), "-WRONGPASS") || s.AuthFailures() != uint64(i+1) {
+			t.Fatalf("guess %d: consumed %d (want %d), reply %q, failures %d", i, n, one, out, s.AuthFailures())
+		}
+		in = in[n:]
+	}
+	if n, out, _ := e.ServeStream(s, in, nil); n != len(in) || string(out) != "+OK\r\n" || !s.Authenticated() || s.AuthFailures() != 3 {
+		t.Fatalf("the right password: consumed %d of %d, %q", n, len(in), out)
+	}
+}

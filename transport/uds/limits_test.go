@@ -349,3 +349,57 @@ func TestSocketDirectoryInSharedDir(t *testing.T) {
 		}
 	}
 }
+
+// delayHandler's sessions answer lines like lineHandler's, and "WAIT ms"
+// asks the transport to hold the client back that long.
+type delayHandler struct{ lineHandler }
+
+type delaySession struct {
+	lineSession
+	delay time.Duration
+}
+
+func (h *delayHandler) Open(p proto.Protocol) Session {
+	return &delaySession{lineSession: lineSession{&h.lineHandler}}
+}
+
+func (s *delaySession) Serve(in, out []byte, limit int) (int, []byte, bool) {
+	i := bytes.IndexByte(in, '\n')
+	if i < 0 {
+		return 0, out, false
+	}
+	if ms, ok := strings.CutPrefix(string(in[:i]), "WAIT "); ok {
+		d, _ := time.ParseDuration(ms + "ms")
+		s.delay = d
+		return i + 1, append(out, "+waiting\r\n"...), false
+	}
+	return s.lineSession.Serve(in[:i+1], out, limit)
+}
+
+func (s *delaySession) Delay() time.Duration { d := s.delay; s.delay = 0; return d }
+
+// TestDelayerHoldsOneClientBack: a session that asks for a delay gets its
+// reply at once, its next request only after the delay, and other clients
+// are served meanwhile.
+func TestDelayerHoldsOneClientBack(t *testing.T) {
+	cfg := cfgFor(t, "unix")
+	cfg.Handler = &delayHandler{}
+	l, _ := startLoop(t, cfg)
+	c, other := dial(t, l), dial(t, l)
+	r := bufio.NewReader(c)
+	start := time.Now()
+	fmt.Fprintf(c, "WAIT 400\nafter\n")
+	if line, err := r.ReadString('\n'); err != nil || line != "+waiting\r\n" {
+		t.Fatalf("%q %v", line, err)
+	}
+	fmt.Fprintf(other, "meanwhile\n")
+	if line, err := bufio.NewReader(other).ReadString('\n'); err != nil || line != "+meanwhile\r\n" {
+		t.Fatalf("the other client: %q %v", line, err)
+	}
+	if line, err := r.ReadString('\n'); err != nil || line != "+after\r\n" {
+		t.Fatalf("%q %v", line, err)
+	}
+	if waited := time.Since(start); waited < 400*time.Millisecond {
+		t.Fatalf("the request after the delay was answered after %v, want at least 400ms", waited)
+	}
+}

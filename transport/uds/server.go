@@ -268,6 +268,7 @@ type conn struct {
 	fd        int
 	sess      Session        // nil until the first bytes tell the protocol
 	held      buffered       // sess, when it holds memory for partial requests
+	delayer   Delayer        // sess, when it may ask for the client to wait
 	proto     proto.Protocol // the client's protocol, once sess is open
 	in        []byte         // unconsumed request bytes are in[:len(in)]
 	fresh     []byte         // replies produced since the last flush: the shared wbuf, or what it grew into (within a serve and flush only)
@@ -283,12 +284,21 @@ type conn struct {
 	closing   bool   // write what is queued, then close
 	partial   bool   // in holds the start of a request that was offered and is incomplete
 	queued    bool   // on the backlog: requests wait for the next Poll
+	paused    int64  // when non-zero, the time until which the client's requests wait (Delayer)
 	inShared  bool   // in is the listener's rbuf (within a read only)
 	events    uint32 // what epoll watches for this client
 }
 
 // buffered is a session that holds memory for a partial request.
 type buffered interface{ Buffered() int }
+
+// Delayer is a Session that may ask, after a Serve, for its client to be
+// held back: its further requests wait that long (neither read nor
+// executed; the loop serves everyone else meanwhile). The server's
+// sessions ask after a wrong password.
+type Delayer interface {
+	Delay() time.Duration
+}
 
 var _ transport.Server = (*Server)(nil)
 
@@ -549,8 +559,8 @@ func (s *Server) pollSockets(now int64, force bool) int {
 				continue
 			}
 		}
-		if c.queued && ev.Events&(unix.EPOLLHUP|unix.EPOLLERR) == 0 {
-			continue // its backlog is served first, on the next Poll
+		if (c.queued || c.paused != 0) && ev.Events&(unix.EPOLLHUP|unix.EPOLLERR) == 0 {
+			continue // its backlog is served first, on the next Poll; or it waits
 		}
 		if ev.Events&(unix.EPOLLIN|unix.EPOLLHUP|unix.EPOLLERR|unix.EPOLLRDHUP) != 0 {
 			s.read(c, now)
@@ -632,7 +642,7 @@ func (s *Server) read(c *conn, now int64) {
 		if c.fd < 0 {
 			return
 		}
-		if drained || c.closing || c.waiting() {
+		if drained || c.closing || c.waiting() || c.paused != 0 {
 			break // the socket is drained, or this client has had its share
 		}
 	}
@@ -729,6 +739,10 @@ func (s *Server) serve(c *conn) {
 		s.unshareIn(c)
 		return
 	}
+	if c.paused != 0 {
+		s.unshareIn(c)
+		return
+	}
 	if c.pass != s.pass {
 		c.pass, c.passOut = s.pass, 0
 	}
@@ -742,6 +756,12 @@ func (s *Server) serve(c *conn) {
 		n, c.fresh, closeConn = c.sess.Serve(c.in, c.fresh, limit)
 		c.passOut += len(c.fresh) - before
 		stopped = len(c.fresh)-before >= limit
+		if c.delayer != nil {
+			if d := c.delayer.Delay(); d > 0 {
+				c.paused = s.now + int64(d)
+				stopped = true // what is left waits, complete or not
+			}
+		}
 	}
 	// Stopped at a limit, the rest of c.in may hold complete requests
 	// (flush queues the client for the next Poll, or its replies must
@@ -763,7 +783,7 @@ func (s *Server) serve(c *conn) {
 
 // waiting reports whether c.in holds requests that were read but not
 // served because a limit stopped the last serve.
-func (c *conn) waiting() bool { return len(c.in) > 0 && !c.partial && !c.closing }
+func (c *conn) waiting() bool { return len(c.in) > 0 && !c.partial && !c.closing && c.paused == 0 }
 
 // open opens c's session once its first bytes tell its protocol; it
 // reports false while they cannot yet.
@@ -775,6 +795,7 @@ func (s *Server) open(c *conn) bool {
 	c.proto = p
 	c.sess = s.cfg.Handler.Open(p)
 	c.held, _ = c.sess.(buffered)
+	c.delayer, _ = c.sess.(Delayer)
 	return true
 }
 
@@ -938,7 +959,7 @@ func (s *Server) evict(c *conn, b *Budget) {
 func (s *Server) watched(c *conn) uint32 {
 	pending := c.pendBytes
 	var ev uint32
-	if !c.closing && pending < s.cfg.MaxOutput {
+	if !c.closing && pending < s.cfg.MaxOutput && c.paused == 0 {
 		ev = unix.EPOLLIN | unix.EPOLLRDHUP
 	}
 	if pending > 0 {
@@ -989,6 +1010,10 @@ func (s *Server) scan(now int64) {
 			s.drop(c)
 		case c.pendBytes >= s.cfg.MaxOutput && now-c.lastWrite > int64(s.cfg.StallTimeout):
 			s.slowConsumer(c)
+		case c.paused != 0 && now >= c.paused:
+			c.paused = 0 // its wait is over: serve what it sent meanwhile
+			s.serve(c)
+			s.flush(c)
 		case c.mem > 0 && now-c.lastSeen > int64(idleRelease) && now-c.lastWrite > int64(idleRelease):
 			if len(c.in) == 0 {
 				c.in = nil

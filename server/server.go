@@ -44,6 +44,7 @@ type Server struct {
 
 	budget  *uds.Budget // the socket clients' buffer memory
 	release *releaser
+	auth    *authGuard
 }
 
 // streamStats are the command counters of one stream transport.
@@ -74,6 +75,7 @@ func New(o Options) (*Server, error) {
 		MaxFrame: o.MaxValueLen + sbe.SOFHLen + frameSlack,
 	})
 	s.budget = &uds.Budget{Limit: max(o.MaxClientMemory, 0)}
+	s.auth = &authGuard{log: s.log}
 	s.release = newReleaser()
 	env := &Env{Options: &s.opts, Logger: s.log, Handler: s.handler, SocketBudget: s.budget}
 	for _, l := range o.Listen {
@@ -120,10 +122,10 @@ const frameSlack = 64 << 10
 func (s *Server) handler(name string) EngineHandler {
 	for _, ss := range s.streams {
 		if ss.name == name { // a second listener of the same kind shares them
-			return EngineHandler{e: s.engine, st: ss.stats}
+			return EngineHandler{e: s.engine, st: ss.stats, name: name, guard: s.auth}
 		}
 	}
-	h := EngineHandler{e: s.engine, st: new(command.Stats)}
+	h := EngineHandler{e: s.engine, st: new(command.Stats), name: name, guard: s.auth}
 	s.streams = append(s.streams, streamStats{name: name, stats: h.st})
 	return h
 }
@@ -227,43 +229,72 @@ func splitPort(hostport string) (string, string, error) {
 // one transport's request counters. It is a uds.Handler for the stream
 // transports; message transports adapt OpenMessage to their own Handler.
 type EngineHandler struct {
-	e  *command.Engine
-	st *command.Stats
+	e     *command.Engine
+	st    *command.Stats
+	name  string     // the transport, for logs
+	guard *authGuard // nil: wrong passwords are neither logged nor delayed
 }
 
 // Open implements uds.Handler.
 func (h EngineHandler) Open(p proto.Protocol) uds.Session {
-	return &engineSession{e: h.e, s: command.NewSession(p, h.st)}
+	return &engineSession{e: h.e, s: command.NewSession(p, h.st), name: h.name, guard: h.guard}
 }
 
 // OpenMessage opens the session of one message-transport client (ring,
 // Aeron): one request message in, its reply out, executed inline.
 func (h EngineHandler) OpenMessage(p proto.Protocol) *MessageSession {
-	return &MessageSession{e: h.e, s: command.NewSession(p, h.st)}
+	return &MessageSession{e: h.e, s: command.NewSession(p, h.st), name: h.name, guard: h.guard}
 }
 
 // MessageSession serves one message-transport client; it satisfies both
 // ring.Session and aeron.Session.
 type MessageSession struct {
-	e *command.Engine
-	s *command.Session
+	e     *command.Engine
+	s     *command.Session
+	name  string
+	guard *authGuard
+	fails uint64
 }
 
 // ServeMessage executes one request message and appends its reply to out.
+// A wrong password is logged and counts toward the server-wide burst (see
+// authGuard); the message transports cannot hold one client back yet.
 func (s *MessageSession) ServeMessage(msg, out []byte) ([]byte, bool) {
-	return s.e.ServeMessage(s.s, msg, out)
+	out, closeConn := s.e.ServeMessage(s.s, msg, out)
+	if f := s.s.AuthFailures(); f != s.fails && s.guard != nil {
+		s.fails = f
+		s.guard.failed(s.name, f)
+	}
+	return out, closeConn
 }
 
 // Close implements the transports' Session.
 func (s *MessageSession) Close() {}
 
 type engineSession struct {
-	e *command.Engine
-	s *command.Session
+	e     *command.Engine
+	s     *command.Session
+	name  string
+	guard *authGuard
+	fails uint64        // AuthFailures already seen
+	delay time.Duration // for Delay, after a wrong password
 }
 
 func (s *engineSession) Serve(in, out []byte, limit int) (int, []byte, bool) {
-	return s.e.ServeStreamLimit(s.s, in, out, limit)
+	n, out, closeConn := s.e.ServeStreamLimit(s.s, in, out, limit)
+	if f := s.s.AuthFailures(); f != s.fails && s.guard != nil {
+		s.fails = f
+		s.delay = s.guard.failed(s.name, f)
+	}
+	return n, out, closeConn
+}
+
+// Delay tells the socket transport to hold the client back this long
+// before serving its next request (after a wrong password; see authGuard).
+func (s *engineSession) Delay() time.Duration {
+	d := s.delay
+	s.delay = 0
+	return d
 }
 func (s *engineSession) Close() {}
 

@@ -626,3 +626,54 @@ func TestSocketSquatting(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPasswordGuessingIsThrottled reproduces issue 13 item 8: one
+// connection pipelining wrong passwords got 1.4 M guesses a second, and
+// nothing was logged. Now each wrong password ends the client's batch, the
+// first three are free and the next wait 100 ms, 200 ms, 400 ms, ... (at
+// most 5 s) before the client's next request is served, and failures are
+// logged. The test counts the guesses one connection gets answered in
+// three seconds while another client works normally.
+func TestPasswordGuessingIsThrottled(t *testing.T) {
+	g := startGoblin(t, "--requirepass", "the-real-one")
+	guesser := g.dial(t)
+	var guesses bytes.Buffer
+	for i := 0; i < 100000; i++ {
+		fmt.Fprintf(&guesses, "AUTH guess%d\r\n", i)
+	}
+	go guesser.Write(guesses.Bytes())
+	answered := make(chan int, 1)
+	go func() {
+		r := bufio.NewReader(guesser)
+		n := 0
+		guesser.SetReadDeadline(time.Now().Add(3 * time.Second))
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				answered <- n
+				return
+			}
+			if strings.HasPrefix(line, "-WRONGPASS") {
+				n++
+			}
+		}
+	}()
+	other := g.dial(t)
+	fmt.Fprintf(other, "AUTH the-real-one\r\nPING\r\n")
+	r := bufio.NewReader(other)
+	for _, want := range []string{"+OK\r\n", "+PONG\r\n"} {
+		other.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if line, err := r.ReadString('\n'); err != nil || line != want {
+			t.Fatalf("the other client: %q %v, want %q", line, err, want)
+		}
+	}
+	n := <-answered
+	logged := strings.Count(g.p.Log(), "authentication failed")
+	t.Logf("one connection got %d wrong passwords answered in 3 s (%.1f guesses/s); %d failures logged", n, float64(n)/3, logged)
+	if n > 20 {
+		t.Errorf("%d guesses answered in 3 s, want at most 20", n)
+	}
+	if logged == 0 {
+		t.Errorf("no authentication failure logged:\n%s", g.p.Log())
+	}
+}

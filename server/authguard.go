@@ -30,11 +30,11 @@ const (
 // authGuard is shared by every session of one server; the loop goroutine
 // owns it.
 type authGuard struct {
-	log     *slog.Logger
-	window  time.Time // start of the current one-second window
-	fails   int       // failures in the window, all clients
-	logged  int       // of which logged one by one
-	skipped int       // failures left out of the log in the previous windows
+	log    *slog.Logger
+	window time.Time // start of the current one-second window
+	fails  int       // failures in the window, all clients
+	logged int       // of which logged one by one
+	total  int64     // failures since the start (metrics)
 }
 
 // failed records one more wrong password from a client of transport
@@ -43,12 +43,13 @@ type authGuard struct {
 func (g *authGuard) failed(transport string, failures uint64) time.Duration {
 	now := time.Now()
 	if now.Sub(g.window) >= time.Second {
-		if g.skipped > 0 || g.fails > g.logged {
-			g.log.Warn("authentication failures not logged one by one", "count", g.skipped+g.fails-g.logged, "per_second_limit", authLogBurst)
+		if g.fails > g.logged {
+			g.log.Warn("authentication failures not logged one by one", "count", g.fails-g.logged, "per_second_limit", authLogBurst)
 		}
-		g.window, g.fails, g.logged, g.skipped = now, 0, 0, 0
+		g.window, g.fails, g.logged = now, 0, 0
 	}
 	g.fails++
+	g.total++
 	var delay time.Duration
 	if failures > authFreeFailures {
 		delay = min(authFirstDelay<<min(failures-authFreeFailures-1, 16), authMaxDelay)

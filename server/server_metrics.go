@@ -20,6 +20,7 @@ func (s *Server) setupMetrics() {
 	s.metrics = m
 
 	s.loopSource(m)
+	s.limitSource(m)
 
 	var st store.Stats
 	keys := m.Gauge("keys", "Keys in the store (expired keys not yet reclaimed included).", nil)
@@ -93,6 +94,25 @@ func (s *Server) setupMetrics() {
 	s.registry.MustRegister(m, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 }
 
+// limitSource exports the server-wide defences against hostile clients:
+// the socket clients' memory budget and the password guard.
+func (s *Server) limitSource(m *Metrics) {
+	used := m.Gauge("client_memory_bytes", "Bytes all socket clients hold in buffers now.", nil)
+	peak := m.Gauge("client_memory_peak_bytes", "The most all socket clients held in buffers at once.", nil)
+	limit := m.Gauge("client_memory_limit_bytes", "The --maxmemory-clients limit (0: none).", nil)
+	released := m.Counter("client_memory_released_bytes_total", "Bytes of client buffers freed (disconnects, idle clients), returned to the OS after a while.", nil)
+	authFails := m.Counter("auth_failures_total", "Wrong passwords sent by clients.", nil)
+	var st uds.BudgetStats
+	m.Source(func() {
+		s.budget.Stats(&st)
+		used.Set(st.Used)
+		peak.Set(st.Peak)
+		limit.Set(s.budget.Limit)
+		released.Set(st.Released)
+		authFails.Set(s.auth.total)
+	})
+}
+
 func (s *Server) loopSource(m *Metrics) {
 	it := m.Counter("loop_iterations_total", "Duty cycles the store loop ran.", nil)
 	busy := m.Counter("loop_busy_iterations_total", "Duty cycles that did work.", nil)
@@ -155,6 +175,9 @@ func socketSource(m *Metrics, socks []*uds.Server, labels prometheus.Labels) {
 	slow := m.Counter("disconnects_total", "Clients disconnected by the server, by reason.", with("reason", "slow_consumer"))
 	big := m.Counter("disconnects_total", "Clients disconnected by the server, by reason.", with("reason", "input_too_large"))
 	idle := m.Counter("disconnects_total", "Clients disconnected by the server, by reason.", with("reason", "idle_timeout"))
+	evicted := m.Counter("disconnects_total", "Clients disconnected by the server, by reason.", with("reason", "client_memory"))
+	deferred := m.Counter("deferred_serves_total", "Times a client's requests waited for the next loop pass at --client-output-per-pass.", labels)
+	buffered := m.Gauge("client_buffer_bytes", "Bytes this listener's clients hold in buffers (counted against --maxmemory-clients).", labels)
 	in := m.Counter("received_bytes_total", "Bytes read from clients.", labels)
 	out := m.Counter("sent_bytes_total", "Bytes written to clients.", labels)
 	checks := m.Counter("socket_checks_total", "epoll_wait calls made by the loop for this listener.", labels)
@@ -171,6 +194,9 @@ func socketSource(m *Metrics, socks []*uds.Server, labels prometheus.Labels) {
 			sum.BytesIn += one.BytesIn
 			sum.BytesOut += one.BytesOut
 			sum.EpollChecks += one.EpollChecks
+			sum.Evicted += one.Evicted
+			sum.Deferred += one.Deferred
+			sum.Buffered += one.Buffered
 		}
 		accepted.Set(sum.Accepted)
 		rejected.Set(sum.Rejected)
@@ -180,5 +206,8 @@ func socketSource(m *Metrics, socks []*uds.Server, labels prometheus.Labels) {
 		in.Set(sum.BytesIn)
 		out.Set(sum.BytesOut)
 		checks.Set(sum.EpollChecks)
+		evicted.Set(sum.Evicted)
+		deferred.Set(sum.Deferred)
+		buffered.Set(sum.Buffered)
 	})
 }

@@ -5,13 +5,26 @@
 // listening socket and every client are non-blocking and watched by one
 // epoll instance; Poll accepts, reads, hands complete requests to a Handler
 // inline and writes the replies, with no goroutine per connection and no
-// channel between a request and its execution. Pipelined requests are
-// answered in order with one write per read batch; partial reads and
-// writes are resumed; each client's queued replies are bounded (a client
-// that stops reading is disconnected) as are its incomplete requests, the
-// number of clients and, optionally, idle time. Unix socket files are
-// created 0660, stale ones replaced, live ones left alone (ErrAddrInUse);
-// TCP binds 127.0.0.1 unless told otherwise.
+// channel between a request and its execution. Each connection's protocol
+// (RESP or SOFH-framed SBE) is recognised from its first bytes. Pipelined
+// requests are answered in order with one write per read batch; partial
+// reads and writes are resumed, and a partial request is offered again
+// only with new bytes (the session's parser resumes where it stopped).
+//
+// Limits: each client's queued replies are bounded (a client that stops
+// reading is disconnected) as are its incomplete requests, the replies its
+// requests may produce per Poll (PassOutput: the rest wait for the next
+// Poll), the number of clients and, optionally, idle time; a Budget bounds
+// the buffers of all clients of the listeners sharing it, disconnecting
+// the biggest. Clients are served from the listener's shared buffers and
+// hold memory of their own only for what is left over. A session may ask
+// for its client to be held back (Delayer; the server's sessions do after
+// a wrong password).
+//
+// Unix socket files are created 0660, stale ones replaced, live ones left
+// alone (ErrAddrInUse); a socket directory inside a world-writable one must
+// be the server user's own (ErrUnsafeDir). TCP binds 127.0.0.1 unless told
+// otherwise.
 //
 // Checking the sockets is a system call, so Poll makes it only every
 // Config.CheckEvery calls while the sockets are quiet, on every call while

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,10 +57,7 @@ func (r cliResult) expect(t *testing.T, code int, stdout string) {
 // is not installed; it stands in for any RESP server.
 func startRedis(t *testing.T) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server is not installed")
-	}
+	bin := testproc.LookPath(t, "redis-server", "a reference RESP server")
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "redis.sock")
 	testproc.Start(t, bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no", "--dir", dir)
@@ -158,6 +156,13 @@ func TestCLIUsage(t *testing.T) {
 		!strings.Contains(r.stdout, "Exit status") {
 		t.Fatalf("--help: exit %d, stdout %q", r.code, r.stdout)
 	}
+	// Every transport's target syntax, with an example to copy.
+	for _, want := range []string{"ring:///", "aeron:ipc", "aeron:udp?endpoint=", "control=",
+		"--target 'ring:///dev/shm/goblin?proto=sbe'", "--target 'aeron:ipc?proto=sbe'"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("--help does not mention %q", want)
+		}
+	}
 	for _, args := range [][]string{
 		{"--bogus"},
 		{"--target", "nope://x", "ping"},
@@ -169,58 +174,69 @@ func TestCLIUsage(t *testing.T) {
 	}
 }
 
+// TestHelpText: the prompt's help lists every command of goblin's command
+// table (subcommands included) and shows one command's usage and summary.
 func TestHelpText(t *testing.T) {
 	var b bytes.Buffer
 	printHelp(&b, nil)
-	if !strings.Contains(b.String(), "SET") || !strings.Contains(b.String(), "quit") {
-		t.Fatalf("help: %q", b.String())
+	for _, s := range listedCommands() {
+		if !strings.Contains(b.String(), "\n  "+s.Usage()+"\n") {
+			t.Errorf("help does not list %s", s.Usage())
+		}
+	}
+	for _, want := range []string{"SET key value", "CONFIG GET", "CLIENT SETNAME", "FLUSHDB", "SELECT", "quit", "clear"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+	for topic, want := range map[string]string{"set": "NX|XX", "client setname": "CLIENT SETNAME connection-name",
+		"GET": "GET key"} {
+		b.Reset()
+		printHelp(&b, strings.Fields(topic))
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("help %s = %q, want %q in it", topic, b.String(), want)
+		}
 	}
 	b.Reset()
-	printHelp(&b, []string{"set"})
-	if !strings.Contains(b.String(), "NX|XX") {
-		t.Fatalf("help set: %q", b.String())
-	}
-	b.Reset()
-	printHelp(&b, []string{"client", "setname"})
-	if !strings.Contains(b.String(), "CLIENT SETNAME connection-name") {
-		t.Fatalf("help client setname: %q", b.String())
+	printHelp(&b, []string{"nosuch"})
+	if !strings.Contains(b.String(), "no such command") {
+		t.Errorf("help nosuch = %q", b.String())
 	}
 }
 
-// TestCompletion: completion offers the table's command names, and a
-// container's subcommands after its name.
-func TestCompletion(t *testing.T) {
-	has := func(list []string, want string) bool {
-		for _, s := range list {
-			if s == want {
-				return true
+func TestComplete(t *testing.T) {
+	for line, want := range map[string][]string{
+		"se":        {"SET", "SELECT"},
+		"FLUSH":     {"FLUSHALL", "FLUSHDB"},
+		"client s":  {"client SETNAME", "client SETINFO"},
+		"CONFIG ":   {"CONFIG GET"},
+		"get k":     nil,
+		"nosuch":    nil,
+		"set k v e": nil,
+	} {
+		got := complete(line)
+		for _, w := range want {
+			if !slices.Contains(got, w) {
+				t.Errorf("complete(%q) = %q, lacks %q", line, got, w)
 			}
 		}
-		return false
-	}
-	if got := complete("inc"); !has(got, "INCR") || !has(got, "INCRBY") || has(got, "GET") {
-		t.Fatalf("complete(inc) = %q", got)
-	}
-	if got := complete("client "); !has(got, "CLIENT SETNAME") || has(got, "CONFIG GET") {
-		t.Fatalf("complete(client ) = %q", got)
-	}
-	if got := complete("config g"); len(got) != 1 || got[0] != "CONFIG GET" {
-		t.Fatalf("complete(config g) = %q", got)
+		if want == nil && len(got) > 0 {
+			t.Errorf("complete(%q) = %q, want nothing", line, got)
+		}
 	}
 }
 
 // TestCLIInteractive runs the prompt on a pseudo-terminal (through
 // util-linux's script) and checks replies, help and the history file.
 func TestCLIInteractive(t *testing.T) {
-	scriptBin, err := exec.LookPath("script")
-	if err != nil {
-		t.Skip("script (util-linux) is not installed: no pseudo-terminal to test the prompt on")
-	}
+	scriptBin := testproc.LookPath(t, "script", "a pseudo-terminal to run the prompt on (util-linux)")
 	sock := startRedis(t)
 	bin := testproc.Build(t, "./cmd/goblin-client")
 	hist := filepath.Join(t.TempDir(), "state", "history")
 	cmd := exec.Command(scriptBin, "-q", "-e", "-c", bin+" --history "+hist+" --target "+sock, "/dev/null")
-	cmd.Stdin = strings.NewReader("set a 1\nhelp set\nget a\nget \"oops\nquit\n")
+	// clear is the prompt's own; INFO prints as lines; Ctrl-D (\x04)
+	// leaves.
+	cmd.Stdin = strings.NewReader("set a 1\nhelp set\nget a\nget \"oops\nclear\ninfo keyspace\n\x04")
 	cmd.Env = append(os.Environ(), "TERM=dumb")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -231,12 +247,20 @@ func TestCLIInteractive(t *testing.T) {
 	// ran the two processes; only the replies' order is fixed.
 	text := strings.ReplaceAll(string(out), "\r", "")
 	rest := text
-	for _, want := range []string{"Connected to uds://" + sock, "OK\n", "NX|XX", "\"1\"\n", "(error) unbalanced quotes"} {
+	for _, want := range []string{"Connected to uds://" + sock, "OK\n", "NX|XX", "\"1\"\n", "(error) unbalanced quotes",
+		clearScreen, "# Keyspace\ndb0:keys=1,"} {
 		i := strings.Index(rest, want)
 		if i < 0 {
-			t.Fatalf("interactive output lacks %q after the earlier replies:\n%s", want, text)
+			t.Fatalf("interactive output lacks %q after the earlier replies:\n%q", want, text)
 		}
 		rest = rest[i+len(want):]
+	}
+	if strings.Contains(text, "unknown command") {
+		t.Errorf("a command of the prompt's own went to the server:\n%q", text)
+	}
+	// Ctrl-D at the prompt leaves the shell a line of its own.
+	if !strings.HasSuffix(text, "> \n") {
+		t.Errorf("the session does not end with a newline after the last prompt:\n%q", text)
 	}
 	h, err := os.ReadFile(hist)
 	if err != nil || !strings.Contains(string(h), "get a\n") {

@@ -3,121 +3,102 @@ package main
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/goblin-kv/goblin/request"
 )
 
-// The prompt's help and completion come from the server's command table
-// (package request), the same one COMMAND answers from.
+// The prompt's help and completion come from goblin's command table
+// (package request), the one the server decodes with: a command the server
+// learns shows up here without a change to goblin-client.
 
-// groupOrder is the order help lists command groups in.
-var groupOrder = []string{"string", "bitmap", "generic", "transactions", "connection", "server"}
-
-// printHelp writes the help for topic ("set", "client list", "client",
-// "@string"), or the list of every command when topic is empty.
-func printHelp(w io.Writer, topic []string) {
-	if len(topic) == 0 {
-		fmt.Fprintln(w, "Type a command and its arguments, e.g.  set greeting \"hello world\"")
-		fmt.Fprintln(w, "Quote arguments with spaces; \"double quotes\" take \\n \\r \\t \\\" \\\\ \\xHH escapes.")
-		fmt.Fprintln(w, "help COMMAND shows one command, help @GROUP a group; quit or Ctrl-D leaves. Commands:")
-		for _, g := range groups() {
-			fmt.Fprintf(w, "  @%s\n", g)
-			for _, op := range request.All() {
-				if s := request.Lookup(op); s.Group == g && !s.Dispatch {
-					fmt.Fprintf(w, "    %s\n", s.Usage())
-				}
-			}
+// lookupCommand finds the command words name ("set", "client setname"), or
+// returns nil.
+func lookupCommand(words []string) *request.Spec {
+	if len(words) == 0 {
+		return nil
+	}
+	op := request.ByName([]byte(words[0]))
+	if len(words) > 1 && len(request.Subcommands(op)) > 0 {
+		if sub := request.Subcommand(op, []byte(words[1])); sub != request.OpNone {
+			op = sub
 		}
-		return
 	}
-	if g, ok := strings.CutPrefix(topic[0], "@"); ok {
-		n := 0
-		for _, op := range request.All() {
-			if s := request.Lookup(op); strings.EqualFold(s.Group, g) && !s.Dispatch {
-				printCommand(w, s)
-				n++
-			}
-		}
-		if n == 0 {
-			fmt.Fprintf(w, "no group %q; the groups are @%s\n", g, strings.Join(groups(), " @"))
-		}
-		return
-	}
-	op := request.ByFullName(strings.Join(topic, "|"))
-	if op == request.OpNone {
-		op = request.ByFullName(topic[0])
-	}
-	s := request.Lookup(op)
-	if s == nil {
-		fmt.Fprintf(w, "no help for %q; any command is sent to the server as typed\n", strings.Join(topic, " "))
-		return
-	}
-	printCommand(w, s)
-	for _, sub := range request.Subcommands(op) {
-		printCommand(w, request.Lookup(sub))
-	}
+	return request.Lookup(op)
 }
 
-func printCommand(w io.Writer, s *request.Spec) {
-	if s.Dispatch {
-		fmt.Fprintf(w, "  %s <subcommand>\n  %s\n\n", s.DisplayName(), s.Summary)
-		return
-	}
-	fmt.Fprintf(w, "  %s\n  %s\n  group: %s  since: %s  complexity: %s\n\n", s.Usage(), s.Summary, s.Group, s.Since, s.Complexity)
-}
-
-// groups returns the command groups in help order.
-func groups() []string {
-	seen := map[string]bool{}
+// listedCommands are the commands help lists and completion offers: every
+// command and subcommand, but not a container such as CLIENT whose name
+// alone is no command.
+func listedCommands() []*request.Spec {
+	var out []*request.Spec
 	for _, op := range request.All() {
-		seen[request.Lookup(op).Group] = true
-	}
-	var out []string
-	for _, g := range groupOrder {
-		if seen[g] {
-			out = append(out, g)
-			delete(seen, g)
+		if s := request.Lookup(op); s != nil && !s.Dispatch {
+			out = append(out, s)
 		}
 	}
-	var rest []string
-	for g := range seen {
-		rest = append(rest, g)
-	}
-	sort.Strings(rest)
-	return append(out, rest...)
+	return out
 }
 
-// complete returns the completions of a partly typed line: command names,
-// and after a container's name ("client "), its subcommands.
+// printHelp prints the prompt's help: how to type commands and the command
+// list, or one command's usage and summary.
+func printHelp(w io.Writer, topic []string) {
+	if len(topic) > 0 {
+		s := lookupCommand(topic)
+		if s == nil {
+			fmt.Fprintf(w, "no help for %q: goblin has no such command; over RESP it is sent to the server as typed\n",
+				strings.Join(topic, " "))
+			return
+		}
+		fmt.Fprintf(w, "  %s\n  %s\n", s.Usage(), s.Summary)
+		return
+	}
+	fmt.Fprintln(w, "Type a command and its arguments, e.g.  set greeting \"hello world\"")
+	fmt.Fprintln(w, "Quote arguments with spaces; \"double quotes\" take \\n \\r \\t \\\" \\\\ \\xHH escapes.")
+	fmt.Fprintln(w, "help COMMAND shows one command; clear clears the screen; quit, exit or Ctrl-D leaves. Commands:")
+	for _, s := range listedCommands() {
+		fmt.Fprintf(w, "  %s\n", s.Usage())
+	}
+}
+
+// complete offers the commands whose names start with what is typed: the
+// first word, or a container's subcommand after it ("client s" offers
+// "client SETNAME").
 func complete(line string) []string {
 	words := strings.Fields(line)
-	endsInSpace := strings.HasSuffix(line, " ")
 	var out []string
 	switch {
-	case len(words) == 0 || (len(words) == 1 && !endsInSpace):
-		prefix := ""
-		if len(words) == 1 {
-			prefix = strings.ToUpper(words[0])
-		}
+	case len(words) == 0:
+		return nil
+	case len(words) == 1 && !strings.HasSuffix(line, " "):
 		for _, op := range request.All() {
 			s := request.Lookup(op)
-			if s.Container == request.OpNone && strings.HasPrefix(s.DisplayName(), prefix) {
+			if s.Container == request.OpNone && hasPrefixFold(s.Name, words[0]) {
 				out = append(out, s.DisplayName())
 			}
 		}
-	case len(words) == 1 || (len(words) == 2 && !endsInSpace):
+	case len(words) <= 2:
 		c := request.ByName([]byte(words[0]))
-		prefix := ""
+		typed := ""
 		if len(words) == 2 {
-			prefix = strings.ToUpper(words[1])
+			typed = words[1]
+		} else if !strings.HasSuffix(line, " ") {
+			return nil
 		}
+		keep := line[:strings.LastIndex(line, words[0])+len(words[0])] + " "
 		for _, sub := range request.Subcommands(c) {
-			if name := request.Lookup(sub).DisplayName(); strings.HasPrefix(name, strings.ToUpper(words[0])+" "+prefix) {
-				out = append(out, name)
+			s := request.Lookup(sub)
+			name := s.Name[strings.IndexByte(s.Name, '|')+1:]
+			if hasPrefixFold(name, typed) {
+				out = append(out, keep+strings.ToUpper(name))
 			}
 		}
 	}
 	return out
+}
+
+// hasPrefixFold reports whether the lower-case name starts with typed, in
+// any case.
+func hasPrefixFold(name, typed string) bool {
+	return len(typed) <= len(name) && strings.EqualFold(name[:len(typed)], typed)
 }

@@ -40,11 +40,24 @@ redis-cli does. With no command it reads commands from standard input,
 one per line, or opens an interactive prompt when standard input is a
 terminal (type help there).
 
+Targets (--target, or $GOBLIN_TARGET):
+  uds:///path/goblin.sock           a Unix socket (a bare path works too)
+  tcp://127.0.0.1:6380              TCP (a bare host:port works too)
+  ring:///dev/shm/goblin            goblin's shared-memory ring, on this machine
+  aeron:ipc                         Aeron IPC through the media driver in its default directory
+  aeron:udp?endpoint=H:P|control=H:P2
+                                    Aeron UDP: requests to endpoint, replies to control
+  proto=resp or proto=sbe among the parameters picks the protocol (uds:///g.sock?proto=sbe,
+  aeron:udp?endpoint=H:P|control=H:P2|proto=sbe); see docs/transports.md for the rest
+
 Examples:
   goblin-client ping
   goblin-client set greeting "hello world"
   goblin-client --json mget a b c
   goblin-client --target tcp://127.0.0.1:6380 --proto sbe get greeting
+  goblin-client --target 'ring:///dev/shm/goblin?proto=sbe' set k v
+  goblin-client --target 'aeron:ipc?proto=sbe' get k
+  goblin-client --target 'aeron:udp?endpoint=10.0.0.1:40123|control=10.0.0.1:40124' ping
   printf 'set a 1\nincr a\n' | goblin-client
 
 Flags:
@@ -74,7 +87,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("goblin-client", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.target, "target", envOr("GOBLIN_TARGET", target.Default().String()),
-		"server to talk to: uds:///path.sock, tcp://host:port, a socket path or host:port\n(default from $GOBLIN_TARGET, else goblin-server's default socket)")
+		"server to talk to: uds:///path.sock, tcp://host:port, ring:///dir, aeron:ipc, aeron:udp?endpoint=H:P|control=H:P2,\na socket path or host:port (default from $GOBLIN_TARGET, else goblin-server's default socket)")
 	fs.StringVar(&cfg.proto, "proto", "", "wire protocol, resp or sbe (default: the target's proto parameter, else resp)")
 	fs.BoolVar(&cfg.json, "json", false, "print each reply as one line of JSON")
 	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "deadline for connecting and for each command (0: none)")
@@ -166,16 +179,41 @@ func (s *session) exec(words []string) int {
 	default:
 		return s.report(err)
 	}
-	if s.cfg.json {
+	switch {
+	case s.cfg.json:
 		b, _ := json.Marshal(jsonValue(v))
 		fmt.Fprintf(s.out, "%s\n", b)
-	} else {
+	case v.Kind == client.KindBulk && printsRaw(words):
+		s.out.Write(v.Str)
+		if len(v.Str) > 0 && v.Str[len(v.Str)-1] != '\n' {
+			fmt.Fprintln(s.out)
+		}
+	default:
 		fmt.Fprintf(s.out, "%s\n", v.String())
 	}
 	if v.Kind == client.KindError {
 		return exitServerError
 	}
 	return exitOK
+}
+
+// printsRaw reports whether the reply to words is text made to be read,
+// which redis-cli prints as it is, line by line, instead of as one quoted
+// string: INFO, CLIENT LIST and the like.
+func printsRaw(words []string) bool {
+	switch strings.ToLower(words[0]) {
+	case "info", "lolwut":
+		return true
+	}
+	if len(words) < 2 {
+		return false
+	}
+	switch strings.ToLower(words[0]) + " " + strings.ToLower(words[1]) {
+	case "client list", "client info", "memory doctor", "memory malloc-stats", "latency doctor",
+		"cluster info", "cluster nodes":
+		return true
+	}
+	return false
 }
 
 // report prints err once, whole (every wrapper's words, none twice), and
@@ -265,7 +303,17 @@ func (s *session) script(r io.Reader) int {
 	return code
 }
 
-// interactive runs the prompt until EOF, quit or exit.
+// lineReader is what the prompt reads lines from: liner on a terminal; a
+// script in tests.
+type lineReader interface {
+	// Prompt shows prompt and returns the line typed, io.EOF at Ctrl-D or
+	// liner.ErrPromptAborted at Ctrl-C.
+	Prompt(prompt string) (string, error)
+	AppendHistory(line string)
+}
+
+// interactive runs the prompt on the terminal with line editing,
+// completion and history.
 func (s *session) interactive() int {
 	ln := liner.NewLiner()
 	defer ln.Close()
@@ -277,18 +325,33 @@ func (s *session) interactive() int {
 			f.Close()
 		}
 	}
+	code := s.prompt(ln)
+	s.saveHistory(ln)
+	return code
+}
+
+// clearScreen moves the cursor home and erases the terminal, as Ctrl-L
+// does.
+const clearScreen = "\x1b[H\x1b[2J"
+
+// prompt reads commands from in until Ctrl-D, Ctrl-C, quit or exit. help
+// and clear are answered here; everything else goes to the server.
+func (s *session) prompt(in lineReader) int {
 	prompt := s.c.Target().String() + "> "
 	fmt.Fprintf(s.out, "Connected to %s. Type help for commands, quit to leave.\n", s.c.Target())
 	for {
-		line, err := ln.Prompt(prompt)
+		line, err := in.Prompt(prompt)
 		if err != nil { // io.EOF (Ctrl-D) or liner.ErrPromptAborted (Ctrl-C)
-			break
+			// The terminal's cursor is still after the prompt: leave
+			// the shell a line of its own.
+			fmt.Fprintln(s.out)
+			return exitOK
 		}
 		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
 		}
-		ln.AppendHistory(line)
+		in.AppendHistory(line)
 		words, err := splitArgs(line)
 		if err != nil {
 			fmt.Fprintf(s.errw, "(error) %v\n", err)
@@ -296,17 +359,17 @@ func (s *session) interactive() int {
 		}
 		switch strings.ToLower(words[0]) {
 		case "quit", "exit":
-			s.saveHistory(ln)
 			return exitOK
 		case "help":
 			printHelp(s.out, words[1:])
+			continue
+		case "clear":
+			fmt.Fprint(s.out, clearScreen)
 			continue
 		}
 		// Connection errors are reported and the next command redials.
 		_ = s.exec(words)
 	}
-	s.saveHistory(ln)
-	return exitOK
 }
 
 func (s *session) saveHistory(ln *liner.State) {

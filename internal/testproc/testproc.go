@@ -319,3 +319,19 @@ func (l *logBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// LookPath returns the path of the program name, which the test needs for
+// why. When it is not installed the test is skipped saying so, or fails
+// under CI=true, where every prerequisite must be present.
+func LookPath(tb testing.TB, name, why string) string {
+	tb.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		tb.Fatalf("%s is not installed (needed for %s; CI=true: scripts/setup.sh installs it)", name, why)
+	}
+	tb.Skipf("%s is not installed (needed for %s)", name, why)
+	return ""
+}

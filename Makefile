@@ -18,11 +18,13 @@ setup:
 ## run: start goblin-server on every local transport: the default Unix socket,
 ## TCP 6380 (Redis tools), the shared-memory ring and Aeron IPC (its Aeron
 ## media driver runs inside goblin-server: no JVM). RUN_FLAGS replaces the
-## listeners. It needs only Go: no setup, no Java, no Maven.
+## listeners. It needs only Go: no setup, no Java, no Maven. The binary goes
+## to BIN.
 RUN_FLAGS ?= --listen "uds://,tcp://127.0.0.1:6380,ring:///dev/shm/goblin?proto=sbe,aeron:ipc?proto=sbe"
+BIN       ?= bin
 run:
-	$(GO) build -o bin/goblin-server ./cmd/goblin-server
-	./bin/goblin-server $(RUN_FLAGS)
+	$(GO) build -o $(BIN)/goblin-server ./cmd/goblin-server
+	$(BIN)/goblin-server $(RUN_FLAGS)
 
 vet:
 	$(GO) vet $(PKGS)

@@ -46,12 +46,25 @@ if [[ $(id -u) == 0 ]] && ! id goblin-test >/dev/null 2>&1; then
 	useradd --system --no-create-home --shell /usr/sbin/nologin goblin-test
 fi
 
+# mvn_quiet runs Maven in batch mode and shows nothing unless it fails. Its
+# output is captured, not left to the terminal: Maven 3.8 writes colour
+# reset codes to a terminal even with -B, -q and -Dstyle.color=never, and
+# those would be all a successful run leaves on the screen. A failure's
+# output is shown without them.
+mvn_quiet() {
+	local out
+	if ! out=$(mvn -B -q --no-transfer-progress -Dstyle.color=never "$@" 2>&1); then
+		printf '%s\n' "$out" | sed 's/\x1b\[[0-9;]*[A-Za-z]//g' >&2
+		return 1
+	fi
+}
+
 m2=${MAVEN_REPO:-$HOME/.m2/repository}
 fetch_jar() { # group artifact version
 	local jar="$m2/${1//.//}/$2/$3/$2-$3.jar"
 	if [[ ! -s $jar ]]; then
 		echo "setup: fetching $1:$2:$3 from Maven Central"
-		mvn -q -B dependency:get -Dartifact="$1:$2:$3" -Dtransitive=false >/dev/null
+		mvn_quiet dependency:get -Dartifact="$1:$2:$3" -Dtransitive=false
 	fi
 }
 fetch_jar io.aeron aeron-all "$AERON_VERSION"
@@ -62,5 +75,5 @@ fetch_jar uk.co.real-logic sbe-all "$SBE_VERSION"
 ij=interop/java
 if [[ ! -s $ij/target/classpath.txt || -n $(find $ij/pom.xml $ij/src -newer $ij/target/goblin-aeron-interop.jar 2>/dev/null) ]]; then
 	echo "setup: building $ij (mvn package)"
-	mvn -q -B -f $ij/pom.xml package >/dev/null
+	mvn_quiet -f $ij/pom.xml package
 fi

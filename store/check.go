@@ -51,7 +51,7 @@ func (s *Store) Check() error {
 			if fid, _, _ := s.find(key, h); fid != id {
 				return fmt.Errorf("store: key of slot %d is not found by a lookup (found %d)", id, fid)
 			}
-			if tag := sl.inl[0]; tag != tagRaw && tag != tagInt {
+			if tag := sl.inl[0]; tag != tagRaw && tag != tagInt && tag != tagMod {
 				return fmt.Errorf("store: slot %d: unknown value tag %d", id, tag)
 			}
 			if sl.inl[0] == tagInt && (sl.encLen() < 2 || sl.encLen() > 9) {

@@ -26,7 +26,7 @@ func (s *Store) overCap(sl *slot, keyLen, encLen int, ttl bool) int64 {
 	if s.o.MaxMemory == 0 {
 		return 0
 	}
-	if grow := s.growth(sl, keyLen, encLen, ttl); grow > 0 && s.used()+grow > s.o.MaxMemory {
+	if grow := s.growth(sl, keyLen, encLen, ttl); grow > 0 && s.totalUsed()+grow > s.o.MaxMemory {
 		return grow
 	}
 	return 0
@@ -48,19 +48,40 @@ const (
 // makeRoom evicts keys until grow more bytes fit under MaxMemory, never evicting slot
 // keep. It fails with ErrOOM when the policy forbids eviction or finds no victim.
 func (s *Store) makeRoom(grow int64, keep uint32) error {
-	for n := 0; s.used()+grow > s.o.MaxMemory; n++ {
+	for n := 0; s.totalUsed()+grow > s.o.MaxMemory; n++ {
 		if n == maxEvictPerWrite {
 			return nil
 		}
-		victim := s.victim(keep)
-		if victim == 0 {
+		if !s.evictOne(keep) {
 			s.stats.OOMRejects++
-			return fmt.Errorf("%w: used %d + %d bytes > maxmemory %d (policy %v)", ErrOOM, s.used(), grow, s.o.MaxMemory, s.o.Eviction)
+			return fmt.Errorf("%w: used %d + %d bytes > maxmemory %d (policy %v)", ErrOOM, s.totalUsed(), grow, s.o.MaxMemory, s.o.Eviction)
 		}
-		s.removeID(victim)
-		s.stats.Evicted++
 	}
 	return nil
+}
+
+// evictOne evicts one key under the policy, from this store or, when it
+// has no victim, from a sibling sharing its cap; false when none has one.
+func (s *Store) evictOne(keep uint32) bool {
+	if v := s.victim(keep); v != 0 {
+		s.removeID(v)
+		s.stats.Evicted++
+		return true
+	}
+	if s.group == nil {
+		return false
+	}
+	for _, m := range s.group.members {
+		if m == s {
+			continue
+		}
+		if v := m.victim(0); v != 0 {
+			m.removeID(v)
+			m.stats.Evicted++
+			return true
+		}
+	}
+	return false
 }
 
 // victim picks a key to evict under the policy, 0 when there is none.
@@ -78,13 +99,10 @@ func (s *Store) victim(keep uint32) uint32 {
 // growth, or writes that proceeded at the per-write eviction limit).
 func (s *Store) evictOverCap(n int) int {
 	work := 0
-	for ; work < n && s.o.MaxMemory > 0 && s.used() > s.o.MaxMemory; work++ {
-		v := s.victim(0)
-		if v == 0 {
+	for ; work < n && s.o.MaxMemory > 0 && s.totalUsed() > s.o.MaxMemory; work++ {
+		if !s.evictOne(0) {
 			break
 		}
-		s.removeID(v)
-		s.stats.Evicted++
 	}
 	return work
 }

@@ -222,6 +222,121 @@ func (h *harness) strlen(key string) {
 	}
 }
 
+// modelRange is Redis's GETRANGE arithmetic, written out again: start and
+// end inclusive, negative from the end, clamped.
+func modelRange(v []byte, start, end int64) []byte {
+	n := int64(len(v))
+	if start < 0 && end < 0 && start > end {
+		return nil
+	}
+	if start < 0 {
+		start = n + start
+	}
+	if end < 0 {
+		end = n + end
+	}
+	if start < 0 {
+		start = 0
+	}
+	if end < 0 {
+		end = 0
+	}
+	if end >= n {
+		end = n - 1
+	}
+	if start > end || n == 0 {
+		return nil
+	}
+	return v[start : end+1]
+}
+
+func (h *harness) getRange(key string, start, end int64) {
+	got := h.s.GetRange(h.buf[:0], []byte(key), start, end)
+	h.buf = got
+	e, _ := h.live(key)
+	if want := modelRange(e.val, start, end); !bytes.Equal(got, want) {
+		h.fail("GETRANGE %q %d %d = %q, model %q (value %q)", key, start, end, got, want, e.val)
+	}
+}
+
+func (h *harness) setRange(key string, off int, val []byte) {
+	n, err := h.s.SetRange([]byte(key), off, val)
+	if h.refused(err) {
+		h.live(key)
+		return
+	}
+	if err != nil {
+		h.fail("SETRANGE %q %d: %v", key, off, err)
+	}
+	e, ok := h.live(key)
+	if len(val) > 0 {
+		v := append([]byte(nil), e.val...)
+		for len(v) < off+len(val) {
+			v = append(v, 0)
+		}
+		copy(v[off:], val)
+		e.val, ok = v, true
+		h.m[key] = e
+	}
+	if n != len(e.val) {
+		h.fail("SETRANGE %q %d %q = %d, model %d (exists %v)", key, off, val, n, len(e.val), ok)
+	}
+}
+
+func (h *harness) getDel(key string) {
+	got, found := h.s.GetDel(h.buf[:0], []byte(key))
+	h.buf = got
+	e, ok := h.live(key)
+	if found != ok || (ok && !bytes.Equal(got, e.val)) {
+		h.fail("GETDEL %q = %q, %v; model %q, %v", key, got, found, e.val, ok)
+	}
+	delete(h.m, key)
+}
+
+func (h *harness) rename(src, dst string, nx bool) {
+	res, err := h.s.Rename([]byte(src), []byte(dst), nx)
+	if h.refused(err) {
+		h.live(src)
+		h.live(dst)
+		return
+	}
+	if err != nil {
+		h.fail("RENAME %q %q: %v", src, dst, err)
+	}
+	e, ok := h.live(src)
+	_, taken := h.live(dst)
+	want := Renamed
+	switch {
+	case !ok:
+		want = NoSuchKey
+	case nx && (taken || src == dst):
+		want = DestTaken
+	default:
+		delete(h.m, src)
+		h.m[dst] = e
+	}
+	if res != want {
+		h.fail("RENAME %q %q nx %v = %d, model %d", src, dst, nx, res, want)
+	}
+}
+
+func (h *harness) random() {
+	got, ok := h.s.Random(h.buf[:0])
+	h.buf = got
+	alive := 0
+	for _, e := range h.m { // not h.live: the store may not have reclaimed expired keys either
+		if e.exp == 0 || e.exp > h.now() {
+			alive++
+		}
+	}
+	if ok != (alive > 0) {
+		h.fail("RANDOMKEY found %v, model has %d live keys", ok, alive)
+	}
+	if _, live := h.live(string(got)); ok && !live {
+		h.fail("RANDOMKEY %q is not a live key", got)
+	}
+}
+
 // checkLen compares DBSIZE: the store may still count keys whose TTL passed.
 func (h *harness) checkLen() {
 	total, alive := len(h.m), 0
@@ -311,7 +426,7 @@ func runModelOpts(t testing.TB, o Options, seed uint64, ops, nkeys int, checkEve
 	}
 	for i := 0; i < ops; i++ {
 		key := keys[rng.IntN(len(keys))]
-		switch op := rng.IntN(100); {
+		switch op := rng.IntN(110); {
 		case op < 25:
 			h.get(key)
 		case op < 50:
@@ -357,11 +472,22 @@ func runModelOpts(t testing.TB, o Options, seed uint64, ops, nkeys int, checkEve
 			h.clock.Advance(time.Duration(rng.IntN(40)) * time.Millisecond)
 		case op < 99:
 			h.s.Tick(1 + rng.IntN(200))
-		default:
+		case op < 100:
 			if rng.IntN(500) == 0 {
 				h.s.Flush()
 				clear(h.m)
 			}
+		case op < 103:
+			h.getRange(key, rng.Int64N(40)-20, rng.Int64N(40)-20)
+		case op < 105:
+			v := randomValue(rng)
+			h.setRange(key, rng.IntN(30), v[:min(len(v), 20)])
+		case op < 106:
+			h.getDel(key)
+		case op < 109:
+			h.rename(key, keys[rng.IntN(len(keys))], rng.IntN(2) == 0)
+		default:
+			h.random()
 		}
 		if i%checkEvery == checkEvery-1 {
 			h.check()

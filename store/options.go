@@ -153,7 +153,24 @@ type SetOptions struct {
 	// ExpireAt is the absolute expiry in Unix milliseconds; 0 means none. A time not
 	// after now stores nothing and deletes the key (Redis' behaviour for PXAT in the past).
 	ExpireAt int64
+	// Kind says how the value is kept, which is what OBJECT ENCODING reports.
+	Kind ValueKind
 }
+
+// ValueKind says how a write keeps its value.
+type ValueKind uint8
+
+const (
+	// AsSet keeps a canonical decimal integer as an integer and anything
+	// else as a string, as Redis's SET does (encodings int, embstr, raw).
+	AsSet ValueKind = iota
+	// AsString keeps the bytes as a string even when they spell an
+	// integer, as Redis does for INCRBYFLOAT's result.
+	AsString
+	// AsBuilt keeps the bytes as a string built in place, as Redis does
+	// for APPEND, SETRANGE, SETBIT, BITOP and BITFIELD (encoding raw).
+	AsBuilt
+)
 
 // Stats is a snapshot of the store's counters; Store.Stats fills a caller-owned value.
 type Stats struct {

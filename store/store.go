@@ -33,10 +33,12 @@ import (
 	"github.com/goblin-kv/goblin/arena"
 )
 
-// Value tags: the first encoded byte of every value.
+// Value tags: the first encoded byte of every value. The two string tags
+// differ only in what OBJECT ENCODING reports (see Encoding).
 const (
-	tagRaw byte = 0 // the bytes as given
+	tagRaw byte = 0 // the bytes as given by a SET-like write
 	tagInt byte = 1 // a canonical int64, 1..8 little-endian two's-complement bytes
+	tagMod byte = 2 // the bytes, built or changed in place (APPEND, SETRANGE, SETBIT...)
 )
 
 // Slot meta word.
@@ -108,6 +110,7 @@ type Store struct {
 	sweepRestUntil int64  // unix ms before which active expiry rests
 	evictHand      uint32 // CLOCK hand / eviction sampler
 	scratch        []byte // Append's reusable buffer
+	group          *group // siblings sharing the memory cap (group.go); nil alone
 	owner          ownerCheck
 }
 
@@ -307,12 +310,22 @@ func (e *encoded) len() int {
 	return 1 + len(e.raw)
 }
 
-func (e *encoded) setRaw(val []byte) {
-	if n, ok := parseCanonicalInt(val); ok {
-		e.setInt(n)
-		return
+func (e *encoded) setRaw(val []byte) { e.set(val, AsSet) }
+
+// set encodes val the way k says.
+func (e *encoded) set(val []byte, k ValueKind) {
+	switch k {
+	case AsString:
+		e.tag, e.raw = tagRaw, val
+	case AsBuilt:
+		e.tag, e.raw = tagMod, val
+	default:
+		if n, ok := parseCanonicalInt(val); ok {
+			e.setInt(n)
+			return
+		}
+		e.tag, e.raw = tagRaw, val
 	}
-	e.tag, e.raw = tagRaw, val
 }
 
 func (e *encoded) setInt(n int64) {
@@ -333,7 +346,7 @@ func (s *Store) Set(dst, key, val []byte, o SetOptions) (old []byte, hadOld, app
 	}
 	s.step()
 	var ev encoded
-	ev.setRaw(val)
+	ev.set(val, o.Kind)
 	old = dst
 	evicted := false
 	for attempt := 0; ; attempt++ {
@@ -464,7 +477,7 @@ func (s *Store) setTTL(sl *slot, b []byte, exp int64) {
 
 // insert adds a key known to be absent.
 func (s *Store) insert(key []byte, h uint64, ev *encoded, exp int64) error {
-	if s.ix.needsGrow() && (s.ix.mustGrow() || s.o.MaxMemory == 0 || s.used()+int64(len(s.ix.t))*16 <= s.o.MaxMemory) {
+	if s.ix.needsGrow() && (s.ix.mustGrow() || s.o.MaxMemory == 0 || s.totalUsed()+int64(len(s.ix.t))*16 <= s.o.MaxMemory) {
 		if err := s.ix.grow(); err != nil {
 			return err
 		}
@@ -750,13 +763,13 @@ func (s *Store) Append(key, val []byte) (int, error) {
 	if err := s.checkKey(key); err != nil {
 		return 0, err
 	}
-	cur, found := s.Get(s.scratch[:0], key)
+	cur, found := s.value(s.scratch[:0], key)
 	if len(cur)+len(val) > s.o.MaxValueLen {
 		return 0, fmt.Errorf("%w: %d bytes, limit %d", ErrValueTooLong, len(cur)+len(val), s.o.MaxValueLen)
 	}
 	cur = append(cur, val...)
 	s.scratch = cur[:0]
-	_, _, _, err := s.Set(nil, key, cur, SetOptions{KeepTTL: found})
+	_, _, _, err := s.Set(nil, key, cur, SetOptions{KeepTTL: found, Kind: AsBuilt})
 	if err != nil {
 		return 0, err
 	}

@@ -428,6 +428,40 @@ func TestHotPathsAllocateNothing(t *testing.T) {
 			i++
 		},
 		"Tick": func() { s.Tick(100) },
+		"GETRANGE": func() {
+			buf = s.GetRange(buf[:0], keys[i%1000], 2, -3)
+			i++
+		},
+		"SETRANGE+APPEND": func() {
+			s.SetRange([]byte("grow"), 3, val[:4])
+			s.Append([]byte("grow2"), val[:2])
+			if i%100 == 0 {
+				s.Del([]byte("grow2"))
+			}
+			i++
+		},
+		"RENAME": func() {
+			s.Rename(keys[i%1000], []byte("renamed:0000001"), false)
+			s.Rename([]byte("renamed:0000001"), keys[i%1000], false)
+			i++
+		},
+		"GETDEL+TOUCH+ENCODING": func() {
+			s.Set(nil, []byte("gd"), val, SetOptions{})
+			buf, _ = s.GetDel(buf[:0], []byte("gd"))
+			s.Touch(keys[i%1000])
+			s.EncodingOf(keys[i%1000])
+			i++
+		},
+		"EXPORT+IMPORT": func() {
+			var v []byte
+			var k ValueKind
+			var at int64
+			v, k, at, _ = s.Export(buf[:0], keys[i%1000])
+			buf = v
+			s.Import([]byte("copy:000000001"), v, k, at, true)
+			i++
+		},
+		"RANDOMKEY": func() { buf, _ = s.Random(buf[:0]) },
 	}
 	for name, f := range cases {
 		f()

@@ -47,8 +47,12 @@ func (e *Engine) addCopy(k reply.Kind, v []byte) {
 }
 
 // addBulkInt appends n in decimal as a bulk string.
-func (e *Engine) addBulkInt(n int64) {
+func (e *Engine) addBulkInt(n int64) { e.addBulkNamed("", n) }
+
+// addBulkNamed appends prefix and n in decimal as one bulk string ("db.3").
+func (e *Engine) addBulkNamed(prefix string, n int64) {
 	start := len(e.scratch)
+	e.scratch = append(e.scratch, prefix...)
 	e.scratch = strconv.AppendInt(e.scratch, n, 10)
 	e.fixes = append(e.fixes, fixup{item: len(e.res.Items), start: start, end: len(e.scratch)})
 	e.add(reply.Bulk, 0, nil)

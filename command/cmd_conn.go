@@ -65,14 +65,6 @@ func (e *Engine) pass() []byte {
 	return e.passBytes
 }
 
-func (e *Engine) selectDB(_ *Session, r *request.Request) {
-	if r.Amount != 0 {
-		e.errText(reply.Err, "ERR DB index is out of range")
-		return
-	}
-	e.ok()
-}
-
 func (e *Engine) clientSetName(s *Session, r *request.Request) {
 	if e.setName(s, r.Value) {
 		e.ok()
@@ -106,10 +98,11 @@ func (e *Engine) clientSetInfo(_ *Session, r *request.Request) {
 	e.ok()
 }
 
-// hello answers HELLO [protover [AUTH user pass] [SETNAME name]]: goblin
-// speaks RESP2 only, so HELLO 3 gets NOPROTO and a client falls back.
+// hello answers HELLO [protover [AUTH user pass] [SETNAME name]]: HELLO 3
+// switches the connection to RESP3 replies (maps, sets, nulls, doubles,
+// verbatim strings), HELLO 2 back to RESP2.
 func (e *Engine) hello(s *Session, r *request.Request) {
-	if r.Amount != 0 && r.Amount != 2 {
+	if r.Amount != 0 && r.Amount != 2 && r.Amount != 3 {
 		e.errText(reply.NoProto, "NOPROTO unsupported protocol version")
 		return
 	}
@@ -126,13 +119,16 @@ func (e *Engine) hello(s *Session, r *request.Request) {
 	if e.version == nil {
 		e.version = []byte(e.o.Version)
 	}
+	if r.Amount != 0 {
+		s.resp3 = r.Amount == 3
+	}
 	e.begin(reply.Map)
 	e.addBulkStr("server")
 	e.addBulkStr("goblin")
 	e.addBulkStr("version")
 	e.addBulk(e.version)
 	e.addBulkStr("proto")
-	e.addInt(2)
+	e.addInt(2 + b2i(s.resp3))
 	e.addBulkStr("id")
 	e.addInt(int64(s.ID))
 	e.addBulkStr("mode")

@@ -7,6 +7,7 @@ import (
 	"github.com/goblin-kv/goblin/glob"
 	"github.com/goblin-kv/goblin/reply"
 	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/store"
 )
 
 // configGet answers CONFIG GET pattern [pattern ...] with name/value
@@ -14,7 +15,7 @@ import (
 func (e *Engine) configGet(_ *Session, r *request.Request) {
 	e.st.Stats(&e.stats)
 	pairs := [][2]string{
-		{"save", ""}, {"appendonly", "no"}, {"databases", "1"},
+		{"save", ""}, {"appendonly", "no"}, {"databases", strconv.Itoa(e.o.Databases)},
 		{"maxmemory", strconv.FormatInt(e.stats.MaxMemory, 10)},
 	}
 	e.begin(reply.Map)
@@ -54,7 +55,7 @@ func (e *Engine) info(_ *Session, r *request.Request) {
 		}
 		return false
 	}
-	e.st.Stats(&e.stats)
+	e.allStats()
 	b := e.scratch[:0]
 	sep := func() {
 		if len(b) > 0 {
@@ -105,12 +106,21 @@ func (e *Engine) info(_ *Session, r *request.Request) {
 	if want("keyspace") {
 		sep()
 		b = append(b, "# Keyspace\r\n"...)
-		if st.Keys > 0 {
-			b = append(b, "db0:keys="...)
-			b = strconv.AppendInt(b, st.Keys, 10)
+		var one store.Stats
+		for i, db := range e.dbs {
+			if db == nil || db.Len() == 0 {
+				continue
+			}
+			db.Stats(&one)
+			b = append(b, "db"...)
+			b = strconv.AppendInt(b, int64(i), 10)
+			b = append(b, ":keys="...)
+			b = strconv.AppendInt(b, one.Keys, 10)
 			b = append(b, ",expires="...)
-			b = strconv.AppendInt(b, st.KeysWithTTL, 10)
-			b = append(b, ",avg_ttl=0\r\n"...)
+			b = strconv.AppendInt(b, one.KeysWithTTL, 10)
+			b = append(b, ",avg_ttl="...)
+			b = strconv.AppendInt(b, db.AvgTTL(1024), 10)
+			b = append(b, "\r\n"...)
 		}
 	}
 	e.scratch = b[:0]

@@ -10,6 +10,10 @@ import (
 	"github.com/goblin-kv/goblin/store"
 )
 
+// DefaultDatabases is how many databases an engine has unless
+// Options.Databases says otherwise: Redis's default.
+const DefaultDatabases = 16
+
 // DefaultVersion is the Redis version goblin reports in HELLO and INFO, so
 // clients that switch features on the server's version treat goblin like
 // the Redis 7.0 whose commands it answers.
@@ -49,6 +53,11 @@ type Options struct {
 	// Version is the Redis version reported by HELLO and INFO; default
 	// DefaultVersion.
 	Version string
+	// Databases is how many numbered databases SELECT can choose from
+	// (Redis's "databases"); default 16. Database 0 is the store given to
+	// NewEngine; the others are created on first use as its siblings,
+	// sharing its memory cap.
+	Databases int
 	// Config answers CONFIG GET for parameters beyond the engine's own
 	// (save, appendonly, databases). It appends name/value pairs for
 	// parameters matching the glob pattern and returns the extended
@@ -77,6 +86,7 @@ type Session struct {
 	// ID is the client's id, reported by HELLO; the server assigns it.
 	ID uint64
 
+	db     int // the selected database
 	authed bool
 	quit   bool
 	resp3  bool // HELLO 3: replies in RESP3
@@ -129,7 +139,8 @@ func (s *Session) AuthFailures() uint64 { return s.authFails }
 // Engine decodes, executes and encodes requests against one store. It is
 // used from the loop goroutine only.
 type Engine struct {
-	st    *store.Store
+	st    *store.Store   // the database of the request being served
+	dbs   []*store.Store // the numbered databases; nil until first used
 	o     Options
 	clock store.Clock
 	codec sbe.Codec
@@ -149,6 +160,9 @@ type Engine struct {
 	passBytes []byte          // Options.RequirePass
 	stats     store.Stats
 	total     uint64 // commands processed, all sessions (INFO)
+	tickNext  int    // the database Tick starts with
+	num       []byte // numbers formatted for a reply
+	ld        longDouble
 }
 
 // NewEngine returns an engine executing against st.
@@ -162,8 +176,11 @@ func NewEngine(st *store.Store, o Options) *Engine {
 	if o.MaxFrame <= 0 {
 		o.MaxFrame = sbe.DefaultMaxFrame
 	}
+	if o.Databases <= 0 {
+		o.Databases = DefaultDatabases
+	}
 	return &Engine{
-		st: st, o: o, clock: o.Clock,
+		st: st, dbs: append(make([]*store.Store, 0, o.Databases), st), o: o, clock: o.Clock,
 		args:    make([][]byte, 0, 16),
 		scratch: make([]byte, 0, 4096),
 		errBuf:  make([]byte, 0, 256),

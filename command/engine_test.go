@@ -28,43 +28,40 @@ func newEngine(t testing.TB, o Options) (*Engine, *store.FakeClock) {
 	return NewEngine(st, o), clock
 }
 
-// respText renders the one RESP reply at the front of b in a
+// respText renders the one RESP2 or RESP3 reply at the front of b in a
 // protocol-neutral form and returns its length.
 func respText(t testing.TB, b []byte) (string, int) {
 	t.Helper()
-	n, err := resp.ReplySize(b)
-	if err != nil || n == 0 {
+	n, k, err := parseNode(b)
+	if err != nil || k == 0 {
 		t.Fatalf("incomplete or bad reply %q: %v", b, err)
 	}
 	var sb strings.Builder
-	pos := 0
-	var walk func()
-	walk = func() {
-		r, k, err := resp.ReadReply(b[pos:])
-		if err != nil {
-			t.Fatal(err)
-		}
-		pos += k
+	var walk func(n *node)
+	walk = func(n *node) {
 		switch {
-		case r.Null:
+		case n.null || n.typ == '_':
 			sb.WriteString("nil")
-		case r.Type == resp.Array:
+		case n.typ == '*' || n.typ == '~' || n.typ == '%':
+			if n.typ != '*' {
+				sb.WriteByte(n.typ)
+			}
 			sb.WriteString("[")
-			for i := int64(0); i < r.Int; i++ {
+			for i := range n.elems {
 				if i > 0 {
 					sb.WriteString(" ")
 				}
-				walk()
+				walk(&n.elems[i])
 			}
 			sb.WriteString("]")
-		case r.Type == resp.Integer:
-			fmt.Fprintf(&sb, ":%d", r.Int)
+		case n.typ == '=':
+			fmt.Fprintf(&sb, "$%s", n.str[4:]) // a verbatim string reads as the bulk string it is in RESP2
 		default:
-			fmt.Fprintf(&sb, "%c%s", r.Type, r.Data)
+			fmt.Fprintf(&sb, "%c%s", n.typ, n.str)
 		}
 	}
-	walk()
-	return sb.String(), n
+	walk(&n)
+	return sb.String(), k
 }
 
 // sbeText renders an SBE reply in the same form as respText.
@@ -169,7 +166,10 @@ func TestCommandsRESP(t *testing.T) {
 		{[]string{"TYPE", "a"}, "+string"},
 		{[]string{"TYPE", "nope"}, "+none"},
 		{[]string{"SELECT", "0"}, "+OK"},
-		{[]string{"SELECT", "1"}, "-ERR DB index is out of range"},
+		{[]string{"SELECT", "16"}, "-ERR DB index is out of range"},
+		{[]string{"SELECT", "1"}, "+OK"},
+		{[]string{"DBSIZE"}, ":0"},
+		{[]string{"SELECT", "0"}, "+OK"},
 		{[]string{"SELECT", "x"}, "-ERR value is not an integer or out of range"},
 		{[]string{"CLIENT", "GETNAME"}, "nil"},
 		{[]string{"CLIENT", "SETNAME", "a b"}, "-ERR Client names cannot contain spaces, newlines or special characters."},
@@ -182,7 +182,7 @@ func TestCommandsRESP(t *testing.T) {
 		{[]string{"CONFIG", "GET", "appendonly"}, "[$appendonly $no]"},
 		{[]string{"CONFIG", "GET", "nosuch"}, "[]"},
 		{[]string{"CONFIG", "SET", "x", "y"}, "-ERR unknown subcommand 'SET'. Try CONFIG HELP."},
-		{[]string{"HELLO", "3"}, "-NOPROTO unsupported protocol version"},
+		{[]string{"HELLO", "4"}, "-NOPROTO unsupported protocol version"},
 		{[]string{"HELLO", "x"}, "-ERR Protocol version is not an integer or out of range"},
 		{[]string{"HELLO", "2"}, "[$server $goblin $version $7.0.0 $proto :2 $id :0 $mode $standalone $role $master $modules []]"},
 		{[]string{"AUTH", "x"}, "-ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"},

@@ -38,6 +38,23 @@ func init() {
 		request.OpCommandList: (*Engine).commandList, request.OpCommandGetKeys: (*Engine).commandGetKeys,
 		request.OpCommandGetKeysAndFlags: (*Engine).commandGetKeys, request.OpCommandHelp: (*Engine).help,
 		request.OpHello: (*Engine).hello,
+		request.OpSetNX: (*Engine).setNX, request.OpSetEX: (*Engine).setEx, request.OpPSetEX: (*Engine).setEx,
+		request.OpGetSet: (*Engine).getSet, request.OpGetDel: (*Engine).getDel, request.OpGetEX: (*Engine).getEx,
+		request.OpAppend: (*Engine).appendCmd, request.OpStrLen: (*Engine).strLen,
+		request.OpGetRange: (*Engine).getRange, request.OpSubstr: (*Engine).getRange,
+		request.OpSetRange: (*Engine).setRange, request.OpIncrByFloat: (*Engine).incrByFloat,
+		request.OpMSetNX: (*Engine).msetNX, request.OpUnlink: (*Engine).del, request.OpTouch: (*Engine).touch,
+		request.OpRename: (*Engine).rename, request.OpRenameNX: (*Engine).rename, request.OpCopy: (*Engine).copyKey,
+		request.OpRandomKey: (*Engine).randomKey, request.OpExpireAt: (*Engine).expire,
+		request.OpPExpireAt: (*Engine).expire, request.OpExpireTime: (*Engine).expireTime,
+		request.OpPExpireTime: (*Engine).expireTime, request.OpKeys: (*Engine).keys, request.OpScan: (*Engine).scan,
+		request.OpObjectEncoding: (*Engine).objectEncoding, request.OpObjectFreq: (*Engine).objectFreq,
+		request.OpObjectIdleTime: (*Engine).objectIdleTime, request.OpObjectRefCount: (*Engine).objectRefCount,
+		request.OpObjectHelp: (*Engine).help, request.OpMemoryUsage: (*Engine).memoryUsage,
+		request.OpMemoryHelp: (*Engine).help, request.OpMemoryDoctor: (*Engine).memoryDoctor,
+		request.OpMemoryStats: (*Engine).memoryStats, request.OpMemoryMallocStats: (*Engine).memoryMallocStats,
+		request.OpMemoryPurge: (*Engine).memoryPurge, request.OpDump: (*Engine).dump,
+		request.OpRestore: (*Engine).restore, request.OpSwapDB: (*Engine).swapDB, request.OpMove: (*Engine).move,
 	} {
 		handlers[op] = h
 	}
@@ -114,6 +131,7 @@ func (e *Engine) execute(s *Session, r *request.Request) {
 		e.errText(reply.NoAuth, "NOAUTH Authentication required.")
 		return
 	}
+	e.st = e.dbs[s.db]
 	h(e, s, r)
 }
 

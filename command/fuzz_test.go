@@ -82,7 +82,7 @@ func checkReplies(t *testing.T, p proto.Protocol, out []byte) lastReply {
 	var rep reply.Reply
 	for len(out) > 0 {
 		if p == proto.RESP {
-			n, err := resp.ReplySize(out)
+			_, n, err := parseNode(out) // RESP2 or, after HELLO 3, RESP3
 			if err != nil || n == 0 {
 				t.Fatalf("malformed RESP reply %q: %v", out, err)
 			}

@@ -116,3 +116,126 @@ func bytesInt(n int) []byte {
 	}
 	return b
 }
+
+func sorted(c ...string) oracleCase { return oracleCase{args: c, norm: sortElems} }
+
+// sortScan sorts the keys of a SCAN reply ([cursor, [keys]]).
+func sortScan(n *node) {
+	if len(n.elems) == 2 {
+		sortElems(&n.elems[1])
+	}
+}
+
+// TestStringsAgainstRedis: the string commands, RESP2 and RESP3.
+func TestStringsAgainstRedis(t *testing.T) {
+	compareWithRedis(t, cases(
+		[]string{"SETNX", "k", "v"}, []string{"SETNX", "k", "w"}, []string{"GET", "k"}, []string{"SETNX", "k"},
+		[]string{"SETEX", "e", "100", "v"}, []string{"TTL", "e"}, []string{"SETEX", "e", "0", "v"},
+		[]string{"SETEX", "e", "-5", "v"}, []string{"SETEX", "e", "x", "v"}, []string{"SETEX", "e", "9223372036854775807", "v"},
+		[]string{"PSETEX", "p", "100000", "v"}, []string{"TTL", "p"}, []string{"PSETEX", "p", "0", "v"},
+		[]string{"PSETEX", "p", "9223372036854775807", "v"}, []string{"GETSET", "k", "new"}, []string{"GETSET", "nope", "x"},
+		[]string{"GET", "nope"}, []string{"GETDEL", "nope"}, []string{"GETDEL", "nope"}, []string{"GETDEL", "k"},
+		[]string{"EXISTS", "k"}, []string{"SET", "g", "v"}, []string{"GETEX", "g"}, []string{"GETEX", "g", "EX", "100"},
+		[]string{"TTL", "g"}, []string{"GETEX", "g", "PERSIST"}, []string{"TTL", "g"}, []string{"GETEX", "g", "PX", "50000"},
+		[]string{"TTL", "g"}, []string{"GETEX", "g", "EXAT", "4102444800"}, []string{"EXPIRETIME", "g"},
+		[]string{"GETEX", "g", "PXAT", "4102444800123"}, []string{"PEXPIRETIME", "g"}, []string{"GETEX", "g", "EX", "x"},
+		[]string{"GETEX", "nope", "EX", "x"}, []string{"GETEX", "g", "EX", "0"}, []string{"GETEX", "g", "EX"},
+		[]string{"GETEX", "g", "EX", "1", "PX", "2"}, []string{"GETEX", "g", "PERSIST", "EX", "1"}, []string{"GETEX", "g", "BOGUS"},
+		[]string{"GETEX", "g", "EX", "10", "EX", "20"}, []string{"TTL", "g"}, []string{"GETEX", "g", "EXAT", "1"},
+		[]string{"EXISTS", "g"}, []string{"SET", "s", "v", "EX", "10", "EX", "20"}, []string{"TTL", "s"},
+		[]string{"SET", "s", "v", "NX", "NX"}, []string{"SET", "s", "v", "EX", "x", "BOGUS"}, []string{"SET", "s", "v", "KEEPTTL", "KEEPTTL"},
+		[]string{"APPEND", "a", "hello"}, []string{"APPEND", "a", " world"}, []string{"GET", "a"}, []string{"STRLEN", "a"},
+		[]string{"STRLEN", "nope"}, []string{"SET", "n", "12345"}, []string{"STRLEN", "n"}, []string{"APPEND", "n", "6"},
+		[]string{"GET", "n"}, []string{"GETRANGE", "a", "0", "4"}, []string{"GETRANGE", "a", "-5", "-1"},
+		[]string{"GETRANGE", "a", "3", "1"}, []string{"GETRANGE", "a", "-1", "-5"}, []string{"GETRANGE", "a", "0", "100"},
+		[]string{"GETRANGE", "a", "100", "200"}, []string{"GETRANGE", "nope", "0", "-1"}, []string{"GETRANGE", "a", "x", "1"},
+		[]string{"SUBSTR", "a", "6", "-1"}, []string{"GETRANGE", "n", "1", "2"}, []string{"SETRANGE", "a", "6", "WORLD"},
+		[]string{"GET", "a"}, []string{"SETRANGE", "r", "3", "abc"}, []string{"GET", "r"}, []string{"SETRANGE", "r", "0", ""},
+		[]string{"SETRANGE", "empty", "5", ""}, []string{"EXISTS", "empty"}, []string{"SETRANGE", "r", "-1", "x"},
+		[]string{"SETRANGE", "r", "x", "x"}, []string{"SETRANGE", "r", "536870912", "x"}, []string{"INCRBYFLOAT", "f", "10.5"},
+		[]string{"INCRBYFLOAT", "f", "0.1"}, []string{"INCRBYFLOAT", "f", "-5"}, []string{"INCRBYFLOAT", "f", "1e3"},
+		[]string{"INCRBYFLOAT", "f2", "12345.678"}, []string{"INCRBYFLOAT", "f2", "0.1"}, []string{"INCRBYFLOAT", "f3", "0x1.8p1"},
+		[]string{"INCRBYFLOAT", "f3", "5."}, []string{"INCRBYFLOAT", "f3", ".25"}, []string{"INCRBYFLOAT", "f3", " 1"},
+		[]string{"INCRBYFLOAT", "f3", "1 "}, []string{"INCRBYFLOAT", "f3", "abc"}, []string{"INCRBYFLOAT", "f3", "inf"},
+		[]string{"INCRBYFLOAT", "f3", "1e5000"}, []string{"INCRBYFLOAT", "f3", "1e-5000"}, []string{"INCRBYFLOAT", "f3", "nan"},
+		[]string{"INCRBYFLOAT", "a", "1"}, []string{"INCRBYFLOAT", "f4", "1"}, []string{"OBJECT", "ENCODING", "f4"},
+		[]string{"INCRBYFLOAT", "f5", "-0.0"}, []string{"INCRBYFLOAT", "f6", "1e300"}, []string{"SET", "big", "1e4932"},
+		[]string{"INCRBYFLOAT", "big", "1e4932"}, []string{"INCRBYFLOAT", "f7", "3.0e-4951"}, []string{"SETEX", "t", "100", "1.5"},
+		[]string{"INCRBYFLOAT", "t", "1"}, []string{"TTL", "t"}, []string{"MSETNX", "m1", "1", "m2", "2"}, []string{"MSETNX", "m2", "x", "m3", "3"},
+		[]string{"MGET", "m1", "m2", "m3"}, []string{"MSETNX", "m4"}, []string{"MSETNX", "m4", "1", "m5"},
+		[]string{"MSETNX", "dup", "1", "dup", "2"}, []string{"GET", "dup"}, []string{"INCR", "f4"},
+		[]string{"OBJECT", "ENCODING", "f4"}, []string{"SET", "e1", "12"}, []string{"OBJECT", "ENCODING", "e1"},
+		[]string{"SET", "e2", "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqr"}, []string{"OBJECT", "ENCODING", "e2"},
+		[]string{"SET", "e3", "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrs"}, []string{"OBJECT", "ENCODING", "e3"},
+		[]string{"APPEND", "e1", "3"}, []string{"OBJECT", "ENCODING", "e1"}, []string{"SETRANGE", "e4", "0", "x"},
+		[]string{"OBJECT", "ENCODING", "e4"}, []string{"SET", "e5", "007"}, []string{"OBJECT", "ENCODING", "e5"},
+		[]string{"OBJECT", "ENCODING", "nope"}, []string{"OBJECT", "REFCOUNT", "e1"}, []string{"SET", "e6", "42"},
+		[]string{"OBJECT", "REFCOUNT", "e6"}, []string{"SET", "e7", "123456"}, []string{"OBJECT", "REFCOUNT", "e7"},
+		[]string{"OBJECT", "REFCOUNT", "nope"}, []string{"OBJECT", "FREQ", "e6"}, []string{"OBJECT", "FREQ", "nope"},
+		[]string{"OBJECT", "IDLETIME", "e6"}, []string{"OBJECT", "IDLETIME", "nope"}, []string{"OBJECT", "NOPE", "x"},
+		[]string{"OBJECT", "ENCODING"}, []string{"OBJECT"},
+	), true)
+}
+
+// TestKeyspaceAgainstRedis: the keyspace commands, RESP2 and RESP3.
+func TestKeyspaceAgainstRedis(t *testing.T) {
+	compareWithRedis(t, []oracleCase{
+		{args: []string{"MSET", "a", "1", "b", "2", "c", "3"}}, {args: []string{"UNLINK", "a", "nope", "a"}},
+		{args: []string{"TOUCH", "b", "c", "nope", "b"}}, {args: []string{"EXISTS", "a", "b"}},
+		{args: []string{"RENAME", "b", "b2"}}, {args: []string{"GET", "b2"}}, {args: []string{"EXISTS", "b"}},
+		{args: []string{"RENAME", "nope", "x"}}, {args: []string{"RENAME", "b2", "b2"}}, {args: []string{"RENAME", "nope", "nope"}},
+		{args: []string{"RENAMENX", "b2", "c"}}, {args: []string{"RENAMENX", "b2", "b2"}}, {args: []string{"RENAMENX", "b2", "b3"}},
+		{args: []string{"RENAMENX", "nope", "x"}}, {args: []string{"SET", "t", "v", "EX", "100"}}, {args: []string{"RENAME", "t", "c"}},
+		{args: []string{"TTL", "c"}}, {args: []string{"GET", "c"}}, {args: []string{"COPY", "c", "d"}}, {args: []string{"TTL", "d"}},
+		{args: []string{"COPY", "c", "d"}}, {args: []string{"COPY", "c", "d", "REPLACE"}}, {args: []string{"COPY", "c", "c"}},
+		{args: []string{"COPY", "nope", "e"}}, {args: []string{"COPY", "c", "e", "DB", "x"}}, {args: []string{"COPY", "c", "e", "DB", "16"}},
+		{args: []string{"COPY", "c", "e", "DB", "99999999999"}}, {args: []string{"COPY", "c", "e", "BOGUS"}},
+		{args: []string{"COPY", "c", "c", "DB", "1"}}, {args: []string{"SELECT", "1"}}, {args: []string{"GET", "c"}},
+		{args: []string{"TTL", "c"}}, {args: []string{"SELECT", "0"}}, {args: []string{"SET", "n", "12"}},
+		{args: []string{"COPY", "n", "n2"}}, {args: []string{"OBJECT", "ENCODING", "n2"}},
+		{args: []string{"RANDOMKEY"}, norm: func(n *node) { n.str = nil }}, {args: []string{"FLUSHDB"}}, {args: []string{"RANDOMKEY"}},
+		{args: []string{"SET", "only", "v"}}, {args: []string{"RANDOMKEY"}}, {args: []string{"EXPIREAT", "only", "4102444800"}},
+		{args: []string{"EXPIRETIME", "only"}}, {args: []string{"PEXPIRETIME", "only"}}, {args: []string{"PEXPIREAT", "only", "4102444800500"}},
+		{args: []string{"EXPIRETIME", "only"}}, {args: []string{"PEXPIRETIME", "only"}}, {args: []string{"EXPIREAT", "only", "4102444800", "NX"}},
+		{args: []string{"EXPIREAT", "only", "4102444801", "GT"}}, {args: []string{"EXPIREAT", "only", "4102444700", "LT"}},
+		{args: []string{"EXPIRETIME", "only"}}, {args: []string{"EXPIREAT", "only", "x"}}, {args: []string{"EXPIREAT", "only", "99999999999999999"}},
+		{args: []string{"PEXPIREAT", "only", "9223372036854775807"}}, {args: []string{"EXPIREAT", "only", "1", "BOGUS"}},
+		{args: []string{"EXPIRETIME", "nope"}}, {args: []string{"SET", "p", "v"}}, {args: []string{"EXPIRETIME", "p"}},
+		{args: []string{"EXPIREAT", "p", "1"}}, {args: []string{"EXISTS", "p"}}, {args: []string{"EXPIREAT", "nope", "4102444800"}},
+		{args: []string{"FLUSHALL"}}, {args: []string{"MSET", "user:1", "a", "user:2", "b", "user:10", "c", "other", "d", "", "e", "a*b", "f", "h\\ello", "g"}},
+		sorted("KEYS", "*"), sorted("KEYS", "user:*"), sorted("KEYS", "user:?"), sorted("KEYS", "user:[0-1]*"),
+		sorted("KEYS", "user:[^1]*"), sorted("KEYS", "a\\*b"), sorted("KEYS", "*[b-d]"), sorted("KEYS", "nomatch*"),
+		sorted("KEYS", ""), sorted("KEYS", "**"), sorted("KEYS", "[abc"), sorted("KEYS", "h\\ello"), sorted("KEYS", "h\\\\ello"),
+		{args: []string{"SCAN", "0", "COUNT", "1000"}, norm: sortScan}, {args: []string{"SCAN", "0", "MATCH", "user:*", "COUNT", "1000"}, norm: sortScan},
+		{args: []string{"SCAN", "0", "COUNT", "1000", "TYPE", "string"}, norm: sortScan}, {args: []string{"SCAN", "0", "COUNT", "1000", "TYPE", "STRING"}, norm: sortScan},
+		{args: []string{"SCAN", "0", "COUNT", "1000", "TYPE", "list"}, norm: sortScan}, {args: []string{"SCAN", "0", "COUNT", "1000", "TYPE", "nosuchtype"}, norm: sortScan},
+		{args: []string{"SCAN", "0", "MATCH", "*", "COUNT", "1000"}, norm: sortScan},
+		{args: []string{"SCAN", "x"}}, {args: []string{"SCAN", " 0"}}, {args: []string{"SCAN", "0", "COUNT", "0"}},
+		{args: []string{"SCAN", "0", "COUNT", "x"}}, {args: []string{"SCAN", "0", "COUNT"}}, {args: []string{"SCAN", "0", "BOGUS", "1"}},
+		{args: []string{"SCAN", "99999999999999999999"}}, {args: []string{"SCAN"}},
+		{args: []string{"DUMP", "nope"}}, {args: []string{"RESTORE", "other", "0", "x"}}, {args: []string{"RESTORE", "new", "0", "garbage"}},
+		{args: []string{"RESTORE", "new", "-1", "garbage"}}, {args: []string{"RESTORE", "new", "x", "garbage"}},
+		{args: []string{"RESTORE", "new", "0", "garbage", "BOGUS"}}, {args: []string{"RESTORE", "new", "0", "garbage", "IDLETIME", "-1"}},
+		{args: []string{"RESTORE", "new", "0", "garbage", "FREQ", "256"}}, {args: []string{"RESTORE", "new", "0", "garbage", "IDLETIME", "1", "FREQ", "1"}},
+		{args: []string{"MEMORY", "USAGE", "nope"}}, {args: []string{"MEMORY", "USAGE", "other", "SAMPLES", "-1"}},
+		{args: []string{"MEMORY", "USAGE", "other", "BOGUS"}}, {args: []string{"MEMORY", "PURGE"}}, {args: []string{"MEMORY", "NOPE"}},
+	}, true)
+}
+
+// TestDatabasesAgainstRedis: SELECT, SWAPDB, MOVE, FLUSHDB and DBSIZE
+// across databases, RESP2 and RESP3.
+func TestDatabasesAgainstRedis(t *testing.T) {
+	compareWithRedis(t, cases(
+		[]string{"SET", "k", "db0"}, []string{"SELECT", "3"}, []string{"GET", "k"}, []string{"SET", "k", "db3"},
+		[]string{"SET", "only3", "v"}, []string{"DBSIZE"}, []string{"SELECT", "0"}, []string{"DBSIZE"}, []string{"GET", "k"},
+		[]string{"SELECT", "16"}, []string{"SELECT", "-1"}, []string{"SELECT", "x"}, []string{"SELECT", "99999999999"},
+		[]string{"SWAPDB", "0", "3"}, []string{"GET", "k"}, []string{"DBSIZE"}, []string{"SWAPDB", "0", "3"}, []string{"GET", "k"},
+		[]string{"SWAPDB", "0", "0"}, []string{"SWAPDB", "0", "16"}, []string{"SWAPDB", "x", "1"}, []string{"SWAPDB", "1", "x"},
+		[]string{"SWAPDB", "1", "99999999999"}, []string{"SWAPDB", "1"}, []string{"MOVE", "k", "3"}, []string{"SET", "m", "v", "EX", "100"},
+		[]string{"MOVE", "m", "3"}, []string{"EXISTS", "m"}, []string{"MOVE", "nope", "3"}, []string{"MOVE", "k", "0"},
+		[]string{"MOVE", "k", "16"}, []string{"MOVE", "k", "x"}, []string{"SELECT", "3"}, []string{"TTL", "m"}, []string{"MOVE", "m", "0"},
+		[]string{"FLUSHDB"}, []string{"DBSIZE"}, []string{"SELECT", "0"}, []string{"DBSIZE"}, []string{"FLUSHDB", "SYNC"},
+		[]string{"FLUSHDB", "BOGUS"}, []string{"DBSIZE"}, []string{"SELECT", "5"}, []string{"SET", "x", "1"}, []string{"FLUSHALL"},
+		[]string{"DBSIZE"}, []string{"SELECT", "0"},
+	), true)
+}

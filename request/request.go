@@ -46,6 +46,22 @@ const (
 	FlagHelloSetName Flags = 1 << 1 // SETNAME name given: name in Args[0]
 )
 
+// GETEX's option: its time was not an integer (GETEX answers nil for a
+// missing key before it looks at the time, as Redis does).
+const FlagBadTime Flags = 1 << 0
+
+// COPY's and RESTORE's options.
+const (
+	FlagReplace Flags = 1 << 0 // COPY, RESTORE: overwrite an existing destination
+	FlagDB      Flags = 1 << 1 // COPY: DB given, in Amount
+)
+
+// SCAN's options.
+const (
+	FlagMatch Flags = 1 << 0 // MATCH pattern, in Value
+	FlagType  Flags = 1 << 1 // TYPE name, in Args[0]
+)
+
 // Expiry says how Request.Expire is read.
 type Expiry uint8
 
@@ -57,6 +73,9 @@ const (
 	ExpiryPX   Expiry = 2 // relative, milliseconds
 	ExpiryEXAT Expiry = 3 // absolute unix time, seconds
 	ExpiryPXAT Expiry = 4 // absolute unix time, milliseconds
+	// ExpiryPersist is GETEX's PERSIST: remove the expiry (since schema
+	// version 2).
+	ExpiryPersist Expiry = 5
 )
 
 // Request is one command, the same value whichever protocol it arrived
@@ -73,10 +92,13 @@ type Request struct {
 	Expire        int64 // the expiry time, read per Expiry
 	// Amount is the command's integer argument: EXPIRE's seconds,
 	// PEXPIRE's milliseconds, INCRBY/DECRBY's delta, SELECT's index, HELLO's
-	// protocol version.
+	// protocol version, GETRANGE's start, SCAN's cursor.
 	Amount int64
-	Key    []byte
-	Value  []byte
+	// Amount2 is a second integer argument: GETRANGE's end, SETBIT's bit,
+	// SWAPDB's second index, SCAN's COUNT (0: the default).
+	Amount2 int64
+	Key     []byte
+	Value   []byte
 	// Args are further arguments: more keys after Key (DEL, EXISTS, MGET),
 	// key/value pairs after Key/Value (MSET), INFO's sections, CONFIG GET's
 	// patterns after Key, PING's message.
@@ -96,7 +118,7 @@ type Request struct {
 func (r *Request) Reset() {
 	// Field by field: a struct assignment compiles to a copy from a
 	// zeroed temporary, measurably slower on the decode path.
-	r.CorrelationID, r.Op, r.Flags, r.Expiry, r.Expire, r.Amount = 0, 0, 0, 0, 0, 0
+	r.CorrelationID, r.Op, r.Flags, r.Expiry, r.Expire, r.Amount, r.Amount2 = 0, 0, 0, 0, 0, 0, 0
 	r.Key, r.Value, r.Args = nil, nil, r.Args[:0]
 	r.Compact, r.Version = false, 0
 }

@@ -45,10 +45,56 @@ const (
 	OpClient                 Op = 38 // container: CLIENT <subcommand>
 	OpClientSetInfo          Op = 39
 	OpConfig                 Op = 40 // container: CONFIG <subcommand>
+	OpSetNX                  Op = 41
+	OpSetEX                  Op = 42
+	OpPSetEX                 Op = 43
+	OpGetSet                 Op = 44
+	OpGetDel                 Op = 45
+	OpGetEX                  Op = 46
+	OpAppend                 Op = 47
+	OpStrLen                 Op = 48
+	OpGetRange               Op = 49
+	OpSubstr                 Op = 50
+	OpSetRange               Op = 51
+	OpIncrByFloat            Op = 52
+	OpMSetNX                 Op = 53
+	OpUnlink                 Op = 54
+	OpTouch                  Op = 55
+	OpRename                 Op = 56
+	OpRenameNX               Op = 57
+	OpCopy                   Op = 58
+	OpRandomKey              Op = 59
+	OpExpireAt               Op = 60
+	OpPExpireAt              Op = 61
+	OpExpireTime             Op = 62
+	OpPExpireTime            Op = 63
+	OpKeys                   Op = 64
+	OpScan                   Op = 65
+	OpObject                 Op = 66 // container: OBJECT <subcommand>
+	OpObjectEncoding         Op = 67
+	OpObjectFreq             Op = 68
+	OpObjectIdleTime         Op = 69
+	OpObjectRefCount         Op = 70
+	OpObjectHelp             Op = 71
+	OpMemory                 Op = 72 // container: MEMORY <subcommand>
+	OpMemoryUsage            Op = 73
+	OpMemoryHelp             Op = 74
+	OpMemoryDoctor           Op = 75
+	OpMemoryStats            Op = 76
+	OpMemoryMallocStats      Op = 77
+	OpMemoryPurge            Op = 78
+	OpDump                   Op = 79
+	OpRestore                Op = 80
+	OpSwapDB                 Op = 81
+	OpMove                   Op = 82
 )
 
 // Key specs of the common shapes.
 var (
+	key1OWInsert = []KeySpec{{Flags: KeyOW | KeyInsert, Index: 1, KeyStep: 1}}
+	key1OWUpdate = []KeySpec{{Flags: KeyOW | KeyUpdate, Index: 1, KeyStep: 1}}
+	key1RWAD     = []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, KeyStep: 1}}
+	key2RO       = []KeySpec{{Flags: KeyRO, Index: 2, KeyStep: 1}}
 	key1RO       = []KeySpec{{Flags: KeyRO, Index: 1, KeyStep: 1}}
 	key1ROAccess = []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, KeyStep: 1}}
 	key1RWUpdate = []KeySpec{{Flags: KeyRW | KeyUpdate, Index: 1, KeyStep: 1}}
@@ -58,6 +104,12 @@ var (
 const (
 	tipsMultiSum  = "request_policy:multi_shard response_policy:agg_sum"
 	tipsAllShards = "request_policy:all_shards response_policy:all_succeeded"
+	tipsSpecial   = "nondeterministic_output request_policy:all_shards response_policy:special"
+	expiration    = "[expiration=EX seconds|PX milliseconds|EXAT unix-time-seconds|PXAT unix-time-milliseconds"
+	wrA           = Write | DenyOOM
+	strW          = CatWrite | CatString
+	keyW          = CatKeyspace | CatWrite
+	keyR          = CatKeyspace | CatRead
 )
 
 // specs is the command table, indexed by Op. Name, arity, flags, ACL
@@ -199,4 +251,144 @@ var specs = [NumOps]Spec{
 		Group: "connection", Since: "6.0.0", Complexity: "O(1)",
 		Syntax:  "[arguments=protover [auth=AUTH username password] [SETNAME clientname]]",
 		Summary: "Choose RESP2 or RESP3, optionally authenticating and naming the connection; returns the server's details."},
+	OpSetNX: {Name: "setnx", Arity: 3, Flags: wrA | Fast, ACL: strW | CatFast, Keys: key1OWInsert,
+		Group: "string", Since: "1.0.0", Complexity: "O(1)", Syntax: "key value",
+		Summary: "Store a value only if the key does not exist; 1 if stored, 0 if not."},
+	OpSetEX: {Name: "setex", Arity: 4, Flags: wrA, ACL: strW | CatSlow, Keys: key1OWUpdate,
+		Group: "string", Since: "2.0.0", Complexity: "O(1)", Syntax: "key seconds value",
+		Summary: "Store a value with a time to live in seconds."},
+	OpPSetEX: {Name: "psetex", Arity: 4, Flags: wrA, ACL: strW | CatSlow, Keys: key1OWUpdate,
+		Group: "string", Since: "2.6.0", Complexity: "O(1)", Syntax: "key milliseconds value",
+		Summary: "Store a value with a time to live in milliseconds."},
+	OpGetSet: {Name: "getset", Arity: 3, Flags: wrA | Fast, ACL: strW | CatFast, Keys: key1RWAU,
+		Group: "string", Since: "1.0.0", Complexity: "O(1)", Syntax: "key value",
+		Summary: "Store a value and return the old one (nil if none)."},
+	OpGetDel: {Name: "getdel", Arity: 2, Flags: Write | Fast, ACL: strW | CatFast, Keys: key1RWAD,
+		Group: "string", Since: "6.2.0", Complexity: "O(1)", Syntax: "key",
+		Summary: "Return a key's value and delete the key."},
+	OpGetEX: {Name: "getex", Arity: -2, Flags: Write | Fast, ACL: strW | CatFast, Keys: key1RWAU,
+		Group: "string", Since: "6.2.0", Complexity: "O(1)", Syntax: "key " + expiration + "|PERSIST]",
+		Summary: "Return a key's value and set or remove its time to live."},
+	OpAppend: {Name: "append", Arity: 3, Flags: wrA | Fast, ACL: strW | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyInsert, Index: 1, KeyStep: 1}},
+		Group: "string", Since: "2.0.0", Complexity: "O(1) amortized", Syntax: "key value",
+		Summary: "Append to a key's value (creating it); returns the new length."},
+	OpStrLen: {Name: "strlen", Arity: 2, Flags: Readonly | Fast, ACL: CatRead | CatString | CatFast, Keys: key1RO,
+		Group: "string", Since: "2.2.0", Complexity: "O(1)", Syntax: "key",
+		Summary: "The length of a key's value (0 when missing)."},
+	OpGetRange: {Name: "getrange", Arity: 4, Flags: Readonly, ACL: CatRead | CatString | CatSlow, Keys: key1ROAccess,
+		Group: "string", Since: "2.4.0", Complexity: "O(N) for N bytes returned", Syntax: "key start end",
+		Summary: "The bytes of a key's value from start to end (inclusive; negative counts from the end)."},
+	OpSubstr: {Name: "substr", Arity: 4, Flags: Readonly, ACL: CatRead | CatString | CatSlow, Keys: key1ROAccess,
+		Group: "string", Since: "1.0.0", Complexity: "O(N) for N bytes returned", Syntax: "key start end",
+		Summary: "GETRANGE's old name."},
+	OpSetRange: {Name: "setrange", Arity: 4, Flags: wrA, ACL: strW | CatSlow, Keys: key1RWUpdate,
+		Group: "string", Since: "2.2.0", Complexity: "O(1) beyond copying the value", Syntax: "key offset value",
+		Summary: "Overwrite part of a key's value from offset (padding with zero bytes); returns the new length."},
+	OpIncrByFloat: {Name: "incrbyfloat", Arity: 3, Flags: wrA | Fast, ACL: strW | CatFast, Keys: key1RWAU,
+		Group: "string", Since: "2.6.0", Complexity: "O(1)", Syntax: "key increment:double",
+		Summary: "Add a decimal number to the number stored at a key, in Redis's long double arithmetic."},
+	OpMSetNX: {Name: "msetnx", Arity: -3, Flags: wrA, ACL: strW | CatSlow,
+		Tips: "request_policy:multi_shard response_policy:agg_min",
+		Keys: []KeySpec{{Flags: KeyOW | KeyInsert, Index: 1, LastKey: -1, KeyStep: 2}}, ReqKeys: ArgRange{0, 2},
+		Group: "string", Since: "1.0.1", Complexity: "O(N) for N keys", Syntax: "(data=key value)...",
+		Summary: "Store several values only if none of the keys exists; 1 if stored, 0 if not."},
+	OpUnlink: {Name: "unlink", Arity: -2, Flags: Write | Fast, ACL: keyW | CatFast, Tips: tipsMultiSum,
+		Keys: []KeySpec{{Flags: KeyRM | KeyDelete, Index: 1, LastKey: -1, KeyStep: 1}}, ReqKeys: ArgRange{0, 1},
+		Group: "generic", Since: "4.0.0", Complexity: "O(N) for N keys", Syntax: "key...",
+		Summary: "DEL: goblin frees memory at once either way."},
+	OpTouch: {Name: "touch", Arity: -2, Flags: Readonly | Fast, ACL: keyR | CatFast, Tips: tipsMultiSum,
+		Keys: []KeySpec{{Flags: KeyRO, Index: 1, LastKey: -1, KeyStep: 1}}, ReqKeys: ArgRange{0, 1},
+		Group: "generic", Since: "3.2.1", Complexity: "O(N) for N keys", Syntax: "key...",
+		Summary: "Mark keys as used now (for LRU eviction); returns how many exist."},
+	OpRename: {Name: "rename", Arity: 3, Flags: Write, ACL: keyW | CatSlow,
+		Keys:    []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, KeyStep: 1}, {Flags: KeyOW | KeyUpdate, Index: 2, KeyStep: 1}},
+		ReqKeys: ArgRange{0, 1}, Group: "generic", Since: "1.0.0", Complexity: "O(1)", Syntax: "key newkey",
+		Summary: "Give a key a new name, overwriting any key of that name."},
+	OpRenameNX: {Name: "renamenx", Arity: 3, Flags: Write | Fast, ACL: keyW | CatFast,
+		Keys:    []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, KeyStep: 1}, {Flags: KeyOW | KeyInsert, Index: 2, KeyStep: 1}},
+		ReqKeys: ArgRange{0, 1}, Group: "generic", Since: "1.0.0", Complexity: "O(1)", Syntax: "key newkey",
+		Summary: "Rename a key only if the new name is free; 1 if renamed, 0 if not."},
+	OpCopy: {Name: "copy", Arity: -3, Flags: wrA, ACL: keyW | CatSlow,
+		Keys:    []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, KeyStep: 1}, {Flags: KeyOW | KeyUpdate, Index: 2, KeyStep: 1}},
+		ReqKeys: ArgRange{0, 1}, Group: "generic", Since: "6.2.0", Complexity: "O(N) for a value of N bytes",
+		Syntax:  "source destination [DB destination-db] [REPLACE]",
+		Summary: "Copy a key's value and expiry to another key, in this or another database."},
+	OpRandomKey: {Name: "randomkey", Arity: 1, Flags: Readonly, ACL: keyR | CatSlow,
+		Tips:  "request_policy:all_shards nondeterministic_output",
+		Group: "generic", Since: "1.0.0", Complexity: "O(1)",
+		Summary: "A random key of the selected database, or nil."},
+	OpExpireAt: {Name: "expireat", Arity: -3, Flags: Write | Fast, ACL: keyW | CatFast, Keys: key1RWUpdate,
+		Group: "generic", Since: "1.2.0", Complexity: "O(1)", Syntax: "key unix-time-seconds [condition=NX|XX|GT|LT]",
+		Summary: "Expire a key at a unix time in seconds."},
+	OpPExpireAt: {Name: "pexpireat", Arity: -3, Flags: Write | Fast, ACL: keyW | CatFast, Keys: key1RWUpdate,
+		Group: "generic", Since: "2.6.0", Complexity: "O(1)", Syntax: "key unix-time-milliseconds [condition=NX|XX|GT|LT]",
+		Summary: "Expire a key at a unix time in milliseconds."},
+	OpExpireTime: {Name: "expiretime", Arity: 2, Flags: Readonly | Fast, ACL: keyR | CatFast, Keys: key1ROAccess,
+		Group: "generic", Since: "7.0.0", Complexity: "O(1)", Syntax: "key",
+		Summary: "The unix time in seconds a key expires at: -1 without an expiry, -2 when missing."},
+	OpPExpireTime: {Name: "pexpiretime", Arity: 2, Flags: Readonly | Fast, ACL: keyR | CatFast, Keys: key1ROAccess,
+		Group: "generic", Since: "7.0.0", Complexity: "O(1)", Syntax: "key",
+		Summary: "The unix time in milliseconds a key expires at: -1 without an expiry, -2 when missing."},
+	OpKeys: {Name: "keys", Arity: 2, Flags: Readonly, ACL: keyR | CatSlow | CatDangerous,
+		Tips:  "request_policy:all_shards nondeterministic_output_order",
+		Group: "generic", Since: "1.0.0", Complexity: "O(N) for N keys in the database", Syntax: "pattern",
+		Summary: "Every key matching a glob pattern (use SCAN on large databases)."},
+	OpScan: {Name: "scan", Arity: -2, Flags: Readonly, ACL: keyR | CatSlow, Tips: "nondeterministic_output request_policy:special",
+		Group: "generic", Since: "2.8.0", Complexity: "O(1) per call, O(N) for a whole iteration",
+		Syntax:  "cursor [MATCH pattern] [COUNT count] [TYPE type]",
+		Summary: "Iterate the keys: every key present for the whole iteration is returned at least once."},
+	OpObject: {Name: "object", Arity: -2, ACL: CatSlow, Dispatch: true,
+		Group: "generic", Since: "2.2.3", Complexity: "Depends on subcommand.",
+		Summary: "Inspect how a key's value is kept."},
+	OpObjectEncoding: {Name: "object|encoding", Arity: 3, Flags: Readonly, ACL: keyR | CatSlow, Tips: "nondeterministic_output",
+		Keys: key2RO, Container: OpObject, Group: "generic", Since: "2.2.3", Complexity: "O(1)", Syntax: "key",
+		Summary: "How the value is kept: int, embstr (up to 44 bytes) or raw."},
+	OpObjectFreq: {Name: "object|freq", Arity: 3, Flags: Readonly, ACL: keyR | CatSlow, Tips: "nondeterministic_output",
+		Keys: key2RO, Container: OpObject, Group: "generic", Since: "4.0.0", Complexity: "O(1)", Syntax: "key",
+		Summary: "The LFU access counter: goblin has no LFU policy, so this is always an error."},
+	OpObjectIdleTime: {Name: "object|idletime", Arity: 3, Flags: Readonly, ACL: keyR | CatSlow, Tips: "nondeterministic_output",
+		Keys: key2RO, Container: OpObject, Group: "generic", Since: "2.2.3", Complexity: "O(1)", Syntax: "key",
+		Summary: "Seconds since the key was last used (goblin keeps 2 bits of recency: 0 or its estimate)."},
+	OpObjectRefCount: {Name: "object|refcount", Arity: 3, Flags: Readonly, ACL: keyR | CatSlow, Tips: "nondeterministic_output",
+		Keys: key2RO, Container: OpObject, Group: "generic", Since: "2.2.3", Complexity: "O(1)", Syntax: "key",
+		Summary: "The value's reference count as Redis reports it (shared small integers are 2147483647)."},
+	OpObjectHelp: {Name: "object|help", Arity: 2, Flags: Loading | Stale, ACL: CatKeyspace | CatSlow,
+		Container: OpObject, Group: "generic", Since: "6.2.0", Complexity: "O(1)",
+		Summary: "The OBJECT subcommands."},
+	OpMemory: {Name: "memory", Arity: -2, ACL: CatSlow, Dispatch: true,
+		Group: "server", Since: "4.0.0", Complexity: "Depends on subcommand.",
+		Summary: "Memory use: per key and overall."},
+	OpMemoryUsage: {Name: "memory|usage", Arity: -3, Flags: Readonly, ACL: CatRead | CatSlow,
+		Keys: key2RO, Container: OpMemory, Group: "server", Since: "4.0.0", Complexity: "O(1)",
+		Syntax:  "key [SAMPLES count]",
+		Summary: "The bytes a key costs goblin: its slot, its arena block and its share of the index."},
+	OpMemoryHelp: {Name: "memory|help", Arity: 2, Flags: Loading | Stale, ACL: CatSlow,
+		Container: OpMemory, Group: "server", Since: "4.0.0", Complexity: "O(1)",
+		Summary: "The MEMORY subcommands."},
+	OpMemoryDoctor: {Name: "memory|doctor", Arity: 2, ACL: CatSlow, Tips: tipsSpecial,
+		Container: OpMemory, Group: "server", Since: "4.0.0", Complexity: "O(1)",
+		Summary: "A short report on the memory in use."},
+	OpMemoryStats: {Name: "memory|stats", Arity: 2, ACL: CatSlow, Tips: tipsSpecial,
+		Container: OpMemory, Group: "server", Since: "4.0.0", Complexity: "O(1)",
+		Summary: "Memory figures: totals, per database, per key."},
+	OpMemoryMallocStats: {Name: "memory|malloc-stats", Arity: 2, ACL: CatSlow, Tips: tipsSpecial,
+		Container: OpMemory, Group: "server", Since: "4.0.0", Complexity: "O(1)",
+		Summary: "Allocator statistics: goblin's arena has none to give."},
+	OpMemoryPurge: {Name: "memory|purge", Arity: 2, ACL: CatSlow, Tips: tipsAllShards,
+		Container: OpMemory, Group: "server", Since: "4.0.0", Complexity: "O(1)",
+		Summary: "Return unused memory to the system (goblin's arena does this as it goes)."},
+	OpDump: {Name: "dump", Arity: 2, Flags: Readonly, ACL: keyR | CatSlow, Tips: "nondeterministic_output",
+		Keys: key1ROAccess, Group: "generic", Since: "2.6.0", Complexity: "O(N) for a value of N bytes", Syntax: "key",
+		Summary: "A key's value serialized in goblin's versioned DUMP format (for RESTORE on a goblin server)."},
+	OpRestore: {Name: "restore", Arity: -4, Flags: wrA, ACL: keyW | CatSlow | CatDangerous, Keys: key1OWUpdate,
+		Group: "generic", Since: "2.6.0", Complexity: "O(N) for a value of N bytes",
+		Syntax:  "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]",
+		Summary: "Create a key from a DUMP payload, with a time to live in milliseconds (0: none)."},
+	OpSwapDB: {Name: "swapdb", Arity: 3, Flags: Write | Fast, ACL: keyW | CatFast | CatDangerous,
+		Group: "server", Since: "4.0.0", Complexity: "O(1)", Syntax: "index1 index2",
+		Summary: "Exchange the contents of two databases."},
+	OpMove: {Name: "move", Arity: 3, Flags: Write | Fast, ACL: keyW | CatFast, Keys: key1RWAU,
+		Group: "generic", Since: "1.0.0", Complexity: "O(1)", Syntax: "key db",
+		Summary: "Move a key to another database if no key of that name is there; 1 if moved."},
 }

@@ -101,7 +101,7 @@ func New(o Options) (*Server, error) {
 		Idle:       o.Idle,
 		Options:    &s.opts,
 		CPUs:       o.CPUs,
-		Tick:       st.Tick,
+		Tick:       s.engine.Tick,
 		Publish: func(*LoopStats) {
 			s.metrics.Publish()
 			s.releaseMemory()

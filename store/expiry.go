@@ -32,3 +32,34 @@ func (s *Store) expireSweep(n int) int {
 	}
 	return work
 }
+
+// AvgTTL estimates the mean time to live, in milliseconds, of the keys
+// that have one (0 when none does), from up to sample of them met walking
+// the slots on from where the last estimate stopped (at most 16 slots
+// examined per key sampled), as INFO keyspace's avg_ttl.
+func (s *Store) AvgTTL(sample int) int64 {
+	s.owner.check()
+	if s.ttlKeys == 0 || s.nextSlot <= 1 {
+		return 0
+	}
+	now := s.o.Clock.NowMillis()
+	var sum float64 // far-future expiries would overflow an int64 sum
+	var n int64
+	for i := 0; i < 16*sample && n < int64(sample) && n < s.ttlKeys; i++ {
+		if s.ttlCursor <= 0 || s.ttlCursor >= s.nextSlot {
+			s.ttlCursor = 1
+		}
+		sl := s.slot(s.ttlCursor)
+		s.ttlCursor++
+		if sl.used() && sl.hasTTL() {
+			if left := s.expiryOf(sl) - now; left > 0 {
+				sum += float64(left)
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return int64(sum / float64(n))
+}

@@ -109,6 +109,7 @@ type Store struct {
 	expireCursor   uint32 // active expiry sweeps slot ids
 	sweepRestUntil int64  // unix ms before which active expiry rests
 	evictHand      uint32 // CLOCK hand / eviction sampler
+	ttlCursor      uint32 // where AvgTTL's sample continues
 	scratch        []byte // Append's reusable buffer
 	group          *group // siblings sharing the memory cap (group.go); nil alone
 	owner          ownerCheck
@@ -763,7 +764,7 @@ func (s *Store) Append(key, val []byte) (int, error) {
 	if err := s.checkKey(key); err != nil {
 		return 0, err
 	}
-	cur, found := s.value(s.scratch[:0], key)
+	cur, found := s.Read(s.scratch[:0], key)
 	if len(cur)+len(val) > s.o.MaxValueLen {
 		return 0, fmt.Errorf("%w: %d bytes, limit %d", ErrValueTooLong, len(cur)+len(val), s.o.MaxValueLen)
 	}

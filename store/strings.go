@@ -5,9 +5,9 @@ import "fmt"
 // The string commands beyond GET and SET: reads of part of a value,
 // writes into part of one, and what OBJECT ENCODING reports.
 
-// value appends key's value to dst without counting a keyspace hit or miss
+// Read appends key's value to dst without counting a keyspace hit or miss
 // (the read half of a write).
-func (s *Store) value(dst, key []byte) ([]byte, bool) {
+func (s *Store) Read(dst, key []byte) ([]byte, bool) {
 	_, sl := s.lookup(key)
 	if sl == nil {
 		return dst, false
@@ -99,7 +99,7 @@ func (s *Store) SetRange(key []byte, offset int, val []byte) (int, error) {
 	if err := s.checkKey(key); err != nil {
 		return 0, err
 	}
-	cur, found := s.value(s.scratch[:0], key)
+	cur, found := s.Read(s.scratch[:0], key)
 	if len(val) == 0 {
 		return len(cur), nil
 	}
@@ -128,7 +128,7 @@ func (s *Store) Update(key []byte, fn func(cur []byte) []byte) (exists bool, err
 	if err := s.checkKey(key); err != nil {
 		return false, err
 	}
-	cur, found := s.value(s.scratch[:0], key)
+	cur, found := s.Read(s.scratch[:0], key)
 	next := fn(cur)
 	if len(next) > s.o.MaxValueLen {
 		return found, fmt.Errorf("%w: %d bytes, limit %d", ErrValueTooLong, len(next), s.o.MaxValueLen)

@@ -109,6 +109,22 @@ func (d *Decoder) integer(b []byte, dst *int64) bool {
 	return true
 }
 
+// int32 reads an argument Redis reads with getIntFromObjectOrReply: an
+// integer, then within 32 bits; msg replaces both error texts when given.
+func (d *Decoder) int32(b []byte, dst *int64, msg string) bool {
+	v, ok := resp.ParseInt(b)
+	switch {
+	case ok && v >= -1<<31 && v < 1<<31:
+		*dst = v
+		return true
+	case msg != "":
+		return d.fail(reply.Err, msg)
+	case !ok:
+		return d.fail(reply.NotInteger, "ERR value is not an integer or out of range")
+	}
+	return d.fail(reply.OutOfRange, "ERR value is out of range, value must between -2147483648 and 2147483647")
+}
+
 // parsers holds each command's option parser; commands without one take
 // nothing but what their arity already checked.
 var parsers [request.NumOps]parser
@@ -120,16 +136,27 @@ func init() {
 		request.OpExpire: parseExpire, request.OpPExpire: parseExpire,
 		request.OpIncrBy: keyInt, request.OpDecrBy: keyInt,
 		request.OpMSet: parseMSet, request.OpFlushAll: parseFlush, request.OpFlushDB: parseFlush,
-		request.OpInfo: rest(1), request.OpAuth: parseAuth, request.OpSelect: integerAt(1),
+		request.OpInfo: rest(1), request.OpAuth: parseAuth, request.OpSelect: parseSelect,
 		request.OpConfigGet: keyAndRest(2), request.OpClientSetName: value(2),
 		request.OpClientSetInfo: parseSetInfo, request.OpCommandDocs: rest(2), request.OpCommandInfo: rest(2),
 		request.OpCommandList: parseCommandList, request.OpCommandGetKeys: rest(2),
 		request.OpCommandGetKeysAndFlags: rest(2), request.OpHello: parseHello,
+		request.OpSetNX: keyValue, request.OpSetEX: parseSetEx, request.OpPSetEX: parseSetEx,
+		request.OpGetSet: keyValue, request.OpGetEX: parseGetEx, request.OpAppend: keyValue,
+		request.OpGetRange: parseRange, request.OpSubstr: parseRange, request.OpSetRange: parseSetRange,
+		request.OpIncrByFloat: parseIncrByFloat, request.OpMSetNX: parseMSet, request.OpUnlink: keys,
+		request.OpTouch: keys, request.OpRename: keyAndNewKey, request.OpRenameNX: keyAndNewKey,
+		request.OpCopy: parseCopy, request.OpExpireAt: parseExpire, request.OpPExpireAt: parseExpire,
+		request.OpKeys: value(1), request.OpScan: parseScan, request.OpObjectEncoding: keyAt2,
+		request.OpObjectFreq: keyAt2, request.OpObjectIdleTime: keyAt2, request.OpObjectRefCount: keyAt2,
+		request.OpMemoryUsage: parseMemoryUsage, request.OpRestore: parseRestore,
+		request.OpSwapDB: parseSwapDB, request.OpMove: parseMove,
 	} {
 		parsers[op] = p
 	}
 	for _, op := range []request.Op{request.OpGet, request.OpTTL, request.OpPTTL, request.OpPersist,
-		request.OpIncr, request.OpDecr, request.OpType} {
+		request.OpIncr, request.OpDecr, request.OpType, request.OpGetDel, request.OpStrLen,
+		request.OpExpireTime, request.OpPExpireTime, request.OpDump} {
 		keyArg[op] = true
 	}
 }
@@ -170,9 +197,7 @@ func keyAndRest(i int) parser {
 	}
 }
 
-// integerAt reads args[i] into Amount.
-func integerAt(i int) parser {
-	return func(d *Decoder, r *request.Request, args [][]byte) bool {
-		return d.integer(args[i], &r.Amount)
-	}
+// parseSelect reads SELECT index.
+func parseSelect(d *Decoder, r *request.Request, args [][]byte) bool {
+	return d.int32(args[1], &r.Amount, "")
 }

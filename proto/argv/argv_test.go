@@ -126,6 +126,18 @@ func TestEncodeRoundTrip(t *testing.T) {
 		{Op: request.OpClientGetName}, {Op: request.OpCommandCount}, {Op: request.OpCommandList, Amount: ListMatch, Value: b("g*")},
 		{Op: request.OpHello, Amount: 2, Flags: request.FlagHelloAuth | request.FlagHelloSetName, Key: b("u"), Value: b("p"), Args: words("n")},
 		{Op: request.OpFlushAll}, {Op: request.OpQuit},
+		{Op: request.OpSetNX, Key: b("k"), Value: b("v")}, {Op: request.OpSetEX, Key: b("k"), Value: b("v"), Expiry: request.ExpiryEX, Expire: 5},
+		{Op: request.OpPSetEX, Key: b("k"), Value: b("v"), Expiry: request.ExpiryPX, Expire: 5},
+		{Op: request.OpGetEX, Key: b("k"), Expiry: request.ExpiryPersist}, {Op: request.OpGetEX, Key: b("k"), Expiry: request.ExpiryPXAT, Expire: 77},
+		{Op: request.OpGetRange, Key: b("k"), Amount: -3, Amount2: 9}, {Op: request.OpSetRange, Key: b("k"), Amount: 3, Value: b("xy")},
+		{Op: request.OpIncrByFloat, Key: b("k"), Value: b("1.5e3")}, {Op: request.OpMSetNX, Key: b("a"), Value: b("1")},
+		{Op: request.OpRename, Key: b("a"), Args: words("b")}, {Op: request.OpCopy, Key: b("a"), Args: words("b"), Flags: request.FlagDB | request.FlagReplace, Amount: 3},
+		{Op: request.OpCopy, Key: b("a"), Args: words("b")}, {Op: request.OpExpireAt, Key: b("k"), Amount: 1 << 40, Flags: request.FlagNX},
+		{Op: request.OpKeys, Value: b("*")}, {Op: request.OpScan, Amount: -1, Amount2: 100, Value: b("a*"), Flags: request.FlagMatch | request.FlagType, Args: words("string")},
+		{Op: request.OpScan}, {Op: request.OpObjectEncoding, Key: b("k")}, {Op: request.OpMemoryUsage, Key: b("k")},
+		{Op: request.OpRestore, Key: b("k"), Value: b("payload"), Expiry: request.ExpiryPXAT, Expire: 5, Flags: request.FlagReplace},
+		{Op: request.OpRestore, Key: b("k"), Value: b("payload")}, {Op: request.OpSwapDB, Amount: 1, Amount2: 2},
+		{Op: request.OpMove, Key: b("k"), Amount: 4}, {Op: request.OpRandomKey}, {Op: request.OpDump, Key: b("k")},
 	} {
 		var e Encoder
 		w, err := e.Words(&r)
@@ -145,7 +157,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 
 func sameRequest(a, b *request.Request) bool {
 	eqb := func(x, y []byte) bool { return string(x) == string(y) }
-	if a.Op != b.Op || a.Flags != b.Flags || a.Expiry != b.Expiry || a.Expire != b.Expire || a.Amount != b.Amount ||
+	if a.Op != b.Op || a.Flags != b.Flags || a.Expiry != b.Expiry || a.Expire != b.Expire || a.Amount != b.Amount || a.Amount2 != b.Amount2 ||
 		!eqb(a.Key, b.Key) || !eqb(a.Value, b.Value) || len(a.Args) != len(b.Args) {
 		return false
 	}

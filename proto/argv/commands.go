@@ -9,34 +9,288 @@ import (
 var eq = request.EqualFold
 
 // parseSet reads SET's options as Redis 7 does: NX|XX, GET, and one of
-// EX|PX|EXAT|PXAT|KEEPTTL; anything else, or a clash, is a syntax error.
+// EX|PX|EXAT|PXAT|KEEPTTL (an option may repeat: the last time wins);
+// anything else, or a clash, is a syntax error. The time is read only once
+// every option has passed, so a bad option is reported before a bad time.
 func parseSet(d *Decoder, r *request.Request, args [][]byte) bool {
 	r.Key, r.Value = args[1], args[2]
-	opts := args[3:]
+	at, ok := d.expiryOptions(r, args[3:], true)
+	if !ok {
+		return false
+	}
+	return at == nil || d.integer(at, &r.Expire)
+}
+
+// expiryOptions reads SET's (set) or GETEX's options into r and returns
+// the time argument, if any.
+func (d *Decoder) expiryOptions(r *request.Request, opts [][]byte, set bool) ([]byte, bool) {
+	var at []byte
 	for i := 0; i < len(opts); i++ {
 		o := opts[i]
+		kind := expiryWord(o)
 		switch {
-		case eq(o, "nx") && r.Flags&request.FlagXX == 0:
+		case set && eq(o, "nx") && r.Flags&request.FlagXX == 0:
 			r.Flags |= request.FlagNX
-		case eq(o, "xx") && r.Flags&request.FlagNX == 0:
+		case set && eq(o, "xx") && r.Flags&request.FlagNX == 0:
 			r.Flags |= request.FlagXX
-		case eq(o, "get"):
+		case set && eq(o, "get"):
 			r.Flags |= request.FlagGet
-		case eq(o, "keepttl") && r.Expiry == request.ExpiryNone:
+		case set && eq(o, "keepttl") && r.Expiry == request.ExpiryNone:
 			r.Flags |= request.FlagKeepTTL
-		case i+1 < len(opts) && r.Expiry == request.ExpiryNone && r.Flags&request.FlagKeepTTL == 0:
-			if r.Expiry = expiryWord(o); r.Expiry == request.ExpiryNone {
-				return d.syntax()
-			}
+		case !set && eq(o, "persist") && (r.Expiry == request.ExpiryNone || r.Expiry == request.ExpiryPersist):
+			r.Expiry = request.ExpiryPersist
+		case kind != request.ExpiryNone && i+1 < len(opts) && (!set || r.Flags&request.FlagKeepTTL == 0) &&
+			(r.Expiry == request.ExpiryNone || r.Expiry == kind):
+			r.Expiry, at = kind, opts[i+1]
 			i++
-			if !d.integer(opts[i], &r.Expire) {
+		default:
+			return nil, d.syntax()
+		}
+	}
+	return at, true
+}
+
+// parseGetEx reads GETEX key [EX|PX|EXAT|PXAT time|PERSIST]. A time that is
+// not an integer is flagged rather than refused: Redis answers nil for a
+// missing key before it reads the time.
+func parseGetEx(d *Decoder, r *request.Request, args [][]byte) bool {
+	r.Key = args[1]
+	at, ok := d.expiryOptions(r, args[2:], false)
+	if !ok {
+		return false
+	}
+	if at != nil {
+		v, ok := resp.ParseInt(at)
+		if !ok {
+			r.Flags |= request.FlagBadTime
+		}
+		r.Expire = v
+	}
+	return true
+}
+
+// parseSetEx reads SETEX/PSETEX key time value.
+func parseSetEx(d *Decoder, r *request.Request, args [][]byte) bool {
+	r.Key, r.Value, r.Expiry = args[1], args[3], request.ExpiryEX
+	if r.Op == request.OpPSetEX {
+		r.Expiry = request.ExpiryPX
+	}
+	return d.integer(args[2], &r.Expire)
+}
+
+// keyValue reads key value (SETNX, GETSET, APPEND).
+func keyValue(_ *Decoder, r *request.Request, args [][]byte) bool {
+	r.Key, r.Value = args[1], args[2]
+	return true
+}
+
+// parseRange reads key start end (GETRANGE, SUBSTR).
+func parseRange(d *Decoder, r *request.Request, args [][]byte) bool {
+	r.Key = args[1]
+	return d.integer(args[2], &r.Amount) && d.integer(args[3], &r.Amount2)
+}
+
+// parseSetRange reads SETRANGE key offset value; like Redis it refuses a
+// negative offset here.
+func parseSetRange(d *Decoder, r *request.Request, args [][]byte) bool {
+	r.Key, r.Value = args[1], args[3]
+	if !d.integer(args[2], &r.Amount) {
+		return false
+	}
+	if r.Amount < 0 {
+		return d.fail(reply.OutOfRange, "ERR offset is out of range")
+	}
+	return true
+}
+
+// parseIncrByFloat keeps INCRBYFLOAT's increment as the text it is: Redis
+// reads it as a long double, which a float64 would round.
+func parseIncrByFloat(_ *Decoder, r *request.Request, args [][]byte) bool {
+	r.Key, r.Value = args[1], args[2]
+	return true
+}
+
+// keyAndNewKey reads key newkey (RENAME, RENAMENX): the new name in
+// Args[0].
+func keyAndNewKey(_ *Decoder, r *request.Request, args [][]byte) bool {
+	r.Key, r.Args = args[1], args[2:3]
+	return true
+}
+
+// parseCopy reads COPY source destination [DB db] [REPLACE].
+func parseCopy(d *Decoder, r *request.Request, args [][]byte) bool {
+	r.Key, r.Args = args[1], args[2:3]
+	for i := 3; i < len(args); i++ {
+		switch {
+		case eq(args[i], "replace"):
+			r.Flags |= request.FlagReplace
+		case eq(args[i], "db") && i+1 < len(args):
+			if !d.int32(args[i+1], &r.Amount, "") {
 				return false
 			}
+			r.Flags |= request.FlagDB
+			i++
 		default:
 			return d.syntax()
 		}
 	}
 	return true
+}
+
+// parseScan reads SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]:
+// the cursor in Amount (as C's strtoul reads it, so "-1" wraps), MATCH in
+// Value, COUNT in Amount2, TYPE in Args[0].
+func parseScan(d *Decoder, r *request.Request, args [][]byte) bool {
+	c, ok := scanCursor(args[1])
+	if !ok {
+		return d.fail(reply.Err, "ERR invalid cursor")
+	}
+	r.Amount = int64(c)
+	for i := 2; i < len(args); i++ {
+		if i+1 >= len(args) {
+			return d.syntax()
+		}
+		switch {
+		case eq(args[i], "count"):
+			if !d.integer(args[i+1], &r.Amount2) {
+				return false
+			}
+			if r.Amount2 < 1 {
+				return d.syntax()
+			}
+		case eq(args[i], "match"):
+			r.Value = args[i+1]
+			r.Flags |= request.FlagMatch
+		case eq(args[i], "type"):
+			r.Args = args[i+1 : i+2]
+			r.Flags |= request.FlagType
+		default:
+			return d.syntax()
+		}
+		i++
+	}
+	return true
+}
+
+// scanCursor reads a cursor as Redis does with strtoul: an optional sign
+// (a minus negates, wrapping), then decimal digits; no leading space, no
+// overflow. The empty string is 0.
+func scanCursor(b []byte) (uint64, bool) {
+	neg := false
+	if len(b) > 0 && (b[0] == '+' || b[0] == '-') {
+		neg = b[0] == '-'
+		b = b[1:]
+		if len(b) == 0 {
+			return 0, false
+		}
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > (1<<64-1-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// keyAt2 reads the key of OBJECT ENCODING and the like: args[2].
+func keyAt2(_ *Decoder, r *request.Request, args [][]byte) bool {
+	r.Key = args[2]
+	return true
+}
+
+// parseMemoryUsage reads MEMORY USAGE key [SAMPLES count]; goblin's figure
+// is exact, so the count is checked and dropped.
+func parseMemoryUsage(d *Decoder, r *request.Request, args [][]byte) bool {
+	r.Key = args[2]
+	for i := 3; i < len(args); i++ {
+		if !eq(args[i], "samples") || i+1 >= len(args) {
+			return d.syntax()
+		}
+		var n int64
+		if !d.integer(args[i+1], &n) {
+			return false
+		}
+		if n < 0 {
+			return d.syntax()
+		}
+		i++
+	}
+	return true
+}
+
+// parseRestore reads RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME
+// s] [FREQ f]: the ttl in Expire (Expiry PX, or PXAT with ABSTTL; none for
+// 0), the payload in Value. goblin keeps no idle times or LFU counters, so
+// IDLETIME and FREQ are checked and dropped.
+func parseRestore(d *Decoder, r *request.Request, args [][]byte) bool {
+	r.Key, r.Value = args[1], args[3]
+	absTTL, idle, freq := false, false, false
+	for i := 4; i < len(args); i++ {
+		more := i+1 < len(args)
+		switch {
+		case eq(args[i], "replace"):
+			r.Flags |= request.FlagReplace
+		case eq(args[i], "absttl"):
+			absTTL = true
+		case eq(args[i], "idletime") && more && !freq:
+			var v int64
+			if !d.integer(args[i+1], &v) {
+				return false
+			}
+			if v < 0 {
+				return d.fail(reply.Err, "ERR Invalid IDLETIME value, must be >= 0")
+			}
+			idle = true
+			i++
+		case eq(args[i], "freq") && more && !idle:
+			var v int64
+			if !d.integer(args[i+1], &v) {
+				return false
+			}
+			if v < 0 || v > 255 {
+				return d.fail(reply.Err, "ERR Invalid FREQ value, must be >= 0 and <= 255")
+			}
+			freq = true
+			i++
+		default:
+			return d.syntax()
+		}
+	}
+	if !d.integer(args[2], &r.Expire) {
+		return false
+	}
+	if r.Expire < 0 {
+		return d.fail(reply.Err, "ERR Invalid TTL value, must be >= 0")
+	}
+	switch {
+	case r.Expire == 0:
+	case absTTL:
+		r.Expiry = request.ExpiryPXAT
+	default:
+		r.Expiry = request.ExpiryPX
+	}
+	return true
+}
+
+// parseSwapDB reads SWAPDB index1 index2 with Redis's texts.
+func parseSwapDB(d *Decoder, r *request.Request, args [][]byte) bool {
+	return d.int32(args[1], &r.Amount, "ERR invalid first DB index") &&
+		d.int32(args[2], &r.Amount2, "ERR invalid second DB index")
+}
+
+// parseMove reads MOVE key db.
+func parseMove(d *Decoder, r *request.Request, args [][]byte) bool {
+	r.Key = args[1]
+	return d.int32(args[2], &r.Amount, "")
 }
 
 // expiryWord maps EX, PX, EXAT and PXAT (any case) to their Expiry.

@@ -97,8 +97,85 @@ func init() {
 		request.OpCommandDocs:   argsOnly, request.OpCommandInfo: argsOnly, request.OpCommandGetKeys: argsOnly,
 		request.OpCommandGetKeysAndFlags: argsOnly, request.OpCommandList: encodeCommandList,
 		request.OpHello: encodeHello,
+		request.OpSetNX: keyValue2, request.OpGetSet: keyValue2, request.OpAppend: keyValue2,
+		request.OpSetEX: encodeSetEx, request.OpPSetEX: encodeSetEx, request.OpGetDel: keyOnly,
+		request.OpGetEX: encodeGetEx, request.OpStrLen: keyOnly, request.OpGetRange: keyTwoInts,
+		request.OpSubstr: keyTwoInts, request.OpSetRange: func(e *Encoder, r *request.Request) { e.add(r.Key); e.int(r.Amount); e.add(r.Value) },
+		request.OpIncrByFloat: keyValue2, request.OpMSetNX: keyValueAndArgs, request.OpUnlink: keyAndArgs,
+		request.OpTouch: keyAndArgs, request.OpRename: keyAndArgs, request.OpRenameNX: keyAndArgs,
+		request.OpCopy: encodeCopy, request.OpExpireAt: encodeExpire, request.OpPExpireAt: encodeExpire,
+		request.OpExpireTime: keyOnly, request.OpPExpireTime: keyOnly, request.OpKeys: valueOnly,
+		request.OpScan: encodeScan, request.OpObjectEncoding: keyOnly, request.OpObjectFreq: keyOnly,
+		request.OpObjectIdleTime: keyOnly, request.OpObjectRefCount: keyOnly, request.OpMemoryUsage: keyOnly,
+		request.OpDump: keyOnly, request.OpRestore: encodeRestore,
+		request.OpSwapDB: func(e *Encoder, r *request.Request) { e.int(r.Amount); e.int(r.Amount2) },
+		request.OpMove:   keyAmount,
 	} {
 		encoders[op] = f
+	}
+}
+
+var (
+	wPersist, wReplace, wDB, wAbsTTL = word("PERSIST"), word("REPLACE"), word("DB"), word("ABSTTL")
+	wMatch, wCount, wType            = word("MATCH"), word("COUNT"), word("TYPE")
+	keyValue2                        = func(e *Encoder, r *request.Request) { e.add(r.Key, r.Value) }
+	keyTwoInts                       = func(e *Encoder, r *request.Request) { e.add(r.Key); e.int(r.Amount); e.int(r.Amount2) }
+)
+
+func encodeSetEx(e *Encoder, r *request.Request) {
+	e.add(r.Key)
+	e.int(r.Expire)
+	e.add(r.Value)
+}
+
+func encodeGetEx(e *Encoder, r *request.Request) {
+	e.add(r.Key)
+	switch {
+	case r.Expiry == request.ExpiryPersist:
+		e.add(wPersist)
+	case r.Expiry != request.ExpiryNone && int(r.Expiry) < len(expiryWords):
+		e.add(expiryWords[r.Expiry])
+		e.int(r.Expire)
+	}
+}
+
+func encodeCopy(e *Encoder, r *request.Request) {
+	e.add(r.Key)
+	e.add(r.Args...)
+	if r.Flags&request.FlagDB != 0 {
+		e.add(wDB)
+		e.int(r.Amount)
+	}
+	if r.Flags&request.FlagReplace != 0 {
+		e.add(wReplace)
+	}
+}
+
+func encodeScan(e *Encoder, r *request.Request) {
+	start := len(e.num)
+	e.num = strconv.AppendUint(e.num, uint64(r.Amount), 10)
+	e.words = append(e.words, e.num[start:len(e.num):len(e.num)])
+	if r.Flags&request.FlagMatch != 0 {
+		e.add(wMatch, r.Value)
+	}
+	if r.Amount2 > 0 {
+		e.add(wCount)
+		e.int(r.Amount2)
+	}
+	if r.Flags&request.FlagType != 0 && len(r.Args) > 0 {
+		e.add(wType, r.Args[0])
+	}
+}
+
+func encodeRestore(e *Encoder, r *request.Request) {
+	e.add(r.Key)
+	e.int(r.Expire)
+	e.add(r.Value)
+	if r.Flags&request.FlagReplace != 0 {
+		e.add(wReplace)
+	}
+	if r.Expiry == request.ExpiryPXAT {
+		e.add(wAbsTTL)
 	}
 }
 

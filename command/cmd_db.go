@@ -1,0 +1,134 @@
+package command
+
+import (
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/store"
+)
+
+// Databases: Redis's numbered keyspaces. Each is a store; all share the
+// first one's memory cap (store.Sibling). A database is created the first
+// time a command names it, so e.dbs[i] is set for every database a
+// session has selected.
+
+// db returns database i, creating it on first use; nil and an error
+// reply when i is out of range or the store cannot be made.
+func (e *Engine) db(i int64) *store.Store {
+	if i < 0 || i >= int64(e.o.Databases) {
+		e.errText(reply.OutOfRange, "ERR DB index is out of range")
+		return nil
+	}
+	for int64(len(e.dbs)) <= i {
+		e.dbs = append(e.dbs, nil)
+	}
+	if e.dbs[i] == nil {
+		st, err := e.dbs[0].Sibling()
+		if err != nil {
+			e.storeError(err)
+			return nil
+		}
+		e.dbs[i] = st
+	}
+	return e.dbs[i]
+}
+
+// Tick does up to budget units of every database's background work
+// (store.Store.Tick), the selected ones first in turn, and returns the
+// work done. The loop calls it in place of the store's Tick.
+func (e *Engine) Tick(budget int) int {
+	work := 0
+	for i := range e.dbs {
+		j := (e.tickNext + i) % len(e.dbs)
+		if st := e.dbs[j]; st != nil && work < budget {
+			work += st.Tick(budget - work)
+		}
+	}
+	e.tickNext = (e.tickNext + 1) % len(e.dbs)
+	return work
+}
+
+func (e *Engine) selectDB(s *Session, r *request.Request) {
+	if e.db(r.Amount) == nil {
+		return
+	}
+	s.db = int(r.Amount)
+	e.ok()
+}
+
+// swapDB answers SWAPDB a b: the two databases exchange their contents
+// for every client (a pointer exchange).
+func (e *Engine) swapDB(_ *Session, r *request.Request) {
+	a, b := e.db(r.Amount), e.db(r.Amount2)
+	if a == nil || b == nil {
+		return
+	}
+	e.dbs[r.Amount], e.dbs[r.Amount2] = b, a
+	e.ok()
+}
+
+// move answers MOVE key db.
+func (e *Engine) move(s *Session, r *request.Request) {
+	dst := e.db(r.Amount)
+	if dst == nil {
+		return
+	}
+	if dst == e.st {
+		e.errText(reply.Err, "ERR source and destination objects are the same")
+		return
+	}
+	val, kind, at, ok := e.st.Export(e.scratch[:0], r.Key)
+	e.scratch = val[:0]
+	if !ok {
+		e.integer(0)
+		return
+	}
+	done, err := dst.Import(r.Key, val, kind, at, false)
+	switch {
+	case err != nil:
+		e.storeError(err)
+	case !done:
+		e.integer(0)
+	default:
+		e.st.Del(r.Key)
+		e.integer(1)
+	}
+}
+
+// copyKey answers COPY source destination [DB db] [REPLACE].
+func (e *Engine) copyKey(s *Session, r *request.Request) {
+	dst := e.st
+	if r.Flags&request.FlagDB != 0 {
+		if dst = e.db(r.Amount); dst == nil {
+			return
+		}
+	}
+	if dst == e.st && string(r.Key) == string(r.Args[0]) {
+		e.errText(reply.Err, "ERR source and destination objects are the same")
+		return
+	}
+	val, kind, at, ok := e.st.Export(e.scratch[:0], r.Key)
+	e.scratch = val[:0]
+	if !ok {
+		e.integer(0)
+		return
+	}
+	done, err := dst.Import(r.Args[0], val, kind, at, r.Flags&request.FlagReplace != 0)
+	if err != nil {
+		e.storeError(err)
+		return
+	}
+	e.integer(b2i(done))
+}
+
+func (e *Engine) flush(_ *Session, r *request.Request) {
+	if r.Op == request.OpFlushDB {
+		e.st.Flush()
+	} else {
+		for _, st := range e.dbs {
+			if st != nil {
+				st.Flush()
+			}
+		}
+	}
+	e.ok()
+}

@@ -1,0 +1,144 @@
+package command
+
+import (
+	"math/big"
+	"unsafe"
+)
+
+// INCRBYFLOAT's arithmetic, as Redis does it on x86-64: both numbers are
+// read as C long doubles (strtold: 64-bit significand, rounded to nearest
+// even), added in that precision, and the sum is printed with "%.17Lf"
+// less its trailing zeros. A float64 would differ in the last digits
+// ("12345.678" + "0.1" is 12345.77799999999999958 in Redis), so the numbers
+// are math/big Floats of 64-bit precision; the decimal conversions are
+// big's, which allocate (docs/commands.md says so).
+type longDouble struct {
+	x, y big.Float
+}
+
+// Long double's range: values from 2^16384 overflow to infinity, and
+// below half the smallest subnormal (2^-16445) to zero; strtold reports
+// both as ERANGE, which Redis refuses.
+const (
+	ldMaxExp = 16384  // |v| < 2^ldMaxExp
+	ldMinExp = -16445 // |v| >= 2^(ldMinExp-1), or zero
+)
+
+// parse reads s as strtold does for Redis's string2ld: no leading space,
+// nothing after the number, no NaN, no overflow or underflow to zero.
+func (ld *longDouble) parse(f *big.Float, s []byte) bool {
+	f.SetPrec(64).SetMode(big.ToNearestEven)
+	for i, c := range s { // C sees the string up to its first NUL
+		if c == 0 {
+			s = s[:i]
+			break
+		}
+	}
+	if len(s) == 0 || len(s) >= 5*1024 || isSpace(s[0]) {
+		return false
+	}
+	body, neg := s, false
+	if body[0] == '+' || body[0] == '-' {
+		neg = body[0] == '-'
+		body = body[1:]
+	}
+	if word := lowerASCII(body); word == "inf" || word == "infinity" {
+		f.SetInf(neg)
+		return true
+	}
+	if !strtoldSyntax(body) {
+		return false
+	}
+	if _, ok := f.SetString(unsafe.String(unsafe.SliceData(s), len(s))); !ok {
+		return false
+	}
+	if f.Sign() != 0 {
+		if e := f.MantExp(nil); e > ldMaxExp || e < ldMinExp {
+			return false
+		}
+	}
+	return true
+}
+
+// strtoldSyntax reports whether b (after the sign) is a complete decimal
+// or hexadecimal floating-point number in strtold's grammar.
+func strtoldSyntax(b []byte) bool {
+	hex := len(b) > 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X')
+	isDigit := func(c byte) bool { return c >= '0' && c <= '9' }
+	digit := isDigit
+	expMark := byte('e')
+	if hex {
+		b = b[2:]
+		digit = func(c byte) bool { return isDigit(c) || (c|0x20) >= 'a' && (c|0x20) <= 'f' }
+		expMark = 'p'
+	}
+	i, n := 0, 0
+	for ; i < len(b) && digit(b[i]); i++ {
+		n++
+	}
+	if i < len(b) && b[i] == '.' {
+		for i++; i < len(b) && digit(b[i]); i++ {
+			n++
+		}
+	}
+	if n == 0 {
+		return false
+	}
+	if i < len(b) && b[i]|0x20 == expMark {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		start := i
+		for ; i < len(b) && isDigit(b[i]); i++ {
+		}
+		if i == start {
+			return false
+		}
+	}
+	return i == len(b)
+}
+
+func isSpace(c byte) bool { return c == ' ' || (c >= '\t' && c <= '\r') }
+
+// lowerASCII returns b in lower case when it is a short word (for "inf"),
+// else "".
+func lowerASCII(b []byte) string {
+	if len(b) > 8 {
+		return ""
+	}
+	var buf [8]byte
+	for i, c := range b {
+		buf[i] = c | 0x20
+	}
+	return string(buf[:len(b)])
+}
+
+// add appends the sum of the long doubles in value and incr, formatted as
+// Redis stores it, to dst. It reports notFloat when either does not parse
+// and overflow when the sum is infinite or NaN.
+func (ld *longDouble) add(dst, value, incr []byte) (out []byte, notFloat, overflow bool) {
+	if !ld.parse(&ld.x, value) || !ld.parse(&ld.y, incr) {
+		return dst, true, false
+	}
+	if ld.x.IsInf() || ld.y.IsInf() { // inf + x is inf, inf - inf NaN: both refused
+		return dst, false, true
+	}
+	ld.x.Add(&ld.x, &ld.y)
+	if ld.x.Sign() != 0 && ld.x.MantExp(nil) > ldMaxExp {
+		return dst, false, true
+	}
+	start := len(dst)
+	dst = ld.x.Append(dst, 'f', 17)
+	// "%.17Lf" less trailing zeros and the point, and "-0" as "0".
+	for dst[len(dst)-1] == '0' {
+		dst = dst[:len(dst)-1]
+	}
+	if dst[len(dst)-1] == '.' {
+		dst = dst[:len(dst)-1]
+	}
+	if string(dst[start:]) == "-0" {
+		dst = append(dst[:start], '0')
+	}
+	return dst, false, false
+}

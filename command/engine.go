@@ -159,9 +159,10 @@ type Engine struct {
 	version   []byte          // Options.Version, for HELLO
 	passBytes []byte          // Options.RequirePass
 	stats     store.Stats
-	total     uint64 // commands processed, all sessions (INFO)
-	tickNext  int    // the database Tick starts with
-	num       []byte // numbers formatted for a reply
+	total     uint64   // commands processed, all sessions (INFO)
+	tickNext  int      // the database Tick starts with
+	num       []byte   // numbers formatted for a reply, LCS's subsequence
+	lcsTable  []uint32 // LCS's dynamic programme
 	ld        longDouble
 }
 

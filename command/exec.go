@@ -55,6 +55,9 @@ func init() {
 		request.OpMemoryStats: (*Engine).memoryStats, request.OpMemoryMallocStats: (*Engine).memoryMallocStats,
 		request.OpMemoryPurge: (*Engine).memoryPurge, request.OpDump: (*Engine).dump,
 		request.OpRestore: (*Engine).restore, request.OpSwapDB: (*Engine).swapDB, request.OpMove: (*Engine).move,
+		request.OpSetBit: (*Engine).setBit, request.OpGetBit: (*Engine).getBit, request.OpBitCount: (*Engine).bitCount,
+		request.OpBitPos: (*Engine).bitPos, request.OpBitOp: (*Engine).bitOp, request.OpBitField: (*Engine).bitField,
+		request.OpBitFieldRO: (*Engine).bitField, request.OpLCS: (*Engine).lcs,
 	} {
 		handlers[op] = h
 	}

@@ -62,6 +62,26 @@ const (
 	FlagType  Flags = 1 << 1 // TYPE name, in Args[0]
 )
 
+// BITCOUNT's and BITPOS's options.
+const (
+	FlagBit   Flags = 1 << 0 // the range is in bits (BIT), not bytes
+	FlagStart Flags = 1 << 1 // a start is given (Amount)
+	FlagEnd   Flags = 1 << 2 // an end is given (Amount2)
+	FlagOne   Flags = 1 << 3 // BITPOS: look for a 1 bit
+	// FlagBadRange is BITPOS's "the range was not readable": Redis answers
+	// a missing key before it reads the range, so the decoder defers the
+	// error (a syntax error, or with FlagBadInt a bad integer).
+	FlagBadRange Flags = 1 << 4
+	FlagBadInt   Flags = 1 << 5
+)
+
+// LCS's options.
+const (
+	FlagLen          Flags = 1 << 0 // LEN: the length only
+	FlagIdx          Flags = 1 << 1 // IDX: the matching ranges
+	FlagWithMatchLen Flags = 1 << 2 // WITHMATCHLEN: each range's length too
+)
+
 // Expiry says how Request.Expire is read.
 type Expiry uint8
 

@@ -87,6 +87,14 @@ const (
 	OpRestore                Op = 80
 	OpSwapDB                 Op = 81
 	OpMove                   Op = 82
+	OpSetBit                 Op = 83
+	OpGetBit                 Op = 84
+	OpBitCount               Op = 85
+	OpBitPos                 Op = 86
+	OpBitOp                  Op = 87
+	OpBitField               Op = 88
+	OpBitFieldRO             Op = 89
+	OpLCS                    Op = 90
 )
 
 // Key specs of the common shapes.
@@ -391,4 +399,36 @@ var specs = [NumOps]Spec{
 	OpMove: {Name: "move", Arity: 3, Flags: Write | Fast, ACL: keyW | CatFast, Keys: key1RWAU,
 		Group: "generic", Since: "1.0.0", Complexity: "O(1)", Syntax: "key db",
 		Summary: "Move a key to another database if no key of that name is there; 1 if moved."},
+	OpSetBit: {Name: "setbit", Arity: 4, Flags: wrA, ACL: CatWrite | CatBitmap | CatSlow, Keys: key1RWAU,
+		Group: "bitmap", Since: "2.2.0", Complexity: "O(1) beyond copying the value", Syntax: "key offset value",
+		Summary: "Set or clear the bit at offset (growing the value with zero bytes); returns the old bit."},
+	OpGetBit: {Name: "getbit", Arity: 3, Flags: Readonly | Fast, ACL: CatRead | CatBitmap | CatFast, Keys: key1ROAccess,
+		Group: "bitmap", Since: "2.2.0", Complexity: "O(1)", Syntax: "key offset",
+		Summary: "The bit at offset (0 past the end or for a missing key)."},
+	OpBitCount: {Name: "bitcount", Arity: -2, Flags: Readonly, ACL: CatRead | CatBitmap | CatSlow, Keys: key1ROAccess,
+		Group: "bitmap", Since: "2.6.0", Complexity: "O(N) for N bytes counted",
+		Syntax:  "key [range=start end [unit=BYTE|BIT]]",
+		Summary: "Count the set bits, in the whole value or a byte or bit range."},
+	OpBitPos: {Name: "bitpos", Arity: -3, Flags: Readonly, ACL: CatRead | CatBitmap | CatSlow, Keys: key1ROAccess,
+		Group: "bitmap", Since: "2.8.7", Complexity: "O(N) for N bytes searched",
+		Syntax:  "key bit [range=start [end-unit-block=end [unit=BYTE|BIT]]]",
+		Summary: "The position of the first bit set to 1 or 0, in the whole value or a range."},
+	OpBitOp: {Name: "bitop", Arity: -4, Flags: wrA, ACL: CatWrite | CatBitmap | CatSlow,
+		Keys:    []KeySpec{{Flags: KeyOW | KeyUpdate, Index: 2, KeyStep: 1}, {Flags: KeyRO | KeyAccess, Index: 3, LastKey: -1, KeyStep: 1}},
+		ReqKeys: ArgRange{0, 1}, Group: "bitmap", Since: "2.6.0", Complexity: "O(N) for the longest value of N bytes",
+		Syntax:  "(operation=AND|OR|XOR|NOT) destkey key...",
+		Summary: "Store the AND, OR, XOR of values (or the NOT of one) at destkey; returns its length."},
+	OpBitField: {Name: "bitfield", Arity: -2, Flags: wrA, ACL: CatWrite | CatBitmap | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate | KeyVariableFlags, Index: 1, KeyStep: 1}},
+		Group: "bitmap", Since: "3.2.0", Complexity: "O(1) per operation",
+		Syntax:  "key [operation=GET encoding offset|SET encoding offset value|INCRBY encoding offset increment|OVERFLOW (overflow=WRAP|SAT|FAIL)]...",
+		Summary: "Read, write and increment integers of any width (i1..i64, u1..u63) at any bit offset."},
+	OpBitFieldRO: {Name: "bitfield_ro", Arity: -2, Flags: Readonly | Fast, ACL: CatRead | CatBitmap | CatFast, Keys: key1ROAccess,
+		Group: "bitmap", Since: "6.0.0", Complexity: "O(1) per operation", Syntax: "key [GET encoding offset]...",
+		Summary: "BITFIELD with GET operations only."},
+	OpLCS: {Name: "lcs", Arity: -3, Flags: Readonly, ACL: CatRead | CatString | CatSlow,
+		Keys:    []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 1, KeyStep: 1}},
+		ReqKeys: ArgRange{0, 1}, Group: "string", Since: "7.0.0", Complexity: "O(N*M) for values of N and M bytes",
+		Syntax:  "key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]",
+		Summary: "The longest common subsequence of two values, its length, or the matching ranges."},
 }

@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// FuzzStoreOps decodes the input as a stream of operations on a small key set and
-// runs them against both the store and the Go map model, with the invariant checker
+// FuzzStoreOps decodes the input as a stream of operations (GET, SET, DEL,
+// EXPIRE, INCRBY, APPEND, GETRANGE, SETRANGE, GETDEL, RENAME...) on a small key
+// set and runs them against both the store and the Go map model, with the invariant checker
 // after every operation. The seed corpus in testdata/fuzz/FuzzStoreOps runs in every
 // plain `go test`.
 func FuzzStoreOps(f *testing.F) {
@@ -28,7 +29,7 @@ func FuzzStoreOps(f *testing.F) {
 		}
 		for ops := 0; len(data) > 0 && ops < 2000; ops++ {
 			op, key := next(), keys[next()%byte(len(keys))]
-			switch op % 14 {
+			switch op % 18 {
 			case 0:
 				h.get(key)
 			case 1, 2:
@@ -72,6 +73,19 @@ func FuzzStoreOps(f *testing.F) {
 				h.s.Tick(int(next()) + 1)
 			case 13:
 				h.strlen(key)
+			case 14: // GETRANGE, offsets -64..63
+				h.getRange(key, int64(int8(next()))/2, int64(int8(next()))/2)
+			case 15: // SETRANGE at offsets up to 255
+				off, n := int(next()), int(next()%16)
+				val := make([]byte, n)
+				for i := range val {
+					val[i] = next()
+				}
+				h.setRange(key, off, val)
+			case 16:
+				h.getDel(key)
+			case 17:
+				h.rename(key, keys[next()%byte(len(keys))], next()&1 != 0)
 			}
 			h.check()
 		}

@@ -304,7 +304,10 @@ func (h *harness) rename(src, dst string, nx bool) {
 		h.fail("RENAME %q %q: %v", src, dst, err)
 	}
 	e, ok := h.live(src)
-	_, taken := h.live(dst)
+	taken := false
+	if ok { // the store looks at dst only when src exists (and may then drop it lazily)
+		_, taken = h.live(dst)
+	}
 	want := Renamed
 	switch {
 	case !ok:

@@ -25,6 +25,9 @@ type Decoder struct {
 	// reply carries and the error text, worded as Redis 7 words it.
 	Status reply.Status
 	Text   []byte
+
+	recs    []byte   // BITFIELD's operation records
+	recArgs [][]byte // and the Args slices of them
 }
 
 // parser fills r from args once the command is known and its arity
@@ -151,6 +154,9 @@ func init() {
 		request.OpObjectFreq: keyAt2, request.OpObjectIdleTime: keyAt2, request.OpObjectRefCount: keyAt2,
 		request.OpMemoryUsage: parseMemoryUsage, request.OpRestore: parseRestore,
 		request.OpSwapDB: parseSwapDB, request.OpMove: parseMove,
+		request.OpSetBit: parseSetBit, request.OpGetBit: parseGetBit, request.OpBitCount: parseBitCount,
+		request.OpBitPos: parseBitPos, request.OpBitOp: parseBitOp, request.OpBitField: parseBitField,
+		request.OpBitFieldRO: parseBitField, request.OpLCS: parseLCS,
 	} {
 		parsers[op] = p
 	}

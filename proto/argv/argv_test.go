@@ -138,6 +138,18 @@ func TestEncodeRoundTrip(t *testing.T) {
 		{Op: request.OpRestore, Key: b("k"), Value: b("payload"), Expiry: request.ExpiryPXAT, Expire: 5, Flags: request.FlagReplace},
 		{Op: request.OpRestore, Key: b("k"), Value: b("payload")}, {Op: request.OpSwapDB, Amount: 1, Amount2: 2},
 		{Op: request.OpMove, Key: b("k"), Amount: 4}, {Op: request.OpRandomKey}, {Op: request.OpDump, Key: b("k")},
+		{Op: request.OpSetBit, Key: b("k"), Amount: 77, Amount2: 1}, {Op: request.OpGetBit, Key: b("k"), Amount: 3},
+		{Op: request.OpBitCount, Key: b("k")}, {Op: request.OpBitCount, Key: b("k"), Amount: -1, Amount2: 5, Flags: request.FlagStart | request.FlagEnd | request.FlagBit},
+		{Op: request.OpBitPos, Key: b("k"), Flags: request.FlagOne}, {Op: request.OpBitPos, Key: b("k"), Amount: 2, Flags: request.FlagStart},
+		{Op: request.OpBitPos, Key: b("k"), Amount: 2, Amount2: 9, Flags: request.FlagStart | request.FlagEnd | request.FlagBit},
+		{Op: request.OpBitOp, Amount: BitXor, Key: b("d"), Args: words("a", "b")}, {Op: request.OpBitOp, Amount: BitNot, Key: b("d"), Args: words("a")},
+		{Op: request.OpBitField, Key: b("k"), Args: [][]byte{
+			request.AppendBitFieldOp(nil, request.BitFieldOp{Kind: request.BitGet, Signed: true, Bits: 64, Offset: 3}),
+			request.AppendBitFieldOp(nil, request.BitFieldOp{Kind: request.BitIncrBy, Bits: 7, Overflow: request.BitSat, Offset: 100, Value: -5}),
+			request.AppendBitFieldOp(nil, request.BitFieldOp{Kind: request.BitSet, Bits: 1, Overflow: request.BitFail, Value: 1})}},
+		{Op: request.OpBitFieldRO, Key: b("k"), Args: [][]byte{request.AppendBitFieldOp(nil, request.BitFieldOp{Bits: 8})}},
+		{Op: request.OpLCS, Key: b("a"), Args: words("b"), Flags: request.FlagIdx | request.FlagWithMatchLen, Amount: 3},
+		{Op: request.OpLCS, Key: b("a"), Args: words("b"), Flags: request.FlagLen},
 	} {
 		var e Encoder
 		w, err := e.Words(&r)

@@ -110,6 +110,9 @@ func init() {
 		request.OpDump: keyOnly, request.OpRestore: encodeRestore,
 		request.OpSwapDB: func(e *Encoder, r *request.Request) { e.int(r.Amount); e.int(r.Amount2) },
 		request.OpMove:   keyAmount,
+		request.OpSetBit: keyTwoInts, request.OpGetBit: keyAmount, request.OpBitCount: encodeBitCount,
+		request.OpBitPos: encodeBitPos, request.OpBitOp: encodeBitOp, request.OpBitField: encodeBitField,
+		request.OpBitFieldRO: encodeBitField, request.OpLCS: encodeLCS,
 	} {
 		encoders[op] = f
 	}
@@ -228,5 +231,107 @@ func encodeHello(e *Encoder, r *request.Request) {
 	}
 	if r.Flags&request.FlagHelloSetName != 0 && len(r.Args) > 0 {
 		e.add(wSetName, r.Args[0])
+	}
+}
+
+var (
+	wBit, wIdx, wLen, wMinMatchLen, wWithMatchLen = word("BIT"), word("IDX"), word("LEN"), word("MINMATCHLEN"), word("WITHMATCHLEN")
+	bitOpWords                                    = [...][]byte{word("AND"), word("OR"), word("XOR"), word("NOT")}
+	bitKindWords                                  = [...][]byte{word("GET"), word("SET"), word("INCRBY")}
+	overflowWords                                 = [...][]byte{word("WRAP"), word("SAT"), word("FAIL")}
+	wOverflow                                     = word("OVERFLOW")
+)
+
+// text adds a word formatted into e.num.
+func (e *Encoder) text(f func([]byte) []byte) {
+	start := len(e.num)
+	e.num = f(e.num)
+	e.words = append(e.words, e.num[start:len(e.num):len(e.num)])
+}
+
+func encodeBitCount(e *Encoder, r *request.Request) {
+	e.add(r.Key)
+	if r.Flags&request.FlagStart != 0 {
+		e.int(r.Amount)
+		e.int(r.Amount2)
+		if r.Flags&request.FlagBit != 0 {
+			e.add(wBit)
+		}
+	}
+}
+
+func encodeBitPos(e *Encoder, r *request.Request) {
+	e.add(r.Key)
+	e.int(b2i(r.Flags&request.FlagOne != 0))
+	if r.Flags&request.FlagStart == 0 {
+		return
+	}
+	e.int(r.Amount)
+	if r.Flags&request.FlagEnd != 0 {
+		e.int(r.Amount2)
+		if r.Flags&request.FlagBit != 0 {
+			e.add(wBit)
+		}
+	}
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func encodeBitOp(e *Encoder, r *request.Request) {
+	if r.Amount >= 0 && int(r.Amount) < len(bitOpWords) {
+		e.add(bitOpWords[r.Amount])
+	}
+	e.add(r.Key)
+	e.add(r.Args...)
+}
+
+func encodeBitField(e *Encoder, r *request.Request) {
+	e.add(r.Key)
+	overflow := uint8(request.BitWrap)
+	for _, rec := range r.Args {
+		op, ok := request.ParseBitFieldOp(rec)
+		if !ok {
+			continue
+		}
+		if op.Overflow != overflow {
+			e.add(wOverflow, overflowWords[op.Overflow])
+			overflow = op.Overflow
+		}
+		e.add(bitKindWords[op.Kind])
+		e.text(func(b []byte) []byte {
+			if op.Signed {
+				b = append(b, 'i')
+			} else {
+				b = append(b, 'u')
+			}
+			return strconv.AppendUint(b, uint64(op.Bits), 10)
+		})
+		e.text(func(b []byte) []byte { return strconv.AppendUint(b, op.Offset, 10) })
+		if op.Kind != request.BitGet {
+			e.int(op.Value)
+		}
+	}
+}
+
+func encodeLCS(e *Encoder, r *request.Request) {
+	e.add(r.Key)
+	e.add(r.Args...)
+	if r.Flags&request.FlagLen != 0 {
+		e.add(wLen)
+	}
+	if r.Flags&request.FlagIdx != 0 {
+		e.add(wIdx)
+	}
+	if r.Amount > 0 {
+		e.add(wMinMatchLen)
+		e.int(r.Amount)
+	}
+	if r.Flags&request.FlagWithMatchLen != 0 {
+		e.add(wWithMatchLen)
 	}
 }

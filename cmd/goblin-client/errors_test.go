@@ -51,9 +51,9 @@ func TestCLIErrors(t *testing.T) {
 			want: []string{"speaks sbe", "resp"}},
 		{name: "aeron udp without control", args: []string{"--target", "aeron:udp?endpoint=127.0.0.1:40123", "ping"},
 			code: exitUsage, want: []string{"needs control=HOST:PORT"}, not: []string{"bad configuration\n"}},
-		{name: "command without SBE encoding", args: []string{"--target", sbeSock, "--proto", "sbe", "object", "encoding", "k"},
+		{name: "command without SBE encoding", args: []string{"--target", sbeSock, "--proto", "sbe", "lpush", "k", "v"},
 			code: exitUsage, want: []string{"no SBE encoding", "--proto resp"}, not: []string{"ERR unknown command"}},
-		{name: "subcommand without SBE encoding", args: []string{"--target", sbeSock, "--proto", "sbe", "client", "list"},
+		{name: "subcommand without SBE encoding", args: []string{"--target", sbeSock, "--proto", "sbe", "client", "nosuch"},
 			code: exitUsage, want: []string{"no SBE encoding", "--proto resp"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

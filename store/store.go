@@ -315,17 +315,17 @@ func (e *encoded) setRaw(val []byte) { e.set(val, AsSet) }
 
 // set encodes val the way k says.
 func (e *encoded) set(val []byte, k ValueKind) {
-	switch k {
-	case AsString:
-		e.tag, e.raw = tagRaw, val
-	case AsBuilt:
-		e.tag, e.raw = tagMod, val
-	default:
+	if k == AsSet { // SET's path first
 		if n, ok := parseCanonicalInt(val); ok {
 			e.setInt(n)
 			return
 		}
 		e.tag, e.raw = tagRaw, val
+		return
+	}
+	e.tag, e.raw = tagRaw, val
+	if k == AsBuilt {
+		e.tag = tagMod
 	}
 }
 

@@ -14,6 +14,9 @@ var eq = request.EqualFold
 // every option has passed, so a bad option is reported before a bad time.
 func parseSet(d *Decoder, r *request.Request, args [][]byte) bool {
 	r.Key, r.Value = args[1], args[2]
+	if len(args) == 3 {
+		return true
+	}
 	at, ok := d.expiryOptions(r, args[3:], true)
 	if !ok {
 		return false

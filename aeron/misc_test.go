@@ -24,3 +24,22 @@ func TestIdleStrategies(t *testing.T) {
 		t.Fatal("work did not reset the back-off")
 	}
 }
+
+func TestThreadSleepSleepsAndDoesNotAllocate(t *testing.T) {
+	start := time.Now()
+	ThreadSleep(2 * time.Millisecond)
+	if time.Since(start) < time.Millisecond {
+		t.Fatalf("ThreadSleep(2ms) returned after %v", time.Since(start))
+	}
+	if n := testing.AllocsPerRun(100, func() { ThreadSleep(time.Microsecond) }); n != 0 {
+		t.Fatalf("%v allocations per ThreadSleep", n)
+	}
+	var slept time.Duration
+	b := &BackoffIdle{MaxSpins: 1, MaxYields: 1, Park: func(d time.Duration) { slept += d }}
+	for range 4 {
+		b.Idle(0)
+	}
+	if slept == 0 {
+		t.Fatal("BackoffIdle did not park with its Park")
+	}
+}

@@ -208,7 +208,7 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.Idle == nil {
 		o.Idle = &aeron.BackoffIdle{MaxSpins: defaultIdleMaxSpins, MaxYields: defaultIdleMaxYields,
-			MinPark: defaultIdleMinPark, MaxPark: defaultIdleMaxPark}
+			MinPark: defaultIdleMinPark, MaxPark: defaultIdleMaxPark, Park: aeron.ThreadSleep}
 	}
 	setDur(&o.TimerInterval, defaultTimerInterval)
 	setDur(&o.ClientLivenessTimeout, defaultClientLiveness)

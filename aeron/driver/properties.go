@@ -314,7 +314,7 @@ func ParseIdleStrategy(name string) (aeron.IdleStrategy, error) {
 	switch name {
 	case "backoff", "org.agrona.concurrent.BackoffIdleStrategy":
 		return &aeron.BackoffIdle{MaxSpins: defaultIdleMaxSpins, MaxYields: defaultIdleMaxYields,
-			MinPark: defaultIdleMinPark, MaxPark: defaultIdleMaxPark}, nil
+			MinPark: defaultIdleMinPark, MaxPark: defaultIdleMaxPark, Park: aeron.ThreadSleep}, nil
 	case "spin", "noop", "org.agrona.concurrent.BusySpinIdleStrategy", "org.agrona.concurrent.NoOpIdleStrategy":
 		return aeron.SpinIdle{}, nil
 	case "yield", "org.agrona.concurrent.YieldingIdleStrategy":

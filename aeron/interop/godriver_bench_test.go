@@ -154,6 +154,27 @@ func clockTicks() float64 {
 	return 100
 }
 
+// wakeups counts the voluntary context switches of every thread of pid:
+// how often its threads went to sleep, which on an idle machine is the
+// cost of idling.
+func wakeups(b *testing.B, pid int) float64 {
+	files, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/status")
+	n := 0.0
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			continue // a thread that just exited
+		}
+		for _, l := range strings.Split(string(raw), "\n") {
+			if v, ok := strings.CutPrefix(l, "voluntary_ctxt_switches:"); ok {
+				x, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				n += x
+			}
+		}
+	}
+	return n
+}
+
 func BenchmarkGoDriverIdleCPU(b *testing.B) {
 	needJava(b)
 	dp := startDriverPair(b)
@@ -170,16 +191,22 @@ func BenchmarkGoDriverIdleCPU(b *testing.B) {
 	time.Sleep(2 * time.Second) // let start-up work settle
 	secs := envInt("GOBLIN_IDLE_S", 10)
 	hz := clockTicks()
-	var pct [2]float64
+	var pct, sw [2]float64
 	for range b.N {
 		j0, g0 := cpuTicks(b, dp.javaPID), cpuTicks(b, dp.goPID)
+		jw, gw := wakeups(b, dp.javaPID), wakeups(b, dp.goPID)
 		start := time.Now()
 		time.Sleep(time.Duration(secs) * time.Second)
 		el := time.Since(start).Seconds()
 		pct[0] = 100 * (cpuTicks(b, dp.javaPID) - j0) / hz / el
 		pct[1] = 100 * (cpuTicks(b, dp.goPID) - g0) / hz / el
+		sw[0] = (wakeups(b, dp.javaPID) - jw) / el
+		sw[1] = (wakeups(b, dp.goPID) - gw) / el
 	}
 	b.ReportMetric(pct[0], "java-%core")
 	b.ReportMetric(pct[1], "go-%core")
-	b.Logf("idle driver CPU over %ds, one idle client: Java driver %.2f%% of a core, Go driver %.2f%%", secs, pct[0], pct[1])
+	b.ReportMetric(sw[0], "java-sleeps/s")
+	b.ReportMetric(sw[1], "go-sleeps/s")
+	b.Logf("idle driver CPU over %ds, one idle client: Java driver %.2f%% of a core (%.0f sleeps/s), Go driver %.2f%% (%.0f sleeps/s)",
+		secs, pct[0], sw[0], pct[1], sw[1])
 }

@@ -86,21 +86,25 @@ type Server struct {
 
 	// emb is the in-process media driver this server runs (or helps run,
 	// when another listener of this process owns it), or nil. Poll runs
-	// its duty cycle at most every driverWorkInterval; lastDriverWork is
-	// the loop's clock then. Set before the loop starts; loop only after.
+	// its duty cycle when driverGap has passed since lastDriverWork (the
+	// loop's clock): the gap backs off from driverMinGap after a cycle
+	// that did work to driverMaxGap while the driver has nothing to do,
+	// as the Java driver's own idle strategy backs off. Set before the
+	// loop starts; loop only after.
 	emb            *embedded
 	lastDriverWork int64
+	driverGap      int64
 }
 
-// driverWorkInterval bounds how often a busy loop runs the in-process
-// driver's duty cycle: commands and limits wait at most this long more,
-// and the loop spends a cycle's worth on the driver only once in it.
-const driverWorkInterval = 10 * time.Microsecond
-
-// driverParkLimit is the longest the loop may park while an in-process
-// driver depends on it: the Java driver's own longest idle park, so
-// clients' commands are answered as promptly as by a Java driver.
-const driverParkLimit = time.Millisecond
+// The in-process driver's duty cycle runs at least every driverMaxGap —
+// the Java driver's longest idle park, so clients' commands are answered
+// as promptly as by a frugal Java driver, and the loop may not park
+// longer — and, right after it did work (a command, a publication limit
+// moving), again within driverMinGap.
+const (
+	driverMinGap = 10 * time.Microsecond
+	driverMaxGap = time.Millisecond
+)
 
 // client is one connected client, loop side.
 type client struct {
@@ -159,6 +163,8 @@ func Listen(o Options) (*Server, error) {
 		o:    o,
 		name: "aeron-" + o.Media + "/" + o.Proto.String(),
 		out:  make([]byte, 0, 4096),
+
+		driverGap: int64(driverMinGap),
 	}
 	s.hello = appendHello(nil, hello{proto: o.Proto, maxRequest: o.MaxRequest})
 	s.asm = ae.NewFragmentAssembler(s.serve, 4096)
@@ -188,14 +194,14 @@ func Listen(o Options) (*Server, error) {
 }
 
 // Deadline is when (on the loop's clock, as Poll's now) the loop must
-// poll again for the in-process driver to stay as prompt as a Java driver;
-// math.MaxInt64 when the server runs none. The loop does not park past
+// poll again for the in-process driver's next duty cycle, at most
+// driverMaxGap after the last; math.MaxInt64 when the server runs none. The loop does not park past
 // it (server.Deadliner).
 func (s *Server) Deadline() int64 {
 	if s.emb == nil {
 		return math.MaxInt64
 	}
-	return s.lastDriverWork + int64(driverParkLimit)
+	return s.lastDriverWork + s.driverGap
 }
 
 // Name is "aeron-ipc/sbe", "aeron-udp/resp" and so on.
@@ -224,9 +230,14 @@ func (s *Server) Stats(st *Stats) {
 // handles the manager's events (new clients, gone clients, driver loss).
 func (s *Server) Poll(now int64) int {
 	work := 0
-	if s.emb != nil && now-s.lastDriverWork >= int64(driverWorkInterval) {
+	if s.emb != nil && now-s.lastDriverWork >= s.driverGap {
 		s.lastDriverWork = now
-		work += s.emb.work()
+		if n := s.emb.work(); n > 0 {
+			work += n
+			s.driverGap = int64(driverMinGap)
+		} else {
+			s.driverGap = min(2*s.driverGap, int64(driverMaxGap))
+		}
 	}
 	if s.evQueued.Load() {
 		work += s.drain()

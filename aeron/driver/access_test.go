@@ -1,10 +1,8 @@
 package driver
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 
 	"github.com/goblin-kv/goblin/aeron"
@@ -13,22 +11,7 @@ import (
 
 // reachableDir is a driver directory other users could reach, so that
 // only its own modes keep them out.
-func reachableDir(t *testing.T) string {
-	t.Helper()
-	base := os.TempDir()
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		base = "/dev/shm"
-	}
-	root, err := os.MkdirTemp(base, "goblin-driver-access-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	if err := os.Chmod(root, 0o711); err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(root, "aeron")
-}
+func reachableDir(t *testing.T) string { return accesstest.ShmDir(t, "goblin-driver-access-") }
 
 // withLog adds an IPC publication, so a log buffer exists, and returns
 // the CnC file and the log.
@@ -70,13 +53,5 @@ func TestDirectoryForGroup(t *testing.T) {
 	files := withLog(t, d)
 	accesstest.CheckGroup(t, d.Dir(), accesstest.Member(gid), files)
 	accesstest.CheckPrivate(t, d.Dir(), accesstest.Nobody)
-	for _, p := range files {
-		st, err := os.Stat(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if sys := st.Sys().(*syscall.Stat_t); sys.Gid != gid || st.Mode().Perm() != 0o660 {
-			t.Errorf("%s: group %d, mode %v; want %d and 0660", p, sys.Gid, st.Mode(), gid)
-		}
-	}
+	accesstest.CheckGroupFiles(t, files, gid, 0o660)
 }

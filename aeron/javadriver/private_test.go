@@ -19,22 +19,7 @@ import (
 // reachableDir returns a path (not created) for a driver directory whose
 // parents another user can enter, so what it can see depends on the
 // driver's modes alone.
-func reachableDir(t *testing.T) string {
-	t.Helper()
-	base := os.TempDir()
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		base = "/dev/shm"
-	}
-	root, err := os.MkdirTemp(base, "goblin-javadriver-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	if err := os.Chmod(root, 0o711); err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(root, "aeron")
-}
+func reachableDir(t *testing.T) string { return accesstest.ShmDir(t, "goblin-javadriver-test-") }
 
 // withLogs makes the driver create log buffers: an IPC publication and a
 // subscription, as a goblin server and client would. It returns the files
@@ -94,15 +79,7 @@ func TestDirectoryForGroup(t *testing.T) {
 	files := withLogs(t, dir)
 	accesstest.CheckGroup(t, dir, accesstest.Member(gid), files)
 	accesstest.CheckPrivate(t, dir, accesstest.Nobody)
-	for _, p := range files {
-		st, err := os.Stat(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if sys := st.Sys().(*syscall.Stat_t); sys.Gid != gid || st.Mode().Perm() != 0o660 {
-			t.Errorf("%s: group %d, mode %v; want %d and 0660", p, sys.Gid, st.Mode(), gid)
-		}
-	}
+	accesstest.CheckGroupFiles(t, files, gid, 0o660)
 }
 
 // TestClaim: a live driver's directory is refused; a directory whose

@@ -172,3 +172,40 @@ func CheckGroup(tb testing.TB, dir string, u User, files []string) {
 		}
 	}
 }
+
+// ShmDir returns a path (not created) for a shared-memory directory under
+// test, inside a fresh directory under /dev/shm (the temp dir where it is
+// missing) that every user may search but not list, so that only the
+// directory's own modes can keep another user out. The fresh directory is
+// removed at cleanup.
+func ShmDir(tb testing.TB, prefix string) string {
+	tb.Helper()
+	base := os.TempDir()
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		base = "/dev/shm"
+	}
+	root, err := os.MkdirTemp(base, prefix)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(root) })
+	if err := os.Chmod(root, 0o711); err != nil {
+		tb.Fatal(err)
+	}
+	return filepath.Join(root, "aeron")
+}
+
+// CheckGroupFiles fails tb unless every path in files belongs to group gid
+// with exactly mode perm.
+func CheckGroupFiles(tb testing.TB, files []string, gid uint32, perm os.FileMode) {
+	tb.Helper()
+	for _, p := range files {
+		st, err := os.Stat(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if sys := st.Sys().(*syscall.Stat_t); sys.Gid != gid || st.Mode().Perm() != perm {
+			tb.Errorf("%s: group %d, mode %v; want %d and %v", p, sys.Gid, st.Mode(), gid, perm)
+		}
+	}
+}

@@ -257,17 +257,9 @@ func goblinRoundTrip(b *testing.B, r *ref, o aeron.Options, clientDir string, pr
 	if _, err := c.ReadAppend(buf); err != nil {
 		b.Fatal(err)
 	}
-	req := wiretest.Request(pr, op)
+	round := roundTripper(b, c, wiretest.Request(pr, op), &buf)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	round := func() {
-		if err := c.Write(req); err != nil {
-			b.Fatal(err)
-		}
-		if buf, err = c.ReadAppend(buf[:0]); err != nil {
-			b.Fatal(err)
-		}
-	}
 	measure(b, round, func(s latency.Summary) {
 		switch {
 		case op == "PING" && o.Media == "ipc" && r.rawP50["ipc"] > 0:

@@ -63,7 +63,8 @@ func BenchmarkPingInProcessDriver(b *testing.B) {
 }
 
 // pingServer times b.N PINGs (after the warm-up) against the server in
-// dir and counts the server's threads that used over half a core meanwhile.
+// dir and counts the server's threads that used over half a core meanwhile
+// (warm-up included).
 func pingServer(b *testing.B, dir string, pid int) (p50, p99 float64, spinning int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -73,29 +74,12 @@ func pingServer(b *testing.B, dir string, pid int) (p50, p99 float64, spinning i
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(10 * time.Minute))
-	req, buf := wiretest.Request(proto.RESP, "PING"), make([]byte, 0, 64)
+	buf := make([]byte, 0, 64)
+	round := roundTripper(b, c, wiretest.Request(proto.RESP, "PING"), &buf)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	round := func() {
-		if err := c.Write(req); err != nil {
-			b.Fatal(err)
-		}
-		if buf, err = c.ReadAppend(buf[:0]); err != nil {
-			b.Fatal(err)
-		}
-	}
-	for range warmup() {
-		round()
-	}
 	before, start := threadTicks(pid), time.Now()
-	rec := latency.New()
-	t0 := now()
-	for range b.N {
-		round()
-		t1 := now()
-		rec.Record(t1 - t0)
-		t0 = t1
-	}
+	measure(b, round, func(s latency.Summary) { p50, p99 = float64(s.P50), float64(s.P99) })
 	el := time.Since(start).Seconds()
 	after := threadTicks(pid)
 	for tid, t := range after {
@@ -104,8 +88,7 @@ func pingServer(b *testing.B, dir string, pid int) (p50, p99 float64, spinning i
 		}
 	}
 	wiretest.CheckReply(b, proto.RESP, "PING", buf)
-	s := rec.Summary()
-	return float64(s.P50), float64(s.P99), spinning
+	return p50, p99, spinning
 }
 
 // threadTicks reads utime+stime (clock ticks, 100 a second) of each of
@@ -137,4 +120,18 @@ func median(v []float64) float64 {
 		}
 	}
 	return s[len(s)/2]
+}
+
+// roundTripper returns one depth-one round trip on c: send req, read the
+// reply into *reply (reusing its storage).
+func roundTripper(b *testing.B, c *aeron.Conn, req []byte, reply *[]byte) func() {
+	return func() {
+		if err := c.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		var err error
+		if *reply, err = c.ReadAppend((*reply)[:0]); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -17,7 +17,7 @@
 // 1.51 clients do), watches the driver's heartbeat and unmaps closed logs
 // after a linger. The conductor is never on the message path: Offer,
 // TryClaim, Poll, ControlledPoll and NextMessage touch only mapped memory
-// with atomic loads and stores, take no lock and allocate nothing.
+// (with the orderings below), take no lock and allocate nothing.
 //
 //   - Publication: any number of goroutines may offer concurrently.
 //   - ExclusivePublication: one goroutine at a time.
@@ -36,8 +36,17 @@
 // # Memory ordering
 //
 // The Aeron protocol is specified with acquire loads, release stores and
-// full-fence read-modify-writes on shared memory. The package uses
-// internal/shm, whose accessors map those onto sync/atomic; Go's atomics are
-// sequentially consistent, which is stronger than the protocol requires.
+// full-fence read-modify-writes on shared memory. Shared memory is read and
+// written through internal/shm's accessors, which map those onto sync/atomic
+// (sequentially consistent, stronger than the protocol requires) or, for a
+// release store that needs nothing more, onto one plain store (a MOV on
+// amd64, release_amd64.s), with one exception: an exclusive publication's
+// unfragmented Offer on amd64. That path is assembly (frame_amd64.s:
+// offerFast, and appendFrame), reading the publication limit and storing
+// the frame and the raw tail with plain MOVs (acquire loads and release
+// stores on amd64) through raw pointers into the mapped files: the uintptr
+// addresses exclusive.go keeps in appendState, and the pointers frame.go
+// forms. Elsewhere and under the race detector the same accesses go through
+// internal/shm (frame_other.go).
 // Each access documents who writes, who reads and which ordering holds.
 package aeron

@@ -22,13 +22,19 @@ func startServer() (tgt string, stop func()) {
 		panic(err)
 	}
 	tgt = "uds://" + filepath.Join(dir, "goblin.sock")
-	s, err := server.New(server.Options{Listen: []string{tgt, tgt + "-sbe?proto=sbe"}})
+	return tgt, serve(dir, tgt, tgt+"-sbe?proto=sbe")
+}
+
+// serve runs a goblin server inside the example's process on the listen
+// targets and returns a function that stops it and removes dir.
+func serve(dir string, listen ...string) (stop func()) {
+	s, err := server.New(server.Options{Listen: listen})
 	if err != nil {
 		panic(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- s.Run() }()
-	return tgt, func() {
+	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = s.Shutdown(ctx)

@@ -29,16 +29,7 @@ var (
 // any earlier registration. uds and tcp are registered by this package;
 // the ring and Aeron transports register themselves, typically from an
 // init function in a file of this package or in a package the program
-// imports:
-//
-//	func init() {
-//		client.RegisterTransport(target.Ring, client.Transport{
-//			Message: true,
-//			Dial: func(ctx context.Context, t target.Target, o *client.Options) (transport.Conn, error) {
-//				return ring.DialTarget(ctx, t)
-//			},
-//		})
-//	}
+// imports (see the example, which compiles and runs with the tests).
 func RegisterTransport(s target.Scheme, tr Transport) {
 	if tr.Dial == nil {
 		panic("client: RegisterTransport with a nil Dial")

@@ -1,6 +1,12 @@
 // Package shm maps shared-memory files and gives typed, documented access to
-// integers inside them. It is the one place in goblin where raw pointers into
-// shared memory are formed.
+// integers inside them. Goblin reads and writes shared memory (Aeron's files,
+// goblin's rings) through these accessors, with one exception: package
+// aeron's exclusive-publication offer on amd64, which forms raw pointers
+// into a mapped term and its log metadata (aeron/frame.go, and the uintptr
+// addresses of aeron/exclusive.go) and stores through them in assembly
+// (aeron/frame_amd64.s; its portable twin, aeron/frame_other.go, comes back
+// here). The Go media driver (aeron/driver) maps its own files with
+// syscall.Mmap but accesses them through these accessors too.
 //
 // # Accessors
 //

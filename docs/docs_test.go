@@ -347,18 +347,11 @@ var rules = []rule{
 // TestDocCommands runs or checks every shell command of README.md and
 // docs/*.md.
 func TestDocCommands(t *testing.T) {
-	root, err := testproc.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testproc.Root(t)
 	testproc.LookPath(t, "redis-cli", "the docs' redis-cli commands")
 	testproc.LookPath(t, "redis-benchmark", "the README's redis-benchmark command")
 	testproc.LookPath(t, "curl", "docs/metrics.md's curl command")
-	r := &runner{t: t, root: root, bin: filepath.Dir(testproc.Build(t, "./cmd/goblin-client"))}
-	testproc.Build(t, "./cmd/goblin-server") // beside goblin-client
-	r.shared = newDocEnv(t)
-	r.env = r.shared
-	r.startMakeRunServer()
+	r := newRunner(t, root)
 
 	ran, other := 0, 0
 	for _, b := range readBlocks(t, root) {
@@ -378,6 +371,17 @@ func TestDocCommands(t *testing.T) {
 	}
 	t.Logf("%d commands run or checked; %d blocks are not commands (diagrams, output, configuration); not run:\n  %s",
 		ran, other, strings.Join(r.notRun, "\n  "))
+}
+
+// newRunner builds goblin-client and goblin-server and starts the server
+// make run starts, in the shared env.
+func newRunner(t *testing.T, root string) *runner {
+	r := &runner{t: t, root: root, bin: filepath.Dir(testproc.Build(t, "./cmd/goblin-client"))}
+	testproc.Build(t, "./cmd/goblin-server") // beside goblin-client
+	r.shared = newDocEnv(t)
+	r.env = r.shared
+	r.startMakeRunServer()
+	return r
 }
 
 // runBlock runs a block's commands in order and returns how many it ran or

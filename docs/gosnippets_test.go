@@ -49,10 +49,7 @@ var (
 // the "..." it leaves for the reader's code are allowed, and so are
 // variables it declares and does not use.
 func TestDocGoSnippets(t *testing.T) {
-	root, err := testproc.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testproc.Root(t)
 	var snippets []block
 	used := map[string]bool{}
 	for _, b := range readBlocks(t, root) {

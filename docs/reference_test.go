@@ -26,10 +26,7 @@ var flagRowRe = regexp.MustCompile("(?m)^\\| `--([\\w-]+)")
 // TestDocFlagTables: a page's flag table and its binary's --help name the
 // same flags.
 func TestDocFlagTables(t *testing.T) {
-	root, err := testproc.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testproc.Root(t)
 	for page, pkg := range flagTables {
 		t.Run(page, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(root, page))
@@ -68,10 +65,7 @@ var (
 // table: every series documented, every documented series served, every
 // transport label named.
 func TestDocMetrics(t *testing.T) {
-	root, err := testproc.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testproc.Root(t)
 	doc, err := os.ReadFile(filepath.Join(root, "docs", "metrics.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -86,11 +80,7 @@ func TestDocMetrics(t *testing.T) {
 		t.Fatalf("docs/metrics.md's table names only %q", documented)
 	}
 
-	r := &runner{t: t, root: root, bin: filepath.Dir(testproc.Build(t, "./cmd/goblin-client"))}
-	testproc.Build(t, "./cmd/goblin-server")
-	r.shared = newDocEnv(t)
-	r.env = r.shared
-	r.startMakeRunServer()
+	r := newRunner(t, root)
 	for _, tgt := range []string{"", "tcp://127.0.0.1:6380", "ring:///dev/shm/goblin", "aeron:ipc"} {
 		args := "goblin-client ping"
 		if tgt != "" {
@@ -156,10 +146,7 @@ var layoutRowRe = regexp.MustCompile("(?m)^\\| (`[^|]*) \\|")
 // docs/architecture.md name exist, and architecture.md's table covers
 // every package of the module (itself or a directory above it).
 func TestDocPackageTables(t *testing.T) {
-	root, err := testproc.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testproc.Root(t)
 	var covered []string
 	for _, page := range []string{"README.md", "docs/architecture.md"} {
 		data, err := os.ReadFile(filepath.Join(root, page))

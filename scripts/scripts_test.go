@@ -93,10 +93,7 @@ func checkNoEscapes(t *testing.T, what, out string) {
 // and Ctrl-C stops it.
 func TestMakeRun(t *testing.T) {
 	makeBin := testproc.LookPath(t, "make", "make run")
-	root, err := testproc.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testproc.Root(t)
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "goblin.sock")
 	listen := "uds://" + sock + ",tcp://127.0.0.1:0,ring://" + filepath.Join(dir, "ring") + "?proto=sbe," +
@@ -130,10 +127,7 @@ func TestMakeRun(t *testing.T) {
 // terminal even in batch mode).
 func TestSetupLeavesNoColourCodes(t *testing.T) {
 	testproc.LookPath(t, "mvn", "the Maven artifacts setup.sh fetches")
-	root, err := testproc.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := testproc.Root(t)
 	term := startOnTerminal(t, filepath.Join(root, "scripts", "setup.sh"), "MAVEN_REPO="+t.TempDir())
 	code, err := term.p.Wait(10 * time.Minute)
 	if err != nil || code != 0 {

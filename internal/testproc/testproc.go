@@ -78,6 +78,17 @@ func ModuleRoot() (string, error) {
 	}
 }
 
+// Root returns the module root (ModuleRoot), failing tb when there is
+// none.
+func Root(tb testing.TB) string {
+	tb.Helper()
+	root, err := ModuleRoot()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return root
+}
+
 // Build compiles the main package pkg (a path relative to the module root,
 // such as "./cmd/goblin-server") once per test binary and returns the path
 // of the executable. It fails the test if the build fails.

@@ -62,6 +62,12 @@ func (e *Engine) swapDB(_ *Session, r *request.Request) {
 	if a == nil || b == nil {
 		return
 	}
+	if len(e.watchers) > 0 { // a watched key that exists on either side changes
+		for _, i := range [2]int64{r.Amount, r.Amount2} {
+			e.touchExisting(int(i), a)
+			e.touchExisting(int(i), b)
+		}
+	}
 	e.dbs[r.Amount], e.dbs[r.Amount2] = b, a
 	e.ok()
 }
@@ -90,6 +96,7 @@ func (e *Engine) move(s *Session, r *request.Request) {
 		e.integer(0)
 	default:
 		e.st.Del(r.Key)
+		e.touchKey(int(r.Amount), r.Key)
 		e.integer(1)
 	}
 }
@@ -117,18 +124,21 @@ func (e *Engine) copyKey(s *Session, r *request.Request) {
 		e.storeError(err)
 		return
 	}
+	if done && dst != e.st {
+		e.touchKey(int(r.Amount), r.Args[0])
+	}
 	e.integer(b2i(done))
 }
 
-func (e *Engine) flush(_ *Session, r *request.Request) {
-	if r.Op == request.OpFlushDB {
-		e.st.Flush()
-	} else {
-		for _, st := range e.dbs {
-			if st != nil {
-				st.Flush()
-			}
+func (e *Engine) flush(s *Session, r *request.Request) {
+	for i, st := range e.dbs {
+		if st == nil || (r.Op == request.OpFlushDB && i != s.db) {
+			continue
 		}
+		if len(e.watchers) > 0 {
+			e.touchExisting(i, st)
+		}
+		st.Flush()
 	}
 	e.ok()
 }

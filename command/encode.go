@@ -89,12 +89,14 @@ func appendItem(out []byte, k reply.Kind, n int64, v []byte, resp3 bool) []byte 
 // count is 16 bits, one value kept as the schema's null).
 const maxSBEItems = 65534
 
-// serveSBE executes the SBE request decoded into e.req and appends its
-// reply, SOFH-framed or bare.
-func (e *Engine) serveSBE(s *Session, out []byte, framed bool) []byte {
+// serveSBE executes the SBE request decoded into e.req from msg (or queues
+// it, inside MULTI) and appends its reply, SOFH-framed or bare.
+func (e *Engine) serveSBE(s *Session, msg, out []byte, framed bool) []byte {
 	r := &e.req
 	e.resetResult()
-	e.execute(s, r)
+	if !s.tx.on || !e.queued(s, r, false, nil, msg) {
+		e.execute(s, r)
+	}
 	e.count(s, r.Op)
 	if len(e.res.Items) > maxSBEItems {
 		e.errText(reply.Err, "ERR reply too large for SBE: more than 65534 elements")

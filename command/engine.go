@@ -98,6 +98,9 @@ type Session struct {
 	authFails  uint64
 	failedAuth bool
 
+	tx    txState // MULTI's queue and WATCH's keys (cmd_tx.go)
+	index int     // in Engine.sessions, -1 when not listed
+
 	// The partial request at the front of the stream, so a request that
 	// arrives in many pieces is parsed once, not once per piece.
 	parser resp.Parser
@@ -118,7 +121,34 @@ func NewSession(p proto.Protocol, st *Stats) *Session {
 	if st == nil {
 		st = new(Stats)
 	}
-	return &Session{Protocol: p, Stats: st}
+	return &Session{Protocol: p, Stats: st, tx: txState{slot: -1}, index: -1}
+}
+
+// Open returns the session of a newly connected client speaking p that
+// counts into st (nil: a private Stats), with the next client id; the
+// engine lists it (CLIENT LIST) until Close.
+func (e *Engine) Open(p proto.Protocol, st *Stats) *Session {
+	s := NewSession(p, st)
+	e.nextID++
+	s.ID = e.nextID
+	s.index = len(e.sessions)
+	e.sessions = append(e.sessions, s)
+	return s
+}
+
+// Close releases what the engine keeps for a session whose client has
+// gone: its place in the client list and its watched keys. The transport
+// calls it (through the server's session) when the connection closes.
+func (e *Engine) Close(s *Session) {
+	e.endTx(s)
+	if i := s.index; i >= 0 && i < len(e.sessions) && e.sessions[i] == s {
+		last := len(e.sessions) - 1
+		e.sessions[i] = e.sessions[last]
+		e.sessions[i].index = i
+		e.sessions[last] = nil
+		e.sessions = e.sessions[:last]
+	}
+	s.index = -1
 }
 
 // Name returns the name the client gave with CLIENT SETNAME (nil if none).
@@ -159,9 +189,16 @@ type Engine struct {
 	version   []byte          // Options.Version, for HELLO
 	passBytes []byte          // Options.RequirePass
 	stats     store.Stats
-	total     uint64   // commands processed, all sessions (INFO)
-	tickNext  int      // the database Tick starts with
-	num       []byte   // numbers formatted for a reply, LCS's subsequence
+	total     uint64          // commands processed, all sessions (INFO)
+	tickNext  int             // the database Tick starts with
+	num       []byte          // numbers formatted for a reply, LCS's subsequence
+	watchers  []*Session      // sessions with watched keys
+	sessions  []*Session      // every open session (Open, Close)
+	nextID    uint64          // the last client id given
+	txReq     request.Request // a queued command being run by EXEC
+	txArgs    [][]byte
+	txItems   []reply.Item // EXEC's reply being built
+	txVals    []byte
 	lcsTable  []uint32 // LCS's dynamic programme
 	ld        longDouble
 }
@@ -248,7 +285,7 @@ func (e *Engine) ServeMessage(s *Session, msg, out []byte) (replies []byte, clos
 		if err := e.decodeSBE(msg); err != nil {
 			return e.sbeProtocolError(s, out, err, false), true
 		}
-		return e.serveSBE(s, out, false), s.quit
+		return e.serveSBE(s, msg, out, false), s.quit
 	}
 	args, n, err := resp.ReadCommand(msg, e.args, &e.o.Limits)
 	e.args = args[:0]
@@ -275,10 +312,20 @@ var (
 
 func (e *Engine) serveRESP(s *Session, args [][]byte, out []byte) []byte {
 	e.resetResult()
-	if e.dec.Decode(&e.req, args) {
-		e.execute(s, &e.req)
-	} else {
+	ok := e.dec.Decode(&e.req, args)
+	switch {
+	case !ok && !e.dec.Rejected && s.tx.on:
+		e.queued(s, &e.req, false, args, nil) // queued: EXEC answers its error
+	case !ok && s.tx.on && e.req.Op == request.OpExec:
+		e.execAbort(s, e.dec.Text) // EXEC refused inside MULTI ends the transaction
+	case !ok:
 		e.setError(e.dec.Status, e.dec.Text)
+		if s.tx.on {
+			s.tx.abort = true
+		}
+	case s.tx.on && e.queued(s, &e.req, false, args, nil):
+	default:
+		e.execute(s, &e.req)
 	}
 	e.count(s, e.req.Op)
 	return e.encodeRESP(out, s.resp3)
@@ -298,7 +345,7 @@ func (e *Engine) serveSBEStream(s *Session, in, out []byte, limit int) (int, []b
 			return consumed, e.sbeProtocolError(s, out, err, true), true
 		}
 		consumed += n
-		out = e.serveSBE(s, out, true)
+		out = e.serveSBE(s, msg, out, true)
 	}
 	return consumed, out, s.quit
 }

@@ -58,6 +58,8 @@ func init() {
 		request.OpSetBit: (*Engine).setBit, request.OpGetBit: (*Engine).getBit, request.OpBitCount: (*Engine).bitCount,
 		request.OpBitPos: (*Engine).bitPos, request.OpBitOp: (*Engine).bitOp, request.OpBitField: (*Engine).bitField,
 		request.OpBitFieldRO: (*Engine).bitField, request.OpLCS: (*Engine).lcs,
+		request.OpMulti: (*Engine).multi, request.OpExec: (*Engine).exec, request.OpDiscard: (*Engine).discard,
+		request.OpWatch: (*Engine).watch, request.OpUnwatch: (*Engine).unwatch,
 	} {
 		handlers[op] = h
 	}
@@ -135,7 +137,18 @@ func (e *Engine) execute(s *Session, r *request.Request) {
 		return
 	}
 	e.st = e.dbs[s.db]
+	if len(e.watchers) == 0 || spec.Flags&request.Write == 0 {
+		h(e, s, r)
+		return
+	}
+	// Someone watches keys: a write that changed the store touches its
+	// keys (a write that changed nothing, such as SET NX on an existing
+	// key, touches none, as in Redis).
+	before := e.st.Mods()
 	h(e, s, r)
+	if e.dbs[s.db].Mods() != before {
+		e.touchKeys(s.db, r)
+	}
 }
 
 // unknownOp answers a request whose Op goblin does not execute: an SBE

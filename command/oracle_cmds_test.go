@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/goblin-kv/goblin/request"
 )
@@ -294,4 +295,46 @@ func TestBitsAgainstRedis(t *testing.T) {
 		[]string{"SET", "l3", "abcabcabcxyz"}, []string{"SET", "l4", "xyzabcab"}, []string{"LCS", "l3", "l4", "IDX", "WITHMATCHLEN"},
 		[]string{"LCS", "l4", "l3", "IDX"}, []string{"LCS", "l3", "l3", "IDX"}, []string{"LCS", "n", "s"},
 	), true)
+}
+
+func s0(args ...string) oracleStep { return oracleStep{conn: 0, args: args} }
+func s1(args ...string) oracleStep { return oracleStep{conn: 1, args: args} }
+
+// TestTransactionsAgainstRedis: MULTI, EXEC, DISCARD, WATCH and UNWATCH,
+// with a second client changing watched keys, RESP2 and RESP3.
+func TestTransactionsAgainstRedis(t *testing.T) {
+	compareSteps(t, []oracleStep{
+		s0("MULTI"), s0("SET", "a", "1"), s0("INCR", "a"), s0("GET", "a"), s0("EXEC"),
+		s0("MULTI"), s0("MULTI"), s0("PING"), s0("EXEC"),
+		s0("MULTI"), s0("NOSUCH", "x"), s0("SET", "a", "2"), s0("EXEC"), s0("GET", "a"),
+		s0("MULTI"), s0("GET"), s0("EXEC"), s0("MULTI"), s0("CLIENT", "NOPE"), s0("EXEC"),
+		s0("MULTI"), s0("SET", "a", "v", "BOGUS"), s0("SET", "s", "str"), s0("INCR", "s"), s0("MSET", "x"), s0("MSET", "x", "1", "y"),
+		s0("GET", "a"), s0("EXEC"),
+		s0("EXEC"), s0("DISCARD"), s0("MULTI"), s0("SET", "a", "99"), s0("DISCARD"), s0("GET", "a"),
+		s0("MULTI"), s0("EXEC", "x"), s0("EXEC"), s0("MULTI"), s0("DISCARD", "x"), s0("DISCARD"),
+		s0("WATCH", "a"), s1("SET", "a", "other"), s0("MULTI"), s0("GET", "a"), s0("EXEC"), s0("GET", "a"),
+		s0("WATCH", "a"), s1("SET", "a", "x", "NX"), s0("MULTI"), s0("GET", "a"), s0("EXEC"),
+		s0("WATCH", "a"), s1("GET", "a"), s1("EXISTS", "a"), s0("MULTI"), s0("SET", "a", "mine"), s0("EXEC"),
+		s0("WATCH", "new"), s1("SET", "new", "v"), s0("MULTI"), s0("PING"), s0("EXEC"),
+		s0("WATCH", "gone"), s1("DEL", "gone"), s0("MULTI"), s0("PING"), s0("EXEC"),
+		s0("WATCH", "a", "b"), s1("DEL", "b"), s1("APPEND", "b", ""), s0("MULTI"), s0("PING"), s0("EXEC"),
+		s0("WATCH", "a"), s0("MULTI"), s0("WATCH", "b"), s0("EXEC"),
+		s0("WATCH", "a"), s0("UNWATCH"), s1("SET", "a", "z"), s0("MULTI"), s0("PING"), s0("EXEC"),
+		s0("WATCH", "a"), s0("SET", "a", "own"), s0("MULTI"), s0("PING"), s0("EXEC"),
+		s0("SET", "t", "v", "PX", "50"), s0("WATCH", "t"), oracleStep{conn: 0, args: []string{"MULTI"}, sleep: 120 * time.Millisecond},
+		s0("PING"), s0("EXEC"),
+		s0("SET", "f", "v"), s0("WATCH", "f"), s1("FLUSHALL"), s0("MULTI"), s0("PING"), s0("EXEC"),
+		s0("WATCH", "nokey"), s1("FLUSHALL"), s0("MULTI"), s0("PING"), s0("EXEC"),
+		s0("SET", "w", "v"), s0("WATCH", "w"), s1("SELECT", "1"), s1("FLUSHDB"), s0("MULTI"), s0("PING"), s0("EXEC"),
+		s0("WATCH", "w"), s1("SWAPDB", "0", "1"), s0("MULTI"), s0("PING"), s0("EXEC"), s1("SWAPDB", "0", "1"),
+		s0("WATCH", "w"), s1("SELECT", "0"), s1("MOVE", "w", "2"), s0("MULTI"), s0("PING"), s0("EXEC"),
+		s0("WATCH", "w"), s1("SELECT", "2"), s1("MOVE", "w", "0"), s0("MULTI"), s0("PING"), s0("EXEC"),
+		s0("WATCH", "cp"), s1("SELECT", "0"), s1("SET", "src", "v"), s1("COPY", "src", "cp"), s0("MULTI"), s0("PING"), s0("EXEC"),
+		s0("WATCH", "rn"), s1("RENAME", "src", "rn"), s0("MULTI"), s0("PING"), s0("EXEC"),
+		s0("WATCH", "ex"), s1("SET", "ex", "v"), s1("UNLINK", "ex"), s0("MULTI"), s0("PING"), s0("EXEC"),
+		s0("SET", "e2", "v"), s0("WATCH", "e2"), s1("EXPIRE", "e2", "100", "XX"), s0("MULTI"), s0("PING"), s0("EXEC"),
+		s0("WATCH", "e2"), s1("EXPIRE", "e2", "100", "NX"), s0("MULTI"), s0("PING"), s0("EXEC"),
+		s0("MULTI"), s0("SELECT", "3"), s0("SET", "in3", "v"), s0("EXEC"), s0("GET", "in3"), s0("SELECT", "0"), s0("GET", "in3"),
+		s0("WATCH"), s0("UNWATCH", "x"), s0("MULTI"), s0("UNWATCH"), s0("EXEC"),
+	}, true)
 }

@@ -417,3 +417,89 @@ func tidwallText(v tresp.Value) string {
 func TestAgainstRedis(t *testing.T) {
 	compareWithRedis(t, cases(oracleScript...), false)
 }
+
+// oracleStep is one command of a multi-client script: which client sends
+// it, and how long to wait before it (for expiry).
+type oracleStep struct {
+	conn  int
+	args  []string
+	sleep time.Duration
+	norm  func(*node)
+}
+
+// compareSteps runs steps one at a time, each on its client's connection
+// (two clients), against redis-server and against one engine with two
+// sessions, and compares every reply; in RESP3 too when withResp3.
+func compareSteps(t *testing.T, steps []oracleStep, withResp3 bool) {
+	t.Helper()
+	for _, resp3 := range []bool{false, true} {
+		if resp3 && !withResp3 {
+			continue
+		}
+		var conns [2]net.Conn
+		for i := range conns {
+			c, err := net.Dial("unix", redisSocket(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+			conns[i] = c
+		}
+		st, err := store.New(store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := NewEngine(st, Options{})
+		sessions := [2]*Session{e.Open(proto.RESP, nil), e.Open(proto.RESP, nil)}
+		prelude := [][]string{{"FLUSHALL"}}
+		if resp3 {
+			prelude = append(prelude, []string{"HELLO", "3"})
+		}
+		all := make([]oracleStep, 0, len(steps)+4)
+		for _, p := range prelude {
+			all = append(all, oracleStep{conn: 0, args: p})
+			if p[0] == "HELLO" {
+				all = append(all, oracleStep{conn: 1, args: p})
+			}
+		}
+		all = append(all, steps...)
+		for i, st := range all {
+			time.Sleep(st.sleep)
+			in := resp.AppendCommandString(nil, st.args...)
+			theirs := roundTrip(t, conns[st.conn], in)
+			_, ours, _ := e.ServeStream(sessions[st.conn], in, nil)
+			if i < len(all)-len(steps) {
+				continue
+			}
+			if st.norm != nil {
+				ours, theirs = normalized(t, ours, st.norm), normalized(t, theirs, st.norm)
+			}
+			if !bytes.Equal(ours, theirs) {
+				t.Errorf("RESP%d step %d, client %d, %q:\ngoblin %q\n redis %q", 2+b2i(resp3), i, st.conn, st.args, ours, theirs)
+			}
+		}
+	}
+}
+
+// roundTrip writes one command and reads its one reply.
+func roundTrip(t *testing.T, c net.Conn, in []byte) []byte {
+	t.Helper()
+	if _, err := c.Write(in); err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	buf := make([]byte, 64<<10)
+	for {
+		if _, k, err := parseNode(out); err != nil {
+			t.Fatalf("redis reply %q: %v", out, err)
+		} else if k > 0 {
+			return out[:k]
+		}
+		n, err := c.Read(buf)
+		if err != nil {
+			t.Fatalf("reading a redis reply: %v", err)
+		}
+		out = append(out, buf[:n]...)
+	}
+}

@@ -95,6 +95,11 @@ const (
 	OpBitField               Op = 88
 	OpBitFieldRO             Op = 89
 	OpLCS                    Op = 90
+	OpMulti                  Op = 91
+	OpExec                   Op = 92
+	OpDiscard                Op = 93
+	OpWatch                  Op = 94
+	OpUnwatch                Op = 95
 )
 
 // Key specs of the common shapes.
@@ -431,4 +436,20 @@ var specs = [NumOps]Spec{
 		ReqKeys: ArgRange{0, 1}, Group: "string", Since: "7.0.0", Complexity: "O(N*M) for values of N and M bytes",
 		Syntax:  "key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]",
 		Summary: "The longest common subsequence of two values, its length, or the matching ranges."},
+	OpMulti: {Name: "multi", Arity: 1, Flags: NoScript | Loading | Stale | Fast | AllowBusy, ACL: CatFast | CatTransaction,
+		Group: "transactions", Since: "1.2.0", Complexity: "O(1)",
+		Summary: "Start a transaction: the following commands are queued until EXEC."},
+	OpExec: {Name: "exec", Arity: 1, Flags: NoScript | Loading | Stale | SkipSlowlog, ACL: CatSlow | CatTransaction,
+		Group: "transactions", Since: "1.2.0", Complexity: "The sum of the queued commands'",
+		Summary: "Run the queued commands at once; nil if a watched key changed, EXECABORT if one was refused."},
+	OpDiscard: {Name: "discard", Arity: 1, Flags: NoScript | Loading | Stale | Fast | AllowBusy, ACL: CatFast | CatTransaction,
+		Group: "transactions", Since: "2.0.0", Complexity: "O(N) for N queued commands",
+		Summary: "Drop the queued commands and end the transaction."},
+	OpWatch: {Name: "watch", Arity: -2, Flags: NoScript | Loading | Stale | Fast | AllowBusy, ACL: CatFast | CatTransaction,
+		Keys: []KeySpec{{Flags: KeyRO, Index: 1, LastKey: -1, KeyStep: 1}}, ReqKeys: ArgRange{0, 1},
+		Group: "transactions", Since: "2.2.0", Complexity: "O(1) per key", Syntax: "key...",
+		Summary: "Make the next EXEC fail if any of the keys changes before it."},
+	OpUnwatch: {Name: "unwatch", Arity: 1, Flags: NoScript | Loading | Stale | Fast | AllowBusy, ACL: CatFast | CatTransaction,
+		Group: "transactions", Since: "2.2.0", Complexity: "O(1)",
+		Summary: "Forget the watched keys."},
 }

@@ -237,13 +237,13 @@ type EngineHandler struct {
 
 // Open implements uds.Handler.
 func (h EngineHandler) Open(p proto.Protocol) uds.Session {
-	return &engineSession{e: h.e, s: command.NewSession(p, h.st), name: h.name, guard: h.guard}
+	return &engineSession{e: h.e, s: h.e.Open(p, h.st), name: h.name, guard: h.guard}
 }
 
 // OpenMessage opens the session of one message-transport client (ring,
 // Aeron): one request message in, its reply out, executed inline.
 func (h EngineHandler) OpenMessage(p proto.Protocol) *MessageSession {
-	return &MessageSession{e: h.e, s: command.NewSession(p, h.st), name: h.name, guard: h.guard}
+	return &MessageSession{e: h.e, s: h.e.Open(p, h.st), name: h.name, guard: h.guard}
 }
 
 // MessageSession serves one message-transport client; it satisfies both
@@ -269,7 +269,7 @@ func (s *MessageSession) ServeMessage(msg, out []byte) ([]byte, bool) {
 }
 
 // Close implements the transports' Session.
-func (s *MessageSession) Close() {}
+func (s *MessageSession) Close() { s.e.Close(s.s) }
 
 type engineSession struct {
 	e     *command.Engine
@@ -296,7 +296,7 @@ func (s *engineSession) Delay() time.Duration {
 	s.delay = 0
 	return d
 }
-func (s *engineSession) Close() {}
+func (s *engineSession) Close() { s.e.Close(s.s) }
 
 // Buffered reports the memory the session holds for a partial request, so
 // the socket transport charges it to the clients' budget.

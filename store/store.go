@@ -110,6 +110,7 @@ type Store struct {
 	sweepRestUntil int64  // unix ms before which active expiry rests
 	evictHand      uint32 // CLOCK hand / eviction sampler
 	ttlCursor      uint32 // where AvgTTL's sample continues
+	mods           uint64 // changes made to keys (Mods)
 	scratch        []byte // Append's reusable buffer
 	group          *group // siblings sharing the memory cap (group.go); nil alone
 	owner          ownerCheck
@@ -139,6 +140,7 @@ func New(o Options) (*Store, error) {
 }
 
 func (s *Store) reset() {
+	s.mods++
 	s.ar.Reset()
 	s.ix = index{}
 	s.slots, s.slotRegion = nil, nil
@@ -423,6 +425,7 @@ func writeValue(sl *slot, b []byte, ev *encoded) {
 // rewrite replaces the value and expiry of an existing key, in place when the new
 // block has the old block's size class.
 func (s *Store) rewrite(id uint32, sl *slot, ev *encoded, exp int64) error {
+	s.mods++
 	oldTTL := sl.hasTTL()
 	newTTL := exp != 0
 	nl := blockLen(int(sl.keyLen), ev.len(), newTTL)
@@ -478,6 +481,7 @@ func (s *Store) setTTL(sl *slot, b []byte, exp int64) {
 
 // insert adds a key known to be absent.
 func (s *Store) insert(key []byte, h uint64, ev *encoded, exp int64) error {
+	s.mods++
 	if s.ix.needsGrow() && (s.ix.mustGrow() || s.o.MaxMemory == 0 || s.totalUsed()+int64(len(s.ix.t))*16 <= s.o.MaxMemory) {
 		if err := s.ix.grow(); err != nil {
 			return err
@@ -550,6 +554,7 @@ func (s *Store) newSlotPage() []slot {
 // removeAt deletes the key in slot id whose index entry is at pos (in the old table
 // when inOld).
 func (s *Store) removeAt(id uint32, inOld bool, pos uint64) {
+	s.mods++
 	if inOld {
 		deleteAt(s.ix.old, s.ix.oldShift, pos)
 		s.ix.oldN--
@@ -879,3 +884,9 @@ func (s *Store) Stats(st *Stats) {
 	st.ArenaSize, st.ArenaLive, st.ArenaDead, st.ArenaFree = as.Size, as.Live, as.Dead, as.Free
 	st.ArenaMoves, st.ArenaPagesFreed = as.Moves, as.PagesReleased
 }
+
+// Mods counts the changes the store has made to its keys: every insert,
+// overwrite, expiry change, rename, deletion (expiry and eviction
+// included) and flush adds at least one. A caller compares two readings to
+// learn whether anything changed in between (WATCH's check of a write).
+func (s *Store) Mods() uint64 { return s.mods }

@@ -25,6 +25,12 @@ type Decoder struct {
 	// reply carries and the error text, worded as Redis 7 words it.
 	Status reply.Status
 	Text   []byte
+	// Rejected is set when the last Decode failed before the command's
+	// own arguments were read: an unknown command or subcommand, or a
+	// wrong number of arguments. Inside MULTI, Redis refuses such a command
+	// at once (and aborts the transaction at EXEC) but queues one whose
+	// arguments are wrong, whose error EXEC then returns.
+	Rejected bool
 
 	recs    []byte   // BITFIELD's operation records
 	recArgs [][]byte // and the Args slices of them
@@ -41,6 +47,7 @@ type parser func(d *Decoder, r *request.Request, args [][]byte) bool
 // count the attempt. r's byte slices alias args.
 func (d *Decoder) Decode(r *request.Request, args [][]byte) bool {
 	r.Reset()
+	d.Rejected = true
 	if len(args) == 0 {
 		return d.fail(reply.Protocol, "ERR empty command")
 	}
@@ -65,6 +72,7 @@ func (d *Decoder) Decode(r *request.Request, args [][]byte) bool {
 	if n := spec.Arity; (n > 0 && len(args) != n) || (n < 0 && len(args) < -n) || spec.Dispatch {
 		return d.wrongArgs(spec.Name)
 	}
+	d.Rejected = false
 	if keyArg[op] { // GET, INCR...: the commonest shape, without a call
 		r.Key = args[1]
 		return true
@@ -156,7 +164,7 @@ func init() {
 		request.OpSwapDB: parseSwapDB, request.OpMove: parseMove,
 		request.OpSetBit: parseSetBit, request.OpGetBit: parseGetBit, request.OpBitCount: parseBitCount,
 		request.OpBitPos: parseBitPos, request.OpBitOp: parseBitOp, request.OpBitField: parseBitField,
-		request.OpBitFieldRO: parseBitField, request.OpLCS: parseLCS,
+		request.OpBitFieldRO: parseBitField, request.OpLCS: parseLCS, request.OpWatch: keys,
 	} {
 		parsers[op] = p
 	}

@@ -112,7 +112,7 @@ func init() {
 		request.OpMove:   keyAmount,
 		request.OpSetBit: keyTwoInts, request.OpGetBit: keyAmount, request.OpBitCount: encodeBitCount,
 		request.OpBitPos: encodeBitPos, request.OpBitOp: encodeBitOp, request.OpBitField: encodeBitField,
-		request.OpBitFieldRO: encodeBitField, request.OpLCS: encodeLCS,
+		request.OpBitFieldRO: encodeBitField, request.OpLCS: encodeLCS, request.OpWatch: keyAndArgs,
 	} {
 		encoders[op] = f
 	}

@@ -90,14 +90,6 @@ func (e *Engine) clientGetName(s *Session, _ *request.Request) {
 	}
 }
 
-func (e *Engine) clientSetInfo(_ *Session, r *request.Request) {
-	if !request.EqualFold(r.Key, "lib-name") && !request.EqualFold(r.Key, "lib-ver") {
-		e.fail(reply.Syntax, "ERR Unrecognized option '", r.Key, "'")
-		return
-	}
-	e.ok()
-}
-
 // hello answers HELLO [protover [AUTH user pass] [SETNAME name]]: HELLO 3
 // switches the connection to RESP3 replies (maps, sets, nulls, doubles,
 // verbatim strings), HELLO 2 back to RESP2.

@@ -36,6 +36,8 @@ func (e *Engine) db(i int64) *store.Store {
 // (store.Store.Tick), the selected ones first in turn, and returns the
 // work done. The loop calls it in place of the store's Tick.
 func (e *Engine) Tick(budget int) int {
+	e.now = e.clock.NowMillis()
+	e.sampleOps()
 	work := 0
 	for i := range e.dbs {
 		j := (e.tickNext + i) % len(e.dbs)
@@ -142,3 +144,36 @@ func (e *Engine) flush(s *Session, r *request.Request) {
 	}
 	e.ok()
 }
+
+// opsSample is the command count at one moment, for INFO's
+// instantaneous_ops_per_sec.
+type opsSample struct {
+	at    int64 // unix ms
+	total uint64
+}
+
+// sampleOps records the command count every 100 ms.
+func (e *Engine) sampleOps() {
+	last := &e.opsAt[(e.opsNext+len(e.opsAt)-1)%len(e.opsAt)]
+	if e.now-last.at < 100 {
+		return
+	}
+	e.opsAt[e.opsNext] = opsSample{at: e.now, total: e.total}
+	e.opsNext = (e.opsNext + 1) % len(e.opsAt)
+}
+
+// opsPerSec is the command rate over the samples kept (about 1.6 s).
+func (e *Engine) opsPerSec() int64 {
+	newest := e.opsAt[(e.opsNext+len(e.opsAt)-1)%len(e.opsAt)]
+	oldest := e.opsAt[e.opsNext]
+	if oldest.at == 0 {
+		oldest = e.opsAt[0]
+	}
+	if newest.at <= oldest.at {
+		return 0
+	}
+	return int64(float64(newest.total-oldest.total) * 1000 / float64(newest.at-oldest.at))
+}
+
+// notePeak keeps the highest memory use seen (INFO's used_memory_peak).
+func (e *Engine) notePeak(used int64) { e.peakUsed = max(e.peakUsed, used) }

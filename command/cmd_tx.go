@@ -42,7 +42,7 @@ type watchedKey struct {
 // txControl are the commands that run at once inside MULTI.
 func txControl(op request.Op) bool {
 	switch op {
-	case request.OpExec, request.OpDiscard, request.OpMulti, request.OpWatch, request.OpQuit:
+	case request.OpExec, request.OpDiscard, request.OpMulti, request.OpWatch, request.OpQuit, request.OpReset:
 		return true
 	}
 	return false
@@ -189,6 +189,9 @@ func (e *Engine) runQueued(s *Session, b []byte) {
 	}
 	if e.dec.Decode(&e.txReq, args) {
 		e.execute(s, &e.txReq)
+		if len(e.monitors) > 0 {
+			e.feedMonitors(s, &e.txReq, args)
+		}
 	} else {
 		e.setError(e.dec.Status, e.dec.Text)
 	}

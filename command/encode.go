@@ -97,7 +97,14 @@ func (e *Engine) serveSBE(s *Session, msg, out []byte, framed bool) []byte {
 	if !s.tx.on || !e.queued(s, r, false, nil, msg) {
 		e.execute(s, r)
 	}
+	if len(e.monitors) > 0 && e.ran {
+		e.feedMonitors(s, r, nil)
+	}
 	e.count(s, r.Op)
+	if s.replyOff || s.skipReply > 0 { // CLIENT REPLY OFF or SKIP
+		s.skipReply = max(s.skipReply-1, 0)
+		return out
+	}
 	if len(e.res.Items) > maxSBEItems {
 		e.errText(reply.Err, "ERR reply too large for SBE: more than 65534 elements")
 	}

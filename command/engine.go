@@ -1,6 +1,10 @@
 package command
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/proto/resp"
@@ -27,10 +31,23 @@ const maxKeptScratch = 1 << 20
 // command with many arguments.
 const maxKeptArgs = 4096
 
-// InfoFunc appends an INFO section the engine does not own ("server" or
-// "clients") in INFO's format: "# Server\r\nkey:value\r\n...". section is
-// lower case. It returns dst unchanged for a section it does not provide.
+// InfoFunc appends the server's own lines to an INFO section the engine
+// writes ("server", "clients"), each "key:value\r\n"; section is lower
+// case. It returns dst unchanged for a section it adds nothing to.
 type InfoFunc func(dst []byte, section string) []byte
+
+// Param is a configuration parameter the server adds to CONFIG GET and
+// CONFIG SET, beside the engine's own (maxmemory, requirepass...).
+type Param struct {
+	// Name is the parameter's lower-case name.
+	Name string
+	// Get returns its value as CONFIG GET shows it.
+	Get func() string
+	// Set applies a new value, on the loop goroutine; nil makes the
+	// parameter read-only. Its error's text follows "ERR CONFIG SET failed
+	// (possibly related to argument 'name') - ".
+	Set func(value string) error
+}
 
 // Options configure an Engine. The zero value works.
 type Options struct {
@@ -47,8 +64,8 @@ type Options struct {
 	// MaxFrame bounds an SBE frame on streams, header included; default
 	// sbe.DefaultMaxFrame.
 	MaxFrame int
-	// Info adds the "server" and "clients" sections to INFO. When nil the
-	// engine writes a minimal server section and no clients section.
+	// Info adds the server's lines to INFO's server and clients sections
+	// (optional).
 	Info InfoFunc
 	// Version is the Redis version reported by HELLO and INFO; default
 	// DefaultVersion.
@@ -58,11 +75,9 @@ type Options struct {
 	// NewEngine; the others are created on first use as its siblings,
 	// sharing its memory cap.
 	Databases int
-	// Config answers CONFIG GET for parameters beyond the engine's own
-	// (save, appendonly, databases). It appends name/value pairs for
-	// parameters matching the glob pattern and returns the extended
-	// slice. Optional.
-	Config func(pairs [][2]string, pattern string) [][2]string
+	// Params are the server's configuration parameters (timeout,
+	// maxclients, port...), for CONFIG GET and SET. Optional.
+	Params []Param
 }
 
 // Stats are one transport's counters. Only the loop goroutine writes them
@@ -101,6 +116,20 @@ type Session struct {
 	tx    txState // MULTI's queue and WATCH's keys (cmd_tx.go)
 	index int     // in Engine.sessions, -1 when not listed
 
+	// For CLIENT LIST and friends (cmd_client.go).
+	unix             bool       // conn is a Unix socket (flag U, MONITOR's unix:path)
+	conn             Conn       // the connection, when the transport told
+	createdAt        int64      // unix ms of Open
+	lastAt           int64      // unix ms (the engine's coarse clock) of the last command
+	lastOp           request.Op // the last command
+	noEvict, noTouch bool
+	monitor          bool          // MONITOR: receives every command
+	replyOff         bool          // CLIENT REPLY OFF
+	skipReply        int8          // CLIENT REPLY SKIP: 2 for the SKIP itself, 1 for the next command
+	killed           bool          // CLIENT KILL: close at the next request
+	hold             time.Duration // CLIENT PAUSE: how long the transport should wait (Hold)
+	libName, libVer  []byte        // CLIENT SETINFO
+
 	// The partial request at the front of the stream, so a request that
 	// arrives in many pieces is parsed once, not once per piece.
 	parser resp.Parser
@@ -124,6 +153,14 @@ func NewSession(p proto.Protocol, st *Stats) *Session {
 	return &Session{Protocol: p, Stats: st, tx: txState{slot: -1}, index: -1}
 }
 
+// newRunID returns INFO's run_id: 40 random hex digits (a variable, so
+// tests can make it repeatable).
+var newRunID = func() string {
+	var id [20]byte
+	_, _ = rand.Read(id[:])
+	return hex.EncodeToString(id[:])
+}
+
 // Open returns the session of a newly connected client speaking p that
 // counts into st (nil: a private Stats), with the next client id; the
 // engine lists it (CLIENT LIST) until Close.
@@ -131,6 +168,7 @@ func (e *Engine) Open(p proto.Protocol, st *Stats) *Session {
 	s := NewSession(p, st)
 	e.nextID++
 	s.ID = e.nextID
+	s.createdAt, s.lastAt = e.now, e.now
 	s.index = len(e.sessions)
 	e.sessions = append(e.sessions, s)
 	return s
@@ -141,6 +179,7 @@ func (e *Engine) Open(p proto.Protocol, st *Stats) *Session {
 // calls it (through the server's session) when the connection closes.
 func (e *Engine) Close(s *Session) {
 	e.endTx(s)
+	e.stopMonitor(s)
 	if i := s.index; i >= 0 && i < len(e.sessions) && e.sessions[i] == s {
 		last := len(e.sessions) - 1
 		e.sessions[i] = e.sessions[last]
@@ -189,18 +228,38 @@ type Engine struct {
 	version   []byte          // Options.Version, for HELLO
 	passBytes []byte          // Options.RequirePass
 	stats     store.Stats
-	total     uint64          // commands processed, all sessions (INFO)
-	tickNext  int             // the database Tick starts with
-	num       []byte          // numbers formatted for a reply, LCS's subsequence
-	watchers  []*Session      // sessions with watched keys
-	sessions  []*Session      // every open session (Open, Close)
-	nextID    uint64          // the last client id given
-	txReq     request.Request // a queued command being run by EXEC
-	txArgs    [][]byte
-	txItems   []reply.Item // EXEC's reply being built
-	txVals    []byte
-	lcsTable  []uint32 // LCS's dynamic programme
-	ld        longDouble
+	total     uint64     // commands processed, all sessions (INFO)
+	tickNext  int        // the database Tick starts with
+	num       []byte     // numbers formatted for a reply, LCS's subsequence
+	watchers  []*Session // sessions with watched keys
+	sessions  []*Session // every open session (Open, Close)
+	nextID    uint64     // the last client id given
+
+	// INFO, CONFIG, CLIENT and MONITOR state.
+	paramList   []Param
+	configPairs [][]byte
+	configShown [][]byte
+	ran         bool // the request being counted was executed (not refused)
+	sampleLeft  int  // commands until the next timed one
+	cmd         [request.NumOps]cmdStat
+	errors      []errCount
+	monitors    []*Session
+	monEnc      argv.Encoder
+	monBuf      []byte
+	pauseUntil  int64 // CLIENT PAUSE: unix ms; 0 when not paused
+	pauseWrites bool
+	now         int64 // unix ms, refreshed by Tick (age and idle in CLIENT LIST)
+	started     time.Time
+	runID       string
+	peakUsed    int64
+	opsAt       [16]opsSample // instantaneous_ops_per_sec
+	opsNext     int
+	txReq       request.Request // a queued command being run by EXEC
+	txArgs      [][]byte
+	txItems     []reply.Item // EXEC's reply being built
+	txVals      []byte
+	lcsTable    []uint32 // LCS's dynamic programme
+	ld          longDouble
 }
 
 // NewEngine returns an engine executing against st.
@@ -218,6 +277,7 @@ func NewEngine(st *store.Store, o Options) *Engine {
 		o.Databases = DefaultDatabases
 	}
 	return &Engine{
+		started: wallClock(), runID: newRunID(), now: o.Clock.NowMillis(),
 		st: st, dbs: append(make([]*store.Store, 0, o.Databases), st), o: o, clock: o.Clock,
 		args:    make([][]byte, 0, 16),
 		scratch: make([]byte, 0, 4096),
@@ -256,6 +316,9 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 	if s.Protocol == proto.SBE {
 		return e.serveSBEStream(s, in, out, limit)
 	}
+	if s.killed { // CLIENT KILL from a session that could not close this one
+		return 0, out, true
+	}
 	for consumed < len(in) && !s.quit && !s.failedAuth && len(out) < limit {
 		args, n, err := s.parser.ReadCommand(in[consumed:], e.args, &e.o.Limits)
 		e.args = args[:0]
@@ -267,6 +330,9 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 		}
 		if n == 0 {
 			break
+		}
+		if e.pauseUntil != 0 && len(args) > 0 && e.held(s, pausedOp(args)) {
+			break // the transport offers it again when the hold ends
 		}
 		consumed += n
 		if len(args) == 0 {
@@ -281,6 +347,9 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 // SBE message without SOFH) and appends its reply to out. closeConn as for
 // ServeStream.
 func (e *Engine) ServeMessage(s *Session, msg, out []byte) (replies []byte, closeConn bool) {
+	if s.killed {
+		return out, true
+	}
 	if s.Protocol == proto.SBE {
 		if err := e.decodeSBE(msg); err != nil {
 			return e.sbeProtocolError(s, out, err, false), true
@@ -320,6 +389,7 @@ func (e *Engine) serveRESP(s *Session, args [][]byte, out []byte) []byte {
 		e.execAbort(s, e.dec.Text) // EXEC refused inside MULTI ends the transaction
 	case !ok:
 		e.setError(e.dec.Status, e.dec.Text)
+		e.ran = !e.dec.Rejected // bad arguments fail the call; unknown or wrong arity reject it
 		if s.tx.on {
 			s.tx.abort = true
 		}
@@ -327,8 +397,48 @@ func (e *Engine) serveRESP(s *Session, args [][]byte, out []byte) []byte {
 	default:
 		e.execute(s, &e.req)
 	}
+	if len(e.monitors) > 0 && e.ran {
+		e.feedMonitors(s, &e.req, args)
+	}
 	e.count(s, e.req.Op)
+	if s.replyOff || s.skipReply > 0 { // CLIENT REPLY OFF or SKIP
+		s.skipReply = max(s.skipReply-1, 0)
+		return out
+	}
 	return e.encodeRESP(out, s.resp3)
+}
+
+// held reports whether a request for op waits out a CLIENT PAUSE, and if
+// so sets how long the session's transport should hold it back.
+func (e *Engine) held(s *Session, op request.Op) bool {
+	now := e.clock.NowMillis()
+	if now >= e.pauseUntil {
+		e.pauseUntil, e.pauseWrites = 0, false
+		return false
+	}
+	if spec := request.Lookup(op); e.pauseWrites && (spec == nil || spec.Flags&request.Write == 0) {
+		return false
+	}
+	s.hold = time.Duration(e.pauseUntil-now) * time.Millisecond
+	return true
+}
+
+// pausedOp returns the Op a RESP command names, for CLIENT PAUSE's check.
+func pausedOp(args [][]byte) request.Op {
+	op := request.ByName(args[0])
+	if len(args) > 1 && len(request.Subcommands(op)) > 0 {
+		op = request.Subcommand(op, args[1])
+	}
+	return op
+}
+
+// Hold returns how long the session's transport should hold the client's
+// further requests back (CLIENT PAUSE), 0 for not at all; reading it
+// clears it. Stream transports ask after every ServeStream.
+func (s *Session) Hold() time.Duration {
+	d := s.hold
+	s.hold = 0
+	return d
 }
 
 func (e *Engine) serveSBEStream(s *Session, in, out []byte, limit int) (int, []byte, bool) {
@@ -343,6 +453,9 @@ func (e *Engine) serveSBEStream(s *Session, in, out []byte, limit int) (int, []b
 		}
 		if err := e.decodeSBE(msg); err != nil {
 			return consumed, e.sbeProtocolError(s, out, err, true), true
+		}
+		if e.pauseUntil != 0 && e.held(s, e.req.Op) {
+			break
 		}
 		consumed += n
 		out = e.serveSBE(s, msg, out, true)

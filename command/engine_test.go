@@ -177,11 +177,12 @@ func TestCommandsRESP(t *testing.T) {
 		{[]string{"CLIENT", "GETNAME"}, "$bench"},
 		{[]string{"CLIENT", "SETINFO", "LIB-NAME", "go-redis"}, "+OK"},
 		{[]string{"CLIENT", "SETINFO", "bad", "x"}, "-ERR Unrecognized option 'bad'"},
-		{[]string{"CLIENT", "KILL"}, "-ERR unknown subcommand 'KILL'. Try CLIENT HELP."},
+		{[]string{"CLIENT", "KILLALL"}, "-ERR unknown subcommand 'KILLALL'. Try CLIENT HELP."},
 		{[]string{"CONFIG", "GET", "save"}, "[$save $]"},
 		{[]string{"CONFIG", "GET", "appendonly"}, "[$appendonly $no]"},
 		{[]string{"CONFIG", "GET", "nosuch"}, "[]"},
-		{[]string{"CONFIG", "SET", "x", "y"}, "-ERR unknown subcommand 'SET'. Try CONFIG HELP."},
+		{[]string{"CONFIG", "SET", "x", "y"}, "-ERR Unknown option or number of arguments for CONFIG SET - 'x'"},
+		{[]string{"CONFIG", "NOPE"}, "-ERR unknown subcommand 'NOPE'. Try CONFIG HELP."},
 		{[]string{"HELLO", "4"}, "-NOPROTO unsupported protocol version"},
 		{[]string{"HELLO", "x"}, "-ERR Protocol version is not an integer or out of range"},
 		{[]string{"HELLO", "2"}, "[$server $goblin $version $7.0.0 $proto :2 $id :0 $mode $standalone $role $master $modules []]"},
@@ -244,23 +245,43 @@ func TestInfo(t *testing.T) {
 	e, _ := newEngine(t, Options{Info: func(dst []byte, section string) []byte {
 		switch section {
 		case "server":
-			return append(dst, "# Server\r\nredis_version:7.0.0\r\n"...)
+			return append(dst, "tcp_port:6380\r\n"...)
 		case "clients":
-			return append(dst, "# Clients\r\nconnected_clients:3\r\n"...)
+			return append(dst, "maxclients:77\r\n"...)
 		}
 		return dst
 	}})
-	s := NewSession(proto.RESP, nil)
+	s := e.Open(proto.RESP, nil)
+	e.Open(proto.RESP, nil)
 	do(t, e, s, "SET", "a", "1")
 	do(t, e, s, "SET", "b", "1", "EX", "100")
+	do(t, e, s, "GET", "a")
+	do(t, e, s, "GET", "nope")
+	do(t, e, s, "INCR", "a", "b")
+	do(t, e, s, "SELECT", "2")
+	do(t, e, s, "SET", "c", "1")
 	got := do(t, e, s, "INFO")
-	for _, want := range []string{"# Server\r\n", "connected_clients:3", "# Memory\r\nused_memory:", "# Stats\r\ntotal_commands_processed:2", "# Keyspace\r\ndb0:keys=2,"} {
+	for _, want := range []string{"# Server\r\nredis_version:7.0.0\r\n", "tcp_port:6380\r\n", "goblin_version:",
+		"# Clients\r\nconnected_clients:2\r\n", "maxclients:77\r\n", "# Memory\r\nused_memory:", "maxmemory_policy:noeviction",
+		"mem_allocator:", "# Persistence\r\nloading:0", "# Stats\r\ntotal_connections_received:2\r\ntotal_commands_processed:7",
+		"keyspace_hits:1\r\nkeyspace_misses:1", "total_error_replies:1", "# Replication\r\nrole:master",
+		"# CPU\r\nused_cpu_sys:", "used_cpu_user_main_thread:", "# Errorstats\r\nerrorstat_ERR:count=1",
+		"# Keyspace\r\ndb0:keys=2,expires=1,avg_ttl=100000\r\ndb2:keys=1,expires=0,avg_ttl=0\r\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("INFO lacks %q:\n%s", want, got)
 		}
 	}
+	if strings.Contains(got, "# Commandstats") {
+		t.Error("INFO (default) has commandstats")
+	}
 	if got := do(t, e, s, "INFO", "keyspace"); strings.Contains(got, "# Server") || !strings.HasPrefix(got, "$# Keyspace") {
 		t.Errorf("INFO keyspace:\n%s", got)
+	}
+	got = do(t, e, s, "INFO", "commandstats")
+	for _, want := range []string{"cmdstat_set:calls=3,usec=", "cmdstat_incr:calls=0,usec=0,usec_per_call=0.00,rejected_calls=1,failed_calls=0"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("INFO commandstats lacks %q:\n%s", want, got)
+		}
 	}
 }
 
@@ -366,7 +387,7 @@ func TestServeSBE(t *testing.T) {
 		t.Fatalf("truncated message: %v %v", err, closeConn)
 	}
 	// An op the schema does not have: an error reply, the connection stays.
-	out, closeConn = e.ServeMessage(s, c.AppendRequest(nil, &request.Request{CorrelationID: 6, Op: 99}), nil)
+	out, closeConn = e.ServeMessage(s, c.AppendRequest(nil, &request.Request{CorrelationID: 6, Op: 250}), nil)
 	if err := c.DecodeReply(out, &rep); err != nil || closeConn || rep.Status != reply.UnknownCommand {
 		t.Fatalf("unknown op: %v %v %v", err, closeConn, rep.Status)
 	}

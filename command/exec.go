@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"time"
 	"unsafe"
 
 	"github.com/goblin-kv/goblin/reply"
@@ -60,6 +61,19 @@ func init() {
 		request.OpBitFieldRO: (*Engine).bitField, request.OpLCS: (*Engine).lcs,
 		request.OpMulti: (*Engine).multi, request.OpExec: (*Engine).exec, request.OpDiscard: (*Engine).discard,
 		request.OpWatch: (*Engine).watch, request.OpUnwatch: (*Engine).unwatch,
+		request.OpReset: (*Engine).reset, request.OpClientID: (*Engine).clientID, request.OpClientInfo: (*Engine).clientInfo,
+		request.OpClientList: (*Engine).clientList, request.OpClientKill: (*Engine).clientKill,
+		request.OpClientNoEvict: (*Engine).clientNoEvict, request.OpClientNoTouch: (*Engine).clientNoTouch,
+		request.OpClientPause: (*Engine).clientPause, request.OpClientUnpause: (*Engine).clientUnpause,
+		request.OpClientReply: (*Engine).clientReply, request.OpClientHelp: (*Engine).help,
+		request.OpClientGetRedir: (*Engine).clientGetRedir, request.OpClientTrackingInfo: (*Engine).clientTrackingInfo,
+		request.OpClientTracking: (*Engine).clientTracking, request.OpClientCaching: (*Engine).clientCaching,
+		request.OpClientUnblock: (*Engine).clientUnblock, request.OpTime: (*Engine).time,
+		request.OpLastSave: (*Engine).lastSave, request.OpWait: (*Engine).wait,
+		request.OpConfigSet: (*Engine).configSet, request.OpConfigResetStat: (*Engine).configResetStat,
+		request.OpConfigRewrite: (*Engine).configRewrite, request.OpConfigHelp: (*Engine).help,
+		request.OpFunctionFlush: (*Engine).functionFlush, request.OpFunctionList: (*Engine).functionList,
+		request.OpFunctionHelp: (*Engine).help, request.OpMonitor: (*Engine).monitor,
 	} {
 		handlers[op] = h
 	}
@@ -112,14 +126,73 @@ func (e *Engine) wrongArgs(op request.Op) {
 // read; it saves converting table text on every request.
 func bs(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
+// count records a served request: the transport's counters, INFO's
+// commandstats and errorstats, and the session's last command.
 func (e *Engine) count(s *Session, op request.Op) {
 	s.Stats.Commands[op]++
 	e.total++
+	s.lastOp, s.lastAt = op, e.now
+	c := &e.cmd[op]
+	if e.ran {
+		c.calls++
+	}
 	if e.res.Kind == reply.Error {
 		s.Stats.Errors++
+		if e.ran {
+			c.failed++
+		} else {
+			c.rejected++
+		}
+		e.countError(e.res.Value)
 	}
+	e.ran = false
 	if cap(e.scratch) > maxKeptScratch {
 		e.scratch = make([]byte, 0, 4096)
+	}
+}
+
+// cmdStat is one command's line of INFO commandstats. Time is measured on
+// one call in sampleEvery (two clock reads cost more than a GET) and
+// scaled to all calls when reported.
+type cmdStat struct {
+	calls, failed, rejected uint64
+	sampled, sampledNanos   uint64
+}
+
+const sampleEvery = 16
+
+// usec estimates the microseconds all calls took.
+func (c *cmdStat) usec() uint64 {
+	if c.sampled == 0 {
+		return 0
+	}
+	return uint64(float64(c.sampledNanos) / float64(c.sampled) * float64(c.calls) / 1000)
+}
+
+// errCount is one line of INFO errorstats: replies whose error code (the
+// first word of the text) is code.
+type errCount struct {
+	code string
+	n    uint64
+}
+
+// countError adds an error reply to errorstats.
+func (e *Engine) countError(text []byte) {
+	code := text
+	for i, c := range text {
+		if c == ' ' {
+			code = text[:i]
+			break
+		}
+	}
+	for i := range e.errors {
+		if e.errors[i].code == string(code) {
+			e.errors[i].n++
+			return
+		}
+	}
+	if len(e.errors) < 64 { // codes come from goblin's own texts; bound them anyway
+		e.errors = append(e.errors, errCount{code: string(code), n: 1})
 	}
 }
 
@@ -137,17 +210,38 @@ func (e *Engine) execute(s *Session, r *request.Request) {
 		return
 	}
 	e.st = e.dbs[s.db]
-	if len(e.watchers) == 0 || spec.Flags&request.Write == 0 {
-		h(e, s, r)
+	e.ran = true
+	if e.sampleLeft--; e.sampleLeft <= 0 || s.noTouch || (len(e.watchers) > 0 && spec.Flags&request.Write != 0) {
+		e.executeSlow(s, r, h, spec)
 		return
 	}
-	// Someone watches keys: a write that changed the store touches its
-	// keys (a write that changed nothing, such as SET NX on an existing
-	// key, touches none, as in Redis).
+	h(e, s, r)
+}
+
+// executeSlow runs what execute leaves out of its common path: timing one
+// call in sampleEvery, CLIENT NO-TOUCH, and WATCH's touches.
+func (e *Engine) executeSlow(s *Session, r *request.Request, h handler, spec *request.Spec) {
+	var start time.Time
+	if e.sampleLeft <= 0 {
+		e.sampleLeft = sampleEvery
+		start = time.Now()
+	}
+	if s.noTouch && r.Op != request.OpTouch {
+		e.st.SetNoTouch(true)
+		defer e.st.SetNoTouch(false)
+	}
 	before := e.st.Mods()
 	h(e, s, r)
-	if e.dbs[s.db].Mods() != before {
+	// A write that changed the store touches its keys' watchers (one that
+	// changed nothing, such as SET NX on an existing key, touches none, as
+	// in Redis).
+	if len(e.watchers) > 0 && spec.Flags&request.Write != 0 && e.dbs[s.db].Mods() != before {
 		e.touchKeys(s.db, r)
+	}
+	if !start.IsZero() {
+		c := &e.cmd[r.Op]
+		c.sampled++
+		c.sampledNanos += uint64(time.Since(start))
 	}
 }
 

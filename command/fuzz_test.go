@@ -3,18 +3,21 @@ package command
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/reply"
 	"github.com/goblin-kv/goblin/request"
+	"golang.org/x/sys/unix"
 )
 
 // serveAll feeds in to a fresh engine, whole or in two pieces split at at
 // (as a socket might deliver it), and returns every reply byte and whether
 // the engine asked to close.
 func serveAll(t *testing.T, p proto.Protocol, in []byte, at int) ([]byte, bool) {
+	steadyInfo(t)
 	e, _ := newEngine(t, Options{Limits: resp.Limits{MaxBulkLen: 1 << 16, MaxArgs: 64, MaxInlineLen: 1024}, MaxFrame: 1 << 16})
 	s := NewSession(p, nil)
 	var out []byte
@@ -135,4 +138,14 @@ func FuzzServeMessage(f *testing.F) {
 			t.Fatalf("reply is %d bytes, message %d (%v)", len(out), l, err)
 		}
 	})
+}
+
+// steadyInfo makes INFO, TIME and MONITOR's readings of the process and
+// the wall clock repeatable for the test, so two runs answer alike.
+func steadyInfo(t *testing.T) {
+	wc, ps, id := wallClock, processStats, newRunID
+	t.Cleanup(func() { wallClock, processStats, newRunID = wc, ps, id })
+	wallClock = func() time.Time { return time.UnixMilli(t0) }
+	processStats = func() (int64, unix.Rusage, unix.Rusage) { return 1 << 20, unix.Rusage{}, unix.Rusage{} }
+	newRunID = func() string { return "0123456789012345678901234567890123456789" }
 }

@@ -2,6 +2,7 @@ package command
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -97,6 +98,27 @@ func startPeer() error {
 	}
 }
 
+// redisDefaultParams stand for the server's CONFIG parameters with Redis's
+// default values, so the engine's CONFIG GET and SET can be compared with
+// Redis's on their own.
+var redisDefaultParams = func() []Param {
+	vals := map[string]string{"timeout": "0", "maxclients": "10000", "maxmemory-clients": "0", "port": "0"} // the oracle listens on a socket only
+	var ps []Param
+	for _, name := range []string{"timeout", "maxclients", "maxmemory-clients", "port"} {
+		name := name
+		ps = append(ps, Param{Name: name, Get: func() string { return vals[name] }})
+	}
+	ps[0].Set = func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return errors.New("argument must be between 0 and 2147483647 inclusive")
+		}
+		vals["timeout"] = v
+		return nil
+	}
+	return ps
+}()
+
 // oracleCase is one command of a script and how its replies are compared.
 type oracleCase struct {
 	args []string
@@ -177,6 +199,9 @@ func runGoblin(t *testing.T, script []oracleCase, resp3 bool, o Options) [][]byt
 	}
 	replies, err := splitReplies(out)
 	if err != nil || len(replies) != len(script)+prelude(resp3) {
+		for i, r := range replies {
+			t.Logf("%d %q", i, r)
+		}
 		t.Fatalf("goblin answered %d replies (%v)", len(replies), err)
 	}
 	return replies[prelude(resp3):]
@@ -191,7 +216,7 @@ func compareWithRedis(t *testing.T, script []oracleCase, withResp3 bool) {
 			continue
 		}
 		theirs := runRedis(t, script, resp3)
-		ours := runGoblin(t, script, resp3, Options{})
+		ours := runGoblin(t, script, resp3, Options{Params: redisDefaultParams})
 		for i, c := range script {
 			a, b := ours[i], theirs[i]
 			if c.norm != nil {

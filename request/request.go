@@ -82,6 +82,20 @@ const (
 	FlagWithMatchLen Flags = 1 << 2 // WITHMATCHLEN: each range's length too
 )
 
+// CLIENT PAUSE's option: pause only writes (WRITE), not all commands.
+const FlagPauseWrite Flags = 1 << 0
+
+// CLIENT KILL's form: the old one, CLIENT KILL addr (in Value), which
+// answers OK or an error; without it the filters are pairs in Args.
+const FlagKillAddr Flags = 1 << 0
+
+// CLIENT REPLY's modes, in Amount.
+const (
+	ReplyOn   = 0
+	ReplyOff  = 1
+	ReplySkip = 2
+)
+
 // Expiry says how Request.Expire is read.
 type Expiry uint8
 

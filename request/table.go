@@ -100,6 +100,34 @@ const (
 	OpDiscard                Op = 93
 	OpWatch                  Op = 94
 	OpUnwatch                Op = 95
+	OpReset                  Op = 96
+	OpClientID               Op = 97
+	OpClientInfo             Op = 98
+	OpClientList             Op = 99
+	OpClientKill             Op = 100
+	OpClientNoEvict          Op = 101
+	OpClientNoTouch          Op = 102
+	OpClientPause            Op = 103
+	OpClientUnpause          Op = 104
+	OpClientReply            Op = 105
+	OpClientHelp             Op = 106
+	OpClientGetRedir         Op = 107
+	OpClientTrackingInfo     Op = 108
+	OpClientTracking         Op = 109
+	OpClientCaching          Op = 110
+	OpClientUnblock          Op = 111
+	OpTime                   Op = 112
+	OpLastSave               Op = 113
+	OpWait                   Op = 114
+	OpConfigSet              Op = 115
+	OpConfigResetStat        Op = 116
+	OpConfigRewrite          Op = 117
+	OpConfigHelp             Op = 118
+	OpFunction               Op = 119 // container: FUNCTION <subcommand>
+	OpFunctionFlush          Op = 120
+	OpFunctionList           Op = 121
+	OpFunctionHelp           Op = 122
+	OpMonitor                Op = 123
 )
 
 // Key specs of the common shapes.
@@ -123,6 +151,7 @@ const (
 	strW          = CatWrite | CatString
 	keyW          = CatKeyspace | CatWrite
 	keyR          = CatKeyspace | CatRead
+	clientAdmin   = CatAdmin | CatSlow | CatDangerous | CatConnection
 )
 
 // specs is the command table, indexed by Op. Name, arity, flags, ACL
@@ -452,4 +481,94 @@ var specs = [NumOps]Spec{
 	OpUnwatch: {Name: "unwatch", Arity: 1, Flags: NoScript | Loading | Stale | Fast | AllowBusy, ACL: CatFast | CatTransaction,
 		Group: "transactions", Since: "2.2.0", Complexity: "O(1)",
 		Summary: "Forget the watched keys."},
+	OpReset: {Name: "reset", Arity: 1, Flags: NoScript | Loading | Stale | Fast | NoAuth | AllowBusy, ACL: CatFast | CatConnection,
+		Group: "connection", Since: "6.2.0", Complexity: "O(1)",
+		Summary: "Return the connection to its state on connecting: no transaction, database 0, RESP2, no name."},
+	OpClientID: {Name: "client|id", Arity: 2, Flags: NoScript | Loading | Stale, ACL: CatSlow | CatConnection,
+		Container: OpClient, Group: "connection", Since: "5.0.0", Complexity: "O(1)",
+		Summary: "The connection's client id."},
+	OpClientInfo: {Name: "client|info", Arity: 2, Flags: NoScript | Loading | Stale, ACL: CatSlow | CatConnection,
+		Tips: "nondeterministic_output", Container: OpClient, Group: "connection", Since: "6.2.0", Complexity: "O(1)",
+		Summary: "This connection's line of CLIENT LIST."},
+	OpClientList: {Name: "client|list", Arity: -2, Flags: Admin | NoScript | Loading | Stale, ACL: clientAdmin,
+		Tips: "nondeterministic_output", Container: OpClient, Group: "connection", Since: "2.4.0",
+		Complexity: "O(N) for N clients", Syntax: "[TYPE (client-type=NORMAL|MASTER|REPLICA|PUBSUB)] [ID client-id...]",
+		Summary: "One line per connected client, over every transport."},
+	OpClientKill: {Name: "client|kill", Arity: -3, Flags: Admin | NoScript | Loading | Stale, ACL: clientAdmin,
+		Container: OpClient, Group: "connection", Since: "2.4.0", Complexity: "O(N) for N clients",
+		Syntax:  "(filter=ip:port|[ID client-id] [TYPE client-type] [USER username] [ADDR ip:port] [LADDR ip:port] [SKIPME yes-no])",
+		Summary: "Disconnect clients by address, or those matching every filter given."},
+	OpClientNoEvict: {Name: "client|no-evict", Arity: 3, Flags: Admin | NoScript | Loading | Stale, ACL: clientAdmin,
+		Container: OpClient, Group: "connection", Since: "7.0.0", Complexity: "O(1)", Syntax: "(enabled=ON|OFF)",
+		Summary: "Exempt this connection from client eviction."},
+	OpClientNoTouch: {Name: "client|no-touch", Arity: 3, Flags: NoScript | Loading | Stale, ACL: CatSlow | CatConnection,
+		Container: OpClient, Group: "connection", Since: "7.2.0", Complexity: "O(1)", Syntax: "(enabled=ON|OFF)",
+		Summary: "Leave keys' LRU recency alone when this connection reads them (TOUCH still touches)."},
+	OpClientPause: {Name: "client|pause", Arity: -3, Flags: Admin | NoScript | Loading | Stale, ACL: clientAdmin,
+		Container: OpClient, Group: "connection", Since: "3.0.0", Complexity: "O(1)", Syntax: "timeout [mode=WRITE|ALL]",
+		Summary: "Hold socket clients' commands (all, or writes) for timeout milliseconds."},
+	OpClientUnpause: {Name: "client|unpause", Arity: 2, Flags: Admin | NoScript | Loading | Stale, ACL: clientAdmin,
+		Container: OpClient, Group: "connection", Since: "6.2.0", Complexity: "O(N) for N paused clients",
+		Summary: "End CLIENT PAUSE."},
+	OpClientReply: {Name: "client|reply", Arity: 3, Flags: NoScript | Loading | Stale, ACL: CatSlow | CatConnection,
+		Container: OpClient, Group: "connection", Since: "3.2.0", Complexity: "O(1)", Syntax: "(action=ON|OFF|SKIP)",
+		Summary: "Turn this connection's replies off, on, or off for the next command."},
+	OpClientHelp: {Name: "client|help", Arity: 2, Flags: Loading | Stale, ACL: CatSlow | CatConnection,
+		Container: OpClient, Group: "connection", Since: "5.0.0", Complexity: "O(1)",
+		Summary: "The CLIENT subcommands."},
+	OpClientGetRedir: {Name: "client|getredir", Arity: 2, Flags: NoScript | Loading | Stale, ACL: CatSlow | CatConnection,
+		Container: OpClient, Group: "connection", Since: "6.0.0", Complexity: "O(1)",
+		Summary: "The client tracking redirection: -1, as goblin has no client tracking."},
+	OpClientTrackingInfo: {Name: "client|trackinginfo", Arity: 2, Flags: NoScript | Loading | Stale, ACL: CatSlow | CatConnection,
+		Container: OpClient, Group: "connection", Since: "6.2.0", Complexity: "O(1)",
+		Summary: "Client tracking state: always off in goblin."},
+	OpClientTracking: {Name: "client|tracking", Arity: -3, Flags: NoScript | Loading | Stale, ACL: CatSlow | CatConnection,
+		Container: OpClient, Group: "connection", Since: "6.0.0", Complexity: "O(1)",
+		Syntax:  "(status=ON|OFF) [REDIRECT client-id] [PREFIX prefix]... [BCAST] [OPTIN] [OPTOUT] [NOLOOP]",
+		Summary: "Client-side caching: goblin refuses ON (no invalidation messages) and accepts OFF."},
+	OpClientCaching: {Name: "client|caching", Arity: 3, Flags: NoScript | Loading | Stale, ACL: CatSlow | CatConnection,
+		Container: OpClient, Group: "connection", Since: "6.0.0", Complexity: "O(1)", Syntax: "(mode=YES|NO)",
+		Summary: "Tracking of the next command: always refused, as tracking is never on."},
+	OpClientUnblock: {Name: "client|unblock", Arity: -3, Flags: Admin | NoScript | Loading | Stale, ACL: clientAdmin,
+		Container: OpClient, Group: "connection", Since: "5.0.0", Complexity: "O(log N)",
+		Syntax:  "client-id [unblock-type=TIMEOUT|ERROR]",
+		Summary: "Unblock a client in a blocking command: goblin has none, so 0."},
+	OpTime: {Name: "time", Arity: 1, Flags: Loading | Stale | Fast, ACL: CatFast, Tips: "nondeterministic_output",
+		Group: "server", Since: "2.6.0", Complexity: "O(1)",
+		Summary: "The server's time: unix seconds and microseconds."},
+	OpLastSave: {Name: "lastsave", Arity: 1, Flags: Loading | Stale | Fast, ACL: CatAdmin | CatFast | CatDangerous,
+		Tips: "nondeterministic_output", Group: "server", Since: "1.0.0", Complexity: "O(1)",
+		Summary: "The unix time of the last save: goblin does not persist, so its start."},
+	OpWait: {Name: "wait", Arity: 3, Flags: NoScript, ACL: CatSlow | CatConnection,
+		Tips:  "request_policy:all_shards response_policy:agg_min",
+		Group: "generic", Since: "3.0.0", Complexity: "O(1)", Syntax: "numreplicas timeout",
+		Summary: "Wait for replicas to acknowledge writes: goblin has none, so 0 at once."},
+	OpConfigSet: {Name: "config|set", Arity: -4, Flags: Admin | NoScript | Loading | Stale, ACL: CatAdmin | CatSlow | CatDangerous,
+		Tips: "request_policy:all_nodes response_policy:all_succeeded", Container: OpConfig, Group: "server", Since: "2.0.0",
+		Complexity: "O(N) for N parameters", Syntax: "(data=parameter value)...",
+		Summary: "Change configuration parameters that can change live (maxmemory, maxmemory-policy, timeout, requirepass...)."},
+	OpConfigResetStat: {Name: "config|resetstat", Arity: 2, Flags: Admin | NoScript | Loading | Stale, ACL: CatAdmin | CatSlow | CatDangerous,
+		Container: OpConfig, Group: "server", Since: "2.0.0", Complexity: "O(1)",
+		Summary: "Reset INFO's statistics."},
+	OpConfigRewrite: {Name: "config|rewrite", Arity: 2, Flags: Admin | NoScript | Loading | Stale, ACL: CatAdmin | CatSlow | CatDangerous,
+		Container: OpConfig, Group: "server", Since: "2.8.0", Complexity: "O(1)",
+		Summary: "Write the configuration to the config file: goblin has none (its options are flags)."},
+	OpConfigHelp: {Name: "config|help", Arity: 2, Flags: Loading | Stale, ACL: CatSlow,
+		Container: OpConfig, Group: "server", Since: "5.0.0", Complexity: "O(1)",
+		Summary: "The CONFIG subcommands."},
+	OpFunction: {Name: "function", Arity: -2, ACL: CatSlow, Dispatch: true,
+		Group: "scripting", Since: "7.0.0", Complexity: "Depends on subcommand.",
+		Summary: "The function library: goblin has no scripting, so it is always empty."},
+	OpFunctionFlush: {Name: "function|flush", Arity: -2, Flags: Write | NoScript, ACL: CatWrite | CatSlow | CatScripting,
+		Tips: tipsAllShards, Container: OpFunction, Group: "scripting", Since: "7.0.0", Complexity: "O(1)",
+		Syntax: "[flush-type=ASYNC|SYNC]", Summary: "Delete every library (there are none)."},
+	OpFunctionList: {Name: "function|list", Arity: -2, Flags: NoScript, ACL: CatSlow | CatScripting,
+		Tips: "nondeterministic_output_order", Container: OpFunction, Group: "scripting", Since: "7.0.0", Complexity: "O(1)",
+		Syntax: "[LIBRARYNAME library-name-pattern] [WITHCODE]", Summary: "The libraries: none."},
+	OpFunctionHelp: {Name: "function|help", Arity: 2, Flags: Loading | Stale, ACL: CatSlow | CatScripting,
+		Container: OpFunction, Group: "scripting", Since: "7.0.0", Complexity: "O(1)",
+		Summary: "The FUNCTION subcommands."},
+	OpMonitor: {Name: "monitor", Arity: 1, Flags: Admin | NoScript | Loading | Stale, ACL: CatAdmin | CatSlow | CatDangerous,
+		Group: "server", Since: "1.0.0", Complexity: "O(1) per command seen",
+		Summary: "Stream every command the server executes to this (socket) connection."},
 }

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
-	"os"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -73,6 +73,7 @@ func New(o Options) (*Server, error) {
 		// store takes, and no more (a key is far shorter).
 		Limits:   resp.Limits{MaxBulkLen: o.MaxValueLen},
 		MaxFrame: o.MaxValueLen + sbe.SOFHLen + frameSlack,
+		Params:   s.params(),
 	})
 	s.budget = &uds.Budget{Limit: max(o.MaxClientMemory, 0)}
 	s.auth = &authGuard{log: s.log}
@@ -180,40 +181,99 @@ func (s *Server) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }
 
-// info adds INFO's server and clients sections. It runs on the loop.
+// info adds the server's lines to INFO's server and clients sections. It
+// runs on the loop.
 func (s *Server) info(dst []byte, section string) []byte {
 	switch section {
 	case "server":
-		dst = append(dst, "# Server\r\nredis_version:"...)
-		dst = append(dst, command.DefaultVersion...)
-		dst = append(dst, "\r\ngoblin_idle_strategy:"...)
+		dst = append(dst, "goblin_idle_strategy:"...)
 		dst = append(dst, s.opts.Idle...)
-		dst = append(dst, "\r\nprocess_id:"...)
-		dst = strconv.AppendInt(dst, int64(os.Getpid()), 10)
-		dst = append(dst, "\r\nuptime_in_seconds:"...)
-		dst = strconv.AppendInt(dst, int64(time.Since(s.started)/time.Second), 10)
-		for _, t := range s.targets {
-			if t.Scheme == target.TCP {
-				if _, port, err := splitPort(t.Address); err == nil {
-					dst = append(dst, "\r\ntcp_port:"...)
-					dst = append(dst, port...)
-					break
-				}
-			}
-		}
 		dst = append(dst, "\r\n"...)
-	case "clients":
-		n := 0
-		for _, t := range s.transports {
-			n += t.Clients()
+		if port := s.tcpPort(); port != "" {
+			dst = append(dst, "tcp_port:"...)
+			dst = append(dst, port...)
+			dst = append(dst, "\r\n"...)
 		}
-		dst = append(dst, "# Clients\r\nconnected_clients:"...)
-		dst = strconv.AppendInt(dst, int64(n), 10)
-		dst = append(dst, "\r\nmaxclients:"...)
+	case "clients":
+		dst = append(dst, "maxclients:"...)
 		dst = strconv.AppendInt(dst, int64(s.opts.MaxClients), 10)
 		dst = append(dst, "\r\n"...)
 	}
 	return dst
+}
+
+// tcpPort returns the first TCP listener's port, "" without one.
+func (s *Server) tcpPort() string {
+	for _, t := range s.targets {
+		if t.Scheme == target.TCP {
+			if _, port, err := splitPort(t.Address); err == nil {
+				return port
+			}
+		}
+	}
+	return ""
+}
+
+// params are the server's CONFIG parameters. Those that change live apply
+// to every socket listener at once (CONFIG SET runs on the loop).
+func (s *Server) params() []command.Param {
+	socket := func(apply func(*uds.Server)) {
+		for _, t := range s.transports {
+			if u, ok := t.(*uds.Server); ok {
+				apply(u)
+			}
+		}
+	}
+	intParam := func(v string, lo, hi int64) (int64, error) {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < lo || n > hi {
+			return 0, fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
+		}
+		return n, nil
+	}
+	return []command.Param{
+		{Name: "timeout", Get: func() string { return strconv.FormatInt(int64(s.opts.IdleTimeout/time.Second), 10) },
+			Set: func(v string) error {
+				n, err := intParam(v, 0, math.MaxInt32)
+				if err == nil {
+					s.opts.IdleTimeout = time.Duration(n) * time.Second
+					socket(func(u *uds.Server) { u.SetIdleTimeout(s.opts.IdleTimeout) })
+				}
+				return err
+			}},
+		{Name: "maxclients", Get: func() string { return strconv.Itoa(s.opts.MaxClients) },
+			Set: func(v string) error {
+				n, err := intParam(v, 1, math.MaxInt32)
+				if err == nil {
+					s.opts.MaxClients = int(n)
+					socket(func(u *uds.Server) { u.SetMaxClients(int(n)) })
+				}
+				return err
+			}},
+		{Name: "maxmemory-clients", Get: func() string { return strconv.FormatInt(s.budget.Limit, 10) },
+			Set: func(v string) error {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil || n < 0 {
+					return errors.New("argument must be a memory value")
+				}
+				s.budget.Limit = n
+				return nil
+			}},
+		{Name: "port", Get: func() string {
+			if p := s.tcpPort(); p != "" {
+				return p
+			}
+			return "0"
+		}},
+		{Name: "unixsocket", Get: func() string {
+			for _, t := range s.targets {
+				if t.Scheme == target.UDS {
+					return t.Path
+				}
+			}
+			return ""
+		}},
+	}
 }
 
 func splitPort(hostport string) (string, string, error) {
@@ -292,9 +352,16 @@ func (s *engineSession) Serve(in, out []byte, limit int) (int, []byte, bool) {
 // Delay tells the socket transport to hold the client back this long
 // before serving its next request (after a wrong password; see authGuard).
 func (s *engineSession) Delay() time.Duration {
-	d := s.delay
+	d := max(s.delay, s.s.Hold()) // a wrong password, or CLIENT PAUSE
 	s.delay = 0
 	return d
+}
+
+// SetConn implements uds.ConnAware: the engine learns the connection's
+// addresses (CLIENT LIST) and how to close it (CLIENT KILL) and write to it
+// out of turn (MONITOR).
+func (s *engineSession) SetConn(addr, laddr string, fd int, kill func(), push func([]byte) bool) {
+	s.s.Attach(command.Conn{Addr: addr, LocalAddr: laddr, FD: fd, Kill: kill, Push: push})
 }
 func (s *engineSession) Close() { s.e.Close(s.s) }
 

@@ -111,6 +111,7 @@ type Store struct {
 	evictHand      uint32 // CLOCK hand / eviction sampler
 	ttlCursor      uint32 // where AvgTTL's sample continues
 	mods           uint64 // changes made to keys (Mods)
+	noTouch        bool   // reads leave keys' recency alone (SetNoTouch)
 	scratch        []byte // Append's reusable buffer
 	group          *group // siblings sharing the memory cap (group.go); nil alone
 	owner          ownerCheck
@@ -219,7 +220,7 @@ func (s *Store) probe(t []uint64, shift uint8, tag uint32, key []byte) (uint32, 
 }
 
 func (s *Store) touch(sl *slot) {
-	if sl.meta>>clockShift != clockMax {
+	if sl.meta>>clockShift != clockMax && !s.noTouch {
 		sl.meta |= clockMax << clockShift
 	}
 }
@@ -890,3 +891,14 @@ func (s *Store) Stats(st *Stats) {
 // included) and flush adds at least one. A caller compares two readings to
 // learn whether anything changed in between (WATCH's check of a write).
 func (s *Store) Mods() uint64 { return s.mods }
+
+// ResetStats zeroes the counters Stats reports (hits, misses, expired,
+// evicted, refused writes), as CONFIG RESETSTAT asks.
+func (s *Store) ResetStats() {
+	s.owner.check()
+	s.stats = Stats{}
+}
+
+// SetNoTouch makes reads (and writes) leave keys' LRU recency as it is
+// until SetNoTouch(false), for a client that asked for CLIENT NO-TOUCH.
+func (s *Store) SetNoTouch(on bool) { s.noTouch = on }

@@ -165,6 +165,13 @@ func init() {
 		request.OpSetBit: parseSetBit, request.OpGetBit: parseGetBit, request.OpBitCount: parseBitCount,
 		request.OpBitPos: parseBitPos, request.OpBitOp: parseBitOp, request.OpBitField: parseBitField,
 		request.OpBitFieldRO: parseBitField, request.OpLCS: parseLCS, request.OpWatch: keys,
+		request.OpClientList: parseClientList, request.OpClientKill: parseClientKill,
+		request.OpClientNoEvict: parseNoEvict, request.OpClientNoTouch: parseNoEvict,
+		request.OpClientPause: parseClientPause, request.OpClientReply: parseClientReply,
+		request.OpClientTracking: parseClientTracking, request.OpClientCaching: value(2),
+		request.OpClientUnblock: parseClientUnblock, request.OpWait: parseWait,
+		request.OpConfigSet: parseConfigSet, request.OpFunctionFlush: parseFlushFunction,
+		request.OpFunctionList: parseFunctionList,
 	} {
 		parsers[op] = p
 	}

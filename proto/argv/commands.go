@@ -450,3 +450,11 @@ func parseHello(d *Decoder, r *request.Request, args [][]byte) bool {
 	}
 	return true
 }
+
+// parseFlushFunction reads FUNCTION FLUSH [ASYNC|SYNC].
+func parseFlushFunction(d *Decoder, _ *request.Request, args [][]byte) bool {
+	if len(args) > 3 || (len(args) == 3 && !eq(args[2], "async") && !eq(args[2], "sync")) {
+		return d.fail(reply.Err, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
+	}
+	return true
+}

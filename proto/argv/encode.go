@@ -1,6 +1,7 @@
 package argv
 
 import (
+	"encoding/binary"
 	"errors"
 	"strconv"
 	"strings"
@@ -113,6 +114,12 @@ func init() {
 		request.OpSetBit: keyTwoInts, request.OpGetBit: keyAmount, request.OpBitCount: encodeBitCount,
 		request.OpBitPos: encodeBitPos, request.OpBitOp: encodeBitOp, request.OpBitField: encodeBitField,
 		request.OpBitFieldRO: encodeBitField, request.OpLCS: encodeLCS, request.OpWatch: keyAndArgs,
+		request.OpClientList: encodeClientList, request.OpClientKill: encodeClientKill,
+		request.OpClientNoEvict: encodeOnOff, request.OpClientNoTouch: encodeOnOff,
+		request.OpClientPause: encodeClientPause, request.OpClientReply: encodeClientReply,
+		request.OpClientTracking: encodeClientTracking, request.OpClientCaching: valueOnly,
+		request.OpClientUnblock: amountOnly, request.OpWait: func(e *Encoder, r *request.Request) { e.int(r.Amount); e.int(r.Amount2) },
+		request.OpConfigSet: keyValueAndArgs, request.OpFunctionList: encodeFunctionList,
 	} {
 		encoders[op] = f
 	}
@@ -333,5 +340,66 @@ func encodeLCS(e *Encoder, r *request.Request) {
 	}
 	if r.Flags&request.FlagWithMatchLen != 0 {
 		e.add(wWithMatchLen)
+	}
+}
+
+var (
+	wOn, wOff, wSkip, wWrite = word("ON"), word("OFF"), word("SKIP"), word("WRITE")
+	wTypeList, wID           = word("TYPE"), word("ID")
+	wLibraryName             = word("LIBRARYNAME")
+	onOffWords               = [...][]byte{wOff, wOn}
+	replyWords               = [...][]byte{wOn, wOff, wSkip}
+)
+
+func encodeOnOff(e *Encoder, r *request.Request) {
+	if r.Amount == 0 || r.Amount == 1 {
+		e.add(onOffWords[r.Amount])
+	}
+}
+
+func encodeClientList(e *Encoder, r *request.Request) {
+	if len(r.Value) > 0 {
+		e.add(wTypeList, r.Value)
+		return
+	}
+	if len(r.Args) > 0 {
+		e.add(wID)
+		for _, id := range r.Args {
+			if len(id) == 8 {
+				e.int(int64(binary.LittleEndian.Uint64(id)))
+			}
+		}
+	}
+}
+
+func encodeClientKill(e *Encoder, r *request.Request) {
+	if r.Flags&request.FlagKillAddr != 0 {
+		e.add(r.Value)
+		return
+	}
+	e.add(r.Args...)
+}
+
+func encodeClientPause(e *Encoder, r *request.Request) {
+	e.int(r.Amount)
+	if r.Flags&request.FlagPauseWrite != 0 {
+		e.add(wWrite)
+	}
+}
+
+func encodeClientReply(e *Encoder, r *request.Request) {
+	if r.Amount >= 0 && int(r.Amount) < len(replyWords) {
+		e.add(replyWords[r.Amount])
+	}
+}
+
+func encodeClientTracking(e *Encoder, r *request.Request) {
+	encodeOnOff(e, r)
+	e.add(r.Args...)
+}
+
+func encodeFunctionList(e *Encoder, r *request.Request) {
+	if len(r.Value) > 0 {
+		e.add(wLibraryName, r.Value)
 	}
 }

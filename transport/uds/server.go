@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -291,6 +292,16 @@ type conn struct {
 
 // buffered is a session that holds memory for a partial request.
 type buffered interface{ Buffered() int }
+
+// ConnAware is a Session that wants to know its connection (the command
+// engine's CLIENT LIST, CLIENT KILL and MONITOR): right after Open the
+// server tells it the peer's and its own address and the socket, and
+// hands it kill, which closes the connection, and push, which queues bytes
+// for the client outside of any reply. Both are to be called on the loop
+// goroutine only.
+type ConnAware interface {
+	SetConn(addr, laddr string, fd int, kill func(), push func(b []byte) bool)
+}
 
 // Delayer is a Session that may ask, after a Serve, for its client to be
 // held back: its further requests wait that long (neither read nor
@@ -796,8 +807,61 @@ func (s *Server) open(c *conn) bool {
 	c.sess = s.cfg.Handler.Open(p)
 	c.held, _ = c.sess.(buffered)
 	c.delayer, _ = c.sess.(Delayer)
+	if a, ok := c.sess.(ConnAware); ok {
+		laddr, addr := sockName(unix.Getsockname(c.fd)), sockName(unix.Getpeername(c.fd))
+		if strings.HasSuffix(laddr, ":0") { // a Unix peer is unnamed: Redis shows the server's path
+			addr = laddr
+		}
+		a.SetConn(addr, laddr, c.fd,
+			func() { s.kill(c) }, func(b []byte) bool { return s.push(c, b) })
+	}
 	return true
 }
+
+// sockName formats a socket address as CLIENT LIST shows it: ip:port, or
+// a Unix socket's path and ":0".
+func sockName(sa unix.Sockaddr, err error) string {
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return net.JoinHostPort(net.IP(a.Addr[:]).String(), strconv.Itoa(a.Port))
+	case *unix.SockaddrInet6:
+		return net.JoinHostPort(net.IP(a.Addr[:]).String(), strconv.Itoa(a.Port))
+	case *unix.SockaddrUnix:
+		return a.Name + ":0"
+	}
+	return ""
+}
+
+// kill closes c (CLIENT KILL): its socket is shut down for reading, so the
+// read path sees the end of its stream and drops it like any client that
+// went away.
+func (s *Server) kill(c *conn) {
+	if c.fd >= 0 && s.conns[c.fd] == c {
+		unix.Shutdown(c.fd, unix.SHUT_RD)
+	}
+}
+
+// push queues b for c outside of any reply (MONITOR), as a block of its
+// own that the next writable event sends; it is charged like a reply.
+func (s *Server) push(c *conn, b []byte) bool {
+	if c.fd < 0 || s.conns[c.fd] != c || c.closing || c.pendBytes+len(b) > s.cfg.MaxOutput {
+		return false
+	}
+	block := append([]byte(nil), b...)
+	c.pend = append(c.pend, block)
+	c.pendBytes += len(block)
+	c.pendCap += cap(block)
+	s.watch(c)
+	return true
+}
+
+// SetIdleTimeout changes IdleTimeout (CONFIG SET timeout), on the loop
+// goroutine.
+func (s *Server) SetIdleTimeout(d time.Duration) { s.cfg.IdleTimeout = d }
+
+// SetMaxClients changes MaxClients (CONFIG SET maxclients), on the loop
+// goroutine; clients over a lowered cap stay connected.
+func (s *Server) SetMaxClients(n int) { s.cfg.MaxClients = n }
 
 // flush writes queued replies and updates what epoll watches for c. It
 // returns false if the client was dropped: on a write error, on passing

@@ -56,27 +56,36 @@ func Claim(dir string, timeout time.Duration) error {
 	switch {
 	case !p.alive:
 		return nil
-	case p.supervisor > 0 && p.ppid != p.supervisor:
+	case p.exiting:
+		// Killed, its memory already gone: wait for it to finish.
+		return awaitGone(dir, p, st.startMs, "exiting")
+	case p.supervisor > 0 && (p.ppid != p.supervisor || !inspect(p.supervisor, 0).alive):
 		// Started by this package for a process that is gone (the driver
-		// was reparented): nobody serves it; end it now.
+		// was reparented, or its parent is a zombie): nobody serves it;
+		// end it now.
 		_ = syscall.Kill(p.pid, syscall.SIGKILL)
-		deadline := time.Now().Add(orphanWait)
-		for inspect(p.pid, st.startMs).alive {
-			if time.Now().After(deadline) {
-				return fmt.Errorf("%w: %s: driver pid %d, orphaned (its supervisor %d is gone), did not die within %v of SIGKILL",
-					ErrInUse, dir, p.pid, p.supervisor, orphanWait)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		return nil
+		return awaitGone(dir, p, st.startMs, fmt.Sprintf("orphaned (its supervisor %d is gone), killed", p.supervisor))
 	}
 	return fmt.Errorf("%w: %s: driver pid %d, heartbeat %v old", ErrInUse, dir, p.pid, age)
+}
+
+// awaitGone waits up to orphanWait for a driver that is on its way out.
+func awaitGone(dir string, p process, startMs int64, what string) error {
+	deadline := time.Now().Add(orphanWait)
+	for inspect(p.pid, startMs).alive {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: %s: driver pid %d, %s, still runs after %v", ErrInUse, dir, p.pid, what, orphanWait)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
 }
 
 // process is what /proc says of a driver's pid.
 type process struct {
 	pid        int
 	alive      bool // running (not a zombie), and started before its CnC file
+	exiting    bool // alive, but without a command line: its memory is gone, it is exiting
 	ppid       int
 	supervisor int // from the command line's supervisorProperty, or 0
 }
@@ -115,6 +124,7 @@ func inspect(pid int, startMs int64) process {
 	p.alive, p.ppid = true, ppid
 	if cmd, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline")); err == nil {
 		p.supervisor = supervisorOf(cmd)
+		p.exiting = len(cmd) == 0 // a JVM always has one until it releases its memory
 	}
 	return p
 }

@@ -24,6 +24,9 @@ func buildAeron(t target.Target, env *Env) (transport.Server, error) {
 	o.Handler = aeronHandler{env.Handler("aeron-" + t.Address + "/" + t.Proto.String())}
 	o.Logger = env.Logger
 	o.MaxRequest = env.Options.MaxInput // the same cap as a socket client's unfinished request
+	// The same total as the socket clients', counted apart for each Aeron
+	// listener.
+	o.MaxClientMemory = env.Options.MaxClientMemory
 	return aeron.Listen(o)
 }
 

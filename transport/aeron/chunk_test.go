@@ -308,3 +308,38 @@ func TestMalformedFrames(t *testing.T) {
 		t.Fatalf("stats %+v, want %d malformed", st, len(cases))
 	}
 }
+
+// TestClientMemoryBudget: clients that stop half-way through long chunked
+// requests hold the pieces sent so far; past MaxClientMemory in total the
+// one holding the most is dropped, the others stay and are served.
+func TestClientMemoryBudget(t *testing.T) {
+	needDriver(t)
+	p := newInProcess(t, aeron.Options{Media: "ipc", Proto: proto.RESP, MaxClientMemory: 8 << 20}, server.IdleYield)
+	small, big, other := dial(t, p.dialOptions(proto.RESP)), dial(t, p.dialOptions(proto.RESP)), dial(t, p.dialOptions(proto.RESP))
+	req := make([]byte, 20<<20)
+	req[0] = '*'
+	for _, c := range []*aeron.Conn{small, big} {
+		c.SetDeadline(time.Now().Add(time.Minute))
+	}
+	piece := 512<<10 - 16
+	if err := aeron.WritePiecesForTest(small, req, (3<<20)/piece); err != nil { // about 3 MiB
+		t.Fatal(err)
+	}
+	if r, err := roundTrip(other, resp.AppendCommandString(nil, "PING")); err != nil || string(r) != "+PONG\r\n" {
+		t.Fatalf("PING: %q, %v", r, err)
+	}
+	if err := aeron.WritePiecesForTest(big, req, (7<<20)/piece); err != nil { // about 7 MiB: 10 in all
+		t.Fatal(err)
+	}
+	if _, err := big.ReadAppend(nil); !errors.Is(err, transport.ErrServerGone) {
+		t.Fatalf("the client holding the most: %v, want it dropped", err)
+	}
+	if r, err := roundTrip(other, resp.AppendCommandString(nil, "PING")); err != nil || string(r) != "+PONG\r\n" {
+		t.Fatalf("PING after the eviction: %q, %v", r, err)
+	}
+	st := p.stopStats()
+	if st.Evicted != 1 || st.Gone != 0 || st.Dropped != 0 || st.Buffered < 2<<20 || st.Buffered > 8<<20 {
+		t.Fatalf("stats %+v: want one client evicted, no other gone, the small one's pieces still counted", st)
+	}
+	t.Logf("evicted the 7 MiB client at an 8 MiB limit; %d bytes still buffered for the 3 MiB one", st.Buffered)
+}

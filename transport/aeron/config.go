@@ -26,6 +26,7 @@ const (
 	DefaultOfferTimeout        = 5 * time.Second
 	DefaultMaxClients          = 1024
 	DefaultMaxRequest          = 64 << 20
+	DefaultMaxClientMemory     = 1 << 30
 	DefaultDriverTimeout       = 10 * time.Second
 	DefaultSpinLimit           = 1 << 12
 	DefaultParkTime            = 20 * time.Microsecond
@@ -84,6 +85,11 @@ type Options struct {
 	// Clients learn it from the server's hello and refuse such a request
 	// before sending it.
 	MaxRequest int
+	// MaxClientMemory caps the bytes all clients together may hold in
+	// partial chunked requests and replies waiting to be sent; past it the
+	// client holding the most is dropped (Stats.Evicted). 0 means
+	// DefaultMaxClientMemory; negative, no limit.
+	MaxClientMemory int64
 	// Dir is the media driver's Aeron directory (default DefaultDir()).
 	Dir string
 	// External says a driver something else runs lives in Dir. Otherwise
@@ -155,6 +161,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.MaxRequest <= 0 {
 		o.MaxRequest = DefaultMaxRequest
+	}
+	if o.MaxClientMemory == 0 {
+		o.MaxClientMemory = DefaultMaxClientMemory
 	}
 	o.MaxRequest = min(o.MaxRequest, MaxChunkedMessage)
 	if o.Logger == nil {

@@ -49,6 +49,8 @@ type Stats struct {
 	TooLarge       int64 // requests longer than Options.MaxRequest, answered with an error (the client stays)
 	Malformed      int64 // clients closed for a malformed goblin frame (after an error reply)
 	Chunked        int64 // requests and replies sent in chunks (longer than the stream's max message)
+	Buffered       int64 // bytes the clients hold now in partial chunked requests and waiting replies
+	Evicted        int64 // clients dropped because Buffered passed Options.MaxClientMemory
 	Requests       int64 // requests served
 	DriverRestarts int64 // media drivers started again after one died
 	Reconnects     int64 // times the server re-added its subscription after losing its driver
@@ -71,6 +73,7 @@ type Server struct {
 	stats   Stats
 	gen     uint64 // the driver generation the loop serves
 	stalled int    // clients whose replies wait in their backlog
+	buffer  int64  // what every client's mem adds up to (Stats.Buffered)
 	hello   []byte // the first message on every response stream
 	errBuf  []byte // error replies the transport makes itself
 	closed  bool
@@ -116,6 +119,7 @@ type client struct {
 	dead    bool
 	session int32
 	req     assembly // a chunked request being gathered
+	mem     int      // bytes charged for req and backlog (see charge)
 
 	// Replies that could not be offered at once, in order: their bytes
 	// and lengths. While any wait, the client's image is not polled, so
@@ -221,6 +225,7 @@ func (s *Server) Stats(st *Stats) {
 	*st = s.stats
 	st.Clients = len(s.clients)
 	st.Pending = len(s.pending)
+	st.Buffered = s.buffer
 	st.Rejected += s.m.rejected.Load()
 	st.DriverRestarts = s.m.restarts.Load()
 	st.Reconnects = s.m.reconnects.Load()
@@ -312,6 +317,7 @@ func (s *Server) serve(msg []byte, _ *ae.Header) {
 	}
 	if c.req.buf != nil {
 		c.req.reset() // served: give back a large request's buffer
+		s.charge(c)
 	}
 	if !s.send(c, reply) {
 		return
@@ -335,6 +341,9 @@ func (s *Server) gather(c *client, msg []byte) ([]byte, bool) {
 	var done bool
 	if err == nil {
 		done, err = c.req.add(ch)
+		if !s.charge(c) {
+			return nil, false
+		}
 	}
 	if err != nil {
 		s.stats.Malformed++
@@ -349,6 +358,7 @@ func (s *Server) gather(c *client, msg []byte) ([]byte, bool) {
 	}
 	if c.req.discard {
 		c.req.reset()
+		s.charge(c)
 		return nil, false
 	}
 	s.stats.Chunked++
@@ -401,8 +411,7 @@ func (s *Server) send(c *client, reply []byte) bool {
 			return alive
 		}
 	}
-	s.queue(c, reply, nil)
-	return true
+	return s.queue(c, reply, nil)
 }
 
 // sendChunked sends a reply longer than the stream's maximum message as
@@ -429,7 +438,9 @@ func (s *Server) sendChunked(c *client, reply []byte) bool {
 				continue
 			}
 		}
-		s.queue(c, hdr[:], reply[off:end])
+		if !s.queue(c, hdr[:], reply[off:end]) {
+			return false
+		}
 	}
 	return true
 }
@@ -453,8 +464,9 @@ func (s *Server) offerRetrying(c *client, a, b []byte) (sent, alive bool) {
 }
 
 // queue appends a+b as one message to c's backlog, starting the stall
-// clock if the backlog was empty.
-func (s *Server) queue(c *client, a, b []byte) {
+// clock if the backlog was empty. It returns false if the memory it took
+// got c dropped (see charge).
+func (s *Server) queue(c *client, a, b []byte) bool {
 	if len(c.backlogLens) == 0 {
 		s.stats.Stalls++
 		s.stalled++
@@ -464,6 +476,37 @@ func (s *Server) queue(c *client, a, b []byte) {
 	}
 	c.backlog = append(append(c.backlog, a...), b...)
 	c.backlogLens = append(c.backlogLens, len(a)+len(b))
+	return s.charge(c)
+}
+
+// charge brings c's share of Buffered up to date (what its partial
+// request and waiting replies hold) and, while the total is over
+// MaxClientMemory, drops the client holding the most (Redis's
+// maxmemory-clients, as the socket listeners do). It reports whether c
+// itself is still served.
+func (s *Server) charge(c *client) bool {
+	if !c.dead {
+		mem := cap(c.req.buf) + cap(c.backlog)
+		s.buffer += int64(mem - c.mem)
+		c.mem = mem
+	}
+	for s.o.MaxClientMemory > 0 && s.buffer > s.o.MaxClientMemory {
+		var big *client
+		for _, list := range [][]*client{s.clients, s.pending} {
+			for _, x := range list {
+				if !x.dead && x.mem > 0 && (big == nil || x.mem > big.mem) {
+					big = x
+				}
+			}
+		}
+		if big == nil {
+			break
+		}
+		s.stats.Evicted++
+		s.dropForReply(big, fmt.Sprintf("the clients hold %d bytes in partial requests and waiting replies, past the limit of %d (goblin-server --maxmemory-clients); this one held the most, %d",
+			s.buffer, s.o.MaxClientMemory, big.mem))
+	}
+	return !c.dead
 }
 
 // retryable reports whether an offer result is one to try again: the
@@ -504,6 +547,7 @@ func (s *Server) flush() int {
 		work += sent
 		if c.backlogHead == len(c.backlogLens) {
 			s.unstall(c)
+			s.charge(c)
 			if c.closeAfter {
 				s.stats.Gone++
 				s.release(c, true, c.closeWhy)
@@ -569,8 +613,10 @@ func (s *Server) releaseAt(c *client, closePub bool, lvl slog.Level, why string)
 	}
 	s.o.Logger.Log(context.Background(), lvl, "aeron client released", "transport", s.name, "image", c.corr,
 		"session", c.session, "why", why)
-	s.unstall(c)
 	c.dead = true
+	s.unstall(c)
+	s.buffer -= int64(c.mem)
+	c.mem, c.req = 0, assembly{}
 	c.sess.Close()
 	s.asm.FreeSessionBuffer(c.session)
 	if closePub {

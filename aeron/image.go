@@ -217,6 +217,68 @@ func (i *Image) NextMessage(dst []byte) (msg []byte, ok bool) {
 	return msg, ok
 }
 
+// Reassembly is ReadMessage's state between calls: whether a message has
+// begun, and where it starts in the caller's buffer. The zero value is
+// ready; use one per image.
+type Reassembly struct {
+	start int
+	in    bool
+}
+
+// InMessage reports whether a message has begun and not ended: its
+// fragments so far are in the caller's buffer from the start it had then.
+func (r *Reassembly) InMessage() bool { return r.in }
+
+// ReadMessage appends the next message to dst, consuming its fragments as
+// they become available: done is true once its last fragment is appended.
+// Until then the fragments read so far stay appended to dst, and the
+// caller calls again with the same dst (grown, not truncated) and r. An
+// unfragmented message is read whole in one call, as by NextMessage.
+//
+// Unlike NextMessage it does not wait for the whole message before
+// consuming any of it. That matters over UDP: the receiving driver accepts
+// data only up to the subscriber's position plus its receiver window (128
+// KiB by default), so a message longer than the window arrives only if the
+// subscriber consumes its first fragments, and NextMessage would wait for
+// it forever. Padding and a continuation without its beginning (an image
+// joined mid-message) are skipped; a beginning while a message is open
+// drops the open one's fragments. It does not allocate when dst has room.
+func (i *Image) ReadMessage(dst []byte, r *Reassembly) (out []byte, done bool) {
+	if i.closed.Load() {
+		return dst, false
+	}
+	for {
+		position := shm.LoadInt64Acquire(i.posBuf, i.posOff) // sub-pos: see Poll
+		offset := int(position) & i.termMask
+		term := i.log.terms[int(position>>i.log.bitsToShift)%logbuffer.PartitionCount]
+		length := int(shm.LoadInt32Acquire(term, offset)) // stored last by the publisher (release)
+		if !committed(length, offset, term) {
+			return dst, false
+		}
+		next := position + int64(shm.Align(length, logbuffer.FrameAlignment))
+		if shm.GetUint16(term, offset+logbuffer.FrameTypeOffset) == logbuffer.FrameTypePad {
+			i.setPosition(next)
+			continue
+		}
+		flags := term[offset+logbuffer.FrameFlagsOffset]
+		if flags&logbuffer.FlagBegin != 0 {
+			if r.in {
+				dst = dst[:r.start] // the open message never ended
+			}
+			r.start, r.in = len(dst), true
+		} else if !r.in {
+			i.setPosition(next) // a continuation without its beginning
+			continue
+		}
+		dst = append(dst, term[offset+logbuffer.HeaderLength:offset+length]...)
+		i.setPosition(next)
+		if flags&logbuffer.FlagEnd != 0 {
+			r.in = false
+			return dst, true
+		}
+	}
+}
+
 // PeekMessage is NextMessage without the copy and without consuming: an
 // unfragmented message comes back as a view into the log, a fragmented one
 // reassembled into scratch (appended to scratch[:0]). The view stays valid

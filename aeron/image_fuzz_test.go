@@ -49,7 +49,7 @@ func FuzzImage(f *testing.F) {
 		l := newTestLog(fuzzTermLength, 1408, 0)
 		copy(l.terms[0], data)
 		delivered := 0
-		for reader := range 5 {
+		for reader := range 6 {
 			img := newTestImage(l, testCounters(1<<62))
 			var asm *FragmentAssembler
 			if reader == 1 {
@@ -57,6 +57,7 @@ func FuzzImage(f *testing.F) {
 				asm.SetMaxLength(8192)
 			}
 			buf := make([]byte, 0, 256)
+			var rs Reassembly
 			last := img.Position()
 			for range 4096 {
 				n := 0
@@ -82,6 +83,15 @@ func FuzzImage(f *testing.F) {
 					if m, ok := img.PeekMessage(buf); ok {
 						delivered += len(m)
 						img.Consume()
+						n = 1
+					}
+				case 5:
+					var done bool
+					before := img.Position()
+					if buf, done = img.ReadMessage(buf, &rs); done {
+						buf = buf[:0]
+					}
+					if img.Position() != before {
 						n = 1
 					}
 				}

@@ -441,3 +441,54 @@ func TestPeekMessageAndConsume(t *testing.T) {
 		t.Fatalf("peek+consume allocates %.1f", allocs)
 	}
 }
+
+// TestReadMessageConsumesAsItGoes: ReadMessage takes the fragments of a
+// message that are there and moves the subscriber position past them
+// before the last one is committed — what lets a UDP receiver's window
+// open for the rest of a message longer than the window — and returns the
+// message whole once its end comes; whole messages read as NextMessage
+// reads them.
+func TestReadMessageConsumesAsItGoes(t *testing.T) {
+	l := newTestLog(testTermLength, 1408, 0)
+	values := testCounters(1 << 62)
+	p := newTestExclusive(l, values)
+	img := newTestImage(l, values)
+	var r Reassembly
+	big := payload(2, 5000) // four fragments
+	p.Offer([]byte("one"))
+	p.Offer(big)
+	p.Offer([]byte("three"))
+	term := l.terms[0]
+	pos := img.Position()
+	m, done := img.ReadMessage(nil, &r)
+	if !done || string(m) != "one" || r.InMessage() {
+		t.Fatalf("first message: %q %v", m, done)
+	}
+	// Hold back the third fragment of the big message.
+	third := int(img.Position()) + 2*1408
+	saved := shm.GetInt32(term, third)
+	shm.PutInt32(term, third, 0)
+	buf := make([]byte, 0, 8192)
+	before := img.Position()
+	buf, done = img.ReadMessage(buf, &r)
+	if done || !r.InMessage() || len(buf) != 2*(1408-32) || img.Position() != before+2*1408 {
+		t.Fatalf("partial message: done=%v in=%v %d bytes, position %d (from %d)", done, r.InMessage(), len(buf), img.Position(), before)
+	}
+	shm.PutInt32(term, third, saved)
+	buf, done = img.ReadMessage(buf, &r)
+	if !done || !bytes.Equal(buf, big) || r.InMessage() {
+		t.Fatalf("the rest of the message: done=%v %d bytes", done, len(buf))
+	}
+	if m, done = img.ReadMessage(nil, &r); !done || string(m) != "three" {
+		t.Fatalf("third message: %q %v", m, done)
+	}
+	if m, done = img.ReadMessage(nil, &r); done || len(m) != 0 || img.Position() <= pos {
+		t.Fatalf("nothing more: %q %v", m, done)
+	}
+	if a := testing.AllocsPerRun(100, func() {
+		p.Offer([]byte("x"))
+		buf, _ = img.ReadMessage(buf[:0], &r)
+	}); a != 0 {
+		t.Fatalf("%v allocations per message", a)
+	}
+}

@@ -1,10 +1,13 @@
 package aeron_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,8 +15,10 @@ import (
 
 	ae "github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
+	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/internal/latency"
+	"github.com/goblin-kv/goblin/internal/testproc"
 	"github.com/goblin-kv/goblin/internal/wiretest"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/server"
@@ -309,3 +314,84 @@ func (pong) ServeMessage(_, out []byte) ([]byte, bool) {
 	return append(out, "+PONG\r\n"...), false
 }
 func (pong) Close() {}
+
+// BenchmarkLargeValue: SET then GET of one large value through the real
+// goblin-server (started with --proto-max-bulk-len large enough) and the
+// client library, over IPC and two-driver UDP in both protocols, with the
+// default 4 MiB terms (the value goes in 512 KiB chunks both ways). The
+// size is GOBLIN_AERON_VALUE bytes (default 16 MiB; 536870912 for the
+// largest value the store takes with --proto-max-bulk-len 512mb):
+//
+//	GOBLIN_AERON_VALUE=536870912 go test -run '^$' -bench LargeValue -benchtime 2x ./transport/aeron/
+//
+// Each op is one SET and one GET, checked byte for byte; set-ms and get-ms
+// are their mean times.
+func BenchmarkLargeValue(b *testing.B) {
+	needDriver(b)
+	n := 16 << 20
+	if v, err := strconv.Atoi(os.Getenv("GOBLIN_AERON_VALUE")); err == nil && v > 0 {
+		n = v
+	}
+	bulk := strconv.Itoa(max(n, 16<<20))
+	val := make([]byte, n)
+	for i := range val {
+		val[i] = byte(i*131 + i>>8)
+	}
+	for _, media := range []string{"ipc", "udp"} {
+		b.Run(media, func(b *testing.B) {
+			dir := shmDir(b)
+			var srvT, clientDir string
+			switch media {
+			case "ipc":
+				srvT = "aeron:ipc?dir=" + dir
+			default:
+				srvT = fmt.Sprintf("aeron:udp?endpoint=%s|control=%s|dir=%s", loopback(freeUDPPort(b)), loopback(freeUDPPort(b)), dir)
+				clientDir = startDriver(b, javadriver.Options{}).Dir()
+			}
+			bin := testproc.Build(b, "./cmd/goblin-server")
+			respT, sbeT := srvT+"|proto=resp", srvT+"|proto=sbe|stream=2001|reply-stream=2002"
+			if media == "udp" {
+				sbeT = fmt.Sprintf("aeron:udp?endpoint=%s|control=%s|dir=%s|proto=sbe|stream=2001|reply-stream=2002",
+					loopback(freeUDPPort(b)), loopback(freeUDPPort(b)), dir)
+			}
+			p := testproc.Start(b, bin, "--metrics", "off", "--proto-max-bulk-len", bulk,
+				"--listen", respT, "--listen", sbeT+"|driver=external")
+			p.WaitLog(b, `msg=ready`, 120*time.Second)
+			for _, tgt := range []string{respT, sbeT} {
+				if clientDir != "" {
+					tgt = strings.Replace(tgt, "|dir="+dir, "|dir="+clientDir, 1)
+				}
+				name := "resp"
+				if strings.Contains(tgt, "proto=sbe") {
+					name = "sbe"
+				}
+				b.Run(name, func(b *testing.B) {
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+					defer cancel()
+					c, err := client.Dial(ctx, tgt, client.WithDialTimeout(60*time.Second))
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer c.Close()
+					var set, get time.Duration
+					b.ResetTimer()
+					for range b.N {
+						t0 := time.Now()
+						if err := c.Set(ctx, "large", val, client.SetOptions{}); err != nil {
+							b.Fatal(err)
+						}
+						t1 := time.Now()
+						got, err := c.Get(ctx, "large")
+						set, get = set+t1.Sub(t0), get+time.Since(t1)
+						if err != nil || !bytes.Equal(got, val) {
+							b.Fatalf("GET of %d bytes: %d bytes, %v", n, len(got), err)
+						}
+					}
+					b.ReportMetric(float64(set.Milliseconds())/float64(b.N), "set-ms")
+					b.ReportMetric(float64(get.Milliseconds())/float64(b.N), "get-ms")
+					b.ReportMetric(float64(n), "value-bytes")
+				})
+			}
+		})
+	}
+}

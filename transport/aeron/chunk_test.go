@@ -103,31 +103,55 @@ func firstDiff(a, b []byte) int {
 }
 
 // TestLargeValues: SET and GET of values up to 16 MiB (the store's default
-// maximum) through the real engine, both protocols, the default 4 MiB
-// terms (512 KiB messages). Before chunking a 13 MB GET failed with
-// "server is gone: the server closed the response channel".
+// maximum) through the real engine, both protocols, over IPC and
+// two-driver UDP with the default 4 MiB terms (512 KiB messages). Before
+// chunking a 13 MB GET failed with "server is gone: the server closed the
+// response channel"; and over UDP a reply longer than the client driver's
+// receiver window (128 KiB) never arrived while the client waited for the
+// whole message before consuming any of it.
 func TestLargeValues(t *testing.T) {
 	needDriver(t)
-	for _, pr := range []proto.Protocol{proto.RESP, proto.SBE} {
-		t.Run(pr.String(), func(t *testing.T) {
-			p := newInProcess(t, aeron.Options{Media: "ipc", Proto: pr}, server.IdleYield)
-			c := dialClient(t, fmt.Sprintf("aeron:ipc?proto=%s|dir=%s", pr, p.o.Dir))
-			ctx := context.Background()
-			for _, n := range []int{0, 1, 512<<10 - 100, 512 << 10, 512<<10 + 1, 1 << 20, 13_000_000, 16 << 20} {
-				v := pattern(n)
-				key := fmt.Sprintf("v%d", n)
-				if err := c.Set(ctx, key, v, client.SetOptions{}); err != nil {
-					t.Fatalf("SET %d bytes: %v", n, err)
+	for _, media := range []string{"ipc", "udp"} {
+		clientDir := ""
+		if media == "udp" {
+			clientDir = startDriver(t, javadriver.Options{}).Dir()
+		}
+		for _, pr := range []proto.Protocol{proto.RESP, proto.SBE} {
+			t.Run(media+"/"+pr.String(), func(t *testing.T) {
+				o := aeron.Options{Media: media, Proto: pr}
+				if media == "udp" {
+					o.Endpoint, o.Control = loopback(freeUDPPort(t)), loopback(freeUDPPort(t))
 				}
-				got, err := c.Get(ctx, key)
-				if err != nil || !bytes.Equal(got, v) {
-					t.Fatalf("GET %d bytes: %d bytes, %v", n, len(got), err)
+				p := newInProcess(t, o, server.IdleYield)
+				tgt := fmt.Sprintf("aeron:ipc?proto=%s|dir=%s", pr, p.o.Dir)
+				if media == "udp" {
+					tgt = fmt.Sprintf("aeron:udp?endpoint=%s|control=%s|proto=%s|dir=%s", o.Endpoint, o.Control, pr, clientDir)
 				}
-			}
-			if err := c.Ping(ctx); err != nil {
-				t.Fatal(err)
-			}
-		})
+				c := dialClient(t, tgt)
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+				defer cancel()
+				for _, n := range []int{0, 1, 100 << 10, 200 << 10, 512<<10 - 100, 512 << 10, 512<<10 + 1, 1 << 20, 13_000_000, 16 << 20} {
+					v := pattern(n)
+					key := fmt.Sprintf("v%d", n)
+					start := time.Now()
+					if err := c.Set(ctx, key, v, client.SetOptions{}); err != nil {
+						t.Fatalf("SET %d bytes: %v", n, err)
+					}
+					set := time.Since(start)
+					got, err := c.Get(ctx, key)
+					if err != nil || !bytes.Equal(got, v) {
+						t.Fatalf("GET %d bytes: %d bytes, %v", n, len(got), err)
+					}
+					if n == 16<<20 {
+						t.Logf("%s %s: %d-byte value: SET %v, GET %v", media, pr, n, set.Round(time.Millisecond),
+							(time.Since(start) - set).Round(time.Millisecond))
+					}
+				}
+				if err := c.Ping(ctx); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
 	}
 }
 

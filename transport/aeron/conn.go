@@ -27,6 +27,7 @@ type Conn struct {
 	sub      *ae.Subscription
 	pub      *ae.ExclusivePublication
 	img      *ae.Image // the response image
+	rs       ae.Reassembly
 	maxMsg   int       // the request stream's maximum message (term length / 8)
 	srv      hello     // what the server said in its hello
 	deadline time.Time
@@ -113,7 +114,7 @@ func (c *Conn) connect(ctx context.Context, dir string) error {
 		}
 		if c.img != nil {
 			var ok bool
-			if msg, ok = c.img.NextMessage(msg[:0]); ok {
+			if msg, ok = c.img.ReadMessage(msg, &c.rs); ok {
 				return c.greet(msg)
 			}
 			if c.img.IsClosed() || c.img.IsEndOfStream() {
@@ -281,21 +282,31 @@ func (c *Conn) ReadAppend(dst []byte) ([]byte, error) {
 	return c.readChunked(dst, m)
 }
 
-// next appends the next message to dst.
+// next appends the next message to dst. Its fragments are consumed as
+// they come (Image.ReadMessage), so a message longer than a UDP receiver
+// window arrives; one cut off by the deadline or a failure leaves the
+// connection unusable.
 func (c *Conn) next(dst []byte) ([]byte, error) {
 	if err := c.usable(); err != nil {
 		return dst, err
 	}
+	start := len(dst)
 	for i := 0; ; i++ {
-		if m, ok := c.img.NextMessage(dst); ok {
-			return m, nil
+		var done bool
+		if dst, done = c.img.ReadMessage(dst, &c.rs); done {
+			return dst, nil
 		}
 		if i&63 == 63 {
-			if err := c.lost(); err != nil {
-				return dst, err
+			err := c.lost()
+			if err == nil && c.expired() {
+				err = transport.ErrTimeout
 			}
-			if c.expired() {
-				return dst, transport.ErrTimeout
+			if err != nil {
+				if c.rs.InMessage() && c.err == nil {
+					c.err = fmt.Errorf("%w (after %d bytes of a message came, so the connection cannot be used again)", err, len(dst)-start)
+					err = c.err
+				}
+				return dst[:start], err
 			}
 		}
 		c.idle(i)

@@ -18,18 +18,18 @@ import (
 
 // Defaults.
 const (
-	DefaultStream        int32 = 1001 // request stream id
-	DefaultReplyStream   int32 = 1002 // response (reply) stream id
-	DefaultTermLength          = 4 << 20
-	DefaultFragmentLimit       = 32
-	DefaultOfferRetries        = 128
-	DefaultOfferTimeout        = 5 * time.Second
-	DefaultMaxClients          = 1024
-	DefaultMaxRequest          = 64 << 20
-	DefaultMaxClientMemory     = 1 << 30
-	DefaultDriverTimeout       = 10 * time.Second
-	DefaultSpinLimit           = 1 << 12
-	DefaultParkTime            = 20 * time.Microsecond
+	DefaultStream          int32 = 1001 // request stream id
+	DefaultReplyStream     int32 = 1002 // response (reply) stream id
+	DefaultTermLength            = 4 << 20
+	DefaultFragmentLimit         = 32
+	DefaultOfferRetries          = 128
+	DefaultOfferTimeout          = 5 * time.Second
+	DefaultMaxClients            = 1024
+	DefaultMaxRequest            = 64 << 20
+	DefaultMaxClientMemory       = 1 << 30
+	DefaultDriverTimeout         = 10 * time.Second
+	DefaultSpinLimit             = 1 << 12
+	DefaultParkTime              = 20 * time.Microsecond
 )
 
 // Errors.

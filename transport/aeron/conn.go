@@ -28,8 +28,8 @@ type Conn struct {
 	pub      *ae.ExclusivePublication
 	img      *ae.Image // the response image
 	rs       ae.Reassembly
-	maxMsg   int       // the request stream's maximum message (term length / 8)
-	srv      hello     // what the server said in its hello
+	maxMsg   int   // the request stream's maximum message (term length / 8)
+	srv      hello // what the server said in its hello
 	deadline time.Time
 	err      error // sticky: the server or the driver is gone, or a message was cut off
 	closed   bool

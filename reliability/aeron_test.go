@@ -44,26 +44,6 @@ func needJavaDriver(t *testing.T) {
 	t.Skipf("no Java media driver: %v (make setup)", err)
 }
 
-// aeronRoot makes a private test directory under /dev/shm that other
-// users may enter (0711), so only the Aeron directory's own modes decide
-// what they see, and returns the Aeron directory's path in it.
-func aeronRoot(t *testing.T) string {
-	t.Helper()
-	base := os.TempDir()
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		base = "/dev/shm"
-	}
-	root, err := os.MkdirTemp(base, "goblin-reliability-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(root) })
-	if err := os.Chmod(root, 0o711); err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(root, "aeron")
-}
-
 // aeronServer is a goblin-server with one aeron:ipc listener that
 // supervises its own media driver in dir.
 type aeronServer struct {
@@ -125,7 +105,7 @@ func TestAeronDirectoryIsPrivate(t *testing.T) {
 	needJavaDriver(t)
 	accesstest.Need(t)
 	ctx := context.Background()
-	dir := aeronRoot(t)
+	dir := accesstest.ShmDir(t, "goblin-reliability-")
 	s := startAeronServer(t, dir, "")
 	c := dialAeron(t, s.target)
 	if err := c.Set(ctx, "password", []byte("hunter2-secret-value"), client.SetOptions{}); err != nil {
@@ -138,7 +118,7 @@ func TestAeronDirectoryIsPrivate(t *testing.T) {
 
 	t.Run("group", func(t *testing.T) {
 		const gid = 4243
-		dir := aeronRoot(t)
+		dir := accesstest.ShmDir(t, "goblin-reliability-")
 		s := startAeronServer(t, dir, "|group="+strconv.Itoa(gid))
 		// goblin-client run as a member of the group, and as nobody: the
 		// binary must be where both can run it.
@@ -179,7 +159,7 @@ func TestAeronDirectoryIsPrivate(t *testing.T) {
 func TestAeronDriverKillClientResumes(t *testing.T) {
 	needJavaDriver(t)
 	ctx := context.Background()
-	s := startAeronServer(t, aeronRoot(t), "")
+	s := startAeronServer(t, accesstest.ShmDir(t, "goblin-reliability-"), "")
 	c := dialAeron(t, s.target+"|driver-timeout=60s")
 	if err := c.Ping(ctx); err != nil {
 		t.Fatal(err)
@@ -222,7 +202,7 @@ func TestAeronDriverKillClientResumes(t *testing.T) {
 // directory is gone and the restarts' time to ready.
 func TestAeronServerKillLeavesNothing(t *testing.T) {
 	needJavaDriver(t)
-	dir := aeronRoot(t)
+	dir := accesstest.ShmDir(t, "goblin-reliability-")
 
 	s := startAeronServer(t, dir, "")
 	killed := time.Now()
@@ -371,7 +351,7 @@ func pingWhile(t *testing.T, c *client.Client, attack func()) latencies {
 // Logs the other client's PING p50/p99 during each attack.
 func TestAeronHostileClients(t *testing.T) {
 	needJavaDriver(t)
-	s := startAeronServer(t, aeronRoot(t), "")
+	s := startAeronServer(t, accesstest.ShmDir(t, "goblin-reliability-"), "")
 	good := dialAeron(t, s.target)
 	ctx := context.Background()
 

@@ -54,5 +54,14 @@
 // closing cleanly and deleting its directory), waits Options.StopGrace, then
 // kills it (SIGKILL). Restart starts a new driver on the same directory after
 // the old one died, which is what a server does to recover. On Linux the
-// driver is also killed if the process that started it dies.
+// driver gets SIGTERM if the process that started it dies, and deletes its
+// directory as it shuts down. Start claims an explicit directory first
+// (Claim): it refuses one a live driver owns and ends a driver whose
+// supervisor died.
+//
+// # Privacy
+//
+// The driver's log buffers hold every message. It runs under umask 077, so
+// its directory is 0700 and its files 0600; Options.Group shares them with
+// a group instead (directories 02750, files 0660).
 package javadriver

@@ -319,10 +319,11 @@ func (pong) Close() {}
 // goblin-server (started with --proto-max-bulk-len large enough) and the
 // client library, over IPC and two-driver UDP in both protocols, with the
 // default 4 MiB terms (the value goes in 512 KiB chunks both ways). The
-// size is GOBLIN_AERON_VALUE bytes (default 16 MiB; 536870912 for the
-// largest value the store takes with --proto-max-bulk-len 512mb):
+// size is GOBLIN_AERON_VALUE bytes (default 16 MiB; 536870910, 512 MiB
+// less the 2 bytes the store reserves, for the largest value it takes, with
+// --proto-max-bulk-len 512mb):
 //
-//	GOBLIN_AERON_VALUE=536870912 go test -run '^$' -bench LargeValue -benchtime 2x ./transport/aeron/
+//	GOBLIN_AERON_VALUE=536870910 go test -run '^$' -bench LargeValue -benchtime 2x ./transport/aeron/
 //
 // Each op is one SET and one GET, checked byte for byte; set-ms and get-ms
 // are their mean times.

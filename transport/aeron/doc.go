@@ -32,6 +32,15 @@
 // one client, and a moment's CPU starvation of the driver or the client is
 // not taken for a client that stopped reading.
 //
+// A request or reply longer than the stream's maximum message (term length
+// / 8) travels as chunk frames, goblin's own 16-byte header and a piece;
+// shorter messages carry nothing extra (frame.go has the layout). The
+// server's first message on every response stream is a hello naming its
+// protocol and request limit: a client that names another protocol fails
+// at the dial (transport.ErrProtocolMismatch), one that names none speaks
+// the server's, and a request over the limit is refused before it is sent
+// (transport.ErrMessageTooLarge, the connection kept).
+//
 // By default a server starts and supervises the real Aeron media driver
 // (package aeron/javadriver) in DefaultDir(), or the target's dir=, and
 // restarts it if it dies, re-adding its subscription; clients then get

@@ -237,3 +237,43 @@ func BenchmarkOfferPollMemory(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReadMemory is the cost of reading one 32-byte message with each
+// of the image's readers, on plain memory with no driver or second thread
+// (one exclusive offer per read): Poll with a handler, NextMessage (a
+// whole message or nothing) and ReadMessage (fragments as they come). The
+// thread's own CPU time per op, cpu-ns/op, is what to compare on a busy
+// machine.
+func BenchmarkReadMemory(b *testing.B) {
+	for _, reader := range []string{"poll", "next-message", "read-message"} {
+		b.Run(reader, func(b *testing.B) {
+			l := newTestLog(16<<20, 1408, 0)
+			values := testCounters(1 << 62)
+			p := newTestExclusive(l, values)
+			img := newTestImage(l, values)
+			msg := make([]byte, 32)
+			buf := make([]byte, 0, 64)
+			n := 0
+			handler := func(buf []byte, _ *Header) { n += len(buf) }
+			var rs Reassembly
+			read := map[string]func() bool{
+				"poll":         func() bool { return img.Poll(handler, 1) > 0 },
+				"next-message": func() bool { var ok bool; buf, ok = img.NextMessage(buf[:0]); return ok },
+				"read-message": func() bool { var ok bool; buf, ok = img.ReadMessage(buf[:0], &rs); return ok },
+			}[reader]
+			b.ReportAllocs()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			b.ResetTimer()
+			cpu0 := threadCPU()
+			for i := 0; i < b.N; i++ {
+				for p.Offer(msg) == AdminAction {
+					driverClean(l)
+				}
+				for !read() {
+				}
+			}
+			b.ReportMetric(float64(threadCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}

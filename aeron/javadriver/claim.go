@@ -26,14 +26,18 @@ const supervisorProperty = "goblin.javadriver.supervisor"
 // orphanWait bounds how long Claim waits for a killed orphan to go.
 const orphanWait = 5 * time.Second
 
-// Claim gets dir ready for a new driver. It returns nil when no live driver
-// owns dir: there is no CnC file, or its heartbeat is older than timeout or
-// says the driver shut down, or the driver process named in it is gone — a
-// zombie or a reused pid counts as gone, however fresh the heartbeat. A
-// driver this package started whose supervising process has died (say a
-// server killed with SIGKILL, whose driver got SIGTERM as its parent died
-// and is still shutting down) is killed and waited for, so the next server
-// starts at once. Any other live driver makes Claim fail with ErrInUse
+// Claim gets dir ready for a new driver, Java or Go. It returns nil when
+// no live driver owns dir: there is no CnC file, or its heartbeat is older
+// than timeout or says the driver shut down, or the driver process named
+// in it is gone — a zombie or a reused pid counts as gone, however fresh
+// the heartbeat. A driver this package started whose supervising process
+// has died (say a server killed with SIGKILL, whose driver got SIGTERM as
+// its parent died and is still shutting down) is killed and waited for.
+// When the heartbeat was fresh and the driver is dead, Claim removes dir,
+// the dead driver's files, so the next driver starts at once rather than
+// taking them for a live driver's until the heartbeat ages (goblin's Go
+// driver checks the heartbeat only; Aeron's Java driver deletes the
+// directory itself). Any other live driver makes Claim fail with ErrInUse
 // naming its pid.
 //
 // The process checks read /proc and assume the driver runs in this pid
@@ -55,18 +59,25 @@ func Claim(dir string, timeout time.Duration) error {
 	p := inspect(int(st.pid), st.startMs)
 	switch {
 	case !p.alive:
-		return nil
 	case p.exiting:
 		// Killed, its memory already gone: wait for it to finish.
-		return awaitGone(dir, p, st.startMs, "exiting")
+		err = awaitGone(dir, p, st.startMs, "exiting")
 	case p.supervisor > 0 && (p.ppid != p.supervisor || !inspect(p.supervisor, 0).alive):
 		// Started by this package for a process that is gone (the driver
 		// was reparented, or its parent is a zombie): nobody serves it;
 		// end it now.
 		_ = syscall.Kill(p.pid, syscall.SIGKILL)
-		return awaitGone(dir, p, st.startMs, fmt.Sprintf("orphaned (its supervisor %d is gone), killed", p.supervisor))
+		err = awaitGone(dir, p, st.startMs, fmt.Sprintf("orphaned (its supervisor %d is gone), killed", p.supervisor))
+	default:
+		return fmt.Errorf("%w: %s: driver pid %d, heartbeat %v old", ErrInUse, dir, p.pid, age)
 	}
-	return fmt.Errorf("%w: %s: driver pid %d, heartbeat %v old", ErrInUse, dir, p.pid, age)
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("javadriver: remove the dead driver's directory %s: %w", dir, err)
+	}
+	return nil
 }
 
 // awaitGone waits up to orphanWait for a driver that is on its way out.

@@ -801,6 +801,13 @@ func (m *manager) start() error {
 		// one: this server then helps run it too.
 		m.s.emb = findEmbedded(m.o.Dir)
 	case m.o.Media == ae.MediaIPC && !m.o.JavaDriver:
+		if findEmbedded(m.o.Dir) == nil {
+			// A crashed server's driver is dead however fresh its heartbeat:
+			// clear its files so this one starts at once.
+			if err := javadriver.Claim(m.o.Dir, DefaultDriverTimeout); err != nil {
+				return fmt.Errorf("%w: %s (use dir= for another directory, or driver=external / --aeron-dir to share it): %w", ErrDirInUse, m.o.Dir, err)
+			}
+		}
 		e, err := acquireEmbedded(m.o.Dir, m.o.Group, m.o.Logger)
 		if err != nil {
 			if errors.Is(err, driver.ErrActiveDriver) {

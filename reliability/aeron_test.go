@@ -44,32 +44,42 @@ func needJavaDriver(t *testing.T) {
 	t.Skipf("no Java media driver: %v (make setup)", err)
 }
 
-// aeronServer is a goblin-server with one aeron:ipc listener that
-// supervises its own media driver in dir.
+// The media drivers an aeron:ipc listener can run: goblin's Go driver
+// inside goblin-server (the default) or the supervised Java driver.
+var aeronDrivers = []string{"go", "java"}
+
+// aeronServer is a goblin-server with one aeron:ipc listener running its
+// own media driver in dir.
 type aeronServer struct {
 	p      *testproc.Proc
 	dir    string
 	target string // what clients dial
-	driver int    // the media driver's pid
+	driver int    // the media driver's pid: goblin-server's own for the Go driver
 	ready  time.Duration
 }
 
 // startAeronServer starts goblin-server listening on
-// aeron:ipc?proto=resp|dir=DIR plus params ("|group=…") and waits until it
-// is ready.
-func startAeronServer(t *testing.T, dir, params string) *aeronServer {
+// aeron:ipc?proto=resp|dir=DIR|driver=DRIVER plus params ("|group=…") and
+// waits until it is ready.
+func startAeronServer(t *testing.T, dir, driver, params string) *aeronServer {
 	t.Helper()
+	if driver == "java" {
+		needJavaDriver(t)
+	}
 	bin := testproc.Build(t, "./cmd/goblin-server")
 	s := &aeronServer{dir: dir, target: "aeron:ipc?proto=resp|dir=" + dir}
 	start := time.Now()
-	s.p = testproc.Start(t, bin, "--metrics", "off", "--log-level", "debug", "--listen", s.target+params)
+	s.p = testproc.Start(t, bin, "--metrics", "off", "--log-level", "debug", "--listen", s.target+"|driver="+driver+params)
 	s.p.WaitLog(t, `msg=ready`, 120*time.Second)
 	s.ready = time.Since(start)
-	pid, err := strconv.Atoi(s.p.WaitLog(t, `aeron media driver started.*pid=(\d+)`, time.Second))
-	if err != nil {
-		t.Fatal(err)
+	s.driver = s.p.PID
+	if driver == "java" {
+		pid, err := strconv.Atoi(s.p.WaitLog(t, `aeron media driver started.*pid=(\d+)`, time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.driver = pid
 	}
-	s.driver = pid
 	return s
 }
 
@@ -99,54 +109,59 @@ func processGone(pid int) bool {
 // server's Aeron directory — not the CnC file, not the log buffers that
 // hold every request and reply (a SET of a secret value went through
 // them) — and, with group=, members of the group can use the server while
-// everyone else still cannot. Before the fix the driver ran with the
-// inherited umask: directory 0755, log buffers 0644.
+// everyone else still cannot; with goblin's Go driver and with the Java
+// driver. Before the fix the Java driver ran with the inherited umask:
+// directory 0755, log buffers 0644.
 func TestAeronDirectoryIsPrivate(t *testing.T) {
-	needJavaDriver(t)
 	accesstest.Need(t)
 	ctx := context.Background()
-	dir := accesstest.ShmDir(t, "goblin-reliability-")
-	s := startAeronServer(t, dir, "")
-	c := dialAeron(t, s.target)
-	if err := c.Set(ctx, "password", []byte("hunter2-secret-value"), client.SetOptions{}); err != nil {
+	// goblin-client run as a member of the group, and as nobody: the binary
+	// must be where both can run it.
+	bin := filepath.Join(filepath.Dir(accesstest.ShmDir(t, "goblin-reliability-bin-")), "goblin-client")
+	b, err := os.ReadFile(testproc.Build(t, "./cmd/goblin-client"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	n := accesstest.CheckPrivate(t, dir, accesstest.Nobody)
-	logs, _ := filepath.Glob(filepath.Join(dir, "publications", "*.logbuffer"))
-	t.Logf("%d paths (%d log buffers) under %s: none readable, writable or enterable by uid %d",
-		n, len(logs), dir, accesstest.Nobody.UID)
-
-	t.Run("group", func(t *testing.T) {
-		const gid = 4243
-		dir := accesstest.ShmDir(t, "goblin-reliability-")
-		s := startAeronServer(t, dir, "|group="+strconv.Itoa(gid))
-		// goblin-client run as a member of the group, and as nobody: the
-		// binary must be where both can run it.
-		bin := filepath.Join(filepath.Dir(dir), "goblin-client")
-		b, err := os.ReadFile(testproc.Build(t, "./cmd/goblin-client"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(bin, b, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		run := func(u accesstest.User) (string, error) {
-			cmd := exec.Command(bin, "--target", s.target, "--timeout", "30s", "ping")
-			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: u.Groups}}
-			cmd.Env = []string{"HOME=/", "PATH=/usr/bin:/bin"}
-			out, err := cmd.CombinedOutput()
-			return strings.TrimSpace(string(out)), err
-		}
-		if out, err := run(accesstest.Member(gid)); err != nil || out != "PONG" {
-			t.Fatalf("a member of group %d: %q, %v", gid, out, err)
-		}
-		if out, err := run(accesstest.Nobody); err == nil {
-			t.Fatalf("uid %d, not in the group, reached the server: %q", accesstest.Nobody.UID, out)
-		} else {
-			t.Logf("outside the group: %s", out)
-		}
-		accesstest.CheckPrivate(t, dir, accesstest.Nobody)
-	})
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(tgt string, u accesstest.User) (string, error) {
+		cmd := exec.Command(bin, "--target", tgt, "--timeout", "30s", "ping")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: u.Groups}}
+		cmd.Env = []string{"HOME=/", "PATH=/usr/bin:/bin"}
+		out, err := cmd.CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	for _, drv := range aeronDrivers {
+		t.Run(drv, func(t *testing.T) {
+			dir := accesstest.ShmDir(t, "goblin-reliability-")
+			s := startAeronServer(t, dir, drv, "")
+			c := dialAeron(t, s.target)
+			if err := c.Set(ctx, "password", []byte("hunter2-secret-value"), client.SetOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			n := accesstest.CheckPrivate(t, dir, accesstest.Nobody)
+			logs, _ := filepath.Glob(filepath.Join(dir, "publications", "*.logbuffer"))
+			t.Logf("%s driver: checked %d paths (%d log buffers) under %s from uid %d", drv, n, len(logs), dir, accesstest.Nobody.UID)
+			if out, err := run(s.target, accesstest.Nobody); err == nil {
+				t.Fatalf("uid %d reached the server: %q", accesstest.Nobody.UID, out)
+			}
+		})
+		t.Run(drv+"/group", func(t *testing.T) {
+			const gid = 4243
+			dir := accesstest.ShmDir(t, "goblin-reliability-")
+			s := startAeronServer(t, dir, drv, "|group="+strconv.Itoa(gid))
+			if out, err := run(s.target, accesstest.Member(gid)); err != nil || out != "PONG" {
+				t.Fatalf("a member of group %d: %q, %v", gid, out, err)
+			}
+			if out, err := run(s.target, accesstest.Nobody); err == nil {
+				t.Fatalf("uid %d, not in the group, reached the server: %q", accesstest.Nobody.UID, out)
+			} else {
+				t.Logf("outside the group: %s", out)
+			}
+			accesstest.CheckPrivate(t, dir, accesstest.Nobody)
+		})
+	}
 }
 
 // TestAeronDriverKillClientResumes: the server's media driver is killed
@@ -157,9 +172,8 @@ func TestAeronDirectoryIsPrivate(t *testing.T) {
 // calls dial again and succeed. Logs the time from the kill to the error
 // and to the first PING answered again.
 func TestAeronDriverKillClientResumes(t *testing.T) {
-	needJavaDriver(t)
 	ctx := context.Background()
-	s := startAeronServer(t, accesstest.ShmDir(t, "goblin-reliability-"), "")
+	s := startAeronServer(t, accesstest.ShmDir(t, "goblin-reliability-"), "java", "")
 	c := dialAeron(t, s.target+"|driver-timeout=60s")
 	if err := c.Ping(ctx); err != nil {
 		t.Fatal(err)
@@ -193,57 +207,94 @@ func TestAeronDriverKillClientResumes(t *testing.T) {
 		s.driver, failedAfter.Round(time.Millisecond), first, resumed.Round(time.Millisecond), restarted)
 }
 
-// TestAeronServerKillLeavesNothing: a server killed with SIGKILL takes its
-// media driver and the driver's directory (tens of MiB in /dev/shm) with
-// it; a new server in the same directory starts at once, whether the old
-// driver is still shutting down or was killed too. Before the fix the
-// directory stayed until the next start, and a restart was refused while
-// the dead driver's heartbeat was fresh. Logs the time until the
-// directory is gone and the restarts' time to ready.
+// TestAeronServerKillLeavesNothing: a server killed with SIGKILL takes
+// its Java media driver and the driver's directory (tens of MiB in
+// /dev/shm) with it; a new server in the same directory starts at once,
+// whether the old driver is still shutting down or was killed too. Before
+// the fix the directory stayed until the next start, and a restart was
+// refused while the dead driver's heartbeat was fresh. goblin's Go driver
+// runs inside the server, so it cannot clean up after a SIGKILL: its
+// directory stays until the next start there, which clears it at once. A
+// client of the killed server notices the new driver and resumes. Logs the
+// time until the directory is gone and the restarts' time to ready.
 func TestAeronServerKillLeavesNothing(t *testing.T) {
-	needJavaDriver(t)
-	dir := accesstest.ShmDir(t, "goblin-reliability-")
+	t.Run("java", func(t *testing.T) {
+		dir := accesstest.ShmDir(t, "goblin-reliability-")
+		s := startAeronServer(t, dir, "java", "")
+		killed := time.Now()
+		s.p.Signal(syscall.SIGKILL)
+		testproc.WaitFor(t, 60*time.Second, "the crashed server's Aeron directory to go", func() bool {
+			_, err := os.Stat(dir)
+			return errors.Is(err, os.ErrNotExist)
+		})
+		gone := time.Since(killed)
+		testproc.WaitFor(t, 30*time.Second, "the old driver to exit", func() bool { return processGone(s.driver) })
+		t.Logf("server killed: driver %d and its directory gone after %v (a fresh start took %v to ready)",
+			s.driver, gone.Round(time.Millisecond), s.ready.Round(time.Millisecond))
 
-	s := startAeronServer(t, dir, "")
-	killed := time.Now()
-	s.p.Signal(syscall.SIGKILL)
-	testproc.WaitFor(t, 60*time.Second, "the crashed server's Aeron directory to go", func() bool {
-		_, err := os.Stat(dir)
-		return errors.Is(err, os.ErrNotExist)
+		// Killed, and restarted at once: the old driver is still shutting
+		// down (an orphan) when the new server claims the directory.
+		s = startAeronServer(t, dir, "java", "")
+		s.p.Signal(syscall.SIGKILL)
+		s.p.Wait(30 * time.Second)
+		s2 := startAeronServer(t, dir, "java", "")
+		t.Logf("killed and restarted at once: ready after %v (old driver %d gone: %v)",
+			s2.ready.Round(time.Millisecond), s.driver, processGone(s.driver))
+		c := dialAeron(t, s2.target)
+		if err := c.Ping(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+
+		// Server and driver killed together: the directory stays, its
+		// heartbeat fresh, nobody to delete it; the next server starts
+		// anyway, and the client resumes on it.
+		s2.p.Signal(syscall.SIGKILL)
+		syscall.Kill(s2.driver, syscall.SIGKILL)
+		s2.p.Wait(30 * time.Second)
+		s3 := startAeronServer(t, dir, "java", "")
+		t.Logf("server and driver killed together, restarted at once: ready after %v", s3.ready.Round(time.Millisecond))
+		resume(t, c)
 	})
-	gone := time.Since(killed)
-	testproc.WaitFor(t, 30*time.Second, "the old driver to exit", func() bool { return processGone(s.driver) })
-	t.Logf("server killed: driver %d and its directory gone after %v (a fresh start took %v to ready)",
-		s.driver, gone.Round(time.Millisecond), s.ready.Round(time.Millisecond))
+	t.Run("go", func(t *testing.T) {
+		dir := accesstest.ShmDir(t, "goblin-reliability-")
+		s := startAeronServer(t, dir, "go", "")
+		c := dialAeron(t, s.target)
+		if err := c.Ping(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		s.p.Signal(syscall.SIGKILL)
+		s.p.Wait(30 * time.Second)
+		if _, err := os.Stat(filepath.Join(dir, ae.CnCFile)); err != nil {
+			t.Fatalf("the killed server's in-process driver left no CnC file: %v", err)
+		}
+		s2 := startAeronServer(t, dir, "go", "")
+		t.Logf("Go driver: the killed server's directory stayed until the restart, which was ready after %v (a fresh start: %v)",
+			s2.ready.Round(time.Millisecond), s.ready.Round(time.Millisecond))
+		resume(t, c)
+	})
+}
 
-	// Killed, and restarted at once: the old driver is still shutting
-	// down (an orphan) when the new server claims the directory.
-	s = startAeronServer(t, dir, "")
-	s.p.Signal(syscall.SIGKILL)
-	s.p.Wait(30 * time.Second)
-	s2 := startAeronServer(t, dir, "")
-	t.Logf("killed and restarted at once: ready after %v (old driver %d gone: %v)",
-		s2.ready.Round(time.Millisecond), s.driver, processGone(s.driver))
-	c := dialAeron(t, s2.target)
-	if err := c.Ping(context.Background()); err != nil {
-		t.Fatal(err)
+// resume checks that c, a client of a server that was killed, fails its
+// next call because the driver it knew was replaced, and then dials the
+// new server and is answered.
+func resume(t *testing.T, c *client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	start := time.Now()
+	var first error
+	testproc.WaitFor(t, 120*time.Second, "the client to be answered by the new server", func() bool {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		err := c.Ping(cctx)
+		if err != nil && first == nil {
+			first = err
+		}
+		return err == nil
+	})
+	if first == nil || !errors.Is(first, ae.ErrDriverReplaced) {
+		t.Fatalf("the client's first error after the restart: %v; want the driver replaced", first)
 	}
-	c.Close()
-
-	// Server and driver killed together: the directory stays, its
-	// heartbeat fresh, nobody to delete it; the next server starts anyway.
-	s2.p.Signal(syscall.SIGKILL)
-	syscall.Kill(s2.driver, syscall.SIGKILL)
-	s2.p.Wait(30 * time.Second)
-	if _, err := os.Stat(filepath.Join(dir, ae.CnCFile)); err != nil {
-		t.Logf("(the driver removed its directory before the kill reached it: %v)", err)
-	}
-	s3 := startAeronServer(t, dir, "")
-	t.Logf("server and driver killed together, restarted at once: ready after %v", s3.ready.Round(time.Millisecond))
-	c = dialAeron(t, s3.target)
-	if err := c.Ping(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	t.Logf("the old server's client resumed after %v (first: %v)", time.Since(start).Round(time.Millisecond), first)
 }
 
 // rawClient is a hostile Aeron client of a goblin server: it connects as
@@ -350,8 +401,13 @@ func pingWhile(t *testing.T, c *client.Client, attack func()) latencies {
 // get an error or stall themselves; the server and another client go on.
 // Logs the other client's PING p50/p99 during each attack.
 func TestAeronHostileClients(t *testing.T) {
-	needJavaDriver(t)
-	s := startAeronServer(t, accesstest.ShmDir(t, "goblin-reliability-"), "")
+	for _, drv := range aeronDrivers {
+		t.Run(drv, func(t *testing.T) { hostileClients(t, drv) })
+	}
+}
+
+func hostileClients(t *testing.T, drv string) {
+	s := startAeronServer(t, accesstest.ShmDir(t, "goblin-reliability-"), drv, "")
 	good := dialAeron(t, s.target)
 	ctx := context.Background()
 

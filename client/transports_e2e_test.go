@@ -22,6 +22,7 @@ import (
 	"github.com/goblin-kv/goblin/reply"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport/aeron"
 	"github.com/goblin-kv/goblin/transport/ring"
 )
 
@@ -187,41 +188,56 @@ func pipeValue(i int) []byte {
 	return bytes.Repeat([]byte{byte('a' + i%26)}, 1+i%97)
 }
 
+// valueSize is one row of TestValueSizes.
+type valueSize struct {
+	name string
+	n    int
+}
+
 // valueSizes are the sizes TestValueSizes round-trips: empty, one byte,
 // one ring record's payload and a byte either side, 1 MiB and the store's
 // default maximum, and, per protocol, the values whose SET request or GET
 // reply is exactly one record's payload and a byte either side, where a
 // ring message starts to take two records.
-func valueSizes(t *testing.T, sbeProto bool) []struct {
-	name string
-	n    int
-} {
+func valueSizes(t *testing.T, sbeProto bool) []valueSize {
 	rec := ring.DefaultRecordSize - 8
-	sizes := []struct {
-		name string
-		n    int
-	}{
+	sizes := []valueSize{
 		{"0B", 0}, {"1B", 1},
 		{"record-1", rec - 1}, {"record", rec}, {"record+1", rec + 1},
 		{"1MiB", 1 << 20}, {"16MiB", store.DefaultMaxValueLen},
 	}
+	return append(sizes, messageEdges(t, sbeProto, "record", rec)...)
+}
+
+// messageEdges are, per protocol, the values whose SET request or GET
+// reply is exactly limit bytes long, and a byte either side.
+func messageEdges(t *testing.T, sbeProto bool, name string, limit int) []valueSize {
 	setLen, getLen := respSetLen, respGetLen
 	if sbeProto {
 		setLen, getLen = sbeSetLen, sbeGetLen
 	}
+	var sizes []valueSize
 	for _, m := range []struct {
 		what string
 		f    func(int) int
 	}{{"SET", setLen}, {"GET", getLen}} {
-		v := valueForLen(t, m.f, rec)
+		v := valueForLen(t, m.f, limit)
 		for d := -1; d <= 1; d++ {
-			sizes = append(sizes, struct {
-				name string
-				n    int
-			}{fmt.Sprintf("%s=record%+d", m.what, d), v + d})
+			sizes = append(sizes, valueSize{fmt.Sprintf("%s=%s%+d", m.what, name, d), v + d})
 		}
 	}
 	return sizes
+}
+
+// aeronValueSizes adds Aeron's edges to valueSizes: the messages exactly
+// as long as a stream's maximum message (term length / 8: 512 KiB with the
+// transport's 4 MiB terms), where chunking starts, and as a UDP receiver's
+// window (128 KiB), past which a reader must consume a message's first
+// fragments before the rest can come.
+func aeronValueSizes(t *testing.T, sbeProto bool) []valueSize {
+	sizes := valueSizes(t, sbeProto)
+	sizes = append(sizes, messageEdges(t, sbeProto, "max-message", aeron.DefaultTermLength/8)...)
+	return append(sizes, messageEdges(t, sbeProto, "rcv-window", 128<<10)...)
 }
 
 // valueKey is the key TestValueSizes writes.
@@ -251,7 +267,7 @@ func setLen(cd codec, n int) int {
 
 // valueForLen finds the value length whose message is exactly target bytes.
 func valueForLen(t *testing.T, msgLen func(int) int, target int) int {
-	for n := max(0, target-200); n <= target; n++ {
+	for n := max(0, target-200); n <= target; n++ { // a header is under 200 bytes
 		if msgLen(n) == target {
 			return n
 		}
@@ -271,11 +287,12 @@ func valuePattern(n int) []byte {
 }
 
 // TestValueSizes: SET then GET of values of every size the store accepts
-// by default round-trip byte for byte on every transport in both protocols
-// (Aeron UDP to come).
+// by default round-trip byte for byte on every transport in both protocols.
 // Over the ring a value larger than one record (16,376 bytes) once failed
-// with "message too large". The SET and GET times of the largest value are
-// logged per transport.
+// with "message too large"; over Aeron one longer than a stream's maximum
+// message (512 KiB) did, and over Aeron UDP a reply longer than the
+// client driver's receiver window (128 KiB) never came. The SET and GET
+// times of the largest value are logged per transport.
 func TestValueSizes(t *testing.T) {
 	targets := startSocketsAndRings(t)
 	for _, name := range socketAndRingKeys {
@@ -284,9 +301,7 @@ func TestValueSizes(t *testing.T) {
 	t.Run("aeron", func(t *testing.T) {
 		needAeron(t)
 		targets := startAeron(t)
-		// Aeron UDP does not carry values beyond a publication's largest
-		// message yet; its rows join these when it does (aeronKeys).
-		for _, name := range []string{"aeron-ipc/resp", "aeron-ipc/sbe"} {
+		for _, name := range aeronKeys {
 			t.Run(name, func(t *testing.T) { valueSizesOn(t, name, targets[name]) })
 		}
 	})
@@ -302,7 +317,11 @@ func valueSizesOn(t *testing.T, name, tgt string) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	for _, sz := range valueSizes(t, c.t.Proto.String() == "sbe") {
+	sizes := valueSizes(t, c.t.Proto.String() == "sbe")
+	if strings.HasPrefix(name, "aeron") {
+		sizes = aeronValueSizes(t, c.t.Proto.String() == "sbe")
+	}
+	for _, sz := range sizes {
 		t.Run(sz.name, func(t *testing.T) {
 			val := valuePattern(sz.n)
 			start := time.Now()

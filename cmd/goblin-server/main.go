@@ -252,11 +252,8 @@ func options(c *config) (server.Options, error) {
 	}
 	o.MaxOutput = int(n)
 	if c.maxInput != "" {
-		if n, err = parseBytes("client-input-limit", c.maxInput); err != nil {
+		if n, err = positiveBytes("client-input-limit", c.maxInput); err != nil {
 			return o, err
-		}
-		if n == 0 {
-			return o, errors.New("--client-input-limit must be positive")
 		}
 		o.MaxInput = int(n)
 	}
@@ -267,19 +264,14 @@ func options(c *config) (server.Options, error) {
 	if n == 0 {
 		o.MaxClientMemory = -1 // no limit
 	}
-	if n, err = parseBytes("client-output-per-pass", c.passOutput); err != nil {
+	if n, err = positiveBytes("client-output-per-pass", c.passOutput); err != nil {
 		return o, err
 	}
-	if n == 0 {
-		return o, errors.New("--client-output-per-pass must be positive")
-	}
 	o.PassOutput = int(n)
-	if n, err = parseBytes("proto-max-bulk-len", c.maxBulk); err != nil {
+	if n, err = positiveBytes("proto-max-bulk-len", c.maxBulk); err != nil {
 		return o, err
 	}
 	switch {
-	case n == 0:
-		return o, errors.New("--proto-max-bulk-len must be positive")
 	case n == 512<<20:
 		n = server.MaxMaxValueLen // "512mb", Redis's ceiling, less what the store reserves
 	case n > server.MaxMaxValueLen:
@@ -354,6 +346,15 @@ func parseBytes(name, s string) (int64, error) {
 		return 0, fmt.Errorf("--%s %q: want a size such as 0, 1048576, 64kb, 512mb or 2gb", name, s)
 	}
 	return n * mult, nil
+}
+
+// positiveBytes is parseBytes for a size that must not be 0.
+func positiveBytes(name, s string) (int64, error) {
+	n, err := parseBytes(name, s)
+	if err == nil && n == 0 {
+		err = fmt.Errorf("--%s must be positive", name)
+	}
+	return n, err
 }
 
 // loopbackDefault makes ":9380" mean 127.0.0.1:9380.

@@ -210,25 +210,6 @@ func TestParserReleasesLargeState(t *testing.T) {
 	}
 }
 
-func TestParserAllocs(t *testing.T) {
-	in := []byte("*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$16\r\n0123456789abcdef\r\n")
-	inline := []byte("PING\r\n")
-	args := make([][]byte, 0, 8)
-	var p Parser
-	p.ReadCommand(in[:20], args, nil) // let it allocate its offsets once
-	p.ReadCommand(in, args, nil)
-	allocs := testing.AllocsPerRun(1000, func() {
-		args, _, _ = p.ReadCommand(in, args, nil)
-		args, _, _ = p.ReadCommand(inline, args, nil)
-		args, _, _ = p.ReadCommand(in[:10], args, nil)
-		args, _, _ = p.ReadCommand(in[:30], args, nil)
-		args, _, _ = p.ReadCommand(in, args, nil)
-	})
-	if allocs != 0 {
-		t.Fatalf("Parser.ReadCommand allocates %.1f times per run, want 0", allocs)
-	}
-}
-
 // FuzzParser: a Parser fed the input whole, split in two at every point,
 // and byte by byte (moving its buffer between pieces) finds the same
 // commands and the same error as the stateless ReadCommand fed it whole.
@@ -259,22 +240,4 @@ func FuzzParser(f *testing.F) {
 			t.Fatalf("byte by byte: %q, stateless whole %q", got, want)
 		}
 	})
-}
-
-func BenchmarkParser(b *testing.B) {
-	for _, c := range []struct{ name, in string }{
-		{"PING", "*1\r\n$4\r\nPING\r\n"},
-		{"PING_INLINE", "PING\r\n"},
-		{"SET", "*3\r\n$3\r\nSET\r\n$16\r\nkey:000000000042\r\n$16\r\n0123456789abcdef\r\n"},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			in := []byte(c.in)
-			args := make([][]byte, 0, 8)
-			var p Parser
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				args, _, _ = p.ReadCommand(in, args, nil)
-			}
-		})
-	}
 }

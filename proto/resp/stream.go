@@ -148,10 +148,13 @@ func (p *Parser) parse(buf []byte, out [][]byte, lim *Limits) ([][]byte, int, er
 	}
 	if p.state == stCount {
 		line, next, ok := p.line(buf, 1)
+		if p.scan > lim.maxInline() {
+			// The "*<count>" line is longer than a header may be, whether
+			// or not its end has arrived: the same error however the
+			// bytes are split.
+			return p.fail(out, ErrBigMultibulkCount)
+		}
 		if !ok {
-			if len(buf) > lim.maxInline() {
-				return p.fail(out, ErrBigMultibulkCount)
-			}
 			return out, 0, nil
 		}
 		count, ok := p.parseInt(line)
@@ -180,10 +183,10 @@ func (p *Parser) parse(buf []byte, out [][]byte, lim *Limits) ([][]byte, int, er
 				return p.fail(out, errExpectedDollar(buf[p.pos]))
 			}
 			line, next, ok := p.line(buf, p.pos+1)
+			if p.scan-p.pos > lim.maxInline() {
+				return p.fail(out, ErrBigBulkCount) // as for the count line
+			}
 			if !ok {
-				if len(buf)-p.pos > lim.maxInline() {
-					return p.fail(out, ErrBigBulkCount)
-				}
 				return out[:0], 0, nil
 			}
 			size, ok := p.parseInt(line)
@@ -231,7 +234,9 @@ func (p *Parser) fail(out [][]byte, err error) ([][]byte, int, error) {
 
 // line returns the bytes from start up to a CRLF and the position after
 // it; ok is false when the CRLF has not arrived yet, and then the search
-// resumes where it stopped on the next call. Like Redis, a header line must
+// resumes where it stopped on the next call. Either way p.scan is where the
+// line's CR is, or the end of buf when none has arrived, so p.scan less
+// the line's first byte is the line's length so far. Like Redis, a header line must
 // end in CRLF: a CR followed by anything else makes the line end there with
 // the stray byte included, so that parsing it fails the same way however
 // the bytes are split.
@@ -248,8 +253,8 @@ func (p *Parser) line(buf []byte, start int) (line []byte, next int, ok bool) {
 	}
 	cr := from + i
 	p.examined += uint64(i + 1)
+	p.scan = cr // on a partial line: look at this CR again once the byte after it arrives
 	if cr+1 >= len(buf) {
-		p.scan = cr // look at this CR again once the byte after it arrives
 		return nil, 0, false
 	}
 	p.examined++

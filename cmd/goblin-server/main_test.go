@@ -29,6 +29,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/internal/testproc"
 	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/reply"
@@ -818,4 +819,36 @@ func TestSecondSIGINTForcesExit(t *testing.T) {
 	if !strings.Contains(s.p.Log(), "second interrupt") {
 		t.Errorf("the log does not say why it exited:\n%s", s.p.Log())
 	}
+}
+
+// TestProtocolMismatchJustWorks is the socket part of issue 12 item 5: a
+// client speaking SBE to a listener announced as RESP (tcp://…?proto=sbe
+// against the default port) hung for its 10 s timeout; a RESP client
+// against an SBE listener got nothing it understood. A socket listener
+// now recognises each connection's protocol from its first bytes and
+// serves it, so both work, at once.
+func TestProtocolMismatchJustWorks(t *testing.T) {
+	bin := testproc.Build(t, "./cmd/goblin-server")
+	sock := filepath.Join(t.TempDir(), "sbe.sock")
+	p := testproc.Start(t, bin, "--metrics", "off", "--listen", "tcp://127.0.0.1:0?proto=resp,uds://"+sock+"?proto=sbe")
+	tcp := p.WaitLog(t, `msg=listening target="?tcp://([^?"]+)`, startTimeout)
+	p.WaitLog(t, `msg=ready`, startTimeout)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	sbe, err := client.Dial(ctx, "tcp://"+tcp+"?proto=sbe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sbe.Close()
+	if err := sbe.Set(ctx, "k", []byte("over sbe"), client.SetOptions{}); err != nil {
+		t.Fatalf("SBE SET on the RESP listener: %v", err)
+	}
+	took := time.Since(start)
+	// And RESP (redis-cli) on the SBE listener reads it back.
+	if out := runTool(t, nil, "redis-cli", "-s", sock, "GET", "k"); string(out) != "over sbe\n" {
+		t.Fatalf("redis-cli GET on the SBE listener: %q", out)
+	}
+	t.Logf("an SBE client on a RESP listener: dial and SET in %v", took)
 }

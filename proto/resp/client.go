@@ -108,9 +108,10 @@ func ReadReply(buf []byte) (r Reply, n int, err error) {
 }
 
 // readLine returns the bytes from start up to a CRLF and the position after
-// it; ok is false when the CRLF has not arrived yet. A CR followed by
-// anything else ends the line there with the stray byte included (see
-// Parser.line).
+// it; ok is false when the CRLF has not arrived yet. Like Redis, a header
+// line must end in CRLF: a CR followed by anything else makes the line end
+// there with the stray byte included, so that parsing it fails the same way
+// however the bytes are split (Parser.line does the same, resumably).
 func readLine(buf []byte, start int) (line []byte, next int, ok bool) {
 	i := bytes.IndexByte(buf[start:], '\r')
 	if i < 0 || start+i+1 >= len(buf) {

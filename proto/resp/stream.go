@@ -14,10 +14,10 @@ const MaxRequestLen = math.MaxUint32
 // one 1M-argument request does not pin 8 MB for the connection's life.
 const keepOffsets = 2 * 1024
 
-// keepFromStart is the argument count above which a Parser records a
-// command's argument offsets as it goes rather than only once the command
-// turns out to span calls.
-const keepFromStart = 16
+// fastArgs is the most arguments a Parser reads with readWhole, in one
+// go; a command with more goes to the resumable parse at once, so that its
+// arguments are never parsed twice (see Parser.ReadCommand).
+const fastArgs = 16
 
 // Parser reads the commands of one connection's byte stream. Like
 // ReadCommand it parses in place and returns the arguments as sub-slices
@@ -46,8 +46,7 @@ type Parser struct {
 	done  int      // arguments complete
 	pos   int      // bytes parsed: the header, complete arguments and, when bulk >= 0, the "$" line of the next
 	bulk  int      // length of the bulk whose "$" line ends at pos; -1 when a "$" line starts at pos
-	keep  bool     // the command has spanned calls: arguments are kept in offs
-	offs  []uint32 // start and end of each complete argument, relative to the command's first byte (keep only)
+	offs  []uint32 // start and end of each complete argument, relative to the command's first byte
 
 	examined uint64
 }
@@ -66,26 +65,21 @@ const (
 // as the package-level ReadCommand; see Parser for what it remembers when
 // buf ends inside a command.
 func (p *Parser) ReadCommand(buf []byte, args [][]byte, lim *Limits) (out [][]byte, n int, err error) {
-	if p.state != stIdle {
-		p.keep = true // the command spans calls: keep its arguments' offsets
-		return p.parse(buf, args[:0], lim)
-	}
-	out, n, err = p.parse(buf, args[:0], lim)
-	if n == 0 && err == nil && p.state == stArgs && !p.keep {
-		// The command continues past buf. The arguments found so far
-		// are slices of buf, which the caller may move before the next
-		// call: parse them again from the start, this time keeping
-		// their offsets. This happens once per command, to at most
-		// keepFromStart arguments (longer commands keep offsets from
-		// the start), whose payloads are skipped by length.
-		p.Reset()
-		p.keep = true
-		if _, _, err = p.parse(buf, nil, lim); err != nil {
-			panic("resp: a command's second parse failed where the first did not")
+	if p.state == stIdle {
+		// The usual case: a command of a few arguments, all in buf.
+		out, n, err := readWhole(buf, args[:0], lim, fastArgs)
+		if n > 0 || err != nil {
+			p.examined += uint64(n) // read in one go: at most its length
+			return out, n, err
 		}
-		out = args[:0]
+		// buf ends inside the command, or the command has many
+		// arguments: parse it again from its first byte, resumably,
+		// keeping its arguments' offsets (the caller may move buf before
+		// the command completes). For a command of at most fastArgs
+		// arguments this costs their headers once more (payloads are
+		// skipped by length), once per command.
 	}
-	return out, n, err
+	return p.parse(buf, args[:0], lim)
 }
 
 // Reset forgets any partial command; the next call starts at a command's
@@ -98,10 +92,12 @@ func (p *Parser) Reset() {
 	*p = Parser{offs: offs[:0], examined: examined}
 }
 
-// Examined returns the bytes the parser has examined since it was made:
-// every byte searched for a line end, every digit of a length and the two
-// bytes after each bulk payload. Bulk payloads themselves are skipped by
-// length. Tests use it to prove the work per byte received is constant.
+// Examined returns the bytes the parser has examined since it was made,
+// for tests that prove the work per byte received is constant. The
+// resumable parse counts every byte searched for a line end, every digit
+// of a length and the two bytes after each bulk payload (payloads are
+// skipped by length); a command read in one go counts as its length, which
+// is more than the bytes examined.
 func (p *Parser) Examined() uint64 { return p.examined }
 
 // Buffered returns the bytes of memory the parser holds for a partial
@@ -126,12 +122,111 @@ func (p *Parser) Buffered() int { return 4 * cap(p.offs) }
 // parses it again from its first byte each time, so a connection that
 // receives long commands in many pieces should use a Parser.
 func ReadCommand(buf []byte, args [][]byte, lim *Limits) (out [][]byte, n int, err error) {
-	var p Parser
-	return p.parse(buf, args[:0], lim)
+	return readWhole(buf, args[:0], lim, int(^uint(0)>>1))
 }
 
-// parse continues the command at the front of buf from the parser's state.
-// Complete arguments go to out, or to p.offs when p.keep is set.
+// readWhole parses the command at the front of buf in one go, in local
+// variables. It has no answer (n == 0 and a nil error) when buf ends inside
+// the command or the command has more than most arguments; an empty
+// command has one (n > 0). It applies the same rules, in the same order,
+// as the resumable parse, so the two agree however the bytes are split
+// (FuzzParser).
+func readWhole(buf []byte, out [][]byte, lim *Limits, most int) ([][]byte, int, error) {
+	if len(buf) == 0 {
+		return out, 0, nil
+	}
+	maxInline := lim.maxInline()
+	if buf[0] != '*' {
+		nl := bytes.IndexByte(buf, '\n')
+		if nl < 0 {
+			if len(buf) > maxInline {
+				return out, 0, ErrBigInline
+			}
+			return out, 0, nil
+		}
+		if nl > maxInline {
+			return out, 0, ErrBigInline
+		}
+		line := buf[:nl]
+		if len(line) > 0 && line[len(line)-1] == '\r' {
+			line = line[:len(line)-1]
+		}
+		out, err := splitArgs(line, out, lim.maxArgs())
+		if err != nil {
+			return out[:0], 0, err
+		}
+		return out, nl + 1, nil
+	}
+	line, next, ok := readLine(buf, 1)
+	if lineEnd(buf, next, ok) > maxInline {
+		return out, 0, ErrBigMultibulkCount
+	}
+	if !ok {
+		return out, 0, nil
+	}
+	count, ok := ParseInt(line)
+	if !ok || count > int64(lim.maxArgs()) {
+		return out, 0, ErrInvalidMultibulkLength
+	}
+	if count <= 0 {
+		return out, next, nil
+	}
+	if count > int64(most) {
+		return out, 0, nil
+	}
+	maxBulk := int64(lim.maxBulk())
+	pos := next
+	for i := int64(0); i < count; i++ {
+		if pos >= len(buf) {
+			return out[:0], 0, nil
+		}
+		if buf[pos] != '$' {
+			return out[:0], 0, errExpectedDollar(buf[pos])
+		}
+		line, next, ok := readLine(buf, pos+1)
+		if lineEnd(buf, next, ok)-pos > maxInline {
+			return out[:0], 0, ErrBigBulkCount
+		}
+		if !ok {
+			return out[:0], 0, nil
+		}
+		size, ok := ParseInt(line)
+		if !ok || size < 0 || size > maxBulk {
+			return out[:0], 0, ErrInvalidBulkLength
+		}
+		end := next + int(size)
+		if end+2 > len(buf) || end < next {
+			return out[:0], 0, nil
+		}
+		if buf[end] != '\r' || buf[end+1] != '\n' {
+			return out[:0], 0, ErrBulkTerminator
+		}
+		if uint64(end) > MaxRequestLen {
+			return out[:0], 0, ErrBigRequest
+		}
+		out = append(out, buf[next:end:end])
+		pos = end + 2
+	}
+	return out, pos, nil
+}
+
+// lineEnd is where a header line's CR is, given readLine's answer (next
+// when ok): on a partial line, its CR when that is buf's last byte (its LF
+// has not arrived), else the end of buf. Parser.line leaves the same in
+// p.scan, so both parses measure a line alike.
+func lineEnd(buf []byte, next int, ok bool) int {
+	if ok {
+		return next - 2
+	}
+	if buf[len(buf)-1] == '\r' {
+		return len(buf) - 1
+	}
+	return len(buf)
+}
+
+// parse continues the command at the front of buf from the parser's state,
+// keeping the complete arguments' offsets in p.offs; out gets them once the
+// command is complete.
 func (p *Parser) parse(buf []byte, out [][]byte, lim *Limits) ([][]byte, int, error) {
 	if len(buf) == 0 {
 		return out, 0, nil
@@ -167,11 +262,6 @@ func (p *Parser) parse(buf []byte, out [][]byte, lim *Limits) ([][]byte, int, er
 		}
 		p.state, p.count, p.done, p.pos, p.bulk, p.scan = stArgs, int(count), 0, next, -1, next
 		p.offs = p.offs[:0]
-		// A command of many arguments keeps their offsets from the
-		// start, so that if it spans calls its arguments need not be
-		// parsed twice (see ReadCommand); the few arguments of the
-		// usual command go straight to out.
-		p.keep = p.keep || count > keepFromStart
 	}
 	maxBulk := int64(lim.maxBulk())
 	for p.done < p.count {
@@ -207,19 +297,13 @@ func (p *Parser) parse(buf []byte, out [][]byte, lim *Limits) ([][]byte, int, er
 		if uint64(end) > MaxRequestLen {
 			return p.fail(out, ErrBigRequest)
 		}
-		if p.keep {
-			p.offs = append(p.offs, uint32(start), uint32(end))
-		} else {
-			out = append(out, buf[start:end:end])
-		}
+		p.offs = append(p.offs, uint32(start), uint32(end))
 		p.done++
 		p.pos, p.bulk, p.scan = end+2, -1, end+2
 	}
-	if p.keep {
-		for i := 0; i < len(p.offs); i += 2 {
-			s, e := p.offs[i], p.offs[i+1]
-			out = append(out, buf[s:e:e])
-		}
+	for i := 0; i < len(p.offs); i += 2 {
+		s, e := p.offs[i], p.offs[i+1]
+		out = append(out, buf[s:e:e])
 	}
 	n := p.pos
 	p.Reset()

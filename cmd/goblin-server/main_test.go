@@ -852,3 +852,60 @@ func TestProtocolMismatchJustWorks(t *testing.T) {
 	}
 	t.Logf("an SBE client on a RESP listener: dial and SET in %v", took)
 }
+
+// TestProtoMaxBulkLen: --proto-max-bulk-len sets the longest value the
+// store takes and the RESP bulk limit: at the default (16 MiB) a 20 MiB SET
+// is refused as Redis refuses a bulk over proto-max-bulk-len; with 64mb it
+// round-trips; 512mb (Redis's ceiling) is accepted and more is a usage
+// error.
+func TestProtoMaxBulkLen(t *testing.T) {
+	value := bytes.Repeat([]byte("v"), 20<<20)
+	set := func(s *srv) (string, net.Conn) {
+		c, err := net.Dial("unix", s.sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			fmt.Fprintf(c, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d\r\n", len(value))
+			c.Write(value)
+			c.Write([]byte("\r\n"))
+		}()
+		c.SetDeadline(time.Now().Add(60 * time.Second))
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		return line, c
+	}
+	line, c := set(startServer(t))
+	c.Close()
+	if line != "-ERR Protocol error: invalid bulk length\r\n" {
+		t.Fatalf("20 MiB SET at the default limit: %q", line)
+	}
+	s := startServer(t, "--proto-max-bulk-len", "64mb")
+	line, c = set(s)
+	if line != "+OK\r\n" {
+		t.Fatalf("20 MiB SET with --proto-max-bulk-len 64mb: %q", line)
+	}
+	fmt.Fprintf(c, "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n")
+	r := bufio.NewReader(c)
+	if hdr, err := r.ReadString('\n'); err != nil || hdr != fmt.Sprintf("$%d\r\n", len(value)) {
+		t.Fatalf("GET: %q %v", hdr, err)
+	}
+	got := make([]byte, len(value))
+	if _, err := io.ReadFull(r, got); err != nil || !bytes.Equal(got, value) {
+		t.Fatalf("GET returned a different value: %v", err)
+	}
+	c.Close()
+	for _, c := range []struct {
+		arg  string
+		code int
+	}{{"512mb", exitOK}, {"513mb", exitUsage}, {"0", exitUsage}, {"lots", exitUsage}} {
+		var cfg config
+		fs := flags(&cfg, io.Discard)
+		if err := fs.Parse([]string{"--proto-max-bulk-len", c.arg}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := options(&cfg)
+		if (err == nil) != (c.code == exitOK) {
+			t.Errorf("--proto-max-bulk-len %s: %v", c.arg, err)
+		}
+	}
+}

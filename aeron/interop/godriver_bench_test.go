@@ -49,7 +49,6 @@ func startDriverPair(b *testing.B) driverPair {
 	return driverPair{javaDir: jd.Dir(), goDir: dir, javaPID: jd.PID(), goPID: p.PID}
 }
 
-
 func BenchmarkGoDriverPingPong(b *testing.B) {
 	j := needJava(b)
 	dp := startDriverPair(b)

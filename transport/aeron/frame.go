@@ -41,12 +41,15 @@ import (
 	"github.com/goblin-kv/goblin/reply"
 )
 
+// frameMagic opens every goblin frame on an Aeron stream (a uint32, little
+// endian); RESP and SBE messages never start with it.
+const frameMagic uint32 = 0x416267A7
+
 const (
-	frameMagic     uint32 = 0x416267A7
-	frameHeaderLen        = 16
-	frameVersion          = 1
-	kindHello             = 1
-	kindChunk             = 2
+	frameHeaderLen = 16
+	frameVersion   = 1
+	kindHello      = 1
+	kindChunk      = 2
 	// MaxChunkedMessage is the longest message the chunk header can
 	// describe (its total is a uint32).
 	MaxChunkedMessage = 1<<32 - 1

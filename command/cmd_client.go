@@ -167,7 +167,7 @@ func (e *Engine) clientKill(s *Session, r *request.Request) {
 		// Gone for the engine at once (CLIENT LIST, a second KILL), as in
 		// Redis; the transport closes the connection when it can, else
 		// the session refuses its next request.
-		c.killed = true
+		c.killed, c.quit = true, true // quit: the session serves nothing more
 		if c.conn.Kill != nil {
 			c.conn.Kill()
 		}
@@ -215,12 +215,12 @@ func (e *Engine) clientUnpause(*Session, *request.Request) {
 func (e *Engine) clientReply(s *Session, r *request.Request) {
 	switch r.Amount {
 	case request.ReplyOn:
-		s.replyOff, s.skipReply = false, 0
+		s.mute = 0
 		e.ok()
 	case request.ReplyOff:
-		s.replyOff = true
+		s.mute = -1
 	case request.ReplySkip:
-		s.skipReply = 2 // this command's reply and the next one's
+		s.mute = 2 // this command's reply and the next one's
 	}
 }
 
@@ -279,7 +279,7 @@ func (e *Engine) reset(s *Session, _ *request.Request) {
 	e.endTx(s)
 	e.stopMonitor(s)
 	s.db, s.resp3, s.name = 0, false, s.name[:0]
-	s.replyOff, s.skipReply, s.noTouch = false, 0, false
+	s.mute, s.noTouch = 0, false
 	s.authed = e.o.RequirePass == ""
 	e.simple(txtReset)
 }

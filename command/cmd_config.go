@@ -223,7 +223,7 @@ func (e *Engine) configResetStat(*Session, *request.Request) {
 			st.ResetStats()
 		}
 	}
-	e.total, e.errors = 0, e.errors[:0]
+	e.errors = e.errors[:0]
 	e.cmd = [request.NumOps]cmdStat{}
 	e.ok()
 }

@@ -158,7 +158,7 @@ func (e *Engine) sampleOps() {
 	if e.now-last.at < 100 {
 		return
 	}
-	e.opsAt[e.opsNext] = opsSample{at: e.now, total: e.total}
+	e.opsAt[e.opsNext] = opsSample{at: e.now, total: e.processed()}
 	e.opsNext = (e.opsNext + 1) % len(e.opsAt)
 }
 
@@ -169,7 +169,7 @@ func (e *Engine) opsPerSec() int64 {
 	if oldest.at == 0 {
 		oldest = e.opsAt[0]
 	}
-	if newest.at <= oldest.at {
+	if newest.at <= oldest.at || newest.total < oldest.total { // none yet, or a CONFIG RESETSTAT between
 		return 0
 	}
 	return int64(float64(newest.total-oldest.total) * 1000 / float64(newest.at-oldest.at))

@@ -169,7 +169,7 @@ func (e *Engine) exec(s *Session, _ *request.Request) {
 // runQueued decodes and executes one queued command, leaving its answer
 // in e.res (a decoding error is its answer, as Redis would give it).
 func (e *Engine) runQueued(s *Session, b []byte) {
-	e.resetResult()
+	e.startRequest()
 	if s.Protocol == proto.SBE {
 		req := &e.txReq
 		req.Args = req.Args[:0]

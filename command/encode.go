@@ -93,7 +93,7 @@ const maxSBEItems = 65534
 // it, inside MULTI) and appends its reply, SOFH-framed or bare.
 func (e *Engine) serveSBE(s *Session, msg, out []byte, framed bool) []byte {
 	r := &e.req
-	e.resetResult()
+	e.startRequest()
 	if !s.tx.on || !e.queued(s, r, false, nil, msg) {
 		e.execute(s, r)
 	}
@@ -101,9 +101,8 @@ func (e *Engine) serveSBE(s *Session, msg, out []byte, framed bool) []byte {
 		e.feedMonitors(s, r, nil)
 	}
 	e.count(s, r.Op)
-	if s.replyOff || s.skipReply > 0 { // CLIENT REPLY OFF or SKIP
-		s.skipReply = max(s.skipReply-1, 0)
-		return out
+	if s.mute != 0 { // CLIENT REPLY OFF or SKIP
+		return e.muted(s, out)
 	}
 	if len(e.res.Items) > maxSBEItems {
 		e.errText(reply.Err, "ERR reply too large for SBE: more than 65534 elements")

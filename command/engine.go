@@ -120,12 +120,11 @@ type Session struct {
 	unix             bool       // conn is a Unix socket (flag U, MONITOR's unix:path)
 	conn             Conn       // the connection, when the transport told
 	createdAt        int64      // unix ms of Open
-	lastAt           int64      // unix ms (the engine's coarse clock) of the last command
+	lastAt           int64      // unix ms (the engine's coarse clock) of the last batch of requests
 	lastOp           request.Op // the last command
 	noEvict, noTouch bool
 	monitor          bool          // MONITOR: receives every command
-	replyOff         bool          // CLIENT REPLY OFF
-	skipReply        int8          // CLIENT REPLY SKIP: 2 for the SKIP itself, 1 for the next command
+	mute             int8          // CLIENT REPLY: -1 OFF; SKIP: 2 for the SKIP itself, 1 for the next command
 	killed           bool          // CLIENT KILL: close at the next request
 	hold             time.Duration // CLIENT PAUSE: how long the transport should wait (Hold)
 	libName, libVer  []byte        // CLIENT SETINFO
@@ -228,7 +227,6 @@ type Engine struct {
 	version   []byte          // Options.Version, for HELLO
 	passBytes []byte          // Options.RequirePass
 	stats     store.Stats
-	total     uint64     // commands processed, all sessions (INFO)
 	tickNext  int        // the database Tick starts with
 	num       []byte     // numbers formatted for a reply, LCS's subsequence
 	watchers  []*Session // sessions with watched keys
@@ -313,11 +311,10 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 		limit = int(^uint(0) >> 1)
 	}
 	s.failedAuth = false
+	s.lastAt = e.now // CLIENT LIST's idle
+	e.trimScratch()
 	if s.Protocol == proto.SBE {
 		return e.serveSBEStream(s, in, out, limit)
-	}
-	if s.killed { // CLIENT KILL from a session that could not close this one
-		return 0, out, true
 	}
 	for consumed < len(in) && !s.quit && !s.failedAuth && len(out) < limit {
 		args, n, err := s.parser.ReadCommand(in[consumed:], e.args, &e.o.Limits)
@@ -347,6 +344,8 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 // SBE message without SOFH) and appends its reply to out. closeConn as for
 // ServeStream.
 func (e *Engine) ServeMessage(s *Session, msg, out []byte) (replies []byte, closeConn bool) {
+	s.lastAt = e.now // CLIENT LIST's idle
+	e.trimScratch()
 	if s.killed {
 		return out, true
 	}
@@ -380,8 +379,25 @@ var (
 )
 
 func (e *Engine) serveRESP(s *Session, args [][]byte, out []byte) []byte {
-	e.resetResult()
-	ok := e.dec.Decode(&e.req, args)
+	e.startRequest()
+	if ok := e.dec.Decode(&e.req, args); ok && !s.tx.on {
+		e.execute(s, &e.req)
+	} else {
+		e.serveRESPRare(s, args, ok)
+	}
+	if len(e.monitors) > 0 && e.ran {
+		e.feedMonitors(s, &e.req, args)
+	}
+	e.count(s, e.req.Op)
+	if s.mute != 0 { // CLIENT REPLY OFF or SKIP
+		return e.muted(s, out)
+	}
+	return e.encodeRESP(out, s.resp3)
+}
+
+// serveRESPRare handles a request that failed to decode or arrived inside
+// MULTI.
+func (e *Engine) serveRESPRare(s *Session, args [][]byte, ok bool) {
 	switch {
 	case !ok && !e.dec.Rejected && s.tx.on:
 		e.queued(s, &e.req, false, args, nil) // queued: EXEC answers its error
@@ -389,23 +405,26 @@ func (e *Engine) serveRESP(s *Session, args [][]byte, out []byte) []byte {
 		e.execAbort(s, e.dec.Text) // EXEC refused inside MULTI ends the transaction
 	case !ok:
 		e.setError(e.dec.Status, e.dec.Text)
-		e.ran = !e.dec.Rejected // bad arguments fail the call; unknown or wrong arity reject it
+		if !e.dec.Rejected { // bad arguments fail the call; unknown or wrong arity reject it
+			e.ran = true
+			e.cmd[e.req.Op].calls++
+		}
 		if s.tx.on {
 			s.tx.abort = true
 		}
-	case s.tx.on && e.queued(s, &e.req, false, args, nil):
+	case e.queued(s, &e.req, false, args, nil):
 	default:
 		e.execute(s, &e.req)
 	}
-	if len(e.monitors) > 0 && e.ran {
-		e.feedMonitors(s, &e.req, args)
+}
+
+// muted leaves out the reply of a session whose replies are off (CLIENT
+// REPLY OFF, mute < 0) or skipped (SKIP, mute counting down).
+func (e *Engine) muted(s *Session, out []byte) []byte {
+	if s.mute > 0 {
+		s.mute--
 	}
-	e.count(s, e.req.Op)
-	if s.replyOff || s.skipReply > 0 { // CLIENT REPLY OFF or SKIP
-		s.skipReply = max(s.skipReply-1, 0)
-		return out
-	}
-	return e.encodeRESP(out, s.resp3)
+	return out
 }
 
 // held reports whether a request for op waits out a CLIENT PAUSE, and if

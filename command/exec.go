@@ -86,6 +86,13 @@ func (e *Engine) resetResult() {
 	e.res.Reset()
 }
 
+// startRequest readies the engine for the next request: an empty reply,
+// and not yet executed.
+func (e *Engine) startRequest() {
+	e.res.Reset()
+	e.ran = false
+}
+
 func (e *Engine) setError(st reply.Status, text []byte) {
 	r := &e.res
 	r.Kind, r.Status, r.Value = reply.Error, st, text
@@ -127,28 +134,45 @@ func (e *Engine) wrongArgs(op request.Op) {
 func bs(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // count records a served request: the transport's counters, INFO's
-// commandstats and errorstats, and the session's last command.
+// commandstats and errorstats, and the session's last command (the calls
+// were counted by execute). It is small enough to be inlined.
 func (e *Engine) count(s *Session, op request.Op) {
 	s.Stats.Commands[op]++
-	e.total++
-	s.lastOp, s.lastAt = op, e.now
-	c := &e.cmd[op]
-	if e.ran {
-		c.calls++
-	}
+	s.lastOp = op
 	if e.res.Kind == reply.Error {
-		s.Stats.Errors++
-		if e.ran {
-			c.failed++
-		} else {
-			c.rejected++
-		}
-		e.countError(e.res.Value)
+		e.countError(s)
 	}
-	e.ran = false
+}
+
+// countError adds an error reply to the session's and INFO's counters
+// (count has just set s.lastOp).
+func (e *Engine) countError(s *Session) {
+	op := s.lastOp
+	s.Stats.Errors++
+	if e.ran {
+		e.cmd[op].failed++
+	} else {
+		e.cmd[op].rejected++
+	}
+	e.countErrorCode(e.res.Value)
+}
+
+// trimScratch drops the scratch buffer once a large reply has grown it
+// past maxKeptScratch; it runs once per batch of requests.
+func (e *Engine) trimScratch() {
 	if cap(e.scratch) > maxKeptScratch {
 		e.scratch = make([]byte, 0, 4096)
 	}
+}
+
+// processed returns how many commands were executed (INFO's
+// total_commands_processed; refused ones are not counted, as in Redis).
+func (e *Engine) processed() uint64 {
+	var n uint64
+	for i := range e.cmd {
+		n += e.cmd[i].calls
+	}
+	return n
 }
 
 // cmdStat is one command's line of INFO commandstats. Time is measured on
@@ -159,7 +183,7 @@ type cmdStat struct {
 	sampled, sampledNanos   uint64
 }
 
-const sampleEvery = 16
+const sampleEvery = 64
 
 // usec estimates the microseconds all calls took.
 func (c *cmdStat) usec() uint64 {
@@ -176,8 +200,8 @@ type errCount struct {
 	n    uint64
 }
 
-// countError adds an error reply to errorstats.
-func (e *Engine) countError(text []byte) {
+// countErrorCode adds an error reply to errorstats.
+func (e *Engine) countErrorCode(text []byte) {
 	code := text
 	for i, c := range text {
 		if c == ' ' {
@@ -199,20 +223,20 @@ func (e *Engine) countError(text []byte) {
 // execute runs r and leaves the reply in e.res. This is the only place
 // commands have meaning: every protocol's request arrives here.
 func (e *Engine) execute(s *Session, r *request.Request) {
-	h := handlers[r.Op]
-	spec := request.Lookup(r.Op)
-	if h == nil || spec == nil {
+	h := handlers[r.Op] // set for the table's commands only
+	if h == nil {
 		e.unknownOp(r)
 		return
 	}
-	if e.o.RequirePass != "" && !s.authed && spec.Flags&request.NoAuth == 0 {
+	if e.o.RequirePass != "" && !s.authed && request.Lookup(r.Op).Flags&request.NoAuth == 0 {
 		e.errText(reply.NoAuth, "NOAUTH Authentication required.")
 		return
 	}
 	e.st = e.dbs[s.db]
 	e.ran = true
-	if e.sampleLeft--; e.sampleLeft <= 0 || s.noTouch || (len(e.watchers) > 0 && spec.Flags&request.Write != 0) {
-		e.executeSlow(s, r, h, spec)
+	e.cmd[r.Op].calls++
+	if e.sampleLeft--; e.sampleLeft <= 0 || s.noTouch || len(e.watchers) > 0 {
+		e.executeSlow(s, r, h)
 		return
 	}
 	h(e, s, r)
@@ -220,7 +244,7 @@ func (e *Engine) execute(s *Session, r *request.Request) {
 
 // executeSlow runs what execute leaves out of its common path: timing one
 // call in sampleEvery, CLIENT NO-TOUCH, and WATCH's touches.
-func (e *Engine) executeSlow(s *Session, r *request.Request, h handler, spec *request.Spec) {
+func (e *Engine) executeSlow(s *Session, r *request.Request, h handler) {
 	var start time.Time
 	if e.sampleLeft <= 0 {
 		e.sampleLeft = sampleEvery
@@ -235,7 +259,7 @@ func (e *Engine) executeSlow(s *Session, r *request.Request, h handler, spec *re
 	// A write that changed the store touches its keys' watchers (one that
 	// changed nothing, such as SET NX on an existing key, touches none, as
 	// in Redis).
-	if len(e.watchers) > 0 && spec.Flags&request.Write != 0 && e.dbs[s.db].Mods() != before {
+	if len(e.watchers) > 0 && request.Lookup(r.Op).Flags&request.Write != 0 && e.dbs[s.db].Mods() != before {
 		e.touchKeys(s.db, r)
 	}
 	if !start.IsZero() {

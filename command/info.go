@@ -200,7 +200,7 @@ func (e *Engine) infoSection(w *infoWriter, s *Session, sec string, st *store.St
 	case "stats":
 		w.b = append(w.b, "# Stats\r\n"...)
 		w.int("total_connections_received", int64(e.nextID))
-		w.int("total_commands_processed", int64(e.total))
+		w.int("total_commands_processed", int64(e.processed()))
 		w.int("instantaneous_ops_per_sec", e.opsPerSec())
 		w.int("rejected_connections", 0)
 		w.int("sync_full", 0)

@@ -101,26 +101,62 @@ func (s *sbeCodec) parseReply(buf []byte, r *result) (int, error) {
 		r.kind, r.str = KindError, rep.Value
 		return n, nil
 	}
+	// The client reads replies in RESP2's shapes whatever the protocol:
+	// maps and sets are arrays, doubles bulk strings, booleans integers.
+	rep.Downgrade()
+	if rep.Kind == reply.Array {
+		used, err := sbeElems(r, rep.Integer, rep.Items, 0)
+		if err != nil {
+			return 0, err
+		}
+		if used != len(rep.Items) {
+			return 0, fmt.Errorf("%w: %d array items left over", ErrProtocol, len(rep.Items)-used)
+		}
+		return n, nil
+	}
 	if err := sbeItem(r, rep.Kind, rep.Integer, rep.Value); err != nil {
 		return 0, err
 	}
-	if rep.Kind == reply.Array {
-		if cap(r.elems) < len(rep.Items) {
-			r.elems = make([]result, len(rep.Items))
+	return n, nil
+}
+
+// sbeElems makes r the array of n elements whose items start items (an
+// ArrayReply's, flattened in pre-order: a nested array's elements follow
+// it) and returns how many items it used.
+func sbeElems(r *result, n int64, items []reply.Item, depth int) (int, error) {
+	if depth > maxDepth {
+		return 0, fmt.Errorf("%w: replies nested deeper than %d", ErrProtocol, maxDepth)
+	}
+	if n < 0 || n > int64(len(items)) {
+		return 0, fmt.Errorf("%w: array of %d elements with %d items", ErrProtocol, n, len(items))
+	}
+	r.kind = KindArray
+	if cap(r.elems) < int(n) {
+		r.elems = make([]result, n)
+	}
+	r.elems = r.elems[:n]
+	used := 0
+	for i := range r.elems {
+		if used >= len(items) {
+			return 0, fmt.Errorf("%w: array items end early", ErrProtocol)
 		}
-		r.elems = r.elems[:len(rep.Items)]
-		for i := range rep.Items {
-			it := &rep.Items[i]
-			r.elems[i].reset()
-			if it.Kind == reply.Array {
-				return 0, fmt.Errorf("%w: nested array item", ErrProtocol)
-			}
-			if err := sbeItem(&r.elems[i], it.Kind, it.Integer, it.Value); err != nil {
+		it := &items[used]
+		used++
+		e := &r.elems[i]
+		e.reset()
+		if it.Kind == reply.Array {
+			m, err := sbeElems(e, it.Integer, items[used:], depth+1)
+			if err != nil {
 				return 0, err
 			}
+			used += m
+			continue
+		}
+		if err := sbeItem(e, it.Kind, it.Integer, it.Value); err != nil {
+			return 0, err
 		}
 	}
-	return n, nil
+	return used, nil
 }
 
 func sbeItem(r *result, k reply.Kind, n int64, v []byte) error {

@@ -85,6 +85,7 @@ func sbePeer(tb testing.TB, corrupt bool) string {
 							rep.Items = append(rep.Items, reply.Item{Kind: reply.Nil})
 						}
 					}
+					rep.Integer = int64(len(rep.Items)) // an aggregate's element count (schema version 2)
 				case request.OpDBSize:
 					rep.Kind, rep.Integer, rep.Value = reply.Integer, int64(len(data)), nil
 				default:

@@ -1,9 +1,11 @@
 package command
 
 import (
+	"strconv"
+
 	"github.com/goblin-kv/goblin/proto/resp"
-	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
 )
 
 // encodeRESP appends e.res in the session's RESP version: RESP3 kinds as
@@ -94,7 +96,16 @@ const maxSBEItems = 65534
 func (e *Engine) serveSBE(s *Session, msg, out []byte, framed bool) []byte {
 	r := &e.req
 	e.startRequest()
-	if !s.tx.on || !e.queued(s, r, false, nil, msg) {
+	switch {
+	case r.Version < 2 && r.Op > request.OpClientGetName:
+		// An op of version 2 in a version 1 message: a client that cannot
+		// read the reply kinds the command may answer with.
+		e.errBuf = append(e.errBuf[:0], "ERR op "...)
+		e.errBuf = strconv.AppendUint(e.errBuf, uint64(r.Op), 10)
+		e.errBuf = append(e.errBuf, " needs SBE schema version 2 or later; the request is version "...)
+		e.errBuf = strconv.AppendUint(e.errBuf, uint64(r.Version), 10)
+		e.setError(reply.UnsupportedVersion, e.errBuf)
+	case !s.tx.on || !e.queued(s, r, false, nil, msg):
 		e.execute(s, r)
 	}
 	if len(e.monitors) > 0 && e.ran {
@@ -107,9 +118,13 @@ func (e *Engine) serveSBE(s *Session, msg, out []byte, framed bool) []byte {
 	if len(e.res.Items) > maxSBEItems {
 		e.errText(reply.Err, "ERR reply too large for SBE: more than 65534 elements")
 	}
-	// A client of an older schema gets the reply kinds it knows.
-	if r.Version < sbe.SchemaVersion || sbe.SchemaVersion < 2 {
+	// A client of schema version 1 gets the reply kinds and statuses it
+	// knows (RESP2's shapes; the statuses of version 2 as err).
+	if r.Version < 2 {
 		e.res.Downgrade()
+		if e.res.Status > reply.UnsupportedVersion {
+			e.res.Status = reply.Err
+		}
 	}
 	e.res.CorrelationID = r.CorrelationID
 	// A Ping is answered with a Pong; the codec falls back to a Reply when

@@ -2,7 +2,9 @@ package command
 
 import (
 	"bytes"
+	"encoding/hex"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -482,5 +484,56 @@ func TestAuthFailureEndsTheBatch(t *testing.T) {
 	}
 	if n, out, _ := e.ServeStream(s, in, nil); n != len(in) || string(out) != "+OK\r\n" || !s.Authenticated() || s.AuthFailures() != 3 {
 		t.Fatalf("the right password: consumed %d of %d, %q", n, len(in), out)
+	}
+}
+
+// TestServeSBEVersion1 serves messages a schema version 1 client wrote
+// (proto/sbe/testdata/v1): they are understood, answered in version 1's
+// reply kinds (CONFIG GET's map as an array), and an op of version 2 in a
+// version 1 message is refused with unsupportedVersion.
+func TestServeSBEVersion1(t *testing.T) {
+	e, _ := newEngine(t, Options{Params: redisDefaultParams})
+	var c sbe.Codec
+	s := NewSession(proto.SBE, nil)
+	read := func(name string) []byte {
+		t.Helper()
+		b, err := os.ReadFile("../proto/sbe/testdata/v1/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, err := hex.DecodeString(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return msg
+	}
+	var rep reply.Reply
+	serve := func(msg []byte) string {
+		t.Helper()
+		out, closeConn := e.ServeMessage(s, msg, nil)
+		if err := c.DecodeReply(out, &rep); err != nil || closeConn {
+			t.Fatalf("%x: %v, close %v", msg, err, closeConn)
+		}
+		return sbeText(&rep)
+	}
+	if got := serve(read("set-px.hex")); got != "+OK" {
+		t.Fatalf("SET: %s", got)
+	}
+	if got := serve(read("mget.hex")); got != "[$v nil]" || rep.Kind != reply.Array {
+		t.Fatalf("MGET: %s", got)
+	}
+	if got := serve(read("config-get.hex")); got != "[$maxmemory $0]" || rep.Kind != reply.Array {
+		t.Fatalf("CONFIG GET: %s (kind %v)", got, rep.Kind)
+	}
+	keys := read("set-px.hex")
+	keys[16] = byte(request.OpKeys) // header (8), correlation id (8), then op
+	if got := serve(keys); rep.Status != reply.UnsupportedVersion ||
+		got != "-ERR op 64 needs SBE schema version 2 or later; the request is version 1" {
+		t.Fatalf("KEYS in a version 1 message: %s (status %v)", got, rep.Status)
+	}
+	// The same CONFIG GET in version 2 is a map.
+	v2 := c.AppendRequest(nil, &request.Request{CorrelationID: 9, Op: request.OpConfigGet, Key: []byte("maxmemory")})
+	if serve(v2); rep.Kind != reply.Map || rep.Integer != 1 {
+		t.Fatalf("CONFIG GET in version 2: kind %v, %d pairs", rep.Kind, rep.Integer)
 	}
 }

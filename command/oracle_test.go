@@ -19,7 +19,11 @@ import (
 	tresp "github.com/tidwall/resp"
 
 	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/proto/resp"
+	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/store"
 )
 
@@ -123,6 +127,9 @@ var redisDefaultParams = func() []Param {
 type oracleCase struct {
 	args []string
 	norm func(*node) // applied to both replies before comparing; nil: raw bytes
+	// notSBE marks a reply that differs by protocol (CLIENT LIST's resp=
+	// field, HELLO's proto): the SBE comparison skips it.
+	notSBE bool
 }
 
 func cases(cmds ...[]string) []oracleCase {
@@ -209,8 +216,14 @@ func runGoblin(t *testing.T, script []oracleCase, resp3 bool, o Options) [][]byt
 
 // compareWithRedis runs script on both servers, in RESP2 and, when
 // withResp3, in RESP3 too, and reports every reply that differs.
+//
+// Every script also runs through SBE (each request decoded from its Redis
+// form, then encoded and served as an SBE message): its replies, written
+// as RESP, must be goblin's RESP replies, so each command means the same
+// in both protocols.
 func compareWithRedis(t *testing.T, script []oracleCase, withResp3 bool) {
 	t.Helper()
+	viaSBE := runGoblinSBE(t, script, Options{Params: redisDefaultParams})
 	for _, resp3 := range []bool{false, true} {
 		if resp3 && !withResp3 {
 			continue
@@ -225,8 +238,93 @@ func compareWithRedis(t *testing.T, script []oracleCase, withResp3 bool) {
 			if !bytes.Equal(a, b) {
 				t.Errorf("RESP%d reply %d to %q:\ngoblin %q\n redis %q", 2+b2i(resp3), i, c.args, a, b)
 			}
+			if i >= len(viaSBE) || viaSBE[i][0] == nil || c.notSBE {
+				continue
+			}
+			s := viaSBE[i][b2i(resp3)]
+			a = ours[i]
+			if c.norm != nil {
+				a, s = normalized(t, a, c.norm), normalized(t, s, c.norm)
+			}
+			if !bytes.Equal(a, s) {
+				t.Errorf("SBE reply %d to %q, as RESP%d:\n  SBE %q\n RESP %q", i, c.args, 2+b2i(resp3), s, a)
+			}
 		}
 	}
+}
+
+// runGoblinSBE serves script as SBE requests, each decoded from its Redis
+// form by the RESP decoder, and returns each reply written as RESP2 (the
+// reply downgraded, as for a RESP2 client) and as RESP3. A command the
+// decoder refuses has no SBE form: its entry is nil, and the script stops
+// there if the refusal was inside MULTI (RESP's transaction then aborts,
+// which SBE cannot reproduce).
+func runGoblinSBE(t *testing.T, script []oracleCase, o Options) [][2][]byte {
+	t.Helper()
+	st, err := store.New(store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := NewEngine(st, o)
+	s := e.Open(proto.SBE, nil)
+	defer e.Close(s)
+	var (
+		dec   argv.Decoder
+		codec sbe.Codec
+		req   request.Request
+		rep   reply.Reply
+		w     Engine // writes replies as RESP
+		out   [][2][]byte
+		multi bool
+		resp2 bool // after RESET the RESP session speaks RESP2 again
+	)
+	for i, c := range script {
+		req.Reset()
+		if !dec.Decode(&req, strs(c.args...)) {
+			out = append(out, [2][]byte{})
+			if multi {
+				break
+			}
+			continue
+		}
+		switch req.Op {
+		case request.OpMulti:
+			multi = true
+		case request.OpExec, request.OpDiscard:
+			multi = false
+		case request.OpReset:
+			multi, resp2 = false, true
+		}
+		req.CorrelationID = uint64(i + 1)
+		in := sbe.AppendFramed(nil, &codec, &req)
+		n, res, _ := e.ServeStream(s, in, nil)
+		if n != len(in) {
+			t.Fatalf("SBE: %q consumed %d of %d bytes", c.args, n, len(in))
+		}
+		if len(res) == 0 { // CLIENT REPLY OFF or SKIP
+			out = append(out, [2][]byte{})
+			continue
+		}
+		msg, _, err := sbe.ReadFrame(res, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := codec.DecodeReply(msg, &rep); err != nil {
+			t.Fatalf("SBE reply to %q: %v", c.args, err)
+		}
+		if rep.CorrelationID != req.CorrelationID {
+			t.Fatalf("SBE reply to %q: correlation id %d, want %d", c.args, rep.CorrelationID, req.CorrelationID)
+		}
+		w.res = rep
+		as3 := w.encodeRESP(nil, true)
+		w.res.Downgrade()
+		as2 := w.encodeRESP(nil, false)
+		if resp2 {
+			as3 = as2
+		}
+		out = append(out, [2][]byte{as2, as3})
+	}
+	return out
 }
 
 func normalized(t *testing.T, b []byte, norm func(*node)) []byte {

@@ -8,21 +8,29 @@
 // # Messages
 //
 // A command travels as a Request message, or a MultiRequest when it has
-// further arguments (MGET, MSET, ...); an answer as a Reply, or an
-// ArrayReply for arrays (docs/protocols.md has the command table). The Go
-// values Request and Reply stand for both forms of each; they are plain
-// values whose byte slices point into the buffer they
-// were decoded from; a Codec holds the generated flyweights so that
-// encoding and decoding allocate nothing:
+// further arguments (MGET, MSET, ...) or a second integer (amount2, since
+// schema version 2); an answer as a Reply, or an ArrayReply for
+// aggregates, whose items are the elements in pre-order (a nested array,
+// map or set is followed by its elements). The Go values are the
+// protocol-neutral request.Request and reply.Reply, plain values whose
+// byte slices point into the buffer they were decoded from; a Codec holds
+// the generated flyweights so that encoding and decoding allocate nothing:
 //
 //	var c sbe.Codec
-//	req := sbe.Request{CorrelationID: 7, Op: sbe.OpSet, Key: k, Value: v,
-//		Expiry: sbe.ExpiryPX, Expire: 1500}
+//	req := request.Request{CorrelationID: 7, Op: request.OpSet, Key: k, Value: v,
+//		Expiry: request.ExpiryPX, Expire: 1500}
 //	buf = c.AppendRequest(buf[:0], &req)       // bare message (ring, Aeron)
 //	buf = sbe.AppendFramed(buf[:0], &c, &req)  // SOFH-framed (sockets)
 //
-//	var rep sbe.Reply
+//	var rep reply.Reply
 //	err := c.DecodeReply(msg, &rep)            // rep.Value points into msg
+//
+// # Versions
+//
+// Messages of schema version 1 decode as before (a MultiRequest's shorter
+// block, an ArrayReply's flat items); the command engine answers a
+// version 1 request in version 1's reply kinds and refuses the ops version
+// 2 added (testdata/v1 holds messages an old codec wrote).
 //
 // Fixed fields are read and written through the generated flyweights. The
 // generated var-data accessors take and return strings, which would

@@ -20,6 +20,14 @@ const (
 // allFlags are the bits of the schema's SetFlags set.
 const allFlags = request.FlagNX | request.FlagXX | request.FlagKeepTTL | request.FlagGet | request.FlagGT | request.FlagLT
 
+// multi reports whether r needs a MultiRequest: further arguments, or a
+// second integer (amount2, since version 2).
+func multi(r *request.Request) bool { return len(r.Args) > 0 || r.Amount2 != 0 }
+
+// multiRequestBlockV1 is MultiRequest's block length in schema version 1,
+// before amount2: a version 1 message's block may be that short.
+const multiRequestBlockV1 = 27
+
 // compactPing reports whether r is encoded as a Ping message.
 func compactPing(r *request.Request) bool {
 	return r.Compact && r.Op == request.OpPing && len(r.Key) == 0 && len(r.Value) == 0 && len(r.Args) == 0
@@ -78,29 +86,30 @@ const (
 const compactLen = headerLen + int(goblinsbe.PingSbeBlockLength)
 
 // RequestLen is the encoded length of r (without SOFH): a Request message,
-// a MultiRequest when r has Args, or a Ping (see Request.Compact).
+// a MultiRequest when r has Args or Amount2, or a Ping (see
+// Request.Compact).
 func RequestLen(r *request.Request) int {
 	if compactPing(r) {
 		return compactLen
 	}
-	n := headerLen + int(goblinsbe.RequestSbeBlockLength) + 2*varHdrLen + len(r.Key) + len(r.Value)
-	if len(r.Args) > 0 {
-		n += groupHdrLen
-		for _, a := range r.Args {
-			n += varHdrLen + len(a)
-		}
+	if !multi(r) {
+		return headerLen + int(goblinsbe.RequestSbeBlockLength) + 2*varHdrLen + len(r.Key) + len(r.Value)
+	}
+	n := headerLen + int(goblinsbe.MultiRequestSbeBlockLength) + 2*varHdrLen + len(r.Key) + len(r.Value) + groupHdrLen
+	for _, a := range r.Args {
+		n += varHdrLen + len(a)
 	}
 	return n
 }
 
 // ReplyLen is the encoded length of r (without SOFH): a Reply message, an
-// ArrayReply when r.Kind is KindArray (whose Value is not sent), or a Pong
-// (see Reply.Compact).
+// ArrayReply when r is an aggregate (array, map or set; its Value is not
+// sent), or a Pong (see Reply.Compact).
 func ReplyLen(r *reply.Reply) int {
 	if compactPong(r) {
 		return compactLen
 	}
-	if r.Kind == reply.Array {
+	if r.Kind.Aggregate() {
 		n := headerLen + int(goblinsbe.ArrayReplySbeBlockLength) + groupHdrLen
 		for i := range r.Items {
 			n += itemBlockLen + varHdrLen + len(r.Items[i].Value)
@@ -138,7 +147,7 @@ func flagBits(f request.Flags) uint8 {
 }
 
 // AppendRequest appends r encoded as a bare SBE message to dst: a Request,
-// or a MultiRequest when r has Args. It panics if r has more than 65534
+// or a MultiRequest when r has Args or Amount2. It panics if r has more than 65534
 // Args (programmer error; the client library checks first).
 func (c *Codec) AppendRequest(dst []byte, r *request.Request) []byte {
 	n := RequestLen(r)
@@ -157,7 +166,7 @@ func (c *Codec) AppendFramedRequest(dst []byte, r *request.Request) []byte {
 
 // requestAt encodes r into the n bytes of dst at off.
 func (c *Codec) requestAt(dst []byte, off, n int, r *request.Request) []byte {
-	if len(r.Args) > 0 {
+	if multi(r) {
 		return c.appendMulti(dst, off, n, r)
 	}
 	if compactPing(r) {
@@ -191,7 +200,7 @@ func (c *Codec) appendMulti(dst []byte, off, n int, r *request.Request) []byte {
 	}
 	m := &c.mreq
 	m.WrapAndApplyHeader(dst, uint64(off), uint64(off+n))
-	m.SetCorrelationId(r.CorrelationID).SetOp(goblinsbe.Op(r.Op)).SetExpiry(goblinsbe.Expiry(r.Expiry)).SetExpire(r.Expire).SetAmount(r.Amount)
+	m.SetCorrelationId(r.CorrelationID).SetOp(goblinsbe.Op(r.Op)).SetExpiry(goblinsbe.Expiry(r.Expiry)).SetExpire(r.Expire).SetAmount(r.Amount).SetAmount2(r.Amount2)
 	dst[off+headerLen+int(m.FlagsEncodingOffset())] = flagBits(r.Flags)
 	g := m.ArgsCount(uint16(len(r.Args)))
 	for _, a := range r.Args {
@@ -210,8 +219,8 @@ func (c *Codec) appendMulti(dst []byte, off, n int, r *request.Request) []byte {
 }
 
 // AppendReply appends r encoded as a bare SBE message to dst: a Reply, or
-// an ArrayReply when r.Kind is KindArray. It panics if r has more than
-// 65534 Items.
+// an ArrayReply when r is an aggregate. It panics if r has more than 65534
+// Items.
 func (c *Codec) AppendReply(dst []byte, r *reply.Reply) []byte {
 	n := ReplyLen(r)
 	dst, off := grow(dst, n)
@@ -229,7 +238,7 @@ func (c *Codec) AppendFramedReply(dst []byte, r *reply.Reply) []byte {
 
 // replyAt encodes r into the n bytes of dst at off.
 func (c *Codec) replyAt(dst []byte, off, n int, r *reply.Reply) []byte {
-	if r.Kind == reply.Array {
+	if r.Kind.Aggregate() {
 		return c.appendArray(dst, off, n, r)
 	}
 	if compactPong(r) {
@@ -283,6 +292,9 @@ func header(msg []byte) (template uint16, block, version uint64, err error) {
 		min = goblinsbe.RequestSbeBlockLength
 	case templateMultiRequest:
 		min = goblinsbe.MultiRequestSbeBlockLength
+		if h.Version() < 2 {
+			min = multiRequestBlockV1
+		}
 	case templateReply:
 		min = goblinsbe.ReplySbeBlockLength
 	case templateArrayReply:
@@ -381,6 +393,7 @@ func (c *Codec) decodeRequest(msg []byte, r *request.Request) (end uint64, err e
 		r.Expiry = request.Expiry(m.Expiry())
 		r.Expire = m.Expire()
 		r.Amount = m.Amount()
+		r.Amount2 = 0
 		pos := m.SbePosition()
 		var ok bool
 		if r.Key, ok = varData(msg, pos); !ok {
@@ -407,6 +420,10 @@ func (c *Codec) decodeMulti(msg []byte, block, version uint64, r *request.Reques
 	r.Expiry = request.Expiry(m.Expiry())
 	r.Expire = m.Expire()
 	r.Amount = m.Amount()
+	r.Amount2 = 0
+	if m.Amount2InActingVersion() {
+		r.Amount2 = m.Amount2()
+	}
 	gbl, ok := groupFits(msg, m.SbePosition())
 	if !ok {
 		return 0, ErrTruncated
@@ -470,8 +487,8 @@ func (c *Codec) decodeReply(msg []byte, r *reply.Reply) (end uint64, err error) 
 			return 0, ErrTruncated
 		}
 		r.Value = v
-		if r.Kind == reply.Array {
-			return 0, fmt.Errorf("%w: array kind in a Reply", ErrMalformed)
+		if r.Kind.Aggregate() {
+			return 0, fmt.Errorf("%w: aggregate kind in a Reply", ErrMalformed)
 		}
 		return pos + varHdrLen + uint64(len(v)), nil
 	case templateArrayReply:
@@ -510,8 +527,22 @@ func (c *Codec) decodeArray(msg []byte, block, version uint64, r *reply.Reply) (
 		r.Items = append(r.Items, it)
 		g.SkipItem()
 	}
-	if r.Kind != reply.Array {
+	if !r.Kind.Aggregate() || (version < 2 && r.Kind != reply.Array) {
 		return 0, fmt.Errorf("%w: ArrayReply of kind %d", ErrMalformed, r.Kind)
+	}
+	// Since version 2 the items are nested in pre-order and must add up to
+	// the root's count exactly; version 1's are one flat level (an array
+	// item was an empty nested array).
+	if version >= 2 && !reply.Walk(r.Kind, r.Integer, r.Items) {
+		return 0, fmt.Errorf("%w: ArrayReply items do not match their counts", ErrMalformed)
+	}
+	if version < 2 {
+		r.Integer = int64(len(r.Items))
+		for i := range r.Items {
+			if r.Items[i].Kind.Aggregate() {
+				r.Items[i].Integer = 0
+			}
+		}
 	}
 	return m.SbePosition(), nil
 }

@@ -72,7 +72,7 @@ func TestRequestRoundTrip(t *testing.T) {
 
 func TestReplyRoundTrip(t *testing.T) {
 	var c Codec
-	in := reply.Reply{CorrelationID: 9, Status: reply.OK, Kind: reply.Array, Integer: 0,
+	in := reply.Reply{CorrelationID: 9, Status: reply.OK, Kind: reply.Array, Integer: 3,
 		Items: []reply.Item{{Kind: reply.Bulk, Value: []byte("v1")}, {Kind: reply.Nil, Value: []byte{}}, {Kind: reply.Integer, Integer: -7, Value: []byte{}}}}
 	msg := c.AppendReply(nil, &in)
 	var out reply.Reply
@@ -98,6 +98,127 @@ func TestReplyRoundTrip(t *testing.T) {
 	for i := 0; i < len(msg); i++ {
 		if err := c.DecodeReply(msg[:i], &out); !errors.Is(err, ErrMalformed) {
 			t.Fatalf("prefix of %d bytes decoded: %v", i, err)
+		}
+	}
+}
+
+// TestNestedRepliesAndAmount2 round-trips what version 2 added: nested
+// aggregates of every kind in one ArrayReply, a map or set root, the new
+// leaf kinds and statuses, and a request whose only extra is Amount2 (a
+// MultiRequest with no args).
+func TestNestedRepliesAndAmount2(t *testing.T) {
+	var c Codec
+	e := []byte{}
+	for _, in := range []reply.Reply{
+		{CorrelationID: 1, Kind: reply.Map, Integer: 2, Items: []reply.Item{
+			{Kind: reply.Bulk, Value: []byte("k")}, {Kind: reply.Array, Integer: 2, Value: e},
+			{Kind: reply.Set, Integer: 1, Value: e}, {Kind: reply.Double, Value: []byte("1.5")},
+			{Kind: reply.Boolean, Integer: 1, Value: e},
+			{Kind: reply.Simple, Value: []byte("x")}, {Kind: reply.Map, Integer: 0, Value: e}}},
+		{CorrelationID: 2, Kind: reply.Set, Integer: 2, Items: []reply.Item{{Kind: reply.Verbatim, Value: []byte("txt")}, {Kind: reply.NilArray, Value: e}}},
+		{CorrelationID: 3, Kind: reply.Array, Integer: 0},
+	} {
+		msg := c.AppendReply(nil, &in)
+		if len(msg) != ReplyLen(&in) {
+			t.Fatalf("encoded %d bytes, ReplyLen %d", len(msg), ReplyLen(&in))
+		}
+		var out reply.Reply
+		if err := c.DecodeReply(msg, &out); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(in, out) {
+			t.Fatalf("round trip:\n in %+v\nout %+v", in, out)
+		}
+		// Counts that do not add up are malformed.
+		bad := in
+		bad.Integer++
+		if err := c.DecodeReply(c.AppendReply(nil, &bad), &out); !errors.Is(err, ErrMalformed) {
+			t.Fatalf("root count %d over %d items decoded: %v", bad.Integer, len(bad.Items), err)
+		}
+	}
+	for _, k := range []reply.Kind{reply.Double, reply.Boolean, reply.Verbatim, reply.NilArray} {
+		in := reply.Reply{CorrelationID: 4, Status: reply.OutOfRange, Kind: k, Integer: 1, Value: []byte("v")}
+		var out reply.Reply
+		if err := c.DecodeReply(c.AppendReply(nil, &in), &out); err != nil || !reflect.DeepEqual(in, out) {
+			t.Fatalf("%v: %v\n in %+v\nout %+v", k, err, in, out)
+		}
+	}
+	in := request.Request{CorrelationID: 5, Op: request.OpGetRange, Amount: 1, Amount2: -1, Key: []byte("k"), Value: e, Version: SchemaVersion}
+	msg := c.AppendRequest(nil, &in)
+	if tid, _ := c.TemplateID(msg); tid != templateMultiRequest || len(msg) != RequestLen(&in) {
+		t.Fatalf("Amount2 request: template %d, %d bytes (RequestLen %d)", tid, len(msg), RequestLen(&in))
+	}
+	var out request.Request
+	if err := c.DecodeRequest(msg, &out); err != nil {
+		t.Fatal(err)
+	}
+	out.Args = nil
+	if !reflect.DeepEqual(in, out) {
+		t.Fatalf("round trip:\n in %+v\nout %+v", in, out)
+	}
+	// A Request decoded after it does not keep its Amount2.
+	get := c.AppendRequest(nil, &request.Request{Op: request.OpGet, Key: []byte("k")})
+	if err := c.DecodeRequest(get, &out); err != nil || out.Amount2 != 0 {
+		t.Fatalf("Amount2 %d after a Request (%v)", out.Amount2, err)
+	}
+}
+
+// TestVersion1Messages decodes messages a schema version 1 codec wrote
+// (testdata/v1, produced by goblin before version 2): a server of version
+// 2 understands an old client, and an old server's replies still decode.
+func TestVersion1Messages(t *testing.T) {
+	var c Codec
+	read := func(name string) []byte {
+		t.Helper()
+		b, err := os.ReadFile("testdata/v1/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, err := hex.DecodeString(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return msg
+	}
+	framed := func(name string) []byte { return read(name)[SOFHLen:] }
+	e := []byte{}
+	for _, tc := range []struct {
+		msg  []byte
+		want request.Request
+	}{
+		{read("set-px.hex"), request.Request{CorrelationID: 7, Op: request.OpSet, Flags: request.FlagNX, Expiry: request.ExpiryPX, Expire: 1500, Key: []byte("k"), Value: []byte("v")}},
+		{read("mget.hex"), request.Request{CorrelationID: 8, Op: request.OpMGet, Key: []byte("k"), Value: e, Args: [][]byte{[]byte("k2")}}},
+		{read("config-get.hex"), request.Request{CorrelationID: 9, Op: request.OpConfigGet, Key: []byte("maxmemory"), Value: e}},
+		{framed("ping.hex"), request.Request{CorrelationID: 1, Op: request.OpPing, Key: e, Value: e}},
+		{framed("ping-compact.hex"), request.Request{CorrelationID: 1, Op: request.OpPing, Compact: true}},
+	} {
+		var got request.Request
+		if err := c.DecodeRequest(tc.msg, &got); err != nil {
+			t.Fatalf("%x: %v", tc.msg, err)
+		}
+		tc.want.Version = 1
+		if len(got.Args) == 0 {
+			got.Args = nil
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Fatalf("version 1 message decoded as\n%+v, want\n%+v", got, tc.want)
+		}
+		if n, err := c.MessageLen(tc.msg); err != nil || n != len(tc.msg) {
+			t.Fatalf("MessageLen %d, %v; want %d", n, err, len(tc.msg))
+		}
+	}
+	// An old server's array reply: root count 0, items flat.
+	var rep reply.Reply
+	if err := c.DecodeReply(read("array-reply.hex"), &rep); err != nil {
+		t.Fatal(err)
+	}
+	want := reply.Reply{CorrelationID: 8, Kind: reply.Array, Integer: 2, Items: []reply.Item{{Kind: reply.Bulk, Value: []byte("v")}, {Kind: reply.Nil, Value: e}}}
+	if !reflect.DeepEqual(rep, want) {
+		t.Fatalf("version 1 array reply decoded as\n%+v, want\n%+v", rep, want)
+	}
+	for _, name := range []string{"pong.hex", "pong-compact.hex"} {
+		if err := c.DecodeReply(framed(name), &rep); err != nil || string(rep.Value) != "PONG" {
+			t.Fatalf("%s: %+v, %v", name, rep, err)
 		}
 	}
 }

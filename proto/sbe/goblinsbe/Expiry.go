@@ -16,6 +16,7 @@ const (
 	Expiry_px         Expiry = Expiry(uint8(2))
 	Expiry_exat       Expiry = Expiry(uint8(3))
 	Expiry_pxat       Expiry = Expiry(uint8(4))
+	Expiry_persist    Expiry = Expiry(uint8(5))
 	Expiry_NULL_VALUE Expiry = Expiry(uint8(255))
 )
 
@@ -33,6 +34,8 @@ func LookupExpiry(value uint8) (Expiry, error) {
 		return Expiry_exat, nil
 	case uint8(4):
 		return Expiry_pxat, nil
+	case uint8(5):
+		return Expiry_persist, nil
 	case uint8(255):
 		return Expiry_NULL_VALUE, nil
 	}
@@ -52,6 +55,8 @@ func (value Expiry) String() string {
 		return "exat"
 	case Expiry_pxat:
 		return "pxat"
+	case Expiry_persist:
+		return "persist"
 	case Expiry_NULL_VALUE:
 		return "NULL_VALUE"
 	}

@@ -11,13 +11,19 @@ import (
 type Kind uint8
 
 const (
-	Kind_simple     Kind = Kind(uint8(0))
-	Kind_bulk       Kind = Kind(uint8(1))
-	Kind_absent     Kind = Kind(uint8(2))
-	Kind_integer    Kind = Kind(uint8(3))
-	Kind_array      Kind = Kind(uint8(4))
-	Kind_failure    Kind = Kind(uint8(5))
-	Kind_NULL_VALUE Kind = Kind(uint8(255))
+	Kind_simple       Kind = Kind(uint8(0))
+	Kind_bulk         Kind = Kind(uint8(1))
+	Kind_absent       Kind = Kind(uint8(2))
+	Kind_integer      Kind = Kind(uint8(3))
+	Kind_array        Kind = Kind(uint8(4))
+	Kind_failure      Kind = Kind(uint8(5))
+	Kind_keyValueMap  Kind = Kind(uint8(6))
+	Kind_set          Kind = Kind(uint8(7))
+	Kind_doubleText   Kind = Kind(uint8(8))
+	Kind_booleanValue Kind = Kind(uint8(9))
+	Kind_verbatim     Kind = Kind(uint8(10))
+	Kind_absentArray  Kind = Kind(uint8(11))
+	Kind_NULL_VALUE   Kind = Kind(uint8(255))
 )
 
 var KindLookupErr = errors.New("unknown value for enum Kind [E103]")
@@ -36,6 +42,18 @@ func LookupKind(value uint8) (Kind, error) {
 		return Kind_array, nil
 	case uint8(5):
 		return Kind_failure, nil
+	case uint8(6):
+		return Kind_keyValueMap, nil
+	case uint8(7):
+		return Kind_set, nil
+	case uint8(8):
+		return Kind_doubleText, nil
+	case uint8(9):
+		return Kind_booleanValue, nil
+	case uint8(10):
+		return Kind_verbatim, nil
+	case uint8(11):
+		return Kind_absentArray, nil
 	case uint8(255):
 		return Kind_NULL_VALUE, nil
 	}
@@ -57,6 +75,18 @@ func (value Kind) String() string {
 		return "array"
 	case Kind_failure:
 		return "failure"
+	case Kind_keyValueMap:
+		return "keyValueMap"
+	case Kind_set:
+		return "set"
+	case Kind_doubleText:
+		return "doubleText"
+	case Kind_booleanValue:
+		return "booleanValue"
+	case Kind_verbatim:
+		return "verbatim"
+	case Kind_absentArray:
+		return "absentArray"
 	case Kind_NULL_VALUE:
 		return "NULL_VALUE"
 	}

@@ -5,6 +5,7 @@ package goblinsbe
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -24,15 +25,15 @@ func (m *MultiRequest) sbePositionPtr() *uint64 {
 }
 
 const (
-	MultiRequestSbeBlockLength     uint16 = uint16(27)
+	MultiRequestSbeBlockLength     uint16 = uint16(35)
 	MultiRequestSbeTemplateID      uint16 = uint16(3)
 	MultiRequestSbeSchemaID        uint16 = uint16(27500)
-	MultiRequestSbeSchemaVersion   uint16 = uint16(1)
-	MultiRequestSbeSemanticVersion string = "0.2"
+	MultiRequestSbeSchemaVersion   uint16 = uint16(2)
+	MultiRequestSbeSemanticVersion string = "0.3"
 )
 
 func (m *MultiRequest) SbeBlockLength() uint16 {
-	return uint16(27)
+	return uint16(35)
 }
 
 func (m *MultiRequest) SbeBlockAndHeaderLength() uint64 {
@@ -48,11 +49,11 @@ func (m *MultiRequest) SbeSchemaId() uint16 {
 }
 
 func (m *MultiRequest) SbeSchemaVersion() uint16 {
-	return uint16(1)
+	return uint16(2)
 }
 
 func (m *MultiRequest) SbeSemanticVersion() string {
-	return "0.2"
+	return "0.3"
 }
 
 func (m *MultiRequest) SbeSemanticType() string {
@@ -423,6 +424,60 @@ func (m *MultiRequest) Amount() int64 {
 
 func (m *MultiRequest) SetAmount(value int64) *MultiRequest {
 	PutInt64LittleEndian(m.buffer[(m.offset+19):], value)
+	return m
+}
+
+func (m *MultiRequest) Amount2MetaAttribute(metaAttribute string) string {
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
+}
+
+func (m *MultiRequest) Amount2Id() int {
+	return 11
+}
+
+func (m *MultiRequest) Amount2SinceVersion() uint64 {
+	return 2
+}
+
+func (m *MultiRequest) Amount2InActingVersion() bool {
+	return m.actingVersion >= m.Amount2SinceVersion()
+}
+
+func (m *MultiRequest) Amount2EncodingOffset() uint {
+	return 27
+}
+
+func (m *MultiRequest) Amount2NullValue() int64 {
+	return SbeNullValueInt64()
+}
+
+func (m *MultiRequest) Amount2MinValue() int64 {
+	return int64(-9223372036854775807)
+}
+
+func (m *MultiRequest) Amount2MaxValue() int64 {
+	return int64(9223372036854775807)
+}
+
+func (m *MultiRequest) Amount2EncodingLength() int {
+	return 8
+}
+
+func (m *MultiRequest) Amount2() int64 {
+	if m.actingVersion < 2 {
+		return math.MinInt64
+	}
+
+	return Int64LittleEndian(m.buffer[(m.offset + 27):])
+}
+
+func (m *MultiRequest) SetAmount2(value int64) *MultiRequest {
+	PutInt64LittleEndian(m.buffer[(m.offset+27):], value)
 	return m
 }
 
@@ -1006,6 +1061,10 @@ func (writer *MultiRequest) String() string {
 	builder.WriteString(", ")
 	builder.WriteString(`"amount": `)
 	builder.WriteString(fmt.Sprintf(`"%v"`, writer.Amount()))
+
+	builder.WriteString(", ")
+	builder.WriteString(`"amount2": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.Amount2()))
 
 	builder.WriteString(", ")
 	{

@@ -11,35 +11,130 @@ import (
 type Op uint8
 
 const (
-	Op_ping          Op = Op(uint8(1))
-	Op_echo          Op = Op(uint8(2))
-	Op_get           Op = Op(uint8(3))
-	Op_set           Op = Op(uint8(4))
-	Op_del           Op = Op(uint8(5))
-	Op_exists        Op = Op(uint8(6))
-	Op_expire        Op = Op(uint8(7))
-	Op_pexpire       Op = Op(uint8(8))
-	Op_ttl           Op = Op(uint8(9))
-	Op_pttl          Op = Op(uint8(10))
-	Op_persist       Op = Op(uint8(11))
-	Op_incr          Op = Op(uint8(12))
-	Op_incrBy        Op = Op(uint8(13))
-	Op_decr          Op = Op(uint8(14))
-	Op_decrBy        Op = Op(uint8(15))
-	Op_mget          Op = Op(uint8(16))
-	Op_mset          Op = Op(uint8(17))
-	Op_keyType       Op = Op(uint8(18))
-	Op_dbsize        Op = Op(uint8(19))
-	Op_flushall      Op = Op(uint8(20))
-	Op_flushdb       Op = Op(uint8(21))
-	Op_info          Op = Op(uint8(22))
-	Op_auth          Op = Op(uint8(23))
-	Op_selectDb      Op = Op(uint8(24))
-	Op_quit          Op = Op(uint8(25))
-	Op_configGet     Op = Op(uint8(26))
-	Op_clientSetName Op = Op(uint8(27))
-	Op_clientGetName Op = Op(uint8(28))
-	Op_NULL_VALUE    Op = Op(uint8(255))
+	Op_ping                   Op = Op(uint8(1))
+	Op_echo                   Op = Op(uint8(2))
+	Op_get                    Op = Op(uint8(3))
+	Op_set                    Op = Op(uint8(4))
+	Op_del                    Op = Op(uint8(5))
+	Op_exists                 Op = Op(uint8(6))
+	Op_expire                 Op = Op(uint8(7))
+	Op_pexpire                Op = Op(uint8(8))
+	Op_ttl                    Op = Op(uint8(9))
+	Op_pttl                   Op = Op(uint8(10))
+	Op_persist                Op = Op(uint8(11))
+	Op_incr                   Op = Op(uint8(12))
+	Op_incrBy                 Op = Op(uint8(13))
+	Op_decr                   Op = Op(uint8(14))
+	Op_decrBy                 Op = Op(uint8(15))
+	Op_mget                   Op = Op(uint8(16))
+	Op_mset                   Op = Op(uint8(17))
+	Op_keyType                Op = Op(uint8(18))
+	Op_dbsize                 Op = Op(uint8(19))
+	Op_flushall               Op = Op(uint8(20))
+	Op_flushdb                Op = Op(uint8(21))
+	Op_info                   Op = Op(uint8(22))
+	Op_auth                   Op = Op(uint8(23))
+	Op_selectDb               Op = Op(uint8(24))
+	Op_quit                   Op = Op(uint8(25))
+	Op_configGet              Op = Op(uint8(26))
+	Op_clientSetName          Op = Op(uint8(27))
+	Op_clientGetName          Op = Op(uint8(28))
+	Op_command                Op = Op(uint8(29))
+	Op_commandCount           Op = Op(uint8(30))
+	Op_commandDocs            Op = Op(uint8(31))
+	Op_commandInfo            Op = Op(uint8(32))
+	Op_commandList            Op = Op(uint8(33))
+	Op_commandGetKeys         Op = Op(uint8(34))
+	Op_commandGetKeysAndFlags Op = Op(uint8(35))
+	Op_commandHelp            Op = Op(uint8(36))
+	Op_hello                  Op = Op(uint8(37))
+	Op_client                 Op = Op(uint8(38))
+	Op_clientSetInfo          Op = Op(uint8(39))
+	Op_config                 Op = Op(uint8(40))
+	Op_setNx                  Op = Op(uint8(41))
+	Op_setEx                  Op = Op(uint8(42))
+	Op_pSetEx                 Op = Op(uint8(43))
+	Op_getSet                 Op = Op(uint8(44))
+	Op_getDel                 Op = Op(uint8(45))
+	Op_getEx                  Op = Op(uint8(46))
+	Op_appendValue            Op = Op(uint8(47))
+	Op_strLen                 Op = Op(uint8(48))
+	Op_getRange               Op = Op(uint8(49))
+	Op_substr                 Op = Op(uint8(50))
+	Op_setRange               Op = Op(uint8(51))
+	Op_incrByFloat            Op = Op(uint8(52))
+	Op_msetNx                 Op = Op(uint8(53))
+	Op_unlink                 Op = Op(uint8(54))
+	Op_touch                  Op = Op(uint8(55))
+	Op_rename                 Op = Op(uint8(56))
+	Op_renameNx               Op = Op(uint8(57))
+	Op_copyKey                Op = Op(uint8(58))
+	Op_randomKey              Op = Op(uint8(59))
+	Op_expireAt               Op = Op(uint8(60))
+	Op_pexpireAt              Op = Op(uint8(61))
+	Op_expireTime             Op = Op(uint8(62))
+	Op_pexpireTime            Op = Op(uint8(63))
+	Op_keys                   Op = Op(uint8(64))
+	Op_scan                   Op = Op(uint8(65))
+	Op_objectCommand          Op = Op(uint8(66))
+	Op_objectEncoding         Op = Op(uint8(67))
+	Op_objectFreq             Op = Op(uint8(68))
+	Op_objectIdleTime         Op = Op(uint8(69))
+	Op_objectRefCount         Op = Op(uint8(70))
+	Op_objectHelp             Op = Op(uint8(71))
+	Op_memory                 Op = Op(uint8(72))
+	Op_memoryUsage            Op = Op(uint8(73))
+	Op_memoryHelp             Op = Op(uint8(74))
+	Op_memoryDoctor           Op = Op(uint8(75))
+	Op_memoryStats            Op = Op(uint8(76))
+	Op_memoryMallocStats      Op = Op(uint8(77))
+	Op_memoryPurge            Op = Op(uint8(78))
+	Op_dump                   Op = Op(uint8(79))
+	Op_restore                Op = Op(uint8(80))
+	Op_swapDb                 Op = Op(uint8(81))
+	Op_move                   Op = Op(uint8(82))
+	Op_setBit                 Op = Op(uint8(83))
+	Op_getBit                 Op = Op(uint8(84))
+	Op_bitCount               Op = Op(uint8(85))
+	Op_bitPos                 Op = Op(uint8(86))
+	Op_bitOp                  Op = Op(uint8(87))
+	Op_bitField               Op = Op(uint8(88))
+	Op_bitFieldRo             Op = Op(uint8(89))
+	Op_lcs                    Op = Op(uint8(90))
+	Op_multi                  Op = Op(uint8(91))
+	Op_exec                   Op = Op(uint8(92))
+	Op_discard                Op = Op(uint8(93))
+	Op_watch                  Op = Op(uint8(94))
+	Op_unwatch                Op = Op(uint8(95))
+	Op_reset                  Op = Op(uint8(96))
+	Op_clientId               Op = Op(uint8(97))
+	Op_clientInfo             Op = Op(uint8(98))
+	Op_clientList             Op = Op(uint8(99))
+	Op_clientKill             Op = Op(uint8(100))
+	Op_clientNoEvict          Op = Op(uint8(101))
+	Op_clientNoTouch          Op = Op(uint8(102))
+	Op_clientPause            Op = Op(uint8(103))
+	Op_clientUnpause          Op = Op(uint8(104))
+	Op_clientReply            Op = Op(uint8(105))
+	Op_clientHelp             Op = Op(uint8(106))
+	Op_clientGetRedir         Op = Op(uint8(107))
+	Op_clientTrackingInfo     Op = Op(uint8(108))
+	Op_clientTracking         Op = Op(uint8(109))
+	Op_clientCaching          Op = Op(uint8(110))
+	Op_clientUnblock          Op = Op(uint8(111))
+	Op_time                   Op = Op(uint8(112))
+	Op_lastSave               Op = Op(uint8(113))
+	Op_wait                   Op = Op(uint8(114))
+	Op_configSet              Op = Op(uint8(115))
+	Op_configResetStat        Op = Op(uint8(116))
+	Op_configRewrite          Op = Op(uint8(117))
+	Op_configHelp             Op = Op(uint8(118))
+	Op_function               Op = Op(uint8(119))
+	Op_functionFlush          Op = Op(uint8(120))
+	Op_functionList           Op = Op(uint8(121))
+	Op_functionHelp           Op = Op(uint8(122))
+	Op_monitor                Op = Op(uint8(123))
+	Op_NULL_VALUE             Op = Op(uint8(255))
 )
 
 var OpLookupErr = errors.New("unknown value for enum Op [E103]")
@@ -102,6 +197,196 @@ func LookupOp(value uint8) (Op, error) {
 		return Op_clientSetName, nil
 	case uint8(28):
 		return Op_clientGetName, nil
+	case uint8(29):
+		return Op_command, nil
+	case uint8(30):
+		return Op_commandCount, nil
+	case uint8(31):
+		return Op_commandDocs, nil
+	case uint8(32):
+		return Op_commandInfo, nil
+	case uint8(33):
+		return Op_commandList, nil
+	case uint8(34):
+		return Op_commandGetKeys, nil
+	case uint8(35):
+		return Op_commandGetKeysAndFlags, nil
+	case uint8(36):
+		return Op_commandHelp, nil
+	case uint8(37):
+		return Op_hello, nil
+	case uint8(38):
+		return Op_client, nil
+	case uint8(39):
+		return Op_clientSetInfo, nil
+	case uint8(40):
+		return Op_config, nil
+	case uint8(41):
+		return Op_setNx, nil
+	case uint8(42):
+		return Op_setEx, nil
+	case uint8(43):
+		return Op_pSetEx, nil
+	case uint8(44):
+		return Op_getSet, nil
+	case uint8(45):
+		return Op_getDel, nil
+	case uint8(46):
+		return Op_getEx, nil
+	case uint8(47):
+		return Op_appendValue, nil
+	case uint8(48):
+		return Op_strLen, nil
+	case uint8(49):
+		return Op_getRange, nil
+	case uint8(50):
+		return Op_substr, nil
+	case uint8(51):
+		return Op_setRange, nil
+	case uint8(52):
+		return Op_incrByFloat, nil
+	case uint8(53):
+		return Op_msetNx, nil
+	case uint8(54):
+		return Op_unlink, nil
+	case uint8(55):
+		return Op_touch, nil
+	case uint8(56):
+		return Op_rename, nil
+	case uint8(57):
+		return Op_renameNx, nil
+	case uint8(58):
+		return Op_copyKey, nil
+	case uint8(59):
+		return Op_randomKey, nil
+	case uint8(60):
+		return Op_expireAt, nil
+	case uint8(61):
+		return Op_pexpireAt, nil
+	case uint8(62):
+		return Op_expireTime, nil
+	case uint8(63):
+		return Op_pexpireTime, nil
+	case uint8(64):
+		return Op_keys, nil
+	case uint8(65):
+		return Op_scan, nil
+	case uint8(66):
+		return Op_objectCommand, nil
+	case uint8(67):
+		return Op_objectEncoding, nil
+	case uint8(68):
+		return Op_objectFreq, nil
+	case uint8(69):
+		return Op_objectIdleTime, nil
+	case uint8(70):
+		return Op_objectRefCount, nil
+	case uint8(71):
+		return Op_objectHelp, nil
+	case uint8(72):
+		return Op_memory, nil
+	case uint8(73):
+		return Op_memoryUsage, nil
+	case uint8(74):
+		return Op_memoryHelp, nil
+	case uint8(75):
+		return Op_memoryDoctor, nil
+	case uint8(76):
+		return Op_memoryStats, nil
+	case uint8(77):
+		return Op_memoryMallocStats, nil
+	case uint8(78):
+		return Op_memoryPurge, nil
+	case uint8(79):
+		return Op_dump, nil
+	case uint8(80):
+		return Op_restore, nil
+	case uint8(81):
+		return Op_swapDb, nil
+	case uint8(82):
+		return Op_move, nil
+	case uint8(83):
+		return Op_setBit, nil
+	case uint8(84):
+		return Op_getBit, nil
+	case uint8(85):
+		return Op_bitCount, nil
+	case uint8(86):
+		return Op_bitPos, nil
+	case uint8(87):
+		return Op_bitOp, nil
+	case uint8(88):
+		return Op_bitField, nil
+	case uint8(89):
+		return Op_bitFieldRo, nil
+	case uint8(90):
+		return Op_lcs, nil
+	case uint8(91):
+		return Op_multi, nil
+	case uint8(92):
+		return Op_exec, nil
+	case uint8(93):
+		return Op_discard, nil
+	case uint8(94):
+		return Op_watch, nil
+	case uint8(95):
+		return Op_unwatch, nil
+	case uint8(96):
+		return Op_reset, nil
+	case uint8(97):
+		return Op_clientId, nil
+	case uint8(98):
+		return Op_clientInfo, nil
+	case uint8(99):
+		return Op_clientList, nil
+	case uint8(100):
+		return Op_clientKill, nil
+	case uint8(101):
+		return Op_clientNoEvict, nil
+	case uint8(102):
+		return Op_clientNoTouch, nil
+	case uint8(103):
+		return Op_clientPause, nil
+	case uint8(104):
+		return Op_clientUnpause, nil
+	case uint8(105):
+		return Op_clientReply, nil
+	case uint8(106):
+		return Op_clientHelp, nil
+	case uint8(107):
+		return Op_clientGetRedir, nil
+	case uint8(108):
+		return Op_clientTrackingInfo, nil
+	case uint8(109):
+		return Op_clientTracking, nil
+	case uint8(110):
+		return Op_clientCaching, nil
+	case uint8(111):
+		return Op_clientUnblock, nil
+	case uint8(112):
+		return Op_time, nil
+	case uint8(113):
+		return Op_lastSave, nil
+	case uint8(114):
+		return Op_wait, nil
+	case uint8(115):
+		return Op_configSet, nil
+	case uint8(116):
+		return Op_configResetStat, nil
+	case uint8(117):
+		return Op_configRewrite, nil
+	case uint8(118):
+		return Op_configHelp, nil
+	case uint8(119):
+		return Op_function, nil
+	case uint8(120):
+		return Op_functionFlush, nil
+	case uint8(121):
+		return Op_functionList, nil
+	case uint8(122):
+		return Op_functionHelp, nil
+	case uint8(123):
+		return Op_monitor, nil
 	case uint8(255):
 		return Op_NULL_VALUE, nil
 	}
@@ -167,6 +452,196 @@ func (value Op) String() string {
 		return "clientSetName"
 	case Op_clientGetName:
 		return "clientGetName"
+	case Op_command:
+		return "command"
+	case Op_commandCount:
+		return "commandCount"
+	case Op_commandDocs:
+		return "commandDocs"
+	case Op_commandInfo:
+		return "commandInfo"
+	case Op_commandList:
+		return "commandList"
+	case Op_commandGetKeys:
+		return "commandGetKeys"
+	case Op_commandGetKeysAndFlags:
+		return "commandGetKeysAndFlags"
+	case Op_commandHelp:
+		return "commandHelp"
+	case Op_hello:
+		return "hello"
+	case Op_client:
+		return "client"
+	case Op_clientSetInfo:
+		return "clientSetInfo"
+	case Op_config:
+		return "config"
+	case Op_setNx:
+		return "setNx"
+	case Op_setEx:
+		return "setEx"
+	case Op_pSetEx:
+		return "pSetEx"
+	case Op_getSet:
+		return "getSet"
+	case Op_getDel:
+		return "getDel"
+	case Op_getEx:
+		return "getEx"
+	case Op_appendValue:
+		return "appendValue"
+	case Op_strLen:
+		return "strLen"
+	case Op_getRange:
+		return "getRange"
+	case Op_substr:
+		return "substr"
+	case Op_setRange:
+		return "setRange"
+	case Op_incrByFloat:
+		return "incrByFloat"
+	case Op_msetNx:
+		return "msetNx"
+	case Op_unlink:
+		return "unlink"
+	case Op_touch:
+		return "touch"
+	case Op_rename:
+		return "rename"
+	case Op_renameNx:
+		return "renameNx"
+	case Op_copyKey:
+		return "copyKey"
+	case Op_randomKey:
+		return "randomKey"
+	case Op_expireAt:
+		return "expireAt"
+	case Op_pexpireAt:
+		return "pexpireAt"
+	case Op_expireTime:
+		return "expireTime"
+	case Op_pexpireTime:
+		return "pexpireTime"
+	case Op_keys:
+		return "keys"
+	case Op_scan:
+		return "scan"
+	case Op_objectCommand:
+		return "objectCommand"
+	case Op_objectEncoding:
+		return "objectEncoding"
+	case Op_objectFreq:
+		return "objectFreq"
+	case Op_objectIdleTime:
+		return "objectIdleTime"
+	case Op_objectRefCount:
+		return "objectRefCount"
+	case Op_objectHelp:
+		return "objectHelp"
+	case Op_memory:
+		return "memory"
+	case Op_memoryUsage:
+		return "memoryUsage"
+	case Op_memoryHelp:
+		return "memoryHelp"
+	case Op_memoryDoctor:
+		return "memoryDoctor"
+	case Op_memoryStats:
+		return "memoryStats"
+	case Op_memoryMallocStats:
+		return "memoryMallocStats"
+	case Op_memoryPurge:
+		return "memoryPurge"
+	case Op_dump:
+		return "dump"
+	case Op_restore:
+		return "restore"
+	case Op_swapDb:
+		return "swapDb"
+	case Op_move:
+		return "move"
+	case Op_setBit:
+		return "setBit"
+	case Op_getBit:
+		return "getBit"
+	case Op_bitCount:
+		return "bitCount"
+	case Op_bitPos:
+		return "bitPos"
+	case Op_bitOp:
+		return "bitOp"
+	case Op_bitField:
+		return "bitField"
+	case Op_bitFieldRo:
+		return "bitFieldRo"
+	case Op_lcs:
+		return "lcs"
+	case Op_multi:
+		return "multi"
+	case Op_exec:
+		return "exec"
+	case Op_discard:
+		return "discard"
+	case Op_watch:
+		return "watch"
+	case Op_unwatch:
+		return "unwatch"
+	case Op_reset:
+		return "reset"
+	case Op_clientId:
+		return "clientId"
+	case Op_clientInfo:
+		return "clientInfo"
+	case Op_clientList:
+		return "clientList"
+	case Op_clientKill:
+		return "clientKill"
+	case Op_clientNoEvict:
+		return "clientNoEvict"
+	case Op_clientNoTouch:
+		return "clientNoTouch"
+	case Op_clientPause:
+		return "clientPause"
+	case Op_clientUnpause:
+		return "clientUnpause"
+	case Op_clientReply:
+		return "clientReply"
+	case Op_clientHelp:
+		return "clientHelp"
+	case Op_clientGetRedir:
+		return "clientGetRedir"
+	case Op_clientTrackingInfo:
+		return "clientTrackingInfo"
+	case Op_clientTracking:
+		return "clientTracking"
+	case Op_clientCaching:
+		return "clientCaching"
+	case Op_clientUnblock:
+		return "clientUnblock"
+	case Op_time:
+		return "time"
+	case Op_lastSave:
+		return "lastSave"
+	case Op_wait:
+		return "wait"
+	case Op_configSet:
+		return "configSet"
+	case Op_configResetStat:
+		return "configResetStat"
+	case Op_configRewrite:
+		return "configRewrite"
+	case Op_configHelp:
+		return "configHelp"
+	case Op_function:
+		return "function"
+	case Op_functionFlush:
+		return "functionFlush"
+	case Op_functionList:
+		return "functionList"
+	case Op_functionHelp:
+		return "functionHelp"
+	case Op_monitor:
+		return "monitor"
 	case Op_NULL_VALUE:
 		return "NULL_VALUE"
 	}

@@ -26,6 +26,12 @@ const (
 	Status_protocol           Status = Status(uint8(12))
 	Status_invalidExpire      Status = Status(uint8(13))
 	Status_unsupportedVersion Status = Status(uint8(14))
+	Status_execAbort          Status = Status(uint8(15))
+	Status_busyKey            Status = Status(uint8(16))
+	Status_noProto            Status = Status(uint8(17))
+	Status_notFloat           Status = Status(uint8(18))
+	Status_noSuchKey          Status = Status(uint8(19))
+	Status_outOfRange         Status = Status(uint8(20))
 	Status_NULL_VALUE         Status = Status(uint8(255))
 )
 
@@ -63,6 +69,18 @@ func LookupStatus(value uint8) (Status, error) {
 		return Status_invalidExpire, nil
 	case uint8(14):
 		return Status_unsupportedVersion, nil
+	case uint8(15):
+		return Status_execAbort, nil
+	case uint8(16):
+		return Status_busyKey, nil
+	case uint8(17):
+		return Status_noProto, nil
+	case uint8(18):
+		return Status_notFloat, nil
+	case uint8(19):
+		return Status_noSuchKey, nil
+	case uint8(20):
+		return Status_outOfRange, nil
 	case uint8(255):
 		return Status_NULL_VALUE, nil
 	}
@@ -102,6 +120,18 @@ func (value Status) String() string {
 		return "invalidExpire"
 	case Status_unsupportedVersion:
 		return "unsupportedVersion"
+	case Status_execAbort:
+		return "execAbort"
+	case Status_busyKey:
+		return "busyKey"
+	case Status_noProto:
+		return "noProto"
+	case Status_notFloat:
+		return "notFloat"
+	case Status_noSuchKey:
+		return "noSuchKey"
+	case Status_outOfRange:
+		return "outOfRange"
 	case Status_NULL_VALUE:
 		return "NULL_VALUE"
 	}

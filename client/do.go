@@ -16,6 +16,11 @@ func (c *Client) Do(ctx context.Context, args ...any) (Value, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.doLocked(ctx, args)
+}
+
+// doLocked is Do for a caller that holds c.mu.
+func (c *Client) doLocked(ctx context.Context, args []any) (Value, error) {
 	c.args, c.num = c.args[:0], c.num[:0]
 	for _, a := range args {
 		b, err := c.formatArg(a)

@@ -53,9 +53,14 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Value, error) {
 	if len(cmds) == 0 {
 		return nil, nil
 	}
-	c := p.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	p.c.mu.Lock()
+	defer p.c.mu.Unlock()
+	return p.c.runBatch(ctx, cmds)
+}
+
+// runBatch is Exec's work, for a caller that holds c.mu (Exec, and the
+// transactions of tx.go).
+func (c *Client) runBatch(ctx context.Context, cmds [][]any) ([]Value, error) {
 	if err := c.prepare(ctx); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package command
 
 import (
 	"math/big"
+	"strconv"
 	"unsafe"
 )
 
@@ -118,6 +119,19 @@ func lowerASCII(b []byte) string {
 // Redis stores it, to dst. It reports notFloat when either does not parse
 // and overflow when the sum is infinite or NaN.
 func (ld *longDouble) add(dst, value, incr []byte) (out []byte, notFloat, overflow bool) {
+	// Two plain integers whose sum fits int64 add exactly in a long double
+	// too, and "%.17Lf" less its zeros prints the integer: no big.Float
+	// (whose conversions allocate) is needed.
+	if a, ok := plainInt(value); ok {
+		if b, ok := plainInt(incr); ok {
+			return strconv.AppendInt(dst, a+b, 10), false, false
+		}
+	}
+	return ld.addBig(dst, value, incr)
+}
+
+// addBig is add in big.Float arithmetic, for any operands.
+func (ld *longDouble) addBig(dst, value, incr []byte) (out []byte, notFloat, overflow bool) {
 	if !ld.parse(&ld.x, value) || !ld.parse(&ld.y, incr) {
 		return dst, true, false
 	}
@@ -141,4 +155,28 @@ func (ld *longDouble) add(dst, value, incr []byte) (out []byte, notFloat, overfl
 		dst = append(dst[:start], '0')
 	}
 	return dst, false, false
+}
+
+// plainInt reads b when it is an optional minus and 1 to 18 decimal
+// digits (so it fits int64 with room); anything else takes the general
+// path.
+func plainInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }

@@ -314,8 +314,6 @@ func (e *encoded) len() int {
 	return 1 + len(e.raw)
 }
 
-func (e *encoded) setRaw(val []byte) { e.set(val, AsSet) }
-
 // set encodes val the way k says.
 func (e *encoded) set(val []byte, k ValueKind) {
 	if k == AsSet { // SET's path first

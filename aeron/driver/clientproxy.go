@@ -36,8 +36,14 @@ func (d *Driver) sendClientTimeout(clientID int64) {
 // sendAvailableImage announces publication p to subscription subReg with
 // its sub-pos counter; an IPC image is the publication's own log.
 func (d *Driver) sendAvailableImage(p *ipcPublication, subReg int64, positionID int32) {
-	d.rsp = command.AppendImageBuffersReady(d.rsp[:0], p.registrationID, p.sessionID, p.streamID, subReg,
-		positionID, p.log.path, ipcChannel)
+	d.sendAvailable(p.registrationID, p.sessionID, p.streamID, subReg, positionID, p.log.path, ipcChannel)
+}
+
+// sendAvailable broadcasts ON_AVAILABLE_IMAGE: image id, session, stream,
+// the subscription, its sub-pos counter, the log and the source.
+func (d *Driver) sendAvailable(imageID int64, sessionID, streamID int32, subReg int64, positionID int32, logPath,
+	source string) {
+	d.rsp = command.AppendImageBuffersReady(d.rsp[:0], imageID, sessionID, streamID, subReg, positionID, logPath, source)
 	d.tx.Transmit(command.OnAvailableImage, d.rsp)
 }
 

@@ -35,7 +35,7 @@ func (d *Driver) dispatch(typeID int32, msg []byte, corr *int64) error {
 		*corr = hdr.CorrelationID()
 		channel := string(m.Channel())
 		if !strings.HasPrefix(channel, ipcChannel) {
-			return notSupported(channel)
+			return d.onAddNetworkPublication(channel, m.StreamID(), *corr, hdr.ClientID(), typeID == command.AddExclusivePublication)
 		}
 		return d.onAddIPCPublication(channel, m.StreamID(), *corr, hdr.ClientID(), typeID == command.AddExclusivePublication)
 	case command.RemovePublication:
@@ -53,10 +53,13 @@ func (d *Driver) dispatch(typeID int32, msg []byte, corr *int64) error {
 		}
 		*corr = hdr.CorrelationID()
 		channel := string(m.Channel())
-		if !strings.HasPrefix(channel, ipcChannel) {
-			return notSupported(channel)
+		switch {
+		case strings.HasPrefix(channel, ipcChannel):
+			return d.onAddIPCSubscription(channel, m.StreamID(), *corr, hdr.ClientID())
+		case strings.HasPrefix(channel, spyPrefix):
+			return d.onAddSpySubscription(channel, m.StreamID(), *corr, hdr.ClientID())
 		}
-		return d.onAddIPCSubscription(channel, m.StreamID(), *corr, hdr.ClientID())
+		return d.onAddNetworkSubscription(channel, m.StreamID(), *corr, hdr.ClientID())
 	case command.RemoveSubscription:
 		m := command.RemoveMessage(msg)
 		if err := m.Validate(typeID); err != nil {
@@ -70,19 +73,14 @@ func (d *Driver) dispatch(typeID int32, msg []byte, corr *int64) error {
 			return malformed(err)
 		}
 		*corr = hdr.CorrelationID()
-		if _, err := parseURI(string(m.Channel())); err != nil {
-			return err
-		}
-		// Only a network publication with manual or dynamic control has
-		// destinations, and this driver has none.
-		return protocolError(aeron.ErrorCodeUnknownPublication, "unknown publication: %d", m.RegistrationID())
+		return d.onSendDestination(typeID == command.AddDestination, m.RegistrationID(), string(m.Channel()), *corr)
 	case command.RemoveDestinationByID:
 		m := command.DestinationByIDMessage(msg)
 		if err := m.Validate(typeID); err != nil {
 			return malformed(err)
 		}
 		*corr = hdr.CorrelationID()
-		return protocolError(aeron.ErrorCodeUnknownPublication, "unknown publication: %d", m.ResourceRegistrationID())
+		return d.onRemoveDestinationByID(m.ResourceRegistrationID(), m.DestinationRegistrationID(), *corr)
 	case command.AddRcvDestination:
 		m := command.DestinationMessage(msg)
 		if err := m.Validate(typeID); err != nil {
@@ -168,12 +166,6 @@ func (d *Driver) dispatch(typeID int32, msg []byte, corr *int64) error {
 
 func malformed(err error) error {
 	return protocolError(aeron.ErrorCodeMalformedCommand, "%s", err.Error())
-}
-
-// notSupported refuses a UDP or spy channel: this driver serves IPC only.
-func notSupported(channel string) error {
-	return protocolError(aeron.ErrorCodeNotSupported,
-		"this media driver serves aeron:ipc channels only, not %s (UDP is not supported yet)", channel)
 }
 
 // onCommandError counts and logs a refused command and tells the client
@@ -264,7 +256,7 @@ func (d *Driver) onAddIPCPublication(channel string, streamID int32, corr, clien
 	if err != nil {
 		return err
 	}
-	params, err := d.ipcPublicationParams(u, streamID)
+	params, err := d.publicationParams(u, streamID, ipcSessionKey)
 	if err != nil {
 		return err
 	}
@@ -274,14 +266,14 @@ func (d *Driver) onAddIPCPublication(channel string, streamID int32, corr, clien
 	}
 	isNew := pub == nil
 	if isNew {
-		if d.sessionActive(params.sessionID, streamID) {
+		if d.sessionActive(params.sessionID, streamID, ipcSessionKey) {
 			return invalidChannel("existing publication has clashing sessionId=%d for streamId=%d channel=%s",
 				params.sessionID, streamID, channel)
 		}
 		if pub, err = d.addIPCPublication(corr, clientID, streamID, channel, exclusive, params); err != nil {
 			return err
 		}
-	} else if err := confirmMatch(u, params, pub); err != nil {
+	} else if err := confirmMatch(u, params, &pub.logPublication); err != nil {
 		return err
 	}
 	c, err := d.getOrAddClient(clientID)
@@ -289,7 +281,7 @@ func (d *Driver) onAddIPCPublication(channel string, streamID int32, corr, clien
 		return err
 	}
 	pub.incRef()
-	d.publicationLinks = append(d.publicationLinks, &publicationLink{registrationID: corr, client: c, pub: pub})
+	d.publicationLinks = append(d.publicationLinks, &publicationLink{registrationID: corr, client: c, ipc: pub})
 	typeID := command.OnPublicationReady
 	if exclusive {
 		typeID = command.OnExclusivePublicationReady
@@ -303,9 +295,27 @@ func (d *Driver) onAddIPCPublication(channel string, streamID int32, corr, clien
 	return nil
 }
 
+// newLogPublication fills what every publication records about itself.
+func (d *Driver) newLogPublication(corr int64, channel string, streamID int32, exclusive bool, params *publicationParams,
+	log *rawLog, posID, lmtID int32) logPublication {
+	return logPublication{
+		registrationID: corr, channel: channel, entityTag: params.entityTag,
+		sessionID: params.sessionID, streamID: streamID, initialTermID: params.initialTermID,
+		startingTermID: params.termID, startingTermOffset: params.termOffset, exclusive: exclusive,
+		responseCorrelationID: params.responseCorrelationID, termLength: params.termLength,
+		bitsToShift: logbuffer.PositionBitsToShift(params.termLength),
+		mtu:         params.mtu, termWindow: int64(params.window),
+		log: log, pubPos: d.positionOf(posID), pubLmt: d.positionOf(lmtID),
+		unblockTimeoutNs:        int64(d.opts.PublicationUnblockTimeout),
+		untetheredWindowLimitNs: params.untetheredWindowLimitNs,
+		untetheredLingerNs:      params.untetheredLingerNs,
+		untetheredRestingNs:     params.untetheredRestingNs,
+	}
+}
+
 // confirmMatch refuses to share a publication whose parameters differ
 // from those the new channel names (PublicationParams.confirmMatch).
-func confirmMatch(u *channelURI, p *publicationParams, pub *ipcPublication) error {
+func confirmMatch(u *channelURI, p *publicationParams, pub *logPublication) error {
 	checks := []struct {
 		param              string
 		existing, proposed int64
@@ -381,22 +391,13 @@ func (d *Driver) addIPCPublication(corr, clientID int64, streamID int32, channel
 		d.freeRawLog(log)
 		return nil, err
 	}
-	bits := logbuffer.PositionBitsToShift(params.termLength)
 	p := &ipcPublication{
-		registrationID: corr, channel: channel, entityTag: params.entityTag,
-		sessionID: params.sessionID, streamID: streamID, initialTermID: params.initialTermID,
-		startingTermID: params.termID, startingTermOffset: params.termOffset, exclusive: exclusive,
-		responseCorrelationID: params.responseCorrelationID, termLength: params.termLength, bitsToShift: bits,
-		mtu: params.mtu, termWindow: int64(params.window), tripGain: int64(params.window >> 3),
-		log: log, pubPos: d.positionOf(posID), pubLmt: d.positionOf(lmtID),
-		unblockTimeoutNs:        int64(d.opts.PublicationUnblockTimeout),
-		untetheredWindowLimitNs: params.untetheredWindowLimitNs,
-		untetheredLingerNs:      params.untetheredLingerNs,
-		untetheredRestingNs:     params.untetheredRestingNs,
-		imageLivenessNs:         int64(d.opts.ImageLivenessTimeout),
+		logPublication:  d.newLogPublication(corr, channel, streamID, exclusive, params, log, posID, lmtID),
+		tripGain:        int64(params.window >> 3),
+		imageLivenessNs: int64(d.opts.ImageLivenessTimeout),
 	}
 	if params.hasPosition {
-		start := logbuffer.ComputePosition(params.termID, int(params.termOffset), bits, params.initialTermID)
+		start := logbuffer.ComputePosition(params.termID, int(params.termOffset), p.bitsToShift, params.initialTermID)
 		d.setPosition(p.pubPos, start)
 		d.setPosition(p.pubLmt, start)
 	}
@@ -406,7 +407,7 @@ func (d *Driver) addIPCPublication(corr, clientID int64, streamID int32, channel
 	p.consumerChangedNs = d.nowNs
 	d.findAndUpdateResponseIPCSubscription(params, p)
 	d.ipcPublications = append(d.ipcPublications, p)
-	d.activeSessions = append(d.activeSessions, sessionKey{params.sessionID, streamID})
+	d.activeSessions = append(d.activeSessions, sessionKey{params.sessionID, streamID, ipcSessionKey})
 	return p, nil
 }
 
@@ -458,7 +459,7 @@ func (d *Driver) linkIPCSubscription(p *ipcPublication, l *subscriptionLink) (po
 	d.counters.SetReferenceID(id, p.registrationID)
 	pos := d.positionOf(id)
 	d.setPosition(pos, join)
-	l.positions = append(l.positions, linkedPosition{pub: p, pos: pos})
+	l.positions = append(l.positions, linkedPosition{res: p, pos: pos})
 	d.addSubscriber(p, l, pos, d.nowNs)
 	return pos, nil
 }
@@ -468,7 +469,7 @@ func (d *Driver) onAddIPCSubscription(channel string, streamID int32, registrati
 	if err != nil {
 		return err
 	}
-	params, err := d.ipcSubscriptionParams(u)
+	params, err := d.subscriptionParams(u)
 	if err != nil {
 		return err
 	}
@@ -503,9 +504,9 @@ func (d *Driver) onRemovePublication(registrationID, corr int64, revoke bool) er
 		d.publicationLinks[last] = nil
 		d.publicationLinks = d.publicationLinks[:last]
 		if revoke {
-			l.pub.revoke()
+			l.revoke()
 		}
-		d.decRef(l.pub)
+		d.decRefLink(l)
 		d.sendOperationSuccess(corr)
 		return nil
 	}
@@ -546,14 +547,14 @@ func (d *Driver) onRemoveRcvDestination(registrationID int64, channel string, co
 		d.subscriptionLinks[i] = d.subscriptionLinks[last]
 		d.subscriptionLinks[last] = nil
 		d.subscriptionLinks = d.subscriptionLinks[:last]
-		linked := make([]*ipcPublication, 0, len(l.positions))
+		linked := make([]int64, 0, len(l.positions))
 		for _, lp := range l.positions {
-			linked = append(linked, lp.pub)
+			linked = append(linked, lp.res.notifyID())
 		}
 		d.closeSubscription(l)
 		d.sendOperationSuccess(corr)
-		for _, p := range linked {
-			d.notifyUnavailableImage(p.registrationID, l)
+		for _, id := range linked {
+			d.notifyUnavailableImage(id, l)
 		}
 		return nil
 	}
@@ -639,6 +640,14 @@ func (d *Driver) onRejectImage(corr, imageCorrelationID, pos int64, reason strin
 	if len(reason) > maxErrorMessageLength {
 		return protocolError(aeron.ErrorCodeGenericError, "Invalidation reason must be %d bytes or less", maxErrorMessageLength)
 	}
+	for _, img := range d.images {
+		if img.correlationID == imageCorrelationID {
+			d.rejectImage(img, reason)
+			d.counters.AddValue(sysImagesRejected, 1)
+			d.sendOperationSuccess(corr)
+			return nil
+		}
+	}
 	var p *ipcPublication
 	for _, q := range d.ipcPublications {
 		if q.registrationID == imageCorrelationID {
@@ -683,12 +692,7 @@ func (d *Driver) onRejectImage(corr, imageCorrelationID, pos int64, reason strin
 // transitionToLinger ends a publication's session and tells every linked
 // subscription the image is gone.
 func (d *Driver) transitionToLinger(p *ipcPublication) {
-	for i, k := range d.activeSessions {
-		if k == (sessionKey{p.sessionID, p.streamID}) {
-			d.activeSessions = append(d.activeSessions[:i], d.activeSessions[i+1:]...)
-			break
-		}
-	}
+	d.removeSessionKey(sessionKey{p.sessionID, p.streamID, ipcSessionKey})
 	for _, l := range d.subscriptionLinks {
 		if l.linked(p) != nil {
 			d.notifyUnavailableImage(p.registrationID, l)
@@ -696,9 +700,21 @@ func (d *Driver) transitionToLinger(p *ipcPublication) {
 	}
 }
 
-func (d *Driver) sessionActive(sessionID, streamID int32) bool {
+func (d *Driver) removeSessionKey(key sessionKey) {
+	for i, k := range d.activeSessions {
+		if k == key {
+			d.activeSessions = append(d.activeSessions[:i], d.activeSessions[i+1:]...)
+			return
+		}
+	}
+}
+
+// sessionActive reports whether a publication of the stream on the
+// channel (channelKey: ipcSessionKey, a canonical form, or "" for any
+// channel) uses the session id.
+func (d *Driver) sessionActive(sessionID, streamID int32, channelKey string) bool {
 	for _, k := range d.activeSessions {
-		if k.sessionID == sessionID && k.streamID == streamID {
+		if k.sessionID == sessionID && k.streamID == streamID && (channelKey == "" || k.channel == channelKey) {
 			return true
 		}
 	}
@@ -718,18 +734,18 @@ func (d *Driver) advanceSessionID() int32 {
 	return id
 }
 
-// nextAvailableSessionID is the next id no active IPC publication of the
-// stream uses.
-func (d *Driver) nextAvailableSessionID(streamID int32) int32 {
+// nextAvailableSessionID is the next id no active publication of the
+// stream on the channel uses.
+func (d *Driver) nextAvailableSessionID(streamID int32, channelKey string) int32 {
 	for {
-		if id := d.advanceSessionID(); !d.sessionActive(id, streamID) {
+		if id := d.advanceSessionID(); !d.sessionActive(id, streamID, channelKey) {
 			return id
 		}
 	}
 }
 
 // nextSessionIDForStream answers GET_NEXT_AVAILABLE_SESSION_ID: the same
-// rule over every channel (all of this driver's sessions are IPC).
+// rule over every channel.
 func (d *Driver) nextSessionIDForStream(streamID int32) int32 {
-	return d.nextAvailableSessionID(streamID)
+	return d.nextAvailableSessionID(streamID, "")
 }

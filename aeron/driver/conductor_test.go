@@ -117,9 +117,12 @@ func TestRefusedCommands(t *testing.T) {
 		{"bad uri", command.AddPublication, func(corr int64) []byte {
 			return command.AppendPublicationMessage(nil, c.id, corr, 1, "aeron:ipc?=x")
 		}, aeron.ErrorCodeInvalidChannel, false, "ERROR - empty key not allowed in aeron:ipc?=x"},
-		{"udp", command.AddSubscription, func(corr int64) []byte {
-			return command.AppendSubscriptionMessage(nil, c.id, corr, 1, "aeron:udp?endpoint=localhost:0")
-		}, aeron.ErrorCodeNotSupported, false, ""},
+		{"udp control port 0", command.AddSubscription, func(corr int64) []byte {
+			return command.AppendSubscriptionMessage(nil, c.id, corr, 1, "aeron:udp?endpoint=localhost:0|control=localhost:0")
+		}, aeron.ErrorCodeGenericError, false, "java.lang.IllegalArgumentException : control has port=0 for subscription: channel=aeron:udp?endpoint=localhost:0|control=localhost:0"},
+		{"udp dynamic without control", command.AddPublication, func(corr int64) []byte {
+			return command.AppendPublicationMessage(nil, c.id, corr, 1, "aeron:udp?control-mode=dynamic")
+		}, aeron.ErrorCodeInvalidChannel, false, "ERROR - java.lang.IllegalArgumentException: explicit control expected with dynamic control mode: aeron:udp?control-mode=dynamic"},
 		{"incomplete position", command.AddExclusivePublication, func(corr int64) []byte {
 			return command.AppendPublicationMessage(nil, c.id, corr, 1, ipc64k+"|term-id=4")
 		}, aeron.ErrorCodeInvalidChannel, false, "ERROR - params must be used as a complete set: init-term-id term-id term-offset channel=" + ipc64k + "|term-id=4"},

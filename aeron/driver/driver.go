@@ -20,6 +20,8 @@ import (
 	"github.com/goblin-kv/goblin/aeron/internal/counters"
 	"github.com/goblin-kv/goblin/aeron/internal/errorlog"
 	"github.com/goblin-kv/goblin/aeron/internal/ringbuffer"
+	"github.com/goblin-kv/goblin/aeron/internal/udp"
+	"github.com/goblin-kv/goblin/aeron/internal/wire"
 	"github.com/goblin-kv/goblin/internal/shm"
 )
 
@@ -48,9 +50,33 @@ type Driver struct {
 	subscriptionLinks []*subscriptionLink
 	counterLinks      []*counterLink
 	ipcPublications   []*ipcPublication
-	endOfLife         []*ipcPublication // closed; their logs are freed next
+	endOfLife         []*rawLog // logs of closed resources, freed next
 	activeSessions    []sessionKey
 	nextSessionID     int32
+
+	// UDP: the conductor's, the sender's and the receiver's state, all
+	// owned by DoWork's goroutine (the Java driver's three agents run as
+	// one here, so nothing is handed between threads).
+	sendEndpoints    map[string]*sendEndpoint    // by canonical form
+	receiveEndpoints map[string]*receiveEndpoint // by canonical form
+	rcvEndpoints     []*receiveEndpoint          // the receiver's, in poll order
+	netPublications  []*networkPublication       // the conductor's
+	senderPubs       []*networkPublication       // the sender's (until cleanup)
+	images           []*publicationImage         // the conductor's, until their end of life
+	rcvImages        []*publicationImage         // the receiver's, while connected
+	pendingSetups    []pendingSetup
+	poller           *udp.Poller
+	recvBatch        *udp.RecvBatch
+	sendBatch        *udp.SendBatch
+	ctl              []byte // a control frame being sent
+	errFrame         []byte // an ERR frame being sent
+	uniqueCanonical  int64
+	receiverIDSeed   int64
+	lossReport       []byte // loss-report.dat, mapped
+	lossReportNext   int
+	sendRR           int
+	dutyCycleCounter int
+	controlPollNs    int64
 
 	started               bool
 	nowNs                 int64
@@ -71,8 +97,15 @@ type Driver struct {
 	runner     *runner
 }
 
-// sessionKey is an active IPC session (SessionKey with the "ipc" channel).
-type sessionKey struct{ sessionID, streamID int32 }
+// sessionKey is an active session (SessionKey): session and stream ids
+// are unique per channel, ipcSessionKey or a UDP canonical form.
+type sessionKey struct {
+	sessionID, streamID int32
+	channel             string
+}
+
+// ipcSessionKey is the channel of every IPC session key.
+const ipcSessionKey = "ipc"
 
 // New prepares the Aeron directory, creates cnc.dat and loss-report.dat
 // and returns a driver whose duty cycle the caller runs with DoWork (the
@@ -94,13 +127,25 @@ func newDriver(o Options) (*Driver, error) {
 		return nil, err
 	}
 	d := &Driver{opts: o, osb: readOSSocketBuffers(), nextSessionID: d32Random(),
-		rsp: make([]byte, 0, 512), scratch: make([]byte, 0, 512)}
+		rsp: make([]byte, 0, 512), scratch: make([]byte, 0, 512),
+		sendEndpoints: map[string]*sendEndpoint{}, receiveEndpoints: map[string]*receiveEndpoint{},
+		recvBatch: udp.NewRecvBatch(recvBatchSize, maxUDPPayloadLength+32), sendBatch: udp.NewSendBatch(maxDatagramsPerSend),
+		ctl: make([]byte, 64), errFrame: make([]byte, 0, wire.ErrHeaderLength+wire.ErrMaxMessageLength),
+		receiverIDSeed: int64(rand.Uint64())}
 	d.onCommandFn = d.onCommand
 	d.epochClock = epochMillis
+	var err error
+	if d.poller, err = udp.NewPoller(); err != nil {
+		return nil, err
+	}
 	if err := d.createCnC(); err != nil {
 		if d.cncData != nil {
 			shm.Unmap(d.cncData)
 		}
+		if d.lossReport != nil {
+			shm.Unmap(d.lossReport)
+		}
+		d.poller.Close()
 		return nil, err
 	}
 	return d, nil
@@ -155,9 +200,12 @@ func (d *Driver) createCnC() error {
 		return fmt.Errorf("aeron driver: create loss report: %w", err)
 	}
 	err = loss.Truncate(int64(lossLength))
+	if err == nil {
+		d.lossReport, err = syscall.Mmap(int(loss.Fd()), 0, lossLength, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	}
 	loss.Close()
 	if err != nil {
-		return fmt.Errorf("aeron driver: size loss report: %w", err)
+		return fmt.Errorf("aeron driver: size and map loss report: %w", err)
 	}
 	d.counters.SetValue(sysBytesCurrentlyMapped, int64(fileLength+lossLength))
 	// The first id a client gets is 1, as with the real drivers.
@@ -278,10 +326,22 @@ func (d *Driver) DoWork(nowNs int64) int {
 		work++
 	}
 	work += d.ring.Read(d.onCommandFn, commandDrainLimit)
+	for _, img := range d.images {
+		work += d.trackRebuild(img, nowNs)
+	}
+	for _, p := range d.netPublications {
+		work += d.updateNetworkLimit(p)
+	}
 	for _, p := range d.ipcPublications {
 		work += d.updatePublisherPositionAndLimit(p)
 	}
 	work += d.freeEndOfLife(d.opts.ResourceFreeLimit)
+	if len(d.senderPubs)+len(d.sendEndpoints) > 0 {
+		work += d.doSend(nowNs)
+	}
+	if len(d.rcvEndpoints)+len(d.rcvImages)+len(d.pendingSetups) > 0 {
+		work += d.doReceive(nowNs)
+	}
 	if work > 0 {
 		d.lastWorkNs = nowNs
 	}
@@ -301,10 +361,18 @@ func (d *Driver) trackCycle(ns int64) {
 }
 
 // Deadline is the latest time (on DoWork's clock) by which DoWork must run
-// again for the driver's timers (heartbeat, client liveness) to stay on
-// schedule; an owner that parks may park until then, but client commands
-// and publication limits also wait for the next DoWork.
-func (d *Driver) Deadline() int64 { return d.timerDeadlineNs }
+// again for the driver's timers (heartbeat, client liveness, and with UDP
+// its SETUPs, heartbeats, status messages, NAKs and retransmits) to stay
+// on schedule; an owner that parks may park until then (on WaitFD, so a
+// datagram ends the park), but client commands, publication limits and
+// data a publisher of another goroutine or process appends also wait for
+// the next DoWork.
+func (d *Driver) Deadline() int64 {
+	if len(d.senderPubs)+len(d.rcvImages)+len(d.pendingSetups) == 0 {
+		return d.timerDeadlineNs
+	}
+	return d.networkDeadline(d.timerDeadlineNs)
+}
 
 // Terminated reports whether a client asked the driver to stop with a
 // TERMINATE_DRIVER command the TerminationValidator allowed.
@@ -320,13 +388,14 @@ func (d *Driver) heartbeatAndCheckTimers(nowNs int64) {
 		d.closeClient)
 	d.publicationLinks = checkResources(d.publicationLinks,
 		func(l *publicationLink) bool { l.endOfLife = l.endOfLife || l.client.timedOut; return l.endOfLife },
-		func(l *publicationLink) { d.decRef(l.pub) })
-	d.subscriptionLinks = checkResources(d.subscriptionLinks,
-		func(l *subscriptionLink) bool { l.endOfLife = l.endOfLife || l.client.timedOut; return l.endOfLife },
-		d.closeSubscription)
+		d.decRefLink)
+	d.netPublications = checkResources(d.netPublications,
+		func(p *networkPublication) bool { return d.networkPublicationTick(p, nowNs) }, d.closeNetworkPublication)
+	d.subscriptionLinksTick()
+	d.images = checkResources(d.images, func(img *publicationImage) bool { return d.imageTick(img, nowNs) }, d.closeImage)
 	d.ipcPublications = checkResources(d.ipcPublications,
 		func(p *ipcPublication) bool { d.ipcPublicationTick(p, nowNs); return p.endOfLife },
-		func(p *ipcPublication) { d.closeIPCPublication(p); d.endOfLife = append(d.endOfLife, p) })
+		func(p *ipcPublication) { d.closeIPCPublication(p); d.endOfLife = append(d.endOfLife, p.log) })
 	d.counterLinks = checkResources(d.counterLinks, func(l *counterLink) bool {
 		if !l.endOfLife && l.client.timedOut {
 			l.endOfLife = true
@@ -372,10 +441,33 @@ func (d *Driver) clientTick(c *client, nowMs int64) {
 
 func (d *Driver) closeClient(c *client) { d.freeCounter(c.heartbeat.id) }
 
+// closeSubscription unlinks a removed subscription from everything it
+// reads and frees its sub-pos counters (and lets go of its receive
+// endpoint's interest in the stream).
 func (d *Driver) closeSubscription(l *subscriptionLink) {
 	for i := range l.positions {
 		lp := &l.positions[i]
-		d.removeSubscriber(lp.pub, l, lp)
+		switch r := lp.res.(type) {
+		case *ipcPublication:
+			d.removeSubscriber(r, l, lp)
+		case *publicationImage:
+			d.removeImageSubscriber(r, l, lp)
+		case *networkPublication:
+			d.removeSpy(r, l, lp)
+		}
+	}
+	l.positions = l.positions[:0]
+	if l.kind == subNetwork {
+		d.cleanupNetworkSubscription(l)
+	}
+}
+
+// decRefLink drops a publication link's reference to its publication.
+func (d *Driver) decRefLink(l *publicationLink) {
+	if l.ipc != nil {
+		d.decRef(l.ipc)
+	} else {
+		d.decRefNetwork(l.net)
 	}
 }
 
@@ -400,10 +492,10 @@ func (d *Driver) closeIPCPublication(p *ipcPublication) {
 func (d *Driver) freeEndOfLife(limit int) int {
 	n := 0
 	for n < limit && len(d.endOfLife) > 0 {
-		p := d.endOfLife[0]
-		if err := d.freeRawLog(p.log); err != nil {
+		l := d.endOfLife[0]
+		if err := d.freeRawLog(l); err != nil {
 			d.counters.AddValue(sysFreeFails, 1)
-			d.recordError(fmt.Errorf("free log buffer %s: %w", p.log.path, err))
+			d.recordError(fmt.Errorf("free log buffer %s: %w", l.path, err))
 			return n
 		}
 		copy(d.endOfLife, d.endOfLife[1:])
@@ -466,18 +558,35 @@ func (d *Driver) Close() error {
 	}
 	d.closed = true
 	var errs []error
+	for _, e := range d.sendEndpoints {
+		d.closeSendSockets(e)
+	}
+	for _, e := range d.receiveEndpoints {
+		e.sock.Close()
+	}
+	d.poller.Close()
+	logs := d.endOfLife
 	for _, p := range d.ipcPublications {
-		if err := d.freeRawLog(p.log); err != nil {
+		logs = append(logs, p.log)
+	}
+	for _, p := range d.netPublications {
+		logs = append(logs, p.log)
+	}
+	for _, img := range d.images {
+		logs = append(logs, img.log)
+	}
+	d.ipcPublications, d.netPublications, d.images, d.endOfLife = nil, nil, nil, nil
+	for _, l := range logs {
+		if err := d.freeRawLog(l); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	d.ipcPublications = nil
-	for _, p := range d.endOfLife {
-		if err := d.freeRawLog(p.log); err != nil {
+	if d.lossReport != nil {
+		if err := shm.Unmap(d.lossReport); err != nil {
 			errs = append(errs, err)
 		}
+		d.lossReport = nil
 	}
-	d.endOfLife = nil
 	d.ring.SetConsumerHeartbeat(-1)
 	if err := unix.Msync(d.cncData, unix.MS_SYNC); err != nil {
 		errs = append(errs, err)

@@ -38,6 +38,7 @@ const (
 	illegalArgument = "java.lang.IllegalArgumentException"
 	numberFormat    = "java.lang.NumberFormatException"
 	configuration   = "io.aeron.exceptions.ConfigurationException"
+	aeronException  = "io.aeron.exceptions.AeronException"
 )
 
 func protocolError(code aeron.ErrorCode, format string, a ...any) error {

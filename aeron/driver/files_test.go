@@ -139,8 +139,8 @@ func TestRefusesLiveDriversDirectory(t *testing.T) {
 	// Leave an error in the log, then let the heartbeat go stale as if
 	// the driver had been killed.
 	c := connectClient(t, first)
-	if _, err := c.AddSubscription("aeron:udp?endpoint=localhost:0", 1); err == nil {
-		t.Fatal("UDP subscription accepted")
+	if _, err := c.AddSubscription("aeron:udp?endpoint=localhost:1|control=localhost:0", 1); err == nil {
+		t.Fatal("UDP subscription with control port 0 accepted")
 	}
 	first.runner.stop()
 	first.ring.SetConsumerHeartbeat(time.Now().Add(-time.Hour).UnixMilli())
@@ -156,7 +156,7 @@ func TestRefusesLiveDriversDirectory(t *testing.T) {
 		t.Fatalf("saved %v, warnings %q", saved, warnings)
 	}
 	b, _ := os.ReadFile(saved[0])
-	if !strings.Contains(string(b), "serves aeron:ipc channels only") || !strings.Contains(string(b), "1 distinct errors observed.") {
+	if !strings.Contains(string(b), "control has port=0 for subscription") || !strings.Contains(string(b), "1 distinct errors observed.") {
 		t.Fatalf("saved errors:\n%s", b)
 	}
 	if st, _ := os.Stat(saved[0]); st.Mode().Perm() != 0o600 {

@@ -23,27 +23,10 @@ type position struct {
 	off int
 }
 
-// untetheredState is an untethered subscriber's state
-// (UntetheredSubscription.State).
-type untetheredState uint8
-
-const (
-	untetheredActive untetheredState = iota
-	untetheredLinger
-	untetheredResting
-)
-
-type untetheredSubscriber struct {
-	link     *subscriptionLink
-	pos      position
-	state    untetheredState
-	updateNs int64 // time of the last position advance or state change
-}
-
-// ipcPublication is one IPC log and its counters: the driver's half of
-// every publisher and subscriber of a session (IpcPublication). Only the
-// conductor touches it.
-type ipcPublication struct {
+// logPublication is what IPC and network publications share: one
+// publication log, its pub-pos and pub-lmt counters, its parameters and
+// the conductor's bookkeeping around them.
+type logPublication struct {
 	registrationID        int64
 	channel               string
 	entityTag             int64
@@ -57,17 +40,12 @@ type ipcPublication struct {
 	bitsToShift           int
 	mtu                   int
 	termWindow            int64
-	tripGain              int64
 
-	tripLimit            int64
-	consumerPosition     int64
-	lastConsumerPosition int64
-	consumerChangedNs    int64 // when consumerPosition last moved
 	cleanPosition        int64
+	lastConsumerPosition int64
+	consumerChangedNs    int64 // when the consumer position last moved
 	refCount             int
 	endOfLife            bool
-	inCoolDown           bool
-	coolDownExpireNs     int64
 	state                pubState
 
 	log        *rawLog
@@ -80,12 +58,24 @@ type ipcPublication struct {
 	untetheredWindowLimitNs int64
 	untetheredLingerNs      int64
 	untetheredRestingNs     int64
-	imageLivenessNs         int64
+}
+
+// ipcPublication is one IPC log and its counters: the driver's half of
+// every publisher and subscriber of a session (IpcPublication). Only the
+// conductor touches it.
+type ipcPublication struct {
+	logPublication
+	tripGain         int64
+	tripLimit        int64
+	consumerPosition int64
+	inCoolDown       bool
+	coolDownExpireNs int64
+	imageLivenessNs  int64
 }
 
 // producerPosition is the publishers' tail position: the active
 // partition's raw tail (publishers write it; acquire).
-func (p *ipcPublication) producerPosition() int64 {
+func (p *logPublication) producerPosition() int64 {
 	meta := p.log.meta
 	raw := logbuffer.RawTail(meta, int(logbuffer.ActiveTermCount(meta))%logbuffer.PartitionCount)
 	return logbuffer.ComputePosition(logbuffer.TermID(raw), logbuffer.TermOffset(raw, p.termLength), p.bitsToShift, p.initialTermID)
@@ -148,7 +138,7 @@ func (d *Driver) updatePublisherPositionAndLimit(p *ipcPublication) int {
 // at most to the end of the current term per call, so a publisher that
 // wraps into it finds zeroed frames. The first word is zeroed last, with
 // release (IpcPublication.cleanBufferTo).
-func (p *ipcPublication) cleanBufferTo(position int64) {
+func (p *logPublication) cleanBufferTo(position int64) {
 	clean := p.cleanPosition
 	if position <= clean {
 		return
@@ -188,7 +178,7 @@ func (d *Driver) isAcceptingSubscriptions(p *ipcPublication) bool {
 
 // setConnected stores the log's is-connected flag (release) when it
 // changes. Readers: publishers (Offer's NOT_CONNECTED vs BACK_PRESSURED).
-func (p *ipcPublication) setConnected(connected bool) {
+func (p *logPublication) setConnected(connected bool) {
 	v := int32(0)
 	if connected {
 		v = 1
@@ -216,12 +206,7 @@ func (d *Driver) removeSubscriber(p *ipcPublication, link *subscriptionLink, lp 
 		d.freeCounter(pos.id)
 	}
 	if !link.tether {
-		for i := len(p.untethered) - 1; i >= 0; i-- {
-			if p.untethered[i].link == link {
-				p.untethered = append(p.untethered[:i], p.untethered[i+1:]...)
-				break
-			}
-		}
+		p.untethered = removeUntethered(p.untethered, link)
 	}
 	if len(p.subs) == 0 {
 		p.setConnected(false)
@@ -237,7 +222,7 @@ func removePosition(s []position, id int32) []position {
 	return s
 }
 
-func (p *ipcPublication) incRef() { p.refCount++ }
+func (p *logPublication) incRef() { p.refCount++ }
 
 // decRef drops a publisher; the last one fixes the limit and the end of
 // stream at the tail and starts draining (unless revoked).
@@ -257,7 +242,12 @@ func (d *Driver) decRef(p *ipcPublication) {
 }
 
 // revoke marks the log revoked; the next tick ends the stream at once.
-func (p *ipcPublication) revoke() { p.log.meta[logbuffer.IsPublicationRevokedOffset] = 1 }
+func (p *logPublication) revoke() { p.log.meta[logbuffer.IsPublicationRevokedOffset] = 1 }
+
+// isRevoked reports the log's revoked flag (set by the conductor only).
+func (p *logPublication) isRevoked() bool {
+	return p.log.meta[logbuffer.IsPublicationRevokedOffset] != 0
+}
 
 // onTimeEvent is the publication's part of the conductor's tick
 // (IpcPublication.onTimeEvent).
@@ -279,7 +269,7 @@ func (d *Driver) ipcPublicationTick(p *ipcPublication, nowNs int64) {
 		producer := p.producerPosition()
 		d.setPosition(p.pubPos, producer)
 		if !p.exclusive {
-			d.checkForBlockedPublisher(p, producer, nowNs)
+			d.checkForBlockedPublisher(&p.logPublication, producer, p.consumerPosition, nowNs)
 		}
 		if p.inCoolDown && p.coolDownExpireNs < nowNs {
 			p.inCoolDown = false
@@ -307,52 +297,26 @@ func (d *Driver) ipcPublicationTick(p *ipcPublication, nowNs int64) {
 }
 
 // checkUntetheredSubscriptions moves untethered subscribers that fell a
-// window behind through linger (image unavailable) and rest (out of the
-// limit computation) back to active at the current join position
+// window behind the consumer position through the untethered states
 // (IpcPublication.checkUntetheredSubscriptions).
 func (d *Driver) checkUntetheredSubscriptions(p *ipcPublication, nowNs int64) {
 	windowLimit := p.consumerPosition - p.termWindow + p.termWindow>>2
-	for i := len(p.untethered) - 1; i >= 0; i-- {
-		u := &p.untethered[i]
-		switch u.state {
-		case untetheredActive:
-			if d.subPosition(u.pos) > windowLimit {
-				u.updateNs = nowNs
-			} else if u.updateNs+p.untetheredWindowLimitNs-nowNs <= 0 {
-				d.notifyUnavailableImage(p.registrationID, u.link)
-				u.state, u.updateNs = untetheredLinger, nowNs
-			}
-		case untetheredLinger:
-			if u.updateNs+p.untetheredLingerNs-nowNs <= 0 {
-				p.subs = removePosition(p.subs, u.pos.id)
-				if u.link.rejoin {
-					u.state, u.updateNs = untetheredResting, nowNs
-				} else {
-					if lp := u.link.linked(p); lp != nil && !lp.freed {
-						lp.freed = true
-						d.freeCounter(u.pos.id)
-					}
-					p.untethered = append(p.untethered[:i], p.untethered[i+1:]...)
-				}
-			}
-		case untetheredResting:
-			if u.updateNs+p.untetheredRestingNs-nowNs <= 0 {
-				join := d.joinPosition(p)
-				p.subs = append(p.subs, u.pos)
-				d.setPosition(u.pos, join)
-				d.sendAvailableImage(p, u.link.registrationID, u.pos.id)
-				u.state, u.updateNs = untetheredActive, nowNs
-			}
-		}
-	}
+	d.checkUntethered(p, &p.untethered, &p.subs, windowLimit, p.untetheredWindowLimitNs, p.untetheredLingerNs,
+		p.untetheredRestingNs, nowNs)
+}
+
+// An IPC publication as a subscribable: its image is its own log.
+func (p *ipcPublication) rejoinPosition(d *Driver) int64 { return d.joinPosition(p) }
+func (p *ipcPublication) notifyID() int64                { return p.registrationID }
+func (p *ipcPublication) announce(d *Driver, l *subscriptionLink, pos position, _ int64) {
+	d.sendAvailableImage(p, l.registrationID, pos.id)
 }
 
 // checkForBlockedPublisher unblocks a concurrent publisher that claimed
 // space and never committed it (it died mid-offer): when the consumers
 // have not moved for the unblock timeout while the log may be blocked, the
 // claim becomes padding (IpcPublication.checkForBlockedPublisher).
-func (d *Driver) checkForBlockedPublisher(p *ipcPublication, producer, nowNs int64) {
-	consumer := p.consumerPosition
+func (d *Driver) checkForBlockedPublisher(p *logPublication, producer, consumer, nowNs int64) {
 	if consumer == p.lastConsumerPosition && p.isPossiblyBlocked(producer, consumer) {
 		if p.consumerChangedNs+p.unblockTimeoutNs-nowNs < 0 {
 			if unblockLog(p.log, consumer) {
@@ -365,7 +329,7 @@ func (d *Driver) checkForBlockedPublisher(p *ipcPublication, producer, nowNs int
 	p.lastConsumerPosition = consumer
 }
 
-func (p *ipcPublication) isPossiblyBlocked(producer, consumer int64) bool {
+func (p *logPublication) isPossiblyBlocked(producer, consumer int64) bool {
 	if logbuffer.ActiveTermCount(p.log.meta) != int32(consumer>>p.bitsToShift) {
 		return true
 	}

@@ -81,9 +81,54 @@ type Options struct {
 	// (aeron.driver.conductor.cycle.threshold; 100 ms).
 	ConductorCycleThreshold time.Duration
 
-	TermLength               int // aeron.term.buffer.length (16 MiB): UDP, recorded only
+	// UDP (the sender and the receiver).
+	//
+	// PublicationConnectionTimeout forgets a receiver that sent no status
+	// message this long (aeron.publication.connection.timeout; 5 s).
+	PublicationConnectionTimeout time.Duration
+	// StatusMessageTimeout is the longest a receiver goes without sending
+	// a status message (aeron.rcv.status.message.timeout; 200 ms).
+	StatusMessageTimeout time.Duration
+	// InitialWindowLength is the receiver window a subscription without
+	// rcv-wnd advertises, at most half a term
+	// (aeron.rcv.initial.window.length; 128 KiB).
+	InitialWindowLength int
+	// SocketRcvbuf and SocketSndbuf set SO_RCVBUF and SO_SNDBUF of
+	// every UDP socket whose channel names no so-rcvbuf or so-sndbuf
+	// (aeron.socket.so_rcvbuf 128 KiB, aeron.socket.so_sndbuf 0: the
+	// OS default). SocketSndbuf −1 also means the OS default.
+	SocketRcvbuf, SocketSndbuf int
+	// MulticastTTL is the TTL of multicast sends whose channel has no
+	// ttl= (aeron.socket.multicast.ttl; 0: the OS default).
+	MulticastTTL int
+	// NakUnicastDelay is how long a unicast receiver waits before it NAKs
+	// a gap (aeron.nak.unicast.delay; 1 µs, the minimum), and
+	// NakUnicastRetryDelayRatio times that between NAKs of one gap
+	// (aeron.nak.unicast.retry.delay.ratio; 100).
+	NakUnicastDelay           time.Duration
+	NakUnicastRetryDelayRatio int
+	// NakMulticastMaxBackoff and NakMulticastGroupSize shape the
+	// randomised NAK delay of multicast receivers
+	// (aeron.nak.multicast.max.backoff 10 ms, aeron.nak.multicast.group.size 10).
+	NakMulticastMaxBackoff time.Duration
+	NakMulticastGroupSize  int
+	// RetransmitUnicastDelay delays a resend after a NAK
+	// (aeron.retransmit.unicast.delay; 0: at once), and
+	// RetransmitUnicastLinger ignores NAKs of a range resent this
+	// recently (aeron.retransmit.unicast.linger; 10 ms).
+	RetransmitUnicastDelay  time.Duration
+	RetransmitUnicastLinger time.Duration
+	// SendToStatusPollRatio: the sender reads status messages at least
+	// every this many duty cycles that sent data
+	// (aeron.send.to.status.poll.ratio; 6).
+	SendToStatusPollRatio int
+	// ReceiverGroupTag, when set, is the group tag of every receive
+	// endpoint whose channel has no gtag= (aeron.receiver.group.tag).
+	ReceiverGroupTag *int64
+
+	TermLength               int // aeron.term.buffer.length (16 MiB): UDP publications
 	IPCTermLength            int // aeron.ipc.term.buffer.length (64 MiB)
-	MTU                      int // aeron.mtu.length (1408)
+	MTU                      int // aeron.mtu.length (1408): UDP publications
 	IPCMTU                   int // aeron.ipc.mtu.length (1408)
 	PublicationTermWindow    int // aeron.publication.term.window.length (0: term/2)
 	IPCPublicationTermWindow int // aeron.ipc.publication.term.window.length (0: term/2)
@@ -185,6 +230,17 @@ const (
 	defaultIdleMaxPark       = time.Millisecond
 	commandDrainLimit        = 1
 	maxErrorMessageLength    = 1023
+
+	defaultConnectionTimeout   = 5 * time.Second
+	defaultSMTimeout           = 200 * time.Millisecond
+	defaultSocketRcvbuf        = 128 << 10
+	defaultNakUnicastDelay     = time.Microsecond
+	minNakUnicastDelayNs       = int64(time.Microsecond)
+	defaultNakRetryRatio       = 100
+	defaultNakMulticastBackoff = 10 * time.Millisecond
+	defaultNakMulticastGroup   = 10
+	defaultRetransmitLinger    = 10 * time.Millisecond
+	defaultSendToStatusRatio   = 6
 )
 
 // EnsureDefaults fills every zero field with its default.
@@ -219,6 +275,21 @@ func (o *Options) EnsureDefaults() {
 	setDur(&o.UntetheredRestingTimeout, defaultUntetheredResting)
 	setDur(&o.CounterFreeToReuseTimeout, defaultFreeToReuse)
 	setDur(&o.ConductorCycleThreshold, defaultCycleThreshold)
+	setDur(&o.PublicationConnectionTimeout, defaultConnectionTimeout)
+	setDur(&o.StatusMessageTimeout, defaultSMTimeout)
+	setInt(&o.InitialWindowLength, defaultInitialWindowLength)
+	if o.SocketRcvbuf == 0 {
+		o.SocketRcvbuf = defaultSocketRcvbuf
+	}
+	if o.SocketSndbuf < 0 {
+		o.SocketSndbuf = 0
+	}
+	setDur(&o.NakUnicastDelay, defaultNakUnicastDelay)
+	setInt(&o.NakUnicastRetryDelayRatio, defaultNakRetryRatio)
+	setDur(&o.NakMulticastMaxBackoff, defaultNakMulticastBackoff)
+	setInt(&o.NakMulticastGroupSize, defaultNakMulticastGroup)
+	setDur(&o.RetransmitUnicastLinger, defaultRetransmitLinger)
+	setInt(&o.SendToStatusPollRatio, defaultSendToStatusRatio)
 	setInt(&o.TermLength, defaultTermLength)
 	setInt(&o.IPCTermLength, defaultIPCTermLength)
 	setInt(&o.MTU, defaultMTU)
@@ -319,6 +390,15 @@ func (o *Options) Validate() error {
 	}
 	if o.ReservedSessionIDLow > o.ReservedSessionIDHigh {
 		return bad("reserved session id range %d..%d is empty", o.ReservedSessionIDLow, o.ReservedSessionIDHigh)
+	}
+	if o.SocketRcvbuf < 0 {
+		return bad("aeron.socket.so_rcvbuf %d is negative", o.SocketRcvbuf)
+	}
+	if o.InitialWindowLength < o.MTU {
+		return bad("aeron.rcv.initial.window.length %d is less than aeron.mtu.length %d", o.InitialWindowLength, o.MTU)
+	}
+	if o.NakUnicastDelay < time.Duration(minNakUnicastDelayNs) {
+		return bad("aeron.nak.unicast.delay %v is below the minimum of 1us", o.NakUnicastDelay)
 	}
 	if o.MaxResend < 1 || o.MaxResend > maxResendLimit {
 		return bad("aeron.max.resend %d must be 1..%d", o.MaxResend, maxResendLimit)

@@ -172,12 +172,18 @@ func parseInt32(u *channelURI, name, v string) (int32, error) {
 	return int32(n), nil
 }
 
-// ipcPublicationParams reads an IPC publication's channel in the Java
-// driver's order: the session id is allocated while parsing, even when the
-// add then shares an existing publication.
-func (d *Driver) ipcPublicationParams(u *channelURI, streamID int32) (*publicationParams, error) {
+// publicationParams reads a publication's channel in the Java driver's
+// order (PublicationParams.getPublicationParams): the session id is
+// allocated while parsing, even when the add then shares an existing
+// publication. channelKey is the session scope: ipcSessionKey for IPC,
+// the canonical form for UDP.
+func (d *Driver) publicationParams(u *channelURI, streamID int32, channelKey string) (*publicationParams, error) {
 	o := &d.opts
+	isIPC := channelKey == ipcSessionKey
 	p := &publicationParams{termLength: o.IPCTermLength, mtu: o.IPCMTU, entityTag: invalidTag}
+	if !isIPC {
+		p.termLength, p.mtu = o.TermLength, o.MTU
+	}
 	if v, ok := u.get(paramStreamID); ok {
 		n, err := parseInt32(u, paramStreamID, v)
 		if err != nil {
@@ -196,6 +202,9 @@ func (d *Driver) ipcPublicationParams(u *channelURI, streamID int32) (*publicati
 			if tag == invalidTag {
 				return nil, invalidChannel("%d tag is reserved: channel=%s", invalidTag, u.raw)
 			}
+			if existing := d.findNetworkPublicationByTag(tag); existing != nil {
+				return nil, invalidChannel("%d entityTag already in use: existingChannel=%s channel=%s", tag, existing.channel, u.raw)
+			}
 			if existing := d.findIPCPublicationByTag(tag); existing != nil {
 				return nil, invalidChannel("%d entityTag already in use: existingChannel=%s channel=%s", tag, existing.channel, u.raw)
 			}
@@ -209,9 +218,20 @@ func (d *Driver) ipcPublicationParams(u *channelURI, streamID int32) (*publicati
 			if err != nil {
 				return nil, invalidChannel("%s=%s has an invalid tag: channel=%s", aeron.ParamSessionID, v, u.raw)
 			}
-			tagged := d.findIPCPublicationByTag(tag)
+			var tagged *logPublication
+			if isIPC {
+				if x := d.findIPCPublicationByTag(tag); x != nil {
+					tagged = &x.logPublication
+				}
+			} else if x := d.findNetworkPublicationByTag(tag); x != nil {
+				tagged = &x.logPublication
+			}
 			if tagged == nil {
-				return nil, invalidChannel("%s=%s must reference an IPC publication: channel=%s", aeron.ParamSessionID, v, u.raw)
+				kind := "a network publication"
+				if isIPC {
+					kind = "an IPC publication"
+				}
+				return nil, invalidChannel("%s=%s must reference %s: channel=%s", aeron.ParamSessionID, v, kind, u.raw)
 			}
 			p.sessionID, p.mtu, p.termLength = tagged.sessionID, tagged.mtu, tagged.termLength
 		} else {
@@ -222,7 +242,7 @@ func (d *Driver) ipcPublicationParams(u *channelURI, streamID int32) (*publicati
 			p.sessionID = n
 		}
 	} else {
-		p.sessionID = d.nextAvailableSessionID(streamID)
+		p.sessionID = d.nextAvailableSessionID(streamID, channelKey)
 	}
 	if v, ok := u.get(aeron.ParamTermLength); ok {
 		n, err := parseSize(aeron.ParamTermLength, v)
@@ -266,8 +286,10 @@ func (d *Driver) ipcPublicationParams(u *channelURI, streamID int32) (*publicati
 			return nil, invalidChannel("%s=%d must not exceed half the %s=%d", aeron.ParamPublicationWindow, n, aeron.ParamTermLength, p.termLength)
 		}
 		p.window = int(n)
-	} else {
+	} else if isIPC {
 		p.window = producerWindowLength(p.termLength, o.IPCPublicationTermWindow)
+	} else {
+		p.window = producerWindowLength(p.termLength, o.PublicationTermWindow)
 	}
 	var err error
 	if p.lingerNs, err = durationParam(u, aeron.ParamLinger, o.PublicationLingerTimeout); err != nil {
@@ -401,16 +423,18 @@ func untetheredParams(u *channelURI, o *Options, window, linger, resting *int64)
 	return err
 }
 
-// subscriptionParams are an IPC ADD_SUBSCRIPTION's parameters
+// subscriptionParams are an ADD_SUBSCRIPTION's parameters
 // (SubscriptionParams).
 type subscriptionParams struct {
 	sessionID                                      int32
 	hasSessionID, isResponse, tether, rejoin       bool
-	sparse                                         bool
+	sparse, reliable                               bool
+	group                                          inferable
+	rcvWnd                                         int // rcv-wnd, 0: the driver's initial window
 	untetheredWindowNs, untetheredLingerNs, restNs int64
 }
 
-func (d *Driver) ipcSubscriptionParams(u *channelURI) (*subscriptionParams, error) {
+func (d *Driver) subscriptionParams(u *channelURI) (*subscriptionParams, error) {
 	o := &d.opts
 	p := &subscriptionParams{}
 	if v, ok := u.get(aeron.ParamSessionID); ok {
@@ -452,13 +476,21 @@ func (d *Driver) ipcSubscriptionParams(u *channelURI) (*subscriptionParams, erro
 	p.rejoin = boolParam(u, paramRejoin, !o.NoRejoin)
 	p.tether = boolParam(u, paramTether, !o.Untethered)
 	p.sparse = boolParam(u, aeron.ParamSparse, !o.DenseLogs)
-	if v, ok := u.get(paramGroup); ok && v != "true" && v != "false" && v != "infer" {
-		return nil, genericError(illegalArgument, "invalid %s value: %s", paramGroup, v)
-	}
-	if v, ok := u.get(aeron.ParamReceiverWindow); ok {
-		if _, err := parseSize(aeron.ParamReceiverWindow, v); err != nil {
-			return nil, err
+	p.reliable = boolParam(u, aeron.ParamReliable, !o.Unreliable)
+	if v, ok := u.get(paramGroup); ok {
+		switch v {
+		case "true":
+			p.group = inferTrue
+		case "false":
+			p.group = inferFalse
+		case "infer":
+		default:
+			return nil, genericError(illegalArgument, "invalid %s value: %s", paramGroup, v)
 		}
+	}
+	var err error
+	if p.rcvWnd, err = bufferLengthParam(u, aeron.ParamReceiverWindow); err != nil {
+		return nil, err
 	}
 	if err := untetheredParams(u, o, &p.untetheredWindowNs, &p.untetheredLingerNs, &p.restNs); err != nil {
 		return nil, err

@@ -406,3 +406,13 @@ func Check(b []byte, seq int64) int {
 	}
 	return -1
 }
+
+// SizeOf is the length of message seq when the Java programs are given
+// sizes=MIN-MAX (Common.sizeOf): a deterministic mix over [min, max].
+func SizeOf(seq int64, min, max int) int {
+	if max <= min {
+		return min
+	}
+	span := int64(max) - int64(min) + 1
+	return min + int(((seq*7919)^(int64(uint64(seq)>>3))*104729)%span)
+}

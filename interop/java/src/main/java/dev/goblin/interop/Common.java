@@ -101,6 +101,33 @@ final class Common
         return (byte)(seq * 131 + j * 7L + (j >>> 8) * 13L);
     }
 
+    /**
+     * The length of message seq when a program is given sizes=MIN-MAX: a
+     * deterministic mix over the range that both sides compute alike (the
+     * Go side's interop.SizeOf).
+     */
+    static int sizeOf(final long seq, final int min, final int max)
+    {
+        if (max <= min)
+        {
+            return min;
+        }
+        final long span = (long)max - min + 1;
+        return min + (int)(((seq * 7919L) ^ (seq >>> 3) * 104729L) % span);
+    }
+
+    /** Parses sizes=MIN-MAX into {min, max}, or {size, size} when absent. */
+    static int[] sizes(final Args args, final int size)
+    {
+        final String v = args.str("sizes", null);
+        if (null == v)
+        {
+            return new int[]{ size, size };
+        }
+        final int dash = v.indexOf('-');
+        return new int[]{ Integer.parseInt(v.substring(0, dash)), Integer.parseInt(v.substring(dash + 1)) };
+    }
+
     static void fill(final MutableDirectBuffer buf, final int offset, final long seq, final int length)
     {
         for (int j = 0; j < length; j++)

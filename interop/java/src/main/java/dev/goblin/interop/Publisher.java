@@ -26,6 +26,7 @@ public final class Publisher
         final int stream = args.i32("stream", 1001);
         final long count = args.i64("count", 1000);
         final int size = args.i32("size", 32);
+        final int[] sizes = Common.sizes(args, size);
         final boolean exclusive = args.bool("exclusive", false);
         final long timeoutMs = args.i64("timeoutMs", 60_000);
         final IdleStrategy idle = Common.idle(args.str("idle", "backoff"));
@@ -38,19 +39,20 @@ public final class Publisher
                 " maxMessage=" + pub.maxMessageLength());
             Common.awaitConnected(pub, Common.deadline(timeoutMs), "publication");
 
-            final UnsafeBuffer buf = Common.buffer(size);
+            final UnsafeBuffer buf = Common.buffer(sizes[1]);
             long bytes = 0;
             long position = 0;
             for (long seq = 0; seq < count; seq++)
             {
-                Common.fill(buf, 0, seq, size);
-                position = Common.offer(pub, buf, size, idle, Common.deadline(timeoutMs));
+                final int length = Common.sizeOf(seq, sizes[0], sizes[1]);
+                Common.fill(buf, 0, seq, length);
+                position = Common.offer(pub, buf, length, idle, Common.deadline(timeoutMs));
                 if (position < 0)
                 {
                     System.err.println("offer of message " + seq + " failed: " + Common.status(position));
                     System.exit(1);
                 }
-                bytes += size;
+                bytes += length;
             }
             Common.line("RESULT sent=" + count + " bytes=" + bytes + " position=" + position);
 

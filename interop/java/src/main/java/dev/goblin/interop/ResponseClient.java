@@ -40,13 +40,14 @@ public final class ResponseClient
         final int respStream = args.i32("respStream", 1006);
         final long count = args.i64("count", 100);
         final int size = args.i32("size", 32);
+        final int[] sizes = Common.sizes(args, size);
         final long timeoutMs = args.i64("timeoutMs", 30_000);
         final IdleStrategy idle = Common.idle(args.str("idle", "backoff"));
 
         final FragmentHandler onReply = (buffer, offset, length, header) ->
         {
             got = true;
-            boolean ok = length == size;
+            boolean ok = length == Common.sizeOf(seq, sizes[0], sizes[1]);
             for (int j = 0; ok && j < length; j++)
             {
                 ok = buffer.getByte(offset + j) == (byte)~Common.pattern(seq, j);
@@ -77,11 +78,12 @@ public final class ResponseClient
                 wait.idle();
             }
             Common.line("READY");
-            final UnsafeBuffer buf = Common.buffer(size);
+            final UnsafeBuffer buf = Common.buffer(sizes[1]);
             for (seq = 0; seq < count; seq++)
             {
-                Common.fill(buf, 0, seq, size);
-                final long r = Common.offer(pub, buf, size, idle, Common.deadline(timeoutMs));
+                final int length = Common.sizeOf(seq, sizes[0], sizes[1]);
+                Common.fill(buf, 0, seq, length);
+                final long r = Common.offer(pub, buf, length, idle, Common.deadline(timeoutMs));
                 if (r < 0)
                 {
                     System.err.println("request " + seq + " failed: " + Common.status(r));

@@ -29,6 +29,7 @@ public final class Subscriber
         final int stream = args.i32("stream", 1001);
         final long count = args.i64("count", 1000);
         final int size = args.i32("size", -1);
+        final int[] sizes = Common.sizes(args, size);
         final long timeoutMs = args.i64("timeoutMs", 60_000);
         final IdleStrategy idle = Common.idle(args.str("idle", "backoff"));
 
@@ -36,11 +37,12 @@ public final class Subscriber
         {
             final long seq = received++;
             bytes += length;
-            if (size >= 0 && length != size)
+            final int want = Common.sizeOf(seq, sizes[0], sizes[1]);
+            if (want >= 0 && length != want)
             {
                 if (errors++ < 10)
                 {
-                    System.err.println("message " + seq + ": length " + length + ", want " + size);
+                    System.err.println("message " + seq + ": length " + length + ", want " + want);
                 }
                 return;
             }

@@ -1,0 +1,145 @@
+package driver
+
+// recvBatchSize is how many datagrams one recvmmsg reads.
+const recvBatchSize = 16
+
+// subscriptionLinksTick drops the subscriptions of timed-out clients.
+func (d *Driver) subscriptionLinksTick() {
+	d.subscriptionLinks = checkResources(d.subscriptionLinks,
+		func(l *subscriptionLink) bool { l.endOfLife = l.endOfLife || l.client.timedOut; return l.endOfLife },
+		d.closeSubscription)
+}
+
+// doSend is the sender's duty cycle (Sender.doWork): every network
+// publication sends, round robin from one later each cycle; then the
+// control sockets are read when nothing was sent, every
+// SendToStatusPollRatio cycles, after a short send, or when half a status
+// message interval passed since the last read.
+func (d *Driver) doSend(nowNs int64) int {
+	shortSends := d.counters.Value(sysShortSends)
+	sent := 0
+	pubs := d.senderPubs
+	if n := len(pubs); n > 0 {
+		start := d.sendRR
+		d.sendRR++
+		if start >= n {
+			start, d.sendRR = 0, 1
+		}
+		for i := start; i < n; i++ {
+			sent += d.sendPublication(pubs[i], nowNs)
+		}
+		for i := 0; i < start; i++ {
+			sent += d.sendPublication(pubs[i], nowNs)
+		}
+		if sent > 0 {
+			d.counters.AddValue(sysBytesSent, int64(sent))
+		}
+	}
+	received := 0
+	d.dutyCycleCounter++
+	if sent == 0 || d.dutyCycleCounter >= d.opts.SendToStatusPollRatio || d.controlPollNs-nowNs < 0 ||
+		shortSends < d.counters.Value(sysShortSends) {
+		for _, e := range d.sendEndpoints {
+			received += d.pollControl(e)
+		}
+		d.dutyCycleCounter = 0
+		d.controlPollNs = nowNs + int64(d.opts.StatusMessageTimeout)/2
+	}
+	return sent + received
+}
+
+// doReceive is the receiver's duty cycle (Receiver.doWork): read every
+// receive endpoint, then, for each connected image, its end of stream,
+// status message and NAK; an image that stopped being connected leaves
+// the receiver (a session that went without end of stream cools down);
+// then the sources asked for SETUP are asked again.
+func (d *Driver) doReceive(nowNs int64) int {
+	work, received := 0, 0
+	for _, e := range d.rcvEndpoints {
+		received += d.pollData(e)
+	}
+	if received > 0 {
+		d.counters.AddValue(sysBytesReceived, int64(received))
+	}
+	for i := len(d.rcvImages) - 1; i >= 0; i-- {
+		img := d.rcvImages[i]
+		if img.isConnected(nowNs) {
+			d.checkEOSForDrain(img, nowNs)
+			work += d.sendPendingStatusMessage(img, nowNs)
+			work += d.processPendingLoss(img)
+			continue
+		}
+		last := len(d.rcvImages) - 1
+		d.rcvImages[i] = d.rcvImages[last]
+		d.rcvImages[last] = nil
+		d.rcvImages = d.rcvImages[:last]
+		d.removeImageFromDispatcher(img)
+		img.receiverReleased = true
+	}
+	if len(d.pendingSetups) > 0 {
+		d.checkPendingSetups(nowNs)
+	}
+	return work + received
+}
+
+// removeImageFromDispatcher takes an image off its endpoint: a session
+// that went without end of stream cools down until the image lingers
+// (DataPacketDispatcher.removePublicationImage).
+func (d *Driver) removeImageFromDispatcher(img *publicationImage) {
+	if s := img.ep.streams[img.streamID]; s != nil {
+		if active := s.active[img.sessionID]; active == img {
+			delete(s.active, img.sessionID)
+			if !img.isEndOfStream {
+				s.states[img.sessionID] = sessionOnCoolDown
+			}
+		}
+	}
+	d.deactivateImage(img)
+}
+
+// WaitFD is a descriptor (an epoll set of the driver's UDP sockets) that
+// polls readable when a datagram waits: an owner that parks between duty
+// cycles waits on it (with a timeout of at most Deadline), so a datagram
+// wakes it at once. It stays the same for the driver's life.
+func (d *Driver) WaitFD() int { return d.poller.FD() }
+
+// HasNetwork reports whether the driver has UDP sockets open: then its
+// owner should run the duty cycle on every pass of its loop (or park on
+// WaitFD), since datagrams wait for it.
+func (d *Driver) HasNetwork() bool { return len(d.sendEndpoints)+len(d.receiveEndpoints) > 0 }
+
+// networkDeadline is the earliest time a UDP timer is due: a SETUP or
+// heartbeat to send, a retransmit to make or free, a status message, a
+// NAK, a source to ask for SETUP again.
+func (d *Driver) networkDeadline(deadline int64) int64 {
+	for _, p := range d.senderPubs {
+		if !p.hasInitialConnection || p.isSetupElicited {
+			deadline = min(deadline, p.timeOfLastSetupNs+setupIntervalNs+1)
+		}
+		if p.hasInitialConnection {
+			deadline = min(deadline, p.timeOfLastDataOrHeartbeatNs+heartbeatIntervalNs+1)
+		}
+		if p.retransmit.active > 0 {
+			for _, a := range p.retransmit.actions {
+				if a.state != retransmitInactive {
+					deadline = min(deadline, a.expiryNs+1)
+				}
+			}
+		}
+	}
+	for _, img := range d.rcvImages {
+		if img.smEnabled {
+			deadline = min(deadline, img.nextSMDeadlineNs+1)
+		}
+		if img.smScheduled || img.lossPending {
+			return d.nowNs
+		}
+		if at, open := img.loss.deadline(); open {
+			deadline = min(deadline, at)
+		}
+	}
+	for _, p := range d.pendingSetups {
+		deadline = min(deadline, p.timeNs+pendingSetupTimeoutNs+1)
+	}
+	return deadline
+}

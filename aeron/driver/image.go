@@ -1,0 +1,701 @@
+package driver
+
+import (
+	"fmt"
+	"math"
+	"net/netip"
+	"path/filepath"
+
+	"github.com/goblin-kv/goblin/aeron"
+	"github.com/goblin-kv/goblin/aeron/internal/counters"
+	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
+	"github.com/goblin-kv/goblin/aeron/internal/wire"
+	"github.com/goblin-kv/goblin/internal/shm"
+)
+
+// imageState is a publication image's lifecycle (PublicationImage.State).
+type imageState uint8
+
+const (
+	imageInit imageState = iota
+	imageActive
+	imageDraining
+	imageLinger
+	imageDone
+)
+
+// smEOSMultiple: a draining image sends end-of-stream status messages for
+// at least this many status message intervals before it lingers.
+const smEOSMultiple = 5
+
+// publicationImage is the receiving side of one remote publication
+// (PublicationImage): datagrams are written into its log where their
+// positions say, the conductor tracks how far the log is complete
+// (rcv-pos) and what is missing, and the receiver sends status messages
+// (how far the subscribers have read, and the window), NAKs for gaps, and
+// at its end, end-of-stream status messages.
+type publicationImage struct {
+	correlationID       int64
+	ep                  *receiveEndpoint
+	sessionID, streamID int32
+	initialTermID       int32
+	termLength          int
+	bitsToShift         int
+	termMask            int64
+	mtu                 int
+	setupFlags          byte
+	reliable            bool
+	sourceIdentity      string
+	channel             string // the receive endpoint's channel, for the loss report
+
+	log       *rawLog
+	hwm       position // rcv-hwm (type 3)
+	rebuild   position // rcv-pos (type 5)
+	naksID    int32    // rcv-naks-sent (type 20)
+	subs      []position
+	untether  []untetheredSubscriber
+	untetherW int64
+	untetherL int64
+	untetherR int64
+
+	state              imageState
+	stateChangeNs      int64
+	lastPacketNs       int64
+	control            netip.AddrPort
+	connLastFrameNs    int64
+	connEOS            bool
+	connEOSPosition    int64
+	isEndOfStream      bool
+	isSendingEOSSM     bool
+	isRebuilding       bool
+	releaseTriggered   bool
+	receiverReleased   bool
+	smEnabled          bool
+	smScheduled        bool
+	nextSMPosition     int64
+	nextSMWindow       int32
+	lastSMPosition     int64
+	lastOverrunLimit   int64
+	nextSMDeadlineNs   int64
+	smTimeoutNs        int64
+	livenessNs         int64
+	windowLength       int32 // the static congestion window
+	cleanPosition      int64
+	responseSessionID  int32
+	hasResponseSession bool
+	rejection          string
+
+	loss               lossDetector
+	onGap              func(termID, termOffset, length int32)
+	lossPending        bool
+	lossTermID         int32
+	lossOffset         int32
+	lossLength         int32
+	reportEntry        int // offset of the loss report entry, −1 none yet
+	reportBytes        int64
+	reportObservations int64
+	reportTermID       int32
+	reportOffset       int32
+	reportLength       int32
+	reportEnabled      bool
+}
+
+// An image as a subscribable.
+func (img *publicationImage) notifyID() int64 { return img.correlationID }
+func (img *publicationImage) rejoinPosition(d *Driver) int64 {
+	return d.imageJoinPosition(img)
+}
+func (img *publicationImage) announce(d *Driver, l *subscriptionLink, pos position, _ int64) {
+	d.sendImageAvailable(img, l.registrationID, pos.id)
+}
+
+func (d *Driver) sendImageAvailable(img *publicationImage, subReg int64, positionID int32) {
+	d.sendAvailable(img.correlationID, img.sessionID, img.streamID, subReg, positionID, img.log.path, img.sourceIdentity)
+}
+
+// createImage is DriverConductor.onCreatePublicationImage: a SETUP for a
+// wanted session makes an image with a sub-pos for every matching
+// subscription at the SETUP's position, and each subscription hears of
+// it. A bad SETUP is counted and logged; nobody is told.
+func (d *Driver) createImage(e *receiveEndpoint, m wire.Setup, control, source netip.AddrPort) {
+	if err := d.tryCreateImage(e, m, control, source); err != nil {
+		d.recordError(err)
+	}
+}
+
+func (d *Driver) tryCreateImage(e *receiveEndpoint, m wire.Setup, control, source netip.AddrPort) error {
+	mtu, termLength := int(m.MTU()), int(m.TermLength())
+	if err := checkMTU(mtu); err != nil {
+		return genericError(configuration, "ERROR - %v", err)
+	}
+	if err := logbuffer.CheckTermLength(termLength); err != nil {
+		return genericError(illegalState, "%v", err)
+	}
+	sessionID, streamID := m.SessionID(), m.StreamID()
+	var first *subscriptionLink
+	for _, l := range d.subscriptionLinks {
+		if l.kind == subNetwork && l.ep == e && l.streamID == streamID && l.sessionMatches(sessionID) {
+			first = l
+			break
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	window := receiverWindowLength(termLength, d.initialWindow(first.params.rcvWnd))
+	if mtu > window {
+		return genericError(configuration, "ERROR - mtuLength=%d > initialWindowLength=%d", mtu, window)
+	}
+	bits := logbuffer.PositionBitsToShift(termLength)
+	join := logbuffer.ComputePosition(m.ActiveTermID(), int(m.TermOffset()), bits, m.InitialTermID())
+	type subPos struct {
+		l   *subscriptionLink
+		pos position
+	}
+	var positions []subPos
+	oldest := first
+	for _, l := range d.subscriptionLinks {
+		if l.kind != subNetwork || l.ep != e || l.streamID != streamID || !l.sessionMatches(sessionID) {
+			continue
+		}
+		id, err := d.allocateStreamCounter("sub-pos", counters.TypeSubscriberPosition, l.client.id, l.registrationID,
+			sessionID, streamID, l.channel, join)
+		if err != nil {
+			for _, p := range positions {
+				d.freeCounter(p.pos.id)
+			}
+			return err
+		}
+		pos := d.positionOf(id)
+		d.setPosition(pos, join)
+		positions = append(positions, subPos{l, pos})
+		if l.registrationID < oldest.registrationID {
+			oldest = l
+		}
+	}
+	corr := d.ring.NextCorrelationID()
+	group := first.group == inferTrue || first.group == inferInfer && (e.ch.multicast || m.Flags()&wire.SetupFlagGroup != 0)
+	log, err := d.newRawLog(filepath.Join(d.opts.Dir, imagesDir), corr, termLength, oldest.sparse)
+	if err != nil {
+		for _, p := range positions {
+			d.freeCounter(p.pos.id)
+		}
+		return err
+	}
+	log.initMetadata(&logMetadata{
+		logType: logbuffer.TypeImage, sessionID: sessionID, streamID: streamID, initialTermID: m.InitialTermID(),
+		termOffset: m.TermOffset(), mtu: int32(mtu), registrationID: corr,
+		socketRcvbuf: int32(e.sock.RcvBuf()), socketSndbuf: int32(e.sock.SndBuf()),
+		receiverWindow: int32(window), tether: first.tether, rejoin: first.rejoin, reliable: first.reliable,
+		sparse: oldest.sparse, group: group, isResponse: first.isResponse,
+		untetheredWindowLimitNs: first.params.untetheredWindowNs, untetheredLingerNs: first.params.untetheredLingerNs,
+		untetheredRestingNs: first.params.restNs,
+	}, d.opts.FilePageSize, d.osb)
+	clientID, uri := first.client.id, first.channel
+	ids := [3]int32{-1, -1, -1}
+	for i, c := range []struct {
+		name string
+		typ  int32
+	}{{"rcv-hwm", counters.TypeReceiverHWM}, {"rcv-pos", counters.TypeReceiverPosition},
+		{"rcv-naks-sent", counters.TypeReceiverNaksSent}} {
+		if ids[i], err = d.allocateStreamCounter(c.name, c.typ, clientID, corr, sessionID, streamID, uri, -1); err != nil {
+			for _, id := range ids[:i] {
+				d.freeCounter(id)
+			}
+			for _, p := range positions {
+				d.freeCounter(p.pos.id)
+			}
+			d.freeRawLog(log)
+			return err
+		}
+	}
+	img := &publicationImage{
+		correlationID: corr, ep: e, sessionID: sessionID, streamID: streamID, initialTermID: m.InitialTermID(),
+		termLength: termLength, bitsToShift: bits, termMask: int64(termLength - 1), mtu: mtu, setupFlags: m.Flags(),
+		reliable: first.reliable, sourceIdentity: sourceIdentity(source), channel: e.ch.uri.raw,
+		log: log, hwm: d.positionOf(ids[0]), rebuild: d.positionOf(ids[1]), naksID: ids[2],
+		untetherW: first.params.untetheredWindowNs, untetherL: first.params.untetheredLingerNs,
+		untetherR:     first.params.restNs,
+		stateChangeNs: d.nowNs, lastPacketNs: d.nowNs, control: control, connLastFrameNs: d.nowNs,
+		isRebuilding: true, smEnabled: true, smTimeoutNs: int64(d.opts.StatusMessageTimeout),
+		livenessNs: int64(d.opts.ImageLivenessTimeout), windowLength: int32(window),
+		nextSMPosition: join, nextSMWindow: int32(window), lastSMPosition: join,
+		lastOverrunLimit: join + int64(termLength>>1), cleanPosition: join,
+		reportEntry: -1, reportEnabled: d.lossReport != nil,
+	}
+	img.loss = newLossDetector(d.delayGenerator(e.ch, group, first.reliable))
+	img.onGap = img.onGapDetected
+	d.setPosition(img.hwm, join)
+	d.setPosition(img.rebuild, join)
+	for _, p := range positions {
+		img.subs = append(img.subs, p.pos)
+		if !p.l.tether {
+			img.untether = append(img.untether, untetheredSubscriber{link: p.l, pos: p.pos, updateNs: d.nowNs})
+		}
+	}
+	e.imageRefCount++
+	d.images = append(d.images, img)
+	// The receiver's half (Receiver.onNewPublicationImage): an older image
+	// of the session stops its status messages, the new one is active.
+	for _, old := range d.rcvImages {
+		if old.ep == e && old.streamID == streamID && old.sessionID == sessionID && old.state != imageActive {
+			old.smEnabled = false
+		}
+	}
+	d.rcvImages = append(d.rcvImages, img)
+	if s := e.streams[streamID]; s != nil {
+		delete(s.states, sessionID)
+		s.active[sessionID] = img
+		img.stateChangeNs = d.nowNs
+		img.state = imageActive
+	}
+	for _, p := range positions {
+		p.l.positions = append(p.l.positions, linkedPosition{res: img, pos: p.pos})
+		d.counters.SetReferenceID(p.pos.id, corr)
+		d.sendImageAvailable(img, p.l.registrationID, p.pos.id)
+	}
+	return nil
+}
+
+// initialWindow is rcv-wnd when given, else the driver's initial window.
+func (d *Driver) initialWindow(rcvWnd int) int {
+	if rcvWnd > 0 {
+		return rcvWnd
+	}
+	return d.opts.InitialWindowLength
+}
+
+// delayGenerator picks how an image waits before NAKing
+// (DriverConductor.resolveDelayGenerator).
+func (d *Driver) delayGenerator(ch *udpChannel, group, reliable bool) delayGenerator {
+	switch {
+	case !reliable:
+		return staticDelay(0, 0)
+	case group:
+		return optimalDelay(int64(d.opts.NakMulticastMaxBackoff), d.opts.NakMulticastGroupSize)
+	case ch.hasNakDelay:
+		retry := max(ch.nakDelayNs, minNakUnicastDelayNs) * int64(d.opts.NakUnicastRetryDelayRatio)
+		return staticDelay(ch.nakDelayNs, retry)
+	}
+	return staticDelay(int64(d.opts.NakUnicastDelay), int64(d.opts.NakUnicastDelay)*int64(d.opts.NakUnicastRetryDelayRatio))
+}
+
+// insertPacket writes a datagram into the image (PublicationImage.
+// insertPacket): dropped (counted) when it is past the window the last
+// status message allowed or behind it; a heartbeat only refreshes
+// liveness and the high-water mark, and carries the end of stream.
+func (d *Driver) insertPacket(img *publicationImage, termID, termOffset int32, p []byte, from netip.AddrPort) {
+	if img.rejection != "" {
+		return
+	}
+	heartbeat := wire.IsHeartbeat(p)
+	packetPos := logbuffer.ComputePosition(termID, int(termOffset), img.bitsToShift, img.initialTermID)
+	proposed := packetPos + int64(len(p))
+	if heartbeat {
+		proposed = packetPos
+	}
+	if proposed > img.lastOverrunLimit {
+		d.counters.AddValue(sysFlowControlOverRuns, 1)
+		return
+	}
+	now := d.nowNs
+	if heartbeat {
+		bottom := max(0, img.lastSMPosition-int64(img.termLength))
+		if packetPos < bottom {
+			d.counters.AddValue(sysFlowControlUnderRuns, 1)
+			return
+		}
+		img.lastPacketNs = now
+		img.connLastFrameNs = now
+		if wire.IsEndOfStream(p) {
+			img.connEOSPosition, img.connEOS = packetPos, true
+			if !img.isEndOfStream {
+				if wire.IsRevoked(p) {
+					img.log.meta[logbuffer.IsPublicationRevokedOffset] = 1
+					d.counters.AddValue(sysPublicationImagesRevoked, 1)
+				}
+				// End of stream: written by this goroutine (release); the
+				// subscribers compare their position with it.
+				shm.StoreInt64Release(img.log.meta, logbuffer.EndOfStreamPositionOffset, img.connEOSPosition)
+				img.isEndOfStream = true
+			}
+		}
+		d.proposeMax(img.hwm, proposed)
+		d.counters.AddValue(sysHeartbeatsReceived, 1)
+		return
+	}
+	if packetPos < img.lastSMPosition {
+		d.counters.AddValue(sysFlowControlUnderRuns, 1)
+		if packetPos >= img.lastSMPosition-int64(img.windowLength) {
+			img.connLastFrameNs = now
+		}
+		return
+	}
+	img.lastPacketNs = now
+	img.connLastFrameNs = now
+	term := img.log.terms[logbuffer.IndexByPosition(packetPos, img.bitsToShift)]
+	insertFrames(term, int(termOffset), p)
+	d.proposeMax(img.hwm, proposed)
+}
+
+// insertFrames copies a datagram into a term at offset unless something
+// is there already (a duplicate): the payload, then the header from its
+// last word to its first, whose frame length word is stored last with
+// release, so a subscriber that sees the length sees the frame
+// (TermRebuilder.insert). A datagram holding several frames is copied as
+// one block: the first frame's length is written last.
+func insertFrames(term []byte, offset int, p []byte) {
+	if shm.GetInt32(term, offset) != 0 {
+		return
+	}
+	copy(term[offset+logbuffer.HeaderLength:offset+len(p)], p[logbuffer.HeaderLength:])
+	shm.PutInt64(term, offset+24, shm.GetInt64(p, 24))
+	shm.PutInt64(term, offset+16, shm.GetInt64(p, 16))
+	shm.PutInt64(term, offset+8, shm.GetInt64(p, 8))
+	// Frame length and header word: the subscriber polls with acquire.
+	shm.StoreInt64Release(term, offset, shm.GetInt64(p, 0))
+}
+
+// proposeMax raises a position counter, never lowers it.
+func (d *Driver) proposeMax(pos position, v int64) {
+	if v > d.subPosition(pos) {
+		d.setPosition(pos, v)
+	}
+}
+
+// trackRebuild is the conductor's pass over an image
+// (PublicationImage.trackRebuild): rcv-pos moves to the end of the
+// complete frames, gaps are timed for NAKs, and a status message is
+// scheduled when the subscribers moved a quarter window past the last.
+func (d *Driver) trackRebuild(img *publicationImage, nowNs int64) int {
+	if !img.isRebuilding {
+		return 0
+	}
+	hwm := d.subPosition(img.hwm)
+	minSub, maxSub := int64(math.MaxInt64), int64(0)
+	for _, s := range img.subs {
+		v := d.subPosition(s)
+		minSub = min(minSub, v)
+		maxSub = max(maxSub, v)
+	}
+	rebuildPos := max(d.subPosition(img.rebuild), maxSub)
+	term := img.log.terms[logbuffer.IndexByPosition(rebuildPos, img.bitsToShift)]
+	offset, _ := img.loss.scan(term, rebuildPos, hwm, nowNs, img.termMask, img.bitsToShift, img.initialTermID, img.onGap)
+	d.proposeMax(img.rebuild, rebuildPos-(rebuildPos&img.termMask)+int64(offset))
+	window := img.windowLength
+	if minSub > img.nextSMPosition+int64(window/4) || window != img.nextSMWindow {
+		img.cleanBufferTo(minSub - int64(img.termLength))
+		img.nextSMPosition, img.nextSMWindow = minSub, window
+		img.smScheduled = true
+		return 1
+	}
+	return 0
+}
+
+// cleanBufferTo zeroes the image's log behind the subscribers, a term at
+// a time, so the next lap finds zeroed frames (PublicationImage.cleanBufferTo).
+func (img *publicationImage) cleanBufferTo(position int64) {
+	clean := img.cleanPosition
+	if position <= clean {
+		return
+	}
+	term := img.log.terms[logbuffer.IndexByPosition(clean, img.bitsToShift)]
+	offset := int(clean & img.termMask)
+	length := min(int(position-clean), img.termLength-offset)
+	clear(term[offset : offset+length-8])
+	shm.StoreInt64Release(term, offset+length-8, 0)
+	img.cleanPosition = clean + int64(length)
+}
+
+// onGapDetected records a gap whose NAK timer fired: the receiver NAKs it
+// (or fills it, unreliable), and the loss report counts it once.
+func (img *publicationImage) onGapDetected(termID, termOffset, length int32) {
+	img.lossPending = true
+	img.lossTermID, img.lossOffset, img.lossLength = termID, termOffset, length
+	end := img.reportOffset + img.reportLength
+	switch {
+	case termID != img.reportTermID || termOffset >= end:
+		img.reportBytes += int64(length)
+		img.setReported(termID, termOffset, length)
+	case termOffset+length > end:
+		img.reportBytes += int64(length - (end - termOffset))
+		img.setReported(termID, termOffset, length)
+	}
+}
+
+func (img *publicationImage) setReported(termID, termOffset, length int32) {
+	img.reportTermID, img.reportOffset, img.reportLength = termID, termOffset, length
+	img.reportObservations++
+}
+
+// isConnected: a packet within the image liveness timeout, and the
+// receiver's release not triggered.
+func (img *publicationImage) isConnected(nowNs int64) bool {
+	return img.lastPacketNs+img.livenessNs-nowNs >= 0 && !img.releaseTriggered
+}
+
+// checkEOSForDrain starts draining once the end of stream was reached and
+// the log is complete up to it.
+func (d *Driver) checkEOSForDrain(img *publicationImage, nowNs int64) {
+	if img.isSendingEOSSM || !img.isEndOfStream || img.state != imageActive {
+		return
+	}
+	if d.subPosition(img.rebuild) == d.subPosition(img.hwm) {
+		img.isRebuilding = false
+		img.stateChangeNs = nowNs
+		img.isSendingEOSSM = true
+		img.nextSMDeadlineNs = nowNs - 1
+		img.state = imageDraining
+	}
+}
+
+// deactivate starts an active image's draining (no more data is taken):
+// it sends end-of-stream status messages unless the stream ended and is
+// not complete.
+func (d *Driver) deactivateImage(img *publicationImage) {
+	if img.state != imageActive {
+		return
+	}
+	img.isRebuilding = false
+	img.stateChangeNs = d.nowNs
+	if !img.isSendingEOSSM {
+		img.isSendingEOSSM = !img.isEndOfStream || d.subPosition(img.rebuild) == d.subPosition(img.hwm)
+	}
+	if img.isSendingEOSSM {
+		img.nextSMDeadlineNs = d.nowNs - 1
+	}
+	img.state = imageDraining
+}
+
+// sendPendingStatusMessage is the receiver's pass over an image
+// (PublicationImage.sendPendingStatusMessage): an ERR frame at each status
+// interval if the image was rejected; otherwise RSP_SETUP while a response
+// session waits to connect, and a status message when one was scheduled
+// or the interval passed.
+func (d *Driver) sendPendingStatusMessage(img *publicationImage, nowNs int64) int {
+	timedOut := img.smEnabled && img.nextSMDeadlineNs-nowNs < 0
+	if img.rejection != "" {
+		if !timedOut {
+			return 0
+		}
+		d.errFrame = wire.AppendErr(d.errFrame[:0], img.sessionID, img.streamID, img.ep.receiverID, img.ep.groupTag,
+			img.ep.hasGroup, int32(aeron.ErrorCodeImageRejected), img.rejection)
+		d.counters.AddValue(sysErrorFramesSent, 1)
+		d.sendControl(img.ep, d.errFrame, img.control)
+		img.nextSMDeadlineNs = nowNs + img.smTimeoutNs
+		return 1
+	}
+	if timedOut && img.hasResponseSession {
+		b := d.ctl[:wire.RspSetupLength]
+		wire.PutRspSetup(b, img.sessionID, img.streamID, img.responseSessionID)
+		d.sendControl(img.ep, b, img.control)
+	}
+	if !img.smScheduled && !timedOut {
+		return 0
+	}
+	pos := img.nextSMPosition
+	f := wire.SMFields{SessionID: img.sessionID, StreamID: img.streamID,
+		TermID:     logbuffer.ComputeTermIDFromPosition(pos, img.bitsToShift, img.initialTermID),
+		TermOffset: int32(pos & img.termMask), Window: img.nextSMWindow, ReceiverID: img.ep.receiverID,
+		GroupTag: img.ep.groupTag, HasGroupTag: img.ep.hasGroup}
+	if img.isSendingEOSSM {
+		f.Flags = wire.SMFlagEndOfStream
+	}
+	n := wire.PutSM(d.ctl[:], &f)
+	d.sendControl(img.ep, d.ctl[:n], img.control)
+	d.counters.AddValue(sysStatusMessagesSent, 1)
+	img.smScheduled = false
+	img.lastSMPosition = pos
+	img.lastOverrunLimit = pos + int64(img.termLength>>1)
+	img.nextSMDeadlineNs = nowNs + img.smTimeoutNs
+	img.updateActiveTransportCount(nowNs)
+	return 1
+}
+
+// updateActiveTransportCount stores in the log how many of the image's
+// sources sent a frame within the liveness timeout (0 or 1: no
+// multi-destination subscriptions here).
+func (img *publicationImage) updateActiveTransportCount(nowNs int64) {
+	n := int32(0)
+	if img.connLastFrameNs+img.livenessNs-nowNs > 0 {
+		n = 1
+	}
+	if shm.GetInt32(img.log.meta, logbuffer.ActiveTransportCountOffset) != n {
+		// Written by the driver only; clients read it with acquire.
+		shm.StoreInt32Release(img.log.meta, logbuffer.ActiveTransportCountOffset, n)
+	}
+}
+
+// processPendingLoss sends the NAK for a gap whose timer fired, or, for an
+// unreliable subscription, pads the gap (PublicationImage.processPendingLoss).
+func (d *Driver) processPendingLoss(img *publicationImage) int {
+	if img.reportObservations > 0 {
+		d.reportLoss(img)
+	}
+	if !img.lossPending || img.log.meta[logbuffer.IsPublicationRevokedOffset] != 0 {
+		return 0
+	}
+	img.lossPending = false
+	if img.reliable {
+		b := d.ctl[:wire.NakLength]
+		wire.PutNak(b, img.sessionID, img.streamID, img.lossTermID, img.lossOffset, img.lossLength)
+		d.sendControl(img.ep, b, img.control)
+		d.counters.AddValue(sysNaksSent, 1)
+		d.counters.AddValue(img.naksID, 1)
+	} else {
+		term := img.log.terms[logbuffer.IndexByTermCount(int64(img.lossTermID-img.initialTermID))]
+		if fillGap(img.log.meta, term, img.lossTermID, int(img.lossOffset), int(img.lossLength)) {
+			d.counters.AddValue(sysLossGapFills, 1)
+		}
+	}
+	return 1
+}
+
+// fillGap pads a gap that is still all zeros (TermGapFiller.tryFillGap).
+func fillGap(meta, term []byte, termID int32, offset, length int) bool {
+	for i := offset + length - logbuffer.FrameAlignment; i >= offset; i -= logbuffer.FrameAlignment {
+		if shm.GetInt32(term, i) != 0 {
+			return false
+		}
+	}
+	resetHeader(meta, term, offset, termID, length)
+	return true
+}
+
+// imageTick is the image's part of the conductor's tick
+// (PublicationImage.onTimeEvent). It reports the end of the image's life.
+func (d *Driver) imageTick(img *publicationImage, nowNs int64) bool {
+	revoked := img.log.meta[logbuffer.IsPublicationRevokedOffset] != 0
+	switch img.state {
+	case imageActive:
+		if revoked {
+			img.state = imageDraining
+		} else {
+			d.checkImageUntethered(img, nowNs)
+		}
+	case imageDraining:
+		if d.isImageDrained(img) && img.stateChangeNs+smEOSMultiple*img.smTimeoutNs-nowNs < 0 || revoked {
+			if revoked {
+				img.isRebuilding = false
+				img.isSendingEOSSM = true
+				img.nextSMDeadlineNs = nowNs - 1
+			}
+			d.imageTransitionToLinger(img)
+			img.releaseTriggered = true
+			img.ep.imageRefCount--
+			d.tryCloseReceiveEndpoint(img.ep)
+			img.stateChangeNs = nowNs
+			img.state = imageLinger
+		}
+	case imageLinger:
+		if len(img.subs) == 0 || img.stateChangeNs+img.livenessNs-nowNs < 0 {
+			for _, l := range d.subscriptionLinks {
+				l.unlink(img)
+			}
+			img.stateChangeNs = nowNs
+			img.state = imageDone
+		}
+	}
+	return img.receiverReleased && img.state == imageDone
+}
+
+// imageTransitionToLinger tells the linked subscriptions the image is
+// gone; unless the last of them declines to rejoin, its session may
+// come back at once (DriverConductor.transitionToLinger).
+func (d *Driver) imageTransitionToLinger(img *publicationImage) {
+	rejoin := true
+	for _, l := range d.subscriptionLinks {
+		if l.linked(img) != nil {
+			rejoin = l.rejoin
+			d.notifyUnavailableImage(img.correlationID, l)
+		}
+	}
+	if rejoin {
+		if s := img.ep.streams[img.streamID]; s != nil && s.states[img.sessionID] == sessionOnCoolDown {
+			delete(s.states, img.sessionID)
+		}
+	}
+}
+
+func (d *Driver) isImageDrained(img *publicationImage) bool {
+	rebuild := d.subPosition(img.rebuild)
+	for _, s := range img.subs {
+		if d.subPosition(s) < rebuild {
+			return false
+		}
+	}
+	return true
+}
+
+// imageJoinPosition is where a new subscriber of the image starts: the
+// slowest of rcv-pos and the current subscribers.
+func (d *Driver) imageJoinPosition(img *publicationImage) int64 {
+	pos := d.subPosition(img.rebuild)
+	for _, s := range img.subs {
+		pos = min(pos, d.subPosition(s))
+	}
+	return pos
+}
+
+func (d *Driver) isImageAcceptingSubscriptions(img *publicationImage) bool {
+	if len(img.subs) == 0 {
+		return false
+	}
+	return img.state == imageInit || img.state == imageActive || img.state == imageDraining && !d.isImageDrained(img)
+}
+
+func (d *Driver) checkImageUntethered(img *publicationImage, nowNs int64) {
+	if len(img.untether) == 0 {
+		return
+	}
+	maxConsumer := int64(0)
+	for _, s := range img.subs {
+		maxConsumer = max(maxConsumer, d.subPosition(s))
+	}
+	w := int64(img.nextSMWindow)
+	d.checkUntethered(img, &img.untether, &img.subs, maxConsumer-w+w>>2, img.untetherW, img.untetherL, img.untetherR, nowNs)
+}
+
+// removeImageSubscriber drops a subscription's position from an image.
+func (d *Driver) removeImageSubscriber(img *publicationImage, l *subscriptionLink, lp *linkedPosition) {
+	img.subs = removePosition(img.subs, lp.pos.id)
+	if !lp.freed {
+		lp.freed = true
+		d.freeCounter(lp.pos.id)
+	}
+	if !l.tether {
+		img.untether = removeUntethered(img.untether, l)
+	}
+	if len(img.subs) == 0 {
+		img.isRebuilding = false
+	}
+}
+
+// closeImage frees an image at the end of its life: its counters now,
+// its log on a later cycle.
+func (d *Driver) closeImage(img *publicationImage) {
+	d.freeCounter(img.hwm.id)
+	d.freeCounter(img.rebuild.id)
+	d.freeCounter(img.naksID)
+	for _, s := range img.subs {
+		d.freeCounter(s.id)
+	}
+	for _, u := range img.untether {
+		if u.state == untetheredResting {
+			d.freeCounter(u.pos.id)
+		}
+	}
+	img.subs = img.subs[:0]
+	d.endOfLife = append(d.endOfLife, img.log)
+}
+
+// rejectImage stops taking a UDP image's data: it sends ERR frames
+// instead of status messages until it times out (PublicationImage.reject).
+func (d *Driver) rejectImage(img *publicationImage, reason string) {
+	img.rejection = reason
+}
+
+func (img *publicationImage) String() string {
+	return fmt.Sprintf("PublicationImage{state=%d, sourceIdentity='%s', streamId=%d, sessionId=%d}",
+		img.state, img.sourceIdentity, img.streamID, img.sessionID)
+}

@@ -1,0 +1,363 @@
+package driver
+
+import (
+	"net/netip"
+
+	"github.com/goblin-kv/goblin/aeron/internal/udp"
+	"github.com/goblin-kv/goblin/aeron/internal/wire"
+)
+
+// pendingSetupTimeoutNs: a source asked for SETUP is asked again after
+// this long; an explicit control address is asked every this long while
+// the endpoint has a subscriber (PENDING_SETUPS_TIMEOUT_NS).
+const pendingSetupTimeoutNs = int64(1e9)
+
+// sessionState is what a receive endpoint knows of a (stream, session)
+// it has no image for (DataPacketDispatcher.SessionState).
+type sessionState uint8
+
+const (
+	sessionPendingSetup   sessionState = iota + 1 // data came, SETUP asked for
+	sessionInitInProgress                         // SETUP came, image being made
+	sessionOnCoolDown                             // image went without EOS: ignored for a while
+	sessionNoInterest                             // no subscription wants it
+)
+
+// streamInterest is a receive endpoint's view of one stream
+// (DataPacketDispatcher.StreamInterest).
+type streamInterest struct {
+	allSessions bool
+	subscribed  map[int32]struct{}
+	states      map[int32]sessionState
+	active      map[int32]*publicationImage
+}
+
+func newStreamInterest(all bool) *streamInterest {
+	return &streamInterest{allSessions: all, subscribed: map[int32]struct{}{}, states: map[int32]sessionState{},
+		active: map[int32]*publicationImage{}}
+}
+
+func (s *streamInterest) wants(sessionID int32) bool {
+	if s.allSessions {
+		return true
+	}
+	_, ok := s.subscribed[sessionID]
+	return ok
+}
+
+// receiveEndpoint is a socket images arrive on (ReceiveChannelEndpoint):
+// one per canonical channel, shared by the subscriptions of that channel.
+// It owns the dispatch of its datagrams to images (DataPacketDispatcher)
+// and sends its images' status messages, NAKs and the other control
+// frames from the same socket.
+type receiveEndpoint struct {
+	ch         *udpChannel
+	sock       *udp.Socket
+	statusID   int32 // rcv-channel
+	addrID     int32 // rcv-local-sockaddr
+	receiverID int64
+	groupTag   int64
+	hasGroup   bool
+
+	streams          map[int32]*streamInterest
+	refByStream      map[int32]int
+	refBySession     map[uint64]int
+	responseByStream map[int32]int
+	imageRefCount    int
+	closing          bool
+}
+
+// openReceiveEndpoint opens a receive endpoint's socket: bound to the
+// endpoint (an ephemeral port when the channel has only a control
+// address), or a multicast group joined on the interface.
+func (d *Driver) openReceiveEndpoint(e *receiveEndpoint, rcvbuf, sndbuf int) error {
+	ch := e.ch
+	o := udp.Options{Bind: ch.remoteData, RcvBuf: rcvbuf, SndBuf: sndbuf}
+	if ch.multicast {
+		o = udp.Options{Bind: netip.AddrPortFrom(netip.Addr{}, ch.remoteData.Port()), Group: ch.remoteData.Addr(),
+			Interface: ch.ifaceAddr, MulticastIF: ch.ifaceAddr, TTL: d.multicastTTL(ch), RcvBuf: rcvbuf, SndBuf: sndbuf}
+	}
+	var err error
+	e.sock, err = udp.Open(o)
+	return err
+}
+
+// controlAddress is where a source's control frames go: its address for
+// unicast, the channel's control group for multicast.
+func (e *receiveEndpoint) controlAddress(from netip.AddrPort) netip.AddrPort {
+	if e.ch.multicast {
+		return e.ch.remoteControl
+	}
+	return from
+}
+
+// explicitControl is the address an endpoint with control= sends its
+// setup-eliciting status messages to.
+func (e *receiveEndpoint) explicitControl() (netip.AddrPort, bool) {
+	return e.ch.localControl, e.ch.hasExplicitControl
+}
+
+// addSubscription adds interest in every session of a stream
+// (DataPacketDispatcher.addSubscription).
+func (e *receiveEndpoint) addSubscription(streamID int32) {
+	s := e.streams[streamID]
+	if s == nil {
+		e.streams[streamID] = newStreamInterest(true)
+		return
+	}
+	if !s.allSessions {
+		s.allSessions = true
+		for id, st := range s.states {
+			if st == sessionNoInterest {
+				delete(s.states, id)
+			}
+		}
+	}
+}
+
+// addSessionSubscription adds interest in one session of a stream.
+func (e *receiveEndpoint) addSessionSubscription(streamID, sessionID int32) {
+	s := e.streams[streamID]
+	if s == nil {
+		s = newStreamInterest(false)
+		e.streams[streamID] = s
+	}
+	s.subscribed[sessionID] = struct{}{}
+	if s.states[sessionID] == sessionNoInterest {
+		delete(s.states, sessionID)
+	}
+}
+
+// removeSubscription drops interest in a stream's other sessions;
+// images of sessions no session subscription names are deactivated.
+func (d *Driver) removeStreamSubscription(e *receiveEndpoint, streamID int32) {
+	s := e.streams[streamID]
+	if s == nil {
+		return
+	}
+	for id, img := range s.active {
+		if _, ok := s.subscribed[id]; !ok {
+			d.deactivateImage(img)
+			delete(s.active, id)
+		}
+	}
+	for id := range s.states {
+		if _, ok := s.subscribed[id]; !ok {
+			delete(s.states, id)
+		}
+	}
+	s.allSessions = false
+	if len(s.subscribed) == 0 {
+		delete(e.streams, streamID)
+	}
+}
+
+// removeSessionSubscription drops interest in one session.
+func (d *Driver) removeSessionSubscription(e *receiveEndpoint, streamID, sessionID int32) {
+	s := e.streams[streamID]
+	if s == nil {
+		return
+	}
+	if !s.allSessions {
+		if img := s.active[sessionID]; img != nil {
+			delete(s.active, sessionID)
+			d.deactivateImage(img)
+		}
+		delete(s.states, sessionID)
+	}
+	delete(s.subscribed, sessionID)
+	if !s.allSessions && len(s.subscribed) == 0 {
+		delete(e.streams, streamID)
+	}
+	for i := len(d.pendingSetups) - 1; i >= 0; i-- {
+		p := &d.pendingSetups[i]
+		if p.ep == e && p.streamID == streamID && p.sessionID == sessionID {
+			d.removePendingSetup(i)
+		}
+	}
+}
+
+// shouldBeClosed: no subscription and no image uses the endpoint.
+func (e *receiveEndpoint) shouldBeClosed() bool {
+	return len(e.refByStream) == 0 && len(e.refBySession) == 0 && len(e.responseByStream) == 0 &&
+		!e.closing && e.imageRefCount <= 0
+}
+
+// pendingSetup is a source asked for SETUP, or (periodic) an explicit
+// control address asked every second (PendingSetupMessageFromSource).
+type pendingSetup struct {
+	ep                  *receiveEndpoint
+	sessionID, streamID int32
+	control             netip.AddrPort
+	periodic            bool
+	timeNs              int64
+}
+
+func (d *Driver) removePendingSetup(i int) {
+	p := d.pendingSetups[i]
+	if !p.periodic {
+		if s := p.ep.streams[p.streamID]; s != nil && s.states[p.sessionID] == sessionPendingSetup {
+			delete(s.states, p.sessionID)
+		}
+	}
+	last := len(d.pendingSetups) - 1
+	d.pendingSetups[i] = d.pendingSetups[last]
+	d.pendingSetups = d.pendingSetups[:last]
+}
+
+// checkPendingSetups asks again, or forgets, sources asked for SETUP a
+// second ago (Receiver.checkPendingSetupMessages).
+func (d *Driver) checkPendingSetups(nowNs int64) {
+	for i := len(d.pendingSetups) - 1; i >= 0; i-- {
+		p := &d.pendingSetups[i]
+		if p.timeNs+pendingSetupTimeoutNs-nowNs >= 0 {
+			continue
+		}
+		if !p.periodic {
+			d.removePendingSetup(i)
+		} else if len(p.ep.streams) > 0 {
+			p.timeNs = nowNs
+			d.sendSetupEliciting(p.ep, p.control, p.sessionID, p.streamID)
+		}
+	}
+}
+
+// pollData reads the datagrams waiting on a receive endpoint and
+// dispatches them (DataTransportPoller.receive). It returns the bytes read.
+func (d *Driver) pollData(e *receiveEndpoint) int {
+	b := d.recvBatch
+	n, err := b.Recv(e.sock)
+	if err != nil {
+		d.recordError(err)
+		return 0
+	}
+	total := 0
+	for i := range n {
+		p := b.Datagram(i)
+		total += len(p)
+		if !wire.Valid(p) || b.Truncated(i) {
+			d.counters.AddValue(sysInvalidPackets, 1)
+			continue
+		}
+		switch wire.Header(p).Type() {
+		case wire.TypeData, wire.TypePad:
+			if len(p) >= wire.DataHeaderLength {
+				d.onDataPacket(e, p, b.From(i))
+			} else {
+				d.counters.AddValue(sysInvalidPackets, 1)
+			}
+		case wire.TypeSetup:
+			if len(p) >= wire.SetupLength {
+				d.onSetup(e, wire.Setup(p), b.From(i))
+			} else {
+				d.counters.AddValue(sysInvalidPackets, 1)
+			}
+		case wire.TypeRTTM:
+			if len(p) >= wire.RTTMLength {
+				d.onReceiverRTTM(e, wire.RTTM(p), b.From(i))
+			}
+		}
+	}
+	return total
+}
+
+// onDataPacket is DataPacketDispatcher.onDataPacket: data of an active
+// image goes in; data of an unknown session of a stream someone wants
+// (and not at its end) asks its source for SETUP.
+func (d *Driver) onDataPacket(e *receiveEndpoint, p []byte, from netip.AddrPort) {
+	h := wire.Data(p)
+	s := e.streams[h.StreamID()]
+	if s == nil {
+		return
+	}
+	session := h.SessionID()
+	if img := s.active[session]; img != nil {
+		d.insertPacket(img, h.TermID(), h.TermOffset(), p, from)
+		return
+	}
+	if wire.IsEndOfStream(p) {
+		return
+	}
+	if _, known := s.states[session]; known {
+		return
+	}
+	if !s.wants(session) {
+		s.states[session] = sessionNoInterest
+		return
+	}
+	s.states[session] = sessionPendingSetup
+	control := e.controlAddress(from)
+	d.sendSetupEliciting(e, control, session, h.StreamID())
+	d.pendingSetups = append(d.pendingSetups, pendingSetup{ep: e, sessionID: session, streamID: h.StreamID(),
+		control: control, timeNs: d.nowNs})
+}
+
+// onSetup is DataPacketDispatcher.onSetupMessage: a SETUP for a stream
+// someone wants, from a session with no image (or one asked for SETUP),
+// makes an image.
+func (d *Driver) onSetup(e *receiveEndpoint, m wire.Setup, from netip.AddrPort) {
+	s := e.streams[m.StreamID()]
+	if s == nil {
+		return
+	}
+	session := m.SessionID()
+	if s.active[session] != nil {
+		return
+	}
+	st, known := s.states[session]
+	if known && st != sessionPendingSetup {
+		return
+	}
+	if !known && !s.wants(session) {
+		s.states[session] = sessionNoInterest
+		return
+	}
+	if e.ch.multicast && e.sock.TTL() < int(m.TTL()) && e.sock.TTL() != 0 {
+		d.counters.AddValue(sysPossibleTTLAsymmetry, 1)
+	}
+	s.states[session] = sessionInitInProgress
+	d.createImage(e, m, e.controlAddress(from), from)
+}
+
+// onReceiverRTTM answers a sender's measurement request, or hands a reply
+// to its image's congestion control (none with the static window).
+func (d *Driver) onReceiverRTTM(e *receiveEndpoint, r wire.RTTM, from netip.AddrPort) {
+	if id := r.ReceiverID(); id != e.receiverID && id != 0 {
+		return
+	}
+	s := e.streams[r.StreamID()]
+	if s == nil || s.active[r.SessionID()] == nil {
+		return
+	}
+	if r.Flags()&wire.RTTMFlagReply != 0 {
+		b := d.ctl[:wire.RTTMLength]
+		wire.PutRTTM(b, 0, r.SessionID(), r.StreamID(), r.EchoTimestampNs(), 0, e.receiverID)
+		d.sendControl(e, b, e.controlAddress(from))
+	}
+}
+
+// sendControl sends a control frame from the endpoint's socket.
+func (d *Driver) sendControl(e *receiveEndpoint, b []byte, to netip.AddrPort) {
+	n, err := e.sock.SendTo(b, to)
+	d.onSendError(err, to)
+	if n != len(b) {
+		d.counters.AddValue(sysShortSends, 1)
+	}
+}
+
+// sendSetupEliciting sends a status message with the SEND_SETUP flag,
+// position 0 and window 0.
+func (d *Driver) sendSetupEliciting(e *receiveEndpoint, to netip.AddrPort, sessionID, streamID int32) {
+	f := wire.SMFields{Flags: wire.SMFlagSendSetup, SessionID: sessionID, StreamID: streamID,
+		ReceiverID: e.receiverID, GroupTag: e.groupTag, HasGroupTag: e.hasGroup}
+	n := wire.PutSM(d.ctl[:], &f)
+	d.sendControl(e, d.ctl[:n], to)
+}
+
+// nextReceiverID hands out receiver ids: a random seed incremented per
+// endpoint (ReceiveChannelEndpointThreadLocals.nextReceiverId).
+func (d *Driver) nextReceiverID() int64 {
+	id := d.receiverIDSeed
+	d.receiverIDSeed++
+	return id
+}

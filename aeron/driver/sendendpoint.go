@@ -1,0 +1,334 @@
+package driver
+
+import (
+	"net/netip"
+
+	"github.com/goblin-kv/goblin/aeron/internal/udp"
+	"github.com/goblin-kv/goblin/aeron/internal/wire"
+)
+
+// Channel endpoint status values (ChannelEndpointStatus), the value of a
+// snd-channel or rcv-channel counter.
+const (
+	endpointInitializing = 0
+	endpointErrored      = -1
+	endpointActive       = 1
+	endpointClosing      = 2
+)
+
+// destinationTimeoutNs: a dynamic multi-destination receiver silent this
+// long gets no more data (SendChannelEndpoint.DESTINATION_TIMEOUT).
+const destinationTimeoutNs = int64(5e9)
+
+// sendDestination is one receiver of a multi-destination publication
+// (control-mode=manual: added by ADD_DESTINATION; dynamic: learned from its
+// status messages).
+type sendDestination struct {
+	addr           netip.AddrPort
+	registrationID int64
+	receiverID     int64
+	hasReceiverID  bool
+	channel        string
+	lastActivityNs int64
+}
+
+// sendEndpoint is a socket network publications send from and read their
+// control messages on (SendChannelEndpoint): one per canonical channel,
+// shared by the publications of that channel. Unicast sockets are
+// connected to the endpoint; a response channel's socket is bound to its
+// control address and sends each publication to the address its
+// receiver's setup-eliciting status message came from.
+type sendEndpoint struct {
+	ch       *udpChannel
+	sock     *udp.Socket // data out; control in unless ctl is set
+	ctl      *udp.Socket // multicast: the control group's socket
+	statusID int32       // snd-channel
+	addrID   int32       // snd-local-sockaddr
+	mdcID    int32       // mdc-num-dest, or -1
+	refCount int
+	pubs     map[uint64]*networkPublication
+	// destinations of a multi-destination (manual or dynamic) channel.
+	destinations []sendDestination
+	rr           int
+}
+
+func pubKey(sessionID, streamID int32) uint64 {
+	return uint64(uint32(sessionID))<<32 | uint64(uint32(streamID))
+}
+
+func (e *sendEndpoint) controlSocket() *udp.Socket {
+	if e.ctl != nil {
+		return e.ctl
+	}
+	return e.sock
+}
+
+// openSendEndpoint opens the sockets of a new send endpoint
+// (UdpChannelTransport.openDatagramChannel for a SendChannelEndpoint).
+func (d *Driver) openSendEndpoint(e *sendEndpoint, rcvbuf, sndbuf int) error {
+	ch := e.ch
+	var err error
+	if ch.multicast {
+		// Data to the data group from a socket on the interface; status
+		// messages and NAKs come to the control group, joined by a second
+		// socket bound to its port.
+		e.sock, err = udp.Open(udp.Options{Bind: netip.AddrPortFrom(ch.ifaceAddr, 0), Connect: ch.remoteData,
+			SndBuf: sndbuf, MulticastIF: ch.ifaceAddr, TTL: d.multicastTTL(ch)})
+		if err != nil {
+			return err
+		}
+		e.ctl, err = udp.Open(udp.Options{Bind: netip.AddrPortFrom(netip.Addr{}, ch.remoteControl.Port()),
+			Group: ch.remoteControl.Addr(), Interface: ch.ifaceAddr, RcvBuf: rcvbuf})
+		if err != nil {
+			e.sock.Close()
+			return err
+		}
+		return nil
+	}
+	o := udp.Options{Bind: ch.localControl, RcvBuf: rcvbuf, SndBuf: sndbuf}
+	if !ch.isMultiDestination() && ch.mode != controlResponse {
+		o.Connect = ch.remoteData
+	}
+	e.sock, err = udp.Open(o)
+	return err
+}
+
+func (d *Driver) multicastTTL(ch *udpChannel) int {
+	if ch.hasTTL {
+		return ch.ttl
+	}
+	return d.opts.MulticastTTL
+}
+
+// sendTo sends one datagram of p where the publication's data goes: the
+// connected endpoint, the learned response address, or every live
+// destination of a multi-destination channel. It returns the bytes the
+// kernel took (less than len(p) is a short send).
+func (d *Driver) sendTo(e *sendEndpoint, p []byte, responseAddr netip.AddrPort, isResponse bool) int {
+	switch {
+	case isResponse:
+		if !responseAddr.IsValid() {
+			return 0
+		}
+		n, err := e.sock.SendTo(p, responseAddr)
+		d.onSendError(err, responseAddr)
+		return n
+	case e.ch.isMultiDestination():
+		return d.sendToDestinations(e, p)
+	}
+	n, err := e.sock.Send(p)
+	d.onSendError(err, e.ch.remoteData)
+	return n
+}
+
+// sendToDestinations sends p to every destination, round robin from one
+// later each time; a destination learned dynamically and silent for the
+// destination timeout is skipped. The result is the shortest send.
+func (d *Driver) sendToDestinations(e *sendEndpoint, p []byte) int {
+	n := len(e.destinations)
+	result := len(p)
+	if n == 0 {
+		return result
+	}
+	start := e.rr
+	e.rr++
+	if start >= n {
+		start, e.rr = 0, 1
+	}
+	for i := range n {
+		dst := &e.destinations[(start+i)%n]
+		if e.ch.mode == controlDynamic && dst.lastActivityNs+destinationTimeoutNs-d.nowNs < 0 {
+			continue
+		}
+		sent, err := e.sock.SendTo(p, dst.addr)
+		d.onSendError(err, dst.addr)
+		if sent < len(p) {
+			result = sent
+		}
+	}
+	return result
+}
+
+// onSendError logs a failed send as the Java driver's warning does.
+func (d *Driver) onSendError(err error, to netip.AddrPort) {
+	if err != nil {
+		d.recordError(&sendError{to: to, err: err})
+	}
+}
+
+type sendError struct {
+	to  netip.AddrPort
+	err error
+}
+
+func (e *sendError) Error() string {
+	return "WARN - failed to send datagram to " + e.to.String() + ", cause: " + e.err.Error()
+}
+
+// onDestinationSM tracks the receivers of a multi-destination channel
+// from their status messages (ManualSndMultiDestination and
+// DynamicSndMultiDestination.onStatusMessage).
+func (d *Driver) onDestinationSM(e *sendEndpoint, sm wire.SM, from netip.AddrPort) {
+	id := sm.ReceiverID()
+	for i := range e.destinations {
+		dst := &e.destinations[i]
+		switch e.ch.mode {
+		case controlManual:
+			if dst.hasReceiverID && dst.receiverID == id || !dst.hasReceiverID && dst.addr == from {
+				if !dst.hasReceiverID {
+					dst.receiverID, dst.hasReceiverID = id, true
+				}
+				dst.lastActivityNs = d.nowNs
+				return
+			}
+		case controlDynamic:
+			if dst.receiverID == id && dst.addr.Port() == from.Port() {
+				dst.lastActivityNs = d.nowNs
+				return
+			}
+		}
+	}
+	if e.ch.mode == controlDynamic {
+		e.destinations = append(e.destinations, sendDestination{addr: from, receiverID: id, hasReceiverID: true,
+			lastActivityNs: d.nowNs})
+		d.setDestinationCount(e)
+	}
+}
+
+func (d *Driver) setDestinationCount(e *sendEndpoint) {
+	if e.mdcID >= 0 {
+		d.counters.SetValue(e.mdcID, int64(len(e.destinations)))
+	}
+}
+
+// destinationRegistrationID is the registration id of the manual
+// destination an ERR frame came from (−1 when unknown or not manual).
+func (e *sendEndpoint) destinationRegistrationID(receiverID int64, from netip.AddrPort) int64 {
+	if e.ch.mode != controlManual {
+		return -1
+	}
+	for _, dst := range e.destinations {
+		if dst.hasReceiverID && dst.receiverID == receiverID || !dst.hasReceiverID && dst.addr == from {
+			return dst.registrationID
+		}
+	}
+	return -1
+}
+
+// pollControl reads the control messages waiting on a send endpoint's
+// socket and hands each to its publication
+// (ControlTransportPoller.receive). It returns the bytes read.
+func (d *Driver) pollControl(e *sendEndpoint) int {
+	b := d.recvBatch
+	n, err := b.Recv(e.controlSocket())
+	if err != nil {
+		d.recordError(err)
+		return 0
+	}
+	total := 0
+	for i := range n {
+		p := b.Datagram(i)
+		total += len(p)
+		if !wire.Valid(p) {
+			d.counters.AddValue(sysInvalidPackets, 1)
+			continue
+		}
+		from := b.From(i)
+		switch wire.Header(p).Type() {
+		case wire.TypeNak:
+			if len(p) >= wire.NakLength {
+				d.onNak(e, wire.Nak(p))
+			} else {
+				d.counters.AddValue(sysInvalidPackets, 1)
+			}
+		case wire.TypeSM:
+			if len(p) >= wire.SMLength {
+				d.onStatusMessage(e, wire.SM(p), from)
+			} else {
+				d.counters.AddValue(sysInvalidPackets, 1)
+			}
+		case wire.TypeErr:
+			if wire.ValidErr(p) {
+				d.onErrorFrame(e, wire.Err(p), from)
+			} else {
+				d.counters.AddValue(sysInvalidPackets, 1)
+			}
+		case wire.TypeRTTM:
+			if len(p) >= wire.RTTMLength {
+				if pub := e.pubs[pubKey(wire.RTTM(p).SessionID(), wire.RTTM(p).StreamID())]; pub != nil {
+					d.onSenderRTTM(pub, wire.RTTM(p))
+				}
+			}
+		case wire.TypeRspSetup:
+			if len(p) >= wire.RspSetupLength {
+				r := wire.RspSetup(p)
+				if pub := e.pubs[pubKey(r.SessionID(), r.StreamID())]; pub != nil && pub.responseCorrelationID != -1 {
+					d.responseSetup(pub.responseCorrelationID, r.ResponseSessionID())
+				}
+			}
+		}
+	}
+	return total
+}
+
+// onNak counts a NAK and passes it to its publication's retransmit
+// handler (SendChannelEndpoint.onNakMessage).
+func (d *Driver) onNak(e *sendEndpoint, nak wire.Nak) {
+	pub := e.pubs[pubKey(nak.SessionID(), nak.StreamID())]
+	if pub == nil {
+		return
+	}
+	d.counters.AddValue(pub.naksReceivedID, 1)
+	d.counters.AddValue(sysNaksReceived, 1)
+	termOffset, length := nak.TermOffset(), nak.Length()
+	retransmitLength := length
+	if termOffset >= 0 && int(termOffset) <= pub.termLength && length >= 0 {
+		retransmitLength = int32(pub.fc.maxRetransmissionLength(int(termOffset), int(length), pub.termLength))
+	}
+	switch pub.retransmit.onNak(nak.TermID(), termOffset, length, int32(pub.termLength), retransmitLength, d.nowNs, pub) {
+	case nakInvalid:
+		d.counters.AddValue(sysInvalidPackets, 1)
+	case nakOverflow:
+		d.counters.AddValue(sysRetransmitOverflow, 1)
+	}
+}
+
+// onStatusMessage is SendChannelEndpoint.onStatusMessage: an SM out of
+// the publication's window is dropped (counted); a setup-eliciting one
+// makes it send SETUP (and, on a response channel, teaches it where its
+// receiver is); the others move its limit.
+func (d *Driver) onStatusMessage(e *sendEndpoint, sm wire.SM, from netip.AddrPort) {
+	d.counters.AddValue(sysStatusMessagesReceived, 1)
+	pub := e.pubs[pubKey(sm.SessionID(), sm.StreamID())]
+	eliciting := sm.Flags()&wire.SMFlagSendSetup != 0
+	if !eliciting && pub != nil && !pub.isValidStatusMessage(d, sm) {
+		d.counters.AddValue(sysStatusMessagesRejected, 1)
+		return
+	}
+	if e.ch.isMultiDestination() {
+		d.onDestinationSM(e, sm, from)
+	}
+	if pub == nil {
+		return
+	}
+	if eliciting {
+		pub.triggerSendSetup(d, sm, from)
+	} else {
+		pub.onStatusMessage(d, sm)
+	}
+}
+
+// onErrorFrame is SendChannelEndpoint.onError: a receiver refused the
+// stream; its publishers hear about it (ON_PUBLICATION_ERROR) if it was a
+// live receiver.
+func (d *Driver) onErrorFrame(e *sendEndpoint, ef wire.Err, from netip.AddrPort) {
+	d.counters.AddValue(sysErrorFramesReceived, 1)
+	pub := e.pubs[pubKey(ef.SessionID(), ef.StreamID())]
+	if pub == nil {
+		return
+	}
+	pub.fc.onError(ef, d.nowNs)
+	if pub.liveness.onRemoteClose(ef.ReceiverID()) {
+		d.onPublicationError(pub, e.destinationRegistrationID(ef.ReceiverID(), from), ef, from)
+	}
+}

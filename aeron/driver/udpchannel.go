@@ -1,0 +1,383 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goblin-kv/goblin/aeron"
+	"github.com/goblin-kv/goblin/aeron/internal/udp"
+)
+
+// controlMode is a UDP channel's control-mode (ControlMode).
+type controlMode uint8
+
+const (
+	controlNone controlMode = iota
+	controlManual
+	controlDynamic
+	controlResponse
+)
+
+// Channel parameters of UDP channels besides those package aeron names.
+const (
+	paramTTL             = "ttl"
+	paramNakDelay        = "nak-delay"
+	paramGroupTag        = "gtag"
+	paramFlowControl     = "fc"
+	paramCongestion      = "cc"
+	paramMediaRcvTsOff   = "media-rcv-ts-offset"
+	paramChannelRcvTsOff = "channel-rcv-ts-offset"
+	paramChannelSndTsOff = "channel-snd-ts-offset"
+)
+
+// udpChannel is a UDP channel URI resolved to addresses (UdpChannel.parse):
+// where a send endpoint binds and sends, where a receive endpoint binds and
+// sends its control messages, and the canonical form that decides which
+// channels share an endpoint.
+type udpChannel struct {
+	uri *channelURI
+
+	remoteData, localData       netip.AddrPort
+	remoteControl, localControl netip.AddrPort
+	hasExplicitEndpoint         bool
+	hasExplicitControl          bool
+	multicast                   bool
+	ifaceAddr                   netip.Addr // multicast: the interface's address
+	hasTTL                      bool
+	ttl                         int
+	mode                        controlMode
+	canonical                   string
+	hasTag                      bool
+	tag                         int64
+	sndbuf, rcvbuf, rcvWnd      int
+	hasNakDelay                 bool
+	nakDelayNs                  int64
+	hasGroupTag                 bool
+	groupTag                    int64
+}
+
+func (c *udpChannel) String() string { return c.uri.raw }
+
+// isMultiDestination: manual or dynamic control (MDC).
+func (c *udpChannel) isMultiDestination() bool {
+	return c.mode == controlManual || c.mode == controlDynamic
+}
+
+// hasGroupSemantics: multicast or multi-destination.
+func (c *udpChannel) hasGroupSemantics() bool { return c.multicast || c.isMultiDestination() }
+
+// udpChannelError is how the Java driver reports a bad UDP channel: an
+// InvalidChannelException wrapping the cause.
+func udpChannelError(kind, format string, a ...any) error {
+	return invalidChannel("%s: %s", kind, fmt.Sprintf(format, a...))
+}
+
+// parseUDPChannel resolves a UDP channel (isDestination: a destination of a
+// multi-destination channel, which needs no unique suffix).
+func (d *Driver) parseUDPChannel(u *channelURI, isDestination bool) (*udpChannel, error) {
+	c := &udpChannel{uri: u}
+	if err := validateUDPParams(u); err != nil {
+		return nil, err
+	}
+	endpoint, hasEndpoint, err := resolveAddrParam(u, aeron.ParamEndpoint)
+	if err != nil {
+		return nil, err
+	}
+	control, hasControl, err := resolveAddrParam(u, aeron.ParamControl)
+	if err != nil {
+		return nil, err
+	}
+	tagStr, hasTagStr := channelTag(u)
+	if hasTagStr {
+		t, err := strconv.ParseInt(tagStr, 10, 64)
+		if err != nil {
+			return nil, udpChannelError(illegalArgument, "invalid channel tag %q: %s", tagStr, u.raw)
+		}
+		c.hasTag, c.tag = true, t
+	}
+	mode, _ := u.get(aeron.ParamControlMode)
+	switch mode {
+	case aeron.ControlModeManual:
+		c.mode = controlManual
+	case aeron.ControlModeDynamic:
+		c.mode = controlDynamic
+	case aeron.ControlModeResponse:
+		c.mode = controlResponse
+	}
+	if c.sndbuf, err = bufferLengthParam(u, aeron.ParamSocketSndBuf); err != nil {
+		return nil, err
+	}
+	if c.rcvbuf, err = bufferLengthParam(u, aeron.ParamSocketRcvBuf); err != nil {
+		return nil, err
+	}
+	if c.rcvWnd, err = bufferLengthParam(u, aeron.ParamReceiverWindow); err != nil {
+		return nil, err
+	}
+	if v, ok := u.get(paramNakDelay); ok {
+		if c.nakDelayNs, err = parseDuration(paramNakDelay, v); err != nil {
+			return nil, err
+		}
+		c.hasNakDelay = true
+	}
+	if v, ok := u.get(paramGroupTag); ok {
+		if c.groupTag, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return nil, udpChannelError(illegalArgument, "'%s' does not contain a valid long value", paramGroupTag)
+		}
+		c.hasGroupTag = true
+	}
+	requiresSuffix := !isDestination && (!hasEndpoint && !hasControl ||
+		hasEndpoint && endpoint.Port() == 0 || hasControl && control.Port() == 0)
+	noDistinguishing := !hasEndpoint && !hasControl && !hasTagStr
+	if c.mode == controlDynamic && !hasControl {
+		return nil, udpChannelError(illegalArgument, "explicit control expected with dynamic control mode: %s", u.raw)
+	}
+	if noDistinguishing && c.mode != controlManual && c.mode != controlResponse {
+		return nil, udpChannelError(illegalArgument,
+			"URIs for UDP must specify an endpoint, control, tags, or control-mode=manual/response: %s", u.raw)
+	}
+	c.hasExplicitEndpoint = hasEndpoint
+	if !hasEndpoint {
+		endpoint = netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
+		if hasControl && control.Addr().Is6() {
+			endpoint = netip.AddrPortFrom(netip.IPv6Unspecified(), 0)
+		}
+	}
+	suffix := func() string {
+		if !requiresSuffix {
+			return ""
+		}
+		if hasTagStr {
+			return "#" + tagStr
+		}
+		d.uniqueCanonical++
+		return "-" + strconv.FormatInt(d.uniqueCanonical-1, 10)
+	}
+	endpointVal, _ := u.get(aeron.ParamEndpoint)
+	switch {
+	case endpoint.Addr().IsMulticast():
+		ifaceAddr, err := resolveInterface(u, true, endpoint.Addr().Is6())
+		if err != nil {
+			return nil, err
+		}
+		c.multicast = true
+		ctl := endpoint.Addr().As16()
+		if endpoint.Addr().Is4() {
+			b := endpoint.Addr().As4()
+			if b[3]&1 == 0 {
+				return nil, udpChannelError(illegalArgument, "multicast data address must be odd: %s", endpoint.Addr())
+			}
+			b[3]++
+			c.remoteControl = netip.AddrPortFrom(netip.AddrFrom4(b), endpoint.Port())
+		} else {
+			ctl[15]++
+			c.remoteControl = netip.AddrPortFrom(netip.AddrFrom16(ctl), endpoint.Port())
+		}
+		c.remoteData = endpoint
+		c.ifaceAddr = ifaceAddr.Addr()
+		c.localControl, c.localData = ifaceAddr, ifaceAddr
+		c.canonical = canonicalise("", ifaceAddr, "", endpoint)
+		if v, ok := u.get(paramTTL); ok {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return nil, udpChannelError(numberFormat, "For input string: \"%s\"", v)
+			}
+			c.hasTTL, c.ttl = true, n
+		}
+	case hasControl:
+		controlVal, _ := u.get(aeron.ParamControl)
+		c.hasExplicitControl = true
+		c.remoteControl, c.remoteData = endpoint, endpoint
+		c.localControl, c.localData = control, control
+		c.canonical = canonicalise(controlVal, control, endpointVal, endpoint) + suffix()
+	default:
+		local, err := resolveInterface(u, false, endpoint.Addr().Is6())
+		if err != nil {
+			return nil, err
+		}
+		c.remoteControl, c.remoteData = endpoint, endpoint
+		c.localControl, c.localData = local, local
+		c.canonical = canonicalise("", local, endpointVal, endpoint) + suffix()
+	}
+	return c, nil
+}
+
+// validateUDPParams refuses what UdpChannel.validateConfiguration and
+// the driver refuse before resolving anything.
+func validateUDPParams(u *channelURI) error {
+	if u.media != aeron.MediaUDP {
+		return udpChannelError(illegalArgument, "UdpChannel only supports UDP media: %s", u.raw)
+	}
+	if v, ok := u.get(paramCongestion); ok && v != "static" {
+		return invalidChannel("congestion control cc=%s is not supported by this media driver (only static): %s", v, u.raw)
+	}
+	return nil
+}
+
+// channelTag is the channel tag of tags=<channelTag>[,<entityTag>].
+func channelTag(u *channelURI) (string, bool) {
+	v, ok := u.get(aeron.ParamTags)
+	if !ok {
+		return "", false
+	}
+	t, _, _ := strings.Cut(v, ",")
+	return t, t != ""
+}
+
+// canonicalise is UdpChannel.canonicalise: UDP-<local>-<remote>, each the
+// parameter's text when given, else host:port.
+func canonicalise(localParam string, local netip.AddrPort, remoteParam string, remote netip.AddrPort) string {
+	var b strings.Builder
+	b.WriteString("UDP-")
+	if localParam == "" {
+		b.WriteString(hostString(local))
+	} else {
+		b.WriteString(localParam)
+	}
+	b.WriteByte('-')
+	if remoteParam == "" {
+		b.WriteString(hostString(remote))
+	} else {
+		b.WriteString(remoteParam)
+	}
+	return b.String()
+}
+
+// hostString formats an address as Java's InetSocketAddress host string
+// and port: 10.0.0.1:40123, and an IPv6 address in full hex groups.
+func hostString(a netip.AddrPort) string {
+	ip := a.Addr()
+	if ip.Is4() || ip.Is4In6() {
+		return ip.Unmap().String() + ":" + strconv.Itoa(int(a.Port()))
+	}
+	b := ip.As16()
+	var s strings.Builder
+	for i := 0; i < 16; i += 2 {
+		if i > 0 {
+			s.WriteByte(':')
+		}
+		s.WriteString(strconv.FormatUint(uint64(b[i])<<8|uint64(b[i+1]), 16))
+	}
+	return s.String() + ":" + strconv.Itoa(int(a.Port()))
+}
+
+// sourceIdentity is an image's source as Configuration.sourceIdentity
+// writes it: the sender's host string and port.
+func sourceIdentity(a netip.AddrPort) string { return hostString(a) }
+
+// resolveAddrParam parses and resolves an endpoint or control value:
+// host:port or [ipv6]:port (SocketAddressParser). Host names are looked up
+// synchronously (a deliberate difference: the Java driver resolves them on
+// an executor).
+func resolveAddrParam(u *channelURI, name string) (netip.AddrPort, bool, error) {
+	v, ok := u.get(name)
+	if !ok {
+		return netip.AddrPort{}, false, nil
+	}
+	a, err := resolveHostPort(name, v)
+	if err != nil {
+		return netip.AddrPort{}, true, err
+	}
+	return a, true, nil
+}
+
+func resolveHostPort(name, v string) (netip.AddrPort, error) {
+	host, portStr, err := net.SplitHostPort(v)
+	if err != nil {
+		return netip.AddrPort{}, udpChannelError(illegalArgument, "invalid %s: %s", name, v)
+	}
+	port, err := strconv.ParseUint(portStr, 10, 16)
+	if err != nil {
+		return netip.AddrPort{}, udpChannelError(illegalArgument, "invalid port in %s: %s", name, v)
+	}
+	ip, err := resolveHost(host)
+	if err != nil {
+		return netip.AddrPort{}, protocolError(aeron.ErrorCodeUnknownHost, "unresolved - %s=%s, name-resolver=DefaultNameResolver", name, v)
+	}
+	return netip.AddrPortFrom(ip, uint16(port)), nil
+}
+
+func resolveHost(host string) (netip.Addr, error) {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return ip.Unmap(), nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil || len(ips) == 0 {
+		return netip.Addr{}, fmt.Errorf("unresolved %s", host)
+	}
+	for _, ip := range ips {
+		if ip.Unmap().Is4() {
+			return ip.Unmap(), nil
+		}
+	}
+	return ips[0], nil
+}
+
+// resolveInterface resolves interface=ip[:port][/prefix]: for unicast
+// without one, the wildcard address; otherwise the address of the local
+// interface it names (InterfaceSearchAddress).
+func resolveInterface(u *channelURI, multicast, v6 bool) (netip.AddrPort, error) {
+	v, ok := u.get(aeron.ParamInterface)
+	wildcard := netip.IPv4Unspecified()
+	if v6 {
+		wildcard = netip.IPv6Unspecified()
+	}
+	if !ok {
+		if !multicast {
+			return netip.AddrPortFrom(wildcard, 0), nil
+		}
+		a, _, err := udp.FindInterface(netip.PrefixFrom(wildcard, 0))
+		if err != nil {
+			return netip.AddrPort{}, udpChannelError(illegalArgument, "%v", err)
+		}
+		return netip.AddrPortFrom(a, 0), nil
+	}
+	addrPart, prefixPart, hasPrefix := strings.Cut(v, "/")
+	host, port := addrPart, uint64(0)
+	if h, p, err := net.SplitHostPort(addrPart); err == nil {
+		host = h
+		if port, err = strconv.ParseUint(p, 10, 16); err != nil {
+			return netip.AddrPort{}, udpChannelError(illegalArgument, "invalid port: %s", v)
+		}
+	}
+	ip, err := resolveHost(strings.Trim(host, "[]"))
+	if err != nil {
+		return netip.AddrPort{}, protocolError(aeron.ErrorCodeUnknownHost, "unresolved interface: %s", v)
+	}
+	bits := ip.BitLen()
+	if hasPrefix {
+		if bits, err = strconv.Atoi(prefixPart); err != nil || bits < 0 || bits > ip.BitLen() {
+			return netip.AddrPort{}, udpChannelError(illegalArgument, "invalid subnet: %s", v)
+		}
+	}
+	if !multicast && ip.IsUnspecified() {
+		return netip.AddrPortFrom(ip, uint16(port)), nil
+	}
+	a, _, err := udp.FindInterface(netip.PrefixFrom(ip, bits))
+	if err != nil {
+		return netip.AddrPort{}, udpChannelError(illegalArgument, "%v", err)
+	}
+	return netip.AddrPortFrom(a, uint16(port)), nil
+}
+
+// bufferLengthParam reads so-sndbuf, so-rcvbuf or rcv-wnd (0: not given).
+func bufferLengthParam(u *channelURI, name string) (int, error) {
+	v, ok := u.get(name)
+	if !ok {
+		return 0, nil
+	}
+	n, err := parseSize(name, v)
+	if err != nil {
+		return 0, err
+	}
+	if n > 1<<31-1 {
+		return 0, udpChannelError(illegalArgument, "Invalid %s length: %d", name, n)
+	}
+	return int(n), nil
+}

@@ -1,0 +1,477 @@
+// Package udp is the datagram socket layer of goblin's media driver: non-
+// blocking UDP sockets opened with the options an Aeron channel names
+// (bind and connect addresses, socket buffer sizes, multicast group,
+// interface and TTL), a batch receive of up to N datagrams in one
+// recvmmsg(2) and a batch send of queued datagrams in one sendmmsg(2), and
+// an epoll set a parked owner waits on. Addresses are netip.AddrPort, so a
+// datagram's source is read without allocating.
+//
+// Nothing here is safe for concurrent use: the driver's one goroutine owns
+// every socket and batch. In steady state (sockets open, batches made)
+// receiving and sending allocate nothing.
+package udp
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Options describe a socket to open.
+type Options struct {
+	// Bind is the local address (port 0: an ephemeral one). Unset: the
+	// wildcard address of Connect's family.
+	Bind netip.AddrPort
+	// Connect, when valid, connects the socket: sends go there, and only
+	// datagrams from there are received.
+	Connect netip.AddrPort
+	// RcvBuf and SndBuf set SO_RCVBUF and SO_SNDBUF when non-zero.
+	RcvBuf, SndBuf int
+	// Group, a multicast address, is joined on Interface (by address; the
+	// zero value lets the kernel choose) after binding Group's port on the
+	// wildcard address with SO_REUSEADDR.
+	Group     netip.Addr
+	Interface netip.Addr
+	// MulticastIF sets the interface multicast sends leave from, and TTL
+	// (when non-zero) their time to live.
+	MulticastIF netip.Addr
+	TTL         int
+}
+
+// Socket is one non-blocking UDP socket.
+type Socket struct {
+	fd     int
+	v6     bool
+	local  netip.AddrPort
+	rcvBuf int
+	sndBuf int
+	ttl    int
+	// to is the destination a SendTo encodes into; long-lived, so a send
+	// passes the kernel a pointer without allocating.
+	to unix.RawSockaddrInet6
+}
+
+// ErrClosed is returned by calls on a closed socket.
+var ErrClosed = errors.New("udp: socket closed")
+
+// Open makes a socket as o says.
+func Open(o Options) (*Socket, error) {
+	v6 := o.Bind.Addr().Is6() && !o.Bind.Addr().Is4In6() || o.Connect.Addr().Is6() && !o.Connect.Addr().Is4In6() ||
+		o.Group.Is6()
+	family := unix.AF_INET
+	if v6 {
+		family = unix.AF_INET6
+	}
+	fd, err := unix.Socket(family, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_UDP)
+	if err != nil {
+		return nil, fmt.Errorf("udp: socket: %w", err)
+	}
+	s := &Socket{fd: fd, v6: v6}
+	if err := s.setup(o); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Socket) setup(o Options) error {
+	fd := s.fd
+	bind := o.Bind
+	if o.Group.IsValid() {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+			return fmt.Errorf("udp: SO_REUSEADDR: %w", err)
+		}
+		bind = netip.AddrPortFrom(s.wildcard(), o.Bind.Port())
+	}
+	if !bind.Addr().IsValid() {
+		bind = netip.AddrPortFrom(s.wildcard(), bind.Port())
+	}
+	if o.SndBuf > 0 {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, o.SndBuf); err != nil {
+			return fmt.Errorf("udp: SO_SNDBUF %d: %w", o.SndBuf, err)
+		}
+	}
+	if o.RcvBuf > 0 {
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, o.RcvBuf); err != nil {
+			return fmt.Errorf("udp: SO_RCVBUF %d: %w", o.RcvBuf, err)
+		}
+	}
+	if err := unix.Bind(fd, s.sockaddr(bind)); err != nil {
+		return fmt.Errorf("udp: bind %s: %w", bind, err)
+	}
+	if o.Group.IsValid() {
+		if err := s.join(o.Group, o.Interface); err != nil {
+			return err
+		}
+	}
+	if o.MulticastIF.IsValid() {
+		if err := s.multicastIF(o.MulticastIF); err != nil {
+			return err
+		}
+	}
+	if o.TTL > 0 {
+		opt, level := unix.IP_MULTICAST_TTL, unix.IPPROTO_IP
+		if s.v6 {
+			opt, level = unix.IPV6_MULTICAST_HOPS, unix.IPPROTO_IPV6
+		}
+		if err := unix.SetsockoptInt(fd, level, opt, o.TTL); err != nil {
+			return fmt.Errorf("udp: multicast TTL %d: %w", o.TTL, err)
+		}
+		s.ttl = o.TTL
+	}
+	if o.Connect.IsValid() {
+		if err := unix.Connect(fd, s.sockaddr(o.Connect)); err != nil {
+			return fmt.Errorf("udp: connect %s: %w", o.Connect, err)
+		}
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return fmt.Errorf("udp: getsockname: %w", err)
+	}
+	s.local = fromSockaddr(sa)
+	s.rcvBuf, _ = unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF)
+	s.sndBuf, _ = unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF)
+	return nil
+}
+
+func (s *Socket) wildcard() netip.Addr {
+	if s.v6 {
+		return netip.IPv6Unspecified()
+	}
+	return netip.IPv4Unspecified()
+}
+
+func (s *Socket) sockaddr(a netip.AddrPort) unix.Sockaddr {
+	if s.v6 {
+		return &unix.SockaddrInet6{Port: int(a.Port()), Addr: a.Addr().As16()}
+	}
+	return &unix.SockaddrInet4{Port: int(a.Port()), Addr: a.Addr().Unmap().As4()}
+}
+
+func (s *Socket) join(group, iface netip.Addr) error {
+	if s.v6 {
+		idx := 0
+		if iface.IsValid() {
+			var err error
+			if idx, err = interfaceIndex(iface); err != nil {
+				return err
+			}
+		}
+		mreq := &unix.IPv6Mreq{Multiaddr: group.As16(), Interface: uint32(idx)}
+		if err := unix.SetsockoptIPv6Mreq(s.fd, unix.IPPROTO_IPV6, unix.IPV6_JOIN_GROUP, mreq); err != nil {
+			return fmt.Errorf("udp: join %s: %w", group, err)
+		}
+		return nil
+	}
+	mreq := &unix.IPMreq{Multiaddr: group.As4()}
+	if iface.IsValid() {
+		mreq.Interface = iface.Unmap().As4()
+	}
+	if err := unix.SetsockoptIPMreq(s.fd, unix.IPPROTO_IP, unix.IP_ADD_MEMBERSHIP, mreq); err != nil {
+		return fmt.Errorf("udp: join %s on %s: %w", group, iface, err)
+	}
+	return nil
+}
+
+func (s *Socket) multicastIF(iface netip.Addr) error {
+	if s.v6 {
+		idx, err := interfaceIndex(iface)
+		if err != nil {
+			return err
+		}
+		if err := unix.SetsockoptInt(s.fd, unix.IPPROTO_IPV6, unix.IPV6_MULTICAST_IF, idx); err != nil {
+			return fmt.Errorf("udp: IPV6_MULTICAST_IF %s: %w", iface, err)
+		}
+		return nil
+	}
+	if err := unix.SetsockoptInet4Addr(s.fd, unix.IPPROTO_IP, unix.IP_MULTICAST_IF, iface.Unmap().As4()); err != nil {
+		return fmt.Errorf("udp: IP_MULTICAST_IF %s: %w", iface, err)
+	}
+	return nil
+}
+
+// FD is the socket's descriptor (for an epoll set).
+func (s *Socket) FD() int { return s.fd }
+
+// LocalAddr is the address the socket is bound to.
+func (s *Socket) LocalAddr() netip.AddrPort { return s.local }
+
+// RcvBuf and SndBuf are the socket buffer sizes the kernel reports (it
+// doubles what was asked).
+func (s *Socket) RcvBuf() int { return s.rcvBuf }
+
+// SndBuf is the socket's send buffer size.
+func (s *Socket) SndBuf() int { return s.sndBuf }
+
+// TTL is the multicast TTL set on the socket (0: the OS default).
+func (s *Socket) TTL() int { return s.ttl }
+
+// Close closes the socket.
+func (s *Socket) Close() error {
+	if s.fd < 0 {
+		return nil
+	}
+	err := unix.Close(s.fd)
+	s.fd = -1
+	return err
+}
+
+// Send sends b on a connected socket and returns the bytes sent: 0 when
+// the kernel has no room (EAGAIN) or the peer's port was unreachable (an
+// earlier datagram's ICMP error, reported once), as for a Java
+// DatagramChannel. Any other error is returned.
+func (s *Socket) Send(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	n, _, e := unix.Syscall6(unix.SYS_SENDTO, uintptr(s.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)),
+		unix.MSG_DONTWAIT, 0, 0)
+	return sent(int(n), e)
+}
+
+// SendTo sends b to addr; results as Send.
+func (s *Socket) SendTo(b []byte, to netip.AddrPort) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	l := s.encode(&s.to, to)
+	n, _, e := unix.Syscall6(unix.SYS_SENDTO, uintptr(s.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)),
+		unix.MSG_DONTWAIT, uintptr(unsafe.Pointer(&s.to)), uintptr(l))
+	return sent(int(n), e)
+}
+
+func sent(n int, e syscall.Errno) (int, error) {
+	switch e {
+	case 0:
+		return n, nil
+	case unix.EAGAIN, unix.ECONNREFUSED, unix.ENOBUFS:
+		return 0, nil
+	}
+	return 0, e
+}
+
+// encode writes addr into raw (as the socket's family) and returns its
+// length.
+func (s *Socket) encode(raw *unix.RawSockaddrInet6, a netip.AddrPort) int {
+	p := a.Port()
+	if s.v6 {
+		raw.Family = unix.AF_INET6
+		raw.Port = p<<8 | p>>8
+		raw.Addr = a.Addr().As16()
+		raw.Flowinfo, raw.Scope_id = 0, 0
+		return unix.SizeofSockaddrInet6
+	}
+	r4 := (*unix.RawSockaddrInet4)(unsafe.Pointer(raw))
+	r4.Family = unix.AF_INET
+	r4.Port = p<<8 | p>>8
+	r4.Addr = a.Addr().Unmap().As4()
+	r4.Zero = [8]uint8{}
+	return unix.SizeofSockaddrInet4
+}
+
+func fromSockaddr(sa unix.Sockaddr) netip.AddrPort {
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port))
+	case *unix.SockaddrInet6:
+		return netip.AddrPortFrom(netip.AddrFrom16(a.Addr), uint16(a.Port))
+	}
+	return netip.AddrPort{}
+}
+
+// decode reads a raw socket address the kernel wrote (either family).
+func decode(raw *unix.RawSockaddrInet6) netip.AddrPort {
+	switch raw.Family {
+	case unix.AF_INET:
+		r4 := (*unix.RawSockaddrInet4)(unsafe.Pointer(raw))
+		return netip.AddrPortFrom(netip.AddrFrom4(r4.Addr), r4.Port<<8|r4.Port>>8)
+	case unix.AF_INET6:
+		a := netip.AddrFrom16(raw.Addr)
+		if a.Is4In6() {
+			a = a.Unmap()
+		}
+		return netip.AddrPortFrom(a, raw.Port<<8|raw.Port>>8)
+	}
+	return netip.AddrPort{}
+}
+
+// RecvBatch receives up to its capacity of datagrams in one recvmmsg(2).
+type RecvBatch struct {
+	msgs  []unix.Mmsghdr
+	iovs  []unix.Iovec
+	names []unix.RawSockaddrInet6
+	bufs  [][]byte
+	n     int
+}
+
+// NewRecvBatch makes a batch of n datagram buffers of size bytes each.
+func NewRecvBatch(n, size int) *RecvBatch {
+	b := &RecvBatch{msgs: make([]unix.Mmsghdr, n), iovs: make([]unix.Iovec, n),
+		names: make([]unix.RawSockaddrInet6, n), bufs: make([][]byte, n)}
+	mem := make([]byte, n*size)
+	for i := range n {
+		b.bufs[i] = mem[i*size : (i+1)*size : (i+1)*size]
+		b.iovs[i] = unix.Iovec{Base: &b.bufs[i][0], Len: uint64(size)}
+		b.msgs[i].Hdr.Iov = &b.iovs[i]
+		b.msgs[i].Hdr.Iovlen = 1
+		b.msgs[i].Hdr.Name = (*byte)(unsafe.Pointer(&b.names[i]))
+	}
+	return b
+}
+
+// Recv reads what s has waiting, up to the batch's capacity, without
+// blocking, and returns how many datagrams came (0 when none). A pending
+// ICMP error (ECONNREFUSED) reads as none.
+func (b *RecvBatch) Recv(s *Socket) (int, error) {
+	for i := range b.msgs {
+		b.msgs[i].Hdr.Namelen = unix.SizeofSockaddrInet6
+		b.msgs[i].Hdr.Flags = 0
+	}
+	r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(s.fd), uintptr(unsafe.Pointer(&b.msgs[0])),
+		uintptr(len(b.msgs)), unix.MSG_DONTWAIT, 0, 0)
+	switch e {
+	case 0:
+		b.n = int(r)
+		return b.n, nil
+	case unix.EAGAIN, unix.ECONNREFUSED, unix.EINTR:
+		b.n = 0
+		return 0, nil
+	}
+	b.n = 0
+	return 0, e
+}
+
+// Datagram is the i-th datagram of the last Recv. A datagram longer than
+// the buffer arrives cut short: Truncated says so.
+func (b *RecvBatch) Datagram(i int) []byte { return b.bufs[i][:b.msgs[i].Len] }
+
+// Truncated reports that the i-th datagram did not fit its buffer.
+func (b *RecvBatch) Truncated(i int) bool { return b.msgs[i].Hdr.Flags&unix.MSG_TRUNC != 0 }
+
+// From is the i-th datagram's source.
+func (b *RecvBatch) From(i int) netip.AddrPort { return decode(&b.names[i]) }
+
+// SendBatch queues datagrams and sends them in one sendmmsg(2).
+type SendBatch struct {
+	msgs  []unix.Mmsghdr
+	iovs  []unix.Iovec
+	names []unix.RawSockaddrInet6
+	n     int
+}
+
+// NewSendBatch makes a batch of up to n datagrams.
+func NewSendBatch(n int) *SendBatch {
+	b := &SendBatch{msgs: make([]unix.Mmsghdr, n), iovs: make([]unix.Iovec, n), names: make([]unix.RawSockaddrInet6, n)}
+	for i := range n {
+		b.msgs[i].Hdr.Iov = &b.iovs[i]
+		b.msgs[i].Hdr.Iovlen = 1
+	}
+	return b
+}
+
+// Len is the number of queued datagrams; Full reports no more room.
+func (b *SendBatch) Len() int { return b.n }
+
+// Full reports whether the batch holds as many datagrams as it can.
+func (b *SendBatch) Full() bool { return b.n == len(b.msgs) }
+
+// Add queues p (which must stay untouched until Flush) for a connected
+// socket, or to addr when addr is valid.
+func (b *SendBatch) Add(s *Socket, p []byte, to netip.AddrPort) {
+	i := b.n
+	b.iovs[i] = unix.Iovec{Base: &p[0], Len: uint64(len(p))}
+	if to.IsValid() {
+		l := s.encode(&b.names[i], to)
+		b.msgs[i].Hdr.Name = (*byte)(unsafe.Pointer(&b.names[i]))
+		b.msgs[i].Hdr.Namelen = uint32(l)
+	} else {
+		b.msgs[i].Hdr.Name = nil
+		b.msgs[i].Hdr.Namelen = 0
+	}
+	b.n++
+}
+
+// Flush sends the queued datagrams on s and returns how many the kernel
+// took, in order; the rest are dropped from the batch (the caller sends
+// them again from its log, as after a short send). An ICMP error or a full
+// socket buffer ends the batch early without an error.
+func (b *SendBatch) Flush(s *Socket) (int, error) {
+	if b.n == 0 {
+		return 0, nil
+	}
+	r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(s.fd), uintptr(unsafe.Pointer(&b.msgs[0])), uintptr(b.n),
+		unix.MSG_DONTWAIT, 0, 0)
+	b.n = 0
+	n, err := sent(int(r), e)
+	return n, err
+}
+
+// Sent is the length the kernel reported for the i-th datagram of the last
+// Flush.
+func (b *SendBatch) Sent(i int) int { return int(b.msgs[i].Len) }
+
+// Poller is an epoll set of sockets: it polls readable when any of them
+// has a datagram waiting. An owner that parks waits on its FD.
+type Poller struct{ fd int }
+
+// NewPoller makes an empty set.
+func NewPoller() (*Poller, error) {
+	fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("udp: epoll_create: %w", err)
+	}
+	return &Poller{fd: fd}, nil
+}
+
+// FD is the epoll descriptor.
+func (p *Poller) FD() int { return p.fd }
+
+// Add watches s for readability.
+func (p *Poller) Add(s *Socket) error {
+	if err := unix.EpollCtl(p.fd, unix.EPOLL_CTL_ADD, s.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(s.fd)}); err != nil {
+		return fmt.Errorf("udp: epoll_ctl add %d: %w", s.fd, err)
+	}
+	return nil
+}
+
+// Remove stops watching s.
+func (p *Poller) Remove(s *Socket) {
+	unix.EpollCtl(p.fd, unix.EPOLL_CTL_DEL, s.fd, nil)
+}
+
+// Close closes the epoll descriptor.
+func (p *Poller) Close() error {
+	if p.fd < 0 {
+		return nil
+	}
+	err := unix.Close(p.fd)
+	p.fd = -1
+	return err
+}
+
+// Wait blocks until a socket of the set is readable or timeoutMs passes
+// (−1: forever), and reports whether one is.
+func (p *Poller) Wait(timeoutMs int) bool {
+	var ev [1]unix.EpollEvent
+	n, _ := unix.EpollWait(p.fd, ev[:], timeoutMs)
+	return n > 0
+}
+
+func interfaceIndex(a netip.Addr) (int, error) {
+	ifs, err := interfaces()
+	if err != nil {
+		return 0, err
+	}
+	for _, i := range ifs {
+		for _, x := range i.addrs {
+			if x == a {
+				return i.index, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("udp: no interface has address %s", a)
+}

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -18,7 +19,8 @@ import (
 // are busy.
 type Waitable interface {
 	// WaitFD is a descriptor (an epoll instance) that polls readable when
-	// the transport has work.
+	// the transport has work, or −1 when this transport has none (it is
+	// then treated as not Waitable).
 	WaitFD() int
 	// CheckNow makes the next Poll look at the sockets.
 	CheckNow()
@@ -99,6 +101,7 @@ type Loop struct {
 	socketsOnly bool
 	parkFD      int
 	parkEv      []unix.EpollEvent
+	parkTS      unix.Timespec
 	stats       LoopStats
 	start       time.Time
 	prev        int64
@@ -125,7 +128,7 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 		if d, ok := t.(Deadliner); ok {
 			l.deadliners = append(l.deadliners, d)
 		}
-		if w, ok := t.(Waitable); ok {
+		if w, ok := t.(Waitable); ok && w.WaitFD() >= 0 {
 			l.waitables = append(l.waitables, w)
 		} else if s, ok := t.(Sleeper); ok {
 			l.sleepers = append(l.sleepers, s)
@@ -197,8 +200,7 @@ func (l *Loop) park(d time.Duration) {
 		time.Sleep(d)
 		return
 	}
-	ms := int((d + time.Millisecond - 1) / time.Millisecond)
-	unix.EpollWait(l.parkFD, l.parkEv, ms)
+	l.epollWait(d)
 	for _, s := range l.sleepers {
 		s.Unparked()
 	}
@@ -307,6 +309,27 @@ func (l *Loop) shutdown() error {
 	l.closeParkFD()
 	return first
 }
+
+// epollWait waits on an epoll set for up to d, to the nanosecond with
+// epoll_pwait2 (Linux 5.11+), else rounded up to a millisecond: a deadline
+// a few microseconds away (an in-process media driver's NAK or retransmit
+// timer) then costs a park of that length, not of a millisecond.
+func (l *Loop) epollWait(d time.Duration) {
+	if !noPwait2.Load() {
+		// parkTS lives in the loop, so passing it to the kernel allocates nothing.
+		l.parkTS = unix.NsecToTimespec(int64(d))
+		_, _, e := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(l.parkFD), uintptr(unsafe.Pointer(&l.parkEv[0])),
+			uintptr(len(l.parkEv)), uintptr(unsafe.Pointer(&l.parkTS)), 0, 0)
+		if e != unix.ENOSYS {
+			return
+		}
+		noPwait2.Store(true)
+	}
+	unix.EpollWait(l.parkFD, l.parkEv, int((d+time.Millisecond-1)/time.Millisecond))
+}
+
+// noPwait2 records that the kernel has no epoll_pwait2.
+var noPwait2 atomic.Bool
 
 func (l *Loop) closeParkFD() {
 	if l.parkFD >= 0 {

@@ -14,6 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/goblin-kv/goblin/aeron"
+
 	"github.com/goblin-kv/goblin/aeron/internal/broadcast"
 	"github.com/goblin-kv/goblin/aeron/internal/cnc"
 	"github.com/goblin-kv/goblin/aeron/internal/command"
@@ -624,9 +626,16 @@ func Start(o Options) (*Driver, error) {
 	if o.ThreadingMode == "" || o.ThreadingMode == Invoker {
 		o.ThreadingMode = Shared
 	}
+	defaultIdle := o.Idle == nil
 	d, err := newDriver(o)
 	if err != nil {
 		return nil, err
+	}
+	if defaultIdle {
+		// The Java driver's back-off, parking on the UDP sockets, so a
+		// datagram ends a park at once.
+		d.opts.Idle = &aeron.BackoffIdle{MaxSpins: defaultIdleMaxSpins, MaxYields: defaultIdleMaxYields,
+			MinPark: defaultIdleMinPark, MaxPark: defaultIdleMaxPark, Park: d.park}
 	}
 	r := &runner{done: make(chan struct{})}
 	d.runner = r
@@ -641,6 +650,14 @@ func Start(o Options) (*Driver, error) {
 		}
 	}()
 	return d, nil
+}
+
+// park waits up to dt for a datagram on the driver's sockets (a locked
+// thread's park, as aeron.ThreadSleep sleeps).
+func (d *Driver) park(dt time.Duration) {
+	if !d.poller.Park(dt) {
+		aeron.ThreadSleep(dt)
+	}
 }
 
 // Done is closed when a Start-ed driver's goroutine has stopped (Close, or

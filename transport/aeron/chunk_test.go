@@ -47,27 +47,31 @@ func pattern(n int) []byte {
 
 // TestChunkedEcho: messages of every length around the stream's maximum
 // message (term length / 8, here 8 KiB of a 64 KiB term), many times
-// it, and 1 and 16 MiB, go both ways over IPC and two-driver UDP: longer
-// ones in chunks, each byte checked. A term this short makes the chunks
-// wrap the terms many times over.
+// it, and 1 and 16 MiB, go both ways over IPC and two-driver UDP (the
+// server's in-process Go driver with a client on the Java driver, and on
+// its own in-process Go driver): longer ones in chunks, each byte checked.
+// A term this short makes the chunks wrap the terms many times over.
 func TestChunkedEcho(t *testing.T) {
 	needDriver(t)
 	const term = 64 << 10
 	max := term / 8
 	piece := max - 16
 	sizes := []int{0, 1, max - 1, max, max + 1, piece, 2 * piece, 2*piece + 1, 1 << 20, 16 << 20}
-	for _, media := range []string{"ipc", "udp"} {
-		t.Run(media, func(t *testing.T) {
+	for _, kind := range []string{"ipc", "udp", "udp-go-client"} {
+		t.Run(kind, func(t *testing.T) {
+			media, _, _ := strings.Cut(kind, "-")
 			o := aeron.Options{Media: media, Proto: proto.RESP, TermLength: term, Handler: echo{}}
 			clientDir := ""
 			if media == "udp" {
 				o.Endpoint, o.Control = loopback(freeUDPPort(t)), loopback(freeUDPPort(t))
+			}
+			if kind == "udp" {
 				clientDir = startDriver(t, javadriver.Options{}).Dir()
 			}
 			p := newInProcess(t, o, server.IdleYield)
 			do := p.dialOptions(proto.RESP)
 			do.TermLength = term
-			if clientDir != "" {
+			if media == "udp" {
 				do.Dir = clientDir
 			}
 			c := dial(t, do)
@@ -82,7 +86,7 @@ func TestChunkedEcho(t *testing.T) {
 					t.Fatalf("%d bytes: echo of %d bytes differs at %d", n, len(got), firstDiff(got, msg))
 				}
 				if n >= 1<<20 {
-					t.Logf("%s: %d-byte echo (%d chunks each way) in %v", media, n, (n+piece-1)/piece, time.Since(start).Round(time.Millisecond))
+					t.Logf("%s: %d-byte echo (%d chunks each way) in %v", kind, n, (n+piece-1)/piece, time.Since(start).Round(time.Millisecond))
 				}
 			}
 			st := p.stopStats()

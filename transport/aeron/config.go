@@ -93,12 +93,13 @@ type Options struct {
 	// Dir is the media driver's Aeron directory (default DefaultDir()).
 	Dir string
 	// External says a driver something else runs lives in Dir. Otherwise
-	// an IPC server runs goblin's Go media driver (package aeron/driver)
-	// inside its own process, its duty cycle run by the store loop, and a
-	// UDP server (or one with JavaDriver) starts the Java media driver,
-	// supervises it and restarts it if it dies.
+	// the server runs goblin's Go media driver (package aeron/driver)
+	// inside its own process, its duty cycle run by the store loop (for
+	// UDP too: the loop reads the driver's sockets and parks on them), or,
+	// with JavaDriver, starts the Java media driver, supervises it and
+	// restarts it if it dies.
 	External bool
-	// JavaDriver makes an IPC server start and supervise the Java media
+	// JavaDriver makes the server start and supervise the Java media
 	// driver instead of running the Go driver in-process (driver=java).
 	JavaDriver bool
 	// Profile is the profile of the driver the server starts (default
@@ -272,10 +273,17 @@ type DialOptions struct {
 	// Dir is the Aeron directory of the driver to use. Empty means, for
 	// IPC, DefaultDir() (the server's driver); for UDP, a driver of this
 	// process's own, started on first use and shared by its connections
-	// (the two-driver case).
+	// (the two-driver case): goblin's Go media driver inside this process,
+	// whose duty cycle the connection runs while it waits (and an idle
+	// goroutine while no call is in progress), or with JavaDriver the Java
+	// media driver.
 	Dir string
-	// Profile is the profile of the driver started for UDP (default
-	// Frugal).
+	// JavaDriver makes a UDP client without Dir start the Java media
+	// driver as its own driver instead of the in-process Go driver
+	// (driver=java).
+	JavaDriver bool
+	// Profile is the profile of the Java driver started for UDP with
+	// JavaDriver (default Frugal).
 	Profile javadriver.Profile
 	// Wait is the waiting strategy (default Park; Spin for latency runs).
 	Wait Wait
@@ -332,8 +340,8 @@ func (o *DialOptions) validate() error {
 var (
 	serverParams = map[string]bool{"endpoint": true, "control": true, "dir": true, "driver": true, "profile": true,
 		"stream": true, "reply-stream": true, "term-length": true, "group": true}
-	clientParams = map[string]bool{"endpoint": true, "control": true, "dir": true, "profile": true, "stream": true,
-		"reply-stream": true, "term-length": true, "wait": true, "driver-timeout": true}
+	clientParams = map[string]bool{"endpoint": true, "control": true, "dir": true, "driver": true, "profile": true,
+		"stream": true, "reply-stream": true, "term-length": true, "wait": true, "driver-timeout": true}
 )
 
 // ConfigFor fills a server's Options from an aeron target:
@@ -342,10 +350,10 @@ var (
 //	aeron:udp?endpoint=10.0.0.1:40123|control=10.0.0.1:40124|proto=resp
 //
 // dir is the driver's directory (default DefaultDir()). driver=go (the
-// default for IPC) runs goblin's Go media driver inside the server, worked
-// by the store loop; driver=java (the default, and the only choice, for
-// UDP; driver=launch is its old spelling) starts and supervises the Java
-// media driver there; driver=external uses one something else runs.
+// default) runs goblin's Go media driver inside the server, worked by the
+// store loop; driver=java (driver=launch is its old spelling) starts and
+// supervises the Java media driver there; driver=external uses one
+// something else runs.
 // profile picks the Java driver's profile (frugal, spin-shared, spin,
 // spin-dedicated); group shares the driver's directory with a group;
 // stream, reply-stream and term-length tune the streams. The caller sets
@@ -406,10 +414,12 @@ func ConfigFor(t target.Target) (Options, error) {
 }
 
 // DialOptionsFor fills DialOptions from an aeron target; besides the
-// server's parameters (driver is ignored) a client takes
-// wait=spin|yield|park and driver-timeout=DURATION. profile=spin on a
-// client means: spin while waiting (unless wait says otherwise) and, for
-// UDP without dir, start its own driver with the Spin profile.
+// server's parameters a client takes wait=spin|yield|park and
+// driver-timeout=DURATION. For UDP without dir, driver=go (the default)
+// runs goblin's Go media driver in this process and driver=java starts a
+// Java driver (driver=external is the server's and ignored here).
+// profile=spin on a client means: spin while waiting (unless wait says
+// otherwise) and, with driver=java, start its driver with the Spin profile.
 func DialOptionsFor(t target.Target) (DialOptions, error) {
 	o := DialOptions{Media: t.Address, Proto: t.Proto, ProtoAuto: !t.ProtoSet}
 	if t.Scheme != target.Aeron {
@@ -425,6 +435,14 @@ func DialOptionsFor(t target.Target) (DialOptions, error) {
 			o.Control = v
 		case "dir":
 			o.Dir = v
+		case "driver":
+			switch v {
+			case "go", "external":
+			case "java", "launch":
+				o.JavaDriver = true
+			default:
+				err = errors.New("want go, java or external")
+			}
 		case "profile":
 			o.Profile, err = javadriver.ParseProfile(v)
 		case "stream":
@@ -440,7 +458,7 @@ func DialOptionsFor(t target.Target) (DialOptions, error) {
 			o.DriverTimeout, err = time.ParseDuration(v)
 		default:
 			if !serverParams[k] {
-				return o, fmt.Errorf("%w: unknown target parameter %q (want endpoint, control, dir, profile, stream, reply-stream, term-length, wait or driver-timeout)", ErrConfig, k)
+				return o, fmt.Errorf("%w: unknown target parameter %q (want endpoint, control, dir, driver, profile, stream, reply-stream, term-length, wait or driver-timeout)", ErrConfig, k)
 			}
 		}
 		if err != nil {

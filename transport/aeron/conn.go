@@ -22,7 +22,8 @@ import (
 // implements transport.Conn and, like it, is not safe for concurrent use.
 type Conn struct {
 	o        DialOptions
-	drv      *sharedDriver // the process's own driver (UDP without dir), or nil
+	drv      *sharedDriver // the process's own Java driver (UDP without dir, driver=java), or nil
+	emb      *embedded     // the process's own Go driver (UDP without dir), or the in-process driver of dir, or nil
 	ac       *ae.Client
 	sub      *ae.Subscription
 	pub      *ae.ExclusivePublication
@@ -33,6 +34,8 @@ type Conn struct {
 	deadline time.Time
 	err      error // sticky: the server or the driver is gone, or a message was cut off
 	closed   bool
+	ownEmb   bool // emb is the process's UDP client driver, released at Close
+	pumps    bool // the connection runs emb's duty cycle while it waits (UDP)
 }
 
 // DialTarget dials the server an aeron target names (see DialOptionsFor).
@@ -65,15 +68,26 @@ func Dial(ctx context.Context, o DialOptions) (*Conn, error) {
 	}
 	c := &Conn{o: o}
 	dir := o.Dir
-	if dir == "" {
+	switch {
+	case dir == "" && o.JavaDriver:
 		sd, err := acquireDriver(ctx, o.Profile)
 		if err != nil {
 			return nil, err
 		}
 		c.drv = sd
 		dir = sd.d.Dir()
-	} else if _, err := os.Stat(filepath.Join(dir, ae.CnCFile)); err != nil {
-		return nil, fmt.Errorf("%w: no media driver in %s (the server logs its driver's dir; default %s)", ErrNoServer, dir, DefaultDir())
+	case dir == "":
+		e, err := acquireClientDriver()
+		if err != nil {
+			return nil, err
+		}
+		c.emb, c.ownEmb = e, true
+		dir = e.dir
+	default:
+		if _, err := os.Stat(filepath.Join(dir, ae.CnCFile)); err != nil {
+			return nil, fmt.Errorf("%w: no media driver in %s (the server logs its driver's dir; default %s)", ErrNoServer, dir, DefaultDir())
+		}
+		c.emb = findEmbedded(dir)
 	}
 	if err := c.connect(ctx, dir); err != nil {
 		c.Close()
@@ -85,7 +99,11 @@ func Dial(ctx context.Context, o DialOptions) (*Conn, error) {
 func (c *Conn) connect(ctx context.Context, dir string) error {
 	o := &c.o
 	var err error
-	c.ac, err = ae.Connect(ae.Options{Dir: dir, DriverTimeout: o.DriverTimeout, WhileAwaiting: assistFor(dir)})
+	var assist func() int
+	if c.emb != nil {
+		assist = c.emb.work
+	}
+	c.ac, err = ae.Connect(ae.Options{Dir: dir, DriverTimeout: o.DriverTimeout, WhileAwaiting: assist})
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNoServer, err)
 	}
@@ -105,6 +123,7 @@ func (c *Conn) connect(ctx context.Context, dir string) error {
 		return fmt.Errorf("aeron transport: request publication %s: %w", reqCh, err)
 	}
 	c.maxMsg = c.pub.MaxMessageLength()
+	c.pumps = o.Media == ae.MediaUDP && c.emb != nil
 	var msg []byte
 	for {
 		if c.img == nil && c.pub.IsConnected() {
@@ -135,6 +154,7 @@ func (c *Conn) connect(ctx context.Context, dir string) error {
 			}
 			return fmt.Errorf("%w: %s: %w", ErrNoServer, what, ctx.Err())
 		case <-time.After(200 * time.Microsecond):
+			c.pump()
 		}
 	}
 }
@@ -189,10 +209,15 @@ func (c *Conn) Write(p []byte) error {
 	if err := c.usable(); err != nil {
 		return err
 	}
+	if c.pumps {
+		c.emb.begin()
+		defer c.emb.end()
+	}
 	if len(p) > c.maxMsg {
 		return c.writeChunked(p)
 	}
 	if c.pub.Offer(p) > 0 {
+		c.pump() // an in-process driver sends it now
 		return nil
 	}
 	return c.offer(p, nil)
@@ -211,6 +236,7 @@ func (c *Conn) TryWrite(p []byte) (bool, error) {
 	}
 	switch r := c.pub.Offer(p); {
 	case r > 0:
+		c.pump()
 		return true, nil
 	case r == ae.BackPressured || r == ae.AdminAction:
 		return false, nil
@@ -249,6 +275,7 @@ func (c *Conn) offer(a, b []byte) error {
 	for i := 0; ; i++ {
 		r := c.pub.Offer2(a, b)
 		if r > 0 {
+			c.pump()
 			return nil
 		}
 		switch r {
@@ -275,6 +302,10 @@ func (c *Conn) offer(a, b []byte) error {
 // ReadAppend appends the next reply message to dst; a reply the server
 // sent in chunks is gathered first.
 func (c *Conn) ReadAppend(dst []byte) ([]byte, error) {
+	if c.pumps {
+		c.emb.begin()
+		defer c.emb.end()
+	}
 	m, err := c.next(dst)
 	if err != nil || !isFrame(m[len(dst):]) {
 		return m, err
@@ -363,7 +394,17 @@ func (c *Conn) lost() error {
 	return nil
 }
 
+// pump runs a duty cycle of the process's in-process UDP driver, which
+// the connection drives while it waits: it sends what was offered and
+// reads what arrived (the driver has no thread of its own).
+func (c *Conn) pump() {
+	if c.pumps {
+		c.emb.work()
+	}
+}
+
 func (c *Conn) idle(i int) {
+	c.pump()
 	switch c.o.Wait {
 	case Spin:
 	case Yield:
@@ -437,6 +478,10 @@ func (c *Conn) Close() error {
 		c.drv.release()
 		c.drv = nil
 	}
+	if c.emb != nil && c.ownEmb {
+		c.emb.releaseClient()
+	}
+	c.emb = nil
 	return err
 }
 

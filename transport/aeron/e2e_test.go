@@ -36,7 +36,9 @@ type e2eSetup struct {
 
 // setupE2E sets up one of the kinds TestEndToEnd runs: "ipc" (the Go
 // media driver inside goblin-server, the default), "ipc-java" (the
-// supervised Java driver, driver=java) and "udp" (Java drivers).
+// supervised Java driver, driver=java), "udp" (the Go driver inside
+// goblin-server; clients on their own in-process Go driver and on a Java
+// driver) and "udp-java" (Java drivers on both sides).
 func setupE2E(t *testing.T, kind string) *e2eSetup {
 	t.Helper()
 	e := &e2eSetup{serverDir: shmDir(t)}
@@ -55,6 +57,10 @@ func setupE2E(t *testing.T, kind string) *e2eSetup {
 		e.sbeOwnT = fmt.Sprintf("aeron:udp?endpoint=%s|control=%s|proto=sbe", sr, sc)
 		srvResp = e.respOwnT + "|dir=" + e.serverDir
 		srvSBE = e.sbeOwnT + "|dir=" + e.serverDir
+		if kind == "udp-java" {
+			srvResp += "|driver=java"
+			e.respOwnT += "|driver=java"
+		}
 		e.clientDir = startDriver(t, javadriver.Options{}).Dir()
 		e.respT = e.respOwnT + "|dir=" + e.clientDir
 		e.sbeT = e.sbeOwnT + "|dir=" + e.clientDir
@@ -65,18 +71,20 @@ func setupE2E(t *testing.T, kind string) *e2eSetup {
 
 // TestEndToEnd runs the real goblin-server and goblin-client binaries and
 // client processes over Aeron IPC (one driver: goblin's Go driver inside
-// goblin-server, and the supervised Java driver) and UDP (two Java
-// drivers, response channels on loopback), in RESP and SBE. Only a
-// driver of its own process can be killed and restarted, so the Go
-// driver's run has no driver-restart step.
+// goblin-server, and the supervised Java driver) and UDP (two drivers,
+// response channels on loopback: goblin's Go driver inside goblin-server
+// and inside the clients, or beside a client's Java driver; and Java
+// drivers on both sides), in RESP and SBE. Only a driver of its own
+// process can be killed and restarted, so the Go driver's runs have no
+// driver-restart step.
 func TestEndToEnd(t *testing.T) {
 	needDriver(t)
-	for _, kind := range []string{"ipc", "ipc-java", "udp"} {
+	for _, kind := range []string{"ipc", "ipc-java", "udp", "udp-java"} {
 		t.Run(kind, func(t *testing.T) {
 			e := setupE2E(t, kind)
 			t.Run("commands", func(t *testing.T) { e.commands(t) })
 			t.Run("clients", func(t *testing.T) { e.clients(t) })
-			if kind != "ipc" {
+			if strings.HasSuffix(kind, "-java") {
 				t.Run("driver-restart", func(t *testing.T) { e.driverRestart(t) })
 			}
 		})

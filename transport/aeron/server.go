@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	ae "github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/driver"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
@@ -97,6 +99,14 @@ type Server struct {
 	emb            *embedded
 	lastDriverWork int64
 	driverGap      int64
+	// network: the driver has UDP sockets (a UDP server's in-process
+	// driver), so every Poll runs its duty cycle, and the loop parks on
+	// waitFD, an epoll set holding the driver's, so a datagram wakes it.
+	network bool
+	waitFD  int
+	// offset is the loop's clock minus the driver's (they start apart).
+	offset    int64
+	offsetSet bool
 }
 
 // The in-process driver's duty cycle runs at least every driverMaxGap —
@@ -169,6 +179,7 @@ func Listen(o Options) (*Server, error) {
 		out:  make([]byte, 0, 4096),
 
 		driverGap: int64(driverMinGap),
+		waitFD:    -1,
 	}
 	s.hello = appendHello(nil, hello{proto: o.Proto, maxRequest: o.MaxRequest})
 	s.asm = ae.NewFragmentAssembler(s.serve, 4096)
@@ -183,7 +194,7 @@ func Listen(o Options) (*Server, error) {
 	switch {
 	case o.External:
 		s.tgt.Params["driver"] = "external"
-	case o.Media == ae.MediaUDP || o.JavaDriver:
+	case o.JavaDriver:
 		s.tgt.Params["driver"] = "java"
 	default:
 		s.tgt.Params["driver"] = "go"
@@ -192,18 +203,54 @@ func Listen(o Options) (*Server, error) {
 	if err := m.start(); err != nil {
 		return nil, err
 	}
+	if s.emb != nil && o.Media == ae.MediaUDP {
+		if err := s.watchDriver(); err != nil {
+			s.m = m
+			s.Close()
+			return nil, err
+		}
+	}
 	s.m = m
 	go m.run()
 	return s, nil
 }
+
+// watchDriver makes the server's park descriptor: an epoll set holding the
+// in-process driver's (each server has its own, so two listeners sharing a
+// driver can both be Waitable).
+func (s *Server) watchDriver() error {
+	fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("aeron transport: epoll_create: %w", err)
+	}
+	dfd := s.emb.d.WaitFD()
+	if err := unix.EpollCtl(fd, unix.EPOLL_CTL_ADD, dfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(dfd)}); err != nil {
+		unix.Close(fd)
+		return fmt.Errorf("aeron transport: epoll_ctl: %w", err)
+	}
+	s.network, s.waitFD = true, fd
+	return nil
+}
+
+// WaitFD is a descriptor that polls readable when a datagram waits for
+// the in-process driver of a UDP server (server.Waitable), or −1: the
+// loop then parks blind, up to Deadline.
+func (s *Server) WaitFD() int { return s.waitFD }
+
+// CheckNow is part of server.Waitable: every Poll reads the driver's
+// sockets already.
+func (s *Server) CheckNow() {}
 
 // Deadline is when (on the loop's clock, as Poll's now) the loop must
 // poll again for the in-process driver's next duty cycle, at most
 // driverMaxGap after the last; math.MaxInt64 when the server runs none. The loop does not park past
 // it (server.Deadliner).
 func (s *Server) Deadline() int64 {
-	if s.emb == nil {
+	switch {
+	case s.emb == nil:
 		return math.MaxInt64
+	case s.network:
+		return s.emb.deadline(s.lastDriverWork+int64(driverMaxGap)-s.offset) + s.offset
 	}
 	return s.lastDriverWork + s.driverGap
 }
@@ -235,8 +282,12 @@ func (s *Server) Stats(st *Stats) {
 // handles the manager's events (new clients, gone clients, driver loss).
 func (s *Server) Poll(now int64) int {
 	work := 0
-	if s.emb != nil && now-s.lastDriverWork >= s.driverGap {
+	if s.emb != nil && (s.network || now-s.lastDriverWork >= s.driverGap) {
+		// A UDP driver runs every Poll: datagrams wait for it.
 		s.lastDriverWork = now
+		if !s.offsetSet {
+			s.offset, s.offsetSet = now-s.emb.now(), true
+		}
 		if n := s.emb.work(); n > 0 {
 			work += n
 			s.driverGap = int64(driverMinGap)
@@ -741,6 +792,10 @@ func (s *Server) Close() error {
 	s.clients, s.pending = nil, nil
 	close(s.m.stop)
 	<-s.m.done
+	if s.waitFD >= 0 {
+		unix.Close(s.waitFD)
+		s.waitFD = -1
+	}
 	return s.m.closeErr
 }
 
@@ -800,7 +855,7 @@ func (m *manager) start() error {
 		// The directory's driver may be another listener's in-process
 		// one: this server then helps run it too.
 		m.s.emb = findEmbedded(m.o.Dir)
-	case m.o.Media == ae.MediaIPC && !m.o.JavaDriver:
+	case !m.o.JavaDriver:
 		if findEmbedded(m.o.Dir) == nil {
 			// A crashed server's driver is dead however fresh its heartbeat:
 			// clear its files so this one starts at once.

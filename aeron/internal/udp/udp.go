@@ -15,7 +15,9 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -416,7 +418,12 @@ func (b *SendBatch) Sent(i int) int { return int(b.msgs[i].Len) }
 
 // Poller is an epoll set of sockets: it polls readable when any of them
 // has a datagram waiting. An owner that parks waits on its FD.
-type Poller struct{ fd int }
+type Poller struct {
+	fd int
+	// Park's timeout and event buffer, long-lived so a park allocates nothing.
+	ts unix.Timespec
+	ev [1]unix.EpollEvent
+}
 
 // NewPoller makes an empty set.
 func NewPoller() (*Poller, error) {
@@ -475,3 +482,25 @@ func interfaceIndex(a netip.Addr) (int, error) {
 	}
 	return 0, fmt.Errorf("udp: no interface has address %s", a)
 }
+
+// Park blocks the calling OS thread until a socket of the set is readable
+// or d passes, whichever comes first, with epoll_pwait2 as a raw system
+// call the Go scheduler does not see (as aeron.ThreadSleep parks): use it
+// on a goroutine locked to its thread, for short parks. It reports false
+// when the kernel has no epoll_pwait2 (before Linux 5.11); the caller then
+// sleeps instead.
+func (p *Poller) Park(d time.Duration) bool {
+	if noPwait2.Load() {
+		return false
+	}
+	p.ts = unix.NsecToTimespec(int64(d))
+	_, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(p.fd), uintptr(unsafe.Pointer(&p.ev[0])), 1,
+		uintptr(unsafe.Pointer(&p.ts)), 0, 0)
+	if e == unix.ENOSYS {
+		noPwait2.Store(true)
+		return false
+	}
+	return true
+}
+
+var noPwait2 atomic.Bool

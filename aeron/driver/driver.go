@@ -631,11 +631,10 @@ func Start(o Options) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	if defaultIdle {
+	if b, ok := d.opts.Idle.(*aeron.BackoffIdle); ok && (defaultIdle || b.Park == nil) {
 		// The Java driver's back-off, parking on the UDP sockets, so a
 		// datagram ends a park at once.
-		d.opts.Idle = &aeron.BackoffIdle{MaxSpins: defaultIdleMaxSpins, MaxYields: defaultIdleMaxYields,
-			MinPark: defaultIdleMinPark, MaxPark: defaultIdleMaxPark, Park: d.park}
+		b.Park = d.park
 	}
 	r := &runner{done: make(chan struct{})}
 	d.runner = r

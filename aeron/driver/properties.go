@@ -220,7 +220,7 @@ var properties = []property{
 	durationProp("aeron.untethered.resting.timeout", "untethered resting timeout (10s)", func(o *Options) *time.Duration { return &o.UntetheredRestingTimeout }),
 	durationProp("aeron.counters.free.to.reuse.timeout", "keep freed counter ids unused for (1s)", func(o *Options) *time.Duration { return &o.CounterFreeToReuseTimeout }),
 	durationProp("aeron.driver.conductor.cycle.threshold", "count conductor cycles longer than (100ms)", func(o *Options) *time.Duration { return &o.ConductorCycleThreshold }),
-	sizeProp("aeron.term.buffer.length", "UDP term length (16m; UDP is not served yet)", func(o *Options) *int { return &o.TermLength }),
+	sizeProp("aeron.term.buffer.length", "UDP term length (16m)", func(o *Options) *int { return &o.TermLength }),
 	sizeProp("aeron.ipc.term.buffer.length", "IPC term length (64m)", func(o *Options) *int { return &o.IPCTermLength }),
 	sizeProp("aeron.mtu.length", "UDP MTU (1408)", func(o *Options) *int { return &o.MTU }),
 	sizeProp("aeron.ipc.mtu.length", "IPC MTU (1408)", func(o *Options) *int { return &o.IPCMTU }),
@@ -257,13 +257,54 @@ var properties = []property{
 	boolProp("aeron.tether.subscriptions", "subscriptions tethered by default (true)", func(o *Options) *bool { return &o.Untethered }, true),
 	boolProp("aeron.rejoin.stream", "untethered subscriptions rejoin by default (true)", func(o *Options) *bool { return &o.NoRejoin }, true),
 	boolProp("aeron.reliable.stream", "reliable subscriptions by default (true; UDP only)", func(o *Options) *bool { return &o.Unreliable }, true),
-	boolProp("aeron.spies.simulate.connection", "spies simulate a connection (false; recorded only)", func(o *Options) *bool { return &o.SpiesSimulateConnection }, false),
-	{"aeron.max.resend", "max resend (16; recorded only)", func(o *Options, v string) error {
+	boolProp("aeron.spies.simulate.connection", "spies simulate a connection (false)", func(o *Options) *bool { return &o.SpiesSimulateConnection }, false),
+	{"aeron.max.resend", "retransmit actions of a multicast or multi-destination publication (16)", func(o *Options, v string) error {
 		n, err := strconv.Atoi(v)
 		o.MaxResend = n
 		return err
 	}},
 	{"aeron.print.configuration", "print the options at start (false)", func(o *Options, v string) error { return nil }},
+	durationProp("aeron.publication.connection.timeout", "forget a receiver silent for (5s)", func(o *Options) *time.Duration { return &o.PublicationConnectionTimeout }),
+	durationProp("aeron.rcv.status.message.timeout", "longest a receiver goes without a status message (200ms)", func(o *Options) *time.Duration { return &o.StatusMessageTimeout }),
+	sizeProp("aeron.rcv.initial.window.length", "receiver window without rcv-wnd (128k)", func(o *Options) *int { return &o.InitialWindowLength }),
+	sizeProp("aeron.socket.so_rcvbuf", "SO_RCVBUF of UDP sockets (128k)", func(o *Options) *int { return &o.SocketRcvbuf }),
+	{"aeron.socket.so_sndbuf", "SO_SNDBUF of UDP sockets (0: the OS default)", func(o *Options, v string) error {
+		n, err := parseSize("aeron.socket.so_sndbuf", v)
+		o.SocketSndbuf = int(n)
+		if err == nil && n == 0 {
+			o.SocketSndbuf = -1
+		}
+		return err
+	}},
+	{"aeron.socket.multicast.ttl", "multicast TTL (0: the OS default)", func(o *Options, v string) error {
+		n, err := strconv.Atoi(v)
+		o.MulticastTTL = n
+		return err
+	}},
+	durationProp("aeron.nak.unicast.delay", "unicast NAK delay (1us, the minimum)", func(o *Options) *time.Duration { return &o.NakUnicastDelay }),
+	{"aeron.nak.unicast.retry.delay.ratio", "unicast NAK retry delay as a multiple of the delay (100)", func(o *Options, v string) error {
+		n, err := strconv.Atoi(v)
+		o.NakUnicastRetryDelayRatio = n
+		return err
+	}},
+	durationProp("aeron.nak.multicast.max.backoff", "multicast NAK maximum back-off (10ms)", func(o *Options) *time.Duration { return &o.NakMulticastMaxBackoff }),
+	{"aeron.nak.multicast.group.size", "multicast NAK group size guess (10)", func(o *Options, v string) error {
+		n, err := strconv.Atoi(v)
+		o.NakMulticastGroupSize = n
+		return err
+	}},
+	durationProp("aeron.retransmit.unicast.delay", "delay of a resend after a NAK (0)", func(o *Options) *time.Duration { return &o.RetransmitUnicastDelay }),
+	durationProp("aeron.retransmit.unicast.linger", "ignore NAKs of a range resent within (10ms)", func(o *Options) *time.Duration { return &o.RetransmitUnicastLinger }),
+	{"aeron.send.to.status.poll.ratio", "sender duty cycles per status message read while sending (6)", func(o *Options, v string) error {
+		n, err := strconv.Atoi(v)
+		o.SendToStatusPollRatio = n
+		return err
+	}},
+	{"aeron.receiver.group.tag", "group tag of receive endpoints without gtag= (unset)", func(o *Options, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		o.ReceiverGroupTag = &n
+		return err
+	}},
 	{"aeron.driver.termination.validator", "allow or deny (default) TERMINATE_DRIVER requests", func(o *Options, v string) error {
 		switch v {
 		case "allow", "io.aeron.driver.DefaultAllowTerminationValidator":
@@ -313,8 +354,9 @@ func PropertyHelp() string {
 func ParseIdleStrategy(name string) (aeron.IdleStrategy, error) {
 	switch name {
 	case "backoff", "org.agrona.concurrent.BackoffIdleStrategy":
+		// Start parks it on the driver's sockets.
 		return &aeron.BackoffIdle{MaxSpins: defaultIdleMaxSpins, MaxYields: defaultIdleMaxYields,
-			MinPark: defaultIdleMinPark, MaxPark: defaultIdleMaxPark, Park: aeron.ThreadSleep}, nil
+			MinPark: defaultIdleMinPark, MaxPark: defaultIdleMaxPark}, nil
 	case "spin", "noop", "org.agrona.concurrent.BusySpinIdleStrategy", "org.agrona.concurrent.NoOpIdleStrategy":
 		return aeron.SpinIdle{}, nil
 	case "yield", "org.agrona.concurrent.YieldingIdleStrategy":

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,6 +55,11 @@ type Java struct {
 	JavaPath string
 	// Classpath holds the project's jar and its dependencies (aeron-all).
 	Classpath string
+	// Wrap, when set, prefixes every command (ip netns exec NS runs the
+	// program in a network namespace).
+	Wrap []string
+	// JVMArgs are added after javadriver.JVMFlags (-Dname=value).
+	JVMArgs []string
 }
 
 var (
@@ -217,8 +223,10 @@ func (j *Java) Start(ctx context.Context, aeronDir, program string, args ...stri
 func (j *Java) StartClass(ctx context.Context, aeronDir, class string, args ...string) (*Proc, error) {
 	program := class[strings.LastIndexByte(class, '.')+1:]
 	jvm := append([]string{}, javadriver.JVMFlags...)
+	jvm = append(jvm, j.JVMArgs...)
 	jvm = append(jvm, "-Daeron.dir="+aeronDir, "-cp", j.Classpath, class)
-	cmd := exec.CommandContext(ctx, j.JavaPath, append(jvm, args...)...)
+	argv := append(append(append([]string{}, j.Wrap...), j.JavaPath), append(jvm, args...)...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.SysProcAttr = procAttr()
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -408,11 +416,16 @@ func Check(b []byte, seq int64) int {
 }
 
 // SizeOf is the length of message seq when the Java programs are given
-// sizes=MIN-MAX (Common.sizeOf): a deterministic mix over [min, max].
+// sizes=MIN-MAX (Common.sizeOf): a deterministic mix, seven in eight within
+// 256 bytes of min, the rest anywhere up to max.
 func SizeOf(seq int64, min, max int) int {
 	if max <= min {
 		return min
 	}
 	span := int64(max) - int64(min) + 1
-	return min + int(((seq*7919)^(int64(uint64(seq)>>3))*104729)%span)
+	h := (seq * 7919) ^ (int64(uint64(seq)>>3))*104729
+	if h%8 != 0 {
+		span = int64(math.Min(256, float64(span)))
+	}
+	return min + int(h%span)
 }

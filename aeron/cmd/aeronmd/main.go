@@ -7,7 +7,8 @@
 // Configuration comes, lowest precedence first, from the environment
 // (AERON_DIR, AERON_IPC_TERM_BUFFER_LENGTH, ...), then every -D definition,
 // then every properties file or URL, in order; an empty value unsets. It
-// serves Aeron IPC; UDP channels are refused. SIGINT or SIGTERM, or a
+// serves Aeron IPC and UDP (unicast, multicast, multi-destination sends and
+// response channels). SIGINT or SIGTERM, or a
 // TERMINATE_DRIVER command a termination validator allows, stop it after
 // it has deleted its logs and marked its CnC file shut down; it then exits
 // 0. See docs/aeron.md.
@@ -27,7 +28,7 @@ import (
 
 const usage = `Usage: aeronmd [-v] [--help] [-Dname=value]... [properties-file-or-url]...
 
-goblin's Aeron media driver for IPC, configured like the C driver's aeronmd:
+goblin's Aeron media driver (IPC and UDP), configured like the C driver's aeronmd:
 the environment (AERON_DIR, ...) first, then each -D definition, then each
 properties file (name=value lines, a path, file:// or http(s):// URL).
 

@@ -103,8 +103,9 @@ final class Common
 
     /**
      * The length of message seq when a program is given sizes=MIN-MAX: a
-     * deterministic mix over the range that both sides compute alike (the
-     * Go side's interop.SizeOf).
+     * deterministic mix that both sides compute alike (the Go side's
+     * interop.SizeOf), seven in eight within 256 bytes of MIN, the rest
+     * anywhere up to MAX.
      */
     static int sizeOf(final long seq, final int min, final int max)
     {
@@ -113,7 +114,8 @@ final class Common
             return min;
         }
         final long span = (long)max - min + 1;
-        return min + (int)(((seq * 7919L) ^ (seq >>> 3) * 104729L) % span);
+        final long h = (seq * 7919L) ^ (seq >>> 3) * 104729L;
+        return min + (int)(h % (0 == h % 8 ? span : Math.min(256, span)));
     }
 
     /** Parses sizes=MIN-MAX into {min, max}, or {size, size} when absent. */

@@ -28,7 +28,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 public final class ResponseClient
 {
     private static long seq;
-    private static boolean got;
+    private static long replied;
     private static long errors;
 
     public static void main(final String[] argv)
@@ -44,17 +44,18 @@ public final class ResponseClient
         final long timeoutMs = args.i64("timeoutMs", 30_000);
         final IdleStrategy idle = Common.idle(args.str("idle", "backoff"));
 
+        final int window = args.i32("window", 1);
         final FragmentHandler onReply = (buffer, offset, length, header) ->
         {
-            got = true;
-            boolean ok = length == Common.sizeOf(seq, sizes[0], sizes[1]);
+            final long r = replied++;
+            boolean ok = length == Common.sizeOf(r, sizes[0], sizes[1]);
             for (int j = 0; ok && j < length; j++)
             {
-                ok = buffer.getByte(offset + j) == (byte)~Common.pattern(seq, j);
+                ok = buffer.getByte(offset + j) == (byte)~Common.pattern(r, j);
             }
             if (!ok && errors++ < 10)
             {
-                System.err.println("reply " + seq + " (length " + length + ") is not the request's complement");
+                System.err.println("reply " + r + " (length " + length + ") is not the request's complement");
             }
         };
         final FragmentAssembler assembler = new FragmentAssembler(onReply);
@@ -78,30 +79,41 @@ public final class ResponseClient
                 wait.idle();
             }
             Common.line("READY");
+            // Up to window= requests in flight; replies come back in order.
             final UnsafeBuffer buf = Common.buffer(sizes[1]);
-            for (seq = 0; seq < count; seq++)
+            long progressDeadline = Common.deadline(timeoutMs);
+            while (replied < count)
             {
-                final int length = Common.sizeOf(seq, sizes[0], sizes[1]);
-                Common.fill(buf, 0, seq, length);
-                final long r = Common.offer(pub, buf, length, idle, Common.deadline(timeoutMs));
-                if (r < 0)
+                int work = 0;
+                while (seq < count && seq - replied < window)
                 {
-                    System.err.println("request " + seq + " failed: " + Common.status(r));
-                    System.exit(1);
-                }
-                got = false;
-                final long replyDeadline = Common.deadline(timeoutMs);
-                while (!got)
-                {
-                    final int n = sub.poll(assembler, 16);
-                    if (0 == n && Common.past(replyDeadline))
+                    final int length = Common.sizeOf(seq, sizes[0], sizes[1]);
+                    Common.fill(buf, 0, seq, length);
+                    final long r = pub.offer(buf, 0, length);
+                    if (r < 0)
                     {
-                        System.err.println("no reply to request " + seq);
-                        Common.line("RESULT requests=" + seq + " errors=" + errors);
-                        System.exit(3);
+                        if (r == io.aeron.Publication.CLOSED || r == io.aeron.Publication.MAX_POSITION_EXCEEDED)
+                        {
+                            System.err.println("request " + seq + " failed: " + Common.status(r));
+                            System.exit(1);
+                        }
+                        break;
                     }
-                    idle.idle(n);
+                    seq++;
+                    work++;
                 }
+                final int n = sub.poll(assembler, 64);
+                if (n + work > 0)
+                {
+                    progressDeadline = Common.deadline(timeoutMs);
+                }
+                else if (Common.past(progressDeadline))
+                {
+                    System.err.println("no progress: " + seq + " requests sent, " + replied + " replies");
+                    Common.line("RESULT requests=" + replied + " errors=" + errors);
+                    System.exit(3);
+                }
+                idle.idle(n + work);
             }
         }
         Common.line("RESULT requests=" + count + " errors=" + errors);

@@ -1,0 +1,409 @@
+package interop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/aeron"
+	"github.com/goblin-kv/goblin/internal/netns"
+	"github.com/goblin-kv/goblin/internal/testproc"
+)
+
+// The link the two-host tests impair: netem's "loss 5% duplicate 5% delay
+// 1ms reorder 25%" in each direction.
+var lossyLink = netns.Impairment{Loss: 0.05, Duplicate: 0.05, Reorder: 0.25, Delay: time.Millisecond}
+
+// twoHosts is goblin's Go media driver (aeronmd) in one network namespace
+// and the Java media driver in another, joined by a link the test can
+// impair. Clients of either driver may run anywhere: they only share
+// memory with their driver.
+type twoHosts struct {
+	link           *netns.Link
+	goDir, javaDir string
+	goIP, javaIP   string
+	aeronmd        *testproc.Proc
+	javaDrv        *Proc
+	j              *Java
+	aeronmdBin     string
+	aeronmdArgs    []string
+}
+
+// newTwoHosts builds the link and starts both drivers. Outside CI a
+// missing prerequisite (root, ip, /dev/net/tun) skips, saying what; under
+// CI=true it fails.
+func newTwoHosts(t *testing.T, j *Java, impairable bool) *twoHosts {
+	t.Helper()
+	link, err := netns.New(netns.Options{Prefix: "gbi", Impairable: impairable})
+	if errors.Is(err, netns.ErrPrerequisite) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and the two-host prerequisites are missing: %v", err)
+		}
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := link.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Logf("link %s between %s (%s, Go driver) and %s (%s, Java driver)", link.Mode(), link.NS[0], link.Addr[0],
+		link.NS[1], link.Addr[1])
+	root := t.TempDir()
+	h := &twoHosts{link: link, j: j, goDir: filepath.Join(root, "go"), javaDir: filepath.Join(root, "java"),
+		goIP: link.Addr[0].String(), javaIP: link.Addr[1].String(),
+		aeronmdBin: testproc.Build(t, "./aeron/cmd/aeronmd")}
+	h.aeronmdArgs = []string{"-Daeron.dir=" + h.goDir, "-Daeron.dir.delete.on.shutdown=true",
+		"-Daeron.socket.so_rcvbuf=2m", "-Daeron.socket.so_sndbuf=2m"}
+	h.startGoDriver(t)
+	h.startJavaDriver(t)
+	return h
+}
+
+func (h *twoHosts) startGoDriver(t *testing.T) {
+	t.Helper()
+	p, err := testproc.StartCmd(h.link.Command(0, h.aeronmdBin, h.aeronmdArgs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Stop(10 * time.Second) })
+	h.aeronmd = p
+	awaitDriver(t, h.goDir)
+}
+
+func (h *twoHosts) startJavaDriver(t *testing.T) {
+	t.Helper()
+	jw := *h.j
+	jw.Wrap = h.link.Wrap(1)
+	jw.JVMArgs = []string{"-Daeron.dir.delete.on.start=true", "-Daeron.dir.delete.on.shutdown=true",
+		"-Daeron.threading.mode=SHARED", "-Daeron.shared.idle.strategy=backoff",
+		"-Daeron.socket.so_rcvbuf=2m", "-Daeron.socket.so_sndbuf=2m", "-Daeron.print.configuration=false"}
+	p, err := jw.StartClass(context.Background(), h.javaDir, "io.aeron.driver.MediaDriver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.Kill()
+		if t.Failed() {
+			t.Logf("Java driver output:\n%s", p.Output())
+		}
+	})
+	h.javaDrv = p
+	awaitDriver(t, h.javaDir)
+}
+
+// awaitDriver waits until a driver's CnC file says it is up.
+func awaitDriver(t *testing.T, dir string) {
+	t.Helper()
+	c, err := aeron.Connect(aeron.Options{Dir: dir, DriverTimeout: startTimeout})
+	if err != nil {
+		t.Fatalf("no driver in %s: %v", dir, err)
+	}
+	c.Close()
+}
+
+// counter reads a system counter of the driver in dir.
+func counter(t *testing.T, dir string, id int32) int64 {
+	t.Helper()
+	c, err := aeron.OpenCnC(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.Counters().Value(id)
+}
+
+// System counter ids (the Java driver's and goblin's alike).
+const (
+	ctrNaksSent       = 5
+	ctrNaksReceived   = 6
+	ctrRetransmits    = 11
+	ctrHeartbeatsRecv = 10
+)
+
+// TestTwoHostInterop: goblin's Go driver and the unchanged Java driver, on
+// two hosts joined by a link that loses 5 %, duplicates 5 %, reorders
+// 25 % and delays 1 ms, carry 100,000 messages of 1 byte to several MTUs
+// each way, and 100,000 requests and replies through response channels
+// with each driver on the server's side: every message arrives once, in
+// order, byte for byte, and the counters show the NAKs and retransmits
+// that repaired the loss.
+func TestTwoHostInterop(t *testing.T) {
+	j := needJava(t)
+	h := newTwoHosts(t, j, true)
+	if err := h.link.Set(lossyLink); err != nil {
+		t.Fatal(err)
+	}
+	const count = 100_000
+	sizes := "sizes=1-5000"
+	side := map[string]struct{ dir, ip string }{"go": {h.goDir, h.goIP}, "java": {h.javaDir, h.javaIP}}
+	for _, dir := range [][2]string{{"go", "java"}, {"java", "go"}} {
+		t.Run("pub-"+dir[0]+"-sub-"+dir[1], func(t *testing.T) {
+			pub, sub := side[dir[0]], side[dir[1]]
+			naks, retransmits := counter(t, sub.dir, ctrNaksSent), counter(t, pub.dir, ctrRetransmits)
+			channel := fmt.Sprintf("aeron:udp?endpoint=%s:%d", sub.ip, 40100+len(dir[0]))
+			start := time.Now()
+			s := startProcIn(t, j, sub.dir, "Subscriber", "channel="+channel, "stream=4001",
+				"count="+strconv.Itoa(count), sizes, "timeoutMs=180000")
+			p := startProcIn(t, j, pub.dir, "Publisher", "channel="+channel+"|term-length=4m", "stream=4001",
+				"count="+strconv.Itoa(count), sizes, "timeoutMs=180000")
+			res, err := s.Result(5 * time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res["received"] != strconv.Itoa(count) || res["errors"] != "0" {
+				t.Fatalf("subscriber: %v\n%s", res, s.Output())
+			}
+			if err := s.Wait(); err != nil {
+				t.Fatalf("Subscriber: %v\n%s", err, s.Output())
+			}
+			p.Stop(ioTimeout)
+			n, r := counter(t, sub.dir, ctrNaksSent)-naks, counter(t, pub.dir, ctrRetransmits)-retransmits
+			t.Logf("%d messages (%s bytes) in %v; %s driver sent %d NAKs, %s driver %d retransmits",
+				count, res["bytes"], time.Since(start).Round(time.Millisecond), dir[1], n, dir[0], r)
+			if n == 0 || r == 0 {
+				t.Fatalf("no repair visible: %d NAKs sent, %d retransmits", n, r)
+			}
+		})
+	}
+	for _, dir := range [][2]string{{"go", "java"}, {"java", "go"}} {
+		t.Run("server-"+dir[0]+"-client-"+dir[1], func(t *testing.T) {
+			srv, cli := side[dir[0]], side[dir[1]]
+			naks := counter(t, srv.dir, ctrNaksSent) + counter(t, cli.dir, ctrNaksSent)
+			channel := fmt.Sprintf("aeron:udp?endpoint=%s:%d", srv.ip, 40200+len(dir[0]))
+			resp := fmt.Sprintf("aeron:udp?control=%s:%d|control-mode=response", srv.ip, 40300+len(dir[0]))
+			start := time.Now()
+			s := startProcIn(t, j, srv.dir, "ResponseServer", "channel="+channel, "respChannel="+resp,
+				"stream=4005", "respStream=4006", "timeoutMs=180000")
+			c, err := j.Start(context.Background(), cli.dir, "ResponseClient", "channel="+channel, "respChannel="+resp,
+				"stream=4005", "respStream=4006", "count="+strconv.Itoa(count), sizes, "window=64",
+				"timeoutMs=180000")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Kill()
+			res, err := c.Result(5 * time.Minute)
+			if err != nil {
+				t.Fatalf("%v\nserver:\n%s", err, s.Output())
+			}
+			if res["requests"] != strconv.Itoa(count) || res["errors"] != "0" {
+				t.Fatalf("client: %v\n%s\nserver:\n%s", res, c.Output(), s.Output())
+			}
+			s.Stop(ioTimeout)
+			n := counter(t, srv.dir, ctrNaksSent) + counter(t, cli.dir, ctrNaksSent) - naks
+			t.Logf("%d requests and replies in %v, %d NAKs", count, time.Since(start).Round(time.Millisecond), n)
+			if n == 0 {
+				t.Fatal("no NAKs: the link lost nothing?")
+			}
+		})
+	}
+}
+
+// TestTwoHostRecovery: the link goes dead for 5 s (100 % loss) and comes
+// back: the stream resumes on the same image (the image liveness timeout,
+// 10 s, did not pass) and every message arrives once, in order, both ways.
+// Then each driver is killed in turn, and the other notices within its
+// liveness timeouts: a publication stops being connected (no status
+// message for the 5 s connection timeout) and an image goes away (no
+// packet for the 10 s image liveness timeout).
+func TestTwoHostRecovery(t *testing.T) {
+	j := needJava(t)
+	h := newTwoHosts(t, j, true)
+	side := map[string]struct{ dir, ip string }{"go": {h.goDir, h.goIP}, "java": {h.javaDir, h.javaIP}}
+	for _, dir := range [][2]string{{"go", "java"}, {"java", "go"}} {
+		t.Run("outage-pub-"+dir[0]+"-sub-"+dir[1], func(t *testing.T) {
+			pub, sub := side[dir[0]], side[dir[1]]
+			const count = 30_000
+			channel := fmt.Sprintf("aeron:udp?endpoint=%s:%d", sub.ip, 40400+len(dir[0]))
+			s := startProcIn(t, j, sub.dir, "Subscriber", "channel="+channel, "stream=4011",
+				"count="+strconv.Itoa(count), "sizes=1-3000", "timeoutMs=180000")
+			// A slow publisher (1 ms sleeps when back pressured or not
+			// connected) keeps the stream running across the outage.
+			p := startProcIn(t, j, pub.dir, "Publisher", "channel="+channel+"|term-length=1m", "stream=4011",
+				"count="+strconv.Itoa(count), "sizes=1-3000", "idle=sleep", "timeoutMs=180000")
+			if _, err := s.Line("IMAGE", ioTimeout); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(200 * time.Millisecond)
+			if err := h.link.Set(netns.Impairment{Loss: 1}); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(5 * time.Second)
+			if err := h.link.Set(netns.Impairment{}); err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.Result(5 * time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res["received"] != strconv.Itoa(count) || res["errors"] != "0" {
+				t.Fatalf("subscriber: %v\n%s", res, s.Output())
+			}
+			images := 0
+			for _, l := range splitLines(s.Output()) {
+				if len(l) > 5 && l[:5] == "IMAGE" {
+					images++
+				}
+			}
+			if images != 1 {
+				t.Fatalf("%d images: the outage replaced the image (it should outlive 5 s)\n%s", images, s.Output())
+			}
+			p.Stop(ioTimeout)
+		})
+	}
+	parent := t
+	t.Run("java-driver-killed", func(t *testing.T) {
+		c := connectDir(t, h.goDir)
+		port := 40500
+		sub, err := c.AddSubscription(fmt.Sprintf("aeron:udp?endpoint=%s:%d", h.goIP, port), 4021)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pub, err := c.AddExclusivePublication(fmt.Sprintf("aeron:udp?endpoint=%s:%d", h.javaIP, port+1), 4022)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jp := startProcIn(t, j, h.javaDir, "Publisher", fmt.Sprintf("channel=aeron:udp?endpoint=%s:%d", h.goIP, port),
+			"stream=4021", "count=1", "size=32", "timeoutMs=60000")
+		js := startProcIn(t, j, h.javaDir, "Subscriber", fmt.Sprintf("channel=aeron:udp?endpoint=%s:%d", h.javaIP, port+1),
+			"stream=4022", "count=1000000", "timeoutMs=120000")
+		waitFor(t, "both streams to connect", func() bool { return pub.IsConnected() && sub.ImageCount() == 1 })
+		_, _ = jp, js
+		if err := h.javaDrv.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		killed := time.Now()
+		waitFor(t, "the Go publication to lose its receiver", func() bool { return !pub.IsConnected() })
+		lost := time.Since(killed)
+		// The image goes once it is not connected and its subscriber has
+		// read it all (as with the Java driver): keep reading.
+		waitFor(t, "the Go subscription to lose its image", func() bool {
+			sub.Poll(func([]byte, *aeron.Header) {}, 10)
+			return sub.ImageCount() == 0
+		})
+		gone := time.Since(killed)
+		t.Logf("Java driver killed: publication not connected after %v (connection timeout 5 s), image gone after %v (image liveness 10 s)",
+			lost.Round(time.Millisecond), gone.Round(time.Millisecond))
+		if lost > 7*time.Second || gone > 14*time.Second {
+			t.Fatalf("noticed too late: %v, %v", lost, gone)
+		}
+		h.startJavaDriver(parent)
+	})
+	t.Run("go-driver-killed", func(t *testing.T) {
+		port := 40600
+		js := startProcIn(t, j, h.javaDir, "Subscriber", fmt.Sprintf("channel=aeron:udp?endpoint=%s:%d", h.javaIP, port),
+			"stream=4031", "count=1000000", "timeoutMs=120000")
+		gp := startProcIn(t, j, h.goDir, "Publisher", fmt.Sprintf("channel=aeron:udp?endpoint=%s:%d", h.javaIP, port),
+			"stream=4031", "count=1", "size=32", "timeoutMs=60000")
+		_ = gp
+		jc := connectDir(t, h.javaDir)
+		if _, err := js.Line("IMAGE", ioTimeout); err != nil {
+			t.Fatal(err)
+		}
+		jpub, err := jc.AddExclusivePublication(fmt.Sprintf("aeron:udp?endpoint=%s:%d", h.goIP, port+1), 4032)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gc := connectDir(t, h.goDir)
+		gsub, err := gc.AddSubscription(fmt.Sprintf("aeron:udp?endpoint=%s:%d", h.goIP, port+1), 4032)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the Java publication to connect", func() bool { return jpub.IsConnected() && gsub.ImageCount() == 1 })
+		if err := h.aeronmd.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		killed := time.Now()
+		waitFor(t, "the Java publication to lose its receiver", func() bool { return !jpub.IsConnected() })
+		lost := time.Since(killed)
+		js.CloseStdin()
+		t.Logf("Go driver killed: the Java driver's publication not connected after %v (connection timeout 5 s)",
+			lost.Round(time.Millisecond))
+		if lost > 7*time.Second {
+			t.Fatalf("noticed too late: %v", lost)
+		}
+	})
+}
+
+func connectDir(t *testing.T, dir string) *aeron.Client {
+	t.Helper()
+	c, err := aeron.Connect(aeron.Options{Dir: dir, DriverTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func splitLines(s string) []string {
+	var out []string
+	for len(s) > 0 {
+		i := 0
+		for i < len(s) && s[i] != '\n' {
+			i++
+		}
+		out = append(out, s[:i])
+		if i < len(s) {
+			i++
+		}
+		s = s[i:]
+	}
+	return out
+}
+
+// TestTwoHostJavaClientGoblinServer: a Java client on the Java driver (one
+// host) runs PING, SET and GET against goblin-server, whose Aeron UDP
+// listener runs goblin's Go driver in-process (the other host), through
+// response channels: goblin's two-driver UDP transport seen from Java.
+func TestTwoHostJavaClientGoblinServer(t *testing.T) {
+	j := needJava(t)
+	link, err := netns.New(netns.Options{Prefix: "gbg"})
+	if errors.Is(err, netns.ErrPrerequisite) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and the two-host prerequisites are missing: %v", err)
+		}
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { link.Close() })
+	h := &twoHosts{link: link, j: j, javaDir: filepath.Join(t.TempDir(), "java")}
+	h.startJavaDriver(t)
+	srvBin := testproc.Build(t, "./cmd/goblin-server")
+	ip := link.Addr[0].String()
+	tgt := fmt.Sprintf("aeron:udp?endpoint=%s:40123|control=%s:40124|proto=resp|dir=%s", ip, ip, filepath.Join(t.TempDir(), "srv"))
+	srv, err := testproc.StartCmd(link.Command(0, srvBin, "--metrics", "off", "--listen", tgt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop(10 * time.Second) })
+	srv.WaitLog(t, `msg=ready`, 120*time.Second)
+	if !regexpMatch(`driver=go`, srv.Log()) {
+		t.Fatalf("the UDP listener does not run the Go driver:\n%s", srv.Log())
+	}
+	c, err := j.Start(context.Background(), h.javaDir, "GoblinClient", fmt.Sprintf("endpoint=%s:40123", ip),
+		fmt.Sprintf("control=%s:40124", ip), "rounds=200", "timeoutMs=60000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Kill()
+	res, err := c.Result(ioTimeout)
+	if err != nil {
+		t.Fatalf("%v\nserver log:\n%s", err, srv.Log())
+	}
+	if res["ok"] != "600" || res["errors"] != "0" {
+		t.Fatalf("Java client: %v\n%s\nserver log:\n%s", res, c.Output(), srv.Log())
+	}
+}
+
+func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }

@@ -1,0 +1,131 @@
+package netns
+
+import (
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// newLink builds a link or, outside CI, skips saying what is missing.
+func newLink(t *testing.T, o Options) *Link {
+	t.Helper()
+	l, err := New(o)
+	if errors.Is(err, ErrPrerequisite) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true: %v", err)
+		}
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+		out, _ := exec.Command("ip", "netns", "list").Output()
+		for _, ns := range l.NS {
+			if strings.Contains(string(out), ns) {
+				t.Errorf("namespace %s left behind", ns)
+			}
+		}
+	})
+	return l
+}
+
+// udpIn opens a UDP socket inside namespace k on the link's address there.
+func udpIn(t *testing.T, l *Link, k int) *net.UDPConn {
+	t.Helper()
+	var c *net.UDPConn
+	if err := l.Do(k, func() (err error) {
+		c, err = net.ListenUDP("udp4", &net.UDPAddr{IP: l.Addr[k].AsSlice()})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// count sends n datagrams across and counts what arrives within a
+// second of the last, and how many arrived out of order.
+func count(t *testing.T, l *Link, n int) (got, reordered int) {
+	a, b := udpIn(t, l, 0), udpIn(t, l, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 64)
+		last := -1
+		for {
+			b.SetReadDeadline(time.Now().Add(time.Second))
+			k, _, err := b.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			got++
+			if seq := int(buf[0])<<16 | int(buf[1])<<8 | int(buf[2]); k >= 3 && seq < last {
+				reordered++
+			} else {
+				last = seq
+			}
+		}
+	}()
+	for i := range n {
+		msg := []byte{byte(i >> 16), byte(i >> 8), byte(i), 0}
+		if _, err := a.WriteToUDP(msg, b.LocalAddr().(*net.UDPAddr)); err != nil {
+			t.Fatal(err)
+		}
+		if i%50 == 0 {
+			time.Sleep(time.Millisecond) // stay within the socket buffers
+		}
+	}
+	<-done
+	return got, reordered
+}
+
+// TestTUNLinkImpairs: the user-space link carries datagrams between the
+// namespaces, drops about the share Loss says, duplicates about the share
+// Duplicate says and, with a delay, reorders.
+func TestTUNLinkImpairs(t *testing.T) {
+	l := newLink(t, Options{Prefix: "gnt", Impairable: true, NoNetem: true})
+	if l.Mode() != "tun" {
+		t.Fatalf("mode %s", l.Mode())
+	}
+	const n = 2000
+	if got, _ := count(t, l, n); got != n {
+		t.Fatalf("clean link: %d of %d arrived", got, n)
+	}
+	if err := l.Set(Impairment{Loss: 0.5}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := count(t, l, n); got < n*35/100 || got > n*65/100 {
+		t.Fatalf("50%% loss: %d of %d arrived", got, n)
+	}
+	l.Set(Impairment{Duplicate: 0.5})
+	if got, _ := count(t, l, n); got < n*135/100 || got > n*165/100 {
+		t.Fatalf("50%% duplication: %d arrived for %d sent", got, n)
+	}
+	l.Set(Impairment{Delay: 2 * time.Millisecond, Reorder: 0.5})
+	if got, reordered := count(t, l, n); got != n || reordered == 0 {
+		t.Fatalf("delay with reordering: %d of %d arrived, %d out of order", got, n, reordered)
+	}
+	l.Set(Impairment{Loss: 1})
+	if got, _ := count(t, l, 200); got != 0 {
+		t.Fatalf("100%% loss: %d arrived", got)
+	}
+}
+
+// TestVethLink: a plain link carries datagrams and refuses impairment.
+func TestVethLink(t *testing.T) {
+	l := newLink(t, Options{Prefix: "gnv"})
+	if got, _ := count(t, l, 500); got != 500 {
+		t.Fatalf("%d of 500 arrived", got)
+	}
+	if err := l.Set(Impairment{Loss: 0.1}); err == nil {
+		t.Fatal("a plain veth link took an impairment")
+	}
+}

@@ -176,6 +176,29 @@ func TestTwoHostInterop(t *testing.T) {
 		})
 	}
 	for _, dir := range [][2]string{{"go", "java"}, {"java", "go"}} {
+		t.Run("multicast-pub-"+dir[0]+"-sub-"+dir[1], func(t *testing.T) {
+			// A multicast group on the link; each side names its own
+			// address as the interface.
+			const n = 20_000
+			pub, sub := side[dir[0]], side[dir[1]]
+			group := fmt.Sprintf("aeron:udp?endpoint=239.255.90.%d:40150", 1+2*len(dir[0]))
+			naks := counter(t, sub.dir, ctrNaksSent)
+			s := startProcIn(t, j, sub.dir, "Subscriber", "channel="+group+"|interface="+sub.ip, "stream=4003",
+				"count="+strconv.Itoa(n), sizes, "timeoutMs=180000")
+			p := startProcIn(t, j, pub.dir, "Publisher", "channel="+group+"|interface="+pub.ip+"|term-length=4m",
+				"stream=4003", "count="+strconv.Itoa(n), sizes, "timeoutMs=180000")
+			res, err := s.Result(5 * time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res["received"] != strconv.Itoa(n) || res["errors"] != "0" {
+				t.Fatalf("subscriber: %v\n%s", res, s.Output())
+			}
+			p.Stop(ioTimeout)
+			t.Logf("%d multicast messages, %d NAKs", n, counter(t, sub.dir, ctrNaksSent)-naks)
+		})
+	}
+	for _, dir := range [][2]string{{"go", "java"}, {"java", "go"}} {
 		t.Run("server-"+dir[0]+"-client-"+dir[1], func(t *testing.T) {
 			srv, cli := side[dir[0]], side[dir[1]]
 			naks := counter(t, srv.dir, ctrNaksSent) + counter(t, cli.dir, ctrNaksSent)

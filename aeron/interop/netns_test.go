@@ -130,22 +130,41 @@ const (
 	ctrHeartbeatsRecv = 10
 )
 
-// TestTwoHostInterop: goblin's Go driver and the unchanged Java driver, on
-// two hosts joined by a link that loses 5 %, duplicates 5 %, reorders
-// 25 % and delays 1 ms, carry 100,000 messages of 1 byte to several MTUs
-// each way, and 100,000 requests and replies through response channels
-// with each driver on the server's side: every message arrives once, in
-// order, byte for byte, and the counters show the NAKs and retransmits
-// that repaired the loss.
-func TestTwoHostInterop(t *testing.T) {
+// The two-host interop tests: goblin's Go driver and the unchanged Java
+// driver, on two hosts joined by a link that loses 5 %, duplicates 5 %,
+// reorders 25 % and delays 1 ms, carry 100,000 messages of 1 byte to
+// several MTUs each way (TestTwoHostInteropUnicast), a multicast stream
+// each way (TestTwoHostInteropMulticast), and 100,000 requests and replies
+// through response channels with each driver on the server's side
+// (TestTwoHostInteropResponse*): every message arrives once, in order,
+// byte for byte, and the counters show the NAKs and retransmits that
+// repaired the loss. Each test builds its own link and drivers, so each
+// stays well under a minute.
+
+// interopCount is how many messages (or requests) each direction carries.
+const interopCount = 100_000
+
+// interopSizes are the message sizes: 1 byte to 5000 (several MTUs).
+const interopSizes = "sizes=1-5000"
+
+type hostSide struct{ dir, ip string }
+
+// lossyHosts is newTwoHosts with the lossy link set, and the two sides by
+// driver name.
+func lossyHosts(t *testing.T) (*Java, map[string]hostSide) {
+	t.Helper()
 	j := needJava(t)
 	h := newTwoHosts(t, j, true)
 	if err := h.link.Set(lossyLink); err != nil {
 		t.Fatal(err)
 	}
-	const count = 100_000
-	sizes := "sizes=1-5000"
-	side := map[string]struct{ dir, ip string }{"go": {h.goDir, h.goIP}, "java": {h.javaDir, h.javaIP}}
+	return j, map[string]hostSide{"go": {h.goDir, h.goIP}, "java": {h.javaDir, h.javaIP}}
+}
+
+func TestTwoHostInteropUnicast(t *testing.T) {
+	j, side := lossyHosts(t)
+	const count = interopCount
+	sizes := interopSizes
 	for _, dir := range [][2]string{{"go", "java"}, {"java", "go"}} {
 		t.Run("pub-"+dir[0]+"-sub-"+dir[1], func(t *testing.T) {
 			pub, sub := side[dir[0]], side[dir[1]]
@@ -175,6 +194,11 @@ func TestTwoHostInterop(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestTwoHostInteropMulticast(t *testing.T) {
+	j, side := lossyHosts(t)
+	sizes := interopSizes
 	for _, dir := range [][2]string{{"go", "java"}, {"java", "go"}} {
 		t.Run("multicast-pub-"+dir[0]+"-sub-"+dir[1], func(t *testing.T) {
 			// A multicast group on the link; each side names its own
@@ -198,7 +222,22 @@ func TestTwoHostInterop(t *testing.T) {
 			t.Logf("%d multicast messages, %d NAKs", n, counter(t, sub.dir, ctrNaksSent)-naks)
 		})
 	}
-	for _, dir := range [][2]string{{"go", "java"}, {"java", "go"}} {
+}
+
+// TestTwoHostInteropResponseGoServer: the Go driver on the server's side
+// of response channels (it binds the control address and learns the Java
+// client's response destination).
+func TestTwoHostInteropResponseGoServer(t *testing.T) { interopResponse(t, "go", "java") }
+
+// TestTwoHostInteropResponseJavaServer: the Go driver on the client's side
+// (its response subscription names the Java server's control address).
+func TestTwoHostInteropResponseJavaServer(t *testing.T) { interopResponse(t, "java", "go") }
+
+func interopResponse(t *testing.T, server, client string) {
+	j, side := lossyHosts(t)
+	const count = interopCount
+	sizes := interopSizes
+	for _, dir := range [][2]string{{server, client}} {
 		t.Run("server-"+dir[0]+"-client-"+dir[1], func(t *testing.T) {
 			srv, cli := side[dir[0]], side[dir[1]]
 			naks := counter(t, srv.dir, ctrNaksSent) + counter(t, cli.dir, ctrNaksSent)
@@ -231,17 +270,13 @@ func TestTwoHostInterop(t *testing.T) {
 	}
 }
 
-// TestTwoHostRecovery: the link goes dead for 5 s (100 % loss) and comes
+// TestTwoHostOutage: the link goes dead for 5 s (100 % loss) and comes
 // back: the stream resumes on the same image (the image liveness timeout,
 // 10 s, did not pass) and every message arrives once, in order, both ways.
-// Then each driver is killed in turn, and the other notices within its
-// liveness timeouts: a publication stops being connected (no status
-// message for the 5 s connection timeout) and an image goes away (no
-// packet for the 10 s image liveness timeout).
-func TestTwoHostRecovery(t *testing.T) {
+func TestTwoHostOutage(t *testing.T) {
 	j := needJava(t)
 	h := newTwoHosts(t, j, true)
-	side := map[string]struct{ dir, ip string }{"go": {h.goDir, h.goIP}, "java": {h.javaDir, h.javaIP}}
+	side := map[string]hostSide{"go": {h.goDir, h.goIP}, "java": {h.javaDir, h.javaIP}}
 	for _, dir := range [][2]string{{"go", "java"}, {"java", "go"}} {
 		t.Run("outage-pub-"+dir[0]+"-sub-"+dir[1], func(t *testing.T) {
 			pub, sub := side[dir[0]], side[dir[1]]
@@ -283,6 +318,15 @@ func TestTwoHostRecovery(t *testing.T) {
 			p.Stop(ioTimeout)
 		})
 	}
+}
+
+// TestTwoHostDriverKilled: each driver is killed in turn, and the other
+// notices within its liveness timeouts: a publication stops being
+// connected (no status message for the 5 s connection timeout) and an
+// image goes away (no packet for the 10 s image liveness timeout).
+func TestTwoHostDriverKilled(t *testing.T) {
+	j := needJava(t)
+	h := newTwoHosts(t, j, false)
 	parent := t
 	t.Run("java-driver-killed", func(t *testing.T) {
 		c := connectDir(t, h.goDir)

@@ -39,6 +39,7 @@ import org.agrona.concurrent.status.CountersReader;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
@@ -524,7 +525,9 @@ public final class DriverScenarios
     private static String unavailable(final Aeron aeron)
     {
         final int stream = stream();
-        final List<Long> gone = new ArrayList<>();
+        // The client conductor removes the image, then calls the handler:
+        // wait for the handler, not only for the image count.
+        final List<Long> gone = new CopyOnWriteArrayList<>();
         try (Subscription sub = aeron.addSubscription(ipc(), stream, img -> { }, img -> gone.add(img.correlationId())))
         {
             final long reg;
@@ -537,7 +540,7 @@ public final class DriverScenarios
                 offer(pub, buf, 64);
             }
             final Receiver r = receive(sub, 1, null);
-            await("image unavailable", () -> 0 == sub.imageCount());
+            await("image unavailable", () -> 0 == sub.imageCount() && !gone.isEmpty());
             check(1 == gone.size() && gone.get(0) == reg, "unavailable images " + gone);
             return "messages=" + r.seqs.size() + " unavailable=1";
         }

@@ -57,13 +57,10 @@ func startDriver(t testing.TB, props ...string) *testDriver {
 	if goDriver() {
 		return startGoDriver(t, props)
 	}
-	java, err := exec.LookPath("java")
-	if err != nil {
-		t.Skip("skipping: java is not installed (the real Aeron media driver needs it)")
-	}
+	java := testproc.LookPath(t, "java", "the real Aeron media driver")
 	jar := aeronJar()
 	if _, err := os.Stat(jar); err != nil {
-		t.Skipf("skipping: aeron-all jar not found at %s (run make setup or set AERON_JAR)", jar)
+		testproc.Missing(t, "aeron-all jar not found at %s (run make setup or set AERON_JAR)", jar)
 	}
 	base := "/dev/shm"
 	if st, err := os.Stat(base); err != nil || !st.IsDir() {

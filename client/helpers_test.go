@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -19,10 +18,7 @@ func TestMain(m *testing.M) { testproc.Main(m) }
 // installed. The server is stopped in t.Cleanup.
 func startRedis(tb testing.TB) string {
 	tb.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		tb.Skip("redis-server is not installed: skipping the Redis peer")
-	}
+	bin := testproc.LookPath(tb, "redis-server", "the Redis peer")
 	dir := tb.TempDir()
 	sock := filepath.Join(dir, "redis.sock")
 	testproc.Start(tb, bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no",

@@ -40,9 +40,6 @@ var allocExceptions = map[string]string{
 }
 
 func TestCommandAllocs(t *testing.T) {
-	if invariantsBuild {
-		t.Skip("-tags invariants: the store's owner checks allocate")
-	}
 	e, _ := newEngine(t, Options{Params: redisDefaultParams})
 	rs := e.Open(proto.RESP, nil)
 	ss := e.Open(proto.SBE, nil)

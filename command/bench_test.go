@@ -89,9 +89,6 @@ func BenchmarkServe(b *testing.B) {
 // TestServeAllocs proves with AllocsPerRun what the benchmarks report:
 // PING, SET and GET in either protocol allocate nothing.
 func TestServeAllocs(t *testing.T) {
-	if invariantsBuild {
-		t.Skip("-tags invariants: the store's owner checks allocate")
-	}
 	e, rs, ss := benchEngine(t)
 	var c sbe.Codec
 	var rep reply.Reply

@@ -18,6 +18,7 @@ import (
 
 	tresp "github.com/tidwall/resp"
 
+	"github.com/goblin-kv/goblin/internal/testproc"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/proto/resp"
@@ -61,12 +62,7 @@ func TestMain(m *testing.M) {
 func redisSocket(t testing.TB) string {
 	t.Helper()
 	peer.once.Do(func() { peer.err = startPeer() })
-	if peer.err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("oracle: %v (scripts/setup.sh installs it)", peer.err)
-		}
-		t.Skipf("oracle: %v (scripts/setup.sh installs it)", peer.err)
-	}
+	testproc.Require(t, "the redis-server oracle", peer.err)
 	return peer.sock
 }
 

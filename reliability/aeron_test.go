@@ -35,13 +35,7 @@ func needJavaDriver(t *testing.T) {
 	if err == nil {
 		_, err = javadriver.FindJar("")
 	}
-	if err == nil {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("the Aeron tests need the Java media driver: %v (make setup)", err)
-	}
-	t.Skipf("no Java media driver: %v (make setup)", err)
+	testproc.Require(t, "the Java media driver", err)
 }
 
 // The media drivers an aeron:ipc listener can run: goblin's Go driver

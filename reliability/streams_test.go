@@ -460,12 +460,7 @@ const otherUser = "goblin-test"
 // and is skipped elsewhere.
 func needOtherUsers(t *testing.T) (victim, attacker [2]int) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("the socket squatting test runs processes as other Unix users and needs root")
-		}
-		t.Skip("needs root to run processes as other Unix users (scripts/setup.sh creates " + otherUser + ")")
-	}
+	testproc.RequireRoot(t, "running processes as other Unix users (scripts/setup.sh creates "+otherUser+")")
 	ids := func(name string) ([2]int, error) {
 		u, err := user.Lookup(name)
 		if err != nil {

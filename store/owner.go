@@ -1,10 +1,9 @@
-//go:build !invariants
+//go:build !invariants && !race
 
 package store
 
-const invariantsBuild = false
-
-// ownerCheck is empty in normal builds; see owner_invariants.go.
+// ownerCheck is empty in normal builds (neither -tags invariants nor -race);
+// see owner_invariants.go.
 type ownerCheck struct{}
 
 func (*ownerCheck) check()   {}

@@ -1,4 +1,4 @@
-//go:build invariants
+//go:build invariants || race
 
 package store
 
@@ -7,16 +7,20 @@ import (
 	"runtime"
 )
 
-// invariantsBuild reports whether the expensive self-checks are compiled in.
-const invariantsBuild = true
-
 // ownerCheck remembers the goroutine that first used the store and panics when
 // another one calls it: the store is single-threaded by design. Only compiled with
-// -tags invariants (reading the goroutine id costs a stack dump per call).
-type ownerCheck struct{ id uint64 }
+// -tags invariants, and in every -race build as pebble does, so that CI's
+// race run checks it too (reading the goroutine id costs a stack dump per
+// call). buf is the dump's room, kept here so that the check allocates
+// nothing and the allocation tests hold in these builds too; only the owner
+// touches it, until the check has caught a second goroutine.
+type ownerCheck struct {
+	id  uint64
+	buf [64]byte
+}
 
 func (o *ownerCheck) check() {
-	g := goroutineID()
+	g := goroutineID(o.buf[:])
 	if o.id == 0 {
 		o.id = g
 		return
@@ -29,9 +33,8 @@ func (o *ownerCheck) check() {
 // release lets the next caller become the owner (hand-off to the loop goroutine).
 func (o *ownerCheck) release() { o.id = 0 }
 
-func goroutineID() uint64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
+func goroutineID(buf []byte) uint64 {
+	b := buf[:runtime.Stack(buf, false)]
 	// "goroutine 123 [running]:..."
 	var id uint64
 	for _, c := range b[len("goroutine "):] {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
+	"github.com/goblin-kv/goblin/internal/testproc"
 )
 
 // Generous bounds for a 2-core machine shared with other work: these only
@@ -39,10 +40,7 @@ func needJava(t testing.TB) *Java {
 	defer cancel()
 	j, err := BuildJava(ctx)
 	if errors.Is(err, ErrToolMissing) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true and the interop prerequisites are missing: %v", err)
-		}
-		t.Skipf("skipping: %v", err)
+		testproc.Missing(t, "the interop peers: %v", err)
 	}
 	if err != nil {
 		t.Fatal(err)

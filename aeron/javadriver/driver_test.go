@@ -10,18 +10,18 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
 )
 
 // needDriver skips the test when java or the jar is missing, saying how to
-// get them. CI runs `make setup` first, so there the tests run.
+// get them, or fails it under CI=true (CI runs `make setup` first).
 func needDriver(t *testing.T) {
 	t.Helper()
-	if _, err := FindJava(); err != nil {
-		t.Skipf("skipping: %v", err)
-	}
-	if _, err := FindJar(""); err != nil {
-		t.Skipf("skipping: %v", err)
-	}
+	_, err := FindJava()
+	testproc.Require(t, "java", err)
+	_, err = FindJar("")
+	testproc.Require(t, "the Aeron jar", err)
 }
 
 func startDriver(t *testing.T, o Options) *Driver {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
 )
 
 // runLauncher runs benchmarks/aeron_network_latency.sh with env (and the
@@ -76,12 +78,8 @@ var procLine = regexp.MustCompile(`^(server|client) (\S+) pid=(\d+) start=(\d+) 
 // address, and that nothing is left running on either side.
 func TestTwoHostLauncher(t *testing.T) {
 	requireTools(t, true, "java", "go", "bash")
-	if _, err := aeronJar(&Config{}); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	_, err := aeronJar(&Config{})
+	testproc.Require(t, "the Aeron jar", err)
 	lab := newSSHLab(t, 2)
 	out := filepath.Join(t.TempDir(), "archive")
 	remote := t.TempDir()

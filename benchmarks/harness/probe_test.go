@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
 )
 
 // The measuring clients must not allocate per round trip: an allocation
@@ -15,9 +17,7 @@ func TestProbersDoNotAllocate(t *testing.T) {
 	cfg.CaseTimeout = time.Minute
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := (redisPeer{}).Check(&cfg, RESP); err != nil {
-		t.Skip(err)
-	}
+	testproc.Require(t, "redis-server", (redisPeer{}).Check(&cfg, RESP))
 	dir := t.TempDir()
 	inst, err := NewRedis(TUDS).Start(ctx, &cfg, RESP, dir)
 	if err != nil {
@@ -62,9 +62,7 @@ func TestProbersDoNotAllocate(t *testing.T) {
 func TestRawClientRejectsWrongReply(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.CaseTimeout = time.Minute
-	if err := (redisPeer{}).Check(&cfg, RESP); err != nil {
-		t.Skip(err)
-	}
+	testproc.Require(t, "redis-server", (redisPeer{}).Check(&cfg, RESP))
 	dir := t.TempDir()
 	ctx := context.Background()
 	inst, err := NewRedis(TUDS).Start(ctx, &cfg, RESP, dir)

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
 )
 
 // requireTools fails the test under CI=true when a prerequisite is
@@ -33,11 +35,7 @@ func requireTools(t *testing.T, root bool, tools ...string) {
 	if len(missing) == 0 {
 		return
 	}
-	msg := "missing prerequisites: " + strings.Join(missing, ", ")
-	if os.Getenv("CI") == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	testproc.Missing(t, "%s", strings.Join(missing, ", "))
 }
 
 // sshLab is two machines in miniature: two network namespaces, "server"

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
 )
 
 func TestParsePaths(t *testing.T) {
@@ -162,12 +164,8 @@ func TestCheckPathsWarnsOfTheClientsControlAddress(t *testing.T) {
 func TestDriverAgentPinning(t *testing.T) {
 	requireTools(t, false, "java", "taskset")
 	cfg := DefaultConfig()
-	if _, err := aeronJar(&cfg); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	_, err := aeronJar(&cfg)
+	testproc.Require(t, "the Aeron jar", err)
 	cfg.OutDir = t.TempDir()
 	cfg.track = &caseTrack{}
 	prof := Profiles(2)["backoff"]
@@ -269,9 +267,6 @@ func TestServerLoopOnItsOwnCPU(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.OutDir = t.TempDir()
 	cfg.GoblinServer = buildGoblinServer(t)
-	if cfg.GoblinServer == "" {
-		t.Fatal("cmd/goblin-server does not build")
-	}
 	cfg.track = &caseTrack{}
 	cfg.Profile = Profiles(2)["backoff"]
 	cfg.Profile.ServerCPU, cfg.Profile.HousekeepingCPU = "0", "1"
@@ -302,12 +297,7 @@ func TestAeronmdKindDropsIn(t *testing.T) {
 	requireTools(t, false, "java")
 	cfg := DefaultConfig()
 	jar, err := aeronJar(&cfg)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	testproc.Require(t, "the Aeron jar", err)
 	dir := t.TempDir()
 	aeronmd := filepath.Join(dir, "aeronmd")
 	script := "#!/bin/sh\n# aeronmd stand-in: the C driver's command line, run by Aeron's Java driver\n" +
@@ -320,9 +310,6 @@ func TestAeronmdKindDropsIn(t *testing.T) {
 	cfg.Runs, cfg.Warmup, cfg.Samples = 1, 20, 200
 	cfg.Profile = Profiles(2)["backoff"]
 	cfg.GoblinServer = buildGoblinServer(t)
-	if cfg.GoblinServer == "" {
-		t.Fatal("cmd/goblin-server does not build")
-	}
 	cfg.Systems, cfg.Transports, cfg.Protocols, cfg.Ops = []string{SysGoblin}, []string{TAeronUDP}, []Protocol{SBE}, []Op{Ping}
 	if cfg.Driver, err = ParseDriver("goblin", aeronmd); err != nil {
 		t.Fatal(err)

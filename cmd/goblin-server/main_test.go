@@ -69,11 +69,7 @@ func (s *srv) endpoints() []struct{ name, args string } {
 
 func needTool(t *testing.T, name string) string {
 	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		t.Skipf("%s not installed (scripts/setup.sh installs it): %v", name, err)
-	}
-	return p
+	return testproc.LookPath(t, name, "driving goblin-server as Redis tools do")
 }
 
 func runTool(t *testing.T, stdin []byte, name string, args ...string) []byte {

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
 )
 
 // User is a second user: a uid, a primary gid and supplementary groups.
@@ -35,13 +37,7 @@ func Member(gid uint32) User { return User{UID: 65533, GID: 65533, Groups: []uin
 // processes as another user: it must be root.
 func Need(tb testing.TB) {
 	tb.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		tb.Fatal("accesstest: checking access as a second user needs root (CI=true)")
-	}
-	tb.Skip("accesstest: checking access as a second user needs root")
+	testproc.RequireRoot(tb, "checking access as a second user")
 }
 
 // Access is what u could do with one path.

@@ -36,16 +36,15 @@ func TestMain(m *testing.M) {
 	}
 }
 
-// needDriver skips when the media driver cannot be started here (no java
-// or no aeron-all jar: `make setup` fetches it).
+// needDriver stops the test when the Java media driver cannot be started
+// here (no java or no aeron-all jar: `make setup` fetches it): a skip
+// saying so, or a failure under CI=true.
 func needDriver(tb testing.TB) {
 	tb.Helper()
-	if _, err := javadriver.FindJava(); err != nil {
-		tb.Skipf("no media driver: %v (run make setup)", err)
-	}
-	if _, err := javadriver.FindJar(""); err != nil {
-		tb.Skipf("no media driver: %v (run make setup)", err)
-	}
+	_, err := javadriver.FindJava()
+	testproc.Require(tb, "the Java media driver", err)
+	_, err = javadriver.FindJar("")
+	testproc.Require(tb, "the Java media driver", err)
 }
 
 // startDriver starts a media driver in a private directory, stopped in

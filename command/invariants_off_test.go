@@ -1,5 +1,0 @@
-//go:build !invariants
-
-package command
-
-const invariantsBuild = false

@@ -105,7 +105,13 @@ func (e *Engine) addCommandInfo(op request.Op) {
 		e.pop()
 	}
 	e.pop()
-	e.push(reply.Set)
+	// Redis writes no subcommands as an empty set but a container's as an
+	// array (RESP3 tells them apart).
+	if subs := request.Subcommands(op); len(subs) == 0 {
+		e.push(reply.Set)
+	} else {
+		e.push(reply.Array)
+	}
 	for _, sub := range request.Subcommands(op) {
 		e.addCommandInfo(sub)
 	}
@@ -268,11 +274,53 @@ func (e *Engine) commandGetKeys(_ *Session, r *request.Request) {
 			}
 			e.push(reply.Array)
 			e.addBulk(args[pos])
-			e.addNames(reply.Set, s.KeyFlagNames(i))
+			e.addNames(reply.Set, resolvedKeyFlags(s, i, args))
 			e.pop()
 		}
 	}
 	e.end()
+}
+
+// The key flags a variable_flags key spec resolves to for one call, as
+// Redis's GETKEYSANDFLAGS reports them.
+var (
+	flagsOverwrite  = []string{"OW", "update"}
+	flagsReadWrite  = []string{"RW", "access", "update"}
+	flagsReadAccess = []string{"RO", "access"}
+)
+
+// resolvedKeyFlags returns the flags of s's key spec i for the call args
+// (the command's name first): a spec marked variable_flags says what this
+// call does. SET without GET overwrites, with GET (anywhere among its
+// options) reads too; BITFIELD is read-only while it has only whole GET
+// and OVERFLOW operations.
+func resolvedKeyFlags(s *request.Spec, i int, args [][]byte) []string {
+	if s.Keys[i].Flags&request.KeyVariableFlags == 0 {
+		return s.KeyFlagNames(i)
+	}
+	switch s.Op() {
+	case request.OpSet:
+		for _, a := range args[min(3, len(args)):] {
+			if request.EqualFold(a, "get") {
+				return flagsReadWrite
+			}
+		}
+		return flagsOverwrite
+	case request.OpBitField:
+		for j := 2; j < len(args); j++ {
+			left := len(args) - j - 1
+			switch {
+			case request.EqualFold(args[j], "get") && left >= 2:
+				j += 2
+			case request.EqualFold(args[j], "overflow") && left >= 1:
+				j++
+			default:
+				return flagsReadWrite
+			}
+		}
+		return flagsReadAccess
+	}
+	return s.KeyFlagNames(i)
 }
 
 // help answers the HELP subcommand of a container (CLIENT HELP, CONFIG

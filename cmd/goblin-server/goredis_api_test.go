@@ -1,0 +1,557 @@
+package main
+
+// go-redis v9's own API for each command of issue 15, called against
+// goblin-server and against redis-server 7.0 in the same way, in RESP2 and
+// RESP3: what go-redis returns (value or error) must be the same.
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/redis/go-redis/v9"
+)
+
+// startRedisServer starts a redis-server 7.0 on a Unix socket in a temp
+// directory, saving nothing, and returns the socket's path.
+func startRedisServer(t *testing.T) string {
+	t.Helper()
+	bin := testproc.LookPath(t, "redis-server", "the reference server go-redis's results are compared with")
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "redis.sock")
+	testproc.Start(t, bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no", "--dir", dir)
+	testproc.WaitDial(t, "unix", sock, startTimeout)
+	return sock
+}
+
+// apiCase is one go-redis call; its Cmders are rendered with String (the
+// command, then its value or error) and compared between the servers.
+type apiCase func(ctx context.Context, c *redis.Client) []redis.Cmder
+
+func one(f func(ctx context.Context, c *redis.Client) redis.Cmder) apiCase {
+	return func(ctx context.Context, c *redis.Client) []redis.Cmder { return []redis.Cmder{f(ctx, c)} }
+}
+
+// goRedisCases call go-redis's method for every string, keyspace,
+// database, transaction and connection command of issue 15 whose answer
+// does not depend on the process (TIME, CLIENT ID and the like are checked
+// in TestGoRedisAPIServerCommands).
+func goRedisCases() []apiCase {
+	bg := func(c *redis.Client, f func(redis.Pipeliner)) []redis.Cmder {
+		cmds, _ := c.TxPipelined(context.Background(), func(p redis.Pipeliner) error { f(p); return nil })
+		return cmds
+	}
+	return []apiCase{
+		// Strings.
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SetNX(ctx, "nx", "v", 0) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SetNX(ctx, "nx", "w", 0) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SetNX(ctx, "nx2", "v", time.Minute) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.TTL(ctx, "nx2") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			//lint:ignore SA1019 SETEX is what issue 15 asks to support, deprecated or not
+			return c.SetEx(ctx, "ex", "v", 100*time.Second)
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.TTL(ctx, "ex") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			//lint:ignore SA1019 SETEX is what issue 15 asks to support, deprecated or not
+			return c.SetEx(ctx, "ex", "v", 1500*time.Millisecond)
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Do(ctx, "PSETEX", "px", 100000, "v") }),
+		//lint:ignore SA1019 SETEX and GETSET are what issue 15 asks to support, deprecated or not
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.GetSet(ctx, "nx", "new") }),
+		//lint:ignore SA1019 SETEX and GETSET are what issue 15 asks to support, deprecated or not
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.GetSet(ctx, "nope", "x") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.GetDel(ctx, "nope") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.GetDel(ctx, "nx") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.GetDel(ctx, "nx") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.GetEx(ctx, "ex", 200*time.Second) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.TTL(ctx, "ex") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.GetEx(ctx, "ex", 0) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Append(ctx, "a", "hello") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Append(ctx, "a", " world") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.StrLen(ctx, "a") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.GetRange(ctx, "a", -5, -1) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Do(ctx, "SUBSTR", "a", 0, 4) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SetRange(ctx, "a", 6, "WORLD") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SetRange(ctx, "r", 3, "x") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Get(ctx, "r") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.IncrByFloat(ctx, "f", 10.5) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.IncrByFloat(ctx, "f", 0.1) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.IncrByFloat(ctx, "a", 1) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.MSetNX(ctx, "m1", "1", "m2", "2") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.MSetNX(ctx, "m2", "x", "m3", "3") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.MGet(ctx, "m1", "m2", "m3") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Set(ctx, "l1", "ohmytext", 0) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Set(ctx, "l2", "mynewtext", 0) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.LCS(ctx, &redis.LCSQuery{Key1: "l1", Key2: "l2"})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.LCS(ctx, &redis.LCSQuery{Key1: "l1", Key2: "l2", Len: true})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.LCS(ctx, &redis.LCSQuery{Key1: "l1", Key2: "l2", Idx: true, MinMatchLen: 2, WithMatchLen: true})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SetBit(ctx, "b", 7, 1) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SetBit(ctx, "b", 100, 1) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.GetBit(ctx, "b", 7) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.GetBit(ctx, "b", 6) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Set(ctx, "s", "foobar", 0) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BitCount(ctx, "s", nil) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.BitCount(ctx, "s", &redis.BitCount{Start: 5, End: 30, Unit: redis.BitCountIndexBit})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BitPos(ctx, "s", 1) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BitPos(ctx, "s", 0, 1, 2) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BitPosSpan(ctx, "s", 1, 7, 15, "bit") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BitOpAnd(ctx, "d", "s", "b") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BitOpOr(ctx, "d", "s", "b") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BitOpXor(ctx, "d", "s", "b") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BitOpNot(ctx, "d", "s") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Get(ctx, "d") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.BitField(ctx, "bf", "SET", "i8", 0, 100, "INCRBY", "i8", 0, 100, "GET", "u4", 0)
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.BitField(ctx, "bf", "OVERFLOW", "SAT", "INCRBY", "u8", 8, 300, "OVERFLOW", "FAIL", "INCRBY", "i8", 0, 100)
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.BitFieldRO(ctx, "bf", "u8", 0, "i16", 4)
+		}),
+		// Keyspace.
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.MSet(ctx, "user:1", "a", "user:2", "b", "user:10", "c", "other", "d")
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return sortedStrings(c.Keys(ctx, "user:?")) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return sortedStrings(c.Keys(ctx, "user:[^1]*"))
+		}),
+		func(ctx context.Context, c *redis.Client) []redis.Cmder {
+			// Every key once, whatever the cursors.
+			var keys []string
+			it := c.Scan(ctx, 0, "user:*", 2).Iterator()
+			for it.Next(ctx) {
+				keys = append(keys, it.Val())
+			}
+			return []redis.Cmder{sortedStrings(redis.NewStringSliceResult(keys, it.Err()))}
+		},
+		func(ctx context.Context, c *redis.Client) []redis.Cmder {
+			keys, cur, err := c.ScanType(ctx, 0, "*", 1000, "string").Result()
+			slices.Sort(keys)
+			return []redis.Cmder{redis.NewStringSliceResult(keys, err), redis.NewIntResult(int64(cur), nil)}
+		},
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Unlink(ctx, "user:10", "nope") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.Touch(ctx, "user:1", "user:2", "nope")
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Rename(ctx, "user:1", "u1") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Rename(ctx, "nope", "u1") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.RenameNX(ctx, "u1", "user:2") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.RenameNX(ctx, "u1", "u2") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Copy(ctx, "u2", "u3", 0, false) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Copy(ctx, "u2", "u3", 0, false) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Copy(ctx, "other", "u3", 0, true) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Copy(ctx, "u3", "in5", 5, false) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Get(ctx, "u3") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ExpireAt(ctx, "u2", time.Unix(4102444800, 0))
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ExpireTime(ctx, "u2") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.PExpireAt(ctx, "u2", time.UnixMilli(4102444800500))
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.PExpireTime(ctx, "u2") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ExpireTime(ctx, "nope") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ExpireAt(ctx, "u3", time.Unix(1, 0)) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Exists(ctx, "u3") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Set(ctx, "n", "12", 0) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ObjectEncoding(ctx, "n") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ObjectEncoding(ctx, "a") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ObjectRefCount(ctx, "a") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ObjectFreq(ctx, "a") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ObjectIdleTime(ctx, "nope") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.MemoryUsage(ctx, "nope") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Dump(ctx, "nope") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Restore(ctx, "r2", 0, "garbage") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Type(ctx, "a") }),
+		// Databases.
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Move(ctx, "a", 3) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Move(ctx, "nope", 3) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.DBSize(ctx) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Do(ctx, "SWAPDB", 0, 3) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Get(ctx, "a") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.DBSize(ctx) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Do(ctx, "SWAPDB", 0, 16) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Do(ctx, "SWAPDB", 0, 3) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Move(ctx, "n", 5) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.FlushDB(ctx) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.DBSize(ctx) }),
+		// Transactions: TxPipelined is MULTI ... EXEC.
+		func(ctx context.Context, c *redis.Client) []redis.Cmder {
+			return bg(c, func(p redis.Pipeliner) {
+				p.Set(ctx, "t", "1", 0)
+				p.Incr(ctx, "t")
+				p.IncrByFloat(ctx, "t", 0.5)
+				p.Get(ctx, "t")
+			})
+		},
+		func(ctx context.Context, c *redis.Client) []redis.Cmder {
+			return bg(c, func(p redis.Pipeliner) {
+				p.Set(ctx, "t", "x", 0)
+				p.Incr(ctx, "t") // fails at EXEC; the rest runs
+				p.Get(ctx, "t")
+			})
+		},
+		func(ctx context.Context, c *redis.Client) []redis.Cmder {
+			return bg(c, func(p redis.Pipeliner) {
+				p.Set(ctx, "t", "y", 0)
+				p.Do(ctx, "NOSUCH") // a queueing error: EXECABORT
+			})
+		},
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Get(ctx, "t") }),
+		// WATCH: a transaction whose watched key another client changed
+		// fails with TxFailedErr; untouched, it runs.
+		func(ctx context.Context, c *redis.Client) []redis.Cmder {
+			other := redis.NewClient(c.Options())
+			defer other.Close()
+			var out []redis.Cmder
+			for _, touch := range []bool{true, false} {
+				err := c.Watch(ctx, func(tx *redis.Tx) error {
+					if touch {
+						out = append(out, other.Set(ctx, "w", "theirs", 0))
+					}
+					_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+						p.Set(ctx, "w", "mine", 0)
+						return nil
+					})
+					return err
+				}, "w")
+				out = append(out, redis.NewStatusResult(fmt.Sprint(err), nil), c.Get(ctx, "w"))
+			}
+			return out
+		},
+		// Connection and server commands with fixed answers.
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ClientGetName(ctx) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Wait(ctx, 0, 0) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ConfigResetStat(ctx) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ConfigSet(ctx, "maxmemory", "100mb") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ConfigGet(ctx, "maxmemory") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ConfigSet(ctx, "maxmemory", "0") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ConfigSet(ctx, "nosuch", "1") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ConfigGet(ctx, "maxmemory-policy") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.CommandGetKeys(ctx, "MSET", "a", "1", "b", "2")
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.CommandGetKeys(ctx, "COPY", "a", "b", "REPLACE")
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.CommandGetKeys(ctx, "BITOP", "AND", "d", "x", "y")
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.CommandGetKeys(ctx, "PING") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ClientPause(ctx, 0) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ClientUnpause(ctx) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ClientKillByFilter(ctx, "ID", "999999")
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.FunctionFlush(ctx) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.FunctionList(ctx, redis.FunctionListQuery{})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Do(ctx, "RESET") }),
+	}
+}
+
+func sortedStrings(c *redis.StringSliceCmd) *redis.StringSliceCmd {
+	v, err := c.Result()
+	slices.Sort(v)
+	return redis.NewStringSliceResult(v, err)
+}
+
+// runAPICases runs cases on a new client of addr (database 0, then the
+// cases' own SELECTs) after FLUSHALL and renders each result.
+func runAPICases(t *testing.T, network, addr string, protocol int, cases []apiCase) []string {
+	t.Helper()
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Network: network, Addr: addr, Protocol: protocol, PoolSize: 1})
+	defer c.Close()
+	if err := c.FlushAll(ctx).Err(); err != nil {
+		t.Fatalf("FLUSHALL on %s: %v", addr, err)
+	}
+	var out []string
+	for _, f := range cases {
+		var parts []string
+		for _, cmd := range f(ctx, c) {
+			parts = append(parts, cmd.String())
+		}
+		out = append(out, strings.Join(parts, " | "))
+	}
+	return out
+}
+
+// TestGoRedisAPI: go-redis's typed call for each command gives the same
+// value or error against goblin-server as against redis-server 7.0, over
+// RESP2 and RESP3.
+func TestGoRedisAPI(t *testing.T) {
+	theirs := startRedisServer(t)
+	s := startServer(t)
+	cases := goRedisCases()
+	for _, protocol := range []int{2, 3} {
+		t.Run(fmt.Sprintf("RESP%d", protocol), func(t *testing.T) {
+			want := runAPICases(t, "unix", theirs, protocol, cases)
+			got := runAPICases(t, "unix", s.sock, protocol, cases)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Errorf("case %d:\ngoblin %s\n redis %s", i, got[i], want[i])
+				}
+			}
+		})
+	}
+}
+
+// TestGoRedisAPIServerCommands: go-redis's calls whose answers depend on
+// the process (TIME, LASTSAVE, CLIENT ID/INFO/LIST, COMMAND, INFO, MEMORY
+// USAGE, DUMP/RESTORE) parse and hold what they must against goblin-server.
+func TestGoRedisAPIServerCommands(t *testing.T) {
+	theirs := startRedisServer(t)
+	s := startServer(t)
+	ctx := context.Background()
+	for _, protocol := range []int{2, 3} {
+		t.Run(fmt.Sprintf("RESP%d", protocol), func(t *testing.T) {
+			c := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, Protocol: protocol, PoolSize: 1, ClientName: "api"})
+			defer c.Close()
+			ref := redis.NewClient(&redis.Options{Network: "unix", Addr: theirs, Protocol: protocol, PoolSize: 1})
+			defer ref.Close()
+			if now, err := c.Time(ctx).Result(); err != nil || time.Since(now).Abs() > time.Minute {
+				t.Errorf("TIME = %v, %v", now, err)
+			}
+			if ls, err := c.LastSave(ctx).Result(); err != nil || ls <= 0 || ls > time.Now().Unix() {
+				t.Errorf("LASTSAVE = %d, %v", ls, err)
+			}
+			id, err := c.ClientID(ctx).Result()
+			if err != nil || id <= 0 {
+				t.Fatalf("CLIENT ID = %d, %v", id, err)
+			}
+			info, err := c.ClientInfo(ctx).Result()
+			if err != nil || info.ID != id || info.Name != "api" || info.DB != 0 {
+				t.Errorf("CLIENT INFO = %+v, %v (id %d)", info, err, id)
+			}
+			if list, err := c.ClientList(ctx).Result(); err != nil || !strings.Contains(list, fmt.Sprintf("id=%d ", id)) ||
+				!strings.Contains(list, "name=api ") {
+				t.Errorf("CLIENT LIST = %q, %v", list, err)
+			}
+			// COMMAND: every command go-redis parses from goblin is
+			// described as Redis describes it.
+			ours, err := c.Command(ctx).Result()
+			if err != nil || len(ours) < 60 {
+				t.Fatalf("COMMAND: %d commands, %v", len(ours), err)
+			}
+			refs, err := ref.Command(ctx).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, ci := range ours {
+				r, ok := refs[name]
+				if !ok {
+					continue // goblin's Redis 7.2 additions (docs/commands.md)
+				}
+				a, b := *ci, *r
+				pa, pb := fmt.Sprintf("%+v", a.CommandPolicy), fmt.Sprintf("%+v", b.CommandPolicy)
+				if a.CommandPolicy != nil && b.CommandPolicy != nil { // the tips, as go-redis routes by them
+					pa, pb = fmt.Sprintf("%+v", *a.CommandPolicy), fmt.Sprintf("%+v", *b.CommandPolicy)
+				}
+				a.CommandPolicy, b.CommandPolicy = nil, nil
+				if fmt.Sprintf("%+v %s", a, pa) != fmt.Sprintf("%+v %s", b, pb) {
+					t.Errorf("COMMAND's %s:\ngoblin %+v\n redis %+v", name, a, b)
+				}
+			}
+			if n, err := c.Do(ctx, "COMMAND", "COUNT").Int(); err != nil || n != len(ours) {
+				t.Errorf("COMMAND COUNT = %d, %v; COMMAND lists %d", n, err, len(ours))
+			}
+			names, err := c.CommandList(ctx, nil).Result()
+			if err != nil || !slices.Contains(names, "getex") || !slices.Contains(names, "client|kill") {
+				t.Errorf("COMMAND LIST = %d names, %v", len(names), err)
+			}
+			// INFO: the fields tools read.
+			im, err := c.InfoMap(ctx).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for section, fields := range map[string][]string{
+				"Server":      {"redis_version", "goblin_version", "process_id", "tcp_port", "uptime_in_seconds"},
+				"Clients":     {"connected_clients", "blocked_clients"},
+				"Memory":      {"used_memory", "used_memory_human", "maxmemory", "maxmemory_policy", "mem_allocator"},
+				"Stats":       {"keyspace_hits", "keyspace_misses", "expired_keys", "evicted_keys", "total_commands_processed"},
+				"Persistence": {"rdb_last_save_time"},
+				"Replication": {"role"},
+				"CPU":         {"used_cpu_sys", "used_cpu_user"},
+			} {
+				for _, f := range fields {
+					if _, ok := im[section][f]; !ok {
+						t.Errorf("INFO has no %s in # %s: %v", f, section, im[section])
+					}
+				}
+			}
+			if im["Replication"]["role"] != "master" {
+				t.Errorf("INFO role = %q", im["Replication"]["role"])
+			}
+			if cs, err := c.InfoMap(ctx, "commandstats").Result(); err != nil ||
+				!strings.HasPrefix(cs["Commandstats"]["cmdstat_client|id"], "calls=") {
+				t.Errorf("INFO commandstats = %v, %v", cs, err)
+			}
+			// MEMORY USAGE: goblin's own accounting (docs/commands.md), at
+			// least the key and the value.
+			if err := c.Set(ctx, "mu", strings.Repeat("x", 1000), 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := c.MemoryUsage(ctx, "mu").Result(); err != nil || n < 1002 || n > 2000 {
+				t.Errorf("MEMORY USAGE = %d, %v", n, err)
+			}
+			// DUMP/RESTORE: goblin's payload (its own format,
+			// docs/commands.md) restores on goblin with its TTL and
+			// REPLACE; Redis's payload is refused with Redis's error.
+			if err := c.Set(ctx, "dumped", "12345", 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			payload, err := c.Dump(ctx, "dumped").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Del(ctx, "restored")
+			if err := c.Restore(ctx, "restored", time.Minute, payload).Err(); err != nil {
+				t.Fatalf("RESTORE: %v", err)
+			}
+			if ttl, err := c.TTL(ctx, "restored").Result(); err != nil || ttl <= 0 || ttl > time.Minute {
+				t.Errorf("TTL after RESTORE = %v, %v", ttl, err)
+			}
+			if err := c.Restore(ctx, "restored", 0, payload).Err(); err == nil || err.Error() != "BUSYKEY Target key name already exists." {
+				t.Errorf("RESTORE onto a key: %v", err)
+			}
+			if err := c.RestoreReplace(ctx, "restored", 0, payload).Err(); err != nil {
+				t.Errorf("RESTORE REPLACE: %v", err)
+			}
+			if v, err := c.Get(ctx, "restored").Result(); err != nil || v != "12345" {
+				t.Errorf("restored %q, %v", v, err)
+			}
+			if enc, err := c.ObjectEncoding(ctx, "restored").Result(); err != nil || enc != "int" {
+				t.Errorf("restored encoding %q, %v", enc, err)
+			}
+			if err := ref.Set(ctx, "dumped", "12345", 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			theirPayload, err := ref.Dump(ctx, "dumped").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := ref.RestoreReplace(ctx, "dumped", 0, payload).Err() // goblin's payload on Redis
+			if err := c.RestoreReplace(ctx, "restored", 0, theirPayload).Err(); err == nil || want == nil || err.Error() != want.Error() {
+				t.Errorf("RESTORE of a Redis payload: %v; Redis refuses goblin's with %v", err, want)
+			}
+		})
+	}
+}
+
+// TestGoRedisSelectDB: a go-redis client configured with DB 3 (SELECT 3
+// on every connection) sees database 3 only.
+func TestGoRedisSelectDB(t *testing.T) {
+	s := startServer(t)
+	ctx := context.Background()
+	c0 := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, PoolSize: 2})
+	defer c0.Close()
+	c3 := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, PoolSize: 2, DB: 3})
+	defer c3.Close()
+	if err := c3.Set(ctx, "k", "in3", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c0.Get(ctx, "k").Err(); err != redis.Nil {
+		t.Fatalf("database 0 sees database 3's key: %v", err)
+	}
+	if n, err := c3.DBSize(ctx).Result(); err != nil || n != 1 {
+		t.Fatalf("DBSIZE in 3 = %d, %v", n, err)
+	}
+	if im, err := c0.InfoMap(ctx, "keyspace").Result(); err != nil || !strings.HasPrefix(im["Keyspace"]["db3"], "keys=1,") {
+		t.Fatalf("INFO keyspace = %v, %v", im, err)
+	}
+}
+
+// TestRedisCLIKeyspaceTools runs redis-cli's keyspace tools against
+// goblin-server: --scan (with --pattern), --bigkeys and --memkeys, in
+// database 0 and with -n 3.
+func TestRedisCLIKeyspaceTools(t *testing.T) {
+	cli := testproc.LookPath(t, "redis-cli", "redis-cli's --scan, --bigkeys and --memkeys against goblin-server")
+	s := startServer(t)
+	ctx := context.Background()
+	c0 := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, PoolSize: 1})
+	defer c0.Close()
+	c3 := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, PoolSize: 1, DB: 3})
+	defer c3.Close()
+	var want0, want3 []string
+	for i := range 300 { // several SCAN pages
+		k := fmt.Sprintf("user:%d", i)
+		if err := c0.Set(ctx, k, strings.Repeat("v", i%50), 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		want0 = append(want0, k)
+	}
+	if err := c0.Set(ctx, "big", strings.Repeat("b", 5000), 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	want0 = append(want0, "big")
+	for i := range 5 {
+		k := fmt.Sprintf("three:%d", i)
+		if err := c3.Set(ctx, k, strings.Repeat("t", 10+i), 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		want3 = append(want3, k)
+	}
+	run := func(args ...string) string {
+		out, err := exec.Command(cli, append(strings.Fields("-s "+s.sock), args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	lines := func(out string) []string {
+		l := strings.Fields(out)
+		slices.Sort(l)
+		return l
+	}
+	slices.Sort(want0)
+	slices.Sort(want3)
+	if got := lines(run("--scan")); !slices.Equal(got, want0) {
+		t.Errorf("--scan: %d keys, want %d", len(got), len(want0))
+	}
+	if got := lines(run("--scan", "--pattern", "user:1?")); len(got) != 10 || got[0] != "user:10" || got[9] != "user:19" {
+		t.Errorf("--scan --pattern user:1?: %q", got)
+	}
+	if got := lines(run("-n", "3", "--scan")); !slices.Equal(got, want3) {
+		t.Errorf("-n 3 --scan: %q, want %q", got, want3)
+	}
+	if got := run("-n", "3", "DBSIZE"); got != "5\n" {
+		t.Errorf("-n 3 DBSIZE: %q", got)
+	}
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--bigkeys"}, []string{"Sampled 301 keys in the keyspace!", `Biggest string found '"big"' has 5000 bytes`,
+			"301 strings with 12350 bytes (100.00% of keys"}},
+		{[]string{"-n", "3", "--bigkeys"}, []string{"Sampled 5 keys in the keyspace!", `Biggest string found '"three:4"' has 14 bytes`,
+			"5 strings with 60 bytes (100.00% of keys"}},
+		{[]string{"--memkeys"}, []string{"Sampled 301 keys in the keyspace!", `Biggest string found '"big"' has `, "301 strings with "}},
+		{[]string{"-n", "3", "--memkeys"}, []string{"Sampled 5 keys in the keyspace!", "5 strings with "}},
+	} {
+		out := run(c.args...)
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("redis-cli %s: no %q in\n%s", strings.Join(c.args, " "), w, out)
+			}
+		}
+	}
+}

@@ -46,10 +46,17 @@ func (e *Engine) Tick(budget int) int {
 		}
 	}
 	e.tickNext = (e.tickNext + 1) % len(e.dbs)
+	if e.cl != nil {
+		e.tickCluster()
+	}
 	return work
 }
 
 func (e *Engine) selectDB(s *Session, r *request.Request) {
+	if e.cl != nil && r.Amount != 0 {
+		e.errText(reply.Err, "ERR SELECT is not allowed in cluster mode")
+		return
+	}
 	if e.db(r.Amount) == nil {
 		return
 	}

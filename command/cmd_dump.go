@@ -32,17 +32,27 @@ const (
 var crcTable = crc64.MakeTable(crc64.ECMA)
 
 func (e *Engine) dump(_ *Session, r *request.Request) {
-	b := append(e.scratch[:0], dumpMark, dumpVersion, 0)
-	val, kind, _, ok := e.st.Export(b, r.Key)
+	val, _, ok := e.appendDump(e.scratch[:0], r.Key)
+	e.scratch = val[:0]
 	if !ok {
-		e.scratch = b[:0]
 		e.null()
 		return
 	}
-	val[2] = byte(kind)
-	val = binary.LittleEndian.AppendUint64(val, crc64.Checksum(val, crcTable))
-	e.scratch = val[:0]
 	e.bulk(val)
+}
+
+// appendDump appends key's DUMP payload to dst and returns it with the
+// key's expiry (unix ms, 0 for none); ok is false, and dst returned
+// unchanged, when the key is missing.
+func (e *Engine) appendDump(dst, key []byte) (payload []byte, expireAt int64, ok bool) {
+	b := append(dst, dumpMark, dumpVersion, 0)
+	val, kind, at, ok := e.st.Export(b, key)
+	if !ok {
+		return dst, 0, false
+	}
+	val[len(dst)+2] = byte(kind)
+	val = binary.LittleEndian.AppendUint64(val, crc64.Checksum(val[len(dst):], crcTable))
+	return val, at, true
 }
 
 // restore answers RESTORE key ttl payload [REPLACE] [ABSTTL]: the ttl, if

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"time"
 
+	"github.com/goblin-kv/goblin/cluster"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/proto/resp"
@@ -78,6 +79,8 @@ type Options struct {
 	// Params are the server's configuration parameters (timeout,
 	// maxclients, port...), for CONFIG GET and SET. Optional.
 	Params []Param
+	// Cluster puts the engine in cluster mode when Cluster.State is set.
+	Cluster ClusterOptions
 }
 
 // Stats are one transport's counters. Only the loop goroutine writes them
@@ -126,6 +129,7 @@ type Session struct {
 	monitor          bool          // MONITOR: receives every command
 	mute             int8          // CLIENT REPLY: -1 OFF; SKIP: 2 for the SKIP itself, 1 for the next command
 	killed           bool          // CLIENT KILL: close at the next request
+	asking           bool          // ASKING: the next command may reach an importing slot
 	hold             time.Duration // CLIENT PAUSE: how long the transport should wait (Hold)
 	libName, libVer  []byte        // CLIENT SETINFO
 
@@ -258,6 +262,9 @@ type Engine struct {
 	txVals      []byte
 	lcsTable    []uint32 // LCS's dynamic programme
 	ld          longDouble
+
+	cl       *clusterMode      // nil unless in cluster mode (cmd_cluster.go)
+	migrator *cluster.Migrator // MIGRATE's connections outside cluster mode
 }
 
 // NewEngine returns an engine executing against st.
@@ -274,7 +281,7 @@ func NewEngine(st *store.Store, o Options) *Engine {
 	if o.Databases <= 0 {
 		o.Databases = DefaultDatabases
 	}
-	return &Engine{
+	e := &Engine{
 		started: wallClock(), runID: newRunID(), now: o.Clock.NowMillis(),
 		st: st, dbs: append(make([]*store.Store, 0, o.Databases), st), o: o, clock: o.Clock,
 		args:    make([][]byte, 0, 16),
@@ -284,6 +291,10 @@ func NewEngine(st *store.Store, o Options) *Engine {
 		sbeArgs: make([][]byte, 0, 16),
 		res:     reply.Reply{Items: make([]reply.Item, 0, 16)},
 	}
+	if o.Cluster.State != nil {
+		e.cl = newClusterMode(o.Cluster)
+	}
+	return e
 }
 
 // ServeStream executes every complete request at the start of in, in

@@ -74,8 +74,15 @@ func init() {
 		request.OpConfigRewrite: (*Engine).configRewrite, request.OpConfigHelp: (*Engine).help,
 		request.OpFunctionFlush: (*Engine).functionFlush, request.OpFunctionList: (*Engine).functionList,
 		request.OpFunctionHelp: (*Engine).help, request.OpMonitor: (*Engine).monitor,
+		request.OpClusterHelp: (*Engine).help, request.OpAsking: (*Engine).asking,
+		request.OpReadOnly: (*Engine).readOnly, request.OpReadWrite: (*Engine).readOnly, request.OpMigrate: (*Engine).migrate,
 	} {
 		handlers[op] = h
+	}
+	for _, op := range request.Subcommands(request.OpCluster) {
+		if handlers[op] == nil {
+			handlers[op] = (*Engine).clusterCmd
+		}
 	}
 }
 
@@ -233,6 +240,9 @@ func (e *Engine) execute(s *Session, r *request.Request) {
 		return
 	}
 	e.st = e.dbs[s.db]
+	if e.cl != nil && e.route(s, r) {
+		return
+	}
 	e.ran = true
 	e.cmd[r.Op].calls++
 	if e.sampleLeft--; e.sampleLeft <= 0 || s.noTouch || len(e.watchers) > 0 {

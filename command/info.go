@@ -112,7 +112,7 @@ func (e *Engine) infoSection(w *infoWriter, s *Session, sec string, st *store.St
 		w.str("redis_git_sha1", "00000000")
 		w.str("redis_git_dirty", "0")
 		w.str("redis_build_id", "0")
-		w.str("redis_mode", "standalone")
+		w.str("redis_mode", e.redisMode())
 		w.str("os", osName())
 		w.int("arch_bits", strconv.IntSize)
 		w.str("monotonic_clock", "POSIX clock_gettime")
@@ -256,7 +256,7 @@ func (e *Engine) infoSection(w *infoWriter, s *Session, sec string, st *store.St
 		}
 	case "cluster":
 		w.b = append(w.b, "# Cluster\r\n"...)
-		w.int("cluster_enabled", 0)
+		w.int("cluster_enabled", b2i(e.cl != nil))
 	case "keyspace":
 		w.b = append(w.b, "# Keyspace\r\n"...)
 		var one store.Stats

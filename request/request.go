@@ -54,6 +54,7 @@ const FlagBadTime Flags = 1 << 0
 const (
 	FlagReplace Flags = 1 << 0 // COPY, RESTORE: overwrite an existing destination
 	FlagDB      Flags = 1 << 1 // COPY: DB given, in Amount
+	FlagCopy    Flags = 1 << 2 // MIGRATE: leave the keys here too (COPY)
 )
 
 // SCAN's options.

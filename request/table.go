@@ -128,6 +128,34 @@ const (
 	OpFunctionList           Op = 121
 	OpFunctionHelp           Op = 122
 	OpMonitor                Op = 123
+	// Cluster mode (issue 18): RESP only, not in the SBE schema.
+	OpCluster                    Op = 124 // container: CLUSTER <subcommand>
+	OpClusterSlots               Op = 125
+	OpClusterShards              Op = 126
+	OpClusterNodes               Op = 127
+	OpClusterMyID                Op = 128
+	OpClusterMyShardID           Op = 129
+	OpClusterInfo                Op = 130
+	OpClusterKeySlot             Op = 131
+	OpClusterCountKeysInSlot     Op = 132
+	OpClusterGetKeysInSlot       Op = 133
+	OpClusterCountFailureReports Op = 134
+	OpClusterSetSlot             Op = 135
+	OpClusterHelp                Op = 136
+	OpClusterSaveConfig          Op = 137
+	OpClusterReload              Op = 138
+	OpClusterAddSlots            Op = 139
+	OpClusterAddSlotsRange       Op = 140
+	OpClusterDelSlots            Op = 141
+	OpClusterMeet                Op = 142
+	OpClusterForget              Op = 143
+	OpClusterReplicate           Op = 144
+	OpClusterFailover            Op = 145
+	OpClusterReset               Op = 146
+	OpAsking                     Op = 147
+	OpReadOnly                   Op = 148
+	OpReadWrite                  Op = 149
+	OpMigrate                    Op = 150
 )
 
 // Key specs of the common shapes.
@@ -152,6 +180,9 @@ const (
 	keyW          = CatKeyspace | CatWrite
 	keyR          = CatKeyspace | CatRead
 	clientAdmin   = CatAdmin | CatSlow | CatDangerous | CatConnection
+	clusterAdmin  = CatAdmin | CatSlow | CatDangerous
+	clusterSet    = Admin | Stale | NoAsyncLoading
+	nondet        = "nondeterministic_output"
 )
 
 // specs is the command table, indexed by Op. Name, arity, flags, ACL
@@ -571,4 +602,88 @@ var specs = [NumOps]Spec{
 	OpMonitor: {Name: "monitor", Arity: 1, Flags: Admin | NoScript | Loading | Stale, ACL: CatAdmin | CatSlow | CatDangerous,
 		Group: "server", Since: "1.0.0", Complexity: "O(1) per command seen",
 		Summary: "Stream every command the server executes to this (socket) connection."},
+	OpCluster: {Name: "cluster", Arity: -2, ACL: CatSlow, Dispatch: true,
+		Group: "cluster", Since: "3.0.0", Complexity: "Depends on subcommand.",
+		Summary: "The cluster's slot map and this node's part in it (cluster mode, --cluster-config)."},
+	OpClusterSlots: {Name: "cluster|slots", Arity: 2, Flags: Stale, ACL: CatSlow, Tips: nondet, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(N) for N nodes",
+		Summary: "Slot ranges with the address and id of the node owning each."},
+	OpClusterShards: {Name: "cluster|shards", Arity: 2, Flags: Stale, ACL: CatSlow, Tips: nondet, Container: OpCluster,
+		Group: "cluster", Since: "7.0.0", Complexity: "O(N) for N nodes",
+		Summary: "Each shard (one node each: goblin has no replicas) with its slots and node."},
+	OpClusterNodes: {Name: "cluster|nodes", Arity: 2, Flags: Stale, ACL: CatSlow, Tips: nondet, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(N) for N nodes",
+		Summary: "The cluster configuration in Redis's nodes.conf line format."},
+	OpClusterMyID: {Name: "cluster|myid", Arity: 2, Flags: Stale, ACL: CatSlow, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(1)",
+		Summary: "This node's id."},
+	OpClusterMyShardID: {Name: "cluster|myshardid", Arity: 2, Flags: Stale, ACL: CatSlow, Tips: nondet, Container: OpCluster,
+		Group: "cluster", Since: "7.2.0", Complexity: "O(1)",
+		Summary: "This node's shard id (its node id: each shard is one node)."},
+	OpClusterInfo: {Name: "cluster|info", Arity: 2, Flags: Stale, ACL: CatSlow, Tips: nondet, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(1)",
+		Summary: "Cluster state, slots assigned, nodes and epochs."},
+	OpClusterKeySlot: {Name: "cluster|keyslot", Arity: 3, Flags: Stale, ACL: CatSlow, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(N) for a key of N bytes", Syntax: "key",
+		Summary: "The hash slot of a key (CRC16 of the key or its {hash tag}, modulo 16384)."},
+	OpClusterCountKeysInSlot: {Name: "cluster|countkeysinslot", Arity: 3, Flags: Stale, ACL: CatSlow, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(N) for N keys in the store on first use, then O(M) for M keys written to the slot", Syntax: "slot",
+		Summary: "How many keys of a slot this node holds."},
+	OpClusterGetKeysInSlot: {Name: "cluster|getkeysinslot", Arity: 4, Flags: Stale, ACL: CatSlow, Tips: nondet, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(N) for N keys in the store on first use, then O(M) for M keys written to the slot", Syntax: "slot count",
+		Summary: "Up to count keys of a slot that this node holds."},
+	OpClusterCountFailureReports: {Name: "cluster|count-failure-reports", Arity: 3, Flags: Admin | Stale, ACL: clusterAdmin, Tips: nondet,
+		Container: OpCluster, Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "node-id",
+		Summary: "Failure reports about a node: always 0, goblin has no failure detection."},
+	OpClusterSetSlot: {Name: "cluster|setslot", Arity: -4, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(1)",
+		Syntax:  "slot (subcommand=IMPORTING node-id|MIGRATING node-id|NODE node-id|STABLE)",
+		Summary: "Move a slot: mark it importing or migrating, give it to a node, or end a move."},
+	OpClusterHelp: {Name: "cluster|help", Arity: 2, Flags: Loading | Stale, ACL: CatSlow, Container: OpCluster,
+		Group: "cluster", Since: "5.0.0", Complexity: "O(1)",
+		Summary: "The CLUSTER subcommands."},
+	OpClusterSaveConfig: {Name: "cluster|saveconfig", Arity: 2, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(N) for N nodes",
+		Summary: "Write the slot map as it now stands (after SETSLOT) to the cluster configuration file."},
+	OpClusterReload: {Name: "cluster|reload", Arity: 2, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
+		Group: "cluster", Since: "7.0.0", Complexity: "O(N) for N nodes",
+		Summary: "Read the cluster configuration file again (as SIGHUP does); refused if its epoch is older than this node's."},
+	OpClusterAddSlots: {Name: "cluster|addslots", Arity: -3, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "slot...",
+		Summary: "Refused: slots are given to nodes in the cluster configuration file."},
+	OpClusterAddSlotsRange: {Name: "cluster|addslotsrange", Arity: -4, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
+		Group: "cluster", Since: "7.0.0", Complexity: "O(1)", Syntax: "(range=start-slot end-slot)...",
+		Summary: "Refused: slots are given to nodes in the cluster configuration file."},
+	OpClusterDelSlots: {Name: "cluster|delslots", Arity: -3, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "slot...",
+		Summary: "Refused: slots are given to nodes in the cluster configuration file."},
+	OpClusterMeet: {Name: "cluster|meet", Arity: -4, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "ip port [cluster-bus-port]",
+		Summary: "OK when the node is already a member (listed in the file), refused otherwise: goblin has no cluster bus."},
+	OpClusterForget: {Name: "cluster|forget", Arity: 3, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "node-id",
+		Summary: "Refused: members are listed in the cluster configuration file."},
+	OpClusterReplicate: {Name: "cluster|replicate", Arity: 3, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "node-id",
+		Summary: "Refused: goblin has no replicas."},
+	OpClusterFailover: {Name: "cluster|failover", Arity: -2, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "[options=FORCE|TAKEOVER]",
+		Summary: "Refused: goblin has no replicas to fail over to."},
+	OpClusterReset: {Name: "cluster|reset", Arity: -2, Flags: Admin | Stale | NoScript, ACL: clusterAdmin, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "[reset-type=HARD|SOFT]",
+		Summary: "Refused: the cluster configuration file says what the node is."},
+	OpAsking: {Name: "asking", Arity: 1, Flags: Fast, ACL: CatFast | CatConnection,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(1)",
+		Summary: "Let the next command reach a slot this node is importing (sent after an -ASK redirect)."},
+	OpReadOnly: {Name: "readonly", Arity: 1, Flags: Loading | Stale | Fast, ACL: CatFast | CatConnection,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(1)",
+		Summary: "Accepted for cluster clients; goblin has no replicas, so it changes nothing."},
+	OpReadWrite: {Name: "readwrite", Arity: 1, Flags: Loading | Stale | Fast, ACL: CatFast | CatConnection,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(1)",
+		Summary: "Accepted for cluster clients; goblin has no replicas, so it changes nothing."},
+	OpMigrate: {Name: "migrate", Arity: -6, Flags: Write | MovableKeys, ACL: keyW | CatSlow | CatDangerous, Tips: nondet,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 3, KeyStep: 1}},
+		Group: "generic", Since: "2.6.0", Complexity: "O(N) for N bytes moved, and a round trip to the target",
+		Syntax:  "host port (key-selector=key|\"\") destination-db timeout [COPY] [REPLACE] [authentication=AUTH password|AUTH2 username password] [KEYS key...]",
+		Summary: "Move keys to another goblin server (DUMP, RESTORE there, DEL here); waits for the target, up to timeout ms."},
 }

@@ -135,7 +135,7 @@ func TestStateSetSlot(t *testing.T) {
 		t.Fatalf("ranges of a: %v", rs)
 	}
 	// The unedited file is now stale; the saved map, one epoch up, is not.
-	if err := s.Reload(c); err == nil || !strings.Contains(err.Error(), "older than this node's 5") {
+	if err := s.Reload(c); err == nil || !strings.Contains(err.Error(), "older than this node's 5: slots were moved") {
 		t.Fatalf("reload of the stale file: %v", err)
 	}
 	saved, err := Parse(s.Config().Format())

@@ -67,8 +67,11 @@ func (s *State) install(c *Config) error {
 // yet record) and one naming another node as myself. Slots being moved
 // stay so when both nodes are still members.
 func (s *State) Reload(c *Config) error {
-	if c.Epoch < s.epoch {
-		return fmt.Errorf("%w: the file's epoch %d is older than this node's %d (slots moved with CLUSTER SETSLOT are not in the file: write them there, CLUSTER SAVECONFIG does, and raise the epoch)", ErrConfig, c.Epoch, s.epoch)
+	switch {
+	case c.Epoch < s.epoch && s.epoch > s.cfg.Epoch:
+		return fmt.Errorf("%w: the file's epoch %d is older than this node's %d: slots were moved with CLUSTER SETSLOT since the file was read; write the map there (CLUSTER SAVECONFIG does) with a higher epoch", ErrConfig, c.Epoch, s.epoch)
+	case c.Epoch < s.epoch:
+		return fmt.Errorf("%w: the file's epoch %d is older than this node's %d: a stale file", ErrConfig, c.Epoch, s.epoch)
 	}
 	if c.Myself != s.cfg.Myself {
 		return fmt.Errorf("%w: the file says this node is %s, it is %s", ErrConfig, c.Myself, s.cfg.Myself)

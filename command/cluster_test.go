@@ -220,3 +220,29 @@ func TestMigrateWireFormat(t *testing.T) {
 		t.Fatalf("restored value %s", got)
 	}
 }
+
+// BenchmarkServeCluster is BenchmarkServe's GET and SET over RESP in
+// cluster mode, on a key this node owns: what routing (the slot hash and
+// the owner check) adds to a request.
+func BenchmarkServeCluster(b *testing.B) {
+	c, _ := cluster.Parse([]byte("epoch 1\nmyself " + nodeA + "\nnode " + nodeA + " tcp://127.0.0.1:7001 slots 0-16383\n"))
+	st, err := cluster.New(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, h := range hotRequests()[1:] {
+		b.Run(h.name+"/RESP", func(b *testing.B) {
+			e, _ := newEngine(b, Options{Cluster: ClusterOptions{State: st}})
+			s := NewSession(0, nil)
+			do(b, e, s, "SET", "key:000000000042", "0123456789abcdef")
+			out := make([]byte, 0, 256)
+			b.ReportAllocs()
+			for b.Loop() {
+				_, out, _ = e.ServeStream(s, h.resp, out[:0])
+			}
+			if string(out) != h.wantRESP {
+				b.Fatalf("reply %q", out)
+			}
+		})
+	}
+}

@@ -66,6 +66,12 @@ type Options struct {
 	// RequirePass, when set, makes RESP clients AUTH before anything else.
 	RequirePass string
 
+	// ClusterConfig, when set, is the cluster configuration file that puts
+	// the server in cluster mode (docs/cluster.md); ClusterNode, when set,
+	// names this node in it (else the file's "myself" line does).
+	ClusterConfig string
+	ClusterNode   string
+
 	// MaxClients caps the clients of each socket listener.
 	MaxClients int
 	// MaxOutput caps the reply bytes queued for one socket client before

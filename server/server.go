@@ -66,7 +66,12 @@ func New(o Options) (*Server, error) {
 		return nil, fmt.Errorf("server: store: %w", err)
 	}
 	s.store = st
+	co, err := s.clusterOptions()
+	if err != nil {
+		return nil, err
+	}
 	s.engine = command.NewEngine(st, command.Options{
+		Cluster:     co,
 		RequirePass: o.RequirePass,
 		Info:        s.info,
 		// A bulk string or SBE frame may carry the largest value the

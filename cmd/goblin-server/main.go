@@ -73,7 +73,9 @@ type config struct {
 	logLevel    string
 	logFormat   string
 	configFile  string
-	aeronDir    string
+
+	clusterConfig, clusterNode string
+	aeronDir                   string
 }
 
 func flags(c *config, stderr io.Writer) *flag.FlagSet {
@@ -99,11 +101,13 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.StringVar(&c.aeronDir, "aeron-dir", "", "Aeron `directory` of a media driver something else runs, used by every aeron: listener (adds dir=…|driver=external); empty: an aeron:ipc listener runs goblin's Go media driver inside goblin-server (driver=java: starts and supervises the Java driver), an aeron:udp listener the Java driver (docs/transports.md)")
+	fs.StringVar(&c.clusterConfig, "cluster-config", "", "cluster configuration `file`: serve as a Redis Cluster node owning the slots the file gives it (docs/cluster.md); SIGHUP or CLUSTER RELOAD reads it again")
+	fs.StringVar(&c.clusterNode, "cluster-node", "", "this node's `id` in --cluster-config (40 hex digits), for a file shared by every node; default: the file's \"myself\" line")
 	fs.StringVar(&c.configFile, "config", "", "configuration `file`: one \"flag value\" per line (flag names without dashes, # comments); flags on the command line win")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: goblin-server [flags]\n\ngoblin-server serves a goblin key/value cache over Unix sockets, TCP, goblin's\nshared-memory ring and Aeron (IPC and UDP), each in RESP (for Redis clients) or\nSBE, with Prometheus metrics. See docs/server.md and docs/transports.md.\n\nFlags:\n")
 		fs.PrintDefaults()
-		fmt.Fprintf(stderr, "\nSignals: SIGTERM or SIGINT shuts down gracefully (answers what clients sent, then exits);\nfurther SIGTERMs are ignored; a second SIGINT (Ctrl-C again) exits at once.\n")
+		fmt.Fprintf(stderr, "\nSignals: SIGTERM or SIGINT shuts down gracefully (answers what clients sent, then exits);\nfurther SIGTERMs are ignored; a second SIGINT (Ctrl-C again) exits at once. SIGHUP reloads\n--cluster-config (and is ignored without it).\n")
 		fmt.Fprintf(stderr, "\nExit codes: 0 clean shutdown (SIGINT/SIGTERM), 1 start or run failure or a forced exit, 2 bad flags or config.\n")
 	}
 	return fs
@@ -143,6 +147,9 @@ func run(args []string, stderr io.Writer) int {
 	// right after "ready" takes the graceful path.
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	srv, err := server.New(opts)
 	if err != nil {
 		log.Error("cannot start", "err", err)
@@ -151,6 +158,15 @@ func run(args []string, stderr io.Writer) int {
 		}
 		return exitFailure
 	}
+	go func() {
+		for range hup {
+			if c.clusterConfig == "" {
+				log.Warn("SIGHUP ignored: there is no --cluster-config to reload")
+				continue
+			}
+			srv.ReloadCluster()
+		}
+	}()
 
 	var metricsSrv *http.Server
 	if c.metrics != "" && c.metrics != "off" {
@@ -235,6 +251,8 @@ func options(c *config) (server.Options, error) {
 		IdleTimeout:      c.idleTimeout,
 		StallTimeout:     c.stall,
 		SocketCheckEvery: c.checkEvery,
+		ClusterConfig:    c.clusterConfig,
+		ClusterNode:      c.clusterNode,
 	}
 	var err error
 	if o.CPUs, err = parseCPUs(c.cpu); err != nil {

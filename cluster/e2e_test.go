@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goblin-kv/goblin/cluster"
 	"github.com/goblin-kv/goblin/internal/testproc"
 )
 
@@ -278,3 +279,149 @@ func run(t *testing.T, bin string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+
+// TestClusterReshard: redis-cli --cluster reshard moves 1,000 slots
+// holding 100,000 keys from node 1 to node 2 while a go-redis client
+// writes and reads those keys; afterwards every key is on exactly one
+// node, the one owning its slot, with the last value written, and the
+// client saw no error (redirects are followed inside go-redis).
+func TestClusterReshard(t *testing.T) {
+	cli := testproc.LookPath(t, "redis-cli", "redis-cli --cluster reshard")
+	c := startCluster(t)
+	cc := c.client(t)
+	ctx := context.Background()
+	t0 := time.Now()
+	const slots = 1000
+	nkeys := 100_000
+	if raceEnabled {
+		nkeys = 20_000
+	}
+	// Keys in slots 0-999: the slots reshard takes first from node 1.
+	keys := make([]string, 0, nkeys)
+	model := make(map[string]string, nkeys)
+	for i := 0; len(keys) < nkeys; i++ {
+		k := "r:" + strconv.Itoa(i)
+		if cluster.Slot([]byte(k)) < slots {
+			keys = append(keys, k)
+		}
+	}
+	for i := 0; i < len(keys); i += 1000 {
+		p := cc.Pipeline()
+		for _, k := range keys[i:min(i+1000, len(keys))] {
+			model[k] = "v0:" + k
+			p.Set(ctx, k, model[k], 0)
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Logf("loaded %d keys at %v", nkeys, time.Since(t0).Round(time.Millisecond))
+	// The client: SET a new value, then GET it back, over random keys,
+	// until the reshard is done.
+	stop := make(chan struct{})
+	clientErr := make(chan error, 1)
+	var ops int
+	go func() {
+		rng := rand.New(rand.NewPCG(1, 2))
+		for n := 1; ; n++ {
+			select {
+			case <-stop:
+				clientErr <- nil
+				return
+			default:
+			}
+			k := keys[rng.IntN(len(keys))]
+			v := "v" + strconv.Itoa(n) + ":" + k
+			if err := cc.Set(ctx, k, v, 0).Err(); err != nil {
+				clientErr <- fmt.Errorf("SET %s: %w", k, err)
+				return
+			}
+			model[k] = v
+			if got, err := cc.Get(ctx, k).Result(); err != nil || got != v {
+				clientErr <- fmt.Errorf("GET %s after SET: %q, %v; want %q", k, got, err, v)
+				return
+			}
+			ops = n
+		}
+	}()
+	start := time.Now()
+	cmd := exec.Command(cli, "--cluster", "reshard", c.addr(0), "--cluster-from", ids[0], "--cluster-to", ids[1],
+		"--cluster-slots", strconv.Itoa(slots), "--cluster-yes")
+	out, err := cmd.CombinedOutput()
+	took := time.Since(start)
+	close(stop)
+	if cerr := <-clientErr; cerr != nil {
+		t.Errorf("the client during the reshard: %v", cerr)
+	}
+	if err != nil {
+		t.Fatalf("redis-cli --cluster reshard: %v\n%s", err, tail(string(out), 40))
+	}
+	t.Logf("reshard of %d slots holding %d keys took %v; the client made %d SET+GET pairs meanwhile", slots, nkeys, took.Round(time.Millisecond), ops)
+
+	t.Logf("resharded at %v", time.Since(t0).Round(time.Millisecond))
+	// Every node now says node 2 owns 0-999.
+	for i := range 3 {
+		rc := redis.NewClient(&redis.Options{Addr: c.addr(i)})
+		defer rc.Close()
+		sl, err := rc.ClusterSlots(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		owner := map[int]string{}
+		for _, r := range sl {
+			for s := r.Start; s <= r.End; s++ {
+				owner[s] = r.Nodes[0].ID
+			}
+		}
+		if owner[0] != ids[1] || owner[999] != ids[1] || owner[1000] != ids[0] || len(owner) != 16384 {
+			t.Errorf("node %d's map after the reshard: slot 0 %s, 999 %s, 1000 %s, %d slots owned", i+1, owner[0], owner[999], owner[1000], len(owner))
+		}
+	}
+	// Every key exactly once, on its slot's owner, with its last value.
+	where := map[string]int{}
+	for i := range 3 {
+		rc := redis.NewClient(&redis.Options{Addr: c.addr(i)})
+		defer rc.Close()
+		iter := rc.Scan(ctx, 0, "r:*", 1000).Iterator()
+		for iter.Next(ctx) {
+			k := iter.Val()
+			if j, dup := where[k]; dup && j != i {
+				t.Fatalf("key %s is on node %d and node %d", k, j+1, i+1)
+			}
+			where[k] = i
+		}
+		if err := iter.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(where) != len(keys) {
+		t.Errorf("%d keys after the reshard, want %d", len(where), len(keys))
+	}
+	p := cc.Pipeline()
+	gets := make([]*redis.StringCmd, len(keys))
+	for i, k := range keys {
+		if n, ok := where[k]; !ok || n != 1 {
+			t.Fatalf("key %s (slot %d) is on node %d (present %v), want node 2", k, cluster.Slot([]byte(k)), n+1, ok)
+		}
+		gets[i] = p.Get(ctx, k)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range keys {
+		if got := gets[i].Val(); got != model[k] {
+			t.Fatalf("key %s = %q after the reshard, want %q", k, got, model[k])
+		}
+	}
+	t.Logf("verified at %v", time.Since(t0).Round(time.Millisecond))
+	if out := run(t, cli, "--cluster", "check", c.addr(2)); !strings.Contains(out, "[OK] All nodes agree about slots configuration.") ||
+		!strings.Contains(out, "[OK] All 16384 slots covered.") {
+		t.Errorf("check after the reshard:\n%s", out)
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}

@@ -163,7 +163,7 @@ func TestClusterMovingSlot(t *testing.T) {
 	if got := do(t, e, s, "MIGRATE", "127.0.0.1", "7002", "", "0", "5000", "REPLACE", "KEYS", "{b}1", "{b}3", "{b}9"); got != "+OK" {
 		t.Fatalf("MIGRATE: %s", got)
 	}
-	if len(sent) != 1 || !strings.HasPrefix(sent[0], "127.0.0.1:7002 *5 $7 RESTORE $4 {b}1 $1 0 ") || strings.Count(sent[0], "RESTORE") != 2 {
+	if len(sent) != 1 || !strings.HasPrefix(sent[0], "127.0.0.1:7002 *5 $14 RESTORE-ASKING $4 {b}1 $1 0 ") || strings.Count(sent[0], "RESTORE-ASKING") != 2 {
 		t.Fatalf("MIGRATE sent %q", sent)
 	}
 	if got := do(t, e, s, "CLUSTER", "COUNTKEYSINSLOT", ss); got != ":0" {

@@ -538,6 +538,10 @@ func (e *Engine) migrate(_ *Session, r *request.Request) {
 		n++
 	}
 	first := n
+	restore := []byte("RESTORE")
+	if e.cl != nil {
+		restore = []byte("RESTORE-ASKING") // reaches the target's importing slot, as Redis's MIGRATE
+	}
 	var sent [][]byte
 	for _, k := range keys {
 		p, ttl, ok := e.dumpPayload(k)
@@ -546,9 +550,9 @@ func (e *Engine) migrate(_ *Session, r *request.Request) {
 		}
 		ttlText := strconv.AppendInt(nil, max(ttl, 0), 10)
 		if r.Flags&request.FlagReplace != 0 {
-			cmds = resp.AppendCommand(cmds, []byte("RESTORE"), k, ttlText, p, []byte("REPLACE"))
+			cmds = resp.AppendCommand(cmds, restore, k, ttlText, p, []byte("REPLACE"))
 		} else {
-			cmds = resp.AppendCommand(cmds, []byte("RESTORE"), k, ttlText, p)
+			cmds = resp.AppendCommand(cmds, restore, k, ttlText, p)
 		}
 		sent = append(sent, k)
 		n++

@@ -76,6 +76,7 @@ func init() {
 		request.OpFunctionHelp: (*Engine).help, request.OpMonitor: (*Engine).monitor,
 		request.OpClusterHelp: (*Engine).help, request.OpAsking: (*Engine).asking,
 		request.OpReadOnly: (*Engine).readOnly, request.OpReadWrite: (*Engine).readOnly, request.OpMigrate: (*Engine).migrate,
+		request.OpRestoreAsking: (*Engine).restore,
 	} {
 		handlers[op] = h
 	}

@@ -156,6 +156,7 @@ const (
 	OpReadOnly                   Op = 148
 	OpReadWrite                  Op = 149
 	OpMigrate                    Op = 150
+	OpRestoreAsking              Op = 151
 )
 
 // Key specs of the common shapes.
@@ -686,4 +687,8 @@ var specs = [NumOps]Spec{
 		Group: "generic", Since: "2.6.0", Complexity: "O(N) for N bytes moved, and a round trip to the target",
 		Syntax:  "host port (key-selector=key|\"\") destination-db timeout [COPY] [REPLACE] [authentication=AUTH password|AUTH2 username password] [KEYS key...]",
 		Summary: "Move keys to another goblin server (DUMP, RESTORE there, DEL here); waits for the target, up to timeout ms."},
+	OpRestoreAsking: {Name: "restore-asking", Arity: -4, Flags: wrA | Asking, ACL: keyW | CatSlow | CatDangerous, Keys: key1OWUpdate,
+		Group: "server", Since: "3.0.0", Complexity: "O(N) for a value of N bytes",
+		Syntax:  "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]",
+		Summary: "RESTORE that reaches a slot this node is importing without ASKING: what MIGRATE sends in cluster mode."},
 }

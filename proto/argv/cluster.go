@@ -16,7 +16,7 @@ func init() {
 		request.OpClusterSetSlot: parseSetSlot, request.OpClusterAddSlots: rest(2),
 		request.OpClusterAddSlotsRange: rest(2), request.OpClusterDelSlots: rest(2),
 		request.OpClusterMeet: rest(2), request.OpClusterForget: value(2), request.OpClusterReplicate: value(2),
-		request.OpClusterFailover: rest(2), request.OpClusterReset: rest(2), request.OpMigrate: parseMigrate,
+		request.OpClusterFailover: rest(2), request.OpClusterReset: rest(2), request.OpMigrate: parseMigrate, request.OpRestoreAsking: parseRestore,
 	} {
 		parsers[op] = p
 	}

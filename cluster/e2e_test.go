@@ -279,7 +279,6 @@ func run(t *testing.T, bin string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-
 // TestClusterReshard: redis-cli --cluster reshard moves 1,000 slots
 // holding 100,000 keys from node 1 to node 2 while a go-redis client
 // writes and reads those keys; afterwards every key is on exactly one

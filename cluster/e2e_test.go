@@ -363,14 +363,16 @@ func TestClusterReshard(t *testing.T) {
 	for i := range 3 {
 		rc := redis.NewClient(&redis.Options{Addr: c.addr(i)})
 		defer rc.Close()
-		sl, err := rc.ClusterSlots(ctx).Result()
+		shards, err := rc.ClusterShards(ctx).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
-		owner := map[int]string{}
-		for _, r := range sl {
-			for s := r.Start; s <= r.End; s++ {
-				owner[s] = r.Nodes[0].ID
+		owner := map[int64]string{}
+		for _, sh := range shards {
+			for _, r := range sh.Slots {
+				for s := r.Start; s <= r.End; s++ {
+					owner[s] = sh.Nodes[0].ID
+				}
 			}
 		}
 		if owner[0] != ids[1] || owner[999] != ids[1] || owner[1000] != ids[0] || len(owner) != 16384 {

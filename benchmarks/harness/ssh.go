@@ -182,7 +182,9 @@ func dialAgent(ctx context.Context, s SSH, role, dest, root, bench, logPath stri
 
 // call sends one request and decodes the reply into result. When ctx ends
 // first, the connection is cut: the agent then stops everything it runs,
-// and the host is unusable, as an interrupted run is over anyway.
+// and the host is unusable, as an interrupted run is over anyway. Once the
+// reply is in, ctx ending (every caller cancels it as the call returns)
+// cuts nothing.
 func (h *sshHost) call(ctx context.Context, op string, args, result any) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -197,20 +199,22 @@ func (h *sshHost) call(ctx context.Context, op string, args, result any) error {
 		}
 		req.Args = b
 	}
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		select {
-		case <-ctx.Done():
-			h.kill()
-		case <-done:
-		}
-	}()
+	// The kill is tied to ctx only while the call waits: stop unties it
+	// before the call returns, whatever happens to ctx afterwards. (A
+	// goroutine that selected on ctx.Done() and a done channel closed on
+	// return could run only after the caller had cancelled ctx, find both
+	// ready and pick the kill: under load, a connection cut after a call
+	// that had succeeded.)
+	stop := context.AfterFunc(ctx, h.kill)
 	b, _ := json.Marshal(req)
 	var rep agentReply
 	_, err := h.stdin.Write(append(b, '\n'))
 	if err == nil {
 		err = h.dec.Decode(&rep)
+	}
+	if !stop() && err == nil {
+		// ctx ended as the reply came in: the kill has started.
+		err = ctx.Err()
 	}
 	if err != nil {
 		if ctx.Err() != nil {

@@ -1,0 +1,60 @@
+package harness
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// localSSH stands in for ssh without a network: it runs the remote script
+// (its last argument) on this machine, whatever options come before it.
+var localSSH = SSH{"/bin/sh", "-c", `for a; do last=$a; done; exec /bin/sh -c "$last"`, "ssh"}
+
+// Every caller cancels its context as soon as a call returns (defer
+// cancel()). A call that has returned must not cut the connection then,
+// however late the goroutine that watched its context gets to run. The
+// agent here answers ahead of every request (its replies wait in the pipe
+// already), so no call blocks, and on one processor nothing else runs
+// until the calls are done: every watcher of the old code found its call
+// done and its context cancelled at once, and picked the kill half the
+// time.
+func TestFinishedCallsLeaveTheConnectionUp(t *testing.T) {
+	dir := t.TempDir()
+	// Replies are lines of {"result":{"protocol":1}}, a valid hello.
+	agent := filepath.Join(dir, "agent")
+	script := "#!/bin/sh\nyes '{\"result\":{\"protocol\":" + strconv.Itoa(agentProtocol) + "}}' &\nexec cat >/dev/null\n"
+	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h, err := dialAgent(ctx, localSSH, "server", "stand-in", filepath.Join(dir, "root"), agent, filepath.Join(dir, "agent.log"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for i := 0; i < 200; i++ {
+		cctx, ccancel := context.WithCancel(context.Background())
+		var hello agentHello
+		err := h.call(cctx, "hello", nil, &hello)
+		ccancel()
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	// Let every watcher run, then the connection must still serve.
+	for i := 0; i < 100; i++ {
+		runtime.Gosched()
+		time.Sleep(time.Millisecond)
+	}
+	var hello agentHello
+	if err := h.call(ctx, "hello", nil, &hello); err != nil {
+		t.Fatalf("a call after 200 finished ones: %v", err)
+	}
+}

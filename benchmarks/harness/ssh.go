@@ -134,17 +134,22 @@ type sshHost struct {
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
 	dec     *json.Decoder
-	stderr  *os.File // the agent's standard error, in the archive
+	stderr  *os.File // the agent's standard error (and ssh's), in the archive
+	logPath string   // stderr's path
 	mu      sync.Mutex
 	broken  error
 	closing sync.Once
 	hello   agentHello
+
+	waiting sync.Once
+	gone    chan struct{} // closed when ssh has exited (see exited)
+	waitErr error         // cmd.Wait's error, set before gone is closed
 }
 
 // dialAgent starts goblin-bench -agent on dest (bench is its staged path)
 // and checks that it answers. The agent's standard error goes to logPath.
 func dialAgent(ctx context.Context, s SSH, role, dest, root, bench, logPath string, staged map[string]string) (*sshHost, error) {
-	h := &sshHost{role: role, dest: dest, ssh: s, root: root, staged: staged}
+	h := &sshHost{role: role, dest: dest, ssh: s, root: root, staged: staged, logPath: logPath}
 	script := "exec " + shellQuote(bench) + " -agent " + shellQuote(root) + " -agent-role " + role
 	argv := s.command(dest, script)
 	h.cmd = exec.Command(argv[0], argv[1:]...)
@@ -170,8 +175,10 @@ func dialAgent(ctx context.Context, s SSH, role, dest, root, bench, logPath stri
 	defer cancel()
 	if err := h.call(hctx, "hello", nil, &h.hello); err != nil {
 		h.Close()
-		b, _ := os.ReadFile(logPath)
-		return nil, fmt.Errorf("%w %s: the agent did not answer: %v: %s", ErrHost, dest, err, strings.TrimSpace(string(b)))
+		if errors.Is(err, ErrHost) {
+			return nil, err // the connection was lost; the error quotes the agent's log
+		}
+		return nil, fmt.Errorf("%w %s: the agent did not answer hello: %v", ErrHost, dest, err)
 	}
 	if h.hello.Protocol != agentProtocol {
 		h.Close()
@@ -220,7 +227,7 @@ func (h *sshHost) call(ctx context.Context, op string, args, result any) error {
 		if ctx.Err() != nil {
 			err = ctx.Err()
 		}
-		h.broken = fmt.Errorf("%w %s: connection to the agent lost during %s: %v", ErrHost, h.dest, op, err)
+		h.broken = h.lost(op, err)
 		return h.broken
 	}
 	if rep.Err != "" {
@@ -240,6 +247,39 @@ func (h *sshHost) kill() {
 	if h.cmd != nil && h.cmd.Process != nil {
 		_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
 	}
+}
+
+// lostWait bounds how long a lost connection waits for ssh to exit before
+// it quotes the agent's log.
+const lostWait = 10 * time.Second
+
+// lost is the error of a connection lost during op, with err the reason
+// the controller saw. It cuts what is left of the connection (a garbled
+// one is lost too), waits for ssh to exit so that its last words and the
+// agent's are in the log, and quotes the log's end: there ssh or the agent
+// says why it went.
+func (h *sshHost) lost(op string, err error) error {
+	h.kill()
+	select {
+	case <-h.exited():
+	case <-time.After(lostWait):
+	}
+	return fmt.Errorf("%w %s: connection to the agent lost during %s: %v; the agent's log %s ends: %s",
+		ErrHost, h.dest, op, err, h.logPath, logTail(h.logPath))
+}
+
+// exited is closed when ssh has exited (waitErr says how). The first call
+// starts waiting for it: call it only once nothing reads ssh's output any
+// more (Wait closes the pipe), i.e. when the connection is lost or closed.
+func (h *sshHost) exited() <-chan struct{} {
+	h.waiting.Do(func() {
+		h.gone = make(chan struct{})
+		go func() {
+			h.waitErr = h.cmd.Wait()
+			close(h.gone)
+		}()
+	})
+	return h.gone
 }
 
 // quick bounds the calls that have no context of their own.
@@ -367,14 +407,13 @@ func (h *sshHost) Close() error {
 			h.stdin.Close()
 		}
 		h.mu.Unlock()
-		done := make(chan error, 1)
-		go func() { done <- h.cmd.Wait() }()
 		select {
-		case err = <-done:
+		case <-h.exited():
 		case <-time.After(time.Minute):
 			h.kill()
-			err = <-done
+			<-h.exited()
 		}
+		err = h.waitErr
 		if h.stderr != nil {
 			h.stderr.Close()
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -56,5 +57,68 @@ func TestFinishedCallsLeaveTheConnectionUp(t *testing.T) {
 	var hello agentHello
 	if err := h.call(ctx, "hello", nil, &hello); err != nil {
 		t.Fatalf("a call after 200 finished ones: %v", err)
+	}
+}
+
+// When the connection to the agent is lost, the error says how the
+// agent's log ends: there the agent, or ssh, says why it went.
+func TestLostConnectionQuotesTheAgentLog(t *testing.T) {
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "agent")
+	// Answers hello, then says why it leaves on standard error, and leaves.
+	script := "#!/bin/sh\nread line\necho '{\"result\":{\"protocol\":" + strconv.Itoa(agentProtocol) + "}}'\n" +
+		"read line\necho 'agent: out of patience, leaving' >&2\nexit 3\n"
+	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h, err := dialAgent(ctx, localSSH, "server", "stand-in", filepath.Join(dir, "root"), agent, filepath.Join(dir, "agent.log"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	_, err = h.FreePort("tcp", "127.0.0.1")
+	if err == nil {
+		t.Fatal("a call to an agent that left succeeded")
+	}
+	t.Log(err)
+	for _, want := range []string{"connection to the agent lost during freeport", "agent: out of patience, leaving", "agent.log"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error lacks %q: %v", want, err)
+		}
+	}
+}
+
+// A call whose context ends before the agent answers cuts the connection
+// (an interrupted run): the call returns, saying so, and ssh is gone.
+func TestCancelledCallCutsTheConnection(t *testing.T) {
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "agent")
+	// Answers hello, then nothing more.
+	script := "#!/bin/sh\nread line\necho '{\"result\":{\"protocol\":" + strconv.Itoa(agentProtocol) + "}}'\nexec sleep 600\n"
+	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h, err := dialAgent(ctx, localSSH, "server", "stand-in", filepath.Join(dir, "root"), agent, filepath.Join(dir, "agent.log"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	cctx, ccancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer ccancel()
+	err = h.call(cctx, "freeport", agentPort{Network: "tcp", Addr: "127.0.0.1"}, nil)
+	if err == nil || !strings.Contains(err.Error(), context.DeadlineExceeded.Error()) {
+		t.Fatalf("a call that timed out returned %v", err)
+	}
+	select {
+	case <-h.exited():
+	case <-time.After(time.Minute):
+		t.Fatal("ssh still runs after the call's context ended")
+	}
+	if err := h.call(ctx, "hello", nil, nil); err == nil {
+		t.Error("a call on the cut connection succeeded")
 	}
 }

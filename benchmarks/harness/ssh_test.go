@@ -15,6 +15,28 @@ import (
 // (its last argument) on this machine, whatever options come before it.
 var localSSH = SSH{"/bin/sh", "-c", `for a; do last=$a; done; exec /bin/sh -c "$last"`, "ssh"}
 
+// helloReply is the agent's reply line to hello.
+var helloReply = `{"result":{"protocol":` + strconv.Itoa(agentProtocol) + `}}`
+
+// dialStandIn connects to a stand-in for the agent, the shell script
+// body, over localSSH, and closes it when the test ends.
+func dialStandIn(t *testing.T, body string) *sshHost {
+	t.Helper()
+	dir := t.TempDir()
+	agent := filepath.Join(dir, "agent")
+	if err := os.WriteFile(agent, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	h, err := dialAgent(ctx, localSSH, "server", "stand-in", filepath.Join(dir, "root"), agent, filepath.Join(dir, "agent.log"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
 // Every caller cancels its context as soon as a call returns (defer
 // cancel()). A call that has returned must not cut the connection then,
 // however late the goroutine that watched its context gets to run. The
@@ -24,21 +46,8 @@ var localSSH = SSH{"/bin/sh", "-c", `for a; do last=$a; done; exec /bin/sh -c "$
 // done and its context cancelled at once, and picked the kill half the
 // time.
 func TestFinishedCallsLeaveTheConnectionUp(t *testing.T) {
-	dir := t.TempDir()
-	// Replies are lines of {"result":{"protocol":1}}, a valid hello.
-	agent := filepath.Join(dir, "agent")
-	script := "#!/bin/sh\nyes '{\"result\":{\"protocol\":" + strconv.Itoa(agentProtocol) + "}}' &\nexec cat >/dev/null\n"
-	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	h, err := dialAgent(ctx, localSSH, "server", "stand-in", filepath.Join(dir, "root"), agent, filepath.Join(dir, "agent.log"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-
+	// Every reply is a hello's, whatever the request.
+	h := dialStandIn(t, "yes '"+helloReply+"' &\nexec cat >/dev/null\n")
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	for i := 0; i < 200; i++ {
 		cctx, ccancel := context.WithCancel(context.Background())
@@ -54,6 +63,8 @@ func TestFinishedCallsLeaveTheConnectionUp(t *testing.T) {
 		runtime.Gosched()
 		time.Sleep(time.Millisecond)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	var hello agentHello
 	if err := h.call(ctx, "hello", nil, &hello); err != nil {
 		t.Fatalf("a call after 200 finished ones: %v", err)
@@ -63,22 +74,9 @@ func TestFinishedCallsLeaveTheConnectionUp(t *testing.T) {
 // When the connection to the agent is lost, the error says how the
 // agent's log ends: there the agent, or ssh, says why it went.
 func TestLostConnectionQuotesTheAgentLog(t *testing.T) {
-	dir := t.TempDir()
-	agent := filepath.Join(dir, "agent")
 	// Answers hello, then says why it leaves on standard error, and leaves.
-	script := "#!/bin/sh\nread line\necho '{\"result\":{\"protocol\":" + strconv.Itoa(agentProtocol) + "}}'\n" +
-		"read line\necho 'agent: out of patience, leaving' >&2\nexit 3\n"
-	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	h, err := dialAgent(ctx, localSSH, "server", "stand-in", filepath.Join(dir, "root"), agent, filepath.Join(dir, "agent.log"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	_, err = h.FreePort("tcp", "127.0.0.1")
+	h := dialStandIn(t, "read line\necho '"+helloReply+"'\nread line\necho 'agent: out of patience, leaving' >&2\nexit 3\n")
+	_, err := h.FreePort("tcp", "127.0.0.1")
 	if err == nil {
 		t.Fatal("a call to an agent that left succeeded")
 	}
@@ -93,23 +91,13 @@ func TestLostConnectionQuotesTheAgentLog(t *testing.T) {
 // A call whose context ends before the agent answers cuts the connection
 // (an interrupted run): the call returns, saying so, and ssh is gone.
 func TestCancelledCallCutsTheConnection(t *testing.T) {
-	dir := t.TempDir()
-	agent := filepath.Join(dir, "agent")
 	// Answers hello, then nothing more.
-	script := "#!/bin/sh\nread line\necho '{\"result\":{\"protocol\":" + strconv.Itoa(agentProtocol) + "}}'\nexec sleep 600\n"
-	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	h := dialStandIn(t, "read line\necho '"+helloReply+"'\nexec sleep 600\n")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	h, err := dialAgent(ctx, localSSH, "server", "stand-in", filepath.Join(dir, "root"), agent, filepath.Join(dir, "agent.log"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
 	cctx, ccancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer ccancel()
-	err = h.call(cctx, "freeport", agentPort{Network: "tcp", Addr: "127.0.0.1"}, nil)
+	err := h.call(cctx, "freeport", agentPort{Network: "tcp", Addr: "127.0.0.1"}, nil)
 	if err == nil || !strings.Contains(err.Error(), context.DeadlineExceeded.Error()) {
 		t.Fatalf("a call that timed out returned %v", err)
 	}

@@ -31,9 +31,22 @@ func runLauncher(t *testing.T, prefix []string, env ...string) (int, string) {
 	cmd.Env = append(os.Environ(), append([]string{"SKIP_SETUP=1", "GOPROXY=off", "GOFLAGS="}, env...)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
+		for _, e := range env {
+			if dir, ok := strings.CutPrefix(e, "OUT_DIR="); ok {
+				keepArchive(dir) // the agents' logs say why a host went
+			}
+		}
 		t.Fatalf("launcher: %v\n%s", err, out)
 	}
 	return cmd.Process.Pid, string(out)
+}
+
+// keepArchive copies a run's archive to $GOBLIN_LAB_KEEP, when set, before
+// the test's temporary directory goes.
+func keepArchive(dir string) {
+	if keep := os.Getenv("GOBLIN_LAB_KEEP"); keep != "" {
+		exec.Command("cp", "-a", dir, keep).Run()
+	}
 }
 
 // caseDirs lists the case directories of a run directory.
@@ -95,9 +108,7 @@ func TestTwoHostLauncher(t *testing.T) {
 		"SERVER_AGENTS=conductor=1,sender=0,receiver=1", "CLIENT_AGENTS=conductor=1,sender=1,receiver=0",
 		"SERVER_CPU=0", "CLIENT_CPU=0", "HOUSEKEEPING_CPU=1", "DRIVER_CPU=1")
 	t.Log(lastLines(log, 12))
-	if keep := os.Getenv("GOBLIN_LAB_KEEP"); keep != "" {
-		exec.Command("cp", "-a", out, keep).Run()
-	}
+	keepArchive(out)
 
 	// Nothing is left running on either host (nor in the controller's
 	// namespace), and no runtime directory is left on them.

@@ -4,7 +4,7 @@ GO        ?= go
 PKGS      ?= ./...
 BENCHTIME ?= 1x
 
-.PHONY: all build setup run test vet lint race twohost asm godriver stress generate generate-check tidy-check bench fuzz clean
+.PHONY: all build setup run test vet lint race twohost asm godriver stress generate generate-check tidy-check bench bench-udp fuzz clean
 
 all: build
 
@@ -82,6 +82,18 @@ test: setup vet lint tidy-check generate-check race twohost asm godriver stress
 ## bench: the package benchmarks, once each
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) $(PKGS)
+
+## bench-udp: issue 17's Aeron UDP comparison, two network namespaces (root):
+## the raw UDP socket floor (udp-floor), the Java driver pair with Aeron's
+## Java Ping/Pong (aeron-raw), goblin's raw ping-pong over two in-process Go
+## drivers (aeron-go) and goblin PING/SET/GET with in-process Go drivers on
+## both sides (goblin, -driver inproc), fit2 profile, side by side in the
+## archive's summary.md; then UDP throughput, 32 B and 1 KiB, Go driver
+## pair vs Java driver pair (BenchmarkUDPThroughput). RUNS, SAMPLES and the
+## other knobs of docs/benchmarks.md apply.
+bench-udp:
+	DRIVER=inproc SYSTEMS=goblin,aeron-go,aeron-raw,udp-floor TRANSPORTS=aeron-udp PROFILE=$${PROFILE:-fit2} ./benchmarks/aeron_network_latency.sh
+	$(GO) test -run '^$$' -bench '^BenchmarkUDPThroughput$$' -benchtime 1x -timeout 20m ./aeron/interop/
 
 ## fuzz: run one fuzz target for a while, e.g. make fuzz FUZZ=FuzzParse PKG=./proto/resp
 fuzz:

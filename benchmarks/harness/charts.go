@@ -147,7 +147,7 @@ func percentileChart(c Case, lines map[Op][]float64, cfg *Config) string {
 	width, height := 820.0, 460.0
 	s := newSVG(width, height)
 	s.text(width/2, 24, fmt.Sprintf("%s: latency by percentile", c.Label()), "middle", 17, ` font-weight="bold"`)
-	s.text(width/2, 44, fmt.Sprintf("mean of %d run(s), %d samples each; profile %s", cfg.Runs, cfg.Samples, cfg.Profile.ForTransport(c.Transport).Name), "middle", 12, "")
+	s.text(width/2, 44, fmt.Sprintf("mean of %d run(s), %d samples each; profile %s", cfg.Runs, cfg.Samples, cfg.ForCase(c.System, c.Transport).Name), "middle", 12, "")
 	// Plot up to 99.999 (x = 5); the maximum is printed in the legend.
 	var pts []int
 	for i, q := range DistributionPoints {

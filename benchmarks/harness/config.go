@@ -198,9 +198,12 @@ func ParseDriverEnv(s string) (path string, env []string, err error) {
 // Aeron's Java MediaDriver from the aeron-all jar; DriverAeronmd is any
 // binary with the C driver's command line (aeronmd -Dname=value …) at
 // Binary: Aeron's C aeronmd, or goblin's own driver (aeron/cmd/aeronmd),
-// which the archive then calls by Name.
+// which the archive then calls by Name. DriverInProcess runs goblin's Go
+// driver inside goblin-server and inside the measuring client (goblin's
+// default: no driver process at all); the raw Aeron ping-pong (aeron-raw,
+// Java programs) then keeps the Java driver pair, its only driver.
 type Driver struct {
-	Kind   string // DriverJava (the zero value) or DriverAeronmd
+	Kind   string // DriverJava (the zero value), DriverAeronmd or DriverInProcess
 	Binary string // DriverAeronmd: the binary on this machine (staged to remote hosts)
 	Name   string // what the archive calls it; default the kind
 }
@@ -209,21 +212,26 @@ type Driver struct {
 const (
 	DriverJava    = "java"
 	DriverAeronmd = "aeronmd"
+	// DriverInProcess is goblin's Go driver in goblin's own processes.
+	DriverInProcess = "inproc"
 )
 
 // ParseDriver parses -driver: java, aeronmd or goblin (goblin's own driver,
-// an aeronmd-compatible binary), with the binary for the last two.
+// an aeronmd-compatible binary), with the binary for the last two, or
+// inproc.
 func ParseDriver(kind, binary string) (Driver, error) {
 	switch kind {
 	case "", DriverJava:
 		return Driver{Kind: DriverJava, Name: DriverJava}, nil
+	case DriverInProcess:
+		return Driver{Kind: DriverInProcess, Name: DriverInProcess}, nil
 	case DriverAeronmd, "goblin":
 		if binary == "" {
 			return Driver{}, fmt.Errorf("%w: -driver %s needs -aeronmd PATH (benchmarks/aeron_network_latency.sh builds goblin's from aeron/cmd/aeronmd)", ErrConfig, kind)
 		}
 		return Driver{Kind: DriverAeronmd, Binary: binary, Name: kind}, nil
 	}
-	return Driver{}, fmt.Errorf("%w: driver %q (want java, aeronmd or goblin)", ErrConfig, kind)
+	return Driver{}, fmt.Errorf("%w: driver %q (want java, aeronmd, goblin or inproc)", ErrConfig, kind)
 }
 
 // String names the driver kind for the archive.
@@ -300,6 +308,20 @@ func (p Profile) ForTransport(t string) Profile {
 		return *p.UDP
 	}
 	return p
+}
+
+// ForCase returns the profile case c runs with: ForTransport, except that
+// the UDP override, which exists for media driver processes on the data
+// path, does not apply where no such process runs: the raw UDP floor, the
+// Go-driver ping-pong, and goblin with in-process drivers (-driver inproc),
+// whose loop and client do the drivers' work themselves.
+func (c *Config) ForCase(system, transport string) Profile {
+	switch {
+	case transport != TAeronUDP:
+	case system == SysUDPFloor, system == SysAeronGo, system == SysGoblin && c.Driver.Kind == DriverInProcess:
+		return c.Profile
+	}
+	return c.Profile.ForTransport(transport)
 }
 
 func orAny(cpu string) string {
@@ -479,13 +501,13 @@ func (c *Config) Validate() error {
 		}
 	}
 	switch c.Driver.Kind {
-	case "", DriverJava:
+	case "", DriverJava, DriverInProcess:
 	case DriverAeronmd:
 		if c.Driver.Binary == "" {
 			return fmt.Errorf("%w: the aeronmd driver kind needs its binary", ErrConfig)
 		}
 	default:
-		return fmt.Errorf("%w: driver kind %q (want java or aeronmd)", ErrConfig, c.Driver.Kind)
+		return fmt.Errorf("%w: driver kind %q (want java, aeronmd or inproc)", ErrConfig, c.Driver.Kind)
 	}
 	for name := range c.DriverEnv {
 		if name != "" && !slices.ContainsFunc(c.Paths, func(p NetPath) bool { return p.Name == name }) {

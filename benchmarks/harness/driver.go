@@ -101,6 +101,8 @@ type driverCmd struct {
 
 // driverCommand builds the command line of a driver of the configured kind
 // with its Aeron directory at aeronDir.
+// DriverInProcess starts a Java driver: only the Java ping-pong asks for a
+// driver process then.
 func driverCommand(cfg *Config, h Host, prof Profile, aeronDir string, agents []AgentPin) (driverCmd, error) {
 	dc := driverCmd{idle: aeronIdle(prof.DriverIdle), threading: "SHARED"}
 	if prof.DriverIdle == "spin" || len(agents) > 0 {
@@ -108,7 +110,7 @@ func driverCommand(cfg *Config, h Host, prof Profile, aeronDir string, agents []
 	}
 	props := driverProperties(aeronDir, dc.threading, dc.idle)
 	switch cfg.Driver.Kind {
-	case "", DriverJava:
+	case "", DriverJava, DriverInProcess:
 		java, jar, err := javaTools(cfg, h)
 		if err != nil {
 			return dc, err

@@ -59,7 +59,7 @@ func (g goblinServer) Start(ctx context.Context, cfg *Config, p Protocol, dir st
 		return nil, err
 	}
 	sdir := cfg.hostDir(sh, dir)
-	prof := cfg.Profile.ForTransport(g.transport)
+	prof := cfg.ForCase(SysGoblin, g.transport)
 	proto := strings.ToLower(string(p))
 	in := &goblinInstance{cfg: cfg, proto: p, info: map[string]string{}}
 	var ready Readiness
@@ -147,7 +147,7 @@ func (in *goblinInstance) Dial(ctx context.Context) (Prober, error) {
 // probeSpec says how the measuring client connects to this server.
 func (in *goblinInstance) probeSpec() ProbeSpec {
 	return ProbeSpec{Client: in.cfg.Client, Target: in.target, Network: in.network, Addr: in.addr, Proto: in.proto,
-		Wait: in.cfg.Profile.ForTransport(in.transportName()).ClientWait}
+		Wait: in.cfg.ForCase(SysGoblin, in.transportName()).ClientWait}
 }
 
 func (in *goblinInstance) transportName() string {

@@ -51,6 +51,10 @@ func init() { libraryDial = dialLibrary }
 const (
 	ClientLibrary = "library" // the goblin client library (package client)
 	ClientRaw     = "raw"     // the harness's pre-encoded RESP over write(2)/read(2)
+	// The floors' own clients (ProbeSpec.Client only): udp-floor's
+	// busy-polled socket, aeron-go's Go ping with its in-process driver.
+	ClientUDPFloor = "udp-floor"
+	ClientAeronGo  = "aeron-go"
 )
 
 // libProber drives one client.Client.

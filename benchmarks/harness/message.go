@@ -96,16 +96,19 @@ func aeronSetup(ctx context.Context, cfg *Config, prof Profile, transport, proto
 			}
 		}
 	}()
+	wait := "spin"
+	if prof.ClientWait == "block" {
+		wait = "park"
+	}
+	if cfg.Driver.Kind == DriverInProcess {
+		return inProcessSetup(cfg, prof, transport, proto, dir, wait)
+	}
 	srv, err := startDriver(ctx, cfg, srvHost, prof, cfg.hostDir(srvHost, dir), "driver-server")
 	if err != nil {
 		return nil, err
 	}
 	s.procs = append(s.procs, srv)
 	s.info["driver.server"] = srv.info
-	wait := "spin"
-	if prof.ClientWait == "block" {
-		wait = "park"
-	}
 	if transport == TAeronIPC {
 		base := "aeron:ipc?proto=" + proto + "|dir=" + srv.dir
 		s.listen = base + "|driver=external"
@@ -147,6 +150,49 @@ func aeronSetup(ctx context.Context, cfg *Config, prof Profile, transport, proto
 	cfg.channel("server target", s.listen, 0)
 	cfg.channel("client target", s.clientTarget, 0)
 	ok = true
+	return s, nil
+}
+
+// inProcessSetup is aeronSetup with goblin's defaults: goblin-server runs
+// the Go media driver inside its store loop (driver=go, in the case
+// directory) and the measuring client its own inside its process (a UDP
+// target without dir), so no driver process runs on either side and, with
+// a spinning loop and a spinning client, one thread per process moves
+// every message. Channels as aeronSetup's.
+func inProcessSetup(cfg *Config, prof Profile, transport, proto, dir, wait string) (*msgSetup, error) {
+	srvHost := cfg.serverSide()
+	srvDir := filepath.Join(cfg.hostDir(srvHost, dir), "driver-server")
+	s := &msgSetup{info: map[string]string{"driver.server": "goblin's Go media driver inside goblin-server (driver=go), " + srvDir}}
+	if transport == TAeronIPC {
+		base := "aeron:ipc?proto=" + proto + "|dir=" + srvDir
+		s.listen = base + "|driver=go"
+		s.clientTarget = base + "|wait=" + wait
+		cfg.channel("server target", s.listen, 0)
+		cfg.channel("client target", s.clientTarget, 0)
+		return s, nil
+	}
+	control := cfg.path.ControlAddr()
+	if control == "" {
+		control = cfg.ServerHost
+	}
+	reqPort, err := srvHost.FreePort("udp", cfg.ServerHost)
+	if err != nil {
+		return nil, err
+	}
+	respPort, err := srvHost.FreePort("udp", control)
+	if err != nil {
+		return nil, err
+	}
+	endpoint := net.JoinHostPort(cfg.ServerHost, strconv.Itoa(reqPort))
+	controlAddr := net.JoinHostPort(control, strconv.Itoa(respPort))
+	base := "aeron:udp?endpoint=" + endpoint + "|control=" + controlAddr + "|proto=" + proto
+	s.listen = base + "|dir=" + srvDir + "|driver=go"
+	s.clientTarget = base + "|wait=" + wait
+	s.info["driver.client"] = "goblin's Go media driver inside the measuring client's process (a UDP target without dir)"
+	s.info["channel.request"] = "aeron:udp?endpoint=" + endpoint
+	s.info["channel.response"] = "aeron:udp?control=" + controlAddr + "|control-mode=response"
+	cfg.channel("server target", s.listen, 0)
+	cfg.channel("client target", s.clientTarget, 0)
 	return s, nil
 }
 

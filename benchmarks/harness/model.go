@@ -93,6 +93,11 @@ const (
 	SysRedis    = "redis"
 	SysShmFloor = "shm-floor"
 	SysAeronRaw = "aeron-raw"
+	// The aeron-udp transport's floors beside the Java pair's aeron-raw:
+	// a raw UDP socket ping-pong, and the raw Aeron ping-pong over
+	// goblin's Go media driver inside each process.
+	SysUDPFloor = "udp-floor"
+	SysAeronGo  = "aeron-go"
 )
 
 // Case is one server configuration measured for one or more operations.

@@ -69,6 +69,20 @@ func (s ProbeSpec) withWorkload(cfg *Config, prof Profile, ops []Op) ProbeSpec {
 // RESP client for RESP over a stream socket when asked for (or when the
 // client library is not built in), the goblin client library otherwise.
 func dialProbe(ctx context.Context, cfg *Config, s ProbeSpec) (Prober, error) {
+	switch s.Client {
+	case ClientUDPFloor:
+		p, err := dialUDPFloor(s.Target)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	case ClientAeronGo:
+		p, err := dialAeronGo(s.Target)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
 	raw := s.Network != "" && s.Proto == RESP
 	if raw && (s.Client == ClientRaw || libraryDial == nil) {
 		p, err := dialRawRESP(s.Network, s.Addr, cfg, s.Wait)

@@ -1,8 +1,9 @@
 package harness
 
 // DefaultProviders is the whole matrix: goblin on every transport, Redis on
-// a Unix socket and TCP, the raw Aeron ping-pong on IPC and UDP, and the raw
-// shared-memory floor. Providers whose piece is missing report it per case.
+// a Unix socket and TCP, the raw Aeron ping-pong on IPC and UDP (Java
+// drivers, and on UDP also goblin's Go drivers in-process), and the raw
+// shared-memory and UDP socket floors. Providers whose piece is missing report it per case.
 func DefaultProviders() []Provider {
 	return []Provider{
 		NewGoblin(TRing),
@@ -14,6 +15,8 @@ func DefaultProviders() []Provider {
 		NewRedis(TTCP),
 		NewAeronRaw(TAeronIPC),
 		NewAeronRaw(TAeronUDP),
+		NewAeronGo(),
+		NewUDPFloor(),
 		NewShmFloor(),
 	}
 }

@@ -137,7 +137,7 @@ func caseLess(a, b Case) bool {
 	return protoRank(a.Protocol) < protoRank(b.Protocol)
 }
 
-var systemOrder = []string{SysGoblin, SysRedis, SysAeronRaw, SysShmFloor}
+var systemOrder = []string{SysGoblin, SysRedis, SysAeronGo, SysAeronRaw, SysUDPFloor, SysShmFloor}
 
 func protoRank(p Protocol) int {
 	switch p {
@@ -264,7 +264,7 @@ func RunStaged(ctx context.Context, cfg Config, providers []Provider, staging *S
 
 // unavailable is the record and the rows of a case that cannot run.
 func unavailable(cfg *Config, run int, pc PlannedCase, why error) (CaseRecord, []Result) {
-	prof := cfg.Profile.ForTransport(pc.c.Transport)
+	prof := cfg.ForCase(pc.c.System, pc.c.Transport)
 	rec := CaseRecord{Run: run, Case: pc.c, Status: StatusUnavailable, Note: why.Error(), Profile: prof}
 	var results []Result
 	for _, op := range pc.c.Ops {
@@ -278,7 +278,7 @@ func unavailable(cfg *Config, run int, pc PlannedCase, why error) (CaseRecord, [
 // counters, stops everything and archives the case: base is "" for the
 // measured runs and QualificationDir for the qualification pass.
 func runCase(ctx context.Context, cfg *Config, prog *progress, run int, pc PlannedCase, base string) (CaseRecord, []Result) {
-	prof := cfg.Profile.ForTransport(pc.c.Transport)
+	prof := cfg.ForCase(pc.c.System, pc.c.Transport)
 	rec := CaseRecord{Run: run, Case: pc.c, Status: StatusOK, Profile: prof, Info: map[string]string{}}
 	results := make([]Result, 0, len(pc.c.Ops))
 	fail := func(err error) (CaseRecord, []Result) {

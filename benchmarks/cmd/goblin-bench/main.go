@@ -5,9 +5,10 @@
 // checks their hashes from each side, and runs a goblin-bench agent on
 // each. See docs/benchmarks.md.
 //
-// The agent (-agent), the measuring client of a two-host case (-probe) and
-// the counter reader (-aeron-stat) are modes of the same binary, which is
-// what gets staged.
+// The agent (-agent), the measuring client of a two-host case (-probe),
+// the counter reader (-aeron-stat) and the servers of the udp-floor and
+// aeron-go cases (-udp-echo, -aeron-pong) are modes of the same binary,
+// which is what gets staged.
 package main
 
 import (
@@ -46,7 +47,7 @@ func run() int {
 		srvAgents  = flag.String("server-agents", "\x00", "override the profile: the server driver's agents one by one, e.g. conductor=2,sender=3,receiver=4")
 		cliAgents  = flag.String("client-agents", "\x00", "override the profile: the client driver's agents one by one, e.g. conductor=2,sender=3,receiver=4")
 		housekeep  = flag.String("housekeeping-cpu", "\x00", "override the profile: CPU list for every thread no other list names (goblin-server then runs there with only its store loop on -server-cpu)")
-		systems    = flag.String("systems", "", "comma-separated systems to run: goblin,redis,aeron-raw,shm-floor (default all)")
+		systems    = flag.String("systems", "", "comma-separated systems to run: goblin,redis,aeron-go,aeron-raw,udp-floor,shm-floor (default all)")
 		transports = flag.String("transports", "", "comma-separated transports: ring,aeron-ipc,uds,tcp,aeron-udp (default all; tcp,aeron-udp with -hosts)")
 		protocols  = flag.String("protocols", "", "comma-separated protocols: RESP,SBE (default both)")
 		ops        = flag.String("ops", "", "comma-separated operations: PING,SET,GET (default all)")
@@ -71,6 +72,10 @@ func run() int {
 		probeOut  = flag.String("probe", "", "internal: measure the ProbeSpec on standard input and write the result to this file")
 		statDir   = flag.String("aeron-stat", "", "print the counters of the media driver in this Aeron directory (the qualification's default collector)")
 		statEvery = flag.Duration("watch", 0, "with -aeron-stat: repeat every interval until stopped")
+		udpEcho   = flag.String("udp-echo", "", "internal: the udp-floor case's server: echo datagrams on IP:PORT, busy-polling")
+		aeronPong = flag.String("aeron-pong", "", "internal: the aeron-go case's server: a Go media driver in this Aeron directory inside the process, echoing -ping-channel on -pong-channel")
+		pingCh    = flag.String("ping-channel", "", "internal: with -aeron-pong, the channel it subscribes to (stream 1002)")
+		pongCh    = flag.String("pong-channel", "", "internal: with -aeron-pong, the channel it answers on (stream 1003)")
 	)
 	var driverEnv multiFlag
 	flag.Var(&driverEnv, "driver-env", "'[PATH:]K=V K2=V2': added to the media drivers' environment (all paths, or the named one); repeatable")
@@ -107,6 +112,18 @@ func run() int {
 		return 0
 	case *probeOut != "":
 		return probe(ctx, *probeOut)
+	case *udpEcho != "":
+		runtime.LockOSThread()
+		if err := harness.ServeUDPEcho(ctx, *udpEcho); err != nil {
+			return fail(1, "%v", err)
+		}
+		return 0
+	case *aeronPong != "":
+		runtime.LockOSThread()
+		if err := harness.ServeAeronPong(ctx, *aeronPong, *pingCh, *pongCh); err != nil {
+			return fail(1, "%v", err)
+		}
+		return 0
 	case *statDir != "":
 		if err := harness.WatchCounters(ctx, os.Stdout, *statDir, *statEvery); err != nil {
 			return fail(1, "%v", err)

@@ -1,0 +1,121 @@
+package harness
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestFloorProbersInProcess: the udp-floor echo and the aeron-go pong,
+// served on goroutines of this process over loopback, answer their probers
+// round trip after round trip, and a round trip allocates nothing.
+func TestFloorProbersInProcess(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	port, err := freeUDPPort("127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	echoDone := make(chan error, 1)
+	go func() { echoDone <- ServeUDPEcho(ctx, addr) }()
+	var udp Prober
+	eventuallyDial(t, func() (err error) { udp, err = dialProbe(ctx, &Config{}, ProbeSpec{Client: ClientUDPFloor, Target: addr}); return })
+	checkProber(t, "udp-floor", udp)
+
+	p1, _ := freeUDPPort("127.0.0.1")
+	p2, _ := freeUDPPort("127.0.0.1")
+	ping, pong := "aeron:udp?endpoint=127.0.0.1:"+strconv.Itoa(p1), "aeron:udp?endpoint=127.0.0.1:"+strconv.Itoa(p2)
+	pongDone := make(chan error, 1)
+	go func() { pongDone <- ServeAeronPong(ctx, filepath.Join(t.TempDir(), "pong"), ping, pong) }()
+	ag, err := dialProbe(ctx, &Config{}, ProbeSpec{Client: ClientAeronGo, Target: ping + " " + pong})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkProber(t, "aeron-go", ag)
+	cancel()
+	for _, ch := range []chan error{echoDone, pongDone} {
+		if err := <-ch; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// eventuallyDial retries dial a few times: the echo goroutine may not have
+// bound its socket yet.
+func eventuallyDial(t *testing.T, dial func() error) {
+	t.Helper()
+	var err error
+	for range 5 {
+		if err = dial(); err == nil {
+			return
+		}
+	}
+	t.Fatal(err)
+}
+
+func checkProber(t *testing.T, name string, p Prober) {
+	t.Helper()
+	defer p.Close()
+	if b, ok := p.(Bounded); ok {
+		b.Bound(time.Now().Add(2 * time.Minute))
+	}
+	for i := range 200 {
+		if err := p.Do(Ping); err != nil {
+			t.Fatalf("%s: round trip %d: %v", name, i, err)
+		}
+	}
+	if n := testing.AllocsPerRun(200, func() {
+		if err := p.Do(Ping); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("%s: %v allocations per round trip, want 0", name, n)
+	}
+}
+
+// TestGoblinBenchInProcessUDP runs goblin-bench for real over loopback with
+// -driver inproc: goblin PING over two-driver Aeron UDP with both Go
+// drivers in-process, the aeron-go ping-pong and the udp-floor, each a
+// fresh server process, and checks every case measured its samples.
+func TestGoblinBenchInProcessUDP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs goblin-bench and goblin-server")
+	}
+	requireTools(t, false, "go")
+	srv := buildGoblinServer(t)
+	if srv == "" {
+		t.Fatal("cmd/goblin-server does not build")
+	}
+	bench := filepath.Join(t.TempDir(), "goblin-bench")
+	build := exec.Command("go", "build", "-o", bench, "./benchmarks/cmd/goblin-bench")
+	build.Dir = repoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build goblin-bench: %v\n%s", err, out)
+	}
+	out := filepath.Join(t.TempDir(), "run")
+	const samples = 300
+	cmd := exec.Command(bench, "-quiet", "-out", out, "-runs", "1", "-warmup", "100", "-samples", strconv.Itoa(samples),
+		"-driver", "inproc", "-systems", "goblin,aeron-go,udp-floor", "-transports", "aeron-udp", "-protocols", "SBE",
+		"-ops", "PING", "-profile", "backoff", "-goblin-server", srv, "-case-timeout", "2m")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("goblin-bench: %v\n%s", err, b)
+	}
+	rows := readCSV(t, filepath.Join(out, LatencyCSV), LatencyHeader, 3)
+	checkRows(t, LatencyCSV, rows, LatencyHeader, samples)
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if r[5] != StatusOK {
+			t.Errorf("%s %s: %s %s", r[1], r[2], r[5], r[14])
+		}
+		seen[r[1]] = true
+	}
+	for _, s := range []string{SysGoblin, SysAeronGo, SysUDPFloor} {
+		if !seen[s] {
+			t.Errorf("no %s row", s)
+		}
+	}
+}

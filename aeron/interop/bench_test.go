@@ -312,10 +312,17 @@ func javaThroughput(b *testing.B, j *Java, dir string, size int, warmup, duratio
 	if err != nil {
 		b.Fatal(err)
 	}
+	return throughputResult(b, p)
+}
+
+// throughputResult waits for a Java Throughput program and returns its
+// messages per second, failing on sequence breaks.
+func throughputResult(b *testing.B, p *Proc) float64 {
+	b.Helper()
 	defer p.Kill()
 	res, err := p.Result(10 * time.Minute)
 	if err != nil {
-		b.Fatal(err)
+		b.Fatalf("%v\n%s", err, p.Output())
 	}
 	if err := p.Wait(); err != nil {
 		b.Fatalf("Java Throughput: %v\n%s", err, p.Output())

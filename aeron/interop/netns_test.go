@@ -35,12 +35,12 @@ type twoHosts struct {
 	aeronmdArgs    []string
 }
 
-// newTwoHosts builds the link and starts both drivers. Outside CI a
-// missing prerequisite (root, ip, /dev/net/tun) skips, saying what; under
-// CI=true it fails.
-func newTwoHosts(t *testing.T, j *Java, impairable bool) *twoHosts {
+// newLink builds a two-namespace link, removed when the test ends.
+// Outside CI a missing prerequisite (root, ip, /dev/net/tun) skips, saying
+// what; under CI=true it fails.
+func newLink(t testing.TB, o netns.Options) *netns.Link {
 	t.Helper()
-	link, err := netns.New(netns.Options{Prefix: "gbi", Impairable: impairable})
+	link, err := netns.New(o)
 	if errors.Is(err, netns.ErrPrerequisite) {
 		testproc.Missing(t, "the two-host link: %v", err)
 	}
@@ -52,6 +52,13 @@ func newTwoHosts(t *testing.T, j *Java, impairable bool) *twoHosts {
 			t.Error(err)
 		}
 	})
+	return link
+}
+
+// newTwoHosts builds the link (newLink) and starts both drivers.
+func newTwoHosts(t *testing.T, j *Java, impairable bool) *twoHosts {
+	t.Helper()
+	link := newLink(t, netns.Options{Prefix: "gbi", Impairable: impairable})
 	t.Logf("link %s between %s (%s, Go driver) and %s (%s, Java driver)", link.Mode(), link.NS[0], link.Addr[0],
 		link.NS[1], link.Addr[1])
 	root := t.TempDir()
@@ -98,7 +105,7 @@ func (h *twoHosts) startJavaDriver(t *testing.T) {
 }
 
 // awaitDriver waits until a driver's CnC file says it is up.
-func awaitDriver(t *testing.T, dir string) {
+func awaitDriver(t testing.TB, dir string) {
 	t.Helper()
 	c, err := aeron.Connect(aeron.Options{Dir: dir, DriverTimeout: startTimeout})
 	if err != nil {
@@ -429,14 +436,7 @@ func splitLines(s string) []string {
 // response channels: goblin's two-driver UDP transport seen from Java.
 func TestTwoHostJavaClientGoblinServer(t *testing.T) {
 	j := needJava(t)
-	link, err := netns.New(netns.Options{Prefix: "gbg"})
-	if errors.Is(err, netns.ErrPrerequisite) {
-		testproc.Missing(t, "the two-host link: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { link.Close() })
+	link := newLink(t, netns.Options{Prefix: "gbg"})
 	h := &twoHosts{link: link, j: j, javaDir: filepath.Join(t.TempDir(), "java")}
 	h.startJavaDriver(t)
 	srvBin := testproc.Build(t, "./cmd/goblin-server")

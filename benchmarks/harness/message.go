@@ -126,20 +126,10 @@ func aeronSetup(ctx context.Context, cfg *Config, prof Profile, transport, proto
 	}
 	s.procs = append(s.procs, cli)
 	s.info["driver.client"] = cli.info
-	control := cfg.path.ControlAddr()
-	if control == "" {
-		control = cfg.ServerHost
-	}
-	reqPort, err := srvHost.FreePort("udp", cfg.ServerHost)
+	endpoint, controlAddr, err := udpServerAddrs(cfg, srvHost)
 	if err != nil {
 		return nil, err
 	}
-	respPort, err := srvHost.FreePort("udp", control)
-	if err != nil {
-		return nil, err
-	}
-	endpoint := net.JoinHostPort(cfg.ServerHost, strconv.Itoa(reqPort))
-	controlAddr := net.JoinHostPort(control, strconv.Itoa(respPort))
 	base := "aeron:udp?endpoint=" + endpoint + "|control=" + controlAddr + "|proto=" + proto
 	s.listen = base + "|dir=" + srv.dir + "|driver=external"
 	s.clientTarget = base + "|dir=" + cli.dir + "|wait=" + wait
@@ -151,6 +141,24 @@ func aeronSetup(ctx context.Context, cfg *Config, prof Profile, transport, proto
 	cfg.channel("client target", s.clientTarget, 0)
 	ok = true
 	return s, nil
+}
+
+// udpServerAddrs picks the server's request endpoint and response
+// control address (IP:PORT each) for goblin's two-driver UDP channels.
+func udpServerAddrs(cfg *Config, srvHost Host) (endpoint, control string, err error) {
+	ctl := cfg.path.ControlAddr()
+	if ctl == "" {
+		ctl = cfg.ServerHost
+	}
+	reqPort, err := srvHost.FreePort("udp", cfg.ServerHost)
+	if err != nil {
+		return "", "", err
+	}
+	respPort, err := srvHost.FreePort("udp", ctl)
+	if err != nil {
+		return "", "", err
+	}
+	return net.JoinHostPort(cfg.ServerHost, strconv.Itoa(reqPort)), net.JoinHostPort(ctl, strconv.Itoa(respPort)), nil
 }
 
 // inProcessSetup is aeronSetup with goblin's defaults: goblin-server runs
@@ -171,20 +179,10 @@ func inProcessSetup(cfg *Config, prof Profile, transport, proto, dir, wait strin
 		cfg.channel("client target", s.clientTarget, 0)
 		return s, nil
 	}
-	control := cfg.path.ControlAddr()
-	if control == "" {
-		control = cfg.ServerHost
-	}
-	reqPort, err := srvHost.FreePort("udp", cfg.ServerHost)
+	endpoint, controlAddr, err := udpServerAddrs(cfg, srvHost)
 	if err != nil {
 		return nil, err
 	}
-	respPort, err := srvHost.FreePort("udp", control)
-	if err != nil {
-		return nil, err
-	}
-	endpoint := net.JoinHostPort(cfg.ServerHost, strconv.Itoa(reqPort))
-	controlAddr := net.JoinHostPort(control, strconv.Itoa(respPort))
 	base := "aeron:udp?endpoint=" + endpoint + "|control=" + controlAddr + "|proto=" + proto
 	s.listen = base + "|dir=" + srvDir + "|driver=go"
 	s.clientTarget = base + "|wait=" + wait

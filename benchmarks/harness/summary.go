@@ -27,6 +27,19 @@ func floorRef(c Case) (system, transport string) {
 	return SysShmFloor, TRing
 }
 
+// floorAgg is the floor row a case is compared with: on aeron-udp the raw
+// UDP socket floor when the run measured it (the Java pair's aeron-raw is
+// then a row compared with it, like goblin's), floorRef's otherwise.
+func floorAgg(aggs []Aggregate, c Case) *Aggregate {
+	if c.Transport == TAeronUDP {
+		if f := findAgg(aggs, SysUDPFloor, TAeronUDP, c.Path, Ping); f != nil {
+			return f
+		}
+	}
+	fs, ft := floorRef(c)
+	return findAgg(aggs, fs, ft, c.Path, Ping)
+}
+
 // findAgg finds a reference row: on the same network path when the
 // reference crosses the network.
 func findAgg(aggs []Aggregate, system, transport, path string, op Op) *Aggregate {
@@ -101,9 +114,9 @@ func SummaryMarkdown(rep *Report, aggs []Aggregate) string {
 	}
 	b.WriteString(".\n\n")
 	b.WriteString("Ratios are p50 over the reference's p50 for the same operation: Redis on the same socket type " +
-		"(tcp to tcp, everything else to Redis's Unix socket) and the raw floor (the raw Aeron ping-pong on the same " +
-		"medium for Aeron, the shared-memory ping-pong otherwise; the floors have no command, so every operation is " +
-		"compared with their one round trip).\n\n")
+		"(tcp to tcp, everything else to Redis's Unix socket) and the raw floor (on aeron-udp the raw UDP socket " +
+		"ping-pong when measured, else the raw Aeron ping-pong on the same medium for Aeron, the shared-memory ping-pong " +
+		"otherwise; the floors have no command, so every operation is compared with their one round trip).\n\n")
 	p50 := func(a *Aggregate) float64 { return a.P50 }
 	p99 := func(a *Aggregate) float64 { return a.P99 }
 	for _, op := range AllOps {
@@ -128,11 +141,15 @@ func SummaryMarkdown(rep *Report, aggs []Aggregate) string {
 		b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 		for _, a := range rows {
 			red := findAgg(aggs, SysRedis, redisRef(a.Case), a.Case.Path, op)
-			fs, ft := floorRef(a.Case)
-			fl := findAgg(aggs, fs, ft, a.Case.Path, Ping)
+			fl := floorAgg(aggs, a.Case)
 			rr, fr, rr99 := ratio(a.P50, red, p50), ratio(a.P50, fl, p50), ratio(a.P99, red, p99)
-			if a.Case.System == SysShmFloor || a.Case.System == SysAeronRaw {
-				rr, fr, rr99 = "—", "1.00×", "—"
+			if a.Case.Protocol == Raw {
+				// The floors and raw ping-pongs have no command to
+				// compare with Redis's.
+				rr, rr99 = "—", "—"
+				if fl == nil || fl.Case.System == a.Case.System {
+					fr = "1.00×"
+				}
 			}
 			if a.Case.System == SysRedis {
 				rr, rr99 = "1.00×", "1.00×"

@@ -23,7 +23,10 @@ func TestFloorProbersInProcess(t *testing.T) {
 	echoDone := make(chan error, 1)
 	go func() { echoDone <- ServeUDPEcho(ctx, addr) }()
 	var udp Prober
-	eventuallyDial(t, func() (err error) { udp, err = dialProbe(ctx, &Config{}, ProbeSpec{Client: ClientUDPFloor, Target: addr}); return })
+	eventuallyDial(t, func() (err error) {
+		udp, err = dialProbe(ctx, &Config{}, ProbeSpec{Client: ClientUDPFloor, Target: addr})
+		return
+	})
 	checkProber(t, "udp-floor", udp)
 
 	p1, _ := freeUDPPort("127.0.0.1")

@@ -10,7 +10,9 @@
  * "RESULT size=S msgs_per_sec=R bytes_per_sec=B messages=N seconds=T
  * back_pressured=P errors=E". idle= picks the subscriber's and publisher's
  * wait (default spin). exclusive= picks an exclusive publication (default
- * true, as the Aeron samples measure).
+ * true, as the Aeron samples measure). pubDir= puts the publisher on the
+ * media driver in that Aeron directory (the subscriber stays on the one of
+ * the aeron.dir property): two drivers, e.g. two hosts over UDP.
  */
 package dev.goblin.interop;
 
@@ -37,11 +39,14 @@ public final class Throughput
         final long durationMs = args.i64("durationMs", 3000);
         final String idleName = args.str("idle", "spin");
         final boolean exclusive = args.bool("exclusive", true);
+        final String pubDir = args.str("pubDir", null);
 
         try (Aeron aeron = Common.connect(args);
+            Aeron pubDriver = null == pubDir ? null : Aeron.connect(new Aeron.Context().aeronDirectoryName(pubDir));
             Subscription sub = aeron.addSubscription(channel, stream);
             Publication pub = exclusive ?
-                aeron.addExclusivePublication(channel, stream) : aeron.addPublication(channel, stream))
+                (null == pubDriver ? aeron : pubDriver).addExclusivePublication(channel, stream) :
+                (null == pubDriver ? aeron : pubDriver).addPublication(channel, stream))
         {
             Common.awaitConnected(pub, Common.deadline(60_000), "publication");
             final AtomicBoolean running = new AtomicBoolean(true);

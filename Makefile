@@ -49,7 +49,8 @@ asm:
 	$(GO) test -count=1 -timeout 10m ./aeron/ ./internal/shm/
 
 ## godriver: the aeron client's tests again, against goblin's Go media
-## driver (aeronmd) instead of the Java one; UDP tests skip, saying why
+## driver (aeronmd) instead of the Java one, UDP included (the loss-report
+## test needs the Java driver's debug loss generator and skips, saying why)
 godriver:
 	GOBLIN_AERON_TEST_DRIVER=go $(GO) test -count=1 -timeout 10m ./aeron/
 

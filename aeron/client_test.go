@@ -227,7 +227,6 @@ func TestResponseChannelIPC(t *testing.T) {
 }
 
 func TestResponseChannelUDPTwoDrivers(t *testing.T) {
-	needUDP(t)
 	sd, cd := startDriver(t), startDriver(t)
 	srv := connectTest(t, sd, Options{})
 	cli := connectTest(t, cd, Options{})

@@ -33,12 +33,12 @@ const testDriverEnv = "GOBLIN_AERON_TEST_DRIVER"
 
 func goDriver() bool { return os.Getenv(testDriverEnv) == "go" }
 
-// needUDP skips a test that needs UDP when the tests run against the Go
-// driver, which serves IPC only.
-func needUDP(t testing.TB) {
+// needJavaDriver skips a test that needs a feature only the Java driver
+// has (its debug loss generator) when the tests run against the Go driver.
+func needJavaDriver(t testing.TB, what string) {
 	t.Helper()
 	if goDriver() {
-		t.Skipf("skipping: UDP test, and %s=go selects goblin's Go driver, which serves IPC only", testDriverEnv)
+		t.Skipf("skipping: %s=go selects goblin's Go driver, and the test needs the Java driver's %s", testDriverEnv, what)
 	}
 }
 

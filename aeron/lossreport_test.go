@@ -117,7 +117,7 @@ func TestLossReportSourceAlignment(t *testing.T) {
 // the driver has reported loss on it. ReadLossReport must find exactly
 // the entries Aeron's own LossStat prints, field for field.
 func TestLossReportFromJavaDriver(t *testing.T) {
-	needUDP(t)
+	needJavaDriver(t, "debug receive endpoint (DebugReceiveChannelEndpointSupplier)")
 	d := startDriver(t,
 		"aeron.ReceiveChannelEndpoint.supplier=io.aeron.driver.ext.DebugReceiveChannelEndpointSupplier",
 		"aeron.debug.receive.data.loss.rate=0.2",

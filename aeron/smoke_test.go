@@ -100,7 +100,6 @@ func TestRealDriverIPC(t *testing.T) {
 }
 
 func TestRealDriverUDP(t *testing.T) {
-	needUDP(t)
 	d := startDriver(t)
 	c := connectTest(t, d, Options{})
 	port := testproc.FreeUDPPort(t)
@@ -109,7 +108,6 @@ func TestRealDriverUDP(t *testing.T) {
 }
 
 func TestRealDriverSpyAndDestinations(t *testing.T) {
-	needUDP(t)
 	d := startDriver(t)
 	c := connectTest(t, d, Options{})
 	ports := testproc.FreeUDPPorts(t, 2) // distinct: the probes stay open until both are chosen

@@ -187,9 +187,10 @@ func dialUDPFloor(addr string) (*udpFloorProber, error) {
 	}
 	p := &udpFloorProber{fd: fd}
 	// The echo answers its first sender only: make this one, and check it
-	// answers at all, before the measurement.
-	for range 5 {
-		p.deadline = time.Now().Add(2 * time.Second)
+	// answers at all, before the measurement (for up to 20 s: a datagram
+	// may be lost, or the echo not bound yet, which refuses it).
+	for give := time.Now().Add(20 * time.Second); time.Now().Before(give); time.Sleep(20 * time.Millisecond) {
+		p.deadline = time.Now().Add(time.Second)
 		if err = p.Do(Ping); err == nil {
 			p.deadline = time.Now().Add(time.Minute)
 			return p, nil

@@ -22,11 +22,10 @@ func TestFloorProbersInProcess(t *testing.T) {
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	echoDone := make(chan error, 1)
 	go func() { echoDone <- ServeUDPEcho(ctx, addr) }()
-	var udp Prober
-	eventuallyDial(t, func() (err error) {
-		udp, err = dialProbe(ctx, &Config{}, ProbeSpec{Client: ClientUDPFloor, Target: addr})
-		return
-	})
+	udp, err := dialProbe(ctx, &Config{}, ProbeSpec{Client: ClientUDPFloor, Target: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
 	checkProber(t, "udp-floor", udp)
 
 	p1, _ := freeUDPPort("127.0.0.1")
@@ -45,19 +44,6 @@ func TestFloorProbersInProcess(t *testing.T) {
 			t.Error(err)
 		}
 	}
-}
-
-// eventuallyDial retries dial a few times: the echo goroutine may not have
-// bound its socket yet.
-func eventuallyDial(t *testing.T, dial func() error) {
-	t.Helper()
-	var err error
-	for range 5 {
-		if err = dial(); err == nil {
-			return
-		}
-	}
-	t.Fatal(err)
 }
 
 func checkProber(t *testing.T, name string, p Prober) {

@@ -595,3 +595,56 @@ func TestCompactionThroughTick(t *testing.T) {
 	mustCheck(t, s)
 	t.Logf("dead %d -> %d bytes, %d moves, %d pages freed", before.ArenaDead, after.ArenaDead, after.ArenaMoves, after.ArenaPagesFreed-before.ArenaPagesFreed)
 }
+
+// TestScanAcrossResize: SCAN's guarantee while the index resizes under it.
+// During the first calls of one scan, inserts grow the index through
+// several resizes (each migrating buckets as it goes) and other keys are
+// deleted, freeing slots that later inserts take; every key present for
+// the whole scan is still reported, exactly once.
+func TestScanAcrossResize(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	stable := map[string]int{}
+	for i := 0; i < 500; i++ {
+		k := "stable:" + strconv.Itoa(i)
+		s.Set(nil, []byte(k), []byte("v"), SetOptions{})
+		stable[k] = 0
+	}
+	resizes, next, calls := 0, 0, 0
+	visit := func(k []byte) {
+		if n, ok := stable[string(k)]; ok {
+			stable[string(k)] = n + 1
+		}
+	}
+	for cur := s.Scan(0, 10, visit); cur != 0; cur = s.Scan(cur, 10, visit) {
+		calls++
+		// Churn between the first 20 calls only, so the scan catches up
+		// and ends: 300 inserts and 100 deletes each time.
+		for j := 0; calls <= 20 && j < 300; j++ {
+			wasOld := s.ix.old != nil
+			s.Set(nil, []byte("churn:"+strconv.Itoa(next)), []byte("v"), SetOptions{})
+			if s.ix.old != nil && !wasOld {
+				resizes++
+			}
+			if j%3 == 0 && next > 10 {
+				s.Del([]byte("churn:" + strconv.Itoa(next-10)))
+			}
+			next++
+		}
+		if calls%5 == 0 {
+			s.Tick(64)
+		}
+		if calls > 100000 {
+			t.Fatal("the scan does not end")
+		}
+	}
+	if resizes < 3 {
+		t.Fatalf("only %d index resizes during the scan: the test does not test what it says", resizes)
+	}
+	for k, n := range stable {
+		if n != 1 {
+			t.Errorf("%s reported %d times during a scan with %d resizes", k, n, resizes)
+		}
+	}
+	mustCheck(t, s)
+	t.Logf("%d SCAN calls, %d resizes, %d inserts", calls, resizes, next)
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport/uds"
@@ -40,6 +41,13 @@ func DefaultListen() []string {
 	return []string{target.Default().String(), DefaultTCPListen}
 }
 
+// DefaultDatabases is Options.Databases' default, Redis's; MaxDatabases
+// bounds it (each database used is a store of its own).
+const (
+	DefaultDatabases = command.DefaultDatabases
+	MaxDatabases     = 1024
+)
+
 // Options configure a Server. The zero value works: call EnsureDefaults
 // (New does) and Validate.
 type Options struct {
@@ -65,6 +73,9 @@ type Options struct {
 	MaxMemoryPolicy store.EvictionPolicy
 	// RequirePass, when set, makes RESP clients AUTH before anything else.
 	RequirePass string
+	// Databases is how many numbered databases SELECT chooses from
+	// (Redis's "databases"); 0 means DefaultDatabases (16).
+	Databases int
 
 	// ClusterConfig, when set, is the cluster configuration file that puts
 	// the server in cluster mode (docs/cluster.md); ClusterNode, when set,
@@ -201,6 +212,8 @@ func (o *Options) Validate() error {
 	switch {
 	case o.MaxMemory < 0:
 		return fmt.Errorf("%w: maxmemory %d is negative", ErrOptions, o.MaxMemory)
+	case o.Databases < 0 || o.Databases > MaxDatabases:
+		return fmt.Errorf("%w: databases %d: want 1 to %d", ErrOptions, o.Databases, MaxDatabases)
 	case o.MaxClients < 0, o.MaxOutput < 0, o.MaxInput < 0, o.SocketCheckEvery < 0, o.TickBudget < 0, o.PassOutput < 0:
 		return fmt.Errorf("%w: limits must not be negative", ErrOptions)
 	case o.MaxValueLen < 0 || o.MaxValueLen > MaxMaxValueLen:

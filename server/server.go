@@ -73,6 +73,7 @@ func New(o Options) (*Server, error) {
 	s.engine = command.NewEngine(st, command.Options{
 		Cluster:     co,
 		RequirePass: o.RequirePass,
+		Databases:   o.Databases,
 		Info:        s.info,
 		// A bulk string or SBE frame may carry the largest value the
 		// store takes, and no more (a key is far shorter).

@@ -555,3 +555,28 @@ func TestRedisCLIKeyspaceTools(t *testing.T) {
 		}
 	}
 }
+
+// TestDatabasesFlag: --databases sets how many databases SELECT chooses
+// from, and CONFIG GET databases says so; out of range it is refused at
+// start.
+func TestDatabasesFlag(t *testing.T) {
+	s := startServer(t, "--databases", "4")
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, PoolSize: 1})
+	defer c.Close()
+	if err := c.Do(ctx, "SELECT", "3").Err(); err != nil {
+		t.Fatalf("SELECT 3 of 4: %v", err)
+	}
+	if err := c.Do(ctx, "SELECT", "4").Err(); err == nil || err.Error() != "ERR DB index is out of range" {
+		t.Fatalf("SELECT 4 of 4: %v", err)
+	}
+	if got, err := c.ConfigGet(ctx, "databases").Result(); err != nil || got["databases"] != "4" {
+		t.Fatalf("CONFIG GET databases = %v, %v", got, err)
+	}
+	for _, bad := range []string{"0", "1025"} {
+		out, err := exec.Command(testproc.Build(t, "./cmd/goblin-server"), "--databases", bad, "--listen", "tcp://127.0.0.1:0").CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "--databases "+bad+": want 1 to 1024") {
+			t.Errorf("--databases %s: %v, %s", bad, err, out)
+		}
+	}
+}

@@ -61,6 +61,7 @@ type config struct {
 	policy      string
 	requirepass string
 	maxclients  int
+	databases   int
 	maxOutput   string
 	stall       time.Duration
 	maxInput    string
@@ -89,6 +90,7 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.policy, "maxmemory-policy", "noeviction", "what a write does at --maxmemory: noeviction, allkeys-lru or volatile-ttl")
 	fs.StringVar(&c.requirepass, "requirepass", "", "`password` clients must AUTH with before other commands; empty disables AUTH. The command line is visible to every local user (ps, /proc): prefer the "+requirePassEnv+" environment variable or a configuration file readable by the server only")
 	fs.IntVar(&c.maxclients, "maxclients", 10000, "maximum connected clients per socket listener")
+	fs.IntVar(&c.databases, "databases", server.DefaultDatabases, "how many numbered databases SELECT chooses from (0 to N-1), as Redis's databases")
 	fs.StringVar(&c.maxOutput, "client-output-limit", "32mb", "reply `bytes` queued for one client before it is disconnected as a slow consumer")
 	fs.DurationVar(&c.stall, "client-stall-timeout", 5*time.Second, "disconnect a client that leaves --client-output-limit bytes of replies unread this long")
 	fs.StringVar(&c.maxInput, "client-input-limit", "", "`bytes` of one incomplete request held for a client before it is disconnected (default 64mb, or --proto-max-bulk-len plus 128kb when that is more)")
@@ -248,6 +250,7 @@ func options(c *config) (server.Options, error) {
 		Idle:             c.idle,
 		RequirePass:      pass,
 		MaxClients:       c.maxclients,
+		Databases:        c.databases,
 		IdleTimeout:      c.idleTimeout,
 		StallTimeout:     c.stall,
 		SocketCheckEvery: c.checkEvery,
@@ -306,6 +309,9 @@ func options(c *config) (server.Options, error) {
 	}
 	if c.maxclients <= 0 || c.checkEvery <= 0 {
 		return o, errors.New("--maxclients and --socket-check-every must be positive")
+	}
+	if c.databases <= 0 || c.databases > server.MaxDatabases {
+		return o, fmt.Errorf("--databases %d: want 1 to %d", c.databases, server.MaxDatabases)
 	}
 	o.EnsureDefaults()
 	return o, o.Validate()

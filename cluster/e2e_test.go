@@ -57,23 +57,34 @@ func freeTCPPorts(t *testing.T, n int) []int {
 }
 
 // startCluster starts three nodes owning 0-5460, 5461-10922 and
-// 10923-16383.
-func startCluster(t *testing.T) *testCluster {
+// 10923-16383, listening on loopback TCP (RESP) and, when uds is set, on a
+// Unix socket speaking SBE too, which the file lists first.
+func startCluster(t *testing.T, uds bool) *testCluster {
 	t.Helper()
 	bin := testproc.Build(t, "./cmd/goblin-server")
-	c := &testCluster{ports: freeTCPPorts(t, 3), conf: filepath.Join(t.TempDir(), "cluster.conf")}
+	dir := t.TempDir()
+	c := &testCluster{ports: freeTCPPorts(t, 3), conf: filepath.Join(dir, "cluster.conf")}
 	ranges := []string{"0-5460", "5461-10922", "10923-16383"}
 	var b strings.Builder
 	b.WriteString("# the e2e test's cluster\nepoch 1\n")
+	listen := make([][]string, 3)
 	for i, id := range ids {
-		fmt.Fprintf(&b, "node %s tcp://127.0.0.1:%d slots %s\n", id, c.ports[i], ranges[i])
+		tcp := "tcp://127.0.0.1:" + strconv.Itoa(c.ports[i])
+		listen[i] = []string{"--listen", tcp}
+		targets := tcp
+		if uds {
+			sock := "uds://" + filepath.Join(dir, "n"+strconv.Itoa(i+1)+".sock") + "?proto=sbe"
+			listen[i] = append(listen[i], "--listen", sock)
+			targets = sock + " " + tcp
+		}
+		fmt.Fprintf(&b, "node %s %s slots %s\n", id, targets, ranges[i])
 	}
 	if err := os.WriteFile(c.conf, []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for i, id := range ids {
-		p := testproc.Start(t, bin, "--metrics", "off", "--listen", "tcp://127.0.0.1:"+strconv.Itoa(c.ports[i]),
-			"--cluster-config", c.conf, "--cluster-node", id)
+		args := append([]string{"--metrics", "off", "--cluster-config", c.conf, "--cluster-node", id}, listen[i]...)
+		p := testproc.Start(t, bin, args...)
 		c.procs = append(c.procs, p)
 	}
 	for _, p := range c.procs {
@@ -217,13 +228,13 @@ func runWorker(ctx context.Context, cc *redis.ClusterClient, w, ops int) error {
 // by go-redis's ClusterClient, redis-cli -c, redis-cli --cluster check and
 // redis-benchmark --cluster.
 func TestClusterE2E(t *testing.T) {
-	c := startCluster(t)
+	c := startCluster(t, false)
 	cc := c.client(t)
 
 	t.Run("go-redis", func(t *testing.T) {
 		ops := 1_000_000
 		if raceEnabled {
-			ops = 100_000
+			ops = 50_000
 		}
 		start := time.Now()
 		workload(t, cc, 8, ops/8)
@@ -279,15 +290,58 @@ func run(t *testing.T, bin string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// kv is what the reshard scenario needs of a cluster client: go-redis's
+// ClusterClient or goblin's own.
+type kv interface {
+	set(ctx context.Context, k, v string) error
+	get(ctx context.Context, k string) (string, error)
+	setMany(ctx context.Context, keys, vals []string) error // one pipeline
+	getMany(ctx context.Context, keys []string) ([]string, error)
+}
+
+type goRedisKV struct{ cc *redis.ClusterClient }
+
+func (g goRedisKV) set(ctx context.Context, k, v string) error { return g.cc.Set(ctx, k, v, 0).Err() }
+func (g goRedisKV) get(ctx context.Context, k string) (string, error) {
+	return g.cc.Get(ctx, k).Result()
+}
+func (g goRedisKV) setMany(ctx context.Context, keys, vals []string) error {
+	p := g.cc.Pipeline()
+	for i, k := range keys {
+		p.Set(ctx, k, vals[i], 0)
+	}
+	_, err := p.Exec(ctx)
+	return err
+}
+func (g goRedisKV) getMany(ctx context.Context, keys []string) ([]string, error) {
+	p := g.cc.Pipeline()
+	cmds := make([]*redis.StringCmd, len(keys))
+	for i, k := range keys {
+		cmds[i] = p.Get(ctx, k)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		return nil, err
+	}
+	out := make([]string, len(keys))
+	for i, c := range cmds {
+		out[i] = c.Val()
+	}
+	return out, nil
+}
+
 // TestClusterReshard: redis-cli --cluster reshard moves 1,000 slots
 // holding 100,000 keys from node 1 to node 2 while a go-redis client
 // writes and reads those keys; afterwards every key is on exactly one
 // node, the one owning its slot, with the last value written, and the
 // client saw no error (redirects are followed inside go-redis).
 func TestClusterReshard(t *testing.T) {
+	c := startCluster(t, false)
+	reshard(t, c, goRedisKV{c.client(t)})
+}
+
+// reshard is TestClusterReshard's scenario with any client.
+func reshard(t *testing.T, c *testCluster, client kv) {
 	cli := testproc.LookPath(t, "redis-cli", "redis-cli --cluster reshard")
-	c := startCluster(t)
-	cc := c.client(t)
 	ctx := context.Background()
 	t0 := time.Now()
 	const slots = 1000
@@ -305,17 +359,18 @@ func TestClusterReshard(t *testing.T) {
 		}
 	}
 	for i := 0; i < len(keys); i += 1000 {
-		p := cc.Pipeline()
-		for _, k := range keys[i:min(i+1000, len(keys))] {
-			model[k] = "v0:" + k
-			p.Set(ctx, k, model[k], 0)
+		batch := keys[i:min(i+1000, len(keys))]
+		vals := make([]string, len(batch))
+		for j, k := range batch {
+			vals[j] = "v0:" + k
+			model[k] = vals[j]
 		}
-		if _, err := p.Exec(ctx); err != nil {
+		if err := client.setMany(ctx, batch, vals); err != nil {
 			t.Fatal(err)
 		}
 	}
-
 	t.Logf("loaded %d keys at %v", nkeys, time.Since(t0).Round(time.Millisecond))
+
 	// The client: SET a new value, then GET it back, over random keys,
 	// until the reshard is done.
 	stop := make(chan struct{})
@@ -332,12 +387,12 @@ func TestClusterReshard(t *testing.T) {
 			}
 			k := keys[rng.IntN(len(keys))]
 			v := "v" + strconv.Itoa(n) + ":" + k
-			if err := cc.Set(ctx, k, v, 0).Err(); err != nil {
+			if err := client.set(ctx, k, v); err != nil {
 				clientErr <- fmt.Errorf("SET %s: %w", k, err)
 				return
 			}
 			model[k] = v
-			if got, err := cc.Get(ctx, k).Result(); err != nil || got != v {
+			if got, err := client.get(ctx, k); err != nil || got != v {
 				clientErr <- fmt.Errorf("GET %s after SET: %q, %v; want %q", k, got, err, v)
 				return
 			}
@@ -358,7 +413,6 @@ func TestClusterReshard(t *testing.T) {
 	}
 	t.Logf("reshard of %d slots holding %d keys took %v; the client made %d SET+GET pairs meanwhile", slots, nkeys, took.Round(time.Millisecond), ops)
 
-	t.Logf("resharded at %v", time.Since(t0).Round(time.Millisecond))
 	// Every node now says node 2 owns 0-999.
 	for i := range 3 {
 		rc := redis.NewClient(&redis.Options{Addr: c.addr(i)})
@@ -399,20 +453,18 @@ func TestClusterReshard(t *testing.T) {
 	if len(where) != len(keys) {
 		t.Errorf("%d keys after the reshard, want %d", len(where), len(keys))
 	}
-	p := cc.Pipeline()
-	gets := make([]*redis.StringCmd, len(keys))
-	for i, k := range keys {
+	for _, k := range keys {
 		if n, ok := where[k]; !ok || n != 1 {
 			t.Fatalf("key %s (slot %d) is on node %d (present %v), want node 2", k, cluster.Slot([]byte(k)), n+1, ok)
 		}
-		gets[i] = p.Get(ctx, k)
 	}
-	if _, err := p.Exec(ctx); err != nil {
+	got, err := client.getMany(ctx, keys)
+	if err != nil {
 		t.Fatal(err)
 	}
 	for i, k := range keys {
-		if got := gets[i].Val(); got != model[k] {
-			t.Fatalf("key %s = %q after the reshard, want %q", k, got, model[k])
+		if got[i] != model[k] {
+			t.Fatalf("key %s = %q after the reshard, want %q", k, got[i], model[k])
 		}
 	}
 	t.Logf("verified at %v", time.Since(t0).Round(time.Millisecond))

@@ -76,6 +76,7 @@ func TestClusterRouting(t *testing.T) {
 		{[]string{"CLUSTER", "MEET", "127.0.0.1", "7002"}, "+OK"},
 		{[]string{"CLUSTER", "MEET", "127.0.0.1", "7009"}, "-ERR 127.0.0.1:7009 is not in the cluster configuration file"},
 		{[]string{"READONLY"}, "+OK"},
+		{[]string{"CLUSTER", "TARGETS"}, "[[$" + nodeA + " [$tcp://127.0.0.1:7001]] [$" + nodeB + " [$tcp://127.0.0.1:7002]]]"},
 		{[]string{"CLUSTER", "GETKEYSINSLOT", "16384", "1"}, "-ERR Invalid slot or number of keys"},
 	} {
 		if got := do(t, e, s, c.args...); !strings.HasPrefix(got, c.want) {

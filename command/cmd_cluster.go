@@ -318,6 +318,19 @@ func (e *Engine) clusterCmd(_ *Session, r *request.Request) {
 		e.ok()
 	case request.OpClusterMeet:
 		e.clusterMeet(r)
+	case request.OpClusterTargets:
+		e.begin(reply.Array)
+		for _, n := range st.Nodes() {
+			e.push(reply.Array)
+			e.addBulkStr(n.ID)
+			e.push(reply.Array)
+			for _, a := range n.Addrs {
+				e.addBulkStr(a)
+			}
+			e.pop()
+			e.pop()
+		}
+		e.end()
 	case request.OpClusterAddSlots, request.OpClusterAddSlotsRange, request.OpClusterDelSlots, request.OpClusterForget,
 		request.OpClusterReset:
 		e.errText(reply.Err, "ERR goblin's cluster is configured by its file: give slots to nodes there and reload (CLUSTER RELOAD or SIGHUP), or move them with CLUSTER SETSLOT; see docs/cluster.md")

@@ -20,7 +20,7 @@ import (
 // have (they came with Redis 7.2): COMMAND INFO on Redis gives nil for
 // them. docs/commands.md lists them.
 var notInRedis70 = map[string]bool{"client|setinfo": true, "client|no-touch": true, "cluster|myshardid": true,
-	"cluster|reload": true}
+	"cluster|reload": true, "cluster|targets": true}
 
 // pendingContainers are containers whose subcommands goblin does not all
 // answer yet, so their COMMAND INFO cannot match Redis's.

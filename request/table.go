@@ -157,6 +157,7 @@ const (
 	OpReadWrite                  Op = 149
 	OpMigrate                    Op = 150
 	OpRestoreAsking              Op = 151
+	OpClusterTargets             Op = 152
 )
 
 // Key specs of the common shapes.
@@ -649,6 +650,9 @@ var specs = [NumOps]Spec{
 	OpClusterReload: {Name: "cluster|reload", Arity: 2, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
 		Group: "cluster", Since: "7.0.0", Complexity: "O(N) for N nodes",
 		Summary: "Read the cluster configuration file again (as SIGHUP does); refused if its epoch is older than this node's."},
+	OpClusterTargets: {Name: "cluster|targets", Arity: 2, Flags: Stale, ACL: CatSlow, Tips: nondet, Container: OpCluster,
+		Group: "cluster", Since: "7.0.0", Complexity: "O(N) for N nodes",
+		Summary: "goblin's own: each node's id and every target it serves (tcp, uds, ring, aeron), for goblin's cluster client."},
 	OpClusterAddSlots: {Name: "cluster|addslots", Arity: -3, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
 		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "slot...",
 		Summary: "Refused: slots are given to nodes in the cluster configuration file."},

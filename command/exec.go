@@ -3,6 +3,7 @@ package command
 import (
 	"errors"
 	"math"
+	"math/bits"
 	"strconv"
 	"time"
 	"unsafe"
@@ -183,15 +184,62 @@ func (e *Engine) processed() uint64 {
 	return n
 }
 
-// cmdStat is one command's line of INFO commandstats. Time is measured on
-// one call in sampleEvery (two clock reads cost more than a GET) and
-// scaled to all calls when reported.
+// cmdStat is one command's line of INFO commandstats and its latency
+// histogram. Time is measured on one call in sampleEvery (two clock reads
+// cost more than a GET) and scaled to all calls when reported; the
+// histogram counts the timed calls.
 type cmdStat struct {
 	calls, failed, rejected uint64
 	sampled, sampledNanos   uint64
+	latency                 [LatencyBuckets]uint64
 }
 
 const sampleEvery = 64
+
+// LatencySampling is how many calls there are for each one timed: the
+// latency histograms count one call in LatencySampling.
+const LatencySampling = sampleEvery
+
+// LatencyBuckets is the number of buckets of a command's latency
+// histogram; see LatencyBounds.
+const LatencyBuckets = 20
+
+// latencyShift puts the first bucket's bound at 2^latencyShift ns.
+const latencyShift = 7
+
+// LatencyBounds returns the histogram's upper bounds in seconds, one per
+// bucket but the last (+Inf): 128 ns, 256 ns, ... doubling up to 2^25 ns
+// (about 34 ms).
+func LatencyBounds() []float64 {
+	b := make([]float64, LatencyBuckets-1)
+	for i := range b {
+		b[i] = float64(uint64(1)<<(latencyShift+i)) * 1e-9
+	}
+	return b
+}
+
+// observe counts one timed call of c that took nanos: its bucket is the
+// first whose bound, a power of two, exceeds nanos. A shift, a count of
+// leading zeros and an increment, in the loop's own array.
+func (c *cmdStat) observe(nanos uint64) {
+	c.sampled++
+	c.sampledNanos += nanos
+	b := bits.Len64(nanos >> latencyShift)
+	if b >= LatencyBuckets {
+		b = LatencyBuckets - 1
+	}
+	c.latency[b]++
+}
+
+// CommandLatency copies op's latency histogram (per-bucket counts of the
+// timed calls, see LatencyBounds) into dst and returns the timed calls'
+// total in nanoseconds. Call it from the loop goroutine, as every Engine
+// method.
+func (e *Engine) CommandLatency(op request.Op, dst *[LatencyBuckets]uint64) (sumNanos uint64) {
+	c := &e.cmd[op]
+	*dst = c.latency
+	return c.sampledNanos
+}
 
 // usec estimates the microseconds all calls took.
 func (c *cmdStat) usec() uint64 {
@@ -274,9 +322,7 @@ func (e *Engine) executeSlow(s *Session, r *request.Request, h handler) {
 		e.touchKeys(s.db, r)
 	}
 	if !start.IsZero() {
-		c := &e.cmd[r.Op]
-		c.sampled++
-		c.sampledNanos += uint64(time.Since(start))
+		e.cmd[r.Op].observe(uint64(time.Since(start)))
 	}
 }
 

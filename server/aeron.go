@@ -6,7 +6,6 @@ package server
 import (
 	"fmt"
 
-	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/aeron"
@@ -21,18 +20,11 @@ func buildAeron(t target.Target, env *Env) (transport.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}
-	o.Handler = aeronHandler{env.Handler("aeron-" + t.Address + "/" + t.Proto.String())}
+	o.Handler = env.Handler("aeron-" + t.Address + "/" + t.Proto.String())
 	o.Logger = env.Logger
 	o.MaxRequest = env.Options.MaxInput // the same cap as a socket client's unfinished request
 	// The same total as the socket clients', counted apart for each Aeron
 	// listener.
 	o.MaxClientMemory = env.Options.MaxClientMemory
 	return aeron.Listen(o)
-}
-
-// aeronHandler adapts the engine's message sessions to aeron.Handler.
-type aeronHandler struct{ EngineHandler }
-
-func (h aeronHandler) OpenMessage(p proto.Protocol) aeron.Session {
-	return h.EngineHandler.OpenMessage(p)
 }

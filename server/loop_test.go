@@ -234,8 +234,9 @@ func (q *quietTransport) Poll(int64) int {
 	}
 	return 0
 }
-func (q *quietTransport) Clients() int { return 0 }
-func (q *quietTransport) Close() error { return nil }
+func (q *quietTransport) Clients() int                 { return 0 }
+func (q *quietTransport) UpdateStats(*transport.Stats) {}
+func (q *quietTransport) Close() error                 { return nil }
 
 // BenchmarkLoopCycle measures one duty cycle of an idle loop (spin) with
 // a quiet shared-memory-like transport alone, then beside a socket
@@ -297,9 +298,10 @@ func (f *fakeSleeper) Poll(int64) int {
 	f.served.Add(n)
 	return int(n)
 }
-func (f *fakeSleeper) Clients() int { return 0 }
-func (f *fakeSleeper) Close() error { return nil }
-func (f *fakeSleeper) WakeFD() int  { return f.bell }
+func (f *fakeSleeper) Clients() int                 { return 0 }
+func (f *fakeSleeper) UpdateStats(*transport.Stats) {}
+func (f *fakeSleeper) Close() error                 { return nil }
+func (f *fakeSleeper) WakeFD() int                  { return f.bell }
 func (f *fakeSleeper) PrepareToPark() bool {
 	f.prepares.Add(1)
 	return !f.refuse.Load() && f.pending.Load() == 0
@@ -396,7 +398,8 @@ type fakeDeadliner struct {
 	last  atomic.Int64
 }
 
-func (f *fakeDeadliner) Name() string { return "fake-deadliner" }
+func (f *fakeDeadliner) UpdateStats(*transport.Stats) {}
+func (f *fakeDeadliner) Name() string                 { return "fake-deadliner" }
 func (f *fakeDeadliner) Poll(now int64) int {
 	f.polls.Add(1)
 	f.last.Store(now)

@@ -18,8 +18,9 @@ import (
 // some series from one publish and some from the next, which Prometheus
 // tolerates since every counter is monotonic.
 type Metrics struct {
-	mu      sync.Mutex // guards series and sources while they are set up
+	mu      sync.Mutex // guards series, hists and sources while they are set up
 	series  []*series
+	hists   []*Histogram
 	sources []func()
 }
 
@@ -64,6 +65,58 @@ func (m *Metrics) add(name, help string, typ prometheus.ValueType, scale float64
 	return Series{s}
 }
 
+// Histogram is a histogram series with fixed bucket bounds, filled at
+// publish time from counts the loop keeps in a plain array it owns. The
+// same ordering as a Series holds, bucket by bucket: a scrape may see a
+// bucket from one publish beside another from the next, so it may be off
+// by a publish's worth of calls, never by more.
+type Histogram struct {
+	desc   *prometheus.Desc
+	bounds []float64       // upper bounds in seconds; the last bucket is +Inf
+	counts []atomic.Uint64 // per bucket, not cumulative; written by Set (loop), read by Collect
+	sum    atomic.Uint64   // nanoseconds
+}
+
+// Histogram adds a histogram series named goblin_<name> whose values are
+// nanoseconds exported as seconds; bounds are the upper bounds of all but
+// the last bucket, in seconds.
+func (m *Metrics) Histogram(name, help string, labels prometheus.Labels, bounds []float64) *Histogram {
+	h := &Histogram{
+		desc:   prometheus.NewDesc("goblin_"+name, help, nil, labels),
+		bounds: bounds,
+		counts: make([]atomic.Uint64, len(bounds)+1),
+	}
+	m.mu.Lock()
+	m.hists = append(m.hists, h)
+	m.mu.Unlock()
+	return h
+}
+
+// Set stores the per-bucket counts (len(bounds)+1 of them, not
+// cumulative) and the sum of the observations in nanoseconds; call it from
+// the publishing (loop) goroutine.
+func (h *Histogram) Set(counts []uint64, sumNanos uint64) {
+	for i := range h.counts {
+		h.counts[i].Store(counts[i])
+	}
+	h.sum.Store(sumNanos)
+}
+
+// collect sends h unless it has no observation yet.
+func (h *Histogram) collect(ch chan<- prometheus.Metric) {
+	cum := make(map[float64]uint64, len(h.bounds))
+	var n uint64
+	for i, b := range h.bounds {
+		n += h.counts[i].Load()
+		cum[b] = n
+	}
+	n += h.counts[len(h.bounds)].Load()
+	if n == 0 {
+		return
+	}
+	ch <- prometheus.MustNewConstHistogram(h.desc, n, float64(h.sum.Load())*1e-9, cum)
+}
+
 // Source registers fn, which the loop calls at every publish to Set the
 // series it owns.
 func (m *Metrics) Source(fn func()) {
@@ -86,15 +139,21 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, s := range m.series {
 		ch <- s.desc
 	}
+	for _, h := range m.hists {
+		ch <- h.desc
+	}
 }
 
 // Collect implements prometheus.Collector. It takes no lock the loop
 // takes: it reads the values Publish stored.
 func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.mu.Lock()
-	all := m.series
+	all, hists := m.series, m.hists
 	m.mu.Unlock()
 	for _, s := range all {
 		ch <- prometheus.MustNewConstMetric(s.desc, s.typ, float64(s.v.Load())*s.scale)
+	}
+	for _, h := range hists {
+		h.collect(ch)
 	}
 }

@@ -22,8 +22,7 @@ type Env struct {
 	// Handler returns the command engine's handler for the transport named
 	// name, such as "uds/resp" or "ring/sbe". Each name gets its own
 	// request counters. Stream transports use it as a uds.Handler; message
-	// transports (ring, Aeron) open a MessageSession per client with
-	// OpenMessage.
+	// transports (ring, Aeron) use it as a transport.MessageHandler.
 	Handler func(name string) EngineHandler
 	// SocketBudget bounds the buffer memory of every socket listener's
 	// clients together (Options.MaxClientMemory).

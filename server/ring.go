@@ -6,7 +6,6 @@ package server
 import (
 	"fmt"
 
-	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/ring"
@@ -21,20 +20,13 @@ func buildRing(t target.Target, env *Env) (transport.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}
-	o.Handler = ringHandler{env.Handler("ring/" + t.Proto.String())}
+	o.Handler = env.Handler("ring/" + t.Proto.String())
 	// The longest request a ring client may send is the longest a socket
 	// client may (--client-input-limit).
 	if env.Options != nil {
 		o.MaxMessage = env.Options.MaxInput
 	}
 	return ring.Listen(o)
-}
-
-// ringHandler adapts the engine's message sessions to ring.Handler.
-type ringHandler struct{ EngineHandler }
-
-func (h ringHandler) OpenMessage(p proto.Protocol) ring.Session {
-	return h.EngineHandler.OpenMessage(p)
 }
 
 // The ring is invisible to the kernel, so it wakes a parked loop with its

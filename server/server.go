@@ -292,8 +292,11 @@ func splitPort(hostport string) (string, string, error) {
 }
 
 // EngineHandler hands out sessions of the command engine, all counting into
-// one transport's request counters. It is a uds.Handler for the stream
-// transports; message transports adapt OpenMessage to their own Handler.
+// one transport's request counters: a uds.Handler for the stream
+// transports and a transport.MessageHandler for the message transports
+// (ring, Aeron). It is the one adapter between the engine and the
+// transports; tests that run a transport on a bare engine make theirs with
+// NewEngineHandler.
 type EngineHandler struct {
 	e     *command.Engine
 	st    *command.Stats
@@ -301,20 +304,26 @@ type EngineHandler struct {
 	guard *authGuard // nil: wrong passwords are neither logged nor delayed
 }
 
+// NewEngineHandler returns a handler whose sessions run on e and count
+// into st, named name in logs. The server makes its own with Env.Handler.
+func NewEngineHandler(e *command.Engine, st *command.Stats, name string) EngineHandler {
+	return EngineHandler{e: e, st: st, name: name}
+}
+
 // Open implements uds.Handler.
 func (h EngineHandler) Open(p proto.Protocol) uds.Session {
 	return &engineSession{e: h.e, s: h.e.Open(p, h.st), name: h.name, guard: h.guard}
 }
 
-// OpenMessage opens the session of one message-transport client (ring,
-// Aeron): one request message in, its reply out, executed inline.
-func (h EngineHandler) OpenMessage(p proto.Protocol) *MessageSession {
-	return &MessageSession{e: h.e, s: h.e.Open(p, h.st), name: h.name, guard: h.guard}
+// OpenMessage implements transport.MessageHandler: the session of one
+// message-transport client (ring, Aeron), one request message in, its
+// reply out, executed inline.
+func (h EngineHandler) OpenMessage(p proto.Protocol) transport.MessageSession {
+	return &messageSession{e: h.e, s: h.e.Open(p, h.st), name: h.name, guard: h.guard}
 }
 
-// MessageSession serves one message-transport client; it satisfies both
-// ring.Session and aeron.Session.
-type MessageSession struct {
+// messageSession serves one message-transport client.
+type messageSession struct {
 	e     *command.Engine
 	s     *command.Session
 	name  string
@@ -325,7 +334,7 @@ type MessageSession struct {
 // ServeMessage executes one request message and appends its reply to out.
 // A wrong password is logged and counts toward the server-wide burst (see
 // authGuard); the message transports cannot hold one client back yet.
-func (s *MessageSession) ServeMessage(msg, out []byte) ([]byte, bool) {
+func (s *messageSession) ServeMessage(msg, out []byte) ([]byte, bool) {
 	out, closeConn := s.e.ServeMessage(s.s, msg, out)
 	if f := s.s.AuthFailures(); f != s.fails && s.guard != nil {
 		s.fails = f
@@ -334,8 +343,8 @@ func (s *MessageSession) ServeMessage(msg, out []byte) ([]byte, bool) {
 	return out, closeConn
 }
 
-// Close implements the transports' Session.
-func (s *MessageSession) Close() { s.e.Close(s.s) }
+// Close implements transport.MessageSession.
+func (s *messageSession) Close() { s.e.Close(s.s) }
 
 type engineSession struct {
 	e     *command.Engine

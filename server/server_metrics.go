@@ -1,11 +1,15 @@
 package server
 
 import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/transport"
@@ -69,26 +73,10 @@ func (s *Server) setupMetrics() {
 		byName[t.Name()] = append(byName[t.Name()], t)
 	}
 	for _, name := range names {
-		tr, pr, _ := strings.Cut(name, "/")
-		labels := prometheus.Labels{"transport": tr, "protocol": pr}
-		clients := m.Gauge("connected_clients", "Clients connected now.", labels)
-		var socks []*uds.Server
-		for _, t := range byName[name] {
-			if u, ok := t.(*uds.Server); ok {
-				socks = append(socks, u)
-			}
-		}
-		if len(socks) > 0 {
-			socketSource(m, socks, labels)
-		}
-		m.Source(func() {
-			n := 0
-			for _, t := range byName[name] {
-				n += t.Clients()
-			}
-			clients.Set(int64(n))
-		})
+		listenerSource(m, byName[name])
 	}
+	s.latencySource(m)
+	buildInfo(m)
 
 	s.registry = prometheus.NewRegistry()
 	s.registry.MustRegister(m, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -161,53 +149,114 @@ func streamSource(m *Metrics, ss streamStats) {
 	})
 }
 
-// socketSource exports the socket listeners' own counters, summed.
-func socketSource(m *Metrics, socks []*uds.Server, labels prometheus.Labels) {
-	with := func(k, v string) prometheus.Labels {
-		l := prometheus.Labels{k: v}
-		for lk, lv := range labels {
-			l[lk] = lv
-		}
-		return l
-	}
+// listenerSource exports the families every transport reports through
+// transport.StatsReporter, summed over the listeners of one name, and the
+// socket listeners' own counters besides.
+func listenerSource(m *Metrics, ls []transport.Server) {
+	tr, pr, _ := strings.Cut(ls[0].Name(), "/")
+	labels := prometheus.Labels{"transport": tr, "protocol": pr}
+	clients := m.Gauge("connected_clients", "Clients connected now.", labels)
 	accepted := m.Counter("accepted_clients_total", "Clients accepted.", labels)
-	rejected := m.Counter("rejected_clients_total", "Clients refused because maxclients was reached.", labels)
-	slow := m.Counter("disconnects_total", "Clients disconnected by the server, by reason.", with("reason", "slow_consumer"))
-	big := m.Counter("disconnects_total", "Clients disconnected by the server, by reason.", with("reason", "input_too_large"))
-	idle := m.Counter("disconnects_total", "Clients disconnected by the server, by reason.", with("reason", "idle_timeout"))
-	evicted := m.Counter("disconnects_total", "Clients disconnected by the server, by reason.", with("reason", "client_memory"))
-	deferred := m.Counter("deferred_serves_total", "Times a client's requests waited for the next loop pass at --client-output-per-pass.", labels)
-	buffered := m.Gauge("client_buffer_bytes", "Bytes this listener's clients hold in buffers (counted against --maxmemory-clients).", labels)
-	in := m.Counter("received_bytes_total", "Bytes read from clients.", labels)
-	out := m.Counter("sent_bytes_total", "Bytes written to clients.", labels)
-	checks := m.Counter("socket_checks_total", "epoll_wait calls made by the loop for this listener.", labels)
-	var one, sum uds.Stats
+	rejected := m.Counter("rejected_clients_total", "Clients refused (maxclients reached, a failed handshake).", labels)
+	var reasons [transport.NumDisconnectReasons]Series
+	for r := range reasons {
+		reasons[r] = m.Counter("disconnects_total", "Clients gone, by reason.",
+			with(labels, "reason", transport.DisconnectReason(r).String()))
+	}
+	queued := m.Gauge("client_buffer_bytes", "Bytes this listener holds for its clients now: replies not yet sent, partial requests (the outbox depth).", labels)
+	in := m.Counter("received_bytes_total", "Request bytes received.", labels)
+	out := m.Counter("sent_bytes_total", "Reply bytes sent.", labels)
+	var sum transport.Stats
 	m.Source(func() {
-		sum = uds.Stats{}
-		for _, u := range socks {
-			u.Stats(&one)
-			sum.Accepted += one.Accepted
-			sum.Rejected += one.Rejected
-			sum.SlowConsumers += one.SlowConsumers
-			sum.InputTooLarge += one.InputTooLarge
-			sum.IdleTimeouts += one.IdleTimeouts
-			sum.BytesIn += one.BytesIn
-			sum.BytesOut += one.BytesOut
-			sum.EpollChecks += one.EpollChecks
-			sum.Evicted += one.Evicted
-			sum.Deferred += one.Deferred
-			sum.Buffered += one.Buffered
+		sum = transport.Stats{}
+		for _, l := range ls {
+			l.UpdateStats(&sum)
 		}
-		accepted.Set(sum.Accepted)
+		clients.Set(sum.Clients)
+		accepted.Set(sum.Connects)
 		rejected.Set(sum.Rejected)
-		slow.Set(sum.SlowConsumers)
-		big.Set(sum.InputTooLarge)
-		idle.Set(sum.IdleTimeouts)
+		for r, n := range sum.Disconnects {
+			reasons[r].Set(n)
+		}
+		queued.Set(sum.Queued)
 		in.Set(sum.BytesIn)
 		out.Set(sum.BytesOut)
-		checks.Set(sum.EpollChecks)
-		evicted.Set(sum.Evicted)
-		deferred.Set(sum.Deferred)
-		buffered.Set(sum.Buffered)
 	})
+	var socks []*uds.Server
+	for _, l := range ls {
+		if u, ok := l.(*uds.Server); ok {
+			socks = append(socks, u)
+		}
+	}
+	if len(socks) > 0 {
+		socketSource(m, socks, labels)
+	}
+}
+
+// with returns labels plus k=v.
+func with(labels prometheus.Labels, k, v string) prometheus.Labels {
+	l := prometheus.Labels{k: v}
+	for lk, lv := range labels {
+		l[lk] = lv
+	}
+	return l
+}
+
+// socketSource exports the socket listeners' own counters, summed: those
+// no other transport has.
+func socketSource(m *Metrics, socks []*uds.Server, labels prometheus.Labels) {
+	deferred := m.Counter("deferred_serves_total", "Times a client's requests waited for the next loop pass at --client-output-per-pass.", labels)
+	checks := m.Counter("socket_checks_total", "epoll_wait calls made by the loop for this listener.", labels)
+	var one uds.Stats
+	m.Source(func() {
+		var d, c int64
+		for _, u := range socks {
+			u.Stats(&one)
+			d += one.Deferred
+			c += one.EpollChecks
+		}
+		deferred.Set(d)
+		checks.Set(c)
+	})
+}
+
+// latencySource exports each command's latency histogram, which the
+// engine fills from the calls it times (one in command.LatencySampling).
+func (s *Server) latencySource(m *Metrics) {
+	type opHist struct {
+		op request.Op
+		h  *Histogram
+	}
+	var ops []opHist
+	for op := range request.NumOps {
+		name := request.Name(request.Op(op))
+		if name == "" || op == int(request.OpNone) {
+			continue
+		}
+		ops = append(ops, opHist{request.Op(op), m.Histogram("command_duration_seconds",
+			fmt.Sprintf("Time the loop spent executing a command, from one call in %d.", command.LatencySampling),
+			prometheus.Labels{"command": name}, command.LatencyBounds())})
+	}
+	var counts [command.LatencyBuckets]uint64
+	m.Source(func() {
+		for _, o := range ops {
+			sum := s.engine.CommandLatency(o.op, &counts)
+			o.h.Set(counts[:], sum)
+		}
+	})
+}
+
+// buildInfo exports goblin_build_info, 1, labelled with what built it.
+func buildInfo(m *Metrics) {
+	version, revision := "unknown", "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		version = bi.Main.Version
+		for _, st := range bi.Settings {
+			if st.Key == "vcs.revision" {
+				revision = st.Value
+			}
+		}
+	}
+	m.Gauge("build_info", "1, labelled with goblin's version and revision, the Go version and the Redis version goblin reports.",
+		prometheus.Labels{"version": version, "revision": revision, "goversion": runtime.Version(), "redis_version": command.DefaultVersion}).Set(1)
 }

@@ -20,6 +20,9 @@ import (
 // Server is the server side of one listening transport. Every method is
 // called from the store loop goroutine only; none may block.
 type Server interface {
+	// UpdateStats adds the listener's counters, the same for every
+	// transport, to the caller's struct (see StatsReporter).
+	StatsReporter
 	// Name identifies the transport and its protocol in logs and metrics,
 	// e.g. "uds/resp", "tcp/resp", "ring/sbe", "aeron-ipc/sbe".
 	Name() string

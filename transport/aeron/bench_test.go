@@ -230,7 +230,7 @@ func goblinRoundTrip(b *testing.B, r *ref, o aeron.Options, clientDir string, pr
 	o.Proto, o.External = pr, true
 	o.Stream, o.ReplyStream = nextStreams()
 	if o.Handler == nil {
-		o.Handler = engineHandler{e: command.NewEngine(st, command.Options{}), st: new(command.Stats)}
+		o.Handler = server.NewEngineHandler(command.NewEngine(st, command.Options{}), new(command.Stats), "aeron")
 	}
 	srv, err := aeron.Listen(o)
 	if err != nil {
@@ -309,7 +309,7 @@ func measure(b *testing.B, round func(), report func(latency.Summary)) {
 // engine's.
 type pong struct{}
 
-func (pong) OpenMessage(proto.Protocol) aeron.Session { return pong{} }
+func (pong) OpenMessage(proto.Protocol) transport.MessageSession { return pong{} }
 func (pong) ServeMessage(_, out []byte) ([]byte, bool) {
 	return append(out, "+PONG\r\n"...), false
 }

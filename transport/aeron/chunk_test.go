@@ -25,7 +25,7 @@ import (
 // alone, so a test chooses the exact length of both messages.
 type echo struct{}
 
-func (echo) OpenMessage(proto.Protocol) aeron.Session { return echo{} }
+func (echo) OpenMessage(proto.Protocol) transport.MessageSession { return echo{} }
 func (echo) ServeMessage(msg, out []byte) ([]byte, bool) {
 	return append(out, msg...), false
 }

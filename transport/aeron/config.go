@@ -14,6 +14,7 @@ import (
 	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport"
 )
 
 // Defaults.
@@ -130,7 +131,7 @@ type Options struct {
 	// MaxClients bounds the connected clients (default DefaultMaxClients).
 	MaxClients int
 	// Handler makes the session of each new client. Required.
-	Handler Handler
+	Handler transport.MessageHandler
 	// Logger receives driver and client events (default: discard).
 	Logger *slog.Logger
 }

@@ -16,26 +16,6 @@ import (
 	"github.com/goblin-kv/goblin/transport/aeron"
 )
 
-// engineHandler adapts the command engine to aeron.Handler.
-type engineHandler struct {
-	e  *command.Engine
-	st *command.Stats
-}
-
-func (h engineHandler) OpenMessage(p proto.Protocol) aeron.Session {
-	return &engineSession{e: h.e, s: command.NewSession(p, h.st)}
-}
-
-type engineSession struct {
-	e *command.Engine
-	s *command.Session
-}
-
-func (s *engineSession) ServeMessage(msg, out []byte) ([]byte, bool) {
-	return s.e.ServeMessage(s.s, msg, out)
-}
-func (s *engineSession) Close() {}
-
 // inProcess is a server (store, engine, Aeron transport, real loop) in this
 // process.
 type inProcess struct {
@@ -53,7 +33,7 @@ func newInProcess(tb testing.TB, o aeron.Options, idle string) *inProcess {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		o.Handler = engineHandler{e: command.NewEngine(st, command.Options{}), st: new(command.Stats)}
+		o.Handler = server.NewEngineHandler(command.NewEngine(st, command.Options{}), new(command.Stats), "aeron")
 	}
 	if o.Dir == "" {
 		o.Dir = shmDir(tb)

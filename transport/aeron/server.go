@@ -16,28 +16,9 @@ import (
 	ae "github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/driver"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
-	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport"
 )
-
-// Handler executes the requests of a server's clients. The server package
-// adapts the command engine to it; tests use small fakes.
-type Handler interface {
-	// OpenMessage returns the state of a newly connected client that
-	// speaks p.
-	OpenMessage(p proto.Protocol) Session
-}
-
-// Session serves the messages of one connected client, from the loop
-// goroutine only.
-type Session interface {
-	// ServeMessage executes one request message and appends its reply to
-	// out; closeConn asks the server to close the client after the reply.
-	// msg aliases the driver's log buffer and is valid only during the call.
-	ServeMessage(msg, out []byte) (reply []byte, closeConn bool)
-	// Close releases the session when its client goes.
-	Close()
-}
 
 // Stats counts what a Server did. Fill it with Server.Stats.
 type Stats struct {
@@ -54,6 +35,8 @@ type Stats struct {
 	Buffered       int64 // bytes the clients hold now in partial chunked requests and waiting replies
 	Evicted        int64 // clients dropped because Buffered passed Options.MaxClientMemory
 	Requests       int64 // requests served
+	BytesIn        int64 // request bytes received (whole requests, after reassembly)
+	BytesOut       int64 // reply bytes sent (whole replies, before chunking)
 	DriverRestarts int64 // media drivers started again after one died
 	Reconnects     int64 // times the server re-added its subscription after losing its driver
 }
@@ -125,7 +108,7 @@ type client struct {
 	pub     *ae.ExclusivePublication
 	corr    int64 // image correlation id
 	maxMsg  int
-	sess    Session
+	sess    transport.MessageSession
 	dead    bool
 	session int32
 	req     assembly // a chunked request being gathered
@@ -278,6 +261,30 @@ func (s *Server) Stats(st *Stats) {
 	st.Reconnects = s.m.reconnects.Load()
 }
 
+// UpdateStats implements transport.StatsReporter: the Aeron listener's
+// counters in the shape every transport reports (loop goroutine only). A
+// client whose image or reply path went is ClientGone, one dropped for
+// unsent replies a SlowConsumer; one closed after a reply (QUIT) is the
+// remainder.
+func (s *Server) UpdateStats(st *transport.Stats) {
+	var a Stats
+	s.Stats(&a)
+	one := transport.Stats{
+		Clients:  int64(a.Clients),
+		Connects: a.Accepted,
+		Rejected: a.Rejected,
+		BytesIn:  a.BytesIn,
+		BytesOut: a.BytesOut,
+		Queued:   a.Buffered,
+	}
+	one.Disconnects[transport.ClientGone] = a.Gone
+	one.Disconnects[transport.SlowConsumer] = a.Dropped
+	one.Disconnects[transport.Malformed] = a.Malformed
+	one.Disconnects[transport.ClientMemory] = a.Evicted
+	one.Disconnects[transport.ServerClosed] = one.Remainder(transport.ServerClosed)
+	st.Add(&one)
+}
+
 // Poll serves up to FragmentLimit requests, fairly across clients, and
 // handles the manager's events (new clients, gone clients, driver loss).
 func (s *Server) Poll(now int64) int {
@@ -363,6 +370,8 @@ func (s *Server) serve(msg []byte, _ *ae.Header) {
 	}
 	reply, closeConn := c.sess.ServeMessage(msg, s.out[:0])
 	s.stats.Requests++
+	s.stats.BytesIn += int64(len(msg))
+	s.stats.BytesOut += int64(len(reply))
 	if cap(reply) <= keepBuffer {
 		s.out = reply[:0]
 	}

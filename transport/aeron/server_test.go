@@ -16,6 +16,7 @@ import (
 	"github.com/goblin-kv/goblin/internal/wiretest"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
+	"github.com/goblin-kv/goblin/server"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/aeron"
@@ -35,7 +36,7 @@ func newManual(tb testing.TB, o aeron.Options) *manual {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	o.Handler = engineHandler{e: command.NewEngine(st, command.Options{}), st: new(command.Stats)}
+	o.Handler = server.NewEngineHandler(command.NewEngine(st, command.Options{}), new(command.Stats), "aeron")
 	if o.Dir == "" {
 		o.Dir = shmDir(tb)
 	}

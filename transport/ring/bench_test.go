@@ -176,7 +176,7 @@ func gcs() uint32 {
 // without the engine.
 type pong struct{}
 
-func (pong) OpenMessage(proto.Protocol) ring.Session { return pong{} }
+func (pong) OpenMessage(proto.Protocol) transport.MessageSession { return pong{} }
 func (pong) ServeMessage(_, out []byte) ([]byte, bool) {
 	return append(out, "+PONG\r\n"...), false
 }

@@ -45,7 +45,7 @@ func startParkedServer(t *testing.T, p proto.Protocol) *parkedServer {
 	}
 	eng := command.NewEngine(st, command.Options{})
 	dir := filepath.Join(t.TempDir(), "ring")
-	rs, err := ring.Listen(ring.Options{Dir: dir, Proto: p, Handler: engineHandler{e: eng, st: new(command.Stats)}})
+	rs, err := ring.Listen(ring.Options{Dir: dir, Proto: p, Handler: server.NewEngineHandler(eng, new(command.Stats), "ring/"+p.String())})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/ring"
 )
 
@@ -14,8 +15,8 @@ import (
 // bytes in upper case. goblin-server uses the command engine instead.
 type upper struct{}
 
-func (upper) OpenMessage(proto.Protocol) ring.Session { return upper{} }
-func (upper) Close()                                  {}
+func (upper) OpenMessage(proto.Protocol) transport.MessageSession { return upper{} }
+func (upper) Close()                                              {}
 func (upper) ServeMessage(msg, out []byte) ([]byte, bool) {
 	for _, b := range msg {
 		if 'a' <= b && b <= 'z' {

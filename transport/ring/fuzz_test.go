@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/transport"
 )
 
 // Fuzzing the record and fragment readers: a hostile client writes
@@ -32,8 +33,8 @@ const (
 // it, so long messages make long replies.
 type recorder struct{ got [][]byte }
 
-func (r *recorder) OpenMessage(proto.Protocol) Session { return r }
-func (r *recorder) Close()                             {}
+func (r *recorder) OpenMessage(proto.Protocol) transport.MessageSession { return r }
+func (r *recorder) Close()                                              {}
 func (r *recorder) ServeMessage(msg, out []byte) ([]byte, bool) {
 	r.got = append(r.got, bytes.Clone(msg))
 	return append(out, msg...), false

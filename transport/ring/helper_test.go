@@ -47,26 +47,6 @@ func TestMain(m *testing.M) {
 	}
 }
 
-// engineHandler adapts the command engine to ring.Handler.
-type engineHandler struct {
-	e  *command.Engine
-	st *command.Stats
-}
-
-func (h engineHandler) OpenMessage(p proto.Protocol) ring.Session {
-	return &engineSession{e: h.e, s: command.NewSession(p, h.st)}
-}
-
-type engineSession struct {
-	e *command.Engine
-	s *command.Session
-}
-
-func (s *engineSession) ServeMessage(msg, out []byte) ([]byte, bool) {
-	return s.e.ServeMessage(s.s, msg, out)
-}
-func (s *engineSession) Close() {}
-
 // newServer builds a store, an engine and a ring server in dir, and a real
 // server loop over it with the given idle strategy.
 func newServer(dir string, p proto.Protocol, idle string) (*ring.Server, *server.Loop, error) {
@@ -75,7 +55,7 @@ func newServer(dir string, p proto.Protocol, idle string) (*ring.Server, *server
 		return nil, nil, err
 	}
 	eng := command.NewEngine(st, command.Options{})
-	rs, err := ring.Listen(ring.Options{Dir: dir, Proto: p, Handler: engineHandler{e: eng, st: new(command.Stats)}})
+	rs, err := ring.Listen(ring.Options{Dir: dir, Proto: p, Handler: server.NewEngineHandler(eng, new(command.Stats), "ring/"+p.String())})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -146,8 +146,11 @@ type echo struct{ open, closed atomic.Int64 }
 
 type echoSession struct{ h *echo }
 
-func (h *echo) OpenMessage(proto.Protocol) Session { h.open.Add(1); return echoSession{h} }
-func (s echoSession) Close()                       { s.h.closed.Add(1) }
+func (h *echo) OpenMessage(proto.Protocol) transport.MessageSession {
+	h.open.Add(1)
+	return echoSession{h}
+}
+func (s echoSession) Close() { s.h.closed.Add(1) }
 func (s echoSession) ServeMessage(msg, out []byte) ([]byte, bool) {
 	if rest, ok := bytes.CutPrefix(msg, []byte("big ")); ok {
 		var n int

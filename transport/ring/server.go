@@ -60,28 +60,6 @@ var (
 	ErrRejected = errors.New("ring: handshake rejected")
 )
 
-// Handler executes the requests of a ring server's clients. The server
-// package adapts the command engine to it; tests use small fakes. The
-// method is named OpenMessage (not Open) so one adapter type can serve both
-// this and the stream transports' handler.
-type Handler interface {
-	// OpenMessage returns the state of a newly connected client that
-	// speaks p.
-	OpenMessage(p proto.Protocol) Session
-}
-
-// Session serves the messages of one connected client. The server calls it
-// from the loop goroutine only.
-type Session interface {
-	// ServeMessage executes one request message and appends its reply to
-	// out, returning the extended slice; closeConn asks the server to close
-	// the client after sending the reply. msg aliases shared memory and is
-	// valid only during the call.
-	ServeMessage(msg, out []byte) (reply []byte, closeConn bool)
-	// Close releases the session when its client goes.
-	Close()
-}
-
 // Options configure a Server. The zero value of every field but Dir and
 // Handler works.
 type Options struct {
@@ -125,7 +103,7 @@ type Options struct {
 	// bumps its heartbeat. Default DefaultLivenessInterval.
 	LivenessInterval time.Duration
 	// Handler makes the session of each new client. Required.
-	Handler Handler
+	Handler transport.MessageHandler
 }
 
 func (o *Options) ensureDefaults() {
@@ -174,6 +152,8 @@ type Stats struct {
 	Reclaimed int64 // clients whose rings were reclaimed after they went
 	Swept     int   // leftover files removed when the server started
 	Requests  int64 // requests served
+	BytesIn   int64 // request bytes received
+	BytesOut  int64 // reply bytes sent
 	// Messages longer than one record (see fragment.go).
 	FragmentedRequests int64 // requests that came in fragments
 	FragmentedReplies  int64 // replies that went out in fragments
@@ -222,7 +202,7 @@ type client struct {
 	mem  []byte   // the client's sealed memfd, mapped
 	req  consumer // requests: the client produces, we consume
 	rep  producer // replies: we produce, the client consumes
-	sess Session
+	sess transport.MessageSession
 	// A request longer than a record, being reassembled.
 	in  []byte
 	asm assembler
@@ -420,6 +400,32 @@ func (s *Server) Stats(st *Stats) {
 	st.Clients = len(s.clients)
 }
 
+// UpdateStats implements transport.StatsReporter: the ring's counters in
+// the shape every transport reports. A client that goes on its own is
+// reclaimed (ClientGone); one the server closes after a reply is the
+// remainder (ServerClosed). Queued is what the server holds for its
+// clients: long replies waiting for room, long requests half received.
+func (s *Server) UpdateStats(st *transport.Stats) {
+	one := transport.Stats{
+		Clients:  int64(len(s.clients)),
+		Connects: s.stats.Accepted,
+		Rejected: s.stats.Rejected,
+		BytesIn:  s.stats.BytesIn,
+		BytesOut: s.stats.BytesOut,
+	}
+	one.Disconnects[transport.ClientGone] = s.stats.Reclaimed
+	one.Disconnects[transport.Malformed] = s.stats.Malformed
+	one.Disconnects[transport.Fault] = s.stats.Faults
+	one.Disconnects[transport.ServerClosed] = one.Remainder(transport.ServerClosed)
+	for _, c := range s.clients {
+		one.Queued += int64(len(c.in))
+		if c.out.busy() {
+			one.Queued += int64(len(c.out.msg) - c.out.off)
+		}
+	}
+	st.Add(&one)
+}
+
 // Poll serves up to Batch requests from each client, then, when the loop is
 // idle (or every eighth housekeeping interval when it is not), looks at the
 // handshake socket and the clients' liveness. It allocates nothing unless a
@@ -525,6 +531,8 @@ func (s *Server) execute(c *client, msg []byte) (closeConn bool) {
 	s.stats.Requests++
 	out := c.rep.claim()
 	reply, closeConn := c.sess.ServeMessage(msg, out)
+	s.stats.BytesIn += int64(len(msg))
+	s.stats.BytesOut += int64(len(reply))
 	if len(reply) <= cap(out) {
 		if len(reply) > 0 && &reply[0] != &out[:1][0] {
 			copy(out[:len(reply)], reply) // the session replied from its own buffer

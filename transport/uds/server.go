@@ -477,6 +477,28 @@ func (s *Server) Clients() int { return int(s.stats.Clients) }
 // Stats copies the transport's counters into st.
 func (s *Server) Stats(st *Stats) { *st = s.stats }
 
+// UpdateStats implements transport.StatsReporter: the socket listener's
+// counters in the shape every transport reports. A client closed on the
+// engine's request is ServerClosed; one that closed or vanished on its own
+// is the remainder (ClientGone).
+func (s *Server) UpdateStats(st *transport.Stats) {
+	one := transport.Stats{
+		Clients:  s.stats.Clients,
+		Connects: s.stats.Accepted,
+		Rejected: s.stats.Rejected,
+		BytesIn:  s.stats.BytesIn,
+		BytesOut: s.stats.BytesOut,
+		Queued:   s.stats.Buffered,
+	}
+	one.Disconnects[transport.ServerClosed] = s.stats.ProtocolCloses
+	one.Disconnects[transport.SlowConsumer] = s.stats.SlowConsumers
+	one.Disconnects[transport.InputTooLarge] = s.stats.InputTooLarge
+	one.Disconnects[transport.IdleTimeout] = s.stats.IdleTimeouts
+	one.Disconnects[transport.ClientMemory] = s.stats.Evicted
+	one.Disconnects[transport.ClientGone] = one.Remainder(transport.ClientGone)
+	st.Add(&one)
+}
+
 // WaitFD returns the epoll descriptor that becomes readable when a socket
 // of this listener has work, so the loop can park on it instead of
 // sleeping blind.

@@ -27,7 +27,8 @@ func TestMetricsEveryTransport(t *testing.T) {
 	const sets = 100
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	listeners := []struct{ transport, protocol, target string }{
+	type listener struct{ transport, protocol, target string }
+	listeners := []listener{
 		{"uds", "resp", "uds://" + s.sock},
 		{"tcp", "resp", "tcp://" + s.tcp},
 		{"ring", "sbe", ring},
@@ -49,7 +50,6 @@ func TestMetricsEveryTransport(t *testing.T) {
 		c.Close() // a client that goes: disconnects_total{reason="client_gone"}
 	}
 
-	type listener = struct{ transport, protocol, target string }
 	labels := func(l listener, extra string) string {
 		return `{` + extra + `protocol="` + l.protocol + `",transport="` + l.transport + `"}`
 	}

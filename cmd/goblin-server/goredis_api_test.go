@@ -416,13 +416,7 @@ func TestGoRedisAPIServerCommands(t *testing.T) {
 			// DUMP/RESTORE: goblin's payload (its own format,
 			// docs/commands.md) restores on goblin with its TTL and
 			// REPLACE; Redis's payload is refused with Redis's error.
-			if err := c.Set(ctx, "dumped", "12345", 0).Err(); err != nil {
-				t.Fatal(err)
-			}
-			payload, err := c.Dump(ctx, "dumped").Result()
-			if err != nil {
-				t.Fatal(err)
-			}
+			payload := setAndDump(t, c, "dumped", "12345")
 			c.Del(ctx, "restored")
 			if err := c.Restore(ctx, "restored", time.Minute, payload).Err(); err != nil {
 				t.Fatalf("RESTORE: %v", err)
@@ -442,19 +436,27 @@ func TestGoRedisAPIServerCommands(t *testing.T) {
 			if enc, err := c.ObjectEncoding(ctx, "restored").Result(); err != nil || enc != "int" {
 				t.Errorf("restored encoding %q, %v", enc, err)
 			}
-			if err := ref.Set(ctx, "dumped", "12345", 0).Err(); err != nil {
-				t.Fatal(err)
-			}
-			theirPayload, err := ref.Dump(ctx, "dumped").Result()
-			if err != nil {
-				t.Fatal(err)
-			}
+			theirPayload := setAndDump(t, ref, "dumped", "12345")
 			want := ref.RestoreReplace(ctx, "dumped", 0, payload).Err() // goblin's payload on Redis
 			if err := c.RestoreReplace(ctx, "restored", 0, theirPayload).Err(); err == nil || want == nil || err.Error() != want.Error() {
 				t.Errorf("RESTORE of a Redis payload: %v; Redis refuses goblin's with %v", err, want)
 			}
 		})
 	}
+}
+
+// setAndDump sets key to val on c and returns DUMP's payload.
+func setAndDump(t *testing.T, c *redis.Client, key, val string) string {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.Set(ctx, key, val, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	payload, err := c.Dump(ctx, key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return payload
 }
 
 // TestGoRedisSelectDB: a go-redis client configured with DB 3 (SELECT 3

@@ -209,7 +209,7 @@ func TestTwoHostInteropMulticast(t *testing.T) {
 			const n = 20_000
 			pub, sub := side[dir[0]], side[dir[1]]
 			group := fmt.Sprintf("aeron:udp?endpoint=239.255.90.%d:40150", 1+2*len(dir[0]))
-			naks := counter(t, sub.dir, ctrNaksSent)
+			naks, retransmits := counter(t, sub.dir, ctrNaksSent), counter(t, pub.dir, ctrRetransmits)
 			s := startProcIn(t, j, sub.dir, "Subscriber", "channel="+group+"|interface="+sub.ip, "stream=4003",
 				"count="+strconv.Itoa(n), sizes, "timeoutMs=180000")
 			p := startProcIn(t, j, pub.dir, "Publisher", "channel="+group+"|interface="+pub.ip+"|term-length=4m",
@@ -222,7 +222,11 @@ func TestTwoHostInteropMulticast(t *testing.T) {
 				t.Fatalf("subscriber: %v\n%s", res, s.Output())
 			}
 			p.Stop(ioTimeout)
-			t.Logf("%d multicast messages, %d NAKs", n, counter(t, sub.dir, ctrNaksSent)-naks)
+			k, r := counter(t, sub.dir, ctrNaksSent)-naks, counter(t, pub.dir, ctrRetransmits)-retransmits
+			t.Logf("%d multicast messages, %s driver sent %d NAKs, %s driver %d retransmits", n, dir[1], k, dir[0], r)
+			if k == 0 || r == 0 {
+				t.Fatalf("no repair visible: %d NAKs sent, %d retransmits", k, r)
+			}
 		})
 	}
 }
@@ -244,6 +248,7 @@ func interopResponse(t *testing.T, server, client string) {
 		t.Run("server-"+dir[0]+"-client-"+dir[1], func(t *testing.T) {
 			srv, cli := side[dir[0]], side[dir[1]]
 			naks := counter(t, srv.dir, ctrNaksSent) + counter(t, cli.dir, ctrNaksSent)
+			retransmits := counter(t, srv.dir, ctrRetransmits) + counter(t, cli.dir, ctrRetransmits)
 			channel := fmt.Sprintf("aeron:udp?endpoint=%s:%d", srv.ip, 40200+len(dir[0]))
 			resp := fmt.Sprintf("aeron:udp?control=%s:%d|control-mode=response", srv.ip, 40300+len(dir[0]))
 			start := time.Now()
@@ -265,9 +270,10 @@ func interopResponse(t *testing.T, server, client string) {
 			}
 			s.Stop(ioTimeout)
 			n := counter(t, srv.dir, ctrNaksSent) + counter(t, cli.dir, ctrNaksSent) - naks
-			t.Logf("%d requests and replies in %v, %d NAKs", count, time.Since(start).Round(time.Millisecond), n)
-			if n == 0 {
-				t.Fatal("no NAKs: the link lost nothing?")
+			r := counter(t, srv.dir, ctrRetransmits) + counter(t, cli.dir, ctrRetransmits) - retransmits
+			t.Logf("%d requests and replies in %v, %d NAKs, %d retransmits", count, time.Since(start).Round(time.Millisecond), n, r)
+			if n == 0 || r == 0 {
+				t.Fatalf("no repair visible: %d NAKs sent, %d retransmits", n, r)
 			}
 		})
 	}

@@ -261,6 +261,20 @@ func TestClusterE2E(t *testing.T) {
 			t.Fatalf("GET without -c: %q", out)
 		}
 	})
+	t.Run("goblin-client --cluster", func(t *testing.T) {
+		gcli := testproc.Build(t, "./cmd/goblin-client")
+		seed := "tcp://" + c.addr(0)
+		if out := run(t, gcli, "--cluster", "--target", seed, "set", "{user1000}.following", "7"); out != "OK" {
+			t.Fatalf("SET: %q", out)
+		}
+		if out := run(t, gcli, "--cluster", "--target", seed, "get", "{user1000}.following"); out != `"7"` {
+			t.Fatalf("GET: %q", out)
+		}
+		// Without --cluster the seed answers MOVED for a slot it does not own.
+		if out, _ := exec.Command(gcli, "--target", "tcp://"+c.addr(2), "get", "{user1000}.following").CombinedOutput(); !strings.Contains(string(out), "MOVED 3443 "+c.addr(0)) {
+			t.Fatalf("GET without --cluster: %q", out)
+		}
+	})
 	t.Run("redis-cli --cluster check", func(t *testing.T) {
 		out := run(t, cli, "--cluster", "check", c.addr(0))
 		for _, want := range []string{"[OK] All nodes agree about slots configuration.", "[OK] All 16384 slots covered."} {

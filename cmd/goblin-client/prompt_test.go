@@ -49,7 +49,7 @@ func promptSession(t *testing.T, tgt string, end error, lines ...string) (string
 	}
 	defer c.Close()
 	var out, errb bytes.Buffer
-	s := &session{cfg: config{timeout: 30 * time.Second}, c: c, out: &out, errw: &errb}
+	s := &session{cfg: config{timeout: 30 * time.Second}, c: c, name: c.Target().String(), out: &out, errw: &errb}
 	code := s.prompt(&scriptedInput{lines: lines, err: end, out: &out})
 	return out.String(), errb.String(), code
 }

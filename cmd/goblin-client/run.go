@@ -79,6 +79,7 @@ type config struct {
 	password string
 	history  string
 	trustUID int
+	cluster  bool
 }
 
 // run is the whole program, minus os.Exit, so tests can drive it.
@@ -90,6 +91,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		"server to talk to: uds:///path.sock, tcp://host:port, ring:///dir, aeron:ipc, aeron:udp?endpoint=H:P|control=H:P2,\na socket path or host:port (default from $GOBLIN_TARGET, else goblin-server's default socket)")
 	fs.StringVar(&cfg.proto, "proto", "", "wire protocol, resp or sbe (default: the target's proto parameter, else resp)")
 	fs.BoolVar(&cfg.json, "json", false, "print each reply as one line of JSON")
+	fs.BoolVar(&cfg.cluster, "cluster", false, "treat --target as a seed of a goblin (or Redis) cluster: send each command to the node owning its keys' slot, over the first transport the node advertises that answers, following MOVED and ASK (docs/cluster.md)")
 	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "deadline for connecting and for each command (0: none)")
 	fs.StringVar(&cfg.password, "password", os.Getenv("GOBLIN_PASSWORD"), "send AUTH with this password after connecting (default $GOBLIN_PASSWORD)")
 	fs.StringVar(&cfg.history, "history", defaultHistory(), "interactive prompt history file (empty: no history)")
@@ -131,7 +133,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	opts = append(opts, client.WithDialTimeout(cfg.timeout))
 	s := &session{cfg: cfg, out: stdout, errw: stderr}
 	ctx, cancel := s.ctx()
-	c, err := client.DialTarget(ctx, t, opts...)
+	var c commander
+	if cfg.cluster {
+		c, err = client.ClusterOptions{Seeds: []string{t.String()}, Options: opts}.Dial(ctx)
+		s.name = "cluster " + t.String()
+	} else {
+		var one *client.Client
+		one, err = client.DialTarget(ctx, t, opts...)
+		if err == nil {
+			c, s.name = one, one.Target().String()
+		}
+	}
 	cancel()
 	if err != nil {
 		return s.report(err)
@@ -148,9 +160,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return s.script(stdin)
 }
 
+// commander is what the CLI needs of a client: one server's
+// (client.Client) or a cluster's (client.Cluster, --cluster).
+type commander interface {
+	Do(ctx context.Context, args ...any) (client.Value, error)
+	Close() error
+}
+
 type session struct {
 	cfg  config
-	c    *client.Client
+	c    commander
+	name string // what the prompt shows
 	out  io.Writer
 	errw io.Writer
 }
@@ -337,8 +357,8 @@ const clearScreen = "\x1b[H\x1b[2J"
 // prompt reads commands from in until Ctrl-D, Ctrl-C, quit or exit. help
 // and clear are answered here; everything else goes to the server.
 func (s *session) prompt(in lineReader) int {
-	prompt := s.c.Target().String() + "> "
-	fmt.Fprintf(s.out, "Connected to %s. Type help for commands, quit to leave.\n", s.c.Target())
+	prompt := s.name + "> "
+	fmt.Fprintf(s.out, "Connected to %s. Type help for commands, quit to leave.\n", s.name)
 	for {
 		line, err := in.Prompt(prompt)
 		if err != nil { // io.EOF (Ctrl-D) or liner.ErrPromptAborted (Ctrl-C)

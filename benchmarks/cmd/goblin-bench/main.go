@@ -17,12 +17,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"runtime"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/goblin-kv/goblin/benchmarks/clusterbench"
 	"github.com/goblin-kv/goblin/benchmarks/harness"
 )
 
@@ -70,6 +72,11 @@ func run() int {
 		agentRoot = flag.String("agent", "", "internal: serve as the agent of a two-host run, runtime files under this directory")
 		agentRole = flag.String("agent-role", "server", "internal: the agent's role")
 		probeOut  = flag.String("probe", "", "internal: measure the ProbeSpec on standard input and write the result to this file")
+		clNodes   = flag.Int("cluster", 0, "cluster mode: throughput of this many local goblin-server nodes as a cluster against one node, pipelined (docs/cluster.md); prints a table and exits")
+		clClients = flag.Int("cluster-clients", 4, "with -cluster: client goroutines")
+		clBatch   = flag.Int("cluster-pipeline", 64, "with -cluster: commands per pipelined batch")
+		clTime    = flag.Duration("cluster-duration", 5*time.Second, "with -cluster: measured time of each run")
+		clKeys    = flag.Int("cluster-keys", 100_000, "with -cluster: distinct keys, spread over every slot")
 		statDir   = flag.String("aeron-stat", "", "print the counters of the media driver in this Aeron directory (the qualification's default collector)")
 		statEvery = flag.Duration("watch", 0, "with -aeron-stat: repeat every interval until stopped")
 		udpEcho   = flag.String("udp-echo", "", "internal: the udp-floor case's server: echo datagrams on IP:PORT, busy-polling")
@@ -123,6 +130,25 @@ func run() int {
 		if err := harness.ServeAeronPong(ctx, *aeronPong, *pingCh, *pongCh); err != nil {
 			return fail(1, "%v", err)
 		}
+		return 0
+	case *clNodes > 0:
+		bin := cfg.GoblinServer
+		if bin == "" {
+			var err error
+			if bin, err = exec.LookPath("goblin-server"); err != nil {
+				return fail(2, "-cluster needs goblin-server: -goblin-server BIN or PATH (go build -o BIN/goblin-server ./cmd/goblin-server)")
+			}
+		}
+		o := clusterbench.Options{Server: bin, Nodes: *clNodes, Clients: *clClients, Pipeline: *clBatch,
+			Duration: *clTime, Keys: *clKeys, ValueSize: cfg.ValueSize, Idle: *serverIdle, Log: os.Stderr}
+		if *quiet {
+			o.Log = nil
+		}
+		rs, err := clusterbench.Run(ctx, o)
+		if err != nil {
+			return fail(1, "%v", err)
+		}
+		clusterbench.Print(os.Stdout, o, rs)
 		return 0
 	case *statDir != "":
 		if err := harness.WatchCounters(ctx, os.Stdout, *statDir, *statEvery); err != nil {

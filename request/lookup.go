@@ -179,7 +179,25 @@ func find(container Op, name []byte) Op {
 
 // ByName returns the top-level command named name (any case), or OpNone.
 // It does not allocate.
-func ByName(name []byte) Op { return find(OpNone, name) }
+func ByName(name []byte) Op {
+	// GET, SET and PING, the commonest requests, skip the hash table: with
+	// 0x20 set in every byte, only the letters' two cases give these
+	// words, so the test is exact.
+	switch len(name) {
+	case 3:
+		switch uint32(name[0]) | uint32(name[1])<<8 | uint32(name[2])<<16 | 0x202020 {
+		case 'g' | 'e'<<8 | 't'<<16:
+			return OpGet
+		case 's' | 'e'<<8 | 't'<<16:
+			return OpSet
+		}
+	case 4:
+		if binary.LittleEndian.Uint32(name)|0x20202020 == 'p'|'i'<<8|'n'<<16|'g'<<24 {
+			return OpPing
+		}
+	}
+	return find(OpNone, name)
+}
 
 // Subcommand returns container's subcommand named sub (any case), or
 // OpNone. It does not allocate.

@@ -126,3 +126,26 @@ func TestLowerWord(t *testing.T) {
 		}
 	}
 }
+
+// TestByNameShortcut: the GET, SET and PING shortcut answers exactly what
+// the table does, for every 3- and 4-byte spelling built from those
+// letters' cases and their neighbours with bit 0x20 flipped.
+func TestByNameShortcut(t *testing.T) {
+	for _, word := range []string{"get", "set", "ping", "del", "ttl", "incr", "type", "echo", "quit"} {
+		variants := []string{""}
+		for _, c := range []byte(word) {
+			var next []string
+			for _, v := range variants {
+				for _, b := range []byte{c, c &^ 0x20, c ^ 0x20 ^ 0x40, c - 1} {
+					next = append(next, v+string(b))
+				}
+			}
+			variants = next
+		}
+		for _, v := range variants {
+			if got, want := ByName([]byte(v)), find(OpNone, []byte(v)); got != want {
+				t.Errorf("ByName(%q) = %v, the table says %v", v, got, want)
+			}
+		}
+	}
+}

@@ -247,3 +247,67 @@ func BenchmarkServeCluster(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSlotIndex measures CLUSTER COUNTKEYSINSLOT's costs at 1 M keys:
+// Build is the first query (one scan of the store, every key copied into
+// the index), Query a query of a built index (one slot's ~61 keys checked
+// against the store), Write what a SET in cluster mode pays once the index
+// exists (its key appended) beyond BenchmarkServeCluster's SET.
+func BenchmarkSlotIndex(b *testing.B) {
+	c, _ := cluster.Parse([]byte("epoch 1\nmyself " + nodeA + "\nnode " + nodeA + " tcp://127.0.0.1:7001 slots 0-16383\n"))
+	const keys = 1_000_000
+	load := func(b *testing.B) (*Engine, *Session) {
+		st, err := cluster.New(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		e, _ := newEngine(b, Options{Cluster: ClusterOptions{State: st}})
+		s := NewSession(0, nil)
+		var in []byte
+		for i := range keys {
+			in = resp.AppendCommandString(in, "SET", "key:"+itoa(i), "0123456789abcdef")
+			if len(in) > 1<<20 || i == keys-1 {
+				if _, _, closed := e.ServeStream(s, in, nil); closed {
+					b.Fatal("closed")
+				}
+				in = in[:0]
+			}
+		}
+		return e, s
+	}
+	b.Run("Build", func(b *testing.B) {
+		e, s := load(b)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			e.cl.index = slotIndex{}
+			if got := do(b, e, s, "CLUSTER", "COUNTKEYSINSLOT", "0"); got == ":0" {
+				b.Fatal("no keys in slot 0")
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/keys, "ns/key")
+	})
+	b.Run("Query", func(b *testing.B) {
+		e, s := load(b)
+		do(b, e, s, "CLUSTER", "COUNTKEYSINSLOT", "0")
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			do(b, e, s, "CLUSTER", "COUNTKEYSINSLOT", itoa(i%cluster.Slots))
+		}
+	})
+	b.Run("Write", func(b *testing.B) {
+		e, s := load(b)
+		do(b, e, s, "CLUSTER", "COUNTKEYSINSLOT", "0")
+		set := resp.AppendCommandString(nil, "SET", "key:000000000042", "0123456789abcdef")
+		out := make([]byte, 0, 64)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if i%(64<<10) == 0 { // the index is dropped after its size in appends: keep it built
+				b.StopTimer()
+				do(b, e, s, "CLUSTER", "COUNTKEYSINSLOT", "0")
+				b.StartTimer()
+			}
+			_, out, _ = e.ServeStream(s, set, out[:0])
+		}
+	})
+}

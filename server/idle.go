@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/goblin-kv/goblin/idle"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,15 +32,17 @@ const (
 // transport that can signal readiness has work. The loop provides it.
 type Parker func(d time.Duration)
 
-// Names of the idle strategies, as --idle spells them.
+// Names of the idle strategies, as --idle spells them: package idle's,
+// which the clients' wait= takes too ("park" is accepted for backoff).
+// TestIdleNames checks they are the same.
 const (
 	IdleSpin    = "spin"
 	IdleYield   = "yield"
 	IdleBackoff = "backoff"
 )
 
-// DefaultIdle is the strategy a zero Options uses: backoff, so an idle
-// server sleeps instead of burning a core.
+// DefaultIdle is the strategy a zero Options uses: idle.Default (backoff),
+// so an idle server sleeps instead of burning a core.
 const DefaultIdle = IdleBackoff
 
 // Backoff tuning defaults.
@@ -121,15 +124,17 @@ func (b *Backoff) Idle(work int) Phase {
 // NewIdleStrategy returns the strategy named name ("" means DefaultIdle)
 // with the given park function for backoff.
 func NewIdleStrategy(name string, o *Options, park Parker) (IdleStrategy, error) {
-	switch name {
-	case IdleSpin:
-		return Spin{}, nil
-	case IdleYield:
-		return Yield{}, nil
-	case IdleBackoff, "":
-		return &Backoff{SpinCycles: o.SpinCycles, YieldCycles: o.YieldCycles, MinPark: o.MinPark, MaxPark: o.MaxPark, Park: park}, nil
+	s, err := idle.Parse(name)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}
-	return nil, fmt.Errorf("%w: idle strategy %q (want spin, yield or backoff)", ErrOptions, name)
+	switch s {
+	case idle.Spin:
+		return Spin{}, nil
+	case idle.Yield:
+		return Yield{}, nil
+	}
+	return &Backoff{SpinCycles: o.SpinCycles, YieldCycles: o.YieldCycles, MinPark: o.MinPark, MaxPark: o.MaxPark, Park: park}, nil
 }
 
 // schedYield gives the rest of the thread's time slice away. It does not

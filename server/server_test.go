@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/target"
 )
@@ -362,4 +363,21 @@ func unregister(t *testing.T, scheme target.Scheme) {
 		registry[scheme] = b
 		registryMu.Unlock()
 	})
+}
+
+// The server's --idle names are package idle's, and so is the default.
+func TestIdleNames(t *testing.T) {
+	for name, s := range map[string]idle.Strategy{IdleSpin: idle.Spin, IdleYield: idle.Yield, IdleBackoff: idle.Backoff} {
+		if s.String() != name {
+			t.Errorf("%q is %q in package idle", name, s.String())
+		}
+	}
+	if DefaultIdle != idle.Default.String() {
+		t.Errorf("DefaultIdle %q, idle.Default %v", DefaultIdle, idle.Default)
+	}
+	o := Options{Idle: "park"} // the clients' older spelling of backoff
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		t.Errorf("--idle park: %v", err)
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/internal/latency"
 	"github.com/goblin-kv/goblin/internal/testproc"
 	"github.com/goblin-kv/goblin/internal/wiretest"
@@ -219,9 +220,9 @@ func rawPingPong(b *testing.B, r *ref, media, pingDir, pongDir, pingCh, pongCh s
 // spinning loop) on the server driver and a spinning Conn on clientDir's
 // driver (the server's for IPC).
 func goblinRoundTrip(b *testing.B, r *ref, o aeron.Options, clientDir string, pr proto.Protocol, op string, spin bool) {
-	idle, wait := server.IdleSpin, aeron.Spin
+	loopIdle, wait := server.IdleSpin, idle.Spin
 	if !spin {
-		idle, wait = server.IdleYield, aeron.Yield
+		loopIdle, wait = server.IdleYield, idle.Yield
 	}
 	st, err := store.New(store.Options{})
 	if err != nil {
@@ -236,7 +237,7 @@ func goblinRoundTrip(b *testing.B, r *ref, o aeron.Options, clientDir string, pr
 	if err != nil {
 		b.Fatal(err)
 	}
-	loop, err := server.NewLoop(server.LoopConfig{Transports: []transport.Server{srv}, Idle: idle, Tick: st.Tick})
+	loop, err := server.NewLoop(server.LoopConfig{Transports: []transport.Server{srv}, Idle: loopIdle, Tick: st.Tick})
 	if err != nil {
 		srv.Close()
 		b.Fatal(err)

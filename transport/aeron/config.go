@@ -12,6 +12,7 @@ import (
 
 	ae "github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
+	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
@@ -29,8 +30,6 @@ const (
 	DefaultMaxRequest            = 64 << 20
 	DefaultMaxClientMemory       = 1 << 30
 	DefaultDriverTimeout         = 10 * time.Second
-	DefaultSpinLimit             = 1 << 12
-	DefaultParkTime              = 20 * time.Microsecond
 )
 
 // Errors.
@@ -215,44 +214,6 @@ func checkTermLength(n int) error {
 	return nil
 }
 
-// Wait is how a client waits for a reply or for room to send.
-type Wait uint8
-
-const (
-	// Park spins SpinLimit times, yields as often again, then sleeps
-	// ParkTime between polls: the frugal default (the zero value).
-	Park Wait = iota
-	// Yield spins SpinLimit times, then yields the processor between polls.
-	Yield
-	// Spin busy-polls: the lowest latency, one whole core while waiting.
-	Spin
-)
-
-// ParseWait turns "spin", "yield" or "park" into a Wait.
-func ParseWait(s string) (Wait, error) {
-	switch s {
-	case "spin":
-		return Spin, nil
-	case "yield":
-		return Yield, nil
-	case "park", "":
-		return Park, nil
-	}
-	return 0, fmt.Errorf("%w: wait %q: want spin, yield or park", ErrConfig, s)
-}
-
-func (w Wait) String() string {
-	switch w {
-	case Spin:
-		return "spin"
-	case Yield:
-		return "yield"
-	case Park:
-		return "park"
-	}
-	return fmt.Sprintf("wait(%d)", uint8(w))
-}
-
 // DialOptions configure Dial. Media (and Control for UDP) are required.
 type DialOptions struct {
 	// Media is "ipc" or "udp".
@@ -286,9 +247,12 @@ type DialOptions struct {
 	// Profile is the profile of the Java driver started for UDP with
 	// JavaDriver (default Frugal).
 	Profile javadriver.Profile
-	// Wait is the waiting strategy (default Park; Spin for latency runs).
-	Wait Wait
-	// SpinLimit and ParkTime tune Yield and Park.
+	// Wait is how the client waits for a reply or for room to send (see
+	// package idle): Backoff, the zero value, spins, yields, then parks;
+	// Spin for latency runs.
+	Wait idle.Strategy
+	// SpinLimit and ParkTime tune Yield and Backoff (defaults
+	// idle.DefaultSpinLimit and idle.DefaultParkTime).
 	SpinLimit int
 	ParkTime  time.Duration
 	// DriverTimeout is how old the driver's heartbeat may get before the
@@ -307,10 +271,10 @@ func (o *DialOptions) ensureDefaults() {
 		o.TermLength = DefaultTermLength
 	}
 	if o.SpinLimit <= 0 {
-		o.SpinLimit = DefaultSpinLimit
+		o.SpinLimit = idle.DefaultSpinLimit
 	}
 	if o.ParkTime <= 0 {
-		o.ParkTime = DefaultParkTime
+		o.ParkTime = idle.DefaultParkTime
 	}
 	if o.DriverTimeout <= 0 {
 		o.DriverTimeout = DefaultDriverTimeout
@@ -453,7 +417,7 @@ func DialOptionsFor(t target.Target) (DialOptions, error) {
 		case "term-length":
 			o.TermLength, err = strconv.Atoi(v)
 		case "wait":
-			o.Wait, err = ParseWait(v)
+			o.Wait, err = idle.Parse(v)
 			waitSet = true
 		case "driver-timeout":
 			o.DriverTimeout, err = time.ParseDuration(v)
@@ -467,7 +431,7 @@ func DialOptionsFor(t target.Target) (DialOptions, error) {
 		}
 	}
 	if !waitSet && o.Profile.Spins() {
-		o.Wait = Spin
+		o.Wait = idle.Spin
 	}
 	o.ensureDefaults()
 	return o, o.validate()

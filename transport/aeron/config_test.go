@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/goblin-kv/goblin/aeron/javadriver"
+	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/target"
 )
@@ -56,18 +57,18 @@ func TestDialOptionsFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Wait != Park || o.Dir != DefaultDir() || o.Proto != proto.SBE {
+	if o.Wait != idle.Backoff || o.Dir != DefaultDir() || o.Proto != proto.SBE {
 		t.Fatalf("%+v", o)
 	}
 	o, err = DialOptionsFor(parse(t, "aeron:udp?endpoint=h:1|control=h:2|profile=spin|driver-timeout=3s"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Wait != Spin || o.Dir != "" || o.Profile != javadriver.Spin || o.DriverTimeout.Seconds() != 3 {
+	if o.Wait != idle.Spin || o.Dir != "" || o.Profile != javadriver.Spin || o.DriverTimeout.Seconds() != 3 {
 		t.Fatalf("profile=spin: %+v", o)
 	}
 	o, err = DialOptionsFor(parse(t, "aeron:udp?endpoint=h:1|control=h:2|profile=spin|wait=yield"))
-	if err != nil || o.Wait != Yield {
+	if err != nil || o.Wait != idle.Yield {
 		t.Fatalf("wait=yield wins: %+v %v", o, err)
 	}
 	if _, err := DialOptionsFor(parse(t, "aeron:udp?endpoint=h:1")); !errors.Is(err, ErrConfig) {

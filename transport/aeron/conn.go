@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -405,20 +404,7 @@ func (c *Conn) pump() {
 
 func (c *Conn) idle(i int) {
 	c.pump()
-	switch c.o.Wait {
-	case Spin:
-	case Yield:
-		if i >= c.o.SpinLimit {
-			runtime.Gosched()
-		}
-	case Park:
-		switch {
-		case i >= 2*c.o.SpinLimit:
-			time.Sleep(c.o.ParkTime)
-		case i >= c.o.SpinLimit:
-			runtime.Gosched()
-		}
-	}
+	c.o.Wait.Pause(i, c.o.SpinLimit, c.o.ParkTime)
 }
 
 func (c *Conn) expired() bool {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/server"
@@ -54,7 +55,7 @@ func newInProcess(tb testing.TB, o aeron.Options, idle string) *inProcess {
 
 func (p *inProcess) dialOptions(pr proto.Protocol) aeron.DialOptions {
 	return aeron.DialOptions{Media: p.o.Media, Endpoint: p.o.Endpoint, Control: p.o.Control, Proto: pr,
-		Stream: p.o.Stream, ReplyStream: p.o.ReplyStream, Dir: p.o.Dir, Wait: aeron.Park}
+		Stream: p.o.Stream, ReplyStream: p.o.ReplyStream, Dir: p.o.Dir, Wait: idle.Backoff}
 }
 
 func dial(tb testing.TB, o aeron.DialOptions) *aeron.Conn {

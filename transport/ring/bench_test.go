@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/internal/latency"
 	"github.com/goblin-kv/goblin/internal/shm"
 	"github.com/goblin-kv/goblin/internal/wiretest"
@@ -212,7 +213,7 @@ func measureRing(b *testing.B, loop *server.Loop, dir string, p proto.Protocol, 
 	defer func() { loop.Stop(); <-loop.Done() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := ring.Dial(ctx, dir, ring.DialOptions{Proto: p, Wait: ring.Spin})
+	c, err := ring.Dial(ctx, dir, ring.DialOptions{Proto: p, Wait: idle.Spin})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -285,10 +286,10 @@ func measureRing(b *testing.B, loop *server.Loop, dir string, p proto.Protocol, 
 // round trip alone.
 func BenchmarkParkedWake(b *testing.B) {
 	for _, p := range []proto.Protocol{proto.RESP, proto.SBE} {
-		b.Run(p.String()+"/doorbell", func(b *testing.B) { benchParked(b, p, true, ring.Spin) })
-		b.Run(p.String()+"/no-doorbell", func(b *testing.B) { benchParked(b, p, false, ring.Spin) })
+		b.Run(p.String()+"/doorbell", func(b *testing.B) { benchParked(b, p, true, idle.Spin) })
+		b.Run(p.String()+"/no-doorbell", func(b *testing.B) { benchParked(b, p, false, idle.Spin) })
 	}
-	b.Run("resp/doorbell-yield", func(b *testing.B) { benchParked(b, proto.RESP, true, ring.Yield) })
+	b.Run("resp/doorbell-yield", func(b *testing.B) { benchParked(b, proto.RESP, true, idle.Yield) })
 }
 
 const (
@@ -296,7 +297,7 @@ const (
 	parkedSettle = 100 * time.Microsecond
 )
 
-func benchParked(b *testing.B, p proto.Protocol, bell bool, wait ring.Wait) {
+func benchParked(b *testing.B, p proto.Protocol, bell bool, wait idle.Strategy) {
 	dir := filepath.Join(b.TempDir(), "ring")
 	rs, loop, err := newServer(dir, p, server.IdleBackoff)
 	if err != nil {

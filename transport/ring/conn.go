@@ -8,64 +8,21 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/internal/shm"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
 
-// Wait is how a client waits for a reply (or for room in a full request
-// ring).
-type Wait uint8
-
-const (
-	// Spin busy-polls the reply ring: the lowest latency, and one whole CPU
-	// core while waiting.
-	Spin Wait = iota
-	// Yield spins SpinLimit times, then calls runtime.Gosched between polls.
-	Yield
-	// Park spins SpinLimit times, yields as long again, then sleeps ParkTime
-	// between polls: cheap on CPU, adds up to ParkTime of latency to waits
-	// that outlast the spin.
-	Park
-)
-
-// ParseWait turns "spin", "yield" or "park" into a Wait.
-func ParseWait(s string) (Wait, error) {
-	switch s {
-	case "spin", "":
-		return Spin, nil
-	case "yield":
-		return Yield, nil
-	case "park":
-		return Park, nil
-	}
-	return 0, fmt.Errorf("ring: wait %q: want spin, yield or park", s)
-}
-
-func (w Wait) String() string {
-	switch w {
-	case Spin:
-		return "spin"
-	case Yield:
-		return "yield"
-	case Park:
-		return "park"
-	}
-	return fmt.Sprintf("wait(%d)", uint8(w))
-}
-
 // Defaults for DialOptions.
 const (
-	DefaultSpinLimit     = 1 << 14
-	DefaultParkTime      = 50 * time.Microsecond
 	DefaultServerTimeout = 3 * time.Second
 	// DefaultMaxReply is the longest reply a client accepts by default: a
 	// value of up to 1 GiB and its encoding.
@@ -76,7 +33,8 @@ const (
 	livenessEvery = int64(time.Millisecond)
 )
 
-// DialOptions configure Dial. The zero value spins and speaks RESP.
+// DialOptions configure Dial. The zero value backs off (idle.Backoff) and
+// speaks RESP.
 type DialOptions struct {
 	// Proto is the protocol to speak; the server must speak it too, or
 	// Dial fails with ErrWrongProtocol.
@@ -85,11 +43,15 @@ type DialOptions struct {
 	// tells which); Proto is then ignored. DialOptionsFor sets it for a
 	// target that names no protocol.
 	AnyProto bool
-	// Wait is the waiting strategy. Default Spin.
-	Wait Wait
-	// SpinLimit is how many empty polls Yield and Park spin first.
+	// Wait is how the client waits for a reply or for room in a full
+	// request ring (see package idle): Backoff, the zero value, spins,
+	// yields, then parks; Spin takes a whole core for the lowest latency.
+	Wait idle.Strategy
+	// SpinLimit is how many empty polls Yield and Backoff spin first
+	// (default idle.DefaultSpinLimit).
 	SpinLimit int
-	// ParkTime is how long Park sleeps between polls.
+	// ParkTime is how long Backoff sleeps between polls (default
+	// idle.DefaultParkTime).
 	ParkTime time.Duration
 	// ServerTimeout is how long the server's heartbeat may stand still
 	// while a client waits before the client gives up on it with
@@ -103,10 +65,10 @@ type DialOptions struct {
 
 func (o *DialOptions) ensureDefaults() {
 	if o.SpinLimit <= 0 {
-		o.SpinLimit = DefaultSpinLimit
+		o.SpinLimit = idle.DefaultSpinLimit
 	}
 	if o.ParkTime <= 0 {
-		o.ParkTime = DefaultParkTime
+		o.ParkTime = idle.DefaultParkTime
 	}
 	if o.ServerTimeout <= 0 {
 		o.ServerTimeout = DefaultServerTimeout
@@ -521,7 +483,7 @@ func (c *Conn) waitFor(reply bool) error {
 			schedYield()
 		}
 		spins++
-		if spins&63 != 0 && c.o.Wait == Spin {
+		if spins&63 != 0 && c.o.Wait == idle.Spin {
 			continue
 		}
 		now := mono()
@@ -541,13 +503,7 @@ func (c *Conn) waitFor(reply bool) error {
 				return err
 			}
 		}
-		switch {
-		case c.o.Wait == Spin || spins < c.o.SpinLimit:
-		case c.o.Wait == Yield || spins < 2*c.o.SpinLimit:
-			runtime.Gosched()
-		default:
-			time.Sleep(c.o.ParkTime)
-		}
+		c.o.Wait.Pause(spins, c.o.SpinLimit, c.o.ParkTime)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/internal/wiretest"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
@@ -61,7 +62,7 @@ func startParkedServer(t *testing.T, p proto.Protocol) *parkedServer {
 			var err error
 			// A parked loop beats no heartbeat: give the clients more
 			// patience than the park is long.
-			*c, err = ring.Dial(ctx, dir, ring.DialOptions{Proto: p, Wait: ring.Park, ServerTimeout: 2 * longPark})
+			*c, err = ring.Dial(ctx, dir, ring.DialOptions{Proto: p, Wait: idle.Backoff, ServerTimeout: 2 * longPark})
 			done <- err
 		}()
 		for polling := true; polling; {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/internal/testproc"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/server"
@@ -63,8 +64,8 @@ func serverRings(t *testing.T, p *testproc.Proc) int {
 
 func dial(t *testing.T, dir string, o ring.DialOptions) *ring.Conn {
 	t.Helper()
-	if o.Wait == ring.Spin {
-		o.Wait = ring.Park
+	if o.Wait == idle.Spin {
+		o.Wait = idle.Backoff
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -193,7 +194,7 @@ func TestClientKilledMidRequest(t *testing.T) {
 func TestServerKilledWhileClientWaits(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ring")
 	srv := startServerProc(t, dir, proto.RESP)
-	c := dial(t, dir, ring.DialOptions{Wait: ring.Park})
+	c := dial(t, dir, ring.DialOptions{Wait: idle.Backoff})
 	w := newWorkload(1, proto.RESP, 1)
 	if err := w.run(c, 10); err != nil {
 		t.Fatal(err)
@@ -239,7 +240,7 @@ func TestServerKilledWhileClientWaits(t *testing.T) {
 func TestStoppedServerHeartbeat(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ring")
 	srv := startServerProc(t, dir, proto.RESP)
-	c := dial(t, dir, ring.DialOptions{Wait: ring.Park, ServerTimeout: 300 * time.Millisecond})
+	c := dial(t, dir, ring.DialOptions{Wait: idle.Backoff, ServerTimeout: 300 * time.Millisecond})
 	stop(t, srv)
 	c.Write([]byte("*1\r\n$4\r\nPING\r\n"))
 	c.SetDeadline(time.Now().Add(20 * time.Second))

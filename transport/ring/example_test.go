@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/ring"
@@ -54,7 +55,7 @@ func Example() {
 		}
 	}()
 
-	c, err := ring.Dial(context.Background(), dir, ring.DialOptions{Wait: ring.Yield})
+	c, err := ring.Dial(context.Background(), dir, ring.DialOptions{Wait: idle.Yield})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/internal/testproc"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
@@ -101,7 +102,7 @@ func clientMain() int {
 	n, _ := strconv.ParseInt(os.Getenv("GOBLIN_RING_N"), 10, 64)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := ring.Dial(ctx, os.Getenv("GOBLIN_RING_DIR"), ring.DialOptions{Proto: p, Wait: ring.Park, SpinLimit: 256})
+	c, err := ring.Dial(ctx, os.Getenv("GOBLIN_RING_DIR"), ring.DialOptions{Proto: p, Wait: idle.Backoff, SpinLimit: 256})
 	if err != nil {
 		fmt.Println("dial error:", err)
 		return 1
@@ -141,7 +142,7 @@ func clientMain() int {
 func dialMain() int {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := ring.Dial(ctx, os.Getenv("GOBLIN_RING_DIR"), ring.DialOptions{AnyProto: true, Wait: ring.Park})
+	c, err := ring.Dial(ctx, os.Getenv("GOBLIN_RING_DIR"), ring.DialOptions{AnyProto: true, Wait: idle.Backoff})
 	if err != nil {
 		fmt.Printf("dial error: %v (permission: %t)\n", err, errors.Is(err, ring.ErrPermission) && errors.Is(err, os.ErrPermission))
 		return 1

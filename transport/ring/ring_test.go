@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/internal/shm"
 	"github.com/goblin-kv/goblin/internal/testproc"
 	"github.com/goblin-kv/goblin/proto"
@@ -232,8 +233,8 @@ func listenTest(t testing.TB, o Options) (*Server, string) {
 
 func dialTest(t testing.TB, dir string, o DialOptions) *Conn {
 	t.Helper()
-	if o.Wait == Spin {
-		o.Wait = Yield // the test machine is shared: do not hog a core
+	if o.Wait == idle.Spin {
+		o.Wait = idle.Yield // the test machine is shared: do not hog a core
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -283,7 +284,7 @@ func TestServeAndReclaim(t *testing.T) {
 	srv, dir := listenTest(t, Options{Handler: h, Records: 8, RecordSize: 256})
 	l := startLoop(t, srv)
 	a := dialTest(t, dir, DialOptions{})
-	b := dialTest(t, dir, DialOptions{Wait: Park})
+	b := dialTest(t, dir, DialOptions{Wait: idle.Backoff})
 	if got := roundTrip(t, a, "hello"); got != "hello" {
 		t.Fatalf("a got %q", got)
 	}
@@ -585,8 +586,14 @@ func TestConfigFor(t *testing.T) {
 		t.Fatalf("ConfigFor: %+v %v", o, err)
 	}
 	d, err := DialOptionsFor(tg)
-	if err != nil || d.Wait != Park || d.ServerTimeout != 2*time.Second || d.Proto != proto.SBE {
+	if err != nil || d.Wait != idle.Backoff || d.ServerTimeout != 2*time.Second || d.Proto != proto.SBE {
 		t.Fatalf("DialOptionsFor: %+v %v", d, err)
+	}
+	// The names package idle and the Aeron target use, beside the older
+	// spellings above.
+	tg, _ = target.Parse("ring:///dev/shm/x?proto=sbe&wait=yield&server-timeout=5s")
+	if d, err := DialOptionsFor(tg); err != nil || d.Wait != idle.Yield || d.ServerTimeout != 5*time.Second {
+		t.Fatalf("DialOptionsFor(wait=yield&server-timeout=5s): %+v %v", d, err)
 	}
 	for _, bad := range []string{"ring:///x?records=3", "ring:///x?record=100", "ring:///x?colour=red"} {
 		tg, _ := target.Parse(bad)
@@ -652,7 +659,7 @@ func TestIdlePollNoAllocations(t *testing.T) {
 func TestWaitNoAllocations(t *testing.T) {
 	srv, dir := listenTest(t, Options{})
 	startLoop(t, srv)
-	c := dialTest(t, dir, DialOptions{Wait: Park})
+	c := dialTest(t, dir, DialOptions{Wait: idle.Backoff})
 	buf := make([]byte, 0, 64)
 	allocs := testing.AllocsPerRun(5, func() {
 		c.SetDeadline(time.Now().Add(5 * time.Millisecond))

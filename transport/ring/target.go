@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
@@ -27,7 +28,7 @@ func ConfigFor(t target.Target) (Options, error) {
 			o.RecordSize, err = strconv.Atoi(v)
 		case "group":
 			o.Group = v
-		case "wait", "server_timeout": // client-side parameters; a shared target may carry them
+		case "wait", "server-timeout", "server_timeout": // client-side parameters; a shared target may carry them
 		default:
 			return o, fmt.Errorf("ring: unknown target parameter %q (want records, record or group)", k)
 		}
@@ -40,7 +41,8 @@ func ConfigFor(t target.Target) (Options, error) {
 }
 
 // DialOptionsFor fills DialOptions from a ring target:
-// ring:///dev/shm/goblin?proto=sbe&wait=spin|yield|park&server_timeout=3s.
+// ring:///dev/shm/goblin?proto=sbe&wait=spin|yield|backoff&server-timeout=3s
+// (wait=park and server_timeout, the older spellings, still work).
 // A target without proto speaks the server's protocol (AnyProto).
 // Server-side parameters (records, record, group) are accepted and ignored,
 // so server and clients can share one target string.
@@ -53,12 +55,12 @@ func DialOptionsFor(t target.Target) (DialOptions, error) {
 		var err error
 		switch k {
 		case "wait":
-			o.Wait, err = ParseWait(v)
-		case "server_timeout":
+			o.Wait, err = idle.Parse(v)
+		case "server-timeout", "server_timeout": // server_timeout: deprecated spelling
 			o.ServerTimeout, err = time.ParseDuration(v)
 		case "records", "record", "group":
 		default:
-			return o, fmt.Errorf("ring: unknown target parameter %q (want wait or server_timeout)", k)
+			return o, fmt.Errorf("ring: unknown target parameter %q (want wait or server-timeout)", k)
 		}
 		if err != nil {
 			return o, fmt.Errorf("ring: parameter %s=%q: %v", k, v, err)

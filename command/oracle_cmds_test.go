@@ -195,14 +195,11 @@ func TestStringsAgainstRedis(t *testing.T) {
 		[]string{"OBJECT", "IDLETIME", "nope"}, []string{"OBJECT", "NOPE", "x"},
 		[]string{"OBJECT", "ENCODING"}, []string{"OBJECT"},
 	), true)
-	// Redis's idle clock ticks once a second (its LRU clock), so a key
-	// just written reads 0 or 1 there.
+	// Redis's idle time comes from a clock that ticks once a second and
+	// reads 0, 1 or more on a loaded machine; goblin's is 0
+	// (docs/commands.md): only the reply's type is compared.
 	compareWithRedis(t, []oracleCase{{args: []string{"SET", "e6", "42"}},
-		{args: []string{"OBJECT", "IDLETIME", "e6"}, norm: func(n *node) {
-			if n.typ == ':' && string(n.str) == "1" {
-				n.str = []byte("0")
-			}
-		}}}, true)
+		{args: []string{"OBJECT", "IDLETIME", "e6"}, norm: normInt}}, true)
 }
 
 // TestKeyspaceAgainstRedis: the keyspace commands, RESP2 and RESP3.

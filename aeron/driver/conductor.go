@@ -450,17 +450,26 @@ func (d *Driver) linkIPCSubscriptions(p *ipcPublication) {
 // linkIPCSubscription gives subscription l a sub-pos on p at the join
 // position.
 func (d *Driver) linkIPCSubscription(p *ipcPublication, l *subscriptionLink) (position, error) {
-	join := d.joinPosition(p)
-	id, err := d.allocateStreamCounter("sub-pos", counters.TypeSubscriberPosition, l.client.id, l.registrationID,
-		p.sessionID, l.streamID, l.channel, join)
+	pos, err := d.linkPosition(l, p, p.sessionID, l.streamID, p.registrationID, d.joinPosition(p))
 	if err != nil {
 		return position{}, err
 	}
-	d.counters.SetReferenceID(id, p.registrationID)
+	d.addSubscriber(p, l, pos, d.nowNs)
+	return pos, nil
+}
+
+// linkPosition gives subscription l a sub-pos counter for session and
+// stream on res at join, its reference id refID, and records it in l.
+func (d *Driver) linkPosition(l *subscriptionLink, res subscribable, sessionID, streamID int32, refID, join int64) (position, error) {
+	id, err := d.allocateStreamCounter("sub-pos", counters.TypeSubscriberPosition, l.client.id, l.registrationID,
+		sessionID, streamID, l.channel, join)
+	if err != nil {
+		return position{}, err
+	}
+	d.counters.SetReferenceID(id, refID)
 	pos := d.positionOf(id)
 	d.setPosition(pos, join)
-	l.positions = append(l.positions, linkedPosition{res: p, pos: pos})
-	d.addSubscriber(p, l, pos, d.nowNs)
+	l.positions = append(l.positions, linkedPosition{res: res, pos: pos})
 	return pos, nil
 }
 

@@ -272,17 +272,12 @@ func (d *Driver) linkMatchingImages(l *subscriptionLink) {
 			!d.isImageAcceptingSubscriptions(img) {
 			continue
 		}
-		join := d.imageJoinPosition(img)
-		id, err := d.allocateStreamCounter("sub-pos", counters.TypeSubscriberPosition, l.client.id, l.registrationID,
-			img.sessionID, l.streamID, l.channel, join)
+		pos, err := d.linkPosition(l, img, img.sessionID, l.streamID, img.correlationID, d.imageJoinPosition(img))
 		if err != nil {
 			d.recordError(err)
 			continue
 		}
-		d.counters.SetReferenceID(id, img.correlationID)
-		pos := d.positionOf(id)
-		d.setPosition(pos, join)
-		l.positions = append(l.positions, linkedPosition{res: img, pos: pos})
+		id := pos.id
 		img.subs = append(img.subs, pos)
 		if !l.tether {
 			img.untether = append(img.untether, untetheredSubscriber{link: l, pos: pos, updateNs: d.nowNs})
@@ -352,17 +347,12 @@ func (d *Driver) linkSpies(p *networkPublication) {
 // linkSpy gives spy l a sub-pos on p at the sender position and
 // announces the publication's log as its image, source "aeron:ipc".
 func (d *Driver) linkSpy(p *networkPublication, l *subscriptionLink) {
-	join := d.senderPosition(p)
-	id, err := d.allocateStreamCounter("sub-pos", counters.TypeSubscriberPosition, l.client.id, l.registrationID,
-		p.sessionID, p.streamID, l.channel, join)
+	pos, err := d.linkPosition(l, p, p.sessionID, p.streamID, p.registrationID, d.senderPosition(p))
 	if err != nil {
 		d.recordError(err)
 		return
 	}
-	d.counters.SetReferenceID(id, p.registrationID)
-	pos := d.positionOf(id)
-	d.setPosition(pos, join)
-	l.positions = append(l.positions, linkedPosition{res: p, pos: pos})
+	id := pos.id
 	p.subs = append(p.subs, pos)
 	p.hasSpies = true
 	if !l.tether {

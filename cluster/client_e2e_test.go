@@ -49,10 +49,11 @@ func (g goblinKV) getMany(ctx context.Context, keys []string) ([]string, error) 
 }
 
 // dialGoblinCluster connects goblin's cluster client preferring the
-// nodes' Unix sockets (SBE), which the file lists beside their TCP ports.
-func dialGoblinCluster(t *testing.T, c *testCluster) *client.Cluster {
+// transport of the given scheme, which the file lists beside the nodes'
+// TCP ports.
+func dialGoblinCluster(t *testing.T, c *testCluster, prefer target.Scheme) *client.Cluster {
 	t.Helper()
-	gc, err := client.ClusterOptions{Seeds: []string{"tcp://" + c.addr(0)}, Prefer: []target.Scheme{target.UDS}}.Dial(context.Background())
+	gc, err := client.ClusterOptions{Seeds: []string{"tcp://" + c.addr(0)}, Prefer: []target.Scheme{prefer}}.Dial(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,8 +66,8 @@ func dialGoblinCluster(t *testing.T, c *testCluster) *client.Cluster {
 // answers MGET across the three nodes in key order, and keeps a pipeline's
 // replies in order.
 func TestGoblinClusterClient(t *testing.T) {
-	c := startCluster(t, true)
-	gc := dialGoblinCluster(t, c)
+	c := startCluster(t, viaUDS)
+	gc := dialGoblinCluster(t, c, target.UDS)
 	ctx := context.Background()
 	var keys []string
 	p := gc.Pipeline()
@@ -110,11 +111,33 @@ func TestGoblinClusterClient(t *testing.T) {
 // move: it follows MOVED (refreshing its map) and ASK (ASKING over the
 // node's RESP port) and loses nothing.
 func TestGoblinClusterClientReshard(t *testing.T) {
-	c := startCluster(t, true)
-	gc := dialGoblinCluster(t, c)
+	c := startCluster(t, viaUDS)
+	gc := dialGoblinCluster(t, c, target.UDS)
 	reshard(t, c, goblinKV{gc})
 	moved, ask := gc.Redirects()
 	t.Logf("the client followed %d MOVED and %d ASK", moved, ask)
+	if moved == 0 {
+		t.Error("the client never saw MOVED: the test did not exercise redirects")
+	}
+}
+
+// TestGoblinClusterClientReshardAeronUDP is the reshard with goblin's
+// cluster client reaching every node over Aeron UDP on loopback (each node
+// advertises an aeron:udp target; the client's own Go media driver talks
+// to each node's), SBE: the map from CLUSTER SLOTS and TARGETS, commands
+// over UDP, ASKING over the node's RESP port.
+func TestGoblinClusterClientReshardAeronUDP(t *testing.T) {
+	c := startCluster(t, viaUDP)
+	gc := dialGoblinCluster(t, c, target.Aeron)
+	if err := gc.Set(context.Background(), "probe", []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	if tg := gc.Target(cluster.Slot([]byte("probe"))); !strings.HasPrefix(tg, "aeron:udp") {
+		t.Fatalf("the node is reached over %q, want Aeron UDP", tg)
+	}
+	reshard(t, c, goblinKV{gc})
+	moved, ask := gc.Redirects()
+	t.Logf("the client followed %d MOVED and %d ASK over Aeron UDP", moved, ask)
 	if moved == 0 {
 		t.Error("the client never saw MOVED: the test did not exercise redirects")
 	}

@@ -56,10 +56,20 @@ func freeTCPPorts(t *testing.T, n int) []int {
 	return ports
 }
 
+// The extra transport startCluster gives each node besides loopback TCP
+// (RESP), listed first in the file: none, a Unix socket, or Aeron UDP on
+// loopback (the node's Go media driver inside goblin-server; a client
+// dialling the target without dir= runs its own), each speaking SBE.
+const (
+	tcpOnly = ""
+	viaUDS  = "uds"
+	viaUDP  = "udp"
+)
+
 // startCluster starts three nodes owning 0-5460, 5461-10922 and
-// 10923-16383, listening on loopback TCP (RESP) and, when uds is set, on a
-// Unix socket speaking SBE too, which the file lists first.
-func startCluster(t *testing.T, uds bool) *testCluster {
+// 10923-16383, listening on loopback TCP (RESP) and on the extra
+// transport named.
+func startCluster(t *testing.T, extra string) *testCluster {
 	t.Helper()
 	bin := testproc.Build(t, "./cmd/goblin-server")
 	dir := t.TempDir()
@@ -72,10 +82,16 @@ func startCluster(t *testing.T, uds bool) *testCluster {
 		tcp := "tcp://127.0.0.1:" + strconv.Itoa(c.ports[i])
 		listen[i] = []string{"--listen", tcp}
 		targets := tcp
-		if uds {
+		switch extra {
+		case viaUDS:
 			sock := "uds://" + filepath.Join(dir, "n"+strconv.Itoa(i+1)+".sock") + "?proto=sbe"
 			listen[i] = append(listen[i], "--listen", sock)
 			targets = sock + " " + tcp
+		case viaUDP:
+			ports := testproc.FreeUDPPorts(t, 2)
+			udp := fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d|control=127.0.0.1:%d|proto=sbe", ports[0], ports[1])
+			listen[i] = append(listen[i], "--listen", udp+"|dir="+filepath.Join(dir, "aeron"+strconv.Itoa(i+1)))
+			targets = udp + " " + tcp
 		}
 		fmt.Fprintf(&b, "node %s %s slots %s\n", id, targets, ranges[i])
 	}
@@ -228,7 +244,7 @@ func runWorker(ctx context.Context, cc *redis.ClusterClient, w, ops int) error {
 // by go-redis's ClusterClient, redis-cli -c, redis-cli --cluster check and
 // redis-benchmark --cluster.
 func TestClusterE2E(t *testing.T) {
-	c := startCluster(t, false)
+	c := startCluster(t, tcpOnly)
 	cc := c.client(t)
 
 	t.Run("go-redis", func(t *testing.T) {
@@ -349,7 +365,7 @@ func (g goRedisKV) getMany(ctx context.Context, keys []string) ([]string, error)
 // node, the one owning its slot, with the last value written, and the
 // client saw no error (redirects are followed inside go-redis).
 func TestClusterReshard(t *testing.T) {
-	c := startCluster(t, false)
+	c := startCluster(t, tcpOnly)
 	reshard(t, c, goRedisKV{c.client(t)})
 }
 

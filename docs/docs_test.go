@@ -328,7 +328,7 @@ var rules = []rule{
 	{re: regexp.MustCompile(`^make run\b`), do: (*runner).checkMake,
 		why: "serves until Ctrl-C: scripts.TestMakeRun runs it on a terminal, and the server command it runs serves the other blocks here"},
 	{re: regexp.MustCompile(`^make test\b`), do: (*runner).checkMake, why: "CI itself (.ci/run), which runs this test"},
-	{re: regexp.MustCompile(`--idle spin|profile=spin`), do: (*runner).checkFlags,
+	{re: regexp.MustCompile(`--idle spin|profile=spin|wait=spin`), do: (*runner).checkFlags,
 		why: "a spinning loop, driver or client wants a core of its own, which a loaded CI machine does not have (the flags are checked)"},
 	{re: regexp.MustCompile(`^make `), do: (*runner).checkMake, why: "make targets are checked with make -n"},
 	{re: regexp.MustCompile(`^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*go test `), do: (*runner).checkGoTest,

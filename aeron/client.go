@@ -182,7 +182,7 @@ func awaitCnC(dir string, timeout time.Duration, deadline time.Time, assist func
 			if last == nil {
 				last = errors.New("no cnc.dat")
 			}
-			return nil, fileID{}, fmt.Errorf("%w: no active driver in %s within %v (%v)", ErrDriverTimeout, dir, timeout, last)
+			return nil, fileID{}, fmt.Errorf("%w: no active driver in %s within %v (%w)", ErrDriverTimeout, dir, timeout, last)
 		}
 		st, err := os.Stat(path)
 		if err != nil || st.Size() < cnc.MetadataLength {

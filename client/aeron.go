@@ -3,7 +3,7 @@ package client
 // The Aeron transport (transport/aeron), registered here so that
 // client.Dial(ctx, "aeron:ipc?proto=sbe") and
 // client.Dial(ctx, "aeron:udp?endpoint=H:P|control=H:P2") work in every
-// program that uses this package. Written by the Aeron transport's owner.
+// program that uses this package.
 
 import (
 	"context"

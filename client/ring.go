@@ -2,7 +2,7 @@ package client
 
 // The shared-memory ring transport (transport/ring), registered here so
 // that client.Dial(ctx, "ring:///dev/shm/goblin?proto=sbe") works in every
-// program that uses this package. Written by the ring transport's owner.
+// program that uses this package.
 
 import (
 	"context"

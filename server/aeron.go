@@ -1,7 +1,7 @@
 package server
 
 // The Aeron transport (transport/aeron), registered like the ring in
-// ring.go. Kept in its own file, written by the Aeron transport's owner.
+// ring.go.
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ func init() { Register(target.Aeron, buildAeron) }
 func buildAeron(t target.Target, env *Env) (transport.Server, error) {
 	o, err := aeron.ConfigFor(t)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	o.Handler = env.Handler("aeron-" + t.Address + "/" + t.Proto.String())
 	o.Logger = env.Logger

@@ -126,7 +126,7 @@ func (b *Backoff) Idle(work int) Phase {
 func NewIdleStrategy(name string, o *Options, park Parker) (IdleStrategy, error) {
 	s, err := idle.Parse(name)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	switch s {
 	case idle.Spin:

@@ -198,7 +198,7 @@ func (o *Options) Validate() error {
 	for _, l := range o.Listen {
 		t, err := target.Parse(l)
 		if err != nil {
-			return fmt.Errorf("%w: listen: %v", ErrOptions, err)
+			return fmt.Errorf("%w: listen: %w", ErrOptions, err)
 		}
 		if !Registered(t.Scheme) {
 			return fmt.Errorf("%w: listen %q: no %s transport in this build", ErrOptions, l, t.Scheme)

@@ -18,7 +18,7 @@ func init() { Register(target.Ring, buildRing) }
 func buildRing(t target.Target, env *Env) (transport.Server, error) {
 	o, err := ring.ConfigFor(t)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	o.Handler = env.Handler("ring/" + t.Proto.String())
 	// The longest request a ring client may send is the longest a socket

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -89,7 +90,7 @@ func New(o Options) (*Server, error) {
 		t, err := target.Parse(l)
 		if err != nil {
 			s.closeTransports()
-			return nil, fmt.Errorf("%w: listen: %v", ErrOptions, err)
+			return nil, fmt.Errorf("%w: listen: %w", ErrOptions, err)
 		}
 		tr, err := Build(t, env)
 		if err != nil {
@@ -212,7 +213,7 @@ func (s *Server) info(dst []byte, section string) []byte {
 func (s *Server) tcpPort() string {
 	for _, t := range s.targets {
 		if t.Scheme == target.TCP {
-			if _, port, err := splitPort(t.Address); err == nil {
+			if _, port, err := net.SplitHostPort(t.Address); err == nil {
 				return port
 			}
 		}
@@ -280,15 +281,6 @@ func (s *Server) params() []command.Param {
 			return ""
 		}},
 	}
-}
-
-func splitPort(hostport string) (string, string, error) {
-	for i := len(hostport) - 1; i >= 0; i-- {
-		if hostport[i] == ':' {
-			return hostport[:i], hostport[i+1:], nil
-		}
-	}
-	return "", "", errors.New("no port")
 }
 
 // EngineHandler hands out sessions of the command engine, all counting into

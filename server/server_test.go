@@ -381,3 +381,12 @@ func TestIdleNames(t *testing.T) {
 		t.Errorf("--idle park: %v", err)
 	}
 }
+
+// An options error keeps its cause for errors.Is: the listen target's
+// syntax error as well as ErrOptions.
+func TestOptionsErrorKeepsCause(t *testing.T) {
+	_, err := New(Options{Listen: []string{"uds://x?proto=nope"}})
+	if !errors.Is(err, ErrOptions) || !errors.Is(err, target.ErrSyntax) {
+		t.Fatalf("New = %v: want both ErrOptions and target.ErrSyntax", err)
+	}
+}

@@ -1,8 +1,9 @@
 package store
 
-// Active expiry: Tick sweeps slot ids from a cursor and deletes keys whose
-// time has passed; lazy expiry (on access) is in lookup and the write
-// paths of store.go.
+// Expiry: the TTL calls (ExpireAt, Persist, PTTL, ExpireTime) and active
+// expiry, in which Tick sweeps slot ids from a cursor and deletes keys
+// whose time has passed; lazy expiry (on access) is in lookup and the
+// write paths of store.go; eviction is in eviction.go.
 
 // sweepPauseMillis is how long active expiry rests after a full pass over the slots,
 // so an idle loop's Tick returns 0 and lets the idle strategy park.
@@ -62,4 +63,80 @@ func (s *Store) AvgTTL(sample int) int64 {
 		return 0
 	}
 	return int64(sum / float64(n))
+}
+
+// ExpireAt sets key's expiry to unixMillis and reports whether the key existed. A
+// time not after now deletes the key (and still reports true), as Redis does.
+func (s *Store) ExpireAt(key []byte, unixMillis int64) bool {
+	s.owner.check()
+	id, sl := s.lookup(key)
+	if sl == nil {
+		return false
+	}
+	if unixMillis <= s.o.Clock.NowMillis() {
+		s.removeID(id)
+		return true
+	}
+	if err := s.retime(id, sl, unixMillis); err != nil {
+		// The block had to grow and the arena is out of address space: the key keeps
+		// its old expiry. Only reachable with tens of GiB stored.
+		return true
+	}
+	return true
+}
+
+// retime changes the expiry of a live key, keeping its value.
+func (s *Store) retime(id uint32, sl *slot, exp int64) error {
+	// The value's body is copied out first: the tail may move inside the block.
+	var ev encoded
+	ev.tag = sl.inl[0]
+	n := sl.encLen()
+	s.scratch = append(s.scratch[:0], sl.inl[1:min(n, inlineLen)]...)
+	if n > inlineLen {
+		s.scratch = append(s.scratch, s.tail(sl)...)
+	}
+	if ev.tag == tagInt {
+		ev.n = copy(ev.num[:], s.scratch)
+	} else {
+		ev.raw = s.scratch
+	}
+	return s.rewrite(id, sl, &ev, exp)
+}
+
+// Persist removes key's expiry and reports whether there was one to remove.
+func (s *Store) Persist(key []byte) bool {
+	s.owner.check()
+	id, sl := s.lookup(key)
+	if sl == nil || !sl.hasTTL() {
+		return false
+	}
+	_ = s.retime(id, sl, 0) // shrinking never needs a new block of a larger class
+	return true
+}
+
+// PTTL returns the milliseconds key has left: -2 when the key does not exist, -1 when
+// it has no expiry.
+func (s *Store) PTTL(key []byte) int64 {
+	at := s.ExpireTime(key)
+	if at < 0 {
+		return at
+	}
+	// The clock may have moved on since lookup found the key alive: never
+	// answer a negative TTL, which callers would read as -1 "no expiry"
+	// or -2 "missing".
+	return max(at-s.o.Clock.NowMillis(), 0)
+}
+
+// ExpireTime returns key's absolute expiry in Unix milliseconds: -2 when the key does
+// not exist, -1 when it has no expiry.
+func (s *Store) ExpireTime(key []byte) int64 {
+	s.owner.check()
+	_, sl := s.lookup(key)
+	if sl == nil {
+		return -2
+	}
+	if !sl.hasTTL() {
+		return -1
+	}
+	return s.expiryOf(sl)
 }

@@ -109,7 +109,7 @@ func Parse(s string) (Target, error) {
 	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return Target{}, fmt.Errorf("%w: %q: %v", ErrSyntax, s, err)
+		return Target{}, fmt.Errorf("%w: %q: %w", ErrSyntax, s, err)
 	}
 	t := Target{Scheme: Scheme(u.Scheme), Params: map[string]string{}}
 	for k, v := range u.Query() {
@@ -181,7 +181,7 @@ func (t *Target) takeProto() error {
 	if p, ok := t.Params["proto"]; ok {
 		pr, err := proto.Parse(p)
 		if err != nil {
-			return fmt.Errorf("%w: %v", ErrSyntax, err)
+			return fmt.Errorf("%w: %w", ErrSyntax, err)
 		}
 		t.Proto, t.ProtoSet = pr, true
 		delete(t.Params, "proto")

@@ -42,7 +42,7 @@ func prepareDir(o *Options) error {
 	if o.Group != "" {
 		var err error
 		if gid, err = unixgroup.Lookup(o.Group); err != nil {
-			return fmt.Errorf("%w: group %q: %v", ErrInvalidOptions, o.Group, err)
+			return fmt.Errorf("%w: group %q: %w", ErrInvalidOptions, o.Group, err)
 		}
 	}
 	for _, d := range []string{dir, filepath.Join(dir, publicationsDir), filepath.Join(dir, imagesDir)} {

@@ -94,11 +94,11 @@ func (p Properties) Load(source string) error {
 		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, source, nil)
 		if err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrBadProperty, source, err)
+			return fmt.Errorf("%w: %s: %w", ErrBadProperty, source, err)
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrBadProperty, source, err)
+			return fmt.Errorf("%w: %s: %w", ErrBadProperty, source, err)
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
@@ -108,7 +108,7 @@ func (p Properties) Load(source string) error {
 	default:
 		f, err := os.Open(strings.TrimPrefix(source, "file://"))
 		if err != nil {
-			return fmt.Errorf("%w: %v", ErrBadProperty, err)
+			return fmt.Errorf("%w: %w", ErrBadProperty, err)
 		}
 		defer f.Close()
 		r = f
@@ -136,7 +136,7 @@ func (p Properties) Load(source string) error {
 		p.Set(name, value)
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrBadProperty, source, err)
+		return fmt.Errorf("%w: %s: %w", ErrBadProperty, source, err)
 	}
 	return nil
 }
@@ -330,7 +330,7 @@ func (p Properties) Options() (Options, error) {
 			continue
 		}
 		if err := prop.apply(&o, v); err != nil {
-			return o, fmt.Errorf("%w: %s=%s: %v", ErrBadProperty, prop.name, v, err)
+			return o, fmt.Errorf("%w: %s=%s: %w", ErrBadProperty, prop.name, v, err)
 		}
 	}
 	return o, nil

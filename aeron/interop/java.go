@@ -94,7 +94,7 @@ func ProjectDir() string {
 func buildJava(ctx context.Context) (*Java, error) {
 	java, err := javadriver.FindJava()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrToolMissing, err)
+		return nil, fmt.Errorf("%w: %w", ErrToolMissing, err)
 	}
 	dir, err := filepath.Abs(ProjectDir())
 	if err != nil {
@@ -102,7 +102,7 @@ func buildJava(ctx context.Context) (*Java, error) {
 	}
 	pom := filepath.Join(dir, "pom.xml")
 	if _, err := os.Stat(pom); err != nil {
-		return nil, fmt.Errorf("%w: no Maven project at %s (set $%s): %v", ErrBuild, dir, ProjectEnv, err)
+		return nil, fmt.Errorf("%w: no Maven project at %s (set $%s): %w", ErrBuild, dir, ProjectEnv, err)
 	}
 	target := filepath.Join(dir, "target")
 	jar := filepath.Join(target, "goblin-aeron-interop.jar")
@@ -113,7 +113,7 @@ func buildJava(ctx context.Context) (*Java, error) {
 	}
 	mvn, err := exec.LookPath("mvn")
 	if err != nil {
-		return nil, fmt.Errorf("%w: mvn not on $PATH (install Maven 3.8+ to build %s): %v", ErrToolMissing, dir, err)
+		return nil, fmt.Errorf("%w: mvn not on $PATH (install Maven 3.8+ to build %s): %w", ErrToolMissing, dir, err)
 	}
 	if err := os.MkdirAll(target, 0o755); err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ func buildJava(ctx context.Context) (*Java, error) {
 	cmd := exec.CommandContext(ctx, mvn, "-q", "-B", "-f", pom, "package")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return nil, fmt.Errorf("%w: mvn -q -B -f %s package: %v\n%s", ErrBuild, pom, err, out)
+		return nil, fmt.Errorf("%w: mvn -q -B -f %s package: %w\n%s", ErrBuild, pom, err, out)
 	}
 	// The dependency plugin leaves an unchanged classpath file alone, so
 	// after a source-only rebuild it would still look older than the

@@ -47,7 +47,7 @@ var errCncNotReady = errors.New("cnc.dat not ready")
 func readCnC(dir string) (cncState, error) {
 	f, err := os.Open(filepath.Join(dir, cncFile))
 	if err != nil {
-		return cncState{}, fmt.Errorf("%w: %v", errCncNotReady, err)
+		return cncState{}, fmt.Errorf("%w: %w", errCncNotReady, err)
 	}
 	defer f.Close()
 	var hdr [cncHeaderLength]byte
@@ -74,7 +74,7 @@ func readCnC(dir string) (cncState, error) {
 	var hb [8]byte
 	off := cncHeaderLength + toDriver - ringTrailerLength + ringHeartbeatOffset
 	if _, err := f.ReadAt(hb[:], off); err != nil {
-		return st, fmt.Errorf("%w: heartbeat: %v", errCncNotReady, err)
+		return st, fmt.Errorf("%w: heartbeat: %w", errCncNotReady, err)
 	}
 	st.heartbeatMs = int64(le.Uint64(hb[:]))
 	return st, nil

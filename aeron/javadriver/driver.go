@@ -253,7 +253,7 @@ func Start(ctx context.Context, o Options) (*Driver, error) {
 	gid := -1
 	if o.Group != "" {
 		if gid, err = unixgroup.Lookup(o.Group); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
+			return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 		}
 	}
 	var root string
@@ -360,7 +360,7 @@ func (d *Driver) reap() {
 	case requested:
 		d.waitErr = fmt.Errorf("%w (%v)", ErrStopped, d.cmd.ProcessState)
 	case err != nil:
-		d.waitErr = fmt.Errorf("%w: %v; log %s ends:\n%s", ErrExited, err, d.opts.LogPath, d.tail(2048))
+		d.waitErr = fmt.Errorf("%w: %w; log %s ends:\n%s", ErrExited, err, d.opts.LogPath, d.tail(2048))
 	default:
 		d.waitErr = fmt.Errorf("%w with status 0; log %s ends:\n%s", ErrExited, d.opts.LogPath, d.tail(2048))
 	}
@@ -394,7 +394,7 @@ func (d *Driver) awaitReady(ctx context.Context) error {
 		case <-d.done:
 			return fmt.Errorf("javadriver: driver exited during start-up: %w", d.waitErr)
 		case <-deadline.C:
-			return fmt.Errorf("%w after %v (%v); log %s ends:\n%s", ErrStartTimeout, d.opts.StartTimeout, last, d.opts.LogPath, d.tail(2048))
+			return fmt.Errorf("%w after %v (%w); log %s ends:\n%s", ErrStartTimeout, d.opts.StartTimeout, last, d.opts.LogPath, d.tail(2048))
 		case <-ctx.Done():
 			return fmt.Errorf("javadriver: waiting for the driver: %w", ctx.Err())
 		}

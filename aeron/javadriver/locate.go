@@ -56,7 +56,7 @@ func FindJava() (string, error) {
 	}
 	p, err := exec.LookPath("java")
 	if err != nil {
-		return "", fmt.Errorf("%w: neither $JAVA_HOME/bin/java nor java on $PATH (install a JDK 17 or later): %v",
+		return "", fmt.Errorf("%w: neither $JAVA_HOME/bin/java nor java on $PATH (install a JDK 17 or later): %w",
 			ErrJavaNotFound, err)
 	}
 	return p, nil

@@ -48,7 +48,7 @@ func (a aeronRaw) Check(cfg *Config, _ Protocol) error {
 func aeronJar(cfg *Config) (string, error) {
 	if cfg.AeronJar != "" {
 		if _, err := os.Stat(cfg.AeronJar); err != nil {
-			return "", fmt.Errorf("%w: aeron jar %s: %v", ErrUnavailable, cfg.AeronJar, err)
+			return "", fmt.Errorf("%w: aeron jar %s: %w", ErrUnavailable, cfg.AeronJar, err)
 		}
 		return cfg.AeronJar, nil
 	}

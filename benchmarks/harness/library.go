@@ -153,7 +153,7 @@ func (p *libProber) pipeline(op Op, key string) error {
 	}
 	for _, v := range vals {
 		if v.Kind == client.KindError {
-			return fmt.Errorf("%w: %v", ErrBadReply, v.Err)
+			return fmt.Errorf("%w: %w", ErrBadReply, v.Err)
 		}
 	}
 	return nil

@@ -188,7 +188,7 @@ func waitFor(ctx context.Context, p Proc, what string, ready func() error) error
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for %s: %w (last error: %v)", what, ctx.Err(), err)
+			return fmt.Errorf("waiting for %s: %w (last error: %w)", what, ctx.Err(), err)
 		case <-time.After(delay):
 		}
 		if delay < 50*time.Millisecond {

@@ -40,7 +40,7 @@ func (s SSH) run(ctx context.Context, dest, script string, in io.Reader) ([]byte
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return out, fmt.Errorf("%w %s: ssh %s %q: %v: %s", ErrHost, dest, dest, script, err, strings.TrimSpace(stderr.String()))
+		return out, fmt.Errorf("%w %s: ssh %s %q: %w: %s", ErrHost, dest, dest, script, err, strings.TrimSpace(stderr.String()))
 	}
 	return out, nil
 }
@@ -168,7 +168,7 @@ func dialAgent(ctx context.Context, s SSH, role, dest, root, bench, logPath stri
 	}
 	if err := h.cmd.Start(); err != nil {
 		h.stderr.Close()
-		return nil, fmt.Errorf("%w %s: start ssh: %v", ErrHost, dest, err)
+		return nil, fmt.Errorf("%w %s: start ssh: %w", ErrHost, dest, err)
 	}
 	h.dec = json.NewDecoder(out)
 	hctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -178,7 +178,7 @@ func dialAgent(ctx context.Context, s SSH, role, dest, root, bench, logPath stri
 		if errors.Is(err, ErrHost) {
 			return nil, err // the connection was lost; the error quotes the agent's log
 		}
-		return nil, fmt.Errorf("%w %s: the agent did not answer hello: %v", ErrHost, dest, err)
+		return nil, fmt.Errorf("%w %s: the agent did not answer hello: %w", ErrHost, dest, err)
 	}
 	if h.hello.Protocol != agentProtocol {
 		h.Close()
@@ -264,7 +264,7 @@ func (h *sshHost) lost(op string, err error) error {
 	case <-h.exited():
 	case <-time.After(lostWait):
 	}
-	return fmt.Errorf("%w %s: connection to the agent lost during %s: %v; the agent's log %s ends: %s",
+	return fmt.Errorf("%w %s: connection to the agent lost during %s: %w; the agent's log %s ends: %s",
 		ErrHost, h.dest, op, err, h.logPath, logTail(h.logPath))
 }
 

@@ -81,7 +81,7 @@ func StageFiles(cfg *Config) ([]StageFile, error) {
 	if jar, err := aeronJar(cfg); err == nil {
 		files = append(files, StageFile{Tool: "aeron-jar", Local: jar})
 	} else if cfg.Driver.Kind == DriverJava || cfg.Driver.Kind == "" {
-		return nil, fmt.Errorf("%w: the Java media driver's jar to stage: %v", ErrConfig, err)
+		return nil, fmt.Errorf("%w: the Java media driver's jar to stage: %w", ErrConfig, err)
 	}
 	if cfg.Driver.Kind == DriverAeronmd {
 		files = append(files, StageFile{Tool: "aeronmd", Local: cfg.Driver.Binary})
@@ -179,7 +179,7 @@ func Stage(ctx context.Context, opts HostsOptions, sshs map[string]SSH, roots ma
 	for _, f := range opts.Files {
 		sum, err := fileSHA256(f.Local)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrConfig, f.Tool, err)
+			return nil, fmt.Errorf("%w: %s: %w", ErrConfig, f.Tool, err)
 		}
 		name := filepath.Base(f.Local)
 		if f.Tool == "goblin-bench" || f.Tool == "goblin-server" {

@@ -224,7 +224,7 @@ func (l *Link) tunLink(id string) error {
 func openTUN(name string) (*os.File, error) {
 	fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%w: /dev/net/tun: %v", ErrPrerequisite, err)
+		return nil, fmt.Errorf("%w: /dev/net/tun: %w", ErrPrerequisite, err)
 	}
 	ifr, err := unix.NewIfreq(name)
 	if err != nil {

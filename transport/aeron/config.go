@@ -202,7 +202,7 @@ func checkHostPort(name, v string) error {
 		return fmt.Errorf("%w: aeron:udp needs %s=HOST:PORT", ErrConfig, name)
 	}
 	if _, _, err := net.SplitHostPort(v); err != nil {
-		return fmt.Errorf("%w: %s=%q: %v", ErrConfig, name, v, err)
+		return fmt.Errorf("%w: %s=%q: %w", ErrConfig, name, v, err)
 	}
 	return nil
 }
@@ -363,7 +363,7 @@ func ConfigFor(t target.Target) (Options, error) {
 			}
 		}
 		if err != nil {
-			return o, fmt.Errorf("%w: parameter %s=%q: %v", ErrConfig, k, v, err)
+			return o, fmt.Errorf("%w: parameter %s=%q: %w", ErrConfig, k, v, err)
 		}
 	}
 	o.ensureDefaults()
@@ -427,7 +427,7 @@ func DialOptionsFor(t target.Target) (DialOptions, error) {
 			}
 		}
 		if err != nil {
-			return o, fmt.Errorf("%w: parameter %s=%q: %v", ErrConfig, k, v, err)
+			return o, fmt.Errorf("%w: parameter %s=%q: %w", ErrConfig, k, v, err)
 		}
 	}
 	if !waitSet && o.Profile.Spins() {

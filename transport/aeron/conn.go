@@ -108,7 +108,7 @@ func (c *Conn) connect(ctx context.Context, dir string) error {
 	}
 	respCh, err := responseChannel(o.Media, o.Control).Build()
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrConfig, err)
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if c.sub, err = c.ac.AddSubscription(respCh, o.ReplyStream); err != nil {
 		return fmt.Errorf("aeron transport: response subscription %s: %w", respCh, err)
@@ -116,7 +116,7 @@ func (c *Conn) connect(ctx context.Context, dir string) error {
 	reqCh, err := requestChannel(o.Media, o.Endpoint).TermLength(o.TermLength).
 		ResponseCorrelationID(c.sub.RegistrationID()).Build()
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrConfig, err)
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if c.pub, err = c.ac.AddExclusivePublication(reqCh, o.Stream); err != nil {
 		return fmt.Errorf("aeron transport: request publication %s: %w", reqCh, err)

@@ -892,7 +892,7 @@ func (m *manager) start() error {
 		// ends a driver left behind by a server that crashed.
 		d, err := javadriver.Start(context.Background(), do)
 		if errors.Is(err, javadriver.ErrInUse) {
-			return fmt.Errorf("%w: %s (use dir= for another directory, or driver=external / --aeron-dir to share it): %v", ErrDirInUse, m.o.Dir, err)
+			return fmt.Errorf("%w: %s (use dir= for another directory, or driver=external / --aeron-dir to share it): %w", ErrDirInUse, m.o.Dir, err)
 		}
 		if err != nil {
 			return fmt.Errorf("aeron transport: start media driver in %s: %w", m.o.Dir, err)
@@ -928,7 +928,7 @@ func (m *manager) connect() error {
 	ch, err := requestChannel(m.o.Media, m.o.Endpoint).Build()
 	if err != nil {
 		ac.Close()
-		return fmt.Errorf("%w: %v", ErrConfig, err)
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	sub, err := ac.AddSubscriptionWithHandlers(ch, m.o.Stream,
 		func(img *ae.Image) { m.post(mgrEvent{kind: mgrAvailable, img: img, gen: gen}) },

@@ -143,7 +143,7 @@ func Dial(ctx context.Context, dir string, o DialOptions) (*Conn, error) {
 		if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
 			return nil, fmt.Errorf("%w: %s: %w", ErrPermission, accessHint(dir, sock), err)
 		}
-		return nil, fmt.Errorf("%w at %s: %v", ErrNoServer, dir, err)
+		return nil, fmt.Errorf("%w at %s: %w", ErrNoServer, dir, err)
 	}
 	if _, err := unix.Write(fd, []byte(helloLine(o.Proto, o.AnyProto))); err != nil {
 		return nil, fmt.Errorf("ring: hello to %s: %w", sock, err)

@@ -118,7 +118,7 @@ func readHeader(mem []byte) (geometry, error) {
 	}
 	records, size := int(shm.GetInt32(mem, offRecords)), int(shm.GetInt32(mem, offRecSize))
 	if err := checkGeometry(records, size); err != nil {
-		return geometry{}, fmt.Errorf("%w: %v", errBadFile, err)
+		return geometry{}, fmt.Errorf("%w: %w", errBadFile, err)
 	}
 	g := newGeometry(records, size)
 	if len(mem) < g.size {

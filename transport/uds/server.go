@@ -379,7 +379,7 @@ func (s *Server) listenUnix() error {
 	s.lfd = fd
 	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: path}); err != nil {
 		if errors.Is(err, unix.EADDRINUSE) {
-			return fmt.Errorf("%w: %s: %v", ErrAddrInUse, path, err)
+			return fmt.Errorf("%w: %s: %w", ErrAddrInUse, path, err)
 		}
 		return fmt.Errorf("uds: bind %s: %w", path, err)
 	}
@@ -397,7 +397,7 @@ func (s *Server) listenUnix() error {
 func (s *Server) listenTCP() error {
 	host, port, err := net.SplitHostPort(s.cfg.Address)
 	if err != nil {
-		return fmt.Errorf("%w: tcp address %q: %v", ErrConfig, s.cfg.Address, err)
+		return fmt.Errorf("%w: tcp address %q: %w", ErrConfig, s.cfg.Address, err)
 	}
 	if host == "" {
 		host = "127.0.0.1" // loopback unless told otherwise
@@ -406,7 +406,7 @@ func (s *Server) listenTCP() error {
 	if ip == nil {
 		ips, err := net.LookupIP(host)
 		if err != nil || len(ips) == 0 {
-			return fmt.Errorf("%w: tcp host %q: %v", ErrConfig, host, err)
+			return fmt.Errorf("%w: tcp host %q: %w", ErrConfig, host, err)
 		}
 		ip = ips[0]
 	}
@@ -436,7 +436,7 @@ func (s *Server) listenTCP() error {
 	}
 	if err := unix.Bind(fd, sa); err != nil {
 		if errors.Is(err, unix.EADDRINUSE) {
-			return fmt.Errorf("%w: %s: %v", ErrAddrInUse, s.cfg.Address, err)
+			return fmt.Errorf("%w: %s: %w", ErrAddrInUse, s.cfg.Address, err)
 		}
 		return fmt.Errorf("uds: bind %s: %w", s.cfg.Address, err)
 	}

@@ -19,6 +19,7 @@ func TestSplitArgs(t *testing.T) {
 		{`set k 'it\'s "raw" \n'`, []string{"set", "k", `it's "raw" \n`}},
 		{`set k ""`, []string{"set", "k", ""}},
 		{"a\tb", []string{"a", "b"}},
+		{`set k "\xZZ"`, []string{"set", "k", "xZZ"}}, // as redis-cli: \x without hex digits is x
 	} {
 		got, err := splitArgs(tc.in)
 		if err != nil || !reflect.DeepEqual(got, tc.want) {

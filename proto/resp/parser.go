@@ -1,6 +1,9 @@
 package resp
 
-import "errors"
+import (
+	"errors"
+	"math"
+)
 
 // Default limits, the same as Redis's defaults.
 const (
@@ -140,6 +143,30 @@ func hexVal(c byte) (byte, bool) {
 	return 0, false
 }
 
+func isHex(c byte) bool {
+	_, ok := hexVal(c)
+	return ok
+}
+
+// SplitArgs splits a command line into arguments as redis-cli does, and as
+// the server splits an inline request: words separated by white space;
+// "double quotes" take \n \r \t \b \a \" \\ and \xHH escapes; 'single
+// quotes' take only \'. A closing quote must be followed by white space or
+// the end, or the error is ErrUnbalancedQuotes. It is the allocating twin
+// of the inline reader's in-place splitter, for command lines
+// (goblin-client's prompt and scripts).
+func SplitArgs(line string) ([]string, error) {
+	args, err := splitArgs([]byte(line), nil, math.MaxInt)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, a := range args {
+		out = append(out, string(a))
+	}
+	return out, nil
+}
+
 // splitArgs splits line into arguments, unescaping quoted ones in place
 // (the unescaped text is never longer than the source, so writing at w
 // never overtakes reading at r).
@@ -164,19 +191,13 @@ func splitArgs(line []byte, out [][]byte, maxArgs int) ([][]byte, error) {
 				}
 				c := line[r]
 				switch {
-				case c == '\\' && r+3 < len(line) && line[r+1] == 'x':
-					hi, ok1 := hexVal(line[r+2])
-					lo, ok2 := hexVal(line[r+3])
-					if ok1 && ok2 {
-						line[w] = hi<<4 | lo
-						w++
-						r += 4
-						continue
-					}
-					line[w] = c
+				case c == '\\' && r+3 < len(line) && line[r+1] == 'x' && isHex(line[r+2]) && isHex(line[r+3]):
+					hi, _ := hexVal(line[r+2])
+					lo, _ := hexVal(line[r+3])
+					line[w] = hi<<4 | lo
 					w++
-					r++
-				case c == '\\' && r+1 < len(line):
+					r += 4
+				case c == '\\' && r+1 < len(line): // \x without two hex digits is x, as in Redis
 					r++
 					switch line[r] {
 					case 'n':

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"slices"
 	"testing"
 
 	tresp "github.com/tidwall/resp"
@@ -264,5 +265,25 @@ func parseAll(t *testing.T, in []byte, lim *Limits, split int) string {
 		}
 		out.WriteString("| ")
 		pos += n
+	}
+}
+
+// SplitArgs splits as redis-server splits an inline request (checked
+// against redis-server 7: SET j "a\xZZ" stores axZZ).
+func TestSplitArgs(t *testing.T) {
+	for in, want := range map[string][]string{
+		`SET j "a\xZZ"`:     {"SET", "j", "axZZ"},
+		`SET j "\x41\x4a"`:  {"SET", "j", "AJ"},
+		"a\vb\fc":           {"a", "b", "c"},
+		`x 'it\'s' "q\"\\"`: {"x", "it's", `q"\`},
+		`  `:                nil,
+	} {
+		got, err := SplitArgs(in)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("SplitArgs(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := SplitArgs(`a "b`); !errors.Is(err, ErrUnbalancedQuotes) {
+		t.Errorf("unbalanced: %v", err)
 	}
 }

@@ -170,6 +170,21 @@ func TestClusterMovingSlot(t *testing.T) {
 	if got := do(t, e, s, "CLUSTER", "COUNTKEYSINSLOT", ss); got != ":0" {
 		t.Fatalf("keys left after MIGRATE: %s", got)
 	}
+	do(t, e, s, "SET", "{c}4", "four")
+	sent = nil
+	if got := do(t, e, s, "MIGRATE", "127.0.0.1", "7002", "{c}4", "0", "5000", "COPY", "AUTH2", "u", "pw"); got != "+OK" {
+		t.Fatalf("MIGRATE COPY AUTH2: %s", got)
+	}
+	if len(sent) != 1 || !strings.HasPrefix(sent[0], "127.0.0.1:7002 *3 $4 AUTH $1 u $2 pw *4 $14 RESTORE-ASKING $4 {c}4 ") {
+		t.Fatalf("MIGRATE AUTH2 sent %q", sent)
+	}
+	if got := do(t, e, s, "GET", "{c}4"); got != "$four" {
+		t.Fatalf("MIGRATE COPY removed the key: %s", got)
+	}
+	if got := do(t, e, s, "MIGRATE", "127.0.0.1", "7002", "{c}4", "0", "5000", "KEYS", "{c}4"); !strings.Contains(got, "must be set to the empty string") {
+		t.Fatalf("MIGRATE with a key and KEYS: %s", got)
+	}
+	do(t, e, s, "DEL", "{c}4")
 	if got := do(t, e, s, "MIGRATE", "127.0.0.1", "7002", "{b}1", "0", "5000"); got != "+NOKEY" {
 		t.Fatalf("MIGRATE of nothing: %s", got)
 	}

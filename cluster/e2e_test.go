@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -507,4 +508,67 @@ func reshard(t *testing.T, c *testCluster, client kv) {
 func tail(s string, n int) string {
 	lines := strings.Split(s, "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// TestClusterReload: an edited file takes effect on SIGHUP (logged), a
+// stale one (lower epoch) is refused on SIGHUP (logged) and by CLUSTER
+// RELOAD (answered), and SAVECONFIG writes the map a SETSLOT changed.
+func TestClusterReload(t *testing.T) {
+	c := startCluster(t, tcpOnly)
+	rc := redis.NewClient(&redis.Options{Addr: c.addr(0)})
+	defer rc.Close()
+	ctx := context.Background()
+	data, err := os.ReadFile(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(strings.Replace(string(data), "epoch 1", "epoch 2", 1), "slots 0-5460", "slots 0-5459", 1)
+	edited = strings.Replace(edited, "slots 5461-10922", "slots 5460-10922", 1)
+	if err := os.WriteFile(c.conf, []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.procs[0].Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	c.procs[0].WaitLog(t, `cluster configuration reloaded.*epoch=2`, 30*time.Second)
+	if got := rc.Do(ctx, "CLUSTER", "NODES").String(); !strings.Contains(got, ids[0]+" "+c.addr(0)+"@") || !strings.Contains(got, "connected 0-5459") {
+		t.Fatalf("CLUSTER NODES after the reload: %s", got)
+	}
+	// The file goes back to epoch 1: refused.
+	if err := os.WriteFile(c.conf, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.procs[0].Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	c.procs[0].WaitLog(t, `cluster configuration not reloaded.*epoch 1 is older than this node's 2`, 30*time.Second)
+	if err := rc.Do(ctx, "CLUSTER", "RELOAD").Err(); err == nil || !strings.Contains(err.Error(), "a stale file") {
+		t.Fatalf("CLUSTER RELOAD of a stale file: %v", err)
+	}
+	// SETSLOT moves slot 0 in memory; SAVECONFIG writes it, one epoch up,
+	// without a myself line (the nodes share the file).
+	if err := rc.Do(ctx, "CLUSTER", "SETSLOT", "0", "NODE", ids[2]).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Do(ctx, "CLUSTER", "SAVECONFIG").Err(); err != nil {
+		t.Fatal(err)
+	}
+	saved, err := cluster.Load(c.conf, ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if saved.Epoch != 3 || saved.Nodes[2].Slots[0] != (cluster.Range{First: 0, Last: 0}) || strings.Contains(mustRead(t, c.conf), "myself") {
+		t.Fatalf("saved configuration:\n%s", mustRead(t, c.conf))
+	}
+	if err := rc.Do(ctx, "CLUSTER", "RELOAD").Err(); err != nil {
+		t.Fatalf("CLUSTER RELOAD of the saved file: %v", err)
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -157,15 +157,13 @@ func readWhole(buf []byte, out [][]byte, lim *Limits, most int) ([][]byte, int, 
 		}
 		return out, nl + 1, nil
 	}
-	line, next, ok := readLine(buf, 1)
-	if lineEnd(buf, next, ok) > maxInline {
+	count, next, h := header(buf, 0, maxInline)
+	switch {
+	case h == headerLong:
 		return out, 0, ErrBigMultibulkCount
-	}
-	if !ok {
+	case h == headerPartial:
 		return out, 0, nil
-	}
-	count, ok := ParseInt(line)
-	if !ok || count > int64(lim.maxArgs()) {
+	case h == headerBad || count > int64(lim.maxArgs()):
 		return out, 0, ErrInvalidMultibulkLength
 	}
 	if count <= 0 {
@@ -183,15 +181,13 @@ func readWhole(buf []byte, out [][]byte, lim *Limits, most int) ([][]byte, int, 
 		if buf[pos] != '$' {
 			return out[:0], 0, errExpectedDollar(buf[pos])
 		}
-		line, next, ok := readLine(buf, pos+1)
-		if lineEnd(buf, next, ok)-pos > maxInline {
+		size, next, h := header(buf, pos, maxInline)
+		switch {
+		case h == headerLong:
 			return out[:0], 0, ErrBigBulkCount
-		}
-		if !ok {
+		case h == headerPartial:
 			return out[:0], 0, nil
-		}
-		size, ok := ParseInt(line)
-		if !ok || size < 0 || size > maxBulk {
+		case h == headerBad || size < 0 || size > maxBulk:
 			return out[:0], 0, ErrInvalidBulkLength
 		}
 		end := next + int(size)
@@ -208,6 +204,52 @@ func readWhole(buf []byte, out [][]byte, lim *Limits, most int) ([][]byte, int, 
 		pos = end + 2
 	}
 	return out, pos, nil
+}
+
+// headerState is what header found.
+type headerState uint8
+
+const (
+	headerOK      headerState = iota // a number, and next is after its CRLF
+	headerPartial                    // the line's CRLF has not arrived
+	headerLong                       // the line is longer than a header may be
+	headerBad                        // the line is not a number ParseInt accepts
+)
+
+// header reads the number on the "*<count>" or "$<len>" line whose type
+// byte is at buf[pos], and returns it and the position after its CRLF. The
+// common form, one to 18 digits without sign or leading zero followed by
+// CRLF, is read in one pass in registers; any other line (a sign, a zero,
+// a partial or malformed line, a longer number) is left to readLine and
+// ParseInt. Both give the same answer for the common form, so the rules and
+// their order are those of the resumable parse either way (FuzzParser).
+func header(buf []byte, pos, maxInline int) (v int64, next int, h headerState) {
+	i := pos + 1
+	if i < len(buf) && buf[i]-'1' < 9 {
+		v = int64(buf[i] - '0')
+		for i++; i < len(buf) && buf[i]-'0' < 10; i++ {
+			v = v*10 + int64(buf[i]-'0')
+		}
+		// i-pos-1 digits (at most 18 cannot overflow), then CRLF.
+		if i-pos <= 19 && i+1 < len(buf) && buf[i] == '\r' && buf[i+1] == '\n' {
+			if i-pos > maxInline {
+				return 0, 0, headerLong
+			}
+			return v, i + 2, headerOK
+		}
+	}
+	line, next, ok := readLine(buf, pos+1)
+	if lineEnd(buf, next, ok)-pos > maxInline {
+		return 0, 0, headerLong
+	}
+	if !ok {
+		return 0, 0, headerPartial
+	}
+	v, ok = ParseInt(line)
+	if !ok {
+		return 0, 0, headerBad
+	}
+	return v, next, headerOK
 }
 
 // lineEnd is where a header line's CR is, given readLine's answer (next

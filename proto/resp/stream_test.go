@@ -241,3 +241,34 @@ func FuzzParser(f *testing.F) {
 		}
 	})
 }
+
+// TestHeaderFastForm: header's one-pass read of a common header line gives
+// the answer readLine and ParseInt give, at the edges of the form it takes
+// (18 digits, 19, leading zero, sign) and of a header's length limit.
+func TestHeaderFastForm(t *testing.T) {
+	lines := []string{
+		"$1\r\n", "$9\r\n", "$10\r\n", "$0\r\n", "$01\r\n", "$-1\r\n", "$+1\r\n",
+		"$999999999999999999\r\n", "$1000000000000000000\r\n", "$9223372036854775807\r\n",
+		"$9223372036854775808\r\n", "$12a\r\n", "$12\rx", "$12\r", "$12", "$", "$\r\n", "$1\n",
+	}
+	for _, l := range lines {
+		for _, maxInline := range []int{1, 2, 3, 18, 19, 20, DefaultMaxInlineLen} {
+			buf := []byte(l)
+			v, next, h := header(buf, 0, maxInline)
+			line, wnext, ok := readLine(buf, 1)
+			wv, parsed := ParseInt(line)
+			want := headerOK
+			switch {
+			case lineEnd(buf, wnext, ok) > maxInline:
+				want = headerLong
+			case !ok:
+				want = headerPartial
+			case !parsed:
+				want = headerBad
+			}
+			if h != want || (want == headerOK && (v != wv || next != wnext)) {
+				t.Errorf("%q max %d: header = %d, %d, %d; want %d, %d, %d", l, maxInline, v, next, h, wv, wnext, want)
+			}
+		}
+	}
+}

@@ -1,6 +1,6 @@
 // Package client is goblin's Go client library. One API works over every
-// transport goblin serves (Unix sockets and TCP here; the shared-memory
-// ring and Aeron register themselves, see RegisterTransport) and in both
+// transport goblin serves (Unix sockets, TCP, the shared-memory ring and
+// Aeron IPC and UDP) and in both
 // wire protocols, RESP and SBE, chosen by the target's proto parameter:
 //
 //	c, err := client.Dial(ctx, "uds:///run/goblin/goblin.sock?proto=sbe")
@@ -57,9 +57,9 @@ var (
 	ErrDial = errors.New("client: cannot connect")
 	// ErrClosed reports use of a Client after Close.
 	ErrClosed = errors.New("client: closed")
-	// ErrUnknownTransport is wrapped when no dialer is registered for the
+	// ErrUnknownTransport is wrapped when the client has no dialer for the
 	// target's scheme.
-	ErrUnknownTransport = errors.New("client: no transport registered for scheme")
+	ErrUnknownTransport = errors.New("client: no transport for scheme")
 	// ErrNoSBEEncoding is wrapped when Do is asked, over SBE, for a command
 	// (or subcommand) that is not in goblin's command table: SBE has a
 	// message for each command goblin knows and no generic one, so nothing
@@ -186,7 +186,7 @@ type Client struct {
 	t      target.Target
 	tname  string
 	opts   Options
-	tr     Transport
+	tr     dialer
 	codec  codec
 	conn   transport.Conn // nil until (re)connected
 	closed bool
@@ -226,13 +226,13 @@ func DialTarget(ctx context.Context, t target.Target, opts ...Option) (*Client, 
 	if o.ProtoSet {
 		t.Proto, t.ProtoSet = o.Proto, true
 	}
-	tr, ok := lookupTransport(t.Scheme)
+	tr, ok := dialers[t.Scheme]
 	if !ok {
 		return nil, fmt.Errorf("%w %q (target %s)", ErrUnknownTransport, t.Scheme, t)
 	}
 	c := &Client{t: t, tname: t.String(), opts: o, tr: tr}
 	var err error
-	if c.codec, err = newCodec(t.Proto, tr.Message); err != nil {
+	if c.codec, err = newCodec(t.Proto, tr.message); err != nil {
 		return nil, err
 	}
 	c.wbuf = make([]byte, 0, 512)
@@ -288,13 +288,13 @@ func (c *Client) connect(ctx context.Context) error {
 		ctx, cancel = context.WithTimeout(ctx, c.opts.DialTimeout)
 		defer cancel()
 	}
-	conn, err := c.tr.Dial(ctx, c.t, &c.opts)
+	conn, err := c.tr.dial(ctx, c.t, &c.opts)
 	if err != nil {
 		return &ConnError{Target: c.tname, Op: "dial", Err: err}
 	}
 	if pc, ok := conn.(transport.ProtocolConn); ok && !c.t.ProtoSet && pc.Protocol() != c.t.Proto {
 		// The target named no protocol: speak the listener's.
-		cd, err := newCodec(pc.Protocol(), c.tr.Message)
+		cd, err := newCodec(pc.Protocol(), c.tr.message)
 		if err != nil {
 			conn.Close()
 			return &ConnError{Target: c.tname, Op: "dial", Err: err}

@@ -384,17 +384,17 @@ func TestPasswordAndRegistry(t *testing.T) {
 	if !errors.As(err, &se) {
 		t.Fatalf("Dial with a password to a server without one = %v, want *ServerError", err)
 	}
-	// A registered dialer is used for its scheme.
+	// The scheme's dialer is the one used.
 	called := false
-	orig, _ := lookupTransport("uds")
-	RegisterTransport("uds", Transport{Dial: func(ctx context.Context, tg target.Target, o *Options) (transport.Conn, error) {
+	orig := dialers[target.UDS]
+	dialers[target.UDS] = dialer{dial: func(ctx context.Context, tg target.Target, o *Options) (transport.Conn, error) {
 		called = true
-		return orig.Dial(ctx, tg, o)
-	}})
-	defer RegisterTransport("uds", orig)
+		return orig.dial(ctx, tg, o)
+	}}
+	defer func() { dialers[target.UDS] = orig }()
 	c := dialT(t, sock)
 	if err := c.Ping(ctxT(t)); err != nil || !called {
-		t.Fatalf("Ping through a registered dialer: %v (called %v)", err, called)
+		t.Fatalf("Ping through the uds dialer: %v (called %v)", err, called)
 	}
 }
 

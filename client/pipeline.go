@@ -97,7 +97,7 @@ func (c *Client) runBatch(ctx context.Context, cmds [][]any) ([]Value, error) {
 			c.wbuf = c.wbuf[:start]
 			return fail(i, err)
 		}
-		if c.tr.Message {
+		if c.tr.message {
 			// Message transports carry one request per message.
 			msg := c.wbuf[start:]
 			c.wbuf = c.wbuf[:start]

@@ -1,7 +1,6 @@
 package server
 
-// The Aeron transport (transport/aeron), registered like the ring in
-// ring.go.
+// The Aeron transport (transport/aeron), built like the ring in ring.go.
 
 import (
 	"fmt"
@@ -10,8 +9,6 @@ import (
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/aeron"
 )
-
-func init() { Register(target.Aeron, buildAeron) }
 
 // buildAeron serves an aeron:ipc or aeron:udp target: one request per
 // Aeron message, executed inline by the engine.

@@ -200,7 +200,7 @@ func (o *Options) Validate() error {
 		if err != nil {
 			return fmt.Errorf("%w: listen: %w", ErrOptions, err)
 		}
-		if !Registered(t.Scheme) {
+		if _, ok := builders[t.Scheme]; !ok {
 			return fmt.Errorf("%w: listen %q: no %s transport in this build", ErrOptions, l, t.Scheme)
 		}
 	}

@@ -1,6 +1,6 @@
 package server
 
-// The shared-memory ring transport (transport/ring), registered like the
+// The shared-memory ring transport (transport/ring), built like the
 // socket transports in transports.go.
 
 import (
@@ -10,8 +10,6 @@ import (
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/ring"
 )
-
-func init() { Register(target.Ring, buildRing) }
 
 // buildRing serves a ring:// target: one request message per record (or a
 // run of records, for a long one), each executed inline by the engine.

@@ -349,20 +349,14 @@ func BenchmarkMetricsPublish(b *testing.B) {
 	b.ReportMetric(float64(len(s.metrics.series)), "series")
 }
 
-// unregister removes scheme's transport from the registry until t ends.
+// unregister takes scheme's transport out of the table until t ends.
 func unregister(t *testing.T, scheme target.Scheme) {
-	registryMu.Lock()
-	b, ok := registry[scheme]
-	delete(registry, scheme)
-	registryMu.Unlock()
+	b, ok := builders[scheme]
 	if !ok {
-		t.Fatalf("no %s transport registered to take out", scheme)
+		t.Fatalf("no %s transport to take out", scheme)
 	}
-	t.Cleanup(func() {
-		registryMu.Lock()
-		registry[scheme] = b
-		registryMu.Unlock()
-	})
+	delete(builders, scheme)
+	t.Cleanup(func() { builders[scheme] = b })
 }
 
 // The server's --idle names are package idle's, and so is the default.

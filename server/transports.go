@@ -1,8 +1,8 @@
 package server
 
-// The transports this build serves. Adding one is a Builder and a line in
-// init: parse the target's parameters, build the transport's server side
-// with the handler or engine from env, return it.
+// The socket transports. Adding a transport is a Builder and a line in
+// builders (build.go): parse the target's parameters, build the
+// transport's server side with the handler or engine from env, return it.
 
 import (
 	"github.com/goblin-kv/goblin/proto"
@@ -10,11 +10,6 @@ import (
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/uds"
 )
-
-func init() {
-	Register(target.UDS, buildSocket)
-	Register(target.TCP, buildSocket)
-}
 
 // buildSocket serves a uds:// or tcp:// target.
 func buildSocket(t target.Target, env *Env) (transport.Server, error) {

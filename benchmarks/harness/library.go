@@ -3,44 +3,11 @@ package harness
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/goblin-kv/goblin/client"
-	"github.com/goblin-kv/goblin/target"
-	"github.com/goblin-kv/goblin/transport"
-	"github.com/goblin-kv/goblin/transport/ring"
 )
-
-var ringOnce sync.Once
-
-// ringClientCheck makes sure the client library can dial ring:// targets.
-// When no ring dialer is registered with the library yet, the harness
-// registers transport/ring's own DialTarget (and says so in the client
-// description).
-func ringClientCheck() error {
-	ringOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_, err := client.Dial(ctx, "ring:///nonexistent/goblin-bench-probe")
-		if errors.Is(err, client.ErrUnknownTransport) {
-			client.RegisterTransport(target.Ring, client.Transport{
-				Message: true,
-				Dial: func(ctx context.Context, t target.Target, _ *client.Options) (transport.Conn, error) {
-					return ring.DialTarget(ctx, t)
-				},
-			})
-			ringRegisteredHere = true
-		}
-	})
-	return nil
-}
-
-// ringRegisteredHere records that the harness registered the ring dialer.
-var ringRegisteredHere bool
 
 // The goblin client library is the default measuring client: what a Go user
 // of goblin gets, over every transport and both protocols, and the same
@@ -86,9 +53,6 @@ func dialLibrary(ctx context.Context, cfg *Config, tgt, wait string) (Prober, er
 	}
 	w := newWorkload(cfg)
 	desc := fmt.Sprintf("goblin client library (package client), wait=%s", wait)
-	if ringRegisteredHere && strings.HasPrefix(tgt, "ring:") {
-		desc += "; ring dialer registered by the harness (transport/ring.DialTarget)"
-	}
 	p := &libProber{c: c, ctx: context.Background(), value: w.value, buf: make([]byte, 0, len(w.value)*cfg.Depth+64), depth: cfg.Depth,
 		describe: desc}
 	for _, k := range w.keys {

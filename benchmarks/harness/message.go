@@ -2,17 +2,12 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"sync"
-	"time"
-
-	"github.com/goblin-kv/goblin/client"
 )
 
 // msgSetup is what a message transport (ring, Aeron IPC, Aeron UDP) needs
@@ -210,31 +205,10 @@ func goblinCheckTransport(cfg *Config, transport string, p Protocol) error {
 			return nil
 		}
 		return fmt.Errorf("%w: goblin %s over %s needs the goblin client library (package client)", ErrUnavailable, p, transport)
-	case TRing:
-		return ringClientCheck()
-	case TAeronIPC, TAeronUDP:
-		return aeronClientCheck()
+	case TRing, TAeronIPC, TAeronUDP:
+		return nil // the client library dials every transport
 	}
 	return fmt.Errorf("%w: goblin over %s", ErrUnavailable, transport)
-}
-
-var (
-	aeronOnce sync.Once
-	aeronErr  error
-)
-
-// aeronClientCheck reports whether the client library can dial aeron:
-// targets in this build (the Aeron transport registers itself with it).
-func aeronClientCheck() error {
-	aeronOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_, err := client.Dial(ctx, "aeron:ipc?dir=/nonexistent/goblin-bench-probe|driver-timeout=1ms")
-		if errors.Is(err, client.ErrUnknownTransport) {
-			aeronErr = fmt.Errorf("%w: the goblin client library cannot dial aeron: targets yet (transport/aeron does not register itself with package client in this build)", ErrUnavailable)
-		}
-	})
-	return aeronErr
 }
 
 // unsupportedListen recognises goblin-server refusing a target scheme it

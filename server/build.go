@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 	"log/slog"
-	"sync"
 
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
@@ -29,38 +28,19 @@ type Env struct {
 	SocketBudget *uds.Budget
 }
 
-var (
-	registryMu sync.RWMutex
-	registry   = map[target.Scheme]Builder{}
-)
-
-// Register makes a transport available to Options.Listen under scheme. A
-// transport package's server side registers itself from the server
-// package (see transports.go), in a few lines:
-//
-//	func init() { Register(target.Ring, buildRing) }
-func Register(scheme target.Scheme, b Builder) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if _, dup := registry[scheme]; dup {
-		panic(fmt.Sprintf("server: transport %q registered twice", scheme))
-	}
-	registry[scheme] = b
+// builders holds every transport the server serves, by target scheme: a
+// fixed table (a test takes an entry out), not a registry. Adding a
+// transport is a Builder and a line here.
+var builders = map[target.Scheme]Builder{
+	target.UDS:   buildSocket,
+	target.TCP:   buildSocket,
+	target.Ring:  buildRing,
+	target.Aeron: buildAeron,
 }
 
-// Registered reports whether a transport is registered for scheme.
-func Registered(scheme target.Scheme) bool {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	_, ok := registry[scheme]
-	return ok
-}
-
-// Build builds the transport for t with the registered Builder.
+// Build builds the transport for t with its scheme's Builder.
 func Build(t target.Target, env *Env) (transport.Server, error) {
-	registryMu.RLock()
-	b, ok := registry[t.Scheme]
-	registryMu.RUnlock()
+	b, ok := builders[t.Scheme]
 	if !ok {
 		return nil, fmt.Errorf("%w: no %s transport in this build", ErrOptions, t.Scheme)
 	}

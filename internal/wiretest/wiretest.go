@@ -12,6 +12,7 @@ import (
 	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/reply"
 	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/transport"
 )
 
 // Key and Value are what the SET request writes and the GET request reads.
@@ -62,3 +63,19 @@ func CheckReply(tb testing.TB, p proto.Protocol, op string, got []byte) {
 		tb.Fatalf("%s answered %+v (%v)", op, r, err)
 	}
 }
+
+// Pong is a transport.MessageHandler that answers every request with
+// +PONG without the engine: a message transport and the loop alone, to
+// tell their cost from the engine's in benchmarks.
+type Pong struct{}
+
+// OpenMessage implements transport.MessageHandler.
+func (Pong) OpenMessage(proto.Protocol) transport.MessageSession { return Pong{} }
+
+// ServeMessage implements transport.MessageSession.
+func (Pong) ServeMessage(_, out []byte) ([]byte, bool) {
+	return append(out, "+PONG\r\n"...), false
+}
+
+// Close implements transport.MessageSession.
+func (Pong) Close() {}

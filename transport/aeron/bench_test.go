@@ -94,7 +94,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 		d := startDriver(b, javadriver.Options{Profile: p})
 		b.Run("raw-pingpong", func(b *testing.B) { rawPingPong(b, &r, "ipc", d.Dir(), d.Dir(), "aeron:ipc", "aeron:ipc", true, 32) })
 		b.Run("transport-pong", func(b *testing.B) {
-			goblinRoundTrip(b, &r, aeron.Options{Media: "ipc", Dir: d.Dir(), Handler: pong{}}, "", proto.RESP, "PING", true)
+			goblinRoundTrip(b, &r, aeron.Options{Media: "ipc", Dir: d.Dir(), Handler: wiretest.Pong{}}, "", proto.RESP, "PING", true)
 		})
 		for _, pr := range []proto.Protocol{proto.RESP, proto.SBE} {
 			for _, op := range []string{"PING", "SET", "GET"} {
@@ -304,17 +304,6 @@ func measure(b *testing.B, round func(), report func(latency.Summary)) {
 	rec.Report(b)
 	report(rec.Summary())
 }
-
-// pong answers every request with +PONG without the engine: the transport
-// and the loop alone (transport-pong), to tell their cost from the
-// engine's.
-type pong struct{}
-
-func (pong) OpenMessage(proto.Protocol) transport.MessageSession { return pong{} }
-func (pong) ServeMessage(_, out []byte) ([]byte, bool) {
-	return append(out, "+PONG\r\n"...), false
-}
-func (pong) Close() {}
 
 // BenchmarkLargeValue: SET then GET of one large value through the real
 // goblin-server (started with --proto-max-bulk-len large enough) and the

@@ -25,16 +25,23 @@ type inProcess struct {
 	o    aeron.Options
 }
 
+// newEngineHandler is the command engine of a fresh store, as goblin-server
+// serves it.
+func newEngineHandler(tb testing.TB) transport.MessageHandler {
+	tb.Helper()
+	st, err := store.New(store.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return server.NewEngineHandler(command.NewEngine(st, command.Options{}), new(command.Stats), "aeron")
+}
+
 // newInProcess listens with o (Handler and Dir filled in when unset) and
 // runs a loop with the idle strategy; stopped in cleanup.
 func newInProcess(tb testing.TB, o aeron.Options, idle string) *inProcess {
 	tb.Helper()
 	if o.Handler == nil {
-		st, err := store.New(store.Options{})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		o.Handler = server.NewEngineHandler(command.NewEngine(st, command.Options{}), new(command.Stats), "aeron")
+		o.Handler = newEngineHandler(tb)
 	}
 	if o.Dir == "" {
 		o.Dir = shmDir(tb)

@@ -11,13 +11,10 @@ import (
 
 	ae "github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
-	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/internal/shm"
 	"github.com/goblin-kv/goblin/internal/wiretest"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
-	"github.com/goblin-kv/goblin/server"
-	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/aeron"
 )
@@ -32,11 +29,7 @@ type manual struct {
 
 func newManual(tb testing.TB, o aeron.Options) *manual {
 	tb.Helper()
-	st, err := store.New(store.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	o.Handler = server.NewEngineHandler(command.NewEngine(st, command.Options{}), new(command.Stats), "aeron")
+	o.Handler = newEngineHandler(tb)
 	if o.Dir == "" {
 		o.Dir = shmDir(tb)
 	}

@@ -173,21 +173,11 @@ func gcs() uint32 {
 	return ms.NumGC
 }
 
-// pong answers every message with a fixed reply: the ring and the loop
-// without the engine.
-type pong struct{}
-
-func (pong) OpenMessage(proto.Protocol) transport.MessageSession { return pong{} }
-func (pong) ServeMessage(_, out []byte) ([]byte, bool) {
-	return append(out, "+PONG\r\n"...), false
-}
-func (pong) Close() {}
-
 // benchRingPong is the transport's own cost: the ring and the server loop
 // with a handler that does nothing but answer.
 func benchRingPong(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "ring")
-	rs, err := ring.Listen(ring.Options{Dir: dir, Handler: pong{}})
+	rs, err := ring.Listen(ring.Options{Dir: dir, Handler: wiretest.Pong{}})
 	if err != nil {
 		b.Fatal(err)
 	}

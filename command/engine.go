@@ -212,6 +212,7 @@ func (s *Session) AuthFailures() uint64 { return s.authFails }
 // used from the loop goroutine only.
 type Engine struct {
 	st    *store.Store   // the database of the request being served
+	cl    *clusterMode   // nil unless in cluster mode (cmd_cluster.go): beside st, read by every request
 	dbs   []*store.Store // the numbered databases; nil until first used
 	o     Options
 	clock store.Clock
@@ -263,7 +264,6 @@ type Engine struct {
 	lcsTable    []uint32 // LCS's dynamic programme
 	ld          longDouble
 
-	cl       *clusterMode      // nil unless in cluster mode (cmd_cluster.go)
 	migrator *cluster.Migrator // MIGRATE's connections outside cluster mode
 }
 

@@ -96,6 +96,38 @@ const maxSBEItems = 65534
 func (e *Engine) serveSBE(s *Session, msg, out []byte, framed bool) []byte {
 	r := &e.req
 	e.startRequest()
+	// The rare cases (a version 1 message, MULTI) and the reply's rare
+	// adjustments are out of line, each behind one test, so that this
+	// function stays small: what the common request pays is the tests.
+	if r.Version < 2 || s.tx.on {
+		e.serveSBERare(s, msg)
+	} else {
+		e.execute(s, r)
+	}
+	if len(e.monitors) > 0 && e.ran {
+		e.feedMonitors(s, r, nil)
+	}
+	e.count(s, r.Op)
+	if s.mute != 0 { // CLIENT REPLY OFF or SKIP
+		return e.muted(s, out)
+	}
+	if r.Version < 2 || len(e.res.Items) > maxSBEItems {
+		e.fitSBEReply(r.Version)
+	}
+	e.res.CorrelationID = r.CorrelationID
+	// A Ping is answered with a Pong; the codec falls back to a Reply when
+	// the answer is not PONG (a refusal before AUTH, say).
+	e.res.Compact = r.Compact
+	if framed {
+		return e.codec.AppendFramedReply(out, &e.res)
+	}
+	return e.codec.AppendReply(out, &e.res)
+}
+
+// serveSBERare executes e.req, a message of schema version 1 or one that
+// arrived inside MULTI.
+func (e *Engine) serveSBERare(s *Session, msg []byte) {
+	r := &e.req
 	switch {
 	case r.Version < 2 && r.Op > request.OpClientGetName:
 		// An op of version 2 in a version 1 message: a client that cannot
@@ -108,32 +140,22 @@ func (e *Engine) serveSBE(s *Session, msg, out []byte, framed bool) []byte {
 	case !s.tx.on || !e.queued(s, r, false, nil, msg):
 		e.execute(s, r)
 	}
-	if len(e.monitors) > 0 && e.ran {
-		e.feedMonitors(s, r, nil)
-	}
-	e.count(s, r.Op)
-	if s.mute != 0 { // CLIENT REPLY OFF or SKIP
-		return e.muted(s, out)
-	}
+}
+
+// fitSBEReply makes e.res one an SBE client of schema version can read:
+// an error for more elements than a reply holds, and for a client of
+// version 1 the reply kinds and statuses it knows (RESP2's shapes; the
+// statuses of version 2 as err).
+func (e *Engine) fitSBEReply(version uint16) {
 	if len(e.res.Items) > maxSBEItems {
 		e.errText(reply.Err, "ERR reply too large for SBE: more than 65534 elements")
 	}
-	// A client of schema version 1 gets the reply kinds and statuses it
-	// knows (RESP2's shapes; the statuses of version 2 as err).
-	if r.Version < 2 {
+	if version < 2 {
 		e.res.Downgrade()
 		if e.res.Status > reply.UnsupportedVersion {
 			e.res.Status = reply.Err
 		}
 	}
-	e.res.CorrelationID = r.CorrelationID
-	// A Ping is answered with a Pong; the codec falls back to a Reply when
-	// the answer is not PONG (a refusal before AUTH, say).
-	e.res.Compact = r.Compact
-	if framed {
-		return e.codec.AppendFramedReply(out, &e.res)
-	}
-	return e.codec.AppendReply(out, &e.res)
 }
 
 func (e *Engine) respProtocolError(s *Session, out []byte, err error) []byte {

@@ -114,17 +114,7 @@ func shmBase() string {
 // client wrote into a full request ring while the server waited for room
 // in a reply ring nobody read.
 func TestPipelineAnyLength(t *testing.T) {
-	targets := startSocketsAndRings(t)
-	for _, name := range socketAndRingKeys {
-		t.Run(name, func(t *testing.T) { pipelineAnyLength(t, name, targets[name]) })
-	}
-	t.Run("aeron", func(t *testing.T) {
-		needAeron(t)
-		targets := startAeron(t)
-		for _, name := range aeronKeys {
-			t.Run(name, func(t *testing.T) { pipelineAnyLength(t, name, targets[name]) })
-		}
-	})
+	onEveryTransport(t, pipelineAnyLength)
 }
 
 // pipelineAnyLength pipelines 100,000 commands to tgt and checks every reply.
@@ -290,17 +280,7 @@ func valuePattern(n int) []byte {
 // client driver's receiver window (128 KiB) never came. The SET and GET
 // times of the largest value are logged per transport.
 func TestValueSizes(t *testing.T) {
-	targets := startSocketsAndRings(t)
-	for _, name := range socketAndRingKeys {
-		t.Run(name, func(t *testing.T) { valueSizesOn(t, name, targets[name]) })
-	}
-	t.Run("aeron", func(t *testing.T) {
-		needAeron(t)
-		targets := startAeron(t)
-		for _, name := range aeronKeys {
-			t.Run(name, func(t *testing.T) { valueSizesOn(t, name, targets[name]) })
-		}
-	})
+	onEveryTransport(t, valueSizesOn)
 }
 
 // valueSizesOn is one row group of TestValueSizes: every size in turn over
@@ -399,4 +379,21 @@ func TestRingProtocol(t *testing.T) {
 			}
 		}
 	}
+}
+
+// onEveryTransport runs check as a subtest on every transport, sockets and
+// rings first, then Aeron IPC and UDP (which need the Java driver for the
+// UDP server side), each in both protocols.
+func onEveryTransport(t *testing.T, check func(t *testing.T, name, tgt string)) {
+	targets := startSocketsAndRings(t)
+	for _, name := range socketAndRingKeys {
+		t.Run(name, func(t *testing.T) { check(t, name, targets[name]) })
+	}
+	t.Run("aeron", func(t *testing.T) {
+		needAeron(t)
+		targets := startAeron(t)
+		for _, name := range aeronKeys {
+			t.Run(name, func(t *testing.T) { check(t, name, targets[name]) })
+		}
+	})
 }

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/goblin-kv/goblin/idle"
+	"github.com/goblin-kv/goblin/internal/wiretest"
 	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/target"
 )
@@ -231,19 +232,6 @@ func TestRequirePass(t *testing.T) {
 	expectReply(t, c, r, "GET k", "$-1\r\n")
 }
 
-// rawClient is a non-blocking client socket used on the loop's own
-// goroutine, so a round trip runs on one goroutine.
-func rawClient(t testing.TB, path string) int {
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: path}); err != nil {
-		t.Fatal(err)
-	}
-	return fd
-}
-
 func cycleRoundTrip(l *Loop, fd int, req, buf []byte) int {
 	unix.Write(fd, req)
 	for {
@@ -261,7 +249,7 @@ func spinLoopServer(t testing.TB) (*Server, int) {
 		t.Fatal(err)
 	}
 	s.loop.start = time.Now()
-	return s, rawClient(t, sock)
+	return s, wiretest.RawUnix(t, sock)
 }
 
 // TestRequestPathDoesNotAllocate drives GET round trips through the whole

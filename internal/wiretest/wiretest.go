@@ -13,6 +13,7 @@ import (
 	"github.com/goblin-kv/goblin/reply"
 	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/transport"
+	"golang.org/x/sys/unix"
 )
 
 // Key and Value are what the SET request writes and the GET request reads.
@@ -79,3 +80,20 @@ func (Pong) ServeMessage(_, out []byte) ([]byte, bool) {
 
 // Close implements transport.MessageSession.
 func (Pong) Close() {}
+
+// RawUnix connects a non-blocking client socket to the Unix socket at
+// path, for a test that drives a whole round trip (client write, server
+// poll, client read) on one goroutine, so that AllocsPerRun sees only the
+// server's allocations. The caller closes it.
+func RawUnix(tb testing.TB, path string) int {
+	tb.Helper()
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: path}); err != nil {
+		unix.Close(fd)
+		tb.Fatal(err)
+	}
+	return fd
+}

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/goblin-kv/goblin/internal/wiretest"
 	"github.com/goblin-kv/goblin/proto"
 )
 
@@ -438,20 +439,6 @@ func TestListenErrors(t *testing.T) {
 	}
 }
 
-// rawClient is a non-blocking client socket driven on the test goroutine,
-// so a whole round trip (client write, Poll, client read) happens on one
-// goroutine and AllocsPerRun sees only the server's allocations.
-func rawClient(t testing.TB, path string) int {
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: path}); err != nil {
-		t.Fatal(err)
-	}
-	return fd
-}
-
 func roundTrip(s *Server, fd int, req, buf []byte) int {
 	unix.Write(fd, req)
 	for {
@@ -468,7 +455,7 @@ func TestRoundTripDoesNotAllocateOnServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	fd := rawClient(t, s.Addr())
+	fd := wiretest.RawUnix(t, s.Addr())
 	defer unix.Close(fd)
 	req, buf := []byte("ping\n"), make([]byte, 64)
 	roundTrip(s, fd, req, buf) // accept, first buffers
@@ -489,7 +476,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	fd := rawClient(b, s.Addr())
+	fd := wiretest.RawUnix(b, s.Addr())
 	defer unix.Close(fd)
 	req, buf := []byte("ping\n"), make([]byte, 64)
 	roundTrip(s, fd, req, buf)

@@ -120,13 +120,7 @@ func TestPipelineAnyLength(t *testing.T) {
 // pipelineAnyLength pipelines 100,000 commands to tgt and checks every reply.
 func pipelineAnyLength(t *testing.T, name, tgt string) {
 	const n = 100_000
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	c, err := Dial(ctx, tgt, WithDialTimeout(60*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	ctx, c := dialLong(t, tgt)
 	// SET k v, GET k, PING, in turn; values vary in length.
 	p := c.Pipeline()
 	for i := range n {
@@ -286,13 +280,7 @@ func TestValueSizes(t *testing.T) {
 // valueSizesOn is one row group of TestValueSizes: every size in turn over
 // one client of tgt.
 func valueSizesOn(t *testing.T, name, tgt string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	c, err := Dial(ctx, tgt, WithDialTimeout(60*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	ctx, c := dialLong(t, tgt)
 	sizes := valueSizes(t, c.t.Proto.String() == "sbe")
 	if strings.HasPrefix(name, "aeron") {
 		sizes = aeronValueSizes(t, c.t.Proto.String() == "sbe")
@@ -396,4 +384,18 @@ func onEveryTransport(t *testing.T, check func(t *testing.T, name, tgt string)) 
 			t.Run(name, func(t *testing.T) { check(t, name, targets[name]) })
 		}
 	})
+}
+
+// dialLong dials tgt for a long test (5 minutes, a minute to connect): the
+// context and the client, both ended in t.Cleanup.
+func dialLong(t *testing.T, tgt string) (context.Context, *Client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	c, err := Dial(ctx, tgt, WithDialTimeout(60*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return ctx, c
 }

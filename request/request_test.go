@@ -149,3 +149,28 @@ func TestByNameShortcut(t *testing.T) {
 		}
 	}
 }
+
+// Every argument's type is one COMMAND DOCS knows: redis-cli reads them
+// for its hints and complained "Unknown type 'port' set for argument
+// 'ip'" on every --cluster run when CLIENT KILL's ip:port was split.
+func TestDocArgTypes(t *testing.T) {
+	var walk func(op Op, args []Arg)
+	walk = func(op Op, args []Arg) {
+		for _, a := range args {
+			if !docTypes[a.Type] {
+				t.Errorf("%s: argument %q has type %q, which COMMAND DOCS does not know", Name(op), a.Name, a.Type)
+			}
+			walk(op, a.Args)
+		}
+	}
+	for _, op := range All() {
+		walk(op, Lookup(op).Args())
+	}
+	args, err := ParseSyntax("ADDR ip:port increment:double")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args[0].Name != "ip:port" || args[0].Type != "string" || args[1].Name != "increment" || args[1].Type != "double" {
+		t.Errorf("got %+v", args)
+	}
+}

@@ -33,6 +33,13 @@ var argTypes = map[string]string{
 	"index1": "integer", "index2": "integer", "maxage": "integer", "numkeys": "integer",
 }
 
+// docTypes are the argument types COMMAND DOCS knows; a colon before any
+// other word is part of the name.
+var docTypes = map[string]bool{
+	"string": true, "integer": true, "double": true, "key": true, "pattern": true,
+	"unix-time": true, "pure-token": true, "oneof": true, "block": true,
+}
+
 // ParseSyntax reads the notation of Spec.Syntax: words separated by
 // spaces; an upper-case word is a literal token; a lower-case word is an
 // argument whose type comes from its name (key, pattern, seconds... see
@@ -179,6 +186,9 @@ func word(w string) Arg {
 		return Arg{Name: strings.ToLower(w), Type: "pure-token", Token: w}
 	}
 	name, typ, ok := strings.Cut(w, ":")
+	if ok && !docTypes[typ] { // "ip:port" is one name, as Redis's CLIENT KILL has it
+		name, ok = w, false
+	}
 	if !ok {
 		typ = argTypes[name]
 		if typ == "" {

@@ -474,12 +474,15 @@ func (s *Session) Hold() time.Duration {
 func (e *Engine) serveSBEStream(s *Session, in, out []byte, limit int) (int, []byte, bool) {
 	consumed := 0
 	for consumed < len(in) && !s.quit && !s.failedAuth && len(out) < limit {
-		msg, n, err := s.frames.ReadFrame(in[consumed:], e.o.MaxFrame)
-		if err != nil {
-			return consumed, e.sbeProtocolError(s, out, err, true), true
-		}
+		msg, n := s.frames.Whole(in[consumed:], e.o.MaxFrame) // inlined: the usual case
 		if n == 0 {
-			break
+			var err error
+			if msg, n, err = s.frames.ReadFrame(in[consumed:], e.o.MaxFrame); err != nil {
+				return consumed, e.sbeProtocolError(s, out, err, true), true
+			}
+			if n == 0 {
+				break
+			}
 		}
 		if err := e.decodeSBE(msg); err != nil {
 			return consumed, e.sbeProtocolError(s, out, err, true), true

@@ -138,6 +138,23 @@ func (f *FrameReader) ReadFrame(buf []byte, maxFrame int) (msg []byte, n int, er
 	return buf[SOFHLen:size:size], size, nil
 }
 
+// Whole returns the frame at the front of buf, and its length with the
+// SOFH, in the usual case: no partial frame pending and a whole frame with a
+// valid header (of at most maxFrame bytes, maxFrame > 0) in buf. It is
+// small enough to be inlined into a serving loop. n == 0 means anything
+// else: call ReadFrame, which answers every case.
+func (f *FrameReader) Whole(buf []byte, maxFrame int) (msg []byte, n int) {
+	if f.size != 0 || len(buf) < SOFHLen {
+		return nil, 0
+	}
+	size := int(binary.BigEndian.Uint32(buf))
+	if size < SOFHLen || size > maxFrame || size > len(buf) || binary.BigEndian.Uint16(buf[4:]) != EncodingTypeSBE10LE {
+		return nil, 0
+	}
+	f.examined += SOFHLen
+	return buf[SOFHLen:size:size], size
+}
+
 // Reset forgets a partial frame.
 func (f *FrameReader) Reset() { f.size = 0 }
 

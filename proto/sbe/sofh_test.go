@@ -2,6 +2,7 @@ package sbe
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"testing"
 
@@ -129,4 +130,66 @@ func FuzzFrameReader(f *testing.F) {
 			t.Fatalf("byte by byte: %q, stateless whole %q", got, want)
 		}
 	})
+}
+
+// TestFrameReaderWhole: Whole answers only what ReadFrame answers with a
+// whole frame, the same frame and length, and leaves every other case
+// (partial frame or header, bad header, frame over maxFrame, no maxFrame, a
+// partial frame pending) to ReadFrame.
+func TestFrameReaderWhole(t *testing.T) {
+	frame := func(size int, enc uint16, total int) []byte {
+		b := make([]byte, total)
+		binary.BigEndian.PutUint32(b, uint32(size))
+		if total >= SOFHLen {
+			binary.BigEndian.PutUint16(b[4:], enc)
+		}
+		return b
+	}
+	cases := []struct {
+		name     string
+		buf      []byte
+		maxFrame int
+		whole    bool
+	}{
+		{"whole", frame(20, EncodingTypeSBE10LE, 20), 64, true},
+		{"whole then more", frame(20, EncodingTypeSBE10LE, 30), 64, true},
+		{"just the header", frame(SOFHLen, EncodingTypeSBE10LE, SOFHLen), 64, true},
+		{"at maxFrame", frame(64, EncodingTypeSBE10LE, 64), 64, true},
+		{"over maxFrame", frame(65, EncodingTypeSBE10LE, 65), 64, false},
+		{"no maxFrame", frame(20, EncodingTypeSBE10LE, 20), 0, false},
+		{"partial frame", frame(20, EncodingTypeSBE10LE, 19), 64, false},
+		{"partial header", frame(20, EncodingTypeSBE10LE, 5)[:5], 64, false},
+		{"short size", frame(SOFHLen-1, EncodingTypeSBE10LE, 20), 64, false},
+		{"bad encoding", frame(20, 0x1234, 20), 64, false},
+	}
+	for _, c := range cases {
+		var w, r FrameReader
+		msg, n := w.Whole(c.buf, c.maxFrame)
+		if (n > 0) != c.whole {
+			t.Fatalf("%s: Whole n = %d, want a frame: %v", c.name, n, c.whole)
+		}
+		if n == 0 {
+			if w != (FrameReader{}) {
+				t.Fatalf("%s: Whole declined but changed the reader", c.name)
+			}
+			continue
+		}
+		want, wn, err := r.ReadFrame(c.buf, c.maxFrame)
+		if err != nil || wn != n || len(want) != len(msg) || cap(want) != cap(msg) || (len(msg) > 0 && &want[0] != &msg[0]) || w != r {
+			t.Fatalf("%s: Whole = %d bytes, %d; ReadFrame = %d bytes, %d, %v", c.name, len(msg), n, len(want), wn, err)
+		}
+	}
+	// A partial frame pending: Whole leaves it to ReadFrame even once the
+	// rest has arrived.
+	var f FrameReader
+	buf := frame(20, EncodingTypeSBE10LE, 20)
+	if _, n, err := f.ReadFrame(buf[:10], 64); n != 0 || err != nil {
+		t.Fatalf("partial: %d %v", n, err)
+	}
+	if _, n := f.Whole(buf, 64); n != 0 {
+		t.Fatalf("Whole answered with a partial frame pending")
+	}
+	if _, n, err := f.ReadFrame(buf, 64); n != 20 || err != nil {
+		t.Fatalf("rest: %d %v", n, err)
+	}
 }

@@ -231,6 +231,10 @@ func (c *cmdStat) observe(nanos uint64) {
 	c.latency[b]++
 }
 
+// CommandTimed returns how many calls of op were timed so far: a publisher
+// reads the histogram again only when it moved. Loop goroutine only.
+func (e *Engine) CommandTimed(op request.Op) uint64 { return e.cmd[op].sampled }
+
 // CommandLatency copies op's latency histogram (per-bucket counts of the
 // timed calls, see LatencyBounds) into dst and returns the timed calls'
 // total in nanoseconds. Call it from the loop goroutine, as every Engine

@@ -224,8 +224,9 @@ func socketSource(m *Metrics, socks []*uds.Server, labels prometheus.Labels) {
 // engine fills from the calls it times (one in command.LatencySampling).
 func (s *Server) latencySource(m *Metrics) {
 	type opHist struct {
-		op request.Op
-		h  *Histogram
+		op    request.Op
+		h     *Histogram
+		timed uint64 // the engine's count at the last publish
 	}
 	var ops []opHist
 	for op := range request.NumOps {
@@ -233,15 +234,21 @@ func (s *Server) latencySource(m *Metrics) {
 		if name == "" || op == int(request.OpNone) {
 			continue
 		}
-		ops = append(ops, opHist{request.Op(op), m.Histogram("command_duration_seconds",
+		ops = append(ops, opHist{op: request.Op(op), h: m.Histogram("command_duration_seconds",
 			fmt.Sprintf("Time the loop spent executing a command, from one call in %d.", command.LatencySampling),
 			prometheus.Labels{"command": name}, command.LatencyBounds())})
 	}
 	var counts [command.LatencyBuckets]uint64
 	m.Source(func() {
-		for _, o := range ops {
-			sum := s.engine.CommandLatency(o.op, &counts)
-			o.h.Set(counts[:], sum)
+		// Most commands are never called: only the histograms that moved
+		// since the last publish are copied (a publish stalls the loop).
+		for i := range ops {
+			o := &ops[i]
+			if n := s.engine.CommandTimed(o.op); n != o.timed {
+				o.timed = n
+				sum := s.engine.CommandLatency(o.op, &counts)
+				o.h.Set(counts[:], sum)
+			}
 		}
 	})
 }

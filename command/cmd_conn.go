@@ -9,14 +9,20 @@ import (
 )
 
 func (e *Engine) ping(_ *Session, r *request.Request) {
-	switch len(r.Args) {
-	case 0:
+	if len(r.Args) == 0 {
 		e.simple(txtPONG)
-	case 1:
-		e.bulk(r.Args[0])
-	default:
-		e.wrongArgs(r.Op)
+		return
 	}
+	e.pingArgs(r)
+}
+
+// pingArgs answers PING with a message, or with too many arguments.
+func (e *Engine) pingArgs(r *request.Request) {
+	if len(r.Args) == 1 {
+		e.bulk(r.Args[0])
+		return
+	}
+	e.wrongArgs(r.Op)
 }
 
 func (e *Engine) echo(_ *Session, r *request.Request) { e.bulk(r.Value) }

@@ -173,17 +173,8 @@ func (o *Options) ensureDefaults() {
 }
 
 func (o *Options) validate() error {
-	switch o.Media {
-	case ae.MediaIPC:
-	case ae.MediaUDP:
-		if err := checkHostPort("endpoint", o.Endpoint); err != nil {
-			return err
-		}
-		if err := checkHostPort("control", o.Control); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("%w: media %q: want ipc or udp", ErrConfig, o.Media)
+	if err := checkMedia(o.Media, o.Endpoint, o.Control); err != nil {
+		return err
 	}
 	if o.Handler == nil {
 		return fmt.Errorf("%w: Options.Handler is nil", ErrConfig)
@@ -195,6 +186,22 @@ func (o *Options) validate() error {
 		return fmt.Errorf("%w: request and reply streams are both %d", ErrConfig, o.Stream)
 	}
 	return checkTermLength(o.TermLength)
+}
+
+// checkMedia checks the media and, for UDP, the endpoint and control
+// addresses: the checks servers and clients share.
+func checkMedia(media, endpoint, control string) error {
+	switch media {
+	case ae.MediaIPC:
+	case ae.MediaUDP:
+		if err := checkHostPort("endpoint", endpoint); err != nil {
+			return err
+		}
+		return checkHostPort("control", control)
+	default:
+		return fmt.Errorf("%w: media %q: want ipc or udp", ErrConfig, media)
+	}
+	return nil
 }
 
 func checkHostPort(name, v string) error {
@@ -285,17 +292,8 @@ func (o *DialOptions) ensureDefaults() {
 }
 
 func (o *DialOptions) validate() error {
-	switch o.Media {
-	case ae.MediaIPC:
-	case ae.MediaUDP:
-		if err := checkHostPort("endpoint", o.Endpoint); err != nil {
-			return err
-		}
-		if err := checkHostPort("control", o.Control); err != nil {
-			return err
-		}
-	default:
-		return fmt.Errorf("%w: media %q: want ipc or udp", ErrConfig, o.Media)
+	if err := checkMedia(o.Media, o.Endpoint, o.Control); err != nil {
+		return err
 	}
 	return checkTermLength(o.TermLength)
 }
@@ -331,12 +329,6 @@ func ConfigFor(t target.Target) (Options, error) {
 	for k, v := range t.Params {
 		var err error
 		switch k {
-		case "endpoint":
-			o.Endpoint = v
-		case "control":
-			o.Control = v
-		case "dir":
-			o.Dir = v
 		case "driver":
 			switch v {
 			case "go":
@@ -347,18 +339,11 @@ func ConfigFor(t target.Target) (Options, error) {
 			default:
 				err = errors.New("want go, java or external")
 			}
-		case "profile":
-			o.Profile, err = javadriver.ParseProfile(v)
-		case "stream":
-			o.Stream, err = parseStream(v)
-		case "reply-stream":
-			o.ReplyStream, err = parseStream(v)
-		case "term-length":
-			o.TermLength, err = strconv.Atoi(v)
 		case "group":
 			o.Group = v
 		default:
-			if !clientParams[k] {
+			var known bool
+			if known, err = (channelParams{&o.Endpoint, &o.Control, &o.Dir, &o.Profile, &o.Stream, &o.ReplyStream, &o.TermLength}).set(k, v); !known && !clientParams[k] {
 				return o, fmt.Errorf("%w: unknown target parameter %q (want endpoint, control, dir, driver, profile, stream, reply-stream, term-length or group)", ErrConfig, k)
 			}
 		}
@@ -394,12 +379,6 @@ func DialOptionsFor(t target.Target) (DialOptions, error) {
 	for k, v := range t.Params {
 		var err error
 		switch k {
-		case "endpoint":
-			o.Endpoint = v
-		case "control":
-			o.Control = v
-		case "dir":
-			o.Dir = v
 		case "driver":
 			switch v {
 			case "go", "external":
@@ -408,21 +387,14 @@ func DialOptionsFor(t target.Target) (DialOptions, error) {
 			default:
 				err = errors.New("want go, java or external")
 			}
-		case "profile":
-			o.Profile, err = javadriver.ParseProfile(v)
-		case "stream":
-			o.Stream, err = parseStream(v)
-		case "reply-stream":
-			o.ReplyStream, err = parseStream(v)
-		case "term-length":
-			o.TermLength, err = strconv.Atoi(v)
 		case "wait":
 			o.Wait, err = idle.Parse(v)
 			waitSet = true
 		case "driver-timeout":
 			o.DriverTimeout, err = time.ParseDuration(v)
 		default:
-			if !serverParams[k] {
+			var known bool
+			if known, err = (channelParams{&o.Endpoint, &o.Control, &o.Dir, &o.Profile, &o.Stream, &o.ReplyStream, &o.TermLength}).set(k, v); !known && !serverParams[k] {
 				return o, fmt.Errorf("%w: unknown target parameter %q (want endpoint, control, dir, driver, profile, stream, reply-stream, term-length, wait or driver-timeout)", ErrConfig, k)
 			}
 		}
@@ -435,6 +407,39 @@ func DialOptionsFor(t target.Target) (DialOptions, error) {
 	}
 	o.ensureDefaults()
 	return o, o.validate()
+}
+
+// channelParams points at the fields of the target parameters servers and
+// clients share, so that both parse them with one switch.
+type channelParams struct {
+	endpoint, control, dir *string
+	profile                *javadriver.Profile
+	stream, replyStream    *int32
+	termLength             *int
+}
+
+// set stores parameter k=v if it is one of the shared ones; known says
+// whether it was.
+func (p channelParams) set(k, v string) (known bool, err error) {
+	switch k {
+	case "endpoint":
+		*p.endpoint = v
+	case "control":
+		*p.control = v
+	case "dir":
+		*p.dir = v
+	case "profile":
+		*p.profile, err = javadriver.ParseProfile(v)
+	case "stream":
+		*p.stream, err = parseStream(v)
+	case "reply-stream":
+		*p.replyStream, err = parseStream(v)
+	case "term-length":
+		*p.termLength, err = strconv.Atoi(v)
+	default:
+		return false, nil
+	}
+	return true, err
 }
 
 func parseStream(v string) (int32, error) {

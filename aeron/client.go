@@ -449,18 +449,7 @@ func (c *Client) releaseSubscription(s *Subscription) error {
 		img.close()
 		c.linger(img.log)
 	}
-	if err := c.usable(); err != nil {
-		return nil
-	}
-	corr := c.ring.NextCorrelationID()
-	b := command.AppendRemove(c.cmd[:0], c.clientID, corr, s.registrationID)
-	if err := c.writeCommand(command.RemoveSubscription, b); err != nil {
-		return err
-	}
-	if _, _, err := c.awaitResponse(corr); err != nil {
-		return fmt.Errorf("aeron: remove subscription %d: %w", s.registrationID, err)
-	}
-	return nil
+	return c.remove(command.RemoveSubscription, s.registrationID, "subscription", s.registrationID)
 }
 
 // AddCounter asks the driver to allocate a counter (ADD_COUNTER) with the
@@ -501,16 +490,24 @@ func (c *Client) releaseCounter(k *Counter) error {
 	}
 	k.closed = true
 	delete(c.ctrs, k.registrationID)
+	return c.remove(command.RemoveCounter, k.registrationID, "counter", int64(k.id))
+}
+
+// remove sends a REMOVE_SUBSCRIPTION or REMOVE_COUNTER command (typeID)
+// for registrationID and waits for the driver's answer; what and id name
+// the resource in the error. A client that is no longer usable removes
+// nothing and returns nil: its driver frees what it owned. c.mu is held.
+func (c *Client) remove(typeID int32, registrationID int64, what string, id int64) error {
 	if err := c.usable(); err != nil {
 		return nil
 	}
 	corr := c.ring.NextCorrelationID()
-	b := command.AppendRemove(c.cmd[:0], c.clientID, corr, k.registrationID)
-	if err := c.writeCommand(command.RemoveCounter, b); err != nil {
+	b := command.AppendRemove(c.cmd[:0], c.clientID, corr, registrationID)
+	if err := c.writeCommand(typeID, b); err != nil {
 		return err
 	}
 	if _, _, err := c.awaitResponse(corr); err != nil {
-		return fmt.Errorf("aeron: remove counter %d: %w", k.id, err)
+		return fmt.Errorf("aeron: remove %s %d: %w", what, id, err)
 	}
 	return nil
 }

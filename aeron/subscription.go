@@ -82,12 +82,7 @@ func (s *Subscription) Poll(fn FragmentHandler, limit int) int {
 	if n == 0 {
 		return 0
 	}
-	start := s.roundRobin
-	s.roundRobin++
-	if start >= n {
-		start = 0
-		s.roundRobin = 1
-	}
+	start := s.nextStart(n)
 	read := 0
 	for i := start; i < n && read < limit; i++ {
 		read += imgs[i].Poll(fn, limit-read)
@@ -98,6 +93,18 @@ func (s *Subscription) Poll(fn FragmentHandler, limit int) int {
 	return read
 }
 
+// nextStart returns the image (of n > 0) a poll starts at and moves the
+// round robin on by one. It is small enough to inline into the poll loops.
+func (s *Subscription) nextStart(n int) int {
+	start := s.roundRobin
+	s.roundRobin++
+	if start >= n {
+		start = 0
+		s.roundRobin = 1
+	}
+	return start
+}
+
 // ControlledPoll is Poll with a ControlledFragmentHandler.
 func (s *Subscription) ControlledPoll(fn ControlledFragmentHandler, limit int) int {
 	imgs := s.Images()
@@ -105,12 +112,7 @@ func (s *Subscription) ControlledPoll(fn ControlledFragmentHandler, limit int) i
 	if n == 0 {
 		return 0
 	}
-	start := s.roundRobin
-	s.roundRobin++
-	if start >= n {
-		start = 0
-		s.roundRobin = 1
-	}
+	start := s.nextStart(n)
 	read := 0
 	for i := start; i < n && read < limit; i++ {
 		read += imgs[i].ControlledPoll(fn, limit-read)
@@ -129,12 +131,7 @@ func (s *Subscription) NextMessage(dst []byte) (msg []byte, img *Image, ok bool)
 	if n == 0 {
 		return dst, nil, false
 	}
-	start := s.roundRobin
-	s.roundRobin++
-	if start >= n {
-		start = 0
-		s.roundRobin = 1
-	}
+	start := s.nextStart(n)
 	for k := 0; k < n; k++ {
 		im := imgs[(start+k)%n]
 		if m, ok := im.NextMessage(dst); ok {

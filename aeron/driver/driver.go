@@ -478,15 +478,7 @@ func (d *Driver) decRefLink(l *publicationLink) {
 func (d *Driver) closeIPCPublication(p *ipcPublication) {
 	d.freeCounter(p.pubPos.id)
 	d.freeCounter(p.pubLmt.id)
-	for _, s := range p.subs {
-		d.freeCounter(s.id)
-	}
-	for _, u := range p.untethered {
-		if u.state == untetheredResting {
-			d.freeCounter(u.pos.id)
-		}
-	}
-	p.subs = p.subs[:0]
+	d.freeSubscriberCounters(&p.logPublication)
 }
 
 // freeEndOfLife unmaps and deletes up to limit closed publications' logs;

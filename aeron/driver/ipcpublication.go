@@ -227,18 +227,43 @@ func (p *logPublication) incRef() { p.refCount++ }
 // decRef drops a publisher; the last one fixes the limit and the end of
 // stream at the tail and starts draining (unless revoked).
 func (d *Driver) decRef(p *ipcPublication) {
-	p.refCount--
-	if p.refCount != 0 {
+	if _, last := d.dropPublisher(&p.logPublication); !last {
 		return
 	}
-	producer := p.producerPosition()
+	if p.log.meta[logbuffer.IsPublicationRevokedOffset] == 0 {
+		p.state = pubDraining
+	}
+}
+
+// dropPublisher drops one publisher of p, IPC or network; when it was the
+// last (last = true) it fixes the limit and the end of stream at the
+// producer position and returns that position.
+func (d *Driver) dropPublisher(p *logPublication) (producer int64, last bool) {
+	p.refCount--
+	if p.refCount != 0 {
+		return 0, false
+	}
+	producer = p.producerPosition()
 	d.setPosition(p.pubLmt, producer)
 	// End of stream: written by the driver (release); subscribers compare
 	// their position with it (Image.isEndOfStream).
 	shm.StoreInt64Release(p.log.meta, logbuffer.EndOfStreamPositionOffset, producer)
-	if p.log.meta[logbuffer.IsPublicationRevokedOffset] == 0 {
-		p.state = pubDraining
+	return producer, true
+}
+
+// freeSubscriberCounters frees the position counters of p's subscribers
+// (and of its resting untethered ones) and forgets them: what closing an
+// IPC and a network publication share.
+func (d *Driver) freeSubscriberCounters(p *logPublication) {
+	for _, s := range p.subs {
+		d.freeCounter(s.id)
 	}
+	for _, u := range p.untethered {
+		if u.state == untetheredResting {
+			d.freeCounter(u.pos.id)
+		}
+	}
+	p.subs = p.subs[:0]
 }
 
 // revoke marks the log revoked; the next tick ends the stream at once.

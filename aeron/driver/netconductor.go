@@ -568,14 +568,10 @@ func (d *Driver) networkPublicationTick(p *networkPublication, nowNs int64) bool
 // decRefNetwork drops a publisher; the last one fixes the limit and the
 // end of stream at the tail and starts draining (unless revoked).
 func (d *Driver) decRefNetwork(p *networkPublication) {
-	p.refCount--
-	if p.refCount != 0 {
+	producer, last := d.dropPublisher(&p.logPublication)
+	if !last {
 		return
 	}
-	producer := p.producerPosition()
-	d.setPosition(p.pubLmt, producer)
-	// End of stream: the driver writes it (release); readers compare.
-	shm.StoreInt64Release(p.log.meta, logbuffer.EndOfStreamPositionOffset, producer)
 	if !p.isRevoked() {
 		if d.senderPosition(p) >= producer {
 			p.isEndOfStream = true
@@ -609,15 +605,7 @@ func (d *Driver) closeNetworkPublication(p *networkPublication) {
 	for _, id := range []int32{p.pubPos.id, p.pubLmt.id, p.sndPos.id, p.sndLmt.id, p.bpeID, p.naksReceivedID} {
 		d.freeCounter(id)
 	}
-	for _, s := range p.subs {
-		d.freeCounter(s.id)
-	}
-	for _, u := range p.untethered {
-		if u.state == untetheredResting {
-			d.freeCounter(u.pos.id)
-		}
-	}
-	p.subs = p.subs[:0]
+	d.freeSubscriberCounters(&p.logPublication)
 	p.fc.close(d)
 	d.endOfLife = append(d.endOfLife, p.log)
 }

@@ -21,11 +21,7 @@ func (c *Client) begin(op request.Op) *request.Request {
 func (c *Client) Ping(ctx context.Context) error {
 	c.begin(request.OpPing)
 	defer c.mu.Unlock()
-	r, err := c.execReq(ctx)
-	if err != nil {
-		return err
-	}
-	return r.okOrErr()
+	return c.okReply(ctx)
 }
 
 // SetOptions are SET's options. The zero value sets unconditionally and
@@ -70,11 +66,7 @@ func ttlExpiry(d time.Duration) (request.Expiry, int64) {
 func (c *Client) Set(ctx context.Context, key string, val []byte, o SetOptions) error {
 	setRequest(c.begin(request.OpSet), key, val, o)
 	defer c.mu.Unlock()
-	r, err := c.execReq(ctx)
-	if err != nil {
-		return err
-	}
-	return r.okOrErr()
+	return c.okReply(ctx)
 }
 
 // SetGet is Set with the GET option: it stores val and appends the key's
@@ -85,14 +77,7 @@ func (c *Client) SetGet(ctx context.Context, dst []byte, key string, val []byte,
 	defer c.mu.Unlock()
 	setRequest(req, key, val, o)
 	req.Flags |= request.FlagGet
-	r, err := c.execReq(ctx)
-	if err != nil {
-		return dst, err
-	}
-	if r.kind != KindBulk {
-		return dst, r.err("bulk")
-	}
-	return append(dst, r.str...), nil
+	return c.bulkInto(ctx, dst)
 }
 
 // Get returns a copy of key's value, or ErrNil when the key is missing.
@@ -110,14 +95,7 @@ func (c *Client) Get(ctx context.Context, key string) ([]byte, error) {
 func (c *Client) GetAppend(ctx context.Context, dst []byte, key string) ([]byte, error) {
 	c.begin(request.OpGet).Key = bytesOf(key)
 	defer c.mu.Unlock()
-	r, err := c.execReq(ctx)
-	if err != nil {
-		return dst, err
-	}
-	if r.kind != KindBulk {
-		return dst, r.err("bulk")
-	}
-	return append(dst, r.str...), nil
+	return c.bulkInto(ctx, dst)
 }
 
 // keysRequest puts keys in r: the first in Key, the rest in Args (whose
@@ -279,11 +257,7 @@ func (c *Client) MSet(ctx context.Context, pairs ...KV) error {
 func (c *Client) FlushAll(ctx context.Context) error {
 	c.begin(request.OpFlushAll)
 	defer c.mu.Unlock()
-	r, err := c.execReq(ctx)
-	if err != nil {
-		return err
-	}
-	return r.okOrErr()
+	return c.okReply(ctx)
 }
 
 // DBSize returns the number of keys.

@@ -83,46 +83,32 @@ func BenchmarkOps(b *testing.B) {
 			b.StartTimer()
 		}
 	}
-	b.Run("GetHit/store", func(b *testing.B) {
-		fixtures(b)
-		b.ReportAllocs()
-		var k [16]byte
-		dst := make([]byte, 0, 64)
-		for i := 0; i < b.N; i++ {
-			benchKey(&k, 0, order(i))
-			dst, _ = s.Get(dst[:0], k[:])
-		}
-	})
-	b.Run("GetHit/map", func(b *testing.B) {
-		fixtures(b)
-		b.ReportAllocs()
-		var k [16]byte
-		dst := make([]byte, 0, 64)
-		for i := 0; i < b.N; i++ {
-			benchKey(&k, 0, order(i))
-			dst = append(dst[:0], m[string(k[:])]...)
-		}
-	})
-	b.Run("GetMiss/store", func(b *testing.B) {
-		fixtures(b)
-		b.ReportAllocs()
-		var k [16]byte
-		dst := make([]byte, 0, 64)
-		for i := 0; i < b.N; i++ {
-			benchKey(&k, 1, order(i))
-			dst, _ = s.Get(dst[:0], k[:])
-		}
-	})
-	b.Run("GetMiss/map", func(b *testing.B) {
-		fixtures(b)
-		b.ReportAllocs()
-		var k [16]byte
-		dst := make([]byte, 0, 64)
-		for i := 0; i < b.N; i++ {
-			benchKey(&k, 1, order(i))
-			dst = append(dst[:0], m[string(k[:])]...)
-		}
-	})
+	// GET of keys the store holds (set 0) and of keys it does not (set 1).
+	for _, get := range []struct {
+		name string
+		set  uint64
+	}{{"GetHit", 0}, {"GetMiss", 1}} {
+		b.Run(get.name+"/store", func(b *testing.B) {
+			fixtures(b)
+			b.ReportAllocs()
+			var k [16]byte
+			dst := make([]byte, 0, 64)
+			for i := 0; i < b.N; i++ {
+				benchKey(&k, get.set, order(i))
+				dst, _ = s.Get(dst[:0], k[:])
+			}
+		})
+		b.Run(get.name+"/map", func(b *testing.B) {
+			fixtures(b)
+			b.ReportAllocs()
+			var k [16]byte
+			dst := make([]byte, 0, 64)
+			for i := 0; i < b.N; i++ {
+				benchKey(&k, get.set, order(i))
+				dst = append(dst[:0], m[string(k[:])]...)
+			}
+		})
+	}
 	b.Run("SetOverwrite/store", func(b *testing.B) {
 		fixtures(b)
 		b.ReportAllocs()

@@ -181,13 +181,22 @@ func readWhole(buf []byte, out [][]byte, lim *Limits, most int) ([][]byte, int, 
 		if buf[pos] != '$' {
 			return out[:0], 0, errExpectedDollar(buf[pos])
 		}
-		size, next, h := header(buf, pos, maxInline)
-		switch {
-		case h == headerLong:
-			return out[:0], 0, ErrBigBulkCount
-		case h == headerPartial:
-			return out[:0], 0, nil
-		case h == headerBad || size < 0 || size > maxBulk:
+		// The common "$<len>" line inline (no call: the loop's locals stay
+		// in registers); any other through header.
+		size, next, ok := fastHeader(buf, pos)
+		if !ok || next-2-pos > maxInline {
+			var h headerState
+			size, next, h = header(buf, pos, maxInline)
+			switch {
+			case h == headerLong:
+				return out[:0], 0, ErrBigBulkCount
+			case h == headerPartial:
+				return out[:0], 0, nil
+			case h == headerBad:
+				return out[:0], 0, ErrInvalidBulkLength
+			}
+		}
+		if size < 0 || size > maxBulk {
 			return out[:0], 0, ErrInvalidBulkLength
 		}
 		end := next + int(size)
@@ -224,19 +233,8 @@ const (
 // ParseInt. Both give the same answer for the common form, so the rules and
 // their order are those of the resumable parse either way (FuzzParser).
 func header(buf []byte, pos, maxInline int) (v int64, next int, h headerState) {
-	i := pos + 1
-	if i < len(buf) && buf[i]-'1' < 9 {
-		v = int64(buf[i] - '0')
-		for i++; i < len(buf) && buf[i]-'0' < 10; i++ {
-			v = v*10 + int64(buf[i]-'0')
-		}
-		// i-pos-1 digits (at most 18 cannot overflow), then CRLF.
-		if i-pos <= 19 && i+1 < len(buf) && buf[i] == '\r' && buf[i+1] == '\n' {
-			if i-pos > maxInline {
-				return 0, 0, headerLong
-			}
-			return v, i + 2, headerOK
-		}
+	if v, next, ok := fastHeader(buf, pos); ok && next-2-pos <= maxInline {
+		return v, next, headerOK
 	}
 	line, next, ok := readLine(buf, pos+1)
 	if lineEnd(buf, next, ok)-pos > maxInline {
@@ -250,6 +248,22 @@ func header(buf []byte, pos, maxInline int) (v int64, next int, h headerState) {
 		return 0, 0, headerBad
 	}
 	return v, next, headerOK
+}
+
+// fastHeader is header for a line of the common form, one to 18 digits
+// without sign or leading zero followed by CRLF: ok is false for any other
+// line. The caller checks the line against maxInline (next-2-pos is its
+// length). It is small enough to be inlined, so that readWhole's loop
+// keeps its locals in registers.
+func fastHeader(buf []byte, pos int) (v int64, next int, ok bool) {
+	i := pos + 1
+	for ; i < len(buf) && buf[i]-'0' < 10; i++ {
+		v = v*10 + int64(buf[i]-'0')
+	}
+	// i-pos-1 digits, from 1 to 18 (which cannot overflow), the first not
+	// 0, then CRLF.
+	ok = uint(i-pos-2) < 18 && buf[pos+1] != '0' && i+1 < len(buf) && buf[i] == '\r' && buf[i+1] == '\n'
+	return v, i + 2, ok
 }
 
 // lineEnd is where a header line's CR is, given readLine's answer (next

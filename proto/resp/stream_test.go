@@ -2,9 +2,11 @@ package resp
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -269,6 +271,29 @@ func TestHeaderFastForm(t *testing.T) {
 			if h != want || (want == headerOK && (v != wv || next != wnext)) {
 				t.Errorf("%q max %d: header = %d, %d, %d; want %d, %d, %d", l, maxInline, v, next, h, wv, wnext, want)
 			}
+		}
+	}
+}
+
+// TestReadWholeHeaderLimit: a "$<len>" line of the common form but longer
+// than MaxInlineLen is refused by the one-pass read (whose fast header read
+// is inlined in its loop) as by the resumable parse, byte by byte.
+func TestReadWholeHeaderLimit(t *testing.T) {
+	in := []byte("*2\r\n$3\r\nGET\r\n$12345\r\n" + strings.Repeat("k", 12345) + "\r\n")
+	for _, maxInline := range []int{3, 4, 5, 6, 7} {
+		lim := &Limits{MaxInlineLen: maxInline}
+		_, n, err := ReadCommand(in, nil, lim)
+		var p Parser
+		var pn int
+		var perr error
+		for end := 1; end <= len(in) && pn == 0 && perr == nil; end++ {
+			_, pn, perr = p.parse(in[:end], nil, lim)
+		}
+		if n != pn || !errors.Is(err, perr) {
+			t.Errorf("max %d: one pass %d, %v; resumable %d, %v", maxInline, n, err, pn, perr)
+		}
+		if want := maxInline < 6; want != errors.Is(err, ErrBigBulkCount) {
+			t.Errorf("max %d: %v, want ErrBigBulkCount: %v", maxInline, err, want)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"github.com/goblin-kv/goblin/internal/noscan"
 )
 
 // block is the model's view of one allocation.
@@ -227,29 +229,13 @@ func TestRandomOpsModel(t *testing.T) {
 
 func TestNoPointersInMetadata(t *testing.T) {
 	for _, typ := range []reflect.Type{reflect.TypeFor[Ref](), reflect.TypeFor[pageMeta]()} {
-		if hasPointers(typ) {
+		if noscan.HasPointers(typ) {
 			t.Errorf("%v holds pointers", typ)
 		}
 	}
-	if !hasPointers(reflect.TypeFor[[]byte]()) {
+	if !noscan.HasPointers(reflect.TypeFor[[]byte]()) {
 		t.Fatal("hasPointers misses slices")
 	}
-}
-
-func hasPointers(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Chan, reflect.Func, reflect.Interface, reflect.String, reflect.UnsafePointer:
-		return true
-	case reflect.Array:
-		return hasPointers(t.Elem())
-	case reflect.Struct:
-		for i := 0; i < t.NumField(); i++ {
-			if hasPointers(t.Field(i).Type) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func TestAllocFreeAllocatesNothing(t *testing.T) {

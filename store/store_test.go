@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/goblin-kv/goblin/internal/noscan"
 )
 
 func newStore(t testing.TB, o Options) (*Store, *FakeClock) {
@@ -32,7 +34,7 @@ func mustCheck(t testing.TB, s *Store) {
 
 func TestSlotAndIndexHoldNoPointers(t *testing.T) {
 	for _, typ := range []reflect.Type{reflect.TypeFor[slot](), reflect.TypeFor[[slotPageLen]slot]()} {
-		if hasPointers(typ) {
+		if noscan.HasPointers(typ) {
 			t.Errorf("%v holds pointers: the GC would scan every key", typ)
 		}
 	}
@@ -42,22 +44,6 @@ func TestSlotAndIndexHoldNoPointers(t *testing.T) {
 	if got := reflect.TypeOf(index{}.t).Elem().Kind(); got != reflect.Uint64 {
 		t.Fatalf("index entries are %v", got)
 	}
-}
-
-func hasPointers(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Chan, reflect.Func, reflect.Interface, reflect.String, reflect.UnsafePointer:
-		return true
-	case reflect.Array:
-		return hasPointers(t.Elem())
-	case reflect.Struct:
-		for i := 0; i < t.NumField(); i++ {
-			if hasPointers(t.Field(i).Type) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func TestValueLayout(t *testing.T) {

@@ -1,0 +1,28 @@
+// Package noscan tells whether a Go type holds pointers, that is, whether
+// the garbage collector must scan memory of that type. The arena and the
+// store keep their metadata pointer-free so that millions of keys cost the
+// collector nothing; their tests check it with HasPointers.
+//
+//	if noscan.HasPointers(reflect.TypeFor[slot]()) { t.Error("the GC would scan every key") }
+package noscan
+
+import "reflect"
+
+// HasPointers reports whether a value of type t holds a pointer the garbage
+// collector follows: a pointer, slice, map, channel, function, interface,
+// string or unsafe.Pointer, directly or inside an array or struct.
+func HasPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Chan, reflect.Func, reflect.Interface, reflect.String, reflect.UnsafePointer:
+		return true
+	case reflect.Array:
+		return t.Len() > 0 && HasPointers(t.Elem())
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if HasPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+	}
+	return false
+}

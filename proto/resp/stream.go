@@ -147,15 +147,7 @@ func readWhole(buf []byte, out [][]byte, lim *Limits, most int) ([][]byte, int, 
 		if nl > maxInline {
 			return out, 0, ErrBigInline
 		}
-		line := buf[:nl]
-		if len(line) > 0 && line[len(line)-1] == '\r' {
-			line = line[:len(line)-1]
-		}
-		out, err := splitArgs(line, out, lim.maxArgs())
-		if err != nil {
-			return out[:0], 0, err
-		}
-		return out, nl + 1, nil
+		return inlineLine(buf, nl, out, lim)
 	}
 	count, next, h := header(buf, 0, maxInline)
 	switch {
@@ -431,6 +423,13 @@ func (p *Parser) inline(buf []byte, out [][]byte, lim *Limits) ([][]byte, int, e
 		return p.fail(out, ErrBigInline)
 	}
 	p.Reset()
+	return inlineLine(buf, nl, out, lim)
+}
+
+// inlineLine splits the inline command that ends with the '\n' at buf[nl]
+// (a '\r' before it is dropped) into out and returns the bytes it took:
+// the last step of the one-go and of the resumable inline parse.
+func inlineLine(buf []byte, nl int, out [][]byte, lim *Limits) ([][]byte, int, error) {
 	line := buf[:nl]
 	if len(line) > 0 && line[len(line)-1] == '\r' {
 		line = line[:len(line)-1]

@@ -13,6 +13,18 @@ const ChartsDir = "charts"
 
 var opColors = map[Op]string{Ping: "#1f77b4", Set: "#d62728", Get: "#2ca02c"}
 
+// okRows returns the aggregates of op that were measured (StatusOK), in
+// the order of aggs.
+func okRows(aggs []Aggregate, op Op) []Aggregate {
+	var rows []Aggregate
+	for _, a := range aggs {
+		if a.Op == op && a.Status == StatusOK {
+			rows = append(rows, a)
+		}
+	}
+	return rows
+}
+
 // writeCharts writes, per operation, a bar chart of p50 and p99 for every
 // measured case, and, per case, a percentile plot of every operation (the
 // mean over runs at each percentile).
@@ -22,12 +34,7 @@ func writeCharts(dir string, rep *Report, aggs []Aggregate) error {
 		return err
 	}
 	for _, op := range AllOps {
-		var rows []Aggregate
-		for _, a := range aggs {
-			if a.Op == op && a.Status == StatusOK {
-				rows = append(rows, a)
-			}
-		}
+		rows := okRows(aggs, op)
 		if len(rows) == 0 {
 			continue
 		}

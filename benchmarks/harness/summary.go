@@ -120,12 +120,7 @@ func SummaryMarkdown(rep *Report, aggs []Aggregate) string {
 	p50 := func(a *Aggregate) float64 { return a.P50 }
 	p99 := func(a *Aggregate) float64 { return a.P99 }
 	for _, op := range AllOps {
-		var rows []Aggregate
-		for _, a := range aggs {
-			if a.Op == op && a.Status == StatusOK {
-				rows = append(rows, a)
-			}
-		}
+		rows := okRows(aggs, op)
 		if len(rows) == 0 {
 			continue
 		}

@@ -57,6 +57,15 @@ func TestBroadcastNewReceiverStartsAtLatest(t *testing.T) {
 	tx.Transmit(1, []byte("old"))
 	tx.Transmit(2, []byte("latest"))
 	rx, _ := NewReceiver(buf)
+	got := drain(t, rx)
+	if len(got) != 1 || got[0] != "latest" {
+		t.Fatalf("new receiver got %q, want only the latest record", got)
+	}
+}
+
+// drain receives until rx has nothing more and returns the records' bodies.
+func drain(t *testing.T, rx *Receiver) []string {
+	t.Helper()
 	var got []string
 	for {
 		n, err := rx.Receive(func(_ int32, m []byte) { got = append(got, string(m)) })
@@ -64,11 +73,8 @@ func TestBroadcastNewReceiverStartsAtLatest(t *testing.T) {
 			t.Fatal(err)
 		}
 		if n == 0 {
-			break
+			return got
 		}
-	}
-	if len(got) != 1 || got[0] != "latest" {
-		t.Fatalf("new receiver got %q, want only the latest record", got)
 	}
 }
 
@@ -89,16 +95,7 @@ func TestBroadcastLapping(t *testing.T) {
 		t.Fatalf("lapped count %d", rx.lapped)
 	}
 	// It resynchronised to the latest record and keeps going.
-	var got []string
-	for {
-		n, err := rx.Receive(func(_ int32, m []byte) { got = append(got, string(m)) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			break
-		}
-	}
+	got := drain(t, rx)
 	if len(got) != 1 || got[0] != "after" {
 		t.Fatalf("after resync got %q", got)
 	}

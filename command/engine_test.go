@@ -2,12 +2,12 @@ package command
 
 import (
 	"bytes"
-	"encoding/hex"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goblin-kv/goblin/internal/hexfile"
 
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
@@ -495,18 +495,7 @@ func TestServeSBEVersion1(t *testing.T) {
 	e, _ := newEngine(t, Options{Params: redisDefaultParams})
 	var c sbe.Codec
 	s := NewSession(proto.SBE, nil)
-	read := func(name string) []byte {
-		t.Helper()
-		b, err := os.ReadFile("../proto/sbe/testdata/v1/" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		msg, err := hex.DecodeString(strings.TrimSpace(string(b)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return msg
-	}
+	read := func(name string) []byte { return hexfile.Read(t, "../proto/sbe/testdata/v1/"+name) }
 	var rep reply.Reply
 	serve := func(msg []byte) string {
 		t.Helper()

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goblin-kv/goblin/internal/hexfile"
+
 	"github.com/goblin-kv/goblin/proto/sbe/goblinsbe"
 	"github.com/goblin-kv/goblin/reply"
 	"github.com/goblin-kv/goblin/request"
@@ -168,18 +170,7 @@ func TestNestedRepliesAndAmount2(t *testing.T) {
 // 2 understands an old client, and an old server's replies still decode.
 func TestVersion1Messages(t *testing.T) {
 	var c Codec
-	read := func(name string) []byte {
-		t.Helper()
-		b, err := os.ReadFile("testdata/v1/" + name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		msg, err := hex.DecodeString(strings.TrimSpace(string(b)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return msg
-	}
+	read := func(name string) []byte { return hexfile.Read(t, "testdata/v1/"+name) }
 	framed := func(name string) []byte { return read(name)[SOFHLen:] }
 	e := []byte{}
 	for _, tc := range []struct {

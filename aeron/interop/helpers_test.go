@@ -163,6 +163,23 @@ func offer(t testing.TB, p offerer, msg []byte) int64 {
 	}
 }
 
+// nextMessage waits up to ioTimeout for the next complete message on sub,
+// polling every pause, and returns it appended to dst[:0]; what and seq
+// name the awaited message in the failure ("no reply to request 7").
+func nextMessage(t testing.TB, sub *aeron.Subscription, dst []byte, pause time.Duration, what string, seq int) []byte {
+	t.Helper()
+	deadline := time.Now().Add(ioTimeout)
+	for {
+		if msg, _, ok := sub.NextMessage(dst[:0]); ok {
+			return msg
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s %d", what, seq)
+		}
+		time.Sleep(pause)
+	}
+}
+
 func addPub(t testing.TB, c *aeron.Client, channel string, stream int32, exclusive bool) offerer {
 	t.Helper()
 	var p offerer

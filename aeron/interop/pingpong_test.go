@@ -2,10 +2,11 @@ package interop
 
 import (
 	"encoding/binary"
-	"github.com/goblin-kv/goblin/internal/testproc"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
 
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
@@ -115,17 +116,7 @@ func TestPingPongAcrossLanguages(t *testing.T) {
 		for i := range rtts {
 			binary.LittleEndian.PutUint64(msg, uint64(i))
 			offer(t, pub, msg)
-			deadline := time.Now().Add(ioTimeout)
-			var ok bool
-			for {
-				if reply, _, ok = sub.NextMessage(reply[:0]); ok {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("no pong for ping %d", i)
-				}
-				time.Sleep(5 * time.Microsecond)
-			}
+			reply = nextMessage(t, sub, reply, 5*time.Microsecond, "pong for ping", i)
 			if string(reply) != string(msg) {
 				t.Fatalf("pong %d differs from its ping", i)
 			}

@@ -1,10 +1,11 @@
 package interop
 
 import (
-	"github.com/goblin-kv/goblin/internal/testproc"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
 
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/javadriver"

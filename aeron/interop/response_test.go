@@ -2,11 +2,12 @@ package interop
 
 import (
 	"context"
-	"github.com/goblin-kv/goblin/internal/testproc"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
 
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
@@ -57,17 +58,7 @@ func goResponseClient(t *testing.T, c *aeron.Client, ch respChannels, n, size in
 	for seq := 0; seq < n; seq++ {
 		Fill(req, int64(seq))
 		offer(t, pub, req)
-		deadline := time.Now().Add(ioTimeout)
-		var ok bool
-		for {
-			if reply, _, ok = sub.NextMessage(reply[:0]); ok {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no reply to request %d", seq)
-			}
-			time.Sleep(20 * time.Microsecond)
-		}
+		reply = nextMessage(t, sub, reply, 20*time.Microsecond, "reply to request", seq)
 		if len(reply) != size {
 			t.Fatalf("reply %d: %d bytes, want %d", seq, len(reply), size)
 		}

@@ -478,11 +478,7 @@ func (d *Driver) onAddIPCSubscription(channel string, streamID int32, registrati
 	if err != nil {
 		return err
 	}
-	params, err := d.subscriptionParams(u)
-	if err != nil {
-		return err
-	}
-	c, err := d.getOrAddClient(clientID)
+	params, c, err := d.subscriber(u, clientID)
 	if err != nil {
 		return err
 	}

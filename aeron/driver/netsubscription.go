@@ -11,11 +11,7 @@ import (
 // subscription (control-mode=response) adds no interest until an
 // RSP_SETUP names the session its server's response publication has.
 func (d *Driver) onAddNetworkSubscription(channel string, streamID int32, registrationID, clientID int64) error {
-	u, err := parseURI(channel)
-	if err != nil {
-		return err
-	}
-	ch, err := d.parseUDPChannel(u, false)
+	u, ch, err := d.udpSubscriptionChannel(channel)
 	if err != nil {
 		return err
 	}
@@ -286,22 +282,36 @@ func (d *Driver) linkMatchingImages(l *subscriptionLink) {
 	}
 }
 
+// udpSubscriptionChannel parses a UDP subscription's channel: the URI and
+// its UDP part.
+func (d *Driver) udpSubscriptionChannel(channel string) (*channelURI, *udpChannel, error) {
+	u, err := parseURI(channel)
+	if err != nil {
+		return nil, nil, err
+	}
+	ch, err := d.parseUDPChannel(u, false)
+	return u, ch, err
+}
+
+// subscriber reads an IPC or spy subscription's parameters from u and
+// finds (or adds) the subscribing client.
+func (d *Driver) subscriber(u *channelURI, clientID int64) (*subscriptionParams, *client, error) {
+	params, err := d.subscriptionParams(u)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := d.getOrAddClient(clientID)
+	return params, c, err
+}
+
 // onAddSpySubscription subscribes to this driver's own network
 // publications of a channel (DriverConductor.onAddSpySubscription).
 func (d *Driver) onAddSpySubscription(channel string, streamID int32, registrationID, clientID int64) error {
-	u, err := parseURI(channel)
+	u, ch, err := d.udpSubscriptionChannel(channel)
 	if err != nil {
 		return err
 	}
-	ch, err := d.parseUDPChannel(u, false)
-	if err != nil {
-		return err
-	}
-	params, err := d.subscriptionParams(u)
-	if err != nil {
-		return err
-	}
-	c, err := d.getOrAddClient(clientID)
+	params, c, err := d.subscriber(u, clientID)
 	if err != nil {
 		return err
 	}

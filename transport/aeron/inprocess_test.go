@@ -36,9 +36,9 @@ func newEngineHandler(tb testing.TB) transport.MessageHandler {
 	return server.NewEngineHandler(command.NewEngine(st, command.Options{}), new(command.Stats), "aeron")
 }
 
-// newInProcess listens with o (Handler and Dir filled in when unset) and
-// runs a loop with the idle strategy; stopped in cleanup.
-func newInProcess(tb testing.TB, o aeron.Options, idle string) *inProcess {
+// listen fills in o's Handler (an engine) and Dir (a fresh one) when
+// unset and listens with it; it returns the server and the options used.
+func listen(tb testing.TB, o aeron.Options) (*aeron.Server, aeron.Options) {
 	tb.Helper()
 	if o.Handler == nil {
 		o.Handler = newEngineHandler(tb)
@@ -50,6 +50,14 @@ func newInProcess(tb testing.TB, o aeron.Options, idle string) *inProcess {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return srv, o
+}
+
+// newInProcess listens with o (Handler and Dir filled in when unset) and
+// runs a loop with the idle strategy; stopped in cleanup.
+func newInProcess(tb testing.TB, o aeron.Options, idle string) *inProcess {
+	tb.Helper()
+	srv, o := listen(tb, o)
 	loop, err := server.NewLoop(server.LoopConfig{Transports: []transport.Server{srv}, Idle: idle})
 	if err != nil {
 		srv.Close()

@@ -30,13 +30,7 @@ type manual struct {
 func newManual(tb testing.TB, o aeron.Options) *manual {
 	tb.Helper()
 	o.Handler = newEngineHandler(tb)
-	if o.Dir == "" {
-		o.Dir = shmDir(tb)
-	}
-	srv, err := aeron.Listen(o)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	srv, o := listen(tb, o)
 	tb.Cleanup(func() { srv.Close() })
 	return &manual{tb: tb, srv: srv, o: o}
 }

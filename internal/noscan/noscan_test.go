@@ -9,12 +9,12 @@ import (
 
 func TestHasPointers(t *testing.T) {
 	type flat struct {
-		a uint64
-		b [4]int32
+		A uint64
+		B [4]int32
 	}
 	type nested struct {
-		f flat
-		s []byte
+		F flat
+		S []byte
 	}
 	cases := []struct {
 		typ  reflect.Type
@@ -45,8 +45,8 @@ func TestHasPointers(t *testing.T) {
 
 func ExampleHasPointers() {
 	type entry struct {
-		hash uint64
-		ref  uint32
+		Hash uint64
+		Ref  uint32
 	}
 	fmt.Println(HasPointers(reflect.TypeFor[entry]()), HasPointers(reflect.TypeFor[[]entry]()))
 	// Output: false true

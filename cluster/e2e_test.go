@@ -323,6 +323,32 @@ func run(t *testing.T, bin string, args ...string) string {
 
 // kv is what the reshard scenario needs of a cluster client: go-redis's
 // ClusterClient or goblin's own.
+// loadKeys writes nkeys keys "r:N" that fall in slots below slots, each
+// with the value "v0:" + key, in pipelines of 1000, and returns the keys
+// and the model of what they hold.
+func loadKeys(ctx context.Context, t *testing.T, c kv, nkeys int, slots uint16) ([]string, map[string]string) {
+	t.Helper()
+	keys := make([]string, 0, nkeys)
+	model := make(map[string]string, nkeys)
+	for i := 0; len(keys) < nkeys; i++ {
+		if k := "r:" + strconv.Itoa(i); cluster.Slot([]byte(k)) < slots {
+			keys = append(keys, k)
+		}
+	}
+	for i := 0; i < len(keys); i += 1000 {
+		batch := keys[i:min(i+1000, len(keys))]
+		vals := make([]string, len(batch))
+		for j, k := range batch {
+			vals[j] = "v0:" + k
+			model[k] = vals[j]
+		}
+		if err := c.setMany(ctx, batch, vals); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys, model
+}
+
 type kv interface {
 	set(ctx context.Context, k, v string) error
 	get(ctx context.Context, k string) (string, error)
@@ -381,25 +407,7 @@ func reshard(t *testing.T, c *testCluster, client kv) {
 		nkeys = 20_000
 	}
 	// Keys in slots 0-999: the slots reshard takes first from node 1.
-	keys := make([]string, 0, nkeys)
-	model := make(map[string]string, nkeys)
-	for i := 0; len(keys) < nkeys; i++ {
-		k := "r:" + strconv.Itoa(i)
-		if cluster.Slot([]byte(k)) < slots {
-			keys = append(keys, k)
-		}
-	}
-	for i := 0; i < len(keys); i += 1000 {
-		batch := keys[i:min(i+1000, len(keys))]
-		vals := make([]string, len(batch))
-		for j, k := range batch {
-			vals[j] = "v0:" + k
-			model[k] = vals[j]
-		}
-		if err := client.setMany(ctx, batch, vals); err != nil {
-			t.Fatal(err)
-		}
-	}
+	keys, model := loadKeys(ctx, t, client, nkeys, slots)
 	t.Logf("loaded %d keys at %v", nkeys, time.Since(t0).Round(time.Millisecond))
 
 	// The client: SET a new value, then GET it back, over random keys,

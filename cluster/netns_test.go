@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/client"
-	"github.com/goblin-kv/goblin/cluster"
 	"github.com/goblin-kv/goblin/internal/netns"
 	"github.com/goblin-kv/goblin/internal/testproc"
 	"github.com/goblin-kv/goblin/target"
@@ -136,24 +135,7 @@ func twoHostsClient(t *testing.T) {
 	}
 	defer gc.Close()
 	kv := goblinKV{gc}
-	keys := make([]string, 0, nkeys)
-	model := make(map[string]string, nkeys)
-	for i := 0; len(keys) < nkeys; i++ {
-		if k := "r:" + strconv.Itoa(i); cluster.Slot([]byte(k)) < 1000 {
-			keys = append(keys, k)
-		}
-	}
-	for i := 0; i < len(keys); i += 1000 {
-		batch := keys[i:min(i+1000, len(keys))]
-		vals := make([]string, len(batch))
-		for j, k := range batch {
-			vals[j] = "v0:" + k
-			model[k] = vals[j]
-		}
-		if err := kv.setMany(ctx, batch, vals); err != nil {
-			t.Fatal(err)
-		}
-	}
+	keys, model := loadKeys(ctx, t, kv, nkeys, 1000)
 	if tg := gc.Target(0); !strings.HasPrefix(tg, "aeron:udp") {
 		t.Fatalf("slot 0's node is reached over %q, want Aeron UDP", tg)
 	}

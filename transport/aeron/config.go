@@ -135,16 +135,22 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// defaultStreams fills in the stream ids and the term length, which
+// servers and clients default alike.
+func defaultStreams(stream, replyStream *int32, termLength *int) {
+	if *stream == 0 {
+		*stream = DefaultStream
+	}
+	if *replyStream == 0 {
+		*replyStream = DefaultReplyStream
+	}
+	if *termLength == 0 {
+		*termLength = DefaultTermLength
+	}
+}
+
 func (o *Options) ensureDefaults() {
-	if o.Stream == 0 {
-		o.Stream = DefaultStream
-	}
-	if o.ReplyStream == 0 {
-		o.ReplyStream = DefaultReplyStream
-	}
-	if o.TermLength == 0 {
-		o.TermLength = DefaultTermLength
-	}
+	defaultStreams(&o.Stream, &o.ReplyStream, &o.TermLength)
 	if o.Dir == "" {
 		o.Dir = DefaultDir()
 	}
@@ -268,15 +274,7 @@ type DialOptions struct {
 }
 
 func (o *DialOptions) ensureDefaults() {
-	if o.Stream == 0 {
-		o.Stream = DefaultStream
-	}
-	if o.ReplyStream == 0 {
-		o.ReplyStream = DefaultReplyStream
-	}
-	if o.TermLength == 0 {
-		o.TermLength = DefaultTermLength
-	}
+	defaultStreams(&o.Stream, &o.ReplyStream, &o.TermLength)
 	if o.SpinLimit <= 0 {
 		o.SpinLimit = idle.DefaultSpinLimit
 	}

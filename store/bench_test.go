@@ -235,17 +235,7 @@ func BenchmarkMemory(b *testing.B) {
 				var m0, m1 runtime.MemStats
 				runtime.ReadMemStats(&m0)
 				r0 := rss(b)
-				s, err := New(Options{Clock: NewFakeClock(1)})
-				if err != nil {
-					b.Fatal(err)
-				}
-				var k [16]byte
-				for i := 0; i < n; i++ {
-					benchKey(&k, 0, uint64(i))
-					s.Set(nil, k[:], benchVal, SetOptions{})
-				}
-				for s.Tick(1<<20) > 0 {
-				}
+				s := loadStore(b, n)
 				runtime.GC()
 				debug.FreeOSMemory()
 				runtime.ReadMemStats(&m1)
@@ -278,18 +268,7 @@ func BenchmarkGC(b *testing.B) {
 			if p.name == "map" {
 				s = loadMap(n)
 			} else {
-				st, err := New(Options{Clock: NewFakeClock(1)})
-				if err != nil {
-					b.Fatal(err)
-				}
-				var k [16]byte
-				for i := 0; i < n; i++ {
-					benchKey(&k, 0, uint64(i))
-					st.Set(nil, k[:], benchVal, SetOptions{})
-				}
-				for st.Tick(1<<20) > 0 {
-				}
-				s = st
+				s = loadStore(b, n)
 			}
 			runtime.GC()
 			samples := []metrics.Sample{

@@ -1,6 +1,10 @@
 package arena
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/goblin-kv/goblin/internal/fuzzbytes"
+)
 
 // FuzzArena decodes the input as allocations, frees and compaction steps, checking
 // every block's contents and the arena's invariants after each operation. The seed
@@ -10,15 +14,9 @@ func FuzzArena(f *testing.F) {
 	f.Add([]byte{0, 200, 0, 255, 0, 3, 1, 1, 0, 24, 2, 1})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m := newModel(t)
-		next := func() byte {
-			if len(data) == 0 {
-				return 0
-			}
-			c := data[0]
-			data = data[1:]
-			return c
-		}
-		for ops := 0; len(data) > 0 && ops < 5000; ops++ {
+		in := fuzzbytes.New(data)
+		next := in.Next
+		for ops := 0; in.Len() > 0 && ops < 5000; ops++ {
 			switch next() % 4 {
 			case 0, 3:
 				n := int(next())

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/goblin-kv/goblin/internal/fuzzbytes"
+
 	"github.com/goblin-kv/goblin/proto"
 )
 
@@ -51,14 +53,8 @@ func FuzzBits(f *testing.F) {
 		s := NewSession(proto.RESP, nil)
 		model := map[string][]byte{}
 		keys := []string{"a", "b", "c"}
-		next := func() byte {
-			if len(data) == 0 {
-				return 0
-			}
-			c := data[0]
-			data = data[1:]
-			return c
-		}
+		in := fuzzbytes.New(data)
+		next := in.Next
 		bytesOf := func(n int) []byte {
 			v := make([]byte, n)
 			for i := range v {
@@ -68,7 +64,7 @@ func FuzzBits(f *testing.F) {
 		}
 		itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
 		bulk := func(v []byte) string { return "$" + string(v) }
-		for ops := 0; len(data) > 0 && ops < 200; ops++ {
+		for ops := 0; in.Len() > 0 && ops < 200; ops++ {
 			op, key := next(), keys[next()%3]
 			var args []string
 			var want string

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/goblin-kv/goblin/internal/fuzzbytes"
 )
 
 // FuzzStoreOps decodes the input as a stream of operations (GET, SET, DEL,
@@ -19,15 +21,9 @@ func FuzzStoreOps(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h := newHarness(t, Options{MaxValueLen: 4096})
 		keys := []string{"", "a", "key:000000000001", "k3", "a longer key that does not fit anywhere inline", "5", "k6", "k7"}
-		next := func() byte {
-			if len(data) == 0 {
-				return 0
-			}
-			c := data[0]
-			data = data[1:]
-			return c
-		}
-		for ops := 0; len(data) > 0 && ops < 2000; ops++ {
+		in := fuzzbytes.New(data)
+		next := in.Next
+		for ops := 0; in.Len() > 0 && ops < 2000; ops++ {
 			op, key := next(), keys[next()%byte(len(keys))]
 			switch op % 18 {
 			case 0:

@@ -478,7 +478,7 @@ func (d *Driver) decRefLink(l *publicationLink) {
 func (d *Driver) closeIPCPublication(p *ipcPublication) {
 	d.freeCounter(p.pubPos.id)
 	d.freeCounter(p.pubLmt.id)
-	d.freeSubscriberCounters(&p.logPublication)
+	d.freeSubscriberCounters(&p.subs, p.untethered)
 }
 
 // freeEndOfLife unmaps and deletes up to limit closed publications' logs;

@@ -677,15 +677,7 @@ func (d *Driver) closeImage(img *publicationImage) {
 	d.freeCounter(img.hwm.id)
 	d.freeCounter(img.rebuild.id)
 	d.freeCounter(img.naksID)
-	for _, s := range img.subs {
-		d.freeCounter(s.id)
-	}
-	for _, u := range img.untether {
-		if u.state == untetheredResting {
-			d.freeCounter(u.pos.id)
-		}
-	}
-	img.subs = img.subs[:0]
+	d.freeSubscriberCounters(&img.subs, img.untether)
 	d.endOfLife = append(d.endOfLife, img.log)
 }
 

@@ -251,19 +251,19 @@ func (d *Driver) dropPublisher(p *logPublication) (producer int64, last bool) {
 	return producer, true
 }
 
-// freeSubscriberCounters frees the position counters of p's subscribers
-// (and of its resting untethered ones) and forgets them: what closing an
-// IPC and a network publication share.
-func (d *Driver) freeSubscriberCounters(p *logPublication) {
-	for _, s := range p.subs {
+// freeSubscriberCounters frees the position counters of the subscribers
+// in *subs (and of the resting untethered ones) and forgets them: what
+// closing an IPC publication, a network publication and an image share.
+func (d *Driver) freeSubscriberCounters(subs *[]position, untethered []untetheredSubscriber) {
+	for _, s := range *subs {
 		d.freeCounter(s.id)
 	}
-	for _, u := range p.untethered {
+	for _, u := range untethered {
 		if u.state == untetheredResting {
 			d.freeCounter(u.pos.id)
 		}
 	}
-	p.subs = p.subs[:0]
+	*subs = (*subs)[:0]
 }
 
 // revoke marks the log revoked; the next tick ends the stream at once.

@@ -605,7 +605,7 @@ func (d *Driver) closeNetworkPublication(p *networkPublication) {
 	for _, id := range []int32{p.pubPos.id, p.pubLmt.id, p.sndPos.id, p.sndLmt.id, p.bpeID, p.naksReceivedID} {
 		d.freeCounter(id)
 	}
-	d.freeSubscriberCounters(&p.logPublication)
+	d.freeSubscriberCounters(&p.subs, p.untethered)
 	p.fc.close(d)
 	d.endOfLife = append(d.endOfLife, p.log)
 }

@@ -3,6 +3,8 @@ package client
 import (
 	"fmt"
 	"strconv"
+
+	"github.com/goblin-kv/goblin/proto/resp"
 )
 
 // Kind is the type of a reply.
@@ -160,31 +162,5 @@ func spaces(n int) string {
 
 // Quote appends b as a double-quoted string the way redis-cli prints bulk
 // replies: printable ASCII as is, \n \r \t \a \b \" \\ escaped, other bytes
-// as \xHH.
-func Quote(dst, b []byte) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for _, c := range b {
-		switch c {
-		case '\\', '"':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\a':
-			dst = append(dst, '\\', 'a')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		default:
-			if c < 0x20 || c >= 0x7f {
-				dst = append(dst, '\\', 'x', hex[c>>4], hex[c&15])
-			} else {
-				dst = append(dst, c)
-			}
-		}
-	}
-	return append(dst, '"')
-}
+// as \xHH (resp.AppendQuoted).
+func Quote(dst, b []byte) []byte { return resp.AppendQuoted(dst, b) }

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/reply"
 	"github.com/goblin-kv/goblin/request"
 )
@@ -111,7 +112,7 @@ func (e *Engine) feedMonitors(s *Session, r *request.Request, args [][]byte) {
 			w = lowerWord(w)
 		}
 		b = append(b, ' ')
-		b = appendRepr(b, w)
+		b = resp.AppendQuoted(b, w)
 	}
 	b = append(b, '\r', '\n')
 	e.monBuf = b
@@ -134,34 +135,4 @@ func lowerWord(w []byte) []byte {
 		out[i] = c
 	}
 	return out
-}
-
-// appendRepr quotes s as Redis's sdscatrepr does: "..." with \\ \" \n \r
-// \t \a \b escaped and other unprintable bytes as \xHH.
-func appendRepr(b, s []byte) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for _, c := range s {
-		switch c {
-		case '\\', '"':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\a':
-			b = append(b, '\\', 'a')
-		case '\b':
-			b = append(b, '\\', 'b')
-		default:
-			if c < 0x20 || c > 0x7e {
-				b = append(b, '\\', 'x', hex[c>>4], hex[c&15])
-			} else {
-				b = append(b, c)
-			}
-		}
-	}
-	return append(b, '"')
 }

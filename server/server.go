@@ -328,15 +328,24 @@ type messageSession struct {
 // authGuard); the message transports cannot hold one client back yet.
 func (s *messageSession) ServeMessage(msg, out []byte) ([]byte, bool) {
 	out, closeConn := s.e.ServeMessage(s.s, msg, out)
-	if f := s.s.AuthFailures(); f != s.fails && s.guard != nil {
-		s.fails = f
-		s.guard.failed(s.name, f)
-	}
+	noteAuthFailures(s.s, s.guard, s.name, &s.fails)
 	return out, closeConn
 }
 
 // Close implements transport.MessageSession.
 func (s *messageSession) Close() { s.e.Close(s.s) }
+
+// noteAuthFailures hands a session's new wrong passwords, if any since
+// *seen, to the guard, and returns the delay it asks for; failed is false
+// when there was nothing new (or no guard).
+func noteAuthFailures(s *command.Session, g *authGuard, name string, seen *uint64) (delay time.Duration, failed bool) {
+	f := s.AuthFailures()
+	if f == *seen || g == nil {
+		return 0, false
+	}
+	*seen = f
+	return g.failed(name, f), true
+}
 
 type engineSession struct {
 	e     *command.Engine
@@ -349,9 +358,8 @@ type engineSession struct {
 
 func (s *engineSession) Serve(in, out []byte, limit int) (int, []byte, bool) {
 	n, out, closeConn := s.e.ServeStreamLimit(s.s, in, out, limit)
-	if f := s.s.AuthFailures(); f != s.fails && s.guard != nil {
-		s.fails = f
-		s.delay = s.guard.failed(s.name, f)
+	if d, failed := noteAuthFailures(s.s, s.guard, s.name, &s.fails); failed {
+		s.delay = d
 	}
 	return n, out, closeConn
 }

@@ -289,22 +289,34 @@ func (d *Driver) getOrCreateSendEndpoint(p *publicationParams, ch *udpChannel, c
 // checkMTUForSndbuf refuses an MTU larger than the socket's send buffer
 // (PublicationParams.validateMtuForSndbuf).
 func (d *Driver) checkMTUForSndbuf(mtu, channelSndbuf int, channel, existing string) error {
-	snd, os := channelSndbuf, ""
-	if snd == 0 {
-		snd = d.opts.SocketSndbuf
-	}
-	if snd == 0 {
-		snd, os = int(d.osb.defaultSndbuf), " (OS default)"
-	}
+	snd, os := socketBufferFor(channelSndbuf, d.opts.SocketSndbuf, d.osb.defaultSndbuf)
 	if mtu > snd {
-		ex := ""
-		if existing != "" {
-			ex = " existingChannel=" + existing
-		}
 		return genericError(illegalState, "MTU greater than SO_SNDBUF for channel: mtu=%d so-sndbuf=%d%s%s channel=%s",
-			mtu, snd, os, ex, channel)
+			mtu, snd, os, existingChannelNote(existing), channel)
 	}
 	return nil
+}
+
+// socketBufferFor is the socket buffer a channel gets: its own setting,
+// else the driver's, else the OS default (then note says so, for the
+// error messages of checkMTUForSndbuf and checkWindowForRcvbuf).
+func socketBufferFor(channel, driver int, osDefault int32) (size int, note string) {
+	if channel != 0 {
+		return channel, ""
+	}
+	if driver != 0 {
+		return driver, ""
+	}
+	return int(osDefault), " (OS default)"
+}
+
+// existingChannelNote names the endpoint a channel would share in an
+// error message, or is empty for a new endpoint.
+func existingChannelNote(existing string) string {
+	if existing == "" {
+		return ""
+	}
+	return " existingChannel=" + existing
 }
 
 func (d *Driver) closeSendSockets(e *sendEndpoint) {

@@ -173,20 +173,10 @@ func (d *Driver) getOrCreateReceiveEndpoint(p *subscriptionParams, ch *udpChanne
 // checkWindowForRcvbuf refuses a receiver window larger than the socket's
 // receive buffer (SubscriptionParams.validateInitialWindowForRcvBuf).
 func (d *Driver) checkWindowForRcvbuf(window, channelRcvbuf int, channel, existing string) error {
-	rcv, os := channelRcvbuf, ""
-	if rcv == 0 {
-		rcv = d.opts.SocketRcvbuf
-	}
-	if rcv == 0 {
-		rcv, os = int(d.osb.defaultRcvbuf), " (OS default)"
-	}
+	rcv, os := socketBufferFor(channelRcvbuf, d.opts.SocketRcvbuf, d.osb.defaultRcvbuf)
 	if window > rcv {
-		ex := ""
-		if existing != "" {
-			ex = " existingChannel=" + existing
-		}
 		return genericError(illegalState, "Initial window greater than SO_RCVBUF for channel: rcv-wnd=%d so-rcvbuf=%d%s%s channel=%s",
-			window, rcv, os, ex, channel)
+			window, rcv, os, existingChannelNote(existing), channel)
 	}
 	return nil
 }

@@ -77,6 +77,7 @@ func (s *Server) setupMetrics() {
 	}
 	s.latencySource(m)
 	buildInfo(m)
+	s.aeronCounterSource(m)
 
 	s.registry = prometheus.NewRegistry()
 	s.registry.MustRegister(m, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -62,6 +62,9 @@ type Server struct {
 	hello   []byte // the first message on every response stream
 	errBuf  []byte // error replies the transport makes itself
 	closed  bool
+	// ctrs are the stat counters SetCounters fills (see ExportCounters),
+	// nil while the manager has none allocated on the current client.
+	ctrs []*ae.Counter
 
 	// Events from the manager goroutine to the loop. pending is set
 	// (release, by the atomic) after appending under mu; the loop loads it
@@ -130,9 +133,10 @@ type client struct {
 type eventKind uint8
 
 const (
-	evAdd    eventKind = iota // a client's reply publication is ready
-	evRemove                  // a client's request image went away
-	evReset                   // the driver is gone: forget every client
+	evAdd      eventKind = iota // a client's reply publication is ready
+	evRemove                    // a client's request image went away
+	evReset                     // the driver is gone: forget every client
+	evCounters                  // the stat counters are allocated
 )
 
 type event struct {
@@ -142,6 +146,7 @@ type event struct {
 	corr int64
 	gen  uint64
 	ack  chan struct{}
+	ctrs []*ae.Counter
 }
 
 // Listen starts (or, with Options.External, finds) the media driver,
@@ -775,8 +780,13 @@ func (s *Server) drain() int {
 				}
 			}
 			s.clients, s.pending = s.clients[:0], s.pending[:0]
+			s.ctrs = nil // they go with the manager's old client
 			s.gen = e.gen
 			close(e.ack)
+		case evCounters:
+			if e.gen == s.gen && !s.closed {
+				s.ctrs = e.ctrs
+			}
 		}
 	}
 	return len(evs)
@@ -799,6 +809,7 @@ func (s *Server) Close() error {
 		}
 	}
 	s.clients, s.pending = nil, nil
+	s.ctrs = nil // the manager removes them once stopped
 	close(s.m.stop)
 	<-s.m.done
 	if s.waitFD >= 0 {
@@ -819,12 +830,17 @@ type manager struct {
 	ac  *ae.Client
 	sub *ae.Subscription
 	gen uint64
+	// channel is the request channel subscribed to; ctrs the stat
+	// counters allocated on ac (see counters.go).
+	channel string
+	ctrs    []*ae.Counter
 
-	mu   sync.Mutex
-	q    []mgrEvent
-	wake chan struct{}
-	stop chan struct{}
-	done chan struct{}
+	mu    sync.Mutex
+	q     []mgrEvent
+	stats []StatCounter // what ExportCounters asked for
+	wake  chan struct{}
+	stop  chan struct{}
+	done  chan struct{}
 
 	closeErr   error
 	rejected   atomic.Int64
@@ -838,6 +854,7 @@ const (
 	mgrAvailable mgrKind = iota
 	mgrUnavailable
 	mgrClosePub
+	mgrCounters
 )
 
 type mgrEvent struct {
@@ -937,7 +954,7 @@ func (m *manager) connect() error {
 		ac.Close()
 		return fmt.Errorf("aeron transport: subscribe %s stream %d: %w", ch, m.o.Stream, err)
 	}
-	m.ac, m.sub = ac, sub
+	m.ac, m.sub, m.channel = ac, sub, ch
 	m.o.Logger.Info("aeron subscription added", "channel", ch, "stream", m.o.Stream, "dir", m.o.Dir)
 	return nil
 }
@@ -1000,6 +1017,8 @@ func (m *manager) handle() {
 			}
 		case mgrClosePub:
 			e.pub.Close() // an error means it went with its client or driver
+		case mgrCounters:
+			m.addCounters()
 		}
 	}
 }
@@ -1019,6 +1038,7 @@ func (m *manager) recover() bool {
 	}
 	// The loop no longer touches anything of the old client: close it.
 	m.ac.Close()
+	m.ctrs = nil // gone with it
 	m.mu.Lock()
 	m.q = nil // events about the old generation's images and publications
 	m.mu.Unlock()
@@ -1027,6 +1047,7 @@ func (m *manager) recover() bool {
 		err := m.restart()
 		if err == nil {
 			m.reconnects.Add(1)
+			m.addCounters()
 			return true
 		}
 		m.o.Logger.Error("aeron: recovery failed; retrying", "err", err, "in", backoff)
@@ -1058,6 +1079,7 @@ func (m *manager) restart() error {
 
 func (m *manager) shutdown() {
 	if m.ac != nil {
+		m.removeCounters()
 		m.ac.Close()
 	}
 	if m.drv != nil {

@@ -1,6 +1,7 @@
 package docs_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/server"
 )
 
 // flagTables are the pages whose flag table documents a binary.
@@ -123,6 +125,28 @@ func TestDocMetrics(t *testing.T) {
 		if !slices.Contains(served, s) {
 			t.Errorf("docs/metrics.md documents %s, which the server does not export", s)
 		}
+	}
+}
+
+var aeronCounterRowRe = regexp.MustCompile("(?m)^\\| (\\d+) \\| `goblin ([a-z ]+): …` \\|")
+
+// TestDocAeronCounters: docs/metrics.md's table of the server's Aeron
+// counters names every one of server.AeronCounters, with its type id, in
+// order, and no other.
+func TestDocAeronCounters(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(testproc.Root(t), "docs", "metrics.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var documented, served []string
+	for _, m := range aeronCounterRowRe.FindAllStringSubmatch(string(doc), -1) {
+		documented = append(documented, m[1]+" "+m[2])
+	}
+	for _, c := range server.AeronCounters {
+		served = append(served, fmt.Sprint(c.TypeID, " ", c.Name))
+	}
+	if !slices.Equal(documented, served) {
+		t.Errorf("docs/metrics.md's Aeron counters:\n  %q\nthe server's (server.AeronCounters):\n  %q", documented, served)
 	}
 }
 

@@ -106,3 +106,22 @@ func TestStatCountersInTheDriver(t *testing.T) {
 		t.Fatalf("counters left after Close: %v", got)
 	}
 }
+
+// TestStatCountersUDP: a UDP listener (its in-process Go driver) labels
+// its counters with its request channel, endpoint included.
+func TestStatCountersUDP(t *testing.T) {
+	m := newManual(t, aeron.Options{Media: "udp", Proto: proto.RESP, Endpoint: loopback(freeUDPPort(t)), Control: loopback(freeUDPPort(t))})
+	if err := m.srv.ExportCounters([]aeron.StatCounter{{TypeID: 4100, Name: "requests"}}); err != nil {
+		t.Fatal(err)
+	}
+	label := aeron.CounterLabel("requests", "aeron:udp?endpoint="+m.o.Endpoint, aeron.DefaultStream)
+	deadline := time.Now().Add(60 * time.Second)
+	for statCounters(t, m.o.Dir, label)[label].Value != 5 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no counter %q with value 5 after 60 s", label)
+		}
+		m.srv.Poll(0)
+		m.srv.SetCounters([]int64{5})
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +30,22 @@ func statCounters(tb testing.TB, dir string, labels ...string) map[string]ae.Cou
 			}
 		}
 		return true
+	})
+	return found
+}
+
+// hasCounterOfType reports whether the driver in dir has an allocated
+// counter of typeID whose label starts with prefix.
+func hasCounterOfType(dir string, typeID int32, prefix string) bool {
+	cnc, err := ae.OpenCnC(dir)
+	if err != nil {
+		return false
+	}
+	defer cnc.Close()
+	found := false
+	cnc.Counters().ForEach(func(c ae.CounterInfo) bool {
+		found = c.TypeID == typeID && strings.HasPrefix(c.Label, prefix)
+		return !found
 	})
 	return found
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/server"
 	"github.com/goblin-kv/goblin/transport"
 )
 
@@ -209,6 +210,10 @@ func (e *e2eSetup) driverRestart(t *testing.T) {
 	}
 	// The second listener (driver=external) found the new driver too.
 	e.srv.WaitLog(t, `aeron client lost its media driver`, 60*time.Second)
+	// And the server's stat counters are in the new driver.
+	testproc.WaitFor(t, 60*time.Second, "the server's stat counters in the restarted driver", func() bool {
+		return hasCounterOfType(e.serverDir, server.AeronCounterRequests, "goblin requests: ")
+	})
 }
 
 // TestExternalDriver: goblin-server --aeron-dir uses a driver something

@@ -39,7 +39,7 @@ func (d *Driver) doSend(nowNs int64) int {
 	d.dutyCycleCounter++
 	if sent == 0 || d.dutyCycleCounter >= d.opts.SendToStatusPollRatio || d.controlPollNs-nowNs < 0 ||
 		shortSends < d.counters.Value(sysShortSends) {
-		for _, e := range d.sendEndpoints {
+		for _, e := range d.sndEndpoints {
 			received += d.pollControl(e)
 		}
 		d.dutyCycleCounter = 0

@@ -60,6 +60,7 @@ type Driver struct {
 	// owned by DoWork's goroutine (the Java driver's three agents run as
 	// one here, so nothing is handed between threads).
 	sendEndpoints    map[string]*sendEndpoint    // by canonical form
+	sndEndpoints     []*sendEndpoint             // the sender's, in poll order
 	receiveEndpoints map[string]*receiveEndpoint // by canonical form
 	rcvEndpoints     []*receiveEndpoint          // the receiver's, in poll order
 	netPublications  []*networkPublication       // the conductor's

@@ -283,6 +283,7 @@ func (d *Driver) getOrCreateSendEndpoint(p *publicationParams, ch *udpChannel, c
 		return fail(err)
 	}
 	d.sendEndpoints[ch.canonical] = e
+	d.sndEndpoints = append(d.sndEndpoints, e)
 	return e, nil
 }
 
@@ -344,6 +345,12 @@ func (d *Driver) closeSendEndpoint(e *sendEndpoint) {
 	d.closeSendSockets(e)
 	d.closeSendEndpointCounters(e)
 	delete(d.sendEndpoints, e.ch.canonical)
+	for i, x := range d.sndEndpoints {
+		if x == e {
+			d.sndEndpoints = append(d.sndEndpoints[:i], d.sndEndpoints[i+1:]...)
+			break
+		}
+	}
 }
 
 // allocateChannelStatus allocates a snd-channel or rcv-channel counter

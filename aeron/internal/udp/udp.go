@@ -2,8 +2,9 @@
 // blocking UDP sockets opened with the options an Aeron channel names
 // (bind and connect addresses, socket buffer sizes, multicast group,
 // interface and TTL), a batch receive of up to N datagrams in one
-// recvmmsg(2) and a batch send of queued datagrams in one sendmmsg(2), and
-// an epoll set a parked owner waits on. Addresses are netip.AddrPort, so a
+// recvmmsg(2) (one recvfrom(2) while the socket has been found empty), a
+// batch send of queued datagrams in one sendmmsg(2) (one sendto(2) for a
+// single datagram), and an epoll set a parked owner waits on. Addresses are netip.AddrPort, so a
 // datagram's source is read without allocating.
 //
 // Nothing here is safe for concurrent use: the driver's one goroutine owns
@@ -52,6 +53,12 @@ type Socket struct {
 	rcvBuf int
 	sndBuf int
 	ttl    int
+	// empty records that the last batch receive found nothing: the next
+	// one reads a single datagram with recvfrom(2), which costs the
+	// kernel less than recvmmsg(2) (no message headers or iovecs to copy
+	// in), so an owner that polls an idle socket in a loop pays less per
+	// poll and notices a datagram sooner. Owned by the batch's goroutine.
+	empty bool
 	// to is the destination a SendTo encodes into; long-lived, so a send
 	// passes the kernel a pointer without allocating.
 	to unix.RawSockaddrInet6
@@ -222,6 +229,11 @@ func (s *Socket) Close() error {
 	return err
 }
 
+// Every socket call here passes MSG_DONTWAIT, so none can block: they are
+// made with RawSyscall6, which skips the Go scheduler's bookkeeping around
+// a system call that might block (entersyscall/exitsyscall), a measurable
+// part of a busy-polled receive.
+
 // Send sends b on a connected socket and returns the bytes sent: 0 when
 // the kernel has no room (EAGAIN) or the peer's port was unreachable (an
 // earlier datagram's ICMP error, reported once), as for a Java
@@ -230,7 +242,7 @@ func (s *Socket) Send(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	n, _, e := unix.Syscall6(unix.SYS_SENDTO, uintptr(s.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)),
+	n, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(s.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)),
 		unix.MSG_DONTWAIT, 0, 0)
 	return sent(int(n), e)
 }
@@ -241,7 +253,7 @@ func (s *Socket) SendTo(b []byte, to netip.AddrPort) (int, error) {
 		return 0, nil
 	}
 	l := s.encode(&s.to, to)
-	n, _, e := unix.Syscall6(unix.SYS_SENDTO, uintptr(s.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)),
+	n, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(s.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)),
 		unix.MSG_DONTWAIT, uintptr(unsafe.Pointer(&s.to)), uintptr(l))
 	return sent(int(n), e)
 }
@@ -303,11 +315,12 @@ func decode(raw *unix.RawSockaddrInet6) netip.AddrPort {
 
 // RecvBatch receives up to its capacity of datagrams in one recvmmsg(2).
 type RecvBatch struct {
-	msgs  []unix.Mmsghdr
-	iovs  []unix.Iovec
-	names []unix.RawSockaddrInet6
-	bufs  [][]byte
-	n     int
+	msgs    []unix.Mmsghdr
+	iovs    []unix.Iovec
+	names   []unix.RawSockaddrInet6
+	bufs    [][]byte
+	n       int
+	namelen uint32 // recvfrom's address length, in and out
 }
 
 // NewRecvBatch makes a batch of n datagram buffers of size bytes each.
@@ -327,24 +340,56 @@ func NewRecvBatch(n, size int) *RecvBatch {
 
 // Recv reads what s has waiting, up to the batch's capacity, without
 // blocking, and returns how many datagrams came (0 when none). A pending
-// ICMP error (ECONNREFUSED) reads as none.
+// ICMP error (ECONNREFUSED) reads as none. After a Recv of s that found
+// nothing, the next one reads at most one datagram, with recvfrom(2): an
+// idle socket polled in a loop costs less that way, and a socket that
+// receives again is read in batches from the Recv after.
 func (b *RecvBatch) Recv(s *Socket) (int, error) {
+	if s.empty {
+		return b.recvOne(s)
+	}
 	for i := range b.msgs {
 		b.msgs[i].Hdr.Namelen = unix.SizeofSockaddrInet6
 		b.msgs[i].Hdr.Flags = 0
 	}
-	r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(s.fd), uintptr(unsafe.Pointer(&b.msgs[0])),
+	r, _, e := unix.RawSyscall6(unix.SYS_RECVMMSG, uintptr(s.fd), uintptr(unsafe.Pointer(&b.msgs[0])),
 		uintptr(len(b.msgs)), unix.MSG_DONTWAIT, 0, 0)
+	return b.received(s, int(r), e)
+}
+
+// recvOne reads one datagram with recvfrom(2) into the batch's first
+// buffer. MSG_TRUNC makes the kernel return the datagram's real length, so
+// a datagram longer than the buffer is seen as truncated, as recvmmsg
+// reports it.
+func (b *RecvBatch) recvOne(s *Socket) (int, error) {
+	buf := b.bufs[0]
+	b.namelen = unix.SizeofSockaddrInet6
+	r, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(s.fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)),
+		unix.MSG_DONTWAIT|unix.MSG_TRUNC, uintptr(unsafe.Pointer(&b.names[0])), uintptr(unsafe.Pointer(&b.namelen)))
+	if e == 0 {
+		b.msgs[0].Hdr.Flags = 0
+		b.msgs[0].Len = uint32(r)
+		if int(r) > len(buf) {
+			b.msgs[0].Hdr.Flags = unix.MSG_TRUNC
+			b.msgs[0].Len = uint32(len(buf))
+		}
+		r = 1
+	}
+	return b.received(s, int(r), e)
+}
+
+// received ends a Recv of s: r datagrams came, or e says why none did.
+func (b *RecvBatch) received(s *Socket, r int, e syscall.Errno) (int, error) {
+	b.n = 0
 	switch e {
 	case 0:
-		b.n = int(r)
-		return b.n, nil
+		b.n = r
 	case unix.EAGAIN, unix.ECONNREFUSED, unix.EINTR:
-		b.n = 0
-		return 0, nil
+	default:
+		return 0, e
 	}
-	b.n = 0
-	return 0, e
+	s.empty = b.n == 0
+	return b.n, nil
 }
 
 // Datagram is the i-th datagram of the last Recv. A datagram longer than
@@ -400,12 +445,25 @@ func (b *SendBatch) Add(s *Socket, p []byte, to netip.AddrPort) {
 // Flush sends the queued datagrams on s and returns how many the kernel
 // took, in order; the rest are dropped from the batch (the caller sends
 // them again from its log, as after a short send). An ICMP error or a full
-// socket buffer ends the batch early without an error.
+// socket buffer ends the batch early without an error. A single datagram
+// goes with sendto(2), which the kernel does with less work than a
+// sendmmsg(2) of one.
 func (b *SendBatch) Flush(s *Socket) (int, error) {
-	if b.n == 0 {
+	switch b.n {
+	case 0:
 		return 0, nil
+	case 1:
+		b.n = 0
+		m := &b.msgs[0]
+		r, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(s.fd), uintptr(unsafe.Pointer(b.iovs[0].Base)),
+			uintptr(b.iovs[0].Len), unix.MSG_DONTWAIT, uintptr(unsafe.Pointer(m.Hdr.Name)), uintptr(m.Hdr.Namelen))
+		if e != 0 {
+			return sent(0, e)
+		}
+		m.Len = uint32(r)
+		return 1, nil
 	}
-	r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(s.fd), uintptr(unsafe.Pointer(&b.msgs[0])), uintptr(b.n),
+	r, _, e := unix.RawSyscall6(unix.SYS_SENDMMSG, uintptr(s.fd), uintptr(unsafe.Pointer(&b.msgs[0])), uintptr(b.n),
 		unix.MSG_DONTWAIT, 0, 0)
 	b.n = 0
 	n, err := sent(int(r), e)

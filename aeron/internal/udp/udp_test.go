@@ -1,0 +1,155 @@
+package udp
+
+import (
+	"bytes"
+	"net/netip"
+	"testing"
+	"time"
+)
+
+func openLoopback(t *testing.T) *Socket {
+	t.Helper()
+	s, err := Open(Options{Bind: netip.MustParseAddrPort("127.0.0.1:0")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// recvWithin polls b on s until n datagrams arrived in one Recv or the
+// deadline passes.
+func recvWithin(t *testing.T, b *RecvBatch, s *Socket, want int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, err := b.Recv(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == want {
+			return
+		}
+		if n != 0 {
+			t.Fatalf("Recv got %d datagrams, want %d", n, want)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no datagram within 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// An idle socket is read one datagram at a time (recvfrom), a busy one in
+// batches (recvmmsg); both report every datagram's bytes, source and
+// truncation the same way.
+func TestRecvSwitchesBetweenOneAndBatch(t *testing.T) {
+	rx, tx := openLoopback(t), openLoopback(t)
+	b := NewRecvBatch(4, 64)
+	if n, err := b.Recv(rx); n != 0 || err != nil {
+		t.Fatalf("empty socket: Recv = %d, %v", n, err)
+	}
+	if !rx.empty {
+		t.Fatal("a Recv that found nothing did not mark the socket empty")
+	}
+	for _, m := range []string{"one", "two", "three"} {
+		if n, err := tx.SendTo([]byte(m), rx.LocalAddr()); n != len(m) || err != nil {
+			t.Fatalf("SendTo = %d, %v", n, err)
+		}
+	}
+	// Empty before: one datagram, with its source.
+	recvWithin(t, b, rx, 1)
+	if got := string(b.Datagram(0)); got != "one" || b.Truncated(0) || b.From(0) != tx.LocalAddr() {
+		t.Fatalf("single read: %q truncated %v from %v, want \"one\" from %v", got, b.Truncated(0), b.From(0), tx.LocalAddr())
+	}
+	if rx.empty {
+		t.Fatal("a Recv that got a datagram left the socket marked empty")
+	}
+	// Busy: the rest in one batch.
+	recvWithin(t, b, rx, 2)
+	if string(b.Datagram(0)) != "two" || string(b.Datagram(1)) != "three" || b.From(1) != tx.LocalAddr() {
+		t.Fatalf("batch read: %q %q from %v", b.Datagram(0), b.Datagram(1), b.From(1))
+	}
+	// A datagram longer than a buffer is cut and flagged, in both modes.
+	long := bytes.Repeat([]byte{'x'}, 100)
+	for _, mode := range []string{"single", "batch"} {
+		if _, err := b.Recv(rx); err != nil { // nothing waits: marks empty
+			t.Fatal(err)
+		}
+		if mode == "batch" {
+			rx.empty = false
+		}
+		if _, err := tx.SendTo(long, rx.LocalAddr()); err != nil {
+			t.Fatal(err)
+		}
+		recvWithin(t, b, rx, 1)
+		if !b.Truncated(0) || len(b.Datagram(0)) != 64 {
+			t.Fatalf("%s read of a 100-byte datagram into 64: truncated %v, %d bytes", mode, b.Truncated(0), len(b.Datagram(0)))
+		}
+	}
+}
+
+// A batch of one goes out with sendto, a longer one with sendmmsg; both
+// report what the kernel took.
+func TestFlushOneAndMany(t *testing.T) {
+	rx, tx := openLoopback(t), openLoopback(t)
+	sb := NewSendBatch(4)
+	rb := NewRecvBatch(4, 64)
+	sb.Add(tx, []byte("solo"), rx.LocalAddr())
+	if n, err := sb.Flush(tx); n != 1 || err != nil || sb.Sent(0) != 4 || sb.Len() != 0 {
+		t.Fatalf("Flush of one = %d, %v, sent %d, len %d", n, err, sb.Sent(0), sb.Len())
+	}
+	rx.empty = true
+	recvWithin(t, rb, rx, 1)
+	if string(rb.Datagram(0)) != "solo" {
+		t.Fatalf("got %q", rb.Datagram(0))
+	}
+	sb.Add(tx, []byte("a"), rx.LocalAddr())
+	sb.Add(tx, []byte("bc"), rx.LocalAddr())
+	if n, err := sb.Flush(tx); n != 2 || err != nil || sb.Sent(1) != 2 {
+		t.Fatalf("Flush of two = %d, %v, sent %d", n, err, sb.Sent(1))
+	}
+	rx.empty = false
+	recvWithin(t, rb, rx, 2)
+	if string(rb.Datagram(0)) != "a" || string(rb.Datagram(1)) != "bc" {
+		t.Fatalf("got %q %q", rb.Datagram(0), rb.Datagram(1))
+	}
+}
+
+// Receiving and sending allocate nothing in either mode.
+func TestRecvAndFlushAllocateNothing(t *testing.T) {
+	rx, tx := openLoopback(t), openLoopback(t)
+	sb := NewSendBatch(4)
+	rb := NewRecvBatch(4, 64)
+	msg := []byte("ping")
+	to := rx.LocalAddr()
+	allocs := testing.AllocsPerRun(200, func() {
+		sb.Add(tx, msg, to)
+		sb.Flush(tx)
+		rb.Recv(rx)
+		rb.Recv(rx)
+		sb.Add(tx, msg, to)
+		sb.Add(tx, msg, to)
+		sb.Flush(tx)
+		rb.Recv(rx)
+		rb.Recv(rx)
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per send/receive round", allocs)
+	}
+}
+
+// BenchmarkIdleRecv is one poll of an idle socket (the busy-polling owner's
+// common case).
+func BenchmarkIdleRecv(b *testing.B) {
+	rx, err := Open(Options{Bind: netip.MustParseAddrPort("127.0.0.1:0")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rx.Close()
+	rb := NewRecvBatch(16, 1500)
+	b.ReportAllocs()
+	for b.Loop() {
+		rb.Recv(rx)
+	}
+}

@@ -8,6 +8,15 @@
 //	err = c.Set(ctx, "greeting", []byte("hello"), client.SetOptions{TTL: time.Minute})
 //	v, err := c.Get(ctx, "greeting")          // ErrNil when the key is missing
 //
+// Sockets (uds://, tcp://) are built in. The shared-memory ring and Aeron
+// opt in by import, so a socket-only program links neither:
+//
+//	import _ "github.com/goblin-kv/goblin/transport/ring"  // ring:// targets
+//	import _ "github.com/goblin-kv/goblin/transport/aeron" // aeron:ipc, aeron:udp targets
+//
+// Without the import, Dial of such a target returns ErrUnknownTransport,
+// naming the import to add.
+//
 // A Client holds one connection and is safe for concurrent use: calls are
 // serialised by a mutex, so each goroutine sees its own request answered.
 // Use a Pipeline to send many requests in one write, or several Clients to
@@ -58,8 +67,11 @@ var (
 	// ErrClosed reports use of a Client after Close.
 	ErrClosed = errors.New("client: closed")
 	// ErrUnknownTransport is wrapped when the client has no dialer for the
-	// target's scheme.
-	ErrUnknownTransport = errors.New("client: no transport for scheme")
+	// target's scheme: ring:// and aeron: targets need their transport's
+	// package linked into the program (import _
+	// "github.com/goblin-kv/goblin/transport/ring" or .../transport/aeron),
+	// and the error names the import. It is transport.ErrNoDialer.
+	ErrUnknownTransport = transport.ErrNoDialer
 	// ErrNoSBEEncoding is wrapped when Do is asked, over SBE, for a command
 	// (or subcommand) that is not in goblin's command table: SBE has a
 	// message for each command goblin knows and no generic one, so nothing
@@ -226,12 +238,11 @@ func DialTarget(ctx context.Context, t target.Target, opts ...Option) (*Client, 
 	if o.ProtoSet {
 		t.Proto, t.ProtoSet = o.Proto, true
 	}
-	tr, ok := dialers[t.Scheme]
-	if !ok {
-		return nil, fmt.Errorf("%w %q (target %s)", ErrUnknownTransport, t.Scheme, t)
+	tr, err := lookupDialer(t.Scheme)
+	if err != nil {
+		return nil, fmt.Errorf("client: dial %s: %w", t, err)
 	}
 	c := &Client{t: t, tname: t.String(), opts: o, tr: tr}
-	var err error
 	if c.codec, err = newCodec(t.Proto, tr.message); err != nil {
 		return nil, err
 	}

@@ -386,21 +386,36 @@ func TestPasswordAndRegistry(t *testing.T) {
 	}
 	// The scheme's dialer is the one used.
 	called := false
-	orig := dialers[target.UDS]
-	dialers[target.UDS] = dialer{dial: func(ctx context.Context, tg target.Target, o *Options) (transport.Conn, error) {
-		called = true
-		return orig.dial(ctx, tg, o)
-	}}
-	defer func() { dialers[target.UDS] = orig }()
+	swapDialer(t, target.UDS, func(orig dialer) dialer {
+		return dialer{dial: func(ctx context.Context, tg target.Target, o *Options) (transport.Conn, error) {
+			called = true
+			return orig.dial(ctx, tg, o)
+		}}
+	})
 	c := dialT(t, sock)
 	if err := c.Ping(ctxT(t)); err != nil || !called {
 		t.Fatalf("Ping through the uds dialer: %v (called %v)", err, called)
 	}
 }
 
-// TestRedialWithPasswordSendsTheCall: when a call finds the connection
-// dropped and redials with a password, the AUTH sent on the new connection
-// must not replace the call's own command.
+// swapDialer makes the client dial scheme s with what wrap returns (given
+// the real dialer) until the test ends.
+func swapDialer(t *testing.T, s target.Scheme, wrap func(orig dialer) dialer) {
+	t.Helper()
+	orig, err := dialerFor(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := wrap(orig)
+	lookupDialer = func(scheme target.Scheme) (dialer, error) {
+		if scheme == s {
+			return d, nil
+		}
+		return dialerFor(scheme)
+	}
+	t.Cleanup(func() { lookupDialer = dialerFor })
+}
+
 func TestRedialWithPasswordSendsTheCall(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string // first argument of every command, across connections

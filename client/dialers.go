@@ -5,8 +5,6 @@ import (
 
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
-	"github.com/goblin-kv/goblin/transport/aeron"
-	"github.com/goblin-kv/goblin/transport/ring"
 	"github.com/goblin-kv/goblin/transport/uds"
 )
 
@@ -21,28 +19,27 @@ type dialer struct {
 	message bool
 }
 
-// dialers holds every transport the client speaks, by target scheme: a
-// fixed table (tests swap an entry), not a registry. Adding a transport is
-// a line here and its DialTarget.
-var dialers = map[target.Scheme]dialer{
-	target.UDS:   {dial: dialSocket},
-	target.TCP:   {dial: dialSocket},
-	target.Ring:  {dial: dialRing, message: true},
-	target.Aeron: {dial: dialAeron, message: true},
+// lookupDialer finds the dialer of a scheme (tests replace it).
+var lookupDialer = dialerFor
+
+// dialerFor returns the dialer of scheme s. Sockets are built in; the ring
+// and Aeron transports are the ones a linked package registered (importing
+// transport/ring or transport/aeron), so that a socket client links
+// neither.
+func dialerFor(s target.Scheme) (dialer, error) {
+	switch s {
+	case target.UDS, target.TCP:
+		return dialer{dial: dialSocket}, nil
+	}
+	d, err := transport.LookupDialer(s)
+	if err != nil {
+		return dialer{}, err
+	}
+	return dialer{message: d.Message, dial: func(ctx context.Context, t target.Target, _ *Options) (transport.Conn, error) {
+		return d.Dial(ctx, t)
+	}}, nil
 }
 
 func dialSocket(ctx context.Context, t target.Target, o *Options) (transport.Conn, error) {
 	return uds.DialTarget(ctx, t, uds.DialOptions{BusyPoll: o.BusyPoll})
-}
-
-// dialRing dials the shared-memory ring (transport/ring), e.g.
-// ring:///dev/shm/goblin?proto=sbe.
-func dialRing(ctx context.Context, t target.Target, _ *Options) (transport.Conn, error) {
-	return ring.DialTarget(ctx, t)
-}
-
-// dialAeron dials Aeron IPC or UDP (transport/aeron), e.g. aeron:ipc?proto=sbe
-// or aeron:udp?endpoint=H:P|control=H:P2.
-func dialAeron(ctx context.Context, t target.Target, _ *Options) (transport.Conn, error) {
-	return aeron.DialTarget(ctx, t)
 }

@@ -54,13 +54,13 @@ func (c *protoConn) Close() error                { return nil }
 // TestProtocolFromHandshake: a target that names no protocol speaks the
 // one the connection reports; one that names it keeps it.
 func TestProtocolFromHandshake(t *testing.T) {
-	orig := dialers[target.Ring]
-	defer func() { dialers[target.Ring] = orig }()
 	for _, server := range []proto.Protocol{proto.RESP, proto.SBE} {
-		dialers[target.Ring] = dialer{message: true,
-			dial: func(context.Context, target.Target, *Options) (transport.Conn, error) {
-				return &protoConn{p: server}, nil
-			}}
+		swapDialer(t, target.Ring, func(dialer) dialer {
+			return dialer{message: true,
+				dial: func(context.Context, target.Target, *Options) (transport.Conn, error) {
+					return &protoConn{p: server}, nil
+				}}
+		})
 		c := dialT(t, "ring:///nowhere")
 		if err := c.Ping(ctxT(t)); err != nil {
 			t.Fatalf("server speaks %v, target names none: %v", server, err)

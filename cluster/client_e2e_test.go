@@ -10,6 +10,9 @@ import (
 	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/cluster"
 	"github.com/goblin-kv/goblin/target"
+	// The nodes are reached over Aeron UDP too (TestGoblinClusterClientAeron,
+	// the two-host test): the client dials aeron: targets with this linked.
+	_ "github.com/goblin-kv/goblin/transport/aeron"
 )
 
 // goblinKV adapts goblin's own cluster client to the reshard scenario.

@@ -66,6 +66,10 @@ func TestDocGoSnippets(t *testing.T) {
 				used[p] = true
 			}
 		}
+		_, own, _ := splitImports(strings.Join(b.lines, "\n"))
+		for _, p := range own {
+			used[p] = true
+		}
 	}
 	if len(snippets) == 0 {
 		t.Fatal("no Go snippets found")
@@ -80,14 +84,44 @@ func TestDocGoSnippets(t *testing.T) {
 	}
 }
 
-// snippetSource makes a Go file of a snippet: declarations stay at the top
-// level, statements go into a function body.
+// importPathRe matches the quoted path of an import line.
+var importPathRe = regexp.MustCompile(`"([^"]+)"`)
+
+// splitImports separates the import declarations a snippet starts with
+// (such as a blank import that links a transport) from the rest, and
+// returns the paths they import.
+func splitImports(src string) (decls string, paths []string, rest string) {
+	lines := strings.Split(src, "\n")
+	i, inBlock := 0, false
+	for ; i < len(lines); i++ {
+		l := strings.TrimSpace(lines[i])
+		switch {
+		case inBlock:
+			inBlock = l != ")"
+		case l == "import (":
+			inBlock = true
+		case strings.HasPrefix(l, "import "), l == "":
+		default:
+			return strings.Join(lines[:i], "\n"), paths, strings.Join(lines[i:], "\n")
+		}
+		if m := importPathRe.FindStringSubmatch(l); m != nil && l != "import (" {
+			paths = append(paths, m[1])
+		}
+	}
+	return src, paths, ""
+}
+
+// snippetSource makes a Go file of a snippet: its own imports and
+// declarations stay at the top level, statements go into a function body.
 func snippetSource(b block) (string, bool) {
-	src := strings.Join(b.lines, "\n")
+	own, ownPaths, src := splitImports(strings.Join(b.lines, "\n"))
 	src = elisionRe.ReplaceAllString(src, "$1 }")
 	src = elisionLineRe.ReplaceAllString(src, "")
 	var imports []string
 	seen := map[string]bool{}
+	for _, p := range ownPaths {
+		seen[p] = true
+	}
 	for _, m := range qualifiedRe.FindAllStringSubmatch(src, -1) {
 		if p, ok := snippetImports[m[1]]; ok && !seen[p] {
 			seen[p] = true
@@ -95,7 +129,7 @@ func snippetSource(b block) (string, bool) {
 		}
 	}
 	slices.Sort(imports)
-	head := "package snippet\n\nimport (\n" + strings.Join(imports, "\n") + "\n)\n\n"
+	head := "package snippet\n\nimport (\n" + strings.Join(imports, "\n") + "\n)\n" + own + "\n\n"
 	if _, err := parser.ParseFile(token.NewFileSet(), "", head+src, 0); err == nil {
 		return head + src, true
 	}

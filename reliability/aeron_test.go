@@ -26,6 +26,7 @@ import (
 	"github.com/goblin-kv/goblin/internal/testproc"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/transport"
+	_ "github.com/goblin-kv/goblin/transport/aeron" // client.Dial of aeron: targets
 )
 
 // needJavaDriver skips (fails under CI=true) without java or the jar.

@@ -26,6 +26,7 @@ import (
 	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/internal/latency"
 	"github.com/goblin-kv/goblin/internal/testproc"
+	_ "github.com/goblin-kv/goblin/transport/ring" // client.Dial of ring:// targets
 )
 
 // startRingServer runs goblin-server with one ring listener in a fresh

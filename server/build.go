@@ -31,6 +31,12 @@ type Env struct {
 // builders holds every transport the server serves, by target scheme: a
 // fixed table (a test takes an entry out), not a registry. Adding a
 // transport is a Builder and a line here.
+//
+// Unlike the client's, the server's transports do not opt in by import: a
+// server is the program that serves every --listen target, its Options
+// name transports in text (a flag or a config line) that no import can
+// check at build time, and a server built without one would fail only
+// when an operator asks for it. So package server links every transport.
 var builders = map[target.Scheme]Builder{
 	target.UDS:   buildSocket,
 	target.TCP:   buildSocket,

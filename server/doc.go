@@ -11,9 +11,12 @@
 // socket request). Nothing on a request's path crosses a goroutine, a
 // channel or a lock.
 //
-// Transports plug in through Register: a Builder turns a target into a
-// transport.Server using the Env (options, logger, engine handlers) the
-// server gives it. The socket transports are registered in transports.go.
+// Each transport is a Builder in one fixed table (build.go): it turns a
+// target into a transport.Server using the Env (options, logger, engine
+// handlers) the server gives it. The socket transports are built in
+// transports.go, the ring in ring.go and Aeron in aeron.go; package server
+// links them all (the client library, by contrast, links the ring and
+// Aeron only when a program imports them).
 //
 // cmd/goblin-server turns flags into Options; docs/server.md documents
 // them and docs/metrics.md the metrics.

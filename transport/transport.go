@@ -8,6 +8,10 @@
 // the command engine (package command), which a Server calls inline from
 // the loop goroutine: no channel, lock or goroutine hop sits between a
 // request's arrival and its execution.
+//
+// The client library dials sockets itself; other transports register a
+// Dialer for their target scheme when their package is linked in (see
+// Dialer), so a program links only the transports it imports.
 package transport
 
 import (

@@ -7,6 +7,10 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/client"
+	// The library measures every transport: link the ring's and Aeron's
+	// dialers (a socket-only program would not).
+	_ "github.com/goblin-kv/goblin/transport/aeron"
+	_ "github.com/goblin-kv/goblin/transport/ring"
 )
 
 // The goblin client library is the default measuring client: what a Go user

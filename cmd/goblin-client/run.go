@@ -20,6 +20,8 @@ import (
 	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/target"
+	// Linking the ring and Aeron transports lets the client dial ring:// and
+	// aeron: targets; their errors are also told apart below.
 	"github.com/goblin-kv/goblin/transport/aeron"
 	"github.com/goblin-kv/goblin/transport/ring"
 	"github.com/peterh/liner"

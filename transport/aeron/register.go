@@ -1,0 +1,13 @@
+package aeron
+
+import (
+	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport"
+)
+
+// Importing this package lets the client library dial aeron:ipc and
+// aeron:udp targets (see transport.Dialer); a program that does not link
+// it has neither the Aeron client nor the media drivers.
+func init() {
+	transport.RegisterDialer(target.Aeron, transport.Dialer{Dial: DialTarget, Message: true})
+}

@@ -126,15 +126,16 @@ func (e *ConnError) Unwrap() []error {
 	return []error{e.Err}
 }
 
-// Options configure a Client. The zero value works; Dial applies Option
-// functions to it.
+// Options configure a Client; the zero value works, and Dial is Options{}.Dial:
+//
+//	c, err := client.Options{Password: pw, DialTimeout: time.Second}.Dial(ctx, tgt)
+//
+// The protocol is the target's (its proto parameter, or
+// target.Target.Proto for DialTarget).
 type Options struct {
-	// Proto overrides the protocol named by the target when ProtoSet is
-	// true.
-	Proto    proto.Protocol
-	ProtoSet bool
 	// DialTimeout bounds each connection attempt when the context has no
-	// earlier deadline (default 5s).
+	// earlier deadline: 0 means the default, 5s; a negative value, none
+	// (the context alone bounds it).
 	DialTimeout time.Duration
 	// BusyPoll makes stream transports spin on non-blocking reads for up
 	// to this long before parking in the network poller: a core for a few
@@ -144,35 +145,29 @@ type Options struct {
 	// the server is known to run as this user, as root or as one of
 	// TrustedServerUIDs (on Unix sockets; see ErrUntrustedServer).
 	Password string
-	// TrustedServerUIDs are further users whose servers may be sent the
-	// password, for a server run by a service account.
+	// TrustedServerUIDs are further users whose servers on a Unix socket
+	// may be sent the password, for a server run by a service account.
 	TrustedServerUIDs []int
 	// MaxBufferKeep caps the read and write buffers a Client keeps between
-	// calls after a large value (default 1 MiB).
+	// calls after a large value (0: the default, 1 MiB).
 	MaxBufferKeep int
 }
 
-// Option changes Options.
-type Option func(*Options)
+// Defaults of the Options fields whose zero value means "the default".
+const (
+	DefaultDialTimeout   = 5 * time.Second
+	DefaultMaxBufferKeep = 1 << 20
+)
 
-// WithProto speaks p whatever the target says.
-func WithProto(p proto.Protocol) Option {
-	return func(o *Options) { o.Proto, o.ProtoSet = p, true }
-}
-
-// WithDialTimeout bounds each connection attempt.
-func WithDialTimeout(d time.Duration) Option { return func(o *Options) { o.DialTimeout = d } }
-
-// WithBusyPoll spins up to d on reads before sleeping; see Options.BusyPoll.
-func WithBusyPoll(d time.Duration) Option { return func(o *Options) { o.BusyPoll = d } }
-
-// WithPassword authenticates every new connection with AUTH password.
-func WithPassword(pw string) Option { return func(o *Options) { o.Password = pw } }
-
-// WithTrustedServerUID lets the client send its password to a server on a
-// Unix socket run by user uid (besides the client's own user and root).
-func WithTrustedServerUID(uid int) Option {
-	return func(o *Options) { o.TrustedServerUIDs = append(o.TrustedServerUIDs, uid) }
+// withDefaults returns o with its zero fields set to their defaults.
+func (o Options) withDefaults() Options {
+	if o.DialTimeout == 0 {
+		o.DialTimeout = DefaultDialTimeout
+	}
+	if o.MaxBufferKeep <= 0 {
+		o.MaxBufferKeep = DefaultMaxBufferKeep
+	}
+	return o
 }
 
 // codec turns argument lists into requests and reply bytes into replies.
@@ -213,10 +208,21 @@ type Client struct {
 	rep    result
 }
 
-// Dial connects to target (see package target for the syntax; "" means
-// target.Default(), the socket goblin-server listens on with no flags).
-// It returns a *ConnError wrapping ErrDial when nothing answers there.
-func Dial(ctx context.Context, tgt string, opts ...Option) (*Client, error) {
+// Dial connects to target with the default Options (see package target
+// for the syntax; "" means target.Default(), the socket goblin-server
+// listens on with no flags). It returns a *ConnError wrapping ErrDial when
+// nothing answers there.
+func Dial(ctx context.Context, target string) (*Client, error) {
+	return Options{}.Dial(ctx, target)
+}
+
+// DialTarget is Dial with a parsed target.
+func DialTarget(ctx context.Context, t target.Target) (*Client, error) {
+	return Options{}.DialTarget(ctx, t)
+}
+
+// Dial connects to tgt with these options; see the function Dial.
+func (o Options) Dial(ctx context.Context, tgt string) (*Client, error) {
 	var t target.Target
 	if tgt == "" {
 		t = target.Default()
@@ -226,18 +232,13 @@ func Dial(ctx context.Context, tgt string, opts ...Option) (*Client, error) {
 			return nil, err
 		}
 	}
-	return DialTarget(ctx, t, opts...)
+	return o.DialTarget(ctx, t)
 }
 
-// DialTarget is Dial with a parsed target.
-func DialTarget(ctx context.Context, t target.Target, opts ...Option) (*Client, error) {
-	o := Options{DialTimeout: 5 * time.Second, MaxBufferKeep: 1 << 20}
-	for _, f := range opts {
-		f(&o)
-	}
-	if o.ProtoSet {
-		t.Proto, t.ProtoSet = o.Proto, true
-	}
+// DialTarget connects to a parsed target with these options.
+func (o Options) DialTarget(ctx context.Context, t target.Target) (*Client, error) {
+	o = o.withDefaults()
+	o.TrustedServerUIDs = slices.Clone(o.TrustedServerUIDs)
 	tr, err := lookupDialer(t.Scheme)
 	if err != nil {
 		return nil, fmt.Errorf("client: dial %s: %w", t, err)
@@ -360,7 +361,7 @@ func (c *Client) checkServerUser(conn transport.Conn) error {
 	if !known || uid == me || uid == 0 || slices.Contains(c.opts.TrustedServerUIDs, uid) {
 		return nil
 	}
-	return fmt.Errorf("%w: not sending the password to %s: it runs as %s, not as you (%s) or root, so another local user may be answering in goblin-server's place. If that user really runs your server, trust it (goblin-client --server-uid %d, client.WithTrustedServerUID)",
+	return fmt.Errorf("%w: not sending the password to %s: it runs as %s, not as you (%s) or root, so another local user may be answering in goblin-server's place. If that user really runs your server, trust it (goblin-client --server-uid %d, client.Options.TrustedServerUIDs)",
 		ErrUntrustedServer, c.t, userName(uid), userName(me), uid)
 }
 

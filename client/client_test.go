@@ -193,7 +193,7 @@ func TestCommandsAgainstRedis(t *testing.T) {
 	sock := startRedis(t)
 	t.Run("uds", func(t *testing.T) { exerciseCommands(t, dialT(t, "uds://"+sock)) })
 	t.Run("busypoll", func(t *testing.T) {
-		exerciseCommands(t, dialT(t, sock, WithBusyPoll(20*time.Microsecond)))
+		exerciseCommands(t, dialWithT(t, Options{BusyPoll: 20 * time.Microsecond}, sock))
 	})
 }
 
@@ -379,7 +379,7 @@ func TestPasswordAndRegistry(t *testing.T) {
 	sock := startRedis(t)
 	// Redis without requirepass rejects AUTH: the dial fails with the
 	// server's error, not a connection error.
-	_, err := Dial(ctxT(t), sock, WithPassword("secret"))
+	_, err := Options{Password: "secret"}.Dial(ctxT(t), sock)
 	var se *ServerError
 	if !errors.As(err, &se) {
 		t.Fatalf("Dial with a password to a server without one = %v, want *ServerError", err)
@@ -452,7 +452,7 @@ func TestRedialWithPasswordSendsTheCall(t *testing.T) {
 			}
 		}
 	})
-	c := dialT(t, sock, WithPassword("pw"))
+	c := dialWithT(t, Options{Password: "pw"}, sock)
 	if err := c.Ping(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -470,4 +470,23 @@ func TestRedialWithPasswordSendsTheCall(t *testing.T) {
 		defer mu.Unlock()
 		t.Fatalf("Get after a redial = %q, %v; server saw %q", got, err, seen)
 	}
+}
+
+// TestOptionsDefaults: the zero Options are the documented defaults, and
+// a negative DialTimeout leaves the dial to the context alone.
+func TestOptionsDefaults(t *testing.T) {
+	o := Options{}.withDefaults()
+	if o.DialTimeout != DefaultDialTimeout || o.MaxBufferKeep != DefaultMaxBufferKeep {
+		t.Fatalf("zero Options with defaults = %+v", o)
+	}
+	if o := (Options{DialTimeout: -1, MaxBufferKeep: 10}).withDefaults(); o.DialTimeout != -1 || o.MaxBufferKeep != 10 {
+		t.Fatalf("explicit Options were changed: %+v", o)
+	}
+	// A negative DialTimeout sets no deadline of its own (one of -1ns
+	// would fail every dial): with a context without one, the dial works.
+	c, err := Options{DialTimeout: -1}.Dial(context.Background(), "uds://"+startRedis(t))
+	if err != nil {
+		t.Fatalf("dial with DialTimeout -1: %v", err)
+	}
+	c.Close()
 }

@@ -35,7 +35,7 @@ type ClusterOptions struct {
 	// RESP tcp address is the last resort either way.
 	Prefer []target.Scheme
 	// Options apply to every connection.
-	Options []Option
+	Options Options
 	// MaxRedirects bounds the MOVED, ASK and TRYAGAIN replies one command
 	// follows (default 16).
 	MaxRedirects int
@@ -235,11 +235,11 @@ func (c *Cluster) order(ts []string, endpoint string) []string {
 }
 
 // control returns the node's RESP connection.
-func (n *clusterNode) control(ctx context.Context, opts []Option) (*Client, error) {
+func (n *clusterNode) control(ctx context.Context, o Options) (*Client, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.ctl == nil {
-		cl, err := Dial(ctx, "tcp://"+n.endpoint+"?proto=resp", opts...)
+		cl, err := o.Dial(ctx, "tcp://"+n.endpoint+"?proto=resp")
 		if err != nil {
 			return nil, err
 		}
@@ -250,7 +250,7 @@ func (n *clusterNode) control(ctx context.Context, opts []Option) (*Client, erro
 
 // conn returns the node's data connection, dialling its targets in order
 // the first time.
-func (n *clusterNode) conn(ctx context.Context, opts []Option) (*Client, error) {
+func (n *clusterNode) conn(ctx context.Context, o Options) (*Client, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.data != nil {
@@ -258,7 +258,7 @@ func (n *clusterNode) conn(ctx context.Context, opts []Option) (*Client, error) 
 	}
 	var errs []error
 	for _, t := range n.targets {
-		cl, err := Dial(ctx, t, opts...)
+		cl, err := o.Dial(ctx, t)
 		if err == nil {
 			n.data = cl
 			return cl, nil
@@ -449,8 +449,8 @@ func (c *Cluster) doOn(ctx context.Context, n *clusterNode, asking bool, args []
 
 // askingDo sends ASKING then args in one batch over the node's RESP
 // connection (ASKING has no SBE encoding) and returns args' reply.
-func (n *clusterNode) askingDo(ctx context.Context, opts []Option, args []any) (Value, error) {
-	ctl, err := n.control(ctx, opts)
+func (n *clusterNode) askingDo(ctx context.Context, o Options, args []any) (Value, error) {
+	ctl, err := n.control(ctx, o)
 	if err != nil {
 		return Value{}, err
 	}

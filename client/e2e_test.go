@@ -87,11 +87,11 @@ func TestEndToEndPassword(t *testing.T) {
 	targets := testproc.StartGoblinServer(t, "--requirepass", "s3cret")
 	for _, name := range []string{"uds/resp", "tcp/resp"} {
 		t.Run(name, func(t *testing.T) {
-			c := dialT(t, targets[name], WithPassword("s3cret"))
+			c := dialWithT(t, Options{Password: "s3cret"}, targets[name])
 			if err := c.Ping(ctxT(t)); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := Dial(ctxT(t), targets[name], WithPassword("wrong")); err == nil {
+			if _, err := (Options{Password: "wrong"}).Dial(ctxT(t), targets[name]); err == nil {
 				t.Fatal("Dial with a wrong password succeeded")
 			}
 		})

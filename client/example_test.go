@@ -22,13 +22,13 @@ func startServer() (tgt string, stop func()) {
 		panic(err)
 	}
 	tgt = "uds://" + filepath.Join(dir, "goblin.sock")
-	return tgt, serve(dir, tgt, tgt+"-sbe?proto=sbe")
+	return tgt, serve(dir, server.Options{Listen: []string{tgt, tgt + "-sbe?proto=sbe"}})
 }
 
-// serve runs a goblin server inside the example's process on the listen
-// targets and returns a function that stops it and removes dir.
-func serve(dir string, listen ...string) (stop func()) {
-	s, err := server.New(server.Options{Listen: listen})
+// serve runs a goblin server inside the example's process and returns a
+// function that stops it and removes dir.
+func serve(dir string, o server.Options) (stop func()) {
+	s, err := server.New(o)
 	if err != nil {
 		panic(err)
 	}
@@ -73,8 +73,8 @@ func Example() {
 	// 1
 }
 
-// The same calls work over SBE: the target's proto parameter (or
-// WithProto) chooses the protocol.
+// The same calls work over SBE: the target's proto parameter chooses the
+// protocol.
 func ExampleDial_sbe() {
 	tgt, stop := startServer()
 	defer stop()
@@ -91,6 +91,40 @@ func ExampleDial_sbe() {
 	fmt.Printf("%q\n", vals)
 	// Output:
 	// ["1" "" "2"]
+}
+
+// Options configure a connection; their zero value is what Dial uses.
+// Here: the password a server started with requirepass asks for, and a
+// bound on each connection attempt.
+func ExampleOptions_Dial() {
+	dir, err := os.MkdirTemp("", "goblin-example-")
+	if err != nil {
+		panic(err)
+	}
+	tgt := "uds://" + filepath.Join(dir, "goblin.sock")
+	stop := serve(dir, server.Options{Listen: []string{tgt}, RequirePass: "s3cret"})
+	defer stop()
+
+	ctx := context.Background()
+	anon, err := client.Dial(ctx, tgt)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer anon.Close()
+	var se *client.ServerError
+	fmt.Println(errors.As(anon.Ping(ctx), &se), se.Code)
+
+	c, err := client.Options{Password: "s3cret", DialTimeout: 2 * time.Second}.Dial(ctx, tgt)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	fmt.Println(c.Ping(ctx))
+	// Output:
+	// true NOAUTH
+	// <nil>
 }
 
 // GetAppend reuses the caller's buffer: at depth one nothing allocates.

@@ -51,11 +51,17 @@ func fakeServer(tb testing.TB, handle func(net.Conn)) string {
 	return sock
 }
 
-func dialT(tb testing.TB, tgt string, opts ...Option) *Client {
+func dialT(tb testing.TB, tgt string) *Client {
+	tb.Helper()
+	return dialWithT(tb, Options{}, tgt)
+}
+
+// dialWithT is dialT with options.
+func dialWithT(tb testing.TB, o Options, tgt string) *Client {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := Dial(ctx, tgt, opts...)
+	c, err := o.Dial(ctx, tgt)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -27,7 +27,7 @@ import (
 //
 // Every peer is measured by the same client in two modes: "poll" reads
 // with plain blocking reads (parking in Go's network poller), "busypoll"
-// spins on non-blocking reads for up to 20µs first (WithBusyPoll;
+// spins on non-blocking reads for up to 20µs first (Options.BusyPoll;
 // GOBLIN_BENCH_BUSYPOLL=<duration> changes the bound). Busy-polling takes
 // the poller wake-up out of every peer's figures when a core is free for
 // the client, and costs a great deal when cores are scarce: a spinning
@@ -53,10 +53,10 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}
 	modes := []struct {
 		name string
-		opts []Option
+		opts Options
 	}{
-		{"poll", nil},
-		{"busypoll", []Option{WithBusyPoll(busy)}},
+		{"poll", Options{}},
+		{"busypoll", Options{BusyPoll: busy}},
 	}
 	ops := []string{"PING", "SET", "GET"}
 	var mu sync.Mutex
@@ -66,7 +66,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 			tgt := peer.start(b)
 			for _, mode := range modes {
 				b.Run(mode.name, func(b *testing.B) {
-					c := dialT(b, tgt, mode.opts...)
+					c := dialWithT(b, mode.opts, tgt)
 					for _, op := range ops {
 						b.Run(op, func(b *testing.B) {
 							s := measure(b, c, op)

@@ -79,10 +79,19 @@ func TestProtocolFromHandshake(t *testing.T) {
 		if pinned.Target().Proto != other {
 			t.Fatalf("a target naming %v now speaks %v", other, pinned.Target().Proto)
 		}
-		// WithProto pins it too.
-		opt := dialT(t, "ring:///nowhere", WithProto(other))
-		if err := opt.Ping(ctxT(t)); err == nil || opt.Target().Proto != other {
-			t.Fatalf("WithProto(%v) against a %v server: %v, speaks %v", other, server, err, opt.Target().Proto)
+		// So does a parsed target's Proto (goblin-client --proto).
+		tg, err := target.Parse("ring:///nowhere")
+		if err != nil {
+			t.Fatal(err)
 		}
+		tg.Proto, tg.ProtoSet = other, true
+		opt, err := DialTarget(ctxT(t), tg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := opt.Ping(ctxT(t)); err == nil || opt.Target().Proto != other {
+			t.Fatalf("a target with Proto %v against a %v server: %v, speaks %v", other, server, err, opt.Target().Proto)
+		}
+		opt.Close()
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/reply"
 	"github.com/goblin-kv/goblin/request"
@@ -219,7 +218,7 @@ func sbeCannedPeer(tb testing.TB) string {
 }
 
 func TestSBEHotPathDoesNotAllocate(t *testing.T) {
-	c := dialT(t, sbeCannedPeer(t), WithProto(proto.SBE))
+	c := dialT(t, "uds://"+sbeCannedPeer(t)+"?proto=sbe")
 	ctx := context.Background()
 	val := []byte("0123456789abcdef")
 	dst := make([]byte, 0, 64)
@@ -247,7 +246,7 @@ func TestSBEHotPathDoesNotAllocate(t *testing.T) {
 }
 
 func TestSBECorrelationMismatch(t *testing.T) {
-	c := dialT(t, sbePeer(t, true), WithProto(proto.SBE))
+	c := dialT(t, "uds://"+sbePeer(t, true)+"?proto=sbe")
 	if err := c.Ping(context.Background()); !errors.Is(err, ErrProtocol) {
 		t.Fatalf("Ping answered with a wrong correlation id = %v, want ErrProtocol", err)
 	}

@@ -392,7 +392,7 @@ func dialLong(t *testing.T, tgt string) (context.Context, *Client) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	t.Cleanup(cancel)
-	c, err := Dial(ctx, tgt, WithDialTimeout(60*time.Second))
+	c, err := Options{DialTimeout: time.Minute}.Dial(ctx, tgt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,7 @@ func dialAeron(t *testing.T, tgt string) *client.Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, tgt, client.WithDialTimeout(60*time.Second))
+	c, err := client.Options{DialTimeout: time.Minute}.Dial(ctx, tgt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -606,10 +606,10 @@ func TestSocketSquatting(t *testing.T) {
 	// to send it the password unless told to trust it.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := client.Dial(ctx, "uds://"+sock, client.WithPassword(password)); !errors.Is(err, client.ErrUntrustedServer) {
+	if _, err := (client.Options{Password: password}).Dial(ctx, "uds://"+sock); !errors.Is(err, client.ErrUntrustedServer) {
 		t.Errorf("root's client sent the password to another user's server: %v", err)
 	}
-	gc, err := client.Dial(ctx, "uds://"+sock, client.WithPassword(password), client.WithTrustedServerUID(victim[0]))
+	gc, err := client.Options{Password: password, TrustedServerUIDs: []int{victim[0]}}.Dial(ctx, "uds://"+sock)
 	if err != nil {
 		t.Fatalf("with the server's user trusted: %v", err)
 	}

@@ -45,13 +45,13 @@ func dialLibrary(ctx context.Context, cfg *Config, tgt, wait string) (Prober, er
 	// Connecting is bounded by the case's timeout, not the library's
 	// default of seconds: on a loaded machine two backing-off media
 	// drivers can take longer than that to set up a response channel.
-	opts := []client.Option{client.WithDialTimeout(cfg.CaseTimeout)}
+	opts := client.Options{DialTimeout: cfg.CaseTimeout}
 	if wait == "spin" {
 		// Spin on non-blocking reads for as long as a reply can take in a
 		// measured run rather than parking in the network poller.
-		opts = append(opts, client.WithBusyPoll(time.Second))
+		opts.BusyPoll = time.Second
 	}
-	c, err := client.Dial(ctx, tgt, opts...)
+	c, err := opts.Dial(ctx, tgt)
 	if err != nil {
 		return nil, err
 	}

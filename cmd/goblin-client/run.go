@@ -115,24 +115,21 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "goblin-client: %v\n", err)
 		return exitUsage
 	}
-	var opts []client.Option
 	if cfg.proto != "" {
 		p, err := proto.Parse(cfg.proto)
 		if err != nil {
 			fmt.Fprintf(stderr, "goblin-client: --proto: %v\n", err)
 			return exitUsage
 		}
-		opts = append(opts, client.WithProto(p))
+		t.Proto, t.ProtoSet = p, true // whatever the target says
 	}
-	if cfg.password != "" {
-		opts = append(opts, client.WithPassword(cfg.password))
-	}
+	opts := client.Options{Password: cfg.password, DialTimeout: cfg.timeout}
 	if cfg.trustUID >= 0 {
-		opts = append(opts, client.WithTrustedServerUID(cfg.trustUID))
+		opts.TrustedServerUIDs = []int{cfg.trustUID}
 	}
-	// Always passed: --timeout 0 means no deadline for the dial too, not
-	// the library's 5 s default.
-	opts = append(opts, client.WithDialTimeout(cfg.timeout))
+	if cfg.timeout <= 0 {
+		opts.DialTimeout = -1 // --timeout 0: no deadline for the dial either, not the library's default
+	}
 	s := &session{cfg: cfg, out: stdout, errw: stderr}
 	ctx, cancel := s.ctx()
 	var c commander
@@ -141,7 +138,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		s.name = "cluster " + t.String()
 	} else {
 		var one *client.Client
-		one, err = client.DialTarget(ctx, t, opts...)
+		one, err = opts.DialTarget(ctx, t)
 		if err == nil {
 			c, s.name = one, one.Target().String()
 		}

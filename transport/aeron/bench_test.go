@@ -359,7 +359,7 @@ func BenchmarkLargeValue(b *testing.B) {
 				b.Run(name, func(b *testing.B) {
 					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 					defer cancel()
-					c, err := client.Dial(ctx, tgt, client.WithDialTimeout(60*time.Second))
+					c, err := client.Options{DialTimeout: time.Minute}.Dial(ctx, tgt)
 					if err != nil {
 						b.Fatal(err)
 					}

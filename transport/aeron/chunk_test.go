@@ -163,7 +163,7 @@ func dialClient(tb testing.TB, tgt string) *client.Client {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, tgt, client.WithDialTimeout(60*time.Second))
+	c, err := client.Options{DialTimeout: time.Minute}.Dial(ctx, tgt)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func TestProtocolFromHello(t *testing.T) {
 			dialClient(t, fmt.Sprintf("aeron:ipc?proto=%s|dir=%s", srvProto, p.o.Dir)).Ping(ctx)
 
 			start := time.Now()
-			_, err := client.Dial(ctx, fmt.Sprintf("aeron:ipc?proto=%s|dir=%s", other, p.o.Dir), client.WithDialTimeout(60*time.Second))
+			_, err := client.Options{DialTimeout: time.Minute}.Dial(ctx, fmt.Sprintf("aeron:ipc?proto=%s|dir=%s", other, p.o.Dir))
 			took := time.Since(start)
 			want := fmt.Sprintf("speaks %s, this client %s: use proto=%s", srvProto, other, srvProto)
 			if !errors.Is(err, transport.ErrProtocolMismatch) || !strings.Contains(err.Error(), want) {

@@ -141,7 +141,7 @@ func (e *e2eSetup) clients(t *testing.T) {
 		waitOK(t, p, 180*time.Second)
 	}
 	ctx := context.Background()
-	c, err := client.Dial(ctx, e.respT, client.WithDialTimeout(60*time.Second))
+	c, err := client.Options{DialTimeout: time.Minute}.Dial(ctx, e.respT)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func (e *e2eSetup) driverRestart(t *testing.T) {
 	ctx := context.Background()
 	var cs []*client.Client
 	for _, tgt := range []string{e.respT + e.quickLoss, e.sbeT + e.quickLoss} {
-		c, err := client.Dial(ctx, tgt, client.WithDialTimeout(60*time.Second))
+		c, err := client.Options{DialTimeout: time.Minute}.Dial(ctx, tgt)
 		if err != nil {
 			t.Fatal(err)
 		}

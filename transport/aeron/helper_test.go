@@ -150,7 +150,7 @@ func clientMain() int {
 	n, _ := strconv.Atoi(os.Getenv("GOBLIN_AERON_N"))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	c, err := client.Dial(ctx, tgt, client.WithDialTimeout(60*time.Second))
+	c, err := client.Options{DialTimeout: time.Minute}.Dial(ctx, tgt)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dial:", err)
 		return 1

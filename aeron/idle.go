@@ -3,6 +3,8 @@ package aeron
 import (
 	"runtime"
 	"time"
+
+	"github.com/goblin-kv/goblin/idle"
 )
 
 // IdleStrategy decides what a polling loop does after a duty cycle that
@@ -47,56 +49,30 @@ func (s SleepIdle) Idle(workCount int) {
 
 // BackoffIdle spins, then yields, then sleeps with an exponentially growing
 // period, and starts over as soon as there is work: low latency while busy,
-// little CPU while idle. Zero fields take the defaults in parentheses.
+// little CPU while idle. It is package idle's one backoff (idle.Backoff's
+// Step); its fields keep the names of Agrona's BackoffIdleStrategy, which
+// the media driver's idle properties set. Zero fields take idle's defaults
+// (idle.DefaultParams), those in parentheses.
 type BackoffIdle struct {
-	MaxSpins  int           // spins before yielding (10)
-	MaxYields int           // yields before sleeping (5)
-	MinPark   time.Duration // first sleep (1 µs)
-	MaxPark   time.Duration // longest sleep (1 ms)
+	MaxSpins  int           // spins before yielding (idle.DefaultSpins)
+	MaxYields int           // yields before sleeping (idle.DefaultYields)
+	MinPark   time.Duration // first sleep (idle.DefaultMinPark)
+	MaxPark   time.Duration // longest sleep (idle.DefaultMaxPark)
 	// Park sleeps (nil: time.Sleep). A goroutine locked to its OS thread
 	// parks more cheaply with ThreadSleep, which keeps the Go scheduler
 	// out of every wake-up.
 	Park func(time.Duration)
 
-	spins, yields int
-	park          time.Duration
+	idle int // idle calls since the last work
 }
 
-// Idle advances the back-off state when idle and resets it on work.
+// Idle advances the back-off when idle and resets it on work.
 func (b *BackoffIdle) Idle(workCount int) {
 	if workCount > 0 {
-		b.spins, b.yields, b.park = 0, 0, 0
+		b.idle = 0
 		return
 	}
-	maxSpins, maxYields := b.MaxSpins, b.MaxYields
-	if maxSpins == 0 {
-		maxSpins = 10
-	}
-	if maxYields == 0 {
-		maxYields = 5
-	}
-	switch {
-	case b.spins < maxSpins:
-		b.spins++
-	case b.yields < maxYields:
-		b.yields++
-		runtime.Gosched()
-	default:
-		minPark, maxPark := b.MinPark, b.MaxPark
-		if minPark <= 0 {
-			minPark = time.Microsecond
-		}
-		if maxPark <= 0 {
-			maxPark = time.Millisecond
-		}
-		if b.park < minPark {
-			b.park = minPark
-		}
-		if b.Park != nil {
-			b.Park(b.park)
-		} else {
-			time.Sleep(b.park)
-		}
-		b.park = min(2*b.park, maxPark)
-	}
+	b.idle++
+	p := idle.Params{Spins: b.MaxSpins, Yields: b.MaxYields, MinPark: b.MinPark, MaxPark: b.MaxPark}
+	idle.Backoff.Step(b.idle, p.WithDefaults(idle.DefaultParams), nil, b.Park)
 }

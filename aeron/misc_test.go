@@ -1,6 +1,7 @@
 package aeron
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -12,15 +13,18 @@ func TestIdleStrategies(t *testing.T) {
 		}
 		s.Idle(1)
 	}
-	b := &BackoffIdle{MaxSpins: 2, MaxYields: 1, MinPark: time.Microsecond, MaxPark: 4 * time.Microsecond}
-	for i := 0; i < 10; i++ {
+	var parks []time.Duration
+	b := &BackoffIdle{MaxSpins: 2, MaxYields: 1, MinPark: time.Microsecond, MaxPark: 4 * time.Microsecond,
+		Park: func(d time.Duration) { parks = append(parks, d) }}
+	for i := 0; i < 7; i++ {
 		b.Idle(0)
 	}
-	if b.park != 4*time.Microsecond {
-		t.Fatalf("back-off park %v, want capped at 4µs", b.park)
+	if fmt.Sprint(parks) != "[1µs 2µs 4µs 4µs]" {
+		t.Fatalf("back-off parks %v, want 2 spins, 1 yield, then doubling capped at 4µs", parks)
 	}
 	b.Idle(5)
-	if b.spins != 0 || b.park != 0 {
+	b.Idle(0)
+	if len(parks) != 4 {
 		t.Fatal("work did not reset the back-off")
 	}
 }

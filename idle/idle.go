@@ -5,8 +5,10 @@
 // polls). The server's store loop (--idle), the ring and Aeron clients
 // (wait= in a target) and goblin's in-process Aeron media driver take the
 // same names, and all default to Backoff, so that nothing burns a core
-// unless asked to. docs/idle.md describes the choice once for all of
-// them.
+// unless asked to. Backoff is one function (Strategy.Step) with one set of
+// parameters (Params, DefaultParams) everywhere; docs/idle.md describes
+// the choice once for all of them, and the two sites whose parameters
+// differ on purpose (the server's loop, the media driver) and why.
 package idle
 
 import (
@@ -62,33 +64,113 @@ func (s Strategy) String() string {
 	return fmt.Sprintf("idle(%d)", uint8(s))
 }
 
-// Client-side defaults: how a client of the ring or Aeron transport waits
-// for a reply (see Pause).
-const (
-	// DefaultSpinLimit is how many empty polls Yield and Backoff spin
-	// before they yield, and Backoff yields before it parks.
-	DefaultSpinLimit = 1 << 12
-	// DefaultParkTime is how long Backoff sleeps between polls once it
+// Params are backoff's parameters, named the same wherever a thread backs
+// off: the server's loop (server.Options.Backoff), the ring and Aeron
+// clients (DialOptions.Backoff) and aeron.BackoffIdle. A zero field means
+// its default (WithDefaults).
+type Params struct {
+	// Spins is how many idle polls in a row spin (poll again at once)
+	// before Yield and Backoff start yielding.
+	Spins int
+	// Yields is how many idle polls after those Backoff yields before it
 	// parks.
-	DefaultParkTime = 20 * time.Microsecond
+	Yields int
+	// MinPark is Backoff's first park; each further one doubles, up to
+	// MaxPark.
+	MinPark time.Duration
+	MaxPark time.Duration
+}
+
+// The default parameters, the same for every thread that waits unless its
+// own documentation says why not (docs/idle.md): a waiting client spins
+// 4096 empty polls, yields as many, then sleeps 20 µs between polls. The
+// park is short because nothing wakes a sleeping client early: each park
+// is latency added to the reply it waits for.
+const (
+	DefaultSpins   = 1 << 12
+	DefaultYields  = 1 << 12
+	DefaultMinPark = 20 * time.Microsecond
+	DefaultMaxPark = DefaultMinPark
+)
+
+// DefaultParams are the defaults as Params.
+var DefaultParams = Params{Spins: DefaultSpins, Yields: DefaultYields, MinPark: DefaultMinPark, MaxPark: DefaultMaxPark}
+
+// WithDefaults returns p with each zero field set from def; a zero MaxPark
+// is at least MinPark.
+func (p Params) WithDefaults(def Params) Params {
+	if p.Spins == 0 {
+		p.Spins = def.Spins
+	}
+	if p.Yields == 0 {
+		p.Yields = def.Yields
+	}
+	if p.MinPark == 0 {
+		p.MinPark = def.MinPark
+	}
+	if p.MaxPark == 0 {
+		p.MaxPark = max(def.MaxPark, p.MinPark)
+	}
+	return p
+}
+
+// Validate reports parameters Step cannot follow: negative counts, or
+// parks that are not 0 < MinPark <= MaxPark.
+func (p Params) Validate() error {
+	if p.Spins < 0 || p.Yields < 0 || p.MinPark <= 0 || p.MaxPark < p.MinPark {
+		return fmt.Errorf("idle: backoff wants non-negative spins and yields and 0 < min park <= max park, not %+v", p)
+	}
+	return nil
+}
+
+// Phase is what a thread did with one poll.
+type Phase uint8
+
+// The phases, in the order a backoff goes through them.
+const (
+	Busy    Phase = iota // the poll found work: go again at once
+	Spun                 // idle, polled again at once
+	Yielded              // idle, gave the processor to another thread
+	Parked               // idle, slept (or blocked) for a bounded wait
 )
 
 // Pause is what a waiting client does after its i-th empty poll (i counts
-// from 1 and restarts at each wait): nothing while it spins, then
-// runtime.Gosched, then (Backoff) a sleep of park between polls.
-// The spinning case is inlined into the caller's poll loop.
-func (s Strategy) Pause(i, spinLimit int, park time.Duration) {
-	if s == Spin || i < spinLimit {
+// from 1 and restarts at each wait): Step with runtime.Gosched and
+// time.Sleep. The spinning case is inlined into the caller's poll loop.
+func (s Strategy) Pause(i int, p Params) {
+	if s == Spin || i <= p.Spins {
 		return
 	}
-	s.giveUp(i, spinLimit, park)
+	s.Step(i, p, nil, nil)
 }
 
-// giveUp yields, or parks once Backoff has yielded spinLimit times.
-func (s Strategy) giveUp(i, spinLimit int, park time.Duration) {
-	if s == Yield || i < 2*spinLimit {
-		runtime.Gosched()
-		return
+// Step is the one backoff: what strategy s does on the i-th idle poll in
+// a row (from 1), with parameters p (defaults filled in). Spin always
+// spins; Yield spins p.Spins polls, then yields; Backoff spins p.Spins,
+// yields p.Yields, then parks, for MinPark first and twice as long each
+// time after, up to MaxPark. yield and park are how this thread yields and
+// parks (nil: runtime.Gosched and time.Sleep).
+func (s Strategy) Step(i int, p Params, yield func(), park func(time.Duration)) Phase {
+	switch {
+	case s == Spin || i <= p.Spins:
+		return Spun
+	case s == Yield || i <= p.Spins+p.Yields:
+		if yield == nil {
+			runtime.Gosched()
+		} else {
+			yield()
+		}
+		return Yielded
 	}
-	time.Sleep(park)
+	d := p.MinPark
+	for n := i - p.Spins - p.Yields - 1; n > 0 && d < p.MaxPark; n-- {
+		d *= 2
+	}
+	d = min(d, p.MaxPark)
+	if park == nil {
+		time.Sleep(d)
+	} else {
+		park(d)
+	}
+	return Parked
 }

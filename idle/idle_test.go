@@ -1,6 +1,7 @@
 package idle
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -24,21 +25,63 @@ func TestParse(t *testing.T) {
 	}
 }
 
-// Pause sleeps only once Backoff is past twice the spin limit.
+// Pause sleeps only once Backoff is past its spins and yields.
 func TestPause(t *testing.T) {
 	const park = 500 * time.Millisecond
 	slept := func(s Strategy, i int) bool {
 		start := time.Now()
-		s.Pause(i, 10, park)
+		s.Pause(i, Params{Spins: 10, Yields: 10, MinPark: park, MaxPark: park})
 		return time.Since(start) >= park
 	}
 	for _, c := range []struct {
 		s     Strategy
 		i     int
 		sleep bool
-	}{{Spin, 1000, false}, {Yield, 1000, false}, {Backoff, 5, false}, {Backoff, 15, false}, {Backoff, 20, true}, {Backoff, 1000, true}} {
+	}{{Spin, 1000, false}, {Yield, 1000, false}, {Backoff, 5, false}, {Backoff, 15, false}, {Backoff, 20, false}, {Backoff, 21, true}, {Backoff, 1000, true}} {
 		if got := slept(c.s, c.i); got != c.sleep {
 			t.Errorf("%v.Pause(%d): slept %v, want %v", c.s, c.i, got, c.sleep)
 		}
+	}
+}
+
+// TestStep: the one backoff spins, yields, then parks with doubling parks
+// capped at MaxPark; Yield never parks and Spin never yields.
+func TestStep(t *testing.T) {
+	p := Params{Spins: 3, Yields: 2, MinPark: time.Millisecond, MaxPark: 4 * time.Millisecond}
+	var yields int
+	var parks []time.Duration
+	yield := func() { yields++ }
+	park := func(d time.Duration) { parks = append(parks, d) }
+	var got []Phase
+	for i := 1; i <= 9; i++ {
+		got = append(got, Backoff.Step(i, p, yield, park))
+	}
+	want := []Phase{Spun, Spun, Spun, Yielded, Yielded, Parked, Parked, Parked, Parked}
+	if fmt.Sprint(got) != fmt.Sprint(want) || yields != 2 {
+		t.Fatalf("phases %v (%d yields), want %v", got, yields, want)
+	}
+	if fmt.Sprint(parks) != "[1ms 2ms 4ms 4ms]" {
+		t.Fatalf("parks %v, want doubling capped at MaxPark", parks)
+	}
+	if Yield.Step(1000, p, yield, park) != Yielded || Spin.Step(1000, p, yield, park) != Spun || len(parks) != 4 {
+		t.Fatal("yield parked or spin did not spin")
+	}
+}
+
+func TestParams(t *testing.T) {
+	if got := (Params{}).WithDefaults(DefaultParams); got != DefaultParams {
+		t.Fatalf("zero Params with defaults = %+v", got)
+	}
+	// A MinPark above the default MaxPark raises the defaulted MaxPark.
+	if got := (Params{MinPark: time.Second}).WithDefaults(DefaultParams); got.MaxPark != time.Second || got.Validate() != nil {
+		t.Fatalf("MinPark 1s with defaults = %+v", got)
+	}
+	for _, bad := range []Params{{Spins: -1, MinPark: 1, MaxPark: 1}, {MinPark: 2, MaxPark: 1}, {}} {
+		if bad.Validate() == nil {
+			t.Errorf("Validate(%+v) accepted", bad)
+		}
+	}
+	if DefaultParams.Validate() != nil {
+		t.Error("the defaults do not validate")
 	}
 }

@@ -17,15 +17,15 @@ type IdleStrategy interface {
 	Idle(work int) Phase
 }
 
-// Phase is what an IdleStrategy did with an idle cycle.
-type Phase uint8
+// Phase is what an IdleStrategy did with a cycle (package idle's phases).
+type Phase = idle.Phase
 
 // The phases, in the order a backoff goes through them.
 const (
-	Busy    Phase = iota // the cycle did work: go again at once
-	Spun                 // idle, polled again at once
-	Yielded              // idle, gave the CPU to another thread (sched_yield)
-	Parked               // idle, blocked for a bounded wait
+	Busy    = idle.Busy    // the cycle did work: go again at once
+	Spun    = idle.Spun    // idle, polled again at once
+	Yielded = idle.Yielded // idle, gave the CPU to another thread (sched_yield)
+	Parked  = idle.Parked  // idle, blocked for a bounded wait
 )
 
 // Parker blocks the loop thread for up to d, returning early when a
@@ -45,13 +45,16 @@ const (
 // so an idle server sleeps instead of burning a core.
 const DefaultIdle = IdleBackoff
 
-// Backoff tuning defaults.
-const (
-	DefaultSpinCycles  = 200
-	DefaultYieldCycles = 20
-	DefaultMinPark     = time.Millisecond
-	DefaultMaxPark     = time.Millisecond
-)
+// DefaultBackoff is the loop's backoff: 200 idle cycles spinning, 20
+// yielding, then parks of 1 ms. These differ from idle.DefaultParams on
+// purpose. A parked loop blocks in epoll_wait on the listeners and the
+// ring's doorbell, so a request wakes it at once and its park bounds only
+// how late store maintenance and metrics run: a client's 20 µs park would
+// wake an idle server 50,000 times a second for nothing. And a loop cycle
+// polls every listener, so 200 cycles spin about as long (some 10 µs) as
+// many more of a client's one-word polls; the figures of the latency
+// matrix were measured with these.
+var DefaultBackoff = idle.Params{Spins: 200, Yields: 20, MinPark: time.Millisecond, MaxPark: time.Millisecond}
 
 // Spin never gives the CPU up: the loop polls continuously, for the lowest
 // latency at the cost of one whole core, busy or not.
@@ -78,47 +81,25 @@ func (Yield) Idle(work int) Phase {
 	return Yielded
 }
 
-// Backoff spins for SpinCycles idle cycles, then yields for YieldCycles,
-// then parks, starting at MinPark and doubling up to MaxPark. Any cycle
-// with work starts over.
+// Backoff spins for Spins idle cycles, then yields (sched_yield) for
+// Yields, then parks, starting at MinPark and doubling up to MaxPark (package
+// idle's one backoff, idle.Strategy.Step). Any cycle with work starts over.
 type Backoff struct {
-	SpinCycles  int
-	YieldCycles int
-	MinPark     time.Duration
-	MaxPark     time.Duration
+	idle.Params
 	// Park blocks for a bounded wait; nil sleeps.
 	Park Parker
 
-	idle int
-	park time.Duration
+	idle int // idle cycles since the last work
 }
 
 // Idle implements IdleStrategy.
 func (b *Backoff) Idle(work int) Phase {
 	if work > 0 {
 		b.idle = 0
-		b.park = 0
 		return Busy
 	}
 	b.idle++
-	switch {
-	case b.idle <= b.SpinCycles:
-		return Spun
-	case b.idle <= b.SpinCycles+b.YieldCycles:
-		schedYield()
-		return Yielded
-	}
-	if b.park == 0 {
-		b.park = b.MinPark
-	} else if b.park < b.MaxPark {
-		b.park = min(2*b.park, b.MaxPark)
-	}
-	if b.Park != nil {
-		b.Park(b.park)
-	} else {
-		time.Sleep(b.park)
-	}
-	return Parked
+	return idle.Backoff.Step(b.idle, b.Params, schedYield, b.Park)
 }
 
 // NewIdleStrategy returns the strategy named name ("" means DefaultIdle)
@@ -134,7 +115,7 @@ func NewIdleStrategy(name string, o *Options, park Parker) (IdleStrategy, error)
 	case idle.Yield:
 		return Yield{}, nil
 	}
-	return &Backoff{SpinCycles: o.SpinCycles, YieldCycles: o.YieldCycles, MinPark: o.MinPark, MaxPark: o.MaxPark, Park: park}, nil
+	return &Backoff{Params: o.Backoff.WithDefaults(DefaultBackoff), Park: park}, nil
 }
 
 // schedYield gives the rest of the thread's time slice away. It does not

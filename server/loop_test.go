@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"golang.org/x/sys/unix"
 
+	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/uds"
@@ -117,7 +118,7 @@ func TestBackoffParksAndWakesOnSockets(t *testing.T) {
 	var parks atomic.Int64
 	runLoop(t, LoopConfig{
 		Transports:   []transport.Server{s},
-		Options:      &Options{MinPark: 50 * time.Millisecond, MaxPark: 50 * time.Millisecond},
+		Options:      &Options{Backoff: idle.Params{MinPark: 50 * time.Millisecond, MaxPark: 50 * time.Millisecond}},
 		Publish:      func(st *LoopStats) { parks.Store(st.Parks) },
 		PublishEvery: time.Nanosecond,
 	})
@@ -133,7 +134,7 @@ func TestBackoffParksAndWakesOnSockets(t *testing.T) {
 
 func TestBackoffPhases(t *testing.T) {
 	var parked []time.Duration
-	b := &Backoff{SpinCycles: 3, YieldCycles: 2, MinPark: time.Millisecond, MaxPark: 4 * time.Millisecond,
+	b := &Backoff{Params: idle.Params{Spins: 3, Yields: 2, MinPark: time.Millisecond, MaxPark: 4 * time.Millisecond},
 		Park: func(d time.Duration) { parked = append(parked, d) }}
 	var got []Phase
 	for range 9 {
@@ -325,7 +326,7 @@ func runParkingLoop(t *testing.T, wake func(), ts ...transport.Server) (parks, s
 	parks, skipped = new(atomic.Int64), new(atomic.Int64)
 	l := runLoop(t, LoopConfig{
 		Transports: ts,
-		Options:    &Options{MinPark: 30 * time.Second, MaxPark: 30 * time.Second},
+		Options:    &Options{Backoff: idle.Params{MinPark: 30 * time.Second, MaxPark: 30 * time.Second}},
 		Publish: func(st *LoopStats) {
 			parks.Store(st.Parks)
 			skipped.Store(st.ParksSkipped)

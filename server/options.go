@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport/uds"
@@ -58,11 +59,10 @@ type Options struct {
 	// Idle is the loop's idle strategy: "spin", "yield" or "backoff"
 	// (default). See docs/server.md for the latency each costs.
 	Idle string
-	// SpinCycles, YieldCycles, MinPark and MaxPark tune backoff.
-	SpinCycles  int
-	YieldCycles int
-	MinPark     time.Duration
-	MaxPark     time.Duration
+	// Backoff tunes backoff: idle cycles spinning, then yielding, then
+	// parks (zero fields: DefaultBackoff, which says why it differs from
+	// idle.DefaultParams).
+	Backoff idle.Params
 	// CPUs pins the loop thread to these CPUs; empty leaves it to the
 	// kernel.
 	CPUs []int
@@ -136,18 +136,7 @@ func (o *Options) EnsureDefaults() {
 	if o.Idle == "" {
 		o.Idle = DefaultIdle
 	}
-	if o.SpinCycles == 0 {
-		o.SpinCycles = DefaultSpinCycles
-	}
-	if o.YieldCycles == 0 {
-		o.YieldCycles = DefaultYieldCycles
-	}
-	if o.MinPark == 0 {
-		o.MinPark = DefaultMinPark
-	}
-	if o.MaxPark == 0 {
-		o.MaxPark = DefaultMaxPark
-	}
+	o.Backoff = o.Backoff.WithDefaults(DefaultBackoff)
 	if o.MaxClients == 0 {
 		o.MaxClients = uds.DefaultMaxClients
 	}
@@ -225,8 +214,9 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: timeouts must not be negative", ErrOptions)
 	case o.SocketMode&^0o777 != 0:
 		return fmt.Errorf("%w: socket mode %o has bits beyond 0777", ErrOptions, o.SocketMode)
-	case o.SpinCycles < 0, o.YieldCycles < 0, o.MinPark < 0, o.MaxPark < o.MinPark:
-		return fmt.Errorf("%w: backoff wants non-negative cycles and 0 <= min park <= max park", ErrOptions)
+	}
+	if err := o.Backoff.WithDefaults(DefaultBackoff).Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	return nil
 }

@@ -44,7 +44,7 @@ func TestOptionsValidate(t *testing.T) {
 		"cpu":       {CPUs: []int{-1}},
 		"maxmemory": {MaxMemory: -1},
 		"mode":      {SocketMode: 0o1777},
-		"park":      {MinPark: time.Second, MaxPark: time.Millisecond},
+		"park":      {Backoff: idle.Params{MinPark: time.Second, MaxPark: time.Millisecond}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if name == "scheme" {

@@ -250,7 +250,7 @@ func goblinRoundTrip(b *testing.B, r *ref, o aeron.Options, clientDir string, pr
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c, err := aeron.Dial(ctx, aeron.DialOptions{Media: o.Media, Endpoint: o.Endpoint, Control: o.Control, Proto: pr,
-		Stream: o.Stream, ReplyStream: o.ReplyStream, Dir: clientDir, Wait: wait, SpinLimit: 1})
+		Stream: o.Stream, ReplyStream: o.ReplyStream, Dir: clientDir, Wait: wait, Backoff: idle.Params{Spins: 1, Yields: 1}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -264,10 +264,8 @@ type DialOptions struct {
 	// package idle): Backoff, the zero value, spins, yields, then parks;
 	// Spin for latency runs.
 	Wait idle.Strategy
-	// SpinLimit and ParkTime tune Yield and Backoff (defaults
-	// idle.DefaultSpinLimit and idle.DefaultParkTime).
-	SpinLimit int
-	ParkTime  time.Duration
+	// Backoff tunes Yield and Backoff (zero fields: idle.DefaultParams).
+	Backoff idle.Params
 	// DriverTimeout is how old the driver's heartbeat may get before the
 	// connection reports the driver lost (default 10 s).
 	DriverTimeout time.Duration
@@ -275,12 +273,7 @@ type DialOptions struct {
 
 func (o *DialOptions) ensureDefaults() {
 	defaultStreams(&o.Stream, &o.ReplyStream, &o.TermLength)
-	if o.SpinLimit <= 0 {
-		o.SpinLimit = idle.DefaultSpinLimit
-	}
-	if o.ParkTime <= 0 {
-		o.ParkTime = idle.DefaultParkTime
-	}
+	o.Backoff = o.Backoff.WithDefaults(idle.DefaultParams)
 	if o.DriverTimeout <= 0 {
 		o.DriverTimeout = DefaultDriverTimeout
 	}

@@ -404,7 +404,7 @@ func (c *Conn) pump() {
 
 func (c *Conn) idle(i int) {
 	c.pump()
-	c.o.Wait.Pause(i, c.o.SpinLimit, c.o.ParkTime)
+	c.o.Wait.Pause(i, c.o.Backoff)
 }
 
 func (c *Conn) expired() bool {

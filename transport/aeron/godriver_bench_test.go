@@ -69,7 +69,7 @@ func BenchmarkPingInProcessDriver(b *testing.B) {
 func pingServer(b *testing.B, dir string, pid int) (p50, p99 float64, spinning int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := aeron.Dial(ctx, aeron.DialOptions{Media: "ipc", Proto: proto.RESP, Dir: dir, Wait: idle.Spin, SpinLimit: 1})
+	c, err := aeron.Dial(ctx, aeron.DialOptions{Media: "ipc", Proto: proto.RESP, Dir: dir, Wait: idle.Spin, Backoff: idle.Params{Spins: 1, Yields: 1}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -47,12 +47,8 @@ type DialOptions struct {
 	// request ring (see package idle): Backoff, the zero value, spins,
 	// yields, then parks; Spin takes a whole core for the lowest latency.
 	Wait idle.Strategy
-	// SpinLimit is how many empty polls Yield and Backoff spin first
-	// (default idle.DefaultSpinLimit).
-	SpinLimit int
-	// ParkTime is how long Backoff sleeps between polls (default
-	// idle.DefaultParkTime).
-	ParkTime time.Duration
+	// Backoff tunes Yield and Backoff (zero fields: idle.DefaultParams).
+	Backoff idle.Params
 	// ServerTimeout is how long the server's heartbeat may stand still
 	// while a client waits before the client gives up on it with
 	// transport.ErrServerGone (a dead server is noticed sooner: its end of
@@ -64,12 +60,7 @@ type DialOptions struct {
 }
 
 func (o *DialOptions) ensureDefaults() {
-	if o.SpinLimit <= 0 {
-		o.SpinLimit = idle.DefaultSpinLimit
-	}
-	if o.ParkTime <= 0 {
-		o.ParkTime = idle.DefaultParkTime
-	}
+	o.Backoff = o.Backoff.WithDefaults(idle.DefaultParams)
 	if o.ServerTimeout <= 0 {
 		o.ServerTimeout = DefaultServerTimeout
 	}
@@ -503,7 +494,7 @@ func (c *Conn) waitFor(reply bool) error {
 				return err
 			}
 		}
-		c.o.Wait.Pause(spins, c.o.SpinLimit, c.o.ParkTime)
+		c.o.Wait.Pause(spins, c.o.Backoff)
 	}
 }
 

@@ -83,7 +83,7 @@ func startParkedServer(t *testing.T, p proto.Protocol) *parkedServer {
 	ps.loop, err = server.NewLoop(server.LoopConfig{
 		Transports:   []transport.Server{rs},
 		Idle:         server.IdleBackoff,
-		Options:      &server.Options{MinPark: longPark, MaxPark: longPark},
+		Options:      &server.Options{Backoff: idle.Params{MinPark: longPark, MaxPark: longPark}},
 		Tick:         st.Tick,
 		Publish:      func(s *server.LoopStats) { ps.parks.Store(s.Parks) },
 		PublishEvery: time.Nanosecond,

@@ -102,7 +102,7 @@ func clientMain() int {
 	n, _ := strconv.ParseInt(os.Getenv("GOBLIN_RING_N"), 10, 64)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := ring.Dial(ctx, os.Getenv("GOBLIN_RING_DIR"), ring.DialOptions{Proto: p, Wait: idle.Backoff, SpinLimit: 256})
+	c, err := ring.Dial(ctx, os.Getenv("GOBLIN_RING_DIR"), ring.DialOptions{Proto: p, Wait: idle.Backoff, Backoff: idle.Params{Spins: 256, Yields: 256}})
 	if err != nil {
 		fmt.Println("dial error:", err)
 		return 1

@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,77 +32,128 @@ import (
 //     driver, default 200), alternating one add on each.
 //   - BenchmarkGoDriverIdleCPU: each driver's CPU (utime+stime from
 //     /proc/<pid>/stat) over GOBLIN_IDLE_S seconds (default 10) with one
-//     idle client connected, as a percentage of one core.
+//     idle client connected, as a percentage of one core, and how often
+//     its threads slept (voluntary context switches); -benchtime Nx takes
+//     the median of N windows.
+//
+// GOBLIN_AERONMD_BEFORE=/path/to/aeronmd adds a third driver, that binary
+// (build it from main in a temporary worktree), to every round: the
+// "before" figures and go/before ratios of a change, measured in the same
+// run. The throughput rounds rotate which driver goes first.
 
-// driverPair is the two drivers a comparison runs on.
-type driverPair struct {
-	javaDir, goDir string
-	javaPID, goPID int
+// driverSet is the drivers a comparison runs on, in the order each round
+// visits them: the Java driver, the Go driver built from this tree and,
+// when GOBLIN_AERONMD_BEFORE names an aeronmd binary (say one built from
+// main in a temporary worktree), that one too, so a change to the driver
+// is measured before and after in the same run, rounds interleaved.
+type driverSet struct {
+	names []string // "java", "go", "before"
+	dirs  []string
+	pids  []int
 }
 
-func startDriverPair(b *testing.B) driverPair {
+func startDrivers(b *testing.B) driverSet {
 	b.Helper()
 	jd := startDriver(b, javadriver.Options{Profile: javadriver.Frugal})
-	bin := testproc.Build(b, "./aeron/cmd/aeronmd")
-	dir := filepath.Join(b.TempDir(), "aeron")
-	p := testproc.Start(b, bin, "-Daeron.dir="+dir, "-Daeron.threading.mode=SHARED", "-Daeron.shared.idle.strategy=backoff")
-	p.WaitLog(b, "serving", startTimeout)
-	return driverPair{javaDir: jd.Dir(), goDir: dir, javaPID: jd.PID(), goPID: p.PID}
+	ds := driverSet{names: []string{"java"}, dirs: []string{jd.Dir()}, pids: []int{jd.PID()}}
+	bins := []string{testproc.Build(b, "./aeron/cmd/aeronmd")}
+	if before := os.Getenv("GOBLIN_AERONMD_BEFORE"); before != "" {
+		bins = append(bins, before)
+	}
+	for k, bin := range bins {
+		dir := filepath.Join(b.TempDir(), "aeron")
+		p := testproc.Start(b, bin, "-Daeron.dir="+dir, "-Daeron.threading.mode=SHARED", "-Daeron.shared.idle.strategy=backoff")
+		p.WaitLog(b, "serving", startTimeout)
+		ds.names = append(ds.names, []string{"go", "before"}[k])
+		ds.dirs = append(ds.dirs, dir)
+		ds.pids = append(ds.pids, p.PID)
+	}
+	return ds
+}
+
+// report reports each driver's median as "NAME-unit", go/java and, with a
+// before driver, go/before; it returns the medians.
+func (ds driverSet) report(b *testing.B, samples [][]float64, unit string) []float64 {
+	med := make([]float64, len(samples))
+	for k, v := range samples {
+		med[k] = median(v)
+		b.ReportMetric(med[k], ds.names[k]+"-"+unit)
+	}
+	b.ReportMetric(med[1]/med[0], "go/java")
+	if len(med) > 2 {
+		b.ReportMetric(med[1]/med[2], "go/before")
+	}
+	return med
+}
+
+// describe names each driver with its median and, when samples is not
+// nil, its samples, for the log.
+func (ds driverSet) describe(samples [][]float64, med []float64, unit string) string {
+	var sb strings.Builder
+	for k, name := range ds.names {
+		fmt.Fprintf(&sb, "; %s driver median %.4g %s", name, med[k], unit)
+		if samples != nil {
+			fmt.Fprintf(&sb, " (%.4g)", samples[k])
+		}
+	}
+	return sb.String()[2:]
 }
 
 func BenchmarkGoDriverPingPong(b *testing.B) {
 	j := needJava(b)
-	dp := startDriverPair(b)
+	ds := startDrivers(b)
 	rounds := envInt("GOBLIN_DRIVER_ROUNDS", 3)
 	warmup := envInt("GOBLIN_PING_WARMUP", 10_000)
 	count := envInt("GOBLIN_PING_COUNT", 100_000)
-	var p50, p99 [2][]float64 // 0 java, 1 go
+	p50, p99 := make([][]float64, len(ds.dirs)), make([][]float64, len(ds.dirs))
 	for range b.N {
 		for range rounds {
-			for k, dir := range []string{dp.javaDir, dp.goDir} {
+			for k, dir := range ds.dirs {
 				r := javaPing(b, j, dir, 32, warmup, count)
 				p50[k] = append(p50[k], r.p50)
 				p99[k] = append(p99[k], r.p99)
 			}
 		}
 	}
-	jp50, jp99, gp50, gp99 := median(p50[0]), median(p99[0]), median(p50[1]), median(p99[1])
-	b.ReportMetric(jp50, "java-p50-ns")
-	b.ReportMetric(jp99, "java-p99-ns")
-	b.ReportMetric(gp50, "go-p50-ns")
-	b.ReportMetric(gp99, "go-p99-ns")
-	b.ReportMetric(gp50/jp50, "p50-go/java")
-	b.ReportMetric(gp99/jp99, "p99-go/java")
-	b.Logf("Java Ping/Pong RTT, 32 B, %d rounds of %d: Java driver p50 %v p99 %v (all %v / %v); Go driver p50 %v p99 %v (all %v / %v)",
-		rounds, count, jp50, jp99, p50[0], p99[0], gp50, gp99, p50[1], p99[1])
+	m50 := make([]float64, len(ds.dirs))
+	m99 := make([]float64, len(ds.dirs))
+	for k, name := range ds.names {
+		m50[k], m99[k] = median(p50[k]), median(p99[k])
+		b.ReportMetric(m50[k], name+"-p50-ns")
+		b.ReportMetric(m99[k], name+"-p99-ns")
+	}
+	b.ReportMetric(m50[1]/m50[0], "p50-go/java")
+	b.ReportMetric(m99[1]/m99[0], "p99-go/java")
+	b.Logf("Java Ping/Pong RTT, 32 B, %d rounds of %d: p50 %s; p99 %s", rounds, count,
+		ds.describe(p50, m50, "ns"), ds.describe(p99, m99, "ns"))
 }
 
 func BenchmarkGoDriverThroughput(b *testing.B) {
 	j := needJava(b)
-	dp := startDriverPair(b)
+	ds := startDrivers(b)
 	rounds := envInt("GOBLIN_DRIVER_ROUNDS", 3)
 	duration := time.Duration(envInt("GOBLIN_TPUT_MS", 3000)) * time.Millisecond
-	var rates [2][]float64
+	rates := make([][]float64, len(ds.dirs))
 	for range b.N {
-		for range rounds {
-			for k, dir := range []string{dp.javaDir, dp.goDir} {
-				rates[k] = append(rates[k], javaThroughput(b, j, dir, 32, time.Second, duration))
+		for r := range rounds {
+			// Each round starts with another driver, so none always runs
+			// first (after the previous program's JVM exits) or last.
+			for i := range ds.dirs {
+				k := (i + r) % len(ds.dirs)
+				rates[k] = append(rates[k], javaThroughput(b, j, ds.dirs[k], 32, time.Second, duration))
 			}
 		}
 	}
-	jr, gr := median(rates[0]), median(rates[1])
-	b.ReportMetric(jr, "java-msgs/s")
-	b.ReportMetric(gr, "go-msgs/s")
-	b.ReportMetric(gr/jr, "go/java")
-	b.Logf("Java Throughput, 32 B: Java driver %.0f msgs/s (%v), Go driver %.0f msgs/s (%v)", jr, rates[0], gr, rates[1])
+	med := ds.report(b, rates, "msgs/s")
+	b.Logf("Java Throughput, 32 B, %d rounds: %s", rounds, ds.describe(rates, med, "msgs/s"))
 }
 
 func BenchmarkGoDriverAddPublication(b *testing.B) {
 	needJava(b)
-	dp := startDriverPair(b)
+	ds := startDrivers(b)
 	n := envInt("GOBLIN_ADDS", 200)
-	clients := make([]*aeron.Client, 2)
-	for k, dir := range []string{dp.javaDir, dp.goDir} {
+	clients := make([]*aeron.Client, len(ds.dirs))
+	for k, dir := range ds.dirs {
 		c, err := aeron.Connect(aeron.Options{Dir: dir, DriverTimeout: 30 * time.Second, NoPrefault: true})
 		if err != nil {
 			b.Fatal(err)
@@ -109,7 +161,7 @@ func BenchmarkGoDriverAddPublication(b *testing.B) {
 		defer c.Close()
 		clients[k] = c
 	}
-	var took [2][]float64
+	took := make([][]float64, len(ds.dirs))
 	for range b.N {
 		for i := range n {
 			for k, c := range clients {
@@ -123,12 +175,9 @@ func BenchmarkGoDriverAddPublication(b *testing.B) {
 			}
 		}
 	}
-	jm, gm := median(took[0]), median(took[1])
-	b.ReportMetric(jm, "java-ns/add")
-	b.ReportMetric(gm, "go-ns/add")
-	b.ReportMetric(gm/jm, "go/java")
-	b.Logf("add exclusive IPC publication (64 KiB terms), command → ready, median of %d: Java driver %v, Go driver %v",
-		len(took[0]), time.Duration(jm), time.Duration(gm))
+	med := ds.report(b, took, "ns/add")
+	b.Logf("add exclusive IPC publication (64 KiB terms), command → ready, median of %d: %s",
+		len(took[0]), ds.describe(nil, med, "ns"))
 }
 
 // cpuTicks reads a process's utime+stime in clock ticks.
@@ -176,8 +225,8 @@ func wakeups(b *testing.B, pid int) float64 {
 
 func BenchmarkGoDriverIdleCPU(b *testing.B) {
 	needJava(b)
-	dp := startDriverPair(b)
-	for _, dir := range []string{dp.javaDir, dp.goDir} {
+	ds := startDrivers(b)
+	for _, dir := range ds.dirs {
 		c, err := aeron.Connect(aeron.Options{Dir: dir, DriverTimeout: 30 * time.Second})
 		if err != nil {
 			b.Fatal(err)
@@ -190,22 +239,26 @@ func BenchmarkGoDriverIdleCPU(b *testing.B) {
 	time.Sleep(2 * time.Second) // let start-up work settle
 	secs := envInt("GOBLIN_IDLE_S", 10)
 	hz := clockTicks()
-	var pct, sw [2]float64
+	pct, sw := make([][]float64, len(ds.pids)), make([][]float64, len(ds.pids))
 	for range b.N {
-		j0, g0 := cpuTicks(b, dp.javaPID), cpuTicks(b, dp.goPID)
-		jw, gw := wakeups(b, dp.javaPID), wakeups(b, dp.goPID)
+		t0, w0 := make([]float64, len(ds.pids)), make([]float64, len(ds.pids))
+		for k, pid := range ds.pids {
+			t0[k], w0[k] = cpuTicks(b, pid), wakeups(b, pid)
+		}
 		start := time.Now()
 		time.Sleep(time.Duration(secs) * time.Second)
 		el := time.Since(start).Seconds()
-		pct[0] = 100 * (cpuTicks(b, dp.javaPID) - j0) / hz / el
-		pct[1] = 100 * (cpuTicks(b, dp.goPID) - g0) / hz / el
-		sw[0] = (wakeups(b, dp.javaPID) - jw) / el
-		sw[1] = (wakeups(b, dp.goPID) - gw) / el
+		for k, pid := range ds.pids {
+			pct[k] = append(pct[k], 100*(cpuTicks(b, pid)-t0[k])/hz/el)
+			sw[k] = append(sw[k], (wakeups(b, pid)-w0[k])/el)
+		}
 	}
-	b.ReportMetric(pct[0], "java-%core")
-	b.ReportMetric(pct[1], "go-%core")
-	b.ReportMetric(sw[0], "java-sleeps/s")
-	b.ReportMetric(sw[1], "go-sleeps/s")
-	b.Logf("idle driver CPU over %ds, one idle client: Java driver %.2f%% of a core (%.0f sleeps/s), Go driver %.2f%% (%.0f sleeps/s)",
-		secs, pct[0], sw[0], pct[1], sw[1])
+	mp := ds.report(b, pct, "%core")
+	ms := make([]float64, len(ds.pids))
+	for k, name := range ds.names {
+		ms[k] = median(sw[k])
+		b.ReportMetric(ms[k], name+"-sleeps/s")
+	}
+	b.Logf("idle driver CPU over %ds, one idle client: %% of a core: %s; sleeps/s: %s",
+		secs, ds.describe(pct, mp, "%"), ds.describe(sw, ms, "/s"))
 }

@@ -624,10 +624,12 @@ func Start(o Options) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b, ok := d.opts.Idle.(*aeron.BackoffIdle); ok && (defaultIdle || b.Park == nil) {
-		// The Java driver's back-off, parking on the UDP sockets, so a
-		// datagram ends a park at once.
-		b.Park = d.park
+	idle := d.opts.Idle
+	if b, ok := idle.(*aeron.BackoffIdle); ok && (defaultIdle || b.Park == nil) {
+		// The Java driver's back-off, made for a locked thread, parking on
+		// the UDP sockets (so a datagram ends a park at once) and deeper
+		// when quiet (idle.go).
+		idle = newThreadBackoff(d, b)
 	}
 	r := &runner{done: make(chan struct{})}
 	d.runner = r
@@ -635,7 +637,6 @@ func Start(o Options) (*Driver, error) {
 		defer close(r.done)
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		idle := d.opts.Idle
 		start := time.Now()
 		for !r.stopFlag.Load() && !d.terminated.Load() {
 			idle.Idle(d.DoWork(int64(time.Since(start))))

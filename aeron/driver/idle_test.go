@@ -1,0 +1,127 @@
+package driver
+
+import (
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/aeron"
+)
+
+// parkRecorder is a threadBackoff over a manual driver whose parks are
+// recorded and move the driver's cycle clock instead of sleeping.
+type parkRecorder struct {
+	m     *manualDriver
+	b     *threadBackoff
+	parks []time.Duration
+}
+
+func newParkRecorder(t *testing.T) *parkRecorder {
+	m := newManualDriver(t, Options{})
+	r := &parkRecorder{m: m}
+	r.b = newThreadBackoff(m.Driver, &aeron.BackoffIdle{MaxSpins: 2, MaxYields: 1, MinPark: time.Microsecond,
+		MaxPark: time.Millisecond})
+	r.b.park = func(dt time.Duration) {
+		r.parks = append(r.parks, dt)
+		m.Driver.nowNs += int64(dt)
+	}
+	return r
+}
+
+// idleFor runs empty cycles until the clock has moved by at least d and
+// returns the parks they made.
+func (r *parkRecorder) idleFor(d time.Duration) []time.Duration {
+	r.parks = r.parks[:0]
+	end := r.m.Driver.nowNs + int64(d)
+	for r.m.Driver.nowNs < end {
+		r.b.Idle(0)
+	}
+	return r.parks
+}
+
+// TestThreadBackoffQuietPark: after work the back-off parks from MinPark
+// doubling to MaxPark; once nothing happened for quietAfterNs it doubles
+// on to quietMaxPark and no further; work starts it over at MinPark; a
+// timer due sooner cuts a quiet park (not below MaxPark); a driver with
+// UDP images stays at MaxPark.
+func TestThreadBackoffQuietPark(t *testing.T) {
+	r := newParkRecorder(t)
+	r.m.Driver.timerDeadlineNs = r.m.Driver.nowNs + int64(time.Hour)
+	r.b.Idle(1)
+	// Two spins and a yield park nothing.
+	for range 3 {
+		r.b.Idle(0)
+	}
+	if len(r.parks) != 0 {
+		t.Fatalf("parked %v while spinning and yielding", r.parks)
+	}
+	parks := r.idleFor(time.Duration(quietAfterNs) - 10*time.Millisecond)
+	want := []time.Duration{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}
+	for i, w := range want {
+		if parks[i] != w*time.Microsecond {
+			t.Fatalf("park %d is %v, want %v (parks %v)", i, parks[i], w*time.Microsecond, parks[:len(want)])
+		}
+	}
+	for _, p := range parks[len(want):] {
+		if p != time.Millisecond {
+			t.Fatalf("parked %v before the quiet spell, want MaxPark", p)
+		}
+	}
+	parks = r.idleFor(time.Second)
+	var longest time.Duration
+	for _, p := range parks {
+		longest = max(longest, p)
+	}
+	if longest != quietMaxPark {
+		t.Fatalf("longest quiet park %v, want %v", longest, quietMaxPark)
+	}
+	if n := len(parks); parks[n-1] != quietMaxPark || parks[n-2] != quietMaxPark {
+		t.Fatalf("quiet parks end %v, want %v", parks[n-2:], quietMaxPark)
+	}
+
+	// Work starts over.
+	r.b.Idle(1)
+	for range 3 {
+		r.b.Idle(0)
+	}
+	if parks := r.idleFor(time.Microsecond); parks[0] != time.Microsecond {
+		t.Fatalf("first park after work %v, want MinPark", parks[0])
+	}
+
+	// A timer due in 2.5 ms cuts the quiet park to it; one due sooner
+	// does not cut it below MaxPark.
+	r.idleFor(time.Duration(quietAfterNs) + 10*time.Millisecond)
+	r.m.Driver.timerDeadlineNs = r.m.Driver.nowNs + int64(2500*time.Microsecond)
+	if parks := r.idleFor(time.Nanosecond); parks[0] != 2500*time.Microsecond {
+		t.Fatalf("quiet park %v with the timer due in 2.5 ms", parks[0])
+	}
+	r.m.Driver.timerDeadlineNs = r.m.Driver.nowNs + int64(100*time.Microsecond)
+	if parks := r.idleFor(time.Nanosecond); parks[0] != time.Millisecond {
+		t.Fatalf("quiet park %v with the timer due in 100 µs, want MaxPark", parks[0])
+	}
+
+	// An image (UDP) keeps the ordinary ceiling.
+	r.m.Driver.timerDeadlineNs = r.m.Driver.nowNs + int64(time.Hour)
+	r.m.Driver.images = []*publicationImage{{}}
+	defer func() { r.m.Driver.images = nil }()
+	for _, p := range r.idleFor(time.Second) {
+		if p > time.Millisecond {
+			t.Fatalf("parked %v with an image", p)
+		}
+	}
+}
+
+// TestThreadBackoffAllocatesNothing: the driver's idle strategy, spins,
+// yields and parks, allocates nothing.
+func TestThreadBackoffAllocatesNothing(t *testing.T) {
+	r := newParkRecorder(t)
+	n := 0
+	r.b.park = func(dt time.Duration) { n++; r.m.Driver.nowNs += int64(dt) }
+	i := 0
+	allocs := testing.AllocsPerRun(5000, func() {
+		i++
+		r.b.Idle(i % 1000 / 999) // work once every 1000 cycles
+	})
+	if allocs != 0 || n == 0 {
+		t.Fatalf("%v allocations per idle, %d parks", allocs, n)
+	}
+}

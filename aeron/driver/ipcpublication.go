@@ -137,7 +137,15 @@ func (d *Driver) updatePublisherPositionAndLimit(p *ipcPublication) int {
 // cleanBufferTo zeroes the log from the clean position towards position,
 // at most to the end of the current term per call, so a publisher that
 // wraps into it finds zeroed frames. The first word is zeroed last, with
-// release (IpcPublication.cleanBufferTo).
+// release (IpcPublication.cleanBufferTo). The rest is zeroed with
+// non-temporal stores: a publication cleans every byte it carries (1.3 GB/s
+// of 32-byte messages at 20 M/s), which with ordinary stores means reading
+// each line before writing it and pushing the publisher's and subscribers'
+// lines out of the caches, for a stretch nobody reads until the log wraps.
+// Ordering: ClearNonTemporal ends with a store fence, so the zeroes are
+// visible before the release store of the first word and before the
+// pub-lmt store that lets a publisher into them; the subscribers are past
+// this stretch (position <= the slowest subscriber).
 func (p *logPublication) cleanBufferTo(position int64) {
 	clean := p.cleanPosition
 	if position <= clean {
@@ -146,7 +154,7 @@ func (p *logPublication) cleanBufferTo(position int64) {
 	term := p.log.terms[logbuffer.IndexByPosition(clean, p.bitsToShift)]
 	offset := int(clean) & (p.termLength - 1)
 	length := min(int(position-clean), p.termLength-offset)
-	clear(term[offset+8 : offset+length])
+	shm.ClearNonTemporal(term[offset+8 : offset+length])
 	shm.StoreInt64Release(term, offset, 0)
 	p.cleanPosition = clean + int64(length)
 }

@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/goblin-kv/goblin/aeron"
+	"github.com/goblin-kv/goblin/idle"
 )
 
 // The quiet park: how a Start-ed driver idles once nothing has happened
@@ -21,8 +22,9 @@ const (
 
 // threadBackoff is the back-off a Start-ed driver idles with when its
 // strategy is the default one (an aeron.BackoffIdle without a Park of its
-// own): aeron.BackoffIdle's spin, yield, park, made cheap on a goroutine
-// locked to its OS thread, plus a deeper park once the driver is quiet.
+// own): package idle's backoff (idle.Backoff.Step, as BackoffIdle runs
+// it), made cheap on a goroutine locked to its OS thread, plus a deeper
+// park once the driver is quiet.
 //
 //   - It yields the OS thread (sched_yield, as the Java driver's
 //     Thread.yield does), not the goroutine: runtime.Gosched on a locked
@@ -32,43 +34,33 @@ const (
 //   - It parks on the driver's sockets (Driver.park), from MinPark
 //     doubling to MaxPark, as BackoffIdle does.
 //   - When the duty cycle has found nothing to do for quietAfterNs and the
-//     driver has no UDP endpoint (whose data and timers want the sender and
-//     receiver on time), parks go on doubling to quietMaxPark, never past
-//     Driver.Deadline. Nothing in IPC needs the driver sooner: publishers
-//     and subscribers share the log, a publisher runs on for seven eighths
-//     of its term window before its limit must move, and client liveness
-//     is checked on the 1 s timer. Only a command that ends a quiet spell
-//     waits longer, up to quietMaxPark; the first work resets the back-off.
+//     driver has no UDP endpoint or image (whose data and timers want the
+//     sender and receiver on time), parks go on doubling to quietMaxPark,
+//     never past Driver.Deadline. Nothing in IPC needs the driver sooner:
+//     publishers and subscribers share the log, a publisher runs on for
+//     seven eighths of its term window before its limit must move, and
+//     client liveness is checked on the 1 s timer. Only a command that
+//     ends a quiet spell waits longer, up to quietMaxPark; the first work
+//     resets the back-off.
 //
 // It reads the cycle's clock from the driver (DoWork sets nowNs), so it
 // belongs to the goroutine that runs DoWork.
 type threadBackoff struct {
-	d                   *Driver
-	park                func(time.Duration) // Driver.park; tests record
-	maxSpins, maxYields int
-	minPark, maxPark    time.Duration
-
-	spins, yields int
-	parkFor       time.Duration // the current step of the doubling park
-	lastWorkNs    int64 // the cycle time of the last cycle that did work
+	d          *Driver
+	p          idle.Params
+	park       func(time.Duration) // Driver.park; tests record
+	parkFn     func(time.Duration) // parkQuiet, bound once
+	idleCycles int                 // idle cycles in a row
+	quietPark  time.Duration       // the current quiet park, 0 when not quiet
+	lastWorkNs int64               // the cycle time of the last cycle that did work
 }
 
-// newThreadBackoff takes b's parameters, with BackoffIdle's defaults for
-// zero fields.
+// newThreadBackoff takes b's parameters (zero fields take package idle's
+// defaults, as BackoffIdle's do).
 func newThreadBackoff(d *Driver, b *aeron.BackoffIdle) *threadBackoff {
-	t := &threadBackoff{d: d, park: d.park, maxSpins: b.MaxSpins, maxYields: b.MaxYields, minPark: b.MinPark, maxPark: b.MaxPark}
-	if t.maxSpins <= 0 {
-		t.maxSpins = 10
-	}
-	if t.maxYields <= 0 {
-		t.maxYields = 5
-	}
-	if t.minPark <= 0 {
-		t.minPark = time.Microsecond
-	}
-	if t.maxPark < t.minPark {
-		t.maxPark = max(time.Millisecond, t.minPark)
-	}
+	p := idle.Params{Spins: b.MaxSpins, Yields: b.MaxYields, MinPark: b.MinPark, MaxPark: b.MaxPark}
+	t := &threadBackoff{d: d, p: p.WithDefaults(idle.DefaultParams), park: d.park}
+	t.parkFn = t.parkQuiet
 	return t
 }
 
@@ -76,40 +68,27 @@ func newThreadBackoff(d *Driver, b *aeron.BackoffIdle) *threadBackoff {
 // after one that did.
 func (t *threadBackoff) Idle(work int) {
 	if work > 0 {
-		t.spins, t.yields, t.parkFor = 0, 0, 0
+		t.idleCycles, t.quietPark = 0, 0
 		t.lastWorkNs = t.d.nowNs
 		return
 	}
-	switch {
-	case t.spins < t.maxSpins:
-		t.spins++
-	case t.yields < t.maxYields:
-		t.yields++
-		threadYield()
-	default:
-		t.park(t.nextPark())
-	}
+	t.idleCycles++
+	idle.Backoff.Step(t.idleCycles, t.p, threadYield, t.parkFn)
 }
 
-// nextPark doubles the park from MinPark to MaxPark and, while the driver
-// is quiet, on to quietMaxPark, cut at the driver's next timer; a driver
-// that is no longer quiet is back at MaxPark.
-func (t *threadBackoff) nextPark() time.Duration {
-	switch {
-	case t.parkFor < t.minPark:
-		t.parkFor = t.minPark
-	case t.parkFor < t.maxPark:
-		t.parkFor = min(2*t.parkFor, t.maxPark)
-	case t.quiet():
-		t.parkFor = max(min(2*t.parkFor, quietMaxPark), t.maxPark)
-	default:
-		t.parkFor = t.maxPark
+// parkQuiet parks for dt, the backoff's park; once the backoff is at
+// MaxPark and the driver is quiet, for the quiet park instead, which
+// doubles from MaxPark to quietMaxPark, cut at the driver's next timer
+// (not below MaxPark).
+func (t *threadBackoff) parkQuiet(dt time.Duration) {
+	if dt < t.p.MaxPark || !t.quiet() {
+		t.quietPark = 0
+		t.park(dt)
+		return
 	}
-	if t.parkFor <= t.maxPark {
-		return t.parkFor
-	}
+	t.quietPark = max(min(2*t.quietPark, quietMaxPark), dt)
 	untilTimer := time.Duration(t.d.Deadline() - t.d.nowNs)
-	return max(min(t.parkFor, untilTimer), t.maxPark)
+	t.park(max(min(t.quietPark, untilTimer), dt))
 }
 
 // quiet: the duty cycle found nothing to do for quietAfterNs, and the

@@ -121,6 +121,15 @@ func ReplyLen(r *reply.Reply) int {
 
 const itemBlockLen = 9 // kind (1) + integer (8); checked in tests
 
+// growFramed extends dst by a SOFH header for a message of n bytes and
+// the message, writes the header, and returns the extended slice and the
+// offset where the message starts.
+func growFramed(dst []byte, n int) ([]byte, int) {
+	dst, off := grow(dst, SOFHLen+n)
+	putSOFH(dst[off:], SOFHLen+n)
+	return dst, off + SOFHLen
+}
+
 // grow extends dst by n bytes and returns the extended slice and the offset
 // where the new bytes start.
 func grow(dst []byte, n int) ([]byte, int) {
@@ -159,9 +168,8 @@ func (c *Codec) AppendRequest(dst []byte, r *request.Request) []byte {
 // transports carry.
 func (c *Codec) AppendFramedRequest(dst []byte, r *request.Request) []byte {
 	n := RequestLen(r)
-	dst, off := grow(dst, SOFHLen+n)
-	putSOFH(dst[off:], SOFHLen+n)
-	return c.requestAt(dst, off+SOFHLen, n, r)
+	dst, off := growFramed(dst, n)
+	return c.requestAt(dst, off, n, r)
 }
 
 // requestAt encodes r into the n bytes of dst at off.
@@ -231,9 +239,8 @@ func (c *Codec) AppendReply(dst []byte, r *reply.Reply) []byte {
 // transports carry.
 func (c *Codec) AppendFramedReply(dst []byte, r *reply.Reply) []byte {
 	n := ReplyLen(r)
-	dst, off := grow(dst, SOFHLen+n)
-	putSOFH(dst[off:], SOFHLen+n)
-	return c.replyAt(dst, off+SOFHLen, n, r)
+	dst, off := growFramed(dst, n)
+	return c.replyAt(dst, off, n, r)
 }
 
 // replyAt encodes r into the n bytes of dst at off.

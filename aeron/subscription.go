@@ -18,7 +18,7 @@ type Subscription struct {
 	registrationID int64
 	statusID       int32
 	images         atomic.Pointer[[]*Image]
-	roundRobin     int
+	roundRobinNext int
 	closed         atomic.Bool
 	onAvailable    func(*Image)
 	onUnavailable  func(*Image)
@@ -77,48 +77,20 @@ func (s *Subscription) ImageBySessionID(sessionID int32) *Image {
 // different image each call for fairness, and returns how many it delivered.
 // It does not allocate.
 func (s *Subscription) Poll(fn FragmentHandler, limit int) int {
-	imgs := s.Images()
-	n := len(imgs)
-	if n == 0 {
-		return 0
-	}
-	start := s.nextStart(n)
+	imgs, start := s.roundRobin()
 	read := 0
-	for i := start; i < n && read < limit; i++ {
-		read += imgs[i].Poll(fn, limit-read)
-	}
-	for i := 0; i < start && read < limit; i++ {
-		read += imgs[i].Poll(fn, limit-read)
+	for k := 0; k < len(imgs) && read < limit; k++ {
+		read += imgs[wrap(start+k, len(imgs))].Poll(fn, limit-read)
 	}
 	return read
 }
 
-// nextStart returns the image (of n > 0) a poll starts at and moves the
-// round robin on by one. It is small enough to inline into the poll loops.
-func (s *Subscription) nextStart(n int) int {
-	start := s.roundRobin
-	s.roundRobin++
-	if start >= n {
-		start = 0
-		s.roundRobin = 1
-	}
-	return start
-}
-
 // ControlledPoll is Poll with a ControlledFragmentHandler.
 func (s *Subscription) ControlledPoll(fn ControlledFragmentHandler, limit int) int {
-	imgs := s.Images()
-	n := len(imgs)
-	if n == 0 {
-		return 0
-	}
-	start := s.nextStart(n)
+	imgs, start := s.roundRobin()
 	read := 0
-	for i := start; i < n && read < limit; i++ {
-		read += imgs[i].ControlledPoll(fn, limit-read)
-	}
-	for i := 0; i < start && read < limit; i++ {
-		read += imgs[i].ControlledPoll(fn, limit-read)
+	for k := 0; k < len(imgs) && read < limit; k++ {
+		read += imgs[wrap(start+k, len(imgs))].ControlledPoll(fn, limit-read)
 	}
 	return read
 }
@@ -126,19 +98,40 @@ func (s *Subscription) ControlledPoll(fn ControlledFragmentHandler, limit int) i
 // NextMessage appends the next complete message from any image to dst (see
 // Image.NextMessage) and returns the image it came from, or ok = false.
 func (s *Subscription) NextMessage(dst []byte) (msg []byte, img *Image, ok bool) {
-	imgs := s.Images()
-	n := len(imgs)
-	if n == 0 {
-		return dst, nil, false
-	}
-	start := s.nextStart(n)
-	for k := 0; k < n; k++ {
-		im := imgs[(start+k)%n]
+	imgs, start := s.roundRobin()
+	for k := range imgs {
+		im := imgs[wrap(start+k, len(imgs))]
 		if m, ok := im.NextMessage(dst); ok {
 			return m, im, true
 		}
 	}
 	return dst, nil, false
+}
+
+// roundRobin returns the images and the one a poll starts at, and moves
+// the round robin on by one: the three polls visit the images from start
+// (wrapping round) so that each gets the first turn in its turn. It is
+// small enough to inline into them.
+func (s *Subscription) roundRobin() (imgs []*Image, start int) {
+	imgs = s.Images()
+	if len(imgs) == 0 {
+		return nil, 0
+	}
+	start = s.roundRobinNext
+	s.roundRobinNext++
+	if start >= len(imgs) {
+		start = 0
+		s.roundRobinNext = 1
+	}
+	return imgs, start
+}
+
+// wrap is i modulo n for 0 <= i < 2n, without a division.
+func wrap(i, n int) int {
+	if i >= n {
+		i -= n
+	}
+	return i
 }
 
 // AddDestination adds a receive destination (e.g.

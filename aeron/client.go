@@ -326,16 +326,28 @@ func (c *Client) AddExclusivePublication(channel string, streamID int32) (*Exclu
 	return p, nil
 }
 
-func (c *Client) addPublication(p *pubBase, channel string, streamID int32, exclusive bool) error {
+// lockForChannel starts a command about channel: it checks the channel,
+// takes c.mu, checks the client is usable and returns the command's
+// correlation id. On success the caller holds c.mu and unlocks it; on an
+// error c.mu is not held.
+func (c *Client) lockForChannel(channel string) (corr int64, err error) {
 	if _, err := ParseChannel(channel); err != nil {
-		return err
+		return 0, err
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if err := c.usable(); err != nil {
+		c.mu.Unlock()
+		return 0, err
+	}
+	return c.ring.NextCorrelationID(), nil
+}
+
+func (c *Client) addPublication(p *pubBase, channel string, streamID int32, exclusive bool) error {
+	corr, err := c.lockForChannel(channel)
+	if err != nil {
 		return err
 	}
-	corr := c.ring.NextCorrelationID()
+	defer c.mu.Unlock()
 	typeID := command.AddPublication
 	if exclusive {
 		typeID = command.AddExclusivePublication
@@ -403,15 +415,11 @@ func (c *Client) AddSubscription(channel string, streamID int32) (*Subscription,
 // image handlers (nil falls back to the Options handlers). They run on the
 // conductor and must not call the client's Add*/Close methods.
 func (c *Client) AddSubscriptionWithHandlers(channel string, streamID int32, onAvailable, onUnavailable func(*Image)) (*Subscription, error) {
-	if _, err := ParseChannel(channel); err != nil {
+	corr, err := c.lockForChannel(channel)
+	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.usable(); err != nil {
-		return nil, err
-	}
-	corr := c.ring.NextCorrelationID()
 	s := &Subscription{client: c, channel: channel, streamID: streamID, registrationID: corr,
 		onAvailable: onAvailable, onUnavailable: onUnavailable}
 	empty := []*Image{}
@@ -516,15 +524,11 @@ func (c *Client) remove(typeID int32, registrationID int64, what string, id int6
 // publication or subscription registered as registrationID and waits for
 // the driver's ON_OPERATION_SUCCESS.
 func (c *Client) destination(typeID int32, registrationID int64, channel string) error {
-	if _, err := ParseChannel(channel); err != nil {
+	corr, err := c.lockForChannel(channel)
+	if err != nil {
 		return err
 	}
-	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.usable(); err != nil {
-		return err
-	}
-	corr := c.ring.NextCorrelationID()
 	b := command.AppendDestination(c.cmd[:0], c.clientID, corr, registrationID, channel)
 	if err := c.writeCommand(typeID, b); err != nil {
 		return err

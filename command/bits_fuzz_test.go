@@ -15,21 +15,21 @@ import (
 // engine, the store or package bitmap.
 
 // modelSpan resolves GETRANGE's and BITCOUNT's start and end (negative:
-// from the end) over n units; ok is false for an empty range. Two negative
-// ends the wrong way round are empty before anything is clamped.
+// from the end) over n units into the inclusive span [lo, hi]; ok is false
+// for an empty one. It states Redis's rule directly (store.Range computes
+// the same arithmetic step by step, as the server runs it): each end
+// counts from the end when negative, the span is clamped to [0, n-1], and
+// two negative ends the wrong way round are empty before any clamping.
 func modelSpan(n, start, end int64) (lo, hi int64, ok bool) {
-	if start < 0 && end < 0 && start > end {
-		return 0, 0, false
+	resolve := func(x int64) int64 {
+		if x < 0 {
+			return x + n
+		}
+		return x
 	}
-	if start < 0 {
-		start += n
-	}
-	if end < 0 {
-		end += n
-	}
-	start, end = max(start, 0), max(end, 0)
-	end = min(end, n-1)
-	return start, end, n > 0 && start <= end
+	lo, hi = max(resolve(start), 0), min(max(resolve(end), 0), n-1)
+	wrongWay := start < 0 && end < 0 && start > end
+	return lo, hi, !wrongWay && lo <= hi
 }
 
 func modelBit(v []byte, i int64) int {

@@ -91,23 +91,32 @@ func (e *Engine) move(s *Session, r *request.Request) {
 		e.errText(reply.Err, "ERR source and destination objects are the same")
 		return
 	}
-	val, kind, at, ok := e.st.Export(e.scratch[:0], r.Key)
+	if e.transfer(dst, r.Key, r.Key, false) {
+		e.st.Del(r.Key)
+		e.touchKey(int(r.Amount), r.Key)
+		e.integer(1)
+	}
+}
+
+// transfer copies key's value, type and expiry from the selected database
+// into dst as dstKey (replacing one there only when replace), MOVE's and
+// COPY's common step. When nothing was copied it has answered: 0 for a
+// missing source or an existing destination, or the store's error.
+func (e *Engine) transfer(dst *store.Store, key, dstKey []byte, replace bool) bool {
+	val, kind, at, ok := e.st.Export(e.scratch[:0], key)
 	e.scratch = val[:0]
 	if !ok {
 		e.integer(0)
-		return
+		return false
 	}
-	done, err := dst.Import(r.Key, val, kind, at, false)
+	done, err := dst.Import(dstKey, val, kind, at, replace)
 	switch {
 	case err != nil:
 		e.storeError(err)
 	case !done:
 		e.integer(0)
-	default:
-		e.st.Del(r.Key)
-		e.touchKey(int(r.Amount), r.Key)
-		e.integer(1)
 	}
+	return err == nil && done
 }
 
 // copyKey answers COPY source destination [DB db] [REPLACE].
@@ -122,21 +131,13 @@ func (e *Engine) copyKey(s *Session, r *request.Request) {
 		e.errText(reply.Err, "ERR source and destination objects are the same")
 		return
 	}
-	val, kind, at, ok := e.st.Export(e.scratch[:0], r.Key)
-	e.scratch = val[:0]
-	if !ok {
-		e.integer(0)
+	if !e.transfer(dst, r.Key, r.Args[0], r.Flags&request.FlagReplace != 0) {
 		return
 	}
-	done, err := dst.Import(r.Args[0], val, kind, at, r.Flags&request.FlagReplace != 0)
-	if err != nil {
-		e.storeError(err)
-		return
-	}
-	if done && dst != e.st {
+	if dst != e.st {
 		e.touchKey(int(r.Amount), r.Args[0])
 	}
-	e.integer(b2i(done))
+	e.integer(1)
 }
 
 func (e *Engine) flush(s *Session, r *request.Request) {

@@ -52,10 +52,7 @@ import (
 // trip). GOBLIN_AERON_BENCH_UDP_WAIT (spin, yield) sets how the UDP client
 // and loop wait: spin with 6+ CPUs, else yield. Each case logs its choice.
 
-var clockBase = time.Now()
-
-func now() int64 { return int64(time.Since(clockBase)) }
-
+// warmup is how many round trips each case makes before it measures.
 func warmup() int {
 	if n, err := strconv.Atoi(os.Getenv("GOBLIN_AERON_BENCH_WARMUP")); err == nil && n >= 0 {
 		return n
@@ -293,13 +290,7 @@ func measure(b *testing.B, round func(), report func(latency.Summary)) {
 	rec := latency.New()
 	b.ReportAllocs()
 	b.ResetTimer()
-	t0 := now()
-	for range b.N {
-		round()
-		t1 := now()
-		rec.Record(t1 - t0)
-		t0 = t1
-	}
+	rec.Rounds(b.N, round)
 	b.StopTimer()
 	rec.Report(b)
 	report(rec.Summary())

@@ -37,10 +37,6 @@ import (
 
 const warmup = 20_000
 
-var clockBase = time.Now()
-
-func now() int64 { return int64(time.Since(clockBase)) }
-
 // floorP50 is the floor's p50 measured earlier in the same run, if any.
 var floorP50 float64
 
@@ -75,14 +71,10 @@ func benchInline(b *testing.B, p proto.Protocol, op string) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	cs := preemptions()
-	t0 := now()
-	for range b.N {
+	rec.Rounds(b.N, func() {
 		out, _ = e.ServeMessage(s, req, out[:0])
 		st.Tick(server.DefaultTickBudget)
-		t1 := now()
-		rec.Record(t1 - t0)
-		t0 = t1
-	}
+	})
 	b.StopTimer()
 	b.ReportMetric(float64(preemptions()-cs), "preemptions")
 	wiretest.CheckReply(b, p, op, out)
@@ -138,13 +130,7 @@ func benchFloor(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	cs := preemptions()
-	t0 := now()
-	for range b.N {
-		round()
-		t1 := now()
-		rec.Record(t1 - t0)
-		t0 = t1
-	}
+	rec.Rounds(b.N, round)
 	b.StopTimer()
 	b.ReportMetric(float64(preemptions()-cs), "preemptions")
 	shm.StoreInt64Release(mem, ping, -1)
@@ -236,13 +222,7 @@ func measureRing(b *testing.B, loop *server.Loop, dir string, p proto.Protocol, 
 	b.ReportAllocs()
 	b.ResetTimer()
 	cs, gc0 := preemptions(), gcs()
-	t0 := now()
-	for range b.N {
-		round()
-		t1 := now()
-		rec.Record(t1 - t0)
-		t0 = t1
-	}
+	rec.Rounds(b.N, round)
 	b.StopTimer()
 	b.ReportMetric(float64(preemptions()-cs), "preemptions")
 	b.ReportMetric(float64(gcs()-gc0), "GCs")
@@ -318,17 +298,17 @@ func benchParked(b *testing.B, p proto.Protocol, bell bool, wait idle.Strategy) 
 		for !ring.ServerParked(c) {
 			runtime.Gosched()
 		}
-		for t := now(); now()-t < int64(parkedSettle); {
+		for t := latency.Now(); latency.Now()-t < int64(parkedSettle); {
 			runtime.Gosched()
 		}
-		t0 := now()
+		t0 := latency.Now()
 		if err := c.Write(req); err != nil {
 			b.Fatal(err)
 		}
 		if buf, err = c.ReadAppend(buf[:0]); err != nil {
 			b.Fatal(err)
 		}
-		return now() - t0
+		return latency.Now() - t0
 	}
 	const warm = 20
 	for range warm {

@@ -113,3 +113,12 @@ func BenchmarkRecord(b *testing.B) {
 		r.Record(int64(i&0xffff) + 100)
 	}
 }
+
+func TestRounds(t *testing.T) {
+	r := New()
+	calls := 0
+	r.Rounds(5, func() { calls++ })
+	if calls != 5 || r.Count() != 5 {
+		t.Fatalf("Rounds(5): %d calls, %d samples", calls, r.Count())
+	}
+}

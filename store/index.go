@@ -147,6 +147,18 @@ func insertEntry(t []uint64, shift uint8, e uint64) {
 	t[pos] = e
 }
 
+// deleteEntry removes the entry at pos, of the old table when inOld (an
+// incremental resize is under way) or else of the current one.
+func (ix *index) deleteEntry(inOld bool, pos uint64) {
+	if inOld {
+		deleteAt(ix.old, ix.oldShift, pos)
+		ix.oldN--
+	} else {
+		deleteAt(ix.t, ix.shift, pos)
+		ix.n--
+	}
+}
+
 // deleteAt empties bucket pos and shifts back the entries of its run that may move.
 func deleteAt(t []uint64, shift uint8, pos uint64) {
 	mask := uint64(len(t) - 1)

@@ -110,13 +110,7 @@ func (s *Store) rekey(id uint32, inOld bool, pos uint64, r arena.Ref, key []byte
 	}
 	copy(b[off:], key)
 	copy(b[off+len(key):], s.tail(sl))
-	if inOld {
-		deleteAt(s.ix.old, s.ix.oldShift, pos)
-		s.ix.oldN--
-	} else {
-		deleteAt(s.ix.t, s.ix.shift, pos)
-		s.ix.n--
-	}
+	s.ix.deleteEntry(inOld, pos)
 	s.ar.Free(sl.ref)
 	sl.ref, sl.keyLen = r, uint16(len(key))
 	s.touch(sl)

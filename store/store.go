@@ -229,12 +229,7 @@ func (s *Store) touch(sl *slot) {
 func (s *Store) appendValue(dst []byte, sl *slot) []byte {
 	n := sl.encLen()
 	if sl.inl[0] == tagInt {
-		var b [8]byte
-		copy(b[:], sl.inl[1:min(n, inlineLen)])
-		if n > inlineLen {
-			copy(b[inlineLen-1:], s.tail(sl))
-		}
-		return strconv.AppendInt(dst, decodeInt(b[:n-1]), 10)
+		return strconv.AppendInt(dst, s.slotInt(sl, n), 10)
 	}
 	dst = append(dst, sl.inl[1:min(n, inlineLen)]...)
 	if n > inlineLen {
@@ -554,13 +549,7 @@ func (s *Store) newSlotPage() []slot {
 // when inOld).
 func (s *Store) removeAt(id uint32, inOld bool, pos uint64) {
 	s.mods++
-	if inOld {
-		deleteAt(s.ix.old, s.ix.oldShift, pos)
-		s.ix.oldN--
-	} else {
-		deleteAt(s.ix.t, s.ix.shift, pos)
-		s.ix.n--
-	}
+	s.ix.deleteEntry(inOld, pos)
 	sl := s.slot(id)
 	if sl.hasTTL() {
 		s.ttlKeys--
@@ -667,16 +656,22 @@ const (
 	minInt64 = -1 << 63
 )
 
+// slotInt decodes the integer of an int-tagged slot whose encoded value is
+// n bytes long (the tag, then the integer's bytes, inline and in the tail).
+func (s *Store) slotInt(sl *slot, n int) int64 {
+	var b [8]byte
+	copy(b[:], sl.inl[1:min(n, inlineLen)])
+	if n > inlineLen {
+		copy(b[inlineLen-1:], s.tail(sl))
+	}
+	return decodeInt(b[:n-1])
+}
+
 // intValue returns the integer a value holds, if it is one.
 func (s *Store) intValue(sl *slot) (int64, bool) {
 	n := sl.encLen()
 	if sl.inl[0] == tagInt {
-		var b [8]byte
-		copy(b[:], sl.inl[1:min(n, inlineLen)])
-		if n > inlineLen {
-			copy(b[inlineLen-1:], s.tail(sl))
-		}
-		return decodeInt(b[:n-1]), true
+		return s.slotInt(sl, n), true
 	}
 	if n-1 > 20 {
 		return 0, false

@@ -187,16 +187,9 @@ func scanCursor(b []byte) (uint64, bool) {
 			return 0, false
 		}
 	}
-	var v uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (1<<64-1-d)/10 {
-			return 0, false
-		}
-		v = v*10 + d
+	v, ok := resp.ParseDigits(b, 1<<64-1)
+	if !ok {
+		return 0, false
 	}
 	if neg {
 		v = -v

@@ -107,16 +107,9 @@ func ParseInt(b []byte) (int64, bool) {
 	if len(b) == 0 || b[0] < '1' || b[0] > '9' {
 		return 0, false
 	}
-	var v uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if v > (1<<63-d)/10 { // v*10+d would exceed 1<<63
-			return 0, false
-		}
-		v = v*10 + d
+	v, ok := ParseDigits(b, 1<<63)
+	if !ok {
+		return 0, false
 	}
 	if neg {
 		return -int64(v-1) - 1, true
@@ -125,6 +118,20 @@ func ParseInt(b []byte) (int64, bool) {
 		return 0, false
 	}
 	return int64(v), true
+}
+
+// ParseDigits parses b, decimal digits and nothing else, as a number no
+// greater than max. It is small enough to be inlined into ParseInt.
+func ParseDigits(b []byte, max uint64) (uint64, bool) {
+	var v uint64
+	for _, c := range b {
+		d := uint64(c - '0') // a byte below '0' wraps round, above 9 too
+		if d > 9 || v > (max-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	return v, true
 }
 
 func isSpace(c byte) bool {

@@ -36,18 +36,7 @@ func fakeServer(tb testing.TB, handle func(net.Conn)) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer c.Close(); handle(c) }()
-		}
-	}()
-	tb.Cleanup(func() { ln.Close(); <-done })
+	testproc.Serve(tb, ln, handle)
 	return sock
 }
 

@@ -312,6 +312,38 @@ func WaitDial(tb testing.TB, network, addr string, timeout time.Duration) {
 	})
 }
 
+// Serve accepts connections on ln until the test ends and runs handle on
+// each in a goroutine of its own, closing the connection when handle
+// returns: an in-test peer. At the end of the test it closes ln and every
+// connection still open, and waits for the accept loop to stop.
+func Serve(tb testing.TB, ln net.Listener, handle func(net.Conn)) {
+	var mu sync.Mutex
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			go func() { defer c.Close(); handle(c) }()
+		}
+	}()
+	tb.Cleanup(func() {
+		ln.Close()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+}
+
 // logBuffer is a bytes.Buffer safe for the writer goroutines exec starts
 // and the test goroutine reading it.
 type logBuffer struct {

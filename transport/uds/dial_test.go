@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testproc"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
@@ -30,27 +31,7 @@ func connEchoPeer(t *testing.T, network string, handle func(net.Conn)) (addr str
 	if handle == nil {
 		handle = func(c net.Conn) { _, _ = io.Copy(c, c) }
 	}
-	done := make(chan struct{})
-	conns := make(chan net.Conn, 16)
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			conns <- c
-			go func() { defer c.Close(); handle(c) }()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		close(conns)
-		for c := range conns {
-			c.Close()
-		}
-	})
+	testproc.Serve(t, ln, handle)
 	return ln.Addr().String()
 }
 

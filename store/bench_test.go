@@ -88,35 +88,27 @@ func BenchmarkOps(b *testing.B) {
 		name string
 		set  uint64
 	}{{"GetHit", 0}, {"GetMiss", 1}} {
-		b.Run(get.name+"/store", func(b *testing.B) {
-			fixtures(b)
-			b.ReportAllocs()
-			var k [16]byte
-			dst := make([]byte, 0, 64)
-			for i := 0; i < b.N; i++ {
-				benchKey(&k, get.set, order(i))
-				dst, _ = s.Get(dst[:0], k[:])
-			}
-		})
-		b.Run(get.name+"/map", func(b *testing.B) {
-			fixtures(b)
-			b.ReportAllocs()
-			var k [16]byte
-			dst := make([]byte, 0, 64)
-			for i := 0; i < b.N; i++ {
-				benchKey(&k, get.set, order(i))
-				dst = append(dst[:0], m[string(k[:])]...)
-			}
-		})
+		for _, side := range []string{"store", "map"} {
+			b.Run(get.name+"/"+side, func(b *testing.B) {
+				fixtures(b)
+				b.ReportAllocs()
+				var k [16]byte
+				dst := make([]byte, 0, 64)
+				store := side == "store"
+				for i := 0; i < b.N; i++ {
+					benchKey(&k, get.set, order(i))
+					if store {
+						dst, _ = s.Get(dst[:0], k[:])
+					} else {
+						dst = append(dst[:0], m[string(k[:])]...)
+					}
+				}
+			})
+		}
 	}
 	b.Run("SetOverwrite/store", func(b *testing.B) {
 		fixtures(b)
-		b.ReportAllocs()
-		var k [16]byte
-		for i := 0; i < b.N; i++ {
-			benchKey(&k, 0, order(i))
-			s.Set(nil, k[:], benchVal, SetOptions{})
-		}
+		storeSets(b, s, 0, true)
 	})
 	b.Run("SetOverwrite/map", func(b *testing.B) {
 		fixtures(b)
@@ -139,12 +131,7 @@ func BenchmarkOps(b *testing.B) {
 		s := loadStore(b, benchKeys)
 		runtime.GC()
 		b.StartTimer()
-		b.ReportAllocs()
-		var k [16]byte
-		for i := 0; i < b.N; i++ {
-			benchKey(&k, 2, uint64(i))
-			s.Set(nil, k[:], benchVal, SetOptions{})
-		}
+		storeSets(b, s, 2, false)
 	})
 	b.Run("SetNew/map", func(b *testing.B) {
 		b.StopTimer()
@@ -158,6 +145,31 @@ func BenchmarkOps(b *testing.B) {
 			m[string(k[:])] = append([]byte(nil), benchVal...)
 		}
 	})
+}
+
+// storeSets times b.N SETs into s of keys of key set ks: its keys in the
+// random order when random (overwrites of keys s holds), else in sequence
+// (new keys).
+func storeSets(b *testing.B, s *Store, ks uint64, random bool) {
+	b.ReportAllocs()
+	var k [16]byte
+	for i := 0; i < b.N; i++ {
+		at := uint64(i)
+		if random {
+			at = order(i)
+		}
+		benchKey(&k, ks, at)
+		s.Set(nil, k[:], benchVal, SetOptions{})
+	}
+}
+
+// reportQuantiles reports h's p50, p99, p99.9, p99.99 and max.
+func reportQuantiles(b *testing.B, h *hdrhistogram.Histogram) {
+	b.ReportMetric(float64(h.ValueAtQuantile(50)), "p50-ns")
+	b.ReportMetric(float64(h.ValueAtQuantile(99)), "p99-ns")
+	b.ReportMetric(float64(h.ValueAtQuantile(99.9)), "p99.9-ns")
+	b.ReportMetric(float64(h.ValueAtQuantile(99.99)), "p99.99-ns")
+	b.ReportMetric(float64(h.Max()), "max-ns")
 }
 
 // BenchmarkOverwriteLatency overwrites one key with a 16-byte value b.N times (run it
@@ -188,11 +200,7 @@ func BenchmarkOverwriteLatency(b *testing.B) {
 		h.RecordValue(int64(time.Since(t0)))
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(h.ValueAtQuantile(50)), "p50-ns")
-	b.ReportMetric(float64(h.ValueAtQuantile(99)), "p99-ns")
-	b.ReportMetric(float64(h.ValueAtQuantile(99.9)), "p99.9-ns")
-	b.ReportMetric(float64(h.ValueAtQuantile(99.99)), "p99.99-ns")
-	b.ReportMetric(float64(h.Max()), "max-ns")
+	reportQuantiles(b, h)
 	b.ReportMetric(float64(empty.ValueAtQuantile(50)), "clock-p50-ns")
 	b.ReportMetric(float64(empty.ValueAtQuantile(99.99)), "clock-p99.99-ns")
 	b.ReportMetric(float64(empty.Max()), "clock-max-ns")
@@ -332,11 +340,7 @@ func BenchmarkInsertLatency(b *testing.B) {
 				h.RecordValue(int64(time.Since(t0)))
 			}
 			b.StopTimer()
-			b.ReportMetric(float64(h.ValueAtQuantile(50)), "p50-ns")
-			b.ReportMetric(float64(h.ValueAtQuantile(99)), "p99-ns")
-			b.ReportMetric(float64(h.ValueAtQuantile(99.9)), "p99.9-ns")
-			b.ReportMetric(float64(h.ValueAtQuantile(99.99)), "p99.99-ns")
-			b.ReportMetric(float64(h.Max()), "max-ns")
+			reportQuantiles(b, h)
 			runtime.KeepAlive(s)
 			runtime.KeepAlive(m)
 		})

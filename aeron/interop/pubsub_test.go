@@ -59,6 +59,37 @@ var medias = []media{
 	},
 }
 
+// flowCase is one medium and flow of the publish/subscribe tests: the
+// Java tools, the Go client on its driver, the Java side's driver, and the
+// stream and UDP port of the case.
+type flowCase struct {
+	j       *Java
+	m       media
+	f       flow
+	c       *aeron.Client
+	javaDrv *javadriver.Driver
+	stream  int32
+	port    int
+}
+
+// eachFlow runs test for every medium and flow, Go and Java each on the
+// driver the medium gives them, with streams numbered from firstStream.
+func eachFlow(t *testing.T, firstStream int32, test func(t *testing.T, fc flowCase)) {
+	j := needJava(t)
+	for _, m := range medias {
+		t.Run(m.name, func(t *testing.T) {
+			goDrv, javaDrv := drivers(t, m)
+			c := connect(t, goDrv, aeron.Options{})
+			for i, f := range flows {
+				t.Run(f.name, func(t *testing.T) {
+					test(t, flowCase{j: j, m: m, f: f, c: c, javaDrv: javaDrv,
+						stream: firstStream + int32(i), port: testproc.FreeUDPPort(t)})
+				})
+			}
+		})
+	}
+}
+
 // drivers starts the driver(s) a medium needs: the Go side uses the first,
 // the Java side the second (the same one for IPC).
 func drivers(t *testing.T, m media) (goSide, javaSide *javadriver.Driver) {
@@ -72,106 +103,86 @@ func drivers(t *testing.T, m media) (goSide, javaSide *javadriver.Driver) {
 // TestGoPublishesJavaSubscribes: the Go client publishes, the Java client's
 // Subscriber checks every byte of every message.
 func TestGoPublishesJavaSubscribes(t *testing.T) {
-	j := needJava(t)
-	for _, m := range medias {
-		t.Run(m.name, func(t *testing.T) {
-			goDrv, javaDrv := drivers(t, m)
-			c := connect(t, goDrv, aeron.Options{})
-			for i, f := range flows {
-				t.Run(f.name, func(t *testing.T) {
-					stream := int32(1100 + i)
-					port := testproc.FreeUDPPort(t)
-					sub := startProc(t, j, javaDrv, "Subscriber",
-						"channel="+m.sub(t, port, f), "stream="+strconv.Itoa(int(stream)),
-						"count="+strconv.Itoa(f.count), "size="+strconv.Itoa(f.size), "timeoutMs=120000")
-					pub := addPub(t, c, m.pub(t, port, f), stream, f.exclusive)
-					waitFor(t, "the Java subscriber to connect", pub.IsConnected)
-					msg := make([]byte, f.size)
-					for seq := 0; seq < f.count; seq++ {
-						Fill(msg, int64(seq))
-						offer(t, pub, msg)
-					}
-					res, err := sub.Result(ioTimeout)
-					if err != nil {
-						t.Fatal(err)
-					}
-					checkCounts(t, res, "received", f)
-					if err := sub.Wait(); err != nil {
-						t.Fatalf("Java Subscriber: %v\n%s", err, sub.Output())
-					}
-				})
-			}
-		})
-	}
+	eachFlow(t, 1100, func(t *testing.T, fc flowCase) {
+		j, m, f, c, javaDrv, stream, port := fc.j, fc.m, fc.f, fc.c, fc.javaDrv, fc.stream, fc.port
+		sub := startProc(t, j, javaDrv, "Subscriber",
+			"channel="+m.sub(t, port, f), "stream="+strconv.Itoa(int(stream)),
+			"count="+strconv.Itoa(f.count), "size="+strconv.Itoa(f.size), "timeoutMs=120000")
+		pub := addPub(t, c, m.pub(t, port, f), stream, f.exclusive)
+		waitFor(t, "the Java subscriber to connect", pub.IsConnected)
+		msg := make([]byte, f.size)
+		for seq := 0; seq < f.count; seq++ {
+			Fill(msg, int64(seq))
+			offer(t, pub, msg)
+		}
+		res, err := sub.Result(ioTimeout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkCounts(t, res, "received", f)
+		if err := sub.Wait(); err != nil {
+			t.Fatalf("Java Subscriber: %v\n%s", err, sub.Output())
+		}
+	})
 }
 
 // TestJavaPublishesGoSubscribes: the Java client's Publisher sends, the Go
 // client reassembles and checks every byte.
 func TestJavaPublishesGoSubscribes(t *testing.T) {
-	j := needJava(t)
-	for _, m := range medias {
-		t.Run(m.name, func(t *testing.T) {
-			goDrv, javaDrv := drivers(t, m)
-			c := connect(t, goDrv, aeron.Options{})
-			for i, f := range flows {
-				t.Run(f.name, func(t *testing.T) {
-					stream := int32(1200 + i)
-					port := testproc.FreeUDPPort(t)
-					sub, err := c.AddSubscription(m.sub(t, port, f), stream)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer sub.Close()
-					pub := startProc(t, j, javaDrv, "Publisher",
-						"channel="+m.pub(t, port, f), "stream="+strconv.Itoa(int(stream)),
-						"count="+strconv.Itoa(f.count), "size="+strconv.Itoa(f.size),
-						"exclusive="+strconv.FormatBool(f.exclusive), "timeoutMs=120000")
+	eachFlow(t, 1200, func(t *testing.T, fc flowCase) {
+		j, m, f, c, javaDrv, stream, port := fc.j, fc.m, fc.f, fc.c, fc.javaDrv, fc.stream, fc.port
+		sub, err := c.AddSubscription(m.sub(t, port, f), stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		pub := startProc(t, j, javaDrv, "Publisher",
+			"channel="+m.pub(t, port, f), "stream="+strconv.Itoa(int(stream)),
+			"count="+strconv.Itoa(f.count), "size="+strconv.Itoa(f.size),
+			"exclusive="+strconv.FormatBool(f.exclusive), "timeoutMs=120000")
 
-					got, bad := 0, 0
-					asm := aeron.NewFragmentAssembler(func(b []byte, _ *aeron.Header) {
-						if len(b) != f.size {
-							if bad++; bad < 10 {
-								t.Errorf("message %d: %d bytes, want %d", got, len(b), f.size)
-							}
-						} else if k := Check(b, int64(got)); k >= 0 {
-							if bad++; bad < 10 {
-								t.Errorf("message %d: byte %d breaks the pattern", got, k)
-							}
-						}
-						got++
-					}, 0)
-					handler := asm.OnFragment
-					deadline := time.Now().Add(ioTimeout)
-					for got < f.count {
-						if sub.Poll(handler, 64) == 0 {
-							if time.Now().After(deadline) {
-								t.Fatalf("received %d of %d messages", got, f.count)
-							}
-							time.Sleep(50 * time.Microsecond)
-						}
-					}
-					if bad > 0 {
-						t.Fatalf("%d of %d messages corrupt", bad, got)
-					}
-					res, err := pub.Result(ioTimeout)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if n, _ := Int(res, "sent"); n != int64(f.count) {
-						t.Fatalf("Java sent %d, want %d", n, f.count)
-					}
-					if err := pub.Stop(ioTimeout); err != nil {
-						t.Fatalf("Java Publisher: %v", err)
-					}
-					// Nothing extra arrived after the last message.
-					sub.Poll(handler, 64)
-					if got != f.count {
-						t.Fatalf("after the publisher closed: %d messages, want %d", got, f.count)
-					}
-				})
+		got, bad := 0, 0
+		asm := aeron.NewFragmentAssembler(func(b []byte, _ *aeron.Header) {
+			if len(b) != f.size {
+				if bad++; bad < 10 {
+					t.Errorf("message %d: %d bytes, want %d", got, len(b), f.size)
+				}
+			} else if k := Check(b, int64(got)); k >= 0 {
+				if bad++; bad < 10 {
+					t.Errorf("message %d: byte %d breaks the pattern", got, k)
+				}
 			}
-		})
-	}
+			got++
+		}, 0)
+		handler := asm.OnFragment
+		deadline := time.Now().Add(ioTimeout)
+		for got < f.count {
+			if sub.Poll(handler, 64) == 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("received %d of %d messages", got, f.count)
+				}
+				time.Sleep(50 * time.Microsecond)
+			}
+		}
+		if bad > 0 {
+			t.Fatalf("%d of %d messages corrupt", bad, got)
+		}
+		res, err := pub.Result(ioTimeout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := Int(res, "sent"); n != int64(f.count) {
+			t.Fatalf("Java sent %d, want %d", n, f.count)
+		}
+		if err := pub.Stop(ioTimeout); err != nil {
+			t.Fatalf("Java Publisher: %v", err)
+		}
+		// Nothing extra arrived after the last message.
+		sub.Poll(handler, 64)
+		if got != f.count {
+			t.Fatalf("after the publisher closed: %d messages, want %d", got, f.count)
+		}
+	})
 }
 
 func checkCounts(t *testing.T, res map[string]string, key string, f flow) {

@@ -74,6 +74,21 @@ final class Common
     }
 
     /**
+     * The two streams of Ping and Pong: pings on channel=/stream= (default
+     * aeron:ipc, 1002), pongs on pongChannel=/pongStream= (default the same
+     * channel, 1003).
+     */
+    record PingPong(String channel, int stream, String pongChannel, int pongStream)
+    {
+        static PingPong of(final Args args)
+        {
+            final String channel = args.str("channel", "aeron:ipc");
+            return new PingPong(channel, args.i32("stream", 1002),
+                args.str("pongChannel", channel), args.i32("pongStream", 1003));
+        }
+    }
+
+    /**
      * Connects to the driver in dir= (else the aeron.dir system property, else
      * Aeron's default directory).
      */

@@ -32,10 +32,7 @@ public final class Ping
     public static void main(final String[] argv)
     {
         final Common.Args args = new Common.Args(argv);
-        final String channel = args.str("channel", "aeron:ipc");
-        final String pongChannel = args.str("pongChannel", channel);
-        final int stream = args.i32("stream", 1002);
-        final int pongStream = args.i32("pongStream", 1003);
+        final Common.PingPong streams = Common.PingPong.of(args);
         final int warmup = args.i32("warmup", 10_000);
         final int count = args.i32("count", 100_000);
         final int size = Math.max(8, args.i32("size", 32));
@@ -53,8 +50,8 @@ public final class Ping
         };
 
         try (Aeron aeron = Common.connect(args);
-            Subscription sub = aeron.addSubscription(pongChannel, pongStream);
-            Publication pub = aeron.addExclusivePublication(channel, stream))
+            Subscription sub = aeron.addSubscription(streams.pongChannel(), streams.pongStream());
+            Publication pub = aeron.addExclusivePublication(streams.channel(), streams.stream()))
         {
             final long deadline = Common.deadline(timeoutMs);
             Common.awaitConnected(pub, deadline, "ping publication");

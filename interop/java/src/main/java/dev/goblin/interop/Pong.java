@@ -24,18 +24,15 @@ public final class Pong
     public static void main(final String[] argv)
     {
         final Common.Args args = new Common.Args(argv);
-        final String channel = args.str("channel", "aeron:ipc");
-        final String pongChannel = args.str("pongChannel", channel);
-        final int stream = args.i32("stream", 1002);
-        final int pongStream = args.i32("pongStream", 1003);
+        final Common.PingPong streams = Common.PingPong.of(args);
         final long count = args.i64("count", Long.MAX_VALUE);
         final IdleStrategy idle = Common.idle(args.str("idle", "spin"));
         final IdleStrategy offerIdle = Common.idle(args.str("idle", "spin"));
         final var stdinClosed = Common.stdinClosed();
 
         try (Aeron aeron = Common.connect(args);
-            Subscription sub = aeron.addSubscription(channel, stream);
-            Publication pub = aeron.addExclusivePublication(pongChannel, pongStream))
+            Subscription sub = aeron.addSubscription(streams.channel(), streams.stream());
+            Publication pub = aeron.addExclusivePublication(streams.pongChannel(), streams.pongStream()))
         {
             final BufferClaim claim = new BufferClaim();
             final FragmentHandler echo = (buffer, offset, length, header) ->

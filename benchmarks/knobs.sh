@@ -1,6 +1,10 @@
-# Sourced by the launchers: turns the knobs both share (environment
-# variables, see docs/benchmarks.md) into goblin-bench flags, appended to the
-# array named by $1.
+# Sourced by the launchers: the defaults of the knobs both share
+# (environment variables, see docs/benchmarks.md), and knob_args, which
+# turns them into goblin-bench flags, appended to the array named by $1.
+RUNS=${RUNS:-2}
+WARMUP=${WARMUP:-10000}
+SAMPLES=${SAMPLES:-100000}
+
 knob_args() {
 	local -n out=$1
 	[[ -n ${PROFILE:-} ]] && out+=(-profile "$PROFILE")

@@ -19,11 +19,7 @@
 # Extra arguments are passed to goblin-bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source benchmarks/knobs.sh
-
-RUNS=${RUNS:-2}
-WARMUP=${WARMUP:-10000}
-SAMPLES=${SAMPLES:-100000}
+source benchmarks/knobs.sh # RUNS, WARMUP, SAMPLES default there
 OUT_DIR=${OUT_DIR:-bench-results/local-$(date -u +%Y%m%dT%H%M%SZ)}
 
 if [[ ${SKIP_SETUP:-0} != 1 ]]; then

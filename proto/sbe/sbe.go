@@ -394,13 +394,7 @@ func (c *Codec) decodeRequest(msg []byte, r *request.Request) (end uint64, err e
 		// var-data fields are bounds-checked before they are sliced.
 		var m goblinsbe.Request
 		m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
-		r.CorrelationID = m.CorrelationId()
-		r.Op = request.Op(m.Op())
-		r.Flags = request.Flags(msg[headerLen+int(m.FlagsEncodingOffset())]) & allFlags
-		r.Expiry = request.Expiry(m.Expiry())
-		r.Expire = m.Expire()
-		r.Amount = m.Amount()
-		r.Amount2 = 0
+		setFixed(r, m.CorrelationId(), m.Op(), msg[headerLen+int(m.FlagsEncodingOffset())], m.Expiry(), m.Expire(), m.Amount())
 		pos := m.SbePosition()
 		var ok bool
 		if r.Key, ok = varData(msg, pos); !ok {
@@ -417,17 +411,18 @@ func (c *Codec) decodeRequest(msg []byte, r *request.Request) (end uint64, err e
 	return 0, ErrWrongTemplate
 }
 
+// setFixed sets the fixed fields a Request and a MultiRequest share (and
+// Amount2 to zero, the MultiRequest's own to read after). It is inlined.
+func setFixed(r *request.Request, corr uint64, op goblinsbe.Op, flags uint8, expiry goblinsbe.Expiry, expire, amount int64) {
+	r.CorrelationID, r.Op, r.Flags = corr, request.Op(op), request.Flags(flags)&allFlags
+	r.Expiry, r.Expire, r.Amount, r.Amount2 = request.Expiry(expiry), expire, amount, 0
+}
+
 func (c *Codec) decodeMulti(msg []byte, block, version uint64, r *request.Request) (end uint64, err error) {
 	defer recoverMalformed(&err)
 	m := &c.mreq
 	m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
-	r.CorrelationID = m.CorrelationId()
-	r.Op = request.Op(m.Op())
-	r.Flags = request.Flags(msg[headerLen+int(m.FlagsEncodingOffset())]) & allFlags
-	r.Expiry = request.Expiry(m.Expiry())
-	r.Expire = m.Expire()
-	r.Amount = m.Amount()
-	r.Amount2 = 0
+	setFixed(r, m.CorrelationId(), m.Op(), msg[headerLen+int(m.FlagsEncodingOffset())], m.Expiry(), m.Expire(), m.Amount())
 	if m.Amount2InActingVersion() {
 		r.Amount2 = m.Amount2()
 	}

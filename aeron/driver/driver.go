@@ -629,7 +629,9 @@ func Start(o Options) (*Driver, error) {
 		// The Java driver's back-off, made for a locked thread, parking on
 		// the UDP sockets (so a datagram ends a park at once) and deeper
 		// when quiet (idle.go).
-		idle = newThreadBackoff(d, b)
+		tb := newThreadBackoff(d, b)
+		tb.locked = true
+		idle = tb
 	}
 	r := &runner{done: make(chan struct{})}
 	d.runner = r

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"runtime"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -17,7 +18,7 @@ const (
 	quietAfterNs = int64(100 * time.Millisecond)
 	// quietMaxPark is the longest quiet park: the most a command that ends
 	// a quiet spell waits for the conductor.
-	quietMaxPark = 4 * time.Millisecond
+	quietMaxPark = 8 * time.Millisecond
 )
 
 // threadBackoff is the back-off a Start-ed driver idles with when its
@@ -42,6 +43,13 @@ const (
 //     client liveness is checked on the 1 s timer. Only a command that
 //     ends a quiet spell waits longer, up to quietMaxPark; the first work
 //     resets the back-off.
+//   - During a quiet spell the goroutine unlocks its thread (and locks it
+//     again on the first work): the Go scheduler sees a goroutine that
+//     never blocks (its parks are raw system calls) and preempts it every
+//     10 ms or so; a locked goroutine preempted hands its P to another
+//     thread and back (three or four thread wake-ups), an unlocked one
+//     goes back on its own thread (one wake-up of an idle one at most):
+//     on an idle driver that saves about a fifth of its wake-ups.
 //
 // It reads the cycle's clock from the driver (DoWork sets nowNs), so it
 // belongs to the goroutine that runs DoWork.
@@ -53,6 +61,9 @@ type threadBackoff struct {
 	idleCycles int                 // idle cycles in a row
 	quietPark  time.Duration       // the current quiet park, 0 when not quiet
 	lastWorkNs int64               // the cycle time of the last cycle that did work
+	// locked: the goroutine is locked to its thread (Start's), and
+	// unlocked: it unlocked it for a quiet spell.
+	locked, unlocked bool
 }
 
 // newThreadBackoff takes b's parameters (zero fields take package idle's
@@ -69,6 +80,7 @@ func newThreadBackoff(d *Driver, b *aeron.BackoffIdle) *threadBackoff {
 func (t *threadBackoff) Idle(work int) {
 	if work > 0 {
 		t.idleCycles, t.quietPark = 0, 0
+		t.relock()
 		t.lastWorkNs = t.d.nowNs
 		return
 	}
@@ -83,12 +95,25 @@ func (t *threadBackoff) Idle(work int) {
 func (t *threadBackoff) parkQuiet(dt time.Duration) {
 	if dt < t.p.MaxPark || !t.quiet() {
 		t.quietPark = 0
+		t.relock()
 		t.park(dt)
 		return
+	}
+	if t.locked && !t.unlocked {
+		runtime.UnlockOSThread()
+		t.unlocked = true
 	}
 	t.quietPark = max(min(2*t.quietPark, quietMaxPark), dt)
 	untilTimer := time.Duration(t.d.Deadline() - t.d.nowNs)
 	t.park(max(min(t.quietPark, untilTimer), dt))
+}
+
+// relock locks the goroutine to its thread again after a quiet spell.
+func (t *threadBackoff) relock() {
+	if t.unlocked {
+		runtime.LockOSThread()
+		t.unlocked = false
+	}
 }
 
 // quiet: the duty cycle found nothing to do for quietAfterNs, and the

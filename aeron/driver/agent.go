@@ -10,11 +10,19 @@ func (d *Driver) subscriptionLinksTick() {
 		d.closeSubscription)
 }
 
+// idleControlPollRatio: of the duty cycles that send nothing, every this
+// many read the control sockets (the Java sender reads them on each). An
+// owner's loop runs a cycle every microsecond or so while it polls, and a
+// status message or NAK read three cycles later changes nothing, but each
+// read of an idle socket is a system call that delays noticing a datagram
+// on the data sockets.
+const idleControlPollRatio = 4
+
 // doSend is the sender's duty cycle (Sender.doWork): every network
 // publication sends, round robin from one later each cycle; then the
-// control sockets are read when nothing was sent, every
-// SendToStatusPollRatio cycles, after a short send, or when half a status
-// message interval passed since the last read.
+// control sockets are read on every idleControlPollRatio-th cycle that
+// sent nothing, every SendToStatusPollRatio cycles, after a short send,
+// or when half a status message interval passed since the last read.
 func (d *Driver) doSend(nowNs int64) int {
 	shortSends := d.counters.Value(sysShortSends)
 	sent := 0
@@ -37,12 +45,15 @@ func (d *Driver) doSend(nowNs int64) int {
 	}
 	received := 0
 	d.dutyCycleCounter++
-	if sent == 0 || d.dutyCycleCounter >= d.opts.SendToStatusPollRatio || d.controlPollNs-nowNs < 0 ||
-		shortSends < d.counters.Value(sysShortSends) {
+	if sent == 0 {
+		d.idleSendCycles++
+	}
+	if d.idleSendCycles >= idleControlPollRatio || d.dutyCycleCounter >= d.opts.SendToStatusPollRatio ||
+		d.controlPollNs-nowNs < 0 || shortSends < d.counters.Value(sysShortSends) {
 		for _, e := range d.sndEndpoints {
 			received += d.pollControl(e)
 		}
-		d.dutyCycleCounter = 0
+		d.dutyCycleCounter, d.idleSendCycles = 0, 0
 		d.controlPollNs = nowNs + int64(d.opts.StatusMessageTimeout)/2
 	}
 	return sent + received

@@ -79,6 +79,7 @@ type Driver struct {
 	lossReportNext   int
 	sendRR           int
 	dutyCycleCounter int
+	idleSendCycles   int // cycles that sent nothing since the control sockets were read
 	controlPollNs    int64
 
 	started               bool
@@ -322,6 +323,15 @@ func (d *Driver) DoWork(nowNs int64) int {
 		d.lastWorkNs = 0
 	}
 	work := 0
+	// The sender goes first (the Java driver's shared agent runs the
+	// conductor first): what an owner offered just before this call leaves
+	// before the conductor's bookkeeping, so the least stands between an
+	// offer and its datagram. Nothing the conductor does in a cycle
+	// changes what the sender may send in it: snd-lmt comes from status
+	// messages; a publication the conductor adds sends from the next cycle.
+	if len(d.senderPubs)+len(d.sendEndpoints) > 0 {
+		work += d.doSend(nowNs)
+	}
 	if d.timerDeadlineNs-nowNs < 0 {
 		d.timerDeadlineNs = nowNs + int64(d.opts.TimerInterval)
 		d.heartbeatAndCheckTimers(nowNs)
@@ -339,9 +349,6 @@ func (d *Driver) DoWork(nowNs int64) int {
 		work += d.updatePublisherPositionAndLimit(p)
 	}
 	work += d.freeEndOfLife(d.opts.ResourceFreeLimit)
-	if len(d.senderPubs)+len(d.sendEndpoints) > 0 {
-		work += d.doSend(nowNs)
-	}
 	if len(d.rcvEndpoints)+len(d.rcvImages)+len(d.pendingSetups) > 0 {
 		work += d.doReceive(nowNs)
 	}

@@ -48,10 +48,11 @@ type Options struct {
 	// conductor and must not call the client's Add*/Close methods.
 	ErrorHandler func(error)
 	// NoPrefault maps log buffers lazily. By default every page of a log is
-	// faulted in when the publication or image is added (MAP_POPULATE), so
-	// offers and polls never take a page fault; that makes adding a
-	// publication slower (tens of ms for the default 64 MiB IPC terms) and,
-	// for sparse log files, allocates them whole.
+	// faulted in for writing when the publication or image is added
+	// (MADV_POPULATE_WRITE, see shm.MapPrefault), so offers and polls never
+	// take a page fault; that makes adding a publication slower (tens of ms
+	// for the default 64 MiB IPC terms) and, for sparse log files,
+	// allocates them whole.
 	NoPrefault bool
 	// AvailableImageHandler and UnavailableImageHandler are called (on the
 	// conductor, same restriction) when any subscription of this client

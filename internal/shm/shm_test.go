@@ -1,9 +1,12 @@
 package shm
 
 import (
+	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestMapSharesWrites(t *testing.T) {
@@ -103,4 +106,58 @@ func TestReleaseOnlyPublishes(t *testing.T) {
 		StoreInt64Release(b, 64, i)
 	}
 	<-done
+}
+
+// TestMapPrefaultStoresTakeNoFault writes one byte into every page of a
+// sparse file mapped by MapPrefault and counts this thread's page faults
+// while it does. A read-only prefault (MAP_POPULATE on a shared mapping)
+// leaves the pages write-protected on a disk-backed file system, so every
+// store faulted; on tmpfs even that maps them writable, so only a
+// disk-backed temp directory (the usual /tmp) can catch the difference.
+func TestMapPrefaultStoresTakeNoFault(t *testing.T) {
+	const pages = 512
+	dir := t.TempDir()
+	var fs unix.Statfs_t
+	if err := unix.Statfs(dir, &fs); err != nil {
+		t.Fatal(err)
+	}
+	if fs.Type == unix.TMPFS_MAGIC {
+		t.Logf("%s is tmpfs: pages map writable on any prefault, so this run cannot tell a read-only prefault apart", dir)
+	}
+	path := filepath.Join(dir, "log")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(pages * 4096); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	b, err := MapPrefault(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Unmap(b)
+
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	before := threadMinorFaults(t)
+	for off := 0; off < len(b); off += 4096 {
+		b[off] = 1
+	}
+	faults := threadMinorFaults(t) - before
+	// A few faults may come from elsewhere (the runtime on this thread);
+	// a store fault per page is what the prefault must remove.
+	if faults > pages/8 {
+		t.Fatalf("%d page faults writing one byte into each of %d prefaulted pages", faults, pages)
+	}
+}
+
+func threadMinorFaults(t *testing.T) int64 {
+	t.Helper()
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return ru.Minflt
 }

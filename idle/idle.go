@@ -12,6 +12,7 @@
 package idle
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"time"
@@ -114,11 +115,17 @@ func (p Params) WithDefaults(def Params) Params {
 	return p
 }
 
+// ErrParams is wrapped by Validate's error: backoff parameters Step cannot
+// follow.
+var ErrParams = errors.New("idle: bad backoff parameters")
+
 // Validate reports parameters Step cannot follow: negative counts, or
-// parks that are not 0 < MinPark <= MaxPark.
+// parks that are not 0 < MinPark <= MaxPark (a park of 0 or less would
+// poll in a tight loop where it should sleep). Validate what WithDefaults
+// returns: a zero field is valid there, standing for its default.
 func (p Params) Validate() error {
 	if p.Spins < 0 || p.Yields < 0 || p.MinPark <= 0 || p.MaxPark < p.MinPark {
-		return fmt.Errorf("idle: backoff wants non-negative spins and yields and 0 < min park <= max park, not %+v", p)
+		return fmt.Errorf("%w: backoff wants non-negative spins and yields and 0 < min park <= max park, not %+v", ErrParams, p)
 	}
 	return nil
 }

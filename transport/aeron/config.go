@@ -264,7 +264,9 @@ type DialOptions struct {
 	// package idle): Backoff, the zero value, spins, yields, then parks;
 	// Spin for latency runs.
 	Wait idle.Strategy
-	// Backoff tunes Yield and Backoff (zero fields: idle.DefaultParams).
+	// Backoff tunes Yield and Backoff (zero fields: idle.DefaultParams;
+	// what Params.Validate refuses, a negative field say, fails Dial with
+	// idle.ErrParams).
 	Backoff idle.Params
 	// DriverTimeout is how old the driver's heartbeat may get before the
 	// connection reports the driver lost (default 10 s).
@@ -285,6 +287,9 @@ func (o *DialOptions) ensureDefaults() {
 func (o *DialOptions) validate() error {
 	if err := checkMedia(o.Media, o.Endpoint, o.Control); err != nil {
 		return err
+	}
+	if err := o.Backoff.Validate(); err != nil {
+		return fmt.Errorf("%w: DialOptions.Backoff: %w", ErrConfig, err)
 	}
 	return checkTermLength(o.TermLength)
 }

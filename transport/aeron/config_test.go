@@ -1,8 +1,10 @@
 package aeron
 
 import (
+	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/idle"
@@ -94,6 +96,23 @@ func TestChannels(t *testing.T) {
 	} {
 		if tc.got != tc.want {
 			t.Errorf("channel %s, want %s", tc.got, tc.want)
+		}
+	}
+}
+
+// TestDialRejectsBadBackoff: backoff parameters Step cannot follow (a
+// negative park would make Backoff poll in a tight loop with no park) are
+// a configuration error, found before any driver is looked for.
+func TestDialRejectsBadBackoff(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, p := range []idle.Params{{MinPark: -time.Microsecond}, {Spins: -1}, {Yields: -1}} {
+		c, err := Dial(ctx, DialOptions{Media: "ipc", Dir: t.TempDir(), Backoff: p})
+		if c != nil {
+			c.Close()
+		}
+		if !errors.Is(err, ErrConfig) || !errors.Is(err, idle.ErrParams) {
+			t.Errorf("Dial with backoff %+v: %v, want ErrConfig and idle.ErrParams", p, err)
 		}
 	}
 }

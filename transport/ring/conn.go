@@ -47,7 +47,9 @@ type DialOptions struct {
 	// request ring (see package idle): Backoff, the zero value, spins,
 	// yields, then parks; Spin takes a whole core for the lowest latency.
 	Wait idle.Strategy
-	// Backoff tunes Yield and Backoff (zero fields: idle.DefaultParams).
+	// Backoff tunes Yield and Backoff (zero fields: idle.DefaultParams;
+	// what Params.Validate refuses, a negative field say, fails Dial with
+	// idle.ErrParams).
 	Backoff idle.Params
 	// ServerTimeout is how long the server's heartbeat may stand still
 	// while a client waits before the client gives up on it with
@@ -115,6 +117,9 @@ var (
 // the socket open so each side notices when the other dies.
 func Dial(ctx context.Context, dir string, o DialOptions) (*Conn, error) {
 	o.ensureDefaults()
+	if err := o.Backoff.Validate(); err != nil {
+		return nil, fmt.Errorf("ring: DialOptions.Backoff: %w", err)
+	}
 	sock := filepath.Join(dir, socketName)
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {

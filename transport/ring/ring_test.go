@@ -775,3 +775,20 @@ func TestFaultDropsOnlyThatClient(t *testing.T) {
 		t.Fatalf("the other client after the fault: %q", got)
 	}
 }
+
+// TestDialRejectsBadBackoff: backoff parameters Step cannot follow (a
+// negative park would make Backoff poll in a tight loop with no park, a
+// negative count skip the spins) are refused with idle.ErrParams before
+// anything is dialled, as the server refuses them in its Options.
+func TestDialRejectsBadBackoff(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, p := range []idle.Params{{MinPark: -time.Microsecond}, {Spins: -1}, {Yields: -1}, {MaxPark: -time.Microsecond}} {
+		if c, err := Dial(ctx, t.TempDir(), DialOptions{Backoff: p}); !errors.Is(err, idle.ErrParams) {
+			if c != nil {
+				c.Close()
+			}
+			t.Errorf("Dial with backoff %+v: %v, want idle.ErrParams", p, err)
+		}
+	}
+}

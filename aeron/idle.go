@@ -52,7 +52,7 @@ func (s SleepIdle) Idle(workCount int) {
 // little CPU while idle. It is package idle's one backoff (idle.Backoff's
 // Step); its fields keep the names of Agrona's BackoffIdleStrategy, which
 // the media driver's idle properties set. Zero fields take idle's defaults
-// (idle.DefaultParams), those in parentheses.
+// (idle.DefaultParams), those in parentheses; so do parks of 0 or less.
 type BackoffIdle struct {
 	MaxSpins  int           // spins before yielding (idle.DefaultSpins)
 	MaxYields int           // yields before sleeping (idle.DefaultYields)
@@ -73,6 +73,13 @@ func (b *BackoffIdle) Idle(workCount int) {
 		return
 	}
 	b.idle++
-	p := idle.Params{Spins: b.MaxSpins, Yields: b.MaxYields, MinPark: b.MinPark, MaxPark: b.MaxPark}
-	idle.Backoff.Step(b.idle, p.WithDefaults(idle.DefaultParams), nil, b.Park)
+	idle.Backoff.Step(b.idle, b.Params(), nil, b.Park)
+}
+
+// Params are b's parameters as package idle's, its zero fields filled
+// with idle.DefaultParams. A park of 0 or less counts as zero: the
+// default, not a park of no time, which would poll in a tight loop.
+func (b *BackoffIdle) Params() idle.Params {
+	p := idle.Params{Spins: b.MaxSpins, Yields: b.MaxYields, MinPark: max(b.MinPark, 0), MaxPark: max(b.MaxPark, 0)}
+	return p.WithDefaults(idle.DefaultParams)
 }

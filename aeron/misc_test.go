@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/goblin-kv/goblin/idle"
 )
 
 func TestIdleStrategies(t *testing.T) {
@@ -45,5 +47,23 @@ func TestThreadSleepSleepsAndDoesNotAllocate(t *testing.T) {
 	}
 	if slept == 0 {
 		t.Fatal("BackoffIdle did not park with its Park")
+	}
+}
+
+// TestBackoffIdleNonPositiveParks: a BackoffIdle park of 0 or less takes
+// idle's default, as it always has, rather than a park of no time, which
+// would poll in a tight loop where the strategy should sleep.
+func TestBackoffIdleNonPositiveParks(t *testing.T) {
+	for _, f := range []BackoffIdle{{MinPark: -time.Microsecond}, {MaxPark: -time.Microsecond}, {MinPark: -time.Second, MaxPark: -time.Microsecond}} {
+		var parks []time.Duration
+		b := f
+		b.MaxSpins, b.MaxYields = 1, 1
+		b.Park = func(d time.Duration) { parks = append(parks, d) }
+		for range 4 {
+			b.Idle(0)
+		}
+		if fmt.Sprint(parks) != fmt.Sprint([]time.Duration{idle.DefaultMinPark, idle.DefaultMinPark}) {
+			t.Errorf("MinPark %v MaxPark %v: parks %v, want idle's default twice", f.MinPark, f.MaxPark, parks)
+		}
 	}
 }

@@ -69,8 +69,7 @@ type threadBackoff struct {
 // newThreadBackoff takes b's parameters (zero fields take package idle's
 // defaults, as BackoffIdle's do).
 func newThreadBackoff(d *Driver, b *aeron.BackoffIdle) *threadBackoff {
-	p := idle.Params{Spins: b.MaxSpins, Yields: b.MaxYields, MinPark: b.MinPark, MaxPark: b.MaxPark}
-	t := &threadBackoff{d: d, p: p.WithDefaults(idle.DefaultParams), park: d.park}
+	t := &threadBackoff{d: d, p: b.Params(), park: d.park}
 	t.parkFn = t.parkQuiet
 	return t
 }

@@ -417,6 +417,9 @@ func swapDialer(t *testing.T, s target.Scheme, wrap func(orig dialer) dialer) {
 	t.Cleanup(func() { lookupDialer = dialerFor })
 }
 
+// TestRedialWithPasswordSendsTheCall: when a call finds the connection
+// dropped and redials with a password, the AUTH sent on the new connection
+// must not replace the call's own command.
 func TestRedialWithPasswordSendsTheCall(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string // first argument of every command, across connections

@@ -40,6 +40,13 @@ type Config struct {
 	// RESP client; SBE and message transports still use the library).
 	Client string
 
+	// Timeline also writes every measured round trip's latency, in the
+	// order measured, to <op>.timeline.csv in the case directory, to see
+	// when slow round trips happen (a period of 64 is a page fault per
+	// 4 KiB of 64-byte frames). Only a measuring client inside goblin-bench
+	// writes one (not -hosts' remote probe, not the raw Aeron ping-pong).
+	Timeline bool
+
 	// Tools. Empty paths are looked up (PATH, ~/.m2) by the providers.
 	GoblinServer string // goblin-server binary
 	RedisServer  string // redis-server binary

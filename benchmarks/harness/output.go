@@ -176,6 +176,16 @@ func writeMetadata(path string, m Metadata) error {
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
+// writeTimeline writes one operation's samples in the order measured.
+func writeTimeline(path string, samples []int64) error {
+	rows := make([][]string, 0, len(samples)+1)
+	rows = append(rows, []string{"round_trip", "latency_ns"})
+	for i, ns := range samples {
+		rows = append(rows, []string{strconv.Itoa(i), strconv.FormatInt(ns, 10)})
+	}
+	return writeCSV(path, rows)
+}
+
 // writeDistribution writes one operation's percentile distribution.
 func writeDistribution(path string, dist []int64) error {
 	rows := [][]string{{"percentile", "latency_us"}}

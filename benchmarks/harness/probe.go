@@ -116,7 +116,7 @@ func RunProbe(ctx context.Context, spec ProbeSpec) ProbeResult {
 	res := ProbeResult{Client: pr.Describe()}
 	prog := newProgress(&cfg, nil, 1)
 	for _, op := range spec.Ops {
-		s, dist, affinity, err := measure(&cfg, prof, pr, op, prog)
+		s, dist, affinity, err := measure(&cfg, prof, pr, op, prog, "")
 		po := ProbeOp{Op: op, Summary: s, Dist: dist, Affinity: affinity}
 		if err != nil {
 			po.Err = err.Error()

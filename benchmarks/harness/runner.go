@@ -440,7 +440,13 @@ func runCase(ctx context.Context, cfg *Config, prog *progress, run int, pc Plann
 		}
 		defer pr.Close()
 		rec.Client = pr.Describe()
-		measureOp = func(op Op) (Summary, []int64, string, error) { return measure(cfg, prof, pr, op, prog) }
+		measureOp = func(op Op) (Summary, []int64, string, error) {
+			timeline := ""
+			if cfg.Timeline {
+				timeline = filepath.Join(dir, strings.ToLower(string(op))+".timeline.csv")
+			}
+			return measure(cfg, prof, pr, op, prog, timeline)
+		}
 	}
 	prog.caseStarted(time.Since(t0))
 	for _, op := range pc.c.Ops {
@@ -492,7 +498,8 @@ func copyInfo(dst, src map[string]string) {
 
 // measure runs the warm-up and the measured round trips of one operation on
 // a goroutine locked to its own thread (pinned when the profile says so).
-func measure(cfg *Config, prof Profile, pr Prober, op Op, prog *progress) (Summary, []int64, string, error) {
+// A non-empty timeline is the file for every sample in measured order.
+func measure(cfg *Config, prof Profile, pr Prober, op Op, prog *progress, timeline string) (Summary, []int64, string, error) {
 	type outcome struct {
 		s        Summary
 		dist     []int64
@@ -539,6 +546,11 @@ func measure(cfg *Config, prof Profile, pr Prober, op Op, prog *progress) (Summa
 			}
 		}
 		prog.add(int64(cfg.Samples & 1023))
+		if timeline != "" {
+			if o.err = writeTimeline(timeline, rec.samples); o.err != nil {
+				return
+			}
+		}
 		sorted := rec.Sorted()
 		o.s = Summarize(sorted)
 		o.dist = Distribution(sorted)

@@ -97,6 +97,7 @@ func run() int {
 	flag.StringVar(&cfg.RedisServer, "redis-server", "", "redis-server binary (default: PATH; with -hosts, a path on the server host)")
 	flag.StringVar(&cfg.Java, "java", "", "java binary for the Aeron media driver and raw ping-pong (default: PATH; with -hosts, a path on the hosts)")
 	flag.StringVar(&cfg.AeronJar, "aeron-jar", "", "io.aeron:aeron-all jar (default: ~/.m2, version in scripts/aeron.version)")
+	flag.BoolVar(&cfg.Timeline, "timeline", false, "also write every measured round trip's latency in measured order to <op>.timeline.csv in the case directory (when slow round trips happen; a local measuring client only)")
 	flag.StringVar(&cfg.Client, "client", cfg.Client, "measuring client: library (goblin client library) or raw (pre-encoded RESP over write/read; SBE and message transports still use the library)")
 	flag.StringVar(&cfg.ServerHost, "server-host", cfg.ServerHost, "address servers listen on (TCP, Aeron UDP)")
 	flag.StringVar(&cfg.ClientHost, "client-host", "", "the client's own address (Aeron UDP; default: server host)")

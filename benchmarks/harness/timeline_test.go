@@ -1,8 +1,6 @@
 package harness
 
 import (
-	"encoding/csv"
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -41,19 +39,11 @@ func TestTimelineKeepsMeasuredOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
+	rows := readCSV(t, path, []string{"round_trip", "latency_ns"}, cfg.Samples)
+	if len(rows) != cfg.Samples {
+		t.FailNow()
 	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) != cfg.Samples+1 || rows[0][0] != "round_trip" || rows[0][1] != "latency_ns" {
-		t.Fatalf("timeline has %d rows, header %v; want %d samples under round_trip,latency_ns", len(rows), rows[0], cfg.Samples)
-	}
-	for i, r := range rows[1:] {
+	for i, r := range rows {
 		ns, err := strconv.ParseInt(r[1], 10, 64)
 		if err != nil || r[0] != strconv.Itoa(i) {
 			t.Fatalf("row %d = %v", i+1, r)

@@ -47,12 +47,15 @@ func (s SleepIdle) Idle(workCount int) {
 	time.Sleep(d)
 }
 
-// BackoffIdle spins, then yields, then sleeps with an exponentially growing
-// period, and starts over as soon as there is work: low latency while busy,
-// little CPU while idle. It is package idle's one backoff (idle.Backoff's
-// Step); its fields keep the names of Agrona's BackoffIdleStrategy, which
-// the media driver's idle properties set. Zero fields take idle's defaults
-// (idle.DefaultParams), those in parentheses; so do parks of 0 or less.
+// BackoffIdle spins, then yields, then sleeps from MinPark, doubling up to
+// MaxPark, and starts over as soon as there is work: low latency while
+// busy, little CPU while idle. It is package idle's one backoff
+// (idle.Backoff's Step); its fields keep the names of Agrona's
+// BackoffIdleStrategy, which the media driver's idle properties set. Zero
+// fields take idle's defaults (idle.DefaultParams), those in parentheses,
+// and so do parks of 0 or less: 4096 spins, 4096 yields, then sleeps of a
+// constant 20 µs (a waiting client's, not Agrona's 1 µs to 1 ms: set the
+// parks for a thread that may idle long).
 type BackoffIdle struct {
 	MaxSpins  int           // spins before yielding (idle.DefaultSpins)
 	MaxYields int           // yields before sleeping (idle.DefaultYields)

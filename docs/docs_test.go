@@ -333,6 +333,8 @@ var rules = []rule{
 	{re: regexp.MustCompile(`^make `), do: (*runner).checkMake, why: "make targets are checked with make -n"},
 	{re: regexp.MustCompile(`^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*go test `), do: (*runner).checkGoTest,
 		why: "tests and benchmarks take minutes; make test and make bench run them (packages and patterns are checked)"},
+	{re: regexp.MustCompile(`^go -C /tmp/\S+ build `),
+		why: "builds a binary from another checkout the reader made (main before a change, in a temporary worktree), for a before/after benchmark"},
 	{re: regexp.MustCompile(`^go build `), do: (*runner).goBuild},
 	{re: regexp.MustCompile(`^\./[\w-]+ --help$`), do: (*runner).runBuilt},
 	{re: regexp.MustCompile(`(^|\s)\./aeronmd\b`),

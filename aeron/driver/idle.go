@@ -42,7 +42,7 @@ const (
 //     seven eighths of its term window before its limit must move, and
 //     client liveness is checked on the 1 s timer. Only a command that
 //     ends a quiet spell waits longer, up to quietMaxPark; the first work
-//     resets the back-off.
+//     resets the back-off, but not a timer tick alone (tickOnly).
 //   - During a quiet spell the goroutine unlocks its thread (and locks it
 //     again on the first work): the Go scheduler sees a goroutine that
 //     never blocks (its parks are raw system calls) and preempts it every
@@ -77,7 +77,7 @@ func newThreadBackoff(d *Driver, b *aeron.BackoffIdle) *threadBackoff {
 // Idle advances the back-off after a cycle that did no work and resets it
 // after one that did.
 func (t *threadBackoff) Idle(work int) {
-	if work > 0 {
+	if work > 0 && !t.tickOnly(work) {
 		t.idleCycles, t.quietPark = 0, 0
 		t.relock()
 		t.lastWorkNs = t.d.nowNs
@@ -105,6 +105,16 @@ func (t *threadBackoff) parkQuiet(dt time.Duration) {
 	t.quietPark = max(min(2*t.quietPark, quietMaxPark), dt)
 	untilTimer := time.Duration(t.d.Deadline() - t.d.nowNs)
 	t.park(max(min(t.quietPark, untilTimer), dt))
+}
+
+// tickOnly: the cycle's one unit of work was the conductor's timer tick
+// (DoWork just moved the timer deadline one interval past this cycle).
+// A tick alone does not reset the back-off: nothing follows it that wants
+// the conductor soon, and on an idle driver with the 1 s timer a reset
+// would mean 100 ms of 1 ms parks every second, half its wake-ups.
+func (t *threadBackoff) tickOnly(work int) bool {
+	d := t.d
+	return work == 1 && d.timerDeadlineNs-int64(d.opts.TimerInterval) == d.nowNs
 }
 
 // relock locks the goroutine to its thread again after a quiet spell.

@@ -99,6 +99,20 @@ func TestThreadBackoffQuietPark(t *testing.T) {
 		t.Fatalf("quiet park %v with the timer due in 100 µs, want MaxPark", parks[0])
 	}
 
+	// A timer tick alone does not end the quiet spell; other work does.
+	r.m.Driver.timerDeadlineNs = r.m.Driver.nowNs + int64(r.m.Driver.opts.TimerInterval)
+	r.b.Idle(1)
+	if parks := r.idleFor(time.Nanosecond); parks[0] != quietMaxPark {
+		t.Fatalf("park %v after a timer tick, want the quiet park", parks[0])
+	}
+	r.b.Idle(2)
+	for range 3 {
+		r.b.Idle(0)
+	}
+	if parks := r.idleFor(time.Nanosecond); parks[0] != time.Microsecond {
+		t.Fatalf("park %v after work, want MinPark", parks[0])
+	}
+
 	// An image (UDP) keeps the ordinary ceiling.
 	r.m.Driver.timerDeadlineNs = r.m.Driver.nowNs + int64(time.Hour)
 	r.m.Driver.images = []*publicationImage{{}}

@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -41,6 +42,14 @@ Properties:
 `
 
 func main() {
+	if os.Getenv("GOMAXPROCS") == "" {
+		// The driver is one agent on one thread: one P is all it needs,
+		// and with one P an idle driver's goroutine can pass through the
+		// scheduler before each park without waking another thread,
+		// which keeps the scheduler from preempting it (and waking
+		// threads) every 10 ms: see aeron/driver/idle.go.
+		runtime.GOMAXPROCS(1)
+	}
 	os.Exit(run(os.Args[1:], os.Environ(), os.Stdout, os.Stderr))
 }
 

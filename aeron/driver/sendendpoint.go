@@ -219,12 +219,8 @@ func (e *sendEndpoint) destinationRegistrationID(receiverID int64, from netip.Ad
 // socket and hands each to its publication
 // (ControlTransportPoller.receive). It returns the bytes read.
 func (d *Driver) pollControl(e *sendEndpoint) int {
+	n := d.recvInto(e.controlSocket())
 	b := d.recvBatch
-	n, err := b.Recv(e.controlSocket())
-	if err != nil {
-		d.recordError(err)
-		return 0
-	}
 	total := 0
 	for i := range n {
 		p := b.Datagram(i)

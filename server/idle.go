@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/idle"
-	"golang.org/x/sys/unix"
 )
 
 // IdleStrategy decides what the loop thread does after a duty cycle, given
@@ -77,7 +76,7 @@ func (Yield) Idle(work int) Phase {
 	if work > 0 {
 		return Busy
 	}
-	schedYield()
+	idle.ThreadYield()
 	return Yielded
 }
 
@@ -99,7 +98,7 @@ func (b *Backoff) Idle(work int) Phase {
 		return Busy
 	}
 	b.idle++
-	return idle.Backoff.Step(b.idle, b.Params, schedYield, b.Park)
+	return idle.Backoff.Step(b.idle, b.Params, idle.ThreadYield, b.Park)
 }
 
 // NewIdleStrategy returns the strategy named name ("" means DefaultIdle)
@@ -117,7 +116,3 @@ func NewIdleStrategy(name string, o *Options, park Parker) (IdleStrategy, error)
 	}
 	return &Backoff{Params: o.Backoff.WithDefaults(DefaultBackoff), Park: park}, nil
 }
-
-// schedYield gives the rest of the thread's time slice away. It does not
-// block, so it is a raw system call.
-func schedYield() { unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }

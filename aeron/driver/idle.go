@@ -4,8 +4,6 @@ import (
 	"runtime"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/idle"
 )
@@ -93,7 +91,7 @@ func (t *threadBackoff) Idle(work int) {
 		return
 	}
 	t.idleCycles++
-	idle.Backoff.Step(t.idleCycles, t.p, threadYield, t.parkFn)
+	idle.Backoff.Step(t.idleCycles, t.p, idle.ThreadYield, t.parkFn)
 }
 
 // parkQuiet parks for dt, the backoff's park; once the backoff is at
@@ -143,8 +141,3 @@ func (t *threadBackoff) quiet() bool {
 	d := t.d
 	return d.nowNs-t.lastWorkNs >= quietAfterNs && !d.HasNetwork() && len(d.rcvImages)+len(d.images) == 0
 }
-
-// threadYield gives the calling OS thread's core to another runnable
-// thread, with sched_yield(2) as a raw system call the Go scheduler does
-// not see (use it on a locked goroutine).
-func threadYield() { unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }

@@ -17,12 +17,18 @@ import (
 // real program the server is the goblin-server command and the target is
 // its socket ("" dials the default one).
 func startServer() (tgt string, stop func()) {
+	dir, tgt := tempSocket()
+	return tgt, serve(dir, server.Options{Listen: []string{tgt, tgt + "-sbe?proto=sbe"}})
+}
+
+// tempSocket makes a temporary directory for an example server's socket
+// and returns it and the socket's target.
+func tempSocket() (dir, tgt string) {
 	dir, err := os.MkdirTemp("", "goblin-example-")
 	if err != nil {
 		panic(err)
 	}
-	tgt = "uds://" + filepath.Join(dir, "goblin.sock")
-	return tgt, serve(dir, server.Options{Listen: []string{tgt, tgt + "-sbe?proto=sbe"}})
+	return dir, "uds://" + filepath.Join(dir, "goblin.sock")
 }
 
 // serve runs a goblin server inside the example's process and returns a
@@ -97,11 +103,7 @@ func ExampleDial_sbe() {
 // Here: the password a server started with requirepass asks for, and a
 // bound on each connection attempt.
 func ExampleOptions_Dial() {
-	dir, err := os.MkdirTemp("", "goblin-example-")
-	if err != nil {
-		panic(err)
-	}
-	tgt := "uds://" + filepath.Join(dir, "goblin.sock")
+	dir, tgt := tempSocket()
 	stop := serve(dir, server.Options{Listen: []string{tgt}, RequirePass: "s3cret"})
 	defer stop()
 

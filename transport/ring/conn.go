@@ -476,7 +476,7 @@ func (c *Conn) waitFor(reply bool) error {
 			// from running for up to a time slice. Give the CPU up between
 			// polls until it answers (a system call of about a
 			// microsecond when nothing else wants the CPU).
-			schedYield()
+			idle.ThreadYield()
 		}
 		spins++
 		if spins&63 != 0 && c.o.Wait == idle.Spin {

@@ -149,10 +149,6 @@ func (c *Conn) ringIfParked() {
 	}
 }
 
-// schedYield gives the rest of the thread's time slice away (sched_yield);
-// it does not block, so it is a raw system call.
-func schedYield() { unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
-
 // membarrier(2) commands, from linux/membarrier.h.
 const (
 	membarrierQuery                   = 0

@@ -2,9 +2,11 @@ package interop
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -128,24 +130,90 @@ func BenchmarkGoDriverPingPong(b *testing.B) {
 		ds.describe(p50, m50, "ns"), ds.describe(p99, m99, "ns"))
 }
 
+// BenchmarkGoDriverThroughput's rounds are bimodal on every driver (about
+// 8–14 or 20–34 M msgs/s on the 2-vCPU machine, a round's rate also
+// swinging within it), so besides the medians it reports the ratio of the
+// mean rates over all rounds with a 95 % interval (mean-go/java, -lo, -hi:
+// a paired bootstrap over rounds), which many short rounds make tight:
+//
+//	GOBLIN_DRIVER_ROUNDS=24 GOBLIN_TPUT_MS=1000 go test -run '^$' -bench GoDriverThroughput -benchtime 1x ./aeron/interop/
+//
+// and what each driver cost while the Java client streamed (medians over
+// rounds, start-up and warm-up included): its CPU as a percentage of a
+// core and its threads' context switches a second (voluntary: parks;
+// involuntary: yields and preemptions), each one a time the driver took a
+// vCPU from the publisher or the subscriber.
 func BenchmarkGoDriverThroughput(b *testing.B) {
 	j := needJava(b)
 	ds := startDrivers(b)
 	rounds := envInt("GOBLIN_DRIVER_ROUNDS", 3)
 	duration := time.Duration(envInt("GOBLIN_TPUT_MS", 3000)) * time.Millisecond
-	rates := make([][]float64, len(ds.dirs))
+	hz := clockTicks()
+	n := len(ds.dirs)
+	rates, cpu, sw := make([][]float64, n), make([][]float64, n), make([][]float64, n)
 	for range b.N {
 		for r := range rounds {
 			// Each round starts with another driver, so none always runs
 			// first (after the previous program's JVM exits) or last.
 			for i := range ds.dirs {
-				k := (i + r) % len(ds.dirs)
+				k := (i + r) % n
+				t0, s0, start := cpuTicks(b, ds.pids[k]), contextSwitches(ds.pids[k]), time.Now()
 				rates[k] = append(rates[k], javaThroughput(b, j, ds.dirs[k], 32, time.Second, duration))
+				el := time.Since(start).Seconds()
+				cpu[k] = append(cpu[k], 100*(cpuTicks(b, ds.pids[k])-t0)/hz/el)
+				sw[k] = append(sw[k], (contextSwitches(ds.pids[k])-s0)/el)
 			}
 		}
 	}
 	med := ds.report(b, rates, "msgs/s")
-	b.Logf("Java Throughput, 32 B, %d rounds: %s", rounds, ds.describe(rates, med, "msgs/s"))
+	ratio, lo, hi := meanRatio(rates[1], rates[0])
+	b.ReportMetric(ratio, "mean-go/java")
+	b.ReportMetric(lo, "mean-go/java-lo")
+	b.ReportMetric(hi, "mean-go/java-hi")
+	if n > 2 {
+		ratio, lo, hi := meanRatio(rates[1], rates[2])
+		b.ReportMetric(ratio, "mean-go/before")
+		b.ReportMetric(lo, "mean-go/before-lo")
+		b.ReportMetric(hi, "mean-go/before-hi")
+	}
+	mc, ms := make([]float64, n), make([]float64, n)
+	for k, name := range ds.names {
+		mc[k], ms[k] = median(cpu[k]), median(sw[k])
+		b.ReportMetric(mc[k], name+"-driver-%core")
+		b.ReportMetric(ms[k], name+"-driver-switches/s")
+	}
+	b.Logf("Java Throughput, 32 B, %d rounds of %v: %s; driver %% of a core: %s; driver context switches: %s",
+		rounds, duration, ds.describe(rates, med, "msgs/s"), ds.describe(nil, mc, "%"), ds.describe(nil, ms, "/s"))
+}
+
+// meanRatio is mean(a)/mean(c) over rounds and its 95 % interval from a
+// paired bootstrap: 2000 resamples of the rounds (a[i] and c[i] ran in
+// the same round, so they are drawn together), fixed seed.
+func meanRatio(a, c []float64) (ratio, lo, hi float64) {
+	n := min(len(a), len(c))
+	if n == 0 {
+		return 0, 0, 0
+	}
+	mean := func(idx func(int) int) float64 {
+		sa, sc := 0.0, 0.0
+		for i := range n {
+			sa += a[idx(i)]
+			sc += c[idx(i)]
+		}
+		return sa / sc
+	}
+	ratio = mean(func(i int) int { return i })
+	rng := rand.New(rand.NewPCG(1, 2))
+	draws := make([]float64, 2000)
+	for d := range draws {
+		pick := make([]int, n)
+		for i := range pick {
+			pick[i] = rng.IntN(n)
+		}
+		draws[d] = mean(func(i int) int { return pick[i] })
+	}
+	slices.Sort(draws)
+	return ratio, draws[len(draws)*25/1000], draws[len(draws)*975/1000]
 }
 
 func BenchmarkGoDriverAddPublication(b *testing.B) {
@@ -205,7 +273,16 @@ func clockTicks() float64 {
 // wakeups counts the voluntary context switches of every thread of pid:
 // how often its threads went to sleep, which on an idle machine is the
 // cost of idling.
-func wakeups(b *testing.B, pid int) float64 {
+func wakeups(b *testing.B, pid int) float64 { return countSwitches(pid, "voluntary_ctxt_switches:") }
+
+// contextSwitches counts every context switch of pid's threads, voluntary
+// (sleeps) and involuntary (yields, preemptions).
+func contextSwitches(pid int) float64 {
+	return countSwitches(pid, "voluntary_ctxt_switches:") + countSwitches(pid, "nonvoluntary_ctxt_switches:")
+}
+
+// countSwitches sums the /proc status field named prefix over pid's threads.
+func countSwitches(pid int, prefix string) float64 {
 	files, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/status")
 	n := 0.0
 	for _, f := range files {
@@ -214,7 +291,7 @@ func wakeups(b *testing.B, pid int) float64 {
 			continue // a thread that just exited
 		}
 		for _, l := range strings.Split(string(raw), "\n") {
-			if v, ok := strings.CutPrefix(l, "voluntary_ctxt_switches:"); ok {
+			if v, ok := strings.CutPrefix(l, prefix); ok {
 				x, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
 				n += x
 			}

@@ -139,3 +139,42 @@ func TestThreadBackoffAllocatesNothing(t *testing.T) {
 		t.Fatalf("%v allocations per idle, %d parks", allocs, n)
 	}
 }
+
+// TestThreadBackoffQuietWhileStreaming: a subscriber keeping up with a
+// publisher moves the limit every eighth of a window, which no longer
+// holds the back-off at MaxPark: the driver goes quiet (parks up to
+// quietMaxPark) while the publisher keeps more than half its window.
+func TestThreadBackoffQuietWhileStreaming(t *testing.T) {
+	r := newParkRecorder(t)
+	s := newIPCStream(r.m, "aeron:ipc?term-length=4m")
+	window := s.p.termWindow
+	const perMs = 8 << 10 // bytes a millisecond: a limit move every 32 ms
+	start := r.m.Driver.nowNs
+	pos, moves, lastLimit := int64(0), 0, s.limit()
+	var longest time.Duration
+	r.b.park = func(dt time.Duration) {
+		longest = max(longest, dt)
+		r.m.Driver.nowNs += int64(dt)
+		// Whole frames (32-byte aligned), as a publisher appends them.
+		pos = (r.m.Driver.nowNs - start) * perMs / int64(time.Millisecond) &^ 31
+		s.produce(pos)
+		s.consume(pos)
+	}
+	end := r.m.Driver.nowNs + int64(300*time.Millisecond)
+	for r.m.Driver.nowNs < end {
+		r.b.Idle(r.m.DoWork(r.m.Driver.nowNs))
+		if l := s.limit(); l != lastLimit {
+			moves++
+			lastLimit = l
+		}
+		if s.limit()-pos < window/2 {
+			t.Fatalf("at %d the limit %d is less than half a window ahead", pos, s.limit())
+		}
+	}
+	if moves < 5 {
+		t.Fatalf("the limit moved %d times in 300 ms of streaming", moves)
+	}
+	if longest != quietMaxPark {
+		t.Fatalf("longest park %v while streaming far from the limit, want %v", longest, quietMaxPark)
+	}
+}

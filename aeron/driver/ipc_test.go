@@ -262,3 +262,80 @@ func TestSessionIDsSkipTheReservedRange(t *testing.T) {
 		t.Fatalf("session ids %v, want %v", got, want)
 	}
 }
+
+// ipcStream is a test's hand on one IPC publication of a manual driver:
+// it moves the publisher's tail and the first subscriber's position as a
+// publisher and a subscriber would (term 0 only), and reads the limit.
+type ipcStream struct {
+	m *manualDriver
+	p *ipcPublication
+}
+
+func (s ipcStream) produce(pos int64) {
+	shm.StoreInt64Release(s.p.log.meta, logbuffer.TermTailCountersOffset,
+		logbuffer.PackTail(s.p.initialTermID, int32(pos)))
+}
+
+func (s ipcStream) consume(pos int64) { shm.StoreInt64Release(s.m.values, s.p.subs[0].off, pos) }
+
+func (s ipcStream) limit() int64 { return shm.LoadInt64Acquire(s.m.values, s.p.pubLmt.off) }
+
+// newIPCStream adds an exclusive IPC publication on channel and a
+// subscription to it through a raw client.
+func newIPCStream(m *manualDriver, channel string) ipcStream {
+	c := newRawClient(m)
+	c.addPublication(channel, 1, true)
+	c.addSubscription(channel, 1)
+	c.take()
+	if len(m.ipcPublications) != 1 || len(m.ipcPublications[0].subs) != 1 {
+		m.t.Fatal("no IPC publication with one subscriber")
+	}
+	return ipcStream{m: m, p: m.ipcPublications[0]}
+}
+
+// TestLimitMoveIsWorkOnlyNearTheLimit: a limit move counts as work (what
+// keeps the driver's back-off spinning) only when the publisher had used
+// half its window; far from it, the limit moves and the consumed log is
+// cleaned just the same, but the cycle reports no work.
+func TestLimitMoveIsWorkOnlyNearTheLimit(t *testing.T) {
+	m := newManualDriver(t, Options{})
+	s := newIPCStream(m, ipc64k)
+	window := s.p.termWindow
+	if window != 32<<10 || s.limit() != window {
+		t.Fatalf("window %d, limit %d", window, s.limit())
+	}
+	term := s.p.log.terms[0]
+	for i := range 8 << 10 {
+		term[i] = 0xee // what the subscriber consumed, dirty
+	}
+
+	// Publisher and subscriber an eighth of a term on, the publisher
+	// three quarters of its window from its limit.
+	s.produce(8 << 10)
+	s.consume(8 << 10)
+	if w := m.DoWork(m.nowNs); w != 0 {
+		t.Fatalf("a limit move far from the publisher did %d work", w)
+	}
+	if s.limit() != 8<<10+window {
+		t.Fatalf("limit %d, want %d", s.limit(), 8<<10+window)
+	}
+	for i, b := range term[:8<<10] {
+		if b != 0 {
+			t.Fatalf("byte %d of the consumed log not cleaned: %#x", i, b)
+		}
+	}
+
+	// The publisher at its limit (back pressured): the move is work.
+	s.produce(s.limit())
+	s.consume(16 << 10)
+	if w := m.DoWork(m.nowNs); w != 1 {
+		t.Fatalf("a limit move for a publisher at its limit did %d work, want 1", w)
+	}
+	if s.limit() != 16<<10+window {
+		t.Fatalf("limit %d, want %d", s.limit(), 16<<10+window)
+	}
+	// No move, no work.
+	if w := m.DoWork(m.nowNs); w != 0 {
+		t.Fatalf("a cycle with nothing to do did %d work", w)
+	}
+}

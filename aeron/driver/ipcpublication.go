@@ -99,6 +99,16 @@ func (d *Driver) positionOf(id int32) position {
 // to the slowest tethered subscriber plus the term window, cleaning the
 // consumed log first (IpcPublication.updatePublisherPositionAndLimit).
 // Runs every duty cycle; allocates nothing.
+//
+// It returns 1 (work) for a limit move only when the publisher had used
+// half its window or more (limitMoveIsUrgent); the Java driver counts
+// every move. The count only steers the owner's back-off: a move the
+// publisher was far from needing leaves a driver that has nothing else to
+// do free to park, instead of spinning and yielding again after every
+// eighth of a window a subscriber consumes (on a 2-core machine that is
+// hundreds of context switches a second taken from the publisher and
+// subscriber while 32-byte messages stream). The limit and the cleaning
+// are the same either way.
 func (d *Driver) updatePublisherPositionAndLimit(p *ipcPublication) int {
 	if p.state != pubActive {
 		return 0
@@ -117,10 +127,13 @@ func (d *Driver) updatePublisherPositionAndLimit(p *ipcPublication) int {
 		}
 		newLimit := minSub + p.termWindow
 		if newLimit >= p.tripLimit {
+			oldLimit := shm.LoadInt64Acquire(d.values, p.pubLmt.off)
 			p.cleanBufferTo(minSub)
 			d.setPosition(p.pubLmt, newLimit)
 			p.tripLimit = newLimit + p.tripGain
-			return 1
+			if limitMoveIsUrgent(producer, oldLimit, p.termWindow) {
+				return 1
+			}
 		}
 		return 0
 	}
@@ -132,6 +145,16 @@ func (d *Driver) updatePublisherPositionAndLimit(p *ipcPublication) int {
 		return 1
 	}
 	return 0
+}
+
+// limitMoveIsUrgent: the publisher had used half its window or more when
+// its limit moved (its old limit was at most half a window ahead of it),
+// so it may reach its limit soon and the next move wants the driver on
+// time. Further from its limit, a publisher runs on for longer than the
+// driver's longest park unless it moves more than half a window in one:
+// 16 MiB in 8 ms with the default 64 MiB IPC terms, 2 GB/s.
+func limitMoveIsUrgent(producer, oldLimit, window int64) bool {
+	return oldLimit-producer <= window>>1
 }
 
 // cleanBufferTo zeroes the log from the clean position towards position,

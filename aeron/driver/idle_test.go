@@ -15,8 +15,11 @@ type parkRecorder struct {
 	parks []time.Duration
 }
 
-func newParkRecorder(t *testing.T) *parkRecorder {
-	m := newManualDriver(t, Options{})
+func newParkRecorder(t *testing.T) *parkRecorder { return newParkRecorderWith(t, Options{}) }
+
+// newParkRecorderWith is newParkRecorder on a driver with options o.
+func newParkRecorderWith(t *testing.T, o Options) *parkRecorder {
+	m := newManualDriver(t, o)
 	r := &parkRecorder{m: m}
 	r.b = newThreadBackoff(m.Driver, &aeron.BackoffIdle{MaxSpins: 2, MaxYields: 1, MinPark: time.Microsecond,
 		MaxPark: time.Millisecond})
@@ -146,9 +149,9 @@ func TestThreadBackoffAllocatesNothing(t *testing.T) {
 // quietMaxPark) while the publisher keeps more than half its window.
 func TestThreadBackoffQuietWhileStreaming(t *testing.T) {
 	r := newParkRecorder(t)
-	s := newIPCStream(r.m, "aeron:ipc?term-length=4m")
+	s := newIPCStream(r.m, "aeron:ipc?term-length=64m")
 	window := s.p.termWindow
-	const perMs = 8 << 10 // bytes a millisecond: a limit move every 32 ms
+	const perMs = 128 << 10 // bytes a millisecond: a limit move every 32 ms
 	start := r.m.Driver.nowNs
 	pos, moves, lastLimit := int64(0), 0, s.limit()
 	var longest time.Duration
@@ -176,5 +179,34 @@ func TestThreadBackoffQuietWhileStreaming(t *testing.T) {
 	}
 	if longest != quietMaxPark {
 		t.Fatalf("longest park %v while streaming far from the limit, want %v", longest, quietMaxPark)
+	}
+}
+
+// TestThreadBackoffStaysReadyForASmallWindow: a slow publisher on a small
+// window (256 KiB, a limit move every 4 ms) keeps the driver out of its
+// quiet parks, as every limit move did before: a burst that fills the
+// window waits at most a normal park (MaxPark), never a quiet one.
+func TestThreadBackoffStaysReadyForASmallWindow(t *testing.T) {
+	r := newParkRecorderWith(t, Options{IPCPublicationTermWindow: 256 << 10})
+	s := newIPCStream(r.m, "aeron:ipc?term-length=64m")
+	if s.p.termWindow != 256<<10 {
+		t.Fatalf("window %d", s.p.termWindow)
+	}
+	const perMs = 8 << 10 // bytes a millisecond
+	start := r.m.Driver.nowNs
+	var longest time.Duration
+	r.b.park = func(dt time.Duration) {
+		longest = max(longest, dt)
+		r.m.Driver.nowNs += int64(dt)
+		pos := (r.m.Driver.nowNs - start) * perMs / int64(time.Millisecond) &^ 31
+		s.produce(pos)
+		s.consume(pos)
+	}
+	end := r.m.Driver.nowNs + int64(300*time.Millisecond)
+	for r.m.Driver.nowNs < end {
+		r.b.Idle(r.m.DoWork(r.m.Driver.nowNs))
+	}
+	if longest > time.Millisecond {
+		t.Fatalf("longest park %v while a 256 KiB window streams, want at most the MaxPark 1ms", longest)
 	}
 }

@@ -299,9 +299,9 @@ func newIPCStream(m *manualDriver, channel string) ipcStream {
 // cleaned just the same, but the cycle reports no work.
 func TestLimitMoveIsWorkOnlyNearTheLimit(t *testing.T) {
 	m := newManualDriver(t, Options{})
-	s := newIPCStream(m, ipc64k)
+	s := newIPCStream(m, "aeron:ipc?term-length=64m")
 	window := s.p.termWindow
-	if window != 32<<10 || s.limit() != window {
+	if window != 32<<20 || s.limit() != window {
 		t.Fatalf("window %d, limit %d", window, s.limit())
 	}
 	term := s.p.log.terms[0]
@@ -309,15 +309,16 @@ func TestLimitMoveIsWorkOnlyNearTheLimit(t *testing.T) {
 		term[i] = 0xee // what the subscriber consumed, dirty
 	}
 
-	// Publisher and subscriber an eighth of a term on, the publisher
-	// three quarters of its window from its limit.
-	s.produce(8 << 10)
-	s.consume(8 << 10)
+	// Publisher and subscriber an eighth of a window on (a limit move),
+	// the publisher seven eighths of its window from its limit.
+	const eighth = 4 << 20
+	s.produce(eighth)
+	s.consume(eighth)
 	if w := m.DoWork(m.nowNs); w != 0 {
 		t.Fatalf("a limit move far from the publisher did %d work", w)
 	}
-	if s.limit() != 8<<10+window {
-		t.Fatalf("limit %d, want %d", s.limit(), 8<<10+window)
+	if s.limit() != eighth+window {
+		t.Fatalf("limit %d, want %d", s.limit(), eighth+window)
 	}
 	for i, b := range term[:8<<10] {
 		if b != 0 {
@@ -327,15 +328,25 @@ func TestLimitMoveIsWorkOnlyNearTheLimit(t *testing.T) {
 
 	// The publisher at its limit (back pressured): the move is work.
 	s.produce(s.limit())
-	s.consume(16 << 10)
+	s.consume(2 * eighth)
 	if w := m.DoWork(m.nowNs); w != 1 {
 		t.Fatalf("a limit move for a publisher at its limit did %d work, want 1", w)
 	}
-	if s.limit() != 16<<10+window {
-		t.Fatalf("limit %d, want %d", s.limit(), 16<<10+window)
+	if s.limit() != 2*eighth+window {
+		t.Fatalf("limit %d, want %d", s.limit(), 2*eighth+window)
 	}
 	// No move, no work.
 	if w := m.DoWork(m.nowNs); w != 0 {
 		t.Fatalf("a cycle with nothing to do did %d work", w)
+	}
+
+	// A small window (32 KiB, below minCalmWindow): every move is work,
+	// far from the limit too.
+	m = newManualDriver(t, Options{})
+	s = newIPCStream(m, ipc64k)
+	s.produce(4 << 10)
+	s.consume(4 << 10)
+	if w := m.DoWork(m.nowNs); w != 1 || s.limit() != 4<<10+s.p.termWindow {
+		t.Fatalf("a limit move on a 32 KiB window did %d work (limit %d), want 1", w, s.limit())
 	}
 }

@@ -100,9 +100,9 @@ func (d *Driver) positionOf(id int32) position {
 // consumed log first (IpcPublication.updatePublisherPositionAndLimit).
 // Runs every duty cycle; allocates nothing.
 //
-// It returns 1 (work) for a limit move only when the publisher had used
-// half its window or more (limitMoveIsUrgent); the Java driver counts
-// every move. The count only steers the owner's back-off: a move the
+// It returns 1 (work) for a limit move only when the window is large
+// and the publisher had used less than half of it (limitMoveIsUrgent);
+// the Java driver counts every move. The count only steers the owner's back-off: a move the
 // publisher was far from needing leaves a driver that has nothing else to
 // do free to park, instead of spinning and yielding again after every
 // eighth of a window a subscriber consumes (on a 2-core machine that is
@@ -131,7 +131,7 @@ func (d *Driver) updatePublisherPositionAndLimit(p *ipcPublication) int {
 			p.cleanBufferTo(minSub)
 			d.setPosition(p.pubLmt, newLimit)
 			p.tripLimit = newLimit + p.tripGain
-			if limitMoveIsUrgent(producer, oldLimit, p.termWindow) {
+			if limitMoveIsUrgent(oldLimit-producer, p.termWindow) {
 				return 1
 			}
 		}
@@ -147,14 +147,23 @@ func (d *Driver) updatePublisherPositionAndLimit(p *ipcPublication) int {
 	return 0
 }
 
-// limitMoveIsUrgent: the publisher had used half its window or more when
-// its limit moved (its old limit was at most half a window ahead of it),
-// so it may reach its limit soon and the next move wants the driver on
-// time. Further from its limit, a publisher runs on for longer than the
-// driver's longest park unless it moves more than half a window in one:
-// 16 MiB in 8 ms with the default 64 MiB IPC terms, 2 GB/s.
-func limitMoveIsUrgent(producer, oldLimit, window int64) bool {
-	return oldLimit-producer <= window>>1
+// minCalmWindow is the smallest window whose limit moves may leave the
+// back-off alone: a publisher must write 3.5 GB/s (memory bandwidth, with
+// large messages) to cross seven eighths of it within a quiet park
+// (quietMaxPark). Below it every move counts as work, as in the Java
+// driver, so a burst after a slow stream never waits for a long park.
+const minCalmWindow = 32 << 20
+
+// limitMoveIsUrgent says whether a limit move counts as work: always for
+// a window below minCalmWindow, and otherwise when the publisher had used
+// half its window or more (headroom, its old limit less its position, is
+// at most half the window), so it may reach its limit soon. A publisher
+// with a large window and more than half of it left runs on for longer
+// than the driver's longest park; while it streams, the back-off's parks
+// grow by doubling, so a steady publisher crosses half its window (and
+// makes the next move urgent) before a park outlasts what is left.
+func limitMoveIsUrgent(headroom, window int64) bool {
+	return window < minCalmWindow || headroom <= window>>1
 }
 
 // cleanBufferTo zeroes the log from the clean position towards position,

@@ -28,6 +28,7 @@ func newManualDriver(t testing.TB, o Options) *manualDriver {
 			o.UntetheredWindowLimitTimeout, o.UntetheredLingerTimeout, o.UntetheredRestingTimeout
 		base.TerminationValidator, base.TerminationHook = o.TerminationValidator, o.TerminationHook
 		base.ErrorHandler = o.ErrorHandler
+		base.IPCPublicationTermWindow = o.IPCPublicationTermWindow
 		o = base
 	}
 	d, err := New(o)

@@ -176,12 +176,16 @@ func writeMetadata(path string, m Metadata) error {
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
-// writeTimeline writes one operation's samples in the order measured.
-func writeTimeline(path string, samples []int64) error {
+// writeTimeline writes one operation's samples in the order measured, with
+// the CLOCK_MONOTONIC time each started at (starts[i] for samples[i]).
+func writeTimeline(path string, samples, starts []int64) error {
+	if len(starts) != len(samples) {
+		return fmt.Errorf("timeline: %d start times for %d samples", len(starts), len(samples))
+	}
 	rows := make([][]string, 0, len(samples)+1)
-	rows = append(rows, []string{"round_trip", "latency_ns"})
+	rows = append(rows, []string{"round_trip", "latency_ns", "start_mono_ns"})
 	for i, ns := range samples {
-		rows = append(rows, []string{strconv.Itoa(i), strconv.FormatInt(ns, 10)})
+		rows = append(rows, []string{strconv.Itoa(i), strconv.FormatInt(ns, 10), strconv.FormatInt(starts[i], 10)})
 	}
 	return writeCSV(path, rows)
 }

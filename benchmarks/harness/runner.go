@@ -532,6 +532,15 @@ func measure(cfg *Config, prof Profile, pr Prober, op Op, prog *progress, timeli
 			}
 		}
 		prog.add(int64(cfg.Warmup & 1023))
+		// With a timeline, each round trip's start is kept too, as
+		// CLOCK_MONOTONIC nanoseconds (the clock kernel traces can use), so
+		// a slow one can be lined up with what the kernel did then.
+		var starts []int64
+		var clock monoClock
+		if timeline != "" {
+			starts = make([]int64, 0, cfg.Samples)
+			clock = newMonoClock()
+		}
 		for i := 0; i < cfg.Samples; i++ {
 			t0 := time.Now()
 			err := pr.Do(op)
@@ -541,13 +550,16 @@ func measure(cfg *Config, prof Profile, pr Prober, op Op, prog *progress, timeli
 				return
 			}
 			rec.Record(int64(d))
+			if starts != nil {
+				starts = append(starts, clock.at(t0))
+			}
 			if i&1023 == 1023 {
 				prog.add(1024)
 			}
 		}
 		prog.add(int64(cfg.Samples & 1023))
 		if timeline != "" {
-			if o.err = writeTimeline(timeline, rec.samples); o.err != nil {
+			if o.err = writeTimeline(timeline, rec.samples, starts); o.err != nil {
 				return
 			}
 		}

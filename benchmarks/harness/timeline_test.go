@@ -5,7 +5,19 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
+
+// monotonicNow reads CLOCK_MONOTONIC from the kernel.
+func monotonicNow(t *testing.T) int64 {
+	t.Helper()
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		t.Fatal(err)
+	}
+	return ts.Nano()
+}
 
 // slowEveryFourth is a Prober whose every fourth measured round trip (after
 // the warm-up) sleeps for slow, so the timeline must show those in place.
@@ -26,8 +38,9 @@ func (p *slowEveryFourth) Close() error     { return nil }
 
 // TestTimelineKeepsMeasuredOrder: -timeline writes one row per measured
 // round trip, in the order measured (the summary sorts its own copy), so a
-// slow round trip shows where it happened. Only lower bounds of durations
-// are checked (a sleep lasts at least as long as asked).
+// slow round trip shows where it happened, and with its start on
+// CLOCK_MONOTONIC, so it shows when. Only lower bounds of durations are
+// checked (a sleep lasts at least as long as asked).
 func TestTimelineKeepsMeasuredOrder(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Warmup, cfg.Samples = 10, 40
@@ -35,22 +48,33 @@ func TestTimelineKeepsMeasuredOrder(t *testing.T) {
 	const slow = 2 * time.Millisecond
 	path := filepath.Join(t.TempDir(), "ping.timeline.csv")
 	pr := &slowEveryFourth{warmup: cfg.Warmup, slow: slow}
+	before := monotonicNow(t)
 	s, _, _, err := measure(&cfg, cfg.Profile, pr, Ping, newProgress(&cfg, nil, 1), path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := readCSV(t, path, []string{"round_trip", "latency_ns"}, cfg.Samples)
+	after := monotonicNow(t)
+	rows := readCSV(t, path, []string{"round_trip", "latency_ns", "start_mono_ns"}, cfg.Samples)
 	if len(rows) != cfg.Samples {
 		t.FailNow()
 	}
+	prevStart, prevNs := before, int64(0)
 	for i, r := range rows {
-		ns, err := strconv.ParseInt(r[1], 10, 64)
-		if err != nil || r[0] != strconv.Itoa(i) {
+		ns, err1 := strconv.ParseInt(r[1], 10, 64)
+		start, err2 := strconv.ParseInt(r[2], 10, 64)
+		if err1 != nil || err2 != nil || r[0] != strconv.Itoa(i) {
 			t.Fatalf("row %d = %v", i+1, r)
 		}
 		if i%4 == 3 && ns < int64(slow) {
 			t.Errorf("round trip %d slept %v but the timeline says %d ns: not in measured order", i, slow, ns)
 		}
+		// Each round trip starts after the one before it ended, and all
+		// of them between the test's own CLOCK_MONOTONIC reads.
+		if start < prevStart+prevNs || start+ns > after {
+			t.Errorf("round trip %d: start %d ns (CLOCK_MONOTONIC) and %d ns long, but the one before started at %d and lasted %d, and the run ended by %d",
+				i, start, ns, prevStart, prevNs, after)
+		}
+		prevStart, prevNs = start, ns
 	}
 	if s.Max < int64(slow) {
 		t.Errorf("summary max %d ns, want at least %v", s.Max, slow)

@@ -229,12 +229,22 @@ func (s *Socket) Close() error {
 	return err
 }
 
-// Every socket call here passes MSG_DONTWAIT, so none can block, yet they
-// go through Syscall6, not RawSyscall6: skipping the scheduler's
-// entersyscall/exitsyscall saved little, and on the loaded 2-core machine
-// the raw calls gave a busy-polling ping-pong a tail of millisecond round
-// trips from the 96th percentile on (p99 0.8–1.3 ms against 58–74 µs,
-// alternated in one session), which the scheduler-visible calls do not.
+// Every socket call here passes MSG_DONTWAIT, so none can block, and each
+// is made with RawSyscall6 (directly, so the pointers passed as uintptr
+// stay alive), which the Go scheduler does not see. With Syscall6 a
+// busy-polling owner is "in a system call" most of the time as far as
+// the runtime knows, and that costs its neighbours: every 10 ms the
+// runtime's monitor thread (sysmon) finds the owner's goroutine running
+// too long, takes its processor away in the middle of such a call, and,
+// having taken one, goes back to waking every 20 µs for the next few
+// milliseconds. On two cores each of those wake-ups preempts a spinning
+// thread: on the 2-vCPU VM a thread of the owner's own process other than
+// the owner ran during 92-93 % of the round trips slower than 3x the
+// median (thousands a second, the raw socket floor's included), and raw
+// calls took the two-namespace Aeron UDP ping-pong's slow round trips
+// from 5-8 % to about 1 % (docs/benchmarks.md, "Tails on this VM"). Under
+// three extra CPU hogs both kinds give millisecond p99s (2.6-2.7 ms with
+// Syscall6, 1.2-2.2 ms raw, alternated), so raw costs nothing there either.
 
 // Send sends b on a connected socket and returns the bytes sent: 0 when
 // the kernel has no room (EAGAIN) or the peer's port was unreachable (an
@@ -244,7 +254,7 @@ func (s *Socket) Send(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	n, _, e := unix.Syscall6(unix.SYS_SENDTO, uintptr(s.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)),
+	n, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(s.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)),
 		unix.MSG_DONTWAIT, 0, 0)
 	return sent(int(n), e)
 }
@@ -255,7 +265,7 @@ func (s *Socket) SendTo(b []byte, to netip.AddrPort) (int, error) {
 		return 0, nil
 	}
 	l := s.encode(&s.to, to)
-	n, _, e := unix.Syscall6(unix.SYS_SENDTO, uintptr(s.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)),
+	n, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(s.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)),
 		unix.MSG_DONTWAIT, uintptr(unsafe.Pointer(&s.to)), uintptr(l))
 	return sent(int(n), e)
 }
@@ -354,7 +364,7 @@ func (b *RecvBatch) Recv(s *Socket) (int, error) {
 		b.msgs[i].Hdr.Namelen = unix.SizeofSockaddrInet6
 		b.msgs[i].Hdr.Flags = 0
 	}
-	r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(s.fd), uintptr(unsafe.Pointer(&b.msgs[0])),
+	r, _, e := unix.RawSyscall6(unix.SYS_RECVMMSG, uintptr(s.fd), uintptr(unsafe.Pointer(&b.msgs[0])),
 		uintptr(len(b.msgs)), unix.MSG_DONTWAIT, 0, 0)
 	return b.received(s, int(r), e)
 }
@@ -366,7 +376,7 @@ func (b *RecvBatch) Recv(s *Socket) (int, error) {
 func (b *RecvBatch) recvOne(s *Socket) (int, error) {
 	buf := b.bufs[0]
 	b.namelen = unix.SizeofSockaddrInet6
-	r, _, e := unix.Syscall6(unix.SYS_RECVFROM, uintptr(s.fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)),
+	r, _, e := unix.RawSyscall6(unix.SYS_RECVFROM, uintptr(s.fd), uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)),
 		unix.MSG_DONTWAIT|unix.MSG_TRUNC, uintptr(unsafe.Pointer(&b.names[0])), uintptr(unsafe.Pointer(&b.namelen)))
 	if e == 0 {
 		b.msgs[0].Hdr.Flags = 0
@@ -457,7 +467,7 @@ func (b *SendBatch) Flush(s *Socket) (int, error) {
 	case 1:
 		b.n = 0
 		m := &b.msgs[0]
-		r, _, e := unix.Syscall6(unix.SYS_SENDTO, uintptr(s.fd), uintptr(unsafe.Pointer(b.iovs[0].Base)),
+		r, _, e := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(s.fd), uintptr(unsafe.Pointer(b.iovs[0].Base)),
 			uintptr(b.iovs[0].Len), unix.MSG_DONTWAIT, uintptr(unsafe.Pointer(m.Hdr.Name)), uintptr(m.Hdr.Namelen))
 		if e != 0 {
 			return sent(0, e)
@@ -465,7 +475,7 @@ func (b *SendBatch) Flush(s *Socket) (int, error) {
 		m.Len = uint32(r)
 		return 1, nil
 	}
-	r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(s.fd), uintptr(unsafe.Pointer(&b.msgs[0])), uintptr(b.n),
+	r, _, e := unix.RawSyscall6(unix.SYS_SENDMMSG, uintptr(s.fd), uintptr(unsafe.Pointer(&b.msgs[0])), uintptr(b.n),
 		unix.MSG_DONTWAIT, 0, 0)
 	b.n = 0
 	n, err := sent(int(r), e)

@@ -21,7 +21,7 @@ const (
 	defaultDriverTimeout     = 10 * time.Second
 	defaultKeepaliveInterval = 500 * time.Millisecond
 	defaultResourceLinger    = 3 * time.Second
-	defaultConductorIdle     = 2 * time.Millisecond
+	defaultConductorIdle     = 16 * time.Millisecond // the Java client's idle sleep
 	awaitingSleep            = time.Millisecond
 )
 
@@ -41,7 +41,11 @@ type Options struct {
 	// stay mapped so a poll or offer already in flight stays safe (3 s).
 	ResourceLinger time.Duration
 	// ConductorIdle is the conductor goroutine's idle strategy (default
-	// SleepIdle of 2 ms). The conductor is never on the message path.
+	// SleepIdle of 16 ms, as the Java client sleeps). The conductor is
+	// never on the message path, but each of its wake-ups takes a core
+	// for a moment: on two cores busy with spinning threads, a shorter
+	// sleep makes round trips slow more often (at 2 ms, 500 times a
+	// second per process).
 	ConductorIdle IdleStrategy
 	// ErrorHandler receives asynchronous errors: driver loss, client
 	// timeout, broadcast lapping, channel endpoint errors. It runs on the

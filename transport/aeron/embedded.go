@@ -167,10 +167,14 @@ var clientDriver struct {
 
 // idleAfter is how long no connection may have worked a client's driver
 // before its idle runner does; idleCheck is how often the runner looks
-// meanwhile, and idlePark bounds one of its parks on the driver's sockets.
+// while a connection works it, and idlePark bounds one of its parks on the
+// driver's sockets. Each look takes a core for a moment, which on two
+// cores busy with spinning threads slows a round trip: idleCheck is the
+// Aeron client conductor's idle sleep, not idleAfter (at 2 ms the looks
+// were 500 a second).
 const (
 	idleAfter = 2 * time.Millisecond
-	idleCheck = 2 * time.Millisecond
+	idleCheck = 16 * time.Millisecond
 	idlePark  = 50 * time.Millisecond
 )
 
@@ -202,7 +206,7 @@ func acquireClientDriver() (*embedded, error) {
 	embeddedDrivers.mu.Lock()
 	embeddedDrivers.m[dir] = e
 	embeddedDrivers.mu.Unlock()
-	go e.idleRunner()
+	go e.idleRunner(time.Sleep)
 	clientDriver.e = e
 	return e, nil
 }
@@ -229,9 +233,11 @@ func (e *embedded) releaseClient() {
 // idleRunner keeps a client's driver going while no connection works it:
 // it parks on the driver's sockets until a datagram comes or a timer of
 // the driver is due, then runs a duty cycle. While a connection works the
-// driver (or did within idleAfter) it only looks every idleCheck, so it
-// never competes with a spinning connection for the driver or the CPU.
-func (e *embedded) idleRunner() {
+// driver it only looks every idleCheck, and after one stopped it waits
+// until idleAfter has passed, so it never competes with a spinning
+// connection for the driver or the CPU. It waits with sleep (time.Sleep;
+// tests count the looks).
+func (e *embedded) idleRunner(sleep func(time.Duration)) {
 	defer close(e.done)
 	events := make([]unix.EpollEvent, 1)
 	for {
@@ -241,8 +247,12 @@ func (e *embedded) idleRunner() {
 		default:
 		}
 		now := e.now()
-		if e.active.Load() > 0 || now-e.lastActive.Load() < int64(idleAfter) {
-			time.Sleep(idleCheck)
+		if e.active.Load() > 0 {
+			sleep(idleCheck)
+			continue
+		}
+		if quiet := time.Duration(now - e.lastActive.Load()); quiet < idleAfter {
+			sleep(idleAfter - quiet)
 			continue
 		}
 		e.work()

@@ -63,7 +63,7 @@ func startDrivers(b *testing.B) driverSet {
 		bins = append(bins, before)
 	}
 	for k, bin := range bins {
-		dir := filepath.Join(b.TempDir(), "aeron")
+		dir := filepath.Join(shmTempDir(b), "aeron") // beside the Java driver's, on tmpfs
 		p := testproc.Start(b, bin, "-Daeron.dir="+dir, "-Daeron.threading.mode=SHARED", "-Daeron.shared.idle.strategy=backoff")
 		p.WaitLog(b, "serving", startTimeout)
 		ds.names = append(ds.names, []string{"go", "before"}[k])

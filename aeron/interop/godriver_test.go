@@ -17,7 +17,7 @@ import (
 func startGoDriver(t testing.TB, o driver.Options) *driver.Driver {
 	t.Helper()
 	if o.Dir == "" {
-		o.Dir = t.TempDir() + "/aeron"
+		o.Dir = shmTempDir(t) + "/aeron"
 	}
 	if o.CountersBufferLength == 0 {
 		o.CountersBufferLength = 1 << 20

@@ -30,6 +30,26 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// shmTempDir is a private directory for a driver's files under /dev/shm
+// (tmpfs), where the Java driver keeps its own by default and Aeron
+// deployments keep theirs, removed when the test ends; the test's temp
+// dir where /dev/shm is missing. A driver comparison must put every
+// driver on the same file system: log buffers in an ext4 file are written
+// back to disk as the publisher writes them, and every page written back
+// faults again on its next store.
+func shmTempDir(t testing.TB) string {
+	t.Helper()
+	if st, err := os.Stat("/dev/shm"); err != nil || !st.IsDir() {
+		return t.TempDir()
+	}
+	dir, err := os.MkdirTemp("/dev/shm", "goblin-interop-")
+	if err != nil {
+		return t.TempDir()
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 // needJava builds interop/java (once per test binary) or skips the test
 // when java or mvn is missing, and only then. The build fetches
 // io.aeron:aeron-all into the local Maven repository if `make setup` has not,

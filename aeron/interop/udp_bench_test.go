@@ -26,7 +26,7 @@ import (
 func BenchmarkUDPThroughput(b *testing.B) {
 	j := needJava(b)
 	link := newLink(b, netns.Options{Prefix: "gbt"})
-	root := b.TempDir()
+	root := shmTempDir(b)
 	bin := testproc.Build(b, "./aeron/cmd/aeronmd")
 	props := []string{"-Daeron.threading.mode=SHARED", "-Daeron.shared.idle.strategy=backoff",
 		"-Daeron.socket.so_rcvbuf=2m", "-Daeron.socket.so_sndbuf=2m", "-Daeron.dir.delete.on.shutdown=true"}

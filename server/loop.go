@@ -26,6 +26,15 @@ type Waitable interface {
 	CheckNow()
 }
 
+// WaitPreparer is implemented by Waitable transports whose WaitFD reports
+// work only once asked to (the Aeron transport's in-process media driver,
+// whose sockets stay out of its epoll set while the loop busy-polls,
+// because a watched socket makes every datagram pay for a wake-up): the
+// loop calls PrepareToWait just before each park.
+type WaitPreparer interface {
+	PrepareToWait()
+}
+
 // Sleeper is implemented by transports the kernel cannot see (the
 // shared-memory ring) whose clients can nevertheless wake a parked loop: a
 // client that sends while the loop is parked rings a descriptor the loop
@@ -94,6 +103,7 @@ type Loop struct {
 	cfg        LoopConfig
 	idle       IdleStrategy
 	waitables  []Waitable
+	preparers  []WaitPreparer // the waitables that must be asked before a park
 	sleepers   []Sleeper
 	deadliners []Deadliner
 	// socketsOnly: every transport is Waitable, so nothing else shares
@@ -130,6 +140,9 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 		}
 		if w, ok := t.(Waitable); ok && w.WaitFD() >= 0 {
 			l.waitables = append(l.waitables, w)
+			if p, ok := w.(WaitPreparer); ok {
+				l.preparers = append(l.preparers, p)
+			}
 		} else if s, ok := t.(Sleeper); ok {
 			l.sleepers = append(l.sleepers, s)
 		}
@@ -199,6 +212,9 @@ func (l *Loop) park(d time.Duration) {
 	if l.parkFD < 0 {
 		time.Sleep(d)
 		return
+	}
+	for _, p := range l.preparers {
+		p.PrepareToWait()
 	}
 	l.epollWait(d)
 	for _, s := range l.sleepers {

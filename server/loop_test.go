@@ -427,3 +427,86 @@ func TestLoopParksNoLongerThanADeadline(t *testing.T) {
 	}
 	stop()
 }
+
+// fakePreparer stands for the Aeron transport with its media driver in
+// process: a Waitable whose WaitFD (an epoll set) watches its "socket"
+// (an eventfd the test writes to) only once PrepareToWait armed it, and
+// which disarms again when a Poll finds work, as the driver leaves the
+// set while its owner is busy.
+type fakePreparer struct {
+	set, sock       int
+	armed           bool // the loop goroutine's
+	pending, served atomic.Int64
+	prepares        atomic.Int64
+	buf             [8]byte
+}
+
+func newFakePreparer(t *testing.T) *fakePreparer {
+	set, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(sock); unix.Close(set) })
+	return &fakePreparer{set: set, sock: sock}
+}
+
+func (f *fakePreparer) Name() string                 { return "fake-preparer" }
+func (f *fakePreparer) Clients() int                 { return 0 }
+func (f *fakePreparer) UpdateStats(*transport.Stats) {}
+func (f *fakePreparer) Close() error                 { return nil }
+func (f *fakePreparer) WaitFD() int                  { return f.set }
+func (f *fakePreparer) CheckNow()                    {}
+func (f *fakePreparer) Poll(int64) int {
+	n := f.pending.Swap(0)
+	if n > 0 {
+		unix.Read(f.sock, f.buf[:])
+		if f.armed {
+			unix.EpollCtl(f.set, unix.EPOLL_CTL_DEL, f.sock, nil)
+			f.armed = false
+		}
+	}
+	f.served.Add(n)
+	return int(n)
+}
+func (f *fakePreparer) PrepareToWait() {
+	f.prepares.Add(1)
+	if !f.armed {
+		unix.EpollCtl(f.set, unix.EPOLL_CTL_ADD, f.sock, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(f.sock)})
+		f.armed = true
+	}
+}
+
+// send is a datagram for the transport.
+func (f *fakePreparer) send() {
+	f.pending.Add(1)
+	one := [8]byte{1}
+	unix.Write(f.sock, one[:])
+}
+
+// TestLoopPreparesWaitablesBeforeParking: a Waitable that is also a
+// WaitPreparer is asked to arm its descriptor before each park, so work
+// that comes while the loop is parked for 30 s wakes it at once, even
+// though its descriptor watches nothing while the loop polls.
+func TestLoopPreparesWaitablesBeforeParking(t *testing.T) {
+	f := newFakePreparer(t)
+	parks, _, stop := runParkingLoop(t, f.send, f)
+	for i := int64(1); i <= 3; i++ {
+		waitUntil(t, "the loop to park", func() bool { return parks.Load() >= i })
+		f.send()
+		deadline := time.Now().Add(10 * time.Second) // the park is 30 s
+		for f.served.Load() < i {
+			if time.Now().After(deadline) {
+				t.Fatalf("work %d not done 10 s after it came (the park lasts 30 s): the descriptor was not armed", i)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	stop()
+	if p := f.prepares.Load(); p < 3 {
+		t.Errorf("%d PrepareToWait for at least 3 parks", p)
+	}
+}

@@ -69,6 +69,8 @@ type Driver struct {
 	rcvImages        []*publicationImage         // the receiver's, while connected
 	pendingSetups    []pendingSetup
 	poller           *udp.Poller
+	waitGen          uint64 // the poller's arm generation DoWork last saw
+	lastWaitNs       int64  // when DoWork first saw it (waitGen's Arm)
 	recvBatch        *udp.RecvBatch
 	sendBatch        *udp.SendBatch
 	ctl              []byte // a control frame being sent
@@ -321,6 +323,9 @@ func (d *Driver) DoWork(nowNs int64) int {
 	if d.lastWorkNs != 0 {
 		d.trackCycle(nowNs - d.lastWorkNs)
 		d.lastWorkNs = 0
+	}
+	if d.poller.Armed() {
+		d.disarmIfSpinning(nowNs)
 	}
 	work := 0
 	// The sender goes first (the Java driver's shared agent runs the
@@ -657,6 +662,7 @@ func Start(o Options) (*Driver, error) {
 // park waits up to dt for a datagram on the driver's sockets (a locked
 // thread's park, as aeron.ThreadSleep sleeps).
 func (d *Driver) park(dt time.Duration) {
+	d.PrepareToWait()
 	if !d.poller.Park(dt) {
 		aeron.ThreadSleep(dt)
 	}

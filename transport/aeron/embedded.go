@@ -265,6 +265,7 @@ func (e *embedded) idleRunner(sleep func(time.Duration)) {
 		}
 		wait := time.Duration(deadline - e.now())
 		wait = max(min(wait, idlePark), time.Millisecond)
+		e.d.PrepareToWait() // a failure leaves a blind park of at most wait
 		unix.EpollWait(e.d.WaitFD(), events, int(wait/time.Millisecond))
 	}
 }

@@ -229,6 +229,15 @@ func (s *Server) WaitFD() int { return s.waitFD }
 // sockets already.
 func (s *Server) CheckNow() {}
 
+// PrepareToWait is server.WaitPreparer: the loop is about to park on
+// WaitFD, so the in-process driver's sockets join its epoll set (they
+// stay out of it while the loop busy-polls: see driver.PrepareToWait).
+func (s *Server) PrepareToWait() {
+	if s.network {
+		s.emb.d.PrepareToWait() // a failure leaves a park of at most Deadline
+	}
+}
+
 // Deadline is when (on the loop's clock, as Poll's now) the loop must
 // poll again for the in-process driver's next duty cycle, at most
 // driverMaxGap after the last; math.MaxInt64 when the server runs none. The loop does not park past

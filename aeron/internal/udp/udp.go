@@ -4,7 +4,8 @@
 // interface and TTL), a batch receive of up to N datagrams in one
 // recvmmsg(2) (one recvfrom(2) while the socket has been found empty), a
 // batch send of queued datagrams in one sendmmsg(2) (one sendto(2) for a
-// single datagram), and an epoll set a parked owner waits on. Addresses are netip.AddrPort, so a
+// single datagram), and an epoll set a parked owner waits on, which holds
+// the sockets only while armed for a wait. Addresses are netip.AddrPort, so a
 // datagram's source is read without allocating.
 //
 // Nothing here is safe for concurrent use: the driver's one goroutine owns
@@ -16,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -486,16 +488,36 @@ func (b *SendBatch) Flush(s *Socket) (int, error) {
 // Flush.
 func (b *SendBatch) Sent(i int) int { return int(b.msgs[i].Len) }
 
-// Poller is an epoll set of sockets: it polls readable when any of them
-// has a datagram waiting. An owner that parks waits on its FD.
+// Poller is an epoll set of sockets that an owner parks on: it polls
+// readable when one of them has a datagram waiting, but only while armed.
+// A socket in an epoll set costs every datagram that arrives for it a
+// wake-up callback in the sender's system call (the socket's wait queue
+// is not empty; with the set nested in other sets, one callback per
+// level), on the path of a round trip whether or not anyone waits; an
+// owner that busy-polls its sockets never waits, so the sockets join the
+// set only when it is armed (Arm, before a wait) and leave it when
+// disarmed. Arming reports a socket that is readable already, so a
+// datagram that came before the Arm is not missed.
+//
+// Add, Remove, Arm, Disarm and Close may be called from any goroutine
+// (mu orders them); the set's descriptor is the same for the Poller's
+// life.
 type Poller struct {
 	fd int
+	// armed is written under mu; read without it (Armed) by the owner's
+	// duty cycle, which only decides whether to look closer.
+	armed atomic.Bool
+	mu    sync.Mutex
+	socks []*Socket // the sockets the set holds while armed (under mu)
+	// arms counts Arm calls (DisarmIf's generation): written under mu,
+	// read without it by the owner's duty cycle while armed.
+	arms atomic.Uint64
 	// Park's timeout and event buffer, long-lived so a park allocates nothing.
 	ts unix.Timespec
 	ev [1]unix.EpollEvent
 }
 
-// NewPoller makes an empty set.
+// NewPoller makes an empty, disarmed set.
 func NewPoller() (*Poller, error) {
 	fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
@@ -507,35 +529,99 @@ func NewPoller() (*Poller, error) {
 // FD is the epoll descriptor.
 func (p *Poller) FD() int { return p.fd }
 
-// Add watches s for readability.
+// Add makes s one of the set's sockets (watched for readability while
+// the set is armed).
 func (p *Poller) Add(s *Socket) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.armed.Load() {
+		if err := p.watch(s); err != nil {
+			return err
+		}
+	}
+	p.socks = append(p.socks, s)
+	return nil
+}
+
+func (p *Poller) watch(s *Socket) error {
 	if err := unix.EpollCtl(p.fd, unix.EPOLL_CTL_ADD, s.fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(s.fd)}); err != nil {
 		return fmt.Errorf("udp: epoll_ctl add %d: %w", s.fd, err)
 	}
 	return nil
 }
 
-// Remove stops watching s.
+// Remove takes s out of the set (before s is closed).
 func (p *Poller) Remove(s *Socket) {
-	unix.EpollCtl(p.fd, unix.EPOLL_CTL_DEL, s.fd, nil)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, x := range p.socks {
+		if x == s {
+			if p.armed.Load() {
+				unix.EpollCtl(p.fd, unix.EPOLL_CTL_DEL, s.fd, nil)
+			}
+			p.socks = append(p.socks[:i], p.socks[i+1:]...)
+			return
+		}
+	}
+}
+
+// Arm puts the sockets in the set, if they are not there yet: from now on
+// the set polls readable while one of them has a datagram waiting,
+// including one that came before. Call it before waiting on FD. It
+// returns the arm's generation, for DisarmIf.
+func (p *Poller) Arm() (uint64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	gen := p.arms.Add(1)
+	if p.armed.Load() {
+		return gen, nil
+	}
+	for i, s := range p.socks {
+		if err := p.watch(s); err != nil {
+			for _, w := range p.socks[:i] {
+				unix.EpollCtl(p.fd, unix.EPOLL_CTL_DEL, w.fd, nil)
+			}
+			return gen, err
+		}
+	}
+	p.armed.Store(true)
+	return gen, nil
+}
+
+// Armed reports whether the sockets are in the set.
+func (p *Poller) Armed() bool { return p.armed.Load() }
+
+// Arms is the generation of the last Arm.
+func (p *Poller) Arms() uint64 { return p.arms.Load() }
+
+// DisarmIf takes the sockets out of the set unless someone armed it again
+// since the Arm of generation gen (whoever did is about to wait): the
+// set then no longer polls readable, and datagrams cost no wake-up. It
+// reports whether it disarmed.
+func (p *Poller) DisarmIf(gen uint64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.armed.Load() || p.arms.Load() != gen {
+		return false
+	}
+	for _, s := range p.socks {
+		unix.EpollCtl(p.fd, unix.EPOLL_CTL_DEL, s.fd, nil)
+	}
+	p.armed.Store(false)
+	return true
 }
 
 // Close closes the epoll descriptor.
 func (p *Poller) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.fd < 0 {
 		return nil
 	}
 	err := unix.Close(p.fd)
 	p.fd = -1
+	p.armed.Store(false)
 	return err
-}
-
-// Wait blocks until a socket of the set is readable or timeoutMs passes
-// (−1: forever), and reports whether one is.
-func (p *Poller) Wait(timeoutMs int) bool {
-	var ev [1]unix.EpollEvent
-	n, _ := unix.EpollWait(p.fd, ev[:], timeoutMs)
-	return n > 0
 }
 
 func interfaceIndex(a netip.Addr) (int, error) {
@@ -554,7 +640,7 @@ func interfaceIndex(a netip.Addr) (int, error) {
 }
 
 // Park blocks the calling OS thread until a socket of the set is readable
-// or d passes, whichever comes first, with epoll_pwait2 as a raw system
+// (the set armed) or d passes, whichever comes first, with epoll_pwait2 as a raw system
 // call the Go scheduler does not see (as aeron.ThreadSleep parks): use it
 // on a goroutine locked to its thread, for short parks. It reports false
 // when the kernel has no epoll_pwait2 (before Linux 5.11); the caller then

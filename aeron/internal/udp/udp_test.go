@@ -267,3 +267,92 @@ func threadSwitches(t *testing.T) map[int]int64 {
 	}
 	return m
 }
+
+// setReady reports whether the poller's epoll set has an event now.
+func setReady(t *testing.T, p *Poller) bool {
+	t.Helper()
+	var ev [1]unix.EpollEvent
+	for {
+		n, err := unix.EpollWait(p.FD(), ev[:], 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	}
+}
+
+// TestPollerWatchesOnlyWhileArmed: a socket added to a Poller is watched
+// only while the Poller is armed: a datagram waiting on it leaves the set
+// unreadable before Arm and after DisarmIf, and readable once armed (one
+// that came before the Arm included); a DisarmIf with the generation of
+// an earlier Arm leaves a later Arm's set armed; a socket added or
+// removed while armed joins or leaves the set at once.
+func TestPollerWatchesOnlyWhileArmed(t *testing.T) {
+	a, b, c := openLoopback(t), openLoopback(t), openLoopback(t)
+	p, err := NewPoller()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.Add(a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.SendTo([]byte("x"), a.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	waitReadable(t, a)
+	if setReady(t, p) || p.Armed() {
+		t.Fatal("a datagram waits and the Poller was never armed, yet its set reports it")
+	}
+	gen, err := p.Arm()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !setReady(t, p) {
+		t.Fatal("armed after the datagram came, the set does not report it")
+	}
+	if !p.DisarmIf(gen) || p.Armed() {
+		t.Fatal("DisarmIf of the last Arm's generation did not disarm")
+	}
+	if setReady(t, p) {
+		t.Fatal("disarmed, the set still reports the waiting datagram")
+	}
+	gen1, _ := p.Arm()
+	gen2, _ := p.Arm()
+	if p.DisarmIf(gen1) || !p.Armed() || !setReady(t, p) {
+		t.Fatal("DisarmIf with an earlier Arm's generation disarmed a later Arm")
+	}
+	if p.Arms() != gen2 {
+		t.Fatalf("Arms %d, want the last Arm's %d", p.Arms(), gen2)
+	}
+	recvWithin(t, NewRecvBatch(1, 64), a, 1) // a's datagram is read: only c can make the set readable now
+	if setReady(t, p) {
+		t.Fatal("nothing waits, yet the set reports a datagram")
+	}
+	if err := p.Add(c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.SendTo([]byte("y"), c.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	waitReadable(t, c)
+	if !setReady(t, p) {
+		t.Fatal("a socket added while armed is not watched")
+	}
+	p.Remove(c)
+	if setReady(t, p) {
+		t.Fatal("a socket removed while armed is still watched")
+	}
+	if !p.DisarmIf(gen2) {
+		t.Fatal("DisarmIf of the last generation did not disarm")
+	}
+	if _, err := p.Arm(); err != nil {
+		t.Fatal(err)
+	}
+	if setReady(t, p) {
+		t.Fatal("re-armed, the set reports the removed socket's datagram")
+	}
+}

@@ -29,7 +29,9 @@ type embedded struct {
 	start time.Time
 	mu    sync.Mutex // held while running a duty cycle or closing
 	gone  bool       // closed (under mu)
-	refs  int        // users (under embeddedDrivers.mu, or clientDriver.mu for a client's)
+	// lastNow is the clock of the last duty cycle (under mu).
+	lastNow int64
+	refs    int // users (under embeddedDrivers.mu, or clientDriver.mu for a client's)
 
 	// A client's driver: connections working it now, and when the last of
 	// them stopped (on the driver's clock); the idle runner takes over
@@ -122,13 +124,22 @@ func (e *embedded) now() int64 { return int64(time.Since(e.start)) }
 
 // work runs one duty cycle unless another goroutine is running one, and
 // returns the work it did. It allocates nothing.
-func (e *embedded) work() int {
+func (e *embedded) work() int { return e.workAt(e.now()) }
+
+// workAt is work at now, the driver's clock as the caller read it or
+// derived it from its own (the server's loop), which saves a cycle a
+// clock read. Goroutines read the clock at slightly different moments, so
+// a now before the last cycle's runs as the last cycle's: the driver's
+// clock never goes back.
+func (e *embedded) workAt(now int64) int {
 	if !e.mu.TryLock() {
 		return 0
 	}
 	n := 0
 	if !e.gone {
-		n = e.d.DoWork(e.now())
+		now = max(now, e.lastNow)
+		e.lastNow = now
+		n = e.d.DoWork(now)
 	}
 	e.mu.Unlock()
 	return n

@@ -330,6 +330,7 @@ func (s *Server) Poll(now int64) int {
 		return work
 	}
 	budget := s.o.FragmentLimit
+	served := 0
 	start := s.rr
 	if start >= n {
 		start = 0
@@ -349,6 +350,7 @@ func (s *Server) Poll(now int64) int {
 		got := c.img.Poll(s.onFrag, budget)
 		budget -= got
 		work += got
+		served += got
 		if c.dead {
 			swept = true
 		} else if got == 0 && c.img.IsClosed() {
@@ -360,6 +362,13 @@ func (s *Server) Poll(now int64) int {
 		}
 	}
 	s.cur = nil
+	if served > 0 && s.network {
+		// The replies just offered leave now (a duty cycle runs the
+		// driver's sender first), not after the loop's store maintenance,
+		// idle step and next clock read; on the driver's clock derived
+		// from the loop's, which saves reading it again before the send.
+		work += s.emb.workAt(now - s.offset)
+	}
 	if swept {
 		s.sweep()
 	}

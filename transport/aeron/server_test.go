@@ -38,14 +38,19 @@ func newManual(tb testing.TB, o aeron.Options) *manual {
 // dial connects while polling the server, which must accept the client.
 func (m *manual) dial(p proto.Protocol) *aeron.Conn {
 	m.tb.Helper()
+	return m.dialWith(aeron.DialOptions{Media: m.o.Media, Endpoint: m.o.Endpoint, Control: m.o.Control, Proto: p,
+		Dir: m.o.Dir, TermLength: m.o.TermLength})
+}
+
+// dialWith is dial with the given options.
+func (m *manual) dialWith(o aeron.DialOptions) *aeron.Conn {
+	m.tb.Helper()
 	type res struct {
 		c   *aeron.Conn
 		err error
 	}
 	ch := make(chan res, 1)
 	go func() {
-		o := aeron.DialOptions{Media: m.o.Media, Endpoint: m.o.Endpoint, Control: m.o.Control, Proto: p,
-			Dir: m.o.Dir, TermLength: m.o.TermLength}
 		c, err := dialCtx(o)
 		ch <- res{c, err}
 	}()
@@ -394,5 +399,29 @@ func TestNoAllocs(t *testing.T) {
 			}
 			wiretest.CheckReply(t, p, "GET", buf)
 		})
+	}
+}
+
+// TestUDPReplyLeavesInThePollThatServedIt: with its media driver in
+// process, a UDP server sends a reply in the Poll that served the request
+// (it runs the driver's sender once more), so the reply does not wait for
+// the loop's next pass, its maintenance and idle step first: here no Poll
+// follows at all, and the client still gets the reply.
+func TestUDPReplyLeavesInThePollThatServedIt(t *testing.T) {
+	m := newManual(t, aeron.Options{Media: "udp", Proto: proto.RESP,
+		Endpoint: loopback(freeUDPPort(t)), Control: loopback(freeUDPPort(t))})
+	// The client on the process's own client driver (no Dir), not on the
+	// server's, which its waiting would work.
+	c := m.dialWith(aeron.DialOptions{Media: "udp", Endpoint: m.o.Endpoint, Control: m.o.Control, Proto: proto.RESP})
+	for i := range 3 {
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		if err := c.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		m.serve(1)
+		got, err := c.ReadAppend(nil)
+		if err != nil || string(got) != "+PONG\r\n" {
+			t.Fatalf("round trip %d: reply %q, %v: the reply waited for a Poll that never came", i, got, err)
+		}
 	}
 }

@@ -69,6 +69,7 @@ type Driver struct {
 	rcvImages        []*publicationImage         // the receiver's, while connected
 	pendingSetups    []pendingSetup
 	poller           *udp.Poller
+	warmSink         int64  // warmAhead's loads, kept so they are not dropped
 	waitGen          uint64 // the poller's arm generation DoWork last saw
 	lastWaitNs       int64  // when DoWork first saw it (waitGen's Arm)
 	recvBatch        *udp.RecvBatch
@@ -349,6 +350,9 @@ func (d *Driver) DoWork(nowNs int64) int {
 	}
 	for _, p := range d.netPublications {
 		work += d.updateNetworkLimit(p)
+		if p.state == pubActive {
+			d.warmAhead(&p.log.terms, p.producerPosition(), p.bitsToShift, p.termLength)
+		}
 	}
 	for _, p := range d.ipcPublications {
 		work += d.updatePublisherPositionAndLimit(p)
@@ -356,6 +360,9 @@ func (d *Driver) DoWork(nowNs int64) int {
 	work += d.freeEndOfLife(d.opts.ResourceFreeLimit)
 	if len(d.rcvEndpoints)+len(d.rcvImages)+len(d.pendingSetups) > 0 {
 		work += d.doReceive(nowNs)
+	}
+	for _, img := range d.rcvImages {
+		d.warmAhead(&img.log.terms, d.subPosition(img.hwm), img.bitsToShift, img.termLength)
 	}
 	if work > 0 {
 		d.lastWorkNs = nowNs

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -79,6 +80,9 @@ func run() int {
 		clKeys    = flag.Int("cluster-keys", 100_000, "with -cluster: distinct keys, spread over every slot")
 		statDir   = flag.String("aeron-stat", "", "print the counters of the media driver in this Aeron directory (the qualification's default collector)")
 		statEvery = flag.Duration("watch", 0, "with -aeron-stat: repeat every interval until stopped")
+		tails     = flag.String("tails", "", "comma-separated <op>.timeline.csv files (-timeline): put each slow round trip (> 3x p50) down to what -kernel-trace shows during it, print a table per file and exit")
+		ktrace    = flag.String("kernel-trace", "", "with -tails: a tracefs trace of the same run, recorded with trace_clock mono (docs/benchmarks.md, \"Tails on this VM\")")
+		tailProcs = flag.String("tail-procs", "goblin-bench,goblin-server", "with -tails: the benchmark's process names (a switch between two of their threads is the benchmark's own)")
 		udpEcho   = flag.String("udp-echo", "", "internal: the udp-floor case's server: echo datagrams on IP:PORT, busy-polling")
 		aeronPong = flag.String("aeron-pong", "", "internal: the aeron-go case's server: a Go media driver in this Aeron directory inside the process, echoing -ping-channel on -pong-channel")
 		pingCh    = flag.String("ping-channel", "", "internal: with -aeron-pong, the channel it subscribes to (stream 1002)")
@@ -150,6 +154,11 @@ func run() int {
 			return fail(1, "%v", err)
 		}
 		clusterbench.Print(os.Stdout, o, rs)
+		return 0
+	case *tails != "":
+		if err := tailReport(os.Stdout, *tails, *ktrace, *tailProcs); err != nil {
+			return fail(1, "%v", err)
+		}
 		return 0
 	case *statDir != "":
 		if err := harness.WatchCounters(ctx, os.Stdout, *statDir, *statEvery); err != nil {
@@ -349,4 +358,37 @@ func split(s string) []string {
 func fail(code int, format string, args ...any) int {
 	fmt.Fprintf(os.Stderr, "goblin-bench: "+format+"\n", args...)
 	return code
+}
+
+// tailReport is -tails: every timeline's slow round trips against one
+// kernel trace.
+func tailReport(w io.Writer, timelines, trace, procs string) error {
+	if trace == "" {
+		return fmt.Errorf("-tails needs -kernel-trace FILE (a tracefs trace of the same run, trace_clock mono)")
+	}
+	f, err := os.Open(trace)
+	if err != nil {
+		return err
+	}
+	events, err := harness.ParseKernelTrace(f)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %w", trace, err)
+	}
+	if len(events) == 0 {
+		return fmt.Errorf("%s: no trace events in it", trace)
+	}
+	for _, path := range strings.Split(timelines, ",") {
+		rounds, err := harness.ReadTimeline(path)
+		if err != nil {
+			return err
+		}
+		if len(rounds) > 0 && (rounds[0].Start < events[0].At || rounds[len(rounds)-1].Start > events[len(events)-1].At) {
+			fmt.Fprintf(w, "warning: %s is not wholly inside the trace (events %d-%d ns, round trips from %d ns): was it recorded with trace_clock mono during this run?\n",
+				path, events[0].At, events[len(events)-1].At, rounds[0].Start)
+		}
+		harness.WriteTailReport(w, path, harness.AttributeTails(rounds, events, strings.Split(procs, ",")))
+		fmt.Fprintln(w)
+	}
+	return nil
 }

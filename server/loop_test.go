@@ -348,23 +348,31 @@ func runParkingLoop(t *testing.T, wake func(), ts ...transport.Server) (parks, s
 	return parks, skipped, stop
 }
 
+// wakeEachPark waits three times for the loop (whose parks last 30 s) to
+// park, then gives it one piece of work with give, which it must have
+// done (served counts it) within 10 s; why ends the failure message.
+func wakeEachPark(t *testing.T, parks *atomic.Int64, give func(), served *atomic.Int64, why string) {
+	t.Helper()
+	for i := int64(1); i <= 3; i++ {
+		waitUntil(t, "the loop to park", func() bool { return parks.Load() >= i })
+		give()
+		deadline := time.Now().Add(10 * time.Second) // the park is 30 s
+		for served.Load() < i {
+			if time.Now().After(deadline) {
+				t.Fatalf("work %d not done 10 s after it came (the park lasts 30 s)%s", i, why)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
 // TestLoopWakesOnSleeper: a loop whose only transport is a Sleeper parks
 // on its eventfd (not blind), so a ring ends a 30 s park at once; every
 // PrepareToPark is matched by an Unparked.
 func TestLoopWakesOnSleeper(t *testing.T) {
 	f := newFakeSleeper(t)
 	parks, _, stop := runParkingLoop(t, f.ring, f)
-	for i := int64(1); i <= 3; i++ {
-		waitUntil(t, "the loop to park", func() bool { return parks.Load() >= i })
-		f.ring()
-		deadline := time.Now().Add(10 * time.Second) // the park is 30 s
-		for f.served.Load() < i {
-			if time.Now().After(deadline) {
-				t.Fatalf("work %d not done 10 s after the ring (the park lasts 30 s)", i)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
+	wakeEachPark(t, parks, f.ring, &f.served, "")
 	stop()
 	if p, u := f.prepares.Load(), f.unparks.Load(); p != u || p < 3 {
 		t.Errorf("%d PrepareToPark, %d Unparked: want equal, at least 3", p, u)
@@ -494,17 +502,7 @@ func (f *fakePreparer) send() {
 func TestLoopPreparesWaitablesBeforeParking(t *testing.T) {
 	f := newFakePreparer(t)
 	parks, _, stop := runParkingLoop(t, f.send, f)
-	for i := int64(1); i <= 3; i++ {
-		waitUntil(t, "the loop to park", func() bool { return parks.Load() >= i })
-		f.send()
-		deadline := time.Now().Add(10 * time.Second) // the park is 30 s
-		for f.served.Load() < i {
-			if time.Now().After(deadline) {
-				t.Fatalf("work %d not done 10 s after it came (the park lasts 30 s): the descriptor was not armed", i)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
+	wakeEachPark(t, parks, f.send, &f.served, ": the descriptor was not armed")
 	stop()
 	if p := f.prepares.Load(); p < 3 {
 		t.Errorf("%d PrepareToWait for at least 3 parks", p)

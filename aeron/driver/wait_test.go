@@ -3,24 +3,16 @@ package driver
 import (
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // waitFDReady waits up to wait for the driver's WaitFD to poll readable.
 func waitFDReady(t *testing.T, d *Driver, wait time.Duration) bool {
 	t.Helper()
-	var ev [1]unix.EpollEvent
-	for {
-		n, err := unix.EpollWait(d.WaitFD(), ev[:], int(wait/time.Millisecond))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n > 0
+	ready, err := d.poller.Ready(wait)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return ready
 }
 
 // TestWaitFDWatchesSocketsOnlyWhenPrepared: a driver's WaitFD reports a

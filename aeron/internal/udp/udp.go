@@ -611,6 +611,21 @@ func (p *Poller) DisarmIf(gen uint64) bool {
 	return true
 }
 
+// Ready waits up to timeout (0: not at all, rounded up to a millisecond
+// otherwise) for the set to poll readable and reports whether it does; an
+// interrupted wait starts again.
+func (p *Poller) Ready(timeout time.Duration) (bool, error) {
+	ms := int((timeout + time.Millisecond - 1) / time.Millisecond)
+	var ev [1]unix.EpollEvent
+	for {
+		n, err := unix.EpollWait(p.fd, ev[:], ms)
+		if err == unix.EINTR {
+			continue
+		}
+		return n > 0, err
+	}
+}
+
 // Close closes the epoll descriptor.
 func (p *Poller) Close() error {
 	p.mu.Lock()

@@ -271,17 +271,11 @@ func threadSwitches(t *testing.T) map[int]int64 {
 // setReady reports whether the poller's epoll set has an event now.
 func setReady(t *testing.T, p *Poller) bool {
 	t.Helper()
-	var ev [1]unix.EpollEvent
-	for {
-		n, err := unix.EpollWait(p.FD(), ev[:], 0)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return n > 0
+	ready, err := p.Ready(0)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return ready
 }
 
 // TestPollerWatchesOnlyWhileArmed: a socket added to a Poller is watched

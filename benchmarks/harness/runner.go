@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -541,6 +542,13 @@ func measure(cfg *Config, prof Profile, pr Prober, op Op, prog *progress, timeli
 			starts = make([]int64, 0, cfg.Samples)
 			clock = newMonoClock()
 		}
+		// Collect the garbage of starting, dialing and warming up now, and
+		// with it any cycle the allocations above just started: a cycle
+		// running during the measured round trips stops the measuring
+		// thread and takes the other core for its workers (the first case
+		// of a run saw one). With a hot path that allocates nothing, the
+		// next cycle is then far off.
+		runtime.GC()
 		for i := 0; i < cfg.Samples; i++ {
 			t0 := time.Now()
 			err := pr.Do(op)

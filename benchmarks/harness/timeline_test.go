@@ -2,6 +2,8 @@ package harness
 
 import (
 	"path/filepath"
+	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"testing"
 	"time"
@@ -78,5 +80,61 @@ func TestTimelineKeepsMeasuredOrder(t *testing.T) {
 	}
 	if s.Max < int64(slow) {
 		t.Errorf("summary max %d ns, want at least %v", s.Max, slow)
+	}
+}
+
+// gcCounter is a Prober whose warm-up leaves garbage behind (as starting
+// and dialing a real client does) and whose measured round trips allocate
+// nothing and note how many GC cycles the runtime has completed.
+type gcCounter struct {
+	warmup, calls int
+	keep          [][]byte
+	first, last   uint64
+	sample        []metrics.Sample
+}
+
+func (p *gcCounter) Do(Op) error {
+	switch n := p.calls - p.warmup; {
+	case n < -1:
+		// 64 MiB kept live, so a cycle takes milliseconds to mark.
+		p.keep = append(p.keep, make([]byte, 64<<10))
+		if len(p.keep) > 1024 {
+			p.keep = p.keep[1:]
+		}
+	case n == -1:
+		// The last warm-up round trip leaves a collection running, as an
+		// allocation of a dialing client or a driver can: with GOGC at 1 %
+		// this allocation starts a cycle, whose marking goes on after.
+		old := debug.SetGCPercent(1)
+		p.keep = append(p.keep, make([]byte, 1<<20))
+		debug.SetGCPercent(old)
+	case n == 0:
+		metrics.Read(p.sample)
+		p.first = p.sample[0].Value.Uint64()
+	default:
+		metrics.Read(p.sample)
+		p.last = p.sample[0].Value.Uint64()
+	}
+	p.calls++
+	return nil
+}
+func (p *gcCounter) Describe() string { return "test prober" }
+func (p *gcCounter) Close() error     { return nil }
+
+// TestNoGCWhileMeasuring: the measured round trips of a prober that
+// allocates nothing see no garbage collection, even when the warm-up left
+// garbage and a collection running (as the first case of a run did, whose
+// measured round trips saw one cycle complete).
+func TestNoGCWhileMeasuring(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Warmup, cfg.Samples = 2000, 1_000_000
+	cfg.Profile = Profiles(2)["backoff"]
+	pr := &gcCounter{warmup: cfg.Warmup, sample: []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}}
+	path := filepath.Join(t.TempDir(), "ping.timeline.csv")
+	if _, _, _, err := measure(&cfg, cfg.Profile, pr, Ping, newProgress(&cfg, nil, 1), path); err != nil {
+		t.Fatal(err)
+	}
+	if pr.last != pr.first {
+		t.Errorf("%d GC cycles completed during the measured round trips, want 0", pr.last-pr.first)
 	}
 }

@@ -322,7 +322,7 @@ var rules = []rule{
 	{re: regexp.MustCompile(`benchmarks/\S+\.sh`), do: (*runner).checkPaths,
 		why: "a benchmark launcher: minutes of measurement on an idle machine; benchmarks/harness's tests run it with tiny sample counts"},
 	{re: regexp.MustCompile(`goblin-bench -kernel-trace \S+ -tails`), do: (*runner).checkPaths,
-		why: "reads the timelines and the kernel trace of a root-only benchmark run (the block's first command); benchmarks/harness.s TestAttributeTails runs the attribution"},
+		why: "reads the timelines and the kernel trace of a root-only benchmark run (the block's first command); benchmarks/harness's TestAttributeTails runs the attribution"},
 	{re: regexp.MustCompile(`^cat > ~/\.ssh/`),
 		why: "writes the reader's SSH configuration for a two-host lab"},
 	{re: regexp.MustCompile(`^cd /tmp/\S+ && sha256sum`),

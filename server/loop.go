@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/goblin-kv/goblin/internal/rawpoll"
 	"github.com/goblin-kv/goblin/transport"
 )
 
@@ -301,7 +302,7 @@ func (l *Loop) cycle() {
 			l.waitables[0].CheckNow()
 			break
 		}
-		n, _ := unix.EpollWait(l.parkFD, l.parkEv, 0)
+		n, _ := rawpoll.EpollWaitNow(l.parkFD, l.parkEv) // repeated every spin: raw, see package rawpoll
 		for i := 0; i < n; i++ {
 			for _, w := range l.waitables {
 				if int32(w.WaitFD()) == l.parkEv[i].Fd {

@@ -3,13 +3,10 @@ package udp
 import (
 	"bytes"
 	"net/netip"
-	"os"
-	"runtime"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testproc"
 	"golang.org/x/sys/unix"
 )
 
@@ -195,77 +192,22 @@ func TestBusyPollingLeavesTheRuntimeAlone(t *testing.T) {
 	to := rx.LocalAddr()
 	b := NewRecvBatch(4, 2048)
 	msg := []byte("ping")
-	// Start the count once the spinner runs, so thread start-up is not in it.
-	started := make(chan int)
-	done := make(chan error)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		started <- unix.Gettid()
-		<-started
-		end := time.Now().Add(300 * time.Millisecond)
-		for i := 0; ; i++ {
-			if _, err := b.Recv(rx); err != nil {
-				done <- err
-				return
-			}
-			if i&1023 == 0 {
-				if _, err := tx.SendTo(msg, to); err != nil {
-					done <- err
-					return
-				}
-				if time.Now().After(end) {
-					break
-				}
+	i := 0
+	others := testproc.SpinCountingOthers(t, 300*time.Millisecond, func() error {
+		if _, err := b.Recv(rx); err != nil {
+			return err
+		}
+		if i++; i&1023 == 0 {
+			if _, err := tx.SendTo(msg, to); err != nil {
+				return err
 			}
 		}
-		done <- nil
-	}()
-	spinner := <-started
-	before := threadSwitches(t)
-	started <- 0
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	after := threadSwitches(t)
-	var others int64
-	for tid, n := range after {
-		if tid != spinner {
-			others += n - before[tid]
-		}
-	}
+		return nil
+	})
 	t.Logf("other threads switched in %d times while one busy-polled for 300 ms", others)
 	if others > 250 {
 		t.Errorf("the process's other threads switched in %d times while one thread busy-polled a socket for 300 ms, want at most 250: the socket calls wake the Go runtime's monitor (sysmon)", others)
 	}
-}
-
-// threadSwitches reads each thread's context switches (voluntary and
-// not) from /proc/self/task.
-func threadSwitches(t *testing.T) map[int]int64 {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		t.Skipf("no /proc/self/task: %v", err)
-	}
-	m := map[int]int64{}
-	for _, e := range ents {
-		tid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		text, err := os.ReadFile("/proc/self/task/" + e.Name() + "/status")
-		if err != nil {
-			continue // the thread ended
-		}
-		for _, line := range strings.Split(string(text), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.HasSuffix(k, "voluntary_ctxt_switches") {
-				n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-				m[tid] += n
-			}
-		}
-	}
-	return m
 }
 
 // setReady reports whether the poller's epoll set has an event now.

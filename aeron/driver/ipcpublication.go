@@ -100,9 +100,9 @@ func (d *Driver) positionOf(id int32) position {
 // consumed log first (IpcPublication.updatePublisherPositionAndLimit).
 // Runs every duty cycle; allocates nothing.
 //
-// It returns 1 (work) for a limit move only when the window is large
-// and the publisher had used less than half of it (limitMoveIsUrgent);
-// the Java driver counts every move. The count only steers the owner's back-off: a move the
+// It returns 1 (work) for a limit move when the window is small (below
+// minCalmWindow) or the publisher had used half of it or more
+// (limitMoveIsUrgent); the Java driver counts every move. The count only steers the owner's back-off: a move the
 // publisher was far from needing leaves a driver that has nothing else to
 // do free to park, instead of spinning and yielding again after every
 // eighth of a window a subscriber consumes (on a 2-core machine that is
@@ -148,9 +148,10 @@ func (d *Driver) updatePublisherPositionAndLimit(p *ipcPublication) int {
 }
 
 // minCalmWindow is the smallest window whose limit moves may leave the
-// back-off alone: a publisher must write 3.5 GB/s (memory bandwidth, with
-// large messages) to cross seven eighths of it within a quiet park
-// (quietMaxPark). Below it every move counts as work, as in the Java
+// back-off alone: after a move that did not count (headroom over half
+// the window) a publisher must write 2 GB/s (16 MiB in a quiet park,
+// quietMaxPark; memory bandwidth, with large messages) to reach its limit
+// before the driver wakes. Below it every move counts as work, as in the Java
 // driver, so a burst after a slow stream never waits for a long park.
 const minCalmWindow = 32 << 20
 

@@ -122,7 +122,11 @@ type Client struct {
 	fatal         error
 	closed        atomic.Bool
 	done          chan struct{}
-	dispatchFn    func(int32, []byte)
+	// wake is closed (once, under mu) when the client closes, so a
+	// conductor asleep in its SleepIdle stops at once instead of after
+	// the sleep (16 ms by default).
+	wake       chan struct{}
+	dispatchFn func(int32, []byte)
 }
 
 type lingerRes struct {
@@ -170,6 +174,7 @@ func Connect(o Options) (*Client, error) {
 		lastDuty:       now,
 		awaitCorr:      nullValue,
 		done:           make(chan struct{}),
+		wake:           make(chan struct{}),
 	}
 	c.dispatchFn = c.dispatch
 	go c.run()

@@ -18,6 +18,12 @@ import (
 func (c *Client) run() {
 	defer close(c.done)
 	idle := c.opts.ConductorIdle
+	// The default SleepIdle sleeps on a timer that Close (or a fatal error
+	// found on another goroutine) cuts short: Close waits for this
+	// goroutine, and must not wait out a sleep.
+	sleep, sleeps := idle.(SleepIdle)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
 	for {
 		c.mu.Lock()
 		if c.closed.Load() {
@@ -26,7 +32,16 @@ func (c *Client) run() {
 		}
 		w := c.doWork(time.Now())
 		c.mu.Unlock()
-		idle.Idle(w)
+		if !sleeps || w > 0 {
+			idle.Idle(w)
+			continue
+		}
+		timer.Reset(sleep.period())
+		select {
+		case <-timer.C:
+		case <-c.wake:
+			timer.Stop()
+		}
 	}
 }
 
@@ -137,6 +152,9 @@ func (c *Client) fail(err error) {
 
 // closeAllLocked marks every resource closed; mappings stay until Close.
 func (c *Client) closeAllLocked(cause error, notify bool) {
+	if !c.closed.Load() {
+		close(c.wake)
+	}
 	c.closed.Store(true)
 	for p := range c.pubs {
 		p.closed.Store(true)

@@ -202,3 +202,53 @@ func TestConductorIdlesAsTheJavaClient(t *testing.T) {
 		t.Errorf("default ConductorIdle %#v, want %#v", o.ConductorIdle, want)
 	}
 }
+
+// TestCloseWakesASleepingConductor: Close (and a fatal error found on
+// another goroutine) wakes a conductor asleep in its idle SleepIdle, so
+// closing a client does not wait out the sleep. The sleep here is ten
+// 30 s, so that waiting it out cannot pass for being woken within 10 s.
+func TestCloseWakesASleepingConductor(t *testing.T) {
+	for _, how := range []string{"close", "driver lost"} {
+		t.Run(how, func(t *testing.T) {
+			f, dir := newFakeDriver(t)
+			c, err := Connect(Options{Dir: dir, DriverTimeout: time.Second,
+				ConductorIdle: SleepIdle{Period: 30 * time.Second}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { c.Close() })
+			c.mu.Lock()
+			first := c.lastDuty
+			c.mu.Unlock()
+			for ran := false; !ran; {
+				time.Sleep(time.Millisecond)
+				c.mu.Lock()
+				ran = c.lastDuty != first
+				c.mu.Unlock()
+			}
+			time.Sleep(100 * time.Millisecond) // the conductor goes to sleep
+			closed := make(chan error, 1)
+			switch how {
+			case "close":
+				go func() { closed <- c.Close() }()
+			case "driver lost":
+				// An Add notices the stale heartbeat on the calling
+				// goroutine; the conductor must stop and close Done.
+				f.setHeartbeat(1)
+				go func() {
+					_, err := c.AddSubscription("aeron:ipc", 1)
+					<-c.Done()
+					closed <- err
+				}()
+			}
+			select {
+			case err := <-closed:
+				if how == "close" && err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: the client's conductor was still asleep 10 s later (its idle sleep is 30 s)", how)
+			}
+		})
+	}
+}

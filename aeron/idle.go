@@ -40,11 +40,15 @@ func (s SleepIdle) Idle(workCount int) {
 	if workCount > 0 {
 		return
 	}
-	d := s.Period
-	if d <= 0 {
-		d = time.Millisecond
+	time.Sleep(s.period())
+}
+
+// period is the sleep, Period or 1 ms.
+func (s SleepIdle) period() time.Duration {
+	if s.Period <= 0 {
+		return time.Millisecond
 	}
-	time.Sleep(d)
+	return s.Period
 }
 
 // BackoffIdle spins, then yields, then sleeps from MinPark, doubling up to

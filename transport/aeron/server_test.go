@@ -17,6 +17,7 @@ import (
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/aeron"
+	"golang.org/x/sys/unix"
 )
 
 // manual is a server polled by the test goroutine itself (which is then
@@ -423,5 +424,62 @@ func TestUDPReplyLeavesInThePollThatServedIt(t *testing.T) {
 		if err != nil || string(got) != "+PONG\r\n" {
 			t.Fatalf("round trip %d: reply %q, %v: the reply waited for a Poll that never came", i, got, err)
 		}
+	}
+}
+
+// TestUDPServerWaitFDWakesAfterSpinning: the server's WaitFD (the loop
+// parks on it, an epoll set holding the in-process driver's) holds no
+// socket once the server has been polled for a while without a park, and
+// after PrepareToWait a request arriving wakes it through both levels of
+// nesting: the loop's default backoff profile loses no wake-up.
+func TestUDPServerWaitFDWakesAfterSpinning(t *testing.T) {
+	m := newManual(t, aeron.Options{Media: "udp", Proto: proto.RESP,
+		Endpoint: loopback(freeUDPPort(t)), Control: loopback(freeUDPPort(t))})
+	c := m.dialWith(aeron.DialOptions{Media: "udp", Endpoint: m.o.Endpoint, Control: m.o.Control, Proto: proto.RESP})
+	ping := func() {
+		t.Helper()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		if err := c.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pong := func() {
+		t.Helper()
+		m.serve(1)
+		if got, err := c.ReadAppend(nil); err != nil || string(got) != "+PONG\r\n" {
+			t.Fatalf("reply %q, %v", got, err)
+		}
+	}
+	ready := func(timeout time.Duration) bool {
+		t.Helper()
+		ev := make([]unix.EpollEvent, 1)
+		for {
+			n, err := unix.EpollWait(m.srv.WaitFD(), ev, int(timeout/time.Millisecond))
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n > 0
+		}
+	}
+	ping()
+	pong()
+	for i := range 3 {
+		// The loop spins (polls without parking) for longer than the
+		// driver keeps its sockets in the set.
+		for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); {
+			m.srv.Poll(0)
+		}
+		if ready(0) {
+			t.Fatalf("round %d: after 20 ms of polling without a park, WaitFD still watches the sockets", i)
+		}
+		m.srv.PrepareToWait()
+		ping()
+		if !ready(10 * time.Second) {
+			t.Fatalf("round %d: prepared to wait, a request came, and WaitFD did not wake within 10 s", i)
+		}
+		pong()
 	}
 }

@@ -9,8 +9,8 @@ import (
 	"os"
 	"strconv"
 	"time"
-	"unsafe"
 
+	"github.com/goblin-kv/goblin/internal/rawpoll"
 	"golang.org/x/sys/unix"
 )
 
@@ -119,7 +119,7 @@ func ServeUDPEcho(ctx context.Context, addr string) error {
 		}
 		var n int
 		if connected {
-			n, err = rawRead(fd, buf)
+			n, err = rawpoll.Read(fd, buf)
 		} else {
 			var from unix.Sockaddr
 			n, from, err = unix.Recvfrom(fd, buf, 0)
@@ -136,7 +136,7 @@ func ServeUDPEcho(ctx context.Context, addr string) error {
 			}
 			return fmt.Errorf("udp-echo: read: %w", err)
 		}
-		if _, err := rawWrite(fd, buf[:n]); err != nil && err != unix.EAGAIN && err != unix.ECONNREFUSED {
+		if _, err := rawpoll.Write(fd, buf[:n]); err != nil && err != unix.EAGAIN && err != unix.ECONNREFUSED {
 			return fmt.Errorf("udp-echo: write: %w", err)
 		}
 	}
@@ -208,11 +208,11 @@ func (p *udpFloorProber) Bound(deadline time.Time) { p.deadline = deadline }
 func (p *udpFloorProber) Do(Op) error {
 	p.seq++
 	putUint64(p.msg[:], p.seq)
-	if _, err := rawWrite(p.fd, p.msg[:]); err != nil {
+	if _, err := rawpoll.Write(p.fd, p.msg[:]); err != nil {
 		return fmt.Errorf("udp floor: send: %w", err)
 	}
 	for i := 1; ; i++ {
-		n, err := rawRead(p.fd, p.in[:])
+		n, err := rawpoll.Read(p.fd, p.in[:])
 		if err == nil && n == floorMessage && getUint64(p.in[:]) == p.seq {
 			return nil
 		}
@@ -245,26 +245,4 @@ func getUint64(b []byte) uint64 {
 		v |= uint64(b[i]) << (8 * i)
 	}
 	return v
-}
-
-// rawRead and rawWrite are read(2) and write(2) on a non-blocking socket
-// as raw system calls, which the Go scheduler does not see, as the Go
-// driver's socket calls are (aeron/internal/udp says why): made through
-// the scheduler, a busy-polling Go process gets its spinning thread
-// preempted thousands of times a second by its own runtime's monitor
-// thread, and the floor would measure that instead of the socket.
-func rawRead(fd int, b []byte) (int, error) {
-	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(n), nil
-}
-
-func rawWrite(fd int, b []byte) (int, error) {
-	n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(n), nil
 }

@@ -1,5 +1,7 @@
-// Package rawpoll makes the non-blocking poll a busy-polling loop repeats
-// on every spin as a raw system call, one the Go scheduler does not see.
+// Package rawpoll makes the non-blocking polls a busy-polling loop repeats
+// on every spin (epoll_wait with a zero timeout, read and write on a
+// non-blocking descriptor) raw system calls, which the Go scheduler does
+// not see.
 //
 // A goroutine that spins on ordinary system calls (syscall.Syscall, which
 // x/sys/unix uses) is, to the runtime, "in a system call" most of the

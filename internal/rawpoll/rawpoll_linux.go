@@ -19,3 +19,25 @@ func EpollWaitNow(epfd int, events []unix.EpollEvent) (int, error) {
 	}
 	return int(n), nil
 }
+
+// Read is read(2) on a non-blocking descriptor (EAGAIN when nothing
+// waits), made with RawSyscall: a busy-polling reader's check for input.
+// b must not be empty; the kernel writes into it during the call and
+// nothing else touches it.
+func Read(fd int, b []byte) (int, error) {
+	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
+
+// Write is write(2) on a non-blocking descriptor (EAGAIN when it has no
+// room), made with RawSyscall. b must not be empty.
+func Write(fd int, b []byte) (int, error) {
+	n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}

@@ -66,3 +66,24 @@ func TestSpinningOnEpollWaitNowLeavesTheRuntimeAlone(t *testing.T) {
 		t.Errorf("the process's other threads switched in %d times while one thread spun on epoll_wait for 300 ms, want at most 250: the checks wake the Go runtime's monitor (sysmon)", others)
 	}
 }
+
+// TestReadWrite: Read on an empty non-blocking pipe says EAGAIN, and
+// what Write puts in comes out of Read.
+func TestReadWrite(t *testing.T) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	buf := make([]byte, 8)
+	if n, err := Read(p[0], buf); n != 0 || err != unix.EAGAIN {
+		t.Fatalf("empty pipe: %d bytes, %v; want EAGAIN", n, err)
+	}
+	if n, err := Write(p[1], []byte("ping")); n != 4 || err != nil {
+		t.Fatalf("write: %d, %v", n, err)
+	}
+	if n, err := Read(p[0], buf); n != 4 || err != nil || string(buf[:n]) != "ping" {
+		t.Fatalf("read: %q, %v", buf[:n], err)
+	}
+}

@@ -13,10 +13,10 @@ import (
 	"os"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/goblin-kv/goblin/internal/rawpoll"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
@@ -195,7 +195,7 @@ func (c *Conn) spinRead(fd uintptr) bool {
 	start := time.Now()
 	buf := c.readBuf
 	for i := 0; ; i++ {
-		n, err := dialRawRead(fd, buf)
+		n, err := rawpoll.Read(int(fd), buf) // busy-polled: raw, see package rawpoll
 		switch {
 		case n > 0:
 			c.readN = n
@@ -217,19 +217,6 @@ func (c *Conn) spinRead(fd uintptr) bool {
 			}
 		}
 	}
-}
-
-// dialRawRead is read(2) on a non-blocking socket without telling the Go
-// scheduler: the call never blocks, so entersyscall/exitsyscall (and the
-// P hand-offs sysmon makes when it sees a P parked in a syscall) would be
-// pure overhead on every spin. buf must not be empty; the kernel writes
-// into it and nothing else touches it during the call.
-func dialRawRead(fd uintptr, buf []byte) (int, error) {
-	n, _, errno := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)))
-	if errno != 0 {
-		return 0, errno
-	}
-	return int(n), nil
 }
 
 // SetDeadline bounds the following Write and ReadAppend calls.

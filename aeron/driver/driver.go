@@ -52,7 +52,8 @@ type Driver struct {
 	subscriptionLinks []*subscriptionLink
 	counterLinks      []*counterLink
 	ipcPublications   []*ipcPublication
-	endOfLife         []*rawLog // logs of closed resources, freed next
+	endOfLife         []*rawLog // logs of closed resources, to hand to releaser
+	releaser          *logReleaser
 	activeSessions    []sessionKey
 	nextSessionID     int32
 
@@ -155,6 +156,7 @@ func newDriver(o Options) (*Driver, error) {
 		d.poller.Close()
 		return nil, err
 	}
+	d.releaser = newLogReleaser()
 	return d, nil
 }
 
@@ -501,25 +503,6 @@ func (d *Driver) closeIPCPublication(p *ipcPublication) {
 	d.freeSubscriberCounters(&p.subs, p.untethered)
 }
 
-// freeEndOfLife unmaps and deletes up to limit closed publications' logs;
-// a failure is counted (counter 17) and retried on a later cycle.
-func (d *Driver) freeEndOfLife(limit int) int {
-	n := 0
-	for n < limit && len(d.endOfLife) > 0 {
-		l := d.endOfLife[0]
-		if err := d.freeRawLog(l); err != nil {
-			d.counters.AddValue(sysFreeFails, 1)
-			d.recordError(fmt.Errorf("free log buffer %s: %w", l.path, err))
-			return n
-		}
-		copy(d.endOfLife, d.endOfLife[1:])
-		d.endOfLife[len(d.endOfLife)-1] = nil
-		d.endOfLife = d.endOfLife[:len(d.endOfLife)-1]
-		n++
-	}
-	return n
-}
-
 // checkForBlockedCommands unblocks the to-driver ring buffer when a
 // client claimed a record and never committed it: the consumer has not
 // moved for the client liveness timeout while producers are ahead.
@@ -580,6 +563,9 @@ func (d *Driver) Close() error {
 	}
 	d.poller.Close()
 	logs := d.endOfLife
+	for _, f := range d.releaser.stop() {
+		logs = append(logs, f.log)
+	}
 	for _, p := range d.ipcPublications {
 		logs = append(logs, p.log)
 	}

@@ -1,6 +1,9 @@
 package driver
 
 import (
+	"os"
+	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -349,4 +352,64 @@ func TestLimitMoveIsWorkOnlyNearTheLimit(t *testing.T) {
 	if w := m.DoWork(m.nowNs); w != 1 || s.limit() != 4<<10+s.p.termWindow {
 		t.Fatalf("a limit move on a 32 KiB window did %d work (limit %d), want 1", w, s.limit())
 	}
+}
+
+// TestFreeingALogDoesNotStallTheDutyCycle: a closed publication's log is
+// unmapped and deleted off the duty cycle (freeing the default 192 MiB
+// IPC log takes ~90 ms of system calls), so while one is being freed the
+// conductor goes on moving another stream's limit; the file goes once the
+// release finishes, and counter 35 drops when the log is handed over.
+func TestFreeingALogDoesNotStallTheDutyCycle(t *testing.T) {
+	m := newManualDriver(t, Options{TimerInterval: 10 * time.Millisecond})
+	s := newIPCStream(m, ipc64k)
+	closing := newRawClient(m)
+	reg := closing.addPublication("aeron:ipc?term-length=64k", 2, true)
+	closing.take()
+	logFile := filepath.Join(m.Dir(), publicationsDir, strconv.FormatInt(reg, 10)+".logbuffer")
+	mapped := m.counters.Value(sysBytesCurrentlyMapped)
+
+	entered, unblock := make(chan struct{}), make(chan struct{})
+	release := m.releaser.release
+	m.releaser.release = func(l *rawLog) error {
+		close(entered)
+		<-unblock
+		return release(l)
+	}
+	closing.send(command.RemovePublication, command.AppendRemovePublication(nil, closing.id, closing.nextID(), reg, false))
+	// Cycles run on a goroutine of the test's, so a duty cycle that waits
+	// for the release fails the test instead of hanging it.
+	cycled := make(chan struct{})
+	go func() {
+		defer close(cycled)
+		m.advance(50 * time.Millisecond) // drain, linger, end of life
+	}()
+	select {
+	case <-entered:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the closed publication's log was never released")
+	}
+	select {
+	case <-cycled:
+	case <-time.After(60 * time.Second):
+		close(unblock)
+		t.Fatal("the duty cycle waited for a log's release")
+	}
+	if got := m.counters.Value(sysBytesCurrentlyMapped); got >= mapped {
+		t.Fatalf("bytes currently mapped %d after the hand-over, was %d", got, mapped)
+	}
+	// The other stream's limit still moves while the release is blocked.
+	s.produce(4 << 10)
+	s.consume(4 << 10)
+	m.cycle(1)
+	if want := int64(4<<10) + s.p.termWindow; s.limit() != want {
+		t.Fatalf("limit %d while a log is being freed, want %d", s.limit(), want)
+	}
+	if _, err := os.Stat(logFile); err != nil {
+		t.Fatalf("the log went before its release finished: %v", err)
+	}
+	close(unblock)
+	eventually(t, "the closed publication's log deleted", func() bool {
+		_, err := os.Stat(logFile)
+		return os.IsNotExist(err)
+	})
 }

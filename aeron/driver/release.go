@@ -1,0 +1,120 @@
+package driver
+
+import "fmt"
+
+// releaseQueueLength is how many logs may wait for the releaser; a log
+// that finds the queue full stays in Driver.endOfLife for a later cycle.
+const releaseQueueLength = 32
+
+// logReleaser unmaps and deletes the logs of closed resources on a
+// goroutine of its own, so that the duty cycle hands a log over and goes
+// on. Freeing a log is kernel work in proportion to its size: for the
+// default IPC log (three 64 MiB terms, every page touched) munmap takes
+// ~35 ms and the unlink that frees its tmpfs pages ~55 ms on the 2-vCPU
+// test machine. Done in the duty cycle (as the Java driver's conductor
+// does it), that is ~90 ms in which no limit moves, no command is read
+// and no datagram is sent: a publisher of another stream that reaches its
+// limit waits that long (BenchmarkGoDriverThroughput's rounds start while
+// the previous round's log is freed, and its publisher sat at its limit
+// for 50–110 ms of them).
+//
+// Ownership: the conductor hands a log over on queue and never touches it
+// again (the channel orders the conductor's last writes before the
+// releaser's reads); a log whose release failed comes back on failed and
+// is the conductor's again, to count, report and retry.
+type logReleaser struct {
+	queue   chan *rawLog
+	failed  chan releaseFailure
+	done    chan struct{}
+	release func(*rawLog) error // (*rawLog).release; tests block it
+}
+
+// releaseFailure is a log the releaser could not free and why.
+type releaseFailure struct {
+	log *rawLog
+	err error
+}
+
+func newLogReleaser() *logReleaser {
+	r := &logReleaser{
+		queue:   make(chan *rawLog, releaseQueueLength),
+		failed:  make(chan releaseFailure, releaseQueueLength),
+		done:    make(chan struct{}),
+		release: (*rawLog).release,
+	}
+	go r.run()
+	return r
+}
+
+func (r *logReleaser) run() {
+	defer close(r.done)
+	for l := range r.queue {
+		if err := r.release(l); err != nil {
+			r.failed <- releaseFailure{log: l, err: err}
+		}
+	}
+}
+
+// hand queues l for release; false when the queue is full. It never
+// blocks and allocates nothing.
+func (r *logReleaser) hand(l *rawLog) bool {
+	select {
+	case r.queue <- l:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop releases what is queued, ends the goroutine and returns the logs
+// whose release failed (undelivered failures included).
+func (r *logReleaser) stop() []releaseFailure {
+	close(r.queue)
+	var failures []releaseFailure
+	for {
+		select {
+		case f := <-r.failed:
+			failures = append(failures, f)
+		case <-r.done:
+			for {
+				select {
+				case f := <-r.failed:
+					failures = append(failures, f)
+				default:
+					return failures
+				}
+			}
+		}
+	}
+}
+
+// freeEndOfLife hands up to limit closed resources' logs to the releaser
+// (a full queue leaves the rest for a later cycle), after taking back
+// the logs whose release failed: each is counted (counter 17), reported
+// and queued again, as the Java driver retries a failed free.
+func (d *Driver) freeEndOfLife(limit int) int {
+	for {
+		select {
+		case f := <-d.releaser.failed:
+			d.counters.AddValue(sysFreeFails, 1)
+			d.recordError(fmt.Errorf("free log buffer %s: %w", f.log.path, f.err))
+			d.endOfLife = append(d.endOfLife, f.log)
+			continue
+		default:
+		}
+		break
+	}
+	n := 0
+	for n < limit && len(d.endOfLife) > 0 {
+		l := d.endOfLife[0]
+		d.unaccountMapping(l)
+		if !d.releaser.hand(l) {
+			break
+		}
+		copy(d.endOfLife, d.endOfLife[1:])
+		d.endOfLife[len(d.endOfLife)-1] = nil
+		d.endOfLife = d.endOfLife[:len(d.endOfLife)-1]
+		n++
+	}
+	return n
+}

@@ -3,10 +3,13 @@ package interop
 import (
 	"context"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"os"
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -306,13 +309,59 @@ func rttStats(samples []int64) rttResult {
 
 // javaThroughput runs the Java Throughput program on d and returns msgs/s.
 func javaThroughput(b *testing.B, j *Java, dir string, size int, warmup, duration time.Duration) float64 {
-	p, err := j.Start(context.Background(), dir, "Throughput", "stream="+strconv.Itoa(4100+size),
-		"size="+strconv.Itoa(size), "warmupMs="+strconv.Itoa(int(warmup.Milliseconds())),
-		"durationMs="+strconv.Itoa(int(duration.Milliseconds())))
+	return javaThroughputPlaced(b, j, dir, size, warmup, duration, nil)
+}
+
+// javaThroughputPlaced is javaThroughput with the program's threads placed
+// by pl before it sends its first message (pl nil: where the scheduler
+// puts them).
+func javaThroughputPlaced(b *testing.B, j *Java, dir string, size int, warmup, duration time.Duration, pl *placement) float64 {
+	args := []string{"stream=" + strconv.Itoa(4100+size),
+		"size=" + strconv.Itoa(size), "warmupMs=" + strconv.Itoa(int(warmup.Milliseconds())),
+		"durationMs=" + strconv.Itoa(int(duration.Milliseconds()))}
+	if pl != nil {
+		args = append(args, "threads=true")
+	}
+	p, err := j.Start(context.Background(), dir, "Throughput", args...)
 	if err != nil {
 		b.Fatal(err)
 	}
+	if pl != nil {
+		defer p.Kill()
+		l, err := p.Line("THREADS", ioTimeout)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pub, sub, err := threadIDs(l)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pl.placePeer(p.PID(), pub, sub); err != nil {
+			b.Fatal(err)
+		}
+		if err := p.Send("go"); err != nil {
+			b.Fatal(err)
+		}
+	}
 	return throughputResult(b, p)
+}
+
+// threadIDs reads the publisher's and subscriber's thread ids from Java
+// Throughput's "THREADS publisher=TID subscriber=TID" line.
+func threadIDs(line string) (publisher, subscriber int, err error) {
+	if !strings.HasPrefix(line, "THREADS ") {
+		return 0, 0, fmt.Errorf("not a THREADS line: %q", line)
+	}
+	f := ParseFields(line)
+	pub, err1 := Int(f, "publisher")
+	sub, err2 := Int(f, "subscriber")
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, 0, err
+	}
+	if pub <= 0 || sub <= 0 || pub == sub {
+		return 0, 0, fmt.Errorf("implausible thread ids in %q", line)
+	}
+	return int(pub), int(sub), nil
 }
 
 // throughputResult waits for a Java Throughput program and returns its

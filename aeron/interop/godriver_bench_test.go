@@ -150,6 +150,15 @@ func BenchmarkGoDriverThroughput(b *testing.B) {
 	duration := time.Duration(envInt("GOBLIN_TPUT_MS", 3000)) * time.Millisecond
 	hz := clockTicks()
 	n := len(ds.dirs)
+	var pl *placement
+	placed := "threads where the scheduler puts them"
+	if os.Getenv("GOBLIN_TPUT_PIN") == "1" {
+		p, err := currentPlacement()
+		if err != nil {
+			b.Fatal(err)
+		}
+		pl, placed = &p, p.String()
+	}
 	rates, cpu, sw := make([][]float64, n), make([][]float64, n), make([][]float64, n)
 	for range b.N {
 		for r := range rounds {
@@ -157,8 +166,16 @@ func BenchmarkGoDriverThroughput(b *testing.B) {
 			// first (after the previous program's JVM exits) or last.
 			for i := range ds.dirs {
 				k := (i + r) % n
+				if pl != nil {
+					// Again each round: threads a driver started since
+					// inherit the binding, but a JVM may start new ones
+					// from threads outside the process's first set.
+					if err := pl.placeDriver(ds.pids[k]); err != nil {
+						b.Fatal(err)
+					}
+				}
 				t0, s0, start := cpuTicks(b, ds.pids[k]), contextSwitches(ds.pids[k]), time.Now()
-				rates[k] = append(rates[k], javaThroughput(b, j, ds.dirs[k], 32, time.Second, duration))
+				rates[k] = append(rates[k], javaThroughputPlaced(b, j, ds.dirs[k], 32, time.Second, duration, pl))
 				el := time.Since(start).Seconds()
 				cpu[k] = append(cpu[k], 100*(cpuTicks(b, ds.pids[k])-t0)/hz/el)
 				sw[k] = append(sw[k], (contextSwitches(ds.pids[k])-s0)/el)
@@ -182,8 +199,8 @@ func BenchmarkGoDriverThroughput(b *testing.B) {
 		b.ReportMetric(mc[k], name+"-driver-%core")
 		b.ReportMetric(ms[k], name+"-driver-switches/s")
 	}
-	b.Logf("Java Throughput, 32 B, %d rounds of %v: %s; driver %% of a core: %s; driver context switches: %s",
-		rounds, duration, ds.describe(rates, med, "msgs/s"), ds.describe(nil, mc, "%"), ds.describe(nil, ms, "/s"))
+	b.Logf("Java Throughput, 32 B, %d rounds of %v, %s: %s; driver %% of a core: %s; driver context switches: %s",
+		rounds, duration, placed, ds.describe(rates, med, "msgs/s"), ds.describe(nil, mc, "%"), ds.describe(nil, ms, "/s"))
 }
 
 // meanRatio is mean(a)/mean(c) over rounds and its 95 % interval from a

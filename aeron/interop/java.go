@@ -318,6 +318,17 @@ func (p *Proc) Output() string {
 	return p.log.String()
 }
 
+// PID is the program's process id (that of the first command of Wrap when
+// Java.Wrap is set).
+func (p *Proc) PID() int { return p.cmd.Process.Pid }
+
+// Send writes line and a newline to the program's stdin (Throughput's
+// threads=true waits for one before it starts).
+func (p *Proc) Send(line string) error {
+	_, err := io.WriteString(p.in, line+"\n")
+	return err
+}
+
 // CloseStdin tells programs that run until stdin ends (Publisher, Pong,
 // ResponseServer) to finish.
 func (p *Proc) CloseStdin() { p.in.Close() }

@@ -24,6 +24,11 @@ import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.SleepingMillisIdleStrategy;
 import org.agrona.concurrent.UnsafeBuffer;
 
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -40,6 +45,8 @@ public final class Throughput
         final String idleName = args.str("idle", "spin");
         final boolean exclusive = args.bool("exclusive", true);
         final String pubDir = args.str("pubDir", null);
+        final boolean threads = args.bool("threads", false);
+        final long intervalNs = args.i64("intervalMs", 0) * 1_000_000L;
 
         try (Aeron aeron = Common.connect(args);
             Aeron pubDriver = null == pubDir ? null : Aeron.connect(new Aeron.Context().aeronDirectoryName(pubDir));
@@ -51,8 +58,15 @@ public final class Throughput
             Common.awaitConnected(pub, Common.deadline(60_000), "publication");
             final AtomicBoolean running = new AtomicBoolean(true);
             final AtomicLong backPressured = new AtomicLong();
+            final AtomicLong publisherTid = new AtomicLong();
+            final AtomicBoolean go = new AtomicBoolean(!threads);
             final Thread publisher = new Thread(() ->
             {
+                publisherTid.set(threadId());
+                while (!go.get())
+                {
+                    Thread.onSpinWait();
+                }
                 final IdleStrategy idle = Common.idle(idleName);
                 final UnsafeBuffer buf = Common.buffer(size);
                 Common.fill(buf, 0, 0, size);
@@ -92,6 +106,16 @@ public final class Throughput
             };
             Common.line("READY");
             publisher.start();
+            if (threads)
+            {
+                while (0 == publisherTid.get())
+                {
+                    Thread.onSpinWait();
+                }
+                Common.line("THREADS publisher=" + publisherTid.get() + " subscriber=" + threadId());
+                new BufferedReader(new InputStreamReader(System.in)).readLine();
+                go.set(true);
+            }
 
             final IdleStrategy idle = Common.idle(idleName);
             final long warmEnd = System.nanoTime() + warmupMs * 1_000_000L;
@@ -103,9 +127,17 @@ public final class Throughput
             final long startCount = state[0];
             final long end = start + durationMs * 1_000_000L;
             long now;
+            long nextInterval = 0 == intervalNs ? Long.MAX_VALUE : start + intervalNs;
+            long intervalCount = startCount;
             while ((now = System.nanoTime()) < end)
             {
                 idle.idle(sub.poll(onMessage, 256));
+                if (now >= nextInterval)
+                {
+                    Common.line("INTERVAL ms=" + (now - start) / 1_000_000 + " msgs=" + (state[0] - intervalCount));
+                    intervalCount = state[0];
+                    nextInterval += intervalNs;
+                }
             }
             final long messages = state[0] - startCount;
             running.set(false);
@@ -123,6 +155,20 @@ public final class Throughput
             {
                 System.exit(2);
             }
+        }
+    }
+
+    /** The calling thread's Linux thread id: /proc/thread-self links to PID/task/TID. */
+    private static long threadId()
+    {
+        try
+        {
+            final Path link = Files.readSymbolicLink(Path.of("/proc/thread-self"));
+            return Long.parseLong(link.getFileName().toString());
+        }
+        catch (final IOException | UnsupportedOperationException | NumberFormatException ex)
+        {
+            throw new IllegalStateException("cannot read this thread's id from /proc/thread-self", ex);
         }
     }
 }

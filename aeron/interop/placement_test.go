@@ -1,0 +1,225 @@
+package interop
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
+	"golang.org/x/sys/unix"
+)
+
+// placement is where BenchmarkGoDriverThroughput puts threads when
+// GOBLIN_TPUT_PIN=1, the same for every driver: the Java peer's publisher
+// and subscriber (the two spinning threads) share pair, one vCPU, and every
+// other thread — the driver's, whichever driver it is, and the peer's own
+// JIT, GC and Aeron client conductor — runs on rest, the other vCPUs. Why
+// this placement and not one spinner per vCPU: see the benchmark's doc.
+type placement struct {
+	pair, rest unix.CPUSet
+}
+
+// newPlacement splits allowed (the CPUs this process may use): its lowest
+// CPU for the pair, the others for the rest. It needs two CPUs at least.
+func newPlacement(allowed unix.CPUSet) (placement, error) {
+	var pl placement
+	first := -1
+	for cpu := range 8 * 1024 { // CPU_SETSIZE
+		if !allowed.IsSet(cpu) {
+			continue
+		}
+		if first < 0 {
+			first = cpu
+			pl.pair.Set(cpu)
+		} else {
+			pl.rest.Set(cpu)
+		}
+	}
+	if pl.rest.Count() == 0 {
+		return placement{}, fmt.Errorf("thread placement needs 2 CPUs at least, this process may use %d", allowed.Count())
+	}
+	return pl, nil
+}
+
+// currentPlacement is newPlacement of the CPUs this process may run on.
+func currentPlacement() (placement, error) {
+	var allowed unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
+		return placement{}, fmt.Errorf("sched_getaffinity: %w", err)
+	}
+	return newPlacement(allowed)
+}
+
+// placeDriver binds every thread of a media driver's process to rest.
+func (pl placement) placeDriver(pid int) error { return pinProcess(pid, pl.rest) }
+
+// placePeer binds the Java Throughput process pid to rest, then its
+// publisher and subscriber threads to pair.
+func (pl placement) placePeer(pid, publisher, subscriber int) error {
+	if err := pinProcess(pid, pl.rest); err != nil {
+		return err
+	}
+	if err := pinThread(publisher, pl.pair); err != nil {
+		return err
+	}
+	return pinThread(subscriber, pl.pair)
+}
+
+// String names the CPUs, for the benchmark's log.
+func (pl placement) String() string {
+	return fmt.Sprintf("publisher and subscriber on CPU %s, drivers and every other thread on CPUs %s", cpuList(pl.pair), cpuList(pl.rest))
+}
+
+func cpuList(set unix.CPUSet) string {
+	s := ""
+	for cpu := range 8 * 1024 {
+		if set.IsSet(cpu) {
+			if s != "" {
+				s += ","
+			}
+			s += strconv.Itoa(cpu)
+		}
+	}
+	return s
+}
+
+// pinThread binds one thread (a Linux thread id) to set.
+func pinThread(tid int, set unix.CPUSet) error {
+	if err := unix.SchedSetaffinity(tid, &set); err != nil {
+		return fmt.Errorf("sched_setaffinity(thread %d): %w", tid, err)
+	}
+	return nil
+}
+
+// pinProcess binds every thread pid has now to set; threads it starts
+// later inherit the binding from the thread that starts them. A thread
+// that exits meanwhile is skipped.
+func pinProcess(pid int, set unix.CPUSet) error {
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		return fmt.Errorf("threads of process %d: %w", pid, err)
+	}
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		if err := pinThread(tid, set); err != nil && !errors.Is(err, unix.ESRCH) {
+			return err
+		}
+	}
+	return nil
+}
+
+func TestThreadIDs(t *testing.T) {
+	pub, sub, err := threadIDs("THREADS publisher=4711 subscriber=4690")
+	if err != nil || pub != 4711 || sub != 4690 {
+		t.Fatalf("threadIDs = %d, %d, %v; want 4711, 4690, nil", pub, sub, err)
+	}
+	for _, bad := range []string{
+		"READY",
+		"THREADS publisher=4711",
+		"THREADS subscriber=4690",
+		"THREADS publisher=x subscriber=4690",
+		"THREADS publisher=0 subscriber=4690",
+		"THREADS publisher=4690 subscriber=4690",
+		"RESULT publisher=4711 subscriber=4690",
+	} {
+		if pub, sub, err := threadIDs(bad); err == nil {
+			t.Errorf("threadIDs(%q) = %d, %d, nil; want an error", bad, pub, sub)
+		}
+	}
+}
+
+func TestNewPlacement(t *testing.T) {
+	set := func(cpus ...int) (s unix.CPUSet) {
+		for _, c := range cpus {
+			s.Set(c)
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		allowed    unix.CPUSet
+		pair, rest string
+	}{
+		{set(0, 1), "0", "1"},
+		{set(2, 5, 7), "2", "5,7"},
+		{set(1, 3), "1", "3"},
+	} {
+		pl, err := newPlacement(tc.allowed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, got2 := cpuList(pl.pair), cpuList(pl.rest); got != tc.pair || got2 != tc.rest {
+			t.Errorf("newPlacement(%s): pair %s, rest %s; want %s, %s", cpuList(tc.allowed), got, got2, tc.pair, tc.rest)
+		}
+	}
+	if _, err := newPlacement(set(3)); err == nil {
+		t.Error("newPlacement of one CPU: no error")
+	}
+}
+
+// TestPlacementPins binds two child processes (a driver and a peer) and
+// two threads of this process (standing in for the peer's publisher and
+// subscriber) and reads their CPU masks back from the kernel.
+func TestPlacementPins(t *testing.T) {
+	pl, err := currentPlacement()
+	if err != nil {
+		testproc.Missing(t, "%v", err)
+	}
+	start := func() *exec.Cmd {
+		c := exec.Command("sleep", "60")
+		if err := c.Start(); err != nil {
+			testproc.Missing(t, "sleep: %v", err)
+		}
+		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+		return c
+	}
+	driver, peer := start(), start()
+
+	// Two locked threads that end with their goroutines, so the binding
+	// does not outlive the test.
+	tids := make(chan int)
+	release := make(chan struct{})
+	defer close(release)
+	for range 2 {
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+			tids <- unix.Gettid()
+			<-release
+		}()
+	}
+	pub, sub := <-tids, <-tids
+
+	if err := pl.placeDriver(driver.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := pl.placePeer(peer.Process.Pid, pub, sub); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		what string
+		tid  int
+		want unix.CPUSet
+	}{
+		{"driver process", driver.Process.Pid, pl.rest},
+		{"peer process", peer.Process.Pid, pl.rest},
+		{"publisher thread", pub, pl.pair},
+		{"subscriber thread", sub, pl.pair},
+	} {
+		var got unix.CPUSet
+		if err := unix.SchedGetaffinity(c.tid, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s bound to CPUs %s, want %s", c.what, cpuList(got), cpuList(c.want))
+		}
+	}
+	if pl.pair == pl.rest {
+		t.Errorf("the pair and the rest share CPUs %s", cpuList(pl.pair))
+	}
+}

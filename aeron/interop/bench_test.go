@@ -309,13 +309,17 @@ func rttStats(samples []int64) rttResult {
 
 // javaThroughput runs the Java Throughput program on d and returns msgs/s.
 func javaThroughput(b *testing.B, j *Java, dir string, size int, warmup, duration time.Duration) float64 {
-	return javaThroughputPlaced(b, j, dir, size, warmup, duration, nil)
+	return javaThroughputPlaced(b, j, dir, size, warmup, duration, nil).rate
 }
+
+// tputRun is one run of the Java Throughput program: messages a second
+// and the CPUs its publisher and subscriber threads got while counting.
+type tputRun struct{ rate, cpus float64 }
 
 // javaThroughputPlaced is javaThroughput with the program's threads placed
 // by pl before it sends its first message (pl nil: where the scheduler
 // puts them).
-func javaThroughputPlaced(b *testing.B, j *Java, dir string, size int, warmup, duration time.Duration, pl *placement) float64 {
+func javaThroughputPlaced(b *testing.B, j *Java, dir string, size int, warmup, duration time.Duration, pl *placement) tputRun {
 	args := []string{"stream=" + strconv.Itoa(4100+size),
 		"size=" + strconv.Itoa(size), "warmupMs=" + strconv.Itoa(int(warmup.Milliseconds())),
 		"durationMs=" + strconv.Itoa(int(duration.Milliseconds()))}
@@ -343,7 +347,7 @@ func javaThroughputPlaced(b *testing.B, j *Java, dir string, size int, warmup, d
 			b.Fatal(err)
 		}
 	}
-	return throughputResult(b, p)
+	return throughputRun(b, p)
 }
 
 // threadIDs reads the publisher's and subscriber's thread ids from Java
@@ -366,7 +370,11 @@ func threadIDs(line string) (publisher, subscriber int, err error) {
 
 // throughputResult waits for a Java Throughput program and returns its
 // messages per second, failing on sequence breaks.
-func throughputResult(b *testing.B, p *Proc) float64 {
+func throughputResult(b *testing.B, p *Proc) float64 { return throughputRun(b, p).rate }
+
+// throughputRun waits for a Java Throughput program and returns its rate
+// and its two threads' CPUs, failing on sequence breaks.
+func throughputRun(b *testing.B, p *Proc) tputRun {
 	b.Helper()
 	defer p.Kill()
 	res, err := p.Result(10 * time.Minute)
@@ -383,7 +391,11 @@ func throughputResult(b *testing.B, p *Proc) float64 {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return v
+	cpus, err := Float(res, "cpus")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tputRun{rate: v, cpus: cpus}
 }
 
 // goThroughput runs one Go publisher goroutine against one subscriber for

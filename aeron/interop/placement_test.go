@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -54,8 +55,9 @@ func currentPlacement() (placement, error) {
 	return newPlacement(allowed)
 }
 
-// placeDriver binds every thread of a media driver's process to rest.
-func (pl placement) placeDriver(pid int) error { return pinProcess(pid, pl.rest) }
+// placeAside binds every thread of process pid (a media driver, the
+// benchmark itself) to rest.
+func (pl placement) placeAside(pid int) error { return pinProcess(pid, pl.rest) }
 
 // placePeer binds the Java Throughput process pid to rest, then its
 // publisher and subscriber threads to pair.
@@ -195,7 +197,7 @@ func TestPlacementPins(t *testing.T) {
 	}
 	pub, sub := <-tids, <-tids
 
-	if err := pl.placeDriver(driver.Process.Pid); err != nil {
+	if err := pl.placeAside(driver.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
 	if err := pl.placePeer(peer.Process.Pid, pub, sub); err != nil {
@@ -221,5 +223,24 @@ func TestPlacementPins(t *testing.T) {
 	}
 	if pl.pair == pl.rest {
 		t.Errorf("the pair and the rest share CPUs %s", cpuList(pl.pair))
+	}
+}
+
+func TestUndisturbedRounds(t *testing.T) {
+	// Three drivers, four rounds; round 1's second driver and round 3's
+	// first lost their CPU to something else.
+	cpus := [][]float64{
+		{0.99, 1.00, 0.98, 0.60},
+		{0.97, 0.80, 0.99, 1.00},
+		{1.00, 0.99, 0.96, 0.99},
+	}
+	if got := undisturbedRounds(cpus, 1); !slices.Equal(got, []int{0, 2}) {
+		t.Errorf("undisturbedRounds(want 1 CPU) = %v, want [0 2]", got)
+	}
+	if got := undisturbedRounds(cpus, 2); len(got) != 0 {
+		t.Errorf("undisturbedRounds(want 2 CPUs) = %v, want none", got)
+	}
+	if got := pick([]float64{5, 6, 7, 8}, []int{0, 2}); !slices.Equal(got, []float64{5, 7}) {
+		t.Errorf("pick = %v, want [5 7]", got)
 	}
 }

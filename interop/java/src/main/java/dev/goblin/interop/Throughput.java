@@ -8,11 +8,25 @@
  *
  * Lines: "READY" when connected, then
  * "RESULT size=S msgs_per_sec=R bytes_per_sec=B messages=N seconds=T
- * back_pressured=P errors=E". idle= picks the subscriber's and publisher's
- * wait (default spin). exclusive= picks an exclusive publication (default
- * true, as the Aeron samples measure). pubDir= puts the publisher on the
- * media driver in that Aeron directory (the subscriber stays on the one of
- * the aeron.dir property): two drivers, e.g. two hosts over UDP.
+ * back_pressured=P errors=E cpus=C". idle= picks the subscriber's and
+ * publisher's wait (default spin). exclusive= picks an exclusive
+ * publication (default true, as the Aeron samples measure). pubDir= puts
+ * the publisher on the media driver in that Aeron directory (the
+ * subscriber stays on the one of the aeron.dir property): two drivers,
+ * e.g. two hosts over UDP.
+ *
+ * cpus= is the CPU time the publisher and subscriber threads got during
+ * the counted part over its elapsed time, in CPUs: about 2 when each has a
+ * CPU to itself, about 1 when both share one, less when something else
+ * took their CPU.
+ *
+ * threads=true prints "THREADS publisher=TID subscriber=TID" (the Linux
+ * thread ids of the publisher thread and of the polling main thread, read
+ * from the /proc/thread-self link) before any message is sent, then waits
+ * for a line on stdin, so a harness can bind the two threads to CPUs
+ * before the warm-up. intervalMs=N (default 0: none) prints
+ * "INTERVAL ms=T msgs=N" for every N ms of the counted part: how the rate
+ * moved within the run.
  */
 package dev.goblin.interop;
 
@@ -27,6 +41,8 @@ import org.agrona.concurrent.UnsafeBuffer;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -123,6 +139,8 @@ public final class Throughput
             {
                 idle.idle(sub.poll(onMessage, 256));
             }
+            final ThreadMXBean cpuClock = ManagementFactory.getThreadMXBean();
+            final long cpuStart = cpuClock.getCurrentThreadCpuTime() + cpuClock.getThreadCpuTime(publisher.getId());
             final long start = System.nanoTime();
             final long startCount = state[0];
             final long end = start + durationMs * 1_000_000L;
@@ -140,6 +158,7 @@ public final class Throughput
                 }
             }
             final long messages = state[0] - startCount;
+            final long cpuEnd = cpuClock.getCurrentThreadCpuTime() + cpuClock.getThreadCpuTime(publisher.getId());
             running.set(false);
             publisher.join();
             final double seconds = (now - start) / 1e9;
@@ -149,8 +168,9 @@ public final class Throughput
                 drain.idle(sub.poll(onMessage, 1024));
             }
             Common.line(String.format(
-                "RESULT size=%d msgs_per_sec=%.0f bytes_per_sec=%.0f messages=%d seconds=%.3f back_pressured=%d errors=%d",
-                size, messages / seconds, messages * size / seconds, messages, seconds, backPressured.get(), state[1]));
+                "RESULT size=%d msgs_per_sec=%.0f bytes_per_sec=%.0f messages=%d seconds=%.3f back_pressured=%d errors=%d cpus=%.3f",
+                size, messages / seconds, messages * size / seconds, messages, seconds, backPressured.get(), state[1],
+                (cpuEnd - cpuStart) / 1e9 / seconds));
             if (state[1] > 0)
             {
                 System.exit(2);

@@ -161,13 +161,19 @@ func BenchmarkGoDriverPingPong(b *testing.B) {
 // shares with the client — the position counters and limits it updates,
 // the log it cleans — and through the vCPU it shares with the peer's other
 // threads; its CPU no longer comes out of the spinners' time (the
-// driver-%core figures still show it). With 3-second rounds
+// driver-%core figures still show it). A pinned round's rate still
+// varies by about ±13 % (longer rounds hardly narrow it), so resolving 3 %
+// takes about 90 rounds:
 //
-//	GOBLIN_TPUT_PIN=1 GOBLIN_DRIVER_ROUNDS=36 GOBLIN_TPUT_MS=3000 go test -run '^$' -bench GoDriverThroughput -benchtime 1x ./aeron/interop/
+//	GOBLIN_TPUT_PIN=1 GOBLIN_DRIVER_ROUNDS=96 GOBLIN_TPUT_MS=1000 go test -run '^$' -bench GoDriverThroughput -benchtime 1x ./aeron/interop/
 //
-// resolves a few per cent: the same aeronmd against itself
-// (GOBLIN_AERONMD_BEFORE naming a script that execs the same binary)
-// comes out within ±3 % with an interval narrower than that (docs/aeron.md).
+// with which the same aeronmd against itself (GOBLIN_AERONMD_BEFORE
+// naming a script that execs the same binary) came out at 1.00, 95 %
+// interval 0.97–1.02 (docs/aeron.md). The peer also reports the CPU time
+// its two threads got while counting (NAME-peer-cpus, in CPUs): with the
+// placement nothing of the benchmark runs on their CPU, so a run below
+// 95 % of it was disturbed by another process, and the ratios are
+// reported again over the rounds in which no run was (undisturbed-…).
 func BenchmarkGoDriverThroughput(b *testing.B) {
 	j := needJava(b)
 	ds := startDrivers(b)

@@ -189,8 +189,9 @@ func BenchmarkGoDriverThroughput(b *testing.B) {
 			b.Fatal(err)
 		}
 		pl, placed = &p, p.String()
-		// The benchmark's own threads (reading the peer's output) too.
-		if err := pl.placeAside(os.Getpid()); err != nil {
+		// The benchmark's own threads (reading the peer's output) too,
+		// until it ends.
+		if err := pl.placeSelf(b); err != nil {
 			b.Fatal(err)
 		}
 	}

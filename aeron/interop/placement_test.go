@@ -22,12 +22,13 @@ import (
 // this placement and not one spinner per vCPU: see the benchmark's doc.
 type placement struct {
 	pair, rest unix.CPUSet
+	all        unix.CPUSet // the CPUs it was made from, to restore
 }
 
 // newPlacement splits allowed (the CPUs this process may use): its lowest
 // CPU for the pair, the others for the rest. It needs two CPUs at least.
 func newPlacement(allowed unix.CPUSet) (placement, error) {
-	var pl placement
+	pl := placement{all: allowed}
 	first := -1
 	for cpu := range 8 * 1024 { // CPU_SETSIZE
 		if !allowed.IsSet(cpu) {
@@ -58,6 +59,23 @@ func currentPlacement() (placement, error) {
 // placeAside binds every thread of process pid (a media driver, the
 // benchmark itself) to rest.
 func (pl placement) placeAside(pid int) error { return pinProcess(pid, pl.rest) }
+
+// placeSelf binds every thread of this process aside (its own threads,
+// reading the peer's output, and the programs it starts later inherit
+// that) until tb ends, then back to all of the CPUs it had: the
+// benchmarks that run after it in the same test binary, and the peers
+// they start, must not be confined to rest.
+func (pl placement) placeSelf(tb testing.TB) error {
+	if err := pl.placeAside(os.Getpid()); err != nil {
+		return err
+	}
+	tb.Cleanup(func() {
+		if err := pinProcess(os.Getpid(), pl.all); err != nil {
+			tb.Errorf("restoring this process's CPUs: %v", err)
+		}
+	})
+	return nil
+}
 
 // placePeer binds the Java Throughput process pid to rest, then its
 // publisher and subscriber threads to pair.
@@ -223,6 +241,45 @@ func TestPlacementPins(t *testing.T) {
 	}
 	if pl.pair == pl.rest {
 		t.Errorf("the pair and the rest share CPUs %s", cpuList(pl.pair))
+	}
+}
+
+// TestPlaceSelfRestores: the benchmark process is bound aside only while
+// the placed benchmark runs; afterwards its threads may use every CPU they
+// could before.
+func TestPlaceSelfRestores(t *testing.T) {
+	pl, err := currentPlacement()
+	if err != nil {
+		testproc.Missing(t, "%v", err)
+	}
+	var during unix.CPUSet
+	t.Run("placed", func(t *testing.T) {
+		if err := pl.placeSelf(t); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.SchedGetaffinity(0, &during); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if during != pl.rest {
+		t.Errorf("while placed, this thread was bound to CPUs %s, want %s", cpuList(during), cpuList(pl.rest))
+	}
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		tid, err := strconv.Atoi(task.Name())
+		if err != nil {
+			continue
+		}
+		var got unix.CPUSet
+		if err := unix.SchedGetaffinity(tid, &got); err != nil {
+			continue // exited meanwhile
+		}
+		if got != pl.all {
+			t.Errorf("after the placed benchmark, thread %d is bound to CPUs %s, want %s", tid, cpuList(got), cpuList(pl.all))
+		}
 	}
 }
 

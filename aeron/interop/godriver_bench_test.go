@@ -204,11 +204,16 @@ func BenchmarkGoDriverThroughput(b *testing.B) {
 			for i := range ds.dirs {
 				k := (i + r) % n
 				if pl != nil {
-					// Again each round: threads a driver started since
+					// Every driver, before every run: an idle driver
+					// left unbound until its own first run could take
+					// the pair's CPU during another driver's run.
+					// Again each time: threads a driver started since
 					// inherit the binding, but a JVM may start new ones
 					// from threads outside the process's first set.
-					if err := pl.placeAside(ds.pids[k]); err != nil {
-						b.Fatal(err)
+					for _, pid := range ds.pids {
+						if err := pl.placeAside(pid); err != nil {
+							b.Fatal(err)
+						}
 					}
 				}
 				t0, s0, start := cpuTicks(b, ds.pids[k]), contextSwitches(ds.pids[k]), time.Now()

@@ -319,7 +319,7 @@ type tputRun struct{ rate, cpus float64 }
 // javaThroughputPlaced is javaThroughput with the program's threads placed
 // by pl before it sends its first message (pl nil: where the scheduler
 // puts them).
-func javaThroughputPlaced(b *testing.B, j *Java, dir string, size int, warmup, duration time.Duration, pl *placement) tputRun {
+func javaThroughputPlaced(b testing.TB, j *Java, dir string, size int, warmup, duration time.Duration, pl *placement) tputRun {
 	args := []string{"stream=" + strconv.Itoa(4100+size),
 		"size=" + strconv.Itoa(size), "warmupMs=" + strconv.Itoa(int(warmup.Milliseconds())),
 		"durationMs=" + strconv.Itoa(int(duration.Milliseconds()))}
@@ -374,7 +374,7 @@ func throughputResult(b *testing.B, p *Proc) float64 { return throughputRun(b, p
 
 // throughputRun waits for a Java Throughput program and returns its rate
 // and its two threads' CPUs, failing on sequence breaks.
-func throughputRun(b *testing.B, p *Proc) tputRun {
+func throughputRun(b testing.TB, p *Proc) tputRun {
 	b.Helper()
 	defer p.Kill()
 	res, err := p.Result(10 * time.Minute)

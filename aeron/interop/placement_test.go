@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
+	"github.com/goblin-kv/goblin/aeron/driver"
 	"github.com/goblin-kv/goblin/internal/testproc"
 	"golang.org/x/sys/unix"
 )
@@ -280,6 +282,28 @@ func TestPlaceSelfRestores(t *testing.T) {
 		if got != pl.all {
 			t.Errorf("after the placed benchmark, thread %d is bound to CPUs %s, want %s", tid, cpuList(got), cpuList(pl.all))
 		}
+	}
+}
+
+// TestPlacedThroughputPeer runs the Java Throughput peer with threads=true
+// on a Go driver the way GOBLIN_TPUT_PIN=1 does: the THREADS/stdin
+// handshake, the binding of its publisher and subscriber to one CPU, and
+// the RESULT's cpus= (which that binding caps at one CPU). About 3 s.
+func TestPlacedThroughputPeer(t *testing.T) {
+	j := needJava(t)
+	pl, err := currentPlacement()
+	if err != nil {
+		testproc.Missing(t, "%v", err)
+	}
+	d := startGoDriver(t, driver.Options{})
+	run := javaThroughputPlaced(t, j, d.Dir(), 32, 200*time.Millisecond, 500*time.Millisecond, &pl)
+	if run.rate <= 0 {
+		t.Errorf("rate %g msgs/s, want > 0", run.rate)
+	}
+	// Two spinning threads bound to one CPU get at most that CPU (5 %
+	// for the clocks' granularity); unbound they could get two.
+	if run.cpus <= 0 || run.cpus > 1.05 {
+		t.Errorf("the publisher and subscriber got %.3f CPUs, want (0, 1] with both bound to CPU %s", run.cpus, cpuList(pl.pair))
 	}
 }
 

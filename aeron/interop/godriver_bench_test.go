@@ -148,7 +148,7 @@ func BenchmarkGoDriverPingPong(b *testing.B) {
 // (placement): the Java peer's publisher and subscriber both on the lowest
 // CPU the benchmark may use, and every other thread — all of the driver's,
 // whichever driver it is, and the peer's JIT, GC and Aeron client
-// conductor — on the others, bound again at each round. The peer prints
+// conductor — on the others, every driver bound again before every run. The peer prints
 // its two thread ids and waits (Throughput threads=true) until they are
 // bound, before its first message. Why: the two modes come from the
 // host, not from the driver. A cache line passed between the VM's two

@@ -148,9 +148,10 @@ func BenchmarkGoDriverPingPong(b *testing.B) {
 // (placement): the Java peer's publisher and subscriber both on the lowest
 // CPU the benchmark may use, and every other thread — all of the driver's,
 // whichever driver it is, and the peer's JIT, GC and Aeron client
-// conductor — on the others, every driver bound again before every run. The peer prints
-// its two thread ids and waits (Throughput threads=true) until they are
-// bound, before its first message. Why: the two modes come from the
+// conductor — on the others, every driver bound again before every run,
+// this process until the benchmark ends. The peer prints its two thread
+// ids and waits (Throughput threads=true) until they are bound, before
+// its first message. Why: the two modes come from the
 // host, not from the driver. A cache line passed between the VM's two
 // vCPUs takes ~55 ns in some seconds and ~330 ns in others (the host
 // moves the vCPUs; the mode flips every few seconds), and rounds with the

@@ -12,12 +12,7 @@ import (
 // a byte is written, an error for a descriptor that is not an epoll set;
 // and it never waits (a zero timeout: the quiet case returns at once).
 func TestEpollWaitNow(t *testing.T) {
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(p[0])
-	defer unix.Close(p[1])
+	p := nonblockingPipe(t)
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		t.Fatal(err)
@@ -70,12 +65,7 @@ func TestSpinningOnEpollWaitNowLeavesTheRuntimeAlone(t *testing.T) {
 // TestReadWrite: Read on an empty non-blocking pipe says EAGAIN, and
 // what Write puts in comes out of Read.
 func TestReadWrite(t *testing.T) {
-	var p [2]int
-	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(p[0])
-	defer unix.Close(p[1])
+	p := nonblockingPipe(t)
 	buf := make([]byte, 8)
 	if n, err := Read(p[0], buf); n != 0 || err != unix.EAGAIN {
 		t.Fatalf("empty pipe: %d bytes, %v; want EAGAIN", n, err)
@@ -86,4 +76,19 @@ func TestReadWrite(t *testing.T) {
 	if n, err := Read(p[0], buf); n != 4 || err != nil || string(buf[:n]) != "ping" {
 		t.Fatalf("read: %q, %v", buf[:n], err)
 	}
+}
+
+// nonblockingPipe is a pipe whose ends never block, closed when t ends:
+// p[0] reads, p[1] writes.
+func nonblockingPipe(t *testing.T) [2]int {
+	t.Helper()
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		unix.Close(p[0])
+		unix.Close(p[1])
+	})
+	return p
 }

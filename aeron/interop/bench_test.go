@@ -368,10 +368,6 @@ func threadIDs(line string) (publisher, subscriber int, err error) {
 	return int(pub), int(sub), nil
 }
 
-// throughputResult waits for a Java Throughput program and returns its
-// messages per second, failing on sequence breaks.
-func throughputResult(b *testing.B, p *Proc) float64 { return throughputRun(b, p).rate }
-
 // throughputRun waits for a Java Throughput program and returns its rate
 // and its two threads' CPUs, failing on sequence breaks.
 func throughputRun(b testing.TB, p *Proc) tputRun {

@@ -228,16 +228,7 @@ func BenchmarkGoDriverThroughput(b *testing.B) {
 		}
 	}
 	med := ds.report(b, rates, "msgs/s")
-	ratio, lo, hi := meanRatio(rates[1], rates[0])
-	b.ReportMetric(ratio, "mean-go/java")
-	b.ReportMetric(lo, "mean-go/java-lo")
-	b.ReportMetric(hi, "mean-go/java-hi")
-	if n > 2 {
-		ratio, lo, hi := meanRatio(rates[1], rates[2])
-		b.ReportMetric(ratio, "mean-go/before")
-		b.ReportMetric(lo, "mean-go/before-lo")
-		b.ReportMetric(hi, "mean-go/before-hi")
-	}
+	reportMeanRatios(b, "mean-", rates)
 	// The same ratios over the rounds in which no run's publisher and
 	// subscriber lost CPU time to a thread outside the benchmark: with the
 	// placement nothing of the benchmark runs on their CPU, whichever the
@@ -249,16 +240,11 @@ func BenchmarkGoDriverThroughput(b *testing.B) {
 	clean := undisturbedRounds(pair, want)
 	b.ReportMetric(float64(len(clean)), "undisturbed-rounds")
 	if len(clean) > 0 {
-		ratio, lo, hi := meanRatio(pick(rates[1], clean), pick(rates[0], clean))
-		b.ReportMetric(ratio, "undisturbed-go/java")
-		b.ReportMetric(lo, "undisturbed-go/java-lo")
-		b.ReportMetric(hi, "undisturbed-go/java-hi")
-		if n > 2 {
-			ratio, lo, hi := meanRatio(pick(rates[1], clean), pick(rates[2], clean))
-			b.ReportMetric(ratio, "undisturbed-go/before")
-			b.ReportMetric(lo, "undisturbed-go/before-lo")
-			b.ReportMetric(hi, "undisturbed-go/before-hi")
+		picked := make([][]float64, n)
+		for k := range rates {
+			picked[k] = pick(rates[k], clean)
 		}
+		reportMeanRatios(b, "undisturbed-", picked)
 	}
 	mc, ms, mp := make([]float64, n), make([]float64, n), make([]float64, n)
 	for k, name := range ds.names {
@@ -297,6 +283,23 @@ func pick(v []float64, idx []int) []float64 {
 		out[i] = v[r]
 	}
 	return out
+}
+
+// reportMeanRatios reports, under prefix, the Go driver's mean-rate ratio
+// to the Java driver's (rates[1] to rates[0]: PREFIXgo/java) and, with a
+// third driver, to its (PREFIXgo/before), each with its 95 % interval
+// (-lo, -hi).
+func reportMeanRatios(b *testing.B, prefix string, rates [][]float64) {
+	report := func(name string, other []float64) {
+		ratio, lo, hi := meanRatio(rates[1], other)
+		b.ReportMetric(ratio, prefix+name)
+		b.ReportMetric(lo, prefix+name+"-lo")
+		b.ReportMetric(hi, prefix+name+"-hi")
+	}
+	report("go/java", rates[0])
+	if len(rates) > 2 {
+		report("go/before", rates[2])
+	}
 }
 
 // meanRatio is mean(a)/mean(c) over rounds and its 95 % interval from a

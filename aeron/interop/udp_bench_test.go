@@ -84,5 +84,5 @@ func udpThroughput(b *testing.B, j *Java, dirs [2]string, channel string, size i
 	if err != nil {
 		b.Fatal(err)
 	}
-	return throughputResult(b, p)
+	return throughputRun(b, p).rate
 }

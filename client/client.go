@@ -151,6 +151,24 @@ type Options struct {
 	// MaxBufferKeep caps the read and write buffers a Client keeps between
 	// calls after a large value (0: the default, 1 MiB).
 	MaxBufferKeep int
+	// DB is the database every connection selects (SELECT) before its
+	// first command; 0, the default, is the server's. A successful SELECT
+	// sent with Do or a Pipeline replaces it for later redials, so a
+	// dropped connection never sends a command to another database.
+	DB int
+	// ClientName, when set, is every connection's name (CLIENT SETNAME),
+	// as CLIENT LIST shows it; CLIENT SETNAME sent with Do replaces it.
+	ClientName string
+	// OnPush, when set, is called (with the client's lock held: it must
+	// not call the Client) with each RESP3 push message the server sends
+	// out of band, such as a client-tracking invalidation; nil discards
+	// them. Pushes are never taken for a command's reply.
+	OnPush func(Value)
+	// Protocol is the RESP version: 2 (or 0), the default, or 3, which
+	// sends HELLO 3 on every connection so that replies come as RESP3's
+	// maps, sets, doubles and the rest (see Kind). HELLO 3 sent with Do
+	// has the same effect for later redials. RESP only.
+	Protocol int
 }
 
 // Defaults of the Options fields whose zero value means "the default".
@@ -206,6 +224,7 @@ type Client struct {
 	rbuf   []byte
 	roff   int // start of unparsed bytes in rbuf
 	rep    result
+	state  connState // what every (re)connection sets up
 }
 
 // Dial connects to target with the default Options (see package target
@@ -243,7 +262,11 @@ func (o Options) DialTarget(ctx context.Context, t target.Target) (*Client, erro
 	if err != nil {
 		return nil, fmt.Errorf("client: dial %s: %w", t, err)
 	}
-	c := &Client{t: t, tname: t.String(), opts: o, tr: tr}
+	if err := o.checkProtocol(t.Proto); err != nil {
+		return nil, err
+	}
+	c := &Client{t: t, tname: t.String(), opts: o, tr: tr,
+		state: connState{db: o.DB, name: o.ClientName, resp3: o.Protocol == 3}}
 	if c.codec, err = newCodec(t.Proto, tr.message); err != nil {
 		return nil, err
 	}
@@ -335,6 +358,14 @@ func (c *Client) connect(ctx context.Context) error {
 			c.drop()
 			return err
 		}
+	}
+	if c.state.resp3 && c.t.Proto != proto.RESP {
+		c.drop()
+		return &ConnError{Target: c.tname, Op: "dial", Err: fmt.Errorf("RESP3 (Options.Protocol 3, HELLO 3) needs a RESP listener, and this one speaks %v", c.t.Proto)}
+	}
+	if err := c.restore(ctx); err != nil {
+		c.drop()
+		return err
 	}
 	return nil
 }
@@ -473,6 +504,10 @@ func (c *Client) readReply(r *result) error {
 			}
 			if n > 0 {
 				c.roff += n
+				if r.kind == KindPush {
+					c.push(r) // out of band: not the reply being waited for
+					continue
+				}
 				return nil
 			}
 		}
@@ -487,6 +522,13 @@ func (c *Client) readReply(r *result) error {
 			c.drop()
 			return &ConnError{Target: c.tname, Op: "read", Err: err}
 		}
+	}
+}
+
+// push hands a push message to Options.OnPush.
+func (c *Client) push(r *result) {
+	if c.opts.OnPush != nil {
+		c.opts.OnPush(r.value())
 	}
 }
 

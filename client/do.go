@@ -29,9 +29,16 @@ func (c *Client) doLocked(ctx context.Context, args []any) (Value, error) {
 		}
 		c.args = append(c.args, b)
 	}
+	if err := modeCommand(c.args); err != nil {
+		return Value{}, err
+	}
+	ch, changes := changeOf(c.args)
 	r, err := c.exec(ctx)
 	if err != nil {
 		return Value{}, err
+	}
+	if changes && ch.applies(r.kind, r.str) {
+		c.apply(ch)
 	}
 	v := r.value()
 	if v.Kind == KindError {

@@ -78,6 +78,15 @@ func (c *Client) runBatch(ctx context.Context, cmds [][]any) ([]Value, error) {
 		c.wbuf = c.wbuf[:0]
 		return nil, fmt.Errorf("client: pipeline command %d: %w", i, err)
 	}
+	// A mode command anywhere refuses the whole batch before anything
+	// is sent, so the connection stays usable.
+	for i, cmd := range cmds {
+		if err := modeCommandOf(cmd); err != nil {
+			c.wbuf = c.wbuf[:0]
+			return nil, fmt.Errorf("client: pipeline command %d: %w", i, err)
+		}
+	}
+	var changes []indexedChange // SELECT, CLIENT SETNAME, HELLO: applied once answered
 	for i, cmd := range cmds {
 		if len(cmd) == 0 {
 			return fail(i, fmt.Errorf("empty command"))
@@ -89,6 +98,9 @@ func (c *Client) runBatch(ctx context.Context, cmds [][]any) ([]Value, error) {
 				return fail(i, err)
 			}
 			c.args = append(c.args, b)
+		}
+		if ch, ok := changeOf(c.args); ok {
+			changes = append(changes, indexedChange{i, ch})
 		}
 		c.nextID++
 		var err error
@@ -115,7 +127,18 @@ func (c *Client) runBatch(ctx context.Context, cmds [][]any) ([]Value, error) {
 	if err := e.flush(); err != nil {
 		return nil, err
 	}
+	for _, x := range changes {
+		if v := e.out[x.i]; x.ch.applies(v.Kind, v.Str) {
+			c.apply(x.ch)
+		}
+	}
 	return e.out, nil
+}
+
+// indexedChange is the state change of a pipeline's command i.
+type indexedChange struct {
+	i  int
+	ch stateChange
 }
 
 // pipelineExec is the state of one Exec.

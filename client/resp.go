@@ -45,13 +45,17 @@ func (c *respCodec) parseReply(buf []byte, r *result) (int, error) {
 
 // parse decodes one reply at the start of buf into r. It returns the
 // number of bytes used, or 0 when buf does not yet hold a whole reply.
+// RESP3's types are accepted whatever the connection's protocol: a
+// connection that sent HELLO 3 gets them.
 func (c *respCodec) parse(buf []byte, r *result, depth int) (int, error) {
 	if depth > maxDepth {
 		return 0, fmt.Errorf("%w: replies nested deeper than %d", ErrProtocol, maxDepth)
 	}
 	if len(buf) > 0 {
 		switch resp.Type(buf[0]) {
-		case resp.SimpleString, resp.Error, resp.Integer, resp.BulkString, resp.Array:
+		case resp.SimpleString, resp.Error, resp.Integer, resp.BulkString, resp.Array,
+			resp.Null, resp.Boolean, resp.Double, resp.BigNumber, resp.BlobError, resp.Verbatim,
+			resp.Map, resp.Set, resp.Push, resp.Attribute:
 		default: // fail now rather than wait for a line end that may never come
 			return 0, fmt.Errorf("%w: unexpected reply type %q", ErrProtocol, buf[0])
 		}
@@ -67,40 +71,79 @@ func (c *respCodec) parse(buf []byte, r *result, depth int) (int, error) {
 	switch el.Type {
 	case resp.SimpleString:
 		r.kind, r.str = KindStatus, el.Data
-	case resp.Error:
+	case resp.Error, resp.BlobError:
 		r.kind, r.str = KindError, el.Data
 	case resp.Integer:
 		r.kind, r.n = KindInt, el.Int
+	case resp.Null:
+		r.kind = KindNil
+	case resp.Boolean:
+		r.kind, r.n = KindBool, el.Int
+	case resp.Double:
+		r.kind, r.str = KindDouble, el.Data
+	case resp.BigNumber:
+		r.kind, r.str = KindBigNumber, el.Data
+	case resp.Verbatim:
+		r.kind, r.str = KindVerbatim, el.Data
 	case resp.BulkString:
 		if el.Null {
 			r.kind = KindNil
 		} else {
 			r.kind, r.str = KindBulk, el.Data
 		}
-	case resp.Array:
+	case resp.Attribute:
+		// The attribute's pairs, then the reply they describe, which r
+		// becomes (carrying the pairs).
+		var attrs []result
+		off, err := c.parseElems(buf, n, &attrs, el.Children(), depth)
+		if off == 0 || err != nil {
+			return 0, err
+		}
+		m, err := c.parse(buf[off:], r, depth+1)
+		if m == 0 || err != nil {
+			return 0, err
+		}
+		r.attrs = attrs
+		return off + m, nil
+	case resp.Array, resp.Map, resp.Set, resp.Push:
 		if el.Null {
 			r.kind = KindNil
 			return n, nil
 		}
-		if el.Int > maxArrayLen {
-			return 0, fmt.Errorf("%w: array length %d exceeds %d", ErrProtocol, el.Int, maxArrayLen)
+		switch el.Type {
+		case resp.Array:
+			r.kind = KindArray
+		case resp.Map:
+			r.kind = KindMap
+		case resp.Set:
+			r.kind = KindSet
+		default:
+			r.kind = KindPush
 		}
-		r.kind = KindArray
-		if cap(r.elems) < int(el.Int) {
-			r.elems = make([]result, el.Int)
-		}
-		r.elems = r.elems[:el.Int]
-		off := n
-		for i := range r.elems {
-			m, err := c.parse(buf[off:], &r.elems[i], depth+1)
-			if m == 0 || err != nil {
-				return 0, err
-			}
-			off += m
-		}
-		return off, nil
+		return c.parseElems(buf, n, &r.elems, el.Children(), depth)
 	default:
 		return 0, fmt.Errorf("%w: unexpected reply type %q", ErrProtocol, el.Type)
 	}
 	return n, nil
+}
+
+// parseElems decodes k elements from buf[off:] into *elems, reusing its
+// storage, and returns the offset after the last, or 0 when buf does not
+// yet hold them all.
+func (c *respCodec) parseElems(buf []byte, off int, elems *[]result, k int64, depth int) (int, error) {
+	if k > maxArrayLen {
+		return 0, fmt.Errorf("%w: aggregate of %d elements exceeds %d", ErrProtocol, k, maxArrayLen)
+	}
+	if int64(cap(*elems)) < k {
+		*elems = make([]result, k)
+	}
+	*elems = (*elems)[:k]
+	for i := range *elems {
+		m, err := c.parse(buf[off:], &(*elems)[i], depth+1)
+		if m == 0 || err != nil {
+			return 0, err
+		}
+		off += m
+	}
+	return off, nil
 }

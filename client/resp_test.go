@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"errors"
+	"math"
 	"testing"
 )
 
@@ -35,8 +36,14 @@ var respReplies = []struct {
 }
 
 func equalValue(a, b Value) bool {
-	if a.Kind != b.Kind || a.Int != b.Int || !bytes.Equal(a.Str, b.Str) || len(a.Array) != len(b.Array) {
+	if a.Kind != b.Kind || a.Int != b.Int || !bytes.Equal(a.Str, b.Str) || len(a.Array) != len(b.Array) ||
+		a.Format != b.Format || len(a.Attrs) != len(b.Attrs) || (a.Float != b.Float && a.Float == a.Float) {
 		return false
+	}
+	for i := range a.Attrs {
+		if !equalValue(a.Attrs[i], b.Attrs[i]) {
+			return false
+		}
 	}
 	if (a.Err == nil) != (b.Err == nil) || (a.Err != nil && *a.Err != *b.Err) {
 		return false
@@ -47,6 +54,74 @@ func equalValue(a, b Value) bool {
 		}
 	}
 	return true
+}
+
+// resp3Replies are RESP3's reply types, with how redis-cli -3 prints them
+// (redis-cli 7.0's output, where it knows the type; see
+// TestRESP3PrintsLikeRedisCLI in cmd/goblin-client for the comparison run
+// against it).
+var resp3Replies = []struct {
+	wire string
+	want Value
+	text string
+}{
+	{"_\r\n", Value{Kind: KindNil}, "(nil)"},
+	{"#t\r\n", Value{Kind: KindBool, Int: 1}, "(true)"},
+	{"#f\r\n", Value{Kind: KindBool}, "(false)"},
+	{",3.141\r\n", Value{Kind: KindDouble, Str: []byte("3.141"), Float: 3.141}, "(double) 3.141"},
+	{",-inf\r\n", Value{Kind: KindDouble, Str: []byte("-inf"), Float: math.Inf(-1)}, "(double) -inf"},
+	{"(1234567999999999999999999999999999999\r\n", Value{Kind: KindBigNumber, Str: []byte("1234567999999999999999999999999999999")},
+		"(big number) 1234567999999999999999999999999999999"},
+	{"!21\r\nSYNTAX invalid syntax\r\n", Value{Kind: KindError, Err: &ServerError{Code: "SYNTAX", Message: "SYNTAX invalid syntax"}},
+		"(error) SYNTAX invalid syntax"},
+	{"=29\r\ntxt:This is a verbatim\nstring\r\n", Value{Kind: KindVerbatim, Format: "txt", Str: []byte("This is a verbatim\nstring")},
+		"This is a verbatim\nstring"},
+	{"%2\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nmodules\r\n*0\r\n", Value{Kind: KindMap, Array: []Value{
+		{Kind: KindBulk, Str: []byte("server")}, {Kind: KindBulk, Str: []byte("redis")},
+		{Kind: KindBulk, Str: []byte("modules")}, {Kind: KindArray, Array: []Value{}}}},
+		"1# \"server\" => \"redis\"\n2# \"modules\" => (empty array)"},
+	{"%0\r\n", Value{Kind: KindMap, Array: []Value{}}, "(empty hash)"},
+	{"~3\r\n:0\r\n:1\r\n:2\r\n", Value{Kind: KindSet, Array: []Value{{Kind: KindInt}, {Kind: KindInt, Int: 1}, {Kind: KindInt, Int: 2}}},
+		"1~ (integer) 0\n2~ (integer) 1\n3~ (integer) 2"},
+	{"~0\r\n", Value{Kind: KindSet, Array: []Value{}}, "(empty set)"},
+	{"%1\r\n:1\r\n*2\r\n:2\r\n#t\r\n", Value{Kind: KindMap, Array: []Value{{Kind: KindInt, Int: 1},
+		{Kind: KindArray, Array: []Value{{Kind: KindInt, Int: 2}, {Kind: KindBool, Int: 1}}}}},
+		"1# (integer) 1 => 1) (integer) 2\n   2) (true)"},
+	{">2\r\n$7\r\nmessage\r\n$2\r\nhi\r\n", Value{Kind: KindPush, Array: []Value{{Kind: KindBulk, Str: []byte("message")}, {Kind: KindBulk, Str: []byte("hi")}}},
+		"1) \"message\"\n2) \"hi\""},
+	{"|1\r\n+key-popularity\r\n*1\r\n,0.1923\r\n*1\r\n:2039123\r\n", Value{Kind: KindArray, Array: []Value{{Kind: KindInt, Int: 2039123}},
+		Attrs: []Value{{Kind: KindStatus, Str: []byte("key-popularity")}, {Kind: KindArray, Array: []Value{{Kind: KindDouble, Str: []byte("0.1923"), Float: 0.1923}}}}},
+		"1) (integer) 2039123"},
+}
+
+// TestRESP3ParseAndPrint: each RESP3 type parses whole (and needs more
+// bytes when cut short) into its Kind, and prints as redis-cli -3 does.
+func TestRESP3ParseAndPrint(t *testing.T) {
+	var r result
+	for _, tc := range resp3Replies {
+		for cut := 0; cut < len(tc.wire); cut++ {
+			n, err := (&respCodec{}).parseReply([]byte(tc.wire[:cut]), &r)
+			if n != 0 || err != nil {
+				t.Fatalf("%q cut at %d: n=%d err=%v, want need-more", tc.wire, cut, n, err)
+			}
+		}
+		n, err := (&respCodec{}).parseReply([]byte(tc.wire+"+NEXT\r\n"), &r)
+		if err != nil || n != len(tc.wire) {
+			t.Fatalf("%q: n=%d err=%v, want %d", tc.wire, n, err, len(tc.wire))
+		}
+		got := r.value()
+		if !equalValue(got, tc.want) {
+			t.Errorf("%q decoded to %+v, want %+v", tc.wire, got, tc.want)
+		}
+		if s := got.String(); s != tc.text {
+			t.Errorf("%q prints\n%s\nwant\n%s", tc.wire, s, tc.text)
+		}
+	}
+	for _, wire := range []string{"#x\r\n", "_x\r\n", "%-1\r\n", "~x\r\n", "!-1\r\n"} {
+		if _, err := (&respCodec{}).parseReply([]byte(wire), &r); !errors.Is(err, ErrProtocol) {
+			t.Errorf("%q: %v, want ErrProtocol", wire, err)
+		}
+	}
 }
 
 func TestRESPParseWholeAndSplit(t *testing.T) {
@@ -90,6 +165,9 @@ func TestRESPParseMalformed(t *testing.T) {
 
 func FuzzRESPParse(f *testing.F) {
 	for _, tc := range respReplies {
+		f.Add([]byte(tc.wire))
+	}
+	for _, tc := range resp3Replies {
 		f.Add([]byte(tc.wire))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

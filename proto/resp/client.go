@@ -25,7 +25,7 @@ func AppendCommandString(dst []byte, args ...string) []byte {
 	return dst
 }
 
-// Type is the first byte of a RESP2 reply element.
+// Type is the first byte of a reply element.
 type Type byte
 
 // The RESP2 reply types.
@@ -37,6 +37,36 @@ const (
 	Array        Type = '*'
 )
 
+// The types RESP3 adds (a connection that sent HELLO 3 gets them).
+const (
+	Null      Type = '_' // Null is set
+	Boolean   Type = '#' // Int is 1 or 0
+	Double    Type = ',' // Data is the number's text: 1.5, inf, -inf, nan
+	BigNumber Type = '(' // Data is the number's decimal digits
+	BlobError Type = '!' // Data is the error text, as for Error
+	Verbatim  Type = '=' // Data is "txt:..." or "mkd:...": the format, a colon, the text
+	Map       Type = '%' // Int key/value pairs follow, 2*Int elements
+	Set       Type = '~' // Int elements follow
+	Push      Type = '>' // Int elements follow: out-of-band data
+	Attribute Type = '|' // Int key/value pairs follow, then the reply they describe
+)
+
+// Children returns how many elements follow an aggregate header r (2*Int
+// for a map or an attribute; an attribute is followed by its reply too,
+// which is not counted here), or 0 for other types.
+func (r Reply) Children() int64 {
+	switch r.Type {
+	case Array, Set, Push:
+		if r.Null {
+			return 0
+		}
+		return r.Int
+	case Map, Attribute:
+		return 2 * r.Int
+	}
+	return 0
+}
+
 // Reply is one parsed reply element. Data points into the buffer ReadReply
 // was given.
 type Reply struct {
@@ -44,18 +74,22 @@ type Reply struct {
 	// Data is the text of a simple string or error, or a bulk string's
 	// bytes.
 	Data []byte
-	// Int is an integer reply's value or an array's element count.
+	// Int is an integer reply's value, an array's, set's or push's
+	// element count, a map's or attribute's pair count, or a boolean
+	// (1 or 0).
 	Int int64
-	// Null is set for the null bulk string ($-1) and the null array (*-1).
+	// Null is set for the null bulk string ($-1), the null array (*-1)
+	// and RESP3's null (_).
 	Null bool
 }
 
 // ErrMalformedReply is wrapped by the errors ReadReply and ReplySize return
-// for bytes that are not a RESP2 reply.
+// for bytes that are not a RESP2 or RESP3 reply.
 var ErrMalformedReply = errors.New("resp: malformed reply")
 
-// ReadReply parses one reply element from the front of buf. For an array it
-// returns the header (Int elements follow as further elements). n == 0 with
+// ReadReply parses one reply element, RESP2 or RESP3, from the front of
+// buf. For an aggregate (array, map, set, push, attribute) it returns the
+// header (Children elements follow as further elements). n == 0 with
 // a nil error means buf holds only part of the element.
 func ReadReply(buf []byte) (r Reply, n int, err error) {
 	if len(buf) == 0 {
@@ -70,8 +104,30 @@ func ReadReply(buf []byte) (r Reply, n int, err error) {
 	}
 	r.Type = Type(buf[0])
 	switch r.Type {
-	case SimpleString, Error:
+	case SimpleString, Error, Double, BigNumber:
 		r.Data = line
+		return r, next, nil
+	case Null:
+		if len(line) != 0 {
+			return Reply{}, 0, fmt.Errorf("%w: bad null %q", ErrMalformedReply, line)
+		}
+		r.Null = true
+		return r, next, nil
+	case Boolean:
+		switch string(line) {
+		case "t":
+			r.Int = 1
+		case "f":
+		default:
+			return Reply{}, 0, fmt.Errorf("%w: bad boolean %q", ErrMalformedReply, line)
+		}
+		return r, next, nil
+	case Map, Set, Push, Attribute:
+		v, ok := ParseInt(line)
+		if !ok || v < 0 {
+			return Reply{}, 0, fmt.Errorf("%w: bad length %q", ErrMalformedReply, line)
+		}
+		r.Int = v
 		return r, next, nil
 	case Integer:
 		v, ok := ParseInt(line)
@@ -80,9 +136,9 @@ func ReadReply(buf []byte) (r Reply, n int, err error) {
 		}
 		r.Int = v
 		return r, next, nil
-	case BulkString, Array:
+	case BulkString, Array, BlobError, Verbatim:
 		v, ok := ParseInt(line)
-		if !ok || v < -1 {
+		if !ok || v < -1 || (v == -1 && (r.Type == BlobError || r.Type == Verbatim)) {
 			return Reply{}, 0, fmt.Errorf("%w: bad length %q", ErrMalformedReply, line)
 		}
 		if v == -1 {
@@ -137,11 +193,14 @@ func ReplySize(buf []byte) (int, error) {
 		}
 		pos += n
 		pending--
-		if r.Type == Array && r.Int > 0 {
-			if r.Int > int64(len(buf)) { // each element takes at least 3 bytes
+		if k := r.Children(); k > 0 {
+			if k > int64(len(buf)) { // each element takes at least 3 bytes
 				return 0, nil
 			}
-			pending += r.Int
+			pending += k
+		}
+		if r.Type == Attribute {
+			pending++ // the reply the attribute describes
 		}
 	}
 	return pos, nil

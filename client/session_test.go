@@ -1,0 +1,200 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
+)
+
+// killConn closes c's connection from the server's side (CLIENT KILL ID
+// through another connection), as a server restart or an idle timeout
+// would.
+func killConn(t *testing.T, c *Client, admin *Client) {
+	t.Helper()
+	ctx := ctxT(t)
+	id, err := c.Do(ctx, "CLIENT", "ID")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := admin.Do(ctx, "CLIENT", "KILL", "ID", id.Int); err != nil || v.Int != 1 {
+		t.Fatalf("CLIENT KILL ID %d: %v %v", id.Int, v, err)
+	}
+}
+
+// doAfterKill runs args on c, whose connection the server has closed: the
+// first call may see the closed connection (a *ConnError) and the next
+// one redials.
+func doAfterKill(t *testing.T, c *Client, args ...any) Value {
+	t.Helper()
+	ctx := ctxT(t)
+	for attempt := 0; ; attempt++ {
+		v, err := c.Do(ctx, args...)
+		var ce *ConnError
+		if errors.As(err, &ce) && attempt == 0 {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v after the connection was killed: %v", args, err)
+		}
+		return v
+	}
+}
+
+// TestRedialKeepsDatabaseAndName: a database chosen with SELECT (or
+// Options.DB) and a name set with CLIENT SETNAME (or Options.ClientName)
+// survive a connection the server closed: the SET after the redial lands
+// in the same database, under the same name, over RESP and SBE.
+func TestRedialKeepsDatabaseAndName(t *testing.T) {
+	targets := testproc.StartGoblinServer(t)
+	for _, name := range []string{"uds/resp", "tcp/sbe"} {
+		t.Run(name, func(t *testing.T) {
+			ctx := ctxT(t)
+			admin := dialT(t, targets["uds/resp"])
+			key := "redial:" + name
+			for _, how := range []string{"SELECT", "Options"} {
+				var c *Client
+				if how == "SELECT" {
+					c = dialT(t, targets[name])
+					if _, err := c.Do(ctx, "SELECT", 3); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := c.Do(ctx, "CLIENT", "SETNAME", "app1"); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					c = dialWithT(t, Options{DB: 3, ClientName: "app1"}, targets[name])
+				}
+				if c.DB() != 3 {
+					t.Fatalf("%s: DB() = %d, want 3", how, c.DB())
+				}
+				killConn(t, c, admin)
+				doAfterKill(t, c, "SET", key, how)
+				if v, err := c.Do(ctx, "CLIENT", "GETNAME"); err != nil || string(v.Str) != "app1" {
+					t.Errorf("%s: after the redial CLIENT GETNAME = %v, %v; want app1", how, v, err)
+				}
+				if _, err := admin.Do(ctx, "SELECT", 3); err != nil {
+					t.Fatal(err)
+				}
+				if v, _ := admin.Do(ctx, "GET", key); string(v.Str) != how {
+					t.Errorf("%s: the SET after the redial is not in database 3: GET there = %v", how, v)
+				}
+				if _, err := admin.Do(ctx, "SELECT", 0); err != nil {
+					t.Fatal(err)
+				}
+				if v, _ := admin.Do(ctx, "GET", key); v.Kind != KindNil {
+					t.Errorf("%s: the SET after the redial reached database 0: GET there = %v", how, v)
+				}
+				// A refused SELECT changes nothing.
+				if _, err := c.Do(ctx, "SELECT", 99999); err == nil {
+					t.Fatal("SELECT 99999 succeeded")
+				}
+				if c.DB() != 3 {
+					t.Errorf("%s: a refused SELECT moved DB() to %d", how, c.DB())
+				}
+			}
+		})
+	}
+}
+
+// TestPipelineSelectIsKept: SELECT inside a pipeline is remembered too.
+func TestPipelineSelectIsKept(t *testing.T) {
+	targets := testproc.StartGoblinServer(t)
+	ctx := ctxT(t)
+	c := dialT(t, targets["uds/resp"])
+	admin := dialT(t, targets["uds/resp"])
+	if _, err := c.Pipeline().Do("SELECT", 5).Do("PING").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c.DB() != 5 {
+		t.Fatalf("DB() after a pipelined SELECT 5 = %d", c.DB())
+	}
+	killConn(t, c, admin)
+	doAfterKill(t, c, "SET", "p", "1")
+	admin.Do(ctx, "SELECT", 5)
+	if v, _ := admin.Do(ctx, "GET", "p"); string(v.Str) != "1" {
+		t.Fatalf("the SET after the redial is not in database 5: %v", v)
+	}
+}
+
+// TestModeCommandsRefused: Do and pipelines refuse the commands that would
+// change what the connection carries, naming the API to use, and the
+// connection stays in step (the next command gets its own reply).
+func TestModeCommandsRefused(t *testing.T) {
+	targets := testproc.StartGoblinServer(t)
+	ctx := ctxT(t)
+	c := dialT(t, targets["uds/resp"])
+	for _, args := range [][]any{
+		{"MONITOR"}, {"monitor"}, {"SUBSCRIBE", "ch"}, {"PSUBSCRIBE", "c*"}, {"SSUBSCRIBE", "ch"}, {"RESET"},
+		{"CLIENT", "REPLY", "OFF"}, {"client", "reply", "skip"},
+	} {
+		_, err := c.Do(ctx, args...)
+		if !errors.Is(err, ErrModeCommand) {
+			t.Errorf("Do%v = %v, want ErrModeCommand", args, err)
+		}
+		if v, err := c.Do(ctx, "ECHO", "in step"); err != nil || string(v.Str) != "in step" {
+			t.Fatalf("after Do%v, ECHO answered %v, %v", args, v, err)
+		}
+		if _, err := c.Pipeline().Do("PING").Do(args...).Exec(ctx); !errors.Is(err, ErrModeCommand) {
+			t.Errorf("Pipeline with %v = %v, want ErrModeCommand", args, err)
+		}
+	}
+	_, err := c.Do(ctx, "MONITOR")
+	if err == nil || !strings.Contains(err.Error(), "Client.Monitor") {
+		t.Errorf("MONITOR's error does not name Client.Monitor: %v", err)
+	}
+	if v, err := c.Do(ctx, "CLIENT", "REPLY", "ON"); err != nil || string(v.Str) != "OK" {
+		t.Errorf("CLIENT REPLY ON: %v %v", v, err)
+	}
+}
+
+// TestMonitor: Client.Monitor streams the commands other connections run,
+// and the Client stays usable beside it.
+func TestMonitor(t *testing.T) {
+	targets := testproc.StartGoblinServer(t)
+	ctx := ctxT(t)
+	c := dialT(t, targets["uds/resp"])
+	m, err := c.Monitor(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for i := range 3 {
+		if err := c.Set(ctx, "mon"+strconv.Itoa(i), []byte("v"), SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		nctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		line, err := m.Next(nctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		if want := `"SET" "mon` + strconv.Itoa(i) + `" "v"`; !strings.Contains(strings.ToUpper(line[:strings.Index(line, "]")+1])+line[strings.Index(line, "]")+1:], want) &&
+			!strings.Contains(line, `"set" "mon`+strconv.Itoa(i)+`" "v"`) {
+			t.Fatalf("line %d = %q, want it to show %s", i, line, want)
+		}
+	}
+	// A context that ends returns its error and keeps the stream.
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	_, err = m.Next(short)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Next with nothing to report = %v, want the context's deadline", err)
+	}
+	c.Do(ctx, "PING")
+	if line, err := m.Next(ctx); err != nil || !strings.Contains(strings.ToUpper(line), `"PING"`) {
+		t.Fatalf("after a timeout Next = %q, %v", line, err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Next(ctx); !errors.Is(err, ErrMonitorClosed) {
+		t.Fatalf("Next after Close = %v", err)
+	}
+}

@@ -198,3 +198,78 @@ func TestMonitor(t *testing.T) {
 		t.Fatalf("Next after Close = %v", err)
 	}
 }
+
+// TestProtocol3: Options.Protocol 3 sends HELLO 3 on every connection, so
+// replies keep coming as RESP3 after a redial; the typed calls work on
+// RESP3 replies too.
+func TestProtocol3(t *testing.T) {
+	targets := testproc.StartGoblinServer(t)
+	ctx := ctxT(t)
+	c := dialWithT(t, Options{Protocol: 3}, targets["tcp/resp"])
+	admin := dialT(t, targets["uds/resp"])
+	check := func(when string) {
+		v, err := c.Do(ctx, "CONFIG", "GET", "maxmemory")
+		if err != nil || v.Kind != KindMap || len(v.Array) != 2 || string(v.Array[0].Str) != "maxmemory" {
+			t.Fatalf("%s: CONFIG GET = %v (%v), %v; want a RESP3 map", when, v, v.Kind, err)
+		}
+		if _, err := c.Get(ctx, "missing"); !errors.Is(err, ErrNil) {
+			t.Fatalf("%s: Get of a missing key over RESP3 = %v, want ErrNil", when, err)
+		}
+	}
+	check("first connection")
+	if err := c.Set(ctx, "k", []byte("v"), SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	killConn(t, c, admin)
+	doAfterKill(t, c, "PING")
+	check("after the redial")
+	// HELLO 3 sent with Do is kept for redials the same way.
+	d := dialT(t, targets["tcp/resp"])
+	if v, err := d.Do(ctx, "HELLO", "3"); err != nil || v.Kind != KindMap {
+		t.Fatalf("HELLO 3: %v %v", v, err)
+	}
+	killConn(t, d, admin)
+	doAfterKill(t, d, "PING")
+	if v, err := d.Do(ctx, "CONFIG", "GET", "maxmemory"); err != nil || v.Kind != KindMap {
+		t.Fatalf("after HELLO 3 and a redial, CONFIG GET = %v (%v), %v", v, v.Kind, err)
+	}
+	// RESP3 over an SBE target is refused at once.
+	if _, err := (Options{Protocol: 3}).Dial(ctx, targets["uds/sbe"]); err == nil || !strings.Contains(err.Error(), "RESP3") {
+		t.Fatalf("Protocol 3 over SBE: %v", err)
+	}
+}
+
+// TestRESP3PushesAreNotReplies: a push the server sends before a reply
+// (Redis's DEBUG PROTOCOL push) goes to Options.OnPush and the command
+// gets its own reply; an attribute rides on the reply it describes.
+func TestRESP3PushesAreNotReplies(t *testing.T) {
+	bin := testproc.LookPath(t, "redis-server", "the RESP3 reference server")
+	dir := t.TempDir()
+	sock := dir + "/redis.sock"
+	testproc.Start(t, bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no",
+		"--dir", dir, "--enable-debug-command", "yes")
+	testproc.WaitDial(t, "unix", sock, 30*time.Second)
+	ctx := ctxT(t)
+	var pushes []Value
+	c := dialWithT(t, Options{Protocol: 3, OnPush: func(v Value) { pushes = append(pushes, v) }}, sock)
+	v, err := c.Do(ctx, "DEBUG", "PROTOCOL", "push")
+	if err != nil || v.Kind != KindBulk || !strings.HasPrefix(string(v.Str), "Some real reply") {
+		t.Fatalf("DEBUG PROTOCOL push answered %v (%v), %v", v, v.Kind, err)
+	}
+	if len(pushes) != 1 || pushes[0].Kind != KindPush {
+		t.Fatalf("pushes seen: %v", pushes)
+	}
+	if v, err := c.Do(ctx, "PING"); err != nil || string(v.Str) != "PONG" {
+		t.Fatalf("after the push, PING = %v, %v", v, err)
+	}
+	v, err = c.Do(ctx, "DEBUG", "PROTOCOL", "attrib")
+	if err != nil || len(v.Attrs) != 2 {
+		t.Fatalf("DEBUG PROTOCOL attrib answered %+v, %v", v, err)
+	}
+	for ty, kind := range map[string]Kind{"map": KindMap, "set": KindSet, "double": KindDouble, "bignum": KindBigNumber,
+		"true": KindBool, "null": KindNil, "verbatim": KindVerbatim} {
+		if v, err := c.Do(ctx, "DEBUG", "PROTOCOL", ty); err != nil || v.Kind != kind {
+			t.Errorf("DEBUG PROTOCOL %s: %v (%v), %v; want %v", ty, v, v.Kind, err, kind)
+		}
+	}
+}

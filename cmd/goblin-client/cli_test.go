@@ -174,23 +174,44 @@ func TestCLIUsage(t *testing.T) {
 	}
 }
 
-// TestHelpText: the prompt's help lists every command of goblin's command
-// table (subcommands included) and shows one command's usage and summary.
+// TestHelpText: the prompt's help lists the command groups, each group's
+// help lists its commands (every command and subcommand of goblin's
+// command table is in one), and one command's help shows its usage and
+// summary.
 func TestHelpText(t *testing.T) {
 	var b bytes.Buffer
 	printHelp(&b, nil)
-	for _, s := range listedCommands() {
-		if !strings.Contains(b.String(), "\n  "+s.Usage()+"\n") {
-			t.Errorf("help does not list %s", s.Usage())
+	top := b.String()
+	if n := strings.Count(top, "\n"); n > 20 {
+		t.Errorf("help prints %d lines, want a screenful:\n%s", n, top)
+	}
+	names, by := groups()
+	for _, g := range []string{"string", "generic", "server", "connection", "cluster", "transactions"} {
+		if !slices.Contains(names, g) || !strings.Contains(top, "@"+g) {
+			t.Errorf("help does not list the group @%s:\n%s", g, top)
 		}
 	}
-	for _, want := range []string{"SET key value", "CONFIG GET", "CLIENT SETNAME", "FLUSHDB", "SELECT", "quit", "clear"} {
-		if !strings.Contains(b.String(), want) {
+	for _, want := range []string{"quit", "clear", "help @GROUP", "monitor"} {
+		if !strings.Contains(top, want) {
 			t.Errorf("help lacks %q", want)
 		}
 	}
+	listed := 0
+	for _, g := range names {
+		b.Reset()
+		printHelp(&b, []string{"@" + strings.ToUpper(g)})
+		for _, s := range by[g] {
+			listed++
+			if !strings.Contains(b.String(), "  "+s.Usage()+"\n") {
+				t.Errorf("help @%s does not list %s", g, s.Usage())
+			}
+		}
+	}
+	if listed != len(listedCommands()) {
+		t.Errorf("the groups list %d commands, the table has %d", listed, len(listedCommands()))
+	}
 	for topic, want := range map[string]string{"set": "NX|XX", "client setname": "CLIENT SETNAME connection-name",
-		"GET": "GET key"} {
+		"GET": "GET key", "@nosuch": "no group", "select": "@connection"} {
 		b.Reset()
 		printHelp(&b, strings.Fields(topic))
 		if !strings.Contains(b.String(), want) {
@@ -206,13 +227,18 @@ func TestHelpText(t *testing.T) {
 
 func TestComplete(t *testing.T) {
 	for line, want := range map[string][]string{
-		"se":        {"SET", "SELECT"},
-		"FLUSH":     {"FLUSHALL", "FLUSHDB"},
-		"client s":  {"client SETNAME", "client SETINFO"},
-		"CONFIG ":   {"CONFIG GET"},
-		"get k":     nil,
-		"nosuch":    nil,
-		"set k v e": nil,
+		"se":             {"SET", "SELECT"},
+		"FLUSH":          {"FLUSHALL", "FLUSHDB"},
+		"client s":       {"client SETNAME", "client SETINFO"},
+		"CONFIG ":        {"CONFIG GET"},
+		"help cl":        {"help CLIENT", "help CLUSTER"},
+		"help @st":       {"help @string"},
+		"help ":          {"help @string", "help @generic"},
+		"help client se": {"help client SETNAME"},
+		"get k":          nil,
+		"nosuch":         nil,
+		"set k v e":      nil,
+		"help nosuch":    nil,
 	} {
 		got := complete(line)
 		for _, w := range want {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/goblin-kv/goblin/request"
@@ -40,9 +41,37 @@ func listedCommands() []*request.Spec {
 	return out
 }
 
-// printHelp prints the prompt's help: how to type commands and the command
-// list, or one command's usage and summary.
+// groups returns the command groups (COMMAND DOCS's group: string,
+// generic, server...) in name order, each with its commands.
+func groups() ([]string, map[string][]*request.Spec) {
+	by := map[string][]*request.Spec{}
+	for _, s := range listedCommands() {
+		by[s.Group] = append(by[s.Group], s)
+	}
+	names := make([]string, 0, len(by))
+	for g := range by {
+		names = append(names, g)
+	}
+	sort.Strings(names)
+	return names, by
+}
+
+// printHelp prints the prompt's help: with no topic, how to type commands
+// and the command groups; "help @group" that group's commands with their
+// usage; "help CMD" one command's usage and summary.
 func printHelp(w io.Writer, topic []string) {
+	if len(topic) > 0 && strings.HasPrefix(topic[0], "@") {
+		names, by := groups()
+		g := strings.ToLower(strings.TrimPrefix(topic[0], "@"))
+		if len(by[g]) == 0 {
+			fmt.Fprintf(w, "no group %q: the groups are @%s\n", topic[0], strings.Join(names, ", @"))
+			return
+		}
+		for _, s := range by[g] {
+			fmt.Fprintf(w, "  %s\n    %s\n", s.Usage(), s.Summary)
+		}
+		return
+	}
 	if len(topic) > 0 {
 		s := lookupCommand(topic)
 		if s == nil {
@@ -50,14 +79,25 @@ func printHelp(w io.Writer, topic []string) {
 				strings.Join(topic, " "))
 			return
 		}
-		fmt.Fprintf(w, "  %s\n  %s\n", s.Usage(), s.Summary)
+		fmt.Fprintf(w, "  %s\n  %s\n  group: @%s\n", s.Usage(), s.Summary, s.Group)
 		return
 	}
 	fmt.Fprintln(w, "Type a command and its arguments, e.g.  set greeting \"hello world\"")
 	fmt.Fprintln(w, "Quote arguments with spaces; \"double quotes\" take \\n \\r \\t \\\" \\\\ \\xHH escapes.")
-	fmt.Fprintln(w, "help COMMAND shows one command; clear clears the screen; quit, exit or Ctrl-D leaves. Commands:")
-	for _, s := range listedCommands() {
-		fmt.Fprintf(w, "  %s\n", s.Usage())
+	fmt.Fprintln(w, "help @GROUP lists a group's commands, help COMMAND shows one (Tab completes both);")
+	fmt.Fprintln(w, "monitor streams what the server runs until Ctrl-C; clear clears the screen; quit, exit or Ctrl-D leaves.")
+	fmt.Fprintln(w, "Groups:")
+	names, by := groups()
+	for _, g := range names {
+		var cmds []string
+		for _, s := range by[g] {
+			cmds = append(cmds, s.DisplayName())
+		}
+		list := strings.Join(cmds, " ")
+		if len(list) > 56 {
+			list = list[:strings.LastIndexByte(list[:53], ' ')] + " ..."
+		}
+		fmt.Fprintf(w, "  @%-13s %3d  %s\n", g, len(cmds), list)
 	}
 }
 
@@ -67,6 +107,9 @@ func printHelp(w io.Writer, topic []string) {
 func complete(line string) []string {
 	words := strings.Fields(line)
 	var out []string
+	if len(words) > 0 && strings.EqualFold(words[0], "help") && (len(words) > 1 || strings.HasSuffix(line, " ")) {
+		return completeHelp(line)
+	}
 	switch {
 	case len(words) == 0:
 		return nil
@@ -101,4 +144,26 @@ func complete(line string) []string {
 // any case.
 func hasPrefixFold(name, typed string) bool {
 	return len(typed) <= len(name) && strings.EqualFold(name[:len(typed)], typed)
+}
+
+// completeHelp completes "help" topics: groups (@string; all of them
+// after "help "), command names, and a container's subcommands after it
+// (help client s).
+func completeHelp(line string) []string {
+	rest := strings.TrimLeft(line[strings.Index(strings.ToLower(line), "help")+len("help"):], " ")
+	keep := line[:len(line)-len(rest)]
+	var out []string
+	if rest == "" || !strings.Contains(rest, " ") && strings.HasPrefix(rest, "@") {
+		names, _ := groups()
+		for _, g := range names {
+			if hasPrefixFold("@"+g, rest) {
+				out = append(out, keep+"@"+g)
+			}
+		}
+		return out
+	}
+	for _, c := range complete(rest) {
+		out = append(out, keep+c)
+	}
+	return out
 }

@@ -49,7 +49,8 @@ func promptSession(t *testing.T, tgt string, end error, lines ...string) (string
 	}
 	defer c.Close()
 	var out, errb bytes.Buffer
-	s := &session{cfg: config{timeout: 30 * time.Second}, c: c, name: c.Target().String(), out: &out, errw: &errb}
+	s := &session{cfg: config{timeout: 30 * time.Second}, c: c, name: c.Target().String(), short: shortTarget(c.Target()),
+		out: &out, errw: &errb}
 	code := s.prompt(&scriptedInput{lines: lines, err: end, out: &out})
 	return out.String(), errb.String(), code
 }
@@ -64,7 +65,7 @@ func TestPrompt(t *testing.T) {
 	if code != exitOK || errs != "" {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
-	prompt := tgt + "> "
+	prompt := ".../resp.sock> "
 	for _, want := range []string{
 		prompt + "OK\n" + prompt + "OK\n",
 		prompt + clearScreen + prompt,               // clear: the screen is cleared, nothing sent

@@ -74,14 +74,20 @@ Exit status:
 `
 
 type config struct {
-	target   string
-	proto    string
-	json     bool
-	timeout  time.Duration
-	password string
-	history  string
-	trustUID int
-	cluster  bool
+	target    string
+	proto     string
+	json      bool
+	raw       bool
+	noRaw     bool
+	stdinArg  bool // -x: the last argument is standard input
+	resp3     bool
+	db        int
+	timeout   time.Duration
+	password  string
+	history   string
+	trustUID  int
+	cluster   bool
+	aeronHint string // where an aeron target's directory came from, for errors
 }
 
 // run is the whole program, minus os.Exit, so tests can drive it.
@@ -93,6 +99,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		"server to talk to: uds:///path.sock, tcp://host:port, ring:///dir, aeron:ipc, aeron:udp?endpoint=H:P|control=H:P2,\na socket path or host:port (default from $GOBLIN_TARGET, else goblin-server's default socket)")
 	fs.StringVar(&cfg.proto, "proto", "", "wire protocol, resp or sbe (default: the target's proto parameter, else resp)")
 	fs.BoolVar(&cfg.json, "json", false, "print each reply as one line of JSON")
+	fs.BoolVar(&cfg.raw, "raw", false, "print replies raw, as redis-cli --raw does: bulk strings as their bytes, no quotes, numbers or (nil); one line per array element")
+	fs.BoolVar(&cfg.noRaw, "no-raw", false, "print replies quoted, as redis-cli --no-raw does (the default)")
+	fs.BoolVar(&cfg.stdinArg, "x", false, "read the last argument of the command from standard input, whole, byte for byte (a file as a value: goblin-client -x set k < file)")
+	fs.BoolVar(&cfg.resp3, "3", false, "speak RESP3 (HELLO 3 on every connection) and print its replies as redis-cli -3 does")
+	fs.IntVar(&cfg.db, "n", 0, "database number: every connection selects it, and the prompt shows it (as redis-cli -n)")
 	fs.BoolVar(&cfg.cluster, "cluster", false, "treat --target as a seed of a goblin (or Redis) cluster: send each command to the node owning its keys' slot, over the first transport the node advertises that answers, following MOVED and ASK (docs/cluster.md)")
 	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "deadline for connecting and for each command (0: none)")
 	fs.StringVar(&cfg.password, "password", os.Getenv("GOBLIN_PASSWORD"), "send AUTH with this password after connecting (default $GOBLIN_PASSWORD)")
@@ -123,7 +134,26 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		t.Proto, t.ProtoSet = p, true // whatever the target says
 	}
-	opts := client.Options{Password: cfg.password, DialTimeout: cfg.timeout}
+	if cfg.raw && cfg.noRaw || cfg.raw && cfg.json {
+		fmt.Fprintln(stderr, "goblin-client: pick one of --raw, --no-raw and --json")
+		return exitUsage
+	}
+	if cfg.stdinArg && fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "goblin-client: -x needs a command, e.g. goblin-client -x set k < file")
+		return exitUsage
+	}
+	if cfg.cluster && cfg.db != 0 {
+		fmt.Fprintln(stderr, "goblin-client: -n: a cluster has only database 0")
+		return exitUsage
+	}
+	if cfg.db < 0 {
+		fmt.Fprintf(stderr, "goblin-client: -n %d: database numbers start at 0\n", cfg.db)
+		return exitUsage
+	}
+	opts := client.Options{Password: cfg.password, DialTimeout: cfg.timeout, DB: cfg.db}
+	if cfg.resp3 {
+		opts.Protocol = 3
+	}
 	if cfg.trustUID >= 0 {
 		opts.TrustedServerUIDs = []int{cfg.trustUID}
 	}
@@ -135,12 +165,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var c commander
 	if cfg.cluster {
 		c, err = client.ClusterOptions{Seeds: []string{t.String()}, Options: opts}.Dial(ctx)
-		s.name = "cluster " + t.String()
+		s.name, s.short = "cluster "+t.String(), "cluster "+shortTarget(t)
 	} else {
 		var one *client.Client
 		one, err = opts.DialTarget(ctx, t)
 		if err == nil {
-			c, s.name = one, one.Target().String()
+			c, s.name, s.short = one, one.Target().String(), shortTarget(one.Target())
 		}
 	}
 	cancel()
@@ -151,7 +181,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	s.c = c
 
 	if fs.NArg() > 0 {
-		return s.exec(fs.Args())
+		words := fs.Args()
+		if cfg.stdinArg {
+			b, err := io.ReadAll(stdin)
+			if err != nil {
+				fmt.Fprintf(stderr, "goblin-client: -x: reading standard input: %v\n", err)
+				return exitUsage
+			}
+			words = append(words, string(b))
+		}
+		return s.exec(words)
 	}
 	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
 		return s.interactive()
@@ -167,11 +206,12 @@ type commander interface {
 }
 
 type session struct {
-	cfg  config
-	c    commander
-	name string // what the prompt shows
-	out  io.Writer
-	errw io.Writer
+	cfg   config
+	c     commander
+	name  string // the target, whole
+	short string // the target as the prompt shows it
+	out   io.Writer
+	errw  io.Writer
 }
 
 func (s *session) ctx() (context.Context, context.CancelFunc) {
@@ -186,6 +226,9 @@ func (s *session) exec(words []string) int {
 	args := make([]any, len(words))
 	for i, w := range words {
 		args[i] = w
+	}
+	if strings.EqualFold(words[0], "monitor") && len(words) == 1 {
+		return s.monitor()
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
@@ -202,6 +245,8 @@ func (s *session) exec(words []string) int {
 	case s.cfg.json:
 		b, _ := json.Marshal(jsonValue(v))
 		fmt.Fprintf(s.out, "%s\n", b)
+	case s.cfg.raw:
+		s.out.Write(append(appendRaw(nil, v), '\n'))
 	case v.Kind == client.KindBulk && printsRaw(words):
 		s.out.Write(v.Str)
 		if len(v.Str) > 0 && v.Str[len(v.Str)-1] != '\n' {
@@ -241,6 +286,10 @@ func printsRaw(words []string) bool {
 func (s *session) report(err error) int {
 	var ce *client.ConnError
 	switch {
+	case errors.Is(err, client.ErrModeCommand):
+		fmt.Fprintf(s.errw, "goblin-client: %v\n", err)
+		fmt.Fprintf(s.errw, "Nothing was sent: goblin-client keeps its connection answering one reply per command (monitor alone streams, on a connection of its own).\n")
+		return exitUsage
 	case errors.Is(err, client.ErrNoSBEEncoding):
 		fmt.Fprintf(s.errw, "goblin-client: %v\n", err)
 		fmt.Fprintf(s.errw, "Nothing was sent: SBE has a message for each command goblin knows and no generic one; --proto resp sends any command.\n")
@@ -356,10 +405,9 @@ const clearScreen = "\x1b[H\x1b[2J"
 // prompt reads commands from in until Ctrl-D, Ctrl-C, quit or exit. help
 // and clear are answered here; everything else goes to the server.
 func (s *session) prompt(in lineReader) int {
-	prompt := s.name + "> "
 	fmt.Fprintf(s.out, "Connected to %s. Type help for commands, quit to leave.\n", s.name)
 	for {
-		line, err := in.Prompt(prompt)
+		line, err := in.Prompt(s.promptText())
 		if err != nil { // io.EOF (Ctrl-D) or liner.ErrPromptAborted (Ctrl-C)
 			// The terminal's cursor is still after the prompt: leave
 			// the shell a line of its own.
@@ -421,7 +469,9 @@ func defaultHistory() string {
 
 // jsonValue maps a reply to JSON: nil → null, status and bulk → string
 // (bulk bytes that are not UTF-8 → {"base64": "..."}), integer → number,
-// array → array, error → {"error": "message"}.
+// array and set → array, map → object (or [key, value] pairs when a key
+// is not a string), double → number, boolean → true/false, big number and
+// verbatim → string, error → {"error": "message"}.
 func jsonValue(v client.Value) any {
 	switch v.Kind {
 	case client.KindNil:
@@ -435,14 +485,37 @@ func jsonValue(v client.Value) any {
 		return map[string]string{"base64": base64.StdEncoding.EncodeToString(v.Str)}
 	case client.KindInt:
 		return v.Int
-	case client.KindArray:
+	case client.KindArray, client.KindSet, client.KindPush:
 		out := make([]any, len(v.Array))
 		for i, e := range v.Array {
 			out[i] = jsonValue(e)
 		}
 		return out
+	case client.KindMap:
+		// An object when every key is a string, else [key, value] pairs.
+		obj := map[string]any{}
+		pairs := make([]any, 0, len(v.Array)/2)
+		for i := 0; i+1 < len(v.Array); i += 2 {
+			k, val := v.Array[i], jsonValue(v.Array[i+1])
+			pairs = append(pairs, []any{jsonValue(k), val})
+			if obj != nil && (k.Kind == client.KindBulk || k.Kind == client.KindStatus) && utf8.Valid(k.Str) {
+				obj[string(k.Str)] = val
+			} else {
+				obj = nil
+			}
+		}
+		if obj != nil {
+			return obj
+		}
+		return pairs
 	case client.KindError:
 		return map[string]string{"error": v.Err.Message}
+	case client.KindDouble:
+		return jsonFloat(v)
+	case client.KindBool:
+		return v.Int != 0
+	case client.KindBigNumber, client.KindVerbatim:
+		return string(v.Str)
 	}
 	return nil
 }

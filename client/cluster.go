@@ -94,12 +94,18 @@ func (o ClusterOptions) Dial(ctx context.Context) (*Cluster, error) {
 	return c, nil
 }
 
-// seedEndpoint turns a seed into host:port.
-func seedEndpoint(s string) string {
-	if t, err := target.Parse(s); err == nil && t.Scheme == target.TCP {
-		return t.Address
+// seedEndpoint returns a seed's host:port when it is a TCP seed (a tcp://
+// target or a bare host:port), or "" for a seed of another transport (a
+// Unix socket, a ring, Aeron), which is dialled as the target it is.
+func seedEndpoint(s string) (string, error) {
+	t, err := target.Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("client: cluster seed: %w", err)
 	}
-	return s
+	if t.Scheme == target.TCP {
+		return t.Address, nil
+	}
+	return "", nil
 }
 
 // Refresh reads the slot map again (CLUSTER SLOTS, and CLUSTER TARGETS for
@@ -111,10 +117,27 @@ func (c *Cluster) Refresh(ctx context.Context) error {
 		tried = append(tried, n.endpoint)
 	}
 	c.mu.RUnlock()
-	for _, s := range c.o.Seeds {
-		tried = append(tried, seedEndpoint(s))
-	}
 	var errs []error
+	var others []string // seeds that are not TCP endpoints
+	for _, s := range c.o.Seeds {
+		ep, err := seedEndpoint(s)
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case ep == "":
+			others = append(others, s)
+		default:
+			tried = append(tried, ep)
+		}
+	}
+	ask := func(ctl *Client) error {
+		slots, err := ctl.Do(ctx, "CLUSTER", "SLOTS")
+		if err != nil {
+			return err
+		}
+		targets, _ := ctl.Do(ctx, "CLUSTER", "TARGETS") // a Redis node has none
+		return c.install(slots, targets)
+	}
 	for _, ep := range tried {
 		n := c.node(ep)
 		ctl, err := n.control(ctx, c.o.Options)
@@ -122,16 +145,26 @@ func (c *Cluster) Refresh(ctx context.Context) error {
 			errs = append(errs, err)
 			continue
 		}
-		slots, err := ctl.Do(ctx, "CLUSTER", "SLOTS")
+		if err := ask(ctl); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		return nil
+	}
+	for _, s := range others {
+		// A seed on another transport: ask it over that transport, once.
+		o := c.o.Options
+		sc, err := o.Dial(ctx, s)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		targets, _ := ctl.Do(ctx, "CLUSTER", "TARGETS") // a Redis node has none
-		if err := c.install(slots, targets); err != nil {
-			return err
+		err = ask(sc)
+		sc.Close()
+		if err == nil {
+			return nil
 		}
-		return nil
+		errs = append(errs, fmt.Errorf("client: cluster seed %s: %w", s, err))
 	}
 	return fmt.Errorf("client: no cluster node answered CLUSTER SLOTS: %w", errors.Join(errs...))
 }

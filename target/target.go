@@ -46,6 +46,11 @@ const DefaultTCPPort = "6380"
 // ErrSyntax is wrapped by every parse error.
 var ErrSyntax = errors.New("target: bad syntax")
 
+// ErrParam is wrapped by a transport's error for a target parameter it
+// does not know or cannot use (tcp://h:p?nosuch=1), so that a program can
+// tell a bad target from a server that cannot be reached.
+var ErrParam = errors.New("target: bad parameter")
+
 // Target is one parsed address.
 type Target struct {
 	Scheme Scheme
@@ -102,7 +107,20 @@ func Parse(s string) (Target, error) {
 	case strings.HasPrefix(s, "/") || strings.HasPrefix(s, "."):
 		return Target{Scheme: UDS, Path: s, Proto: proto.RESP}, nil
 	case !strings.Contains(s, "://"):
-		if _, _, err := net.SplitHostPort(s); err == nil {
+		if sch, rest, ok := strings.Cut(s, ":"); ok && (sch == string(UDS) || sch == string(TCP) || sch == string(Ring)) {
+			// ring:/dev/shm/goblin, uds:/x.sock, tcp:h:p: a typo, not the
+			// TCP host "ring".
+			want := sch + ":///" + strings.TrimLeft(rest, "/")
+			if sch == string(TCP) {
+				want = "tcp://" + strings.TrimLeft(rest, "/")
+			}
+			return Target{}, fmt.Errorf("%w: %q: %s targets are written %s (scheme, then ://)", ErrSyntax, s, sch, want)
+		}
+		host, port, err := net.SplitHostPort(s)
+		if err == nil {
+			if n, perr := strconv.ParseUint(port, 10, 16); perr != nil || (n == 0 && port != "0") {
+				return Target{}, fmt.Errorf("%w: %q: port %q of host %q is not a number from 0 to 65535 (want scheme://…, a socket path or host:port)", ErrSyntax, s, port, host)
+			}
 			return Target{Scheme: TCP, Address: s, Proto: proto.RESP}, nil
 		}
 		return Target{}, fmt.Errorf("%w: %q: want scheme://…, a socket path or host:port", ErrSyntax, s)

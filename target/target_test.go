@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/goblin-kv/goblin/proto"
@@ -50,6 +51,26 @@ func TestParseErrors(t *testing.T) {
 	for _, in := range []string{"", "http://x", "uds://host/path", "tcp://", "aeron:tcp", "aeron:udp", "aeron:ipc?x", "uds:///a?proto=json", "nonsense"} {
 		if _, err := Parse(in); !errors.Is(err, ErrSyntax) {
 			t.Errorf("Parse(%q) error = %v, want ErrSyntax", in, err)
+		}
+	}
+}
+
+// TestParseSchemeTypos: a scheme with one slash (ring:/dev/shm/goblin) or
+// none is a bad target naming the right spelling, not the TCP host
+// "ring"; a bare host:port needs a numeric port.
+func TestParseSchemeTypos(t *testing.T) {
+	for in, want := range map[string]string{
+		"ring:/dev/shm/goblin": "ring:///dev/shm/goblin",
+		"ring:dev/shm/goblin":  "ring:///dev/shm/goblin",
+		"uds:/tmp/g.sock":      "uds:///tmp/g.sock",
+		"tcp:127.0.0.1:6380":   "tcp://127.0.0.1:6380",
+		"tcp:/127.0.0.1:6380":  "tcp://127.0.0.1:6380",
+		"localhost:http":       "not a number",
+		"host:99999":           "not a number",
+	} {
+		_, err := Parse(in)
+		if !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want ErrSyntax mentioning %q", in, err, want)
 		}
 	}
 }

@@ -298,7 +298,7 @@ func (s *session) report(err error) int {
 		// ce.Err is the transport's whole chain; the ConnError's own
 		// prefix would only repeat the target named here.
 		fmt.Fprintf(s.errw, "goblin-client: cannot connect to %s: %v\n", ce.Target, ce.Err)
-		if errors.Is(err, aeron.ErrConfig) {
+		if errors.Is(err, aeron.ErrConfig) || errors.Is(err, target.ErrParam) {
 			return exitUsage // a bad target: nothing was dialled
 		}
 		if nothingListens(err) {

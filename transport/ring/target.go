@@ -30,10 +30,10 @@ func ConfigFor(t target.Target) (Options, error) {
 			o.Group = v
 		case "wait", "server-timeout", "server_timeout": // client-side parameters; a shared target may carry them
 		default:
-			return o, fmt.Errorf("ring: unknown target parameter %q (want records, record or group)", k)
+			return o, fmt.Errorf("ring: %w: unknown target parameter %q (want records, record or group)", target.ErrParam, k)
 		}
 		if err != nil {
-			return o, fmt.Errorf("ring: parameter %s=%q: %v", k, v, err)
+			return o, fmt.Errorf("ring: %w: parameter %s=%q: %w", target.ErrParam, k, v, err)
 		}
 	}
 	o.ensureDefaults()
@@ -60,10 +60,10 @@ func DialOptionsFor(t target.Target) (DialOptions, error) {
 			o.ServerTimeout, err = time.ParseDuration(v)
 		case "records", "record", "group":
 		default:
-			return o, fmt.Errorf("ring: unknown target parameter %q (want wait or server-timeout)", k)
+			return o, fmt.Errorf("ring: %w: unknown target parameter %q (want wait or server-timeout)", target.ErrParam, k)
 		}
 		if err != nil {
-			return o, fmt.Errorf("ring: parameter %s=%q: %v", k, v, err)
+			return o, fmt.Errorf("ring: %w: parameter %s=%q: %w", target.ErrParam, k, v, err)
 		}
 	}
 	return o, nil

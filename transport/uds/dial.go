@@ -54,8 +54,20 @@ type Conn struct {
 
 var _ transport.Conn = (*Conn)(nil)
 
-// DialTarget connects to a uds or tcp target.
+// DialTarget connects to a uds or tcp target. A client takes no target
+// parameter but proto; mode (a uds listener's) is accepted so that server
+// and clients can share one target string, and any other is refused
+// (wrapping target.ErrParam) rather than ignored.
 func DialTarget(ctx context.Context, t target.Target, o DialOptions) (*Conn, error) {
+	for k := range t.Params {
+		switch {
+		case k == "mode" && t.Scheme == target.UDS:
+		case t.Scheme == target.UDS:
+			return nil, fmt.Errorf("uds: %w: unknown target parameter %q in %s (a uds target takes proto=resp|sbe, and mode= for a listener)", target.ErrParam, k, t)
+		default:
+			return nil, fmt.Errorf("%s: %w: unknown target parameter %q in %s (a tcp target takes only proto=resp|sbe)", t.Scheme, target.ErrParam, k, t)
+		}
+	}
 	switch t.Scheme {
 	case target.UDS:
 		return Dial(ctx, "unix", t.Path, o)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -112,6 +113,27 @@ func TestConnDialTarget(t *testing.T) {
 	}
 	if _, err := Dial(context.Background(), "udp", "127.0.0.1:1", DialOptions{}); err == nil {
 		t.Fatal("Dial(udp) succeeded")
+	}
+}
+
+// TestDialTargetRefusesUnknownParams: a client target parameter the
+// transport does not know is refused (target.ErrParam, naming the known
+// ones) before anything is dialled, rather than silently ignored; a uds
+// listener's mode= is accepted so that one target string serves both.
+func TestDialTargetRefusesUnknownParams(t *testing.T) {
+	ctx := context.Background()
+	for _, s := range []string{"tcp://127.0.0.1:1?nosuch=1", "uds:///nonexistent.sock?nosuch=1", "tcp://127.0.0.1:1?mode=600"} {
+		tg, err := target.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := DialTarget(ctx, tg, DialOptions{}); !errors.Is(err, target.ErrParam) || !strings.Contains(err.Error(), "proto=resp|sbe") {
+			t.Errorf("DialTarget(%s) = %v, want target.ErrParam naming the known parameters", s, err)
+		}
+	}
+	tg, _ := target.Parse("uds:///nonexistent.sock?mode=600")
+	if _, err := DialTarget(ctx, tg, DialOptions{}); errors.Is(err, target.ErrParam) {
+		t.Errorf("DialTarget with a listener's mode= refused it: %v", err)
 	}
 }
 

@@ -30,9 +30,9 @@ import (
 var (
 	// ErrAddrInUse reports that another live server answers on the socket
 	// path or already holds the TCP address.
-	ErrAddrInUse = errors.New("uds: address in use")
+	ErrAddrInUse = errors.New("socket transport: address in use")
 	// ErrConfig reports an invalid Config.
-	ErrConfig = errors.New("uds: bad configuration")
+	ErrConfig = errors.New("socket transport: bad configuration")
 )
 
 // Defaults for the zero values of Config.
@@ -429,24 +429,24 @@ func (s *Server) listenTCP() error {
 	}
 	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("uds: socket: %w", err)
+		return fmt.Errorf("tcp: socket: %w", err)
 	}
 	s.lfd = fd
 	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
-		return fmt.Errorf("uds: SO_REUSEADDR: %w", err)
+		return fmt.Errorf("tcp: SO_REUSEADDR: %w", err)
 	}
 	if err := unix.Bind(fd, sa); err != nil {
 		if errors.Is(err, unix.EADDRINUSE) {
 			return fmt.Errorf("%w: %s: %w", ErrAddrInUse, s.cfg.Address, err)
 		}
-		return fmt.Errorf("uds: bind %s: %w", s.cfg.Address, err)
+		return fmt.Errorf("tcp: bind %s: %w", s.cfg.Address, err)
 	}
 	if err := unix.Listen(fd, 4096); err != nil {
-		return fmt.Errorf("uds: listen %s: %w", s.cfg.Address, err)
+		return fmt.Errorf("tcp: listen %s: %w", s.cfg.Address, err)
 	}
 	got, err := unix.Getsockname(fd)
 	if err != nil {
-		return fmt.Errorf("uds: getsockname: %w", err)
+		return fmt.Errorf("tcp: getsockname: %w", err)
 	}
 	switch a := got.(type) {
 	case *unix.SockaddrInet4:

@@ -418,8 +418,13 @@ func TestTCPBindsLoopbackAndReportsPort(t *testing.T) {
 	if host != "127.0.0.1" || port == "0" {
 		t.Fatalf("Addr = %s, want 127.0.0.1 and a real port", s.Addr())
 	}
-	if _, err := Listen(Config{Network: "tcp", Address: s.Addr(), Handler: &lineHandler{}}); !errors.Is(err, ErrAddrInUse) {
-		t.Fatalf("second Listen on %s: %v", s.Addr(), err)
+	if _, err := Listen(Config{Network: "tcp", Address: s.Addr(), Handler: &lineHandler{}}); !errors.Is(err, ErrAddrInUse) ||
+		strings.Contains(err.Error(), "uds") {
+		t.Fatalf("second Listen on %s: %v; want ErrAddrInUse, and no word of uds about a TCP listener", s.Addr(), err)
+	}
+	if _, err := Listen(Config{Network: "tcp", Address: "nohost.invalid:1", Handler: &lineHandler{}}); !errors.Is(err, ErrConfig) ||
+		strings.Contains(err.Error(), "uds") {
+		t.Fatalf("Listen on a host that does not resolve: %v; want ErrConfig, and no word of uds about a TCP listener", err)
 	}
 	if s.Name() != "tcp/resp" || s.Target().String() != "tcp://"+s.Addr()+"?proto=resp" {
 		t.Fatalf("Name %q Target %q", s.Name(), s.Target())

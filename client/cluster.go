@@ -340,23 +340,32 @@ func (c *Cluster) Close() error {
 // slotOf returns the slot of a command's keys from the command table's key
 // positions, or -1 for a command without keys (any node answers it).
 func slotOf(args []any) int {
-	if len(args) == 0 {
+	pos := keyPositions(args)
+	if len(pos) == 0 {
 		return -1
 	}
-	name := []byte(argText(args[0]))
-	op := request.ByName(name)
+	return int(cluster.Slot([]byte(argText(args[pos[0]]))))
+}
+
+// keyPositions returns the indexes of a command's keys in args, from the
+// command table (none for a command it does not know).
+func keyPositions(args []any) []int {
+	if len(args) == 0 {
+		return nil
+	}
+	op := request.ByName([]byte(argText(args[0])))
 	if op != request.OpNone && len(args) > 1 && len(request.Subcommands(op)) > 0 {
 		op = request.Subcommand(op, []byte(argText(args[1])))
 	}
 	spec := request.Lookup(op)
 	if spec == nil {
-		return -1
+		return nil
 	}
 	pos, ok := spec.KeyPositions(nil, len(args))
-	if !ok || len(pos) == 0 {
-		return -1
+	if !ok {
+		return nil
 	}
-	return int(cluster.Slot([]byte(argText(args[pos[0]]))))
+	return pos
 }
 
 func argText(a any) string {
@@ -430,9 +439,38 @@ func parseRedirect(e *ServerError) (redirect, bool) {
 }
 
 // Do sends a command to the node owning its keys' slot (found with the
-// command table's key positions; a keyless command goes to any node) and
-// follows redirects. Arguments and reply as for Client.Do.
+// command table's key positions) and follows redirects. Arguments and
+// reply as for Client.Do. Beyond one node:
+//   - MGET, DEL, UNLINK, EXISTS, TOUCH and MSET whose keys span slots are
+//     split per slot, as MGet does, and their replies combined (the array
+//     in key order, the counts summed, OK when every part is);
+//   - FLUSHALL, FLUSHDB, DBSIZE, KEYS, CONFIG SET, CONFIG RESETSTAT,
+//     SCRIPT FLUSH and FUNCTION FLUSH go to every primary and their replies
+//     are combined (OK when every node's is, sizes summed, keys joined);
+//   - SCAN, RANDOMKEY, SELECT, SWAPDB and MOVE are refused
+//     (ErrClusterCommand): each would answer for one node only;
+//   - any other keyless command (PING, INFO, CLUSTER ...) goes to one node.
+//
+// A split or fanned-out command that fails on some nodes returns a
+// *BatchError.
 func (c *Cluster) Do(ctx context.Context, args ...any) (Value, error) {
+	if len(args) == 0 {
+		return Value{}, errors.New("client: Do needs a command name")
+	}
+	name := strings.ToUpper(argText(args[0]))
+	if len(args) > 1 && (name == "CONFIG" || name == "SCRIPT" || name == "FUNCTION") {
+		name += " " + strings.ToUpper(argText(args[1]))
+	}
+	switch name {
+	case "FLUSHALL", "FLUSHDB", "DBSIZE", "KEYS", "CONFIG SET", "CONFIG RESETSTAT", "SCRIPT FLUSH", "FUNCTION FLUSH":
+		return c.everyPrimary(ctx, name, args)
+	case "SCAN", "RANDOMKEY", "SELECT", "SWAPDB", "MOVE":
+		return Value{}, fmt.Errorf("%w: %s answers for one node of the cluster; send it to each node (Cluster.NodeTargets names them)", ErrClusterCommand, name)
+	case "MGET", "DEL", "UNLINK", "EXISTS", "TOUCH", "MSET":
+		if pos := keyPositions(args); spansSlots(args, pos) {
+			return c.split(ctx, name, args, pos)
+		}
+	}
 	n, err := c.ownerOf(ctx, slotOf(args))
 	if err != nil {
 		return Value{}, err
@@ -522,15 +560,105 @@ func (c *Cluster) Get(ctx context.Context, key string) ([]byte, error) {
 	return v.Str, nil
 }
 
-// Set stores val at key.
-func (c *Cluster) Set(ctx context.Context, key string, val []byte) error {
-	_, err := c.Do(ctx, "SET", key, val)
-	return err
+// Set stores val at key, with SetOptions as Client.Set (NX or XX
+// unmet: ErrNil).
+func (c *Cluster) Set(ctx context.Context, key string, val []byte, o SetOptions) error {
+	args := []any{"SET", key, val}
+	if o.NX {
+		args = append(args, "NX")
+	}
+	if o.XX {
+		args = append(args, "XX")
+	}
+	if o.KeepTTL {
+		args = append(args, "KEEPTTL")
+	}
+	if o.TTL > 0 {
+		if ex, n := ttlExpiry(o.TTL); ex == request.ExpiryEX {
+			args = append(args, "EX", n)
+		} else {
+			args = append(args, "PX", n)
+		}
+	}
+	v, err := c.Do(ctx, args...)
+	switch {
+	case err != nil:
+		return err
+	case v.Kind == KindNil:
+		return ErrNil
+	case v.Kind != KindStatus:
+		return fmt.Errorf("%w: SET answered %s", ErrUnexpectedReply, v)
+	}
+	return nil
+}
+
+// intDo runs args and returns their integer reply.
+func (c *Cluster) intDo(ctx context.Context, args ...any) (int64, error) {
+	v, err := c.Do(ctx, args...)
+	if err != nil {
+		return 0, err
+	}
+	if v.Kind != KindInt {
+		return 0, fmt.Errorf("%w: %s answered %s", ErrUnexpectedReply, argText(args[0]), v)
+	}
+	return v.Int, nil
+}
+
+// Del removes keys, on whichever nodes hold them, and returns how many
+// existed.
+func (c *Cluster) Del(ctx context.Context, keys ...string) (int64, error) {
+	return c.intDo(ctx, append([]any{"DEL"}, stringsToAny(keys)...)...)
+}
+
+// Exists returns how many of keys exist (a key named twice counts twice).
+func (c *Cluster) Exists(ctx context.Context, keys ...string) (int64, error) {
+	return c.intDo(ctx, append([]any{"EXISTS"}, stringsToAny(keys)...)...)
+}
+
+// Incr adds one to the integer at key and returns the result.
+func (c *Cluster) Incr(ctx context.Context, key string) (int64, error) {
+	return c.intDo(ctx, "INCR", key)
+}
+
+// IncrBy adds delta to the integer at key and returns the result.
+func (c *Cluster) IncrBy(ctx context.Context, key string, delta int64) (int64, error) {
+	return c.intDo(ctx, "INCRBY", key, delta)
+}
+
+// Expire sets key to expire after d (millisecond resolution) and reports
+// whether the key exists.
+func (c *Cluster) Expire(ctx context.Context, key string, d time.Duration) (bool, error) {
+	n, err := c.intDo(ctx, "PEXPIRE", key, int64(d/time.Millisecond))
+	return n == 1, err
+}
+
+// TTL returns the time key has left to live (millisecond resolution),
+// NoExpiry when it has none, and ErrNil when it does not exist.
+func (c *Cluster) TTL(ctx context.Context, key string) (time.Duration, error) {
+	ms, err := c.intDo(ctx, "PTTL", key)
+	switch {
+	case err != nil:
+		return 0, err
+	case ms == -2:
+		return 0, ErrNil
+	case ms == -1:
+		return NoExpiry, nil
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+func stringsToAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 // MGet returns the values of keys (nil for a missing key) in order, across
 // nodes: one MGET per slot, each node's MGETs in one pipeline, the nodes in
-// parallel.
+// parallel. When some nodes fail (one is down, say), the values from the
+// others are returned with a *BatchError whose Errs[i] is key i's error.
 func (c *Cluster) MGet(ctx context.Context, keys ...string) ([][]byte, error) {
 	bySlot := map[uint16][]int{}
 	var order []uint16
@@ -550,24 +678,39 @@ func (c *Cluster) MGet(ctx context.Context, keys ...string) ([][]byte, error) {
 		p.Do(args...)
 	}
 	vs, err := p.Exec(ctx)
-	if err != nil {
+	var be *BatchError
+	if err != nil && !errors.As(err, &be) {
 		return nil, err
 	}
 	out := make([][]byte, len(keys))
-	for j, s := range order {
-		v := vs[j]
-		if v.Kind == KindError {
-			return nil, v.Err
+	var keyErrs []error
+	fail := func(i int, err error) {
+		if keyErrs == nil {
+			keyErrs = make([]error, len(keys))
 		}
-		idx := bySlot[s]
-		if v.Kind != KindArray || len(v.Array) != len(idx) {
-			return nil, fmt.Errorf("client: MGET answered %s", v)
+		keyErrs[i] = err
+	}
+	for j, s := range order {
+		v, idx := vs[j], bySlot[s]
+		var err error
+		switch {
+		case be != nil && be.Errs[j] != nil:
+			err = be.Errs[j]
+		case v.Kind == KindError:
+			err = v.Err
+		case v.Kind != KindArray || len(v.Array) != len(idx):
+			err = fmt.Errorf("%w: MGET answered %s", ErrUnexpectedReply, v)
 		}
 		for x, i := range idx {
-			if v.Array[x].Kind == KindBulk {
+			if err != nil {
+				fail(i, err)
+			} else if v.Array[x].Kind == KindBulk {
 				out[i] = v.Array[x].Str
 			}
 		}
+	}
+	if keyErrs != nil {
+		return out, &BatchError{Errs: keyErrs, What: "keys"}
 	}
 	return out, nil
 }
@@ -593,29 +736,42 @@ func (p *ClusterPipeline) Do(args ...any) *ClusterPipeline {
 // Len is the number of queued commands.
 func (p *ClusterPipeline) Len() int { return len(p.cmds) }
 
-// Exec sends the queued commands and returns one Value per command;
-// errors as for Pipeline.Exec. It empties the pipeline.
+// Exec sends the queued commands and returns one Value per command. Error
+// replies are KindError values, as for Pipeline.Exec. A command that got
+// no reply (its node is down, or no node owns its slot) leaves a zero
+// Value and makes Exec return a *BatchError whose Errs[i] says why;
+// commands on the other nodes still get their replies. It empties the
+// pipeline.
 func (p *ClusterPipeline) Exec(ctx context.Context) ([]Value, error) {
 	cmds := p.cmds
 	p.cmds = nil
 	out := make([]Value, len(cmds))
+	errs := make([]error, len(cmds)) // each goroutine writes only its own commands' cells
 	groups := map[*clusterNode][]int{}
 	for i, a := range cmds {
+		if err := modeCommandOf(a); err != nil {
+			return nil, fmt.Errorf("client: pipeline command %d: %w", i, err)
+		}
 		n, err := p.c.ownerOf(ctx, slotOf(a))
 		if err != nil {
-			return nil, err
+			errs[i] = err
+			continue
 		}
 		groups[n] = append(groups[n], i)
 	}
 	var wg sync.WaitGroup
-	errs := make(chan error, len(groups))
 	for n, idx := range groups {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			fail := func(err error) {
+				for _, i := range idx {
+					errs[i] = err
+				}
+			}
 			cl, err := n.conn(ctx, p.c.o.Options)
 			if err != nil {
-				errs <- err
+				fail(err)
 				return
 			}
 			np := cl.Pipeline()
@@ -624,7 +780,7 @@ func (p *ClusterPipeline) Exec(ctx context.Context) ([]Value, error) {
 			}
 			vs, err := np.Exec(ctx)
 			if err != nil {
-				errs <- err
+				fail(fmt.Errorf("client: cluster node %s: %w", n.endpoint, err))
 				return
 			}
 			for j, i := range idx {
@@ -633,37 +789,36 @@ func (p *ClusterPipeline) Exec(ctx context.Context) ([]Value, error) {
 		}()
 	}
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
 	for i, v := range out {
-		if v.Kind != KindError || (v.Err.Code != "MOVED" && v.Err.Code != "ASK" && v.Err.Code != "TRYAGAIN") {
+		if errs[i] != nil || v.Kind != KindError || (v.Err.Code != "MOVED" && v.Err.Code != "ASK" && v.Err.Code != "TRYAGAIN") {
 			continue
 		}
 		n, err := p.c.ownerOf(ctx, slotOf(cmds[i]))
-		if err != nil {
-			return nil, err
-		}
-		if rd, ok := parseRedirect(v.Err); ok {
-			p.c.count(rd)
-			n = p.c.node(rd.endpoint)
-			if !rd.ask {
-				if err := p.c.Refresh(ctx); err != nil {
-					return nil, err
+		if err == nil {
+			if rd, ok := parseRedirect(v.Err); ok {
+				p.c.count(rd)
+				n = p.c.node(rd.endpoint)
+				if !rd.ask {
+					err = p.c.Refresh(ctx)
 				}
+				if err == nil {
+					v, err = p.c.doOn(ctx, n, rd.ask, cmds[i])
+				}
+			} else {
+				v, err = p.c.doOn(ctx, n, false, cmds[i])
 			}
-			v, err = p.c.doOn(ctx, n, rd.ask, cmds[i])
-		} else {
-			v, err = p.c.doOn(ctx, n, false, cmds[i])
 		}
 		var se *ServerError
 		if err != nil && !errors.As(err, &se) {
-			return nil, err
+			out[i], errs[i] = Value{}, err
+			continue
 		}
 		out[i] = v
+	}
+	for _, err := range errs {
+		if err != nil {
+			return out, &BatchError{Errs: errs, What: "commands"}
+		}
 	}
 	return out, nil
 }

@@ -18,7 +18,7 @@ import (
 // goblinKV adapts goblin's own cluster client to the reshard scenario.
 type goblinKV struct{ c *client.Cluster }
 
-func (g goblinKV) set(ctx context.Context, k, v string) error { return g.c.Set(ctx, k, []byte(v)) }
+func (g goblinKV) set(ctx context.Context, k, v string) error { return g.c.Set(ctx, k, []byte(v), client.SetOptions{}) }
 func (g goblinKV) get(ctx context.Context, k string) (string, error) {
 	v, err := g.c.Get(ctx, k)
 	return string(v), err
@@ -137,7 +137,7 @@ func TestGoblinClusterClientAeronUDP(t *testing.T) {
 	for i := range 60 {
 		k := "u:" + strconv.Itoa(i)
 		keys = append(keys, k)
-		if err := gc.Set(ctx, k, []byte(k)); err != nil {
+		if err := gc.Set(ctx, k, []byte(k), client.SetOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

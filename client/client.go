@@ -33,6 +33,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -225,6 +226,10 @@ type Client struct {
 	roff   int // start of unparsed bytes in rbuf
 	rep    result
 	state  connState // what every (re)connection sets up
+	// answered says the connection has delivered a reply: until it has,
+	// a timeout or a RESP reply on an SBE connection means the server
+	// does not speak SBE there (ErrNoSBEReply).
+	answered bool
 }
 
 // Dial connects to target with the default Options (see package target
@@ -338,6 +343,7 @@ func (c *Client) connect(ctx context.Context) error {
 		c.tname = c.t.String()
 	}
 	c.conn, c.dl, c.rbuf, c.roff = conn, time.Time{}, c.rbuf[:0], 0
+	c.answered = false
 	c.codec.reset()
 	if c.opts.Password != "" {
 		if err := c.checkServerUser(conn); err != nil {
@@ -499,11 +505,13 @@ func (c *Client) readReply(r *result) error {
 		if c.roff < len(c.rbuf) {
 			n, err := c.codec.parseReply(c.rbuf[c.roff:], r)
 			if err != nil {
+				err = c.notSBE(err)
 				c.drop()
 				return &ConnError{Target: c.tname, Op: "read", Err: err}
 			}
 			if n > 0 {
 				c.roff += n
+				c.answered = true
 				if r.kind == KindPush {
 					c.push(r) // out of band: not the reply being waited for
 					continue
@@ -519,10 +527,38 @@ func (c *Client) readReply(r *result) error {
 		var err error
 		c.rbuf, err = c.conn.ReadAppend(c.rbuf)
 		if err != nil {
+			if errors.Is(err, transport.ErrTimeout) {
+				err = c.notSBE(err)
+			}
 			c.drop()
 			return &ConnError{Target: c.tname, Op: "read", Err: err}
 		}
 	}
+}
+
+// ErrNoSBEReply is wrapped when a connection that speaks SBE got no SBE
+// reply to its first request: none came before the deadline, or what came
+// is a RESP reply. The server at the target most likely speaks RESP only
+// (Redis, or a goblin RESP listener on a transport that cannot tell).
+var ErrNoSBEReply = errors.New("client: no SBE reply: is this a goblin server speaking SBE?")
+
+// notSBE returns err, explained by ErrNoSBEReply when the connection speaks
+// SBE and has not yet delivered a reply.
+func (c *Client) notSBE(err error) error {
+	if c.answered || c.t.Proto != proto.SBE {
+		return err
+	}
+	if c.roff < len(c.rbuf) {
+		switch rest := c.rbuf[c.roff:]; rest[0] {
+		case '+', '-', ':', '$', '*', '%', '_', '#', ',', '(', '!', '=', '~', '>', '|':
+			line := rest[:min(len(rest), 60)]
+			if i := bytes.IndexByte(line, '\r'); i >= 0 {
+				line = line[:i]
+			}
+			return fmt.Errorf("%w: it answered %q, a RESP reply (--proto resp, or proto=resp in the target, talks to it)", ErrNoSBEReply, line)
+		}
+	}
+	return fmt.Errorf("%w: no reply came before the deadline (%w); a RESP-only server waits for a line that SBE never sends", ErrNoSBEReply, err)
 }
 
 // push hands a push message to Options.OnPush.

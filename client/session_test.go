@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -271,5 +273,43 @@ func TestRESP3PushesAreNotReplies(t *testing.T) {
 		if v, err := c.Do(ctx, "DEBUG", "PROTOCOL", ty); err != nil || v.Kind != kind {
 			t.Errorf("DEBUG PROTOCOL %s: %v (%v), %v; want %v", ty, v, v.Kind, err, kind)
 		}
+	}
+}
+
+// TestNoSBEReply: an SBE request to a server that speaks only RESP either
+// gets no answer (it waits for a line end) or a RESP error; both are
+// reported as ErrNoSBEReply, naming the cause, rather than as a bare
+// timeout or a framing error.
+func TestNoSBEReply(t *testing.T) {
+	silent := fakeServer(t, func(c net.Conn) { io.Copy(io.Discard, c) })
+	resp := fakeServer(t, func(c net.Conn) {
+		buf := make([]byte, 4096)
+		for {
+			if _, err := c.Read(buf); err != nil {
+				return
+			}
+			c.Write([]byte("-ERR unknown command '\\x00', with args beginning with: \r\n"))
+		}
+	})
+	for sock, want := range map[string]string{silent: "before the deadline", resp: "a RESP reply"} {
+		c := dialT(t, "uds://"+sock+"?proto=sbe")
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		err := c.Ping(ctx)
+		cancel()
+		if !errors.Is(err, ErrNoSBEReply) || !strings.Contains(err.Error(), want) {
+			t.Errorf("SBE PING to a RESP-only server = %v; want ErrNoSBEReply saying %q", err, want)
+		}
+	}
+	// Once SBE replies have come, a timeout is only a timeout.
+	targets := testproc.StartGoblinServer(t)
+	c := dialT(t, targets["uds/sbe"])
+	if err := c.Ping(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancel()
+	time.Sleep(2 * time.Millisecond)
+	if _, err := c.Do(ctx, "PING"); errors.Is(err, ErrNoSBEReply) {
+		t.Errorf("a late timeout on a working SBE connection blamed the protocol: %v", err)
 	}
 }

@@ -274,3 +274,13 @@ func TestRESP3PrintsLikeRedisCLI(t *testing.T) {
 		t.Fatalf("hello 3 then hgetall: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestCLISBEAgainstRESPServer: --proto sbe against a server that speaks
+// only RESP (redis-server) says so, rather than a bare i/o timeout.
+func TestCLISBEAgainstRESPServer(t *testing.T) {
+	sock := startRedis(t)
+	r := runCLI(t, "", "--target", sock, "--proto", "sbe", "--timeout", "1s", "ping")
+	if r.code != exitConnect || !strings.Contains(r.stderr, "no SBE reply: is this a goblin server speaking SBE?") {
+		t.Fatalf("exit %d, stderr %q; want exit 3 and the no-SBE-reply explanation", r.code, r.stderr)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -282,5 +283,26 @@ func TestCLISBEAgainstRESPServer(t *testing.T) {
 	r := runCLI(t, "", "--target", sock, "--proto", "sbe", "--timeout", "1s", "ping")
 	if r.code != exitConnect || !strings.Contains(r.stderr, "no SBE reply: is this a goblin server speaking SBE?") {
 		t.Fatalf("exit %d, stderr %q; want exit 3 and the no-SBE-reply explanation", r.code, r.stderr)
+	}
+}
+
+// TestCLIAeronDir: goblin-client honours $AERON_DIR as Aeron's tools do:
+// aeron:ipc reaches the server whose media driver runs there, not the one
+// in the default directory; and when nothing answers, the error names the
+// directory and that it came from $AERON_DIR.
+func TestCLIAeronDir(t *testing.T) {
+	dir := filepath.Join("/dev/shm", "goblin-cli-aerondir-"+strconv.Itoa(os.Getpid()))
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	srv := testproc.Start(t, testproc.Build(t, "./cmd/goblin-server"), "--metrics", "off",
+		"--listen", "aeron:ipc?proto=resp|dir="+dir)
+	srv.WaitLog(t, `msg=ready`, 60*time.Second)
+	t.Setenv("AERON_DIR", dir)
+	runCLI(t, "", "--target", "aeron:ipc", "set", "where", "aerondir").expect(t, 0, "OK\n")
+	runCLI(t, "", "--target", "aeron:ipc?dir="+dir, "get", "where").expect(t, 0, "\"aerondir\"\n")
+	empty := t.TempDir()
+	t.Setenv("AERON_DIR", empty)
+	r := runCLI(t, "", "--timeout", "3s", "--target", "aeron:ipc", "ping")
+	if r.code != exitConnect || !strings.Contains(r.stderr, empty) || !strings.Contains(r.stderr, "$AERON_DIR") {
+		t.Fatalf("AERON_DIR naming no driver: exit %d, stderr %q; want exit 3 naming %s and $AERON_DIR", r.code, r.stderr, empty)
 	}
 }

@@ -271,6 +271,29 @@ type DialOptions struct {
 	// DriverTimeout is how old the driver's heartbeat may get before the
 	// connection reports the driver lost (default 10 s).
 	DriverTimeout time.Duration
+
+	// dirFrom says where Dir came from, for errors: "dir=" (the target),
+	// "AERON_DIR" (the environment) or "" (the caller, or the default).
+	dirFrom string
+}
+
+// AeronDirEnv is the environment variable Aeron's tools and clients read
+// for the media driver's directory; a client target without dir= uses it
+// (before DefaultDir for IPC, and instead of a driver of its own for UDP).
+const AeronDirEnv = "AERON_DIR"
+
+// dirNote names the driver directory a connection used and where that
+// came from, for its errors.
+func (o *DialOptions) dirNote(dir string) string {
+	switch {
+	case o.dirFrom == "AERON_DIR":
+		return "media driver directory " + dir + " (from $AERON_DIR)"
+	case o.dirFrom == "dir=":
+		return "media driver directory " + dir + " (the target's dir=)"
+	case dir == DefaultDir():
+		return "media driver directory " + dir + " (the default: no dir= in the target, $AERON_DIR unset)"
+	}
+	return "media driver directory " + dir
 }
 
 func (o *DialOptions) ensureDefaults() {
@@ -359,7 +382,10 @@ func ConfigFor(t target.Target) (Options, error) {
 	return o, checkTermLength(o.TermLength)
 }
 
-// DialOptionsFor fills DialOptions from an aeron target; besides the
+// DialOptionsFor fills DialOptions from an aeron target. A target without
+// dir= uses the media driver in $AERON_DIR when that is set, as Aeron's
+// tools do, and the connection's errors name the directory used and why.
+// Besides the
 // server's parameters a client takes wait=spin|yield|park and
 // driver-timeout=DURATION. For UDP without dir, driver=go (the default)
 // runs goblin's Go media driver in this process and driver=java starts a
@@ -400,6 +426,13 @@ func DialOptionsFor(t target.Target) (DialOptions, error) {
 	}
 	if !waitSet && o.Profile.Spins() {
 		o.Wait = idle.Spin
+	}
+	switch _, named := t.Params["dir"]; {
+	case named:
+		o.dirFrom = "dir="
+	case os.Getenv(AeronDirEnv) != "":
+		// As Aeron's own tools: the driver the environment names.
+		o.Dir, o.dirFrom = os.Getenv(AeronDirEnv), "AERON_DIR"
 	}
 	o.ensureDefaults()
 	return o, o.validate()

@@ -3,6 +3,7 @@ package aeron
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,6 +56,7 @@ func TestConfigFor(t *testing.T) {
 }
 
 func TestDialOptionsFor(t *testing.T) {
+	t.Setenv(AeronDirEnv, "")
 	o, err := DialOptionsFor(parse(t, "aeron:ipc?proto=sbe|driver=external"))
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +80,38 @@ func TestDialOptionsFor(t *testing.T) {
 	}
 	if _, err := DialOptionsFor(parse(t, "aeron:ipc?wait=sometimes")); !errors.Is(err, ErrConfig) {
 		t.Fatalf("bad wait: %v", err)
+	}
+}
+
+// TestDialOptionsForAeronDir: a client target without dir= uses the
+// media driver $AERON_DIR names, as Aeron's tools do (IPC and UDP); dir=
+// wins over it; and a dial that finds no driver names the directory and
+// where it came from.
+func TestDialOptionsForAeronDir(t *testing.T) {
+	env := t.TempDir()
+	t.Setenv(AeronDirEnv, env)
+	for _, s := range []string{"aeron:ipc", "aeron:udp?endpoint=h:1|control=h:2"} {
+		if o, err := DialOptionsFor(parse(t, s)); err != nil || o.Dir != env {
+			t.Errorf("%s with AERON_DIR=%s: Dir %q, %v", s, env, o.Dir, err)
+		}
+	}
+	if o, err := DialOptionsFor(parse(t, "aeron:ipc?dir=/elsewhere")); err != nil || o.Dir != "/elsewhere" {
+		t.Errorf("dir= with AERON_DIR set: Dir %q, %v; want dir= to win", o.Dir, err)
+	}
+	o, err := DialOptionsFor(parse(t, "aeron:ipc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = Dial(ctx, o)
+	if !errors.Is(err, ErrNoServer) || !strings.Contains(err.Error(), env) || !strings.Contains(err.Error(), "$AERON_DIR") {
+		t.Fatalf("Dial with an empty $AERON_DIR directory: %v; want ErrNoServer naming %s and $AERON_DIR", err, env)
+	}
+	t.Setenv(AeronDirEnv, "")
+	o, _ = DialOptionsFor(parse(t, "aeron:ipc?dir="+env))
+	if _, err = Dial(ctx, o); !strings.Contains(err.Error(), env+" (the target's dir=)") {
+		t.Fatalf("Dial with an empty dir=: %v; want the directory and dir= named", err)
 	}
 }
 

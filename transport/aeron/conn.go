@@ -84,7 +84,7 @@ func Dial(ctx context.Context, o DialOptions) (*Conn, error) {
 		dir = e.dir
 	default:
 		if _, err := os.Stat(filepath.Join(dir, ae.CnCFile)); err != nil {
-			return nil, fmt.Errorf("%w: no media driver in %s (the server logs its driver's dir; default %s)", ErrNoServer, dir, DefaultDir())
+			return nil, fmt.Errorf("%w: no media driver in the %s (the server logs its driver's dir)", ErrNoServer, o.dirNote(dir))
 		}
 		c.emb = findEmbedded(dir)
 	}
@@ -151,7 +151,7 @@ func (c *Conn) connect(ctx context.Context, dir string) error {
 			case c.pub.IsConnected():
 				what = "the server did not open a response channel"
 			}
-			return fmt.Errorf("%w: %s: %w", ErrNoServer, what, ctx.Err())
+			return fmt.Errorf("%w: %s, through the %s: %w", ErrNoServer, what, o.dirNote(dir), ctx.Err())
 		case <-time.After(200 * time.Microsecond):
 			c.pump()
 		}

@@ -306,3 +306,36 @@ func TestCLIAeronDir(t *testing.T) {
 		t.Fatalf("AERON_DIR naming no driver: exit %d, stderr %q; want exit 3 naming %s and $AERON_DIR", r.code, r.stderr, empty)
 	}
 }
+
+// TestCLIClusterKeyless: with --cluster, flushall empties every node,
+// dbsize and keys count every node, mget across slots answers in key
+// order, one-node commands are refused, and a Unix-socket seed works.
+func TestCLIClusterKeyless(t *testing.T) {
+	tc := testproc.StartGoblinCluster(t)
+	seed := "tcp://" + tc.Addrs[0]
+	cli := func(args ...string) cliResult {
+		return runCLI(t, "", append([]string{"--cluster", "--target", seed}, args...)...)
+	}
+	script := ""
+	for i := range 30 {
+		script += "set c" + strconv.Itoa(i) + " v" + strconv.Itoa(i) + "\n"
+	}
+	if r := runCLI(t, script, "--cluster", "--target", seed); r.code != 0 {
+		t.Fatalf("setting keys: exit %d, stderr %q", r.code, r.stderr)
+	}
+	cli("dbsize").expect(t, 0, "(integer) 30\n")
+	if r := cli("keys", "*"); r.code != 0 || strings.Count(r.stdout, "\n") != 30 {
+		t.Fatalf("keys *: exit %d, %d lines", r.code, strings.Count(r.stdout, "\n"))
+	}
+	cli("mget", "c1", "nope", "c2", "c3").expect(t, 0, "1) \"v1\"\n2) (nil)\n3) \"v2\"\n4) \"v3\"\n")
+	if r := cli("scan", "0"); r.code != exitUsage || !strings.Contains(r.stderr, "one node") {
+		t.Fatalf("scan: exit %d, stderr %q", r.code, r.stderr)
+	}
+	cli("flushall").expect(t, 0, "OK\n")
+	for _, addr := range tc.Addrs {
+		runCLI(t, "", "--target", addr, "dbsize").expect(t, 0, "(integer) 0\n")
+	}
+	// A Unix-socket seed (SBE): dialled as the socket, not tcp://<path>.
+	runCLI(t, "", "--cluster", "--target", tc.Socks[0], "set", "u", "1").expect(t, 0, "OK\n")
+	runCLI(t, "", "--cluster", "--target", seed, "get", "u").expect(t, 0, "\"1\"\n")
+}

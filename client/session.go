@@ -118,6 +118,15 @@ func changeOf(args [][]byte) (stateChange, bool) {
 	return ch, true
 }
 
+// changeOfAny is changeOf for Do's arguments.
+func changeOfAny(cmd []any) (stateChange, bool) {
+	words := make([][]byte, len(cmd))
+	for i, a := range cmd {
+		words[i] = []byte(argText(a))
+	}
+	return changeOf(words)
+}
+
 // applies reports whether a reply of kind k with text str means the
 // command took effect (an error reply, or QUEUED inside MULTI, does not).
 func (ch stateChange) applies(k Kind, str []byte) bool {
@@ -138,7 +147,7 @@ func (c *Client) apply(ch stateChange) {
 	if ch.setName {
 		c.state.name = ch.name
 	}
-	if ch.setRESP {
+	if ch.setRESP && c.t.Proto == proto.RESP {
 		c.state.resp3 = ch.resp3
 	}
 }

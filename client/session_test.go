@@ -313,3 +313,17 @@ func TestNoSBEReply(t *testing.T) {
 		t.Errorf("a late timeout on a working SBE connection blamed the protocol: %v", err)
 	}
 }
+
+// TestTxSelectIsKept: SELECT inside MULTI/EXEC is remembered once EXEC
+// has run it.
+func TestTxSelectIsKept(t *testing.T) {
+	targets := testproc.StartGoblinServer(t)
+	ctx := ctxT(t)
+	c := dialT(t, targets["uds/resp"])
+	if _, err := c.TxPipeline().Do("SELECT", 4).Do("SET", "tx", "1").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c.DB() != 4 {
+		t.Fatalf("DB() after SELECT 4 in a transaction = %d", c.DB())
+	}
+}

@@ -45,12 +45,10 @@ func TestClusterKeylessAndCrossSlot(t *testing.T) {
 	tc := testproc.StartGoblinCluster(t)
 	ctx := ctxT(t)
 	c := dialClusterT(t, "tcp://"+tc.Addrs[0])
-	var keys []string
 	perNode := [3]int{}
 	p := c.Pipeline()
 	for i := range 90 {
 		k := "k" + strconv.Itoa(i)
-		keys = append(keys, k)
 		perNode[nodeOf(k)]++
 		p.Do("SET", k, k)
 	}

@@ -78,11 +78,6 @@ func (r *result) reset() {
 	r.kind, r.str, r.n, r.elems, r.attrs = KindNil, nil, 0, r.elems[:0], r.attrs[:0]
 }
 
-// aggregate reports whether a reply of kind k holds elements.
-func aggregate(k Kind) bool {
-	return k == KindArray || k == KindMap || k == KindSet || k == KindPush
-}
-
 // err returns the error a reply of an unwanted kind stands for.
 func (r *result) err(want string) error {
 	switch r.kind {

@@ -39,12 +39,12 @@ func TestJSONRESP3(t *testing.T) {
 // redis-cli shows host:port.
 func TestShortTarget(t *testing.T) {
 	for in, want := range map[string]string{
-		"tcp://127.0.0.1:6380":                       "127.0.0.1:6380",
-		"tcp://127.0.0.1:6380?proto=sbe":             "sbe 127.0.0.1:6380",
-		"/run/g.sock":                                "/run/g.sock",
-		"/tmp/goblin-1000/some/long/dir/goblin.sock": ".../goblin.sock",
-		"ring:///dev/shm/goblin":                     "ring:/dev/shm/goblin",
-		"aeron:ipc?proto=sbe":                        "sbe aeron:ipc",
+		"tcp://127.0.0.1:6380":                                     "127.0.0.1:6380",
+		"tcp://127.0.0.1:6380?proto=sbe":                           "sbe 127.0.0.1:6380",
+		"/run/g.sock":                                              "/run/g.sock",
+		"/tmp/goblin-1000/some/long/dir/goblin.sock":               ".../goblin.sock",
+		"ring:///dev/shm/goblin":                                   "ring:/dev/shm/goblin",
+		"aeron:ipc?proto=sbe":                                      "sbe aeron:ipc",
 		"aeron:udp?endpoint=10.0.0.1:40123|control=10.0.0.1:40124": "aeron:udp 10.0.0.1:40123",
 	} {
 		tg, err := target.Parse(in)

@@ -74,20 +74,19 @@ Exit status:
 `
 
 type config struct {
-	target    string
-	proto     string
-	json      bool
-	raw       bool
-	noRaw     bool
-	stdinArg  bool // -x: the last argument is standard input
-	resp3     bool
-	db        int
-	timeout   time.Duration
-	password  string
-	history   string
-	trustUID  int
-	cluster   bool
-	aeronHint string // where an aeron target's directory came from, for errors
+	target   string
+	proto    string
+	json     bool
+	raw      bool
+	noRaw    bool
+	stdinArg bool // -x: the last argument is standard input
+	resp3    bool
+	db       int
+	timeout  time.Duration
+	password string
+	history  string
+	trustUID int
+	cluster  bool
 }
 
 // run is the whole program, minus os.Exit, so tests can drive it.

@@ -61,6 +61,11 @@ Examples:
   goblin-client --target 'aeron:ipc?proto=sbe' get k
   goblin-client --target 'aeron:udp?endpoint=10.0.0.1:40123|control=10.0.0.1:40124' ping
   printf 'set a 1\nincr a\n' | goblin-client
+  goblin-client -x set photo < photo.jpg     the last argument from stdin, byte for byte
+  goblin-client --raw mget a b c             values unquoted, one a line, as redis-cli --raw
+  goblin-client -n 3 -3 config get 'max*'    database 3, RESP3 replies (as redis-cli -n 3 -3)
+  goblin-client monitor                      every command the server runs, until Ctrl-C
+  goblin-client --cluster --target 127.0.0.1:7001 dbsize   all nodes' keys
 
 Flags:
 `

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/goblin-kv/goblin/proto"
@@ -12,9 +13,11 @@ import (
 
 // Monitor is a MONITOR stream: a connection of its own on which the
 // server reports every command it runs, one line each, until Close or
-// until the connection ends. It is not safe for concurrent use.
+// until the connection ends. Next is for one goroutine at a time; Close
+// may be called from another, and ends a waiting Next.
 type Monitor struct {
-	c *Client
+	c      *Client
+	closed atomic.Bool
 }
 
 // Monitor opens a connection to the client's server with the client's
@@ -72,7 +75,7 @@ func (m *Monitor) Next(ctx context.Context) (string, error) {
 	if c.roff == len(c.rbuf) {
 		c.rbuf, c.roff = c.rbuf[:0], 0
 	}
-	if err := c.readReplyKeep(ctx, &c.rep); err != nil {
+	if err := c.readReplyKeep(ctx, &c.rep, &m.closed); err != nil {
 		return "", err
 	}
 	switch c.rep.kind {
@@ -82,8 +85,12 @@ func (m *Monitor) Next(ctx context.Context) (string, error) {
 	return "", c.rep.err("status")
 }
 
-// Close ends the stream and closes its connection.
-func (m *Monitor) Close() error { return m.c.Close() }
+// Close ends the stream and closes its connection; a Next waiting in
+// another goroutine returns ErrMonitorClosed.
+func (m *Monitor) Close() error {
+	m.closed.Store(true)
+	return m.c.Close()
+}
 
 // closeLocked is Close for a caller that holds c.mu.
 func (c *Client) closeLocked() {
@@ -98,8 +105,8 @@ const monitorPoll = 100 * time.Millisecond
 
 // readReplyKeep is readReply that, when ctx ends first, keeps the
 // connection (nothing was lost: a partial reply stays buffered) and
-// returns ctx's error.
-func (c *Client) readReplyKeep(ctx context.Context, r *result) error {
+// returns ctx's error; when closed is set it returns ErrMonitorClosed.
+func (c *Client) readReplyKeep(ctx context.Context, r *result, closed *atomic.Bool) error {
 	for {
 		if c.roff < len(c.rbuf) {
 			n, err := c.codec.parseReply(c.rbuf[c.roff:], r)
@@ -118,6 +125,9 @@ func (c *Client) readReplyKeep(ctx context.Context, r *result) error {
 		}
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if closed.Load() {
+			return ErrMonitorClosed
 		}
 		dl := time.Now().Add(monitorPoll)
 		if d, ok := ctx.Deadline(); ok && d.Before(dl) {

@@ -193,8 +193,23 @@ func TestMonitor(t *testing.T) {
 	if line, err := m.Next(ctx); err != nil || !strings.Contains(strings.ToUpper(line), `"PING"`) {
 		t.Fatalf("after a timeout Next = %q, %v", line, err)
 	}
+	// Close from another goroutine ends a Next that waits.
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Next(ctx)
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrMonitorClosed) {
+			t.Fatalf("a waiting Next after Close = %v, want ErrMonitorClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end a waiting Next within 5s")
 	}
 	if _, err := m.Next(ctx); !errors.Is(err, ErrMonitorClosed) {
 		t.Fatalf("Next after Close = %v", err)

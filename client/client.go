@@ -505,7 +505,7 @@ func (c *Client) readReply(r *result) error {
 		if c.roff < len(c.rbuf) {
 			n, err := c.codec.parseReply(c.rbuf[c.roff:], r)
 			if err != nil {
-				err = c.notSBE(err)
+				err = c.notSBE(err, false)
 				c.drop()
 				return &ConnError{Target: c.tname, Op: "read", Err: err}
 			}
@@ -528,7 +528,7 @@ func (c *Client) readReply(r *result) error {
 		c.rbuf, err = c.conn.ReadAppend(c.rbuf)
 		if err != nil {
 			if errors.Is(err, transport.ErrTimeout) {
-				err = c.notSBE(err)
+				err = c.notSBE(err, true)
 			}
 			c.drop()
 			return &ConnError{Target: c.tname, Op: "read", Err: err}
@@ -543,8 +543,9 @@ func (c *Client) readReply(r *result) error {
 var ErrNoSBEReply = errors.New("client: no SBE reply: is this a goblin server speaking SBE?")
 
 // notSBE returns err, explained by ErrNoSBEReply when the connection speaks
-// SBE and has not yet delivered a reply.
-func (c *Client) notSBE(err error) error {
+// SBE, has not yet delivered a reply, and either got what looks like a
+// RESP reply or (timedOut) nothing before the deadline.
+func (c *Client) notSBE(err error, timedOut bool) error {
 	if c.answered || c.t.Proto != proto.SBE {
 		return err
 	}
@@ -555,8 +556,11 @@ func (c *Client) notSBE(err error) error {
 			if i := bytes.IndexByte(line, '\r'); i >= 0 {
 				line = line[:i]
 			}
-			return fmt.Errorf("%w: it answered %q, a RESP reply (--proto resp, or proto=resp in the target, talks to it)", ErrNoSBEReply, line)
+			return fmt.Errorf("%w: it answered %q, a RESP reply (--proto resp, or proto=resp in the target, talks to it): %w", ErrNoSBEReply, line, err)
 		}
+	}
+	if !timedOut {
+		return err
 	}
 	return fmt.Errorf("%w: no reply came before the deadline (%w); a RESP-only server waits for a line that SBE never sends", ErrNoSBEReply, err)
 }

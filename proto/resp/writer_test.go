@@ -90,6 +90,39 @@ func TestReadReply(t *testing.T) {
 	}
 }
 
+// TestReplySizeRESP3: RESP3's aggregates count their children (a map and
+// an attribute two per pair, an attribute also the reply it describes),
+// and its scalars are one element each; what the RESP3 writers of this
+// package produce is measured whole.
+func TestReplySizeRESP3(t *testing.T) {
+	var w []byte
+	w = AppendMap(w, 2)
+	w = AppendBulkString(w, "k")
+	w = AppendSet(w, 2)
+	w = AppendBool(w, true)
+	w = AppendNull3(w)
+	w = AppendBulkString(w, "d")
+	w = AppendDouble(w, []byte("1.5"))
+	attr := "|1\r\n+ttl\r\n:3\r\n=7\r\ntxt:abc\r\n"
+	big := "(12345678901234567890\r\n"
+	for _, wire := range []string{string(w), attr, big, ">2\r\n$7\r\nmessage\r\n!3\r\nERR\r\n", "_\r\n"} {
+		n, err := ReplySize([]byte(wire + "+NEXT\r\n"))
+		if err != nil || n != len(wire) {
+			t.Errorf("ReplySize(%q) = %d, %v; want %d", wire, n, err, len(wire))
+		}
+		for i := 0; i < len(wire); i++ {
+			if m, err := ReplySize([]byte(wire[:i])); m != 0 || err != nil {
+				t.Fatalf("ReplySize(%q cut at %d) = %d, %v; want need-more", wire, i, m, err)
+			}
+		}
+	}
+	for _, bad := range []string{"#x\r\n", "_1\r\n", "%-1\r\n", "=-1\r\n"} {
+		if _, _, err := ReadReply([]byte(bad)); !errors.Is(err, ErrMalformedReply) {
+			t.Errorf("ReadReply(%q) = %v, want ErrMalformedReply", bad, err)
+		}
+	}
+}
+
 func TestWriterAllocs(t *testing.T) {
 	b := make([]byte, 0, 256)
 	v := []byte("0123456789abcdef")

@@ -18,7 +18,9 @@ import (
 // goblinKV adapts goblin's own cluster client to the reshard scenario.
 type goblinKV struct{ c *client.Cluster }
 
-func (g goblinKV) set(ctx context.Context, k, v string) error { return g.c.Set(ctx, k, []byte(v), client.SetOptions{}) }
+func (g goblinKV) set(ctx context.Context, k, v string) error {
+	return g.c.Set(ctx, k, []byte(v), client.SetOptions{})
+}
 func (g goblinKV) get(ctx context.Context, k string) (string, error) {
 	v, err := g.c.Get(ctx, k)
 	return string(v), err

@@ -560,7 +560,7 @@ func (d *Driver) networkPublicationTick(p *networkPublication, nowNs int64) bool
 		d.setPosition(p.pubPos, producer)
 		senderPos := d.senderPosition(p)
 		if producer > senderPos {
-			if unblockLog(p.log, senderPos) {
+			if unblockLog(p.log, senderPos, false) {
 				d.counters.AddValue(sysUnblockedPublications, 1)
 				break
 			}

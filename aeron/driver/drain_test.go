@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -158,4 +159,53 @@ func TestDrainingPadsDeadClaimWithoutHeader(t *testing.T) {
 	x.run(300 * time.Millisecond) // now the publisher's client dies
 	x.padded(t, "once the publication drained")
 	x.drains(t)
+}
+
+// TestDrainingNetworkPublicationPadsDeadClaimWithoutHeader: the same dead
+// claim (zeros up to the tail) in a UDP publication whose last publisher
+// is removed: the sender stops at the claim while a receiver is
+// connected, so the draining publication must pad it up to the tail or
+// it never ends.
+func TestDrainingNetworkPublicationPadsDeadClaimWithoutHeader(t *testing.T) {
+	o := Options{TimerInterval: 10 * time.Millisecond}
+	pub, sub := newManualDriver(t, o), newManualDriver(t, o)
+	channel := fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d|term-length=64k", freePort(t))
+	newRawClient(sub).addSubscription(channel, 7)
+	publisher := newRawClient(pub)
+	reg := publisher.addPublication(channel, 7, false)
+	u := &udpPair{pub: pub, sub: sub, p: pub.netPublications[0], msg: make([]byte, 32)}
+	u.termID = u.p.initialTermID
+	deadline := time.Now().Add(30 * time.Second)
+	for len(sub.images) == 0 || !u.p.isConnected {
+		if time.Now().After(deadline) {
+			t.Fatal("no connection over loopback")
+		}
+		u.step(int64(time.Millisecond))
+	}
+	if !u.appendFrame() {
+		t.Fatal("no room for the first frame")
+	}
+	claimAt := u.offset
+	p := u.p
+	term := p.log.terms[0]
+	shm.StoreInt64Release(p.log.meta, logbuffer.TermTailCountersOffset, logbuffer.PackTail(u.termID, int32(claimAt+claimLen)))
+	for range 50 { // the frame goes out; the sender stops at the claim
+		u.step(int64(time.Millisecond))
+	}
+	if got := pub.senderPosition(p); got != int64(claimAt) {
+		t.Fatalf("sender at %d, want the claim's position %d", got, claimAt)
+	}
+	publisher.send(command.RemovePublication, command.AppendRemovePublication(nil, publisher.id, publisher.nextID(), reg, false))
+	for range 100 {
+		u.step(int64(time.Millisecond))
+	}
+	if n := pub.counters.Value(sysUnblockedPublications); n != 1 || shm.LoadInt32Acquire(term, claimAt) != claimLen ||
+		shm.GetUint16(term, claimAt+logbuffer.FrameTypeOffset) != logbuffer.FrameTypePad {
+		t.Fatalf("the dead claim at %d of a draining UDP publication is not padding: unblocked publications %d, "+
+			"frame length %d (want %d), state %d, sender at %d, receivers %v", claimAt, n,
+			shm.LoadInt32Acquire(term, claimAt), claimLen, p.state, pub.senderPosition(p), p.hasReceivers)
+	}
+	if got, want := pub.senderPosition(p), int64(claimAt+claimLen); got != want || p.state == pubDraining {
+		t.Fatalf("after the padding the sender is at %d (want %d) and the publication in state %d, still draining", got, want, p.state)
+	}
 }

@@ -18,8 +18,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestHelpShowsNoPlaceholderDefaults: the CPU-list overrides, which ''
-// sets to "no pinning", are unset by default, and -h says nothing about a
+// TestHelpShowsNoPlaceholderDefaults: the CPU-list overrides, which an
+// empty value sets to "no pinning", are unset by default, and -h says nothing about a
 // default for them (it printed the sentinel `(default "\x00")`).
 func TestHelpShowsNoPlaceholderDefaults(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-h")
@@ -50,7 +50,7 @@ func TestHelpShowsNoPlaceholderDefaults(t *testing.T) {
 	}
 }
 
-// TestCPUListFlagTellsEmptyFromUnset: -server-cpu '' (no pinning) is a
+// TestCPUListFlagTellsEmptyFromUnset: an empty -server-cpu (no pinning) is a
 // setting, distinct from leaving the flag out (the profile's list).
 func TestCPUListFlagTellsEmptyFromUnset(t *testing.T) {
 	var unset, empty cpuListFlag

@@ -50,11 +50,12 @@ const (
 // committed frame later and nothing but zeros between is a claim whose
 // header was never written; zeros up to the term end pad to the end. With
 // abandoned (no publisher left), zeros up to a tail inside the term are a
-// dead publisher's last claim, its header never written (the publisher
-// was killed between moving the tail and writing the header, as a process
-// preempted there under CPU contention is), and are padded up to the
-// tail: left alone (as the Java driver's TermUnblocker leaves it), the
-// publication never drains and its subscribers never see the image go.
+// dead publisher's last claim, its header never written, and are padded
+// up to the tail. A publisher killed between moving the tail and writing
+// the header leaves that: under CPU contention, a few times in a hundred
+// in TestKilledClientsAreCleanedUp. Left alone (as the Java driver's
+// TermUnblocker leaves it), the publication never drains and its
+// subscribers never see the image go.
 func unblockTerm(meta, term []byte, blockedOffset, tailOffset int, termID int32, abandoned bool) unblockStatus {
 	// Frame lengths: written by publishers (release); acquire here.
 	length := shm.LoadInt32Acquire(term, blockedOffset)

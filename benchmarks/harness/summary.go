@@ -78,7 +78,8 @@ func idleOf(cfg *Config, c Case) string {
 // crossProfile marks a ratio whose reference ran with another idle
 // profile than the row: such a ratio mixes what the two ways of waiting
 // cost with what the transports cost. It returns the ratio, with † when
-// marked, and the note that explains the mark ("" when none).
+// marked, and the note that explains the mark ("" when none); refName
+// prefixes the reference's label there ("the floor ").
 func crossProfile(cfg *Config, row Aggregate, ref *Aggregate, r, refName string) (string, string) {
 	if ref == nil || r == "—" || ref.Case.ID() == row.Case.ID() {
 		return r, ""
@@ -87,7 +88,7 @@ func crossProfile(cfg *Config, row Aggregate, ref *Aggregate, r, refName string)
 	if ri == fi {
 		return r, ""
 	}
-	return r + "†", fmt.Sprintf("%s (%s: %s) against %s %s (%s: %s)", row.Case.Label(), row.Profile, ri,
+	return r + "†", fmt.Sprintf("%s (%s: %s) against %s%s (%s: %s)", row.Case.Label(), row.Profile, ri,
 		refName, ref.Case.Label(), ref.Profile, fi)
 }
 
@@ -185,9 +186,9 @@ func SummaryMarkdown(rep *Report, aggs []Aggregate) string {
 				}
 			}
 			var n1, n2, n3 string
-			rr, n1 = crossProfile(&cfg, a, red, rr, "Redis")
-			rr99, n2 = crossProfile(&cfg, a, red, rr99, "Redis")
-			fr, n3 = crossProfile(&cfg, a, fl, fr, "the floor")
+			rr, n1 = crossProfile(&cfg, a, red, rr, "")
+			rr99, n2 = crossProfile(&cfg, a, red, rr99, "")
+			fr, n3 = crossProfile(&cfg, a, fl, fr, "the floor ")
 			note(n1)
 			note(n2)
 			note(n3)

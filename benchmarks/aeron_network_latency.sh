@@ -17,6 +17,12 @@
 # again. Needs root (ip netns); without it, it says so and exits 0 having
 # done nothing.
 #
+# --setup runs scripts/setup.sh first, which installs what is missing (as
+# root: Debian packages, the system user goblin-test, and it stops the
+# system redis-server). Without it nothing is installed; the launcher says
+# what is missing here (with HOSTS, the hosts' tools are goblin-bench's to
+# check).
+#
 # Knobs (environment), see docs/benchmarks.md:
 #   RUNS=2 WARMUP=10000 SAMPLES=100000   PROFILE=fit2|spin|backoff
 #   TRANSPORTS=tcp,aeron-udp PROTOCOLS=RESP,SBE OPS=PING,SET,GET SYSTEMS=goblin,redis,aeron-raw
@@ -24,19 +30,21 @@
 #   DRIVER=java|aeronmd|goblin AERONMD=/path/to/aeronmd
 #   DRIVER_ENV='K=V …'  DRIVER_ENV_<path>='K=V …'   (e.g. LD_PRELOAD of a userspace-UDP library)
 #   QUALIFY=1 STATS_CMD='xlio_stats -p {pid}'        (an extra pass, collectors attached, kept apart)
-#   OUT_DIR=bench-results/network-<UTC time>  SKIP_SETUP=1
+#   OUT_DIR=bench-results/network-<UTC time>
 # Two hosts only:
 #   HOSTS=server:client SSH='ssh -F FILE'  PATHS='10gbe=SERVER_IP/CLIENT_IP,100gbe=…'
 #   (or SERVER_ADDR= CLIENT_ADDR= for one path)  REMOTE_DIR=/tmp  JAVA= REDIS_SERVER= (paths on the hosts)
 #   STAGE_DIR=DIR STAGE_SHARED=1 STAGE_NO_COPY=1
 # Namespaces only: NET=200 (the 10.200.x.y subnet's second octet)
-# Extra arguments are passed to goblin-bench.
+# Extra arguments (other than --setup) are passed to goblin-bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/knobs.sh # RUNS, WARMUP, SAMPLES default there
 OUT_DIR=${OUT_DIR:-bench-results/network-$(date -u +%Y%m%dT%H%M%SZ)}
 HOSTS=${HOSTS:-}
 say() { echo "aeron_network_latency: $*" >&2; }
+launcher_args "$@"
+set -- ${bench_args[@]+"${bench_args[@]}"}
 
 if [[ -z $HOSTS ]]; then
 	if [[ -n ${PATHS:-} ]]; then
@@ -48,13 +56,13 @@ if [[ -z $HOSTS ]]; then
 		exit 0
 	fi
 	if ! command -v ip >/dev/null; then
-		say "skipped: ip (iproute2) is not installed; scripts/setup.sh installs it"
+		say "skipped: ip (iproute2) is not installed; --setup (scripts/setup.sh) installs it"
 		exit 0
 	fi
 fi
 
-if [[ ${SKIP_SETUP:-0} != 1 ]]; then
-	./scripts/setup.sh
+if [[ -z $HOSTS || $RUN_SETUP == 1 ]]; then
+	prepare aeron_network_latency
 fi
 
 bin=$(mktemp -d)

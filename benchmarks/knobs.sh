@@ -50,3 +50,49 @@ driver_args() {
 	[[ -n ${DRIVER_ENV:-} ]] && out+=(-driver-env "$DRIVER_ENV")
 	return 0
 }
+
+# launcher_args sorts the launchers' arguments: --setup sets RUN_SETUP=1
+# (run scripts/setup.sh first); everything else is for goblin-bench and
+# goes into the array bench_args.
+RUN_SETUP=0
+bench_args=()
+launcher_args() {
+	local a
+	for a in "$@"; do
+		case $a in
+		--setup) RUN_SETUP=1 ;;
+		*) bench_args+=("$a") ;;
+		esac
+	done
+}
+
+# prepare runs scripts/setup.sh when the launcher was given --setup. It
+# is opt-in because, run as root, setup.sh installs Debian packages,
+# creates the system user goblin-test and stops the system's redis-server.
+# Without --setup nothing is installed: prepare names what this machine
+# lacks and what the run will then leave out ($1: the launcher's name).
+prepare() {
+	local who=$1
+	if ((RUN_SETUP)); then
+		echo "$who: --setup: running scripts/setup.sh (as root it may install Debian packages, create the system user goblin-test and stop the system redis-server)" >&2
+		./scripts/setup.sh
+		return
+	fi
+	local missing=() redis=${REDIS_SERVER:-redis-server} java=${JAVA:-java} version jar
+	version=$(cat scripts/aeron.version)
+	jar=${MAVEN_REPO:-$HOME/.m2/repository}/io/aeron/aeron-all/$version/aeron-all-$version.jar
+	command -v "$redis" >/dev/null ||
+		missing+=("redis-server (looked for $redis): the redis cases will be reported unavailable")
+	command -v "$java" >/dev/null ||
+		missing+=("java (looked for $java): the Aeron cases on the Java media driver and the aeron-raw ping-pong will be reported unavailable")
+	[[ -s $jar ]] ||
+		missing+=("the Aeron jar io.aeron:aeron-all:$version (looked for $jar): the same Aeron cases will be reported unavailable")
+	if ((${#missing[@]})); then
+		echo "$who: missing on this machine (nothing is installed without --setup):" >&2
+		local m
+		for m in "${missing[@]}"; do
+			echo "$who:   - $m" >&2
+		done
+		echo "$who: install them yourself, or run again with --setup to run scripts/setup.sh (as root it installs Debian packages, creates the system user goblin-test and stops the system redis-server)" >&2
+	fi
+}

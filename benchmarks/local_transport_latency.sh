@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Runs goblin's local transport-latency matrix on this host, end to end:
-# installs what is missing (scripts/setup.sh), builds goblin-server and
-# goblin-bench, runs every protocol × transport × operation case against a
+# builds goblin-server and goblin-bench, runs every protocol × transport × operation case against a
 # fresh server beside the Redis, raw Aeron and shared-memory peers, and
 # writes the archive (latency.csv, aggregate.csv, metadata.txt, summary.md,
 # charts/, SHA256SUMS) into OUT_DIR. See docs/benchmarks.md.
+#
+# --setup runs scripts/setup.sh first, which installs what is missing (as
+# root: Debian packages, the system user goblin-test, and it stops the
+# system redis-server). Without it nothing is installed; the launcher says
+# what is missing and which cases that leaves out.
 #
 # Knobs (environment):
 #   RUNS=2 WARMUP=10000 SAMPLES=100000   the published method
@@ -15,16 +19,16 @@
 #   SERVER_CPU= CLIENT_CPU= DRIVER_CPU=  SERVER_IDLE= CLIENT_WAIT= DRIVER_IDLE=   (override the profile)
 #   SERVER_AGENTS= CLIENT_AGENTS=   (pin the drivers' agents one by one: conductor=2,sender=3,receiver=4)
 #   DRIVER=java|aeronmd|goblin AERONMD=/path/to/aeronmd DRIVER_ENV='K=V …'   (the media driver of the Aeron cases)
-#   OUT_DIR=bench-results/local-<UTC time>   SKIP_SETUP=1 to skip scripts/setup.sh
-# Extra arguments are passed to goblin-bench.
+#   OUT_DIR=bench-results/local-<UTC time>
+# Extra arguments (other than --setup) are passed to goblin-bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/knobs.sh # RUNS, WARMUP, SAMPLES default there
 OUT_DIR=${OUT_DIR:-bench-results/local-$(date -u +%Y%m%dT%H%M%SZ)}
 
-if [[ ${SKIP_SETUP:-0} != 1 ]]; then
-	./scripts/setup.sh
-fi
+launcher_args "$@"
+set -- ${bench_args[@]+"${bench_args[@]}"}
+prepare local_transport_latency
 
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT

@@ -348,7 +348,7 @@ func (d *Driver) ipcPublicationTick(p *ipcPublication, nowNs int64) {
 		if d.isDrained(p, producer) {
 			d.transitionToLinger(p)
 			p.state = pubLinger
-		} else if unblockLog(p.log, p.consumerPosition) {
+		} else if unblockLog(p.log, d.advanceConsumerPosition(p), true) {
 			d.counters.AddValue(sysUnblockedPublications, 1)
 		}
 	case pubLinger:
@@ -360,6 +360,22 @@ func (d *Driver) ipcPublicationTick(p *ipcPublication, nowNs int64) {
 			p.state = pubDone
 		}
 	}
+}
+
+// advanceConsumerPosition moves the consumer position up to the furthest
+// subscriber and returns it. updatePublisherPositionAndLimit does so on
+// every duty cycle, but only while the publication is active; a draining
+// publication must read it afresh before it unblocks, because its
+// subscribers read on after the last publisher went. A dead publisher's
+// claim is where they stop, which may be past the position last seen
+// while active (the driver timed the publisher's client out before a
+// subscriber starved of CPU had caught up): unblocking there would find a
+// committed frame, change nothing, and the publication would never drain.
+func (d *Driver) advanceConsumerPosition(p *ipcPublication) int64 {
+	for _, s := range p.subs {
+		p.consumerPosition = max(p.consumerPosition, d.subPosition(s))
+	}
+	return p.consumerPosition
 }
 
 // checkUntetheredSubscriptions moves untethered subscribers that fell a
@@ -385,7 +401,7 @@ func (p *ipcPublication) announce(d *Driver, l *subscriptionLink, pos position, 
 func (d *Driver) checkForBlockedPublisher(p *logPublication, producer, consumer, nowNs int64) {
 	if consumer == p.lastConsumerPosition && p.isPossiblyBlocked(producer, consumer) {
 		if p.consumerChangedNs+p.unblockTimeoutNs-nowNs < 0 {
-			if unblockLog(p.log, consumer) {
+			if unblockLog(p.log, consumer, false) {
 				d.counters.AddValue(sysUnblockedPublications, 1)
 			}
 		}

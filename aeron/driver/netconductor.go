@@ -560,7 +560,9 @@ func (d *Driver) networkPublicationTick(p *networkPublication, nowNs int64) bool
 		d.setPosition(p.pubPos, producer)
 		senderPos := d.senderPosition(p)
 		if producer > senderPos {
-			if unblockLog(p.log, senderPos) {
+			// No publisher is left: a claim without a header that reaches the
+			// tail is a dead one (unblockLog).
+			if unblockLog(p.log, senderPos, true) {
 				d.counters.AddValue(sysUnblockedPublications, 1)
 				break
 			}

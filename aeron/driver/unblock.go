@@ -8,9 +8,12 @@ import (
 // unblockLog frees a log stuck at blockedPosition because a publisher
 // claimed space and never committed it (LogBufferUnblocker): the claim is
 // turned into padding, or, when the publisher claimed past a term end that
-// was never rotated, the log is rotated. It reports whether it changed
-// anything.
-func unblockLog(l *rawLog, blockedPosition int64) bool {
+// was never rotated, the log is rotated. abandoned says that no publisher
+// is left (the publication drains): then a claim that never got a header
+// and has nothing after it up to the tail is padded up to the tail too,
+// which with a publisher left could still be one that is about to write
+// its header. It reports whether it changed anything.
+func unblockLog(l *rawLog, blockedPosition int64, abandoned bool) bool {
 	bits := logbuffer.PositionBitsToShift(l.termLength)
 	blockedTermCount := int32(blockedPosition >> bits)
 	blockedOffset := int(blockedPosition) & (l.termLength - 1)
@@ -24,7 +27,7 @@ func unblockLog(l *rawLog, blockedPosition int64) bool {
 	raw := logbuffer.RawTail(l.meta, index)
 	termID := logbuffer.TermID(raw)
 	tailOffset := logbuffer.TermOffset(raw, l.termLength)
-	switch unblockTerm(l.meta, l.terms[index], blockedOffset, tailOffset, termID) {
+	switch unblockTerm(l.meta, l.terms[index], blockedOffset, tailOffset, termID, abandoned) {
 	case unblockedToEnd:
 		logbuffer.RotateLog(l.meta, blockedTermCount, termID)
 		return true
@@ -45,8 +48,15 @@ const (
 // unblockTerm pads over a stuck frame at blockedOffset (TermUnblocker): a
 // negative length is a claim whose length is known; a zero length with a
 // committed frame later and nothing but zeros between is a claim whose
-// header was never written; zeros up to the term end pad to the end.
-func unblockTerm(meta, term []byte, blockedOffset, tailOffset int, termID int32) unblockStatus {
+// header was never written; zeros up to the term end pad to the end. With
+// abandoned (no publisher left), zeros up to a tail inside the term are a
+// dead publisher's last claim, its header never written, and are padded
+// up to the tail. A publisher killed between moving the tail and writing
+// the header leaves that: under CPU contention, a few times in a hundred
+// in TestKilledClientsAreCleanedUp. Left alone (as the Java driver's
+// TermUnblocker leaves it), the publication never drains and its
+// subscribers never see the image go.
+func unblockTerm(meta, term []byte, blockedOffset, tailOffset int, termID int32, abandoned bool) unblockStatus {
 	// Frame lengths: written by publishers (release); acquire here.
 	length := shm.LoadInt32Acquire(term, blockedOffset)
 	if length < 0 {
@@ -68,9 +78,14 @@ func unblockTerm(meta, term []byte, blockedOffset, tailOffset int, termID int32)
 		}
 		break
 	}
-	if offset == len(term) && shm.LoadInt32Acquire(term, blockedOffset) == 0 {
+	switch {
+	case offset == len(term) && shm.LoadInt32Acquire(term, blockedOffset) == 0:
 		resetHeader(meta, term, blockedOffset, termID, offset-blockedOffset)
 		status = unblockedToEnd
+	case abandoned && status == noAction && offset >= tailOffset && tailOffset > blockedOffset &&
+		shm.LoadInt32Acquire(term, blockedOffset) == 0:
+		resetHeader(meta, term, blockedOffset, termID, tailOffset-blockedOffset)
+		status = unblocked
 	}
 	return status
 }

@@ -2,7 +2,9 @@ package interop
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"os"
 	"os/exec"
 	"strconv"
@@ -124,11 +126,44 @@ func TestKilledClientsAreCleanedUp(t *testing.T) {
 	goVictim.Process.Kill()
 	goVictim.Wait()
 
-	waitFor(t, "the victims' resources to go", func() bool {
+	waitUntil(t, "the victims' resources to go", func() string {
 		fromJava.Poll(func([]byte, *aeron.Header) {}, 100)
 		fromGo.Poll(func([]byte, *aeron.Header) {}, 100)
-		return owned(javaClient) == 0 && owned(goClient) == 0 && gone.Load() == 2 &&
-			fromJava.ImageCount() == 0 && fromGo.ImageCount() == 0
+		var b strings.Builder
+		for _, v := range []struct {
+			name   string
+			client int64
+		}{{"java victim", javaClient}, {"go victim", goClient}} {
+			survivor.Counters().ForEach(func(c aeron.CounterInfo) bool {
+				if c.OwnerID == v.client || (c.TypeID == aeron.CounterTypeClientHeartbeat && c.RegistrationID == v.client) {
+					fmt.Fprintf(&b, "  %s (client %d): counter %d type %d %q value %d still allocated\n",
+						v.name, v.client, c.ID, c.TypeID, c.Label, c.Value)
+				}
+				return true
+			})
+		}
+		if n := gone.Load(); n != 2 {
+			fmt.Fprintf(&b, "  survivor: %d unavailable-image notices, want 2\n", n)
+		}
+		for _, s := range []*aeron.Subscription{fromJava, fromGo} {
+			for _, img := range s.Images() {
+				fmt.Fprintf(&b, "  survivor: stream %d still has image session %d (correlation %d) at position %d, end of stream %v; %s\n",
+					s.StreamID(), img.SessionID(), img.CorrelationID(), img.Position(), img.IsEndOfStream(),
+					frameAt(d.Dir(), img.CorrelationID(), img.TermBufferLength(), img.Position()))
+			}
+		}
+		if b.Len() > 0 {
+			// What the driver's publications say, to compare with the images.
+			survivor.Counters().ForEach(func(c aeron.CounterInfo) bool {
+				if c.TypeID == aeron.CounterTypePublisherPosition || c.TypeID == aeron.CounterTypePublisherLimit ||
+					c.TypeID == aeron.CounterTypeSubscriberPos ||
+					(c.TypeID == aeron.CounterTypeSystem && (strings.Contains(c.Label, "nblock") || strings.Contains(c.Label, "imeout"))) {
+					fmt.Fprintf(&b, "  counter %d %q = %d (owner %d)\n", c.ID, c.Label, c.Value, c.OwnerID)
+				}
+				return true
+			})
+		}
+		return b.String()
 	})
 	t.Logf("cleaned up %v after the kill (client liveness timeout 5s, unblock timeout 7s)", time.Since(killed).Round(time.Millisecond))
 	if n := survivor.Counters().Value(24); n != 2 {
@@ -159,4 +194,23 @@ func readyField(t *testing.T, out, key string) int64 {
 	}
 	t.Fatalf("no READY line in %q", out)
 	return 0
+}
+
+// frameAt describes the frame an IPC image is stopped at, read from the
+// publication's log in the driver's directory: a length of 0 is a claim
+// whose header was never written, a negative one a claim never committed.
+func frameAt(dir string, registrationID int64, termLength int, pos int64) string {
+	path := fmt.Sprintf("%s/publications/%d.logbuffer", dir, registrationID)
+	f, err := os.Open(path)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	shift := bits.TrailingZeros(uint(termLength))
+	off := int64(termLength)*((pos>>shift)%3) + pos&int64(termLength-1)
+	var b [4]byte
+	if _, err := f.ReadAt(b[:], off); err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("the frame there has length %d", int32(binary.LittleEndian.Uint32(b[:])))
 }

@@ -50,7 +50,11 @@ func collectMetadata(cfg *Config, rep *Report) Metadata {
 	add("cpu.governor", readTrim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "not exposed"))
 	add("kernel", kernel())
 	add("load.start", rep.LoadStart)
-	add("load.end", readTrim("/proc/loadavg", "unknown"))
+	loadEnd := rep.LoadEnd
+	if loadEnd == "" {
+		loadEnd = readTrim("/proc/loadavg", "unknown")
+	}
+	add("load.end", loadEnd)
 	add("go.version", runtime.Version())
 	add("goblin.commit", rep.Commit)
 	if bin, err := lookTool(cfg.GoblinServer, "goblin-server"); err == nil {

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -53,6 +54,8 @@ type Report struct {
 	// LoadStart is /proc/loadavg when the run began: on a shared machine
 	// the other work running beside the benchmark shows in the tails.
 	LoadStart string
+	// LoadEnd is /proc/loadavg when the last case had ended.
+	LoadEnd string
 	// Commit is the checkout's commit when the run began (the binaries
 	// were built from it).
 	Commit  string
@@ -196,13 +199,14 @@ func RunStaged(ctx context.Context, cfg Config, providers []Provider, staging *S
 		if err != nil {
 			return nil, err
 		}
-		rep.Warnings = warnings
+		rep.Warnings = append(rep.Warnings, warnings...)
 		for _, w := range warnings {
 			if cfg.Progress != nil {
 				fmt.Fprintln(cfg.Progress, "goblin-bench: warning: "+w)
 			}
 		}
 	}
+	rep.warnLoad(&cfg, "start", rep.LoadStart)
 	passes := cfg.Runs
 	if cfg.Qualify != nil {
 		passes++
@@ -256,11 +260,51 @@ func RunStaged(ctx context.Context, cfg Config, providers []Provider, staging *S
 		}
 	}
 	rep.Ended = time.Now().UTC()
+	rep.LoadEnd = readTrim("/proc/loadavg", "unknown")
+	rep.warnLoad(&cfg, "end", rep.LoadEnd)
 	rep.Meta = collectMetadata(&cfg, rep)
 	if err := WriteArchive(rep); err != nil {
 		return rep, err
 	}
 	return rep, nil
+}
+
+// loadFactor is how many runnable threads per logical CPU, on average
+// over a minute, make a machine too busy for its latencies to stand for
+// the system measured alone.
+const loadFactor = 1.5
+
+// loadWarning returns a warning when the 1-minute load average of a
+// /proc/loadavg line is more than loadFactor times ncpu, and "" otherwise
+// (also for a line it cannot read). when is "start" or "end".
+func loadWarning(when, loadavg string, ncpu int) string {
+	f := strings.Fields(loadavg)
+	if len(f) == 0 || ncpu < 1 {
+		return ""
+	}
+	load, err := strconv.ParseFloat(f[0], 64)
+	if err != nil || load <= loadFactor*float64(ncpu) {
+		return ""
+	}
+	msg := fmt.Sprintf("the 1-minute load average at the %s of the run was %.2f on this machine's %d logical CPUs "+
+		"(more than %.1f per CPU): other work was competing for the CPUs, and the figures include its interference",
+		when, load, ncpu, loadFactor)
+	if when == "end" {
+		msg += " (the run's own threads count in it too: up to one per CPU under the spinning profiles)"
+	}
+	return msg
+}
+
+// warnLoad records and prints loadWarning's warning, if any.
+func (rep *Report) warnLoad(cfg *Config, when, loadavg string) {
+	w := loadWarning(when, loadavg, runtime.NumCPU())
+	if w == "" {
+		return
+	}
+	rep.Warnings = append(rep.Warnings, w)
+	if cfg.Progress != nil {
+		fmt.Fprintln(cfg.Progress, "goblin-bench: warning: "+w)
+	}
 }
 
 // unavailable is the record and the rows of a case that cannot run.

@@ -67,6 +67,31 @@ func ratio(a float64, b *Aggregate, pick func(*Aggregate) float64) string {
 	return fmt.Sprintf("%.2f×", r)
 }
 
+// idleOf is the idle part of the profile case c ran with: how the server
+// loop, the measuring client and the media driver agents wait
+// ("spin/spin/backoff").
+func idleOf(cfg *Config, c Case) string {
+	p := cfg.ForCase(c.System, c.Transport)
+	return orDash(p.ServerIdle) + "/" + orDash(p.ClientWait) + "/" + orDash(p.DriverIdle)
+}
+
+// crossProfile marks a ratio whose reference ran with another idle
+// profile than the row: such a ratio mixes what the two ways of waiting
+// cost with what the transports cost. It returns the ratio, with † when
+// marked, and the note that explains the mark ("" when none); refName
+// prefixes the reference's label there ("the floor ").
+func crossProfile(cfg *Config, row Aggregate, ref *Aggregate, r, refName string) (string, string) {
+	if ref == nil || r == "—" || ref.Case.ID() == row.Case.ID() {
+		return r, ""
+	}
+	ri, fi := idleOf(cfg, row.Case), idleOf(cfg, ref.Case)
+	if ri == fi {
+		return r, ""
+	}
+	return r + "†", fmt.Sprintf("%s (%s: %s) against %s%s (%s: %s)", row.Case.Label(), row.Profile, ri,
+		refName, ref.Case.Label(), ref.Profile, fi)
+}
+
 // loadTriple keeps the three load averages of a /proc/loadavg line.
 func loadTriple(s string) string {
 	f := strings.Fields(s)
@@ -116,7 +141,9 @@ func SummaryMarkdown(rep *Report, aggs []Aggregate) string {
 	b.WriteString("Ratios are p50 over the reference's p50 for the same operation: Redis on the same socket type " +
 		"(tcp to tcp, everything else to Redis's Unix socket) and the raw floor (on aeron-udp the raw UDP socket " +
 		"ping-pong when measured, else the raw Aeron ping-pong on the same medium for Aeron, the shared-memory ping-pong " +
-		"otherwise; the floors have no command, so every operation is compared with their one round trip).\n\n")
+		"otherwise; the floors have no command, so every operation is compared with their one round trip). " +
+		"Each row's profile column names its profile and how it waits (server loop / measuring client / driver agents); " +
+		"a ratio marked † compares rows measured with different idle profiles, and the note under its table names them.\n\n")
 	p50 := func(a *Aggregate) float64 { return a.P50 }
 	p99 := func(a *Aggregate) float64 { return a.P99 }
 	for _, op := range AllOps {
@@ -129,11 +156,17 @@ func SummaryMarkdown(rep *Report, aggs []Aggregate) string {
 		if paths {
 			b.WriteString("| path ")
 		}
-		b.WriteString("| transport | protocol | system | p50 | p50 ÷ Redis | p50 ÷ floor | p99 | p99 ÷ Redis | p99.9 | max | mean | profile |\n")
+		b.WriteString("| transport | protocol | system | p50 | p50 ÷ Redis | p50 ÷ floor | p99 | p99 ÷ Redis | p99.9 | max | mean | profile (idle: server/client/driver) |\n")
 		if paths {
 			b.WriteString("|---")
 		}
 		b.WriteString("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+		var notes []string
+		note := func(n string) {
+			if n != "" && !slices.Contains(notes, n) {
+				notes = append(notes, n)
+			}
+		}
 		for _, a := range rows {
 			red := findAgg(aggs, SysRedis, redisRef(a.Case), a.Case.Path, op)
 			fl := floorAgg(aggs, a.Case)
@@ -152,6 +185,13 @@ func SummaryMarkdown(rep *Report, aggs []Aggregate) string {
 					rr, rr99 = ratio(a.P50, red, p50), ratio(a.P99, red, p99)
 				}
 			}
+			var n1, n2, n3 string
+			rr, n1 = crossProfile(&cfg, a, red, rr, "")
+			rr99, n2 = crossProfile(&cfg, a, red, rr99, "")
+			fr, n3 = crossProfile(&cfg, a, fl, fr, "the floor ")
+			note(n1)
+			note(n2)
+			note(n3)
 			proto := string(a.Case.Protocol)
 			if a.Case.Protocol == Raw {
 				proto = "—"
@@ -160,9 +200,19 @@ func SummaryMarkdown(rep *Report, aggs []Aggregate) string {
 				fmt.Fprintf(&b, "| %s ", orDash(a.Case.Path))
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				a.Case.Transport, proto, a.Case.System, us(a.P50), rr, fr, us(a.P99), rr99, us(a.P999), us(a.Max), us(a.Mean), a.Profile)
+				a.Case.Transport, proto, a.Case.System, us(a.P50), rr, fr, us(a.P99), rr99, us(a.P999), us(a.Max), us(a.Mean),
+				a.Profile+" ("+idleOf(&cfg, a.Case)+")")
 		}
 		b.WriteString("\n")
+		if len(notes) > 0 {
+			b.WriteString("† Measured with different idle profiles, so the ratio includes what waiting differently costs, " +
+				"not only what the transport costs (compare within one profile, or rerun with one: -profile backoff, " +
+				"or -server-idle, -client-wait and -driver-idle):\n\n")
+			for _, n := range notes {
+				fmt.Fprintf(&b, "- %s\n", n)
+			}
+			b.WriteString("\n")
+		}
 	}
 	var missing []string
 	seen := map[string]bool{}

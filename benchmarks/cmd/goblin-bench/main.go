@@ -35,6 +35,17 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, "; ") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
+// cpuListFlag is a CPU-list override that may be set to the empty string
+// (no pinning), which is not the same as leaving it unset (the profile's
+// list). Its zero value prints no default in -h.
+type cpuListFlag struct {
+	value string
+	set   bool
+}
+
+func (f *cpuListFlag) String() string     { return f.value }
+func (f *cpuListFlag) Set(v string) error { f.value, f.set = v, true; return nil }
+
 func main() { os.Exit(run()) }
 
 func run() int {
@@ -44,12 +55,6 @@ func run() int {
 		serverIdle = flag.String("server-idle", "", "override the profile: goblin-server --idle spin|yield|backoff")
 		clientWait = flag.String("client-wait", "", "override the profile: the measuring client waits by spin or block")
 		driverIdle = flag.String("driver-idle", "", "override the profile: Aeron driver agents spin or backoff")
-		serverCPU  = flag.String("server-cpu", "\x00", "override the profile: CPU list for the server ('' = no pinning)")
-		clientCPU  = flag.String("client-cpu", "\x00", "override the profile: CPU list for the measuring thread")
-		driverCPU  = flag.String("driver-cpu", "\x00", "override the profile: CPU list for Aeron media drivers")
-		srvAgents  = flag.String("server-agents", "\x00", "override the profile: the server driver's agents one by one, e.g. conductor=2,sender=3,receiver=4")
-		cliAgents  = flag.String("client-agents", "\x00", "override the profile: the client driver's agents one by one, e.g. conductor=2,sender=3,receiver=4")
-		housekeep  = flag.String("housekeeping-cpu", "\x00", "override the profile: CPU list for every thread no other list names (goblin-server then runs there with only its store loop on -server-cpu)")
 		systems    = flag.String("systems", "", "comma-separated systems to run: goblin,redis,aeron-go,aeron-raw,udp-floor,shm-floor (default all)")
 		transports = flag.String("transports", "", "comma-separated transports: ring,aeron-ipc,uds,tcp,aeron-udp (default all; tcp,aeron-udp with -hosts)")
 		protocols  = flag.String("protocols", "", "comma-separated protocols: RESP,SBE (default both)")
@@ -88,6 +93,20 @@ func run() int {
 		pingCh    = flag.String("ping-channel", "", "internal: with -aeron-pong, the channel it subscribes to (stream 1002)")
 		pongCh    = flag.String("pong-channel", "", "internal: with -aeron-pong, the channel it answers on (stream 1003)")
 	)
+	var (
+		serverCPU cpuListFlag
+		clientCPU cpuListFlag
+		driverCPU cpuListFlag
+		srvAgents cpuListFlag
+		cliAgents cpuListFlag
+		housekeep cpuListFlag
+	)
+	flag.Var(&serverCPU, "server-cpu", "override the profile: the `CPUs` of the server, a CPU list such as 0 or 2-3 ('' = no pinning; unset = the profile's)")
+	flag.Var(&clientCPU, "client-cpu", "override the profile: the `CPUs` of the measuring thread ('' = no pinning; unset = the profile's)")
+	flag.Var(&driverCPU, "driver-cpu", "override the profile: the `CPUs` of the Aeron media drivers ('' = no pinning; unset = the profile's)")
+	flag.Var(&srvAgents, "server-agents", "override the profile: the server driver's `agents` one by one, e.g. conductor=2,sender=3,receiver=4 ('' = none pinned one by one)")
+	flag.Var(&cliAgents, "client-agents", "override the profile: the client driver's `agents` one by one, e.g. conductor=2,sender=3,receiver=4 ('' = none pinned one by one)")
+	flag.Var(&housekeep, "housekeeping-cpu", "override the profile: the `CPUs` of every thread no other list names (goblin-server then runs there with only its store loop on -server-cpu; '' = none)")
 	var driverEnv multiFlag
 	flag.Var(&driverEnv, "driver-env", "'[PATH:]K=V K2=V2': added to the media drivers' environment (all paths, or the named one); repeatable")
 	flag.StringVar(&cfg.OutDir, "out", cfg.OutDir, "run directory to write")
@@ -255,11 +274,11 @@ func run() int {
 		override(&pp.DriverIdle, *driverIdle)
 		for _, c := range []struct {
 			dst *string
-			v   string
-		}{{&pp.ServerCPU, *serverCPU}, {&pp.ClientCPU, *clientCPU}, {&pp.DriverCPU, *driverCPU},
-			{&pp.ServerAgents, *srvAgents}, {&pp.ClientAgents, *cliAgents}, {&pp.HousekeepingCPU, *housekeep}} {
-			if c.v != "\x00" {
-				*c.dst = c.v
+			v   cpuListFlag
+		}{{&pp.ServerCPU, serverCPU}, {&pp.ClientCPU, clientCPU}, {&pp.DriverCPU, driverCPU},
+			{&pp.ServerAgents, srvAgents}, {&pp.ClientAgents, cliAgents}, {&pp.HousekeepingCPU, housekeep}} {
+			if c.v.set {
+				*c.dst = c.v.value
 				custom = true
 			}
 		}

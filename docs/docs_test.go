@@ -635,7 +635,9 @@ func shellFields(s string) []string {
 	return out
 }
 
-var testFuncRe = regexp.MustCompile(`(?m)^func (Test|Benchmark)(\w*)\(`)
+// testFuncRe matches a test, a benchmark or an example; -run selects
+// examples as well as tests.
+var testFuncRe = regexp.MustCompile(`(?m)^func (Test|Benchmark|Example)(\w*)\(`)
 
 // checkGoTest checks a go test command without running it: its packages
 // exist, and its -run and -bench patterns match tests and benchmarks in
@@ -685,7 +687,11 @@ func (r *runner) checkGoTest(c command) {
 				r.t.Fatal(err)
 			}
 			for _, m := range testFuncRe.FindAllStringSubmatch(string(src), -1) {
-				names[m[1]] = append(names[m[1]], m[1]+m[2])
+				kind := m[1]
+				if kind == "Example" {
+					kind = "Test"
+				}
+				names[kind] = append(names[kind], m[1]+m[2])
 			}
 		}
 	}

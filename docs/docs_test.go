@@ -62,13 +62,19 @@ var (
 	markerRe = regexp.MustCompile(`<!--\s*doccheck:\s*skip\s+(.*?)\s*-->`)
 )
 
-// docFiles are the Markdown files the tests read.
+// docFiles are the Markdown files the tests read: README.md, docs/*.md
+// and the dated measurements of docs/results/*.md.
 func docFiles(t *testing.T, root string) []string {
 	t.Helper()
 	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil || len(pages) == 0 {
 		t.Fatalf("no docs/*.md under %s: %v", root, err)
 	}
+	results, err := filepath.Glob(filepath.Join(root, "docs", "results", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, results...)
 	slices.Sort(pages)
 	return append([]string{filepath.Join(root, "README.md")}, pages...)
 }

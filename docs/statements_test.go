@@ -232,3 +232,70 @@ func TestDocAeronDirHelp(t *testing.T) {
 		t.Errorf("goblin-server logged aeron listeners %q, want the IPC and the UDP one:\n%s", aeron, p.Log())
 	}
 }
+
+var (
+	mdLinkRe  = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	headingRe = regexp.MustCompile(`(?m)^#{1,6} (.+)$`)
+	slugDrop  = regexp.MustCompile(`[^\p{L}\p{N} _-]`)
+)
+
+// anchors returns the GitHub anchors of a Markdown page's headings.
+func anchors(page string) map[string]bool {
+	out := map[string]bool{}
+	inFence := false
+	for _, l := range strings.Split(page, "\n") {
+		if fenceRe.MatchString(l) {
+			inFence = !inFence
+		}
+		if m := headingRe.FindStringSubmatch(l); m != nil && !inFence {
+			slug := strings.ReplaceAll(slugDrop.ReplaceAllString(strings.ToLower(m[1]), ""), " ", "-")
+			a := slug
+			for i := 1; out[a]; i++ {
+				a = fmt.Sprintf("%s-%d", slug, i)
+			}
+			out[a] = true
+		}
+	}
+	return out
+}
+
+// TestDocLinks: every relative link of README.md, docs/*.md and
+// docs/results/*.md names a file that exists and, with a #fragment, a
+// heading of that page; pages move (the dated results did), links must
+// follow.
+func TestDocLinks(t *testing.T) {
+	root := testproc.Root(t)
+	for _, path := range docFiles(t, root) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, path)
+		for _, m := range mdLinkRe.FindAllStringSubmatch(string(data), -1) {
+			link := m[1]
+			if strings.Contains(link, "://") || strings.HasPrefix(link, "mailto:") {
+				continue
+			}
+			file, frag, _ := strings.Cut(link, "#")
+			target := path
+			if file != "" {
+				target = filepath.Join(filepath.Dir(path), file)
+			}
+			st, err := os.Stat(target)
+			if err != nil {
+				t.Errorf("%s links %s, which does not exist", rel, link)
+				continue
+			}
+			if frag == "" || st.IsDir() {
+				continue
+			}
+			page, err := os.ReadFile(target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !anchors(string(page))[frag] {
+				t.Errorf("%s links %s: no heading of %s has the anchor #%s", rel, link, file, frag)
+			}
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -297,5 +298,72 @@ func TestDocLinks(t *testing.T) {
 				t.Errorf("%s links %s: no heading of %s has the anchor #%s", rel, link, file, frag)
 			}
 		}
+	}
+}
+
+var (
+	flagDefaultRowRe = regexp.MustCompile("(?m)^\\| `--([\\w-]+)[^|]*\\| `([^`]+)`")
+	helpFlagRe       = regexp.MustCompile(`^  -([\w-]+)`)
+	helpDefaultRe    = regexp.MustCompile(`\(default:? ([^()]*(?:\([^()]*\)[^()]*)*)\)`)
+)
+
+// helpDefaults returns, for each flag of a binary's --help, the text of
+// its "(default ...)" remarks.
+func helpDefaults(t *testing.T, bin string) map[string][]string {
+	t.Helper()
+	out, err := exec.Command(bin, "--help").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s --help: %v\n%s", bin, err, out)
+	}
+	desc := map[string]string{}
+	flag := ""
+	for _, l := range strings.Split(string(out), "\n") {
+		if m := helpFlagRe.FindStringSubmatch(l); m != nil {
+			flag = m[1]
+			desc[flag] = l
+			continue
+		}
+		if flag != "" && strings.HasPrefix(l, "    \t") {
+			desc[flag] += " " + strings.TrimSpace(l)
+			continue
+		}
+		flag = ""
+	}
+	defaults := map[string][]string{}
+	for f, d := range desc {
+		for _, m := range helpDefaultRe.FindAllStringSubmatch(d, -1) {
+			defaults[f] = append(defaults[f], strings.ReplaceAll(m[1], `"`, ""))
+		}
+	}
+	return defaults
+}
+
+// TestDocFlagDefaults: where a page's flag table gives a default in code
+// font and the binary's --help states one, --help's names it.
+func TestDocFlagDefaults(t *testing.T) {
+	root := testproc.Root(t)
+	for page, pkg := range flagTables {
+		t.Run(page, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(root, page))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defaults := helpDefaults(t, testproc.Build(t, pkg))
+			checked := 0
+			for _, m := range flagDefaultRowRe.FindAllStringSubmatch(string(data), -1) {
+				flag, doc := m[1], m[2]
+				if strings.Contains(doc, "<") || len(defaults[flag]) == 0 {
+					continue // a placeholder, or a default --help does not state
+				}
+				if !slices.ContainsFunc(defaults[flag], func(h string) bool { return strings.Contains(h, doc) }) {
+					t.Errorf("%s gives --%s's default as %q; %s --help says (default %s)", page, flag, doc,
+						filepath.Base(pkg), strings.Join(defaults[flag], "; "))
+				}
+				checked++
+			}
+			if checked < 3 {
+				t.Errorf("%s: only %d defaults compared with --help: does its flag table still read | `--flag` | `default` |?", page, checked)
+			}
+		})
 	}
 }

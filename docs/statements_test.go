@@ -71,7 +71,8 @@ func TestDocCLIMessages(t *testing.T) {
 	missingSock := filepath.Join(dir, "goblin-1000", "goblin.sock")
 	noDriver := filepath.Join(dir, "x")
 	// The page's paths for the test's own, longest first.
-	docPaths := strings.NewReplacer(missingSock, "/tmp/goblin-1000/goblin.sock", redisSock, "/tmp/redis.sock",
+	sbeSock := strings.TrimSuffix(strings.TrimPrefix(srv["uds/sbe"], "uds://"), "?proto=sbe")
+	docPaths := strings.NewReplacer(missingSock, "/tmp/goblin-1000/goblin.sock", redisSock, "/tmp/redis.sock", sbeSock, "/tmp/goblin.sock",
 		aeronDir, "/dev/shm/goblin-aeron-1000", noDriver, "/dev/shm/x", ring, "/dev/shm/goblin")
 
 	cases := []struct {
@@ -88,6 +89,7 @@ func TestDocCLIMessages(t *testing.T) {
 		{"tcp, unknown parameter", nil, []string{"--target", "tcp://127.0.0.1:6380?proto=resp&nosuch=1", "ping"}, 2},
 		{"$AERON_DIR without a driver", []string{"AERON_DIR=" + noDriver}, []string{"--target", "aeron:ipc?proto=resp", "ping"}, 3},
 		{"SBE, no encoding", nil, []string{"--target", srv["uds/sbe"], "lpush", "l", "a"}, 2},
+		{"monitor over SBE", nil, []string{"--target", srv["uds/sbe"], "monitor"}, 2},
 		{"SBE to a RESP-only server", nil, []string{"--target", "uds://" + redisSock + "?proto=sbe", "--timeout", "1s", "ping"}, 3},
 	}
 	for _, c := range cases {

@@ -1,5 +1,6 @@
-// Package aeron is a pure-Go Aeron client: it talks to a real Aeron media
-// driver (Java or C, 1.51.x) through the driver's shared-memory files, so Go
+// Package aeron is a pure-Go Aeron client: it talks to an Aeron media
+// driver — the Java or C driver (1.51.x), or goblin's own Go driver
+// (package aeron/driver) — through the driver's shared-memory files, so Go
 // programs share streams with Java, C and C++ Aeron programs over IPC and UDP.
 //
 // # Use

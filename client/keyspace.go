@@ -7,7 +7,7 @@ import (
 	"github.com/goblin-kv/goblin/request"
 )
 
-// The keyspace commands of issue 15 as typed calls.
+// The keyspace commands as typed calls.
 
 // Unlink removes keys (as Del; goblin frees memory at once either way)
 // and returns how many existed.

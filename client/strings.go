@@ -8,7 +8,7 @@ import (
 	"github.com/goblin-kv/goblin/request"
 )
 
-// The string commands of issue 15 as typed calls. Each builds its request
+// The string commands as typed calls. Each builds its request
 // directly (no Redis text in between) and so travels over RESP and SBE
 // alike.
 

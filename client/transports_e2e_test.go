@@ -2,8 +2,9 @@ package client
 
 // End-to-end tests of the library over every transport goblin serves, in
 // both protocols, against real goblin-server processes: pipelines of any
-// length (issue 12, item 1) and values of every size the store accepts
-// (issue 12, item 2).
+// length (a ring pipeline of more than 128 commands once never finished) and
+// values of every size the store accepts (not only what one ring record
+// holds).
 
 import (
 	"bytes"
@@ -324,7 +325,8 @@ func firstDiff(a, b []byte) int {
 
 // TestRingProtocol: a ring target that names no protocol speaks the
 // server's, learnt in the handshake; one that names the other protocol
-// fails at once, naming both and the fix (issue 12, item 5). The time to
+// fails at once, naming both and the fix (a mismatch once hung or misled).
+// The time to
 // fail is logged.
 func TestRingProtocol(t *testing.T) {
 	targets := startSocketsAndRings(t)

@@ -15,7 +15,7 @@ import (
 	"github.com/goblin-kv/goblin/internal/testproc"
 )
 
-// TestTypedCalls runs the typed calls of issue 15 against the real
+// TestTypedCalls runs the typed calls against the real
 // goblin-server over Unix and TCP sockets in both protocols, and against
 // redis-server 7 (RESP): the same expectations hold for both servers.
 func TestTypedCalls(t *testing.T) {

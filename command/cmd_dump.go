@@ -10,7 +10,7 @@ import (
 )
 
 // DUMP and RESTORE in goblin's own payload format, versioned so that a
-// goblin server can hand keys to another (issue 18's MIGRATE):
+// goblin server can hand keys to another (cluster mode's MIGRATE):
 //
 //	byte 0      'g' (0x67), goblin's mark: a Redis payload starts with its
 //	            RDB type byte, 0 for a string, so neither is taken for the other

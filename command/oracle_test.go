@@ -444,8 +444,9 @@ func splitReplies(b []byte) ([][]byte, error) {
 	return out, nil
 }
 
-// oracleScript is the original script of the commands goblin answered
-// before issue 15; each command group has its own script in
+// oracleScript is the original script of the commands goblin first
+// answered (before the full string, keyspace and connection command set);
+// each later command group has its own script in
 // oracle_cmds_test.go.
 var oracleScript = [][]string{
 	{"PING"}, {"PING", "hi"}, {"ECHO", "a\r\nb"}, {"GET", "k"}, {"SET", "k", "v"}, {"GET", "k"},

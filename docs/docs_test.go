@@ -62,13 +62,19 @@ var (
 	markerRe = regexp.MustCompile(`<!--\s*doccheck:\s*skip\s+(.*?)\s*-->`)
 )
 
-// docFiles are the Markdown files the tests read.
+// docFiles are the Markdown files the tests read: README.md, docs/*.md
+// and the dated measurements of docs/results/*.md.
 func docFiles(t *testing.T, root string) []string {
 	t.Helper()
 	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil || len(pages) == 0 {
 		t.Fatalf("no docs/*.md under %s: %v", root, err)
 	}
+	results, err := filepath.Glob(filepath.Join(root, "docs", "results", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, results...)
 	slices.Sort(pages)
 	return append([]string{filepath.Join(root, "README.md")}, pages...)
 }
@@ -276,6 +282,7 @@ func (e *docEnv) rewrite(s string) string {
 	s = regexp.MustCompile(`-p 6380\b`).ReplaceAllString(s, "-p "+e.tcp)
 	s = strings.ReplaceAll(s, "127.0.0.1:9380", "127.0.0.1:"+e.metrics)
 	s = strings.ReplaceAll(s, "/tmp/goblin.sock", filepath.Join(e.runtime, "goblin.sock"))
+	s = strings.ReplaceAll(s, "/dev/shm/goblin-aeron-$(id -u)", e.aeron) // aeron:ipc's default dir
 	s = strings.ReplaceAll(s, "10.0.0.1", "127.0.0.1")
 	s = regexp.MustCompile(`:40123\b`).ReplaceAllString(s, ":"+e.udp1)
 	s = regexp.MustCompile(`:40124\b`).ReplaceAllString(s, ":"+e.udp2)
@@ -341,6 +348,8 @@ var rules = []rule{
 	{re: regexp.MustCompile(`^\./[\w-]+ --help$`), do: (*runner).runBuilt},
 	{re: regexp.MustCompile(`(^|\s)\./aeronmd\b`),
 		why: "starts a media driver that runs until stopped, with a properties file of the reader's; aeron/cmd/aeronmd's tests run it"},
+	{re: regexp.MustCompile(`^go run \./aeron/cmd/aeron-stat\b`), do: (*runner).runAeronStat},
+	{re: regexp.MustCompile(`^java .*\bio\.aeron\.samples\.AeronStat\b`), do: (*runner).runAeronStat},
 	{re: serverRe, do: (*runner).startServer},
 	{re: regexp.MustCompile(`(^|\| *)(goblin-client|go run \./cmd/goblin-client)\b`), do: (*runner).runClient},
 	{re: regexp.MustCompile(`^redis-cli `), do: (*runner).runClient},
@@ -459,6 +468,26 @@ func (r *runner) runClient(c command) {
 	got := strings.Split(strings.TrimSuffix(strings.ReplaceAll(stdout, "\r", ""), "\n"), "\n")
 	if !slices.Equal(got, c.want) {
 		r.t.Errorf("%s: %s\nprints %q, the doc shows %q", c.where, c.text, got, c.want)
+	}
+}
+
+// aeronStatRe matches one of the server's counters in the output of
+// goblin's aeron-stat or Aeron's AeronStat.
+var aeronStatRe = regexp.MustCompile(`(?m)^\s*\d+:\s+[\d,]+ - (\[type 4005\] )?goblin requests: aeron:ipc stream=1001$`)
+
+// runAeronStat runs goblin's aeron-stat (built once) or Aeron's AeronStat
+// (with the JVM the docs name) against the driver of the server the
+// command's directory names, and checks that the server's counters are
+// listed.
+func (r *runner) runAeronStat(c command) {
+	text := r.env.rewrite(c.text)
+	if strings.HasPrefix(text, "java ") {
+		testproc.LookPath(r.t, "java", "Aeron's AeronStat of "+c.where)
+	} else {
+		text = strings.Replace(text, "go run ./aeron/cmd/aeron-stat", testproc.Build(r.t, "./aeron/cmd/aeron-stat"), 1)
+	}
+	if stdout, _, ok := r.sh(c, text); ok && !aeronStatRe.MatchString(stdout) {
+		r.t.Errorf("%s: %s\nlists no \"goblin requests\" counter of the server's aeron:ipc listener:\n%s", c.where, c.text, stdout)
 	}
 }
 
@@ -612,7 +641,9 @@ func shellFields(s string) []string {
 	return out
 }
 
-var testFuncRe = regexp.MustCompile(`(?m)^func (Test|Benchmark)(\w*)\(`)
+// testFuncRe matches a test, a benchmark or an example; -run selects
+// examples as well as tests.
+var testFuncRe = regexp.MustCompile(`(?m)^func (Test|Benchmark|Example)(\w*)\(`)
 
 // checkGoTest checks a go test command without running it: its packages
 // exist, and its -run and -bench patterns match tests and benchmarks in
@@ -662,7 +693,11 @@ func (r *runner) checkGoTest(c command) {
 				r.t.Fatal(err)
 			}
 			for _, m := range testFuncRe.FindAllStringSubmatch(string(src), -1) {
-				names[m[1]] = append(names[m[1]], m[1]+m[2])
+				kind := m[1]
+				if kind == "Example" {
+					kind = "Test"
+				}
+				names[kind] = append(names[kind], m[1]+m[2])
 			}
 		}
 	}

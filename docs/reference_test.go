@@ -23,7 +23,7 @@ var flagTables = map[string]string{
 	"docs/server.md": "./cmd/goblin-server",
 }
 
-var flagRowRe = regexp.MustCompile("(?m)^\\| `--([\\w-]+)")
+var flagRowRe = regexp.MustCompile("(?m)^\\| `--?([\\w-]+)") // --flag, or -x, -n, -3 as redis-cli spells them
 
 // TestDocFlagTables: a page's flag table and its binary's --help name the
 // same flags.

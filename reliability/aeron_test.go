@@ -1,7 +1,8 @@
 package reliability
 
-// The Aeron listener under attack and after crashes (issue 13, items 4 and
-// 6, and the hostile-client side of issue 12's chunking): real
+// The Aeron listener under attack and after crashes (a driver directory
+// other users must not read, a killed driver or server that clients and
+// restarts must survive, hostile clients of the chunked messages): real
 // goblin-server processes with their supervised Java media drivers, each
 // test logging the figure it measures.
 

@@ -1,7 +1,8 @@
 package reliability
 
-// The shared-memory ring under attack by its own clients, and after a
-// crash (issue 13, items 1 and 7).
+// The shared-memory ring under attack by its own clients (a client that
+// resizes its ring file once killed the server), and after a crash (which
+// once left ring memory behind).
 
 import (
 	"bytes"

@@ -1,7 +1,8 @@
 package reliability
 
-// Hostile clients of the socket listeners (Unix and TCP): the attacks of
-// issue 13 on the stream transports, each with the figure it measures.
+// Hostile clients of the socket listeners (Unix and TCP): trickled
+// requests, slow consumers, memory hoarders, socket squatting and password
+// guessing, each with the figure it measures.
 
 import (
 	"bufio"
@@ -123,7 +124,7 @@ func bigRequest(count int) []byte {
 	return b
 }
 
-// TestTrickledRequestDoesNotStallOthers reproduces issue 13 item 2: four
+// TestTrickledRequestDoesNotStallOthers reproduces a trickling attack: four
 // clients each pre-send all but the last 1,000 bytes of a 1,048,575-argument
 // request (7 MB) and then trickle the rest 7 bytes every 20 ms. Before the
 // parser resumed, every trickle re-parsed the whole request: the loop ran
@@ -243,8 +244,8 @@ func (g *goblin) watchRSS(stop <-chan struct{}) <-chan int64 {
 	return peak
 }
 
-// TestSlowConsumersMemoryIsReturned reproduces issue 13 item 3's slow
-// consumers: 20 clients ask for 1 MiB values and never read, until each
+// TestSlowConsumersMemoryIsReturned reproduces slow consumers that once
+// left their reply memory behind: 20 clients ask for 1 MiB values and never read, until each
 // holds --client-output-limit (16 MiB) of replies and is disconnected at
 // the stall timeout. The memory their replies took must go back to the
 // operating system once they are gone (it stayed: 20 slow consumers left
@@ -287,7 +288,8 @@ func TestSlowConsumersMemoryIsReturned(t *testing.T) {
 	}
 }
 
-// TestClientMemoryBudgetHolds reproduces issue 13 item 3's hoarders: 20
+// TestClientMemoryBudgetHolds reproduces memory hoarders, which no total
+// cap once stopped: 20
 // clients each send 60 MB of one request and never finish it (1.67 GB RSS
 // before the budget). With --maxmemory-clients 256mb the server evicts
 // the biggest as the total passes it; the test logs the peak RSS and
@@ -342,7 +344,8 @@ func TestClientMemoryBudgetHolds(t *testing.T) {
 	}
 }
 
-// TestLargeRepliesDoNotStallOthers is issue 13 item 3's stall: a client
+// TestLargeRepliesDoNotStallOthers: one slow reader once stalled the loop
+// for everyone. A client
 // pipelines GETs of a 4 MiB value and reads them slowly. The loop used to
 // execute every GET in a 256-byte slice of its requests at once (nine of
 // them: 36 MB of replies in buffers grown by doubling) whenever its queued
@@ -523,7 +526,7 @@ func as(ids [2]int, tmp, bin string, env []string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// TestSocketSquatting reproduces issue 13 item 5. With XDG_RUNTIME_DIR
+// TestSocketSquatting reproduces socket path squatting. With XDG_RUNTIME_DIR
 // unset, goblin's default socket was /tmp/goblin.sock: another user who
 // listened there first made goblin-server exit ("address in use") and
 // received the AUTH password goblin-client sent. Now the default socket is
@@ -619,7 +622,7 @@ func TestSocketSquatting(t *testing.T) {
 	}
 }
 
-// TestPasswordGuessingIsThrottled reproduces issue 13 item 8: one
+// TestPasswordGuessingIsThrottled reproduces unthrottled guessing: one
 // connection pipelining wrong passwords got 1.4 M guesses a second, and
 // nothing was logged. Now each wrong password ends the client's batch, the
 // first three are free and the next wait 100 ms, 200 ms, 400 ms, ... (at

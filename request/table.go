@@ -128,7 +128,7 @@ const (
 	OpFunctionList           Op = 121
 	OpFunctionHelp           Op = 122
 	OpMonitor                Op = 123
-	// Cluster mode (issue 18): RESP only, not in the SBE schema.
+	// Cluster mode (--cluster-config): RESP only, not in the SBE schema.
 	OpCluster                    Op = 124 // container: CLUSTER <subcommand>
 	OpClusterSlots               Op = 125
 	OpClusterShards              Op = 126

@@ -1,6 +1,6 @@
-// Package driver is a media driver for Aeron IPC written in Go: unchanged
-// Aeron Java and C clients, and goblin's own Go client (package aeron),
-// connect to it exactly as to the real Java or C media driver.
+// Package driver is an Aeron media driver written in Go, for IPC and UDP:
+// unchanged Aeron Java and C clients, and goblin's own Go client (package
+// aeron), connect to it exactly as to the real Java or C media driver.
 //
 // It owns an Aeron directory and lays out what the real drivers lay out —
 // cnc.dat 0.2.0 (to-driver ring buffer, to-clients broadcast buffer,
@@ -13,8 +13,13 @@
 // publications, session ids and channel parameters, the publication limit
 // from the slowest tethered subscriber, untethered subscribers, unblocking
 // a publisher that died mid-claim, end of stream, IPC response channels,
-// image rejection, client liveness and the system counters. UDP channels
-// are refused (NOT_SUPPORTED) for now.
+// image rejection, client liveness and the system counters. It runs UDP
+// too, as the Java driver's sender and receiver do: unicast and multicast
+// publications and subscriptions, SETUP, status messages, NAKs and
+// retransmits, flow control, multi-destination publications, response
+// channels and loss reports, interoperating with the Java and C drivers
+// on the other host. Multi-destination subscriptions (control-mode=manual
+// on a subscription) are refused with NOT_SUPPORTED.
 //
 // # Running it
 //

@@ -307,8 +307,9 @@ func (d *Driver) onStart(nowNs int64) {
 	d.counters.AppendLabel(sysResolutionChanges, []byte(": driverName=null"))
 }
 
-// DoWork runs one duty cycle of the driver's conductor and returns the
-// work it did (0: nothing to do). nowNs is a monotonic clock reading in
+// DoWork runs one duty cycle of the driver — the sender's, the
+// conductor's and the receiver's work, in that order, as one agent — and
+// returns the work it did (0: nothing to do). nowNs is a monotonic clock reading in
 // nanoseconds from any fixed origin that never goes back, the same origin
 // for every call. It does not block and, in steady state, allocates
 // nothing. Call it from one goroutine at a time, at least every

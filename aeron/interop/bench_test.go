@@ -514,7 +514,7 @@ func TestPingPongDoesNotAllocate(t *testing.T) {
 // BenchmarkGoVsJava alternates Go and Java rounds (GOBLIN_ROUNDS, default 3)
 // of the ping-pong and throughput harnesses on the shared driver, so both
 // sides see the same machine load, and reports each side's median and the
-// ratios issue 6 sets targets for: p50-go/java (target ≤ 1.1) and
+// ratios the Go client is held to: p50-go/java (target ≤ 1.1) and
 // tput32-go/java, tput256-go/java (target ≥ 1.0), plus the same ratios over
 // each side's best round. On a machine shared with other work these are the
 // figures to trust over the separate benchmarks.

@@ -170,7 +170,7 @@ func BenchmarkGoDriverPingPong(b *testing.B) {
 //
 // with which the same aeronmd against itself (GOBLIN_AERONMD_BEFORE
 // naming a script that execs the same binary) came out at 1.00, 95 %
-// interval 0.97–1.02 (docs/aeron.md). The peer also reports the CPU time
+// interval 0.97–1.02 (docs/results/aeron-driver.md). The peer also reports the CPU time
 // its two threads got while counting (NAME-peer-cpus, in CPUs): with the
 // placement nothing of the benchmark runs on their CPU, so a run below
 // 95 % of it was disturbed by another process, and the ratios are

@@ -3,9 +3,10 @@
 // private Aeron directory.
 //
 // goblin's own Aeron client (package aeron) talks to a media driver through
-// the driver's shared-memory files; until goblin carries a driver of its own,
-// this package is how tests, benchmarks and goblin-server get one with no
-// manual step:
+// the driver's shared-memory files. goblin runs its own Go driver (package
+// aeron/driver) by default; this package is how goblin-server's driver=java
+// listeners, the interop tests and the benchmarks that compare the two get
+// the real Java driver with no manual step:
 //
 //	d, err := javadriver.Start(ctx, javadriver.Options{})
 //	if err != nil {

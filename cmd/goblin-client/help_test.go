@@ -7,7 +7,8 @@ import (
 	"testing"
 )
 
-// issue15Commands are the commands issue 15 added, as a user types them.
+// issue15Commands are the string, keyspace, database, transaction and
+// connection commands added beyond the first set, as a user types them.
 var issue15Commands = strings.Split("SETNX SETEX PSETEX GETSET GETDEL GETEX APPEND STRLEN GETRANGE SUBSTR SETRANGE "+
 	"INCRBYFLOAT MSETNX LCS SETBIT GETBIT BITCOUNT BITPOS BITOP BITFIELD BITFIELD_RO KEYS SCAN UNLINK TOUCH RENAME "+
 	"RENAMENX COPY RANDOMKEY EXPIREAT PEXPIREAT EXPIRETIME PEXPIRETIME DUMP RESTORE SELECT SWAPDB MOVE FLUSHDB DBSIZE "+
@@ -21,7 +22,7 @@ var issue15Subcommands = strings.Split("OBJECT ENCODING,OBJECT FREQ,OBJECT IDLET
 	"FUNCTION LIST", ",")
 
 // TestIssue15CommandsInHelpAndCompletion: the help of its group lists
-// every command and subcommand issue 15 added, help NAME shows its usage,
+// every command and subcommand of that set, help NAME shows its usage,
 // and completion offers it from its first letters.
 func TestIssue15CommandsInHelpAndCompletion(t *testing.T) {
 	for _, c := range append(slices.Clone(issue15Commands), issue15Subcommands...) {

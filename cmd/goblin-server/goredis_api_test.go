@@ -1,6 +1,7 @@
 package main
 
-// go-redis v9's own API for each command of issue 15, called against
+// go-redis v9's own API for each string, keyspace, database, transaction
+// and connection command goblin answers, called against
 // goblin-server and against redis-server 7.0 in the same way, in RESP2 and
 // RESP3: what go-redis returns (value or error) must be the same.
 
@@ -39,7 +40,7 @@ func one(f func(ctx context.Context, c *redis.Client) redis.Cmder) apiCase {
 }
 
 // goRedisCases call go-redis's method for every string, keyspace,
-// database, transaction and connection command of issue 15 whose answer
+// database, transaction and connection command whose answer
 // does not depend on the process (TIME, CLIENT ID and the like are checked
 // in TestGoRedisAPIServerCommands).
 func goRedisCases() []apiCase {
@@ -54,18 +55,18 @@ func goRedisCases() []apiCase {
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SetNX(ctx, "nx2", "v", time.Minute) }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.TTL(ctx, "nx2") }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
-			//lint:ignore SA1019 SETEX is what issue 15 asks to support, deprecated or not
+			//lint:ignore SA1019 goblin answers SETEX as Redis does, deprecated or not
 			return c.SetEx(ctx, "ex", "v", 100*time.Second)
 		}),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.TTL(ctx, "ex") }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
-			//lint:ignore SA1019 SETEX is what issue 15 asks to support, deprecated or not
+			//lint:ignore SA1019 goblin answers SETEX as Redis does, deprecated or not
 			return c.SetEx(ctx, "ex", "v", 1500*time.Millisecond)
 		}),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Do(ctx, "PSETEX", "px", 100000, "v") }),
-		//lint:ignore SA1019 SETEX and GETSET are what issue 15 asks to support, deprecated or not
+		//lint:ignore SA1019 goblin answers SETEX and GETSET as Redis does, deprecated or not
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.GetSet(ctx, "nx", "new") }),
-		//lint:ignore SA1019 SETEX and GETSET are what issue 15 asks to support, deprecated or not
+		//lint:ignore SA1019 goblin answers SETEX and GETSET as Redis does, deprecated or not
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.GetSet(ctx, "nope", "x") }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.GetDel(ctx, "nope") }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.GetDel(ctx, "nx") }),

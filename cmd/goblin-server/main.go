@@ -102,7 +102,7 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&c.checkEvery, "socket-check-every", 16, "quiet loop `cycles` between two epoll checks of a socket listener (1: every cycle)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
-	fs.StringVar(&c.aeronDir, "aeron-dir", "", "Aeron `directory` of a media driver something else runs, used by every aeron: listener (adds dir=…|driver=external); empty: an aeron:ipc listener runs goblin's Go media driver inside goblin-server (driver=java: starts and supervises the Java driver), an aeron:udp listener the Java driver (docs/transports.md)")
+	fs.StringVar(&c.aeronDir, "aeron-dir", "", "Aeron `directory` of a media driver something else runs, used by every aeron: listener (adds dir=…|driver=external); empty: every aeron: listener, IPC or UDP, runs goblin's Go media driver inside goblin-server (driver=java: starts and supervises the Java driver instead) (docs/transports.md)")
 	fs.StringVar(&c.clusterConfig, "cluster-config", "", "cluster configuration `file`: serve as a Redis Cluster node owning the slots the file gives it (docs/cluster.md); SIGHUP or CLUSTER RELOAD reads it again")
 	fs.StringVar(&c.clusterNode, "cluster-node", "", "this node's `id` in --cluster-config (40 hex digits), for a file shared by every node; default: the file's \"myself\" line")
 	fs.StringVar(&c.configFile, "config", "", "configuration `file`: one \"flag value\" per line (flag names without dashes, # comments); flags on the command line win")

@@ -777,8 +777,8 @@ func readReplies(c net.Conn, n int) int {
 	return n
 }
 
-// TestSecondSIGTERMDoesNotCutShutdownShort is the regression test for
-// issue 13 item 7: GNU timeout and process managers send SIGTERM to the
+// TestSecondSIGTERMDoesNotCutShutdownShort is the regression test for a
+// shutdown cut short: GNU timeout and process managers send SIGTERM to the
 // process and to its group, so it arrives twice; the server used to exit 1
 // on the second without writing the replies it owed.
 func TestSecondSIGTERMDoesNotCutShutdownShort(t *testing.T) {
@@ -817,7 +817,8 @@ func TestSecondSIGINTForcesExit(t *testing.T) {
 	}
 }
 
-// TestProtocolMismatchJustWorks is the socket part of issue 12 item 5: a
+// TestProtocolMismatchJustWorks is the socket side of protocol
+// mismatches: a
 // client speaking SBE to a listener announced as RESP (tcp://…?proto=sbe
 // against the default port) hung for its 10 s timeout; a RESP client
 // against an SBE listener got nothing it understood. A socket listener

@@ -7,7 +7,7 @@
 // x/sys/unix uses) is, to the runtime, "in a system call" most of the
 // time: its monitor thread (sysmon) keeps finding it there, takes its
 // processor and then wakes every 20 µs for milliseconds, each wake-up a
-// thread that preempts a spinner on a two-core machine (docs/benchmarks.md,
-// "Tails on this VM"). A call that never blocks loses nothing by skipping
+// thread that preempts a spinner on a two-core machine
+// (docs/results/transport-latency.md, "Tails on this VM"). A call that never blocks loses nothing by skipping
 // the scheduler's bookkeeping; a call that may block must never come here.
 package rawpoll

@@ -5,7 +5,7 @@ import (
 	"github.com/goblin-kv/goblin/request"
 )
 
-// Cluster mode's commands (issue 18). CLUSTER's slot arguments go in
+// Cluster mode's commands (--cluster-config). CLUSTER's slot arguments go in
 // Amount (and GETKEYSINSLOT's count in Amount2); the engine checks their
 // range with Redis's texts.
 

@@ -93,8 +93,8 @@ func TestParserReplayChunks(t *testing.T) {
 	}
 }
 
-// bigRequest is the multibulk request of the issue 13 attack: count
-// one-byte arguments.
+// bigRequest is the multibulk request of the trickling attack (a huge
+// unfinished request sent a few bytes at a time): count one-byte arguments.
 func bigRequest(count int) []byte {
 	b := []byte("*" + strconv.Itoa(count) + "\r\n")
 	for i := 0; i < count; i++ {
@@ -133,8 +133,9 @@ func trickle(t *testing.T, p *Parser, in []byte, first, step int, forget bool) (
 	}
 }
 
-// TestParserWorkPerByteIsConstant is the regression test for issue 13's
-// quadratic parsing: a 1,048,575-argument request trickled in byte by byte
+// TestParserWorkPerByteIsConstant is the regression test for the parser
+// that once re-parsed an unfinished request from its first byte on every
+// read, so its work grew with the square of the request: a 1,048,575-argument request trickled in byte by byte
 // (and the attack's shape: most of it at once, then the rest a few bytes at
 // a time) costs the parser at most twice what it costs arriving whole,
 // counted in bytes examined. A parser that starts over on every call (the

@@ -41,11 +41,14 @@
 // the server's, and a request over the limit is refused before it is sent
 // (transport.ErrMessageTooLarge, the connection kept).
 //
-// By default a server starts and supervises the real Aeron media driver
-// (package aeron/javadriver) in DefaultDir(), or the target's dir=, and
-// restarts it if it dies, re-adding its subscription; clients then get
-// transport.ErrServerGone (or a timeout) and dial again. driver=external
-// uses a driver something else runs. IPC clients use the server's driver
+// By default (driver=go) a server runs goblin's Go media driver (package
+// aeron/driver) inside its own process in DefaultDir(), or the target's
+// dir=, for IPC and UDP alike, and the store loop works its duty cycle.
+// driver=java starts and supervises the real Java media driver (package
+// aeron/javadriver) there instead and restarts it if it dies, re-adding
+// its subscription; clients then get transport.ErrServerGone (or a
+// timeout) and dial again. driver=external uses a driver something else
+// runs. IPC clients use the server's driver
 // directory (dir=, default DefaultDir()); UDP clients start a driver of
 // their own unless given dir=. docs/transports.md has the profiles
 // (frugal and continuous polling), the exact channels and how to choose

@@ -251,7 +251,8 @@ func TestStoppedServerHeartbeat(t *testing.T) {
 }
 
 // TestRestartSweepsLeftovers: a SIGKILLed server leaves only its socket
-// and lock file, no ring memory (issue 13, item 7); its clients' rings go
+// and lock file, no ring memory (a crash once left 2 MiB ring files
+// until the next start); its clients' rings go
 // with their last mapping; the next server sweeps the socket and serves; a
 // clean stop leaves nothing.
 func TestRestartSweepsLeftovers(t *testing.T) {
@@ -351,7 +352,7 @@ func TestStress(t *testing.T) {
 
 // TestPermissionDenied: a user who may not reach the handshake socket is
 // told permission denied and what to do, not that no server runs there
-// (issue 13, item 8). Root may open anything, so as root the dialling
+// (which the CLI once said). Root may open anything, so as root the dialling
 // process runs as nobody; otherwise the directory is made unsearchable.
 func TestPermissionDenied(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ring")

@@ -700,8 +700,7 @@ func rawHandshake(t *testing.T, dir string) (sock, bell, mfd int) {
 
 // TestClientCannotResizeItsRings: the memfd a client gets is sealed, so no
 // truncation, shrinking or growing of it can change what the server maps
-// (issue 13, item 1: truncating a ring file once killed the server with
-// SIGBUS), and the seals cannot be lifted. Punching a hole, which a sealed
+// (truncating a ring file once killed the server with SIGBUS), and the seals cannot be lifted. Punching a hole, which a sealed
 // size still allows, only zeroes memory; the server goes on serving.
 func TestClientCannotResizeItsRings(t *testing.T) {
 	srv, dir := listenTest(t, Options{})

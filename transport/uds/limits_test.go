@@ -272,8 +272,8 @@ func TestProtocolRecognisedPerConnection(t *testing.T) {
 
 // TestInputLimitSBEErrorFrame: an SBE client whose request passes
 // MaxInput gets a framed SBE error reply naming the limit before the
-// connection closes (issue 13 item 8; RESP clients got their error line
-// already).
+// connection closes (it once closed without one; RESP clients got their
+// error line already).
 func TestInputLimitSBEErrorFrame(t *testing.T) {
 	cfg := cfgFor(t, "unix")
 	cfg.MaxInput = 256 << 10

@@ -244,7 +244,7 @@ func (s *Socket) Close() error {
 // the owner ran during 92-93 % of the round trips slower than 3x the
 // median (thousands a second, the raw socket floor's included), and raw
 // calls took the two-namespace Aeron UDP ping-pong's slow round trips
-// from 5-8 % to about 1 % (docs/benchmarks.md, "Tails on this VM"). Under
+// from 5-8 % to about 1 % (docs/results/transport-latency.md, "Tails on this VM"). Under
 // three extra CPU hogs both kinds give millisecond p99s (2.6-2.7 ms with
 // Syscall6, 1.2-2.2 ms raw, alternated), so raw costs nothing there either.
 

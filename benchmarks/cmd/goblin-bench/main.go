@@ -86,7 +86,7 @@ func run() int {
 		statDir   = flag.String("aeron-stat", "", "print the counters of the media driver in this Aeron directory (the qualification's default collector)")
 		statEvery = flag.Duration("watch", 0, "with -aeron-stat: repeat every interval until stopped")
 		tails     = flag.String("tails", "", "comma-separated <op>.timeline.csv files (-timeline): put each slow round trip (> 3x p50) down to what -kernel-trace shows during it, print a table per file and exit")
-		ktrace    = flag.String("kernel-trace", "", "with -tails: a tracefs trace of the same run, recorded with trace_clock mono (docs/benchmarks.md, \"Tails on this VM\")")
+		ktrace    = flag.String("kernel-trace", "", "with -tails: a tracefs trace of the same run, recorded with trace_clock mono (docs/results/transport-latency.md, \"Tails on this VM\")")
 		tailProcs = flag.String("tail-procs", "goblin-bench,goblin-server", "with -tails: the benchmark's process names (a switch between two of their threads is the benchmark's own)")
 		udpEcho   = flag.String("udp-echo", "", "internal: the udp-floor case's server: echo datagrams on IP:PORT, busy-polling")
 		aeronPong = flag.String("aeron-pong", "", "internal: the aeron-go case's server: a Go media driver in this Aeron directory inside the process, echoing -ping-channel on -pong-channel")

@@ -19,6 +19,7 @@ var oracleScripts = [][]string{
 	{"u8", "on", "+get", "+publish", "+subscribe", "+psubscribe", "~k*", "&c*", "(+set %W~w*)", "(+get ~g*)"},
 	{"u1", "reset", "on", "nopass", "+@all", "~*", "&*", "-@slow"},
 	{"u9", "on", "skip-sanitize-payload", "+@all", "-@all", "+@list", "+@blocking", "-blpop"},
+	{"u11", "on", "+@all", "%R~r*", "%W~w*", "%R~b*", "%W~b*"},
 	{"u10", "+@bitmap", "+@hyperloglog", "+@stream", "-@write", "+@scripting", "+@transaction", "+@connection"},
 	// Errors: every one must be refused with Redis's text.
 	{"e1", "+nosuch"},
@@ -54,6 +55,8 @@ var oracleDryRuns = [][]string{
 	{"u7", "publish", "news.a", "m"}, {"u7", "publish", "other", "m"}, {"u7", "subscribe", "x", "y"}, {"u7", "psubscribe", "news.*"}, {"u7", "psubscribe", "news.a"}, {"u7", "zadd", "z", "1", "m"},
 	{"u8", "get", "k1"}, {"u8", "get", "g1"}, {"u8", "get", "w1"}, {"u8", "set", "w1", "v"}, {"u8", "set", "k1", "v"}, {"u8", "mget", "k1", "g1", "zz"}, {"u8", "publish", "c1", "m"}, {"u8", "publish", "d1", "m"},
 	{"u9", "lpush", "l", "a"}, {"u9", "blpop", "l", "0"}, {"u9", "get", "x"},
+	{"u11", "incr", "r1"}, {"u11", "incr", "w1"}, {"u11", "incr", "b1"}, {"u11", "get", "r1"}, {"u11", "get", "w1"},
+	{"u11", "set", "w1", "v"}, {"u11", "copy", "r1", "w1"}, {"u11", "copy", "w1", "r1"}, {"u11", "exists", "zz"}, {"u11", "type", "r1"},
 	{"default", "get", "x"}, {"u1", "nosuchcommand"},
 }
 

@@ -134,10 +134,11 @@ func (s *Users) Save(w io.Writer) error {
 }
 
 // Load replaces the users with those of an aclfile (ACL LOAD): one
-// "user <name> <rules...>" per line; blank lines are skipped. filename
-// names the file in errors, which are Redis's, each with its line
-// number, all in one error; on any error nothing changes. A file without
-// a default user gets the fresh one.
+// "user <name> <rules...>" per line, split at spaces; blank lines are
+// skipped (as in Redis 7.0 there are no comments: a '#' line is an
+// error). filename names the file in errors, which are Redis 7.0's, each
+// with its line number, all in one LoadError; on any error nothing
+// changes. A file without a default user gets the fresh one.
 func (s *Users) Load(r io.Reader, filename string) error {
 	next := &Users{table: s.table, users: map[string]*User{}, AllChannels: s.AllChannels}
 	var errs strings.Builder
@@ -164,7 +165,7 @@ func (s *Users) Load(r io.Reader, filename string) error {
 			continue
 		}
 		if next.users[name] != nil {
-			fmt.Fprintf(&errs, "%s:%d: %s. ", filename, line, ErrDuplicateUser)
+			fmt.Fprintf(&errs, "WARNING: Duplicate user '%s' found on line %d. ", name, line)
 			continue
 		}
 		u := newUser(name, s.table)
@@ -178,9 +179,19 @@ func (s *Users) Load(r io.Reader, filename string) error {
 			fmt.Fprintf(&errs, "%s:%d: Unmatched parenthesis in acl selector starting at '%s'. ", filename, line, ue.Start)
 			continue
 		}
+		syntaxErr := false
 		for _, op := range merged {
-			if err := u.applyOp(strings.Trim(op, "\t\r\n"), s.AllChannels); err != nil {
+			op = strings.Trim(op, "\t\r\n")
+			err := u.applyOp(op, s.AllChannels)
+			switch {
+			case err == nil:
+			case err == ErrUnknownName:
+				// Naming the rule is safe only when it names no secret.
+				fmt.Fprintf(&errs, "%s:%d: Error in applying operation '%s': %s. ", filename, line, op, err)
+			case !syntaxErr:
+				// Only the first other error: it may explain the rest.
 				fmt.Fprintf(&errs, "%s:%d: %s. ", filename, line, err)
+				syntaxErr = true
 			}
 		}
 		u.settle()
@@ -190,7 +201,8 @@ func (s *Users) Load(r io.Reader, filename string) error {
 		return err
 	}
 	if errs.Len() > 0 {
-		return &LoadError{Text: strings.TrimSuffix(errs.String(), " ")}
+		errs.WriteString("WARNING: ACL errors detected, no change to the previously active ACL rules was performed")
+		return &LoadError{Text: errs.String()}
 	}
 	if next.users["default"] == nil {
 		next.users["default"] = defaultUser(s.table)

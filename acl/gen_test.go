@@ -75,3 +75,71 @@ func TestGenerateGoblinTable(t *testing.T) {
 }
 
 var catIdent = map[string]string{"keyspace": "Keyspace", "read": "Read", "write": "Write", "set": "Set", "sortedset": "SortedSet", "list": "List", "hash": "Hash", "string": "String", "bitmap": "Bitmap", "hyperloglog": "HyperLogLog", "geo": "Geo", "stream": "Stream", "pubsub": "PubSub", "admin": "Admin", "fast": "Fast", "slow": "Slow", "blocking": "Blocking", "dangerous": "Dangerous", "connection": "Connection", "transaction": "Transaction", "scripting": "Scripting"}
+
+// notInRedis70 are goblin's commands Redis 7.0 lacks (newer Redis ones
+// and goblin's own); their categories come from goblin's command table.
+var notInRedis70 = map[string]bool{"client|setinfo": true, "client|no-touch": true,
+	"cluster|myshardid": true, "cluster|reload": true, "cluster|targets": true}
+
+// TestGoblinCommandsMatchRedis holds GoblinCommands to the categories
+// and no_auth flags a live redis-server 7.0 gives in COMMAND INFO.
+func TestGoblinCommandsMatchRedis(t *testing.T) {
+	rc := startRedis(t)
+	_, infos := redisTable(t, rc)
+	tab := MustTable(GoblinCommands)
+	for id := 0; id < tab.Len(); id++ {
+		name := tab.Name(id)
+		v, ok := infos[name]
+		if !ok {
+			if !notInRedis70[name] {
+				t.Errorf("%s: not in redis-server's COMMAND and not a known goblin-only command", name)
+			}
+			continue
+		}
+		var want Category
+		for _, c := range v.kids[6].kids {
+			cc, _ := CategoryByName(strings.TrimPrefix(c.s, "@"))
+			want |= cc
+		}
+		if got := tab.Categories(id); got != want {
+			t.Errorf("%s: categories %v, redis-server says %v", name, got.Names(), want.Names())
+		}
+		noAuth := false
+		for _, f := range v.kids[2].kids {
+			noAuth = noAuth || f.s == "no_auth"
+		}
+		if got := tab.noAuth[id/64]&(1<<(id%64)) != 0; got != noAuth {
+			t.Errorf("%s: NoAuth %v, redis-server says %v", name, got, noAuth)
+		}
+	}
+}
+
+// TestGoblinCommandsCoverRequestTable fails when goblin's command table
+// gains a command GoblinCommands lacks (or loses one it has), so the ACL
+// categories never fall behind the commands.
+func TestGoblinCommandsCoverRequestTable(t *testing.T) {
+	tab := MustTable(GoblinCommands)
+	seen := map[string]bool{}
+	for _, op := range request.All() {
+		s := request.Lookup(op)
+		seen[s.Name] = true
+		id, ok := tab.ID(s.Name)
+		if !ok {
+			t.Errorf("%s is in request's table but not in GoblinCommands: run ACL_GEN=1 go test -run TestGenerateGoblinTable ./acl/", s.Name)
+			continue
+		}
+		var want Category
+		for _, n := range s.CategoryNames() {
+			c, _ := CategoryByName(strings.TrimPrefix(n, "@"))
+			want |= c
+		}
+		if got := tab.Categories(id); got != want {
+			t.Errorf("%s: GoblinCommands says %v, request's table %v", s.Name, got.Names(), want.Names())
+		}
+	}
+	for id := 0; id < tab.Len(); id++ {
+		if !seen[tab.Name(id)] {
+			t.Errorf("%s is in GoblinCommands but not in request's table", tab.Name(id))
+		}
+	}
+}

@@ -127,7 +127,10 @@ func (s *selector) keyAllowed(k *Key) bool {
 		if p.flags&k.Flags != k.Flags {
 			continue
 		}
-		if glob.Match(p.pattern, k.Name) {
+		if len(k.Name) < p.prefix || string(k.Name[:p.prefix]) != string(p.pattern[:p.prefix]) {
+			continue
+		}
+		if p.prefixStar && len(k.Name) > p.prefix || glob.Match(p.pattern, k.Name) {
 			return true
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/goblin-kv/goblin/glob"
 )
 
 // FuzzSetUser feeds space-separated rules to SetUser. Whatever it
@@ -60,6 +62,24 @@ func FuzzSetUser(f *testing.F) {
 					t.Fatalf("rules %q: %s %v: %+v before saving, %+v after", rules, goblinTable.Name(id), k, a, b)
 				}
 			}
+		}
+	})
+}
+
+// FuzzKeyPattern holds the key check's shortcuts (literal prefix,
+// prefix-and-star) to glob.Match, which is Redis's matcher.
+func FuzzKeyPattern(f *testing.F) {
+	for _, s := range [][2]string{{"user:*", "user:1"}, {"user:*", "user:"}, {"*", ""}, {"a?c*", "abcd"}, {"[a-c]x", "bx"}, {"a\\*", "a*"}, {"x*", "x"}, {"", ""}, {"ab", "ab"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, key string) {
+		if hasSpace(pattern) {
+			return
+		}
+		s := selector{keys: []keyPattern{newKeyPattern(pattern, keyAll)}}
+		got := s.keyAllowed(&Key{Name: []byte(key), Flags: KeyRead})
+		if want := glob.MatchString(pattern, key); got != want {
+			t.Fatalf("pattern %q key %q: keyAllowed %v, glob.Match %v", pattern, key, got, want)
 		}
 	})
 }

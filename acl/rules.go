@@ -79,6 +79,22 @@ const (
 type keyPattern struct {
 	pattern []byte
 	flags   KeyFlags
+	// prefix is the length of the pattern's literal start (before any
+	// of * ? [ \); a key that does not start with it cannot match, which
+	// is the usual answer when a user has many patterns.
+	prefix int
+	// prefixStar marks a pattern that is its literal prefix and one *
+	// ("tenant:*"): any key longer than the prefix that starts with it
+	// matches, with no glob to run.
+	prefixStar bool
+}
+
+func newKeyPattern(p string, flags KeyFlags) keyPattern {
+	n := strings.IndexAny(p, "*?[\\")
+	if n < 0 {
+		n = len(p)
+	}
+	return keyPattern{pattern: []byte(p), flags: flags, prefix: n, prefixStar: n == len(p)-1 && p[n] == '*'}
 }
 
 const (
@@ -237,7 +253,7 @@ func (s *selector) apply(t *Table, op string) error {
 				return nil
 			}
 		}
-		s.keys = append(s.keys, keyPattern{pattern: []byte(p), flags: flags})
+		s.keys = append(s.keys, newKeyPattern(p, flags))
 	case op != "" && op[0] == '&':
 		if s.flags&selAllChannels != 0 {
 			return ErrChannelsAfterAll

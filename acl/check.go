@@ -64,6 +64,9 @@ func (u *User) Allowed(id int, firstArg []byte, keys []Key, channels []Channel) 
 	if u.all {
 		return Result{}
 	}
+	if len(channels) == 0 && uint(id) < uint(len(u.bits)*64) && u.bits[id/64]&(1<<(id%64)) != 0 {
+		return Result{}
+	}
 	return u.check(id, firstArg, keys, channels)
 }
 

@@ -58,6 +58,9 @@ func FuzzSetUser(f *testing.F) {
 		keys := [][]Key{nil, {{Name: []byte("a1"), Flags: KeyRead}}, {{Name: []byte("b"), Flags: KeyWrite}}, {{Name: []byte("x"), Flags: KeyRead | KeyWrite}}}
 		for id := 0; id < goblinTable.Len(); id++ {
 			for _, k := range keys {
+				if a, slow := u.Allowed(id, []byte("0"), k, nil), u.check(id, []byte("0"), k, nil); a != slow {
+					t.Fatalf("rules %q: %s %v: Allowed %+v, the full check %+v", rules, goblinTable.Name(id), k, a, slow)
+				}
 				if a, b := u.Allowed(id, []byte("0"), k, nil), v.Allowed(id, []byte("0"), k, nil); a != b {
 					t.Fatalf("rules %q: %s %v: %+v before saving, %+v after", rules, goblinTable.Name(id), k, a, b)
 				}

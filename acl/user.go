@@ -29,6 +29,10 @@ type User struct {
 	// all is set when the root selector allows every command, key and
 	// channel: Allowed's first and usually only test.
 	all bool
+	// bits is the root selector's command bitmap when it is the only
+	// selector and allows all keys: then an allowed command that names no
+	// channel needs one bit test.
+	bits []uint64
 }
 
 func newUser(name string, t *Table) *User {
@@ -157,4 +161,8 @@ func indexOf(list []string, s string) int {
 func (u *User) settle() {
 	r := &u.sels[0]
 	u.all = r.flags&(selAllCommands|selAllKeys|selAllChannels) == selAllCommands|selAllKeys|selAllChannels
+	u.bits = nil
+	if len(u.sels) == 1 && r.flags&selAllKeys != 0 {
+		u.bits = r.cmds
+	}
 }

@@ -127,6 +127,26 @@ func TestSetUserErrors(t *testing.T) {
 	}
 }
 
+// TestSetUserUpdatesHeldUser: a client holding a *User sees ACL SETUSER's
+// changes at its next command, as a Redis client does.
+func TestSetUserUpdatesHeldUser(t *testing.T) {
+	users := NewUsers(goblinTable)
+	held, _ := users.SetUser("u", "on", "+@all", "~*", "&*")
+	get := id(t, "get")
+	if !held.Allowed(get, nil, nil, nil).OK() {
+		t.Fatal("allowed before")
+	}
+	if _, err := users.SetUser("u", "-get"); err != nil {
+		t.Fatal(err)
+	}
+	if held.Allowed(get, nil, nil, nil).OK() {
+		t.Error("a held *User must see -get at once")
+	}
+	if _, err := users.SetUser("u", "+get", "+nosuch"); err == nil || !strings.Contains(held.Describe(), "-get") {
+		t.Errorf("a refused SETUSER must leave the held user alone: %v, %s", err, held.Describe())
+	}
+}
+
 func TestDefaultUserAndInfo(t *testing.T) {
 	users := NewUsers(goblinTable)
 	if got := users.List(); len(got) != 1 || got[0] != "user default on nopass ~* &* +@all" {

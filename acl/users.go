@@ -47,8 +47,9 @@ func (s *Users) Table() *Table { return s.table }
 func (s *Users) Get(name string) *User { return s.users[name] }
 
 // SetUser is ACL SETUSER: it creates the user if needed and applies ops
-// in order, all or none. The User it returns replaces the old one, which
-// stays as it was for whoever holds it.
+// in order, all or none (the rules are applied to a copy, which then
+// takes the place of the user's state, so a *User a client holds sees
+// the new rules at once, as in Redis).
 func (s *Users) SetUser(name string, ops ...string) (*User, error) {
 	if hasSpace(name) {
 		return nil, ErrBadUsername
@@ -74,6 +75,12 @@ func (s *Users) SetUser(name string, ops ...string) (*User, error) {
 		}
 	}
 	u.settle()
+	if old := s.users[name]; old != nil {
+		// Clients authenticated as the user hold *old: as in Redis,
+		// the new rules apply to them at once.
+		*old = *u
+		return old, nil
+	}
 	s.users[name] = u
 	return u, nil
 }

@@ -71,10 +71,12 @@ func (u *User) Allowed(id int, firstArg []byte, keys []Key, channels []Channel) 
 }
 
 func (u *User) check(id int, firstArg []byte, keys []Key, channels []Channel) Result {
+	if len(u.sels) == 1 {
+		return u.sels[0].check(u.table, id, firstArg, keys, channels)
+	}
 	best := Result{Reason: ReasonCommand}
-	noAuth := uint(id) < uint(len(u.table.names)) && u.table.noAuth[id/64]&(1<<(id%64)) != 0
 	for i := range u.sels {
-		r := u.sels[i].check(id, noAuth, firstArg, keys, channels)
+		r := u.sels[i].check(u.table, id, firstArg, keys, channels)
 		if r.Reason == ReasonNone {
 			return r
 		}
@@ -86,12 +88,12 @@ func (u *User) check(id int, firstArg []byte, keys []Key, channels []Channel) Re
 }
 
 // check is Redis's ACLSelectorCheckCmd.
-func (s *selector) check(id int, noAuth bool, firstArg []byte, keys []Key, channels []Channel) Result {
-	if s.flags&selAllCommands == 0 && !noAuth {
-		if uint(id) >= uint(len(s.cmds)*64) {
+func (s *selector) check(t *Table, id int, firstArg []byte, keys []Key, channels []Channel) Result {
+	if s.flags&selAllCommands == 0 {
+		if uint(id) >= uint(len(t.names)) {
 			return Result{Reason: ReasonCommand}
 		}
-		if s.cmds[id/64]&(1<<(id%64)) == 0 && !s.firstArgAllowed(id, firstArg) {
+		if s.cmds[id/64]&(1<<(id%64)) == 0 && t.noAuth[id/64]&(1<<(id%64)) == 0 && !s.firstArgAllowed(id, firstArg) {
 			return Result{Reason: ReasonCommand}
 		}
 	}

@@ -1,6 +1,8 @@
 package acl
 
 import (
+	"bufio"
+	"net"
 	"sort"
 	"strings"
 	"testing"
@@ -237,4 +239,105 @@ func canonRules(s string) string {
 	}
 	flush()
 	return strings.Join(out, " ")
+}
+
+// TestOracleCatAndLog compares ACL CAT's lists and the ACL LOG that a
+// series of denials leaves with redis-server 7.0's.
+func TestOracleCatAndLog(t *testing.T) {
+	rc := startRedis(t)
+	table, _ := redisTable(t, rc)
+	for _, name := range CategoryNames() {
+		c, _ := CategoryByName(name)
+		got := table.CategoryCommands(c)
+		want := joinKids(rc.do(t, "ACL", "CAT", name))
+		sort.Strings(got)
+		w := strings.Fields(want)
+		sort.Strings(w)
+		if strings.Join(got, " ") != strings.Join(w, " ") {
+			t.Errorf("ACL CAT %s:\n got  %v\n want %v", name, got, w)
+		}
+	}
+
+	users := NewUsers(table)
+	setup := []string{"w", "on", ">pw", "~a*", "+get", "+mget", "+multi", "+exec"}
+	rc.do(t, append([]string{"ACL", "SETUSER"}, setup...)...)
+	if _, err := users.SetUser(setup[0], setup[1:]...); err != nil {
+		t.Fatal(err)
+	}
+	rc.do(t, "ACL", "LOG", "RESET")
+	log := NewLog(DefaultLogMaxLen)
+	client := startClient(t, rc)
+	if v := client.do(t, "AUTH", "w", "pw"); v.s != "OK" {
+		t.Fatalf("AUTH: %v", v)
+	}
+	steps := [][]string{
+		{"get", "b"}, {"set", "a", "1"}, {"get", "b"}, {"mget", "a1", "c", "d"}, {"get", "b"},
+		{"AUTH", "w", "wrong"}, {"auth", "nobody", "x"}, {"AUTH", "w", "wrong"},
+		{"MULTI"}, {"get", "z"}, {"EXEC"},
+	}
+	u := users.Get("w")
+	inMulti := false
+	for _, argv := range steps {
+		client.do(t, argv...)
+		ctx := ContextTopLevel
+		if inMulti {
+			ctx = ContextMulti
+		}
+		name := strings.ToLower(argv[0])
+		switch name {
+		case "auth":
+			if !(users.Get(argv[1]) != nil && users.Get(argv[1]).CheckPassword(argv[2])) {
+				log.Add(LogEntry{Reason: ReasonAuth, Context: ctx, Object: argv[0], Username: argv[1]})
+			}
+			continue
+		case "multi":
+			inMulti = true
+			continue
+		case "exec":
+			inMulti = false
+			continue
+		}
+		id, _ := table.ID(name)
+		var keys []Key
+		for _, k := range argv[1:] {
+			keys = append(keys, Key{Name: []byte(k), Flags: KeyRead})
+			if name == "set" {
+				keys[0].Flags = KeyWrite
+				break
+			}
+		}
+		if r := u.Allowed(id, nil, keys, nil); !r.OK() {
+			obj := table.Name(id)
+			if r.Reason == ReasonKey {
+				obj = string(keys[r.Index].Name)
+			}
+			log.Add(LogEntry{Reason: r.Reason, Context: ctx, Object: obj, Username: u.Name()})
+		}
+	}
+	want := rc.do(t, "ACL", "LOG")
+	got := log.Entries(10)
+	if len(got) != len(want.kids) {
+		t.Fatalf("ACL LOG: got %d entries, want %d: %v", len(got), len(want.kids), want)
+	}
+	for i, w := range want.kids {
+		f := map[string]value{}
+		for j := 0; j+1 < len(w.kids); j += 2 {
+			f[w.kids[j].s] = w.kids[j+1]
+		}
+		g := got[i]
+		if g.Count != int(f["count"].n) || g.Reason.String() != f["reason"].s || g.Context.String() != f["context"].s ||
+			g.Object != f["object"].s || g.Username != f["username"].s {
+			t.Errorf("ACL LOG entry %d: got %d %s %s %q %q, want %v", i, g.Count, g.Reason, g.Context, g.Object, g.Username, w)
+		}
+	}
+}
+
+// startClient opens a second connection to the redis-server rc talks to.
+func startClient(t *testing.T, rc *redisConn) *redisConn {
+	c, err := net.Dial("unix", rc.c.RemoteAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &redisConn{c: c, r: bufio.NewReader(c)}
 }

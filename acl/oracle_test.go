@@ -22,6 +22,8 @@ var oracleScripts = [][]string{
 	{"u1", "reset", "on", "nopass", "+@all", "~*", "&*", "-@slow"},
 	{"u9", "on", "skip-sanitize-payload", "+@all", "-@all", "+@list", "+@blocking", "-blpop"},
 	{"u11", "on", "+@all", "%R~r*", "%W~w*", "%R~b*", "%W~b*"},
+	{"u12", "on", "+select|Ab", "+get|x", "+CONFIG|GET", "~*", "-@all", "+select|Cd", "+select|cD", "+select|Ef", "+client|kill", "-client", "+client|list"},
+	{"u13", "on", "&*", "resetchannels", "&a", "allchannels", "~a", "%W~a", "%R~b", "~b", "resetkeys", "~c", "+@all", "-@all", "+@read", "-@read"},
 	{"u10", "+@bitmap", "+@hyperloglog", "+@stream", "-@write", "+@scripting", "+@transaction", "+@connection"},
 	// Errors: every one must be refused with Redis's text.
 	{"e1", "+nosuch"},
@@ -59,6 +61,7 @@ var oracleDryRuns = [][]string{
 	{"u9", "lpush", "l", "a"}, {"u9", "blpop", "l", "0"}, {"u9", "get", "x"},
 	{"u11", "incr", "r1"}, {"u11", "incr", "w1"}, {"u11", "incr", "b1"}, {"u11", "get", "r1"}, {"u11", "get", "w1"},
 	{"u11", "set", "w1", "v"}, {"u11", "copy", "r1", "w1"}, {"u11", "copy", "w1", "r1"}, {"u11", "exists", "zz"}, {"u11", "type", "r1"},
+	{"u12", "select", "cd"}, {"u12", "select", "CD"}, {"u12", "select", "ab"}, {"u12", "client", "list"}, {"u12", "client", "kill", "x"},
 	{"default", "get", "x"}, {"u1", "nosuchcommand"},
 }
 

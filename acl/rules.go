@@ -316,9 +316,8 @@ func (s *selector) allow(t *Table, name string) error {
 	if s.firstArgs == nil {
 		s.firstArgs = make([][]string, len(t.names))
 	}
-	arg = strings.ToLower(arg)
 	for _, a := range s.firstArgs[base] {
-		if a == arg {
+		if strings.EqualFold(a, arg) {
 			return nil
 		}
 	}

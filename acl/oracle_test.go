@@ -24,6 +24,8 @@ var oracleScripts = [][]string{
 	{"u11", "on", "+@all", "%R~r*", "%W~w*", "%R~b*", "%W~b*"},
 	{"u12", "on", "+select|Ab", "+get|x", "+CONFIG|GET", "~*", "-@all", "+select|Cd", "+select|cD", "+select|Ef", "+client|kill", "-client", "+client|list"},
 	{"u13", "on", "&*", "resetchannels", "&a", "allchannels", "~a", "%W~a", "%R~b", "~b", "resetkeys", "~c", "+@all", "-@all", "+@read", "-@read"},
+	{"u14", "nopass", ">x", "nopass", "resetpass", ">y", ">z", "<y", "#5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8", ">password"},
+	{"u15", "on", "nopass", ">a", "skip-sanitize-payload", "reset", "on"},
 	{"u10", "+@bitmap", "+@hyperloglog", "+@stream", "-@write", "+@scripting", "+@transaction", "+@connection"},
 	// Errors: every one must be refused with Redis's text.
 	{"e1", "+nosuch"},
@@ -343,4 +345,41 @@ func startClient(t *testing.T, rc *redisConn) *redisConn {
 	}
 	t.Cleanup(func() { c.Close() })
 	return &redisConn{c: c, r: bufio.NewReader(c)}
+}
+
+// TestOraclePubsubDefault runs scripts with acl-pubsub-default
+// allchannels, where new users and selectors start with &*.
+func TestOraclePubsubDefault(t *testing.T) {
+	rc := startRedis(t)
+	table, _ := redisTable(t, rc)
+	if v := rc.do(t, "CONFIG", "SET", "acl-pubsub-default", "allchannels"); v.s != "OK" {
+		t.Fatalf("CONFIG SET acl-pubsub-default: %v", v)
+	}
+	users := NewUsers(table)
+	users.AllChannels = true
+	for _, script := range [][]string{
+		{"p1"}, {"p2", "on", "+get", "(+set ~x)"}, {"p3", "&a", "reset"}, {"p4", "resetchannels", "&b", "(&c +get)"},
+	} {
+		want := rc.do(t, append([]string{"ACL", "SETUSER"}, script...)...)
+		got := "OK"
+		if _, err := users.SetUser(script[0], script[1:]...); err != nil {
+			got = "ERR " + err.Error()
+		}
+		if got != want.s {
+			t.Errorf("ACL SETUSER %q: got %s, want %s", script, got, want.s)
+		}
+	}
+	want := rc.do(t, "ACL", "LIST")
+	got := users.List()
+	if strings.Join(got, "\n") != joinLines(want) {
+		t.Errorf("ACL LIST:\n got\n%s\n want\n%s", strings.Join(got, "\n"), joinLines(want))
+	}
+}
+
+func joinLines(v value) string {
+	s := make([]string, len(v.kids))
+	for i, k := range v.kids {
+		s[i] = k.s
+	}
+	return strings.Join(s, "\n")
 }

@@ -30,7 +30,7 @@ var snippetImports = map[string]string{
 	"ring": module + "/transport/ring", "aeron": module + "/aeron", "javadriver": module + "/aeron/javadriver",
 	"resp": module + "/proto/resp", "sbe": module + "/proto/sbe", "server": module + "/server",
 	"store": module + "/store", "request": module + "/request", "reply": module + "/reply",
-	"argv": module + "/proto/argv", "command": module + "/command",
+	"argv": module + "/proto/argv", "command": module + "/command", "acl": module + "/acl",
 }
 
 var (

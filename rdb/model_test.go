@@ -103,15 +103,15 @@ func model() []modelKey {
 		{0, "s:short", NoExpiry, str("hello")},
 		{0, "s:noise", NoExpiry, Value{Kind: KindString, Str: binaryString(300)}},
 		{0, "s:empty", NoExpiry, str("")},
-		{0, "s:long", NoExpiry, str(strings.Repeat("goblin-rdb ", 2000))},
+		{0, "s:long", NoExpiry, str(strings.Repeat("goblin-rdb ", 500))},
 		{0, "s:ttl", farExpiry, str("expires in 2100")},
 		{0, "s:expired", pastExpiry, str("gone")},
 		{0, "12", NoExpiry, str("integer key")},
 		// lists: one listpack node with every integer width, many nodes,
 		// a node holding one element larger than the node size
 		{0, "l:small", NoExpiry, list(strs("a", "1", "-5000", "127", "-4096", "32767", "-8388608", "2147483647", "9223372036854775807", "-9223372036854775808", "3.14", ""))},
-		{0, "l:large", NoExpiry, list(seq("element-", 3000, 40))},
-		{0, "l:huge", farExpiry, list([][]byte{[]byte("x"), bytes.Repeat([]byte("H"), 20000), []byte("y")})},
+		{0, "l:large", NoExpiry, list(seq("element-", 300, 40))},
+		{0, "l:huge", farExpiry, list([][]byte{[]byte("x"), bytes.Repeat([]byte("H"), 10000), []byte("y")})},
 		// sets: intsets of each width, plain sets
 		{0, "set:int16", NoExpiry, set(strs("3", "1", "2"))},
 		{0, "set:int32", NoExpiry, set(strs("70000", "-1", "5"))},

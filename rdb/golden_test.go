@@ -47,3 +47,12 @@ func TestGoldenRedisSnapshots(t *testing.T) {
 		checkRedisSnapshot(t, name, data)
 	}
 }
+
+// TestGoldenRedisStream reads the stream snapshot without Redis.
+func TestGoldenRedisStream(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "redis-stream.rdb"))
+	if err != nil {
+		t.Fatalf("%v (run the tests with -update where redis-server is installed)", err)
+	}
+	checkStreamSnapshot(t, data)
+}

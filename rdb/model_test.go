@@ -264,3 +264,5 @@ func diffMaps(tb testing.TB, what string, got, want map[string]string) {
 		}
 	}
 }
+
+func inf(sign int) float64 { return math.Inf(sign) }

@@ -3,6 +3,7 @@ package rdb
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -410,4 +411,59 @@ func TestDumpRestoreWithRedis(t *testing.T) {
 		t.Error("DecodeDump accepted a version 11 payload")
 	}
 	_ = math.Inf
+}
+
+// TestDecoderSkipsRedisStream: a snapshot in which Redis saved a stream
+// with a consumer group, pending entries and consumers is refused with the
+// stream's key named, or read with the stream skipped and counted.
+func TestDecoderSkipsRedisStream(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	p := startRedis(t, dir, "dump.rdb")
+	c := p.client(0)
+	defer c.Close()
+	for _, cmd := range [][]any{
+		{"SET", "before", "1"},
+		{"XADD", "events", "1-1", "f", "v"},
+		{"XADD", "events", "2-1", "f", "w", "g", "x"},
+		{"XADD", "events", "3-1", "f", "y"},
+		{"XDEL", "events", "2-1"},
+		{"XGROUP", "CREATE", "events", "workers", "0"},
+		{"XREADGROUP", "GROUP", "workers", "alice", "COUNT", "1", "STREAMS", "events", ">"},
+		{"XREADGROUP", "GROUP", "workers", "bob", "STREAMS", "events", ">"},
+		{"RPUSH", "after", "a", "b"},
+		{"SAVE"},
+	} {
+		if err := c.Do(ctx, cmd...).Err(); err != nil {
+			t.Fatalf("%v: %v", cmd, err)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "dump.rdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkStreamSnapshot(t, data)
+	if *update {
+		writeFile(t, filepath.Join("testdata", "redis-stream.rdb"), data)
+	}
+}
+
+func checkStreamSnapshot(t *testing.T, data []byte) {
+	t.Helper()
+	d := NewDecoder(bytes.NewReader(data), DecoderOptions{})
+	for d.Next() {
+	}
+	var e *Error
+	if !errors.As(d.Err(), &e) || !errors.Is(e, ErrUnsupported) || string(e.Key) != "events" || e.Type != "stream" {
+		t.Fatalf("without SkipUnsupported: %v", d.Err())
+	}
+	got, _, d := decodeAll(t, data, DecoderOptions{SkipUnsupported: true})
+	want := map[string]string{
+		"0/before": fmt.Sprintf("exp=%d string:%q", int64(NoExpiry), "1"),
+		"0/after":  fmt.Sprintf("exp=%d list:%q,%q,", int64(NoExpiry), "a", "b"),
+	}
+	diffMaps(t, "stream skipped", got, want)
+	if st := d.Stats(); st.Skipped != 1 || !st.Checksum {
+		t.Errorf("stats %+v, want 1 skipped and a checked CRC", st)
+	}
 }

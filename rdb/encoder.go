@@ -270,7 +270,8 @@ func (e *Encoder) fail(err error) error {
 
 // AppendDump appends v's DUMP payload, as Redis's DUMP returns it: type
 // byte, value, RDB version (2 bytes LE) and CRC64 (8 bytes LE). It uses the
-// Encoder's options and scratch buffers and needs no header.
+// Encoder's options and scratch buffers and needs no header, so an Encoder
+// made with a nil writer serves for payloads alone.
 func (e *Encoder) AppendDump(dst []byte, v *Value) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, 0)

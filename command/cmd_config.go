@@ -27,7 +27,7 @@ func (e *Engine) params() []Param {
 	e.paramList = append([]Param{
 		{Name: "maxmemory", Get: func() string { return strconv.FormatInt(e.dbs[0].Options().MaxMemory, 10) },
 			Set: func(v string) error {
-				n, ok := memBytes(v)
+				n, ok := ParseMemory(v)
 				if !ok || n > 1<<62 {
 					return errors.New("argument must be a memory value")
 				}
@@ -86,9 +86,11 @@ func redisPolicy(p string) bool {
 	return false
 }
 
-// memBytes reads a memory value as Redis does: digits and an optional
-// unit (b, k, kb, m, mb, g, gb, any case; k is 1000, kb 1024).
-func memBytes(v string) (uint64, bool) {
+// ParseMemory reads a memory value of CONFIG SET as Redis's memtoull does:
+// digits and an optional unit (b, k, kb, m, mb, g, gb, any case; k is 1000,
+// kb 1024). Where Redis reads a C string (up to a NUL, "" as 0) or wraps
+// round, it refuses.
+func ParseMemory(v string) (uint64, bool) {
 	i := 0
 	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
 		i++

@@ -231,9 +231,14 @@ func (s *Server) params() []command.Param {
 			}
 		}
 	}
+	// Redis reads an integer parameter with string2ll: no '+', no leading
+	// zeros or spaces (strconv.ParseInt takes "+5" and "007").
 	intParam := func(v string, lo, hi int64) (int64, error) {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < lo || n > hi {
+		n, ok := resp.ParseInt([]byte(v))
+		switch {
+		case !ok:
+			return 0, errors.New("argument couldn't be parsed into an integer")
+		case n < lo || n > hi:
 			return 0, fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
 		}
 		return n, nil
@@ -250,7 +255,7 @@ func (s *Server) params() []command.Param {
 			}},
 		{Name: "maxclients", Get: func() string { return strconv.Itoa(s.opts.MaxClients) },
 			Set: func(v string) error {
-				n, err := intParam(v, 1, math.MaxInt32)
+				n, err := intParam(v, 1, math.MaxUint32)
 				if err == nil {
 					s.opts.MaxClients = int(n)
 					socket(func(u *uds.Server) { u.SetMaxClients(int(n)) })
@@ -259,11 +264,11 @@ func (s *Server) params() []command.Param {
 			}},
 		{Name: "maxmemory-clients", Get: func() string { return strconv.FormatInt(s.budget.Limit, 10) },
 			Set: func(v string) error {
-				n, err := strconv.ParseInt(v, 10, 64)
-				if err != nil || n < 0 {
+				n, ok := command.ParseMemory(v)
+				if !ok || n > math.MaxInt64 {
 					return errors.New("argument must be a memory value")
 				}
-				s.budget.Limit = n
+				s.budget.Limit = int64(n)
 				return nil
 			}},
 		{Name: "port", Get: func() string {

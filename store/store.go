@@ -26,6 +26,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"runtime"
 	"strconv"
 	"unsafe"
@@ -725,7 +726,11 @@ func (s *Store) Scan(cursor uint64, count int, fn func(key []byte)) uint64 {
 	if cursor >= uint64(s.nextSlot) {
 		return 0
 	}
-	for visited := 0; id < s.nextSlot && visited < count*4+16; id++ {
+	budget := math.MaxInt // slots to look at: 4 per key asked for, and 16 more
+	if count < (math.MaxInt-16)/4 {
+		budget = count*4 + 16
+	}
+	for visited := 0; id < s.nextSlot && visited < budget; id++ {
 		visited++
 		sl := s.slot(id)
 		if !sl.used() || (sl.hasTTL() && s.expiryOf(sl) <= now) {

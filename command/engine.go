@@ -116,6 +116,10 @@ type Session struct {
 	authFails  uint64
 	failedAuth bool
 
+	// protoErr is the protocol error that ended the stream: the last
+	// reply, after which the transport closes (ProtocolError).
+	protoErr error
+
 	tx    txState // MULTI's queue and WATCH's keys (cmd_tx.go)
 	index int     // in Engine.sessions, -1 when not listed
 
@@ -296,6 +300,11 @@ func NewEngine(st *store.Store, o Options) *Engine {
 	}
 	return e
 }
+
+// ProtocolError returns the protocol error a ServeStream or ServeMessage
+// answered last before asking for the connection to close, or nil when
+// it asked for another reason (QUIT); the transport logs it.
+func (s *Session) ProtocolError() error { return s.protoErr }
 
 // ServeStream executes every complete request at the start of in, in
 // order, and appends each reply to out (RESP, or SOFH-framed SBE, per the

@@ -369,6 +369,10 @@ func (s *engineSession) Serve(in, out []byte, limit int) (int, []byte, bool) {
 	return n, out, closeConn
 }
 
+// ProtocolError implements uds.ProtocolErrorer: why the engine asked for
+// the connection to close, when it was a malformed request.
+func (s *engineSession) ProtocolError() error { return s.s.ProtocolError() }
+
 // Delay tells the socket transport to hold the client back this long
 // before serving its next request (after a wrong password; see authGuard).
 func (s *engineSession) Delay() time.Duration {

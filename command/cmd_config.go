@@ -214,8 +214,29 @@ func (e *Engine) configFailed(name string, err error) {
 	e.setError(reply.Err, e.errBuf)
 }
 
+// configRewrite answers CONFIG REWRITE: the server's Rewrite writes its
+// configuration file, with Redis's error texts.
 func (e *Engine) configRewrite(*Session, *request.Request) {
-	e.errText(reply.Err, "ERR The server is running without a config file")
+	if e.o.Rewrite == nil {
+		e.errText(reply.Err, "ERR The server is running without a config file")
+		return
+	}
+	if err := e.o.Rewrite(); err != nil {
+		e.errBuf = append(append(e.errBuf[:0], "ERR Rewriting config file: "...), err.Error()...)
+		e.setError(reply.Err, e.errBuf)
+		return
+	}
+	e.ok()
+}
+
+// ConfigValue returns the current value of the configuration parameter
+// name as CONFIG GET shows it. Call it on the loop goroutine only.
+func (e *Engine) ConfigValue(name string) (string, bool) {
+	p := e.findParam([]byte(name))
+	if p == nil {
+		return "", false
+	}
+	return p.Get(), true
 }
 
 // configResetStat answers CONFIG RESETSTAT: INFO's counters start over.

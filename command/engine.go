@@ -79,6 +79,10 @@ type Options struct {
 	// Params are the server's configuration parameters (timeout,
 	// maxclients, port...), for CONFIG GET and SET. Optional.
 	Params []Param
+	// Rewrite, when set, writes the parameters' current values to the
+	// server's configuration file (CONFIG REWRITE, on the loop); nil: the
+	// server runs without one, and CONFIG REWRITE says so.
+	Rewrite func() error
 	// Cluster puts the engine in cluster mode when Cluster.State is set.
 	Cluster ClusterOptions
 }

@@ -46,6 +46,8 @@ type Server struct {
 	budget  *uds.Budget // the socket clients' buffer memory
 	release *releaser
 	auth    *authGuard
+
+	startConfig map[string]string // the rewritable parameters at the start (rewriteConfig)
 }
 
 // streamStats are the command counters of one stream transport.
@@ -81,8 +83,10 @@ func New(o Options) (*Server, error) {
 		Limits:   resp.Limits{MaxBulkLen: o.MaxValueLen},
 		MaxFrame: o.MaxValueLen + sbe.SOFHLen + frameSlack,
 		Params:   s.params(),
+		Rewrite:  s.rewriter(),
 	})
 	s.budget = &uds.Budget{Limit: max(o.MaxClientMemory, 0)}
+	s.startConfig = s.configValues()
 	s.auth = &authGuard{log: s.log}
 	s.release = newReleaser()
 	env := &Env{Options: &s.opts, Logger: s.log, Handler: s.handler, SocketBudget: s.budget}
@@ -286,6 +290,15 @@ func (s *Server) params() []command.Param {
 			return ""
 		}},
 	}
+}
+
+// rewriter returns CONFIG REWRITE's Rewrite: nil without a configuration
+// file.
+func (s *Server) rewriter() func() error {
+	if s.opts.ConfigFile == "" {
+		return nil
+	}
+	return s.rewriteConfig
 }
 
 // EngineHandler hands out sessions of the command engine, all counting into

@@ -256,6 +256,7 @@ func options(c *config) (server.Options, error) {
 		SocketCheckEvery: c.checkEvery,
 		ClusterConfig:    c.clusterConfig,
 		ClusterNode:      c.clusterNode,
+		ConfigFile:       c.configFile,
 	}
 	var err error
 	if o.CPUs, err = parseCPUs(c.cpu); err != nil {
@@ -416,16 +417,10 @@ func applyConfigFile(fs *flag.FlagSet, path string) error {
 	fs.Visit(func(f *flag.Flag) { onCmdline[f.Name] = true })
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
+		name, value, ok := server.ParseConfigLine(sc.Text())
+		if !ok {
 			continue
 		}
-		name, value, ok := strings.Cut(line, "=")
-		if i := strings.IndexAny(line, " \t"); i >= 0 && (!ok || i < len(name)) {
-			name, value = line[:i], line[i+1:]
-		}
-		name = strings.TrimPrefix(strings.TrimSpace(name), "--")
-		value = strings.Trim(strings.TrimSpace(value), `"`)
 		if name == "config" || fs.Lookup(name) == nil {
 			return fmt.Errorf("config %s:%d: unknown setting %q", path, n, name)
 		}

@@ -3,6 +3,7 @@ package command
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"runtime/metrics"
 	"time"
 
 	"github.com/goblin-kv/goblin/cluster"
@@ -262,7 +263,10 @@ type Engine struct {
 	now         int64 // unix ms, refreshed by Tick (age and idle in CLIENT LIST)
 	started     time.Time
 	runID       string
-	peakUsed    int64
+	peakUsed    int64 // the stores' highest UsedMemory seen (goblin_store_peak_bytes)
+	peakProcess int64 // the highest used_memory seen
+	startupUsed int64 // used_memory at the first measurement (used_memory_startup)
+	memSamples  []metrics.Sample
 	opsAt       [16]opsSample // instantaneous_ops_per_sec
 	opsNext     int
 	txReq       request.Request // a queued command being run by EXEC

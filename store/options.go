@@ -190,6 +190,7 @@ type Stats struct {
 	SlotBytes     int64 // bytes of slot pages
 
 	ArenaSize       int64 // bytes of all arena chunks
+	ArenaMapped     int64 // bytes of ArenaSize mapped outside the Go heap (the runtime does not count them)
 	ArenaLive       int64 // bytes in allocated blocks
 	ArenaDead       int64 // bytes in freed blocks awaiting reuse or compaction
 	ArenaFree       int64 // bytes never handed out or in empty pages

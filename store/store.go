@@ -805,6 +805,7 @@ func (s *Store) Stats(st *Stats) {
 	var as arena.Stats
 	s.ar.Stats(&as)
 	st.ArenaSize, st.ArenaLive, st.ArenaDead, st.ArenaFree = as.Size, as.Live, as.Dead, as.Free
+	st.ArenaMapped = as.Mapped
 	st.ArenaMoves, st.ArenaPagesFreed = as.Moves, as.PagesReleased
 }
 

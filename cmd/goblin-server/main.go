@@ -231,7 +231,13 @@ const groupEcho = 200 * time.Millisecond
 // (a second Ctrl-C) exits at once, without draining.
 func watchSignals(sig <-chan os.Signal, began time.Time, log *slog.Logger) {
 	for s := range sig {
-		if s == syscall.SIGINT && time.Since(began) > groupEcho {
+		if time.Since(began) <= groupEcho {
+			// Not a second request: the copy a process-group signal
+			// (timeout, a shell, a process manager) also delivers.
+			log.Debug("signal ignored: a copy of the one that began the shutdown, sent to the process group", "signal", s.String())
+			continue
+		}
+		if s == syscall.SIGINT {
 			log.Error("second interrupt: exiting without finishing the shutdown", "signal", s.String())
 			os.Exit(exitFailure)
 		}

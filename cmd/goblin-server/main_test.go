@@ -784,7 +784,7 @@ func readReplies(c net.Conn, n int) int {
 func TestSecondSIGTERMDoesNotCutShutdownShort(t *testing.T) {
 	s, c, n := slowShutdown(t)
 	s.p.Signal(syscall.SIGTERM)
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(2 * groupEcho) // a second request, not the process group's copy
 	s.p.Signal(syscall.SIGTERM)
 	if got := readReplies(c, n); got != n {
 		t.Errorf("the client got %d of its %d replies", got, n)

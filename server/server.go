@@ -48,6 +48,9 @@ type Server struct {
 	auth    *authGuard
 
 	startConfig map[string]string // the rewritable parameters at the start (rewriteConfig)
+
+	lastPublish atomic.Int64 // unix ns of the loop's last publish (written by the loop, read by /healthz)
+	stopping    atomic.Bool  // Shutdown was asked for (read by /readyz)
 }
 
 // streamStats are the command counters of one stream transport.
@@ -117,6 +120,7 @@ func New(o Options) (*Server, error) {
 		Publish: func(*LoopStats) {
 			s.metrics.Publish()
 			s.releaseMemory()
+			s.lastPublish.Store(time.Now().UnixNano())
 		},
 	})
 	if err != nil {
@@ -170,6 +174,7 @@ func (s *Server) Run() error {
 // every client and return, and waits for that until ctx ends. Called before
 // Run, it closes the listeners itself.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.stopping.Store(true)
 	s.loop.Stop()
 	if s.ran.CompareAndSwap(false, true) {
 		defer s.release.stop()

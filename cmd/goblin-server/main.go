@@ -180,6 +180,8 @@ func run(args []string, stderr io.Writer) int {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", srv.MetricsHandler())
+		mux.Handle("/healthz", srv.HealthHandler())
+		mux.Handle("/readyz", srv.ReadyHandler())
 		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go metricsSrv.Serve(ln)
 		log.Info("metrics listening", "url", "http://"+ln.Addr().String()+"/metrics")

@@ -743,3 +743,19 @@ func TestNumericArgumentsAgainstRedis(t *testing.T) {
 	}
 	compareWithRedis(t, script, false)
 }
+
+// TestLongKeysAgainstRedis: keys past 512 bytes and past 64 KiB (goblin
+// refused both with "ERR key too long") are keys like any other.
+func TestLongKeysAgainstRedis(t *testing.T) {
+	var script []oracleCase
+	for _, n := range []int{513, 65535, 65536, 200_000} {
+		k := strings.Repeat("k", n)
+		k2 := strings.Repeat("r", n+1)
+		script = append(script, cases(
+			[]string{"SET", k, "v"}, []string{"GET", k}, []string{"EXISTS", k}, []string{"APPEND", k, "w"}, []string{"STRLEN", k},
+			[]string{"EXPIRE", k, "100"}, []string{"TTL", k}, []string{"INCR", k + "n"}, []string{"RENAME", k, k2}, []string{"GET", k2},
+			[]string{"MSET", k, "a", k2, "b"}, []string{"MGET", k, k2}, []string{"DEL", k, k2, k + "n"}, []string{"DBSIZE"},
+		)...)
+	}
+	compareWithRedis(t, script, false)
+}

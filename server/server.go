@@ -67,7 +67,10 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: o, log: o.Logger, started: time.Now()}
-	st, err := store.New(store.Options{MaxMemory: o.MaxMemory, Eviction: o.MaxMemoryPolicy, MaxValueLen: o.MaxValueLen})
+	// A key may be as long as a bulk string may be, like a value (Redis's
+	// proto-max-bulk-len bounds both).
+	st, err := store.New(store.Options{MaxMemory: o.MaxMemory, Eviction: o.MaxMemoryPolicy, MaxValueLen: o.MaxValueLen,
+		MaxKeyLen: min(o.MaxValueLen, store.HardMaxKeyLen)})
 	if err != nil {
 		return nil, fmt.Errorf("server: store: %w", err)
 	}

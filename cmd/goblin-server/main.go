@@ -96,7 +96,7 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.maxInput, "client-input-limit", "", "`bytes` of one incomplete request held for a client before it is disconnected (default 64mb, or --proto-max-bulk-len plus 128kb when that is more)")
 	fs.StringVar(&c.clientMem, "maxmemory-clients", "1gb", "`bytes` all socket clients together may hold in buffers (unexecuted requests, unread replies); past it the clients holding the most are disconnected; 0 means no limit")
 	fs.StringVar(&c.passOutput, "client-output-per-pass", "256kb", "reply `bytes` one client's requests may produce per loop pass before its further requests wait for the next pass, so one client asking for large replies cannot stall the others")
-	fs.StringVar(&c.maxBulk, "proto-max-bulk-len", "16mb", "longest value the store accepts, and longest bulk string (RESP) or frame (SBE) a request may carry, in `bytes`; at most 512mb")
+	fs.StringVar(&c.maxBulk, "proto-max-bulk-len", "16mb", "longest value and longest key the store accepts, and longest bulk string (RESP) or frame (SBE) a request may carry, in `bytes`; at most 512mb")
 	fs.DurationVar(&c.idleTimeout, "timeout", 0, "disconnect socket clients idle for this `duration` (e.g. 5m); 0 never does")
 	fs.StringVar(&c.socketMode, "socket-mode", "0660", "permission `bits` (octal) of Unix socket files")
 	fs.IntVar(&c.checkEvery, "socket-check-every", 16, "quiet loop `cycles` between two epoll checks of a socket listener (1: every cycle)")

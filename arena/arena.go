@@ -138,6 +138,7 @@ type classState struct {
 // Stats are the arena's byte counts. Live + Dead + Free == Size at all times.
 type Stats struct {
 	Size          int64 // bytes of chunks plus dedicated blocks
+	Mapped        int64 // bytes of Size in mappings outside the Go heap (OffHeap regions)
 	Live          int64 // bytes in allocated blocks (rounded to their class)
 	Dead          int64 // bytes in freed blocks on page free lists
 	Free          int64 // bytes never handed out: page bump room, empty pages, uncut chunk space

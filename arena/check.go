@@ -10,7 +10,7 @@ func (a *Arena) Stats(st *Stats) {
 	*st = Stats{
 		Size: a.size, Live: a.live, Dead: a.dead, Free: a.free,
 		Chunks: int64(len(a.chunks)), Dedicated: a.dedicated,
-		Moves: a.moves, PagesReleased: a.released,
+		Moves: a.moves, PagesReleased: a.released, Mapped: a.mem.Mapped(),
 	}
 	for c := 1; c < len(a.classes); c++ {
 		st.Pages += a.classes[c].pages

@@ -60,6 +60,16 @@ func (m *OffHeap) Bytes() int64 {
 	return n
 }
 
+// Mapped returns the total size of the live regions that are mappings
+// (not Go heap fallbacks): memory the Go runtime does not count.
+func (m *OffHeap) Mapped() int64 {
+	n := m.Bytes()
+	for _, h := range m.heap {
+		n -= int64(cap(h))
+	}
+	return n
+}
+
 func (m *OffHeap) release(r []byte) {
 	for i, h := range m.heap {
 		if &h[:1][0] == &r[:1][0] {

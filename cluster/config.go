@@ -248,21 +248,94 @@ func (c *Config) Format() []byte {
 		fmt.Fprintf(&b, "myself %s\n", c.Myself)
 	}
 	for _, n := range c.Nodes {
-		b.WriteString("node " + n.ID)
-		for _, a := range n.Addrs {
-			b.WriteString(" " + a)
-		}
-		if len(n.Slots) > 0 {
-			b.WriteString(" slots")
-			for _, r := range n.Slots {
-				if r.First == r.Last {
-					fmt.Fprintf(&b, " %d", r.First)
-				} else {
-					fmt.Fprintf(&b, " %d-%d", r.First, r.Last)
-				}
-			}
-		}
+		b.WriteString(n.line())
 		b.WriteByte('\n')
 	}
 	return b.Bytes()
+}
+
+// Rewrite writes c over file, the configuration file it came from
+// (CLUSTER SAVECONFIG): the epoch line, the myself line (kept as it was
+// when c has no Myself: a shared file names no node) and each node's line
+// take c's values in place; comments, blank lines and the order stay; a
+// node c no longer has loses its line, and what the file lacked is added
+// at the end.
+func (c *Config) Rewrite(file []byte) []byte {
+	var b bytes.Buffer
+	wrote := map[string]bool{}
+	sawEpoch, sawMyself := false, false
+	for len(file) > 0 {
+		line, rest, nl := bytes.Cut(file, []byte("\n"))
+		file = rest
+		text, comment, hasComment := strings.Cut(string(line), "#")
+		words := strings.Fields(text)
+		out, keep := string(line), true
+		if len(words) > 0 {
+			indent := text[:len(text)-len(strings.TrimLeft(text, " \t"))]
+			switch words[0] {
+			case "epoch":
+				out, sawEpoch = indent+"epoch "+strconv.FormatUint(c.Epoch, 10), true
+			case "myself":
+				sawMyself = true
+				if c.Myself != "" {
+					out = indent + "myself " + c.Myself
+				} else {
+					hasComment = false // as it was, comment and all
+				}
+			case "node":
+				keep = false
+				for _, n := range c.Nodes {
+					if len(words) > 1 && n.ID == words[1] && !wrote[n.ID] {
+						out, keep, wrote[n.ID] = indent+n.line(), true, true
+					}
+				}
+			}
+			if hasComment {
+				out += " #" + comment
+			}
+		}
+		if !keep {
+			continue
+		}
+		b.WriteString(out)
+		if nl {
+			b.WriteByte('\n')
+		}
+	}
+	if b.Len() > 0 && !bytes.HasSuffix(b.Bytes(), []byte("\n")) {
+		b.WriteByte('\n')
+	}
+	if !sawEpoch {
+		fmt.Fprintf(&b, "epoch %d\n", c.Epoch)
+	}
+	if !sawMyself && c.Myself != "" {
+		fmt.Fprintf(&b, "myself %s\n", c.Myself)
+	}
+	for _, n := range c.Nodes {
+		if !wrote[n.ID] {
+			b.WriteString(n.line())
+			b.WriteByte('\n')
+		}
+	}
+	return b.Bytes()
+}
+
+// line is n's "node" line, without a newline.
+func (n *Node) line() string {
+	var b strings.Builder
+	b.WriteString("node " + n.ID)
+	for _, a := range n.Addrs {
+		b.WriteString(" " + a)
+	}
+	if len(n.Slots) > 0 {
+		b.WriteString(" slots")
+		for _, r := range n.Slots {
+			if r.First == r.Last {
+				fmt.Fprintf(&b, " %d", r.First)
+			} else {
+				fmt.Fprintf(&b, " %d-%d", r.First, r.Last)
+			}
+		}
+	}
+	return b.String()
 }

@@ -542,8 +542,9 @@ func TestClusterReload(t *testing.T) {
 	if got := rc.Do(ctx, "CLUSTER", "NODES").String(); !strings.Contains(got, ids[0]+" "+c.addr(0)+"@") || !strings.Contains(got, "connected 0-5459") {
 		t.Fatalf("CLUSTER NODES after the reload: %s", got)
 	}
-	// The file goes back to epoch 1: refused.
-	if err := os.WriteFile(c.conf, data, 0o600); err != nil {
+	// The file goes back to epoch 1, with comments: refused.
+	commented := "# three local nodes share this file\n\n" + strings.Replace(string(data), "epoch 1", "epoch 1 # raise it on every edit", 1)
+	if err := os.WriteFile(c.conf, []byte(commented), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.procs[0].Signal(syscall.SIGHUP); err != nil {
@@ -567,6 +568,10 @@ func TestClusterReload(t *testing.T) {
 	}
 	if saved.Epoch != 3 || saved.Nodes[2].Slots[0] != (cluster.Range{First: 0, Last: 0}) || strings.Contains(mustRead(t, c.conf), "myself") {
 		t.Fatalf("saved configuration:\n%s", mustRead(t, c.conf))
+	}
+	// The file's comments stay where they were.
+	if got := mustRead(t, c.conf); !strings.HasPrefix(got, "# three local nodes share this file\n\n# the e2e test's cluster\nepoch 3 # raise it on every edit\n") {
+		t.Fatalf("SAVECONFIG lost the file's comments:\n%s", got)
 	}
 	if err := rc.Do(ctx, "CLUSTER", "RELOAD").Err(); err != nil {
 		t.Fatalf("CLUSTER RELOAD of the saved file: %v", err)

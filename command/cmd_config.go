@@ -27,7 +27,7 @@ func (e *Engine) params() []Param {
 	e.paramList = append([]Param{
 		{Name: "maxmemory", Get: func() string { return strconv.FormatInt(e.dbs[0].Options().MaxMemory, 10) },
 			Set: func(v string) error {
-				n, ok := memBytes(v)
+				n, ok := ParseMemory(v)
 				if !ok || n > 1<<62 {
 					return errors.New("argument must be a memory value")
 				}
@@ -86,9 +86,11 @@ func redisPolicy(p string) bool {
 	return false
 }
 
-// memBytes reads a memory value as Redis does: digits and an optional
-// unit (b, k, kb, m, mb, g, gb, any case; k is 1000, kb 1024).
-func memBytes(v string) (uint64, bool) {
+// ParseMemory reads a memory value of CONFIG SET as Redis's memtoull does:
+// digits and an optional unit (b, k, kb, m, mb, g, gb, any case; k is 1000,
+// kb 1024). Where Redis reads a C string (up to a NUL, "" as 0) or wraps
+// round, it refuses.
+func ParseMemory(v string) (uint64, bool) {
 	i := 0
 	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
 		i++
@@ -212,8 +214,29 @@ func (e *Engine) configFailed(name string, err error) {
 	e.setError(reply.Err, e.errBuf)
 }
 
+// configRewrite answers CONFIG REWRITE: the server's Rewrite writes its
+// configuration file, with Redis's error texts.
 func (e *Engine) configRewrite(*Session, *request.Request) {
-	e.errText(reply.Err, "ERR The server is running without a config file")
+	if e.o.Rewrite == nil {
+		e.errText(reply.Err, "ERR The server is running without a config file")
+		return
+	}
+	if err := e.o.Rewrite(); err != nil {
+		e.errBuf = append(append(e.errBuf[:0], "ERR Rewriting config file: "...), err.Error()...)
+		e.setError(reply.Err, e.errBuf)
+		return
+	}
+	e.ok()
+}
+
+// ConfigValue returns the current value of the configuration parameter
+// name as CONFIG GET shows it. Call it on the loop goroutine only.
+func (e *Engine) ConfigValue(name string) (string, bool) {
+	p := e.findParam([]byte(name))
+	if p == nil {
+		return "", false
+	}
+	return p.Get(), true
 }
 
 // configResetStat answers CONFIG RESETSTAT: INFO's counters start over.

@@ -30,6 +30,7 @@ func (e *Engine) allStats() *store.Stats {
 		t.IndexBuckets += one.IndexBuckets
 		t.SlotBytes += one.SlotBytes
 		t.ArenaSize += one.ArenaSize
+		t.ArenaMapped += one.ArenaMapped
 		t.ArenaLive += one.ArenaLive
 		t.ArenaDead += one.ArenaDead
 		t.ArenaFree += one.ArenaFree
@@ -61,20 +62,28 @@ func (e *Engine) memoryDoctor(*Session, *request.Request) {
 // field names where one fits.
 func (e *Engine) memoryStats(*Session, *request.Request) {
 	st := e.allStats()
+	rss, _, _ := processStats()
+	m := e.processMemory(st, rss)
 	e.begin(reply.Map)
 	field := func(name string, v int64) {
 		e.addBulkStr(name)
 		e.addInt(v)
 	}
-	field("total.allocated", st.UsedMemory)
-	field("overhead.total", st.IndexBuckets*8+st.SlotBytes)
+	// The process's memory as INFO's used_memory* (procmem.go), then
+	// the store's own accounting.
+	field("peak.allocated", m.peak)
+	field("total.allocated", m.used)
+	field("startup.allocated", m.startup)
+	field("overhead.total", m.overhead)
 	field("keys.count", st.Keys)
 	perKey := int64(0)
 	if st.Keys > 0 {
 		perKey = st.UsedMemory / st.Keys
 	}
 	field("keys.bytes-per-key", perKey)
-	field("dataset.bytes", st.ArenaLive)
+	field("dataset.bytes", m.dataset)
+	field("goblin.store.bytes", st.UsedMemory)
+	field("goblin.store.overhead", st.IndexBuckets*8+st.SlotBytes)
 	field("goblin.arena.size", st.ArenaSize)
 	field("goblin.arena.dead", st.ArenaDead)
 	field("goblin.index.buckets", st.IndexBuckets)

@@ -159,6 +159,7 @@ func (e *Engine) fitSBEReply(version uint16) {
 }
 
 func (e *Engine) respProtocolError(s *Session, out []byte, err error) []byte {
+	s.protoErr = err
 	s.Stats.ProtocolErrors++
 	s.Stats.Errors++
 	out = append(out, "-ERR "...)
@@ -169,6 +170,7 @@ func (e *Engine) respProtocolError(s *Session, out []byte, err error) []byte {
 // sbeProtocolError answers a malformed SBE request with a Reply of status
 // protocol (correlation id 0: the request's could not be trusted).
 func (e *Engine) sbeProtocolError(s *Session, out []byte, err error, framed bool) []byte {
+	s.protoErr = err
 	s.Stats.ProtocolErrors++
 	s.Stats.Errors++
 	e.errBuf = append(e.errBuf[:0], "ERR Protocol error: "...)

@@ -3,6 +3,7 @@ package command
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"runtime/metrics"
 	"time"
 
 	"github.com/goblin-kv/goblin/cluster"
@@ -79,6 +80,10 @@ type Options struct {
 	// Params are the server's configuration parameters (timeout,
 	// maxclients, port...), for CONFIG GET and SET. Optional.
 	Params []Param
+	// Rewrite, when set, writes the parameters' current values to the
+	// server's configuration file (CONFIG REWRITE, on the loop); nil: the
+	// server runs without one, and CONFIG REWRITE says so.
+	Rewrite func() error
 	// Cluster puts the engine in cluster mode when Cluster.State is set.
 	Cluster ClusterOptions
 }
@@ -115,6 +120,10 @@ type Session struct {
 	// transport can delay the client's next guess (see AuthFailures).
 	authFails  uint64
 	failedAuth bool
+
+	// protoErr is the protocol error that ended the stream: the last
+	// reply, after which the transport closes (ProtocolError).
+	protoErr error
 
 	tx    txState // MULTI's queue and WATCH's keys (cmd_tx.go)
 	index int     // in Engine.sessions, -1 when not listed
@@ -254,7 +263,10 @@ type Engine struct {
 	now         int64 // unix ms, refreshed by Tick (age and idle in CLIENT LIST)
 	started     time.Time
 	runID       string
-	peakUsed    int64
+	peakUsed    int64 // the stores' highest UsedMemory seen (goblin_store_peak_bytes)
+	peakProcess int64 // the highest used_memory seen
+	startupUsed int64 // used_memory at the first measurement (used_memory_startup)
+	memSamples  []metrics.Sample
 	opsAt       [16]opsSample // instantaneous_ops_per_sec
 	opsNext     int
 	txReq       request.Request // a queued command being run by EXEC
@@ -296,6 +308,11 @@ func NewEngine(st *store.Store, o Options) *Engine {
 	}
 	return e
 }
+
+// ProtocolError returns the protocol error a ServeStream or ServeMessage
+// answered last before asking for the connection to close, or nil when
+// it asked for another reason (QUIT); the transport logs it.
+func (s *Session) ProtocolError() error { return s.protoErr }
 
 // ServeStream executes every complete request at the start of in, in
 // order, and appends each reply to out (RESP, or SOFH-framed SBE, per the

@@ -2,6 +2,7 @@ package command
 
 import (
 	"bytes"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -143,8 +144,9 @@ func FuzzServeMessage(f *testing.F) {
 // steadyInfo makes INFO, TIME and MONITOR's readings of the process and
 // the wall clock repeatable for the test, so two runs answer alike.
 func steadyInfo(t *testing.T) {
-	wc, ps, id := wallClock, processStats, newRunID
-	t.Cleanup(func() { wallClock, processStats, newRunID = wc, ps, id })
+	wc, ps, id, gm := wallClock, processStats, newRunID, goMemory
+	t.Cleanup(func() { wallClock, processStats, newRunID, goMemory = wc, ps, id, gm })
+	goMemory = func([]metrics.Sample) int64 { return 1 << 19 }
 	wallClock = func() time.Time { return time.UnixMilli(t0) }
 	processStats = func() (int64, unix.Rusage, unix.Rusage) { return 1 << 20, unix.Rusage{}, unix.Rusage{} }
 	newRunID = func() string { return "0123456789012345678901234567890123456789" }

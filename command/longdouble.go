@@ -25,16 +25,11 @@ const (
 	ldMinExp = -16445 // |v| >= 2^(ldMinExp-1), or zero
 )
 
-// parse reads s as strtold does for Redis's string2ld: no leading space,
-// nothing after the number, no NaN, no overflow or underflow to zero.
+// parse reads s as Redis 7.0's string2ld does: strtold must consume every
+// byte (so a NUL inside the value, where C's string would end, makes it no
+// number), no leading space, no NaN, no overflow or underflow to zero.
 func (ld *longDouble) parse(f *big.Float, s []byte) bool {
 	f.SetPrec(64).SetMode(big.ToNearestEven)
-	for i, c := range s { // C sees the string up to its first NUL
-		if c == 0 {
-			s = s[:i]
-			break
-		}
-	}
 	if len(s) == 0 || len(s) >= 5*1024 || isSpace(s[0]) {
 		return false
 	}

@@ -667,3 +667,95 @@ func TestHelpLists(t *testing.T) {
 		}
 	}
 }
+
+// numericForms are the texts Redis's number readers (string2ll, string2ld,
+// strtold, strtoul, memtoull) each accept or refuse in their own way: NULs,
+// spaces, signs, leading zeros, hexadecimal, infinities and overflow.
+var numericForms = []string{
+	"1\x002", "1\x00", "\x001", " 1", "1 ", "\t1", "1\n", "+1", "-1", "01", "-0", "0", "00", "0x10", "0X1p3", "1e3", "1.5",
+	"1.", ".5", "inf", "-inf", "+inf", "infinity", "nan", "-nan", "9223372036854775807", "9223372036854775808",
+	"-9223372036854775808", "-9223372036854775809", "18446744073709551615", "18446744073709551616", "99999999999999999999",
+	"", "x", "1x", "\u0661",
+}
+
+// normScan keeps whether SCAN answered or refused: a cursor other than 0
+// means different positions in goblin's index and Redis's dict.
+func normScan(n *node) {
+	if n.typ != '-' {
+		*n = node{typ: '+', str: []byte("OK")}
+	}
+}
+
+// TestNumericArgumentsAgainstRedis feeds every numeric form to every
+// reader of a number: values INCR and INCRBYFLOAT read (and the value SET
+// stored, which GET must give back), increments, expiry times, ranges
+// and offsets, counts, database numbers and memory values. Where Redis
+// reads a C string up to a NUL (SCAN's cursor, CONFIG SET's memory
+// values) or wraps a memory value round, goblin refuses the argument:
+// those forms are left out (docs/commands.md, Deliberate differences).
+func TestNumericArgumentsAgainstRedis(t *testing.T) {
+	var script []oracleCase
+	add := func(args ...string) { script = append(script, oracleCase{args: args}) }
+	for _, n := range numericForms {
+		add("SET", "v", n)
+		add("GET", "v")
+		add("STRLEN", "v")
+		add("INCR", "v")
+		add("SET", "v", n)
+		add("DECRBY", "v", "1")
+		add("SET", "v", n)
+		add("INCRBYFLOAT", "v", "1")
+		add("INCRBY", "k", n)
+		add("DECRBY", "k", n)
+		add("INCRBYFLOAT", "f", n)
+		add("SET", "e", "x")
+		add("EXPIRE", "e", n)
+		add("PEXPIRE", "e", n)
+		add("EXPIREAT", "e", n)
+		add("SETEX", "s", n, "v")
+		add("PSETEX", "s", n, "v")
+		add("SET", "s", "v", "EX", n)
+		add("SET", "s", "v", "PXAT", n)
+		add("GETEX", "e", "PX", n)
+		add("SET", "r", "hello")
+		add("GETRANGE", "r", n, "-1")
+		add("GETRANGE", "r", "0", n)
+		add("SETRANGE", "r", n, "x")
+		add("BITCOUNT", "r", n, "-1")
+		add("BITPOS", "r", "1", n)
+		add("SETBIT", "b", n, "1")
+		add("SETBIT", "b", "0", n)
+		add("GETBIT", "r", n)
+		add("SELECT", n)
+		add("MOVE", "r", n)
+		add("COPY", "r", "r2", "DB", n)
+		if !strings.Contains(n, "\x00") {
+			script = append(script, oracleCase{args: []string{"SCAN", n}, norm: normScan})
+		}
+		script = append(script, oracleCase{args: []string{"SCAN", "0", "COUNT", n}, norm: sortScan})
+		if !strings.Contains(n, "\x00") && n != "" && !strings.HasPrefix(n, "1844674407370955161") &&
+			!strings.HasPrefix(n, "9999") && !strings.HasPrefix(n, "922337203685477580") {
+			add("CONFIG", "SET", "maxmemory", n)
+			add("CONFIG", "SET", "maxmemory", n+"mb")
+			add("CONFIG", "SET", "maxmemory", "0")
+		}
+		add("FLUSHALL")
+	}
+	compareWithRedis(t, script, false)
+}
+
+// TestLongKeysAgainstRedis: keys past 512 bytes and past 64 KiB (goblin
+// refused both with "ERR key too long") are keys like any other.
+func TestLongKeysAgainstRedis(t *testing.T) {
+	var script []oracleCase
+	for _, n := range []int{513, 65535, 65536, 200_000} {
+		k := strings.Repeat("k", n)
+		k2 := strings.Repeat("r", n+1)
+		script = append(script, cases(
+			[]string{"SET", k, "v"}, []string{"GET", k}, []string{"EXISTS", k}, []string{"APPEND", k, "w"}, []string{"STRLEN", k},
+			[]string{"EXPIRE", k, "100"}, []string{"TTL", k}, []string{"INCR", k + "n"}, []string{"RENAME", k, k2}, []string{"GET", k2},
+			[]string{"MSET", k, "a", k2, "b"}, []string{"MGET", k, k2}, []string{"DEL", k, k2, k + "n"}, []string{"DBSIZE"},
+		)...)
+	}
+	compareWithRedis(t, script, false)
+}

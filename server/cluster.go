@@ -37,11 +37,16 @@ func (s *Server) clusterOptions() (command.ClusterOptions, error) {
 			if node != "" {
 				c.Myself = "" // the file is shared; --cluster-node names this node
 			}
+			// The file's comments, blank lines and order stay.
+			data := c.Format()
+			if old, err := os.ReadFile(path); err == nil {
+				data = c.Rewrite(old)
+			}
 			tmp, err := os.CreateTemp(filepath.Dir(path), ".cluster-*.conf")
 			if err != nil {
 				return err
 			}
-			_, werr := tmp.Write(c.Format())
+			_, werr := tmp.Write(data)
 			if cerr := tmp.Close(); werr == nil {
 				werr = cerr
 			}

@@ -30,13 +30,23 @@ type series struct {
 	typ   prometheus.ValueType
 	scale float64
 	v     atomic.Int64 // written by Publish (loop), read by Collect (scrape)
+	// sparse: exported only once it has been non-zero (seen), so a family
+	// with a label per possible value (every command) shows the ones that
+	// happened rather than hundreds of zeros.
+	sparse bool
+	seen   atomic.Bool // written by Set (loop), read by Collect (scrape)
 }
 
 // Series is a handle a source writes a value to at publish time.
 type Series struct{ s *series }
 
 // Set stores v; call it from the publishing (loop) goroutine.
-func (s Series) Set(v int64) { s.s.v.Store(v) }
+func (s Series) Set(v int64) {
+	s.s.v.Store(v)
+	if v != 0 && s.s.sparse && !s.s.seen.Load() {
+		s.s.seen.Store(true)
+	}
+}
 
 // NewMetrics returns an empty Metrics.
 func NewMetrics() *Metrics { return &Metrics{} }
@@ -44,6 +54,17 @@ func NewMetrics() *Metrics { return &Metrics{} }
 // Counter adds a counter series named goblin_<name> with fixed labels.
 func (m *Metrics) Counter(name, help string, labels prometheus.Labels) Series {
 	return m.add(name, help, prometheus.CounterValue, 1, labels)
+}
+
+// SparseCounter adds a counter series that is exported from the first
+// publish at which it is non-zero on (a counter reset to zero after that
+// stays exported): a family labelled by every possible command creates the
+// series of a command when it is first seen, at publish time, and the
+// request path only increments its plain counter as before.
+func (m *Metrics) SparseCounter(name, help string, labels prometheus.Labels) Series {
+	s := m.add(name, help, prometheus.CounterValue, 1, labels)
+	s.s.sparse = true
+	return s
 }
 
 // Gauge adds a gauge series.
@@ -151,6 +172,9 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	all, hists := m.series, m.hists
 	m.mu.Unlock()
 	for _, s := range all {
+		if s.sparse && !s.seen.Load() {
+			continue
+		}
 		ch <- prometheus.MustNewConstMetric(s.desc, s.typ, float64(s.v.Load())*s.scale)
 	}
 	for _, h := range hists {

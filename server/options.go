@@ -83,6 +83,11 @@ type Options struct {
 	ClusterConfig string
 	ClusterNode   string
 
+	// ConfigFile, when set, is the configuration file the server was
+	// started with: CONFIG REWRITE writes the parameters CONFIG SET
+	// changed into it (see ParseConfigLine for its syntax).
+	ConfigFile string
+
 	// MaxClients caps the clients of each socket listener.
 	MaxClients int
 	// MaxOutput caps the reply bytes queued for one socket client before

@@ -46,6 +46,11 @@ type Server struct {
 	budget  *uds.Budget // the socket clients' buffer memory
 	release *releaser
 	auth    *authGuard
+
+	startConfig map[string]string // the rewritable parameters at the start (rewriteConfig)
+
+	lastPublish atomic.Int64 // unix ns of the loop's last publish (written by the loop, read by /healthz)
+	stopping    atomic.Bool  // Shutdown was asked for (read by /readyz)
 }
 
 // streamStats are the command counters of one stream transport.
@@ -62,7 +67,10 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: o, log: o.Logger, started: time.Now()}
-	st, err := store.New(store.Options{MaxMemory: o.MaxMemory, Eviction: o.MaxMemoryPolicy, MaxValueLen: o.MaxValueLen})
+	// A key may be as long as a bulk string may be, like a value (Redis's
+	// proto-max-bulk-len bounds both).
+	st, err := store.New(store.Options{MaxMemory: o.MaxMemory, Eviction: o.MaxMemoryPolicy, MaxValueLen: o.MaxValueLen,
+		MaxKeyLen: min(o.MaxValueLen, store.HardMaxKeyLen)})
 	if err != nil {
 		return nil, fmt.Errorf("server: store: %w", err)
 	}
@@ -81,8 +89,10 @@ func New(o Options) (*Server, error) {
 		Limits:   resp.Limits{MaxBulkLen: o.MaxValueLen},
 		MaxFrame: o.MaxValueLen + sbe.SOFHLen + frameSlack,
 		Params:   s.params(),
+		Rewrite:  s.rewriter(),
 	})
 	s.budget = &uds.Budget{Limit: max(o.MaxClientMemory, 0)}
+	s.startConfig = s.configValues()
 	s.auth = &authGuard{log: s.log}
 	s.release = newReleaser()
 	env := &Env{Options: &s.opts, Logger: s.log, Handler: s.handler, SocketBudget: s.budget}
@@ -113,6 +123,7 @@ func New(o Options) (*Server, error) {
 		Publish: func(*LoopStats) {
 			s.metrics.Publish()
 			s.releaseMemory()
+			s.lastPublish.Store(time.Now().UnixNano())
 		},
 	})
 	if err != nil {
@@ -166,6 +177,7 @@ func (s *Server) Run() error {
 // every client and return, and waits for that until ctx ends. Called before
 // Run, it closes the listeners itself.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.stopping.Store(true)
 	s.loop.Stop()
 	if s.ran.CompareAndSwap(false, true) {
 		defer s.release.stop()
@@ -231,9 +243,14 @@ func (s *Server) params() []command.Param {
 			}
 		}
 	}
+	// Redis reads an integer parameter with string2ll: no '+', no leading
+	// zeros or spaces (strconv.ParseInt takes "+5" and "007").
 	intParam := func(v string, lo, hi int64) (int64, error) {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < lo || n > hi {
+		n, ok := resp.ParseInt([]byte(v))
+		switch {
+		case !ok:
+			return 0, errors.New("argument couldn't be parsed into an integer")
+		case n < lo || n > hi:
 			return 0, fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
 		}
 		return n, nil
@@ -250,7 +267,7 @@ func (s *Server) params() []command.Param {
 			}},
 		{Name: "maxclients", Get: func() string { return strconv.Itoa(s.opts.MaxClients) },
 			Set: func(v string) error {
-				n, err := intParam(v, 1, math.MaxInt32)
+				n, err := intParam(v, 1, math.MaxUint32)
 				if err == nil {
 					s.opts.MaxClients = int(n)
 					socket(func(u *uds.Server) { u.SetMaxClients(int(n)) })
@@ -259,11 +276,11 @@ func (s *Server) params() []command.Param {
 			}},
 		{Name: "maxmemory-clients", Get: func() string { return strconv.FormatInt(s.budget.Limit, 10) },
 			Set: func(v string) error {
-				n, err := strconv.ParseInt(v, 10, 64)
-				if err != nil || n < 0 {
+				n, ok := command.ParseMemory(v)
+				if !ok || n > math.MaxInt64 {
 					return errors.New("argument must be a memory value")
 				}
-				s.budget.Limit = n
+				s.budget.Limit = int64(n)
 				return nil
 			}},
 		{Name: "port", Get: func() string {
@@ -281,6 +298,15 @@ func (s *Server) params() []command.Param {
 			return ""
 		}},
 	}
+}
+
+// rewriter returns CONFIG REWRITE's Rewrite: nil without a configuration
+// file.
+func (s *Server) rewriter() func() error {
+	if s.opts.ConfigFile == "" {
+		return nil
+	}
+	return s.rewriteConfig
 }
 
 // EngineHandler hands out sessions of the command engine, all counting into
@@ -363,6 +389,10 @@ func (s *engineSession) Serve(in, out []byte, limit int) (int, []byte, bool) {
 	}
 	return n, out, closeConn
 }
+
+// ProtocolError implements uds.ProtocolErrorer: why the engine asked for
+// the connection to close, when it was a malformed request.
+func (s *engineSession) ProtocolError() error { return s.s.ProtocolError() }
 
 // Delay tells the socket transport to hold the client back this long
 // before serving its next request (after a wrong password; see authGuard).

@@ -134,7 +134,7 @@ func streamSource(m *Metrics, ss streamStats) {
 		if name == "" {
 			continue
 		}
-		ops = append(ops, opSeries{op, m.Counter("requests_total", "Requests executed, by transport, protocol and command.",
+		ops = append(ops, opSeries{op, m.SparseCounter("requests_total", "Requests executed, by transport, protocol and command (a command's series appears once it is first seen).",
 			prometheus.Labels{"transport": tr, "protocol": pr, "command": name})})
 	}
 	labels := prometheus.Labels{"transport": tr, "protocol": pr}

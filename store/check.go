@@ -37,8 +37,18 @@ func (s *Store) Check() error {
 			if !sl.used() {
 				return fmt.Errorf("store: %s index bucket %d names free slot %d", name, pos, id)
 			}
-			if err := s.ar.Live(sl.ref, sl.blockLen()); err != nil {
-				return fmt.Errorf("store: slot %d (key %d bytes, value %d encoded bytes, ttl %v): %w", id, sl.keyLen, sl.encLen(), sl.hasTTL(), err)
+			if sl.keyLen == longKey {
+				// A long key's length is in its block: the block must hold
+				// at least the length, and the length must be long.
+				if c := s.ar.Cap(sl.ref); c < sl.keyOff()+keyLenLen {
+					return fmt.Errorf("store: slot %d: a long key's block of %d bytes cannot hold its length", id, c)
+				}
+				if n := s.keyLenOf(sl); n < longKey || n > s.o.MaxKeyLen {
+					return fmt.Errorf("store: slot %d: long key of %d bytes (long keys are %d to %d bytes)", id, n, longKey, s.o.MaxKeyLen)
+				}
+			}
+			if err := s.ar.Live(sl.ref, s.blockLenOf(sl)); err != nil {
+				return fmt.Errorf("store: slot %d (key %d bytes, value %d encoded bytes, ttl %v): %w", id, s.keyLenOf(sl), sl.encLen(), sl.hasTTL(), err)
 			}
 			if got := binary.LittleEndian.Uint32(s.ar.Bytes(sl.ref, idLen)); got != id {
 				return fmt.Errorf("store: slot %d's block names slot %d", id, got)

@@ -17,7 +17,7 @@ func (s *Store) growth(sl *slot, keyLen, encLen int, ttl bool) int64 {
 	if sl == nil {
 		return nb + slotSize + 16 // two 8-byte index buckets at the maximum load
 	}
-	return nb - int64(arena.BlockSize(sl.blockLen()))
+	return nb - int64(arena.BlockSize(s.blockLenOf(sl)))
 }
 
 // overCap returns the growth of a write when it would take the store over MaxMemory,

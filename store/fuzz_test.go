@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,13 +15,18 @@ import (
 // set and runs them against both the store and the Go map model, with the invariant checker
 // after every operation. The seed corpus in testdata/fuzz/FuzzStoreOps runs in every
 // plain `go test`.
+// longKeys are the longest key whose length the slot holds and two whose
+// length is in the block (the shortest such, and a longer one).
+var longKeys = [...]string{strings.Repeat("s", longKey-1), strings.Repeat("L", longKey), strings.Repeat("l", longKey+4321)}
+
 func FuzzStoreOps(f *testing.F) {
 	f.Add([]byte{0, 1, 5, 1, 1, 1, 2, 1})
 	f.Add([]byte("\x01\x02\x10abcdefghijklmnop\x00\x02\x06\x02\x07\x02"))
 	f.Add([]byte("\x08\x03\x05\x08\x03\xff\x00\x03\x09\x03\x03\x04\x0a\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h := newHarness(t, Options{MaxValueLen: 4096})
-		keys := []string{"", "a", "key:000000000001", "k3", "a longer key that does not fit anywhere inline", "5", "k6", "k7"}
+		keys := []string{"", "a", "key:000000000001", "k3", "a longer key that does not fit anywhere inline", "5", "k6", "k7",
+			longKeys[0], longKeys[1], longKeys[2]}
 		in := fuzzbytes.New(data)
 		next := in.Next
 		for ops := 0; in.Len() > 0 && ops < 2000; ops++ {

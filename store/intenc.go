@@ -47,7 +47,7 @@ func parseCanonicalInt(b []byte) (int64, bool) {
 		if c < '0' || c > '9' {
 			return 0, false
 		}
-		if u > (1<<64-1)/10 {
+		if u > (1<<63)/10 { // u*10 + 9 could pass 1<<63, or wrap round 1<<64
 			return 0, false
 		}
 		u = u*10 + uint64(c-'0')

@@ -79,7 +79,7 @@ func (s *Store) Rename(src, dst []byte, nx bool) (RenameResult, error) {
 func (s *Store) rekeyBlock(id uint32, keyLen int) (arena.Ref, error) {
 	sl := s.slot(id)
 	nl := blockLen(keyLen, sl.encLen(), sl.hasTTL())
-	if grow := int64(arena.BlockSize(nl)) - int64(arena.BlockSize(sl.blockLen())); grow > 0 &&
+	if grow := int64(arena.BlockSize(nl)) - int64(arena.BlockSize(s.blockLenOf(sl))); grow > 0 &&
 		s.o.MaxMemory > 0 && s.totalUsed()+grow > s.o.MaxMemory {
 		if err := s.makeRoom(grow, id); err != nil {
 			return 0, err
@@ -101,18 +101,18 @@ func (s *Store) rekey(id uint32, inOld bool, pos uint64, r arena.Ref, key []byte
 	ttl := sl.hasTTL()
 	nl := blockLen(len(key), sl.encLen(), ttl)
 	b := s.ar.Bytes(r, nl)
-	old := s.ar.Bytes(sl.ref, sl.blockLen())
+	old := s.ar.Bytes(sl.ref, s.blockLenOf(sl))
 	binary.LittleEndian.PutUint32(b, id)
 	off := idLen
 	if ttl {
 		copy(b[idLen:idLen+expLen], old[idLen:idLen+expLen])
 		off += expLen
 	}
-	copy(b[off:], key)
-	copy(b[off+len(key):], s.tail(sl))
+	off += putKey(b[off:], key)
+	copy(b[off:], s.tail(sl))
 	s.ix.deleteEntry(inOld, pos)
 	s.ar.Free(sl.ref)
-	sl.ref, sl.keyLen = r, uint16(len(key))
+	sl.ref, sl.keyLen = r, slotKeyLen(len(key))
 	s.touch(sl)
 	s.ix.insert(uint64(tagOf(s.hash(key)))<<32 | uint64(id))
 }
@@ -191,5 +191,5 @@ func (s *Store) MemoryUsage(key []byte) int64 {
 	if sl == nil {
 		return 0
 	}
-	return slotSize + int64(arena.BlockSize(sl.blockLen())) + 16
+	return slotSize + int64(arena.BlockSize(s.blockLenOf(sl))) + 16
 }

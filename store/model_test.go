@@ -423,8 +423,13 @@ func runModelOpts(t testing.TB, o Options, seed uint64, ops, nkeys int, checkEve
 	keys := make([]string, nkeys)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("k%d-%s", i, bytes.Repeat([]byte{'x'}, rng.IntN(40)))
-		if i == 0 {
+		switch i {
+		case 0:
 			keys[i] = "" // the empty key is a key too
+		case 1, 2, 3:
+			// Keys at and past the slot's 16-bit length, whose length
+			// lives in the block (longKey), and the longest short one.
+			keys[i] = fmt.Sprintf("k%d-%s", i, bytes.Repeat([]byte{'L'}, longKey-4+i+rng.IntN(2)*rng.IntN(5000)))
 		}
 	}
 	for i := 0; i < ops; i++ {

@@ -9,8 +9,10 @@ import (
 
 // Hard limits of the slot layout. Options may lower them, never raise them.
 const (
-	// HardMaxKeyLen is the longest key the slot layout can describe (16-bit length).
-	HardMaxKeyLen = 1<<16 - 1
+	// HardMaxKeyLen is the longest key: Redis's 512 MiB less room for the
+	// rest of the key's arena block, so a longest key with a longest value
+	// still fits arena.MaxBlock.
+	HardMaxKeyLen = 512<<20 - 64
 	// HardMaxValueLen is the longest value the slot layout can describe: the encoded
 	// length (tag byte + bytes) has 29 bits, the same 512 MiB ceiling as Redis' bulk strings.
 	HardMaxValueLen = 1<<29 - 2
@@ -18,7 +20,7 @@ const (
 
 // Defaults applied by Options.EnsureDefaults.
 const (
-	DefaultMaxKeyLen   = 512
+	DefaultMaxKeyLen   = DefaultMaxValueLen
 	DefaultMaxValueLen = 16 << 20
 )
 
@@ -190,6 +192,7 @@ type Stats struct {
 	SlotBytes     int64 // bytes of slot pages
 
 	ArenaSize       int64 // bytes of all arena chunks
+	ArenaMapped     int64 // bytes of ArenaSize mapped outside the Go heap (the runtime does not count them)
 	ArenaLive       int64 // bytes in allocated blocks
 	ArenaDead       int64 // bytes in freed blocks awaiting reuse or compaction
 	ArenaFree       int64 // bytes never handed out or in empty pages

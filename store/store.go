@@ -12,7 +12,9 @@
 //   - slots: 16-byte pointer-free records in 64 KiB pages holding the key length, the
 //     value's encoded length, the first 6 encoded value bytes, a TTL flag, 2 CLOCK bits
 //     and a reference into the arena;
-//   - arena block per key: [slot id:4][expiry:8, if any][key][value tail].
+//   - arena block per key: [slot id:4][expiry:8, if any][key][value tail]; a long key
+//     (longKey bytes or more: the slot's 16-bit length says longKey) has its length
+//     before it, [key length:4][key], so only keys that long pay for reading it.
 //
 // Values are encoded as a tag byte followed by the bytes, so values of up to 5 bytes
 // live wholly in the slot; canonical decimal integers are stored as a tag byte and
@@ -26,6 +28,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"runtime"
 	"strconv"
 	"unsafe"
@@ -50,6 +53,11 @@ const (
 	inlineLen  = 6
 	idLen      = 4 // slot id at the start of each block
 	expLen     = 8
+
+	// longKey in a slot's keyLen marks a key of longKey bytes or more, whose
+	// length is in its block (keyLenLen bytes before the key).
+	longKey   = 1<<16 - 1
+	keyLenLen = 4
 
 	slotPageBits = 12
 	slotPageLen  = 1 << slotPageBits
@@ -80,14 +88,48 @@ func tailLen(encLen int) int {
 	}
 	return 0
 }
+
+// keyField is how many block bytes a key of keyLen bytes takes: itself, and
+// for a long key its length too.
+func keyField(keyLen int) int {
+	if keyLen >= longKey {
+		return keyLenLen + keyLen
+	}
+	return keyLen
+}
+
+// slotKeyLen is what a slot records for a key of keyLen bytes.
+func slotKeyLen(keyLen int) uint16 { return uint16(min(keyLen, longKey)) }
+
+// putKey writes key at the start of b (the block from the key's offset on),
+// its length first when it is long, and returns the bytes written.
+func putKey(b, key []byte) int {
+	if len(key) < longKey {
+		return copy(b, key)
+	}
+	binary.LittleEndian.PutUint32(b, uint32(len(key)))
+	return keyLenLen + copy(b[keyLenLen:], key)
+}
+
 func blockLen(keyLen, encLen int, ttl bool) int {
-	n := idLen + keyLen + tailLen(encLen)
+	n := idLen + keyField(keyLen) + tailLen(encLen)
 	if ttl {
 		n += expLen
 	}
 	return n
 }
-func (sl *slot) blockLen() int { return blockLen(int(sl.keyLen), sl.encLen(), sl.hasTTL()) }
+
+// keyLenOf returns the length of sl's key: the slot's, or for a long key
+// the one in its block.
+func (s *Store) keyLenOf(sl *slot) int {
+	if sl.keyLen != longKey {
+		return int(sl.keyLen)
+	}
+	return int(binary.LittleEndian.Uint32(s.ar.Bytes(sl.ref, sl.keyOff()+keyLenLen)[sl.keyOff():]))
+}
+
+// blockLenOf returns the length of sl's block.
+func (s *Store) blockLenOf(sl *slot) int { return blockLen(s.keyLenOf(sl), sl.encLen(), sl.hasTTL()) }
 
 // Store is the keyspace. The zero value is not usable; call New.
 type Store struct {
@@ -161,8 +203,12 @@ func (s *Store) hash(key []byte) uint64 { return maphash.Bytes(s.seed, key) }
 func (s *Store) slot(id uint32) *slot { return &s.slots[id>>slotPageBits][id&(slotPageLen-1)] }
 
 func (s *Store) keyOf(sl *slot) []byte {
-	off := sl.keyOff()
-	return s.ar.Bytes(sl.ref, off+int(sl.keyLen))[off:]
+	off, n := sl.keyOff(), int(sl.keyLen)
+	if n == longKey {
+		n = s.keyLenOf(sl)
+		off += keyLenLen
+	}
+	return s.ar.Bytes(sl.ref, off+n)[off:]
 }
 
 func (s *Store) expiryOf(sl *slot) int64 {
@@ -212,7 +258,7 @@ func (s *Store) probe(t []uint64, shift uint8, tag uint32, key []byte) (uint32, 
 		if uint32(e>>32) == tag {
 			id := uint32(e)
 			sl := s.slot(id)
-			if int(sl.keyLen) == len(key) && bytes.Equal(s.keyOf(sl), key) {
+			if n := int(sl.keyLen); (n == len(key) || n == longKey && len(key) >= longKey) && bytes.Equal(s.keyOf(sl), key) {
 				return id, pos
 			}
 		}
@@ -240,6 +286,9 @@ func (s *Store) appendValue(dst []byte, sl *slot) []byte {
 
 func (s *Store) tail(sl *slot) []byte {
 	off := sl.keyOff() + int(sl.keyLen)
+	if sl.keyLen == longKey {
+		off = sl.keyOff() + keyField(s.keyLenOf(sl))
+	}
 	return s.ar.Bytes(sl.ref, off+tailLen(sl.encLen()))[off:]
 }
 
@@ -422,7 +471,11 @@ func (s *Store) rewrite(id uint32, sl *slot, ev *encoded, exp int64) error {
 	s.mods++
 	oldTTL := sl.hasTTL()
 	newTTL := exp != 0
-	nl := blockLen(int(sl.keyLen), ev.len(), newTTL)
+	kf := int(sl.keyLen)
+	if sl.keyLen == longKey {
+		kf = keyField(s.keyLenOf(sl))
+	}
+	nl := blockLen(0, ev.len(), newTTL) + kf
 	if c := s.ar.Cap(sl.ref); arena.BlockSize(nl) == c {
 		full := s.ar.Bytes(sl.ref, c)
 		b := full[:nl]
@@ -431,7 +484,7 @@ func (s *Store) rewrite(id uint32, sl *slot, ev *encoded, exp int64) error {
 			if oldTTL {
 				from, to = to, from
 			}
-			copy(full[to:to+int(sl.keyLen)], full[from:from+int(sl.keyLen)])
+			copy(full[to:to+kf], full[from:from+kf])
 		}
 		s.setTTL(sl, b, exp)
 		writeValue(sl, b, ev)
@@ -443,12 +496,11 @@ func (s *Store) rewrite(id uint32, sl *slot, ev *encoded, exp int64) error {
 	}
 	b := s.ar.Bytes(r, nl)
 	binary.LittleEndian.PutUint32(b, id)
-	oldKey := s.keyOf(sl)
 	newOff := idLen
 	if newTTL {
 		newOff += expLen
 	}
-	copy(b[newOff:], oldKey)
+	putKey(b[newOff:], s.keyOf(sl))
 	s.ar.Free(sl.ref)
 	sl.ref = r
 	s.setTTL(sl, b, exp)
@@ -492,14 +544,14 @@ func (s *Store) insert(key []byte, h uint64, ev *encoded, exp int64) error {
 		return err
 	}
 	sl := s.slot(id)
-	*sl = slot{ref: r, keyLen: uint16(len(key)), meta: clockMax << clockShift}
+	*sl = slot{ref: r, keyLen: slotKeyLen(len(key)), meta: clockMax << clockShift}
 	b := s.ar.Bytes(r, nl)
 	binary.LittleEndian.PutUint32(b, id)
 	off := idLen
 	if exp != 0 {
 		off += expLen
 	}
-	copy(b[off:], key)
+	putKey(b[off:], key)
 	s.setTTL(sl, b, exp)
 	writeValue(sl, b, ev)
 	s.ix.insert(uint64(tagOf(h))<<32 | uint64(id))
@@ -725,7 +777,11 @@ func (s *Store) Scan(cursor uint64, count int, fn func(key []byte)) uint64 {
 	if cursor >= uint64(s.nextSlot) {
 		return 0
 	}
-	for visited := 0; id < s.nextSlot && visited < count*4+16; id++ {
+	budget := math.MaxInt // slots to look at: 4 per key asked for, and 16 more
+	if count < (math.MaxInt-16)/4 {
+		budget = count*4 + 16
+	}
+	for visited := 0; id < s.nextSlot && visited < budget; id++ {
 		visited++
 		sl := s.slot(id)
 		if !sl.used() || (sl.hasTTL() && s.expiryOf(sl) <= now) {
@@ -800,6 +856,7 @@ func (s *Store) Stats(st *Stats) {
 	var as arena.Stats
 	s.ar.Stats(&as)
 	st.ArenaSize, st.ArenaLive, st.ArenaDead, st.ArenaFree = as.Size, as.Live, as.Dead, as.Free
+	st.ArenaMapped = as.Mapped
 	st.ArenaMoves, st.ArenaPagesFreed = as.Moves, as.PagesReleased
 }
 

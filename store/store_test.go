@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -633,4 +634,76 @@ func TestScanAcrossResize(t *testing.T) {
 	}
 	mustCheck(t, s)
 	t.Logf("%d SCAN calls, %d resizes, %d inserts", calls, resizes, next)
+}
+
+// TestLongKeys: keys of every length up to the limit, across the slot's
+// 16-bit length (longKey), go through every path that writes or moves a
+// key's block (insert, overwrite in place and reallocated, TTL on and off,
+// APPEND, RENAME both ways, eviction's accounting), with Check after each.
+func TestLongKeys(t *testing.T) {
+	s, clk := newStore(t, Options{MaxKeyLen: 1 << 20, MaxValueLen: 1 << 20})
+	check := func(what string) {
+		t.Helper()
+		if err := s.Check(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	for _, n := range []int{0, 1, longKey - 1, longKey, longKey + 1, 300_000, 1 << 20} {
+		key := bytes.Repeat([]byte{byte('a' + n%26)}, n)
+		for _, vl := range []int{0, 5, 6, 7, 100, 70_000} {
+			val := bytes.Repeat([]byte{'v'}, vl)
+			if _, _, _, err := s.Set(nil, key, val, SetOptions{}); err != nil {
+				t.Fatalf("SET of a %d-byte key, %d-byte value: %v", n, vl, err)
+			}
+			check(fmt.Sprintf("SET %d-byte key, %d-byte value", n, vl))
+			if got, ok := s.Get(nil, key); !ok || !bytes.Equal(got, val) {
+				t.Fatalf("GET of a %d-byte key: %d bytes, %v; want %d", n, len(got), ok, vl)
+			}
+			if !s.ExpireAt(key, clk.NowMillis()+60_000) || s.PTTL(key) <= 0 {
+				t.Fatalf("EXPIRE of a %d-byte key", n)
+			}
+			check("EXPIRE")
+			if got, ok := s.Get(nil, key); !ok || !bytes.Equal(got, val) {
+				t.Fatalf("GET of a %d-byte key with a TTL: %d bytes, %v", n, len(got), ok)
+			}
+			if !s.Persist(key) {
+				t.Fatalf("PERSIST of a %d-byte key", n)
+			}
+			check("PERSIST")
+		}
+		if _, err := s.Append(key, []byte("tail")); err != nil {
+			t.Fatal(err)
+		}
+		check("APPEND")
+		if s.MemoryUsage(key) < int64(n) {
+			t.Fatalf("MEMORY USAGE of a %d-byte key: %d", n, s.MemoryUsage(key))
+		}
+		// RENAME to a key on the other side of longKey, and back.
+		other := bytes.Repeat([]byte{'o'}, longKey+longKey/2-n%longKey)
+		if _, err := s.Rename(key, other, false); err != nil {
+			t.Fatalf("RENAME %d-byte key to %d bytes: %v", n, len(other), err)
+		}
+		check("RENAME")
+		if _, err := s.Rename(other, key, false); err != nil {
+			t.Fatal(err)
+		}
+		check("RENAME back")
+		if !s.Exists(key) || s.Exists(other) {
+			t.Fatalf("after RENAME and back: key %v, other %v", s.Exists(key), s.Exists(other))
+		}
+	}
+	// Keys sharing a long prefix, of lengths either side of longKey, stay apart.
+	long := bytes.Repeat([]byte{'p'}, longKey+10)
+	for n := longKey - 3; n <= longKey+3; n++ {
+		s.Set(nil, long[:n], []byte(strconv.Itoa(n)), SetOptions{})
+	}
+	for n := longKey - 3; n <= longKey+3; n++ {
+		if got, _ := s.Get(nil, long[:n]); string(got) != strconv.Itoa(n) {
+			t.Fatalf("key of %d bytes: %q", n, got)
+		}
+	}
+	check("neighbouring lengths")
+	if _, _, _, err := s.Set(nil, make([]byte, 1<<20+1), nil, SetOptions{}); !errors.Is(err, ErrKeyTooLong) {
+		t.Fatalf("a key over MaxKeyLen: %v, want ErrKeyTooLong", err)
+	}
 }

@@ -159,3 +159,29 @@ func TestSiblingsShareTheCap(t *testing.T) {
 		}
 	}
 }
+
+// TestCanonicalIntBounds: a value is stored as an integer only when it is
+// one; twenty digits past int64 (which wrapped round 2^64 to 0) stay text.
+func TestCanonicalIntBounds(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"9223372036854775807", 1<<63 - 1, true}, {"-9223372036854775808", -1 << 63, true},
+		{"9223372036854775808", 0, false}, {"-9223372036854775809", 0, false},
+		{"18446744073709551615", 0, false}, {"18446744073709551616", 0, false}, {"18446744073709551626", 0, false},
+		{"99999999999999999999", 0, false}, {"-18446744073709551616", 0, false}, {"0", 0, true}, {"-0", 0, false},
+	} {
+		if got, ok := parseCanonicalInt([]byte(c.in)); got != c.want || ok != c.ok {
+			t.Errorf("parseCanonicalInt(%q) = %d, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+	s, _ := newStore(t, Options{})
+	for _, v := range []string{"18446744073709551616", "18446744073709551626"} {
+		s.Set(nil, []byte("k"), []byte(v), SetOptions{})
+		if got, _ := s.Get(nil, []byte("k")); string(got) != v {
+			t.Errorf("SET %s, GET = %q", v, got)
+		}
+	}
+}

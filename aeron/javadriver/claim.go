@@ -14,8 +14,10 @@ import (
 // ErrInUse means a live media driver owns the directory a driver was to
 // start in. Aeron's driver, told to delete its directory on start (as this
 // package always does), would delete a live driver's files, so Start
-// refuses instead.
-var ErrInUse = errors.New("javadriver: a live media driver owns the directory")
+// refuses instead. Claim, which also clears the way for goblin's Go
+// driver, returns it too: its text names no package, since the driver
+// refused may be either.
+var ErrInUse = errors.New("a live media driver owns the directory")
 
 // supervisorProperty marks the drivers this package starts with the pid of
 // the process that started them (-Dgoblin.javadriver.supervisor=PID), so a
@@ -75,7 +77,7 @@ func Claim(dir string, timeout time.Duration) error {
 		return err
 	}
 	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("javadriver: remove the dead driver's directory %s: %w", dir, err)
+		return fmt.Errorf("remove the dead media driver's directory %s: %w", dir, err)
 	}
 	return nil
 }

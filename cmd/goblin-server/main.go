@@ -96,7 +96,7 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.maxInput, "client-input-limit", "", "`bytes` of one incomplete request held for a client before it is disconnected (default 64mb, or --proto-max-bulk-len plus 128kb when that is more)")
 	fs.StringVar(&c.clientMem, "maxmemory-clients", "1gb", "`bytes` all socket clients together may hold in buffers (unexecuted requests, unread replies); past it the clients holding the most are disconnected; 0 means no limit")
 	fs.StringVar(&c.passOutput, "client-output-per-pass", "256kb", "reply `bytes` one client's requests may produce per loop pass before its further requests wait for the next pass, so one client asking for large replies cannot stall the others")
-	fs.StringVar(&c.maxBulk, "proto-max-bulk-len", "16mb", "longest value the store accepts, and longest bulk string (RESP) or frame (SBE) a request may carry, in `bytes`; at most 512mb")
+	fs.StringVar(&c.maxBulk, "proto-max-bulk-len", "16mb", "longest value and longest key the store accepts, and longest bulk string (RESP) or frame (SBE) a request may carry, in `bytes`; at most 512mb")
 	fs.DurationVar(&c.idleTimeout, "timeout", 0, "disconnect socket clients idle for this `duration` (e.g. 5m); 0 never does")
 	fs.StringVar(&c.socketMode, "socket-mode", "0660", "permission `bits` (octal) of Unix socket files")
 	fs.IntVar(&c.checkEvery, "socket-check-every", 16, "quiet loop `cycles` between two epoll checks of a socket listener (1: every cycle)")
@@ -180,6 +180,8 @@ func run(args []string, stderr io.Writer) int {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", srv.MetricsHandler())
+		mux.Handle("/healthz", srv.HealthHandler())
+		mux.Handle("/readyz", srv.ReadyHandler())
 		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go metricsSrv.Serve(ln)
 		log.Info("metrics listening", "url", "http://"+ln.Addr().String()+"/metrics")
@@ -231,7 +233,13 @@ const groupEcho = 200 * time.Millisecond
 // (a second Ctrl-C) exits at once, without draining.
 func watchSignals(sig <-chan os.Signal, began time.Time, log *slog.Logger) {
 	for s := range sig {
-		if s == syscall.SIGINT && time.Since(began) > groupEcho {
+		if time.Since(began) <= groupEcho {
+			// Not a second request: the copy a process-group signal
+			// (timeout, a shell, a process manager) also delivers.
+			log.Debug("signal ignored: a copy of the one that began the shutdown, sent to the process group", "signal", s.String())
+			continue
+		}
+		if s == syscall.SIGINT {
 			log.Error("second interrupt: exiting without finishing the shutdown", "signal", s.String())
 			os.Exit(exitFailure)
 		}
@@ -256,6 +264,7 @@ func options(c *config) (server.Options, error) {
 		SocketCheckEvery: c.checkEvery,
 		ClusterConfig:    c.clusterConfig,
 		ClusterNode:      c.clusterNode,
+		ConfigFile:       c.configFile,
 	}
 	var err error
 	if o.CPUs, err = parseCPUs(c.cpu); err != nil {
@@ -416,16 +425,10 @@ func applyConfigFile(fs *flag.FlagSet, path string) error {
 	fs.Visit(func(f *flag.Flag) { onCmdline[f.Name] = true })
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
+		name, value, ok := server.ParseConfigLine(sc.Text())
+		if !ok {
 			continue
 		}
-		name, value, ok := strings.Cut(line, "=")
-		if i := strings.IndexAny(line, " \t"); i >= 0 && (!ok || i < len(name)) {
-			name, value = line[:i], line[i+1:]
-		}
-		name = strings.TrimPrefix(strings.TrimSpace(name), "--")
-		value = strings.Trim(strings.TrimSpace(value), `"`)
 		if name == "config" || fs.Lookup(name) == nil {
 			return fmt.Errorf("config %s:%d: unknown setting %q", path, n, name)
 		}

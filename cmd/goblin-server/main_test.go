@@ -446,14 +446,30 @@ func TestMetricsScrapedOverHTTP(t *testing.T) {
 	})
 	for series, want := range map[string]float64{
 		`goblin_keys`: 25,
-		`goblin_connected_clients{protocol="resp",transport="uds"}`:            1,
-		`goblin_connected_clients{protocol="resp",transport="tcp"}`:            0,
-		`goblin_errors_total{protocol="resp",transport="uds"}`:                 1,
-		`goblin_requests_total{command="set",protocol="resp",transport="tcp"}`: 0,
+		`goblin_connected_clients{protocol="resp",transport="uds"}`: 1,
+		`goblin_connected_clients{protocol="resp",transport="tcp"}`: 0,
+		`goblin_errors_total{protocol="resp",transport="uds"}`:      1,
 	} {
 		if got := scrape(t, s, series); got != want {
 			t.Errorf("%s = %v, want %v", series, got, want)
 		}
+	}
+	// A command's series appears once the command is first seen: the
+	// commands sent here, and no zeros (there were 1,224 of them).
+	var seen []string
+	for series, v := range scrapeAll(t, s) {
+		if strings.HasPrefix(series, "goblin_requests_total{") {
+			seen = append(seen, series)
+			if v == 0 {
+				t.Errorf("%s = 0: a command not seen has a series", series)
+			}
+		}
+	}
+	if len(seen) > 8 {
+		t.Errorf("%d goblin_requests_total series after SET, GET and an unknown command (and the client's handshake): %v", len(seen), seen)
+	}
+	if _, ok := scrapeAll(t, s)[`goblin_requests_total{command="set",protocol="resp",transport="tcp"}`]; ok {
+		t.Error("the TCP listener, which saw no SET, has a SET series")
 	}
 	for _, series := range []string{`goblin_loop_iterations_total`, `goblin_loop_idle_seconds_total`, `goblin_arena_live_bytes`,
 		`goblin_arena_dead_bytes`, `goblin_arena_reclaim_steps_total`, `goblin_expired_keys_total`, `goblin_evicted_keys_total`} {
@@ -784,7 +800,7 @@ func readReplies(c net.Conn, n int) int {
 func TestSecondSIGTERMDoesNotCutShutdownShort(t *testing.T) {
 	s, c, n := slowShutdown(t)
 	s.p.Signal(syscall.SIGTERM)
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(2 * groupEcho) // a second request, not the process group's copy
 	s.p.Signal(syscall.SIGTERM)
 	if got := readReplies(c, n); got != n {
 		t.Errorf("the client got %d of its %d replies", got, n)
@@ -904,5 +920,23 @@ func TestProtoMaxBulkLen(t *testing.T) {
 		if (err == nil) != (c.code == exitOK) {
 			t.Errorf("--proto-max-bulk-len %s: %v", c.arg, err)
 		}
+	}
+}
+
+// TestHealthEndpoints: the metrics listener answers /healthz and /readyz
+// (200 "ok" on a running server).
+func TestHealthEndpoints(t *testing.T) {
+	s := startServer(t)
+	base := strings.TrimSuffix(s.metrics, "/metrics")
+	for _, path := range []string{"/healthz", "/readyz"} {
+		testproc.WaitFor(t, 30*time.Second, path+" to answer 200 ok", func() bool {
+			resp, err := http.Get(base + path)
+			if err != nil {
+				return false
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode == http.StatusOK && string(body) == "ok\n"
+		})
 	}
 }

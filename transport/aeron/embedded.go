@@ -57,6 +57,7 @@ func acquireEmbedded(dir, group string, log *slog.Logger) (*embedded, error) {
 	defer embeddedDrivers.mu.Unlock()
 	if e := embeddedDrivers.m[dir]; e != nil {
 		e.refs++
+		log.Debug("aeron listener shares this process's in-process media driver", "dir", dir, "driver", "go", "listeners", e.refs)
 		return e, nil
 	}
 	d, err := driver.New(driver.Options{
@@ -71,6 +72,7 @@ func acquireEmbedded(dir, group string, log *slog.Logger) (*embedded, error) {
 	}
 	e := &embedded{dir: dir, d: d, start: time.Now(), refs: 1}
 	embeddedDrivers.m[dir] = e
+	log.Info("aeron media driver running in-process", "dir", dir, "driver", "go")
 	return e, nil
 }
 

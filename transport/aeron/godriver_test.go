@@ -1,15 +1,20 @@
 package aeron_test
 
 import (
+	"bytes"
+	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	ae "github.com/goblin-kv/goblin/aeron"
+	"github.com/goblin-kv/goblin/aeron/driver"
 	"github.com/goblin-kv/goblin/internal/testproc"
 	"github.com/goblin-kv/goblin/internal/wiretest"
 	"github.com/goblin-kv/goblin/proto"
@@ -104,11 +109,17 @@ func childCommands(t *testing.T, pid int) []string {
 // TestListenersShareTheInProcessDriver: two IPC listeners on one
 // directory in one process share the Go driver the first one runs (the
 // second is not refused as if another process owned it); both answer, and
-// closing them closes the driver, marking its CnC shut down.
+// closing them closes the driver, marking its CnC shut down. The log
+// says once that the driver runs in-process.
 func TestListenersShareTheInProcessDriver(t *testing.T) {
 	dir := shmDir(t)
-	respSrv := newInProcess(t, aeron.Options{Media: "ipc", Proto: proto.RESP, Dir: dir}, server.IdleYield)
-	sbeSrv := newInProcess(t, aeron.Options{Media: "ipc", Proto: proto.SBE, Dir: dir, Stream: 2001, ReplyStream: 2002}, server.IdleYield)
+	var logged lockedBuffer
+	log := slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	respSrv := newInProcess(t, aeron.Options{Media: "ipc", Proto: proto.RESP, Dir: dir, Logger: log}, server.IdleYield)
+	sbeSrv := newInProcess(t, aeron.Options{Media: "ipc", Proto: proto.SBE, Dir: dir, Stream: 2001, ReplyStream: 2002, Logger: log}, server.IdleYield)
+	if n := strings.Count(logged.String(), "aeron media driver running in-process"); n != 1 {
+		t.Errorf("%d lines say the driver runs in-process, want 1:\n%s", n, logged.String())
+	}
 	for _, tc := range []struct {
 		p  *inProcess
 		pr proto.Protocol
@@ -138,5 +149,43 @@ func TestListenersShareTheInProcessDriver(t *testing.T) {
 	<-sbeSrv.loop.Done()
 	if _, err := os.Stat(filepath.Join(dir, "cnc.dat")); !os.IsNotExist(err) {
 		t.Fatalf("the driver's directory survived its last listener: %v", err)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer a logger on other goroutines and the test
+// share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// TestGoDriverDirectoryConflictSaysWhatItIs: an in-process Go driver
+// refused because another live driver owns its directory is told so in
+// Aeron's words, with no other package's name ("javadriver:") in the way.
+func TestGoDriverDirectoryConflictSaysWhatItIs(t *testing.T) {
+	dir := shmDir(t)
+	other, err := driver.New(driver.Options{Dir: dir}) // another driver, not one this package's listeners share
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	_, err = aeron.Listen(aeron.Options{Media: "ipc", Proto: proto.RESP, Dir: dir, Handler: newEngineHandler(t)})
+	if !errors.Is(err, aeron.ErrDirInUse) {
+		t.Fatalf("Listen in a live driver's directory: %v, want ErrDirInUse", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "javadriver") || !strings.Contains(msg, "a live media driver owns the directory") {
+		t.Errorf("error %q: want it to say a live media driver owns the directory, without javadriver", msg)
 	}
 }

@@ -914,8 +914,7 @@ func (m *manager) start() error {
 			}
 			return err
 		}
-		m.emb, m.s.emb = e, e
-		m.o.Logger.Info("aeron media driver running in-process", "dir", e.dir, "driver", "go")
+		m.emb, m.s.emb = e, e // acquireEmbedded logged the driver's start, once per directory
 	default:
 		do := m.o.Driver
 		do.Dir = m.o.Dir

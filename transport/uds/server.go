@@ -284,6 +284,8 @@ type conn struct {
 	pass      uint64 // the Poll passOut counts for
 	passOut   int    // reply bytes produced in that Poll
 	closing   bool   // write what is queued, then close
+	discard   bool   // closing after a refused request: once the replies are written, linger
+	linger    int64  // when non-zero: lingering (see lingerTime) until this time
 	partial   bool   // in holds the start of a request that was offered and is incomplete
 	queued    bool   // on the backlog: requests wait for the next Poll
 	paused    int64  // when non-zero, the time until which the client's requests wait (Delayer)
@@ -311,6 +313,20 @@ type ConnAware interface {
 type Delayer interface {
 	Delay() time.Duration
 }
+
+// ProtocolErrorer is a Session that can say why it asked for its
+// connection to close: the protocol error it answered (the server logs it
+// with the client's address), or nil (QUIT).
+type ProtocolErrorer interface {
+	ProtocolError() error
+}
+
+// lingerTime is how long a client refused for a malformed or too large
+// request may go on sending before it is closed: its answer is written, the
+// write side shut down, and what it still sends is read and dropped, so
+// the client sees the error and then the end of the stream rather than a
+// write error (EPIPE) or a reset that can destroy the answer unread.
+const lingerTime = 5 * time.Second
 
 var _ transport.Server = (*Server)(nil)
 
@@ -644,6 +660,10 @@ func (s *Server) accept(now int64) {
 // read reads what the client sent (up to readBudget), executes every
 // complete request and writes the replies once.
 func (s *Server) read(c *conn, now int64) {
+	if c.linger != 0 {
+		s.drain(c)
+		return
+	}
 	if c.closing {
 		// The client was told to go (QUIT, protocol error) and its replies
 		// are draining: HUP or ERR means it is gone.
@@ -727,9 +747,10 @@ func (s *Server) room(c *conn) bool {
 // protocol, and disconnects it.
 func (s *Server) inputTooLarge(c *conn) {
 	s.stats.InputTooLarge++
-	s.log.Warn("client disconnected: request larger than the input limit", "transport", s.name, "limit", s.cfg.MaxInput)
+	s.log.Warn("client disconnected: request larger than the input limit", "transport", s.name, "client", peerName(c.fd), "limit", s.cfg.MaxInput)
 	unix.Write(c.fd, refusal(c.proto, reply.Protocol, "ERR Protocol error: request too large (over the server's client input limit)"))
-	s.drop(c)
+	c.closing = true
+	s.lingerOn(c)
 }
 
 // unshareIn gives c its own copy of what is left in the shared read
@@ -815,6 +836,63 @@ func (s *Server) serve(c *conn) {
 	if closeConn {
 		s.stats.ProtocolCloses++
 		c.closing = true
+		if pe, ok := c.sess.(ProtocolErrorer); ok {
+			if err := pe.ProtocolError(); err != nil {
+				c.discard = true
+				s.log.Warn("client disconnected: protocol error", "transport", s.name, "client", peerName(c.fd), "err", err)
+			}
+		}
+	}
+}
+
+// peerName returns the client's address for logs: ip:port, or for a Unix
+// socket client (unnamed) the listener's path.
+func peerName(fd int) string {
+	if sa, err := unix.Getpeername(fd); err == nil {
+		if _, ok := sa.(*unix.SockaddrUnix); !ok {
+			return sockName(sa, nil)
+		}
+	}
+	if sa, err := unix.Getsockname(fd); err == nil {
+		if u, ok := sa.(*unix.SockaddrUnix); ok {
+			return "unix:" + u.Name
+		}
+	}
+	return "?"
+}
+
+// lingerOn ends c's answers: its write side is shut down (the client reads
+// the end of the stream after the refusal) and what it still sends is read
+// and dropped (drain) until it closes or lingerTime passes (scan).
+func (s *Server) lingerOn(c *conn) {
+	if c.fd < 0 {
+		return
+	}
+	unix.Shutdown(c.fd, unix.SHUT_WR)
+	c.linger = s.now + int64(lingerTime)
+	s.dropIn(c)
+	c.in = nil
+	if s.account(c) {
+		s.watch(c)
+	}
+}
+
+// drain reads and drops what a lingering client sends, and closes it at
+// the end of its stream.
+func (s *Server) drain(c *conn) {
+	for total := 0; total < readBudget; {
+		n, err := unix.Read(c.fd, s.rbuf[:cap(s.rbuf)])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return
+		case err != nil || n == 0:
+			s.drop(c)
+			return
+		}
+		total += n
+		s.stats.BytesIn += int64(n)
 	}
 }
 
@@ -893,8 +971,8 @@ func (s *Server) SetMaxClients(n int) { s.cfg.MaxClients = n }
 // returns false if the client was dropped: on a write error, on passing
 // the budget, or once a closing client's replies are written.
 func (s *Server) flush(c *conn) bool {
-	if c.fd < 0 {
-		return false
+	if c.fd < 0 || c.linger != 0 {
+		return false // gone, or everything written and the write side shut
 	}
 	progress, failed := false, false
 	for len(c.pend) > 0 && !failed {
@@ -929,6 +1007,11 @@ func (s *Server) flush(c *conn) bool {
 		return false
 	}
 	if c.pendBytes == 0 && c.closing {
+		if c.discard {
+			c.discard = false
+			s.lingerOn(c)
+			return false
+		}
 		s.drop(c)
 		return false
 	}
@@ -1049,6 +1132,9 @@ func (s *Server) evict(c *conn, b *Budget) {
 func (s *Server) watched(c *conn) uint32 {
 	pending := c.pendBytes
 	var ev uint32
+	if c.linger != 0 {
+		return unix.EPOLLIN | unix.EPOLLRDHUP
+	}
 	if !c.closing && pending < s.cfg.MaxOutput && c.paused == 0 {
 		ev = unix.EPOLLIN | unix.EPOLLRDHUP
 	}
@@ -1094,6 +1180,10 @@ func (s *Server) scan(now int64) {
 	for _, c := range s.conns {
 		switch {
 		case c == nil:
+		case c.linger != 0:
+			if now > c.linger {
+				s.drop(c)
+			}
 		case idle > 0 && now-c.lastSeen > idle && now-c.lastWrite > idle:
 			s.stats.IdleTimeouts++
 			s.log.Debug("client disconnected: idle timeout", "transport", s.name)

@@ -105,6 +105,8 @@ type Report struct {
 	// Unsupported are the Redis directives goblin does not have, in file
 	// order; each is an *Error wrapping ErrUnsupported.
 	Unsupported Errors
+	// All are every valid directive, supported or not, in file order.
+	All []Setting
 }
 
 // Setting is a checked directive: its Spec (the primary one for an alias).
@@ -132,14 +134,14 @@ func (r *Report) Warnings() []string {
 	return out
 }
 
-// Values returns the effective value of every supported setting by primary
-// name, as Redis applies a file: the last line wins, except for the
+// Values returns the effective value of every valid directive (All) by
+// primary name, as Redis applies a file: the last line wins, except for the
 // directives that accumulate (save, client-output-buffer-limit, listen,
 // rename-command, user, loadmodule), whose lines' arguments are appended in
 // order. A save "" line clears the save points read before it.
 func (r *Report) Values() map[string][]string {
 	m := make(map[string][]string)
-	for _, s := range r.Supported {
+	for _, s := range r.All {
 		name := s.Spec.Name
 		switch {
 		case s.Spec.Kind == KindSave && len(s.Args) == 1 && s.Args[0] == "":
@@ -180,6 +182,7 @@ func Check(dirs []Directive) (*Report, error) {
 			errs = append(errs, lineErr(d, reason, nil))
 			continue
 		}
+		r.All = append(r.All, Setting{Directive: d, Spec: spec})
 		if !spec.Supported() {
 			r.Unsupported = append(r.Unsupported, lineErr(d, ErrUnsupported.Error(), ErrUnsupported))
 			continue

@@ -71,7 +71,7 @@ func Format(spec Spec, args []string) Value {
 		if one == "" && spec.EmptyIsNull {
 			return v
 		}
-		v.Lines = []Line{{Quote(one), one != spec.Default || spec.Name == "dir"}}
+		v.Lines = []Line{{Quote(one), one != spec.Default || spec.AlwaysWrite}}
 	case KindSave:
 		if len(args) == 0 || len(args) == 1 && args[0] == "" {
 			v.Lines = []Line{{`""`, true}}
@@ -84,7 +84,7 @@ func Format(spec Spec, args []string) Value {
 		v.Lines = formatClientOutputBufferLimit(spec, args)
 	default:
 		s := strings.Join(args, " ")
-		if s == spec.Default {
+		if s == spec.Default && !spec.AlwaysWrite {
 			return v // Redis drops a default bind, a master's replicaof
 		}
 		v.Lines = []Line{{s, true}}
@@ -138,8 +138,9 @@ func formatClientOutputBufferLimit(spec Spec, args []string) []Line {
 func Rewrite(old []byte, values []Value) []byte {
 	var lines []string
 	byName := map[string][]int{}
+	// Redis 7.0 splits the whole file on "\n", so a file ending in a newline
+	// has a last, empty line: appended lines come after one blank line.
 	text := string(old)
-	text = strings.TrimSuffix(text, "\n")
 	needSig := true
 	if len(old) > 0 {
 		for _, raw := range strings.Split(text, "\n") {
@@ -252,4 +253,17 @@ func WriteFileAtomic(name string, data []byte) (err error) {
 		}
 	}
 	return nil
+}
+
+// DefaultArgs returns spec's default as the arguments of a line.
+func DefaultArgs(spec Spec) []string {
+	switch spec.Kind {
+	case KindList, KindSave, KindClientOutputBufferLimit:
+		return strings.Fields(spec.Default)
+	case KindEnum:
+		if spec.MultiArg {
+			return strings.Fields(spec.Default)
+		}
+	}
+	return []string{spec.Default}
 }

@@ -42,6 +42,9 @@ type Spec struct {
 	// EmptyIsNull marks strings Redis stores as NULL when empty: CONFIG
 	// REWRITE removes their lines rather than writing "".
 	EmptyIsNull bool
+	// AlwaysWrite marks directives CONFIG REWRITE writes even at their
+	// default (save, dir, latency-tracking-info-percentiles).
+	AlwaysWrite bool
 }
 
 // Supported tells whether goblin has this setting.

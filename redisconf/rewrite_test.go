@@ -1,0 +1,200 @@
+package redisconf
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
+)
+
+// oracleConf is the file both redis-server and Rewrite start from: comments,
+// blank runs, repeated save lines, values in forms CONFIG REWRITE
+// normalises, a rename-command it keeps and a directive set back to its
+// default.
+const oracleConf = `# goblin oracle configuration
+port 0
+unixsocket @SOCK@
+dir @DIR@
+
+# memory
+maxmemory 1048576
+MaxMemory-Policy ALLKEYS-LRU
+save 900 1
+save 300 10
+save 60 10000
+
+
+timeout 0
+appendonly no
+hz 10
+requirepass secret
+masterauth pw
+rename-command DEBUG ""
+client-output-buffer-limit pubsub 32mb 8mb 60
+# trailing comment
+`
+
+// oracleSets are the CONFIG SETs applied to both.
+var oracleSets = [][2]string{
+	{"maxmemory", "200mb"},
+	{"timeout", "30"},
+	{"save", "3600 1"},
+	{"requirepass", ""},
+	{"masterauth", ""},
+	{"hz", "20"},
+	{"slowlog-max-len", "1024"},
+	{"appendfsync", "always"},
+	{"client-output-buffer-limit", "normal 1mb 512kb 10"},
+	{"maxmemory-clients", "10%"},
+	{"notify-keyspace-events", ""},
+}
+
+// TestRewriteOracle starts redis-server 7.0 with oracleConf, applies
+// oracleSets with CONFIG SET, runs CONFIG REWRITE, and compares the file it
+// writes with Rewrite's from the same file and the same values. Lines only
+// Redis writes (ACL users) are dropped, and the appended block is sorted
+// because Redis appends in its hash table's order.
+func TestRewriteOracle(t *testing.T) {
+	bin, err := exec.LookPath("redis-server")
+	if err == nil {
+		if v, verr := exec.Command(bin, "--version").Output(); verr != nil || !bytes.Contains(v, []byte(" v=7.0.")) {
+			err = fmt.Errorf("want redis-server 7.0.x, have %q (%v)", v, verr)
+		}
+	}
+	testproc.Require(t, "redis-server 7.0 for the CONFIG REWRITE oracle", err)
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "r.sock")
+	text := strings.NewReplacer("@SOCK@", sock, "@DIR@", dir).Replace(oracleConf)
+	redisFile := writeFile(t, filepath.Join(dir, "redis.conf"), text)
+	ourFile := writeFile(t, filepath.Join(dir, "ours.conf"), text)
+
+	cmd := exec.Command(bin, redisFile)
+	cmd.Dir = dir
+	var logbuf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logbuf, &logbuf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if os.Getenv("REDISCONF_ORACLE_DUMP") != "" {
+		defer func() { b, _ := os.ReadFile(redisFile); t.Logf("redis-server wrote:\n%q", b) }()
+	}
+	var conn net.Conn
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if conn, err = net.Dial("unix", sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("redis-server never listened on %s: %v\n%s", sock, err, logbuf.String())
+		}
+	}
+	defer conn.Close()
+	call := func(args ...string) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "*%d\r\n", len(args))
+		for _, a := range args {
+			fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+		}
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := conn.Write([]byte(b.String())); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 512)
+		n, err := conn.Read(buf)
+		if err != nil {
+			t.Fatalf("%q: no reply: %v", args, err)
+		}
+		return string(buf[:n])
+	}
+	if r := call("AUTH", "secret"); r != "+OK\r\n" {
+		t.Fatalf("AUTH: %q", r)
+	}
+	for _, s := range oracleSets {
+		if r := call("CONFIG", "SET", s[0], s[1]); r != "+OK\r\n" {
+			t.Fatalf("CONFIG SET %s %q: %q", s[0], s[1], r)
+		}
+	}
+	if r := call("CONFIG", "REWRITE"); r != "+OK\r\n" {
+		t.Fatalf("CONFIG REWRITE: %q", r)
+	}
+	want, err := os.ReadFile(redisFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Ours: the file's values, the same SETs, every Redis directive formatted.
+	dirs, err := ParseFile(ourFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Check(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := rep.Values()
+	for _, s := range oracleSets {
+		args, err := SplitArgs(s[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(args) == 0 || s[1] == "" {
+			args = []string{""}
+		}
+		if s[0] == "client-output-buffer-limit" { // CONFIG SET sets the classes it names
+			args = append(append([]string{}, vals[s[0]]...), args...)
+		}
+		vals[s[0]] = args
+	}
+	var values []Value
+	for _, spec := range redisDirectives {
+		if spec.Alias != "" || spec.Kind == KindSpecial {
+			continue
+		}
+		args, ok := vals[spec.Name]
+		if !ok {
+			args = DefaultArgs(spec)
+		}
+		if spec.Name == "dir" && !ok {
+			args = []string{dir}
+		}
+		values = append(values, Format(spec, args))
+	}
+	old, _ := os.ReadFile(ourFile)
+	if err := WriteFileAtomic(ourFile, Rewrite(old, values)); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(ourFile)
+	if g, w := normaliseRewrite(string(got)), normaliseRewrite(string(want)); g != w {
+		t.Fatalf("Rewrite differs from redis-server's CONFIG REWRITE\n--- ours:\n%s\n--- redis-server 7.0:\n%s", g, w)
+	}
+}
+
+// normaliseRewrite drops ACL user lines (written by Redis's ACL code, not by
+// this package) and sorts the appended block.
+func normaliseRewrite(s string) string {
+	var head, tail []string
+	inTail := false
+	for _, l := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		if strings.HasPrefix(l, "user ") {
+			continue
+		}
+		if l == RewriteSignature {
+			inTail = true
+		}
+		if inTail && l != RewriteSignature {
+			tail = append(tail, l)
+		} else {
+			head = append(head, l)
+		}
+	}
+	sort.Strings(tail)
+	return strings.Join(append(head, tail...), "\n")
+}

@@ -63,38 +63,14 @@ var oracleSets = [][2]string{
 // Redis writes (ACL users) are dropped, and the appended block is sorted
 // because Redis appends in its hash table's order.
 func TestRewriteOracle(t *testing.T) {
-	bin, err := exec.LookPath("redis-server")
-	if err == nil {
-		if v, verr := exec.Command(bin, "--version").Output(); verr != nil || !bytes.Contains(v, []byte(" v=7.0.")) {
-			err = fmt.Errorf("want redis-server 7.0.x, have %q (%v)", v, verr)
-		}
-	}
-	testproc.Require(t, "redis-server 7.0 for the CONFIG REWRITE oracle", err)
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "r.sock")
 	text := strings.NewReplacer("@SOCK@", sock, "@DIR@", dir).Replace(oracleConf)
 	redisFile := writeFile(t, filepath.Join(dir, "redis.conf"), text)
 	ourFile := writeFile(t, filepath.Join(dir, "ours.conf"), text)
-
-	cmd := exec.Command(bin, redisFile)
-	cmd.Dir = dir
-	var logbuf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logbuf, &logbuf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	conn := startRedis(t, redisFile, sock)
 	if os.Getenv("REDISCONF_ORACLE_DUMP") != "" {
 		defer func() { b, _ := os.ReadFile(redisFile); t.Logf("redis-server wrote:\n%q", b) }()
-	}
-	var conn net.Conn
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if conn, err = net.Dial("unix", sock); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server never listened on %s: %v\n%s", sock, err, logbuf.String())
-		}
 	}
 	defer conn.Close()
 	call := func(args ...string) string {
@@ -174,6 +150,38 @@ func TestRewriteOracle(t *testing.T) {
 	got, _ := os.ReadFile(ourFile)
 	if g, w := normaliseRewrite(string(got)), normaliseRewrite(string(want)); g != w {
 		t.Fatalf("Rewrite differs from redis-server's CONFIG REWRITE\n--- ours:\n%s\n--- redis-server 7.0:\n%s", g, w)
+	}
+}
+
+// startRedis starts redis-server 7.0 on the configuration file conf (which
+// must make it listen on the Unix socket sock), in conf's directory, and
+// returns a connection to it; the server is killed when the test ends.
+func startRedis(t *testing.T, conf, sock string) net.Conn {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err == nil {
+		if v, verr := exec.Command(bin, "--version").Output(); verr != nil || !bytes.Contains(v, []byte(" v=7.0.")) {
+			err = fmt.Errorf("want redis-server 7.0.x, have %q (%v)", v, verr)
+		}
+	}
+	testproc.Require(t, "redis-server 7.0 for the oracle", err)
+	cmd := exec.Command(bin, conf)
+	cmd.Dir = filepath.Dir(conf)
+	var logbuf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &logbuf, &logbuf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		conn, err := net.Dial("unix", sock)
+		if err == nil {
+			t.Cleanup(func() { conn.Close() })
+			return conn
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("redis-server never listened on %s: %v\n%s", sock, err, logbuf.String())
+		}
 	}
 }
 

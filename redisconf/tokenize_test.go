@@ -2,9 +2,14 @@ package redisconf
 
 import (
 	"errors"
+	"math/rand/v2"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/goblin-kv/goblin/internal/testproc"
 )
 
 // splitCases are sdssplitargs's behaviour, one rule per row.
@@ -111,4 +116,73 @@ func FuzzSplitArgs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSplitArgsRedisCLI compares SplitArgs with redis-cli, which splits each
+// line it reads from a pipe with sdssplitargs: every case of splitCases and
+// 500 random lines of quotes, backslashes and blanks are sent as
+// EVAL "return ARGV" 0 <line>, so redis-server echoes the arguments back, or
+// redis-cli answers "Invalid argument(s)" where sdssplitargs fails.
+func TestSplitArgsRedisCLI(t *testing.T) {
+	cli := testproc.LookPath(t, "redis-cli", "the sdssplitargs oracle")
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "r.sock")
+	conf := writeFile(t, filepath.Join(dir, "redis.conf"), "port 0\nunixsocket "+sock+"\nsave \"\"\n")
+	startRedis(t, conf, sock)
+
+	var lines []string
+	for _, c := range splitCases {
+		if !strings.ContainsAny(c.in, "\x00\r\n") {
+			lines = append(lines, c.in)
+		}
+	}
+	rnd := rand.New(rand.NewPCG(34, 1))
+	const alphabet = "ab \"'\\x4F\tn\v"
+	for range 500 {
+		b := make([]byte, 1+rnd.IntN(12))
+		for i := range b {
+			b[i] = alphabet[rnd.IntN(len(alphabet))]
+		}
+		lines = append(lines, string(b))
+	}
+	var in strings.Builder
+	for _, l := range lines {
+		in.WriteString(`EVAL "return ARGV" 0 ` + l + "\nECHO @@@\n")
+	}
+	cmd := exec.Command(cli, "-s", sock, "--no-raw")
+	cmd.Stdin = strings.NewReader(in.String())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("redis-cli: %v\n%s", err, out)
+	}
+	replies := strings.Split(strings.TrimSuffix(string(out), "\"@@@\"\n"), "\"@@@\"\n")
+	if len(replies) != len(lines) {
+		t.Fatalf("%d replies from redis-cli for %d lines:\n%s", len(replies), len(lines), out)
+	}
+	for i, l := range lines {
+		var want []string
+		wantErr := false
+		switch r := strings.TrimSuffix(replies[i], "\n"); {
+		case r == "Invalid argument(s)":
+			wantErr = true
+		case r == "(empty array)":
+		default:
+			for _, el := range strings.Split(r, "\n") {
+				_, q, ok := strings.Cut(el, ") ")
+				if !ok {
+					t.Fatalf("line %q: unexpected redis-cli output %q", l, r)
+				}
+				a, err := SplitArgs(q)
+				if err != nil || len(a) != 1 {
+					t.Fatalf("line %q: cannot read redis-cli's %q: %v", l, q, err)
+				}
+				want = append(want, a[0])
+			}
+		}
+		got, err := SplitArgs(l)
+		if wantErr != (err != nil) || !wantErr && strings.Join(got, "\x00") != strings.Join(want, "\x00") {
+			t.Errorf("SplitArgs(%q) = %q, %v; redis-cli: %q, invalid %v", l, got, err, want, wantErr)
+		}
+	}
+	t.Logf("%d lines agree with redis-cli", len(lines))
 }

@@ -98,6 +98,8 @@ func Specs() []Spec {
 }
 
 // ErrUnsupported is wrapped by the errors for Redis directives goblin does not have.
+//
+//lint:ignore ST1005 starts with the proper noun Redis
 var ErrUnsupported = errors.New("Redis directive not supported by goblin")
 
 // Report is what Check found in a list of directives.

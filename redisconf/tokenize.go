@@ -6,6 +6,8 @@ import "errors"
 // refuses: a quote that is never closed, or a closing quote followed by
 // something other than a space. Redis reports both as "Unbalanced quotes in
 // configuration line".
+//
+//lint:ignore ST1005 Redis's own wording, which operators search for
 var ErrUnbalancedQuotes = errors.New("Unbalanced quotes in configuration line")
 
 // SplitArgs splits one line into arguments exactly as Redis's sdssplitargs

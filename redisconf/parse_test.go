@@ -123,6 +123,19 @@ func TestCheckValues(t *testing.T) {
 	}
 }
 
+func TestParseInt(t *testing.T) {
+	for s, want := range map[string]int64{"0": 0, "7": 7, "-7": -7, "9223372036854775807": 1<<63 - 1, "-9223372036854775808": -1 << 63} {
+		if got, ok := parseInt(s); !ok || got != want {
+			t.Errorf("parseInt(%q) = %d, %v; want %d", s, got, ok, want)
+		}
+	}
+	for _, s := range []string{"", "-", "+1", "01", "-0", " 1", "1 ", "1e3", "0x10", "9223372036854775808"} {
+		if got, ok := parseInt(s); ok {
+			t.Errorf("parseInt(%q) = %d, want an error as string2ll gives", s, got)
+		}
+	}
+}
+
 func TestMemory(t *testing.T) {
 	good := map[string]uint64{"0": 0, "1": 1, "1b": 1, "1k": 1000, "1kb": 1024, "1K": 1000, "1KB": 1024, "1m": 1000000,
 		"1mb": 1 << 20, "1g": 1e9, "1gb": 1 << 30, "1Gb": 1 << 30, "": 0, "kb": 0, "18446744073709551615": 1<<64 - 1}

@@ -226,7 +226,7 @@ func checkArgs(s Spec, args []string) string {
 			return "argument must be 'yes' or 'no'"
 		}
 	case KindInt:
-		if _, err := strconv.ParseInt(args[0], 10, 64); err != nil {
+		if _, ok := parseInt(args[0]); !ok {
 			return "argument couldn't be parsed into an integer"
 		}
 	case KindOctal:
@@ -298,6 +298,17 @@ func checkArgs(s Spec, args []string) string {
 		}
 	}
 	return ""
+}
+
+// parseInt parses a decimal integer as Redis's string2ll: an optional minus
+// and no leading zero, plus sign or blank ("0" alone, but not "-0" or "01").
+func parseInt(s string) (int64, bool) {
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || digits[0] < '0' || digits[0] > '9' || (digits[0] == '0' && s != "0") {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	return v, err == nil
 }
 
 func hasFold(list []string, s string) bool {

@@ -106,7 +106,7 @@ func TestCheckValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := r.Values()
-	if got := v["save"]; !reflect.DeepEqual(got, []string{"900", "1", "300 10 60 10000"}) {
+	if got := v["save"]; !reflect.DeepEqual(got, []string{"900", "1", "300", "10", "60", "10000"}) {
 		t.Errorf("save = %q", got)
 	}
 	if got := v["maxmemory"]; !reflect.DeepEqual(got, []string{"2gb"}) {

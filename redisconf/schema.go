@@ -187,6 +187,7 @@ func Check(dirs []Directive) (*Report, error) {
 			errs = append(errs, lineErr(d, reason, nil))
 			continue
 		}
+		d.Args = splitMultiArg(spec, d.Args)
 		r.All = append(r.All, Setting{Directive: d, Spec: spec})
 		if !spec.Supported() {
 			r.Unsupported = append(r.Unsupported, lineErr(d, ErrUnsupported.Error(), ErrUnsupported))
@@ -204,10 +205,27 @@ func lineErr(d Directive, reason string, err error) *Error {
 	return &Error{File: d.File, Line: d.Line, Text: d.Text, Reason: reason, Err: err}
 }
 
+// isMultiArg tells whether s takes several arguments on one line.
+func isMultiArg(s Spec) bool {
+	return s.MultiArg || s.Kind == KindList || s.Kind == KindSave || s.Kind == KindClientOutputBufferLimit
+}
+
+// splitMultiArg splits the single non-empty argument of a multi-argument
+// directive as Redis does, so save "3600 1 300 100" reads as four arguments.
+// checkArgs has checked that it splits.
+func splitMultiArg(s Spec, args []string) []string {
+	if isMultiArg(s) && len(args) == 1 && args[0] != "" {
+		if split, err := SplitArgs(args[0]); err == nil {
+			return split
+		}
+	}
+	return args
+}
+
 // checkArgs returns why args are not a valid value for s, in Redis's words,
 // or "" when they are.
 func checkArgs(s Spec, args []string) string {
-	multi := s.MultiArg || s.Kind == KindList || s.Kind == KindSave || s.Kind == KindClientOutputBufferLimit
+	multi := isMultiArg(s)
 	if !multi && s.Kind != KindSpecial && len(args) != 1 {
 		return "wrong number of arguments"
 	}

@@ -281,19 +281,24 @@ func (d *Driver) delayGenerator(ch *udpChannel, group, reliable bool) delayGener
 }
 
 // insertPacket writes a datagram into the image (PublicationImage.
-// insertPacket): dropped (counted) when it is past the window the last
-// status message allowed or behind it; a heartbeat only refreshes
-// liveness and the high-water mark, and carries the end of stream.
+// insertPacket): a term id before the initial one is dropped, a datagram
+// that is not a run of frames fitting the term at its offset is dropped
+// and counted as invalid (wire.DataPacketLength), and one past the window
+// the last status message allowed or behind it is dropped and counted; a
+// heartbeat only refreshes liveness and the high-water mark, and carries
+// the end of stream.
 func (d *Driver) insertPacket(img *publicationImage, termID, termOffset int32, p []byte, from netip.AddrPort) {
-	if img.rejection != "" {
+	if termID-img.initialTermID < 0 || img.rejection != "" {
 		return
 	}
-	heartbeat := wire.IsHeartbeat(p)
-	packetPos := logbuffer.ComputePosition(termID, int(termOffset), img.bitsToShift, img.initialTermID)
-	proposed := packetPos + int64(len(p))
-	if heartbeat {
-		proposed = packetPos
+	length := wire.DataPacketLength(p, termOffset, img.termLength)
+	if length < 0 {
+		d.counters.AddValue(sysInvalidPackets, 1)
+		return
 	}
+	heartbeat := length == 0
+	packetPos := logbuffer.ComputePosition(termID, int(termOffset), img.bitsToShift, img.initialTermID)
+	proposed := packetPos + int64(length)
 	if proposed > img.lastOverrunLimit {
 		d.counters.AddValue(sysFlowControlOverRuns, 1)
 		return

@@ -3,9 +3,14 @@ package driver
 import (
 	"fmt"
 	"net"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/aeron/internal/command"
+	"github.com/goblin-kv/goblin/aeron/internal/errorlog"
+	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
 	"github.com/goblin-kv/goblin/aeron/internal/wire"
 )
 
@@ -14,18 +19,27 @@ import (
 // network: it sends the endpoint whatever datagrams it likes.
 type hostileReceiver struct {
 	*manualDriver
+	client *rawClient
 	ep     *receiveEndpoint
 	stream int32
 	conn   *net.UDPConn
 	to     *net.UDPAddr
 }
 
-func newHostileReceiver(t testing.TB, o Options) *hostileReceiver {
+// newHostileReceiver starts the driver with udpOptions and 100 ms timer
+// ticks, changed by set.
+func newHostileReceiver(t testing.TB, set func(*Options)) *hostileReceiver {
 	t.Helper()
+	o := udpOptions(t)
+	o.TimerInterval = 100 * time.Millisecond
+	if set != nil {
+		set(&o)
+	}
 	m := newManualDriver(t, o)
 	port := freePort(t)
 	const stream = 10
-	newRawClient(m).addSubscription(fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d", port), stream)
+	client := newRawClient(m)
+	client.addSubscription(fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d", port), stream)
 	if len(m.rcvEndpoints) != 1 {
 		t.Fatalf("%d receive endpoints after the subscription, want 1", len(m.rcvEndpoints))
 	}
@@ -34,7 +48,7 @@ func newHostileReceiver(t testing.TB, o Options) *hostileReceiver {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return &hostileReceiver{manualDriver: m, ep: m.rcvEndpoints[0], stream: stream, conn: conn,
+	return &hostileReceiver{manualDriver: m, client: client, ep: m.rcvEndpoints[0], stream: stream, conn: conn,
 		to: &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}}
 }
 
@@ -54,6 +68,20 @@ func (h *hostileReceiver) send(p []byte) {
 		h.cycle(1)
 	}
 	h.cycle(2)
+}
+
+// advance moves the clocks by dt as manualDriver.advance does, the client
+// sending a keepalive every half second so it stays.
+func (h *hostileReceiver) advance(dt time.Duration) {
+	for dt > 0 {
+		step := min(dt, 500*time.Millisecond)
+		if err := h.ring.Write(command.ClientKeepalive, command.AppendCorrelated(nil, h.client.id, 0)); err != nil {
+			h.t.Fatal(err)
+		}
+		h.manualDriver.advance(step)
+		h.client.take()
+		dt -= step
+	}
 }
 
 // setupFrame is a SETUP for the receiver's stream.
@@ -87,7 +115,7 @@ func putFrameLength(b []byte, n int32) {
 // loop's goroutine. It is dropped and counted as an invalid packet, and
 // the image goes on taking valid data.
 func TestDataOutsideTheTermIsDropped(t *testing.T) {
-	h := newHostileReceiver(t, Options{})
+	h := newHostileReceiver(t, nil)
 	const session = 77
 	h.send(h.setupFrame(wire.SetupFields{SessionID: session, TermLength: 64 << 10, MTU: 1408}))
 	if len(h.images) != 1 {
@@ -142,7 +170,7 @@ func TestDataOutsideTheTermIsDropped(t *testing.T) {
 // duty cycle's warmAhead indexed partition −1 (index out of range [-1]).
 // The SETUP is refused (an invalid packet): no image, no log.
 func TestSetupBeforeItsInitialTermIsRefused(t *testing.T) {
-	h := newHostileReceiver(t, Options{})
+	h := newHostileReceiver(t, nil)
 	invalid := h.counters.Value(sysInvalidPackets)
 	h.send(h.setupFrame(wire.SetupFields{SessionID: 5, InitialTermID: 1, ActiveTermID: 0, TermLength: 64 << 10, MTU: 1408}))
 	h.send(h.setupFrame(wire.SetupFields{SessionID: 6, InitialTermID: 1 << 30, ActiveTermID: -1 << 30, TermLength: 64 << 10, MTU: 1408}))
@@ -151,5 +179,100 @@ func TestSetupBeforeItsInitialTermIsRefused(t *testing.T) {
 	}
 	if got := h.counters.Value(sysInvalidPackets) - invalid; got != 2 {
 		t.Fatalf("invalid packets counted %d, want 2", got)
+	}
+}
+
+// imageLogs lists the image log files in the driver's directory.
+func (h *hostileReceiver) imageLogs() []string {
+	h.t.Helper()
+	files, err := filepath.Glob(filepath.Join(h.Dir(), imagesDir, "*.logbuffer"))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return files
+}
+
+// errorLogHas reports whether the driver's error log holds an entry
+// containing text.
+func (h *hostileReceiver) errorLogHas(text string) bool {
+	found := false
+	l, _ := h.cncSections()
+	errorlog.Read(l.ErrorLog, 0, func(r errorlog.Record) { found = found || strings.Contains(r.Text, text) })
+	return found
+}
+
+// TestSetupFloodIsBounded: SETUPs of new sessions for a subscribed stream
+// each make an image until the stream's session limit, the images' total
+// length or the image term length ceiling says no; past a limit a SETUP
+// makes no log and leaves a line in the error log. Images that never get
+// data go at the image liveness timeout, their logs with them, and then
+// the sessions they made room for are taken again.
+func TestSetupFloodIsBounded(t *testing.T) {
+	const termLength = 64 << 10
+	logLength := int64(logbuffer.ComputeLogLength(termLength, defaultPageSize))
+	t.Run("session limit", func(t *testing.T) {
+		h := newHostileReceiver(t, func(o *Options) { o.StreamSessionLimit = 3 })
+		for session := range int32(20) {
+			h.send(h.setupFrame(wire.SetupFields{SessionID: session, TermLength: termLength, MTU: 1408}))
+		}
+		if n := len(h.imageLogs()); len(h.images) != 3 || n != 3 {
+			t.Fatalf("%d images, %d image logs after SETUPs of 20 sessions, want 3 (the session limit)", len(h.images), n)
+		}
+		if !h.errorLogHas("exceeded session limit, stream-id=10") {
+			t.Fatal("no error log entry names the session limit")
+		}
+		h.checkReclaimed(t)
+	})
+	t.Run("images length", func(t *testing.T) {
+		h := newHostileReceiver(t, func(o *Options) { o.MaxImagesLength = 2*logLength + logLength/2 })
+		for session := range int32(20) {
+			h.send(h.setupFrame(wire.SetupFields{SessionID: session, TermLength: termLength, MTU: 1408}))
+		}
+		if n := len(h.imageLogs()); len(h.images) != 2 || n != 2 {
+			t.Fatalf("%d images, %d image logs after SETUPs of 20 sessions, want 2 (the images length limit)", len(h.images), n)
+		}
+		if !h.errorLogHas("aeron.image.buffers.max.length") {
+			t.Fatal("no error log entry names aeron.image.buffers.max.length")
+		}
+		h.checkReclaimed(t)
+	})
+	t.Run("term length", func(t *testing.T) {
+		h := newHostileReceiver(t, func(o *Options) { o.MaxImageTermLength = 128 << 10 })
+		for _, n := range []int32{256 << 10, 1 << 30, 128 << 10} {
+			h.send(h.setupFrame(wire.SetupFields{SessionID: n, TermLength: n, MTU: 1408}))
+		}
+		if len(h.images) != 1 || h.images[0].termLength != 128<<10 {
+			t.Fatalf("%d images after SETUPs of terms 256 KiB, 1 GiB and 128 KiB, want 1 of 128 KiB", len(h.images))
+		}
+		if !h.errorLogHas("term length 1073741824 is over aeron.image.term.buffer.max.length=131072") {
+			t.Fatal("no error log entry names aeron.image.term.buffer.max.length")
+		}
+	})
+}
+
+// checkReclaimed: with no data, the images go after the image liveness
+// timeout and their lingering, their logs are deleted, the images length
+// is back to 0, and new sessions get images again.
+func (h *hostileReceiver) checkReclaimed(t *testing.T) {
+	t.Helper()
+	h.advance(defaultImageLiveness + time.Second)
+	if len(h.rcvImages) != 0 {
+		t.Fatalf("%d images still connected %v after their only SETUP", len(h.rcvImages), defaultImageLiveness+time.Second)
+	}
+	h.advance(defaultImageLiveness + 2*time.Second)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(h.imageLogs()) != 0 || len(h.images) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d images, %d image logs left after the liveness timeout and linger, want none",
+				len(h.images), len(h.imageLogs()))
+		}
+		h.advance(10 * time.Millisecond)
+	}
+	if h.imagesLength != 0 {
+		t.Fatalf("images length %d with no images, want 0", h.imagesLength)
+	}
+	h.send(h.setupFrame(wire.SetupFields{SessionID: 1000, TermLength: 64 << 10, MTU: 1408}))
+	if len(h.images) != 1 {
+		t.Fatalf("%d images after a new session's SETUP once the others went, want 1", len(h.images))
 	}
 }

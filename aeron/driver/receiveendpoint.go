@@ -378,11 +378,21 @@ func (d *Driver) onSetup(e *receiveEndpoint, m wire.Setup, from netip.AddrPort) 
 		s.states[session] = sessionNoInterest
 		return
 	}
+	if len(s.active) >= d.opts.StreamSessionLimit {
+		// The C driver's words (aeron_data_packet_dispatcher_on_setup);
+		// no source address, so a flood from many makes one entry.
+		d.recordError(fmt.Errorf("aeron driver: SETUP refused: exceeded session limit, stream-id=%d, "+
+			"aeron.driver.stream.session.limit=%d", m.StreamID(), d.opts.StreamSessionLimit))
+		return
+	}
 	if e.ch.multicast && e.sock.TTL() < int(m.TTL()) && e.sock.TTL() != 0 {
 		d.counters.AddValue(sysPossibleTTLAsymmetry, 1)
 	}
 	s.states[session] = sessionInitInProgress
-	d.createImage(e, m, e.controlAddress(from), from)
+	if !d.createImage(e, m, e.controlAddress(from), from) && s.states[session] == sessionInitInProgress {
+		// No image: a later SETUP of the session may try again.
+		delete(s.states, session)
+	}
 }
 
 // onReceiverRTTM answers a sender's measurement request, or hands a reply

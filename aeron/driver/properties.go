@@ -350,6 +350,31 @@ func (p Properties) Options() (Options, error) {
 	return o, nil
 }
 
+// imageLimitProperties name the limits on what senders on the network
+// can make the receiver allocate (Options.MaxImageTermLength and the two
+// beside it).
+var imageLimitProperties = []string{"aeron.image.term.buffer.max.length", "aeron.image.buffers.max.length",
+	"aeron.driver.stream.session.limit"}
+
+// ApplyImageLimits sets o's image limits from the properties that name
+// them and leaves the rest of o alone: an embedding program (goblin-server)
+// that builds its own Options takes these from the AERON_* environment.
+func (p Properties) ApplyImageLimits(o *Options) error {
+	for _, prop := range properties {
+		for _, name := range imageLimitProperties {
+			if prop.name != name {
+				continue
+			}
+			if v, ok := p.Get(name); ok && v != "@null" {
+				if err := prop.apply(o, v); err != nil {
+					return fmt.Errorf("%w: %s=%s: %w", ErrBadProperty, name, v, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // PropertyHelp lists the properties the driver reads, one "name: help"
 // line each, sorted, for --help.
 func PropertyHelp() string {

@@ -92,7 +92,19 @@ func TestImageLimitProperties(t *testing.T) {
 		t.Fatalf("from the environment: image term %d, images %d, sessions %d", o.MaxImageTermLength,
 			o.MaxImagesLength, o.StreamSessionLimit)
 	}
+	keep := Options{Dir: "/kept", TermLength: 1 << 20}
+	p.Set("aeron.dir", "/not/taken")
+	if err := p.ApplyImageLimits(&keep); err != nil {
+		t.Fatal(err)
+	}
+	if keep.Dir != "/kept" || keep.TermLength != 1<<20 || keep.MaxImageTermLength != 1<<20 ||
+		keep.MaxImagesLength != 4<<30 || keep.StreamSessionLimit != 16 {
+		t.Fatalf("ApplyImageLimits: %+v", keep)
+	}
 	p.Set("aeron.driver.stream.session.limit", "0")
+	if err := p.ApplyImageLimits(&keep); !errors.Is(err, ErrBadProperty) {
+		t.Fatalf("ApplyImageLimits with session limit 0: %v, want ErrBadProperty", err)
+	}
 	if _, err := p.Options(); !errors.Is(err, ErrBadProperty) {
 		t.Fatalf("session limit 0: %v, want ErrBadProperty", err)
 	}

@@ -30,6 +30,13 @@ type hostileReceiver struct {
 // ticks, changed by set.
 func newHostileReceiver(t testing.TB, set func(*Options)) *hostileReceiver {
 	t.Helper()
+	return newHostileReceiverOn(t, set, "")
+}
+
+// newHostileReceiverOn is newHostileReceiver with params added to the
+// subscription's channel ("|session-id=5").
+func newHostileReceiverOn(t testing.TB, set func(*Options), params string) *hostileReceiver {
+	t.Helper()
 	o := udpOptions(t)
 	o.TimerInterval = 100 * time.Millisecond
 	if set != nil {
@@ -39,7 +46,7 @@ func newHostileReceiver(t testing.TB, set func(*Options)) *hostileReceiver {
 	port := freePort(t)
 	const stream = 10
 	client := newRawClient(m)
-	client.addSubscription(fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d", port), stream)
+	client.addSubscription(fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d%s", port, params), stream)
 	if len(m.rcvEndpoints) != 1 {
 		t.Fatalf("%d receive endpoints after the subscription, want 1", len(m.rcvEndpoints))
 	}
@@ -274,5 +281,44 @@ func (h *hostileReceiver) checkReclaimed(t *testing.T) {
 	h.send(h.setupFrame(wire.SetupFields{SessionID: 1000, TermLength: 64 << 10, MTU: 1408}))
 	if len(h.images) != 1 {
 		t.Fatalf("%d images after a new session's SETUP once the others went, want 1", len(h.images))
+	}
+}
+
+// TestDataOfUnknownSessionsIsBounded: DATA of a session with no image asks
+// its source for SETUP and remembers it asked; a flood of DATA with a new
+// session id each used to grow that list (scanned every duty cycle) and
+// the stream's session states without bound. They stop at
+// maxPendingSetups and maxSessionStates, and empty again.
+func TestDataOfUnknownSessionsIsBounded(t *testing.T) {
+	h := newHostileReceiver(t, nil)
+	from := h.conn.LocalAddr().(*net.UDPAddr).AddrPort()
+	for session := range int32(3 * maxPendingSetups) {
+		h.onDataDatagram(h.ep, h.dataFrame(session, 0, 0, 64, 0xC0, 64), from)
+	}
+	if n, states := len(h.pendingSetups), len(h.ep.streams[h.stream].states); n != maxPendingSetups || states != n {
+		t.Fatalf("%d pending setups, %d session states after DATA of %d unknown sessions, want %d",
+			n, states, 3*maxPendingSetups, maxPendingSetups)
+	}
+	h.advance(2 * time.Second)
+	if n, states := len(h.pendingSetups), len(h.ep.streams[h.stream].states); n != 0 || states != 0 {
+		t.Fatalf("%d pending setups, %d session states 2 s later, want none", n, states)
+	}
+}
+
+// TestUnwantedSessionsAreBounded: a stream subscribed for one session
+// remembers the other sessions whose DATA came, so as not to look them up
+// again; a flood of new session ids used to grow that map without bound.
+func TestUnwantedSessionsAreBounded(t *testing.T) {
+	h := newHostileReceiverOn(t, nil, "|session-id=5")
+	from := h.conn.LocalAddr().(*net.UDPAddr).AddrPort()
+	for session := range int32(2 * maxSessionStates) {
+		h.onDataDatagram(h.ep, h.dataFrame(session+100, 0, 0, 64, 0xC0, 64), from)
+	}
+	if n := len(h.ep.streams[h.stream].states); n != maxSessionStates {
+		t.Fatalf("%d session states after DATA of %d unwanted sessions, want %d", n, 2*maxSessionStates, maxSessionStates)
+	}
+	h.send(h.setupFrame(wire.SetupFields{SessionID: 5, TermLength: 64 << 10, MTU: 1408}))
+	if len(h.images) != 1 {
+		t.Fatalf("%d images after the wanted session's SETUP, want 1", len(h.images))
 	}
 }

@@ -16,6 +16,18 @@ import (
 // the endpoint has a subscriber (PENDING_SETUPS_TIMEOUT_NS).
 const pendingSetupTimeoutNs = int64(1e9)
 
+// maxPendingSetups bounds the sources asked for SETUP at once, and
+// maxSessionStates the sessions a stream remembers it has no interest in:
+// each DATA of an unknown session adds one of either, and anyone can send
+// DATA with a new session id. Past them, such DATA is dropped unanswered
+// (a sender that gets no status message goes on sending SETUP, so a
+// legitimate one still gets its image). The Java and C drivers have no
+// such bound.
+const (
+	maxPendingSetups = 1024
+	maxSessionStates = 4096
+)
+
 // sessionState is what a receive endpoint knows of a (stream, session)
 // it has no image for (DataPacketDispatcher.SessionState).
 type sessionState uint8
@@ -348,7 +360,12 @@ func (d *Driver) onDataPacket(e *receiveEndpoint, p []byte, from netip.AddrPort)
 		return
 	}
 	if !s.wants(session) {
-		s.states[session] = sessionNoInterest
+		if len(s.states) < maxSessionStates {
+			s.states[session] = sessionNoInterest
+		}
+		return
+	}
+	if len(d.pendingSetups) >= maxPendingSetups {
 		return
 	}
 	s.states[session] = sessionPendingSetup

@@ -194,6 +194,7 @@ func (r *fuzzReceiver) play(t *testing.T, script []byte) {
 		script = script[1:]
 		switch op % 4 {
 		case fuzzOpAdvance:
+			r.keepalive()
 			r.manualDriver.advance(time.Duration(op>>2) * 10 * time.Millisecond)
 		case fuzzOpConsume:
 			r.consume()
@@ -246,15 +247,21 @@ func (r *fuzzReceiver) consume() {
 	}
 }
 
+// keepalive has the client's keepalive read in the next duty cycle, so
+// the client (and its subscription) stays however long a script runs.
+func (r *fuzzReceiver) keepalive() {
+	if err := r.ring.Write(command.ClientKeepalive, command.AppendCorrelated(nil, r.client.id, 0)); err != nil {
+		panic(err)
+	}
+}
+
 // leap moves the clocks by dt in steps of a timer interval, two duty
 // cycles and a client keepalive each: coarser than advance, enough for
 // the images' timers, and cheap enough to run after every fuzz input.
 func (r *fuzzReceiver) leap(dt time.Duration) {
 	for dt > 0 {
 		step := min(dt, r.opts.TimerInterval)
-		if err := r.ring.Write(command.ClientKeepalive, command.AppendCorrelated(nil, r.client.id, 0)); err != nil {
-			panic(err)
-		}
+		r.keepalive()
 		r.nowNs += int64(step)
 		r.epochMs += step.Milliseconds()
 		r.cycle(2)

@@ -322,3 +322,34 @@ func TestUnwantedSessionsAreBounded(t *testing.T) {
 		t.Fatalf("%d images after the wanted session's SETUP, want 1", len(h.images))
 	}
 }
+
+// TestPanicInDatagramIsRecovered: should a datagram still panic the
+// receiver (here an image whose term length was corrupted past its log,
+// so a frame the checks pass is written out of bounds), the panic ends
+// that datagram only: it is counted in the errors counter and written to
+// the CnC error log with the functions it went through, and the next
+// datagram is taken as before.
+func TestPanicInDatagramIsRecovered(t *testing.T) {
+	h := newHostileReceiver(t, nil)
+	h.send(h.setupFrame(wire.SetupFields{SessionID: 1, TermLength: 64 << 10, MTU: 1408}))
+	h.send(h.setupFrame(wire.SetupFields{SessionID: 2, TermLength: 64 << 10, MTU: 1408}))
+	if len(h.images) != 2 {
+		t.Fatalf("%d images, want 2", len(h.images))
+	}
+	broken := h.images[0]
+	broken.termLength, broken.bitsToShift, broken.termMask = 1<<20, 20, 1<<20-1
+	broken.lastOverrunLimit = 1 << 19
+	errs := h.counters.Value(sysErrors)
+	h.send(h.dataFrame(broken.sessionID, 0, 128<<10, 64, 0xC0, 64))
+	if got := h.counters.Value(sysErrors) - errs; got != 1 {
+		t.Fatalf("errors counter rose by %d, want 1", got)
+	}
+	if !h.errorLogHas("receiver dropped a datagram of frame type 0x1 that panicked: runtime error") ||
+		!h.errorLogHas("insertFrames") {
+		t.Fatal("the error log has no entry for the recovered panic naming insertFrames")
+	}
+	h.send(h.dataFrame(h.images[1].sessionID, 0, 0, 64, 0xC0, 64))
+	if hwm := h.subPosition(h.images[1].hwm); hwm != 64 {
+		t.Fatalf("the other image's rcv-hwm %d after a frame, want 64", hwm)
+	}
+}

@@ -29,14 +29,20 @@ const (
 
 // A fuzz input is a script of steps, each an op byte and what follows:
 //
-//	op%4 == 0 or 1: a datagram, its length the next two bytes (little
-//	                endian, at most 1500), its bytes after them
-//	op%4 == 2:      the clocks move on by op>>2 times 10 ms
-//	op%4 == 3:      the subscribers read up to rcv-pos
+//	op%4 == 0: a datagram, its length the next two bytes (little endian,
+//	           at most 1500), its bytes after them
+//	op%4 == 1: a DATA (or PAD) frame of session 77 made from the next six
+//	           bytes: term id 100 + int8, term offset uint16 × 32, frame
+//	           length uint16, flags (bit 0: PAD), as many bytes as the
+//	           frame's aligned length (at most 1408) — well formed but
+//	           anywhere, overlapping, in any order
+//	op%4 == 2: the clocks move on by op>>2 times 10 ms
+//	op%4 == 3: the subscribers read up to rcv-pos
 //
 // so the fuzzer can put SETUPs, DATA, heartbeats and time in any order.
 const (
 	fuzzOpDatagram = 0
+	fuzzOpFrame    = 1
 	fuzzOpAdvance  = 2
 	fuzzOpConsume  = 3
 	fuzzMaxDgram   = 1500
@@ -49,6 +55,32 @@ func (s fuzzScript) datagram(p []byte) fuzzScript {
 	s = append(s, fuzzOpDatagram)
 	s = binary.LittleEndian.AppendUint16(s, uint16(len(p)))
 	return append(s, p...)
+}
+
+func (s fuzzScript) frame(termDelta int8, offset32, frameLength uint16, flags byte) fuzzScript {
+	s = append(s, fuzzOpFrame, byte(termDelta))
+	s = binary.LittleEndian.AppendUint16(s, offset32)
+	s = binary.LittleEndian.AppendUint16(s, frameLength)
+	return append(s, flags)
+}
+
+// scriptFrame is the datagram of a fuzzOpFrame step.
+func scriptFrame(b []byte) []byte {
+	termID := fuzzInitialTermID + int32(int8(b[0]))
+	offset := int32(binary.LittleEndian.Uint16(b[1:])) * logbuffer.FrameAlignment
+	frameLength := int32(binary.LittleEndian.Uint16(b[3:]))
+	flags := b[5]
+	n := min(max(shm.Align(int(frameLength), logbuffer.FrameAlignment), logbuffer.HeaderLength), 1408)
+	p := make([]byte, n)
+	wire.PutHeartbeat(p, flags&^1, fuzzSession, 10, termID, offset)
+	shm.PutInt32(p, 0, frameLength)
+	if flags&1 != 0 {
+		shm.PutUint16(p, wire.TypeOffset, wire.TypePad)
+	}
+	for i := logbuffer.HeaderLength; i < n; i++ {
+		p[i] = byte(i)
+	}
+	return p
 }
 
 func (s fuzzScript) advance(tens byte) fuzzScript { return append(s, fuzzOpAdvance|tens<<2) }
@@ -110,6 +142,12 @@ func fuzzSeeds() []namedScript {
 		{"seed-data-before-setup", fuzzScript(nil).datagram(fuzzData(fuzzSession+1, fuzzInitialTermID+1, 4096, fuzzUnfragmented, 1000)).
 			advance(5).datagram(fuzzSetup(fuzzSession+1, fuzzInitialTermID+1, 4096)).
 			datagram(fuzzData(fuzzSession+1, fuzzInitialTermID+1, 4096, logbuffer.FlagBegin, 1376)).consume()},
+		// Frames made by the script: out of order, a gap, one inside
+		// another's bytes, a pad, the next term.
+		{"seed-frames", fuzzScript(nil).datagram(fuzzSetup(fuzzSession, fuzzInitialTermID, 0)).
+			frame(0, 0, 64, fuzzUnfragmented).frame(0, 4, 1000, fuzzUnfragmented).frame(0, 2, 64, fuzzUnfragmented).
+			advance(1).frame(0, 10, 96, fuzzUnfragmented).consume().frame(0, 2040, 1280, 1).
+			frame(1, 0, 64, fuzzUnfragmented).advance(3).consume()},
 		// The crashes: DATA off the term (slice bounds out of range in
 		// insertFrames), a SETUP before its initial term (index out of
 		// range [-1] in warmAhead).
@@ -198,6 +236,15 @@ func (r *fuzzReceiver) play(t *testing.T, script []byte) {
 			r.manualDriver.advance(time.Duration(op>>2) * 10 * time.Millisecond)
 		case fuzzOpConsume:
 			r.consume()
+			r.cycle(1)
+		case fuzzOpFrame:
+			if len(script) < 6 {
+				script = nil
+				break
+			}
+			p := scriptFrame(script)
+			script = script[6:]
+			r.onDataDatagram(r.ep, p, r.from)
 			r.cycle(1)
 		default:
 			if len(script) < 2 {

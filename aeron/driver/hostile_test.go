@@ -12,6 +12,7 @@ import (
 	"github.com/goblin-kv/goblin/aeron/internal/errorlog"
 	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
 	"github.com/goblin-kv/goblin/aeron/internal/wire"
+	"github.com/goblin-kv/goblin/internal/shm"
 )
 
 // hostileReceiver is a manual driver with a subscription on a loopback
@@ -351,5 +352,36 @@ func TestPanicInDatagramIsRecovered(t *testing.T) {
 	h.send(h.dataFrame(h.images[1].sessionID, 0, 0, 64, 0xC0, 64))
 	if hwm := h.subPosition(h.images[1].hwm); hwm != 64 {
 		t.Fatalf("the other image's rcv-hwm %d after a frame, want 64", hwm)
+	}
+}
+
+// BenchmarkRefusedSetup is the cost of a SETUP flood past the session
+// limit: each SETUP of a new session is checked, refused and recorded
+// (once in the distinct error log, then counted there).
+func BenchmarkRefusedSetup(b *testing.B) {
+	h := newHostileReceiver(b, func(o *Options) { o.StreamSessionLimit = 1 })
+	from := h.conn.LocalAddr().(*net.UDPAddr).AddrPort()
+	h.onDataDatagram(h.ep, h.setupFrame(wire.SetupFields{SessionID: -1, TermLength: 64 << 10, MTU: 1408}), from)
+	p := h.setupFrame(wire.SetupFields{TermLength: 64 << 10, MTU: 1408})
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		shm.PutInt32(p, wire.SetupSessionIDOffset, int32(i))
+		h.onDataDatagram(h.ep, p, from)
+	}
+	if len(h.images) != 1 {
+		b.Fatalf("%d images, want 1", len(h.images))
+	}
+}
+
+// BenchmarkInvalidData is the cost of a DATA flood the frame checks
+// refuse: frames off the term of an image.
+func BenchmarkInvalidData(b *testing.B) {
+	h := newHostileReceiver(b, nil)
+	from := h.conn.LocalAddr().(*net.UDPAddr).AddrPort()
+	h.onDataDatagram(h.ep, h.setupFrame(wire.SetupFields{SessionID: 1, TermLength: 64 << 10, MTU: 1408}), from)
+	p := h.dataFrame(1, 0, 65536-32, 1408, 0xC0, 1408)
+	b.ReportAllocs()
+	for b.Loop() {
+		h.onDataDatagram(h.ep, p, from)
 	}
 }

@@ -1,7 +1,10 @@
 package driver
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"path/filepath"
 	"strings"
@@ -384,4 +387,110 @@ func BenchmarkInvalidData(b *testing.B) {
 	for b.Loop() {
 		h.onDataDatagram(h.ep, p, from)
 	}
+}
+
+// TestStreamSurvivesFlood: a stream between two drivers over loopback
+// carries 900 messages while a stranger floods the receiving endpoint
+// with Aeron-shaped datagrams (SETUPs with every field out of range, and
+// valid ones of new sessions; DATA of other sessions with every field out
+// of range; DATA of the stream's own session that does not fit its term;
+// random bytes): every message arrives byte for byte, the strangers'
+// images stay within the limits, the invalid packets are counted, and no
+// datagram panicked the receiver.
+func TestStreamSurvivesFlood(t *testing.T) {
+	o := Options{TimerInterval: 10 * time.Millisecond}
+	pub := newManualDriver(t, o)
+	so := udpOptions(t)
+	so.TimerInterval = 10 * time.Millisecond
+	so.StreamSessionLimit = 6
+	so.MaxImagesLength = 4 * int64(logbuffer.ComputeLogLength(64<<10, defaultPageSize))
+	u := newUDPPairOf(t, 64<<10, pub, newManualDriver(t, so))
+	legit := u.sub.images[0]
+	conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	to := net.UDPAddrFromAddrPort(u.sub.rcvEndpoints[0].ch.remoteData)
+	rng := rand.New(rand.NewPCG(25, 25))
+	pick := func(v ...int32) int32 { return v[rng.IntN(len(v))] }
+	odd := func() int32 { return pick(0, 1, -1, 3, 1000, 65504, 65536, 1<<30, 1<<31-1, -1<<31, rng.Int32()) }
+	hostile := func() []byte {
+		switch rng.IntN(5) {
+		case 0: // SETUP, fields out of range
+			b := make([]byte, wire.SetupLength)
+			wire.PutSetup(b, &wire.SetupFields{SessionID: rng.Int32(), StreamID: 7, InitialTermID: odd(),
+				ActiveTermID: odd(), TermOffset: odd(), TermLength: odd(), MTU: odd(), TTL: odd()})
+			return b
+		case 1: // SETUP of a new session, valid
+			b := make([]byte, wire.SetupLength)
+			wire.PutSetup(b, &wire.SetupFields{SessionID: rng.Int32(), StreamID: 7,
+				TermLength: pick(64<<10, 128<<10, 1<<30), MTU: 1408})
+			return b
+		case 2: // DATA of another session
+			b := make([]byte, shm.Align(32+rng.IntN(1400), int(pick(1, 32))))
+			wire.PutHeartbeat(b, byte(rng.IntN(256)), rng.Int32(), 7, odd(), odd())
+			shm.PutInt32(b, 0, odd())
+			return b
+		case 3: // DATA of the stream's own session that does not fit
+			b := make([]byte, 64)
+			wire.PutHeartbeat(b, 0xC0, legit.sessionID, 7, legit.initialTermID+pick(-5, -1, 0), pick(-32, 3, 65504, 344501))
+			shm.PutInt32(b, 0, pick(64, 1<<30, -64))
+			return b
+		}
+		b := make([]byte, 1+rng.IntN(200))
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		return b
+	}
+	invalid := u.sub.counters.Value(sysInvalidPackets)
+	const messages = 900
+	sent, flood := 0, 0
+	deadline := time.Now().Add(60 * time.Second)
+	for u.sub.subPosition(legit.rebuild) < messages*64 {
+		if time.Now().After(deadline) {
+			t.Fatalf("rcv-pos %d after 60 s, want %d: the stream stalled under the flood",
+				u.sub.subPosition(legit.rebuild), messages*64)
+		}
+		for range 8 {
+			if sent == messages {
+				break
+			}
+			binary.LittleEndian.PutUint64(u.msg, uint64(sent)*0x9E3779B97F4A7C15)
+			if !u.appendFrame() {
+				break
+			}
+			sent++
+		}
+		for range 20 {
+			if _, err := conn.WriteToUDP(hostile(), to); err != nil {
+				t.Fatal(err)
+			}
+			flood++
+		}
+		u.step(int64(50 * time.Microsecond))
+		hwm := u.sub.subPosition(legit.rebuild)
+		for _, s := range legit.subs {
+			u.sub.setPosition(s, hwm)
+		}
+		if u.sub.imagesLength > so.MaxImagesLength {
+			t.Fatalf("images of %d bytes, past the limit %d", u.sub.imagesLength, so.MaxImagesLength)
+		}
+	}
+	want, got := u.p.log.terms[0][:messages*64], legit.log.terms[0][:messages*64]
+	if !bytes.Equal(want, got) {
+		t.Fatal("the image's term differs from the publication's: the flood corrupted the stream")
+	}
+	if n := u.sub.counters.Value(sysInvalidPackets) - invalid; n < messages {
+		t.Fatalf("%d invalid packets counted under the flood, want many more", n)
+	}
+	l, _ := u.sub.cncSections()
+	errorlog.Read(l.ErrorLog, 0, func(r errorlog.Record) {
+		if strings.Contains(r.Text, "panicked") {
+			t.Fatalf("a datagram panicked the receiver: %s", r.Text)
+		}
+	})
+	t.Logf("%d messages under a flood of %d datagrams: %d invalid packets counted, %d images",
+		messages, flood, u.sub.counters.Value(sysInvalidPackets)-invalid, len(u.sub.images))
 }

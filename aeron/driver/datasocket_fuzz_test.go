@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"flag"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -207,9 +208,7 @@ func newFuzzReceiver(f *testing.F, withImage bool) *fuzzReceiver {
 		o.MaxImageTermLength = 4 * fuzzTermLength
 		o.ImageLivenessTimeout = 2 * time.Second
 	})
-	r := &fuzzReceiver{hostileReceiver: h, from: h.conn.LocalAddr().(interface{ AddrPort() netip.AddrPort }).AddrPort(),
-		withImage: withImage}
-	return r
+	return &fuzzReceiver{hostileReceiver: h, from: h.conn.LocalAddr().(*net.UDPAddr).AddrPort(), withImage: withImage}
 }
 
 // run plays a script, checking after each step what no datagram may
@@ -361,7 +360,7 @@ func FuzzDataSocketImage(f *testing.F) {
 // read), so the fuzzer starts from inputs that get past the checks.
 func TestFuzzSeedsReachTheImage(t *testing.T) {
 	h := newHostileReceiver(t, nil)
-	r := &fuzzReceiver{hostileReceiver: h, from: h.conn.LocalAddr().(interface{ AddrPort() netip.AddrPort }).AddrPort()}
+	r := &fuzzReceiver{hostileReceiver: h, from: h.conn.LocalAddr().(*net.UDPAddr).AddrPort()}
 	invalid := r.counters.Value(sysInvalidPackets)
 	r.play(t, fuzzSeeds()[0].script)
 	if len(r.images) != 1 {

@@ -1,0 +1,217 @@
+package aeron_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	ae "github.com/goblin-kv/goblin/aeron"
+	"github.com/goblin-kv/goblin/client"
+	"github.com/goblin-kv/goblin/internal/testproc"
+)
+
+// The flood test's knobs, from the environment: how long the flood lasts
+// (default 60 s), how many datagrams a second (default 30,000), and a
+// goblin-server binary to test instead of one built from this tree (to
+// measure an older server: the test then reports its crash).
+const (
+	envFloodDuration = "GOBLIN_FLOOD_DURATION"
+	envFloodRate     = "GOBLIN_FLOOD_RATE"
+	envFloodServer   = "GOBLIN_FLOOD_SERVER"
+)
+
+// floodDirCeiling bounds the server's Aeron directory during the flood:
+// the driver's default ceiling on the memory of all its images, plus
+// the CnC file, the loss report and the server's reply publication.
+const floodDirCeiling = 1 << 30
+
+// TestFloodMalformedDatagrams is an attacker on the network against a
+// goblin-server with one aeron:udp listener: aeron-flood sends malformed
+// Aeron-shaped datagrams (SETUP with odd term lengths, MTUs and ids, DATA
+// and PAD whose lengths, offsets, term ids and flags disagree with the
+// datagram and the term, SM, NAK, ERR, RTTM garbage at the control side,
+// mixed with well-formed SETUPs) at the request endpoint and the response
+// control address, while a real client on the same channel keeps doing
+// SET, GET and PING. The server must not crash, every reply must be
+// right, the Aeron directory must stay under its ceiling and the driver's
+// invalid-packet counter must move. It logs the legitimate client's PING
+// latency and the directory's largest size.
+func TestFloodMalformedDatagrams(t *testing.T) {
+	duration := 60 * time.Second
+	if v := os.Getenv(envFloodDuration); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("%s=%q: %v", envFloodDuration, v, err)
+		}
+		duration = d
+	}
+	rate := 30000
+	if v := os.Getenv(envFloodRate); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			t.Fatalf("%s=%q: want a positive number of datagrams a second", envFloodRate, v)
+		}
+		rate = n
+	}
+	bin := os.Getenv(envFloodServer)
+	if bin == "" {
+		bin = testproc.Build(t, "./cmd/goblin-server")
+	}
+	floodBin := testproc.Build(t, "./aeron/cmd/aeron-flood")
+	ports := testproc.FreeUDPPorts(t, 2)
+	endpoint, control := loopback(ports[0]), loopback(ports[1])
+	tgt := fmt.Sprintf("aeron:udp?endpoint=%s|control=%s|proto=resp", endpoint, control)
+	dir := shmDir(t)
+	srv := testproc.Start(t, bin, "--metrics", "off", "--idle", "yield", "--log-level", "info", "--listen", tgt+"|dir="+dir)
+	srv.WaitLog(t, `msg=ready`, 120*time.Second)
+
+	ctx := context.Background()
+	c, err := client.Options{DialTimeout: time.Minute}.Dial(ctx, tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cnc, err := ae.OpenCnC(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cnc.Close()
+	invalid := invalidPacketsCounter(t, cnc)
+	before := cnc.Counters().Value(invalid)
+
+	flooder := testproc.Start(t, floodBin, "-endpoint", endpoint, "-control", control, "-rate", strconv.Itoa(rate),
+		"-duration", duration.String())
+	start := time.Now()
+	var (
+		pings            []time.Duration
+		maxDir, maxAlloc int64
+		lastSample       time.Time
+		secondClientDone bool
+		val, got         []byte
+		rounds           int
+	)
+	for i := 0; !flooder.Exited(); i++ {
+		if srv.Exited() {
+			t.Fatalf("goblin-server exited %v into the flood (round %d of the client)", time.Since(start).Round(time.Millisecond), i)
+		}
+		opCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		key := "flood:" + strconv.Itoa(i%128)
+		val = strconv.AppendInt(append(val[:0], "v-"...), int64(i), 10)
+		if err := c.Set(opCtx, key, val, client.SetOptions{}); err != nil {
+			cancel()
+			t.Fatalf("round %d, %v into the flood: SET: %v (server exited: %v)", i, time.Since(start), err, srv.Exited())
+		}
+		if got, err = c.GetAppend(opCtx, got[:0], key); err != nil || string(got) != string(val) {
+			cancel()
+			t.Fatalf("round %d, %v into the flood: GET %s = %q, %v; want %q", i, time.Since(start), key, got, err, val)
+		}
+		t0 := time.Now()
+		err := c.Ping(opCtx)
+		pings = append(pings, time.Since(t0))
+		cancel()
+		if err != nil {
+			t.Fatalf("round %d, %v into the flood: PING: %v", i, time.Since(start), err)
+		}
+		rounds++
+		if time.Since(lastSample) >= 250*time.Millisecond {
+			lastSample = time.Now()
+			size, alloc := dirSize(t, dir)
+			maxDir, maxAlloc = max(maxDir, size), max(maxAlloc, alloc)
+			if size > floodDirCeiling {
+				t.Fatalf("%v into the flood the Aeron directory holds %d bytes, over the ceiling of %d", time.Since(start), size, int64(floodDirCeiling))
+			}
+		}
+		// Halfway, a second client connects through the flood.
+		if !secondClientDone && time.Since(start) > duration/2 {
+			secondClientDone = true
+			secondClient(t, tgt)
+		}
+	}
+	if code, err := flooder.Wait(time.Second); err != nil || code != 0 {
+		t.Fatalf("aeron-flood: exit %d, %v\n%s", code, err, flooder.Log())
+	}
+	if srv.Exited() {
+		t.Fatal("goblin-server exited during the flood")
+	}
+	moved := cnc.Counters().Value(invalid) - before
+	slices.Sort(pings)
+	t.Logf("flood of %v at %d/s: %s", duration, rate, strings.TrimSpace(flooder.Log()))
+	t.Logf("legitimate client: %d rounds of SET, GET, PING; PING p50 %v p99 %v max %v", rounds,
+		pings[len(pings)/2], pings[len(pings)*99/100], pings[len(pings)-1])
+	t.Logf("Aeron directory: largest %d bytes (%d allocated); invalid packets counted: %d", maxDir, maxAlloc, moved)
+	if moved <= 0 {
+		t.Errorf("the driver's invalid-packets counter did not move (%d before the flood)", before)
+	}
+	if !secondClientDone {
+		t.Error("the flood ended before a second client connected through it")
+	}
+	if code := srv.Stop(30 * time.Second); code != 0 {
+		t.Errorf("goblin-server exited %d on SIGTERM after the flood", code)
+	}
+	if strings.Contains(srv.Log(), "panic") {
+		t.Errorf("goblin-server logged a panic:\n%s", srv.Log())
+	}
+}
+
+// secondClient dials tgt afresh and runs a few checked rounds.
+func secondClient(t *testing.T, tgt string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := client.Options{DialTimeout: time.Minute}.Dial(ctx, tgt)
+	if err != nil {
+		t.Fatalf("a second client could not connect during the flood: %v", err)
+	}
+	defer c.Close()
+	if err := workload(ctx, c, 2, 20, nil); err != nil {
+		t.Fatalf("second client during the flood: %v", err)
+	}
+}
+
+// invalidPacketsCounter finds the driver's "Invalid packets" system
+// counter.
+func invalidPacketsCounter(t *testing.T, cnc *ae.CnC) int32 {
+	t.Helper()
+	id := int32(-1)
+	cnc.Counters().ForEach(func(i ae.CounterInfo) bool {
+		if i.TypeID == 0 && i.Label == "Invalid packets" {
+			id = i.ID
+			return false
+		}
+		return true
+	})
+	if id < 0 {
+		t.Fatal(`the driver's CnC has no "Invalid packets" system counter`)
+	}
+	return id
+}
+
+// dirSize returns the apparent and the allocated size of the files under
+// dir.
+func dirSize(t *testing.T, dir string) (size, alloc int64) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // a log removed while we walk
+		}
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			size += info.Size()
+			if st, ok := info.Sys().(*syscall.Stat_t); ok {
+				alloc += st.Blocks * 512
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return size, alloc
+}

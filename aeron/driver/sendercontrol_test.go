@@ -71,10 +71,10 @@ func fillTerms(p *networkPublication) {
 
 // The mode bits of a fuzz input.
 const (
-	ctlResponsePub = 1 << iota // to the response publication (else the unicast one)
-	ctlOwnSession              // bytes 8..16 become the publication's session and stream ids
-	ctlRelativeTerm            // the int32 at 16 (NAK term id, SM consumption term id) is relative to the initial term id
-	ctlSlowClock               // the clock moves 100 ms (else 1 ms)
+	ctlResponsePub  = 1 << iota // to the response publication (else the unicast one)
+	ctlOwnSession               // bytes 8..16 become the publication's session and stream ids
+	ctlRelativeTerm             // the int32 at 16 (NAK term id, SM consumption term id) is relative to the initial term id
+	ctlSlowClock                // the clock moves 100 ms (else 1 ms)
 )
 
 // deliver hands one datagram to the control entry point, as the control
@@ -172,9 +172,9 @@ func FuzzSenderControl(f *testing.F) {
 	}{
 		{smFrame(wire.SMFlagSendSetup, 0, 0, 0, false), own},
 		{smFrame(wire.SMFlagSendSetup, 0, 0, 0, false), own | ctlResponsePub},
-		{smFrame(0, 0, 0, 32 << 10, false), own},
-		{smFrame(0, 0, 0, 32 << 10, true), own | ctlResponsePub},
-		{smFrame(wire.SMFlagEndOfStream, 0, 4096, 32 << 10, false), own},
+		{smFrame(0, 0, 0, 32<<10, false), own},
+		{smFrame(0, 0, 0, 32<<10, true), own | ctlResponsePub},
+		{smFrame(wire.SMFlagEndOfStream, 0, 4096, 32<<10, false), own},
 		{smFrame(0, 0, 0, -1, false), own},
 		{smFrame(0, 0, 0, math.MaxInt32, false), own},
 		{withInt32(smFrame(0, 0, 0, 1024, false), 0, 1000), own},

@@ -347,7 +347,7 @@ func (d *Driver) DoWork(nowNs int64) int {
 		d.checkForBlockedCommands(nowNs)
 		work++
 	}
-	work += d.ring.Read(d.onCommandFn, commandDrainLimit)
+	work += d.readCommands()
 	for _, img := range d.images {
 		work += d.trackRebuild(img, nowNs)
 	}

@@ -16,6 +16,7 @@ import (
 	ae "github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/transport/aeron"
 )
 
 // The flood test's knobs, from the environment: how long the flood lasts
@@ -28,10 +29,19 @@ const (
 	envFloodServer   = "GOBLIN_FLOOD_SERVER"
 )
 
+// floodImagesCeiling is the in-process driver's default bound on the
+// memory of all its images (aeron.image.buffers.max.length, 1 GiB).
+const floodImagesCeiling = 1 << 30
+
 // floodDirCeiling bounds the server's Aeron directory during the flood:
-// the driver's default ceiling on the memory of all its images, plus
-// the CnC file, the loss report and the server's reply publication.
-const floodDirCeiling = 1 << 30
+// what it held before (the CnC file, the loss report, the client's reply
+// publication and request image), the images' bound, and the reply logs
+// of the clients not yet connected the listener allows plus the second
+// client's.
+func floodDirCeiling(baseline int64) int64 {
+	replyLog := int64(3*aeron.DefaultTermLength + 4096)
+	return baseline + floodImagesCeiling + int64(aeron.DefaultMaxPending+1)*replyLog
+}
 
 // TestFloodMalformedDatagrams is an attacker on the network against a
 // goblin-server with one aeron:udp listener: aeron-flood sends malformed
@@ -86,6 +96,8 @@ func TestFloodMalformedDatagrams(t *testing.T) {
 	defer cnc.Close()
 	invalid := invalidPacketsCounter(t, cnc)
 	before := cnc.Counters().Value(invalid)
+	baseline, _ := dirSize(t, dir)
+	ceiling := floodDirCeiling(baseline)
 
 	flooder := testproc.Start(t, floodBin, "-endpoint", endpoint, "-control", control, "-rate", strconv.Itoa(rate),
 		"-duration", duration.String())
@@ -125,8 +137,9 @@ func TestFloodMalformedDatagrams(t *testing.T) {
 			lastSample = time.Now()
 			size, alloc := dirSize(t, dir)
 			maxDir, maxAlloc = max(maxDir, size), max(maxAlloc, alloc)
-			if size > floodDirCeiling {
-				t.Fatalf("%v into the flood the Aeron directory holds %d bytes, over the ceiling of %d", time.Since(start), size, int64(floodDirCeiling))
+			if size > ceiling {
+				t.Fatalf("%v into the flood the Aeron directory holds %d bytes, over the ceiling of %d (%d bytes before the flood, 1 GiB of images, 17 reply logs):\n%s",
+					time.Since(start), size, ceiling, baseline, dirListing(dir))
 			}
 		}
 		// Halfway, a second client connects through the flood.
@@ -146,7 +159,8 @@ func TestFloodMalformedDatagrams(t *testing.T) {
 	t.Logf("flood of %v at %d/s: %s", duration, rate, strings.TrimSpace(flooder.Log()))
 	t.Logf("legitimate client: %d rounds of SET, GET, PING; PING p50 %v p99 %v max %v", rounds,
 		pings[len(pings)/2], pings[len(pings)*99/100], pings[len(pings)-1])
-	t.Logf("Aeron directory: largest %d bytes (%d allocated); invalid packets counted: %d", maxDir, maxAlloc, moved)
+	t.Logf("Aeron directory: %d bytes before the flood, largest %d bytes (%d allocated) during it, ceiling %d; invalid packets counted: %d",
+		baseline, maxDir, maxAlloc, ceiling, moved)
 	if moved <= 0 {
 		t.Errorf("the driver's invalid-packets counter did not move (%d before the flood)", before)
 	}
@@ -214,4 +228,19 @@ func dirSize(t *testing.T, dir string) (size, alloc int64) {
 		t.Fatal(err)
 	}
 	return size, alloc
+}
+
+// dirListing lists the files under dir with their sizes, for a failure
+// message.
+func dirListing(dir string) string {
+	var b strings.Builder
+	filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		if err == nil && e.Type().IsRegular() {
+			if info, err := e.Info(); err == nil {
+				fmt.Fprintf(&b, "%12d %s\n", info.Size(), strings.TrimPrefix(path, dir))
+			}
+		}
+		return nil
+	})
+	return b.String()
 }

@@ -3,11 +3,17 @@ package driver
 import (
 	"bytes"
 	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 	"testing"
 
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/internal/cnc"
 	"github.com/goblin-kv/goblin/aeron/internal/command"
+	"github.com/goblin-kv/goblin/aeron/internal/errorlog"
 	"github.com/goblin-kv/goblin/aeron/internal/ringbuffer"
 	"github.com/goblin-kv/goblin/internal/shm"
 )
@@ -86,15 +92,48 @@ func FuzzCommand(f *testing.F) {
 	for _, s := range commandSeeds() {
 		f.Add(s.typeID, s.msg)
 	}
+	// One driver serves many inputs (making one per input runs the
+	// fuzzer at a few execs a second); a fresh one every 256 inputs, or
+	// after a command stopped it, bounds what the commands leave behind.
+	var (
+		m    *manualDriver
+		c    *rawClient
+		n    int
+		base = f.TempDir()
+	)
+	f.Cleanup(func() {
+		if m != nil {
+			m.Close()
+		}
+	})
 	f.Fuzz(func(t *testing.T, typeID int32, msg []byte) {
 		if typeID < 1 || !harmlessCommand(msg) {
 			t.Skip()
 		}
-		m := newManualDriver(t, Options{})
-		c := newRawClient(m)
+		if m == nil || n%256 == 0 || m.terminated() {
+			if m != nil {
+				m.Close()
+				os.RemoveAll(m.opts.Dir)
+			}
+			o := testOptions(t)
+			o.Dir = filepath.Join(base, strconv.Itoa(n), "aeron")
+			d, err := New(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m = &manualDriver{Driver: d, t: t, nowNs: 1, epochMs: time.Now().UnixMilli()}
+			d.epochClock = func() int64 { return m.epochMs }
+			d.epochMs = m.epochMs
+			m.DoWork(m.nowNs)
+			c = newRawClient(m)
+		}
+		n++
+		m.t = t
 		if len(msg) > m.ring.MaxMessageLength() {
 			t.Skip()
 		}
+		errorsBefore := m.malformedRefusals()
+		c.take()
 		c.send(typeID, msg)
 		for _, e := range c.take() {
 			if e.typeID == command.OnError {
@@ -107,7 +146,7 @@ func FuzzCommand(f *testing.F) {
 		}
 		if len(msg) < command.CorrelatedLength && typeID <= command.GetNextAvailableSessionID {
 			// Too short for even the header: it must have been refused as malformed.
-			if !m.refusedMalformed() {
+			if m.malformedRefusals() == errorsBefore {
 				t.Fatalf("a %d-byte command of type %d was not refused as MALFORMED_COMMAND", len(msg), typeID)
 			}
 		}
@@ -115,10 +154,12 @@ func FuzzCommand(f *testing.F) {
 			return
 		}
 		// A correlation id no fuzzed command is likely to have taken.
-		c.send(command.AddExclusivePublication, command.AppendPublicationMessage(nil, c.id, math.MaxInt64-7, 99, ipc64k))
+		corr := math.MaxInt64 - int64(n)
+		c.send(command.AddExclusivePublication, command.AppendPublicationMessage(nil, c.id, corr, 99, ipc64k))
 		if e := c.take(); !containsType(e, command.OnExclusivePublicationReady) {
 			t.Fatalf("after the command the driver answers an add publication with %s", eventNames(e))
 		}
+		c.send(command.RemovePublication, command.AppendRemovePublication(nil, c.id, corr-1<<32, corr, false))
 	})
 }
 
@@ -131,11 +172,21 @@ func containsType(e []event, typeID int32) bool {
 	return false
 }
 
-// refusedMalformed reports whether the driver's error log holds a
-// malformed-command entry.
-func (m *manualDriver) refusedMalformed() bool {
+// malformedRefusals counts the MALFORMED_COMMAND refusals the driver
+// has logged (the error log keeps one entry per distinct text, with a
+// count).
+func (m *manualDriver) malformedRefusals() int {
 	s, _, err := cncParse(m.cncData)
-	return err == nil && bytes.Contains(s.ErrorLog, []byte("too short"))
+	if err != nil {
+		return 0
+	}
+	n := 0
+	errorlog.Read(s.ErrorLog, 0, func(r errorlog.Record) {
+		if strings.Contains(r.Text, "too short") {
+			n += int(r.ObservationCount)
+		}
+	})
+	return n
 }
 
 func (m *manualDriver) terminated() bool { return m.Terminated() }

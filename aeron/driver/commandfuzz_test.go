@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/internal/cnc"

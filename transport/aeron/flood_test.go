@@ -244,3 +244,52 @@ func dirListing(dir string) string {
 	})
 	return b.String()
 }
+
+// TestSetupFloodBoundsReplyLogs: every SETUP asking for a response
+// channel, from anyone, makes the listener a client with a reply
+// publication (a log of three terms) waiting for it to connect. A flood of
+// them with new session ids must not make more than MaxPending reply logs
+// at once, and a real client connects afterwards (once the flood's
+// sessions have timed out, if they still hold every place).
+func TestSetupFloodBoundsReplyLogs(t *testing.T) {
+	bin := testproc.Build(t, "./cmd/goblin-server")
+	floodBin := testproc.Build(t, "./aeron/cmd/aeron-flood")
+	ports := testproc.FreeUDPPorts(t, 2)
+	endpoint, control := loopback(ports[0]), loopback(ports[1])
+	tgt := fmt.Sprintf("aeron:udp?endpoint=%s|control=%s|proto=resp", endpoint, control)
+	dir := shmDir(t)
+	srv := testproc.Start(t, bin, "--metrics", "off", "--idle", "yield", "--log-level", "info", "--listen", tgt+"|dir="+dir)
+	srv.WaitLog(t, `msg=ready`, 120*time.Second)
+	const setups = 100
+	flooder := testproc.Start(t, floodBin, "-endpoint", endpoint, "-kinds", "setup-response", "-rate", "50",
+		"-duration", "2s")
+	most := 0
+	for !flooder.Exited() || most == 0 {
+		entries, _ := os.ReadDir(filepath.Join(dir, "publications"))
+		most = max(most, len(entries))
+		if srv.Exited() {
+			t.Fatal("goblin-server exited during the SETUP flood")
+		}
+		// Logs of clients that went (their images timed out) linger a
+		// while in the driver: a few more than MaxPending at most.
+		if most > 2*aeron.DefaultMaxPending {
+			t.Fatalf("%d reply publications for SETUPs nobody followed up, more than twice MaxPending (%d)",
+				most, aeron.DefaultMaxPending)
+		}
+		time.Sleep(10 * time.Millisecond)
+		if flooder.Exited() && most == 0 {
+			t.Fatalf("%d SETUPs asking for a response channel made no reply publication", setups)
+		}
+	}
+	t.Logf("%d SETUPs asking for a response channel: at most %d reply publications at once", setups, most)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := client.Options{DialTimeout: time.Minute}.Dial(ctx, tgt)
+	if err != nil {
+		t.Fatalf("a client could not connect after the SETUP flood: %v", err)
+	}
+	defer c.Close()
+	if err := c.Ping(ctx); err != nil {
+		t.Fatalf("PING after the SETUP flood: %v", err)
+	}
+}

@@ -28,7 +28,7 @@ type Stats struct {
 	Gone           int64 // clients whose image went away or whose reply path closed
 	Dropped        int64 // clients dropped because a reply could not be sent for OfferTimeout
 	Stalls         int64 // times a reply could not be sent at once and waited (see Options.OfferTimeout)
-	Rejected       int64 // clients refused (MaxClients, or the reply publication failed)
+	Rejected       int64 // clients refused (MaxClients, MaxPending, or the reply publication failed)
 	TooLarge       int64 // requests longer than Options.MaxRequest, answered with an error (the client stays)
 	Malformed      int64 // clients closed for a malformed goblin frame (after an error reply)
 	Chunked        int64 // requests and replies sent in chunks (longer than the stream's max message)
@@ -72,6 +72,11 @@ type Server struct {
 	mu       sync.Mutex
 	events   []event
 	evQueued atomic.Bool
+	// waiting counts the reply publications the manager made that have
+	// not yet connected or gone: it adds one before it makes one (and
+	// makes none at MaxPending); the loop takes one off when such a
+	// client leaves pending, or is refused.
+	waiting atomic.Int32
 
 	m *manager
 
@@ -743,6 +748,7 @@ func (s *Server) promote() int {
 			keep = append(keep, c)
 		}
 	}
+	s.waiting.Add(-int32(len(s.pending) - len(keep)))
 	clear(s.pending[len(keep):])
 	s.pending = keep
 	return work
@@ -766,10 +772,12 @@ func (s *Server) drain() int {
 		switch e.kind {
 		case evAdd:
 			if e.gen != s.gen || s.closed {
+				s.waiting.Add(-1)
 				s.m.post(mgrEvent{kind: mgrClosePub, pub: e.pub})
 				continue
 			}
 			if len(s.clients)+len(s.pending) >= s.o.MaxClients {
+				s.waiting.Add(-1)
 				s.stats.Rejected++
 				s.m.post(mgrEvent{kind: mgrClosePub, pub: e.pub})
 				continue
@@ -797,6 +805,7 @@ func (s *Server) drain() int {
 					}
 				}
 			}
+			s.waiting.Add(-int32(len(s.pending)))
 			s.clients, s.pending = s.clients[:0], s.pending[:0]
 			s.ctrs = nil // they go with the manager's old client
 			s.gen = e.gen
@@ -852,6 +861,10 @@ type manager struct {
 	// counters allocated on ac (see counters.go).
 	channel string
 	ctrs    []*ae.Counter
+
+	// deferred are the new clients' images waiting for a place among the
+	// clients not yet connected (MaxPending), oldest first.
+	deferred []mgrEvent
 
 	mu    sync.Mutex
 	q     []mgrEvent
@@ -979,10 +992,17 @@ func (m *manager) connect() error {
 
 func (m *manager) run() {
 	defer close(m.done)
+	// While clients wait for a place (deferred), a tick tries again.
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		var drvDone <-chan struct{}
 		if m.drv != nil {
 			drvDone = m.drv.Done()
+		}
+		var retry <-chan time.Time
+		if len(m.deferred) > 0 {
+			retry = tick.C
 		}
 		select {
 		case <-m.stop:
@@ -990,6 +1010,8 @@ func (m *manager) run() {
 			return
 		case <-m.wake:
 			m.handle()
+		case <-retry:
+			m.addDeferred()
 		case <-drvDone:
 			m.o.Logger.Error("aeron media driver died; restarting it", "dir", m.o.Dir, "err", m.drv.Wait())
 			if !m.recover() {
@@ -1014,21 +1036,7 @@ func (m *manager) handle() {
 	for _, e := range q {
 		switch e.kind {
 		case mgrAvailable:
-			if e.gen != m.gen || e.img.IsClosed() {
-				continue
-			}
-			ch, err := responseChannel(m.o.Media, m.o.Control).TermLength(m.o.TermLength).
-				ResponseCorrelationID(e.img.CorrelationID()).Build()
-			if err == nil {
-				var pub *ae.ExclusivePublication
-				if pub, err = m.ac.AddExclusivePublication(ch, m.o.ReplyStream); err == nil {
-					m.s.post(event{kind: evAdd, img: e.img, pub: pub, gen: e.gen})
-					continue
-				}
-			}
-			m.rejected.Add(1)
-			m.o.Logger.Warn("aeron: cannot add a client's response publication", "image", e.img.CorrelationID(),
-				"source", e.img.SourceIdentity(), "err", err)
+			m.deferred = append(m.deferred, e)
 		case mgrUnavailable:
 			if e.gen == m.gen {
 				m.s.post(event{kind: evRemove, corr: e.img.CorrelationID()})
@@ -1039,6 +1047,50 @@ func (m *manager) handle() {
 			m.addCounters()
 		}
 	}
+	m.addDeferred()
+}
+
+// addDeferred makes reply publications for the new clients waiting in
+// deferred, oldest first, while fewer than MaxPending clients wait to
+// connect. Each waiting client holds a reply log, and over UDP anyone who
+// can send the endpoint a SETUP makes one: the rest wait their turn here
+// (their images cost the driver's image memory, which it bounds) and are
+// forgotten when their image goes.
+func (m *manager) addDeferred() {
+	keep := m.deferred[:0]
+	for i, e := range m.deferred {
+		switch {
+		case e.gen != m.gen || e.img.IsClosed():
+		case m.s.waiting.Load() >= int32(m.o.MaxPending):
+			if i == len(keep) {
+				m.o.Logger.Debug("aeron: too many clients not yet connected; new ones wait", "waiting", len(m.deferred)-i,
+					"max_pending", m.o.MaxPending)
+			}
+			keep = append(keep, e)
+		default:
+			m.addReply(e)
+		}
+	}
+	clear(m.deferred[len(keep):])
+	m.deferred = keep
+}
+
+// addReply makes a new client's reply publication.
+func (m *manager) addReply(e mgrEvent) {
+	m.s.waiting.Add(1)
+	ch, err := responseChannel(m.o.Media, m.o.Control).TermLength(m.o.TermLength).
+		ResponseCorrelationID(e.img.CorrelationID()).Build()
+	if err == nil {
+		var pub *ae.ExclusivePublication
+		if pub, err = m.ac.AddExclusivePublication(ch, m.o.ReplyStream); err == nil {
+			m.s.post(event{kind: evAdd, img: e.img, pub: pub, gen: e.gen})
+			return
+		}
+	}
+	m.s.waiting.Add(-1)
+	m.rejected.Add(1)
+	m.o.Logger.Warn("aeron: cannot add a client's response publication", "image", e.img.CorrelationID(),
+		"source", e.img.SourceIdentity(), "err", err)
 }
 
 // recover runs after the driver (or the client's link to it) died: the loop

@@ -17,6 +17,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,6 +31,7 @@ func main() {
 	rate := flag.Int("rate", 30000, "datagrams per second")
 	duration := flag.Duration("duration", time.Minute, "how long to send (0: until SIGINT)")
 	seed := flag.Uint64("seed", 1, "generator seed")
+	kinds := flag.String("kinds", "", "comma-separated `kinds` to send (empty: all): "+kindList())
 	flag.Parse()
 	var o flood.Options
 	var err error
@@ -42,6 +44,15 @@ func main() {
 		}
 	}
 	o.StreamID, o.Rate, o.Seed = int32(*stream), *rate, *seed
+	if *kinds != "" {
+		for _, name := range strings.Split(*kinds, ",") {
+			k, ok := flood.ParseKind(name)
+			if !ok {
+				log.Fatalf("aeron-flood: -kinds: unknown kind %q (want %s)", name, kindList())
+			}
+			o.Kinds = append(o.Kinds, k)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *duration > 0 {
@@ -60,4 +71,12 @@ func main() {
 	for k := range flood.NumKinds {
 		fmt.Printf("  %-16s %d\n", k, st.ByKind[k])
 	}
+}
+
+func kindList() string {
+	var names []string
+	for k := range flood.NumKinds {
+		names = append(names, k.String())
+	}
+	return strings.Join(names, ", ")
 }

@@ -17,6 +17,7 @@ package flood
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"net"
@@ -42,6 +43,8 @@ type Options struct {
 	Rate int
 	// Seed seeds the generator (0: a fixed default), so a run repeats.
 	Seed uint64
+	// Kinds restricts the flood to these kinds (none: every kind).
+	Kinds []Kind
 }
 
 // Kind is the sort of datagram Next made.
@@ -49,22 +52,23 @@ type Kind uint8
 
 // The kinds, each a target and a shape.
 const (
-	KindSetupOdd    Kind = iota // SETUP with odd term length, MTU, ids, offset
-	KindSetupValid              // a well-formed SETUP for one of the flood's sessions
-	KindData                    // DATA whose fields disagree with the datagram or term
-	KindPad                     // PAD likewise
-	KindHeartbeat               // a lone header with odd term id and offset
-	KindOtherToData             // SM, NAK, RTTM, ERR, RSP_SETUP... at the data socket
-	KindRandom                  // random bytes
-	KindSM                      // status message at the control address
-	KindNak                     // NAK at the control address
-	KindErr                     // ERR with odd message lengths at the control address
-	KindOtherToCtl              // RTTM, RSP_SETUP, DATA, SETUP... at the control address
+	KindSetupOdd      Kind = iota // SETUP with odd term length, MTU, ids, offset
+	KindSetupValid                // a well-formed SETUP for one of the flood's sessions
+	KindData                      // DATA whose fields disagree with the datagram or term
+	KindPad                       // PAD likewise
+	KindHeartbeat                 // a lone header with odd term id and offset
+	KindOtherToData               // SM, NAK, RTTM, ERR, RSP_SETUP... at the data socket
+	KindRandom                    // random bytes
+	KindSM                        // status message at the control address
+	KindNak                       // NAK at the control address
+	KindErr                       // ERR with odd message lengths at the control address
+	KindOtherToCtl                // RTTM, RSP_SETUP, DATA, SETUP... at the control address
+	KindSetupResponse             // a well-formed SETUP of a new session asking for a response channel
 	NumKinds
 )
 
 var kindNames = [NumKinds]string{"setup-odd", "setup-valid", "data", "pad", "heartbeat", "other-to-data",
-	"random", "sm", "nak", "err", "other-to-control"}
+	"random", "sm", "nak", "err", "other-to-control", "setup-response"}
 
 func (k Kind) String() string {
 	if k < NumKinds {
@@ -73,9 +77,19 @@ func (k Kind) String() string {
 	return "unknown"
 }
 
+// ParseKind returns the kind named s (as String spells it).
+func ParseKind(s string) (Kind, bool) {
+	for k, name := range kindNames {
+		if name == s {
+			return Kind(k), true
+		}
+	}
+	return 0, false
+}
+
 // ToControl reports whether a datagram of this kind goes to the control
 // address.
-func (k Kind) ToControl() bool { return k >= KindSM && k < NumKinds }
+func (k Kind) ToControl() bool { return k >= KindSM && k <= KindOtherToCtl }
 
 // Stats count what a run sent.
 type Stats struct {
@@ -90,6 +104,7 @@ type Generator struct {
 	r        *rand.Rand
 	streamID int32
 	control  bool
+	kinds    []Kind
 	sessions [8]session
 }
 
@@ -144,11 +159,15 @@ func (g *Generator) stream() int32 {
 func (g *Generator) Next(b []byte) (Kind, int) {
 	b = b[:2048]
 	clear(b[:256])
-	n := KindOtherToCtl + 1
-	if !g.control {
-		n = KindSM
+	var k Kind
+	if len(g.kinds) > 0 {
+		k = g.kinds[g.r.IntN(len(g.kinds))]
+	} else {
+		k = Kind(g.r.IntN(int(NumKinds)))
+		for !g.control && k.ToControl() {
+			k = Kind(g.r.IntN(int(NumKinds)))
+		}
 	}
-	k := Kind(g.r.IntN(int(n)))
 	s := &g.sessions[g.r.IntN(len(g.sessions))]
 	var l int
 	switch k {
@@ -166,6 +185,11 @@ func (g *Generator) Next(b []byte) (Kind, int) {
 		wire.PutSetup(b, &wire.SetupFields{SessionID: s.id, StreamID: g.streamID, InitialTermID: s.initialTermID,
 			ActiveTermID: s.activeTermID, TermLength: s.termLength, MTU: 1408, TTL: 0})
 		l = wire.SetupLength
+	case KindSetupResponse:
+		init := g.r.Int32()
+		wire.PutSetup(b, &wire.SetupFields{Flags: wire.SetupFlagSendResponseSetup, SessionID: g.r.Int32(),
+			StreamID: g.streamID, InitialTermID: init, ActiveTermID: init, TermLength: logbuffer.MinTermLength, MTU: 1408})
+		return k, wire.SetupLength
 	case KindData, KindPad:
 		l = g.dataFrame(b, s, k == KindPad)
 	case KindHeartbeat:
@@ -342,6 +366,12 @@ func Run(ctx context.Context, o Options) (Stats, error) {
 	}
 	defer conn.Close()
 	g := NewGenerator(o.Seed, o.StreamID, o.Control.IsValid())
+	for _, k := range o.Kinds {
+		if k.ToControl() && !o.Control.IsValid() {
+			return st, fmt.Errorf("flood: kind %s goes to the control address, and there is none", k)
+		}
+	}
+	g.kinds = o.Kinds
 	buf := make([]byte, 2048)
 	start := time.Now()
 	tick := time.NewTicker(time.Millisecond)

@@ -131,12 +131,13 @@ type Options struct {
 	// MaxClients bounds the connected clients (default DefaultMaxClients).
 	MaxClients int
 	// MaxPending bounds the clients whose reply publication is made but
-	// not yet connected (default DefaultMaxPending). Each holds a reply
-	// log of three terms, and over UDP anyone who can send the request
-	// endpoint a SETUP asking for a response channel makes a client; a
-	// real one connects within a round trip. At the bound the next new
-	// client gets its reply publication when a place frees (one connects,
-	// or its image goes), oldest first.
+	// not yet connected, with those whose went without connecting within
+	// the publication linger (5 s: the driver keeps the log that long)
+	// (default DefaultMaxPending). Each holds a reply log of three terms,
+	// and over UDP anyone who can send the request endpoint a SETUP
+	// asking for a response channel makes a client; a real one connects
+	// within a round trip. At the bound the next new client gets its
+	// reply publication when a place frees, oldest first.
 	MaxPending int
 	// Handler makes the session of each new client. Required.
 	Handler transport.MessageHandler

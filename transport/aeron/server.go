@@ -118,6 +118,7 @@ type client struct {
 	maxMsg  int
 	sess    transport.MessageSession
 	dead    bool
+	served  bool // its reply publication connected (it left pending)
 	session int32
 	req     assembly // a chunked request being gathered
 	mem     int      // bytes charged for req and backlog (see charge)
@@ -708,7 +709,7 @@ func (s *Server) releaseAt(c *client, closePub bool, lvl slog.Level, why string)
 	c.sess.Close()
 	s.asm.FreeSessionBuffer(c.session)
 	if closePub {
-		s.m.post(mgrEvent{kind: mgrClosePub, pub: c.pub})
+		s.m.post(mgrEvent{kind: mgrClosePub, pub: c.pub, unconnected: !c.served})
 	}
 }
 
@@ -738,6 +739,7 @@ func (s *Server) promote() int {
 			// grants the first window, and a reply offered in between would
 			// look back-pressured. The hello goes first.
 			if s.send(c, s.hello) {
+				c.served = true
 				s.clients = append(s.clients, c)
 			}
 			work++
@@ -773,13 +775,13 @@ func (s *Server) drain() int {
 		case evAdd:
 			if e.gen != s.gen || s.closed {
 				s.waiting.Add(-1)
-				s.m.post(mgrEvent{kind: mgrClosePub, pub: e.pub})
+				s.m.post(mgrEvent{kind: mgrClosePub, pub: e.pub, unconnected: true})
 				continue
 			}
 			if len(s.clients)+len(s.pending) >= s.o.MaxClients {
 				s.waiting.Add(-1)
 				s.stats.Rejected++
-				s.m.post(mgrEvent{kind: mgrClosePub, pub: e.pub})
+				s.m.post(mgrEvent{kind: mgrClosePub, pub: e.pub, unconnected: true})
 				continue
 			}
 			c := &client{img: e.img, pub: e.pub, corr: e.img.CorrelationID(), session: e.img.SessionID(),
@@ -863,8 +865,12 @@ type manager struct {
 	ctrs    []*ae.Counter
 
 	// deferred are the new clients' images waiting for a place among the
-	// clients not yet connected (MaxPending), oldest first.
-	deferred []mgrEvent
+	// clients not yet connected (MaxPending), oldest first. lingering are
+	// when the reply publications of clients that never connected were
+	// closed: the driver keeps each one's log for the publication linger
+	// (replyLinger), so they hold a place as long.
+	deferred  []mgrEvent
+	lingering []time.Time
 
 	mu    sync.Mutex
 	q     []mgrEvent
@@ -893,6 +899,9 @@ type mgrEvent struct {
 	img  *ae.Image
 	pub  *ae.ExclusivePublication
 	gen  uint64
+	// unconnected: mgrClosePub of a client's reply publication that
+	// never connected.
+	unconnected bool
 }
 
 func (m *manager) post(e mgrEvent) {
@@ -1042,6 +1051,9 @@ func (m *manager) handle() {
 				m.s.post(event{kind: evRemove, corr: e.img.CorrelationID()})
 			}
 		case mgrClosePub:
+			if e.unconnected {
+				m.lingering = append(m.lingering, time.Now())
+			}
 			e.pub.Close() // an error means it went with its client or driver
 		case mgrCounters:
 			m.addCounters()
@@ -1050,18 +1062,29 @@ func (m *manager) handle() {
 	m.addDeferred()
 }
 
+// replyLinger is how long a closed publication's log stays in the
+// driver: the Go, Java and C drivers' default publication linger
+// (aeron.publication.linger.timeout).
+const replyLinger = 5 * time.Second
+
 // addDeferred makes reply publications for the new clients waiting in
 // deferred, oldest first, while fewer than MaxPending clients wait to
-// connect. Each waiting client holds a reply log, and over UDP anyone who
+// connect or lingered after they went without connecting. Each waiting client holds a reply log, and over UDP anyone who
 // can send the endpoint a SETUP makes one: the rest wait their turn here
 // (their images cost the driver's image memory, which it bounds) and are
 // forgotten when their image goes.
 func (m *manager) addDeferred() {
+	now := time.Now()
+	gone := 0
+	for gone < len(m.lingering) && now.Sub(m.lingering[gone]) >= replyLinger {
+		gone++
+	}
+	m.lingering = append(m.lingering[:0], m.lingering[gone:]...)
 	keep := m.deferred[:0]
 	for i, e := range m.deferred {
 		switch {
 		case e.gen != m.gen || e.img.IsClosed():
-		case m.s.waiting.Load() >= int32(m.o.MaxPending):
+		case int(m.s.waiting.Load())+len(m.lingering) >= m.o.MaxPending:
 			if i == len(keep) {
 				m.o.Logger.Debug("aeron: too many clients not yet connected; new ones wait", "waiting", len(m.deferred)-i,
 					"max_pending", m.o.MaxPending)

@@ -75,6 +75,7 @@ const (
 	ctlOwnSession               // bytes 8..16 become the publication's session and stream ids
 	ctlRelativeTerm             // the int32 at 16 (NAK term id, SM consumption term id) is relative to the initial term id
 	ctlSlowClock                // the clock moves 100 ms (else 1 ms)
+	ctlAtSender                 // the term id and offset at 16 and 20 become the sender's position plus the int32 at 20
 )
 
 // deliver hands one datagram to the control entry point, as the control
@@ -89,6 +90,11 @@ func (s *senderUnderTest) deliver(t testing.TB, p []byte, mode byte) {
 	}
 	if mode&ctlRelativeTerm != 0 && len(b) >= 20 {
 		shm.PutInt32(b, 16, shm.GetInt32(b, 16)+pub.initialTermID)
+	}
+	if mode&ctlAtSender != 0 && len(b) >= 24 {
+		pos := s.m.senderPosition(pub) + int64(shm.GetInt32(b, 20))
+		shm.PutInt32(b, 16, logbuffer.ComputeTermIDFromPosition(pos, pub.bitsToShift, pub.initialTermID))
+		shm.PutInt32(b, 20, int32(pos&int64(pub.termLength-1)))
 	}
 	s.buf = b
 	step := int64(time.Millisecond)
@@ -177,6 +183,10 @@ func FuzzSenderControl(f *testing.F) {
 		{smFrame(wire.SMFlagEndOfStream, 0, 4096, 32<<10, false), own},
 		{smFrame(0, 0, 0, -1, false), own},
 		{smFrame(0, 0, 0, math.MaxInt32, false), own},
+		{smFrame(0, 0, 0, math.MaxInt32, false), own | ctlAtSender},
+		{smFrame(0, 0, 0, 96<<10, false), own | ctlAtSender | ctlResponsePub},
+		{nakFrame(0, -1024, 1024), own | ctlAtSender},
+		{nakFrame(0, -1000, 1024), own | ctlAtSender},
 		{withInt32(smFrame(0, 0, 0, 1024, false), 0, 1000), own},
 		{nakFrame(0, 0, 4096), own},
 		{nakFrame(0, 1024, 1<<20), own | ctlResponsePub},

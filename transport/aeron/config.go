@@ -131,8 +131,9 @@ type Options struct {
 	// MaxClients bounds the connected clients (default DefaultMaxClients).
 	MaxClients int
 	// MaxPending bounds the clients whose reply publication is made but
-	// not yet connected, with those whose went without connecting within
-	// the publication linger (5 s: the driver keeps the log that long)
+	// not yet connected, with those whose went without connecting in the
+	// last 8 s (the driver keeps the log for the 5 s publication linger
+	// and a little more)
 	// (default DefaultMaxPending). Each holds a reply log of three terms,
 	// and over UDP anyone who can send the request endpoint a SETUP
 	// asking for a response channel makes a client; a real one connects

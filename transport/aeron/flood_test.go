@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -31,9 +32,13 @@ const (
 	envFloodServer   = "GOBLIN_FLOOD_SERVER"
 )
 
-// floodImagesCeiling is the in-process driver's default bound on the
-// memory of all its images (aeron.image.buffers.max.length, 1 GiB).
-const floodImagesCeiling = 1 << 30
+// floodImagesCeiling is the bound on the memory of all images the test
+// gives the server's in-process driver (aeron.image.buffers.max.length,
+// by its environment variable; the default is 1 GiB).
+const (
+	floodImagesCeiling    = 256 << 20
+	floodImagesCeilingEnv = "AERON_IMAGE_BUFFERS_MAX_LENGTH=256m"
+)
 
 // floodDirCeiling bounds the server's Aeron directory during the flood:
 // what it held before (the CnC file, the loss report, the client's reply
@@ -82,7 +87,8 @@ func TestFloodMalformedDatagrams(t *testing.T) {
 	endpoint, control := loopback(ports[0]), loopback(ports[1])
 	tgt := fmt.Sprintf("aeron:udp?endpoint=%s|control=%s|proto=resp", endpoint, control)
 	dir := shmDir(t)
-	srv := testproc.Start(t, bin, "--metrics", "off", "--idle", "yield", "--log-level", "info", "--listen", tgt+"|dir="+dir)
+	srv := startWithEnv(t, bin, []string{floodImagesCeilingEnv},
+		"--metrics", "off", "--idle", "yield", "--log-level", "info", "--listen", tgt+"|dir="+dir)
 	srv.WaitLog(t, `msg=ready`, 120*time.Second)
 
 	ctx := context.Background()
@@ -184,7 +190,7 @@ func TestFloodMalformedDatagrams(t *testing.T) {
 		}
 		rounds++
 		if size := maxDir.Load(); size > ceiling {
-			t.Fatalf("%v into the flood the Aeron directory held %d bytes, over the ceiling of %d (%d bytes before the flood, 1 GiB of images, 17 reply logs):\n%s",
+			t.Fatalf("%v into the flood the Aeron directory held %d bytes, over the ceiling of %d (%d bytes before the flood, the images' ceiling, 17 reply logs):\n%s",
 				time.Since(start), size, ceiling, baseline, peak.Load())
 		}
 		// Halfway, a second client connects through the flood.
@@ -218,6 +224,25 @@ func TestFloodMalformedDatagrams(t *testing.T) {
 	if strings.Contains(srv.Log(), "panic") {
 		t.Errorf("goblin-server logged a panic:\n%s", srv.Log())
 	}
+}
+
+// startWithEnv starts bin with args and env added to the environment,
+// stopped in cleanup (its log printed if the test failed).
+func startWithEnv(t *testing.T, bin string, env []string, args ...string) *testproc.Proc {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	p, err := testproc.StartCmd(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.Stop(10 * time.Second)
+		if t.Failed() {
+			t.Logf("log of %s (pid %d):\n%s", filepath.Base(bin), p.PID, p.Log())
+		}
+	})
+	return p
 }
 
 // secondClient dials tgt afresh and runs a few checked rounds.

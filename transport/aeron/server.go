@@ -1062,10 +1062,11 @@ func (m *manager) handle() {
 	m.addDeferred()
 }
 
-// replyLinger is how long a closed publication's log stays in the
+// replyLinger is how long a closed publication's log can stay in the
 // driver: the Go, Java and C drivers' default publication linger
-// (aeron.publication.linger.timeout).
-const replyLinger = 5 * time.Second
+// (aeron.publication.linger.timeout, 5 s), then up to a timer interval
+// before the conductor sees it has passed, and the time to delete it.
+const replyLinger = 8 * time.Second
 
 // addDeferred makes reply publications for the new clients waiting in
 // deferred, oldest first, while fewer than MaxPending clients wait to

@@ -72,10 +72,12 @@ type Server struct {
 	mu       sync.Mutex
 	events   []event
 	evQueued atomic.Bool
-	// waiting counts the reply publications the manager made that have
-	// not yet connected or gone: it adds one before it makes one (and
-	// makes none at MaxPending); the loop takes one off when such a
-	// client leaves pending, or is refused.
+	// waiting counts the reply publications the manager made whose
+	// client has not connected, and those closed unconnected whose log
+	// the driver may still hold: the manager adds one before it makes
+	// one (and makes none at MaxPending); the loop takes one off when
+	// such a client connects or leaves without a close to linger, the
+	// manager when a closed one's replyLinger has passed.
 	waiting atomic.Int32
 
 	m *manager
@@ -112,13 +114,17 @@ const (
 
 // client is one connected client, loop side.
 type client struct {
-	img     *ae.Image
-	pub     *ae.ExclusivePublication
-	corr    int64 // image correlation id
-	maxMsg  int
-	sess    transport.MessageSession
-	dead    bool
-	served  bool // its reply publication connected (it left pending)
+	img    *ae.Image
+	pub    *ae.ExclusivePublication
+	corr   int64 // image correlation id
+	maxMsg int
+	sess   transport.MessageSession
+	dead   bool
+	served bool // its reply publication connected (it left pending)
+	// lingers: its reply publication was closed before it connected;
+	// the manager gives its place among MaxPending back once the
+	// driver has let the log go (replyLinger).
+	lingers bool
 	session int32
 	req     assembly // a chunked request being gathered
 	mem     int      // bytes charged for req and backlog (see charge)
@@ -709,7 +715,8 @@ func (s *Server) releaseAt(c *client, closePub bool, lvl slog.Level, why string)
 	c.sess.Close()
 	s.asm.FreeSessionBuffer(c.session)
 	if closePub {
-		s.m.post(mgrEvent{kind: mgrClosePub, pub: c.pub, unconnected: !c.served})
+		c.lingers = !c.served
+		s.m.post(mgrEvent{kind: mgrClosePub, pub: c.pub, unconnected: c.lingers})
 	}
 }
 
@@ -733,6 +740,9 @@ func (s *Server) promote() int {
 	for _, c := range s.pending {
 		switch {
 		case c.dead:
+			if !c.lingers {
+				s.waiting.Add(-1)
+			}
 		case c.pub.IsConnected() && c.pub.PositionLimit() > c.pub.Position():
 			// Connected and the driver has raised the publication's limit:
 			// the driver links a subscriber (connected) a moment before it
@@ -742,15 +752,17 @@ func (s *Server) promote() int {
 				c.served = true
 				s.clients = append(s.clients, c)
 			}
+			if !c.lingers {
+				s.waiting.Add(-1)
+			}
 			work++
 		case c.pub.IsClosed() || c.img.IsClosed():
 			s.stats.Gone++
-			s.release(c, true, "gone before connecting")
+			s.release(c, true, "gone before connecting") // lingers
 		default:
 			keep = append(keep, c)
 		}
 	}
-	s.waiting.Add(-int32(len(s.pending) - len(keep)))
 	clear(s.pending[len(keep):])
 	s.pending = keep
 	return work
@@ -774,12 +786,10 @@ func (s *Server) drain() int {
 		switch e.kind {
 		case evAdd:
 			if e.gen != s.gen || s.closed {
-				s.waiting.Add(-1)
 				s.m.post(mgrEvent{kind: mgrClosePub, pub: e.pub, unconnected: true})
 				continue
 			}
 			if len(s.clients)+len(s.pending) >= s.o.MaxClients {
-				s.waiting.Add(-1)
 				s.stats.Rejected++
 				s.m.post(mgrEvent{kind: mgrClosePub, pub: e.pub, unconnected: true})
 				continue
@@ -807,7 +817,11 @@ func (s *Server) drain() int {
 					}
 				}
 			}
-			s.waiting.Add(-int32(len(s.pending)))
+			for _, c := range s.pending {
+				if !c.lingers {
+					s.waiting.Add(-1)
+				}
+			}
 			s.clients, s.pending = s.clients[:0], s.pending[:0]
 			s.ctrs = nil // they go with the manager's old client
 			s.gen = e.gen
@@ -1068,10 +1082,11 @@ func (m *manager) handle() {
 // before the conductor sees it has passed, and the time to delete it.
 const replyLinger = 8 * time.Second
 
-// addDeferred makes reply publications for the new clients waiting in
-// deferred, oldest first, while fewer than MaxPending clients wait to
-// connect or lingered after they went without connecting. Each waiting client holds a reply log, and over UDP anyone who
-// can send the endpoint a SETUP makes one: the rest wait their turn here
+// addDeferred gives back the places of closed unconnected clients whose
+// linger has passed, then makes reply publications for the new clients
+// waiting in deferred, oldest first, while fewer than MaxPending hold a
+// place (waiting). Each holds a reply log, and over UDP anyone who can
+// send the endpoint a SETUP makes one: the rest wait their turn here
 // (their images cost the driver's image memory, which it bounds) and are
 // forgotten when their image goes.
 func (m *manager) addDeferred() {
@@ -1079,13 +1094,14 @@ func (m *manager) addDeferred() {
 	gone := 0
 	for gone < len(m.lingering) && now.Sub(m.lingering[gone]) >= replyLinger {
 		gone++
+		m.s.waiting.Add(-1)
 	}
 	m.lingering = append(m.lingering[:0], m.lingering[gone:]...)
 	keep := m.deferred[:0]
 	for i, e := range m.deferred {
 		switch {
 		case e.gen != m.gen || e.img.IsClosed():
-		case int(m.s.waiting.Load())+len(m.lingering) >= m.o.MaxPending:
+		case int(m.s.waiting.Load()) >= m.o.MaxPending:
 			if i == len(keep) {
 				m.o.Logger.Debug("aeron: too many clients not yet connected; new ones wait", "waiting", len(m.deferred)-i,
 					"max_pending", m.o.MaxPending)

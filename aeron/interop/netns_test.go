@@ -174,6 +174,7 @@ func TestTwoHostInteropUnicast(t *testing.T) {
 			pub, sub := side[dir[0]], side[dir[1]]
 			naks, retransmits := counter(t, sub.dir, ctrNaksSent), counter(t, pub.dir, ctrRetransmits)
 			invalid := counter(t, sub.dir, ctrInvalidPackets)
+			pubInvalid := counter(t, pub.dir, ctrInvalidPackets)
 			channel := fmt.Sprintf("aeron:udp?endpoint=%s:%d", sub.ip, 40100+len(dir[0]))
 			start := time.Now()
 			s := startProcIn(t, j, sub.dir, "Subscriber", "channel="+channel, "stream=4001",
@@ -201,6 +202,12 @@ func TestTwoHostInteropUnicast(t *testing.T) {
 			// sends, retransmits, duplicates and reorderings included.
 			if v := counter(t, sub.dir, ctrInvalidPackets) - invalid; v != 0 {
 				t.Fatalf("the %s driver counted %d of the %s driver's packets invalid", dir[1], v, dir[0])
+			}
+			// Nor do the sender's control-frame checks: the status
+			// messages and NAKs of a real receiver, lost, duplicated and
+			// reordered, are all taken.
+			if v := counter(t, pub.dir, ctrInvalidPackets) - pubInvalid; v != 0 {
+				t.Fatalf("the %s driver counted %d of the %s driver's control packets invalid", dir[0], v, dir[1])
 			}
 		})
 	}

@@ -13,6 +13,21 @@ import (
 	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
 )
 
+// readCommands reads the commands clients wrote into the to-driver ring
+// buffer. A record no producer could have written (its length does not
+// fit the ring) is skipped with what follows it up to the tail, counted as
+// an error and logged: a client of the same user can scribble on the CnC,
+// and the driver carries on.
+func (d *Driver) readCommands() int {
+	before := d.ring.Corrupt()
+	n := d.ring.Read(d.onCommandFn, commandDrainLimit)
+	if d.ring.Corrupt() != before {
+		d.recordError(errors.New("to-driver ring buffer: skipped a record whose length does not fit the ring " +
+			"(a client wrote over the CnC); the commands behind it up to the tail are lost"))
+	}
+	return n
+}
+
 // onCommand handles one command from the to-driver ring buffer
 // (ClientCommandAdapter.onMessage): a refused command gets ON_ERROR with
 // the failing command's correlation id (0 when it failed before the id was

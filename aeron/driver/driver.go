@@ -69,6 +69,7 @@ type Driver struct {
 	images           []*publicationImage         // the conductor's, until their end of life
 	rcvImages        []*publicationImage         // the receiver's, while connected
 	pendingSetups    []pendingSetup
+	imagesLength     int64 // bytes of the images' logs, until each image's end of life
 	poller           *udp.Poller
 	warmSink         int64  // warmAhead's loads, kept so they are not dropped
 	waitGen          uint64 // the poller's arm generation DoWork last saw
@@ -347,7 +348,7 @@ func (d *Driver) DoWork(nowNs int64) int {
 		d.checkForBlockedCommands(nowNs)
 		work++
 	}
-	work += d.ring.Read(d.onCommandFn, commandDrainLimit)
+	work += d.readCommands()
 	for _, img := range d.images {
 		work += d.trackRebuild(img, nowNs)
 	}

@@ -117,10 +117,14 @@ func (d *Driver) sendImageAvailable(img *publicationImage, subReg int64, positio
 // wanted session makes an image with a sub-pos for every matching
 // subscription at the SETUP's position, and each subscription hears of
 // it. A bad SETUP is counted and logged; nobody is told.
-func (d *Driver) createImage(e *receiveEndpoint, m wire.Setup, control, source netip.AddrPort) {
+// It reports whether the session has an image now.
+func (d *Driver) createImage(e *receiveEndpoint, m wire.Setup, control, source netip.AddrPort) bool {
 	if err := d.tryCreateImage(e, m, control, source); err != nil {
 		d.recordError(err)
+		return false
 	}
+	s := e.streams[m.StreamID()]
+	return s != nil && s.active[m.SessionID()] != nil
 }
 
 func (d *Driver) tryCreateImage(e *receiveEndpoint, m wire.Setup, control, source netip.AddrPort) error {
@@ -132,6 +136,14 @@ func (d *Driver) tryCreateImage(e *receiveEndpoint, m wire.Setup, control, sourc
 		return genericError(illegalState, "%v", err)
 	}
 	sessionID, streamID := m.SessionID(), m.StreamID()
+	if termLength > d.opts.MaxImageTermLength {
+		return fmt.Errorf("aeron driver: SETUP of stream-id=%d refused: term length %d is over "+
+			"aeron.image.term.buffer.max.length=%d", streamID, termLength, d.opts.MaxImageTermLength)
+	}
+	if logLength := int64(logbuffer.ComputeLogLength(termLength, d.opts.FilePageSize)); d.imagesLength+logLength > d.opts.MaxImagesLength {
+		return fmt.Errorf("aeron driver: SETUP of stream-id=%d refused: a log for term length %d would take the images "+
+			"past aeron.image.buffers.max.length=%d", streamID, termLength, d.opts.MaxImagesLength)
+	}
 	var first *subscriptionLink
 	for _, l := range d.subscriptionLinks {
 		if l.kind == subNetwork && l.ep == e && l.streamID == streamID && l.sessionMatches(sessionID) {
@@ -235,6 +247,7 @@ func (d *Driver) tryCreateImage(e *receiveEndpoint, m wire.Setup, control, sourc
 	}
 	e.imageRefCount++
 	d.images = append(d.images, img)
+	d.imagesLength += int64(len(log.data))
 	// The receiver's half (Receiver.onNewPublicationImage): an older image
 	// of the session stops its status messages, the new one is active.
 	for _, old := range d.rcvImages {
@@ -281,19 +294,24 @@ func (d *Driver) delayGenerator(ch *udpChannel, group, reliable bool) delayGener
 }
 
 // insertPacket writes a datagram into the image (PublicationImage.
-// insertPacket): dropped (counted) when it is past the window the last
-// status message allowed or behind it; a heartbeat only refreshes
-// liveness and the high-water mark, and carries the end of stream.
+// insertPacket): a term id before the initial one is dropped, a datagram
+// that is not a run of frames fitting the term at its offset is dropped
+// and counted as invalid (wire.DataPacketLength), and one past the window
+// the last status message allowed or behind it is dropped and counted; a
+// heartbeat only refreshes liveness and the high-water mark, and carries
+// the end of stream.
 func (d *Driver) insertPacket(img *publicationImage, termID, termOffset int32, p []byte, from netip.AddrPort) {
-	if img.rejection != "" {
+	if termID-img.initialTermID < 0 || img.rejection != "" {
 		return
 	}
-	heartbeat := wire.IsHeartbeat(p)
-	packetPos := logbuffer.ComputePosition(termID, int(termOffset), img.bitsToShift, img.initialTermID)
-	proposed := packetPos + int64(len(p))
-	if heartbeat {
-		proposed = packetPos
+	length := wire.DataPacketLength(p, termOffset, img.termLength)
+	if length < 0 {
+		d.counters.AddValue(sysInvalidPackets, 1)
+		return
 	}
+	heartbeat := length == 0
+	packetPos := logbuffer.ComputePosition(termID, int(termOffset), img.bitsToShift, img.initialTermID)
+	proposed := packetPos + int64(length)
 	if proposed > img.lastOverrunLimit {
 		d.counters.AddValue(sysFlowControlOverRuns, 1)
 		return
@@ -679,6 +697,7 @@ func (d *Driver) closeImage(img *publicationImage) {
 	d.freeCounter(img.naksID)
 	d.freeSubscriberCounters(&img.subs, img.untether)
 	d.endOfLife = append(d.endOfLife, img.log)
+	d.imagesLength -= int64(len(img.log.data))
 }
 
 // rejectImage stops taking a UDP image's data: it sends ERR frames

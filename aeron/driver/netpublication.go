@@ -320,6 +320,20 @@ func (p *networkPublication) isValidStatusMessage(d *Driver, sm wire.SM) bool {
 	return smPos >= sndPos-w && smPos <= sndPos+w
 }
 
+// isValidNak reports whether a NAK names a range this publication can
+// have sent: a frame-aligned offset inside the term, a length that is not
+// negative, and a position below the sender's (no receiver can miss what
+// was not sent). A stale NAK for data long gone is valid; resend ignores it.
+func (p *networkPublication) isValidNak(d *Driver, nak wire.Nak) bool {
+	termOffset := nak.TermOffset()
+	if termOffset < 0 || int(termOffset) > p.termLength-logbuffer.HeaderLength ||
+		termOffset&(logbuffer.FrameAlignment-1) != 0 || nak.Length() < 0 {
+		return false
+	}
+	pos := logbuffer.ComputePosition(nak.TermID(), int(termOffset), p.bitsToShift, p.initialTermID)
+	return pos >= 0 && pos < d.senderPosition(p)
+}
+
 // onStatusMessage records a receiver and moves the sender limit
 // (NetworkPublication.onStatusMessage).
 func (p *networkPublication) onStatusMessage(d *Driver, sm wire.SM) {

@@ -126,6 +126,28 @@ type Options struct {
 	// endpoint whose channel has no gtag= (aeron.receiver.group.tag).
 	ReceiverGroupTag *int64
 
+	// Limits on what senders on the network can make the receiver
+	// allocate: a SETUP for a wanted stream makes an image, a log of three
+	// terms of the length the SETUP names, and anyone who can send a
+	// datagram to a receive endpoint can send one (docs/aeron.md, "Trust
+	// model"). A SETUP past a limit makes no image: the refusal goes to
+	// the error log, and the sender is heard again once the limit allows.
+	//
+	// MaxImageTermLength is the longest term an image may have
+	// (aeron.image.term.buffer.max.length; 64 MiB, a power of two from
+	// 64 KiB to 1 GiB): a publication with longer terms gets no image.
+	MaxImageTermLength int
+	// MaxImagesLength bounds the bytes of all image logs together, from
+	// an image's creation to the end of its life
+	// (aeron.image.buffers.max.length; 1 GiB).
+	MaxImagesLength int64
+	// StreamSessionLimit is how many images (sessions) one stream of one
+	// receive endpoint may have at once
+	// (aeron.driver.stream.session.limit, AERON_DRIVER_STREAM_SESSION_LIMIT
+	// as in the C driver; 1024 here, where the C and Java drivers have no
+	// limit).
+	StreamSessionLimit int
+
 	TermLength               int // aeron.term.buffer.length (16 MiB): UDP publications
 	IPCTermLength            int // aeron.ipc.term.buffer.length (64 MiB)
 	MTU                      int // aeron.mtu.length (1408): UDP publications
@@ -241,6 +263,9 @@ const (
 	defaultNakMulticastGroup   = 10
 	defaultRetransmitLinger    = 10 * time.Millisecond
 	defaultSendToStatusRatio   = 6
+	defaultMaxImageTermLength  = 64 << 20
+	defaultMaxImagesLength     = 1 << 30
+	defaultStreamSessionLimit  = 1024
 )
 
 // EnsureDefaults fills every zero field with its default.
@@ -290,6 +315,11 @@ func (o *Options) EnsureDefaults() {
 	setInt(&o.NakMulticastGroupSize, defaultNakMulticastGroup)
 	setDur(&o.RetransmitUnicastLinger, defaultRetransmitLinger)
 	setInt(&o.SendToStatusPollRatio, defaultSendToStatusRatio)
+	setInt(&o.MaxImageTermLength, defaultMaxImageTermLength)
+	if o.MaxImagesLength <= 0 {
+		o.MaxImagesLength = defaultMaxImagesLength
+	}
+	setInt(&o.StreamSessionLimit, defaultStreamSessionLimit)
 	setInt(&o.TermLength, defaultTermLength)
 	setInt(&o.IPCTermLength, defaultIPCTermLength)
 	setInt(&o.MTU, defaultMTU)
@@ -354,7 +384,8 @@ func (o *Options) Validate() error {
 	for _, t := range []struct {
 		name string
 		n    int
-	}{{"aeron.term.buffer.length", o.TermLength}, {"aeron.ipc.term.buffer.length", o.IPCTermLength}} {
+	}{{"aeron.term.buffer.length", o.TermLength}, {"aeron.ipc.term.buffer.length", o.IPCTermLength},
+		{"aeron.image.term.buffer.max.length", o.MaxImageTermLength}} {
 		if err := logbuffer.CheckTermLength(t.n); err != nil {
 			return bad("%s: %v", t.name, err)
 		}

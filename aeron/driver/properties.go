@@ -221,6 +221,20 @@ var properties = []property{
 	durationProp("aeron.counters.free.to.reuse.timeout", "keep freed counter ids unused for (1s)", func(o *Options) *time.Duration { return &o.CounterFreeToReuseTimeout }),
 	durationProp("aeron.driver.conductor.cycle.threshold", "count conductor cycles longer than (100ms)", func(o *Options) *time.Duration { return &o.ConductorCycleThreshold }),
 	sizeProp("aeron.term.buffer.length", "UDP term length (16m)", func(o *Options) *int { return &o.TermLength }),
+	sizeProp("aeron.image.term.buffer.max.length", "longest term an image may have (64m)", func(o *Options) *int { return &o.MaxImageTermLength }),
+	{"aeron.image.buffers.max.length", "bytes of all image logs together (1g)", func(o *Options, v string) error {
+		n, err := parseSize("aeron.image.buffers.max.length", v)
+		o.MaxImagesLength = n
+		return err
+	}},
+	{"aeron.driver.stream.session.limit", "images one stream of one receive endpoint may have (1024)", func(o *Options, v string) error {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err == nil && n < 1 {
+			return fmt.Errorf("%d is not a positive number of sessions", n)
+		}
+		o.StreamSessionLimit = int(n)
+		return err
+	}},
 	sizeProp("aeron.ipc.term.buffer.length", "IPC term length (64m)", func(o *Options) *int { return &o.IPCTermLength }),
 	sizeProp("aeron.mtu.length", "UDP MTU (1408)", func(o *Options) *int { return &o.MTU }),
 	sizeProp("aeron.ipc.mtu.length", "IPC MTU (1408)", func(o *Options) *int { return &o.IPCMTU }),
@@ -334,6 +348,31 @@ func (p Properties) Options() (Options, error) {
 		}
 	}
 	return o, nil
+}
+
+// imageLimitProperties name the limits on what senders on the network
+// can make the receiver allocate (Options.MaxImageTermLength and the two
+// beside it).
+var imageLimitProperties = []string{"aeron.image.term.buffer.max.length", "aeron.image.buffers.max.length",
+	"aeron.driver.stream.session.limit"}
+
+// ApplyImageLimits sets o's image limits from the properties that name
+// them and leaves the rest of o alone: an embedding program (goblin-server)
+// that builds its own Options takes these from the AERON_* environment.
+func (p Properties) ApplyImageLimits(o *Options) error {
+	for _, prop := range properties {
+		for _, name := range imageLimitProperties {
+			if prop.name != name {
+				continue
+			}
+			if v, ok := p.Get(name); ok && v != "@null" {
+				if err := prop.apply(o, v); err != nil {
+					return fmt.Errorf("%w: %s=%s: %w", ErrBadProperty, name, v, err)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // PropertyHelp lists the properties the driver reads, one "name: help"

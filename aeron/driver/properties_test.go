@@ -2,6 +2,7 @@ package driver
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,5 +69,48 @@ func TestParseSizeAndDuration(t *testing.T) {
 	}
 	if formatDuration(100*time.Millisecond) != "100ms" || formatDuration(5*time.Second) != "5s" || formatDuration(1500*time.Nanosecond) != "1500ns" {
 		t.Error("formatDuration")
+	}
+}
+
+// TestImageLimitProperties: the limits on what senders can make the
+// receiver allocate come from AERON_* variables as the other options do,
+// default to documented values, and bad values are refused by name.
+func TestImageLimitProperties(t *testing.T) {
+	var o Options
+	o.EnsureDefaults()
+	if o.MaxImageTermLength != 64<<20 || o.MaxImagesLength != 1<<30 || o.StreamSessionLimit != 1024 {
+		t.Fatalf("defaults: image term %d, images %d, sessions %d; want 64 MiB, 1 GiB, 1024",
+			o.MaxImageTermLength, o.MaxImagesLength, o.StreamSessionLimit)
+	}
+	p := PropertiesFromEnv([]string{"AERON_IMAGE_TERM_BUFFER_MAX_LENGTH=1m", "AERON_IMAGE_BUFFERS_MAX_LENGTH=4g",
+		"AERON_DRIVER_STREAM_SESSION_LIMIT=16"})
+	o, err := p.Options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.MaxImageTermLength != 1<<20 || o.MaxImagesLength != 4<<30 || o.StreamSessionLimit != 16 {
+		t.Fatalf("from the environment: image term %d, images %d, sessions %d", o.MaxImageTermLength,
+			o.MaxImagesLength, o.StreamSessionLimit)
+	}
+	keep := Options{Dir: "/kept", TermLength: 1 << 20}
+	p.Set("aeron.dir", "/not/taken")
+	if err := p.ApplyImageLimits(&keep); err != nil {
+		t.Fatal(err)
+	}
+	if keep.Dir != "/kept" || keep.TermLength != 1<<20 || keep.MaxImageTermLength != 1<<20 ||
+		keep.MaxImagesLength != 4<<30 || keep.StreamSessionLimit != 16 {
+		t.Fatalf("ApplyImageLimits: %+v", keep)
+	}
+	p.Set("aeron.driver.stream.session.limit", "0")
+	if err := p.ApplyImageLimits(&keep); !errors.Is(err, ErrBadProperty) {
+		t.Fatalf("ApplyImageLimits with session limit 0: %v, want ErrBadProperty", err)
+	}
+	if _, err := p.Options(); !errors.Is(err, ErrBadProperty) {
+		t.Fatalf("session limit 0: %v, want ErrBadProperty", err)
+	}
+	o = Options{MaxImageTermLength: 100 << 10}
+	o.EnsureDefaults()
+	if err := o.Validate(); !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), "aeron.image.term.buffer.max.length") {
+		t.Fatalf("image term ceiling of 100 KiB: %v, want an error naming aeron.image.term.buffer.max.length", err)
 	}
 }

@@ -1,7 +1,11 @@
 package driver
 
 import (
+	"fmt"
 	"net/netip"
+	"path/filepath"
+	"runtime"
+	"strings"
 
 	"github.com/goblin-kv/goblin/aeron/internal/udp"
 	"github.com/goblin-kv/goblin/aeron/internal/wire"
@@ -11,6 +15,18 @@ import (
 // this long; an explicit control address is asked every this long while
 // the endpoint has a subscriber (PENDING_SETUPS_TIMEOUT_NS).
 const pendingSetupTimeoutNs = int64(1e9)
+
+// maxPendingSetups bounds the sources asked for SETUP at once, and
+// maxSessionStates the sessions a stream remembers it has no interest in:
+// each DATA of an unknown session adds one of either, and anyone can send
+// DATA with a new session id. Past them, such DATA is dropped unanswered
+// (a sender that gets no status message goes on sending SETUP, so a
+// legitimate one still gets its image). The Java and C drivers have no
+// such bound.
+const (
+	maxPendingSetups = 1024
+	maxSessionStates = 4096
+)
 
 // sessionState is what a receive endpoint knows of a (stream, session)
 // it has no image for (DataPacketDispatcher.SessionState).
@@ -244,30 +260,83 @@ func (d *Driver) pollData(e *receiveEndpoint) int {
 	for i := range n {
 		p := b.Datagram(i)
 		total += len(p)
-		if !wire.Valid(p) || b.Truncated(i) {
+		if b.Truncated(i) {
 			d.counters.AddValue(sysInvalidPackets, 1)
 			continue
 		}
-		switch wire.Header(p).Type() {
-		case wire.TypeData, wire.TypePad:
-			if len(p) >= wire.DataHeaderLength {
-				d.onDataPacket(e, p, b.From(i))
-			} else {
-				d.counters.AddValue(sysInvalidPackets, 1)
-			}
-		case wire.TypeSetup:
-			if len(p) >= wire.SetupLength {
-				d.onSetup(e, wire.Setup(p), b.From(i))
-			} else {
-				d.counters.AddValue(sysInvalidPackets, 1)
-			}
-		case wire.TypeRTTM:
-			if len(p) >= wire.RTTMLength {
-				d.onReceiverRTTM(e, wire.RTTM(p), b.From(i))
-			}
-		}
+		d.onDataDatagram(e, p, b.From(i))
 	}
 	return total
+}
+
+// onDataDatagram is the receiver's entry point for one datagram read from
+// a receive endpoint's data socket (ReceiveChannelEndpoint.onDataPacket
+// and its siblings). Anyone who can send to the socket wrote it: a frame
+// that is not what its type promises is dropped and counted as an
+// invalid packet before any field of it is used (aeron_is_frame_valid,
+// the SETUP checks), and a DATA frame is checked against its image's
+// term before it goes in (insertPacket). Those checks are meant to leave
+// nothing to go wrong; should a datagram still panic the receiver, the
+// panic is recovered here, between datagrams, counted in the errors
+// counter and written to the error log, and the driver goes on.
+func (d *Driver) onDataDatagram(e *receiveEndpoint, p []byte, from netip.AddrPort) {
+	defer func() {
+		if r := recover(); r != nil {
+			d.recoverDatagram(r, p)
+		}
+	}()
+	if !wire.ValidDataSocketFrame(p) {
+		d.counters.AddValue(sysInvalidPackets, 1)
+		return
+	}
+	switch wire.Header(p).Type() {
+	case wire.TypeData, wire.TypePad:
+		d.onDataPacket(e, p, from)
+	case wire.TypeSetup:
+		if !wire.ValidSetup(wire.Setup(p)) {
+			d.counters.AddValue(sysInvalidPackets, 1)
+			return
+		}
+		d.onSetup(e, wire.Setup(p), from)
+	case wire.TypeRTTM:
+		d.onReceiverRTTM(e, wire.RTTM(p), from)
+	}
+}
+
+// recoverDatagram records a panic a datagram caused: the error log keeps
+// the frame's type, the panic and the functions it went through, the
+// same text for the same bug (so the distinct error log counts its
+// repeats in one entry rather than filling up).
+func (d *Driver) recoverDatagram(r any, p []byte) {
+	typ := -1
+	if len(p) >= wire.MinHeaderLength {
+		typ = int(wire.Header(p).Type())
+	}
+	d.recordError(fmt.Errorf("aeron driver: receiver dropped a datagram of frame type %#x that panicked: %v%s",
+		typ, r, panicTrace()))
+}
+
+// panicTrace lists the functions (file:line) a recovered panic went
+// through, from where it was raised, without arguments or addresses.
+func panicTrace() string {
+	var pcs [32]uintptr
+	n := runtime.Callers(3, pcs[:])
+	frames := runtime.CallersFrames(pcs[:n])
+	var b strings.Builder
+	for {
+		f, more := frames.Next()
+		if strings.HasPrefix(f.Function, "runtime.") {
+			if !more {
+				break
+			}
+			continue
+		}
+		fmt.Fprintf(&b, "\n\tat %s (%s:%d)", f.Function, filepath.Base(f.File), f.Line)
+		if !more {
+			break
+		}
+	}
+	return b.String()
 }
 
 // onDataPacket is DataPacketDispatcher.onDataPacket: data of an active
@@ -291,7 +360,12 @@ func (d *Driver) onDataPacket(e *receiveEndpoint, p []byte, from netip.AddrPort)
 		return
 	}
 	if !s.wants(session) {
-		s.states[session] = sessionNoInterest
+		if len(s.states) < maxSessionStates {
+			s.states[session] = sessionNoInterest
+		}
+		return
+	}
+	if len(d.pendingSetups) >= maxPendingSetups {
 		return
 	}
 	s.states[session] = sessionPendingSetup
@@ -321,11 +395,21 @@ func (d *Driver) onSetup(e *receiveEndpoint, m wire.Setup, from netip.AddrPort) 
 		s.states[session] = sessionNoInterest
 		return
 	}
+	if len(s.active) >= d.opts.StreamSessionLimit {
+		// The C driver's words (aeron_data_packet_dispatcher_on_setup);
+		// no source address, so a flood from many makes one entry.
+		d.recordError(fmt.Errorf("aeron driver: SETUP refused: exceeded session limit, stream-id=%d, "+
+			"aeron.driver.stream.session.limit=%d", m.StreamID(), d.opts.StreamSessionLimit))
+		return
+	}
 	if e.ch.multicast && e.sock.TTL() < int(m.TTL()) && e.sock.TTL() != 0 {
 		d.counters.AddValue(sysPossibleTTLAsymmetry, 1)
 	}
 	s.states[session] = sessionInitInProgress
-	d.createImage(e, m, e.controlAddress(from), from)
+	if !d.createImage(e, m, e.controlAddress(from), from) && s.states[session] == sessionInitInProgress {
+		// No image: a later SETUP of the session may try again.
+		delete(s.states, session)
+	}
 }
 
 // onReceiverRTTM answers a sender's measurement request, or hands a reply

@@ -216,8 +216,8 @@ func (e *sendEndpoint) destinationRegistrationID(receiverID int64, from netip.Ad
 }
 
 // pollControl reads the control messages waiting on a send endpoint's
-// socket and hands each to its publication
-// (ControlTransportPoller.receive). It returns the bytes read.
+// socket and hands each to onControlDatagram (ControlTransportPoller.receive).
+// It returns the bytes read.
 func (d *Driver) pollControl(e *sendEndpoint) int {
 	n := d.recvInto(e.controlSocket())
 	b := d.recvBatch
@@ -225,46 +225,39 @@ func (d *Driver) pollControl(e *sendEndpoint) int {
 	for i := range n {
 		p := b.Datagram(i)
 		total += len(p)
-		if !wire.Valid(p) {
-			d.counters.AddValue(sysInvalidPackets, 1)
-			continue
-		}
-		from := b.From(i)
-		switch wire.Header(p).Type() {
-		case wire.TypeNak:
-			if len(p) >= wire.NakLength {
-				d.onNak(e, wire.Nak(p))
-			} else {
-				d.counters.AddValue(sysInvalidPackets, 1)
-			}
-		case wire.TypeSM:
-			if len(p) >= wire.SMLength {
-				d.onStatusMessage(e, wire.SM(p), from)
-			} else {
-				d.counters.AddValue(sysInvalidPackets, 1)
-			}
-		case wire.TypeErr:
-			if wire.ValidErr(p) {
-				d.onErrorFrame(e, wire.Err(p), from)
-			} else {
-				d.counters.AddValue(sysInvalidPackets, 1)
-			}
-		case wire.TypeRTTM:
-			if len(p) >= wire.RTTMLength {
-				if pub := e.pubs[pubKey(wire.RTTM(p).SessionID(), wire.RTTM(p).StreamID())]; pub != nil {
-					d.onSenderRTTM(pub, wire.RTTM(p))
-				}
-			}
-		case wire.TypeRspSetup:
-			if len(p) >= wire.RspSetupLength {
-				r := wire.RspSetup(p)
-				if pub := e.pubs[pubKey(r.SessionID(), r.StreamID())]; pub != nil && pub.responseCorrelationID != -1 {
-					d.responseSetup(pub.responseCorrelationID, r.ResponseSessionID())
-				}
-			}
-		}
+		d.onControlDatagram(e, p, b.From(i))
 	}
 	return total
+}
+
+// onControlDatagram handles one datagram a send endpoint's control socket
+// read from anyone on the network (SendChannelEndpoint's dispatch): a
+// malformed NAK, SM, ERR, RTTM or RSP_SETUP is dropped and counted as an
+// invalid packet before any field of it is used; the others go to their
+// publication.
+func (d *Driver) onControlDatagram(e *sendEndpoint, p []byte, from netip.AddrPort) {
+	f, ok := wire.ControlFrame(p)
+	if !ok {
+		d.counters.AddValue(sysInvalidPackets, 1)
+		return
+	}
+	switch wire.Header(f).Type() {
+	case wire.TypeNak:
+		d.onNak(e, wire.Nak(f))
+	case wire.TypeSM:
+		d.onStatusMessage(e, wire.SM(f), from)
+	case wire.TypeErr:
+		d.onErrorFrame(e, wire.Err(f), from)
+	case wire.TypeRTTM:
+		if pub := e.pubs[pubKey(wire.RTTM(f).SessionID(), wire.RTTM(f).StreamID())]; pub != nil {
+			d.onSenderRTTM(pub, wire.RTTM(f))
+		}
+	case wire.TypeRspSetup:
+		r := wire.RspSetup(f)
+		if pub := e.pubs[pubKey(r.SessionID(), r.StreamID())]; pub != nil && pub.responseCorrelationID != -1 {
+			d.responseSetup(pub.responseCorrelationID, r.ResponseSessionID())
+		}
+	}
 }
 
 // onNak counts a NAK and passes it to its publication's retransmit
@@ -277,6 +270,10 @@ func (d *Driver) onNak(e *sendEndpoint, nak wire.Nak) {
 	d.counters.AddValue(pub.naksReceivedID, 1)
 	d.counters.AddValue(sysNaksReceived, 1)
 	termOffset, length := nak.TermOffset(), nak.Length()
+	if !pub.isValidNak(d, nak) {
+		d.counters.AddValue(sysInvalidPackets, 1)
+		return
+	}
 	retransmitLength := length
 	if termOffset >= 0 && int(termOffset) <= pub.termLength && length >= 0 {
 		retransmitLength = int32(pub.fc.maxRetransmissionLength(int(termOffset), int(length), pub.termLength))
@@ -297,6 +294,12 @@ func (d *Driver) onStatusMessage(e *sendEndpoint, sm wire.SM, from netip.AddrPor
 	d.counters.AddValue(sysStatusMessagesReceived, 1)
 	pub := e.pubs[pubKey(sm.SessionID(), sm.StreamID())]
 	eliciting := sm.Flags()&wire.SMFlagSendSetup != 0
+	if pub != nil && int(sm.ReceiverWindow()) > pub.termLength {
+		// No receiver of this term length advertises more than half a
+		// term (Configuration.receiverWindowLength).
+		d.counters.AddValue(sysInvalidPackets, 1)
+		return
+	}
 	if !eliciting && pub != nil && !pub.isValidStatusMessage(d, sm) {
 		d.counters.AddValue(sysStatusMessagesRejected, 1)
 		return

@@ -23,7 +23,11 @@ type udpPair struct {
 
 func newUDPPair(t testing.TB, termLength int) *udpPair {
 	o := Options{TimerInterval: 10 * time.Millisecond}
-	pub, sub := newManualDriver(t, o), newManualDriver(t, o)
+	return newUDPPairOf(t, termLength, newManualDriver(t, o), newManualDriver(t, o))
+}
+
+// newUDPPairOf joins two manual drivers as newUDPPair does.
+func newUDPPairOf(t testing.TB, termLength int, pub, sub *manualDriver) *udpPair {
 	channel := fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d|term-length=%d", freePort(t), termLength)
 	newRawClient(sub).addSubscription(channel, 7)
 	newRawClient(pub).addPublication(channel, 7, true)

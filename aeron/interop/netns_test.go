@@ -131,6 +131,7 @@ const (
 	ctrNaksReceived   = 6
 	ctrRetransmits    = 11
 	ctrHeartbeatsRecv = 10
+	ctrInvalidPackets = 14
 )
 
 // The two-host interop tests: goblin's Go driver and the unchanged Java
@@ -172,6 +173,8 @@ func TestTwoHostInteropUnicast(t *testing.T) {
 		t.Run("pub-"+dir[0]+"-sub-"+dir[1], func(t *testing.T) {
 			pub, sub := side[dir[0]], side[dir[1]]
 			naks, retransmits := counter(t, sub.dir, ctrNaksSent), counter(t, pub.dir, ctrRetransmits)
+			invalid := counter(t, sub.dir, ctrInvalidPackets)
+			pubInvalid := counter(t, pub.dir, ctrInvalidPackets)
 			channel := fmt.Sprintf("aeron:udp?endpoint=%s:%d", sub.ip, 40100+len(dir[0]))
 			start := time.Now()
 			s := startProcIn(t, j, sub.dir, "Subscriber", "channel="+channel, "stream=4001",
@@ -194,6 +197,17 @@ func TestTwoHostInteropUnicast(t *testing.T) {
 				count, res["bytes"], time.Since(start).Round(time.Millisecond), dir[1], n, dir[0], r)
 			if n == 0 || r == 0 {
 				t.Fatalf("no repair visible: %d NAKs sent, %d retransmits", n, r)
+			}
+			// The receiver's frame checks refuse nothing a real driver
+			// sends, retransmits, duplicates and reorderings included.
+			if v := counter(t, sub.dir, ctrInvalidPackets) - invalid; v != 0 {
+				t.Fatalf("the %s driver counted %d of the %s driver's packets invalid", dir[1], v, dir[0])
+			}
+			// Nor do the sender's control-frame checks: the status
+			// messages and NAKs of a real receiver, lost, duplicated and
+			// reordered, are all taken.
+			if v := counter(t, pub.dir, ctrInvalidPackets) - pubInvalid; v != 0 {
+				t.Fatalf("the %s driver counted %d of the %s driver's control packets invalid", dir[0], v, dir[1])
 			}
 		})
 	}

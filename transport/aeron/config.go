@@ -27,6 +27,7 @@ const (
 	DefaultOfferRetries          = 128
 	DefaultOfferTimeout          = 5 * time.Second
 	DefaultMaxClients            = 1024
+	DefaultMaxPending            = 16
 	DefaultMaxRequest            = 64 << 20
 	DefaultMaxClientMemory       = 1 << 30
 	DefaultDriverTimeout         = 10 * time.Second
@@ -129,6 +130,16 @@ type Options struct {
 	OfferTimeout time.Duration
 	// MaxClients bounds the connected clients (default DefaultMaxClients).
 	MaxClients int
+	// MaxPending bounds the clients whose reply publication is made but
+	// not yet connected, with those whose went without connecting in the
+	// last 8 s (the driver keeps the log for the 5 s publication linger
+	// and a little more)
+	// (default DefaultMaxPending). Each holds a reply log of three terms,
+	// and over UDP anyone who can send the request endpoint a SETUP
+	// asking for a response channel makes a client; a real one connects
+	// within a round trip. At the bound the next new client gets its
+	// reply publication when a place frees, oldest first.
+	MaxPending int
 	// Handler makes the session of each new client. Required.
 	Handler transport.MessageHandler
 	// Logger receives driver and client events (default: discard).
@@ -165,6 +176,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.MaxClients <= 0 {
 		o.MaxClients = DefaultMaxClients
+	}
+	if o.MaxPending <= 0 {
+		o.MaxPending = DefaultMaxPending
 	}
 	if o.MaxRequest <= 0 {
 		o.MaxRequest = DefaultMaxRequest

@@ -60,13 +60,19 @@ func acquireEmbedded(dir, group string, log *slog.Logger) (*embedded, error) {
 		log.Debug("aeron listener shares this process's in-process media driver", "dir", dir, "driver", "go", "listeners", e.refs)
 		return e, nil
 	}
-	d, err := driver.New(driver.Options{
+	o := driver.Options{
 		Dir:                 dir,
 		DirDeleteOnShutdown: true,
 		Group:               group,
 		Warn:                func(msg string) { log.Warn("aeron driver: " + msg) },
 		ErrorHandler:        func(err error) { log.Debug("aeron driver refused a command", "err", err) },
-	})
+	}
+	// The limits on what senders on the network can make it allocate
+	// (docs/aeron.md, "Trust model") come from the AERON_* environment.
+	if err := driver.PropertiesFromEnv(os.Environ()).ApplyImageLimits(&o); err != nil {
+		return nil, fmt.Errorf("aeron transport: the in-process media driver's image limits: %w", err)
+	}
+	d, err := driver.New(o)
 	if err != nil {
 		return nil, fmt.Errorf("aeron transport: start the in-process media driver in %s: %w", dir, err)
 	}

@@ -189,3 +189,21 @@ func TestGoDriverDirectoryConflictSaysWhatItIs(t *testing.T) {
 		t.Errorf("error %q: want it to say a live media driver owns the directory, without javadriver", msg)
 	}
 }
+
+// TestInProcessDriverTakesImageLimitsFromEnv: the in-process driver's
+// limits on what network senders can make it allocate come from the
+// AERON_* environment, as aeronmd's do: a bad value stops the listener
+// with an error naming the property.
+func TestInProcessDriverTakesImageLimitsFromEnv(t *testing.T) {
+	t.Setenv("AERON_DRIVER_STREAM_SESSION_LIMIT", "0")
+	srv, err := aeron.Listen(aeron.Options{Media: "ipc", Proto: proto.RESP, Dir: shmDir(t), Handler: newEngineHandler(t)})
+	if err == nil {
+		srv.Close()
+		t.Fatal("listened with AERON_DRIVER_STREAM_SESSION_LIMIT=0")
+	}
+	if !strings.Contains(err.Error(), "aeron.driver.stream.session.limit=0") {
+		t.Fatalf("error %q does not name aeron.driver.stream.session.limit", err)
+	}
+	t.Setenv("AERON_DRIVER_STREAM_SESSION_LIMIT", "64")
+	newInProcess(t, aeron.Options{Media: "ipc", Proto: proto.RESP, Dir: shmDir(t)}, server.IdleYield)
+}

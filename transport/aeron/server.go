@@ -28,7 +28,7 @@ type Stats struct {
 	Gone           int64 // clients whose image went away or whose reply path closed
 	Dropped        int64 // clients dropped because a reply could not be sent for OfferTimeout
 	Stalls         int64 // times a reply could not be sent at once and waited (see Options.OfferTimeout)
-	Rejected       int64 // clients refused (MaxClients, or the reply publication failed)
+	Rejected       int64 // clients refused (MaxClients, MaxPending, or the reply publication failed)
 	TooLarge       int64 // requests longer than Options.MaxRequest, answered with an error (the client stays)
 	Malformed      int64 // clients closed for a malformed goblin frame (after an error reply)
 	Chunked        int64 // requests and replies sent in chunks (longer than the stream's max message)
@@ -72,6 +72,13 @@ type Server struct {
 	mu       sync.Mutex
 	events   []event
 	evQueued atomic.Bool
+	// waiting counts the reply publications the manager made whose
+	// client has not connected, and those closed unconnected whose log
+	// the driver may still hold: the manager adds one before it makes
+	// one (and makes none at MaxPending); the loop takes one off when
+	// such a client connects or leaves without a close to linger, the
+	// manager when a closed one's replyLinger has passed.
+	waiting atomic.Int32
 
 	m *manager
 
@@ -107,12 +114,17 @@ const (
 
 // client is one connected client, loop side.
 type client struct {
-	img     *ae.Image
-	pub     *ae.ExclusivePublication
-	corr    int64 // image correlation id
-	maxMsg  int
-	sess    transport.MessageSession
-	dead    bool
+	img    *ae.Image
+	pub    *ae.ExclusivePublication
+	corr   int64 // image correlation id
+	maxMsg int
+	sess   transport.MessageSession
+	dead   bool
+	served bool // its reply publication connected (it left pending)
+	// lingers: its reply publication was closed before it connected;
+	// the manager gives its place among MaxPending back once the
+	// driver has let the log go (replyLinger).
+	lingers bool
 	session int32
 	req     assembly // a chunked request being gathered
 	mem     int      // bytes charged for req and backlog (see charge)
@@ -703,7 +715,8 @@ func (s *Server) releaseAt(c *client, closePub bool, lvl slog.Level, why string)
 	c.sess.Close()
 	s.asm.FreeSessionBuffer(c.session)
 	if closePub {
-		s.m.post(mgrEvent{kind: mgrClosePub, pub: c.pub})
+		c.lingers = !c.served
+		s.m.post(mgrEvent{kind: mgrClosePub, pub: c.pub, unconnected: c.lingers})
 	}
 }
 
@@ -727,18 +740,25 @@ func (s *Server) promote() int {
 	for _, c := range s.pending {
 		switch {
 		case c.dead:
+			if !c.lingers {
+				s.waiting.Add(-1)
+			}
 		case c.pub.IsConnected() && c.pub.PositionLimit() > c.pub.Position():
 			// Connected and the driver has raised the publication's limit:
 			// the driver links a subscriber (connected) a moment before it
 			// grants the first window, and a reply offered in between would
 			// look back-pressured. The hello goes first.
 			if s.send(c, s.hello) {
+				c.served = true
 				s.clients = append(s.clients, c)
+			}
+			if !c.lingers {
+				s.waiting.Add(-1)
 			}
 			work++
 		case c.pub.IsClosed() || c.img.IsClosed():
 			s.stats.Gone++
-			s.release(c, true, "gone before connecting")
+			s.release(c, true, "gone before connecting") // lingers
 		default:
 			keep = append(keep, c)
 		}
@@ -766,12 +786,12 @@ func (s *Server) drain() int {
 		switch e.kind {
 		case evAdd:
 			if e.gen != s.gen || s.closed {
-				s.m.post(mgrEvent{kind: mgrClosePub, pub: e.pub})
+				s.m.post(mgrEvent{kind: mgrClosePub, pub: e.pub, unconnected: true})
 				continue
 			}
 			if len(s.clients)+len(s.pending) >= s.o.MaxClients {
 				s.stats.Rejected++
-				s.m.post(mgrEvent{kind: mgrClosePub, pub: e.pub})
+				s.m.post(mgrEvent{kind: mgrClosePub, pub: e.pub, unconnected: true})
 				continue
 			}
 			c := &client{img: e.img, pub: e.pub, corr: e.img.CorrelationID(), session: e.img.SessionID(),
@@ -795,6 +815,11 @@ func (s *Server) drain() int {
 						s.stats.Gone++
 						s.release(c, false, "driver lost")
 					}
+				}
+			}
+			for _, c := range s.pending {
+				if !c.lingers {
+					s.waiting.Add(-1)
 				}
 			}
 			s.clients, s.pending = s.clients[:0], s.pending[:0]
@@ -853,6 +878,14 @@ type manager struct {
 	channel string
 	ctrs    []*ae.Counter
 
+	// deferred are the new clients' images waiting for a place among the
+	// clients not yet connected (MaxPending), oldest first. lingering are
+	// when the reply publications of clients that never connected were
+	// closed: the driver keeps each one's log for the publication linger
+	// (replyLinger), so they hold a place as long.
+	deferred  []mgrEvent
+	lingering []time.Time
+
 	mu    sync.Mutex
 	q     []mgrEvent
 	stats []StatCounter // what ExportCounters asked for
@@ -880,6 +913,9 @@ type mgrEvent struct {
 	img  *ae.Image
 	pub  *ae.ExclusivePublication
 	gen  uint64
+	// unconnected: mgrClosePub of a client's reply publication that
+	// never connected.
+	unconnected bool
 }
 
 func (m *manager) post(e mgrEvent) {
@@ -978,10 +1014,17 @@ func (m *manager) connect() error {
 
 func (m *manager) run() {
 	defer close(m.done)
+	// While clients wait for a place (deferred), a tick tries again.
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		var drvDone <-chan struct{}
 		if m.drv != nil {
 			drvDone = m.drv.Done()
+		}
+		var retry <-chan time.Time
+		if len(m.deferred) > 0 {
+			retry = tick.C
 		}
 		select {
 		case <-m.stop:
@@ -989,6 +1032,8 @@ func (m *manager) run() {
 			return
 		case <-m.wake:
 			m.handle()
+		case <-retry:
+			m.addDeferred()
 		case <-drvDone:
 			m.o.Logger.Error("aeron media driver died; restarting it", "dir", m.o.Dir, "err", m.drv.Wait())
 			if !m.recover() {
@@ -1013,31 +1058,78 @@ func (m *manager) handle() {
 	for _, e := range q {
 		switch e.kind {
 		case mgrAvailable:
-			if e.gen != m.gen || e.img.IsClosed() {
-				continue
-			}
-			ch, err := responseChannel(m.o.Media, m.o.Control).TermLength(m.o.TermLength).
-				ResponseCorrelationID(e.img.CorrelationID()).Build()
-			if err == nil {
-				var pub *ae.ExclusivePublication
-				if pub, err = m.ac.AddExclusivePublication(ch, m.o.ReplyStream); err == nil {
-					m.s.post(event{kind: evAdd, img: e.img, pub: pub, gen: e.gen})
-					continue
-				}
-			}
-			m.rejected.Add(1)
-			m.o.Logger.Warn("aeron: cannot add a client's response publication", "image", e.img.CorrelationID(),
-				"source", e.img.SourceIdentity(), "err", err)
+			m.deferred = append(m.deferred, e)
 		case mgrUnavailable:
 			if e.gen == m.gen {
 				m.s.post(event{kind: evRemove, corr: e.img.CorrelationID()})
 			}
 		case mgrClosePub:
+			if e.unconnected {
+				m.lingering = append(m.lingering, time.Now())
+			}
 			e.pub.Close() // an error means it went with its client or driver
 		case mgrCounters:
 			m.addCounters()
 		}
 	}
+	m.addDeferred()
+}
+
+// replyLinger is how long a closed publication's log can stay in the
+// driver: the Go, Java and C drivers' default publication linger
+// (aeron.publication.linger.timeout, 5 s), then up to a timer interval
+// before the conductor sees it has passed, and the time to delete it.
+const replyLinger = 8 * time.Second
+
+// addDeferred gives back the places of closed unconnected clients whose
+// linger has passed, then makes reply publications for the new clients
+// waiting in deferred, oldest first, while fewer than MaxPending hold a
+// place (waiting). Each holds a reply log, and over UDP anyone who can
+// send the endpoint a SETUP makes one: the rest wait their turn here
+// (their images cost the driver's image memory, which it bounds) and are
+// forgotten when their image goes.
+func (m *manager) addDeferred() {
+	now := time.Now()
+	gone := 0
+	for gone < len(m.lingering) && now.Sub(m.lingering[gone]) >= replyLinger {
+		gone++
+		m.s.waiting.Add(-1)
+	}
+	m.lingering = append(m.lingering[:0], m.lingering[gone:]...)
+	keep := m.deferred[:0]
+	for i, e := range m.deferred {
+		switch {
+		case e.gen != m.gen || e.img.IsClosed():
+		case int(m.s.waiting.Load()) >= m.o.MaxPending:
+			if i == len(keep) {
+				m.o.Logger.Debug("aeron: too many clients not yet connected; new ones wait", "waiting", len(m.deferred)-i,
+					"max_pending", m.o.MaxPending)
+			}
+			keep = append(keep, e)
+		default:
+			m.addReply(e)
+		}
+	}
+	clear(m.deferred[len(keep):])
+	m.deferred = keep
+}
+
+// addReply makes a new client's reply publication.
+func (m *manager) addReply(e mgrEvent) {
+	m.s.waiting.Add(1)
+	ch, err := responseChannel(m.o.Media, m.o.Control).TermLength(m.o.TermLength).
+		ResponseCorrelationID(e.img.CorrelationID()).Build()
+	if err == nil {
+		var pub *ae.ExclusivePublication
+		if pub, err = m.ac.AddExclusivePublication(ch, m.o.ReplyStream); err == nil {
+			m.s.post(event{kind: evAdd, img: e.img, pub: pub, gen: e.gen})
+			return
+		}
+	}
+	m.s.waiting.Add(-1)
+	m.rejected.Add(1)
+	m.o.Logger.Warn("aeron: cannot add a client's response publication", "image", e.img.CorrelationID(),
+		"source", e.img.SourceIdentity(), "err", err)
 }
 
 // recover runs after the driver (or the client's link to it) died: the loop

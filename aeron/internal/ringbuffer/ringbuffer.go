@@ -48,7 +48,13 @@ type RingBuffer struct {
 	capacity int
 	trailer  int
 	maxMsg   int
+	corrupt  uint64 // records Read found malformed (consumer only)
 }
+
+// Corrupt returns how many malformed records Read has skipped: records
+// whose length no producer writes, which only a client that scribbles on
+// the ring makes. Consumer only.
+func (r *RingBuffer) Corrupt() uint64 { return r.corrupt }
 
 // New wraps buf, whose length must be a power of two plus TrailerLength.
 func New(buf []byte) (*RingBuffer, error) {
@@ -179,7 +185,8 @@ type Handler func(typeID int32, msg []byte)
 
 // Read consumes up to limit records from the contiguous block at the head,
 // calling fn for each (padding skipped), zeroes the consumed bytes and
-// advances the head. It returns how many records it delivered. Single
+// advances the head. A record whose length does not fit the block is
+// skipped with the rest of the block up to the tail (see Corrupt). It returns how many records it delivered. Single
 // consumer only.
 func (r *RingBuffer) Read(fn Handler, limit int) int {
 	b := r.buf
@@ -192,6 +199,17 @@ func (r *RingBuffer) Read(fn Handler, limit int) int {
 		// Pairs with the producer's release store of +length.
 		length := int(shm.LoadInt32Acquire(b, i+lengthOffset))
 		if length <= 0 {
+			break
+		}
+		if length < HeaderLength || length > contiguous-bytesRead {
+			// Not a record any producer wrote: a client scribbled on
+			// the ring. What follows cannot be framed either; drop it
+			// up to the tail (never past it, or producers would see
+			// more room than there is), at least to the next slot.
+			tail := shm.LoadInt64Acquire(b, r.trailer+TailPositionOffset)
+			skip := min(contiguous, int(max(tail-head, 0)))
+			bytesRead = min(contiguous, max(skip, bytesRead+RecordAlignment))
+			r.corrupt++
 			break
 		}
 		bytesRead += shm.Align(length, RecordAlignment)

@@ -207,3 +207,61 @@ func TestRingBufferUnblock(t *testing.T) {
 		}
 	})
 }
+
+// TestRingBufferSkipsCorruptRecords: a client of the same user can write
+// anything into the ring; a record length no producer writes (shorter
+// than a header, past the end of the ring, 2 GiB) or a head moved off the
+// record alignment must not panic the consumer. The bad record and what
+// follows it up to the tail are skipped and counted, the head never
+// passes the tail, and the ring works afterwards.
+func TestRingBufferSkipsCorruptRecords(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		length int32
+		head   int64 // added to the head before reading
+	}{
+		{"length 1", 1, 0},
+		{"length 7", 7, 0},
+		{"length past the ring", 1024 + 8, 0},
+		{"length 2 GiB - 1", 1<<31 - 1, 0},
+		{"head off the alignment", 0, 3},
+		{"head at the last byte", 0, 1023},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newTestRing(t, 1024)
+			if err := r.Write(7, []byte("first")); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Write(7, []byte("second")); err != nil {
+				t.Fatal(err)
+			}
+			if tc.length != 0 {
+				shm.PutInt32(r.buf, 0, tc.length)
+			}
+			if tc.head != 0 {
+				shm.PutInt64(r.buf, r.trailer+HeadPositionOffset, tc.head)
+				shm.PutInt32(r.buf, int(tc.head)&1023, 1<<30)
+			}
+			r.Read(func(int32, []byte) {}, 10)
+			if r.Corrupt() != 1 {
+				t.Fatalf("Corrupt() = %d after a corrupt record, want 1", r.Corrupt())
+			}
+			head, tail := r.ConsumerPosition(), r.ProducerPosition()
+			if head > tail && tc.head == 0 {
+				t.Fatalf("head %d passed the tail %d", head, tail)
+			}
+			// Put the positions right, as a fresh consumer would find them
+			// after the scribbler went away, and the ring works again.
+			shm.PutInt64(r.buf, r.trailer+HeadPositionOffset, tail)
+			clear(r.buf[:1024])
+			if err := r.Write(7, []byte("after")); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			r.Read(func(_ int32, msg []byte) { got = append(got, string(msg)) }, 10)
+			if len(got) != 1 || got[0] != "after" {
+				t.Fatalf("read %q after the corrupt record, want [after]", got)
+			}
+		})
+	}
+}

@@ -96,7 +96,7 @@ bench-udp:
 	DRIVER=inproc SYSTEMS=goblin,aeron-go,aeron-raw,udp-floor TRANSPORTS=aeron-udp PROFILE=$${PROFILE:-fit2} ./benchmarks/aeron_network_latency.sh
 	$(GO) test -run '^$$' -bench '^BenchmarkUDPThroughput$$' -benchtime 1x -timeout 20m ./aeron/interop/
 
-## fuzz: run one fuzz target for a while, e.g. make fuzz FUZZ=FuzzParse PKG=./proto/resp
+## fuzz: run one fuzz target for a while, e.g. make fuzz FUZZ=FuzzParser PKG=./proto/resp
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^$(FUZZ)$$' -fuzztime 60s $(PKG)
 

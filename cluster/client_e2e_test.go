@@ -10,7 +10,7 @@ import (
 	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/cluster"
 	"github.com/goblin-kv/goblin/target"
-	// The nodes are reached over Aeron UDP too (TestGoblinClusterClientAeron,
+	// The nodes are reached over Aeron UDP too (TestGoblinClusterClientAeronUDP,
 	// the two-host test): the client dials aeron: targets with this linked.
 	_ "github.com/goblin-kv/goblin/transport/aeron"
 )

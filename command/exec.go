@@ -16,10 +16,12 @@ import (
 // handler executes one decoded request and leaves its answer in e.res.
 type handler func(e *Engine, s *Session, r *request.Request)
 
-// handlers holds every command's implementation, indexed by Op; a command
-// in the table without a handler here does not exist for goblin (the test
-// TestEveryCommandHasAHandler keeps the two in step). Filled by init to
-// break the cycle through EXEC, which executes other handlers.
+// handlers holds every command's implementation, indexed by Op: every
+// command in request's table has one except the Dispatch containers (CLIENT
+// alone...), which unknownOp answers, and no Op outside the table has one
+// (TestEveryCommandHasAHandler, in handlers_test.go, keeps the two in
+// step). Filled by init to break the cycle through EXEC, which executes
+// other handlers.
 var handlers [request.NumOps]handler
 
 func init() {

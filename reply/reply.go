@@ -57,7 +57,10 @@ func Elements(k Kind, n int64) int64 {
 	return n
 }
 
-// String names the kind as the schema does.
+// String names the kind as the schema does, but for Map, Double and
+// Boolean: "map", "double" and "boolean", words the schema cannot use
+// (keywords in languages SBE generates for), so it says keyValueMap,
+// doubleText and booleanValue. proto/sbe's TestEnumsMatchSchema checks both.
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]

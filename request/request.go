@@ -18,7 +18,9 @@
 package request
 
 // Op is a command, or a subcommand such as CLIENT LIST. The values are the
-// SBE schema's Op enum: an Op travels on the wire as itself.
+// SBE schema's Op enum: an Op travels on the wire as itself (cluster mode's
+// commands, RESP only, are not in the schema; proto/sbe's
+// TestEnumsMatchSchema keeps the two in step).
 type Op uint8
 
 // NumOps bounds Op values; per-command arrays are [NumOps]T.

@@ -638,3 +638,9 @@ func ValidateListpack(b []byte, deep bool, entry func(lp Listpack, p int) error)
 	}
 	return nil
 }
+
+// EntrySize returns the bytes Append(s) would add to a listpack.
+func EntrySize(s []byte) int {
+	e := makeString(s)
+	return e.size()
+}

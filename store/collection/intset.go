@@ -28,7 +28,8 @@ var (
 
 // Intset is a set of integers in Redis 7.0's intset format: the bytes an RDB file
 // stores for a small set of integers. Methods that change it return the changed
-// blob, which shares the receiver's array when its capacity allows (as append does).
+// blob, which shares the receiver's array when its capacity allows (as append does) The receiver is stale after a change: use only the
+// returned value.
 type Intset []byte
 
 // NewIntset appends an empty intset (2-byte width) to dst and returns it. An empty

@@ -153,9 +153,10 @@ func FuzzValidateIntset(f *testing.F) {
 				t.Fatalf("element %d (%d) not found at its place", i, v)
 			}
 		}
-		v := is.Get(0) - 1
-		is2, added := is.Add(v)
-		if v < is.Get(0) && !added {
+		lo := is.Get(0)
+		v := lo - 1
+		is2, added := is.Add(v) // is is stale from here on, as after append
+		if v < lo && !added {
 			t.Fatalf("Add(%d) below the minimum reported present", v)
 		}
 		if err := ValidateIntset(is2, true); err != nil {

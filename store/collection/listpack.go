@@ -11,10 +11,10 @@ import (
 // Listpack layout (Redis 7.0, src/listpack.c): a 6-byte header, the entries, and a
 // terminator byte.
 const (
-	lpHeaderSize   = 6          // u32 LE total bytes, u16 LE element count
-	lpCountUnknown = 0xFFFF     // header count when it does not fit; count by scanning
-	lpEOF          = 0xFF       // terminator
-	lpMaxSafety    = 1 << 30    // LISTPACK_MAX_SAFETY_SIZE: validation rejects larger blobs
+	lpHeaderSize   = 6       // u32 LE total bytes, u16 LE element count
+	lpCountUnknown = 0xFFFF  // header count when it does not fit; count by scanning
+	lpEOF          = 0xFF    // terminator
+	lpMaxSafety    = 1 << 30 // LISTPACK_MAX_SAFETY_SIZE: validation rejects larger blobs
 	lpEmptyLen     = lpHeaderSize + 1
 	lpMaxIntLen    = 9 // the longest integer entry (0xF4 + 8 bytes)
 )
@@ -55,7 +55,7 @@ var (
 // Listpack is a byte blob in Redis 7.0's listpack format: the bytes an RDB file
 // stores for a small hash, list or sorted set. Methods that change it return the
 // changed blob, which shares the receiver's array when its capacity allows (as
-// append does); offsets name entries by the position of their first byte, and -1
+// append does), leaving the receiver stale; offsets name entries by the position of their first byte, and -1
 // means "none".
 type Listpack []byte
 

@@ -64,10 +64,10 @@ func TestListpackEncodings(t *testing.T) {
 		{"2147483648", "F40000008000000000 09"},
 		{"-9223372036854775808", "F40000000000000080 09"},
 		{"9223372036854775808", "93" + hex.EncodeToString([]byte("9223372036854775808")) + "14"}, // overflow: a string
-		{"007", "83303037 04"},  // leading zero: a string
-		{"-0", "822D30 03"},     // "-0": a string
-		{"+1", "822B31 03"},     // '+': a string
-		{"", "80 01"},           // empty string
+		{"007", "83303037 04"}, // leading zero: a string
+		{"-0", "822D30 03"},    // "-0": a string
+		{"+1", "822B31 03"},    // '+': a string
+		{"", "80 01"},          // empty string
 	} {
 		lp := NewListpack(nil).Append([]byte(c.in))
 		want := unhex(t, c.want)

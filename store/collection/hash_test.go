@@ -251,3 +251,54 @@ func FuzzHashOps(f *testing.F) {
 		}
 	})
 }
+
+// HSCAN's contract under change: a full Scan while other fields are added and
+// deleted (and tables grow, shrink and rehash) returns every field present
+// throughout at least once, and returns only fields that exist.
+func TestHashScanUnderChange(t *testing.T) {
+	a := newArena(t)
+	r := rand.New(rand.NewPCG(13, 14))
+	for round := range 20 {
+		h := NewHash(1)
+		model := map[string]bool{}
+		stable := map[string]bool{}
+		for i := range r.IntN(20000) {
+			f := "s" + strconv.Itoa(i)
+			h.Set(a, []byte(f), []byte("v"))
+			stable[f], model[f] = true, true
+		}
+		seen := map[string]bool{}
+		cursor := uint64(0)
+		for calls := 0; ; calls++ {
+			cursor = h.Scan(a, cursor, func(f, _ []byte) {
+				if !model[string(f)] {
+					t.Fatalf("round %d: Scan returned %q, which is not in the hash", round, f)
+				}
+				seen[string(f)] = true
+			})
+			for range r.IntN(200) {
+				f := "x" + strconv.Itoa(r.IntN(30000))
+				if r.IntN(3) == 0 {
+					h.Delete(a, []byte(f))
+					delete(model, f)
+				} else {
+					h.Set(a, []byte(f), nil)
+					model[f] = true
+				}
+			}
+			if cursor == 0 {
+				break
+			}
+			if calls > 1<<13 {
+				t.Fatal("Scan never returned cursor 0")
+			}
+		}
+		for f := range stable {
+			if !seen[f] {
+				t.Fatalf("round %d: Scan missed %q, present throughout", round, f)
+			}
+		}
+		for !h.FreeStep(a, 1<<20) {
+		}
+	}
+}

@@ -148,3 +148,33 @@ func TestBenchOpsAllocateNothing(t *testing.T) {
 		t.Fatalf("%v allocations per HSET+HGET+LPUSH+RPOP", n)
 	}
 }
+
+// ZADD (insert in order) and ZRANK on a sorted set's listpack of 128 members,
+// Redis's default zset-max-listpack-entries: the compact encoding's costs.
+func BenchmarkZsetListpack(b *testing.B) {
+	members := make([][]byte, 128)
+	for i := range members {
+		members[i] = []byte("member:" + strconv.Itoa(i))
+	}
+	full := NewListpack(make([]byte, 0, 8192))
+	for i, m := range members {
+		full = full.ZsetInsert(m, float64(i*7%128)+0.5)
+	}
+	b.Run("ZADD-128th", func(b *testing.B) {
+		lp := NewListpack(make([]byte, 0, 8192))
+		extra := []byte("member:new")
+		b.ReportAllocs()
+		for b.Loop() {
+			lp = append(lp[:0], full...)
+			lp = lp.ZsetInsert(extra, 63.25)
+		}
+	})
+	b.Run("ZRANK", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if r, _ := full.ZsetRank(members[i&127]); r < 0 {
+				b.Fatal("missing")
+			}
+		}
+	})
+}

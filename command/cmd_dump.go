@@ -3,6 +3,7 @@ package command
 import (
 	"errors"
 
+	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/rdb"
 	"github.com/goblin-kv/goblin/reply"
 	"github.com/goblin-kv/goblin/request"
@@ -65,6 +66,14 @@ func (e *Engine) restore(_ *Session, r *request.Request) {
 	replace := r.Flags&request.FlagReplace != 0
 	if !replace && e.st.Exists(r.Key) {
 		e.errText(reply.BusyKey, "BUSYKEY Target key name already exists.")
+		return
+	}
+	if r.Expire < 0 { // checked after BUSYKEY, as Redis does
+		if r.Expire == argv.RestoreTTLNotInteger {
+			e.errText(reply.NotInteger, "ERR value is not an integer or out of range")
+		} else {
+			e.errText(reply.Err, "ERR Invalid TTL value, must be >= 0")
+		}
 		return
 	}
 	p := r.Value

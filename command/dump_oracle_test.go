@@ -131,7 +131,8 @@ func TestRestoreAgainstRedis(t *testing.T) {
 	}
 	script = append(script, cases(
 		[]string{"SET", "busy", "v"}, []string{"RESTORE", "busy", "0", "garbage"}, []string{"RESTORE", "busy", "0", "garbage", "REPLACE"},
-		[]string{"GET", "busy"},
+		[]string{"GET", "busy"}, []string{"RESTORE", "busy", "-1", "garbage"}, []string{"RESTORE", "busy", "x", "garbage"},
+		[]string{"RESTORE", "busy", "-1", "garbage", "BOGUS"},
 	)...)
 	compareWithRedis(t, script, false)
 }

@@ -28,7 +28,7 @@ var allocCases = [][]string{
 	{"SETBIT b 7 1"}, {"GETBIT b 7"}, {"BITCOUNT b"}, {"BITPOS b 1"}, {"BITOP AND d b b"},
 	{"BITFIELD b GET u8 0 INCRBY u8 0 1"}, {"BITFIELD_RO b GET u4 0"}, {"LCS k k2 LEN"},
 	{"MULTI", "INCR n", "GET k", "EXEC"}, {"WATCH k", "UNWATCH"}, {"CLIENT ID"}, {"CLIENT GETNAME"},
-	{"CONFIG GET maxmemory"}, {"DUMP k"}, {"RESTORE r 0 $DUMP REPLACE"}, {"KEYS k*"}, {"INCRBYFLOAT f 1"},
+	{"CONFIG GET maxmemory"}, {"DUMP k"}, {"DUMP z"}, {"RESTORE r 0 $DUMP REPLACE"}, {"KEYS k*"}, {"INCRBYFLOAT f 1"},
 	{"INCRBYFLOAT f 1.5"}, {"LCS k k2"}, {"LCS k k2 IDX"},
 }
 
@@ -43,7 +43,7 @@ func TestCommandAllocs(t *testing.T) {
 	e, _ := newEngine(t, Options{Params: redisDefaultParams})
 	rs := e.Open(proto.RESP, nil)
 	ss := e.Open(proto.SBE, nil)
-	for _, c := range []string{"SET k v", "SET k2 value2", "SET n 1", "SET t v", "SET u v", "SET b x", "SET f 1"} {
+	for _, c := range []string{"SET k v", "SET k2 value2", "SET n 1", "SET t v", "SET u v", "SET b x", "SET f 1", "SET z abcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabcabc"} {
 		do(t, e, rs, strings.Fields(c)...)
 	}
 	dump := []byte(strings.TrimPrefix(do(t, e, rs, "DUMP", "k"), "$"))

@@ -527,7 +527,7 @@ func (e *Engine) readOnly(_ *Session, _ *request.Request) {
 }
 
 // migrate answers MIGRATE: each key present is sent to the target as
-// RESTORE key ttl payload [REPLACE] (goblin's DUMP format), after AUTH and
+// RESTORE key ttl payload [REPLACE] (Redis's DUMP format), after AUTH and
 // SELECT when asked, and deleted here once the target accepted it (kept
 // with COPY). The loop waits for the target, up to the timeout, as Redis
 // does.

@@ -11,6 +11,7 @@ import (
 	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/rdb"
 	"github.com/goblin-kv/goblin/reply"
 	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/store"
@@ -277,6 +278,13 @@ type Engine struct {
 	ld          longDouble
 
 	migrator *cluster.Migrator // MIGRATE's connections outside cluster mode
+
+	// DUMP and RESTORE's payload codec, made on first use and reused so a
+	// DUMP does not allocate the LZF table each time (cmd_dump.go).
+	dumpEnc *rdb.Encoder
+	dumpDec *rdb.Decoder
+	dumpVal rdb.Value
+	dumpBuf []byte // DUMP's reply
 }
 
 // NewEngine returns an engine executing against st.

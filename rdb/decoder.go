@@ -1063,7 +1063,8 @@ func (d *Decoder) readZipmap() error {
 // 10 bytes, a footer version no later than Version and a matching CRC64
 // (else ErrVersion or ErrChecksum, which RESTORE reports as "DUMP payload
 // version or checksum are wrong"), then one value; bytes after the value
-// are ignored, as Redis ignores them. The Value points into the Decoder's
+// are ignored, as Redis ignores them, and, as in Redis, a value that runs
+// past its end reads on into the footer. The Value points into the Decoder's
 // buffers and is valid until its next use. Streams and module values are
 // refused with ErrUnsupported.
 func (d *Decoder) DecodeDump(payload []byte) (*Value, error) {
@@ -1079,7 +1080,10 @@ func (d *Decoder) DecodeDump(payload []byte) (*Value, error) {
 	if want, got := binary.LittleEndian.Uint64(foot[2:]), CRC64(0, payload[:len(payload)-8]); want != got {
 		return nil, &Error{Offset: int64(len(payload) - 8), Reason: fmt.Sprintf("DUMP payload CRC64 is %#016x, content gives %#016x", want, got), Err: ErrChecksum}
 	}
-	d.r.resetBytes(payload[:len(payload)-10])
+	// Redis reads the value from the whole payload, footer included
+	// (rioInitWithBuffer over all of it): a value cut short runs into the
+	// footer's bytes rather than failing, and so it does here.
+	d.r.resetBytes(payload)
 	t, err := d.r.readByte()
 	if err != nil {
 		d.ioFail(err)

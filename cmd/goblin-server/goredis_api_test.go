@@ -414,10 +414,14 @@ func TestGoRedisAPIServerCommands(t *testing.T) {
 			if n, err := c.MemoryUsage(ctx, "mu").Result(); err != nil || n < 1002 || n > 2000 {
 				t.Errorf("MEMORY USAGE = %d, %v", n, err)
 			}
-			// DUMP/RESTORE: goblin's payload (its own format,
-			// docs/commands.md) restores on goblin with its TTL and
-			// REPLACE; Redis's payload is refused with Redis's error.
+			// DUMP/RESTORE: goblin's payload is Redis's, byte for byte;
+			// it restores on goblin with its TTL and REPLACE, and each
+			// server restores the other's.
 			payload := setAndDump(t, c, "dumped", "12345")
+			theirPayload := setAndDump(t, ref, "dumped", "12345")
+			if payload != theirPayload {
+				t.Errorf("DUMP: goblin %q, redis %q", payload, theirPayload)
+			}
 			c.Del(ctx, "restored")
 			if err := c.Restore(ctx, "restored", time.Minute, payload).Err(); err != nil {
 				t.Fatalf("RESTORE: %v", err)
@@ -428,8 +432,8 @@ func TestGoRedisAPIServerCommands(t *testing.T) {
 			if err := c.Restore(ctx, "restored", 0, payload).Err(); err == nil || err.Error() != "BUSYKEY Target key name already exists." {
 				t.Errorf("RESTORE onto a key: %v", err)
 			}
-			if err := c.RestoreReplace(ctx, "restored", 0, payload).Err(); err != nil {
-				t.Errorf("RESTORE REPLACE: %v", err)
+			if err := c.RestoreReplace(ctx, "restored", 0, theirPayload).Err(); err != nil {
+				t.Errorf("RESTORE REPLACE of Redis's payload: %v", err)
 			}
 			if v, err := c.Get(ctx, "restored").Result(); err != nil || v != "12345" {
 				t.Errorf("restored %q, %v", v, err)
@@ -437,10 +441,15 @@ func TestGoRedisAPIServerCommands(t *testing.T) {
 			if enc, err := c.ObjectEncoding(ctx, "restored").Result(); err != nil || enc != "int" {
 				t.Errorf("restored encoding %q, %v", enc, err)
 			}
-			theirPayload := setAndDump(t, ref, "dumped", "12345")
-			want := ref.RestoreReplace(ctx, "dumped", 0, payload).Err() // goblin's payload on Redis
-			if err := c.RestoreReplace(ctx, "restored", 0, theirPayload).Err(); err == nil || want == nil || err.Error() != want.Error() {
-				t.Errorf("RESTORE of a Redis payload: %v; Redis refuses goblin's with %v", err, want)
+			if err := ref.RestoreReplace(ctx, "fromgoblin", 0, payload).Err(); err != nil {
+				t.Errorf("Redis's RESTORE of goblin's payload: %v", err)
+			} else if v, err := ref.Get(ctx, "fromgoblin").Result(); err != nil || v != "12345" {
+				t.Errorf("on Redis, goblin's payload restored %q, %v", v, err)
+			}
+			bad := payload[:len(payload)-1] + string(payload[len(payload)-1]^1)
+			want := ref.RestoreReplace(ctx, "dumped", 0, bad).Err()
+			if err := c.RestoreReplace(ctx, "restored", 0, bad).Err(); err == nil || want == nil || err.Error() != want.Error() {
+				t.Errorf("RESTORE of a damaged payload: %v; Redis refuses it with %v", err, want)
 			}
 		})
 	}

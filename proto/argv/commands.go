@@ -1,6 +1,8 @@
 package argv
 
 import (
+	"math"
+
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/reply"
 	"github.com/goblin-kv/goblin/request"
@@ -261,14 +263,15 @@ func parseRestore(d *Decoder, r *request.Request, args [][]byte) bool {
 			return d.syntax()
 		}
 	}
-	if !d.integer(args[2], &r.Expire) {
-		return false
-	}
-	if r.Expire < 0 {
-		return d.fail(reply.Err, "ERR Invalid TTL value, must be >= 0")
+	// Redis checks the TTL after BUSYKEY, which needs the keyspace: a bad
+	// one is passed on as a negative Expire for the engine to refuse.
+	if v, ok := resp.ParseInt(args[2]); !ok {
+		r.Expire = RestoreTTLNotInteger
+	} else {
+		r.Expire = max(v, RestoreTTLNotInteger+1)
 	}
 	switch {
-	case r.Expire == 0:
+	case r.Expire <= 0:
 	case absTTL:
 		r.Expiry = request.ExpiryPXAT
 	default:
@@ -276,6 +279,11 @@ func parseRestore(d *Decoder, r *request.Request, args [][]byte) bool {
 	}
 	return true
 }
+
+// RestoreTTLNotInteger is RESTORE's Expire when its ttl is not an
+// integer; any other negative Expire is a negative ttl. The engine
+// refuses both, after its BUSYKEY check, with Redis's texts.
+const RestoreTTLNotInteger = math.MinInt64
 
 // parseSwapDB reads SWAPDB index1 index2 with Redis's texts.
 func parseSwapDB(d *Decoder, r *request.Request, args [][]byte) bool {

@@ -127,6 +127,7 @@ func init() {
 
 var (
 	wPersist, wReplace, wDB, wAbsTTL = word("PERSIST"), word("REPLACE"), word("DB"), word("ABSTTL")
+	wNotInteger                      = word("not-an-integer") // RESTORE's ttl when it was not one
 	wMatch, wCount, wType            = word("MATCH"), word("COUNT"), word("TYPE")
 	keyValue2                        = func(e *Encoder, r *request.Request) { e.add(r.Key, r.Value) }
 	keyTwoInts                       = func(e *Encoder, r *request.Request) { e.add(r.Key); e.int(r.Amount); e.int(r.Amount2) }
@@ -134,7 +135,11 @@ var (
 
 func encodeSetEx(e *Encoder, r *request.Request) {
 	e.add(r.Key)
-	e.int(r.Expire)
+	if r.Expire == RestoreTTLNotInteger {
+		e.add(wNotInteger)
+	} else {
+		e.int(r.Expire)
+	}
 	e.add(r.Value)
 }
 

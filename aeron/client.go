@@ -51,12 +51,13 @@ type Options struct {
 	// timeout, broadcast lapping, channel endpoint errors. It runs on the
 	// conductor and must not call the client's Add*/Close methods.
 	ErrorHandler func(error)
-	// NoPrefault maps log buffers lazily. By default every page of a log is
-	// faulted in for writing when the publication or image is added
-	// (MADV_POPULATE_WRITE, see shm.MapPrefault), so offers and polls never
-	// take a page fault; that makes adding a publication slower (tens of ms
-	// for the default 64 MiB IPC terms) and, for sparse log files,
-	// allocates them whole.
+	// NoPrefault maps log buffers lazily. By default every page of a
+	// publication's log and of an IPC image's is faulted in for writing
+	// when it is added (MADV_POPULATE_WRITE, see shm.MapPrefault), so
+	// offers and polls never take a page fault; that makes adding a
+	// publication slower (tens of ms for the default 64 MiB IPC terms) and,
+	// for sparse log files, allocates them whole. An image from the network
+	// is always mapped lazily: its size is the remote sender's choice.
 	NoPrefault bool
 	// AvailableImageHandler and UnavailableImageHandler are called (on the
 	// conductor, same restriction) when any subscription of this client
@@ -375,7 +376,7 @@ func (c *Client) addPublication(p *pubBase, channel string, streamID int32, excl
 	}
 	ready := command.PublicationBuffersReady(msg)
 	logFile := ready.LogFileName()
-	log, err := c.mapLog(logFile)
+	log, err := c.mapLog(logFile, true)
 	if err != nil {
 		return fmt.Errorf("aeron: add publication %s stream %d: %w", channel, streamID, err)
 	}

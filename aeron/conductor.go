@@ -326,7 +326,14 @@ func (c *Client) onAvailableImage(msg []byte) {
 			return
 		}
 	}
-	log, err := c.mapLog(m.LogFileName())
+	// An image from the network is mapped lazily: its term length is the
+	// remote sender's choice (up to the driver's image term ceiling), so
+	// prefaulting it would let any host that can send a SETUP make this
+	// process allocate the whole log and spend up to a second of CPU
+	// writing to it (a 64 MiB-term image: 192 MiB, ~0.9 s on 2 vCPUs).
+	// Its pages are the receiver's to fill; a poll takes a minor fault the
+	// first time it reads each one.
+	log, err := c.mapLog(m.LogFileName(), m.SourceIdentity() == ipcSourceIdentity)
 	if err != nil {
 		c.report(fmt.Errorf("aeron: image %d of subscription %d: %w", corr, subID, err))
 		return
@@ -348,9 +355,15 @@ func (c *Client) imageUnavailable(s *Subscription, img *Image) {
 	}
 }
 
-func (c *Client) mapLog(path string) (*logBuffer, error) {
+// ipcSourceIdentity is the source identity of an IPC image, whose log is
+// a local publication's.
+const ipcSourceIdentity = "aeron:ipc"
+
+// mapLog maps a log buffer, faulting every page in now when prefault is
+// asked for and Options.NoPrefault does not forbid it.
+func (c *Client) mapLog(path string, prefault bool) (*logBuffer, error) {
 	mapFile := shm.MapPrefault
-	if c.opts.NoPrefault {
+	if c.opts.NoPrefault || !prefault {
 		mapFile = shm.Map
 	}
 	data, err := mapFile(path)

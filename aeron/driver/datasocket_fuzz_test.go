@@ -328,6 +328,11 @@ func (r *fuzzReceiver) reset(t *testing.T) {
 			break
 		}
 	}
+	// The images' logs leave the images length once the releaser has
+	// freed them, on its own goroutine.
+	for deadline := time.Now().Add(10 * time.Second); r.imagesLength != 0 && time.Now().Before(deadline); {
+		r.cycle(1)
+	}
 	s := r.ep.streams[r.stream]
 	if len(r.images) != 0 || r.imagesLength != 0 || len(r.pendingSetups) != 0 || s == nil || len(s.active) != 0 ||
 		len(s.states) != 0 {

@@ -69,7 +69,7 @@ type Driver struct {
 	images           []*publicationImage         // the conductor's, until their end of life
 	rcvImages        []*publicationImage         // the receiver's, while connected
 	pendingSetups    []pendingSetup
-	imagesLength     int64 // bytes of the images' logs, until each image's end of life
+	imagesLength     int64 // bytes of the images' logs, until the releaser has freed each
 	poller           *udp.Poller
 	warmSink         int64  // warmAhead's loads, kept so they are not dropped
 	waitGen          uint64 // the poller's arm generation DoWork last saw

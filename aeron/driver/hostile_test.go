@@ -272,19 +272,74 @@ func (h *hostileReceiver) checkReclaimed(t *testing.T) {
 	}
 	h.advance(defaultImageLiveness + 2*time.Second)
 	deadline := time.Now().Add(10 * time.Second)
-	for len(h.imageLogs()) != 0 || len(h.images) != 0 {
+	for len(h.imageLogs()) != 0 || len(h.images) != 0 || h.imagesLength != 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d images, %d image logs left after the liveness timeout and linger, want none",
-				len(h.images), len(h.imageLogs()))
+			t.Fatalf("%d images, %d image logs, images length %d left after the liveness timeout and linger, want none",
+				len(h.images), len(h.imageLogs()), h.imagesLength)
 		}
 		h.advance(10 * time.Millisecond)
-	}
-	if h.imagesLength != 0 {
-		t.Fatalf("images length %d with no images, want 0", h.imagesLength)
 	}
 	h.send(h.setupFrame(wire.SetupFields{SessionID: 1000, TermLength: 64 << 10, MTU: 1408}))
 	if len(h.images) != 1 {
 		t.Fatalf("%d images after a new session's SETUP once the others went, want 1", len(h.images))
+	}
+}
+
+// TestImageLogChargedUntilFreed: an image's log counts against
+// aeron.image.buffers.max.length until the releaser has deleted it, not
+// only until the image's end of life. With the releaser held up, the old
+// log still on disk, a new session's SETUP past the budget is refused;
+// once the log is gone the same SETUP gets an image. (The budget used to
+// be released in closeImage: the directory briefly held both logs.)
+func TestImageLogChargedUntilFreed(t *testing.T) {
+	const termLength = 64 << 10
+	logLength := int64(logbuffer.ComputeLogLength(termLength, defaultPageSize))
+	h := newHostileReceiver(t, func(o *Options) { o.MaxImagesLength = logLength + logLength/2 })
+	hold := make(chan struct{})
+	release := h.releaser.release
+	h.releaser.release = func(l *rawLog) error {
+		<-hold
+		return release(l)
+	}
+	defer func() {
+		select {
+		case <-hold:
+		default:
+			close(hold)
+		}
+	}()
+	h.send(h.setupFrame(wire.SetupFields{SessionID: 1, TermLength: termLength, MTU: 1408}))
+	if len(h.images) != 1 {
+		t.Fatalf("%d images after the first SETUP, want 1", len(h.images))
+	}
+	old := h.images[0].log.path
+	deadline := time.Now().Add(10 * time.Second)
+	for len(h.images) != 0 || len(h.endOfLife) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d images, %d logs not handed to the releaser after the liveness timeout and linger, want none",
+				len(h.images), len(h.endOfLife))
+		}
+		h.advance(100 * time.Millisecond)
+	}
+	if gone(old) {
+		t.Fatalf("%s deleted while the releaser is held up", old)
+	}
+	h.send(h.setupFrame(wire.SetupFields{SessionID: 2, TermLength: termLength, MTU: 1408}))
+	if n := len(h.imageLogs()); len(h.images) != 0 || n != 1 {
+		t.Fatalf("%d images, %d image logs after a SETUP while the old log (%d bytes) is not yet freed and the budget is %d; "+
+			"want the SETUP refused", len(h.images), n, logLength, logLength+logLength/2)
+	}
+	close(hold)
+	deadline = time.Now().Add(10 * time.Second)
+	for !gone(old) || h.imagesLength != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("old log deleted %v, images length %d after the releaser moved; want deleted and 0", gone(old), h.imagesLength)
+		}
+		h.cycle(1)
+	}
+	h.send(h.setupFrame(wire.SetupFields{SessionID: 3, TermLength: termLength, MTU: 1408}))
+	if len(h.images) != 1 {
+		t.Fatalf("%d images after a SETUP once the old log was freed, want 1", len(h.images))
 	}
 }
 

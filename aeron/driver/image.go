@@ -247,7 +247,8 @@ func (d *Driver) tryCreateImage(e *receiveEndpoint, m wire.Setup, control, sourc
 	}
 	e.imageRefCount++
 	d.images = append(d.images, img)
-	d.imagesLength += int64(len(log.data))
+	log.imageCharge = int64(len(log.data))
+	d.imagesLength += log.imageCharge
 	// The receiver's half (Receiver.onNewPublicationImage): an older image
 	// of the session stops its status messages, the new one is active.
 	for _, old := range d.rcvImages {
@@ -690,14 +691,14 @@ func (d *Driver) removeImageSubscriber(img *publicationImage, l *subscriptionLin
 }
 
 // closeImage frees an image at the end of its life: its counters now,
-// its log on a later cycle.
+// its log on a later cycle. The log stays in the images length until the
+// releaser has freed it (freeEndOfLife).
 func (d *Driver) closeImage(img *publicationImage) {
 	d.freeCounter(img.hwm.id)
 	d.freeCounter(img.rebuild.id)
 	d.freeCounter(img.naksID)
 	d.freeSubscriberCounters(&img.subs, img.untether)
 	d.endOfLife = append(d.endOfLife, img.log)
-	d.imagesLength -= int64(len(img.log.data))
 }
 
 // rejectImage stops taking a UDP image's data: it sends ERR frames

@@ -35,6 +35,11 @@ type rawLog struct {
 	mapped bool
 	// deleted: release removed the file.
 	deleted bool
+	// imageCharge: the bytes an image's log counts in Driver.imagesLength,
+	// from the image's creation until the releaser reports the log freed
+	// (0 for other logs). Written by the conductor, and read by the
+	// releaser only while it owns the log.
+	imageCharge int64
 }
 
 // errStorageSpace marks a log that does not fit the file system; the

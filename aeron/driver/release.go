@@ -21,10 +21,15 @@ const releaseQueueLength = 32
 // Ownership: the conductor hands a log over on queue and never touches it
 // again (the channel orders the conductor's last writes before the
 // releaser's reads); a log whose release failed comes back on failed and
-// is the conductor's again, to count, report and retry.
+// is the conductor's again, to count, report and retry. A freed log that
+// an image's budget still charges (rawLog.imageCharge) comes back on
+// freed, so the conductor takes it out of the images length only once its
+// file and pages are really gone: until then a stranger's new SETUP can
+// not take the directory past aeron.image.buffers.max.length.
 type logReleaser struct {
 	queue   chan *rawLog
 	failed  chan releaseFailure
+	freed   chan *rawLog
 	done    chan struct{}
 	release func(*rawLog) error // (*rawLog).release; tests block it
 }
@@ -39,6 +44,7 @@ func newLogReleaser() *logReleaser {
 	r := &logReleaser{
 		queue:   make(chan *rawLog, releaseQueueLength),
 		failed:  make(chan releaseFailure, releaseQueueLength),
+		freed:   make(chan *rawLog, releaseQueueLength),
 		done:    make(chan struct{}),
 		release: (*rawLog).release,
 	}
@@ -51,6 +57,8 @@ func (r *logReleaser) run() {
 	for l := range r.queue {
 		if err := r.release(l); err != nil {
 			r.failed <- releaseFailure{log: l, err: err}
+		} else if l.imageCharge != 0 {
+			r.freed <- l
 		}
 	}
 }
@@ -67,7 +75,8 @@ func (r *logReleaser) hand(l *rawLog) bool {
 }
 
 // stop releases what is queued, ends the goroutine and returns the logs
-// whose release failed (undelivered failures included).
+// whose release failed (undelivered failures included). Undelivered
+// completions are dropped: the driver is closing.
 func (r *logReleaser) stop() []releaseFailure {
 	close(r.queue)
 	var failures []releaseFailure
@@ -75,11 +84,13 @@ func (r *logReleaser) stop() []releaseFailure {
 		select {
 		case f := <-r.failed:
 			failures = append(failures, f)
+		case <-r.freed:
 		case <-r.done:
 			for {
 				select {
 				case f := <-r.failed:
 					failures = append(failures, f)
+				case <-r.freed:
 				default:
 					return failures
 				}
@@ -91,8 +102,19 @@ func (r *logReleaser) stop() []releaseFailure {
 // freeEndOfLife hands up to limit closed resources' logs to the releaser
 // (a full queue leaves the rest for a later cycle), after taking back
 // the logs whose release failed: each is counted (counter 17), reported
-// and queued again, as the Java driver retries a failed free.
+// and queued again, as the Java driver retries a failed free. The images'
+// logs the releaser has freed leave the images length here.
 func (d *Driver) freeEndOfLife(limit int) int {
+	for {
+		select {
+		case l := <-d.releaser.freed:
+			d.imagesLength -= l.imageCharge
+			l.imageCharge = 0
+			continue
+		default:
+		}
+		break
+	}
 	for {
 		select {
 		case f := <-d.releaser.failed:

@@ -131,7 +131,7 @@ func (c *respCodec) parse(buf []byte, r *result, depth int) (int, error) {
 // storage, and returns the offset after the last, or 0 when buf does not
 // yet hold them all.
 func (c *respCodec) parseElems(buf []byte, off int, elems *[]result, k int64, depth int) (int, error) {
-	if k > maxArrayLen {
+	if k < 0 || k > maxArrayLen {
 		return 0, fmt.Errorf("%w: aggregate of %d elements exceeds %d", ErrProtocol, k, maxArrayLen)
 	}
 	if int64(cap(*elems)) < k {

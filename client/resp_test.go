@@ -163,10 +163,23 @@ func TestRESPParseMalformed(t *testing.T) {
 	}
 }
 
+// TestHugeMapCountIsAnError: a RESP3 map or attribute count whose pair
+// count doubled wraps int64 is a protocol error, not a panic on a negative
+// slice bound.
+func TestHugeMapCountIsAnError(t *testing.T) {
+	for _, wire := range []string{"%4611686018427387905\r\n", "|4611686018427387904\r\n+a\r\n", "%9223372036854775807\r\n"} {
+		var r result
+		if _, err := (&respCodec{}).parseReply([]byte(wire), &r); err == nil {
+			t.Errorf("parseReply(%q): no error", wire)
+		}
+	}
+}
+
 func FuzzRESPParse(f *testing.F) {
 	for _, tc := range respReplies {
 		f.Add([]byte(tc.wire))
 	}
+	f.Add([]byte("%4611686018427387905\r\n"))
 	for _, tc := range resp3Replies {
 		f.Add([]byte(tc.wire))
 	}

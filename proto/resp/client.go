@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // AppendCommand appends a command as a multi-bulk request, the form every
@@ -124,7 +125,10 @@ func ReadReply(buf []byte) (r Reply, n int, err error) {
 		return r, next, nil
 	case Map, Set, Push, Attribute:
 		v, ok := ParseInt(line)
-		if !ok || v < 0 {
+		// A map or attribute counts pairs, so Children doubles it: a count
+		// past MaxInt64/2 would wrap negative there and reach a caller's
+		// slice bound.
+		if !ok || v < 0 || ((r.Type == Map || r.Type == Attribute) && v > math.MaxInt64/2) {
 			return Reply{}, 0, fmt.Errorf("%w: bad length %q", ErrMalformedReply, line)
 		}
 		r.Int = v

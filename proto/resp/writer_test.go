@@ -116,7 +116,8 @@ func TestReplySizeRESP3(t *testing.T) {
 			}
 		}
 	}
-	for _, bad := range []string{"#x\r\n", "_1\r\n", "%-1\r\n", "=-1\r\n"} {
+	// A map or attribute count whose doubling wraps int64 negative.
+	for _, bad := range []string{"#x\r\n", "_1\r\n", "%-1\r\n", "=-1\r\n", "%4611686018427387905\r\n", "|4611686018427387904\r\n+a\r\n"} {
 		if _, _, err := ReadReply([]byte(bad)); !errors.Is(err, ErrMalformedReply) {
 			t.Errorf("ReadReply(%q) = %v, want ErrMalformedReply", bad, err)
 		}
@@ -139,7 +140,7 @@ func TestWriterAllocs(t *testing.T) {
 }
 
 func FuzzReadReply(f *testing.F) {
-	for _, s := range []string{"+OK\r\n", "*2\r\n$1\r\na\r\n:1\r\n", "$-1\r\n", "-ERR x\r\n", "*-1\r\n"} {
+	for _, s := range []string{"+OK\r\n", "*2\r\n$1\r\na\r\n:1\r\n", "$-1\r\n", "-ERR x\r\n", "*-1\r\n", "%4611686018427387905\r\n", "|4611686018427387904\r\n+a\r\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {

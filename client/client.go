@@ -154,8 +154,9 @@ type Options struct {
 	MaxBufferKeep int
 	// DB is the database every connection selects (SELECT) before its
 	// first command; 0, the default, is the server's. A successful SELECT
-	// sent with Do or a Pipeline replaces it for later redials, so a
-	// dropped connection never sends a command to another database.
+	// sent with Do or a Pipeline replaces it for later redials (inside
+	// MULTI, once EXEC runs it), so a dropped connection never sends a
+	// command to another database.
 	DB int
 	// ClientName, when set, is every connection's name (CLIENT SETNAME),
 	// as CLIENT LIST shows it; CLIENT SETNAME sent with Do replaces it.
@@ -225,7 +226,8 @@ type Client struct {
 	rbuf   []byte
 	roff   int // start of unparsed bytes in rbuf
 	rep    result
-	state  connState // what every (re)connection sets up
+	state  connState  // what every (re)connection sets up
+	multi  multiState // an open MULTI on conn, if any
 	// answered says the connection has delivered a reply: until it has,
 	// a timeout or a RESP reply on an SBE connection means the server
 	// does not speak SBE there (ErrNoSBEReply).

@@ -32,15 +32,22 @@ func (c *Client) doLocked(ctx context.Context, args []any) (Value, error) {
 	if err := modeCommand(c.args); err != nil {
 		return Value{}, err
 	}
-	ch, changes := changeOf(c.args)
-	r, err := c.exec(ctx)
-	if err != nil {
+	if err := c.multiLost(); err != nil {
 		return Value{}, err
 	}
-	if changes && ch.applies(r.kind, r.str) {
-		c.apply(ch)
+	ch, changes := changeOf(c.args)
+	w := multiWordOf(c.args)
+	r, err := c.exec(ctx)
+	if err != nil {
+		if w == wordExec || w == wordDiscard {
+			// The transaction's fate is this error's; the next command
+			// starts afresh.
+			c.multi = multiState{changes: c.multi.changes[:0]}
+		}
+		return Value{}, err
 	}
 	v := r.value()
+	c.track(w, ch, changes, &v)
 	if v.Kind == KindError {
 		return v, v.Err
 	}

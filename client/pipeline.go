@@ -86,7 +86,10 @@ func (c *Client) runBatch(ctx context.Context, cmds [][]any) ([]Value, error) {
 			return nil, fmt.Errorf("client: pipeline command %d: %w", i, err)
 		}
 	}
-	var changes []indexedChange // SELECT, CLIENT SETNAME, HELLO: applied once answered
+	if err := c.multiLost(); err != nil {
+		return nil, err
+	}
+	var marks []batchMark // SELECT, CLIENT SETNAME, HELLO, MULTI, EXEC, DISCARD: followed once answered
 	for i, cmd := range cmds {
 		if len(cmd) == 0 {
 			return fail(i, fmt.Errorf("empty command"))
@@ -99,8 +102,9 @@ func (c *Client) runBatch(ctx context.Context, cmds [][]any) ([]Value, error) {
 			}
 			c.args = append(c.args, b)
 		}
-		if ch, ok := changeOf(c.args); ok {
-			changes = append(changes, indexedChange{i, ch})
+		ch, ok := changeOf(c.args)
+		if w := multiWordOf(c.args); ok || w != wordOther {
+			marks = append(marks, batchMark{i, w, ch, ok})
 		}
 		c.nextID++
 		var err error
@@ -127,12 +131,26 @@ func (c *Client) runBatch(ctx context.Context, cmds [][]any) ([]Value, error) {
 	if err := e.flush(); err != nil {
 		return nil, err
 	}
-	for _, x := range changes {
-		if v := e.out[x.i]; x.ch.applies(v.Kind, v.Str) {
-			c.apply(x.ch)
+	// Every reply counts while a MULTI is open (each QUEUED one takes a
+	// place in EXEC's reply); otherwise only the marked ones matter.
+	for i := range e.out {
+		if len(marks) > 0 && marks[0].i == i {
+			m := marks[0]
+			marks = marks[1:]
+			c.track(m.w, m.ch, m.changes, &e.out[i])
+		} else if c.multi.conn != nil {
+			c.track(wordOther, stateChange{}, false, &e.out[i])
 		}
 	}
 	return e.out, nil
+}
+
+// batchMark is what a pipeline's command i does to the connection's state.
+type batchMark struct {
+	i       int
+	w       multiWord
+	ch      stateChange
+	changes bool
 }
 
 // indexedChange is the state change of a pipeline's command i.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/transport"
 )
 
 // ErrModeCommand is wrapped when Do or a pipeline is given a command that
@@ -118,15 +119,6 @@ func changeOf(args [][]byte) (stateChange, bool) {
 	return ch, true
 }
 
-// changeOfAny is changeOf for Do's arguments.
-func changeOfAny(cmd []any) (stateChange, bool) {
-	words := make([][]byte, len(cmd))
-	for i, a := range cmd {
-		words[i] = []byte(argText(a))
-	}
-	return changeOf(words)
-}
-
 // applies reports whether a reply of kind k with text str means the
 // command took effect (an error reply, or QUEUED inside MULTI, does not).
 func (ch stateChange) applies(k Kind, str []byte) bool {
@@ -215,4 +207,94 @@ func (o Options) checkProtocol(p proto.Protocol) error {
 		return fmt.Errorf("client: Options.DB %d is negative", o.DB)
 	}
 	return nil
+}
+
+// ErrMultiLost is the error of the first command sent with Do or a
+// pipeline after the connection a MULTI was opened on was lost: the
+// server discarded the transaction with the connection, so none of the
+// queued commands ran, and the command (EXEC included) is not sent on the
+// new connection, where it would run outside any transaction. Start
+// again with MULTI.
+var ErrMultiLost = errors.New("client: the connection was lost inside MULTI: the server discarded the transaction and nothing queued ran")
+
+// multiState follows a MULTI opened with Do or a pipeline: the state
+// changes (SELECT, CLIENT SETNAME, HELLO) whose replies were QUEUED take
+// effect only if EXEC runs them, at their place in EXEC's reply.
+type multiState struct {
+	conn    transport.Conn  // the connection MULTI was opened on; nil: no MULTI
+	queued  int             // commands QUEUED so far
+	changes []indexedChange // i: the change's place among the queued
+}
+
+// multiWord classifies a command for multiState.
+type multiWord uint8
+
+const (
+	wordOther multiWord = iota
+	wordMulti
+	wordExec
+	wordDiscard
+)
+
+func multiWordOf(args [][]byte) multiWord {
+	if len(args) != 1 {
+		return wordOther
+	}
+	switch {
+	case bytes.EqualFold(args[0], []byte("MULTI")):
+		return wordMulti
+	case bytes.EqualFold(args[0], []byte("EXEC")):
+		return wordExec
+	case bytes.EqualFold(args[0], []byte("DISCARD")):
+		return wordDiscard
+	}
+	return wordOther
+}
+
+// multiLost reports, and forgets, a MULTI whose connection is gone.
+// c.mu is held.
+func (c *Client) multiLost() error {
+	if c.multi.conn == nil || c.multi.conn == c.conn {
+		return nil
+	}
+	c.multi = multiState{}
+	return ErrMultiLost
+}
+
+// track follows the connection's state through one answered command: w
+// and ch (if changes) classify it, v is its reply. c.mu is held.
+func (c *Client) track(w multiWord, ch stateChange, changes bool, v *Value) {
+	if c.multi.conn == nil {
+		switch {
+		case w == wordMulti && v.Kind == KindStatus && string(v.Str) == "OK":
+			c.multi = multiState{conn: c.conn, changes: c.multi.changes[:0]}
+		case changes && ch.applies(v.Kind, v.Str):
+			c.apply(ch)
+		}
+		return
+	}
+	switch w {
+	case wordExec:
+		// An array: the transaction ran, each change as its reply says.
+		// Nil (a watched key changed) or an error (EXECABORT): nothing ran.
+		if v.Kind == KindArray {
+			for _, x := range c.multi.changes {
+				if x.i < len(v.Array) && x.ch.applies(v.Array[x.i].Kind, v.Array[x.i].Str) {
+					c.apply(x.ch)
+				}
+			}
+		}
+		c.multi = multiState{changes: c.multi.changes[:0]}
+	case wordDiscard:
+		c.multi = multiState{changes: c.multi.changes[:0]}
+	case wordMulti:
+		// MULTI inside MULTI is refused; the transaction stays open.
+	default:
+		if v.Kind == KindStatus && string(v.Str) == "QUEUED" {
+			if changes {
+				c.multi.changes = append(c.multi.changes, indexedChange{c.multi.queued, ch})
+			}
+			c.multi.queued++
+		}
+	}
 }

@@ -70,13 +70,8 @@ func (p *TxPipeline) Exec(ctx context.Context) ([]Value, error) {
 	last := vals[len(vals)-1]
 	switch last.Kind {
 	case KindArray:
-		// A SELECT, CLIENT SETNAME or HELLO inside the transaction took
-		// effect if its reply in EXEC's says so: later redials keep it.
-		for i, cmd := range cmds {
-			if ch, ok := changeOfAny(cmd); ok && i < len(last.Array) && ch.applies(last.Array[i].Kind, last.Array[i].Str) {
-				c.apply(ch)
-			}
-		}
+		// runBatch applied each SELECT, CLIENT SETNAME or HELLO whose
+		// reply in EXEC's says it took effect: later redials keep it.
 		return last.Array, nil
 	case KindNil:
 		return nil, ErrTxFailed

@@ -549,3 +549,83 @@ func TestStreamSurvivesFlood(t *testing.T) {
 	t.Logf("%d messages under a flood of %d datagrams: %d invalid packets counted, %d images",
 		messages, flood, u.sub.counters.Value(sysInvalidPackets)-invalid, len(u.sub.images))
 }
+
+// TestFrameShorterThanItsHeaderIsRefused: a DATA or PAD frame whose
+// length is 1 to 31 bytes passed the chain walk (which stopped only on a
+// length <= 0) and was inserted; a subscriber never sees such a frame
+// committed and the image stalls behind it. It is refused and counted as
+// an invalid packet; a heartbeat (length 0, a lone header) still counts.
+func TestFrameShorterThanItsHeaderIsRefused(t *testing.T) {
+	h := newHostileReceiver(t, nil)
+	const session = 78
+	h.send(h.setupFrame(wire.SetupFields{SessionID: session, TermLength: 64 << 10, MTU: 1408}))
+	if len(h.images) != 1 {
+		t.Fatalf("%d images after a valid SETUP, want 1", len(h.images))
+	}
+	invalid := h.counters.Value(sysInvalidPackets)
+	short := h.dataFrame(session, 0, 0, 16, 0xC0, 32)
+	h.send(short)
+	pad := h.dataFrame(session, 0, 0, 31, 0xC0, 32)
+	pad[wire.TypeOffset], pad[wire.TypeOffset+1] = wire.TypePad, 0
+	h.send(pad)
+	// A short frame before a valid one.
+	two := append(h.dataFrame(session, 0, 0, 1, 0xC0, 32), h.dataFrame(session, 0, 32, 64, 0xC0, 64)...)
+	h.send(two)
+	if got := h.counters.Value(sysInvalidPackets) - invalid; got != 3 {
+		t.Fatalf("invalid packets counted %d after 3 datagrams with a frame shorter than its header, want 3", got)
+	}
+	if v := h.images[0].log.terms[0][0]; v != 0 {
+		t.Fatalf("term 0 starts with %d after frames shorter than their header only, want 0", v)
+	}
+	if hwm := h.subPosition(h.images[0].hwm); hwm != 0 {
+		t.Fatalf("rcv-hwm %d after frames shorter than their header only, want 0", hwm)
+	}
+	heartbeats := h.counters.Value(sysHeartbeatsReceived)
+	h.send(h.dataFrame(session, 0, 0, 0, 0xC0, 32))
+	if h.counters.Value(sysHeartbeatsReceived) != heartbeats+1 {
+		t.Fatal("a heartbeat (frame length 0, a lone header) was not counted as one")
+	}
+}
+
+// TestClosingPadAtTheWindowEdgeIsTaken: the sender counts a closing PAD
+// as its 32-byte header against its limit (scanForAvailability, as Java's
+// TermScanner), so with a 64 KiB term, whose window is half a term, it
+// sends a PAD whose header fits under the last status message's position
+// plus the window though the padding runs past it. The receiver refused
+// it as a flow-control overrun (it checked the padded length): a gap at
+// the term's end, a NAK and a retransmit. The overrun check uses the
+// datagram's length; rcv-hwm still moves to the term's end.
+func TestClosingPadAtTheWindowEdgeIsTaken(t *testing.T) {
+	h := newHostileReceiver(t, nil)
+	const session, termLength = 79, 64 << 10
+	const join = termLength/2 - 512 // the image joins, and its status messages sit, here
+	h.send(h.setupFrame(wire.SetupFields{SessionID: session, TermLength: termLength, MTU: 1408, TermOffset: join}))
+	if len(h.images) != 1 {
+		t.Fatalf("%d images after a valid SETUP, want 1", len(h.images))
+	}
+	img := h.images[0]
+	if img.lastSMPosition != join || img.lastOverrunLimit != join+termLength/2 {
+		t.Fatalf("image at SM position %d, overrun limit %d; want %d, %d",
+			img.lastSMPosition, img.lastOverrunLimit, join, join+termLength/2)
+	}
+	const padAt = termLength - 1024 // header ends at padAt+32 <= join+window; the padding past it
+	overruns := h.counters.Value(sysFlowControlOverRuns)
+	pad := h.dataFrame(session, 0, padAt, 1024, 0xC0, 32)
+	pad[wire.TypeOffset], pad[wire.TypeOffset+1] = wire.TypePad, 0
+	h.send(pad)
+	if n := h.counters.Value(sysFlowControlOverRuns) - overruns; n != 0 {
+		t.Fatalf("a closing PAD at %d (header within the window ending at %d) counted %d flow-control overruns, want 0",
+			padAt, join+termLength/2, n)
+	}
+	if got := shm.GetInt32(img.log.terms[0], padAt); got != 1024 {
+		t.Fatalf("frame length %d at the closing PAD's offset %d, want 1024", got, padAt)
+	}
+	if hwm := h.subPosition(img.hwm); hwm != termLength {
+		t.Fatalf("rcv-hwm %d after the closing PAD, want the term's end %d", hwm, termLength)
+	}
+	// A DATA frame whose bytes run past the window is still refused.
+	h.send(h.dataFrame(session, 0, padAt, 1024, 0xC0, 1024))
+	if n := h.counters.Value(sysFlowControlOverRuns) - overruns; n != 1 {
+		t.Fatalf("a DATA frame ending past the window counted %d flow-control overruns, want 1", n)
+	}
+}

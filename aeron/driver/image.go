@@ -313,7 +313,17 @@ func (d *Driver) insertPacket(img *publicationImage, termID, termOffset int32, p
 	heartbeat := length == 0
 	packetPos := logbuffer.ComputePosition(termID, int(termOffset), img.bitsToShift, img.initialTermID)
 	proposed := packetPos + int64(length)
-	if proposed > img.lastOverrunLimit {
+	// The overrun check counts the bytes the datagram writes: a closing
+	// PAD is its header only, and the sender counts it so against its
+	// limit (scanForAvailability), so its padding may run past the window
+	// the last status message allowed. Java and C check the padded length
+	// and refuse such a PAD (a gap, a NAK, a retransmit at the term's end).
+	// rcv-hwm still moves by the padded length, as theirs does.
+	written := int64(len(p))
+	if heartbeat {
+		written = 0
+	}
+	if packetPos+written > img.lastOverrunLimit {
 		d.counters.AddValue(sysFlowControlOverRuns, 1)
 		return
 	}

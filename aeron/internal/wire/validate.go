@@ -84,8 +84,10 @@ func ValidSetup(s Setup) bool {
 // it moves the stream: 0 for a heartbeat, the aligned length of its
 // frames otherwise (a closing PAD counts its whole padded length, though
 // only its header is in the datagram), or −1 when the datagram is not a
-// run of DATA/PAD frames, each at the term offset the previous one ends
-// at, that fills the datagram exactly and ends inside the term. The term
+// run of DATA/PAD frames, each at least a header long and at the term
+// offset the previous one ends at, that fills the datagram exactly and
+// ends inside the term. Java and C stop at a frame length <= 0 and so let
+// a frame of 1 to 31 bytes through; this refuses it. The term
 // offset must be inside the term and frame aligned. A datagram that
 // passes fits the term from termOffset: termOffset+len(b) <= termLength.
 // b must be at least DataHeaderLength long; termLength a power of two.
@@ -102,8 +104,11 @@ func DataPacketLength(b []byte, termOffset int32, termLength int) int {
 	frameType := -1
 	for {
 		frameLength := shm.GetInt32(b, offset+FrameLengthOffset)
-		if frameLength <= 0 {
-			break
+		if frameLength < DataHeaderLength {
+			// Shorter than its own header (a heartbeat, length 0, was
+			// taken above): a subscriber would never see it committed
+			// and the image would stall behind it.
+			return -1
 		}
 		frameType = int(shm.GetUint16(b, offset+TypeOffset))
 		if frameType&^1 != 0 { // only DATA (1) and PAD (0)

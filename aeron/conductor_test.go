@@ -217,14 +217,21 @@ func TestCloseWakesASleepingConductor(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { c.Close() })
+			// Wait for the conductor's first duty cycle, so that it then
+			// sleeps. It may have run before lastDuty is read here: then
+			// its next cycle is 30 s away, so the wait is bounded, and
+			// the conductor is asleep either way once it ends.
 			c.mu.Lock()
 			first := c.lastDuty
 			c.mu.Unlock()
-			for ran := false; !ran; {
+			for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
 				time.Sleep(time.Millisecond)
 				c.mu.Lock()
-				ran = c.lastDuty != first
+				ran := c.lastDuty != first
 				c.mu.Unlock()
+				if ran {
+					break
+				}
 			}
 			time.Sleep(100 * time.Millisecond) // the conductor goes to sleep
 			closed := make(chan error, 1)

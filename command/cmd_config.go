@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/goblin-kv/goblin/glob"
+	"github.com/goblin-kv/goblin/redisconf"
 	"github.com/goblin-kv/goblin/reply"
 	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/store"
@@ -86,38 +87,16 @@ func redisPolicy(p string) bool {
 	return false
 }
 
-// ParseMemory reads a memory value of CONFIG SET as Redis's memtoull does:
-// digits and an optional unit (b, k, kb, m, mb, g, gb, any case; k is 1000,
-// kb 1024). Where Redis reads a C string (up to a NUL, "" as 0) or wraps
-// round, it refuses.
+// ParseMemory reads a memory value of CONFIG SET as Redis's memtoull does
+// (redisconf.ParseMemory: digits and an optional unit, k 1000, kb 1024),
+// except that a value without digits, which memtoull reads as 0, is
+// refused.
 func ParseMemory(v string) (uint64, bool) {
-	i := 0
-	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
-		i++
-	}
-	mul := uint64(1)
-	switch strings.ToLower(v[i:]) {
-	case "", "b":
-	case "k":
-		mul = 1000
-	case "kb":
-		mul = 1024
-	case "m":
-		mul = 1000 * 1000
-	case "mb":
-		mul = 1024 * 1024
-	case "g":
-		mul = 1000 * 1000 * 1000
-	case "gb":
-		mul = 1024 * 1024 * 1024
-	default:
+	if v == "" || v[0] < '0' || v[0] > '9' {
 		return 0, false
 	}
-	n, err := strconv.ParseUint(v[:i], 10, 64)
-	if err != nil || n > ^uint64(0)/mul {
-		return 0, false
-	}
-	return n * mul, true
+	n, err := redisconf.ParseMemory(v)
+	return n, err == nil
 }
 
 func (e *Engine) findParam(name []byte) *Param {

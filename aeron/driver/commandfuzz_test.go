@@ -108,7 +108,7 @@ func FuzzCommand(f *testing.F) {
 	})
 	f.Fuzz(func(t *testing.T, typeID int32, msg []byte) {
 		if typeID < 1 || !harmlessCommand(msg) {
-			t.Skip()
+			t.Skip("not a type id, or a command naming the network or a term length other than 64 KiB (see harmlessCommand)")
 		}
 		if m == nil || n%256 == 0 || m.terminated() {
 			if m != nil {
@@ -130,7 +130,7 @@ func FuzzCommand(f *testing.F) {
 		n++
 		m.t = t
 		if len(msg) > m.ring.MaxMessageLength() {
-			t.Skip()
+			t.Skip("longer than the to-driver ring takes")
 		}
 		errorsBefore := m.malformedRefusals()
 		c.take()

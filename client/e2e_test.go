@@ -127,7 +127,7 @@ func TestEndToEndServerRestart(t *testing.T) {
 }
 
 // TestEndToEndSameSyntaxBothProtocols checks that a command means the same
-// over RESP and SBE, since both go through command/parse: PING with a
+// over RESP and SBE, since both go through engine/parse: PING with a
 // message echoes it (the SBE translation once put the message where the
 // server does not look), and EXPIRE options reach the server.
 func TestEndToEndSameSyntaxBothProtocols(t *testing.T) {

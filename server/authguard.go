@@ -6,7 +6,7 @@ import (
 )
 
 // Throttling password guesses. The engine counts a session's wrong
-// passwords and returns after each (command.Session.AuthFailures); the
+// passwords and returns after each (engine.Session.AuthFailures); the
 // guard turns the count into a delay that the socket transport applies to
 // that client alone (its further requests wait, the loop serves everyone
 // else), and logs the failures.

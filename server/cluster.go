@@ -6,31 +6,31 @@ import (
 	"path/filepath"
 
 	"github.com/goblin-kv/goblin/cluster"
-	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/engine"
 )
 
 // clusterOptions loads Options.ClusterConfig, when set, into the engine's
 // cluster mode: reload reads the same file again, save writes the slot map
 // back to it (atomically, by rename), and reloads asked for by SIGHUP are
 // logged.
-func (s *Server) clusterOptions() (command.ClusterOptions, error) {
+func (s *Server) clusterOptions() (engine.ClusterOptions, error) {
 	path, node := s.opts.ClusterConfig, s.opts.ClusterNode
 	if path == "" {
 		if node != "" {
-			return command.ClusterOptions{}, fmt.Errorf("%w: --cluster-node needs --cluster-config", ErrOptions)
+			return engine.ClusterOptions{}, fmt.Errorf("%w: --cluster-node needs --cluster-config", ErrOptions)
 		}
-		return command.ClusterOptions{}, nil
+		return engine.ClusterOptions{}, nil
 	}
 	cfg, err := cluster.Load(path, node)
 	if err != nil {
-		return command.ClusterOptions{}, fmt.Errorf("%w: %w", ErrOptions, err)
+		return engine.ClusterOptions{}, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	st, err := cluster.New(cfg)
 	if err != nil {
-		return command.ClusterOptions{}, fmt.Errorf("%w: %w", ErrOptions, err)
+		return engine.ClusterOptions{}, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	s.log.Info("cluster mode", "config", path, "node", cfg.Myself, "epoch", cfg.Epoch, "nodes", len(cfg.Nodes))
-	return command.ClusterOptions{
+	return engine.ClusterOptions{
 		State:  st,
 		Reload: func() (*cluster.Config, error) { return cluster.Load(path, node) },
 		Save: func(c *cluster.Config) error {

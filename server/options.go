@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/target"
@@ -45,7 +45,7 @@ func DefaultListen() []string {
 // DefaultDatabases is Options.Databases' default, Redis's; MaxDatabases
 // bounds it (each database used is a store of its own).
 const (
-	DefaultDatabases = command.DefaultDatabases
+	DefaultDatabases = engine.DefaultDatabases
 	MaxDatabases     = 1024
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
@@ -32,7 +32,7 @@ type Server struct {
 	opts       Options
 	log        *slog.Logger
 	store      *store.Store
-	engine     *command.Engine
+	engine     *engine.Engine
 	loop       *Loop
 	transports []transport.Server
 	targets    []target.Target
@@ -56,7 +56,7 @@ type Server struct {
 // streamStats are the command counters of one stream transport.
 type streamStats struct {
 	name  string
-	stats *command.Stats
+	stats *engine.Stats
 }
 
 // New builds a server: it validates o, creates the store and the engine,
@@ -79,7 +79,7 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.engine = command.NewEngine(st, command.Options{
+	s.engine = engine.NewEngine(st, engine.Options{
 		Cluster:     co,
 		RequirePass: o.RequirePass,
 		Databases:   o.Databases,
@@ -144,7 +144,7 @@ func (s *Server) handler(name string) EngineHandler {
 			return EngineHandler{e: s.engine, st: ss.stats, name: name, guard: s.auth}
 		}
 	}
-	h := EngineHandler{e: s.engine, st: new(command.Stats), name: name, guard: s.auth}
+	h := EngineHandler{e: s.engine, st: new(engine.Stats), name: name, guard: s.auth}
 	s.streams = append(s.streams, streamStats{name: name, stats: h.st})
 	return h
 }
@@ -235,7 +235,7 @@ func (s *Server) tcpPort() string {
 
 // params are the server's CONFIG parameters. Those that change live apply
 // to every socket listener at once (CONFIG SET runs on the loop).
-func (s *Server) params() []command.Param {
+func (s *Server) params() []engine.Param {
 	socket := func(apply func(*uds.Server)) {
 		for _, t := range s.transports {
 			if u, ok := t.(*uds.Server); ok {
@@ -255,7 +255,7 @@ func (s *Server) params() []command.Param {
 		}
 		return n, nil
 	}
-	return []command.Param{
+	return []engine.Param{
 		{Name: "timeout", Get: func() string { return strconv.FormatInt(int64(s.opts.IdleTimeout/time.Second), 10) },
 			Set: func(v string) error {
 				n, err := intParam(v, 0, math.MaxInt32)
@@ -276,7 +276,7 @@ func (s *Server) params() []command.Param {
 			}},
 		{Name: "maxmemory-clients", Get: func() string { return strconv.FormatInt(s.budget.Limit, 10) },
 			Set: func(v string) error {
-				n, ok := command.ParseMemory(v)
+				n, ok := engine.ParseMemory(v)
 				if !ok || n > math.MaxInt64 {
 					return errors.New("argument must be a memory value")
 				}
@@ -316,15 +316,15 @@ func (s *Server) rewriter() func() error {
 // transports; tests that run a transport on a bare engine make theirs with
 // NewEngineHandler.
 type EngineHandler struct {
-	e     *command.Engine
-	st    *command.Stats
+	e     *engine.Engine
+	st    *engine.Stats
 	name  string     // the transport, for logs
 	guard *authGuard // nil: wrong passwords are neither logged nor delayed
 }
 
 // NewEngineHandler returns a handler whose sessions run on e and count
 // into st, named name in logs. The server makes its own with Env.Handler.
-func NewEngineHandler(e *command.Engine, st *command.Stats, name string) EngineHandler {
+func NewEngineHandler(e *engine.Engine, st *engine.Stats, name string) EngineHandler {
 	return EngineHandler{e: e, st: st, name: name}
 }
 
@@ -342,8 +342,8 @@ func (h EngineHandler) OpenMessage(p proto.Protocol) transport.MessageSession {
 
 // messageSession serves one message-transport client.
 type messageSession struct {
-	e     *command.Engine
-	s     *command.Session
+	e     *engine.Engine
+	s     *engine.Session
 	name  string
 	guard *authGuard
 	fails uint64
@@ -364,7 +364,7 @@ func (s *messageSession) Close() { s.e.Close(s.s) }
 // noteAuthFailures hands a session's new wrong passwords, if any since
 // *seen, to the guard, and returns the delay it asks for; failed is false
 // when there was nothing new (or no guard).
-func noteAuthFailures(s *command.Session, g *authGuard, name string, seen *uint64) (delay time.Duration, failed bool) {
+func noteAuthFailures(s *engine.Session, g *authGuard, name string, seen *uint64) (delay time.Duration, failed bool) {
 	f := s.AuthFailures()
 	if f == *seen || g == nil {
 		return 0, false
@@ -374,8 +374,8 @@ func noteAuthFailures(s *command.Session, g *authGuard, name string, seen *uint6
 }
 
 type engineSession struct {
-	e     *command.Engine
-	s     *command.Session
+	e     *engine.Engine
+	s     *engine.Session
 	name  string
 	guard *authGuard
 	fails uint64        // AuthFailures already seen
@@ -406,7 +406,7 @@ func (s *engineSession) Delay() time.Duration {
 // addresses (CLIENT LIST) and how to close it (CLIENT KILL) and write to it
 // out of turn (MONITOR).
 func (s *engineSession) SetConn(addr, laddr string, fd int, kill func(), push func([]byte) bool) {
-	s.s.Attach(command.Conn{Addr: addr, LocalAddr: laddr, FD: fd, Kill: kill, Push: push})
+	s.s.Attach(engine.Conn{Addr: addr, LocalAddr: laddr, FD: fd, Kill: kill, Push: push})
 }
 func (s *engineSession) Close() { s.e.Close(s.s) }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/transport"
@@ -222,7 +222,7 @@ func socketSource(m *Metrics, socks []*uds.Server, labels prometheus.Labels) {
 }
 
 // latencySource exports each command's latency histogram, which the
-// engine fills from the calls it times (one in command.LatencySampling).
+// engine fills from the calls it times (one in engine.LatencySampling).
 func (s *Server) latencySource(m *Metrics) {
 	type opHist struct {
 		op    request.Op
@@ -236,10 +236,10 @@ func (s *Server) latencySource(m *Metrics) {
 			continue
 		}
 		ops = append(ops, opHist{op: request.Op(op), h: m.Histogram("command_duration_seconds",
-			fmt.Sprintf("Time the loop spent executing a command, from one call in %d.", command.LatencySampling),
-			prometheus.Labels{"command": name}, command.LatencyBounds())})
+			fmt.Sprintf("Time the loop spent executing a command, from one call in %d.", engine.LatencySampling),
+			prometheus.Labels{"command": name}, engine.LatencyBounds())})
 	}
-	var counts [command.LatencyBuckets]uint64
+	var counts [engine.LatencyBuckets]uint64
 	m.Source(func() {
 		// Most commands are never called: only the histograms that moved
 		// since the last publish are copied (a publish stalls the loop).
@@ -266,5 +266,5 @@ func buildInfo(m *Metrics) {
 		}
 	}
 	m.Gauge("build_info", "1, labelled with goblin's version and revision, the Go version and the Redis version goblin reports.",
-		prometheus.Labels{"version": version, "revision": revision, "goversion": runtime.Version(), "redis_version": command.DefaultVersion}).Set(1)
+		prometheus.Labels{"version": version, "revision": revision, "goversion": runtime.Version(), "redis_version": engine.DefaultVersion}).Set(1)
 }

@@ -5,7 +5,7 @@
 // shared-memory rings) and transport/aeron (Aeron IPC and UDP).
 //
 // A transport only moves bytes. Decoding, executing and encoding belong to
-// the command engine (package command), which a Server calls inline from
+// the command engine (package engine), which a Server calls inline from
 // the loop goroutine: no channel, lock or goroutine hop sits between a
 // request's arrival and its execution.
 //

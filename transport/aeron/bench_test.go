@@ -16,7 +16,7 @@ import (
 	ae "github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/client"
-	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/internal/latency"
 	"github.com/goblin-kv/goblin/internal/testproc"
@@ -228,7 +228,7 @@ func goblinRoundTrip(b *testing.B, r *ref, o aeron.Options, clientDir string, pr
 	o.Proto, o.External = pr, true
 	o.Stream, o.ReplyStream = nextStreams()
 	if o.Handler == nil {
-		o.Handler = server.NewEngineHandler(command.NewEngine(st, command.Options{}), new(command.Stats), "aeron")
+		o.Handler = server.NewEngineHandler(engine.NewEngine(st, engine.Options{}), new(engine.Stats), "aeron")
 	}
 	srv, err := aeron.Listen(o)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
@@ -33,7 +33,7 @@ func newEngineHandler(tb testing.TB) transport.MessageHandler {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return server.NewEngineHandler(command.NewEngine(st, command.Options{}), new(command.Stats), "aeron")
+	return server.NewEngineHandler(engine.NewEngine(st, engine.Options{}), new(engine.Stats), "aeron")
 }
 
 // listen fills in o's Handler (an engine) and Dir (a fresh one) when

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/internal/latency"
 	"github.com/goblin-kv/goblin/internal/shm"
@@ -59,8 +59,8 @@ func benchInline(b *testing.B, p proto.Protocol, op string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := command.NewEngine(st, command.Options{})
-	s := command.NewSession(p, nil)
+	e := engine.NewEngine(st, engine.Options{})
+	s := engine.NewSession(p, nil)
 	req := wiretest.Request(p, op)
 	out := make([]byte, 0, 256)
 	for range warmup {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/internal/wiretest"
 	"github.com/goblin-kv/goblin/proto"
@@ -44,9 +44,9 @@ func startParkedServer(t *testing.T, p proto.Protocol) *parkedServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := command.NewEngine(st, command.Options{})
+	eng := engine.NewEngine(st, engine.Options{})
 	dir := filepath.Join(t.TempDir(), "ring")
-	rs, err := ring.Listen(ring.Options{Dir: dir, Proto: p, Handler: server.NewEngineHandler(eng, new(command.Stats), "ring/"+p.String())})
+	rs, err := ring.Listen(ring.Options{Dir: dir, Proto: p, Handler: server.NewEngineHandler(eng, new(engine.Stats), "ring/"+p.String())})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/internal/testproc"
 	"github.com/goblin-kv/goblin/proto"
@@ -55,8 +55,8 @@ func newServer(dir string, p proto.Protocol, idle string) (*ring.Server, *server
 	if err != nil {
 		return nil, nil, err
 	}
-	eng := command.NewEngine(st, command.Options{})
-	rs, err := ring.Listen(ring.Options{Dir: dir, Proto: p, Handler: server.NewEngineHandler(eng, new(command.Stats), "ring/"+p.String())})
+	eng := engine.NewEngine(st, engine.Options{})
+	rs, err := ring.Listen(ring.Options{Dir: dir, Proto: p, Handler: server.NewEngineHandler(eng, new(engine.Stats), "ring/"+p.String())})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/proto/resp"
+	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
+)
+
+// hotRequests are the wire bytes of PING, SET (16-byte value) and GET in
+// each protocol: RESP as redis-benchmark sends it, SBE SOFH-framed as on a
+// socket and bare as on the ring or Aeron.
+type hotRequest struct {
+	name        string
+	resp        []byte
+	sbeFramed   []byte
+	sbeMessage  []byte
+	wantRESP    string
+	wantSBEKind reply.Kind
+}
+
+func hotRequests() []hotRequest {
+	var c sbe.Codec
+	key := []byte("key:000000000042")
+	val := []byte("0123456789abcdef")
+	mk := func(name string, args []string, r request.Request, want string, kind reply.Kind) hotRequest {
+		r.CorrelationID = 77
+		return hotRequest{
+			name: name, resp: resp.AppendCommandString(nil, args...),
+			sbeFramed: sbe.AppendFramed(nil, &c, &r), sbeMessage: c.AppendRequest(nil, &r),
+			wantRESP: want, wantSBEKind: kind,
+		}
+	}
+	return []hotRequest{
+		mk("PING", []string{"PING"}, request.Request{Op: request.OpPing}, "+PONG\r\n", reply.Simple),
+		mk("SET", []string{"SET", string(key), string(val)}, request.Request{Op: request.OpSet, Key: key, Value: val}, "+OK\r\n", reply.Simple),
+		mk("GET", []string{"GET", string(key)}, request.Request{Op: request.OpGet, Key: key}, "$16\r\n0123456789abcdef\r\n", reply.Bulk),
+	}
+}
+
+func benchEngine(tb testing.TB) (*Engine, *Session, *Session) {
+	e, _ := newEngine(tb, Options{})
+	rs := NewSession(proto.RESP, nil)
+	ss := NewSession(proto.SBE, nil)
+	do(tb, e, rs, "SET", "key:000000000042", "0123456789abcdef")
+	return e, rs, ss
+}
+
+// BenchmarkServe measures decode + execute + encode of one request,
+// through the same entry points the transports call.
+func BenchmarkServe(b *testing.B) {
+	for _, h := range hotRequests() {
+		b.Run(h.name+"/RESP", func(b *testing.B) {
+			e, s, _ := benchEngine(b)
+			out := make([]byte, 0, 256)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				_, out, _ = e.ServeStream(s, h.resp, out[:0])
+			}
+			if string(out) != h.wantRESP {
+				b.Fatalf("reply %q", out)
+			}
+		})
+		b.Run(h.name+"/SBE-stream", func(b *testing.B) {
+			e, _, s := benchEngine(b)
+			out := make([]byte, 0, 256)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				_, out, _ = e.ServeStream(s, h.sbeFramed, out[:0])
+			}
+		})
+		b.Run(h.name+"/SBE-message", func(b *testing.B) {
+			e, _, s := benchEngine(b)
+			out := make([]byte, 0, 256)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				out, _ = e.ServeMessage(s, h.sbeMessage, out[:0])
+			}
+		})
+	}
+}
+
+// TestServeAllocs proves with AllocsPerRun what the benchmarks report:
+// PING, SET and GET in either protocol allocate nothing.
+func TestServeAllocs(t *testing.T) {
+	e, rs, ss := benchEngine(t)
+	var c sbe.Codec
+	var rep reply.Reply
+	for _, h := range hotRequests() {
+		out := make([]byte, 0, 256)
+		// Check the replies once, then count allocations.
+		_, out, _ = e.ServeStream(rs, h.resp, out[:0])
+		if string(out) != h.wantRESP {
+			t.Fatalf("%s RESP reply %q", h.name, out)
+		}
+		out, _ = e.ServeMessage(ss, h.sbeMessage, out[:0])
+		if err := c.DecodeReply(out, &rep); err != nil || rep.Kind != h.wantSBEKind || rep.CorrelationID != 77 {
+			t.Fatalf("%s SBE reply %+v %v", h.name, rep, err)
+		}
+		for _, run := range []struct {
+			name string
+			f    func()
+		}{
+			{"RESP", func() { _, out, _ = e.ServeStream(rs, h.resp, out[:0]) }},
+			{"SBE-stream", func() { _, out, _ = e.ServeStream(ss, h.sbeFramed, out[:0]) }},
+			{"SBE-message", func() { out, _ = e.ServeMessage(ss, h.sbeMessage, out[:0]) }},
+		} {
+			if a := testing.AllocsPerRun(500, run.f); a != 0 {
+				t.Errorf("%s %s allocates %.1f times per request, want 0", h.name, run.name, a)
+			}
+		}
+	}
+}

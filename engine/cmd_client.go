@@ -1,0 +1,285 @@
+package engine
+
+import (
+	"encoding/binary"
+	"strconv"
+
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
+)
+
+// The CLIENT subcommands and RESET: every session is listed by the engine
+// (Open/Close), whatever transport it came on; its addresses come from the
+// transport when it offers them (Session.Attach).
+
+func (e *Engine) clientID(s *Session, _ *request.Request) { e.integer(int64(s.ID)) }
+
+// clientInfo answers CLIENT INFO: this connection's CLIENT LIST line.
+func (e *Engine) clientInfo(s *Session, r *request.Request) {
+	s.lastOp = r.Op // the command being run, as Redis shows it
+	b := e.appendClientLine(e.scratch[:0], s)
+	b = append(b, '\n')
+	e.scratch = b[:0]
+	e.res.Kind, e.res.Value = reply.Verbatim, b
+}
+
+// clientList answers CLIENT LIST [TYPE t] [ID id ...]. Every goblin client
+// is of type normal.
+func (e *Engine) clientList(caller *Session, r *request.Request) {
+	caller.lastOp = r.Op // the command being run, as Redis shows it
+	b := e.scratch[:0]
+	switch {
+	case len(r.Args) > 0:
+		for _, id := range r.Args {
+			if s := e.sessionByID(binary.LittleEndian.Uint64(id)); s != nil {
+				b = append(e.appendClientLine(b, s), '\n')
+			}
+		}
+	case len(r.Value) == 0 || request.EqualFold(r.Value, "normal"):
+		for _, s := range e.sessions {
+			b = append(e.appendClientLine(b, s), '\n')
+		}
+	}
+	e.scratch = b[:0]
+	e.res.Kind, e.res.Value = reply.Verbatim, b
+}
+
+func (e *Engine) sessionByID(id uint64) *Session {
+	for _, s := range e.sessions {
+		if s.ID == id {
+			return s
+		}
+	}
+	return nil
+}
+
+// appendClientLine appends s's CLIENT LIST line, with Redis 7's fields
+// (those goblin has no use for are 0) and 7.2's lib-name and lib-ver.
+func (e *Engine) appendClientLine(b []byte, s *Session) []byte {
+	num := func(k string, v int64) {
+		b = append(b, k...)
+		b = strconv.AppendInt(b, v, 10)
+	}
+	num("id=", int64(s.ID))
+	b = append(b, " addr="...)
+	b = append(b, s.conn.Addr...)
+	b = append(b, " laddr="...)
+	b = append(b, s.conn.LocalAddr...)
+	fd := int64(s.conn.FD)
+	if s.conn.Addr == "" {
+		fd = -1
+	}
+	num(" fd=", fd)
+	b = append(b, " name="...)
+	b = append(b, s.name...)
+	num(" age=", max(e.now-s.createdAt, 0)/1000)
+	num(" idle=", max(e.now-s.lastAt, 0)/1000)
+	b = append(b, " flags="...)
+	flags := len(b)
+	if s.monitor {
+		b = append(b, 'O')
+	}
+	if s.tx.on {
+		b = append(b, 'x')
+	}
+	if s.tx.dirty {
+		b = append(b, 'd')
+	}
+	if s.unix {
+		b = append(b, 'U')
+	}
+	if s.noEvict {
+		b = append(b, 'e')
+	}
+	if s.noTouch {
+		b = append(b, 'T')
+	}
+	if len(b) == flags {
+		b = append(b, 'N')
+	}
+	num(" db=", int64(s.db))
+	b = append(b, " sub=0 psub=0 ssub=0"...)
+	multi := int64(-1)
+	if s.tx.on {
+		multi = int64(s.tx.n)
+	}
+	num(" multi=", multi)
+	b = append(b, " qbuf=0 qbuf-free=0 argv-mem=0"...)
+	num(" multi-mem=", int64(cap(s.tx.buf)))
+	b = append(b, " rbs=0 rbp=0 obl=0 oll=0 omem=0"...)
+	num(" tot-mem=", int64(cap(s.tx.buf)+cap(s.tx.keys)+s.Buffered()))
+	b = append(b, " events=r cmd="...)
+	if s.lastOp == request.OpNone {
+		b = append(b, "NULL"...)
+	} else {
+		b = append(b, request.Name(s.lastOp)...)
+	}
+	b = append(b, " user=default redir=-1"...)
+	num(" resp=", 2+b2i(s.resp3))
+	b = append(b, " lib-name="...)
+	b = append(b, s.libName...)
+	b = append(b, " lib-ver="...)
+	return append(b, s.libVer...)
+}
+
+// clientKill answers CLIENT KILL addr (OK, or "No such client") and CLIENT
+// KILL with filters (how many clients matched). Another client is closed
+// through its transport when it can be, else when it next sends a request;
+// the caller, when it matches, gets its reply first.
+func (e *Engine) clientKill(s *Session, r *request.Request) {
+	var id uint64
+	var addr, laddr []byte
+	skipMe := true
+	if r.Flags&request.FlagKillAddr != 0 {
+		addr, skipMe = r.Value, false
+	}
+	for i := 0; i+1 < len(r.Args); i += 2 {
+		f, v := r.Args[i], r.Args[i+1]
+		switch {
+		case request.EqualFold(f, "id"):
+			n, _ := strconv.ParseUint(string(v), 10, 64)
+			id = n
+		case request.EqualFold(f, "addr"):
+			addr = v
+		case request.EqualFold(f, "laddr"):
+			laddr = v
+		case request.EqualFold(f, "skipme"):
+			skipMe = request.EqualFold(v, "yes")
+		case request.EqualFold(f, "type"):
+			if !request.EqualFold(v, "normal") {
+				id = ^uint64(0) // goblin's clients are all normal: none matches
+			}
+		}
+	}
+	killed := 0
+	for i := len(e.sessions) - 1; i >= 0; i-- { // backwards: Close moves the last session into i
+		c := e.sessions[i]
+		switch {
+		case id != 0 && c.ID != id, addr != nil && string(addr) != c.conn.Addr,
+			laddr != nil && string(laddr) != c.conn.LocalAddr, c == s && skipMe:
+			continue
+		}
+		killed++
+		if c == s {
+			s.quit = true // after this reply
+			continue
+		}
+		// Gone for the engine at once (CLIENT LIST, a second KILL), as in
+		// Redis; the transport closes the connection when it can, else
+		// the session refuses its next request.
+		c.killed, c.quit = true, true // quit: the session serves nothing more
+		if c.conn.Kill != nil {
+			c.conn.Kill()
+		}
+		e.Close(c)
+	}
+	if r.Flags&request.FlagKillAddr != 0 {
+		if killed == 0 {
+			e.errText(reply.Err, "ERR No such client")
+			return
+		}
+		e.ok()
+		return
+	}
+	e.integer(int64(killed))
+}
+
+func (e *Engine) clientNoEvict(s *Session, r *request.Request) {
+	s.noEvict = r.Amount == 1
+	e.ok()
+}
+
+func (e *Engine) clientNoTouch(s *Session, r *request.Request) {
+	s.noTouch = r.Amount == 1
+	e.ok()
+}
+
+// clientPause answers CLIENT PAUSE timeout [WRITE|ALL]: socket clients'
+// commands (every one, or those that write) wait until the timeout or
+// CLIENT UNPAUSE, held by their transport (see Session.Hold).
+func (e *Engine) clientPause(_ *Session, r *request.Request) {
+	until := e.clock.NowMillis() + r.Amount
+	if until > e.pauseUntil || (e.pauseWrites && r.Flags&request.FlagPauseWrite == 0) {
+		e.pauseUntil = until
+	}
+	e.pauseWrites = r.Flags&request.FlagPauseWrite != 0
+	e.ok()
+}
+
+func (e *Engine) clientUnpause(*Session, *request.Request) {
+	e.pauseUntil, e.pauseWrites = 0, false
+	e.ok()
+}
+
+// clientReply answers CLIENT REPLY ON|OFF|SKIP: only ON is answered.
+func (e *Engine) clientReply(s *Session, r *request.Request) {
+	switch r.Amount {
+	case request.ReplyOn:
+		s.mute = 0
+		e.ok()
+	case request.ReplyOff:
+		s.mute = -1
+	case request.ReplySkip:
+		s.mute = 2 // this command's reply and the next one's
+	}
+}
+
+func (e *Engine) clientGetRedir(*Session, *request.Request) { e.integer(-1) }
+
+// clientTrackingInfo answers CLIENT TRACKINGINFO: tracking is always off.
+func (e *Engine) clientTrackingInfo(*Session, *request.Request) {
+	e.begin(reply.Map)
+	e.addBulkStr("flags")
+	e.push(reply.Set)
+	e.addBulkStr("off")
+	e.pop()
+	e.addBulkStr("redirect")
+	e.addInt(-1)
+	e.addBulkStr("prefixes")
+	e.push(reply.Array)
+	e.pop()
+	e.end()
+}
+
+// clientTracking answers CLIENT TRACKING: goblin sends no invalidation
+// messages, so ON is refused; OFF (its state already) is accepted.
+func (e *Engine) clientTracking(_ *Session, r *request.Request) {
+	if r.Amount == 1 {
+		e.errText(reply.Err, "ERR goblin does not support client-side caching (CLIENT TRACKING ON)")
+		return
+	}
+	e.ok()
+}
+
+func (e *Engine) clientCaching(*Session, *request.Request) {
+	e.errText(reply.Err, "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled")
+}
+
+func (e *Engine) clientUnblock(*Session, *request.Request) { e.integer(0) }
+
+func (e *Engine) clientSetInfo(s *Session, r *request.Request) {
+	switch {
+	case request.EqualFold(r.Key, "lib-name"):
+		s.libName = append(s.libName[:0], r.Value...)
+	case request.EqualFold(r.Key, "lib-ver"):
+		s.libVer = append(s.libVer[:0], r.Value...)
+	default:
+		e.fail(reply.Syntax, "ERR Unrecognized option '", r.Key, "'")
+		return
+	}
+	e.ok()
+}
+
+var txtReset = []byte("RESET")
+
+// reset answers RESET: the connection as it was on connecting (no
+// transaction or watched keys, database 0, RESP2, no name, replies on, no
+// MONITOR, and not authenticated when a password is required).
+func (e *Engine) reset(s *Session, _ *request.Request) {
+	e.endTx(s)
+	e.stopMonitor(s)
+	s.db, s.resp3, s.name = 0, false, s.name[:0]
+	s.mute, s.noTouch = 0, false
+	s.authed = e.o.RequirePass == ""
+	e.simple(txtReset)
+}

@@ -1,0 +1,231 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/goblin-kv/goblin/glob"
+	"github.com/goblin-kv/goblin/redisconf"
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/store"
+)
+
+// CONFIG GET and SET over the engine's parameters and the server's
+// (Options.Params). Names are Redis's; CONFIG GET matches them with
+// Redis's glob, ignoring case.
+
+var errImmutable = errors.New("can't set immutable config")
+
+// params returns every parameter, the engine's first, built once.
+func (e *Engine) params() []Param {
+	if e.paramList != nil {
+		return e.paramList
+	}
+	fixed := func(v string) func() string { return func() string { return v } }
+	e.paramList = append([]Param{
+		{Name: "maxmemory", Get: func() string { return strconv.FormatInt(e.dbs[0].Options().MaxMemory, 10) },
+			Set: func(v string) error {
+				n, ok := ParseMemory(v)
+				if !ok || n > 1<<62 {
+					return errors.New("argument must be a memory value")
+				}
+				return e.dbs[0].SetMaxMemory(int64(n))
+			}},
+		{Name: "maxmemory-policy", Get: func() string { return e.dbs[0].Options().Eviction.String() },
+			Set: func(v string) error {
+				p, err := store.ParseEvictionPolicy(strings.ToLower(v))
+				switch {
+				case err == nil:
+					return e.dbs[0].SetEviction(p)
+				case redisPolicy(strings.ToLower(v)):
+					return errors.New("goblin evicts with noeviction, allkeys-lru or volatile-ttl only")
+				}
+				return errors.New("argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction")
+			}},
+		{Name: "maxmemory-samples", Get: fixed("5")},
+		{Name: "maxmemory-eviction-tenacity", Get: fixed("10")},
+		{Name: "requirepass", Get: func() string { return e.o.RequirePass },
+			Set: func(v string) error {
+				e.o.RequirePass, e.passBytes = v, nil
+				return nil
+			}},
+		{Name: "databases", Get: func() string { return strconv.Itoa(e.o.Databases) }},
+		{Name: "save", Get: fixed(""), Set: func(v string) error {
+			if strings.TrimSpace(v) != "" {
+				return errors.New("goblin does not persist data: save must be empty")
+			}
+			return nil
+		}},
+		{Name: "appendonly", Get: fixed("no"), Set: func(v string) error {
+			switch strings.ToLower(v) {
+			case "no":
+				return nil
+			case "yes":
+				return errors.New("goblin does not persist data: appendonly must be no")
+			}
+			return errors.New("argument must be 'yes' or 'no'")
+		}},
+		{Name: "proto-max-bulk-len", Get: func() string { return strconv.Itoa(e.o.Limits.MaxBulkLen) }},
+		{Name: "lfu-log-factor", Get: fixed("10")},
+		{Name: "lfu-decay-time", Get: fixed("1")},
+	}, e.o.Params...)
+	if e.o.Limits.MaxBulkLen == 0 {
+		e.paramList[8].Get = fixed(strconv.Itoa(512 << 20))
+	}
+	return e.paramList
+}
+
+// redisPolicy reports whether p is one of Redis's eviction policies.
+func redisPolicy(p string) bool {
+	switch p {
+	case "volatile-lru", "volatile-lfu", "volatile-random", "allkeys-lfu", "allkeys-random":
+		return true
+	}
+	return false
+}
+
+// ParseMemory reads a memory value of CONFIG SET as Redis's memtoull does
+// (redisconf.ParseMemory: digits and an optional unit, k 1000, kb 1024),
+// except that a value without digits, which memtoull reads as 0, is
+// refused.
+func ParseMemory(v string) (uint64, bool) {
+	if v == "" || v[0] < '0' || v[0] > '9' {
+		return 0, false
+	}
+	n, err := redisconf.ParseMemory(v)
+	return n, err == nil
+}
+
+func (e *Engine) findParam(name []byte) *Param {
+	ps := e.params()
+	for i := range ps {
+		if request.EqualFold(name, ps[i].Name) {
+			return &ps[i]
+		}
+	}
+	return nil
+}
+
+// configGet answers CONFIG GET pattern [pattern ...]: each matching
+// parameter once, as a map (a flat array in RESP2).
+func (e *Engine) configGet(_ *Session, r *request.Request) {
+	ps := e.params()
+	shown := e.configShown[:0] // the name each parameter is answered under; nil: not asked for
+	for range ps {
+		shown = append(shown, nil)
+	}
+	e.configShown = shown
+	pats := append(e.configPairs[:0], r.Key)
+	pats = append(pats, r.Args...)
+	e.configPairs = pats
+	for _, pat := range pats {
+		for i := range ps {
+			switch {
+			case shown[i] != nil:
+			case bytes.ContainsAny(pat, "[*?"):
+				if glob.MatchFold(pat, bs(ps[i].Name)) {
+					shown[i] = bs(ps[i].Name)
+				}
+			case request.EqualFold(pat, ps[i].Name):
+				shown[i] = pat // a name asked for as such is answered as spelt, as Redis does
+			}
+		}
+	}
+	e.begin(reply.Map)
+	for i, name := range shown {
+		if name != nil {
+			e.addBulk(name)
+			e.addCopy(reply.Bulk, []byte(ps[i].Get()))
+		}
+	}
+	e.end()
+}
+
+// configSet answers CONFIG SET parameter value [parameter value ...]: all
+// are checked (known, settable, not named twice) before any is set, and
+// when a value is refused the ones already set are put back.
+func (e *Engine) configSet(_ *Session, r *request.Request) {
+	pairs := e.configPairs[:0]
+	pairs = append(pairs, r.Key, r.Value)
+	pairs = append(pairs, r.Args...)
+	e.configPairs = pairs
+	for i := 0; i+1 < len(pairs); i += 2 {
+		p := e.findParam(pairs[i])
+		switch {
+		case p == nil:
+			e.fail(reply.Err, "ERR Unknown option or number of arguments for CONFIG SET - '", pairs[i], "'")
+			return
+		case p.Set == nil:
+			e.configFailed(p.Name, errImmutable)
+			return
+		}
+		for j := 0; j < i; j += 2 {
+			if request.EqualFold(pairs[j], p.Name) {
+				e.configFailed(p.Name, errors.New("duplicate parameter"))
+				return
+			}
+		}
+	}
+	old := make([]string, 0, len(pairs)/2)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		p := e.findParam(pairs[i])
+		prev := p.Get()
+		if err := p.Set(string(pairs[i+1])); err != nil {
+			for j := len(old) - 1; j >= 0; j-- { // put the earlier ones back
+				_ = e.findParam(pairs[2*j]).Set(old[j])
+			}
+			e.configFailed(p.Name, err)
+			return
+		}
+		old = append(old, prev)
+	}
+	e.ok()
+}
+
+func (e *Engine) configFailed(name string, err error) {
+	e.errBuf = append(e.errBuf[:0], "ERR CONFIG SET failed (possibly related to argument '"...)
+	e.errBuf = append(e.errBuf, name...)
+	e.errBuf = append(e.errBuf, "') - "...)
+	e.errBuf = append(e.errBuf, err.Error()...)
+	e.setError(reply.Err, e.errBuf)
+}
+
+// configRewrite answers CONFIG REWRITE: the server's Rewrite writes its
+// configuration file, with Redis's error texts.
+func (e *Engine) configRewrite(*Session, *request.Request) {
+	if e.o.Rewrite == nil {
+		e.errText(reply.Err, "ERR The server is running without a config file")
+		return
+	}
+	if err := e.o.Rewrite(); err != nil {
+		e.errBuf = append(append(e.errBuf[:0], "ERR Rewriting config file: "...), err.Error()...)
+		e.setError(reply.Err, e.errBuf)
+		return
+	}
+	e.ok()
+}
+
+// ConfigValue returns the current value of the configuration parameter
+// name as CONFIG GET shows it. Call it on the loop goroutine only.
+func (e *Engine) ConfigValue(name string) (string, bool) {
+	p := e.findParam([]byte(name))
+	if p == nil {
+		return "", false
+	}
+	return p.Get(), true
+}
+
+// configResetStat answers CONFIG RESETSTAT: INFO's counters start over.
+func (e *Engine) configResetStat(*Session, *request.Request) {
+	for _, st := range e.dbs {
+		if st != nil {
+			st.ResetStats()
+		}
+	}
+	e.errors = e.errors[:0]
+	e.cmd = [request.NumOps]cmdStat{}
+	e.ok()
+}

@@ -1,0 +1,187 @@
+package engine
+
+import (
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/store"
+)
+
+// Databases: Redis's numbered keyspaces. Each is a store; all share the
+// first one's memory cap (store.Sibling). A database is created the first
+// time a command names it, so e.dbs[i] is set for every database a
+// session has selected.
+
+// db returns database i, creating it on first use; nil and an error
+// reply when i is out of range or the store cannot be made.
+func (e *Engine) db(i int64) *store.Store {
+	if i < 0 || i >= int64(e.o.Databases) {
+		e.errText(reply.OutOfRange, "ERR DB index is out of range")
+		return nil
+	}
+	for int64(len(e.dbs)) <= i {
+		e.dbs = append(e.dbs, nil)
+	}
+	if e.dbs[i] == nil {
+		st, err := e.dbs[0].Sibling()
+		if err != nil {
+			e.storeError(err)
+			return nil
+		}
+		e.dbs[i] = st
+	}
+	return e.dbs[i]
+}
+
+// Tick does up to budget units of every database's background work
+// (store.Store.Tick), the selected ones first in turn, and returns the
+// work done. The loop calls it in place of the store's Tick.
+func (e *Engine) Tick(budget int) int {
+	e.now = e.clock.NowMillis()
+	e.sampleOps()
+	work := 0
+	for i := range e.dbs {
+		j := (e.tickNext + i) % len(e.dbs)
+		if st := e.dbs[j]; st != nil && work < budget {
+			work += st.Tick(budget - work)
+		}
+	}
+	e.tickNext = (e.tickNext + 1) % len(e.dbs)
+	if e.cl != nil {
+		e.tickCluster()
+	}
+	return work
+}
+
+func (e *Engine) selectDB(s *Session, r *request.Request) {
+	if e.cl != nil && r.Amount != 0 {
+		e.errText(reply.Err, "ERR SELECT is not allowed in cluster mode")
+		return
+	}
+	if e.db(r.Amount) == nil {
+		return
+	}
+	s.db = int(r.Amount)
+	e.ok()
+}
+
+// swapDB answers SWAPDB a b: the two databases exchange their contents
+// for every client (a pointer exchange).
+func (e *Engine) swapDB(_ *Session, r *request.Request) {
+	a, b := e.db(r.Amount), e.db(r.Amount2)
+	if a == nil || b == nil {
+		return
+	}
+	if len(e.watchers) > 0 { // a watched key that exists on either side changes
+		for _, i := range [2]int64{r.Amount, r.Amount2} {
+			e.touchExisting(int(i), a)
+			e.touchExisting(int(i), b)
+		}
+	}
+	e.dbs[r.Amount], e.dbs[r.Amount2] = b, a
+	e.ok()
+}
+
+// move answers MOVE key db.
+func (e *Engine) move(s *Session, r *request.Request) {
+	dst := e.db(r.Amount)
+	if dst == nil {
+		return
+	}
+	if dst == e.st {
+		e.errText(reply.Err, "ERR source and destination objects are the same")
+		return
+	}
+	if e.transfer(dst, r.Key, r.Key, false) {
+		e.st.Del(r.Key)
+		e.touchKey(int(r.Amount), r.Key)
+		e.integer(1)
+	}
+}
+
+// transfer copies key's value, type and expiry from the selected database
+// into dst as dstKey (replacing one there only when replace), MOVE's and
+// COPY's common step. When nothing was copied it has answered: 0 for a
+// missing source or an existing destination, or the store's error.
+func (e *Engine) transfer(dst *store.Store, key, dstKey []byte, replace bool) bool {
+	val, kind, at, ok := e.st.Export(e.scratch[:0], key)
+	e.scratch = val[:0]
+	if !ok {
+		e.integer(0)
+		return false
+	}
+	done, err := dst.Import(dstKey, val, kind, at, replace)
+	switch {
+	case err != nil:
+		e.storeError(err)
+	case !done:
+		e.integer(0)
+	}
+	return err == nil && done
+}
+
+// copyKey answers COPY source destination [DB db] [REPLACE].
+func (e *Engine) copyKey(s *Session, r *request.Request) {
+	dst := e.st
+	if r.Flags&request.FlagDB != 0 {
+		if dst = e.db(r.Amount); dst == nil {
+			return
+		}
+	}
+	if dst == e.st && string(r.Key) == string(r.Args[0]) {
+		e.errText(reply.Err, "ERR source and destination objects are the same")
+		return
+	}
+	if !e.transfer(dst, r.Key, r.Args[0], r.Flags&request.FlagReplace != 0) {
+		return
+	}
+	if dst != e.st {
+		e.touchKey(int(r.Amount), r.Args[0])
+	}
+	e.integer(1)
+}
+
+func (e *Engine) flush(s *Session, r *request.Request) {
+	for i, st := range e.dbs {
+		if st == nil || (r.Op == request.OpFlushDB && i != s.db) {
+			continue
+		}
+		if len(e.watchers) > 0 {
+			e.touchExisting(i, st)
+		}
+		st.Flush()
+	}
+	e.ok()
+}
+
+// opsSample is the command count at one moment, for INFO's
+// instantaneous_ops_per_sec.
+type opsSample struct {
+	at    int64 // unix ms
+	total uint64
+}
+
+// sampleOps records the command count every 100 ms.
+func (e *Engine) sampleOps() {
+	last := &e.opsAt[(e.opsNext+len(e.opsAt)-1)%len(e.opsAt)]
+	if e.now-last.at < 100 {
+		return
+	}
+	e.opsAt[e.opsNext] = opsSample{at: e.now, total: e.processed()}
+	e.opsNext = (e.opsNext + 1) % len(e.opsAt)
+}
+
+// opsPerSec is the command rate over the samples kept (about 1.6 s).
+func (e *Engine) opsPerSec() int64 {
+	newest := e.opsAt[(e.opsNext+len(e.opsAt)-1)%len(e.opsAt)]
+	oldest := e.opsAt[e.opsNext]
+	if oldest.at == 0 {
+		oldest = e.opsAt[0]
+	}
+	if newest.at <= oldest.at || newest.total < oldest.total { // none yet, or a CONFIG RESETSTAT between
+		return 0
+	}
+	return int64(float64(newest.total-oldest.total) * 1000 / float64(newest.at-oldest.at))
+}
+
+// notePeak keeps the highest memory use seen (INFO's used_memory_peak).
+func (e *Engine) notePeak(used int64) { e.peakUsed = max(e.peakUsed, used) }

@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"errors"
+
+	"github.com/goblin-kv/goblin/proto/argv"
+	"github.com/goblin-kv/goblin/rdb"
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/store"
+)
+
+// DUMP and RESTORE in Redis 7.0's payload format (package rdb): the RDB
+// type byte, the value as an RDB file holds it, the RDB version (2 bytes,
+// little-endian) and Redis's CRC-64 of all that (8 bytes, little-endian).
+// A string is written as Redis writes it (an integer that fits 32 bits in
+// its integer form, LZF when that saves space, else raw), so goblin's DUMP
+// is byte for byte Redis's and either restores the other's payloads.
+
+// bigDump is the size of value above which DUMP and RESTORE use a
+// throw-away encoder or decoder, so that the engine's own keep only the
+// buffers of ordinary values.
+const bigDump = 1 << 20
+
+func (e *Engine) dump(_ *Session, r *request.Request) {
+	p, _, ok := e.appendDump(e.dumpBuf[:0], r.Key)
+	e.dumpBuf = p[:0]
+	if !ok {
+		e.null()
+		return
+	}
+	e.bulk(p)
+}
+
+// appendDump appends key's DUMP payload to dst and returns it with the
+// key's expiry (unix ms, 0 for none); ok is false, and dst returned
+// unchanged, when the key is missing.
+func (e *Engine) appendDump(dst, key []byte) (payload []byte, expireAt int64, ok bool) {
+	val, _, at, ok := e.st.Export(e.scratch[:0], key)
+	e.scratch = val[:0]
+	if !ok {
+		return dst, 0, false
+	}
+	e.dumpVal = rdb.Value{Kind: rdb.KindString, Str: val}
+	var err error
+	if len(val) > bigDump {
+		payload, err = rdb.AppendDump(dst, &e.dumpVal)
+	} else {
+		if e.dumpEnc == nil {
+			e.dumpEnc = rdb.NewEncoder(nil, rdb.EncoderOptions{})
+		}
+		payload, err = e.dumpEnc.AppendDump(dst, &e.dumpVal)
+	}
+	e.dumpVal.Str = nil
+	if err != nil { // a string always encodes; kept for a future kind
+		panic("command: DUMP of a string: " + err.Error())
+	}
+	return payload, at, true
+}
+
+// restore answers RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s]
+// [FREQ f] as Redis 7.0 does: the ttl, if any, is in r.Expire (relative:
+// PX, absolute: PXAT); IDLETIME and FREQ are checked by the parser and
+// have nothing to set here (goblin keeps no per-key LRU or LFU state).
+func (e *Engine) restore(_ *Session, r *request.Request) {
+	replace := r.Flags&request.FlagReplace != 0
+	if !replace && e.st.Exists(r.Key) {
+		e.errText(reply.BusyKey, "BUSYKEY Target key name already exists.")
+		return
+	}
+	if r.Expire < 0 { // checked after BUSYKEY, as Redis does
+		if r.Expire == argv.RestoreTTLNotInteger {
+			e.errText(reply.NotInteger, "ERR value is not an integer or out of range")
+		} else {
+			e.errText(reply.Err, "ERR Invalid TTL value, must be >= 0")
+		}
+		return
+	}
+	p := r.Value
+	if len(p) < 10 { // Redis's verifyDumpPayload: no room for the footer
+		e.errText(reply.Err, "ERR DUMP payload version or checksum are wrong")
+		return
+	}
+	dec := e.dumpDec
+	if len(p) > bigDump {
+		dec = rdb.NewDecoder(nil, rdb.DecoderOptions{})
+	} else if dec == nil {
+		dec = rdb.NewDecoder(nil, rdb.DecoderOptions{})
+		e.dumpDec = dec
+	}
+	v, err := dec.DecodeDump(p)
+	if err != nil {
+		var re *rdb.Error
+		switch {
+		case errors.Is(err, rdb.ErrVersion), errors.Is(err, rdb.ErrChecksum):
+			e.errText(reply.Err, "ERR DUMP payload version or checksum are wrong")
+		case errors.Is(err, rdb.ErrUnsupported) && errors.As(err, &re):
+			e.errText(reply.Err, "ERR Bad data format: the payload holds a "+re.Type+", a type goblin does not store")
+		default:
+			e.errText(reply.Err, "ERR Bad data format")
+		}
+		return
+	}
+	if v.Kind != rdb.KindString {
+		e.errText(reply.Err, "ERR Bad data format: the payload holds a "+rdb.TypeName(p[0])+", a type goblin does not store")
+		return
+	}
+	var at int64
+	if r.Expiry != request.ExpiryNone {
+		at = r.Expire
+		if r.Expiry == request.ExpiryPX {
+			at += e.clock.NowMillis()
+		}
+	}
+	if replace {
+		e.st.Del(r.Key)
+	}
+	if at != 0 && at <= e.clock.NowMillis() {
+		e.ok() // already expired: nothing to create, as Redis
+		return
+	}
+	// Kept as SET keeps it: Redis's RESTORE runs tryObjectEncoding on the
+	// string it loads, so OBJECT ENCODING says int, embstr or raw as after SET.
+	if _, err := e.st.Import(r.Key, v.Str, store.AsSet, at, true); err != nil {
+		e.storeError(err)
+		return
+	}
+	e.ok()
+}

@@ -1,0 +1,150 @@
+package engine
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/proto/resp"
+	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
+)
+
+// step is one command of the conformance script, written out by hand in
+// both protocols (so the test checks the RESP decoder against an
+// independent statement of what each command means).
+type step struct {
+	resp    []string
+	sbe     request.Request
+	advance time.Duration // move the clock after the step
+}
+
+func b(s string) []byte { return []byte(s) }
+
+func strs(s ...string) [][]byte {
+	out := make([][]byte, len(s))
+	for i := range s {
+		out[i] = []byte(s[i])
+	}
+	return out
+}
+
+var conformanceScript = []step{
+	{resp: []string{"PING"}, sbe: request.Request{Op: request.OpPing}},
+	{resp: []string{"PING", "hello"}, sbe: request.Request{Op: request.OpPing, Args: strs("hello")}},
+	{resp: []string{"ECHO", "e"}, sbe: request.Request{Op: request.OpEcho, Value: b("e")}},
+	{resp: []string{"GET", "k"}, sbe: request.Request{Op: request.OpGet, Key: b("k")}},
+	{resp: []string{"SET", "k", "0123456789abcdef"}, sbe: request.Request{Op: request.OpSet, Key: b("k"), Value: b("0123456789abcdef")}},
+	{resp: []string{"GET", "k"}, sbe: request.Request{Op: request.OpGet, Key: b("k")}},
+	{resp: []string{"SET", "k", "x", "NX"}, sbe: request.Request{Op: request.OpSet, Key: b("k"), Value: b("x"), Flags: request.FlagNX}},
+	{resp: []string{"SET", "k", "x", "XX", "GET"}, sbe: request.Request{Op: request.OpSet, Key: b("k"), Value: b("x"), Flags: request.FlagXX | request.FlagGet}},
+	{resp: []string{"SET", "k2", "x", "XX"}, sbe: request.Request{Op: request.OpSet, Key: b("k2"), Value: b("x"), Flags: request.FlagXX}},
+	{resp: []string{"SET", "k2", "y", "GET"}, sbe: request.Request{Op: request.OpSet, Key: b("k2"), Value: b("y"), Flags: request.FlagGet}},
+	{resp: []string{"SET", "k", "v", "EX", "0"}, sbe: request.Request{Op: request.OpSet, Key: b("k"), Value: b("v"), Expiry: request.ExpiryEX, Expire: 0}},
+	{resp: []string{"SET", "k", "v", "EX", "10"}, sbe: request.Request{Op: request.OpSet, Key: b("k"), Value: b("v"), Expiry: request.ExpiryEX, Expire: 10}},
+	{resp: []string{"TTL", "k"}, sbe: request.Request{Op: request.OpTTL, Key: b("k")}, advance: 2500 * time.Millisecond},
+	{resp: []string{"PTTL", "k"}, sbe: request.Request{Op: request.OpPTTL, Key: b("k")}},
+	{resp: []string{"TTL", "k"}, sbe: request.Request{Op: request.OpTTL, Key: b("k")}},
+	{resp: []string{"SET", "k", "v3", "KEEPTTL"}, sbe: request.Request{Op: request.OpSet, Key: b("k"), Value: b("v3"), Flags: request.FlagKeepTTL}},
+	{resp: []string{"PTTL", "k"}, sbe: request.Request{Op: request.OpPTTL, Key: b("k")}},
+	{resp: []string{"SET", "p", "v", "PX", "100"}, sbe: request.Request{Op: request.OpSet, Key: b("p"), Value: b("v"), Expiry: request.ExpiryPX, Expire: 100}, advance: 100 * time.Millisecond},
+	{resp: []string{"GET", "p"}, sbe: request.Request{Op: request.OpGet, Key: b("p")}},
+	{resp: []string{"SET", "a", "v", "PXAT", fmt.Sprint(t0 + 10_000)}, sbe: request.Request{Op: request.OpSet, Key: b("a"), Value: b("v"), Expiry: request.ExpiryPXAT, Expire: t0 + 10_000}},
+	{resp: []string{"SET", "a2", "v", "EXAT", fmt.Sprint(t0/1000 + 20)}, sbe: request.Request{Op: request.OpSet, Key: b("a2"), Value: b("v"), Expiry: request.ExpiryEXAT, Expire: t0/1000 + 20}},
+	{resp: []string{"PTTL", "a2"}, sbe: request.Request{Op: request.OpPTTL, Key: b("a2")}},
+	{resp: []string{"PERSIST", "a"}, sbe: request.Request{Op: request.OpPersist, Key: b("a")}},
+	{resp: []string{"PERSIST", "a"}, sbe: request.Request{Op: request.OpPersist, Key: b("a")}},
+	{resp: []string{"EXPIRE", "a", "5"}, sbe: request.Request{Op: request.OpExpire, Key: b("a"), Amount: 5}},
+	{resp: []string{"PEXPIRE", "a", "50"}, sbe: request.Request{Op: request.OpPExpire, Key: b("a"), Amount: 50}},
+	{resp: []string{"PTTL", "a"}, sbe: request.Request{Op: request.OpPTTL, Key: b("a")}},
+	{resp: []string{"EXPIRE", "nope", "5"}, sbe: request.Request{Op: request.OpExpire, Key: b("nope"), Amount: 5}},
+	{resp: []string{"EXPIRE", "a", "1", "GT"}, sbe: request.Request{Op: request.OpExpire, Key: b("a"), Amount: 1, Flags: request.FlagGT}},
+	{resp: []string{"PEXPIRE", "a", "10", "LT"}, sbe: request.Request{Op: request.OpPExpire, Key: b("a"), Amount: 10, Flags: request.FlagLT}},
+	{resp: []string{"PTTL", "a"}, sbe: request.Request{Op: request.OpPTTL, Key: b("a")}},
+	{resp: []string{"EXPIRE", "a", "5", "NX", "GT"}, sbe: request.Request{Op: request.OpExpire, Key: b("a"), Amount: 5, Flags: request.FlagNX | request.FlagGT}},
+	{resp: []string{"EXPIRE", "a", "-1"}, sbe: request.Request{Op: request.OpExpire, Key: b("a"), Amount: -1}},
+	{resp: []string{"EXISTS", "a", "k", "k"}, sbe: request.Request{Op: request.OpExists, Key: b("a"), Args: strs("k", "k")}},
+	{resp: []string{"INCR", "n"}, sbe: request.Request{Op: request.OpIncr, Key: b("n")}},
+	{resp: []string{"INCRBY", "n", "10"}, sbe: request.Request{Op: request.OpIncrBy, Key: b("n"), Amount: 10}},
+	{resp: []string{"DECR", "n"}, sbe: request.Request{Op: request.OpDecr, Key: b("n")}},
+	{resp: []string{"DECRBY", "n", "20"}, sbe: request.Request{Op: request.OpDecrBy, Key: b("n"), Amount: 20}},
+	{resp: []string{"INCR", "k"}, sbe: request.Request{Op: request.OpIncr, Key: b("k")}},
+	{resp: []string{"SET", "max", "9223372036854775807"}, sbe: request.Request{Op: request.OpSet, Key: b("max"), Value: b("9223372036854775807")}},
+	{resp: []string{"INCRBY", "max", "1"}, sbe: request.Request{Op: request.OpIncrBy, Key: b("max"), Amount: 1}},
+	{resp: []string{"MSET", "m1", "1", "m2", "2"}, sbe: request.Request{Op: request.OpMSet, Key: b("m1"), Value: b("1"), Args: strs("m2", "2")}},
+	{resp: []string{"MGET", "m1", "zz", "m2"}, sbe: request.Request{Op: request.OpMGet, Key: b("m1"), Args: strs("zz", "m2")}},
+	{resp: []string{"DEL", "m1", "m2", "zz"}, sbe: request.Request{Op: request.OpDel, Key: b("m1"), Args: strs("m2", "zz")}},
+	{resp: []string{"TYPE", "k"}, sbe: request.Request{Op: request.OpType, Key: b("k")}},
+	{resp: []string{"TYPE", "zz"}, sbe: request.Request{Op: request.OpType, Key: b("zz")}},
+	{resp: []string{"DBSIZE"}, sbe: request.Request{Op: request.OpDBSize}},
+	{resp: []string{"SELECT", "0"}, sbe: request.Request{Op: request.OpSelect, Amount: 0}},
+	{resp: []string{"SELECT", "3"}, sbe: request.Request{Op: request.OpSelect, Amount: 3}},
+	{resp: []string{"CONFIG", "GET", "save"}, sbe: request.Request{Op: request.OpConfigGet, Key: b("save")}},
+	{resp: []string{"CONFIG", "GET", "append*", "databases"}, sbe: request.Request{Op: request.OpConfigGet, Key: b("append*"), Args: strs("databases")}},
+	{resp: []string{"CLIENT", "GETNAME"}, sbe: request.Request{Op: request.OpClientGetName}},
+	{resp: []string{"CLIENT", "SETNAME", "me"}, sbe: request.Request{Op: request.OpClientSetName, Value: b("me")}},
+	{resp: []string{"CLIENT", "GETNAME"}, sbe: request.Request{Op: request.OpClientGetName}},
+	{resp: []string{"AUTH", "pw"}, sbe: request.Request{Op: request.OpAuth, Value: b("pw")}},
+	{resp: []string{"FLUSHALL"}, sbe: request.Request{Op: request.OpFlushAll}},
+	{resp: []string{"DBSIZE"}, sbe: request.Request{Op: request.OpDBSize}},
+	{resp: []string{"SET", "z", "1"}, sbe: request.Request{Op: request.OpSet, Key: b("z"), Value: b("1")}},
+	{resp: []string{"FLUSHDB"}, sbe: request.Request{Op: request.OpFlushDB}},
+	{resp: []string{"EXISTS", "z"}, sbe: request.Request{Op: request.OpExists, Key: b("z")}},
+	{resp: []string{"QUIT"}, sbe: request.Request{Op: request.OpQuit}},
+}
+
+// TestConformance runs the same script through RESP and through SBE, each
+// against a fresh store with its own fake clock, and requires the same
+// results step by step.
+func TestConformance(t *testing.T) {
+	er, cr := newEngine(t, Options{})
+	es, cs := newEngine(t, Options{})
+	sr := NewSession(proto.RESP, nil)
+	ss := NewSession(proto.SBE, nil)
+	var c sbe.Codec
+	var rep reply.Reply
+	for i, st := range conformanceScript {
+		in := resp.AppendCommandString(nil, st.resp...)
+		n, out, closeR := er.ServeStream(sr, in, nil)
+		if n != len(in) {
+			t.Fatalf("step %d: RESP consumed %d of %d", i, n, len(in))
+		}
+		gotR, _ := respText(t, out)
+
+		req := st.sbe
+		req.CorrelationID = uint64(1000 + i)
+		framed := sbe.AppendFramed(nil, &c, &req)
+		n, out, closeS := es.ServeStream(ss, framed, nil)
+		if n != len(framed) {
+			t.Fatalf("step %d: SBE consumed %d of %d", i, n, len(framed))
+		}
+		msg, _, err := sbe.ReadFrame(out, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.DecodeReply(msg, &rep); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		rep.Downgrade() // the RESP side is RESP2
+		gotS := sbeText(&rep)
+		if gotR != gotS || closeR != closeS {
+			t.Errorf("step %d %q:\n RESP %s (close %v)\n  SBE %s (close %v)", i, st.resp, gotR, closeR, gotS, closeS)
+		}
+		if rep.CorrelationID != req.CorrelationID {
+			t.Errorf("step %d: correlation id %d, want %d", i, rep.CorrelationID, req.CorrelationID)
+		}
+		if (rep.Kind == reply.Error) != (rep.Status != reply.OK) {
+			t.Errorf("step %d: kind %v with status %v", i, rep.Kind, rep.Status)
+		}
+		cr.Advance(st.advance)
+		cs.Advance(st.advance)
+	}
+	if sr.Stats.Commands != ss.Stats.Commands || sr.Stats.Errors != ss.Stats.Errors {
+		t.Errorf("stats differ:\nRESP %+v\n SBE %+v", *sr.Stats, *ss.Stats)
+	}
+	if ss.Stats.Errors == 0 {
+		t.Error("script produced no errors; it should exercise error replies")
+	}
+}

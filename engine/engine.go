@@ -1,0 +1,532 @@
+package engine
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"runtime/metrics"
+	"time"
+
+	"github.com/goblin-kv/goblin/cluster"
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/proto/argv"
+	"github.com/goblin-kv/goblin/proto/resp"
+	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/rdb"
+	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/store"
+)
+
+// DefaultDatabases is how many databases an engine has unless
+// Options.Databases says otherwise: Redis's default.
+const DefaultDatabases = 16
+
+// DefaultVersion is the Redis version goblin reports in HELLO and INFO, so
+// clients that switch features on the server's version treat goblin like
+// the Redis 7.0 whose commands it answers.
+const DefaultVersion = "7.0.0"
+
+// maxKeptScratch caps the buffer the engine keeps after serving a large
+// value; bigger buffers are dropped so one large GET does not pin memory.
+const maxKeptScratch = 1 << 20
+
+// maxKeptArgs caps the argument array the engine keeps after a RESP
+// command with many arguments.
+const maxKeptArgs = 4096
+
+// InfoFunc appends the server's own lines to an INFO section the engine
+// writes ("server", "clients"), each "key:value\r\n"; section is lower
+// case. It returns dst unchanged for a section it adds nothing to.
+type InfoFunc func(dst []byte, section string) []byte
+
+// Param is a configuration parameter the server adds to CONFIG GET and
+// CONFIG SET, beside the engine's own (maxmemory, requirepass...).
+type Param struct {
+	// Name is the parameter's lower-case name.
+	Name string
+	// Get returns its value as CONFIG GET shows it.
+	Get func() string
+	// Set applies a new value, on the loop goroutine; nil makes the
+	// parameter read-only. Its error's text follows "ERR CONFIG SET failed
+	// (possibly related to argument 'name') - ".
+	Set func(value string) error
+}
+
+// Options configure an Engine. The zero value works.
+type Options struct {
+	// RequirePass, when set, makes every command but AUTH, HELLO and QUIT
+	// answer NOAUTH until the client authenticates with this password (as
+	// the "default" user).
+	RequirePass string
+	// Clock is the time source for relative expiry (EX, PX, EXPIRE); it
+	// must be the store's clock. Default store.SystemClock.
+	Clock store.Clock
+	// Limits bound RESP commands (bulk length, argument count, inline
+	// length); the zero value means Redis's defaults.
+	Limits resp.Limits
+	// MaxFrame bounds an SBE frame on streams, header included; default
+	// sbe.DefaultMaxFrame.
+	MaxFrame int
+	// Info adds the server's lines to INFO's server and clients sections
+	// (optional).
+	Info InfoFunc
+	// Version is the Redis version reported by HELLO and INFO; default
+	// DefaultVersion.
+	Version string
+	// Databases is how many numbered databases SELECT can choose from
+	// (Redis's "databases"); default 16. Database 0 is the store given to
+	// NewEngine; the others are created on first use as its siblings,
+	// sharing its memory cap.
+	Databases int
+	// Params are the server's configuration parameters (timeout,
+	// maxclients, port...), for CONFIG GET and SET. Optional.
+	Params []Param
+	// Rewrite, when set, writes the parameters' current values to the
+	// server's configuration file (CONFIG REWRITE, on the loop); nil: the
+	// server runs without one, and CONFIG REWRITE says so.
+	Rewrite func() error
+	// Cluster puts the engine in cluster mode when Cluster.State is set.
+	Cluster ClusterOptions
+}
+
+// Stats are one transport's counters. Only the loop goroutine writes them
+// (plain, non-atomic increments); the server copies them and publishes the
+// copies to its metrics.
+type Stats struct {
+	Commands       [request.NumOps]uint64 // requests executed, by Op (unknown commands at OpNone)
+	Errors         uint64                 // error replies (protocol errors included)
+	ProtocolErrors uint64                 // malformed requests that closed the connection
+}
+
+// Session is one client's state. Create it with NewSession when the client
+// connects; the loop goroutine owns it.
+type Session struct {
+	// Protocol is the protocol the client speaks.
+	Protocol proto.Protocol
+	// Stats receives the client's counters; usually shared by every
+	// session of one transport. Must not be nil.
+	Stats *Stats
+
+	// ID is the client's id, reported by HELLO; the server assigns it.
+	ID uint64
+
+	db     int // the selected database
+	authed bool
+	quit   bool
+	resp3  bool // HELLO 3: replies in RESP3
+	name   []byte
+
+	// authFails counts wrong passwords (AUTH, HELLO AUTH) while a password
+	// is required; failedAuth ends a ServeStream call after one, so the
+	// transport can delay the client's next guess (see AuthFailures).
+	authFails  uint64
+	failedAuth bool
+
+	// protoErr is the protocol error that ended the stream: the last
+	// reply, after which the transport closes (ProtocolError).
+	protoErr error
+
+	tx    txState // MULTI's queue and WATCH's keys (cmd_tx.go)
+	index int     // in Engine.sessions, -1 when not listed
+
+	// For CLIENT LIST and friends (cmd_client.go).
+	unix             bool       // conn is a Unix socket (flag U, MONITOR's unix:path)
+	conn             Conn       // the connection, when the transport told
+	createdAt        int64      // unix ms of Open
+	lastAt           int64      // unix ms (the engine's coarse clock) of the last batch of requests
+	lastOp           request.Op // the last command
+	noEvict, noTouch bool
+	monitor          bool          // MONITOR: receives every command
+	mute             int8          // CLIENT REPLY: -1 OFF; SKIP: 2 for the SKIP itself, 1 for the next command
+	killed           bool          // CLIENT KILL: close at the next request
+	asking           bool          // ASKING: the next command may reach an importing slot
+	hold             time.Duration // CLIENT PAUSE: how long the transport should wait (Hold)
+	libName, libVer  []byte        // CLIENT SETINFO
+
+	// The partial request at the front of the stream, so a request that
+	// arrives in many pieces is parsed once, not once per piece.
+	parser resp.Parser
+	frames sbe.FrameReader
+}
+
+// Buffered returns the bytes of memory the session holds for a partial
+// request (the positions of a long RESP command's arguments).
+func (s *Session) Buffered() int { return s.parser.Buffered() }
+
+// Examined returns the bytes the session's stream parser has examined (a
+// test's measure of parsing work; see resp.Parser.Examined).
+func (s *Session) Examined() uint64 { return s.parser.Examined() + s.frames.Examined() }
+
+// NewSession returns the state of a newly connected client speaking p that
+// counts into st (nil gets a private Stats).
+func NewSession(p proto.Protocol, st *Stats) *Session {
+	if st == nil {
+		st = new(Stats)
+	}
+	return &Session{Protocol: p, Stats: st, tx: txState{slot: -1}, index: -1}
+}
+
+// newRunID returns INFO's run_id: 40 random hex digits (a variable, so
+// tests can make it repeatable).
+var newRunID = func() string {
+	var id [20]byte
+	_, _ = rand.Read(id[:])
+	return hex.EncodeToString(id[:])
+}
+
+// Open returns the session of a newly connected client speaking p that
+// counts into st (nil: a private Stats), with the next client id; the
+// engine lists it (CLIENT LIST) until Close.
+func (e *Engine) Open(p proto.Protocol, st *Stats) *Session {
+	s := NewSession(p, st)
+	e.nextID++
+	s.ID = e.nextID
+	s.createdAt, s.lastAt = e.now, e.now
+	s.index = len(e.sessions)
+	e.sessions = append(e.sessions, s)
+	return s
+}
+
+// Close releases what the engine keeps for a session whose client has
+// gone: its place in the client list and its watched keys. The transport
+// calls it (through the server's session) when the connection closes.
+func (e *Engine) Close(s *Session) {
+	e.endTx(s)
+	e.stopMonitor(s)
+	if i := s.index; i >= 0 && i < len(e.sessions) && e.sessions[i] == s {
+		last := len(e.sessions) - 1
+		e.sessions[i] = e.sessions[last]
+		e.sessions[i].index = i
+		e.sessions[last] = nil
+		e.sessions = e.sessions[:last]
+	}
+	s.index = -1
+}
+
+// Name returns the name the client gave with CLIENT SETNAME (nil if none).
+// The slice is the session's; do not keep it.
+func (s *Session) Name() []byte { return s.name }
+
+// Authenticated reports whether the client has authenticated with AUTH or
+// HELLO ... AUTH.
+func (s *Session) Authenticated() bool { return s.authed }
+
+// AuthFailures returns how many wrong passwords the client has sent while
+// the server requires one. ServeStream returns after the request that
+// failed, leaving the client's further requests unconsumed, so a transport
+// that sees the count rise can hold the client back before its next guess
+// (the engine itself never waits).
+func (s *Session) AuthFailures() uint64 { return s.authFails }
+
+// Engine decodes, executes and encodes requests against one store. It is
+// used from the loop goroutine only.
+type Engine struct {
+	st    *store.Store   // the database of the request being served
+	cl    *clusterMode   // nil unless in cluster mode (cmd_cluster.go): beside st, read by every request
+	dbs   []*store.Store // the numbered databases; nil until first used
+	o     Options
+	clock store.Clock
+	codec sbe.Codec
+
+	// Scratch state reused by every request (single goroutine).
+	args      [][]byte        // RESP arguments, slices into the input
+	dec       argv.Decoder    // RESP command syntax
+	req       request.Request // the request being served
+	res       reply.Reply     // the reply before encoding
+	sbeArgs   [][]byte        // backing array for SBE requests' Args
+	scratch   []byte          // values read from the store
+	errBuf    []byte          // error texts
+	ints      []int           // key positions (COMMAND GETKEYS)
+	stack     []openAgg       // aggregates being built (build.go)
+	fixes     []fixup         // values in scratch to point at (build.go)
+	version   []byte          // Options.Version, for HELLO
+	passBytes []byte          // Options.RequirePass
+	stats     store.Stats
+	tickNext  int        // the database Tick starts with
+	num       []byte     // numbers formatted for a reply, LCS's subsequence
+	watchers  []*Session // sessions with watched keys
+	sessions  []*Session // every open session (Open, Close)
+	nextID    uint64     // the last client id given
+
+	// INFO, CONFIG, CLIENT and MONITOR state.
+	paramList   []Param
+	configPairs [][]byte
+	configShown [][]byte
+	ran         bool // the request being counted was executed (not refused)
+	sampleLeft  int  // commands until the next timed one
+	cmd         [request.NumOps]cmdStat
+	errors      []errCount
+	monitors    []*Session
+	monEnc      argv.Encoder
+	monBuf      []byte
+	pauseUntil  int64 // CLIENT PAUSE: unix ms; 0 when not paused
+	pauseWrites bool
+	now         int64 // unix ms, refreshed by Tick (age and idle in CLIENT LIST)
+	started     time.Time
+	runID       string
+	peakUsed    int64 // the stores' highest UsedMemory seen (goblin_store_peak_bytes)
+	peakProcess int64 // the highest used_memory seen
+	startupUsed int64 // used_memory at the first measurement (used_memory_startup)
+	memSamples  []metrics.Sample
+	opsAt       [16]opsSample // instantaneous_ops_per_sec
+	opsNext     int
+	txReq       request.Request // a queued command being run by EXEC
+	txArgs      [][]byte
+	txItems     []reply.Item // EXEC's reply being built
+	txVals      []byte
+	lcsTable    []uint32 // LCS's dynamic programme
+	ld          longDouble
+
+	migrator *cluster.Migrator // MIGRATE's connections outside cluster mode
+
+	// DUMP and RESTORE's payload codec, made on first use and reused so a
+	// DUMP does not allocate the LZF table each time (cmd_dump.go).
+	dumpEnc *rdb.Encoder
+	dumpDec *rdb.Decoder
+	dumpVal rdb.Value
+	dumpBuf []byte // DUMP's reply
+}
+
+// NewEngine returns an engine executing against st.
+func NewEngine(st *store.Store, o Options) *Engine {
+	if o.Clock == nil {
+		o.Clock = store.SystemClock{}
+	}
+	if o.Version == "" {
+		o.Version = DefaultVersion
+	}
+	if o.MaxFrame <= 0 {
+		o.MaxFrame = sbe.DefaultMaxFrame
+	}
+	if o.Databases <= 0 {
+		o.Databases = DefaultDatabases
+	}
+	e := &Engine{
+		started: wallClock(), runID: newRunID(), now: o.Clock.NowMillis(),
+		st: st, dbs: append(make([]*store.Store, 0, o.Databases), st), o: o, clock: o.Clock,
+		args:    make([][]byte, 0, 16),
+		scratch: make([]byte, 0, 4096),
+		errBuf:  make([]byte, 0, 256),
+		dec:     argv.Decoder{Text: make([]byte, 0, 256)},
+		sbeArgs: make([][]byte, 0, 16),
+		res:     reply.Reply{Items: make([]reply.Item, 0, 16)},
+	}
+	if o.Cluster.State != nil {
+		e.cl = newClusterMode(o.Cluster)
+	}
+	return e
+}
+
+// ProtocolError returns the protocol error a ServeStream or ServeMessage
+// answered last before asking for the connection to close, or nil when
+// it asked for another reason (QUIT); the transport logs it.
+func (s *Session) ProtocolError() error { return s.protoErr }
+
+// ServeStream executes every complete request at the start of in, in
+// order, and appends each reply to out (RESP, or SOFH-framed SBE, per the
+// session's protocol). consumed is how many bytes of in were used; the rest
+// is a partial request to offer again, from its first byte, with more
+// bytes: the session remembers how far it parsed it and resumes there (see
+// resp.Parser). closeConn asks the
+// transport to send the replies and close: after QUIT, or after a
+// malformed request, whose protocol error is the last reply and of which
+// nothing was executed.
+func (e *Engine) ServeStream(s *Session, in, out []byte) (consumed int, replies []byte, closeConn bool) {
+	return e.ServeStreamLimit(s, in, out, 0)
+}
+
+// ServeStreamLimit is ServeStream that stops early, leaving the requests
+// after it unconsumed, once the replies it appended to out reach limit
+// bytes (0: no limit). It always executes at least one request, however
+// large its reply; a transport uses it to bound what one client's
+// requests make the loop produce at once.
+func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consumed int, replies []byte, closeConn bool) {
+	if limit > 0 {
+		limit += len(out) // stop once out reaches this length
+	} else {
+		limit = int(^uint(0) >> 1)
+	}
+	s.failedAuth = false
+	s.lastAt = e.now // CLIENT LIST's idle
+	e.trimScratch()
+	if s.Protocol == proto.SBE {
+		return e.serveSBEStream(s, in, out, limit)
+	}
+	for consumed < len(in) && !s.quit && !s.failedAuth && len(out) < limit {
+		args, n, err := s.parser.ReadCommand(in[consumed:], e.args, &e.o.Limits)
+		e.args = args[:0]
+		if cap(args) > maxKeptArgs {
+			e.args = nil // one huge command must not pin its argument array
+		}
+		if err != nil {
+			return consumed, e.respProtocolError(s, out, err), true
+		}
+		if n == 0 {
+			break
+		}
+		if e.pauseUntil != 0 && len(args) > 0 && e.held(s, pausedOp(args)) {
+			break // the transport offers it again when the hold ends
+		}
+		consumed += n
+		if len(args) == 0 {
+			continue
+		}
+		out = e.serveRESP(s, args, out)
+	}
+	return consumed, out, s.quit
+}
+
+// ServeMessage executes the one request in msg (a RESP command, or a bare
+// SBE message without SOFH) and appends its reply to out. closeConn as for
+// ServeStream.
+func (e *Engine) ServeMessage(s *Session, msg, out []byte) (replies []byte, closeConn bool) {
+	s.lastAt = e.now // CLIENT LIST's idle
+	e.trimScratch()
+	if s.killed {
+		return out, true
+	}
+	if s.Protocol == proto.SBE {
+		if err := e.decodeSBE(msg); err != nil {
+			return e.sbeProtocolError(s, out, err, false), true
+		}
+		return e.serveSBE(s, msg, out, false), s.quit
+	}
+	args, n, err := resp.ReadCommand(msg, e.args, &e.o.Limits)
+	e.args = args[:0]
+	switch {
+	case err != nil:
+		return e.respProtocolError(s, out, err), true
+	case n == 0:
+		return e.respProtocolError(s, out, errIncompleteMessage), true
+	case n != len(msg):
+		return e.respProtocolError(s, out, errTrailingBytes), true
+	case len(args) == 0:
+		return e.respProtocolError(s, out, errEmptyMessage), true
+	}
+	return e.serveRESP(s, args, out), s.quit
+}
+
+// Errors for RESP on message transports, where one message must hold
+// exactly one command.
+var (
+	errIncompleteMessage = &resp.ProtocolError{Text: "Protocol error: incomplete command in message"}
+	errTrailingBytes     = &resp.ProtocolError{Text: "Protocol error: bytes after the command in message"}
+	errEmptyMessage      = &resp.ProtocolError{Text: "Protocol error: empty message"}
+)
+
+func (e *Engine) serveRESP(s *Session, args [][]byte, out []byte) []byte {
+	e.startRequest()
+	if ok := e.dec.Decode(&e.req, args); ok && !s.tx.on {
+		e.execute(s, &e.req)
+	} else {
+		e.serveRESPRare(s, args, ok)
+	}
+	if len(e.monitors) > 0 && e.ran {
+		e.feedMonitors(s, &e.req, args)
+	}
+	e.count(s, e.req.Op)
+	if s.mute != 0 { // CLIENT REPLY OFF or SKIP
+		return e.muted(s, out)
+	}
+	return e.encodeRESP(out, s.resp3)
+}
+
+// serveRESPRare handles a request that failed to decode or arrived inside
+// MULTI.
+func (e *Engine) serveRESPRare(s *Session, args [][]byte, ok bool) {
+	switch {
+	case !ok && !e.dec.Rejected && s.tx.on:
+		e.queued(s, &e.req, false, args, nil) // queued: EXEC answers its error
+	case !ok && s.tx.on && e.req.Op == request.OpExec:
+		e.execAbort(s, e.dec.Text) // EXEC refused inside MULTI ends the transaction
+	case !ok:
+		e.setError(e.dec.Status, e.dec.Text)
+		if !e.dec.Rejected { // bad arguments fail the call; unknown or wrong arity reject it
+			e.ran = true
+			e.cmd[e.req.Op].calls++
+		}
+		if s.tx.on {
+			s.tx.abort = true
+		}
+	case e.queued(s, &e.req, false, args, nil):
+	default:
+		e.execute(s, &e.req)
+	}
+}
+
+// muted leaves out the reply of a session whose replies are off (CLIENT
+// REPLY OFF, mute < 0) or skipped (SKIP, mute counting down).
+func (e *Engine) muted(s *Session, out []byte) []byte {
+	if s.mute > 0 {
+		s.mute--
+	}
+	return out
+}
+
+// held reports whether a request for op waits out a CLIENT PAUSE, and if
+// so sets how long the session's transport should hold it back.
+func (e *Engine) held(s *Session, op request.Op) bool {
+	now := e.clock.NowMillis()
+	if now >= e.pauseUntil {
+		e.pauseUntil, e.pauseWrites = 0, false
+		return false
+	}
+	if spec := request.Lookup(op); e.pauseWrites && (spec == nil || spec.Flags&request.Write == 0) {
+		return false
+	}
+	s.hold = time.Duration(e.pauseUntil-now) * time.Millisecond
+	return true
+}
+
+// pausedOp returns the Op a RESP command names, for CLIENT PAUSE's check.
+func pausedOp(args [][]byte) request.Op {
+	op := request.ByName(args[0])
+	if len(args) > 1 && len(request.Subcommands(op)) > 0 {
+		op = request.Subcommand(op, args[1])
+	}
+	return op
+}
+
+// Hold returns how long the session's transport should hold the client's
+// further requests back (CLIENT PAUSE), 0 for not at all; reading it
+// clears it. Stream transports ask after every ServeStream.
+func (s *Session) Hold() time.Duration {
+	d := s.hold
+	s.hold = 0
+	return d
+}
+
+func (e *Engine) serveSBEStream(s *Session, in, out []byte, limit int) (int, []byte, bool) {
+	consumed := 0
+	for consumed < len(in) && !s.quit && !s.failedAuth && len(out) < limit {
+		msg, n := s.frames.Whole(in[consumed:], e.o.MaxFrame) // inlined: the usual case
+		if n == 0 {
+			var err error
+			if msg, n, err = s.frames.ReadFrame(in[consumed:], e.o.MaxFrame); err != nil {
+				return consumed, e.sbeProtocolError(s, out, err, true), true
+			}
+			if n == 0 {
+				break
+			}
+		}
+		if err := e.decodeSBE(msg); err != nil {
+			return consumed, e.sbeProtocolError(s, out, err, true), true
+		}
+		if e.pauseUntil != 0 && e.held(s, e.req.Op) {
+			break
+		}
+		consumed += n
+		out = e.serveSBE(s, msg, out, true)
+	}
+	return consumed, out, s.quit
+}
+
+// decodeSBE decodes msg into e.req. RESP decoding may have pointed
+// e.req.Args into its own argument slice; SBE decoding gets a backing array
+// of its own so the two never share one.
+func (e *Engine) decodeSBE(msg []byte) error {
+	e.req.Args = e.sbeArgs[:0]
+	err := e.codec.DecodeRequest(msg, &e.req)
+	e.sbeArgs = e.req.Args[:0]
+	return err
+}

@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"runtime/metrics"
+
+	"github.com/goblin-kv/goblin/store"
+)
+
+// The process's memory as Redis's INFO fields mean it. Redis's used_memory
+// is what its allocator handed out; goblin's allocators are the Go runtime
+// and the store's arena, whose chunks past the first few are mappings the
+// runtime does not see. So used_memory is the runtime's memory in use
+// (heap objects, goroutine stacks, the runtime's own metadata: its total
+// less the free, released and unused heap) plus the arena's mappings, and
+// mem_fragmentation_ratio, rss over that, means what a dashboard's alert
+// expects. The store's own accounting, which maxmemory caps, is reported
+// under goblin_store_* names.
+
+// goMemoryMetrics are the runtime/metrics samples processMemory reads:
+// the total, less the three that are not in use.
+var goMemoryMetrics = [...]string{
+	"/memory/classes/total:bytes",
+	"/memory/classes/heap/free:bytes",
+	"/memory/classes/heap/released:bytes",
+	"/memory/classes/heap/unused:bytes",
+}
+
+// goMemory returns the Go runtime's memory in use; a variable so tests can
+// make INFO's output repeatable.
+var goMemory = func(samples []metrics.Sample) int64 {
+	for i := range goMemoryMetrics {
+		samples[i].Name = goMemoryMetrics[i]
+	}
+	metrics.Read(samples)
+	var n int64
+	for i, s := range samples {
+		if s.Value.Kind() != metrics.KindUint64 {
+			continue
+		}
+		v := int64(s.Value.Uint64())
+		if i == 0 {
+			n += v
+		} else {
+			n -= v
+		}
+	}
+	return n
+}
+
+// memInfo is the process's memory, in Redis's sense, at one INFO.
+type memInfo struct {
+	used, rss, peak, startup int64
+	dataset, overhead        int64
+}
+
+// processMemory measures the process's memory given the stores' summed
+// stats and rss, and keeps the peak.
+func (e *Engine) processMemory(st *store.Stats, rss int64) memInfo {
+	if e.memSamples == nil {
+		e.memSamples = make([]metrics.Sample, len(goMemoryMetrics))
+	}
+	m := memInfo{used: goMemory(e.memSamples) + st.ArenaMapped, rss: rss}
+	// The store's values and long keys are the dataset; everything else
+	// (index, slots, client buffers, the runtime) is overhead.
+	m.dataset = min(st.ArenaLive, m.used)
+	m.overhead = m.used - m.dataset
+	if e.startupUsed == 0 {
+		e.startupUsed = m.used
+	}
+	e.peakProcess = max(e.peakProcess, m.used)
+	m.peak, m.startup = e.peakProcess, min(e.startupUsed, e.peakProcess)
+	return m
+}

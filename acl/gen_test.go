@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 )
 
 // TestGenerateGoblinTable rebuilds commands.go from request's command
@@ -26,7 +26,7 @@ func TestGenerateGoblinTable(t *testing.T) {
 				names = append(names, c.s)
 			}
 		} else {
-			names = request.Lookup(request.ByFullName(full)).CategoryNames()
+			names = command.Lookup(command.ByFullName(full)).CategoryNames()
 		}
 		var parts []string
 		for _, c := range names {
@@ -55,17 +55,17 @@ func TestGenerateGoblinTable(t *testing.T) {
 		}
 		return ""
 	}
-	for _, op := range request.All() {
-		s := request.Lookup(op)
+	for _, op := range command.All() {
+		s := command.Lookup(op)
 		if strings.Contains(s.Name, "|") {
 			continue
 		}
-		subs := request.Subcommands(op)
+		subs := command.Subcommands(op)
 		fmt.Fprintf(&b, "\t{Name: %q, Categories: %s%s", s.Name, cats(s.Name), noauth(s.Name))
 		if len(subs) > 0 {
 			b.WriteString(", Subcommands: []Command{\n")
 			for _, so := range subs {
-				ss := request.Lookup(so)
+				ss := command.Lookup(so)
 				_, short, _ := strings.Cut(ss.Name, "|")
 				fmt.Fprintf(&b, "\t\t{Name: %q, Categories: %s%s},\n", short, cats(ss.Name), noauth(ss.Name))
 			}
@@ -150,8 +150,8 @@ func TestGoblinCommandsMatchRedis(t *testing.T) {
 func TestGoblinCommandsCoverRequestTable(t *testing.T) {
 	tab := MustTable(GoblinCommands)
 	seen := map[string]bool{}
-	for _, op := range request.All() {
-		s := request.Lookup(op)
+	for _, op := range command.All() {
+		s := command.Lookup(op)
 		seen[s.Name] = true
 		id, ok := tab.ID(s.Name)
 		if !ok {

@@ -45,8 +45,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
-	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
@@ -197,7 +197,7 @@ type codec interface {
 	// carry one.
 	appendRequest(dst []byte, args [][]byte, id uint64) ([]byte, error)
 	// appendTyped appends the encoded request r, built by a typed call.
-	appendTyped(dst []byte, r *request.Request) ([]byte, error)
+	appendTyped(dst []byte, r *command.Request) ([]byte, error)
 	// parseReply decodes one reply at the start of buf into r, returning
 	// the bytes used, or 0 and a nil error when more bytes are needed.
 	// r's byte slices alias buf.
@@ -220,7 +220,7 @@ type Client struct {
 	dl     time.Time // deadline currently set on conn
 	nextID uint64
 	args   [][]byte        // Do's and Pipeline's argument lists
-	req    request.Request // typed calls' request
+	req    command.Request // typed calls' request
 	num    []byte          // scratch for formatted integers
 	wbuf   []byte
 	rbuf   []byte
@@ -455,7 +455,7 @@ func (c *Client) exec(ctx context.Context) (*result, error) { return c.roundTrip
 func (c *Client) execReq(ctx context.Context) (*result, error) { return c.roundTrip(ctx, &c.req) }
 
 // roundTrip sends r, or c.args when r is nil, and reads the reply.
-func (c *Client) roundTrip(ctx context.Context, r *request.Request) (*result, error) {
+func (c *Client) roundTrip(ctx context.Context, r *command.Request) (*result, error) {
 	if err := c.prepare(ctx); err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/cluster"
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/target"
 )
 
@@ -353,11 +353,11 @@ func keyPositions(args []any) []int {
 	if len(args) == 0 {
 		return nil
 	}
-	op := request.ByName([]byte(argText(args[0])))
-	if op != request.OpNone && len(args) > 1 && len(request.Subcommands(op)) > 0 {
-		op = request.Subcommand(op, []byte(argText(args[1])))
+	op := command.ByName([]byte(argText(args[0])))
+	if op != command.OpNone && len(args) > 1 && len(command.Subcommands(op)) > 0 {
+		op = command.Subcommand(op, []byte(argText(args[1])))
 	}
-	spec := request.Lookup(op)
+	spec := command.Lookup(op)
 	if spec == nil {
 		return nil
 	}
@@ -574,7 +574,7 @@ func (c *Cluster) Set(ctx context.Context, key string, val []byte, o SetOptions)
 		args = append(args, "KEEPTTL")
 	}
 	if o.TTL > 0 {
-		if ex, n := ttlExpiry(o.TTL); ex == request.ExpiryEX {
+		if ex, n := ttlExpiry(o.TTL); ex == command.ExpiryEX {
 			args = append(args, "EX", n)
 		} else {
 			args = append(args, "PX", n)

@@ -4,12 +4,12 @@ import (
 	"context"
 	"time"
 
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 )
 
 // begin takes the lock and starts the typed call's request. The caller
 // must c.mu.Unlock().
-func (c *Client) begin(op request.Op) *request.Request {
+func (c *Client) begin(op command.Op) *command.Request {
 	c.mu.Lock()
 	c.req.Reset()
 	c.req.Op = op
@@ -19,7 +19,7 @@ func (c *Client) begin(op request.Op) *request.Request {
 
 // Ping checks the server answers.
 func (c *Client) Ping(ctx context.Context) error {
-	c.begin(request.OpPing)
+	c.begin(command.OpPing)
 	defer c.mu.Unlock()
 	return c.okReply(ctx)
 }
@@ -36,16 +36,16 @@ type SetOptions struct {
 	KeepTTL bool
 }
 
-func setRequest(r *request.Request, key string, val []byte, o SetOptions) {
+func setRequest(r *command.Request, key string, val []byte, o SetOptions) {
 	r.Key, r.Value = bytesOf(key), val
 	if o.NX {
-		r.Flags |= request.FlagNX
+		r.Flags |= command.FlagNX
 	}
 	if o.XX {
-		r.Flags |= request.FlagXX
+		r.Flags |= command.FlagXX
 	}
 	if o.KeepTTL {
-		r.Flags |= request.FlagKeepTTL
+		r.Flags |= command.FlagKeepTTL
 	}
 	if o.TTL > 0 {
 		r.Expiry, r.Expire = ttlExpiry(o.TTL)
@@ -54,17 +54,17 @@ func setRequest(r *request.Request, key string, val []byte, o SetOptions) {
 
 // ttlExpiry sends a positive d as EX when it is a whole number of seconds,
 // PX (milliseconds, at least 1) otherwise.
-func ttlExpiry(d time.Duration) (request.Expiry, int64) {
+func ttlExpiry(d time.Duration) (command.Expiry, int64) {
 	if d%time.Second == 0 {
-		return request.ExpiryEX, int64(d / time.Second)
+		return command.ExpiryEX, int64(d / time.Second)
 	}
-	return request.ExpiryPX, max(int64(d/time.Millisecond), 1)
+	return command.ExpiryPX, max(int64(d/time.Millisecond), 1)
 }
 
 // Set stores val under key. With NX or XX it returns ErrNil when the
 // condition was not met.
 func (c *Client) Set(ctx context.Context, key string, val []byte, o SetOptions) error {
-	setRequest(c.begin(request.OpSet), key, val, o)
+	setRequest(c.begin(command.OpSet), key, val, o)
 	defer c.mu.Unlock()
 	return c.okReply(ctx)
 }
@@ -73,10 +73,10 @@ func (c *Client) Set(ctx context.Context, key string, val []byte, o SetOptions) 
 // previous value to dst. It returns ErrNil when the key had no value (the
 // new value is still stored unless NX or XX prevented it).
 func (c *Client) SetGet(ctx context.Context, dst []byte, key string, val []byte, o SetOptions) ([]byte, error) {
-	req := c.begin(request.OpSet)
+	req := c.begin(command.OpSet)
 	defer c.mu.Unlock()
 	setRequest(req, key, val, o)
-	req.Flags |= request.FlagGet
+	req.Flags |= command.FlagGet
 	return c.bulkInto(ctx, dst)
 }
 
@@ -93,14 +93,14 @@ func (c *Client) Get(ctx context.Context, key string) ([]byte, error) {
 // dst and ErrNil when the key is missing. It does not allocate when dst
 // has room.
 func (c *Client) GetAppend(ctx context.Context, dst []byte, key string) ([]byte, error) {
-	c.begin(request.OpGet).Key = bytesOf(key)
+	c.begin(command.OpGet).Key = bytesOf(key)
 	defer c.mu.Unlock()
 	return c.bulkInto(ctx, dst)
 }
 
 // keysRequest puts keys in r: the first in Key, the rest in Args (whose
 // backing array is the client's and reused).
-func (c *Client) keysRequest(r *request.Request, keys []string) {
+func (c *Client) keysRequest(r *command.Request, keys []string) {
 	c.args = c.args[:0]
 	for i, k := range keys {
 		if i == 0 {
@@ -112,7 +112,7 @@ func (c *Client) keysRequest(r *request.Request, keys []string) {
 	r.Args = c.args
 }
 
-func (c *Client) keysInt(ctx context.Context, op request.Op, keys []string) (int64, error) {
+func (c *Client) keysInt(ctx context.Context, op command.Op, keys []string) (int64, error) {
 	c.keysRequest(c.begin(op), keys)
 	defer c.mu.Unlock()
 	r, err := c.execReq(ctx)
@@ -124,18 +124,18 @@ func (c *Client) keysInt(ctx context.Context, op request.Op, keys []string) (int
 
 // Del removes keys and returns how many existed.
 func (c *Client) Del(ctx context.Context, keys ...string) (int64, error) {
-	return c.keysInt(ctx, request.OpDel, keys)
+	return c.keysInt(ctx, command.OpDel, keys)
 }
 
 // Exists returns how many of keys exist (a key named twice counts twice).
 func (c *Client) Exists(ctx context.Context, keys ...string) (int64, error) {
-	return c.keysInt(ctx, request.OpExists, keys)
+	return c.keysInt(ctx, command.OpExists, keys)
 }
 
 // Expire sets key to expire after d (millisecond resolution) and reports
 // whether the key exists.
 func (c *Client) Expire(ctx context.Context, key string, d time.Duration) (bool, error) {
-	req := c.begin(request.OpPExpire)
+	req := c.begin(command.OpPExpire)
 	defer c.mu.Unlock()
 	req.Key, req.Amount = bytesOf(key), int64(d/time.Millisecond)
 	r, err := c.execReq(ctx)
@@ -152,7 +152,7 @@ const NoExpiry time.Duration = -1
 // TTL returns the time key has left to live (millisecond resolution),
 // NoExpiry when it has no time to live, and ErrNil when it does not exist.
 func (c *Client) TTL(ctx context.Context, key string) (time.Duration, error) {
-	c.begin(request.OpPTTL).Key = bytesOf(key)
+	c.begin(command.OpPTTL).Key = bytesOf(key)
 	defer c.mu.Unlock()
 	r, err := c.execReq(ctx)
 	if err != nil {
@@ -170,7 +170,7 @@ func (c *Client) TTL(ctx context.Context, key string) (time.Duration, error) {
 	return time.Duration(ms) * time.Millisecond, nil
 }
 
-func (c *Client) keyNum(ctx context.Context, op request.Op, key string, n int64) (int64, error) {
+func (c *Client) keyNum(ctx context.Context, op command.Op, key string, n int64) (int64, error) {
 	req := c.begin(op)
 	defer c.mu.Unlock()
 	req.Key, req.Amount = bytesOf(key), n
@@ -184,28 +184,28 @@ func (c *Client) keyNum(ctx context.Context, op request.Op, key string, n int64)
 // Incr adds one to the integer stored at key (0 when missing) and returns
 // the result.
 func (c *Client) Incr(ctx context.Context, key string) (int64, error) {
-	return c.keyNum(ctx, request.OpIncr, key, 0)
+	return c.keyNum(ctx, command.OpIncr, key, 0)
 }
 
 // IncrBy adds delta to the integer stored at key and returns the result.
 func (c *Client) IncrBy(ctx context.Context, key string, delta int64) (int64, error) {
-	return c.keyNum(ctx, request.OpIncrBy, key, delta)
+	return c.keyNum(ctx, command.OpIncrBy, key, delta)
 }
 
 // Decr subtracts one from the integer stored at key and returns the result.
 func (c *Client) Decr(ctx context.Context, key string) (int64, error) {
-	return c.keyNum(ctx, request.OpDecr, key, 0)
+	return c.keyNum(ctx, command.OpDecr, key, 0)
 }
 
 // DecrBy subtracts delta from the integer stored at key and returns the
 // result.
 func (c *Client) DecrBy(ctx context.Context, key string, delta int64) (int64, error) {
-	return c.keyNum(ctx, request.OpDecrBy, key, delta)
+	return c.keyNum(ctx, command.OpDecrBy, key, delta)
 }
 
 // MGet returns the values of keys in order; a missing key's entry is nil.
 func (c *Client) MGet(ctx context.Context, keys ...string) ([][]byte, error) {
-	c.keysRequest(c.begin(request.OpMGet), keys)
+	c.keysRequest(c.begin(command.OpMGet), keys)
 	defer c.mu.Unlock()
 	r, err := c.execReq(ctx)
 	if err != nil {
@@ -235,7 +235,7 @@ type KV struct {
 
 // MSet stores every pair in one request.
 func (c *Client) MSet(ctx context.Context, pairs ...KV) error {
-	req := c.begin(request.OpMSet)
+	req := c.begin(command.OpMSet)
 	defer c.mu.Unlock()
 	c.args = c.args[:0]
 	for i, p := range pairs {
@@ -255,14 +255,14 @@ func (c *Client) MSet(ctx context.Context, pairs ...KV) error {
 
 // FlushAll removes every key.
 func (c *Client) FlushAll(ctx context.Context) error {
-	c.begin(request.OpFlushAll)
+	c.begin(command.OpFlushAll)
 	defer c.mu.Unlock()
 	return c.okReply(ctx)
 }
 
 // DBSize returns the number of keys.
 func (c *Client) DBSize(ctx context.Context) (int64, error) {
-	c.begin(request.OpDBSize)
+	c.begin(command.OpDBSize)
 	defer c.mu.Unlock()
 	r, err := c.execReq(ctx)
 	if err != nil {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 )
 
 // The keyspace commands as typed calls.
@@ -12,19 +12,19 @@ import (
 // Unlink removes keys (as Del; goblin frees memory at once either way)
 // and returns how many existed.
 func (c *Client) Unlink(ctx context.Context, keys ...string) (int64, error) {
-	return c.keysInt(ctx, request.OpUnlink, keys)
+	return c.keysInt(ctx, command.OpUnlink, keys)
 }
 
 // Touch returns how many of keys exist, marking them as used for
 // eviction.
 func (c *Client) Touch(ctx context.Context, keys ...string) (int64, error) {
-	return c.keysInt(ctx, request.OpTouch, keys)
+	return c.keysInt(ctx, command.OpTouch, keys)
 }
 
 // Rename renames key to newKey, replacing newKey; a missing key is a
 // *ServerError ("ERR no such key").
 func (c *Client) Rename(ctx context.Context, key, newKey string) error {
-	c.renameRequest(request.OpRename, key, newKey)
+	c.renameRequest(command.OpRename, key, newKey)
 	defer c.mu.Unlock()
 	return c.okReply(ctx)
 }
@@ -32,13 +32,13 @@ func (c *Client) Rename(ctx context.Context, key, newKey string) error {
 // RenameNX renames key to newKey only if newKey does not exist, and
 // reports whether it did.
 func (c *Client) RenameNX(ctx context.Context, key, newKey string) (bool, error) {
-	c.renameRequest(request.OpRenameNX, key, newKey)
+	c.renameRequest(command.OpRenameNX, key, newKey)
 	defer c.mu.Unlock()
 	n, err := c.intReply(ctx)
 	return n == 1, err
 }
 
-func (c *Client) renameRequest(op request.Op, key, newKey string) {
+func (c *Client) renameRequest(op command.Op, key, newKey string) {
 	req := c.begin(op)
 	c.args = append(c.args[:0], bytesOf(newKey))
 	req.Key, req.Args = bytesOf(key), c.args
@@ -56,13 +56,13 @@ type CopyOptions struct {
 // Copy copies src's value and time to live to dst and reports whether it
 // did (false when src is missing, or dst exists without Replace).
 func (c *Client) Copy(ctx context.Context, src, dst string, o CopyOptions) (bool, error) {
-	c.renameRequest(request.OpCopy, src, dst)
+	c.renameRequest(command.OpCopy, src, dst)
 	defer c.mu.Unlock()
 	if o.Replace {
-		c.req.Flags |= request.FlagReplace
+		c.req.Flags |= command.FlagReplace
 	}
 	if o.DB != nil {
-		c.req.Flags |= request.FlagDB
+		c.req.Flags |= command.FlagDB
 		c.req.Amount = int64(*o.DB)
 	}
 	n, err := c.intReply(ctx)
@@ -72,7 +72,7 @@ func (c *Client) Copy(ctx context.Context, src, dst string, o CopyOptions) (bool
 // ExpireAt sets key to expire at t (millisecond resolution, PEXPIREAT)
 // and reports whether the key exists. A time in the past deletes it.
 func (c *Client) ExpireAt(ctx context.Context, key string, t time.Time) (bool, error) {
-	n, err := c.keyNum(ctx, request.OpPExpireAt, key, t.UnixMilli())
+	n, err := c.keyNum(ctx, command.OpPExpireAt, key, t.UnixMilli())
 	return n == 1, err
 }
 
@@ -80,7 +80,7 @@ func (c *Client) ExpireAt(ctx context.Context, key string, t time.Time) (bool, e
 // [a-z], [^a], \ escapes). It walks the whole keyspace in one command;
 // Scan does it in steps.
 func (c *Client) Keys(ctx context.Context, pattern string) ([]string, error) {
-	c.begin(request.OpKeys).Value = bytesOf(pattern)
+	c.begin(command.OpKeys).Value = bytesOf(pattern)
 	defer c.mu.Unlock()
 	r, err := c.execReq(ctx)
 	if err != nil {
@@ -116,15 +116,15 @@ type ScanOptions struct {
 // ScanPage runs one SCAN step from cursor and returns the keys it found
 // and the cursor of the next step (0 when the walk is complete).
 func (c *Client) ScanPage(ctx context.Context, cursor uint64, o ScanOptions) ([]string, uint64, error) {
-	req := c.begin(request.OpScan)
+	req := c.begin(command.OpScan)
 	defer c.mu.Unlock()
 	req.Amount, req.Amount2 = int64(cursor), o.Count
 	if o.Match != "" {
-		req.Flags |= request.FlagMatch
+		req.Flags |= command.FlagMatch
 		req.Value = bytesOf(o.Match)
 	}
 	if o.Type != "" {
-		req.Flags |= request.FlagType
+		req.Flags |= command.FlagType
 		c.args = append(c.args[:0], bytesOf(o.Type))
 		req.Args = c.args
 	}

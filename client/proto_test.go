@@ -6,10 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
@@ -20,7 +19,7 @@ import (
 type protoConn struct {
 	p     proto.Protocol
 	codec sbe.Codec
-	req   request.Request
+	req   command.Request
 	reply []byte
 }
 
@@ -31,8 +30,8 @@ func (c *protoConn) Write(b []byte) error {
 	case c.p == proto.RESP && bytes.Equal(b, []byte("*1\r\n$4\r\nPING\r\n")):
 		c.reply = []byte("+PONG\r\n")
 	case c.p == proto.SBE && c.codec.DecodeRequest(b, &c.req) == nil:
-		c.reply = c.codec.AppendReply(nil, &reply.Reply{CorrelationID: c.req.CorrelationID, Status: reply.OK,
-			Kind: reply.Simple, Value: []byte("PONG"), Compact: true})
+		c.reply = c.codec.AppendReply(nil, &command.Reply{CorrelationID: c.req.CorrelationID, Status: command.OK,
+			Kind: command.Simple, Value: []byte("PONG"), Compact: true})
 	default:
 		c.reply = []byte{0xff, 0xff, 0xff, 0xff} // neither protocol
 	}

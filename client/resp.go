@@ -3,9 +3,9 @@ package client
 import (
 	"fmt"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/proto/resp"
-	"github.com/goblin-kv/goblin/request"
 )
 
 // respCodec speaks RESP2 through package proto/resp: requests are arrays
@@ -22,7 +22,7 @@ func (*respCodec) appendRequest(dst []byte, args [][]byte, _ uint64) ([]byte, er
 	return resp.AppendCommand(dst, args...), nil
 }
 
-func (c *respCodec) appendTyped(dst []byte, r *request.Request) ([]byte, error) {
+func (c *respCodec) appendTyped(dst []byte, r *command.Request) ([]byte, error) {
 	words, err := c.enc.Words(r)
 	if err != nil {
 		return dst, err

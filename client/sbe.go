@@ -3,10 +3,9 @@ package client
 import (
 	"fmt"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 )
 
 // sbeCodec speaks goblin's SBE protocol through package proto/sbe. Typed
@@ -18,8 +17,8 @@ import (
 type sbeCodec struct {
 	framed bool // SOFH framing on stream transports
 	c      sbe.Codec
-	req    request.Request
-	rep    reply.Reply
+	req    command.Request
+	rep    command.Reply
 	dec    argv.Decoder // why the last translation failed
 	sent   uint64       // correlation id of the last request encoded
 	recv   uint64       // correlation id of the last reply decoded
@@ -38,7 +37,7 @@ func (s *sbeCodec) appendRequest(dst []byte, args [][]byte, _ uint64) ([]byte, e
 	return s.appendTyped(dst, r)
 }
 
-func (s *sbeCodec) appendTyped(dst []byte, r *request.Request) ([]byte, error) {
+func (s *sbeCodec) appendTyped(dst []byte, r *command.Request) ([]byte, error) {
 	s.sent++
 	r.CorrelationID = s.sent
 	// A bare PING goes as the 16-byte Ping message (schema version 1),
@@ -52,9 +51,9 @@ func (s *sbeCodec) appendTyped(dst []byte, r *request.Request) ([]byte, error) {
 
 // translate fills r from a Redis-style argument list. r's slices alias
 // args, which outlive the encoding that follows.
-func (s *sbeCodec) translate(r *request.Request, args [][]byte) error {
+func (s *sbeCodec) translate(r *command.Request, args [][]byte) error {
 	if !s.dec.Decode(r, args) {
-		if s.dec.Status == reply.UnknownCommand {
+		if s.dec.Status == command.UnknownCommand {
 			// Not a goblin command (or subcommand): SBE has no message
 			// for it, whatever the server would make of it over RESP.
 			return fmt.Errorf("%w: %q (use proto=resp)", ErrNoSBEEncoding, args[0])
@@ -97,14 +96,14 @@ func (s *sbeCodec) parseReply(buf []byte, r *result) (int, error) {
 	}
 	s.recv++
 	r.reset()
-	if rep.Status != reply.OK || rep.Kind == reply.Error {
+	if rep.Status != command.OK || rep.Kind == command.Error {
 		r.kind, r.str = KindError, rep.Value
 		return n, nil
 	}
 	// The client reads replies in RESP2's shapes whatever the protocol:
 	// maps and sets are arrays, doubles bulk strings, booleans integers.
 	rep.Downgrade()
-	if rep.Kind == reply.Array {
+	if rep.Kind == command.Array {
 		used, err := sbeElems(r, rep.Integer, rep.Items, 0)
 		if err != nil {
 			return 0, err
@@ -123,7 +122,7 @@ func (s *sbeCodec) parseReply(buf []byte, r *result) (int, error) {
 // sbeElems makes r the array of n elements whose items start items (an
 // ArrayReply's, flattened in pre-order: a nested array's elements follow
 // it) and returns how many items it used.
-func sbeElems(r *result, n int64, items []reply.Item, depth int) (int, error) {
+func sbeElems(r *result, n int64, items []command.Item, depth int) (int, error) {
 	if depth > maxDepth {
 		return 0, fmt.Errorf("%w: replies nested deeper than %d", ErrProtocol, maxDepth)
 	}
@@ -144,7 +143,7 @@ func sbeElems(r *result, n int64, items []reply.Item, depth int) (int, error) {
 		used++
 		e := &r.elems[i]
 		e.reset()
-		if it.Kind == reply.Array {
+		if it.Kind == command.Array {
 			m, err := sbeElems(e, it.Integer, items[used:], depth+1)
 			if err != nil {
 				return 0, err
@@ -159,19 +158,19 @@ func sbeElems(r *result, n int64, items []reply.Item, depth int) (int, error) {
 	return used, nil
 }
 
-func sbeItem(r *result, k reply.Kind, n int64, v []byte) error {
+func sbeItem(r *result, k command.Kind, n int64, v []byte) error {
 	switch k {
-	case reply.Simple:
+	case command.Simple:
 		r.kind, r.str = KindStatus, v
-	case reply.Bulk:
+	case command.Bulk:
 		r.kind, r.str = KindBulk, v
-	case reply.Nil:
+	case command.Nil:
 		r.kind = KindNil
-	case reply.Integer:
+	case command.Integer:
 		r.kind, r.n = KindInt, n
-	case reply.Array:
+	case command.Array:
 		r.kind = KindArray
-	case reply.Error:
+	case command.Error:
 		r.kind, r.str = KindError, v
 	default:
 		return fmt.Errorf("%w: unknown reply kind %d", ErrProtocol, k)

@@ -9,9 +9,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 )
 
 // sbePeer is a tiny in-test SBE server over SOFH-framed Unix sockets: it
@@ -21,58 +20,58 @@ import (
 func sbePeer(tb testing.TB, corrupt bool) string {
 	data := map[string][]byte{}
 	return fakeServer(tb, func(conn net.Conn) {
-		serveSBE(conn, func(req *request.Request, rep *reply.Reply) {
+		serveSBE(conn, func(req *command.Request, rep *command.Reply) {
 			rep.Value = []byte("OK")
 			if corrupt {
 				rep.CorrelationID += 7
 			}
 			key := string(req.Key)
 			switch req.Op {
-			case request.OpPing:
+			case command.OpPing:
 				rep.Value = []byte("PONG")
-			case request.OpSet:
-				if _, ok := data[key]; ok && req.Flags&request.FlagNX != 0 {
-					rep.Kind = reply.Nil
+			case command.OpSet:
+				if _, ok := data[key]; ok && req.Flags&command.FlagNX != 0 {
+					rep.Kind = command.Nil
 				} else {
 					data[key] = append([]byte{}, req.Value...)
 				}
-			case request.OpGet:
+			case command.OpGet:
 				if v, ok := data[key]; ok {
-					rep.Kind, rep.Value = reply.Bulk, v
+					rep.Kind, rep.Value = command.Bulk, v
 				} else {
-					rep.Kind, rep.Value = reply.Nil, nil
+					rep.Kind, rep.Value = command.Nil, nil
 				}
-			case request.OpDel:
-				rep.Kind, rep.Value = reply.Integer, nil
+			case command.OpDel:
+				rep.Kind, rep.Value = command.Integer, nil
 				for _, k := range append([][]byte{req.Key}, req.Args...) {
 					if _, ok := data[string(k)]; ok {
 						delete(data, string(k))
 						rep.Integer++
 					}
 				}
-			case request.OpIncr:
+			case command.OpIncr:
 				v, err := strconv.ParseInt(string(data[key]), 10, 64)
 				if _, ok := data[key]; ok && err != nil {
-					rep.Status, rep.Kind = reply.NotInteger, reply.Error
+					rep.Status, rep.Kind = command.NotInteger, command.Error
 					rep.Value = []byte("ERR value is not an integer or out of range")
 					break
 				}
 				data[key] = strconv.AppendInt(nil, v+1, 10)
-				rep.Kind, rep.Integer, rep.Value = reply.Integer, v+1, nil
-			case request.OpMGet:
-				rep.Kind, rep.Value = reply.Array, nil
+				rep.Kind, rep.Integer, rep.Value = command.Integer, v+1, nil
+			case command.OpMGet:
+				rep.Kind, rep.Value = command.Array, nil
 				for _, k := range append([][]byte{req.Key}, req.Args...) {
 					if v, ok := data[string(k)]; ok {
-						rep.Items = append(rep.Items, reply.Item{Kind: reply.Bulk, Value: v})
+						rep.Items = append(rep.Items, command.Item{Kind: command.Bulk, Value: v})
 					} else {
-						rep.Items = append(rep.Items, reply.Item{Kind: reply.Nil})
+						rep.Items = append(rep.Items, command.Item{Kind: command.Nil})
 					}
 				}
 				rep.Integer = int64(len(rep.Items)) // an aggregate's element count (schema version 2)
-			case request.OpDBSize:
-				rep.Kind, rep.Integer, rep.Value = reply.Integer, int64(len(data)), nil
+			case command.OpDBSize:
+				rep.Kind, rep.Integer, rep.Value = command.Integer, int64(len(data)), nil
 			default:
-				rep.Status, rep.Kind, rep.Value = reply.UnknownCommand, reply.Error, []byte("ERR unknown command")
+				rep.Status, rep.Kind, rep.Value = command.UnknownCommand, command.Error, []byte("ERR unknown command")
 			}
 		})
 	})
@@ -84,10 +83,10 @@ func sbePeer(tb testing.TB, corrupt bool) string {
 // returns when the connection closes or a request does not decode. Its
 // buffers are reused, so a peer whose answer allocates nothing allocates
 // nothing per request.
-func serveSBE(conn net.Conn, answer func(req *request.Request, rep *reply.Reply)) {
+func serveSBE(conn net.Conn, answer func(req *command.Request, rep *command.Reply)) {
 	var c sbe.Codec
-	var req request.Request
-	var rep reply.Reply
+	var req command.Request
+	var rep command.Reply
 	in := make([]byte, 0, 64<<10)
 	out := make([]byte, 0, 64<<10)
 	for {
@@ -108,7 +107,7 @@ func serveSBE(conn net.Conn, answer func(req *request.Request, rep *reply.Reply)
 			if err := c.DecodeRequest(msg, &req); err != nil {
 				return
 			}
-			rep = reply.Reply{CorrelationID: req.CorrelationID, Kind: reply.Simple}
+			rep = command.Reply{CorrelationID: req.CorrelationID, Kind: command.Simple}
 			answer(&req, &rep)
 			var start int
 			out, start = sbe.BeginFrame(out)
@@ -195,13 +194,13 @@ func sbeCannedPeer(tb testing.TB) string {
 	return fakeServer(tb, func(conn net.Conn) {
 		fixed := []byte("0123456789abcdef")
 		pong, ok := []byte("PONG"), []byte("OK")
-		serveSBE(conn, func(req *request.Request, rep *reply.Reply) {
+		serveSBE(conn, func(req *command.Request, rep *command.Reply) {
 			rep.Value = ok
 			switch req.Op {
-			case request.OpPing:
+			case command.OpPing:
 				rep.Value = pong
-			case request.OpGet:
-				rep.Kind, rep.Value = reply.Bulk, fixed
+			case command.OpGet:
+				rep.Kind, rep.Value = command.Bulk, fixed
 			}
 		})
 	})
@@ -251,25 +250,25 @@ func TestSBETranslate(t *testing.T) {
 		}
 		return out
 	}
-	var r request.Request
+	var r command.Request
 	if err := s.translate(&r, args("set", "k", "v", "nx", "get", "px", "1500")); err != nil {
 		t.Fatal(err)
 	}
-	if r.Op != request.OpSet || r.Flags != request.FlagNX|request.FlagGet || r.Expiry != request.ExpiryPX || r.Expire != 1500 ||
+	if r.Op != command.OpSet || r.Flags != command.FlagNX|command.FlagGet || r.Expiry != command.ExpiryPX || r.Expire != 1500 ||
 		string(r.Key) != "k" || string(r.Value) != "v" {
 		t.Fatalf("SET translated to %+v", r)
 	}
-	r = request.Request{}
-	if err := s.translate(&r, args("MSET", "a", "1", "b", "2")); err != nil || r.Op != request.OpMSet || len(r.Args) != 2 {
+	r = command.Request{}
+	if err := s.translate(&r, args("MSET", "a", "1", "b", "2")); err != nil || r.Op != command.OpMSet || len(r.Args) != 2 {
 		t.Fatalf("MSET translated to %+v, %v", r, err)
 	}
-	r = request.Request{}
-	if err := s.translate(&r, args("incrby", "n", "-5")); err != nil || r.Op != request.OpIncrBy || r.Amount != -5 {
+	r = command.Request{}
+	if err := s.translate(&r, args("incrby", "n", "-5")); err != nil || r.Op != command.OpIncrBy || r.Amount != -5 {
 		t.Fatalf("INCRBY translated to %+v, %v", r, err)
 	}
-	r = request.Request{}
-	if err := s.translate(&r, args("expire", "k", "5", "xx", "GT")); err != nil || r.Op != request.OpExpire ||
-		r.Amount != 5 || r.Flags != request.FlagXX|request.FlagGT {
+	r = command.Request{}
+	if err := s.translate(&r, args("expire", "k", "5", "xx", "GT")); err != nil || r.Op != command.OpExpire ||
+		r.Amount != 5 || r.Flags != command.FlagXX|command.FlagGT {
 		t.Fatalf("EXPIRE with options translated to %+v, %v", r, err)
 	}
 	for _, bad := range [][]string{
@@ -282,7 +281,7 @@ func TestSBETranslate(t *testing.T) {
 		{"EXPIRE", "k", "5", "NX", "GT"}, {"SET", "k", "v", "NX", "XX"}, {"FLUSHALL", "LATER"},
 		{"CLIENT", "SETINFO", "lib-nom", "x"}, {"CLIENT", "NOPE"},
 	} {
-		r = request.Request{}
+		r = command.Request{}
 		if err := s.translate(&r, args(bad...)); err == nil {
 			t.Errorf("%q translated without error", bad)
 		}

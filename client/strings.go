@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 )
 
 // The string commands as typed calls. Each builds its request
@@ -56,12 +56,12 @@ func (c *Client) okReply(ctx context.Context) error {
 // SetEx stores val under key with a time to live (SETEX, or PSETEX when
 // ttl is not a whole number of seconds). ttl must be positive.
 func (c *Client) SetEx(ctx context.Context, key string, val []byte, ttl time.Duration) error {
-	req := c.begin(request.OpSetEX)
+	req := c.begin(command.OpSetEX)
 	defer c.mu.Unlock()
 	req.Key, req.Value = bytesOf(key), val
 	req.Expiry, req.Expire = ttlExpiry(ttl)
-	if req.Expiry == request.ExpiryPX {
-		req.Op = request.OpPSetEX
+	if req.Expiry == command.ExpiryPX {
+		req.Op = command.OpPSetEX
 	}
 	return c.okReply(ctx)
 }
@@ -69,7 +69,7 @@ func (c *Client) SetEx(ctx context.Context, key string, val []byte, ttl time.Dur
 // SetNX stores val under key only if the key does not exist, and reports
 // whether it did.
 func (c *Client) SetNX(ctx context.Context, key string, val []byte) (bool, error) {
-	req := c.begin(request.OpSetNX)
+	req := c.begin(command.OpSetNX)
 	defer c.mu.Unlock()
 	req.Key, req.Value = bytesOf(key), val
 	n, err := c.intReply(ctx)
@@ -79,7 +79,7 @@ func (c *Client) SetNX(ctx context.Context, key string, val []byte) (bool, error
 // GetDel returns key's value and deletes the key; ErrNil when it is
 // missing.
 func (c *Client) GetDel(ctx context.Context, key string) ([]byte, error) {
-	c.begin(request.OpGetDel).Key = bytesOf(key)
+	c.begin(command.OpGetDel).Key = bytesOf(key)
 	defer c.mu.Unlock()
 	return c.bulkCopy(ctx)
 }
@@ -99,14 +99,14 @@ type GetExOptions struct {
 // GetEx returns key's value (ErrNil when missing) and changes its time to
 // live as o says.
 func (c *Client) GetEx(ctx context.Context, key string, o GetExOptions) ([]byte, error) {
-	req := c.begin(request.OpGetEX)
+	req := c.begin(command.OpGetEX)
 	defer c.mu.Unlock()
 	req.Key = bytesOf(key)
 	switch {
 	case o.Persist:
-		req.Expiry = request.ExpiryPersist
+		req.Expiry = command.ExpiryPersist
 	case !o.At.IsZero():
-		req.Expiry, req.Expire = request.ExpiryPXAT, o.At.UnixMilli()
+		req.Expiry, req.Expire = command.ExpiryPXAT, o.At.UnixMilli()
 	case o.TTL > 0:
 		req.Expiry, req.Expire = ttlExpiry(o.TTL)
 	}
@@ -116,7 +116,7 @@ func (c *Client) GetEx(ctx context.Context, key string, o GetExOptions) ([]byte,
 // Append appends val to key's value (creating the key) and returns the
 // new length.
 func (c *Client) Append(ctx context.Context, key string, val []byte) (int64, error) {
-	req := c.begin(request.OpAppend)
+	req := c.begin(command.OpAppend)
 	defer c.mu.Unlock()
 	req.Key, req.Value = bytesOf(key), val
 	return c.intReply(ctx)
@@ -124,7 +124,7 @@ func (c *Client) Append(ctx context.Context, key string, val []byte) (int64, err
 
 // StrLen returns the length of key's value (0 when missing).
 func (c *Client) StrLen(ctx context.Context, key string) (int64, error) {
-	c.begin(request.OpStrLen).Key = bytesOf(key)
+	c.begin(command.OpStrLen).Key = bytesOf(key)
 	defer c.mu.Unlock()
 	return c.intReply(ctx)
 }
@@ -132,7 +132,7 @@ func (c *Client) StrLen(ctx context.Context, key string) (int64, error) {
 // GetRange returns the bytes of key's value from start to end inclusive;
 // negative offsets count from the end, as in Redis.
 func (c *Client) GetRange(ctx context.Context, key string, start, end int64) ([]byte, error) {
-	req := c.begin(request.OpGetRange)
+	req := c.begin(command.OpGetRange)
 	defer c.mu.Unlock()
 	req.Key, req.Amount, req.Amount2 = bytesOf(key), start, end
 	return c.bulkCopy(ctx)
@@ -141,7 +141,7 @@ func (c *Client) GetRange(ctx context.Context, key string, start, end int64) ([]
 // SetRange overwrites key's value from offset with val (padding with zero
 // bytes) and returns the new length.
 func (c *Client) SetRange(ctx context.Context, key string, offset int64, val []byte) (int64, error) {
-	req := c.begin(request.OpSetRange)
+	req := c.begin(command.OpSetRange)
 	defer c.mu.Unlock()
 	req.Key, req.Amount, req.Value = bytesOf(key), offset, val
 	return c.intReply(ctx)
@@ -151,7 +151,7 @@ func (c *Client) SetRange(ctx context.Context, key string, offset int64, val []b
 // result. The server computes in long double precision, as Redis does,
 // and the result is read back into a float64.
 func (c *Client) IncrByFloat(ctx context.Context, key string, delta float64) (float64, error) {
-	req := c.begin(request.OpIncrByFloat)
+	req := c.begin(command.OpIncrByFloat)
 	defer c.mu.Unlock()
 	c.num = strconv.AppendFloat(c.num[:0], delta, 'g', -1, 64)
 	req.Key, req.Value = bytesOf(key), c.num

@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/aeron/javadriver"
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/internal/testproc"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/reply"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport/aeron"
@@ -234,7 +234,7 @@ func sbeSetLen(n int) int {
 	return setLen(cd, n)
 }
 func sbeGetLen(n int) int {
-	return sbe.ReplyLen(&reply.Reply{Kind: reply.Bulk, Value: make([]byte, n)})
+	return sbe.ReplyLen(&command.Reply{Kind: command.Bulk, Value: make([]byte, n)})
 }
 
 // setLen encodes SET valueKey <n bytes> with the client's own codec.

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/transport"
 )
 
@@ -110,7 +110,7 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.req.Reset()
-	c.req.Op = request.OpWatch
+	c.req.Op = command.OpWatch
 	c.num = c.num[:0]
 	c.keysRequest(&c.req, keys)
 	if err := c.okReply(ctx); err != nil {
@@ -120,7 +120,7 @@ func (c *Client) Watch(ctx context.Context, fn func(tx *Tx) error, keys ...strin
 	defer func() {
 		if !tx.done && tx.usable() == nil {
 			c.req.Reset()
-			c.req.Op = request.OpUnwatch
+			c.req.Op = command.OpUnwatch
 			_ = c.okReply(context.WithoutCancel(ctx))
 		}
 		tx.c = nil
@@ -168,7 +168,7 @@ func (tx *Tx) Get(ctx context.Context, key string) ([]byte, error) {
 	}
 	c := tx.c
 	c.req.Reset()
-	c.req.Op, c.req.Key = request.OpGet, bytesOf(key)
+	c.req.Op, c.req.Key = command.OpGet, bytesOf(key)
 	return c.bulkCopy(ctx)
 }
 

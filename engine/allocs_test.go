@@ -4,11 +4,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/request"
 )
 
 // allocCases are commands, or short cycles of commands that leave the
@@ -50,7 +50,7 @@ func TestCommandAllocs(t *testing.T) {
 	var (
 		codec sbe.Codec
 		dec   argv.Decoder
-		req   request.Request
+		req   command.Request
 	)
 	for _, cycle := range allocCases {
 		var wire, msgs [][]byte

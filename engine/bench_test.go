@@ -3,11 +3,10 @@ package engine
 import (
 	"testing"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 )
 
 // hotRequests are the wire bytes of PING, SET (16-byte value) and GET in
@@ -19,14 +18,14 @@ type hotRequest struct {
 	sbeFramed   []byte
 	sbeMessage  []byte
 	wantRESP    string
-	wantSBEKind reply.Kind
+	wantSBEKind command.Kind
 }
 
 func hotRequests() []hotRequest {
 	var c sbe.Codec
 	key := []byte("key:000000000042")
 	val := []byte("0123456789abcdef")
-	mk := func(name string, args []string, r request.Request, want string, kind reply.Kind) hotRequest {
+	mk := func(name string, args []string, r command.Request, want string, kind command.Kind) hotRequest {
 		r.CorrelationID = 77
 		return hotRequest{
 			name: name, resp: resp.AppendCommandString(nil, args...),
@@ -35,9 +34,9 @@ func hotRequests() []hotRequest {
 		}
 	}
 	return []hotRequest{
-		mk("PING", []string{"PING"}, request.Request{Op: request.OpPing}, "+PONG\r\n", reply.Simple),
-		mk("SET", []string{"SET", string(key), string(val)}, request.Request{Op: request.OpSet, Key: key, Value: val}, "+OK\r\n", reply.Simple),
-		mk("GET", []string{"GET", string(key)}, request.Request{Op: request.OpGet, Key: key}, "$16\r\n0123456789abcdef\r\n", reply.Bulk),
+		mk("PING", []string{"PING"}, command.Request{Op: command.OpPing}, "+PONG\r\n", command.Simple),
+		mk("SET", []string{"SET", string(key), string(val)}, command.Request{Op: command.OpSet, Key: key, Value: val}, "+OK\r\n", command.Simple),
+		mk("GET", []string{"GET", string(key)}, command.Request{Op: command.OpGet, Key: key}, "$16\r\n0123456789abcdef\r\n", command.Bulk),
 	}
 }
 
@@ -91,7 +90,7 @@ func BenchmarkServe(b *testing.B) {
 func TestServeAllocs(t *testing.T) {
 	e, rs, ss := benchEngine(t)
 	var c sbe.Codec
-	var rep reply.Reply
+	var rep command.Reply
 	for _, h := range hotRequests() {
 		out := make([]byte, 0, 256)
 		// Check the replies once, then count allocations.

@@ -3,7 +3,7 @@ package engine
 import (
 	"strconv"
 
-	"github.com/goblin-kv/goblin/reply"
+	"github.com/goblin-kv/goblin/command"
 )
 
 // Building an aggregate reply: begin the root, add leaves, push and pop
@@ -19,7 +19,7 @@ type openAgg struct {
 type fixup struct{ item, start, end int }
 
 // begin makes the reply an aggregate of kind k.
-func (e *Engine) begin(k reply.Kind) {
+func (e *Engine) begin(k command.Kind) {
 	e.res.Kind, e.res.Integer = k, 0
 	e.res.Items = e.res.Items[:0]
 	e.stack = append(e.stack[:0], openAgg{item: -1})
@@ -28,18 +28,18 @@ func (e *Engine) begin(k reply.Kind) {
 }
 
 // add appends a leaf element.
-func (e *Engine) add(k reply.Kind, n int64, v []byte) {
-	e.res.Items = append(e.res.Items, reply.Item{Kind: k, Integer: n, Value: v})
+func (e *Engine) add(k command.Kind, n int64, v []byte) {
+	e.res.Items = append(e.res.Items, command.Item{Kind: k, Integer: n, Value: v})
 	e.stack[len(e.stack)-1].count++
 }
 
-func (e *Engine) addBulk(v []byte)      { e.add(reply.Bulk, 0, v) }
-func (e *Engine) addBulkStr(v string)   { e.add(reply.Bulk, 0, bs(v)) }
-func (e *Engine) addSimpleStr(v string) { e.add(reply.Simple, 0, bs(v)) }
-func (e *Engine) addInt(n int64)        { e.add(reply.Integer, n, nil) }
+func (e *Engine) addBulk(v []byte)      { e.add(command.Bulk, 0, v) }
+func (e *Engine) addBulkStr(v string)   { e.add(command.Bulk, 0, bs(v)) }
+func (e *Engine) addSimpleStr(v string) { e.add(command.Simple, 0, bs(v)) }
+func (e *Engine) addInt(n int64)        { e.add(command.Integer, n, nil) }
 
 // addCopy appends a leaf whose value is copied into e.scratch.
-func (e *Engine) addCopy(k reply.Kind, v []byte) {
+func (e *Engine) addCopy(k command.Kind, v []byte) {
 	start := len(e.scratch)
 	e.scratch = append(e.scratch, v...)
 	e.fixes = append(e.fixes, fixup{item: len(e.res.Items), start: start, end: len(e.scratch)})
@@ -55,11 +55,11 @@ func (e *Engine) addBulkNamed(prefix string, n int64) {
 	e.scratch = append(e.scratch, prefix...)
 	e.scratch = strconv.AppendInt(e.scratch, n, 10)
 	e.fixes = append(e.fixes, fixup{item: len(e.res.Items), start: start, end: len(e.scratch)})
-	e.add(reply.Bulk, 0, nil)
+	e.add(command.Bulk, 0, nil)
 }
 
 // push opens a nested aggregate of kind k.
-func (e *Engine) push(k reply.Kind) {
+func (e *Engine) push(k command.Kind) {
 	e.add(k, 0, nil)
 	e.stack = append(e.stack, openAgg{item: len(e.res.Items) - 1})
 }
@@ -70,14 +70,14 @@ func (e *Engine) pop() {
 	e.stack = e.stack[:len(e.stack)-1]
 	n := top.count
 	if top.item < 0 {
-		if e.res.Kind == reply.Map {
+		if e.res.Kind == command.Map {
 			n /= 2
 		}
 		e.res.Integer = n
 		return
 	}
 	it := &e.res.Items[top.item]
-	if it.Kind == reply.Map {
+	if it.Kind == command.Map {
 		n /= 2
 	}
 	it.Integer = n

@@ -2,9 +2,8 @@ package engine
 
 import (
 	"github.com/goblin-kv/goblin/bitmap"
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto/argv"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/store"
 )
 
@@ -14,7 +13,7 @@ const errBitOffset = "ERR bit offset is not an integer or out of range"
 // limit; if not it answers Redis's offset error.
 func (e *Engine) bitLimit(off uint64) bool {
 	if off>>3 >= uint64(e.st.Options().MaxValueLen) {
-		e.errText(reply.OutOfRange, errBitOffset)
+		e.errText(command.OutOfRange, errBitOffset)
 		return false
 	}
 	return true
@@ -28,7 +27,7 @@ func growTo(v []byte, n int) []byte {
 	return v
 }
 
-func (e *Engine) setBit(_ *Session, r *request.Request) {
+func (e *Engine) setBit(_ *Session, r *command.Request) {
 	off := uint64(r.Amount)
 	if !e.bitLimit(off) {
 		return
@@ -47,7 +46,7 @@ func (e *Engine) setBit(_ *Session, r *request.Request) {
 	e.integer(int64(old))
 }
 
-func (e *Engine) getBit(_ *Session, r *request.Request) {
+func (e *Engine) getBit(_ *Session, r *command.Request) {
 	off := uint64(r.Amount)
 	b := e.st.GetRange(e.scratch[:0], r.Key, int64(off>>3), int64(off>>3))
 	e.scratch = b[:0]
@@ -58,35 +57,35 @@ func (e *Engine) getBit(_ *Session, r *request.Request) {
 	e.integer(int64(bitmap.Unsigned(b, off&7, 1)))
 }
 
-func (e *Engine) bitCount(_ *Session, r *request.Request) {
+func (e *Engine) bitCount(_ *Session, r *command.Request) {
 	v, _ := e.st.Get(e.scratch[:0], r.Key)
 	e.scratch = v[:0]
-	e.integer(bitmap.Count(v, r.Amount, r.Amount2, r.Flags&request.FlagStart != 0, r.Flags&request.FlagBit != 0))
+	e.integer(bitmap.Count(v, r.Amount, r.Amount2, r.Flags&command.FlagStart != 0, r.Flags&command.FlagBit != 0))
 }
 
 // bitPos answers BITPOS in Redis's order: a missing key first (0 when
 // looking for a 0, -1 for a 1), then the range's errors.
-func (e *Engine) bitPos(_ *Session, r *request.Request) {
-	bit := int(b2i(r.Flags&request.FlagOne != 0))
+func (e *Engine) bitPos(_ *Session, r *command.Request) {
+	bit := int(b2i(r.Flags&command.FlagOne != 0))
 	v, found := e.st.Get(e.scratch[:0], r.Key)
 	e.scratch = v[:0]
 	switch {
 	case !found: // an endless run of zero bits
 		e.integer(-int64(bit))
-	case r.Flags&request.FlagBadInt != 0:
-		e.errText(reply.NotInteger, "ERR value is not an integer or out of range")
-	case r.Flags&request.FlagBadRange != 0:
-		e.errText(reply.Syntax, "ERR syntax error")
+	case r.Flags&command.FlagBadInt != 0:
+		e.errText(command.NotInteger, "ERR value is not an integer or out of range")
+	case r.Flags&command.FlagBadRange != 0:
+		e.errText(command.Syntax, "ERR syntax error")
 	default:
-		e.integer(bitmap.Pos(v, bit, r.Amount, r.Amount2, r.Flags&request.FlagStart != 0,
-			r.Flags&request.FlagEnd != 0, r.Flags&request.FlagBit != 0))
+		e.integer(bitmap.Pos(v, bit, r.Amount, r.Amount2, r.Flags&command.FlagStart != 0,
+			r.Flags&command.FlagEnd != 0, r.Flags&command.FlagBit != 0))
 	}
 }
 
 // bitOp answers BITOP: the result of the sources (missing ones are empty,
 // shorter ones padded with zero bytes) replaces destkey, or deletes it
 // when every source is empty; the reply is its length.
-func (e *Engine) bitOp(_ *Session, r *request.Request) {
+func (e *Engine) bitOp(_ *Session, r *command.Request) {
 	// Each source is read into scratch; offs marks where each starts.
 	buf := e.scratch[:0]
 	e.ints = e.ints[:0]
@@ -138,31 +137,31 @@ func (e *Engine) bitOp(_ *Session, r *request.Request) {
 // bitField answers BITFIELD and BITFIELD_RO: the operations were checked
 // by the decoder; writes grow the value to the farthest bit written, then
 // every operation runs in order on it.
-func (e *Engine) bitField(_ *Session, r *request.Request) {
+func (e *Engine) bitField(_ *Session, r *command.Request) {
 	var highest uint64
 	write := false
 	for _, rec := range r.Args {
-		op, ok := request.ParseBitFieldOp(rec)
+		op, ok := command.ParseBitFieldOp(rec)
 		if !ok {
-			e.errText(reply.Err, "ERR malformed BITFIELD operation")
+			e.errText(command.Err, "ERR malformed BITFIELD operation")
 			return
 		}
-		if op.Kind != request.BitGet {
+		if op.Kind != command.BitGet {
 			write = true
 			highest = max(highest, op.Offset+uint64(op.Bits)-1)
 		}
 	}
-	if write && r.Op == request.OpBitFieldRO {
-		e.errText(reply.Err, "ERR BITFIELD_RO only supports the GET subcommand")
+	if write && r.Op == command.OpBitFieldRO {
+		e.errText(command.Err, "ERR BITFIELD_RO only supports the GET subcommand")
 		return
 	}
 	if write && !e.bitLimit(highest) {
 		return
 	}
-	e.begin(reply.Array)
+	e.begin(command.Array)
 	run := func(v []byte) []byte {
 		for _, rec := range r.Args {
-			op, _ := request.ParseBitFieldOp(rec)
+			op, _ := command.ParseBitFieldOp(rec)
 			e.bitFieldOp(v, op)
 		}
 		return v
@@ -186,8 +185,8 @@ func (e *Engine) bitField(_ *Session, r *request.Request) {
 }
 
 // bitFieldOp runs one operation on v and adds its reply.
-func (e *Engine) bitFieldOp(v []byte, op request.BitFieldOp) {
-	if op.Kind == request.BitGet {
+func (e *Engine) bitFieldOp(v []byte, op command.BitFieldOp) {
+	if op.Kind == command.BitGet {
 		if op.Signed {
 			e.addInt(bitmap.Signed(v, op.Offset, op.Bits))
 		} else {
@@ -201,7 +200,7 @@ func (e *Engine) bitFieldOp(v []byte, op request.BitFieldOp) {
 	var overflow bool
 	if op.Signed {
 		old := bitmap.Signed(v, op.Offset, op.Bits)
-		if op.Kind == request.BitIncrBy {
+		if op.Kind == command.BitIncrBy {
 			n, of := bitmap.AddSigned(old, op.Value, op.Bits, behaviour)
 			put, ret, overflow = uint64(n), n, of
 		} else {
@@ -210,7 +209,7 @@ func (e *Engine) bitFieldOp(v []byte, op request.BitFieldOp) {
 		}
 	} else {
 		old := bitmap.Unsigned(v, op.Offset, op.Bits)
-		if op.Kind == request.BitIncrBy {
+		if op.Kind == command.BitIncrBy {
 			n, of := bitmap.AddUnsigned(old, op.Value, op.Bits, behaviour)
 			put, ret, overflow = n, int64(n), of
 		} else {
@@ -219,7 +218,7 @@ func (e *Engine) bitFieldOp(v []byte, op request.BitFieldOp) {
 		}
 	}
 	if overflow && behaviour == bitmap.Fail {
-		e.add(reply.Nil, 0, nil)
+		e.add(command.Nil, 0, nil)
 		return
 	}
 	bitmap.Put(v, op.Offset, op.Bits, put)

@@ -4,28 +4,27 @@ import (
 	"encoding/binary"
 	"strconv"
 
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 )
 
 // The CLIENT subcommands and RESET: every session is listed by the engine
 // (Open/Close), whatever transport it came on; its addresses come from the
 // transport when it offers them (Session.Attach).
 
-func (e *Engine) clientID(s *Session, _ *request.Request) { e.integer(int64(s.ID)) }
+func (e *Engine) clientID(s *Session, _ *command.Request) { e.integer(int64(s.ID)) }
 
 // clientInfo answers CLIENT INFO: this connection's CLIENT LIST line.
-func (e *Engine) clientInfo(s *Session, r *request.Request) {
+func (e *Engine) clientInfo(s *Session, r *command.Request) {
 	s.lastOp = r.Op // the command being run, as Redis shows it
 	b := e.appendClientLine(e.scratch[:0], s)
 	b = append(b, '\n')
 	e.scratch = b[:0]
-	e.res.Kind, e.res.Value = reply.Verbatim, b
+	e.res.Kind, e.res.Value = command.Verbatim, b
 }
 
 // clientList answers CLIENT LIST [TYPE t] [ID id ...]. Every goblin client
 // is of type normal.
-func (e *Engine) clientList(caller *Session, r *request.Request) {
+func (e *Engine) clientList(caller *Session, r *command.Request) {
 	caller.lastOp = r.Op // the command being run, as Redis shows it
 	b := e.scratch[:0]
 	switch {
@@ -35,13 +34,13 @@ func (e *Engine) clientList(caller *Session, r *request.Request) {
 				b = append(e.appendClientLine(b, s), '\n')
 			}
 		}
-	case len(r.Value) == 0 || request.EqualFold(r.Value, "normal"):
+	case len(r.Value) == 0 || command.EqualFold(r.Value, "normal"):
 		for _, s := range e.sessions {
 			b = append(e.appendClientLine(b, s), '\n')
 		}
 	}
 	e.scratch = b[:0]
-	e.res.Kind, e.res.Value = reply.Verbatim, b
+	e.res.Kind, e.res.Value = command.Verbatim, b
 }
 
 func (e *Engine) sessionByID(id uint64) *Session {
@@ -109,10 +108,10 @@ func (e *Engine) appendClientLine(b []byte, s *Session) []byte {
 	b = append(b, " rbs=0 rbp=0 obl=0 oll=0 omem=0"...)
 	num(" tot-mem=", int64(cap(s.tx.buf)+cap(s.tx.keys)+s.Buffered()))
 	b = append(b, " events=r cmd="...)
-	if s.lastOp == request.OpNone {
+	if s.lastOp == command.OpNone {
 		b = append(b, "NULL"...)
 	} else {
-		b = append(b, request.Name(s.lastOp)...)
+		b = append(b, command.Name(s.lastOp)...)
 	}
 	b = append(b, " user=default redir=-1"...)
 	num(" resp=", 2+b2i(s.resp3))
@@ -126,27 +125,27 @@ func (e *Engine) appendClientLine(b []byte, s *Session) []byte {
 // KILL with filters (how many clients matched). Another client is closed
 // through its transport when it can be, else when it next sends a request;
 // the caller, when it matches, gets its reply first.
-func (e *Engine) clientKill(s *Session, r *request.Request) {
+func (e *Engine) clientKill(s *Session, r *command.Request) {
 	var id uint64
 	var addr, laddr []byte
 	skipMe := true
-	if r.Flags&request.FlagKillAddr != 0 {
+	if r.Flags&command.FlagKillAddr != 0 {
 		addr, skipMe = r.Value, false
 	}
 	for i := 0; i+1 < len(r.Args); i += 2 {
 		f, v := r.Args[i], r.Args[i+1]
 		switch {
-		case request.EqualFold(f, "id"):
+		case command.EqualFold(f, "id"):
 			n, _ := strconv.ParseUint(string(v), 10, 64)
 			id = n
-		case request.EqualFold(f, "addr"):
+		case command.EqualFold(f, "addr"):
 			addr = v
-		case request.EqualFold(f, "laddr"):
+		case command.EqualFold(f, "laddr"):
 			laddr = v
-		case request.EqualFold(f, "skipme"):
-			skipMe = request.EqualFold(v, "yes")
-		case request.EqualFold(f, "type"):
-			if !request.EqualFold(v, "normal") {
+		case command.EqualFold(f, "skipme"):
+			skipMe = command.EqualFold(v, "yes")
+		case command.EqualFold(f, "type"):
+			if !command.EqualFold(v, "normal") {
 				id = ^uint64(0) // goblin's clients are all normal: none matches
 			}
 		}
@@ -173,9 +172,9 @@ func (e *Engine) clientKill(s *Session, r *request.Request) {
 		}
 		e.Close(c)
 	}
-	if r.Flags&request.FlagKillAddr != 0 {
+	if r.Flags&command.FlagKillAddr != 0 {
 		if killed == 0 {
-			e.errText(reply.Err, "ERR No such client")
+			e.errText(command.Err, "ERR No such client")
 			return
 		}
 		e.ok()
@@ -184,12 +183,12 @@ func (e *Engine) clientKill(s *Session, r *request.Request) {
 	e.integer(int64(killed))
 }
 
-func (e *Engine) clientNoEvict(s *Session, r *request.Request) {
+func (e *Engine) clientNoEvict(s *Session, r *command.Request) {
 	s.noEvict = r.Amount == 1
 	e.ok()
 }
 
-func (e *Engine) clientNoTouch(s *Session, r *request.Request) {
+func (e *Engine) clientNoTouch(s *Session, r *command.Request) {
 	s.noTouch = r.Amount == 1
 	e.ok()
 }
@@ -197,74 +196,74 @@ func (e *Engine) clientNoTouch(s *Session, r *request.Request) {
 // clientPause answers CLIENT PAUSE timeout [WRITE|ALL]: socket clients'
 // commands (every one, or those that write) wait until the timeout or
 // CLIENT UNPAUSE, held by their transport (see Session.Hold).
-func (e *Engine) clientPause(_ *Session, r *request.Request) {
+func (e *Engine) clientPause(_ *Session, r *command.Request) {
 	until := e.clock.NowMillis() + r.Amount
-	if until > e.pauseUntil || (e.pauseWrites && r.Flags&request.FlagPauseWrite == 0) {
+	if until > e.pauseUntil || (e.pauseWrites && r.Flags&command.FlagPauseWrite == 0) {
 		e.pauseUntil = until
 	}
-	e.pauseWrites = r.Flags&request.FlagPauseWrite != 0
+	e.pauseWrites = r.Flags&command.FlagPauseWrite != 0
 	e.ok()
 }
 
-func (e *Engine) clientUnpause(*Session, *request.Request) {
+func (e *Engine) clientUnpause(*Session, *command.Request) {
 	e.pauseUntil, e.pauseWrites = 0, false
 	e.ok()
 }
 
 // clientReply answers CLIENT REPLY ON|OFF|SKIP: only ON is answered.
-func (e *Engine) clientReply(s *Session, r *request.Request) {
+func (e *Engine) clientReply(s *Session, r *command.Request) {
 	switch r.Amount {
-	case request.ReplyOn:
+	case command.ReplyOn:
 		s.mute = 0
 		e.ok()
-	case request.ReplyOff:
+	case command.ReplyOff:
 		s.mute = -1
-	case request.ReplySkip:
+	case command.ReplySkip:
 		s.mute = 2 // this command's reply and the next one's
 	}
 }
 
-func (e *Engine) clientGetRedir(*Session, *request.Request) { e.integer(-1) }
+func (e *Engine) clientGetRedir(*Session, *command.Request) { e.integer(-1) }
 
 // clientTrackingInfo answers CLIENT TRACKINGINFO: tracking is always off.
-func (e *Engine) clientTrackingInfo(*Session, *request.Request) {
-	e.begin(reply.Map)
+func (e *Engine) clientTrackingInfo(*Session, *command.Request) {
+	e.begin(command.Map)
 	e.addBulkStr("flags")
-	e.push(reply.Set)
+	e.push(command.Set)
 	e.addBulkStr("off")
 	e.pop()
 	e.addBulkStr("redirect")
 	e.addInt(-1)
 	e.addBulkStr("prefixes")
-	e.push(reply.Array)
+	e.push(command.Array)
 	e.pop()
 	e.end()
 }
 
 // clientTracking answers CLIENT TRACKING: goblin sends no invalidation
 // messages, so ON is refused; OFF (its state already) is accepted.
-func (e *Engine) clientTracking(_ *Session, r *request.Request) {
+func (e *Engine) clientTracking(_ *Session, r *command.Request) {
 	if r.Amount == 1 {
-		e.errText(reply.Err, "ERR goblin does not support client-side caching (CLIENT TRACKING ON)")
+		e.errText(command.Err, "ERR goblin does not support client-side caching (CLIENT TRACKING ON)")
 		return
 	}
 	e.ok()
 }
 
-func (e *Engine) clientCaching(*Session, *request.Request) {
-	e.errText(reply.Err, "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled")
+func (e *Engine) clientCaching(*Session, *command.Request) {
+	e.errText(command.Err, "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled")
 }
 
-func (e *Engine) clientUnblock(*Session, *request.Request) { e.integer(0) }
+func (e *Engine) clientUnblock(*Session, *command.Request) { e.integer(0) }
 
-func (e *Engine) clientSetInfo(s *Session, r *request.Request) {
+func (e *Engine) clientSetInfo(s *Session, r *command.Request) {
 	switch {
-	case request.EqualFold(r.Key, "lib-name"):
+	case command.EqualFold(r.Key, "lib-name"):
 		s.libName = append(s.libName[:0], r.Value...)
-	case request.EqualFold(r.Key, "lib-ver"):
+	case command.EqualFold(r.Key, "lib-ver"):
 		s.libVer = append(s.libVer[:0], r.Value...)
 	default:
-		e.fail(reply.Syntax, "ERR Unrecognized option '", r.Key, "'")
+		e.fail(command.Syntax, "ERR Unrecognized option '", r.Key, "'")
 		return
 	}
 	e.ok()
@@ -275,7 +274,7 @@ var txtReset = []byte("RESET")
 // reset answers RESET: the connection as it was on connecting (no
 // transaction or watched keys, database 0, RESP2, no name, replies on, no
 // MONITOR, and not authenticated when a password is required).
-func (e *Engine) reset(s *Session, _ *request.Request) {
+func (e *Engine) reset(s *Session, _ *command.Request) {
 	e.endTx(s)
 	e.stopMonitor(s)
 	s.db, s.resp3, s.name = 0, false, s.name[:0]

@@ -9,10 +9,9 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/cluster"
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/proto/resp"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 )
 
 // ClusterOptions put an engine in cluster mode (docs/cluster.md).
@@ -102,12 +101,12 @@ func (e *Engine) reloadCluster() error {
 // -CROSSSLOT, -MOVED, -ASK, -TRYAGAIN or -CLUSTERDOWN (and returns true)
 // when not, following Redis Cluster's rules. Keyless commands and MIGRATE
 // (whose keys are checked by existence) are always served.
-func (e *Engine) route(s *Session, r *request.Request) bool {
+func (e *Engine) route(s *Session, r *command.Request) bool {
 	c := e.cl
 	asking := s.asking
 	s.asking = false
-	spec := request.Lookup(r.Op)
-	if len(spec.Keys) == 0 || r.Op == request.OpMigrate {
+	spec := command.Lookup(r.Op)
+	if len(spec.Keys) == 0 || r.Op == command.OpMigrate {
 		return false
 	}
 	c.keys = append(c.keys[:0], r.Key)
@@ -119,7 +118,7 @@ func (e *Engine) route(s *Session, r *request.Request) bool {
 	slot := cluster.Slot(c.keys[0])
 	for _, k := range c.keys[1:] {
 		if cluster.Slot(k) != slot {
-			e.errText(reply.Err, "CROSSSLOT Keys in request don't hash to the same slot")
+			e.errText(command.Err, "CROSSSLOT Keys in request don't hash to the same slot")
 			return true
 		}
 	}
@@ -131,23 +130,23 @@ func (e *Engine) route(s *Session, r *request.Request) bool {
 				e.redirect("ASK ", slot, to)
 				return true
 			case missing > 0:
-				e.errText(reply.Err, "TRYAGAIN Multiple keys request during rehashing of slot")
+				e.errText(command.Err, "TRYAGAIN Multiple keys request during rehashing of slot")
 				return true
 			}
 		}
 		e.noteWrite(spec, slot)
 		return false
 	}
-	if _, ok := st.Importing(slot); ok && (asking || spec.Flags&request.Asking != 0) {
+	if _, ok := st.Importing(slot); ok && (asking || spec.Flags&command.Asking != 0) {
 		if len(c.keys) > 1 && e.missingKeys() > 0 {
-			e.errText(reply.Err, "TRYAGAIN Multiple keys request during rehashing of slot")
+			e.errText(command.Err, "TRYAGAIN Multiple keys request during rehashing of slot")
 			return true
 		}
 		e.noteWrite(spec, slot)
 		return false
 	}
 	if owner < 0 {
-		e.errText(reply.Err, "CLUSTERDOWN Hash slot not served")
+		e.errText(command.Err, "CLUSTERDOWN Hash slot not served")
 		return true
 	}
 	e.redirect("MOVED ", slot, owner)
@@ -172,7 +171,7 @@ func (e *Engine) redirect(kind string, slot uint16, node int) {
 	b = append(b, ' ')
 	b = append(b, e.cl.endpoints[node]...)
 	e.errBuf = b
-	e.setError(reply.Err, b)
+	e.setError(command.Err, b)
 }
 
 // CLUSTER COUNTKEYSINSLOT and GETKEYSINSLOT need a slot's keys, which the
@@ -194,9 +193,9 @@ type slotIndex struct {
 }
 
 // noteWrite lists a write command's keys in the slot index, when built.
-func (e *Engine) noteWrite(spec *request.Spec, slot uint16) {
+func (e *Engine) noteWrite(spec *command.Spec, slot uint16) {
 	ix := &e.cl.index
-	if !ix.built || spec.Flags&request.Write == 0 {
+	if !ix.built || spec.Flags&command.Write == 0 {
 		return
 	}
 	for _, k := range e.cl.keys {
@@ -254,76 +253,76 @@ func (e *Engine) slotKeys(slot uint16, dst [][]byte) [][]byte {
 // notCluster answers a cluster command on a standalone server.
 func (e *Engine) notCluster() bool {
 	if e.cl == nil {
-		e.errText(reply.Err, "ERR This instance has cluster support disabled")
+		e.errText(command.Err, "ERR This instance has cluster support disabled")
 		return true
 	}
 	return false
 }
 
-func (e *Engine) clusterCmd(_ *Session, r *request.Request) {
+func (e *Engine) clusterCmd(_ *Session, r *command.Request) {
 	if e.notCluster() {
 		return
 	}
 	st := e.cl.st
 	switch r.Op {
-	case request.OpClusterMyID, request.OpClusterMyShardID:
+	case command.OpClusterMyID, command.OpClusterMyShardID:
 		e.addBulkReply(st.Nodes()[st.Me()].ID)
-	case request.OpClusterKeySlot:
+	case command.OpClusterKeySlot:
 		e.integer(int64(cluster.Slot(r.Value)))
-	case request.OpClusterCountKeysInSlot:
+	case command.OpClusterCountKeysInSlot:
 		e.integer(int64(len(e.slotKeys(uint16(r.Amount), e.cl.keys[:0]))))
-	case request.OpClusterGetKeysInSlot:
+	case command.OpClusterGetKeysInSlot:
 		keys := e.slotKeys(uint16(r.Amount), e.cl.keys[:0])
-		e.begin(reply.Array)
+		e.begin(command.Array)
 		for _, k := range keys[:min(len(keys), int(r.Amount2))] {
 			e.addBulk(k)
 		}
 		e.end()
-	case request.OpClusterCountFailureReports:
+	case command.OpClusterCountFailureReports:
 		if st.Index(string(r.Value)) < 0 {
-			e.fail(reply.Err, "ERR Unknown node ", r.Value, "")
+			e.fail(command.Err, "ERR Unknown node ", r.Value, "")
 			return
 		}
 		e.integer(0)
-	case request.OpClusterInfo:
+	case command.OpClusterInfo:
 		e.clusterInfo()
-	case request.OpClusterNodes:
+	case command.OpClusterNodes:
 		e.clusterNodes()
-	case request.OpClusterSlots:
+	case command.OpClusterSlots:
 		e.clusterSlots()
-	case request.OpClusterShards:
+	case command.OpClusterShards:
 		e.clusterShards()
-	case request.OpClusterSetSlot:
+	case command.OpClusterSetSlot:
 		how := strings.ToUpper(string(r.Value))
 		if err := st.SetSlot(uint16(r.Amount), how, string(r.Key)); err != nil {
-			e.errText(reply.Err, "ERR "+strings.TrimPrefix(err.Error(), cluster.ErrSetSlot.Error()+": "))
+			e.errText(command.Err, "ERR "+strings.TrimPrefix(err.Error(), cluster.ErrSetSlot.Error()+": "))
 			return
 		}
 		e.ok()
-	case request.OpClusterReload:
+	case command.OpClusterReload:
 		if err := e.reloadCluster(); err != nil {
-			e.errText(reply.Err, "ERR "+oneLine(err.Error()))
+			e.errText(command.Err, "ERR "+oneLine(err.Error()))
 			return
 		}
 		e.ok()
-	case request.OpClusterSaveConfig:
+	case command.OpClusterSaveConfig:
 		if e.cl.o.Save == nil {
-			e.errText(reply.Err, "ERR this server has no cluster configuration file to save to")
+			e.errText(command.Err, "ERR this server has no cluster configuration file to save to")
 			return
 		}
 		if err := e.cl.o.Save(st.Config()); err != nil {
-			e.errText(reply.Err, "ERR "+oneLine(err.Error()))
+			e.errText(command.Err, "ERR "+oneLine(err.Error()))
 			return
 		}
 		e.ok()
-	case request.OpClusterMeet:
+	case command.OpClusterMeet:
 		e.clusterMeet(r)
-	case request.OpClusterTargets:
-		e.begin(reply.Array)
+	case command.OpClusterTargets:
+		e.begin(command.Array)
 		for _, n := range st.Nodes() {
-			e.push(reply.Array)
+			e.push(command.Array)
 			e.addBulkStr(n.ID)
-			e.push(reply.Array)
+			e.push(command.Array)
 			for _, a := range n.Addrs {
 				e.addBulkStr(a)
 			}
@@ -331,11 +330,11 @@ func (e *Engine) clusterCmd(_ *Session, r *request.Request) {
 			e.pop()
 		}
 		e.end()
-	case request.OpClusterAddSlots, request.OpClusterAddSlotsRange, request.OpClusterDelSlots, request.OpClusterForget,
-		request.OpClusterReset:
-		e.errText(reply.Err, "ERR goblin's cluster is configured by its file: give slots to nodes there and reload (CLUSTER RELOAD or SIGHUP), or move them with CLUSTER SETSLOT; see docs/cluster.md")
-	case request.OpClusterReplicate, request.OpClusterFailover:
-		e.errText(reply.Err, "ERR goblin's cluster has no replicas (docs/cluster.md)")
+	case command.OpClusterAddSlots, command.OpClusterAddSlotsRange, command.OpClusterDelSlots, command.OpClusterForget,
+		command.OpClusterReset:
+		e.errText(command.Err, "ERR goblin's cluster is configured by its file: give slots to nodes there and reload (CLUSTER RELOAD or SIGHUP), or move them with CLUSTER SETSLOT; see docs/cluster.md")
+	case command.OpClusterReplicate, command.OpClusterFailover:
+		e.errText(command.Err, "ERR goblin's cluster has no replicas (docs/cluster.md)")
 	}
 }
 
@@ -349,7 +348,7 @@ func (e *Engine) addBulkReply(v string) {
 
 // clusterMeet answers OK for a node already in the file (so tools that
 // introduce nodes keep going) and refuses any other.
-func (e *Engine) clusterMeet(r *request.Request) {
+func (e *Engine) clusterMeet(r *command.Request) {
 	host, port := string(r.Args[0]), string(r.Args[1])
 	for _, n := range e.cl.st.Nodes() {
 		if strconv.Itoa(n.Port) == port && (n.Host == host || (host == "127.0.0.1" && n.Host == "localhost")) {
@@ -357,7 +356,7 @@ func (e *Engine) clusterMeet(r *request.Request) {
 			return
 		}
 	}
-	e.errText(reply.Err, "ERR "+host+":"+port+" is not in the cluster configuration file: add it there and reload (docs/cluster.md); goblin has no cluster bus")
+	e.errText(command.Err, "ERR "+host+":"+port+" is not in the cluster configuration file: add it there and reload (docs/cluster.md); goblin has no cluster bus")
 }
 
 // clusterInfo answers CLUSTER INFO.
@@ -388,7 +387,7 @@ func (e *Engine) clusterInfo() {
 	w.int("cluster_stats_messages_received", 0)
 	w.int("total_cluster_links_buffer_limit_exceeded", 0)
 	e.scratch = w.b[:0]
-	e.res.Kind, e.res.Value = reply.Verbatim, w.b
+	e.res.Kind, e.res.Value = command.Verbatim, w.b
 }
 
 // clusterNodes answers CLUSTER NODES in Redis's nodes.conf line format:
@@ -441,7 +440,7 @@ func (e *Engine) clusterNodes() {
 		b = append(b, '\n')
 	}
 	e.scratch = b[:0]
-	e.res.Kind, e.res.Value = reply.Verbatim, b
+	e.res.Kind, e.res.Value = command.Verbatim, b
 }
 
 // clusterSlots answers CLUSTER SLOTS: per range, first, last, then the
@@ -449,17 +448,17 @@ func (e *Engine) clusterNodes() {
 // empty here.
 func (e *Engine) clusterSlots() {
 	st := e.cl.st
-	e.begin(reply.Array)
+	e.begin(command.Array)
 	for i, n := range st.Nodes() {
 		for _, r := range st.Ranges(i) {
-			e.push(reply.Array)
+			e.push(command.Array)
 			e.addInt(int64(r.First))
 			e.addInt(int64(r.Last))
-			e.push(reply.Array)
+			e.push(command.Array)
 			e.addBulkStr(n.Host)
 			e.addInt(int64(n.Port))
 			e.addBulkStr(n.ID)
-			e.push(reply.Map)
+			e.push(command.Map)
 			e.pop()
 			e.pop()
 			e.pop()
@@ -473,19 +472,19 @@ func (e *Engine) clusterSlots() {
 // node.
 func (e *Engine) clusterShards() {
 	st := e.cl.st
-	e.begin(reply.Array)
+	e.begin(command.Array)
 	for i, n := range st.Nodes() {
-		e.push(reply.Map)
+		e.push(command.Map)
 		e.addBulkStr("slots")
-		e.push(reply.Array)
+		e.push(command.Array)
 		for _, r := range st.Ranges(i) {
 			e.addInt(int64(r.First))
 			e.addInt(int64(r.Last))
 		}
 		e.pop()
 		e.addBulkStr("nodes")
-		e.push(reply.Array)
-		e.push(reply.Map)
+		e.push(command.Array)
+		e.push(command.Map)
 		e.addBulkStr("id")
 		e.addBulkStr(n.ID)
 		e.addBulkStr("port")
@@ -509,7 +508,7 @@ func (e *Engine) clusterShards() {
 
 // asking answers ASKING: the next command may reach a slot this node is
 // importing.
-func (e *Engine) asking(s *Session, _ *request.Request) {
+func (e *Engine) asking(s *Session, _ *command.Request) {
 	if e.notCluster() {
 		return
 	}
@@ -519,7 +518,7 @@ func (e *Engine) asking(s *Session, _ *request.Request) {
 
 // readOnly answers READONLY and READWRITE: accepted, and meaningless
 // without replicas.
-func (e *Engine) readOnly(_ *Session, _ *request.Request) {
+func (e *Engine) readOnly(_ *Session, _ *command.Request) {
 	if e.notCluster() {
 		return
 	}
@@ -531,7 +530,7 @@ func (e *Engine) readOnly(_ *Session, _ *request.Request) {
 // SELECT when asked, and deleted here once the target accepted it (kept
 // with COPY). The loop waits for the target, up to the timeout, as Redis
 // does.
-func (e *Engine) migrate(_ *Session, r *request.Request) {
+func (e *Engine) migrate(_ *Session, r *command.Request) {
 	mig := e.migrateFunc()
 	host, port := r.Args[argv.MigrateHost], r.Args[argv.MigratePort]
 	user, pass := r.Args[argv.MigrateUser], r.Args[argv.MigratePassword]
@@ -562,7 +561,7 @@ func (e *Engine) migrate(_ *Session, r *request.Request) {
 			continue
 		}
 		ttlText := strconv.AppendInt(nil, max(ttl, 0), 10)
-		if r.Flags&request.FlagReplace != 0 {
+		if r.Flags&command.FlagReplace != 0 {
 			cmds = resp.AppendCommand(cmds, restore, k, ttlText, p, []byte("REPLACE"))
 		} else {
 			cmds = resp.AppendCommand(cmds, restore, k, ttlText, p)
@@ -580,12 +579,12 @@ func (e *Engine) migrate(_ *Session, r *request.Request) {
 	}
 	replies, err := mig(string(host)+":"+string(port), timeout, cmds, n)
 	if err != nil {
-		e.errText(reply.Err, "IOERR error or timeout on target instance: "+oneLine(err.Error()))
+		e.errText(command.Err, "IOERR error or timeout on target instance: "+oneLine(err.Error()))
 		return
 	}
 	for i := range first {
 		if replies[i] != "" {
-			e.errText(reply.Err, "ERR Target instance replied with error: "+replies[i])
+			e.errText(command.Err, "ERR Target instance replied with error: "+replies[i])
 			return
 		}
 	}
@@ -597,12 +596,12 @@ func (e *Engine) migrate(_ *Session, r *request.Request) {
 			}
 			continue
 		}
-		if r.Flags&request.FlagCopy == 0 {
+		if r.Flags&command.FlagCopy == 0 {
 			e.st.Del(k)
 		}
 	}
 	if failed != "" {
-		e.errText(reply.Err, "ERR Target instance replied with error: "+failed)
+		e.errText(command.Err, "ERR Target instance replied with error: "+failed)
 		return
 	}
 	e.ok()

@@ -1,31 +1,30 @@
 package engine
 
 import (
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/glob"
 	"github.com/goblin-kv/goblin/proto/argv"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 )
 
-// The COMMAND family answers from the command table (package request): the
+// The COMMAND family answers from the command table (package command): the
 // metadata is Redis 7.0's for the same commands, so redis-cli's hints and
 // cluster clients' key extraction work as they do against Redis.
 
 // commandInfo answers COMMAND and COMMAND INFO [name ...].
-func (e *Engine) commandInfo(_ *Session, r *request.Request) {
-	e.begin(reply.Array)
+func (e *Engine) commandInfo(_ *Session, r *command.Request) {
+	e.begin(command.Array)
 	if len(r.Args) == 0 {
-		for _, op := range request.All() {
-			if request.Lookup(op).Container == request.OpNone {
+		for _, op := range command.All() {
+			if command.Lookup(op).Container == command.OpNone {
 				e.addCommandInfo(op)
 			}
 		}
 	}
 	for _, name := range r.Args {
-		if op := e.lookupName(name); op != request.OpNone {
+		if op := e.lookupName(name); op != command.OpNone {
 			e.addCommandInfo(op)
 		} else {
-			e.add(reply.Nil, 0, nil)
+			e.add(command.Nil, 0, nil)
 		}
 	}
 	e.end()
@@ -33,22 +32,22 @@ func (e *Engine) commandInfo(_ *Session, r *request.Request) {
 
 // lookupName finds a command by the name COMMAND INFO and DOCS take: "get"
 // or "client|list", any case.
-func (e *Engine) lookupName(name []byte) request.Op {
+func (e *Engine) lookupName(name []byte) command.Op {
 	for i, c := range name {
 		if c == '|' {
-			if op := request.ByName(name[:i]); op != request.OpNone {
-				return request.Subcommand(op, name[i+1:])
+			if op := command.ByName(name[:i]); op != command.OpNone {
+				return command.Subcommand(op, name[i+1:])
 			}
-			return request.OpNone
+			return command.OpNone
 		}
 	}
-	return request.ByName(name)
+	return command.ByName(name)
 }
 
-func (e *Engine) addNames(k reply.Kind, names []string) {
+func (e *Engine) addNames(k command.Kind, names []string) {
 	e.push(k)
 	for _, n := range names {
-		e.add(reply.Simple, 0, bs(n))
+		e.add(command.Simple, 0, bs(n))
 	}
 	e.pop()
 }
@@ -56,44 +55,44 @@ func (e *Engine) addNames(k reply.Kind, names []string) {
 // addCommandInfo adds one command's COMMAND INFO entry: name, arity,
 // flags, first key, last key, step, ACL categories, tips, key specs and
 // subcommands.
-func (e *Engine) addCommandInfo(op request.Op) {
-	s := request.Lookup(op)
-	e.push(reply.Array)
+func (e *Engine) addCommandInfo(op command.Op) {
+	s := command.Lookup(op)
+	e.push(command.Array)
 	e.addBulkStr(s.Name)
 	e.addInt(int64(s.Arity))
-	e.addNames(reply.Set, s.FlagNames())
+	e.addNames(command.Set, s.FlagNames())
 	first, last, step := s.Legacy()
 	e.addInt(int64(first))
 	e.addInt(int64(last))
 	e.addInt(int64(step))
-	e.addNames(reply.Set, s.CategoryNames())
-	e.push(reply.Set)
+	e.addNames(command.Set, s.CategoryNames())
+	e.push(command.Set)
 	for _, tip := range s.TipList() {
 		e.addBulkStr(tip) // tips are bulk strings where flags are simple ones, as in Redis
 	}
 	e.pop()
-	e.push(reply.Set)
+	e.push(command.Set)
 	for i := range s.Keys {
 		k := &s.Keys[i]
-		e.push(reply.Map)
+		e.push(command.Map)
 		e.addBulkStr("flags")
-		e.addNames(reply.Set, s.KeyFlagNames(i))
+		e.addNames(command.Set, s.KeyFlagNames(i))
 		e.addBulkStr("begin_search")
-		e.push(reply.Map)
+		e.push(command.Map)
 		e.addBulkStr("type")
 		e.addBulkStr("index")
 		e.addBulkStr("spec")
-		e.push(reply.Map)
+		e.push(command.Map)
 		e.addBulkStr("index")
 		e.addInt(int64(k.Index))
 		e.pop()
 		e.pop()
 		e.addBulkStr("find_keys")
-		e.push(reply.Map)
+		e.push(command.Map)
 		e.addBulkStr("type")
 		e.addBulkStr("range")
 		e.addBulkStr("spec")
-		e.push(reply.Map)
+		e.push(command.Map)
 		e.addBulkStr("lastkey")
 		e.addInt(int64(k.LastKey))
 		e.addBulkStr("keystep")
@@ -107,33 +106,33 @@ func (e *Engine) addCommandInfo(op request.Op) {
 	e.pop()
 	// Redis writes no subcommands as an empty set but a container's as an
 	// array (RESP3 tells them apart).
-	if subs := request.Subcommands(op); len(subs) == 0 {
-		e.push(reply.Set)
+	if subs := command.Subcommands(op); len(subs) == 0 {
+		e.push(command.Set)
 	} else {
-		e.push(reply.Array)
+		e.push(command.Array)
 	}
-	for _, sub := range request.Subcommands(op) {
+	for _, sub := range command.Subcommands(op) {
 		e.addCommandInfo(sub)
 	}
 	e.pop()
 	e.pop()
 }
 
-func (e *Engine) commandCount(*Session, *request.Request) { e.integer(int64(request.Count())) }
+func (e *Engine) commandCount(*Session, *command.Request) { e.integer(int64(command.Count())) }
 
 // commandDocs answers COMMAND DOCS [name ...]: a map from each command's
 // name to its documentation. Unknown names are left out, as Redis does.
-func (e *Engine) commandDocs(_ *Session, r *request.Request) {
-	e.begin(reply.Map)
+func (e *Engine) commandDocs(_ *Session, r *command.Request) {
+	e.begin(command.Map)
 	if len(r.Args) == 0 {
-		for _, op := range request.All() {
-			if request.Lookup(op).Container == request.OpNone {
+		for _, op := range command.All() {
+			if command.Lookup(op).Container == command.OpNone {
 				e.addCommandDocs(op)
 			}
 		}
 	}
 	for _, name := range r.Args {
-		if op := e.lookupName(name); op != request.OpNone {
+		if op := e.lookupName(name); op != command.OpNone {
 			e.addCommandDocs(op)
 		}
 	}
@@ -142,10 +141,10 @@ func (e *Engine) commandDocs(_ *Session, r *request.Request) {
 
 // addCommandDocs adds name → {summary, since, group, complexity,
 // arguments, subcommands}.
-func (e *Engine) addCommandDocs(op request.Op) {
-	s := request.Lookup(op)
+func (e *Engine) addCommandDocs(op command.Op) {
+	s := command.Lookup(op)
 	e.addBulkStr(s.Name)
-	e.push(reply.Map)
+	e.push(command.Map)
 	e.addBulkStr("summary")
 	e.addBulkStr(s.Summary)
 	e.addBulkStr("since")
@@ -158,9 +157,9 @@ func (e *Engine) addCommandDocs(op request.Op) {
 		e.addBulkStr("arguments")
 		e.addArgs(args)
 	}
-	if subs := request.Subcommands(op); len(subs) > 0 {
+	if subs := command.Subcommands(op); len(subs) > 0 {
 		e.addBulkStr("subcommands")
-		e.push(reply.Map)
+		e.push(command.Map)
 		for _, sub := range subs {
 			e.addCommandDocs(sub)
 		}
@@ -169,11 +168,11 @@ func (e *Engine) addCommandDocs(op request.Op) {
 	e.pop()
 }
 
-func (e *Engine) addArgs(args []request.Arg) {
-	e.push(reply.Array)
+func (e *Engine) addArgs(args []command.Arg) {
+	e.push(command.Array)
 	for i := range args {
 		a := &args[i]
-		e.push(reply.Map)
+		e.push(command.Map)
 		e.addBulkStr("name")
 		e.addBulkStr(a.Name)
 		e.addBulkStr("type")
@@ -188,7 +187,7 @@ func (e *Engine) addArgs(args []request.Arg) {
 		}
 		if a.Optional || a.Multiple || a.MultipleToken {
 			e.addBulkStr("flags")
-			e.push(reply.Set)
+			e.push(command.Set)
 			if a.Optional {
 				e.addSimpleStr("optional")
 			}
@@ -212,14 +211,14 @@ func (e *Engine) addArgs(args []request.Arg) {
 // commandList answers COMMAND LIST [FILTERBY ...]: every command and
 // subcommand name, or those in an ACL category or matching a pattern
 // (goblin has no modules, so FILTERBY MODULE lists nothing).
-func (e *Engine) commandList(_ *Session, r *request.Request) {
-	var cat request.Categories
+func (e *Engine) commandList(_ *Session, r *command.Request) {
+	var cat command.Categories
 	if r.Amount == argv.ListACLCat {
-		cat, _ = request.CategoryByName(string(r.Value))
+		cat, _ = command.CategoryByName(string(r.Value))
 	}
-	e.begin(reply.Array)
-	for _, op := range request.All() {
-		s := request.Lookup(op)
+	e.begin(command.Array)
+	for _, op := range command.All() {
+		s := command.Lookup(op)
 		switch r.Amount {
 		case argv.ListModule:
 			continue
@@ -239,42 +238,42 @@ func (e *Engine) commandList(_ *Session, r *request.Request) {
 
 // commandGetKeys answers COMMAND GETKEYS and GETKEYSANDFLAGS command
 // [arg ...] from the command's key specs.
-func (e *Engine) commandGetKeys(_ *Session, r *request.Request) {
+func (e *Engine) commandGetKeys(_ *Session, r *command.Request) {
 	args := r.Args
-	op := request.ByName(args[0])
-	if op != request.OpNone && len(args) > 1 && len(request.Subcommands(op)) > 0 {
-		op = request.Subcommand(op, args[1])
+	op := command.ByName(args[0])
+	if op != command.OpNone && len(args) > 1 && len(command.Subcommands(op)) > 0 {
+		op = command.Subcommand(op, args[1])
 	}
-	s := request.Lookup(op)
+	s := command.Lookup(op)
 	switch {
 	case s == nil:
-		e.errText(reply.Err, "ERR Invalid command specified")
+		e.errText(command.Err, "ERR Invalid command specified")
 		return
 	case len(s.Keys) == 0:
-		e.errText(reply.Err, "ERR The command has no key arguments")
+		e.errText(command.Err, "ERR The command has no key arguments")
 		return
 	case (s.Arity > 0 && s.Arity != len(args)) || len(args) < -s.Arity:
-		e.errText(reply.Err, "ERR Invalid number of arguments specified for command")
+		e.errText(command.Err, "ERR Invalid number of arguments specified for command")
 		return
 	}
 	e.ints = e.ints[:0]
-	e.begin(reply.Array)
+	e.begin(command.Array)
 	for i := range s.Keys {
 		start := len(e.ints)
 		var ok bool
 		if e.ints, ok = s.Keys[i].Positions(e.ints, len(args)); !ok {
 			e.resetResult()
-			e.errText(reply.Err, "ERR Invalid arguments specified for command")
+			e.errText(command.Err, "ERR Invalid arguments specified for command")
 			return
 		}
 		for _, pos := range e.ints[start:] {
-			if r.Op == request.OpCommandGetKeys {
+			if r.Op == command.OpCommandGetKeys {
 				e.addBulk(args[pos])
 				continue
 			}
-			e.push(reply.Array)
+			e.push(command.Array)
 			e.addBulk(args[pos])
-			e.addNames(reply.Set, resolvedKeyFlags(s, i, args))
+			e.addNames(command.Set, resolvedKeyFlags(s, i, args))
 			e.pop()
 		}
 	}
@@ -294,25 +293,25 @@ var (
 // call does. SET without GET overwrites, with GET (anywhere among its
 // options) reads too; BITFIELD is read-only while it has only whole GET
 // and OVERFLOW operations.
-func resolvedKeyFlags(s *request.Spec, i int, args [][]byte) []string {
-	if s.Keys[i].Flags&request.KeyVariableFlags == 0 {
+func resolvedKeyFlags(s *command.Spec, i int, args [][]byte) []string {
+	if s.Keys[i].Flags&command.KeyVariableFlags == 0 {
 		return s.KeyFlagNames(i)
 	}
 	switch s.Op() {
-	case request.OpSet:
+	case command.OpSet:
 		for _, a := range args[min(3, len(args)):] {
-			if request.EqualFold(a, "get") {
+			if command.EqualFold(a, "get") {
 				return flagsReadWrite
 			}
 		}
 		return flagsOverwrite
-	case request.OpBitField:
+	case command.OpBitField:
 		for j := 2; j < len(args); j++ {
 			left := len(args) - j - 1
 			switch {
-			case request.EqualFold(args[j], "get") && left >= 2:
+			case command.EqualFold(args[j], "get") && left >= 2:
 				j += 2
-			case request.EqualFold(args[j], "overflow") && left >= 1:
+			case command.EqualFold(args[j], "overflow") && left >= 1:
 				j++
 			default:
 				return flagsReadWrite
@@ -325,19 +324,19 @@ func resolvedKeyFlags(s *request.Spec, i int, args [][]byte) []string {
 
 // help answers the HELP subcommand of a container (CLIENT HELP, CONFIG
 // HELP, COMMAND HELP...) with one line per subcommand, from the table.
-func (e *Engine) help(_ *Session, r *request.Request) {
-	container := request.Lookup(r.Op).Container
-	c := request.Lookup(container)
-	e.begin(reply.Array)
+func (e *Engine) help(_ *Session, r *command.Request) {
+	container := command.Lookup(r.Op).Container
+	c := command.Lookup(container)
+	e.begin(command.Array)
 	e.scratch = append(e.scratch, c.DisplayName()...)
 	e.scratch = append(e.scratch, " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"...)
 	e.fixes = append(e.fixes, fixup{item: 0, start: 0, end: len(e.scratch)})
-	e.add(reply.Simple, 0, nil)
+	e.add(command.Simple, 0, nil)
 	prefix := len(c.DisplayName()) + 1
-	for _, op := range request.Subcommands(container) {
-		s := request.Lookup(op)
-		e.addCopy(reply.Simple, []byte(s.Usage()[prefix:]))
-		e.addCopy(reply.Simple, append([]byte("    "), s.Summary...))
+	for _, op := range command.Subcommands(container) {
+		s := command.Lookup(op)
+		e.addCopy(command.Simple, []byte(s.Usage()[prefix:]))
+		e.addCopy(command.Simple, append([]byte("    "), s.Summary...))
 	}
 	e.end()
 }

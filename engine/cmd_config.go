@@ -6,10 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/glob"
 	"github.com/goblin-kv/goblin/redisconf"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/store"
 )
 
@@ -102,7 +101,7 @@ func ParseMemory(v string) (uint64, bool) {
 func (e *Engine) findParam(name []byte) *Param {
 	ps := e.params()
 	for i := range ps {
-		if request.EqualFold(name, ps[i].Name) {
+		if command.EqualFold(name, ps[i].Name) {
 			return &ps[i]
 		}
 	}
@@ -111,7 +110,7 @@ func (e *Engine) findParam(name []byte) *Param {
 
 // configGet answers CONFIG GET pattern [pattern ...]: each matching
 // parameter once, as a map (a flat array in RESP2).
-func (e *Engine) configGet(_ *Session, r *request.Request) {
+func (e *Engine) configGet(_ *Session, r *command.Request) {
 	ps := e.params()
 	shown := e.configShown[:0] // the name each parameter is answered under; nil: not asked for
 	for range ps {
@@ -129,16 +128,16 @@ func (e *Engine) configGet(_ *Session, r *request.Request) {
 				if glob.MatchFold(pat, bs(ps[i].Name)) {
 					shown[i] = bs(ps[i].Name)
 				}
-			case request.EqualFold(pat, ps[i].Name):
+			case command.EqualFold(pat, ps[i].Name):
 				shown[i] = pat // a name asked for as such is answered as spelt, as Redis does
 			}
 		}
 	}
-	e.begin(reply.Map)
+	e.begin(command.Map)
 	for i, name := range shown {
 		if name != nil {
 			e.addBulk(name)
-			e.addCopy(reply.Bulk, []byte(ps[i].Get()))
+			e.addCopy(command.Bulk, []byte(ps[i].Get()))
 		}
 	}
 	e.end()
@@ -147,7 +146,7 @@ func (e *Engine) configGet(_ *Session, r *request.Request) {
 // configSet answers CONFIG SET parameter value [parameter value ...]: all
 // are checked (known, settable, not named twice) before any is set, and
 // when a value is refused the ones already set are put back.
-func (e *Engine) configSet(_ *Session, r *request.Request) {
+func (e *Engine) configSet(_ *Session, r *command.Request) {
 	pairs := e.configPairs[:0]
 	pairs = append(pairs, r.Key, r.Value)
 	pairs = append(pairs, r.Args...)
@@ -156,14 +155,14 @@ func (e *Engine) configSet(_ *Session, r *request.Request) {
 		p := e.findParam(pairs[i])
 		switch {
 		case p == nil:
-			e.fail(reply.Err, "ERR Unknown option or number of arguments for CONFIG SET - '", pairs[i], "'")
+			e.fail(command.Err, "ERR Unknown option or number of arguments for CONFIG SET - '", pairs[i], "'")
 			return
 		case p.Set == nil:
 			e.configFailed(p.Name, errImmutable)
 			return
 		}
 		for j := 0; j < i; j += 2 {
-			if request.EqualFold(pairs[j], p.Name) {
+			if command.EqualFold(pairs[j], p.Name) {
 				e.configFailed(p.Name, errors.New("duplicate parameter"))
 				return
 			}
@@ -190,19 +189,19 @@ func (e *Engine) configFailed(name string, err error) {
 	e.errBuf = append(e.errBuf, name...)
 	e.errBuf = append(e.errBuf, "') - "...)
 	e.errBuf = append(e.errBuf, err.Error()...)
-	e.setError(reply.Err, e.errBuf)
+	e.setError(command.Err, e.errBuf)
 }
 
 // configRewrite answers CONFIG REWRITE: the server's Rewrite writes its
 // configuration file, with Redis's error texts.
-func (e *Engine) configRewrite(*Session, *request.Request) {
+func (e *Engine) configRewrite(*Session, *command.Request) {
 	if e.o.Rewrite == nil {
-		e.errText(reply.Err, "ERR The server is running without a config file")
+		e.errText(command.Err, "ERR The server is running without a config file")
 		return
 	}
 	if err := e.o.Rewrite(); err != nil {
 		e.errBuf = append(append(e.errBuf[:0], "ERR Rewriting config file: "...), err.Error()...)
-		e.setError(reply.Err, e.errBuf)
+		e.setError(command.Err, e.errBuf)
 		return
 	}
 	e.ok()
@@ -219,13 +218,13 @@ func (e *Engine) ConfigValue(name string) (string, bool) {
 }
 
 // configResetStat answers CONFIG RESETSTAT: INFO's counters start over.
-func (e *Engine) configResetStat(*Session, *request.Request) {
+func (e *Engine) configResetStat(*Session, *command.Request) {
 	for _, st := range e.dbs {
 		if st != nil {
 			st.ResetStats()
 		}
 	}
 	e.errors = e.errors[:0]
-	e.cmd = [request.NumOps]cmdStat{}
+	e.cmd = [command.NumOps]cmdStat{}
 	e.ok()
 }

@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"crypto/subtle"
 
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 )
 
-func (e *Engine) ping(_ *Session, r *request.Request) {
+func (e *Engine) ping(_ *Session, r *command.Request) {
 	if len(r.Args) == 0 {
 		e.simple(txtPONG)
 		return
@@ -17,7 +16,7 @@ func (e *Engine) ping(_ *Session, r *request.Request) {
 }
 
 // pingArgs answers PING with a message, or with too many arguments.
-func (e *Engine) pingArgs(r *request.Request) {
+func (e *Engine) pingArgs(r *command.Request) {
 	if len(r.Args) == 1 {
 		e.bulk(r.Args[0])
 		return
@@ -25,14 +24,14 @@ func (e *Engine) pingArgs(r *request.Request) {
 	e.wrongArgs(r.Op)
 }
 
-func (e *Engine) echo(_ *Session, r *request.Request) { e.bulk(r.Value) }
+func (e *Engine) echo(_ *Session, r *command.Request) { e.bulk(r.Value) }
 
-func (e *Engine) quit(s *Session, _ *request.Request) {
+func (e *Engine) quit(s *Session, _ *command.Request) {
 	s.quit = true
 	e.ok()
 }
 
-func (e *Engine) authCmd(s *Session, r *request.Request) {
+func (e *Engine) authCmd(s *Session, r *command.Request) {
 	if e.auth(s, r.Key, r.Value, true) {
 		e.ok()
 	}
@@ -43,11 +42,11 @@ func (e *Engine) authCmd(s *Session, r *request.Request) {
 func (e *Engine) auth(s *Session, user, pass []byte, plainAuth bool) bool {
 	if e.o.RequirePass == "" {
 		if len(user) == 0 && plainAuth {
-			e.errText(reply.Err, "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
+			e.errText(command.Err, "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
 			return false
 		}
-		if len(user) > 0 && !request.EqualFold(user, "default") {
-			e.errText(reply.WrongPass, "WRONGPASS invalid username-password pair or user is disabled.")
+		if len(user) > 0 && !command.EqualFold(user, "default") {
+			e.errText(command.WrongPass, "WRONGPASS invalid username-password pair or user is disabled.")
 			return false
 		}
 		s.authed = true
@@ -55,7 +54,7 @@ func (e *Engine) auth(s *Session, user, pass []byte, plainAuth bool) bool {
 	}
 	if (len(user) > 0 && !bytes.Equal(user, []byte("default"))) ||
 		subtle.ConstantTimeCompare(pass, e.pass()) != 1 {
-		e.errText(reply.WrongPass, "WRONGPASS invalid username-password pair or user is disabled.")
+		e.errText(command.WrongPass, "WRONGPASS invalid username-password pair or user is disabled.")
 		s.authFails++
 		s.failedAuth = true
 		return false
@@ -71,7 +70,7 @@ func (e *Engine) pass() []byte {
 	return e.passBytes
 }
 
-func (e *Engine) clientSetName(s *Session, r *request.Request) {
+func (e *Engine) clientSetName(s *Session, r *command.Request) {
 	if e.setName(s, r.Value) {
 		e.ok()
 	}
@@ -80,7 +79,7 @@ func (e *Engine) clientSetName(s *Session, r *request.Request) {
 func (e *Engine) setName(s *Session, name []byte) bool {
 	for _, c := range name {
 		if c < '!' || c > '~' {
-			e.errText(reply.Err, "ERR Client names cannot contain spaces, newlines or special characters.")
+			e.errText(command.Err, "ERR Client names cannot contain spaces, newlines or special characters.")
 			return false
 		}
 	}
@@ -88,7 +87,7 @@ func (e *Engine) setName(s *Session, name []byte) bool {
 	return true
 }
 
-func (e *Engine) clientGetName(s *Session, _ *request.Request) {
+func (e *Engine) clientGetName(s *Session, _ *command.Request) {
 	if len(s.name) == 0 {
 		e.null()
 	} else {
@@ -99,19 +98,19 @@ func (e *Engine) clientGetName(s *Session, _ *request.Request) {
 // hello answers HELLO [protover [AUTH user pass] [SETNAME name]]: HELLO 3
 // switches the connection to RESP3 replies (maps, sets, nulls, doubles,
 // verbatim strings), HELLO 2 back to RESP2.
-func (e *Engine) hello(s *Session, r *request.Request) {
+func (e *Engine) hello(s *Session, r *command.Request) {
 	if r.Amount != 0 && r.Amount != 2 && r.Amount != 3 {
-		e.errText(reply.NoProto, "NOPROTO unsupported protocol version")
+		e.errText(command.NoProto, "NOPROTO unsupported protocol version")
 		return
 	}
-	if r.Flags&request.FlagHelloAuth != 0 && !e.auth(s, r.Key, r.Value, false) {
+	if r.Flags&command.FlagHelloAuth != 0 && !e.auth(s, r.Key, r.Value, false) {
 		return
 	}
 	if e.o.RequirePass != "" && !s.authed {
-		e.errText(reply.NoAuth, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		e.errText(command.NoAuth, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
 		return
 	}
-	if r.Flags&request.FlagHelloSetName != 0 && len(r.Args) == 1 && !e.setName(s, r.Args[0]) {
+	if r.Flags&command.FlagHelloSetName != 0 && len(r.Args) == 1 && !e.setName(s, r.Args[0]) {
 		return
 	}
 	if e.version == nil {
@@ -120,7 +119,7 @@ func (e *Engine) hello(s *Session, r *request.Request) {
 	if r.Amount != 0 {
 		s.resp3 = r.Amount == 3
 	}
-	e.begin(reply.Map)
+	e.begin(command.Map)
 	e.addBulkStr("server")
 	e.addBulkStr("goblin")
 	e.addBulkStr("version")
@@ -134,7 +133,7 @@ func (e *Engine) hello(s *Session, r *request.Request) {
 	e.addBulkStr("role")
 	e.addBulkStr("master")
 	e.addBulkStr("modules")
-	e.push(reply.Array)
+	e.push(command.Array)
 	e.pop()
 	e.end()
 }

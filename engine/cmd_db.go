@@ -1,8 +1,7 @@
 package engine
 
 import (
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/store"
 )
 
@@ -15,7 +14,7 @@ import (
 // reply when i is out of range or the store cannot be made.
 func (e *Engine) db(i int64) *store.Store {
 	if i < 0 || i >= int64(e.o.Databases) {
-		e.errText(reply.OutOfRange, "ERR DB index is out of range")
+		e.errText(command.OutOfRange, "ERR DB index is out of range")
 		return nil
 	}
 	for int64(len(e.dbs)) <= i {
@@ -52,9 +51,9 @@ func (e *Engine) Tick(budget int) int {
 	return work
 }
 
-func (e *Engine) selectDB(s *Session, r *request.Request) {
+func (e *Engine) selectDB(s *Session, r *command.Request) {
 	if e.cl != nil && r.Amount != 0 {
-		e.errText(reply.Err, "ERR SELECT is not allowed in cluster mode")
+		e.errText(command.Err, "ERR SELECT is not allowed in cluster mode")
 		return
 	}
 	if e.db(r.Amount) == nil {
@@ -66,7 +65,7 @@ func (e *Engine) selectDB(s *Session, r *request.Request) {
 
 // swapDB answers SWAPDB a b: the two databases exchange their contents
 // for every client (a pointer exchange).
-func (e *Engine) swapDB(_ *Session, r *request.Request) {
+func (e *Engine) swapDB(_ *Session, r *command.Request) {
 	a, b := e.db(r.Amount), e.db(r.Amount2)
 	if a == nil || b == nil {
 		return
@@ -82,13 +81,13 @@ func (e *Engine) swapDB(_ *Session, r *request.Request) {
 }
 
 // move answers MOVE key db.
-func (e *Engine) move(s *Session, r *request.Request) {
+func (e *Engine) move(s *Session, r *command.Request) {
 	dst := e.db(r.Amount)
 	if dst == nil {
 		return
 	}
 	if dst == e.st {
-		e.errText(reply.Err, "ERR source and destination objects are the same")
+		e.errText(command.Err, "ERR source and destination objects are the same")
 		return
 	}
 	if e.transfer(dst, r.Key, r.Key, false) {
@@ -120,18 +119,18 @@ func (e *Engine) transfer(dst *store.Store, key, dstKey []byte, replace bool) bo
 }
 
 // copyKey answers COPY source destination [DB db] [REPLACE].
-func (e *Engine) copyKey(s *Session, r *request.Request) {
+func (e *Engine) copyKey(s *Session, r *command.Request) {
 	dst := e.st
-	if r.Flags&request.FlagDB != 0 {
+	if r.Flags&command.FlagDB != 0 {
 		if dst = e.db(r.Amount); dst == nil {
 			return
 		}
 	}
 	if dst == e.st && string(r.Key) == string(r.Args[0]) {
-		e.errText(reply.Err, "ERR source and destination objects are the same")
+		e.errText(command.Err, "ERR source and destination objects are the same")
 		return
 	}
-	if !e.transfer(dst, r.Key, r.Args[0], r.Flags&request.FlagReplace != 0) {
+	if !e.transfer(dst, r.Key, r.Args[0], r.Flags&command.FlagReplace != 0) {
 		return
 	}
 	if dst != e.st {
@@ -140,9 +139,9 @@ func (e *Engine) copyKey(s *Session, r *request.Request) {
 	e.integer(1)
 }
 
-func (e *Engine) flush(s *Session, r *request.Request) {
+func (e *Engine) flush(s *Session, r *command.Request) {
 	for i, st := range e.dbs {
-		if st == nil || (r.Op == request.OpFlushDB && i != s.db) {
+		if st == nil || (r.Op == command.OpFlushDB && i != s.db) {
 			continue
 		}
 		if len(e.watchers) > 0 {

@@ -3,10 +3,9 @@ package engine
 import (
 	"errors"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/rdb"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/store"
 )
 
@@ -22,7 +21,7 @@ import (
 // buffers of ordinary values.
 const bigDump = 1 << 20
 
-func (e *Engine) dump(_ *Session, r *request.Request) {
+func (e *Engine) dump(_ *Session, r *command.Request) {
 	p, _, ok := e.appendDump(e.dumpBuf[:0], r.Key)
 	e.dumpBuf = p[:0]
 	if !ok {
@@ -62,23 +61,23 @@ func (e *Engine) appendDump(dst, key []byte) (payload []byte, expireAt int64, ok
 // [FREQ f] as Redis 7.0 does: the ttl, if any, is in r.Expire (relative:
 // PX, absolute: PXAT); IDLETIME and FREQ are checked by the parser and
 // have nothing to set here (goblin keeps no per-key LRU or LFU state).
-func (e *Engine) restore(_ *Session, r *request.Request) {
-	replace := r.Flags&request.FlagReplace != 0
+func (e *Engine) restore(_ *Session, r *command.Request) {
+	replace := r.Flags&command.FlagReplace != 0
 	if !replace && e.st.Exists(r.Key) {
-		e.errText(reply.BusyKey, "BUSYKEY Target key name already exists.")
+		e.errText(command.BusyKey, "BUSYKEY Target key name already exists.")
 		return
 	}
 	if r.Expire < 0 { // checked after BUSYKEY, as Redis does
 		if r.Expire == argv.RestoreTTLNotInteger {
-			e.errText(reply.NotInteger, "ERR value is not an integer or out of range")
+			e.errText(command.NotInteger, "ERR value is not an integer or out of range")
 		} else {
-			e.errText(reply.Err, "ERR Invalid TTL value, must be >= 0")
+			e.errText(command.Err, "ERR Invalid TTL value, must be >= 0")
 		}
 		return
 	}
 	p := r.Value
 	if len(p) < 10 { // Redis's verifyDumpPayload: no room for the footer
-		e.errText(reply.Err, "ERR DUMP payload version or checksum are wrong")
+		e.errText(command.Err, "ERR DUMP payload version or checksum are wrong")
 		return
 	}
 	dec := e.dumpDec
@@ -93,22 +92,22 @@ func (e *Engine) restore(_ *Session, r *request.Request) {
 		var re *rdb.Error
 		switch {
 		case errors.Is(err, rdb.ErrVersion), errors.Is(err, rdb.ErrChecksum):
-			e.errText(reply.Err, "ERR DUMP payload version or checksum are wrong")
+			e.errText(command.Err, "ERR DUMP payload version or checksum are wrong")
 		case errors.Is(err, rdb.ErrUnsupported) && errors.As(err, &re):
-			e.errText(reply.Err, "ERR Bad data format: the payload holds a "+re.Type+", a type goblin does not store")
+			e.errText(command.Err, "ERR Bad data format: the payload holds a "+re.Type+", a type goblin does not store")
 		default:
-			e.errText(reply.Err, "ERR Bad data format")
+			e.errText(command.Err, "ERR Bad data format")
 		}
 		return
 	}
 	if v.Kind != rdb.KindString {
-		e.errText(reply.Err, "ERR Bad data format: the payload holds a "+rdb.TypeName(p[0])+", a type goblin does not store")
+		e.errText(command.Err, "ERR Bad data format: the payload holds a "+rdb.TypeName(p[0])+", a type goblin does not store")
 		return
 	}
 	var at int64
-	if r.Expiry != request.ExpiryNone {
+	if r.Expiry != command.ExpiryNone {
 		at = r.Expire
-		if r.Expiry == request.ExpiryPX {
+		if r.Expiry == command.ExpiryPX {
 			at += e.clock.NowMillis()
 		}
 	}

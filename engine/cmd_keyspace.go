@@ -4,14 +4,13 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/glob"
 	"github.com/goblin-kv/goblin/proto/argv"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/store"
 )
 
-func (e *Engine) del(_ *Session, r *request.Request) {
+func (e *Engine) del(_ *Session, r *command.Request) {
 	n := b2i(e.st.Del(r.Key))
 	for _, k := range r.Args {
 		n += b2i(e.st.Del(k))
@@ -19,7 +18,7 @@ func (e *Engine) del(_ *Session, r *request.Request) {
 	e.integer(n)
 }
 
-func (e *Engine) exists(_ *Session, r *request.Request) {
+func (e *Engine) exists(_ *Session, r *command.Request) {
 	n := b2i(e.st.Exists(r.Key))
 	for _, k := range r.Args {
 		n += b2i(e.st.Exists(k))
@@ -27,17 +26,17 @@ func (e *Engine) exists(_ *Session, r *request.Request) {
 	e.integer(n)
 }
 
-func (e *Engine) ttl(_ *Session, r *request.Request) {
+func (e *Engine) ttl(_ *Session, r *command.Request) {
 	ms := e.st.PTTL(r.Key)
-	if ms >= 0 && r.Op == request.OpTTL {
+	if ms >= 0 && r.Op == command.OpTTL {
 		ms = (ms + 500) / 1000
 	}
 	e.integer(ms)
 }
 
-func (e *Engine) persist(_ *Session, r *request.Request) { e.integer(b2i(e.st.Persist(r.Key))) }
+func (e *Engine) persist(_ *Session, r *command.Request) { e.integer(b2i(e.st.Persist(r.Key))) }
 
-func (e *Engine) keyType(_ *Session, r *request.Request) {
+func (e *Engine) keyType(_ *Session, r *command.Request) {
 	if e.st.Exists(r.Key) {
 		e.simple(txtString)
 	} else {
@@ -45,29 +44,29 @@ func (e *Engine) keyType(_ *Session, r *request.Request) {
 	}
 }
 
-func (e *Engine) dbsize(*Session, *request.Request) { e.integer(int64(e.st.Len())) }
+func (e *Engine) dbsize(*Session, *command.Request) { e.integer(int64(e.st.Len())) }
 
 // expire answers EXPIRE, PEXPIRE, EXPIREAT and PEXPIREAT key time
 // [NX|XX|GT|LT] as Redis 7 does.
-func (e *Engine) expire(_ *Session, r *request.Request) {
-	if r.Flags&^(request.FlagNX|request.FlagXX|request.FlagGT|request.FlagLT) != 0 {
-		e.errText(reply.Syntax, "ERR syntax error")
+func (e *Engine) expire(_ *Session, r *command.Request) {
+	if r.Flags&^(command.FlagNX|command.FlagXX|command.FlagGT|command.FlagLT) != 0 {
+		e.errText(command.Syntax, "ERR syntax error")
 		return
 	}
 	if text := argv.ExpireFlagsError(r.Flags); text != "" {
-		e.errText(reply.Syntax, text)
+		e.errText(command.Syntax, text)
 		return
 	}
 	when := r.Amount
 	now := e.clock.NowMillis()
-	seconds := r.Op == request.OpExpire || r.Op == request.OpExpireAt
+	seconds := r.Op == command.OpExpire || r.Op == command.OpExpireAt
 	base := now // the relative forms count from now
-	if r.Op == request.OpExpireAt || r.Op == request.OpPExpireAt {
+	if r.Op == command.OpExpireAt || r.Op == command.OpPExpireAt {
 		base = 0
 	}
 	if (seconds && (when > math.MaxInt64/1000 || when < math.MinInt64/1000)) ||
 		(seconds && when*1000 > math.MaxInt64-base) || (!seconds && when > math.MaxInt64-base) {
-		e.fail(reply.InvalidExpire, "ERR invalid expire time in '", bs(request.Name(r.Op)), "' command")
+		e.fail(command.InvalidExpire, "ERR invalid expire time in '", bs(command.Name(r.Op)), "' command")
 		return
 	}
 	if seconds {
@@ -84,10 +83,10 @@ func (e *Engine) expire(_ *Session, r *request.Request) {
 		if left >= 0 {
 			current = now + left
 		}
-		if (r.Flags&request.FlagNX != 0 && current != -1) ||
-			(r.Flags&request.FlagXX != 0 && current == -1) ||
-			(r.Flags&request.FlagGT != 0 && (current == -1 || when <= current)) ||
-			(r.Flags&request.FlagLT != 0 && current != -1 && when >= current) {
+		if (r.Flags&command.FlagNX != 0 && current != -1) ||
+			(r.Flags&command.FlagXX != 0 && current == -1) ||
+			(r.Flags&command.FlagGT != 0 && (current == -1 || when <= current)) ||
+			(r.Flags&command.FlagLT != 0 && current != -1 && when >= current) {
 			e.integer(0)
 			return
 		}
@@ -95,7 +94,7 @@ func (e *Engine) expire(_ *Session, r *request.Request) {
 	e.integer(b2i(e.st.ExpireAt(r.Key, when)))
 }
 
-func (e *Engine) touch(_ *Session, r *request.Request) {
+func (e *Engine) touch(_ *Session, r *command.Request) {
 	n := b2i(e.st.Touch(r.Key))
 	for _, k := range r.Args {
 		n += b2i(e.st.Touch(k))
@@ -104,14 +103,14 @@ func (e *Engine) touch(_ *Session, r *request.Request) {
 }
 
 // rename answers RENAME and RENAMENX key newkey.
-func (e *Engine) rename(_ *Session, r *request.Request) {
-	nx := r.Op == request.OpRenameNX
+func (e *Engine) rename(_ *Session, r *command.Request) {
+	nx := r.Op == command.OpRenameNX
 	res, err := e.st.Rename(r.Key, r.Args[0], nx)
 	switch {
 	case err != nil:
 		e.storeError(err)
 	case res == store.NoSuchKey:
-		e.errText(reply.NoSuchKey, "ERR no such key")
+		e.errText(command.NoSuchKey, "ERR no such key")
 	case res == store.DestTaken:
 		e.integer(0)
 	case nx:
@@ -121,7 +120,7 @@ func (e *Engine) rename(_ *Session, r *request.Request) {
 	}
 }
 
-func (e *Engine) randomKey(*Session, *request.Request) {
+func (e *Engine) randomKey(*Session, *command.Request) {
 	key, ok := e.st.Random(e.scratch[:0])
 	e.scratch = key[:0]
 	if ok {
@@ -132,9 +131,9 @@ func (e *Engine) randomKey(*Session, *request.Request) {
 }
 
 // expireTime answers EXPIRETIME and PEXPIRETIME.
-func (e *Engine) expireTime(_ *Session, r *request.Request) {
+func (e *Engine) expireTime(_ *Session, r *command.Request) {
 	at := e.st.ExpireTime(r.Key)
-	if at >= 0 && r.Op == request.OpExpireTime {
+	if at >= 0 && r.Op == command.OpExpireTime {
 		at = (at + 500) / 1000
 	}
 	e.integer(at)
@@ -142,14 +141,14 @@ func (e *Engine) expireTime(_ *Session, r *request.Request) {
 
 // keys answers KEYS pattern: every live key that matches ("*" matches
 // every key without matching, so an empty key is listed too, as in Redis).
-func (e *Engine) keys(_ *Session, r *request.Request) {
+func (e *Engine) keys(_ *Session, r *command.Request) {
 	all := len(r.Value) == 1 && r.Value[0] == '*'
-	e.begin(reply.Array)
+	e.begin(command.Array)
 	var cursor uint64
 	for {
 		cursor = e.st.Scan(cursor, 1024, func(k []byte) {
 			if all || glob.Match(r.Value, k) {
-				e.addCopy(reply.Bulk, k)
+				e.addCopy(command.Bulk, k)
 			}
 		})
 		if cursor == 0 {
@@ -163,19 +162,19 @@ func (e *Engine) keys(_ *Session, r *request.Request) {
 // cursor, [keys]]. The cursor is a slot id: a key's slot never moves while
 // it lives (index resizes move index entries, not slots), so every key
 // present for a whole iteration is returned once.
-func (e *Engine) scan(_ *Session, r *request.Request) {
+func (e *Engine) scan(_ *Session, r *command.Request) {
 	count := int(r.Amount2)
 	if count <= 0 {
 		count = 10
 	}
-	match := r.Flags&request.FlagMatch != 0 && !(len(r.Value) == 1 && r.Value[0] == '*')
-	wantType := r.Flags&request.FlagType == 0 || request.EqualFold(r.Args[0], "string")
-	e.begin(reply.Array)
-	e.add(reply.Bulk, 0, nil) // the cursor, set below
-	e.push(reply.Array)
+	match := r.Flags&command.FlagMatch != 0 && !(len(r.Value) == 1 && r.Value[0] == '*')
+	wantType := r.Flags&command.FlagType == 0 || command.EqualFold(r.Args[0], "string")
+	e.begin(command.Array)
+	e.add(command.Bulk, 0, nil) // the cursor, set below
+	e.push(command.Array)
 	next := e.st.Scan(uint64(r.Amount), count, func(k []byte) {
 		if wantType && (!match || glob.Match(r.Value, k)) {
-			e.addCopy(reply.Bulk, k)
+			e.addCopy(command.Bulk, k)
 		}
 	})
 	e.pop()
@@ -187,7 +186,7 @@ func (e *Engine) scan(_ *Session, r *request.Request) {
 
 // objectEncoding answers OBJECT ENCODING key: int, embstr or raw, nil when
 // missing.
-func (e *Engine) objectEncoding(_ *Session, r *request.Request) {
+func (e *Engine) objectEncoding(_ *Session, r *command.Request) {
 	if enc := e.st.EncodingOf(r.Key); enc != store.EncodingNone {
 		e.bulk(bs(enc.String()))
 	} else {
@@ -197,18 +196,18 @@ func (e *Engine) objectEncoding(_ *Session, r *request.Request) {
 
 // objectFreq answers OBJECT FREQ: goblin has no LFU policy, so for a key
 // that exists this is Redis's error for a server without one.
-func (e *Engine) objectFreq(_ *Session, r *request.Request) {
+func (e *Engine) objectFreq(_ *Session, r *command.Request) {
 	if !e.st.Exists(r.Key) {
 		e.null()
 		return
 	}
-	e.errText(reply.Err, "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	e.errText(command.Err, "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 }
 
 // objectIdleTime answers OBJECT IDLETIME: goblin keeps two bits of
 // recency per key, not an access time, so it answers 0 for every key
 // (docs/commands.md).
-func (e *Engine) objectIdleTime(_ *Session, r *request.Request) {
+func (e *Engine) objectIdleTime(_ *Session, r *command.Request) {
 	if !e.st.Exists(r.Key) {
 		e.null()
 		return
@@ -219,7 +218,7 @@ func (e *Engine) objectIdleTime(_ *Session, r *request.Request) {
 // objectRefCount answers OBJECT REFCOUNT as Redis reports it: the shared
 // objects of the integers 0 to 9999 count as 2147483647 (INT_MAX) unless
 // an LRU policy runs under a memory cap; everything else is 1.
-func (e *Engine) objectRefCount(_ *Session, r *request.Request) {
+func (e *Engine) objectRefCount(_ *Session, r *command.Request) {
 	enc := e.st.EncodingOf(r.Key)
 	if enc == store.EncodingNone {
 		e.null()
@@ -238,7 +237,7 @@ func (e *Engine) objectRefCount(_ *Session, r *request.Request) {
 	e.integer(1)
 }
 
-func (e *Engine) memoryUsage(_ *Session, r *request.Request) {
+func (e *Engine) memoryUsage(_ *Session, r *command.Request) {
 	if n := e.st.MemoryUsage(r.Key); n > 0 {
 		e.integer(n)
 	} else {

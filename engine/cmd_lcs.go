@@ -1,8 +1,7 @@
 package engine
 
 import (
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 )
 
 // lcsMaxTable bounds LCS's transient table. Redis allows proto-max-bulk-len
@@ -14,7 +13,7 @@ const lcsMaxTable = 64 << 20
 // lcs answers LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN]
 // with Redis's dynamic programme and its walk back through the table, so
 // the ranges come out in the same order (from the ends of the strings).
-func (e *Engine) lcs(_ *Session, r *request.Request) {
+func (e *Engine) lcs(_ *Session, r *command.Request) {
 	buf, _ := e.st.Get(e.scratch[:0], r.Key)
 	split := len(buf)
 	buf, _ = e.st.Get(buf, r.Args[0])
@@ -22,7 +21,7 @@ func (e *Engine) lcs(_ *Session, r *request.Request) {
 	a, b := buf[:split], buf[split:]
 	cells := uint64(len(a)+1) * uint64(len(b)+1)
 	if cells*4 > lcsMaxTable {
-		e.errText(reply.Err, "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")
+		e.errText(command.Err, "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")
 		return
 	}
 	if uint64(cap(e.lcsTable)) < cells {
@@ -49,7 +48,7 @@ func (e *Engine) lcs(_ *Session, r *request.Request) {
 			e.lcsTable = nil
 		}
 	}()
-	idx, wantLen, withLen := r.Flags&request.FlagIdx != 0, r.Flags&request.FlagLen != 0, r.Flags&request.FlagWithMatchLen != 0
+	idx, wantLen, withLen := r.Flags&command.FlagIdx != 0, r.Flags&command.FlagLen != 0, r.Flags&command.FlagWithMatchLen != 0
 	if wantLen && !idx {
 		e.integer(int64(length))
 		return
@@ -58,9 +57,9 @@ func (e *Engine) lcs(_ *Session, r *request.Request) {
 	// the ranges of matching runs.
 	e.num = growTo(e.num[:0], int(length))[:length]
 	if idx {
-		e.begin(reply.Map)
+		e.begin(command.Map)
 		e.addBulkStr("matches")
-		e.push(reply.Array)
+		e.push(command.Array)
 	}
 	alen := uint32(len(a))
 	aStart, aEnd, bStart, bEnd := alen, uint32(0), uint32(0), uint32(0) // aStart == alen: no range open
@@ -95,12 +94,12 @@ func (e *Engine) lcs(_ *Session, r *request.Request) {
 		if emit {
 			n := aEnd - aStart + 1
 			if idx && (r.Amount == 0 || int64(n) >= r.Amount) {
-				e.push(reply.Array)
-				e.push(reply.Array)
+				e.push(command.Array)
+				e.push(command.Array)
 				e.addInt(int64(aStart))
 				e.addInt(int64(aEnd))
 				e.pop()
-				e.push(reply.Array)
+				e.push(command.Array)
 				e.addInt(int64(bStart))
 				e.addInt(int64(bEnd))
 				e.pop()

@@ -3,8 +3,7 @@ package engine
 import (
 	"strconv"
 
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/store"
 )
 
@@ -39,7 +38,7 @@ func (e *Engine) allStats() *store.Stats {
 }
 
 // memoryDoctor answers MEMORY DOCTOR with a short report in goblin's words.
-func (e *Engine) memoryDoctor(*Session, *request.Request) {
+func (e *Engine) memoryDoctor(*Session, *command.Request) {
 	st := e.allStats()
 	b := append(e.scratch[:0], "goblin's store holds "...)
 	b = strconv.AppendInt(b, st.Keys, 10)
@@ -55,16 +54,16 @@ func (e *Engine) memoryDoctor(*Session, *request.Request) {
 	b = strconv.AppendInt(b, st.ArenaDead, 10)
 	b = append(b, " dead bytes, which compaction returns as the loop idles. No memory issue to report.\n"...)
 	e.scratch = b[:0]
-	e.res.Kind, e.res.Value = reply.Verbatim, b
+	e.res.Kind, e.res.Value = command.Verbatim, b
 }
 
 // memoryStats answers MEMORY STATS with the store's figures under Redis's
 // field names where one fits.
-func (e *Engine) memoryStats(*Session, *request.Request) {
+func (e *Engine) memoryStats(*Session, *command.Request) {
 	st := e.allStats()
 	rss, _, _ := processStats()
 	m := e.processMemory(st, rss)
-	e.begin(reply.Map)
+	e.begin(command.Map)
 	field := func(name string, v int64) {
 		e.addBulkStr(name)
 		e.addInt(v)
@@ -94,7 +93,7 @@ func (e *Engine) memoryStats(*Session, *request.Request) {
 		var one store.Stats
 		db.Stats(&one)
 		e.addBulkNamed("db.", int64(i))
-		e.push(reply.Map)
+		e.push(command.Map)
 		field("overhead.hashtable.main", one.IndexBuckets*8+one.SlotBytes)
 		field("overhead.hashtable.expires", 0)
 		e.pop()
@@ -104,8 +103,8 @@ func (e *Engine) memoryStats(*Session, *request.Request) {
 
 var txtNoAllocatorStats = []byte("Stats not supported for the current allocator")
 
-func (e *Engine) memoryMallocStats(*Session, *request.Request) {
-	e.res.Kind, e.res.Value = reply.Verbatim, txtNoAllocatorStats
+func (e *Engine) memoryMallocStats(*Session, *command.Request) {
+	e.res.Kind, e.res.Value = command.Verbatim, txtNoAllocatorStats
 }
 
-func (e *Engine) memoryPurge(*Session, *request.Request) { e.ok() }
+func (e *Engine) memoryPurge(*Session, *command.Request) { e.ok() }

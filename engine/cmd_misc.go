@@ -4,15 +4,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto/resp"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 )
 
 // time answers TIME: unix seconds and microseconds, as bulk strings.
-func (e *Engine) time(*Session, *request.Request) {
+func (e *Engine) time(*Session, *command.Request) {
 	now := wallClock()
-	e.begin(reply.Array)
+	e.begin(command.Array)
 	e.addBulkInt(now.Unix())
 	e.addBulkInt(int64(now.Nanosecond() / 1000))
 	e.end()
@@ -20,17 +19,17 @@ func (e *Engine) time(*Session, *request.Request) {
 
 // lastSave answers LASTSAVE: goblin never saves, so its start (as Redis
 // answers before its first save).
-func (e *Engine) lastSave(*Session, *request.Request) { e.integer(e.started.Unix()) }
+func (e *Engine) lastSave(*Session, *command.Request) { e.integer(e.started.Unix()) }
 
 // wait answers WAIT numreplicas timeout: no replica acknowledges anything,
 // so 0, at once (Redis would wait out the timeout for numreplicas > 0).
-func (e *Engine) wait(*Session, *request.Request) { e.integer(0) }
+func (e *Engine) wait(*Session, *command.Request) { e.integer(0) }
 
-func (e *Engine) functionFlush(*Session, *request.Request) { e.ok() }
+func (e *Engine) functionFlush(*Session, *command.Request) { e.ok() }
 
 // functionList answers FUNCTION LIST: no libraries.
-func (e *Engine) functionList(*Session, *request.Request) {
-	e.begin(reply.Array)
+func (e *Engine) functionList(*Session, *command.Request) {
+	e.begin(command.Array)
 	e.end()
 }
 
@@ -39,9 +38,9 @@ func (e *Engine) functionList(*Session, *request.Request) {
 // monitor the cost per command is one length check (feedMonitors is not
 // called).
 
-func (e *Engine) monitor(s *Session, _ *request.Request) {
+func (e *Engine) monitor(s *Session, _ *command.Request) {
 	if s.conn.Push == nil {
-		e.errText(reply.Err, "ERR MONITOR needs a socket connection (this transport cannot send to a client out of turn)")
+		e.errText(command.Err, "ERR MONITOR needs a socket connection (this transport cannot send to a client out of turn)")
 		return
 	}
 	if !s.monitor {
@@ -70,9 +69,9 @@ func (e *Engine) stopMonitor(s *Session) {
 // quoted as Redis quotes them. args are the command as the client sent it
 // (RESP); without them (SBE) the request is shown in Redis syntax, its
 // name in lower case. Admin commands are not shown, as in Redis.
-func (e *Engine) feedMonitors(s *Session, r *request.Request, args [][]byte) {
-	spec := request.Lookup(r.Op)
-	if spec == nil || spec.Flags&request.Admin != 0 || r.Op == request.OpExec {
+func (e *Engine) feedMonitors(s *Session, r *command.Request, args [][]byte) {
+	spec := command.Lookup(r.Op)
+	if spec == nil || spec.Flags&command.Admin != 0 || r.Op == command.OpExec {
 		return
 	}
 	words := args
@@ -108,7 +107,7 @@ func (e *Engine) feedMonitors(s *Session, r *request.Request, args [][]byte) {
 	}
 	b = append(b, ']')
 	for i, w := range words {
-		if args == nil && (i == 0 || (spec.Container != request.OpNone && i == 1)) {
+		if args == nil && (i == 0 || (spec.Container != command.OpNone && i == 1)) {
 			w = lowerWord(w)
 		}
 		b = append(b, ' ')

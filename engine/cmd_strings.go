@@ -4,12 +4,11 @@ import (
 	"errors"
 	"math"
 
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/store"
 )
 
-func (e *Engine) get(_ *Session, r *request.Request) {
+func (e *Engine) get(_ *Session, r *command.Request) {
 	val, found := e.st.Get(e.scratch[:0], r.Key)
 	e.scratch = val[:0]
 	if found {
@@ -19,20 +18,20 @@ func (e *Engine) get(_ *Session, r *request.Request) {
 	}
 }
 
-func (e *Engine) set(_ *Session, r *request.Request) {
-	const nxxx = request.FlagNX | request.FlagXX
-	if r.Flags&nxxx == nxxx || (r.Flags&request.FlagKeepTTL != 0 && r.Expiry != request.ExpiryNone) {
-		e.errText(reply.Syntax, "ERR syntax error")
+func (e *Engine) set(_ *Session, r *command.Request) {
+	const nxxx = command.FlagNX | command.FlagXX
+	if r.Flags&nxxx == nxxx || (r.Flags&command.FlagKeepTTL != 0 && r.Expiry != command.ExpiryNone) {
+		e.errText(command.Syntax, "ERR syntax error")
 		return
 	}
 	so := store.SetOptions{
-		NX: r.Flags&request.FlagNX != 0, XX: r.Flags&request.FlagXX != 0,
-		KeepTTL: r.Flags&request.FlagKeepTTL != 0, Get: r.Flags&request.FlagGet != 0,
+		NX: r.Flags&command.FlagNX != 0, XX: r.Flags&command.FlagXX != 0,
+		KeepTTL: r.Flags&command.FlagKeepTTL != 0, Get: r.Flags&command.FlagGet != 0,
 	}
-	if r.Expiry != request.ExpiryNone {
+	if r.Expiry != command.ExpiryNone {
 		at, ok := e.absExpire(r.Expiry, r.Expire)
 		if !ok {
-			e.errText(reply.InvalidExpire, "ERR invalid expire time in 'set' command")
+			e.errText(command.InvalidExpire, "ERR invalid expire time in 'set' command")
 			return
 		}
 		so.ExpireAt = at
@@ -52,16 +51,16 @@ func (e *Engine) set(_ *Session, r *request.Request) {
 }
 
 // incr answers INCR, DECR, INCRBY and DECRBY.
-func (e *Engine) incr(_ *Session, r *request.Request) {
+func (e *Engine) incr(_ *Session, r *command.Request) {
 	delta := int64(1)
 	switch r.Op {
-	case request.OpDecr:
+	case command.OpDecr:
 		delta = -1
-	case request.OpIncrBy:
+	case command.OpIncrBy:
 		delta = r.Amount
-	case request.OpDecrBy:
+	case command.OpDecrBy:
 		if r.Amount == math.MinInt64 {
-			e.errText(reply.Overflow, "ERR decrement would overflow")
+			e.errText(command.Overflow, "ERR decrement would overflow")
 			return
 		}
 		delta = -r.Amount
@@ -74,8 +73,8 @@ func (e *Engine) incr(_ *Session, r *request.Request) {
 	e.integer(n)
 }
 
-func (e *Engine) mget(_ *Session, r *request.Request) {
-	e.begin(reply.Array)
+func (e *Engine) mget(_ *Session, r *command.Request) {
+	e.begin(command.Array)
 	e.getInto(r.Key)
 	for _, k := range r.Args {
 		e.getInto(k)
@@ -89,14 +88,14 @@ func (e *Engine) getInto(key []byte) {
 	var found bool
 	e.scratch, found = e.st.Get(e.scratch, key)
 	if !found {
-		e.add(reply.Nil, 0, nil)
+		e.add(command.Nil, 0, nil)
 		return
 	}
 	e.fixes = append(e.fixes, fixup{item: len(e.res.Items), start: start, end: len(e.scratch)})
-	e.add(reply.Bulk, 0, nil)
+	e.add(command.Bulk, 0, nil)
 }
 
-func (e *Engine) mset(_ *Session, r *request.Request) {
+func (e *Engine) mset(_ *Session, r *command.Request) {
 	if len(r.Args)%2 != 0 {
 		e.wrongArgs(r.Op)
 		return
@@ -120,7 +119,7 @@ func (e *Engine) setPair(k, v []byte) bool {
 	return true
 }
 
-func (e *Engine) setNX(_ *Session, r *request.Request) {
+func (e *Engine) setNX(_ *Session, r *command.Request) {
 	_, _, applied, err := e.st.Set(nil, r.Key, r.Value, store.SetOptions{NX: true})
 	if err != nil {
 		e.storeError(err)
@@ -130,10 +129,10 @@ func (e *Engine) setNX(_ *Session, r *request.Request) {
 }
 
 // setEx answers SETEX and PSETEX key time value.
-func (e *Engine) setEx(_ *Session, r *request.Request) {
+func (e *Engine) setEx(_ *Session, r *command.Request) {
 	at, ok := e.absExpire(r.Expiry, r.Expire)
 	if !ok {
-		e.fail(reply.InvalidExpire, "ERR invalid expire time in '", bs(request.Name(r.Op)), "' command")
+		e.fail(command.InvalidExpire, "ERR invalid expire time in '", bs(command.Name(r.Op)), "' command")
 		return
 	}
 	if _, _, _, err := e.st.Set(nil, r.Key, r.Value, store.SetOptions{ExpireAt: at}); err != nil {
@@ -143,7 +142,7 @@ func (e *Engine) setEx(_ *Session, r *request.Request) {
 	e.ok()
 }
 
-func (e *Engine) getSet(_ *Session, r *request.Request) {
+func (e *Engine) getSet(_ *Session, r *command.Request) {
 	old, hadOld, _, err := e.st.Set(e.scratch[:0], r.Key, r.Value, store.SetOptions{Get: true})
 	e.scratch = old[:0]
 	switch {
@@ -156,7 +155,7 @@ func (e *Engine) getSet(_ *Session, r *request.Request) {
 	}
 }
 
-func (e *Engine) getDel(_ *Session, r *request.Request) {
+func (e *Engine) getDel(_ *Session, r *command.Request) {
 	val, found := e.st.GetDel(e.scratch[:0], r.Key)
 	e.scratch = val[:0]
 	if found {
@@ -169,7 +168,7 @@ func (e *Engine) getDel(_ *Session, r *request.Request) {
 // getEx answers GETEX key [EX|PX|EXAT|PXAT time|PERSIST] in Redis's order:
 // a missing key is nil whatever the time, then the time is checked, then
 // the value is answered and the expiry changed.
-func (e *Engine) getEx(_ *Session, r *request.Request) {
+func (e *Engine) getEx(_ *Session, r *command.Request) {
 	val, found := e.st.Get(e.scratch[:0], r.Key)
 	e.scratch = val[:0]
 	if !found {
@@ -178,17 +177,17 @@ func (e *Engine) getEx(_ *Session, r *request.Request) {
 	}
 	var at int64
 	switch r.Expiry {
-	case request.ExpiryNone:
-	case request.ExpiryPersist:
+	case command.ExpiryNone:
+	case command.ExpiryPersist:
 		e.st.Persist(r.Key)
 	default:
-		if r.Flags&request.FlagBadTime != 0 {
-			e.errText(reply.NotInteger, "ERR value is not an integer or out of range")
+		if r.Flags&command.FlagBadTime != 0 {
+			e.errText(command.NotInteger, "ERR value is not an integer or out of range")
 			return
 		}
 		var ok bool
 		if at, ok = e.absExpire(r.Expiry, r.Expire); !ok {
-			e.errText(reply.InvalidExpire, "ERR invalid expire time in 'getex' command")
+			e.errText(command.InvalidExpire, "ERR invalid expire time in 'getex' command")
 			return
 		}
 		e.st.ExpireAt(r.Key, at) // a time already past deletes the key
@@ -200,7 +199,7 @@ func (e *Engine) getEx(_ *Session, r *request.Request) {
 // the store's MaxValueLen here).
 const errTooLarge = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 
-func (e *Engine) appendCmd(_ *Session, r *request.Request) {
+func (e *Engine) appendCmd(_ *Session, r *command.Request) {
 	n, err := e.st.Append(r.Key, r.Value)
 	if err != nil {
 		e.sizeError(err)
@@ -213,29 +212,29 @@ func (e *Engine) appendCmd(_ *Session, r *request.Request) {
 // where Redis says the string would be too large.
 func (e *Engine) sizeError(err error) {
 	if errors.Is(err, store.ErrValueTooLong) {
-		e.errText(reply.ValueTooLong, errTooLarge)
+		e.errText(command.ValueTooLong, errTooLarge)
 		return
 	}
 	e.storeError(err)
 }
 
-func (e *Engine) strLen(_ *Session, r *request.Request) { e.integer(int64(e.st.StrLen(r.Key))) }
+func (e *Engine) strLen(_ *Session, r *command.Request) { e.integer(int64(e.st.StrLen(r.Key))) }
 
 // getRange answers GETRANGE and SUBSTR: an empty string for a missing key
 // or an empty range.
-func (e *Engine) getRange(_ *Session, r *request.Request) {
+func (e *Engine) getRange(_ *Session, r *command.Request) {
 	val := e.st.GetRange(e.scratch[:0], r.Key, r.Amount, r.Amount2)
 	e.scratch = val[:0]
 	e.bulk(val)
 }
 
-func (e *Engine) setRange(_ *Session, r *request.Request) {
+func (e *Engine) setRange(_ *Session, r *command.Request) {
 	if r.Amount < 0 {
-		e.errText(reply.OutOfRange, "ERR offset is out of range")
+		e.errText(command.OutOfRange, "ERR offset is out of range")
 		return
 	}
 	if r.Amount > math.MaxInt32*256 { // past any value size: refuse before converting
-		e.errText(reply.ValueTooLong, errTooLarge)
+		e.errText(command.ValueTooLong, errTooLarge)
 		return
 	}
 	n, err := e.st.SetRange(r.Key, int(r.Amount), r.Value)
@@ -251,7 +250,7 @@ var txtZero = []byte("0")
 // incrByFloat answers INCRBYFLOAT key increment in Redis's long double
 // arithmetic (longdouble.go). The result is kept as a string, as Redis
 // keeps it, even when it spells an integer.
-func (e *Engine) incrByFloat(_ *Session, r *request.Request) {
+func (e *Engine) incrByFloat(_ *Session, r *command.Request) {
 	cur, found := e.st.Read(e.scratch[:0], r.Key)
 	if !found {
 		cur = append(cur[:0], txtZero...)
@@ -261,10 +260,10 @@ func (e *Engine) incrByFloat(_ *Session, r *request.Request) {
 	e.num = sum[:0]
 	switch {
 	case notFloat:
-		e.errText(reply.NotFloat, "ERR value is not a valid float")
+		e.errText(command.NotFloat, "ERR value is not a valid float")
 		return
 	case overflow:
-		e.errText(reply.Overflow, "ERR increment would produce NaN or Infinity")
+		e.errText(command.Overflow, "ERR increment would produce NaN or Infinity")
 		return
 	}
 	if _, _, _, err := e.st.Set(nil, r.Key, sum, store.SetOptions{KeepTTL: true, Kind: store.AsString}); err != nil {
@@ -275,7 +274,7 @@ func (e *Engine) incrByFloat(_ *Session, r *request.Request) {
 }
 
 // msetNX answers MSETNX: every pair, or none when any key exists.
-func (e *Engine) msetNX(_ *Session, r *request.Request) {
+func (e *Engine) msetNX(_ *Session, r *command.Request) {
 	if len(r.Args)%2 != 0 {
 		e.wrongArgs(r.Op)
 		return
@@ -289,7 +288,7 @@ func (e *Engine) msetNX(_ *Session, r *request.Request) {
 		return
 	}
 	e.mset(nil, r)
-	if e.res.Kind != reply.Error {
+	if e.res.Kind != command.Error {
 		e.integer(1)
 	}
 }

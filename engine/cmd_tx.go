@@ -3,10 +3,9 @@ package engine
 import (
 	"encoding/binary"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/store"
 )
 
@@ -40,9 +39,9 @@ type watchedKey struct {
 }
 
 // txControl are the commands that run at once inside MULTI.
-func txControl(op request.Op) bool {
+func txControl(op command.Op) bool {
 	switch op {
-	case request.OpExec, request.OpDiscard, request.OpMulti, request.OpWatch, request.OpQuit, request.OpReset:
+	case command.OpExec, command.OpDiscard, command.OpMulti, command.OpWatch, command.OpQuit, command.OpReset:
 		return true
 	}
 	return false
@@ -53,17 +52,17 @@ func txControl(op request.Op) bool {
 // request (when rejected, unknown to the engine or not authenticated) or
 // appends its wire bytes (raw, or the RESP form of args) to the queue,
 // and leaves the answer in e.res.
-func (e *Engine) queued(s *Session, r *request.Request, rejected bool, args [][]byte, raw []byte) bool {
+func (e *Engine) queued(s *Session, r *command.Request, rejected bool, args [][]byte, raw []byte) bool {
 	if !rejected && txControl(r.Op) {
 		return false
 	}
-	spec := request.Lookup(r.Op)
+	spec := command.Lookup(r.Op)
 	switch {
 	case rejected:
 	case spec == nil || handlers[r.Op] == nil:
 		e.unknownOp(r)
-	case e.o.RequirePass != "" && !s.authed && spec.Flags&request.NoAuth == 0:
-		e.errText(reply.NoAuth, "NOAUTH Authentication required.")
+	case e.o.RequirePass != "" && !s.authed && spec.Flags&command.NoAuthFlag == 0:
+		e.errText(command.NoAuth, "NOAUTH Authentication required.")
 	default:
 		t := &s.tx
 		start := len(t.buf)
@@ -91,22 +90,22 @@ func (e *Engine) execAbort(s *Session, why []byte) {
 	if len(why) > 4 && string(why[:4]) == "ERR " {
 		why = why[4:]
 	}
-	e.fail(reply.ExecAbort, "EXECABORT Transaction discarded because of: ", why, "")
+	e.fail(command.ExecAbort, "EXECABORT Transaction discarded because of: ", why, "")
 	e.endTx(s)
 }
 
-func (e *Engine) multi(s *Session, _ *request.Request) {
+func (e *Engine) multi(s *Session, _ *command.Request) {
 	if s.tx.on {
-		e.errText(reply.Err, "ERR MULTI calls can not be nested")
+		e.errText(command.Err, "ERR MULTI calls can not be nested")
 		return
 	}
 	s.tx.on, s.tx.abort, s.tx.n, s.tx.buf = true, false, 0, s.tx.buf[:0]
 	e.ok()
 }
 
-func (e *Engine) discard(s *Session, _ *request.Request) {
+func (e *Engine) discard(s *Session, _ *command.Request) {
 	if !s.tx.on {
-		e.errText(reply.Err, "ERR DISCARD without MULTI")
+		e.errText(command.Err, "ERR DISCARD without MULTI")
 		return
 	}
 	e.endTx(s)
@@ -126,10 +125,10 @@ func (e *Engine) endTx(s *Session) {
 // exec answers EXEC: EXECABORT after a refused command, nil when a watched
 // key changed (or, existing at WATCH, is gone: expired or evicted), else
 // the array of the queued commands' replies.
-func (e *Engine) exec(s *Session, _ *request.Request) {
+func (e *Engine) exec(s *Session, _ *command.Request) {
 	t := &s.tx
 	if !t.on {
-		e.errText(reply.Err, "ERR EXEC without MULTI")
+		e.errText(command.Err, "ERR EXEC without MULTI")
 		return
 	}
 	for _, w := range t.watched {
@@ -139,12 +138,12 @@ func (e *Engine) exec(s *Session, _ *request.Request) {
 	}
 	switch {
 	case t.abort:
-		e.errText(reply.ExecAbort, "EXECABORT Transaction discarded because of previous errors.")
+		e.errText(command.ExecAbort, "EXECABORT Transaction discarded because of previous errors.")
 		e.endTx(s)
 		return
 	case t.dirty:
 		e.endTx(s)
-		e.res.Kind = reply.NilArray
+		e.res.Kind = command.NilArray
 		return
 	}
 	e.unwatchAll(s)
@@ -159,7 +158,7 @@ func (e *Engine) exec(s *Session, _ *request.Request) {
 	fixValues(items, vals)
 	e.txItems, e.txVals = items, vals
 	e.res.Reset()
-	e.res.Kind, e.res.Integer, e.res.Items = reply.Array, int64(t.n), items
+	e.res.Kind, e.res.Integer, e.res.Items = command.Array, int64(t.n), items
 	t.n, t.buf = 0, t.buf[:0]
 	if cap(t.buf) > maxKeptScratch {
 		t.buf = nil
@@ -174,7 +173,7 @@ func (e *Engine) runQueued(s *Session, b []byte) {
 		req := &e.txReq
 		req.Args = req.Args[:0]
 		if err := e.codec.DecodeRequest(b, req); err != nil {
-			e.errText(reply.Protocol, "ERR Protocol error: "+err.Error())
+			e.errText(command.Protocol, "ERR Protocol error: "+err.Error())
 			return
 		}
 		e.execute(s, req)
@@ -184,7 +183,7 @@ func (e *Engine) runQueued(s *Session, b []byte) {
 	args, _, err := resp.ReadCommand(b, e.txArgs[:0], &e.o.Limits)
 	e.txArgs = args[:0]
 	if err != nil {
-		e.errText(reply.Protocol, "ERR "+err.Error())
+		e.errText(command.Protocol, "ERR "+err.Error())
 		return
 	}
 	if e.dec.Decode(&e.txReq, args) {
@@ -202,10 +201,10 @@ func (e *Engine) runQueued(s *Session, b []byte) {
 // item, then its items. Values are copied into vals, which may move as it
 // grows, so each item's Value is left empty with the copy's length as its
 // capacity, and fixValues points them into vals at the end.
-func appendReply(items []reply.Item, vals []byte, rep *reply.Reply) ([]reply.Item, []byte) {
-	add := func(k reply.Kind, n int64, v []byte) {
+func appendReply(items []command.Item, vals []byte, rep *command.Reply) ([]command.Item, []byte) {
+	add := func(k command.Kind, n int64, v []byte) {
 		vals = append(vals, v...)
-		items = append(items, reply.Item{Kind: k, Integer: n, Value: v[:0:len(v)]})
+		items = append(items, command.Item{Kind: k, Integer: n, Value: v[:0:len(v)]})
 	}
 	add(rep.Kind, rep.Integer, rep.Value)
 	for i := range rep.Items {
@@ -217,7 +216,7 @@ func appendReply(items []reply.Item, vals []byte, rep *reply.Reply) ([]reply.Ite
 
 // fixValues points each item's value at its copy in vals: appendReply
 // left each Value empty with the copy's length as its capacity.
-func fixValues(items []reply.Item, vals []byte) {
+func fixValues(items []command.Item, vals []byte) {
 	off := 0
 	for i := range items {
 		n := cap(items[i].Value)
@@ -227,9 +226,9 @@ func fixValues(items []reply.Item, vals []byte) {
 }
 
 // watch answers WATCH key [key ...].
-func (e *Engine) watch(s *Session, r *request.Request) {
+func (e *Engine) watch(s *Session, r *command.Request) {
 	if s.tx.on {
-		e.errText(reply.Err, "ERR WATCH inside MULTI is not allowed")
+		e.errText(command.Err, "ERR WATCH inside MULTI is not allowed")
 		return
 	}
 	e.watchKey(s, r.Key)
@@ -255,7 +254,7 @@ func (e *Engine) watchKey(s *Session, key []byte) {
 	}
 }
 
-func (e *Engine) unwatch(s *Session, _ *request.Request) {
+func (e *Engine) unwatch(s *Session, _ *command.Request) {
 	e.unwatchAll(s)
 	e.ok()
 }
@@ -321,6 +320,6 @@ func (e *Engine) touchExisting(db int, st *store.Store) {
 
 // touchKeys marks the watchers of r's keys in the session's database as
 // dirty, after a write that changed the store.
-func (e *Engine) touchKeys(db int, r *request.Request) {
+func (e *Engine) touchKeys(db int, r *command.Request) {
 	r.EachKey(func(k []byte) { e.touchKey(db, k) })
 }

@@ -5,11 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 )
 
 // step is one command of the conformance script, written out by hand in
@@ -17,7 +16,7 @@ import (
 // independent statement of what each command means).
 type step struct {
 	resp    []string
-	sbe     request.Request
+	sbe     command.Request
 	advance time.Duration // move the clock after the step
 }
 
@@ -32,67 +31,67 @@ func strs(s ...string) [][]byte {
 }
 
 var conformanceScript = []step{
-	{resp: []string{"PING"}, sbe: request.Request{Op: request.OpPing}},
-	{resp: []string{"PING", "hello"}, sbe: request.Request{Op: request.OpPing, Args: strs("hello")}},
-	{resp: []string{"ECHO", "e"}, sbe: request.Request{Op: request.OpEcho, Value: b("e")}},
-	{resp: []string{"GET", "k"}, sbe: request.Request{Op: request.OpGet, Key: b("k")}},
-	{resp: []string{"SET", "k", "0123456789abcdef"}, sbe: request.Request{Op: request.OpSet, Key: b("k"), Value: b("0123456789abcdef")}},
-	{resp: []string{"GET", "k"}, sbe: request.Request{Op: request.OpGet, Key: b("k")}},
-	{resp: []string{"SET", "k", "x", "NX"}, sbe: request.Request{Op: request.OpSet, Key: b("k"), Value: b("x"), Flags: request.FlagNX}},
-	{resp: []string{"SET", "k", "x", "XX", "GET"}, sbe: request.Request{Op: request.OpSet, Key: b("k"), Value: b("x"), Flags: request.FlagXX | request.FlagGet}},
-	{resp: []string{"SET", "k2", "x", "XX"}, sbe: request.Request{Op: request.OpSet, Key: b("k2"), Value: b("x"), Flags: request.FlagXX}},
-	{resp: []string{"SET", "k2", "y", "GET"}, sbe: request.Request{Op: request.OpSet, Key: b("k2"), Value: b("y"), Flags: request.FlagGet}},
-	{resp: []string{"SET", "k", "v", "EX", "0"}, sbe: request.Request{Op: request.OpSet, Key: b("k"), Value: b("v"), Expiry: request.ExpiryEX, Expire: 0}},
-	{resp: []string{"SET", "k", "v", "EX", "10"}, sbe: request.Request{Op: request.OpSet, Key: b("k"), Value: b("v"), Expiry: request.ExpiryEX, Expire: 10}},
-	{resp: []string{"TTL", "k"}, sbe: request.Request{Op: request.OpTTL, Key: b("k")}, advance: 2500 * time.Millisecond},
-	{resp: []string{"PTTL", "k"}, sbe: request.Request{Op: request.OpPTTL, Key: b("k")}},
-	{resp: []string{"TTL", "k"}, sbe: request.Request{Op: request.OpTTL, Key: b("k")}},
-	{resp: []string{"SET", "k", "v3", "KEEPTTL"}, sbe: request.Request{Op: request.OpSet, Key: b("k"), Value: b("v3"), Flags: request.FlagKeepTTL}},
-	{resp: []string{"PTTL", "k"}, sbe: request.Request{Op: request.OpPTTL, Key: b("k")}},
-	{resp: []string{"SET", "p", "v", "PX", "100"}, sbe: request.Request{Op: request.OpSet, Key: b("p"), Value: b("v"), Expiry: request.ExpiryPX, Expire: 100}, advance: 100 * time.Millisecond},
-	{resp: []string{"GET", "p"}, sbe: request.Request{Op: request.OpGet, Key: b("p")}},
-	{resp: []string{"SET", "a", "v", "PXAT", fmt.Sprint(t0 + 10_000)}, sbe: request.Request{Op: request.OpSet, Key: b("a"), Value: b("v"), Expiry: request.ExpiryPXAT, Expire: t0 + 10_000}},
-	{resp: []string{"SET", "a2", "v", "EXAT", fmt.Sprint(t0/1000 + 20)}, sbe: request.Request{Op: request.OpSet, Key: b("a2"), Value: b("v"), Expiry: request.ExpiryEXAT, Expire: t0/1000 + 20}},
-	{resp: []string{"PTTL", "a2"}, sbe: request.Request{Op: request.OpPTTL, Key: b("a2")}},
-	{resp: []string{"PERSIST", "a"}, sbe: request.Request{Op: request.OpPersist, Key: b("a")}},
-	{resp: []string{"PERSIST", "a"}, sbe: request.Request{Op: request.OpPersist, Key: b("a")}},
-	{resp: []string{"EXPIRE", "a", "5"}, sbe: request.Request{Op: request.OpExpire, Key: b("a"), Amount: 5}},
-	{resp: []string{"PEXPIRE", "a", "50"}, sbe: request.Request{Op: request.OpPExpire, Key: b("a"), Amount: 50}},
-	{resp: []string{"PTTL", "a"}, sbe: request.Request{Op: request.OpPTTL, Key: b("a")}},
-	{resp: []string{"EXPIRE", "nope", "5"}, sbe: request.Request{Op: request.OpExpire, Key: b("nope"), Amount: 5}},
-	{resp: []string{"EXPIRE", "a", "1", "GT"}, sbe: request.Request{Op: request.OpExpire, Key: b("a"), Amount: 1, Flags: request.FlagGT}},
-	{resp: []string{"PEXPIRE", "a", "10", "LT"}, sbe: request.Request{Op: request.OpPExpire, Key: b("a"), Amount: 10, Flags: request.FlagLT}},
-	{resp: []string{"PTTL", "a"}, sbe: request.Request{Op: request.OpPTTL, Key: b("a")}},
-	{resp: []string{"EXPIRE", "a", "5", "NX", "GT"}, sbe: request.Request{Op: request.OpExpire, Key: b("a"), Amount: 5, Flags: request.FlagNX | request.FlagGT}},
-	{resp: []string{"EXPIRE", "a", "-1"}, sbe: request.Request{Op: request.OpExpire, Key: b("a"), Amount: -1}},
-	{resp: []string{"EXISTS", "a", "k", "k"}, sbe: request.Request{Op: request.OpExists, Key: b("a"), Args: strs("k", "k")}},
-	{resp: []string{"INCR", "n"}, sbe: request.Request{Op: request.OpIncr, Key: b("n")}},
-	{resp: []string{"INCRBY", "n", "10"}, sbe: request.Request{Op: request.OpIncrBy, Key: b("n"), Amount: 10}},
-	{resp: []string{"DECR", "n"}, sbe: request.Request{Op: request.OpDecr, Key: b("n")}},
-	{resp: []string{"DECRBY", "n", "20"}, sbe: request.Request{Op: request.OpDecrBy, Key: b("n"), Amount: 20}},
-	{resp: []string{"INCR", "k"}, sbe: request.Request{Op: request.OpIncr, Key: b("k")}},
-	{resp: []string{"SET", "max", "9223372036854775807"}, sbe: request.Request{Op: request.OpSet, Key: b("max"), Value: b("9223372036854775807")}},
-	{resp: []string{"INCRBY", "max", "1"}, sbe: request.Request{Op: request.OpIncrBy, Key: b("max"), Amount: 1}},
-	{resp: []string{"MSET", "m1", "1", "m2", "2"}, sbe: request.Request{Op: request.OpMSet, Key: b("m1"), Value: b("1"), Args: strs("m2", "2")}},
-	{resp: []string{"MGET", "m1", "zz", "m2"}, sbe: request.Request{Op: request.OpMGet, Key: b("m1"), Args: strs("zz", "m2")}},
-	{resp: []string{"DEL", "m1", "m2", "zz"}, sbe: request.Request{Op: request.OpDel, Key: b("m1"), Args: strs("m2", "zz")}},
-	{resp: []string{"TYPE", "k"}, sbe: request.Request{Op: request.OpType, Key: b("k")}},
-	{resp: []string{"TYPE", "zz"}, sbe: request.Request{Op: request.OpType, Key: b("zz")}},
-	{resp: []string{"DBSIZE"}, sbe: request.Request{Op: request.OpDBSize}},
-	{resp: []string{"SELECT", "0"}, sbe: request.Request{Op: request.OpSelect, Amount: 0}},
-	{resp: []string{"SELECT", "3"}, sbe: request.Request{Op: request.OpSelect, Amount: 3}},
-	{resp: []string{"CONFIG", "GET", "save"}, sbe: request.Request{Op: request.OpConfigGet, Key: b("save")}},
-	{resp: []string{"CONFIG", "GET", "append*", "databases"}, sbe: request.Request{Op: request.OpConfigGet, Key: b("append*"), Args: strs("databases")}},
-	{resp: []string{"CLIENT", "GETNAME"}, sbe: request.Request{Op: request.OpClientGetName}},
-	{resp: []string{"CLIENT", "SETNAME", "me"}, sbe: request.Request{Op: request.OpClientSetName, Value: b("me")}},
-	{resp: []string{"CLIENT", "GETNAME"}, sbe: request.Request{Op: request.OpClientGetName}},
-	{resp: []string{"AUTH", "pw"}, sbe: request.Request{Op: request.OpAuth, Value: b("pw")}},
-	{resp: []string{"FLUSHALL"}, sbe: request.Request{Op: request.OpFlushAll}},
-	{resp: []string{"DBSIZE"}, sbe: request.Request{Op: request.OpDBSize}},
-	{resp: []string{"SET", "z", "1"}, sbe: request.Request{Op: request.OpSet, Key: b("z"), Value: b("1")}},
-	{resp: []string{"FLUSHDB"}, sbe: request.Request{Op: request.OpFlushDB}},
-	{resp: []string{"EXISTS", "z"}, sbe: request.Request{Op: request.OpExists, Key: b("z")}},
-	{resp: []string{"QUIT"}, sbe: request.Request{Op: request.OpQuit}},
+	{resp: []string{"PING"}, sbe: command.Request{Op: command.OpPing}},
+	{resp: []string{"PING", "hello"}, sbe: command.Request{Op: command.OpPing, Args: strs("hello")}},
+	{resp: []string{"ECHO", "e"}, sbe: command.Request{Op: command.OpEcho, Value: b("e")}},
+	{resp: []string{"GET", "k"}, sbe: command.Request{Op: command.OpGet, Key: b("k")}},
+	{resp: []string{"SET", "k", "0123456789abcdef"}, sbe: command.Request{Op: command.OpSet, Key: b("k"), Value: b("0123456789abcdef")}},
+	{resp: []string{"GET", "k"}, sbe: command.Request{Op: command.OpGet, Key: b("k")}},
+	{resp: []string{"SET", "k", "x", "NX"}, sbe: command.Request{Op: command.OpSet, Key: b("k"), Value: b("x"), Flags: command.FlagNX}},
+	{resp: []string{"SET", "k", "x", "XX", "GET"}, sbe: command.Request{Op: command.OpSet, Key: b("k"), Value: b("x"), Flags: command.FlagXX | command.FlagGet}},
+	{resp: []string{"SET", "k2", "x", "XX"}, sbe: command.Request{Op: command.OpSet, Key: b("k2"), Value: b("x"), Flags: command.FlagXX}},
+	{resp: []string{"SET", "k2", "y", "GET"}, sbe: command.Request{Op: command.OpSet, Key: b("k2"), Value: b("y"), Flags: command.FlagGet}},
+	{resp: []string{"SET", "k", "v", "EX", "0"}, sbe: command.Request{Op: command.OpSet, Key: b("k"), Value: b("v"), Expiry: command.ExpiryEX, Expire: 0}},
+	{resp: []string{"SET", "k", "v", "EX", "10"}, sbe: command.Request{Op: command.OpSet, Key: b("k"), Value: b("v"), Expiry: command.ExpiryEX, Expire: 10}},
+	{resp: []string{"TTL", "k"}, sbe: command.Request{Op: command.OpTTL, Key: b("k")}, advance: 2500 * time.Millisecond},
+	{resp: []string{"PTTL", "k"}, sbe: command.Request{Op: command.OpPTTL, Key: b("k")}},
+	{resp: []string{"TTL", "k"}, sbe: command.Request{Op: command.OpTTL, Key: b("k")}},
+	{resp: []string{"SET", "k", "v3", "KEEPTTL"}, sbe: command.Request{Op: command.OpSet, Key: b("k"), Value: b("v3"), Flags: command.FlagKeepTTL}},
+	{resp: []string{"PTTL", "k"}, sbe: command.Request{Op: command.OpPTTL, Key: b("k")}},
+	{resp: []string{"SET", "p", "v", "PX", "100"}, sbe: command.Request{Op: command.OpSet, Key: b("p"), Value: b("v"), Expiry: command.ExpiryPX, Expire: 100}, advance: 100 * time.Millisecond},
+	{resp: []string{"GET", "p"}, sbe: command.Request{Op: command.OpGet, Key: b("p")}},
+	{resp: []string{"SET", "a", "v", "PXAT", fmt.Sprint(t0 + 10_000)}, sbe: command.Request{Op: command.OpSet, Key: b("a"), Value: b("v"), Expiry: command.ExpiryPXAT, Expire: t0 + 10_000}},
+	{resp: []string{"SET", "a2", "v", "EXAT", fmt.Sprint(t0/1000 + 20)}, sbe: command.Request{Op: command.OpSet, Key: b("a2"), Value: b("v"), Expiry: command.ExpiryEXAT, Expire: t0/1000 + 20}},
+	{resp: []string{"PTTL", "a2"}, sbe: command.Request{Op: command.OpPTTL, Key: b("a2")}},
+	{resp: []string{"PERSIST", "a"}, sbe: command.Request{Op: command.OpPersist, Key: b("a")}},
+	{resp: []string{"PERSIST", "a"}, sbe: command.Request{Op: command.OpPersist, Key: b("a")}},
+	{resp: []string{"EXPIRE", "a", "5"}, sbe: command.Request{Op: command.OpExpire, Key: b("a"), Amount: 5}},
+	{resp: []string{"PEXPIRE", "a", "50"}, sbe: command.Request{Op: command.OpPExpire, Key: b("a"), Amount: 50}},
+	{resp: []string{"PTTL", "a"}, sbe: command.Request{Op: command.OpPTTL, Key: b("a")}},
+	{resp: []string{"EXPIRE", "nope", "5"}, sbe: command.Request{Op: command.OpExpire, Key: b("nope"), Amount: 5}},
+	{resp: []string{"EXPIRE", "a", "1", "GT"}, sbe: command.Request{Op: command.OpExpire, Key: b("a"), Amount: 1, Flags: command.FlagGT}},
+	{resp: []string{"PEXPIRE", "a", "10", "LT"}, sbe: command.Request{Op: command.OpPExpire, Key: b("a"), Amount: 10, Flags: command.FlagLT}},
+	{resp: []string{"PTTL", "a"}, sbe: command.Request{Op: command.OpPTTL, Key: b("a")}},
+	{resp: []string{"EXPIRE", "a", "5", "NX", "GT"}, sbe: command.Request{Op: command.OpExpire, Key: b("a"), Amount: 5, Flags: command.FlagNX | command.FlagGT}},
+	{resp: []string{"EXPIRE", "a", "-1"}, sbe: command.Request{Op: command.OpExpire, Key: b("a"), Amount: -1}},
+	{resp: []string{"EXISTS", "a", "k", "k"}, sbe: command.Request{Op: command.OpExists, Key: b("a"), Args: strs("k", "k")}},
+	{resp: []string{"INCR", "n"}, sbe: command.Request{Op: command.OpIncr, Key: b("n")}},
+	{resp: []string{"INCRBY", "n", "10"}, sbe: command.Request{Op: command.OpIncrBy, Key: b("n"), Amount: 10}},
+	{resp: []string{"DECR", "n"}, sbe: command.Request{Op: command.OpDecr, Key: b("n")}},
+	{resp: []string{"DECRBY", "n", "20"}, sbe: command.Request{Op: command.OpDecrBy, Key: b("n"), Amount: 20}},
+	{resp: []string{"INCR", "k"}, sbe: command.Request{Op: command.OpIncr, Key: b("k")}},
+	{resp: []string{"SET", "max", "9223372036854775807"}, sbe: command.Request{Op: command.OpSet, Key: b("max"), Value: b("9223372036854775807")}},
+	{resp: []string{"INCRBY", "max", "1"}, sbe: command.Request{Op: command.OpIncrBy, Key: b("max"), Amount: 1}},
+	{resp: []string{"MSET", "m1", "1", "m2", "2"}, sbe: command.Request{Op: command.OpMSet, Key: b("m1"), Value: b("1"), Args: strs("m2", "2")}},
+	{resp: []string{"MGET", "m1", "zz", "m2"}, sbe: command.Request{Op: command.OpMGet, Key: b("m1"), Args: strs("zz", "m2")}},
+	{resp: []string{"DEL", "m1", "m2", "zz"}, sbe: command.Request{Op: command.OpDel, Key: b("m1"), Args: strs("m2", "zz")}},
+	{resp: []string{"TYPE", "k"}, sbe: command.Request{Op: command.OpType, Key: b("k")}},
+	{resp: []string{"TYPE", "zz"}, sbe: command.Request{Op: command.OpType, Key: b("zz")}},
+	{resp: []string{"DBSIZE"}, sbe: command.Request{Op: command.OpDBSize}},
+	{resp: []string{"SELECT", "0"}, sbe: command.Request{Op: command.OpSelect, Amount: 0}},
+	{resp: []string{"SELECT", "3"}, sbe: command.Request{Op: command.OpSelect, Amount: 3}},
+	{resp: []string{"CONFIG", "GET", "save"}, sbe: command.Request{Op: command.OpConfigGet, Key: b("save")}},
+	{resp: []string{"CONFIG", "GET", "append*", "databases"}, sbe: command.Request{Op: command.OpConfigGet, Key: b("append*"), Args: strs("databases")}},
+	{resp: []string{"CLIENT", "GETNAME"}, sbe: command.Request{Op: command.OpClientGetName}},
+	{resp: []string{"CLIENT", "SETNAME", "me"}, sbe: command.Request{Op: command.OpClientSetName, Value: b("me")}},
+	{resp: []string{"CLIENT", "GETNAME"}, sbe: command.Request{Op: command.OpClientGetName}},
+	{resp: []string{"AUTH", "pw"}, sbe: command.Request{Op: command.OpAuth, Value: b("pw")}},
+	{resp: []string{"FLUSHALL"}, sbe: command.Request{Op: command.OpFlushAll}},
+	{resp: []string{"DBSIZE"}, sbe: command.Request{Op: command.OpDBSize}},
+	{resp: []string{"SET", "z", "1"}, sbe: command.Request{Op: command.OpSet, Key: b("z"), Value: b("1")}},
+	{resp: []string{"FLUSHDB"}, sbe: command.Request{Op: command.OpFlushDB}},
+	{resp: []string{"EXISTS", "z"}, sbe: command.Request{Op: command.OpExists, Key: b("z")}},
+	{resp: []string{"QUIT"}, sbe: command.Request{Op: command.OpQuit}},
 }
 
 // TestConformance runs the same script through RESP and through SBE, each
@@ -104,7 +103,7 @@ func TestConformance(t *testing.T) {
 	sr := NewSession(proto.RESP, nil)
 	ss := NewSession(proto.SBE, nil)
 	var c sbe.Codec
-	var rep reply.Reply
+	var rep command.Reply
 	for i, st := range conformanceScript {
 		in := resp.AppendCommandString(nil, st.resp...)
 		n, out, closeR := er.ServeStream(sr, in, nil)
@@ -135,7 +134,7 @@ func TestConformance(t *testing.T) {
 		if rep.CorrelationID != req.CorrelationID {
 			t.Errorf("step %d: correlation id %d, want %d", i, rep.CorrelationID, req.CorrelationID)
 		}
-		if (rep.Kind == reply.Error) != (rep.Status != reply.OK) {
+		if (rep.Kind == command.Error) != (rep.Status != command.OK) {
 			t.Errorf("step %d: kind %v with status %v", i, rep.Kind, rep.Status)
 		}
 		cr.Advance(st.advance)

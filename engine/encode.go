@@ -3,9 +3,8 @@ package engine
 import (
 	"strconv"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto/resp"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 )
 
 // encodeRESP appends e.res in the session's RESP version: RESP3 kinds as
@@ -14,13 +13,13 @@ import (
 func (e *Engine) encodeRESP(out []byte, resp3 bool) []byte {
 	r := &e.res
 	switch r.Kind { // the common answers first, without a call
-	case reply.Simple:
+	case command.Simple:
 		out = append(out, '+')
 		out = append(out, r.Value...)
 		return append(out, '\r', '\n')
-	case reply.Bulk:
+	case command.Bulk:
 		return resp.AppendBulk(out, r.Value)
-	case reply.Error:
+	case command.Error:
 		out = append(out, '-')
 		out = append(out, r.Value...)
 		return append(out, '\r', '\n')
@@ -34,48 +33,48 @@ func (e *Engine) encodeRESP(out []byte, resp3 bool) []byte {
 }
 
 // appendItem appends one element; an aggregate's elements follow it.
-func appendItem(out []byte, k reply.Kind, n int64, v []byte, resp3 bool) []byte {
+func appendItem(out []byte, k command.Kind, n int64, v []byte, resp3 bool) []byte {
 	switch k {
-	case reply.Simple:
+	case command.Simple:
 		out = append(out, '+')
 		out = append(out, v...)
 		return append(out, '\r', '\n')
-	case reply.Error:
+	case command.Error:
 		out = append(out, '-')
 		out = append(out, v...)
 		return append(out, '\r', '\n')
-	case reply.Bulk:
+	case command.Bulk:
 		return resp.AppendBulk(out, v)
-	case reply.Integer:
+	case command.Integer:
 		return resp.AppendInt(out, n)
-	case reply.Array:
+	case command.Array:
 		return resp.AppendArray(out, int(n))
-	case reply.Map:
+	case command.Map:
 		if resp3 {
 			return resp.AppendMap(out, int(n))
 		}
 		return resp.AppendArray(out, int(2*n))
-	case reply.Set:
+	case command.Set:
 		if resp3 {
 			return resp.AppendSet(out, int(n))
 		}
 		return resp.AppendArray(out, int(n))
-	case reply.Double:
+	case command.Double:
 		if resp3 {
 			return resp.AppendDouble(out, v)
 		}
 		return resp.AppendBulk(out, v)
-	case reply.Boolean:
+	case command.Boolean:
 		if resp3 {
 			return resp.AppendBool(out, n != 0)
 		}
 		return resp.AppendInt(out, n)
-	case reply.Verbatim:
+	case command.Verbatim:
 		if resp3 {
 			return resp.AppendVerbatim(out, v)
 		}
 		return resp.AppendBulk(out, v)
-	case reply.NilArray:
+	case command.NilArray:
 		if resp3 {
 			return resp.AppendNull3(out)
 		}
@@ -129,14 +128,14 @@ func (e *Engine) serveSBE(s *Session, msg, out []byte, framed bool) []byte {
 func (e *Engine) serveSBERare(s *Session, msg []byte) {
 	r := &e.req
 	switch {
-	case r.Version < 2 && r.Op > request.OpClientGetName:
+	case r.Version < 2 && r.Op > command.OpClientGetName:
 		// An op of version 2 in a version 1 message: a client that cannot
 		// read the reply kinds the command may answer with.
 		e.errBuf = append(e.errBuf[:0], "ERR op "...)
 		e.errBuf = strconv.AppendUint(e.errBuf, uint64(r.Op), 10)
 		e.errBuf = append(e.errBuf, " needs SBE schema version 2 or later; the request is version "...)
 		e.errBuf = strconv.AppendUint(e.errBuf, uint64(r.Version), 10)
-		e.setError(reply.UnsupportedVersion, e.errBuf)
+		e.setError(command.UnsupportedVersion, e.errBuf)
 	case !s.tx.on || !e.queued(s, r, false, nil, msg):
 		e.execute(s, r)
 	}
@@ -148,12 +147,12 @@ func (e *Engine) serveSBERare(s *Session, msg []byte) {
 // statuses of version 2 as err).
 func (e *Engine) fitSBEReply(version uint16) {
 	if len(e.res.Items) > maxSBEItems {
-		e.errText(reply.Err, "ERR reply too large for SBE: more than 65534 elements")
+		e.errText(command.Err, "ERR reply too large for SBE: more than 65534 elements")
 	}
 	if version < 2 {
 		e.res.Downgrade()
-		if e.res.Status > reply.UnsupportedVersion {
-			e.res.Status = reply.Err
+		if e.res.Status > command.UnsupportedVersion {
+			e.res.Status = command.Err
 		}
 	}
 }
@@ -175,7 +174,7 @@ func (e *Engine) sbeProtocolError(s *Session, out []byte, err error, framed bool
 	s.Stats.Errors++
 	e.errBuf = append(e.errBuf[:0], "ERR Protocol error: "...)
 	e.errBuf = append(e.errBuf, err.Error()...)
-	rep := reply.Reply{Status: reply.Protocol, Kind: reply.Error, Value: e.errBuf}
+	rep := command.Reply{Status: command.Protocol, Kind: command.Error, Value: e.errBuf}
 	if !framed {
 		return e.codec.AppendReply(out, &rep)
 	}

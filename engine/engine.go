@@ -7,13 +7,12 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/cluster"
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/rdb"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/store"
 )
 
@@ -93,7 +92,7 @@ type Options struct {
 // (plain, non-atomic increments); the server copies them and publishes the
 // copies to its metrics.
 type Stats struct {
-	Commands       [request.NumOps]uint64 // requests executed, by Op (unknown commands at OpNone)
+	Commands       [command.NumOps]uint64 // requests executed, by Op (unknown commands at OpNone)
 	Errors         uint64                 // error replies (protocol errors included)
 	ProtocolErrors uint64                 // malformed requests that closed the connection
 }
@@ -134,7 +133,7 @@ type Session struct {
 	conn             Conn       // the connection, when the transport told
 	createdAt        int64      // unix ms of Open
 	lastAt           int64      // unix ms (the engine's coarse clock) of the last batch of requests
-	lastOp           request.Op // the last command
+	lastOp           command.Op // the last command
 	noEvict, noTouch bool
 	monitor          bool          // MONITOR: receives every command
 	mute             int8          // CLIENT REPLY: -1 OFF; SKIP: 2 for the SKIP itself, 1 for the next command
@@ -231,8 +230,8 @@ type Engine struct {
 	// Scratch state reused by every request (single goroutine).
 	args      [][]byte        // RESP arguments, slices into the input
 	dec       argv.Decoder    // RESP command syntax
-	req       request.Request // the request being served
-	res       reply.Reply     // the reply before encoding
+	req       command.Request // the request being served
+	res       command.Reply   // the reply before encoding
 	sbeArgs   [][]byte        // backing array for SBE requests' Args
 	scratch   []byte          // values read from the store
 	errBuf    []byte          // error texts
@@ -254,7 +253,7 @@ type Engine struct {
 	configShown [][]byte
 	ran         bool // the request being counted was executed (not refused)
 	sampleLeft  int  // commands until the next timed one
-	cmd         [request.NumOps]cmdStat
+	cmd         [command.NumOps]cmdStat
 	errors      []errCount
 	monitors    []*Session
 	monEnc      argv.Encoder
@@ -270,9 +269,9 @@ type Engine struct {
 	memSamples  []metrics.Sample
 	opsAt       [16]opsSample // instantaneous_ops_per_sec
 	opsNext     int
-	txReq       request.Request // a queued command being run by EXEC
+	txReq       command.Request // a queued command being run by EXEC
 	txArgs      [][]byte
-	txItems     []reply.Item // EXEC's reply being built
+	txItems     []command.Item // EXEC's reply being built
 	txVals      []byte
 	lcsTable    []uint32 // LCS's dynamic programme
 	ld          longDouble
@@ -309,7 +308,7 @@ func NewEngine(st *store.Store, o Options) *Engine {
 		errBuf:  make([]byte, 0, 256),
 		dec:     argv.Decoder{Text: make([]byte, 0, 256)},
 		sbeArgs: make([][]byte, 0, 16),
-		res:     reply.Reply{Items: make([]reply.Item, 0, 16)},
+		res:     command.Reply{Items: make([]command.Item, 0, 16)},
 	}
 	if o.Cluster.State != nil {
 		e.cl = newClusterMode(o.Cluster)
@@ -437,7 +436,7 @@ func (e *Engine) serveRESPRare(s *Session, args [][]byte, ok bool) {
 	switch {
 	case !ok && !e.dec.Rejected && s.tx.on:
 		e.queued(s, &e.req, false, args, nil) // queued: EXEC answers its error
-	case !ok && s.tx.on && e.req.Op == request.OpExec:
+	case !ok && s.tx.on && e.req.Op == command.OpExec:
 		e.execAbort(s, e.dec.Text) // EXEC refused inside MULTI ends the transaction
 	case !ok:
 		e.setError(e.dec.Status, e.dec.Text)
@@ -465,13 +464,13 @@ func (e *Engine) muted(s *Session, out []byte) []byte {
 
 // held reports whether a request for op waits out a CLIENT PAUSE, and if
 // so sets how long the session's transport should hold it back.
-func (e *Engine) held(s *Session, op request.Op) bool {
+func (e *Engine) held(s *Session, op command.Op) bool {
 	now := e.clock.NowMillis()
 	if now >= e.pauseUntil {
 		e.pauseUntil, e.pauseWrites = 0, false
 		return false
 	}
-	if spec := request.Lookup(op); e.pauseWrites && (spec == nil || spec.Flags&request.Write == 0) {
+	if spec := command.Lookup(op); e.pauseWrites && (spec == nil || spec.Flags&command.Write == 0) {
 		return false
 	}
 	s.hold = time.Duration(e.pauseUntil-now) * time.Millisecond
@@ -479,10 +478,10 @@ func (e *Engine) held(s *Session, op request.Op) bool {
 }
 
 // pausedOp returns the Op a RESP command names, for CLIENT PAUSE's check.
-func pausedOp(args [][]byte) request.Op {
-	op := request.ByName(args[0])
-	if len(args) > 1 && len(request.Subcommands(op)) > 0 {
-		op = request.Subcommand(op, args[1])
+func pausedOp(args [][]byte) command.Op {
+	op := command.ByName(args[0])
+	if len(args) > 1 && len(command.Subcommands(op)) > 0 {
+		op = command.Subcommand(op, args[1])
 	}
 	return op
 }

@@ -9,11 +9,10 @@ import (
 
 	"github.com/goblin-kv/goblin/internal/hexfile"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/store"
 )
 
@@ -67,27 +66,27 @@ func respText(t testing.TB, b []byte) (string, int) {
 }
 
 // sbeText renders an SBE reply in the same form as respText.
-func sbeText(r *reply.Reply) string {
+func sbeText(r *command.Reply) string {
 	switch r.Kind {
-	case reply.Simple:
+	case command.Simple:
 		return "+" + string(r.Value)
-	case reply.Error:
+	case command.Error:
 		return "-" + string(r.Value)
-	case reply.Bulk:
+	case command.Bulk:
 		return "$" + string(r.Value)
-	case reply.Nil:
+	case command.Nil:
 		return "nil"
-	case reply.Integer:
+	case command.Integer:
 		return fmt.Sprintf(":%d", r.Integer)
-	case reply.Array:
+	case command.Array:
 		parts := make([]string, len(r.Items))
 		for i, it := range r.Items {
 			switch it.Kind {
-			case reply.Bulk:
+			case command.Bulk:
 				parts[i] = "$" + string(it.Value)
-			case reply.Integer:
+			case command.Integer:
 				parts[i] = fmt.Sprintf(":%d", it.Integer)
-			case reply.Array:
+			case command.Array:
 				parts[i] = "[]"
 			default:
 				parts[i] = "nil"
@@ -210,7 +209,7 @@ func TestCommandsRESP(t *testing.T) {
 	if got := do(t, e, s, "GET", "k"); got != "nil" {
 		t.Fatalf("after PEXPIRE 250 and 300ms: GET k = %s", got)
 	}
-	if s.Stats.Commands[request.OpGet] == 0 || s.Stats.Errors == 0 {
+	if s.Stats.Commands[command.OpGet] == 0 || s.Stats.Errors == 0 {
 		t.Fatalf("stats not counted: %+v", s.Stats)
 	}
 }
@@ -350,16 +349,16 @@ func TestServeSBE(t *testing.T) {
 	var c sbe.Codec
 	s := NewSession(proto.SBE, nil)
 	// Stream: two framed requests and half of a third.
-	in := sbe.AppendFramed(nil, &c, &request.Request{CorrelationID: 1, Op: request.OpSet, Key: []byte("k"), Value: []byte("v")})
-	in = sbe.AppendFramed(in, &c, &request.Request{CorrelationID: 2, Op: request.OpGet, Key: []byte("k")})
+	in := sbe.AppendFramed(nil, &c, &command.Request{CorrelationID: 1, Op: command.OpSet, Key: []byte("k"), Value: []byte("v")})
+	in = sbe.AppendFramed(in, &c, &command.Request{CorrelationID: 2, Op: command.OpGet, Key: []byte("k")})
 	whole := len(in)
-	third := sbe.AppendFramed(nil, &c, &request.Request{CorrelationID: 3, Op: request.OpPing})
+	third := sbe.AppendFramed(nil, &c, &command.Request{CorrelationID: 3, Op: command.OpPing})
 	in = append(in, third[:10]...)
 	n, out, closeConn := e.ServeStream(s, in, nil)
 	if n != whole || closeConn {
 		t.Fatalf("consumed %d of %d, close %v", n, whole, closeConn)
 	}
-	var rep reply.Reply
+	var rep command.Reply
 	for i, want := range []string{"+OK", "$v"} {
 		msg, k, err := sbe.ReadFrame(out, 0)
 		if err != nil || k == 0 {
@@ -371,26 +370,26 @@ func TestServeSBE(t *testing.T) {
 		out = out[k:]
 	}
 	// A bad frame: protocol error, close, nothing executed.
-	bad := sbe.AppendFramed(nil, &c, &request.Request{CorrelationID: 4, Op: request.OpSet, Key: []byte("bad"), Value: []byte("v")})
+	bad := sbe.AppendFramed(nil, &c, &command.Request{CorrelationID: 4, Op: command.OpSet, Key: []byte("bad"), Value: []byte("v")})
 	bad[SOFHTypeOffset] = 0x5B
 	_, out, closeConn = e.ServeStream(s, bad, nil)
 	msg, _, _ := sbe.ReadFrame(out, 0)
-	if err := c.DecodeReply(msg, &rep); err != nil || !closeConn || rep.Status != reply.Protocol {
+	if err := c.DecodeReply(msg, &rep); err != nil || !closeConn || rep.Status != command.Protocol {
 		t.Fatalf("bad frame: %v close %v status %v", err, closeConn, rep.Status)
 	}
 	// Message transport: a bare message; a truncated one is a protocol error.
-	req := c.AppendRequest(nil, &request.Request{CorrelationID: 5, Op: request.OpExists, Key: []byte("bad")})
+	req := c.AppendRequest(nil, &command.Request{CorrelationID: 5, Op: command.OpExists, Key: []byte("bad")})
 	out, closeConn = e.ServeMessage(s, req, nil)
 	if err := c.DecodeReply(out, &rep); err != nil || closeConn || sbeText(&rep) != ":0" || rep.CorrelationID != 5 {
 		t.Fatalf("message: %s %v %v", sbeText(&rep), closeConn, err)
 	}
 	out, closeConn = e.ServeMessage(s, req[:len(req)-1], nil)
-	if err := c.DecodeReply(out, &rep); err != nil || !closeConn || rep.Status != reply.Protocol {
+	if err := c.DecodeReply(out, &rep); err != nil || !closeConn || rep.Status != command.Protocol {
 		t.Fatalf("truncated message: %v %v", err, closeConn)
 	}
 	// An op the schema does not have: an error reply, the connection stays.
-	out, closeConn = e.ServeMessage(s, c.AppendRequest(nil, &request.Request{CorrelationID: 6, Op: 250}), nil)
-	if err := c.DecodeReply(out, &rep); err != nil || closeConn || rep.Status != reply.UnknownCommand {
+	out, closeConn = e.ServeMessage(s, c.AppendRequest(nil, &command.Request{CorrelationID: 6, Op: 250}), nil)
+	if err := c.DecodeReply(out, &rep); err != nil || closeConn || rep.Status != command.UnknownCommand {
 		t.Fatalf("unknown op: %v %v %v", err, closeConn, rep.Status)
 	}
 }
@@ -405,14 +404,14 @@ func TestServeSBEPing(t *testing.T) {
 	var c sbe.Codec
 	e, _ := newEngine(t, Options{})
 	s := NewSession(proto.SBE, nil)
-	ping := c.AppendRequest(nil, &request.Request{CorrelationID: 11, Op: request.OpPing, Compact: true})
+	ping := c.AppendRequest(nil, &command.Request{CorrelationID: 11, Op: command.OpPing, Compact: true})
 	out, closeConn := e.ServeMessage(s, ping, nil)
-	var rep reply.Reply
+	var rep command.Reply
 	if err := c.DecodeReply(out, &rep); err != nil || closeConn || len(out) != 16 || !rep.Compact ||
 		sbeText(&rep) != "+PONG" || rep.CorrelationID != 11 {
 		t.Fatalf("Ping: %d-byte answer %s corr %d compact %v close %v %v", len(out), sbeText(&rep), rep.CorrelationID, rep.Compact, closeConn, err)
 	}
-	framed := sbe.AppendFramed(nil, &c, &request.Request{CorrelationID: 12, Op: request.OpPing, Compact: true})
+	framed := sbe.AppendFramed(nil, &c, &command.Request{CorrelationID: 12, Op: command.OpPing, Compact: true})
 	n, out, closeConn := e.ServeStream(s, framed, nil)
 	msg, _, err := sbe.ReadFrame(out, 0)
 	if err != nil || n != len(framed) || closeConn || len(msg) != 16 {
@@ -421,7 +420,7 @@ func TestServeSBEPing(t *testing.T) {
 	if err := c.DecodeReply(msg, &rep); err != nil || !rep.Compact || rep.CorrelationID != 12 {
 		t.Fatalf("framed Ping: %+v %v", rep, err)
 	}
-	full := c.AppendRequest(nil, &request.Request{CorrelationID: 13, Op: request.OpPing})
+	full := c.AppendRequest(nil, &command.Request{CorrelationID: 13, Op: command.OpPing})
 	out, _ = e.ServeMessage(s, full, nil)
 	if err := c.DecodeReply(out, &rep); err != nil || rep.Compact || sbeText(&rep) != "+PONG" {
 		t.Fatalf("Request PING: %s compact %v %v", sbeText(&rep), rep.Compact, err)
@@ -429,7 +428,7 @@ func TestServeSBEPing(t *testing.T) {
 
 	locked, _ := newEngine(t, Options{RequirePass: "secret"})
 	out, _ = locked.ServeMessage(NewSession(proto.SBE, nil), ping, nil)
-	if err := c.DecodeReply(out, &rep); err != nil || rep.Compact || rep.Status != reply.NoAuth || rep.CorrelationID != 11 {
+	if err := c.DecodeReply(out, &rep); err != nil || rep.Compact || rep.Status != command.NoAuth || rep.CorrelationID != 11 {
 		t.Fatalf("Ping before AUTH: %s status %v compact %v %v", sbeText(&rep), rep.Status, rep.Compact, err)
 	}
 }
@@ -456,7 +455,7 @@ func TestServeStreamLimit(t *testing.T) {
 	var c sbe.Codec
 	var sin []byte
 	for i := 0; i < 4; i++ {
-		sin = sbe.AppendFramed(sin, &c, &request.Request{Op: request.OpGet, Key: []byte("k")})
+		sin = sbe.AppendFramed(sin, &c, &command.Request{Op: command.OpGet, Key: []byte("k")})
 	}
 	if n, _, _ := e.ServeStreamLimit(ss, sin, nil, 1); n != len(sin)/4 {
 		t.Errorf("SBE, limit 1: consumed %d of %d bytes, want one request", n, len(sin))
@@ -496,7 +495,7 @@ func TestServeSBEVersion1(t *testing.T) {
 	var c sbe.Codec
 	s := NewSession(proto.SBE, nil)
 	read := func(name string) []byte { return hexfile.Read(t, "../proto/sbe/testdata/v1/"+name) }
-	var rep reply.Reply
+	var rep command.Reply
 	serve := func(msg []byte) string {
 		t.Helper()
 		out, closeConn := e.ServeMessage(s, msg, nil)
@@ -508,21 +507,21 @@ func TestServeSBEVersion1(t *testing.T) {
 	if got := serve(read("set-px.hex")); got != "+OK" {
 		t.Fatalf("SET: %s", got)
 	}
-	if got := serve(read("mget.hex")); got != "[$v nil]" || rep.Kind != reply.Array {
+	if got := serve(read("mget.hex")); got != "[$v nil]" || rep.Kind != command.Array {
 		t.Fatalf("MGET: %s", got)
 	}
-	if got := serve(read("config-get.hex")); got != "[$maxmemory $0]" || rep.Kind != reply.Array {
+	if got := serve(read("config-get.hex")); got != "[$maxmemory $0]" || rep.Kind != command.Array {
 		t.Fatalf("CONFIG GET: %s (kind %v)", got, rep.Kind)
 	}
 	keys := read("set-px.hex")
-	keys[16] = byte(request.OpKeys) // header (8), correlation id (8), then op
-	if got := serve(keys); rep.Status != reply.UnsupportedVersion ||
+	keys[16] = byte(command.OpKeys) // header (8), correlation id (8), then op
+	if got := serve(keys); rep.Status != command.UnsupportedVersion ||
 		got != "-ERR op 64 needs SBE schema version 2 or later; the request is version 1" {
 		t.Fatalf("KEYS in a version 1 message: %s (status %v)", got, rep.Status)
 	}
 	// The same CONFIG GET in version 2 is a map.
-	v2 := c.AppendRequest(nil, &request.Request{CorrelationID: 9, Op: request.OpConfigGet, Key: []byte("maxmemory")})
-	if serve(v2); rep.Kind != reply.Map || rep.Integer != 1 {
+	v2 := c.AppendRequest(nil, &command.Request{CorrelationID: 9, Op: command.OpConfigGet, Key: []byte("maxmemory")})
+	if serve(v2); rep.Kind != command.Map || rep.Integer != 1 {
 		t.Fatalf("CONFIG GET in version 2: kind %v, %d pairs", rep.Kind, rep.Integer)
 	}
 }

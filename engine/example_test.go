@@ -3,12 +3,11 @@ package engine_test
 import (
 	"fmt"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/store"
 )
 
@@ -25,7 +24,7 @@ func ExampleEngine_ServeStream() {
 	in = append(in, "*1\r\n$4\r\nPI"...)   // half a PING
 	consumed, out, closeConn := e.ServeStream(s, in, nil)
 	fmt.Printf("%q consumed %d of %d, close %v\n", out, consumed, len(in), closeConn)
-	fmt.Println("SETs:", stats.Commands[request.OpSet])
+	fmt.Println("SETs:", stats.Commands[command.OpSet])
 	// Output:
 	// "+OK\r\n$5\r\nhello\r\n" consumed 52 of 62, close false
 	// SETs: 1
@@ -38,9 +37,9 @@ func ExampleEngine_ServeMessage() {
 	s := engine.NewSession(proto.SBE, nil)
 
 	var c sbe.Codec
-	msg := c.AppendRequest(nil, &request.Request{CorrelationID: 7, Op: request.OpIncrBy, Key: []byte("n"), Amount: 42})
+	msg := c.AppendRequest(nil, &command.Request{CorrelationID: 7, Op: command.OpIncrBy, Key: []byte("n"), Amount: 42})
 	out, _ := e.ServeMessage(s, msg, nil)
-	var rep reply.Reply
+	var rep command.Reply
 	_ = c.DecodeReply(out, &rep)
 	fmt.Println(rep.CorrelationID, rep.Status, rep.Integer)
 	// Output: 7 ok 42

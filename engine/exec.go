@@ -8,13 +8,12 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/store"
 )
 
 // handler executes one decoded request and leaves its answer in e.res.
-type handler func(e *Engine, s *Session, r *request.Request)
+type handler func(e *Engine, s *Session, r *command.Request)
 
 // handlers holds every command's implementation, indexed by Op: every
 // command in request's table has one except the Dispatch containers (CLIENT
@@ -22,68 +21,68 @@ type handler func(e *Engine, s *Session, r *request.Request)
 // (TestEveryCommandHasAHandler, in handlers_test.go, keeps the two in
 // step). Filled by init to break the cycle through EXEC, which executes
 // other handlers.
-var handlers [request.NumOps]handler
+var handlers [command.NumOps]handler
 
 func init() {
-	for op, h := range map[request.Op]handler{
-		request.OpPing: (*Engine).ping, request.OpEcho: (*Engine).echo, request.OpGet: (*Engine).get,
-		request.OpSet: (*Engine).set, request.OpDel: (*Engine).del, request.OpExists: (*Engine).exists,
-		request.OpExpire: (*Engine).expire, request.OpPExpire: (*Engine).expire,
-		request.OpTTL: (*Engine).ttl, request.OpPTTL: (*Engine).ttl, request.OpPersist: (*Engine).persist,
-		request.OpIncr: (*Engine).incr, request.OpIncrBy: (*Engine).incr, request.OpDecr: (*Engine).incr,
-		request.OpDecrBy: (*Engine).incr, request.OpMGet: (*Engine).mget, request.OpMSet: (*Engine).mset,
-		request.OpType: (*Engine).keyType, request.OpDBSize: (*Engine).dbsize,
-		request.OpFlushAll: (*Engine).flush, request.OpFlushDB: (*Engine).flush, request.OpInfo: (*Engine).info,
-		request.OpAuth: (*Engine).authCmd, request.OpSelect: (*Engine).selectDB, request.OpQuit: (*Engine).quit,
-		request.OpConfigGet: (*Engine).configGet, request.OpClientSetName: (*Engine).clientSetName,
-		request.OpClientGetName: (*Engine).clientGetName, request.OpClientSetInfo: (*Engine).clientSetInfo,
-		request.OpCommand: (*Engine).commandInfo, request.OpCommandInfo: (*Engine).commandInfo,
-		request.OpCommandCount: (*Engine).commandCount, request.OpCommandDocs: (*Engine).commandDocs,
-		request.OpCommandList: (*Engine).commandList, request.OpCommandGetKeys: (*Engine).commandGetKeys,
-		request.OpCommandGetKeysAndFlags: (*Engine).commandGetKeys, request.OpCommandHelp: (*Engine).help,
-		request.OpHello: (*Engine).hello,
-		request.OpSetNX: (*Engine).setNX, request.OpSetEX: (*Engine).setEx, request.OpPSetEX: (*Engine).setEx,
-		request.OpGetSet: (*Engine).getSet, request.OpGetDel: (*Engine).getDel, request.OpGetEX: (*Engine).getEx,
-		request.OpAppend: (*Engine).appendCmd, request.OpStrLen: (*Engine).strLen,
-		request.OpGetRange: (*Engine).getRange, request.OpSubstr: (*Engine).getRange,
-		request.OpSetRange: (*Engine).setRange, request.OpIncrByFloat: (*Engine).incrByFloat,
-		request.OpMSetNX: (*Engine).msetNX, request.OpUnlink: (*Engine).del, request.OpTouch: (*Engine).touch,
-		request.OpRename: (*Engine).rename, request.OpRenameNX: (*Engine).rename, request.OpCopy: (*Engine).copyKey,
-		request.OpRandomKey: (*Engine).randomKey, request.OpExpireAt: (*Engine).expire,
-		request.OpPExpireAt: (*Engine).expire, request.OpExpireTime: (*Engine).expireTime,
-		request.OpPExpireTime: (*Engine).expireTime, request.OpKeys: (*Engine).keys, request.OpScan: (*Engine).scan,
-		request.OpObjectEncoding: (*Engine).objectEncoding, request.OpObjectFreq: (*Engine).objectFreq,
-		request.OpObjectIdleTime: (*Engine).objectIdleTime, request.OpObjectRefCount: (*Engine).objectRefCount,
-		request.OpObjectHelp: (*Engine).help, request.OpMemoryUsage: (*Engine).memoryUsage,
-		request.OpMemoryHelp: (*Engine).help, request.OpMemoryDoctor: (*Engine).memoryDoctor,
-		request.OpMemoryStats: (*Engine).memoryStats, request.OpMemoryMallocStats: (*Engine).memoryMallocStats,
-		request.OpMemoryPurge: (*Engine).memoryPurge, request.OpDump: (*Engine).dump,
-		request.OpRestore: (*Engine).restore, request.OpSwapDB: (*Engine).swapDB, request.OpMove: (*Engine).move,
-		request.OpSetBit: (*Engine).setBit, request.OpGetBit: (*Engine).getBit, request.OpBitCount: (*Engine).bitCount,
-		request.OpBitPos: (*Engine).bitPos, request.OpBitOp: (*Engine).bitOp, request.OpBitField: (*Engine).bitField,
-		request.OpBitFieldRO: (*Engine).bitField, request.OpLCS: (*Engine).lcs,
-		request.OpMulti: (*Engine).multi, request.OpExec: (*Engine).exec, request.OpDiscard: (*Engine).discard,
-		request.OpWatch: (*Engine).watch, request.OpUnwatch: (*Engine).unwatch,
-		request.OpReset: (*Engine).reset, request.OpClientID: (*Engine).clientID, request.OpClientInfo: (*Engine).clientInfo,
-		request.OpClientList: (*Engine).clientList, request.OpClientKill: (*Engine).clientKill,
-		request.OpClientNoEvict: (*Engine).clientNoEvict, request.OpClientNoTouch: (*Engine).clientNoTouch,
-		request.OpClientPause: (*Engine).clientPause, request.OpClientUnpause: (*Engine).clientUnpause,
-		request.OpClientReply: (*Engine).clientReply, request.OpClientHelp: (*Engine).help,
-		request.OpClientGetRedir: (*Engine).clientGetRedir, request.OpClientTrackingInfo: (*Engine).clientTrackingInfo,
-		request.OpClientTracking: (*Engine).clientTracking, request.OpClientCaching: (*Engine).clientCaching,
-		request.OpClientUnblock: (*Engine).clientUnblock, request.OpTime: (*Engine).time,
-		request.OpLastSave: (*Engine).lastSave, request.OpWait: (*Engine).wait,
-		request.OpConfigSet: (*Engine).configSet, request.OpConfigResetStat: (*Engine).configResetStat,
-		request.OpConfigRewrite: (*Engine).configRewrite, request.OpConfigHelp: (*Engine).help,
-		request.OpFunctionFlush: (*Engine).functionFlush, request.OpFunctionList: (*Engine).functionList,
-		request.OpFunctionHelp: (*Engine).help, request.OpMonitor: (*Engine).monitor,
-		request.OpClusterHelp: (*Engine).help, request.OpAsking: (*Engine).asking,
-		request.OpReadOnly: (*Engine).readOnly, request.OpReadWrite: (*Engine).readOnly, request.OpMigrate: (*Engine).migrate,
-		request.OpRestoreAsking: (*Engine).restore,
+	for op, h := range map[command.Op]handler{
+		command.OpPing: (*Engine).ping, command.OpEcho: (*Engine).echo, command.OpGet: (*Engine).get,
+		command.OpSet: (*Engine).set, command.OpDel: (*Engine).del, command.OpExists: (*Engine).exists,
+		command.OpExpire: (*Engine).expire, command.OpPExpire: (*Engine).expire,
+		command.OpTTL: (*Engine).ttl, command.OpPTTL: (*Engine).ttl, command.OpPersist: (*Engine).persist,
+		command.OpIncr: (*Engine).incr, command.OpIncrBy: (*Engine).incr, command.OpDecr: (*Engine).incr,
+		command.OpDecrBy: (*Engine).incr, command.OpMGet: (*Engine).mget, command.OpMSet: (*Engine).mset,
+		command.OpType: (*Engine).keyType, command.OpDBSize: (*Engine).dbsize,
+		command.OpFlushAll: (*Engine).flush, command.OpFlushDB: (*Engine).flush, command.OpInfo: (*Engine).info,
+		command.OpAuth: (*Engine).authCmd, command.OpSelect: (*Engine).selectDB, command.OpQuit: (*Engine).quit,
+		command.OpConfigGet: (*Engine).configGet, command.OpClientSetName: (*Engine).clientSetName,
+		command.OpClientGetName: (*Engine).clientGetName, command.OpClientSetInfo: (*Engine).clientSetInfo,
+		command.OpCommand: (*Engine).commandInfo, command.OpCommandInfo: (*Engine).commandInfo,
+		command.OpCommandCount: (*Engine).commandCount, command.OpCommandDocs: (*Engine).commandDocs,
+		command.OpCommandList: (*Engine).commandList, command.OpCommandGetKeys: (*Engine).commandGetKeys,
+		command.OpCommandGetKeysAndFlags: (*Engine).commandGetKeys, command.OpCommandHelp: (*Engine).help,
+		command.OpHello: (*Engine).hello,
+		command.OpSetNX: (*Engine).setNX, command.OpSetEX: (*Engine).setEx, command.OpPSetEX: (*Engine).setEx,
+		command.OpGetSet: (*Engine).getSet, command.OpGetDel: (*Engine).getDel, command.OpGetEX: (*Engine).getEx,
+		command.OpAppend: (*Engine).appendCmd, command.OpStrLen: (*Engine).strLen,
+		command.OpGetRange: (*Engine).getRange, command.OpSubstr: (*Engine).getRange,
+		command.OpSetRange: (*Engine).setRange, command.OpIncrByFloat: (*Engine).incrByFloat,
+		command.OpMSetNX: (*Engine).msetNX, command.OpUnlink: (*Engine).del, command.OpTouch: (*Engine).touch,
+		command.OpRename: (*Engine).rename, command.OpRenameNX: (*Engine).rename, command.OpCopy: (*Engine).copyKey,
+		command.OpRandomKey: (*Engine).randomKey, command.OpExpireAt: (*Engine).expire,
+		command.OpPExpireAt: (*Engine).expire, command.OpExpireTime: (*Engine).expireTime,
+		command.OpPExpireTime: (*Engine).expireTime, command.OpKeys: (*Engine).keys, command.OpScan: (*Engine).scan,
+		command.OpObjectEncoding: (*Engine).objectEncoding, command.OpObjectFreq: (*Engine).objectFreq,
+		command.OpObjectIdleTime: (*Engine).objectIdleTime, command.OpObjectRefCount: (*Engine).objectRefCount,
+		command.OpObjectHelp: (*Engine).help, command.OpMemoryUsage: (*Engine).memoryUsage,
+		command.OpMemoryHelp: (*Engine).help, command.OpMemoryDoctor: (*Engine).memoryDoctor,
+		command.OpMemoryStats: (*Engine).memoryStats, command.OpMemoryMallocStats: (*Engine).memoryMallocStats,
+		command.OpMemoryPurge: (*Engine).memoryPurge, command.OpDump: (*Engine).dump,
+		command.OpRestore: (*Engine).restore, command.OpSwapDB: (*Engine).swapDB, command.OpMove: (*Engine).move,
+		command.OpSetBit: (*Engine).setBit, command.OpGetBit: (*Engine).getBit, command.OpBitCount: (*Engine).bitCount,
+		command.OpBitPos: (*Engine).bitPos, command.OpBitOp: (*Engine).bitOp, command.OpBitField: (*Engine).bitField,
+		command.OpBitFieldRO: (*Engine).bitField, command.OpLCS: (*Engine).lcs,
+		command.OpMulti: (*Engine).multi, command.OpExec: (*Engine).exec, command.OpDiscard: (*Engine).discard,
+		command.OpWatch: (*Engine).watch, command.OpUnwatch: (*Engine).unwatch,
+		command.OpReset: (*Engine).reset, command.OpClientID: (*Engine).clientID, command.OpClientInfo: (*Engine).clientInfo,
+		command.OpClientList: (*Engine).clientList, command.OpClientKill: (*Engine).clientKill,
+		command.OpClientNoEvict: (*Engine).clientNoEvict, command.OpClientNoTouch: (*Engine).clientNoTouch,
+		command.OpClientPause: (*Engine).clientPause, command.OpClientUnpause: (*Engine).clientUnpause,
+		command.OpClientReply: (*Engine).clientReply, command.OpClientHelp: (*Engine).help,
+		command.OpClientGetRedir: (*Engine).clientGetRedir, command.OpClientTrackingInfo: (*Engine).clientTrackingInfo,
+		command.OpClientTracking: (*Engine).clientTracking, command.OpClientCaching: (*Engine).clientCaching,
+		command.OpClientUnblock: (*Engine).clientUnblock, command.OpTime: (*Engine).time,
+		command.OpLastSave: (*Engine).lastSave, command.OpWait: (*Engine).wait,
+		command.OpConfigSet: (*Engine).configSet, command.OpConfigResetStat: (*Engine).configResetStat,
+		command.OpConfigRewrite: (*Engine).configRewrite, command.OpConfigHelp: (*Engine).help,
+		command.OpFunctionFlush: (*Engine).functionFlush, command.OpFunctionList: (*Engine).functionList,
+		command.OpFunctionHelp: (*Engine).help, command.OpMonitor: (*Engine).monitor,
+		command.OpClusterHelp: (*Engine).help, command.OpAsking: (*Engine).asking,
+		command.OpReadOnly: (*Engine).readOnly, command.OpReadWrite: (*Engine).readOnly, command.OpMigrate: (*Engine).migrate,
+		command.OpRestoreAsking: (*Engine).restore,
 	} {
 		handlers[op] = h
 	}
-	for _, op := range request.Subcommands(request.OpCluster) {
+	for _, op := range command.Subcommands(command.OpCluster) {
 		if handlers[op] == nil {
 			handlers[op] = (*Engine).clusterCmd
 		}
@@ -104,9 +103,9 @@ func (e *Engine) startRequest() {
 	e.ran = false
 }
 
-func (e *Engine) setError(st reply.Status, text []byte) {
+func (e *Engine) setError(st command.Status, text []byte) {
 	r := &e.res
-	r.Kind, r.Status, r.Value = reply.Error, st, text
+	r.Kind, r.Status, r.Value = command.Error, st, text
 	r.Items = r.Items[:0]
 }
 
@@ -118,26 +117,26 @@ var (
 	txtNone   = []byte("none")
 )
 
-func (e *Engine) ok()             { e.res.Kind, e.res.Value = reply.Simple, txtOK }
-func (e *Engine) simple(v []byte) { e.res.Kind, e.res.Value = reply.Simple, v }
-func (e *Engine) bulk(v []byte)   { e.res.Kind, e.res.Value = reply.Bulk, v }
-func (e *Engine) null()           { e.res.Kind = reply.Nil }
-func (e *Engine) integer(n int64) { e.res.Kind, e.res.Integer = reply.Integer, n }
-func (e *Engine) errText(st reply.Status, text string) {
+func (e *Engine) ok()             { e.res.Kind, e.res.Value = command.Simple, txtOK }
+func (e *Engine) simple(v []byte) { e.res.Kind, e.res.Value = command.Simple, v }
+func (e *Engine) bulk(v []byte)   { e.res.Kind, e.res.Value = command.Bulk, v }
+func (e *Engine) null()           { e.res.Kind = command.Nil }
+func (e *Engine) integer(n int64) { e.res.Kind, e.res.Integer = command.Integer, n }
+func (e *Engine) errText(st command.Status, text string) {
 	e.fail(st, text, nil, "")
 }
 
 // fail records an error reply whose text is prefix + arg + suffix.
-func (e *Engine) fail(st reply.Status, prefix string, arg []byte, suffix string) {
+func (e *Engine) fail(st command.Status, prefix string, arg []byte, suffix string) {
 	e.errBuf = append(e.errBuf[:0], prefix...)
-	e.errBuf = reply.AppendSanitized(e.errBuf, arg, 128)
+	e.errBuf = command.AppendSanitized(e.errBuf, arg, 128)
 	e.errBuf = append(e.errBuf, suffix...)
 	e.setError(st, e.errBuf)
 }
 
-func (e *Engine) wrongArgs(op request.Op) {
-	e.errBuf = reply.AppendWrongArgs(e.errBuf[:0], request.Name(op))
-	e.setError(reply.WrongArgs, e.errBuf)
+func (e *Engine) wrongArgs(op command.Op) {
+	e.errBuf = command.AppendWrongArgs(e.errBuf[:0], command.Name(op))
+	e.setError(command.WrongArgs, e.errBuf)
 }
 
 // bs views a constant string as bytes for a reply, which encoders only
@@ -147,10 +146,10 @@ func bs(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 // count records a served request: the transport's counters, INFO's
 // commandstats and errorstats, and the session's last command (the calls
 // were counted by execute). It is small enough to be inlined.
-func (e *Engine) count(s *Session, op request.Op) {
+func (e *Engine) count(s *Session, op command.Op) {
 	s.Stats.Commands[op]++
 	s.lastOp = op
-	if e.res.Kind == reply.Error {
+	if e.res.Kind == command.Error {
 		e.countError(s)
 	}
 }
@@ -235,13 +234,13 @@ func (c *cmdStat) observe(nanos uint64) {
 
 // CommandTimed returns how many calls of op were timed so far: a publisher
 // reads the histogram again only when it moved. Loop goroutine only.
-func (e *Engine) CommandTimed(op request.Op) uint64 { return e.cmd[op].sampled }
+func (e *Engine) CommandTimed(op command.Op) uint64 { return e.cmd[op].sampled }
 
 // CommandLatency copies op's latency histogram (per-bucket counts of the
 // timed calls, see LatencyBounds) into dst and returns the timed calls'
 // total in nanoseconds. Call it from the loop goroutine, as every Engine
 // method.
-func (e *Engine) CommandLatency(op request.Op, dst *[LatencyBuckets]uint64) (sumNanos uint64) {
+func (e *Engine) CommandLatency(op command.Op, dst *[LatencyBuckets]uint64) (sumNanos uint64) {
 	c := &e.cmd[op]
 	*dst = c.latency
 	return c.sampledNanos
@@ -284,14 +283,14 @@ func (e *Engine) countErrorCode(text []byte) {
 
 // execute runs r and leaves the reply in e.res. This is the only place
 // commands have meaning: every protocol's request arrives here.
-func (e *Engine) execute(s *Session, r *request.Request) {
+func (e *Engine) execute(s *Session, r *command.Request) {
 	h := handlers[r.Op] // set for the table's commands only
 	if h == nil {
 		e.unknownOp(r)
 		return
 	}
-	if e.o.RequirePass != "" && !s.authed && request.Lookup(r.Op).Flags&request.NoAuth == 0 {
-		e.errText(reply.NoAuth, "NOAUTH Authentication required.")
+	if e.o.RequirePass != "" && !s.authed && command.Lookup(r.Op).Flags&command.NoAuthFlag == 0 {
+		e.errText(command.NoAuth, "NOAUTH Authentication required.")
 		return
 	}
 	e.st = e.dbs[s.db]
@@ -304,7 +303,7 @@ func (e *Engine) execute(s *Session, r *request.Request) {
 		e.executeSlow(s, r, h)
 		return
 	}
-	if r.Op == request.OpPing { // inlined: cheaper than the table's call
+	if r.Op == command.OpPing { // inlined: cheaper than the table's call
 		e.ping(s, r)
 		return
 	}
@@ -313,13 +312,13 @@ func (e *Engine) execute(s *Session, r *request.Request) {
 
 // executeSlow runs what execute leaves out of its common path: timing one
 // call in sampleEvery, CLIENT NO-TOUCH, and WATCH's touches.
-func (e *Engine) executeSlow(s *Session, r *request.Request, h handler) {
+func (e *Engine) executeSlow(s *Session, r *command.Request, h handler) {
 	var start time.Time
 	if e.sampleLeft <= 0 {
 		e.sampleLeft = sampleEvery
 		start = time.Now()
 	}
-	if s.noTouch && r.Op != request.OpTouch {
+	if s.noTouch && r.Op != command.OpTouch {
 		e.st.SetNoTouch(true)
 		defer e.st.SetNoTouch(false)
 	}
@@ -328,7 +327,7 @@ func (e *Engine) executeSlow(s *Session, r *request.Request, h handler) {
 	// A write that changed the store touches its keys' watchers (one that
 	// changed nothing, such as SET NX on an existing key, touches none, as
 	// in Redis).
-	if len(e.watchers) > 0 && request.Lookup(r.Op).Flags&request.Write != 0 && e.dbs[s.db].Mods() != before {
+	if len(e.watchers) > 0 && command.Lookup(r.Op).Flags&command.Write != 0 && e.dbs[s.db].Mods() != before {
 		e.touchKeys(s.db, r)
 	}
 	if !start.IsZero() {
@@ -338,15 +337,15 @@ func (e *Engine) executeSlow(s *Session, r *request.Request, h handler) {
 
 // unknownOp answers a request whose Op goblin does not execute: an SBE
 // request of a newer schema, or a container without its subcommand.
-func (e *Engine) unknownOp(r *request.Request) {
-	if s := request.Lookup(r.Op); s != nil && s.Dispatch {
+func (e *Engine) unknownOp(r *command.Request) {
+	if s := command.Lookup(r.Op); s != nil && s.Dispatch {
 		e.wrongArgs(r.Op)
 		return
 	}
 	e.errBuf = append(e.errBuf[:0], "ERR unknown command op "...)
 	e.errBuf = strconv.AppendUint(e.errBuf, uint64(r.Op), 10)
-	e.setError(reply.UnknownCommand, e.errBuf)
-	r.Op = request.OpNone
+	e.setError(command.UnknownCommand, e.errBuf)
+	r.Op = command.OpNone
 }
 
 func b2i(b bool) int64 {
@@ -359,38 +358,38 @@ func b2i(b bool) int64 {
 func (e *Engine) storeError(err error) {
 	switch {
 	case errors.Is(err, store.ErrOOM):
-		e.errText(reply.OOM, "OOM command not allowed when used memory > 'maxmemory'.")
+		e.errText(command.OOM, "OOM command not allowed when used memory > 'maxmemory'.")
 	case errors.Is(err, store.ErrKeyTooLong):
-		e.errText(reply.KeyTooLong, "ERR key too long")
+		e.errText(command.KeyTooLong, "ERR key too long")
 	case errors.Is(err, store.ErrValueTooLong):
-		e.errText(reply.ValueTooLong, "ERR value too long")
+		e.errText(command.ValueTooLong, "ERR value too long")
 	case errors.Is(err, store.ErrNotInteger):
-		e.errText(reply.NotInteger, "ERR value is not an integer or out of range")
+		e.errText(command.NotInteger, "ERR value is not an integer or out of range")
 	case errors.Is(err, store.ErrOverflow):
-		e.errText(reply.Overflow, "ERR increment or decrement would overflow")
+		e.errText(command.Overflow, "ERR increment or decrement would overflow")
 	default:
-		e.errText(reply.Err, "ERR "+err.Error())
+		e.errText(command.Err, "ERR "+err.Error())
 	}
 }
 
 // absExpire turns a relative or absolute expiry into unix milliseconds as
 // Redis does: non-positive times and overflow are invalid.
-func (e *Engine) absExpire(kind request.Expiry, v int64) (int64, bool) {
+func (e *Engine) absExpire(kind command.Expiry, v int64) (int64, bool) {
 	if v <= 0 {
 		return 0, false
 	}
 	ms := v
 	switch kind {
-	case request.ExpiryEX, request.ExpiryEXAT:
+	case command.ExpiryEX, command.ExpiryEXAT:
 		if v > math.MaxInt64/1000 {
 			return 0, false
 		}
 		ms = v * 1000
-	case request.ExpiryPX, request.ExpiryPXAT:
+	case command.ExpiryPX, command.ExpiryPXAT:
 	default:
 		return 0, false
 	}
-	if kind == request.ExpiryEX || kind == request.ExpiryPX {
+	if kind == command.ExpiryEX || kind == command.ExpiryPX {
 		now := e.clock.NowMillis()
 		if ms > math.MaxInt64-now {
 			return 0, false

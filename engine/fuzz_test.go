@@ -6,11 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 	"golang.org/x/sys/unix"
 )
 
@@ -52,10 +51,10 @@ func FuzzServeStream(f *testing.F) {
 	f.Add([]byte("PING\r\nINCR n\r\nMGET n x\r\nSET k v PX 100 GET\r\n"), false, uint16(9))
 	f.Add([]byte("*1\r\n$-5\r\nPING\r\n"), false, uint16(3))
 	f.Add([]byte("HELLO 3\r\nCLIENT SETNAME x\r\nCONFIG GET *\r\nINFO\r\nfoo bar\r\n"), false, uint16(30))
-	req := sbe.AppendFramed(nil, &c, &request.Request{CorrelationID: 1, Op: request.OpSet, Key: []byte("k"), Value: []byte("v"), Expiry: request.ExpiryPX, Expire: 5})
-	req = sbe.AppendFramed(req, &c, &request.Request{CorrelationID: 2, Op: request.OpMGet, Key: []byte("k"), Args: [][]byte{[]byte("x")}})
+	req := sbe.AppendFramed(nil, &c, &command.Request{CorrelationID: 1, Op: command.OpSet, Key: []byte("k"), Value: []byte("v"), Expiry: command.ExpiryPX, Expire: 5})
+	req = sbe.AppendFramed(req, &c, &command.Request{CorrelationID: 2, Op: command.OpMGet, Key: []byte("k"), Args: [][]byte{[]byte("x")}})
 	f.Add(req, true, uint16(20))
-	f.Add(sbe.AppendFramed(nil, &c, &request.Request{CorrelationID: 3, Op: request.OpIncrBy, Key: []byte("n"), Amount: -1 << 63}), true, uint16(0))
+	f.Add(sbe.AppendFramed(nil, &c, &command.Request{CorrelationID: 3, Op: command.OpIncrBy, Key: []byte("n"), Amount: -1 << 63}), true, uint16(0))
 	f.Fuzz(func(t *testing.T, in []byte, useSBE bool, split uint16) {
 		p := proto.RESP
 		if useSBE {
@@ -83,7 +82,7 @@ type lastReply struct {
 func checkReplies(t *testing.T, p proto.Protocol, out []byte) lastReply {
 	var last lastReply
 	var c sbe.Codec
-	var rep reply.Reply
+	var rep command.Reply
 	for len(out) > 0 {
 		if p == proto.RESP {
 			_, n, err := parseNode(out) // RESP2 or, after HELLO 3, RESP3
@@ -102,7 +101,7 @@ func checkReplies(t *testing.T, p proto.Protocol, out []byte) lastReply {
 		if err := c.DecodeReply(msg, &rep); err != nil {
 			t.Fatalf("malformed SBE reply: %v", err)
 		}
-		last = lastReply{text: sbeText(&rep), protocolError: rep.Status == reply.Protocol, quit: rep.Kind == reply.Simple}
+		last = lastReply{text: sbeText(&rep), protocolError: rep.Status == command.Protocol, quit: rep.Kind == command.Simple}
 		out = out[n:]
 	}
 	return last
@@ -113,9 +112,9 @@ func FuzzServeMessage(f *testing.F) {
 	var c sbe.Codec
 	f.Add([]byte("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"), false)
 	f.Add([]byte("SET k v EX 10\r\n"), false)
-	f.Add(c.AppendRequest(nil, &request.Request{CorrelationID: 9, Op: request.OpSet, Key: []byte("k"), Value: []byte("v"), Flags: request.FlagGet}), true)
-	f.Add(c.AppendRequest(nil, &request.Request{CorrelationID: 9, Op: request.OpConfigGet, Key: []byte("*")}), true)
-	f.Add(c.AppendRequest(nil, &request.Request{CorrelationID: 9, Op: request.OpPing, Compact: true}), true)
+	f.Add(c.AppendRequest(nil, &command.Request{CorrelationID: 9, Op: command.OpSet, Key: []byte("k"), Value: []byte("v"), Flags: command.FlagGet}), true)
+	f.Add(c.AppendRequest(nil, &command.Request{CorrelationID: 9, Op: command.OpConfigGet, Key: []byte("*")}), true)
+	f.Add(c.AppendRequest(nil, &command.Request{CorrelationID: 9, Op: command.OpPing, Compact: true}), true)
 	f.Fuzz(func(t *testing.T, msg []byte, useSBE bool) {
 		p := proto.RESP
 		if useSBE {
@@ -131,7 +130,7 @@ func FuzzServeMessage(f *testing.F) {
 			}
 			return
 		}
-		var rep reply.Reply
+		var rep command.Reply
 		if err := c.DecodeReply(out, &rep); err != nil {
 			t.Fatalf("reply does not decode: %v", err)
 		}

@@ -3,7 +3,7 @@ package engine
 import (
 	"testing"
 
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 )
 
 // TestEveryCommandHasAHandler keeps the command table (request's specs) and
@@ -14,12 +14,12 @@ import (
 // number of arguments (unknownOp); a handler would shadow that answer.
 func TestEveryCommandHasAHandler(t *testing.T) {
 	commands := 0
-	for i := 0; i < request.NumOps; i++ {
-		op := request.Op(i)
-		spec, h := request.Lookup(op), handlers[op]
+	for i := 0; i < command.NumOps; i++ {
+		op := command.Op(i)
+		spec, h := command.Lookup(op), handlers[op]
 		switch {
 		case spec == nil && h != nil:
-			t.Errorf("op %d has a handler but is not in the command table (request/table.go)", op)
+			t.Errorf("op %d has a handler but is not in the command table (command/table.go)", op)
 		case spec == nil:
 		case spec.Dispatch && h != nil:
 			t.Errorf("%s (op %d) is a Dispatch container but has a handler, which would shadow its wrong-arguments answer", spec.Name, op)
@@ -31,12 +31,12 @@ func TestEveryCommandHasAHandler(t *testing.T) {
 		}
 	}
 	// The walk above covers the table only if All lists what Lookup knows.
-	if n := len(request.All()); n == 0 || commands == 0 {
+	if n := len(command.All()); n == 0 || commands == 0 {
 		t.Fatalf("the table lists %d commands and %d have handlers: the walk found nothing to check", n, commands)
 	}
-	for _, op := range request.All() {
-		if request.Lookup(op) == nil {
-			t.Errorf("request.All lists op %d, which Lookup does not know", op)
+	for _, op := range command.All() {
+		if command.Lookup(op) == nil {
+			t.Errorf("command.All lists op %d, which Lookup does not know", op)
 		}
 	}
 }

@@ -9,8 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/store"
 )
 
@@ -23,16 +22,16 @@ import (
 var infoSections = [...]string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu",
 	"modules", "errorstats", "cluster", "keyspace", "commandstats"}
 
-func (e *Engine) info(s *Session, r *request.Request) {
+func (e *Engine) info(s *Session, r *command.Request) {
 	want := func(name string) bool {
 		if len(r.Args) == 0 {
 			return name != "commandstats"
 		}
 		for _, a := range r.Args {
 			switch {
-			case request.EqualFold(a, name), request.EqualFold(a, "all"), request.EqualFold(a, "everything"):
+			case command.EqualFold(a, name), command.EqualFold(a, "all"), command.EqualFold(a, "everything"):
 				return true
-			case request.EqualFold(a, "default") && name != "commandstats":
+			case command.EqualFold(a, "default") && name != "commandstats":
 				return true
 			}
 		}
@@ -52,7 +51,7 @@ func (e *Engine) info(s *Session, r *request.Request) {
 		e.infoSection(&w, s, sec, st)
 	}
 	e.scratch = w.b[:0]
-	e.res.Kind, e.res.Value = reply.Verbatim, w.b
+	e.res.Kind, e.res.Value = command.Verbatim, w.b
 }
 
 type infoWriter struct{ b []byte }
@@ -283,14 +282,14 @@ func (e *Engine) infoSection(w *infoWriter, s *Session, sec string, st *store.St
 		}
 	case "commandstats":
 		w.b = append(w.b, "# Commandstats\r\n"...)
-		for _, op := range request.All() {
+		for _, op := range command.All() {
 			c := &e.cmd[op]
 			if c.calls == 0 && c.rejected == 0 && c.failed == 0 {
 				continue
 			}
 			usec := c.usec()
 			w.b = append(w.b, "cmdstat_"...)
-			w.b = append(w.b, request.Name(op)...)
+			w.b = append(w.b, command.Name(op)...)
 			w.b = append(w.b, ":calls="...)
 			w.b = strconv.AppendUint(w.b, c.calls, 10)
 			w.b = append(w.b, ",usec="...)

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 )
 
 // Every timed call lands in the first bucket whose bound exceeds it, and
@@ -28,7 +28,7 @@ func TestLatencyHistogram(t *testing.T) {
 		e.ServeMessage(s, []byte("*1\r\n$4\r\nPING\r\n"), nil)
 	}
 	var dst [LatencyBuckets]uint64
-	sum := e.CommandLatency(request.OpPing, &dst)
+	sum := e.CommandLatency(command.OpPing, &dst)
 	var n uint64
 	for _, x := range dst {
 		n += x

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
-	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/store"
 )
 
@@ -79,8 +79,8 @@ func normInfoEntry(e *node) {
 // categories, tips, key specs and subcommands, in RESP2 and RESP3.
 func TestCommandInfoAgainstRedis(t *testing.T) {
 	var script []oracleCase
-	for _, op := range request.All() {
-		s := request.Lookup(op)
+	for _, op := range command.All() {
+		s := command.Lookup(op)
 		if notInRedis70[s.Name] || pendingContainers[s.Name] || partialKeySpecs[s.Name] {
 			continue
 		}
@@ -119,8 +119,8 @@ func TestCommandCountAgrees(t *testing.T) {
 		t.Fatalf("COMMAND COUNT %s, COMMAND lists %d", count, len(n.elems))
 	}
 	l, _, _ := parseNode(all[1])
-	if len(l.elems) != len(request.All()) {
-		t.Fatalf("COMMAND LIST has %d names, the table %d", len(l.elems), len(request.All()))
+	if len(l.elems) != len(command.All()) {
+		t.Fatalf("COMMAND LIST has %d names, the table %d", len(l.elems), len(command.All()))
 	}
 }
 
@@ -534,9 +534,9 @@ func docTokens(n *node) {
 // tokens.
 func TestCommandDocsAgainstRedis(t *testing.T) {
 	var script []oracleCase
-	for _, op := range request.All() {
-		s := request.Lookup(op)
-		if notInRedis70[s.Name] || pendingContainers[s.Name] || docsDiffer[s.Name] || s.Container != request.OpNone {
+	for _, op := range command.All() {
+		s := command.Lookup(op)
+		if notInRedis70[s.Name] || pendingContainers[s.Name] || docsDiffer[s.Name] || s.Container != command.OpNone {
 			continue // a container's entry carries its subcommands
 		}
 		norm := normCommandDocs
@@ -659,8 +659,8 @@ func TestHelpLists(t *testing.T) {
 	s := NewSession(proto.RESP, nil)
 	for _, c := range []string{"CLIENT", "CONFIG", "COMMAND", "OBJECT", "MEMORY"} {
 		help := do(t, e, s, c, "HELP")
-		for _, sub := range request.Subcommands(request.ByName([]byte(c))) {
-			name := strings.ToUpper(request.Name(sub)[len(c)+1:])
+		for _, sub := range command.Subcommands(command.ByName([]byte(c))) {
+			name := strings.ToUpper(command.Name(sub)[len(c)+1:])
 			if !regexp.MustCompile(`\+` + regexp.QuoteMeta(name) + `( |\]|$)`).MatchString(help) {
 				t.Errorf("%s HELP does not list %s:\n%s", c, name, help)
 			}

@@ -18,13 +18,12 @@ import (
 
 	tresp "github.com/tidwall/resp"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/internal/testproc"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/store"
 )
 
@@ -267,8 +266,8 @@ func runGoblinSBE(t *testing.T, script []oracleCase, o Options) [][2][]byte {
 	var (
 		dec   argv.Decoder
 		codec sbe.Codec
-		req   request.Request
-		rep   reply.Reply
+		req   command.Request
+		rep   command.Reply
 		w     Engine // writes replies as RESP
 		out   [][2][]byte
 		multi bool
@@ -284,11 +283,11 @@ func runGoblinSBE(t *testing.T, script []oracleCase, o Options) [][2][]byte {
 			continue
 		}
 		switch req.Op {
-		case request.OpMulti:
+		case command.OpMulti:
 			multi = true
-		case request.OpExec, request.OpDiscard:
+		case command.OpExec, command.OpDiscard:
 			multi = false
-		case request.OpReset:
+		case command.OpReset:
 			multi, resp2 = false, true
 		}
 		req.CorrelationID = uint64(i + 1)

@@ -9,8 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/engine"
-	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/uds"
@@ -126,9 +126,9 @@ func streamSource(m *Metrics, ss streamStats) {
 		s  Series
 	}
 	var ops []opSeries
-	for op := range request.NumOps {
-		name := request.Name(request.Op(op))
-		if op == int(request.OpNone) {
+	for op := range command.NumOps {
+		name := command.Name(command.Op(op))
+		if op == int(command.OpNone) {
 			name = "unknown"
 		}
 		if name == "" {
@@ -225,17 +225,17 @@ func socketSource(m *Metrics, socks []*uds.Server, labels prometheus.Labels) {
 // engine fills from the calls it times (one in engine.LatencySampling).
 func (s *Server) latencySource(m *Metrics) {
 	type opHist struct {
-		op    request.Op
+		op    command.Op
 		h     *Histogram
 		timed uint64 // the engine's count at the last publish
 	}
 	var ops []opHist
-	for op := range request.NumOps {
-		name := request.Name(request.Op(op))
-		if name == "" || op == int(request.OpNone) {
+	for op := range command.NumOps {
+		name := command.Name(command.Op(op))
+		if name == "" || op == int(command.OpNone) {
 			continue
 		}
-		ops = append(ops, opHist{op: request.Op(op), h: m.Histogram("command_duration_seconds",
+		ops = append(ops, opHist{op: command.Op(op), h: m.Histogram("command_duration_seconds",
 			fmt.Sprintf("Time the loop spent executing a command, from one call in %d.", engine.LatencySampling),
 			prometheus.Labels{"command": name}, engine.LatencyBounds())})
 	}

@@ -16,9 +16,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/internal/wiretest"
-	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/target"
 )
 
@@ -308,7 +308,7 @@ func BenchmarkMetricsPerRequest(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				if withMetrics {
-					st.Commands[request.OpGet]++ // what the engine does per request
+					st.Commands[command.OpGet]++ // what the engine does per request
 				}
 				if i&63 == 0 {
 					now = int64(time.Since(start)) // the loop reads the clock once per cycle anyway

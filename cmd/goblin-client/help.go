@@ -6,35 +6,35 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 )
 
 // The prompt's help and completion come from goblin's command table
-// (package request), the one the server decodes with: a command the server
+// (package command), the one the server decodes with: a command the server
 // learns shows up here without a change to goblin-client.
 
 // lookupCommand finds the command words name ("set", "client setname"), or
 // returns nil.
-func lookupCommand(words []string) *request.Spec {
+func lookupCommand(words []string) *command.Spec {
 	if len(words) == 0 {
 		return nil
 	}
-	op := request.ByName([]byte(words[0]))
-	if len(words) > 1 && len(request.Subcommands(op)) > 0 {
-		if sub := request.Subcommand(op, []byte(words[1])); sub != request.OpNone {
+	op := command.ByName([]byte(words[0]))
+	if len(words) > 1 && len(command.Subcommands(op)) > 0 {
+		if sub := command.Subcommand(op, []byte(words[1])); sub != command.OpNone {
 			op = sub
 		}
 	}
-	return request.Lookup(op)
+	return command.Lookup(op)
 }
 
 // listedCommands are the commands help lists and completion offers: every
 // command and subcommand, but not a container such as CLIENT whose name
 // alone is no command.
-func listedCommands() []*request.Spec {
-	var out []*request.Spec
-	for _, op := range request.All() {
-		if s := request.Lookup(op); s != nil && !s.Dispatch {
+func listedCommands() []*command.Spec {
+	var out []*command.Spec
+	for _, op := range command.All() {
+		if s := command.Lookup(op); s != nil && !s.Dispatch {
 			out = append(out, s)
 		}
 	}
@@ -43,8 +43,8 @@ func listedCommands() []*request.Spec {
 
 // groups returns the command groups (COMMAND DOCS's group: string,
 // generic, server...) in name order, each with its commands.
-func groups() ([]string, map[string][]*request.Spec) {
-	by := map[string][]*request.Spec{}
+func groups() ([]string, map[string][]*command.Spec) {
+	by := map[string][]*command.Spec{}
 	for _, s := range listedCommands() {
 		by[s.Group] = append(by[s.Group], s)
 	}
@@ -114,14 +114,14 @@ func complete(line string) []string {
 	case len(words) == 0:
 		return nil
 	case len(words) == 1 && !strings.HasSuffix(line, " "):
-		for _, op := range request.All() {
-			s := request.Lookup(op)
-			if s.Container == request.OpNone && hasPrefixFold(s.Name, words[0]) {
+		for _, op := range command.All() {
+			s := command.Lookup(op)
+			if s.Container == command.OpNone && hasPrefixFold(s.Name, words[0]) {
 				out = append(out, s.DisplayName())
 			}
 		}
 	case len(words) <= 2:
-		c := request.ByName([]byte(words[0]))
+		c := command.ByName([]byte(words[0]))
 		typed := ""
 		if len(words) == 2 {
 			typed = words[1]
@@ -129,8 +129,8 @@ func complete(line string) []string {
 			return nil
 		}
 		keep := line[:strings.LastIndex(line, words[0])+len(words[0])] + " "
-		for _, sub := range request.Subcommands(c) {
-			s := request.Lookup(sub)
+		for _, sub := range command.Subcommands(c) {
+			s := command.Lookup(sub)
 			name := s.Name[strings.IndexByte(s.Name, '|')+1:]
 			if hasPrefixFold(name, typed) {
 				out = append(out, keep+strings.ToUpper(name))

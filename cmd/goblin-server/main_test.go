@@ -30,10 +30,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goblin-kv/goblin/client"
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/internal/testproc"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 )
 
 func TestMain(m *testing.M) { testproc.Main(m) }
@@ -665,9 +664,9 @@ func TestSBEListeners(t *testing.T) {
 			var codec sbe.Codec
 			value := []byte("sbe\r\n\x00value")
 			var req []byte
-			req = codec.AppendFramedRequest(req, &request.Request{CorrelationID: 1, Op: request.OpSet, Key: []byte("sk"), Value: value})
-			req = codec.AppendFramedRequest(req, &request.Request{CorrelationID: 2, Op: request.OpGet, Key: []byte("sk")})
-			req = codec.AppendFramedRequest(req, &request.Request{CorrelationID: 3, Op: request.OpPing})
+			req = codec.AppendFramedRequest(req, &command.Request{CorrelationID: 1, Op: command.OpSet, Key: []byte("sk"), Value: value})
+			req = codec.AppendFramedRequest(req, &command.Request{CorrelationID: 2, Op: command.OpGet, Key: []byte("sk")})
+			req = codec.AppendFramedRequest(req, &command.Request{CorrelationID: 3, Op: command.OpPing})
 			if _, err := c.Write(req); err != nil {
 				t.Fatal(err)
 			}
@@ -686,11 +685,11 @@ func TestSBEListeners(t *testing.T) {
 					buf = append(buf, chunk[:m]...)
 					continue
 				}
-				var r reply.Reply
+				var r command.Reply
 				if err := codec.DecodeReply(msg, &r); err != nil {
 					t.Fatal(err)
 				}
-				if r.CorrelationID != id || r.Status != reply.OK {
+				if r.CorrelationID != id || r.Status != command.OK {
 					t.Fatalf("reply %d: %+v", id, r)
 				}
 				if id == 2 && !bytes.Equal(r.Value, value) {

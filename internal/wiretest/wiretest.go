@@ -7,11 +7,10 @@ package wiretest
 import (
 	"testing"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/transport"
 	"golang.org/x/sys/unix"
 )
@@ -35,12 +34,12 @@ func Request(p proto.Protocol, op string) []byte {
 		}
 		return resp.AppendCommand(nil, []byte("GET"), key)
 	}
-	r := request.Request{CorrelationID: 1, Op: request.OpPing, Compact: true}
+	r := command.Request{CorrelationID: 1, Op: command.OpPing, Compact: true}
 	switch op {
 	case "SET":
-		r.Op, r.Key, r.Value = request.OpSet, key, val
+		r.Op, r.Key, r.Value = command.OpSet, key, val
 	case "GET":
-		r.Op, r.Key = request.OpGet, key
+		r.Op, r.Key = command.OpGet, key
 	}
 	var c sbe.Codec
 	return c.AppendRequest(nil, &r)
@@ -59,7 +58,7 @@ func CheckReply(tb testing.TB, p proto.Protocol, op string, got []byte) {
 		return
 	}
 	var c sbe.Codec
-	var r reply.Reply
+	var r command.Reply
 	if err := c.DecodeReply(got, &r); err != nil || string(r.Value) != want {
 		tb.Fatalf("%s answered %+v (%v)", op, r, err)
 	}

@@ -1,21 +1,20 @@
 // Package argv decodes Redis command syntax: an argument vector (the
 // command name, then its arguments, as a RESP client sends them) becomes a
-// protocol-neutral request.Request. The server's RESP path decodes every
+// protocol-neutral command.Request. The server's RESP path decodes every
 // command with it, and the Go client's Do uses it to send arbitrary
 // commands over SBE, so both sides agree on names, options, integer rules
 // and error texts.
 //
 // Decoding is table-driven: the command and its arity come from the
-// command table (package request); each command then has a small parser
+// command table (package command); each command then has a small parser
 // for its options here. A Decoder allocates nothing once its buffers have
 // grown: the request's byte slices point into the arguments and an error
 // text is kept in the Decoder.
 package argv
 
 import (
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto/resp"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 )
 
 // Decoder turns argument vectors into requests. The zero value is ready;
@@ -23,7 +22,7 @@ import (
 type Decoder struct {
 	// Status and Text say why the last Decode failed: the status an SBE
 	// reply carries and the error text, worded as Redis 7 words it.
-	Status reply.Status
+	Status command.Status
 	Text   []byte
 	// Rejected is set when the last Decode failed before the command's
 	// own arguments were read: an unknown command or subcommand, or a
@@ -38,35 +37,35 @@ type Decoder struct {
 
 // parser fills r from args once the command is known and its arity
 // checked (r.Op is set, the rest of r is zero).
-type parser func(d *Decoder, r *request.Request, args [][]byte) bool
+type parser func(d *Decoder, r *command.Request, args [][]byte) bool
 
 // Decode fills r from one command's arguments (args[0] is the name, in any
 // case). It reports whether the command is known and well formed; if not,
 // d.Status and d.Text hold the error. r.Op is set as soon as the command
 // is recognised, even when its arguments are then rejected, so callers can
 // count the attempt. r's byte slices alias args.
-func (d *Decoder) Decode(r *request.Request, args [][]byte) bool {
+func (d *Decoder) Decode(r *command.Request, args [][]byte) bool {
 	r.Reset()
 	d.Rejected = true
 	if len(args) == 0 {
-		return d.fail(reply.Protocol, "ERR empty command")
+		return d.fail(command.Protocol, "ERR empty command")
 	}
-	op := request.ByName(args[0])
-	if op == request.OpNone {
-		d.Status = reply.UnknownCommand
-		d.Text = reply.AppendUnknownCommand(d.Text[:0], args)
+	op := command.ByName(args[0])
+	if op == command.OpNone {
+		d.Status = command.UnknownCommand
+		d.Text = command.AppendUnknownCommand(d.Text[:0], args)
 		return false
 	}
-	spec := request.Lookup(op)
-	if len(args) >= 2 && len(request.Subcommands(op)) > 0 {
-		sub := request.Subcommand(op, args[1])
-		if sub == request.OpNone {
+	spec := command.Lookup(op)
+	if len(args) >= 2 && len(command.Subcommands(op)) > 0 {
+		sub := command.Subcommand(op, args[1])
+		if sub == command.OpNone {
 			r.Op = op
-			d.Status = reply.UnknownCommand
-			d.Text = reply.AppendUnknownSubcommand(d.Text[:0], args[1], spec.Name)
+			d.Status = command.UnknownCommand
+			d.Text = command.AppendUnknownSubcommand(d.Text[:0], args[1], spec.Name)
 			return false
 		}
-		op, spec = sub, request.Lookup(sub)
+		op, spec = sub, command.Lookup(sub)
 	}
 	r.Op = op
 	if n := spec.Arity; (n > 0 && len(args) != n) || (n < 0 && len(args) < -n) || spec.Dispatch {
@@ -84,37 +83,37 @@ func (d *Decoder) Decode(r *request.Request, args [][]byte) bool {
 }
 
 // keyArg marks the commands whose one argument is their key.
-var keyArg [request.NumOps]bool
+var keyArg [command.NumOps]bool
 
-func (d *Decoder) fail(st reply.Status, text string) bool {
+func (d *Decoder) fail(st command.Status, text string) bool {
 	d.Status = st
 	d.Text = append(d.Text[:0], text...)
 	return false
 }
 
 // failQuoting records an error whose text is prefix + arg + suffix.
-func (d *Decoder) failQuoting(st reply.Status, prefix string, arg []byte, suffix string) bool {
+func (d *Decoder) failQuoting(st command.Status, prefix string, arg []byte, suffix string) bool {
 	d.Status = st
 	d.Text = append(d.Text[:0], prefix...)
-	d.Text = reply.AppendSanitized(d.Text, arg, 128)
+	d.Text = command.AppendSanitized(d.Text, arg, 128)
 	d.Text = append(d.Text, suffix...)
 	return false
 }
 
 func (d *Decoder) wrongArgs(name string) bool {
-	d.Status = reply.WrongArgs
-	d.Text = reply.AppendWrongArgs(d.Text[:0], name)
+	d.Status = command.WrongArgs
+	d.Text = command.AppendWrongArgs(d.Text[:0], name)
 	return false
 }
 
-func (d *Decoder) syntax() bool { return d.fail(reply.Syntax, "ERR syntax error") }
+func (d *Decoder) syntax() bool { return d.fail(command.Syntax, "ERR syntax error") }
 
 // integer reads an integer argument with Redis's string2ll rules
 // (resp.ParseInt): no '+', no leading zeros, no spaces, within int64.
 func (d *Decoder) integer(b []byte, dst *int64) bool {
 	v, ok := resp.ParseInt(b)
 	if !ok {
-		return d.fail(reply.NotInteger, "ERR value is not an integer or out of range")
+		return d.fail(command.NotInteger, "ERR value is not an integer or out of range")
 	}
 	*dst = v
 	return true
@@ -129,74 +128,74 @@ func (d *Decoder) int32(b []byte, dst *int64, msg string) bool {
 		*dst = v
 		return true
 	case msg != "":
-		return d.fail(reply.Err, msg)
+		return d.fail(command.Err, msg)
 	case !ok:
-		return d.fail(reply.NotInteger, "ERR value is not an integer or out of range")
+		return d.fail(command.NotInteger, "ERR value is not an integer or out of range")
 	}
-	return d.fail(reply.OutOfRange, "ERR value is out of range, value must between -2147483648 and 2147483647")
+	return d.fail(command.OutOfRange, "ERR value is out of range, value must between -2147483648 and 2147483647")
 }
 
 // parsers holds each command's option parser; commands without one take
 // nothing but what their arity already checked.
-var parsers [request.NumOps]parser
+var parsers [command.NumOps]parser
 
 func init() {
-	for op, p := range map[request.Op]parser{
-		request.OpPing: rest(1), request.OpEcho: value(1),
-		request.OpSet: parseSet, request.OpDel: keys, request.OpExists: keys, request.OpMGet: keys,
-		request.OpExpire: parseExpire, request.OpPExpire: parseExpire,
-		request.OpIncrBy: keyInt, request.OpDecrBy: keyInt,
-		request.OpMSet: parseMSet, request.OpFlushAll: parseFlush, request.OpFlushDB: parseFlush,
-		request.OpInfo: rest(1), request.OpAuth: parseAuth, request.OpSelect: parseSelect,
-		request.OpConfigGet: keyAndRest(2), request.OpClientSetName: value(2),
-		request.OpClientSetInfo: parseSetInfo, request.OpCommandDocs: rest(2), request.OpCommandInfo: rest(2),
-		request.OpCommandList: parseCommandList, request.OpCommandGetKeys: rest(2),
-		request.OpCommandGetKeysAndFlags: rest(2), request.OpHello: parseHello,
-		request.OpSetNX: keyValue, request.OpSetEX: parseSetEx, request.OpPSetEX: parseSetEx,
-		request.OpGetSet: keyValue, request.OpGetEX: parseGetEx, request.OpAppend: keyValue,
-		request.OpGetRange: parseRange, request.OpSubstr: parseRange, request.OpSetRange: parseSetRange,
-		request.OpIncrByFloat: parseIncrByFloat, request.OpMSetNX: parseMSet, request.OpUnlink: keys,
-		request.OpTouch: keys, request.OpRename: keyAndNewKey, request.OpRenameNX: keyAndNewKey,
-		request.OpCopy: parseCopy, request.OpExpireAt: parseExpire, request.OpPExpireAt: parseExpire,
-		request.OpKeys: value(1), request.OpScan: parseScan, request.OpObjectEncoding: keyAt2,
-		request.OpObjectFreq: keyAt2, request.OpObjectIdleTime: keyAt2, request.OpObjectRefCount: keyAt2,
-		request.OpMemoryUsage: parseMemoryUsage, request.OpRestore: parseRestore,
-		request.OpSwapDB: parseSwapDB, request.OpMove: parseMove,
-		request.OpSetBit: parseSetBit, request.OpGetBit: parseGetBit, request.OpBitCount: parseBitCount,
-		request.OpBitPos: parseBitPos, request.OpBitOp: parseBitOp, request.OpBitField: parseBitField,
-		request.OpBitFieldRO: parseBitField, request.OpLCS: parseLCS, request.OpWatch: keys,
-		request.OpClientList: parseClientList, request.OpClientKill: parseClientKill,
-		request.OpClientNoEvict: parseNoEvict, request.OpClientNoTouch: parseNoEvict,
-		request.OpClientPause: parseClientPause, request.OpClientReply: parseClientReply,
-		request.OpClientTracking: parseClientTracking, request.OpClientCaching: value(2),
-		request.OpClientUnblock: parseClientUnblock, request.OpWait: parseWait,
-		request.OpConfigSet: parseConfigSet, request.OpFunctionFlush: parseFlushFunction,
-		request.OpFunctionList: parseFunctionList,
+	for op, p := range map[command.Op]parser{
+		command.OpPing: rest(1), command.OpEcho: value(1),
+		command.OpSet: parseSet, command.OpDel: keys, command.OpExists: keys, command.OpMGet: keys,
+		command.OpExpire: parseExpire, command.OpPExpire: parseExpire,
+		command.OpIncrBy: keyInt, command.OpDecrBy: keyInt,
+		command.OpMSet: parseMSet, command.OpFlushAll: parseFlush, command.OpFlushDB: parseFlush,
+		command.OpInfo: rest(1), command.OpAuth: parseAuth, command.OpSelect: parseSelect,
+		command.OpConfigGet: keyAndRest(2), command.OpClientSetName: value(2),
+		command.OpClientSetInfo: parseSetInfo, command.OpCommandDocs: rest(2), command.OpCommandInfo: rest(2),
+		command.OpCommandList: parseCommandList, command.OpCommandGetKeys: rest(2),
+		command.OpCommandGetKeysAndFlags: rest(2), command.OpHello: parseHello,
+		command.OpSetNX: keyValue, command.OpSetEX: parseSetEx, command.OpPSetEX: parseSetEx,
+		command.OpGetSet: keyValue, command.OpGetEX: parseGetEx, command.OpAppend: keyValue,
+		command.OpGetRange: parseRange, command.OpSubstr: parseRange, command.OpSetRange: parseSetRange,
+		command.OpIncrByFloat: parseIncrByFloat, command.OpMSetNX: parseMSet, command.OpUnlink: keys,
+		command.OpTouch: keys, command.OpRename: keyAndNewKey, command.OpRenameNX: keyAndNewKey,
+		command.OpCopy: parseCopy, command.OpExpireAt: parseExpire, command.OpPExpireAt: parseExpire,
+		command.OpKeys: value(1), command.OpScan: parseScan, command.OpObjectEncoding: keyAt2,
+		command.OpObjectFreq: keyAt2, command.OpObjectIdleTime: keyAt2, command.OpObjectRefCount: keyAt2,
+		command.OpMemoryUsage: parseMemoryUsage, command.OpRestore: parseRestore,
+		command.OpSwapDB: parseSwapDB, command.OpMove: parseMove,
+		command.OpSetBit: parseSetBit, command.OpGetBit: parseGetBit, command.OpBitCount: parseBitCount,
+		command.OpBitPos: parseBitPos, command.OpBitOp: parseBitOp, command.OpBitField: parseBitField,
+		command.OpBitFieldRO: parseBitField, command.OpLCS: parseLCS, command.OpWatch: keys,
+		command.OpClientList: parseClientList, command.OpClientKill: parseClientKill,
+		command.OpClientNoEvict: parseNoEvict, command.OpClientNoTouch: parseNoEvict,
+		command.OpClientPause: parseClientPause, command.OpClientReply: parseClientReply,
+		command.OpClientTracking: parseClientTracking, command.OpClientCaching: value(2),
+		command.OpClientUnblock: parseClientUnblock, command.OpWait: parseWait,
+		command.OpConfigSet: parseConfigSet, command.OpFunctionFlush: parseFlushFunction,
+		command.OpFunctionList: parseFunctionList,
 	} {
 		parsers[op] = p
 	}
-	for _, op := range []request.Op{request.OpGet, request.OpTTL, request.OpPTTL, request.OpPersist,
-		request.OpIncr, request.OpDecr, request.OpType, request.OpGetDel, request.OpStrLen,
-		request.OpExpireTime, request.OpPExpireTime, request.OpDump} {
+	for _, op := range []command.Op{command.OpGet, command.OpTTL, command.OpPTTL, command.OpPersist,
+		command.OpIncr, command.OpDecr, command.OpType, command.OpGetDel, command.OpStrLen,
+		command.OpExpireTime, command.OpPExpireTime, command.OpDump} {
 		keyArg[op] = true
 	}
 }
 
 // The common shapes.
 
-func keys(_ *Decoder, r *request.Request, args [][]byte) bool {
+func keys(_ *Decoder, r *command.Request, args [][]byte) bool {
 	r.Key, r.Args = args[1], args[2:]
 	return true
 }
 
-func keyInt(d *Decoder, r *request.Request, args [][]byte) bool {
+func keyInt(d *Decoder, r *command.Request, args [][]byte) bool {
 	r.Key = args[1]
 	return d.integer(args[2], &r.Amount)
 }
 
 // rest puts args[i:] in Args.
 func rest(i int) parser {
-	return func(_ *Decoder, r *request.Request, args [][]byte) bool {
+	return func(_ *Decoder, r *command.Request, args [][]byte) bool {
 		r.Args = args[i:]
 		return true
 	}
@@ -204,7 +203,7 @@ func rest(i int) parser {
 
 // value puts args[i] in Value.
 func value(i int) parser {
-	return func(_ *Decoder, r *request.Request, args [][]byte) bool {
+	return func(_ *Decoder, r *command.Request, args [][]byte) bool {
 		r.Value = args[i]
 		return true
 	}
@@ -212,13 +211,13 @@ func value(i int) parser {
 
 // keyAndRest puts args[i] in Key and the rest in Args.
 func keyAndRest(i int) parser {
-	return func(_ *Decoder, r *request.Request, args [][]byte) bool {
+	return func(_ *Decoder, r *command.Request, args [][]byte) bool {
 		r.Key, r.Args = args[i], args[i+1:]
 		return true
 	}
 }
 
 // parseSelect reads SELECT index.
-func parseSelect(d *Decoder, r *request.Request, args [][]byte) bool {
+func parseSelect(d *Decoder, r *command.Request, args [][]byte) bool {
 	return d.int32(args[1], &r.Amount, "")
 }

@@ -3,8 +3,7 @@ package argv
 import (
 	"testing"
 
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 )
 
 func words(a ...string) [][]byte {
@@ -16,37 +15,37 @@ func words(a ...string) [][]byte {
 }
 
 func TestDecode(t *testing.T) {
-	var r request.Request
+	var r command.Request
 	var d Decoder
 	if !d.Decode(&r, words("Set", "k", "v", "nx", "get", "PX", "1500")) {
 		t.Fatalf("SET rejected: %s", d.Text)
 	}
-	if r.Op != request.OpSet || r.Flags != request.FlagNX|request.FlagGet || r.Expiry != request.ExpiryPX || r.Expire != 1500 ||
+	if r.Op != command.OpSet || r.Flags != command.FlagNX|command.FlagGet || r.Expiry != command.ExpiryPX || r.Expire != 1500 ||
 		string(r.Key) != "k" || string(r.Value) != "v" {
 		t.Fatalf("SET decoded to %+v", r)
 	}
-	if !d.Decode(&r, words("PING", "hi")) || r.Op != request.OpPing || len(r.Args) != 1 || string(r.Args[0]) != "hi" {
+	if !d.Decode(&r, words("PING", "hi")) || r.Op != command.OpPing || len(r.Args) != 1 || string(r.Args[0]) != "hi" {
 		t.Fatalf("PING hi decoded to %+v", r)
 	}
-	if !d.Decode(&r, words("client", "SETNAME", "x")) || r.Op != request.OpClientSetName || string(r.Value) != "x" {
+	if !d.Decode(&r, words("client", "SETNAME", "x")) || r.Op != command.OpClientSetName || string(r.Value) != "x" {
 		t.Fatalf("CLIENT SETNAME decoded to %+v", r)
 	}
 	for _, c := range []struct {
 		args   []string
-		op     request.Op
-		status reply.Status
+		op     command.Op
+		status command.Status
 		text   string
 	}{
-		{[]string{"GET"}, request.OpGet, reply.WrongArgs, "ERR wrong number of arguments for 'get' command"},
-		{[]string{"INCRBY", "n", "+5"}, request.OpIncrBy, reply.NotInteger, "ERR value is not an integer or out of range"},
-		{[]string{"EXPIRE", "k", "x", "NX", "GT"}, request.OpExpire, reply.Syntax,
+		{[]string{"GET"}, command.OpGet, command.WrongArgs, "ERR wrong number of arguments for 'get' command"},
+		{[]string{"INCRBY", "n", "+5"}, command.OpIncrBy, command.NotInteger, "ERR value is not an integer or out of range"},
+		{[]string{"EXPIRE", "k", "x", "NX", "GT"}, command.OpExpire, command.Syntax,
 			"ERR NX and XX, GT or LT options at the same time are not compatible"},
-		{[]string{"EXPIRE", "k", "5", "BOGUS"}, request.OpExpire, reply.Syntax, "ERR Unsupported option BOGUS"},
-		{[]string{"SET", "k", "v", "EX", "1", "KEEPTTL"}, request.OpSet, reply.Syntax, "ERR syntax error"},
-		{[]string{"CONFIG", "NOPE"}, request.OpConfig, reply.UnknownCommand, "ERR unknown subcommand 'NOPE'. Try CONFIG HELP."},
-		{[]string{"CLIENT"}, request.OpClient, reply.WrongArgs, "ERR wrong number of arguments for 'client' command"},
-		{[]string{"CLIENT", "SETNAME"}, request.OpClientSetName, reply.WrongArgs, "ERR wrong number of arguments for 'client|setname' command"},
-		{[]string{"EVAL", "x\r\ny"}, 0, reply.UnknownCommand,
+		{[]string{"EXPIRE", "k", "5", "BOGUS"}, command.OpExpire, command.Syntax, "ERR Unsupported option BOGUS"},
+		{[]string{"SET", "k", "v", "EX", "1", "KEEPTTL"}, command.OpSet, command.Syntax, "ERR syntax error"},
+		{[]string{"CONFIG", "NOPE"}, command.OpConfig, command.UnknownCommand, "ERR unknown subcommand 'NOPE'. Try CONFIG HELP."},
+		{[]string{"CLIENT"}, command.OpClient, command.WrongArgs, "ERR wrong number of arguments for 'client' command"},
+		{[]string{"CLIENT", "SETNAME"}, command.OpClientSetName, command.WrongArgs, "ERR wrong number of arguments for 'client|setname' command"},
+		{[]string{"EVAL", "x\r\ny"}, 0, command.UnknownCommand,
 			"ERR unknown command 'EVAL', with args beginning with: 'x  y' "},
 	} {
 		if d.Decode(&r, words(c.args...)) {
@@ -65,15 +64,15 @@ func TestDecode(t *testing.T) {
 // gets past the arity check.
 func TestEveryCommandDecodes(t *testing.T) {
 	var d Decoder
-	var r request.Request
-	for _, op := range request.All() {
-		s := request.Lookup(op)
+	var r command.Request
+	for _, op := range command.All() {
+		s := command.Lookup(op)
 		if s.Dispatch {
 			continue
 		}
 		args := words(s.Name)
-		if s.Container != request.OpNone {
-			c := request.Lookup(s.Container)
+		if s.Container != command.OpNone {
+			c := command.Lookup(s.Container)
 			args = words(c.Name, s.Name[len(c.Name)+1:])
 		}
 		n := s.Arity
@@ -84,7 +83,7 @@ func TestEveryCommandDecodes(t *testing.T) {
 			args = append(args, []byte("1"))
 		}
 		ok := d.Decode(&r, args)
-		if r.Op != op || (!ok && (d.Status == reply.WrongArgs || d.Status == reply.UnknownCommand)) {
+		if r.Op != op || (!ok && (d.Status == command.WrongArgs || d.Status == command.UnknownCommand)) {
 			t.Errorf("%q decoded as op %d (%s), want %d", args, r.Op, d.Text, op)
 		}
 	}
@@ -95,7 +94,7 @@ func TestEveryCommandDecodes(t *testing.T) {
 func TestDecodeAllocs(t *testing.T) {
 	good, bad := words("SET", "key", "value", "EX", "10"), words("SET", "k", "v", "BOGUS")
 	sub := words("client", "getname")
-	var r request.Request
+	var r command.Request
 	d := Decoder{Text: make([]byte, 0, 256)}
 	if n := testing.AllocsPerRun(100, func() {
 		if !d.Decode(&r, good) || d.Decode(&r, bad) || !d.Decode(&r, sub) {
@@ -110,46 +109,46 @@ func TestDecodeAllocs(t *testing.T) {
 // words gives the request back, for every command the encoder knows.
 func TestEncodeRoundTrip(t *testing.T) {
 	b := func(s string) []byte { return []byte(s) }
-	for _, r := range []request.Request{
-		{Op: request.OpPing}, {Op: request.OpPing, Args: words("hi")}, {Op: request.OpEcho, Value: b("x")},
-		{Op: request.OpGet, Key: b("k")},
-		{Op: request.OpSet, Key: b("k"), Value: b("v"), Flags: request.FlagNX | request.FlagGet, Expiry: request.ExpiryPXAT, Expire: 99},
-		{Op: request.OpSet, Key: b("k"), Value: b(""), Flags: request.FlagXX | request.FlagKeepTTL},
-		{Op: request.OpDel, Key: b("a"), Args: words("b", "c")}, {Op: request.OpMGet, Key: b("a")},
-		{Op: request.OpExpire, Key: b("k"), Amount: -5, Flags: request.FlagGT},
-		{Op: request.OpPExpire, Key: b("k"), Amount: 1 << 40, Flags: request.FlagXX | request.FlagLT},
-		{Op: request.OpIncrBy, Key: b("n"), Amount: -1 << 63}, {Op: request.OpDecr, Key: b("n")},
-		{Op: request.OpMSet, Key: b("a"), Value: b("1"), Args: words("b", "2")}, {Op: request.OpDBSize},
-		{Op: request.OpInfo, Args: words("memory")}, {Op: request.OpAuth, Value: b("pw")},
-		{Op: request.OpAuth, Key: b("u"), Value: b("pw")}, {Op: request.OpSelect, Amount: 3},
-		{Op: request.OpConfigGet, Key: b("max*"), Args: words("save")}, {Op: request.OpClientSetName, Value: b("me")},
-		{Op: request.OpClientGetName}, {Op: request.OpCommandCount}, {Op: request.OpCommandList, Amount: ListMatch, Value: b("g*")},
-		{Op: request.OpHello, Amount: 2, Flags: request.FlagHelloAuth | request.FlagHelloSetName, Key: b("u"), Value: b("p"), Args: words("n")},
-		{Op: request.OpFlushAll}, {Op: request.OpQuit},
-		{Op: request.OpSetNX, Key: b("k"), Value: b("v")}, {Op: request.OpSetEX, Key: b("k"), Value: b("v"), Expiry: request.ExpiryEX, Expire: 5},
-		{Op: request.OpPSetEX, Key: b("k"), Value: b("v"), Expiry: request.ExpiryPX, Expire: 5},
-		{Op: request.OpGetEX, Key: b("k"), Expiry: request.ExpiryPersist}, {Op: request.OpGetEX, Key: b("k"), Expiry: request.ExpiryPXAT, Expire: 77},
-		{Op: request.OpGetRange, Key: b("k"), Amount: -3, Amount2: 9}, {Op: request.OpSetRange, Key: b("k"), Amount: 3, Value: b("xy")},
-		{Op: request.OpIncrByFloat, Key: b("k"), Value: b("1.5e3")}, {Op: request.OpMSetNX, Key: b("a"), Value: b("1")},
-		{Op: request.OpRename, Key: b("a"), Args: words("b")}, {Op: request.OpCopy, Key: b("a"), Args: words("b"), Flags: request.FlagDB | request.FlagReplace, Amount: 3},
-		{Op: request.OpCopy, Key: b("a"), Args: words("b")}, {Op: request.OpExpireAt, Key: b("k"), Amount: 1 << 40, Flags: request.FlagNX},
-		{Op: request.OpKeys, Value: b("*")}, {Op: request.OpScan, Amount: -1, Amount2: 100, Value: b("a*"), Flags: request.FlagMatch | request.FlagType, Args: words("string")},
-		{Op: request.OpScan}, {Op: request.OpObjectEncoding, Key: b("k")}, {Op: request.OpMemoryUsage, Key: b("k")},
-		{Op: request.OpRestore, Key: b("k"), Value: b("payload"), Expiry: request.ExpiryPXAT, Expire: 5, Flags: request.FlagReplace},
-		{Op: request.OpRestore, Key: b("k"), Value: b("payload")}, {Op: request.OpSwapDB, Amount: 1, Amount2: 2},
-		{Op: request.OpMove, Key: b("k"), Amount: 4}, {Op: request.OpRandomKey}, {Op: request.OpDump, Key: b("k")},
-		{Op: request.OpSetBit, Key: b("k"), Amount: 77, Amount2: 1}, {Op: request.OpGetBit, Key: b("k"), Amount: 3},
-		{Op: request.OpBitCount, Key: b("k")}, {Op: request.OpBitCount, Key: b("k"), Amount: -1, Amount2: 5, Flags: request.FlagStart | request.FlagEnd | request.FlagBit},
-		{Op: request.OpBitPos, Key: b("k"), Flags: request.FlagOne}, {Op: request.OpBitPos, Key: b("k"), Amount: 2, Flags: request.FlagStart},
-		{Op: request.OpBitPos, Key: b("k"), Amount: 2, Amount2: 9, Flags: request.FlagStart | request.FlagEnd | request.FlagBit},
-		{Op: request.OpBitOp, Amount: BitXor, Key: b("d"), Args: words("a", "b")}, {Op: request.OpBitOp, Amount: BitNot, Key: b("d"), Args: words("a")},
-		{Op: request.OpBitField, Key: b("k"), Args: [][]byte{
-			request.AppendBitFieldOp(nil, request.BitFieldOp{Kind: request.BitGet, Signed: true, Bits: 64, Offset: 3}),
-			request.AppendBitFieldOp(nil, request.BitFieldOp{Kind: request.BitIncrBy, Bits: 7, Overflow: request.BitSat, Offset: 100, Value: -5}),
-			request.AppendBitFieldOp(nil, request.BitFieldOp{Kind: request.BitSet, Bits: 1, Overflow: request.BitFail, Value: 1})}},
-		{Op: request.OpBitFieldRO, Key: b("k"), Args: [][]byte{request.AppendBitFieldOp(nil, request.BitFieldOp{Bits: 8})}},
-		{Op: request.OpLCS, Key: b("a"), Args: words("b"), Flags: request.FlagIdx | request.FlagWithMatchLen, Amount: 3},
-		{Op: request.OpLCS, Key: b("a"), Args: words("b"), Flags: request.FlagLen},
+	for _, r := range []command.Request{
+		{Op: command.OpPing}, {Op: command.OpPing, Args: words("hi")}, {Op: command.OpEcho, Value: b("x")},
+		{Op: command.OpGet, Key: b("k")},
+		{Op: command.OpSet, Key: b("k"), Value: b("v"), Flags: command.FlagNX | command.FlagGet, Expiry: command.ExpiryPXAT, Expire: 99},
+		{Op: command.OpSet, Key: b("k"), Value: b(""), Flags: command.FlagXX | command.FlagKeepTTL},
+		{Op: command.OpDel, Key: b("a"), Args: words("b", "c")}, {Op: command.OpMGet, Key: b("a")},
+		{Op: command.OpExpire, Key: b("k"), Amount: -5, Flags: command.FlagGT},
+		{Op: command.OpPExpire, Key: b("k"), Amount: 1 << 40, Flags: command.FlagXX | command.FlagLT},
+		{Op: command.OpIncrBy, Key: b("n"), Amount: -1 << 63}, {Op: command.OpDecr, Key: b("n")},
+		{Op: command.OpMSet, Key: b("a"), Value: b("1"), Args: words("b", "2")}, {Op: command.OpDBSize},
+		{Op: command.OpInfo, Args: words("memory")}, {Op: command.OpAuth, Value: b("pw")},
+		{Op: command.OpAuth, Key: b("u"), Value: b("pw")}, {Op: command.OpSelect, Amount: 3},
+		{Op: command.OpConfigGet, Key: b("max*"), Args: words("save")}, {Op: command.OpClientSetName, Value: b("me")},
+		{Op: command.OpClientGetName}, {Op: command.OpCommandCount}, {Op: command.OpCommandList, Amount: ListMatch, Value: b("g*")},
+		{Op: command.OpHello, Amount: 2, Flags: command.FlagHelloAuth | command.FlagHelloSetName, Key: b("u"), Value: b("p"), Args: words("n")},
+		{Op: command.OpFlushAll}, {Op: command.OpQuit},
+		{Op: command.OpSetNX, Key: b("k"), Value: b("v")}, {Op: command.OpSetEX, Key: b("k"), Value: b("v"), Expiry: command.ExpiryEX, Expire: 5},
+		{Op: command.OpPSetEX, Key: b("k"), Value: b("v"), Expiry: command.ExpiryPX, Expire: 5},
+		{Op: command.OpGetEX, Key: b("k"), Expiry: command.ExpiryPersist}, {Op: command.OpGetEX, Key: b("k"), Expiry: command.ExpiryPXAT, Expire: 77},
+		{Op: command.OpGetRange, Key: b("k"), Amount: -3, Amount2: 9}, {Op: command.OpSetRange, Key: b("k"), Amount: 3, Value: b("xy")},
+		{Op: command.OpIncrByFloat, Key: b("k"), Value: b("1.5e3")}, {Op: command.OpMSetNX, Key: b("a"), Value: b("1")},
+		{Op: command.OpRename, Key: b("a"), Args: words("b")}, {Op: command.OpCopy, Key: b("a"), Args: words("b"), Flags: command.FlagDB | command.FlagReplace, Amount: 3},
+		{Op: command.OpCopy, Key: b("a"), Args: words("b")}, {Op: command.OpExpireAt, Key: b("k"), Amount: 1 << 40, Flags: command.FlagNX},
+		{Op: command.OpKeys, Value: b("*")}, {Op: command.OpScan, Amount: -1, Amount2: 100, Value: b("a*"), Flags: command.FlagMatch | command.FlagType, Args: words("string")},
+		{Op: command.OpScan}, {Op: command.OpObjectEncoding, Key: b("k")}, {Op: command.OpMemoryUsage, Key: b("k")},
+		{Op: command.OpRestore, Key: b("k"), Value: b("payload"), Expiry: command.ExpiryPXAT, Expire: 5, Flags: command.FlagReplace},
+		{Op: command.OpRestore, Key: b("k"), Value: b("payload")}, {Op: command.OpSwapDB, Amount: 1, Amount2: 2},
+		{Op: command.OpMove, Key: b("k"), Amount: 4}, {Op: command.OpRandomKey}, {Op: command.OpDump, Key: b("k")},
+		{Op: command.OpSetBit, Key: b("k"), Amount: 77, Amount2: 1}, {Op: command.OpGetBit, Key: b("k"), Amount: 3},
+		{Op: command.OpBitCount, Key: b("k")}, {Op: command.OpBitCount, Key: b("k"), Amount: -1, Amount2: 5, Flags: command.FlagStart | command.FlagEnd | command.FlagBit},
+		{Op: command.OpBitPos, Key: b("k"), Flags: command.FlagOne}, {Op: command.OpBitPos, Key: b("k"), Amount: 2, Flags: command.FlagStart},
+		{Op: command.OpBitPos, Key: b("k"), Amount: 2, Amount2: 9, Flags: command.FlagStart | command.FlagEnd | command.FlagBit},
+		{Op: command.OpBitOp, Amount: BitXor, Key: b("d"), Args: words("a", "b")}, {Op: command.OpBitOp, Amount: BitNot, Key: b("d"), Args: words("a")},
+		{Op: command.OpBitField, Key: b("k"), Args: [][]byte{
+			command.AppendBitFieldOp(nil, command.BitFieldOp{Kind: command.BitGet, Signed: true, Bits: 64, Offset: 3}),
+			command.AppendBitFieldOp(nil, command.BitFieldOp{Kind: command.BitIncrBy, Bits: 7, Overflow: command.BitSat, Offset: 100, Value: -5}),
+			command.AppendBitFieldOp(nil, command.BitFieldOp{Kind: command.BitSet, Bits: 1, Overflow: command.BitFail, Value: 1})}},
+		{Op: command.OpBitFieldRO, Key: b("k"), Args: [][]byte{command.AppendBitFieldOp(nil, command.BitFieldOp{Bits: 8})}},
+		{Op: command.OpLCS, Key: b("a"), Args: words("b"), Flags: command.FlagIdx | command.FlagWithMatchLen, Amount: 3},
+		{Op: command.OpLCS, Key: b("a"), Args: words("b"), Flags: command.FlagLen},
 	} {
 		var e Encoder
 		w, err := e.Words(&r)
@@ -157,7 +156,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 			t.Fatalf("%+v: %v", r, err)
 		}
 		var d Decoder
-		var got request.Request
+		var got command.Request
 		if !d.Decode(&got, w) {
 			t.Fatalf("%q: %s", w, d.Text)
 		}
@@ -167,7 +166,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 	}
 }
 
-func sameRequest(a, b *request.Request) bool {
+func sameRequest(a, b *command.Request) bool {
 	eqb := func(x, y []byte) bool { return string(x) == string(y) }
 	if a.Op != b.Op || a.Flags != b.Flags || a.Expiry != b.Expiry || a.Expire != b.Expire || a.Amount != b.Amount || a.Amount2 != b.Amount2 ||
 		!eqb(a.Key, b.Key) || !eqb(a.Value, b.Value) || len(a.Args) != len(b.Args) {

@@ -1,9 +1,8 @@
 package argv
 
 import (
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto/resp"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 )
 
 // The bit commands' syntax.
@@ -26,7 +25,7 @@ func (d *Decoder) bitOffset(b []byte, bits int, dst *uint64) bool {
 		v *= int64(bits)
 	}
 	if !ok || v < 0 || v >= maxBitOffset {
-		return d.fail(reply.OutOfRange, errBitOffset)
+		return d.fail(command.OutOfRange, errBitOffset)
 	}
 	*dst = uint64(v)
 	return true
@@ -34,7 +33,7 @@ func (d *Decoder) bitOffset(b []byte, bits int, dst *uint64) bool {
 
 // parseSetBit reads SETBIT key offset value: the offset in Amount, the bit
 // in Amount2.
-func parseSetBit(d *Decoder, r *request.Request, args [][]byte) bool {
+func parseSetBit(d *Decoder, r *command.Request, args [][]byte) bool {
 	r.Key = args[1]
 	var off uint64
 	if !d.bitOffset(args[2], 0, &off) {
@@ -43,14 +42,14 @@ func parseSetBit(d *Decoder, r *request.Request, args [][]byte) bool {
 	r.Amount = int64(off)
 	v, ok := resp.ParseInt(args[3])
 	if !ok || v&^1 != 0 {
-		return d.fail(reply.OutOfRange, "ERR bit is not an integer or out of range")
+		return d.fail(command.OutOfRange, "ERR bit is not an integer or out of range")
 	}
 	r.Amount2 = v
 	return true
 }
 
 // parseGetBit reads GETBIT key offset.
-func parseGetBit(d *Decoder, r *request.Request, args [][]byte) bool {
+func parseGetBit(d *Decoder, r *command.Request, args [][]byte) bool {
 	r.Key = args[1]
 	var off uint64
 	if !d.bitOffset(args[2], 0, &off) {
@@ -61,10 +60,10 @@ func parseGetBit(d *Decoder, r *request.Request, args [][]byte) bool {
 }
 
 // unitWord reads BYTE or BIT into r's flags.
-func unitWord(r *request.Request, w []byte) bool {
+func unitWord(r *command.Request, w []byte) bool {
 	switch {
 	case eq(w, "bit"):
-		r.Flags |= request.FlagBit
+		r.Flags |= command.FlagBit
 	case eq(w, "byte"):
 	default:
 		return false
@@ -73,7 +72,7 @@ func unitWord(r *request.Request, w []byte) bool {
 }
 
 // parseBitCount reads BITCOUNT key [start end [BYTE|BIT]].
-func parseBitCount(d *Decoder, r *request.Request, args [][]byte) bool {
+func parseBitCount(d *Decoder, r *command.Request, args [][]byte) bool {
 	r.Key = args[1]
 	switch len(args) {
 	case 2:
@@ -85,7 +84,7 @@ func parseBitCount(d *Decoder, r *request.Request, args [][]byte) bool {
 		if len(args) == 5 && !unitWord(r, args[4]) {
 			return d.syntax()
 		}
-		r.Flags |= request.FlagStart | request.FlagEnd
+		r.Flags |= command.FlagStart | command.FlagEnd
 		return true
 	}
 	return d.syntax()
@@ -94,46 +93,46 @@ func parseBitCount(d *Decoder, r *request.Request, args [][]byte) bool {
 // parseBitPos reads BITPOS key bit [start [end [BYTE|BIT]]]. The bit is
 // checked at once; a bad range is only flagged, since Redis answers a
 // missing key before it reads the range.
-func parseBitPos(d *Decoder, r *request.Request, args [][]byte) bool {
+func parseBitPos(d *Decoder, r *command.Request, args [][]byte) bool {
 	r.Key = args[1]
 	var bit int64
 	if !d.integer(args[2], &bit) {
 		return false
 	}
 	if bit != 0 && bit != 1 {
-		return d.fail(reply.Err, "ERR The bit argument must be 1 or 0.")
+		return d.fail(command.Err, "ERR The bit argument must be 1 or 0.")
 	}
 	if bit == 1 {
-		r.Flags |= request.FlagOne
+		r.Flags |= command.FlagOne
 	}
 	if len(args) > 6 {
-		r.Flags |= request.FlagBadRange
+		r.Flags |= command.FlagBadRange
 		return true
 	}
 	if len(args) >= 4 {
 		if !d.deferInt(r, args[3], &r.Amount) {
 			return true
 		}
-		r.Flags |= request.FlagStart
+		r.Flags |= command.FlagStart
 	}
 	if len(args) == 6 && !unitWord(r, args[5]) {
-		r.Flags |= request.FlagBadRange
+		r.Flags |= command.FlagBadRange
 		return true
 	}
 	if len(args) >= 5 {
 		if !d.deferInt(r, args[4], &r.Amount2) {
 			return true
 		}
-		r.Flags |= request.FlagEnd
+		r.Flags |= command.FlagEnd
 	}
 	return true
 }
 
 // deferInt reads an integer, flagging a bad one instead of failing.
-func (d *Decoder) deferInt(r *request.Request, b []byte, dst *int64) bool {
+func (d *Decoder) deferInt(r *command.Request, b []byte, dst *int64) bool {
 	v, ok := resp.ParseInt(b)
 	if !ok {
-		r.Flags |= request.FlagBadRange | request.FlagBadInt
+		r.Flags |= command.FlagBadRange | command.FlagBadInt
 		return false
 	}
 	*dst = v
@@ -150,7 +149,7 @@ const (
 
 // parseBitOp reads BITOP AND|OR|XOR|NOT destkey key [key ...]: the
 // operation in Amount, destkey in Key, the sources in Args.
-func parseBitOp(d *Decoder, r *request.Request, args [][]byte) bool {
+func parseBitOp(d *Decoder, r *command.Request, args [][]byte) bool {
 	switch o := args[1]; {
 	case eq(o, "and"):
 		r.Amount = BitAnd
@@ -164,7 +163,7 @@ func parseBitOp(d *Decoder, r *request.Request, args [][]byte) bool {
 		return d.syntax()
 	}
 	if r.Amount == BitNot && len(args) != 4 {
-		return d.fail(reply.Err, "ERR BITOP NOT must be called with a single source key.")
+		return d.fail(command.Err, "ERR BITOP NOT must be called with a single source key.")
 	}
 	r.Key, r.Args = args[2], args[3:]
 	return true
@@ -173,14 +172,14 @@ func parseBitOp(d *Decoder, r *request.Request, args [][]byte) bool {
 const errBitfieldType = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is."
 
 // bitfieldType reads i1..i64 or u1..u63.
-func (d *Decoder) bitfieldType(b []byte, op *request.BitFieldOp) bool {
+func (d *Decoder) bitfieldType(b []byte, op *command.BitFieldOp) bool {
 	if len(b) == 0 || (b[0] != 'i' && b[0] != 'u') {
-		return d.fail(reply.Err, errBitfieldType)
+		return d.fail(command.Err, errBitfieldType)
 	}
 	op.Signed = b[0] == 'i'
 	n, ok := resp.ParseInt(b[1:])
 	if !ok || n < 1 || (op.Signed && n > 64) || (!op.Signed && n > 63) {
-		return d.fail(reply.Err, errBitfieldType)
+		return d.fail(command.Err, errBitfieldType)
 	}
 	op.Bits = uint8(n)
 	return true
@@ -188,34 +187,34 @@ func (d *Decoder) bitfieldType(b []byte, op *request.BitFieldOp) bool {
 
 // parseBitField reads BITFIELD and BITFIELD_RO key [GET type offset] [SET
 // type offset value] [INCRBY type offset increment] [OVERFLOW
-// WRAP|SAT|FAIL]...: every operation becomes a request.BitFieldOp record
+// WRAP|SAT|FAIL]...: every operation becomes a command.BitFieldOp record
 // in Args (the records live in the Decoder until its next call).
-func parseBitField(d *Decoder, r *request.Request, args [][]byte) bool {
+func parseBitField(d *Decoder, r *command.Request, args [][]byte) bool {
 	r.Key = args[1]
 	d.recs = d.recs[:0]
-	overflow := uint8(request.BitWrap)
+	overflow := uint8(command.BitWrap)
 	readonly := true
 	for j := 2; j < len(args); j++ {
 		left := len(args) - j - 1
-		var op request.BitFieldOp
+		var op command.BitFieldOp
 		switch w := args[j]; {
 		case eq(w, "get") && left >= 2:
-			op.Kind = request.BitGet
+			op.Kind = command.BitGet
 		case eq(w, "set") && left >= 3:
-			op.Kind = request.BitSet
+			op.Kind = command.BitSet
 		case eq(w, "incrby") && left >= 3:
-			op.Kind = request.BitIncrBy
+			op.Kind = command.BitIncrBy
 		case eq(w, "overflow") && left >= 1:
 			j++
 			switch t := args[j]; {
 			case eq(t, "wrap"):
-				overflow = request.BitWrap
+				overflow = command.BitWrap
 			case eq(t, "sat"):
-				overflow = request.BitSat
+				overflow = command.BitSat
 			case eq(t, "fail"):
-				overflow = request.BitFail
+				overflow = command.BitFail
 			default:
-				return d.fail(reply.Err, "ERR Invalid OVERFLOW type specified")
+				return d.fail(command.Err, "ERR Invalid OVERFLOW type specified")
 			}
 			continue
 		default:
@@ -225,22 +224,22 @@ func parseBitField(d *Decoder, r *request.Request, args [][]byte) bool {
 			return false
 		}
 		op.Overflow = overflow
-		if op.Kind != request.BitGet {
+		if op.Kind != command.BitGet {
 			readonly = false
 			if !d.integer(args[j+3], &op.Value) {
 				return false
 			}
 			j++
 		}
-		d.recs = request.AppendBitFieldOp(d.recs, op)
+		d.recs = command.AppendBitFieldOp(d.recs, op)
 		j += 2
 	}
-	if !readonly && r.Op == request.OpBitFieldRO {
-		return d.fail(reply.Err, "ERR BITFIELD_RO only supports the GET subcommand")
+	if !readonly && r.Op == command.OpBitFieldRO {
+		return d.fail(command.Err, "ERR BITFIELD_RO only supports the GET subcommand")
 	}
 	d.recArgs = d.recArgs[:0]
-	for i := 0; i < len(d.recs); i += request.BitFieldOpLen {
-		d.recArgs = append(d.recArgs, d.recs[i:i+request.BitFieldOpLen:i+request.BitFieldOpLen])
+	for i := 0; i < len(d.recs); i += command.BitFieldOpLen {
+		d.recArgs = append(d.recArgs, d.recs[i:i+command.BitFieldOpLen:i+command.BitFieldOpLen])
 	}
 	r.Args = d.recArgs
 	return true
@@ -248,16 +247,16 @@ func parseBitField(d *Decoder, r *request.Request, args [][]byte) bool {
 
 // parseLCS reads LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN]:
 // key2 in Args[0], MINMATCHLEN in Amount (negative as 0).
-func parseLCS(d *Decoder, r *request.Request, args [][]byte) bool {
+func parseLCS(d *Decoder, r *command.Request, args [][]byte) bool {
 	r.Key, r.Args = args[1], args[2:3]
 	for j := 3; j < len(args); j++ {
 		switch o := args[j]; {
 		case eq(o, "idx"):
-			r.Flags |= request.FlagIdx
+			r.Flags |= command.FlagIdx
 		case eq(o, "len"):
-			r.Flags |= request.FlagLen
+			r.Flags |= command.FlagLen
 		case eq(o, "withmatchlen"):
-			r.Flags |= request.FlagWithMatchLen
+			r.Flags |= command.FlagWithMatchLen
 		case eq(o, "minmatchlen") && j+1 < len(args):
 			j++
 			if !d.integer(args[j], &r.Amount) {
@@ -268,8 +267,8 @@ func parseLCS(d *Decoder, r *request.Request, args [][]byte) bool {
 			return d.syntax()
 		}
 	}
-	if r.Flags&request.FlagIdx != 0 && r.Flags&request.FlagLen != 0 {
-		return d.fail(reply.Err, "ERR If you want both the length and indexes, please just use IDX.")
+	if r.Flags&command.FlagIdx != 0 && r.Flags&command.FlagLen != 0 {
+		return d.fail(command.Err, "ERR If you want both the length and indexes, please just use IDX.")
 	}
 	return true
 }

@@ -3,15 +3,14 @@ package argv
 import (
 	"encoding/binary"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto/resp"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 )
 
 // The connection and server commands' syntax.
 
 // onOff reads ON or OFF into Amount (1, 0).
-func onOff(d *Decoder, r *request.Request, w []byte) bool {
+func onOff(d *Decoder, r *command.Request, w []byte) bool {
 	switch {
 	case eq(w, "on"):
 		r.Amount = 1
@@ -23,17 +22,17 @@ func onOff(d *Decoder, r *request.Request, w []byte) bool {
 	return true
 }
 
-func parseNoEvict(d *Decoder, r *request.Request, args [][]byte) bool { return onOff(d, r, args[2]) }
+func parseNoEvict(d *Decoder, r *command.Request, args [][]byte) bool { return onOff(d, r, args[2]) }
 
 // parseClientReply reads CLIENT REPLY ON|OFF|SKIP.
-func parseClientReply(d *Decoder, r *request.Request, args [][]byte) bool {
+func parseClientReply(d *Decoder, r *command.Request, args [][]byte) bool {
 	switch w := args[2]; {
 	case eq(w, "on"):
-		r.Amount = request.ReplyOn
+		r.Amount = command.ReplyOn
 	case eq(w, "off"):
-		r.Amount = request.ReplyOff
+		r.Amount = command.ReplyOff
 	case eq(w, "skip"):
-		r.Amount = request.ReplySkip
+		r.Amount = command.ReplySkip
 	default:
 		return d.syntax()
 	}
@@ -45,18 +44,18 @@ func (d *Decoder) timeout(b []byte, dst *int64) bool {
 	v, ok := resp.ParseInt(b)
 	switch {
 	case !ok:
-		return d.fail(reply.NotInteger, "ERR timeout is not an integer or out of range")
+		return d.fail(command.NotInteger, "ERR timeout is not an integer or out of range")
 	case v < 0:
-		return d.fail(reply.Err, "ERR timeout is negative")
+		return d.fail(command.Err, "ERR timeout is negative")
 	}
 	*dst = v
 	return true
 }
 
 // parseClientPause reads CLIENT PAUSE timeout [WRITE|ALL].
-func parseClientPause(d *Decoder, r *request.Request, args [][]byte) bool {
+func parseClientPause(d *Decoder, r *command.Request, args [][]byte) bool {
 	if len(args) > 4 {
-		return d.failQuoting(reply.Syntax, "ERR unknown subcommand or wrong number of arguments for '", args[1], "'. Try CLIENT HELP.")
+		return d.failQuoting(command.Syntax, "ERR unknown subcommand or wrong number of arguments for '", args[1], "'. Try CLIENT HELP.")
 	}
 	if !d.timeout(args[2], &r.Amount) {
 		return false
@@ -64,28 +63,28 @@ func parseClientPause(d *Decoder, r *request.Request, args [][]byte) bool {
 	switch {
 	case len(args) == 3:
 	case len(args) == 4 && eq(args[3], "write"):
-		r.Flags |= request.FlagPauseWrite
+		r.Flags |= command.FlagPauseWrite
 	case eq(args[3], "all"):
 	default:
-		return d.fail(reply.Syntax, "ERR CLIENT PAUSE mode must be WRITE or ALL")
+		return d.fail(command.Syntax, "ERR CLIENT PAUSE mode must be WRITE or ALL")
 	}
 	return true
 }
 
 // parseClientUnblock reads CLIENT UNBLOCK id [TIMEOUT|ERROR].
-func parseClientUnblock(d *Decoder, r *request.Request, args [][]byte) bool {
+func parseClientUnblock(d *Decoder, r *command.Request, args [][]byte) bool {
 	if !d.integer(args[2], &r.Amount) {
 		return false
 	}
 	if len(args) == 4 && !eq(args[3], "timeout") && !eq(args[3], "error") || len(args) > 4 {
-		return d.fail(reply.Err, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+		return d.fail(command.Err, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
 	}
 	return true
 }
 
 // parseClientTracking reads CLIENT TRACKING ON|OFF [options]: ON|OFF in
 // Amount, the options (which goblin does not act on) in Args.
-func parseClientTracking(d *Decoder, r *request.Request, args [][]byte) bool {
+func parseClientTracking(d *Decoder, r *command.Request, args [][]byte) bool {
 	r.Args = args[3:]
 	return onOff(d, r, args[2])
 }
@@ -104,13 +103,13 @@ func clientType(w []byte) bool {
 
 // parseClientList reads CLIENT LIST [TYPE type] [ID id ...]: the type in
 // Value, the ids as 8-byte little-endian words in Args.
-func parseClientList(d *Decoder, r *request.Request, args [][]byte) bool {
+func parseClientList(d *Decoder, r *command.Request, args [][]byte) bool {
 	switch {
 	case len(args) == 2:
 		return true
 	case len(args) == 4 && eq(args[2], "type"):
 		if !clientType(args[3]) {
-			return d.failQuoting(reply.Err, "ERR Unknown client type '", args[3], "'")
+			return d.failQuoting(command.Err, "ERR Unknown client type '", args[3], "'")
 		}
 		r.Value = args[3]
 		return true
@@ -119,7 +118,7 @@ func parseClientList(d *Decoder, r *request.Request, args [][]byte) bool {
 		for _, a := range args[3:] {
 			v, ok := resp.ParseInt(a)
 			if !ok {
-				return d.fail(reply.Err, "ERR Invalid client ID")
+				return d.fail(command.Err, "ERR Invalid client ID")
 			}
 			d.recs = binary.LittleEndian.AppendUint64(d.recs, uint64(v))
 		}
@@ -135,9 +134,9 @@ func parseClientList(d *Decoder, r *request.Request, args [][]byte) bool {
 // parseClientKill reads CLIENT KILL addr (FlagKillAddr, addr in Value), or
 // CLIENT KILL filter value [filter value ...] (pairs in Args, checked here:
 // ID a positive integer, TYPE a client type, USER default, SKIPME yes|no).
-func parseClientKill(d *Decoder, r *request.Request, args [][]byte) bool {
+func parseClientKill(d *Decoder, r *command.Request, args [][]byte) bool {
 	if len(args) == 3 {
-		r.Flags |= request.FlagKillAddr
+		r.Flags |= command.FlagKillAddr
 		r.Value = args[2]
 		return true
 	}
@@ -149,15 +148,15 @@ func parseClientKill(d *Decoder, r *request.Request, args [][]byte) bool {
 		switch {
 		case eq(f, "id"):
 			if n, ok := resp.ParseInt(v); !ok || n < 1 {
-				return d.fail(reply.Err, "ERR client-id should be greater than 0")
+				return d.fail(command.Err, "ERR client-id should be greater than 0")
 			}
 		case eq(f, "type"):
 			if !clientType(v) {
-				return d.failQuoting(reply.Err, "ERR Unknown client type '", v, "'")
+				return d.failQuoting(command.Err, "ERR Unknown client type '", v, "'")
 			}
 		case eq(f, "user"):
 			if string(v) != "default" {
-				return d.failQuoting(reply.Err, "ERR No such user '", v, "'")
+				return d.failQuoting(command.Err, "ERR No such user '", v, "'")
 			}
 		case eq(f, "skipme"):
 			if !eq(v, "yes") && !eq(v, "no") {
@@ -173,13 +172,13 @@ func parseClientKill(d *Decoder, r *request.Request, args [][]byte) bool {
 }
 
 // parseWait reads WAIT numreplicas timeout.
-func parseWait(d *Decoder, r *request.Request, args [][]byte) bool {
+func parseWait(d *Decoder, r *command.Request, args [][]byte) bool {
 	return d.integer(args[1], &r.Amount) && d.timeout(args[2], &r.Amount2)
 }
 
 // parseConfigSet reads CONFIG SET parameter value [parameter value ...]:
 // the first pair in Key and Value, the rest in Args.
-func parseConfigSet(d *Decoder, r *request.Request, args [][]byte) bool {
+func parseConfigSet(d *Decoder, r *command.Request, args [][]byte) bool {
 	if len(args)%2 != 0 {
 		return d.syntax() // the arity (-4) already refused CONFIG SET name
 	}
@@ -188,7 +187,7 @@ func parseConfigSet(d *Decoder, r *request.Request, args [][]byte) bool {
 }
 
 // parseFunctionList reads FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE].
-func parseFunctionList(d *Decoder, r *request.Request, args [][]byte) bool {
+func parseFunctionList(d *Decoder, r *command.Request, args [][]byte) bool {
 	for i := 2; i < len(args); i++ {
 		switch {
 		case eq(args[i], "withcode"):
@@ -196,7 +195,7 @@ func parseFunctionList(d *Decoder, r *request.Request, args [][]byte) bool {
 			r.Value = args[i+1]
 			i++
 		default:
-			return d.fail(reply.Err, "ERR Unknown argument "+string(args[i]))
+			return d.fail(command.Err, "ERR Unknown argument "+string(args[i]))
 		}
 	}
 	return true

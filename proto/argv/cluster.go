@@ -1,8 +1,7 @@
 package argv
 
 import (
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 )
 
 // Cluster mode's commands (--cluster-config). CLUSTER's slot arguments go in
@@ -10,13 +9,13 @@ import (
 // range with Redis's texts.
 
 func init() {
-	for op, p := range map[request.Op]parser{
-		request.OpClusterKeySlot: value(2), request.OpClusterCountKeysInSlot: clusterSlot,
-		request.OpClusterGetKeysInSlot: parseGetKeysInSlot, request.OpClusterCountFailureReports: value(2),
-		request.OpClusterSetSlot: parseSetSlot, request.OpClusterAddSlots: rest(2),
-		request.OpClusterAddSlotsRange: rest(2), request.OpClusterDelSlots: rest(2),
-		request.OpClusterMeet: rest(2), request.OpClusterForget: value(2), request.OpClusterReplicate: value(2),
-		request.OpClusterFailover: rest(2), request.OpClusterReset: rest(2), request.OpMigrate: parseMigrate, request.OpRestoreAsking: parseRestore,
+	for op, p := range map[command.Op]parser{
+		command.OpClusterKeySlot: value(2), command.OpClusterCountKeysInSlot: clusterSlot,
+		command.OpClusterGetKeysInSlot: parseGetKeysInSlot, command.OpClusterCountFailureReports: value(2),
+		command.OpClusterSetSlot: parseSetSlot, command.OpClusterAddSlots: rest(2),
+		command.OpClusterAddSlotsRange: rest(2), command.OpClusterDelSlots: rest(2),
+		command.OpClusterMeet: rest(2), command.OpClusterForget: value(2), command.OpClusterReplicate: value(2),
+		command.OpClusterFailover: rest(2), command.OpClusterReset: rest(2), command.OpMigrate: parseMigrate, command.OpRestoreAsking: parseRestore,
 	} {
 		parsers[op] = p
 	}
@@ -28,7 +27,7 @@ func (d *Decoder) slot(b []byte, dst *int64) bool {
 		*dst = v
 		return true
 	}
-	return d.failQuoting(reply.Err, "ERR Invalid or out of range slot", nil, "")
+	return d.failQuoting(command.Err, "ERR Invalid or out of range slot", nil, "")
 }
 
 func (d *Decoder) parseInt(b []byte) (int64, bool) {
@@ -39,24 +38,24 @@ func (d *Decoder) parseInt(b []byte) (int64, bool) {
 	return v, true
 }
 
-func clusterSlot(d *Decoder, r *request.Request, args [][]byte) bool {
+func clusterSlot(d *Decoder, r *command.Request, args [][]byte) bool {
 	return d.slot(args[2], &r.Amount)
 }
 
 // parseGetKeysInSlot reads CLUSTER GETKEYSINSLOT slot count.
-func parseGetKeysInSlot(d *Decoder, r *request.Request, args [][]byte) bool {
+func parseGetKeysInSlot(d *Decoder, r *command.Request, args [][]byte) bool {
 	if !d.integer(args[2], &r.Amount) || !d.integer(args[3], &r.Amount2) {
-		return d.fail(reply.Err, "ERR Invalid slot or number of keys")
+		return d.fail(command.Err, "ERR Invalid slot or number of keys")
 	}
 	if r.Amount < 0 || r.Amount >= 16384 || r.Amount2 < 0 {
-		return d.fail(reply.Err, "ERR Invalid slot or number of keys")
+		return d.fail(command.Err, "ERR Invalid slot or number of keys")
 	}
 	return true
 }
 
 // parseSetSlot reads CLUSTER SETSLOT slot IMPORTING|MIGRATING|NODE id or
 // STABLE: the action in Value, the node id in Key.
-func parseSetSlot(d *Decoder, r *request.Request, args [][]byte) bool {
+func parseSetSlot(d *Decoder, r *command.Request, args [][]byte) bool {
 	if !d.slot(args[2], &r.Amount) {
 		return false
 	}
@@ -66,7 +65,7 @@ func parseSetSlot(d *Decoder, r *request.Request, args [][]byte) bool {
 	case (eq(args[3], "importing") || eq(args[3], "migrating") || eq(args[3], "node")) && len(args) == 5:
 		r.Key = args[4]
 	default:
-		return d.fail(reply.Err, "ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP")
+		return d.fail(command.Err, "ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP")
 	}
 	return true
 }
@@ -84,7 +83,7 @@ const (
 
 // parseMigrate reads MIGRATE host port key|"" db timeout [COPY] [REPLACE]
 // [AUTH password | AUTH2 user password] [KEYS key...].
-func parseMigrate(d *Decoder, r *request.Request, args [][]byte) bool {
+func parseMigrate(d *Decoder, r *command.Request, args [][]byte) bool {
 	if !d.integer(args[4], &r.Amount) || !d.integer(args[5], &r.Amount2) {
 		return false
 	}
@@ -94,9 +93,9 @@ func parseMigrate(d *Decoder, r *request.Request, args [][]byte) bool {
 		left := len(args) - i - 1
 		switch {
 		case eq(args[i], "copy"):
-			r.Flags |= request.FlagCopy
+			r.Flags |= command.FlagCopy
 		case eq(args[i], "replace"):
-			r.Flags |= request.FlagReplace
+			r.Flags |= command.FlagReplace
 		case eq(args[i], "auth") && left >= 1:
 			pass = args[i+1]
 			i++
@@ -105,7 +104,7 @@ func parseMigrate(d *Decoder, r *request.Request, args [][]byte) bool {
 			i += 2
 		case eq(args[i], "keys"):
 			if len(args[3]) != 0 {
-				return d.fail(reply.Err, "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string")
+				return d.fail(command.Err, "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string")
 			}
 			keys = args[i+1:]
 			i = len(args)

@@ -6,11 +6,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 )
 
 // Encoder writes requests in Redis command syntax, the inverse of
-// Decoder: a client that builds a request.Request from typed arguments
+// Decoder: a client that builds a command.Request from typed arguments
 // sends it over RESP as the words Encode returns. The zero value is
 // ready; an Encoder is not safe for concurrent use, and what Words
 // returns is valid until the next call.
@@ -24,7 +24,7 @@ var ErrNoSyntax = errors.New("argv: no Redis syntax for this operation")
 
 // Words returns r as an argument vector: the command's name (and a
 // subcommand's), then its arguments. Decoding the words gives r back.
-func (e *Encoder) Words(r *request.Request) ([][]byte, error) {
+func (e *Encoder) Words(r *command.Request) ([][]byte, error) {
 	if int(r.Op) >= len(nameWords) || nameWords[r.Op] == nil {
 		return nil, ErrNoSyntax
 	}
@@ -48,8 +48,8 @@ func (e *Encoder) int(n int64) {
 }
 
 var (
-	nameWords [request.NumOps][][]byte
-	encoders  [request.NumOps]func(e *Encoder, r *request.Request)
+	nameWords [command.NumOps][][]byte
+	encoders  [command.NumOps]func(e *Encoder, r *command.Request)
 )
 
 func word(s string) []byte { return []byte(s) }
@@ -63,22 +63,22 @@ var (
 	wFilterBy          = word("FILTERBY")
 	expiryWords        = [...][]byte{nil, wEX, wPX, wEXAT, wPXAT}
 	listFilterWords    = [...][]byte{nil, word("MODULE"), word("ACLCAT"), word("PATTERN")}
-	keyAndArgs         = func(e *Encoder, r *request.Request) { e.add(r.Key); e.add(r.Args...) }
-	keyOnly            = func(e *Encoder, r *request.Request) { e.add(r.Key) }
-	argsOnly           = func(e *Encoder, r *request.Request) { e.add(r.Args...) }
-	valueOnly          = func(e *Encoder, r *request.Request) { e.add(r.Value) }
-	keyAmount          = func(e *Encoder, r *request.Request) { e.add(r.Key); e.int(r.Amount) }
-	amountOnly         = func(e *Encoder, r *request.Request) { e.int(r.Amount) }
-	keyValueAndArgs    = func(e *Encoder, r *request.Request) { e.add(r.Key, r.Value); e.add(r.Args...) }
+	keyAndArgs         = func(e *Encoder, r *command.Request) { e.add(r.Key); e.add(r.Args...) }
+	keyOnly            = func(e *Encoder, r *command.Request) { e.add(r.Key) }
+	argsOnly           = func(e *Encoder, r *command.Request) { e.add(r.Args...) }
+	valueOnly          = func(e *Encoder, r *command.Request) { e.add(r.Value) }
+	keyAmount          = func(e *Encoder, r *command.Request) { e.add(r.Key); e.int(r.Amount) }
+	amountOnly         = func(e *Encoder, r *command.Request) { e.int(r.Amount) }
+	keyValueAndArgs    = func(e *Encoder, r *command.Request) { e.add(r.Key, r.Value); e.add(r.Args...) }
 	expireFlagWords    = [...]struct {
-		f request.Flags
+		f command.Flags
 		w []byte
-	}{{request.FlagNX, wNX}, {request.FlagXX, wXX}, {request.FlagGT, wGT}, {request.FlagLT, wLT}}
+	}{{command.FlagNX, wNX}, {command.FlagXX, wXX}, {command.FlagGT, wGT}, {command.FlagLT, wLT}}
 )
 
 func init() {
-	for _, op := range request.All() {
-		s := request.Lookup(op)
+	for _, op := range command.All() {
+		s := command.Lookup(op)
 		if s.Dispatch {
 			continue
 		}
@@ -86,40 +86,40 @@ func init() {
 			nameWords[op] = append(nameWords[op], []byte(strings.ToUpper(w)))
 		}
 	}
-	for op, f := range map[request.Op]func(*Encoder, *request.Request){
-		request.OpPing: argsOnly, request.OpEcho: valueOnly, request.OpGet: keyOnly, request.OpSet: encodeSet,
-		request.OpDel: keyAndArgs, request.OpExists: keyAndArgs, request.OpMGet: keyAndArgs,
-		request.OpExpire: encodeExpire, request.OpPExpire: encodeExpire, request.OpTTL: keyOnly,
-		request.OpPTTL: keyOnly, request.OpPersist: keyOnly, request.OpIncr: keyOnly, request.OpDecr: keyOnly,
-		request.OpType: keyOnly, request.OpIncrBy: keyAmount, request.OpDecrBy: keyAmount,
-		request.OpMSet: keyValueAndArgs, request.OpInfo: argsOnly, request.OpAuth: encodeAuth,
-		request.OpSelect: amountOnly, request.OpConfigGet: keyAndArgs, request.OpClientSetName: valueOnly,
-		request.OpClientSetInfo: func(e *Encoder, r *request.Request) { e.add(r.Key, r.Value) },
-		request.OpCommandDocs:   argsOnly, request.OpCommandInfo: argsOnly, request.OpCommandGetKeys: argsOnly,
-		request.OpCommandGetKeysAndFlags: argsOnly, request.OpCommandList: encodeCommandList,
-		request.OpHello: encodeHello,
-		request.OpSetNX: keyValue2, request.OpGetSet: keyValue2, request.OpAppend: keyValue2,
-		request.OpSetEX: encodeSetEx, request.OpPSetEX: encodeSetEx, request.OpGetDel: keyOnly,
-		request.OpGetEX: encodeGetEx, request.OpStrLen: keyOnly, request.OpGetRange: keyTwoInts,
-		request.OpSubstr: keyTwoInts, request.OpSetRange: func(e *Encoder, r *request.Request) { e.add(r.Key); e.int(r.Amount); e.add(r.Value) },
-		request.OpIncrByFloat: keyValue2, request.OpMSetNX: keyValueAndArgs, request.OpUnlink: keyAndArgs,
-		request.OpTouch: keyAndArgs, request.OpRename: keyAndArgs, request.OpRenameNX: keyAndArgs,
-		request.OpCopy: encodeCopy, request.OpExpireAt: encodeExpire, request.OpPExpireAt: encodeExpire,
-		request.OpExpireTime: keyOnly, request.OpPExpireTime: keyOnly, request.OpKeys: valueOnly,
-		request.OpScan: encodeScan, request.OpObjectEncoding: keyOnly, request.OpObjectFreq: keyOnly,
-		request.OpObjectIdleTime: keyOnly, request.OpObjectRefCount: keyOnly, request.OpMemoryUsage: keyOnly,
-		request.OpDump: keyOnly, request.OpRestore: encodeRestore,
-		request.OpSwapDB: func(e *Encoder, r *request.Request) { e.int(r.Amount); e.int(r.Amount2) },
-		request.OpMove:   keyAmount,
-		request.OpSetBit: keyTwoInts, request.OpGetBit: keyAmount, request.OpBitCount: encodeBitCount,
-		request.OpBitPos: encodeBitPos, request.OpBitOp: encodeBitOp, request.OpBitField: encodeBitField,
-		request.OpBitFieldRO: encodeBitField, request.OpLCS: encodeLCS, request.OpWatch: keyAndArgs,
-		request.OpClientList: encodeClientList, request.OpClientKill: encodeClientKill,
-		request.OpClientNoEvict: encodeOnOff, request.OpClientNoTouch: encodeOnOff,
-		request.OpClientPause: encodeClientPause, request.OpClientReply: encodeClientReply,
-		request.OpClientTracking: encodeClientTracking, request.OpClientCaching: valueOnly,
-		request.OpClientUnblock: amountOnly, request.OpWait: func(e *Encoder, r *request.Request) { e.int(r.Amount); e.int(r.Amount2) },
-		request.OpConfigSet: keyValueAndArgs, request.OpFunctionList: encodeFunctionList,
+	for op, f := range map[command.Op]func(*Encoder, *command.Request){
+		command.OpPing: argsOnly, command.OpEcho: valueOnly, command.OpGet: keyOnly, command.OpSet: encodeSet,
+		command.OpDel: keyAndArgs, command.OpExists: keyAndArgs, command.OpMGet: keyAndArgs,
+		command.OpExpire: encodeExpire, command.OpPExpire: encodeExpire, command.OpTTL: keyOnly,
+		command.OpPTTL: keyOnly, command.OpPersist: keyOnly, command.OpIncr: keyOnly, command.OpDecr: keyOnly,
+		command.OpType: keyOnly, command.OpIncrBy: keyAmount, command.OpDecrBy: keyAmount,
+		command.OpMSet: keyValueAndArgs, command.OpInfo: argsOnly, command.OpAuth: encodeAuth,
+		command.OpSelect: amountOnly, command.OpConfigGet: keyAndArgs, command.OpClientSetName: valueOnly,
+		command.OpClientSetInfo: func(e *Encoder, r *command.Request) { e.add(r.Key, r.Value) },
+		command.OpCommandDocs:   argsOnly, command.OpCommandInfo: argsOnly, command.OpCommandGetKeys: argsOnly,
+		command.OpCommandGetKeysAndFlags: argsOnly, command.OpCommandList: encodeCommandList,
+		command.OpHello: encodeHello,
+		command.OpSetNX: keyValue2, command.OpGetSet: keyValue2, command.OpAppend: keyValue2,
+		command.OpSetEX: encodeSetEx, command.OpPSetEX: encodeSetEx, command.OpGetDel: keyOnly,
+		command.OpGetEX: encodeGetEx, command.OpStrLen: keyOnly, command.OpGetRange: keyTwoInts,
+		command.OpSubstr: keyTwoInts, command.OpSetRange: func(e *Encoder, r *command.Request) { e.add(r.Key); e.int(r.Amount); e.add(r.Value) },
+		command.OpIncrByFloat: keyValue2, command.OpMSetNX: keyValueAndArgs, command.OpUnlink: keyAndArgs,
+		command.OpTouch: keyAndArgs, command.OpRename: keyAndArgs, command.OpRenameNX: keyAndArgs,
+		command.OpCopy: encodeCopy, command.OpExpireAt: encodeExpire, command.OpPExpireAt: encodeExpire,
+		command.OpExpireTime: keyOnly, command.OpPExpireTime: keyOnly, command.OpKeys: valueOnly,
+		command.OpScan: encodeScan, command.OpObjectEncoding: keyOnly, command.OpObjectFreq: keyOnly,
+		command.OpObjectIdleTime: keyOnly, command.OpObjectRefCount: keyOnly, command.OpMemoryUsage: keyOnly,
+		command.OpDump: keyOnly, command.OpRestore: encodeRestore,
+		command.OpSwapDB: func(e *Encoder, r *command.Request) { e.int(r.Amount); e.int(r.Amount2) },
+		command.OpMove:   keyAmount,
+		command.OpSetBit: keyTwoInts, command.OpGetBit: keyAmount, command.OpBitCount: encodeBitCount,
+		command.OpBitPos: encodeBitPos, command.OpBitOp: encodeBitOp, command.OpBitField: encodeBitField,
+		command.OpBitFieldRO: encodeBitField, command.OpLCS: encodeLCS, command.OpWatch: keyAndArgs,
+		command.OpClientList: encodeClientList, command.OpClientKill: encodeClientKill,
+		command.OpClientNoEvict: encodeOnOff, command.OpClientNoTouch: encodeOnOff,
+		command.OpClientPause: encodeClientPause, command.OpClientReply: encodeClientReply,
+		command.OpClientTracking: encodeClientTracking, command.OpClientCaching: valueOnly,
+		command.OpClientUnblock: amountOnly, command.OpWait: func(e *Encoder, r *command.Request) { e.int(r.Amount); e.int(r.Amount2) },
+		command.OpConfigSet: keyValueAndArgs, command.OpFunctionList: encodeFunctionList,
 	} {
 		encoders[op] = f
 	}
@@ -129,11 +129,11 @@ var (
 	wPersist, wReplace, wDB, wAbsTTL = word("PERSIST"), word("REPLACE"), word("DB"), word("ABSTTL")
 	wNotInteger                      = word("not-an-integer") // RESTORE's ttl when it was not one
 	wMatch, wCount, wType            = word("MATCH"), word("COUNT"), word("TYPE")
-	keyValue2                        = func(e *Encoder, r *request.Request) { e.add(r.Key, r.Value) }
-	keyTwoInts                       = func(e *Encoder, r *request.Request) { e.add(r.Key); e.int(r.Amount); e.int(r.Amount2) }
+	keyValue2                        = func(e *Encoder, r *command.Request) { e.add(r.Key, r.Value) }
+	keyTwoInts                       = func(e *Encoder, r *command.Request) { e.add(r.Key); e.int(r.Amount); e.int(r.Amount2) }
 )
 
-func encodeSetEx(e *Encoder, r *request.Request) {
+func encodeSetEx(e *Encoder, r *command.Request) {
 	e.add(r.Key)
 	if r.Expire == RestoreTTLNotInteger {
 		e.add(wNotInteger)
@@ -143,74 +143,74 @@ func encodeSetEx(e *Encoder, r *request.Request) {
 	e.add(r.Value)
 }
 
-func encodeGetEx(e *Encoder, r *request.Request) {
+func encodeGetEx(e *Encoder, r *command.Request) {
 	e.add(r.Key)
 	switch {
-	case r.Expiry == request.ExpiryPersist:
+	case r.Expiry == command.ExpiryPersist:
 		e.add(wPersist)
-	case r.Expiry != request.ExpiryNone && int(r.Expiry) < len(expiryWords):
+	case r.Expiry != command.ExpiryNone && int(r.Expiry) < len(expiryWords):
 		e.add(expiryWords[r.Expiry])
 		e.int(r.Expire)
 	}
 }
 
-func encodeCopy(e *Encoder, r *request.Request) {
+func encodeCopy(e *Encoder, r *command.Request) {
 	e.add(r.Key)
 	e.add(r.Args...)
-	if r.Flags&request.FlagDB != 0 {
+	if r.Flags&command.FlagDB != 0 {
 		e.add(wDB)
 		e.int(r.Amount)
 	}
-	if r.Flags&request.FlagReplace != 0 {
+	if r.Flags&command.FlagReplace != 0 {
 		e.add(wReplace)
 	}
 }
 
-func encodeScan(e *Encoder, r *request.Request) {
+func encodeScan(e *Encoder, r *command.Request) {
 	start := len(e.num)
 	e.num = strconv.AppendUint(e.num, uint64(r.Amount), 10)
 	e.words = append(e.words, e.num[start:len(e.num):len(e.num)])
-	if r.Flags&request.FlagMatch != 0 {
+	if r.Flags&command.FlagMatch != 0 {
 		e.add(wMatch, r.Value)
 	}
 	if r.Amount2 > 0 {
 		e.add(wCount)
 		e.int(r.Amount2)
 	}
-	if r.Flags&request.FlagType != 0 && len(r.Args) > 0 {
+	if r.Flags&command.FlagType != 0 && len(r.Args) > 0 {
 		e.add(wType, r.Args[0])
 	}
 }
 
-func encodeRestore(e *Encoder, r *request.Request) {
+func encodeRestore(e *Encoder, r *command.Request) {
 	e.add(r.Key)
 	e.int(r.Expire)
 	e.add(r.Value)
-	if r.Flags&request.FlagReplace != 0 {
+	if r.Flags&command.FlagReplace != 0 {
 		e.add(wReplace)
 	}
-	if r.Expiry == request.ExpiryPXAT {
+	if r.Expiry == command.ExpiryPXAT {
 		e.add(wAbsTTL)
 	}
 }
 
-func encodeSet(e *Encoder, r *request.Request) {
+func encodeSet(e *Encoder, r *command.Request) {
 	e.add(r.Key, r.Value)
 	for _, fw := range [...]struct {
-		f request.Flags
+		f command.Flags
 		w []byte
-	}{{request.FlagNX, wNX}, {request.FlagXX, wXX}, {request.FlagKeepTTL, wKeepTTL}, {request.FlagGet, wGet}} {
+	}{{command.FlagNX, wNX}, {command.FlagXX, wXX}, {command.FlagKeepTTL, wKeepTTL}, {command.FlagGet, wGet}} {
 		if r.Flags&fw.f != 0 {
 			e.add(fw.w)
 		}
 	}
-	if r.Expiry != request.ExpiryNone && int(r.Expiry) < len(expiryWords) {
+	if r.Expiry != command.ExpiryNone && int(r.Expiry) < len(expiryWords) {
 		e.add(expiryWords[r.Expiry])
 		e.int(r.Expire)
 	}
 }
 
-func encodeExpire(e *Encoder, r *request.Request) {
+func encodeExpire(e *Encoder, r *command.Request) {
 	e.add(r.Key)
 	e.int(r.Amount)
 	for _, fw := range expireFlagWords {
@@ -220,28 +220,28 @@ func encodeExpire(e *Encoder, r *request.Request) {
 	}
 }
 
-func encodeAuth(e *Encoder, r *request.Request) {
+func encodeAuth(e *Encoder, r *command.Request) {
 	if len(r.Key) > 0 {
 		e.add(r.Key)
 	}
 	e.add(r.Value)
 }
 
-func encodeCommandList(e *Encoder, r *request.Request) {
+func encodeCommandList(e *Encoder, r *command.Request) {
 	if r.Amount > 0 && int(r.Amount) < len(listFilterWords) {
 		e.add(wFilterBy, listFilterWords[r.Amount], r.Value)
 	}
 }
 
-func encodeHello(e *Encoder, r *request.Request) {
+func encodeHello(e *Encoder, r *command.Request) {
 	if r.Amount == 0 {
 		return
 	}
 	e.int(r.Amount)
-	if r.Flags&request.FlagHelloAuth != 0 {
+	if r.Flags&command.FlagHelloAuth != 0 {
 		e.add(wAuth, r.Key, r.Value)
 	}
-	if r.Flags&request.FlagHelloSetName != 0 && len(r.Args) > 0 {
+	if r.Flags&command.FlagHelloSetName != 0 && len(r.Args) > 0 {
 		e.add(wSetName, r.Args[0])
 	}
 }
@@ -261,27 +261,27 @@ func (e *Encoder) text(f func([]byte) []byte) {
 	e.words = append(e.words, e.num[start:len(e.num):len(e.num)])
 }
 
-func encodeBitCount(e *Encoder, r *request.Request) {
+func encodeBitCount(e *Encoder, r *command.Request) {
 	e.add(r.Key)
-	if r.Flags&request.FlagStart != 0 {
+	if r.Flags&command.FlagStart != 0 {
 		e.int(r.Amount)
 		e.int(r.Amount2)
-		if r.Flags&request.FlagBit != 0 {
+		if r.Flags&command.FlagBit != 0 {
 			e.add(wBit)
 		}
 	}
 }
 
-func encodeBitPos(e *Encoder, r *request.Request) {
+func encodeBitPos(e *Encoder, r *command.Request) {
 	e.add(r.Key)
-	e.int(b2i(r.Flags&request.FlagOne != 0))
-	if r.Flags&request.FlagStart == 0 {
+	e.int(b2i(r.Flags&command.FlagOne != 0))
+	if r.Flags&command.FlagStart == 0 {
 		return
 	}
 	e.int(r.Amount)
-	if r.Flags&request.FlagEnd != 0 {
+	if r.Flags&command.FlagEnd != 0 {
 		e.int(r.Amount2)
-		if r.Flags&request.FlagBit != 0 {
+		if r.Flags&command.FlagBit != 0 {
 			e.add(wBit)
 		}
 	}
@@ -294,7 +294,7 @@ func b2i(b bool) int64 {
 	return 0
 }
 
-func encodeBitOp(e *Encoder, r *request.Request) {
+func encodeBitOp(e *Encoder, r *command.Request) {
 	if r.Amount >= 0 && int(r.Amount) < len(bitOpWords) {
 		e.add(bitOpWords[r.Amount])
 	}
@@ -302,11 +302,11 @@ func encodeBitOp(e *Encoder, r *request.Request) {
 	e.add(r.Args...)
 }
 
-func encodeBitField(e *Encoder, r *request.Request) {
+func encodeBitField(e *Encoder, r *command.Request) {
 	e.add(r.Key)
-	overflow := uint8(request.BitWrap)
+	overflow := uint8(command.BitWrap)
 	for _, rec := range r.Args {
-		op, ok := request.ParseBitFieldOp(rec)
+		op, ok := command.ParseBitFieldOp(rec)
 		if !ok {
 			continue
 		}
@@ -324,26 +324,26 @@ func encodeBitField(e *Encoder, r *request.Request) {
 			return strconv.AppendUint(b, uint64(op.Bits), 10)
 		})
 		e.text(func(b []byte) []byte { return strconv.AppendUint(b, op.Offset, 10) })
-		if op.Kind != request.BitGet {
+		if op.Kind != command.BitGet {
 			e.int(op.Value)
 		}
 	}
 }
 
-func encodeLCS(e *Encoder, r *request.Request) {
+func encodeLCS(e *Encoder, r *command.Request) {
 	e.add(r.Key)
 	e.add(r.Args...)
-	if r.Flags&request.FlagLen != 0 {
+	if r.Flags&command.FlagLen != 0 {
 		e.add(wLen)
 	}
-	if r.Flags&request.FlagIdx != 0 {
+	if r.Flags&command.FlagIdx != 0 {
 		e.add(wIdx)
 	}
 	if r.Amount > 0 {
 		e.add(wMinMatchLen)
 		e.int(r.Amount)
 	}
-	if r.Flags&request.FlagWithMatchLen != 0 {
+	if r.Flags&command.FlagWithMatchLen != 0 {
 		e.add(wWithMatchLen)
 	}
 }
@@ -356,13 +356,13 @@ var (
 	replyWords               = [...][]byte{wOn, wOff, wSkip}
 )
 
-func encodeOnOff(e *Encoder, r *request.Request) {
+func encodeOnOff(e *Encoder, r *command.Request) {
 	if r.Amount == 0 || r.Amount == 1 {
 		e.add(onOffWords[r.Amount])
 	}
 }
 
-func encodeClientList(e *Encoder, r *request.Request) {
+func encodeClientList(e *Encoder, r *command.Request) {
 	if len(r.Value) > 0 {
 		e.add(wTypeList, r.Value)
 		return
@@ -377,33 +377,33 @@ func encodeClientList(e *Encoder, r *request.Request) {
 	}
 }
 
-func encodeClientKill(e *Encoder, r *request.Request) {
-	if r.Flags&request.FlagKillAddr != 0 {
+func encodeClientKill(e *Encoder, r *command.Request) {
+	if r.Flags&command.FlagKillAddr != 0 {
 		e.add(r.Value)
 		return
 	}
 	e.add(r.Args...)
 }
 
-func encodeClientPause(e *Encoder, r *request.Request) {
+func encodeClientPause(e *Encoder, r *command.Request) {
 	e.int(r.Amount)
-	if r.Flags&request.FlagPauseWrite != 0 {
+	if r.Flags&command.FlagPauseWrite != 0 {
 		e.add(wWrite)
 	}
 }
 
-func encodeClientReply(e *Encoder, r *request.Request) {
+func encodeClientReply(e *Encoder, r *command.Request) {
 	if r.Amount >= 0 && int(r.Amount) < len(replyWords) {
 		e.add(replyWords[r.Amount])
 	}
 }
 
-func encodeClientTracking(e *Encoder, r *request.Request) {
+func encodeClientTracking(e *Encoder, r *command.Request) {
 	encodeOnOff(e, r)
 	e.add(r.Args...)
 }
 
-func encodeFunctionList(e *Encoder, r *request.Request) {
+func encodeFunctionList(e *Encoder, r *command.Request) {
 	if len(r.Value) > 0 {
 		e.add(wLibraryName, r.Value)
 	}

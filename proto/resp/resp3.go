@@ -4,7 +4,7 @@ import "strconv"
 
 // RESP3 reply encoders, for clients that switched protocol with HELLO 3.
 // Redis sends these types only to such clients; a RESP2 client gets each
-// one's RESP2 form (see package reply's Downgrade).
+// one's RESP2 form (see package command's Downgrade).
 
 // AppendMap appends a map header for n key/value pairs, which the caller
 // appends next: %n\r\n.

@@ -12,17 +12,17 @@
 // schema version 2); an answer as a Reply, or an ArrayReply for
 // aggregates, whose items are the elements in pre-order (a nested array,
 // map or set is followed by its elements). The Go values are the
-// protocol-neutral request.Request and reply.Reply, plain values whose
+// protocol-neutral command.Request and command.Reply, plain values whose
 // byte slices point into the buffer they were decoded from; a Codec holds
 // the generated flyweights so that encoding and decoding allocate nothing:
 //
 //	var c sbe.Codec
-//	req := request.Request{CorrelationID: 7, Op: request.OpSet, Key: k, Value: v,
-//		Expiry: request.ExpiryPX, Expire: 1500}
+//	req := command.Request{CorrelationID: 7, Op: command.OpSet, Key: k, Value: v,
+//		Expiry: command.ExpiryPX, Expire: 1500}
 //	buf = c.AppendRequest(buf[:0], &req)       // bare message (ring, Aeron)
 //	buf = sbe.AppendFramed(buf[:0], &c, &req)  // SOFH-framed (sockets)
 //
-//	var rep reply.Reply
+//	var rep command.Reply
 //	err := c.DecodeReply(msg, &rep)            // rep.Value points into msg
 //
 // # Versions

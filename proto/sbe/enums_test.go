@@ -14,8 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto/sbe/goblinsbe"
-	"github.com/goblin-kv/goblin/reply"
 )
 
 // The Go types whose values travel on the SBE wire as themselves, and how
@@ -39,7 +39,7 @@ var (
 	}
 	// opNotInSchema are the Ops that never travel over SBE: OpNone, the
 	// zero value, which is no command (the schema's null Op is 255); and
-	// cluster mode's commands, which are RESP only (request/table.go).
+	// cluster mode's commands, which are RESP only (command/table.go).
 	opNotInSchema = names("OpNone",
 		"OpCluster", "OpClusterSlots", "OpClusterShards", "OpClusterNodes", "OpClusterMyID",
 		"OpClusterMyShardID", "OpClusterInfo", "OpClusterKeySlot", "OpClusterCountKeysInSlot",
@@ -50,7 +50,7 @@ var (
 		"OpClusterTargets")
 	// kindStringShort are the kinds whose String is the plain word, not
 	// the schema's longer spelling (client errors print it).
-	kindStringShort = map[reply.Kind]string{reply.Map: "map", reply.Double: "double", reply.Boolean: "boolean"}
+	kindStringShort = map[command.Kind]string{command.Map: "map", command.Double: "double", command.Boolean: "boolean"}
 )
 
 func names(n ...string) map[string]bool {
@@ -61,16 +61,15 @@ func names(n ...string) map[string]bool {
 	return m
 }
 
-// TestEnumsMatchSchema pins request.Op, request.Expiry, reply.Kind and
-// reply.Status to the schema's enums, both ways: every Go constant is the
+// TestEnumsMatchSchema pins command.Op, command.Expiry, command.Kind and
+// command.Status to the schema's enums, both ways: every Go constant is the
 // schema's value of the same name (or is a listed exception), and every
 // schema value is a Go constant. It also checks that the generated code's
 // lookups know exactly the schema's values, so a schema edited without
 // `make generate` fails here too.
 func TestEnumsMatchSchema(t *testing.T) {
 	schema := readSchemaEnums(t, filepath.Join("..", "..", "schemas", "goblin.xml"))
-	reqConsts := goConsts(t, filepath.Join("..", "..", "request"))
-	replyConsts := goConsts(t, filepath.Join("..", "..", "reply"))
+	consts := goConsts(t, filepath.Join("..", "..", "command"))
 
 	gen := map[string]map[uint64]string{"Op": {}, "Expiry": {}, "Kind": {}, "Status": {}}
 	for v := 0; v < 255; v++ { // 255 is each enum's NULL_VALUE
@@ -94,10 +93,10 @@ func TestEnumsMatchSchema(t *testing.T) {
 		renamed      map[string]string
 		notInSchema  map[string]bool
 	}{
-		{"Op", "Op", reqConsts["Op"], opRenamed, opNotInSchema},
-		{"Expiry", "Expiry", reqConsts["Expiry"], nil, nil},
-		{"Kind", "", replyConsts["Kind"], kindRenamed, nil},
-		{"Status", "", replyConsts["Status"], nil, nil},
+		{"Op", "Op", consts["Op"], opRenamed, opNotInSchema},
+		{"Expiry", "Expiry", consts["Expiry"], nil, nil},
+		{"Kind", "", consts["Kind"], kindRenamed, nil},
+		{"Status", "", consts["Status"], nil, nil},
 	} {
 		t.Run(c.enum, func(t *testing.T) {
 			byValue := schema[c.enum]
@@ -163,16 +162,16 @@ func TestEnumsMatchSchema(t *testing.T) {
 	// Status and Kind name themselves as the schema does (but for the
 	// listed kinds).
 	for v, name := range schema["Status"] {
-		if got := reply.Status(v).String(); got != name {
-			t.Errorf("reply.Status(%d).String() = %q, the schema's name is %q", v, got, name)
+		if got := command.Status(v).String(); got != name {
+			t.Errorf("command.Status(%d).String() = %q, the schema's name is %q", v, got, name)
 		}
 	}
 	for v, name := range schema["Kind"] {
-		if short, ok := kindStringShort[reply.Kind(v)]; ok {
+		if short, ok := kindStringShort[command.Kind(v)]; ok {
 			name = short
 		}
-		if got := reply.Kind(v).String(); got != name {
-			t.Errorf("reply.Kind(%d).String() = %q, want %q", v, got, name)
+		if got := command.Kind(v).String(); got != name {
+			t.Errorf("command.Kind(%d).String() = %q, want %q", v, got, name)
 		}
 	}
 }

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto/sbe/goblinsbe"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 )
 
 // Identity of the schema this package was generated from.
@@ -18,19 +17,19 @@ const (
 )
 
 // allFlags are the bits of the schema's SetFlags set.
-const allFlags = request.FlagNX | request.FlagXX | request.FlagKeepTTL | request.FlagGet | request.FlagGT | request.FlagLT
+const allFlags = command.FlagNX | command.FlagXX | command.FlagKeepTTL | command.FlagGet | command.FlagGT | command.FlagLT
 
 // multi reports whether r needs a MultiRequest: further arguments, or a
 // second integer (amount2, since version 2).
-func multi(r *request.Request) bool { return len(r.Args) > 0 || r.Amount2 != 0 }
+func multi(r *command.Request) bool { return len(r.Args) > 0 || r.Amount2 != 0 }
 
 // multiRequestBlockV1 is MultiRequest's block length in schema version 1,
 // before amount2: a version 1 message's block may be that short.
 const multiRequestBlockV1 = 27
 
 // compactPing reports whether r is encoded as a Ping message.
-func compactPing(r *request.Request) bool {
-	return r.Compact && r.Op == request.OpPing && len(r.Key) == 0 && len(r.Value) == 0 && len(r.Args) == 0
+func compactPing(r *command.Request) bool {
+	return r.Compact && r.Op == command.OpPing && len(r.Key) == 0 && len(r.Value) == 0 && len(r.Args) == 0
 }
 
 // txtPong is the value a decoded Pong carries. Its capacity is its length,
@@ -38,7 +37,7 @@ func compactPing(r *request.Request) bool {
 var txtPong = []byte("PONG")[:4:4]
 
 // compactPong reports whether r is encoded as a Pong message.
-func compactPong(r *reply.Reply) bool { return r.Compact && r.IsPong() }
+func compactPong(r *command.Reply) bool { return r.Compact && r.IsPong() }
 
 // Errors returned by the decoders; each wraps ErrMalformed or is it.
 var (
@@ -88,7 +87,7 @@ const compactLen = headerLen + int(goblinsbe.PingSbeBlockLength)
 // RequestLen is the encoded length of r (without SOFH): a Request message,
 // a MultiRequest when r has Args or Amount2, or a Ping (see
 // Request.Compact).
-func RequestLen(r *request.Request) int {
+func RequestLen(r *command.Request) int {
 	if compactPing(r) {
 		return compactLen
 	}
@@ -105,7 +104,7 @@ func RequestLen(r *request.Request) int {
 // ReplyLen is the encoded length of r (without SOFH): a Reply message, an
 // ArrayReply when r is an aggregate (array, map or set; its Value is not
 // sent), or a Pong (see Reply.Compact).
-func ReplyLen(r *reply.Reply) int {
+func ReplyLen(r *command.Reply) int {
 	if compactPong(r) {
 		return compactLen
 	}
@@ -143,22 +142,22 @@ func grow(dst []byte, n int) ([]byte, int) {
 }
 
 // flagBits encodes Flags with the generated set's accessors.
-func flagBits(f request.Flags) uint8 {
+func flagBits(f command.Flags) uint8 {
 	var fs goblinsbe.SetFlags
 	var b uint8
-	b = fs.SetNxValue(b, f&request.FlagNX != 0)
-	b = fs.SetXxValue(b, f&request.FlagXX != 0)
-	b = fs.SetKeepTtlValue(b, f&request.FlagKeepTTL != 0)
-	b = fs.SetGetValue(b, f&request.FlagGet != 0)
-	b = fs.SetGtValue(b, f&request.FlagGT != 0)
-	b = fs.SetLtValue(b, f&request.FlagLT != 0)
+	b = fs.SetNxValue(b, f&command.FlagNX != 0)
+	b = fs.SetXxValue(b, f&command.FlagXX != 0)
+	b = fs.SetKeepTtlValue(b, f&command.FlagKeepTTL != 0)
+	b = fs.SetGetValue(b, f&command.FlagGet != 0)
+	b = fs.SetGtValue(b, f&command.FlagGT != 0)
+	b = fs.SetLtValue(b, f&command.FlagLT != 0)
 	return b
 }
 
 // AppendRequest appends r encoded as a bare SBE message to dst: a Request,
 // or a MultiRequest when r has Args or Amount2. It panics if r has more than 65534
 // Args (programmer error; the client library checks first).
-func (c *Codec) AppendRequest(dst []byte, r *request.Request) []byte {
+func (c *Codec) AppendRequest(dst []byte, r *command.Request) []byte {
 	n := RequestLen(r)
 	dst, off := grow(dst, n)
 	return c.requestAt(dst, off, n, r)
@@ -166,14 +165,14 @@ func (c *Codec) AppendRequest(dst []byte, r *request.Request) []byte {
 
 // AppendFramedRequest appends r as a SOFH-framed message, the form stream
 // transports carry.
-func (c *Codec) AppendFramedRequest(dst []byte, r *request.Request) []byte {
+func (c *Codec) AppendFramedRequest(dst []byte, r *command.Request) []byte {
 	n := RequestLen(r)
 	dst, off := growFramed(dst, n)
 	return c.requestAt(dst, off, n, r)
 }
 
 // requestAt encodes r into the n bytes of dst at off.
-func (c *Codec) requestAt(dst []byte, off, n int, r *request.Request) []byte {
+func (c *Codec) requestAt(dst []byte, off, n int, r *command.Request) []byte {
 	if multi(r) {
 		return c.appendMulti(dst, off, n, r)
 	}
@@ -202,7 +201,7 @@ func putVar(dst []byte, pos int, v []byte) int {
 	return pos + varHdrLen + copy(dst[pos+varHdrLen:], v)
 }
 
-func (c *Codec) appendMulti(dst []byte, off, n int, r *request.Request) []byte {
+func (c *Codec) appendMulti(dst []byte, off, n int, r *command.Request) []byte {
 	if len(r.Args) > maxGroup {
 		panic(ErrTooManyItems)
 	}
@@ -229,7 +228,7 @@ func (c *Codec) appendMulti(dst []byte, off, n int, r *request.Request) []byte {
 // AppendReply appends r encoded as a bare SBE message to dst: a Reply, or
 // an ArrayReply when r is an aggregate. It panics if r has more than 65534
 // Items.
-func (c *Codec) AppendReply(dst []byte, r *reply.Reply) []byte {
+func (c *Codec) AppendReply(dst []byte, r *command.Reply) []byte {
 	n := ReplyLen(r)
 	dst, off := grow(dst, n)
 	return c.replyAt(dst, off, n, r)
@@ -237,14 +236,14 @@ func (c *Codec) AppendReply(dst []byte, r *reply.Reply) []byte {
 
 // AppendFramedReply appends r as a SOFH-framed message, the form stream
 // transports carry.
-func (c *Codec) AppendFramedReply(dst []byte, r *reply.Reply) []byte {
+func (c *Codec) AppendFramedReply(dst []byte, r *command.Reply) []byte {
 	n := ReplyLen(r)
 	dst, off := growFramed(dst, n)
 	return c.replyAt(dst, off, n, r)
 }
 
 // replyAt encodes r into the n bytes of dst at off.
-func (c *Codec) replyAt(dst []byte, off, n int, r *reply.Reply) []byte {
+func (c *Codec) replyAt(dst []byte, off, n int, r *command.Reply) []byte {
 	if r.Kind.Aggregate() {
 		return c.appendArray(dst, off, n, r)
 	}
@@ -261,7 +260,7 @@ func (c *Codec) replyAt(dst []byte, off, n int, r *reply.Reply) []byte {
 	return dst
 }
 
-func (c *Codec) appendArray(dst []byte, off, n int, r *reply.Reply) []byte {
+func (c *Codec) appendArray(dst []byte, off, n int, r *command.Reply) []byte {
 	if len(r.Items) > maxGroup {
 		panic(ErrTooManyItems)
 	}
@@ -370,12 +369,12 @@ var recoveredPanics atomic.Int64
 // DecodeRequest decodes the bare Request, MultiRequest or Ping message msg
 // into r (a Ping becomes a PING with r.Compact set). r.Key, r.Value and r.Args point into msg; r.Args reuses its backing
 // array. Bytes after the message's end are ignored.
-func (c *Codec) DecodeRequest(msg []byte, r *request.Request) (err error) {
+func (c *Codec) DecodeRequest(msg []byte, r *command.Request) (err error) {
 	_, err = c.decodeRequest(msg, r)
 	return err
 }
 
-func (c *Codec) decodeRequest(msg []byte, r *request.Request) (end uint64, err error) {
+func (c *Codec) decodeRequest(msg []byte, r *command.Request) (end uint64, err error) {
 	template, block, version, err := header(msg)
 	if err != nil {
 		return 0, err
@@ -387,7 +386,7 @@ func (c *Codec) decodeRequest(msg []byte, r *request.Request) (end uint64, err e
 	case templatePing:
 		var m goblinsbe.Ping
 		m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
-		*r = request.Request{CorrelationID: m.CorrelationId(), Op: request.OpPing, Args: r.Args, Compact: true, Version: uint16(version)}
+		*r = command.Request{CorrelationID: m.CorrelationId(), Op: command.OpPing, Args: r.Args, Compact: true, Version: uint16(version)}
 		return uint64(headerLen) + block, nil
 	case templateRequest:
 		// No recover needed: header checked that the block fits, and the
@@ -413,12 +412,12 @@ func (c *Codec) decodeRequest(msg []byte, r *request.Request) (end uint64, err e
 
 // setFixed sets the fixed fields a Request and a MultiRequest share (and
 // Amount2 to zero, the MultiRequest's own to read after). It is inlined.
-func setFixed(r *request.Request, corr uint64, op goblinsbe.Op, flags uint8, expiry goblinsbe.Expiry, expire, amount int64) {
-	r.CorrelationID, r.Op, r.Flags = corr, request.Op(op), request.Flags(flags)&allFlags
-	r.Expiry, r.Expire, r.Amount, r.Amount2 = request.Expiry(expiry), expire, amount, 0
+func setFixed(r *command.Request, corr uint64, op goblinsbe.Op, flags uint8, expiry goblinsbe.Expiry, expire, amount int64) {
+	r.CorrelationID, r.Op, r.Flags = corr, command.Op(op), command.Flags(flags)&allFlags
+	r.Expiry, r.Expire, r.Amount, r.Amount2 = command.Expiry(expiry), expire, amount, 0
 }
 
-func (c *Codec) decodeMulti(msg []byte, block, version uint64, r *request.Request) (end uint64, err error) {
+func (c *Codec) decodeMulti(msg []byte, block, version uint64, r *command.Request) (end uint64, err error) {
 	defer recoverMalformed(&err)
 	m := &c.mreq
 	m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
@@ -457,12 +456,12 @@ func (c *Codec) decodeMulti(msg []byte, block, version uint64, r *request.Reques
 // r (a Pong becomes the simple reply PONG with r.Compact set).
 // r.Value and the items' values point into msg; r.Items reuses its backing
 // array.
-func (c *Codec) DecodeReply(msg []byte, r *reply.Reply) (err error) {
+func (c *Codec) DecodeReply(msg []byte, r *command.Reply) (err error) {
 	_, err = c.decodeReply(msg, r)
 	return err
 }
 
-func (c *Codec) decodeReply(msg []byte, r *reply.Reply) (end uint64, err error) {
+func (c *Codec) decodeReply(msg []byte, r *command.Reply) (end uint64, err error) {
 	template, block, version, err := header(msg)
 	if err != nil {
 		return 0, err
@@ -474,14 +473,14 @@ func (c *Codec) decodeReply(msg []byte, r *reply.Reply) (end uint64, err error) 
 	case templatePong:
 		var m goblinsbe.Pong
 		m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
-		*r = reply.Reply{CorrelationID: m.CorrelationId(), Status: reply.OK, Kind: reply.Simple, Value: txtPong, Items: r.Items, Compact: true}
+		*r = command.Reply{CorrelationID: m.CorrelationId(), Status: command.OK, Kind: command.Simple, Value: txtPong, Items: r.Items, Compact: true}
 		return uint64(headerLen) + block, nil
 	case templateReply:
 		var m goblinsbe.Reply
 		m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
 		r.CorrelationID = m.CorrelationId()
-		r.Status = reply.Status(m.Status())
-		r.Kind = reply.Kind(m.Kind())
+		r.Status = command.Status(m.Status())
+		r.Kind = command.Kind(m.Kind())
 		r.Integer = m.Integer()
 		pos := m.SbePosition()
 		v, ok := varData(msg, pos)
@@ -499,13 +498,13 @@ func (c *Codec) decodeReply(msg []byte, r *reply.Reply) (end uint64, err error) 
 	return 0, ErrWrongTemplate
 }
 
-func (c *Codec) decodeArray(msg []byte, block, version uint64, r *reply.Reply) (end uint64, err error) {
+func (c *Codec) decodeArray(msg []byte, block, version uint64, r *command.Reply) (end uint64, err error) {
 	defer recoverMalformed(&err)
 	m := &c.arep
 	m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
 	r.CorrelationID = m.CorrelationId()
-	r.Status = reply.Status(m.Status())
-	r.Kind = reply.Kind(m.Kind())
+	r.Status = command.Status(m.Status())
+	r.Kind = command.Kind(m.Kind())
 	r.Integer = m.Integer()
 	gbl, ok := groupFits(msg, m.SbePosition())
 	if !ok {
@@ -520,7 +519,7 @@ func (c *Codec) decodeArray(msg []byte, block, version uint64, r *reply.Reply) (
 			return 0, ErrTruncated
 		}
 		g.Next()
-		it := reply.Item{Kind: reply.Kind(g.Kind()), Integer: g.Integer()}
+		it := command.Item{Kind: command.Kind(g.Kind()), Integer: g.Integer()}
 		v, ok := varData(msg, g.SbePosition())
 		if !ok {
 			return 0, ErrTruncated
@@ -529,13 +528,13 @@ func (c *Codec) decodeArray(msg []byte, block, version uint64, r *reply.Reply) (
 		r.Items = append(r.Items, it)
 		g.SkipItem()
 	}
-	if !r.Kind.Aggregate() || (version < 2 && r.Kind != reply.Array) {
+	if !r.Kind.Aggregate() || (version < 2 && r.Kind != command.Array) {
 		return 0, fmt.Errorf("%w: ArrayReply of kind %d", ErrMalformed, r.Kind)
 	}
 	// Since version 2 the items are nested in pre-order and must add up to
 	// the root's count exactly; version 1's are one flat level (an array
 	// item was an empty nested array).
-	if version >= 2 && !reply.Walk(r.Kind, r.Integer, r.Items) {
+	if version >= 2 && !command.Walk(r.Kind, r.Integer, r.Items) {
 		return 0, fmt.Errorf("%w: ArrayReply items do not match their counts", ErrMalformed)
 	}
 	if version < 2 {
@@ -559,10 +558,10 @@ func (c *Codec) MessageLen(msg []byte) (int, error) {
 	var end uint64
 	switch t {
 	case templateRequest, templateMultiRequest, templatePing:
-		var r request.Request
+		var r command.Request
 		end, err = c.decodeRequest(msg, &r)
 	default:
-		var r reply.Reply
+		var r command.Reply
 		end, err = c.decodeReply(msg, &r)
 	}
 	return int(end), err

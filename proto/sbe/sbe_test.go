@@ -12,22 +12,21 @@ import (
 
 	"github.com/goblin-kv/goblin/internal/hexfile"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto/sbe/goblinsbe"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 )
 
 func TestFlagsMatchSchema(t *testing.T) {
 	var f goblinsbe.SetFlags
 	for _, c := range []struct {
 		got  uint8
-		want request.Flags
+		want command.Flags
 	}{
-		{f.SetNxValue(0, true), request.FlagNX}, {f.SetXxValue(0, true), request.FlagXX},
-		{f.SetKeepTtlValue(0, true), request.FlagKeepTTL}, {f.SetGetValue(0, true), request.FlagGet},
-		{f.SetGtValue(0, true), request.FlagGT}, {f.SetLtValue(0, true), request.FlagLT},
+		{f.SetNxValue(0, true), command.FlagNX}, {f.SetXxValue(0, true), command.FlagXX},
+		{f.SetKeepTtlValue(0, true), command.FlagKeepTTL}, {f.SetGetValue(0, true), command.FlagGet},
+		{f.SetGtValue(0, true), command.FlagGT}, {f.SetLtValue(0, true), command.FlagLT},
 	} {
-		if request.Flags(c.got) != c.want {
+		if command.Flags(c.got) != c.want {
 			t.Errorf("schema bit %#x, package constant %#x", c.got, c.want)
 		}
 	}
@@ -37,10 +36,10 @@ func TestFlagsMatchSchema(t *testing.T) {
 	}
 }
 
-func sampleRequest() request.Request {
-	return request.Request{
-		CorrelationID: 0x0102030405060708, Op: request.OpSet, Flags: request.FlagNX | request.FlagGet,
-		Expiry: request.ExpiryPX, Expire: 1500, Amount: -3,
+func sampleRequest() command.Request {
+	return command.Request{
+		CorrelationID: 0x0102030405060708, Op: command.OpSet, Flags: command.FlagNX | command.FlagGet,
+		Expiry: command.ExpiryPX, Expire: 1500, Amount: -3,
 		Key: []byte("key"), Value: []byte("0123456789abcdef"),
 		Args: [][]byte{[]byte("a"), {}, []byte("ccc")},
 	}
@@ -54,7 +53,7 @@ func TestRequestRoundTrip(t *testing.T) {
 	if len(msg) != RequestLen(&in) {
 		t.Fatalf("encoded %d bytes, RequestLen %d", len(msg), RequestLen(&in))
 	}
-	var out request.Request
+	var out command.Request
 	if err := c.DecodeRequest(msg, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -74,27 +73,27 @@ func TestRequestRoundTrip(t *testing.T) {
 
 func TestReplyRoundTrip(t *testing.T) {
 	var c Codec
-	in := reply.Reply{CorrelationID: 9, Status: reply.OK, Kind: reply.Array, Integer: 3,
-		Items: []reply.Item{{Kind: reply.Bulk, Value: []byte("v1")}, {Kind: reply.Nil, Value: []byte{}}, {Kind: reply.Integer, Integer: -7, Value: []byte{}}}}
+	in := command.Reply{CorrelationID: 9, Status: command.OK, Kind: command.Array, Integer: 3,
+		Items: []command.Item{{Kind: command.Bulk, Value: []byte("v1")}, {Kind: command.Nil, Value: []byte{}}, {Kind: command.Integer, Integer: -7, Value: []byte{}}}}
 	msg := c.AppendReply(nil, &in)
-	var out reply.Reply
+	var out command.Reply
 	if err := c.DecodeReply(msg, &out); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(in, out) {
 		t.Fatalf("round trip:\n in %+v\nout %+v", in, out)
 	}
-	single := reply.Reply{CorrelationID: 10, Status: reply.Syntax, Kind: reply.Error, Value: []byte("ERR syntax error")}
-	var out1 reply.Reply
+	single := command.Reply{CorrelationID: 10, Status: command.Syntax, Kind: command.Error, Value: []byte("ERR syntax error")}
+	var out1 command.Reply
 	if err := c.DecodeReply(c.AppendReply(nil, &single), &out1); err != nil || !reflect.DeepEqual(single, out1) {
 		t.Fatalf("single reply round trip: %v\n in %+v\nout %+v", err, single, out1)
 	}
-	one := request.Request{CorrelationID: 3, Op: request.OpGet, Key: []byte("k"), Value: []byte{}, Version: SchemaVersion}
-	var got request.Request
+	one := command.Request{CorrelationID: 3, Op: command.OpGet, Key: []byte("k"), Value: []byte{}, Version: SchemaVersion}
+	var got command.Request
 	if err := c.DecodeRequest(c.AppendRequest(nil, &one), &got); err != nil || !reflect.DeepEqual(one, got) {
 		t.Fatalf("single request round trip: %v\n in %+v\nout %+v", err, one, got)
 	}
-	if err := c.DecodeRequest(msg, new(request.Request)); !errors.Is(err, ErrWrongTemplate) {
+	if err := c.DecodeRequest(msg, new(command.Request)); !errors.Is(err, ErrWrongTemplate) {
 		t.Fatalf("reply decoded as request: %v", err)
 	}
 	for i := 0; i < len(msg); i++ {
@@ -111,20 +110,20 @@ func TestReplyRoundTrip(t *testing.T) {
 func TestNestedRepliesAndAmount2(t *testing.T) {
 	var c Codec
 	e := []byte{}
-	for _, in := range []reply.Reply{
-		{CorrelationID: 1, Kind: reply.Map, Integer: 2, Items: []reply.Item{
-			{Kind: reply.Bulk, Value: []byte("k")}, {Kind: reply.Array, Integer: 2, Value: e},
-			{Kind: reply.Set, Integer: 1, Value: e}, {Kind: reply.Double, Value: []byte("1.5")},
-			{Kind: reply.Boolean, Integer: 1, Value: e},
-			{Kind: reply.Simple, Value: []byte("x")}, {Kind: reply.Map, Integer: 0, Value: e}}},
-		{CorrelationID: 2, Kind: reply.Set, Integer: 2, Items: []reply.Item{{Kind: reply.Verbatim, Value: []byte("txt")}, {Kind: reply.NilArray, Value: e}}},
-		{CorrelationID: 3, Kind: reply.Array, Integer: 0},
+	for _, in := range []command.Reply{
+		{CorrelationID: 1, Kind: command.Map, Integer: 2, Items: []command.Item{
+			{Kind: command.Bulk, Value: []byte("k")}, {Kind: command.Array, Integer: 2, Value: e},
+			{Kind: command.Set, Integer: 1, Value: e}, {Kind: command.Double, Value: []byte("1.5")},
+			{Kind: command.Boolean, Integer: 1, Value: e},
+			{Kind: command.Simple, Value: []byte("x")}, {Kind: command.Map, Integer: 0, Value: e}}},
+		{CorrelationID: 2, Kind: command.Set, Integer: 2, Items: []command.Item{{Kind: command.Verbatim, Value: []byte("txt")}, {Kind: command.NilArray, Value: e}}},
+		{CorrelationID: 3, Kind: command.Array, Integer: 0},
 	} {
 		msg := c.AppendReply(nil, &in)
 		if len(msg) != ReplyLen(&in) {
 			t.Fatalf("encoded %d bytes, ReplyLen %d", len(msg), ReplyLen(&in))
 		}
-		var out reply.Reply
+		var out command.Reply
 		if err := c.DecodeReply(msg, &out); err != nil {
 			t.Fatal(err)
 		}
@@ -138,19 +137,19 @@ func TestNestedRepliesAndAmount2(t *testing.T) {
 			t.Fatalf("root count %d over %d items decoded: %v", bad.Integer, len(bad.Items), err)
 		}
 	}
-	for _, k := range []reply.Kind{reply.Double, reply.Boolean, reply.Verbatim, reply.NilArray} {
-		in := reply.Reply{CorrelationID: 4, Status: reply.OutOfRange, Kind: k, Integer: 1, Value: []byte("v")}
-		var out reply.Reply
+	for _, k := range []command.Kind{command.Double, command.Boolean, command.Verbatim, command.NilArray} {
+		in := command.Reply{CorrelationID: 4, Status: command.OutOfRange, Kind: k, Integer: 1, Value: []byte("v")}
+		var out command.Reply
 		if err := c.DecodeReply(c.AppendReply(nil, &in), &out); err != nil || !reflect.DeepEqual(in, out) {
 			t.Fatalf("%v: %v\n in %+v\nout %+v", k, err, in, out)
 		}
 	}
-	in := request.Request{CorrelationID: 5, Op: request.OpGetRange, Amount: 1, Amount2: -1, Key: []byte("k"), Value: e, Version: SchemaVersion}
+	in := command.Request{CorrelationID: 5, Op: command.OpGetRange, Amount: 1, Amount2: -1, Key: []byte("k"), Value: e, Version: SchemaVersion}
 	msg := c.AppendRequest(nil, &in)
 	if tid, _ := c.TemplateID(msg); tid != templateMultiRequest || len(msg) != RequestLen(&in) {
 		t.Fatalf("Amount2 request: template %d, %d bytes (RequestLen %d)", tid, len(msg), RequestLen(&in))
 	}
-	var out request.Request
+	var out command.Request
 	if err := c.DecodeRequest(msg, &out); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +158,7 @@ func TestNestedRepliesAndAmount2(t *testing.T) {
 		t.Fatalf("round trip:\n in %+v\nout %+v", in, out)
 	}
 	// A Request decoded after it does not keep its Amount2.
-	get := c.AppendRequest(nil, &request.Request{Op: request.OpGet, Key: []byte("k")})
+	get := c.AppendRequest(nil, &command.Request{Op: command.OpGet, Key: []byte("k")})
 	if err := c.DecodeRequest(get, &out); err != nil || out.Amount2 != 0 {
 		t.Fatalf("Amount2 %d after a Request (%v)", out.Amount2, err)
 	}
@@ -175,15 +174,15 @@ func TestVersion1Messages(t *testing.T) {
 	e := []byte{}
 	for _, tc := range []struct {
 		msg  []byte
-		want request.Request
+		want command.Request
 	}{
-		{read("set-px.hex"), request.Request{CorrelationID: 7, Op: request.OpSet, Flags: request.FlagNX, Expiry: request.ExpiryPX, Expire: 1500, Key: []byte("k"), Value: []byte("v")}},
-		{read("mget.hex"), request.Request{CorrelationID: 8, Op: request.OpMGet, Key: []byte("k"), Value: e, Args: [][]byte{[]byte("k2")}}},
-		{read("config-get.hex"), request.Request{CorrelationID: 9, Op: request.OpConfigGet, Key: []byte("maxmemory"), Value: e}},
-		{framed("ping.hex"), request.Request{CorrelationID: 1, Op: request.OpPing, Key: e, Value: e}},
-		{framed("ping-compact.hex"), request.Request{CorrelationID: 1, Op: request.OpPing, Compact: true}},
+		{read("set-px.hex"), command.Request{CorrelationID: 7, Op: command.OpSet, Flags: command.FlagNX, Expiry: command.ExpiryPX, Expire: 1500, Key: []byte("k"), Value: []byte("v")}},
+		{read("mget.hex"), command.Request{CorrelationID: 8, Op: command.OpMGet, Key: []byte("k"), Value: e, Args: [][]byte{[]byte("k2")}}},
+		{read("config-get.hex"), command.Request{CorrelationID: 9, Op: command.OpConfigGet, Key: []byte("maxmemory"), Value: e}},
+		{framed("ping.hex"), command.Request{CorrelationID: 1, Op: command.OpPing, Key: e, Value: e}},
+		{framed("ping-compact.hex"), command.Request{CorrelationID: 1, Op: command.OpPing, Compact: true}},
 	} {
-		var got request.Request
+		var got command.Request
 		if err := c.DecodeRequest(tc.msg, &got); err != nil {
 			t.Fatalf("%x: %v", tc.msg, err)
 		}
@@ -199,11 +198,11 @@ func TestVersion1Messages(t *testing.T) {
 		}
 	}
 	// An old server's array reply: root count 0, items flat.
-	var rep reply.Reply
+	var rep command.Reply
 	if err := c.DecodeReply(read("array-reply.hex"), &rep); err != nil {
 		t.Fatal(err)
 	}
-	want := reply.Reply{CorrelationID: 8, Kind: reply.Array, Integer: 2, Items: []reply.Item{{Kind: reply.Bulk, Value: []byte("v")}, {Kind: reply.Nil, Value: e}}}
+	want := command.Reply{CorrelationID: 8, Kind: command.Array, Integer: 2, Items: []command.Item{{Kind: command.Bulk, Value: []byte("v")}, {Kind: command.Nil, Value: e}}}
 	if !reflect.DeepEqual(rep, want) {
 		t.Fatalf("version 1 array reply decoded as\n%+v, want\n%+v", rep, want)
 	}
@@ -219,7 +218,7 @@ func TestVersion1Messages(t *testing.T) {
 // testdata/*.hex (GOBLIN_UPDATE_GOLDEN=1 rewrites them).
 func TestGoldenPing(t *testing.T) {
 	var c Codec
-	pong := reply.Reply{CorrelationID: 1, Status: reply.OK, Kind: reply.Simple, Value: []byte("PONG")}
+	pong := command.Reply{CorrelationID: 1, Status: command.OK, Kind: command.Simple, Value: []byte("PONG")}
 	compactPong := pong
 	compactPong.Compact = true
 	for _, tc := range []struct {
@@ -227,8 +226,8 @@ func TestGoldenPing(t *testing.T) {
 		wire []byte
 		size int // bare message length
 	}{
-		{"ping.hex", AppendFramed(nil, &c, &request.Request{CorrelationID: 1, Op: request.OpPing}), 43},
-		{"ping-compact.hex", AppendFramed(nil, &c, &request.Request{CorrelationID: 1, Op: request.OpPing, Compact: true}), 16},
+		{"ping.hex", AppendFramed(nil, &c, &command.Request{CorrelationID: 1, Op: command.OpPing}), 43},
+		{"ping-compact.hex", AppendFramed(nil, &c, &command.Request{CorrelationID: 1, Op: command.OpPing, Compact: true}), 16},
 		{"pong.hex", c.AppendFramedReply(nil, &pong), 34},
 		{"pong-compact.hex", c.AppendFramedReply(nil, &compactPong), 16},
 	} {
@@ -260,7 +259,7 @@ func TestGoldenPing(t *testing.T) {
 // carry the whole request or reply, and truncated ones are malformed.
 func TestCompactPingPong(t *testing.T) {
 	var c Codec
-	ping := c.AppendRequest(nil, &request.Request{CorrelationID: 7, Op: request.OpPing, Compact: true})
+	ping := c.AppendRequest(nil, &command.Request{CorrelationID: 7, Op: command.OpPing, Compact: true})
 	if len(ping) != 16 {
 		t.Fatalf("Ping is %d bytes, want 16", len(ping))
 	}
@@ -270,11 +269,11 @@ func TestCompactPingPong(t *testing.T) {
 	if n, err := c.MessageLen(append(ping, 1, 2, 3)); n != 16 || err != nil {
 		t.Fatalf("MessageLen of a Ping: %d %v", n, err)
 	}
-	got := request.Request{Key: []byte("stale"), Expire: 9}
+	got := command.Request{Key: []byte("stale"), Expire: 9}
 	if err := c.DecodeRequest(ping, &got); err != nil {
 		t.Fatal(err)
 	}
-	if want := (request.Request{CorrelationID: 7, Op: request.OpPing, Args: got.Args, Compact: true, Version: SchemaVersion}); !reflect.DeepEqual(got, want) {
+	if want := (command.Request{CorrelationID: 7, Op: command.OpPing, Args: got.Args, Compact: true, Version: SchemaVersion}); !reflect.DeepEqual(got, want) {
 		t.Fatalf("decoded Ping %+v, want %+v", got, want)
 	}
 	for i := 0; i < len(ping); i++ {
@@ -282,44 +281,44 @@ func TestCompactPingPong(t *testing.T) {
 			t.Fatalf("Ping prefix of %d bytes decoded: %v", i, err)
 		}
 	}
-	if err := c.DecodeReply(ping, new(reply.Reply)); !errors.Is(err, ErrWrongTemplate) {
+	if err := c.DecodeReply(ping, new(command.Reply)); !errors.Is(err, ErrWrongTemplate) {
 		t.Fatalf("Ping decoded as a reply: %v", err)
 	}
 	// PING with a message, or any other command, is never compact.
-	for _, r := range []request.Request{
-		{Op: request.OpPing, Key: []byte("hello"), Compact: true},
-		{Op: request.OpGet, Key: []byte("k"), Compact: true},
+	for _, r := range []command.Request{
+		{Op: command.OpPing, Key: []byte("hello"), Compact: true},
+		{Op: command.OpGet, Key: []byte("k"), Compact: true},
 	} {
 		msg := c.AppendRequest(nil, &r)
 		if tid, _ := c.TemplateID(msg); tid != templateRequest {
 			t.Fatalf("%+v encoded as template %d", r, tid)
 		}
-		var back request.Request
+		var back command.Request
 		if err := c.DecodeRequest(msg, &back); err != nil || back.Compact {
 			t.Fatalf("%+v decoded as %+v, %v", r, back, err)
 		}
 	}
 
-	pong := c.AppendReply(nil, &reply.Reply{CorrelationID: 7, Status: reply.OK, Kind: reply.Simple, Value: []byte("PONG"), Compact: true})
+	pong := c.AppendReply(nil, &command.Reply{CorrelationID: 7, Status: command.OK, Kind: command.Simple, Value: []byte("PONG"), Compact: true})
 	if len(pong) != 16 {
 		t.Fatalf("Pong is %d bytes, want 16", len(pong))
 	}
-	rep := reply.Reply{Integer: 5, Items: []reply.Item{{}}}
+	rep := command.Reply{Integer: 5, Items: []command.Item{{}}}
 	if err := c.DecodeReply(pong, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.CorrelationID != 7 || rep.Status != reply.OK || rep.Kind != reply.Simple || string(rep.Value) != "PONG" ||
+	if rep.CorrelationID != 7 || rep.Status != command.OK || rep.Kind != command.Simple || string(rep.Value) != "PONG" ||
 		!rep.Compact || rep.Integer != 0 || len(rep.Items) != 0 {
 		t.Fatalf("decoded Pong %+v", rep)
 	}
 	if cap(rep.Value) != len(rep.Value) {
 		t.Fatal("a decoded Pong's value must not be appendable in place")
 	}
-	if err := c.DecodeRequest(pong, new(request.Request)); !errors.Is(err, ErrWrongTemplate) {
+	if err := c.DecodeRequest(pong, new(command.Request)); !errors.Is(err, ErrWrongTemplate) {
 		t.Fatalf("Pong decoded as a request: %v", err)
 	}
 	// An error answer to a Ping (say, before AUTH) stays a full Reply.
-	refusal := reply.Reply{Status: reply.NoAuth, Kind: reply.Error, Value: []byte("NOAUTH Authentication required."), Compact: true}
+	refusal := command.Reply{Status: command.NoAuth, Kind: command.Error, Value: []byte("NOAUTH Authentication required."), Compact: true}
 	msg := c.AppendReply(nil, &refusal)
 	if tid, _ := c.TemplateID(msg); tid != templateReply {
 		t.Fatalf("refusal encoded as template %d", tid)
@@ -331,7 +330,7 @@ func TestReadFrame(t *testing.T) {
 	r := sampleRequest()
 	stream := AppendFramed(nil, &c, &r)
 	one := len(stream)
-	stream = AppendFramed(stream, &c, &request.Request{Op: request.OpPing})
+	stream = AppendFramed(stream, &c, &command.Request{Op: command.OpPing})
 	for i := 0; i < one; i++ {
 		if msg, n, err := ReadFrame(stream[:i], 0); n != 0 || err != nil || msg != nil {
 			t.Fatalf("prefix %d: %d %v", i, n, err)
@@ -357,12 +356,12 @@ func TestReadFrame(t *testing.T) {
 func TestCodecAllocs(t *testing.T) {
 	var c Codec
 	req := sampleRequest()
-	rep := reply.Reply{Kind: reply.Bulk, Value: []byte("0123456789abcdef"), Items: []reply.Item{{Kind: reply.Bulk, Value: []byte("x")}}}
+	rep := command.Reply{Kind: command.Bulk, Value: []byte("0123456789abcdef"), Items: []command.Item{{Kind: command.Bulk, Value: []byte("x")}}}
 	buf := make([]byte, 0, 1024)
-	var dr request.Request
-	var dp reply.Reply
+	var dr command.Request
+	var dp command.Reply
 	dr.Args = make([][]byte, 0, 8)
-	dp.Items = make([]reply.Item, 0, 8)
+	dp.Items = make([]command.Item, 0, 8)
 	allocs := testing.AllocsPerRun(1000, func() {
 		buf = AppendFramed(buf[:0], &c, &req)
 		msg, n, _ := ReadFrame(buf, 0)
@@ -386,12 +385,12 @@ func FuzzDecode(f *testing.F) {
 	var c Codec
 	r := sampleRequest()
 	f.Add(AppendFramed(nil, &c, &r))
-	f.Add(AppendFramed(nil, &c, &request.Request{Op: request.OpPing}))
-	f.Add(AppendFramed(nil, &c, &request.Request{CorrelationID: 2, Op: request.OpPing, Compact: true}))
-	f.Add(c.AppendFramedReply(nil, &reply.Reply{CorrelationID: 2, Kind: reply.Simple, Value: []byte("PONG"), Compact: true}))
+	f.Add(AppendFramed(nil, &c, &command.Request{Op: command.OpPing}))
+	f.Add(AppendFramed(nil, &c, &command.Request{CorrelationID: 2, Op: command.OpPing, Compact: true}))
+	f.Add(c.AppendFramedReply(nil, &command.Reply{CorrelationID: 2, Kind: command.Simple, Value: []byte("PONG"), Compact: true}))
 	var framed []byte
 	framed, start := BeginFrame(nil)
-	framed = c.AppendReply(framed, &reply.Reply{Kind: reply.Array, Items: []reply.Item{{Kind: reply.Bulk, Value: []byte("x")}}})
+	framed = c.AppendReply(framed, &command.Reply{Kind: command.Array, Items: []command.Item{{Kind: command.Bulk, Value: []byte("x")}}})
 	f.Add(EndFrame(framed, start))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var c Codec
@@ -400,19 +399,19 @@ func FuzzDecode(f *testing.F) {
 			if err != nil || n == 0 {
 				msg, n = in, len(in) // also try the bytes as a bare message
 			}
-			var req request.Request
+			var req command.Request
 			if err := c.DecodeRequest(msg, &req); err == nil {
 				again := c.AppendRequest(nil, &req)
-				var req2 request.Request
+				var req2 command.Request
 				req.Version = SchemaVersion // re-encoded in this codec's version
 				if err := c.DecodeRequest(again, &req2); err != nil || fmt.Sprint(req) != fmt.Sprint(req2) {
 					t.Fatalf("re-encoded request differs: %v\n%+v\n%+v", err, req, req2)
 				}
 			}
-			var rep reply.Reply
+			var rep command.Reply
 			if err := c.DecodeReply(msg, &rep); err == nil {
 				again := c.AppendReply(nil, &rep)
-				var rep2 reply.Reply
+				var rep2 command.Reply
 				if err := c.DecodeReply(again, &rep2); err != nil || fmt.Sprint(rep) != fmt.Sprint(rep2) {
 					t.Fatalf("re-encoded reply differs: %v", err)
 				}
@@ -427,10 +426,10 @@ func FuzzDecode(f *testing.F) {
 
 func ExampleCodec() {
 	var c Codec
-	wire := AppendFramed(nil, &c, &request.Request{CorrelationID: 42, Op: request.OpGet, Key: []byte("greeting")})
+	wire := AppendFramed(nil, &c, &command.Request{CorrelationID: 42, Op: command.OpGet, Key: []byte("greeting")})
 	msg, n, _ := ReadFrame(wire, 0)
-	var req request.Request
+	var req command.Request
 	_ = c.DecodeRequest(msg, &req)
-	fmt.Println(n == len(wire), req.CorrelationID, req.Op == request.OpGet, string(req.Key))
+	fmt.Println(n == len(wire), req.CorrelationID, req.Op == command.OpGet, string(req.Key))
 	// Output: true 42 true greeting
 }

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 )
 
 // SOFH, the FIX Simple Open Framing Header, frames SBE messages on byte
@@ -60,7 +60,7 @@ func EndFrame(dst []byte, start int) []byte {
 
 // AppendFramed appends r as a SOFH-framed message, the form stream
 // transports carry (the same as c.AppendFramedRequest).
-func AppendFramed(dst []byte, c *Codec, r *request.Request) []byte {
+func AppendFramed(dst []byte, c *Codec, r *command.Request) []byte {
 	return c.AppendFramedRequest(dst, r)
 }
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/goblin-kv/goblin/request"
+	"github.com/goblin-kv/goblin/command"
 )
 
 // feedFrames splits the frames of in as a connection would receive it, in
@@ -67,7 +67,7 @@ func readAll(in []byte, maxFrame int) string {
 // every call.
 func TestFrameReaderWorkPerByteIsConstant(t *testing.T) {
 	var c Codec
-	frame := AppendFramed(nil, &c, &request.Request{Op: request.OpSet, Key: []byte("k"), Value: bytes.Repeat([]byte("v"), 7<<20)})
+	frame := AppendFramed(nil, &c, &command.Request{Op: command.OpSet, Key: []byte("k"), Value: bytes.Repeat([]byte("v"), 7<<20)})
 	var f FrameReader
 	if _, n, _ := f.ReadFrame(frame, 0); n != len(frame) {
 		t.Fatalf("whole: n %d", n)
@@ -88,7 +88,7 @@ func TestFrameReaderWorkPerByteIsConstant(t *testing.T) {
 
 func TestFrameReaderAllocs(t *testing.T) {
 	var c Codec
-	frame := AppendFramed(nil, &c, &request.Request{Op: request.OpGet, Key: []byte("key")})
+	frame := AppendFramed(nil, &c, &command.Request{Op: command.OpGet, Key: []byte("key")})
 	var f FrameReader
 	if a := testing.AllocsPerRun(1000, func() {
 		f.ReadFrame(frame[:3], 0)
@@ -104,8 +104,8 @@ func TestFrameReaderAllocs(t *testing.T) {
 // ReadFrame given it whole.
 func FuzzFrameReader(f *testing.F) {
 	var c Codec
-	two := AppendFramed(nil, &c, &request.Request{CorrelationID: 1, Op: request.OpSet, Key: []byte("k"), Value: []byte("v")})
-	two = AppendFramed(two, &c, &request.Request{CorrelationID: 2, Op: request.OpPing, Compact: true})
+	two := AppendFramed(nil, &c, &command.Request{CorrelationID: 1, Op: command.OpSet, Key: []byte("k"), Value: []byte("v")})
+	two = AppendFramed(two, &c, &command.Request{CorrelationID: 2, Op: command.OpPing, Compact: true})
 	f.Add(two)
 	f.Add(two[:len(two)-3])
 	f.Add([]byte{0, 0, 0, 6, 0xEB, 0x50})

@@ -12,10 +12,10 @@ import (
 
 	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/client"
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/server"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/aeron"
@@ -230,7 +230,7 @@ func (p *inProcess) stopStats() aeron.Stats {
 // sbeSet encodes an SBE SET request.
 func sbeSet(key string, v []byte) []byte {
 	var c sbe.Codec
-	return c.AppendRequest(nil, &request.Request{CorrelationID: 7, Op: request.OpSet, Key: []byte(key), Value: v})
+	return c.AppendRequest(nil, &command.Request{CorrelationID: 7, Op: command.OpSet, Key: []byte(key), Value: v})
 }
 
 // wireSet encodes SET key value in protocol p.

@@ -35,10 +35,10 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/reply"
 )
 
 // frameMagic opens every goblin frame on an Aeron stream (a uint32, little
@@ -205,5 +205,5 @@ func errorReply(dst []byte, p proto.Protocol, head []byte, text string) []byte {
 		id = binary.LittleEndian.Uint64(head[8:])
 	}
 	var c sbe.Codec
-	return c.AppendReply(dst, &reply.Reply{CorrelationID: id, Status: reply.Err, Kind: reply.Error, Value: []byte(text)})
+	return c.AppendReply(dst, &command.Reply{CorrelationID: id, Status: command.Err, Kind: command.Error, Value: []byte(text)})
 }

@@ -5,11 +5,10 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 )
 
 // chunks cuts msg into the chunk frames a sender writes for a stream whose
@@ -31,12 +30,12 @@ func TestFramesAreNeverMessages(t *testing.T) {
 		resp.AppendCommandString(nil, "PING"),
 		resp.AppendError(nil, "ERR x"),
 		[]byte("+OK\r\n"), []byte("$-1\r\n"), []byte(":1\r\n"), []byte("*0\r\n"),
-		c.AppendRequest(nil, &request.Request{CorrelationID: 1, Op: request.OpPing, Compact: true}),
-		c.AppendRequest(nil, &request.Request{CorrelationID: 1, Op: request.OpSet, Key: []byte("k"), Value: []byte("v")}),
-		c.AppendRequest(nil, &request.Request{CorrelationID: 1, Op: request.OpMGet, Key: []byte("k"), Args: [][]byte{[]byte("a")}}),
-		c.AppendReply(nil, &reply.Reply{CorrelationID: 1, Kind: reply.Simple, Value: []byte("PONG"), Compact: true}),
-		c.AppendReply(nil, &reply.Reply{CorrelationID: 1, Kind: reply.Bulk, Value: []byte("v")}),
-		c.AppendReply(nil, &reply.Reply{CorrelationID: 1, Kind: reply.Array, Items: []reply.Item{{Kind: reply.Nil}}}),
+		c.AppendRequest(nil, &command.Request{CorrelationID: 1, Op: command.OpPing, Compact: true}),
+		c.AppendRequest(nil, &command.Request{CorrelationID: 1, Op: command.OpSet, Key: []byte("k"), Value: []byte("v")}),
+		c.AppendRequest(nil, &command.Request{CorrelationID: 1, Op: command.OpMGet, Key: []byte("k"), Args: [][]byte{[]byte("a")}}),
+		c.AppendReply(nil, &command.Reply{CorrelationID: 1, Kind: command.Simple, Value: []byte("PONG"), Compact: true}),
+		c.AppendReply(nil, &command.Reply{CorrelationID: 1, Kind: command.Bulk, Value: []byte("v")}),
+		c.AppendReply(nil, &command.Reply{CorrelationID: 1, Kind: command.Array, Items: []command.Item{{Kind: command.Nil}}}),
 	}
 	for _, m := range msgs {
 		if isFrame(m) {

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/internal/wiretest"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/reply"
 	"github.com/goblin-kv/goblin/server"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/transport"
@@ -149,7 +149,7 @@ func isPong(p proto.Protocol, got []byte) error {
 		return nil
 	}
 	var c sbe.Codec
-	var r reply.Reply
+	var r command.Reply
 	if err := c.DecodeReply(got, &r); err != nil || string(r.Value) != "PONG" {
 		return fmt.Errorf("PING answered %+v (%v)", r, err)
 	}

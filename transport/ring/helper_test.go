@@ -18,14 +18,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/internal/testproc"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/reply"
-	"github.com/goblin-kv/goblin/request"
 	"github.com/goblin-kv/goblin/server"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/transport"
@@ -163,8 +162,8 @@ type workload struct {
 	codec    sbe.Codec
 	req      []byte
 	rep      []byte
-	sreq     request.Request
-	srep     reply.Reply
+	sreq     command.Request
+	srep     command.Reply
 	sent     int64
 	replies  int64
 	progress func(done int64)
@@ -204,9 +203,9 @@ func (w *workload) encode(i int64) []byte {
 		}
 		return resp.AppendCommand(w.req[:0], []byte("GET"), key)
 	}
-	w.sreq = request.Request{CorrelationID: uint64(i), Op: request.OpGet, Key: key}
+	w.sreq = command.Request{CorrelationID: uint64(i), Op: command.OpGet, Key: key}
 	if i%2 == 0 {
-		w.sreq.Op, w.sreq.Value = request.OpSet, w.valueFor(j)
+		w.sreq.Op, w.sreq.Value = command.OpSet, w.valueFor(j)
 	}
 	return w.codec.AppendRequest(w.req[:0], &w.sreq)
 }
@@ -231,12 +230,12 @@ func (w *workload) check(i int64, got []byte) error {
 		return fmt.Errorf("client %d: reply to request %d where %d was due", w.id, r.CorrelationID, i)
 	}
 	if i%2 == 0 {
-		if r.Status != reply.OK || string(r.Value) != "OK" {
+		if r.Status != command.OK || string(r.Value) != "OK" {
 			return fmt.Errorf("client %d request %d: SET answered %v %q", w.id, i, r.Status, r.Value)
 		}
 		return nil
 	}
-	if r.Kind != reply.Bulk || !bytes.Equal(r.Value, w.valueFor(j)) {
+	if r.Kind != command.Bulk || !bytes.Equal(r.Value, w.valueFor(j)) {
 		return fmt.Errorf("client %d request %d: GET answered %v %q, want %q", w.id, i, r.Kind, r.Value, w.valueFor(j))
 	}
 	return nil

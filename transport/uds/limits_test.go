@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/reply"
 )
 
 // clientMem returns what the listener's clients hold in buffers, from the
@@ -289,11 +289,11 @@ func TestInputLimitSBEErrorFrame(t *testing.T) {
 		t.Fatalf("reply %q is not an SBE frame: n %d, %v", answer, n, err)
 	}
 	var codec sbe.Codec
-	var rep reply.Reply
+	var rep command.Reply
 	if err := codec.DecodeReply(msg, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Status != reply.Protocol || rep.Kind != reply.Error || !strings.Contains(string(rep.Value), "request too large") {
+	if rep.Status != command.Protocol || rep.Kind != command.Error || !strings.Contains(string(rep.Value), "request too large") {
 		t.Fatalf("reply %+v %q", rep, rep.Value)
 	}
 	if st := l.stats(); st.InputTooLarge != 1 {

@@ -18,10 +18,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/internal/rawpoll"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/reply"
 	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
@@ -636,7 +636,7 @@ func (s *Server) accept(now int64) {
 		}
 		if int(s.stats.Clients) >= s.cfg.MaxClients {
 			s.stats.Rejected++
-			unix.Write(fd, refusal(s.cfg.Proto, reply.Err, "ERR max number of clients reached"))
+			unix.Write(fd, refusal(s.cfg.Proto, command.Err, "ERR max number of clients reached"))
 			unix.Close(fd)
 			continue
 		}
@@ -748,7 +748,7 @@ func (s *Server) room(c *conn) bool {
 func (s *Server) inputTooLarge(c *conn) {
 	s.stats.InputTooLarge++
 	s.log.Warn("client disconnected: request larger than the input limit", "transport", s.name, "client", peerName(c.fd), "limit", s.cfg.MaxInput)
-	unix.Write(c.fd, refusal(c.proto, reply.Protocol, "ERR Protocol error: request too large (over the server's client input limit)"))
+	unix.Write(c.fd, refusal(c.proto, command.Protocol, "ERR Protocol error: request too large (over the server's client input limit)"))
 	c.closing = true
 	s.lingerOn(c)
 }
@@ -1121,7 +1121,7 @@ func (s *Server) evict(c *conn, b *Budget) {
 	s.stats.Evicted++
 	s.log.Warn("client disconnected: client buffers passed their total limit", "transport", s.name,
 		"client_bytes", c.mem, "total", b.used, "limit", b.Limit)
-	unix.Write(c.fd, refusal(c.proto, reply.Err, "ERR client memory limit reached: this client's buffers were the largest (maxmemory-clients)"))
+	unix.Write(c.fd, refusal(c.proto, command.Err, "ERR client memory limit reached: this client's buffers were the largest (maxmemory-clients)"))
 	s.drop(c)
 }
 
@@ -1266,10 +1266,10 @@ func (s *Server) Close() error {
 // input limit, the client memory budget): a RESP error line, or a
 // SOFH-framed SBE Reply of kind failure with the same text (correlation id
 // 0, as for a protocol error).
-func refusal(p proto.Protocol, status reply.Status, text string) []byte {
+func refusal(p proto.Protocol, status command.Status, text string) []byte {
 	if p == proto.SBE {
 		var c sbe.Codec
-		return c.AppendFramedReply(nil, &reply.Reply{Status: status, Kind: reply.Error, Value: []byte(text)})
+		return c.AppendFramedReply(nil, &command.Reply{Status: status, Kind: command.Error, Value: []byte(text)})
 	}
 	return []byte("-" + text + "\r\n")
 }

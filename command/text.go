@@ -1,4 +1,4 @@
-package reply
+package command
 
 // Error texts are Redis 7's, byte for byte, whichever protocol carries
 // them; these helpers build the ones that quote the client's input.

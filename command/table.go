@@ -1,4 +1,4 @@
-package request
+package command
 
 // The operations. The numbers are the SBE schema's Op values and never
 // change: new commands are appended. Ops up to OpClientGetName exist since
@@ -267,13 +267,13 @@ var specs = [NumOps]Spec{
 		Tips:  "nondeterministic_output request_policy:all_shards response_policy:special",
 		Group: "server", Since: "1.0.0", Complexity: "O(1)", Syntax: "[section...]",
 		Summary: "Server information and statistics, by section."},
-	OpAuth: {Name: "auth", Arity: -2, Flags: NoScript | Loading | Stale | Fast | NoAuth | AllowBusy, ACL: CatFast | CatConnection,
+	OpAuth: {Name: "auth", Arity: -2, Flags: NoScript | Loading | Stale | Fast | NoAuthFlag | AllowBusy, ACL: CatFast | CatConnection,
 		Group: "connection", Since: "1.0.0", Complexity: "O(1)", Syntax: "[username] password",
 		Summary: "Authenticate the connection."},
 	OpSelect: {Name: "select", Arity: 2, Flags: Loading | Stale | Fast, ACL: CatFast | CatConnection,
 		Group: "connection", Since: "1.0.0", Complexity: "O(1)", Syntax: "index",
 		Summary: "Select the database the connection works in."},
-	OpQuit: {Name: "quit", Arity: -1, Flags: NoScript | Loading | Stale | Fast | NoAuth | AllowBusy, ACL: CatFast | CatConnection,
+	OpQuit: {Name: "quit", Arity: -1, Flags: NoScript | Loading | Stale | Fast | NoAuthFlag | AllowBusy, ACL: CatFast | CatConnection,
 		Group: "connection", Since: "1.0.0", Complexity: "O(1)",
 		Summary: "Close the connection after answering OK."},
 	OpConfig: {Name: "config", Arity: -2, ACL: CatSlow, Dispatch: true,
@@ -322,7 +322,7 @@ var specs = [NumOps]Spec{
 	OpCommandHelp: {Name: "command|help", Arity: 2, Flags: Loading | Stale, ACL: CatSlow | CatConnection,
 		Container: OpCommand, Group: "server", Since: "5.0.0", Complexity: "O(1)",
 		Summary: "The COMMAND subcommands."},
-	OpHello: {Name: "hello", Arity: -1, Flags: NoScript | Loading | Stale | Fast | NoAuth | AllowBusy, ACL: CatFast | CatConnection,
+	OpHello: {Name: "hello", Arity: -1, Flags: NoScript | Loading | Stale | Fast | NoAuthFlag | AllowBusy, ACL: CatFast | CatConnection,
 		Group: "connection", Since: "6.0.0", Complexity: "O(1)",
 		Syntax:  "[arguments=protover [auth=AUTH username password] [SETNAME clientname]]",
 		Summary: "Choose RESP2 or RESP3, optionally authenticating and naming the connection; returns the server's details."},
@@ -514,7 +514,7 @@ var specs = [NumOps]Spec{
 	OpUnwatch: {Name: "unwatch", Arity: 1, Flags: NoScript | Loading | Stale | Fast | AllowBusy, ACL: CatFast | CatTransaction,
 		Group: "transactions", Since: "2.2.0", Complexity: "O(1)",
 		Summary: "Forget the watched keys."},
-	OpReset: {Name: "reset", Arity: 1, Flags: NoScript | Loading | Stale | Fast | NoAuth | AllowBusy, ACL: CatFast | CatConnection,
+	OpReset: {Name: "reset", Arity: 1, Flags: NoScript | Loading | Stale | Fast | NoAuthFlag | AllowBusy, ACL: CatFast | CatConnection,
 		Group: "connection", Since: "6.2.0", Complexity: "O(1)",
 		Summary: "Return the connection to its state on connecting: no transaction, database 0, RESP2, no name."},
 	OpClientID: {Name: "client|id", Arity: 2, Flags: NoScript | Loading | Stale, ACL: CatSlow | CatConnection,

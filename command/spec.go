@@ -1,4 +1,4 @@
-package request
+package command
 
 import "strings"
 
@@ -23,7 +23,7 @@ const (
 	SkipSlowlog
 	Asking
 	Fast
-	NoAuth
+	NoAuthFlag
 	NoMandatoryKeys
 	NoAsyncLoading
 	NoMulti

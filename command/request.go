@@ -1,21 +1,4 @@
-// Package request is goblin's protocol-neutral command: the Request value
-// every wire decoder produces (RESP through proto/argv, SBE through
-// proto/sbe, the Go client's typed calls directly) and the command engine
-// executes, and the command table that says what each operation is: its
-// Redis name, arity, flags, key positions and help.
-//
-// The table is the one list of the commands goblin answers. The RESP
-// decoder finds commands and checks their arity in it; the engine answers
-// COMMAND, COMMAND INFO, COUNT, DOCS, LIST and GETKEYS from it; the CLI's
-// help and completion and the server's per-command metrics read it; and
-// its key specs (Redis 7's begin-search/find-keys form, and the legacy
-// first-key, last-key, step triple derived from them as Redis derives it)
-// locate a command's keys in a Redis argument vector, as cluster clients
-// and the CROSSSLOT check need.
-//
-// The package imports nothing of goblin's, so both sides of every protocol
-// can depend on it.
-package request
+package command
 
 // Op is a command, or a subcommand such as CLIENT LIST. The values are the
 // SBE schema's Op enum: an Op travels on the wire as itself (cluster mode's

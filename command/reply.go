@@ -1,25 +1,4 @@
-// Package reply is goblin's protocol-neutral answer to a command: what the
-// command engine produces and what every wire encoder (RESP2, RESP3, SBE)
-// turns into bytes. It holds no codec: proto/resp and proto/sbe encode a
-// Reply, and the client library decodes wire bytes back into one.
-//
-// A reply is a root (Kind, Status, Integer, Value) and, when the root is an
-// aggregate (array, map or set), its elements in Items, flattened in
-// pre-order: an aggregate item's Integer is its element count (pairs for a
-// map) and its elements follow it. So
-//
-//	*2 [ "a", [ 1, 2 ] ]
-//
-// is Kind Array with Items {Bulk "a"}, {Array 2}, {Integer 1}, {Integer 2}.
-// Nothing in a Reply is a pointer into other replies, so the engine builds
-// one in reused buffers without allocating.
-//
-// The kinds are RESP3's. A RESP2 encoder writes each as Redis does for a
-// RESP2 client: a map as an array of 2n elements, a set as an array, a
-// double as a bulk string, a boolean as the integer 1 or 0, a verbatim
-// string as a bulk string without its "txt:" format, Nil as the null bulk
-// string and NilArray as the null array.
-package reply
+package command
 
 import "strconv"
 

@@ -3,7 +3,7 @@ package acl
 import (
 	"bytes"
 
-	"github.com/goblin-kv/goblin/glob"
+	"github.com/goblin-kv/goblin/internal/glob"
 )
 
 // Reason is why a check failed, as ACL LOG names it. The order is

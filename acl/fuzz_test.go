@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/goblin-kv/goblin/glob"
+	"github.com/goblin-kv/goblin/internal/glob"
 )
 
 // FuzzSetUser feeds space-separated rules to SetUser. Whatever it

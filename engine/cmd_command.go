@@ -2,7 +2,7 @@ package engine
 
 import (
 	"github.com/goblin-kv/goblin/command"
-	"github.com/goblin-kv/goblin/glob"
+	"github.com/goblin-kv/goblin/internal/glob"
 	"github.com/goblin-kv/goblin/proto/argv"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/goblin-kv/goblin/command"
-	"github.com/goblin-kv/goblin/glob"
+	"github.com/goblin-kv/goblin/internal/glob"
 	"github.com/goblin-kv/goblin/redisconf"
 	"github.com/goblin-kv/goblin/store"
 )

@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/goblin-kv/goblin/command"
-	"github.com/goblin-kv/goblin/glob"
+	"github.com/goblin-kv/goblin/internal/glob"
 	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/store"
 )

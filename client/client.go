@@ -47,7 +47,6 @@ import (
 
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
-	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
 
@@ -110,7 +109,7 @@ func newServerError(msg []byte) *ServerError {
 // with transport.ErrTimeout, transport.ErrServerGone, syscall.ECONNREFUSED
 // and, for failed dials, ErrDial.
 type ConnError struct {
-	Target string // the target, as target.Target.String formats it
+	Target string // the target, as transport.Target.String formats it
 	Op     string // "dial", "write" or "read"
 	Err    error
 }
@@ -132,7 +131,7 @@ func (e *ConnError) Unwrap() []error {
 //	c, err := client.Options{Password: pw, DialTimeout: time.Second}.Dial(ctx, tgt)
 //
 // The protocol is the target's (its proto parameter, or
-// target.Target.Proto for DialTarget).
+// transport.Target.Proto for DialTarget).
 type Options struct {
 	// DialTimeout bounds each connection attempt when the context has no
 	// earlier deadline: 0 means the default, 5s; a negative value, none
@@ -210,7 +209,7 @@ type codec interface {
 // use.
 type Client struct {
 	mu     sync.Mutex
-	t      target.Target
+	t      transport.Target
 	tname  string
 	opts   Options
 	tr     dialer
@@ -234,8 +233,8 @@ type Client struct {
 	answered bool
 }
 
-// Dial connects to target with the default Options (see package target
-// for the syntax; "" means target.Default(), the socket goblin-server
+// Dial connects to target with the default Options (see transport.ParseTarget
+// for the syntax; "" means transport.DefaultTarget(), the socket goblin-server
 // listens on with no flags). It returns a *ConnError wrapping ErrDial when
 // nothing answers there.
 func Dial(ctx context.Context, target string) (*Client, error) {
@@ -243,18 +242,18 @@ func Dial(ctx context.Context, target string) (*Client, error) {
 }
 
 // DialTarget is Dial with a parsed target.
-func DialTarget(ctx context.Context, t target.Target) (*Client, error) {
+func DialTarget(ctx context.Context, t transport.Target) (*Client, error) {
 	return Options{}.DialTarget(ctx, t)
 }
 
 // Dial connects to tgt with these options; see the function Dial.
 func (o Options) Dial(ctx context.Context, tgt string) (*Client, error) {
-	var t target.Target
+	var t transport.Target
 	if tgt == "" {
-		t = target.Default()
+		t = transport.DefaultTarget()
 	} else {
 		var err error
-		if t, err = target.Parse(tgt); err != nil {
+		if t, err = transport.ParseTarget(tgt); err != nil {
 			return nil, err
 		}
 	}
@@ -262,7 +261,7 @@ func (o Options) Dial(ctx context.Context, tgt string) (*Client, error) {
 }
 
 // DialTarget connects to a parsed target with these options.
-func (o Options) DialTarget(ctx context.Context, t target.Target) (*Client, error) {
+func (o Options) DialTarget(ctx context.Context, t transport.Target) (*Client, error) {
 	o = o.withDefaults()
 	o.TrustedServerUIDs = slices.Clone(o.TrustedServerUIDs)
 	tr, err := lookupDialer(t.Scheme)
@@ -305,7 +304,7 @@ func newCodec(p proto.Protocol, message bool) (codec, error) {
 // server reported, when the target named none and the transport's
 // handshake tells it).
 
-func (c *Client) Target() target.Target { return c.t }
+func (c *Client) Target() transport.Target { return c.t }
 
 // Close closes the connection. Calls after Close return ErrClosed.
 func (c *Client) Close() error {

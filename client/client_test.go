@@ -16,7 +16,6 @@ import (
 
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
-	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
 
@@ -269,7 +268,7 @@ func TestDialNothingThere(t *testing.T) {
 	if _, err := Dial(ctxT(t), "tcp://"+addr); !errors.Is(err, ErrDial) || !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Fatalf("Dial(closed port) = %v, want ErrDial and ECONNREFUSED", err)
 	}
-	if _, err := DialTarget(ctxT(t), target.Target{Scheme: "nosuch", Path: "/x"}); !errors.Is(err, ErrUnknownTransport) {
+	if _, err := DialTarget(ctxT(t), transport.Target{Scheme: "nosuch", Path: "/x"}); !errors.Is(err, ErrUnknownTransport) {
 		t.Fatalf("Dial(unregistered scheme) = %v, want ErrUnknownTransport", err)
 	}
 	if _, err := Dial(ctxT(t), "bogus://x"); err == nil {
@@ -387,8 +386,8 @@ func TestPasswordAndRegistry(t *testing.T) {
 	}
 	// The scheme's dialer is the one used.
 	called := false
-	swapDialer(t, target.UDS, func(orig dialer) dialer {
-		return dialer{dial: func(ctx context.Context, tg target.Target, o *Options) (transport.Conn, error) {
+	swapDialer(t, transport.UDS, func(orig dialer) dialer {
+		return dialer{dial: func(ctx context.Context, tg transport.Target, o *Options) (transport.Conn, error) {
 			called = true
 			return orig.dial(ctx, tg, o)
 		}}
@@ -401,14 +400,14 @@ func TestPasswordAndRegistry(t *testing.T) {
 
 // swapDialer makes the client dial scheme s with what wrap returns (given
 // the real dialer) until the test ends.
-func swapDialer(t *testing.T, s target.Scheme, wrap func(orig dialer) dialer) {
+func swapDialer(t *testing.T, s transport.Scheme, wrap func(orig dialer) dialer) {
 	t.Helper()
 	orig, err := dialerFor(s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := wrap(orig)
-	lookupDialer = func(scheme target.Scheme) (dialer, error) {
+	lookupDialer = func(scheme transport.Scheme) (dialer, error) {
 		if scheme == s {
 			return d, nil
 		}

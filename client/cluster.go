@@ -13,7 +13,7 @@ import (
 
 	"github.com/goblin-kv/goblin/cluster"
 	"github.com/goblin-kv/goblin/command"
-	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport"
 )
 
 // ErrClusterRedirects is returned when a command is still redirected after
@@ -29,11 +29,11 @@ type ClusterOptions struct {
 	Seeds []string
 	// Prefer orders the transports a node is reached by, among the targets
 	// it advertises (CLUSTER TARGETS): the first scheme that dials wins, so
-	// []target.Scheme{target.Ring, target.Aeron, target.TCP} uses the ring
+	// []transport.Scheme{transport.Ring, transport.Aeron, transport.TCP} uses the ring
 	// for a node on this host and Aeron or TCP for the others. Empty: the
 	// node's targets in the order its configuration lists them. The node's
 	// RESP tcp address is the last resort either way.
-	Prefer []target.Scheme
+	Prefer []transport.Scheme
 	// Options apply to every connection.
 	Options Options
 	// MaxRedirects bounds the MOVED, ASK and TRYAGAIN replies one command
@@ -98,11 +98,11 @@ func (o ClusterOptions) Dial(ctx context.Context) (*Cluster, error) {
 // target or a bare host:port), or "" for a seed of another transport (a
 // Unix socket, a ring, Aeron), which is dialled as the target it is.
 func seedEndpoint(s string) (string, error) {
-	t, err := target.Parse(s)
+	t, err := transport.ParseTarget(s)
 	if err != nil {
 		return "", fmt.Errorf("client: cluster seed: %w", err)
 	}
-	if t.Scheme == target.TCP {
+	if t.Scheme == transport.TCP {
 		return t.Address, nil
 	}
 	return "", nil
@@ -258,7 +258,7 @@ func (c *Cluster) order(ts []string, endpoint string) []string {
 	} else {
 		for _, sch := range c.o.Prefer {
 			for _, s := range ts {
-				if t, err := target.Parse(s); err == nil && t.Scheme == sch {
+				if t, err := transport.ParseTarget(s); err == nil && t.Scheme == sch {
 					out = append(out, s)
 				}
 			}

@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 
-	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/uds"
 )
@@ -12,7 +11,7 @@ import (
 type dialer struct {
 	// dial opens a connection to t. It must honour ctx for the connection
 	// attempt and may read the client's options (e.g. BusyPoll).
-	dial func(ctx context.Context, t target.Target, o *Options) (transport.Conn, error)
+	dial func(ctx context.Context, t transport.Target, o *Options) (transport.Conn, error)
 	// message is true for message transports (ring, Aeron), where each
 	// Write is one message and SBE travels without a framing header; false
 	// for byte streams (Unix, TCP), where SBE messages are SOFH-framed.
@@ -26,20 +25,20 @@ var lookupDialer = dialerFor
 // and Aeron transports are the ones a linked package registered (importing
 // transport/ring or transport/aeron), so that a socket client links
 // neither.
-func dialerFor(s target.Scheme) (dialer, error) {
+func dialerFor(s transport.Scheme) (dialer, error) {
 	switch s {
-	case target.UDS, target.TCP:
+	case transport.UDS, transport.TCP:
 		return dialer{dial: dialSocket}, nil
 	}
 	d, err := transport.LookupDialer(s)
 	if err != nil {
 		return dialer{}, err
 	}
-	return dialer{message: d.Message, dial: func(ctx context.Context, t target.Target, _ *Options) (transport.Conn, error) {
+	return dialer{message: d.Message, dial: func(ctx context.Context, t transport.Target, _ *Options) (transport.Conn, error) {
 		return d.Dial(ctx, t)
 	}}, nil
 }
 
-func dialSocket(ctx context.Context, t target.Target, o *Options) (transport.Conn, error) {
+func dialSocket(ctx context.Context, t transport.Target, o *Options) (transport.Conn, error) {
 	return uds.DialTarget(ctx, t, uds.DialOptions{BusyPoll: o.BusyPoll})
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
 
@@ -54,9 +53,9 @@ func (c *protoConn) Close() error                { return nil }
 // one the connection reports; one that names it keeps it.
 func TestProtocolFromHandshake(t *testing.T) {
 	for _, server := range []proto.Protocol{proto.RESP, proto.SBE} {
-		swapDialer(t, target.Ring, func(dialer) dialer {
+		swapDialer(t, transport.Ring, func(dialer) dialer {
 			return dialer{message: true,
-				dial: func(context.Context, target.Target, *Options) (transport.Conn, error) {
+				dial: func(context.Context, transport.Target, *Options) (transport.Conn, error) {
 					return &protoConn{p: server}, nil
 				}}
 		})
@@ -79,7 +78,7 @@ func TestProtocolFromHandshake(t *testing.T) {
 			t.Fatalf("a target naming %v now speaks %v", other, pinned.Target().Proto)
 		}
 		// So does a parsed target's Proto (goblin-client --proto).
-		tg, err := target.Parse("ring:///nowhere")
+		tg, err := transport.ParseTarget("ring:///nowhere")
 		if err != nil {
 			t.Fatal(err)
 		}

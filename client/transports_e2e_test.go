@@ -22,7 +22,7 @@ import (
 	"github.com/goblin-kv/goblin/internal/testproc"
 	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/store"
-	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/aeron"
 	"github.com/goblin-kv/goblin/transport/ring"
 )
@@ -333,7 +333,7 @@ func TestRingProtocol(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, p := range []string{"resp", "sbe"} {
-		tg, err := target.Parse(targets["ring/"+p])
+		tg, err := transport.ParseTarget(targets["ring/"+p])
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/cluster"
-	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport"
 	// The nodes are reached over Aeron UDP too (TestGoblinClusterClientAeronUDP,
 	// the two-host test): the client dials aeron: targets with this linked.
 	_ "github.com/goblin-kv/goblin/transport/aeron"
@@ -56,9 +56,9 @@ func (g goblinKV) getMany(ctx context.Context, keys []string) ([]string, error) 
 // dialGoblinCluster connects goblin's cluster client preferring the
 // transport of the given scheme, which the file lists beside the nodes'
 // TCP ports.
-func dialGoblinCluster(t *testing.T, c *testCluster, prefer target.Scheme) *client.Cluster {
+func dialGoblinCluster(t *testing.T, c *testCluster, prefer transport.Scheme) *client.Cluster {
 	t.Helper()
-	gc, err := client.ClusterOptions{Seeds: []string{"tcp://" + c.addr(0)}, Prefer: []target.Scheme{prefer}}.Dial(context.Background())
+	gc, err := client.ClusterOptions{Seeds: []string{"tcp://" + c.addr(0)}, Prefer: []transport.Scheme{prefer}}.Dial(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func dialGoblinCluster(t *testing.T, c *testCluster, prefer target.Scheme) *clie
 // replies in order.
 func TestGoblinClusterClient(t *testing.T) {
 	c := startCluster(t, viaUDS)
-	gc := dialGoblinCluster(t, c, target.UDS)
+	gc := dialGoblinCluster(t, c, transport.UDS)
 	ctx := context.Background()
 	var keys []string
 	p := gc.Pipeline()
@@ -117,7 +117,7 @@ func TestGoblinClusterClient(t *testing.T) {
 // node's RESP port) and loses nothing.
 func TestGoblinClusterClientReshard(t *testing.T) {
 	c := startCluster(t, viaUDS)
-	gc := dialGoblinCluster(t, c, target.UDS)
+	gc := dialGoblinCluster(t, c, transport.UDS)
 	reshard(t, c, goblinKV{gc})
 	moved, ask := gc.Redirects()
 	t.Logf("the client followed %d MOVED and %d ASK", moved, ask)
@@ -133,7 +133,7 @@ func TestGoblinClusterClientReshard(t *testing.T) {
 // between two network namespaces.
 func TestGoblinClusterClientAeronUDP(t *testing.T) {
 	c := startCluster(t, viaUDP)
-	gc := dialGoblinCluster(t, c, target.Aeron)
+	gc := dialGoblinCluster(t, c, transport.Aeron)
 	ctx := context.Background()
 	var keys []string
 	for i := range 60 {

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/goblin-kv/goblin/proto"
-	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport"
 )
 
 // ErrConfig is wrapped by every error about a cluster configuration.
@@ -147,12 +147,12 @@ func parseNode(words []string) (Node, error) {
 	}
 	i := 1
 	for ; i < len(words) && words[i] != "slots"; i++ {
-		t, err := target.Parse(words[i])
+		t, err := transport.ParseTarget(words[i])
 		if err != nil {
 			return n, fmt.Errorf("node %s: address %q: %v", short(n.ID), words[i], err)
 		}
 		n.Addrs = append(n.Addrs, words[i])
-		if t.Scheme == target.TCP && t.Proto == proto.RESP && n.Host == "" {
+		if t.Scheme == transport.TCP && t.Proto == proto.RESP && n.Host == "" {
 			host, port, err := net.SplitHostPort(t.Address)
 			p, perr := strconv.Atoi(port)
 			if err != nil || perr != nil || p <= 0 || p > 65535 || host == "" {

@@ -16,7 +16,7 @@ import (
 	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/internal/netns"
 	"github.com/goblin-kv/goblin/internal/testproc"
-	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport"
 )
 
 // The environment of TestGoblinClusterClientTwoHosts's client process.
@@ -129,7 +129,7 @@ func TestGoblinClusterClientTwoHosts(t *testing.T) {
 func twoHostsClient(t *testing.T) {
 	ctx := context.Background()
 	nkeys, _ := strconv.Atoi(os.Getenv(netnsKeysEnv))
-	gc, err := client.ClusterOptions{Seeds: []string{os.Getenv(netnsSeedEnv)}, Prefer: []target.Scheme{target.Aeron}}.Dial(ctx)
+	gc, err := client.ClusterOptions{Seeds: []string{os.Getenv(netnsSeedEnv)}, Prefer: []transport.Scheme{transport.Aeron}}.Dial(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

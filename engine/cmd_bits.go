@@ -1,8 +1,8 @@
 package engine
 
 import (
-	"github.com/goblin-kv/goblin/engine/internal/bitmap"
 	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/engine/internal/bitmap"
 	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/store"
 )

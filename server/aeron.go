@@ -6,14 +6,13 @@ import (
 	"fmt"
 
 	"github.com/goblin-kv/goblin/store"
-	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/aeron"
 )
 
 // buildAeron serves an aeron:ipc or aeron:udp target: one request per
 // Aeron message, executed inline by the engine.
-func buildAeron(t target.Target, env *Env) (transport.Server, error) {
+func buildAeron(t transport.Target, env *Env) (transport.Server, error) {
 	o, err := aeron.ConfigFor(t)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/uds"
 )
@@ -12,7 +11,7 @@ import (
 // Builder builds the server side of one transport from a target. It runs
 // before the loop starts, on any goroutine; the transport it returns is
 // then used by the loop goroutine only.
-type Builder func(t target.Target, env *Env) (transport.Server, error)
+type Builder func(t transport.Target, env *Env) (transport.Server, error)
 
 // Env is what a Builder gets from the server.
 type Env struct {
@@ -37,15 +36,15 @@ type Env struct {
 // name transports in text (a flag or a config line) that no import can
 // check at build time, and a server built without one would fail only
 // when an operator asks for it. So package server links every transport.
-var builders = map[target.Scheme]Builder{
-	target.UDS:   buildSocket,
-	target.TCP:   buildSocket,
-	target.Ring:  buildRing,
-	target.Aeron: buildAeron,
+var builders = map[transport.Scheme]Builder{
+	transport.UDS:   buildSocket,
+	transport.TCP:   buildSocket,
+	transport.Ring:  buildRing,
+	transport.Aeron: buildAeron,
 }
 
 // Build builds the transport for t with its scheme's Builder.
-func Build(t target.Target, env *Env) (transport.Server, error) {
+func Build(t transport.Target, env *Env) (transport.Server, error) {
 	b, ok := builders[t.Scheme]
 	if !ok {
 		return nil, fmt.Errorf("%w: no %s transport in this build", ErrOptions, t.Scheme)

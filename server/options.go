@@ -10,7 +10,7 @@ import (
 	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/store"
-	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/uds"
 )
 
@@ -23,7 +23,7 @@ var ErrOptions = errors.New("server: bad options")
 
 // Defaults for the zero values of Options.
 const (
-	DefaultTCPListen       = "tcp://127.0.0.1:" + target.DefaultTCPPort
+	DefaultTCPListen       = "tcp://127.0.0.1:" + transport.DefaultTCPPort
 	DefaultMetricsInterval = 100 * time.Millisecond
 	DefaultTickBudget      = 32
 	DefaultShutdownTimeout = 5 * time.Second
@@ -39,7 +39,7 @@ const (
 // DefaultListen returns the targets a zero Options listens on: the Unix
 // socket goblin-client dials by default, and TCP on 127.0.0.1:6380.
 func DefaultListen() []string {
-	return []string{target.Default().String(), DefaultTCPListen}
+	return []string{transport.DefaultTarget().String(), DefaultTCPListen}
 }
 
 // DefaultDatabases is Options.Databases' default, Redis's; MaxDatabases
@@ -190,7 +190,7 @@ func (o *Options) Validate() error {
 		return err
 	}
 	for _, l := range o.Listen {
-		t, err := target.Parse(l)
+		t, err := transport.ParseTarget(l)
 		if err != nil {
 			return fmt.Errorf("%w: listen: %w", ErrOptions, err)
 		}

@@ -6,14 +6,13 @@ package server
 import (
 	"fmt"
 
-	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/ring"
 )
 
 // buildRing serves a ring:// target: one request message per record (or a
 // run of records, for a long one), each executed inline by the engine.
-func buildRing(t target.Target, env *Env) (transport.Server, error) {
+func buildRing(t transport.Target, env *Env) (transport.Server, error) {
 	o, err := ring.ConfigFor(t)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)

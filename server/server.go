@@ -20,7 +20,6 @@ import (
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/store"
-	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/uds"
 )
@@ -35,7 +34,7 @@ type Server struct {
 	engine     *engine.Engine
 	loop       *Loop
 	transports []transport.Server
-	targets    []target.Target
+	targets    []transport.Target
 	streams    []streamStats
 	metrics    *Metrics
 	registry   *prometheus.Registry
@@ -97,7 +96,7 @@ func New(o Options) (*Server, error) {
 	s.release = newReleaser()
 	env := &Env{Options: &s.opts, Logger: s.log, Handler: s.handler, SocketBudget: s.budget}
 	for _, l := range o.Listen {
-		t, err := target.Parse(l)
+		t, err := transport.ParseTarget(l)
 		if err != nil {
 			s.closeTransports()
 			return nil, fmt.Errorf("%w: listen: %w", ErrOptions, err)
@@ -108,7 +107,7 @@ func New(o Options) (*Server, error) {
 			return nil, fmt.Errorf("server: listen %s: %w", l, err)
 		}
 		s.transports = append(s.transports, tr)
-		if a, ok := tr.(interface{ Target() target.Target }); ok {
+		if a, ok := tr.(interface{ Target() transport.Target }); ok {
 			t = a.Target()
 		}
 		s.targets = append(s.targets, t)
@@ -157,7 +156,7 @@ func (s *Server) closeTransports() {
 
 // Targets returns the listeners' targets, with the real addresses (a tcp
 // port 0 becomes the port the kernel chose).
-func (s *Server) Targets() []target.Target { return s.targets }
+func (s *Server) Targets() []transport.Target { return s.targets }
 
 // ErrRunning is returned by a second call of Run, or by Run after
 // Shutdown.
@@ -224,7 +223,7 @@ func (s *Server) info(dst []byte, section string) []byte {
 // tcpPort returns the first TCP listener's port, "" without one.
 func (s *Server) tcpPort() string {
 	for _, t := range s.targets {
-		if t.Scheme == target.TCP {
+		if t.Scheme == transport.TCP {
 			if _, port, err := net.SplitHostPort(t.Address); err == nil {
 				return port
 			}
@@ -291,7 +290,7 @@ func (s *Server) params() []engine.Param {
 		}},
 		{Name: "unixsocket", Get: func() string {
 			for _, t := range s.targets {
-				if t.Scheme == target.UDS {
+				if t.Scheme == transport.UDS {
 					return t.Path
 				}
 			}

@@ -19,7 +19,7 @@ import (
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/internal/wiretest"
-	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport"
 )
 
 func TestOptionsZeroValueWorks(t *testing.T) {
@@ -31,7 +31,7 @@ func TestOptionsZeroValueWorks(t *testing.T) {
 	if fmt.Sprint(o.Listen) != fmt.Sprint(DefaultListen()) || o.Idle != IdleBackoff || o.SocketMode != 0o660 {
 		t.Fatalf("defaults: %+v", o)
 	}
-	if def := target.Default(); !strings.HasPrefix(o.Listen[0], "uds://"+def.Path) {
+	if def := transport.DefaultTarget(); !strings.HasPrefix(o.Listen[0], "uds://"+def.Path) {
 		t.Fatalf("default listen %q does not start with the default socket %s", o.Listen[0], def.Path)
 	}
 }
@@ -50,7 +50,7 @@ func TestOptionsValidate(t *testing.T) {
 			if name == "scheme" {
 				// A valid scheme with no transport in the build: this
 				// build has them all, so take the ring out for the test.
-				unregister(t, target.Ring)
+				unregister(t, transport.Ring)
 			}
 			o.EnsureDefaults()
 			if err := o.Validate(); !errors.Is(err, ErrOptions) {
@@ -91,7 +91,7 @@ func TestServerServesAndShutsDown(t *testing.T) {
 	go func() { errc <- s.Run() }()
 	for _, tg := range s.Targets() {
 		network, addr := "unix", tg.Path
-		if tg.Scheme == target.TCP {
+		if tg.Scheme == transport.TCP {
 			network, addr = "tcp", tg.Address
 		}
 		c, err := net.Dial(network, addr)
@@ -338,7 +338,7 @@ func BenchmarkMetricsPublish(b *testing.B) {
 }
 
 // unregister takes scheme's transport out of the table until t ends.
-func unregister(t *testing.T, scheme target.Scheme) {
+func unregister(t *testing.T, scheme transport.Scheme) {
 	b, ok := builders[scheme]
 	if !ok {
 		t.Fatalf("no %s transport to take out", scheme)
@@ -368,7 +368,7 @@ func TestIdleNames(t *testing.T) {
 // syntax error as well as ErrOptions.
 func TestOptionsErrorKeepsCause(t *testing.T) {
 	_, err := New(Options{Listen: []string{"uds://x?proto=nope"}})
-	if !errors.Is(err, ErrOptions) || !errors.Is(err, target.ErrSyntax) {
-		t.Fatalf("New = %v: want both ErrOptions and target.ErrSyntax", err)
+	if !errors.Is(err, ErrOptions) || !errors.Is(err, transport.ErrTargetSyntax) {
+		t.Fatalf("New = %v: want both ErrOptions and transport.ErrTargetSyntax", err)
 	}
 }

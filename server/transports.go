@@ -6,13 +6,12 @@ package server
 
 import (
 	"github.com/goblin-kv/goblin/proto"
-	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/uds"
 )
 
 // buildSocket serves a uds:// or tcp:// target.
-func buildSocket(t target.Target, env *Env) (transport.Server, error) {
+func buildSocket(t transport.Target, env *Env) (transport.Server, error) {
 	cfg, err := uds.ConfigFor(t)
 	if err != nil {
 		return nil, err

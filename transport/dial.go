@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-
-	"github.com/goblin-kv/goblin/target"
 )
 
 // A Dialer is the client side of one message transport, registered under
@@ -22,7 +20,7 @@ import (
 type Dialer struct {
 	// Dial opens a connection to t. It honours ctx for the connection
 	// attempt.
-	Dial func(ctx context.Context, t target.Target) (Conn, error)
+	Dial func(ctx context.Context, t Target) (Conn, error)
 	// Message is true for message transports, where each Write is one
 	// message and SBE travels without a framing header.
 	Message bool
@@ -34,22 +32,22 @@ var ErrNoDialer = errors.New("transport: no dialer for scheme")
 
 // dialerPackages names the package that registers each opt-in scheme, for
 // the error that tells a program which import it lacks.
-var dialerPackages = map[target.Scheme]string{
-	target.Ring:  "github.com/goblin-kv/goblin/transport/ring",
-	target.Aeron: "github.com/goblin-kv/goblin/transport/aeron",
+var dialerPackages = map[Scheme]string{
+	Ring:  "github.com/goblin-kv/goblin/transport/ring",
+	Aeron: "github.com/goblin-kv/goblin/transport/aeron",
 }
 
 // dialers holds the registered Dialers. Registration happens in init
 // functions and lookups when a client dials, never on a request's path.
 var dialers struct {
 	mu sync.RWMutex
-	m  map[target.Scheme]Dialer
+	m  map[Scheme]Dialer
 }
 
 // RegisterDialer makes d the client side of scheme s. A transport package
 // calls it from an init function; it panics on a nil Dial or a scheme
 // registered twice (two packages claiming one scheme is a build mistake).
-func RegisterDialer(s target.Scheme, d Dialer) {
+func RegisterDialer(s Scheme, d Dialer) {
 	if d.Dial == nil {
 		panic(fmt.Sprintf("transport: RegisterDialer(%q) with a nil Dial", s))
 	}
@@ -59,14 +57,14 @@ func RegisterDialer(s target.Scheme, d Dialer) {
 		panic(fmt.Sprintf("transport: a dialer for %q is registered twice", s))
 	}
 	if dialers.m == nil {
-		dialers.m = map[target.Scheme]Dialer{}
+		dialers.m = map[Scheme]Dialer{}
 	}
 	dialers.m[s] = d
 }
 
 // LookupDialer returns the Dialer registered for s. When there is none it
 // returns an error wrapping ErrNoDialer that names the package to import.
-func LookupDialer(s target.Scheme) (Dialer, error) {
+func LookupDialer(s Scheme) (Dialer, error) {
 	dialers.mu.RLock()
 	d, ok := dialers.m[s]
 	dialers.mu.RUnlock()

@@ -66,7 +66,7 @@ type Conn interface {
 
 // ProtocolConn is implemented by client connections whose handshake tells
 // the listener's protocol (ring, Aeron). A client dialled with a target
-// that names no protocol (target.Target.ProtoSet false) speaks the one
+// that names no protocol (transport.Target.ProtoSet false) speaks the one
 // the connection reports.
 type ProtocolConn interface {
 	Conn

@@ -12,7 +12,7 @@ import (
 
 	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/proto"
-	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport"
 )
 
 // appendRaw appends v as redis-cli --raw prints it: strings as their
@@ -57,16 +57,16 @@ func appendRaw(dst []byte, v client.Value) []byte {
 // socket path (home as ~, a long directory elided) for a Unix socket,
 // ring: and aeron: forms likewise, "sbe " first when the protocol is SBE.
 // The whole target is printed once, when the prompt opens.
-func shortTarget(t target.Target) string {
+func shortTarget(t transport.Target) string {
 	var s string
 	switch t.Scheme {
-	case target.TCP:
+	case transport.TCP:
 		s = t.Address
-	case target.UDS:
+	case transport.UDS:
 		s = shortPath(t.Path)
-	case target.Ring:
+	case transport.Ring:
 		s = "ring:" + shortPath(t.Path)
-	case target.Aeron:
+	case transport.Aeron:
 		s = "aeron:" + t.Address
 		if ep := t.Params["endpoint"]; ep != "" {
 			s += " " + ep

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/goblin-kv/goblin/client"
-	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport"
 )
 
 func bulk(s string) client.Value { return client.Value{Kind: client.KindBulk, Str: []byte(s)} }
@@ -47,7 +47,7 @@ func TestShortTarget(t *testing.T) {
 		"aeron:ipc?proto=sbe":                                      "sbe aeron:ipc",
 		"aeron:udp?endpoint=10.0.0.1:40123|control=10.0.0.1:40124": "aeron:udp 10.0.0.1:40123",
 	} {
-		tg, err := target.Parse(in)
+		tg, err := transport.ParseTarget(in)
 		if err != nil {
 			t.Fatal(err)
 		}

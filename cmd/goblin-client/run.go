@@ -19,7 +19,7 @@ import (
 
 	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/proto"
-	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport"
 	// Linking the ring and Aeron transports lets the client dial ring:// and
 	// aeron: targets; their errors are also told apart below.
 	"github.com/goblin-kv/goblin/transport/aeron"
@@ -99,7 +99,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var cfg config
 	fs := flag.NewFlagSet("goblin-client", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.target, "target", envOr("GOBLIN_TARGET", target.Default().String()),
+	fs.StringVar(&cfg.target, "target", envOr("GOBLIN_TARGET", transport.DefaultTarget().String()),
 		"server to talk to: uds:///path.sock, tcp://host:port, ring:///dir, aeron:ipc, aeron:udp?endpoint=H:P|control=H:P2,\na socket path or host:port (default from $GOBLIN_TARGET, else goblin-server's default socket)")
 	fs.StringVar(&cfg.proto, "proto", "", "wire protocol, resp or sbe (default: the target's proto parameter, else resp)")
 	fs.BoolVar(&cfg.json, "json", false, "print each reply as one line of JSON")
@@ -125,7 +125,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Run goblin-client --help for usage.")
 		return exitUsage
 	}
-	t, err := target.Parse(cfg.target)
+	t, err := transport.ParseTarget(cfg.target)
 	if err != nil {
 		fmt.Fprintf(stderr, "goblin-client: %v\n", err)
 		return exitUsage
@@ -302,7 +302,7 @@ func (s *session) report(err error) int {
 		// ce.Err is the transport's whole chain; the ConnError's own
 		// prefix would only repeat the target named here.
 		fmt.Fprintf(s.errw, "goblin-client: cannot connect to %s: %v\n", ce.Target, ce.Err)
-		if errors.Is(err, aeron.ErrConfig) || errors.Is(err, target.ErrParam) {
+		if errors.Is(err, aeron.ErrConfig) || errors.Is(err, transport.ErrTargetParam) {
 			return exitUsage // a bad target: nothing was dialled
 		}
 		if nothingListens(err) {

@@ -14,7 +14,6 @@ import (
 	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/proto"
-	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
 
@@ -354,9 +353,9 @@ var (
 // spin-dedicated); group shares the driver's directory with a group;
 // stream, reply-stream and term-length tune the streams. The caller sets
 // Handler and Logger.
-func ConfigFor(t target.Target) (Options, error) {
+func ConfigFor(t transport.Target) (Options, error) {
 	o := Options{Media: t.Address, Proto: t.Proto}
-	if t.Scheme != target.Aeron {
+	if t.Scheme != transport.Aeron {
 		return o, fmt.Errorf("%w: target scheme %q is not aeron", ErrConfig, t.Scheme)
 	}
 	for k, v := range t.Params {
@@ -406,9 +405,9 @@ func ConfigFor(t target.Target) (Options, error) {
 // Java driver (driver=external is the server's and ignored here).
 // profile=spin on a client means: spin while waiting (unless wait says
 // otherwise) and, with driver=java, start its driver with the Spin profile.
-func DialOptionsFor(t target.Target) (DialOptions, error) {
+func DialOptionsFor(t transport.Target) (DialOptions, error) {
 	o := DialOptions{Media: t.Address, Proto: t.Proto, ProtoAuto: !t.ProtoSet}
-	if t.Scheme != target.Aeron {
+	if t.Scheme != transport.Aeron {
 		return o, fmt.Errorf("%w: target scheme %q is not aeron", ErrConfig, t.Scheme)
 	}
 	waitSet := false

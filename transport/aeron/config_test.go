@@ -10,12 +10,12 @@ import (
 	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/proto"
-	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport"
 )
 
-func parse(t *testing.T, s string) target.Target {
+func parse(t *testing.T, s string) transport.Target {
 	t.Helper()
-	tg, err := target.Parse(s)
+	tg, err := transport.ParseTarget(s)
 	if err != nil {
 		t.Fatal(err)
 	}

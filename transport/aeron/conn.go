@@ -12,7 +12,6 @@ import (
 	ae "github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/proto"
-	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
 
@@ -38,7 +37,7 @@ type Conn struct {
 }
 
 // DialTarget dials the server an aeron target names (see DialOptionsFor).
-func DialTarget(ctx context.Context, t target.Target) (transport.Conn, error) {
+func DialTarget(ctx context.Context, t transport.Target) (transport.Conn, error) {
 	o, err := DialOptionsFor(t)
 	if err != nil {
 		return nil, err

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/client"
-	"github.com/goblin-kv/goblin/target"
+	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/aeron"
 )
 
@@ -29,7 +29,7 @@ func Example_udp() {
 
 // The server side of a target, as goblin-server builds it.
 func ExampleConfigFor() {
-	t, err := target.Parse("aeron:udp?endpoint=10.0.0.1:40123|control=10.0.0.1:40124|proto=sbe|profile=spin")
+	t, err := transport.ParseTarget("aeron:udp?endpoint=10.0.0.1:40123|control=10.0.0.1:40124|proto=sbe|profile=spin")
 	if err != nil {
 		log.Fatal(err)
 	}

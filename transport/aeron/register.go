@@ -1,7 +1,6 @@
 package aeron
 
 import (
-	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
 
@@ -9,5 +8,5 @@ import (
 // aeron:udp targets (see transport.Dialer); a program that does not link
 // it has neither the Aeron client nor the media drivers.
 func init() {
-	transport.RegisterDialer(target.Aeron, transport.Dialer{Dial: DialTarget, Message: true})
+	transport.RegisterDialer(transport.Aeron, transport.Dialer{Dial: DialTarget, Message: true})
 }

@@ -16,7 +16,6 @@ import (
 	ae "github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/driver"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
-	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
 
@@ -47,7 +46,7 @@ type Stats struct {
 type Server struct {
 	o       Options
 	name    string
-	tgt     target.Target
+	tgt     transport.Target
 	clients []*client // served: reply path connected
 	pending []*client // reply path made, not yet connected
 	rr      int
@@ -186,7 +185,7 @@ func Listen(o Options) (*Server, error) {
 	// A request is at most MaxRequest bytes; a chunk frame adds its header.
 	s.asm.SetMaxLength(o.MaxRequest + frameHeaderLen)
 	s.onFrag = s.asm.OnFragment
-	s.tgt = target.Target{Scheme: target.Aeron, Address: o.Media, Proto: o.Proto, ProtoSet: true, Params: map[string]string{"dir": o.Dir}}
+	s.tgt = transport.Target{Scheme: transport.Aeron, Address: o.Media, Proto: o.Proto, ProtoSet: true, Params: map[string]string{"dir": o.Dir}}
 	if o.Media == ae.MediaUDP {
 		s.tgt.Params["endpoint"] = o.Endpoint
 		s.tgt.Params["control"] = o.Control
@@ -268,7 +267,7 @@ func (s *Server) Deadline() int64 {
 func (s *Server) Name() string { return s.name }
 
 // Target is the target the server serves, with its driver directory.
-func (s *Server) Target() target.Target { return s.tgt }
+func (s *Server) Target() transport.Target { return s.tgt }
 
 // Dir is the Aeron directory of the server's media driver.
 func (s *Server) Dir() string { return s.o.Dir }

@@ -17,7 +17,6 @@ import (
 	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/internal/shm"
 	"github.com/goblin-kv/goblin/proto"
-	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
 
@@ -152,7 +151,7 @@ func Dial(ctx context.Context, dir string, o DialOptions) (*Conn, error) {
 		return nil, fmt.Errorf("%w: %s", ErrRejected, msg)
 	}
 	if sp, isProto := strings.CutPrefix(line, answerProto); isProto {
-		fix := target.Target{Scheme: target.Ring, Path: dir, Proto: o.Proto}
+		fix := transport.Target{Scheme: transport.Ring, Path: dir, Proto: o.Proto}
 		if p, err := proto.Parse(sp); err == nil {
 			fix.Proto = p
 		}

@@ -21,7 +21,6 @@ import (
 	"github.com/goblin-kv/goblin/internal/shm"
 	"github.com/goblin-kv/goblin/internal/testproc"
 	"github.com/goblin-kv/goblin/proto"
-	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
 
@@ -521,11 +520,11 @@ func TestProtocolMismatchRefused(t *testing.T) {
 	if got := roundTrip(t, learner, "learned"); got != "learned" {
 		t.Fatalf("%q", got)
 	}
-	tg, _ := target.Parse("ring://" + dir)
+	tg, _ := transport.ParseTarget("ring://" + dir)
 	if o, err := DialOptionsFor(tg); err != nil || !o.AnyProto {
 		t.Fatalf("a target without proto: %+v %v, want AnyProto", o, err)
 	}
-	tg, _ = target.Parse("ring://" + dir + "?proto=resp")
+	tg, _ = transport.ParseTarget("ring://" + dir + "?proto=resp")
 	if o, err := DialOptionsFor(tg); err != nil || o.AnyProto {
 		t.Fatalf("a target with proto: %+v %v, want it fixed", o, err)
 	}
@@ -577,7 +576,7 @@ func TestGroupMode(t *testing.T) {
 }
 
 func TestConfigFor(t *testing.T) {
-	tg, err := target.Parse("ring:///dev/shm/x?proto=sbe&records=64&record=512&wait=park&server_timeout=2s")
+	tg, err := transport.ParseTarget("ring:///dev/shm/x?proto=sbe&records=64&record=512&wait=park&server_timeout=2s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -591,12 +590,12 @@ func TestConfigFor(t *testing.T) {
 	}
 	// The names package idle and the Aeron target use, beside the older
 	// spellings above.
-	tg, _ = target.Parse("ring:///dev/shm/x?proto=sbe&wait=yield&server-timeout=5s")
+	tg, _ = transport.ParseTarget("ring:///dev/shm/x?proto=sbe&wait=yield&server-timeout=5s")
 	if d, err := DialOptionsFor(tg); err != nil || d.Wait != idle.Yield || d.ServerTimeout != 5*time.Second {
 		t.Fatalf("DialOptionsFor(wait=yield&server-timeout=5s): %+v %v", d, err)
 	}
 	for _, bad := range []string{"ring:///x?records=3", "ring:///x?record=100", "ring:///x?colour=red"} {
-		tg, _ := target.Parse(bad)
+		tg, _ := transport.ParseTarget(bad)
 		if _, err := ConfigFor(tg); err == nil {
 			t.Errorf("ConfigFor(%s) accepted", bad)
 		}

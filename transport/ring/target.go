@@ -7,16 +7,15 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/idle"
-	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
 
 // ConfigFor fills a server's Options from a ring target,
 // ring:///dev/shm/goblin?proto=sbe&records=256&record=16384&group=goblin.
 // The caller sets Handler. Unknown parameters are an error.
-func ConfigFor(t target.Target) (Options, error) {
+func ConfigFor(t transport.Target) (Options, error) {
 	o := Options{Dir: t.Path, Proto: t.Proto}
-	if t.Scheme != target.Ring {
+	if t.Scheme != transport.Ring {
 		return o, fmt.Errorf("ring: target scheme %q is not ring", t.Scheme)
 	}
 	for k, v := range t.Params {
@@ -30,10 +29,10 @@ func ConfigFor(t target.Target) (Options, error) {
 			o.Group = v
 		case "wait", "server-timeout", "server_timeout": // client-side parameters; a shared target may carry them
 		default:
-			return o, fmt.Errorf("ring: %w: unknown target parameter %q (want records, record or group)", target.ErrParam, k)
+			return o, fmt.Errorf("ring: %w: unknown target parameter %q (want records, record or group)", transport.ErrTargetParam, k)
 		}
 		if err != nil {
-			return o, fmt.Errorf("ring: %w: parameter %s=%q: %w", target.ErrParam, k, v, err)
+			return o, fmt.Errorf("ring: %w: parameter %s=%q: %w", transport.ErrTargetParam, k, v, err)
 		}
 	}
 	o.ensureDefaults()
@@ -46,9 +45,9 @@ func ConfigFor(t target.Target) (Options, error) {
 // A target without proto speaks the server's protocol (AnyProto).
 // Server-side parameters (records, record, group) are accepted and ignored,
 // so server and clients can share one target string.
-func DialOptionsFor(t target.Target) (DialOptions, error) {
+func DialOptionsFor(t transport.Target) (DialOptions, error) {
 	o := DialOptions{Proto: t.Proto, AnyProto: !t.ProtoSet}
-	if t.Scheme != target.Ring {
+	if t.Scheme != transport.Ring {
 		return o, fmt.Errorf("ring: target scheme %q is not ring", t.Scheme)
 	}
 	for k, v := range t.Params {
@@ -60,10 +59,10 @@ func DialOptionsFor(t target.Target) (DialOptions, error) {
 			o.ServerTimeout, err = time.ParseDuration(v)
 		case "records", "record", "group":
 		default:
-			return o, fmt.Errorf("ring: %w: unknown target parameter %q (want wait or server-timeout)", target.ErrParam, k)
+			return o, fmt.Errorf("ring: %w: unknown target parameter %q (want wait or server-timeout)", transport.ErrTargetParam, k)
 		}
 		if err != nil {
-			return o, fmt.Errorf("ring: %w: parameter %s=%q: %w", target.ErrParam, k, v, err)
+			return o, fmt.Errorf("ring: %w: parameter %s=%q: %w", transport.ErrTargetParam, k, v, err)
 		}
 	}
 	return o, nil
@@ -71,7 +70,7 @@ func DialOptionsFor(t target.Target) (DialOptions, error) {
 
 // DialTarget dials the ring server a target names. The returned Conn
 // implements transport.Conn.
-func DialTarget(ctx context.Context, t target.Target) (transport.Conn, error) {
+func DialTarget(ctx context.Context, t transport.Target) (transport.Conn, error) {
 	o, err := DialOptionsFor(t)
 	if err != nil {
 		return nil, err

@@ -17,7 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/goblin-kv/goblin/internal/rawpoll"
-	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
 
@@ -57,21 +56,21 @@ var _ transport.Conn = (*Conn)(nil)
 // DialTarget connects to a uds or tcp target. A client takes no target
 // parameter but proto; mode (a uds listener's) is accepted so that server
 // and clients can share one target string, and any other is refused
-// (wrapping target.ErrParam) rather than ignored.
-func DialTarget(ctx context.Context, t target.Target, o DialOptions) (*Conn, error) {
+// (wrapping transport.ErrTargetParam) rather than ignored.
+func DialTarget(ctx context.Context, t transport.Target, o DialOptions) (*Conn, error) {
 	for k := range t.Params {
 		switch {
-		case k == "mode" && t.Scheme == target.UDS:
-		case t.Scheme == target.UDS:
-			return nil, fmt.Errorf("uds: %w: unknown target parameter %q in %s (a uds target takes proto=resp|sbe, and mode= for a listener)", target.ErrParam, k, t)
+		case k == "mode" && t.Scheme == transport.UDS:
+		case t.Scheme == transport.UDS:
+			return nil, fmt.Errorf("uds: %w: unknown target parameter %q in %s (a uds target takes proto=resp|sbe, and mode= for a listener)", transport.ErrTargetParam, k, t)
 		default:
-			return nil, fmt.Errorf("%s: %w: unknown target parameter %q in %s (a tcp target takes only proto=resp|sbe)", t.Scheme, target.ErrParam, k, t)
+			return nil, fmt.Errorf("%s: %w: unknown target parameter %q in %s (a tcp target takes only proto=resp|sbe)", t.Scheme, transport.ErrTargetParam, k, t)
 		}
 	}
 	switch t.Scheme {
-	case target.UDS:
+	case transport.UDS:
 		return Dial(ctx, "unix", t.Path, o)
-	case target.TCP:
+	case transport.TCP:
 		return Dial(ctx, "tcp", t.Address, o)
 	}
 	return nil, fmt.Errorf("uds: cannot dial %s targets", t.Scheme)

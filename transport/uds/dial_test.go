@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/internal/testproc"
-	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
 
@@ -99,7 +98,7 @@ func TestConnRoundTrip(t *testing.T) {
 
 func TestConnDialTarget(t *testing.T) {
 	addr := connEchoPeer(t, "unix", nil)
-	tg, err := target.Parse("uds://" + addr)
+	tg, err := transport.ParseTarget("uds://" + addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +107,7 @@ func TestConnDialTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	if _, err := DialTarget(context.Background(), target.Target{Scheme: target.Ring, Path: "/x"}, DialOptions{}); err == nil {
+	if _, err := DialTarget(context.Background(), transport.Target{Scheme: transport.Ring, Path: "/x"}, DialOptions{}); err == nil {
 		t.Fatal("DialTarget(ring) succeeded")
 	}
 	if _, err := Dial(context.Background(), "udp", "127.0.0.1:1", DialOptions{}); err == nil {
@@ -117,22 +116,22 @@ func TestConnDialTarget(t *testing.T) {
 }
 
 // TestDialTargetRefusesUnknownParams: a client target parameter the
-// transport does not know is refused (target.ErrParam, naming the known
+// transport does not know is refused (transport.ErrTargetParam, naming the known
 // ones) before anything is dialled, rather than silently ignored; a uds
 // listener's mode= is accepted so that one target string serves both.
 func TestDialTargetRefusesUnknownParams(t *testing.T) {
 	ctx := context.Background()
 	for _, s := range []string{"tcp://127.0.0.1:1?nosuch=1", "uds:///nonexistent.sock?nosuch=1", "tcp://127.0.0.1:1?mode=600"} {
-		tg, err := target.Parse(s)
+		tg, err := transport.ParseTarget(s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := DialTarget(ctx, tg, DialOptions{}); !errors.Is(err, target.ErrParam) || !strings.Contains(err.Error(), "proto=resp|sbe") {
-			t.Errorf("DialTarget(%s) = %v, want target.ErrParam naming the known parameters", s, err)
+		if _, err := DialTarget(ctx, tg, DialOptions{}); !errors.Is(err, transport.ErrTargetParam) || !strings.Contains(err.Error(), "proto=resp|sbe") {
+			t.Errorf("DialTarget(%s) = %v, want transport.ErrTargetParam naming the known parameters", s, err)
 		}
 	}
-	tg, _ := target.Parse("uds:///nonexistent.sock?mode=600")
-	if _, err := DialTarget(ctx, tg, DialOptions{}); errors.Is(err, target.ErrParam) {
+	tg, _ := transport.ParseTarget("uds:///nonexistent.sock?mode=600")
+	if _, err := DialTarget(ctx, tg, DialOptions{}); errors.Is(err, transport.ErrTargetParam) {
 		t.Errorf("DialTarget with a listener's mode= refused it: %v", err)
 	}
 }

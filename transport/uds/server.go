@@ -22,7 +22,6 @@ import (
 	"github.com/goblin-kv/goblin/internal/rawpoll"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/target"
 	"github.com/goblin-kv/goblin/transport"
 )
 
@@ -154,12 +153,12 @@ type Config struct {
 }
 
 // ConfigFor fills Network, Address and Proto from a uds or tcp target.
-func ConfigFor(t target.Target) (Config, error) {
+func ConfigFor(t transport.Target) (Config, error) {
 	c := Config{Proto: t.Proto}
 	switch t.Scheme {
-	case target.UDS:
+	case transport.UDS:
 		c.Network, c.Address = "unix", t.Path
-	case target.TCP:
+	case transport.TCP:
 		c.Network, c.Address = "tcp", t.Address
 	default:
 		return c, fmt.Errorf("%w: scheme %q is not uds or tcp", ErrConfig, t.Scheme)
@@ -170,7 +169,7 @@ func ConfigFor(t target.Target) (Config, error) {
 		}
 	}
 	if m, ok := t.Params["mode"]; ok {
-		if t.Scheme != target.UDS {
+		if t.Scheme != transport.UDS {
 			return c, fmt.Errorf("%w: mode applies to uds targets only", ErrConfig)
 		}
 		v, err := strconv.ParseUint(m, 8, 32)
@@ -481,11 +480,11 @@ func (s *Server) Name() string { return s.name }
 func (s *Server) Addr() string { return s.addr }
 
 // Target returns the target clients dial to reach this listener.
-func (s *Server) Target() target.Target {
+func (s *Server) Target() transport.Target {
 	if s.cfg.Network == "unix" {
-		return target.Target{Scheme: target.UDS, Path: s.addr, Proto: s.cfg.Proto}
+		return transport.Target{Scheme: transport.UDS, Path: s.addr, Proto: s.cfg.Proto}
 	}
-	return target.Target{Scheme: target.TCP, Address: s.addr, Proto: s.cfg.Proto}
+	return transport.Target{Scheme: transport.TCP, Address: s.addr, Proto: s.cfg.Proto}
 }
 
 // Clients returns the number of connected clients.

@@ -3,7 +3,7 @@ package uds
 // The directory of a Unix socket. A socket in a directory that every user
 // may write (/tmp) can be taken by whoever binds the path first; goblin's
 // default socket lives in a directory of the server user's own instead
-// (target.DefaultSocketPath), and this file makes sure that directory is
+// (transport.DefaultSocketPath), and this file makes sure that directory is
 // what it claims to be before the server binds in it.
 
 import (

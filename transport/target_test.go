@@ -1,4 +1,4 @@
-package target
+package transport
 
 import (
 	"errors"
@@ -30,15 +30,15 @@ func TestParse(t *testing.T) {
 			Params: map[string]string{"endpoint": "10.0.0.1:40123", "control": "10.0.0.1:40124"}}},
 	}
 	for _, c := range cases {
-		got, err := Parse(c.in)
+		got, err := ParseTarget(c.in)
 		if err != nil {
-			t.Errorf("Parse(%q): %v", c.in, err)
+			t.Errorf("ParseTarget(%q): %v", c.in, err)
 			continue
 		}
 		if !reflect.DeepEqual(got, c.want) {
-			t.Errorf("Parse(%q) = %+v, want %+v", c.in, got, c.want)
+			t.Errorf("ParseTarget(%q) = %+v, want %+v", c.in, got, c.want)
 		}
-		again, err := Parse(got.String())
+		again, err := ParseTarget(got.String())
 		named := got
 		named.ProtoSet = true // String always names the protocol
 		if err != nil || !reflect.DeepEqual(again, named) {
@@ -49,8 +49,8 @@ func TestParse(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	for _, in := range []string{"", "http://x", "uds://host/path", "tcp://", "aeron:tcp", "aeron:udp", "aeron:ipc?x", "uds:///a?proto=json", "nonsense"} {
-		if _, err := Parse(in); !errors.Is(err, ErrSyntax) {
-			t.Errorf("Parse(%q) error = %v, want ErrSyntax", in, err)
+		if _, err := ParseTarget(in); !errors.Is(err, ErrTargetSyntax) {
+			t.Errorf("ParseTarget(%q) error = %v, want ErrTargetSyntax", in, err)
 		}
 	}
 }
@@ -68,17 +68,17 @@ func TestParseSchemeTypos(t *testing.T) {
 		"localhost:http":       "not a number",
 		"host:99999":           "not a number",
 	} {
-		_, err := Parse(in)
-		if !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), want) {
-			t.Errorf("Parse(%q) = %v, want ErrSyntax mentioning %q", in, err, want)
+		_, err := ParseTarget(in)
+		if !errors.Is(err, ErrTargetSyntax) || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseTarget(%q) = %v, want ErrTargetSyntax mentioning %q", in, err, want)
 		}
 	}
 }
 
 func TestDefault(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", "/run/user/1000")
-	if got := Default().Path; got != "/run/user/1000/goblin.sock" {
-		t.Fatalf("Default().Path = %q", got)
+	if got := DefaultTarget().Path; got != "/run/user/1000/goblin.sock" {
+		t.Fatalf("DefaultTarget().Path = %q", got)
 	}
 	t.Setenv("XDG_RUNTIME_DIR", "")
 	t.Setenv("TMPDIR", "/var/tmp")
@@ -86,10 +86,10 @@ func TestDefault(t *testing.T) {
 	if os.Geteuid() == 0 {
 		want = "/run/goblin/goblin.sock"
 	}
-	if got := Default(); got.Scheme != UDS || got.Path != want {
-		t.Fatalf("Default() = %+v, want the path %s", got, want)
+	if got := DefaultTarget(); got.Scheme != UDS || got.Path != want {
+		t.Fatalf("DefaultTarget() = %+v, want the path %s", got, want)
 	}
-	if got, err := Parse("uds://?proto=sbe"); err != nil || got.Path != want || got.Proto != proto.SBE {
-		t.Fatalf("Parse(uds://?proto=sbe) = %+v, %v; want the default socket", got, err)
+	if got, err := ParseTarget("uds://?proto=sbe"); err != nil || got.Path != want || got.Proto != proto.SBE {
+		t.Fatalf("ParseTarget(uds://?proto=sbe) = %+v, %v; want the default socket", got, err)
 	}
 }

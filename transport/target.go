@@ -1,5 +1,5 @@
-// Package target parses the one address syntax that goblin-server,
-// goblin-client and the client library share:
+// Targets: the one address syntax that goblin-server, goblin-client and the
+// client library share, parsed by ParseTarget:
 //
 //	uds:///run/goblin/goblin.sock?proto=resp   Unix domain socket
 //	tcp://127.0.0.1:6380?proto=resp            TCP (Redis clients connect here)
@@ -12,7 +12,8 @@
 // Params for the transport to interpret; a transport rejects parameters it
 // does not know. A bare path (starting with "/" or ".") means a Unix socket,
 // and a bare host:port means TCP, as redis-cli users expect.
-package target
+
+package transport
 
 import (
 	"errors"
@@ -43,13 +44,13 @@ const (
 // none (Redis's 6379 plus one, so both can run side by side).
 const DefaultTCPPort = "6380"
 
-// ErrSyntax is wrapped by every parse error.
-var ErrSyntax = errors.New("target: bad syntax")
+// ErrTargetSyntax is wrapped by every parse error.
+var ErrTargetSyntax = errors.New("target: bad syntax")
 
-// ErrParam is wrapped by a transport's error for a target parameter it
+// ErrTargetParam is wrapped by a transport's error for a target parameter it
 // does not know or cannot use (tcp://h:p?nosuch=1), so that a program can
 // tell a bad target from a server that cannot be reached.
-var ErrParam = errors.New("target: bad parameter")
+var ErrTargetParam = errors.New("target: bad parameter")
 
 // Target is one parsed address.
 type Target struct {
@@ -72,7 +73,7 @@ type Target struct {
 // Default is the target goblin-server listens on and goblin-client dials
 // when given none: a Unix socket named goblin.sock in a directory only the
 // user can write (see DefaultSocketPath).
-func Default() Target {
+func DefaultTarget() Target {
 	return Target{Scheme: UDS, Path: DefaultSocketPath(), Proto: proto.RESP}
 }
 
@@ -97,13 +98,13 @@ func DefaultSocketPath() string {
 }
 
 // Parse parses s. See the package documentation for the syntax.
-func Parse(s string) (Target, error) {
+func ParseTarget(s string) (Target, error) {
 	s = strings.TrimSpace(s)
 	switch {
 	case s == "":
-		return Target{}, fmt.Errorf("%w: empty target", ErrSyntax)
+		return Target{}, fmt.Errorf("%w: empty target", ErrTargetSyntax)
 	case strings.HasPrefix(s, "aeron:"):
-		return parseAeron(s)
+		return parseAeronTarget(s)
 	case strings.HasPrefix(s, "/") || strings.HasPrefix(s, "."):
 		return Target{Scheme: UDS, Path: s, Proto: proto.RESP}, nil
 	case !strings.Contains(s, "://"):
@@ -114,20 +115,20 @@ func Parse(s string) (Target, error) {
 			if sch == string(TCP) {
 				want = "tcp://" + strings.TrimLeft(rest, "/")
 			}
-			return Target{}, fmt.Errorf("%w: %q: %s targets are written %s (scheme, then ://)", ErrSyntax, s, sch, want)
+			return Target{}, fmt.Errorf("%w: %q: %s targets are written %s (scheme, then ://)", ErrTargetSyntax, s, sch, want)
 		}
 		host, port, err := net.SplitHostPort(s)
 		if err == nil {
 			if n, perr := strconv.ParseUint(port, 10, 16); perr != nil || (n == 0 && port != "0") {
-				return Target{}, fmt.Errorf("%w: %q: port %q of host %q is not a number from 0 to 65535 (want scheme://…, a socket path or host:port)", ErrSyntax, s, port, host)
+				return Target{}, fmt.Errorf("%w: %q: port %q of host %q is not a number from 0 to 65535 (want scheme://…, a socket path or host:port)", ErrTargetSyntax, s, port, host)
 			}
 			return Target{Scheme: TCP, Address: s, Proto: proto.RESP}, nil
 		}
-		return Target{}, fmt.Errorf("%w: %q: want scheme://…, a socket path or host:port", ErrSyntax, s)
+		return Target{}, fmt.Errorf("%w: %q: want scheme://…, a socket path or host:port", ErrTargetSyntax, s)
 	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return Target{}, fmt.Errorf("%w: %q: %w", ErrSyntax, s, err)
+		return Target{}, fmt.Errorf("%w: %q: %w", ErrTargetSyntax, s, err)
 	}
 	t := Target{Scheme: Scheme(u.Scheme), Params: map[string]string{}}
 	for k, v := range u.Query() {
@@ -140,24 +141,24 @@ func Parse(s string) (Target, error) {
 	case UDS, Ring:
 		t.Path = u.Path
 		if u.Host != "" {
-			return Target{}, fmt.Errorf("%w: %q: %s targets take a path (%s:///path), not a host", ErrSyntax, s, t.Scheme, t.Scheme)
+			return Target{}, fmt.Errorf("%w: %q: %s targets take a path (%s:///path), not a host", ErrTargetSyntax, s, t.Scheme, t.Scheme)
 		}
 		if t.Path == "" && t.Scheme == UDS {
 			t.Path = DefaultSocketPath() // "uds://": the default socket
 		}
 		if t.Path == "" {
-			return Target{}, fmt.Errorf("%w: %q: missing path", ErrSyntax, s)
+			return Target{}, fmt.Errorf("%w: %q: missing path", ErrTargetSyntax, s)
 		}
 	case TCP:
 		t.Address = u.Host
 		if t.Address == "" {
-			return Target{}, fmt.Errorf("%w: %q: missing host", ErrSyntax, s)
+			return Target{}, fmt.Errorf("%w: %q: missing host", ErrTargetSyntax, s)
 		}
 		if u.Port() == "" {
 			t.Address = net.JoinHostPort(u.Hostname(), DefaultTCPPort)
 		}
 	default:
-		return Target{}, fmt.Errorf("%w: %q: unknown scheme %q (want uds, tcp, ring or aeron)", ErrSyntax, s, u.Scheme)
+		return Target{}, fmt.Errorf("%w: %q: unknown scheme %q (want uds, tcp, ring or aeron)", ErrTargetSyntax, s, u.Scheme)
 	}
 	if len(t.Params) == 0 {
 		t.Params = nil
@@ -166,18 +167,18 @@ func Parse(s string) (Target, error) {
 }
 
 // parseAeron parses aeron:ipc?k=v|k=v (Aeron's own separator) or with "&".
-func parseAeron(s string) (Target, error) {
+func parseAeronTarget(s string) (Target, error) {
 	rest := strings.TrimPrefix(s, "aeron:")
 	media, query, _ := strings.Cut(rest, "?")
 	if media != "ipc" && media != "udp" {
-		return Target{}, fmt.Errorf("%w: %q: aeron media must be ipc or udp", ErrSyntax, s)
+		return Target{}, fmt.Errorf("%w: %q: aeron media must be ipc or udp", ErrTargetSyntax, s)
 	}
 	t := Target{Scheme: Aeron, Address: media, Params: map[string]string{}}
 	if query != "" {
 		for _, kv := range strings.FieldsFunc(query, func(r rune) bool { return r == '|' || r == '&' }) {
 			k, v, ok := strings.Cut(kv, "=")
 			if !ok || k == "" {
-				return Target{}, fmt.Errorf("%w: %q: parameter %q is not key=value", ErrSyntax, s, kv)
+				return Target{}, fmt.Errorf("%w: %q: parameter %q is not key=value", ErrTargetSyntax, s, kv)
 			}
 			t.Params[k] = v
 		}
@@ -186,7 +187,7 @@ func parseAeron(s string) (Target, error) {
 		return Target{}, err
 	}
 	if media == "udp" && t.Params["endpoint"] == "" {
-		return Target{}, fmt.Errorf("%w: %q: aeron:udp needs endpoint=HOST:PORT", ErrSyntax, s)
+		return Target{}, fmt.Errorf("%w: %q: aeron:udp needs endpoint=HOST:PORT", ErrTargetSyntax, s)
 	}
 	if len(t.Params) == 0 {
 		t.Params = nil
@@ -199,7 +200,7 @@ func (t *Target) takeProto() error {
 	if p, ok := t.Params["proto"]; ok {
 		pr, err := proto.Parse(p)
 		if err != nil {
-			return fmt.Errorf("%w: %w", ErrSyntax, err)
+			return fmt.Errorf("%w: %w", ErrTargetSyntax, err)
 		}
 		t.Proto, t.ProtoSet = pr, true
 		delete(t.Params, "proto")
@@ -208,7 +209,7 @@ func (t *Target) takeProto() error {
 }
 
 // String formats t in the syntax Parse accepts. It always names the
-// protocol, so Parse(t.String()) is t with ProtoSet true.
+// protocol, so ParseTarget(t.String()) is t with ProtoSet true.
 func (t Target) String() string {
 	var b strings.Builder
 	keys := make([]string, 0, len(t.Params))

@@ -75,7 +75,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 say "building goblin-server and goblin-bench"
-go build -o "$bin/goblin-bench" ./benchmarks/cmd/goblin-bench
+go build -o "$bin/goblin-bench" ./cmd/goblin-bench
 go build -o "$bin/goblin-server" ./cmd/goblin-server ||
 	say "cmd/goblin-server does not build; goblin cases will be reported unavailable"
 

@@ -33,7 +33,7 @@ prepare local_transport_latency
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 echo "local_transport_latency: building goblin-server and goblin-bench" >&2
-go build -o "$bin/goblin-bench" ./benchmarks/cmd/goblin-bench
+go build -o "$bin/goblin-bench" ./cmd/goblin-bench
 server_flag=()
 if go build -o "$bin/goblin-server" ./cmd/goblin-server; then
 	server_flag=(-goblin-server "$bin/goblin-server")

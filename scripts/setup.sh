@@ -72,7 +72,7 @@ fetch_jar uk.co.real-logic sbe-all "$SBE_VERSION"
 
 # The Java peers of the Aeron interop tests and benchmarks (aeron/interop);
 # the tests also build them when stale, this just does it ahead of time.
-ij=interop/java
+ij=aeron/interop/java
 if [[ ! -s $ij/target/classpath.txt || -n $(find $ij/pom.xml $ij/src -newer $ij/target/goblin-aeron-interop.jar 2>/dev/null) ]]; then
 	echo "setup: building $ij (mvn package)"
 	mvn_quiet -f $ij/pom.xml package

@@ -50,7 +50,7 @@ func shmTempDir(t testing.TB) string {
 	return dir
 }
 
-// needJava builds interop/java (once per test binary) or skips the test
+// needJava builds aeron/interop/java (once per test binary) or skips the test
 // when java or mvn is missing, and only then. The build fetches
 // io.aeron:aeron-all into the local Maven repository if `make setup` has not,
 // which is where the driver launcher looks for it.
@@ -277,6 +277,6 @@ func TestPomVersionMatchesDriver(t *testing.T) {
 	}
 	want := "<aeron.version>" + javadriver.AeronVersion + "</aeron.version>"
 	if !strings.Contains(string(b), want) {
-		t.Fatalf("interop/java/pom.xml does not pin %s", want)
+		t.Fatalf("aeron/interop/java/pom.xml does not pin %s", want)
 	}
 }

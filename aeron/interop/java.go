@@ -3,7 +3,7 @@
 //
 // The tests in this package start the Java media driver (package
 // aeron/javadriver) and the Java programs of the Maven project in
-// interop/java (Publisher, Subscriber, Ping, Pong, Throughput,
+// aeron/interop/java (Publisher, Subscriber, Ping, Pong, Throughput,
 // ResponseServer, ResponseClient), and check every byte that crosses between
 // Go and Java over IPC and UDP loopback, including fragmented messages and
 // response channels through two drivers.
@@ -41,15 +41,15 @@ import (
 // cannot be built or run. Tests skip with this error's message.
 var ErrToolMissing = errors.New("interop: java or mvn not installed")
 
-// ErrBuild means the Maven build of interop/java failed.
-var ErrBuild = errors.New("interop: building interop/java failed")
+// ErrBuild means the Maven build of aeron/interop/java failed.
+var ErrBuild = errors.New("interop: building aeron/interop/java failed")
 
 // ProjectEnv names the environment variable that overrides where the
-// interop/java Maven project is (by default it is found from this source
+// aeron/interop/java Maven project is (by default it is found from this source
 // file's location in the module).
 const ProjectEnv = "GOBLIN_INTEROP_JAVA"
 
-// Java runs the programs of the interop/java Maven project.
+// Java runs the programs of the aeron/interop/java Maven project.
 type Java struct {
 	// JavaPath is the java executable.
 	JavaPath string
@@ -68,7 +68,7 @@ var (
 	buildErr  error
 )
 
-// BuildJava builds interop/java with `mvn -q -B package` unless its jar and
+// BuildJava builds aeron/interop/java with `mvn -q -B package` unless its jar and
 // classpath file are newer than every source file and the pom, and returns
 // how to run its programs. The build runs at most once per process and is
 // serialised with other processes by a lock file in the target directory.
@@ -79,16 +79,16 @@ func BuildJava(ctx context.Context) (*Java, error) {
 	return built, buildErr
 }
 
-// ProjectDir returns the interop/java directory.
+// ProjectDir returns the aeron/interop/java directory.
 func ProjectDir() string {
 	if d := os.Getenv(ProjectEnv); d != "" {
 		return d
 	}
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
-		return filepath.Join("interop", "java")
+		return filepath.Join("aeron", "interop", "java")
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..", "interop", "java")
+	return filepath.Join(filepath.Dir(file), "java")
 }
 
 func buildJava(ctx context.Context) (*Java, error) {

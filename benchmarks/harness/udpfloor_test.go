@@ -77,7 +77,7 @@ func TestGoblinBenchInProcessUDP(t *testing.T) {
 	requireTools(t, false, "go")
 	srv := buildGoblinServer(t)
 	bench := filepath.Join(t.TempDir(), "goblin-bench")
-	build := exec.Command("go", "build", "-o", bench, "./benchmarks/cmd/goblin-bench")
+	build := exec.Command("go", "build", "-o", bench, "./cmd/goblin-bench")
 	build.Dir = repoRoot()
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build goblin-bench: %v\n%s", err, out)

@@ -87,7 +87,7 @@ func TestMakeRunStartsNoJVM(t *testing.T) {
 	mk, _ := os.ReadFile(filepath.Join(root, "Makefile"))
 	run := regexp.MustCompile(`(?m)^run:(.*)$`).FindSubmatch(mk)
 	if run == nil || strings.Contains(string(run[1]), "setup") {
-		t.Fatalf("make run depends on %q; it must need neither setup (Maven, interop/java) nor Java", run)
+		t.Fatalf("make run depends on %q; it must need neither setup (Maven, aeron/interop/java) nor Java", run)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/latency"
+	"github.com/goblin-kv/goblin/internal/testkit/latency"
 )
 
 // benchChannel is the IPC channel the benchmarks use; override with

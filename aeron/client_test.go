@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // testIPC keeps the logs of real-driver tests small (3 × 64 KiB rather than

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // aeronJar finds the aeron-all jar: $AERON_JAR, else the version in

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/internal/shm"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // putLossEntry writes an entry at off in the driver's layout and returns

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 func offerAll(t testing.TB, offer func([]byte) int64, msg []byte) int64 {

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/goblin-kv/goblin/internal/noscan"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // block is the model's view of one allocation.
@@ -229,11 +229,11 @@ func TestRandomOpsModel(t *testing.T) {
 
 func TestNoPointersInMetadata(t *testing.T) {
 	for _, typ := range []reflect.Type{reflect.TypeFor[Ref](), reflect.TypeFor[pageMeta]()} {
-		if noscan.HasPointers(typ) {
+		if testkit.HasPointers(typ) {
 			t.Errorf("%v holds pointers", typ)
 		}
 	}
-	if !noscan.HasPointers(reflect.TypeFor[[]byte]()) {
+	if !testkit.HasPointers(reflect.TypeFor[[]byte]()) {
 		t.Fatal("hasPointers misses slices")
 	}
 }

@@ -3,7 +3,7 @@ package arena
 import (
 	"testing"
 
-	"github.com/goblin-kv/goblin/internal/fuzzbytes"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // FuzzArena decodes the input as allocations, frees and compaction steps, checking
@@ -14,7 +14,7 @@ func FuzzArena(f *testing.F) {
 	f.Add([]byte{0, 200, 0, 255, 0, 3, 1, 1, 0, 24, 2, 1})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m := newModel(t)
-		in := fuzzbytes.New(data)
+		in := testkit.NewFuzzReader(data)
 		next := in.Next
 		for ops := 0; in.Len() > 0 && ops < 5000; ops++ {
 			switch next() % 4 {

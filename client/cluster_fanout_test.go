@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/cluster"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 func dialClusterT(t *testing.T, seeds ...string) *Cluster {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // e2eCases are the targets testproc.StartGoblinServer returns: Unix and

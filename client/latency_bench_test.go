@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/latency"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/latency"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // BenchmarkRoundTrip measures depth-one PING, SET (16-byte value) and GET

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // checkSetIn checks, through admin, that key = val is in database want

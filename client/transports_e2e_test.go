@@ -19,7 +19,7 @@ import (
 
 	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/command"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/transport"

@@ -18,7 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goblin-kv/goblin/cluster"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 func TestMain(m *testing.M) { testproc.Main(m) }

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/client"
-	"github.com/goblin-kv/goblin/internal/netns"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/netns"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/transport"
 )
 

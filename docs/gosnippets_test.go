@@ -17,7 +17,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 const module = "github.com/goblin-kv/goblin"

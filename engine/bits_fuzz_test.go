@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/goblin-kv/goblin/internal/fuzzbytes"
+	"github.com/goblin-kv/goblin/internal/testkit"
 
 	"github.com/goblin-kv/goblin/proto"
 )
@@ -53,7 +53,7 @@ func FuzzBits(f *testing.F) {
 		s := NewSession(proto.RESP, nil)
 		model := map[string][]byte{}
 		keys := []string{"a", "b", "c"}
-		in := fuzzbytes.New(data)
+		in := testkit.NewFuzzReader(data)
 		next := in.Next
 		bytesOf := func(n int) []byte {
 			v := make([]byte, n)

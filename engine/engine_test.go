@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/hexfile"
+	"github.com/goblin-kv/goblin/internal/testkit"
 
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
@@ -494,7 +494,7 @@ func TestServeSBEVersion1(t *testing.T) {
 	e, _ := newEngine(t, Options{Params: redisDefaultParams})
 	var c sbe.Codec
 	s := NewSession(proto.SBE, nil)
-	read := func(name string) []byte { return hexfile.Read(t, "../proto/sbe/testdata/v1/"+name) }
+	read := func(name string) []byte { return testkit.ReadHexFile(t, "../proto/sbe/testdata/v1/"+name) }
 	var rep command.Reply
 	serve := func(msg []byte) string {
 		t.Helper()

@@ -19,7 +19,7 @@ import (
 	tresp "github.com/tidwall/resp"
 
 	"github.com/goblin-kv/goblin/command"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/proto/resp"

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // splitCases are sdssplitargs's behaviour, one rule per row.

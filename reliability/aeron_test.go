@@ -22,9 +22,9 @@ import (
 	ae "github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/client"
-	"github.com/goblin-kv/goblin/internal/accesstest"
 	"github.com/goblin-kv/goblin/internal/shm"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/accesstest"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/transport"
 	_ "github.com/goblin-kv/goblin/transport/aeron" // client.Dial of aeron: targets

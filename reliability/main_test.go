@@ -3,7 +3,7 @@ package reliability
 import (
 	"testing"
 
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 func TestMain(m *testing.M) { testproc.Main(m) }

@@ -25,8 +25,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/goblin-kv/goblin/client"
-	"github.com/goblin-kv/goblin/internal/latency"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/latency"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	_ "github.com/goblin-kv/goblin/transport/ring" // client.Dial of ring:// targets
 )
 

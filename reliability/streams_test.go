@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/client"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // goblin is one goblin-server process with a RESP Unix socket and a TCP

@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	ae "github.com/goblin-kv/goblin/aeron"
-	"github.com/goblin-kv/goblin/internal/wiretest"
+	"github.com/goblin-kv/goblin/internal/testkit/wiretest"
 	"github.com/goblin-kv/goblin/transport/aeron"
 )
 

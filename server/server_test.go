@@ -18,7 +18,7 @@ import (
 
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/idle"
-	"github.com/goblin-kv/goblin/internal/wiretest"
+	"github.com/goblin-kv/goblin/internal/testkit/wiretest"
 	"github.com/goblin-kv/goblin/transport"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/fuzzbytes"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // FuzzStoreOps decodes the input as a stream of operations (GET, SET, DEL,
@@ -27,7 +27,7 @@ func FuzzStoreOps(f *testing.F) {
 		h := newHarness(t, Options{MaxValueLen: 4096})
 		keys := []string{"", "a", "key:000000000001", "k3", "a longer key that does not fit anywhere inline", "5", "k6", "k7",
 			longKeys[0], longKeys[1], longKeys[2]}
-		in := fuzzbytes.New(data)
+		in := testkit.NewFuzzReader(data)
 		next := in.Next
 		for ops := 0; in.Len() > 0 && ops < 2000; ops++ {
 			op, key := next(), keys[next()%byte(len(keys))]

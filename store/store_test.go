@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/noscan"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 func newStore(t testing.TB, o Options) (*Store, *FakeClock) {
@@ -35,7 +35,7 @@ func mustCheck(t testing.TB, s *Store) {
 
 func TestSlotAndIndexHoldNoPointers(t *testing.T) {
 	for _, typ := range []reflect.Type{reflect.TypeFor[slot](), reflect.TypeFor[[slotPageLen]slot]()} {
-		if noscan.HasPointers(typ) {
+		if testkit.HasPointers(typ) {
 			t.Errorf("%v holds pointers: the GC would scan every key", typ)
 		}
 	}

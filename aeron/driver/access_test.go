@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/goblin-kv/goblin/aeron"
-	"github.com/goblin-kv/goblin/internal/accesstest"
+	"github.com/goblin-kv/goblin/internal/testkit/accesstest"
 )
 
 // reachableDir is a driver directory other users could reach, so that

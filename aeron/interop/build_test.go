@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/aeron/javadriver"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // fakeProject lays out a Maven project whose build output is up to date.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // The Go driver beside the Java driver, same run, same idle profile (both

@@ -7,7 +7,7 @@ import (
 
 	"github.com/goblin-kv/goblin/aeron/driver"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // udpFlow is the traffic the UDP interop tests push: mixed sizes from one

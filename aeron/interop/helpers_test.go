@@ -11,7 +11,7 @@ import (
 
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // Generous bounds for a 2-core machine shared with other work: these only

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/aeron"
-	"github.com/goblin-kv/goblin/internal/netns"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/netns"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // The link the two-host tests impair: netem's "loss 5% duplicate 5% delay

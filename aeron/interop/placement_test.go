@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/aeron/driver"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"golang.org/x/sys/unix"
 )
 

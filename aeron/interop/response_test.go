@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/javadriver"

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/netns"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/netns"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // BenchmarkUDPThroughput: one publisher's message rate over UDP between

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // needDriver skips the test when java or the jar is missing, saying how to

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/aeron"
-	"github.com/goblin-kv/goblin/internal/accesstest"
+	"github.com/goblin-kv/goblin/internal/testkit/accesstest"
 )
 
 // reachableDir returns a path (not created) for a driver directory whose

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // runLauncher runs benchmarks/aeron_network_latency.sh with env (and the

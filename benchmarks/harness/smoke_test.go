@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // buildGoblinServer builds cmd/goblin-server into a temp dir. A checkout

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/goblin-kv/goblin/internal/latency"
+	"github.com/goblin-kv/goblin/internal/testkit/latency"
 )
 
 // Samples 1..N in random order have exactly known nearest-rank
@@ -115,7 +115,7 @@ func TestParseHdrPercentiles(t *testing.T) {
 }
 
 // The exact percentiles agree with goblin's HdrHistogram recorder
-// (internal/latency, three significant digits) on a long-tailed
+// (internal/testkit/latency, three significant digits) on a long-tailed
 // distribution: two independent computations of the same figures.
 func TestExactPercentilesAgreeWithHDR(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))

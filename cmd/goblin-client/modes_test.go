@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/client"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // TestCLIMonitor: one-shot "goblin-client monitor" prints OK, then a line

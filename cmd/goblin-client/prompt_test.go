@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/client"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/peterh/liner"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/client"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/server"
 )
 

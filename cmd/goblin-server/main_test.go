@@ -31,7 +31,7 @@ import (
 
 	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/command"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/proto/sbe"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"golang.org/x/sys/unix"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 func TestLookup(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/goblin-kv/goblin/internal/hexfile"
+	"github.com/goblin-kv/goblin/internal/testkit"
 
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto/sbe/goblinsbe"
@@ -169,7 +169,7 @@ func TestNestedRepliesAndAmount2(t *testing.T) {
 // 2 understands an old client, and an old server's replies still decode.
 func TestVersion1Messages(t *testing.T) {
 	var c Codec
-	read := func(name string) []byte { return hexfile.Read(t, "testdata/v1/"+name) }
+	read := func(name string) []byte { return testkit.ReadHexFile(t, "testdata/v1/"+name) }
 	framed := func(name string) []byte { return read(name)[SOFHLen:] }
 	e := []byte{}
 	for _, tc := range []struct {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/goblin-kv/goblin/arena"
-	"github.com/goblin-kv/goblin/internal/noscan"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 func newArena(t testing.TB) *arena.Arena {
@@ -21,7 +21,7 @@ func newArena(t testing.TB) *arena.Arena {
 }
 
 func checkNoPointers(v any) error {
-	if typ := reflect.TypeOf(v); noscan.HasPointers(typ) {
+	if typ := reflect.TypeOf(v); testkit.HasPointers(typ) {
 		return fmt.Errorf("%v holds pointers: the GC would scan every collection", typ)
 	}
 	return nil

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/goblin-kv/goblin/internal/wiretest"
+	"github.com/goblin-kv/goblin/internal/testkit/wiretest"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/server"

@@ -18,7 +18,7 @@ import (
 
 	ae "github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/client"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/transport/aeron"
 )
 

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/idle"
-	"github.com/goblin-kv/goblin/internal/latency"
-	"github.com/goblin-kv/goblin/internal/testproc"
-	"github.com/goblin-kv/goblin/internal/wiretest"
+	"github.com/goblin-kv/goblin/internal/testkit/latency"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/wiretest"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/transport/aeron"
 )

@@ -15,8 +15,8 @@ import (
 
 	ae "github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/driver"
-	"github.com/goblin-kv/goblin/internal/testproc"
-	"github.com/goblin-kv/goblin/internal/wiretest"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/wiretest"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/server"
 	"github.com/goblin-kv/goblin/transport/aeron"

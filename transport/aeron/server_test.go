@@ -12,7 +12,7 @@ import (
 	ae "github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/internal/shm"
-	"github.com/goblin-kv/goblin/internal/wiretest"
+	"github.com/goblin-kv/goblin/internal/testkit/wiretest"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/transport"

@@ -11,9 +11,9 @@ import (
 
 	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/idle"
-	"github.com/goblin-kv/goblin/internal/latency"
 	"github.com/goblin-kv/goblin/internal/shm"
-	"github.com/goblin-kv/goblin/internal/wiretest"
+	"github.com/goblin-kv/goblin/internal/testkit/latency"
+	"github.com/goblin-kv/goblin/internal/testkit/wiretest"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/server"
 	"github.com/goblin-kv/goblin/store"

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/idle"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/server"
 	"github.com/goblin-kv/goblin/transport"

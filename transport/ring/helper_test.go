@@ -21,7 +21,7 @@ import (
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/idle"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"

@@ -19,7 +19,7 @@ import (
 
 	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/internal/shm"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/transport"
 )

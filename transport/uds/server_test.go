@@ -18,7 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/goblin-kv/goblin/internal/wiretest"
+	"github.com/goblin-kv/goblin/internal/testkit/wiretest"
 	"github.com/goblin-kv/goblin/proto"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/aeron"
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 func TestMain(m *testing.M) { testproc.Main(m) }

@@ -14,8 +14,8 @@ import (
 func TestMain(m *testing.M) { Main(m) }
 
 func TestBuildStartWaitLogStop(t *testing.T) {
-	bin := Build(t, "./internal/testproc/testdata/hello")
-	if again := Build(t, "./internal/testproc/testdata/hello"); again != bin {
+	bin := Build(t, "./internal/testkit/testproc/testdata/hello")
+	if again := Build(t, "./internal/testkit/testproc/testdata/hello"); again != bin {
 		t.Fatalf("second Build gave %q, want the cached %q", again, bin)
 	}
 	p := Start(t, bin)

@@ -1,4 +1,4 @@
-package hexfile
+package testkit
 
 import (
 	"os"
@@ -6,13 +6,13 @@ import (
 	"testing"
 )
 
-func TestRead(t *testing.T) {
+func TestReadHexFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "msg.hex")
 	if err := os.WriteFile(path, []byte("  0a0Bff\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got := Read(t, path); string(got) != "\x0a\x0b\xff" {
-		t.Fatalf("Read = %x, want 0a0bff", got)
+	if got := ReadHexFile(t, path); string(got) != "\x0a\x0b\xff" {
+		t.Fatalf("ReadHexFile = %x, want 0a0bff", got)
 	}
 }
 
@@ -28,15 +28,15 @@ func TestReadFails(t *testing.T) {
 		ft := &fakeTB{TB: t}
 		func() {
 			defer func() { _ = recover() }()
-			Read(ft, path)
+			ReadHexFile(ft, path)
 		}()
 		if !ft.failed {
-			t.Errorf("Read(%s) did not fail", path)
+			t.Errorf("ReadHexFile(%s) did not fail", path)
 		}
 	}
 }
 
-// fakeTB records a fatal failure and stops Read with a panic, in place of
+// fakeTB records a fatal failure and stops ReadHexFile with a panic, in place of
 // runtime.Goexit.
 type fakeTB struct {
 	testing.TB

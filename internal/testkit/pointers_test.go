@@ -1,4 +1,4 @@
-package noscan
+package testkit
 
 import (
 	"fmt"

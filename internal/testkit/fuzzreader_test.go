@@ -1,9 +1,9 @@
-package fuzzbytes
+package testkit
 
 import "fmt"
 
-func ExampleReader() {
-	in := New([]byte{7, 9})
+func ExampleFuzzReader() {
+	in := NewFuzzReader([]byte{7, 9})
 	for in.Len() > 0 {
 		fmt.Print(in.Next(), " ")
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // newLink builds a link or, outside CI, skips saying what is missing.

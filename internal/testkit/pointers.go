@@ -1,10 +1,4 @@
-// Package noscan tells whether a Go type holds pointers, that is, whether
-// the garbage collector must scan memory of that type. The arena and the
-// store keep their metadata pointer-free so that millions of keys cost the
-// collector nothing; their tests check it with HasPointers.
-//
-//	if noscan.HasPointers(reflect.TypeFor[slot]()) { t.Error("the GC would scan every key") }
-package noscan
+package testkit
 
 import "reflect"
 

@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/goblin-kv/goblin/internal/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // User is a second user: a uid, a primary gid and supplementary groups.

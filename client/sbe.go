@@ -38,6 +38,9 @@ func (s *sbeCodec) appendRequest(dst []byte, args [][]byte, _ uint64) ([]byte, e
 }
 
 func (s *sbeCodec) appendTyped(dst []byte, r *command.Request) ([]byte, error) {
+	if r.Op > sbe.MaxOp {
+		return dst, fmt.Errorf("%w: %s (use proto=resp)", ErrNoSBEEncoding, command.Name(r.Op))
+	}
 	s.sent++
 	r.CorrelationID = s.sent
 	// A bare PING goes as the 16-byte Ping message (schema version 1),

@@ -4,10 +4,10 @@ package command
 // SBE schema's Op enum: an Op travels on the wire as itself (cluster mode's
 // commands, RESP only, are not in the schema; proto/sbe's
 // TestEnumsMatchSchema keeps the two in step).
-type Op uint8
+type Op uint16
 
 // NumOps bounds Op values; per-command arrays are [NumOps]T.
-const NumOps = 256
+const NumOps = 512
 
 // Flags are a command's options. Each command reads its own bits; the
 // names below say which command uses a bit for what, and several commands

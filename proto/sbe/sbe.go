@@ -52,7 +52,16 @@ var (
 	ErrTruncated = fmt.Errorf("%w: truncated", ErrMalformed)
 	// ErrTooManyItems: more than 65534 args or items (the group limit).
 	ErrTooManyItems = errors.New("sbe: more than 65534 group entries")
+	// ErrOpNotEncodable: the request's Op is above MaxOp, so the schema's
+	// one-byte Op field cannot carry it.
+	ErrOpNotEncodable = errors.New("sbe: op has no SBE encoding")
 )
+
+// MaxOp is the highest command.Op a Request or MultiRequest can carry: the
+// schema's Op is a uint8 and 255 is its null value. command.Op is wider, so
+// that the command table can grow past the schema; ops above MaxOp travel
+// over RESP only until the schema carries them.
+const MaxOp = command.Op(254)
 
 const (
 	headerLen   = int(goblinsbe.MessageHeaderEncodedLength)
@@ -156,7 +165,8 @@ func flagBits(f command.Flags) uint8 {
 
 // AppendRequest appends r encoded as a bare SBE message to dst: a Request,
 // or a MultiRequest when r has Args or Amount2. It panics if r has more than 65534
-// Args (programmer error; the client library checks first).
+// Args or an Op above MaxOp (programmer errors; the client library checks
+// first).
 func (c *Codec) AppendRequest(dst []byte, r *command.Request) []byte {
 	n := RequestLen(r)
 	dst, off := grow(dst, n)
@@ -173,6 +183,9 @@ func (c *Codec) AppendFramedRequest(dst []byte, r *command.Request) []byte {
 
 // requestAt encodes r into the n bytes of dst at off.
 func (c *Codec) requestAt(dst []byte, off, n int, r *command.Request) []byte {
+	if r.Op > MaxOp {
+		panic(ErrOpNotEncodable)
+	}
 	if multi(r) {
 		return c.appendMulti(dst, off, n, r)
 	}

@@ -433,3 +433,27 @@ func ExampleCodec() {
 	fmt.Println(n == len(wire), req.CorrelationID, req.Op == command.OpGet, string(req.Key))
 	// Output: true 42 true greeting
 }
+
+// TestOpAboveMaxOpIsRefused: command.Op is wider than the schema's uint8 Op,
+// so an Op above MaxOp must be refused, never truncated into another
+// command's value on the wire.
+func TestOpAboveMaxOpIsRefused(t *testing.T) {
+	for _, op := range []command.Op{MaxOp + 1, MaxOp + 2 + command.OpGet} {
+		for _, r := range []command.Request{{Op: op, Key: []byte("k")}, {Op: op, Args: [][]byte{[]byte("a")}}} {
+			func() {
+				defer func() {
+					if err, _ := recover().(error); !errors.Is(err, ErrOpNotEncodable) {
+						t.Errorf("AppendRequest(op %d, %d args) panicked with %v, want ErrOpNotEncodable", op, len(r.Args), err)
+					}
+				}()
+				var c Codec
+				b := c.AppendRequest(nil, &r)
+				t.Errorf("AppendRequest(op %d) encoded %x", op, b)
+			}()
+		}
+	}
+	var c Codec
+	if b := c.AppendRequest(nil, &command.Request{Op: MaxOp, Key: []byte("k")}); len(b) == 0 {
+		t.Error("AppendRequest(MaxOp) encoded nothing")
+	}
+}

@@ -34,7 +34,7 @@ func hotRequests() []hotRequest {
 		}
 	}
 	return []hotRequest{
-		mk("PING", []string{"PING"}, command.Request{Op: command.OpPing}, "+PONG\r\n", command.Simple),
+		mk("PING", []string{"PING"}, command.Request{Op: command.OpPing, Compact: true}, "+PONG\r\n", command.Simple), // compact, as the client sends it
 		mk("SET", []string{"SET", string(key), string(val)}, command.Request{Op: command.OpSet, Key: key, Value: val}, "+OK\r\n", command.Simple),
 		mk("GET", []string{"GET", string(key)}, command.Request{Op: command.OpGet, Key: key}, "$16\r\n0123456789abcdef\r\n", command.Bulk),
 	}

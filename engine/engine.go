@@ -385,6 +385,9 @@ func (e *Engine) ServeMessage(s *Session, msg, out []byte) (replies []byte, clos
 		return out, true
 	}
 	if s.Protocol == proto.SBE {
+		if corr, ok := sbe.AsPing(msg); ok && e.plain(s) {
+			return e.pong(s, corr, out), false
+		}
 		if err := e.decodeSBE(msg); err != nil {
 			return e.sbeProtocolError(s, out, err, false), true
 		}

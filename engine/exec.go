@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/store"
 )
 
@@ -308,6 +309,29 @@ func (e *Engine) execute(s *Session, r *command.Request) {
 		return
 	}
 	h(e, s, r)
+}
+
+// plain reports whether s is in the state most requests find it in, where
+// a keyless request that changes nothing (a bare PING) needs none of
+// execute's and serveSBE's checks: no MULTI to queue into, replies on, no
+// MONITOR to feed, authenticated (or no password), and this request not the
+// one in sampleEvery that is timed. It is the one predictable branch in
+// front of the fast paths; anything it does not cover goes the general way.
+func (e *Engine) plain(s *Session) bool {
+	return !s.tx.on && s.mute == 0 && len(e.monitors) == 0 && e.sampleLeft > 1 &&
+		(s.authed || e.o.RequirePass == "")
+}
+
+// pong answers a compact SBE PING in a plain session (see plain): the
+// bookkeeping execute, count and serveSBE would do for it, and the 16-byte
+// Pong, with no Request decoded and no Reply built.
+func (e *Engine) pong(s *Session, correlationID uint64, out []byte) []byte {
+	e.sampleLeft--
+	e.ran = true
+	e.cmd[command.OpPing].calls++
+	s.Stats.Commands[command.OpPing]++
+	s.lastOp = command.OpPing
+	return sbe.AppendPong(out, correlationID)
 }
 
 // executeSlow runs what execute leaves out of its common path: timing one

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/proto/sbe/goblinsbe"
 )
 
 // TestAsPingAgreesWithDecodeRequest: AsPing and AppendPong are shortcuts
@@ -44,5 +45,54 @@ func TestAsPingAgreesWithDecodeRequest(t *testing.T) {
 		if _, ok := AsPing(msg); ok {
 			t.Errorf("AsPing accepted %s: % x", name, msg)
 		}
+	}
+}
+
+// TestOffsetsMatchGenerated pins the layout the hot decode and encode use
+// directly to the generated flyweights, so a schema change that moves a
+// field fails here instead of misreading messages.
+func TestOffsetsMatchGenerated(t *testing.T) {
+	var rq goblinsbe.Request
+	var rp goblinsbe.Reply
+	var h goblinsbe.MessageHeader
+	for _, c := range []struct {
+		name      string
+		got, want uint64
+	}{
+		{"Request.correlationId", reqCorrelationID, uint64(rq.CorrelationIdEncodingOffset())},
+		{"Request.op", reqOp, uint64(rq.OpEncodingOffset())},
+		{"Request.flags", reqFlags, uint64(rq.FlagsEncodingOffset())},
+		{"Request.expiry", reqExpiry, uint64(rq.ExpiryEncodingOffset())},
+		{"Request.expire", reqExpire, uint64(rq.ExpireEncodingOffset())},
+		{"Request.amount", reqAmount, uint64(rq.AmountEncodingOffset())},
+		{"Request block", reqBlockV2, uint64(goblinsbe.RequestSbeBlockLength)},
+		{"Reply.correlationId", repCorrelationID, uint64(rp.CorrelationIdEncodingOffset())},
+		{"Reply.status", repStatus, uint64(rp.StatusEncodingOffset())},
+		{"Reply.kind", repKind, uint64(rp.KindEncodingOffset())},
+		{"Reply.integer", repInteger, uint64(rp.IntegerEncodingOffset())},
+		{"Reply block", repBlock, uint64(goblinsbe.ReplySbeBlockLength)},
+		{"header.blockLength", 0, uint64(h.BlockLengthEncodingOffset())},
+		{"header.templateId", 2, uint64(h.TemplateIdEncodingOffset())},
+		{"header.schemaId", 4, uint64(h.SchemaIdEncodingOffset())},
+		{"header.version", 6, uint64(h.VersionEncodingOffset())},
+		{"Request.op size", 1, uint64(rq.OpEncodingLength())},
+		{"Reply.status size", 1, uint64(rp.StatusEncodingLength())},
+		{"Reply.kind size", 1, uint64(rp.KindEncodingLength())},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: the hot path uses %d, the generated code %d", c.name, c.got, c.want)
+		}
+	}
+	// And the bytes: a Reply written directly equals the flyweight's.
+	rep := command.Reply{CorrelationID: 9, Status: command.NotInteger, Kind: command.Error, Integer: -3, Value: []byte("ERR x")}
+	var c Codec
+	got := c.AppendReply(nil, &rep)
+	want := make([]byte, len(got))
+	var m goblinsbe.Reply
+	m.WrapAndApplyHeader(want, 0, uint64(len(want)))
+	m.SetCorrelationId(9).SetStatus(goblinsbe.Status(rep.Status)).SetKind(goblinsbe.Kind(rep.Kind)).SetInteger(-3)
+	m.PutValue(string(rep.Value))
+	if !bytes.Equal(got, want) {
+		t.Errorf("AppendReply = % x\nflyweight   = % x", got, want)
 	}
 }

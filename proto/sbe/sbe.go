@@ -129,6 +129,29 @@ func ReplyLen(r *command.Reply) int {
 
 const itemBlockLen = 9 // kind (1) + integer (8); checked in tests
 
+// The layout of the Request's and the Reply's fixed blocks (schema version
+// 2), which the hot decode and encode read and write directly;
+// TestOffsetsMatchGenerated pins every one to the generated flyweights.
+const (
+	reqCorrelationID = 0
+	reqOp            = 8
+	reqFlags         = 9
+	reqExpiry        = 10
+	reqExpire        = 11
+	reqAmount        = 19
+	reqBlockV2       = 27
+
+	repCorrelationID = 0
+	repStatus        = 8
+	repKind          = 9
+	repInteger       = 10
+	repBlock         = 18
+
+	// replyHeader is a Reply's message header as one little-endian uint64:
+	// block length, template id, schema id, schema version.
+	replyHeader = uint64(repBlock) | uint64(templateReply)<<16 | uint64(SchemaID)<<32 | uint64(SchemaVersion)<<48
+)
+
 // growFramed extends dst by a SOFH header for a message of n bytes and
 // the message, writes the header, and returns the extended slice and the
 // offset where the message starts.
@@ -266,10 +289,15 @@ func (c *Codec) replyAt(dst []byte, off, n int, r *command.Reply) []byte {
 		m.SetCorrelationId(r.CorrelationID)
 		return dst
 	}
-	var m goblinsbe.Reply
-	m.WrapAndApplyHeader(dst, uint64(off), uint64(off+n))
-	m.SetCorrelationId(r.CorrelationID).SetStatus(goblinsbe.Status(r.Status)).SetKind(goblinsbe.Kind(r.Kind)).SetInteger(r.Integer)
-	putVar(dst, int(m.SbePosition()), r.Value)
+	// The header and the fixed fields at the generated layout's offsets
+	// (TestOffsetsMatchGenerated), without a flyweight.
+	b := dst[off : off+headerLen+repBlock]
+	binary.LittleEndian.PutUint64(b, replyHeader)
+	b = b[headerLen:]
+	binary.LittleEndian.PutUint64(b[repCorrelationID:], r.CorrelationID)
+	b[repStatus], b[repKind] = uint8(r.Status), uint8(r.Kind)
+	binary.LittleEndian.PutUint64(b[repInteger:], uint64(r.Integer))
+	putVar(dst, off+headerLen+repBlock, r.Value)
 	return dst
 }
 
@@ -299,19 +327,21 @@ func header(msg []byte) (template uint16, block, version uint64, err error) {
 	if len(msg) < headerLen {
 		return 0, 0, 0, ErrTruncated
 	}
-	var h goblinsbe.MessageHeader
-	h.Wrap(msg, 0, uint64(SchemaVersion), uint64(len(msg)))
-	if h.SchemaId() != SchemaID {
+	// The message header's fields, read directly (TestOffsetsMatchGenerated
+	// pins the layout to the generated MessageHeader).
+	h := binary.LittleEndian.Uint64(msg)
+	bl, version16 := uint16(h), uint16(h>>48)
+	template = uint16(h >> 16)
+	if uint16(h>>32) != SchemaID {
 		return 0, 0, 0, ErrWrongSchema
 	}
-	template = h.TemplateId()
 	var min uint16
 	switch template {
 	case templateRequest:
 		min = goblinsbe.RequestSbeBlockLength
 	case templateMultiRequest:
 		min = goblinsbe.MultiRequestSbeBlockLength
-		if h.Version() < 2 {
+		if version16 < 2 {
 			min = multiRequestBlockV1
 		}
 	case templateReply:
@@ -325,11 +355,10 @@ func header(msg []byte) (template uint16, block, version uint64, err error) {
 	default:
 		return 0, 0, 0, ErrWrongTemplate
 	}
-	bl := h.BlockLength()
 	if bl < min || headerLen+int(bl) > len(msg) {
 		return 0, 0, 0, ErrTruncated
 	}
-	return template, uint64(bl), uint64(h.Version()), nil
+	return template, uint64(bl), uint64(version16), nil
 }
 
 // TemplateID returns the template id of the SBE message in msg: 1
@@ -403,11 +432,16 @@ func (c *Codec) decodeRequest(msg []byte, r *command.Request) (end uint64, err e
 		return uint64(headerLen) + block, nil
 	case templateRequest:
 		// No recover needed: header checked that the block fits, and the
-		// var-data fields are bounds-checked before they are sliced.
-		var m goblinsbe.Request
-		m.WrapForDecode(msg, uint64(headerLen), block, version, uint64(len(msg)))
-		setFixed(r, m.CorrelationId(), m.Op(), msg[headerLen+int(m.FlagsEncodingOffset())], m.Expiry(), m.Expire(), m.Amount())
-		pos := m.SbePosition()
+		// var-data fields are bounds-checked before they are sliced. The
+		// fixed fields are read at the generated layout's offsets
+		// (TestOffsetsMatchGenerated), without a flyweight.
+		b := msg[headerLen : headerLen+reqBlockV2]
+		r.CorrelationID = binary.LittleEndian.Uint64(b[reqCorrelationID:])
+		r.Op, r.Flags = command.Op(b[reqOp]), command.Flags(b[reqFlags])&allFlags
+		r.Expiry = command.Expiry(b[reqExpiry])
+		r.Expire = int64(binary.LittleEndian.Uint64(b[reqExpire:]))
+		r.Amount, r.Amount2 = int64(binary.LittleEndian.Uint64(b[reqAmount:])), 0
+		pos := uint64(headerLen) + block
 		var ok bool
 		if r.Key, ok = varData(msg, pos); !ok {
 			return 0, ErrTruncated

@@ -11,6 +11,7 @@ import (
 	"github.com/goblin-kv/goblin/aeron/internal/command"
 	"github.com/goblin-kv/goblin/aeron/internal/counters"
 	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
+	"github.com/goblin-kv/goblin/aeron/internal/uri"
 )
 
 // readCommands reads the commands clients wrote into the to-driver ring
@@ -71,7 +72,7 @@ func (d *Driver) dispatch(typeID int32, msg []byte, corr *int64) error {
 		switch {
 		case strings.HasPrefix(channel, ipcChannel):
 			return d.onAddIPCSubscription(channel, m.StreamID(), *corr, hdr.ClientID())
-		case strings.HasPrefix(channel, spyPrefix):
+		case strings.HasPrefix(channel, uri.SpyPrefix):
 			return d.onAddSpySubscription(channel, m.StreamID(), *corr, hdr.ClientID())
 		}
 		return d.onAddNetworkSubscription(channel, m.StreamID(), *corr, hdr.ClientID())

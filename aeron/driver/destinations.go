@@ -17,7 +17,7 @@ func (d *Driver) onSendDestination(add bool, registrationID int64, channel strin
 		return err
 	}
 	if add {
-		if u.spy {
+		if u.Spy {
 			return invalidChannel("Aeron spies are invalid as send destinations: channel=%s", channel)
 		}
 		for _, k := range invalidDestinationKeys {
@@ -25,10 +25,10 @@ func (d *Driver) onSendDestination(add bool, registrationID int64, channel strin
 				return invalidChannel("destinations must not contain the key: %s channel=%s", k, channel)
 			}
 		}
-		if v, _ := u.get(aeron.ParamControlMode); v == aeron.ControlModeResponse {
+		if v, _ := u.Get(aeron.ParamControlMode); v == aeron.ControlModeResponse {
 			return invalidChannel("destinations may not specify %s=%s", aeron.ParamControlMode, aeron.ControlModeResponse)
 		}
-		if v, ok := u.get(aeron.ParamEndpoint); ok && len(v) > 1 && v[len(v)-2:] == ":0" {
+		if v, ok := u.Get(aeron.ParamEndpoint); ok && len(v) > 1 && v[len(v)-2:] == ":0" {
 			return invalidChannel("endpoint has port=0 for send destination: channel=%s", channel)
 		}
 	}
@@ -36,7 +36,7 @@ func (d *Driver) onSendDestination(add bool, registrationID int64, channel strin
 	if err != nil {
 		return err
 	}
-	v, ok := u.get(aeron.ParamEndpoint)
+	v, ok := u.Get(aeron.ParamEndpoint)
 	if !ok {
 		return genericError(illegalArgument, "destination must have an endpoint: %s", channel)
 	}

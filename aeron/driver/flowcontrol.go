@@ -62,7 +62,7 @@ func fcArg(fc, prefix string) (string, bool) {
 
 // retransmitWindowMultiple reads fc=...,rrwm:<n>, else def.
 func retransmitWindowMultiple(ch *udpChannel, def int) (int, error) {
-	fc, _ := ch.uri.get(paramFlowControl)
+	fc, _ := ch.uri.Get(paramFlowControl)
 	if v, ok := fcArg(fc, "rrwm:"); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
@@ -78,7 +78,7 @@ func retransmitWindowMultiple(ch *udpChannel, def int) (int, error) {
 // multicast and multi-destination channels use fc=max (the default), min
 // or tagged.
 func (d *Driver) newFlowControl(ch *udpChannel, registrationID, clientID int64, sessionID, streamID int32) (flowControl, error) {
-	fc, hasFC := ch.uri.get(paramFlowControl)
+	fc, hasFC := ch.uri.Get(paramFlowControl)
 	if !ch.multicast && !ch.isMultiDestination() {
 		if hasFC {
 			return nil, genericError(illegalArgument, "unsupported unicast flow control strategy: fc=%s", fc)

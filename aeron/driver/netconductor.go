@@ -24,7 +24,7 @@ func (d *Driver) onAddNetworkPublication(channel string, streamID int32, corr, c
 	if err != nil {
 		return err
 	}
-	if u.spy {
+	if u.Spy {
 		return invalidChannel("Aeron spies are invalid as publications: channel=%s", channel)
 	}
 	ch, err := d.parseUDPChannel(u, false)

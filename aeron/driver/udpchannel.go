@@ -100,7 +100,7 @@ func (d *Driver) parseUDPChannel(u *channelURI, isDestination bool) (*udpChannel
 		}
 		c.hasTag, c.tag = true, t
 	}
-	mode, _ := u.get(aeron.ParamControlMode)
+	mode, _ := u.Get(aeron.ParamControlMode)
 	switch mode {
 	case aeron.ControlModeManual:
 		c.mode = controlManual
@@ -118,13 +118,13 @@ func (d *Driver) parseUDPChannel(u *channelURI, isDestination bool) (*udpChannel
 	if c.rcvWnd, err = bufferLengthParam(u, aeron.ParamReceiverWindow); err != nil {
 		return nil, err
 	}
-	if v, ok := u.get(paramNakDelay); ok {
+	if v, ok := u.Get(paramNakDelay); ok {
 		if c.nakDelayNs, err = parseDuration(paramNakDelay, v); err != nil {
 			return nil, err
 		}
 		c.hasNakDelay = true
 	}
-	if v, ok := u.get(paramGroupTag); ok {
+	if v, ok := u.Get(paramGroupTag); ok {
 		if c.groupTag, err = strconv.ParseInt(v, 10, 64); err != nil {
 			return nil, udpChannelError(illegalArgument, "'%s' does not contain a valid long value", paramGroupTag)
 		}
@@ -157,7 +157,7 @@ func (d *Driver) parseUDPChannel(u *channelURI, isDestination bool) (*udpChannel
 		d.uniqueCanonical++
 		return "-" + strconv.FormatInt(d.uniqueCanonical-1, 10)
 	}
-	endpointVal, _ := u.get(aeron.ParamEndpoint)
+	endpointVal, _ := u.Get(aeron.ParamEndpoint)
 	switch {
 	case endpoint.Addr().IsMulticast():
 		ifaceAddr, err := resolveInterface(u, true, endpoint.Addr().Is6())
@@ -181,7 +181,7 @@ func (d *Driver) parseUDPChannel(u *channelURI, isDestination bool) (*udpChannel
 		c.ifaceAddr = ifaceAddr.Addr()
 		c.localControl, c.localData = ifaceAddr, ifaceAddr
 		c.canonical = canonicalise("", ifaceAddr, "", endpoint)
-		if v, ok := u.get(paramTTL); ok {
+		if v, ok := u.Get(paramTTL); ok {
 			n, err := strconv.Atoi(v)
 			if err != nil {
 				return nil, udpChannelError(numberFormat, "For input string: \"%s\"", v)
@@ -189,7 +189,7 @@ func (d *Driver) parseUDPChannel(u *channelURI, isDestination bool) (*udpChannel
 			c.hasTTL, c.ttl = true, n
 		}
 	case hasControl:
-		controlVal, _ := u.get(aeron.ParamControl)
+		controlVal, _ := u.Get(aeron.ParamControl)
 		c.hasExplicitControl = true
 		c.remoteControl, c.remoteData = endpoint, endpoint
 		c.localControl, c.localData = control, control
@@ -209,10 +209,10 @@ func (d *Driver) parseUDPChannel(u *channelURI, isDestination bool) (*udpChannel
 // validateUDPParams refuses what UdpChannel.validateConfiguration and
 // the driver refuse before resolving anything.
 func validateUDPParams(u *channelURI) error {
-	if u.media != aeron.MediaUDP {
+	if u.Media != aeron.MediaUDP {
 		return udpChannelError(illegalArgument, "UdpChannel only supports UDP media: %s", u.raw)
 	}
-	if v, ok := u.get(paramCongestion); ok && v != "static" {
+	if v, ok := u.Get(paramCongestion); ok && v != "static" {
 		return invalidChannel("congestion control cc=%s is not supported by this media driver (only static): %s", v, u.raw)
 	}
 	return nil
@@ -220,7 +220,7 @@ func validateUDPParams(u *channelURI) error {
 
 // channelTag is the channel tag of tags=<channelTag>[,<entityTag>].
 func channelTag(u *channelURI) (string, bool) {
-	v, ok := u.get(aeron.ParamTags)
+	v, ok := u.Get(aeron.ParamTags)
 	if !ok {
 		return "", false
 	}
@@ -274,7 +274,7 @@ func sourceIdentity(a netip.AddrPort) string { return hostString(a) }
 // synchronously (a deliberate difference: the Java driver resolves them on
 // an executor).
 func resolveAddrParam(u *channelURI, name string) (netip.AddrPort, bool, error) {
-	v, ok := u.get(name)
+	v, ok := u.Get(name)
 	if !ok {
 		return netip.AddrPort{}, false, nil
 	}
@@ -323,7 +323,7 @@ func resolveHost(host string) (netip.Addr, error) {
 // without one, the wildcard address; otherwise the address of the local
 // interface it names (InterfaceSearchAddress).
 func resolveInterface(u *channelURI, multicast, v6 bool) (netip.AddrPort, error) {
-	v, ok := u.get(aeron.ParamInterface)
+	v, ok := u.Get(aeron.ParamInterface)
 	wildcard := netip.IPv4Unspecified()
 	if v6 {
 		wildcard = netip.IPv6Unspecified()
@@ -368,7 +368,7 @@ func resolveInterface(u *channelURI, multicast, v6 bool) (netip.AddrPort, error)
 
 // bufferLengthParam reads so-sndbuf, so-rcvbuf or rcv-wnd (0: not given).
 func bufferLengthParam(u *channelURI, name string) (int, error) {
-	v, ok := u.get(name)
+	v, ok := u.Get(name)
 	if !ok {
 		return 0, nil
 	}

@@ -10,55 +10,6 @@ func (d *Driver) subscriptionLinksTick() {
 		d.closeSubscription)
 }
 
-// idleControlPollRatio: of the duty cycles that send nothing, every this
-// many read the control sockets (the Java sender reads them on each). An
-// owner's loop runs a cycle every microsecond or so while it polls, and a
-// status message or NAK read three cycles later changes nothing, but each
-// read of an idle socket is a system call that delays noticing a datagram
-// on the data sockets.
-const idleControlPollRatio = 4
-
-// doSend is the sender's duty cycle (Sender.doWork): every network
-// publication sends, round robin from one later each cycle; then the
-// control sockets are read on every idleControlPollRatio-th cycle that
-// sent nothing, every SendToStatusPollRatio cycles, after a short send,
-// or when half a status message interval passed since the last read.
-func (d *Driver) doSend(nowNs int64) int {
-	shortSends := d.counters.Value(sysShortSends)
-	sent := 0
-	pubs := d.senderPubs
-	if n := len(pubs); n > 0 {
-		start := d.sendRR
-		d.sendRR++
-		if start >= n {
-			start, d.sendRR = 0, 1
-		}
-		for i := start; i < n; i++ {
-			sent += d.sendPublication(pubs[i], nowNs)
-		}
-		for i := 0; i < start; i++ {
-			sent += d.sendPublication(pubs[i], nowNs)
-		}
-		if sent > 0 {
-			d.counters.AddValue(sysBytesSent, int64(sent))
-		}
-	}
-	received := 0
-	d.dutyCycleCounter++
-	if sent == 0 {
-		d.idleSendCycles++
-	}
-	if d.idleSendCycles >= idleControlPollRatio || d.dutyCycleCounter >= d.opts.SendToStatusPollRatio ||
-		d.controlPollNs-nowNs < 0 || shortSends < d.counters.Value(sysShortSends) {
-		for _, e := range d.sndEndpoints {
-			received += d.pollControl(e)
-		}
-		d.dutyCycleCounter, d.idleSendCycles = 0, 0
-		d.controlPollNs = nowNs + int64(d.opts.StatusMessageTimeout)/2
-	}
-	return sent + received
-}
-
 // doReceive is the receiver's duty cycle (Receiver.doWork): read every
 // receive endpoint, then, for each connected image, its end of stream,
 // status message and NAK; an image that stopped being connected leaves
@@ -158,7 +109,7 @@ func (d *Driver) HasNetwork() bool { return len(d.sendEndpoints)+len(d.receiveEn
 // heartbeat to send, a retransmit to make or free, a status message, a
 // NAK, a source to ask for SETUP again.
 func (d *Driver) networkDeadline(deadline int64) int64 {
-	for _, p := range d.senderPubs {
+	for _, p := range d.sender.publications {
 		if !p.hasInitialConnection || p.isSetupElicited {
 			deadline = min(deadline, p.timeOfLastSetupNs+setupIntervalNs+1)
 		}

@@ -55,7 +55,7 @@ func (d *Driver) onSendDestination(add bool, registrationID int64, channel strin
 			}
 		}
 	}
-	d.setDestinationCount(e)
+	e.setDestinationCount(&d.driverContext)
 	d.sendOperationSuccess(corr)
 	return nil
 }
@@ -73,7 +73,7 @@ func (d *Driver) onRemoveDestinationByID(registrationID, destinationID, corr int
 			break
 		}
 	}
-	d.setDestinationCount(e)
+	e.setDestinationCount(&d.driverContext)
 	d.sendOperationSuccess(corr)
 	return nil
 }

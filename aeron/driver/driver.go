@@ -36,15 +36,13 @@ const LossReportFile = "loss-report.dat"
 // DoWork and Close belong to one goroutine at a time; the other methods
 // may be called from any goroutine.
 type Driver struct {
-	opts Options
+	driverContext
+	sender sender
 
-	cncData  []byte
-	ring     *ringbuffer.RingBuffer
-	tx       *broadcast.Transmitter
-	counters *counters.Manager
-	values   []byte // the counters values section
-	errors   *errorlog.Log
-	osb      osSocketBuffers
+	cncData []byte
+	ring    *ringbuffer.RingBuffer
+	tx      *broadcast.Transmitter
+	osb     osSocketBuffers
 
 	// The conductor's state: only DoWork's goroutine touches it.
 	clients           []*client
@@ -61,35 +59,22 @@ type Driver struct {
 	// owned by DoWork's goroutine (the Java driver's three agents run as
 	// one here, so nothing is handed between threads).
 	sendEndpoints    map[string]*sendEndpoint    // by canonical form
-	sndEndpoints     []*sendEndpoint             // the sender's, in poll order
 	receiveEndpoints map[string]*receiveEndpoint // by canonical form
 	rcvEndpoints     []*receiveEndpoint          // the receiver's, in poll order
 	netPublications  []*networkPublication       // the conductor's
-	senderPubs       []*networkPublication       // the sender's (until cleanup)
 	images           []*publicationImage         // the conductor's, until their end of life
 	rcvImages        []*publicationImage         // the receiver's, while connected
 	pendingSetups    []pendingSetup
-	imagesLength     int64 // bytes of the images' logs, until the releaser has freed each
-	poller           *udp.Poller
+	imagesLength     int64  // bytes of the images' logs, until the releaser has freed each
 	warmSink         int64  // warmAhead's loads, kept so they are not dropped
 	waitGen          uint64 // the poller's arm generation DoWork last saw
 	lastWaitNs       int64  // when DoWork first saw it (waitGen's Arm)
-	recvBatch        *udp.RecvBatch
-	sendBatch        *udp.SendBatch
-	ctl              []byte // a control frame being sent
-	errFrame         []byte // an ERR frame being sent
 	uniqueCanonical  int64
 	receiverIDSeed   int64
 	lossReport       []byte // loss-report.dat, mapped
 	lossReportNext   int
-	sendRR           int
-	dutyCycleCounter int
-	idleSendCycles   int // cycles that sent nothing since the control sockets were read
-	controlPollNs    int64
 
 	started               bool
-	nowNs                 int64
-	epochMs               int64
 	clockDeadlineNs       int64
 	timerDeadlineNs       int64
 	lastCommandPosition   int64
@@ -135,12 +120,13 @@ func newDriver(o Options) (*Driver, error) {
 	if err := prepareDir(&o); err != nil {
 		return nil, err
 	}
-	d := &Driver{opts: o, osb: readOSSocketBuffers(), nextSessionID: d32Random(),
+	d := &Driver{osb: readOSSocketBuffers(), nextSessionID: d32Random(),
 		rsp: make([]byte, 0, 512), scratch: make([]byte, 0, 512),
 		sendEndpoints: map[string]*sendEndpoint{}, receiveEndpoints: map[string]*receiveEndpoint{},
-		recvBatch: udp.NewRecvBatch(recvBatchSize, maxUDPPayloadLength+32), sendBatch: udp.NewSendBatch(maxDatagramsPerSend),
-		ctl: make([]byte, 64), errFrame: make([]byte, 0, wire.ErrHeaderLength+wire.ErrMaxMessageLength),
 		receiverIDSeed: int64(rand.Uint64())}
+	d.driverContext = driverContext{opts: o, recvBatch: udp.NewRecvBatch(recvBatchSize, maxUDPPayloadLength+32),
+		ctl: make([]byte, 64), errFrame: make([]byte, 0, wire.ErrHeaderLength+wire.ErrMaxMessageLength)}
+	d.sender = sender{driverContext: &d.driverContext, conductor: d, batch: udp.NewSendBatch(maxDatagramsPerSend)}
 	d.onCommandFn = d.onCommand
 	d.epochClock = epochMillis
 	var err error
@@ -339,8 +325,8 @@ func (d *Driver) DoWork(nowNs int64) int {
 	// offer and its datagram. Nothing the conductor does in a cycle
 	// changes what the sender may send in it: snd-lmt comes from status
 	// messages; a publication the conductor adds sends from the next cycle.
-	if len(d.senderPubs)+len(d.sendEndpoints) > 0 {
-		work += d.doSend(nowNs)
+	if len(d.sender.publications)+len(d.sendEndpoints) > 0 {
+		work += d.sender.doWork(nowNs)
 	}
 	if d.timerDeadlineNs-nowNs < 0 {
 		d.timerDeadlineNs = nowNs + int64(d.opts.TimerInterval)
@@ -394,7 +380,7 @@ func (d *Driver) trackCycle(ns int64) {
 // data a publisher of another goroutine or process appends also wait for
 // the next DoWork.
 func (d *Driver) Deadline() int64 {
-	if len(d.senderPubs)+len(d.rcvImages)+len(d.pendingSetups) == 0 {
+	if len(d.sender.publications)+len(d.rcvImages)+len(d.pendingSetups) == 0 {
 		return d.timerDeadlineNs
 	}
 	return d.networkDeadline(d.timerDeadlineNs)
@@ -526,21 +512,6 @@ func (d *Driver) freeCounter(id int32) {
 	if err := d.counters.Free(id, d.epochMs); err != nil {
 		d.recordError(err)
 	}
-}
-
-// recordError counts an error (counter 15), logs it in the CnC's
-// distinct error log and hands it to Options.ErrorHandler.
-func (d *Driver) recordError(err error) {
-	d.counters.AddValue(sysErrors, 1)
-	d.errors.Record(err.Error(), d.epochMs)
-	if h := d.opts.ErrorHandler; h != nil {
-		h(err)
-	}
-}
-
-func (d *Driver) warn(msg string) {
-	warn(&d.opts, msg)
-	d.errors.Record(msg, d.epochMs)
 }
 
 // Close stops the driver as the real ones stop: every log is unmapped and

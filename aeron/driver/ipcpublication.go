@@ -1,7 +1,6 @@
 package driver
 
 import (
-	"github.com/goblin-kv/goblin/aeron/internal/counters"
 	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
 	"github.com/goblin-kv/goblin/internal/shm"
 )
@@ -79,20 +78,6 @@ func (p *logPublication) producerPosition() int64 {
 	meta := p.log.meta
 	raw := logbuffer.RawTail(meta, int(logbuffer.ActiveTermCount(meta))%logbuffer.PartitionCount)
 	return logbuffer.ComputePosition(logbuffer.TermID(raw), logbuffer.TermOffset(raw, p.termLength), p.bitsToShift, p.initialTermID)
-}
-
-// subPosition reads a sub-pos counter. Writer: the subscriber (release
-// after consuming); acquire here.
-func (d *Driver) subPosition(pos position) int64 { return shm.LoadInt64Acquire(d.values, pos.off) }
-
-// setPosition stores a position counter with release and no more (a
-// plain store on amd64, like Java's setRelease): a publisher that acquires
-// pub-lmt sees the terms cleaned before it. Writer: the conductor; readers:
-// publishers, subscribers, tools.
-func (d *Driver) setPosition(pos position, v int64) { shm.StoreInt64ReleaseOnly(d.values, pos.off, v) }
-
-func (d *Driver) positionOf(id int32) position {
-	return position{id: id, off: counters.ValueOffsetOf(id)}
 }
 
 // updatePublisherPositionAndLimit moves pub-pos to the tail and pub-lmt

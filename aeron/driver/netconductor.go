@@ -283,7 +283,7 @@ func (d *Driver) getOrCreateSendEndpoint(p *publicationParams, ch *udpChannel, c
 		return fail(err)
 	}
 	d.sendEndpoints[ch.canonical] = e
-	d.sndEndpoints = append(d.sndEndpoints, e)
+	d.sender.endpoints = append(d.sender.endpoints, e)
 	return e, nil
 }
 
@@ -345,9 +345,9 @@ func (d *Driver) closeSendEndpoint(e *sendEndpoint) {
 	d.closeSendSockets(e)
 	d.closeSendEndpointCounters(e)
 	delete(d.sendEndpoints, e.ch.canonical)
-	for i, x := range d.sndEndpoints {
+	for i, x := range d.sender.endpoints {
 		if x == e {
-			d.sndEndpoints = append(d.sndEndpoints[:i], d.sndEndpoints[i+1:]...)
+			d.sender.endpoints = append(d.sender.endpoints[:i], d.sender.endpoints[i+1:]...)
 			break
 		}
 	}
@@ -457,7 +457,7 @@ func (d *Driver) newNetworkPublication(corr, clientID int64, streamID int32, cha
 	}
 	p := &networkPublication{
 		logPublication: d.newLogPublication(corr, channel, streamID, exclusive, params, log, ids[0], ids[1]),
-		drv:            d, ep: ep, ch: ch, signalEOS: params.signalEOS, isResponse: params.isResponse, ssc: params.ssc,
+		sender:         &d.sender, ep: ep, ch: ch, signalEOS: params.signalEOS, isResponse: params.isResponse, ssc: params.ssc,
 		lingerNs: params.lingerNs, connTimeout: int64(d.opts.PublicationConnectionTimeout),
 		sndPos: d.positionOf(ids[2]), sndLmt: d.positionOf(ids[3]), bpeID: ids[4], naksReceivedID: ids[5],
 		fc:         fc,
@@ -472,13 +472,13 @@ func (d *Driver) newNetworkPublication(corr, clientID int64, streamID int32, cha
 	now := d.nowNs
 	p.timeOfLastDataOrHeartbeatNs = now - heartbeatIntervalNs - 1
 	p.timeOfLastSetupNs = now - setupIntervalNs - 1
-	p.lastConsumerPosition = d.senderPosition(p)
+	p.lastConsumerPosition = p.senderPosition()
 	p.cleanPosition = p.lastConsumerPosition
 	p.timeOfLastActivityNs = now
 	p.consumerChangedNs = now
 	ep.refCount++
 	d.netPublications = append(d.netPublications, p)
-	d.senderPubs = append(d.senderPubs, p)
+	d.sender.publications = append(d.sender.publications, p)
 	ep.pubs[pubKey(p.sessionID, streamID)] = p
 	d.activeSessions = append(d.activeSessions, sessionKey{params.sessionID, streamID, ch.canonical})
 	return p, nil
@@ -502,7 +502,7 @@ func (d *Driver) updateNetworkLimit(p *networkPublication) int {
 		return 0
 	}
 	producer := p.producerPosition()
-	senderPos := d.senderPosition(p)
+	senderPos := p.senderPosition()
 	d.setPosition(p.pubPos, producer)
 	if p.hasSubscribers() {
 		minConsumer := senderPos
@@ -524,7 +524,7 @@ func (d *Driver) updateNetworkLimit(p *networkPublication) int {
 		return 0
 	}
 	if d.subPosition(p.pubLmt) > senderPos {
-		d.updateConnected(p, false)
+		p.updateConnected(false)
 		d.setPosition(p.pubLmt, senderPos)
 		p.cleanBufferTo(senderPos - int64(p.termLength))
 		return 1
@@ -541,7 +541,7 @@ func (d *Driver) networkPublicationTick(p *networkPublication, nowNs int64) bool
 			revoked := p.producerPosition()
 			d.setPosition(p.pubLmt, revoked)
 			shm.StoreInt64Release(p.log.meta, logbuffer.EndOfStreamPositionOffset, revoked)
-			d.updateConnected(p, false)
+			p.updateConnected(false)
 			p.isEndOfStream = true
 			d.cleanupSpies(p)
 			p.state = pubLinger
@@ -549,16 +549,16 @@ func (d *Driver) networkPublicationTick(p *networkPublication, nowNs int64) bool
 			break
 		}
 		d.checkSpyUntethered(p, nowNs)
-		d.updateConnected(p, p.hasSubscribers())
+		p.updateConnected(p.hasSubscribers())
 		producer := p.producerPosition()
 		d.setPosition(p.pubPos, producer)
 		if !p.exclusive {
-			d.checkForBlockedPublisher(&p.logPublication, producer, d.senderPosition(p), nowNs)
+			d.checkForBlockedPublisher(&p.logPublication, producer, p.senderPosition(), nowNs)
 		}
 	case pubDraining:
 		producer := p.producerPosition()
 		d.setPosition(p.pubPos, producer)
-		senderPos := d.senderPosition(p)
+		senderPos := p.senderPosition()
 		if producer > senderPos {
 			// No publisher is left: a claim without a header that reaches the
 			// tail is a dead one (unblockLog).
@@ -594,7 +594,7 @@ func (d *Driver) decRefNetwork(p *networkPublication) {
 		return
 	}
 	if !p.isRevoked() {
-		if d.senderPosition(p) >= producer {
+		if p.senderPosition() >= producer {
 			p.isEndOfStream = true
 		}
 		p.state = pubDraining
@@ -606,9 +606,9 @@ func (d *Driver) decRefNetwork(p *networkPublication) {
 // session (DriverConductor.cleanupPublication).
 func (d *Driver) cleanupNetworkPublication(p *networkPublication) {
 	p.ep.refCount--
-	for i, x := range d.senderPubs {
+	for i, x := range d.sender.publications {
 		if x == p {
-			d.senderPubs = append(d.senderPubs[:i], d.senderPubs[i+1:]...)
+			d.sender.publications = append(d.sender.publications[:i], d.sender.publications[i+1:]...)
 			break
 		}
 	}

@@ -332,7 +332,7 @@ func (d *Driver) spyMatches(l *subscriptionLink, p *networkPublication) bool {
 }
 
 func (p *networkPublication) isAcceptingSubscriptions(d *Driver) bool {
-	return p.state == pubActive || p.state == pubDraining && p.hasSpies && p.producerPosition() > d.senderPosition(p)
+	return p.state == pubActive || p.state == pubDraining && p.hasSpies && p.producerPosition() > p.senderPosition()
 }
 
 // linkSpies gives every matching spy a new publication.
@@ -347,7 +347,7 @@ func (d *Driver) linkSpies(p *networkPublication) {
 // linkSpy gives spy l a sub-pos on p at the sender position and
 // announces the publication's log as its image, source "aeron:ipc".
 func (d *Driver) linkSpy(p *networkPublication, l *subscriptionLink) {
-	pos, err := d.linkPosition(l, p, p.sessionID, p.streamID, p.registrationID, d.senderPosition(p))
+	pos, err := d.linkPosition(l, p, p.sessionID, p.streamID, p.registrationID, p.senderPosition())
 	if err != nil {
 		d.recordError(err)
 		return
@@ -359,7 +359,7 @@ func (d *Driver) linkSpy(p *networkPublication, l *subscriptionLink) {
 		p.untethered = append(p.untethered, untetheredSubscriber{link: l, pos: pos, updateNs: d.nowNs})
 	}
 	if p.ssc {
-		d.updateConnected(p, true)
+		p.updateConnected(true)
 	}
 	d.sendAvailable(p.registrationID, p.sessionID, p.streamID, l.registrationID, id, p.log.path, ipcChannel)
 }
@@ -367,7 +367,7 @@ func (d *Driver) linkSpy(p *networkPublication, l *subscriptionLink) {
 // A network publication as a spy's subscribable.
 func (p *networkPublication) notifyID() int64 { return p.registrationID }
 func (p *networkPublication) rejoinPosition(d *Driver) int64 {
-	return d.senderPosition(p)
+	return p.senderPosition()
 }
 func (p *networkPublication) announce(d *Driver, l *subscriptionLink, pos position, _ int64) {
 	d.sendAvailable(p.registrationID, p.sessionID, p.streamID, l.registrationID, pos.id, p.log.path, ipcChannel)
@@ -385,7 +385,7 @@ func (d *Driver) removeSpy(p *networkPublication, l *subscriptionLink, lp *linke
 		p.untethered = removeUntethered(p.untethered, l)
 	}
 	if p.ssc {
-		d.updateConnected(p, p.hasSubscribers())
+		p.updateConnected(p.hasSubscribers())
 	}
 }
 
@@ -415,10 +415,10 @@ func (d *Driver) spiesFinishedConsuming(p *networkPublication, eos int64) bool {
 	return true
 }
 
-func (d *Driver) maxSpyPosition(p *networkPublication, senderPos int64) int64 {
+func (p *networkPublication) maxSpyPosition(senderPos int64) int64 {
 	pos := senderPos
 	for _, s := range p.subs {
-		pos = max(pos, d.subPosition(s))
+		pos = max(pos, p.sender.subPosition(s))
 	}
 	return pos
 }
@@ -427,7 +427,7 @@ func (d *Driver) checkSpyUntethered(p *networkPublication, nowNs int64) {
 	if len(p.untethered) == 0 {
 		return
 	}
-	windowLimit := d.senderPosition(p) - p.termWindow + p.termWindow>>2
+	windowLimit := p.senderPosition() - p.termWindow + p.termWindow>>2
 	d.checkUntethered(p, &p.untethered, &p.subs, windowLimit, p.untetheredWindowLimitNs, p.untetheredLingerNs,
 		p.untetheredRestingNs, nowNs)
 	p.hasSpies = len(p.subs) > 0

@@ -26,7 +26,7 @@ const (
 // and resends what they NAK.
 type networkPublication struct {
 	logPublication
-	drv         *Driver
+	sender      *sender
 	ep          *sendEndpoint
 	ch          *udpChannel
 	signalEOS   bool
@@ -67,27 +67,28 @@ type networkPublication struct {
 
 // senderPosition is snd-pos (written by this goroutine; readers: tools,
 // spies' clients).
-func (d *Driver) senderPosition(p *networkPublication) int64 { return d.subPosition(p.sndPos) }
+func (p *networkPublication) senderPosition() int64 { return p.sender.subPosition(p.sndPos) }
 
 // send is one sender pass over the publication (NetworkPublication.send):
 // SETUP while unconnected or elicited, then data, else a heartbeat and the
 // idle flow control; then due retransmits. It returns the bytes sent.
-func (d *Driver) sendPublication(p *networkPublication, nowNs int64) int {
-	senderPos := d.senderPosition(p)
+func (p *networkPublication) send(nowNs int64) int {
+	s := p.sender
+	senderPos := p.senderPosition()
 	termID := logbuffer.ComputeTermIDFromPosition(senderPos, p.bitsToShift, p.initialTermID)
 	termOffset := int32(senderPos & int64(p.termLength-1))
 	if !p.hasInitialConnection || p.isSetupElicited {
-		d.setupMessageCheck(p, nowNs, termID, termOffset)
+		p.setupMessageCheck(nowNs, termID, termOffset)
 	}
-	sent := d.sendData(p, nowNs, senderPos)
+	sent := p.sendData(nowNs, senderPos)
 	if sent == 0 {
-		sent = d.heartbeatMessageCheck(p, nowNs, termID, termOffset)
+		sent = p.heartbeatMessageCheck(nowNs, termID, termOffset)
 		if p.ssc && p.hasSpies && !p.hasReceivers {
-			np := d.maxSpyPosition(p, senderPos)
-			d.setPosition(p.sndPos, np)
-			d.setPosition(p.sndLmt, p.fc.onIdle(nowNs, np, np, p.isEndOfStream))
+			np := p.maxSpyPosition(senderPos)
+			s.setPosition(p.sndPos, np)
+			s.setPosition(p.sndLmt, p.fc.onIdle(nowNs, np, np, p.isEndOfStream))
 		} else {
-			d.setPosition(p.sndLmt, p.fc.onIdle(nowNs, d.subPosition(p.sndLmt), senderPos, p.isEndOfStream))
+			s.setPosition(p.sndLmt, p.fc.onIdle(nowNs, s.subPosition(p.sndLmt), senderPos, p.isEndOfStream))
 		}
 		p.liveness.onIdle(nowNs, p.connTimeout)
 		p.hasReceivers = p.liveness.hasReceivers()
@@ -102,10 +103,11 @@ func (d *Driver) sendPublication(p *networkPublication, nowNs int64) int {
 // its length (NetworkPublication.sendData, TermScanner.scanForAvailability).
 // Up to maxDatagramsPerSend datagrams leave in one sendmmsg; snd-pos moves
 // past those the kernel took. It returns the bytes (and padding) sent.
-func (d *Driver) sendData(p *networkPublication, nowNs, senderPos int64) int {
-	window := d.subPosition(p.sndLmt) - senderPos
+func (p *networkPublication) sendData(nowNs, senderPos int64) int {
+	s := p.sender
+	window := s.subPosition(p.sndLmt) - senderPos
 	if window <= 0 {
-		d.trackLimited(p)
+		p.trackLimited()
 		return 0
 	}
 	term := p.log.terms[logbuffer.IndexByPosition(senderPos, p.bitsToShift)]
@@ -125,7 +127,7 @@ func (d *Driver) sendData(p *networkPublication, nowNs, senderPos int64) int {
 	for queued < maxDatagramsPerSend && window > 0 && offset < p.termLength {
 		available, padding := scanForAvailability(term, offset, int(min(window, int64(p.mtu))))
 		if available < 0 {
-			d.trackLimited(p) // one frame is larger than the window left
+			p.trackLimited() // one frame is larger than the window left
 			break
 		}
 		if available == 0 {
@@ -133,12 +135,12 @@ func (d *Driver) sendData(p *networkPublication, nowNs, senderPos int64) int {
 		}
 		step := available + padding
 		if batched {
-			d.sendBatch.Add(p.ep.sock, term[offset:offset+available], to)
+			s.batch.Add(p.ep.sock, term[offset:offset+available], to)
 			p.advance[queued] = step
 			queued++
 		} else {
-			if d.sendToDestinations(p.ep, term[offset:offset+available]) != available {
-				d.counters.AddValue(sysShortSends, 1)
+			if p.ep.sendToDestinations(s, term[offset:offset+available]) != available {
+				s.counters.AddValue(sysShortSends, 1)
 				break
 			}
 			pos += int64(step)
@@ -148,10 +150,10 @@ func (d *Driver) sendData(p *networkPublication, nowNs, senderPos int64) int {
 		offset += step
 	}
 	if batched && queued > 0 {
-		k, err := d.sendBatch.Flush(p.ep.sock)
-		d.onSendError(err, p.ch.remoteData)
+		k, err := s.batch.Flush(p.ep.sock)
+		s.onSendError(err, p.ch.remoteData)
 		if k < queued {
-			d.counters.AddValue(sysShortSends, 1)
+			s.counters.AddValue(sysShortSends, 1)
 		}
 		for i := range k {
 			pos += int64(p.advance[i])
@@ -160,7 +162,7 @@ func (d *Driver) sendData(p *networkPublication, nowNs, senderPos int64) int {
 	if pos == senderPos {
 		return 0
 	}
-	d.setPosition(p.sndPos, pos)
+	s.setPosition(p.sndPos, pos)
 	p.timeOfLastDataOrHeartbeatNs = nowNs
 	p.trackSenderLimits = true
 	return int(pos - senderPos)
@@ -168,11 +170,12 @@ func (d *Driver) sendData(p *networkPublication, nowNs, senderPos int64) int {
 
 // trackLimited counts the first time the sender finds itself out of
 // window after sending data (snd-bpe and counter 18).
-func (d *Driver) trackLimited(p *networkPublication) {
+func (p *networkPublication) trackLimited() {
+	s := p.sender
 	if p.trackSenderLimits {
 		p.trackSenderLimits = false
-		d.counters.AddValue(p.bpeID, 1)
-		d.counters.AddValue(sysSenderFlowControlLimits, 1)
+		s.counters.AddValue(p.bpeID, 1)
+		s.counters.AddValue(sysSenderFlowControlLimits, 1)
 	}
 }
 
@@ -211,7 +214,8 @@ func scanForAvailability(term []byte, offset, maxLength int) (available, padding
 }
 
 // setupMessageCheck sends SETUP every 100 ms (NetworkPublication.setupMessageCheck).
-func (d *Driver) setupMessageCheck(p *networkPublication, nowNs int64, termID, termOffset int32) {
+func (p *networkPublication) setupMessageCheck(nowNs int64, termID, termOffset int32) {
+	s := p.sender
 	if p.timeOfLastSetupNs+setupIntervalNs-nowNs >= 0 {
 		return
 	}
@@ -226,13 +230,13 @@ func (d *Driver) setupMessageCheck(p *networkPublication, nowNs int64, termID, t
 	f := wire.SetupFields{Flags: flags, TermOffset: termOffset, SessionID: p.sessionID, StreamID: p.streamID,
 		InitialTermID: p.initialTermID, ActiveTermID: termID, TermLength: int32(p.termLength), MTU: int32(p.mtu),
 		TTL: int32(p.ep.sock.TTL())}
-	b := d.ctl[:wire.SetupLength]
+	b := s.ctl[:wire.SetupLength]
 	wire.PutSetup(b, &f)
 	if p.isSetupElicited {
-		p.fc.onSetup(d.subPosition(p.sndLmt), d.senderPosition(p), nowNs)
+		p.fc.onSetup(s.subPosition(p.sndLmt), p.senderPosition(), nowNs)
 	}
-	if d.sendTo(p.ep, b, p.responseAddr, p.isResponse) != len(b) {
-		d.counters.AddValue(sysShortSends, 1)
+	if p.ep.sendTo(s, b, p.responseAddr, p.isResponse) != len(b) {
+		s.counters.AddValue(sysShortSends, 1)
 	}
 	if p.isSetupElicited && p.hasReceivers {
 		p.isSetupElicited = false
@@ -241,7 +245,8 @@ func (d *Driver) setupMessageCheck(p *networkPublication, nowNs int64, termID, t
 
 // heartbeatMessageCheck sends a heartbeat (a data header of frame length
 // 0 at the sender position) after 100 ms without data, once connected.
-func (d *Driver) heartbeatMessageCheck(p *networkPublication, nowNs int64, termID, termOffset int32) int {
+func (p *networkPublication) heartbeatMessageCheck(nowNs int64, termID, termOffset int32) int {
+	s := p.sender
 	if !p.hasInitialConnection || p.timeOfLastDataOrHeartbeatNs+heartbeatIntervalNs-nowNs >= 0 {
 		return 0
 	}
@@ -252,14 +257,14 @@ func (d *Driver) heartbeatMessageCheck(p *networkPublication, nowNs int64, termI
 	case p.signalEOS && p.isEndOfStream:
 		flags |= logbuffer.FlagEOS
 	}
-	b := d.ctl[:wire.DataHeaderLength]
+	b := s.ctl[:wire.DataHeaderLength]
 	wire.PutHeartbeat(b, flags, p.sessionID, p.streamID, termID, termOffset)
-	n := d.sendTo(p.ep, b, p.responseAddr, p.isResponse)
+	n := p.ep.sendTo(s, b, p.responseAddr, p.isResponse)
 	if n != len(b) {
-		d.counters.AddValue(sysShortSends, 1)
+		s.counters.AddValue(sysShortSends, 1)
 	}
 	p.timeOfLastDataOrHeartbeatNs = nowNs
-	d.counters.AddValue(sysHeartbeatsSent, 1)
+	s.counters.AddValue(sysHeartbeatsSent, 1)
 	return n
 }
 
@@ -267,8 +272,8 @@ func (d *Driver) heartbeatMessageCheck(p *networkPublication, nowNs int64, termI
 // (NetworkPublication.resend): from bottom = snd-pos − term/2 − the
 // maximum message up to snd-pos, in datagrams of at most an MTU.
 func (p *networkPublication) resend(termID, termOffset, length int32) {
-	d := p.d()
-	senderPos := d.senderPosition(p)
+	s := p.sender
+	senderPos := p.senderPosition()
 	resendPos := logbuffer.ComputePosition(termID, int(termOffset), p.bitsToShift, p.initialTermID)
 	bottom := senderPos - int64(p.termLength>>1) - int64(logbuffer.ComputeMaxMessageLength(p.termLength))
 	if resendPos < bottom || resendPos >= senderPos {
@@ -282,8 +287,8 @@ func (p *networkPublication) resend(termID, termOffset, length int32) {
 		if available <= 0 {
 			break
 		}
-		if d.sendTo(p.ep, term[offset:offset+available], p.responseAddr, p.isResponse) != available {
-			d.counters.AddValue(sysShortSends, 1)
+		if p.ep.sendTo(s, term[offset:offset+available], p.responseAddr, p.isResponse) != available {
+			s.counters.AddValue(sysShortSends, 1)
 			break
 		}
 		step := available + padding
@@ -292,20 +297,21 @@ func (p *networkPublication) resend(termID, termOffset, length int32) {
 		total += step
 	}
 	if total > 0 {
-		d.counters.AddValue(sysRetransmitsSent, 1)
-		d.counters.AddValue(sysRetransmittedBytes, int64(total))
+		s.counters.AddValue(sysRetransmitsSent, 1)
+		s.counters.AddValue(sysRetransmittedBytes, int64(total))
 	}
 }
 
 // triggerSendSetup answers a setup-eliciting status message: SETUP goes
 // out again, and a response publication learns where its receiver is.
-func (p *networkPublication) triggerSendSetup(d *Driver, sm wire.SM, from netip.AddrPort) {
+func (p *networkPublication) triggerSendSetup(sm wire.SM, from netip.AddrPort) {
+	s := p.sender
 	if p.isEndOfStream {
 		return
 	}
-	p.timeOfLastSMNs = d.nowNs
+	p.timeOfLastSMNs = s.nowNs
 	p.isSetupElicited = true
-	p.fc.onTriggerSendSetup(sm, d.nowNs)
+	p.fc.onTriggerSendSetup(sm, s.nowNs)
 	if p.isResponse {
 		p.responseAddr = from
 	}
@@ -313,9 +319,9 @@ func (p *networkPublication) triggerSendSetup(d *Driver, sm wire.SM, from netip.
 
 // isValidStatusMessage drops status messages more than half a term away
 // from the sender position (1.51's strict SM check).
-func (p *networkPublication) isValidStatusMessage(d *Driver, sm wire.SM) bool {
+func (p *networkPublication) isValidStatusMessage(sm wire.SM) bool {
 	smPos := logbuffer.ComputePosition(sm.ConsumptionTermID(), int(sm.ConsumptionOffset()), p.bitsToShift, p.initialTermID)
-	sndPos := d.senderPosition(p)
+	sndPos := p.senderPosition()
 	w := int64(p.termLength >> 1)
 	return smPos >= sndPos-w && smPos <= sndPos+w
 }
@@ -324,20 +330,21 @@ func (p *networkPublication) isValidStatusMessage(d *Driver, sm wire.SM) bool {
 // have sent: a frame-aligned offset inside the term, a length that is not
 // negative, and a position below the sender's (no receiver can miss what
 // was not sent). A stale NAK for data long gone is valid; resend ignores it.
-func (p *networkPublication) isValidNak(d *Driver, nak wire.Nak) bool {
+func (p *networkPublication) isValidNak(nak wire.Nak) bool {
 	termOffset := nak.TermOffset()
 	if termOffset < 0 || int(termOffset) > p.termLength-logbuffer.HeaderLength ||
 		termOffset&(logbuffer.FrameAlignment-1) != 0 || nak.Length() < 0 {
 		return false
 	}
 	pos := logbuffer.ComputePosition(nak.TermID(), int(termOffset), p.bitsToShift, p.initialTermID)
-	return pos >= 0 && pos < d.senderPosition(p)
+	return pos >= 0 && pos < p.senderPosition()
 }
 
 // onStatusMessage records a receiver and moves the sender limit
 // (NetworkPublication.onStatusMessage).
-func (p *networkPublication) onStatusMessage(d *Driver, sm wire.SM) {
-	now := d.nowNs
+func (p *networkPublication) onStatusMessage(sm wire.SM) {
+	s := p.sender
+	now := s.nowNs
 	if sm.Flags()&wire.SMFlagEndOfStream != 0 {
 		p.liveness.onRemoteClose(sm.ReceiverID())
 		if !p.ch.multicast && !p.ch.isMultiDestination() {
@@ -348,24 +355,25 @@ func (p *networkPublication) onStatusMessage(d *Driver, sm wire.SM) {
 	}
 	live := p.liveness.hasReceivers()
 	if !p.hasReceivers && live {
-		d.responseConnected(p.responseCorrelationID)
+		s.conductor.responseConnected(p.responseCorrelationID)
 	}
 	p.hasReceivers = live
 	p.hasInitialConnection = true
 	p.timeOfLastSMNs = now
-	d.setPosition(p.sndLmt, p.fc.onStatusMessage(sm, d.subPosition(p.sndLmt), p.initialTermID, p.bitsToShift, now))
-	d.updateConnected(p, p.hasSubscribers())
+	s.setPosition(p.sndLmt, p.fc.onStatusMessage(sm, s.subPosition(p.sndLmt), p.initialTermID, p.bitsToShift, now))
+	p.updateConnected(p.hasSubscribers())
 }
 
 // onSenderRTTM echoes a measurement that asks for a reply.
-func (d *Driver) onSenderRTTM(p *networkPublication, r wire.RTTM) {
+func (p *networkPublication) onRTTM(r wire.RTTM) {
+	s := p.sender
 	if r.Flags()&wire.RTTMFlagReply == 0 {
 		return
 	}
-	b := d.ctl[:wire.RTTMLength]
+	b := s.ctl[:wire.RTTMLength]
 	wire.PutRTTM(b, 0, p.sessionID, p.streamID, r.EchoTimestampNs(), 0, r.ReceiverID())
-	if d.sendTo(p.ep, b, p.responseAddr, p.isResponse) != len(b) {
-		d.counters.AddValue(sysShortSends, 1)
+	if p.ep.sendTo(s, b, p.responseAddr, p.isResponse) != len(b) {
+		s.counters.AddValue(sysShortSends, 1)
 	}
 }
 
@@ -376,12 +384,9 @@ func (p *networkPublication) hasSubscribers() bool {
 }
 
 // updateConnected mirrors the connection into the log's is-connected flag.
-func (d *Driver) updateConnected(p *networkPublication, connected bool) {
+func (p *networkPublication) updateConnected(connected bool) {
 	if connected != p.isConnected {
 		p.setConnected(connected)
 		p.isConnected = connected
 	}
 }
-
-// d returns the driver that owns the publication.
-func (p *networkPublication) d() *Driver { return p.drv }

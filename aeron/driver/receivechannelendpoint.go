@@ -238,19 +238,6 @@ func (d *Driver) checkPendingSetups(nowNs int64) {
 	}
 }
 
-// recvInto reads the datagrams waiting on s into the driver's one receive
-// batch and returns how many there are; a failed read is recorded in the
-// error log and reads as none. Both the data and the control pollers read
-// through it.
-func (d *Driver) recvInto(s *udp.Socket) int {
-	n, err := d.recvBatch.Recv(s)
-	if err != nil {
-		d.recordError(err)
-		return 0
-	}
-	return n
-}
-
 // pollData reads the datagrams waiting on a receive endpoint and
 // dispatches them (DataTransportPoller.receive). It returns the bytes read.
 func (d *Driver) pollData(e *receiveEndpoint) int {

@@ -1,0 +1,73 @@
+package driver
+
+import "github.com/goblin-kv/goblin/aeron/internal/udp"
+
+// sender is the sender agent (aeron_driver_sender, Sender): it owns the
+// network publications while they send and the send channel endpoints it
+// reads control messages on, and in its duty cycle sends their data,
+// SETUPs, heartbeats and retransmits and hands status messages, NAKs and
+// ERR frames to their publications. The conductor adds and removes its
+// publications and endpoints (the C driver's sender proxy, a direct call
+// here: the agents share DoWork's goroutine).
+type sender struct {
+	*driverContext
+	conductor *Driver // what a control message tells the conductor (the sender's conductor proxy)
+
+	publications []*networkPublication // in round-robin order, until the conductor's cleanup
+	endpoints    []*sendEndpoint       // in poll order
+	batch        *udp.SendBatch        // one publication's datagrams for one sendmmsg
+
+	roundRobin       int   // the publication that sends first next cycle
+	dutyCycleCounter int   // cycles since the control sockets were read
+	idleSendCycles   int   // cycles that sent nothing since the control sockets were read
+	controlPollNs    int64 // when the control sockets are read at the latest
+}
+
+// idleControlPollRatio: of the duty cycles that send nothing, every this
+// many read the control sockets (the Java sender reads them on each). An
+// owner's loop runs a cycle every microsecond or so while it polls, and a
+// status message or NAK read three cycles later changes nothing, but each
+// read of an idle socket is a system call that delays noticing a datagram
+// on the data sockets.
+const idleControlPollRatio = 4
+
+// doWork is the sender's duty cycle (Sender.doWork): every network
+// publication sends, round robin from one later each cycle; then the
+// control sockets are read on every idleControlPollRatio-th cycle that
+// sent nothing, every SendToStatusPollRatio cycles, after a short send,
+// or when half a status message interval passed since the last read.
+func (s *sender) doWork(nowNs int64) int {
+	shortSends := s.counters.Value(sysShortSends)
+	sent := 0
+	pubs := s.publications
+	if n := len(pubs); n > 0 {
+		start := s.roundRobin
+		s.roundRobin++
+		if start >= n {
+			start, s.roundRobin = 0, 1
+		}
+		for i := start; i < n; i++ {
+			sent += pubs[i].send(nowNs)
+		}
+		for i := 0; i < start; i++ {
+			sent += pubs[i].send(nowNs)
+		}
+		if sent > 0 {
+			s.counters.AddValue(sysBytesSent, int64(sent))
+		}
+	}
+	received := 0
+	s.dutyCycleCounter++
+	if sent == 0 {
+		s.idleSendCycles++
+	}
+	if s.idleSendCycles >= idleControlPollRatio || s.dutyCycleCounter >= s.opts.SendToStatusPollRatio ||
+		s.controlPollNs-nowNs < 0 || shortSends < s.counters.Value(sysShortSends) {
+		for _, e := range s.endpoints {
+			received += s.pollControl(e)
+		}
+		s.dutyCycleCounter, s.idleSendCycles = 0, 0
+		s.controlPollNs = nowNs + int64(s.opts.StatusMessageTimeout)/2
+	}
+	return sent + received
+}

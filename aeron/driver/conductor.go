@@ -770,3 +770,10 @@ func (d *Driver) nextAvailableSessionID(streamID int32, channelKey string) int32
 func (d *Driver) nextSessionIDForStream(streamID int32) int32 {
 	return d.nextAvailableSessionID(streamID, "")
 }
+
+// subscriptionLinksTick drops the subscriptions of timed-out clients.
+func (d *Driver) subscriptionLinksTick() {
+	d.subscriptionLinks = checkResources(d.subscriptionLinks,
+		func(l *subscriptionLink) bool { l.endOfLife = l.endOfLife || l.client.timedOut; return l.endOfLife },
+		d.closeSubscription)
+}

@@ -7,6 +7,9 @@ import (
 	"github.com/goblin-kv/goblin/internal/shm"
 )
 
+// recvBatchSize is how many datagrams one recvmmsg reads.
+const recvBatchSize = 16
+
 // driverContext is what the conductor, the sender and the receiver share
 // (aeron_driver_context_t): the options, the CnC's counters and error
 // log, the clocks the duty cycle reads once, and the UDP scratch. The
@@ -23,6 +26,9 @@ type driverContext struct {
 	recvBatch *udp.RecvBatch // the datagrams one recvmmsg read (sender's control, receiver's data)
 	ctl       []byte         // a control frame being sent
 	errFrame  []byte         // an ERR frame being sent
+
+	lossReport     []byte // loss-report.dat, mapped
+	lossReportNext int    // where the next entry goes
 
 	nowNs   int64 // this duty cycle's clock reading
 	epochMs int64 // epoch ms, updated every clockUpdateInterval

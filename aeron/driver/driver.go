@@ -36,8 +36,12 @@ const LossReportFile = "loss-report.dat"
 // DoWork and Close belong to one goroutine at a time; the other methods
 // may be called from any goroutine.
 type Driver struct {
+	// The three agents (DriverConductor, Sender, Receiver) run one after
+	// the other in DoWork, on one goroutine, so nothing is handed between
+	// threads: the Driver is the conductor and holds what they share.
 	driverContext
-	sender sender
+	sender   sender
+	receiver receiver
 
 	cncData []byte
 	ring    *ringbuffer.RingBuffer
@@ -55,24 +59,17 @@ type Driver struct {
 	activeSessions    []sessionKey
 	nextSessionID     int32
 
-	// UDP: the conductor's, the sender's and the receiver's state, all
-	// owned by DoWork's goroutine (the Java driver's three agents run as
-	// one here, so nothing is handed between threads).
+	// The conductor's UDP state (the sender and the receiver own theirs).
 	sendEndpoints    map[string]*sendEndpoint    // by canonical form
 	receiveEndpoints map[string]*receiveEndpoint // by canonical form
-	rcvEndpoints     []*receiveEndpoint          // the receiver's, in poll order
 	netPublications  []*networkPublication       // the conductor's
 	images           []*publicationImage         // the conductor's, until their end of life
-	rcvImages        []*publicationImage         // the receiver's, while connected
-	pendingSetups    []pendingSetup
-	imagesLength     int64  // bytes of the images' logs, until the releaser has freed each
-	warmSink         int64  // warmAhead's loads, kept so they are not dropped
-	waitGen          uint64 // the poller's arm generation DoWork last saw
-	lastWaitNs       int64  // when DoWork first saw it (waitGen's Arm)
+	imagesLength     int64                       // bytes of the images' logs, until the releaser has freed each
+	warmSink         int64                       // warmAhead's loads, kept so they are not dropped
+	waitGen          uint64                      // the poller's arm generation DoWork last saw
+	lastWaitNs       int64                       // when DoWork first saw it (waitGen's Arm)
 	uniqueCanonical  int64
 	receiverIDSeed   int64
-	lossReport       []byte // loss-report.dat, mapped
-	lossReportNext   int
 
 	started               bool
 	clockDeadlineNs       int64
@@ -127,6 +124,7 @@ func newDriver(o Options) (*Driver, error) {
 	d.driverContext = driverContext{opts: o, recvBatch: udp.NewRecvBatch(recvBatchSize, maxUDPPayloadLength+32),
 		ctl: make([]byte, 64), errFrame: make([]byte, 0, wire.ErrHeaderLength+wire.ErrMaxMessageLength)}
 	d.sender = sender{driverContext: &d.driverContext, conductor: d, batch: udp.NewSendBatch(maxDatagramsPerSend)}
+	d.receiver = receiver{driverContext: &d.driverContext, conductor: d}
 	d.onCommandFn = d.onCommand
 	d.epochClock = epochMillis
 	var err error
@@ -348,10 +346,10 @@ func (d *Driver) DoWork(nowNs int64) int {
 		work += d.updatePublisherPositionAndLimit(p)
 	}
 	work += d.freeEndOfLife(d.opts.ResourceFreeLimit)
-	if len(d.rcvEndpoints)+len(d.rcvImages)+len(d.pendingSetups) > 0 {
-		work += d.doReceive(nowNs)
+	if len(d.receiver.endpoints)+len(d.receiver.images)+len(d.receiver.pendingSetups) > 0 {
+		work += d.receiver.doWork(nowNs)
 	}
-	for _, img := range d.rcvImages {
+	for _, img := range d.receiver.images {
 		d.warmAhead(&img.log.terms, d.subPosition(img.hwm), img.bitsToShift, img.termLength)
 	}
 	if work > 0 {
@@ -380,10 +378,10 @@ func (d *Driver) trackCycle(ns int64) {
 // data a publisher of another goroutine or process appends also wait for
 // the next DoWork.
 func (d *Driver) Deadline() int64 {
-	if len(d.sender.publications)+len(d.rcvImages)+len(d.pendingSetups) == 0 {
+	if len(d.sender.publications)+len(d.receiver.images)+len(d.receiver.pendingSetups) == 0 {
 		return d.timerDeadlineNs
 	}
-	return d.networkDeadline(d.timerDeadlineNs)
+	return d.receiver.deadline(d.sender.deadline(d.timerDeadlineNs))
 }
 
 // Terminated reports whether a client asked the driver to stop with a

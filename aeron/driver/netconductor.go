@@ -171,7 +171,7 @@ func (d *Driver) responseSetup(responseCorrelationID int64, responseSessionID in
 // control address (Receiver.onRequestSetup).
 func (d *Driver) requestSetup(e *receiveEndpoint, streamID, sessionID int32) {
 	if to, ok := e.explicitControl(); ok {
-		d.sendSetupEliciting(e, to, sessionID, streamID)
+		e.sendSetupEliciting(&d.driverContext, to, sessionID, streamID)
 	}
 }
 

@@ -160,12 +160,12 @@ func (d *Driver) getOrCreateReceiveEndpoint(p *subscriptionParams, ch *udpChanne
 		return fail(err)
 	}
 	d.receiveEndpoints[ch.canonical] = e
-	d.rcvEndpoints = append(d.rcvEndpoints, e)
+	d.receiver.endpoints = append(d.receiver.endpoints, e)
 	// An endpoint with an explicit control address asks it for SETUP now
 	// and every second while it has interest (Receiver.onRegisterReceiveChannelEndpoint).
 	if to, ok := e.explicitControl(); ok {
-		d.pendingSetups = append(d.pendingSetups, pendingSetup{ep: e, control: to, periodic: true, timeNs: d.nowNs})
-		d.sendSetupEliciting(e, to, 0, 0)
+		d.receiver.pendingSetups = append(d.receiver.pendingSetups, pendingSetup{ep: e, control: to, periodic: true, timeNs: d.nowNs})
+		e.sendSetupEliciting(&d.driverContext, to, 0, 0)
 	}
 	return e, nil
 }
@@ -209,7 +209,7 @@ func (d *Driver) cleanupNetworkSubscription(l *subscriptionLink) {
 		k := pubKey(l.sessionID, l.streamID)
 		if e.refBySession[k]--; e.refBySession[k] <= 0 {
 			delete(e.refBySession, k)
-			d.removeSessionSubscription(e, l.streamID, l.sessionID)
+			d.receiver.removeSessionSubscription(e, l.streamID, l.sessionID)
 		}
 	case l.isResponse:
 		if e.responseByStream[l.streamID]--; e.responseByStream[l.streamID] <= 0 {
@@ -218,7 +218,7 @@ func (d *Driver) cleanupNetworkSubscription(l *subscriptionLink) {
 	default:
 		if e.refByStream[l.streamID]--; e.refByStream[l.streamID] <= 0 {
 			delete(e.refByStream, l.streamID)
-			d.removeStreamSubscription(e, l.streamID)
+			d.receiver.removeStreamSubscription(e, l.streamID)
 		}
 	}
 	d.tryCloseReceiveEndpoint(e)
@@ -232,14 +232,14 @@ func (d *Driver) tryCloseReceiveEndpoint(e *receiveEndpoint) {
 	}
 	e.closing = true
 	d.counters.SetValue(e.statusID, endpointClosing)
-	for i := len(d.pendingSetups) - 1; i >= 0; i-- {
-		if d.pendingSetups[i].ep == e {
-			d.removePendingSetup(i)
+	for i := len(d.receiver.pendingSetups) - 1; i >= 0; i-- {
+		if d.receiver.pendingSetups[i].ep == e {
+			d.receiver.removePendingSetup(i)
 		}
 	}
-	for i, x := range d.rcvEndpoints {
+	for i, x := range d.receiver.endpoints {
 		if x == e {
-			d.rcvEndpoints = append(d.rcvEndpoints[:i], d.rcvEndpoints[i+1:]...)
+			d.receiver.endpoints = append(d.receiver.endpoints[:i], d.receiver.endpoints[i+1:]...)
 			break
 		}
 	}

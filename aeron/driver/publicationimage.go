@@ -251,12 +251,12 @@ func (d *Driver) tryCreateImage(e *receiveEndpoint, m wire.Setup, control, sourc
 	d.imagesLength += log.imageCharge
 	// The receiver's half (Receiver.onNewPublicationImage): an older image
 	// of the session stops its status messages, the new one is active.
-	for _, old := range d.rcvImages {
+	for _, old := range d.receiver.images {
 		if old.ep == e && old.streamID == streamID && old.sessionID == sessionID && old.state != imageActive {
 			old.smEnabled = false
 		}
 	}
-	d.rcvImages = append(d.rcvImages, img)
+	d.receiver.images = append(d.receiver.images, img)
 	if s := e.streams[streamID]; s != nil {
 		delete(s.states, sessionID)
 		s.active[sessionID] = img
@@ -301,13 +301,13 @@ func (d *Driver) delayGenerator(ch *udpChannel, group, reliable bool) delayGener
 // the last status message allowed or behind it is dropped and counted; a
 // heartbeat only refreshes liveness and the high-water mark, and carries
 // the end of stream.
-func (d *Driver) insertPacket(img *publicationImage, termID, termOffset int32, p []byte, from netip.AddrPort) {
+func (img *publicationImage) insertPacket(r *receiver, termID, termOffset int32, p []byte, from netip.AddrPort) {
 	if termID-img.initialTermID < 0 || img.rejection != "" {
 		return
 	}
 	length := wire.DataPacketLength(p, termOffset, img.termLength)
 	if length < 0 {
-		d.counters.AddValue(sysInvalidPackets, 1)
+		r.counters.AddValue(sysInvalidPackets, 1)
 		return
 	}
 	heartbeat := length == 0
@@ -324,14 +324,14 @@ func (d *Driver) insertPacket(img *publicationImage, termID, termOffset int32, p
 		written = 0
 	}
 	if packetPos+written > img.lastOverrunLimit {
-		d.counters.AddValue(sysFlowControlOverRuns, 1)
+		r.counters.AddValue(sysFlowControlOverRuns, 1)
 		return
 	}
-	now := d.nowNs
+	now := r.nowNs
 	if heartbeat {
 		bottom := max(0, img.lastSMPosition-int64(img.termLength))
 		if packetPos < bottom {
-			d.counters.AddValue(sysFlowControlUnderRuns, 1)
+			r.counters.AddValue(sysFlowControlUnderRuns, 1)
 			return
 		}
 		img.lastPacketNs = now
@@ -341,7 +341,7 @@ func (d *Driver) insertPacket(img *publicationImage, termID, termOffset int32, p
 			if !img.isEndOfStream {
 				if wire.IsRevoked(p) {
 					img.log.meta[logbuffer.IsPublicationRevokedOffset] = 1
-					d.counters.AddValue(sysPublicationImagesRevoked, 1)
+					r.counters.AddValue(sysPublicationImagesRevoked, 1)
 				}
 				// End of stream: written by this goroutine (release); the
 				// subscribers compare their position with it.
@@ -349,12 +349,12 @@ func (d *Driver) insertPacket(img *publicationImage, termID, termOffset int32, p
 				img.isEndOfStream = true
 			}
 		}
-		d.proposeMax(img.hwm, proposed)
-		d.counters.AddValue(sysHeartbeatsReceived, 1)
+		r.proposeMax(img.hwm, proposed)
+		r.counters.AddValue(sysHeartbeatsReceived, 1)
 		return
 	}
 	if packetPos < img.lastSMPosition {
-		d.counters.AddValue(sysFlowControlUnderRuns, 1)
+		r.counters.AddValue(sysFlowControlUnderRuns, 1)
 		if packetPos >= img.lastSMPosition-int64(img.windowLength) {
 			img.connLastFrameNs = now
 		}
@@ -364,7 +364,7 @@ func (d *Driver) insertPacket(img *publicationImage, termID, termOffset int32, p
 	img.connLastFrameNs = now
 	term := img.log.terms[logbuffer.IndexByPosition(packetPos, img.bitsToShift)]
 	insertFrames(term, int(termOffset), p)
-	d.proposeMax(img.hwm, proposed)
+	r.proposeMax(img.hwm, proposed)
 }
 
 // insertFrames copies a datagram into a term at offset unless something
@@ -386,9 +386,9 @@ func insertFrames(term []byte, offset int, p []byte) {
 }
 
 // proposeMax raises a position counter, never lowers it.
-func (d *Driver) proposeMax(pos position, v int64) {
-	if v > d.subPosition(pos) {
-		d.setPosition(pos, v)
+func (x *driverContext) proposeMax(pos position, v int64) {
+	if v > x.subPosition(pos) {
+		x.setPosition(pos, v)
 	}
 }
 
@@ -465,11 +465,11 @@ func (img *publicationImage) isConnected(nowNs int64) bool {
 
 // checkEOSForDrain starts draining once the end of stream was reached and
 // the log is complete up to it.
-func (d *Driver) checkEOSForDrain(img *publicationImage, nowNs int64) {
+func (img *publicationImage) checkEOSForDrain(r *receiver, nowNs int64) {
 	if img.isSendingEOSSM || !img.isEndOfStream || img.state != imageActive {
 		return
 	}
-	if d.subPosition(img.rebuild) == d.subPosition(img.hwm) {
+	if r.subPosition(img.rebuild) == r.subPosition(img.hwm) {
 		img.isRebuilding = false
 		img.stateChangeNs = nowNs
 		img.isSendingEOSSM = true
@@ -481,17 +481,17 @@ func (d *Driver) checkEOSForDrain(img *publicationImage, nowNs int64) {
 // deactivate starts an active image's draining (no more data is taken):
 // it sends end-of-stream status messages unless the stream ended and is
 // not complete.
-func (d *Driver) deactivateImage(img *publicationImage) {
+func (img *publicationImage) deactivate(x *driverContext) {
 	if img.state != imageActive {
 		return
 	}
 	img.isRebuilding = false
-	img.stateChangeNs = d.nowNs
+	img.stateChangeNs = x.nowNs
 	if !img.isSendingEOSSM {
-		img.isSendingEOSSM = !img.isEndOfStream || d.subPosition(img.rebuild) == d.subPosition(img.hwm)
+		img.isSendingEOSSM = !img.isEndOfStream || x.subPosition(img.rebuild) == x.subPosition(img.hwm)
 	}
 	if img.isSendingEOSSM {
-		img.nextSMDeadlineNs = d.nowNs - 1
+		img.nextSMDeadlineNs = x.nowNs - 1
 	}
 	img.state = imageDraining
 }
@@ -501,23 +501,23 @@ func (d *Driver) deactivateImage(img *publicationImage) {
 // interval if the image was rejected; otherwise RSP_SETUP while a response
 // session waits to connect, and a status message when one was scheduled
 // or the interval passed.
-func (d *Driver) sendPendingStatusMessage(img *publicationImage, nowNs int64) int {
+func (img *publicationImage) sendPendingStatusMessage(r *receiver, nowNs int64) int {
 	timedOut := img.smEnabled && img.nextSMDeadlineNs-nowNs < 0
 	if img.rejection != "" {
 		if !timedOut {
 			return 0
 		}
-		d.errFrame = wire.AppendErr(d.errFrame[:0], img.sessionID, img.streamID, img.ep.receiverID, img.ep.groupTag,
+		r.errFrame = wire.AppendErr(r.errFrame[:0], img.sessionID, img.streamID, img.ep.receiverID, img.ep.groupTag,
 			img.ep.hasGroup, int32(aeron.ErrorCodeImageRejected), img.rejection)
-		d.counters.AddValue(sysErrorFramesSent, 1)
-		d.sendControl(img.ep, d.errFrame, img.control)
+		r.counters.AddValue(sysErrorFramesSent, 1)
+		img.ep.sendControl(r.driverContext, r.errFrame, img.control)
 		img.nextSMDeadlineNs = nowNs + img.smTimeoutNs
 		return 1
 	}
 	if timedOut && img.hasResponseSession {
-		b := d.ctl[:wire.RspSetupLength]
+		b := r.ctl[:wire.RspSetupLength]
 		wire.PutRspSetup(b, img.sessionID, img.streamID, img.responseSessionID)
-		d.sendControl(img.ep, b, img.control)
+		img.ep.sendControl(r.driverContext, b, img.control)
 	}
 	if !img.smScheduled && !timedOut {
 		return 0
@@ -530,9 +530,9 @@ func (d *Driver) sendPendingStatusMessage(img *publicationImage, nowNs int64) in
 	if img.isSendingEOSSM {
 		f.Flags = wire.SMFlagEndOfStream
 	}
-	n := wire.PutSM(d.ctl[:], &f)
-	d.sendControl(img.ep, d.ctl[:n], img.control)
-	d.counters.AddValue(sysStatusMessagesSent, 1)
+	n := wire.PutSM(r.ctl[:], &f)
+	img.ep.sendControl(r.driverContext, r.ctl[:n], img.control)
+	r.counters.AddValue(sysStatusMessagesSent, 1)
 	img.smScheduled = false
 	img.lastSMPosition = pos
 	img.lastOverrunLimit = pos + int64(img.termLength>>1)
@@ -557,24 +557,24 @@ func (img *publicationImage) updateActiveTransportCount(nowNs int64) {
 
 // processPendingLoss sends the NAK for a gap whose timer fired, or, for an
 // unreliable subscription, pads the gap (PublicationImage.processPendingLoss).
-func (d *Driver) processPendingLoss(img *publicationImage) int {
+func (img *publicationImage) processPendingLoss(r *receiver) int {
 	if img.reportObservations > 0 {
-		d.reportLoss(img)
+		r.reportLoss(img)
 	}
 	if !img.lossPending || img.log.meta[logbuffer.IsPublicationRevokedOffset] != 0 {
 		return 0
 	}
 	img.lossPending = false
 	if img.reliable {
-		b := d.ctl[:wire.NakLength]
+		b := r.ctl[:wire.NakLength]
 		wire.PutNak(b, img.sessionID, img.streamID, img.lossTermID, img.lossOffset, img.lossLength)
-		d.sendControl(img.ep, b, img.control)
-		d.counters.AddValue(sysNaksSent, 1)
-		d.counters.AddValue(img.naksID, 1)
+		img.ep.sendControl(r.driverContext, b, img.control)
+		r.counters.AddValue(sysNaksSent, 1)
+		r.counters.AddValue(img.naksID, 1)
 	} else {
 		term := img.log.terms[logbuffer.IndexByTermCount(int64(img.lossTermID-img.initialTermID))]
 		if fillGap(img.log.meta, term, img.lossTermID, int(img.lossOffset), int(img.lossLength)) {
-			d.counters.AddValue(sysLossGapFills, 1)
+			r.counters.AddValue(sysLossGapFills, 1)
 		}
 	}
 	return 1

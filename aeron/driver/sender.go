@@ -71,3 +71,24 @@ func (s *sender) doWork(nowNs int64) int {
 	}
 	return sent + received
 }
+
+// deadline is the earliest of deadline and the time a publication's timer
+// is due: a SETUP or heartbeat to send, a retransmit to make or free.
+func (s *sender) deadline(deadline int64) int64 {
+	for _, p := range s.publications {
+		if !p.hasInitialConnection || p.isSetupElicited {
+			deadline = min(deadline, p.timeOfLastSetupNs+setupIntervalNs+1)
+		}
+		if p.hasInitialConnection {
+			deadline = min(deadline, p.timeOfLastDataOrHeartbeatNs+heartbeatIntervalNs+1)
+		}
+		if p.retransmit.active > 0 {
+			for _, a := range p.retransmit.actions {
+				if a.state != retransmitInactive {
+					deadline = min(deadline, a.expiryNs+1)
+				}
+			}
+		}
+	}
+	return deadline
+}

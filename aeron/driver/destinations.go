@@ -11,7 +11,7 @@ var invalidDestinationKeys = []string{aeron.ParamMTU, aeron.ParamReceiverWindow,
 // onSendDestination adds or removes a destination of a manual
 // multi-destination publication (DriverConductor.onAddSendDestination,
 // onRemoveSendDestination).
-func (d *Driver) onSendDestination(add bool, registrationID int64, channel string, corr int64) error {
+func (c *conductor) onSendDestination(add bool, registrationID int64, channel string, corr int64) error {
 	u, err := parseURI(channel)
 	if err != nil {
 		return err
@@ -32,7 +32,7 @@ func (d *Driver) onSendDestination(add bool, registrationID int64, channel strin
 			return invalidChannel("endpoint has port=0 for send destination: channel=%s", channel)
 		}
 	}
-	e, err := d.findManualSendEndpoint(registrationID)
+	e, err := c.findManualSendEndpoint(registrationID)
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func (d *Driver) onSendDestination(add bool, registrationID int64, channel strin
 	}
 	if add {
 		e.destinations = append(e.destinations, sendDestination{addr: addr, registrationID: corr, channel: channel,
-			lastActivityNs: d.nowNs})
+			lastActivityNs: c.nowNs})
 	} else {
 		for i, dst := range e.destinations {
 			if dst.addr == addr {
@@ -55,15 +55,15 @@ func (d *Driver) onSendDestination(add bool, registrationID int64, channel strin
 			}
 		}
 	}
-	e.setDestinationCount(&d.driverContext)
-	d.sendOperationSuccess(corr)
+	e.setDestinationCount(c.driverContext)
+	c.sendOperationSuccess(corr)
 	return nil
 }
 
 // onRemoveDestinationByID removes the destination an ADD_DESTINATION's
 // correlation id named.
-func (d *Driver) onRemoveDestinationByID(registrationID, destinationID, corr int64) error {
-	e, err := d.findManualSendEndpoint(registrationID)
+func (c *conductor) onRemoveDestinationByID(registrationID, destinationID, corr int64) error {
+	e, err := c.findManualSendEndpoint(registrationID)
 	if err != nil {
 		return err
 	}
@@ -73,15 +73,15 @@ func (d *Driver) onRemoveDestinationByID(registrationID, destinationID, corr int
 			break
 		}
 	}
-	e.setDestinationCount(&d.driverContext)
-	d.sendOperationSuccess(corr)
+	e.setDestinationCount(c.driverContext)
+	c.sendOperationSuccess(corr)
 	return nil
 }
 
 // findManualSendEndpoint is the send endpoint of the network publication
 // with that registration id, which must be a control-mode=manual channel.
-func (d *Driver) findManualSendEndpoint(registrationID int64) (*sendEndpoint, error) {
-	for _, p := range d.netPublications {
+func (c *conductor) findManualSendEndpoint(registrationID int64) (*sendEndpoint, error) {
+	for _, p := range c.netPublications {
 		if p.registrationID == registrationID {
 			if p.ch.mode != controlManual {
 				return nil, invalidChannel("channel does not allow manual control")

@@ -94,16 +94,16 @@ func (p *logPublication) producerPosition() int64 {
 // hundreds of context switches a second taken from the publisher and
 // subscriber while 32-byte messages stream). The limit and the cleaning
 // are the same either way.
-func (d *Driver) updatePublisherPositionAndLimit(p *ipcPublication) int {
+func (c *conductor) updatePublisherPositionAndLimit(p *ipcPublication) int {
 	if p.state != pubActive {
 		return 0
 	}
 	producer := p.producerPosition()
-	d.setPosition(p.pubPos, producer)
+	c.setPosition(p.pubPos, producer)
 	if len(p.subs) > 0 {
 		minSub, maxSub := int64(1<<63-1), p.consumerPosition
 		for _, s := range p.subs {
-			v := d.subPosition(s)
+			v := c.subPosition(s)
 			minSub = min(minSub, v)
 			maxSub = max(maxSub, v)
 		}
@@ -112,9 +112,9 @@ func (d *Driver) updatePublisherPositionAndLimit(p *ipcPublication) int {
 		}
 		newLimit := minSub + p.termWindow
 		if newLimit >= p.tripLimit {
-			oldLimit := shm.LoadInt64Acquire(d.values, p.pubLmt.off)
+			oldLimit := shm.LoadInt64Acquire(c.values, p.pubLmt.off)
 			p.cleanBufferTo(minSub)
-			d.setPosition(p.pubLmt, newLimit)
+			c.setPosition(p.pubLmt, newLimit)
 			p.tripLimit = newLimit + p.tripGain
 			if limitMoveIsUrgent(oldLimit-producer, p.termWindow) {
 				return 1
@@ -123,9 +123,9 @@ func (d *Driver) updatePublisherPositionAndLimit(p *ipcPublication) int {
 		return 0
 	}
 	// No subscriber: the publisher may not run ahead of the last consumer.
-	if shm.LoadInt64Acquire(d.values, p.pubLmt.off) > p.consumerPosition {
+	if shm.LoadInt64Acquire(c.values, p.pubLmt.off) > p.consumerPosition {
 		p.tripLimit = p.consumerPosition
-		d.setPosition(p.pubLmt, p.consumerPosition)
+		c.setPosition(p.pubLmt, p.consumerPosition)
 		p.cleanBufferTo(p.consumerPosition)
 		return 1
 	}
@@ -179,17 +179,17 @@ func (p *logPublication) cleanBufferTo(position int64) {
 
 // joinPosition is where a new subscriber starts: the slowest of the
 // consumer position and every current subscriber.
-func (d *Driver) joinPosition(p *ipcPublication) int64 {
+func (c *conductor) joinPosition(p *ipcPublication) int64 {
 	pos := p.consumerPosition
 	for _, s := range p.subs {
-		pos = min(pos, d.subPosition(s))
+		pos = min(pos, c.subPosition(s))
 	}
 	return pos
 }
 
-func (d *Driver) isDrained(p *ipcPublication, producer int64) bool {
+func (c *conductor) isDrained(p *ipcPublication, producer int64) bool {
 	for _, s := range p.subs {
-		if d.subPosition(s) < producer {
+		if c.subPosition(s) < producer {
 			return false
 		}
 	}
@@ -198,8 +198,8 @@ func (d *Driver) isDrained(p *ipcPublication, producer int64) bool {
 
 // isAcceptingSubscriptions: not in a reject cool-down, and active or
 // still draining.
-func (d *Driver) isAcceptingSubscriptions(p *ipcPublication) bool {
-	return !p.inCoolDown && (p.state == pubActive || (p.state == pubDraining && !d.isDrained(p, p.producerPosition())))
+func (c *conductor) isAcceptingSubscriptions(p *ipcPublication) bool {
+	return !p.inCoolDown && (p.state == pubActive || (p.state == pubDraining && !c.isDrained(p, p.producerPosition())))
 }
 
 // setConnected stores the log's is-connected flag (release) when it
@@ -214,7 +214,7 @@ func (p *logPublication) setConnected(connected bool) {
 	}
 }
 
-func (d *Driver) addSubscriber(p *ipcPublication, link *subscriptionLink, pos position, nowNs int64) {
+func (c *conductor) addSubscriber(p *ipcPublication, link *subscriptionLink, pos position, nowNs int64) {
 	p.subs = append(p.subs, pos)
 	if !link.tether {
 		p.untethered = append(p.untethered, untetheredSubscriber{link: link, pos: pos, updateNs: nowNs})
@@ -224,12 +224,12 @@ func (d *Driver) addSubscriber(p *ipcPublication, link *subscriptionLink, pos po
 
 // removeSubscriber drops a subscriber and frees its sub-pos counter
 // (unless an untethered linger already did).
-func (d *Driver) removeSubscriber(p *ipcPublication, link *subscriptionLink, lp *linkedPosition) {
+func (c *conductor) removeSubscriber(p *ipcPublication, link *subscriptionLink, lp *linkedPosition) {
 	pos := lp.pos
 	p.subs = removePosition(p.subs, pos.id)
 	if !lp.freed {
 		lp.freed = true
-		d.freeCounter(pos.id)
+		c.freeCounter(pos.id)
 	}
 	if !link.tether {
 		p.untethered = removeUntethered(p.untethered, link)
@@ -252,8 +252,8 @@ func (p *logPublication) incRef() { p.refCount++ }
 
 // decRef drops a publisher; the last one fixes the limit and the end of
 // stream at the tail and starts draining (unless revoked).
-func (d *Driver) decRef(p *ipcPublication) {
-	if _, last := d.dropPublisher(&p.logPublication); !last {
+func (c *conductor) decRef(p *ipcPublication) {
+	if _, last := c.dropPublisher(&p.logPublication); !last {
 		return
 	}
 	if p.log.meta[logbuffer.IsPublicationRevokedOffset] == 0 {
@@ -264,13 +264,13 @@ func (d *Driver) decRef(p *ipcPublication) {
 // dropPublisher drops one publisher of p, IPC or network; when it was the
 // last (last = true) it fixes the limit and the end of stream at the
 // producer position and returns that position.
-func (d *Driver) dropPublisher(p *logPublication) (producer int64, last bool) {
+func (c *conductor) dropPublisher(p *logPublication) (producer int64, last bool) {
 	p.refCount--
 	if p.refCount != 0 {
 		return 0, false
 	}
 	producer = p.producerPosition()
-	d.setPosition(p.pubLmt, producer)
+	c.setPosition(p.pubLmt, producer)
 	// End of stream: written by the driver (release); subscribers compare
 	// their position with it (Image.isEndOfStream).
 	shm.StoreInt64Release(p.log.meta, logbuffer.EndOfStreamPositionOffset, producer)
@@ -280,13 +280,13 @@ func (d *Driver) dropPublisher(p *logPublication) (producer int64, last bool) {
 // freeSubscriberCounters frees the position counters of the subscribers
 // in *subs (and of the resting untethered ones) and forgets them: what
 // closing an IPC publication, a network publication and an image share.
-func (d *Driver) freeSubscriberCounters(subs *[]position, untethered []untetheredSubscriber) {
+func (c *conductor) freeSubscriberCounters(subs *[]position, untethered []untetheredSubscriber) {
 	for _, s := range *subs {
-		d.freeCounter(s.id)
+		c.freeCounter(s.id)
 	}
 	for _, u := range untethered {
 		if u.state == untetheredResting {
-			d.freeCounter(u.pos.id)
+			c.freeCounter(u.pos.id)
 		}
 	}
 	*subs = (*subs)[:0]
@@ -302,43 +302,43 @@ func (p *logPublication) isRevoked() bool {
 
 // onTimeEvent is the publication's part of the conductor's tick
 // (IpcPublication.onTimeEvent).
-func (d *Driver) ipcPublicationTick(p *ipcPublication, nowNs int64) {
+func (c *conductor) ipcPublicationTick(p *ipcPublication, nowNs int64) {
 	switch p.state {
 	case pubActive:
 		if p.log.meta[logbuffer.IsPublicationRevokedOffset] != 0 {
 			revoked := p.producerPosition()
-			d.setPosition(p.pubLmt, revoked)
+			c.setPosition(p.pubLmt, revoked)
 			shm.StoreInt64Release(p.log.meta, logbuffer.EndOfStreamPositionOffset, revoked)
 			p.setConnected(false)
-			d.transitionToLinger(p)
+			c.transitionToLinger(p)
 			p.state = pubLinger
-			d.counters.AddValue(sysPublicationsRevoked, 1)
+			c.counters.AddValue(sysPublicationsRevoked, 1)
 			return
 		}
-		d.checkUntetheredSubscriptions(p, nowNs)
+		c.checkUntetheredSubscriptions(p, nowNs)
 		p.setConnected(len(p.subs) != 0)
 		producer := p.producerPosition()
-		d.setPosition(p.pubPos, producer)
+		c.setPosition(p.pubPos, producer)
 		if !p.exclusive {
-			d.checkForBlockedPublisher(&p.logPublication, producer, p.consumerPosition, nowNs)
+			c.checkForBlockedPublisher(&p.logPublication, producer, p.consumerPosition, nowNs)
 		}
 		if p.inCoolDown && p.coolDownExpireNs < nowNs {
 			p.inCoolDown = false
-			d.linkIPCSubscriptions(p)
+			c.linkIPCSubscriptions(p)
 			p.coolDownExpireNs = 0
 		}
 	case pubDraining:
 		producer := p.producerPosition()
-		d.setPosition(p.pubPos, producer)
-		if d.isDrained(p, producer) {
-			d.transitionToLinger(p)
+		c.setPosition(p.pubPos, producer)
+		if c.isDrained(p, producer) {
+			c.transitionToLinger(p)
 			p.state = pubLinger
-		} else if unblockLog(p.log, d.advanceConsumerPosition(p), true) {
-			d.counters.AddValue(sysUnblockedPublications, 1)
+		} else if unblockLog(p.log, c.advanceConsumerPosition(p), true) {
+			c.counters.AddValue(sysUnblockedPublications, 1)
 		}
 	case pubLinger:
 		if p.refCount == 0 {
-			for _, l := range d.subscriptionLinks {
+			for _, l := range c.subscriptionLinks {
 				l.unlink(p)
 			}
 			p.endOfLife = true
@@ -356,9 +356,9 @@ func (d *Driver) ipcPublicationTick(p *ipcPublication, nowNs int64) {
 // while active (the driver timed the publisher's client out before a
 // subscriber starved of CPU had caught up): unblocking there would find a
 // committed frame, change nothing, and the publication would never drain.
-func (d *Driver) advanceConsumerPosition(p *ipcPublication) int64 {
+func (c *conductor) advanceConsumerPosition(p *ipcPublication) int64 {
 	for _, s := range p.subs {
-		p.consumerPosition = max(p.consumerPosition, d.subPosition(s))
+		p.consumerPosition = max(p.consumerPosition, c.subPosition(s))
 	}
 	return p.consumerPosition
 }
@@ -366,28 +366,28 @@ func (d *Driver) advanceConsumerPosition(p *ipcPublication) int64 {
 // checkUntetheredSubscriptions moves untethered subscribers that fell a
 // window behind the consumer position through the untethered states
 // (IpcPublication.checkUntetheredSubscriptions).
-func (d *Driver) checkUntetheredSubscriptions(p *ipcPublication, nowNs int64) {
+func (c *conductor) checkUntetheredSubscriptions(p *ipcPublication, nowNs int64) {
 	windowLimit := p.consumerPosition - p.termWindow + p.termWindow>>2
-	d.checkUntethered(p, &p.untethered, &p.subs, windowLimit, p.untetheredWindowLimitNs, p.untetheredLingerNs,
+	c.checkUntethered(p, &p.untethered, &p.subs, windowLimit, p.untetheredWindowLimitNs, p.untetheredLingerNs,
 		p.untetheredRestingNs, nowNs)
 }
 
 // An IPC publication as a subscribable: its image is its own log.
-func (p *ipcPublication) rejoinPosition(d *Driver) int64 { return d.joinPosition(p) }
-func (p *ipcPublication) notifyID() int64                { return p.registrationID }
-func (p *ipcPublication) announce(d *Driver, l *subscriptionLink, pos position, _ int64) {
-	d.sendAvailableImage(p, l.registrationID, pos.id)
+func (p *ipcPublication) rejoinPosition(c *conductor) int64 { return c.joinPosition(p) }
+func (p *ipcPublication) notifyID() int64                   { return p.registrationID }
+func (p *ipcPublication) announce(c *conductor, l *subscriptionLink, pos position, _ int64) {
+	c.sendAvailableImage(p, l.registrationID, pos.id)
 }
 
 // checkForBlockedPublisher unblocks a concurrent publisher that claimed
 // space and never committed it (it died mid-offer): when the consumers
 // have not moved for the unblock timeout while the log may be blocked, the
 // claim becomes padding (IpcPublication.checkForBlockedPublisher).
-func (d *Driver) checkForBlockedPublisher(p *logPublication, producer, consumer, nowNs int64) {
+func (c *conductor) checkForBlockedPublisher(p *logPublication, producer, consumer, nowNs int64) {
 	if consumer == p.lastConsumerPosition && p.isPossiblyBlocked(producer, consumer) {
 		if p.consumerChangedNs+p.unblockTimeoutNs-nowNs < 0 {
 			if unblockLog(p.log, consumer, false) {
-				d.counters.AddValue(sysUnblockedPublications, 1)
+				c.counters.AddValue(sysUnblockedPublications, 1)
 			}
 		}
 		return

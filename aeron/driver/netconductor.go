@@ -19,7 +19,7 @@ import (
 // commands), and the conductor's half of network publications and images.
 
 // onAddNetworkPublication adds a UDP publication or a handle on one.
-func (d *Driver) onAddNetworkPublication(channel string, streamID int32, corr, clientID int64, exclusive bool) error {
+func (c *conductor) onAddNetworkPublication(channel string, streamID int32, corr, clientID int64, exclusive bool) error {
 	u, err := parseURI(channel)
 	if err != nil {
 		return err
@@ -27,11 +27,11 @@ func (d *Driver) onAddNetworkPublication(channel string, streamID int32, corr, c
 	if u.Spy {
 		return invalidChannel("Aeron spies are invalid as publications: channel=%s", channel)
 	}
-	ch, err := d.parseUDPChannel(u, false)
+	ch, err := c.parseUDPChannel(u, false)
 	if err != nil {
 		return err
 	}
-	params, err := d.publicationParams(u, streamID, ch.canonical)
+	params, err := c.publicationParams(u, streamID, ch.canonical)
 	if err != nil {
 		return err
 	}
@@ -45,16 +45,16 @@ func (d *Driver) onAddNetworkPublication(channel string, streamID int32, corr, c
 		return genericError(illegalArgument,
 			"'control' parameter requires that either 'endpoint' or 'control-mode' is specified, channel=%s", channel)
 	}
-	if err := d.validateResponseSubscription(params); err != nil {
+	if err := c.validateResponseSubscription(params); err != nil {
 		return err
 	}
-	ep, err := d.getOrCreateSendEndpoint(params, ch, corr)
+	ep, err := c.getOrCreateSendEndpoint(params, ch, corr)
 	if err != nil {
 		return err
 	}
 	var pub *networkPublication
 	if !exclusive {
-		for _, p := range d.netPublications {
+		for _, p := range c.netPublications {
 			if p.streamID == streamID && p.ep == ep && p.state == pubActive && !p.exclusive &&
 				p.responseCorrelationID == params.responseCorrelationID {
 				pub = p
@@ -62,17 +62,17 @@ func (d *Driver) onAddNetworkPublication(channel string, streamID int32, corr, c
 			}
 		}
 	}
-	respImage, err := d.findResponseImage(params)
+	respImage, err := c.findResponseImage(params)
 	if err != nil {
 		return err
 	}
 	isNew := pub == nil
 	if isNew {
-		if d.sessionActive(params.sessionID, streamID, ch.canonical) {
+		if c.sessionActive(params.sessionID, streamID, ch.canonical) {
 			return invalidChannel("existing publication has clashing sessionId=%d for streamId=%d channel=%s",
 				params.sessionID, streamID, channel)
 		}
-		if pub, err = d.newNetworkPublication(corr, clientID, streamID, channel, ch, ep, params, exclusive); err != nil {
+		if pub, err = c.newNetworkPublication(corr, clientID, streamID, channel, ch, ep, params, exclusive); err != nil {
 			return err
 		}
 	} else {
@@ -84,21 +84,21 @@ func (d *Driver) onAddNetworkPublication(channel string, streamID int32, corr, c
 				pub.ssc, params.ssc, pub.channel, channel)
 		}
 	}
-	c, err := d.getOrAddClient(clientID)
+	cl, err := c.getOrAddClient(clientID)
 	if err != nil {
 		return err
 	}
 	pub.incRef()
-	d.publicationLinks = append(d.publicationLinks, &publicationLink{registrationID: corr, client: c, net: pub})
+	c.publicationLinks = append(c.publicationLinks, &publicationLink{registrationID: corr, client: cl, net: pub})
 	typeID := command.OnPublicationReady
 	if exclusive {
 		typeID = command.OnExclusivePublicationReady
 	}
-	d.rsp = command.AppendPublicationBuffersReady(d.rsp[:0], corr, pub.registrationID, pub.sessionID, streamID,
+	c.rsp = command.AppendPublicationBuffersReady(c.rsp[:0], corr, pub.registrationID, pub.sessionID, streamID,
 		pub.pubLmt.id, ep.statusID, pub.log.path)
-	d.tx.Transmit(typeID, d.rsp)
+	c.tx.Transmit(typeID, c.rsp)
 	if isNew {
-		d.linkSpies(pub)
+		c.linkSpies(pub)
 	}
 	if respImage != nil {
 		respImage.responseSessionID, respImage.hasResponseSession = pub.sessionID, true
@@ -108,11 +108,11 @@ func (d *Driver) onAddNetworkPublication(channel string, streamID int32, corr, c
 
 // validateResponseSubscription: a request publication's
 // response-correlation-id must name a subscription of this driver.
-func (d *Driver) validateResponseSubscription(p *publicationParams) error {
+func (c *conductor) validateResponseSubscription(p *publicationParams) error {
 	if p.isResponse || p.responseCorrelationID == -1 {
 		return nil
 	}
-	for _, l := range d.subscriptionLinks {
+	for _, l := range c.subscriptionLinks {
 		if l.registrationID == p.responseCorrelationID {
 			return nil
 		}
@@ -123,7 +123,7 @@ func (d *Driver) validateResponseSubscription(p *publicationParams) error {
 
 // findResponseImage: a response publication names the image of the
 // request stream it answers, whose SETUP asked for a response channel.
-func (d *Driver) findResponseImage(p *publicationParams) (*publicationImage, error) {
+func (c *conductor) findResponseImage(p *publicationParams) (*publicationImage, error) {
 	if !p.isResponse {
 		return nil, nil
 	}
@@ -133,7 +133,7 @@ func (d *Driver) findResponseImage(p *publicationParams) (*publicationImage, err
 	if p.responseCorrelationID == prototypeCorrelationValue {
 		return nil, nil
 	}
-	for _, img := range d.images {
+	for _, img := range c.images {
 		if img.correlationID == p.responseCorrelationID {
 			if img.setupFlags&wire.SetupFlagSendResponseSetup == 0 {
 				return nil, genericError(illegalArgument, "image.correlationId=%d did not request a response channel",
@@ -148,16 +148,16 @@ func (d *Driver) findResponseImage(p *publicationParams) (*publicationImage, err
 // responseSetup: an RSP_SETUP came for a request publication; its
 // response subscription now wants the server's response session, and asks
 // the server's response publication for SETUP (DriverConductor.responseSetup).
-func (d *Driver) responseSetup(responseCorrelationID int64, responseSessionID int32) {
-	for _, l := range d.subscriptionLinks {
+func (c *conductor) responseSetup(responseCorrelationID int64, responseSessionID int32) {
+	for _, l := range c.subscriptionLinks {
 		if l.registrationID != responseCorrelationID || l.kind != subNetwork {
 			continue
 		}
 		if l.hasSessionID {
-			d.requestSetup(l.ep, l.streamID, l.sessionID)
+			c.requestSetup(l.ep, l.streamID, l.sessionID)
 		} else {
 			l.sessionID, l.hasSessionID = responseSessionID, true
-			d.addNetworkSubscriptionToReceiver(l)
+			c.addNetworkSubscriptionToReceiver(l)
 			l.ep.responseByStream[l.streamID]--
 			if l.ep.responseByStream[l.streamID] <= 0 {
 				delete(l.ep.responseByStream, l.streamID)
@@ -169,16 +169,16 @@ func (d *Driver) responseSetup(responseCorrelationID int64, responseSessionID in
 
 // requestSetup sends a setup-eliciting status message to an explicit
 // control address (Receiver.onRequestSetup).
-func (d *Driver) requestSetup(e *receiveEndpoint, streamID, sessionID int32) {
+func (c *conductor) requestSetup(e *receiveEndpoint, streamID, sessionID int32) {
 	if to, ok := e.explicitControl(); ok {
-		e.sendSetupEliciting(&d.driverContext, to, sessionID, streamID)
+		e.sendSetupEliciting(c.driverContext, to, sessionID, streamID)
 	}
 }
 
 // responseConnected: a response publication's first receiver came; the
 // request image stops sending RSP_SETUP.
-func (d *Driver) responseConnected(responseCorrelationID int64) {
-	for _, img := range d.images {
+func (c *conductor) responseConnected(responseCorrelationID int64) {
+	for _, img := range c.images {
 		if img.correlationID == responseCorrelationID && img.setupFlags&wire.SetupFlagSendResponseSetup != 0 {
 			img.hasResponseSession = false
 		}
@@ -187,9 +187,9 @@ func (d *Driver) responseConnected(responseCorrelationID int64) {
 
 // findSendEndpoint finds the send endpoint a channel shares: by tag, then
 // by canonical form.
-func (d *Driver) findSendEndpoint(ch *udpChannel) (*sendEndpoint, error) {
+func (c *conductor) findSendEndpoint(ch *udpChannel) (*sendEndpoint, error) {
 	if ch.hasTag {
-		for _, e := range d.sendEndpoints {
+		for _, e := range c.sendEndpoints {
 			if e.ch.hasTag && e.ch.tag == ch.tag {
 				return e, nil
 			}
@@ -199,7 +199,7 @@ func (d *Driver) findSendEndpoint(ch *udpChannel) (*sendEndpoint, error) {
 				ch.uri.raw)
 		}
 	}
-	e := d.sendEndpoints[ch.canonical]
+	e := c.sendEndpoints[ch.canonical]
 	if e != nil && e.ch.hasTag && ch.hasTag && e.ch.tag != ch.tag {
 		e = nil
 	}
@@ -208,13 +208,13 @@ func (d *Driver) findSendEndpoint(ch *udpChannel) (*sendEndpoint, error) {
 
 // socketBuffers are the SO_RCVBUF and SO_SNDBUF a channel's socket asks
 // for: its own so-rcvbuf/so-sndbuf, else the driver's.
-func (d *Driver) socketBuffers(ch *udpChannel) (rcv, snd int) {
+func (c *conductor) socketBuffers(ch *udpChannel) (rcv, snd int) {
 	rcv, snd = ch.rcvbuf, ch.sndbuf
 	if rcv == 0 {
-		rcv = d.opts.SocketRcvbuf
+		rcv = c.opts.SocketRcvbuf
 	}
 	if snd == 0 {
-		snd = d.opts.SocketSndbuf
+		snd = c.opts.SocketSndbuf
 	}
 	return rcv, snd
 }
@@ -236,14 +236,14 @@ func checkBufferMatch(name string, proposed, existing int, channel, existingChan
 // getOrCreateSendEndpoint finds or opens the channel's send endpoint
 // with its snd-channel and snd-local-sockaddr counters
 // (DriverConductor.getOrCreateSendChannelEndpoint).
-func (d *Driver) getOrCreateSendEndpoint(p *publicationParams, ch *udpChannel, corr int64) (*sendEndpoint, error) {
-	e, err := d.findSendEndpoint(ch)
+func (c *conductor) getOrCreateSendEndpoint(p *publicationParams, ch *udpChannel, corr int64) (*sendEndpoint, error) {
+	e, err := c.findSendEndpoint(ch)
 	if err != nil {
 		return nil, err
 	}
-	rcv, snd := d.socketBuffers(ch)
+	rcv, snd := c.socketBuffers(ch)
 	if e != nil {
-		if err := d.checkMTUForSndbuf(p.mtu, e.ch.sndbuf, ch.uri.raw, e.ch.uri.raw); err != nil {
+		if err := c.checkMTUForSndbuf(p.mtu, e.ch.sndbuf, ch.uri.raw, e.ch.uri.raw); err != nil {
 			return nil, err
 		}
 		if err := checkBufferMatch(aeron.ParamSocketRcvBuf, ch.rcvbuf, e.ch.rcvbuf, ch.uri.raw, e.ch.uri.raw); err != nil {
@@ -252,45 +252,45 @@ func (d *Driver) getOrCreateSendEndpoint(p *publicationParams, ch *udpChannel, c
 		return e, checkBufferMatch(aeron.ParamSocketSndBuf, ch.sndbuf, e.ch.sndbuf, ch.uri.raw, e.ch.uri.raw)
 	}
 	e = &sendEndpoint{ch: ch, pubs: map[uint64]*networkPublication{}, mdcID: -1, addrID: -1}
-	if e.statusID, err = d.allocateChannelStatus("snd-channel", counters.TypeSendChannelStatus, corr, ch.uri.raw); err != nil {
+	if e.statusID, err = c.allocateChannelStatus("snd-channel", counters.TypeSendChannelStatus, corr, ch.uri.raw); err != nil {
 		return nil, err
 	}
 	fail := func(err error) (*sendEndpoint, error) {
-		d.closeSendEndpointCounters(e)
+		c.closeSendEndpointCounters(e)
 		return nil, err
 	}
-	if e.addrID, err = d.allocateLocalSocketAddress("snd-local-sockaddr", corr, e.statusID); err != nil {
+	if e.addrID, err = c.allocateLocalSocketAddress("snd-local-sockaddr", corr, e.statusID); err != nil {
 		return fail(err)
 	}
 	if ch.isMultiDestination() {
-		if e.mdcID, err = d.allocateChannelStatus("mdc-num-dest", counters.TypeMDCDestinations, corr, ch.uri.raw); err != nil {
+		if e.mdcID, err = c.allocateChannelStatus("mdc-num-dest", counters.TypeMDCDestinations, corr, ch.uri.raw); err != nil {
 			return fail(err)
 		}
 	}
-	if err := d.checkMTUForSndbuf(p.mtu, ch.sndbuf, ch.uri.raw, ""); err != nil {
+	if err := c.checkMTUForSndbuf(p.mtu, ch.sndbuf, ch.uri.raw, ""); err != nil {
 		return fail(err)
 	}
-	if err := d.openSendEndpoint(e, rcv, snd); err != nil {
-		d.counters.SetValue(e.statusID, endpointErrored)
+	if err := c.openSendEndpoint(e, rcv, snd); err != nil {
+		c.counters.SetValue(e.statusID, endpointErrored)
 		return fail(genericError(aeronException, "channel error - %v: %s", err, ch.uri.raw))
 	}
 	bound := hostString(e.controlSocket().LocalAddr())
-	d.setLocalSocketAddress(e.addrID, bound)
-	d.counters.AppendLabel(e.statusID, []byte(bound))
-	d.counters.SetValue(e.statusID, endpointActive)
-	if err := d.poller.Add(e.controlSocket()); err != nil {
-		d.closeSendSockets(e)
+	c.setLocalSocketAddress(e.addrID, bound)
+	c.counters.AppendLabel(e.statusID, []byte(bound))
+	c.counters.SetValue(e.statusID, endpointActive)
+	if err := c.poller.Add(e.controlSocket()); err != nil {
+		c.closeSendSockets(e)
 		return fail(err)
 	}
-	d.sendEndpoints[ch.canonical] = e
-	d.sender.endpoints = append(d.sender.endpoints, e)
+	c.sendEndpoints[ch.canonical] = e
+	c.sender.endpoints = append(c.sender.endpoints, e)
 	return e, nil
 }
 
 // checkMTUForSndbuf refuses an MTU larger than the socket's send buffer
 // (PublicationParams.validateMtuForSndbuf).
-func (d *Driver) checkMTUForSndbuf(mtu, channelSndbuf int, channel, existing string) error {
-	snd, os := socketBufferFor(channelSndbuf, d.opts.SocketSndbuf, d.osb.defaultSndbuf)
+func (c *conductor) checkMTUForSndbuf(mtu, channelSndbuf int, channel, existing string) error {
+	snd, os := socketBufferFor(channelSndbuf, c.opts.SocketSndbuf, c.osb.defaultSndbuf)
 	if mtu > snd {
 		return genericError(illegalState, "MTU greater than SO_SNDBUF for channel: mtu=%d so-sndbuf=%d%s%s channel=%s",
 			mtu, snd, os, existingChannelNote(existing), channel)
@@ -320,34 +320,34 @@ func existingChannelNote(existing string) string {
 	return " existingChannel=" + existing
 }
 
-func (d *Driver) closeSendSockets(e *sendEndpoint) {
+func (c *conductor) closeSendSockets(e *sendEndpoint) {
 	if e.ctl != nil {
-		d.poller.Remove(e.ctl)
+		c.poller.Remove(e.ctl)
 		e.ctl.Close()
 	}
 	if e.sock != nil {
-		d.poller.Remove(e.sock)
+		c.poller.Remove(e.sock)
 		e.sock.Close()
 	}
 }
 
-func (d *Driver) closeSendEndpointCounters(e *sendEndpoint) {
+func (c *conductor) closeSendEndpointCounters(e *sendEndpoint) {
 	for _, id := range []int32{e.statusID, e.addrID, e.mdcID} {
 		if id >= 0 {
-			d.freeCounter(id)
+			c.freeCounter(id)
 		}
 	}
 }
 
 // closeSendEndpoint closes an endpoint no publication uses.
-func (d *Driver) closeSendEndpoint(e *sendEndpoint) {
-	d.counters.SetValue(e.statusID, endpointClosing)
-	d.closeSendSockets(e)
-	d.closeSendEndpointCounters(e)
-	delete(d.sendEndpoints, e.ch.canonical)
-	for i, x := range d.sender.endpoints {
+func (c *conductor) closeSendEndpoint(e *sendEndpoint) {
+	c.counters.SetValue(e.statusID, endpointClosing)
+	c.closeSendSockets(e)
+	c.closeSendEndpointCounters(e)
+	delete(c.sendEndpoints, e.ch.canonical)
+	for i, x := range c.sender.endpoints {
 		if x == e {
-			d.sender.endpoints = append(d.sender.endpoints[:i], d.sender.endpoints[i+1:]...)
+			c.sender.endpoints = append(c.sender.endpoints[:i], c.sender.endpoints[i+1:]...)
 			break
 		}
 	}
@@ -356,67 +356,67 @@ func (d *Driver) closeSendEndpoint(e *sendEndpoint) {
 // allocateChannelStatus allocates a snd-channel or rcv-channel counter
 // (ChannelEndpointStatus.allocate): key = the channel, label
 // "<name>: <channel> " (the bound address is appended when it opens).
-func (d *Driver) allocateChannelStatus(name string, typeID int32, registrationID int64, channel string) (int32, error) {
+func (c *conductor) allocateChannelStatus(name string, typeID int32, registrationID int64, channel string) (int32, error) {
 	const maxChannel = counters.MaxKeyLength - 4
-	key := command.AppendString(d.scratch[:0], channel[:min(len(channel), maxChannel)])
+	key := command.AppendString(c.scratch[:0], channel[:min(len(channel), maxChannel)])
 	labelStart := len(key)
 	b := append(append(key, name...), ": "...)
 	b = append(b, channel[:min(len(channel), counters.MaxLabelLength-(len(b)-labelStart))]...)
 	if len(b)-labelStart < counters.MaxLabelLength {
 		b = append(b, ' ')
 	}
-	d.scratch = b[:0]
-	id, err := d.counters.Allocate(typeID, b[:labelStart], b[labelStart:], d.epochMs)
+	c.scratch = b[:0]
+	id, err := c.counters.Allocate(typeID, b[:labelStart], b[labelStart:], c.epochMs)
 	if err != nil {
 		return -1, counterFull(err)
 	}
-	d.counters.SetRegistrationID(id, registrationID)
+	c.counters.SetRegistrationID(id, registrationID)
 	return id, nil
 }
 
 // allocateLocalSocketAddress allocates a snd-local-sockaddr or
 // rcv-local-sockaddr counter (LocalSocketAddressStatus.allocate): key =
 // the channel status counter id and an address length of 0 until bound.
-func (d *Driver) allocateLocalSocketAddress(name string, registrationID int64, statusID int32) (int32, error) {
-	key := command.AppendInt32(command.AppendInt32(d.scratch[:0], statusID), 0)
+func (c *conductor) allocateLocalSocketAddress(name string, registrationID int64, statusID int32) (int32, error) {
+	key := command.AppendInt32(command.AppendInt32(c.scratch[:0], statusID), 0)
 	labelStart := len(key)
 	b := append(append(key, name...), ": "...)
 	b = strconv.AppendInt(b, int64(statusID), 10)
 	b = append(b, ' ')
-	d.scratch = b[:0]
-	id, err := d.counters.Allocate(counters.TypeLocalSocketAddress, b[:labelStart], b[labelStart:], d.epochMs)
+	c.scratch = b[:0]
+	id, err := c.counters.Allocate(counters.TypeLocalSocketAddress, b[:labelStart], b[labelStart:], c.epochMs)
 	if err != nil {
 		return -1, counterFull(err)
 	}
-	d.counters.SetRegistrationID(id, registrationID)
+	c.counters.SetRegistrationID(id, registrationID)
 	return id, nil
 }
 
 // setLocalSocketAddress records the bound address in the key and label
 // and marks the counter ACTIVE (LocalSocketAddressStatus.updateBindAddress).
-func (d *Driver) setLocalSocketAddress(id int32, addr string) {
-	key := d.counters.Key(id)
+func (c *conductor) setLocalSocketAddress(id int32, addr string) {
+	key := c.counters.Key(id)
 	n := copy(key[8:], addr)
 	shm.PutInt32(key, 4, int32(n))
-	d.counters.AppendLabel(id, []byte(addr))
-	d.counters.SetValue(id, endpointActive)
+	c.counters.AppendLabel(id, []byte(addr))
+	c.counters.SetValue(id, endpointActive)
 }
 
 // newNetworkPublication creates a UDP publication's log, counters, flow
 // control and retransmit handler and registers it with the sender
 // (DriverConductor.newNetworkPublication).
-func (d *Driver) newNetworkPublication(corr, clientID int64, streamID int32, channel string, ch *udpChannel,
+func (c *conductor) newNetworkPublication(corr, clientID int64, streamID int32, channel string, ch *udpChannel,
 	ep *sendEndpoint, params *publicationParams, exclusive bool) (*networkPublication, error) {
 	if params.isResponse && params.responseCorrelationID == prototypeCorrelationValue {
 		params.termLength = logbuffer.MinTermLength
 	}
-	fc, err := d.newFlowControl(ch, corr, -1, params.sessionID, streamID)
+	fc, err := c.newFlowControl(ch, corr, -1, params.sessionID, streamID)
 	if err != nil {
 		return nil, err
 	}
-	log, err := d.newRawLog(filepath.Join(d.opts.Dir, publicationsDir), corr, params.termLength, params.sparse)
+	log, err := c.newRawLog(filepath.Join(c.opts.Dir, publicationsDir), corr, params.termLength, params.sparse)
 	if err != nil {
-		fc.close(d)
+		fc.close(c)
 		return nil, err
 	}
 	logType := logbuffer.TypeConcurrent
@@ -432,7 +432,7 @@ func (d *Driver) newNetworkPublication(corr, clientID int64, streamID int32, cha
 		lingerNs: params.lingerNs, untetheredWindowLimitNs: params.untetheredWindowLimitNs,
 		untetheredLingerNs: params.untetheredLingerNs, untetheredRestingNs: params.untetheredRestingNs,
 		entityTag: params.entityTag, responseCorrelationID: params.responseCorrelationID,
-	}, d.opts.FilePageSize, d.osb)
+	}, c.opts.FilePageSize, c.osb)
 	log.initTails(params.initialTermID, params.hasPosition, params.termID, params.termOffset)
 	posName := "pub-pos (concurrent)"
 	if exclusive {
@@ -446,30 +446,30 @@ func (d *Driver) newNetworkPublication(corr, clientID int64, streamID int32, cha
 		{"snd-bpe", counters.TypeSenderBPE}, {"snd-naks-received", counters.TypeSenderNaksReceived}}
 	var ids [6]int32
 	for i, n := range names {
-		if ids[i], err = d.allocateStreamCounter(n.name, n.typ, clientID, corr, params.sessionID, streamID, channel, -1); err != nil {
+		if ids[i], err = c.allocateStreamCounter(n.name, n.typ, clientID, corr, params.sessionID, streamID, channel, -1); err != nil {
 			for _, id := range ids[:i] {
-				d.freeCounter(id)
+				c.freeCounter(id)
 			}
-			d.freeRawLog(log)
-			fc.close(d)
+			c.freeRawLog(log)
+			fc.close(c)
 			return nil, err
 		}
 	}
 	p := &networkPublication{
-		logPublication: d.newLogPublication(corr, channel, streamID, exclusive, params, log, ids[0], ids[1]),
-		sender:         &d.sender, ep: ep, ch: ch, signalEOS: params.signalEOS, isResponse: params.isResponse, ssc: params.ssc,
-		lingerNs: params.lingerNs, connTimeout: int64(d.opts.PublicationConnectionTimeout),
-		sndPos: d.positionOf(ids[2]), sndLmt: d.positionOf(ids[3]), bpeID: ids[4], naksReceivedID: ids[5],
+		logPublication: c.newLogPublication(corr, channel, streamID, exclusive, params, log, ids[0], ids[1]),
+		sender:         c.sender, ep: ep, ch: ch, signalEOS: params.signalEOS, isResponse: params.isResponse, ssc: params.ssc,
+		lingerNs: params.lingerNs, connTimeout: int64(c.opts.PublicationConnectionTimeout),
+		sndPos: c.positionOf(ids[2]), sndLmt: c.positionOf(ids[3]), bpeID: ids[4], naksReceivedID: ids[5],
 		fc:         fc,
-		retransmit: newRetransmitHandler(ch.hasGroupSemantics(), params.maxResend, int64(d.opts.RetransmitUnicastDelay), int64(d.opts.RetransmitUnicastLinger)),
+		retransmit: newRetransmitHandler(ch.hasGroupSemantics(), params.maxResend, int64(c.opts.RetransmitUnicastDelay), int64(c.opts.RetransmitUnicastLinger)),
 	}
 	if params.hasPosition {
 		start := logbuffer.ComputePosition(params.termID, int(params.termOffset), p.bitsToShift, params.initialTermID)
 		for _, pos := range []position{p.pubPos, p.pubLmt, p.sndPos, p.sndLmt} {
-			d.setPosition(pos, start)
+			c.setPosition(pos, start)
 		}
 	}
-	now := d.nowNs
+	now := c.nowNs
 	p.timeOfLastDataOrHeartbeatNs = now - heartbeatIntervalNs - 1
 	p.timeOfLastSetupNs = now - setupIntervalNs - 1
 	p.lastConsumerPosition = p.senderPosition()
@@ -477,15 +477,15 @@ func (d *Driver) newNetworkPublication(corr, clientID int64, streamID int32, cha
 	p.timeOfLastActivityNs = now
 	p.consumerChangedNs = now
 	ep.refCount++
-	d.netPublications = append(d.netPublications, p)
-	d.sender.publications = append(d.sender.publications, p)
+	c.netPublications = append(c.netPublications, p)
+	c.sender.publications = append(c.sender.publications, p)
 	ep.pubs[pubKey(p.sessionID, streamID)] = p
-	d.activeSessions = append(d.activeSessions, sessionKey{params.sessionID, streamID, ch.canonical})
+	c.activeSessions = append(c.activeSessions, sessionKey{params.sessionID, streamID, ch.canonical})
 	return p, nil
 }
 
-func (d *Driver) findNetworkPublicationByTag(tag int64) *networkPublication {
-	for _, p := range d.netPublications {
+func (c *conductor) findNetworkPublicationByTag(tag int64) *networkPublication {
+	for _, p := range c.netPublications {
 		if p.entityTag == tag && tag != invalidTag {
 			return p
 		}
@@ -497,35 +497,35 @@ func (d *Driver) findNetworkPublicationByTag(tag int64) *networkPublication {
 // of the sender and the spies plus the window, cleaning the term before
 // the one the limit leaves room for; unconnected, the publisher may not
 // run ahead of the sender (NetworkPublication.updatePublisherPositionAndLimit).
-func (d *Driver) updateNetworkLimit(p *networkPublication) int {
+func (c *conductor) updateNetworkLimit(p *networkPublication) int {
 	if p.state != pubActive {
 		return 0
 	}
 	producer := p.producerPosition()
 	senderPos := p.senderPosition()
-	d.setPosition(p.pubPos, producer)
+	c.setPosition(p.pubPos, producer)
 	if p.hasSubscribers() {
 		minConsumer := senderPos
 		for _, s := range p.subs {
-			minConsumer = min(minConsumer, d.subPosition(s))
+			minConsumer = min(minConsumer, c.subPosition(s))
 		}
 		newLimit := minConsumer + p.termWindow
-		if newLimit > d.subPosition(p.pubLmt) {
+		if newLimit > c.subPosition(p.pubLmt) {
 			p.cleanBufferTo(minConsumer - int64(p.termLength))
 			clean := p.cleanPosition
 			dirtyTermID := logbuffer.ComputeTermIDFromPosition(clean, p.bitsToShift, p.initialTermID)
 			activeTermID := logbuffer.ComputeTermIDFromPosition(newLimit, p.bitsToShift, p.initialTermID)
 			gap := activeTermID - dirtyTermID
 			if gap < 2 || gap == 2 && clean&int64(p.termLength-1) != 0 {
-				d.setPosition(p.pubLmt, newLimit)
+				c.setPosition(p.pubLmt, newLimit)
 			}
 			return 1
 		}
 		return 0
 	}
-	if d.subPosition(p.pubLmt) > senderPos {
+	if c.subPosition(p.pubLmt) > senderPos {
 		p.updateConnected(false)
-		d.setPosition(p.pubLmt, senderPos)
+		c.setPosition(p.pubLmt, senderPos)
 		p.cleanBufferTo(senderPos - int64(p.termLength))
 		return 1
 	}
@@ -534,36 +534,36 @@ func (d *Driver) updateNetworkLimit(p *networkPublication) int {
 
 // networkPublicationTick is NetworkPublication.onTimeEvent; it reports the
 // end of the publication's life.
-func (d *Driver) networkPublicationTick(p *networkPublication, nowNs int64) bool {
+func (c *conductor) networkPublicationTick(p *networkPublication, nowNs int64) bool {
 	switch p.state {
 	case pubActive:
 		if p.isRevoked() {
 			revoked := p.producerPosition()
-			d.setPosition(p.pubLmt, revoked)
+			c.setPosition(p.pubLmt, revoked)
 			shm.StoreInt64Release(p.log.meta, logbuffer.EndOfStreamPositionOffset, revoked)
 			p.updateConnected(false)
 			p.isEndOfStream = true
-			d.cleanupSpies(p)
+			c.cleanupSpies(p)
 			p.state = pubLinger
-			d.counters.AddValue(sysPublicationsRevoked, 1)
+			c.counters.AddValue(sysPublicationsRevoked, 1)
 			break
 		}
-		d.checkSpyUntethered(p, nowNs)
+		c.checkSpyUntethered(p, nowNs)
 		p.updateConnected(p.hasSubscribers())
 		producer := p.producerPosition()
-		d.setPosition(p.pubPos, producer)
+		c.setPosition(p.pubPos, producer)
 		if !p.exclusive {
-			d.checkForBlockedPublisher(&p.logPublication, producer, p.senderPosition(), nowNs)
+			c.checkForBlockedPublisher(&p.logPublication, producer, p.senderPosition(), nowNs)
 		}
 	case pubDraining:
 		producer := p.producerPosition()
-		d.setPosition(p.pubPos, producer)
+		c.setPosition(p.pubPos, producer)
 		senderPos := p.senderPosition()
 		if producer > senderPos {
 			// No publisher is left: a claim without a header that reaches the
 			// tail is a dead one (unblockLog).
 			if unblockLog(p.log, senderPos, true) {
-				d.counters.AddValue(sysUnblockedPublications, 1)
+				c.counters.AddValue(sysUnblockedPublications, 1)
 				break
 			}
 			if p.hasReceivers {
@@ -572,13 +572,13 @@ func (d *Driver) networkPublicationTick(p *networkPublication, nowNs int64) bool
 		} else {
 			p.isEndOfStream = true
 		}
-		if d.spiesFinishedConsuming(p, producer) {
+		if c.spiesFinishedConsuming(p, producer) {
 			p.timeOfLastActivityNs = nowNs
 			p.state = pubLinger
 		}
 	case pubLinger:
 		if p.refCount == 0 && (p.hasReceivedUnicastEOS || p.timeOfLastActivityNs+p.lingerNs-nowNs < 0) {
-			d.cleanupNetworkPublication(p)
+			c.cleanupNetworkPublication(p)
 			p.timeOfLastActivityNs = nowNs
 			p.state = pubDone
 		}
@@ -588,8 +588,8 @@ func (d *Driver) networkPublicationTick(p *networkPublication, nowNs int64) bool
 
 // decRefNetwork drops a publisher; the last one fixes the limit and the
 // end of stream at the tail and starts draining (unless revoked).
-func (d *Driver) decRefNetwork(p *networkPublication) {
-	producer, last := d.dropPublisher(&p.logPublication)
+func (c *conductor) decRefNetwork(p *networkPublication) {
+	producer, last := c.dropPublisher(&p.logPublication)
 	if !last {
 		return
 	}
@@ -604,42 +604,42 @@ func (d *Driver) decRefNetwork(p *networkPublication) {
 // cleanupNetworkPublication takes a publication off its endpoint and the
 // sender (which releases it), closes the endpoint if unused and ends its
 // session (DriverConductor.cleanupPublication).
-func (d *Driver) cleanupNetworkPublication(p *networkPublication) {
+func (c *conductor) cleanupNetworkPublication(p *networkPublication) {
 	p.ep.refCount--
-	for i, x := range d.sender.publications {
+	for i, x := range c.sender.publications {
 		if x == p {
-			d.sender.publications = append(d.sender.publications[:i], d.sender.publications[i+1:]...)
+			c.sender.publications = append(c.sender.publications[:i], c.sender.publications[i+1:]...)
 			break
 		}
 	}
 	delete(p.ep.pubs, pubKey(p.sessionID, p.streamID))
 	p.senderReleased = true
 	if p.ep.refCount == 0 {
-		d.closeSendEndpoint(p.ep)
+		c.closeSendEndpoint(p.ep)
 	}
-	d.removeSessionKey(sessionKey{p.sessionID, p.streamID, p.ch.canonical})
+	c.removeSessionKey(sessionKey{p.sessionID, p.streamID, p.ch.canonical})
 }
 
 // closeNetworkPublication frees a publication at the end of its life:
 // counters now, the log on a later cycle.
-func (d *Driver) closeNetworkPublication(p *networkPublication) {
+func (c *conductor) closeNetworkPublication(p *networkPublication) {
 	for _, id := range []int32{p.pubPos.id, p.pubLmt.id, p.sndPos.id, p.sndLmt.id, p.bpeID, p.naksReceivedID} {
-		d.freeCounter(id)
+		c.freeCounter(id)
 	}
-	d.freeSubscriberCounters(&p.subs, p.untethered)
-	p.fc.close(d)
-	d.endOfLife = append(d.endOfLife, p.log)
+	c.freeSubscriberCounters(&p.subs, p.untethered)
+	p.fc.close(c)
+	c.endOfLife = append(c.endOfLife, p.log)
 }
 
 // onPublicationError broadcasts an ERR frame a live receiver sent to the
 // publication's publishers, and logs it as the Java driver warns.
-func (d *Driver) onPublicationError(p *networkPublication, destinationRegistrationID int64, e wire.Err, from netip.AddrPort) {
+func (c *conductor) onPublicationError(p *networkPublication, destinationRegistrationID int64, e wire.Err, from netip.AddrPort) {
 	msg := string(e.Message())
-	d.warn(fmt.Sprintf("WARN - onPublicationError: registrationId=%d, destinationRegistrationId=%d, sessionId=%d, "+
+	c.warn(fmt.Sprintf("WARN - onPublicationError: registrationId=%d, destinationRegistrationId=%d, sessionId=%d, "+
 		"streamId=%d, receiverId=%d, groupId=%d, errorCode=%d, errorMessage=%s",
 		p.registrationID, destinationRegistrationID, e.SessionID(), e.StreamID(), e.ReceiverID(), e.GroupTag(), e.Code(), msg))
 	ip := from.Addr().AsSlice()
-	d.rsp = command.AppendPublicationErrorFrame(d.rsp[:0], p.registrationID, destinationRegistrationID, e.SessionID(),
+	c.rsp = command.AppendPublicationErrorFrame(c.rsp[:0], p.registrationID, destinationRegistrationID, e.SessionID(),
 		e.StreamID(), e.ReceiverID(), e.GroupTag(), ip, from.Port(), e.Code(), msg)
-	d.tx.Transmit(command.OnPublicationError, d.rsp)
+	c.tx.Transmit(command.OnPublicationError, c.rsp)
 }

@@ -10,8 +10,8 @@ import (
 // receive endpoint (DriverConductor.onAddNetworkSubscription). A response
 // subscription (control-mode=response) adds no interest until an
 // RSP_SETUP names the session its server's response publication has.
-func (d *Driver) onAddNetworkSubscription(channel string, streamID int32, registrationID, clientID int64) error {
-	u, ch, err := d.udpSubscriptionChannel(channel)
+func (c *conductor) onAddNetworkSubscription(channel string, streamID int32, registrationID, clientID int64) error {
+	u, ch, err := c.udpSubscriptionChannel(channel)
 	if err != nil {
 		return err
 	}
@@ -25,50 +25,50 @@ func (d *Driver) onAddNetworkSubscription(channel string, streamID int32, regist
 	if u.has(paramMediaRcvTsOff) {
 		return invalidChannel("Media timestamps '%s' are not supported in the Java driver: channel=%s", paramMediaRcvTsOff, channel)
 	}
-	params, err := d.subscriptionParams(u)
+	params, err := c.subscriptionParams(u)
 	if err != nil {
 		return err
 	}
-	if err := d.checkForClashingSubscription(params, ch, streamID); err != nil {
+	if err := c.checkForClashingSubscription(params, ch, streamID); err != nil {
 		return err
 	}
-	ep, err := d.getOrCreateReceiveEndpoint(params, ch, registrationID)
+	ep, err := c.getOrCreateReceiveEndpoint(params, ch, registrationID)
 	if err != nil {
 		return err
 	}
 	if ep.closing {
-		d.sendError(registrationID, aeron.ErrorCodeResourceTemporarilyUnavailable,
+		c.sendError(registrationID, aeron.ErrorCodeResourceTemporarilyUnavailable,
 			"ERROR - ReceiveChannelEndpoint found in CLOSING state, please retry")
 		return nil
 	}
-	c, err := d.getOrAddClient(clientID)
+	cl, err := c.getOrAddClient(clientID)
 	if err != nil {
 		return err
 	}
 	l := &subscriptionLink{kind: subNetwork, registrationID: registrationID, streamID: streamID, channel: channel,
-		client: c, sessionID: params.sessionID, hasSessionID: params.hasSessionID, isResponse: params.isResponse,
+		client: cl, sessionID: params.sessionID, hasSessionID: params.hasSessionID, isResponse: params.isResponse,
 		tether: params.tether, rejoin: params.rejoin, sparse: params.sparse, reliable: params.reliable,
 		group: params.group, ep: ep, params: params}
-	d.subscriptionLinks = append(d.subscriptionLinks, l)
+	c.subscriptionLinks = append(c.subscriptionLinks, l)
 	if ch.mode == controlResponse {
 		ep.responseByStream[streamID]++
 	} else {
-		d.addNetworkSubscriptionToReceiver(l)
+		c.addNetworkSubscriptionToReceiver(l)
 	}
-	d.sendCounterUpdate(command.OnSubscriptionReady, registrationID, ep.statusID)
-	d.linkMatchingImages(l)
+	c.sendCounterUpdate(command.OnSubscriptionReady, registrationID, ep.statusID)
+	c.linkMatchingImages(l)
 	return nil
 }
 
 // checkForClashingSubscription refuses a subscription whose reliable,
 // rejoin or response mode differs from another of the same stream and
 // session scope on the same endpoint.
-func (d *Driver) checkForClashingSubscription(p *subscriptionParams, ch *udpChannel, streamID int32) error {
-	ep := d.findReceiveEndpoint(ch)
+func (c *conductor) checkForClashingSubscription(p *subscriptionParams, ch *udpChannel, streamID int32) error {
+	ep := c.findReceiveEndpoint(ch)
 	if ep == nil {
 		return nil
 	}
-	for _, l := range d.subscriptionLinks {
+	for _, l := range c.subscriptionLinks {
 		if l.kind != subNetwork || l.ep != ep || l.streamID != streamID || l.hasSessionID != p.hasSessionID ||
 			!l.sessionMatches(p.sessionID) {
 			continue
@@ -91,15 +91,15 @@ func (d *Driver) checkForClashingSubscription(p *subscriptionParams, ch *udpChan
 	return nil
 }
 
-func (d *Driver) findReceiveEndpoint(ch *udpChannel) *receiveEndpoint {
+func (c *conductor) findReceiveEndpoint(ch *udpChannel) *receiveEndpoint {
 	if ch.hasTag {
-		for _, e := range d.receiveEndpoints {
+		for _, e := range c.receiveEndpoints {
 			if e.ch.hasTag && e.ch.tag == ch.tag {
 				return e
 			}
 		}
 	}
-	e := d.receiveEndpoints[ch.canonical]
+	e := c.receiveEndpoints[ch.canonical]
 	if e != nil && e.ch.hasTag && ch.hasTag && e.ch.tag != ch.tag {
 		return nil
 	}
@@ -109,11 +109,11 @@ func (d *Driver) findReceiveEndpoint(ch *udpChannel) *receiveEndpoint {
 // getOrCreateReceiveEndpoint finds or opens the channel's receive
 // endpoint with its rcv-channel and rcv-local-sockaddr counters
 // (DriverConductor.getOrCreateReceiveChannelEndpoint).
-func (d *Driver) getOrCreateReceiveEndpoint(p *subscriptionParams, ch *udpChannel, registrationID int64) (*receiveEndpoint, error) {
-	rcv, snd := d.socketBuffers(ch)
-	window := receiverWindowLength(d.opts.TermLength, d.initialWindow(p.rcvWnd))
-	if e := d.findReceiveEndpoint(ch); e != nil {
-		if err := d.checkWindowForRcvbuf(window, e.ch.rcvbuf, ch.uri.raw, e.ch.uri.raw); err != nil {
+func (c *conductor) getOrCreateReceiveEndpoint(p *subscriptionParams, ch *udpChannel, registrationID int64) (*receiveEndpoint, error) {
+	rcv, snd := c.socketBuffers(ch)
+	window := receiverWindowLength(c.opts.TermLength, c.initialWindow(p.rcvWnd))
+	if e := c.findReceiveEndpoint(ch); e != nil {
+		if err := c.checkWindowForRcvbuf(window, e.ch.rcvbuf, ch.uri.raw, e.ch.uri.raw); err != nil {
 			return nil, err
 		}
 		if err := checkBufferMatch(aeron.ParamSocketRcvBuf, ch.rcvbuf, e.ch.rcvbuf, ch.uri.raw, e.ch.uri.raw); err != nil {
@@ -121,59 +121,59 @@ func (d *Driver) getOrCreateReceiveEndpoint(p *subscriptionParams, ch *udpChanne
 		}
 		return e, checkBufferMatch(aeron.ParamSocketSndBuf, ch.sndbuf, e.ch.sndbuf, ch.uri.raw, e.ch.uri.raw)
 	}
-	e := &receiveEndpoint{ch: ch, addrID: -1, receiverID: d.nextReceiverID(),
+	e := &receiveEndpoint{ch: ch, addrID: -1, receiverID: c.nextReceiverID(),
 		streams: map[int32]*streamInterest{}, refByStream: map[int32]int{}, refBySession: map[uint64]int{},
 		responseByStream: map[int32]int{}}
 	switch {
 	case ch.hasGroupTag:
 		e.groupTag, e.hasGroup = ch.groupTag, true
-	case d.opts.ReceiverGroupTag != nil:
-		e.groupTag, e.hasGroup = *d.opts.ReceiverGroupTag, true
+	case c.opts.ReceiverGroupTag != nil:
+		e.groupTag, e.hasGroup = *c.opts.ReceiverGroupTag, true
 	}
 	var err error
-	if e.statusID, err = d.allocateChannelStatus("rcv-channel", counters.TypeReceiveChannelStatus, registrationID, ch.uri.raw); err != nil {
+	if e.statusID, err = c.allocateChannelStatus("rcv-channel", counters.TypeReceiveChannelStatus, registrationID, ch.uri.raw); err != nil {
 		return nil, err
 	}
 	fail := func(err error) (*receiveEndpoint, error) {
-		d.freeCounter(e.statusID)
+		c.freeCounter(e.statusID)
 		if e.addrID >= 0 {
-			d.freeCounter(e.addrID)
+			c.freeCounter(e.addrID)
 		}
 		return nil, err
 	}
-	if e.addrID, err = d.allocateLocalSocketAddress("rcv-local-sockaddr", registrationID, e.statusID); err != nil {
+	if e.addrID, err = c.allocateLocalSocketAddress("rcv-local-sockaddr", registrationID, e.statusID); err != nil {
 		return fail(err)
 	}
-	if err := d.checkWindowForRcvbuf(window, ch.rcvbuf, ch.uri.raw, ""); err != nil {
+	if err := c.checkWindowForRcvbuf(window, ch.rcvbuf, ch.uri.raw, ""); err != nil {
 		return fail(err)
 	}
-	if err := d.openReceiveEndpoint(e, rcv, snd); err != nil {
-		d.counters.SetValue(e.statusID, endpointErrored)
+	if err := c.openReceiveEndpoint(e, rcv, snd); err != nil {
+		c.counters.SetValue(e.statusID, endpointErrored)
 		return fail(genericError(aeronException, "channel error - %v: %s", err, ch.uri.raw))
 	}
 	bound := hostString(e.sock.LocalAddr())
-	d.counters.AppendLabel(e.statusID, []byte(bound))
-	d.setLocalSocketAddress(e.addrID, bound)
-	d.counters.SetValue(e.statusID, endpointActive)
-	if err := d.poller.Add(e.sock); err != nil {
+	c.counters.AppendLabel(e.statusID, []byte(bound))
+	c.setLocalSocketAddress(e.addrID, bound)
+	c.counters.SetValue(e.statusID, endpointActive)
+	if err := c.poller.Add(e.sock); err != nil {
 		e.sock.Close()
 		return fail(err)
 	}
-	d.receiveEndpoints[ch.canonical] = e
-	d.receiver.endpoints = append(d.receiver.endpoints, e)
+	c.receiveEndpoints[ch.canonical] = e
+	c.receiver.endpoints = append(c.receiver.endpoints, e)
 	// An endpoint with an explicit control address asks it for SETUP now
 	// and every second while it has interest (Receiver.onRegisterReceiveChannelEndpoint).
 	if to, ok := e.explicitControl(); ok {
-		d.receiver.pendingSetups = append(d.receiver.pendingSetups, pendingSetup{ep: e, control: to, periodic: true, timeNs: d.nowNs})
-		e.sendSetupEliciting(&d.driverContext, to, 0, 0)
+		c.receiver.pendingSetups = append(c.receiver.pendingSetups, pendingSetup{ep: e, control: to, periodic: true, timeNs: c.nowNs})
+		e.sendSetupEliciting(c.driverContext, to, 0, 0)
 	}
 	return e, nil
 }
 
 // checkWindowForRcvbuf refuses a receiver window larger than the socket's
 // receive buffer (SubscriptionParams.validateInitialWindowForRcvBuf).
-func (d *Driver) checkWindowForRcvbuf(window, channelRcvbuf int, channel, existing string) error {
-	rcv, os := socketBufferFor(channelRcvbuf, d.opts.SocketRcvbuf, d.osb.defaultRcvbuf)
+func (c *conductor) checkWindowForRcvbuf(window, channelRcvbuf int, channel, existing string) error {
+	rcv, os := socketBufferFor(channelRcvbuf, c.opts.SocketRcvbuf, c.osb.defaultRcvbuf)
 	if window > rcv {
 		return genericError(illegalState, "Initial window greater than SO_RCVBUF for channel: rcv-wnd=%d so-rcvbuf=%d%s%s channel=%s",
 			window, rcv, os, existingChannelNote(existing), channel)
@@ -183,14 +183,14 @@ func (d *Driver) checkWindowForRcvbuf(window, channelRcvbuf int, channel, existi
 
 // addNetworkSubscriptionToReceiver adds the subscription's interest to
 // its endpoint's dispatcher, once per stream (or stream and session).
-func (d *Driver) addNetworkSubscriptionToReceiver(l *subscriptionLink) {
+func (c *conductor) addNetworkSubscriptionToReceiver(l *subscriptionLink) {
 	e := l.ep
 	if l.hasSessionID {
 		k := pubKey(l.sessionID, l.streamID)
 		e.refBySession[k]++
 		if e.refBySession[k] == 1 {
 			e.addSessionSubscription(l.streamID, l.sessionID)
-			d.requestSetup(e, l.streamID, l.sessionID)
+			c.requestSetup(e, l.streamID, l.sessionID)
 		}
 		return
 	}
@@ -202,14 +202,14 @@ func (d *Driver) addNetworkSubscriptionToReceiver(l *subscriptionLink) {
 
 // cleanupNetworkSubscription drops a removed subscription's interest and
 // closes its endpoint if nothing else uses it.
-func (d *Driver) cleanupNetworkSubscription(l *subscriptionLink) {
+func (c *conductor) cleanupNetworkSubscription(l *subscriptionLink) {
 	e := l.ep
 	switch {
 	case l.hasSessionID:
 		k := pubKey(l.sessionID, l.streamID)
 		if e.refBySession[k]--; e.refBySession[k] <= 0 {
 			delete(e.refBySession, k)
-			d.receiver.removeSessionSubscription(e, l.streamID, l.sessionID)
+			c.receiver.removeSessionSubscription(e, l.streamID, l.sessionID)
 		}
 	case l.isResponse:
 		if e.responseByStream[l.streamID]--; e.responseByStream[l.streamID] <= 0 {
@@ -218,102 +218,102 @@ func (d *Driver) cleanupNetworkSubscription(l *subscriptionLink) {
 	default:
 		if e.refByStream[l.streamID]--; e.refByStream[l.streamID] <= 0 {
 			delete(e.refByStream, l.streamID)
-			d.receiver.removeStreamSubscription(e, l.streamID)
+			c.receiver.removeStreamSubscription(e, l.streamID)
 		}
 	}
-	d.tryCloseReceiveEndpoint(e)
+	c.tryCloseReceiveEndpoint(e)
 }
 
 // tryCloseReceiveEndpoint closes an endpoint no subscription and no image
 // uses any more.
-func (d *Driver) tryCloseReceiveEndpoint(e *receiveEndpoint) {
+func (c *conductor) tryCloseReceiveEndpoint(e *receiveEndpoint) {
 	if !e.shouldBeClosed() {
 		return
 	}
 	e.closing = true
-	d.counters.SetValue(e.statusID, endpointClosing)
-	for i := len(d.receiver.pendingSetups) - 1; i >= 0; i-- {
-		if d.receiver.pendingSetups[i].ep == e {
-			d.receiver.removePendingSetup(i)
+	c.counters.SetValue(e.statusID, endpointClosing)
+	for i := len(c.receiver.pendingSetups) - 1; i >= 0; i-- {
+		if c.receiver.pendingSetups[i].ep == e {
+			c.receiver.removePendingSetup(i)
 		}
 	}
-	for i, x := range d.receiver.endpoints {
+	for i, x := range c.receiver.endpoints {
 		if x == e {
-			d.receiver.endpoints = append(d.receiver.endpoints[:i], d.receiver.endpoints[i+1:]...)
+			c.receiver.endpoints = append(c.receiver.endpoints[:i], c.receiver.endpoints[i+1:]...)
 			break
 		}
 	}
-	d.poller.Remove(e.sock)
+	c.poller.Remove(e.sock)
 	e.sock.Close()
-	d.freeCounter(e.statusID)
-	d.freeCounter(e.addrID)
-	delete(d.receiveEndpoints, e.ch.canonical)
+	c.freeCounter(e.statusID)
+	c.freeCounter(e.addrID)
+	delete(c.receiveEndpoints, e.ch.canonical)
 }
 
 // linkMatchingImages gives a new subscription the images it matches
 // (DriverConductor.linkMatchingImages).
-func (d *Driver) linkMatchingImages(l *subscriptionLink) {
-	for _, img := range d.images {
+func (c *conductor) linkMatchingImages(l *subscriptionLink) {
+	for _, img := range c.images {
 		if img.ep != l.ep || img.streamID != l.streamID || !l.sessionMatches(img.sessionID) ||
-			!d.isImageAcceptingSubscriptions(img) {
+			!c.isImageAcceptingSubscriptions(img) {
 			continue
 		}
-		pos, err := d.linkPosition(l, img, img.sessionID, l.streamID, img.correlationID, d.imageJoinPosition(img))
+		pos, err := c.linkPosition(l, img, img.sessionID, l.streamID, img.correlationID, c.imageJoinPosition(img))
 		if err != nil {
-			d.recordError(err)
+			c.recordError(err)
 			continue
 		}
 		id := pos.id
 		img.subs = append(img.subs, pos)
 		if !l.tether {
-			img.untether = append(img.untether, untetheredSubscriber{link: l, pos: pos, updateNs: d.nowNs})
+			img.untether = append(img.untether, untetheredSubscriber{link: l, pos: pos, updateNs: c.nowNs})
 		}
-		d.sendImageAvailable(img, l.registrationID, id)
+		c.sendImageAvailable(img, l.registrationID, id)
 	}
 }
 
 // udpSubscriptionChannel parses a UDP subscription's channel: the URI and
 // its UDP part.
-func (d *Driver) udpSubscriptionChannel(channel string) (*channelURI, *udpChannel, error) {
+func (c *conductor) udpSubscriptionChannel(channel string) (*channelURI, *udpChannel, error) {
 	u, err := parseURI(channel)
 	if err != nil {
 		return nil, nil, err
 	}
-	ch, err := d.parseUDPChannel(u, false)
+	ch, err := c.parseUDPChannel(u, false)
 	return u, ch, err
 }
 
 // subscriber reads an IPC or spy subscription's parameters from u and
 // finds (or adds) the subscribing client.
-func (d *Driver) subscriber(u *channelURI, clientID int64) (*subscriptionParams, *client, error) {
-	params, err := d.subscriptionParams(u)
+func (c *conductor) subscriber(u *channelURI, clientID int64) (*subscriptionParams, *client, error) {
+	params, err := c.subscriptionParams(u)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := d.getOrAddClient(clientID)
-	return params, c, err
+	cl, err := c.getOrAddClient(clientID)
+	return params, cl, err
 }
 
 // onAddSpySubscription subscribes to this driver's own network
 // publications of a channel (DriverConductor.onAddSpySubscription).
-func (d *Driver) onAddSpySubscription(channel string, streamID int32, registrationID, clientID int64) error {
-	u, ch, err := d.udpSubscriptionChannel(channel)
+func (c *conductor) onAddSpySubscription(channel string, streamID int32, registrationID, clientID int64) error {
+	u, ch, err := c.udpSubscriptionChannel(channel)
 	if err != nil {
 		return err
 	}
-	params, c, err := d.subscriber(u, clientID)
+	params, cl, err := c.subscriber(u, clientID)
 	if err != nil {
 		return err
 	}
 	l := &subscriptionLink{kind: subSpy, registrationID: registrationID, streamID: streamID, channel: channel,
-		client: c, sessionID: params.sessionID, hasSessionID: params.hasSessionID, isResponse: params.isResponse,
+		client: cl, sessionID: params.sessionID, hasSessionID: params.hasSessionID, isResponse: params.isResponse,
 		tether: params.tether, rejoin: params.rejoin, sparse: params.sparse, reliable: params.reliable, spy: ch,
 		params: params}
-	d.subscriptionLinks = append(d.subscriptionLinks, l)
-	d.sendCounterUpdate(command.OnSubscriptionReady, registrationID, -1)
-	for _, p := range d.netPublications {
-		if d.spyMatches(l, p) && p.isAcceptingSubscriptions(d) {
-			d.linkSpy(p, l)
+	c.subscriptionLinks = append(c.subscriptionLinks, l)
+	c.sendCounterUpdate(command.OnSubscriptionReady, registrationID, -1)
+	for _, p := range c.netPublications {
+		if c.spyMatches(l, p) && p.isAcceptingSubscriptions(c) {
+			c.linkSpy(p, l)
 		}
 	}
 	return nil
@@ -321,7 +321,7 @@ func (d *Driver) onAddSpySubscription(channel string, streamID int32, registrati
 
 // spyMatches is SpySubscriptionLink.matches: same stream, and the same
 // channel tag, or a matching session on a channel of the same canonical form.
-func (d *Driver) spyMatches(l *subscriptionLink, p *networkPublication) bool {
+func (c *conductor) spyMatches(l *subscriptionLink, p *networkPublication) bool {
 	if l.kind != subSpy || p.streamID != l.streamID {
 		return false
 	}
@@ -331,55 +331,55 @@ func (d *Driver) spyMatches(l *subscriptionLink, p *networkPublication) bool {
 	return l.sessionMatches(p.sessionID) && l.spy.canonical == p.ep.ch.canonical
 }
 
-func (p *networkPublication) isAcceptingSubscriptions(d *Driver) bool {
+func (p *networkPublication) isAcceptingSubscriptions(c *conductor) bool {
 	return p.state == pubActive || p.state == pubDraining && p.hasSpies && p.producerPosition() > p.senderPosition()
 }
 
 // linkSpies gives every matching spy a new publication.
-func (d *Driver) linkSpies(p *networkPublication) {
-	for _, l := range d.subscriptionLinks {
-		if d.spyMatches(l, p) && l.linked(p) == nil {
-			d.linkSpy(p, l)
+func (c *conductor) linkSpies(p *networkPublication) {
+	for _, l := range c.subscriptionLinks {
+		if c.spyMatches(l, p) && l.linked(p) == nil {
+			c.linkSpy(p, l)
 		}
 	}
 }
 
 // linkSpy gives spy l a sub-pos on p at the sender position and
 // announces the publication's log as its image, source "aeron:ipc".
-func (d *Driver) linkSpy(p *networkPublication, l *subscriptionLink) {
-	pos, err := d.linkPosition(l, p, p.sessionID, p.streamID, p.registrationID, p.senderPosition())
+func (c *conductor) linkSpy(p *networkPublication, l *subscriptionLink) {
+	pos, err := c.linkPosition(l, p, p.sessionID, p.streamID, p.registrationID, p.senderPosition())
 	if err != nil {
-		d.recordError(err)
+		c.recordError(err)
 		return
 	}
 	id := pos.id
 	p.subs = append(p.subs, pos)
 	p.hasSpies = true
 	if !l.tether {
-		p.untethered = append(p.untethered, untetheredSubscriber{link: l, pos: pos, updateNs: d.nowNs})
+		p.untethered = append(p.untethered, untetheredSubscriber{link: l, pos: pos, updateNs: c.nowNs})
 	}
 	if p.ssc {
 		p.updateConnected(true)
 	}
-	d.sendAvailable(p.registrationID, p.sessionID, p.streamID, l.registrationID, id, p.log.path, ipcChannel)
+	c.sendAvailable(p.registrationID, p.sessionID, p.streamID, l.registrationID, id, p.log.path, ipcChannel)
 }
 
 // A network publication as a spy's subscribable.
 func (p *networkPublication) notifyID() int64 { return p.registrationID }
-func (p *networkPublication) rejoinPosition(d *Driver) int64 {
+func (p *networkPublication) rejoinPosition(c *conductor) int64 {
 	return p.senderPosition()
 }
-func (p *networkPublication) announce(d *Driver, l *subscriptionLink, pos position, _ int64) {
-	d.sendAvailable(p.registrationID, p.sessionID, p.streamID, l.registrationID, pos.id, p.log.path, ipcChannel)
+func (p *networkPublication) announce(c *conductor, l *subscriptionLink, pos position, _ int64) {
+	c.sendAvailable(p.registrationID, p.sessionID, p.streamID, l.registrationID, pos.id, p.log.path, ipcChannel)
 }
 
 // removeSpy drops a spy's position from a publication.
-func (d *Driver) removeSpy(p *networkPublication, l *subscriptionLink, lp *linkedPosition) {
+func (c *conductor) removeSpy(p *networkPublication, l *subscriptionLink, lp *linkedPosition) {
 	p.subs = removePosition(p.subs, lp.pos.id)
 	p.hasSpies = len(p.subs) > 0
 	if !lp.freed {
 		lp.freed = true
-		d.freeCounter(lp.pos.id)
+		c.freeCounter(lp.pos.id)
 	}
 	if !l.tether {
 		p.untethered = removeUntethered(p.untethered, l)
@@ -390,11 +390,11 @@ func (d *Driver) removeSpy(p *networkPublication, l *subscriptionLink, lp *linke
 }
 
 // cleanupSpies tells every spy of p the image is gone and unlinks it.
-func (d *Driver) cleanupSpies(p *networkPublication) {
-	for _, l := range d.subscriptionLinks {
+func (c *conductor) cleanupSpies(p *networkPublication) {
+	for _, l := range c.subscriptionLinks {
 		if lp := l.linked(p); lp != nil {
-			d.notifyUnavailableImage(p.registrationID, l)
-			d.removeSpy(p, l, lp)
+			c.notifyUnavailableImage(p.registrationID, l)
+			c.removeSpy(p, l, lp)
 			l.unlink(p)
 		}
 	}
@@ -402,15 +402,15 @@ func (d *Driver) cleanupSpies(p *networkPublication) {
 
 // spiesFinishedConsuming: every spy read to the end of stream (then they
 // are cleaned up).
-func (d *Driver) spiesFinishedConsuming(p *networkPublication, eos int64) bool {
+func (c *conductor) spiesFinishedConsuming(p *networkPublication, eos int64) bool {
 	if p.hasSpies {
 		for _, s := range p.subs {
-			if d.subPosition(s) < eos {
+			if c.subPosition(s) < eos {
 				return false
 			}
 		}
 		p.hasSpies = false
-		d.cleanupSpies(p)
+		c.cleanupSpies(p)
 	}
 	return true
 }
@@ -423,12 +423,12 @@ func (p *networkPublication) maxSpyPosition(senderPos int64) int64 {
 	return pos
 }
 
-func (d *Driver) checkSpyUntethered(p *networkPublication, nowNs int64) {
+func (c *conductor) checkSpyUntethered(p *networkPublication, nowNs int64) {
 	if len(p.untethered) == 0 {
 		return
 	}
 	windowLimit := p.senderPosition() - p.termWindow + p.termWindow>>2
-	d.checkUntethered(p, &p.untethered, &p.subs, windowLimit, p.untetheredWindowLimitNs, p.untetheredLingerNs,
+	c.checkUntethered(p, &p.untethered, &p.subs, windowLimit, p.untetheredWindowLimitNs, p.untetheredLingerNs,
 		p.untetheredRestingNs, nowNs)
 	p.hasSpies = len(p.subs) > 0
 }

@@ -86,12 +86,12 @@ type receiveEndpoint struct {
 // openReceiveEndpoint opens a receive endpoint's socket: bound to the
 // endpoint (an ephemeral port when the channel has only a control
 // address), or a multicast group joined on the interface.
-func (d *Driver) openReceiveEndpoint(e *receiveEndpoint, rcvbuf, sndbuf int) error {
+func (c *conductor) openReceiveEndpoint(e *receiveEndpoint, rcvbuf, sndbuf int) error {
 	ch := e.ch
 	o := udp.Options{Bind: ch.remoteData, RcvBuf: rcvbuf, SndBuf: sndbuf}
 	if ch.multicast {
 		o = udp.Options{Bind: netip.AddrPortFrom(netip.Addr{}, ch.remoteData.Port()), Group: ch.remoteData.Addr(),
-			Interface: ch.ifaceAddr, MulticastIF: ch.ifaceAddr, TTL: d.multicastTTL(ch), RcvBuf: rcvbuf, SndBuf: sndbuf}
+			Interface: ch.ifaceAddr, MulticastIF: ch.ifaceAddr, TTL: c.multicastTTL(ch), RcvBuf: rcvbuf, SndBuf: sndbuf}
 	}
 	var err error
 	e.sock, err = udp.Open(o)
@@ -436,8 +436,8 @@ func (e *receiveEndpoint) sendSetupEliciting(x *driverContext, to netip.AddrPort
 
 // nextReceiverID hands out receiver ids: a random seed incremented per
 // endpoint (ReceiveChannelEndpointThreadLocals.nextReceiverId).
-func (d *Driver) nextReceiverID() int64 {
-	id := d.receiverIDSeed
-	d.receiverIDSeed++
+func (c *conductor) nextReceiverID() int64 {
+	id := c.receiverIDSeed
+	c.receiverIDSeed++
 	return id
 }

@@ -10,7 +10,7 @@ package driver
 // asks for.
 type receiver struct {
 	*driverContext
-	conductor *Driver // makes images for SETUPs (the receiver's conductor proxy)
+	conductor *conductor // makes images for SETUPs (the receiver's conductor proxy)
 
 	endpoints     []*receiveEndpoint  // in poll order
 	images        []*publicationImage // while connected

@@ -65,7 +65,7 @@ func (e *sendEndpoint) controlSocket() *udp.Socket {
 
 // openSendEndpoint opens the sockets of a new send endpoint
 // (UdpChannelTransport.openDatagramChannel for a SendChannelEndpoint).
-func (d *Driver) openSendEndpoint(e *sendEndpoint, rcvbuf, sndbuf int) error {
+func (c *conductor) openSendEndpoint(e *sendEndpoint, rcvbuf, sndbuf int) error {
 	ch := e.ch
 	var err error
 	if ch.multicast {
@@ -73,7 +73,7 @@ func (d *Driver) openSendEndpoint(e *sendEndpoint, rcvbuf, sndbuf int) error {
 		// messages and NAKs come to the control group, joined by a second
 		// socket bound to its port.
 		e.sock, err = udp.Open(udp.Options{Bind: netip.AddrPortFrom(ch.ifaceAddr, 0), Connect: ch.remoteData,
-			SndBuf: sndbuf, MulticastIF: ch.ifaceAddr, TTL: d.multicastTTL(ch)})
+			SndBuf: sndbuf, MulticastIF: ch.ifaceAddr, TTL: c.multicastTTL(ch)})
 		if err != nil {
 			return err
 		}
@@ -93,11 +93,11 @@ func (d *Driver) openSendEndpoint(e *sendEndpoint, rcvbuf, sndbuf int) error {
 	return err
 }
 
-func (d *Driver) multicastTTL(ch *udpChannel) int {
+func (c *conductor) multicastTTL(ch *udpChannel) int {
 	if ch.hasTTL {
 		return ch.ttl
 	}
-	return d.opts.MulticastTTL
+	return c.opts.MulticastTTL
 }
 
 // sendTo sends one datagram of p where the publication's data goes: the

@@ -11,7 +11,7 @@ import "github.com/goblin-kv/goblin/aeron/internal/udp"
 // here: the agents share DoWork's goroutine).
 type sender struct {
 	*driverContext
-	conductor *Driver // what a control message tells the conductor (the sender's conductor proxy)
+	conductor *conductor // what a control message tells the conductor (the sender's conductor proxy)
 
 	publications []*networkPublication // in round-robin order, until the conductor's cleanup
 	endpoints    []*sendEndpoint       // in poll order

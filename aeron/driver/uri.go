@@ -137,8 +137,8 @@ func parseInt32(u *channelURI, name, v string) (int32, error) {
 // allocated while parsing, even when the add then shares an existing
 // publication. channelKey is the session scope: ipcSessionKey for IPC,
 // the canonical form for UDP.
-func (d *Driver) publicationParams(u *channelURI, streamID int32, channelKey string) (*publicationParams, error) {
-	o := &d.opts
+func (c *conductor) publicationParams(u *channelURI, streamID int32, channelKey string) (*publicationParams, error) {
+	o := &c.opts
 	isIPC := channelKey == ipcSessionKey
 	p := &publicationParams{termLength: o.IPCTermLength, mtu: o.IPCMTU, entityTag: invalidTag}
 	if !isIPC {
@@ -162,10 +162,10 @@ func (d *Driver) publicationParams(u *channelURI, streamID int32, channelKey str
 			if tag == invalidTag {
 				return nil, invalidChannel("%d tag is reserved: channel=%s", invalidTag, u.raw)
 			}
-			if existing := d.findNetworkPublicationByTag(tag); existing != nil {
+			if existing := c.findNetworkPublicationByTag(tag); existing != nil {
 				return nil, invalidChannel("%d entityTag already in use: existingChannel=%s channel=%s", tag, existing.channel, u.raw)
 			}
-			if existing := d.findIPCPublicationByTag(tag); existing != nil {
+			if existing := c.findIPCPublicationByTag(tag); existing != nil {
 				return nil, invalidChannel("%d entityTag already in use: existingChannel=%s channel=%s", tag, existing.channel, u.raw)
 			}
 			p.entityTag = tag
@@ -180,10 +180,10 @@ func (d *Driver) publicationParams(u *channelURI, streamID int32, channelKey str
 			}
 			var tagged *logPublication
 			if isIPC {
-				if x := d.findIPCPublicationByTag(tag); x != nil {
+				if x := c.findIPCPublicationByTag(tag); x != nil {
 					tagged = &x.logPublication
 				}
-			} else if x := d.findNetworkPublicationByTag(tag); x != nil {
+			} else if x := c.findNetworkPublicationByTag(tag); x != nil {
 				tagged = &x.logPublication
 			}
 			if tagged == nil {
@@ -202,7 +202,7 @@ func (d *Driver) publicationParams(u *channelURI, streamID int32, channelKey str
 			p.sessionID = n
 		}
 	} else {
-		p.sessionID = d.nextAvailableSessionID(streamID, channelKey)
+		p.sessionID = c.nextAvailableSessionID(streamID, channelKey)
 	}
 	if v, ok := u.Get(aeron.ParamTermLength); ok {
 		n, err := parseSize(aeron.ParamTermLength, v)
@@ -394,8 +394,8 @@ type subscriptionParams struct {
 	untetheredWindowNs, untetheredLingerNs, restNs int64
 }
 
-func (d *Driver) subscriptionParams(u *channelURI) (*subscriptionParams, error) {
-	o := &d.opts
+func (c *conductor) subscriptionParams(u *channelURI) (*subscriptionParams, error) {
+	o := &c.opts
 	p := &subscriptionParams{}
 	if v, ok := u.Get(aeron.ParamSessionID); ok {
 		n, err := strconv.ParseInt(v, 10, 32)

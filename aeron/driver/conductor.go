@@ -80,16 +80,16 @@ func (c *conductor) doWork(nowNs int64) int {
 	}
 	work += c.readCommands()
 	for _, img := range c.images {
-		work += c.trackRebuild(img, nowNs)
+		work += img.trackRebuild(c, nowNs)
 	}
 	for _, p := range c.netPublications {
-		work += c.updateNetworkLimit(p)
+		work += p.updatePublisherPositionAndLimit(c)
 		if p.state == pubActive {
 			c.warmAhead(&p.log.terms, p.producerPosition(), p.bitsToShift, p.termLength)
 		}
 	}
 	for _, p := range c.ipcPublications {
-		work += c.updatePublisherPositionAndLimit(p)
+		work += p.updatePublisherPositionAndLimit(c)
 	}
 	work += c.freeEndOfLife(c.opts.ResourceFreeLimit)
 	return work
@@ -534,7 +534,7 @@ func (c *conductor) findAndUpdateResponseIPCSubscription(params *publicationPara
 // subscription not yet linked to it.
 func (c *conductor) linkIPCSubscriptions(p *ipcPublication) {
 	for _, l := range c.subscriptionLinks {
-		if l.matches(p) && l.linked(p) == nil && c.isAcceptingSubscriptions(p) {
+		if l.matches(p) && l.linked(p) == nil && p.isAcceptingSubscriptions(c) {
 			if pos, err := c.linkIPCSubscription(p, l); err != nil {
 				c.recordError(err)
 			} else {
@@ -547,11 +547,11 @@ func (c *conductor) linkIPCSubscriptions(p *ipcPublication) {
 // linkIPCSubscription gives subscription l a sub-pos on p at the join
 // position.
 func (c *conductor) linkIPCSubscription(p *ipcPublication, l *subscriptionLink) (position, error) {
-	pos, err := c.linkPosition(l, p, p.sessionID, l.streamID, p.registrationID, c.joinPosition(p))
+	pos, err := c.linkPosition(l, p, p.sessionID, l.streamID, p.registrationID, p.joinPosition(c))
 	if err != nil {
 		return position{}, err
 	}
-	c.addSubscriber(p, l, pos, c.nowNs)
+	p.addSubscriber(c, l, pos, c.nowNs)
 	return pos, nil
 }
 
@@ -585,7 +585,7 @@ func (c *conductor) onAddIPCSubscription(channel string, streamID int32, registr
 	c.subscriptionLinks = append(c.subscriptionLinks, l)
 	c.sendCounterUpdate(command.OnSubscriptionReady, registrationID, -1)
 	for _, p := range c.ipcPublications {
-		if l.matches(p) && c.isAcceptingSubscriptions(p) {
+		if l.matches(p) && p.isAcceptingSubscriptions(c) {
 			pos, err := c.linkIPCSubscription(p, l)
 			if err != nil {
 				return err
@@ -744,7 +744,7 @@ func (c *conductor) onRejectImage(corr, imageCorrelationID, pos int64, reason st
 	}
 	for _, img := range c.images {
 		if img.correlationID == imageCorrelationID {
-			c.rejectImage(img, reason)
+			img.reject(c, reason)
 			c.counters.AddValue(sysImagesRejected, 1)
 			c.sendOperationSuccess(corr)
 			return nil
@@ -882,11 +882,11 @@ func (c *conductor) heartbeatAndCheckTimers(nowNs int64) {
 		func(l *publicationLink) bool { l.endOfLife = l.endOfLife || l.client.timedOut; return l.endOfLife },
 		c.decRefLink)
 	c.netPublications = checkResources(c.netPublications,
-		func(p *networkPublication) bool { return c.networkPublicationTick(p, nowNs) }, c.closeNetworkPublication)
+		func(p *networkPublication) bool { return p.onTimeEvent(c, nowNs) }, c.closeNetworkPublication)
 	c.subscriptionLinksTick()
-	c.images = checkResources(c.images, func(img *publicationImage) bool { return c.imageTick(img, nowNs) }, c.closeImage)
+	c.images = checkResources(c.images, func(img *publicationImage) bool { return img.onTimeEvent(c, nowNs) }, c.closeImage)
 	c.ipcPublications = checkResources(c.ipcPublications,
-		func(p *ipcPublication) bool { c.ipcPublicationTick(p, nowNs); return p.endOfLife },
+		func(p *ipcPublication) bool { p.onTimeEvent(c, nowNs); return p.endOfLife },
 		func(p *ipcPublication) { c.closeIPCPublication(p); c.endOfLife = append(c.endOfLife, p.log) })
 	c.counterLinks = checkResources(c.counterLinks, func(l *counterLink) bool {
 		if !l.endOfLife && l.client.timedOut {
@@ -941,11 +941,11 @@ func (c *conductor) closeSubscription(l *subscriptionLink) {
 		lp := &l.positions[i]
 		switch r := lp.res.(type) {
 		case *ipcPublication:
-			c.removeSubscriber(r, l, lp)
+			r.removeSubscriber(c, l, lp)
 		case *publicationImage:
-			c.removeImageSubscriber(r, l, lp)
+			r.removeSubscriber(c, l, lp)
 		case *networkPublication:
-			c.removeSpy(r, l, lp)
+			r.removeSpy(c, l, lp)
 		}
 	}
 	l.positions = l.positions[:0]
@@ -957,9 +957,9 @@ func (c *conductor) closeSubscription(l *subscriptionLink) {
 // decRefLink drops a publication link's reference to its publication.
 func (c *conductor) decRefLink(l *publicationLink) {
 	if l.ipc != nil {
-		c.decRef(l.ipc)
+		l.ipc.decRef(c)
 	} else {
-		c.decRefNetwork(l.net)
+		l.net.decRef(c)
 	}
 }
 

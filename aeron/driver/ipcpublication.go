@@ -94,7 +94,7 @@ func (p *logPublication) producerPosition() int64 {
 // hundreds of context switches a second taken from the publisher and
 // subscriber while 32-byte messages stream). The limit and the cleaning
 // are the same either way.
-func (c *conductor) updatePublisherPositionAndLimit(p *ipcPublication) int {
+func (p *ipcPublication) updatePublisherPositionAndLimit(c *conductor) int {
 	if p.state != pubActive {
 		return 0
 	}
@@ -179,7 +179,7 @@ func (p *logPublication) cleanBufferTo(position int64) {
 
 // joinPosition is where a new subscriber starts: the slowest of the
 // consumer position and every current subscriber.
-func (c *conductor) joinPosition(p *ipcPublication) int64 {
+func (p *ipcPublication) joinPosition(c *conductor) int64 {
 	pos := p.consumerPosition
 	for _, s := range p.subs {
 		pos = min(pos, c.subPosition(s))
@@ -187,7 +187,7 @@ func (c *conductor) joinPosition(p *ipcPublication) int64 {
 	return pos
 }
 
-func (c *conductor) isDrained(p *ipcPublication, producer int64) bool {
+func (p *ipcPublication) isDrained(c *conductor, producer int64) bool {
 	for _, s := range p.subs {
 		if c.subPosition(s) < producer {
 			return false
@@ -198,8 +198,8 @@ func (c *conductor) isDrained(p *ipcPublication, producer int64) bool {
 
 // isAcceptingSubscriptions: not in a reject cool-down, and active or
 // still draining.
-func (c *conductor) isAcceptingSubscriptions(p *ipcPublication) bool {
-	return !p.inCoolDown && (p.state == pubActive || (p.state == pubDraining && !c.isDrained(p, p.producerPosition())))
+func (p *ipcPublication) isAcceptingSubscriptions(c *conductor) bool {
+	return !p.inCoolDown && (p.state == pubActive || (p.state == pubDraining && !p.isDrained(c, p.producerPosition())))
 }
 
 // setConnected stores the log's is-connected flag (release) when it
@@ -214,7 +214,7 @@ func (p *logPublication) setConnected(connected bool) {
 	}
 }
 
-func (c *conductor) addSubscriber(p *ipcPublication, link *subscriptionLink, pos position, nowNs int64) {
+func (p *ipcPublication) addSubscriber(c *conductor, link *subscriptionLink, pos position, nowNs int64) {
 	p.subs = append(p.subs, pos)
 	if !link.tether {
 		p.untethered = append(p.untethered, untetheredSubscriber{link: link, pos: pos, updateNs: nowNs})
@@ -224,7 +224,7 @@ func (c *conductor) addSubscriber(p *ipcPublication, link *subscriptionLink, pos
 
 // removeSubscriber drops a subscriber and frees its sub-pos counter
 // (unless an untethered linger already did).
-func (c *conductor) removeSubscriber(p *ipcPublication, link *subscriptionLink, lp *linkedPosition) {
+func (p *ipcPublication) removeSubscriber(c *conductor, link *subscriptionLink, lp *linkedPosition) {
 	pos := lp.pos
 	p.subs = removePosition(p.subs, pos.id)
 	if !lp.freed {
@@ -252,8 +252,8 @@ func (p *logPublication) incRef() { p.refCount++ }
 
 // decRef drops a publisher; the last one fixes the limit and the end of
 // stream at the tail and starts draining (unless revoked).
-func (c *conductor) decRef(p *ipcPublication) {
-	if _, last := c.dropPublisher(&p.logPublication); !last {
+func (p *ipcPublication) decRef(c *conductor) {
+	if _, last := p.dropPublisher(c); !last {
 		return
 	}
 	if p.log.meta[logbuffer.IsPublicationRevokedOffset] == 0 {
@@ -264,7 +264,7 @@ func (c *conductor) decRef(p *ipcPublication) {
 // dropPublisher drops one publisher of p, IPC or network; when it was the
 // last (last = true) it fixes the limit and the end of stream at the
 // producer position and returns that position.
-func (c *conductor) dropPublisher(p *logPublication) (producer int64, last bool) {
+func (p *logPublication) dropPublisher(c *conductor) (producer int64, last bool) {
 	p.refCount--
 	if p.refCount != 0 {
 		return 0, false
@@ -302,7 +302,7 @@ func (p *logPublication) isRevoked() bool {
 
 // onTimeEvent is the publication's part of the conductor's tick
 // (IpcPublication.onTimeEvent).
-func (c *conductor) ipcPublicationTick(p *ipcPublication, nowNs int64) {
+func (p *ipcPublication) onTimeEvent(c *conductor, nowNs int64) {
 	switch p.state {
 	case pubActive:
 		if p.log.meta[logbuffer.IsPublicationRevokedOffset] != 0 {
@@ -315,12 +315,12 @@ func (c *conductor) ipcPublicationTick(p *ipcPublication, nowNs int64) {
 			c.counters.AddValue(sysPublicationsRevoked, 1)
 			return
 		}
-		c.checkUntetheredSubscriptions(p, nowNs)
+		p.checkUntetheredSubscriptions(c, nowNs)
 		p.setConnected(len(p.subs) != 0)
 		producer := p.producerPosition()
 		c.setPosition(p.pubPos, producer)
 		if !p.exclusive {
-			c.checkForBlockedPublisher(&p.logPublication, producer, p.consumerPosition, nowNs)
+			p.checkForBlockedPublisher(c, producer, p.consumerPosition, nowNs)
 		}
 		if p.inCoolDown && p.coolDownExpireNs < nowNs {
 			p.inCoolDown = false
@@ -330,10 +330,10 @@ func (c *conductor) ipcPublicationTick(p *ipcPublication, nowNs int64) {
 	case pubDraining:
 		producer := p.producerPosition()
 		c.setPosition(p.pubPos, producer)
-		if c.isDrained(p, producer) {
+		if p.isDrained(c, producer) {
 			c.transitionToLinger(p)
 			p.state = pubLinger
-		} else if unblockLog(p.log, c.advanceConsumerPosition(p), true) {
+		} else if unblockLog(p.log, p.advanceConsumerPosition(c), true) {
 			c.counters.AddValue(sysUnblockedPublications, 1)
 		}
 	case pubLinger:
@@ -356,7 +356,7 @@ func (c *conductor) ipcPublicationTick(p *ipcPublication, nowNs int64) {
 // while active (the driver timed the publisher's client out before a
 // subscriber starved of CPU had caught up): unblocking there would find a
 // committed frame, change nothing, and the publication would never drain.
-func (c *conductor) advanceConsumerPosition(p *ipcPublication) int64 {
+func (p *ipcPublication) advanceConsumerPosition(c *conductor) int64 {
 	for _, s := range p.subs {
 		p.consumerPosition = max(p.consumerPosition, c.subPosition(s))
 	}
@@ -366,14 +366,14 @@ func (c *conductor) advanceConsumerPosition(p *ipcPublication) int64 {
 // checkUntetheredSubscriptions moves untethered subscribers that fell a
 // window behind the consumer position through the untethered states
 // (IpcPublication.checkUntetheredSubscriptions).
-func (c *conductor) checkUntetheredSubscriptions(p *ipcPublication, nowNs int64) {
+func (p *ipcPublication) checkUntetheredSubscriptions(c *conductor, nowNs int64) {
 	windowLimit := p.consumerPosition - p.termWindow + p.termWindow>>2
 	c.checkUntethered(p, &p.untethered, &p.subs, windowLimit, p.untetheredWindowLimitNs, p.untetheredLingerNs,
 		p.untetheredRestingNs, nowNs)
 }
 
 // An IPC publication as a subscribable: its image is its own log.
-func (p *ipcPublication) rejoinPosition(c *conductor) int64 { return c.joinPosition(p) }
+func (p *ipcPublication) rejoinPosition(c *conductor) int64 { return p.joinPosition(c) }
 func (p *ipcPublication) notifyID() int64                   { return p.registrationID }
 func (p *ipcPublication) announce(c *conductor, l *subscriptionLink, pos position, _ int64) {
 	c.sendAvailableImage(p, l.registrationID, pos.id)
@@ -383,7 +383,7 @@ func (p *ipcPublication) announce(c *conductor, l *subscriptionLink, pos positio
 // space and never committed it (it died mid-offer): when the consumers
 // have not moved for the unblock timeout while the log may be blocked, the
 // claim becomes padding (IpcPublication.checkForBlockedPublisher).
-func (c *conductor) checkForBlockedPublisher(p *logPublication, producer, consumer, nowNs int64) {
+func (p *logPublication) checkForBlockedPublisher(c *conductor, producer, consumer, nowNs int64) {
 	if consumer == p.lastConsumerPosition && p.isPossiblyBlocked(producer, consumer) {
 		if p.consumerChangedNs+p.unblockTimeoutNs-nowNs < 0 {
 			if unblockLog(p.log, consumer, false) {

@@ -98,7 +98,7 @@ func (c *conductor) onAddNetworkPublication(channel string, streamID int32, corr
 		pub.pubLmt.id, ep.statusID, pub.log.path)
 	c.tx.Transmit(typeID, c.rsp)
 	if isNew {
-		c.linkSpies(pub)
+		pub.linkSpies(c)
 	}
 	if respImage != nil {
 		respImage.responseSessionID, respImage.hasResponseSession = pub.sessionID, true
@@ -491,114 +491,6 @@ func (c *conductor) findNetworkPublicationByTag(tag int64) *networkPublication {
 		}
 	}
 	return nil
-}
-
-// updateNetworkLimit moves pub-pos to the tail and pub-lmt to the slowest
-// of the sender and the spies plus the window, cleaning the term before
-// the one the limit leaves room for; unconnected, the publisher may not
-// run ahead of the sender (NetworkPublication.updatePublisherPositionAndLimit).
-func (c *conductor) updateNetworkLimit(p *networkPublication) int {
-	if p.state != pubActive {
-		return 0
-	}
-	producer := p.producerPosition()
-	senderPos := p.senderPosition()
-	c.setPosition(p.pubPos, producer)
-	if p.hasSubscribers() {
-		minConsumer := senderPos
-		for _, s := range p.subs {
-			minConsumer = min(minConsumer, c.subPosition(s))
-		}
-		newLimit := minConsumer + p.termWindow
-		if newLimit > c.subPosition(p.pubLmt) {
-			p.cleanBufferTo(minConsumer - int64(p.termLength))
-			clean := p.cleanPosition
-			dirtyTermID := logbuffer.ComputeTermIDFromPosition(clean, p.bitsToShift, p.initialTermID)
-			activeTermID := logbuffer.ComputeTermIDFromPosition(newLimit, p.bitsToShift, p.initialTermID)
-			gap := activeTermID - dirtyTermID
-			if gap < 2 || gap == 2 && clean&int64(p.termLength-1) != 0 {
-				c.setPosition(p.pubLmt, newLimit)
-			}
-			return 1
-		}
-		return 0
-	}
-	if c.subPosition(p.pubLmt) > senderPos {
-		p.updateConnected(false)
-		c.setPosition(p.pubLmt, senderPos)
-		p.cleanBufferTo(senderPos - int64(p.termLength))
-		return 1
-	}
-	return 0
-}
-
-// networkPublicationTick is NetworkPublication.onTimeEvent; it reports the
-// end of the publication's life.
-func (c *conductor) networkPublicationTick(p *networkPublication, nowNs int64) bool {
-	switch p.state {
-	case pubActive:
-		if p.isRevoked() {
-			revoked := p.producerPosition()
-			c.setPosition(p.pubLmt, revoked)
-			shm.StoreInt64Release(p.log.meta, logbuffer.EndOfStreamPositionOffset, revoked)
-			p.updateConnected(false)
-			p.isEndOfStream = true
-			c.cleanupSpies(p)
-			p.state = pubLinger
-			c.counters.AddValue(sysPublicationsRevoked, 1)
-			break
-		}
-		c.checkSpyUntethered(p, nowNs)
-		p.updateConnected(p.hasSubscribers())
-		producer := p.producerPosition()
-		c.setPosition(p.pubPos, producer)
-		if !p.exclusive {
-			c.checkForBlockedPublisher(&p.logPublication, producer, p.senderPosition(), nowNs)
-		}
-	case pubDraining:
-		producer := p.producerPosition()
-		c.setPosition(p.pubPos, producer)
-		senderPos := p.senderPosition()
-		if producer > senderPos {
-			// No publisher is left: a claim without a header that reaches the
-			// tail is a dead one (unblockLog).
-			if unblockLog(p.log, senderPos, true) {
-				c.counters.AddValue(sysUnblockedPublications, 1)
-				break
-			}
-			if p.hasReceivers {
-				break
-			}
-		} else {
-			p.isEndOfStream = true
-		}
-		if c.spiesFinishedConsuming(p, producer) {
-			p.timeOfLastActivityNs = nowNs
-			p.state = pubLinger
-		}
-	case pubLinger:
-		if p.refCount == 0 && (p.hasReceivedUnicastEOS || p.timeOfLastActivityNs+p.lingerNs-nowNs < 0) {
-			c.cleanupNetworkPublication(p)
-			p.timeOfLastActivityNs = nowNs
-			p.state = pubDone
-		}
-	}
-	return p.senderReleased
-}
-
-// decRefNetwork drops a publisher; the last one fixes the limit and the
-// end of stream at the tail and starts draining (unless revoked).
-func (c *conductor) decRefNetwork(p *networkPublication) {
-	producer, last := c.dropPublisher(&p.logPublication)
-	if !last {
-		return
-	}
-	if !p.isRevoked() {
-		if p.senderPosition() >= producer {
-			p.isEndOfStream = true
-		}
-		p.state = pubDraining
-	}
 }
 
 // cleanupNetworkPublication takes a publication off its endpoint and the

@@ -255,10 +255,10 @@ func (c *conductor) tryCloseReceiveEndpoint(e *receiveEndpoint) {
 func (c *conductor) linkMatchingImages(l *subscriptionLink) {
 	for _, img := range c.images {
 		if img.ep != l.ep || img.streamID != l.streamID || !l.sessionMatches(img.sessionID) ||
-			!c.isImageAcceptingSubscriptions(img) {
+			!img.isAcceptingSubscriptions(c) {
 			continue
 		}
-		pos, err := c.linkPosition(l, img, img.sessionID, l.streamID, img.correlationID, c.imageJoinPosition(img))
+		pos, err := c.linkPosition(l, img, img.sessionID, l.streamID, img.correlationID, img.joinPosition(c))
 		if err != nil {
 			c.recordError(err)
 			continue
@@ -313,7 +313,7 @@ func (c *conductor) onAddSpySubscription(channel string, streamID int32, registr
 	c.sendCounterUpdate(command.OnSubscriptionReady, registrationID, -1)
 	for _, p := range c.netPublications {
 		if c.spyMatches(l, p) && p.isAcceptingSubscriptions(c) {
-			c.linkSpy(p, l)
+			p.linkSpy(c, l)
 		}
 	}
 	return nil
@@ -329,106 +329,4 @@ func (c *conductor) spyMatches(l *subscriptionLink, p *networkPublication) bool 
 		return true
 	}
 	return l.sessionMatches(p.sessionID) && l.spy.canonical == p.ep.ch.canonical
-}
-
-func (p *networkPublication) isAcceptingSubscriptions(c *conductor) bool {
-	return p.state == pubActive || p.state == pubDraining && p.hasSpies && p.producerPosition() > p.senderPosition()
-}
-
-// linkSpies gives every matching spy a new publication.
-func (c *conductor) linkSpies(p *networkPublication) {
-	for _, l := range c.subscriptionLinks {
-		if c.spyMatches(l, p) && l.linked(p) == nil {
-			c.linkSpy(p, l)
-		}
-	}
-}
-
-// linkSpy gives spy l a sub-pos on p at the sender position and
-// announces the publication's log as its image, source "aeron:ipc".
-func (c *conductor) linkSpy(p *networkPublication, l *subscriptionLink) {
-	pos, err := c.linkPosition(l, p, p.sessionID, p.streamID, p.registrationID, p.senderPosition())
-	if err != nil {
-		c.recordError(err)
-		return
-	}
-	id := pos.id
-	p.subs = append(p.subs, pos)
-	p.hasSpies = true
-	if !l.tether {
-		p.untethered = append(p.untethered, untetheredSubscriber{link: l, pos: pos, updateNs: c.nowNs})
-	}
-	if p.ssc {
-		p.updateConnected(true)
-	}
-	c.sendAvailable(p.registrationID, p.sessionID, p.streamID, l.registrationID, id, p.log.path, ipcChannel)
-}
-
-// A network publication as a spy's subscribable.
-func (p *networkPublication) notifyID() int64 { return p.registrationID }
-func (p *networkPublication) rejoinPosition(c *conductor) int64 {
-	return p.senderPosition()
-}
-func (p *networkPublication) announce(c *conductor, l *subscriptionLink, pos position, _ int64) {
-	c.sendAvailable(p.registrationID, p.sessionID, p.streamID, l.registrationID, pos.id, p.log.path, ipcChannel)
-}
-
-// removeSpy drops a spy's position from a publication.
-func (c *conductor) removeSpy(p *networkPublication, l *subscriptionLink, lp *linkedPosition) {
-	p.subs = removePosition(p.subs, lp.pos.id)
-	p.hasSpies = len(p.subs) > 0
-	if !lp.freed {
-		lp.freed = true
-		c.freeCounter(lp.pos.id)
-	}
-	if !l.tether {
-		p.untethered = removeUntethered(p.untethered, l)
-	}
-	if p.ssc {
-		p.updateConnected(p.hasSubscribers())
-	}
-}
-
-// cleanupSpies tells every spy of p the image is gone and unlinks it.
-func (c *conductor) cleanupSpies(p *networkPublication) {
-	for _, l := range c.subscriptionLinks {
-		if lp := l.linked(p); lp != nil {
-			c.notifyUnavailableImage(p.registrationID, l)
-			c.removeSpy(p, l, lp)
-			l.unlink(p)
-		}
-	}
-}
-
-// spiesFinishedConsuming: every spy read to the end of stream (then they
-// are cleaned up).
-func (c *conductor) spiesFinishedConsuming(p *networkPublication, eos int64) bool {
-	if p.hasSpies {
-		for _, s := range p.subs {
-			if c.subPosition(s) < eos {
-				return false
-			}
-		}
-		p.hasSpies = false
-		c.cleanupSpies(p)
-	}
-	return true
-}
-
-func (p *networkPublication) maxSpyPosition(senderPos int64) int64 {
-	pos := senderPos
-	for _, s := range p.subs {
-		pos = max(pos, p.sender.subPosition(s))
-	}
-	return pos
-}
-
-func (c *conductor) checkSpyUntethered(p *networkPublication, nowNs int64) {
-	if len(p.untethered) == 0 {
-		return
-	}
-	windowLimit := p.senderPosition() - p.termWindow + p.termWindow>>2
-	c.checkUntethered(p, &p.untethered, &p.subs, windowLimit, p.untetheredWindowLimitNs, p.untetheredLingerNs,
-		p.untetheredRestingNs, nowNs)
-	p.hasSpies = len(p.subs) > 0
 }

@@ -390,3 +390,215 @@ func (p *networkPublication) updateConnected(connected bool) {
 		p.isConnected = connected
 	}
 }
+
+// updateNetworkLimit moves pub-pos to the tail and pub-lmt to the slowest
+// of the sender and the spies plus the window, cleaning the term before
+// the one the limit leaves room for; unconnected, the publisher may not
+// run ahead of the sender (NetworkPublication.updatePublisherPositionAndLimit).
+func (p *networkPublication) updatePublisherPositionAndLimit(c *conductor) int {
+	if p.state != pubActive {
+		return 0
+	}
+	producer := p.producerPosition()
+	senderPos := p.senderPosition()
+	c.setPosition(p.pubPos, producer)
+	if p.hasSubscribers() {
+		minConsumer := senderPos
+		for _, s := range p.subs {
+			minConsumer = min(minConsumer, c.subPosition(s))
+		}
+		newLimit := minConsumer + p.termWindow
+		if newLimit > c.subPosition(p.pubLmt) {
+			p.cleanBufferTo(minConsumer - int64(p.termLength))
+			clean := p.cleanPosition
+			dirtyTermID := logbuffer.ComputeTermIDFromPosition(clean, p.bitsToShift, p.initialTermID)
+			activeTermID := logbuffer.ComputeTermIDFromPosition(newLimit, p.bitsToShift, p.initialTermID)
+			gap := activeTermID - dirtyTermID
+			if gap < 2 || gap == 2 && clean&int64(p.termLength-1) != 0 {
+				c.setPosition(p.pubLmt, newLimit)
+			}
+			return 1
+		}
+		return 0
+	}
+	if c.subPosition(p.pubLmt) > senderPos {
+		p.updateConnected(false)
+		c.setPosition(p.pubLmt, senderPos)
+		p.cleanBufferTo(senderPos - int64(p.termLength))
+		return 1
+	}
+	return 0
+}
+
+// networkPublicationTick is NetworkPublication.onTimeEvent; it reports the
+// end of the publication's life.
+func (p *networkPublication) onTimeEvent(c *conductor, nowNs int64) bool {
+	switch p.state {
+	case pubActive:
+		if p.isRevoked() {
+			revoked := p.producerPosition()
+			c.setPosition(p.pubLmt, revoked)
+			shm.StoreInt64Release(p.log.meta, logbuffer.EndOfStreamPositionOffset, revoked)
+			p.updateConnected(false)
+			p.isEndOfStream = true
+			p.cleanupSpies(c)
+			p.state = pubLinger
+			c.counters.AddValue(sysPublicationsRevoked, 1)
+			break
+		}
+		p.checkSpyUntethered(c, nowNs)
+		p.updateConnected(p.hasSubscribers())
+		producer := p.producerPosition()
+		c.setPosition(p.pubPos, producer)
+		if !p.exclusive {
+			p.checkForBlockedPublisher(c, producer, p.senderPosition(), nowNs)
+		}
+	case pubDraining:
+		producer := p.producerPosition()
+		c.setPosition(p.pubPos, producer)
+		senderPos := p.senderPosition()
+		if producer > senderPos {
+			// No publisher is left: a claim without a header that reaches the
+			// tail is a dead one (unblockLog).
+			if unblockLog(p.log, senderPos, true) {
+				c.counters.AddValue(sysUnblockedPublications, 1)
+				break
+			}
+			if p.hasReceivers {
+				break
+			}
+		} else {
+			p.isEndOfStream = true
+		}
+		if p.spiesFinishedConsuming(c, producer) {
+			p.timeOfLastActivityNs = nowNs
+			p.state = pubLinger
+		}
+	case pubLinger:
+		if p.refCount == 0 && (p.hasReceivedUnicastEOS || p.timeOfLastActivityNs+p.lingerNs-nowNs < 0) {
+			c.cleanupNetworkPublication(p)
+			p.timeOfLastActivityNs = nowNs
+			p.state = pubDone
+		}
+	}
+	return p.senderReleased
+}
+
+// decRefNetwork drops a publisher; the last one fixes the limit and the
+// end of stream at the tail and starts draining (unless revoked).
+func (p *networkPublication) decRef(c *conductor) {
+	producer, last := p.dropPublisher(c)
+	if !last {
+		return
+	}
+	if !p.isRevoked() {
+		if p.senderPosition() >= producer {
+			p.isEndOfStream = true
+		}
+		p.state = pubDraining
+	}
+}
+
+func (p *networkPublication) isAcceptingSubscriptions(c *conductor) bool {
+	return p.state == pubActive || p.state == pubDraining && p.hasSpies && p.producerPosition() > p.senderPosition()
+}
+
+// A network publication as a spy's subscribable.
+func (p *networkPublication) notifyID() int64 { return p.registrationID }
+
+func (p *networkPublication) rejoinPosition(c *conductor) int64 {
+	return p.senderPosition()
+}
+
+func (p *networkPublication) announce(c *conductor, l *subscriptionLink, pos position, _ int64) {
+	c.sendAvailable(p.registrationID, p.sessionID, p.streamID, l.registrationID, pos.id, p.log.path, ipcChannel)
+}
+
+// linkSpies gives every matching spy a new publication.
+func (p *networkPublication) linkSpies(c *conductor) {
+	for _, l := range c.subscriptionLinks {
+		if c.spyMatches(l, p) && l.linked(p) == nil {
+			p.linkSpy(c, l)
+		}
+	}
+}
+
+// linkSpy gives spy l a sub-pos on p at the sender position and
+// announces the publication's log as its image, source "aeron:ipc".
+func (p *networkPublication) linkSpy(c *conductor, l *subscriptionLink) {
+	pos, err := c.linkPosition(l, p, p.sessionID, p.streamID, p.registrationID, p.senderPosition())
+	if err != nil {
+		c.recordError(err)
+		return
+	}
+	id := pos.id
+	p.subs = append(p.subs, pos)
+	p.hasSpies = true
+	if !l.tether {
+		p.untethered = append(p.untethered, untetheredSubscriber{link: l, pos: pos, updateNs: c.nowNs})
+	}
+	if p.ssc {
+		p.updateConnected(true)
+	}
+	c.sendAvailable(p.registrationID, p.sessionID, p.streamID, l.registrationID, id, p.log.path, ipcChannel)
+}
+
+// removeSpy drops a spy's position from a publication.
+func (p *networkPublication) removeSpy(c *conductor, l *subscriptionLink, lp *linkedPosition) {
+	p.subs = removePosition(p.subs, lp.pos.id)
+	p.hasSpies = len(p.subs) > 0
+	if !lp.freed {
+		lp.freed = true
+		c.freeCounter(lp.pos.id)
+	}
+	if !l.tether {
+		p.untethered = removeUntethered(p.untethered, l)
+	}
+	if p.ssc {
+		p.updateConnected(p.hasSubscribers())
+	}
+}
+
+// cleanupSpies tells every spy of p the image is gone and unlinks it.
+func (p *networkPublication) cleanupSpies(c *conductor) {
+	for _, l := range c.subscriptionLinks {
+		if lp := l.linked(p); lp != nil {
+			c.notifyUnavailableImage(p.registrationID, l)
+			p.removeSpy(c, l, lp)
+			l.unlink(p)
+		}
+	}
+}
+
+// spiesFinishedConsuming: every spy read to the end of stream (then they
+// are cleaned up).
+func (p *networkPublication) spiesFinishedConsuming(c *conductor, eos int64) bool {
+	if p.hasSpies {
+		for _, s := range p.subs {
+			if c.subPosition(s) < eos {
+				return false
+			}
+		}
+		p.hasSpies = false
+		p.cleanupSpies(c)
+	}
+	return true
+}
+
+func (p *networkPublication) maxSpyPosition(senderPos int64) int64 {
+	pos := senderPos
+	for _, s := range p.subs {
+		pos = max(pos, p.sender.subPosition(s))
+	}
+	return pos
+}
+
+func (p *networkPublication) checkSpyUntethered(c *conductor, nowNs int64) {
+	if len(p.untethered) == 0 {
+		return
+	}
+	windowLimit := p.senderPosition() - p.termWindow + p.termWindow>>2
+	c.checkUntethered(p, &p.untethered, &p.subs, windowLimit, p.untetheredWindowLimitNs, p.untetheredLingerNs,
+		p.untetheredRestingNs, nowNs)
+	p.hasSpies = len(p.subs) > 0
+}

@@ -103,7 +103,7 @@ type publicationImage struct {
 // An image as a subscribable.
 func (img *publicationImage) notifyID() int64 { return img.correlationID }
 func (img *publicationImage) rejoinPosition(c *conductor) int64 {
-	return c.imageJoinPosition(img)
+	return img.joinPosition(c)
 }
 func (img *publicationImage) announce(c *conductor, l *subscriptionLink, pos position, _ int64) {
 	c.sendImageAvailable(img, l.registrationID, pos.id)
@@ -396,7 +396,7 @@ func (x *driverContext) proposeMax(pos position, v int64) {
 // (PublicationImage.trackRebuild): rcv-pos moves to the end of the
 // complete frames, gaps are timed for NAKs, and a status message is
 // scheduled when the subscribers moved a quarter window past the last.
-func (c *conductor) trackRebuild(img *publicationImage, nowNs int64) int {
+func (img *publicationImage) trackRebuild(c *conductor, nowNs int64) int {
 	if !img.isRebuilding {
 		return 0
 	}
@@ -593,23 +593,23 @@ func fillGap(meta, term []byte, termID int32, offset, length int) bool {
 
 // imageTick is the image's part of the conductor's tick
 // (PublicationImage.onTimeEvent). It reports the end of the image's life.
-func (c *conductor) imageTick(img *publicationImage, nowNs int64) bool {
+func (img *publicationImage) onTimeEvent(c *conductor, nowNs int64) bool {
 	revoked := img.log.meta[logbuffer.IsPublicationRevokedOffset] != 0
 	switch img.state {
 	case imageActive:
 		if revoked {
 			img.state = imageDraining
 		} else {
-			c.checkImageUntethered(img, nowNs)
+			img.checkUntethered(c, nowNs)
 		}
 	case imageDraining:
-		if c.isImageDrained(img) && img.stateChangeNs+smEOSMultiple*img.smTimeoutNs-nowNs < 0 || revoked {
+		if img.isDrained(c) && img.stateChangeNs+smEOSMultiple*img.smTimeoutNs-nowNs < 0 || revoked {
 			if revoked {
 				img.isRebuilding = false
 				img.isSendingEOSSM = true
 				img.nextSMDeadlineNs = nowNs - 1
 			}
-			c.imageTransitionToLinger(img)
+			img.transitionToLinger(c)
 			img.releaseTriggered = true
 			img.ep.imageRefCount--
 			c.tryCloseReceiveEndpoint(img.ep)
@@ -631,7 +631,7 @@ func (c *conductor) imageTick(img *publicationImage, nowNs int64) bool {
 // imageTransitionToLinger tells the linked subscriptions the image is
 // gone; unless the last of them declines to rejoin, its session may
 // come back at once (DriverConductor.transitionToLinger).
-func (c *conductor) imageTransitionToLinger(img *publicationImage) {
+func (img *publicationImage) transitionToLinger(c *conductor) {
 	rejoin := true
 	for _, l := range c.subscriptionLinks {
 		if l.linked(img) != nil {
@@ -646,7 +646,7 @@ func (c *conductor) imageTransitionToLinger(img *publicationImage) {
 	}
 }
 
-func (c *conductor) isImageDrained(img *publicationImage) bool {
+func (img *publicationImage) isDrained(c *conductor) bool {
 	rebuild := c.subPosition(img.rebuild)
 	for _, s := range img.subs {
 		if c.subPosition(s) < rebuild {
@@ -658,7 +658,7 @@ func (c *conductor) isImageDrained(img *publicationImage) bool {
 
 // imageJoinPosition is where a new subscriber of the image starts: the
 // slowest of rcv-pos and the current subscribers.
-func (c *conductor) imageJoinPosition(img *publicationImage) int64 {
+func (img *publicationImage) joinPosition(c *conductor) int64 {
 	pos := c.subPosition(img.rebuild)
 	for _, s := range img.subs {
 		pos = min(pos, c.subPosition(s))
@@ -666,14 +666,14 @@ func (c *conductor) imageJoinPosition(img *publicationImage) int64 {
 	return pos
 }
 
-func (c *conductor) isImageAcceptingSubscriptions(img *publicationImage) bool {
+func (img *publicationImage) isAcceptingSubscriptions(c *conductor) bool {
 	if len(img.subs) == 0 {
 		return false
 	}
-	return img.state == imageInit || img.state == imageActive || img.state == imageDraining && !c.isImageDrained(img)
+	return img.state == imageInit || img.state == imageActive || img.state == imageDraining && !img.isDrained(c)
 }
 
-func (c *conductor) checkImageUntethered(img *publicationImage, nowNs int64) {
+func (img *publicationImage) checkUntethered(c *conductor, nowNs int64) {
 	if len(img.untether) == 0 {
 		return
 	}
@@ -686,7 +686,7 @@ func (c *conductor) checkImageUntethered(img *publicationImage, nowNs int64) {
 }
 
 // removeImageSubscriber drops a subscription's position from an image.
-func (c *conductor) removeImageSubscriber(img *publicationImage, l *subscriptionLink, lp *linkedPosition) {
+func (img *publicationImage) removeSubscriber(c *conductor, l *subscriptionLink, lp *linkedPosition) {
 	img.subs = removePosition(img.subs, lp.pos.id)
 	if !lp.freed {
 		lp.freed = true
@@ -713,7 +713,7 @@ func (c *conductor) closeImage(img *publicationImage) {
 
 // rejectImage stops taking a UDP image's data: it sends ERR frames
 // instead of status messages until it times out (PublicationImage.reject).
-func (c *conductor) rejectImage(img *publicationImage, reason string) {
+func (img *publicationImage) reject(c *conductor, reason string) {
 	img.rejection = reason
 }
 

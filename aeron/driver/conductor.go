@@ -3,7 +3,6 @@ package driver
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -12,7 +11,6 @@ import (
 	"github.com/goblin-kv/goblin/aeron/internal/broadcast"
 	"github.com/goblin-kv/goblin/aeron/internal/command"
 	"github.com/goblin-kv/goblin/aeron/internal/counters"
-	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
 	"github.com/goblin-kv/goblin/aeron/internal/ringbuffer"
 	"github.com/goblin-kv/goblin/aeron/internal/uri"
 )
@@ -344,325 +342,6 @@ func (c *conductor) allocateStreamCounter(name string, typeID int32, clientID, r
 	return id, nil
 }
 
-// onAddIPCPublication adds an IPC publication, or a handle on an existing
-// one: a concurrent add shares the active concurrent publication of the
-// stream (and response correlation id), after checking that every
-// parameter the new channel names matches it (DriverConductor.onAddIpcPublication).
-func (c *conductor) onAddIPCPublication(channel string, streamID int32, corr, clientID int64, exclusive bool) error {
-	u, err := parseURI(channel)
-	if err != nil {
-		return err
-	}
-	params, err := c.publicationParams(u, streamID, ipcSessionKey)
-	if err != nil {
-		return err
-	}
-	var pub *ipcPublication
-	if !exclusive {
-		pub = c.findSharedIPCPublication(streamID, params.responseCorrelationID)
-	}
-	isNew := pub == nil
-	if isNew {
-		if c.sessionActive(params.sessionID, streamID, ipcSessionKey) {
-			return invalidChannel("existing publication has clashing sessionId=%d for streamId=%d channel=%s",
-				params.sessionID, streamID, channel)
-		}
-		if pub, err = c.addIPCPublication(corr, clientID, streamID, channel, exclusive, params); err != nil {
-			return err
-		}
-	} else if err := confirmMatch(u, params, &pub.logPublication); err != nil {
-		return err
-	}
-	cl, err := c.getOrAddClient(clientID)
-	if err != nil {
-		return err
-	}
-	pub.incRef()
-	c.publicationLinks = append(c.publicationLinks, &publicationLink{registrationID: corr, client: cl, ipc: pub})
-	typeID := command.OnPublicationReady
-	if exclusive {
-		typeID = command.OnExclusivePublicationReady
-	}
-	c.rsp = command.AppendPublicationBuffersReady(c.rsp[:0], corr, pub.registrationID, pub.sessionID, streamID,
-		pub.pubLmt.id, -1, pub.log.path)
-	c.tx.Transmit(typeID, c.rsp)
-	if isNew {
-		c.linkIPCSubscriptions(pub)
-	}
-	return nil
-}
-
-// newLogPublication fills what every publication records about itself.
-func (c *conductor) newLogPublication(corr int64, channel string, streamID int32, exclusive bool, params *publicationParams,
-	log *rawLog, posID, lmtID int32) logPublication {
-	return logPublication{
-		registrationID: corr, channel: channel, entityTag: params.entityTag,
-		sessionID: params.sessionID, streamID: streamID, initialTermID: params.initialTermID,
-		startingTermID: params.termID, startingTermOffset: params.termOffset, exclusive: exclusive,
-		responseCorrelationID: params.responseCorrelationID, termLength: params.termLength,
-		bitsToShift: logbuffer.PositionBitsToShift(params.termLength),
-		mtu:         params.mtu, termWindow: int64(params.window),
-		log: log, pubPos: c.positionOf(posID), pubLmt: c.positionOf(lmtID),
-		unblockTimeoutNs:        int64(c.opts.PublicationUnblockTimeout),
-		untetheredWindowLimitNs: params.untetheredWindowLimitNs,
-		untetheredLingerNs:      params.untetheredLingerNs,
-		untetheredRestingNs:     params.untetheredRestingNs,
-	}
-}
-
-// confirmMatch refuses to share a publication whose parameters differ
-// from those the new channel names (PublicationParams.confirmMatch).
-func confirmMatch(u *channelURI, p *publicationParams, pub *logPublication) error {
-	checks := []struct {
-		param              string
-		existing, proposed int64
-	}{
-		{aeron.ParamMTU, int64(pub.mtu), int64(p.mtu)},
-		{aeron.ParamTermLength, int64(pub.termLength), int64(p.termLength)},
-		{aeron.ParamSessionID, int64(pub.sessionID), int64(p.sessionID)},
-		{aeron.ParamInitialTermID, int64(pub.initialTermID), int64(p.initialTermID)},
-		{aeron.ParamTermID, int64(pub.startingTermID), int64(p.termID)},
-		{aeron.ParamTermOffset, int64(pub.startingTermOffset), int64(p.termOffset)},
-	}
-	for _, c := range checks {
-		if u.has(c.param) && c.existing != c.proposed {
-			return genericError(illegalState, "existing publication has different '%s': existing=%d requested=%d existingChannel=%s channel=%s",
-				c.param, c.existing, c.proposed, pub.channel, u.raw)
-		}
-	}
-	return nil
-}
-
-func (c *conductor) findSharedIPCPublication(streamID int32, responseCorrelationID int64) *ipcPublication {
-	for _, p := range c.ipcPublications {
-		if p.streamID == streamID && !p.exclusive && p.state == pubActive && p.responseCorrelationID == responseCorrelationID {
-			return p
-		}
-	}
-	return nil
-}
-
-func (c *conductor) findIPCPublicationByTag(tag int64) *ipcPublication {
-	for _, p := range c.ipcPublications {
-		if p.entityTag == tag && tag != invalidTag {
-			return p
-		}
-	}
-	return nil
-}
-
-// addIPCPublication creates the log in publications/<corr>.logbuffer and
-// the pub-pos and pub-lmt counters (DriverConductor.addIpcPublication).
-func (c *conductor) addIPCPublication(corr, clientID int64, streamID int32, channel string, exclusive bool,
-	params *publicationParams) (*ipcPublication, error) {
-	log, err := c.newRawLog(filepath.Join(c.opts.Dir, publicationsDir), corr, params.termLength, params.sparse)
-	if err != nil {
-		return nil, err
-	}
-	logType := logbuffer.TypeConcurrent
-	if exclusive {
-		logType = logbuffer.TypeExclusive
-	}
-	log.initTails(params.initialTermID, params.hasPosition, params.termID, params.termOffset)
-	log.initMetadata(&logMetadata{
-		logType: logType, sessionID: params.sessionID, streamID: streamID, initialTermID: params.initialTermID,
-		termOffset: params.termOffset, mtu: int32(params.mtu), registrationID: corr,
-		publicationWindow: int32(params.window), sparse: params.sparse, isResponse: params.isResponse,
-		signalEOS: params.signalEOS, ssc: params.ssc, maxResend: int32(params.maxResend), lingerNs: params.lingerNs,
-		untetheredWindowLimitNs: params.untetheredWindowLimitNs, untetheredLingerNs: params.untetheredLingerNs,
-		untetheredRestingNs: params.untetheredRestingNs, entityTag: params.entityTag,
-		responseCorrelationID: params.responseCorrelationID,
-	}, c.opts.FilePageSize, c.osb)
-	name := "pub-pos (concurrent)"
-	if exclusive {
-		name = "pub-pos (exclusive)"
-	}
-	posID, err := c.allocateStreamCounter(name, counters.TypePublisherPosition, clientID, corr, params.sessionID, streamID, channel, -1)
-	if err != nil {
-		c.freeRawLog(log)
-		return nil, err
-	}
-	lmtID, err := c.allocateStreamCounter("pub-lmt", counters.TypePublisherLimit, clientID, corr, params.sessionID, streamID, channel, -1)
-	if err != nil {
-		c.freeCounter(posID)
-		c.freeRawLog(log)
-		return nil, err
-	}
-	p := &ipcPublication{
-		logPublication:  c.newLogPublication(corr, channel, streamID, exclusive, params, log, posID, lmtID),
-		tripGain:        int64(params.window >> 3),
-		imageLivenessNs: int64(c.opts.ImageLivenessTimeout),
-	}
-	if params.hasPosition {
-		start := logbuffer.ComputePosition(params.termID, int(params.termOffset), p.bitsToShift, params.initialTermID)
-		c.setPosition(p.pubPos, start)
-		c.setPosition(p.pubLmt, start)
-	}
-	p.consumerPosition = p.producerPosition()
-	p.lastConsumerPosition = p.consumerPosition
-	p.cleanPosition = p.consumerPosition
-	p.consumerChangedNs = c.nowNs
-	c.findAndUpdateResponseIPCSubscription(params, p)
-	c.ipcPublications = append(c.ipcPublications, p)
-	c.activeSessions = append(c.activeSessions, sessionKey{params.sessionID, streamID, ipcSessionKey})
-	return p, nil
-}
-
-// findAndUpdateResponseIPCSubscription completes an IPC response channel:
-// a response publication names, in response-correlation-id, the request
-// publication, whose own response-correlation-id names the client's
-// response subscription; that subscription now matches this session.
-func (c *conductor) findAndUpdateResponseIPCSubscription(params *publicationParams, pub *ipcPublication) {
-	if params.responseCorrelationID == -1 {
-		return
-	}
-	for _, request := range c.ipcPublications {
-		if request.registrationID != params.responseCorrelationID {
-			continue
-		}
-		for _, l := range c.subscriptionLinks {
-			if l.registrationID == request.responseCorrelationID {
-				l.sessionID, l.hasSessionID = pub.sessionID, true
-				break
-			}
-		}
-		return
-	}
-}
-
-// linkIPCSubscriptions announces a publication to every matching
-// subscription not yet linked to it.
-func (c *conductor) linkIPCSubscriptions(p *ipcPublication) {
-	for _, l := range c.subscriptionLinks {
-		if l.matches(p) && l.linked(p) == nil && p.isAcceptingSubscriptions(c) {
-			if pos, err := c.linkIPCSubscription(p, l); err != nil {
-				c.recordError(err)
-			} else {
-				c.sendAvailableImage(p, l.registrationID, pos.id)
-			}
-		}
-	}
-}
-
-// linkIPCSubscription gives subscription l a sub-pos on p at the join
-// position.
-func (c *conductor) linkIPCSubscription(p *ipcPublication, l *subscriptionLink) (position, error) {
-	pos, err := c.linkPosition(l, p, p.sessionID, l.streamID, p.registrationID, p.joinPosition(c))
-	if err != nil {
-		return position{}, err
-	}
-	p.addSubscriber(c, l, pos, c.nowNs)
-	return pos, nil
-}
-
-// linkPosition gives subscription l a sub-pos counter for session and
-// stream on res at join, its reference id refID, and records it in l.
-func (c *conductor) linkPosition(l *subscriptionLink, res subscribable, sessionID, streamID int32, refID, join int64) (position, error) {
-	id, err := c.allocateStreamCounter("sub-pos", counters.TypeSubscriberPosition, l.client.id, l.registrationID,
-		sessionID, streamID, l.channel, join)
-	if err != nil {
-		return position{}, err
-	}
-	c.counters.SetReferenceID(id, refID)
-	pos := c.positionOf(id)
-	c.setPosition(pos, join)
-	l.positions = append(l.positions, linkedPosition{res: res, pos: pos})
-	return pos, nil
-}
-
-func (c *conductor) onAddIPCSubscription(channel string, streamID int32, registrationID, clientID int64) error {
-	u, err := parseURI(channel)
-	if err != nil {
-		return err
-	}
-	params, cl, err := c.subscriber(u, clientID)
-	if err != nil {
-		return err
-	}
-	l := &subscriptionLink{registrationID: registrationID, streamID: streamID, channel: channel, client: cl,
-		sessionID: params.sessionID, hasSessionID: params.hasSessionID, isResponse: params.isResponse,
-		tether: params.tether, rejoin: params.rejoin, sparse: params.sparse}
-	c.subscriptionLinks = append(c.subscriptionLinks, l)
-	c.sendCounterUpdate(command.OnSubscriptionReady, registrationID, -1)
-	for _, p := range c.ipcPublications {
-		if l.matches(p) && p.isAcceptingSubscriptions(c) {
-			pos, err := c.linkIPCSubscription(p, l)
-			if err != nil {
-				return err
-			}
-			c.sendAvailableImage(p, registrationID, pos.id)
-		}
-	}
-	return nil
-}
-
-func (c *conductor) onRemovePublication(registrationID, corr int64, revoke bool) error {
-	for i, l := range c.publicationLinks {
-		if l.registrationID != registrationID {
-			continue
-		}
-		last := len(c.publicationLinks) - 1
-		c.publicationLinks[i] = c.publicationLinks[last]
-		c.publicationLinks[last] = nil
-		c.publicationLinks = c.publicationLinks[:last]
-		if revoke {
-			l.revoke()
-		}
-		c.decRefLink(l)
-		c.sendOperationSuccess(corr)
-		return nil
-	}
-	return protocolError(aeron.ErrorCodeUnknownPublication, "unknown publication: %d", registrationID)
-}
-
-// onRemoveSubscription removes every link with the registration id; no
-// ON_UNAVAILABLE_IMAGE goes to the subscription itself.
-func (c *conductor) onRemoveSubscription(registrationID, corr int64) error {
-	found := false
-	for i := len(c.subscriptionLinks) - 1; i >= 0; i-- {
-		l := c.subscriptionLinks[i]
-		if l.registrationID != registrationID {
-			continue
-		}
-		last := len(c.subscriptionLinks) - 1
-		c.subscriptionLinks[i] = c.subscriptionLinks[last]
-		c.subscriptionLinks[last] = nil
-		c.subscriptionLinks = c.subscriptionLinks[:last]
-		c.closeSubscription(l)
-		found = true
-	}
-	if !found {
-		return protocolError(aeron.ErrorCodeUnknownSubscription, "unknown subscription: %d", registrationID)
-	}
-	c.sendOperationSuccess(corr)
-	return nil
-}
-
-// onRemoveRcvDestination removes an IPC "destination" the way the Java
-// driver does: the link with that registration id and channel.
-func (c *conductor) onRemoveRcvDestination(registrationID int64, channel string, corr int64) error {
-	for i, l := range c.subscriptionLinks {
-		if l.registrationID != registrationID || l.channel != channel {
-			continue
-		}
-		last := len(c.subscriptionLinks) - 1
-		c.subscriptionLinks[i] = c.subscriptionLinks[last]
-		c.subscriptionLinks[last] = nil
-		c.subscriptionLinks = c.subscriptionLinks[:last]
-		linked := make([]int64, 0, len(l.positions))
-		for _, lp := range l.positions {
-			linked = append(linked, lp.res.notifyID())
-		}
-		c.closeSubscription(l)
-		c.sendOperationSuccess(corr)
-		for _, id := range linked {
-			c.notifyUnavailableImage(id, l)
-		}
-		return nil
-	}
-	return protocolError(aeron.ErrorCodeUnknownSubscription, "unknown subscription: %d", registrationID)
-}
-
 func (c *conductor) onAddCounter(typeID int32, key, label []byte, corr, clientID int64) error {
 	cl, err := c.getOrAddClient(clientID)
 	if err != nil {
@@ -791,17 +470,6 @@ func (c *conductor) onRejectImage(corr, imageCorrelationID, pos int64, reason st
 	return nil
 }
 
-// transitionToLinger ends a publication's session and tells every linked
-// subscription the image is gone.
-func (c *conductor) transitionToLinger(p *ipcPublication) {
-	c.removeSessionKey(sessionKey{p.sessionID, p.streamID, ipcSessionKey})
-	for _, l := range c.subscriptionLinks {
-		if l.linked(p) != nil {
-			c.notifyUnavailableImage(p.registrationID, l)
-		}
-	}
-}
-
 func (c *conductor) removeSessionKey(key sessionKey) {
 	for i, k := range c.activeSessions {
 		if k == key {
@@ -850,13 +518,6 @@ func (c *conductor) nextAvailableSessionID(streamID int32, channelKey string) in
 // rule over every channel.
 func (c *conductor) nextSessionIDForStream(streamID int32) int32 {
 	return c.nextAvailableSessionID(streamID, "")
-}
-
-// subscriptionLinksTick drops the subscriptions of timed-out clients.
-func (c *conductor) subscriptionLinksTick() {
-	c.subscriptionLinks = checkResources(c.subscriptionLinks,
-		func(l *subscriptionLink) bool { l.endOfLife = l.endOfLife || l.client.timedOut; return l.endOfLife },
-		c.closeSubscription)
 }
 
 // onStart starts the timers from the owner's first clock reading and
@@ -932,44 +593,6 @@ func (c *conductor) clientTick(cl *client, nowMs int64) {
 }
 
 func (c *conductor) closeClient(cl *client) { c.freeCounter(cl.heartbeat.id) }
-
-// closeSubscription unlinks a removed subscription from everything it
-// reads and frees its sub-pos counters (and lets go of its receive
-// endpoint's interest in the stream).
-func (c *conductor) closeSubscription(l *subscriptionLink) {
-	for i := range l.positions {
-		lp := &l.positions[i]
-		switch r := lp.res.(type) {
-		case *ipcPublication:
-			r.removeSubscriber(c, l, lp)
-		case *publicationImage:
-			r.removeSubscriber(c, l, lp)
-		case *networkPublication:
-			r.removeSpy(c, l, lp)
-		}
-	}
-	l.positions = l.positions[:0]
-	if l.kind == subNetwork {
-		c.cleanupNetworkSubscription(l)
-	}
-}
-
-// decRefLink drops a publication link's reference to its publication.
-func (c *conductor) decRefLink(l *publicationLink) {
-	if l.ipc != nil {
-		l.ipc.decRef(c)
-	} else {
-		l.net.decRef(c)
-	}
-}
-
-// closeIPCPublication frees the publication's counters; its log is freed
-// on a later cycle.
-func (c *conductor) closeIPCPublication(p *ipcPublication) {
-	c.freeCounter(p.pubPos.id)
-	c.freeCounter(p.pubLmt.id)
-	c.freeSubscriberCounters(&p.subs, p.untethered)
-}
 
 // checkForBlockedCommands unblocks the to-driver ring buffer when a
 // client claimed a record and never committed it: the consumer has not

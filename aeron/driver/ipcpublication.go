@@ -310,7 +310,7 @@ func (p *ipcPublication) onTimeEvent(c *conductor, nowNs int64) {
 			c.setPosition(p.pubLmt, revoked)
 			shm.StoreInt64Release(p.log.meta, logbuffer.EndOfStreamPositionOffset, revoked)
 			p.setConnected(false)
-			c.transitionToLinger(p)
+			p.transitionToLinger(c)
 			p.state = pubLinger
 			c.counters.AddValue(sysPublicationsRevoked, 1)
 			return
@@ -331,7 +331,7 @@ func (p *ipcPublication) onTimeEvent(c *conductor, nowNs int64) {
 		producer := p.producerPosition()
 		c.setPosition(p.pubPos, producer)
 		if p.isDrained(c, producer) {
-			c.transitionToLinger(p)
+			p.transitionToLinger(c)
 			p.state = pubLinger
 		} else if unblockLog(p.log, p.advanceConsumerPosition(c), true) {
 			c.counters.AddValue(sysUnblockedPublications, 1)
@@ -401,4 +401,15 @@ func (p *logPublication) isPossiblyBlocked(producer, consumer int64) bool {
 		return true
 	}
 	return producer > consumer
+}
+
+// transitionToLinger ends a publication's session and tells every linked
+// subscription the image is gone.
+func (p *ipcPublication) transitionToLinger(c *conductor) {
+	c.removeSessionKey(sessionKey{p.sessionID, p.streamID, ipcSessionKey})
+	for _, l := range c.subscriptionLinks {
+		if l.linked(p) != nil {
+			c.notifyUnavailableImage(p.registrationID, l)
+		}
+	}
 }

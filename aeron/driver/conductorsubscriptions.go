@@ -6,6 +6,11 @@ import (
 	"github.com/goblin-kv/goblin/aeron/internal/counters"
 )
 
+// The conductor's subscription commands (DriverConductor.onAddIpcSubscription,
+// onAddNetworkSubscription, onAddSpySubscription, onRemoveSubscription):
+// the subscription links, their receive channel endpoints, and the links
+// between subscriptions and the publications and images they read.
+
 // onAddNetworkSubscription adds a UDP subscription on its channel's
 // receive endpoint (DriverConductor.onAddNetworkSubscription). A response
 // subscription (control-mode=response) adds no interest until an
@@ -329,4 +334,146 @@ func (c *conductor) spyMatches(l *subscriptionLink, p *networkPublication) bool 
 		return true
 	}
 	return l.sessionMatches(p.sessionID) && l.spy.canonical == p.ep.ch.canonical
+}
+
+func (c *conductor) onAddIPCSubscription(channel string, streamID int32, registrationID, clientID int64) error {
+	u, err := parseURI(channel)
+	if err != nil {
+		return err
+	}
+	params, cl, err := c.subscriber(u, clientID)
+	if err != nil {
+		return err
+	}
+	l := &subscriptionLink{registrationID: registrationID, streamID: streamID, channel: channel, client: cl,
+		sessionID: params.sessionID, hasSessionID: params.hasSessionID, isResponse: params.isResponse,
+		tether: params.tether, rejoin: params.rejoin, sparse: params.sparse}
+	c.subscriptionLinks = append(c.subscriptionLinks, l)
+	c.sendCounterUpdate(command.OnSubscriptionReady, registrationID, -1)
+	for _, p := range c.ipcPublications {
+		if l.matches(p) && p.isAcceptingSubscriptions(c) {
+			pos, err := c.linkIPCSubscription(p, l)
+			if err != nil {
+				return err
+			}
+			c.sendAvailableImage(p, registrationID, pos.id)
+		}
+	}
+	return nil
+}
+
+// linkIPCSubscriptions announces a publication to every matching
+// subscription not yet linked to it.
+func (c *conductor) linkIPCSubscriptions(p *ipcPublication) {
+	for _, l := range c.subscriptionLinks {
+		if l.matches(p) && l.linked(p) == nil && p.isAcceptingSubscriptions(c) {
+			if pos, err := c.linkIPCSubscription(p, l); err != nil {
+				c.recordError(err)
+			} else {
+				c.sendAvailableImage(p, l.registrationID, pos.id)
+			}
+		}
+	}
+}
+
+// linkIPCSubscription gives subscription l a sub-pos on p at the join
+// position.
+func (c *conductor) linkIPCSubscription(p *ipcPublication, l *subscriptionLink) (position, error) {
+	pos, err := c.linkPosition(l, p, p.sessionID, l.streamID, p.registrationID, p.joinPosition(c))
+	if err != nil {
+		return position{}, err
+	}
+	p.addSubscriber(c, l, pos, c.nowNs)
+	return pos, nil
+}
+
+// linkPosition gives subscription l a sub-pos counter for session and
+// stream on res at join, its reference id refID, and records it in l.
+func (c *conductor) linkPosition(l *subscriptionLink, res subscribable, sessionID, streamID int32, refID, join int64) (position, error) {
+	id, err := c.allocateStreamCounter("sub-pos", counters.TypeSubscriberPosition, l.client.id, l.registrationID,
+		sessionID, streamID, l.channel, join)
+	if err != nil {
+		return position{}, err
+	}
+	c.counters.SetReferenceID(id, refID)
+	pos := c.positionOf(id)
+	c.setPosition(pos, join)
+	l.positions = append(l.positions, linkedPosition{res: res, pos: pos})
+	return pos, nil
+}
+
+// onRemoveSubscription removes every link with the registration id; no
+// ON_UNAVAILABLE_IMAGE goes to the subscription itself.
+func (c *conductor) onRemoveSubscription(registrationID, corr int64) error {
+	found := false
+	for i := len(c.subscriptionLinks) - 1; i >= 0; i-- {
+		l := c.subscriptionLinks[i]
+		if l.registrationID != registrationID {
+			continue
+		}
+		last := len(c.subscriptionLinks) - 1
+		c.subscriptionLinks[i] = c.subscriptionLinks[last]
+		c.subscriptionLinks[last] = nil
+		c.subscriptionLinks = c.subscriptionLinks[:last]
+		c.closeSubscription(l)
+		found = true
+	}
+	if !found {
+		return protocolError(aeron.ErrorCodeUnknownSubscription, "unknown subscription: %d", registrationID)
+	}
+	c.sendOperationSuccess(corr)
+	return nil
+}
+
+// onRemoveRcvDestination removes an IPC "destination" the way the Java
+// driver does: the link with that registration id and channel.
+func (c *conductor) onRemoveRcvDestination(registrationID int64, channel string, corr int64) error {
+	for i, l := range c.subscriptionLinks {
+		if l.registrationID != registrationID || l.channel != channel {
+			continue
+		}
+		last := len(c.subscriptionLinks) - 1
+		c.subscriptionLinks[i] = c.subscriptionLinks[last]
+		c.subscriptionLinks[last] = nil
+		c.subscriptionLinks = c.subscriptionLinks[:last]
+		linked := make([]int64, 0, len(l.positions))
+		for _, lp := range l.positions {
+			linked = append(linked, lp.res.notifyID())
+		}
+		c.closeSubscription(l)
+		c.sendOperationSuccess(corr)
+		for _, id := range linked {
+			c.notifyUnavailableImage(id, l)
+		}
+		return nil
+	}
+	return protocolError(aeron.ErrorCodeUnknownSubscription, "unknown subscription: %d", registrationID)
+}
+
+// subscriptionLinksTick drops the subscriptions of timed-out clients.
+func (c *conductor) subscriptionLinksTick() {
+	c.subscriptionLinks = checkResources(c.subscriptionLinks,
+		func(l *subscriptionLink) bool { l.endOfLife = l.endOfLife || l.client.timedOut; return l.endOfLife },
+		c.closeSubscription)
+}
+
+// closeSubscription unlinks a removed subscription from everything it
+// reads and frees its sub-pos counters (and lets go of its receive
+// endpoint's interest in the stream).
+func (c *conductor) closeSubscription(l *subscriptionLink) {
+	for i := range l.positions {
+		lp := &l.positions[i]
+		switch r := lp.res.(type) {
+		case *ipcPublication:
+			r.removeSubscriber(c, l, lp)
+		case *publicationImage:
+			r.removeSubscriber(c, l, lp)
+		case *networkPublication:
+			r.removeSpy(c, l, lp)
+		}
+	}
+	l.positions = l.positions[:0]
+	if l.kind == subNetwork {
+		c.cleanupNetworkSubscription(l)
+	}
 }

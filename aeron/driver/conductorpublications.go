@@ -14,9 +14,9 @@ import (
 	"github.com/goblin-kv/goblin/internal/shm"
 )
 
-// The conductor's UDP commands (DriverConductor.onAddNetworkPublication,
-// onAddNetworkSubscription, onAddSpySubscription and the destination
-// commands), and the conductor's half of network publications and images.
+// The conductor's publication commands (DriverConductor.onAddIpcPublication,
+// onAddNetworkPublication, onRemovePublication): the publications, their
+// send channel endpoints and counters, and the links clients hold on them.
 
 // onAddNetworkPublication adds a UDP publication or a handle on one.
 func (c *conductor) onAddNetworkPublication(channel string, streamID int32, corr, clientID int64, exclusive bool) error {
@@ -534,4 +534,226 @@ func (c *conductor) onPublicationError(p *networkPublication, destinationRegistr
 	c.rsp = command.AppendPublicationErrorFrame(c.rsp[:0], p.registrationID, destinationRegistrationID, e.SessionID(),
 		e.StreamID(), e.ReceiverID(), e.GroupTag(), ip, from.Port(), e.Code(), msg)
 	c.tx.Transmit(command.OnPublicationError, c.rsp)
+}
+
+// onAddIPCPublication adds an IPC publication, or a handle on an existing
+// one: a concurrent add shares the active concurrent publication of the
+// stream (and response correlation id), after checking that every
+// parameter the new channel names matches it (DriverConductor.onAddIpcPublication).
+func (c *conductor) onAddIPCPublication(channel string, streamID int32, corr, clientID int64, exclusive bool) error {
+	u, err := parseURI(channel)
+	if err != nil {
+		return err
+	}
+	params, err := c.publicationParams(u, streamID, ipcSessionKey)
+	if err != nil {
+		return err
+	}
+	var pub *ipcPublication
+	if !exclusive {
+		pub = c.findSharedIPCPublication(streamID, params.responseCorrelationID)
+	}
+	isNew := pub == nil
+	if isNew {
+		if c.sessionActive(params.sessionID, streamID, ipcSessionKey) {
+			return invalidChannel("existing publication has clashing sessionId=%d for streamId=%d channel=%s",
+				params.sessionID, streamID, channel)
+		}
+		if pub, err = c.addIPCPublication(corr, clientID, streamID, channel, exclusive, params); err != nil {
+			return err
+		}
+	} else if err := confirmMatch(u, params, &pub.logPublication); err != nil {
+		return err
+	}
+	cl, err := c.getOrAddClient(clientID)
+	if err != nil {
+		return err
+	}
+	pub.incRef()
+	c.publicationLinks = append(c.publicationLinks, &publicationLink{registrationID: corr, client: cl, ipc: pub})
+	typeID := command.OnPublicationReady
+	if exclusive {
+		typeID = command.OnExclusivePublicationReady
+	}
+	c.rsp = command.AppendPublicationBuffersReady(c.rsp[:0], corr, pub.registrationID, pub.sessionID, streamID,
+		pub.pubLmt.id, -1, pub.log.path)
+	c.tx.Transmit(typeID, c.rsp)
+	if isNew {
+		c.linkIPCSubscriptions(pub)
+	}
+	return nil
+}
+
+// newLogPublication fills what every publication records about itself.
+func (c *conductor) newLogPublication(corr int64, channel string, streamID int32, exclusive bool, params *publicationParams,
+	log *rawLog, posID, lmtID int32) logPublication {
+	return logPublication{
+		registrationID: corr, channel: channel, entityTag: params.entityTag,
+		sessionID: params.sessionID, streamID: streamID, initialTermID: params.initialTermID,
+		startingTermID: params.termID, startingTermOffset: params.termOffset, exclusive: exclusive,
+		responseCorrelationID: params.responseCorrelationID, termLength: params.termLength,
+		bitsToShift: logbuffer.PositionBitsToShift(params.termLength),
+		mtu:         params.mtu, termWindow: int64(params.window),
+		log: log, pubPos: c.positionOf(posID), pubLmt: c.positionOf(lmtID),
+		unblockTimeoutNs:        int64(c.opts.PublicationUnblockTimeout),
+		untetheredWindowLimitNs: params.untetheredWindowLimitNs,
+		untetheredLingerNs:      params.untetheredLingerNs,
+		untetheredRestingNs:     params.untetheredRestingNs,
+	}
+}
+
+// confirmMatch refuses to share a publication whose parameters differ
+// from those the new channel names (PublicationParams.confirmMatch).
+func confirmMatch(u *channelURI, p *publicationParams, pub *logPublication) error {
+	checks := []struct {
+		param              string
+		existing, proposed int64
+	}{
+		{aeron.ParamMTU, int64(pub.mtu), int64(p.mtu)},
+		{aeron.ParamTermLength, int64(pub.termLength), int64(p.termLength)},
+		{aeron.ParamSessionID, int64(pub.sessionID), int64(p.sessionID)},
+		{aeron.ParamInitialTermID, int64(pub.initialTermID), int64(p.initialTermID)},
+		{aeron.ParamTermID, int64(pub.startingTermID), int64(p.termID)},
+		{aeron.ParamTermOffset, int64(pub.startingTermOffset), int64(p.termOffset)},
+	}
+	for _, c := range checks {
+		if u.has(c.param) && c.existing != c.proposed {
+			return genericError(illegalState, "existing publication has different '%s': existing=%d requested=%d existingChannel=%s channel=%s",
+				c.param, c.existing, c.proposed, pub.channel, u.raw)
+		}
+	}
+	return nil
+}
+
+func (c *conductor) findSharedIPCPublication(streamID int32, responseCorrelationID int64) *ipcPublication {
+	for _, p := range c.ipcPublications {
+		if p.streamID == streamID && !p.exclusive && p.state == pubActive && p.responseCorrelationID == responseCorrelationID {
+			return p
+		}
+	}
+	return nil
+}
+
+func (c *conductor) findIPCPublicationByTag(tag int64) *ipcPublication {
+	for _, p := range c.ipcPublications {
+		if p.entityTag == tag && tag != invalidTag {
+			return p
+		}
+	}
+	return nil
+}
+
+// addIPCPublication creates the log in publications/<corr>.logbuffer and
+// the pub-pos and pub-lmt counters (DriverConductor.addIpcPublication).
+func (c *conductor) addIPCPublication(corr, clientID int64, streamID int32, channel string, exclusive bool,
+	params *publicationParams) (*ipcPublication, error) {
+	log, err := c.newRawLog(filepath.Join(c.opts.Dir, publicationsDir), corr, params.termLength, params.sparse)
+	if err != nil {
+		return nil, err
+	}
+	logType := logbuffer.TypeConcurrent
+	if exclusive {
+		logType = logbuffer.TypeExclusive
+	}
+	log.initTails(params.initialTermID, params.hasPosition, params.termID, params.termOffset)
+	log.initMetadata(&logMetadata{
+		logType: logType, sessionID: params.sessionID, streamID: streamID, initialTermID: params.initialTermID,
+		termOffset: params.termOffset, mtu: int32(params.mtu), registrationID: corr,
+		publicationWindow: int32(params.window), sparse: params.sparse, isResponse: params.isResponse,
+		signalEOS: params.signalEOS, ssc: params.ssc, maxResend: int32(params.maxResend), lingerNs: params.lingerNs,
+		untetheredWindowLimitNs: params.untetheredWindowLimitNs, untetheredLingerNs: params.untetheredLingerNs,
+		untetheredRestingNs: params.untetheredRestingNs, entityTag: params.entityTag,
+		responseCorrelationID: params.responseCorrelationID,
+	}, c.opts.FilePageSize, c.osb)
+	name := "pub-pos (concurrent)"
+	if exclusive {
+		name = "pub-pos (exclusive)"
+	}
+	posID, err := c.allocateStreamCounter(name, counters.TypePublisherPosition, clientID, corr, params.sessionID, streamID, channel, -1)
+	if err != nil {
+		c.freeRawLog(log)
+		return nil, err
+	}
+	lmtID, err := c.allocateStreamCounter("pub-lmt", counters.TypePublisherLimit, clientID, corr, params.sessionID, streamID, channel, -1)
+	if err != nil {
+		c.freeCounter(posID)
+		c.freeRawLog(log)
+		return nil, err
+	}
+	p := &ipcPublication{
+		logPublication:  c.newLogPublication(corr, channel, streamID, exclusive, params, log, posID, lmtID),
+		tripGain:        int64(params.window >> 3),
+		imageLivenessNs: int64(c.opts.ImageLivenessTimeout),
+	}
+	if params.hasPosition {
+		start := logbuffer.ComputePosition(params.termID, int(params.termOffset), p.bitsToShift, params.initialTermID)
+		c.setPosition(p.pubPos, start)
+		c.setPosition(p.pubLmt, start)
+	}
+	p.consumerPosition = p.producerPosition()
+	p.lastConsumerPosition = p.consumerPosition
+	p.cleanPosition = p.consumerPosition
+	p.consumerChangedNs = c.nowNs
+	c.findAndUpdateResponseIPCSubscription(params, p)
+	c.ipcPublications = append(c.ipcPublications, p)
+	c.activeSessions = append(c.activeSessions, sessionKey{params.sessionID, streamID, ipcSessionKey})
+	return p, nil
+}
+
+// findAndUpdateResponseIPCSubscription completes an IPC response channel:
+// a response publication names, in response-correlation-id, the request
+// publication, whose own response-correlation-id names the client's
+// response subscription; that subscription now matches this session.
+func (c *conductor) findAndUpdateResponseIPCSubscription(params *publicationParams, pub *ipcPublication) {
+	if params.responseCorrelationID == -1 {
+		return
+	}
+	for _, request := range c.ipcPublications {
+		if request.registrationID != params.responseCorrelationID {
+			continue
+		}
+		for _, l := range c.subscriptionLinks {
+			if l.registrationID == request.responseCorrelationID {
+				l.sessionID, l.hasSessionID = pub.sessionID, true
+				break
+			}
+		}
+		return
+	}
+}
+
+func (c *conductor) onRemovePublication(registrationID, corr int64, revoke bool) error {
+	for i, l := range c.publicationLinks {
+		if l.registrationID != registrationID {
+			continue
+		}
+		last := len(c.publicationLinks) - 1
+		c.publicationLinks[i] = c.publicationLinks[last]
+		c.publicationLinks[last] = nil
+		c.publicationLinks = c.publicationLinks[:last]
+		if revoke {
+			l.revoke()
+		}
+		c.decRefLink(l)
+		c.sendOperationSuccess(corr)
+		return nil
+	}
+	return protocolError(aeron.ErrorCodeUnknownPublication, "unknown publication: %d", registrationID)
+}
+
+// decRefLink drops a publication link's reference to its publication.
+func (c *conductor) decRefLink(l *publicationLink) {
+	if l.ipc != nil {
+		l.ipc.decRef(c)
+	} else {
+		l.net.decRef(c)
+	}
+}
+
+// closeIPCPublication frees the publication's counters; its log is freed
+// on a later cycle.
+func (c *conductor) closeIPCPublication(p *ipcPublication) {
+	c.freeCounter(p.pubPos.id)
+	c.freeCounter(p.pubLmt.id)
+	c.freeSubscriberCounters(&p.subs, p.untethered)
 }

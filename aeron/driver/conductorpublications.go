@@ -270,7 +270,7 @@ func (c *conductor) getOrCreateSendEndpoint(p *publicationParams, ch *udpChannel
 	if err := c.checkMTUForSndbuf(p.mtu, ch.sndbuf, ch.uri.raw, ""); err != nil {
 		return fail(err)
 	}
-	if err := c.openSendEndpoint(e, rcv, snd); err != nil {
+	if err := e.open(c, rcv, snd); err != nil {
 		c.counters.SetValue(e.statusID, endpointErrored)
 		return fail(genericError(aeronException, "channel error - %v: %s", err, ch.uri.raw))
 	}

@@ -152,7 +152,7 @@ func (c *conductor) getOrCreateReceiveEndpoint(p *subscriptionParams, ch *udpCha
 	if err := c.checkWindowForRcvbuf(window, ch.rcvbuf, ch.uri.raw, ""); err != nil {
 		return fail(err)
 	}
-	if err := c.openReceiveEndpoint(e, rcv, snd); err != nil {
+	if err := e.open(c, rcv, snd); err != nil {
 		c.counters.SetValue(e.statusID, endpointErrored)
 		return fail(genericError(aeronException, "channel error - %v: %s", err, ch.uri.raw))
 	}
@@ -476,4 +476,12 @@ func (c *conductor) closeSubscription(l *subscriptionLink) {
 	if l.kind == subNetwork {
 		c.cleanupNetworkSubscription(l)
 	}
+}
+
+// nextReceiverID hands out receiver ids: a random seed incremented per
+// endpoint (ReceiveChannelEndpointThreadLocals.nextReceiverId).
+func (c *conductor) nextReceiverID() int64 {
+	id := c.receiverIDSeed
+	c.receiverIDSeed++
+	return id
 }

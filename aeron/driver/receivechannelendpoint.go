@@ -86,7 +86,7 @@ type receiveEndpoint struct {
 // openReceiveEndpoint opens a receive endpoint's socket: bound to the
 // endpoint (an ephemeral port when the channel has only a control
 // address), or a multicast group joined on the interface.
-func (c *conductor) openReceiveEndpoint(e *receiveEndpoint, rcvbuf, sndbuf int) error {
+func (e *receiveEndpoint) open(c *conductor, rcvbuf, sndbuf int) error {
 	ch := e.ch
 	o := udp.Options{Bind: ch.remoteData, RcvBuf: rcvbuf, SndBuf: sndbuf}
 	if ch.multicast {
@@ -432,12 +432,4 @@ func (e *receiveEndpoint) sendSetupEliciting(x *driverContext, to netip.AddrPort
 		ReceiverID: e.receiverID, GroupTag: e.groupTag, HasGroupTag: e.hasGroup}
 	n := wire.PutSM(x.ctl[:], &f)
 	e.sendControl(x, x.ctl[:n], to)
-}
-
-// nextReceiverID hands out receiver ids: a random seed incremented per
-// endpoint (ReceiveChannelEndpointThreadLocals.nextReceiverId).
-func (c *conductor) nextReceiverID() int64 {
-	id := c.receiverIDSeed
-	c.receiverIDSeed++
-	return id
 }

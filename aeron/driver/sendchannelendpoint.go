@@ -65,7 +65,7 @@ func (e *sendEndpoint) controlSocket() *udp.Socket {
 
 // openSendEndpoint opens the sockets of a new send endpoint
 // (UdpChannelTransport.openDatagramChannel for a SendChannelEndpoint).
-func (c *conductor) openSendEndpoint(e *sendEndpoint, rcvbuf, sndbuf int) error {
+func (e *sendEndpoint) open(c *conductor, rcvbuf, sndbuf int) error {
 	ch := e.ch
 	var err error
 	if ch.multicast {
@@ -91,13 +91,6 @@ func (c *conductor) openSendEndpoint(e *sendEndpoint, rcvbuf, sndbuf int) error 
 	}
 	e.sock, err = udp.Open(o)
 	return err
-}
-
-func (c *conductor) multicastTTL(ch *udpChannel) int {
-	if ch.hasTTL {
-		return ch.ttl
-	}
-	return c.opts.MulticastTTL
 }
 
 // sendTo sends one datagram of p where the publication's data goes: the

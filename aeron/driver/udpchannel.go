@@ -381,3 +381,10 @@ func bufferLengthParam(u *channelURI, name string) (int, error) {
 	}
 	return int(n), nil
 }
+
+func (c *conductor) multicastTTL(ch *udpChannel) int {
+	if ch.hasTTL {
+		return ch.ttl
+	}
+	return c.opts.MulticastTTL
+}

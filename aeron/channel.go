@@ -42,8 +42,8 @@ const (
 	ControlModeManual   = "manual"
 	ControlModeDynamic  = "dynamic"
 
-	MediaIPC = uri.MediaIPC
-	MediaUDP = uri.MediaUDP
+	MediaIPC = "ipc"
+	MediaUDP = "udp"
 )
 
 // ChannelURI is a parsed Aeron channel URI:

@@ -283,7 +283,7 @@ func (c *conductor) getOrCreateSendEndpoint(p *publicationParams, ch *udpChannel
 		return fail(err)
 	}
 	c.sendEndpoints[ch.canonical] = e
-	c.sender.endpoints = append(c.sender.endpoints, e)
+	c.sender.onAddEndpoint(e)
 	return e, nil
 }
 
@@ -345,12 +345,7 @@ func (c *conductor) closeSendEndpoint(e *sendEndpoint) {
 	c.closeSendSockets(e)
 	c.closeSendEndpointCounters(e)
 	delete(c.sendEndpoints, e.ch.canonical)
-	for i, x := range c.sender.endpoints {
-		if x == e {
-			c.sender.endpoints = append(c.sender.endpoints[:i], c.sender.endpoints[i+1:]...)
-			break
-		}
-	}
+	c.sender.onRemoveEndpoint(e)
 }
 
 // allocateChannelStatus allocates a snd-channel or rcv-channel counter
@@ -478,7 +473,7 @@ func (c *conductor) newNetworkPublication(corr, clientID int64, streamID int32, 
 	p.consumerChangedNs = now
 	ep.refCount++
 	c.netPublications = append(c.netPublications, p)
-	c.sender.publications = append(c.sender.publications, p)
+	c.sender.onAddPublication(p)
 	ep.pubs[pubKey(p.sessionID, streamID)] = p
 	c.activeSessions = append(c.activeSessions, sessionKey{params.sessionID, streamID, ch.canonical})
 	return p, nil
@@ -498,12 +493,7 @@ func (c *conductor) findNetworkPublicationByTag(tag int64) *networkPublication {
 // session (DriverConductor.cleanupPublication).
 func (c *conductor) cleanupNetworkPublication(p *networkPublication) {
 	p.ep.refCount--
-	for i, x := range c.sender.publications {
-		if x == p {
-			c.sender.publications = append(c.sender.publications[:i], c.sender.publications[i+1:]...)
-			break
-		}
-	}
+	c.sender.onRemovePublication(p)
 	delete(p.ep.pubs, pubKey(p.sessionID, p.streamID))
 	p.senderReleased = true
 	if p.ep.refCount == 0 {

@@ -165,13 +165,7 @@ func (c *conductor) getOrCreateReceiveEndpoint(p *subscriptionParams, ch *udpCha
 		return fail(err)
 	}
 	c.receiveEndpoints[ch.canonical] = e
-	c.receiver.endpoints = append(c.receiver.endpoints, e)
-	// An endpoint with an explicit control address asks it for SETUP now
-	// and every second while it has interest (Receiver.onRegisterReceiveChannelEndpoint).
-	if to, ok := e.explicitControl(); ok {
-		c.receiver.pendingSetups = append(c.receiver.pendingSetups, pendingSetup{ep: e, control: to, periodic: true, timeNs: c.nowNs})
-		e.sendSetupEliciting(c.driverContext, to, 0, 0)
-	}
+	c.receiver.onAddEndpoint(e)
 	return e, nil
 }
 
@@ -237,17 +231,7 @@ func (c *conductor) tryCloseReceiveEndpoint(e *receiveEndpoint) {
 	}
 	e.closing = true
 	c.counters.SetValue(e.statusID, endpointClosing)
-	for i := len(c.receiver.pendingSetups) - 1; i >= 0; i-- {
-		if c.receiver.pendingSetups[i].ep == e {
-			c.receiver.removePendingSetup(i)
-		}
-	}
-	for i, x := range c.receiver.endpoints {
-		if x == e {
-			c.receiver.endpoints = append(c.receiver.endpoints[:i], c.receiver.endpoints[i+1:]...)
-			break
-		}
-	}
+	c.receiver.onRemoveEndpoint(e)
 	c.poller.Remove(e.sock)
 	e.sock.Close()
 	c.freeCounter(e.statusID)

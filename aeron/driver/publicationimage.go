@@ -249,14 +249,7 @@ func (c *conductor) tryCreateImage(e *receiveEndpoint, m wire.Setup, control, so
 	c.images = append(c.images, img)
 	log.imageCharge = int64(len(log.data))
 	c.imagesLength += log.imageCharge
-	// The receiver's half (Receiver.onNewPublicationImage): an older image
-	// of the session stops its status messages, the new one is active.
-	for _, old := range c.receiver.images {
-		if old.ep == e && old.streamID == streamID && old.sessionID == sessionID && old.state != imageActive {
-			old.smEnabled = false
-		}
-	}
-	c.receiver.images = append(c.receiver.images, img)
+	c.receiver.onNewImage(img)
 	if s := e.streams[streamID]; s != nil {
 		delete(s.states, sessionID)
 		s.active[sessionID] = img

@@ -86,3 +86,41 @@ func (r *receiver) deadline(deadline int64) int64 {
 	}
 	return deadline
 }
+
+// onAddEndpoint starts reading a new receive channel endpoint; one with
+// an explicit control address asks it for SETUP now and every second
+// while it has interest (Receiver.onRegisterReceiveChannelEndpoint).
+func (r *receiver) onAddEndpoint(e *receiveEndpoint) {
+	r.endpoints = append(r.endpoints, e)
+	if to, ok := e.explicitControl(); ok {
+		r.pendingSetups = append(r.pendingSetups, pendingSetup{ep: e, control: to, periodic: true, timeNs: r.nowNs})
+		e.sendSetupEliciting(r.driverContext, to, 0, 0)
+	}
+}
+
+// onRemoveEndpoint forgets a closing endpoint and the sources it asked
+// for SETUP.
+func (r *receiver) onRemoveEndpoint(e *receiveEndpoint) {
+	for i := len(r.pendingSetups) - 1; i >= 0; i-- {
+		if r.pendingSetups[i].ep == e {
+			r.removePendingSetup(i)
+		}
+	}
+	for i, x := range r.endpoints {
+		if x == e {
+			r.endpoints = append(r.endpoints[:i], r.endpoints[i+1:]...)
+			break
+		}
+	}
+}
+
+// onNewImage starts serving a new image (Receiver.onNewPublicationImage):
+// an older image of the session stops its status messages.
+func (r *receiver) onNewImage(img *publicationImage) {
+	for _, old := range r.images {
+		if old.ep == img.ep && old.streamID == img.streamID && old.sessionID == img.sessionID && old.state != imageActive {
+			old.smEnabled = false
+		}
+	}
+	r.images = append(r.images, img)
+}

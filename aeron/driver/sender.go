@@ -92,3 +92,32 @@ func (s *sender) deadline(deadline int64) int64 {
 	}
 	return deadline
 }
+
+// onAddEndpoint starts reading a new send channel endpoint's control
+// messages (Sender.onRegisterSendChannelEndpoint).
+func (s *sender) onAddEndpoint(e *sendEndpoint) { s.endpoints = append(s.endpoints, e) }
+
+// onRemoveEndpoint stops reading a closed endpoint.
+func (s *sender) onRemoveEndpoint(e *sendEndpoint) {
+	for i, x := range s.endpoints {
+		if x == e {
+			s.endpoints = append(s.endpoints[:i], s.endpoints[i+1:]...)
+			break
+		}
+	}
+}
+
+// onAddPublication starts sending a new network publication
+// (Sender.onNewNetworkPublication).
+func (s *sender) onAddPublication(p *networkPublication) { s.publications = append(s.publications, p) }
+
+// onRemovePublication stops sending a publication the conductor cleans
+// up (Sender.onRemoveNetworkPublication).
+func (s *sender) onRemovePublication(p *networkPublication) {
+	for i, x := range s.publications {
+		if x == p {
+			s.publications = append(s.publications[:i], s.publications[i+1:]...)
+			break
+		}
+	}
+}

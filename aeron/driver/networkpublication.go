@@ -364,7 +364,7 @@ func (p *networkPublication) onStatusMessage(sm wire.SM) {
 	p.updateConnected(p.hasSubscribers())
 }
 
-// onSenderRTTM echoes a measurement that asks for a reply.
+// onRTTM echoes a measurement that asks for a reply.
 func (p *networkPublication) onRTTM(r wire.RTTM) {
 	s := p.sender
 	if r.Flags()&wire.RTTMFlagReply == 0 {
@@ -391,7 +391,7 @@ func (p *networkPublication) updateConnected(connected bool) {
 	}
 }
 
-// updateNetworkLimit moves pub-pos to the tail and pub-lmt to the slowest
+// updatePublisherPositionAndLimit moves pub-pos to the tail and pub-lmt to the slowest
 // of the sender and the spies plus the window, cleaning the term before
 // the one the limit leaves room for; unconnected, the publisher may not
 // run ahead of the sender (NetworkPublication.updatePublisherPositionAndLimit).
@@ -430,7 +430,7 @@ func (p *networkPublication) updatePublisherPositionAndLimit(c *conductor) int {
 	return 0
 }
 
-// networkPublicationTick is NetworkPublication.onTimeEvent; it reports the
+// onTimeEvent is NetworkPublication.onTimeEvent; it reports the
 // end of the publication's life.
 func (p *networkPublication) onTimeEvent(c *conductor, nowNs int64) bool {
 	switch p.state {
@@ -484,7 +484,7 @@ func (p *networkPublication) onTimeEvent(c *conductor, nowNs int64) bool {
 	return p.senderReleased
 }
 
-// decRefNetwork drops a publisher; the last one fixes the limit and the
+// decRef drops a publisher; the last one fixes the limit and the
 // end of stream at the tail and starts draining (unless revoked).
 func (p *networkPublication) decRef(c *conductor) {
 	producer, last := p.dropPublisher(c)

@@ -584,7 +584,7 @@ func fillGap(meta, term []byte, termID int32, offset, length int) bool {
 	return true
 }
 
-// imageTick is the image's part of the conductor's tick
+// onTimeEvent is the image's part of the conductor's tick
 // (PublicationImage.onTimeEvent). It reports the end of the image's life.
 func (img *publicationImage) onTimeEvent(c *conductor, nowNs int64) bool {
 	revoked := img.log.meta[logbuffer.IsPublicationRevokedOffset] != 0
@@ -621,7 +621,7 @@ func (img *publicationImage) onTimeEvent(c *conductor, nowNs int64) bool {
 	return img.receiverReleased && img.state == imageDone
 }
 
-// imageTransitionToLinger tells the linked subscriptions the image is
+// transitionToLinger tells the linked subscriptions the image is
 // gone; unless the last of them declines to rejoin, its session may
 // come back at once (DriverConductor.transitionToLinger).
 func (img *publicationImage) transitionToLinger(c *conductor) {
@@ -649,7 +649,7 @@ func (img *publicationImage) isDrained(c *conductor) bool {
 	return true
 }
 
-// imageJoinPosition is where a new subscriber of the image starts: the
+// joinPosition is where a new subscriber of the image starts: the
 // slowest of rcv-pos and the current subscribers.
 func (img *publicationImage) joinPosition(c *conductor) int64 {
 	pos := c.subPosition(img.rebuild)
@@ -678,7 +678,7 @@ func (img *publicationImage) checkUntethered(c *conductor, nowNs int64) {
 	c.checkUntethered(img, &img.untether, &img.subs, maxConsumer-w+w>>2, img.untetherW, img.untetherL, img.untetherR, nowNs)
 }
 
-// removeImageSubscriber drops a subscription's position from an image.
+// removeSubscriber drops a subscription's position from an image.
 func (img *publicationImage) removeSubscriber(c *conductor, l *subscriptionLink, lp *linkedPosition) {
 	img.subs = removePosition(img.subs, lp.pos.id)
 	if !lp.freed {
@@ -704,7 +704,7 @@ func (c *conductor) closeImage(img *publicationImage) {
 	c.endOfLife = append(c.endOfLife, img.log)
 }
 
-// rejectImage stops taking a UDP image's data: it sends ERR frames
+// reject stops taking a UDP image's data: it sends ERR frames
 // instead of status messages until it times out (PublicationImage.reject).
 func (img *publicationImage) reject(c *conductor, reason string) {
 	img.rejection = reason

@@ -83,7 +83,7 @@ type receiveEndpoint struct {
 	closing          bool
 }
 
-// openReceiveEndpoint opens a receive endpoint's socket: bound to the
+// open opens a receive endpoint's socket: bound to the
 // endpoint (an ephemeral port when the channel has only a control
 // address), or a multicast group joined on the interface.
 func (e *receiveEndpoint) open(c *conductor, rcvbuf, sndbuf int) error {
@@ -144,7 +144,7 @@ func (e *receiveEndpoint) addSessionSubscription(streamID, sessionID int32) {
 	}
 }
 
-// removeSubscription drops interest in a stream's other sessions;
+// removeStreamSubscription drops interest in a stream's other sessions;
 // images of sessions no session subscription names are deactivated.
 func (r *receiver) removeStreamSubscription(e *receiveEndpoint, streamID int32) {
 	s := e.streams[streamID]
@@ -399,7 +399,7 @@ func (e *receiveEndpoint) onSetup(r *receiver, m wire.Setup, from netip.AddrPort
 	}
 }
 
-// onReceiverRTTM answers a sender's measurement request, or hands a reply
+// onRTTM answers a sender's measurement request, or hands a reply
 // to its image's congestion control (none with the static window).
 func (e *receiveEndpoint) onRTTM(r *receiver, m wire.RTTM, from netip.AddrPort) {
 	if id := m.ReceiverID(); id != e.receiverID && id != 0 {

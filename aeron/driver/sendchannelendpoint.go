@@ -63,7 +63,7 @@ func (e *sendEndpoint) controlSocket() *udp.Socket {
 	return e.sock
 }
 
-// openSendEndpoint opens the sockets of a new send endpoint
+// open opens the sockets of a new send endpoint
 // (UdpChannelTransport.openDatagramChannel for a SendChannelEndpoint).
 func (e *sendEndpoint) open(c *conductor, rcvbuf, sndbuf int) error {
 	ch := e.ch

@@ -1,5 +1,7 @@
 package driver
 
+import "slices"
+
 // receiver is the receiver agent (aeron_driver_receiver, Receiver): it
 // owns the receive channel endpoints it reads, the images it polls while
 // they are connected, and the sources it asked for SETUP; in its duty
@@ -106,11 +108,8 @@ func (r *receiver) onRemoveEndpoint(e *receiveEndpoint) {
 			r.removePendingSetup(i)
 		}
 	}
-	for i, x := range r.endpoints {
-		if x == e {
-			r.endpoints = append(r.endpoints[:i], r.endpoints[i+1:]...)
-			break
-		}
+	if i := slices.Index(r.endpoints, e); i >= 0 {
+		r.endpoints = slices.Delete(r.endpoints, i, i+1)
 	}
 }
 

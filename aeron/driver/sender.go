@@ -1,6 +1,10 @@
 package driver
 
-import "github.com/goblin-kv/goblin/aeron/internal/udp"
+import (
+	"slices"
+
+	"github.com/goblin-kv/goblin/aeron/internal/udp"
+)
 
 // sender is the sender agent (aeron_driver_sender, Sender): it owns the
 // network publications while they send and the send channel endpoints it
@@ -99,11 +103,8 @@ func (s *sender) onAddEndpoint(e *sendEndpoint) { s.endpoints = append(s.endpoin
 
 // onRemoveEndpoint stops reading a closed endpoint.
 func (s *sender) onRemoveEndpoint(e *sendEndpoint) {
-	for i, x := range s.endpoints {
-		if x == e {
-			s.endpoints = append(s.endpoints[:i], s.endpoints[i+1:]...)
-			break
-		}
+	if i := slices.Index(s.endpoints, e); i >= 0 {
+		s.endpoints = slices.Delete(s.endpoints, i, i+1)
 	}
 }
 
@@ -114,10 +115,7 @@ func (s *sender) onAddPublication(p *networkPublication) { s.publications = appe
 // onRemovePublication stops sending a publication the conductor cleans
 // up (Sender.onRemoveNetworkPublication).
 func (s *sender) onRemovePublication(p *networkPublication) {
-	for i, x := range s.publications {
-		if x == p {
-			s.publications = append(s.publications[:i], s.publications[i+1:]...)
-			break
-		}
+	if i := slices.Index(s.publications, p); i >= 0 {
+		s.publications = slices.Delete(s.publications, i, i+1)
 	}
 }

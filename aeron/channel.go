@@ -8,6 +8,7 @@ import (
 
 	"github.com/goblin-kv/goblin/aeron/internal/command"
 	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
+	"github.com/goblin-kv/goblin/aeron/internal/uri"
 )
 
 // Channel URI parameter names (io.aeron.CommonContext).
@@ -57,34 +58,25 @@ type ChannelURI struct {
 // ParseChannel parses and validates a channel URI. Errors wrap
 // ErrInvalidChannel.
 func ParseChannel(s string) (*ChannelURI, error) {
-	if len(s) > command.MaxChannelLength {
-		return nil, fmt.Errorf("%w: %d characters > %d", ErrInvalidChannel, len(s), command.MaxChannelLength)
+	p, err := uri.Parse(s)
+	if err != nil {
+		switch e := err.(*uri.Error); e.Kind {
+		case uri.TooLong:
+			return nil, fmt.Errorf("%w: %d characters > %d", ErrInvalidChannel, len(s), command.MaxChannelLength)
+		case uri.NoPrefix:
+			return nil, fmt.Errorf("%w: %q: a channel starts with \"aeron:\" or \"aeron-spy:\"", ErrInvalidChannel, s)
+		case uri.ReservedInMedia, uri.UnknownMedia:
+			return nil, fmt.Errorf("%w: %q: media must be ipc or udp, not %q", ErrInvalidChannel, s, e.Media)
+		default: // uri.NoValue, uri.EmptyKey
+			return nil, fmt.Errorf("%w: %q: parameter %q is not key=value", ErrInvalidChannel, s, e.Param)
+		}
 	}
-	u := &ChannelURI{}
-	rest := s
-	if strings.HasPrefix(rest, "aeron-spy:") {
-		u.Spy = true
-		rest = rest[len("aeron-spy:"):]
-	}
-	if !strings.HasPrefix(rest, "aeron:") {
-		return nil, fmt.Errorf("%w: %q: a channel starts with \"aeron:\" or \"aeron-spy:\"", ErrInvalidChannel, s)
-	}
-	rest = rest[len("aeron:"):]
-	media, query, hasQuery := strings.Cut(rest, "?")
-	if media != MediaIPC && media != MediaUDP {
-		return nil, fmt.Errorf("%w: %q: media must be ipc or udp, not %q", ErrInvalidChannel, s, media)
-	}
-	u.Media = media
-	if hasQuery && query != "" {
-		for _, kv := range strings.Split(query, "|") {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok || k == "" {
-				return nil, fmt.Errorf("%w: %q: parameter %q is not key=value", ErrInvalidChannel, s, kv)
+	u := &ChannelURI{Spy: p.Spy, Media: p.Media, params: p.Params}
+	for i, kv := range u.params {
+		for _, prev := range u.params[:i] {
+			if prev[0] == kv[0] {
+				return nil, fmt.Errorf("%w: %q: parameter %q repeated", ErrInvalidChannel, s, kv[0])
 			}
-			if u.Get(k) != "" {
-				return nil, fmt.Errorf("%w: %q: parameter %q repeated", ErrInvalidChannel, s, k)
-			}
-			u.params = append(u.params, [2]string{k, v})
 		}
 	}
 	if err := u.Validate(); err != nil {
@@ -166,13 +158,13 @@ func (u *ChannelURI) Validate() error {
 		}
 	}
 	if v := u.Get(ParamTermLength); v != "" {
-		n, err := parseSize(v)
+		n, err := uri.ParseSize(v)
 		if err != nil || n < logbuffer.MinTermLength || n > logbuffer.MaxTermLength || n&(n-1) != 0 {
 			return bad("term-length=%q must be a power of two between 64k and 1g", v)
 		}
 	}
 	if v := u.Get(ParamMTU); v != "" {
-		n, err := parseSize(v)
+		n, err := uri.ParseSize(v)
 		if err != nil || n <= logbuffer.HeaderLength || n > 65504 || n%logbuffer.FrameAlignment != 0 {
 			return bad("mtu=%q must be a multiple of 32 in (32, 65504]", v)
 		}
@@ -220,24 +212,6 @@ func (u *ChannelURI) Validate() error {
 		}
 	}
 	return nil
-}
-
-// parseSize parses a size with an optional k, m or g suffix.
-func parseSize(v string) (int, error) {
-	mult := 1
-	switch {
-	case strings.HasSuffix(v, "k") || strings.HasSuffix(v, "K"):
-		mult, v = 1<<10, v[:len(v)-1]
-	case strings.HasSuffix(v, "m") || strings.HasSuffix(v, "M"):
-		mult, v = 1<<20, v[:len(v)-1]
-	case strings.HasSuffix(v, "g") || strings.HasSuffix(v, "G"):
-		mult, v = 1<<30, v[:len(v)-1]
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("bad size %q", v)
-	}
-	return n * mult, nil
 }
 
 // ChannelBuilder builds a channel URI from typed setters; Build validates.

@@ -35,6 +35,9 @@ func TestParseChannel(t *testing.T) {
 		"aeron:ipc?session-id=abc", "aeron:ipc?response-correlation-id=x", "aeron:ipc?reliable=yes",
 		"aeron:udp?control-mode=dynamic", "aeron:ipc?control-mode=weird", "aeron:ipc?term-id=1",
 		"aeron:ipc?alias=a|alias=b",
+		// An empty query and a size that wraps round to 1k (the driver
+		// refuses both), a key repeated after an empty first value.
+		"aeron:ipc?", "aeron:ipc?alias=|alias=b", "aeron:ipc?mtu=18014398509481985k",
 	}
 	for _, s := range bad {
 		if _, err := ParseChannel(s); !errors.Is(err, ErrInvalidChannel) {

@@ -221,7 +221,7 @@ func (r *fuzzReceiver) run(t *testing.T, script []byte) {
 
 func (r *fuzzReceiver) play(t *testing.T, script []byte) {
 	if r.withImage {
-		r.onDataDatagram(r.ep, fuzzSetup(fuzzSession, fuzzInitialTermID, 0), r.from)
+		r.ep.onDataDatagram(&r.receiver, fuzzSetup(fuzzSession, fuzzInitialTermID, 0), r.from)
 		if len(r.images) != 1 {
 			t.Fatalf("%d images after the fixture's SETUP, want 1", len(r.images))
 		}
@@ -243,7 +243,7 @@ func (r *fuzzReceiver) play(t *testing.T, script []byte) {
 			}
 			p := scriptFrame(script)
 			script = script[6:]
-			r.onDataDatagram(r.ep, p, r.from)
+			r.ep.onDataDatagram(&r.receiver, p, r.from)
 			r.cycle(1)
 		default:
 			if len(script) < 2 {
@@ -255,7 +255,7 @@ func (r *fuzzReceiver) play(t *testing.T, script []byte) {
 			script = script[2+n:]
 			// A copy, as the receive batch's buffer is reused: the
 			// driver may keep no reference to it past the call.
-			r.onDataDatagram(r.ep, append([]byte(nil), p...), r.from)
+			r.ep.onDataDatagram(&r.receiver, append([]byte(nil), p...), r.from)
 			r.cycle(1)
 		}
 		r.check(t)
@@ -324,7 +324,7 @@ func (r *fuzzReceiver) reset(t *testing.T) {
 	for range 6 {
 		r.consume()
 		r.leap(r.opts.ImageLivenessTimeout + time.Second)
-		if len(r.images) == 0 && len(r.pendingSetups) == 0 {
+		if len(r.images) == 0 && len(r.receiver.pendingSetups) == 0 {
 			break
 		}
 	}
@@ -334,10 +334,10 @@ func (r *fuzzReceiver) reset(t *testing.T) {
 		r.cycle(1)
 	}
 	s := r.ep.streams[r.stream]
-	if len(r.images) != 0 || r.imagesLength != 0 || len(r.pendingSetups) != 0 || s == nil || len(s.active) != 0 ||
+	if len(r.images) != 0 || r.imagesLength != 0 || len(r.receiver.pendingSetups) != 0 || s == nil || len(s.active) != 0 ||
 		len(s.states) != 0 {
 		t.Fatalf("after the images' liveness and linger: %d images of %d bytes, %d pending setups, stream %+v",
-			len(r.images), r.imagesLength, len(r.pendingSetups), s)
+			len(r.images), r.imagesLength, len(r.receiver.pendingSetups), s)
 	}
 }
 

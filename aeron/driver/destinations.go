@@ -11,13 +11,13 @@ var invalidDestinationKeys = []string{aeron.ParamMTU, aeron.ParamReceiverWindow,
 // onSendDestination adds or removes a destination of a manual
 // multi-destination publication (DriverConductor.onAddSendDestination,
 // onRemoveSendDestination).
-func (d *Driver) onSendDestination(add bool, registrationID int64, channel string, corr int64) error {
+func (c *conductor) onSendDestination(add bool, registrationID int64, channel string, corr int64) error {
 	u, err := parseURI(channel)
 	if err != nil {
 		return err
 	}
 	if add {
-		if u.spy {
+		if u.Spy {
 			return invalidChannel("Aeron spies are invalid as send destinations: channel=%s", channel)
 		}
 		for _, k := range invalidDestinationKeys {
@@ -25,18 +25,18 @@ func (d *Driver) onSendDestination(add bool, registrationID int64, channel strin
 				return invalidChannel("destinations must not contain the key: %s channel=%s", k, channel)
 			}
 		}
-		if v, _ := u.get(aeron.ParamControlMode); v == aeron.ControlModeResponse {
+		if v, _ := u.Get(aeron.ParamControlMode); v == aeron.ControlModeResponse {
 			return invalidChannel("destinations may not specify %s=%s", aeron.ParamControlMode, aeron.ControlModeResponse)
 		}
-		if v, ok := u.get(aeron.ParamEndpoint); ok && len(v) > 1 && v[len(v)-2:] == ":0" {
+		if v, ok := u.Get(aeron.ParamEndpoint); ok && len(v) > 1 && v[len(v)-2:] == ":0" {
 			return invalidChannel("endpoint has port=0 for send destination: channel=%s", channel)
 		}
 	}
-	e, err := d.findManualSendEndpoint(registrationID)
+	e, err := c.findManualSendEndpoint(registrationID)
 	if err != nil {
 		return err
 	}
-	v, ok := u.get(aeron.ParamEndpoint)
+	v, ok := u.Get(aeron.ParamEndpoint)
 	if !ok {
 		return genericError(illegalArgument, "destination must have an endpoint: %s", channel)
 	}
@@ -46,7 +46,7 @@ func (d *Driver) onSendDestination(add bool, registrationID int64, channel strin
 	}
 	if add {
 		e.destinations = append(e.destinations, sendDestination{addr: addr, registrationID: corr, channel: channel,
-			lastActivityNs: d.nowNs})
+			lastActivityNs: c.nowNs})
 	} else {
 		for i, dst := range e.destinations {
 			if dst.addr == addr {
@@ -55,15 +55,15 @@ func (d *Driver) onSendDestination(add bool, registrationID int64, channel strin
 			}
 		}
 	}
-	d.setDestinationCount(e)
-	d.sendOperationSuccess(corr)
+	e.setDestinationCount(c.driverContext)
+	c.sendOperationSuccess(corr)
 	return nil
 }
 
 // onRemoveDestinationByID removes the destination an ADD_DESTINATION's
 // correlation id named.
-func (d *Driver) onRemoveDestinationByID(registrationID, destinationID, corr int64) error {
-	e, err := d.findManualSendEndpoint(registrationID)
+func (c *conductor) onRemoveDestinationByID(registrationID, destinationID, corr int64) error {
+	e, err := c.findManualSendEndpoint(registrationID)
 	if err != nil {
 		return err
 	}
@@ -73,15 +73,15 @@ func (d *Driver) onRemoveDestinationByID(registrationID, destinationID, corr int
 			break
 		}
 	}
-	d.setDestinationCount(e)
-	d.sendOperationSuccess(corr)
+	e.setDestinationCount(c.driverContext)
+	c.sendOperationSuccess(corr)
 	return nil
 }
 
 // findManualSendEndpoint is the send endpoint of the network publication
 // with that registration id, which must be a control-mode=manual channel.
-func (d *Driver) findManualSendEndpoint(registrationID int64) (*sendEndpoint, error) {
-	for _, p := range d.netPublications {
+func (c *conductor) findManualSendEndpoint(registrationID int64) (*sendEndpoint, error) {
+	for _, p := range c.netPublications {
 		if p.registrationID == registrationID {
 			if p.ch.mode != controlManual {
 				return nil, invalidChannel("channel does not allow manual control")

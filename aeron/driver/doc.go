@@ -44,6 +44,30 @@
 // ErrActiveDriver; any other existing directory is deleted first, after
 // its distinct errors are saved beside it, as the real drivers do.
 //
+// # Structure
+//
+// The code is laid out as the C driver's is, so someone who knows
+// aeron_driver_conductor.c and its neighbours finds each part by name.
+// Three agents, each a type that owns its state, run one after the other
+// in DoWork (the shared threading mode) and share a driverContext
+// (aeron_driver_context_t: options, counters, error log, clocks):
+//
+//   - conductor (conductor.go, conductorpublications.go,
+//     conductorsubscriptions.go, destinations.go, clientproxy.go): client
+//     commands and responses, clients, links, the publications and images
+//     for their life, the entity maps and session ids, the timers;
+//   - sender (sender.go): the network publications while they send and
+//     the send channel endpoints it reads control messages on;
+//   - receiver (receiver.go): the receive channel endpoints, the images
+//     it serves while connected and the sources asked for SETUP.
+//
+// Each entity's behaviour is its own methods, in its file:
+// ipcpublication.go, networkpublication.go, publicationimage.go,
+// sendchannelendpoint.go and receivechannelendpoint.go; the conductor's
+// side of an entity takes the conductor (p.onTimeEvent(c, now)), as the
+// C functions take it. The Driver (driver.go) embeds the context and the
+// conductor and holds the sender and receiver; it is the owner's API.
+//
 // # Goroutines and memory
 //
 // DoWork and Close belong to one goroutine at a time. Every access to

@@ -192,7 +192,7 @@ func TestDrainingNetworkPublicationPadsDeadClaimWithoutHeader(t *testing.T) {
 	for range 50 { // the frame goes out; the sender stops at the claim
 		u.step(int64(time.Millisecond))
 	}
-	if got := pub.senderPosition(p); got != int64(claimAt) {
+	if got := p.senderPosition(); got != int64(claimAt) {
 		t.Fatalf("sender at %d, want the claim's position %d", got, claimAt)
 	}
 	publisher.send(command.RemovePublication, command.AppendRemovePublication(nil, publisher.id, publisher.nextID(), reg, false))
@@ -203,9 +203,9 @@ func TestDrainingNetworkPublicationPadsDeadClaimWithoutHeader(t *testing.T) {
 		shm.GetUint16(term, claimAt+logbuffer.FrameTypeOffset) != logbuffer.FrameTypePad {
 		t.Fatalf("the dead claim at %d of a draining UDP publication is not padding: unblocked publications %d, "+
 			"frame length %d (want %d), state %d, sender at %d, receivers %v", claimAt, n,
-			shm.LoadInt32Acquire(term, claimAt), claimLen, p.state, pub.senderPosition(p), p.hasReceivers)
+			shm.LoadInt32Acquire(term, claimAt), claimLen, p.state, p.senderPosition(), p.hasReceivers)
 	}
-	if got, want := pub.senderPosition(p), int64(claimAt+claimLen); got != want || p.state == pubDraining {
+	if got, want := p.senderPosition(), int64(claimAt+claimLen); got != want || p.state == pubDraining {
 		t.Fatalf("after the padding the sender is at %d (want %d) and the publication in state %d, still draining", got, want, p.state)
 	}
 }

@@ -36,85 +36,23 @@ const LossReportFile = "loss-report.dat"
 // DoWork and Close belong to one goroutine at a time; the other methods
 // may be called from any goroutine.
 type Driver struct {
-	opts Options
+	// The three agents (DriverConductor, Sender, Receiver) run one after
+	// the other in DoWork, on one goroutine, so nothing is handed between
+	// threads (the C driver's shared threading mode); the Driver holds
+	// what they share and the owner's side: the files, the wait, the
+	// goroutine of a Start-ed driver.
+	driverContext
+	conductor
+	sender   sender
+	receiver receiver
 
-	cncData  []byte
-	ring     *ringbuffer.RingBuffer
-	tx       *broadcast.Transmitter
-	counters *counters.Manager
-	values   []byte // the counters values section
-	errors   *errorlog.Log
-	osb      osSocketBuffers
-
-	// The conductor's state: only DoWork's goroutine touches it.
-	clients           []*client
-	publicationLinks  []*publicationLink
-	subscriptionLinks []*subscriptionLink
-	counterLinks      []*counterLink
-	ipcPublications   []*ipcPublication
-	endOfLife         []*rawLog // logs of closed resources, to hand to releaser
-	releaser          *logReleaser
-	activeSessions    []sessionKey
-	nextSessionID     int32
-
-	// UDP: the conductor's, the sender's and the receiver's state, all
-	// owned by DoWork's goroutine (the Java driver's three agents run as
-	// one here, so nothing is handed between threads).
-	sendEndpoints    map[string]*sendEndpoint    // by canonical form
-	sndEndpoints     []*sendEndpoint             // the sender's, in poll order
-	receiveEndpoints map[string]*receiveEndpoint // by canonical form
-	rcvEndpoints     []*receiveEndpoint          // the receiver's, in poll order
-	netPublications  []*networkPublication       // the conductor's
-	senderPubs       []*networkPublication       // the sender's (until cleanup)
-	images           []*publicationImage         // the conductor's, until their end of life
-	rcvImages        []*publicationImage         // the receiver's, while connected
-	pendingSetups    []pendingSetup
-	imagesLength     int64 // bytes of the images' logs, until the releaser has freed each
-	poller           *udp.Poller
-	warmSink         int64  // warmAhead's loads, kept so they are not dropped
-	waitGen          uint64 // the poller's arm generation DoWork last saw
-	lastWaitNs       int64  // when DoWork first saw it (waitGen's Arm)
-	recvBatch        *udp.RecvBatch
-	sendBatch        *udp.SendBatch
-	ctl              []byte // a control frame being sent
-	errFrame         []byte // an ERR frame being sent
-	uniqueCanonical  int64
-	receiverIDSeed   int64
-	lossReport       []byte // loss-report.dat, mapped
-	lossReportNext   int
-	sendRR           int
-	dutyCycleCounter int
-	idleSendCycles   int // cycles that sent nothing since the control sockets were read
-	controlPollNs    int64
-
-	started               bool
-	nowNs                 int64
-	epochMs               int64
-	clockDeadlineNs       int64
-	timerDeadlineNs       int64
-	lastCommandPosition   int64
-	commandPositionMoveNs int64
-	lastWorkNs            int64 // start of the last cycle that did work, or 0
-	onCommandFn           ringbuffer.Handler
-	rsp                   []byte // response scratch
-	scratch               []byte // counter key and label scratch
-
-	epochClock func() int64 // epoch ms; tests replace it
-
-	terminated atomic.Bool // an allowed TERMINATE_DRIVER arrived
+	cncData    []byte
+	lastWorkNs int64  // start of the last cycle that did work, or 0
+	waitGen    uint64 // the poller's arm generation DoWork last saw
+	lastWaitNs int64  // when DoWork first saw it (waitGen's Arm)
 	closed     bool
 	runner     *runner
 }
-
-// sessionKey is an active session (SessionKey): session and stream ids
-// are unique per channel, ipcSessionKey or a UDP canonical form.
-type sessionKey struct {
-	sessionID, streamID int32
-	channel             string
-}
-
-// ipcSessionKey is the channel of every IPC session key.
-const ipcSessionKey = "ipc"
 
 // New prepares the Aeron directory, creates cnc.dat and loss-report.dat
 // and returns a driver whose duty cycle the caller runs with DoWork (the
@@ -135,14 +73,17 @@ func newDriver(o Options) (*Driver, error) {
 	if err := prepareDir(&o); err != nil {
 		return nil, err
 	}
-	d := &Driver{opts: o, osb: readOSSocketBuffers(), nextSessionID: d32Random(),
+	d := &Driver{}
+	d.driverContext = driverContext{opts: o, recvBatch: udp.NewRecvBatch(recvBatchSize, maxUDPPayloadLength+32),
+		ctl: make([]byte, 64), errFrame: make([]byte, 0, wire.ErrHeaderLength+wire.ErrMaxMessageLength)}
+	d.conductor = conductor{driverContext: &d.driverContext, sender: &d.sender, receiver: &d.receiver,
+		osb: readOSSocketBuffers(), nextSessionID: d32Random(),
 		rsp: make([]byte, 0, 512), scratch: make([]byte, 0, 512),
 		sendEndpoints: map[string]*sendEndpoint{}, receiveEndpoints: map[string]*receiveEndpoint{},
-		recvBatch: udp.NewRecvBatch(recvBatchSize, maxUDPPayloadLength+32), sendBatch: udp.NewSendBatch(maxDatagramsPerSend),
-		ctl: make([]byte, 64), errFrame: make([]byte, 0, wire.ErrHeaderLength+wire.ErrMaxMessageLength),
-		receiverIDSeed: int64(rand.Uint64())}
-	d.onCommandFn = d.onCommand
-	d.epochClock = epochMillis
+		receiverIDSeed: int64(rand.Uint64()), epochClock: epochMillis}
+	d.conductor.onCommandFn = d.conductor.onCommand
+	d.sender = sender{driverContext: &d.driverContext, conductor: &d.conductor, batch: udp.NewSendBatch(maxDatagramsPerSend)}
+	d.receiver = receiver{driverContext: &d.driverContext, conductor: &d.conductor}
 	var err error
 	if d.poller, err = udp.NewPoller(); err != nil {
 		return nil, err
@@ -297,17 +238,6 @@ func formatDuration(d time.Duration) string {
 // Dir is the Aeron directory the driver owns.
 func (d *Driver) Dir() string { return d.opts.Dir }
 
-// onStart starts the timers from the owner's first clock reading and
-// names the driver in counter 25's label (DriverConductor.onStart).
-func (d *Driver) onStart(nowNs int64) {
-	d.started = true
-	d.timerDeadlineNs = nowNs + int64(d.opts.TimerInterval)
-	d.clockDeadlineNs = nowNs + int64(clockUpdateInterval)
-	d.commandPositionMoveNs = nowNs
-	d.lastCommandPosition = d.ring.ConsumerPosition()
-	d.counters.AppendLabel(sysResolutionChanges, []byte(": driverName=null"))
-}
-
 // DoWork runs one duty cycle of the driver — the sender's, the
 // conductor's and the receiver's work, in that order, as one agent — and
 // returns the work it did (0: nothing to do). nowNs is a monotonic clock reading in
@@ -339,33 +269,14 @@ func (d *Driver) DoWork(nowNs int64) int {
 	// offer and its datagram. Nothing the conductor does in a cycle
 	// changes what the sender may send in it: snd-lmt comes from status
 	// messages; a publication the conductor adds sends from the next cycle.
-	if len(d.senderPubs)+len(d.sendEndpoints) > 0 {
-		work += d.doSend(nowNs)
+	if len(d.sender.publications)+len(d.sendEndpoints) > 0 {
+		work += d.sender.doWork(nowNs)
 	}
-	if d.timerDeadlineNs-nowNs < 0 {
-		d.timerDeadlineNs = nowNs + int64(d.opts.TimerInterval)
-		d.heartbeatAndCheckTimers(nowNs)
-		d.checkForBlockedCommands(nowNs)
-		work++
+	work += d.conductor.doWork(nowNs)
+	if len(d.receiver.endpoints)+len(d.receiver.images)+len(d.receiver.pendingSetups) > 0 {
+		work += d.receiver.doWork(nowNs)
 	}
-	work += d.readCommands()
-	for _, img := range d.images {
-		work += d.trackRebuild(img, nowNs)
-	}
-	for _, p := range d.netPublications {
-		work += d.updateNetworkLimit(p)
-		if p.state == pubActive {
-			d.warmAhead(&p.log.terms, p.producerPosition(), p.bitsToShift, p.termLength)
-		}
-	}
-	for _, p := range d.ipcPublications {
-		work += d.updatePublisherPositionAndLimit(p)
-	}
-	work += d.freeEndOfLife(d.opts.ResourceFreeLimit)
-	if len(d.rcvEndpoints)+len(d.rcvImages)+len(d.pendingSetups) > 0 {
-		work += d.doReceive(nowNs)
-	}
-	for _, img := range d.rcvImages {
+	for _, img := range d.receiver.images {
 		d.warmAhead(&img.log.terms, d.subPosition(img.hwm), img.bitsToShift, img.termLength)
 	}
 	if work > 0 {
@@ -394,154 +305,15 @@ func (d *Driver) trackCycle(ns int64) {
 // data a publisher of another goroutine or process appends also wait for
 // the next DoWork.
 func (d *Driver) Deadline() int64 {
-	if len(d.senderPubs)+len(d.rcvImages)+len(d.pendingSetups) == 0 {
+	if len(d.sender.publications)+len(d.receiver.images)+len(d.receiver.pendingSetups) == 0 {
 		return d.timerDeadlineNs
 	}
-	return d.networkDeadline(d.timerDeadlineNs)
+	return d.receiver.deadline(d.sender.deadline(d.timerDeadlineNs))
 }
 
 // Terminated reports whether a client asked the driver to stop with a
 // TERMINATE_DRIVER command the TerminationValidator allowed.
 func (d *Driver) Terminated() bool { return d.terminated.Load() }
-
-// heartbeatAndCheckTimers is the conductor's tick: the CnC heartbeat,
-// then every resource's timers, in the Java driver's order; resources
-// that reached their end of life are closed and dropped.
-func (d *Driver) heartbeatAndCheckTimers(nowNs int64) {
-	nowMs := d.epochMs
-	d.ring.SetConsumerHeartbeat(nowMs)
-	d.clients = checkResources(d.clients, func(c *client) bool { d.clientTick(c, nowMs); return c.timedOut },
-		d.closeClient)
-	d.publicationLinks = checkResources(d.publicationLinks,
-		func(l *publicationLink) bool { l.endOfLife = l.endOfLife || l.client.timedOut; return l.endOfLife },
-		d.decRefLink)
-	d.netPublications = checkResources(d.netPublications,
-		func(p *networkPublication) bool { return d.networkPublicationTick(p, nowNs) }, d.closeNetworkPublication)
-	d.subscriptionLinksTick()
-	d.images = checkResources(d.images, func(img *publicationImage) bool { return d.imageTick(img, nowNs) }, d.closeImage)
-	d.ipcPublications = checkResources(d.ipcPublications,
-		func(p *ipcPublication) bool { d.ipcPublicationTick(p, nowNs); return p.endOfLife },
-		func(p *ipcPublication) { d.closeIPCPublication(p); d.endOfLife = append(d.endOfLife, p.log) })
-	d.counterLinks = checkResources(d.counterLinks, func(l *counterLink) bool {
-		if !l.endOfLife && l.client.timedOut {
-			l.endOfLife = true
-			d.sendUnavailableCounter(l.registrationID, l.counterID)
-		}
-		return l.endOfLife
-	}, func(l *counterLink) { d.freeCounter(l.counterID) })
-}
-
-// checkResources runs tick on every resource from the last to the first
-// and closes and removes (swapping in the last) those it reports at their
-// end of life (DriverConductor.checkManagedResources). It allocates
-// nothing when nothing ends.
-func checkResources[T any](list []T, tick func(T) bool, closeFn func(T)) []T {
-	for i := len(list) - 1; i >= 0; i-- {
-		r := list[i]
-		if tick(r) {
-			closeFn(r)
-			last := len(list) - 1
-			list[i] = list[last]
-			var zero T
-			list[last] = zero
-			list = list[:last]
-		}
-	}
-	return list
-}
-
-// clientTick times a client out when its heartbeat counter is older than
-// the client liveness timeout (AeronClient.onTimeEvent).
-func (d *Driver) clientTick(c *client, nowMs int64) {
-	livenessMs := max(d.opts.ClientLivenessTimeout.Milliseconds(), 1)
-	if c.timedOut || nowMs <= d.subPosition(c.heartbeat)+livenessMs {
-		return
-	}
-	c.timedOut = true
-	if !c.closedByCommand {
-		d.counters.AddValue(sysClientTimeouts, 1)
-		d.sendClientTimeout(c.id)
-	}
-	d.sendUnavailableCounter(c.id, c.heartbeat.id)
-}
-
-func (d *Driver) closeClient(c *client) { d.freeCounter(c.heartbeat.id) }
-
-// closeSubscription unlinks a removed subscription from everything it
-// reads and frees its sub-pos counters (and lets go of its receive
-// endpoint's interest in the stream).
-func (d *Driver) closeSubscription(l *subscriptionLink) {
-	for i := range l.positions {
-		lp := &l.positions[i]
-		switch r := lp.res.(type) {
-		case *ipcPublication:
-			d.removeSubscriber(r, l, lp)
-		case *publicationImage:
-			d.removeImageSubscriber(r, l, lp)
-		case *networkPublication:
-			d.removeSpy(r, l, lp)
-		}
-	}
-	l.positions = l.positions[:0]
-	if l.kind == subNetwork {
-		d.cleanupNetworkSubscription(l)
-	}
-}
-
-// decRefLink drops a publication link's reference to its publication.
-func (d *Driver) decRefLink(l *publicationLink) {
-	if l.ipc != nil {
-		d.decRef(l.ipc)
-	} else {
-		d.decRefNetwork(l.net)
-	}
-}
-
-// closeIPCPublication frees the publication's counters; its log is freed
-// on a later cycle.
-func (d *Driver) closeIPCPublication(p *ipcPublication) {
-	d.freeCounter(p.pubPos.id)
-	d.freeCounter(p.pubLmt.id)
-	d.freeSubscriberCounters(&p.subs, p.untethered)
-}
-
-// checkForBlockedCommands unblocks the to-driver ring buffer when a
-// client claimed a record and never committed it: the consumer has not
-// moved for the client liveness timeout while producers are ahead.
-func (d *Driver) checkForBlockedCommands(nowNs int64) {
-	consumer := d.ring.ConsumerPosition()
-	if consumer == d.lastCommandPosition && d.ring.ProducerPosition() > consumer {
-		if d.commandPositionMoveNs+int64(d.opts.ClientLivenessTimeout)-nowNs < 0 {
-			if d.ring.Unblock() {
-				d.counters.AddValue(sysUnblockedCommands, 1)
-			}
-		}
-		return
-	}
-	d.commandPositionMoveNs = nowNs
-	d.lastCommandPosition = consumer
-}
-
-func (d *Driver) freeCounter(id int32) {
-	if err := d.counters.Free(id, d.epochMs); err != nil {
-		d.recordError(err)
-	}
-}
-
-// recordError counts an error (counter 15), logs it in the CnC's
-// distinct error log and hands it to Options.ErrorHandler.
-func (d *Driver) recordError(err error) {
-	d.counters.AddValue(sysErrors, 1)
-	d.errors.Record(err.Error(), d.epochMs)
-	if h := d.opts.ErrorHandler; h != nil {
-		h(err)
-	}
-}
-
-func (d *Driver) warn(msg string) {
-	warn(&d.opts, msg)
-	d.errors.Record(msg, d.epochMs)
-}
 
 // Close stops the driver as the real ones stop: every log is unmapped and
 // deleted, the CnC heartbeat is set to −1 (clients read "driver shut

@@ -22,7 +22,7 @@ type flowControl interface {
 	onError(e wire.Err, nowNs int64)
 	hasRequiredReceivers() bool
 	maxRetransmissionLength(termOffset, resendLength, termLength int) int
-	close(d *Driver)
+	close(c *conductor)
 }
 
 // Flow control defaults (Configuration).
@@ -62,7 +62,7 @@ func fcArg(fc, prefix string) (string, bool) {
 
 // retransmitWindowMultiple reads fc=...,rrwm:<n>, else def.
 func retransmitWindowMultiple(ch *udpChannel, def int) (int, error) {
-	fc, _ := ch.uri.get(paramFlowControl)
+	fc, _ := ch.uri.Get(paramFlowControl)
 	if v, ok := fcArg(fc, "rrwm:"); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
@@ -77,8 +77,8 @@ func retransmitWindowMultiple(ch *udpChannel, def int) (int, error) {
 // suppliers do: unicast channels take no fc= and use UnicastFlowControl;
 // multicast and multi-destination channels use fc=max (the default), min
 // or tagged.
-func (d *Driver) newFlowControl(ch *udpChannel, registrationID, clientID int64, sessionID, streamID int32) (flowControl, error) {
-	fc, hasFC := ch.uri.get(paramFlowControl)
+func (c *conductor) newFlowControl(ch *udpChannel, registrationID, clientID int64, sessionID, streamID int32) (flowControl, error) {
+	fc, hasFC := ch.uri.Get(paramFlowControl)
 	if !ch.multicast && !ch.isMultiDestination() {
 		if hasFC {
 			return nil, genericError(illegalArgument, "unsupported unicast flow control strategy: fc=%s", fc)
@@ -99,12 +99,12 @@ func (d *Driver) newFlowControl(ch *udpChannel, registrationID, clientID int64, 
 		return &maxFlowControl{rrwm: rrwm}, nil
 	case strategy == "min" || strategy == "tagged":
 		m := &minFlowControl{tagged: strategy == "tagged", rrwm: rrwm, receiverTimeoutNs: int64(defaultFCReceiverTimeout),
-			lastSetupSenderLimit: -1, counterID: -1, d: d}
+			lastSetupSenderLimit: -1, counterID: -1, c: c}
 		if err := m.parse(fc); err != nil {
 			return nil, err
 		}
 		m.hasRequired = 0 >= m.groupMinSize
-		id, err := d.allocateStreamCounter("fc-receivers", counters.TypeFlowControlReceivers, clientID, registrationID,
+		id, err := c.allocateStreamCounter("fc-receivers", counters.TypeFlowControlReceivers, clientID, registrationID,
 			sessionID, streamID, ch.uri.raw, -1)
 		if err != nil {
 			return nil, err
@@ -128,7 +128,7 @@ func (f *maxFlowControl) onSetup(senderLimit, _ int64, _ int64) int64        { r
 func (f *maxFlowControl) onIdle(_ int64, senderLimit, _ int64, _ bool) int64 { return senderLimit }
 func (f *maxFlowControl) onError(wire.Err, int64)                            {}
 func (f *maxFlowControl) hasRequiredReceivers() bool                         { return true }
-func (f *maxFlowControl) close(*Driver)                                      {}
+func (f *maxFlowControl) close(*conductor)                                   {}
 func (f *maxFlowControl) maxRetransmissionLength(termOffset, resendLength, termLength int) int {
 	return retransmissionLength(resendLength, termLength, termOffset, f.rrwm)
 }
@@ -157,7 +157,7 @@ type minFlowControl struct {
 	timeOfLastSetupNs    int64
 	taggedTriggeredSetup bool
 	counterID            int32
-	d                    *Driver
+	c                    *conductor
 }
 
 // parse reads fc=min|tagged[,t:<timeout>][,g:<tag>[/<min size>]].
@@ -247,8 +247,8 @@ func (f *minFlowControl) onStatusMessage(sm wire.SM, senderLimit int64, initialT
 }
 
 func (f *minFlowControl) setCount() {
-	if f.d != nil && f.counterID >= 0 {
-		f.d.counters.SetValue(f.counterID, int64(len(f.receivers)))
+	if f.c != nil && f.counterID >= 0 {
+		f.c.counters.SetValue(f.counterID, int64(len(f.receivers)))
 	}
 }
 
@@ -309,9 +309,9 @@ func (f *minFlowControl) maxRetransmissionLength(termOffset, resendLength, termL
 	return retransmissionLength(resendLength, termLength, termOffset, f.rrwm)
 }
 
-func (f *minFlowControl) close(d *Driver) {
+func (f *minFlowControl) close(c *conductor) {
 	if f.counterID >= 0 {
-		d.freeCounter(f.counterID)
+		c.freeCounter(f.counterID)
 		f.counterID = -1
 	}
 }

@@ -51,15 +51,15 @@ func newHostileReceiverOn(t testing.TB, set func(*Options), params string) *host
 	const stream = 10
 	client := newRawClient(m)
 	client.addSubscription(fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d%s", port, params), stream)
-	if len(m.rcvEndpoints) != 1 {
-		t.Fatalf("%d receive endpoints after the subscription, want 1", len(m.rcvEndpoints))
+	if len(m.receiver.endpoints) != 1 {
+		t.Fatalf("%d receive endpoints after the subscription, want 1", len(m.receiver.endpoints))
 	}
 	conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return &hostileReceiver{manualDriver: m, client: client, ep: m.rcvEndpoints[0], stream: stream, conn: conn,
+	return &hostileReceiver{manualDriver: m, client: client, ep: m.receiver.endpoints[0], stream: stream, conn: conn,
 		to: &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}}
 }
 
@@ -267,8 +267,8 @@ func TestSetupFloodIsBounded(t *testing.T) {
 func (h *hostileReceiver) checkReclaimed(t *testing.T) {
 	t.Helper()
 	h.advance(defaultImageLiveness + time.Second)
-	if len(h.rcvImages) != 0 {
-		t.Fatalf("%d images still connected %v after their only SETUP", len(h.rcvImages), defaultImageLiveness+time.Second)
+	if len(h.receiver.images) != 0 {
+		t.Fatalf("%d images still connected %v after their only SETUP", len(h.receiver.images), defaultImageLiveness+time.Second)
 	}
 	h.advance(defaultImageLiveness + 2*time.Second)
 	deadline := time.Now().Add(10 * time.Second)
@@ -352,14 +352,14 @@ func TestDataOfUnknownSessionsIsBounded(t *testing.T) {
 	h := newHostileReceiver(t, nil)
 	from := h.conn.LocalAddr().(*net.UDPAddr).AddrPort()
 	for session := range int32(3 * maxPendingSetups) {
-		h.onDataDatagram(h.ep, h.dataFrame(session, 0, 0, 64, 0xC0, 64), from)
+		h.ep.onDataDatagram(&h.receiver, h.dataFrame(session, 0, 0, 64, 0xC0, 64), from)
 	}
-	if n, states := len(h.pendingSetups), len(h.ep.streams[h.stream].states); n != maxPendingSetups || states != n {
+	if n, states := len(h.receiver.pendingSetups), len(h.ep.streams[h.stream].states); n != maxPendingSetups || states != n {
 		t.Fatalf("%d pending setups, %d session states after DATA of %d unknown sessions, want %d",
 			n, states, 3*maxPendingSetups, maxPendingSetups)
 	}
 	h.advance(2 * time.Second)
-	if n, states := len(h.pendingSetups), len(h.ep.streams[h.stream].states); n != 0 || states != 0 {
+	if n, states := len(h.receiver.pendingSetups), len(h.ep.streams[h.stream].states); n != 0 || states != 0 {
 		t.Fatalf("%d pending setups, %d session states 2 s later, want none", n, states)
 	}
 }
@@ -371,7 +371,7 @@ func TestUnwantedSessionsAreBounded(t *testing.T) {
 	h := newHostileReceiverOn(t, nil, "|session-id=5")
 	from := h.conn.LocalAddr().(*net.UDPAddr).AddrPort()
 	for session := range int32(2 * maxSessionStates) {
-		h.onDataDatagram(h.ep, h.dataFrame(session+100, 0, 0, 64, 0xC0, 64), from)
+		h.ep.onDataDatagram(&h.receiver, h.dataFrame(session+100, 0, 0, 64, 0xC0, 64), from)
 	}
 	if n := len(h.ep.streams[h.stream].states); n != maxSessionStates {
 		t.Fatalf("%d session states after DATA of %d unwanted sessions, want %d", n, 2*maxSessionStates, maxSessionStates)
@@ -419,12 +419,12 @@ func TestPanicInDatagramIsRecovered(t *testing.T) {
 func BenchmarkRefusedSetup(b *testing.B) {
 	h := newHostileReceiver(b, func(o *Options) { o.StreamSessionLimit = 1 })
 	from := h.conn.LocalAddr().(*net.UDPAddr).AddrPort()
-	h.onDataDatagram(h.ep, h.setupFrame(wire.SetupFields{SessionID: -1, TermLength: 64 << 10, MTU: 1408}), from)
+	h.ep.onDataDatagram(&h.receiver, h.setupFrame(wire.SetupFields{SessionID: -1, TermLength: 64 << 10, MTU: 1408}), from)
 	p := h.setupFrame(wire.SetupFields{TermLength: 64 << 10, MTU: 1408})
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		shm.PutInt32(p, wire.SetupSessionIDOffset, int32(i))
-		h.onDataDatagram(h.ep, p, from)
+		h.ep.onDataDatagram(&h.receiver, p, from)
 	}
 	if len(h.images) != 1 {
 		b.Fatalf("%d images, want 1", len(h.images))
@@ -436,11 +436,11 @@ func BenchmarkRefusedSetup(b *testing.B) {
 func BenchmarkInvalidData(b *testing.B) {
 	h := newHostileReceiver(b, nil)
 	from := h.conn.LocalAddr().(*net.UDPAddr).AddrPort()
-	h.onDataDatagram(h.ep, h.setupFrame(wire.SetupFields{SessionID: 1, TermLength: 64 << 10, MTU: 1408}), from)
+	h.ep.onDataDatagram(&h.receiver, h.setupFrame(wire.SetupFields{SessionID: 1, TermLength: 64 << 10, MTU: 1408}), from)
 	p := h.dataFrame(1, 0, 65536-32, 1408, 0xC0, 1408)
 	b.ReportAllocs()
 	for b.Loop() {
-		h.onDataDatagram(h.ep, p, from)
+		h.ep.onDataDatagram(&h.receiver, p, from)
 	}
 }
 
@@ -466,7 +466,7 @@ func TestStreamSurvivesFlood(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	to := net.UDPAddrFromAddrPort(u.sub.rcvEndpoints[0].ch.remoteData)
+	to := net.UDPAddrFromAddrPort(u.sub.receiver.endpoints[0].ch.remoteData)
 	rng := rand.New(rand.NewPCG(25, 25))
 	pick := func(v ...int32) int32 { return v[rng.IntN(len(v))] }
 	odd := func() int32 { return pick(0, 1, -1, 3, 1000, 65504, 65536, 1<<30, 1<<31-1, -1<<31, rng.Int32()) }

@@ -139,5 +139,51 @@ func (t *threadBackoff) relock() {
 // driver has no UDP endpoint or image.
 func (t *threadBackoff) quiet() bool {
 	d := t.d
-	return d.nowNs-t.lastWorkNs >= quietAfterNs && !d.HasNetwork() && len(d.rcvImages)+len(d.images) == 0
+	return d.nowNs-t.lastWorkNs >= quietAfterNs && !d.HasNetwork() && len(d.receiver.images)+len(d.images) == 0
 }
+
+// WaitFD is a descriptor (an epoll set of the driver's UDP sockets) that
+// polls readable when a datagram waits, once PrepareToWait armed it: an
+// owner that parks between duty cycles calls PrepareToWait, then waits on
+// it (with a timeout of at most Deadline), so a datagram wakes it at once.
+// It stays the same for the driver's life.
+func (d *Driver) WaitFD() int { return d.poller.FD() }
+
+// disarmAfterNs: once DoWork has run this long with no PrepareToWait, its
+// owner is taken to busy-poll, and the sockets leave WaitFD's set.
+const disarmAfterNs = int64(2e6)
+
+// PrepareToWait arms WaitFD: the driver's sockets join its epoll set, so
+// it polls readable while a datagram waits, one that came before the call
+// included. An owner calls it each time before it waits on WaitFD; any
+// goroutine may. The sockets stay in the set until DoWork has run for
+// disarmAfterNs with no PrepareToWait: an owner that busy-polls never
+// waits, and a socket in an epoll set makes every datagram that comes for
+// it pay for a wake-up callback (in the sender's system call, one per
+// level of nested sets) on the round trip's path. A failure to arm
+// (epoll_ctl) is returned; WaitFD then stays unreadable, so the owner
+// waits out its timeout.
+func (d *Driver) PrepareToWait() error {
+	_, err := d.poller.Arm()
+	return err
+}
+
+// disarmIfSpinning takes the sockets out of WaitFD's set once no owner
+// has armed it for disarmAfterNs (while armed, DoWork calls it each
+// cycle). A PrepareToWait between the look at the generation and the
+// disarm keeps the set armed (udp.Poller.DisarmIf).
+func (d *Driver) disarmIfSpinning(nowNs int64) {
+	gen := d.poller.Arms()
+	if gen != d.waitGen {
+		d.waitGen, d.lastWaitNs = gen, nowNs
+		return
+	}
+	if nowNs-d.lastWaitNs >= disarmAfterNs {
+		d.poller.DisarmIf(gen)
+	}
+}
+
+// HasNetwork reports whether the driver has UDP sockets open: then its
+// owner should run the duty cycle on every pass of its loop (or park on
+// WaitFD), since datagrams wait for it.
+func (d *Driver) HasNetwork() bool { return len(d.sendEndpoints)+len(d.receiveEndpoints) > 0 }

@@ -1,7 +1,6 @@
 package driver
 
 import (
-	"github.com/goblin-kv/goblin/aeron/internal/counters"
 	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
 	"github.com/goblin-kv/goblin/internal/shm"
 )
@@ -81,20 +80,6 @@ func (p *logPublication) producerPosition() int64 {
 	return logbuffer.ComputePosition(logbuffer.TermID(raw), logbuffer.TermOffset(raw, p.termLength), p.bitsToShift, p.initialTermID)
 }
 
-// subPosition reads a sub-pos counter. Writer: the subscriber (release
-// after consuming); acquire here.
-func (d *Driver) subPosition(pos position) int64 { return shm.LoadInt64Acquire(d.values, pos.off) }
-
-// setPosition stores a position counter with release and no more (a
-// plain store on amd64, like Java's setRelease): a publisher that acquires
-// pub-lmt sees the terms cleaned before it. Writer: the conductor; readers:
-// publishers, subscribers, tools.
-func (d *Driver) setPosition(pos position, v int64) { shm.StoreInt64ReleaseOnly(d.values, pos.off, v) }
-
-func (d *Driver) positionOf(id int32) position {
-	return position{id: id, off: counters.ValueOffsetOf(id)}
-}
-
 // updatePublisherPositionAndLimit moves pub-pos to the tail and pub-lmt
 // to the slowest tethered subscriber plus the term window, cleaning the
 // consumed log first (IpcPublication.updatePublisherPositionAndLimit).
@@ -109,16 +94,16 @@ func (d *Driver) positionOf(id int32) position {
 // hundreds of context switches a second taken from the publisher and
 // subscriber while 32-byte messages stream). The limit and the cleaning
 // are the same either way.
-func (d *Driver) updatePublisherPositionAndLimit(p *ipcPublication) int {
+func (p *ipcPublication) updatePublisherPositionAndLimit(c *conductor) int {
 	if p.state != pubActive {
 		return 0
 	}
 	producer := p.producerPosition()
-	d.setPosition(p.pubPos, producer)
+	c.setPosition(p.pubPos, producer)
 	if len(p.subs) > 0 {
 		minSub, maxSub := int64(1<<63-1), p.consumerPosition
 		for _, s := range p.subs {
-			v := d.subPosition(s)
+			v := c.subPosition(s)
 			minSub = min(minSub, v)
 			maxSub = max(maxSub, v)
 		}
@@ -127,9 +112,9 @@ func (d *Driver) updatePublisherPositionAndLimit(p *ipcPublication) int {
 		}
 		newLimit := minSub + p.termWindow
 		if newLimit >= p.tripLimit {
-			oldLimit := shm.LoadInt64Acquire(d.values, p.pubLmt.off)
+			oldLimit := shm.LoadInt64Acquire(c.values, p.pubLmt.off)
 			p.cleanBufferTo(minSub)
-			d.setPosition(p.pubLmt, newLimit)
+			c.setPosition(p.pubLmt, newLimit)
 			p.tripLimit = newLimit + p.tripGain
 			if limitMoveIsUrgent(oldLimit-producer, p.termWindow) {
 				return 1
@@ -138,9 +123,9 @@ func (d *Driver) updatePublisherPositionAndLimit(p *ipcPublication) int {
 		return 0
 	}
 	// No subscriber: the publisher may not run ahead of the last consumer.
-	if shm.LoadInt64Acquire(d.values, p.pubLmt.off) > p.consumerPosition {
+	if shm.LoadInt64Acquire(c.values, p.pubLmt.off) > p.consumerPosition {
 		p.tripLimit = p.consumerPosition
-		d.setPosition(p.pubLmt, p.consumerPosition)
+		c.setPosition(p.pubLmt, p.consumerPosition)
 		p.cleanBufferTo(p.consumerPosition)
 		return 1
 	}
@@ -194,17 +179,17 @@ func (p *logPublication) cleanBufferTo(position int64) {
 
 // joinPosition is where a new subscriber starts: the slowest of the
 // consumer position and every current subscriber.
-func (d *Driver) joinPosition(p *ipcPublication) int64 {
+func (p *ipcPublication) joinPosition(c *conductor) int64 {
 	pos := p.consumerPosition
 	for _, s := range p.subs {
-		pos = min(pos, d.subPosition(s))
+		pos = min(pos, c.subPosition(s))
 	}
 	return pos
 }
 
-func (d *Driver) isDrained(p *ipcPublication, producer int64) bool {
+func (p *ipcPublication) isDrained(c *conductor, producer int64) bool {
 	for _, s := range p.subs {
-		if d.subPosition(s) < producer {
+		if c.subPosition(s) < producer {
 			return false
 		}
 	}
@@ -213,8 +198,8 @@ func (d *Driver) isDrained(p *ipcPublication, producer int64) bool {
 
 // isAcceptingSubscriptions: not in a reject cool-down, and active or
 // still draining.
-func (d *Driver) isAcceptingSubscriptions(p *ipcPublication) bool {
-	return !p.inCoolDown && (p.state == pubActive || (p.state == pubDraining && !d.isDrained(p, p.producerPosition())))
+func (p *ipcPublication) isAcceptingSubscriptions(c *conductor) bool {
+	return !p.inCoolDown && (p.state == pubActive || (p.state == pubDraining && !p.isDrained(c, p.producerPosition())))
 }
 
 // setConnected stores the log's is-connected flag (release) when it
@@ -229,7 +214,7 @@ func (p *logPublication) setConnected(connected bool) {
 	}
 }
 
-func (d *Driver) addSubscriber(p *ipcPublication, link *subscriptionLink, pos position, nowNs int64) {
+func (p *ipcPublication) addSubscriber(c *conductor, link *subscriptionLink, pos position, nowNs int64) {
 	p.subs = append(p.subs, pos)
 	if !link.tether {
 		p.untethered = append(p.untethered, untetheredSubscriber{link: link, pos: pos, updateNs: nowNs})
@@ -239,12 +224,12 @@ func (d *Driver) addSubscriber(p *ipcPublication, link *subscriptionLink, pos po
 
 // removeSubscriber drops a subscriber and frees its sub-pos counter
 // (unless an untethered linger already did).
-func (d *Driver) removeSubscriber(p *ipcPublication, link *subscriptionLink, lp *linkedPosition) {
+func (p *ipcPublication) removeSubscriber(c *conductor, link *subscriptionLink, lp *linkedPosition) {
 	pos := lp.pos
 	p.subs = removePosition(p.subs, pos.id)
 	if !lp.freed {
 		lp.freed = true
-		d.freeCounter(pos.id)
+		c.freeCounter(pos.id)
 	}
 	if !link.tether {
 		p.untethered = removeUntethered(p.untethered, link)
@@ -267,8 +252,8 @@ func (p *logPublication) incRef() { p.refCount++ }
 
 // decRef drops a publisher; the last one fixes the limit and the end of
 // stream at the tail and starts draining (unless revoked).
-func (d *Driver) decRef(p *ipcPublication) {
-	if _, last := d.dropPublisher(&p.logPublication); !last {
+func (p *ipcPublication) decRef(c *conductor) {
+	if _, last := p.dropPublisher(c); !last {
 		return
 	}
 	if p.log.meta[logbuffer.IsPublicationRevokedOffset] == 0 {
@@ -279,13 +264,13 @@ func (d *Driver) decRef(p *ipcPublication) {
 // dropPublisher drops one publisher of p, IPC or network; when it was the
 // last (last = true) it fixes the limit and the end of stream at the
 // producer position and returns that position.
-func (d *Driver) dropPublisher(p *logPublication) (producer int64, last bool) {
+func (p *logPublication) dropPublisher(c *conductor) (producer int64, last bool) {
 	p.refCount--
 	if p.refCount != 0 {
 		return 0, false
 	}
 	producer = p.producerPosition()
-	d.setPosition(p.pubLmt, producer)
+	c.setPosition(p.pubLmt, producer)
 	// End of stream: written by the driver (release); subscribers compare
 	// their position with it (Image.isEndOfStream).
 	shm.StoreInt64Release(p.log.meta, logbuffer.EndOfStreamPositionOffset, producer)
@@ -295,13 +280,13 @@ func (d *Driver) dropPublisher(p *logPublication) (producer int64, last bool) {
 // freeSubscriberCounters frees the position counters of the subscribers
 // in *subs (and of the resting untethered ones) and forgets them: what
 // closing an IPC publication, a network publication and an image share.
-func (d *Driver) freeSubscriberCounters(subs *[]position, untethered []untetheredSubscriber) {
+func (c *conductor) freeSubscriberCounters(subs *[]position, untethered []untetheredSubscriber) {
 	for _, s := range *subs {
-		d.freeCounter(s.id)
+		c.freeCounter(s.id)
 	}
 	for _, u := range untethered {
 		if u.state == untetheredResting {
-			d.freeCounter(u.pos.id)
+			c.freeCounter(u.pos.id)
 		}
 	}
 	*subs = (*subs)[:0]
@@ -317,43 +302,43 @@ func (p *logPublication) isRevoked() bool {
 
 // onTimeEvent is the publication's part of the conductor's tick
 // (IpcPublication.onTimeEvent).
-func (d *Driver) ipcPublicationTick(p *ipcPublication, nowNs int64) {
+func (p *ipcPublication) onTimeEvent(c *conductor, nowNs int64) {
 	switch p.state {
 	case pubActive:
 		if p.log.meta[logbuffer.IsPublicationRevokedOffset] != 0 {
 			revoked := p.producerPosition()
-			d.setPosition(p.pubLmt, revoked)
+			c.setPosition(p.pubLmt, revoked)
 			shm.StoreInt64Release(p.log.meta, logbuffer.EndOfStreamPositionOffset, revoked)
 			p.setConnected(false)
-			d.transitionToLinger(p)
+			p.transitionToLinger(c)
 			p.state = pubLinger
-			d.counters.AddValue(sysPublicationsRevoked, 1)
+			c.counters.AddValue(sysPublicationsRevoked, 1)
 			return
 		}
-		d.checkUntetheredSubscriptions(p, nowNs)
+		p.checkUntetheredSubscriptions(c, nowNs)
 		p.setConnected(len(p.subs) != 0)
 		producer := p.producerPosition()
-		d.setPosition(p.pubPos, producer)
+		c.setPosition(p.pubPos, producer)
 		if !p.exclusive {
-			d.checkForBlockedPublisher(&p.logPublication, producer, p.consumerPosition, nowNs)
+			p.checkForBlockedPublisher(c, producer, p.consumerPosition, nowNs)
 		}
 		if p.inCoolDown && p.coolDownExpireNs < nowNs {
 			p.inCoolDown = false
-			d.linkIPCSubscriptions(p)
+			c.linkIPCSubscriptions(p)
 			p.coolDownExpireNs = 0
 		}
 	case pubDraining:
 		producer := p.producerPosition()
-		d.setPosition(p.pubPos, producer)
-		if d.isDrained(p, producer) {
-			d.transitionToLinger(p)
+		c.setPosition(p.pubPos, producer)
+		if p.isDrained(c, producer) {
+			p.transitionToLinger(c)
 			p.state = pubLinger
-		} else if unblockLog(p.log, d.advanceConsumerPosition(p), true) {
-			d.counters.AddValue(sysUnblockedPublications, 1)
+		} else if unblockLog(p.log, p.advanceConsumerPosition(c), true) {
+			c.counters.AddValue(sysUnblockedPublications, 1)
 		}
 	case pubLinger:
 		if p.refCount == 0 {
-			for _, l := range d.subscriptionLinks {
+			for _, l := range c.subscriptionLinks {
 				l.unlink(p)
 			}
 			p.endOfLife = true
@@ -371,9 +356,9 @@ func (d *Driver) ipcPublicationTick(p *ipcPublication, nowNs int64) {
 // while active (the driver timed the publisher's client out before a
 // subscriber starved of CPU had caught up): unblocking there would find a
 // committed frame, change nothing, and the publication would never drain.
-func (d *Driver) advanceConsumerPosition(p *ipcPublication) int64 {
+func (p *ipcPublication) advanceConsumerPosition(c *conductor) int64 {
 	for _, s := range p.subs {
-		p.consumerPosition = max(p.consumerPosition, d.subPosition(s))
+		p.consumerPosition = max(p.consumerPosition, c.subPosition(s))
 	}
 	return p.consumerPosition
 }
@@ -381,28 +366,28 @@ func (d *Driver) advanceConsumerPosition(p *ipcPublication) int64 {
 // checkUntetheredSubscriptions moves untethered subscribers that fell a
 // window behind the consumer position through the untethered states
 // (IpcPublication.checkUntetheredSubscriptions).
-func (d *Driver) checkUntetheredSubscriptions(p *ipcPublication, nowNs int64) {
+func (p *ipcPublication) checkUntetheredSubscriptions(c *conductor, nowNs int64) {
 	windowLimit := p.consumerPosition - p.termWindow + p.termWindow>>2
-	d.checkUntethered(p, &p.untethered, &p.subs, windowLimit, p.untetheredWindowLimitNs, p.untetheredLingerNs,
+	c.checkUntethered(p, &p.untethered, &p.subs, windowLimit, p.untetheredWindowLimitNs, p.untetheredLingerNs,
 		p.untetheredRestingNs, nowNs)
 }
 
 // An IPC publication as a subscribable: its image is its own log.
-func (p *ipcPublication) rejoinPosition(d *Driver) int64 { return d.joinPosition(p) }
-func (p *ipcPublication) notifyID() int64                { return p.registrationID }
-func (p *ipcPublication) announce(d *Driver, l *subscriptionLink, pos position, _ int64) {
-	d.sendAvailableImage(p, l.registrationID, pos.id)
+func (p *ipcPublication) rejoinPosition(c *conductor) int64 { return p.joinPosition(c) }
+func (p *ipcPublication) notifyID() int64                   { return p.registrationID }
+func (p *ipcPublication) announce(c *conductor, l *subscriptionLink, pos position, _ int64) {
+	c.sendAvailableImage(p, l.registrationID, pos.id)
 }
 
 // checkForBlockedPublisher unblocks a concurrent publisher that claimed
 // space and never committed it (it died mid-offer): when the consumers
 // have not moved for the unblock timeout while the log may be blocked, the
 // claim becomes padding (IpcPublication.checkForBlockedPublisher).
-func (d *Driver) checkForBlockedPublisher(p *logPublication, producer, consumer, nowNs int64) {
+func (p *logPublication) checkForBlockedPublisher(c *conductor, producer, consumer, nowNs int64) {
 	if consumer == p.lastConsumerPosition && p.isPossiblyBlocked(producer, consumer) {
 		if p.consumerChangedNs+p.unblockTimeoutNs-nowNs < 0 {
 			if unblockLog(p.log, consumer, false) {
-				d.counters.AddValue(sysUnblockedPublications, 1)
+				c.counters.AddValue(sysUnblockedPublications, 1)
 			}
 		}
 		return
@@ -416,4 +401,15 @@ func (p *logPublication) isPossiblyBlocked(producer, consumer int64) bool {
 		return true
 	}
 	return producer > consumer
+}
+
+// transitionToLinger ends a publication's session and tells every linked
+// subscription the image is gone.
+func (p *ipcPublication) transitionToLinger(c *conductor) {
+	c.removeSessionKey(sessionKey{p.sessionID, p.streamID, ipcSessionKey})
+	for _, l := range c.subscriptionLinks {
+		if l.linked(p) != nil {
+			c.notifyUnavailableImage(p.registrationID, l)
+		}
+	}
 }

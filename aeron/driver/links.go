@@ -41,8 +41,8 @@ type counterLink struct {
 type subscribable interface {
 	// rejoin is where an untethered subscriber that rested rejoins, and
 	// announce tells its subscription the image is back.
-	rejoinPosition(d *Driver) int64
-	announce(d *Driver, l *subscriptionLink, pos position, join int64)
+	rejoinPosition(c *conductor) int64
+	announce(c *conductor, l *subscriptionLink, pos position, join int64)
 	// notifyID is the image id ON_UNAVAILABLE_IMAGE names.
 	notifyID() int64
 }

@@ -22,18 +22,18 @@ const (
 // loss makes its entry (channel and source), later ones add to the count
 // and the bytes lost. A full report disables reporting for the image, as
 // the Java driver does.
-func (d *Driver) reportLoss(img *publicationImage) {
+func (x *driverContext) reportLoss(img *publicationImage) {
 	count, bytes := img.reportObservations, img.reportBytes
 	img.reportObservations, img.reportBytes = 0, 0
 	if !img.reportEnabled {
 		return
 	}
-	buf := d.lossReport
-	now := d.epochMs
+	buf := x.lossReport
+	now := x.epochMs
 	if img.reportEntry < 0 {
 		ch, src := img.channel, img.sourceIdentity
 		need := lossChannelOffset + shm.Align(4+len(ch), 4) + 4 + len(src)
-		off := d.lossReportNext
+		off := x.lossReportNext
 		if need > len(buf)-off {
 			img.reportEnabled = false
 			return
@@ -52,7 +52,7 @@ func (d *Driver) reportLoss(img *publicationImage) {
 		// positive as complete.
 		shm.StoreInt64Release(buf, off+lossObservationsOffset, count)
 		img.reportEntry = off
-		d.lossReportNext += shm.Align(need, lossEntryAlignment)
+		x.lossReportNext += shm.Align(need, lossEntryAlignment)
 		return
 	}
 	off := img.reportEntry

@@ -48,13 +48,13 @@ var errStorageSpace = errors.New("insufficient usable storage")
 
 // newRawLog creates dir/<registrationID>.logbuffer (it must not exist),
 // sized for termLength, sparse or allocated whole, and maps it.
-func (d *Driver) newRawLog(dir string, registrationID int64, termLength int, sparse bool) (*rawLog, error) {
-	length := logbuffer.ComputeLogLength(termLength, d.opts.FilePageSize)
-	if err := d.checkStorage(dir, int64(length)); err != nil {
+func (c *conductor) newRawLog(dir string, registrationID int64, termLength int, sparse bool) (*rawLog, error) {
+	length := logbuffer.ComputeLogLength(termLength, c.opts.FilePageSize)
+	if err := c.checkStorage(dir, int64(length)); err != nil {
 		return nil, err
 	}
 	path := filepath.Join(dir, strconv.FormatInt(registrationID, 10)+".logbuffer")
-	f, err := createExclusive(path, d.opts.FilePerm)
+	f, err := createExclusive(path, c.opts.FilePerm)
 	if err != nil {
 		return nil, fmt.Errorf("create log buffer: %w", err)
 	}
@@ -81,15 +81,15 @@ func (d *Driver) newRawLog(dir string, registrationID int64, termLength int, spa
 	for i := range l.terms {
 		l.terms[i] = data[i*termLength : (i+1)*termLength : (i+1)*termLength]
 	}
-	d.counters.AddValue(sysBytesCurrentlyMapped, int64(length))
+	c.counters.AddValue(sysBytesCurrentlyMapped, int64(length))
 	l.mapped = true
 	return l, nil
 }
 
 // checkStorage refuses a log the file system has no room for and warns
 // when room is running low (FileStoreLogFactory.checkStorage).
-func (d *Driver) checkStorage(dir string, length int64) error {
-	if d.opts.NoStorageChecks {
+func (c *conductor) checkStorage(dir string, length int64) error {
+	if c.opts.NoStorageChecks {
 		return nil
 	}
 	var st unix.Statfs_t
@@ -100,8 +100,8 @@ func (d *Driver) checkStorage(dir string, length int64) error {
 	if usable < length {
 		return fmt.Errorf("%w for new log of length=%d usable=%d in %s", errStorageSpace, length, usable, dir)
 	}
-	if usable <= d.opts.LowStorageWarning {
-		d.warn(fmt.Sprintf("WARN - space is running low: threshold=%d usable=%d in %s", d.opts.LowStorageWarning, usable, dir))
+	if usable <= c.opts.LowStorageWarning {
+		c.warn(fmt.Sprintf("WARN - space is running low: threshold=%d usable=%d in %s", c.opts.LowStorageWarning, usable, dir))
 	}
 	return nil
 }
@@ -109,16 +109,16 @@ func (d *Driver) checkStorage(dir string, length int64) error {
 // freeRawLog unmaps the log and deletes its file, in the calling
 // goroutine (the conductor's logs of closed resources go to the releaser
 // instead: freeEndOfLife).
-func (d *Driver) freeRawLog(l *rawLog) error {
-	d.unaccountMapping(l)
+func (c *conductor) freeRawLog(l *rawLog) error {
+	c.unaccountMapping(l)
 	return l.release()
 }
 
 // unaccountMapping takes the log out of bytes currently mapped, once.
-func (d *Driver) unaccountMapping(l *rawLog) {
+func (c *conductor) unaccountMapping(l *rawLog) {
 	if l.mapped {
 		l.mapped = false
-		d.counters.AddValue(sysBytesCurrentlyMapped, -int64(len(l.data)))
+		c.counters.AddValue(sysBytesCurrentlyMapped, -int64(len(l.data)))
 	}
 }
 

@@ -104,11 +104,11 @@ func (r *logReleaser) stop() []releaseFailure {
 // the logs whose release failed: each is counted (counter 17), reported
 // and queued again, as the Java driver retries a failed free. The images'
 // logs the releaser has freed leave the images length here.
-func (d *Driver) freeEndOfLife(limit int) int {
+func (c *conductor) freeEndOfLife(limit int) int {
 	for {
 		select {
-		case l := <-d.releaser.freed:
-			d.imagesLength -= l.imageCharge
+		case l := <-c.releaser.freed:
+			c.imagesLength -= l.imageCharge
 			l.imageCharge = 0
 			continue
 		default:
@@ -117,25 +117,25 @@ func (d *Driver) freeEndOfLife(limit int) int {
 	}
 	for {
 		select {
-		case f := <-d.releaser.failed:
-			d.counters.AddValue(sysFreeFails, 1)
-			d.recordError(fmt.Errorf("free log buffer %s: %w", f.log.path, f.err))
-			d.endOfLife = append(d.endOfLife, f.log)
+		case f := <-c.releaser.failed:
+			c.counters.AddValue(sysFreeFails, 1)
+			c.recordError(fmt.Errorf("free log buffer %s: %w", f.log.path, f.err))
+			c.endOfLife = append(c.endOfLife, f.log)
 			continue
 		default:
 		}
 		break
 	}
 	n := 0
-	for n < limit && len(d.endOfLife) > 0 {
-		l := d.endOfLife[0]
-		d.unaccountMapping(l)
-		if !d.releaser.hand(l) {
+	for n < limit && len(c.endOfLife) > 0 {
+		l := c.endOfLife[0]
+		c.unaccountMapping(l)
+		if !c.releaser.hand(l) {
 			break
 		}
-		copy(d.endOfLife, d.endOfLife[1:])
-		d.endOfLife[len(d.endOfLife)-1] = nil
-		d.endOfLife = d.endOfLife[:len(d.endOfLife)-1]
+		copy(c.endOfLife, c.endOfLife[1:])
+		c.endOfLife[len(c.endOfLife)-1] = nil
+		c.endOfLife = c.endOfLife[:len(c.endOfLife)-1]
 		n++
 	}
 	return n

@@ -92,7 +92,7 @@ func (s *senderUnderTest) deliver(t testing.TB, p []byte, mode byte) {
 		shm.PutInt32(b, 16, shm.GetInt32(b, 16)+pub.initialTermID)
 	}
 	if mode&ctlAtSender != 0 && len(b) >= 24 {
-		pos := s.m.senderPosition(pub) + int64(shm.GetInt32(b, 20))
+		pos := pub.senderPosition() + int64(shm.GetInt32(b, 20))
 		shm.PutInt32(b, 16, logbuffer.ComputeTermIDFromPosition(pos, pub.bitsToShift, pub.initialTermID))
 		shm.PutInt32(b, 20, int32(pos&int64(pub.termLength-1)))
 	}
@@ -103,10 +103,10 @@ func (s *senderUnderTest) deliver(t testing.TB, p []byte, mode byte) {
 	}
 	s.m.nowNs += step
 	s.m.epochMs += step / 1e6
-	s.m.onControlDatagram(pub.ep, b, s.from)
+	pub.ep.onControlDatagram(&s.m.sender, b, s.from)
 	s.m.DoWork(s.m.nowNs)
 	for _, p := range s.pubs {
-		pos, lmt := s.m.senderPosition(p), s.m.subPosition(p.sndLmt)
+		pos, lmt := p.senderPosition(), s.m.subPosition(p.sndLmt)
 		// A status message is believed within half a term of the sender's
 		// position and its window is at most a term.
 		if lmt-pos > int64(p.termLength+p.termLength/2) {
@@ -227,7 +227,7 @@ func TestSenderControlDropsMalformedFrames(t *testing.T) {
 	s.deliver(t, smFrame(wire.SMFlagSendSetup, 0, 0, 0, false), own)
 	s.deliver(t, smFrame(0, 0, 0, 32<<10, false), own)
 	s.m.cycle(4)
-	if pos := s.m.senderPosition(pub); pos != 32<<10 {
+	if pos := pub.senderPosition(); pos != 32<<10 {
 		t.Fatalf("snd-pos %d after a 32 KiB window, want %d", pos, 32<<10)
 	}
 	for _, tc := range []struct {

@@ -79,8 +79,8 @@ func udpChannelError(kind, format string, a ...any) error {
 
 // parseUDPChannel resolves a UDP channel (isDestination: a destination of a
 // multi-destination channel, which needs no unique suffix).
-func (d *Driver) parseUDPChannel(u *channelURI, isDestination bool) (*udpChannel, error) {
-	c := &udpChannel{uri: u}
+func (c *conductor) parseUDPChannel(u *channelURI, isDestination bool) (*udpChannel, error) {
+	cl := &udpChannel{uri: u}
 	if err := validateUDPParams(u); err != nil {
 		return nil, err
 	}
@@ -98,49 +98,49 @@ func (d *Driver) parseUDPChannel(u *channelURI, isDestination bool) (*udpChannel
 		if err != nil {
 			return nil, udpChannelError(illegalArgument, "invalid channel tag %q: %s", tagStr, u.raw)
 		}
-		c.hasTag, c.tag = true, t
+		cl.hasTag, cl.tag = true, t
 	}
-	mode, _ := u.get(aeron.ParamControlMode)
+	mode, _ := u.Get(aeron.ParamControlMode)
 	switch mode {
 	case aeron.ControlModeManual:
-		c.mode = controlManual
+		cl.mode = controlManual
 	case aeron.ControlModeDynamic:
-		c.mode = controlDynamic
+		cl.mode = controlDynamic
 	case aeron.ControlModeResponse:
-		c.mode = controlResponse
+		cl.mode = controlResponse
 	}
-	if c.sndbuf, err = bufferLengthParam(u, aeron.ParamSocketSndBuf); err != nil {
+	if cl.sndbuf, err = bufferLengthParam(u, aeron.ParamSocketSndBuf); err != nil {
 		return nil, err
 	}
-	if c.rcvbuf, err = bufferLengthParam(u, aeron.ParamSocketRcvBuf); err != nil {
+	if cl.rcvbuf, err = bufferLengthParam(u, aeron.ParamSocketRcvBuf); err != nil {
 		return nil, err
 	}
-	if c.rcvWnd, err = bufferLengthParam(u, aeron.ParamReceiverWindow); err != nil {
+	if cl.rcvWnd, err = bufferLengthParam(u, aeron.ParamReceiverWindow); err != nil {
 		return nil, err
 	}
-	if v, ok := u.get(paramNakDelay); ok {
-		if c.nakDelayNs, err = parseDuration(paramNakDelay, v); err != nil {
+	if v, ok := u.Get(paramNakDelay); ok {
+		if cl.nakDelayNs, err = parseDuration(paramNakDelay, v); err != nil {
 			return nil, err
 		}
-		c.hasNakDelay = true
+		cl.hasNakDelay = true
 	}
-	if v, ok := u.get(paramGroupTag); ok {
-		if c.groupTag, err = strconv.ParseInt(v, 10, 64); err != nil {
+	if v, ok := u.Get(paramGroupTag); ok {
+		if cl.groupTag, err = strconv.ParseInt(v, 10, 64); err != nil {
 			return nil, udpChannelError(illegalArgument, "'%s' does not contain a valid long value", paramGroupTag)
 		}
-		c.hasGroupTag = true
+		cl.hasGroupTag = true
 	}
 	requiresSuffix := !isDestination && (!hasEndpoint && !hasControl ||
 		hasEndpoint && endpoint.Port() == 0 || hasControl && control.Port() == 0)
 	noDistinguishing := !hasEndpoint && !hasControl && !hasTagStr
-	if c.mode == controlDynamic && !hasControl {
+	if cl.mode == controlDynamic && !hasControl {
 		return nil, udpChannelError(illegalArgument, "explicit control expected with dynamic control mode: %s", u.raw)
 	}
-	if noDistinguishing && c.mode != controlManual && c.mode != controlResponse {
+	if noDistinguishing && cl.mode != controlManual && cl.mode != controlResponse {
 		return nil, udpChannelError(illegalArgument,
 			"URIs for UDP must specify an endpoint, control, tags, or control-mode=manual/response: %s", u.raw)
 	}
-	c.hasExplicitEndpoint = hasEndpoint
+	cl.hasExplicitEndpoint = hasEndpoint
 	if !hasEndpoint {
 		endpoint = netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
 		if hasControl && control.Addr().Is6() {
@@ -154,17 +154,17 @@ func (d *Driver) parseUDPChannel(u *channelURI, isDestination bool) (*udpChannel
 		if hasTagStr {
 			return "#" + tagStr
 		}
-		d.uniqueCanonical++
-		return "-" + strconv.FormatInt(d.uniqueCanonical-1, 10)
+		c.uniqueCanonical++
+		return "-" + strconv.FormatInt(c.uniqueCanonical-1, 10)
 	}
-	endpointVal, _ := u.get(aeron.ParamEndpoint)
+	endpointVal, _ := u.Get(aeron.ParamEndpoint)
 	switch {
 	case endpoint.Addr().IsMulticast():
 		ifaceAddr, err := resolveInterface(u, true, endpoint.Addr().Is6())
 		if err != nil {
 			return nil, err
 		}
-		c.multicast = true
+		cl.multicast = true
 		ctl := endpoint.Addr().As16()
 		if endpoint.Addr().Is4() {
 			b := endpoint.Addr().As4()
@@ -172,47 +172,47 @@ func (d *Driver) parseUDPChannel(u *channelURI, isDestination bool) (*udpChannel
 				return nil, udpChannelError(illegalArgument, "multicast data address must be odd: %s", endpoint.Addr())
 			}
 			b[3]++
-			c.remoteControl = netip.AddrPortFrom(netip.AddrFrom4(b), endpoint.Port())
+			cl.remoteControl = netip.AddrPortFrom(netip.AddrFrom4(b), endpoint.Port())
 		} else {
 			ctl[15]++
-			c.remoteControl = netip.AddrPortFrom(netip.AddrFrom16(ctl), endpoint.Port())
+			cl.remoteControl = netip.AddrPortFrom(netip.AddrFrom16(ctl), endpoint.Port())
 		}
-		c.remoteData = endpoint
-		c.ifaceAddr = ifaceAddr.Addr()
-		c.localControl, c.localData = ifaceAddr, ifaceAddr
-		c.canonical = canonicalise("", ifaceAddr, "", endpoint)
-		if v, ok := u.get(paramTTL); ok {
+		cl.remoteData = endpoint
+		cl.ifaceAddr = ifaceAddr.Addr()
+		cl.localControl, cl.localData = ifaceAddr, ifaceAddr
+		cl.canonical = canonicalise("", ifaceAddr, "", endpoint)
+		if v, ok := u.Get(paramTTL); ok {
 			n, err := strconv.Atoi(v)
 			if err != nil {
 				return nil, udpChannelError(numberFormat, "For input string: \"%s\"", v)
 			}
-			c.hasTTL, c.ttl = true, n
+			cl.hasTTL, cl.ttl = true, n
 		}
 	case hasControl:
-		controlVal, _ := u.get(aeron.ParamControl)
-		c.hasExplicitControl = true
-		c.remoteControl, c.remoteData = endpoint, endpoint
-		c.localControl, c.localData = control, control
-		c.canonical = canonicalise(controlVal, control, endpointVal, endpoint) + suffix()
+		controlVal, _ := u.Get(aeron.ParamControl)
+		cl.hasExplicitControl = true
+		cl.remoteControl, cl.remoteData = endpoint, endpoint
+		cl.localControl, cl.localData = control, control
+		cl.canonical = canonicalise(controlVal, control, endpointVal, endpoint) + suffix()
 	default:
 		local, err := resolveInterface(u, false, endpoint.Addr().Is6())
 		if err != nil {
 			return nil, err
 		}
-		c.remoteControl, c.remoteData = endpoint, endpoint
-		c.localControl, c.localData = local, local
-		c.canonical = canonicalise("", local, endpointVal, endpoint) + suffix()
+		cl.remoteControl, cl.remoteData = endpoint, endpoint
+		cl.localControl, cl.localData = local, local
+		cl.canonical = canonicalise("", local, endpointVal, endpoint) + suffix()
 	}
-	return c, nil
+	return cl, nil
 }
 
 // validateUDPParams refuses what UdpChannel.validateConfiguration and
 // the driver refuse before resolving anything.
 func validateUDPParams(u *channelURI) error {
-	if u.media != aeron.MediaUDP {
+	if u.Media != aeron.MediaUDP {
 		return udpChannelError(illegalArgument, "UdpChannel only supports UDP media: %s", u.raw)
 	}
-	if v, ok := u.get(paramCongestion); ok && v != "static" {
+	if v, ok := u.Get(paramCongestion); ok && v != "static" {
 		return invalidChannel("congestion control cc=%s is not supported by this media driver (only static): %s", v, u.raw)
 	}
 	return nil
@@ -220,7 +220,7 @@ func validateUDPParams(u *channelURI) error {
 
 // channelTag is the channel tag of tags=<channelTag>[,<entityTag>].
 func channelTag(u *channelURI) (string, bool) {
-	v, ok := u.get(aeron.ParamTags)
+	v, ok := u.Get(aeron.ParamTags)
 	if !ok {
 		return "", false
 	}
@@ -274,7 +274,7 @@ func sourceIdentity(a netip.AddrPort) string { return hostString(a) }
 // synchronously (a deliberate difference: the Java driver resolves them on
 // an executor).
 func resolveAddrParam(u *channelURI, name string) (netip.AddrPort, bool, error) {
-	v, ok := u.get(name)
+	v, ok := u.Get(name)
 	if !ok {
 		return netip.AddrPort{}, false, nil
 	}
@@ -323,7 +323,7 @@ func resolveHost(host string) (netip.Addr, error) {
 // without one, the wildcard address; otherwise the address of the local
 // interface it names (InterfaceSearchAddress).
 func resolveInterface(u *channelURI, multicast, v6 bool) (netip.AddrPort, error) {
-	v, ok := u.get(aeron.ParamInterface)
+	v, ok := u.Get(aeron.ParamInterface)
 	wildcard := netip.IPv4Unspecified()
 	if v6 {
 		wildcard = netip.IPv6Unspecified()
@@ -368,7 +368,7 @@ func resolveInterface(u *channelURI, multicast, v6 bool) (netip.AddrPort, error)
 
 // bufferLengthParam reads so-sndbuf, so-rcvbuf or rcv-wnd (0: not given).
 func bufferLengthParam(u *channelURI, name string) (int, error) {
-	v, ok := u.get(name)
+	v, ok := u.Get(name)
 	if !ok {
 		return 0, nil
 	}
@@ -380,4 +380,11 @@ func bufferLengthParam(u *channelURI, name string) (int, error) {
 		return 0, udpChannelError(illegalArgument, "Invalid %s length: %d", name, n)
 	}
 	return int(n), nil
+}
+
+func (c *conductor) multicastTTL(ch *udpChannel) int {
+	if ch.hasTTL {
+		return ch.ttl
+	}
+	return c.opts.MulticastTTL
 }

@@ -29,17 +29,17 @@ type untetheredSubscriber struct {
 //     if its subscription rejoins, else its sub-pos is freed;
 //   - resting: after restingNs it rejoins at r's rejoin position with a
 //     new ON_AVAILABLE_IMAGE (the same sub-pos counter).
-func (d *Driver) checkUntethered(r subscribable, list *[]untetheredSubscriber, subs *[]position, windowLimit int64,
+func (c *conductor) checkUntethered(r subscribable, list *[]untetheredSubscriber, subs *[]position, windowLimit int64,
 	windowNs, lingerNs, restingNs, nowNs int64) {
 	u := *list
 	for i := len(u) - 1; i >= 0; i-- {
 		x := &u[i]
 		switch x.state {
 		case untetheredActive:
-			if d.subPosition(x.pos) > windowLimit {
+			if c.subPosition(x.pos) > windowLimit {
 				x.updateNs = nowNs
 			} else if x.updateNs+windowNs-nowNs <= 0 {
-				d.notifyUnavailableImage(r.notifyID(), x.link)
+				c.notifyUnavailableImage(r.notifyID(), x.link)
 				x.state, x.updateNs = untetheredLinger, nowNs
 			}
 		case untetheredLinger:
@@ -50,17 +50,17 @@ func (d *Driver) checkUntethered(r subscribable, list *[]untetheredSubscriber, s
 				} else {
 					if lp := x.link.linked(r); lp != nil && !lp.freed {
 						lp.freed = true
-						d.freeCounter(x.pos.id)
+						c.freeCounter(x.pos.id)
 					}
 					u = append(u[:i], u[i+1:]...)
 				}
 			}
 		case untetheredResting:
 			if x.updateNs+restingNs-nowNs <= 0 {
-				join := r.rejoinPosition(d)
+				join := r.rejoinPosition(c)
 				*subs = append(*subs, x.pos)
-				d.setPosition(x.pos, join)
-				r.announce(d, x.link, x.pos, join)
+				c.setPosition(x.pos, join)
+				r.announce(c, x.link, x.pos, join)
 				x.state, x.updateNs = untetheredActive, nowNs
 			}
 		}

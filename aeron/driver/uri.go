@@ -8,6 +8,7 @@ import (
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/internal/command"
 	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
+	"github.com/goblin-kv/goblin/aeron/internal/uri"
 )
 
 // channelURI is a channel as the driver reads it (ChannelUri.parse): more
@@ -15,66 +16,37 @@ import (
 // accept what any client sends — a repeated key keeps its last value,
 // values may be empty — and refuse only what the Java driver refuses.
 type channelURI struct {
-	raw    string
-	spy    bool
-	media  string
-	params [][2]string
+	raw string
+	uri.URI
 }
 
-const (
-	aeronPrefix = "aeron:"
-	spyPrefix   = "aeron-spy:"
-	ipcChannel  = "aeron:ipc"
-)
+const ipcChannel = uri.Prefix + uri.MediaIPC
 
+// parseURI reads a channel with the parser the client shares and words a
+// refusal as the Java driver does.
 func parseURI(s string) (*channelURI, error) {
-	if len(s) > command.MaxChannelLength {
-		return nil, invalidChannel("URI length (%d) exceeds max supported length (%d): %s", len(s), command.MaxChannelLength, s[:command.MaxChannelLength])
-	}
-	u := &channelURI{raw: s}
-	rest := s
-	if strings.HasPrefix(rest, spyPrefix) {
-		u.spy = true
-		rest = rest[len(spyPrefix):]
-	}
-	if !strings.HasPrefix(rest, aeronPrefix) {
-		return nil, invalidChannel("Aeron URIs must start with 'aeron:', found: %s", s)
-	}
-	rest = rest[len(aeronPrefix):]
-	media, query, hasQuery := strings.Cut(rest, "?")
-	if strings.ContainsAny(media, ":|=") {
-		return nil, invalidChannel("encountered a reserved character within media definition in %s", s)
-	}
-	if media != aeron.MediaIPC && media != aeron.MediaUDP {
-		return nil, invalidChannel("unknown media: %s", media)
-	}
-	u.media = media
-	if hasQuery {
-		for _, kv := range strings.Split(query, "|") {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok {
-				return nil, invalidChannel("invalid end of key in %s", s)
-			}
-			if k == "" {
-				return nil, invalidChannel("empty key not allowed in %s", s)
-			}
-			u.params = append(u.params, [2]string{k, v})
+	u, err := uri.Parse(s)
+	if err != nil {
+		e := err.(*uri.Error)
+		switch e.Kind {
+		case uri.TooLong:
+			return nil, invalidChannel("URI length (%d) exceeds max supported length (%d): %s", len(s), command.MaxChannelLength, s[:command.MaxChannelLength])
+		case uri.NoPrefix:
+			return nil, invalidChannel("Aeron URIs must start with 'aeron:', found: %s", s)
+		case uri.ReservedInMedia:
+			return nil, invalidChannel("encountered a reserved character within media definition in %s", s)
+		case uri.UnknownMedia:
+			return nil, invalidChannel("unknown media: %s", e.Media)
+		case uri.NoValue:
+			return nil, invalidChannel("invalid end of key in %s", s)
+		default: // uri.EmptyKey
+			return nil, invalidChannel("empty key not allowed in %s", s)
 		}
 	}
-	return u, nil
+	return &channelURI{raw: s, URI: u}, nil
 }
 
-// get returns the last value given for key.
-func (u *channelURI) get(key string) (string, bool) {
-	for i := len(u.params) - 1; i >= 0; i-- {
-		if u.params[i][0] == key {
-			return u.params[i][1], true
-		}
-	}
-	return "", false
-}
-
-func (u *channelURI) has(key string) bool { _, ok := u.get(key); return ok }
+func (u *channelURI) has(key string) bool { _, ok := u.Get(key); return ok }
 
 // Channel parameters the driver reads besides those aeron names.
 const (
@@ -93,29 +65,17 @@ const (
 )
 
 // parseSize reads a size with an optional k, m or g suffix
-// (SystemUtil.parseSize).
+// (SystemUtil.parseSize) and names the setting it was given for in a
+// refusal.
 func parseSize(name, v string) (int64, error) {
-	if v == "" {
-		return 0, genericError(numberFormat, "%s: empty value", name)
-	}
-	mult := int64(1)
-	switch v[len(v)-1] {
-	case 'k', 'K':
-		mult = 1 << 10
-	case 'm', 'M':
-		mult = 1 << 20
-	case 'g', 'G':
-		mult = 1 << 30
-	}
-	digits := v
-	if mult != 1 {
-		digits = v[:len(v)-1]
-	}
-	n, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil || n < 0 || n > (1<<62)/mult {
+	n, err := uri.ParseSize(v)
+	if err != nil {
+		if v == "" {
+			return 0, genericError(numberFormat, "%s: empty value", name)
+		}
 		return 0, genericError(numberFormat, "%s: %s should be a non-negative number ending with k, m, or g", name, v)
 	}
-	return n * mult, nil
+	return n, nil
 }
 
 // parseDuration reads a duration with an optional ns, us, ms or s suffix;
@@ -177,14 +137,14 @@ func parseInt32(u *channelURI, name, v string) (int32, error) {
 // allocated while parsing, even when the add then shares an existing
 // publication. channelKey is the session scope: ipcSessionKey for IPC,
 // the canonical form for UDP.
-func (d *Driver) publicationParams(u *channelURI, streamID int32, channelKey string) (*publicationParams, error) {
-	o := &d.opts
+func (c *conductor) publicationParams(u *channelURI, streamID int32, channelKey string) (*publicationParams, error) {
+	o := &c.opts
 	isIPC := channelKey == ipcSessionKey
 	p := &publicationParams{termLength: o.IPCTermLength, mtu: o.IPCMTU, entityTag: invalidTag}
 	if !isIPC {
 		p.termLength, p.mtu = o.TermLength, o.MTU
 	}
-	if v, ok := u.get(paramStreamID); ok {
+	if v, ok := u.Get(paramStreamID); ok {
 		n, err := parseInt32(u, paramStreamID, v)
 		if err != nil {
 			return nil, err
@@ -193,7 +153,7 @@ func (d *Driver) publicationParams(u *channelURI, streamID int32, channelKey str
 			return nil, invalidChannel("%s=%d does not match provided streamId=%d", paramStreamID, n, streamID)
 		}
 	}
-	if v, ok := u.get(aeron.ParamTags); ok {
+	if v, ok := u.Get(aeron.ParamTags); ok {
 		if _, entity, found := strings.Cut(v, ","); found {
 			tag, err := strconv.ParseInt(entity, 10, 64)
 			if err != nil {
@@ -202,16 +162,16 @@ func (d *Driver) publicationParams(u *channelURI, streamID int32, channelKey str
 			if tag == invalidTag {
 				return nil, invalidChannel("%d tag is reserved: channel=%s", invalidTag, u.raw)
 			}
-			if existing := d.findNetworkPublicationByTag(tag); existing != nil {
+			if existing := c.findNetworkPublicationByTag(tag); existing != nil {
 				return nil, invalidChannel("%d entityTag already in use: existingChannel=%s channel=%s", tag, existing.channel, u.raw)
 			}
-			if existing := d.findIPCPublicationByTag(tag); existing != nil {
+			if existing := c.findIPCPublicationByTag(tag); existing != nil {
 				return nil, invalidChannel("%d entityTag already in use: existingChannel=%s channel=%s", tag, existing.channel, u.raw)
 			}
 			p.entityTag = tag
 		}
 	}
-	if v, ok := u.get(aeron.ParamSessionID); ok {
+	if v, ok := u.Get(aeron.ParamSessionID); ok {
 		if tagStr, tagged := strings.CutPrefix(v, "tag:"); tagged {
 			p.sessionIDTagged = true
 			tag, err := strconv.ParseInt(tagStr, 10, 64)
@@ -220,10 +180,10 @@ func (d *Driver) publicationParams(u *channelURI, streamID int32, channelKey str
 			}
 			var tagged *logPublication
 			if isIPC {
-				if x := d.findIPCPublicationByTag(tag); x != nil {
+				if x := c.findIPCPublicationByTag(tag); x != nil {
 					tagged = &x.logPublication
 				}
-			} else if x := d.findNetworkPublicationByTag(tag); x != nil {
+			} else if x := c.findNetworkPublicationByTag(tag); x != nil {
 				tagged = &x.logPublication
 			}
 			if tagged == nil {
@@ -242,9 +202,9 @@ func (d *Driver) publicationParams(u *channelURI, streamID int32, channelKey str
 			p.sessionID = n
 		}
 	} else {
-		p.sessionID = d.nextAvailableSessionID(streamID, channelKey)
+		p.sessionID = c.nextAvailableSessionID(streamID, channelKey)
 	}
-	if v, ok := u.get(aeron.ParamTermLength); ok {
+	if v, ok := u.Get(aeron.ParamTermLength); ok {
 		n, err := parseSize(aeron.ParamTermLength, v)
 		if err != nil {
 			return nil, err
@@ -257,7 +217,7 @@ func (d *Driver) publicationParams(u *channelURI, streamID int32, channelKey str
 		}
 		p.termLength = int(n)
 	}
-	if v, ok := u.get(aeron.ParamMTU); ok {
+	if v, ok := u.Get(aeron.ParamMTU); ok {
 		n, err := parseSize(aeron.ParamMTU, v)
 		if err != nil {
 			return nil, err
@@ -274,7 +234,7 @@ func (d *Driver) publicationParams(u *channelURI, streamID int32, channelKey str
 		return nil, invalidChannel("MTU greater than max message length for term length: mtu=%d maxMessageLength=%d termLength=%d channel=%s",
 			p.mtu, maxMessage, p.termLength, u.raw)
 	}
-	if v, ok := u.get(aeron.ParamPublicationWindow); ok {
+	if v, ok := u.Get(aeron.ParamPublicationWindow); ok {
 		n, err := parseSize(aeron.ParamPublicationWindow, v)
 		if err != nil {
 			return nil, err
@@ -295,7 +255,7 @@ func (d *Driver) publicationParams(u *channelURI, streamID int32, channelKey str
 	if p.lingerNs, err = durationParam(u, aeron.ParamLinger, o.PublicationLingerTimeout); err != nil {
 		return nil, err
 	}
-	v, ok := u.get(aeron.ParamEOS)
+	v, ok := u.Get(aeron.ParamEOS)
 	p.signalEOS = !ok || v == "true"
 	p.sparse = boolParam(u, aeron.ParamSparse, !o.DenseLogs)
 	p.ssc = boolParam(u, paramSpiesSimulateConnection, o.SpiesSimulateConnection)
@@ -303,7 +263,7 @@ func (d *Driver) publicationParams(u *channelURI, streamID int32, channelKey str
 		return nil, err
 	}
 	p.maxResend = o.MaxResend
-	if v, ok := u.get(paramMaxResend); ok {
+	if v, ok := u.Get(paramMaxResend); ok {
 		n, err := parseInt32(u, paramMaxResend, v)
 		if err != nil {
 			return nil, err
@@ -316,10 +276,10 @@ func (d *Driver) publicationParams(u *channelURI, streamID int32, channelKey str
 	if err := p.readPosition(u); err != nil {
 		return nil, err
 	}
-	mode, _ := u.get(aeron.ParamControlMode)
+	mode, _ := u.Get(aeron.ParamControlMode)
 	p.isResponse = mode == aeron.ControlModeResponse
 	p.responseCorrelationID = -1
-	if v, ok := u.get(aeron.ParamResponseCorrelationID); ok {
+	if v, ok := u.Get(aeron.ParamResponseCorrelationID); ok {
 		if v == prototypeCorrelationID {
 			p.responseCorrelationID = prototypeCorrelationValue
 		} else if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < -1 {
@@ -334,9 +294,9 @@ func (d *Driver) publicationParams(u *channelURI, streamID int32, channelKey str
 
 // readPosition reads init-term-id, term-id and term-offset: all or none.
 func (p *publicationParams) readPosition(u *channelURI) error {
-	initStr, hasInit := u.get(aeron.ParamInitialTermID)
-	termStr, hasTerm := u.get(aeron.ParamTermID)
-	offStr, hasOff := u.get(aeron.ParamTermOffset)
+	initStr, hasInit := u.Get(aeron.ParamInitialTermID)
+	termStr, hasTerm := u.Get(aeron.ParamTermID)
+	offStr, hasOff := u.Get(aeron.ParamTermOffset)
 	count := 0
 	for _, b := range []bool{hasInit, hasTerm, hasOff} {
 		if b {
@@ -392,14 +352,14 @@ func checkTermLength(n int64) error {
 }
 
 func boolParam(u *channelURI, name string, def bool) bool {
-	if v, ok := u.get(name); ok {
+	if v, ok := u.Get(name); ok {
 		return v == "true"
 	}
 	return def
 }
 
 func durationParam(u *channelURI, name string, def time.Duration) (int64, error) {
-	if v, ok := u.get(name); ok {
+	if v, ok := u.Get(name); ok {
 		return parseDuration(name, v)
 	}
 	return int64(def), nil
@@ -410,7 +370,7 @@ func untetheredParams(u *channelURI, o *Options, window, linger, resting *int64)
 	if *window, err = durationParam(u, paramUntetheredWindowLimit, o.UntetheredWindowLimitTimeout); err != nil {
 		return err
 	}
-	if v, ok := u.get(paramUntetheredLinger); ok {
+	if v, ok := u.Get(paramUntetheredLinger); ok {
 		if *linger, err = parseDuration(paramUntetheredLinger, v); err != nil {
 			return err
 		}
@@ -434,21 +394,21 @@ type subscriptionParams struct {
 	untetheredWindowNs, untetheredLingerNs, restNs int64
 }
 
-func (d *Driver) subscriptionParams(u *channelURI) (*subscriptionParams, error) {
-	o := &d.opts
+func (c *conductor) subscriptionParams(u *channelURI) (*subscriptionParams, error) {
+	o := &c.opts
 	p := &subscriptionParams{}
-	if v, ok := u.get(aeron.ParamSessionID); ok {
+	if v, ok := u.Get(aeron.ParamSessionID); ok {
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil {
 			return nil, genericError(numberFormat, "For input string: \"%s\"", v)
 		}
 		p.sessionID, p.hasSessionID = int32(n), true
 	}
-	mode, _ := u.get(aeron.ParamControlMode)
+	mode, _ := u.Get(aeron.ParamControlMode)
 	p.isResponse = mode == aeron.ControlModeResponse
-	initStr, hasInit := u.get(aeron.ParamInitialTermID)
-	termStr, hasTerm := u.get(aeron.ParamTermID)
-	offStr, hasOff := u.get(aeron.ParamTermOffset)
+	initStr, hasInit := u.Get(aeron.ParamInitialTermID)
+	termStr, hasTerm := u.Get(aeron.ParamTermID)
+	offStr, hasOff := u.Get(aeron.ParamTermOffset)
 	if hasInit || hasTerm || hasOff {
 		if !hasInit || !hasTerm || !hasOff {
 			return nil, genericError(illegalArgument, "params must be used as a complete set: %s %s %s channel=%s",
@@ -477,7 +437,7 @@ func (d *Driver) subscriptionParams(u *channelURI) (*subscriptionParams, error) 
 	p.tether = boolParam(u, paramTether, !o.Untethered)
 	p.sparse = boolParam(u, aeron.ParamSparse, !o.DenseLogs)
 	p.reliable = boolParam(u, aeron.ParamReliable, !o.Unreliable)
-	if v, ok := u.get(paramGroup); ok {
+	if v, ok := u.Get(paramGroup); ok {
 		switch v {
 		case "true":
 			p.group = inferTrue

@@ -16,7 +16,7 @@ const warmLines = 4
 // a miss, and a page not yet touched faults here, so neither stands
 // between a datagram and its reply. The loads are atomic (acquire) reads
 // of words others may be writing; their values are dropped.
-func (d *Driver) warmAhead(terms *[logbuffer.PartitionCount][]byte, pos int64, bitsToShift, termLength int) {
+func (c *conductor) warmAhead(terms *[logbuffer.PartitionCount][]byte, pos int64, bitsToShift, termLength int) {
 	term := terms[logbuffer.IndexByPosition(pos, bitsToShift)]
 	off := int(pos&int64(termLength-1)) &^ 63
 	end := min(off+warmLines*64, termLength)
@@ -24,5 +24,5 @@ func (d *Driver) warmAhead(terms *[logbuffer.PartitionCount][]byte, pos int64, b
 	for ; off < end; off += 64 {
 		sink += shm.LoadInt64Acquire(term, off)
 	}
-	d.warmSink += sink
+	c.warmSink += sink
 }

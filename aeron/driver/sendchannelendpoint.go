@@ -63,9 +63,9 @@ func (e *sendEndpoint) controlSocket() *udp.Socket {
 	return e.sock
 }
 
-// openSendEndpoint opens the sockets of a new send endpoint
+// open opens the sockets of a new send endpoint
 // (UdpChannelTransport.openDatagramChannel for a SendChannelEndpoint).
-func (d *Driver) openSendEndpoint(e *sendEndpoint, rcvbuf, sndbuf int) error {
+func (e *sendEndpoint) open(c *conductor, rcvbuf, sndbuf int) error {
 	ch := e.ch
 	var err error
 	if ch.multicast {
@@ -73,7 +73,7 @@ func (d *Driver) openSendEndpoint(e *sendEndpoint, rcvbuf, sndbuf int) error {
 		// messages and NAKs come to the control group, joined by a second
 		// socket bound to its port.
 		e.sock, err = udp.Open(udp.Options{Bind: netip.AddrPortFrom(ch.ifaceAddr, 0), Connect: ch.remoteData,
-			SndBuf: sndbuf, MulticastIF: ch.ifaceAddr, TTL: d.multicastTTL(ch)})
+			SndBuf: sndbuf, MulticastIF: ch.ifaceAddr, TTL: c.multicastTTL(ch)})
 		if err != nil {
 			return err
 		}
@@ -93,38 +93,31 @@ func (d *Driver) openSendEndpoint(e *sendEndpoint, rcvbuf, sndbuf int) error {
 	return err
 }
 
-func (d *Driver) multicastTTL(ch *udpChannel) int {
-	if ch.hasTTL {
-		return ch.ttl
-	}
-	return d.opts.MulticastTTL
-}
-
 // sendTo sends one datagram of p where the publication's data goes: the
 // connected endpoint, the learned response address, or every live
 // destination of a multi-destination channel. It returns the bytes the
 // kernel took (less than len(p) is a short send).
-func (d *Driver) sendTo(e *sendEndpoint, p []byte, responseAddr netip.AddrPort, isResponse bool) int {
+func (e *sendEndpoint) sendTo(s *sender, p []byte, responseAddr netip.AddrPort, isResponse bool) int {
 	switch {
 	case isResponse:
 		if !responseAddr.IsValid() {
 			return 0
 		}
 		n, err := e.sock.SendTo(p, responseAddr)
-		d.onSendError(err, responseAddr)
+		s.onSendError(err, responseAddr)
 		return n
 	case e.ch.isMultiDestination():
-		return d.sendToDestinations(e, p)
+		return e.sendToDestinations(s, p)
 	}
 	n, err := e.sock.Send(p)
-	d.onSendError(err, e.ch.remoteData)
+	s.onSendError(err, e.ch.remoteData)
 	return n
 }
 
 // sendToDestinations sends p to every destination, round robin from one
 // later each time; a destination learned dynamically and silent for the
 // destination timeout is skipped. The result is the shortest send.
-func (d *Driver) sendToDestinations(e *sendEndpoint, p []byte) int {
+func (e *sendEndpoint) sendToDestinations(s *sender, p []byte) int {
 	n := len(e.destinations)
 	result := len(p)
 	if n == 0 {
@@ -137,11 +130,11 @@ func (d *Driver) sendToDestinations(e *sendEndpoint, p []byte) int {
 	}
 	for i := range n {
 		dst := &e.destinations[(start+i)%n]
-		if e.ch.mode == controlDynamic && dst.lastActivityNs+destinationTimeoutNs-d.nowNs < 0 {
+		if e.ch.mode == controlDynamic && dst.lastActivityNs+destinationTimeoutNs-s.nowNs < 0 {
 			continue
 		}
 		sent, err := e.sock.SendTo(p, dst.addr)
-		d.onSendError(err, dst.addr)
+		s.onSendError(err, dst.addr)
 		if sent < len(p) {
 			result = sent
 		}
@@ -150,9 +143,9 @@ func (d *Driver) sendToDestinations(e *sendEndpoint, p []byte) int {
 }
 
 // onSendError logs a failed send as the Java driver's warning does.
-func (d *Driver) onSendError(err error, to netip.AddrPort) {
+func (x *driverContext) onSendError(err error, to netip.AddrPort) {
 	if err != nil {
-		d.recordError(&sendError{to: to, err: err})
+		x.recordError(&sendError{to: to, err: err})
 	}
 }
 
@@ -168,7 +161,7 @@ func (e *sendError) Error() string {
 // onDestinationSM tracks the receivers of a multi-destination channel
 // from their status messages (ManualSndMultiDestination and
 // DynamicSndMultiDestination.onStatusMessage).
-func (d *Driver) onDestinationSM(e *sendEndpoint, sm wire.SM, from netip.AddrPort) {
+func (e *sendEndpoint) onDestinationSM(s *sender, sm wire.SM, from netip.AddrPort) {
 	id := sm.ReceiverID()
 	for i := range e.destinations {
 		dst := &e.destinations[i]
@@ -178,26 +171,26 @@ func (d *Driver) onDestinationSM(e *sendEndpoint, sm wire.SM, from netip.AddrPor
 				if !dst.hasReceiverID {
 					dst.receiverID, dst.hasReceiverID = id, true
 				}
-				dst.lastActivityNs = d.nowNs
+				dst.lastActivityNs = s.nowNs
 				return
 			}
 		case controlDynamic:
 			if dst.receiverID == id && dst.addr.Port() == from.Port() {
-				dst.lastActivityNs = d.nowNs
+				dst.lastActivityNs = s.nowNs
 				return
 			}
 		}
 	}
 	if e.ch.mode == controlDynamic {
 		e.destinations = append(e.destinations, sendDestination{addr: from, receiverID: id, hasReceiverID: true,
-			lastActivityNs: d.nowNs})
-		d.setDestinationCount(e)
+			lastActivityNs: s.nowNs})
+		e.setDestinationCount(s.driverContext)
 	}
 }
 
-func (d *Driver) setDestinationCount(e *sendEndpoint) {
+func (e *sendEndpoint) setDestinationCount(x *driverContext) {
 	if e.mdcID >= 0 {
-		d.counters.SetValue(e.mdcID, int64(len(e.destinations)))
+		x.counters.SetValue(e.mdcID, int64(len(e.destinations)))
 	}
 }
 
@@ -218,14 +211,14 @@ func (e *sendEndpoint) destinationRegistrationID(receiverID int64, from netip.Ad
 // pollControl reads the control messages waiting on a send endpoint's
 // socket and hands each to onControlDatagram (ControlTransportPoller.receive).
 // It returns the bytes read.
-func (d *Driver) pollControl(e *sendEndpoint) int {
-	n := d.recvInto(e.controlSocket())
-	b := d.recvBatch
+func (s *sender) pollControl(e *sendEndpoint) int {
+	n := s.recvInto(e.controlSocket())
+	b := s.recvBatch
 	total := 0
 	for i := range n {
 		p := b.Datagram(i)
 		total += len(p)
-		d.onControlDatagram(e, p, b.From(i))
+		e.onControlDatagram(s, p, b.From(i))
 	}
 	return total
 }
@@ -235,54 +228,54 @@ func (d *Driver) pollControl(e *sendEndpoint) int {
 // malformed NAK, SM, ERR, RTTM or RSP_SETUP is dropped and counted as an
 // invalid packet before any field of it is used; the others go to their
 // publication.
-func (d *Driver) onControlDatagram(e *sendEndpoint, p []byte, from netip.AddrPort) {
+func (e *sendEndpoint) onControlDatagram(s *sender, p []byte, from netip.AddrPort) {
 	f, ok := wire.ControlFrame(p)
 	if !ok {
-		d.counters.AddValue(sysInvalidPackets, 1)
+		s.counters.AddValue(sysInvalidPackets, 1)
 		return
 	}
 	switch wire.Header(f).Type() {
 	case wire.TypeNak:
-		d.onNak(e, wire.Nak(f))
+		e.onNak(s, wire.Nak(f))
 	case wire.TypeSM:
-		d.onStatusMessage(e, wire.SM(f), from)
+		e.onStatusMessage(s, wire.SM(f), from)
 	case wire.TypeErr:
-		d.onErrorFrame(e, wire.Err(f), from)
+		e.onErrorFrame(s, wire.Err(f), from)
 	case wire.TypeRTTM:
 		if pub := e.pubs[pubKey(wire.RTTM(f).SessionID(), wire.RTTM(f).StreamID())]; pub != nil {
-			d.onSenderRTTM(pub, wire.RTTM(f))
+			pub.onRTTM(wire.RTTM(f))
 		}
 	case wire.TypeRspSetup:
 		r := wire.RspSetup(f)
 		if pub := e.pubs[pubKey(r.SessionID(), r.StreamID())]; pub != nil && pub.responseCorrelationID != -1 {
-			d.responseSetup(pub.responseCorrelationID, r.ResponseSessionID())
+			s.conductor.responseSetup(pub.responseCorrelationID, r.ResponseSessionID())
 		}
 	}
 }
 
 // onNak counts a NAK and passes it to its publication's retransmit
 // handler (SendChannelEndpoint.onNakMessage).
-func (d *Driver) onNak(e *sendEndpoint, nak wire.Nak) {
+func (e *sendEndpoint) onNak(s *sender, nak wire.Nak) {
 	pub := e.pubs[pubKey(nak.SessionID(), nak.StreamID())]
 	if pub == nil {
 		return
 	}
-	d.counters.AddValue(pub.naksReceivedID, 1)
-	d.counters.AddValue(sysNaksReceived, 1)
+	s.counters.AddValue(pub.naksReceivedID, 1)
+	s.counters.AddValue(sysNaksReceived, 1)
 	termOffset, length := nak.TermOffset(), nak.Length()
-	if !pub.isValidNak(d, nak) {
-		d.counters.AddValue(sysInvalidPackets, 1)
+	if !pub.isValidNak(nak) {
+		s.counters.AddValue(sysInvalidPackets, 1)
 		return
 	}
 	retransmitLength := length
 	if termOffset >= 0 && int(termOffset) <= pub.termLength && length >= 0 {
 		retransmitLength = int32(pub.fc.maxRetransmissionLength(int(termOffset), int(length), pub.termLength))
 	}
-	switch pub.retransmit.onNak(nak.TermID(), termOffset, length, int32(pub.termLength), retransmitLength, d.nowNs, pub) {
+	switch pub.retransmit.onNak(nak.TermID(), termOffset, length, int32(pub.termLength), retransmitLength, s.nowNs, pub) {
 	case nakInvalid:
-		d.counters.AddValue(sysInvalidPackets, 1)
+		s.counters.AddValue(sysInvalidPackets, 1)
 	case nakOverflow:
-		d.counters.AddValue(sysRetransmitOverflow, 1)
+		s.counters.AddValue(sysRetransmitOverflow, 1)
 	}
 }
 
@@ -290,44 +283,44 @@ func (d *Driver) onNak(e *sendEndpoint, nak wire.Nak) {
 // the publication's window is dropped (counted); a setup-eliciting one
 // makes it send SETUP (and, on a response channel, teaches it where its
 // receiver is); the others move its limit.
-func (d *Driver) onStatusMessage(e *sendEndpoint, sm wire.SM, from netip.AddrPort) {
-	d.counters.AddValue(sysStatusMessagesReceived, 1)
+func (e *sendEndpoint) onStatusMessage(s *sender, sm wire.SM, from netip.AddrPort) {
+	s.counters.AddValue(sysStatusMessagesReceived, 1)
 	pub := e.pubs[pubKey(sm.SessionID(), sm.StreamID())]
 	eliciting := sm.Flags()&wire.SMFlagSendSetup != 0
 	if pub != nil && int(sm.ReceiverWindow()) > pub.termLength {
 		// No receiver of this term length advertises more than half a
 		// term (Configuration.receiverWindowLength).
-		d.counters.AddValue(sysInvalidPackets, 1)
+		s.counters.AddValue(sysInvalidPackets, 1)
 		return
 	}
-	if !eliciting && pub != nil && !pub.isValidStatusMessage(d, sm) {
-		d.counters.AddValue(sysStatusMessagesRejected, 1)
+	if !eliciting && pub != nil && !pub.isValidStatusMessage(sm) {
+		s.counters.AddValue(sysStatusMessagesRejected, 1)
 		return
 	}
 	if e.ch.isMultiDestination() {
-		d.onDestinationSM(e, sm, from)
+		e.onDestinationSM(s, sm, from)
 	}
 	if pub == nil {
 		return
 	}
 	if eliciting {
-		pub.triggerSendSetup(d, sm, from)
+		pub.triggerSendSetup(sm, from)
 	} else {
-		pub.onStatusMessage(d, sm)
+		pub.onStatusMessage(sm)
 	}
 }
 
 // onErrorFrame is SendChannelEndpoint.onError: a receiver refused the
 // stream; its publishers hear about it (ON_PUBLICATION_ERROR) if it was a
 // live receiver.
-func (d *Driver) onErrorFrame(e *sendEndpoint, ef wire.Err, from netip.AddrPort) {
-	d.counters.AddValue(sysErrorFramesReceived, 1)
+func (e *sendEndpoint) onErrorFrame(s *sender, ef wire.Err, from netip.AddrPort) {
+	s.counters.AddValue(sysErrorFramesReceived, 1)
 	pub := e.pubs[pubKey(ef.SessionID(), ef.StreamID())]
 	if pub == nil {
 		return
 	}
-	pub.fc.onError(ef, d.nowNs)
+	pub.fc.onError(ef, s.nowNs)
 	if pub.liveness.onRemoteClose(ef.ReceiverID()) {
-		d.onPublicationError(pub, e.destinationRegistrationID(ef.ReceiverID(), from), ef, from)
+		s.conductor.onPublicationError(pub, e.destinationRegistrationID(ef.ReceiverID(), from), ef, from)
 	}
 }

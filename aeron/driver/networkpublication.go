@@ -26,7 +26,7 @@ const (
 // and resends what they NAK.
 type networkPublication struct {
 	logPublication
-	drv         *Driver
+	sender      *sender
 	ep          *sendEndpoint
 	ch          *udpChannel
 	signalEOS   bool
@@ -67,27 +67,28 @@ type networkPublication struct {
 
 // senderPosition is snd-pos (written by this goroutine; readers: tools,
 // spies' clients).
-func (d *Driver) senderPosition(p *networkPublication) int64 { return d.subPosition(p.sndPos) }
+func (p *networkPublication) senderPosition() int64 { return p.sender.subPosition(p.sndPos) }
 
 // send is one sender pass over the publication (NetworkPublication.send):
 // SETUP while unconnected or elicited, then data, else a heartbeat and the
 // idle flow control; then due retransmits. It returns the bytes sent.
-func (d *Driver) sendPublication(p *networkPublication, nowNs int64) int {
-	senderPos := d.senderPosition(p)
+func (p *networkPublication) send(nowNs int64) int {
+	s := p.sender
+	senderPos := p.senderPosition()
 	termID := logbuffer.ComputeTermIDFromPosition(senderPos, p.bitsToShift, p.initialTermID)
 	termOffset := int32(senderPos & int64(p.termLength-1))
 	if !p.hasInitialConnection || p.isSetupElicited {
-		d.setupMessageCheck(p, nowNs, termID, termOffset)
+		p.setupMessageCheck(nowNs, termID, termOffset)
 	}
-	sent := d.sendData(p, nowNs, senderPos)
+	sent := p.sendData(nowNs, senderPos)
 	if sent == 0 {
-		sent = d.heartbeatMessageCheck(p, nowNs, termID, termOffset)
+		sent = p.heartbeatMessageCheck(nowNs, termID, termOffset)
 		if p.ssc && p.hasSpies && !p.hasReceivers {
-			np := d.maxSpyPosition(p, senderPos)
-			d.setPosition(p.sndPos, np)
-			d.setPosition(p.sndLmt, p.fc.onIdle(nowNs, np, np, p.isEndOfStream))
+			np := p.maxSpyPosition(senderPos)
+			s.setPosition(p.sndPos, np)
+			s.setPosition(p.sndLmt, p.fc.onIdle(nowNs, np, np, p.isEndOfStream))
 		} else {
-			d.setPosition(p.sndLmt, p.fc.onIdle(nowNs, d.subPosition(p.sndLmt), senderPos, p.isEndOfStream))
+			s.setPosition(p.sndLmt, p.fc.onIdle(nowNs, s.subPosition(p.sndLmt), senderPos, p.isEndOfStream))
 		}
 		p.liveness.onIdle(nowNs, p.connTimeout)
 		p.hasReceivers = p.liveness.hasReceivers()
@@ -102,10 +103,11 @@ func (d *Driver) sendPublication(p *networkPublication, nowNs int64) int {
 // its length (NetworkPublication.sendData, TermScanner.scanForAvailability).
 // Up to maxDatagramsPerSend datagrams leave in one sendmmsg; snd-pos moves
 // past those the kernel took. It returns the bytes (and padding) sent.
-func (d *Driver) sendData(p *networkPublication, nowNs, senderPos int64) int {
-	window := d.subPosition(p.sndLmt) - senderPos
+func (p *networkPublication) sendData(nowNs, senderPos int64) int {
+	s := p.sender
+	window := s.subPosition(p.sndLmt) - senderPos
 	if window <= 0 {
-		d.trackLimited(p)
+		p.trackLimited()
 		return 0
 	}
 	term := p.log.terms[logbuffer.IndexByPosition(senderPos, p.bitsToShift)]
@@ -125,7 +127,7 @@ func (d *Driver) sendData(p *networkPublication, nowNs, senderPos int64) int {
 	for queued < maxDatagramsPerSend && window > 0 && offset < p.termLength {
 		available, padding := scanForAvailability(term, offset, int(min(window, int64(p.mtu))))
 		if available < 0 {
-			d.trackLimited(p) // one frame is larger than the window left
+			p.trackLimited() // one frame is larger than the window left
 			break
 		}
 		if available == 0 {
@@ -133,12 +135,12 @@ func (d *Driver) sendData(p *networkPublication, nowNs, senderPos int64) int {
 		}
 		step := available + padding
 		if batched {
-			d.sendBatch.Add(p.ep.sock, term[offset:offset+available], to)
+			s.batch.Add(p.ep.sock, term[offset:offset+available], to)
 			p.advance[queued] = step
 			queued++
 		} else {
-			if d.sendToDestinations(p.ep, term[offset:offset+available]) != available {
-				d.counters.AddValue(sysShortSends, 1)
+			if p.ep.sendToDestinations(s, term[offset:offset+available]) != available {
+				s.counters.AddValue(sysShortSends, 1)
 				break
 			}
 			pos += int64(step)
@@ -148,10 +150,10 @@ func (d *Driver) sendData(p *networkPublication, nowNs, senderPos int64) int {
 		offset += step
 	}
 	if batched && queued > 0 {
-		k, err := d.sendBatch.Flush(p.ep.sock)
-		d.onSendError(err, p.ch.remoteData)
+		k, err := s.batch.Flush(p.ep.sock)
+		s.onSendError(err, p.ch.remoteData)
 		if k < queued {
-			d.counters.AddValue(sysShortSends, 1)
+			s.counters.AddValue(sysShortSends, 1)
 		}
 		for i := range k {
 			pos += int64(p.advance[i])
@@ -160,7 +162,7 @@ func (d *Driver) sendData(p *networkPublication, nowNs, senderPos int64) int {
 	if pos == senderPos {
 		return 0
 	}
-	d.setPosition(p.sndPos, pos)
+	s.setPosition(p.sndPos, pos)
 	p.timeOfLastDataOrHeartbeatNs = nowNs
 	p.trackSenderLimits = true
 	return int(pos - senderPos)
@@ -168,11 +170,12 @@ func (d *Driver) sendData(p *networkPublication, nowNs, senderPos int64) int {
 
 // trackLimited counts the first time the sender finds itself out of
 // window after sending data (snd-bpe and counter 18).
-func (d *Driver) trackLimited(p *networkPublication) {
+func (p *networkPublication) trackLimited() {
+	s := p.sender
 	if p.trackSenderLimits {
 		p.trackSenderLimits = false
-		d.counters.AddValue(p.bpeID, 1)
-		d.counters.AddValue(sysSenderFlowControlLimits, 1)
+		s.counters.AddValue(p.bpeID, 1)
+		s.counters.AddValue(sysSenderFlowControlLimits, 1)
 	}
 }
 
@@ -211,7 +214,8 @@ func scanForAvailability(term []byte, offset, maxLength int) (available, padding
 }
 
 // setupMessageCheck sends SETUP every 100 ms (NetworkPublication.setupMessageCheck).
-func (d *Driver) setupMessageCheck(p *networkPublication, nowNs int64, termID, termOffset int32) {
+func (p *networkPublication) setupMessageCheck(nowNs int64, termID, termOffset int32) {
+	s := p.sender
 	if p.timeOfLastSetupNs+setupIntervalNs-nowNs >= 0 {
 		return
 	}
@@ -226,13 +230,13 @@ func (d *Driver) setupMessageCheck(p *networkPublication, nowNs int64, termID, t
 	f := wire.SetupFields{Flags: flags, TermOffset: termOffset, SessionID: p.sessionID, StreamID: p.streamID,
 		InitialTermID: p.initialTermID, ActiveTermID: termID, TermLength: int32(p.termLength), MTU: int32(p.mtu),
 		TTL: int32(p.ep.sock.TTL())}
-	b := d.ctl[:wire.SetupLength]
+	b := s.ctl[:wire.SetupLength]
 	wire.PutSetup(b, &f)
 	if p.isSetupElicited {
-		p.fc.onSetup(d.subPosition(p.sndLmt), d.senderPosition(p), nowNs)
+		p.fc.onSetup(s.subPosition(p.sndLmt), p.senderPosition(), nowNs)
 	}
-	if d.sendTo(p.ep, b, p.responseAddr, p.isResponse) != len(b) {
-		d.counters.AddValue(sysShortSends, 1)
+	if p.ep.sendTo(s, b, p.responseAddr, p.isResponse) != len(b) {
+		s.counters.AddValue(sysShortSends, 1)
 	}
 	if p.isSetupElicited && p.hasReceivers {
 		p.isSetupElicited = false
@@ -241,7 +245,8 @@ func (d *Driver) setupMessageCheck(p *networkPublication, nowNs int64, termID, t
 
 // heartbeatMessageCheck sends a heartbeat (a data header of frame length
 // 0 at the sender position) after 100 ms without data, once connected.
-func (d *Driver) heartbeatMessageCheck(p *networkPublication, nowNs int64, termID, termOffset int32) int {
+func (p *networkPublication) heartbeatMessageCheck(nowNs int64, termID, termOffset int32) int {
+	s := p.sender
 	if !p.hasInitialConnection || p.timeOfLastDataOrHeartbeatNs+heartbeatIntervalNs-nowNs >= 0 {
 		return 0
 	}
@@ -252,14 +257,14 @@ func (d *Driver) heartbeatMessageCheck(p *networkPublication, nowNs int64, termI
 	case p.signalEOS && p.isEndOfStream:
 		flags |= logbuffer.FlagEOS
 	}
-	b := d.ctl[:wire.DataHeaderLength]
+	b := s.ctl[:wire.DataHeaderLength]
 	wire.PutHeartbeat(b, flags, p.sessionID, p.streamID, termID, termOffset)
-	n := d.sendTo(p.ep, b, p.responseAddr, p.isResponse)
+	n := p.ep.sendTo(s, b, p.responseAddr, p.isResponse)
 	if n != len(b) {
-		d.counters.AddValue(sysShortSends, 1)
+		s.counters.AddValue(sysShortSends, 1)
 	}
 	p.timeOfLastDataOrHeartbeatNs = nowNs
-	d.counters.AddValue(sysHeartbeatsSent, 1)
+	s.counters.AddValue(sysHeartbeatsSent, 1)
 	return n
 }
 
@@ -267,8 +272,8 @@ func (d *Driver) heartbeatMessageCheck(p *networkPublication, nowNs int64, termI
 // (NetworkPublication.resend): from bottom = snd-pos − term/2 − the
 // maximum message up to snd-pos, in datagrams of at most an MTU.
 func (p *networkPublication) resend(termID, termOffset, length int32) {
-	d := p.d()
-	senderPos := d.senderPosition(p)
+	s := p.sender
+	senderPos := p.senderPosition()
 	resendPos := logbuffer.ComputePosition(termID, int(termOffset), p.bitsToShift, p.initialTermID)
 	bottom := senderPos - int64(p.termLength>>1) - int64(logbuffer.ComputeMaxMessageLength(p.termLength))
 	if resendPos < bottom || resendPos >= senderPos {
@@ -282,8 +287,8 @@ func (p *networkPublication) resend(termID, termOffset, length int32) {
 		if available <= 0 {
 			break
 		}
-		if d.sendTo(p.ep, term[offset:offset+available], p.responseAddr, p.isResponse) != available {
-			d.counters.AddValue(sysShortSends, 1)
+		if p.ep.sendTo(s, term[offset:offset+available], p.responseAddr, p.isResponse) != available {
+			s.counters.AddValue(sysShortSends, 1)
 			break
 		}
 		step := available + padding
@@ -292,20 +297,21 @@ func (p *networkPublication) resend(termID, termOffset, length int32) {
 		total += step
 	}
 	if total > 0 {
-		d.counters.AddValue(sysRetransmitsSent, 1)
-		d.counters.AddValue(sysRetransmittedBytes, int64(total))
+		s.counters.AddValue(sysRetransmitsSent, 1)
+		s.counters.AddValue(sysRetransmittedBytes, int64(total))
 	}
 }
 
 // triggerSendSetup answers a setup-eliciting status message: SETUP goes
 // out again, and a response publication learns where its receiver is.
-func (p *networkPublication) triggerSendSetup(d *Driver, sm wire.SM, from netip.AddrPort) {
+func (p *networkPublication) triggerSendSetup(sm wire.SM, from netip.AddrPort) {
+	s := p.sender
 	if p.isEndOfStream {
 		return
 	}
-	p.timeOfLastSMNs = d.nowNs
+	p.timeOfLastSMNs = s.nowNs
 	p.isSetupElicited = true
-	p.fc.onTriggerSendSetup(sm, d.nowNs)
+	p.fc.onTriggerSendSetup(sm, s.nowNs)
 	if p.isResponse {
 		p.responseAddr = from
 	}
@@ -313,9 +319,9 @@ func (p *networkPublication) triggerSendSetup(d *Driver, sm wire.SM, from netip.
 
 // isValidStatusMessage drops status messages more than half a term away
 // from the sender position (1.51's strict SM check).
-func (p *networkPublication) isValidStatusMessage(d *Driver, sm wire.SM) bool {
+func (p *networkPublication) isValidStatusMessage(sm wire.SM) bool {
 	smPos := logbuffer.ComputePosition(sm.ConsumptionTermID(), int(sm.ConsumptionOffset()), p.bitsToShift, p.initialTermID)
-	sndPos := d.senderPosition(p)
+	sndPos := p.senderPosition()
 	w := int64(p.termLength >> 1)
 	return smPos >= sndPos-w && smPos <= sndPos+w
 }
@@ -324,20 +330,21 @@ func (p *networkPublication) isValidStatusMessage(d *Driver, sm wire.SM) bool {
 // have sent: a frame-aligned offset inside the term, a length that is not
 // negative, and a position below the sender's (no receiver can miss what
 // was not sent). A stale NAK for data long gone is valid; resend ignores it.
-func (p *networkPublication) isValidNak(d *Driver, nak wire.Nak) bool {
+func (p *networkPublication) isValidNak(nak wire.Nak) bool {
 	termOffset := nak.TermOffset()
 	if termOffset < 0 || int(termOffset) > p.termLength-logbuffer.HeaderLength ||
 		termOffset&(logbuffer.FrameAlignment-1) != 0 || nak.Length() < 0 {
 		return false
 	}
 	pos := logbuffer.ComputePosition(nak.TermID(), int(termOffset), p.bitsToShift, p.initialTermID)
-	return pos >= 0 && pos < d.senderPosition(p)
+	return pos >= 0 && pos < p.senderPosition()
 }
 
 // onStatusMessage records a receiver and moves the sender limit
 // (NetworkPublication.onStatusMessage).
-func (p *networkPublication) onStatusMessage(d *Driver, sm wire.SM) {
-	now := d.nowNs
+func (p *networkPublication) onStatusMessage(sm wire.SM) {
+	s := p.sender
+	now := s.nowNs
 	if sm.Flags()&wire.SMFlagEndOfStream != 0 {
 		p.liveness.onRemoteClose(sm.ReceiverID())
 		if !p.ch.multicast && !p.ch.isMultiDestination() {
@@ -348,24 +355,25 @@ func (p *networkPublication) onStatusMessage(d *Driver, sm wire.SM) {
 	}
 	live := p.liveness.hasReceivers()
 	if !p.hasReceivers && live {
-		d.responseConnected(p.responseCorrelationID)
+		s.conductor.responseConnected(p.responseCorrelationID)
 	}
 	p.hasReceivers = live
 	p.hasInitialConnection = true
 	p.timeOfLastSMNs = now
-	d.setPosition(p.sndLmt, p.fc.onStatusMessage(sm, d.subPosition(p.sndLmt), p.initialTermID, p.bitsToShift, now))
-	d.updateConnected(p, p.hasSubscribers())
+	s.setPosition(p.sndLmt, p.fc.onStatusMessage(sm, s.subPosition(p.sndLmt), p.initialTermID, p.bitsToShift, now))
+	p.updateConnected(p.hasSubscribers())
 }
 
-// onSenderRTTM echoes a measurement that asks for a reply.
-func (d *Driver) onSenderRTTM(p *networkPublication, r wire.RTTM) {
+// onRTTM echoes a measurement that asks for a reply.
+func (p *networkPublication) onRTTM(r wire.RTTM) {
+	s := p.sender
 	if r.Flags()&wire.RTTMFlagReply == 0 {
 		return
 	}
-	b := d.ctl[:wire.RTTMLength]
+	b := s.ctl[:wire.RTTMLength]
 	wire.PutRTTM(b, 0, p.sessionID, p.streamID, r.EchoTimestampNs(), 0, r.ReceiverID())
-	if d.sendTo(p.ep, b, p.responseAddr, p.isResponse) != len(b) {
-		d.counters.AddValue(sysShortSends, 1)
+	if p.ep.sendTo(s, b, p.responseAddr, p.isResponse) != len(b) {
+		s.counters.AddValue(sysShortSends, 1)
 	}
 }
 
@@ -376,12 +384,221 @@ func (p *networkPublication) hasSubscribers() bool {
 }
 
 // updateConnected mirrors the connection into the log's is-connected flag.
-func (d *Driver) updateConnected(p *networkPublication, connected bool) {
+func (p *networkPublication) updateConnected(connected bool) {
 	if connected != p.isConnected {
 		p.setConnected(connected)
 		p.isConnected = connected
 	}
 }
 
-// d returns the driver that owns the publication.
-func (p *networkPublication) d() *Driver { return p.drv }
+// updatePublisherPositionAndLimit moves pub-pos to the tail and pub-lmt to the slowest
+// of the sender and the spies plus the window, cleaning the term before
+// the one the limit leaves room for; unconnected, the publisher may not
+// run ahead of the sender (NetworkPublication.updatePublisherPositionAndLimit).
+func (p *networkPublication) updatePublisherPositionAndLimit(c *conductor) int {
+	if p.state != pubActive {
+		return 0
+	}
+	producer := p.producerPosition()
+	senderPos := p.senderPosition()
+	c.setPosition(p.pubPos, producer)
+	if p.hasSubscribers() {
+		minConsumer := senderPos
+		for _, s := range p.subs {
+			minConsumer = min(minConsumer, c.subPosition(s))
+		}
+		newLimit := minConsumer + p.termWindow
+		if newLimit > c.subPosition(p.pubLmt) {
+			p.cleanBufferTo(minConsumer - int64(p.termLength))
+			clean := p.cleanPosition
+			dirtyTermID := logbuffer.ComputeTermIDFromPosition(clean, p.bitsToShift, p.initialTermID)
+			activeTermID := logbuffer.ComputeTermIDFromPosition(newLimit, p.bitsToShift, p.initialTermID)
+			gap := activeTermID - dirtyTermID
+			if gap < 2 || gap == 2 && clean&int64(p.termLength-1) != 0 {
+				c.setPosition(p.pubLmt, newLimit)
+			}
+			return 1
+		}
+		return 0
+	}
+	if c.subPosition(p.pubLmt) > senderPos {
+		p.updateConnected(false)
+		c.setPosition(p.pubLmt, senderPos)
+		p.cleanBufferTo(senderPos - int64(p.termLength))
+		return 1
+	}
+	return 0
+}
+
+// onTimeEvent is NetworkPublication.onTimeEvent; it reports the
+// end of the publication's life.
+func (p *networkPublication) onTimeEvent(c *conductor, nowNs int64) bool {
+	switch p.state {
+	case pubActive:
+		if p.isRevoked() {
+			revoked := p.producerPosition()
+			c.setPosition(p.pubLmt, revoked)
+			shm.StoreInt64Release(p.log.meta, logbuffer.EndOfStreamPositionOffset, revoked)
+			p.updateConnected(false)
+			p.isEndOfStream = true
+			p.cleanupSpies(c)
+			p.state = pubLinger
+			c.counters.AddValue(sysPublicationsRevoked, 1)
+			break
+		}
+		p.checkSpyUntethered(c, nowNs)
+		p.updateConnected(p.hasSubscribers())
+		producer := p.producerPosition()
+		c.setPosition(p.pubPos, producer)
+		if !p.exclusive {
+			p.checkForBlockedPublisher(c, producer, p.senderPosition(), nowNs)
+		}
+	case pubDraining:
+		producer := p.producerPosition()
+		c.setPosition(p.pubPos, producer)
+		senderPos := p.senderPosition()
+		if producer > senderPos {
+			// No publisher is left: a claim without a header that reaches the
+			// tail is a dead one (unblockLog).
+			if unblockLog(p.log, senderPos, true) {
+				c.counters.AddValue(sysUnblockedPublications, 1)
+				break
+			}
+			if p.hasReceivers {
+				break
+			}
+		} else {
+			p.isEndOfStream = true
+		}
+		if p.spiesFinishedConsuming(c, producer) {
+			p.timeOfLastActivityNs = nowNs
+			p.state = pubLinger
+		}
+	case pubLinger:
+		if p.refCount == 0 && (p.hasReceivedUnicastEOS || p.timeOfLastActivityNs+p.lingerNs-nowNs < 0) {
+			c.cleanupNetworkPublication(p)
+			p.timeOfLastActivityNs = nowNs
+			p.state = pubDone
+		}
+	}
+	return p.senderReleased
+}
+
+// decRef drops a publisher; the last one fixes the limit and the
+// end of stream at the tail and starts draining (unless revoked).
+func (p *networkPublication) decRef(c *conductor) {
+	producer, last := p.dropPublisher(c)
+	if !last {
+		return
+	}
+	if !p.isRevoked() {
+		if p.senderPosition() >= producer {
+			p.isEndOfStream = true
+		}
+		p.state = pubDraining
+	}
+}
+
+func (p *networkPublication) isAcceptingSubscriptions(c *conductor) bool {
+	return p.state == pubActive || p.state == pubDraining && p.hasSpies && p.producerPosition() > p.senderPosition()
+}
+
+// A network publication as a spy's subscribable.
+func (p *networkPublication) notifyID() int64 { return p.registrationID }
+
+func (p *networkPublication) rejoinPosition(c *conductor) int64 {
+	return p.senderPosition()
+}
+
+func (p *networkPublication) announce(c *conductor, l *subscriptionLink, pos position, _ int64) {
+	c.sendAvailable(p.registrationID, p.sessionID, p.streamID, l.registrationID, pos.id, p.log.path, ipcChannel)
+}
+
+// linkSpies gives every matching spy a new publication.
+func (p *networkPublication) linkSpies(c *conductor) {
+	for _, l := range c.subscriptionLinks {
+		if c.spyMatches(l, p) && l.linked(p) == nil {
+			p.linkSpy(c, l)
+		}
+	}
+}
+
+// linkSpy gives spy l a sub-pos on p at the sender position and
+// announces the publication's log as its image, source "aeron:ipc".
+func (p *networkPublication) linkSpy(c *conductor, l *subscriptionLink) {
+	pos, err := c.linkPosition(l, p, p.sessionID, p.streamID, p.registrationID, p.senderPosition())
+	if err != nil {
+		c.recordError(err)
+		return
+	}
+	id := pos.id
+	p.subs = append(p.subs, pos)
+	p.hasSpies = true
+	if !l.tether {
+		p.untethered = append(p.untethered, untetheredSubscriber{link: l, pos: pos, updateNs: c.nowNs})
+	}
+	if p.ssc {
+		p.updateConnected(true)
+	}
+	c.sendAvailable(p.registrationID, p.sessionID, p.streamID, l.registrationID, id, p.log.path, ipcChannel)
+}
+
+// removeSpy drops a spy's position from a publication.
+func (p *networkPublication) removeSpy(c *conductor, l *subscriptionLink, lp *linkedPosition) {
+	p.subs = removePosition(p.subs, lp.pos.id)
+	p.hasSpies = len(p.subs) > 0
+	if !lp.freed {
+		lp.freed = true
+		c.freeCounter(lp.pos.id)
+	}
+	if !l.tether {
+		p.untethered = removeUntethered(p.untethered, l)
+	}
+	if p.ssc {
+		p.updateConnected(p.hasSubscribers())
+	}
+}
+
+// cleanupSpies tells every spy of p the image is gone and unlinks it.
+func (p *networkPublication) cleanupSpies(c *conductor) {
+	for _, l := range c.subscriptionLinks {
+		if lp := l.linked(p); lp != nil {
+			c.notifyUnavailableImage(p.registrationID, l)
+			p.removeSpy(c, l, lp)
+			l.unlink(p)
+		}
+	}
+}
+
+// spiesFinishedConsuming: every spy read to the end of stream (then they
+// are cleaned up).
+func (p *networkPublication) spiesFinishedConsuming(c *conductor, eos int64) bool {
+	if p.hasSpies {
+		for _, s := range p.subs {
+			if c.subPosition(s) < eos {
+				return false
+			}
+		}
+		p.hasSpies = false
+		p.cleanupSpies(c)
+	}
+	return true
+}
+
+func (p *networkPublication) maxSpyPosition(senderPos int64) int64 {
+	pos := senderPos
+	for _, s := range p.subs {
+		pos = max(pos, p.sender.subPosition(s))
+	}
+	return pos
+}
+
+func (p *networkPublication) checkSpyUntethered(c *conductor, nowNs int64) {
+	if len(p.untethered) == 0 {
+		return
+	}
+	windowLimit := p.senderPosition() - p.termWindow + p.termWindow>>2
+	c.checkUntethered(p, &p.untethered, &p.subs, windowLimit, p.untetheredWindowLimitNs, p.untetheredLingerNs,
+		p.untetheredRestingNs, nowNs)
+	p.hasSpies = len(p.subs) > 0
+}

@@ -83,15 +83,15 @@ type receiveEndpoint struct {
 	closing          bool
 }
 
-// openReceiveEndpoint opens a receive endpoint's socket: bound to the
+// open opens a receive endpoint's socket: bound to the
 // endpoint (an ephemeral port when the channel has only a control
 // address), or a multicast group joined on the interface.
-func (d *Driver) openReceiveEndpoint(e *receiveEndpoint, rcvbuf, sndbuf int) error {
+func (e *receiveEndpoint) open(c *conductor, rcvbuf, sndbuf int) error {
 	ch := e.ch
 	o := udp.Options{Bind: ch.remoteData, RcvBuf: rcvbuf, SndBuf: sndbuf}
 	if ch.multicast {
 		o = udp.Options{Bind: netip.AddrPortFrom(netip.Addr{}, ch.remoteData.Port()), Group: ch.remoteData.Addr(),
-			Interface: ch.ifaceAddr, MulticastIF: ch.ifaceAddr, TTL: d.multicastTTL(ch), RcvBuf: rcvbuf, SndBuf: sndbuf}
+			Interface: ch.ifaceAddr, MulticastIF: ch.ifaceAddr, TTL: c.multicastTTL(ch), RcvBuf: rcvbuf, SndBuf: sndbuf}
 	}
 	var err error
 	e.sock, err = udp.Open(o)
@@ -144,16 +144,16 @@ func (e *receiveEndpoint) addSessionSubscription(streamID, sessionID int32) {
 	}
 }
 
-// removeSubscription drops interest in a stream's other sessions;
+// removeStreamSubscription drops interest in a stream's other sessions;
 // images of sessions no session subscription names are deactivated.
-func (d *Driver) removeStreamSubscription(e *receiveEndpoint, streamID int32) {
+func (r *receiver) removeStreamSubscription(e *receiveEndpoint, streamID int32) {
 	s := e.streams[streamID]
 	if s == nil {
 		return
 	}
 	for id, img := range s.active {
 		if _, ok := s.subscribed[id]; !ok {
-			d.deactivateImage(img)
+			img.deactivate(r.driverContext)
 			delete(s.active, id)
 		}
 	}
@@ -169,7 +169,7 @@ func (d *Driver) removeStreamSubscription(e *receiveEndpoint, streamID int32) {
 }
 
 // removeSessionSubscription drops interest in one session.
-func (d *Driver) removeSessionSubscription(e *receiveEndpoint, streamID, sessionID int32) {
+func (r *receiver) removeSessionSubscription(e *receiveEndpoint, streamID, sessionID int32) {
 	s := e.streams[streamID]
 	if s == nil {
 		return
@@ -177,7 +177,7 @@ func (d *Driver) removeSessionSubscription(e *receiveEndpoint, streamID, session
 	if !s.allSessions {
 		if img := s.active[sessionID]; img != nil {
 			delete(s.active, sessionID)
-			d.deactivateImage(img)
+			img.deactivate(r.driverContext)
 		}
 		delete(s.states, sessionID)
 	}
@@ -185,10 +185,10 @@ func (d *Driver) removeSessionSubscription(e *receiveEndpoint, streamID, session
 	if !s.allSessions && len(s.subscribed) == 0 {
 		delete(e.streams, streamID)
 	}
-	for i := len(d.pendingSetups) - 1; i >= 0; i-- {
-		p := &d.pendingSetups[i]
+	for i := len(r.pendingSetups) - 1; i >= 0; i-- {
+		p := &r.pendingSetups[i]
 		if p.ep == e && p.streamID == streamID && p.sessionID == sessionID {
-			d.removePendingSetup(i)
+			r.removePendingSetup(i)
 		}
 	}
 }
@@ -209,62 +209,49 @@ type pendingSetup struct {
 	timeNs              int64
 }
 
-func (d *Driver) removePendingSetup(i int) {
-	p := d.pendingSetups[i]
+func (r *receiver) removePendingSetup(i int) {
+	p := r.pendingSetups[i]
 	if !p.periodic {
 		if s := p.ep.streams[p.streamID]; s != nil && s.states[p.sessionID] == sessionPendingSetup {
 			delete(s.states, p.sessionID)
 		}
 	}
-	last := len(d.pendingSetups) - 1
-	d.pendingSetups[i] = d.pendingSetups[last]
-	d.pendingSetups = d.pendingSetups[:last]
+	last := len(r.pendingSetups) - 1
+	r.pendingSetups[i] = r.pendingSetups[last]
+	r.pendingSetups = r.pendingSetups[:last]
 }
 
 // checkPendingSetups asks again, or forgets, sources asked for SETUP a
 // second ago (Receiver.checkPendingSetupMessages).
-func (d *Driver) checkPendingSetups(nowNs int64) {
-	for i := len(d.pendingSetups) - 1; i >= 0; i-- {
-		p := &d.pendingSetups[i]
+func (r *receiver) checkPendingSetups(nowNs int64) {
+	for i := len(r.pendingSetups) - 1; i >= 0; i-- {
+		p := &r.pendingSetups[i]
 		if p.timeNs+pendingSetupTimeoutNs-nowNs >= 0 {
 			continue
 		}
 		if !p.periodic {
-			d.removePendingSetup(i)
+			r.removePendingSetup(i)
 		} else if len(p.ep.streams) > 0 {
 			p.timeNs = nowNs
-			d.sendSetupEliciting(p.ep, p.control, p.sessionID, p.streamID)
+			p.ep.sendSetupEliciting(r.driverContext, p.control, p.sessionID, p.streamID)
 		}
 	}
 }
 
-// recvInto reads the datagrams waiting on s into the driver's one receive
-// batch and returns how many there are; a failed read is recorded in the
-// error log and reads as none. Both the data and the control pollers read
-// through it.
-func (d *Driver) recvInto(s *udp.Socket) int {
-	n, err := d.recvBatch.Recv(s)
-	if err != nil {
-		d.recordError(err)
-		return 0
-	}
-	return n
-}
-
 // pollData reads the datagrams waiting on a receive endpoint and
 // dispatches them (DataTransportPoller.receive). It returns the bytes read.
-func (d *Driver) pollData(e *receiveEndpoint) int {
-	n := d.recvInto(e.sock)
-	b := d.recvBatch
+func (r *receiver) pollData(e *receiveEndpoint) int {
+	n := r.recvInto(e.sock)
+	b := r.recvBatch
 	total := 0
 	for i := range n {
 		p := b.Datagram(i)
 		total += len(p)
 		if b.Truncated(i) {
-			d.counters.AddValue(sysInvalidPackets, 1)
+			r.counters.AddValue(sysInvalidPackets, 1)
 			continue
 		}
-		d.onDataDatagram(e, p, b.From(i))
+		e.onDataDatagram(r, p, b.From(i))
 	}
 	return total
 }
@@ -279,27 +266,27 @@ func (d *Driver) pollData(e *receiveEndpoint) int {
 // nothing to go wrong; should a datagram still panic the receiver, the
 // panic is recovered here, between datagrams, counted in the errors
 // counter and written to the error log, and the driver goes on.
-func (d *Driver) onDataDatagram(e *receiveEndpoint, p []byte, from netip.AddrPort) {
+func (e *receiveEndpoint) onDataDatagram(r *receiver, p []byte, from netip.AddrPort) {
 	defer func() {
-		if r := recover(); r != nil {
-			d.recoverDatagram(r, p)
+		if v := recover(); v != nil {
+			r.recoverDatagram(v, p)
 		}
 	}()
 	if !wire.ValidDataSocketFrame(p) {
-		d.counters.AddValue(sysInvalidPackets, 1)
+		r.counters.AddValue(sysInvalidPackets, 1)
 		return
 	}
 	switch wire.Header(p).Type() {
 	case wire.TypeData, wire.TypePad:
-		d.onDataPacket(e, p, from)
+		e.onDataPacket(r, p, from)
 	case wire.TypeSetup:
 		if !wire.ValidSetup(wire.Setup(p)) {
-			d.counters.AddValue(sysInvalidPackets, 1)
+			r.counters.AddValue(sysInvalidPackets, 1)
 			return
 		}
-		d.onSetup(e, wire.Setup(p), from)
+		e.onSetup(r, wire.Setup(p), from)
 	case wire.TypeRTTM:
-		d.onReceiverRTTM(e, wire.RTTM(p), from)
+		e.onRTTM(r, wire.RTTM(p), from)
 	}
 }
 
@@ -307,13 +294,13 @@ func (d *Driver) onDataDatagram(e *receiveEndpoint, p []byte, from netip.AddrPor
 // the frame's type, the panic and the functions it went through, the
 // same text for the same bug (so the distinct error log counts its
 // repeats in one entry rather than filling up).
-func (d *Driver) recoverDatagram(r any, p []byte) {
+func (r *receiver) recoverDatagram(v any, p []byte) {
 	typ := -1
 	if len(p) >= wire.MinHeaderLength {
 		typ = int(wire.Header(p).Type())
 	}
-	d.recordError(fmt.Errorf("aeron driver: receiver dropped a datagram of frame type %#x that panicked: %v%s",
-		typ, r, panicTrace()))
+	r.recordError(fmt.Errorf("aeron driver: receiver dropped a datagram of frame type %#x that panicked: %v%s",
+		typ, v, panicTrace()))
 }
 
 // panicTrace lists the functions (file:line) a recovered panic went
@@ -342,7 +329,7 @@ func panicTrace() string {
 // onDataPacket is DataPacketDispatcher.onDataPacket: data of an active
 // image goes in; data of an unknown session of a stream someone wants
 // (and not at its end) asks its source for SETUP.
-func (d *Driver) onDataPacket(e *receiveEndpoint, p []byte, from netip.AddrPort) {
+func (e *receiveEndpoint) onDataPacket(r *receiver, p []byte, from netip.AddrPort) {
 	h := wire.Data(p)
 	s := e.streams[h.StreamID()]
 	if s == nil {
@@ -350,7 +337,7 @@ func (d *Driver) onDataPacket(e *receiveEndpoint, p []byte, from netip.AddrPort)
 	}
 	session := h.SessionID()
 	if img := s.active[session]; img != nil {
-		d.insertPacket(img, h.TermID(), h.TermOffset(), p, from)
+		img.insertPacket(r, h.TermID(), h.TermOffset(), p, from)
 		return
 	}
 	if wire.IsEndOfStream(p) {
@@ -365,20 +352,20 @@ func (d *Driver) onDataPacket(e *receiveEndpoint, p []byte, from netip.AddrPort)
 		}
 		return
 	}
-	if len(d.pendingSetups) >= maxPendingSetups {
+	if len(r.pendingSetups) >= maxPendingSetups {
 		return
 	}
 	s.states[session] = sessionPendingSetup
 	control := e.controlAddress(from)
-	d.sendSetupEliciting(e, control, session, h.StreamID())
-	d.pendingSetups = append(d.pendingSetups, pendingSetup{ep: e, sessionID: session, streamID: h.StreamID(),
-		control: control, timeNs: d.nowNs})
+	e.sendSetupEliciting(r.driverContext, control, session, h.StreamID())
+	r.pendingSetups = append(r.pendingSetups, pendingSetup{ep: e, sessionID: session, streamID: h.StreamID(),
+		control: control, timeNs: r.nowNs})
 }
 
 // onSetup is DataPacketDispatcher.onSetupMessage: a SETUP for a stream
 // someone wants, from a session with no image (or one asked for SETUP),
 // makes an image.
-func (d *Driver) onSetup(e *receiveEndpoint, m wire.Setup, from netip.AddrPort) {
+func (e *receiveEndpoint) onSetup(r *receiver, m wire.Setup, from netip.AddrPort) {
 	s := e.streams[m.StreamID()]
 	if s == nil {
 		return
@@ -395,62 +382,54 @@ func (d *Driver) onSetup(e *receiveEndpoint, m wire.Setup, from netip.AddrPort) 
 		s.states[session] = sessionNoInterest
 		return
 	}
-	if len(s.active) >= d.opts.StreamSessionLimit {
+	if len(s.active) >= r.opts.StreamSessionLimit {
 		// The C driver's words (aeron_data_packet_dispatcher_on_setup);
 		// no source address, so a flood from many makes one entry.
-		d.recordError(fmt.Errorf("aeron driver: SETUP refused: exceeded session limit, stream-id=%d, "+
-			"aeron.driver.stream.session.limit=%d", m.StreamID(), d.opts.StreamSessionLimit))
+		r.recordError(fmt.Errorf("aeron driver: SETUP refused: exceeded session limit, stream-id=%d, "+
+			"aeron.driver.stream.session.limit=%d", m.StreamID(), r.opts.StreamSessionLimit))
 		return
 	}
 	if e.ch.multicast && e.sock.TTL() < int(m.TTL()) && e.sock.TTL() != 0 {
-		d.counters.AddValue(sysPossibleTTLAsymmetry, 1)
+		r.counters.AddValue(sysPossibleTTLAsymmetry, 1)
 	}
 	s.states[session] = sessionInitInProgress
-	if !d.createImage(e, m, e.controlAddress(from), from) && s.states[session] == sessionInitInProgress {
+	if !r.conductor.createImage(e, m, e.controlAddress(from), from) && s.states[session] == sessionInitInProgress {
 		// No image: a later SETUP of the session may try again.
 		delete(s.states, session)
 	}
 }
 
-// onReceiverRTTM answers a sender's measurement request, or hands a reply
+// onRTTM answers a sender's measurement request, or hands a reply
 // to its image's congestion control (none with the static window).
-func (d *Driver) onReceiverRTTM(e *receiveEndpoint, r wire.RTTM, from netip.AddrPort) {
-	if id := r.ReceiverID(); id != e.receiverID && id != 0 {
+func (e *receiveEndpoint) onRTTM(r *receiver, m wire.RTTM, from netip.AddrPort) {
+	if id := m.ReceiverID(); id != e.receiverID && id != 0 {
 		return
 	}
-	s := e.streams[r.StreamID()]
-	if s == nil || s.active[r.SessionID()] == nil {
+	s := e.streams[m.StreamID()]
+	if s == nil || s.active[m.SessionID()] == nil {
 		return
 	}
-	if r.Flags()&wire.RTTMFlagReply != 0 {
-		b := d.ctl[:wire.RTTMLength]
-		wire.PutRTTM(b, 0, r.SessionID(), r.StreamID(), r.EchoTimestampNs(), 0, e.receiverID)
-		d.sendControl(e, b, e.controlAddress(from))
+	if m.Flags()&wire.RTTMFlagReply != 0 {
+		b := r.ctl[:wire.RTTMLength]
+		wire.PutRTTM(b, 0, m.SessionID(), m.StreamID(), m.EchoTimestampNs(), 0, e.receiverID)
+		e.sendControl(r.driverContext, b, e.controlAddress(from))
 	}
 }
 
 // sendControl sends a control frame from the endpoint's socket.
-func (d *Driver) sendControl(e *receiveEndpoint, b []byte, to netip.AddrPort) {
+func (e *receiveEndpoint) sendControl(x *driverContext, b []byte, to netip.AddrPort) {
 	n, err := e.sock.SendTo(b, to)
-	d.onSendError(err, to)
+	x.onSendError(err, to)
 	if n != len(b) {
-		d.counters.AddValue(sysShortSends, 1)
+		x.counters.AddValue(sysShortSends, 1)
 	}
 }
 
 // sendSetupEliciting sends a status message with the SEND_SETUP flag,
 // position 0 and window 0.
-func (d *Driver) sendSetupEliciting(e *receiveEndpoint, to netip.AddrPort, sessionID, streamID int32) {
+func (e *receiveEndpoint) sendSetupEliciting(x *driverContext, to netip.AddrPort, sessionID, streamID int32) {
 	f := wire.SMFields{Flags: wire.SMFlagSendSetup, SessionID: sessionID, StreamID: streamID,
 		ReceiverID: e.receiverID, GroupTag: e.groupTag, HasGroupTag: e.hasGroup}
-	n := wire.PutSM(d.ctl[:], &f)
-	d.sendControl(e, d.ctl[:n], to)
-}
-
-// nextReceiverID hands out receiver ids: a random seed incremented per
-// endpoint (ReceiveChannelEndpointThreadLocals.nextReceiverId).
-func (d *Driver) nextReceiverID() int64 {
-	id := d.receiverIDSeed
-	d.receiverIDSeed++
-	return id
+	n := wire.PutSM(x.ctl[:], &f)
+	e.sendControl(x, x.ctl[:n], to)
 }

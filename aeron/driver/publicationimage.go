@@ -102,15 +102,15 @@ type publicationImage struct {
 
 // An image as a subscribable.
 func (img *publicationImage) notifyID() int64 { return img.correlationID }
-func (img *publicationImage) rejoinPosition(d *Driver) int64 {
-	return d.imageJoinPosition(img)
+func (img *publicationImage) rejoinPosition(c *conductor) int64 {
+	return img.joinPosition(c)
 }
-func (img *publicationImage) announce(d *Driver, l *subscriptionLink, pos position, _ int64) {
-	d.sendImageAvailable(img, l.registrationID, pos.id)
+func (img *publicationImage) announce(c *conductor, l *subscriptionLink, pos position, _ int64) {
+	c.sendImageAvailable(img, l.registrationID, pos.id)
 }
 
-func (d *Driver) sendImageAvailable(img *publicationImage, subReg int64, positionID int32) {
-	d.sendAvailable(img.correlationID, img.sessionID, img.streamID, subReg, positionID, img.log.path, img.sourceIdentity)
+func (c *conductor) sendImageAvailable(img *publicationImage, subReg int64, positionID int32) {
+	c.sendAvailable(img.correlationID, img.sessionID, img.streamID, subReg, positionID, img.log.path, img.sourceIdentity)
 }
 
 // createImage is DriverConductor.onCreatePublicationImage: a SETUP for a
@@ -118,16 +118,16 @@ func (d *Driver) sendImageAvailable(img *publicationImage, subReg int64, positio
 // subscription at the SETUP's position, and each subscription hears of
 // it. A bad SETUP is counted and logged; nobody is told.
 // It reports whether the session has an image now.
-func (d *Driver) createImage(e *receiveEndpoint, m wire.Setup, control, source netip.AddrPort) bool {
-	if err := d.tryCreateImage(e, m, control, source); err != nil {
-		d.recordError(err)
+func (c *conductor) createImage(e *receiveEndpoint, m wire.Setup, control, source netip.AddrPort) bool {
+	if err := c.tryCreateImage(e, m, control, source); err != nil {
+		c.recordError(err)
 		return false
 	}
 	s := e.streams[m.StreamID()]
 	return s != nil && s.active[m.SessionID()] != nil
 }
 
-func (d *Driver) tryCreateImage(e *receiveEndpoint, m wire.Setup, control, source netip.AddrPort) error {
+func (c *conductor) tryCreateImage(e *receiveEndpoint, m wire.Setup, control, source netip.AddrPort) error {
 	mtu, termLength := int(m.MTU()), int(m.TermLength())
 	if err := checkMTU(mtu); err != nil {
 		return genericError(configuration, "ERROR - %v", err)
@@ -136,16 +136,16 @@ func (d *Driver) tryCreateImage(e *receiveEndpoint, m wire.Setup, control, sourc
 		return genericError(illegalState, "%v", err)
 	}
 	sessionID, streamID := m.SessionID(), m.StreamID()
-	if termLength > d.opts.MaxImageTermLength {
+	if termLength > c.opts.MaxImageTermLength {
 		return fmt.Errorf("aeron driver: SETUP of stream-id=%d refused: term length %d is over "+
-			"aeron.image.term.buffer.max.length=%d", streamID, termLength, d.opts.MaxImageTermLength)
+			"aeron.image.term.buffer.max.length=%d", streamID, termLength, c.opts.MaxImageTermLength)
 	}
-	if logLength := int64(logbuffer.ComputeLogLength(termLength, d.opts.FilePageSize)); d.imagesLength+logLength > d.opts.MaxImagesLength {
+	if logLength := int64(logbuffer.ComputeLogLength(termLength, c.opts.FilePageSize)); c.imagesLength+logLength > c.opts.MaxImagesLength {
 		return fmt.Errorf("aeron driver: SETUP of stream-id=%d refused: a log for term length %d would take the images "+
-			"past aeron.image.buffers.max.length=%d", streamID, termLength, d.opts.MaxImagesLength)
+			"past aeron.image.buffers.max.length=%d", streamID, termLength, c.opts.MaxImagesLength)
 	}
 	var first *subscriptionLink
-	for _, l := range d.subscriptionLinks {
+	for _, l := range c.subscriptionLinks {
 		if l.kind == subNetwork && l.ep == e && l.streamID == streamID && l.sessionMatches(sessionID) {
 			first = l
 			break
@@ -154,7 +154,7 @@ func (d *Driver) tryCreateImage(e *receiveEndpoint, m wire.Setup, control, sourc
 	if first == nil {
 		return nil
 	}
-	window := receiverWindowLength(termLength, d.initialWindow(first.params.rcvWnd))
+	window := receiverWindowLength(termLength, c.initialWindow(first.params.rcvWnd))
 	if mtu > window {
 		return genericError(configuration, "ERROR - mtuLength=%d > initialWindowLength=%d", mtu, window)
 	}
@@ -166,31 +166,31 @@ func (d *Driver) tryCreateImage(e *receiveEndpoint, m wire.Setup, control, sourc
 	}
 	var positions []subPos
 	oldest := first
-	for _, l := range d.subscriptionLinks {
+	for _, l := range c.subscriptionLinks {
 		if l.kind != subNetwork || l.ep != e || l.streamID != streamID || !l.sessionMatches(sessionID) {
 			continue
 		}
-		id, err := d.allocateStreamCounter("sub-pos", counters.TypeSubscriberPosition, l.client.id, l.registrationID,
+		id, err := c.allocateStreamCounter("sub-pos", counters.TypeSubscriberPosition, l.client.id, l.registrationID,
 			sessionID, streamID, l.channel, join)
 		if err != nil {
 			for _, p := range positions {
-				d.freeCounter(p.pos.id)
+				c.freeCounter(p.pos.id)
 			}
 			return err
 		}
-		pos := d.positionOf(id)
-		d.setPosition(pos, join)
+		pos := c.positionOf(id)
+		c.setPosition(pos, join)
 		positions = append(positions, subPos{l, pos})
 		if l.registrationID < oldest.registrationID {
 			oldest = l
 		}
 	}
-	corr := d.ring.NextCorrelationID()
+	corr := c.ring.NextCorrelationID()
 	group := first.group == inferTrue || first.group == inferInfer && (e.ch.multicast || m.Flags()&wire.SetupFlagGroup != 0)
-	log, err := d.newRawLog(filepath.Join(d.opts.Dir, imagesDir), corr, termLength, oldest.sparse)
+	log, err := c.newRawLog(filepath.Join(c.opts.Dir, imagesDir), corr, termLength, oldest.sparse)
 	if err != nil {
 		for _, p := range positions {
-			d.freeCounter(p.pos.id)
+			c.freeCounter(p.pos.id)
 		}
 		return err
 	}
@@ -202,22 +202,22 @@ func (d *Driver) tryCreateImage(e *receiveEndpoint, m wire.Setup, control, sourc
 		sparse: oldest.sparse, group: group, isResponse: first.isResponse,
 		untetheredWindowLimitNs: first.params.untetheredWindowNs, untetheredLingerNs: first.params.untetheredLingerNs,
 		untetheredRestingNs: first.params.restNs,
-	}, d.opts.FilePageSize, d.osb)
+	}, c.opts.FilePageSize, c.osb)
 	clientID, uri := first.client.id, first.channel
 	ids := [3]int32{-1, -1, -1}
-	for i, c := range []struct {
+	for i, cl := range []struct {
 		name string
 		typ  int32
 	}{{"rcv-hwm", counters.TypeReceiverHWM}, {"rcv-pos", counters.TypeReceiverPosition},
 		{"rcv-naks-sent", counters.TypeReceiverNaksSent}} {
-		if ids[i], err = d.allocateStreamCounter(c.name, c.typ, clientID, corr, sessionID, streamID, uri, -1); err != nil {
+		if ids[i], err = c.allocateStreamCounter(cl.name, cl.typ, clientID, corr, sessionID, streamID, uri, -1); err != nil {
 			for _, id := range ids[:i] {
-				d.freeCounter(id)
+				c.freeCounter(id)
 			}
 			for _, p := range positions {
-				d.freeCounter(p.pos.id)
+				c.freeCounter(p.pos.id)
 			}
-			d.freeRawLog(log)
+			c.freeRawLog(log)
 			return err
 		}
 	}
@@ -225,73 +225,66 @@ func (d *Driver) tryCreateImage(e *receiveEndpoint, m wire.Setup, control, sourc
 		correlationID: corr, ep: e, sessionID: sessionID, streamID: streamID, initialTermID: m.InitialTermID(),
 		termLength: termLength, bitsToShift: bits, termMask: int64(termLength - 1), mtu: mtu, setupFlags: m.Flags(),
 		reliable: first.reliable, sourceIdentity: sourceIdentity(source), channel: e.ch.uri.raw,
-		log: log, hwm: d.positionOf(ids[0]), rebuild: d.positionOf(ids[1]), naksID: ids[2],
+		log: log, hwm: c.positionOf(ids[0]), rebuild: c.positionOf(ids[1]), naksID: ids[2],
 		untetherW: first.params.untetheredWindowNs, untetherL: first.params.untetheredLingerNs,
 		untetherR:     first.params.restNs,
-		stateChangeNs: d.nowNs, lastPacketNs: d.nowNs, control: control, connLastFrameNs: d.nowNs,
-		isRebuilding: true, smEnabled: true, smTimeoutNs: int64(d.opts.StatusMessageTimeout),
-		livenessNs: int64(d.opts.ImageLivenessTimeout), windowLength: int32(window),
+		stateChangeNs: c.nowNs, lastPacketNs: c.nowNs, control: control, connLastFrameNs: c.nowNs,
+		isRebuilding: true, smEnabled: true, smTimeoutNs: int64(c.opts.StatusMessageTimeout),
+		livenessNs: int64(c.opts.ImageLivenessTimeout), windowLength: int32(window),
 		nextSMPosition: join, nextSMWindow: int32(window), lastSMPosition: join,
 		lastOverrunLimit: join + int64(termLength>>1), cleanPosition: join,
-		reportEntry: -1, reportEnabled: d.lossReport != nil,
+		reportEntry: -1, reportEnabled: c.lossReport != nil,
 	}
-	img.loss = newLossDetector(d.delayGenerator(e.ch, group, first.reliable))
+	img.loss = newLossDetector(c.delayGenerator(e.ch, group, first.reliable))
 	img.onGap = img.onGapDetected
-	d.setPosition(img.hwm, join)
-	d.setPosition(img.rebuild, join)
+	c.setPosition(img.hwm, join)
+	c.setPosition(img.rebuild, join)
 	for _, p := range positions {
 		img.subs = append(img.subs, p.pos)
 		if !p.l.tether {
-			img.untether = append(img.untether, untetheredSubscriber{link: p.l, pos: p.pos, updateNs: d.nowNs})
+			img.untether = append(img.untether, untetheredSubscriber{link: p.l, pos: p.pos, updateNs: c.nowNs})
 		}
 	}
 	e.imageRefCount++
-	d.images = append(d.images, img)
+	c.images = append(c.images, img)
 	log.imageCharge = int64(len(log.data))
-	d.imagesLength += log.imageCharge
-	// The receiver's half (Receiver.onNewPublicationImage): an older image
-	// of the session stops its status messages, the new one is active.
-	for _, old := range d.rcvImages {
-		if old.ep == e && old.streamID == streamID && old.sessionID == sessionID && old.state != imageActive {
-			old.smEnabled = false
-		}
-	}
-	d.rcvImages = append(d.rcvImages, img)
+	c.imagesLength += log.imageCharge
+	c.receiver.onNewImage(img)
 	if s := e.streams[streamID]; s != nil {
 		delete(s.states, sessionID)
 		s.active[sessionID] = img
-		img.stateChangeNs = d.nowNs
+		img.stateChangeNs = c.nowNs
 		img.state = imageActive
 	}
 	for _, p := range positions {
 		p.l.positions = append(p.l.positions, linkedPosition{res: img, pos: p.pos})
-		d.counters.SetReferenceID(p.pos.id, corr)
-		d.sendImageAvailable(img, p.l.registrationID, p.pos.id)
+		c.counters.SetReferenceID(p.pos.id, corr)
+		c.sendImageAvailable(img, p.l.registrationID, p.pos.id)
 	}
 	return nil
 }
 
 // initialWindow is rcv-wnd when given, else the driver's initial window.
-func (d *Driver) initialWindow(rcvWnd int) int {
+func (c *conductor) initialWindow(rcvWnd int) int {
 	if rcvWnd > 0 {
 		return rcvWnd
 	}
-	return d.opts.InitialWindowLength
+	return c.opts.InitialWindowLength
 }
 
 // delayGenerator picks how an image waits before NAKing
 // (DriverConductor.resolveDelayGenerator).
-func (d *Driver) delayGenerator(ch *udpChannel, group, reliable bool) delayGenerator {
+func (c *conductor) delayGenerator(ch *udpChannel, group, reliable bool) delayGenerator {
 	switch {
 	case !reliable:
 		return staticDelay(0, 0)
 	case group:
-		return optimalDelay(int64(d.opts.NakMulticastMaxBackoff), d.opts.NakMulticastGroupSize)
+		return optimalDelay(int64(c.opts.NakMulticastMaxBackoff), c.opts.NakMulticastGroupSize)
 	case ch.hasNakDelay:
-		retry := max(ch.nakDelayNs, minNakUnicastDelayNs) * int64(d.opts.NakUnicastRetryDelayRatio)
+		retry := max(ch.nakDelayNs, minNakUnicastDelayNs) * int64(c.opts.NakUnicastRetryDelayRatio)
 		return staticDelay(ch.nakDelayNs, retry)
 	}
-	return staticDelay(int64(d.opts.NakUnicastDelay), int64(d.opts.NakUnicastDelay)*int64(d.opts.NakUnicastRetryDelayRatio))
+	return staticDelay(int64(c.opts.NakUnicastDelay), int64(c.opts.NakUnicastDelay)*int64(c.opts.NakUnicastRetryDelayRatio))
 }
 
 // insertPacket writes a datagram into the image (PublicationImage.
@@ -301,13 +294,13 @@ func (d *Driver) delayGenerator(ch *udpChannel, group, reliable bool) delayGener
 // the last status message allowed or behind it is dropped and counted; a
 // heartbeat only refreshes liveness and the high-water mark, and carries
 // the end of stream.
-func (d *Driver) insertPacket(img *publicationImage, termID, termOffset int32, p []byte, from netip.AddrPort) {
+func (img *publicationImage) insertPacket(r *receiver, termID, termOffset int32, p []byte, from netip.AddrPort) {
 	if termID-img.initialTermID < 0 || img.rejection != "" {
 		return
 	}
 	length := wire.DataPacketLength(p, termOffset, img.termLength)
 	if length < 0 {
-		d.counters.AddValue(sysInvalidPackets, 1)
+		r.counters.AddValue(sysInvalidPackets, 1)
 		return
 	}
 	heartbeat := length == 0
@@ -324,14 +317,14 @@ func (d *Driver) insertPacket(img *publicationImage, termID, termOffset int32, p
 		written = 0
 	}
 	if packetPos+written > img.lastOverrunLimit {
-		d.counters.AddValue(sysFlowControlOverRuns, 1)
+		r.counters.AddValue(sysFlowControlOverRuns, 1)
 		return
 	}
-	now := d.nowNs
+	now := r.nowNs
 	if heartbeat {
 		bottom := max(0, img.lastSMPosition-int64(img.termLength))
 		if packetPos < bottom {
-			d.counters.AddValue(sysFlowControlUnderRuns, 1)
+			r.counters.AddValue(sysFlowControlUnderRuns, 1)
 			return
 		}
 		img.lastPacketNs = now
@@ -341,7 +334,7 @@ func (d *Driver) insertPacket(img *publicationImage, termID, termOffset int32, p
 			if !img.isEndOfStream {
 				if wire.IsRevoked(p) {
 					img.log.meta[logbuffer.IsPublicationRevokedOffset] = 1
-					d.counters.AddValue(sysPublicationImagesRevoked, 1)
+					r.counters.AddValue(sysPublicationImagesRevoked, 1)
 				}
 				// End of stream: written by this goroutine (release); the
 				// subscribers compare their position with it.
@@ -349,12 +342,12 @@ func (d *Driver) insertPacket(img *publicationImage, termID, termOffset int32, p
 				img.isEndOfStream = true
 			}
 		}
-		d.proposeMax(img.hwm, proposed)
-		d.counters.AddValue(sysHeartbeatsReceived, 1)
+		r.proposeMax(img.hwm, proposed)
+		r.counters.AddValue(sysHeartbeatsReceived, 1)
 		return
 	}
 	if packetPos < img.lastSMPosition {
-		d.counters.AddValue(sysFlowControlUnderRuns, 1)
+		r.counters.AddValue(sysFlowControlUnderRuns, 1)
 		if packetPos >= img.lastSMPosition-int64(img.windowLength) {
 			img.connLastFrameNs = now
 		}
@@ -364,7 +357,7 @@ func (d *Driver) insertPacket(img *publicationImage, termID, termOffset int32, p
 	img.connLastFrameNs = now
 	term := img.log.terms[logbuffer.IndexByPosition(packetPos, img.bitsToShift)]
 	insertFrames(term, int(termOffset), p)
-	d.proposeMax(img.hwm, proposed)
+	r.proposeMax(img.hwm, proposed)
 }
 
 // insertFrames copies a datagram into a term at offset unless something
@@ -386,9 +379,9 @@ func insertFrames(term []byte, offset int, p []byte) {
 }
 
 // proposeMax raises a position counter, never lowers it.
-func (d *Driver) proposeMax(pos position, v int64) {
-	if v > d.subPosition(pos) {
-		d.setPosition(pos, v)
+func (x *driverContext) proposeMax(pos position, v int64) {
+	if v > x.subPosition(pos) {
+		x.setPosition(pos, v)
 	}
 }
 
@@ -396,21 +389,21 @@ func (d *Driver) proposeMax(pos position, v int64) {
 // (PublicationImage.trackRebuild): rcv-pos moves to the end of the
 // complete frames, gaps are timed for NAKs, and a status message is
 // scheduled when the subscribers moved a quarter window past the last.
-func (d *Driver) trackRebuild(img *publicationImage, nowNs int64) int {
+func (img *publicationImage) trackRebuild(c *conductor, nowNs int64) int {
 	if !img.isRebuilding {
 		return 0
 	}
-	hwm := d.subPosition(img.hwm)
+	hwm := c.subPosition(img.hwm)
 	minSub, maxSub := int64(math.MaxInt64), int64(0)
 	for _, s := range img.subs {
-		v := d.subPosition(s)
+		v := c.subPosition(s)
 		minSub = min(minSub, v)
 		maxSub = max(maxSub, v)
 	}
-	rebuildPos := max(d.subPosition(img.rebuild), maxSub)
+	rebuildPos := max(c.subPosition(img.rebuild), maxSub)
 	term := img.log.terms[logbuffer.IndexByPosition(rebuildPos, img.bitsToShift)]
 	offset, _ := img.loss.scan(term, rebuildPos, hwm, nowNs, img.termMask, img.bitsToShift, img.initialTermID, img.onGap)
-	d.proposeMax(img.rebuild, rebuildPos-(rebuildPos&img.termMask)+int64(offset))
+	c.proposeMax(img.rebuild, rebuildPos-(rebuildPos&img.termMask)+int64(offset))
 	window := img.windowLength
 	if minSub > img.nextSMPosition+int64(window/4) || window != img.nextSMWindow {
 		img.cleanBufferTo(minSub - int64(img.termLength))
@@ -465,11 +458,11 @@ func (img *publicationImage) isConnected(nowNs int64) bool {
 
 // checkEOSForDrain starts draining once the end of stream was reached and
 // the log is complete up to it.
-func (d *Driver) checkEOSForDrain(img *publicationImage, nowNs int64) {
+func (img *publicationImage) checkEOSForDrain(r *receiver, nowNs int64) {
 	if img.isSendingEOSSM || !img.isEndOfStream || img.state != imageActive {
 		return
 	}
-	if d.subPosition(img.rebuild) == d.subPosition(img.hwm) {
+	if r.subPosition(img.rebuild) == r.subPosition(img.hwm) {
 		img.isRebuilding = false
 		img.stateChangeNs = nowNs
 		img.isSendingEOSSM = true
@@ -481,17 +474,17 @@ func (d *Driver) checkEOSForDrain(img *publicationImage, nowNs int64) {
 // deactivate starts an active image's draining (no more data is taken):
 // it sends end-of-stream status messages unless the stream ended and is
 // not complete.
-func (d *Driver) deactivateImage(img *publicationImage) {
+func (img *publicationImage) deactivate(x *driverContext) {
 	if img.state != imageActive {
 		return
 	}
 	img.isRebuilding = false
-	img.stateChangeNs = d.nowNs
+	img.stateChangeNs = x.nowNs
 	if !img.isSendingEOSSM {
-		img.isSendingEOSSM = !img.isEndOfStream || d.subPosition(img.rebuild) == d.subPosition(img.hwm)
+		img.isSendingEOSSM = !img.isEndOfStream || x.subPosition(img.rebuild) == x.subPosition(img.hwm)
 	}
 	if img.isSendingEOSSM {
-		img.nextSMDeadlineNs = d.nowNs - 1
+		img.nextSMDeadlineNs = x.nowNs - 1
 	}
 	img.state = imageDraining
 }
@@ -501,23 +494,23 @@ func (d *Driver) deactivateImage(img *publicationImage) {
 // interval if the image was rejected; otherwise RSP_SETUP while a response
 // session waits to connect, and a status message when one was scheduled
 // or the interval passed.
-func (d *Driver) sendPendingStatusMessage(img *publicationImage, nowNs int64) int {
+func (img *publicationImage) sendPendingStatusMessage(r *receiver, nowNs int64) int {
 	timedOut := img.smEnabled && img.nextSMDeadlineNs-nowNs < 0
 	if img.rejection != "" {
 		if !timedOut {
 			return 0
 		}
-		d.errFrame = wire.AppendErr(d.errFrame[:0], img.sessionID, img.streamID, img.ep.receiverID, img.ep.groupTag,
+		r.errFrame = wire.AppendErr(r.errFrame[:0], img.sessionID, img.streamID, img.ep.receiverID, img.ep.groupTag,
 			img.ep.hasGroup, int32(aeron.ErrorCodeImageRejected), img.rejection)
-		d.counters.AddValue(sysErrorFramesSent, 1)
-		d.sendControl(img.ep, d.errFrame, img.control)
+		r.counters.AddValue(sysErrorFramesSent, 1)
+		img.ep.sendControl(r.driverContext, r.errFrame, img.control)
 		img.nextSMDeadlineNs = nowNs + img.smTimeoutNs
 		return 1
 	}
 	if timedOut && img.hasResponseSession {
-		b := d.ctl[:wire.RspSetupLength]
+		b := r.ctl[:wire.RspSetupLength]
 		wire.PutRspSetup(b, img.sessionID, img.streamID, img.responseSessionID)
-		d.sendControl(img.ep, b, img.control)
+		img.ep.sendControl(r.driverContext, b, img.control)
 	}
 	if !img.smScheduled && !timedOut {
 		return 0
@@ -530,9 +523,9 @@ func (d *Driver) sendPendingStatusMessage(img *publicationImage, nowNs int64) in
 	if img.isSendingEOSSM {
 		f.Flags = wire.SMFlagEndOfStream
 	}
-	n := wire.PutSM(d.ctl[:], &f)
-	d.sendControl(img.ep, d.ctl[:n], img.control)
-	d.counters.AddValue(sysStatusMessagesSent, 1)
+	n := wire.PutSM(r.ctl[:], &f)
+	img.ep.sendControl(r.driverContext, r.ctl[:n], img.control)
+	r.counters.AddValue(sysStatusMessagesSent, 1)
 	img.smScheduled = false
 	img.lastSMPosition = pos
 	img.lastOverrunLimit = pos + int64(img.termLength>>1)
@@ -557,24 +550,24 @@ func (img *publicationImage) updateActiveTransportCount(nowNs int64) {
 
 // processPendingLoss sends the NAK for a gap whose timer fired, or, for an
 // unreliable subscription, pads the gap (PublicationImage.processPendingLoss).
-func (d *Driver) processPendingLoss(img *publicationImage) int {
+func (img *publicationImage) processPendingLoss(r *receiver) int {
 	if img.reportObservations > 0 {
-		d.reportLoss(img)
+		r.reportLoss(img)
 	}
 	if !img.lossPending || img.log.meta[logbuffer.IsPublicationRevokedOffset] != 0 {
 		return 0
 	}
 	img.lossPending = false
 	if img.reliable {
-		b := d.ctl[:wire.NakLength]
+		b := r.ctl[:wire.NakLength]
 		wire.PutNak(b, img.sessionID, img.streamID, img.lossTermID, img.lossOffset, img.lossLength)
-		d.sendControl(img.ep, b, img.control)
-		d.counters.AddValue(sysNaksSent, 1)
-		d.counters.AddValue(img.naksID, 1)
+		img.ep.sendControl(r.driverContext, b, img.control)
+		r.counters.AddValue(sysNaksSent, 1)
+		r.counters.AddValue(img.naksID, 1)
 	} else {
 		term := img.log.terms[logbuffer.IndexByTermCount(int64(img.lossTermID-img.initialTermID))]
 		if fillGap(img.log.meta, term, img.lossTermID, int(img.lossOffset), int(img.lossLength)) {
-			d.counters.AddValue(sysLossGapFills, 1)
+			r.counters.AddValue(sysLossGapFills, 1)
 		}
 	}
 	return 1
@@ -591,34 +584,34 @@ func fillGap(meta, term []byte, termID int32, offset, length int) bool {
 	return true
 }
 
-// imageTick is the image's part of the conductor's tick
+// onTimeEvent is the image's part of the conductor's tick
 // (PublicationImage.onTimeEvent). It reports the end of the image's life.
-func (d *Driver) imageTick(img *publicationImage, nowNs int64) bool {
+func (img *publicationImage) onTimeEvent(c *conductor, nowNs int64) bool {
 	revoked := img.log.meta[logbuffer.IsPublicationRevokedOffset] != 0
 	switch img.state {
 	case imageActive:
 		if revoked {
 			img.state = imageDraining
 		} else {
-			d.checkImageUntethered(img, nowNs)
+			img.checkUntethered(c, nowNs)
 		}
 	case imageDraining:
-		if d.isImageDrained(img) && img.stateChangeNs+smEOSMultiple*img.smTimeoutNs-nowNs < 0 || revoked {
+		if img.isDrained(c) && img.stateChangeNs+smEOSMultiple*img.smTimeoutNs-nowNs < 0 || revoked {
 			if revoked {
 				img.isRebuilding = false
 				img.isSendingEOSSM = true
 				img.nextSMDeadlineNs = nowNs - 1
 			}
-			d.imageTransitionToLinger(img)
+			img.transitionToLinger(c)
 			img.releaseTriggered = true
 			img.ep.imageRefCount--
-			d.tryCloseReceiveEndpoint(img.ep)
+			c.tryCloseReceiveEndpoint(img.ep)
 			img.stateChangeNs = nowNs
 			img.state = imageLinger
 		}
 	case imageLinger:
 		if len(img.subs) == 0 || img.stateChangeNs+img.livenessNs-nowNs < 0 {
-			for _, l := range d.subscriptionLinks {
+			for _, l := range c.subscriptionLinks {
 				l.unlink(img)
 			}
 			img.stateChangeNs = nowNs
@@ -628,15 +621,15 @@ func (d *Driver) imageTick(img *publicationImage, nowNs int64) bool {
 	return img.receiverReleased && img.state == imageDone
 }
 
-// imageTransitionToLinger tells the linked subscriptions the image is
+// transitionToLinger tells the linked subscriptions the image is
 // gone; unless the last of them declines to rejoin, its session may
 // come back at once (DriverConductor.transitionToLinger).
-func (d *Driver) imageTransitionToLinger(img *publicationImage) {
+func (img *publicationImage) transitionToLinger(c *conductor) {
 	rejoin := true
-	for _, l := range d.subscriptionLinks {
+	for _, l := range c.subscriptionLinks {
 		if l.linked(img) != nil {
 			rejoin = l.rejoin
-			d.notifyUnavailableImage(img.correlationID, l)
+			c.notifyUnavailableImage(img.correlationID, l)
 		}
 	}
 	if rejoin {
@@ -646,51 +639,51 @@ func (d *Driver) imageTransitionToLinger(img *publicationImage) {
 	}
 }
 
-func (d *Driver) isImageDrained(img *publicationImage) bool {
-	rebuild := d.subPosition(img.rebuild)
+func (img *publicationImage) isDrained(c *conductor) bool {
+	rebuild := c.subPosition(img.rebuild)
 	for _, s := range img.subs {
-		if d.subPosition(s) < rebuild {
+		if c.subPosition(s) < rebuild {
 			return false
 		}
 	}
 	return true
 }
 
-// imageJoinPosition is where a new subscriber of the image starts: the
+// joinPosition is where a new subscriber of the image starts: the
 // slowest of rcv-pos and the current subscribers.
-func (d *Driver) imageJoinPosition(img *publicationImage) int64 {
-	pos := d.subPosition(img.rebuild)
+func (img *publicationImage) joinPosition(c *conductor) int64 {
+	pos := c.subPosition(img.rebuild)
 	for _, s := range img.subs {
-		pos = min(pos, d.subPosition(s))
+		pos = min(pos, c.subPosition(s))
 	}
 	return pos
 }
 
-func (d *Driver) isImageAcceptingSubscriptions(img *publicationImage) bool {
+func (img *publicationImage) isAcceptingSubscriptions(c *conductor) bool {
 	if len(img.subs) == 0 {
 		return false
 	}
-	return img.state == imageInit || img.state == imageActive || img.state == imageDraining && !d.isImageDrained(img)
+	return img.state == imageInit || img.state == imageActive || img.state == imageDraining && !img.isDrained(c)
 }
 
-func (d *Driver) checkImageUntethered(img *publicationImage, nowNs int64) {
+func (img *publicationImage) checkUntethered(c *conductor, nowNs int64) {
 	if len(img.untether) == 0 {
 		return
 	}
 	maxConsumer := int64(0)
 	for _, s := range img.subs {
-		maxConsumer = max(maxConsumer, d.subPosition(s))
+		maxConsumer = max(maxConsumer, c.subPosition(s))
 	}
 	w := int64(img.nextSMWindow)
-	d.checkUntethered(img, &img.untether, &img.subs, maxConsumer-w+w>>2, img.untetherW, img.untetherL, img.untetherR, nowNs)
+	c.checkUntethered(img, &img.untether, &img.subs, maxConsumer-w+w>>2, img.untetherW, img.untetherL, img.untetherR, nowNs)
 }
 
-// removeImageSubscriber drops a subscription's position from an image.
-func (d *Driver) removeImageSubscriber(img *publicationImage, l *subscriptionLink, lp *linkedPosition) {
+// removeSubscriber drops a subscription's position from an image.
+func (img *publicationImage) removeSubscriber(c *conductor, l *subscriptionLink, lp *linkedPosition) {
 	img.subs = removePosition(img.subs, lp.pos.id)
 	if !lp.freed {
 		lp.freed = true
-		d.freeCounter(lp.pos.id)
+		c.freeCounter(lp.pos.id)
 	}
 	if !l.tether {
 		img.untether = removeUntethered(img.untether, l)
@@ -703,17 +696,17 @@ func (d *Driver) removeImageSubscriber(img *publicationImage, l *subscriptionLin
 // closeImage frees an image at the end of its life: its counters now,
 // its log on a later cycle. The log stays in the images length until the
 // releaser has freed it (freeEndOfLife).
-func (d *Driver) closeImage(img *publicationImage) {
-	d.freeCounter(img.hwm.id)
-	d.freeCounter(img.rebuild.id)
-	d.freeCounter(img.naksID)
-	d.freeSubscriberCounters(&img.subs, img.untether)
-	d.endOfLife = append(d.endOfLife, img.log)
+func (c *conductor) closeImage(img *publicationImage) {
+	c.freeCounter(img.hwm.id)
+	c.freeCounter(img.rebuild.id)
+	c.freeCounter(img.naksID)
+	c.freeSubscriberCounters(&img.subs, img.untether)
+	c.endOfLife = append(c.endOfLife, img.log)
 }
 
-// rejectImage stops taking a UDP image's data: it sends ERR frames
+// reject stops taking a UDP image's data: it sends ERR frames
 // instead of status messages until it times out (PublicationImage.reject).
-func (d *Driver) rejectImage(img *publicationImage, reason string) {
+func (img *publicationImage) reject(c *conductor, reason string) {
 	img.rejection = reason
 }
 

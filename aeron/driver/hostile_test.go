@@ -212,6 +212,18 @@ func (h *hostileReceiver) errorLogHas(text string) bool {
 	return found
 }
 
+// errorLogText returns the driver's error log's distinct entries, for a
+// failure message.
+func (h *hostileReceiver) errorLogText() string {
+	var texts []string
+	l, _ := h.cncSections()
+	errorlog.Read(l.ErrorLog, 0, func(r errorlog.Record) { texts = append(texts, r.Text) })
+	if len(texts) == 0 {
+		return "(empty)"
+	}
+	return strings.Join(texts, "; ")
+}
+
 // TestSetupFloodIsBounded: SETUPs of new sessions for a subscribed stream
 // each make an image until the stream's session limit, the images' total
 // length or the image term length ceiling says no; past a limit a SETUP

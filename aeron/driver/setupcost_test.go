@@ -39,8 +39,12 @@ func BenchmarkSetupDutyCycle(b *testing.B) {
 					o.Dir = dir + "/aeron"
 				}
 				o.MaxImageTermLength = 64 << 20
-				o.MaxImagesLength = 1 << 40
+				o.MaxImagesLength = 1 << 52 // sparse logs: no real memory
 				o.StreamSessionLimit = 1 << 20
+				// Each image takes counters (positions, high-water mark):
+				// room for the images a second of iterations makes, where
+				// the default counters buffer stops at about 2,000.
+				o.CountersBufferLength = 64 << 20
 				o.DenseLogs = c.dense
 			})
 			var maxCycle time.Duration
@@ -56,7 +60,7 @@ func BenchmarkSetupDutyCycle(b *testing.B) {
 				deadline := time.Now().Add(10 * time.Second)
 				for len(h.images) == images {
 					if time.Now().After(deadline) {
-						b.Fatalf("no image for session %d's SETUP in 10 s", i+1)
+						b.Fatalf("no image for session %d's SETUP in 10 s (%d images); the driver's error log: %s", i+1, images, h.errorLogText())
 					}
 					b.StartTimer()
 					t0 := time.Now()

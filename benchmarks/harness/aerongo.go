@@ -15,7 +15,7 @@ import (
 
 // aeronGo is the raw Aeron ping-pong over goblin's Go media driver running
 // inside each of the two processes (aeron/driver, no driver thread): the
-// pong side is goblin-bench -aeron-pong, the ping side the measuring
+// pong side is goblin-bench aeron-pong, the ping side the measuring
 // client, and each runs its own driver's duty cycle in the loop that polls
 // its subscription, so one spinning thread per process moves every
 // message. Same channels and 32-byte messages as the Java pair's
@@ -64,12 +64,12 @@ func (aeronGo) Start(ctx context.Context, cfg *Config, _ Protocol, dir string) (
 	prof := cfg.ForCase(SysAeronGo, TAeronUDP)
 	sdir := cfg.hostDir(sh, dir)
 	p, err := cfg.launch(ctx, sh, ProcSpec{Name: "aeron-pong", Dir: sdir, Argv: []string{bench,
-		"-aeron-pong", filepath.Join(sdir, "pong-driver"), "-ping-channel", pingCh, "-pong-channel", pongCh},
+		"aeron-pong", "-ping-channel", pingCh, "-pong-channel", pongCh, filepath.Join(sdir, "pong-driver")},
 		CPUs: prof.ServerCPU}, nil)
 	if err != nil {
 		return nil, err
 	}
-	if err := sh.WaitReady(ctx, p, Readiness{What: "goblin-bench -aeron-pong", Log: echoReady}); err != nil {
+	if err := sh.WaitReady(ctx, p, Readiness{What: "goblin-bench aeron-pong", Log: echoReady}); err != nil {
 		p.Stop(graceStop)
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func (ip *inProcess) close() error {
 	return ip.d.Close()
 }
 
-// ServeAeronPong is goblin-bench -aeron-pong DIR: a Go media driver in DIR
+// ServeAeronPong is goblin-bench aeron-pong DIR: a Go media driver in DIR
 // inside this process, a subscription to pingCh whose every message goes
 // back on pongCh, one goroutine spinning on the driver's duty cycle and
 // the subscription until ctx ends.

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// The agent is goblin-bench -agent ROOT on each host of a two-host run,
+// The agent is goblin-bench agent ROOT on each host of a two-host run,
 // started by the controller over ssh. It reads one JSON request a line from
 // its standard input, performs it on its own host (the operations of a
 // local Host, with runtime files under ROOT) and writes one JSON reply a

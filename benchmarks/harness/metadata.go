@@ -104,7 +104,7 @@ func collectMetadata(cfg *Config, rep *Report) Metadata {
 	if cfg.Qualify != nil {
 		collector := cfg.Qualify.Collector
 		if collector == "" {
-			collector = "goblin-bench -aeron-stat (the driver's counters every second)"
+			collector = "goblin-bench aeron-stat (the driver's counters every second)"
 		}
 		add("qualification", "one extra pass with a statistics collector attached to every media driver, in "+QualificationDir+"/, not in the aggregate; collector: "+collector)
 	}

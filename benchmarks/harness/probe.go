@@ -13,7 +13,7 @@ import (
 
 // ProbeSpec is how the measuring client connects to one case's server and
 // what it measures: all a goblin-bench on the client host (goblin-bench
-// -probe, a fresh process per case) needs to measure the case exactly as
+// probe, a fresh process per case) needs to measure the case exactly as
 // the harness does in its own process on one machine.
 type ProbeSpec struct {
 	Client  string   `json:"client"`            // ClientLibrary or ClientRaw
@@ -130,7 +130,7 @@ func RunProbe(ctx context.Context, spec ProbeSpec) ProbeResult {
 }
 
 // ServeProbe reads a ProbeSpec from r, measures it and writes the
-// ProbeResult to w: goblin-bench -probe, the measuring client on the
+// ProbeResult to w: goblin-bench probe, the measuring client on the
 // client host of a two-host run.
 func ServeProbe(ctx context.Context, r io.Reader, w io.Writer) error {
 	var spec ProbeSpec
@@ -150,7 +150,7 @@ func ServeProbe(ctx context.Context, r io.Reader, w io.Writer) error {
 	return json.NewEncoder(w).Encode(res)
 }
 
-// measureOn measures a case with a fresh goblin-bench -probe on host h (the
+// measureOn measures a case with a fresh goblin-bench probe on host h (the
 // client host of a two-host run), in h's case directory dir: the spec goes
 // in on its standard input, the result comes back in probe-result.json and
 // its log is probe.log.
@@ -170,7 +170,7 @@ func measureOn(ctx context.Context, cfg *Config, h Host, spec ProbeSpec, dir str
 	defer cancel()
 	// With housekeeping CPUs the probe's process runs there and only its
 	// measuring thread moves to the client's CPUs.
-	probe := ProcSpec{Name: "probe", Dir: dir, Argv: []string{bench, "-probe", resultPath}, Stdin: string(js), CPUs: cfg.Profile.HousekeepingCPU}
+	probe := ProcSpec{Name: "probe", Dir: dir, Argv: []string{bench, "probe", resultPath}, Stdin: string(js), CPUs: cfg.Profile.HousekeepingCPU}
 	if _, err := h.Run(cctx, probe); err != nil {
 		return ProbeResult{}, err
 	}

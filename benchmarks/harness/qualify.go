@@ -12,7 +12,7 @@ import (
 // startCollectors attaches the qualification pass's statistics collector to
 // every media driver the case started, on the driver's own host, with its
 // log in the host's case directory (rel): Qualification.Collector through
-// sh -c with {pid} and {dir} filled in, or goblin-bench -aeron-stat
+// sh -c with {pid} and {dir} filled in, or goblin-bench aeron-stat
 // printing the driver's counters every second.
 func startCollectors(ctx context.Context, cfg *Config, rel string) ([]Proc, error) {
 	cfg.track.mu.Lock()
@@ -30,7 +30,7 @@ func startCollectors(ctx context.Context, cfg *Config, rel string) ([]Proc, erro
 			if err != nil {
 				return out, err
 			}
-			argv = []string{bench, "-aeron-stat", d.dir, "-watch", "1s"}
+			argv = []string{bench, "aeron-stat", "-watch", "1s", d.dir}
 		}
 		p, err := cfg.launch(ctx, d.host, ProcSpec{Name: "stats-" + d.Name(), Dir: d.host.Dir(rel), Argv: argv}, nil)
 		if err != nil {
@@ -42,7 +42,7 @@ func startCollectors(ctx context.Context, cfg *Config, rel string) ([]Proc, erro
 }
 
 // WatchCounters writes the counters of the media driver in dir to w every
-// interval until ctx ends (goblin-bench -aeron-stat): the qualification
+// interval until ctx ends (goblin-bench aeron-stat): the qualification
 // pass's default statistics collector.
 func WatchCounters(ctx context.Context, w io.Writer, dir string, every time.Duration) error {
 	for {

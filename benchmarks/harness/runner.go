@@ -452,7 +452,7 @@ func runCase(ctx context.Context, cfg *Config, prog *progress, run int, pc Plann
 			return s, d, a, err
 		}
 	} else if ps, ok := inst.(probeSpecer); ok && clientSide.Remote() {
-		// The measuring client is a fresh goblin-bench -probe on the client
+		// The measuring client is a fresh goblin-bench probe on the client
 		// host, measuring every operation of the case in one process.
 		spec := ps.probeSpec().withWorkload(cfg, prof, pc.c.Ops)
 		prog.label.Store(prog.label.Load().(string) + " (measured on the client host; counted when it ends)")

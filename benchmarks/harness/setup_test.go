@@ -91,6 +91,9 @@ func TestLaunchersRunSetupOnlyWithFlag(t *testing.T) {
 	if !strings.Contains(string(benchArgs), "-quiet\n") {
 		t.Errorf("goblin-bench did not get the launcher's extra argument: %q", benchArgs)
 	}
+	if !strings.HasPrefix(string(benchArgs), "matrix\n") {
+		t.Errorf("the local launcher does not run goblin-bench matrix: %q", benchArgs)
+	}
 
 	out, err = runIn(t, root, path, "local_transport_latency.sh", "--setup", "-quiet")
 	if err != nil {

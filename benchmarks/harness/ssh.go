@@ -146,11 +146,11 @@ type sshHost struct {
 	waitErr error         // cmd.Wait's error, set before gone is closed
 }
 
-// dialAgent starts goblin-bench -agent on dest (bench is its staged path)
+// dialAgent starts goblin-bench agent on dest (bench is its staged path)
 // and checks that it answers. The agent's standard error goes to logPath.
 func dialAgent(ctx context.Context, s SSH, role, dest, root, bench, logPath string, staged map[string]string) (*sshHost, error) {
 	h := &sshHost{role: role, dest: dest, ssh: s, root: root, staged: staged, logPath: logPath}
-	script := "exec " + shellQuote(bench) + " -agent " + shellQuote(root) + " -agent-role " + role
+	script := "exec " + shellQuote(bench) + " agent -role " + role + " " + shellQuote(root)
 	argv := s.command(dest, script)
 	h.cmd = exec.Command(argv[0], argv[1:]...)
 	h.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

@@ -196,15 +196,11 @@ func TestDriverAgentPinning(t *testing.T) {
 	}
 }
 
-// TestMain lets this test binary serve as goblin-bench's agent (-agent),
+// TestMain lets this test binary serve as goblin-bench's agent (agent),
 // as TestAgentStopsEverythingWhenTheControllerGoes starts it over ssh.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 2 && os.Args[1] == "-agent" {
-		role := "server"
-		if len(os.Args) > 4 && os.Args[3] == "-agent-role" {
-			role = os.Args[4]
-		}
-		if err := ServeAgent(os.Stdin, os.Stdout, os.Args[2], role); err != nil {
+	if len(os.Args) == 5 && os.Args[1] == "agent" && os.Args[2] == "-role" {
+		if err := ServeAgent(os.Stdin, os.Stdout, os.Args[4], os.Args[3]); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
@@ -223,7 +219,7 @@ func TestAgentStopsEverythingWhenTheControllerGoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The agent is goblin-bench -agent; this test binary serves the same
+	// The agent is goblin-bench agent; this test binary serves the same
 	// way when asked to (TestMain).
 	base := t.TempDir()
 	root := filepath.Join(base, "goblin-bench-test", "server")

@@ -16,8 +16,8 @@ import (
 
 // udpFloor is the raw UDP floor of the aeron-udp transport: a 32-byte
 // datagram bounced between two processes, each busy-polling a non-blocking
-// socket (the server side is goblin-bench -udp-echo, the measuring client
-// the harness itself or a goblin-bench -probe on the client host). No
+// socket (the server side is goblin-bench udp-echo, the measuring client
+// the harness itself or a goblin-bench probe on the client host). No
 // protocol, no loss repair, no copy beyond the kernel's: what an Aeron UDP
 // round trip on the same path cannot beat.
 type udpFloor struct{}
@@ -38,7 +38,7 @@ func (udpFloor) Check(cfg *Config, _ Protocol) error {
 // floorMessage is the floor's datagram length, Aeron's Ping's message.
 const floorMessage = 32
 
-// echoInstance is a running goblin-bench -udp-echo (or -aeron-pong: the
+// echoInstance is a running goblin-bench udp-echo (or aeron-pong: the
 // raw Go Aeron ping-pong shares it) and what its client dials.
 type echoInstance struct {
 	proc   Proc
@@ -60,12 +60,12 @@ func (u udpFloor) Start(ctx context.Context, cfg *Config, _ Protocol, dir string
 	addr := net.JoinHostPort(cfg.ServerHost, strconv.Itoa(port))
 	prof := cfg.ForCase(SysUDPFloor, TAeronUDP)
 	sdir := cfg.hostDir(sh, dir)
-	p, err := cfg.launch(ctx, sh, ProcSpec{Name: "udp-echo", Dir: sdir, Argv: []string{bench, "-udp-echo", addr},
+	p, err := cfg.launch(ctx, sh, ProcSpec{Name: "udp-echo", Dir: sdir, Argv: []string{bench, "udp-echo", addr},
 		CPUs: prof.ServerCPU}, nil)
 	if err != nil {
 		return nil, err
 	}
-	if err := sh.WaitReady(ctx, p, Readiness{What: "goblin-bench -udp-echo " + addr, Log: echoReady}); err != nil {
+	if err := sh.WaitReady(ctx, p, Readiness{What: "goblin-bench udp-echo " + addr, Log: echoReady}); err != nil {
 		p.Stop(graceStop)
 		return nil, err
 	}
@@ -91,10 +91,10 @@ func (in *echoInstance) Close() error {
 	return err
 }
 
-// echoReady is what -udp-echo and -aeron-pong log once they serve.
+// echoReady is what udp-echo and aeron-pong log once they serve.
 const echoReady = "echo: ready"
 
-// ServeUDPEcho is goblin-bench -udp-echo ADDR: it binds ADDR and sends
+// ServeUDPEcho is goblin-bench udp-echo ADDR: it binds ADDR and sends
 // every datagram back to its sender, busy-polling a non-blocking socket,
 // until ctx ends. The first datagram's sender becomes the socket's peer
 // (connect), so the loop reads and writes without building an address and

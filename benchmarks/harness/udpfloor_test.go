@@ -84,7 +84,7 @@ func TestGoblinBenchInProcessUDP(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "run")
 	const samples = 300
-	cmd := exec.Command(bench, "-quiet", "-out", out, "-runs", "1", "-warmup", "100", "-samples", strconv.Itoa(samples),
+	cmd := exec.Command(bench, "matrix", "-quiet", "-out", out, "-runs", "1", "-warmup", "100", "-samples", strconv.Itoa(samples),
 		"-driver", "inproc", "-systems", "goblin,aeron-go,udp-floor", "-transports", "aeron-udp", "-protocols", "SBE",
 		"-ops", "PING", "-profile", "backoff", "-goblin-server", srv, "-case-timeout", "2m")
 	if b, err := cmd.CombinedOutput(); err != nil {

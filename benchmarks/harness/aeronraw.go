@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -42,29 +39,6 @@ func (a aeronRaw) Check(cfg *Config, _ Protocol) error {
 	return nil
 }
 
-// aeronJar finds io.aeron:aeron-all: the configured jar, else the version
-// scripts/aeron.version pins in the local Maven repository (what
-// scripts/setup.sh fetches).
-func aeronJar(cfg *Config) (string, error) {
-	if cfg.AeronJar != "" {
-		if _, err := os.Stat(cfg.AeronJar); err != nil {
-			return "", fmt.Errorf("%w: aeron jar %s: %w", ErrUnavailable, cfg.AeronJar, err)
-		}
-		return cfg.AeronJar, nil
-	}
-	version := readTrim(filepath.Join(repoRoot(), "scripts", "aeron.version"), "1.51.0")
-	home, _ := os.UserHomeDir()
-	repo := os.Getenv("MAVEN_REPO")
-	if repo == "" {
-		repo = filepath.Join(home, ".m2", "repository")
-	}
-	jar := filepath.Join(repo, "io", "aeron", "aeron-all", version, "aeron-all-"+version+".jar")
-	if _, err := os.Stat(jar); err != nil {
-		return "", fmt.Errorf("%w: %s is missing (run scripts/setup.sh)", ErrUnavailable, jar)
-	}
-	return jar, nil
-}
-
 // javaTools finds java and the aeron-all jar on a host: what the Java media
 // driver and Aeron's Ping and Pong run with.
 func javaTools(cfg *Config, h Host) (java, jar string, err error) {
@@ -73,15 +47,6 @@ func javaTools(cfg *Config, h Host) (java, jar string, err error) {
 	}
 	jar, err = h.Tool(cfg, "aeron-jar")
 	return java, jar, err
-}
-
-// repoRoot is the checkout the harness runs in (for scripts/aeron.version).
-func repoRoot() string {
-	out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
-	if err != nil {
-		return "."
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // aeronIdle maps a profile idle name to Aeron's idle strategy names.
@@ -252,14 +217,6 @@ func (in *aeronRawInstance) Close() error {
 	}
 	in.procs = nil
 	return first
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }
 
 // parseHdrPercentiles reads HdrHistogram's outputPercentileDistribution

@@ -8,14 +8,6 @@ import (
 	"time"
 )
 
-// driverProc is a media driver a case started on one host.
-type driverProc struct {
-	Proc
-	host Host
-	dir  string // its Aeron directory, on its host
-	info string // command line, threading and environment, for the archive
-}
-
 // driverProperties are the settings every driver kind gets, as -D
 // properties: the Java driver reads them as system properties and the C
 // driver's -D names the same settings (aeron.dir → AERON_DIR).
@@ -141,14 +133,4 @@ func driverCommand(cfg *Config, h Host, prof Profile, aeronDir string, agents []
 		return dc, fmt.Errorf("%w: driver kind %q", ErrConfig, cfg.Driver.Kind)
 	}
 	return dc, nil
-}
-
-// hostDir maps a case directory in the archive to the directory the case
-// keeps its runtime files in on h (the same directory on this machine).
-func (c *Config) hostDir(h Host, dir string) string {
-	rel, err := filepath.Rel(c.OutDir, dir)
-	if err != nil || strings.HasPrefix(rel, "..") {
-		return dir
-	}
-	return h.Dir(rel)
 }

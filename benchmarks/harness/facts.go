@@ -10,15 +10,6 @@ import (
 	"time"
 )
 
-// HostFacts is what the archive records about one side's host: kernel,
-// CPU, governor, load, and the interface, driver, speed and NUMA node of
-// the NIC each path's address is on.
-type HostFacts struct {
-	Role  string // server or client
-	Host  string // Host.Describe()
-	Facts Metadata
-}
-
 // hostCommand runs a short command on h and returns its trimmed output, or
 // the error as text.
 func hostCommand(ctx context.Context, h Host, argv ...string) (string, error) {

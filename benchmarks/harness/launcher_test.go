@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -323,13 +322,6 @@ func processesUnder(dirs ...string) []string {
 		}
 	}
 	return out
-}
-
-// alive reports whether the process pid with start time start still runs.
-func alive(pid, start string) bool {
-	n, _ := strconv.Atoi(pid)
-	ticks, _ := strconv.ParseInt(start, 10, 64)
-	return n > 0 && startTicks(n) == ticks && ticks != 0
 }
 
 // TestNamespaceLauncher runs the same launcher in its namespace-only mode

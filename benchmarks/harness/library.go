@@ -18,16 +18,6 @@ import (
 // client for goblin-server and for redis-server.
 func init() { libraryDial = dialLibrary }
 
-// Measuring clients (Config.Client).
-const (
-	ClientLibrary = "library" // the goblin client library (package client)
-	ClientRaw     = "raw"     // the harness's pre-encoded RESP over write(2)/read(2)
-	// The floors' own clients (ProbeSpec.Client only): udp-floor's
-	// busy-polled socket, aeron-go's Go ping with its in-process driver.
-	ClientUDPFloor = "udp-floor"
-	ClientAeronGo  = "aeron-go"
-)
-
 // libProber drives one client.Client.
 type libProber struct {
 	c        *client.Client

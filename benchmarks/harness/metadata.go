@@ -15,22 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Metadata is the ordered list of facts metadata.txt records.
-type Metadata []KV
-
-// KV is one metadata line.
-type KV struct{ Key, Value string }
-
-// Get returns the value of key, or "".
-func (m Metadata) Get(key string) string {
-	for _, kv := range m {
-		if kv.Key == key {
-			return kv.Value
-		}
-	}
-	return ""
-}
-
 func collectMetadata(cfg *Config, rep *Report) Metadata {
 	var m Metadata
 	add := func(k, v string) { m = append(m, KV{k, v}) }
@@ -219,14 +203,6 @@ func kernel() string {
 		return "unknown"
 	}
 	return unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Machine[:])
-}
-
-func readTrim(path, def string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return def
-	}
-	return strings.TrimSpace(string(b))
 }
 
 // gitCommit is the checkout's commit, marked when the tree has changes.

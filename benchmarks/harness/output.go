@@ -1,11 +1,8 @@
 package harness
 
 import (
-	"crypto/sha256"
 	"encoding/csv"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -280,17 +277,4 @@ func VerifySums(dir string) error {
 		}
 		return nil
 	})
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

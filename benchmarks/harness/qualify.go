@@ -15,9 +15,7 @@ import (
 // sh -c with {pid} and {dir} filled in, or goblin-bench aeron-stat
 // printing the driver's counters every second.
 func startCollectors(ctx context.Context, cfg *Config, rel string) ([]Proc, error) {
-	cfg.track.mu.Lock()
-	drivers := append([]*driverProc(nil), cfg.track.drivers...)
-	cfg.track.mu.Unlock()
+	drivers := cfg.track.driverList()
 	var out []Proc
 	for _, d := range drivers {
 		var argv []string

@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"time"
 )
 
 // redisPeer measures redis-server on a Unix socket or TCP with the same
@@ -102,25 +99,3 @@ func (in *redisInstance) Info() map[string]string {
 }
 
 func (in *redisInstance) Close() error { return in.proc.Stop(graceStop) }
-
-// redisVersion asks redis-server for its version line.
-func redisVersion(bin string) string {
-	out, err := exec.Command(bin, "--version").Output()
-	if err != nil {
-		return "unknown"
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// hostVersion runs bin with a version flag on h and returns the first line
-// of its output ("unknown" when it fails).
-func hostVersion(ctx context.Context, h Host, bin string, flag string) string {
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	out, err := h.Run(cctx, ProcSpec{Argv: []string{bin, flag}})
-	if err != nil {
-		return "unknown"
-	}
-	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-	return line
-}

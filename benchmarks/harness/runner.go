@@ -15,72 +15,6 @@ import (
 	"time"
 )
 
-// Status of a result row.
-const (
-	StatusOK          = "ok"
-	StatusUnavailable = "unavailable"
-	StatusFailed      = "failed"
-)
-
-// Result is one operation of one case in one run.
-type Result struct {
-	Run     int
-	Case    Case
-	Op      Op
-	Status  string
-	Note    string // why a case is unavailable or failed
-	Summary Summary
-	Dist    []int64 // sample values at DistributionPoints (ok rows only)
-	Profile string  // the profile's name for this case
-	Client  string  // which measuring client
-}
-
-// CaseRecord is what the archive says about one case in one run.
-type CaseRecord struct {
-	Run     int
-	Case    Case
-	Status  string
-	Note    string
-	Profile Profile
-	Client  string
-	Info    map[string]string
-}
-
-// Report is everything one harness run measured.
-type Report struct {
-	Config  Config
-	Started time.Time
-	Ended   time.Time
-	// LoadStart is /proc/loadavg when the run began: on a shared machine
-	// the other work running beside the benchmark shows in the tails.
-	LoadStart string
-	// LoadEnd is /proc/loadavg when the last case had ended.
-	LoadEnd string
-	// Commit is the checkout's commit when the run began (the binaries
-	// were built from it).
-	Commit  string
-	Results []Result
-	Cases   []CaseRecord
-	Meta    Metadata
-	// Hosts are the facts of each side's host (uname, CPU, governor, the
-	// NUMA node of each path's NIC) at the start of the first run.
-	Hosts []HostFacts
-	// Warnings are what the run found questionable but ran anyway (a
-	// response control address that is the client's).
-	Warnings []string
-	// Qualification holds the extra pass with statistics collectors
-	// attached (Config.Qualify): archived under qualification/, never
-	// part of Results, the aggregate or the summary.
-	Qualification      []Result
-	QualificationCases []CaseRecord
-	// Staging is the record of the files staged to remote hosts and their
-	// hashes as each host saw them (two-host runs); nil otherwise.
-	Staging *StageReport
-}
-
-// QualificationDir is the archive subdirectory of the qualification pass.
-const QualificationDir = "qualification"
-
 // PlannedCase is a case with its provider and availability.
 type PlannedCase struct {
 	c     Case
@@ -122,44 +56,6 @@ func Plan(cfg *Config, providers []Provider) []PlannedCase {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return caseLess(out[i].c, out[j].c) })
 	return out
-}
-
-// caseLess orders cases by path, then transport, then protocol, then system
-// (goblin first, then its peers).
-func caseLess(a, b Case) bool {
-	if a.Path != b.Path {
-		return a.Path < b.Path
-	}
-	ta, tb := indexOf(AllTransports, a.Transport), indexOf(AllTransports, b.Transport)
-	if ta != tb {
-		return ta < tb
-	}
-	sa, sb := indexOf(systemOrder, a.System), indexOf(systemOrder, b.System)
-	if sa != sb {
-		return sa < sb
-	}
-	return protoRank(a.Protocol) < protoRank(b.Protocol)
-}
-
-var systemOrder = []string{SysGoblin, SysRedis, SysAeronGo, SysAeronRaw, SysUDPFloor, SysShmFloor}
-
-func protoRank(p Protocol) int {
-	switch p {
-	case SBE:
-		return 0
-	case RESP:
-		return 1
-	}
-	return 2
-}
-
-func indexOf(list []string, s string) int {
-	for i, v := range list {
-		if v == s {
-			return i
-		}
-	}
-	return len(list)
 }
 
 // NewRunID returns a name for one run, unique on this machine: the time and
@@ -206,7 +102,7 @@ func RunStaged(ctx context.Context, cfg Config, providers []Provider, staging *S
 			}
 		}
 	}
-	rep.warnLoad(&cfg, "start", rep.LoadStart)
+	warnLoad(rep, &cfg, "start", rep.LoadStart)
 	passes := cfg.Runs
 	if cfg.Qualify != nil {
 		passes++
@@ -261,7 +157,7 @@ func RunStaged(ctx context.Context, cfg Config, providers []Provider, staging *S
 	}
 	rep.Ended = time.Now().UTC()
 	rep.LoadEnd = readTrim("/proc/loadavg", "unknown")
-	rep.warnLoad(&cfg, "end", rep.LoadEnd)
+	warnLoad(rep, &cfg, "end", rep.LoadEnd)
 	rep.Meta = collectMetadata(&cfg, rep)
 	if err := WriteArchive(rep); err != nil {
 		return rep, err
@@ -296,7 +192,7 @@ func loadWarning(when, loadavg string, ncpu int) string {
 }
 
 // warnLoad records and prints loadWarning's warning, if any.
-func (rep *Report) warnLoad(cfg *Config, when, loadavg string) {
+func warnLoad(rep *Report, cfg *Config, when, loadavg string) {
 	w := loadWarning(when, loadavg, runtime.NumCPU())
 	if w == "" {
 		return
@@ -382,9 +278,7 @@ func runCase(ctx context.Context, cfg *Config, prog *progress, run int, pc Plann
 		for _, c := range collectors {
 			c.Stop(graceStop)
 		}
-		caseCfg.track.mu.Lock()
-		drivers := slices.Clone(caseCfg.track.drivers)
-		caseCfg.track.mu.Unlock()
+		drivers := caseCfg.track.driverList()
 		for _, d := range drivers {
 			text, err := d.host.Counters(d.dir)
 			if err != nil {

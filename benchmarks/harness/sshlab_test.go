@@ -286,3 +286,10 @@ func (l *sshLab) gone(t *testing.T) {
 		}
 	}
 }
+
+// alive reports whether the process pid with start time start still runs.
+func alive(pid, start string) bool {
+	n, _ := strconv.Atoi(pid)
+	ticks, _ := strconv.ParseInt(start, 10, 64)
+	return n > 0 && startTicks(n) == ticks && ticks != 0
+}

@@ -46,24 +46,6 @@ type StageFile struct {
 	Local string
 }
 
-// StageReport records what was staged where and the hashes each host saw.
-type StageReport struct {
-	Dirs   map[string]string // staging directory by role
-	Shared bool
-	Files  []StagedFile
-	// Seen is sha256sum's output on each host, by role; Build is the
-	// same for the files on this machine.
-	Seen  map[string]string
-	Build string
-}
-
-// StagedFile is one staged file and the hash of its build.
-type StagedFile struct {
-	Tool   string
-	Name   string // its name in the staging directory
-	SHA256 string
-}
-
 // StageFiles lists what a run's hosts need: goblin-bench itself (the agent,
 // the measuring client, the counter reader), goblin-server, and the media
 // driver of the configured kind (Aeron's jar for the Java driver and the raw

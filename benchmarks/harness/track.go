@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -61,6 +62,13 @@ func (t *caseTrack) addDriver(d *driverProc) {
 	t.mu.Lock()
 	t.drivers = append(t.drivers, d)
 	t.mu.Unlock()
+}
+
+// driverList is a copy of the media drivers the case started so far.
+func (t *caseTrack) driverList() []*driverProc {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.drivers)
 }
 
 // processesText is processes.txt: one line per process the case started.
@@ -216,4 +224,22 @@ func normCPUs(s string) string {
 	}
 	slices.Sort(list)
 	return formatCPUList(slices.Compact(list))
+}
+
+// driverProc is a media driver a case started on one host.
+type driverProc struct {
+	Proc
+	host Host
+	dir  string // its Aeron directory, on its host
+	info string // command line, threading and environment, for the archive
+}
+
+// hostDir maps a case directory in the archive to the directory the case
+// keeps its runtime files in on h (the same directory on this machine).
+func (c *Config) hostDir(h Host, dir string) string {
+	rel, err := filepath.Rel(c.OutDir, dir)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return dir
+	}
+	return h.Dir(rel)
 }

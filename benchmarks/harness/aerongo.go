@@ -31,7 +31,7 @@ func (aeronGo) Protocols() []Protocol { return []Protocol{Raw} }
 func (aeronGo) Ops() []Op             { return []Op{Ping} }
 
 func (aeronGo) Check(cfg *Config, _ Protocol) error {
-	_, err := cfg.serverSide().Tool(cfg, "goblin-bench")
+	_, err := cfg.ServerSideHost().Tool(cfg, "goblin-bench")
 	return err
 }
 
@@ -42,7 +42,7 @@ const (
 )
 
 func (aeronGo) Start(ctx context.Context, cfg *Config, _ Protocol, dir string) (Instance, error) {
-	sh, ch := cfg.serverSide(), cfg.clientSide()
+	sh, ch := cfg.ServerSideHost(), cfg.ClientSideHost()
 	bench, err := sh.Tool(cfg, "goblin-bench")
 	if err != nil {
 		return nil, err
@@ -62,8 +62,8 @@ func (aeronGo) Start(ctx context.Context, cfg *Config, _ Protocol, dir string) (
 	pingCh := "aeron:udp?endpoint=" + net.JoinHostPort(cfg.ServerHost, strconv.Itoa(p1))
 	pongCh := "aeron:udp?endpoint=" + net.JoinHostPort(clientAddr, strconv.Itoa(p2))
 	prof := cfg.ForCase(SysAeronGo, TAeronUDP)
-	sdir := cfg.hostDir(sh, dir)
-	p, err := cfg.launch(ctx, sh, ProcSpec{Name: "aeron-pong", Dir: sdir, Argv: []string{bench,
+	sdir := cfg.HostDir(sh, dir)
+	p, err := cfg.Launch(ctx, sh, ProcSpec{Name: "aeron-pong", Dir: sdir, Argv: []string{bench,
 		"aeron-pong", "-ping-channel", pingCh, "-pong-channel", pongCh, filepath.Join(sdir, "pong-driver")},
 		CPUs: prof.ServerCPU}, nil)
 	if err != nil {
@@ -73,12 +73,12 @@ func (aeronGo) Start(ctx context.Context, cfg *Config, _ Protocol, dir string) (
 		p.Stop(graceStop)
 		return nil, err
 	}
-	cfg.channel("ping (client→server)", pingCh, pingStream)
-	cfg.channel("pong (server→client)", pongCh, pongStream)
+	cfg.Channel("ping (client→server)", pingCh, pingStream)
+	cfg.Channel("pong (server→client)", pongCh, pongStream)
 	return &echoInstance{proc: p, spec: ProbeSpec{Client: ClientAeronGo, Target: pingCh + " " + pongCh, Proto: Raw, Wait: "spin"},
 		info: map[string]string{"server.command": p.CommandLine(),
 			"server.idle":     "spin (the pong loop runs its in-process driver's duty cycle and polls)",
-			"server.affinity": orAny(prof.ServerCPU), "channel.ping": pingCh + " stream 1002",
+			"server.affinity": OrAny(prof.ServerCPU), "channel.ping": pingCh + " stream 1002",
 			"channel.pong": pongCh + " stream 1003"}}, nil
 }
 

@@ -28,10 +28,10 @@ func (a aeronRaw) Protocols() []Protocol { return []Protocol{Raw} }
 func (a aeronRaw) Ops() []Op             { return []Op{Ping} }
 
 func (a aeronRaw) Check(cfg *Config, _ Protocol) error {
-	if err := cfg.oneHostOnly(a.transport); err != nil {
+	if err := cfg.OneHostOnly(a.transport); err != nil {
 		return err
 	}
-	for _, h := range []Host{cfg.serverSide(), cfg.clientSide()} {
+	for _, h := range []Host{cfg.ServerSideHost(), cfg.ClientSideHost()} {
 		if _, _, err := javaTools(cfg, h); err != nil {
 			return err
 		}
@@ -87,14 +87,14 @@ type aeronRawInstance struct {
 }
 
 func (a aeronRaw) Start(ctx context.Context, cfg *Config, _ Protocol, dir string) (Instance, error) {
-	srvHost, cliHost := cfg.serverSide(), cfg.clientSide()
+	srvHost, cliHost := cfg.ServerSideHost(), cfg.ClientSideHost()
 	java, jar, err := javaTools(cfg, srvHost)
 	if err != nil {
 		return nil, err
 	}
 	prof := cfg.Profile.ForTransport(a.transport)
-	srvDir := cfg.hostDir(srvHost, dir)
-	in := &aeronRawInstance{cfg: cfg, prof: prof, cliDir: cfg.hostDir(cliHost, dir), info: map[string]string{}}
+	srvDir := cfg.HostDir(srvHost, dir)
+	in := &aeronRawInstance{cfg: cfg, prof: prof, cliDir: cfg.HostDir(cliHost, dir), info: map[string]string{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -106,8 +106,8 @@ func (a aeronRaw) Start(ctx context.Context, cfg *Config, _ Protocol, dir string
 		return nil, err
 	}
 	in.procs = append(in.procs, srv)
-	in.info["driver.server"] = srv.info
-	in.cliAero = srv.dir
+	in.info["driver.server"] = srv.Info
+	in.cliAero = srv.Dir
 	switch a.transport {
 	case TAeronIPC:
 		in.pingCh, in.pongCh = "aeron:ipc", "aeron:ipc"
@@ -117,8 +117,8 @@ func (a aeronRaw) Start(ctx context.Context, cfg *Config, _ Protocol, dir string
 			return nil, err
 		}
 		in.procs = append(in.procs, cli)
-		in.info["driver.client"] = cli.info
-		in.cliAero = cli.dir
+		in.info["driver.client"] = cli.Info
+		in.cliAero = cli.Dir
 		clientAddr := cfg.ClientHost
 		if clientAddr == "" {
 			clientAddr = cfg.ServerHost
@@ -137,12 +137,12 @@ func (a aeronRaw) Start(ctx context.Context, cfg *Config, _ Protocol, dir string
 		return nil, fmt.Errorf("%w: raw Aeron over %s", ErrUnavailable, a.transport)
 	}
 	args := append([]string{java}, jvmFlags...)
-	args = append(args, "-cp", jar, "-Daeron.dir="+srv.dir,
+	args = append(args, "-cp", jar, "-Daeron.dir="+srv.Dir,
 		"-Daeron.sample.ping.channel="+in.pingCh, "-Daeron.sample.pong.channel="+in.pongCh,
 		"-Daeron.sample.idleStrategy="+agronaIdle(prof.ServerIdle),
 		"-Daeron.sample.exclusive.publications=true",
 		"io.aeron.samples.Pong")
-	pong, err := cfg.launch(ctx, srvHost, ProcSpec{Name: "pong", Dir: srvDir, Argv: args, CPUs: prof.ServerCPU}, nil)
+	pong, err := cfg.Launch(ctx, srvHost, ProcSpec{Name: "pong", Dir: srvDir, Argv: args, CPUs: prof.ServerCPU}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -150,11 +150,11 @@ func (a aeronRaw) Start(ctx context.Context, cfg *Config, _ Protocol, dir string
 	in.info["pong.command"] = pong.CommandLine()
 	in.info["channel.ping"] = in.pingCh + " stream 1002"
 	in.info["channel.pong"] = in.pongCh + " stream 1003"
-	cfg.channel("ping (client→server)", in.pingCh, 1002)
-	cfg.channel("pong (server→client)", in.pongCh, 1003)
+	cfg.Channel("ping (client→server)", in.pingCh, 1002)
+	cfg.Channel("pong (server→client)", in.pongCh, 1003)
 	in.info["server.idle"] = prof.ServerIdle + " (Pong: " + agronaIdle(prof.ServerIdle) + ")"
-	in.info["server.affinity"] = orAny(prof.ServerCPU)
-	in.info["driver.affinity"] = orAny(prof.DriverCPU)
+	in.info["server.affinity"] = OrAny(prof.ServerCPU)
+	in.info["driver.affinity"] = OrAny(prof.DriverCPU)
 	ok = true
 	return in, nil
 }
@@ -170,7 +170,7 @@ func (in *aeronRawInstance) Info() map[string]string { return in.info }
 // warm-up messages, then samples measured round trips, and reads its
 // histogram back.
 func (in *aeronRawInstance) Measure(ctx context.Context, op Op, warmup, samples int) (Summary, []int64, string, error) {
-	h := in.cfg.clientSide()
+	h := in.cfg.ClientSideHost()
 	java, jar, err := javaTools(in.cfg, h)
 	if err != nil {
 		return Summary{}, nil, "", err
@@ -201,7 +201,7 @@ func (in *aeronRawInstance) Measure(ctx context.Context, op Op, warmup, samples 
 	if s.Samples != samples {
 		return Summary{}, nil, "", fmt.Errorf("aeron Ping recorded %d round trips, want %d", s.Samples, samples)
 	}
-	return s, dist, orAny(in.prof.ClientCPU), nil
+	return s, dist, OrAny(in.prof.ClientCPU), nil
 }
 
 func (in *aeronRawInstance) Describe() string {

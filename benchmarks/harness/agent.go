@@ -94,9 +94,9 @@ type (
 // agent is the state of one agent process.
 type agent struct {
 	root  string
-	host  *localHost
+	host  *LocalHost
 	mu    sync.Mutex
-	procs map[int]*process
+	procs map[int]*Process
 	next  int
 }
 
@@ -107,7 +107,7 @@ func ServeAgent(r io.Reader, w io.Writer, root, role string) error {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return err
 	}
-	a := &agent{root: root, host: newLocalHost(role, nil, root), procs: map[int]*process{}}
+	a := &agent{root: root, host: NewLocalHost(role, nil, root), procs: map[int]*Process{}}
 	host, _ := os.Hostname()
 	a.logf("%s agent on %s: pid %d, protocol %d, runtime files under %s", role, host, os.Getpid(), agentProtocol, root)
 	defer func() {
@@ -183,7 +183,7 @@ func (a *agent) logRequest(req agentRequest, result any, err error) {
 // stopAll stops every process the agent started.
 func (a *agent) stopAll() {
 	a.mu.Lock()
-	procs := make([]*process, 0, len(a.procs))
+	procs := make([]*Process, 0, len(a.procs))
 	for _, p := range a.procs {
 		procs = append(procs, p)
 	}
@@ -199,7 +199,7 @@ func (a *agent) stopAll() {
 	wg.Wait()
 }
 
-func (a *agent) proc(id int) (*process, error) {
+func (a *agent) proc(id int) (*Process, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p, ok := a.procs[id]
@@ -232,7 +232,7 @@ func (a *agent) do(req agentRequest) (any, error) {
 		if err := args(&t); err != nil {
 			return nil, err
 		}
-		return lookTool(t.Configured, t.Name)
+		return LookTool(t.Configured, t.Name)
 	case "start":
 		var s ProcSpec
 		if err := args(&s); err != nil {
@@ -242,7 +242,7 @@ func (a *agent) do(req agentRequest) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		lp := p.(*process)
+		lp := p.(*Process)
 		a.mu.Lock()
 		a.next++
 		id := a.next
@@ -318,7 +318,7 @@ func (a *agent) do(req agentRequest) (any, error) {
 		if err := args(&p); err != nil {
 			return nil, err
 		}
-		return procThreads(p.PID)
+		return ProcThreads(p.PID)
 	case "pin":
 		var p agentPin
 		if err := args(&p); err != nil {
@@ -326,13 +326,13 @@ func (a *agent) do(req agentRequest) (any, error) {
 		}
 		ctx, cancel := bounded(p.Timeout)
 		defer cancel()
-		return struct{}{}, pinAgents(ctx, p.PID, p.Pins)
+		return struct{}{}, PinAgents(ctx, p.PID, p.Pins)
 	case "counters":
 		var p agentPath
 		if err := args(&p); err != nil {
 			return nil, err
 		}
-		return driverCounters(p.Path)
+		return DriverCounters(p.Path)
 	case "collect":
 		var p agentPath
 		if err := args(&p); err != nil {

@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 // When the controller goes (its ssh connection cut), the agent stops every
 // process it started.
 func TestAgentStopsEverythingWhenTheControllerGoes(t *testing.T) {
-	lab := newSSHLab(t, 0)
+	lab := NewSSHLab(t, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	self, err := os.Executable()
@@ -36,7 +36,7 @@ func TestAgentStopsEverythingWhenTheControllerGoes(t *testing.T) {
 	// way when asked to (TestMain).
 	base := t.TempDir()
 	root := filepath.Join(base, "goblin-bench-test", "server")
-	h, err := dialAgent(ctx, lab.SSH(), "server", lab.server, root, self, filepath.Join(base, "agent.log"), nil)
+	h, err := dialAgent(ctx, lab.SSH(), "server", lab.Server, root, self, filepath.Join(base, "agent.log"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,12 +47,12 @@ func TestAgentStopsEverythingWhenTheControllerGoes(t *testing.T) {
 	if err := p.Exited(); err != nil {
 		t.Fatalf("the sleeper is not running: %v", err)
 	}
-	if !alive(fmt.Sprint(p.PID()), fmt.Sprint(p.StartTicks())) {
+	if !Alive(fmt.Sprint(p.PID()), fmt.Sprint(p.StartTicks())) {
 		t.Fatalf("pid %d is not the sleeper", p.PID())
 	}
 	h.kill() // the controller's side of the connection dies
 	deadline := time.Now().Add(time.Minute)
-	for alive(fmt.Sprint(p.PID()), fmt.Sprint(p.StartTicks())) {
+	for Alive(fmt.Sprint(p.PID()), fmt.Sprint(p.StartTicks())) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the sleeper (pid %d) outlived its controller", p.PID())
 		}
@@ -62,7 +62,7 @@ func TestAgentStopsEverythingWhenTheControllerGoes(t *testing.T) {
 	if _, err := os.Stat(filepath.Dir(root)); !os.IsNotExist(err) {
 		t.Errorf("the runtime directory %s is still there (%v)", filepath.Dir(root), err)
 	}
-	if s := lab.settledStrangers(); len(s) > 0 {
+	if s := lab.SettledStrangers(); len(s) > 0 {
 		t.Errorf("left running: %v", s)
 	}
 }

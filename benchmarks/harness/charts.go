@@ -108,7 +108,7 @@ func barChart(op Op, rows []Aggregate, cfg *Config) string {
 	sc := newLogScale(lo, hi, left, width-right)
 	bottom := top + rowH*float64(len(rows))
 	for _, t := range sc.ticks() {
-		x := sc.at(t)
+		x := sc.At(t)
 		s.line(x, top-6, x, bottom, "#dddddd", 1, "")
 		s.text(x, bottom+16, fmtTick(t), "middle", 11, "")
 	}
@@ -118,10 +118,10 @@ func barChart(op Op, rows []Aggregate, cfg *Config) string {
 		label := fmt.Sprintf("%s %s %s", r.Case.Transport, protoLabel(r.Case.Protocol), r.Case.System)
 		s.text(left-8, y+rowH/2+4, strings.TrimSpace(label), "end", 13, "")
 		p50, p99 := r.P50/1000, r.P99/1000
-		s.rect(left, y+5, sc.at(p50)-left, 13, "#1f77b4", fmt.Sprintf("%s p50 %.3f µs", label, p50))
-		s.text(sc.at(p50)+4, y+16, fmt.Sprintf("%.3f", p50), "start", 11, "")
-		s.rect(left, y+20, sc.at(p99)-left, 13, "#ff7f0e", fmt.Sprintf("%s p99 %.3f µs", label, p99))
-		s.text(sc.at(p99)+4, y+31, fmt.Sprintf("%.3f", p99), "start", 11, "")
+		s.rect(left, y+5, sc.At(p50)-left, 13, "#1f77b4", fmt.Sprintf("%s p50 %.3f µs", label, p50))
+		s.text(sc.At(p50)+4, y+16, fmt.Sprintf("%.3f", p50), "start", 11, "")
+		s.rect(left, y+20, sc.At(p99)-left, 13, "#ff7f0e", fmt.Sprintf("%s p99 %.3f µs", label, p99))
+		s.text(sc.At(p99)+4, y+31, fmt.Sprintf("%.3f", p99), "start", 11, "")
 	}
 	s.line(left, top-6, left, bottom, "#444444", 1, "")
 	// Legend.
@@ -177,7 +177,7 @@ func percentileChart(c Case, lines map[Op][]float64, cfg *Config) string {
 	xmax := 5.0
 	xs := func(q float64) float64 { return left + percentileX(q)/xmax*(width-left-right) }
 	for _, t := range ys.ticks() {
-		y := ys.at(t)
+		y := ys.At(t)
 		s.line(left, y, width-right, y, "#e3e3e3", 1, "")
 		s.text(left-6, y+4, fmtTick(t), "end", 11, "")
 	}
@@ -208,7 +208,7 @@ func percentileChart(c Case, lines map[Op][]float64, cfg *Config) string {
 		var px, py []float64
 		for _, i := range pts {
 			px = append(px, xs(DistributionPoints[i]))
-			py = append(py, ys.at(d[i]/1000))
+			py = append(py, ys.At(d[i]/1000))
 		}
 		s.polyline(px, py, opColors[op], 2)
 		for i := range px {

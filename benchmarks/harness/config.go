@@ -98,8 +98,8 @@ type Config struct {
 	Progress    io.Writer // progress and ETA lines (stderr); nil for none
 	Command     string    // the command line, recorded in metadata.txt
 
-	path  NetPath    // the path of the case being run (set per case)
-	track *caseTrack // what the case being run started (set per case)
+	Path  NetPath    // the path of the case being run (set per case)
+	Track *CaseTrack // what the case being run started (set per case)
 }
 
 // NetPath is one address pair the network cases run over. Server is an
@@ -296,7 +296,7 @@ type Profile struct {
 // String is the one-line record of the profile written beside every figure.
 func (p Profile) String() string {
 	s := fmt.Sprintf("%s: server idle=%s cpu=%s; client wait=%s cpu=%s; driver idle=%s cpu=%s",
-		p.Name, p.ServerIdle, orAny(p.ServerCPU), p.ClientWait, orAny(p.ClientCPU), p.DriverIdle, orAny(p.DriverCPU))
+		p.Name, p.ServerIdle, OrAny(p.ServerCPU), p.ClientWait, OrAny(p.ClientCPU), p.DriverIdle, OrAny(p.DriverCPU))
 	if p.ServerAgents != "" {
 		s += "; server driver agents " + p.ServerAgents
 	}
@@ -331,7 +331,7 @@ func (c *Config) ForCase(system, transport string) Profile {
 	return c.Profile.ForTransport(transport)
 }
 
-func orAny(cpu string) string {
+func OrAny(cpu string) string {
 	if cpu == "" {
 		return "any"
 	}
@@ -532,7 +532,7 @@ func (c *Config) Validate() error {
 
 // paths are the address pairs of the network cases: Paths, or the one
 // unnamed path of ServerHost, ClientHost and ControlHost.
-func (c *Config) paths() []NetPath {
+func (c *Config) NetPaths() []NetPath {
 	if len(c.Paths) > 0 {
 		return c.Paths
 	}
@@ -544,39 +544,39 @@ func (c *Config) paths() []NetPath {
 }
 
 // driverEnv is the media drivers' environment on the case's path.
-func (c *Config) driverEnv() []string {
+func (c *Config) CaseDriverEnv() []string {
 	env := append([]string(nil), c.DriverEnv[""]...)
-	if c.path.Name != "" {
-		env = append(env, c.DriverEnv[c.path.Name]...)
+	if c.Path.Name != "" {
+		env = append(env, c.DriverEnv[c.Path.Name]...)
 	}
 	return env
 }
 
 // serverSide and clientSide are the hosts of the two sides: the configured
 // ones, else this machine.
-func (c *Config) serverSide() Host {
+func (c *Config) ServerSideHost() Host {
 	if c.ServerSide != nil {
 		return c.ServerSide
 	}
-	return newLocalHost("server", c.ServerWrap, c.OutDir)
+	return NewLocalHost("server", c.ServerWrap, c.OutDir)
 }
 
-func (c *Config) clientSide() Host {
+func (c *Config) ClientSideHost() Host {
 	if c.ClientSide != nil {
 		return c.ClientSide
 	}
-	return newLocalHost("client", nil, c.OutDir)
+	return NewLocalHost("client", nil, c.OutDir)
 }
 
 // twoHosts reports whether the run drives two remote hosts.
-func (c *Config) twoHosts() bool { return c.ServerSide != nil && c.ServerSide.Remote() }
+func (c *Config) TwoHosts() bool { return c.ServerSide != nil && c.ServerSide.Remote() }
 
 // networkTransport reports whether a transport crosses the network path
 // (and so runs once per path).
-func networkTransport(t string) bool { return t == TTCP || t == TAeronUDP }
+func NetworkTransport(t string) bool { return t == TTCP || t == TAeronUDP }
 
 // wants reports whether the filters select the case.
-func (c *Config) wants(system, transport string, p Protocol) bool {
+func (c *Config) Wants(system, transport string, p Protocol) bool {
 	if len(c.Systems) > 0 && !slices.Contains(c.Systems, system) {
 		return false
 	}
@@ -590,7 +590,7 @@ func (c *Config) wants(system, transport string, p Protocol) bool {
 }
 
 // ops filters a provider's operations.
-func (c *Config) ops(offered []Op) []Op {
+func (c *Config) WantedOps(offered []Op) []Op {
 	if len(c.Ops) == 0 {
 		return offered
 	}
@@ -631,8 +631,8 @@ func ParseCPUList(s string) ([]int, error) {
 
 // oneHostOnly reports a transport that needs both sides on one machine
 // (shared memory, a Unix socket) as unavailable in a two-host run.
-func (c *Config) oneHostOnly(transport string) error {
-	if c.twoHosts() && !networkTransport(transport) {
+func (c *Config) OneHostOnly(transport string) error {
+	if c.TwoHosts() && !NetworkTransport(transport) {
 		return fmt.Errorf("%w: %s needs the server and the client on one machine; the two-host matrix measures tcp and aeron-udp", ErrUnavailable, transport)
 	}
 	return nil

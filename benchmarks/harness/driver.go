@@ -35,7 +35,7 @@ func driverProperties(aeronDir, threading, idle string) []string {
 // CPUs: the Java driver's threads are pinned by name once they exist, an
 // aeronmd pins itself (aeron.AGENT.cpu.affinity) when an agent has one CPU.
 // The case's affinity check verifies both.
-func startDriver(ctx context.Context, cfg *Config, h Host, prof Profile, dir, name string) (*driverProc, error) {
+func startDriver(ctx context.Context, cfg *Config, h Host, prof Profile, dir, name string) (*DriverProc, error) {
 	spec := prof.ServerAgents
 	if h.Role() == "client" {
 		spec = prof.ClientAgents
@@ -50,8 +50,8 @@ func startDriver(ctx context.Context, cfg *Config, h Host, prof Profile, dir, na
 		return nil, err
 	}
 	argv, pinLater, threading, idle := dc.argv, dc.pinLater, dc.threading, dc.idle
-	env := cfg.driverEnv()
-	p, err := cfg.launch(ctx, h, ProcSpec{Name: name, Dir: dir, Argv: argv, Env: env, CPUs: prof.DriverCPU}, agents)
+	env := cfg.CaseDriverEnv()
+	p, err := cfg.Launch(ctx, h, ProcSpec{Name: name, Dir: dir, Argv: argv, Env: env, CPUs: prof.DriverCPU}, agents)
 	if err != nil {
 		return nil, err
 	}
@@ -70,14 +70,14 @@ func startDriver(ctx context.Context, cfg *Config, h Host, prof Profile, dir, na
 	}
 	info := fmt.Sprintf("%s (kind %s, threading %s, agents %s", p.CommandLine(), cfg.Driver, threading, idle)
 	if len(agents) > 0 {
-		info += ", pinned " + formatAgentPins(agents)
+		info += ", pinned " + FormatAgentPins(agents)
 	}
 	if len(env) > 0 {
 		info += ", environment " + strings.Join(env, " ")
 	}
-	d := &driverProc{Proc: p, host: h, dir: aeronDir, info: info + ")"}
-	if cfg.track != nil {
-		cfg.track.addDriver(d)
+	d := &DriverProc{Proc: p, Host: h, Dir: aeronDir, Info: info + ")"}
+	if cfg.Track != nil {
+		cfg.Track.AddDriver(d)
 	}
 	return d, nil
 }

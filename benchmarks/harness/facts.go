@@ -30,12 +30,12 @@ func hostRead(ctx context.Context, h Host, path, def string) string {
 }
 
 // collectHostFacts gathers the facts of both sides' hosts.
-func collectHostFacts(ctx context.Context, cfg *Config) []HostFacts {
+func CollectHostFacts(ctx context.Context, cfg *Config) []HostFacts {
 	aeron := slices.Contains(cfg.Transports, TAeronUDP) || len(cfg.Transports) == 0
 	var out []HostFacts
-	for _, h := range []Host{cfg.serverSide(), cfg.clientSide()} {
+	for _, h := range []Host{cfg.ServerSideHost(), cfg.ClientSideHost()} {
 		var addrs []string
-		for _, p := range cfg.paths() {
+		for _, p := range cfg.NetPaths() {
 			a := p.Server
 			if h.Role() == "client" {
 				a = p.Client
@@ -46,7 +46,7 @@ func collectHostFacts(ctx context.Context, cfg *Config) []HostFacts {
 		}
 		facts := hostFacts(ctx, h, addrs)
 		if java, err := h.Tool(cfg, "java"); err == nil && aeron && cfg.Driver.Kind != DriverAeronmd {
-			facts = append(facts, KV{"java.version", hostVersion(ctx, h, java, "-version")})
+			facts = append(facts, KV{"java.version", HostVersion(ctx, h, java, "-version")})
 		}
 		out = append(out, HostFacts{Role: h.Role(), Host: h.Describe(), Facts: facts})
 	}
@@ -106,7 +106,7 @@ func nicNUMA(ctx context.Context, h Host, iface string) string {
 }
 
 // writeHostFacts writes each side's facts into dir/host-ROLE.txt.
-func writeHostFacts(dir string, facts []HostFacts) error {
+func WriteHostFacts(dir string, facts []HostFacts) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func ifaceOf(ctx context.Context, h Host, addr string) (string, error) {
 // nicSnapshot records the NIC the address is on: ethtool -S (statistics)
 // and -c (interrupt coalescing) when ethtool is installed, and
 // /proc/net/dev always.
-func nicSnapshot(ctx context.Context, h Host, addr string) string {
+func NicSnapshot(ctx context.Context, h Host, addr string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s host (%s), %s, address %s\n", h.Role(), h.Describe(), time.Now().UTC().Format(time.RFC3339Nano), addr)
 	iface, err := ifaceOf(ctx, h, addr)
@@ -194,11 +194,11 @@ func nicSnapshot(ctx context.Context, h Host, addr string) string {
 // client names that same server control URI as its remote target; given
 // the client's address, the server's driver would try to bind an address
 // it does not own.
-func checkPaths(ctx context.Context, cfg *Config) ([]string, error) {
-	srvAddrs, srvErr := hostAddrs(ctx, cfg.serverSide())
-	cliAddrs, cliErr := hostAddrs(ctx, cfg.clientSide())
+func CheckPaths(ctx context.Context, cfg *Config) ([]string, error) {
+	srvAddrs, srvErr := hostAddrs(ctx, cfg.ServerSideHost())
+	cliAddrs, cliErr := hostAddrs(ctx, cfg.ClientSideHost())
 	var warnings []string
-	for _, p := range cfg.paths() {
+	for _, p := range cfg.NetPaths() {
 		name := "the path"
 		if p.Name != "" {
 			name = "path " + p.Name
@@ -214,15 +214,15 @@ func checkPaths(ctx context.Context, cfg *Config) ([]string, error) {
 		}
 		if srvErr != nil {
 			warnings = append(warnings, fmt.Sprintf("%s: could not list the server host's addresses: %v", name, srvErr))
-		} else if _, ok := srvAddrs[p.Server]; !ok && cfg.twoHosts() {
+		} else if _, ok := srvAddrs[p.Server]; !ok && cfg.TwoHosts() {
 			return nil, fmt.Errorf("%w: %s: %s is not an address of the server host (%s); PATHS names the server's address first (NAME=SERVER/CLIENT)",
-				ErrConfig, name, p.Server, cfg.serverSide().Describe())
+				ErrConfig, name, p.Server, cfg.ServerSideHost().Describe())
 		}
 		if cliErr != nil {
 			warnings = append(warnings, fmt.Sprintf("%s: could not list the client host's addresses: %v", name, cliErr))
-		} else if _, ok := cliAddrs[p.Client]; !ok && cfg.twoHosts() {
+		} else if _, ok := cliAddrs[p.Client]; !ok && cfg.TwoHosts() {
 			warnings = append(warnings, fmt.Sprintf("%s: %s is not an address of the client host (%s); the raw Aeron Pong, which answers to it, will not reach the client",
-				name, p.Client, cfg.clientSide().Describe()))
+				name, p.Client, cfg.ClientSideHost().Describe()))
 		}
 	}
 	return warnings, nil

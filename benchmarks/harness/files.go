@@ -16,14 +16,14 @@ import (
 // aeronJar finds io.aeron:aeron-all: the configured jar, else the version
 // scripts/aeron.version pins in the local Maven repository (what
 // scripts/setup.sh fetches).
-func aeronJar(cfg *Config) (string, error) {
+func AeronJar(cfg *Config) (string, error) {
 	if cfg.AeronJar != "" {
 		if _, err := os.Stat(cfg.AeronJar); err != nil {
 			return "", fmt.Errorf("%w: aeron jar %s: %w", ErrUnavailable, cfg.AeronJar, err)
 		}
 		return cfg.AeronJar, nil
 	}
-	version := readTrim(filepath.Join(repoRoot(), "scripts", "aeron.version"), "1.51.0")
+	version := ReadTrim(filepath.Join(RepoRoot(), "scripts", "aeron.version"), "1.51.0")
 	home, _ := os.UserHomeDir()
 	repo := os.Getenv("MAVEN_REPO")
 	if repo == "" {
@@ -37,7 +37,7 @@ func aeronJar(cfg *Config) (string, error) {
 }
 
 // repoRoot is the checkout the harness runs in (for scripts/aeron.version).
-func repoRoot() string {
+func RepoRoot() string {
 	out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
 	if err != nil {
 		return "."
@@ -45,7 +45,7 @@ func repoRoot() string {
 	return strings.TrimSpace(string(out))
 }
 
-func lastLines(s string, n int) string {
+func LastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
@@ -53,7 +53,7 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, " | ")
 }
 
-func readTrim(path, def string) string {
+func ReadTrim(path, def string) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return def
@@ -61,7 +61,7 @@ func readTrim(path, def string) string {
 	return strings.TrimSpace(string(b))
 }
 
-func fileSHA256(path string) (string, error) {
+func FileSHA256(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
@@ -75,7 +75,7 @@ func fileSHA256(path string) (string, error) {
 }
 
 // redisVersion asks redis-server for its version line.
-func redisVersion(bin string) string {
+func RedisVersion(bin string) string {
 	out, err := exec.Command(bin, "--version").Output()
 	if err != nil {
 		return "unknown"
@@ -85,7 +85,7 @@ func redisVersion(bin string) string {
 
 // hostVersion runs bin with a version flag on h and returns the first line
 // of its output ("unknown" when it fails).
-func hostVersion(ctx context.Context, h Host, bin string, flag string) string {
+func HostVersion(ctx context.Context, h Host, bin string, flag string) string {
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	out, err := h.Run(cctx, ProcSpec{Argv: []string{bin, flag}})

@@ -60,13 +60,13 @@ func (shmFloor) Start(ctx context.Context, cfg *Config, _ Protocol, _ string) (I
 // an XCHG store: the reply is visible only after the request was seen.
 func (in *floorInstance) serve(started chan<- error) {
 	defer close(in.done)
-	restore, err := pinThread(in.cpu)
+	restore, err := PinThread(in.cpu)
 	if err != nil {
 		started <- err
 		return
 	}
 	defer restore()
-	in.echo = threadAffinity()
+	in.echo = ThreadAffinity()
 	started <- nil
 	var last uint64
 	idle := 0

@@ -34,7 +34,7 @@ func (g goblinServer) Check(cfg *Config, p Protocol) error {
 	if err := goblinCheckTransport(cfg, g.transport, p); err != nil {
 		return err
 	}
-	if _, err := cfg.serverSide().Tool(cfg, "goblin-server"); err != nil {
+	if _, err := cfg.ServerSideHost().Tool(cfg, "goblin-server"); err != nil {
 		return fmt.Errorf("%w (build it: go build -o BIN/goblin-server ./cmd/goblin-server)", err)
 	}
 	return nil
@@ -53,12 +53,12 @@ type goblinInstance struct {
 }
 
 func (g goblinServer) Start(ctx context.Context, cfg *Config, p Protocol, dir string) (Instance, error) {
-	sh := cfg.serverSide()
+	sh := cfg.ServerSideHost()
 	bin, err := sh.Tool(cfg, "goblin-server")
 	if err != nil {
 		return nil, err
 	}
-	sdir := cfg.hostDir(sh, dir)
+	sdir := cfg.HostDir(sh, dir)
 	prof := cfg.ForCase(SysGoblin, g.transport)
 	proto := strings.ToLower(string(p))
 	in := &goblinInstance{cfg: cfg, proto: p, info: map[string]string{}}
@@ -89,7 +89,7 @@ func (g goblinServer) Start(ctx context.Context, cfg *Config, p Protocol, dir st
 	}
 	if in.target == "" {
 		in.target = in.listen
-		cfg.channel("listen", in.listen, 0)
+		cfg.Channel("listen", in.listen, 0)
 	}
 	args := []string{bin, "--listen", in.listen, "--idle", prof.ServerIdle, "--metrics", "off"}
 	args = append(args, goblinExtraArgs(cfg, prof, g.transport, sdir)...)
@@ -100,7 +100,7 @@ func (g goblinServer) Start(ctx context.Context, cfg *Config, p Protocol, dir st
 	if prof.HousekeepingCPU != "" && prof.ServerCPU != "" {
 		cpus, pins = prof.HousekeepingCPU, []AgentPin{{Agent: "store-loop", CPUs: prof.ServerCPU}}
 	}
-	in.proc, err = cfg.launch(ctx, sh, ProcSpec{Name: "goblin-server", Dir: sdir, Argv: args, CPUs: cpus}, pins)
+	in.proc, err = cfg.Launch(ctx, sh, ProcSpec{Name: "goblin-server", Dir: sdir, Argv: args, CPUs: cpus}, pins)
 	if err != nil {
 		in.cleanup()
 		return nil, err
@@ -121,7 +121,7 @@ func (g goblinServer) Start(ctx context.Context, cfg *Config, p Protocol, dir st
 	in.info["server.command"] = in.proc.CommandLine()
 	in.info["server.listen"] = in.listen
 	in.info["server.idle"] = prof.ServerIdle
-	in.info["server.affinity"] = orAny(prof.ServerCPU)
+	in.info["server.affinity"] = OrAny(prof.ServerCPU)
 	in.info["client.target"] = in.target
 	return in, nil
 }

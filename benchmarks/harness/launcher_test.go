@@ -19,7 +19,7 @@ import (
 // process id (the launcher names its namespaces after it) and output.
 func runLauncher(t *testing.T, prefix []string, env ...string) (int, string) {
 	t.Helper()
-	script := filepath.Join(repoRoot(), "benchmarks", "aeron_network_latency.sh")
+	script := filepath.Join(RepoRoot(), "benchmarks", "aeron_network_latency.sh")
 	argv := append(append([]string(nil), prefix...), "bash", script, "-quiet")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
@@ -89,15 +89,15 @@ var procLine = regexp.MustCompile(`^(server|client) (\S+) pid=(\d+) start=(\d+) 
 // processes, that the response channels are derived from the server's
 // address, and that nothing is left running on either side.
 func TestTwoHostLauncher(t *testing.T) {
-	requireTools(t, true, "java", "go", "bash")
-	_, err := aeronJar(&Config{})
+	RequireTools(t, true, "java", "go", "bash")
+	_, err := AeronJar(&Config{})
 	testproc.Require(t, "the Aeron jar", err)
-	lab := newSSHLab(t, 2)
+	lab := NewSSHLab(t, 2)
 	out := filepath.Join(t.TempDir(), "archive")
 	remote := t.TempDir()
-	paths := lab.paths[0].String() + "," + lab.paths[1].String()
-	_, log := runLauncher(t, []string{"ip", "netns", "exec", lab.ctl},
-		"HOSTS="+lab.server+":"+lab.client, "SSH=ssh -F "+lab.sshConfig, "PATHS="+paths, "REMOTE_DIR="+remote,
+	paths := lab.NetPaths[0].String() + "," + lab.NetPaths[1].String()
+	_, log := runLauncher(t, []string{"ip", "netns", "exec", lab.Ctl},
+		"HOSTS="+lab.Server+":"+lab.Client, "SSH=ssh -F "+lab.SshConfig, "PATHS="+paths, "REMOTE_DIR="+remote,
 		"RUNS=1", "WARMUP=20", "SAMPLES=200", "SYSTEMS=goblin", "TRANSPORTS=tcp,aeron-udp", "PROTOCOLS=SBE", "OPS=PING,SET",
 		"PROFILE=backoff", "QUALIFY=1", "CASE_TIMEOUT=2m", "OUT_DIR="+out,
 		// Placement as the continuous-polling profile does it, on the
@@ -106,12 +106,12 @@ func TestTwoHostLauncher(t *testing.T) {
 		// CPU 0 alone, everything else on CPU 1.
 		"SERVER_AGENTS=conductor=1,sender=0,receiver=1", "CLIENT_AGENTS=conductor=1,sender=1,receiver=0",
 		"SERVER_CPU=0", "CLIENT_CPU=0", "HOUSEKEEPING_CPU=1", "DRIVER_CPU=1")
-	t.Log(lastLines(log, 12))
+	t.Log(LastLines(log, 12))
 	keepArchive(out)
 
 	// Nothing is left running on either host (nor in the controller's
 	// namespace), and no runtime directory is left on them.
-	if s := lab.settledStrangers(); len(s) > 0 {
+	if s := lab.SettledStrangers(); len(s) > 0 {
 		t.Errorf("processes left running after the launcher: %v", s)
 	}
 	if left := processesUnder(out, remote); len(left) > 0 {
@@ -155,10 +155,10 @@ func TestTwoHostLauncher(t *testing.T) {
 	}
 
 	meta, _ := os.ReadFile(filepath.Join(out, MetadataTXT))
-	for _, want := range []string{"hosts.server: ssh " + lab.server, "hosts.client: ssh " + lab.client,
-		"path.p1: server " + lab.paths[0].Server + ", client " + lab.paths[0].Client,
-		"path.p2: server " + lab.paths[1].Server, "host.server.uname: Linux", "host.client.cpu.model:",
-		"host.server.nic." + lab.paths[0].Server + ".interface: g" + lab.id, "host.client.nic." + lab.paths[1].Client + ".numa_node:",
+	for _, want := range []string{"hosts.server: ssh " + lab.Server, "hosts.client: ssh " + lab.Client,
+		"path.p1: server " + lab.NetPaths[0].Server + ", client " + lab.NetPaths[0].Client,
+		"path.p2: server " + lab.NetPaths[1].Server, "host.server.uname: Linux", "host.client.cpu.model:",
+		"host.server.nic." + lab.NetPaths[0].Server + ".interface: g" + lab.Id, "host.client.nic." + lab.NetPaths[1].Client + ".numa_node:",
 		"host.server.cpu.governor:", "staging.sha256.goblin-server:", "qualification:"} {
 		if !strings.Contains(string(meta), "\n"+want) {
 			t.Errorf("metadata.txt lacks %q", want)
@@ -210,7 +210,7 @@ func TestTwoHostLauncher(t *testing.T) {
 			}
 		}
 		nic, _ := os.ReadFile(filepath.Join(dir, "server/nic-after.txt"))
-		if !strings.Contains(string(nic), "/proc/net/dev") || !strings.Contains(string(nic), "interface: g"+lab.id) {
+		if !strings.Contains(string(nic), "/proc/net/dev") || !strings.Contains(string(nic), "interface: g"+lab.Id) {
 			t.Errorf("%s: server/nic-after.txt names no interface or lacks /proc/net/dev:\n%s", id, nic)
 		}
 
@@ -232,7 +232,7 @@ func TestTwoHostLauncher(t *testing.T) {
 				t.Errorf("%s: %s (pid %s) is the same process as in %s: not fresh", id, m[2], m[3], prev)
 			}
 			seen[k] = id
-			if alive(m[3], m[4]) {
+			if Alive(m[3], m[4]) {
 				t.Errorf("%s: %s (pid %s) still runs", id, m[2], m[3])
 			}
 		}
@@ -241,9 +241,9 @@ func TestTwoHostLauncher(t *testing.T) {
 		}
 
 		// The response channels: both addresses are the server's.
-		path := lab.paths[0]
+		path := lab.NetPaths[0]
 		if strings.HasSuffix(id, "-p2") {
-			path = lab.paths[1]
+			path = lab.NetPaths[1]
 		}
 		ch, _ := os.ReadFile(filepath.Join(dir, "channels.txt"))
 		if aeronCase {
@@ -281,7 +281,7 @@ func TestTwoHostLauncher(t *testing.T) {
 	}
 
 	lab.Close()
-	lab.gone(t)
+	lab.Gone(t)
 }
 
 // parseSumsByName reads a sha256sum file: hash by file base name.
@@ -328,11 +328,11 @@ func processesUnder(dirs ...string) []string {
 // (no HOSTS): servers in one namespace, the client in another, tiny
 // counts. The archive is complete and the launcher's namespaces are gone.
 func TestNamespaceLauncher(t *testing.T) {
-	requireTools(t, true, "ip", "java", "go", "bash")
+	RequireTools(t, true, "ip", "java", "go", "bash")
 	out := filepath.Join(t.TempDir(), "archive")
 	pid, log := runLauncher(t, nil, "RUNS=1", "WARMUP=20", "SAMPLES=200", "SYSTEMS=goblin", "TRANSPORTS=tcp,aeron-udp",
 		"PROTOCOLS=SBE", "OPS=PING", "PROFILE=backoff", "CASE_TIMEOUT=2m", "OUT_DIR="+out)
-	t.Log(lastLines(log, 8))
+	t.Log(LastLines(log, 8))
 	if left := processesUnder(out); len(left) > 0 {
 		t.Errorf("processes of this run still running: %v", left)
 	}

@@ -48,7 +48,7 @@ func messageSetup(ctx context.Context, cfg *Config, prof Profile, transport, pro
 		// The client declares the server gone when its heartbeat stops for
 		// server_timeout (3 s by default); on a loaded machine a server
 		// pinned to a busy CPU can miss that without being gone.
-		cfg.channel("ring", listen, 0)
+		cfg.Channel("ring", listen, 0)
 		return &msgSetup{
 			listen:       listen,
 			clientTarget: listen + "&wait=" + wait + "&server_timeout=60s",
@@ -81,7 +81,7 @@ func RingDirPrefix(runID string) string { return "goblin-bench-" + runID + "-" }
 // Aeron's response correlation learns the client's return address. The
 // client's own address never appears in a goblin channel.
 func aeronSetup(ctx context.Context, cfg *Config, prof Profile, transport, proto, dir string) (*msgSetup, error) {
-	srvHost, cliHost := cfg.serverSide(), cfg.clientSide()
+	srvHost, cliHost := cfg.ServerSideHost(), cfg.ClientSideHost()
 	s := &msgSetup{info: map[string]string{}}
 	ok := false
 	defer func() {
@@ -98,42 +98,42 @@ func aeronSetup(ctx context.Context, cfg *Config, prof Profile, transport, proto
 	if cfg.Driver.Kind == DriverInProcess {
 		return inProcessSetup(cfg, prof, transport, proto, dir, wait)
 	}
-	srv, err := startDriver(ctx, cfg, srvHost, prof, cfg.hostDir(srvHost, dir), "driver-server")
+	srv, err := startDriver(ctx, cfg, srvHost, prof, cfg.HostDir(srvHost, dir), "driver-server")
 	if err != nil {
 		return nil, err
 	}
 	s.procs = append(s.procs, srv)
-	s.info["driver.server"] = srv.info
+	s.info["driver.server"] = srv.Info
 	if transport == TAeronIPC {
-		base := "aeron:ipc?proto=" + proto + "|dir=" + srv.dir
+		base := "aeron:ipc?proto=" + proto + "|dir=" + srv.Dir
 		s.listen = base + "|driver=external"
 		s.clientTarget = base + "|wait=" + wait
 		s.info["channel.request"] = "aeron:ipc (the server's subscription; clients add response-correlation-id)"
 		s.info["channel.response"] = "aeron:ipc?control-mode=response (one per client)"
-		cfg.channel("request", "aeron:ipc (clients' publications add response-correlation-id)", 1001)
-		cfg.channel("response", "aeron:ipc?control-mode=response (the server's publications add response-correlation-id)", 1002)
+		cfg.Channel("request", "aeron:ipc (clients' publications add response-correlation-id)", 1001)
+		cfg.Channel("response", "aeron:ipc?control-mode=response (the server's publications add response-correlation-id)", 1002)
 		ok = true
 		return s, nil
 	}
-	cli, err := startDriver(ctx, cfg, cliHost, prof, cfg.hostDir(cliHost, dir), "driver-client")
+	cli, err := startDriver(ctx, cfg, cliHost, prof, cfg.HostDir(cliHost, dir), "driver-client")
 	if err != nil {
 		return nil, err
 	}
 	s.procs = append(s.procs, cli)
-	s.info["driver.client"] = cli.info
+	s.info["driver.client"] = cli.Info
 	endpoint, controlAddr, err := udpServerAddrs(cfg, srvHost)
 	if err != nil {
 		return nil, err
 	}
 	base := "aeron:udp?endpoint=" + endpoint + "|control=" + controlAddr + "|proto=" + proto
-	s.listen = base + "|dir=" + srv.dir + "|driver=external"
-	s.clientTarget = base + "|dir=" + cli.dir + "|wait=" + wait
+	s.listen = base + "|dir=" + srv.Dir + "|driver=external"
+	s.clientTarget = base + "|dir=" + cli.Dir + "|wait=" + wait
 	s.info["channel.request"] = "aeron:udp?endpoint=" + endpoint
 	s.info["channel.response"] = "aeron:udp?control=" + controlAddr + "|control-mode=response"
-	cfg.channel("request", "aeron:udp?endpoint="+endpoint+" (server subscription; client publication adds response-correlation-id)", 1001)
-	cfg.channel("response", "aeron:udp?control="+controlAddr+"|control-mode=response (client subscription; server publication adds response-correlation-id)", 1002)
-	cfg.channel("server target", s.listen, 0)
-	cfg.channel("client target", s.clientTarget, 0)
+	cfg.Channel("request", "aeron:udp?endpoint="+endpoint+" (server subscription; client publication adds response-correlation-id)", 1001)
+	cfg.Channel("response", "aeron:udp?control="+controlAddr+"|control-mode=response (client subscription; server publication adds response-correlation-id)", 1002)
+	cfg.Channel("server target", s.listen, 0)
+	cfg.Channel("client target", s.clientTarget, 0)
 	ok = true
 	return s, nil
 }
@@ -141,7 +141,7 @@ func aeronSetup(ctx context.Context, cfg *Config, prof Profile, transport, proto
 // udpServerAddrs picks the server's request endpoint and response
 // control address (IP:PORT each) for goblin's two-driver UDP channels.
 func udpServerAddrs(cfg *Config, srvHost Host) (endpoint, control string, err error) {
-	ctl := cfg.path.ControlAddr()
+	ctl := cfg.Path.ControlAddr()
 	if ctl == "" {
 		ctl = cfg.ServerHost
 	}
@@ -163,15 +163,15 @@ func udpServerAddrs(cfg *Config, srvHost Host) (endpoint, control string, err er
 // a spinning loop and a spinning client, one thread per process moves
 // every message. Channels as aeronSetup's.
 func inProcessSetup(cfg *Config, prof Profile, transport, proto, dir, wait string) (*msgSetup, error) {
-	srvHost := cfg.serverSide()
-	srvDir := filepath.Join(cfg.hostDir(srvHost, dir), "driver-server")
+	srvHost := cfg.ServerSideHost()
+	srvDir := filepath.Join(cfg.HostDir(srvHost, dir), "driver-server")
 	s := &msgSetup{info: map[string]string{"driver.server": "goblin's Go media driver inside goblin-server (driver=go), " + srvDir}}
 	if transport == TAeronIPC {
 		base := "aeron:ipc?proto=" + proto + "|dir=" + srvDir
 		s.listen = base + "|driver=go"
 		s.clientTarget = base + "|wait=" + wait
-		cfg.channel("server target", s.listen, 0)
-		cfg.channel("client target", s.clientTarget, 0)
+		cfg.Channel("server target", s.listen, 0)
+		cfg.Channel("client target", s.clientTarget, 0)
 		return s, nil
 	}
 	endpoint, controlAddr, err := udpServerAddrs(cfg, srvHost)
@@ -184,8 +184,8 @@ func inProcessSetup(cfg *Config, prof Profile, transport, proto, dir, wait strin
 	s.info["driver.client"] = "goblin's Go media driver inside the measuring client's process (a UDP target without dir)"
 	s.info["channel.request"] = "aeron:udp?endpoint=" + endpoint
 	s.info["channel.response"] = "aeron:udp?control=" + controlAddr + "|control-mode=response"
-	cfg.channel("server target", s.listen, 0)
-	cfg.channel("client target", s.clientTarget, 0)
+	cfg.Channel("server target", s.listen, 0)
+	cfg.Channel("client target", s.clientTarget, 0)
 	return s, nil
 }
 
@@ -196,7 +196,7 @@ func transportServerArgs(cfg *Config, prof Profile, transport, dir string) []str
 // goblinCheckTransport reports whether the build can measure goblin over a
 // transport at all.
 func goblinCheckTransport(cfg *Config, transport string, p Protocol) error {
-	if err := cfg.oneHostOnly(transport); err != nil {
+	if err := cfg.OneHostOnly(transport); err != nil {
 		return err
 	}
 	switch transport {

@@ -15,14 +15,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func collectMetadata(cfg *Config, rep *Report) Metadata {
+func CollectMetadata(cfg *Config, rep *Report) Metadata {
 	var m Metadata
 	add := func(k, v string) { m = append(m, KV{k, v}) }
 	model, physical, sockets := cpuInfo()
 	add("date.start", rep.Started.Format(time.RFC3339))
 	add("date.end", rep.Ended.Format(time.RFC3339))
 	host, _ := os.Hostname()
-	if cfg.twoHosts() {
+	if cfg.TwoHosts() {
 		host += " (the controller: it ran ssh and wrote this archive; the cases ran on hosts.server and hosts.client, whose facts are host.server.* and host.client.*)"
 	}
 	add("host", host)
@@ -31,24 +31,24 @@ func collectMetadata(cfg *Config, rep *Report) Metadata {
 	add("cpu.physical_cores", fmt.Sprint(physical))
 	add("cpu.sockets", fmt.Sprint(sockets))
 	add("cpu.numa_nodes", fmt.Sprint(numaNodes()))
-	add("cpu.governor", readTrim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "not exposed"))
+	add("cpu.governor", ReadTrim("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "not exposed"))
 	add("kernel", kernel())
 	add("load.start", rep.LoadStart)
 	loadEnd := rep.LoadEnd
 	if loadEnd == "" {
-		loadEnd = readTrim("/proc/loadavg", "unknown")
+		loadEnd = ReadTrim("/proc/loadavg", "unknown")
 	}
 	add("load.end", loadEnd)
 	add("go.version", runtime.Version())
 	add("goblin.commit", rep.Commit)
-	if bin, err := lookTool(cfg.GoblinServer, "goblin-server"); err == nil {
+	if bin, err := LookTool(cfg.GoblinServer, "goblin-server"); err == nil {
 		add("goblin.server", bin)
 	}
-	if bin, err := lookTool(cfg.RedisServer, "redis-server"); err == nil {
-		add("redis.version", redisVersion(bin))
+	if bin, err := LookTool(cfg.RedisServer, "redis-server"); err == nil {
+		add("redis.version", RedisVersion(bin))
 	}
 	add("aeron.version", aeronVersion(cfg))
-	if j, err := lookTool(cfg.Java, "java"); err == nil {
+	if j, err := LookTool(cfg.Java, "java"); err == nil {
 		add("java.version", javaVersion(j))
 	}
 	add("method.runs", fmt.Sprint(cfg.Runs))
@@ -72,9 +72,9 @@ func collectMetadata(cfg *Config, rep *Report) Metadata {
 	if len(cfg.ServerWrap) > 0 {
 		add("network.server_wrap", strings.Join(cfg.ServerWrap, " "))
 	}
-	add("hosts.server", cfg.serverSide().Describe())
-	add("hosts.client", cfg.clientSide().Describe())
-	for _, p := range cfg.paths() {
+	add("hosts.server", cfg.ServerSideHost().Describe())
+	add("hosts.client", cfg.ClientSideHost().Describe())
+	for _, p := range cfg.NetPaths() {
 		add("path."+p.Label(), fmt.Sprintf("server %s, client %s, response control %s", p.Server, p.Client, p.ControlAddr()))
 	}
 	add("driver", cfg.Driver.String())
@@ -206,7 +206,7 @@ func kernel() string {
 }
 
 // gitCommit is the checkout's commit, marked when the tree has changes.
-func gitCommit() string {
+func GitCommit() string {
 	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
 	if err != nil {
 		return "unknown (not a git checkout)"
@@ -220,7 +220,7 @@ func gitCommit() string {
 
 // aeronVersion is the Aeron media driver and samples jar the run used.
 func aeronVersion(cfg *Config) string {
-	jar, err := aeronJar(cfg)
+	jar, err := AeronJar(cfg)
 	if err != nil {
 		return "none (" + err.Error() + ")"
 	}

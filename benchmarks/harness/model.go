@@ -45,21 +45,21 @@ const (
 
 // Indexes of the operations, for per-operation arrays on hot paths.
 const (
-	opPing = iota
-	opSet
-	opGet
-	numOps
+	OpPing = iota
+	OpSet
+	OpGet
+	NumOps
 )
 
 // index is the operation's position in AllOps.
-func (o Op) index() int {
+func (o Op) Index() int {
 	switch o {
 	case Set:
-		return opSet
+		return OpSet
 	case Get:
-		return opGet
+		return OpGet
 	}
-	return opPing
+	return OpPing
 }
 
 // AllOps is the operation order of every table.

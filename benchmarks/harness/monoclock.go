@@ -13,19 +13,19 @@ import (
 // the kernel's clock once, at creation, and after that only subtracts
 // Go's monotonic readings (which are CLOCK_MONOTONIC themselves on Linux):
 // no system call per round trip.
-type monoClock struct {
+type MonoClock struct {
 	base     time.Time
 	baseMono int64
 }
 
-func newMonoClock() monoClock {
+func NewMonoClock() MonoClock {
 	var ts unix.Timespec
 	base := time.Now()
 	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) != nil {
-		return monoClock{base: base}
+		return MonoClock{base: base}
 	}
-	return monoClock{base: base, baseMono: ts.Nano()}
+	return MonoClock{base: base, baseMono: ts.Nano()}
 }
 
 // at is t in CLOCK_MONOTONIC nanoseconds.
-func (c monoClock) at(t time.Time) int64 { return c.baseMono + int64(t.Sub(c.base)) }
+func (c MonoClock) At(t time.Time) int64 { return c.baseMono + int64(t.Sub(c.base)) }

@@ -84,9 +84,9 @@ func Aggregates(results []Result) []Aggregate {
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Case.ID() != out[j].Case.ID() {
-			return caseLess(out[i].Case, out[j].Case)
+			return CaseLess(out[i].Case, out[j].Case)
 		}
-		return out[i].Op.index() < out[j].Op.index()
+		return out[i].Op.Index() < out[j].Op.Index()
 	})
 	return out
 }
@@ -120,7 +120,7 @@ func WriteArchive(rep *Report) error {
 	return nil
 }
 
-func us(ns float64) string { return micros(ns) }
+func us(ns float64) string { return Micros(ns) }
 
 func writeLatencyCSV(path string, results []Result) error {
 	rows := [][]string{LatencyHeader}
@@ -175,7 +175,7 @@ func writeMetadata(path string, m Metadata) error {
 
 // writeTimeline writes one operation's samples in the order measured, with
 // the CLOCK_MONOTONIC time each started at (starts[i] for samples[i]).
-func writeTimeline(path string, samples, starts []int64) error {
+func WriteTimeline(path string, samples, starts []int64) error {
 	if len(starts) != len(samples) {
 		return fmt.Errorf("timeline: %d start times for %d samples", len(starts), len(samples))
 	}
@@ -188,7 +188,7 @@ func writeTimeline(path string, samples, starts []int64) error {
 }
 
 // writeDistribution writes one operation's percentile distribution.
-func writeDistribution(path string, dist []int64) error {
+func WriteDistribution(path string, dist []int64) error {
 	rows := [][]string{{"percentile", "latency_us"}}
 	for i, q := range DistributionPoints {
 		rows = append(rows, []string{strconv.FormatFloat(q, 'f', -1, 64), us(float64(dist[i]))})
@@ -198,7 +198,7 @@ func writeDistribution(path string, dist []int64) error {
 
 // writeCaseInfo writes what the archive knows about one case run: status,
 // profile, client, channels and affinities.
-func writeCaseInfo(dir string, rec *CaseRecord) {
+func WriteCaseInfo(dir string, rec *CaseRecord) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "case: %s\nrun: %d\nstatus: %s\n", rec.Case.Label(), rec.Run, rec.Status)
 	if rec.Note != "" {
@@ -228,7 +228,7 @@ func WriteSums(dir string) error {
 		if rel == SumsFile || !d.Type().IsRegular() {
 			return nil
 		}
-		sum, err := fileSHA256(path)
+		sum, err := FileSHA256(path)
 		if err != nil {
 			return err
 		}
@@ -255,7 +255,7 @@ func VerifySums(dir string) error {
 		if !ok {
 			return fmt.Errorf("%s: malformed line %q", SumsFile, line)
 		}
-		got, err := fileSHA256(filepath.Join(dir, filepath.FromSlash(name)))
+		got, err := FileSHA256(filepath.Join(dir, filepath.FromSlash(name)))
 		if err != nil {
 			return err
 		}

@@ -15,22 +15,22 @@ import (
 // sh -c with {pid} and {dir} filled in, or goblin-bench aeron-stat
 // printing the driver's counters every second.
 func startCollectors(ctx context.Context, cfg *Config, rel string) ([]Proc, error) {
-	drivers := cfg.track.driverList()
+	drivers := cfg.Track.DriverList()
 	var out []Proc
 	for _, d := range drivers {
 		var argv []string
 		if c := cfg.Qualify.Collector; c != "" {
 			c = strings.ReplaceAll(c, "{pid}", strconv.Itoa(d.PID()))
-			c = strings.ReplaceAll(c, "{dir}", d.dir)
+			c = strings.ReplaceAll(c, "{dir}", d.Dir)
 			argv = []string{"sh", "-c", c}
 		} else {
-			bench, err := d.host.Tool(cfg, "goblin-bench")
+			bench, err := d.Host.Tool(cfg, "goblin-bench")
 			if err != nil {
 				return out, err
 			}
-			argv = []string{bench, "aeron-stat", "-watch", "1s", d.dir}
+			argv = []string{bench, "aeron-stat", "-watch", "1s", d.Dir}
 		}
-		p, err := cfg.launch(ctx, d.host, ProcSpec{Name: "stats-" + d.Name(), Dir: d.host.Dir(rel), Argv: argv}, nil)
+		p, err := cfg.Launch(ctx, d.Host, ProcSpec{Name: "stats-" + d.Name(), Dir: d.Host.Dir(rel), Argv: argv}, nil)
 		if err != nil {
 			return out, err
 		}
@@ -44,7 +44,7 @@ func startCollectors(ctx context.Context, cfg *Config, rel string) ([]Proc, erro
 // pass's default statistics collector.
 func WatchCounters(ctx context.Context, w io.Writer, dir string, every time.Duration) error {
 	for {
-		text, err := driverCounters(dir)
+		text, err := DriverCounters(dir)
 		if err != nil {
 			return err
 		}

@@ -56,9 +56,9 @@ type rawRESP struct {
 	fd       int
 	spin     bool
 	timeout  time.Duration
-	reqs     [numOps][][]byte // per op, one pre-encoded batch per key
-	replies  [numOps][]byte   // per op, the expected reply batch
-	next     [numOps]int
+	reqs     [NumOps][][]byte // per op, one pre-encoded batch per key
+	replies  [NumOps][]byte   // per op, the expected reply batch
+	next     [NumOps]int
 	buf      []byte
 	describe string
 }
@@ -121,21 +121,21 @@ func dialRawRESP(network, addr string, cfg *Config, wait string) (*rawRESP, erro
 			set = respBulkArray(set, []byte("SET"), key, w.value)
 			get = respBulkArray(get, []byte("GET"), key)
 		}
-		r.reqs[opPing] = append(r.reqs[opPing], ping)
-		r.reqs[opSet] = append(r.reqs[opSet], set)
-		r.reqs[opGet] = append(r.reqs[opGet], get)
+		r.reqs[OpPing] = append(r.reqs[OpPing], ping)
+		r.reqs[OpSet] = append(r.reqs[OpSet], set)
+		r.reqs[OpGet] = append(r.reqs[OpGet], get)
 	}
-	r.replies[opPing] = bytes.Repeat([]byte("+PONG\r\n"), cfg.Depth)
-	r.replies[opSet] = bytes.Repeat([]byte("+OK\r\n"), cfg.Depth)
-	r.replies[opGet] = bytes.Repeat(getReply, cfg.Depth)
-	r.buf = make([]byte, len(r.replies[opGet])+4096)
+	r.replies[OpPing] = bytes.Repeat([]byte("+PONG\r\n"), cfg.Depth)
+	r.replies[OpSet] = bytes.Repeat([]byte("+OK\r\n"), cfg.Depth)
+	r.replies[OpGet] = bytes.Repeat(getReply, cfg.Depth)
+	r.buf = make([]byte, len(r.replies[OpGet])+4096)
 	r.describe = fmt.Sprintf("raw RESP over %s (harness's own client: pre-encoded requests, write(2)/read(2), wait=%s)", network, wait)
 	return r, nil
 }
 
 // Preload writes every key once so GET finds a value.
 func (r *rawRESP) preload() error {
-	for range r.reqs[opSet] {
+	for range r.reqs[OpSet] {
 		if err := r.Do(Set); err != nil {
 			return err
 		}
@@ -145,7 +145,7 @@ func (r *rawRESP) preload() error {
 
 // Do sends one batch and reads its complete reply. It does not allocate.
 func (r *rawRESP) Do(op Op) error {
-	x := op.index()
+	x := op.Index()
 	batches := r.reqs[x]
 	i := r.next[x]
 	req := batches[i]

@@ -70,7 +70,7 @@ const QualificationDir = "qualification"
 
 // caseLess orders cases by path, then transport, then protocol, then system
 // (goblin first, then its peers).
-func caseLess(a, b Case) bool {
+func CaseLess(a, b Case) bool {
 	if a.Path != b.Path {
 		return a.Path < b.Path
 	}

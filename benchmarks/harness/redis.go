@@ -22,10 +22,10 @@ func (r redisPeer) Protocols() []Protocol { return []Protocol{RESP} }
 func (r redisPeer) Ops() []Op             { return AllOps }
 
 func (r redisPeer) Check(cfg *Config, _ Protocol) error {
-	if err := cfg.oneHostOnly(r.transport); err != nil {
+	if err := cfg.OneHostOnly(r.transport); err != nil {
 		return err
 	}
-	_, err := cfg.serverSide().Tool(cfg, "redis-server")
+	_, err := cfg.ServerSideHost().Tool(cfg, "redis-server")
 	return err
 }
 
@@ -38,13 +38,13 @@ type redisInstance struct {
 }
 
 func (r redisPeer) Start(ctx context.Context, cfg *Config, _ Protocol, dir string) (Instance, error) {
-	sh := cfg.serverSide()
+	sh := cfg.ServerSideHost()
 	bin, err := sh.Tool(cfg, "redis-server")
 	if err != nil {
 		return nil, err
 	}
-	sdir := cfg.hostDir(sh, dir)
-	in := &redisInstance{cfg: cfg, version: hostVersion(ctx, sh, bin, "--version")}
+	sdir := cfg.HostDir(sh, dir)
+	in := &redisInstance{cfg: cfg, version: HostVersion(ctx, sh, bin, "--version")}
 	// No persistence, no protected-mode surprises, logs in the case directory.
 	args := []string{bin, "--save", "", "--appendonly", "no", "--dir", sdir, "--daemonize", "no",
 		"--databases", "1"}
@@ -62,8 +62,8 @@ func (r redisPeer) Start(ctx context.Context, cfg *Config, _ Protocol, dir strin
 	default:
 		return nil, fmt.Errorf("%w: redis over %s", ErrUnavailable, r.transport)
 	}
-	cfg.channel("listen", in.network+":"+in.addr, 0)
-	in.proc, err = cfg.launch(ctx, sh, ProcSpec{Name: "redis-server", Dir: sdir, Argv: args, CPUs: cfg.Profile.ServerCPU}, nil)
+	cfg.Channel("listen", in.network+":"+in.addr, 0)
+	in.proc, err = cfg.Launch(ctx, sh, ProcSpec{Name: "redis-server", Dir: sdir, Argv: args, CPUs: cfg.Profile.ServerCPU}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func (in *redisInstance) Info() map[string]string {
 		"server.command":  in.proc.CommandLine(),
 		"server.version":  in.version,
 		"server.idle":     "epoll (redis has no idle knob)",
-		"server.affinity": orAny(in.cfg.Profile.ServerCPU),
+		"server.affinity": OrAny(in.cfg.Profile.ServerCPU),
 	}
 }
 

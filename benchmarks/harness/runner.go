@@ -36,17 +36,17 @@ func Plan(cfg *Config, providers []Provider) []PlannedCase {
 	var out []PlannedCase
 	for _, pr := range providers {
 		for _, p := range pr.Protocols() {
-			if !cfg.wants(pr.System(), pr.Transport(), p) {
+			if !cfg.Wants(pr.System(), pr.Transport(), p) {
 				continue
 			}
-			ops := cfg.ops(pr.Ops())
+			ops := cfg.WantedOps(pr.Ops())
 			if len(ops) == 0 {
 				continue
 			}
 			avail := pr.Check(cfg, p)
 			paths := []NetPath{{}}
-			if networkTransport(pr.Transport()) {
-				paths = cfg.paths()
+			if NetworkTransport(pr.Transport()) {
+				paths = cfg.NetPaths()
 			}
 			for _, path := range paths {
 				c := Case{System: pr.System(), Transport: pr.Transport(), Protocol: p, Ops: ops, Path: path.Name}
@@ -54,7 +54,7 @@ func Plan(cfg *Config, providers []Provider) []PlannedCase {
 			}
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return caseLess(out[i].c, out[j].c) })
+	sort.SliceStable(out, func(i, j int) bool { return CaseLess(out[i].c, out[j].c) })
 	return out
 }
 
@@ -83,15 +83,15 @@ func RunStaged(ctx context.Context, cfg Config, providers []Provider, staging *S
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 		return nil, err
 	}
-	rep := &Report{Config: cfg, Started: time.Now().UTC(), LoadStart: readTrim("/proc/loadavg", "unknown"), Commit: gitCommit(),
+	rep := &Report{Config: cfg, Started: time.Now().UTC(), LoadStart: ReadTrim("/proc/loadavg", "unknown"), Commit: GitCommit(),
 		Staging: staging}
 	plan := Plan(&cfg, providers)
 	if len(plan) == 0 {
 		return nil, fmt.Errorf("%w: the filters select no case", ErrConfig)
 	}
-	network := slices.ContainsFunc(plan, func(pc PlannedCase) bool { return networkTransport(pc.c.Transport) && pc.avail == nil })
+	network := slices.ContainsFunc(plan, func(pc PlannedCase) bool { return NetworkTransport(pc.c.Transport) && pc.avail == nil })
 	if network {
-		warnings, err := checkPaths(ctx, &cfg)
+		warnings, err := CheckPaths(ctx, &cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -118,8 +118,8 @@ func RunStaged(ctx context.Context, cfg Config, providers []Provider, staging *S
 			base, n = QualificationDir, 1
 		}
 		if network {
-			facts := collectHostFacts(ctx, &cfg)
-			if err := writeHostFacts(filepath.Join(cfg.OutDir, base, fmt.Sprintf("run-%d", n)), facts); err != nil {
+			facts := CollectHostFacts(ctx, &cfg)
+			if err := WriteHostFacts(filepath.Join(cfg.OutDir, base, fmt.Sprintf("run-%d", n)), facts); err != nil {
 				return nil, err
 			}
 			if run == 1 {
@@ -156,9 +156,9 @@ func RunStaged(ctx context.Context, cfg Config, providers []Provider, staging *S
 		}
 	}
 	rep.Ended = time.Now().UTC()
-	rep.LoadEnd = readTrim("/proc/loadavg", "unknown")
+	rep.LoadEnd = ReadTrim("/proc/loadavg", "unknown")
 	warnLoad(rep, &cfg, "end", rep.LoadEnd)
-	rep.Meta = collectMetadata(&cfg, rep)
+	rep.Meta = CollectMetadata(&cfg, rep)
 	if err := WriteArchive(rep); err != nil {
 		return rep, err
 	}
@@ -249,13 +249,13 @@ func runCase(ctx context.Context, cfg *Config, prog *progress, run int, pc Plann
 	prog.caseStarting(run, pc.c)
 	caseCfg := *cfg
 	caseCfg.Profile = prof
-	caseCfg.track = &caseTrack{}
-	network := networkTransport(pc.c.Transport)
+	caseCfg.Track = &CaseTrack{}
+	network := NetworkTransport(pc.c.Transport)
 	if network {
-		caseCfg.path = pc.path
+		caseCfg.Path = pc.path
 		caseCfg.ServerHost, caseCfg.ClientHost = pc.path.Server, pc.path.Client
 	}
-	sides := []Host{caseCfg.serverSide(), caseCfg.clientSide()}
+	sides := []Host{caseCfg.ServerSideHost(), caseCfg.ClientSideHost()}
 	sideAddr := func(h Host) string {
 		if h.Role() == "server" {
 			return caseCfg.ServerHost
@@ -264,7 +264,7 @@ func runCase(ctx context.Context, cfg *Config, prog *progress, run int, pc Plann
 	}
 	if network {
 		for _, h := range sides {
-			writeSideFile(dir, h, "nic-before.txt", nicSnapshot(ctx, h, sideAddr(h)))
+			writeSideFile(dir, h, "nic-before.txt", NicSnapshot(ctx, h, sideAddr(h)))
 		}
 	}
 	sctx, cancel := context.WithTimeout(ctx, cfg.CaseTimeout)
@@ -278,13 +278,13 @@ func runCase(ctx context.Context, cfg *Config, prog *progress, run int, pc Plann
 		for _, c := range collectors {
 			c.Stop(graceStop)
 		}
-		drivers := caseCfg.track.driverList()
+		drivers := caseCfg.Track.DriverList()
 		for _, d := range drivers {
-			text, err := d.host.Counters(d.dir)
+			text, err := d.Host.Counters(d.Dir)
 			if err != nil {
 				text = "reading the driver's counters: " + err.Error() + "\n"
 			}
-			writeSideFile(dir, d.host, d.Name()+".counters.txt", text)
+			writeSideFile(dir, d.Host, d.Name()+".counters.txt", text)
 		}
 		if inst != nil {
 			if err := inst.Close(); err != nil && rec.Status == StatusOK {
@@ -294,7 +294,7 @@ func runCase(ctx context.Context, cfg *Config, prog *progress, run int, pc Plann
 		}
 		if network {
 			for _, h := range sides {
-				writeSideFile(dir, h, "nic-after.txt", nicSnapshot(ctx, h, sideAddr(h)))
+				writeSideFile(dir, h, "nic-after.txt", NicSnapshot(ctx, h, sideAddr(h)))
 			}
 		}
 		for _, h := range sides {
@@ -311,11 +311,11 @@ func runCase(ctx context.Context, cfg *Config, prog *progress, run int, pc Plann
 			}
 			h.Remove(hdir)
 		}
-		os.WriteFile(filepath.Join(dir, "processes.txt"), []byte(caseCfg.track.processesText()), 0o644)
-		if len(caseCfg.track.channels) > 0 {
-			os.WriteFile(filepath.Join(dir, "channels.txt"), []byte(strings.Join(caseCfg.track.channels, "\n")+"\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "processes.txt"), []byte(caseCfg.Track.ProcessesText()), 0o644)
+		if len(caseCfg.Track.Channels) > 0 {
+			os.WriteFile(filepath.Join(dir, "channels.txt"), []byte(strings.Join(caseCfg.Track.Channels, "\n")+"\n"), 0o644)
 		}
-		writeCaseInfo(dir, &rec)
+		WriteCaseInfo(dir, &rec)
 	}()
 	t0 := time.Now()
 	var err error
@@ -323,7 +323,7 @@ func runCase(ctx context.Context, cfg *Config, prog *progress, run int, pc Plann
 	if err != nil {
 		return fail(fmt.Errorf("start: %w", err))
 	}
-	affinity, err := caseCfg.track.settleAffinity(sctx, 10*time.Second)
+	affinity, err := caseCfg.Track.SettleAffinity(sctx, 10*time.Second)
 	os.WriteFile(filepath.Join(dir, "affinity.txt"), []byte(affinity), 0o644)
 	if err != nil {
 		copyInfo(rec.Info, inst.Info())
@@ -335,7 +335,7 @@ func runCase(ctx context.Context, cfg *Config, prog *progress, run int, pc Plann
 		}
 	}
 	var measureOp func(op Op) (Summary, []int64, string, error)
-	clientSide := caseCfg.clientSide()
+	clientSide := caseCfg.ClientSideHost()
 	if m, ok := inst.(Measurer); ok {
 		rec.Client = m.Describe()
 		measureOp = func(op Op) (Summary, []int64, string, error) {
@@ -400,7 +400,7 @@ func runCase(ctx context.Context, cfg *Config, prog *progress, run int, pc Plann
 			return fail(err)
 		}
 		results = append(results, Result{Run: run, Case: pc.c, Op: op, Status: StatusOK, Summary: s, Dist: dist, Profile: prof.Name, Client: rec.Client})
-		if err := writeDistribution(filepath.Join(dir, strings.ToLower(string(op))+".distribution.csv"), dist); err != nil {
+		if err := WriteDistribution(filepath.Join(dir, strings.ToLower(string(op))+".distribution.csv"), dist); err != nil {
 			return fail(err)
 		}
 	}
@@ -413,7 +413,7 @@ func checkClientAffinity(want, got string) error {
 	if want == "" || got == "" || got == "any" {
 		return nil
 	}
-	if normCPUs(got) != normCPUs(want) {
+	if NormCPUs(got) != NormCPUs(want) {
 		return fmt.Errorf("affinity check: the measuring thread ran on CPU %s, the profile asked for %s", got, want)
 	}
 	return nil
@@ -449,13 +449,13 @@ func measure(cfg *Config, prof Profile, pr Prober, op Op, prog *progress, timeli
 	go func() {
 		var o outcome
 		defer func() { ch <- o }()
-		restore, err := pinThread(prof.ClientCPU)
+		restore, err := PinThread(prof.ClientCPU)
 		if err != nil {
 			o.err = err
 			return
 		}
 		defer restore()
-		o.affinity = threadAffinity()
+		o.affinity = ThreadAffinity()
 		rec := NewRecorder(cfg.Samples)
 		prog.opStarting(op)
 		if b, ok := pr.(Bounded); ok {
@@ -475,10 +475,10 @@ func measure(cfg *Config, prof Profile, pr Prober, op Op, prog *progress, timeli
 		// CLOCK_MONOTONIC nanoseconds (the clock kernel traces can use), so
 		// a slow one can be lined up with what the kernel did then.
 		var starts []int64
-		var clock monoClock
+		var clock MonoClock
 		if timeline != "" {
 			starts = make([]int64, 0, cfg.Samples)
-			clock = newMonoClock()
+			clock = NewMonoClock()
 		}
 		// Collect the garbage of starting, dialing and warming up now, and
 		// with it any cycle the allocations above just started: a cycle
@@ -497,7 +497,7 @@ func measure(cfg *Config, prof Profile, pr Prober, op Op, prog *progress, timeli
 			}
 			rec.Record(int64(d))
 			if starts != nil {
-				starts = append(starts, clock.at(t0))
+				starts = append(starts, clock.At(t0))
 			}
 			if i&1023 == 1023 {
 				prog.add(1024)
@@ -505,7 +505,7 @@ func measure(cfg *Config, prof Profile, pr Prober, op Op, prog *progress, timeli
 		}
 		prog.add(int64(cfg.Samples & 1023))
 		if timeline != "" {
-			if o.err = writeTimeline(timeline, rec.samples, starts); o.err != nil {
+			if o.err = WriteTimeline(timeline, rec.Samples, starts); o.err != nil {
 				return
 			}
 		}

@@ -16,7 +16,7 @@ import (
 func launcherTree(t *testing.T, failGo bool) (root, path string) {
 	t.Helper()
 	root = t.TempDir()
-	src := repoRoot()
+	src := RepoRoot()
 	for _, f := range []string{"benchmarks/local_transport_latency.sh", "benchmarks/aeron_network_latency.sh",
 		"benchmarks/knobs.sh", "scripts/aeron.version"} {
 		b, err := os.ReadFile(filepath.Join(src, f))
@@ -132,7 +132,7 @@ func TestBenchResultsIgnoredByGit(t *testing.T) {
 		t.Fatal("git is needed to check .gitignore")
 	}
 	for _, p := range []string{"bench-results/local-20260101T000000Z/summary.md", "benchmarks/bench-results/latency.csv"} {
-		if err := exec.Command("git", "-C", repoRoot(), "check-ignore", "-q", "--no-index", p).Run(); err != nil {
+		if err := exec.Command("git", "-C", RepoRoot(), "check-ignore", "-q", "--no-index", p).Run(); err != nil {
 			t.Errorf("git does not ignore %s (%v): add bench-results/ to .gitignore", p, err)
 		}
 	}

@@ -24,7 +24,7 @@ func buildGoblinServer(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "goblin-server")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/goblin-server")
-	cmd.Dir = repoRoot()
+	cmd.Dir = RepoRoot()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("cmd/goblin-server does not build (%v): %s", err, out)
 	}

@@ -265,7 +265,7 @@ func (h *sshHost) lost(op string, err error) error {
 	case <-time.After(lostWait):
 	}
 	return fmt.Errorf("%w %s: connection to the agent lost during %s: %w; the agent's log %s ends: %s",
-		ErrHost, h.dest, op, err, h.logPath, logTail(h.logPath))
+		ErrHost, h.dest, op, err, h.logPath, LogTail(h.logPath))
 }
 
 // exited is closed when ssh has exited (waitErr says how). The first call

@@ -21,7 +21,7 @@ import (
 // requireTools fails the test under CI=true when a prerequisite is
 // missing (CI must never skip silently) and skips it, saying what is
 // missing, elsewhere.
-func requireTools(t *testing.T, root bool, tools ...string) {
+func RequireTools(t *testing.T, root bool, tools ...string) {
 	t.Helper()
 	var missing []string
 	if root && os.Geteuid() != 0 {
@@ -47,14 +47,14 @@ func requireTools(t *testing.T, root bool, tools ...string) {
 // random id, and the addresses exist only inside the lab's namespaces.
 type sshLab struct {
 	t         *testing.T
-	id        string
+	Id        string
 	dir       string // keys, configs, logs
-	ctl       string // namespace names
+	Ctl       string // namespace names
 	srv, cli  string
-	sshConfig string
-	server    string // ssh destinations (Host entries of sshConfig)
-	client    string
-	paths     []NetPath
+	SshConfig string
+	Server    string // ssh destinations (Host entries of sshConfig)
+	Client    string
+	NetPaths  []NetPath
 	sshds     []*exec.Cmd
 	closed    bool
 }
@@ -69,26 +69,26 @@ const (
 func labPathNet(i int) string { return fmt.Sprintf("10.77.%d.", 10+i) } // .1 server, .2 client
 
 // newSSHLab builds the lab with n benchmark paths and starts both sshds.
-func newSSHLab(t *testing.T, n int) *sshLab {
+func NewSSHLab(t *testing.T, n int) *sshLab {
 	t.Helper()
-	requireTools(t, true, "ip", "ssh", "ssh-keygen", "/usr/sbin/sshd", "sha256sum")
+	RequireTools(t, true, "ip", "ssh", "ssh-keygen", "/usr/sbin/sshd", "sha256sum")
 	b := make([]byte, 3)
 	rand.Read(b)
 	id := hex.EncodeToString(b)
-	l := &sshLab{t: t, id: id, dir: t.TempDir(), ctl: "gblab-ctl-" + id, srv: "gblab-srv-" + id, cli: "gblab-cli-" + id,
-		server: "gblab-server-" + id, client: "gblab-client-" + id}
+	l := &sshLab{t: t, Id: id, dir: t.TempDir(), Ctl: "gblab-ctl-" + id, srv: "gblab-srv-" + id, cli: "gblab-cli-" + id,
+		Server: "gblab-server-" + id, Client: "gblab-client-" + id}
 	t.Cleanup(l.Close)
-	for _, ns := range []string{l.ctl, l.srv, l.cli} {
+	for _, ns := range []string{l.Ctl, l.srv, l.cli} {
 		l.ip("netns", "add", ns)
 		l.ip("-n", ns, "link", "set", "lo", "up")
 	}
 	// Interface names must fit in 15 bytes: g + id + a suffix.
-	l.link("g"+id+"cs", l.ctl, labCtlSrv+"1", "g"+id+"sc", l.srv, labCtlSrv+"2")
-	l.link("g"+id+"cc", l.ctl, labCtlCli+"1", "g"+id+"cl", l.cli, labCtlCli+"2")
+	l.link("g"+id+"cs", l.Ctl, labCtlSrv+"1", "g"+id+"sc", l.srv, labCtlSrv+"2")
+	l.link("g"+id+"cc", l.Ctl, labCtlCli+"1", "g"+id+"cl", l.cli, labCtlCli+"2")
 	for i := 0; i < n; i++ {
 		net := labPathNet(i)
 		l.link(fmt.Sprintf("g%sp%ds", id, i), l.srv, net+"1", fmt.Sprintf("g%sp%dc", id, i), l.cli, net+"2")
-		l.paths = append(l.paths, NetPath{Name: fmt.Sprintf("p%d", i+1), Server: net + "1", Client: net + "2"})
+		l.NetPaths = append(l.NetPaths, NetPath{Name: fmt.Sprintf("p%d", i+1), Server: net + "1", Client: net + "2"})
 	}
 
 	// Throwaway keys: one user key, one host key per sshd.
@@ -108,8 +108,8 @@ func newSSHLab(t *testing.T, n int) *sshLab {
 	}
 	var known, config strings.Builder
 	for _, h := range []struct{ name, ns, addr, dest string }{
-		{"server", l.srv, labCtlSrv + "2", l.server},
-		{"client", l.cli, labCtlCli + "2", l.client},
+		{"server", l.srv, labCtlSrv + "2", l.Server},
+		{"client", l.cli, labCtlCli + "2", l.Client},
 	} {
 		hostKey := filepath.Join(l.dir, "host_"+h.name)
 		l.run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", hostKey)
@@ -145,13 +145,13 @@ func newSSHLab(t *testing.T, n int) *sshLab {
 			h.dest, h.addr, userKey, filepath.Join(l.dir, "known_hosts"))
 	}
 	os.WriteFile(filepath.Join(l.dir, "known_hosts"), []byte(known.String()), 0o600)
-	l.sshConfig = filepath.Join(l.dir, "ssh_config")
-	os.WriteFile(l.sshConfig, []byte(config.String()), 0o600)
+	l.SshConfig = filepath.Join(l.dir, "ssh_config")
+	os.WriteFile(l.SshConfig, []byte(config.String()), 0o600)
 	// Wait for both sshds to answer.
 	deadline := time.Now().Add(time.Minute)
-	for _, dest := range []string{l.server, l.client} {
+	for _, dest := range []string{l.Server, l.Client} {
 		for {
-			out, err := exec.Command("ip", append([]string{"netns", "exec", l.ctl}, l.ssh(dest, "true")...)...).CombinedOutput()
+			out, err := exec.Command("ip", append([]string{"netns", "exec", l.Ctl}, l.ssh(dest, "true")...)...).CombinedOutput()
 			if err == nil {
 				break
 			}
@@ -168,12 +168,12 @@ func newSSHLab(t *testing.T, n int) *sshLab {
 
 // ssh is the argv that runs script on dest, as the controller does.
 func (l *sshLab) ssh(dest, script string) []string {
-	return []string{"ssh", "-F", l.sshConfig, "-T", "-o", "BatchMode=yes", dest, script}
+	return []string{"ssh", "-F", l.SshConfig, "-T", "-o", "BatchMode=yes", dest, script}
 }
 
 // SSH is the controller's ssh command run from the test process: through
 // the controller's namespace.
-func (l *sshLab) SSH() SSH { return SSH{"ip", "netns", "exec", l.ctl, "ssh", "-F", l.sshConfig} }
+func (l *sshLab) SSH() SSH { return SSH{"ip", "netns", "exec", l.Ctl, "ssh", "-F", l.SshConfig} }
 
 func (l *sshLab) ip(args ...string) {
 	l.t.Helper()
@@ -223,7 +223,7 @@ func (l *sshLab) sshdPIDs() []int {
 // listeners: what a run left behind.
 func (l *sshLab) strangers() map[string][]string {
 	out := map[string][]string{}
-	for _, ns := range []string{l.ctl, l.srv, l.cli} {
+	for _, ns := range []string{l.Ctl, l.srv, l.cli} {
 		for _, pid := range nsPIDs(ns) {
 			if slices.Contains(l.sshdPIDs(), pid) {
 				continue
@@ -238,7 +238,7 @@ func (l *sshLab) strangers() map[string][]string {
 // settledStrangers is strangers once sshd's session processes of the
 // connections just closed have had up to 15 s to exit: what is still there
 // then was left running.
-func (l *sshLab) settledStrangers() map[string][]string {
+func (l *sshLab) SettledStrangers() map[string][]string {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		s := l.strangers()
@@ -261,21 +261,21 @@ func (l *sshLab) Close() {
 		c.Wait()
 	}
 	// Whatever a failed test left in the lab's namespaces is the test's own.
-	for _, ns := range []string{l.ctl, l.srv, l.cli} {
+	for _, ns := range []string{l.Ctl, l.srv, l.cli} {
 		for _, pid := range nsPIDs(ns) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-	for _, ns := range []string{l.ctl, l.srv, l.cli} {
+	for _, ns := range []string{l.Ctl, l.srv, l.cli} {
 		exec.Command("ip", "netns", "del", ns).Run()
 	}
 }
 
 // gone checks that the lab left nothing behind: no namespace, no sshd.
-func (l *sshLab) gone(t *testing.T) {
+func (l *sshLab) Gone(t *testing.T) {
 	t.Helper()
 	out, _ := exec.Command("ip", "netns", "list").Output()
-	for _, ns := range []string{l.ctl, l.srv, l.cli} {
+	for _, ns := range []string{l.Ctl, l.srv, l.cli} {
 		if strings.Contains(string(out), ns) {
 			t.Errorf("namespace %s is still there", ns)
 		}
@@ -288,8 +288,8 @@ func (l *sshLab) gone(t *testing.T) {
 }
 
 // alive reports whether the process pid with start time start still runs.
-func alive(pid, start string) bool {
+func Alive(pid, start string) bool {
 	n, _ := strconv.Atoi(pid)
 	ticks, _ := strconv.ParseInt(start, 10, 64)
-	return n > 0 && startTicks(n) == ticks && ticks != 0
+	return n > 0 && StartTicks(n) == ticks && ticks != 0
 }

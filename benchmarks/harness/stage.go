@@ -60,7 +60,7 @@ func StageFiles(cfg *Config) ([]StageFile, error) {
 		return nil, fmt.Errorf("%w: -hosts needs -goblin-server PATH, the binary to stage", ErrConfig)
 	}
 	files = append(files, StageFile{Tool: "goblin-server", Local: cfg.GoblinServer})
-	if jar, err := aeronJar(cfg); err == nil {
+	if jar, err := AeronJar(cfg); err == nil {
 		files = append(files, StageFile{Tool: "aeron-jar", Local: jar})
 	} else if cfg.Driver.Kind == DriverJava || cfg.Driver.Kind == "" {
 		return nil, fmt.Errorf("%w: the Java media driver's jar to stage: %w", ErrConfig, err)
@@ -159,7 +159,7 @@ func Stage(ctx context.Context, opts HostsOptions, sshs map[string]SSH, roots ma
 	want := map[string]string{} // name → hash of the build
 	var build strings.Builder
 	for _, f := range opts.Files {
-		sum, err := fileSHA256(f.Local)
+		sum, err := FileSHA256(f.Local)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrConfig, f.Tool, err)
 		}

@@ -14,7 +14,7 @@ import (
 // sha256sum agrees with the build, and a copy that differs on one host
 // refuses the run, naming the host and the file.
 func TestStageHashesFromBothHosts(t *testing.T) {
-	lab := newSSHLab(t, 0)
+	lab := NewSSHLab(t, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	src := t.TempDir()
@@ -23,11 +23,11 @@ func TestStageHashesFromBothHosts(t *testing.T) {
 	os.WriteFile(b, []byte("pretend driver build\n"), 0o755)
 	base := t.TempDir()
 	roots := map[string]string{"server": filepath.Join(base, "srv"), "client": filepath.Join(base, "cli")}
-	opts := HostsOptions{SSH: lab.SSH(), Server: lab.server, Client: lab.client,
+	opts := HostsOptions{SSH: lab.SSH(), Server: lab.Server, Client: lab.Client,
 		Files: []StageFile{{Tool: "goblin-server", Local: a}, {Tool: "aeronmd", Local: b}}}
 	rec := t.TempDir()
 	// One master connection per host carries every command, as a run's do.
-	ms, mc := startMaster(ctx, lab.SSH(), lab.server), startMaster(ctx, lab.SSH(), lab.client)
+	ms, mc := startMaster(ctx, lab.SSH(), lab.Server), startMaster(ctx, lab.SSH(), lab.Client)
 	defer ms.close()
 	defer mc.close()
 	if ms.cmd == nil || mc.cmd == nil {
@@ -75,9 +75,9 @@ func TestStageHashesFromBothHosts(t *testing.T) {
 	}
 	ms.close()
 	mc.close()
-	if s := lab.settledStrangers(); len(s) > 0 {
+	if s := lab.SettledStrangers(); len(s) > 0 {
 		t.Errorf("left running: %v", s)
 	}
 	lab.Close()
-	lab.gone(t)
+	lab.Gone(t)
 }

@@ -43,7 +43,7 @@ func floorAgg(aggs []Aggregate, c Case) *Aggregate {
 // findAgg finds a reference row: on the same network path when the
 // reference crosses the network.
 func findAgg(aggs []Aggregate, system, transport, path string, op Op) *Aggregate {
-	if !networkTransport(transport) {
+	if !NetworkTransport(transport) {
 		path = ""
 	}
 	for i := range aggs {
@@ -108,7 +108,7 @@ func SummaryMarkdown(rep *Report, aggs []Aggregate) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# goblin transport latency\n\n")
 	machine := "Machine"
-	if cfg.twoHosts() {
+	if cfg.TwoHosts() {
 		machine = "Controller (ran ssh and wrote this archive; the hosts below ran the cases)"
 	}
 	fmt.Fprintf(&b, "%s: %s, %s logical CPUs (%s physical cores), %s; Go %s; goblin %s.\n\n", machine,
@@ -116,12 +116,12 @@ func SummaryMarkdown(rep *Report, aggs []Aggregate) string {
 		rep.Meta.Get("kernel"), rep.Meta.Get("go.version"), rep.Meta.Get("goblin.commit"))
 	fmt.Fprintf(&b, "Load average (1, 5, 15 min) at the start: %s; at the end: %s.\n\n",
 		loadTriple(rep.Meta.Get("load.start")), loadTriple(rep.Meta.Get("load.end")))
-	if cfg.twoHosts() {
+	if cfg.TwoHosts() {
 		for _, hf := range rep.Hosts {
 			fmt.Fprintf(&b, "%s host: %s — %s, %s logical CPUs, governor %s; %s.\n\n", hf.Role, hf.Host,
 				hf.Facts.Get("cpu.model"), hf.Facts.Get("cpu.logical"), hf.Facts.Get("cpu.governor"), hf.Facts.Get("uname"))
 		}
-		for _, p := range cfg.paths() {
+		for _, p := range cfg.NetPaths() {
 			fmt.Fprintf(&b, "Path %s: server %s, client %s; Aeron UDP request endpoint and response control address on %s.\n\n",
 				p.Label(), p.Server, p.Client, p.ControlAddr())
 		}

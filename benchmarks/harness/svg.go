@@ -81,7 +81,7 @@ func newLogScale(minV, maxV, a, b float64) logScale {
 	return logScale{lo: lo, hi: hi, a: a, b: b}
 }
 
-func (l logScale) at(v float64) float64 {
+func (l logScale) At(v float64) float64 {
 	if v < l.lo {
 		v = l.lo
 	}

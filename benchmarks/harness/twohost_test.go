@@ -20,7 +20,7 @@ func TestDriverCommand(t *testing.T) {
 	cfg.Driver = Driver{Kind: DriverAeronmd, Binary: "/bin/true", Name: "goblin"}
 	prof := Profiles(8)["spin"]
 	agents := []AgentPin{{"conductor", "2"}, {"sender", "3-4"}}
-	dc, err := driverCommand(&cfg, newLocalHost("server", nil, t.TempDir()), prof, "/dev/shm/x", agents)
+	dc, err := driverCommand(&cfg, NewLocalHost("server", nil, t.TempDir()), prof, "/dev/shm/x", agents)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestDriverCommand(t *testing.T) {
 	cfg.Driver = Driver{}
 	cfg.Java, cfg.AeronJar = "/bin/true", filepath.Join(t.TempDir(), "aeron-all.jar")
 	os.WriteFile(cfg.AeronJar, nil, 0o644)
-	dc, err = driverCommand(&cfg, newLocalHost("server", nil, t.TempDir()), prof, "/x", agents)
+	dc, err = driverCommand(&cfg, NewLocalHost("server", nil, t.TempDir()), prof, "/x", agents)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,11 +50,11 @@ func TestDriverCommand(t *testing.T) {
 
 // A response control address that is the client's gets a warning.
 func TestCheckPathsWarnsOfTheClientsControlAddress(t *testing.T) {
-	requireTools(t, false, "ip")
+	RequireTools(t, false, "ip")
 	cfg := DefaultConfig()
 	cfg.OutDir = t.TempDir()
 	cfg.Paths = []NetPath{{Name: "p", Server: "127.0.0.1", Client: "127.0.0.2", Control: "127.0.0.2"}}
-	warnings, err := checkPaths(context.Background(), &cfg)
+	warnings, err := CheckPaths(context.Background(), &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestCheckPathsWarnsOfTheClientsControlAddress(t *testing.T) {
 		t.Errorf("warnings %q", warnings)
 	}
 	cfg.Paths[0].Control = ""
-	if warnings, _ := checkPaths(context.Background(), &cfg); len(warnings) != 0 {
+	if warnings, _ := CheckPaths(context.Background(), &cfg); len(warnings) != 0 {
 		t.Errorf("the server's own control address warned: %q", warnings)
 	}
 }
@@ -70,23 +70,23 @@ func TestCheckPathsWarnsOfTheClientsControlAddress(t *testing.T) {
 // The Java driver's agents are pinned one by one once its threads exist,
 // and the case's affinity check reads them back.
 func TestDriverAgentPinning(t *testing.T) {
-	requireTools(t, false, "java", "taskset")
+	RequireTools(t, false, "java", "taskset")
 	cfg := DefaultConfig()
-	_, err := aeronJar(&cfg)
+	_, err := AeronJar(&cfg)
 	testproc.Require(t, "the Aeron jar", err)
 	cfg.OutDir = t.TempDir()
-	cfg.track = &caseTrack{}
+	cfg.Track = &CaseTrack{}
 	prof := Profiles(2)["backoff"]
 	last := runtime.NumCPU() - 1
 	prof.ServerAgents = fmt.Sprintf("conductor=0,sender=%d,receiver=0", last)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	d, err := startDriver(ctx, &cfg, cfg.serverSide(), prof, cfg.OutDir, "driver-server")
+	d, err := startDriver(ctx, &cfg, cfg.ServerSideHost(), prof, cfg.OutDir, "driver-server")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Stop(graceStop)
-	text, err := cfg.track.settleAffinity(ctx, 10*time.Second)
+	text, err := cfg.Track.SettleAffinity(ctx, 10*time.Second)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, text)
 	}
@@ -96,10 +96,10 @@ func TestDriverAgentPinning(t *testing.T) {
 		}
 	}
 	// Move the sender: the check says so.
-	if err := pinAgents(ctx, d.PID(), []AgentPin{{"sender", "0-" + fmt.Sprint(last)}}); err != nil {
+	if err := PinAgents(ctx, d.PID(), []AgentPin{{"sender", "0-" + fmt.Sprint(last)}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cfg.track.checkAffinity(); err == nil || !strings.Contains(err.Error(), "sender") {
+	if _, err := cfg.Track.CheckAffinity(); err == nil || !strings.Contains(err.Error(), "sender") {
 		t.Errorf("a sender moved off its CPU passed the check: %v", err)
 	}
 }
@@ -113,7 +113,7 @@ func TestServerLoopOnItsOwnCPU(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.OutDir = t.TempDir()
 	cfg.GoblinServer = buildGoblinServer(t)
-	cfg.track = &caseTrack{}
+	cfg.Track = &CaseTrack{}
 	cfg.Profile = Profiles(2)["backoff"]
 	cfg.Profile.ServerCPU, cfg.Profile.HousekeepingCPU = "0", "1"
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -125,7 +125,7 @@ func TestServerLoopOnItsOwnCPU(t *testing.T) {
 	defer inst.Close()
 	// The loop pins itself once it runs, which may be after the server
 	// answers: settle as the harness does before it archives the check.
-	text, err := cfg.track.settleAffinity(ctx, 10*time.Second)
+	text, err := cfg.Track.SettleAffinity(ctx, 10*time.Second)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, text)
 	}
@@ -142,9 +142,9 @@ func TestServerLoopOnItsOwnCPU(t *testing.T) {
 // run by the harness for a goblin Aeron UDP case with an environment of its
 // own, whose counters and log land in the archive.
 func TestAeronmdKindDropsIn(t *testing.T) {
-	requireTools(t, false, "java")
+	RequireTools(t, false, "java")
 	cfg := DefaultConfig()
-	jar, err := aeronJar(&cfg)
+	jar, err := AeronJar(&cfg)
 	testproc.Require(t, "the Aeron jar", err)
 	dir := t.TempDir()
 	aeronmd := filepath.Join(dir, "aeronmd")

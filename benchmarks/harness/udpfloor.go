@@ -31,7 +31,7 @@ func (udpFloor) Protocols() []Protocol { return []Protocol{Raw} }
 func (udpFloor) Ops() []Op             { return []Op{Ping} }
 
 func (udpFloor) Check(cfg *Config, _ Protocol) error {
-	_, err := cfg.serverSide().Tool(cfg, "goblin-bench")
+	_, err := cfg.ServerSideHost().Tool(cfg, "goblin-bench")
 	return err
 }
 
@@ -48,7 +48,7 @@ type echoInstance struct {
 }
 
 func (u udpFloor) Start(ctx context.Context, cfg *Config, _ Protocol, dir string) (Instance, error) {
-	sh := cfg.serverSide()
+	sh := cfg.ServerSideHost()
 	bench, err := sh.Tool(cfg, "goblin-bench")
 	if err != nil {
 		return nil, err
@@ -59,8 +59,8 @@ func (u udpFloor) Start(ctx context.Context, cfg *Config, _ Protocol, dir string
 	}
 	addr := net.JoinHostPort(cfg.ServerHost, strconv.Itoa(port))
 	prof := cfg.ForCase(SysUDPFloor, TAeronUDP)
-	sdir := cfg.hostDir(sh, dir)
-	p, err := cfg.launch(ctx, sh, ProcSpec{Name: "udp-echo", Dir: sdir, Argv: []string{bench, "udp-echo", addr},
+	sdir := cfg.HostDir(sh, dir)
+	p, err := cfg.Launch(ctx, sh, ProcSpec{Name: "udp-echo", Dir: sdir, Argv: []string{bench, "udp-echo", addr},
 		CPUs: prof.ServerCPU}, nil)
 	if err != nil {
 		return nil, err
@@ -69,10 +69,10 @@ func (u udpFloor) Start(ctx context.Context, cfg *Config, _ Protocol, dir string
 		p.Stop(graceStop)
 		return nil, err
 	}
-	cfg.channel("udp echo", "udp://"+addr, 0)
+	cfg.Channel("udp echo", "udp://"+addr, 0)
 	return &echoInstance{proc: p, spec: ProbeSpec{Client: ClientUDPFloor, Target: addr, Proto: Raw, Wait: "spin"},
 		info: map[string]string{"server.command": p.CommandLine(), "server.idle": "spin (busy-polls a non-blocking socket)",
-			"server.affinity": orAny(prof.ServerCPU)}}, nil
+			"server.affinity": OrAny(prof.ServerCPU)}}, nil
 }
 
 func (in *echoInstance) Dial(ctx context.Context) (Prober, error) {

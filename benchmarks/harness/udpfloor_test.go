@@ -15,7 +15,7 @@ import (
 func TestFloorProbersInProcess(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	port, err := freeUDPPort("127.0.0.1")
+	port, err := FreeUDPPort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,8 +28,8 @@ func TestFloorProbersInProcess(t *testing.T) {
 	}
 	checkProber(t, "udp-floor", udp)
 
-	p1, _ := freeUDPPort("127.0.0.1")
-	p2, _ := freeUDPPort("127.0.0.1")
+	p1, _ := FreeUDPPort("127.0.0.1")
+	p2, _ := FreeUDPPort("127.0.0.1")
 	ping, pong := "aeron:udp?endpoint=127.0.0.1:"+strconv.Itoa(p1), "aeron:udp?endpoint=127.0.0.1:"+strconv.Itoa(p2)
 	pongDone := make(chan error, 1)
 	go func() { pongDone <- ServeAeronPong(ctx, filepath.Join(t.TempDir(), "pong"), ping, pong) }()
@@ -74,11 +74,11 @@ func TestGoblinBenchInProcessUDP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs goblin-bench and goblin-server")
 	}
-	requireTools(t, false, "go")
+	RequireTools(t, false, "go")
 	srv := buildGoblinServer(t)
 	bench := filepath.Join(t.TempDir(), "goblin-bench")
 	build := exec.Command("go", "build", "-o", bench, "./cmd/goblin-bench")
-	build.Dir = repoRoot()
+	build.Dir = RepoRoot()
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build goblin-bench: %v\n%s", err, out)
 	}

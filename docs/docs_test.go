@@ -325,11 +325,11 @@ var serverRe = regexp.MustCompile(`^(goblin-server|go run \./cmd/goblin-server)\
 
 var rules = []rule{
 	{re: regexp.MustCompile(`^sudo `), do: (*runner).checkPaths,
-		why: "needs root, network namespaces and minutes of measurement; benchmarks/harness's tests run the launchers"},
+		why: "needs root, network namespaces and minutes of measurement; benchmarks/harness/runner's tests run the launchers"},
 	{re: regexp.MustCompile(`benchmarks/\S+\.sh`), do: (*runner).checkPaths,
-		why: "a benchmark launcher: minutes of measurement on an idle machine; benchmarks/harness's tests run it with tiny sample counts"},
+		why: "a benchmark launcher: minutes of measurement on an idle machine; benchmarks/harness/runner's tests run it with tiny sample counts"},
 	{re: regexp.MustCompile(`goblin-bench tails -kernel-trace \S+`), do: func(r *runner, c command) { r.checkPaths(c); r.checkBenchFlags(c) },
-		why: "reads the timelines and the kernel trace of a root-only benchmark run (the block's first command); benchmarks/harness's TestAttributeTails runs the attribution"},
+		why: "reads the timelines and the kernel trace of a root-only benchmark run (the block's first command); benchmarks/harness/report's TestAttributeTails runs the attribution"},
 	{re: regexp.MustCompile(`^cat > ~/\.ssh/`),
 		why: "writes the reader's SSH configuration for a two-host lab"},
 	{re: regexp.MustCompile(`^cd /tmp/\S+ && sha256sum`),

@@ -7,7 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pinThread locks the calling goroutine to its OS thread and, when cpus is
+// PinThread locks the calling goroutine to its OS thread and, when cpus is
 // not empty, restricts that thread to those CPUs. The returned function
 // restores the thread's previous CPU set and unlocks it; it must be called
 // on the same goroutine.
@@ -35,7 +35,7 @@ func PinThread(cpus string) (restore func(), err error) {
 	}, nil
 }
 
-// threadAffinity reads the calling thread's CPU list, for the archive.
+// ThreadAffinity reads the calling thread's CPU list, for the archive.
 func ThreadAffinity() string {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {

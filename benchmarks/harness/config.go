@@ -568,14 +568,14 @@ func (c *Config) ClientSideHost() Host {
 	return NewLocalHost("client", nil, c.OutDir)
 }
 
-// twoHosts reports whether the run drives two remote hosts.
+// TwoHosts reports whether the run drives two remote hosts.
 func (c *Config) TwoHosts() bool { return c.ServerSide != nil && c.ServerSide.Remote() }
 
-// networkTransport reports whether a transport crosses the network path
+// NetworkTransport reports whether a transport crosses the network path
 // (and so runs once per path).
 func NetworkTransport(t string) bool { return t == TTCP || t == TAeronUDP }
 
-// wants reports whether the filters select the case.
+// Wants reports whether the filters select the case.
 func (c *Config) Wants(system, transport string, p Protocol) bool {
 	if len(c.Systems) > 0 && !slices.Contains(c.Systems, system) {
 		return false
@@ -629,7 +629,7 @@ func ParseCPUList(s string) ([]int, error) {
 	return cpus, nil
 }
 
-// oneHostOnly reports a transport that needs both sides on one machine
+// OneHostOnly reports a transport that needs both sides on one machine
 // (shared memory, a Unix socket) as unavailable in a two-host run.
 func (c *Config) OneHostOnly(transport string) error {
 	if c.TwoHosts() && !NetworkTransport(transport) {

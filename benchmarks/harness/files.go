@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// aeronJar finds io.aeron:aeron-all: the configured jar, else the version
+// AeronJar finds io.aeron:aeron-all: the configured jar, else the version
 // scripts/aeron.version pins in the local Maven repository (what
 // scripts/setup.sh fetches).
 func AeronJar(cfg *Config) (string, error) {
@@ -36,7 +36,7 @@ func AeronJar(cfg *Config) (string, error) {
 	return jar, nil
 }
 
-// repoRoot is the checkout the harness runs in (for scripts/aeron.version).
+// RepoRoot is the checkout the harness runs in (for scripts/aeron.version).
 func RepoRoot() string {
 	out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
 	if err != nil {
@@ -74,7 +74,7 @@ func FileSHA256(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// redisVersion asks redis-server for its version line.
+// RedisVersion asks redis-server for its version line.
 func RedisVersion(bin string) string {
 	out, err := exec.Command(bin, "--version").Output()
 	if err != nil {
@@ -83,7 +83,7 @@ func RedisVersion(bin string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// hostVersion runs bin with a version flag on h and returns the first line
+// HostVersion runs bin with a version flag on h and returns the first line
 // of its output ("unknown" when it fails).
 func HostVersion(ctx context.Context, h Host, bin string, flag string) string {
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)

@@ -119,7 +119,7 @@ type AgentPin struct {
 	CPUs  string `json:"cpus"`
 }
 
-// localHost runs processes on this machine, the server side optionally
+// LocalHost runs processes on this machine, the server side optionally
 // inside a network namespace (wrap = ip netns exec NAME).
 type LocalHost struct {
 	role string
@@ -127,7 +127,7 @@ type LocalHost struct {
 	out  string // the run's output directory: case files live in the archive
 }
 
-// newLocalHost is this machine in a role; wrap prefixes every command.
+// NewLocalHost is this machine in a role; wrap prefixes every command.
 func NewLocalHost(role string, wrap []string, outDir string) *LocalHost {
 	return &LocalHost{role: role, wrap: wrap, out: outDir}
 }
@@ -268,7 +268,7 @@ func readiness(r Readiness, p Proc) func() error {
 	return func() error { return nil }
 }
 
-// procThreads reads every thread's name and allowed CPUs from /proc.
+// ProcThreads reads every thread's name and allowed CPUs from /proc.
 func ProcThreads(pid int) ([]ThreadInfo, error) {
 	dirs, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/[0-9]*", pid))
 	if err != nil {
@@ -296,7 +296,7 @@ func ProcThreads(pid int) ([]ThreadInfo, error) {
 	return out, nil
 }
 
-// pinAgents waits for the agent threads named in pins and restricts each to
+// PinAgents waits for the agent threads named in pins and restricts each to
 // its CPUs (sched_setaffinity on the thread id).
 func PinAgents(ctx context.Context, pid int, pins []AgentPin) error {
 	for _, pin := range pins {
@@ -365,7 +365,7 @@ func threadNames(ts []ThreadInfo) string {
 	return strings.Join(names, ",")
 }
 
-// driverCounters dumps a media driver's counters and distinct errors, as
+// DriverCounters dumps a media driver's counters and distinct errors, as
 // AeronStat and ErrorStat print them, read from its cnc.dat.
 func DriverCounters(dir string) (string, error) {
 	cnc, err := aeron.OpenCnC(dir)

@@ -6,7 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// monoClock turns a time.Time read in this process into CLOCK_MONOTONIC
+// MonoClock turns a time.Time read in this process into CLOCK_MONOTONIC
 // nanoseconds, the clock the kernel's trace buffers can stamp events with
 // (trace_clock mono), so a timeline's slow round trip can be found among
 // the interrupts and context switches traced at the same moment. It reads
@@ -27,5 +27,5 @@ func NewMonoClock() MonoClock {
 	return MonoClock{base: base, baseMono: ts.Nano()}
 }
 
-// at is t in CLOCK_MONOTONIC nanoseconds.
+// At is t in CLOCK_MONOTONIC nanoseconds.
 func (c MonoClock) At(t time.Time) int64 { return c.baseMono + int64(t.Sub(c.base)) }

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// process is one child the harness started: a server, a peer or a media
+// Process is one child the harness started: a server, a peer or a media
 // driver. It runs in its own process group so that stopping it also stops
 // anything it started.
 type Process struct {
@@ -90,7 +90,7 @@ func runProcess(ctx context.Context, dir, name string, argv, env []string, stdin
 	return out, nil
 }
 
-// startTicks reads a process's start time (clock ticks after boot) from
+// StartTicks reads a process's start time (clock ticks after boot) from
 // /proc/PID/stat; 0 when it cannot.
 func StartTicks(pid int) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -131,7 +131,7 @@ func (p *Process) Exited() error {
 // Tail is the end of the process's log, for error messages.
 func (p *Process) Tail() string { return LogTail(p.log) }
 
-// logTail is the end of a log file: a Go panic's first line, else its last
+// LogTail is the end of a log file: a Go panic's first line, else its last
 // 600 bytes.
 func LogTail(path string) string {
 	b, _ := os.ReadFile(path)
@@ -219,7 +219,7 @@ func freePort(host string) (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// freeUDPPort is freePort for UDP.
+// FreeUDPPort is freePort for UDP.
 func FreeUDPPort(host string) (int, error) {
 	c, err := net.ListenPacket("udp", net.JoinHostPort(host, "0"))
 	if err != nil {
@@ -229,7 +229,7 @@ func FreeUDPPort(host string) (int, error) {
 	return c.LocalAddr().(*net.UDPAddr).Port, nil
 }
 
-// lookTool finds a binary: the configured path, else PATH.
+// LookTool finds a binary: the configured path, else PATH.
 func LookTool(configured, name string) (string, error) {
 	if configured != "" {
 		if st, err := os.Stat(configured); err != nil || st.IsDir() {

@@ -68,7 +68,7 @@ type Report struct {
 // QualificationDir is the archive subdirectory of the qualification pass.
 const QualificationDir = "qualification"
 
-// caseLess orders cases by path, then transport, then protocol, then system
+// CaseLess orders cases by path, then transport, then protocol, then system
 // (goblin first, then its peers).
 func CaseLess(a, b Case) bool {
 	if a.Path != b.Path {

@@ -122,7 +122,7 @@ func Distribution(sorted []int64) []int64 {
 	return out
 }
 
-// micros formats nanoseconds as microseconds with three decimals, the unit
+// Micros formats nanoseconds as microseconds with three decimals, the unit
 // every table and CSV in the archive uses.
 func Micros(ns float64) string {
 	return fmt.Sprintf("%.3f", ns/1000)

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// caseTrack records what one case started, on which host, with which CPU
+// CaseTrack records what one case started, on which host, with which CPU
 // placement, and the channels it used, for the per-case archive files
 // (processes.txt, affinity.txt, channels.txt, driver counters) and the
 // affinity check after start.
@@ -29,7 +29,7 @@ type trackedProc struct {
 	agents []AgentPin // threads pinned one by one: driver agents, the store loop
 }
 
-// launch starts a process of the current case on h and records it.
+// Launch starts a process of the current case on h and records it.
 func (c *Config) Launch(ctx context.Context, h Host, s ProcSpec, agents []AgentPin) (Proc, error) {
 	p, err := h.Start(ctx, s)
 	if err != nil {
@@ -43,7 +43,7 @@ func (c *Config) Launch(ctx context.Context, h Host, s ProcSpec, agents []AgentP
 	return p, nil
 }
 
-// channel records one line of channels.txt: what, the exact URI, the
+// Channel records one line of channels.txt: what, the exact URI, the
 // stream id (0 when the channel has none).
 func (c *Config) Channel(what, uri string, stream int) {
 	if c.Track == nil {
@@ -64,14 +64,14 @@ func (t *CaseTrack) AddDriver(d *DriverProc) {
 	t.mu.Unlock()
 }
 
-// driverList is a copy of the media drivers the case started so far.
+// DriverList is a copy of the media drivers the case started so far.
 func (t *CaseTrack) DriverList() []*DriverProc {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return slices.Clone(t.drivers)
 }
 
-// processesText is processes.txt: one line per process the case started.
+// ProcessesText is processes.txt: one line per process the case started.
 func (t *CaseTrack) ProcessesText() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -96,7 +96,7 @@ func FormatAgentPins(pins []AgentPin) string {
 	return strings.Join(parts, ",")
 }
 
-// settleAffinity is checkAffinity, repeated while it fails for up to
+// SettleAffinity is checkAffinity, repeated while it fails for up to
 // settle: a process pins its threads after it starts (goblin-server's
 // store loop pins itself once it runs, which may be after the server
 // answers), so the first look can come too early.
@@ -115,7 +115,7 @@ func (t *CaseTrack) SettleAffinity(ctx context.Context, settle time.Duration) (s
 	}
 }
 
-// checkAffinity reads every thread of every process the case started and
+// CheckAffinity reads every thread of every process the case started and
 // checks it runs where it was asked to: a pinned agent thread on exactly
 // its CPUs, every other thread within the process's CPU list. It returns
 // affinity.txt and the first violation.
@@ -216,7 +216,7 @@ func judgeAffinity(p trackedProc, threads []ThreadInfo) ([]string, error) {
 	return verdicts, first
 }
 
-// normCPUs writes a CPU list in its canonical form ("1,2,3" → "1-3").
+// NormCPUs writes a CPU list in its canonical form ("1,2,3" → "1-3").
 func NormCPUs(s string) string {
 	list, err := ParseCPUList(s)
 	if err != nil {
@@ -226,7 +226,7 @@ func NormCPUs(s string) string {
 	return formatCPUList(slices.Compact(list))
 }
 
-// driverProc is a media driver a case started on one host.
+// DriverProc is a media driver a case started on one host.
 type DriverProc struct {
 	Proc
 	Host Host
@@ -234,7 +234,7 @@ type DriverProc struct {
 	Info string // command line, threading and environment, for the archive
 }
 
-// hostDir maps a case directory in the archive to the directory the case
+// HostDir maps a case directory in the archive to the directory the case
 // keeps its runtime files in on h (the same directory on this machine).
 func (c *Config) HostDir(h Host, dir string) string {
 	rel, err := filepath.Rel(c.OutDir, dir)

@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/benchmarks/harness"
+	"github.com/goblin-kv/goblin/benchmarks/harness/remote"
+	"github.com/goblin-kv/goblin/benchmarks/harness/report"
+	"github.com/goblin-kv/goblin/benchmarks/harness/runner"
 )
 
 var matrixCommand = &command{
@@ -169,7 +172,7 @@ func (m *matrixFlags) run(ctx context.Context, fs *flag.FlagSet, r *remoteFlags)
 		cfg.Qualify = &harness.Qualification{Collector: *m.statsCmd}
 	}
 	if cfg.RunID == "" {
-		cfg.RunID = harness.NewRunID()
+		cfg.RunID = runner.NewRunID()
 	}
 	if !*m.quiet {
 		cfg.Progress = os.Stderr
@@ -193,16 +196,16 @@ func (m *matrixFlags) run(ctx context.Context, fs *flag.FlagSet, r *remoteFlags)
 		if transports == "" {
 			transports = "tcp,aeron-udp"
 		}
-		files, err := harness.StageFiles(&cfg)
+		files, err := remote.StageFiles(&cfg)
 		if err != nil {
 			return fail(2, "%v", err)
 		}
-		opts := harness.HostsOptions{SSH: strings.Fields(*r.sshCmd), Server: server, Client: client, RemoteBase: *r.remoteDir,
+		opts := remote.HostsOptions{SSH: strings.Fields(*r.sshCmd), Server: server, Client: client, RemoteBase: *r.remoteDir,
 			StageDir: *r.stageDir, StageShared: *r.stageShare, StageNoCopy: *r.stageNo, Files: files}
 		if !*m.quiet {
 			fmt.Fprintf(os.Stderr, "goblin-bench: staging %d files on %s and %s, checking their hashes from both\n", len(files), server, client)
 		}
-		srv, cli, rep, err := harness.ConnectHosts(ctx, opts, cfg.OutDir, cfg.RunID)
+		srv, cli, rep, err := remote.ConnectHosts(ctx, opts, cfg.OutDir, cfg.RunID)
 		if err != nil {
 			return fail(2, "%v", err)
 		}
@@ -263,7 +266,7 @@ func (m *matrixFlags) run(ctx context.Context, fs *flag.FlagSet, r *remoteFlags)
 		return fail(2, "%v", err)
 	}
 	if *m.list {
-		for _, pc := range harness.Plan(&cfg, harness.DefaultProviders()) {
+		for _, pc := range runner.Plan(&cfg, runner.DefaultProviders()) {
 			status := "ok"
 			if err := pc.Unavailable(); err != nil {
 				status = err.Error()
@@ -274,7 +277,7 @@ func (m *matrixFlags) run(ctx context.Context, fs *flag.FlagSet, r *remoteFlags)
 	}
 
 	t0 := time.Now()
-	rep, err := harness.RunStaged(ctx, cfg, harness.DefaultProviders(), staging)
+	rep, err := runner.RunStaged(ctx, cfg, runner.DefaultProviders(), staging)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return fail(2, "interrupted; servers stopped, archive not written")
@@ -289,7 +292,7 @@ func (m *matrixFlags) run(ctx context.Context, fs *flag.FlagSet, r *remoteFlags)
 		}
 	}
 	fmt.Fprintf(os.Stderr, "goblin-bench: wrote %s in %s\n", cfg.OutDir, time.Since(t0).Round(time.Second))
-	b, _ := os.ReadFile(cfg.OutDir + "/" + harness.SummaryMD)
+	b, _ := os.ReadFile(cfg.OutDir + "/" + report.SummaryMD)
 	os.Stdout.Write(b)
 	if failed > 0 {
 		return 1

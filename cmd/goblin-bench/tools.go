@@ -13,6 +13,9 @@ import (
 
 	"github.com/goblin-kv/goblin/benchmarks/clusterbench"
 	"github.com/goblin-kv/goblin/benchmarks/harness"
+	"github.com/goblin-kv/goblin/benchmarks/harness/remote"
+	"github.com/goblin-kv/goblin/benchmarks/harness/report"
+	"github.com/goblin-kv/goblin/benchmarks/harness/runner"
 )
 
 var clusterCommand = &command{
@@ -93,7 +96,7 @@ func tailReport(w io.Writer, timelines []string, trace, procs string) error {
 	if err != nil {
 		return err
 	}
-	events, err := harness.ParseKernelTrace(f)
+	events, err := report.ParseKernelTrace(f)
 	f.Close()
 	if err != nil {
 		return fmt.Errorf("%s: %w", trace, err)
@@ -102,7 +105,7 @@ func tailReport(w io.Writer, timelines []string, trace, procs string) error {
 		return fmt.Errorf("%s: no trace events in it", trace)
 	}
 	for _, path := range timelines {
-		rounds, err := harness.ReadTimeline(path)
+		rounds, err := report.ReadTimeline(path)
 		if err != nil {
 			return err
 		}
@@ -110,7 +113,7 @@ func tailReport(w io.Writer, timelines []string, trace, procs string) error {
 			fmt.Fprintf(w, "warning: %s is not wholly inside the trace (events %d-%d ns, round trips from %d ns): was it recorded with trace_clock mono during this run?\n",
 				path, events[0].At, events[len(events)-1].At, rounds[0].Start)
 		}
-		harness.WriteTailReport(w, path, harness.AttributeTails(rounds, events, strings.Split(procs, ",")))
+		report.WriteTailReport(w, path, report.AttributeTails(rounds, events, strings.Split(procs, ",")))
 		fmt.Fprintln(w)
 	}
 	return nil
@@ -127,7 +130,7 @@ interval until stopped. It is the default statistics collector of a qualificatio
 	flags: func(fs *flag.FlagSet) func(context.Context, []string) int {
 		every := fs.Duration("watch", 0, "repeat every interval until stopped")
 		return func(ctx context.Context, args []string) int {
-			if err := harness.WatchCounters(ctx, os.Stdout, args[0], *every); err != nil {
+			if err := runner.WatchCounters(ctx, os.Stdout, args[0], *every); err != nil {
 				return fail(1, "%v", err)
 			}
 			return 0
@@ -148,7 +151,7 @@ the controller goes. The controller starts it over ssh.`,
 	flags: func(fs *flag.FlagSet) func(context.Context, []string) int {
 		role := fs.String("role", "server", "the host's role in the run: server or client")
 		return func(_ context.Context, args []string) int {
-			if err := harness.ServeAgent(os.Stdin, os.Stdout, args[0], *role); err != nil {
+			if err := remote.ServeAgent(os.Stdin, os.Stdout, args[0], *role); err != nil {
 				return fail(2, "%v", err)
 			}
 			return 0
@@ -172,7 +175,7 @@ RESULT_FILE. The agent starts it, one fresh process per case.`,
 				return fail(2, "%v", err)
 			}
 			defer f.Close()
-			if err := harness.ServeProbe(ctx, os.Stdin, f); err != nil {
+			if err := runner.ServeProbe(ctx, os.Stdin, f); err != nil {
 				return fail(2, "%v", err)
 			}
 			return 0
@@ -191,7 +194,7 @@ busy-polling a non-blocking socket on a locked OS thread, until stopped.`,
 	flags: func(fs *flag.FlagSet) func(context.Context, []string) int {
 		return func(ctx context.Context, args []string) int {
 			runtime.LockOSThread()
-			if err := harness.ServeUDPEcho(ctx, args[0]); err != nil {
+			if err := runner.ServeUDPEcho(ctx, args[0]); err != nil {
 				return fail(1, "%v", err)
 			}
 			return 0
@@ -212,7 +215,7 @@ echoes every message of -ping-channel (stream 1002) on -pong-channel (stream 100
 		pong := fs.String("pong-channel", "", "the channel it answers on (stream 1003)")
 		return func(ctx context.Context, args []string) int {
 			runtime.LockOSThread()
-			if err := harness.ServeAeronPong(ctx, args[0], *ping, *pong); err != nil {
+			if err := runner.ServeAeronPong(ctx, args[0], *ping, *pong); err != nil {
 				return fail(1, "%v", err)
 			}
 			return 0

@@ -98,8 +98,10 @@ type Config struct {
 	Progress    io.Writer // progress and ETA lines (stderr); nil for none
 	Command     string    // the command line, recorded in metadata.txt
 
-	Path  NetPath    // the path of the case being run (set per case)
-	Track *CaseTrack // what the case being run started (set per case)
+	// Path and Track belong to the case being run: the runner sets them on
+	// its copy of the Config for each case; they are zero outside a case.
+	Path  NetPath    // the path of the case being run
+	Track *CaseTrack // what the case being run started
 }
 
 // NetPath is one address pair the network cases run over. Server is an
@@ -543,7 +545,7 @@ func (c *Config) NetPaths() []NetPath {
 	return []NetPath{{Server: c.ServerHost, Client: client, Control: c.ControlHost}}
 }
 
-// driverEnv is the media drivers' environment on the case's path.
+// CaseDriverEnv is the media drivers' environment on the case's path.
 func (c *Config) CaseDriverEnv() []string {
 	env := append([]string(nil), c.DriverEnv[""]...)
 	if c.Path.Name != "" {
@@ -552,7 +554,7 @@ func (c *Config) CaseDriverEnv() []string {
 	return env
 }
 
-// serverSide and clientSide are the hosts of the two sides: the configured
+// ServerSideHost and ClientSideHost are the hosts of the two sides: the configured
 // ones, else this machine.
 func (c *Config) ServerSideHost() Host {
 	if c.ServerSide != nil {

@@ -19,7 +19,7 @@ import (
 // Host is a machine the harness places processes on. A run has two: the
 // server side (servers, the server's media driver, Aeron's Pong) and the
 // client side (the measuring client and its media driver). By default both
-// are this machine (localHost), the server side optionally wrapped in a
+// are this machine (LocalHost), the server side optionally wrapped in a
 // network namespace; with -hosts each is another machine reached over ssh
 // (sshHost), where a goblin-bench agent runs the same operations.
 //

@@ -36,7 +36,7 @@
 #   (or SERVER_ADDR= CLIENT_ADDR= for one path)  REMOTE_DIR=/tmp  JAVA= REDIS_SERVER= (paths on the hosts)
 #   STAGE_DIR=DIR STAGE_SHARED=1 STAGE_NO_COPY=1
 # Namespaces only: NET=200 (the 10.200.x.y subnet's second octet)
-# Extra arguments (other than --setup) are passed to goblin-bench.
+# Extra arguments (other than --setup) are passed to goblin-bench (its remote command with HOSTS, else matrix).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/knobs.sh # RUNS, WARMUP, SAMPLES default there
@@ -108,8 +108,8 @@ if [[ -n $HOSTS ]]; then
 	[[ ${STAGE_SHARED:-0} == 1 ]] && args+=(-stage-shared)
 	[[ ${STAGE_NO_COPY:-0} == 1 ]] && args+=(-stage-no-copy)
 	say "two hosts: server ${HOSTS%%:*}, client ${HOSTS#*:}"
-	say "goblin-bench ${args[*]} $*"
-	"$bin/goblin-bench" "${args[@]}" "$@"
+	say "goblin-bench remote ${args[*]} $*"
+	"$bin/goblin-bench" remote "${args[@]}" "$@"
 	say "archive in $OUT_DIR"
 	exit 0
 fi
@@ -138,6 +138,6 @@ ip -n "$srv_ns" link set "$srv_if" up
 ip -n "$cli_ns" link set "$cli_if" up
 
 args+=(-server-netns "$srv_ns" -server-host "$srv_ip" -client-host "$cli_ip")
-say "ip netns exec $cli_ns goblin-bench ${args[*]} $*"
-ip netns exec "$cli_ns" "$bin/goblin-bench" "${args[@]}" "$@"
+say "ip netns exec $cli_ns goblin-bench matrix ${args[*]} $*"
+ip netns exec "$cli_ns" "$bin/goblin-bench" matrix "${args[@]}" "$@"
 say "archive in $OUT_DIR"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Records what the kernel did while a command ran, for lining slow round
-# trips up with it (goblin-bench -timeline, then -tails; docs/benchmarks.md,
+# trips up with it (goblin-bench matrix -timeline, then goblin-bench tails; docs/benchmarks.md,
 # "Tails on this VM"):
 #
 #   benchmarks/kernel_trace.sh OUT.trace -- COMMAND [ARGS…]

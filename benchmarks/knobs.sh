@@ -1,6 +1,6 @@
 # Sourced by the launchers: the defaults of the knobs both share
 # (environment variables, see docs/benchmarks.md), and knob_args, which
-# turns them into goblin-bench flags, appended to the array named by $1.
+# turns them into flags of goblin-bench matrix and remote, appended to the array named by $1.
 RUNS=${RUNS:-2}
 WARMUP=${WARMUP:-10000}
 SAMPLES=${SAMPLES:-100000}

@@ -20,7 +20,7 @@
 #   SERVER_AGENTS= CLIENT_AGENTS=   (pin the drivers' agents one by one: conductor=2,sender=3,receiver=4)
 #   DRIVER=java|aeronmd|goblin AERONMD=/path/to/aeronmd DRIVER_ENV='K=V …'   (the media driver of the Aeron cases)
 #   OUT_DIR=bench-results/local-<UTC time>
-# Extra arguments (other than --setup) are passed to goblin-bench.
+# Extra arguments (other than --setup) are passed to goblin-bench matrix.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source benchmarks/knobs.sh # RUNS, WARMUP, SAMPLES default there
@@ -48,6 +48,6 @@ args=(-out "$OUT_DIR" -runs "$RUNS" -warmup "$WARMUP" -samples "$SAMPLES")
 knob_args args
 driver_args args "$bin" || exit 2
 
-echo "local_transport_latency: goblin-bench ${args[*]} $*" >&2
-"$bin/goblin-bench" "${server_flag[@]}" "${args[@]}" "$@"
+echo "local_transport_latency: goblin-bench matrix ${args[*]} $*" >&2
+"$bin/goblin-bench" matrix "${server_flag[@]}" "${args[@]}" "$@"
 echo "local_transport_latency: archive in $OUT_DIR (check with: cd $OUT_DIR && sha256sum -c SHA256SUMS)" >&2

@@ -325,11 +325,11 @@ var serverRe = regexp.MustCompile(`^(goblin-server|go run \./cmd/goblin-server)\
 
 var rules = []rule{
 	{re: regexp.MustCompile(`^sudo `), do: (*runner).checkPaths,
-		why: "needs root, network namespaces and minutes of measurement; benchmarks/harness's tests run the launchers"},
+		why: "needs root, network namespaces and minutes of measurement; benchmarks/harness/runner's tests run the launchers"},
 	{re: regexp.MustCompile(`benchmarks/\S+\.sh`), do: (*runner).checkPaths,
-		why: "a benchmark launcher: minutes of measurement on an idle machine; benchmarks/harness's tests run it with tiny sample counts"},
-	{re: regexp.MustCompile(`goblin-bench -kernel-trace \S+ -tails`), do: (*runner).checkPaths,
-		why: "reads the timelines and the kernel trace of a root-only benchmark run (the block's first command); benchmarks/harness's TestAttributeTails runs the attribution"},
+		why: "a benchmark launcher: minutes of measurement on an idle machine; benchmarks/harness/runner's tests run it with tiny sample counts"},
+	{re: regexp.MustCompile(`goblin-bench tails -kernel-trace \S+`), do: func(r *runner, c command) { r.checkPaths(c); r.checkBenchFlags(c) },
+		why: "reads the timelines and the kernel trace of a root-only benchmark run (the block's first command); benchmarks/harness/report's TestAttributeTails runs the attribution"},
 	{re: regexp.MustCompile(`^cat > ~/\.ssh/`),
 		why: "writes the reader's SSH configuration for a two-host lab"},
 	{re: regexp.MustCompile(`^cd /tmp/\S+ && sha256sum`),
@@ -346,6 +346,7 @@ var rules = []rule{
 		why: "builds a binary from another checkout the reader made (main before a change, in a temporary worktree), for a before/after benchmark"},
 	{re: regexp.MustCompile(`^go build `), do: (*runner).goBuild},
 	{re: regexp.MustCompile(`^\./[\w-]+ --help$`), do: (*runner).runBuilt},
+	{re: regexp.MustCompile(`^bin/goblin-bench `), do: (*runner).runBench},
 	{re: regexp.MustCompile(`(^|\s)\./aeronmd\b`),
 		why: "starts a media driver that runs until stopped, with a properties file of the reader's; aeron/cmd/aeronmd's tests run it"},
 	{re: regexp.MustCompile(`^go run \./aeron/cmd/aeron-stat\b`), do: (*runner).runAeronStat},
@@ -608,6 +609,49 @@ func (r *runner) checkFlags(c command) {
 	}
 }
 
+// runBench runs a goblin-bench command with the binary an earlier go
+// build of the block built, after checking its command and flags against
+// that command's --help.
+func (r *runner) runBench(c command) {
+	if !r.checkBenchFlags(c) {
+		return
+	}
+	r.sh(c, filepath.Join(r.env.dir, "built", strings.TrimPrefix(c.text, "bin/")))
+}
+
+// checkBenchFlags checks that a goblin-bench command line names one of
+// its commands (help lists it) and only flags that command's --help lists.
+func (r *runner) checkBenchFlags(c command) bool {
+	f := shellFields(c.text)
+	i := slices.IndexFunc(f, func(s string) bool { return strings.HasSuffix(s, "goblin-bench") })
+	if i < 0 || i+1 >= len(f) {
+		r.t.Errorf("%s: %s: no goblin-bench command", c.where, c.text)
+		return false
+	}
+	bin := filepath.Join(r.bin, "goblin-bench")
+	if _, err := os.Stat(bin); err != nil {
+		build := exec.Command("go", "build", "-o", bin, "./cmd/goblin-bench")
+		build.Dir = r.root
+		if out, err := build.CombinedOutput(); err != nil {
+			r.t.Fatalf("go build ./cmd/goblin-bench: %v\n%s", err, out)
+		}
+	}
+	sub := f[i+1]
+	if sub == "help" {
+		return true
+	}
+	help := helpText(r.t, bin, sub, "--help")
+	for _, a := range f[i+2:] {
+		if name, ok := strings.CutPrefix(a, "-"); ok {
+			if name, _, _ = strings.Cut(name, "="); !slices.Contains(help, name) {
+				r.t.Errorf("%s: goblin-bench %s -%s: no such flag in goblin-bench %s --help", c.where, sub, name, sub)
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // shellFields splits a command line into words the way the shell does for
 // the simple cases docs hold: blanks separate, quotes group.
 func shellFields(s string) []string {
@@ -717,10 +761,14 @@ func (r *runner) checkGoTest(c command) {
 	}
 }
 
-// helpText returns the flag names bin's --help lists.
-func helpText(t *testing.T, bin string) []string {
+// helpText returns the flag names bin's --help lists (args: the
+// arguments that print it; default --help).
+func helpText(t *testing.T, bin string, args ...string) []string {
 	t.Helper()
-	out, err := exec.Command(bin, "--help").CombinedOutput()
+	if len(args) == 0 {
+		args = []string{"--help"}
+	}
+	out, err := exec.Command(bin, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s --help: %v\n%s", bin, err, out)
 	}

@@ -1,7 +1,7 @@
 // Package clusterbench measures what sharding buys on one machine: the
 // throughput and batch latency of N local goblin-server nodes forming a
 // cluster, against one node, driven by goblin's cluster client with
-// pipelined batches from several goroutines (goblin-bench -cluster N).
+// pipelined batches from several goroutines (goblin-bench cluster -nodes N).
 //
 // Each run starts its nodes as separate processes on loopback TCP with a
 // generated cluster configuration (slots split evenly), loads the keys,

@@ -7,11 +7,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// pinThread locks the calling goroutine to its OS thread and, when cpus is
+// PinThread locks the calling goroutine to its OS thread and, when cpus is
 // not empty, restricts that thread to those CPUs. The returned function
 // restores the thread's previous CPU set and unlocks it; it must be called
 // on the same goroutine.
-func pinThread(cpus string) (restore func(), err error) {
+func PinThread(cpus string) (restore func(), err error) {
 	runtime.LockOSThread()
 	list, err := ParseCPUList(cpus)
 	if err != nil || len(list) == 0 {
@@ -35,8 +35,8 @@ func pinThread(cpus string) (restore func(), err error) {
 	}, nil
 }
 
-// threadAffinity reads the calling thread's CPU list, for the archive.
-func threadAffinity() string {
+// ThreadAffinity reads the calling thread's CPU list, for the archive.
+func ThreadAffinity() string {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return "unknown"

@@ -98,8 +98,10 @@ type Config struct {
 	Progress    io.Writer // progress and ETA lines (stderr); nil for none
 	Command     string    // the command line, recorded in metadata.txt
 
-	path  NetPath    // the path of the case being run (set per case)
-	track *caseTrack // what the case being run started (set per case)
+	// Path and Track belong to the case being run: the runner sets them on
+	// its copy of the Config for each case; they are zero outside a case.
+	Path  NetPath    // the path of the case being run
+	Track *CaseTrack // what the case being run started
 }
 
 // NetPath is one address pair the network cases run over. Server is an
@@ -296,7 +298,7 @@ type Profile struct {
 // String is the one-line record of the profile written beside every figure.
 func (p Profile) String() string {
 	s := fmt.Sprintf("%s: server idle=%s cpu=%s; client wait=%s cpu=%s; driver idle=%s cpu=%s",
-		p.Name, p.ServerIdle, orAny(p.ServerCPU), p.ClientWait, orAny(p.ClientCPU), p.DriverIdle, orAny(p.DriverCPU))
+		p.Name, p.ServerIdle, OrAny(p.ServerCPU), p.ClientWait, OrAny(p.ClientCPU), p.DriverIdle, OrAny(p.DriverCPU))
 	if p.ServerAgents != "" {
 		s += "; server driver agents " + p.ServerAgents
 	}
@@ -331,7 +333,7 @@ func (c *Config) ForCase(system, transport string) Profile {
 	return c.Profile.ForTransport(transport)
 }
 
-func orAny(cpu string) string {
+func OrAny(cpu string) string {
 	if cpu == "" {
 		return "any"
 	}
@@ -532,7 +534,7 @@ func (c *Config) Validate() error {
 
 // paths are the address pairs of the network cases: Paths, or the one
 // unnamed path of ServerHost, ClientHost and ControlHost.
-func (c *Config) paths() []NetPath {
+func (c *Config) NetPaths() []NetPath {
 	if len(c.Paths) > 0 {
 		return c.Paths
 	}
@@ -543,40 +545,40 @@ func (c *Config) paths() []NetPath {
 	return []NetPath{{Server: c.ServerHost, Client: client, Control: c.ControlHost}}
 }
 
-// driverEnv is the media drivers' environment on the case's path.
-func (c *Config) driverEnv() []string {
+// CaseDriverEnv is the media drivers' environment on the case's path.
+func (c *Config) CaseDriverEnv() []string {
 	env := append([]string(nil), c.DriverEnv[""]...)
-	if c.path.Name != "" {
-		env = append(env, c.DriverEnv[c.path.Name]...)
+	if c.Path.Name != "" {
+		env = append(env, c.DriverEnv[c.Path.Name]...)
 	}
 	return env
 }
 
-// serverSide and clientSide are the hosts of the two sides: the configured
+// ServerSideHost and ClientSideHost are the hosts of the two sides: the configured
 // ones, else this machine.
-func (c *Config) serverSide() Host {
+func (c *Config) ServerSideHost() Host {
 	if c.ServerSide != nil {
 		return c.ServerSide
 	}
-	return newLocalHost("server", c.ServerWrap, c.OutDir)
+	return NewLocalHost("server", c.ServerWrap, c.OutDir)
 }
 
-func (c *Config) clientSide() Host {
+func (c *Config) ClientSideHost() Host {
 	if c.ClientSide != nil {
 		return c.ClientSide
 	}
-	return newLocalHost("client", nil, c.OutDir)
+	return NewLocalHost("client", nil, c.OutDir)
 }
 
-// twoHosts reports whether the run drives two remote hosts.
-func (c *Config) twoHosts() bool { return c.ServerSide != nil && c.ServerSide.Remote() }
+// TwoHosts reports whether the run drives two remote hosts.
+func (c *Config) TwoHosts() bool { return c.ServerSide != nil && c.ServerSide.Remote() }
 
-// networkTransport reports whether a transport crosses the network path
+// NetworkTransport reports whether a transport crosses the network path
 // (and so runs once per path).
-func networkTransport(t string) bool { return t == TTCP || t == TAeronUDP }
+func NetworkTransport(t string) bool { return t == TTCP || t == TAeronUDP }
 
-// wants reports whether the filters select the case.
-func (c *Config) wants(system, transport string, p Protocol) bool {
+// Wants reports whether the filters select the case.
+func (c *Config) Wants(system, transport string, p Protocol) bool {
 	if len(c.Systems) > 0 && !slices.Contains(c.Systems, system) {
 		return false
 	}
@@ -590,7 +592,7 @@ func (c *Config) wants(system, transport string, p Protocol) bool {
 }
 
 // ops filters a provider's operations.
-func (c *Config) ops(offered []Op) []Op {
+func (c *Config) WantedOps(offered []Op) []Op {
 	if len(c.Ops) == 0 {
 		return offered
 	}
@@ -629,11 +631,21 @@ func ParseCPUList(s string) ([]int, error) {
 	return cpus, nil
 }
 
-// oneHostOnly reports a transport that needs both sides on one machine
+// OneHostOnly reports a transport that needs both sides on one machine
 // (shared memory, a Unix socket) as unavailable in a two-host run.
-func (c *Config) oneHostOnly(transport string) error {
-	if c.twoHosts() && !networkTransport(transport) {
+func (c *Config) OneHostOnly(transport string) error {
+	if c.TwoHosts() && !NetworkTransport(transport) {
 		return fmt.Errorf("%w: %s needs the server and the client on one machine; the two-host matrix measures tcp and aeron-udp", ErrUnavailable, transport)
 	}
 	return nil
 }
+
+// Measuring clients (Config.Client).
+const (
+	ClientLibrary = "library" // the goblin client library (package client)
+	ClientRaw     = "raw"     // the harness's pre-encoded RESP over write(2)/read(2)
+	// The floors' own clients (ProbeSpec.Client only): udp-floor's
+	// busy-polled socket, aeron-go's Go ping with its in-process driver.
+	ClientUDPFloor = "udp-floor"
+	ClientAeronGo  = "aeron-go"
+)

@@ -19,7 +19,7 @@ import (
 // Host is a machine the harness places processes on. A run has two: the
 // server side (servers, the server's media driver, Aeron's Pong) and the
 // client side (the measuring client and its media driver). By default both
-// are this machine (localHost), the server side optionally wrapped in a
+// are this machine (LocalHost), the server side optionally wrapped in a
 // network namespace; with -hosts each is another machine reached over ssh
 // (sshHost), where a goblin-bench agent runs the same operations.
 //
@@ -119,53 +119,53 @@ type AgentPin struct {
 	CPUs  string `json:"cpus"`
 }
 
-// localHost runs processes on this machine, the server side optionally
+// LocalHost runs processes on this machine, the server side optionally
 // inside a network namespace (wrap = ip netns exec NAME).
-type localHost struct {
+type LocalHost struct {
 	role string
 	wrap []string
 	out  string // the run's output directory: case files live in the archive
 }
 
-// newLocalHost is this machine in a role; wrap prefixes every command.
-func newLocalHost(role string, wrap []string, outDir string) *localHost {
-	return &localHost{role: role, wrap: wrap, out: outDir}
+// NewLocalHost is this machine in a role; wrap prefixes every command.
+func NewLocalHost(role string, wrap []string, outDir string) *LocalHost {
+	return &LocalHost{role: role, wrap: wrap, out: outDir}
 }
 
-func (h *localHost) Role() string { return h.role }
-func (h *localHost) Describe() string {
+func (h *LocalHost) Role() string { return h.role }
+func (h *LocalHost) Describe() string {
 	if len(h.wrap) > 0 {
 		return "this machine, " + strings.Join(h.wrap, " ")
 	}
 	return "this machine"
 }
-func (h *localHost) Remote() bool          { return false }
-func (h *localHost) Dir(rel string) string { return filepath.Join(h.out, rel) }
-func (h *localHost) Close() error          { return nil }
+func (h *LocalHost) Remote() bool          { return false }
+func (h *LocalHost) Dir(rel string) string { return filepath.Join(h.out, rel) }
+func (h *LocalHost) Close() error          { return nil }
 
-func (h *localHost) Tool(cfg *Config, name string) (string, error) {
+func (h *LocalHost) Tool(cfg *Config, name string) (string, error) {
 	switch name {
 	case "goblin-server":
-		return lookTool(cfg.GoblinServer, name)
+		return LookTool(cfg.GoblinServer, name)
 	case "redis-server":
-		return lookTool(cfg.RedisServer, name)
+		return LookTool(cfg.RedisServer, name)
 	case "java":
-		return lookTool(cfg.Java, name)
+		return LookTool(cfg.Java, name)
 	case "aeron-jar":
-		return aeronJar(cfg)
+		return AeronJar(cfg)
 	case "aeronmd":
-		return lookTool(cfg.Driver.Binary, name)
+		return LookTool(cfg.Driver.Binary, name)
 	case "goblin-bench":
 		return os.Executable()
 	}
-	return lookTool("", name)
+	return LookTool("", name)
 }
 
 // command builds the full argv: the wrap (namespace), then taskset.
-func (h *localHost) command(s ProcSpec) ([]string, error) {
+func (h *LocalHost) command(s ProcSpec) ([]string, error) {
 	full := s.Argv
 	if s.CPUs != "" {
-		ts, err := lookTool("", "taskset")
+		ts, err := LookTool("", "taskset")
 		if err != nil {
 			return nil, fmt.Errorf("%w: pinning %s to CPU %s needs taskset (util-linux)", ErrUnavailable, s.Name, s.CPUs)
 		}
@@ -177,7 +177,7 @@ func (h *localHost) command(s ProcSpec) ([]string, error) {
 	return full, nil
 }
 
-func (h *localHost) Start(ctx context.Context, s ProcSpec) (Proc, error) {
+func (h *LocalHost) Start(ctx context.Context, s ProcSpec) (Proc, error) {
 	argv, err := h.command(s)
 	if err != nil {
 		return nil, err
@@ -188,11 +188,11 @@ func (h *localHost) Start(ctx context.Context, s ProcSpec) (Proc, error) {
 	return startProcess(s.Dir, s.Name, argv, s.Env, s.Stdin)
 }
 
-func (h *localHost) WaitReady(ctx context.Context, p Proc, r Readiness) error {
+func (h *LocalHost) WaitReady(ctx context.Context, p Proc, r Readiness) error {
 	return waitFor(ctx, p, r.What, readiness(r, p))
 }
 
-func (h *localHost) Run(ctx context.Context, s ProcSpec) ([]byte, error) {
+func (h *LocalHost) Run(ctx context.Context, s ProcSpec) ([]byte, error) {
 	argv, err := h.command(s)
 	if err != nil {
 		return nil, err
@@ -205,13 +205,13 @@ func (h *localHost) Run(ctx context.Context, s ProcSpec) ([]byte, error) {
 	return runProcess(ctx, s.Dir, s.Name, argv, s.Env, s.Stdin)
 }
 
-func (h *localHost) ReadFile(path string) ([]byte, error) { return os.ReadFile(path) }
+func (h *LocalHost) ReadFile(path string) ([]byte, error) { return os.ReadFile(path) }
 
 // portSeq hands out ports when the server runs in another network
 // namespace, where the harness cannot ask the kernel for a free one.
 var portSeq atomic.Int32
 
-func (h *localHost) FreePort(network, addr string) (int, error) {
+func (h *LocalHost) FreePort(network, addr string) (int, error) {
 	if len(h.wrap) > 0 {
 		base := 41000
 		if network == "udp" {
@@ -220,21 +220,21 @@ func (h *localHost) FreePort(network, addr string) (int, error) {
 		return base + int(portSeq.Add(1)), nil
 	}
 	if network == "udp" {
-		return freeUDPPort(addr)
+		return FreeUDPPort(addr)
 	}
 	return freePort(addr)
 }
 
-func (h *localHost) Threads(pid int) ([]ThreadInfo, error) { return procThreads(pid) }
+func (h *LocalHost) Threads(pid int) ([]ThreadInfo, error) { return ProcThreads(pid) }
 
-func (h *localHost) PinAgents(ctx context.Context, pid int, pins []AgentPin) error {
-	return pinAgents(ctx, pid, pins)
+func (h *LocalHost) PinAgents(ctx context.Context, pid int, pins []AgentPin) error {
+	return PinAgents(ctx, pid, pins)
 }
 
-func (h *localHost) Counters(dir string) (string, error) { return driverCounters(dir) }
+func (h *LocalHost) Counters(dir string) (string, error) { return DriverCounters(dir) }
 
-func (h *localHost) Collect(string) (map[string][]byte, error) { return nil, nil }
-func (h *localHost) Remove(string) error                       { return nil }
+func (h *LocalHost) Collect(string) (map[string][]byte, error) { return nil, nil }
+func (h *LocalHost) Remove(string) error                       { return nil }
 
 // readiness turns a Readiness into a check run where the process runs.
 func readiness(r Readiness, p Proc) func() error {
@@ -268,8 +268,8 @@ func readiness(r Readiness, p Proc) func() error {
 	return func() error { return nil }
 }
 
-// procThreads reads every thread's name and allowed CPUs from /proc.
-func procThreads(pid int) ([]ThreadInfo, error) {
+// ProcThreads reads every thread's name and allowed CPUs from /proc.
+func ProcThreads(pid int) ([]ThreadInfo, error) {
 	dirs, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/[0-9]*", pid))
 	if err != nil {
 		return nil, err
@@ -284,7 +284,7 @@ func procThreads(pid int) ([]ThreadInfo, error) {
 		if err != nil {
 			continue // the thread ended meanwhile
 		}
-		t := ThreadInfo{TID: tid, Comm: readTrim(filepath.Join(d, "comm"), "?")}
+		t := ThreadInfo{TID: tid, Comm: ReadTrim(filepath.Join(d, "comm"), "?")}
 		for _, line := range strings.Split(string(status), "\n") {
 			if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
 				t.CPUs = strings.TrimSpace(v)
@@ -296,9 +296,9 @@ func procThreads(pid int) ([]ThreadInfo, error) {
 	return out, nil
 }
 
-// pinAgents waits for the agent threads named in pins and restricts each to
+// PinAgents waits for the agent threads named in pins and restricts each to
 // its CPUs (sched_setaffinity on the thread id).
-func pinAgents(ctx context.Context, pid int, pins []AgentPin) error {
+func PinAgents(ctx context.Context, pid int, pins []AgentPin) error {
 	for _, pin := range pins {
 		cpus, err := ParseCPUList(pin.CPUs)
 		if err != nil || len(cpus) == 0 {
@@ -309,7 +309,7 @@ func pinAgents(ctx context.Context, pid int, pins []AgentPin) error {
 			set.Set(c)
 		}
 		for delay := time.Millisecond; ; {
-			threads, err := procThreads(pid)
+			threads, err := ProcThreads(pid)
 			if err != nil {
 				return err
 			}
@@ -365,9 +365,9 @@ func threadNames(ts []ThreadInfo) string {
 	return strings.Join(names, ",")
 }
 
-// driverCounters dumps a media driver's counters and distinct errors, as
+// DriverCounters dumps a media driver's counters and distinct errors, as
 // AeronStat and ErrorStat print them, read from its cnc.dat.
-func driverCounters(dir string) (string, error) {
+func DriverCounters(dir string) (string, error) {
 	cnc, err := aeron.OpenCnC(dir)
 	if err != nil {
 		return "", err

@@ -14,6 +14,26 @@
 // warm-up round trips, then measured synchronous depth-one round trips per
 // operation, several complete runs averaged, the channels and CPU placement
 // of every case recorded.
+//
+// This package is the ground the harness's jobs share: the case model
+// (systems, transports, protocols, operations, Provider), the run's Config
+// and CPU profiles, the record a run fills (Report, Result, CaseRecord,
+// Metadata), latency statistics, and the hosts a case's processes run on
+// (the Host interface, the local host, processes and their CPU placement,
+// the per-case track of what was started). The jobs are packages of their
+// own, each importing this one and none importing a job above it:
+//
+//   - runner plans and measures the cases: it starts the servers, peers and
+//     media drivers, runs the measuring clients, and hands the record to
+//     report;
+//   - remote reaches two hosts over ssh: it stages the build, checks its
+//     hashes from both sides and runs an agent on each host, a Host for the
+//     runner;
+//   - report writes the archive: the per-case files, metadata.txt, the
+//     hosts' facts, latency.csv, aggregate.csv, summary.md, the charts and
+//     SHA256SUMS, and attributes slow round trips to a kernel trace.
+//
+// cmd/goblin-bench wires them together.
 package harness
 
 import (
@@ -45,21 +65,21 @@ const (
 
 // Indexes of the operations, for per-operation arrays on hot paths.
 const (
-	opPing = iota
-	opSet
-	opGet
-	numOps
+	OpPing = iota
+	OpSet
+	OpGet
+	NumOps
 )
 
-// index is the operation's position in AllOps.
-func (o Op) index() int {
+// Index is the operation's position in AllOps.
+func (o Op) Index() int {
 	switch o {
 	case Set:
-		return opSet
+		return OpSet
 	case Get:
-		return opGet
+		return OpGet
 	}
-	return opPing
+	return OpPing
 }
 
 // AllOps is the operation order of every table.

@@ -13,10 +13,10 @@ import (
 	"time"
 )
 
-// process is one child the harness started: a server, a peer or a media
+// Process is one child the harness started: a server, a peer or a media
 // driver. It runs in its own process group so that stopping it also stops
 // anything it started.
-type process struct {
+type Process struct {
 	name  string
 	cmd   *exec.Cmd
 	log   string
@@ -27,7 +27,7 @@ type process struct {
 
 // startProcess runs argv in dir with its output in dir/name.log, in a
 // process group of its own that is killed if this process dies.
-func startProcess(dir, name string, argv, env []string, stdin string) (*process, error) {
+func startProcess(dir, name string, argv, env []string, stdin string) (*Process, error) {
 	logPath := filepath.Join(dir, name+".log")
 	logf, err := os.Create(logPath)
 	if err != nil {
@@ -46,7 +46,7 @@ func startProcess(dir, name string, argv, env []string, stdin string) (*process,
 		logf.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, log: logPath, ticks: startTicks(cmd.Process.Pid), done: make(chan struct{})}
+	p := &Process{name: name, cmd: cmd, log: logPath, ticks: StartTicks(cmd.Process.Pid), done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		logf.Close()
@@ -71,7 +71,7 @@ func runProcess(ctx context.Context, dir, name string, argv, env []string, stdin
 	if name == "" {
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			return out, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, lastLines(string(out), 6))
+			return out, fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, LastLines(string(out), 6))
 		}
 		return out, nil
 	}
@@ -85,14 +85,14 @@ func runProcess(ctx context.Context, dir, name string, argv, env []string, stdin
 	logf.Close()
 	out, _ := os.ReadFile(logPath)
 	if err != nil {
-		return out, fmt.Errorf("%s: %w: %s", name, err, lastLines(string(out), 6))
+		return out, fmt.Errorf("%s: %w: %s", name, err, LastLines(string(out), 6))
 	}
 	return out, nil
 }
 
-// startTicks reads a process's start time (clock ticks after boot) from
+// StartTicks reads a process's start time (clock ticks after boot) from
 // /proc/PID/stat; 0 when it cannot.
-func startTicks(pid int) int64 {
+func StartTicks(pid int) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
@@ -110,16 +110,16 @@ func startTicks(pid int) int64 {
 	return 0
 }
 
-func (p *process) Name() string      { return p.name }
-func (p *process) PID() int          { return p.cmd.Process.Pid }
-func (p *process) StartTicks() int64 { return p.ticks }
-func (p *process) Log() string       { return p.log }
+func (p *Process) Name() string      { return p.name }
+func (p *Process) PID() int          { return p.cmd.Process.Pid }
+func (p *Process) StartTicks() int64 { return p.ticks }
+func (p *Process) Log() string       { return p.log }
 
 // CommandLine is the command as it was run, for the archive.
-func (p *process) CommandLine() string { return strings.Join(p.cmd.Args, " ") }
+func (p *Process) CommandLine() string { return strings.Join(p.cmd.Args, " ") }
 
 // Exited reports whether the process has ended, with its log's tail.
-func (p *process) Exited() error {
+func (p *Process) Exited() error {
 	select {
 	case <-p.done:
 		return fmt.Errorf("%s exited (%v): %s", p.name, p.err, p.Tail())
@@ -129,11 +129,11 @@ func (p *process) Exited() error {
 }
 
 // Tail is the end of the process's log, for error messages.
-func (p *process) Tail() string { return logTail(p.log) }
+func (p *Process) Tail() string { return LogTail(p.log) }
 
-// logTail is the end of a log file: a Go panic's first line, else its last
+// LogTail is the end of a log file: a Go panic's first line, else its last
 // 600 bytes.
-func logTail(path string) string {
+func LogTail(path string) string {
 	b, _ := os.ReadFile(path)
 	// A Go panic's first line says what happened; its stack does not fit.
 	if i := strings.Index(string(b), "panic: "); i >= 0 {
@@ -148,7 +148,7 @@ func logTail(path string) string {
 
 // Stop asks the process group to end (SIGTERM), waits up to grace, then
 // kills it. It is safe to call more than once.
-func (p *process) Stop(grace time.Duration) error {
+func (p *Process) Stop(grace time.Duration) error {
 	if p == nil {
 		return nil
 	}
@@ -219,8 +219,8 @@ func freePort(host string) (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// freeUDPPort is freePort for UDP.
-func freeUDPPort(host string) (int, error) {
+// FreeUDPPort is freePort for UDP.
+func FreeUDPPort(host string) (int, error) {
 	c, err := net.ListenPacket("udp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return 0, err
@@ -229,8 +229,8 @@ func freeUDPPort(host string) (int, error) {
 	return c.LocalAddr().(*net.UDPAddr).Port, nil
 }
 
-// lookTool finds a binary: the configured path, else PATH.
-func lookTool(configured, name string) (string, error) {
+// LookTool finds a binary: the configured path, else PATH.
+func LookTool(configured, name string) (string, error) {
 	if configured != "" {
 		if st, err := os.Stat(configured); err != nil || st.IsDir() {
 			return "", fmt.Errorf("%w: %s not found at %s", ErrUnavailable, name, configured)

@@ -23,31 +23,31 @@ type Summary struct {
 // allocated up front, so recording allocates nothing and the percentiles
 // are exact rather than bucketed. 100,000 samples cost 800 KB.
 type Recorder struct {
-	samples []int64
+	Samples []int64
 }
 
 // NewRecorder returns a Recorder with room for n samples.
 func NewRecorder(n int) *Recorder {
-	return &Recorder{samples: make([]int64, 0, n)}
+	return &Recorder{Samples: make([]int64, 0, n)}
 }
 
 // Record adds one sample (nanoseconds). It never allocates while fewer than
 // the capacity given to NewRecorder have been recorded.
 func (r *Recorder) Record(ns int64) {
-	r.samples = append(r.samples, ns)
+	r.Samples = append(r.Samples, ns)
 }
 
 // Reset forgets every sample and keeps the buffer.
-func (r *Recorder) Reset() { r.samples = r.samples[:0] }
+func (r *Recorder) Reset() { r.Samples = r.Samples[:0] }
 
 // Len is the number of samples recorded.
-func (r *Recorder) Len() int { return len(r.samples) }
+func (r *Recorder) Len() int { return len(r.Samples) }
 
 // Sorted sorts the samples in place and returns them; the Recorder keeps
 // ownership.
 func (r *Recorder) Sorted() []int64 {
-	slices.Sort(r.samples)
-	return r.samples
+	slices.Sort(r.Samples)
+	return r.Samples
 }
 
 // Summarize sorts the samples and computes the summary.
@@ -122,8 +122,8 @@ func Distribution(sorted []int64) []int64 {
 	return out
 }
 
-// micros formats nanoseconds as microseconds with three decimals, the unit
+// Micros formats nanoseconds as microseconds with three decimals, the unit
 // every table and CSV in the archive uses.
-func micros(ns float64) string {
+func Micros(ns float64) string {
 	return fmt.Sprintf("%.3f", ns/1000)
 }

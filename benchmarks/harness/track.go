@@ -3,21 +3,22 @@ package harness
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 )
 
-// caseTrack records what one case started, on which host, with which CPU
+// CaseTrack records what one case started, on which host, with which CPU
 // placement, and the channels it used, for the per-case archive files
 // (processes.txt, affinity.txt, channels.txt, driver counters) and the
 // affinity check after start.
-type caseTrack struct {
+type CaseTrack struct {
 	mu       sync.Mutex
 	procs    []trackedProc
-	drivers  []*driverProc
-	channels []string
+	drivers  []*DriverProc
+	Channels []string
 }
 
 // trackedProc is one process of a case and the placement asked for it.
@@ -28,51 +29,58 @@ type trackedProc struct {
 	agents []AgentPin // threads pinned one by one: driver agents, the store loop
 }
 
-// launch starts a process of the current case on h and records it.
-func (c *Config) launch(ctx context.Context, h Host, s ProcSpec, agents []AgentPin) (Proc, error) {
+// Launch starts a process of the current case on h and records it.
+func (c *Config) Launch(ctx context.Context, h Host, s ProcSpec, agents []AgentPin) (Proc, error) {
 	p, err := h.Start(ctx, s)
 	if err != nil {
 		return nil, err
 	}
-	if c.track != nil {
-		c.track.mu.Lock()
-		c.track.procs = append(c.track.procs, trackedProc{host: h, proc: p, cpus: s.CPUs, agents: agents})
-		c.track.mu.Unlock()
+	if c.Track != nil {
+		c.Track.mu.Lock()
+		c.Track.procs = append(c.Track.procs, trackedProc{host: h, proc: p, cpus: s.CPUs, agents: agents})
+		c.Track.mu.Unlock()
 	}
 	return p, nil
 }
 
-// channel records one line of channels.txt: what, the exact URI, the
+// Channel records one line of channels.txt: what, the exact URI, the
 // stream id (0 when the channel has none).
-func (c *Config) channel(what, uri string, stream int) {
-	if c.track == nil {
+func (c *Config) Channel(what, uri string, stream int) {
+	if c.Track == nil {
 		return
 	}
 	line := fmt.Sprintf("%-22s %s", what+":", uri)
 	if stream != 0 {
 		line += fmt.Sprintf("  stream %d", stream)
 	}
-	c.track.mu.Lock()
-	c.track.channels = append(c.track.channels, line)
-	c.track.mu.Unlock()
+	c.Track.mu.Lock()
+	c.Track.Channels = append(c.Track.Channels, line)
+	c.Track.mu.Unlock()
 }
 
-func (t *caseTrack) addDriver(d *driverProc) {
+func (t *CaseTrack) AddDriver(d *DriverProc) {
 	t.mu.Lock()
 	t.drivers = append(t.drivers, d)
 	t.mu.Unlock()
 }
 
-// processesText is processes.txt: one line per process the case started.
-func (t *caseTrack) processesText() string {
+// DriverList is a copy of the media drivers the case started so far.
+func (t *CaseTrack) DriverList() []*DriverProc {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.drivers)
+}
+
+// ProcessesText is processes.txt: one line per process the case started.
+func (t *CaseTrack) ProcessesText() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var b strings.Builder
 	b.WriteString("# host role, process, pid, start time (clock ticks after boot), CPUs asked for (the process's, then single threads'), command\n")
 	for _, p := range t.procs {
-		cpus := orAny(p.cpus)
+		cpus := OrAny(p.cpus)
 		if len(p.agents) > 0 {
-			cpus += " threads " + formatAgentPins(p.agents)
+			cpus += " threads " + FormatAgentPins(p.agents)
 		}
 		fmt.Fprintf(&b, "%s %s pid=%d start=%d cpus=%s cmd=%s\n", p.host.Role(), p.proc.Name(), p.proc.PID(),
 			p.proc.StartTicks(), cpus, p.proc.CommandLine())
@@ -80,7 +88,7 @@ func (t *caseTrack) processesText() string {
 	return b.String()
 }
 
-func formatAgentPins(pins []AgentPin) string {
+func FormatAgentPins(pins []AgentPin) string {
 	parts := make([]string, len(pins))
 	for i, p := range pins {
 		parts[i] = p.Agent + "=" + p.CPUs
@@ -88,14 +96,14 @@ func formatAgentPins(pins []AgentPin) string {
 	return strings.Join(parts, ",")
 }
 
-// settleAffinity is checkAffinity, repeated while it fails for up to
+// SettleAffinity is checkAffinity, repeated while it fails for up to
 // settle: a process pins its threads after it starts (goblin-server's
 // store loop pins itself once it runs, which may be after the server
 // answers), so the first look can come too early.
-func (t *caseTrack) settleAffinity(ctx context.Context, settle time.Duration) (string, error) {
+func (t *CaseTrack) SettleAffinity(ctx context.Context, settle time.Duration) (string, error) {
 	deadline := time.Now().Add(settle)
 	for delay := 10 * time.Millisecond; ; delay = min(2*delay, 500*time.Millisecond) {
-		text, err := t.checkAffinity()
+		text, err := t.CheckAffinity()
 		if err == nil || time.Now().After(deadline) {
 			return text, err
 		}
@@ -107,11 +115,11 @@ func (t *caseTrack) settleAffinity(ctx context.Context, settle time.Duration) (s
 	}
 }
 
-// checkAffinity reads every thread of every process the case started and
+// CheckAffinity reads every thread of every process the case started and
 // checks it runs where it was asked to: a pinned agent thread on exactly
 // its CPUs, every other thread within the process's CPU list. It returns
 // affinity.txt and the first violation.
-func (t *caseTrack) checkAffinity() (string, error) {
+func (t *CaseTrack) CheckAffinity() (string, error) {
 	t.mu.Lock()
 	procs := slices.Clone(t.procs)
 	t.mu.Unlock()
@@ -153,14 +161,14 @@ func judgeAffinity(p trackedProc, threads []ThreadInfo) ([]string, error) {
 	}
 	claimed := make([]bool, len(threads))
 	for _, pin := range p.agents {
-		want := normCPUs(pin.CPUs)
+		want := NormCPUs(pin.CPUs)
 		named := false
 		for i, th := range threads {
 			if agentOf(th.Comm) != pin.Agent {
 				continue
 			}
 			named, claimed[i] = true, true
-			if normCPUs(th.CPUs) == want {
+			if NormCPUs(th.CPUs) == want {
 				verdicts[i] = "ok (" + pin.Agent + " asked " + pin.CPUs + ")"
 			} else {
 				fail(i, "runs on %s, its %s pin asked for %s", th.CPUs, pin.Agent, pin.CPUs)
@@ -171,7 +179,7 @@ func judgeAffinity(p trackedProc, threads []ThreadInfo) ([]string, error) {
 		}
 		found := false
 		for i, th := range threads {
-			if !claimed[i] && normCPUs(th.CPUs) == want {
+			if !claimed[i] && NormCPUs(th.CPUs) == want {
 				claimed[i], found = true, true
 				verdicts[i] = "ok (unnamed; on " + pin.Agent + "'s " + pin.CPUs + ")"
 				break
@@ -208,12 +216,30 @@ func judgeAffinity(p trackedProc, threads []ThreadInfo) ([]string, error) {
 	return verdicts, first
 }
 
-// normCPUs writes a CPU list in its canonical form ("1,2,3" → "1-3").
-func normCPUs(s string) string {
+// NormCPUs writes a CPU list in its canonical form ("1,2,3" → "1-3").
+func NormCPUs(s string) string {
 	list, err := ParseCPUList(s)
 	if err != nil {
 		return s
 	}
 	slices.Sort(list)
 	return formatCPUList(slices.Compact(list))
+}
+
+// DriverProc is a media driver a case started on one host.
+type DriverProc struct {
+	Proc
+	Host Host
+	Dir  string // its Aeron directory, on its host
+	Info string // command line, threading and environment, for the archive
+}
+
+// HostDir maps a case directory in the archive to the directory the case
+// keeps its runtime files in on h (the same directory on this machine).
+func (c *Config) HostDir(h Host, dir string) string {
+	rel, err := filepath.Rel(c.OutDir, dir)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return dir
+	}
+	return h.Dir(rel)
 }

@@ -27,8 +27,8 @@ type echoHandler struct{}
 
 type echoSession struct{}
 
-func (echoHandler) Open(proto.Protocol) uds.Session { return echoSession{} }
-func (echoSession) Close()                          {}
+func (echoHandler) OpenStream(proto.Protocol) transport.StreamSession { return echoSession{} }
+func (echoSession) Close()                                            {}
 func (echoSession) Serve(in, out []byte, _ int) (int, []byte, bool) {
 	consumed := 0
 	for {

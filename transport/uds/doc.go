@@ -3,8 +3,9 @@
 //
 // The server side (Listen, Server) is polled by the store loop: the
 // listening socket and every client are non-blocking and watched by one
-// epoll instance; Poll accepts, reads, hands complete requests to a Handler
-// inline and writes the replies, with no goroutine per connection and no
+// epoll instance; Poll accepts, reads, hands complete requests to a
+// transport.StreamHandler's sessions (the stream contract) inline and
+// writes the replies, with no goroutine per connection and no
 // channel between a request and its execution. Each connection's protocol
 // (RESP or SOFH-framed SBE) is recognised from its first bytes. Pipelined
 // requests are answered in order with one write per read batch; partial

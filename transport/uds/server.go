@@ -72,30 +72,6 @@ const (
 	eventBatch = 256
 )
 
-// Handler executes the requests of one transport's clients. The server
-// package adapts the command engine to it; tests use small fakes.
-type Handler interface {
-	// Open returns the state of a newly accepted client that speaks p.
-	Open(p proto.Protocol) Session
-}
-
-// Session is one client's request state.
-type Session interface {
-	// Serve consumes the complete requests at the start of in and appends
-	// the replies, in order, to out. It stops early, leaving the later
-	// requests unconsumed, once the replies it appended reach limit bytes;
-	// it always serves at least one complete request. It returns the bytes
-	// consumed, the extended out, and whether the connection must be
-	// closed once the replies are written (QUIT, a protocol error).
-	//
-	// What is left of in after the consumed bytes is offered again, from
-	// its first byte, with whatever arrived since: a session may remember
-	// how far it parsed a partial request.
-	Serve(in, out []byte, limit int) (consumed int, reply []byte, closeConn bool)
-	// Close releases the session when its client goes away.
-	Close()
-}
-
 // Config describes one listener. Network and Address and Handler are
 // required; every other zero value picks the default.
 type Config struct {
@@ -111,7 +87,7 @@ type Config struct {
 	Proto proto.Protocol
 	// Handler executes the requests; it opens each client's session once
 	// the client's first bytes tell its protocol.
-	Handler Handler
+	Handler transport.StreamHandler
 	// MaxClients caps connected clients; further clients are told so (RESP)
 	// and closed. Default DefaultMaxClients.
 	MaxClients int
@@ -267,13 +243,13 @@ type Server struct {
 // serve, so new replies never make the client's older ones move.
 type conn struct {
 	fd        int
-	sess      Session        // nil until the first bytes tell the protocol
-	held      buffered       // sess, when it holds memory for partial requests
-	delayer   Delayer        // sess, when it may ask for the client to wait
-	proto     proto.Protocol // the client's protocol, once sess is open
-	in        []byte         // unconsumed request bytes are in[:len(in)]
-	fresh     []byte         // replies produced since the last flush: the shared wbuf, or what it grew into (within a serve and flush only)
-	pend      [][]byte       // owned blocks of unwritten replies, oldest first; pend[0][wpos:] goes next
+	sess      transport.StreamSession // nil until the first bytes tell the protocol
+	held      buffered                // sess, when it holds memory for partial requests
+	delayer   Delayer                 // sess, when it may ask for the client to wait
+	proto     proto.Protocol          // the client's protocol, once sess is open
+	in        []byte                  // unconsumed request bytes are in[:len(in)]
+	fresh     []byte                  // replies produced since the last flush: the shared wbuf, or what it grew into (within a serve and flush only)
+	pend      [][]byte                // owned blocks of unwritten replies, oldest first; pend[0][wpos:] goes next
 	wpos      int
 	pendBytes int    // unwritten bytes in pend
 	pendCap   int    // capacity of the blocks in pend
@@ -295,27 +271,27 @@ type conn struct {
 // buffered is a session that holds memory for a partial request.
 type buffered interface{ Buffered() int }
 
-// ConnAware is a Session that wants to know its connection (the command
-// engine's CLIENT LIST, CLIENT KILL and MONITOR): right after Open the
-// server tells it the peer's and its own address and the socket, and
-// hands it kill, which closes the connection, and push, which queues bytes
-// for the client outside of any reply. Both are to be called on the loop
-// goroutine only.
+// ConnAware is a transport.StreamSession that wants to know its
+// connection (the command engine's CLIENT LIST, CLIENT KILL and MONITOR):
+// right after OpenStream the server tells it the peer's and its own
+// address and the socket, and hands it kill, which closes the connection,
+// and push, which queues bytes for the client outside of any reply. Both
+// are to be called on the loop goroutine only.
 type ConnAware interface {
 	SetConn(addr, laddr string, fd int, kill func(), push func(b []byte) bool)
 }
 
-// Delayer is a Session that may ask, after a Serve, for its client to be
-// held back: its further requests wait that long (neither read nor
-// executed; the loop serves everyone else meanwhile). The server's
-// sessions ask after a wrong password.
+// Delayer is a transport.StreamSession that may ask, after a Serve, for
+// its client to be held back: its further requests wait that long
+// (neither read nor executed; the loop serves everyone else meanwhile).
+// The server's sessions ask after a wrong password.
 type Delayer interface {
 	Delay() time.Duration
 }
 
-// ProtocolErrorer is a Session that can say why it asked for its
-// connection to close: the protocol error it answered (the server logs it
-// with the client's address), or nil (QUIT).
+// ProtocolErrorer is a transport.StreamSession that can say why it asked
+// for its connection to close: the protocol error it answered (the server
+// logs it with the client's address), or nil (QUIT).
 type ProtocolErrorer interface {
 	ProtocolError() error
 }
@@ -907,7 +883,7 @@ func (s *Server) open(c *conn) bool {
 		return false
 	}
 	c.proto = p
-	c.sess = s.cfg.Handler.Open(p)
+	c.sess = s.cfg.Handler.OpenStream(p)
 	c.held, _ = c.sess.(buffered)
 	c.delayer, _ = c.sess.(Delayer)
 	if a, ok := c.sess.(ConnAware); ok {

@@ -11,6 +11,7 @@ import (
 	"github.com/goblin-kv/goblin/aeron/internal/cnc"
 	"github.com/goblin-kv/goblin/aeron/internal/command"
 	"github.com/goblin-kv/goblin/aeron/internal/ringbuffer"
+	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/internal/shm"
 )
 
@@ -27,11 +28,12 @@ func newGateIdle() *gateIdle {
 	return &gateIdle{tick: make(chan struct{}), open: make(chan struct{})}
 }
 
-func (g *gateIdle) Idle(int) {
+func (g *gateIdle) Idle(int) idle.Phase {
 	select {
 	case <-g.tick:
 	case <-g.open:
 	}
+	return idle.Parked
 }
 
 // step lets the conductor finish its current duty cycle and run one more

@@ -1,7 +1,6 @@
 package aeron
 
 import (
-	"runtime"
 	"time"
 
 	"github.com/goblin-kv/goblin/idle"
@@ -9,38 +8,33 @@ import (
 
 // IdleStrategy decides what a polling loop does after a duty cycle that
 // did workCount units of work: a positive count means "busy, go again", zero
-// means "idle". Implementations are not safe for concurrent use; give each
-// loop its own.
-type IdleStrategy interface {
-	Idle(workCount int)
-}
+// means "idle". It is package idle's one idle interface, idle.Idler, under
+// the name Agrona and the Aeron clients give it (Options.ConductorIdle, the
+// media driver's idle properties). Implementations are not safe for
+// concurrent use; give each loop its own.
+type IdleStrategy = idle.Idler
 
-// SpinIdle never gives up the CPU. The goroutine using it occupies a whole
-// core; lock it to its OS thread (runtime.LockOSThread) for stable latency.
-type SpinIdle struct{}
+// SpinIdle never gives up the CPU (Agrona's BusySpinIdleStrategy; package
+// idle's Spinner). The goroutine using it occupies a whole core; lock it to
+// its OS thread (runtime.LockOSThread) for stable latency.
+type SpinIdle = idle.Spinner
 
-// Idle returns at once.
-func (SpinIdle) Idle(int) {}
+// YieldIdle yields to the Go scheduler when idle (Agrona's
+// YieldingIdleStrategy; package idle's Yielder, whose zero value calls
+// runtime.Gosched).
+type YieldIdle = idle.Yielder
 
-// YieldIdle yields to the Go scheduler when idle.
-type YieldIdle struct{}
-
-// Idle calls runtime.Gosched when workCount is zero.
-func (YieldIdle) Idle(workCount int) {
-	if workCount <= 0 {
-		runtime.Gosched()
-	}
-}
-
-// SleepIdle sleeps for Period when idle (1 ms if Period is zero).
+// SleepIdle sleeps for Period when idle (1 ms if Period is zero), as
+// Agrona's SleepingIdleStrategy does.
 type SleepIdle struct{ Period time.Duration }
 
 // Idle sleeps when workCount is zero.
-func (s SleepIdle) Idle(workCount int) {
+func (s SleepIdle) Idle(workCount int) idle.Phase {
 	if workCount > 0 {
-		return
+		return idle.Busy
 	}
 	time.Sleep(s.period())
+	return idle.Parked
 }
 
 // period is the sleep, Period or 1 ms.
@@ -54,12 +48,12 @@ func (s SleepIdle) period() time.Duration {
 // BackoffIdle spins, then yields, then sleeps from MinPark, doubling up to
 // MaxPark, and starts over as soon as there is work: low latency while
 // busy, little CPU while idle. It is package idle's one backoff
-// (idle.Backoff's Step); its fields keep the names of Agrona's
-// BackoffIdleStrategy, which the media driver's idle properties set. Zero
-// fields take idle's defaults (idle.DefaultParams), those in parentheses,
-// and so do parks of 0 or less: 4096 spins, 4096 yields, then sleeps of a
-// constant 20 µs (a waiting client's, not Agrona's 1 µs to 1 ms: set the
-// parks for a thread that may idle long).
+// (idle.Backoff's Step, as idle.Backoffer runs it); its fields keep the
+// names of Agrona's BackoffIdleStrategy, which the media driver's idle
+// properties set. Zero fields take idle's defaults (idle.DefaultParams),
+// those in parentheses, and so do parks of 0 or less: 4096 spins, 4096
+// yields, then sleeps of a constant 20 µs (a waiting client's, not
+// Agrona's 1 µs to 1 ms: set the parks for a thread that may idle long).
 type BackoffIdle struct {
 	MaxSpins  int           // spins before yielding (idle.DefaultSpins)
 	MaxYields int           // yields before sleeping (idle.DefaultYields)
@@ -74,13 +68,13 @@ type BackoffIdle struct {
 }
 
 // Idle advances the back-off when idle and resets it on work.
-func (b *BackoffIdle) Idle(workCount int) {
+func (b *BackoffIdle) Idle(workCount int) idle.Phase {
 	if workCount > 0 {
 		b.idle = 0
-		return
+		return idle.Busy
 	}
 	b.idle++
-	idle.Backoff.Step(b.idle, b.Params(), nil, b.Park)
+	return idle.Backoff.Step(b.idle, b.Params(), nil, b.Park)
 }
 
 // Params are b's parameters as package idle's, its zero fields filled

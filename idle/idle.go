@@ -6,9 +6,12 @@
 // (wait= in a target) and goblin's in-process Aeron media driver take the
 // same names, and all default to Backoff, so that nothing burns a core
 // unless asked to. Backoff is one function (Strategy.Step) with one set of
-// parameters (Params, DefaultParams) everywhere; docs/idle.md describes
-// the choice once for all of them, and the two sites whose parameters
-// differ on purpose (the server's loop, the media driver) and why.
+// parameters (Params, DefaultParams) everywhere, and a thread that idles
+// between duty cycles does so through one interface, Idler (Spinner,
+// Yielder and Backoffer are the three strategies as Idlers).
+// docs/idle.md describes the choice once for all of them, and the two
+// sites whose parameters differ on purpose (the server's loop, the media
+// driver) and why.
 package idle
 
 import (

@@ -85,3 +85,37 @@ func TestParams(t *testing.T) {
 		t.Error("the defaults do not validate")
 	}
 }
+
+// TestIdlers: the three strategies as Idlers go through the phases Step
+// gives their strategy, yield and park the way they are told, and start
+// over on work.
+func TestIdlers(t *testing.T) {
+	p := Params{Spins: 2, Yields: 1, MinPark: time.Microsecond, MaxPark: 2 * time.Microsecond}
+	var yields int
+	var parks []time.Duration
+	idlers := map[string]Idler{
+		"spin":         Spinner{},
+		"yield":        Yielder{},
+		"thread yield": Yielder{Thread: true},
+		"backoff": &Backoffer{Params: p, Yield: func() { yields++ },
+			Park: func(d time.Duration) { parks = append(parks, d) }},
+	}
+	want := map[string]string{
+		"spin":         "[1 1 1 1 1 0 1]",
+		"yield":        "[2 2 2 2 2 0 2]",
+		"thread yield": "[2 2 2 2 2 0 2]",
+		"backoff":      "[1 1 2 3 3 0 1]",
+	}
+	for name, s := range idlers {
+		var got []Phase
+		for _, work := range []int{0, 0, 0, 0, 0, 1, 0} {
+			got = append(got, s.Idle(work))
+		}
+		if fmt.Sprint(got) != want[name] {
+			t.Errorf("%s: phases %v, want %s", name, got, want[name])
+		}
+	}
+	if yields != 1 || fmt.Sprint(parks) != "[1µs 2µs]" {
+		t.Errorf("backoff yielded %d times (want 1) and parked %v (want [1µs 2µs])", yields, parks)
+	}
+}

@@ -19,8 +19,9 @@ type Env struct {
 	Logger  *slog.Logger
 	// Handler returns the command engine's handler for the transport named
 	// name, such as "uds/resp" or "ring/sbe". Each name gets its own
-	// request counters. Stream transports use it as a uds.Handler; message
-	// transports (ring, Aeron) use it as a transport.MessageHandler.
+	// request counters. Stream transports use it as a
+	// transport.StreamHandler; message transports (ring, Aeron) use it as
+	// a transport.MessageHandler.
 	Handler func(name string) EngineHandler
 	// SocketBudget bounds the buffer memory of every socket listener's
 	// clients together (Options.MaxClientMemory).

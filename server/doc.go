@@ -5,11 +5,11 @@
 // Each duty cycle the loop polls every transport.Server (which executes
 // requests inline through the engine), runs a bounded step of store
 // maintenance, publishes its plain counters to the Prometheus collector now
-// and then, and hands the cycle's work count to an IdleStrategy: Spin,
-// Yield or Backoff (the default, which parks on the socket transports'
-// epoll descriptors so an idle server sleeps yet wakes at once for a
-// socket request). Nothing on a request's path crosses a goroutine, a
-// channel or a lock.
+// and then, and hands the cycle's work count to its idle strategy (an
+// idle.Idler): spin, yield or backoff (the default, which parks on the
+// socket transports' epoll descriptors so an idle server sleeps yet wakes
+// at once for a socket request). Nothing on a request's path crosses a
+// goroutine, a channel or a lock.
 //
 // Each transport is a Builder in one fixed table (build.go): it turns a
 // target into a transport.Server using the Env (options, logger, engine

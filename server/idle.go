@@ -7,25 +7,9 @@ import (
 	"github.com/goblin-kv/goblin/idle"
 )
 
-// IdleStrategy decides what the loop thread does after a duty cycle, given
-// how much work the cycle did. It is called from the loop goroutine only.
-type IdleStrategy interface {
-	// Idle is called once per duty cycle. work > 0 means the cycle did
-	// something (and the strategy resets); work == 0 asks it to spin, yield
-	// or park. It returns the phase it chose.
-	Idle(work int) Phase
-}
-
-// Phase is what an IdleStrategy did with a cycle (package idle's phases).
-type Phase = idle.Phase
-
-// The phases, in the order a backoff goes through them.
-const (
-	Busy    = idle.Busy    // the cycle did work: go again at once
-	Spun    = idle.Spun    // idle, polled again at once
-	Yielded = idle.Yielded // idle, gave the CPU to another thread (sched_yield)
-	Parked  = idle.Parked  // idle, blocked for a bounded wait
-)
+// The loop's idle strategy is an idle.Idler (package idle's one idle
+// interface): idle.Spinner, idle.Yielder or idle.Backoffer, as
+// NewIdleStrategy makes them for the loop thread.
 
 // Parker blocks the loop thread for up to d, returning early when a
 // transport that can signal readiness has work. The loop provides it.
@@ -55,64 +39,21 @@ const DefaultIdle = IdleBackoff
 // matrix were measured with these.
 var DefaultBackoff = idle.Params{Spins: 200, Yields: 20, MinPark: time.Millisecond, MaxPark: time.Millisecond}
 
-// Spin never gives the CPU up: the loop polls continuously, for the lowest
-// latency at the cost of one whole core, busy or not.
-type Spin struct{}
-
-// Idle implements IdleStrategy.
-func (Spin) Idle(work int) Phase {
-	if work > 0 {
-		return Busy
-	}
-	return Spun
-}
-
-// Yield calls sched_yield on every idle cycle: the core stays nearly
-// as busy as with Spin, but other runnable threads get it first.
-type Yield struct{}
-
-// Idle implements IdleStrategy.
-func (Yield) Idle(work int) Phase {
-	if work > 0 {
-		return Busy
-	}
-	idle.ThreadYield()
-	return Yielded
-}
-
-// Backoff spins for Spins idle cycles, then yields (sched_yield) for
-// Yields, then parks, starting at MinPark and doubling up to MaxPark (package
-// idle's one backoff, idle.Strategy.Step). Any cycle with work starts over.
-type Backoff struct {
-	idle.Params
-	// Park blocks for a bounded wait; nil sleeps.
-	Park Parker
-
-	idle int // idle cycles since the last work
-}
-
-// Idle implements IdleStrategy.
-func (b *Backoff) Idle(work int) Phase {
-	if work > 0 {
-		b.idle = 0
-		return Busy
-	}
-	b.idle++
-	return idle.Backoff.Step(b.idle, b.Params, idle.ThreadYield, b.Park)
-}
-
-// NewIdleStrategy returns the strategy named name ("" means DefaultIdle)
-// with the given park function for backoff.
-func NewIdleStrategy(name string, o *Options, park Parker) (IdleStrategy, error) {
+// NewIdleStrategy returns the loop's idle strategy named name ("" means
+// DefaultIdle): spin never gives the CPU up (the lowest latency, one whole
+// core, busy or not); yield calls sched_yield on every idle cycle; backoff
+// spins, yields (sched_yield), then parks with park (nil sleeps), with
+// o.Backoff's parameters over DefaultBackoff.
+func NewIdleStrategy(name string, o *Options, park Parker) (idle.Idler, error) {
 	s, err := idle.Parse(name)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	switch s {
 	case idle.Spin:
-		return Spin{}, nil
+		return idle.Spinner{}, nil
 	case idle.Yield:
-		return Yield{}, nil
+		return idle.Yielder{Thread: true}, nil
 	}
-	return &Backoff{Params: o.Backoff.WithDefaults(DefaultBackoff), Park: park}, nil
+	return &idle.Backoffer{Params: o.Backoff.WithDefaults(DefaultBackoff), Yield: idle.ThreadYield, Park: park}, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/internal/rawpoll"
 	"github.com/goblin-kv/goblin/transport"
 )
@@ -102,7 +103,7 @@ type LoopConfig struct {
 // every transport, runs store maintenance, publishes metrics and idles.
 type Loop struct {
 	cfg        LoopConfig
-	idle       IdleStrategy
+	idle       idle.Idler
 	waitables  []Waitable
 	preparers  []WaitPreparer // the waitables that must be asked before a park
 	sleepers   []Sleeper
@@ -288,13 +289,13 @@ func (l *Loop) cycle() {
 		l.cfg.Publish(&l.stats)
 	}
 	switch phase := l.idle.Idle(work); {
-	case phase >= Yielded:
+	case phase >= idle.Yielded:
 		// The loop is idle: the sockets get checked on the next cycle
 		// whatever their CheckEvery says.
 		for _, w := range l.waitables {
 			w.CheckNow()
 		}
-	case phase == Spun && l.socketsOnly:
+	case phase == idle.Spun && l.socketsOnly:
 		// Nothing but sockets share the loop, so checking them taxes no
 		// other transport. With several listeners, one epoll_wait on the
 		// nested descriptor says which have work.

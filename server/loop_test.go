@@ -27,8 +27,8 @@ type echoHandler struct{}
 
 type echoSession struct{}
 
-func (echoHandler) Open(proto.Protocol) uds.Session { return echoSession{} }
-func (echoSession) Close()                          {}
+func (echoHandler) OpenStream(proto.Protocol) transport.StreamSession { return echoSession{} }
+func (echoSession) Close()                                            {}
 func (echoSession) Serve(in, out []byte, _ int) (int, []byte, bool) {
 	consumed := 0
 	for {
@@ -132,25 +132,35 @@ func TestBackoffParksAndWakesOnSockets(t *testing.T) {
 	}
 }
 
+// TestBackoffPhases: the loop's strategies, as NewIdleStrategy makes them,
+// go through the phases their names promise.
 func TestBackoffPhases(t *testing.T) {
 	var parked []time.Duration
-	b := &Backoff{Params: idle.Params{Spins: 3, Yields: 2, MinPark: time.Millisecond, MaxPark: 4 * time.Millisecond},
-		Park: func(d time.Duration) { parked = append(parked, d) }}
-	var got []Phase
+	o := &Options{Backoff: idle.Params{Spins: 3, Yields: 2, MinPark: time.Millisecond, MaxPark: 4 * time.Millisecond}}
+	b, err := NewIdleStrategy(IdleBackoff, o, func(d time.Duration) { parked = append(parked, d) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []idle.Phase
 	for range 9 {
 		got = append(got, b.Idle(0))
 	}
-	want := []Phase{Spun, Spun, Spun, Yielded, Yielded, Parked, Parked, Parked, Parked}
+	want := []idle.Phase{idle.Spun, idle.Spun, idle.Spun, idle.Yielded, idle.Yielded, idle.Parked, idle.Parked, idle.Parked, idle.Parked}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("phases %v, want %v", got, want)
 	}
 	if fmt.Sprint(parked) != "[1ms 2ms 4ms 4ms]" {
 		t.Fatalf("parks %v, want doubling capped at MaxPark", parked)
 	}
-	if b.Idle(1) != Busy || b.Idle(0) != Spun {
+	if b.Idle(1) != idle.Busy || b.Idle(0) != idle.Spun {
 		t.Fatal("work does not reset the backoff")
 	}
-	if (Spin{}).Idle(0) != Spun || (Yield{}).Idle(0) != Yielded || (Spin{}).Idle(3) != Busy {
+	spin, err1 := NewIdleStrategy(IdleSpin, o, nil)
+	yield, err2 := NewIdleStrategy(IdleYield, o, nil)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if spin.Idle(0) != idle.Spun || yield.Idle(0) != idle.Yielded || spin.Idle(3) != idle.Busy || yield.Idle(1) != idle.Busy {
 		t.Fatal("spin or yield")
 	}
 	if _, err := NewIdleStrategy("nap", &Options{}, nil); err == nil {

@@ -14,9 +14,10 @@ import (
 	"github.com/goblin-kv/goblin/transport/uds"
 )
 
-// requestSlack is what a request may hold besides its value: the key (at
+// RequestSlack is what a request may hold besides its value: the key (at
 // most 64 KiB in the store) and the command's other arguments and headers.
-const requestSlack = 128 << 10
+// The default MaxInput leaves at least this much room past MaxValueLen.
+const RequestSlack = 128 << 10
 
 // ErrOptions is wrapped by every Validate error.
 var ErrOptions = errors.New("server: bad options")
@@ -88,15 +89,19 @@ type Options struct {
 	// changed into it (see ParseConfigLine for its syntax).
 	ConfigFile string
 
-	// MaxClients caps the clients of each socket listener.
+	// MaxClients caps the clients of each socket listener (default
+	// uds.DefaultMaxClients).
 	MaxClients int
 	// MaxOutput caps the reply bytes queued for one socket client before
-	// it is disconnected as a slow consumer.
+	// it is disconnected as a slow consumer (default uds.DefaultMaxOutput).
 	MaxOutput int
 	// StallTimeout is how long a socket client may leave MaxOutput bytes
-	// of replies unread before it is disconnected (default 5s).
+	// of replies unread before it is disconnected (default
+	// uds.DefaultStallTimeout).
 	StallTimeout time.Duration
-	// MaxInput caps one incomplete request held for a socket client.
+	// MaxInput caps one incomplete request held for a socket client
+	// (default uds.DefaultMaxInput, or MaxValueLen plus RequestSlack when
+	// that is more).
 	MaxInput int
 	// MaxClientMemory caps the bytes all socket clients together may hold
 	// in buffers (unexecuted requests, unread replies, partial-request
@@ -115,14 +120,15 @@ type Options struct {
 	MaxValueLen int
 	// IdleTimeout disconnects socket clients silent that long (0: never).
 	IdleTimeout time.Duration
-	// SocketMode is the Unix socket files' permission bits (default 0660).
+	// SocketMode is the Unix socket files' permission bits (default
+	// uds.DefaultSocketMode).
 	SocketMode os.FileMode
 	// SocketCheckEvery is how many quiet duty cycles pass between two
 	// epoll checks of a socket listener (default uds.DefaultCheckEvery).
 	SocketCheckEvery int
 
 	// MetricsInterval is how often the loop publishes its counters for
-	// the metrics collector (default 100ms).
+	// the metrics collector (default DefaultMetricsInterval).
 	MetricsInterval time.Duration
 	// TickBudget bounds the store maintenance done per duty cycle.
 	TickBudget int
@@ -156,7 +162,7 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.MaxInput == 0 {
 		// Room for the largest value and the rest of its command.
-		o.MaxInput = max(uds.DefaultMaxInput, o.MaxValueLen+requestSlack)
+		o.MaxInput = max(uds.DefaultMaxInput, o.MaxValueLen+RequestSlack)
 	}
 	if o.MaxClientMemory == 0 {
 		o.MaxClientMemory = DefaultMaxClientMemory
@@ -212,9 +218,9 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: limits must not be negative", ErrOptions)
 	case o.MaxValueLen < 0 || o.MaxValueLen > MaxMaxValueLen:
 		return fmt.Errorf("%w: max value length %d: want 1 to %d bytes (512 MiB less 2)", ErrOptions, o.MaxValueLen, MaxMaxValueLen)
-	case o.MaxInput < o.MaxValueLen+requestSlack:
+	case o.MaxInput < o.MaxValueLen+RequestSlack:
 		return fmt.Errorf("%w: the client input limit (%d bytes) must exceed the max value length (%d) by %d bytes, so a SET of the largest value fits: raise the input limit or lower the value length",
-			ErrOptions, o.MaxInput, o.MaxValueLen, requestSlack)
+			ErrOptions, o.MaxInput, o.MaxValueLen, RequestSlack)
 	case o.IdleTimeout < 0, o.StallTimeout < 0:
 		return fmt.Errorf("%w: timeouts must not be negative", ErrOptions)
 	case o.SocketMode&^0o777 != 0:

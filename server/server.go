@@ -309,11 +309,11 @@ func (s *Server) rewriter() func() error {
 }
 
 // EngineHandler hands out sessions of the command engine, all counting into
-// one transport's request counters: a uds.Handler for the stream
-// transports and a transport.MessageHandler for the message transports
-// (ring, Aeron). It is the one adapter between the engine and the
-// transports; tests that run a transport on a bare engine make theirs with
-// NewEngineHandler.
+// one transport's request counters: a transport.StreamHandler for the
+// stream transports (uds, tcp) and a transport.MessageHandler for the
+// message transports (ring, Aeron). It is the one adapter between the
+// engine and the transports; tests that run a transport on a bare engine
+// make theirs with NewEngineHandler.
 type EngineHandler struct {
 	e     *engine.Engine
 	st    *engine.Stats
@@ -327,8 +327,9 @@ func NewEngineHandler(e *engine.Engine, st *engine.Stats, name string) EngineHan
 	return EngineHandler{e: e, st: st, name: name}
 }
 
-// Open implements uds.Handler.
-func (h EngineHandler) Open(p proto.Protocol) uds.Session {
+// OpenStream implements transport.StreamHandler: the session of one
+// socket client, a byte stream of pipelined requests.
+func (h EngineHandler) OpenStream(p proto.Protocol) transport.StreamSession {
 	return &engineSession{e: h.e, s: h.e.Open(p, h.st), name: h.name, guard: h.guard}
 }
 
@@ -372,6 +373,7 @@ func noteAuthFailures(s *engine.Session, g *authGuard, name string, seen *uint64
 	return g.failed(name, f), true
 }
 
+// engineSession serves one stream-transport client.
 type engineSession struct {
 	e     *engine.Engine
 	s     *engine.Session
@@ -381,6 +383,7 @@ type engineSession struct {
 	delay time.Duration // for Delay, after a wrong password
 }
 
+// Serve implements transport.StreamSession.
 func (s *engineSession) Serve(in, out []byte, limit int) (int, []byte, bool) {
 	n, out, closeConn := s.e.ServeStreamLimit(s.s, in, out, limit)
 	if d, failed := noteAuthFailures(s.s, s.guard, s.name, &s.fails); failed {

@@ -46,5 +46,7 @@ func buildSocket(t transport.Target, env *Env) (transport.Server, error) {
 // of the protocol it speaks.
 type protoHandlers [2]EngineHandler
 
-// Open implements uds.Handler.
-func (h protoHandlers) Open(p proto.Protocol) uds.Session { return h[p].Open(p) }
+// OpenStream implements transport.StreamHandler.
+func (h protoHandlers) OpenStream(p proto.Protocol) transport.StreamSession {
+	return h[p].OpenStream(p)
+}

@@ -81,17 +81,18 @@ func newThreadBackoff(d *Driver, b *aeron.BackoffIdle) *threadBackoff {
 	return t
 }
 
-// Idle advances the back-off after a cycle that did no work and resets it
-// after one that did.
-func (t *threadBackoff) Idle(work int) {
+// Idle implements idle.Idler (aeron.IdleStrategy): it advances the
+// back-off after a cycle that did no work and resets it after one that
+// did.
+func (t *threadBackoff) Idle(work int) idle.Phase {
 	if work > 0 && !t.tickOnly(work) {
 		t.idleCycles, t.quietPark = 0, 0
 		t.relock()
 		t.lastWorkNs = t.d.nowNs
-		return
+		return idle.Busy
 	}
 	t.idleCycles++
-	idle.Backoff.Step(t.idleCycles, t.p, idle.ThreadYield, t.parkFn)
+	return idle.Backoff.Step(t.idleCycles, t.p, idle.ThreadYield, t.parkFn)
 }
 
 // parkQuiet parks for dt, the backoff's park; once the backoff is at

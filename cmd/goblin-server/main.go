@@ -33,6 +33,7 @@ import (
 
 	"github.com/goblin-kv/goblin/server"
 	"github.com/goblin-kv/goblin/store"
+	"github.com/goblin-kv/goblin/transport/uds"
 )
 
 // Exit codes.
@@ -84,22 +85,22 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Var(&c.listen, "listen", "`targets` to serve, comma separated or repeated: uds:///path.sock, tcp://HOST:PORT (ring:// and aeron: too, see docs/transports.md), each with ?proto=resp|sbe (default: "+strings.Join(server.DefaultListen(), ",")+")")
 	fs.StringVar(&c.metrics, "metrics", DefaultMetrics, "`address` of the Prometheus metrics HTTP listener (/metrics); \"off\" disables it")
-	fs.StringVar(&c.idle, "idle", server.DefaultIdle, "loop idle `strategy`: spin (lowest latency, burns a core), yield, backoff (spin ~10µs, yield, then park up to 1ms; wakes at once for socket requests)")
+	fs.StringVar(&c.idle, "idle", server.DefaultIdle, "loop idle `strategy`: spin (lowest latency, burns a core), yield, backoff (spin ~10µs, yield, then park up to "+server.DefaultBackoff.MaxPark.String()+"; wakes at once for socket requests)")
 	fs.StringVar(&c.cpu, "cpu", "", "pin the store loop thread to these `CPUs` (e.g. 3 or 2,3); empty leaves it to the kernel")
 	fs.StringVar(&c.maxmemory, "maxmemory", "0", "memory cap of the store in `bytes` (suffixes kb, mb, gb); 0 means none")
-	fs.StringVar(&c.policy, "maxmemory-policy", "noeviction", "what a write does at --maxmemory: noeviction, allkeys-lru or volatile-ttl")
+	fs.StringVar(&c.policy, "maxmemory-policy", store.NoEviction.String(), "what a write does at --maxmemory: noeviction, allkeys-lru or volatile-ttl")
 	fs.StringVar(&c.requirepass, "requirepass", "", "`password` clients must AUTH with before other commands; empty disables AUTH. The command line is visible to every local user (ps, /proc): prefer the "+requirePassEnv+" environment variable or a configuration file readable by the server only")
-	fs.IntVar(&c.maxclients, "maxclients", 10000, "maximum connected clients per socket listener")
+	fs.IntVar(&c.maxclients, "maxclients", uds.DefaultMaxClients, "maximum connected clients per socket listener")
 	fs.IntVar(&c.databases, "databases", server.DefaultDatabases, "how many numbered databases SELECT chooses from (0 to N-1), as Redis's databases")
-	fs.StringVar(&c.maxOutput, "client-output-limit", "32mb", "reply `bytes` queued for one client before it is disconnected as a slow consumer")
-	fs.DurationVar(&c.stall, "client-stall-timeout", 5*time.Second, "disconnect a client that leaves --client-output-limit bytes of replies unread this long")
-	fs.StringVar(&c.maxInput, "client-input-limit", "", "`bytes` of one incomplete request held for a client before it is disconnected (default 64mb, or --proto-max-bulk-len plus 128kb when that is more)")
-	fs.StringVar(&c.clientMem, "maxmemory-clients", "1gb", "`bytes` all socket clients together may hold in buffers (unexecuted requests, unread replies); past it the clients holding the most are disconnected; 0 means no limit")
-	fs.StringVar(&c.passOutput, "client-output-per-pass", "256kb", "reply `bytes` one client's requests may produce per loop pass before its further requests wait for the next pass, so one client asking for large replies cannot stall the others")
-	fs.StringVar(&c.maxBulk, "proto-max-bulk-len", "16mb", "longest value and longest key the store accepts, and longest bulk string (RESP) or frame (SBE) a request may carry, in `bytes`; at most 512mb")
+	fs.StringVar(&c.maxOutput, "client-output-limit", sizeText(uds.DefaultMaxOutput), "reply `bytes` queued for one client before it is disconnected as a slow consumer")
+	fs.DurationVar(&c.stall, "client-stall-timeout", uds.DefaultStallTimeout, "disconnect a client that leaves --client-output-limit bytes of replies unread this long")
+	fs.StringVar(&c.maxInput, "client-input-limit", "", "`bytes` of one incomplete request held for a client before it is disconnected (default "+sizeText(uds.DefaultMaxInput)+", or --proto-max-bulk-len plus "+sizeText(server.RequestSlack)+" when that is more)")
+	fs.StringVar(&c.clientMem, "maxmemory-clients", sizeText(server.DefaultMaxClientMemory), "`bytes` all socket clients together may hold in buffers (unexecuted requests, unread replies); past it the clients holding the most are disconnected; 0 means no limit")
+	fs.StringVar(&c.passOutput, "client-output-per-pass", sizeText(uds.DefaultPassOutput), "reply `bytes` one client's requests may produce per loop pass before its further requests wait for the next pass, so one client asking for large replies cannot stall the others")
+	fs.StringVar(&c.maxBulk, "proto-max-bulk-len", sizeText(store.DefaultMaxValueLen), "longest value and longest key the store accepts, and longest bulk string (RESP) or frame (SBE) a request may carry, in `bytes`; at most 512mb")
 	fs.DurationVar(&c.idleTimeout, "timeout", 0, "disconnect socket clients idle for this `duration` (e.g. 5m); 0 never does")
-	fs.StringVar(&c.socketMode, "socket-mode", "0660", "permission `bits` (octal) of Unix socket files")
-	fs.IntVar(&c.checkEvery, "socket-check-every", 16, "quiet loop `cycles` between two epoll checks of a socket listener (1: every cycle)")
+	fs.StringVar(&c.socketMode, "socket-mode", fmt.Sprintf("%#o", uint32(uds.DefaultSocketMode)), "permission `bits` (octal) of Unix socket files")
+	fs.IntVar(&c.checkEvery, "socket-check-every", uds.DefaultCheckEvery, "quiet loop `cycles` between two epoll checks of a socket listener (1: every cycle)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.StringVar(&c.aeronDir, "aeron-dir", "", "Aeron `directory` of a media driver something else runs, used by every aeron: listener (adds dir=…|driver=external); empty: every aeron: listener, IPC or UDP, runs goblin's Go media driver inside goblin-server (driver=java: starts and supervises the Java driver instead) (docs/transports.md)")
@@ -379,6 +380,21 @@ func parseBytes(name, s string) (int64, error) {
 		return 0, fmt.Errorf("--%s %q: want a size such as 0, 1048576, 64kb, 512mb or 2gb", name, s)
 	}
 	return n * mult, nil
+}
+
+// sizeText spells n bytes as a size flag's default, in the largest of gb,
+// mb and kb that divides it (parseBytes reads it back), so the defaults
+// come from the packages' constants and read as an operator types them.
+func sizeText(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"gb", 1 << 30}, {"mb", 1 << 20}, {"kb", 1 << 10}} {
+		if n != 0 && n%u.mult == 0 {
+			return strconv.FormatInt(n/u.mult, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // positiveBytes is parseBytes for a size that must not be 0.

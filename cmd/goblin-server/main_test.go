@@ -33,6 +33,8 @@ import (
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/server"
+	"github.com/goblin-kv/goblin/store"
 )
 
 func TestMain(m *testing.M) { testproc.Main(m) }
@@ -616,6 +618,54 @@ func TestFlagsAndConfigFile(t *testing.T) {
 	os.WriteFile(conf, []byte("bogus 1\n"), 0o600)
 	if code := run([]string{"--config", conf}, io.Discard); code != exitUsage {
 		t.Fatalf("unknown config setting: exit %d", code)
+	}
+}
+
+// TestFlagDefaultsAreTheOptionsDefaults: with no flags, goblin-server
+// asks for what a zero server.Options defaults to, so the flags' defaults
+// (taken from the packages' constants) and the library's cannot drift.
+func TestFlagDefaultsAreTheOptionsDefaults(t *testing.T) {
+	var c config
+	if err := flags(&c, io.Discard).Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := options(&c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want server.Options
+	want.EnsureDefaults()
+	if want.Databases == 0 {
+		want.Databases = server.DefaultDatabases // what 0 means
+	}
+	type limits struct {
+		Idle                                                     string
+		MaxClients, MaxOutput, MaxInput, PassOutput, MaxValueLen int
+		SocketCheckEvery, Databases                              int
+		MaxClientMemory                                          int64
+		StallTimeout                                             time.Duration
+		SocketMode                                               os.FileMode
+		MaxMemoryPolicy                                          store.EvictionPolicy
+	}
+	pick := func(o server.Options) limits {
+		return limits{o.Idle, o.MaxClients, o.MaxOutput, o.MaxInput, o.PassOutput, o.MaxValueLen,
+			o.SocketCheckEvery, o.Databases, o.MaxClientMemory, o.StallTimeout, o.SocketMode, o.MaxMemoryPolicy}
+	}
+	if g, w := pick(got), pick(want); g != w {
+		t.Errorf("flag defaults give %+v; server.Options defaults to %+v", g, w)
+	}
+}
+
+// TestSizeText: a size default reads back as the bytes it stands for.
+func TestSizeText(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 1000: "1000", 256 << 10: "256kb", 32 << 20: "32mb", 1 << 30: "1gb", 3 << 29: "1536mb"} {
+		got := sizeText(n)
+		if got != want {
+			t.Errorf("sizeText(%d) = %q, want %q", n, got, want)
+		}
+		if back, err := parseBytes("x", got); err != nil || back != n {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d", got, back, err, n)
+		}
 	}
 }
 

@@ -1,10 +1,15 @@
 // Package uds is goblin's socket transport: Unix domain sockets and TCP,
 // each carrying RESP or SOFH-framed SBE.
 //
+// It serves TCP too (tcp:// targets), with the same code as Unix sockets
+// but for binding (listen.go) and TCP_NODELAY on each client. The name is
+// the project's declared layout, from the transport it served first.
+//
 // The server side (Listen, Server) is polled by the store loop: the
 // listening socket and every client are non-blocking and watched by one
-// epoll instance; Poll accepts, reads, hands complete requests to a Handler
-// inline and writes the replies, with no goroutine per connection and no
+// epoll instance; Poll accepts, reads, hands complete requests to a
+// transport.StreamHandler's sessions (the stream contract) inline and
+// writes the replies, with no goroutine per connection and no
 // channel between a request and its execution. Each connection's protocol
 // (RESP or SOFH-framed SBE) is recognised from its first bytes. Pipelined
 // requests are answered in order with one write per read batch; partial

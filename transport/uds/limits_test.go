@@ -18,6 +18,7 @@ import (
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/transport"
 )
 
 // clientMem returns what the listener's clients hold in buffers, from the
@@ -226,11 +227,11 @@ type sniffHandler struct {
 	protos []proto.Protocol
 }
 
-func (h *sniffHandler) Open(p proto.Protocol) Session {
+func (h *sniffHandler) OpenStream(p proto.Protocol) transport.StreamSession {
 	h.mu.Lock()
 	h.protos = append(h.protos, p)
 	h.mu.Unlock()
-	return h.lineHandler.Open(p)
+	return h.lineHandler.OpenStream(p)
 }
 
 // TestProtocolRecognisedPerConnection: a listener announced as RESP opens
@@ -357,7 +358,7 @@ type delaySession struct {
 	delay time.Duration
 }
 
-func (h *delayHandler) Open(p proto.Protocol) Session {
+func (h *delayHandler) OpenStream(p proto.Protocol) transport.StreamSession {
 	return &delaySession{lineSession: lineSession{&h.lineHandler}}
 }
 

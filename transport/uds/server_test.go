@@ -20,18 +20,23 @@ import (
 
 	"github.com/goblin-kv/goblin/internal/testkit/wiretest"
 	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/transport"
 )
 
-// lineHandler is a trivial Handler for the transport's tests: every
-// "\n"-terminated line is a request answered with "+line\r\n"; "BIG n"
-// answers n bytes of 'x' and a newline; "QUIT" answers "+BYE" and closes.
+// lineHandler is a trivial transport.StreamHandler for the transport's
+// tests: every "\n"-terminated line is a request answered with
+// "+line\r\n"; "BIG n" answers n bytes of 'x' and a newline; "QUIT"
+// answers "+BYE" and closes.
 type lineHandler struct {
 	open, closed atomic.Int64
 }
 
 type lineSession struct{ h *lineHandler }
 
-func (h *lineHandler) Open(proto.Protocol) Session { h.open.Add(1); return lineSession{h} }
+func (h *lineHandler) OpenStream(proto.Protocol) transport.StreamSession {
+	h.open.Add(1)
+	return lineSession{h}
+}
 
 func (s lineSession) Close() { s.h.closed.Add(1) }
 

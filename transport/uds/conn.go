@@ -1,0 +1,459 @@
+package uds
+
+// This file is one client connection: accepting it, reading its bytes,
+// opening its session once they tell its protocol, serving its requests
+// through the session, and closing it (at once, or lingering after a
+// refusal).
+
+import (
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/transport"
+)
+
+// conn is one client.
+//
+// Between two Polls a client holds its own input buffer only while part
+// of a request (or requests held back at a limit) waits in it, and reply
+// blocks only while the socket has not taken them: a client whose requests
+// complete within a read and whose replies the socket takes at once is
+// served from the listener's shared buffers and holds no memory of its
+// own. Unwritten replies are a queue of blocks, each the leftover of one
+// serve, so new replies never make the client's older ones move.
+type conn struct {
+	fd        int
+	sess      transport.StreamSession // nil until the first bytes tell the protocol
+	held      buffered                // sess, when it holds memory for partial requests
+	delayer   Delayer                 // sess, when it may ask for the client to wait
+	proto     proto.Protocol          // the client's protocol, once sess is open
+	in        []byte                  // unconsumed request bytes are in[:len(in)]
+	fresh     []byte                  // replies produced since the last flush: the shared wbuf, or what it grew into (within a serve and flush only)
+	pend      [][]byte                // owned blocks of unwritten replies, oldest first; pend[0][wpos:] goes next
+	wpos      int
+	pendBytes int    // unwritten bytes in pend
+	pendCap   int    // capacity of the blocks in pend
+	mem       int    // bytes charged to the budget: buffers and session state
+	lastSeen  int64  // last time it sent something
+	lastWrite int64  // last time a write made progress or replies were queued
+	pass      uint64 // the Poll passOut counts for
+	passOut   int    // reply bytes produced in that Poll
+	closing   bool   // write what is queued, then close
+	discard   bool   // closing after a refused request: once the replies are written, linger
+	linger    int64  // when non-zero: lingering (see lingerTime) until this time
+	partial   bool   // in holds the start of a request that was offered and is incomplete
+	queued    bool   // on the backlog: requests wait for the next Poll
+	paused    int64  // when non-zero, the time until which the client's requests wait (Delayer)
+	inShared  bool   // in is the listener's rbuf (within a read only)
+	events    uint32 // what epoll watches for this client
+}
+
+// buffered is a session that holds memory for a partial request.
+type buffered interface{ Buffered() int }
+
+// ConnAware is a transport.StreamSession that wants to know its
+// connection (the command engine's CLIENT LIST, CLIENT KILL and MONITOR):
+// right after OpenStream the server tells it the peer's and its own
+// address and the socket, and hands it kill, which closes the connection,
+// and push, which queues bytes for the client outside of any reply. Both
+// are to be called on the loop goroutine only.
+type ConnAware interface {
+	SetConn(addr, laddr string, fd int, kill func(), push func(b []byte) bool)
+}
+
+// Delayer is a transport.StreamSession that may ask, after a Serve, for
+// its client to be held back: its further requests wait that long
+// (neither read nor executed; the loop serves everyone else meanwhile).
+// The server's sessions ask after a wrong password.
+type Delayer interface {
+	Delay() time.Duration
+}
+
+// ProtocolErrorer is a transport.StreamSession that can say why it asked
+// for its connection to close: the protocol error it answered (the server
+// logs it with the client's address), or nil (QUIT).
+type ProtocolErrorer interface {
+	ProtocolError() error
+}
+
+// lingerTime is how long a client refused for a malformed or too large
+// request may go on sending before it is closed: its answer is written, the
+// write side shut down, and what it still sends is read and dropped, so
+// the client sees the error and then the end of the stream rather than a
+// write error (EPIPE) or a reset that can destroy the answer unread.
+const lingerTime = 5 * time.Second
+
+func (s *Server) accept(now int64) {
+	for i := 0; i < acceptBatch; i++ {
+		fd, _, err := unix.Accept4(s.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		if err != nil {
+			if err == unix.EINTR || err == unix.ECONNABORTED {
+				continue
+			}
+			if err != unix.EAGAIN {
+				s.log.Warn("accept failed", "transport", s.name, "err", err)
+			}
+			return
+		}
+		if int(s.stats.Clients) >= s.cfg.MaxClients {
+			s.stats.Rejected++
+			unix.Write(fd, refusal(s.cfg.Proto, command.Err, "ERR max number of clients reached"))
+			unix.Close(fd)
+			continue
+		}
+		if s.cfg.Network == "tcp" {
+			unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+		}
+		if err := unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(fd)}); err != nil {
+			s.log.Warn("epoll_ctl add failed", "transport", s.name, "err", err)
+			unix.Close(fd)
+			continue
+		}
+		for fd >= len(s.conns) {
+			s.conns = append(s.conns, make([]*conn, len(s.conns)+64)...)
+		}
+		s.conns[fd] = &conn{fd: fd, proto: s.cfg.Proto, lastSeen: now, lastWrite: now, events: unix.EPOLLIN | unix.EPOLLRDHUP}
+		s.stats.Clients++
+		s.stats.Accepted++
+	}
+}
+
+// read reads what the client sent (up to readBudget), executes every
+// complete request and writes the replies once.
+func (s *Server) read(c *conn, now int64) {
+	if c.linger != 0 {
+		s.drain(c)
+		return
+	}
+	if c.closing {
+		// The client was told to go (QUIT, protocol error) and its replies
+		// are draining: HUP or ERR means it is gone.
+		s.drop(c)
+		return
+	}
+	total := 0
+	eof := false
+	for total < readBudget {
+		if !s.room(c) {
+			return // dropped at the input limit
+		}
+		n, err := unix.Read(c.fd, c.in[len(c.in):cap(c.in)])
+		if err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			if err != unix.EAGAIN {
+				eof = true
+			}
+			s.unshareIn(c)
+			break
+		}
+		if n == 0 {
+			eof = true
+			s.unshareIn(c)
+			break
+		}
+		c.in = c.in[:len(c.in)+n]
+		total += n
+		drained := len(c.in) < cap(c.in)
+		s.serve(c)
+		if c.fd < 0 {
+			return
+		}
+		if drained || c.closing || c.waiting() || c.paused != 0 {
+			break // the socket is drained, or this client has had its share
+		}
+	}
+	if total > 0 {
+		c.lastSeen = now
+		s.stats.BytesIn += int64(total)
+	}
+	if eof && c.fd >= 0 {
+		// Answer what was read, then go: the peer may have shut down only
+		// its write side.
+		c.closing = true
+	}
+	s.flush(c)
+}
+
+// room makes space for a read in c.in: the shared read buffer when the
+// client has nothing pending, else its own buffer, grown when less than
+// 4 KiB is free. It disconnects the client past MaxInput (and reports
+// false).
+func (s *Server) room(c *conn) bool {
+	if len(c.in) == 0 && cap(c.in) < sharedReadSize {
+		s.dropIn(c)
+		c.in, c.inShared = s.rbuf[:0], true
+		return true
+	}
+	if cap(c.in)-len(c.in) >= 4096 {
+		return true
+	}
+	if len(c.in) >= s.cfg.MaxInput {
+		s.inputTooLarge(c)
+		return false
+	}
+	size := min(max(2*cap(c.in), DefaultReadBufSize), s.cfg.MaxInput+4096)
+	if !s.reserve(c, size-cap(c.in)) {
+		return false // evicted rather than allowed to take the memory
+	}
+	in := make([]byte, len(c.in), size)
+	copy(in, c.in)
+	s.dropIn(c)
+	c.in = in
+	return s.account(c)
+}
+
+// inputTooLarge tells the client its request passed MaxInput, in its
+// protocol, and disconnects it.
+func (s *Server) inputTooLarge(c *conn) {
+	s.stats.InputTooLarge++
+	s.log.Warn("client disconnected: request larger than the input limit", "transport", s.name, "client", peerName(c.fd), "limit", s.cfg.MaxInput)
+	unix.Write(c.fd, refusal(c.proto, command.Protocol, "ERR Protocol error: request too large (over the server's client input limit)"))
+	c.closing = true
+	s.lingerOn(c)
+}
+
+// unshareIn gives c its own copy of what is left in the shared read
+// buffer, or nothing when nothing is left.
+func (s *Server) unshareIn(c *conn) {
+	if !c.inShared {
+		return
+	}
+	c.inShared = false
+	if len(c.in) == 0 {
+		c.in = nil
+		return
+	}
+	in := make([]byte, len(c.in), max(2*len(c.in), 4096))
+	copy(in, c.in)
+	c.in = in
+	s.account(c)
+}
+
+// dropIn releases c's own input buffer.
+func (s *Server) dropIn(c *conn) {
+	if !c.inShared {
+		c.in = nil
+	}
+	c.inShared = false
+}
+
+// serve executes the complete requests in c.in, appending the replies to
+// c.fresh (written by flush). It hands the session all of c.in with a reply
+// limit: what is left of PassOutput in this Poll, and of MaxOutput. When
+// the session stops at PassOutput, the client goes on the backlog and is
+// served first on the next Poll, so one client asking for many large
+// replies shares the loop; when the queued replies reach MaxOutput, the
+// client's input is no longer watched until it reads them (see flush).
+//
+// A request that is still incomplete when the input runs out stays at the
+// front of c.in and c.partial is set. The next serve offers it again with
+// the bytes that arrived since, and the session's parser resumes where it
+// stopped (it remembers how far it parsed), so each read costs in
+// proportion to the bytes it brought, not to the bytes buffered.
+func (s *Server) serve(c *conn) {
+	if c.sess == nil && !s.open(c) {
+		c.partial = true // too few bytes to tell the protocol
+		s.unshareIn(c)
+		return
+	}
+	if c.paused != 0 {
+		s.unshareIn(c)
+		return
+	}
+	if c.pass != s.pass {
+		c.pass, c.passOut = s.pass, 0
+	}
+	if c.fresh == nil {
+		c.fresh = s.wbuf[:0]
+	}
+	limit := min(s.cfg.PassOutput-c.passOut, s.cfg.MaxOutput-c.pendBytes-len(c.fresh))
+	n, closeConn, stopped := 0, false, true
+	if len(c.in) > 0 && limit > 0 {
+		before := len(c.fresh)
+		n, c.fresh, closeConn = c.sess.Serve(c.in, c.fresh, limit)
+		c.passOut += len(c.fresh) - before
+		stopped = len(c.fresh)-before >= limit
+		if c.delayer != nil {
+			if d := c.delayer.Delay(); d > 0 {
+				c.paused = s.now + int64(d)
+				stopped = true // what is left waits, complete or not
+			}
+		}
+	}
+	// Stopped at a limit, the rest of c.in may hold complete requests
+	// (flush queues the client for the next Poll, or its replies must
+	// drain first); otherwise it holds part of one, or nothing.
+	c.partial = n < len(c.in) && !stopped && !closeConn
+	if n > 0 {
+		rest := copy(c.in, c.in[n:])
+		c.in = c.in[:rest]
+		if rest == 0 && !c.inShared && cap(c.in) > shrinkAbove {
+			c.in = nil
+		}
+	}
+	s.unshareIn(c)
+	if closeConn {
+		s.stats.ProtocolCloses++
+		c.closing = true
+		if pe, ok := c.sess.(ProtocolErrorer); ok {
+			if err := pe.ProtocolError(); err != nil {
+				c.discard = true
+				s.log.Warn("client disconnected: protocol error", "transport", s.name, "client", peerName(c.fd), "err", err)
+			}
+		}
+	}
+}
+
+// peerName returns the client's address for logs: ip:port, or for a Unix
+// socket client (unnamed) the listener's path.
+func peerName(fd int) string {
+	if sa, err := unix.Getpeername(fd); err == nil {
+		if _, ok := sa.(*unix.SockaddrUnix); !ok {
+			return sockName(sa, nil)
+		}
+	}
+	if sa, err := unix.Getsockname(fd); err == nil {
+		if u, ok := sa.(*unix.SockaddrUnix); ok {
+			return "unix:" + u.Name
+		}
+	}
+	return "?"
+}
+
+// lingerOn ends c's answers: its write side is shut down (the client reads
+// the end of the stream after the refusal) and what it still sends is read
+// and dropped (drain) until it closes or lingerTime passes (scan).
+func (s *Server) lingerOn(c *conn) {
+	if c.fd < 0 {
+		return
+	}
+	unix.Shutdown(c.fd, unix.SHUT_WR)
+	c.linger = s.now + int64(lingerTime)
+	s.dropIn(c)
+	c.in = nil
+	if s.account(c) {
+		s.watch(c)
+	}
+}
+
+// drain reads and drops what a lingering client sends, and closes it at
+// the end of its stream.
+func (s *Server) drain(c *conn) {
+	for total := 0; total < readBudget; {
+		n, err := unix.Read(c.fd, s.rbuf[:cap(s.rbuf)])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return
+		case err != nil || n == 0:
+			s.drop(c)
+			return
+		}
+		total += n
+		s.stats.BytesIn += int64(n)
+	}
+}
+
+// waiting reports whether c.in holds requests that were read but not
+// served because a limit stopped the last serve.
+func (c *conn) waiting() bool { return len(c.in) > 0 && !c.partial && !c.closing && c.paused == 0 }
+
+// open opens c's session once its first bytes tell its protocol; it
+// reports false while they cannot yet.
+func (s *Server) open(c *conn) bool {
+	p, ok := proto.Sniff(c.in)
+	if !ok {
+		return false
+	}
+	c.proto = p
+	c.sess = s.cfg.Handler.OpenStream(p)
+	c.held, _ = c.sess.(buffered)
+	c.delayer, _ = c.sess.(Delayer)
+	if a, ok := c.sess.(ConnAware); ok {
+		laddr, addr := sockName(unix.Getsockname(c.fd)), sockName(unix.Getpeername(c.fd))
+		if strings.HasSuffix(laddr, ":0") { // a Unix peer is unnamed: Redis shows the server's path
+			addr = laddr
+		}
+		a.SetConn(addr, laddr, c.fd,
+			func() { s.kill(c) }, func(b []byte) bool { return s.push(c, b) })
+	}
+	return true
+}
+
+// sockName formats a socket address as CLIENT LIST shows it: ip:port, or
+// a Unix socket's path and ":0".
+func sockName(sa unix.Sockaddr, err error) string {
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return net.JoinHostPort(net.IP(a.Addr[:]).String(), strconv.Itoa(a.Port))
+	case *unix.SockaddrInet6:
+		return net.JoinHostPort(net.IP(a.Addr[:]).String(), strconv.Itoa(a.Port))
+	case *unix.SockaddrUnix:
+		return a.Name + ":0"
+	}
+	return ""
+}
+
+// kill closes c (CLIENT KILL): its socket is shut down for reading, so the
+// read path sees the end of its stream and drops it like any client that
+// went away.
+func (s *Server) kill(c *conn) {
+	if c.fd >= 0 && s.conns[c.fd] == c {
+		unix.Shutdown(c.fd, unix.SHUT_RD)
+	}
+}
+
+// push queues b for c outside of any reply (MONITOR), as a block of its
+// own that the next writable event sends; it is charged like a reply.
+func (s *Server) push(c *conn, b []byte) bool {
+	if c.fd < 0 || s.conns[c.fd] != c || c.closing || c.pendBytes+len(b) > s.cfg.MaxOutput {
+		return false
+	}
+	block := append([]byte(nil), b...)
+	c.pend = append(c.pend, block)
+	c.pendBytes += len(block)
+	c.pendCap += cap(block)
+	s.watch(c)
+	return true
+}
+
+// drop closes a client at once and releases what it held.
+func (s *Server) drop(c *conn) {
+	if c.fd < 0 || s.conns[c.fd] != c {
+		return
+	}
+	unix.EpollCtl(s.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
+	unix.Close(c.fd)
+	s.conns[c.fd] = nil
+	c.fd = -1
+	if c.sess != nil {
+		c.sess.Close()
+	}
+	c.in, c.inShared, c.fresh, c.pend, c.pendBytes, c.pendCap = nil, false, nil, nil, 0, 0
+	s.stats.Buffered -= int64(c.mem)
+	s.budget.charge(c, 0)
+	s.stats.Clients--
+}
+
+// refusal is the error reply a client gets, in its protocol, when the
+// transport itself turns it away (too many clients, a request over the
+// input limit, the client memory budget): a RESP error line, or a
+// SOFH-framed SBE Reply of kind failure with the same text (correlation id
+// 0, as for a protocol error).
+func refusal(p proto.Protocol, status command.Status, text string) []byte {
+	if p == proto.SBE {
+		var c sbe.Codec
+		return c.AppendFramedReply(nil, &command.Reply{Status: status, Kind: command.Error, Value: []byte(text)})
+	}
+	return []byte("-" + text + "\r\n")
+}

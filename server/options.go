@@ -85,7 +85,7 @@ type Options struct {
 
 	// ConfigFile, when set, is the configuration file the server was
 	// started with: CONFIG REWRITE writes the parameters CONFIG SET
-	// changed into it (see ParseConfigLine for its syntax).
+	// changed into it (redis.conf syntax, docs/config.md).
 	ConfigFile string
 
 	// MaxClients caps the clients of each socket listener.

@@ -46,8 +46,6 @@ type Server struct {
 	release *releaser
 	auth    *authGuard
 
-	startConfig map[string]string // the rewritable parameters at the start (rewriteConfig)
-
 	lastPublish atomic.Int64 // unix ns of the loop's last publish (written by the loop, read by /healthz)
 	stopping    atomic.Bool  // Shutdown was asked for (read by /readyz)
 }
@@ -91,7 +89,6 @@ func New(o Options) (*Server, error) {
 		Rewrite:  s.rewriter(),
 	})
 	s.budget = &uds.Budget{Limit: max(o.MaxClientMemory, 0)}
-	s.startConfig = s.configValues()
 	s.auth = &authGuard{log: s.log}
 	s.release = newReleaser()
 	env := &Env{Options: &s.opts, Logger: s.log, Handler: s.handler, SocketBudget: s.budget}

@@ -63,6 +63,10 @@ func (e *Engine) auth(s *Session, user, pass []byte, plainAuth bool) bool {
 	return true
 }
 
+// DefaultUserNoPass reports whether the default user needs no password
+// (protected mode's test). Loop goroutine.
+func (e *Engine) DefaultUserNoPass() bool { return e.o.RequirePass == "" }
+
 func (e *Engine) pass() []byte {
 	if e.passBytes == nil {
 		e.passBytes = []byte(e.o.RequirePass)

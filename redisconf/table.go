@@ -115,7 +115,7 @@ var redisDirectives = []Spec{
 	{Name: "port", Kind: KindInt, Default: "6379", Goblin: "listen"},
 	{Name: "proc-title-template", Kind: KindString, Default: "{title} {listen-addr} {server-mode}"},
 	{Name: "propagation-error-behavior", Kind: KindEnum, Enum: []string{"ignore", "panic", "panic-on-replicas"}, Default: "ignore"},
-	{Name: "protected-mode", Kind: KindBool, Default: "yes"},
+	{Name: "protected-mode", Kind: KindBool, Default: "yes", Goblin: "protected-mode"},
 	{Name: "proto-max-bulk-len", Kind: KindMemory, Default: "536870912", Goblin: "proto-max-bulk-len"},
 	{Name: "rdb-del-sync-files", Kind: KindBool, Default: "no"},
 	{Name: "rdb-save-incremental-fsync", Kind: KindBool, Default: "yes"},

@@ -23,6 +23,7 @@ var Rewritable = []struct{ Name, Default string }{
 	{"maxclients", "10000"},
 	{"maxmemory-clients", "1073741824"},
 	{"timeout", "0"},
+	{"protected-mode", "yes"},
 }
 
 // configValues returns the rewritable parameters' current values as

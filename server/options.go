@@ -73,6 +73,11 @@ type Options struct {
 	MaxMemoryPolicy store.EvictionPolicy
 	// RequirePass, when set, makes RESP clients AUTH before anything else.
 	RequirePass string
+	// ProtectedModeOff turns Redis's protected mode off (protected-mode
+	// no). With it on (the zero value, as Redis's default), while the
+	// default user has no password, TCP clients from beyond the loopback
+	// interface are refused with Redis's DENIED error.
+	ProtectedModeOff bool
 	// Databases is how many numbered databases SELECT chooses from
 	// (Redis's "databases"); 0 means DefaultDatabases (16).
 	Databases int

@@ -90,7 +90,7 @@ func applyConfigFile(fs *flag.FlagSet, path string, ignoreUnsupported bool) (*fi
 			}
 			v = strconv.FormatUint(n, 10)
 		case s.Spec.Kind == redisconf.KindBool:
-			v = strconv.FormatBool(strings.EqualFold(v, "yes"))
+			v = strings.ToLower(v)
 		}
 		if err := set(s, s.Spec.Goblin, v); err != nil {
 			return nil, err

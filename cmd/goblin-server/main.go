@@ -60,6 +60,7 @@ type config struct {
 	maxmemory   string
 	policy      string
 	requirepass string
+	protected   string
 	maxclients  int
 	databases   int
 	maxOutput   string
@@ -90,6 +91,7 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.maxmemory, "maxmemory", "0", "memory cap of the store in `bytes` (suffixes kb, mb, gb); 0 means none")
 	fs.StringVar(&c.policy, "maxmemory-policy", "noeviction", "what a write does at --maxmemory: noeviction, allkeys-lru or volatile-ttl")
 	fs.StringVar(&c.requirepass, "requirepass", "", "`password` clients must AUTH with before other commands; empty disables AUTH. The command line is visible to every local user (ps, /proc): prefer the "+requirePassEnv+" environment variable or a configuration file readable by the server only")
+	fs.StringVar(&c.protected, "protected-mode", "yes", "Redis's protected mode, yes or no: while yes and the default user has no password, TCP clients from beyond the loopback interface are refused with Redis's DENIED error")
 	fs.IntVar(&c.maxclients, "maxclients", 10000, "maximum connected clients per socket listener")
 	fs.IntVar(&c.databases, "databases", server.DefaultDatabases, "how many numbered databases SELECT chooses from (0 to N-1), as Redis's databases")
 	fs.StringVar(&c.maxOutput, "client-output-limit", "32mb", "reply `bytes` queued for one client before it is disconnected as a slow consumer")
@@ -290,6 +292,13 @@ func options(c *config) (server.Options, error) {
 		ClusterConfig:    c.clusterConfig,
 		ClusterNode:      c.clusterNode,
 		ConfigFile:       c.configFile,
+	}
+	switch strings.ToLower(c.protected) {
+	case "yes":
+	case "no":
+		o.ProtectedModeOff = true
+	default:
+		return o, fmt.Errorf("--protected-mode %q: want yes or no", c.protected)
 	}
 	var err error
 	if o.CPUs, err = parseCPUs(c.cpu); err != nil {

@@ -150,6 +150,11 @@ type Config struct {
 	// Logger receives disconnect reasons at debug and warn level; nil
 	// discards them.
 	Logger *slog.Logger
+	// Protected, when set, is asked as each TCP client is accepted from
+	// beyond the loopback interface: true (protected mode) refuses the
+	// client with command.DeniedProtectedMode, in its listener's protocol,
+	// and closes it, as Redis does. Called on the goroutine that polls.
+	Protected func() bool
 }
 
 // ConfigFor fills Network, Address and Proto from a uds or tcp target.
@@ -213,7 +218,8 @@ func (c *Config) ensureDefaults() {
 type Stats struct {
 	Clients        int64 // connected now
 	Accepted       int64 // clients accepted since start
-	Rejected       int64 // clients refused because of MaxClients
+	Rejected       int64 // clients refused: MaxClients, or protected mode
+	Denied         int64 // of which refused by protected mode
 	SlowConsumers  int64 // clients disconnected because of MaxOutput
 	InputTooLarge  int64 // clients disconnected because of MaxInput
 	IdleTimeouts   int64 // clients disconnected because of IdleTimeout
@@ -623,7 +629,7 @@ func (s *Server) pollSockets(now int64, force bool) int {
 
 func (s *Server) accept(now int64) {
 	for i := 0; i < acceptBatch; i++ {
-		fd, _, err := unix.Accept4(s.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		fd, sa, err := unix.Accept4(s.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		if err != nil {
 			if err == unix.EINTR || err == unix.ECONNABORTED {
 				continue
@@ -640,6 +646,13 @@ func (s *Server) accept(now int64) {
 			continue
 		}
 		if s.cfg.Network == "tcp" {
+			if s.cfg.Protected != nil && !loopback(sa) && s.cfg.Protected() {
+				s.stats.Rejected++
+				s.stats.Denied++
+				unix.Write(fd, refusal(s.cfg.Proto, command.Err, command.DeniedProtectedMode))
+				unix.Close(fd)
+				continue
+			}
 			unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 		}
 		if err := unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(fd)}); err != nil {
@@ -1265,6 +1278,18 @@ func (s *Server) Close() error {
 // input limit, the client memory budget): a RESP error line, or a
 // SOFH-framed SBE Reply of kind failure with the same text (correlation id
 // 0, as for a protocol error).
+// loopback reports whether a TCP peer is on the loopback interface
+// (127.0.0.0/8, ::1, or an IPv4-mapped 127.x address).
+func loopback(sa unix.Sockaddr) bool {
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return a.Addr[0] == 127
+	case *unix.SockaddrInet6:
+		return net.IP(a.Addr[:]).IsLoopback()
+	}
+	return false
+}
+
 func refusal(p proto.Protocol, status command.Status, text string) []byte {
 	if p == proto.SBE {
 		var c sbe.Codec

@@ -7,8 +7,8 @@ package redisconf
 // setting, goblin's name for it. A directive without Goblin is Redis-only.
 var redisDirectives = []Spec{
 	{Name: "acl-pubsub-default", Kind: KindEnum, Enum: []string{"allchannels", "resetchannels"}, Default: "resetchannels"},
-	{Name: "aclfile", Kind: KindString, Default: ""},
-	{Name: "acllog-max-len", Kind: KindInt, Default: "128"},
+	{Name: "aclfile", Kind: KindString, Default: "", Goblin: "aclfile"},
+	{Name: "acllog-max-len", Kind: KindInt, Default: "128", Goblin: "acllog-max-len"},
 	{Name: "active-defrag-cycle-max", Kind: KindInt, Default: "25"},
 	{Name: "active-defrag-cycle-min", Kind: KindInt, Default: "1"},
 	{Name: "active-defrag-ignore-bytes", Kind: KindMemory, Default: "104857600"},

@@ -24,6 +24,7 @@ var Rewritable = []struct{ Name, Default string }{
 	{"maxmemory-clients", "1073741824"},
 	{"timeout", "0"},
 	{"protected-mode", "yes"},
+	{"acllog-max-len", "128"},
 }
 
 // configValues returns the rewritable parameters' current values as

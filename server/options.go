@@ -78,6 +78,11 @@ type Options struct {
 	// default user has no password, TCP clients from beyond the loopback
 	// interface are refused with Redis's DENIED error.
 	ProtectedModeOff bool
+	// ACLFile is Redis's aclfile: ACL users read at start (a bad file
+	// refuses the start), by ACL LOAD, and written by ACL SAVE.
+	ACLFile string
+	// ACLLogMaxLen is acllog-max-len (default 128).
+	ACLLogMaxLen int
 	// Databases is how many numbered databases SELECT chooses from
 	// (Redis's "databases"); 0 means DefaultDatabases (16).
 	Databases int

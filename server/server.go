@@ -86,9 +86,14 @@ func New(o Options) (*Server, error) {
 		// store takes, and no more (a key is far shorter).
 		Limits:   resp.Limits{MaxBulkLen: o.MaxValueLen},
 		MaxFrame: o.MaxValueLen + sbe.SOFHLen + frameSlack,
-		Params:   s.params(),
-		Rewrite:  s.rewriter(),
+		Params:       s.params(),
+		Rewrite:      s.rewriter(),
+		ACLFile:      o.ACLFile,
+		ACLLogMaxLen: o.ACLLogMaxLen,
 	})
+	if err := s.engine.LoadACLFile(); err != nil {
+		return nil, fmt.Errorf("%w: aclfile %s: %w", ErrOptions, o.ACLFile, err)
+	}
 	s.budget = &uds.Budget{Limit: max(o.MaxClientMemory, 0)}
 	s.auth = &authGuard{log: s.log}
 	s.release = newReleaser()

@@ -61,6 +61,8 @@ type config struct {
 	policy      string
 	requirepass string
 	protected   string
+	aclFile     string
+	aclLogMax   int
 	maxclients  int
 	databases   int
 	maxOutput   string
@@ -92,6 +94,8 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.policy, "maxmemory-policy", "noeviction", "what a write does at --maxmemory: noeviction, allkeys-lru or volatile-ttl")
 	fs.StringVar(&c.requirepass, "requirepass", "", "`password` clients must AUTH with before other commands; empty disables AUTH. The command line is visible to every local user (ps, /proc): prefer the "+requirePassEnv+" environment variable or a configuration file readable by the server only")
 	fs.StringVar(&c.protected, "protected-mode", "yes", "Redis's protected mode, yes or no: while yes and the default user has no password, TCP clients from beyond the loopback interface are refused with Redis's DENIED error")
+	fs.StringVar(&c.aclFile, "aclfile", "", "ACL users `file` (Redis's aclfile format: one \"user NAME rules...\" per line), read at start (errors refuse the start) and by ACL LOAD, written by ACL SAVE (docs/acl.md)")
+	fs.IntVar(&c.aclLogMax, "acllog-max-len", 128, "entries the ACL LOG keeps")
 	fs.IntVar(&c.maxclients, "maxclients", 10000, "maximum connected clients per socket listener")
 	fs.IntVar(&c.databases, "databases", server.DefaultDatabases, "how many numbered databases SELECT chooses from (0 to N-1), as Redis's databases")
 	fs.StringVar(&c.maxOutput, "client-output-limit", "32mb", "reply `bytes` queued for one client before it is disconnected as a slow consumer")
@@ -292,6 +296,8 @@ func options(c *config) (server.Options, error) {
 		ClusterConfig:    c.clusterConfig,
 		ClusterNode:      c.clusterNode,
 		ConfigFile:       c.configFile,
+		ACLFile:          c.aclFile,
+		ACLLogMaxLen:     c.aclLogMax,
 	}
 	switch strings.ToLower(c.protected) {
 	case "yes":

@@ -25,6 +25,8 @@ var Rewritable = []struct{ Name, Default string }{
 	{"timeout", "0"},
 	{"protected-mode", "yes"},
 	{"acllog-max-len", "128"},
+	{"slowlog-log-slower-than", "10000"},
+	{"slowlog-max-len", "128"},
 }
 
 // configValues returns the rewritable parameters' current values as

@@ -83,6 +83,11 @@ type Options struct {
 	ACLFile string
 	// ACLLogMaxLen is acllog-max-len (default 128).
 	ACLLogMaxLen int
+	// SlowlogSlowerThan is slowlog-log-slower-than in microseconds (nil:
+	// 10000; negative: no slow log); SlowlogMaxLen is slowlog-max-len (0:
+	// 128).
+	SlowlogSlowerThan *int64
+	SlowlogMaxLen     int
 	// Databases is how many numbered databases SELECT chooses from
 	// (Redis's "databases"); 0 means DefaultDatabases (16).
 	Databases int

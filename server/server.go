@@ -84,12 +84,15 @@ func New(o Options) (*Server, error) {
 		Info:        s.info,
 		// A bulk string or SBE frame may carry the largest value the
 		// store takes, and no more (a key is far shorter).
-		Limits:   resp.Limits{MaxBulkLen: o.MaxValueLen},
-		MaxFrame: o.MaxValueLen + sbe.SOFHLen + frameSlack,
+		Limits:       resp.Limits{MaxBulkLen: o.MaxValueLen},
+		MaxFrame:     o.MaxValueLen + sbe.SOFHLen + frameSlack,
 		Params:       s.params(),
 		Rewrite:      s.rewriter(),
 		ACLFile:      o.ACLFile,
 		ACLLogMaxLen: o.ACLLogMaxLen,
+
+		SlowlogSlowerThan: o.SlowlogSlowerThan,
+		SlowlogMaxLen:     o.SlowlogMaxLen,
 	})
 	if err := s.engine.LoadACLFile(); err != nil {
 		return nil, fmt.Errorf("%w: aclfile %s: %w", ErrOptions, o.ACLFile, err)

@@ -63,6 +63,8 @@ type config struct {
 	protected   string
 	aclFile     string
 	aclLogMax   int
+	slowerThan  int64
+	slowMaxLen  int
 	maxclients  int
 	databases   int
 	maxOutput   string
@@ -96,6 +98,8 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.protected, "protected-mode", "yes", "Redis's protected mode, yes or no: while yes and the default user has no password, TCP clients from beyond the loopback interface are refused with Redis's DENIED error")
 	fs.StringVar(&c.aclFile, "aclfile", "", "ACL users `file` (Redis's aclfile format: one \"user NAME rules...\" per line), read at start (errors refuse the start) and by ACL LOAD, written by ACL SAVE (docs/acl.md)")
 	fs.IntVar(&c.aclLogMax, "acllog-max-len", 128, "entries the ACL LOG keeps")
+	fs.Int64Var(&c.slowerThan, "slowlog-log-slower-than", 10000, "SLOWLOG keeps the commands that ran at least this many `microseconds`; 0 keeps every command, a negative value turns the slow log off (no command is timed)")
+	fs.IntVar(&c.slowMaxLen, "slowlog-max-len", 128, "entries SLOWLOG keeps")
 	fs.IntVar(&c.maxclients, "maxclients", 10000, "maximum connected clients per socket listener")
 	fs.IntVar(&c.databases, "databases", server.DefaultDatabases, "how many numbered databases SELECT chooses from (0 to N-1), as Redis's databases")
 	fs.StringVar(&c.maxOutput, "client-output-limit", "32mb", "reply `bytes` queued for one client before it is disconnected as a slow consumer")
@@ -298,7 +302,9 @@ func options(c *config) (server.Options, error) {
 		ConfigFile:       c.configFile,
 		ACLFile:          c.aclFile,
 		ACLLogMaxLen:     c.aclLogMax,
+		SlowlogMaxLen:    c.slowMaxLen,
 	}
+	o.SlowlogSlowerThan = &c.slowerThan
 	switch strings.ToLower(c.protected) {
 	case "yes":
 	case "no":

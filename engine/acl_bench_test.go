@@ -31,26 +31,37 @@ func aclSessions(tb testing.TB, n int) (*Engine, []*Session) {
 }
 
 // BenchmarkACLCheck measures PING and GET through the engine (decode,
-// ACL check, execute, encode) with no ACL (the default user), one
-// restricted user, and 100 restricted users whose sessions take turns.
+// ACL check, execute, encode) with no ACL (the default user; also with
+// the slow log off, so no command is timed), one restricted user, and 100
+// restricted users whose sessions take turns.
 // Run: go test -run '^$' -bench BenchmarkACLCheck -benchmem ./engine/
 func BenchmarkACLCheck(b *testing.B) {
 	for _, h := range hotRequests() {
 		if h.name == "SET" {
 			continue
 		}
-		for _, users := range []int{0, 1, 100} {
+		for _, users := range []int{-1, 0, 1, 100} {
 			name := fmt.Sprintf("%s/users=%d", h.name, users)
-			if users == 0 {
+			switch users {
+			case 0:
 				name = h.name + "/noACL"
+			case -1:
+				name = h.name + "/noACL-noSlowlog" // neither the ACL check's slow path nor the slow log's timing
 			}
 			b.Run(name, func(b *testing.B) {
-				e, ss := aclSessions(b, users)
+				e, ss := aclSessions(b, max(users, 0))
+				if users < 0 {
+					do(b, e, ss[0], "CONFIG", "SET", "slowlog-log-slower-than", "-1")
+				}
 				out := make([]byte, 0, 256)
 				b.ReportAllocs()
 				b.ResetTimer()
+				j := 0
 				for i := 0; i < b.N; i++ {
-					_, out, _ = e.ServeStream(ss[i%len(ss)], h.resp, out[:0])
+					_, out, _ = e.ServeStream(ss[j], h.resp, out[:0])
+					if j++; j == len(ss) {
+						j = 0
+					}
 				}
 				if string(out) != h.wantRESP {
 					b.Fatalf("reply %q", out)

@@ -94,12 +94,30 @@ func (e *Engine) loadACL() error {
 	// The default user is kept in place (its rules replaced), the others
 	// are new: clients authenticated as a replaced user are disconnected.
 	e.defUser = e.users.Get("default")
-	for _, s := range e.sessions {
-		if s.user != noUser && s.user != e.defUser {
-			s.killed = true
-		}
-	}
+	e.disconnectUsers(func(u *acl.User) bool { return u != e.defUser })
 	return nil
+}
+
+// disconnectUsers closes the clients authenticated as a user gone for
+// which gone reports true, as CLIENT KILL closes one: at once for the
+// engine, through the transport when it can, else at the client's next
+// request; the client running the command (e.cur) gets its reply first.
+func (e *Engine) disconnectUsers(gone func(*acl.User) bool) {
+	for i := len(e.sessions) - 1; i >= 0; i-- { // backwards: Close moves the last session into i
+		c := e.sessions[i]
+		if c.user == noUser || !gone(c.user) {
+			continue
+		}
+		if c == e.cur {
+			c.quit = true // after this reply
+			continue
+		}
+		c.killed, c.quit = true, true
+		if c.conn.Kill != nil {
+			c.conn.Kill()
+		}
+		e.Close(c)
+	}
 }
 
 // resolve gives a session that has not authenticated the default user
@@ -289,7 +307,9 @@ func (e *Engine) aclCat(_ *Session, r *command.Request) {
 	e.end()
 }
 
-func (e *Engine) aclDelUser(_ *Session, r *command.Request) {
+func (e *Engine) aclDelUser(s *Session, r *command.Request) {
+	e.cur = s
+	defer func() { e.cur = nil }()
 	names := make([]string, len(r.Args))
 	for i, a := range r.Args {
 		names[i] = string(a)
@@ -305,13 +325,14 @@ func (e *Engine) aclDelUser(_ *Session, r *command.Request) {
 		e.errText(command.Err, "ERR "+err.Error())
 		return
 	}
-	for _, s := range e.sessions { // as Redis, disconnect their clients
-		for _, u := range gone {
-			if s.user == u {
-				s.killed = true
+	e.disconnectUsers(func(u *acl.User) bool { // as Redis, disconnect their clients
+		for _, g := range gone {
+			if u == g {
+				return true
 			}
 		}
-	}
+		return false
+	})
 	e.integer(int64(n))
 }
 
@@ -445,12 +466,15 @@ func (e *Engine) aclList(*Session, *command.Request) {
 
 const errNoACLFile = "ERR This Redis instance is not configured to use an ACL file. You may want to specify users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a Redis configuration file set) in order to store users in the Redis configuration."
 
-func (e *Engine) aclLoad(*Session, *command.Request) {
+func (e *Engine) aclLoad(s *Session, _ *command.Request) {
+	e.cur = s
 	if e.o.ACLFile == "" {
 		e.errText(command.Err, errNoACLFile)
 		return
 	}
-	if err := e.loadACL(); err != nil {
+	err := e.loadACL()
+	e.cur = nil
+	if err != nil {
 		var le *acl.LoadError
 		if errors.As(err, &le) {
 			e.errText(command.Err, "ERR "+le.Text)

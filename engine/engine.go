@@ -299,6 +299,7 @@ type Engine struct {
 	argv    [][]byte   // the RESP words of the request being served; nil for SBE
 	inExec  bool       // EXEC is running queued commands
 	curOp   command.Op // the command being checked (CLIENT INFO's cmd= in an ACL LOG entry)
+	cur     *Session   // the session running ACL DELUSER or LOAD (disconnectUsers)
 
 	migrator *cluster.Migrator // MIGRATE's connections outside cluster mode
 

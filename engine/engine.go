@@ -54,7 +54,8 @@ type Param struct {
 
 // Options configure an Engine. The zero value works.
 type Options struct {
-	// RequirePass, when set, makes every command but AUTH, HELLO and QUIT
+	// RequirePass is the default ACL user's password (Redis's
+	// requirepass). When set, every command but AUTH, HELLO and QUIT
 	// answer NOAUTH until the client authenticates with this password (as
 	// the "default" user).
 	RequirePass string

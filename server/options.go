@@ -71,7 +71,8 @@ type Options struct {
 	// what happens at the cap.
 	MaxMemory       int64
 	MaxMemoryPolicy store.EvictionPolicy
-	// RequirePass, when set, makes RESP clients AUTH before anything else.
+	// RequirePass is the default ACL user's password (requirepass): when
+	// set, clients AUTH before anything else.
 	RequirePass string
 	// ProtectedModeOff turns Redis's protected mode off (protected-mode
 	// no). With it on (the zero value, as Redis's default), while the

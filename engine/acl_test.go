@@ -78,3 +78,29 @@ func TestACLFile(t *testing.T) {
 		t.Fatalf("LoadACLFile of a bad file: %v", err)
 	}
 }
+
+// TestDefaultUserPassword: protected mode's test (DefaultUserNoPass)
+// follows the default user whichever way it gets a password:
+// requirepass, CONFIG SET requirepass, or ACL SETUSER default.
+func TestDefaultUserPassword(t *testing.T) {
+	e, _ := newEngine(t, Options{})
+	s := e.Open(proto.RESP, nil)
+	if !e.DefaultUserNoPass() {
+		t.Fatal("a fresh engine's default user has a password")
+	}
+	do(t, e, s, "ACL", "SETUSER", "default", ">pw")
+	if e.DefaultUserNoPass() {
+		t.Fatal("ACL SETUSER default >pw left it without a password")
+	}
+	do(t, e, s, "CONFIG", "SET", "requirepass", "")
+	if !e.DefaultUserNoPass() {
+		t.Fatal(`CONFIG SET requirepass "" did not give nopass back`)
+	}
+	e2, _ := newEngine(t, Options{RequirePass: "x"})
+	if e2.DefaultUserNoPass() {
+		t.Fatal("Options.RequirePass did not set the default user's password")
+	}
+	if got := do(t, e2, e2.Open(proto.RESP, nil), "GET", "k"); got != "-NOAUTH Authentication required." {
+		t.Fatalf("GET before AUTH with requirepass: %q", got)
+	}
+}

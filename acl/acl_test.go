@@ -6,13 +6,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goblin-kv/goblin/command"
 )
 
 // goblinTable is goblin's commands and, for the channel rules, Redis's
 // PUBLISH and PSUBSCRIBE, which goblin does not have yet.
-var goblinTable = MustTable(append(append([]Command(nil), GoblinCommands...),
-	Command{Name: "publish", Categories: CatPubSub | CatFast},
-	Command{Name: "psubscribe", Categories: CatPubSub | CatSlow}))
+var goblinTable = MustTable(append(commandList(),
+	Command{Name: "publish", Categories: command.CatPubSub | command.CatFast},
+	Command{Name: "psubscribe", Categories: command.CatPubSub | command.CatSlow}))
 
 func TestSetUserRules(t *testing.T) {
 	const hash = "5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8" // "password"
@@ -386,13 +388,13 @@ func TestGenPass(t *testing.T) {
 
 func TestCategories(t *testing.T) {
 	want := "keyspace read write set sortedset list hash string bitmap hyperloglog geo stream pubsub admin fast slow blocking dangerous connection transaction scripting"
-	if got := strings.Join(CategoryNames(), " "); got != want {
+	if got := strings.Join(command.ACLCategories(), " "); got != want {
 		t.Errorf("CategoryNames: %s", got)
 	}
-	if c, ok := CategoryByName("SortedSet"); !ok || c != CatSortedSet {
+	if c, ok := categoryByName("SortedSet"); !ok || c != command.CatSortedSet {
 		t.Error("CategoryByName")
 	}
-	if got := goblinTable.CategoryCommands(CatHyperLogLog); len(got) != 0 && got[0] == "" {
+	if got := goblinTable.CategoryCommands(command.CatHyperLogLog); len(got) != 0 && got[0] == "" {
 		t.Error("CategoryCommands")
 	}
 	if _, err := NewTable([]Command{{Name: "a"}, {Name: "A"}}); err == nil {

@@ -1,6 +1,10 @@
 package acl
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/goblin-kv/goblin/command"
+)
 
 // Describe returns the user's rules as ACL LIST prints them after
 // "user <name> " (and the aclfile stores them): flags, password hashes,
@@ -150,10 +154,10 @@ func (s *selector) commandRules(t *Table) string {
 		fake.setAll(true)
 	}
 	temp := selector{cmds: append([]uint64(nil), s.cmds...)}
-	var applied [len(categoryNames)]bool
+	var applied [command.NumCategories]bool
 	for {
 		best, minDiff, maxSame := -1, int(^uint(0)>>1), 0
-		for j := range categoryNames {
+		for j := range command.NumCategories {
 			if applied[j] {
 				continue
 			}
@@ -169,7 +173,7 @@ func (s *selector) commandRules(t *Table) string {
 		if best < 0 {
 			break
 		}
-		c := Category(1) << best
+		c := command.Categories(1) << best
 		fake.setCategory(t, c, additive)
 		temp.setCategory(t, c, !additive)
 		if additive {
@@ -177,7 +181,7 @@ func (s *selector) commandRules(t *Table) string {
 		} else {
 			b.WriteString("-@")
 		}
-		b.WriteString(categoryNames[best])
+		b.WriteString(command.ACLCategories()[best])
 		b.WriteByte(' ')
 		applied[best] = true
 	}
@@ -219,7 +223,7 @@ func (s *selector) singles(b *strings.Builder, t *Table, fake *selector, id int3
 
 // count returns how many commands and subcommands of category c the
 // selector allows and denies.
-func (s *selector) count(t *Table, c Category) (on, off int) {
+func (s *selector) count(t *Table, c command.Categories) (on, off int) {
 	for id, cc := range t.cats {
 		if cc&c != 0 {
 			if s.bit(int32(id)) {

@@ -4,13 +4,14 @@ import (
 	"fmt"
 
 	"github.com/goblin-kv/goblin/acl"
+	"github.com/goblin-kv/goblin/command"
 )
 
 func Example() {
 	table := acl.MustTable([]acl.Command{
-		{Name: "get", Categories: acl.CatRead | acl.CatString | acl.CatFast},
-		{Name: "set", Categories: acl.CatWrite | acl.CatString | acl.CatSlow},
-		{Name: "flushall", Categories: acl.CatKeyspace | acl.CatWrite | acl.CatSlow | acl.CatDangerous},
+		{Name: "get", Categories: command.CatRead | command.CatString | command.CatFast},
+		{Name: "set", Categories: command.CatWrite | command.CatString | command.CatSlow},
+		{Name: "flushall", Categories: command.CatKeyspace | command.CatWrite | command.CatSlow | command.CatDangerous},
 	})
 	users := acl.NewUsers(table)
 	_, err := users.SetUser("app", "on", ">s3cret", "+@string", "~app:*")

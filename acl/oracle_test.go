@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/goblin-kv/goblin/command"
 )
 
 // oracleScripts are ACL SETUSER scripts run on redis-server and on the
@@ -251,8 +253,8 @@ func canonRules(s string) string {
 func TestOracleCatAndLog(t *testing.T) {
 	rc := startRedis(t)
 	table, _ := redisTable(t, rc)
-	for _, name := range CategoryNames() {
-		c, _ := CategoryByName(name)
+	for _, name := range command.ACLCategories() {
+		c, _ := categoryByName(name)
 		got := table.CategoryCommands(c)
 		want := joinKids(rc.do(t, "ACL", "CAT", name))
 		sort.Strings(got)

@@ -128,7 +128,7 @@ func commandFromInfo(t testing.TB, c value, infos map[string]value) Command {
 		}
 	}
 	for _, cat := range c.kids[6].kids {
-		cc, ok := CategoryByName(strings.TrimPrefix(cat.s, "@"))
+		cc, ok := categoryByName(strings.TrimPrefix(cat.s, "@"))
 		if !ok {
 			t.Fatalf("%s: unknown category %q", full, cat.s)
 		}

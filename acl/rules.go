@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+
+	"github.com/goblin-kv/goblin/command"
 )
 
 // RuleError is a rule that could not be applied; its text is Redis's,
@@ -161,7 +163,7 @@ func (s *selector) changePerm(t *Table, id int32, allow bool) {
 	}
 }
 
-func (s *selector) setCategory(t *Table, c Category, allow bool) {
+func (s *selector) setCategory(t *Table, c command.Categories, allow bool) {
 	for id, cc := range t.cats {
 		if cc&c != 0 {
 			s.changePerm(t, int32(id), allow)
@@ -269,7 +271,7 @@ func (s *selector) apply(t *Table, op string) error {
 		}
 		s.channels = append(s.channels, []byte(p))
 	case len(op) > 1 && (op[0] == '+' || op[0] == '-') && op[1] == '@':
-		c, ok := CategoryByName(op[2:])
+		c, ok := categoryByName(op[2:])
 		if !ok {
 			return ErrUnknownName
 		}

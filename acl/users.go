@@ -214,6 +214,13 @@ func (s *Users) Load(r io.Reader, filename string) error {
 	if next.users["default"] == nil {
 		next.users["default"] = defaultUser(s.table)
 	}
+	// The default user keeps its identity, with the file's rules, as
+	// Redis copies them into its DefaultUser: clients authenticated as
+	// default stay so.
+	if old := s.users["default"]; old != nil {
+		*old = *next.users["default"]
+		next.users["default"] = old
+	}
 	s.users = next.users
 	return nil
 }

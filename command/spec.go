@@ -73,6 +73,22 @@ var categoryNames = [...]string{"@keyspace", "@read", "@write", "@set", "@sorted
 // Names returns the categories' names ("@read"...) in COMMAND INFO's order.
 func (c Categories) Names() []string { return bitNames(uint64(c), categoryNames[:]) }
 
+// NumCategories is the number of ACL categories.
+const NumCategories = len(categoryNames)
+
+var aclCategoryNames = func() []string {
+	out := make([]string, len(categoryNames))
+	for i, n := range categoryNames {
+		out[i] = n[1:]
+	}
+	return out
+}()
+
+// ACLCategories returns the categories' names without the '@' ("keyspace",
+// "read"...), in ACL CAT's order: category 1<<i is ACLCategories()[i].
+// The slice is shared: do not modify it.
+func ACLCategories() []string { return aclCategoryNames }
+
 // CategoryByName returns the category named name ("read" or "@read", any
 // case).
 func CategoryByName(name string) (Categories, bool) {

@@ -158,6 +158,26 @@ const (
 	OpMigrate                    Op = 150
 	OpRestoreAsking              Op = 151
 	OpClusterTargets             Op = 152
+	// ACL and SLOWLOG (operations, 410-449): RESP only, above sbe.MaxOp.
+	OpACL          Op = 410 // container: ACL <subcommand>
+	OpACLCat       Op = 411
+	OpACLDelUser   Op = 412
+	OpACLDryRun    Op = 413
+	OpACLGenPass   Op = 414
+	OpACLGetUser   Op = 415
+	OpACLList      Op = 416
+	OpACLLoad      Op = 417
+	OpACLLog       Op = 418
+	OpACLSave      Op = 419
+	OpACLSetUser   Op = 420
+	OpACLUsers     Op = 421
+	OpACLWhoAmI    Op = 422
+	OpACLHelp      Op = 423
+	OpSlowLog      Op = 424 // container: SLOWLOG <subcommand>
+	OpSlowLogGet   Op = 425
+	OpSlowLogLen   Op = 426
+	OpSlowLogReset Op = 427
+	OpSlowLogHelp  Op = 428
 )
 
 // Key specs of the common shapes.
@@ -184,6 +204,8 @@ const (
 	clientAdmin   = CatAdmin | CatSlow | CatDangerous | CatConnection
 	clusterAdmin  = CatAdmin | CatSlow | CatDangerous
 	clusterSet    = Admin | Stale | NoAsyncLoading
+	aclAdmin      = Admin | NoScript | Loading | Stale
+	aclAdminCats  = CatAdmin | CatSlow | CatDangerous
 	nondet        = "nondeterministic_output"
 )
 
@@ -695,4 +717,64 @@ var specs = [NumOps]Spec{
 		Group: "server", Since: "3.0.0", Complexity: "O(N) for a value of N bytes",
 		Syntax:  "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]",
 		Summary: "RESTORE that reaches a slot this node is importing without ASKING: what MIGRATE sends in cluster mode."},
+	OpACL: {Name: "acl", Arity: -2, ACL: CatSlow, Dispatch: true,
+		Group: "server", Since: "6.0.0", Complexity: "Depends on subcommand.",
+		Summary: "Users, their rules and the ACL log (docs/acl.md)."},
+	OpACLCat: {Name: "acl|cat", Arity: -2, Flags: NoScript | Loading | Stale, ACL: CatSlow, Container: OpACL,
+		Group: "server", Since: "6.0.0", Complexity: "O(1) since the categories and commands are a fixed set.", Syntax: "[categoryname]",
+		Summary: "The ACL categories, or the commands in one."},
+	OpACLDelUser: {Name: "acl|deluser", Arity: -3, Flags: aclAdmin, ACL: aclAdminCats, Container: OpACL,
+		Group: "server", Since: "6.0.0", Complexity: "O(1) amortized time considering the typical user.", Syntax: "username...",
+		Summary: "Delete users; clients authenticated as one are disconnected."},
+	OpACLDryRun: {Name: "acl|dryrun", Arity: -4, Flags: aclAdmin, ACL: aclAdminCats, Container: OpACL,
+		Group: "server", Since: "7.0.0", Complexity: "O(1).", Syntax: "username command [arg...]",
+		Summary: "Whether the user may run the command with these arguments, without running it."},
+	OpACLGenPass: {Name: "acl|genpass", Arity: -2, Flags: NoScript | Loading | Stale, ACL: CatSlow, Container: OpACL,
+		Group: "server", Since: "6.0.0", Complexity: "O(1)", Syntax: "[bits:integer]",
+		Summary: "A random password: 256 bits (or bits) of crypto randomness in hex."},
+	OpACLGetUser: {Name: "acl|getuser", Arity: 3, Flags: aclAdmin, ACL: aclAdminCats, Container: OpACL,
+		Group: "server", Since: "6.0.0", Complexity: "O(N). Where N is the number of password, command and pattern rules that the user has.", Syntax: "username",
+		Summary: "A user's flags, passwords, commands, keys, channels and selectors."},
+	OpACLList: {Name: "acl|list", Arity: 2, Flags: aclAdmin, ACL: aclAdminCats, Container: OpACL,
+		Group: "server", Since: "6.0.0", Complexity: "O(N). Where N is the number of configured users.",
+		Summary: "Every user as an aclfile line."},
+	OpACLLoad: {Name: "acl|load", Arity: 2, Flags: aclAdmin, ACL: aclAdminCats, Container: OpACL,
+		Group: "server", Since: "6.0.0", Complexity: "O(N). Where N is the number of configured users.",
+		Summary: "Replace the users with those of the aclfile, all or none."},
+	OpACLLog: {Name: "acl|log", Arity: -2, Flags: aclAdmin, ACL: aclAdminCats, Container: OpACL,
+		Group: "server", Since: "6.0.0", Complexity: "O(N) with N being the number of entries shown.", Syntax: "[operation=count|RESET]",
+		Summary: "The latest denials (commands, keys, failed AUTH), newest first; RESET empties the log."},
+	OpACLSave: {Name: "acl|save", Arity: 2, Flags: aclAdmin, ACL: aclAdminCats, Container: OpACL,
+		Group: "server", Since: "6.0.0", Complexity: "O(N). Where N is the number of configured users.",
+		Summary: "Write the users to the aclfile."},
+	OpACLSetUser: {Name: "acl|setuser", Arity: -3, Flags: aclAdmin, ACL: aclAdminCats, Container: OpACL,
+		Group: "server", Since: "6.0.0", Complexity: "O(N). Where N is the number of rules provided.", Syntax: "username [rule...]",
+		Summary: "Create a user or change its rules, all or none."},
+	OpACLUsers: {Name: "acl|users", Arity: 2, Flags: aclAdmin, ACL: aclAdminCats, Container: OpACL,
+		Group: "server", Since: "6.0.0", Complexity: "O(N). Where N is the number of configured users.",
+		Summary: "The user names."},
+	OpACLWhoAmI: {Name: "acl|whoami", Arity: 2, Flags: NoScript | Loading | Stale, ACL: CatSlow, Container: OpACL,
+		Group: "server", Since: "6.0.0", Complexity: "O(1)",
+		Summary: "The user this connection is authenticated as."},
+	OpACLHelp: {Name: "acl|help", Arity: 2, Flags: Loading | Stale, ACL: CatSlow, Container: OpACL,
+		Group: "server", Since: "6.0.0", Complexity: "O(1)",
+		Summary: "The ACL subcommands."},
+	OpSlowLog: {Name: "slowlog", Arity: -2, ACL: CatSlow, Dispatch: true,
+		Group: "server", Since: "2.2.12", Complexity: "Depends on subcommand.",
+		Summary: "The commands that took longer than slowlog-log-slower-than microseconds."},
+	OpSlowLogGet: {Name: "slowlog|get", Arity: -2, Flags: Admin | Loading | Stale, ACL: aclAdminCats, Container: OpSlowLog,
+		Tips:  "request_policy:all_nodes nondeterministic_output",
+		Group: "server", Since: "2.2.12", Complexity: "O(N) where N is the number of entries returned", Syntax: "[count]",
+		Summary: "The newest count entries (10; -1: all): id, unix time, microseconds, arguments, client address, client name."},
+	OpSlowLogLen: {Name: "slowlog|len", Arity: 2, Flags: Admin | Loading | Stale, ACL: aclAdminCats, Container: OpSlowLog,
+		Tips:  "request_policy:all_nodes response_policy:agg_sum nondeterministic_output",
+		Group: "server", Since: "2.2.12", Complexity: "O(1)",
+		Summary: "How many entries the slow log holds."},
+	OpSlowLogReset: {Name: "slowlog|reset", Arity: 2, Flags: Admin | Loading | Stale, ACL: aclAdminCats, Container: OpSlowLog,
+		Tips:  "request_policy:all_nodes response_policy:all_succeeded",
+		Group: "server", Since: "2.2.12", Complexity: "O(N) where N is the number of entries in the slowlog",
+		Summary: "Empty the slow log."},
+	OpSlowLogHelp: {Name: "slowlog|help", Arity: 2, Flags: Loading | Stale, ACL: CatSlow, Container: OpSlowLog,
+		Group: "server", Since: "6.2.0", Complexity: "O(1)",
+		Summary: "The SLOWLOG subcommands."},
 }

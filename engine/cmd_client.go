@@ -113,7 +113,9 @@ func (e *Engine) appendClientLine(b []byte, s *Session) []byte {
 	} else {
 		b = append(b, command.Name(s.lastOp)...)
 	}
-	b = append(b, " user=default redir=-1"...)
+	b = append(b, " user="...)
+	b = append(b, e.userName(s)...)
+	b = append(b, " redir=-1"...)
 	num(" resp=", 2+b2i(s.resp3))
 	b = append(b, " lib-name="...)
 	b = append(b, s.libName...)
@@ -279,6 +281,7 @@ func (e *Engine) reset(s *Session, _ *command.Request) {
 	e.stopMonitor(s)
 	s.db, s.resp3, s.name = 0, false, s.name[:0]
 	s.mute, s.noTouch = 0, false
-	s.authed = e.o.RequirePass == ""
+	s.user, s.authed = noUser, false
+	e.resolve(s)
 	e.simple(txtReset)
 }

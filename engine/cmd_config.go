@@ -8,6 +8,7 @@ import (
 
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/internal/glob"
+	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/redisconf"
 	"github.com/goblin-kv/goblin/store"
 )
@@ -48,7 +49,7 @@ func (e *Engine) params() []Param {
 		{Name: "maxmemory-eviction-tenacity", Get: fixed("10")},
 		{Name: "requirepass", Get: func() string { return e.o.RequirePass },
 			Set: func(v string) error {
-				e.o.RequirePass, e.passBytes = v, nil
+				e.setRequirePass(v)
 				return nil
 			}},
 		{Name: "databases", Get: func() string { return strconv.Itoa(e.o.Databases) }},
@@ -69,6 +70,43 @@ func (e *Engine) params() []Param {
 		}},
 		{Name: "proto-max-bulk-len", Get: func() string { return strconv.Itoa(e.o.Limits.MaxBulkLen) }},
 		{Name: "lfu-log-factor", Get: fixed("10")},
+		{Name: "aclfile", Get: func() string { return e.o.ACLFile }},
+		{Name: "slowlog-log-slower-than", Get: func() string { return strconv.FormatInt(e.slow.slowerThan, 10) },
+			Set: func(v string) error {
+				n, ok := resp.ParseInt([]byte(v))
+				switch {
+				case !ok:
+					return errors.New("argument couldn't be parsed into an integer")
+				case n < -1:
+					return errors.New("argument must be between -1 and 9223372036854775807 inclusive")
+				}
+				e.slow.slowerThan = n
+				return nil
+			}},
+		{Name: "slowlog-max-len", Get: func() string { return strconv.Itoa(e.slow.maxLen) },
+			Set: func(v string) error {
+				n, ok := resp.ParseInt([]byte(v))
+				switch {
+				case !ok:
+					return errors.New("argument couldn't be parsed into an integer")
+				case n < 0:
+					return errors.New("argument must be between 0 and 9223372036854775807 inclusive")
+				}
+				e.slow.maxLen = int(n)
+				return nil
+			}},
+		{Name: "acllog-max-len", Get: func() string { return strconv.Itoa(e.aclLog.MaxLen) },
+			Set: func(v string) error {
+				n, ok := resp.ParseInt([]byte(v))
+				if !ok {
+					return errors.New("argument couldn't be parsed into an integer")
+				}
+				if n < 0 || n > 1<<31-1 {
+					return errors.New("argument must be between 0 and 2147483647 inclusive")
+				}
+				e.aclLog.MaxLen = int(n)
+				return nil
+			}},
 		{Name: "lfu-decay-time", Get: fixed("1")},
 	}, e.o.Params...)
 	if e.o.Limits.MaxBulkLen == 0 {

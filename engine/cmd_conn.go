@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"bytes"
-	"crypto/subtle"
-
+	"github.com/goblin-kv/goblin/acl"
 	"github.com/goblin-kv/goblin/command"
 )
 
@@ -37,37 +35,37 @@ func (e *Engine) authCmd(s *Session, r *command.Request) {
 	}
 }
 
-// auth checks a password (and user, if given: an empty user means none) and marks the session
-// authenticated; on failure it records the error reply.
+// auth checks a user's password (an empty user means default) and
+// authenticates the session as that user; on failure it records the
+// error reply and an ACL LOG entry (reason auth, the user name tried).
 func (e *Engine) auth(s *Session, user, pass []byte, plainAuth bool) bool {
-	if e.o.RequirePass == "" {
-		if len(user) == 0 && plainAuth {
-			e.errText(command.Err, "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
-			return false
-		}
-		if len(user) > 0 && !command.EqualFold(user, "default") {
-			e.errText(command.WrongPass, "WRONGPASS invalid username-password pair or user is disabled.")
-			return false
-		}
-		s.authed = true
-		return true
-	}
-	if (len(user) > 0 && !bytes.Equal(user, []byte("default"))) ||
-		subtle.ConstantTimeCompare(pass, e.pass()) != 1 {
-		e.errText(command.WrongPass, "WRONGPASS invalid username-password pair or user is disabled.")
-		s.authFails++
-		s.failedAuth = true
+	name := "default"
+	if len(user) > 0 {
+		name = string(user)
+	} else if plainAuth && e.defUser.NoPass() {
+		e.errText(command.Err, "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
 		return false
 	}
-	s.authed = true
-	return true
-}
-
-func (e *Engine) pass() []byte {
-	if e.passBytes == nil {
-		e.passBytes = []byte(e.o.RequirePass)
+	u := e.users.Get(name)
+	if u == nil || !u.CheckPassword(string(pass)) {
+		e.errText(command.WrongPass, "WRONGPASS invalid username-password pair or user is disabled.")
+		e.curOp = command.OpAuth
+		obj := "AUTH"
+		if !plainAuth {
+			e.curOp, obj = command.OpHello, "HELLO"
+		}
+		if len(e.argv) > 0 {
+			obj = string(e.argv[0]) // the command as typed, as Redis logs it
+		}
+		e.logDenial(s, acl.ReasonAuth, obj, name)
+		if e.authRequired() { // a guess worth slowing down (AuthFailures)
+			s.authFails++
+			s.failedAuth = true
+		}
+		return false
 	}
-	return e.passBytes
+	s.user, s.authed = u, true
+	return true
 }
 
 func (e *Engine) clientSetName(s *Session, r *command.Request) {
@@ -106,7 +104,7 @@ func (e *Engine) hello(s *Session, r *command.Request) {
 	if r.Flags&command.FlagHelloAuth != 0 && !e.auth(s, r.Key, r.Value, false) {
 		return
 	}
-	if e.o.RequirePass != "" && !s.authed {
+	if !e.resolve(s) {
 		e.errText(command.NoAuth, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
 		return
 	}

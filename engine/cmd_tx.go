@@ -61,8 +61,7 @@ func (e *Engine) queued(s *Session, r *command.Request, rejected bool, args [][]
 	case rejected:
 	case spec == nil || handlers[r.Op] == nil:
 		e.unknownOp(r)
-	case e.o.RequirePass != "" && !s.authed && spec.Flags&command.NoAuthFlag == 0:
-		e.errText(command.NoAuth, "NOAUTH Authentication required.")
+	case !s.user.AllowsAll() && !e.permit(s, r): // NOAUTH or NOPERM: refused now, as Redis does
 	default:
 		t := &s.tx
 		start := len(t.buf)
@@ -148,6 +147,8 @@ func (e *Engine) exec(s *Session, _ *command.Request) {
 	}
 	e.unwatchAll(s)
 	t.on = false // the queued commands run now, not into the queue
+	e.inExec = true
+	defer func() { e.inExec = false }()
 	items, vals := e.txItems[:0], e.txVals[:0]
 	for q := t.buf; len(q) >= 4; {
 		n := binary.LittleEndian.Uint32(q)
@@ -176,6 +177,7 @@ func (e *Engine) runQueued(s *Session, b []byte) {
 			e.errText(command.Protocol, "ERR Protocol error: "+err.Error())
 			return
 		}
+		e.argv = nil
 		e.execute(s, req)
 		e.count(s, req.Op)
 		return
@@ -187,6 +189,7 @@ func (e *Engine) runQueued(s *Session, b []byte) {
 		return
 	}
 	if e.dec.Decode(&e.txReq, args) {
+		e.argv = args
 		e.execute(s, &e.txReq)
 		if len(e.monitors) > 0 {
 			e.feedMonitors(s, &e.txReq, args)

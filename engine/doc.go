@@ -8,9 +8,13 @@
 //
 // The Engine runs on the server's loop goroutine only, like the store it
 // drives; it has no locks. Per-client state lives in a Session: the
-// protocol, whether the client has authenticated (when
-// Options.RequirePass is set), its CLIENT SETNAME name, and a pointer to
-// the transport's Stats counters.
+// protocol, the ACL user the client authenticated as (package acl; the
+// default user, whose password is Options.RequirePass, when it needs
+// none), its CLIENT SETNAME name, and a pointer to the transport's Stats
+// counters. Every command passes the user's permission check first: one
+// predictable branch for a user allowed everything (acl.go). While the
+// slow log is on (Options.SlowlogSlowerThan) every command is timed
+// (slowlog.go).
 //
 // Stream transports (Unix and TCP sockets) call ServeStream with the bytes
 // read so far: every complete request is executed in order and its reply

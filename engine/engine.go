@@ -6,6 +6,7 @@ import (
 	"runtime/metrics"
 	"time"
 
+	"github.com/goblin-kv/goblin/acl"
 	"github.com/goblin-kv/goblin/cluster"
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
@@ -53,7 +54,8 @@ type Param struct {
 
 // Options configure an Engine. The zero value works.
 type Options struct {
-	// RequirePass, when set, makes every command but AUTH, HELLO and QUIT
+	// RequirePass is the default ACL user's password (Redis's
+	// requirepass). When set, every command but AUTH, HELLO and QUIT
 	// answer NOAUTH until the client authenticates with this password (as
 	// the "default" user).
 	RequirePass string
@@ -86,6 +88,16 @@ type Options struct {
 	Rewrite func() error
 	// Cluster puts the engine in cluster mode when Cluster.State is set.
 	Cluster ClusterOptions
+	// ACLFile is Redis's aclfile: the users ACL LOAD reads and ACL SAVE
+	// writes (LoadACLFile reads it at start); empty: none.
+	ACLFile string
+	// ACLLogMaxLen is acllog-max-len; default acl.DefaultLogMaxLen.
+	ACLLogMaxLen int
+	// SlowlogSlowerThan is slowlog-log-slower-than in microseconds (nil:
+	// DefaultSlowlogSlowerThan; negative: no slow log; 0 logs every
+	// command). SlowlogMaxLen is slowlog-max-len (0: the default, 128).
+	SlowlogSlowerThan *int64
+	SlowlogMaxLen     int
 }
 
 // Stats are one transport's counters. Only the loop goroutine writes them
@@ -109,7 +121,10 @@ type Session struct {
 	// ID is the client's id, reported by HELLO; the server assigns it.
 	ID uint64
 
-	db     int // the selected database
+	db int // the selected database
+	// user is the ACL user the client authenticated as; noUser until it
+	// has (or until its first command finds no password is needed).
+	user   *acl.User
 	authed bool
 	quit   bool
 	resp3  bool // HELLO 3: replies in RESP3
@@ -162,7 +177,7 @@ func NewSession(p proto.Protocol, st *Stats) *Session {
 	if st == nil {
 		st = new(Stats)
 	}
-	return &Session{Protocol: p, Stats: st, tx: txState{slot: -1}, index: -1}
+	return &Session{Protocol: p, Stats: st, tx: txState{slot: -1}, index: -1, user: noUser}
 }
 
 // newRunID returns INFO's run_id: 40 random hex digits (a variable, so
@@ -228,24 +243,23 @@ type Engine struct {
 	codec sbe.Codec
 
 	// Scratch state reused by every request (single goroutine).
-	args      [][]byte        // RESP arguments, slices into the input
-	dec       argv.Decoder    // RESP command syntax
-	req       command.Request // the request being served
-	res       command.Reply   // the reply before encoding
-	sbeArgs   [][]byte        // backing array for SBE requests' Args
-	scratch   []byte          // values read from the store
-	errBuf    []byte          // error texts
-	ints      []int           // key positions (COMMAND GETKEYS)
-	stack     []openAgg       // aggregates being built (build.go)
-	fixes     []fixup         // values in scratch to point at (build.go)
-	version   []byte          // Options.Version, for HELLO
-	passBytes []byte          // Options.RequirePass
-	stats     store.Stats
-	tickNext  int        // the database Tick starts with
-	num       []byte     // numbers formatted for a reply, LCS's subsequence
-	watchers  []*Session // sessions with watched keys
-	sessions  []*Session // every open session (Open, Close)
-	nextID    uint64     // the last client id given
+	args     [][]byte        // RESP arguments, slices into the input
+	dec      argv.Decoder    // RESP command syntax
+	req      command.Request // the request being served
+	res      command.Reply   // the reply before encoding
+	sbeArgs  [][]byte        // backing array for SBE requests' Args
+	scratch  []byte          // values read from the store
+	errBuf   []byte          // error texts
+	ints     []int           // key positions (COMMAND GETKEYS)
+	stack    []openAgg       // aggregates being built (build.go)
+	fixes    []fixup         // values in scratch to point at (build.go)
+	version  []byte          // Options.Version, for HELLO
+	stats    store.Stats
+	tickNext int        // the database Tick starts with
+	num      []byte     // numbers formatted for a reply, LCS's subsequence
+	watchers []*Session // sessions with watched keys
+	sessions []*Session // every open session (Open, Close)
+	nextID   uint64     // the last client id given
 
 	// INFO, CONFIG, CLIENT and MONITOR state.
 	paramList   []Param
@@ -275,6 +289,18 @@ type Engine struct {
 	txVals      []byte
 	lcsTable    []uint32 // LCS's dynamic programme
 	ld          longDouble
+
+	slow slowlog // SLOWLOG (slowlog.go)
+
+	// ACL (acl.go).
+	users   *acl.Users
+	defUser *acl.User // users' "default", kept in place by SetUser and Load
+	aclLog  *acl.Log
+	aclKeys []acl.Key  // the keys of the request being checked
+	argv    [][]byte   // the RESP words of the request being served; nil for SBE
+	inExec  bool       // EXEC is running queued commands
+	curOp   command.Op // the command being checked (CLIENT INFO's cmd= in an ACL LOG entry)
+	cur     *Session   // the session running ACL DELUSER or LOAD (disconnectUsers)
 
 	migrator *cluster.Migrator // MIGRATE's connections outside cluster mode
 
@@ -312,6 +338,14 @@ func NewEngine(st *store.Store, o Options) *Engine {
 	}
 	if o.Cluster.State != nil {
 		e.cl = newClusterMode(o.Cluster)
+	}
+	e.initACL()
+	e.slow = slowlog{slowerThan: DefaultSlowlogSlowerThan, maxLen: DefaultSlowlogMaxLen}
+	if o.SlowlogSlowerThan != nil {
+		e.slow.slowerThan = *o.SlowlogSlowerThan
+	}
+	if o.SlowlogMaxLen > 0 {
+		e.slow.maxLen = o.SlowlogMaxLen
 	}
 	return e
 }
@@ -418,6 +452,7 @@ var (
 
 func (e *Engine) serveRESP(s *Session, args [][]byte, out []byte) []byte {
 	e.startRequest()
+	e.argv = args
 	if ok := e.dec.Decode(&e.req, args); ok && !s.tx.on {
 		e.execute(s, &e.req)
 	} else {
@@ -527,6 +562,7 @@ func (e *Engine) serveSBEStream(s *Session, in, out []byte, limit int) (int, []b
 // e.req.Args into its own argument slice; SBE decoding gets a backing array
 // of its own so the two never share one.
 func (e *Engine) decodeSBE(msg []byte) error {
+	e.argv = nil
 	e.req.Args = e.sbeArgs[:0]
 	err := e.codec.DecodeRequest(msg, &e.req)
 	e.sbeArgs = e.req.Args[:0]

@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
-	"time"
 	"unsafe"
 
 	"github.com/goblin-kv/goblin/command"
@@ -80,6 +79,15 @@ func init() {
 		command.OpClusterHelp: (*Engine).help, command.OpAsking: (*Engine).asking,
 		command.OpReadOnly: (*Engine).readOnly, command.OpReadWrite: (*Engine).readOnly, command.OpMigrate: (*Engine).migrate,
 		command.OpRestoreAsking: (*Engine).restore,
+		command.OpACLCat:        (*Engine).aclCat, command.OpACLDelUser: (*Engine).aclDelUser,
+		command.OpACLDryRun: (*Engine).aclDryRun, command.OpACLGenPass: (*Engine).aclGenPass,
+		command.OpACLGetUser: (*Engine).aclGetUser, command.OpACLList: (*Engine).aclList,
+		command.OpACLLoad: (*Engine).aclLoad, command.OpACLLog: (*Engine).aclLogCmd,
+		command.OpACLSave: (*Engine).aclSave, command.OpACLSetUser: (*Engine).aclSetUser,
+		command.OpACLUsers: (*Engine).aclUsers, command.OpACLWhoAmI: (*Engine).aclWhoAmI,
+		command.OpACLHelp:    (*Engine).help,
+		command.OpSlowLogGet: (*Engine).slowlogGet, command.OpSlowLogLen: (*Engine).slowlogLen,
+		command.OpSlowLogReset: (*Engine).slowlogReset, command.OpSlowLogHelp: (*Engine).help,
 	} {
 		handlers[op] = h
 	}
@@ -290,8 +298,10 @@ func (e *Engine) execute(s *Session, r *command.Request) {
 		e.unknownOp(r)
 		return
 	}
-	if e.o.RequirePass != "" && !s.authed && command.Lookup(r.Op).Flags&command.NoAuthFlag == 0 {
-		e.errText(command.NoAuth, "NOAUTH Authentication required.")
+	// The ACL check: for a user allowed everything (the default user
+	// without rules) one load and one predictable branch; permit does
+	// the rest (acl.go).
+	if !s.user.AllowsAll() && !e.permit(s, r) {
 		return
 	}
 	e.st = e.dbs[s.db]
@@ -300,8 +310,18 @@ func (e *Engine) execute(s *Session, r *command.Request) {
 	}
 	e.ran = true
 	e.cmd[r.Op].calls++
-	if e.sampleLeft--; e.sampleLeft <= 0 || s.noTouch || len(e.watchers) > 0 {
+	// CONFIG SET is timed even while the slow log is off: it may turn it
+	// on, and Redis logs it then.
+	if e.sampleLeft--; e.sampleLeft <= 0 || s.noTouch || len(e.watchers) > 0 || r.Op == command.OpConfigSet {
 		e.executeSlow(s, r, h)
+		return
+	}
+	if e.slow.slowerThan >= 0 { // the slow log's timing: two reads of the monotonic clock
+		start := monoNanos()
+		h(e, s, r)
+		if d := monoNanos() - start; d/1000 >= e.slow.slowerThan {
+			e.slowlogPush(s, r, d)
+		}
 		return
 	}
 	if r.Op == command.OpPing { // inlined: cheaper than the table's call
@@ -335,12 +355,17 @@ func (e *Engine) pong(s *Session, correlationID uint64, out []byte) []byte {
 }
 
 // executeSlow runs what execute leaves out of its common path: timing one
-// call in sampleEvery, CLIENT NO-TOUCH, and WATCH's touches.
+// call in sampleEvery for the latency histograms, every call for the slow
+// log while it is on, CLIENT NO-TOUCH, and WATCH's touches.
 func (e *Engine) executeSlow(s *Session, r *command.Request, h handler) {
-	var start time.Time
-	if e.sampleLeft <= 0 {
+	sampled := e.sampleLeft <= 0
+	if sampled {
 		e.sampleLeft = sampleEvery
-		start = time.Now()
+	}
+	timed := sampled || e.slow.slowerThan >= 0 || r.Op == command.OpConfigSet
+	var start int64
+	if timed {
+		start = monoNanos()
 	}
 	if s.noTouch && r.Op != command.OpTouch {
 		e.st.SetNoTouch(true)
@@ -354,8 +379,14 @@ func (e *Engine) executeSlow(s *Session, r *command.Request, h handler) {
 	if len(e.watchers) > 0 && command.Lookup(r.Op).Flags&command.Write != 0 && e.dbs[s.db].Mods() != before {
 		e.touchKeys(s.db, r)
 	}
-	if !start.IsZero() {
-		e.cmd[r.Op].observe(uint64(time.Since(start)))
+	if timed {
+		d := monoNanos() - start
+		if sampled {
+			e.cmd[r.Op].observe(uint64(d))
+		}
+		if e.slow.slowerThan >= 0 && d/1000 >= e.slow.slowerThan {
+			e.slowlogPush(s, r, d)
+		}
 	}
 }
 

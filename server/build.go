@@ -26,6 +26,10 @@ type Env struct {
 	// SocketBudget bounds the buffer memory of every socket listener's
 	// clients together (Options.MaxClientMemory).
 	SocketBudget *uds.Budget
+	// Protected reports whether protected mode refuses TCP clients from
+	// beyond the loopback interface now (see Options.ProtectedModeOff);
+	// called on the loop goroutine as such a client is accepted.
+	Protected func() bool
 }
 
 // builders holds every transport the server serves, by target scheme: a

@@ -72,8 +72,24 @@ type Options struct {
 	// what happens at the cap.
 	MaxMemory       int64
 	MaxMemoryPolicy store.EvictionPolicy
-	// RequirePass, when set, makes RESP clients AUTH before anything else.
+	// RequirePass is the default ACL user's password (requirepass): when
+	// set, clients AUTH before anything else.
 	RequirePass string
+	// ProtectedModeOff turns Redis's protected mode off (protected-mode
+	// no). With it on (the zero value, as Redis's default), while the
+	// default user has no password, TCP clients from beyond the loopback
+	// interface are refused with Redis's DENIED error.
+	ProtectedModeOff bool
+	// ACLFile is Redis's aclfile: ACL users read at start (a bad file
+	// refuses the start), by ACL LOAD, and written by ACL SAVE.
+	ACLFile string
+	// ACLLogMaxLen is acllog-max-len (default 128).
+	ACLLogMaxLen int
+	// SlowlogSlowerThan is slowlog-log-slower-than in microseconds (nil:
+	// 10000; negative: no slow log); SlowlogMaxLen is slowlog-max-len (0:
+	// 128).
+	SlowlogSlowerThan *int64
+	SlowlogMaxLen     int
 	// Databases is how many numbered databases SELECT chooses from
 	// (Redis's "databases"); 0 means DefaultDatabases (16).
 	Databases int
@@ -86,7 +102,7 @@ type Options struct {
 
 	// ConfigFile, when set, is the configuration file the server was
 	// started with: CONFIG REWRITE writes the parameters CONFIG SET
-	// changed into it (see ParseConfigLine for its syntax).
+	// changed into it (redis.conf syntax, docs/config.md).
 	ConfigFile string
 
 	// MaxClients caps the clients of each socket listener (default

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -45,8 +46,6 @@ type Server struct {
 	budget  *uds.Budget // the socket clients' buffer memory
 	release *releaser
 	auth    *authGuard
-
-	startConfig map[string]string // the rewritable parameters at the start (rewriteConfig)
 
 	lastPublish atomic.Int64 // unix ns of the loop's last publish (written by the loop, read by /healthz)
 	stopping    atomic.Bool  // Shutdown was asked for (read by /readyz)
@@ -85,16 +84,23 @@ func New(o Options) (*Server, error) {
 		Info:        s.info,
 		// A bulk string or SBE frame may carry the largest value the
 		// store takes, and no more (a key is far shorter).
-		Limits:   resp.Limits{MaxBulkLen: o.MaxValueLen},
-		MaxFrame: o.MaxValueLen + sbe.SOFHLen + frameSlack,
-		Params:   s.params(),
-		Rewrite:  s.rewriter(),
+		Limits:       resp.Limits{MaxBulkLen: o.MaxValueLen},
+		MaxFrame:     o.MaxValueLen + sbe.SOFHLen + frameSlack,
+		Params:       s.params(),
+		Rewrite:      s.rewriter(),
+		ACLFile:      o.ACLFile,
+		ACLLogMaxLen: o.ACLLogMaxLen,
+
+		SlowlogSlowerThan: o.SlowlogSlowerThan,
+		SlowlogMaxLen:     o.SlowlogMaxLen,
 	})
+	if err := s.engine.LoadACLFile(); err != nil {
+		return nil, fmt.Errorf("%w: aclfile %s: %w", ErrOptions, o.ACLFile, err)
+	}
 	s.budget = &uds.Budget{Limit: max(o.MaxClientMemory, 0)}
-	s.startConfig = s.configValues()
 	s.auth = &authGuard{log: s.log}
 	s.release = newReleaser()
-	env := &Env{Options: &s.opts, Logger: s.log, Handler: s.handler, SocketBudget: s.budget}
+	env := &Env{Options: &s.opts, Logger: s.log, Handler: s.handler, SocketBudget: s.budget, Protected: s.protected}
 	for _, l := range o.Listen {
 		t, err := transport.ParseTarget(l)
 		if err != nil {
@@ -112,6 +118,7 @@ func New(o Options) (*Server, error) {
 		}
 		s.targets = append(s.targets, t)
 	}
+	s.logProtectedMode()
 	s.setupMetrics()
 	s.loop, err = NewLoop(LoopConfig{
 		Transports: s.transports,
@@ -232,6 +239,31 @@ func (s *Server) tcpPort() string {
 	return ""
 }
 
+// protected reports whether protected mode is in force: on, and the
+// default user without a password. Loop goroutine.
+func (s *Server) protected() bool {
+	return !s.opts.ProtectedModeOff && s.engine.DefaultUserNoPass()
+}
+
+// logProtectedMode says at start-up when protected mode will refuse
+// clients: a TCP listener beyond the loopback interface while it is in
+// force.
+func (s *Server) logProtectedMode() {
+	if !s.protected() {
+		return
+	}
+	for _, t := range s.targets {
+		if t.Scheme != transport.TCP {
+			continue
+		}
+		host, _, err := net.SplitHostPort(t.Address)
+		if ip := net.ParseIP(host); err == nil && (ip == nil || !ip.IsLoopback()) {
+			s.log.Warn("protected mode: no password is set for the default user, so TCP clients from beyond the loopback interface are refused (DENIED) until one is set (requirepass, ACL SETUSER default) or protected-mode is no",
+				"target", t.String())
+		}
+	}
+}
+
 // params are the server's CONFIG parameters. Those that change live apply
 // to every socket listener at once (CONFIG SET runs on the loop).
 func (s *Server) params() []engine.Param {
@@ -281,6 +313,14 @@ func (s *Server) params() []engine.Param {
 				}
 				s.budget.Limit = int64(n)
 				return nil
+			}},
+		{Name: "protected-mode", Get: func() string { return yesNo(!s.opts.ProtectedModeOff) },
+			Set: func(v string) error {
+				on, err := parseYesNo(v)
+				if err == nil {
+					s.opts.ProtectedModeOff = !on
+				}
+				return err
 			}},
 		{Name: "port", Get: func() string {
 			if p := s.tcpPort(); p != "" {
@@ -415,3 +455,21 @@ func (s *engineSession) Close() { s.e.Close(s.s) }
 // Buffered reports the memory the session holds for a partial request, so
 // the socket transport charges it to the clients' budget.
 func (s *engineSession) Buffered() int { return s.s.Buffered() }
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// parseYesNo reads a yes/no parameter as Redis does (any case).
+func parseYesNo(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "yes":
+		return true, nil
+	case "no":
+		return false, nil
+	}
+	return false, errors.New("argument must be 'yes' or 'no'")
+}

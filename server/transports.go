@@ -39,6 +39,7 @@ func buildSocket(t transport.Target, env *Env) (transport.Server, error) {
 	}
 	cfg.CheckEvery = o.SocketCheckEvery
 	cfg.Logger = env.Logger
+	cfg.Protected = env.Protected
 	return uds.Listen(cfg)
 }
 

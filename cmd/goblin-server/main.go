@@ -15,7 +15,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -26,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -61,6 +61,11 @@ type config struct {
 	maxmemory   string
 	policy      string
 	requirepass string
+	protected   string
+	aclFile     string
+	aclLogMax   int
+	slowerThan  int64
+	slowMaxLen  int
 	maxclients  int
 	databases   int
 	maxOutput   string
@@ -75,6 +80,7 @@ type config struct {
 	logLevel    string
 	logFormat   string
 	configFile  string
+	ignoreUnsup bool
 
 	clusterConfig, clusterNode string
 	aeronDir                   string
@@ -90,6 +96,11 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.maxmemory, "maxmemory", "0", "memory cap of the store in `bytes` (suffixes kb, mb, gb); 0 means none")
 	fs.StringVar(&c.policy, "maxmemory-policy", store.NoEviction.String(), "what a write does at --maxmemory: noeviction, allkeys-lru or volatile-ttl")
 	fs.StringVar(&c.requirepass, "requirepass", "", "`password` clients must AUTH with before other commands; empty disables AUTH. The command line is visible to every local user (ps, /proc): prefer the "+requirePassEnv+" environment variable or a configuration file readable by the server only")
+	fs.StringVar(&c.protected, "protected-mode", "yes", "Redis's protected mode, yes or no: while yes and the default user has no password, TCP clients from beyond the loopback interface are refused with Redis's DENIED error")
+	fs.StringVar(&c.aclFile, "aclfile", "", "ACL users `file` (Redis's aclfile format: one \"user NAME rules...\" per line), read at start (errors refuse the start) and by ACL LOAD, written by ACL SAVE (docs/acl.md)")
+	fs.IntVar(&c.aclLogMax, "acllog-max-len", 128, "entries the ACL LOG keeps")
+	fs.Int64Var(&c.slowerThan, "slowlog-log-slower-than", 10000, "SLOWLOG keeps the commands that ran at least this many `microseconds`; 0 keeps every command, a negative value turns the slow log off (no command is timed)")
+	fs.IntVar(&c.slowMaxLen, "slowlog-max-len", 128, "entries SLOWLOG keeps")
 	fs.IntVar(&c.maxclients, "maxclients", uds.DefaultMaxClients, "maximum connected clients per socket listener")
 	fs.IntVar(&c.databases, "databases", server.DefaultDatabases, "how many numbered databases SELECT chooses from (0 to N-1), as Redis's databases")
 	fs.StringVar(&c.maxOutput, "client-output-limit", sizeText(uds.DefaultMaxOutput), "reply `bytes` queued for one client before it is disconnected as a slow consumer")
@@ -106,9 +117,10 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.aeronDir, "aeron-dir", "", "Aeron `directory` of a media driver something else runs, used by every aeron: listener (adds dir=…|driver=external); empty: every aeron: listener, IPC or UDP, runs goblin's Go media driver inside goblin-server (driver=java: starts and supervises the Java driver instead) (docs/transports.md)")
 	fs.StringVar(&c.clusterConfig, "cluster-config", "", "cluster configuration `file`: serve as a Redis Cluster node owning the slots the file gives it (docs/cluster.md); SIGHUP or CLUSTER RELOAD reads it again")
 	fs.StringVar(&c.clusterNode, "cluster-node", "", "this node's `id` in --cluster-config (40 hex digits), for a file shared by every node; default: the file's \"myself\" line")
-	fs.StringVar(&c.configFile, "config", "", "configuration `file`: one \"flag value\" per line (flag names without dashes, # comments); flags on the command line win")
+	fs.StringVar(&c.configFile, "config", "", "configuration `file` in redis.conf's syntax (also the first argument, as redis-server takes it): Redis's directive names for the settings goblin shares with Redis, these flags' names for the rest; flags on the command line win (docs/config.md)")
+	fs.BoolVar(&c.ignoreUnsup, "ignore-unsupported", false, "start even when the configuration file has Redis directives goblin does not support, logging a warning for each (without it they are refused, all listed)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: goblin-server [flags]\n\ngoblin-server serves a goblin key/value cache over Unix sockets, TCP, goblin's\nshared-memory ring and Aeron (IPC and UDP), each in RESP (for Redis clients) or\nSBE, with Prometheus metrics. See docs/server.md and docs/transports.md.\n\nFlags:\n")
+		fmt.Fprintf(stderr, "Usage: goblin-server [/path/to/goblin.conf] [flags]\n\ngoblin-server serves a goblin key/value cache over Unix sockets, TCP, goblin's\nshared-memory ring and Aeron (IPC and UDP), each in RESP (for Redis clients) or\nSBE, with Prometheus metrics. See docs/server.md and docs/transports.md.\n\nFlags:\n")
 		fs.PrintDefaults()
 		fmt.Fprintf(stderr, "\nSignals: SIGTERM or SIGINT shuts down gracefully (answers what clients sent, then exits);\nfurther SIGTERMs are ignored; a second SIGINT (Ctrl-C again) exits at once. SIGHUP reloads\n--cluster-config (and is ignored without it).\n")
 		fmt.Fprintf(stderr, "\nExit codes: 0 clean shutdown (SIGINT/SIGTERM), 1 start or run failure or a forced exit, 2 bad flags or config.\n")
@@ -119,6 +131,11 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 func run(args []string, stderr io.Writer) int {
 	var c config
 	fs := flags(&c, stderr)
+	// As redis-server: the configuration file may be the first argument.
+	positional := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		positional, args = args[0], args[1:]
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
@@ -126,11 +143,23 @@ func run(args []string, stderr io.Writer) int {
 		return exitUsage
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "goblin-server: unexpected arguments %q\n", fs.Args())
+		fmt.Fprintf(stderr, "goblin-server: unexpected arguments %q (a configuration file comes first, before the flags)\n", fs.Args())
 		return exitUsage
 	}
+	if positional != "" {
+		if c.configFile != "" && c.configFile != positional {
+			fmt.Fprintf(stderr, "goblin-server: two configuration files, %q and --config %q: give one\n", positional, c.configFile)
+			return exitUsage
+		}
+		c.configFile = positional
+	}
+	var fc *fileConfig
 	if c.configFile != "" {
-		if err := applyConfigFile(fs, c.configFile); err != nil {
+		if abs, err := filepath.Abs(c.configFile); err == nil {
+			c.configFile = abs // CONFIG REWRITE writes here whatever the working directory
+		}
+		var err error
+		if fc, err = applyConfigFile(fs, c.configFile, c.ignoreUnsup); err != nil {
 			fmt.Fprintf(stderr, "goblin-server: %v\n", err)
 			return exitUsage
 		}
@@ -139,6 +168,12 @@ func run(args []string, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "goblin-server: %v\n", err)
 		return exitUsage
+	}
+	if fc != nil {
+		log.Info("configuration file read", "file", c.configFile)
+		for _, n := range fc.notes {
+			log.Warn(n)
+		}
 	}
 	opts, err := options(&c)
 	if err != nil {
@@ -266,6 +301,17 @@ func options(c *config) (server.Options, error) {
 		ClusterConfig:    c.clusterConfig,
 		ClusterNode:      c.clusterNode,
 		ConfigFile:       c.configFile,
+		ACLFile:          c.aclFile,
+		ACLLogMaxLen:     c.aclLogMax,
+		SlowlogMaxLen:    c.slowMaxLen,
+	}
+	o.SlowlogSlowerThan = &c.slowerThan
+	switch strings.ToLower(c.protected) {
+	case "yes":
+	case "no":
+		o.ProtectedModeOff = true
+	default:
+		return o, fmt.Errorf("--protected-mode %q: want yes or no", c.protected)
 	}
 	var err error
 	if o.CPUs, err = parseCPUs(c.cpu); err != nil {
@@ -427,35 +473,6 @@ func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, o)), nil
 	}
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
-}
-
-// applyConfigFile sets every flag the file names and the command line did
-// not. Lines are "name value" or "name=value"; listen may repeat.
-func applyConfigFile(fs *flag.FlagSet, path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	defer f.Close()
-	onCmdline := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { onCmdline[f.Name] = true })
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		name, value, ok := server.ParseConfigLine(sc.Text())
-		if !ok {
-			continue
-		}
-		if name == "config" || fs.Lookup(name) == nil {
-			return fmt.Errorf("config %s:%d: unknown setting %q", path, n, name)
-		}
-		if onCmdline[name] {
-			continue
-		}
-		if err := fs.Set(name, value); err != nil {
-			return fmt.Errorf("config %s:%d: %s: %v", path, n, name, err)
-		}
-	}
-	return sc.Err()
 }
 
 // listFlag collects targets given comma separated or repeated.

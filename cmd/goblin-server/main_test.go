@@ -51,14 +51,28 @@ type srv struct {
 
 func startServer(t *testing.T, args ...string) *srv {
 	t.Helper()
-	bin := testproc.Build(t, "./cmd/goblin-server")
+	return startServerArgs(t, nil, args)
+}
+
+// startServerArgs is startServer with lead (a configuration file) before
+// the flags.
+func startServerArgs(t *testing.T, lead, args []string) *srv {
+	t.Helper()
+	bin := buildServer(t)
 	sock := filepath.Join(t.TempDir(), "goblin.sock")
-	all := append([]string{"--listen", "uds://" + sock + ",tcp://127.0.0.1:0", "--metrics", "127.0.0.1:0", "--log-level", "debug"}, args...)
+	all := append(append(lead, "--listen", "uds://"+sock+",tcp://127.0.0.1:0", "--metrics", "127.0.0.1:0", "--log-level", "debug"), args...)
 	s := &srv{p: testproc.Start(t, bin, all...), sock: sock}
 	s.tcp = s.p.WaitLog(t, `msg=listening target="?tcp://([^?"]+)`, startTimeout)
 	s.metrics = s.p.WaitLog(t, `msg="metrics listening" url=(\S+)`, startTimeout)
 	s.p.WaitLog(t, `msg=ready`, startTimeout)
 	return s
+}
+
+func buildServer(t *testing.T) string { return testproc.Build(t, "./cmd/goblin-server") }
+
+func startProc(t *testing.T, bin string, args ...string) *testproc.Proc {
+	t.Helper()
+	return testproc.Start(t, bin, args...)
 }
 
 // endpoints returns the redis-cli/redis-benchmark arguments for each
@@ -597,27 +611,34 @@ func TestFlagsAndConfigFile(t *testing.T) {
 			t.Errorf("%q: exit %d, want %d", bad, code, exitUsage)
 		}
 	}
-	// A config file sets what the command line does not.
+	// A config file (redis.conf syntax) sets what the command line does not.
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "goblin.conf")
-	os.WriteFile(conf, []byte("# test\nidle spin\nmaxmemory=64mb\nrequirepass \"pw\"\nmaxclients 7\n"), 0o600)
+	os.WriteFile(conf, []byte("# test\nidle spin\nmaxmemory 64mb\nrequirepass \"p w\"\nmaxclients 7\ntimeout 30\nloglevel warning\n"), 0o600)
 	fs := flags(&c, io.Discard)
 	if err := fs.Parse([]string{"--config", conf, "--maxclients", "9"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := applyConfigFile(fs, conf); err != nil {
+	if _, err := applyConfigFile(fs, conf, false); err != nil {
 		t.Fatal(err)
 	}
 	o, err := options(&c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Idle != "spin" || o.MaxMemory != 64<<20 || o.RequirePass != "pw" || o.MaxClients != 9 {
+	if o.Idle != "spin" || o.MaxMemory != 64<<20 || o.RequirePass != "p w" || o.MaxClients != 9 || o.IdleTimeout != 30*time.Second || c.logLevel != "warn" {
 		t.Fatalf("options from file and flags: %+v", o)
 	}
-	os.WriteFile(conf, []byte("bogus 1\n"), 0o600)
-	if code := run([]string{"--config", conf}, io.Discard); code != exitUsage {
-		t.Fatalf("unknown config setting: exit %d", code)
+	for _, bad := range []struct{ file, want string }{
+		{"bogus 1\n", "goblin.conf:1: >>> 'bogus 1' Bad directive or wrong number of arguments"},
+		{"# ok\nmaxmemory lots\n", "goblin.conf:2: >>> 'maxmemory lots' argument must be a memory value"},
+		{"maxclients 5\nappendonly yes\nsave 900 1\n", "goblin.conf:2: >>> 'appendonly yes' Redis directive not supported by goblin\n" + conf + ":3: >>> 'save 900 1' Redis directive not supported by goblin"},
+	} {
+		os.WriteFile(conf, []byte(bad.file), 0o600)
+		var stderr bytes.Buffer
+		if code := run([]string{"--config", conf}, &stderr); code != exitUsage || !strings.Contains(stderr.String(), bad.want) {
+			t.Errorf("config %q: exit %d, stderr %q; want exit %d naming %q", bad.file, code, stderr.String(), exitUsage, bad.want)
+		}
 	}
 }
 

@@ -174,6 +174,10 @@ func init() {
 	} {
 		parsers[op] = p
 	}
+	for _, op := range []command.Op{command.OpACLCat, command.OpACLDelUser, command.OpACLDryRun,
+		command.OpACLGenPass, command.OpACLGetUser, command.OpACLLog, command.OpACLSetUser, command.OpSlowLogGet} {
+		parsers[op] = rest(2) // the engine reads the words after the subcommand's name
+	}
 	for _, op := range []command.Op{command.OpGet, command.OpTTL, command.OpPTTL, command.OpPersist,
 		command.OpIncr, command.OpDecr, command.OpType, command.OpGetDel, command.OpStrLen,
 		command.OpExpireTime, command.OpPExpireTime, command.OpDump} {

@@ -123,6 +123,10 @@ func init() {
 	} {
 		encoders[op] = f
 	}
+	for _, op := range []command.Op{command.OpACLCat, command.OpACLDelUser, command.OpACLDryRun,
+		command.OpACLGenPass, command.OpACLGetUser, command.OpACLLog, command.OpACLSetUser, command.OpSlowLogGet} {
+		encoders[op] = argsOnly
+	}
 }
 
 var (

@@ -123,6 +123,9 @@ func TestEnumsMatchSchema(t *testing.T) {
 				}
 				seen[v] = goName
 				name, inSchema := byValue[v]
+				if c.enum == "Op" && v > uint64(MaxOp) {
+					continue // RESP only: above what the schema's Op can carry
+				}
 				if c.notInSchema[goName] {
 					if inSchema {
 						t.Errorf("%s = %d is listed as not in the schema, but the schema has %s %s = %d", goName, v, c.enum, name, v)

@@ -106,6 +106,11 @@ type Config struct {
 	// Logger receives disconnect reasons at debug and warn level; nil
 	// discards them.
 	Logger *slog.Logger
+	// Protected, when set, is asked as each TCP client is accepted from
+	// beyond the loopback interface: true (protected mode) refuses the
+	// client with command.DeniedProtectedMode, in its listener's protocol,
+	// and closes it, as Redis does. Called on the goroutine that polls.
+	Protected func() bool
 }
 
 // ConfigFor fills Network, Address and Proto from a uds or tcp target.

@@ -92,7 +92,7 @@ const lingerTime = 5 * time.Second
 
 func (s *Server) accept(now int64) {
 	for i := 0; i < acceptBatch; i++ {
-		fd, _, err := unix.Accept4(s.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		fd, sa, err := unix.Accept4(s.lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
 		if err != nil {
 			if err == unix.EINTR || err == unix.ECONNABORTED {
 				continue
@@ -109,6 +109,13 @@ func (s *Server) accept(now int64) {
 			continue
 		}
 		if s.cfg.Network == "tcp" {
+			if s.cfg.Protected != nil && !loopback(sa) && s.cfg.Protected() {
+				s.stats.Rejected++
+				s.stats.Denied++
+				unix.Write(fd, refusal(s.cfg.Proto, command.Err, command.DeniedProtectedMode))
+				unix.Close(fd)
+				continue
+			}
 			unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 		}
 		if err := unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(fd)}); err != nil {
@@ -443,6 +450,18 @@ func (s *Server) drop(c *conn) {
 	s.stats.Buffered -= int64(c.mem)
 	s.budget.charge(c, 0)
 	s.stats.Clients--
+}
+
+// loopback reports whether a TCP peer is on the loopback interface
+// (127.0.0.0/8, ::1, or an IPv4-mapped 127.x address).
+func loopback(sa unix.Sockaddr) bool {
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return a.Addr[0] == 127
+	case *unix.SockaddrInet6:
+		return net.IP(a.Addr[:]).IsLoopback()
+	}
+	return false
 }
 
 // refusal is the error reply a client gets, in its protocol, when the

@@ -26,7 +26,8 @@ import (
 type Stats struct {
 	Clients        int64 // connected now
 	Accepted       int64 // clients accepted since start
-	Rejected       int64 // clients refused because of MaxClients
+	Rejected       int64 // clients refused: MaxClients, or protected mode
+	Denied         int64 // of which refused by protected mode
 	SlowConsumers  int64 // clients disconnected because of MaxOutput
 	InputTooLarge  int64 // clients disconnected because of MaxInput
 	IdleTimeouts   int64 // clients disconnected because of IdleTimeout

@@ -3,66 +3,10 @@ package acl
 import (
 	"fmt"
 	"strings"
+	"sync"
+
+	"github.com/goblin-kv/goblin/command"
 )
-
-// Category is a set of ACL command categories, one bit each, in the order
-// Redis 7.0 lists them (ACL CAT).
-type Category uint32
-
-// The categories of Redis 7.0.
-const (
-	CatKeyspace Category = 1 << iota
-	CatRead
-	CatWrite
-	CatSet
-	CatSortedSet
-	CatList
-	CatHash
-	CatString
-	CatBitmap
-	CatHyperLogLog
-	CatGeo
-	CatStream
-	CatPubSub
-	CatAdmin
-	CatFast
-	CatSlow
-	CatBlocking
-	CatDangerous
-	CatConnection
-	CatTransaction
-	CatScripting
-)
-
-var categoryNames = [...]string{"keyspace", "read", "write", "set", "sortedset", "list", "hash",
-	"string", "bitmap", "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow",
-	"blocking", "dangerous", "connection", "transaction", "scripting"}
-
-// CategoryNames returns the category names without the '@', in ACL CAT's
-// order. The slice is shared: do not modify it.
-func CategoryNames() []string { return categoryNames[:] }
-
-// CategoryByName returns the category named name ("read", any case; no
-// '@').
-func CategoryByName(name string) (Category, bool) {
-	for i, n := range categoryNames {
-		if strings.EqualFold(n, name) {
-			return 1 << i, true
-		}
-	}
-	return 0, false
-}
-
-// Names returns the names of the categories in c, in ACL CAT's order.
-func (c Category) Names() []string {
-	var out []string
-	for i, n := range categoryNames {
-		if c&(1<<i) != 0 {
-			out = append(out, n)
-		}
-	}
-	return out
-}
 
 // Command is what the acl package needs to know of one command: the
 // engine builds a list of them from its command table and hands it to
@@ -72,7 +16,7 @@ type Command struct {
 	// has its own name only ("list" under "client").
 	Name string
 	// Categories are the command's ACL categories (COMMAND INFO's).
-	Categories Category
+	Categories command.Categories
 	// NoAuth marks a command every user may run whatever its rules
 	// (Redis's no_auth flag: AUTH, HELLO).
 	NoAuth bool
@@ -87,7 +31,7 @@ type Command struct {
 // once made and may be shared.
 type Table struct {
 	names  []string // full names ("config|get") by ID
-	cats   []Category
+	cats   []command.Categories
 	parent []int32 // -1 for a top-level command
 	subs   [][]int32
 	noAuth []uint64 // bitmap by ID
@@ -171,11 +115,11 @@ func (t *Table) ID(name string) (int, bool) {
 func (t *Table) Name(id int) string { return t.names[id] }
 
 // Categories returns the categories of command id.
-func (t *Table) Categories(id int) Category { return t.cats[id] }
+func (t *Table) Categories(id int) command.Categories { return t.cats[id] }
 
 // CategoryCommands returns the full names of the commands and
 // subcommands in category c, in table order (ACL CAT category).
-func (t *Table) CategoryCommands(c Category) []string {
+func (t *Table) CategoryCommands(c command.Categories) []string {
 	var out []string
 	for id, cc := range t.cats {
 		if cc&c != 0 {
@@ -186,3 +130,41 @@ func (t *Table) CategoryCommands(c Category) []string {
 }
 
 func (t *Table) hasSubs(id int32) bool { return len(t.subs[id]) > 0 }
+
+// categoryByName returns the category named name (any case, no '@'), as
+// the rules +@name and -@name and ACL CAT name take it.
+func categoryByName(name string) (command.Categories, bool) {
+	for i, n := range command.ACLCategories() {
+		if strings.EqualFold(n, name) {
+			return 1 << i, true
+		}
+	}
+	return 0, false
+}
+
+var commandTable = sync.OnceValue(func() *Table { return MustTable(commandList()) })
+
+// commandList describes package command's table as Commands.
+func commandList() []Command {
+	var cmds []Command
+	for _, op := range command.All() {
+		s := command.Lookup(op)
+		if s.Container != command.OpNone {
+			continue
+		}
+		c := Command{Name: s.Name, Categories: s.ACL, NoAuth: s.Flags&command.NoAuthFlag != 0}
+		for _, sub := range command.Subcommands(op) {
+			ss := command.Lookup(sub)
+			_, short, _ := strings.Cut(ss.Name, "|")
+			c.Subcommands = append(c.Subcommands, Command{Name: short, Categories: ss.ACL, NoAuth: ss.Flags&command.NoAuthFlag != 0})
+		}
+		cmds = append(cmds, c)
+	}
+	return cmds
+}
+
+// CommandTable returns the Table of goblin's commands, built once from
+// package command's table (names, ACL categories, the no_auth flag): its
+// IDs follow command.All's order, each container before its
+// subcommands.
+func CommandTable() *Table { return commandTable() }

@@ -65,6 +65,20 @@ func TestCompactPingFastPath(t *testing.T) {
 		}
 	})
 
+	t.Run("acl", func(t *testing.T) {
+		e, _ := newEngine(t, Options{})
+		rs := NewSession(proto.RESP, nil)
+		if got := do(t, e, rs, "ACL", "SETUSER", "noping", "on", "nopass", "+@all", "-ping"); got != "+OK" {
+			t.Fatalf("ACL SETUSER answered %s", got)
+		}
+		s := NewSession(proto.SBE, nil)
+		s.user, s.authed = e.users.Get("noping"), true
+		out, _ := e.ServeMessage(s, ping(5), nil)
+		if r := reply(t, out); r.Kind != command.Error || !strings.HasPrefix(string(r.Value), "NOPERM") || r.CorrelationID != 5 {
+			t.Fatalf("PING by a user without +ping answered %+v, want NOPERM", r)
+		}
+	})
+
 	t.Run("noauth", func(t *testing.T) {
 		e, _ := newEngine(t, Options{RequirePass: "secret"})
 		s := NewSession(proto.SBE, nil)

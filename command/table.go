@@ -158,6 +158,25 @@ const (
 	OpMigrate                    Op = 150
 	OpRestoreAsking              Op = 151
 	OpClusterTargets             Op = 152
+	// Hashes, sets and lists: RESP only for now. Values 256 and up are past
+	// the SBE schema's Op enum (proto/sbe's MaxOp), so an SBE client gets
+	// ErrNoSBEEncoding for them (docs/commands.md).
+	OpHSet         Op = 256
+	OpHSetNX       Op = 257
+	OpHMSet        Op = 258
+	OpHGet         Op = 259
+	OpHMGet        Op = 260
+	OpHGetAll      Op = 261
+	OpHDel         Op = 262
+	OpHExists      Op = 263
+	OpHLen         Op = 264
+	OpHStrLen      Op = 265
+	OpHKeys        Op = 266
+	OpHVals        Op = 267
+	OpHIncrBy      Op = 268
+	OpHIncrByFloat Op = 269
+	OpHRandField   Op = 270
+	OpHScan        Op = 271
 )
 
 // Key specs of the common shapes.
@@ -695,4 +714,84 @@ var specs = [NumOps]Spec{
 		Group: "server", Since: "3.0.0", Complexity: "O(N) for a value of N bytes",
 		Syntax:  "key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]",
 		Summary: "RESTORE that reaches a slot this node is importing without ASKING: what MIGRATE sends in cluster mode."},
+	OpHSet: {Name: "hset", Arity: -4, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.",
+		Syntax:  "key (field_value=field value)...",
+		Summary: "Set the string value of a hash field."},
+	OpHSetNX: {Name: "hsetnx", Arity: 4, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyInsert, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(1)",
+		Syntax:  "key field value",
+		Summary: "Set the value of a hash field, only if the field does not exist."},
+	OpHMSet: {Name: "hmset", Arity: -4, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(N) where N is the number of fields being set.",
+		Syntax:  "key (field_value=field value)...",
+		Summary: "Set multiple hash fields to multiple values."},
+	OpHGet: {Name: "hget", Arity: 3, Flags: Readonly | Fast, ACL: CatRead | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(1)",
+		Syntax:  "key field",
+		Summary: "Get the value of a hash field."},
+	OpHMGet: {Name: "hmget", Arity: -3, Flags: Readonly | Fast, ACL: CatRead | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(N) where N is the number of fields being requested.",
+		Syntax:  "key field...",
+		Summary: "Get the values of all the given hash fields."},
+	OpHGetAll: {Name: "hgetall", Arity: 2, Flags: Readonly, ACL: CatRead | CatHash | CatSlow, Tips: "nondeterministic_output_order",
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(N) where N is the size of the hash.",
+		Syntax:  "key",
+		Summary: "Get all the fields and values in a hash."},
+	OpHDel: {Name: "hdel", Arity: -3, Flags: Write | Fast, ACL: CatWrite | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(N) where N is the number of fields to be removed.",
+		Syntax:  "key field...",
+		Summary: "Delete one or more hash fields."},
+	OpHExists: {Name: "hexists", Arity: 3, Flags: Readonly | Fast, ACL: CatRead | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(1)",
+		Syntax:  "key field",
+		Summary: "Determine if a hash field exists."},
+	OpHLen: {Name: "hlen", Arity: 2, Flags: Readonly | Fast, ACL: CatRead | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(1)",
+		Syntax:  "key",
+		Summary: "Get the number of fields in a hash."},
+	OpHStrLen: {Name: "hstrlen", Arity: 3, Flags: Readonly | Fast, ACL: CatRead | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "3.2.0", Complexity: "O(1)",
+		Syntax:  "key field",
+		Summary: "Get the length of the value of a hash field."},
+	OpHKeys: {Name: "hkeys", Arity: 2, Flags: Readonly, ACL: CatRead | CatHash | CatSlow, Tips: "nondeterministic_output_order",
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(N) where N is the size of the hash.",
+		Syntax:  "key",
+		Summary: "Get all the fields in a hash."},
+	OpHVals: {Name: "hvals", Arity: 2, Flags: Readonly, ACL: CatRead | CatHash | CatSlow, Tips: "nondeterministic_output_order",
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(N) where N is the size of the hash.",
+		Syntax:  "key",
+		Summary: "Get all the values in a hash."},
+	OpHIncrBy: {Name: "hincrby", Arity: 4, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(1)",
+		Syntax:  "key field increment",
+		Summary: "Increment the integer value of a hash field by the given number."},
+	OpHIncrByFloat: {Name: "hincrbyfloat", Arity: 4, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.6.0", Complexity: "O(1)",
+		Syntax:  "key field increment:double",
+		Summary: "Increment the float value of a hash field by the given amount."},
+	OpHRandField: {Name: "hrandfield", Arity: -2, Flags: Readonly, ACL: CatRead | CatHash | CatSlow, Tips: "nondeterministic_output",
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "6.2.0", Complexity: "O(N) where N is the number of fields returned",
+		Syntax:  "key [options=count [WITHVALUES]]",
+		Summary: "Get one or multiple random fields from a hash."},
+	OpHScan: {Name: "hscan", Arity: -3, Flags: Readonly, ACL: CatRead | CatHash | CatSlow, Tips: "nondeterministic_output",
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.8.0", Complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..",
+		Syntax:  "key cursor [MATCH pattern] [COUNT count]",
+		Summary: "Incrementally iterate hash fields and associated values."},
 }

@@ -243,6 +243,7 @@ type Engine struct {
 	stats     store.Stats
 	tickNext  int        // the database Tick starts with
 	num       []byte     // numbers formatted for a reply, LCS's subsequence
+	pair      [2][]byte  // one field and value for the store (HINCRBYFLOAT)
 	watchers  []*Session // sessions with watched keys
 	sessions  []*Session // every open session (Open, Close)
 	nextID    uint64     // the last client id given

@@ -79,6 +79,12 @@ func init() {
 		command.OpClusterHelp: (*Engine).help, command.OpAsking: (*Engine).asking,
 		command.OpReadOnly: (*Engine).readOnly, command.OpReadWrite: (*Engine).readOnly, command.OpMigrate: (*Engine).migrate,
 		command.OpRestoreAsking: (*Engine).restore,
+		command.OpHSet:          (*Engine).hset, command.OpHMSet: (*Engine).hset, command.OpHSetNX: (*Engine).hsetnx,
+		command.OpHGet: (*Engine).hget, command.OpHMGet: (*Engine).hmget, command.OpHGetAll: (*Engine).hgetall,
+		command.OpHKeys: (*Engine).hgetall, command.OpHVals: (*Engine).hgetall, command.OpHDel: (*Engine).hdel,
+		command.OpHExists: (*Engine).hexists, command.OpHStrLen: (*Engine).hexists, command.OpHLen: (*Engine).hlen,
+		command.OpHIncrBy: (*Engine).hincrby, command.OpHIncrByFloat: (*Engine).hincrbyfloat,
+		command.OpHRandField: (*Engine).hrandfield, command.OpHScan: (*Engine).hscan,
 	} {
 		handlers[op] = h
 	}
@@ -365,6 +371,8 @@ func (e *Engine) storeError(err error) {
 		e.errText(command.ValueTooLong, "ERR value too long")
 	case errors.Is(err, store.ErrNotInteger):
 		e.errText(command.NotInteger, "ERR value is not an integer or out of range")
+	case errors.Is(err, store.ErrWrongType):
+		e.errText(command.Err, txtWrongType)
 	case errors.Is(err, store.ErrOverflow):
 		e.errText(command.Overflow, "ERR increment or decrement would overflow")
 	default:

@@ -174,6 +174,12 @@ func init() {
 	} {
 		parsers[op] = p
 	}
+	// The collection commands: the key, then the rest for the engine to read.
+	for op := command.OpHSet; op <= command.OpHScan; op++ {
+		if command.Lookup(op) != nil {
+			parsers[op] = keys
+		}
+	}
 	for _, op := range []command.Op{command.OpGet, command.OpTTL, command.OpPTTL, command.OpPersist,
 		command.OpIncr, command.OpDecr, command.OpType, command.OpGetDel, command.OpStrLen,
 		command.OpExpireTime, command.OpPExpireTime, command.OpDump} {

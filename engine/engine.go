@@ -284,6 +284,8 @@ type Engine struct {
 	dumpEnc *rdb.Encoder
 	dumpDec *rdb.Decoder
 	dumpVal rdb.Value
+	// dumpLimits are the thresholds dumpEnc was made with.
+	dumpLimits store.Limits
 	dumpBuf []byte // DUMP's reply
 }
 

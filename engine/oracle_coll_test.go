@@ -76,3 +76,69 @@ func sortedColl(cmd string) oracleCase {
 	o.norm = sortElems
 	return o
 }
+
+// TestCollectionKeyspaceAgainstRedis: the keyspace commands on hashes:
+// DEL, UNLINK, EXISTS, TYPE, COPY, MOVE, SWAPDB, DUMP (a listpack hash's
+// payload is Redis's byte for byte) and RESTORE of Redis's own payloads,
+// EXPIRE and PERSIST, WATCH seeing a hash write.
+func TestCollectionKeyspaceAgainstRedis(t *testing.T) {
+	long := strings.Repeat("y", 70)
+	s := script(
+		"HSET h a 1 b two c -3", "DUMP h", "COPY h h2", "HGETALL h2", "COPY h h2", "HSET h2 d 4", "COPY h2 h REPLACE",
+		"HGETALL h", "COPY h h3 DB 1", "SELECT 1", "HGETALL h3", "TYPE h3", "SELECT 0", "MOVE h2 1", "EXISTS h2",
+		"MOVE h 1", "SELECT 1", "HGETALL h2", "SELECT 0", "HSET m x 1", "SWAPDB 0 1", "HGETALL h2", "HGETALL m",
+		"SWAPDB 0 1", "EXPIRE h 100", "TTL h", "PERSIST h", "TTL h", "DEL h nope", "EXISTS h", "HSET u a 1",
+		"UNLINK u", "EXISTS u", "HSET w f v", "MULTI", "HGET w f", "EXEC",
+		"HSET big a "+long, "OBJECT ENCODING big", "DUMP big", "DEL big",
+	)
+	s = append(s, oracleCase{args: strings.Fields("SCAN 0 TYPE hash"), norm: sortScan, notSBE: true})
+	compareWithRedis(t, s, true)
+
+	// RESTORE of Redis's own payloads: a listpack hash and a hashtable one.
+	r := dialRedis(t)
+	redisDo(t, r, "FLUSHALL")
+	redisDo(t, r, "HSET", "lp", "f", "v", "n", "12")
+	redisDo(t, r, "HSET", "ht", "f", long, "g", "1")
+	e, _ := newEngine(t, Options{})
+	ses := NewSession(0, nil)
+	for _, k := range []string{"lp", "ht"} {
+		p := redisDo(t, r, "DUMP", k).str
+		if got := do(t, e, ses, "RESTORE", k, "0", string(p)); got != "+OK" {
+			t.Fatalf("RESTORE of redis's %s: %s", k, got)
+		}
+		if got := do(t, e, ses, "RESTORE", k, "0", string(p)); !strings.HasPrefix(got, "-BUSYKEY") {
+			t.Fatalf("second RESTORE of %s: %s", k, got)
+		}
+		if got, want := do(t, e, ses, "OBJECT", "ENCODING", k), "$"+string(redisDo(t, r, "OBJECT", "ENCODING", k).str); got != want {
+			t.Errorf("OBJECT ENCODING %s after RESTORE: %s, redis %s", k, got, want)
+		}
+		if got, want := do(t, e, ses, "HGET", k, "f"), "$"+string(redisDo(t, r, "HGET", k, "f").str); got != want {
+			t.Errorf("HGET %s f after RESTORE: %s, redis %s", k, got, want)
+		}
+	}
+	if err := e.st.Check(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWatchSeesHashWrites: a hash write by another client aborts a
+// transaction watching the key; a write that changes nothing does not.
+func TestWatchSeesHashWrites(t *testing.T) {
+	e, _ := newEngine(t, Options{})
+	a, b := NewSession(0, nil), NewSession(0, nil)
+	do(t, e, a, "HSET", "w", "f", "v")
+	do(t, e, a, "WATCH", "w")
+	do(t, e, b, "HSETNX", "w", "f", "other") // changes nothing
+	do(t, e, a, "MULTI")
+	do(t, e, a, "HGET", "w", "f")
+	if got := do(t, e, a, "EXEC"); got != "[$v]" {
+		t.Fatalf("EXEC after a no-op HSETNX: %s", got)
+	}
+	do(t, e, a, "WATCH", "w")
+	do(t, e, b, "HDEL", "w", "f")
+	do(t, e, a, "MULTI")
+	do(t, e, a, "HGET", "w", "f")
+	if got := do(t, e, a, "EXEC"); got != "nil" {
+		t.Fatalf("EXEC after HDEL by another client: %s, want a nil reply", got)
+	}
+}

@@ -82,7 +82,9 @@ func (s *Store) HSet(key []byte, pairs [][]byte, nx bool) (added int, err error)
 			}
 		}
 	}
-	s.mods++
+	// Every path below writes a field, except HSETNX's refusals.
+	written := false
+	defer s.noteWrite(&written)
 	for k := 0; k+1 < len(pairs); k += 2 {
 		f, v := pairs[k], pairs[k+1]
 		if c.enc == encHashtable {
@@ -96,6 +98,7 @@ func (s *Store) HSet(key []byte, pairs [][]byte, nx bool) (added int, err error)
 				s.deleteIfEmpty(key, c)
 				return added, wrapOOM(err)
 			}
+			written = true
 			added += b2i(a)
 			continue
 		}
@@ -108,12 +111,14 @@ func (s *Store) HSet(key []byte, pairs [][]byte, nx bool) (added int, err error)
 		if p := lpField(l, f); p >= 0 {
 			if !nx {
 				sameStart(lp, l.Replace(l.Next(p), v))
+				written = true
 			}
 			continue
 		}
 		l = l.Append(f)
 		sameStart(lp, l)
 		sameStart(lp, l.Append(v))
+		written = true
 		added++
 		if l.Len()/2 > s.o.Limits.HashMaxListpackEntries {
 			if err := s.toHashtable(i); err != nil {
@@ -201,11 +206,10 @@ func (s *Store) rangeHash(c *coll, fn func(field, value []byte) bool) {
 		c.h.Range(s.ar, fn)
 		return
 	}
-	var fb, vb [20]byte
 	lp := collection.Listpack(s.blob(c))
 	for p := lp.First(); p >= 0; p = lp.Next(lp.Next(p)) {
 		q := lp.Next(p)
-		if !fn(lpString(lp, p, &fb), lpString(lp, q, &vb)) {
+		if !fn(lpString(lp, p, &s.fbuf), lpString(lp, q, &s.vbuf)) {
 			return
 		}
 	}
@@ -263,8 +267,7 @@ func (s *Store) HRandom(key []byte, r uint64, fn func(field, value []byte)) (boo
 	}
 	lp := collection.Listpack(s.blob(c))
 	p := lp.Seek(2 * int(r%uint64(lp.Len()/2)))
-	var fb, vb [20]byte
-	fn(lpString(lp, p, &fb), lpString(lp, lp.Next(p), &vb))
+	fn(lpString(lp, p, &s.fbuf), lpString(lp, lp.Next(p), &s.vbuf))
 	return true, nil
 }
 
@@ -296,9 +299,8 @@ func (s *Store) scanColl(c *coll, cursor uint64, count int, fn func(field, value
 		}
 	case encIntset:
 		is := collection.Intset(s.blob(c))
-		var b [20]byte
 		for k := 0; k < is.Len(); k++ {
-			fn(strconv.AppendInt(b[:0], is.Get(k), 10), nil)
+			fn(strconv.AppendInt(s.fbuf[:0], is.Get(k), 10), nil)
 		}
 	default:
 		s.rangeHash(c, func(f, v []byte) bool {
@@ -307,4 +309,11 @@ func (s *Store) scanColl(c *coll, cursor uint64, count int, fn func(field, value
 		})
 	}
 	return 0
+}
+
+// noteWrite counts a change (for WATCH) when *written.
+func (s *Store) noteWrite(written *bool) {
+	if *written {
+		s.mods++
+	}
 }

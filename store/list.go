@@ -139,10 +139,9 @@ func (s *Store) LRange(key []byte, start, stop int, fn func(v []byte) bool) (boo
 	if c == nil {
 		return false, err
 	}
-	var b [20]byte
 	c.l.Range(s.ar, start, stop, func(v []byte, n int64, isInt bool) bool {
 		if isInt {
-			v = strconv.AppendInt(b[:0], n, 10)
+			v = strconv.AppendInt(s.fbuf[:0], n, 10)
 		}
 		return fn(v)
 	})

@@ -164,9 +164,8 @@ func (s *Store) rangeSet(c *coll, fn func(member []byte) bool) {
 		return
 	}
 	is := collection.Intset(s.blob(c))
-	var b [20]byte
 	for k := 0; k < is.Len(); k++ {
-		if !fn(strconv.AppendInt(b[:0], is.Get(k), 10)) {
+		if !fn(strconv.AppendInt(s.fbuf[:0], is.Get(k), 10)) {
 			return
 		}
 	}

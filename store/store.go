@@ -162,6 +162,10 @@ type Store struct {
 	freeColl  uint32   // head of the free record list + 1, 0 = empty
 	liveColls int      // records named by keys
 	lazy      []uint32 // records of deleted collections still being freed
+	ends      []int    // ExportCollection's item ends
+	// Integer items of collections are formatted here for callbacks (a
+	// local buffer handed to an unknown function would escape).
+	fbuf, vbuf [20]byte
 }
 
 // HandOff gives the store to whichever goroutine calls it next: call it after

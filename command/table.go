@@ -177,6 +177,38 @@ const (
 	OpHIncrByFloat Op = 269
 	OpHRandField   Op = 270
 	OpHScan        Op = 271
+	OpSAdd         Op = 272
+	OpSRem         Op = 273
+	OpSCard        Op = 274
+	OpSIsMember    Op = 275
+	OpSMIsMember   Op = 276
+	OpSMembers     Op = 277
+	OpSRandMember  Op = 278
+	OpSPop         Op = 279
+	OpSMove        Op = 280
+	OpSInter       Op = 281
+	OpSInterStore  Op = 283
+	OpSUnion       Op = 284
+	OpSUnionStore  Op = 285
+	OpSDiff        Op = 286
+	OpSDiffStore   Op = 287
+	OpSScan        Op = 288
+	OpLPush        Op = 289
+	OpRPush        Op = 290
+	OpLPushX       Op = 291
+	OpRPushX       Op = 292
+	OpLPop         Op = 293
+	OpRPop         Op = 294
+	OpLLen         Op = 295
+	OpLIndex       Op = 296
+	OpLSet         Op = 297
+	OpLRange       Op = 298
+	OpLTrim        Op = 299
+	OpLRem         Op = 300
+	OpLInsert      Op = 301
+	OpLPos         Op = 302
+	OpLMove        Op = 303
+	OpRPopLPush    Op = 304
 )
 
 // Key specs of the common shapes.
@@ -794,4 +826,164 @@ var specs = [NumOps]Spec{
 		Group: "hash", Since: "2.8.0", Complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..",
 		Syntax:  "key cursor [MATCH pattern] [COUNT count]",
 		Summary: "Incrementally iterate hash fields and associated values."},
+	OpSAdd: {Name: "sadd", Arity: -3, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyInsert, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "1.0.0", Complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+		Syntax:  "key member...",
+		Summary: "Add one or more members to a set."},
+	OpSRem: {Name: "srem", Arity: -3, Flags: Write | Fast, ACL: CatWrite | CatSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "1.0.0", Complexity: "O(N) where N is the number of members to be removed.",
+		Syntax:  "key member...",
+		Summary: "Remove one or more members from a set."},
+	OpSCard: {Name: "scard", Arity: 2, Flags: Readonly | Fast, ACL: CatRead | CatSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "1.0.0", Complexity: "O(1)",
+		Syntax:  "key",
+		Summary: "Get the number of members in a set."},
+	OpSIsMember: {Name: "sismember", Arity: 3, Flags: Readonly | Fast, ACL: CatRead | CatSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "1.0.0", Complexity: "O(1)",
+		Syntax:  "key member",
+		Summary: "Determine if a given value is a member of a set."},
+	OpSMIsMember: {Name: "smismember", Arity: -3, Flags: Readonly | Fast, ACL: CatRead | CatSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "6.2.0", Complexity: "O(N) where N is the number of elements being checked for membership",
+		Syntax:  "key member...",
+		Summary: "Returns the membership associated with the given elements for a set."},
+	OpSMembers: {Name: "smembers", Arity: 2, Flags: Readonly, ACL: CatRead | CatSet | CatSlow, Tips: "nondeterministic_output_order",
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "1.0.0", Complexity: "O(N) where N is the set cardinality.",
+		Syntax:  "key",
+		Summary: "Get all the members in a set."},
+	OpSRandMember: {Name: "srandmember", Arity: -2, Flags: Readonly, ACL: CatRead | CatSet | CatSlow, Tips: "nondeterministic_output",
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "1.0.0", Complexity: "Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.",
+		Syntax:  "key [count]",
+		Summary: "Get one or multiple random members from a set."},
+	OpSPop: {Name: "spop", Arity: -2, Flags: Write | Fast, ACL: CatWrite | CatSet | CatFast, Tips: "nondeterministic_output",
+		Keys:  []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "1.0.0", Complexity: "Without the count argument O(1), otherwise O(N) where N is the value of the passed count.",
+		Syntax:  "key [count]",
+		Summary: "Remove and return one or multiple random members from a set."},
+	OpSMove: {Name: "smove", Arity: 4, Flags: Write | Fast, ACL: CatWrite | CatSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRW | KeyInsert, Index: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "1.0.0", Complexity: "O(1)",
+		Syntax:  "source destination member",
+		Summary: "Move a member from one set to another."},
+	OpSInter: {Name: "sinter", Arity: -2, Flags: Readonly, ACL: CatRead | CatSet | CatSlow, Tips: "nondeterministic_output_order",
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: -1, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "1.0.0", Complexity: "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
+		Syntax:  "key...",
+		Summary: "Intersect multiple sets."},
+	OpSInterStore: {Name: "sinterstore", Arity: -3, Flags: Write | DenyOOM, ACL: CatWrite | CatSet | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, Index: 2, LastKey: -1, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "1.0.0", Complexity: "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
+		Syntax:  "destination key...",
+		Summary: "Intersect multiple sets and store the resulting set in a key."},
+	OpSUnion: {Name: "sunion", Arity: -2, Flags: Readonly, ACL: CatRead | CatSet | CatSlow, Tips: "nondeterministic_output_order",
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: -1, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "1.0.0", Complexity: "O(N) where N is the total number of elements in all given sets.",
+		Syntax:  "key...",
+		Summary: "Add multiple sets."},
+	OpSUnionStore: {Name: "sunionstore", Arity: -3, Flags: Write | DenyOOM, ACL: CatWrite | CatSet | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyOW | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, Index: 2, LastKey: -1, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "1.0.0", Complexity: "O(N) where N is the total number of elements in all given sets.",
+		Syntax:  "destination key...",
+		Summary: "Add multiple sets and store the resulting set in a key."},
+	OpSDiff: {Name: "sdiff", Arity: -2, Flags: Readonly, ACL: CatRead | CatSet | CatSlow, Tips: "nondeterministic_output_order",
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: -1, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "1.0.0", Complexity: "O(N) where N is the total number of elements in all given sets.",
+		Syntax:  "key...",
+		Summary: "Subtract multiple sets."},
+	OpSDiffStore: {Name: "sdiffstore", Arity: -3, Flags: Write | DenyOOM, ACL: CatWrite | CatSet | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyOW | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, Index: 2, LastKey: -1, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "1.0.0", Complexity: "O(N) where N is the total number of elements in all given sets.",
+		Syntax:  "destination key...",
+		Summary: "Subtract multiple sets and store the resulting set in a key."},
+	OpSScan: {Name: "sscan", Arity: -3, Flags: Readonly, ACL: CatRead | CatSet | CatSlow, Tips: "nondeterministic_output",
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "2.8.0", Complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..",
+		Syntax:  "key cursor [MATCH pattern] [COUNT count]",
+		Summary: "Incrementally iterate Set elements."},
+	OpLPush: {Name: "lpush", Arity: -3, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatList | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyInsert, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "1.0.0", Complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+		Syntax:  "key element...",
+		Summary: "Prepend one or multiple elements to a list."},
+	OpRPush: {Name: "rpush", Arity: -3, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatList | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyInsert, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "1.0.0", Complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+		Syntax:  "key element...",
+		Summary: "Append one or multiple elements to a list."},
+	OpLPushX: {Name: "lpushx", Arity: -3, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatList | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyInsert, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "2.2.0", Complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+		Syntax:  "key element...",
+		Summary: "Prepend an element to a list, only if the list exists."},
+	OpRPushX: {Name: "rpushx", Arity: -3, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatList | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyInsert, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "2.2.0", Complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+		Syntax:  "key element...",
+		Summary: "Append an element to a list, only if the list exists."},
+	OpLPop: {Name: "lpop", Arity: -2, Flags: Write | Fast, ACL: CatWrite | CatList | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "1.0.0", Complexity: "O(N) where N is the number of elements returned",
+		Syntax:  "key [count]",
+		Summary: "Remove and get the first elements in a list."},
+	OpRPop: {Name: "rpop", Arity: -2, Flags: Write | Fast, ACL: CatWrite | CatList | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "1.0.0", Complexity: "O(N) where N is the number of elements returned",
+		Syntax:  "key [count]",
+		Summary: "Remove and get the last elements in a list."},
+	OpLLen: {Name: "llen", Arity: 2, Flags: Readonly | Fast, ACL: CatRead | CatList | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "1.0.0", Complexity: "O(1)",
+		Syntax:  "key",
+		Summary: "Get the length of a list."},
+	OpLIndex: {Name: "lindex", Arity: 3, Flags: Readonly, ACL: CatRead | CatList | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "1.0.0", Complexity: "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1).",
+		Syntax:  "key index",
+		Summary: "Get an element from a list by its index."},
+	OpLSet: {Name: "lset", Arity: 4, Flags: Write | DenyOOM, ACL: CatWrite | CatList | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "1.0.0", Complexity: "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).",
+		Syntax:  "key index element",
+		Summary: "Set the value of an element in a list by its index."},
+	OpLRange: {Name: "lrange", Arity: 4, Flags: Readonly, ACL: CatRead | CatList | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "1.0.0", Complexity: "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range.",
+		Syntax:  "key start stop:integer",
+		Summary: "Get a range of elements from a list."},
+	OpLTrim: {Name: "ltrim", Arity: 4, Flags: Write, ACL: CatWrite | CatList | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "1.0.0", Complexity: "O(N) where N is the number of elements to be removed by the operation.",
+		Syntax:  "key start stop:integer",
+		Summary: "Trim a list to the specified range."},
+	OpLRem: {Name: "lrem", Arity: 4, Flags: Write, ACL: CatWrite | CatList | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "1.0.0", Complexity: "O(N+M) where N is the length of the list and M is the number of elements removed.",
+		Syntax:  "key count element",
+		Summary: "Remove elements from a list."},
+	OpLInsert: {Name: "linsert", Arity: 5, Flags: Write | DenyOOM, ACL: CatWrite | CatList | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyInsert, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "2.2.0", Complexity: "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).",
+		Syntax:  "key (where=BEFORE|AFTER) pivot element",
+		Summary: "Insert an element before or after another element in a list."},
+	OpLPos: {Name: "lpos", Arity: -3, Flags: Readonly, ACL: CatRead | CatList | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "6.0.6", Complexity: "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.",
+		Syntax:  "key element [RANK rank:integer] [COUNT num-matches:integer] [MAXLEN len]",
+		Summary: "Return the index of matching elements on a list."},
+	OpLMove: {Name: "lmove", Arity: 5, Flags: Write | DenyOOM, ACL: CatWrite | CatList | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRW | KeyInsert, Index: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "6.2.0", Complexity: "O(1)",
+		Syntax:  "source destination (wherefrom=LEFT|RIGHT) (whereto=LEFT|RIGHT)",
+		Summary: "Pop an element from a list, push it to another list and return it."},
+	OpRPopLPush: {Name: "rpoplpush", Arity: 3, Flags: Write | DenyOOM, ACL: CatWrite | CatList | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRW | KeyInsert, Index: 2, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "1.2.0", Complexity: "O(1)",
+		Syntax:  "source destination",
+		Summary: "Remove the last element in a list, prepend it to another list and return it."},
 }

@@ -85,6 +85,19 @@ func init() {
 		command.OpHExists: (*Engine).hexists, command.OpHStrLen: (*Engine).hexists, command.OpHLen: (*Engine).hlen,
 		command.OpHIncrBy: (*Engine).hincrby, command.OpHIncrByFloat: (*Engine).hincrbyfloat,
 		command.OpHRandField: (*Engine).hrandfield, command.OpHScan: (*Engine).hscan,
+		command.OpSAdd: (*Engine).sadd, command.OpSRem: (*Engine).srem, command.OpSCard: (*Engine).scard,
+		command.OpSIsMember: (*Engine).sismember, command.OpSMIsMember: (*Engine).smismember,
+		command.OpSMembers: (*Engine).smembers, command.OpSRandMember: (*Engine).srandmember,
+		command.OpSPop: (*Engine).spop, command.OpSMove: (*Engine).smove, command.OpSInter: (*Engine).setAlgebra,
+		command.OpSInterStore: (*Engine).setAlgebra, command.OpSUnion: (*Engine).setAlgebra,
+		command.OpSUnionStore: (*Engine).setAlgebra, command.OpSDiff: (*Engine).setAlgebra,
+		command.OpSDiffStore: (*Engine).setAlgebra, command.OpSScan: (*Engine).hscan,
+		command.OpLPush: (*Engine).lpush, command.OpRPush: (*Engine).lpush, command.OpLPushX: (*Engine).lpush,
+		command.OpRPushX: (*Engine).lpush, command.OpLPop: (*Engine).lpop, command.OpRPop: (*Engine).lpop,
+		command.OpLLen: (*Engine).llen, command.OpLIndex: (*Engine).lindex, command.OpLSet: (*Engine).lset,
+		command.OpLRange: (*Engine).lrange, command.OpLTrim: (*Engine).ltrim, command.OpLRem: (*Engine).lrem,
+		command.OpLInsert: (*Engine).linsert, command.OpLPos: (*Engine).lpos, command.OpLMove: (*Engine).lmove,
+		command.OpRPopLPush: (*Engine).lmove,
 	} {
 		handlers[op] = h
 	}

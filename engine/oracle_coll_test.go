@@ -142,3 +142,60 @@ func TestWatchSeesHashWrites(t *testing.T) {
 		t.Fatalf("EXEC after HDEL by another client: %s, want a nil reply", got)
 	}
 }
+
+// TestSetsAgainstRedis: the set commands on intsets (whose order is
+// Redis's: ascending) and, compared sorted, on hashtable sets.
+func TestSetsAgainstRedis(t *testing.T) {
+	s := script(
+		"SADD s 3 1 2 1", "SADD s 5", "SADD s", "SMEMBERS s", "SMEMBERS nokey", "SCARD s", "SCARD nokey",
+		"OBJECT ENCODING s", "TYPE s", "SISMEMBER s 2", "SISMEMBER s 9", "SISMEMBER nokey 1", "SISMEMBER s x",
+		"SMISMEMBER s 1 9 x 3", "SMISMEMBER nokey a b", "SREM s 1 9", "SREM s x", "SREM nokey a", "SMEMBERS s",
+		"SADD t 2 3 4", "SADD u 3 4 5 6", "SINTER s t", "SINTER s t u", "SINTER s nokey", "SINTER nokey s",
+		"SUNION s t u", "SUNION nokey", "SDIFF u s", "SDIFF u s t", "SDIFF nokey s", "SDIFF s nokey",
+		"SINTERSTORE d s t", "SMEMBERS d", "SUNIONSTORE d s t u", "SMEMBERS d", "SDIFFSTORE d u s", "SMEMBERS d",
+		"SINTERSTORE d s nokey", "EXISTS d", "SET str x", "SINTERSTORE str s t", "TYPE str", "SADD str 1",
+		"SINTER s str", "SUNION str", "SDIFFSTORE d str", "SMOVE s t 3", "SMOVE s t 2", "SMEMBERS s", "SMEMBERS t",
+		"SMOVE s t 99", "SMOVE nokey t 1", "SMOVE t t 4", "SMOVE t str 4", "SMOVE str t 1", "SMOVE t fresh 4",
+		"SMEMBERS fresh", "SRANDMEMBER nokey", "SRANDMEMBER nokey 3", "SRANDMEMBER t 0", "SRANDMEMBER t 100",
+		"SRANDMEMBER t x", "SRANDMEMBER t 1 2", "SRANDMEMBER t -9223372036854775808", "SADD one 7",
+		"SRANDMEMBER one", "SRANDMEMBER one -3", "SRANDMEMBER one 1", "SPOP nokey", "SPOP nokey 3", "SPOP one 0",
+		"SPOP t -1", "SPOP t x", "SPOP t 1 2", "SPOP one", "EXISTS one", "SADD two 8 9", "SPOP two 5", "EXISTS two",
+		"SSCAN t 0", "SSCAN t 0 MATCH 3*", "SSCAN nokey 0", "SSCAN t x", "SSCAN str 0", "SCARD str", "GET t",
+		"SADD neg -5 100000 -2147483649", "SMEMBERS neg", "OBJECT ENCODING neg", "SADD mixed 1 a",
+		"OBJECT ENCODING mixed", "SCARD mixed", "SADD z 1", "SADD z 01", "OBJECT ENCODING z", "DUMP s",
+		"CONFIG SET set-max-intset-entries 2", "SADD lim 1 2", "OBJECT ENCODING lim", "SADD lim 3",
+		"OBJECT ENCODING lim", "CONFIG GET set-max-intset-entries", "CONFIG SET set-max-intset-entries 512",
+		"COPY s s2", "SMEMBERS s2", "EXPIRE s2 50", "TTL s2",
+	)
+	s = append(s, sortedColl("SMEMBERS mixed"), sortedColl("SMEMBERS z"), sortedColl("SUNION mixed s"),
+		c("SADD words a b c"), sortedColl("SMEMBERS words"), sortedColl("SINTER words mixed"), c("SCARD words"),
+		c("SREM words a b c"), c("EXISTS words"))
+	compareWithRedis(t, s, true)
+}
+
+// TestListsAgainstRedis: the non-blocking list commands, RESP2 and RESP3.
+func TestListsAgainstRedis(t *testing.T) {
+	s := script(
+		"RPUSH l a b c", "LPUSH l z y", "RPUSH l", "LRANGE l 0 -1", "LLEN l", "LLEN nokey", "TYPE l",
+		"OBJECT ENCODING l", "LPUSHX nokey a", "RPUSHX nokey a", "EXISTS nokey", "LPUSHX l x", "RPUSHX l 1 2",
+		"LRANGE l 0 -1", "LRANGE l -3 -1", "LRANGE l 5 2", "LRANGE l -100 100", "LRANGE l 100 200",
+		"LRANGE nokey 0 -1", "LRANGE l x 1", "LINDEX l 0", "LINDEX l -1", "LINDEX l 100", "LINDEX nokey 0",
+		"LINDEX l x", "LSET l 0 first", "LSET l -1 last", "LSET l 100 x", "LSET nokey 0 x", "LSET l x y",
+		"LRANGE l 0 -1", "LPOP l", "RPOP l", "LPOP l 2", "RPOP l 2", "LPOP l 0", "LPOP l -1", "LPOP l x",
+		"LPOP nokey", "LPOP nokey 2", "RPOP nokey 0", "LPOP l 1 2", "LRANGE l 0 -1",
+		"RPUSH r a b a c a d a", "LREM r 2 a", "LRANGE r 0 -1", "LREM r -1 a", "LRANGE r 0 -1", "LREM r 0 a",
+		"LRANGE r 0 -1", "LREM r 0 zz", "LREM nokey 0 a", "LREM r x a", "LINSERT r BEFORE c x", "LINSERT r AFTER d y",
+		"LINSERT r AFTER nope y", "LINSERT nokey AFTER a b", "LINSERT r MIDDLE c x", "LRANGE r 0 -1",
+		"LTRIM r 1 -2", "LRANGE r 0 -1", "LTRIM r 5 1", "EXISTS r", "LTRIM nokey 0 1", "LTRIM l x 1",
+		"RPUSH p a b c a b c a", "LPOS p a", "LPOS p c", "LPOS p zz", "LPOS p a RANK 2", "LPOS p a RANK -1",
+		"LPOS p a RANK -2", "LPOS p a COUNT 0", "LPOS p a COUNT 2", "LPOS p a COUNT 2 RANK -1", "LPOS p a MAXLEN 3",
+		"LPOS p a COUNT 0 MAXLEN 4", "LPOS p a RANK 0", "LPOS p a COUNT -1", "LPOS p a MAXLEN -1", "LPOS p a RANK x",
+		"LPOS p a BOGUS 1", "LPOS p a RANK", "LPOS nokey a", "LPOS nokey a COUNT 1", "LPOS p zz COUNT 0",
+		"LPOS p a RANK -9223372036854775808", "RPUSH m 1 2 3", "LMOVE m m2 LEFT RIGHT", "LMOVE m m2 RIGHT LEFT",
+		"LRANGE m 0 -1", "LRANGE m2 0 -1", "LMOVE m m2 UP LEFT", "LMOVE nokey m2 LEFT LEFT", "RPOPLPUSH m m2",
+		"EXISTS m", "LRANGE m2 0 -1", "RPOPLPUSH m2 m2", "LRANGE m2 0 -1", "SET str x", "RPOPLPUSH m2 str",
+		"RPOPLPUSH str m2", "LPUSH str a", "LLEN str", "LRANGE str 0 1", "GET m2", "RPUSH n 10 -3 x",
+		"LRANGE n 0 -1", "DUMP n", "COPY n n2", "LRANGE n2 0 -1", "EXPIRE n2 40", "TTL n2",
+	)
+	compareWithRedis(t, s, true)
+}

@@ -175,7 +175,7 @@ func init() {
 		parsers[op] = p
 	}
 	// The collection commands: the key, then the rest for the engine to read.
-	for op := command.OpHSet; op <= command.OpHScan; op++ {
+	for op := command.OpHSet; op <= command.OpRPopLPush; op++ {
 		if command.Lookup(op) != nil {
 			parsers[op] = keys
 		}

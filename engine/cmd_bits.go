@@ -98,6 +98,11 @@ func (e *Engine) bitPos(_ *Session, r *command.Request) {
 // shorter ones padded with zero bytes) replaces destkey, or deletes it
 // when every source is empty; the reply is its length.
 func (e *Engine) bitOp(_ *Session, r *command.Request) {
+	for _, k := range r.Args {
+		if e.notString(k) { // a hash, set or list source
+			return
+		}
+	}
 	// Each source is read into scratch; offs marks where each starts.
 	buf := e.scratch[:0]
 	e.ints = e.ints[:0]

@@ -130,10 +130,8 @@ func (e *Engine) setError(st command.Status, text []byte) {
 
 // Reply texts shared by every request, so replies need no allocation.
 var (
-	txtOK     = []byte("OK")
-	txtPONG   = []byte("PONG")
-	txtString = []byte("string")
-	txtNone   = []byte("none")
+	txtOK   = []byte("OK")
+	txtPONG = []byte("PONG")
 )
 
 func (e *Engine) ok()             { e.res.Kind, e.res.Value = command.Simple, txtOK }

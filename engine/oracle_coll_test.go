@@ -44,7 +44,8 @@ func TestHashesAgainstRedis(t *testing.T) {
 		"OBJECT ENCODING h", "TYPE h", "SET str v", "HGET str f", "HSET str f v", "HGETALL str", "HLEN str",
 		"HSCAN str 0", "HRANDFIELD str", "HINCRBY str f 1", "GET h", "APPEND h x", "STRLEN h", "GETRANGE h 0 1",
 		"SETRANGE h 0 x", "INCR h", "INCRBYFLOAT h 1", "GETSET h x", "GETDEL h", "SET h x GET", "SETBIT h 1 1",
-		"GETBIT h 1", "BITCOUNT h", "LCS h str", "MGET h str", "TYPE h", "SET h plain", "TYPE h", "GET h",
+		"GETBIT h 1", "BITCOUNT h", "BITOP AND dst str h", "BITOP OR h str", "TYPE h", "BITPOS h 1",
+		"BITFIELD h GET u8 0", "GETEX h", "PSETEX h 100 v", "TYPE h", "HSET h a 1", "LCS h str", "MGET h str", "TYPE h", "SET h plain", "TYPE h", "GET h",
 		"HSET exp f v", "EXPIRE exp 100", "TTL exp", "HSET exp g w", "TTL exp",
 		"RENAME exp exp2", "HGETALL exp2", "TYPE exp",
 	)

@@ -228,8 +228,8 @@ func runCollectionModel(t *testing.T, seed uint64, steps int) {
 					m.lists[k] = slices.Insert(l, i, v)
 				}
 			}
-			if !w && m.lists[k] != nil && len(m.lists[k]) == 0 {
-				drop(k)
+			if l, ok := m.lists[k]; !w && ok && len(l) == 0 {
+				drop(k) // the store deleted the emptied list, and its expiry
 			}
 		case 9: // DEL (large collections go to the lazy free queue)
 			s.Del(kb)
@@ -298,6 +298,18 @@ func compareColl(t *testing.T, s *Store, m *collModel, keys []string, step int) 
 	}
 	for _, k := range keys {
 		kb := []byte(k)
+		want := TypeNone
+		switch {
+		case m.hashes[k] != nil:
+			want = TypeHash
+		case m.sets[k] != nil:
+			want = TypeSet
+		case m.lists[k] != nil:
+			want = TypeList
+		}
+		if got := s.TypeOf(kb); got != want {
+			t.Fatalf("step %d: TYPE %s = %v, model %v", step, k, got, want)
+		}
 		if h := m.hashes[k]; h != nil {
 			got := map[string]string{}
 			if _, err := s.HRange(kb, func(f, v []byte) bool { got[string(f)] = string(v); return true }); err != nil {
@@ -370,4 +382,16 @@ func TestDeleteLargeCollectionIsIncremental(t *testing.T) {
 	if s.Collections() != 0 {
 		t.Fatalf("%d collections left", s.Collections())
 	}
+}
+
+// FuzzCollectionModel drives TestCollectionModel's random operations from
+// fuzzed seeds: any sequence must keep the store equal to the model and
+// Check clean.
+func FuzzCollectionModel(f *testing.F) {
+	for _, s := range []uint64{1, 2, 3, 42, 1 << 40} {
+		f.Add(s, uint16(400))
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, steps uint16) {
+		runCollectionModel(t, seed, int(steps%800))
+	})
 }

@@ -522,6 +522,22 @@ func TestRedisCLIKeyspaceTools(t *testing.T) {
 		}
 		want3 = append(want3, k)
 	}
+	// Database 5 holds collections: two hashes (a listpack and a hashtable),
+	// a list and a set.
+	c5 := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, PoolSize: 1, DB: 5})
+	defer c5.Close()
+	for i := range 600 {
+		if err := c5.HSet(ctx, "user:1", fmt.Sprintf("field:%d", i), "v").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 10 {
+		c5.HSet(ctx, "user:2", fmt.Sprintf("f%d", i), i)
+	}
+	for i := range 300 {
+		c5.RPush(ctx, "jobs", i)
+	}
+	c5.SAdd(ctx, "tags", "a", "b", "c")
 	run := func(args ...string) string {
 		out, err := exec.Command(cli, append(strings.Fields("-s "+s.sock), args...)...).CombinedOutput()
 		if err != nil {
@@ -558,6 +574,11 @@ func TestRedisCLIKeyspaceTools(t *testing.T) {
 			"5 strings with 60 bytes (100.00% of keys"}},
 		{[]string{"--memkeys"}, []string{"Sampled 301 keys in the keyspace!", `Biggest string found '"big"' has `, "301 strings with "}},
 		{[]string{"-n", "3", "--memkeys"}, []string{"Sampled 5 keys in the keyspace!", "5 strings with "}},
+		{[]string{"-n", "5", "--bigkeys"}, []string{"Sampled 4 keys in the keyspace!", `Biggest   list found '"jobs"' has 300 items`,
+			`Biggest   hash found '"user:1"' has 600 fields`, `Biggest    set found '"tags"' has 3 members`,
+			"2 hashs with 610 fields (50.00% of keys", "1 lists with 300 items (25.00% of keys", "1 sets with 3 members (25.00% of keys"}},
+		{[]string{"-n", "5", "--memkeys"}, []string{"Sampled 4 keys in the keyspace!", `Biggest   hash found '"user:1"' has `,
+			"2 hashs with ", "1 lists with ", "1 sets with "}},
 	} {
 		out := run(c.args...)
 		for _, w := range c.want {

@@ -395,3 +395,51 @@ func FuzzCollectionModel(f *testing.F) {
 		runCollectionModel(t, seed, int(steps%800))
 	})
 }
+
+// TestEvictionOfCollections: under maxmemory with allkeys-lru, collection
+// writes make room by evicting keys, collections among them, and the
+// store stays consistent; with noeviction they are refused with ErrOOM.
+func TestEvictionOfCollections(t *testing.T) {
+	s, err := New(Options{MaxMemory: 2 << 20, Eviction: AllKeysLRU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4000; i++ {
+		k := []byte("h" + strconv.Itoa(i))
+		var pairs [][]byte
+		for f := 0; f < 20; f++ {
+			pairs = append(pairs, []byte("field"+strconv.Itoa(f)), []byte("value-of-some-length"))
+		}
+		if _, err := s.HSet(k, pairs, false); err != nil {
+			t.Fatalf("HSET %s: %v", k, err)
+		}
+		if _, err := s.Push([]byte("l"+strconv.Itoa(i)), pairs, false, true); err != nil {
+			t.Fatalf("RPUSH: %v", err)
+		}
+		s.Tick(256)
+	}
+	var st Stats
+	s.Stats(&st)
+	if st.Evicted == 0 || st.UsedMemory > 3<<20 {
+		t.Fatalf("evicted %d keys, used %d bytes of a 2 MiB cap", st.Evicted, st.UsedMemory)
+	}
+	for s.LazyFreePending() > 0 {
+		s.Tick(1000)
+	}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetEviction(NoEviction); err != nil {
+		t.Fatal(err)
+	}
+	var refused error
+	for i := 0; i < 4000 && refused == nil; i++ {
+		_, refused = s.SAdd([]byte("set"+strconv.Itoa(i)), [][]byte{[]byte("a-member-of-a-set"), []byte("another one")})
+	}
+	if !errors.Is(refused, ErrOOM) {
+		t.Fatalf("SADD past the cap with noeviction: %v", refused)
+	}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+}

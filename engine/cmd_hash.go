@@ -244,6 +244,12 @@ func (e *Engine) hrandfield(s *Session, r *command.Request) {
 	e.randomFields(s, r.Key, l, withValues, true)
 }
 
+// maxRandomRepeats bounds the reply of HRANDFIELD and SRANDMEMBER with a
+// negative count, which Redis answers however large: the reply is built
+// whole before it is sent, so -1000000000 would take the loop's memory and
+// time (docs/commands.md).
+const maxRandomRepeats = 1 << 22
+
 // randomFields answers HRANDFIELD (hash) or SRANDMEMBER (set, !hash) with a
 // count: count > 0 distinct elements (the whole collection when it has no
 // more), count < 0 that many with repetition.
@@ -251,6 +257,10 @@ func (e *Engine) randomFields(s *Session, key []byte, count int64, withValues, h
 	size, err := e.collSize(key, hash)
 	if err != nil {
 		e.collError(err)
+		return
+	}
+	if count < -maxRandomRepeats && size > 0 {
+		e.errText(command.OutOfRange, "ERR count is too large: goblin returns at most 4194304 elements with repetitions per call")
 		return
 	}
 	pairs := withValues && s.resp3

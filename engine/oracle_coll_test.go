@@ -200,3 +200,24 @@ func TestListsAgainstRedis(t *testing.T) {
 	)
 	compareWithRedis(t, s, true)
 }
+
+// TestRandomCountIsBounded: a huge negative HRANDFIELD or SRANDMEMBER count
+// is refused (docs/commands.md) instead of building a reply of a billion
+// elements; up to the bound it is served.
+func TestRandomCountIsBounded(t *testing.T) {
+	e, _ := newEngine(t, Options{})
+	s := NewSession(0, nil)
+	do(t, e, s, "HSET", "h", "f", "v")
+	do(t, e, s, "SADD", "s", "1")
+	for _, c := range [][]string{{"HRANDFIELD", "h", "-1000000000"}, {"SRANDMEMBER", "s", "-1000000000"}, {"HRANDFIELD", "h", "-4194305", "WITHVALUES"}} {
+		if got := do(t, e, s, c...); !strings.HasPrefix(got, "-ERR count is too large") {
+			t.Errorf("%q = %.80s", c, got)
+		}
+	}
+	if got := do(t, e, s, "HRANDFIELD", "nokey", "-1000000000"); got != "[]" {
+		t.Errorf("HRANDFIELD nokey -1000000000 = %.80s", got)
+	}
+	if got := do(t, e, s, "SRANDMEMBER", "s", "-3"); got != "[$1 $1 $1]" {
+		t.Errorf("SRANDMEMBER s -3 = %s", got)
+	}
+}

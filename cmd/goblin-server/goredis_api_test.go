@@ -332,7 +332,10 @@ func goRedisCases() []apiCase {
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
 			return c.LMove(ctx, "l", "l2", "RIGHT", "LEFT")
 		}),
-		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.RPopLPush(ctx, "l", "l2") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			//lint:ignore SA1019 goblin answers RPOPLPUSH as Redis does, deprecated or not
+			return c.RPopLPush(ctx, "l", "l2")
+		}),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.LRange(ctx, "l2", 0, -1) }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.LTrim(ctx, "l2", 0, 0) }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.LRange(ctx, "l2", 0, -1) }),

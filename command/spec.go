@@ -218,6 +218,11 @@ type ArgRange struct{ From, Step int8 }
 // NoArgs is the ArgRange of commands with at most one key.
 var NoArgs = ArgRange{-1, 0}
 
+// FirstArg is the ArgRange of commands whose second and last key is
+// Args[0], followed by other arguments (SMOVE, LMOVE): the step is past
+// any argument count those commands take.
+var FirstArg = ArgRange{0, 127}
+
 // Op returns the Op s describes (its index in the table).
 func (s *Spec) Op() Op { return s.op }
 

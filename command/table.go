@@ -178,6 +178,57 @@ const (
 	OpSlowLogLen   Op = 426
 	OpSlowLogReset Op = 427
 	OpSlowLogHelp  Op = 428
+	// Hashes, sets and lists: RESP only for now. Values 256 and up are past
+	// the SBE schema's Op enum (proto/sbe's MaxOp), so an SBE client gets
+	// ErrNoSBEEncoding for them (docs/commands.md).
+	OpHSet         Op = 256
+	OpHSetNX       Op = 257
+	OpHMSet        Op = 258
+	OpHGet         Op = 259
+	OpHMGet        Op = 260
+	OpHGetAll      Op = 261
+	OpHDel         Op = 262
+	OpHExists      Op = 263
+	OpHLen         Op = 264
+	OpHStrLen      Op = 265
+	OpHKeys        Op = 266
+	OpHVals        Op = 267
+	OpHIncrBy      Op = 268
+	OpHIncrByFloat Op = 269
+	OpHRandField   Op = 270
+	OpHScan        Op = 271
+	OpSAdd         Op = 272
+	OpSRem         Op = 273
+	OpSCard        Op = 274
+	OpSIsMember    Op = 275
+	OpSMIsMember   Op = 276
+	OpSMembers     Op = 277
+	OpSRandMember  Op = 278
+	OpSPop         Op = 279
+	OpSMove        Op = 280
+	OpSInter       Op = 281
+	OpSInterStore  Op = 283
+	OpSUnion       Op = 284
+	OpSUnionStore  Op = 285
+	OpSDiff        Op = 286
+	OpSDiffStore   Op = 287
+	OpSScan        Op = 288
+	OpLPush        Op = 289
+	OpRPush        Op = 290
+	OpLPushX       Op = 291
+	OpRPushX       Op = 292
+	OpLPop         Op = 293
+	OpRPop         Op = 294
+	OpLLen         Op = 295
+	OpLIndex       Op = 296
+	OpLSet         Op = 297
+	OpLRange       Op = 298
+	OpLTrim        Op = 299
+	OpLRem         Op = 300
+	OpLInsert      Op = 301
+	OpLPos         Op = 302
+	OpLMove        Op = 303
+	OpRPopLPush    Op = 304
 )
 
 // Key specs of the common shapes.
@@ -777,4 +828,244 @@ var specs = [NumOps]Spec{
 	OpSlowLogHelp: {Name: "slowlog|help", Arity: 2, Flags: Loading | Stale, ACL: CatSlow, Container: OpSlowLog,
 		Group: "server", Since: "6.2.0", Complexity: "O(1)",
 		Summary: "The SLOWLOG subcommands."},
+	OpHSet: {Name: "hset", Arity: -4, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(N) for N pairs",
+		Syntax:  "key (field_value=field value)...",
+		Summary: "Store field values in a hash, creating it; returns how many fields are new."},
+	OpHSetNX: {Name: "hsetnx", Arity: 4, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyInsert, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(1)",
+		Syntax:  "key field value",
+		Summary: "Store a field's value only if the field is missing; 1 if stored, 0 if not."},
+	OpHMSet: {Name: "hmset", Arity: -4, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(N) for N pairs",
+		Syntax:  "key (field_value=field value)...",
+		Summary: "Store field values in a hash (HSET answering OK)."},
+	OpHGet: {Name: "hget", Arity: 3, Flags: Readonly | Fast, ACL: CatRead | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(1)",
+		Syntax:  "key field",
+		Summary: "A field's value, or nil when the key or field is missing."},
+	OpHMGet: {Name: "hmget", Arity: -3, Flags: Readonly | Fast, ACL: CatRead | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(N) for N fields",
+		Syntax:  "key field...",
+		Summary: "The values of several fields; nil for each missing one."},
+	OpHGetAll: {Name: "hgetall", Arity: 2, Flags: Readonly, ACL: CatRead | CatHash | CatSlow, Tips: "nondeterministic_output_order",
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(N) for a hash of N fields",
+		Syntax:  "key",
+		Summary: "Every field and value of a hash (a map in RESP3)."},
+	OpHDel: {Name: "hdel", Arity: -3, Flags: Write | Fast, ACL: CatWrite | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(N) for N fields",
+		Syntax:  "key field...",
+		Summary: "Remove fields from a hash; returns how many existed. An emptied hash is deleted."},
+	OpHExists: {Name: "hexists", Arity: 3, Flags: Readonly | Fast, ACL: CatRead | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(1)",
+		Syntax:  "key field",
+		Summary: "1 if the hash has the field, else 0."},
+	OpHLen: {Name: "hlen", Arity: 2, Flags: Readonly | Fast, ACL: CatRead | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(1)",
+		Syntax:  "key",
+		Summary: "The number of fields of a hash (0 when missing)."},
+	OpHStrLen: {Name: "hstrlen", Arity: 3, Flags: Readonly | Fast, ACL: CatRead | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "3.2.0", Complexity: "O(1)",
+		Syntax:  "key field",
+		Summary: "The length of a field's value (0 when missing)."},
+	OpHKeys: {Name: "hkeys", Arity: 2, Flags: Readonly, ACL: CatRead | CatHash | CatSlow, Tips: "nondeterministic_output_order",
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(N) for a hash of N fields",
+		Syntax:  "key",
+		Summary: "Every field of a hash."},
+	OpHVals: {Name: "hvals", Arity: 2, Flags: Readonly, ACL: CatRead | CatHash | CatSlow, Tips: "nondeterministic_output_order",
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(N) for a hash of N fields",
+		Syntax:  "key",
+		Summary: "Every value of a hash."},
+	OpHIncrBy: {Name: "hincrby", Arity: 4, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.0.0", Complexity: "O(1)",
+		Syntax:  "key field increment",
+		Summary: "Add an integer to the integer in a hash field (0 when missing)."},
+	OpHIncrByFloat: {Name: "hincrbyfloat", Arity: 4, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatHash | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.6.0", Complexity: "O(1)",
+		Syntax:  "key field increment:double",
+		Summary: "Add a decimal number to the number in a hash field, with Redis's long double arithmetic."},
+	OpHRandField: {Name: "hrandfield", Arity: -2, Flags: Readonly, ACL: CatRead | CatHash | CatSlow, Tips: "nondeterministic_output",
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "6.2.0", Complexity: "O(N) for N fields returned",
+		Syntax:  "key [options=count [WITHVALUES]]",
+		Summary: "Random fields of a hash: one, count distinct, or -count with repeats; optionally with values."},
+	OpHScan: {Name: "hscan", Arity: -3, Flags: Readonly, ACL: CatRead | CatHash | CatSlow, Tips: "nondeterministic_output",
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "hash", Since: "2.8.0", Complexity: "O(1) per call; O(N) for a whole iteration",
+		Syntax:  "key cursor [MATCH pattern] [COUNT count]",
+		Summary: "Iterate a hash's fields and values by cursor, optionally filtered by a glob pattern."},
+	OpSAdd: {Name: "sadd", Arity: -3, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyInsert, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "1.0.0", Complexity: "O(N) for N members",
+		Syntax:  "key member...",
+		Summary: "Add members to a set, creating it; returns how many are new."},
+	OpSRem: {Name: "srem", Arity: -3, Flags: Write | Fast, ACL: CatWrite | CatSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "1.0.0", Complexity: "O(N) for N members",
+		Syntax:  "key member...",
+		Summary: "Remove members from a set; returns how many were there. An emptied set is deleted."},
+	OpSCard: {Name: "scard", Arity: 2, Flags: Readonly | Fast, ACL: CatRead | CatSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "1.0.0", Complexity: "O(1)",
+		Syntax:  "key",
+		Summary: "The number of members of a set (0 when missing)."},
+	OpSIsMember: {Name: "sismember", Arity: 3, Flags: Readonly | Fast, ACL: CatRead | CatSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "1.0.0", Complexity: "O(1)",
+		Syntax:  "key member",
+		Summary: "1 if the set has the member, else 0."},
+	OpSMIsMember: {Name: "smismember", Arity: -3, Flags: Readonly | Fast, ACL: CatRead | CatSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "6.2.0", Complexity: "O(N) for N members",
+		Syntax:  "key member...",
+		Summary: "For each member, 1 if the set has it, else 0."},
+	OpSMembers: {Name: "smembers", Arity: 2, Flags: Readonly, ACL: CatRead | CatSet | CatSlow, Tips: "nondeterministic_output_order",
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "1.0.0", Complexity: "O(N) for a set of N members",
+		Syntax:  "key",
+		Summary: "Every member of a set (a set in RESP3)."},
+	OpSRandMember: {Name: "srandmember", Arity: -2, Flags: Readonly, ACL: CatRead | CatSet | CatSlow, Tips: "nondeterministic_output",
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "1.0.0", Complexity: "O(N) for N members returned",
+		Syntax:  "key [count]",
+		Summary: "Random members of a set: one, count distinct, or -count with repeats."},
+	OpSPop: {Name: "spop", Arity: -2, Flags: Write | Fast, ACL: CatWrite | CatSet | CatFast, Tips: "nondeterministic_output",
+		Keys:  []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "1.0.0", Complexity: "O(N) for N members returned",
+		Syntax:  "key [count]",
+		Summary: "Remove and return random members of a set."},
+	OpSMove: {Name: "smove", Arity: 4, Flags: Write | Fast, ACL: CatWrite | CatSet | CatFast,
+		Keys: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRW | KeyInsert, Index: 2, LastKey: 0, KeyStep: 1, Limit: 0}}, ReqKeys: FirstArg,
+		Group: "set", Since: "1.0.0", Complexity: "O(1)",
+		Syntax:  "source destination member",
+		Summary: "Move a member from one set to another; 1 if moved, 0 if the source lacks it."},
+	OpSInter: {Name: "sinter", Arity: -2, Flags: Readonly, ACL: CatRead | CatSet | CatSlow, Tips: "nondeterministic_output_order",
+		Keys: []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: -1, KeyStep: 1, Limit: 0}}, ReqKeys: ArgRange{0, 1},
+		Group: "set", Since: "1.0.0", Complexity: "O(N*M): N members of the smallest set, M sets",
+		Syntax:  "key...",
+		Summary: "The members every given set has."},
+	OpSInterStore: {Name: "sinterstore", Arity: -3, Flags: Write | DenyOOM, ACL: CatWrite | CatSet | CatSlow,
+		Keys: []KeySpec{{Flags: KeyRW | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, Index: 2, LastKey: -1, KeyStep: 1, Limit: 0}}, ReqKeys: ArgRange{0, 1},
+		Group: "set", Since: "1.0.0", Complexity: "O(N*M): N members of the smallest set, M sets",
+		Syntax:  "destination key...",
+		Summary: "Store the intersection of sets in a key; returns its size."},
+	OpSUnion: {Name: "sunion", Arity: -2, Flags: Readonly, ACL: CatRead | CatSet | CatSlow, Tips: "nondeterministic_output_order",
+		Keys: []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: -1, KeyStep: 1, Limit: 0}}, ReqKeys: ArgRange{0, 1},
+		Group: "set", Since: "1.0.0", Complexity: "O(N) for N members in all",
+		Syntax:  "key...",
+		Summary: "The members any given set has."},
+	OpSUnionStore: {Name: "sunionstore", Arity: -3, Flags: Write | DenyOOM, ACL: CatWrite | CatSet | CatSlow,
+		Keys: []KeySpec{{Flags: KeyOW | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, Index: 2, LastKey: -1, KeyStep: 1, Limit: 0}}, ReqKeys: ArgRange{0, 1},
+		Group: "set", Since: "1.0.0", Complexity: "O(N) for N members in all",
+		Syntax:  "destination key...",
+		Summary: "Store the union of sets in a key; returns its size."},
+	OpSDiff: {Name: "sdiff", Arity: -2, Flags: Readonly, ACL: CatRead | CatSet | CatSlow, Tips: "nondeterministic_output_order",
+		Keys: []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: -1, KeyStep: 1, Limit: 0}}, ReqKeys: ArgRange{0, 1},
+		Group: "set", Since: "1.0.0", Complexity: "O(N) for N members in all",
+		Syntax:  "key...",
+		Summary: "The members of the first set that no other given set has."},
+	OpSDiffStore: {Name: "sdiffstore", Arity: -3, Flags: Write | DenyOOM, ACL: CatWrite | CatSet | CatSlow,
+		Keys: []KeySpec{{Flags: KeyOW | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, Index: 2, LastKey: -1, KeyStep: 1, Limit: 0}}, ReqKeys: ArgRange{0, 1},
+		Group: "set", Since: "1.0.0", Complexity: "O(N) for N members in all",
+		Syntax:  "destination key...",
+		Summary: "Store the difference of sets in a key; returns its size."},
+	OpSScan: {Name: "sscan", Arity: -3, Flags: Readonly, ACL: CatRead | CatSet | CatSlow, Tips: "nondeterministic_output",
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "set", Since: "2.8.0", Complexity: "O(1) per call; O(N) for a whole iteration",
+		Syntax:  "key cursor [MATCH pattern] [COUNT count]",
+		Summary: "Iterate a set's members by cursor, optionally filtered by a glob pattern."},
+	OpLPush: {Name: "lpush", Arity: -3, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatList | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyInsert, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "1.0.0", Complexity: "O(N) for N elements",
+		Syntax:  "key element...",
+		Summary: "Add elements at the head of a list, creating it; returns its length."},
+	OpRPush: {Name: "rpush", Arity: -3, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatList | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyInsert, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "1.0.0", Complexity: "O(N) for N elements",
+		Syntax:  "key element...",
+		Summary: "Add elements at the tail of a list, creating it; returns its length."},
+	OpLPushX: {Name: "lpushx", Arity: -3, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatList | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyInsert, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "2.2.0", Complexity: "O(N) for N elements",
+		Syntax:  "key element...",
+		Summary: "LPUSH only when the list exists; 0 otherwise."},
+	OpRPushX: {Name: "rpushx", Arity: -3, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatList | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyInsert, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "2.2.0", Complexity: "O(N) for N elements",
+		Syntax:  "key element...",
+		Summary: "RPUSH only when the list exists; 0 otherwise."},
+	OpLPop: {Name: "lpop", Arity: -2, Flags: Write | Fast, ACL: CatWrite | CatList | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "1.0.0", Complexity: "O(N) for N elements returned",
+		Syntax:  "key [count]",
+		Summary: "Remove and return the first element, or the first count. An emptied list is deleted."},
+	OpRPop: {Name: "rpop", Arity: -2, Flags: Write | Fast, ACL: CatWrite | CatList | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "1.0.0", Complexity: "O(N) for N elements returned",
+		Syntax:  "key [count]",
+		Summary: "Remove and return the last element, or the last count. An emptied list is deleted."},
+	OpLLen: {Name: "llen", Arity: 2, Flags: Readonly | Fast, ACL: CatRead | CatList | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "1.0.0", Complexity: "O(1)",
+		Syntax:  "key",
+		Summary: "The length of a list (0 when missing)."},
+	OpLIndex: {Name: "lindex", Arity: 3, Flags: Readonly, ACL: CatRead | CatList | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "1.0.0", Complexity: "O(N) for the N elements walked to reach it",
+		Syntax:  "key index",
+		Summary: "The element at an index (negative from the end), or nil."},
+	OpLSet: {Name: "lset", Arity: 4, Flags: Write | DenyOOM, ACL: CatWrite | CatList | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "1.0.0", Complexity: "O(N) for the N elements walked to reach it",
+		Syntax:  "key index element",
+		Summary: "Replace the element at an index."},
+	OpLRange: {Name: "lrange", Arity: 4, Flags: Readonly, ACL: CatRead | CatList | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "1.0.0", Complexity: "O(S+N): S elements walked to start, N returned",
+		Syntax:  "key start stop:integer",
+		Summary: "The elements from start to stop, inclusive (negative indexes from the end)."},
+	OpLTrim: {Name: "ltrim", Arity: 4, Flags: Write, ACL: CatWrite | CatList | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "1.0.0", Complexity: "O(N) for N elements removed",
+		Syntax:  "key start stop:integer",
+		Summary: "Keep only the elements from start to stop, inclusive."},
+	OpLRem: {Name: "lrem", Arity: 4, Flags: Write, ACL: CatWrite | CatList | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "1.0.0", Complexity: "O(N) for a list of N elements",
+		Syntax:  "key count element",
+		Summary: "Remove the first count occurrences of an element (from the tail if negative, all if 0)."},
+	OpLInsert: {Name: "linsert", Arity: 5, Flags: Write | DenyOOM, ACL: CatWrite | CatList | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyInsert, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "2.2.0", Complexity: "O(N) for the N elements walked to the pivot",
+		Syntax:  "key (where=BEFORE|AFTER) pivot element",
+		Summary: "Insert an element before or after the first occurrence of a pivot; the new length, or -1."},
+	OpLPos: {Name: "lpos", Arity: -3, Flags: Readonly, ACL: CatRead | CatList | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "list", Since: "6.0.6", Complexity: "O(N) for the N elements walked",
+		Syntax:  "key element [RANK rank:integer] [COUNT num-matches:integer] [MAXLEN len]",
+		Summary: "The index of matching elements, with RANK, COUNT and MAXLEN."},
+	OpLMove: {Name: "lmove", Arity: 5, Flags: Write | DenyOOM, ACL: CatWrite | CatList | CatSlow,
+		Keys: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRW | KeyInsert, Index: 2, LastKey: 0, KeyStep: 1, Limit: 0}}, ReqKeys: FirstArg,
+		Group: "list", Since: "6.2.0", Complexity: "O(1)",
+		Syntax:  "source destination (wherefrom=LEFT|RIGHT) (whereto=LEFT|RIGHT)",
+		Summary: "Pop an element from one end of a list and push it at one end of another."},
+	OpRPopLPush: {Name: "rpoplpush", Arity: 3, Flags: Write | DenyOOM, ACL: CatWrite | CatList | CatSlow,
+		Keys: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRW | KeyInsert, Index: 2, LastKey: 0, KeyStep: 1, Limit: 0}}, ReqKeys: ArgRange{0, 1},
+		Group: "list", Since: "1.2.0", Complexity: "O(1)",
+		Syntax:  "source destination",
+		Summary: "Pop the last element of a list and push it at the head of another (LMOVE RIGHT LEFT)."},
 }

@@ -65,6 +65,14 @@ func TestClusterRouting(t *testing.T) {
 		{[]string{"MSET", "{u}a", "1", "x", "2"}, "-CROSSSLOT Keys in request don't hash to the same slot"},
 		{[]string{"DEL", "{u}a", "{v}b"}, "-CROSSSLOT Keys in request don't hash to the same slot"},
 		{[]string{"RENAME", "{u}a", "{v}b"}, "-CROSSSLOT Keys in request don't hash to the same slot"},
+		{[]string{"HSET", "{u}h", "{v}f", "{w}v"}, mineOr("{u}", ":1")},
+		{[]string{"SINTER", "{u}a", "{v}b"}, "-CROSSSLOT Keys in request don't hash to the same slot"},
+		{[]string{"SUNIONSTORE", "{u}d", "{u}a", "{v}b"}, "-CROSSSLOT Keys in request don't hash to the same slot"},
+		{[]string{"SMOVE", "{u}a", "{v}b", "m"}, "-CROSSSLOT Keys in request don't hash to the same slot"},
+		{[]string{"SMOVE", "{u}a", "{u}b", "{v}m"}, mineOr("{u}", ":0")},
+		{[]string{"LMOVE", "{u}a", "{v}b", "LEFT", "LEFT"}, "-CROSSSLOT Keys in request don't hash to the same slot"},
+		{[]string{"LMOVE", "{u}a", "{u}b", "LEFT", "LEFT"}, mineOr("{u}", "nil")},
+		{[]string{"RPOPLPUSH", "{u}a", "{v}b"}, "-CROSSSLOT Keys in request don't hash to the same slot"},
 		{[]string{"PING"}, "+PONG"},
 		{[]string{"SELECT", "1"}, "-ERR SELECT is not allowed in cluster mode"},
 		{[]string{"CLUSTER", "KEYSLOT", "{user1000}.following"}, ":3443"},
@@ -97,6 +105,15 @@ func TestClusterRouting(t *testing.T) {
 		!strings.Contains(nodes, nodeB+" 127.0.0.1:7002@17002 master - 0 0 3 connected 8192-16382\n") {
 		t.Errorf("CLUSTER NODES: %s", nodes)
 	}
+}
+
+// mineOr is ok when key's slot is this node's, else the start of a MOVED
+// redirection: a hash, set or list command's other arguments are not keys.
+func mineOr(key, ok string) string {
+	if cluster.Slot([]byte(key)) < 8192 {
+		return ok
+	}
+	return "-MOVED"
 }
 
 func moveOrOK(key string) string {

@@ -28,6 +28,9 @@ func growTo(v []byte, n int) []byte {
 }
 
 func (e *Engine) setBit(_ *Session, r *command.Request) {
+	if e.notString(r.Key) {
+		return
+	}
 	off := uint64(r.Amount)
 	if !e.bitLimit(off) {
 		return
@@ -47,6 +50,9 @@ func (e *Engine) setBit(_ *Session, r *command.Request) {
 }
 
 func (e *Engine) getBit(_ *Session, r *command.Request) {
+	if e.notString(r.Key) {
+		return
+	}
 	off := uint64(r.Amount)
 	b := e.st.GetRange(e.scratch[:0], r.Key, int64(off>>3), int64(off>>3))
 	e.scratch = b[:0]
@@ -58,6 +64,9 @@ func (e *Engine) getBit(_ *Session, r *command.Request) {
 }
 
 func (e *Engine) bitCount(_ *Session, r *command.Request) {
+	if e.notString(r.Key) {
+		return
+	}
 	v, _ := e.st.Get(e.scratch[:0], r.Key)
 	e.scratch = v[:0]
 	e.integer(bitmap.Count(v, r.Amount, r.Amount2, r.Flags&command.FlagStart != 0, r.Flags&command.FlagBit != 0))
@@ -66,6 +75,9 @@ func (e *Engine) bitCount(_ *Session, r *command.Request) {
 // bitPos answers BITPOS in Redis's order: a missing key first (0 when
 // looking for a 0, -1 for a 1), then the range's errors.
 func (e *Engine) bitPos(_ *Session, r *command.Request) {
+	if e.notString(r.Key) {
+		return
+	}
 	bit := int(b2i(r.Flags&command.FlagOne != 0))
 	v, found := e.st.Get(e.scratch[:0], r.Key)
 	e.scratch = v[:0]
@@ -86,6 +98,11 @@ func (e *Engine) bitPos(_ *Session, r *command.Request) {
 // shorter ones padded with zero bytes) replaces destkey, or deletes it
 // when every source is empty; the reply is its length.
 func (e *Engine) bitOp(_ *Session, r *command.Request) {
+	for _, k := range r.Args {
+		if e.notString(k) { // a hash, set or list source
+			return
+		}
+	}
 	// Each source is read into scratch; offs marks where each starts.
 	buf := e.scratch[:0]
 	e.ints = e.ints[:0]
@@ -138,6 +155,9 @@ func (e *Engine) bitOp(_ *Session, r *command.Request) {
 // by the decoder; writes grow the value to the farthest bit written, then
 // every operation runs in order on it.
 func (e *Engine) bitField(_ *Session, r *command.Request) {
+	if e.notString(r.Key) {
+		return
+	}
 	var highest uint64
 	write := false
 	for _, rec := range r.Args {

@@ -3,6 +3,8 @@ package engine
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -109,6 +111,7 @@ func (e *Engine) params() []Param {
 			}},
 		{Name: "lfu-decay-time", Get: fixed("1")},
 	}, e.o.Params...)
+	e.paramList = append(e.paramList, e.limitParams()...)
 	if e.o.Limits.MaxBulkLen == 0 {
 		e.paramList[8].Get = fixed(strconv.Itoa(512 << 20))
 	}
@@ -265,4 +268,41 @@ func (e *Engine) configResetStat(*Session, *command.Request) {
 	e.errors = e.errors[:0]
 	e.cmd = [command.NumOps]cmdStat{}
 	e.ok()
+}
+
+// limitParams are the collection encodings' thresholds, under their Redis
+// 7.0 names and their older ziplist aliases, in the order Redis's CONFIG
+// GET lists them.
+func (e *Engine) limitParams() []Param {
+	limit := func(field func(*store.Limits) *int, lo, hi int64) Param {
+		return Param{
+			Get: func() string {
+				l := e.dbs[0].Options().Limits
+				return strconv.Itoa(*field(&l))
+			},
+			Set: func(v string) error {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					return errors.New("argument couldn't be parsed into an integer")
+				}
+				if n < lo || n > hi {
+					return fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
+				}
+				l := e.dbs[0].Options().Limits
+				*field(&l) = int(n)
+				e.dbs[0].SetLimits(l)
+				return nil
+			},
+		}
+	}
+	named := func(name string, p Param) Param { p.Name = name; return p }
+	hashValue := limit(func(l *store.Limits) *int { return &l.HashMaxListpackValue }, 0, math.MaxInt64)
+	hashEntries := limit(func(l *store.Limits) *int { return &l.HashMaxListpackEntries }, 0, math.MaxInt64)
+	listSize := limit(func(l *store.Limits) *int { return &l.ListMaxListpackSize }, math.MinInt32, math.MaxInt32)
+	return []Param{
+		named("hash-max-ziplist-value", hashValue), named("hash-max-listpack-value", hashValue),
+		named("hash-max-ziplist-entries", hashEntries), named("hash-max-listpack-entries", hashEntries),
+		named("set-max-intset-entries", limit(func(l *store.Limits) *int { return &l.SetMaxIntsetEntries }, 0, math.MaxInt64)),
+		named("list-max-ziplist-size", listSize), named("list-max-listpack-size", listSize),
+	}
 }

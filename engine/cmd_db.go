@@ -104,6 +104,9 @@ func (e *Engine) move(s *Session, r *command.Request) {
 func (e *Engine) transfer(dst *store.Store, key, dstKey []byte, replace bool) bool {
 	val, kind, at, ok := e.st.Export(e.scratch[:0], key)
 	e.scratch = val[:0]
+	if !ok && e.st.Collections() > 0 {
+		return e.transferCollection(dst, key, dstKey, replace)
+	}
 	if !ok {
 		e.integer(0)
 		return false
@@ -184,3 +187,29 @@ func (e *Engine) opsPerSec() int64 {
 
 // notePeak keeps the highest memory use seen (INFO's used_memory_peak).
 func (e *Engine) notePeak(used int64) { e.peakUsed = max(e.peakUsed, used) }
+
+// transferCollection is transfer for a hash, set or list: its items are
+// copied out and written into dst (O(N), where Redis's MOVE is O(1): each
+// database has its own arena).
+func (e *Engine) transferCollection(dst *store.Store, key, dstKey []byte, replace bool) bool {
+	buf, at, ok := e.st.ExportCollection(key, &e.dumpVal, e.dumpBuf[:0])
+	defer func() {
+		clear(e.dumpVal.Items)
+		e.dumpVal.Items = e.dumpVal.Items[:0]
+		e.dumpBuf = buf[:0]
+	}()
+	switch {
+	case !ok:
+		e.integer(0)
+		return false
+	case dst.Exists(dstKey) && !replace:
+		e.integer(0)
+		return false
+	}
+	dst.Del(dstKey)
+	if err := dst.ImportCollection(dstKey, &e.dumpVal, at); err != nil {
+		e.collError(err)
+		return false
+	}
+	return true
+}

@@ -38,21 +38,28 @@ func (e *Engine) appendDump(dst, key []byte) (payload []byte, expireAt int64, ok
 	val, _, at, ok := e.st.Export(e.scratch[:0], key)
 	e.scratch = val[:0]
 	if !ok {
-		return dst, 0, false
+		if val, at, ok = e.st.ExportCollection(key, &e.dumpVal, val); !ok {
+			return dst, 0, false
+		}
+		e.scratch = val[:0]
+	} else {
+		e.dumpVal = rdb.Value{Kind: rdb.KindString, Str: val, Items: e.dumpVal.Items[:0]}
 	}
-	e.dumpVal = rdb.Value{Kind: rdb.KindString, Str: val}
 	var err error
 	if len(val) > bigDump {
-		payload, err = rdb.AppendDump(dst, &e.dumpVal)
+		payload, err = rdb.NewEncoder(nil, e.rdbOptions()).AppendDump(dst, &e.dumpVal)
 	} else {
-		if e.dumpEnc == nil {
-			e.dumpEnc = rdb.NewEncoder(nil, rdb.EncoderOptions{})
+		if e.dumpEnc == nil || e.dumpLimits != e.st.Options().Limits {
+			e.dumpEnc = rdb.NewEncoder(nil, e.rdbOptions())
+			e.dumpLimits = e.st.Options().Limits
 		}
 		payload, err = e.dumpEnc.AppendDump(dst, &e.dumpVal)
 	}
 	e.dumpVal.Str = nil
-	if err != nil { // a string always encodes; kept for a future kind
-		panic("command: DUMP of a string: " + err.Error())
+	clear(e.dumpVal.Items)
+	e.dumpVal.Items = e.dumpVal.Items[:0]
+	if err != nil { // a live value always encodes: strings, and collections are never empty
+		panic("engine: DUMP: " + err.Error())
 	}
 	return payload, at, true
 }
@@ -100,7 +107,7 @@ func (e *Engine) restore(_ *Session, r *command.Request) {
 		}
 		return
 	}
-	if v.Kind != rdb.KindString {
+	if v.Kind != rdb.KindString && v.Kind != rdb.KindHash && v.Kind != rdb.KindSet && v.Kind != rdb.KindList {
 		e.errText(command.Err, "ERR Bad data format: the payload holds a "+rdb.TypeName(p[0])+", a type goblin does not store")
 		return
 	}
@@ -118,6 +125,14 @@ func (e *Engine) restore(_ *Session, r *command.Request) {
 		e.ok() // already expired: nothing to create, as Redis
 		return
 	}
+	if v.Kind != rdb.KindString {
+		if err := e.st.ImportCollection(r.Key, v, at); err != nil {
+			e.collError(err)
+			return
+		}
+		e.ok()
+		return
+	}
 	// Kept as SET keeps it: Redis's RESTORE runs tryObjectEncoding on the
 	// string it loads, so OBJECT ENCODING says int, embstr or raw as after SET.
 	if _, err := e.st.Import(r.Key, v.Str, store.AsSet, at, true); err != nil {
@@ -125,4 +140,14 @@ func (e *Engine) restore(_ *Session, r *command.Request) {
 		return
 	}
 	e.ok()
+}
+
+// rdbOptions are the encoder options of DUMP: the store's thresholds
+// choose each collection's encoding, as Redis's do.
+func (e *Engine) rdbOptions() rdb.EncoderOptions {
+	l := e.st.Options().Limits
+	return rdb.EncoderOptions{Limits: rdb.Limits{
+		HashMaxListpackEntries: max(l.HashMaxListpackEntries, 1), HashMaxListpackValue: max(l.HashMaxListpackValue, 1),
+		SetMaxIntsetEntries: max(l.SetMaxIntsetEntries, 1),
+	}}
 }

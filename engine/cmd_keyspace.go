@@ -37,11 +37,7 @@ func (e *Engine) ttl(_ *Session, r *command.Request) {
 func (e *Engine) persist(_ *Session, r *command.Request) { e.integer(b2i(e.st.Persist(r.Key))) }
 
 func (e *Engine) keyType(_ *Session, r *command.Request) {
-	if e.st.Exists(r.Key) {
-		e.simple(txtString)
-	} else {
-		e.simple(txtNone)
-	}
+	e.simple(bs(e.st.TypeOf(r.Key).String()))
 }
 
 func (e *Engine) dbsize(*Session, *command.Request) { e.integer(int64(e.st.Len())) }
@@ -168,12 +164,12 @@ func (e *Engine) scan(_ *Session, r *command.Request) {
 		count = 10
 	}
 	match := r.Flags&command.FlagMatch != 0 && !(len(r.Value) == 1 && r.Value[0] == '*')
-	wantType := r.Flags&command.FlagType == 0 || command.EqualFold(r.Args[0], "string")
+	typed := r.Flags&command.FlagType != 0
 	e.begin(command.Array)
 	e.add(command.Bulk, 0, nil) // the cursor, set below
 	e.push(command.Array)
-	next := e.st.Scan(uint64(r.Amount), count, func(k []byte) {
-		if wantType && (!match || glob.Match(r.Value, k)) {
+	next := e.st.ScanTyped(uint64(r.Amount), count, func(k []byte, t store.Type) {
+		if (!typed || command.EqualFold(r.Args[0], t.String())) && (!match || glob.Match(r.Value, k)) {
 			e.addCopy(command.Bulk, k)
 		}
 	})

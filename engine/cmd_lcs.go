@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/store"
 )
 
 // lcsMaxTable bounds LCS's transient table. Redis allows proto-max-bulk-len
@@ -14,6 +15,10 @@ const lcsMaxTable = 64 << 20
 // with Redis's dynamic programme and its walk back through the table, so
 // the ranges come out in the same order (from the ends of the strings).
 func (e *Engine) lcs(_ *Session, r *command.Request) {
+	if e.st.Collections() > 0 && (e.st.TypeOf(r.Key) > store.TypeString || e.st.TypeOf(r.Args[0]) > store.TypeString) {
+		e.errText(command.Err, "ERR The specified keys must contain string values")
+		return
+	}
 	buf, _ := e.st.Get(e.scratch[:0], r.Key)
 	split := len(buf)
 	buf, _ = e.st.Get(buf, r.Args[0])

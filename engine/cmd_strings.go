@@ -13,7 +13,7 @@ func (e *Engine) get(_ *Session, r *command.Request) {
 	e.scratch = val[:0]
 	if found {
 		e.bulk(val)
-	} else {
+	} else if !e.notString(r.Key) {
 		e.null()
 	}
 }
@@ -35,6 +35,9 @@ func (e *Engine) set(_ *Session, r *command.Request) {
 			return
 		}
 		so.ExpireAt = at
+	}
+	if so.Get && e.notString(r.Key) {
+		return
 	}
 	old, hadOld, applied, err := e.st.Set(e.scratch[:0], r.Key, r.Value, so)
 	e.scratch = old[:0]
@@ -143,6 +146,9 @@ func (e *Engine) setEx(_ *Session, r *command.Request) {
 }
 
 func (e *Engine) getSet(_ *Session, r *command.Request) {
+	if e.notString(r.Key) {
+		return
+	}
 	old, hadOld, _, err := e.st.Set(e.scratch[:0], r.Key, r.Value, store.SetOptions{Get: true})
 	e.scratch = old[:0]
 	switch {
@@ -156,6 +162,9 @@ func (e *Engine) getSet(_ *Session, r *command.Request) {
 }
 
 func (e *Engine) getDel(_ *Session, r *command.Request) {
+	if e.notString(r.Key) {
+		return
+	}
 	val, found := e.st.GetDel(e.scratch[:0], r.Key)
 	e.scratch = val[:0]
 	if found {
@@ -169,6 +178,9 @@ func (e *Engine) getDel(_ *Session, r *command.Request) {
 // a missing key is nil whatever the time, then the time is checked, then
 // the value is answered and the expiry changed.
 func (e *Engine) getEx(_ *Session, r *command.Request) {
+	if e.notString(r.Key) {
+		return
+	}
 	val, found := e.st.Get(e.scratch[:0], r.Key)
 	e.scratch = val[:0]
 	if !found {
@@ -200,6 +212,9 @@ func (e *Engine) getEx(_ *Session, r *command.Request) {
 const errTooLarge = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 
 func (e *Engine) appendCmd(_ *Session, r *command.Request) {
+	if e.notString(r.Key) {
+		return
+	}
 	n, err := e.st.Append(r.Key, r.Value)
 	if err != nil {
 		e.sizeError(err)
@@ -218,17 +233,28 @@ func (e *Engine) sizeError(err error) {
 	e.storeError(err)
 }
 
-func (e *Engine) strLen(_ *Session, r *command.Request) { e.integer(int64(e.st.StrLen(r.Key))) }
+func (e *Engine) strLen(_ *Session, r *command.Request) {
+	if e.notString(r.Key) {
+		return
+	}
+	e.integer(int64(e.st.StrLen(r.Key)))
+}
 
 // getRange answers GETRANGE and SUBSTR: an empty string for a missing key
 // or an empty range.
 func (e *Engine) getRange(_ *Session, r *command.Request) {
+	if e.notString(r.Key) {
+		return
+	}
 	val := e.st.GetRange(e.scratch[:0], r.Key, r.Amount, r.Amount2)
 	e.scratch = val[:0]
 	e.bulk(val)
 }
 
 func (e *Engine) setRange(_ *Session, r *command.Request) {
+	if e.notString(r.Key) {
+		return
+	}
 	if r.Amount < 0 {
 		e.errText(command.OutOfRange, "ERR offset is out of range")
 		return
@@ -251,6 +277,9 @@ var txtZero = []byte("0")
 // arithmetic (longdouble.go). The result is kept as a string, as Redis
 // keeps it, even when it spells an integer.
 func (e *Engine) incrByFloat(_ *Session, r *command.Request) {
+	if e.notString(r.Key) {
+		return
+	}
 	cur, found := e.st.Read(e.scratch[:0], r.Key)
 	if !found {
 		cur = append(cur[:0], txtZero...)

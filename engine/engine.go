@@ -257,6 +257,9 @@ type Engine struct {
 	stats    store.Stats
 	tickNext int        // the database Tick starts with
 	num      []byte     // numbers formatted for a reply, LCS's subsequence
+	pair     [2][]byte  // one field and value for the store (HINCRBYFLOAT)
+	keyList  [][]byte   // the keys of a multi-key collection command
+	intList  []int      // LREM's positions
 	watchers []*Session // sessions with watched keys
 	sessions []*Session // every open session (Open, Close)
 	nextID   uint64     // the last client id given
@@ -309,7 +312,9 @@ type Engine struct {
 	dumpEnc *rdb.Encoder
 	dumpDec *rdb.Decoder
 	dumpVal rdb.Value
-	dumpBuf []byte // DUMP's reply
+	// dumpLimits are the thresholds dumpEnc was made with.
+	dumpLimits store.Limits
+	dumpBuf    []byte // DUMP's reply
 }
 
 // NewEngine returns an engine executing against st.

@@ -88,6 +88,25 @@ func init() {
 		command.OpACLHelp:    (*Engine).help,
 		command.OpSlowLogGet: (*Engine).slowlogGet, command.OpSlowLogLen: (*Engine).slowlogLen,
 		command.OpSlowLogReset: (*Engine).slowlogReset, command.OpSlowLogHelp: (*Engine).help,
+		command.OpHSet:          (*Engine).hset, command.OpHMSet: (*Engine).hset, command.OpHSetNX: (*Engine).hsetnx,
+		command.OpHGet: (*Engine).hget, command.OpHMGet: (*Engine).hmget, command.OpHGetAll: (*Engine).hgetall,
+		command.OpHKeys: (*Engine).hgetall, command.OpHVals: (*Engine).hgetall, command.OpHDel: (*Engine).hdel,
+		command.OpHExists: (*Engine).hexists, command.OpHStrLen: (*Engine).hexists, command.OpHLen: (*Engine).hlen,
+		command.OpHIncrBy: (*Engine).hincrby, command.OpHIncrByFloat: (*Engine).hincrbyfloat,
+		command.OpHRandField: (*Engine).hrandfield, command.OpHScan: (*Engine).hscan,
+		command.OpSAdd: (*Engine).sadd, command.OpSRem: (*Engine).srem, command.OpSCard: (*Engine).scard,
+		command.OpSIsMember: (*Engine).sismember, command.OpSMIsMember: (*Engine).smismember,
+		command.OpSMembers: (*Engine).smembers, command.OpSRandMember: (*Engine).srandmember,
+		command.OpSPop: (*Engine).spop, command.OpSMove: (*Engine).smove, command.OpSInter: (*Engine).setAlgebra,
+		command.OpSInterStore: (*Engine).setAlgebra, command.OpSUnion: (*Engine).setAlgebra,
+		command.OpSUnionStore: (*Engine).setAlgebra, command.OpSDiff: (*Engine).setAlgebra,
+		command.OpSDiffStore: (*Engine).setAlgebra, command.OpSScan: (*Engine).hscan,
+		command.OpLPush: (*Engine).lpush, command.OpRPush: (*Engine).lpush, command.OpLPushX: (*Engine).lpush,
+		command.OpRPushX: (*Engine).lpush, command.OpLPop: (*Engine).lpop, command.OpRPop: (*Engine).lpop,
+		command.OpLLen: (*Engine).llen, command.OpLIndex: (*Engine).lindex, command.OpLSet: (*Engine).lset,
+		command.OpLRange: (*Engine).lrange, command.OpLTrim: (*Engine).ltrim, command.OpLRem: (*Engine).lrem,
+		command.OpLInsert: (*Engine).linsert, command.OpLPos: (*Engine).lpos, command.OpLMove: (*Engine).lmove,
+		command.OpRPopLPush: (*Engine).lmove,
 	} {
 		handlers[op] = h
 	}
@@ -120,10 +139,8 @@ func (e *Engine) setError(st command.Status, text []byte) {
 
 // Reply texts shared by every request, so replies need no allocation.
 var (
-	txtOK     = []byte("OK")
-	txtPONG   = []byte("PONG")
-	txtString = []byte("string")
-	txtNone   = []byte("none")
+	txtOK   = []byte("OK")
+	txtPONG = []byte("PONG")
 )
 
 func (e *Engine) ok()             { e.res.Kind, e.res.Value = command.Simple, txtOK }
@@ -421,6 +438,8 @@ func (e *Engine) storeError(err error) {
 		e.errText(command.ValueTooLong, "ERR value too long")
 	case errors.Is(err, store.ErrNotInteger):
 		e.errText(command.NotInteger, "ERR value is not an integer or out of range")
+	case errors.Is(err, store.ErrWrongType):
+		e.errText(command.Err, txtWrongType)
 	case errors.Is(err, store.ErrOverflow):
 		e.errText(command.Overflow, "ERR increment or decrement would overflow")
 	default:

@@ -17,6 +17,7 @@ func (s *Store) Check() error {
 		return err
 	}
 	seen := make(map[uint32]bool, s.liveSlots)
+	named := make(map[uint32]bool)
 	var ttl int64
 	checkTable := func(name string, t []uint64, shift uint8, n int) error {
 		count := 0
@@ -61,7 +62,13 @@ func (s *Store) Check() error {
 			if fid, _, _ := s.find(key, h); fid != id {
 				return fmt.Errorf("store: key of slot %d is not found by a lookup (found %d)", id, fid)
 			}
-			if tag := sl.inl[0]; tag != tagRaw && tag != tagInt && tag != tagMod {
+			if isColl(sl) {
+				if sl.encLen() != collValue || int(collIndex(sl)) >= len(s.colls) || s.collOf(sl).kind != sl.inl[0] {
+					return fmt.Errorf("store: slot %d: collection value of %d bytes names a bad record", id, sl.encLen())
+				}
+				named[collIndex(sl)] = true
+			}
+			if tag := sl.inl[0]; tag > tagList {
 				return fmt.Errorf("store: slot %d: unknown value tag %d", id, tag)
 			}
 			if sl.inl[0] == tagInt && (sl.encLen() < 2 || sl.encLen() > 9) {
@@ -104,6 +111,9 @@ func (s *Store) Check() error {
 	}
 	if free+s.liveSlots != int64(s.nextSlot)-1 {
 		return fmt.Errorf("store: %d free + %d used slots != %d handed out", free, s.liveSlots, s.nextSlot-1)
+	}
+	if err := s.checkColls(named); err != nil {
+		return err
 	}
 	if (s.ix.n+s.ix.oldN)*8 > len(s.ix.t)*7 {
 		return fmt.Errorf("store: index load %d/%d above 7/8", s.ix.n+s.ix.oldN, len(s.ix.t))

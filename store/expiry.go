@@ -94,7 +94,7 @@ func (s *Store) retime(id uint32, sl *slot, exp int64) error {
 	if n > inlineLen {
 		s.scratch = append(s.scratch, s.tail(sl)...)
 	}
-	if ev.tag == tagInt {
+	if ev.tag == tagInt || ev.tag >= tagHash {
 		ev.n = copy(ev.num[:], s.scratch)
 	} else {
 		ev.raw = s.scratch

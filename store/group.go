@@ -68,6 +68,13 @@ func (s *Store) SetEviction(p EvictionPolicy) error {
 // Options returns the store's options, with the current cap and policy.
 func (s *Store) Options() Options { return s.o }
 
+// SetLimits changes the collection conversion thresholds of s and its
+// siblings; collections already converted stay as they are (as in Redis).
+func (s *Store) SetLimits(l Limits) {
+	s.owner.check()
+	s.each(func(t *Store) { t.o.Limits = l })
+}
+
 func (s *Store) each(fn func(*Store)) {
 	s.owner.check()
 	if s.group == nil {

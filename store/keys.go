@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"unsafe"
 
 	"github.com/goblin-kv/goblin/arena"
 )
@@ -122,7 +123,7 @@ func (s *Store) rekey(id uint32, inOld bool, pos uint64, r arena.Ref, key []byte
 func (s *Store) Export(dst, key []byte) (val []byte, kind ValueKind, expireAt int64, ok bool) {
 	s.owner.check()
 	_, sl := s.lookup(key)
-	if sl == nil {
+	if sl == nil || isColl(sl) {
 		return dst, 0, 0, false
 	}
 	switch sl.inl[0] {
@@ -191,5 +192,9 @@ func (s *Store) MemoryUsage(key []byte) int64 {
 	if sl == nil {
 		return 0
 	}
-	return slotSize + int64(arena.BlockSize(s.blockLenOf(sl))) + 16
+	n := slotSize + int64(arena.BlockSize(s.blockLenOf(sl))) + 16
+	if isColl(sl) {
+		n += int64(unsafe.Sizeof(coll{})) + s.collBytes(s.collOf(sl))
+	}
+	return n
 }

@@ -111,7 +111,22 @@ type Options struct {
 	// ArenaChunkSize is the size of the arena's chunks in bytes (default 1 MiB; a power
 	// of two between 256 KiB and 16 MiB).
 	ArenaChunkSize int
+	// Limits are the collection encodings' conversion thresholds (the zero
+	// value: Redis 7.0's defaults).
+	Limits Limits
 }
+
+// Limits are Redis's thresholds for converting a collection from its compact
+// encoding to its large one, named as the parameters of the same names.
+type Limits struct {
+	HashMaxListpackEntries int // hash-max-listpack-entries (default 512)
+	HashMaxListpackValue   int // hash-max-listpack-value (default 64)
+	SetMaxIntsetEntries    int // set-max-intset-entries (default 512)
+	ListMaxListpackSize    int // list-max-listpack-size (default -2: 8 KiB nodes)
+}
+
+// DefaultLimits are Redis 7.0's defaults.
+var DefaultLimits = Limits{HashMaxListpackEntries: 512, HashMaxListpackValue: 64, SetMaxIntsetEntries: 512, ListMaxListpackSize: -2}
 
 // EnsureDefaults fills zero fields with their defaults and returns the result.
 func (o Options) EnsureDefaults() Options {
@@ -123,6 +138,9 @@ func (o Options) EnsureDefaults() Options {
 	}
 	if o.Clock == nil {
 		o.Clock = SystemClock{}
+	}
+	if o.Limits == (Limits{}) {
+		o.Limits = DefaultLimits
 	}
 	return o
 }
@@ -212,6 +230,8 @@ var (
 	ErrNotInteger = errors.New("store: value is not an integer or out of range")
 	// ErrOverflow: the increment would overflow a signed 64-bit integer.
 	ErrOverflow = errors.New("store: increment or decrement would overflow")
+	// ErrWrongType is declared in coll.go.
+
 	// ErrBadOption: Options out of range.
 	ErrBadOption = errors.New("store: bad option")
 )

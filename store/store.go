@@ -157,6 +157,15 @@ type Store struct {
 	scratch        []byte // Append's reusable buffer
 	group          *group // siblings sharing the memory cap (group.go); nil alone
 	owner          ownerCheck
+
+	colls     []coll   // collection records (coll.go); pointer-free
+	freeColl  uint32   // head of the free record list + 1, 0 = empty
+	liveColls int      // records named by keys
+	lazy      []uint32 // records of deleted collections still being freed
+	ends      []int    // ExportCollection's item ends
+	// Integer items of collections are formatted here for callbacks (a
+	// local buffer handed to an unknown function would escape).
+	fbuf, vbuf [20]byte
 }
 
 // HandOff gives the store to whichever goroutine calls it next: call it after
@@ -196,6 +205,7 @@ func (s *Store) reset() {
 	s.expireCursor = 1
 	s.sweepRestUntil = 0
 	s.evictHand = 1
+	s.colls, s.freeColl, s.liveColls, s.lazy = nil, 0, 0, nil
 }
 
 func (s *Store) hash(key []byte) uint64 { return maphash.Bytes(s.seed, key) }
@@ -297,7 +307,7 @@ func (s *Store) Get(dst, key []byte) (val []byte, found bool) {
 	s.owner.check()
 	s.step()
 	_, sl := s.lookup(key)
-	if sl == nil {
+	if sl == nil || isColl(sl) {
 		s.stats.Misses++
 		return dst, false
 	}
@@ -310,7 +320,7 @@ func (s *Store) Get(dst, key []byte) (val []byte, found bool) {
 func (s *Store) StrLen(key []byte) int {
 	s.owner.check()
 	_, sl := s.lookup(key)
-	if sl == nil {
+	if sl == nil || isColl(sl) {
 		return 0
 	}
 	if sl.inl[0] == tagInt {
@@ -345,14 +355,14 @@ type encoded struct {
 }
 
 func (e *encoded) body() []byte {
-	if e.tag == tagInt {
+	if e.tag == tagInt || e.tag >= tagHash {
 		return e.num[:e.n]
 	}
 	return e.raw
 }
 
 func (e *encoded) len() int {
-	if e.tag == tagInt {
+	if e.tag == tagInt || e.tag >= tagHash {
 		return 1 + e.n
 	}
 	return 1 + len(e.raw)
@@ -412,6 +422,9 @@ func (s *Store) Set(dst, key, val []byte, o SetOptions) (old []byte, hadOld, app
 			}
 		}
 		if attempt == 0 && o.Get && sl != nil {
+			if isColl(sl) {
+				return dst, true, false, ErrWrongType
+			}
 			old = s.appendValue(dst, sl)
 		}
 		if (o.NX && sl != nil) || (o.XX && sl == nil) {
@@ -438,6 +451,13 @@ func (s *Store) Set(dst, key, val []byte, o SetOptions) (old []byte, hadOld, app
 			}
 			evicted = true // once: a write that still does not fit proceeds (see makeRoom)
 			continue       // eviction may have moved index entries: look again
+		}
+		if sl != nil && isColl(sl) { // a string replaces the collection
+			s.removeAt(id, inOld, pos)
+			if err := s.insert(key, h, &ev, exp); err != nil {
+				return old, true, false, err
+			}
+			return old, true, true, nil
 		}
 		if sl != nil {
 			if err := s.rewrite(id, sl, &ev, exp); err != nil {
@@ -565,7 +585,10 @@ func (s *Store) newSlot() (uint32, error) {
 		return id, nil
 	}
 	id := s.nextSlot
-	if id == 0 { // wrapped: 2^32 slots
+	if id >= ownerBit { // ids with ownerBit set name collection blocks
+		return 0, fmt.Errorf("%w: too many keys", ErrOOM)
+	}
+	if id == 0 {
 		return 0, fmt.Errorf("%w: too many keys", ErrOOM)
 	}
 	if int(id>>slotPageBits) == len(s.slots) {
@@ -605,6 +628,9 @@ func (s *Store) removeAt(id uint32, inOld bool, pos uint64) {
 	sl := s.slot(id)
 	if sl.hasTTL() {
 		s.ttlKeys--
+	}
+	if isColl(sl) {
+		s.dropColl(collIndex(sl))
 	}
 	s.ar.Free(sl.ref)
 	*sl = slot{ref: arena.Ref(s.freeSlot)}
@@ -669,6 +695,9 @@ func (s *Store) IncrBy(key []byte, delta int64) (int64, error) {
 			}
 		}
 		var cur int64
+		if sl != nil && isColl(sl) {
+			return 0, ErrWrongType
+		}
 		if sl != nil {
 			var ok bool
 			if cur, ok = s.intValue(sl); !ok {
@@ -739,6 +768,9 @@ func (s *Store) Append(key, val []byte) (int, error) {
 	if err := s.checkKey(key); err != nil {
 		return 0, err
 	}
+	if s.TypeOf(key) > TypeString {
+		return 0, ErrWrongType
+	}
 	cur, found := s.Read(s.scratch[:0], key)
 	if len(cur)+len(val) > s.o.MaxValueLen {
 		return 0, fmt.Errorf("%w: %d bytes, limit %d", ErrValueTooLong, len(cur)+len(val), s.o.MaxValueLen)
@@ -768,6 +800,11 @@ func (s *Store) Flush() {
 // for the whole scan is reported exactly once; fn must not modify the store and must
 // not keep the key slice.
 func (s *Store) Scan(cursor uint64, count int, fn func(key []byte)) uint64 {
+	return s.ScanTyped(cursor, count, func(k []byte, _ Type) { fn(k) })
+}
+
+// ScanTyped is Scan, with each key's type.
+func (s *Store) ScanTyped(cursor uint64, count int, fn func(key []byte, t Type)) uint64 {
 	s.owner.check()
 	if cursor == 0 {
 		cursor = 1
@@ -787,7 +824,7 @@ func (s *Store) Scan(cursor uint64, count int, fn func(key []byte)) uint64 {
 		if !sl.used() || (sl.hasTTL() && s.expiryOf(sl) <= now) {
 			continue
 		}
-		fn(s.keyOf(sl))
+		fn(s.keyOf(sl), typeOfTag(sl.inl[0]))
 		if count--; count == 0 {
 			id++
 			break
@@ -802,6 +839,10 @@ func (s *Store) Scan(cursor uint64, count int, fn func(key []byte)) uint64 {
 // relocate patches the slot whose block the arena moved.
 func (s *Store) relocate(old, nw arena.Ref) {
 	id := binary.LittleEndian.Uint32(s.ar.Bytes(nw, idLen))
+	if id&ownerBit != 0 {
+		s.relocateColl(id&^ownerBit, old, nw)
+		return
+	}
 	sl := s.slot(id)
 	if sl.ref != old {
 		panic(fmt.Sprintf("store: arena moved block %#x owned by slot %d, which holds %#x", old, id, sl.ref))
@@ -832,6 +873,9 @@ func (s *Store) Tick(budget int) int {
 	}
 	if s.ttlKeys > 0 && work < budget {
 		work += s.expireSweep(max((budget-work)/2, 1))
+	}
+	if len(s.lazy) > 0 && work < budget {
+		work += s.lazyFree(max((budget-work)/2, 1))
 	}
 	if s.o.MaxMemory > 0 && s.o.Eviction != NoEviction && work < budget {
 		work += 4 * s.evictOverCap(max((budget-work)/4, 1))

@@ -9,7 +9,7 @@ import "fmt"
 // (the read half of a write).
 func (s *Store) Read(dst, key []byte) ([]byte, bool) {
 	_, sl := s.lookup(key)
-	if sl == nil {
+	if sl == nil || isColl(sl) {
 		return dst, false
 	}
 	return s.appendValue(dst, sl), true
@@ -21,7 +21,7 @@ func (s *Store) GetDel(dst, key []byte) (val []byte, found bool) {
 	s.owner.check()
 	s.step()
 	id, sl := s.lookup(key)
-	if sl == nil {
+	if sl == nil || isColl(sl) {
 		s.stats.Misses++
 		return dst, false
 	}
@@ -37,7 +37,7 @@ func (s *Store) GetDel(dst, key []byte) (val []byte, found bool) {
 func (s *Store) GetRange(dst, key []byte, start, end int64) []byte {
 	s.owner.check()
 	_, sl := s.lookup(key)
-	if sl == nil {
+	if sl == nil || isColl(sl) {
 		s.stats.Misses++
 		return dst
 	}
@@ -99,6 +99,9 @@ func (s *Store) SetRange(key []byte, offset int, val []byte) (int, error) {
 	if err := s.checkKey(key); err != nil {
 		return 0, err
 	}
+	if s.TypeOf(key) > TypeString {
+		return 0, ErrWrongType
+	}
 	cur, found := s.Read(s.scratch[:0], key)
 	if len(val) == 0 {
 		return len(cur), nil
@@ -128,6 +131,9 @@ func (s *Store) Update(key []byte, fn func(cur []byte) []byte) (exists bool, err
 	if err := s.checkKey(key); err != nil {
 		return false, err
 	}
+	if s.TypeOf(key) > TypeString {
+		return true, ErrWrongType
+	}
 	cur, found := s.Read(s.scratch[:0], key)
 	next := fn(cur)
 	if len(next) > s.o.MaxValueLen {
@@ -144,13 +150,17 @@ type Encoding uint8
 
 // The string encodings.
 const (
-	EncodingNone   Encoding = iota // no such key
-	EncodingInt                    // a decimal integer kept as a number
-	EncodingEmbStr                 // a string of up to 44 bytes written whole
-	EncodingRaw                    // a longer string, or one built in place
+	EncodingNone      Encoding = iota // no such key
+	EncodingInt                       // a decimal integer kept as a number
+	EncodingEmbStr                    // a string of up to 44 bytes written whole
+	EncodingRaw                       // a longer string, or one built in place
+	EncodingListpack                  // a small hash: one listpack
+	EncodingIntset                    // a small set of integers
+	EncodingHashtable                 // a large hash or set
+	EncodingQuicklist                 // a list
 )
 
-var encodingNames = [...]string{"", "int", "embstr", "raw"}
+var encodingNames = [...]string{"", "int", "embstr", "raw", "listpack", "intset", "hashtable", "quicklist"}
 
 func (e Encoding) String() string { return encodingNames[e] }
 
@@ -165,6 +175,8 @@ func (s *Store) EncodingOf(key []byte) Encoding {
 	switch {
 	case sl == nil:
 		return EncodingNone
+	case isColl(sl):
+		return EncodingListpack + Encoding(s.collOf(sl).enc-encListpack)
 	case sl.inl[0] == tagInt:
 		return EncodingInt
 	case sl.inl[0] == tagMod || sl.encLen()-1 > embstrMax:

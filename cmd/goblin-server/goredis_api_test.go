@@ -39,8 +39,8 @@ func one(f func(ctx context.Context, c *redis.Client) redis.Cmder) apiCase {
 	return func(ctx context.Context, c *redis.Client) []redis.Cmder { return []redis.Cmder{f(ctx, c)} }
 }
 
-// goRedisCases call go-redis's method for every string, keyspace,
-// database, transaction and connection command whose answer
+// goRedisCases call go-redis's method for every string, hash, set, list,
+// keyspace, database, transaction and connection command whose answer
 // does not depend on the process (TIME, CLIENT ID and the like are checked
 // in TestGoRedisAPIServerCommands).
 func goRedisCases() []apiCase {
@@ -265,6 +265,84 @@ func goRedisCases() []apiCase {
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
 			return c.FunctionList(ctx, redis.FunctionListQuery{})
 		}),
+		// Hashes, sets and lists.
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.HSet(ctx, "h", "f1", "v1", "f2", 2) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.HSetNX(ctx, "h", "f1", "x") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.HSetNX(ctx, "h", "f3", 3) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.HMSet(ctx, "h", map[string]any{"f4": "4"})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.HGet(ctx, "h", "f1") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.HGet(ctx, "h", "nope") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.HMGet(ctx, "h", "f1", "nope", "f3") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.HGetAll(ctx, "h") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.HKeys(ctx, "h") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.HVals(ctx, "h") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.HLen(ctx, "h") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.HExists(ctx, "h", "f2") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.HIncrBy(ctx, "h", "f2", 40) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.HIncrByFloat(ctx, "h", "fl", 1.25) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.HIncrBy(ctx, "h", "f1", 1) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Do(ctx, "HSTRLEN", "h", "f1") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.HRandField(ctx, "h", 100) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.HRandFieldWithValues(ctx, "h", 100) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.HDel(ctx, "h", "f1", "nope") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Type(ctx, "h") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ObjectEncoding(ctx, "h") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SAdd(ctx, "s", 3, 1, 2) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SAdd(ctx, "t", 2, 3, 4) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SMembers(ctx, "s") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SCard(ctx, "s") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SIsMember(ctx, "s", 2) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SMIsMember(ctx, "s", 1, 9) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SInter(ctx, "s", "t") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SUnion(ctx, "s", "t") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SDiff(ctx, "s", "t") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SInterStore(ctx, "d", "s", "t") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SUnionStore(ctx, "d", "s", "t") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SDiffStore(ctx, "d", "s", "t") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SMove(ctx, "s", "t", 1) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SRandMemberN(ctx, "t", 10) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SRem(ctx, "t", 4, 9) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SPopN(ctx, "t", 10) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Exists(ctx, "t") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SMembersMap(ctx, "s") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ObjectEncoding(ctx, "s") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.RPush(ctx, "l", "a", "b", "c", "a") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.LPush(ctx, "l", "z") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.LPushX(ctx, "nol", "x") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.RPushX(ctx, "l", "y") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.LRange(ctx, "l", 0, -1) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.LLen(ctx, "l") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.LIndex(ctx, "l", -1) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.LSet(ctx, "l", 0, "first") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.LPos(ctx, "l", "a", redis.LPosArgs{}) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.LPosCount(ctx, "l", "a", 0, redis.LPosArgs{Rank: -1})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.LInsertBefore(ctx, "l", "b", "before")
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.LInsertAfter(ctx, "l", "nope", "x") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.LRem(ctx, "l", -1, "a") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.LPop(ctx, "l") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.RPop(ctx, "l") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.LPopCount(ctx, "l", 2) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.RPopCount(ctx, "nol", 2) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.LMove(ctx, "l", "l2", "RIGHT", "LEFT")
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			//lint:ignore SA1019 goblin answers RPOPLPUSH as Redis does, deprecated or not
+			return c.RPopLPush(ctx, "l", "l2")
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.LRange(ctx, "l2", 0, -1) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.LTrim(ctx, "l2", 0, 0) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.LRange(ctx, "l2", 0, -1) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Type(ctx, "l2") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.HGet(ctx, "l2", "f") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Get(ctx, "h") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Del(ctx, "h", "s", "l2", "d") }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Do(ctx, "RESET") }),
 	}
 }
@@ -522,6 +600,22 @@ func TestRedisCLIKeyspaceTools(t *testing.T) {
 		}
 		want3 = append(want3, k)
 	}
+	// Database 5 holds collections: two hashes (a listpack and a hashtable),
+	// a list and a set.
+	c5 := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, PoolSize: 1, DB: 5})
+	defer c5.Close()
+	for i := range 600 {
+		if err := c5.HSet(ctx, "user:1", fmt.Sprintf("field:%d", i), "v").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 10 {
+		c5.HSet(ctx, "user:2", fmt.Sprintf("f%d", i), i)
+	}
+	for i := range 300 {
+		c5.RPush(ctx, "jobs", i)
+	}
+	c5.SAdd(ctx, "tags", "a", "b", "c")
 	run := func(args ...string) string {
 		out, err := exec.Command(cli, append(strings.Fields("-s "+s.sock), args...)...).CombinedOutput()
 		if err != nil {
@@ -558,6 +652,11 @@ func TestRedisCLIKeyspaceTools(t *testing.T) {
 			"5 strings with 60 bytes (100.00% of keys"}},
 		{[]string{"--memkeys"}, []string{"Sampled 301 keys in the keyspace!", `Biggest string found '"big"' has `, "301 strings with "}},
 		{[]string{"-n", "3", "--memkeys"}, []string{"Sampled 5 keys in the keyspace!", "5 strings with "}},
+		{[]string{"-n", "5", "--bigkeys"}, []string{"Sampled 4 keys in the keyspace!", `Biggest   list found '"jobs"' has 300 items`,
+			`Biggest   hash found '"user:1"' has 600 fields`, `Biggest    set found '"tags"' has 3 members`,
+			"2 hashs with 610 fields (50.00% of keys", "1 lists with 300 items (25.00% of keys", "1 sets with 3 members (25.00% of keys"}},
+		{[]string{"-n", "5", "--memkeys"}, []string{"Sampled 4 keys in the keyspace!", `Biggest   hash found '"user:1"' has `,
+			"2 hashs with ", "1 lists with ", "1 sets with "}},
 	} {
 		out := run(c.args...)
 		for _, w := range c.want {

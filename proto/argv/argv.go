@@ -178,6 +178,12 @@ func init() {
 		command.OpACLGenPass, command.OpACLGetUser, command.OpACLLog, command.OpACLSetUser, command.OpSlowLogGet} {
 		parsers[op] = rest(2) // the engine reads the words after the subcommand's name
 	}
+	// The collection commands: the key, then the rest for the engine to read.
+	for op := command.OpHSet; op <= command.OpRPopLPush; op++ {
+		if command.Lookup(op) != nil {
+			parsers[op] = keys
+		}
+	}
 	for _, op := range []command.Op{command.OpGet, command.OpTTL, command.OpPTTL, command.OpPersist,
 		command.OpIncr, command.OpDecr, command.OpType, command.OpGetDel, command.OpStrLen,
 		command.OpExpireTime, command.OpPExpireTime, command.OpDump} {

@@ -513,3 +513,6 @@ func (l *List) Check(a *arena.Arena) error {
 	}
 	return nil
 }
+
+// Nodes returns the number of nodes.
+func (l *List) Nodes() int { return int(l.nodes) }

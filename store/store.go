@@ -156,6 +156,7 @@ type Store struct {
 	noTouch        bool   // reads leave keys' recency alone (SetNoTouch)
 	scratch        []byte // Append's reusable buffer
 	group          *group // siblings sharing the memory cap (group.go); nil alone
+	cut            *Cut   // the snapshot being taken (cut.go); nil when none
 	owner          ownerCheck
 }
 
@@ -183,6 +184,9 @@ func New(o Options) (*Store, error) {
 }
 
 func (s *Store) reset() {
+	if s.cut != nil {
+		s.cut.drain() // the image keeps what the flush removes
+	}
 	s.mods++
 	s.ar.Reset()
 	s.ix = index{}
@@ -468,6 +472,7 @@ func writeValue(sl *slot, b []byte, ev *encoded) {
 // rewrite replaces the value and expiry of an existing key, in place when the new
 // block has the old block's size class.
 func (s *Store) rewrite(id uint32, sl *slot, ev *encoded, exp int64) error {
+	s.beforeChange(id)
 	s.mods++
 	oldTTL := sl.hasTTL()
 	newTTL := exp != 0
@@ -543,6 +548,7 @@ func (s *Store) insert(key []byte, h uint64, ev *encoded, exp int64) error {
 		s.ar.Free(r)
 		return err
 	}
+	s.born(id)
 	sl := s.slot(id)
 	*sl = slot{ref: r, keyLen: slotKeyLen(len(key)), meta: clockMax << clockShift}
 	b := s.ar.Bytes(r, nl)
@@ -600,6 +606,7 @@ func (s *Store) newSlotPage() []slot {
 // removeAt deletes the key in slot id whose index entry is at pos (in the old table
 // when inOld).
 func (s *Store) removeAt(id uint32, inOld bool, pos uint64) {
+	s.beforeChange(id)
 	s.mods++
 	s.ix.deleteEntry(inOld, pos)
 	sl := s.slot(id)

@@ -86,6 +86,9 @@ type Options struct {
 	Rewrite func() error
 	// Cluster puts the engine in cluster mode when Cluster.State is set.
 	Cluster ClusterOptions
+	// Persistence configures RDB snapshots (SAVE, BGSAVE, the save
+	// policy, SHUTDOWN; persist.go).
+	Persistence Persistence
 }
 
 // Stats are one transport's counters. Only the loop goroutine writes them
@@ -284,6 +287,8 @@ type Engine struct {
 	dumpDec *rdb.Decoder
 	dumpVal rdb.Value
 	dumpBuf []byte // DUMP's reply
+
+	snap persistState // snapshots (persist.go)
 }
 
 // NewEngine returns an engine executing against st.
@@ -313,6 +318,7 @@ func NewEngine(st *store.Store, o Options) *Engine {
 	if o.Cluster.State != nil {
 		e.cl = newClusterMode(o.Cluster)
 	}
+	e.initPersist()
 	return e
 }
 

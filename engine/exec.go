@@ -78,7 +78,8 @@ func init() {
 		command.OpFunctionHelp: (*Engine).help, command.OpMonitor: (*Engine).monitor,
 		command.OpClusterHelp: (*Engine).help, command.OpAsking: (*Engine).asking,
 		command.OpReadOnly: (*Engine).readOnly, command.OpReadWrite: (*Engine).readOnly, command.OpMigrate: (*Engine).migrate,
-		command.OpRestoreAsking: (*Engine).restore,
+		command.OpRestoreAsking: (*Engine).restore, command.OpSave: (*Engine).save, command.OpBgSave: (*Engine).bgsave,
+		command.OpShutdown: (*Engine).shutdown,
 	} {
 		handlers[op] = h
 	}
@@ -295,6 +296,9 @@ func (e *Engine) execute(s *Session, r *command.Request) {
 	}
 	e.st = e.dbs[s.db]
 	if e.cl != nil && e.route(s, r) {
+		return
+	}
+	if e.writesDenied() && e.misconf(r) {
 		return
 	}
 	e.ran = true

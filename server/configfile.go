@@ -38,7 +38,8 @@ var rewritable = []struct {
 	asFlag func(v string) string
 }{
 	{"maxmemory", nil}, {"maxmemory-policy", nil}, {"requirepass", nil}, {"maxclients", nil},
-	{"maxmemory-clients", nil},
+	{"maxmemory-clients", nil}, {"save", nil}, {"dir", nil}, {"dbfilename", nil}, {"rdbcompression", nil},
+	{"rdbchecksum", nil}, {"stop-writes-on-bgsave-error", nil},
 	{"timeout", func(v string) string { // CONFIG's seconds; the flag's a duration
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {

@@ -96,6 +96,9 @@ type LoopConfig struct {
 	// passed. nil publishes nothing.
 	Publish      func(st *LoopStats)
 	PublishEvery time.Duration
+	// BeforeClose, when set, runs on the loop goroutine once Stop ended
+	// the cycles and before the transports close (the shutdown's save).
+	BeforeClose func()
 }
 
 // Loop is the store loop: one goroutine locked to its OS thread that polls
@@ -252,6 +255,9 @@ func (l *Loop) Run() error {
 	l.start = time.Now()
 	for !l.stop.Load() {
 		l.cycle()
+	}
+	if l.cfg.BeforeClose != nil {
+		l.cfg.BeforeClose()
 	}
 	return l.shutdown()
 }

@@ -120,8 +120,8 @@ func Load(r io.Reader, db DBFunc, o LoadOptions) (LoadStats, error) {
 				skipped++
 				continue
 			}
-			return stats(), fmt.Errorf("%w: offset %d: key %q in database %d holds a %s (%s), a type goblin does not store yet (--rdb-skip-unsupported skips such keys)",
-				ErrLoad, d.Stats().Bytes, e.Key, e.DB, e.Kind, rdb.TypeName(e.Type))
+			return stats(), fmt.Errorf("%w: offset %d: key %q in database %d holds a %s, a type goblin does not store yet (--rdb-skip-unsupported skips such keys)",
+				ErrLoad, d.Stats().Bytes, e.Key, e.DB, rdb.TypeName(e.Type))
 		}
 		exp := int64(0)
 		if e.Expiry != rdb.NoExpiry {

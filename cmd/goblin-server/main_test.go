@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -51,7 +52,11 @@ func startServer(t *testing.T, args ...string) *srv {
 	t.Helper()
 	bin := testproc.Build(t, "./cmd/goblin-server")
 	sock := filepath.Join(t.TempDir(), "goblin.sock")
-	all := append([]string{"--listen", "uds://" + sock + ",tcp://127.0.0.1:0", "--metrics", "127.0.0.1:0", "--log-level", "debug"}, args...)
+	all := []string{"--listen", "uds://" + sock + ",tcp://127.0.0.1:0", "--metrics", "127.0.0.1:0", "--log-level", "debug"}
+	if !slices.ContainsFunc(args, func(a string) bool { return a == "--dir" || strings.HasPrefix(a, "--dir=") }) {
+		all = append(all, "--dir", t.TempDir()) // never the default state directory: tests load nothing and save nothing there
+	}
+	all = append(all, args...)
 	s := &srv{p: testproc.Start(t, bin, all...), sock: sock}
 	s.tcp = s.p.WaitLog(t, `msg=listening target="?tcp://([^?"]+)`, startTimeout)
 	s.metrics = s.p.WaitLog(t, `msg="metrics listening" url=(\S+)`, startTimeout)

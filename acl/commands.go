@@ -167,4 +167,7 @@ var GoblinCommands = []Command{
 	{Name: "readwrite", Categories: CatFast | CatConnection},
 	{Name: "migrate", Categories: CatKeyspace | CatWrite | CatSlow | CatDangerous},
 	{Name: "restore-asking", Categories: CatKeyspace | CatWrite | CatSlow | CatDangerous},
+	{Name: "save", Categories: CatAdmin | CatSlow | CatDangerous},
+	{Name: "bgsave", Categories: CatAdmin | CatSlow | CatDangerous},
+	{Name: "shutdown", Categories: CatAdmin | CatSlow | CatDangerous},
 }

@@ -76,9 +76,9 @@ type Persistence struct {
 	// KeepWritingOnError is stop-writes-on-bgsave-error no: a failed
 	// background save does not make writes fail with MISCONF.
 	KeepWritingOnError bool
-	// SaveStep is how many slots a background save walks per Tick
-	// (default 256): the longest a Tick spends on it.
-	SaveStep int
+	// SaveSlice is how long a background save works per Tick (default
+	// DefaultSaveSlice): the longest a request waits for it.
+	SaveSlice time.Duration
 	// Shutdown stops the server (SHUTDOWN, after its save); it runs on the
 	// loop and must not wait for it. nil: SHUTDOWN is refused.
 	Shutdown func()
@@ -86,6 +86,15 @@ type Persistence struct {
 	// discard.
 	Log *slog.Logger
 }
+
+// DefaultSaveSlice is Persistence.SaveSlice's default: a background save
+// walks the keyspace 20 µs at a time, then the loop serves what came in.
+const DefaultSaveSlice = 20 * time.Microsecond
+
+// Saving reports whether a background save is running (the server then
+// checks its sockets every loop cycle, so a request never waits behind
+// more than one slice).
+func (e *Engine) Saving() bool { return e.snap.job != nil }
 
 // persistState is the engine's persistence state; loop goroutine only.
 type persistState struct {
@@ -113,8 +122,8 @@ func (e *Engine) initPersist() {
 	if p.DBFilename == "" {
 		p.DBFilename = "dump.rdb"
 	}
-	if p.SaveStep <= 0 {
-		p.SaveStep = 256
+	if p.SaveSlice <= 0 {
+		p.SaveSlice = DefaultSaveSlice
 	}
 	if p.Log == nil {
 		p.Log = slog.New(slog.DiscardHandler)
@@ -242,7 +251,7 @@ func (e *Engine) tickPersist() int {
 	p := &e.snap
 	work := 0
 	if p.job != nil {
-		if !p.job.Step(e.o.Persistence.SaveStep) {
+		if !p.job.StepFor(e.o.Persistence.SaveSlice) {
 			work = 1
 		}
 		if done, err := p.job.Finished(); done {

@@ -231,6 +231,14 @@ func (l *Loop) park(d time.Duration) {
 // wait; Done is closed when Run has returned.
 func (l *Loop) Stop() { l.stop.Store(true) }
 
+// CheckSockets makes the next cycle look at every Waitable transport
+// (socket listener) whatever its CheckEvery says. Loop goroutine only.
+func (l *Loop) CheckSockets() {
+	for _, w := range l.waitables {
+		w.CheckNow()
+	}
+}
+
 // Done is closed when Run returns.
 func (l *Loop) Done() <-chan struct{} { return l.done }
 

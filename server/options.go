@@ -142,9 +142,9 @@ type Options struct {
 	Save                                              []engine.SavePoint
 	NoCompression, NoChecksum, KeepWritingOnSaveError bool
 	SkipUnsupported                                   bool
-	// SaveStep bounds the slots a background save walks per loop cycle
-	// (default 256).
-	SaveStep int
+	// SaveSlice bounds the time a background save works per loop cycle
+	// (default engine.DefaultSaveSlice).
+	SaveSlice time.Duration
 
 	// Logger receives the server's structured logs (default: discard).
 	Logger *slog.Logger

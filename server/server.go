@@ -101,7 +101,7 @@ func New(o Options) (*Server, error) {
 		Rewrite:  s.rewriter(),
 		Persistence: engine.Persistence{
 			Dir: dir, DBFilename: o.DBFilename, Save: o.Save, NoCompression: o.NoCompression,
-			NoChecksum: o.NoChecksum, KeepWritingOnError: o.KeepWritingOnSaveError, SaveStep: o.SaveStep,
+			NoChecksum: o.NoChecksum, KeepWritingOnError: o.KeepWritingOnSaveError, SaveSlice: o.SaveSlice,
 			Log: s.log,
 			Shutdown: func() { // SHUTDOWN, on the loop
 				s.byCommand.Store(true)
@@ -141,7 +141,16 @@ func New(o Options) (*Server, error) {
 		Idle:       o.Idle,
 		Options:    &s.opts,
 		CPUs:       o.CPUs,
-		Tick:       s.engine.Tick,
+		Tick: func(budget int) int {
+			w := s.engine.Tick(budget)
+			if s.engine.Saving() {
+				// A save works in slices between cycles: look at the
+				// sockets every cycle, not every SocketCheckEvery busy
+				// ones, so a request waits behind one slice at most.
+				s.loop.CheckSockets()
+			}
+			return w
+		},
 		BeforeClose: func() {
 			if err := s.engine.ShutdownSave(); err != nil {
 				s.finalSave = err

@@ -160,7 +160,22 @@ func (j *Job) write(idx int, e *store.Entry) {
 	}
 }
 
-// Step walks up to n slots of the cuts (fewer while the writer goroutine
+// StepFor walks the cuts for about d (16 slots at a time, so a slice
+// overruns d by at most 16 keys' encoding) and reports whether every key
+// has been encoded, as Step does.
+func (j *Job) StepFor(d time.Duration) bool {
+	start := time.Now()
+	for {
+		if j.Step(16) {
+			return true
+		}
+		if j.pipe != nil && j.pipe.Backlog() > j.o.MaxBacklog || time.Since(start) >= d {
+			return false
+		}
+	}
+}
+
+// Step walks up to n slots of the cuts (none while the writer goroutine
 // is more than MaxBacklog behind) and reports whether every key has been
 // encoded; then wait for Finished. A failed save reports true at once.
 func (j *Job) Step(n int) bool {

@@ -50,6 +50,12 @@ type srv struct {
 
 func startServer(t *testing.T, args ...string) *srv {
 	t.Helper()
+	return startServerTB(t, args...)
+}
+
+// startServerTB is startServer for tests and benchmarks alike.
+func startServerTB(t testing.TB, args ...string) *srv {
+	t.Helper()
 	bin := testproc.Build(t, "./cmd/goblin-server")
 	sock := filepath.Join(t.TempDir(), "goblin.sock")
 	all := []string{"--listen", "uds://" + sock + ",tcp://127.0.0.1:0", "--metrics", "127.0.0.1:0", "--log-level", "debug"}

@@ -27,20 +27,25 @@ type SavePoint struct {
 	Seconds, Changes int64
 }
 
+// errInvalidSave is CONFIG SET save's refusal, in Redis's words.
+//
+//lint:ignore ST1005 Redis's exact text, capital included
+var errInvalidSave = errors.New("Invalid save parameters")
+
 // ParseSavePolicy reads a save policy as Redis's save directive has it:
 // "3600 1 300 100 60 10000", pairs of seconds and changes; "" is no
 // policy (nil).
 func ParseSavePolicy(v string) ([]SavePoint, error) {
 	f := strings.Fields(v)
 	if len(f)%2 != 0 {
-		return nil, errors.New("Invalid save parameters")
+		return nil, errInvalidSave
 	}
 	var out []SavePoint
 	for i := 0; i < len(f); i += 2 {
 		s, err1 := strconv.ParseInt(f[i], 10, 64)
 		c, err2 := strconv.ParseInt(f[i+1], 10, 64)
 		if err1 != nil || err2 != nil || s < 0 || c < 0 {
-			return nil, errors.New("Invalid save parameters")
+			return nil, errInvalidSave
 		}
 		out = append(out, SavePoint{Seconds: s, Changes: c})
 	}
@@ -128,9 +133,10 @@ func (e *Engine) initPersist() {
 	if p.Log == nil {
 		p.Log = slog.New(slog.DiscardHandler)
 	}
-	e.snap.lastSave = e.started.Unix()
+	e.snap.lastSave = e.clock.NowMillis() / 1000
 	e.snap.lastOK = true
 	e.snap.lastSecs = -1
+	e.snap.dirtyBase = e.mods() // a new store's first counter is no change
 }
 
 // RDBPath returns the snapshot file's path: dir and dbfilename.
@@ -213,7 +219,7 @@ func (e *Engine) saveNow() error {
 		return err
 	}
 	p.dirtyBase = before
-	p.lastSave = time.Now().Unix()
+	p.lastSave = e.clock.NowMillis() / 1000
 	p.lastOK, p.lastErr = true, ""
 	p.saves++
 	e.o.Persistence.Log.Info("DB saved on disk", "path", e.RDBPath(), "duration", time.Since(start))
@@ -223,7 +229,7 @@ func (e *Engine) saveNow() error {
 // startBackground begins a background save.
 func (e *Engine) startBackground() error {
 	p := &e.snap
-	p.lastTry = time.Now().Unix()
+	p.lastTry = e.clock.NowMillis() / 1000
 	p.dirtyStart = e.mods()
 	j, err := snapshot.Begin(e.saveDBs(), e.saveOptions(), true)
 	if err != nil {
@@ -299,7 +305,7 @@ func (e *Engine) backgroundDone(err error) {
 		return
 	}
 	p.dirtyBase = p.dirtyStart
-	p.lastSave = time.Now().Unix()
+	p.lastSave = e.clock.NowMillis() / 1000
 	p.lastOK, p.lastErr = true, ""
 	p.saves++
 	e.o.Persistence.Log.Info("background saving terminated with success", "path", e.RDBPath(), "keys", keys,

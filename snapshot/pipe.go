@@ -16,17 +16,16 @@ var errAborted = errors.New("snapshot: save aborted")
 // queued, so it can stop encoding (but not copy-on-write) while the disk
 // is behind.
 type pipe struct {
-	mu       sync.Mutex
-	cond     sync.Cond
-	queue    [][]byte
-	free     [][]byte
-	queued   int64
-	closed   bool  // the loop has written everything
-	aborted  bool  // the loop gave up: discard the file
-	err      error // the writer's first error
-	finished bool  // the writer is done: result is set
-	result   error
-	done     chan struct{}
+	mu      sync.Mutex
+	cond    sync.Cond
+	queue   [][]byte
+	free    [][]byte
+	queued  int64
+	closed  bool  // the loop has written everything
+	aborted bool  // the loop gave up: discard the file
+	err     error // the writer's first error
+	result  error
+	done    chan struct{}
 }
 
 const pipeBuf = 256 << 10

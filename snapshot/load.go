@@ -31,6 +31,9 @@ type LoadOptions struct {
 	// has been loaded so far.
 	Progress      func(LoadStats)
 	ProgressEvery time.Duration
+	// Size is the input's size, reported in LoadStats.Size (LoadFile sets
+	// it from the file).
+	Size int64
 }
 
 // LoadStats count what Load did.
@@ -59,11 +62,9 @@ func LoadFile(path string, db DBFunc, o LoadOptions) (st LoadStats, found bool, 
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil {
-		st.Size = fi.Size()
+		o.Size = fi.Size()
 	}
-	size := st.Size
 	st, err = Load(bufio.NewReaderSize(f, 1<<20), db, o)
-	st.Size = size
 	return st, true, err
 }
 
@@ -79,7 +80,7 @@ func Load(r io.Reader, db DBFunc, o LoadOptions) (LoadStats, error) {
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = time.Second
 	}
-	var st LoadStats
+	st := LoadStats{Size: o.Size}
 	var hintErr error
 	d := rdb.NewDecoder(r, rdb.DecoderOptions{
 		SkipUnsupported: o.SkipUnsupported,

@@ -321,3 +321,30 @@ func TestLoadRefusals(t *testing.T) {
 		t.Fatalf("a duplicate key: %v", err)
 	}
 }
+
+// TestLoadReportsProgress: a load longer than ProgressEvery reports how
+// far it got, for the server's log.
+func TestLoadReportsProgress(t *testing.T) {
+	src := newStores(t, 1)[0]
+	for i := range 20_000 {
+		src.Set(nil, []byte("k"+strconv.Itoa(i)), []byte("v"), store.SetOptions{})
+	}
+	path := filepath.Join(t.TempDir(), "dump.rdb")
+	j, err := Begin([]DB{{0, src}}, Options{Path: path}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dst := newStores(t, 1)[0]
+	var reports []LoadStats
+	st, _, err := LoadFile(path, func(int) (*store.Store, error) { return dst, nil },
+		LoadOptions{ProgressEvery: time.Nanosecond, Progress: func(s LoadStats) { reports = append(reports, s) }})
+	if err != nil || st.Keys != 20_000 || st.Size == 0 {
+		t.Fatalf("load: %+v, %v", st, err)
+	}
+	if len(reports) < 4 || reports[0].Keys == 0 || reports[0].Bytes == 0 || reports[0].Size != st.Size || reports[len(reports)-1].Keys >= 20_000 {
+		t.Fatalf("progress reports: %+v", reports)
+	}
+}

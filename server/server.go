@@ -79,7 +79,7 @@ func New(o Options) (*Server, error) {
 		return nil, fmt.Errorf("server: store: %w", err)
 	}
 	s.store = st
-	dir, err := stateDir(o.Dir)
+	dir, err := stateDir(o.Dir, s.log)
 	if err != nil {
 		return nil, err
 	}
@@ -217,12 +217,15 @@ func (s *Server) Run() error {
 func (s *Server) StoppedByCommand() bool { return s.byCommand.Load() }
 
 // stateDir returns the snapshot directory: dir, which must exist, or the
-// default one, created if need be.
-func stateDir(dir string) (string, error) {
+// default one, created if need be. A default directory that cannot be
+// created does not stop the start (there is nothing to load from it): it
+// is logged, and saves fail with the reason until --dir or CONFIG SET dir
+// names another.
+func stateDir(dir string, log *slog.Logger) (string, error) {
 	if dir == "" {
 		dir = DefaultDir()
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return "", fmt.Errorf("server: creating the default snapshot directory: %w", err)
+			log.Warn("cannot create the default snapshot directory: SAVE and BGSAVE will fail until --dir or CONFIG SET dir names one", "dir", dir, "err", err)
 		}
 		return dir, nil
 	}

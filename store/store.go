@@ -16,6 +16,12 @@
 //     (longKey bytes or more: the slot's 16-bit length says longKey) has its length
 //     before it, [key length:4][key], so only keys that long pay for reading it.
 //
+// Snapshots (cut.go): every change to an existing key goes through rewrite,
+// removeAt or rekey, which call beforeChange(id) first, and every new key
+// through insert, which calls born(id); a new kind of change must do the
+// same, or a running BGSAVE would write the changed value instead of the one
+// its cut began with.
+//
 // Values are encoded as a tag byte followed by the bytes, so values of up to 5 bytes
 // live wholly in the slot; canonical decimal integers are stored as a tag byte and
 // 1 to 8 little-endian bytes, so counters up to ±2^39 need no arena at all. Nothing

@@ -290,6 +290,10 @@ func runGoblinSBE(t *testing.T, script []oracleCase, o Options) [][2][]byte {
 		case command.OpReset:
 			multi, resp2 = false, true
 		}
+		if req.Op > sbe.MaxOp { // RESP only: the schema cannot carry it
+			out = append(out, [2][]byte{})
+			continue
+		}
 		req.CorrelationID = uint64(i + 1)
 		in := sbe.AppendFramed(nil, &codec, &req)
 		n, res, _ := e.ServeStream(s, in, nil)

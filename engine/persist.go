@@ -81,6 +81,11 @@ type Persistence struct {
 	// KeepWritingOnError is stop-writes-on-bgsave-error no: a failed
 	// background save does not make writes fail with MISCONF.
 	KeepWritingOnError bool
+	// ProtectedConfig is enable-protected-configs yes: CONFIG SET may
+	// change dir and dbfilename. Off by default, as in Redis 7.0, because
+	// a client that can point the snapshot anywhere can write files
+	// anywhere the server may.
+	ProtectedConfig bool
 	// SaveSlice is how long a background save works per Tick (default
 	// DefaultSaveSlice): the longest a request waits for it.
 	SaveSlice time.Duration
@@ -469,6 +474,9 @@ func (e *Engine) persistParams() []Param {
 			}
 			return p.Dir
 		}, Set: func(v string) error {
+			if !p.ProtectedConfig {
+				return errProtected
+			}
 			fi, err := os.Stat(v)
 			if err != nil {
 				return err
@@ -480,6 +488,9 @@ func (e *Engine) persistParams() []Param {
 			return nil
 		}},
 		{Name: "dbfilename", Get: func() string { return p.DBFilename }, Set: func(v string) error {
+			if !p.ProtectedConfig {
+				return errProtected
+			}
 			if v == "" || strings.ContainsRune(v, '/') {
 				return errors.New("dbfilename can't be a path, just a filename")
 			}
@@ -489,6 +500,10 @@ func (e *Engine) persistParams() []Param {
 		comp, sum, stop,
 	}
 }
+
+// errProtected refuses CONFIG SET of dir and dbfilename unless
+// enable-protected-configs, in Redis's words.
+var errProtected = errors.New("can't set protected config")
 
 // saveParam is the "save" parameter.
 func (e *Engine) saveParam() Param {

@@ -149,6 +149,10 @@ func TestSavePolicyAndConfig(t *testing.T) {
 	dir := t.TempDir()
 	e, clock := newEngine(t, Options{Persistence: Persistence{Dir: dir}})
 	s := NewSession(proto.RESP, nil)
+	if got := do(t, e, s, "CONFIG", "SET", "dir", dir); got != "-ERR CONFIG SET failed (possibly related to argument 'dir') - can't set protected config" {
+		t.Errorf("CONFIG SET dir without enable-protected-configs: %s", got)
+	}
+	e.o.Persistence.ProtectedConfig = true
 	for _, c := range []struct {
 		args []string
 		want string

@@ -142,6 +142,9 @@ type Options struct {
 	Save                                              []engine.SavePoint
 	NoCompression, NoChecksum, KeepWritingOnSaveError bool
 	SkipUnsupported                                   bool
+	// ProtectedConfig lets CONFIG SET change dir and dbfilename (Redis's
+	// enable-protected-configs yes).
+	ProtectedConfig bool
 	// SaveSlice bounds the time a background save works per loop cycle
 	// (default engine.DefaultSaveSlice).
 	SaveSlice time.Duration

@@ -101,7 +101,7 @@ func New(o Options) (*Server, error) {
 		Rewrite:  s.rewriter(),
 		Persistence: engine.Persistence{
 			Dir: dir, DBFilename: o.DBFilename, Save: o.Save, NoCompression: o.NoCompression,
-			NoChecksum: o.NoChecksum, KeepWritingOnError: o.KeepWritingOnSaveError, SaveSlice: o.SaveSlice,
+			NoChecksum: o.NoChecksum, KeepWritingOnError: o.KeepWritingOnSaveError, ProtectedConfig: o.ProtectedConfig, SaveSlice: o.SaveSlice,
 			Log: s.log,
 			Shutdown: func() { // SHUTDOWN, on the loop
 				s.byCommand.Store(true)

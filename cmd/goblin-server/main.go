@@ -83,6 +83,7 @@ type config struct {
 	rdbcompression, rdbchecksum string
 	stopWritesOnError           string
 	rdbSkipUnsupported          bool
+	protectedConfigs            string
 }
 
 func flags(c *config, stderr io.Writer) *flag.FlagSet {
@@ -118,6 +119,7 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.rdbchecksum, "rdbchecksum", "yes", "end snapshots with a CRC64: yes or no")
 	fs.StringVar(&c.stopWritesOnError, "stop-writes-on-bgsave-error", "yes", "with a save policy, refuse writes (MISCONF) after a background save failed, until one succeeds: yes or no")
 	fs.BoolVar(&c.rdbSkipUnsupported, "rdb-skip-unsupported", false, "load a snapshot holding types goblin does not store (lists, sets, hashes, sorted sets, streams, modules) by skipping those keys, logging the count; without it such a file is refused")
+	fs.StringVar(&c.protectedConfigs, "enable-protected-configs", "no", "let CONFIG SET change dir and dbfilename: yes or no (a client that can point the snapshot anywhere can write files anywhere the server may)")
 	fs.StringVar(&c.configFile, "config", "", "configuration `file`: one \"flag value\" per line (flag names without dashes, # comments); flags on the command line win")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: goblin-server [flags]\n\ngoblin-server serves a goblin key/value cache over Unix sockets, TCP, goblin's\nshared-memory ring and Aeron (IPC and UDP), each in RESP (for Redis clients) or\nSBE, with Prometheus metrics. See docs/server.md and docs/transports.md.\n\nFlags:\n")
@@ -362,6 +364,13 @@ func options(c *config) (server.Options, error) {
 		default:
 			return o, fmt.Errorf("--%s %q: want yes or no", yn.name, yn.v)
 		}
+	}
+	switch strings.ToLower(c.protectedConfigs) {
+	case "yes":
+		o.ProtectedConfig = true
+	case "no":
+	default:
+		return o, fmt.Errorf("--enable-protected-configs %q: want yes or no", c.protectedConfigs)
 	}
 	o.EnsureDefaults()
 	return o, o.Validate()

@@ -229,6 +229,10 @@ const (
 	OpLPos         Op = 302
 	OpLMove        Op = 303
 	OpRPopLPush    Op = 304
+	// Persistence (400-409): RESP only, above sbe.MaxOp.
+	OpSave     Op = 400
+	OpBgSave   Op = 401
+	OpShutdown Op = 402
 )
 
 // Key specs of the common shapes.
@@ -644,7 +648,17 @@ var specs = [NumOps]Spec{
 		Summary: "The server's time: unix seconds and microseconds."},
 	OpLastSave: {Name: "lastsave", Arity: 1, Flags: Loading | Stale | Fast, ACL: CatAdmin | CatFast | CatDangerous,
 		Tips: "nondeterministic_output", Group: "server", Since: "1.0.0", Complexity: "O(1)",
-		Summary: "The unix time of the last save: goblin does not persist, so its start."},
+		Summary: "The unix time of the last successful save (SAVE, BGSAVE, the save policy), or of the start before any."},
+	OpSave: {Name: "save", Arity: 1, Flags: Admin | NoScript | NoAsyncLoading | NoMulti, ACL: CatAdmin | CatSlow | CatDangerous,
+		Group: "server", Since: "1.0.0", Complexity: "O(N) where N is the total number of keys in all databases",
+		Summary: "Write a snapshot of every database to the RDB file now, on the loop: clients wait until it is on disk."},
+	OpBgSave: {Name: "bgsave", Arity: -1, Flags: Admin | NoScript | NoAsyncLoading, ACL: CatAdmin | CatSlow | CatDangerous,
+		Group: "server", Since: "1.0.0", Complexity: "O(1)", Syntax: "[SCHEDULE]",
+		Summary: "Write a point-in-time snapshot to the RDB file while the server goes on serving (no fork); SCHEDULE queues it behind one in progress."},
+	OpShutdown: {Name: "shutdown", Arity: -1, Flags: Admin | NoScript | Loading | Stale | NoMulti | AllowBusy, ACL: CatAdmin | CatSlow | CatDangerous,
+		Group: "server", Since: "1.0.0", Complexity: "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
+		Syntax:  "[nosave_save=NOSAVE|SAVE] [NOW] [FORCE] [ABORT]",
+		Summary: "Save (with a save policy, or SAVE) and stop the server; NOSAVE skips the save, FORCE stops even if it fails."},
 	OpWait: {Name: "wait", Arity: 3, Flags: NoScript, ACL: CatSlow | CatConnection,
 		Tips:  "request_policy:all_shards response_policy:agg_min",
 		Group: "generic", Since: "3.0.0", Complexity: "O(1)", Syntax: "numreplicas timeout",

@@ -55,12 +55,7 @@ func (e *Engine) params() []Param {
 				return nil
 			}},
 		{Name: "databases", Get: func() string { return strconv.Itoa(e.o.Databases) }},
-		{Name: "save", Get: fixed(""), Set: func(v string) error {
-			if strings.TrimSpace(v) != "" {
-				return errors.New("goblin does not persist data: save must be empty")
-			}
-			return nil
-		}},
+		e.saveParam(),
 		{Name: "appendonly", Get: fixed("no"), Set: func(v string) error {
 			switch strings.ToLower(v) {
 			case "no":
@@ -110,7 +105,7 @@ func (e *Engine) params() []Param {
 				return nil
 			}},
 		{Name: "lfu-decay-time", Get: fixed("1")},
-	}, e.o.Params...)
+	}, append(e.persistParams(), e.o.Params...)...)
 	e.paramList = append(e.paramList, e.limitParams()...)
 	if e.o.Limits.MaxBulkLen == 0 {
 		e.paramList[8].Get = fixed(strconv.Itoa(512 << 20))

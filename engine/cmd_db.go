@@ -27,6 +27,9 @@ func (e *Engine) db(i int64) *store.Store {
 			return nil
 		}
 		e.dbs[i] = st
+		// A new database's first change counter is no change to save.
+		e.snap.dirtyBase += st.Mods()
+		e.snap.dirtyStart += st.Mods()
 	}
 	return e.dbs[i]
 }
@@ -48,7 +51,7 @@ func (e *Engine) Tick(budget int) int {
 	if e.cl != nil {
 		e.tickCluster()
 	}
-	return work
+	return work + e.tickPersist()
 }
 
 func (e *Engine) selectDB(s *Session, r *command.Request) {

@@ -17,10 +17,6 @@ func (e *Engine) time(*Session, *command.Request) {
 	e.end()
 }
 
-// lastSave answers LASTSAVE: goblin never saves, so its start (as Redis
-// answers before its first save).
-func (e *Engine) lastSave(*Session, *command.Request) { e.integer(e.started.Unix()) }
-
 // wait answers WAIT numreplicas timeout: no replica acknowledges anything,
 // so 0, at once (Redis would wait out the timeout for numreplicas > 0).
 func (e *Engine) wait(*Session, *command.Request) { e.integer(0) }

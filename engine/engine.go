@@ -98,6 +98,9 @@ type Options struct {
 	// command). SlowlogMaxLen is slowlog-max-len (0: the default, 128).
 	SlowlogSlowerThan *int64
 	SlowlogMaxLen     int
+	// Persistence configures RDB snapshots (SAVE, BGSAVE, the save
+	// policy, SHUTDOWN; persist.go).
+	Persistence Persistence
 }
 
 // Stats are one transport's counters. Only the loop goroutine writes them
@@ -315,6 +318,8 @@ type Engine struct {
 	// dumpLimits are the thresholds dumpEnc was made with.
 	dumpLimits store.Limits
 	dumpBuf    []byte // DUMP's reply
+
+	snap persistState // snapshots (persist.go)
 }
 
 // NewEngine returns an engine executing against st.
@@ -352,6 +357,7 @@ func NewEngine(st *store.Store, o Options) *Engine {
 	if o.SlowlogMaxLen > 0 {
 		e.slow.maxLen = o.SlowlogMaxLen
 	}
+	e.initPersist()
 	return e
 }
 

@@ -88,7 +88,7 @@ func init() {
 		command.OpACLHelp:    (*Engine).help,
 		command.OpSlowLogGet: (*Engine).slowlogGet, command.OpSlowLogLen: (*Engine).slowlogLen,
 		command.OpSlowLogReset: (*Engine).slowlogReset, command.OpSlowLogHelp: (*Engine).help,
-		command.OpHSet:          (*Engine).hset, command.OpHMSet: (*Engine).hset, command.OpHSetNX: (*Engine).hsetnx,
+		command.OpHSet: (*Engine).hset, command.OpHMSet: (*Engine).hset, command.OpHSetNX: (*Engine).hsetnx,
 		command.OpHGet: (*Engine).hget, command.OpHMGet: (*Engine).hmget, command.OpHGetAll: (*Engine).hgetall,
 		command.OpHKeys: (*Engine).hgetall, command.OpHVals: (*Engine).hgetall, command.OpHDel: (*Engine).hdel,
 		command.OpHExists: (*Engine).hexists, command.OpHStrLen: (*Engine).hexists, command.OpHLen: (*Engine).hlen,
@@ -107,6 +107,8 @@ func init() {
 		command.OpLRange: (*Engine).lrange, command.OpLTrim: (*Engine).ltrim, command.OpLRem: (*Engine).lrem,
 		command.OpLInsert: (*Engine).linsert, command.OpLPos: (*Engine).lpos, command.OpLMove: (*Engine).lmove,
 		command.OpRPopLPush: (*Engine).lmove,
+		command.OpSave:      (*Engine).save, command.OpBgSave: (*Engine).bgsave,
+		command.OpShutdown: (*Engine).shutdown,
 	} {
 		handlers[op] = h
 	}
@@ -323,6 +325,9 @@ func (e *Engine) execute(s *Session, r *command.Request) {
 	}
 	e.st = e.dbs[s.db]
 	if e.cl != nil && e.route(s, r) {
+		return
+	}
+	if e.writesDenied() && e.misconf(r) {
 		return
 	}
 	e.ran = true

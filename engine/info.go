@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -182,18 +183,7 @@ func (e *Engine) infoSection(w *infoWriter, s *Session, sec string, st *store.St
 		w.int("goblin_index_buckets", st.IndexBuckets)
 	case "persistence":
 		w.b = append(w.b, "# Persistence\r\n"...)
-		for _, k := range []string{"loading", "async_loading", "current_cow_peak", "current_cow_size",
-			"current_cow_size_age", "current_save_keys_processed", "current_save_keys_total"} {
-			w.int(k, 0)
-		}
-		w.str("current_fork_perc", "0.00")
-		w.int("rdb_changes_since_last_save", 0)
-		w.int("rdb_bgsave_in_progress", 0)
-		w.int("rdb_last_save_time", e.started.Unix())
-		w.str("rdb_last_bgsave_status", "ok")
-		w.int("rdb_last_bgsave_time_sec", -1)
-		w.int("rdb_current_bgsave_time_sec", -1)
-		w.int("rdb_saves", 0)
+		e.infoPersistence(w)
 		w.int("aof_enabled", 0)
 		w.int("aof_rewrite_in_progress", 0)
 		w.int("aof_rewrite_scheduled", 0)
@@ -201,7 +191,15 @@ func (e *Engine) infoSection(w *infoWriter, s *Session, sec string, st *store.St
 		w.int("aof_current_rewrite_time_sec", -1)
 		w.str("aof_last_bgrewrite_status", "ok")
 		w.int("aof_rewrites", 0)
+		w.int("aof_rewrites_consecutive_failures", 0)
 		w.str("aof_last_write_status", "ok")
+		w.int("aof_last_cow_size", 0)
+		w.int("module_fork_in_progress", 0)
+		w.int("module_fork_last_cow_size", 0)
+		if p := &e.snap; p.lastErr != "" {
+			w.str("goblin_rdb_last_error", strings.NewReplacer("\r", " ", "\n", " ").Replace(p.lastErr))
+		}
+		w.int("goblin_rdb_last_cow_keys", e.snap.lastCOW)
 	case "stats":
 		w.b = append(w.b, "# Stats\r\n"...)
 		w.int("total_connections_received", int64(e.nextID))

@@ -27,6 +27,12 @@ var Rewritable = []struct{ Name, Default string }{
 	{"acllog-max-len", "128"},
 	{"slowlog-log-slower-than", "10000"},
 	{"slowlog-max-len", "128"},
+	{"save", ""},
+	{"dir", ""},
+	{"dbfilename", "dump.rdb"},
+	{"rdbcompression", "yes"},
+	{"rdbchecksum", "yes"},
+	{"stop-writes-on-bgsave-error", "yes"},
 }
 
 // configValues returns the rewritable parameters' current values as

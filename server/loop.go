@@ -97,6 +97,9 @@ type LoopConfig struct {
 	// passed. nil publishes nothing.
 	Publish      func(st *LoopStats)
 	PublishEvery time.Duration
+	// BeforeClose, when set, runs on the loop goroutine once Stop ended
+	// the cycles and before the transports close (the shutdown's save).
+	BeforeClose func()
 }
 
 // Loop is the store loop: one goroutine locked to its OS thread that polls
@@ -229,6 +232,14 @@ func (l *Loop) park(d time.Duration) {
 // wait; Done is closed when Run has returned.
 func (l *Loop) Stop() { l.stop.Store(true) }
 
+// CheckSockets makes the next cycle look at every Waitable transport
+// (socket listener) whatever its CheckEvery says. Loop goroutine only.
+func (l *Loop) CheckSockets() {
+	for _, w := range l.waitables {
+		w.CheckNow()
+	}
+}
+
 // Done is closed when Run returns.
 func (l *Loop) Done() <-chan struct{} { return l.done }
 
@@ -253,6 +264,9 @@ func (l *Loop) Run() error {
 	l.start = time.Now()
 	for !l.stop.Load() {
 		l.cycle()
+	}
+	if l.cfg.BeforeClose != nil {
+		l.cfg.BeforeClose()
 	}
 	return l.shutdown()
 }

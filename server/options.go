@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/goblin-kv/goblin/engine"
@@ -151,8 +153,46 @@ type Options struct {
 	// ShutdownTimeout bounds a graceful shutdown.
 	ShutdownTimeout time.Duration
 
+	// Persistence (docs/persistence.md). Dir and DBFilename name the RDB
+	// file loaded at start and written by SAVE, BGSAVE and the save policy
+	// (defaults DefaultDir() and "dump.rdb"); Save is the policy (nil:
+	// save only when asked). NoCompression and NoChecksum are Redis's
+	// rdbcompression no and rdbchecksum no; KeepWritingOnSaveError is
+	// stop-writes-on-bgsave-error no; SkipUnsupported loads a file
+	// holding types goblin does not store by skipping those keys.
+	Dir, DBFilename                                   string
+	Save                                              []engine.SavePoint
+	NoCompression, NoChecksum, KeepWritingOnSaveError bool
+	SkipUnsupported                                   bool
+	// ProtectedConfig lets CONFIG SET change dir and dbfilename (Redis's
+	// enable-protected-configs yes).
+	ProtectedConfig bool
+	// SaveSlice bounds the time a background save works per loop cycle
+	// (default engine.DefaultSaveSlice).
+	SaveSlice time.Duration
+
 	// Logger receives the server's structured logs (default: discard).
 	Logger *slog.Logger
+}
+
+// DefaultDBFilename is the RDB file's default name, Redis's.
+const DefaultDBFilename = "dump.rdb"
+
+// DefaultDir returns the directory snapshots go to unless Options.Dir says
+// otherwise: $XDG_STATE_HOME/goblin, else /var/lib/goblin for root and
+// ~/.local/state/goblin for other users. Never the working directory, so
+// running the server from a source tree leaves no file in it.
+func DefaultDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "goblin")
+	}
+	if os.Geteuid() == 0 {
+		return "/var/lib/goblin"
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "state", "goblin")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("goblin-%d", os.Getuid()), "state")
 }
 
 // EnsureDefaults fills the zero fields with defaults.
@@ -204,6 +244,9 @@ func (o *Options) EnsureDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.DBFilename == "" {
+		o.DBFilename = DefaultDBFilename
+	}
 }
 
 // Validate reports the first inconsistent option, wrapping ErrOptions.
@@ -241,6 +284,9 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: timeouts must not be negative", ErrOptions)
 	case o.SocketMode&^0o777 != 0:
 		return fmt.Errorf("%w: socket mode %o has bits beyond 0777", ErrOptions, o.SocketMode)
+	}
+	if strings.ContainsRune(o.DBFilename, '/') {
+		return fmt.Errorf("%w: dbfilename %q can't be a path, just a filename (the directory is --dir)", ErrOptions, o.DBFilename)
 	}
 	if err := o.Backoff.WithDefaults(DefaultBackoff).Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrOptions, err)

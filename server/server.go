@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -20,6 +21,7 @@ import (
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/snapshot"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/uds"
@@ -49,6 +51,9 @@ type Server struct {
 
 	lastPublish atomic.Int64 // unix ns of the loop's last publish (written by the loop, read by /healthz)
 	stopping    atomic.Bool  // Shutdown was asked for (read by /readyz)
+	byCommand   atomic.Bool  // SHUTDOWN stopped the loop
+
+	finalSave error // the shutdown's save failed (written by the loop before Done)
 }
 
 // streamStats are the command counters of one stream transport.
@@ -73,6 +78,11 @@ func New(o Options) (*Server, error) {
 		return nil, fmt.Errorf("server: store: %w", err)
 	}
 	s.store = st
+	dir, err := stateDir(o.Dir, s.log)
+	if err != nil {
+		return nil, err
+	}
+	s.opts.Dir = dir
 	co, err := s.clusterOptions()
 	if err != nil {
 		return nil, err
@@ -93,9 +103,23 @@ func New(o Options) (*Server, error) {
 
 		SlowlogSlowerThan: o.SlowlogSlowerThan,
 		SlowlogMaxLen:     o.SlowlogMaxLen,
+
+		Persistence: engine.Persistence{
+			Dir: dir, DBFilename: o.DBFilename, Save: o.Save, NoCompression: o.NoCompression,
+			NoChecksum: o.NoChecksum, KeepWritingOnError: o.KeepWritingOnSaveError, ProtectedConfig: o.ProtectedConfig, SaveSlice: o.SaveSlice,
+			Log: s.log,
+			Shutdown: func() { // SHUTDOWN, on the loop
+				s.byCommand.Store(true)
+				s.stopping.Store(true)
+				s.loop.Stop()
+			},
+		},
 	})
 	if err := s.engine.LoadACLFile(); err != nil {
 		return nil, fmt.Errorf("%w: aclfile %s: %w", ErrOptions, o.ACLFile, err)
+	}
+	if err := s.load(); err != nil {
+		return nil, err
 	}
 	s.budget = &uds.Budget{Limit: max(o.MaxClientMemory, 0)}
 	s.auth = &authGuard{log: s.log}
@@ -125,7 +149,21 @@ func New(o Options) (*Server, error) {
 		Idle:       o.Idle,
 		Options:    &s.opts,
 		CPUs:       o.CPUs,
-		Tick:       s.engine.Tick,
+		Tick: func(budget int) int {
+			w := s.engine.Tick(budget)
+			if s.engine.Saving() {
+				// A save works in slices between cycles: look at the
+				// sockets every cycle, not every SocketCheckEvery busy
+				// ones, so a request waits behind one slice at most.
+				s.loop.CheckSockets()
+			}
+			return w
+		},
+		BeforeClose: func() {
+			if err := s.engine.ShutdownSave(); err != nil {
+				s.finalSave = err
+			}
+		},
 		Publish: func(*LoopStats) {
 			s.metrics.Publish()
 			s.releaseMemory()
@@ -176,7 +214,65 @@ func (s *Server) Run() error {
 		return ErrRunning
 	}
 	defer s.release.stop()
-	return s.loop.Run()
+	err := s.loop.Run()
+	if s.finalSave != nil {
+		return fmt.Errorf("server: the shutdown's save failed (the previous snapshot is intact): %w", s.finalSave)
+	}
+	return err
+}
+
+// StoppedByCommand reports whether a client's SHUTDOWN stopped the server.
+func (s *Server) StoppedByCommand() bool { return s.byCommand.Load() }
+
+// stateDir returns the snapshot directory: dir, which must exist, or the
+// default one, created if need be. A default directory that cannot be
+// created does not stop the start (there is nothing to load from it): it
+// is logged, and saves fail with the reason until --dir or CONFIG SET dir
+// names another.
+func stateDir(dir string, log *slog.Logger) (string, error) {
+	if dir == "" {
+		dir = DefaultDir()
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			log.Warn("cannot create the default snapshot directory: SAVE and BGSAVE will fail until --dir or CONFIG SET dir names one", "dir", dir, "err", err)
+		}
+		return dir, nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return "", fmt.Errorf("%w: dir: %w", ErrOptions, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%w: dir %s is not a directory", ErrOptions, dir)
+	}
+	return dir, nil
+}
+
+// load reads the snapshot file, if there is one, before the server
+// serves: a file that cannot be loaded whole stops the start.
+func (s *Server) load() error {
+	path := s.engine.RDBPath()
+	start := time.Now()
+	st, found, err := s.engine.Load(snapshot.LoadOptions{
+		SkipUnsupported: s.opts.SkipUnsupported,
+		Progress: func(p snapshot.LoadStats) {
+			s.log.Info("loading", "path", path, "keys", p.Keys, "bytes", p.Bytes, "of", p.Size,
+				"percent", fmt.Sprintf("%.1f", 100*float64(p.Bytes)/float64(max(p.Size, 1))))
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("server: cannot load %s, refusing to start with part of it (move the file away to start empty): %w", path, err)
+	}
+	if !found {
+		s.log.Info("no snapshot to load", "path", path)
+		return nil
+	}
+	args := []any{"path", path, "keys", st.Keys, "expired_dropped", st.Expired, "bytes", st.Bytes,
+		"rdb_version", st.Version, "duration", time.Since(start)}
+	if st.Skipped > 0 {
+		args = append(args, "skipped_unsupported", st.Skipped)
+	}
+	s.log.Info("DB loaded from disk", args...)
+	return nil
 }
 
 // Shutdown asks the loop to stop accepting, answer what it has read, close

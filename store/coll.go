@@ -287,6 +287,10 @@ func (s *Store) collFor(key []byte, tag byte, create bool, enc uint8) (id uint32
 			return 0, nil, ErrWrongType
 		}
 		s.touch(sl)
+		// A running cut gets the collection as it is before the caller
+		// (a read or a write: collFor does not know) can change it;
+		// handing over an unchanged key early keeps the image exact.
+		s.beforeChange(id)
 		return id, s.collOf(sl), nil
 	}
 	if !create {

@@ -21,7 +21,13 @@ func (s *Store) ExportCollection(key []byte, v *rdb.Value, buf []byte) (out []by
 	if sl == nil || !isColl(sl) {
 		return buf, 0, false
 	}
-	c := s.collOf(sl)
+	return s.exportColl(s.collOf(sl), v, buf), s.expiryOf(sl), true
+}
+
+// exportColl fills v with collection c's kind and items, copying their
+// bytes into buf (returned grown). It reads the store and changes nothing
+// but its scratch, so a Cut may call it from inside a write.
+func (s *Store) exportColl(c *coll, v *rdb.Value, buf []byte) []byte {
 	base := len(buf)
 	ends := s.ends[:0]
 	add := func(b []byte) {
@@ -45,7 +51,7 @@ func (s *Store) ExportCollection(key []byte, v *rdb.Value, buf []byte) (out []by
 		base = e
 	}
 	s.ends = ends[:0]
-	return buf, s.expiryOf(sl), true
+	return buf
 }
 
 // The per-type exporters: each passes every item, in the collection's

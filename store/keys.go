@@ -97,6 +97,7 @@ func (s *Store) rekeyBlock(id uint32, keyLen int) (arena.Ref, error) {
 // in block r from rekeyBlock: same expiry and value tail, a new index
 // entry.
 func (s *Store) rekey(id uint32, inOld bool, pos uint64, r arena.Ref, key []byte) {
+	s.beforeChange(id)
 	s.mods++
 	sl := s.slot(id)
 	ttl := sl.hasTTL()

@@ -16,6 +16,12 @@
 //     (longKey bytes or more: the slot's 16-bit length says longKey) has its length
 //     before it, [key length:4][key], so only keys that long pay for reading it.
 //
+// Snapshots (cut.go): every change to an existing key goes through rewrite,
+// removeAt or rekey, which call beforeChange(id) first, and every new key
+// through insert, which calls born(id); a new kind of change must do the
+// same, or a running BGSAVE would write the changed value instead of the one
+// its cut began with.
+//
 // Values are encoded as a tag byte followed by the bytes, so values of up to 5 bytes
 // live wholly in the slot; canonical decimal integers are stored as a tag byte and
 // 1 to 8 little-endian bytes, so counters up to ±2^39 need no arena at all. Nothing
@@ -156,6 +162,7 @@ type Store struct {
 	noTouch        bool   // reads leave keys' recency alone (SetNoTouch)
 	scratch        []byte // Append's reusable buffer
 	group          *group // siblings sharing the memory cap (group.go); nil alone
+	cut            *Cut   // the snapshot being taken (cut.go); nil when none
 	owner          ownerCheck
 
 	colls     []coll   // collection records (coll.go); pointer-free
@@ -192,6 +199,9 @@ func New(o Options) (*Store, error) {
 }
 
 func (s *Store) reset() {
+	if s.cut != nil {
+		s.cut.drain() // the image keeps what the flush removes
+	}
 	s.mods++
 	s.ar.Reset()
 	s.ix = index{}
@@ -488,6 +498,7 @@ func writeValue(sl *slot, b []byte, ev *encoded) {
 // rewrite replaces the value and expiry of an existing key, in place when the new
 // block has the old block's size class.
 func (s *Store) rewrite(id uint32, sl *slot, ev *encoded, exp int64) error {
+	s.beforeChange(id)
 	s.mods++
 	oldTTL := sl.hasTTL()
 	newTTL := exp != 0
@@ -563,6 +574,7 @@ func (s *Store) insert(key []byte, h uint64, ev *encoded, exp int64) error {
 		s.ar.Free(r)
 		return err
 	}
+	s.born(id)
 	sl := s.slot(id)
 	*sl = slot{ref: r, keyLen: slotKeyLen(len(key)), meta: clockMax << clockShift}
 	b := s.ar.Bytes(r, nl)
@@ -623,6 +635,7 @@ func (s *Store) newSlotPage() []slot {
 // removeAt deletes the key in slot id whose index entry is at pos (in the old table
 // when inOld).
 func (s *Store) removeAt(id uint32, inOld bool, pos uint64) {
+	s.beforeChange(id)
 	s.mods++
 	s.ix.deleteEntry(inOld, pos)
 	sl := s.slot(id)

@@ -91,6 +91,8 @@ func applyConfigFile(fs *flag.FlagSet, path string, ignoreUnsupported bool) (*fi
 			v = strconv.FormatUint(n, 10)
 		case s.Spec.Kind == redisconf.KindBool:
 			v = strings.ToLower(v)
+		case s.Spec.Kind == redisconf.KindSave: // every line's pairs, accumulated
+			v = strings.Join(args, " ")
 		}
 		if err := set(s, s.Spec.Goblin, v); err != nil {
 			return nil, err

@@ -31,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/server"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/transport/uds"
@@ -84,6 +85,12 @@ type config struct {
 
 	clusterConfig, clusterNode string
 	aeronDir                   string
+
+	dir, dbfilename, save       string
+	rdbcompression, rdbchecksum string
+	stopWritesOnError           string
+	rdbSkipUnsupported          bool
+	protectedConfigs            string
 }
 
 func flags(c *config, stderr io.Writer) *flag.FlagSet {
@@ -119,10 +126,18 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.clusterNode, "cluster-node", "", "this node's `id` in --cluster-config (40 hex digits), for a file shared by every node; default: the file's \"myself\" line")
 	fs.StringVar(&c.configFile, "config", "", "configuration `file` in redis.conf's syntax (also the first argument, as redis-server takes it): Redis's directive names for the settings goblin shares with Redis, these flags' names for the rest; flags on the command line win (docs/config.md)")
 	fs.BoolVar(&c.ignoreUnsup, "ignore-unsupported", false, "start even when the configuration file has Redis directives goblin does not support, logging a warning for each (without it they are refused, all listed)")
+	fs.StringVar(&c.dir, "dir", "", "`directory` of the RDB snapshot loaded at start and written by SAVE, BGSAVE, the save policy and SHUTDOWN (default $XDG_STATE_HOME/goblin, else /var/lib/goblin for root, ~/.local/state/goblin for others; never the working directory)")
+	fs.StringVar(&c.dbfilename, "dbfilename", server.DefaultDBFilename, "`name` of the RDB snapshot file in --dir")
+	fs.StringVar(&c.save, "save", "", "save `policy`: pairs of seconds and changes, e.g. \"3600 1 300 100 60 10000\" (save when that many changes happened in that many seconds; SIGTERM then saves too); empty saves only on SAVE, BGSAVE and SHUTDOWN SAVE")
+	fs.StringVar(&c.rdbcompression, "rdbcompression", "yes", "LZF-compress long strings in snapshots: yes or no")
+	fs.StringVar(&c.rdbchecksum, "rdbchecksum", "yes", "end snapshots with a CRC64: yes or no")
+	fs.StringVar(&c.stopWritesOnError, "stop-writes-on-bgsave-error", "yes", "with a save policy, refuse writes (MISCONF) after a background save failed, until one succeeds: yes or no")
+	fs.BoolVar(&c.rdbSkipUnsupported, "rdb-skip-unsupported", false, "load a snapshot holding types goblin does not store (sorted sets, streams, modules) by skipping those keys, logging the count; without it such a file is refused")
+	fs.StringVar(&c.protectedConfigs, "enable-protected-configs", "no", "let CONFIG SET change dir and dbfilename: yes or no (a client that can point the snapshot anywhere can write files anywhere the server may)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: goblin-server [/path/to/goblin.conf] [flags]\n\ngoblin-server serves a goblin key/value cache over Unix sockets, TCP, goblin's\nshared-memory ring and Aeron (IPC and UDP), each in RESP (for Redis clients) or\nSBE, with Prometheus metrics. See docs/server.md and docs/transports.md.\n\nFlags:\n")
 		fs.PrintDefaults()
-		fmt.Fprintf(stderr, "\nSignals: SIGTERM or SIGINT shuts down gracefully (answers what clients sent, then exits);\nfurther SIGTERMs are ignored; a second SIGINT (Ctrl-C again) exits at once. SIGHUP reloads\n--cluster-config (and is ignored without it).\n")
+		fmt.Fprintf(stderr, "\nSignals: SIGTERM or SIGINT shuts down gracefully (answers what clients sent, then exits);\nwith a --save policy it first saves a snapshot; further SIGTERMs are ignored; a second SIGINT (Ctrl-C again) exits at once. SIGHUP reloads\n--cluster-config (and is ignored without it).\n")
 		fmt.Fprintf(stderr, "\nExit codes: 0 clean shutdown (SIGINT/SIGTERM), 1 start or run failure or a forced exit, 2 bad flags or config.\n")
 	}
 	return fs
@@ -236,6 +251,12 @@ func run(args []string, stderr io.Writer) int {
 		log.Info("shutting down", "signal", s.String())
 		go watchSignals(sig, time.Now(), log)
 		ctx, cancel := context.WithTimeout(context.Background(), opts.ShutdownTimeout)
+		if len(opts.Save) > 0 {
+			// The final save takes what it takes: cutting it short would
+			// lose the changes since the last one.
+			cancel()
+			ctx, cancel = context.WithCancel(context.Background())
+		}
 		if err := srv.Shutdown(ctx); err != nil {
 			log.Error("shutdown", "err", err)
 			code = exitFailure
@@ -245,8 +266,13 @@ func run(args []string, stderr io.Writer) int {
 		}
 		cancel()
 	case err := <-runErr:
-		log.Error("loop stopped", "err", err)
-		code = exitFailure
+		switch {
+		case err == nil && srv.StoppedByCommand():
+			log.Info("shut down by SHUTDOWN")
+		default:
+			log.Error("loop stopped", "err", err)
+			code = exitFailure
+		}
 	}
 	if metricsSrv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -368,6 +394,30 @@ func options(c *config) (server.Options, error) {
 	}
 	if c.databases <= 0 || c.databases > server.MaxDatabases {
 		return o, fmt.Errorf("--databases %d: want 1 to %d", c.databases, server.MaxDatabases)
+	}
+	o.Dir, o.DBFilename, o.SkipUnsupported = c.dir, c.dbfilename, c.rdbSkipUnsupported
+	if o.Save, err = engine.ParseSavePolicy(c.save); err != nil {
+		return o, fmt.Errorf("--save %q: want pairs of seconds and changes, such as \"3600 1 300 100\", or \"\"", c.save)
+	}
+	for _, yn := range []struct {
+		name, v string
+		no      *bool
+	}{{"rdbcompression", c.rdbcompression, &o.NoCompression}, {"rdbchecksum", c.rdbchecksum, &o.NoChecksum},
+		{"stop-writes-on-bgsave-error", c.stopWritesOnError, &o.KeepWritingOnSaveError}} {
+		switch strings.ToLower(yn.v) {
+		case "yes":
+		case "no":
+			*yn.no = true
+		default:
+			return o, fmt.Errorf("--%s %q: want yes or no", yn.name, yn.v)
+		}
+	}
+	switch strings.ToLower(c.protectedConfigs) {
+	case "yes":
+		o.ProtectedConfig = true
+	case "no":
+	default:
+		return o, fmt.Errorf("--enable-protected-configs %q: want yes or no", c.protectedConfigs)
 	}
 	o.EnsureDefaults()
 	return o, o.Validate()

@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,13 +55,24 @@ func startServer(t *testing.T, args ...string) *srv {
 	return startServerArgs(t, nil, args)
 }
 
-// startServerArgs is startServer with lead (a configuration file) before
-// the flags.
-func startServerArgs(t *testing.T, lead, args []string) *srv {
+// startServerTB is startServer for tests and benchmarks alike.
+func startServerTB(t testing.TB, args ...string) *srv {
 	t.Helper()
-	bin := buildServer(t)
+	return startServerArgs(t, nil, args)
+}
+
+// startServerArgs is startServer with lead (a configuration file) before
+// the flags. Unless args name one, the server gets a temporary --dir:
+// tests never load from or save to the default state directory.
+func startServerArgs(t testing.TB, lead, args []string) *srv {
+	t.Helper()
+	bin := testproc.Build(t, "./cmd/goblin-server")
 	sock := filepath.Join(t.TempDir(), "goblin.sock")
-	all := append(append(lead, "--listen", "uds://"+sock+",tcp://127.0.0.1:0", "--metrics", "127.0.0.1:0", "--log-level", "debug"), args...)
+	all := append(lead, "--listen", "uds://"+sock+",tcp://127.0.0.1:0", "--metrics", "127.0.0.1:0", "--log-level", "debug")
+	if !slices.ContainsFunc(args, func(a string) bool { return a == "--dir" || strings.HasPrefix(a, "--dir=") }) {
+		all = append(all, "--dir", t.TempDir()) // never the default state directory: tests load nothing and save nothing there
+	}
+	all = append(all, args...)
 	s := &srv{p: testproc.Start(t, bin, all...), sock: sock}
 	s.tcp = s.p.WaitLog(t, `msg=listening target="?tcp://([^?"]+)`, startTimeout)
 	s.metrics = s.p.WaitLog(t, `msg="metrics listening" url=(\S+)`, startTimeout)

@@ -170,7 +170,7 @@ func init() {
 		command.OpClientTracking: parseClientTracking, command.OpClientCaching: value(2),
 		command.OpClientUnblock: parseClientUnblock, command.OpWait: parseWait,
 		command.OpConfigSet: parseConfigSet, command.OpFunctionFlush: parseFlushFunction,
-		command.OpFunctionList: parseFunctionList,
+		command.OpFunctionList: parseFunctionList, command.OpBgSave: rest(1), command.OpShutdown: rest(1),
 	} {
 		parsers[op] = p
 	}

@@ -47,7 +47,9 @@ var (
 		"OpClusterSaveConfig", "OpClusterReload", "OpClusterAddSlots", "OpClusterAddSlotsRange",
 		"OpClusterDelSlots", "OpClusterMeet", "OpClusterForget", "OpClusterReplicate", "OpClusterFailover",
 		"OpClusterReset", "OpAsking", "OpReadOnly", "OpReadWrite", "OpMigrate", "OpRestoreAsking",
-		"OpClusterTargets")
+		"OpClusterTargets",
+		// Above sbe.MaxOp: RESP only until the schema carries them.
+		"OpSave", "OpBgSave", "OpShutdown")
 	// kindStringShort are the kinds whose String is the plain word, not
 	// the schema's longer spelling (client errors print it).
 	kindStringShort = map[command.Kind]string{command.Map: "map", command.Double: "double", command.Boolean: "boolean"}

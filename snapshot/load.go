@@ -1,0 +1,161 @@
+package snapshot
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/goblin-kv/goblin/rdb"
+	"github.com/goblin-kv/goblin/store"
+)
+
+// ErrLoad wraps every reason Load refuses a file that is not an
+// *rdb.Error (those carry the byte offset themselves): a duplicate key, a
+// database out of range, a store that refused a key.
+var ErrLoad = errors.New("snapshot: cannot load")
+
+// LoadOptions configure Load. The zero value refuses types goblin does not
+// store and reports no progress.
+type LoadOptions struct {
+	// SkipUnsupported skips keys of types goblin does not store (sorted
+	// sets for now, streams, module values) and
+	// functions instead of refusing the file; LoadStats.Skipped counts them.
+	SkipUnsupported bool
+	// Now is the time keys already expired are dropped against; default
+	// time.Now().
+	Now time.Time
+	// Progress, when set, is called about every ProgressEvery with what
+	// has been loaded so far.
+	Progress      func(LoadStats)
+	ProgressEvery time.Duration
+	// Size is the input's size, reported in LoadStats.Size (LoadFile sets
+	// it from the file).
+	Size int64
+}
+
+// LoadStats count what Load did.
+type LoadStats struct {
+	Keys    int64 // keys stored
+	Expired int64 // keys dropped because their expiry had passed
+	Skipped int64 // values skipped by SkipUnsupported
+	Bytes   int64 // bytes of the file read
+	Size    int64 // the file's size, when known (LoadFile)
+	Version int   // the file's RDB version
+}
+
+// DBFunc returns database i, creating it if need be; an error refuses the
+// file (a database the server does not have).
+type DBFunc func(i int) (*store.Store, error)
+
+// LoadFile loads the RDB file at path with Load. A missing file is not an
+// error: it loads nothing and reports found false.
+func LoadFile(path string, db DBFunc, o LoadOptions) (st LoadStats, found bool, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return st, false, nil
+	}
+	if err != nil {
+		return st, false, fmt.Errorf("%w: %w", ErrLoad, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil {
+		o.Size = fi.Size()
+	}
+	st, err = Load(bufio.NewReaderSize(f, 1<<20), db, o)
+	return st, true, err
+}
+
+// Load reads an RDB file from r into the databases db returns, with bulk
+// inserts: each store's index is sized from the file's RESIZEDB hint
+// first. Keys already expired are dropped, SELECTDB is honoured. On an
+// error the stores hold what was read before it: the caller refuses to
+// start rather than serve half a file.
+func Load(r io.Reader, db DBFunc, o LoadOptions) (LoadStats, error) {
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	if o.ProgressEvery <= 0 {
+		o.ProgressEvery = time.Second
+	}
+	st := LoadStats{Size: o.Size}
+	var hintErr error
+	d := rdb.NewDecoder(r, rdb.DecoderOptions{
+		SkipUnsupported: o.SkipUnsupported,
+		DropExpired:     true,
+		Now:             o.Now,
+		OnResizeDB: func(i int, keys, _ uint64) {
+			s, err := db(i)
+			if err != nil {
+				hintErr = err
+				return
+			}
+			s.Reserve(int(min(keys, 1<<31)))
+		},
+	})
+	var cur *store.Store
+	curDB := -1
+	skipped := int64(0)
+	lastProgress := time.Now()
+	stats := func() LoadStats {
+		ds := d.Stats()
+		st.Expired, st.Skipped, st.Bytes, st.Version = ds.Expired, ds.Skipped+skipped, ds.Bytes, d.Version()
+		return st
+	}
+	for d.Next() {
+		if hintErr != nil {
+			break
+		}
+		e := d.Entry()
+		if e.DB != curDB || cur == nil {
+			s, err := db(e.DB)
+			if err != nil {
+				return stats(), fmt.Errorf("%w: offset %d: key %q: database %d: %w", ErrLoad, d.Stats().Bytes, e.Key, e.DB, err)
+			}
+			cur, curDB = s, e.DB
+		}
+		exp := int64(0)
+		if e.Expiry != rdb.NoExpiry {
+			exp = e.Expiry
+		}
+		if e.Kind == rdb.KindHash || e.Kind == rdb.KindSet || e.Kind == rdb.KindList {
+			if cur.TypeOf(e.Key) != store.TypeNone {
+				return stats(), fmt.Errorf("%w: offset %d: duplicate key %q in database %d", ErrLoad, d.Stats().Bytes, e.Key, e.DB)
+			}
+			if err := cur.ImportCollection(e.Key, &e.Value, exp); err != nil {
+				return stats(), fmt.Errorf("%w: offset %d: key %q in database %d: %w", ErrLoad, d.Stats().Bytes, e.Key, e.DB, err)
+			}
+			st.Keys++
+			continue
+		}
+		if e.Kind != rdb.KindString {
+			if o.SkipUnsupported {
+				skipped++
+				continue
+			}
+			return stats(), fmt.Errorf("%w: offset %d: key %q in database %d holds a %s, a type goblin does not store yet (--rdb-skip-unsupported skips such keys)",
+				ErrLoad, d.Stats().Bytes, e.Key, e.DB, rdb.TypeName(e.Type))
+		}
+		_, had, _, err := cur.Set(nil, e.Key, e.Str, store.SetOptions{NX: true, ExpireAt: exp})
+		switch {
+		case err != nil:
+			return stats(), fmt.Errorf("%w: offset %d: key %q in database %d: %w", ErrLoad, d.Stats().Bytes, e.Key, e.DB, err)
+		case had:
+			return stats(), fmt.Errorf("%w: offset %d: duplicate key %q in database %d", ErrLoad, d.Stats().Bytes, e.Key, e.DB)
+		}
+		st.Keys++
+		if o.Progress != nil && st.Keys&4095 == 0 && time.Since(lastProgress) >= o.ProgressEvery {
+			lastProgress = time.Now()
+			o.Progress(stats())
+		}
+	}
+	if hintErr != nil {
+		return stats(), fmt.Errorf("%w: offset %d: RESIZEDB: %w", ErrLoad, d.Stats().Bytes, hintErr)
+	}
+	if err := d.Err(); err != nil {
+		return stats(), err
+	}
+	return stats(), nil
+}

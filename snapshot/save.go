@@ -1,0 +1,295 @@
+package snapshot
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/goblin-kv/goblin/rdb"
+	"github.com/goblin-kv/goblin/store"
+)
+
+// DB is one numbered database to save.
+type DB struct {
+	Index int
+	Store *store.Store
+}
+
+// Options configure a save.
+type Options struct {
+	// Path is the file to write (Redis's dir + dbfilename).
+	Path string
+	// TempPath is the temporary file written first and renamed over Path;
+	// default TempName(dir of Path, os.Getpid()).
+	TempPath string
+	// NoCompression turns LZF off (rdbcompression no); NoChecksum writes a
+	// zero CRC (rdbchecksum no).
+	NoCompression, NoChecksum bool
+	// UsedMemory is the used-mem AUX field.
+	UsedMemory int64
+	// Now is the ctime AUX field; default time.Now().
+	Now time.Time
+	// MaxBacklog bounds the bytes queued for the writer goroutine before
+	// Step stops walking (copy-on-write goes on); default 8 MiB.
+	MaxBacklog int64
+}
+
+// Job is one save in progress: the cuts of every database, the encoder,
+// and where its bytes go. Its methods run on the goroutine that owns the
+// stores.
+type Job struct {
+	o       Options
+	enc     *rdb.Encoder
+	cuts    []dbCut
+	cur     int // the cut being walked
+	encDB   int // the database of the last SELECTDB written, -1 before any
+	val     rdb.Value
+	err     error // the first encoding error: the save fails
+	keys    int64 // keys written
+	cowKeys int64 // of which by copy-on-write
+	walking bool  // the walk, not a write, is handing keys over
+
+	file    *os.File // foreground: written by the loop itself
+	pipe    *pipe    // background: written by the writer goroutine
+	encoded bool     // every key is encoded and the encoder closed
+	started time.Time
+}
+
+type dbCut struct {
+	index      int
+	cut        *store.Cut
+	keys, ttls int64
+	selected   bool // its SELECTDB (with the RESIZEDB hint) is written
+}
+
+// Begin starts a save of dbs as they are now. With background set, the
+// file is written by a goroutine of its own and the caller advances the
+// save with Step until Finished; otherwise Run does the whole save at once.
+func Begin(dbs []DB, o Options, background bool) (*Job, error) {
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	if o.MaxBacklog <= 0 {
+		o.MaxBacklog = 8 << 20
+	}
+	if o.TempPath == "" {
+		dir := "."
+		if i := lastSlash(o.Path); i >= 0 {
+			dir = o.Path[:i]
+		}
+		o.TempPath = TempName(dir, os.Getpid())
+	}
+	f, err := createTemp(o.TempPath)
+	if err != nil {
+		return nil, err
+	}
+	j := &Job{o: o, encDB: -1, started: time.Now()}
+	var w io.Writer = f
+	if background {
+		j.pipe = newPipe()
+		w = j.pipe
+		go j.pipe.run(f, o.Path)
+	} else {
+		j.file = f
+	}
+	j.enc = rdb.NewEncoder(w, rdb.EncoderOptions{NoCompression: o.NoCompression, NoChecksum: o.NoChecksum,
+		UsedMemory: o.UsedMemory, Now: o.Now})
+	for _, d := range dbs {
+		if d.Store == nil || d.Store.Len() == 0 {
+			continue
+		}
+		c := dbCut{index: d.Index}
+		idx := len(j.cuts)
+		cut, err := d.Store.NewCut(func(e *store.Entry) { j.write(idx, e) })
+		if err != nil {
+			j.Abort()
+			return nil, err
+		}
+		c.cut = cut
+		c.keys, c.ttls = cut.Counts()
+		j.cuts = append(j.cuts, c)
+	}
+	if err := j.enc.WriteHeader(); err != nil {
+		j.Abort()
+		return nil, err
+	}
+	return j, nil
+}
+
+func lastSlash(p string) int {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] == '/' {
+			return i
+		}
+	}
+	return -1
+}
+
+// write encodes one key of cut idx: from the walk, or from a write about
+// to change it.
+func (j *Job) write(idx int, e *store.Entry) {
+	if j.err != nil {
+		return
+	}
+	c := &j.cuts[idx]
+	if j.encDB != c.index {
+		keys, ttls := uint64(0), uint64(0)
+		if !c.selected { // the first SELECTDB of a database carries its RESIZEDB hint
+			keys, ttls = uint64(c.keys), uint64(c.ttls)
+			c.selected = true
+		}
+		if j.err = j.enc.SelectDB(c.index, keys, ttls); j.err != nil {
+			return
+		}
+		j.encDB = c.index
+	}
+	if j.err = ValueOf(e, &j.val); j.err != nil {
+		return
+	}
+	exp := int64(rdb.NoExpiry)
+	if e.ExpireAt != 0 {
+		exp = e.ExpireAt
+	}
+	if j.err = j.enc.Write(e.Key, &j.val, exp); j.err != nil {
+		return
+	}
+	j.keys++
+	if !j.walking {
+		j.cowKeys++
+	}
+}
+
+// StepFor walks the cuts for about d (16 slots at a time, so a slice
+// overruns d by at most 16 keys' encoding) and reports whether every key
+// has been encoded, as Step does.
+func (j *Job) StepFor(d time.Duration) bool {
+	start := time.Now()
+	for {
+		if j.Step(16) {
+			return true
+		}
+		if j.pipe != nil && j.pipe.Backlog() > j.o.MaxBacklog || time.Since(start) >= d {
+			return false
+		}
+	}
+}
+
+// Step walks up to n slots of the cuts (none while the writer goroutine
+// is more than MaxBacklog behind) and reports whether every key has been
+// encoded; then wait for Finished. A failed save reports true at once.
+func (j *Job) Step(n int) bool {
+	if j.encoded || j.err != nil {
+		return true
+	}
+	if j.pipe != nil {
+		if done, err := j.pipe.Result(); done { // the writer failed before the end
+			j.err = err
+			if err == nil {
+				j.err = errAborted
+			}
+			return true
+		}
+		if j.pipe.Backlog() > j.o.MaxBacklog {
+			return false
+		}
+	}
+	j.walking = true
+	for n > 0 && j.cur < len(j.cuts) && j.err == nil {
+		c := j.cuts[j.cur]
+		step := min(n, 1024)
+		n -= step
+		if c.cut.Step(step) {
+			c.cut.Close()
+			j.cur++
+		}
+	}
+	j.walking = false
+	if j.err == nil && j.cur == len(j.cuts) {
+		j.err = j.enc.Close()
+		j.encoded = true
+		if j.pipe != nil && j.err == nil {
+			j.pipe.Close()
+		}
+	}
+	return j.encoded || j.err != nil
+}
+
+// Finished reports whether the save is over and how it ended; it never
+// blocks. A failed save has removed its temporary file and left the
+// previous file at Path as it was.
+func (j *Job) Finished() (bool, error) {
+	if j.err != nil {
+		j.Abort()
+		if j.pipe != nil {
+			<-j.pipe.done // prompt once aborted: at most one write in flight
+		}
+		return true, j.fail(j.err)
+	}
+	if !j.encoded {
+		return false, nil
+	}
+	if j.pipe == nil {
+		return true, nil
+	}
+	done, err := j.pipe.Result()
+	if !done {
+		return false, nil
+	}
+	if err != nil {
+		return true, j.fail(err)
+	}
+	return true, nil
+}
+
+func (j *Job) fail(err error) error {
+	return fmt.Errorf("snapshot: saving %s: %w", j.o.Path, err)
+}
+
+// Run does a whole save on the calling goroutine (SAVE): walk, encode,
+// write, fsync, rename.
+func (j *Job) Run() error {
+	for !j.Step(1 << 20) {
+	}
+	if j.err != nil {
+		_, err := j.Finished()
+		return err
+	}
+	if j.pipe != nil {
+		<-j.pipe.done
+		_, err := j.Finished()
+		return err
+	}
+	f := j.file
+	j.file = nil
+	if err := commit(f, j.o.Path); err != nil {
+		return j.fail(err)
+	}
+	return nil
+}
+
+// Abort gives the save up: the cuts end, the temporary file is removed,
+// the previous file stays. Safe to call more than once.
+func (j *Job) Abort() {
+	for i := j.cur; i < len(j.cuts); i++ {
+		j.cuts[i].cut.Close()
+	}
+	j.cur = len(j.cuts)
+	if j.pipe != nil {
+		j.pipe.Abort()
+	}
+	if j.file != nil {
+		discard(j.file)
+		j.file = nil
+	}
+	if j.err == nil && !j.encoded {
+		j.err = errAborted
+	}
+}
+
+// Keys returns the keys written so far and how many of them a write
+// handed over before the walk reached them (copy-on-write).
+func (j *Job) Keys() (keys, copied int64) { return j.keys, j.cowKeys }
+
+// Started returns when the save began.
+func (j *Job) Started() time.Time { return j.started }

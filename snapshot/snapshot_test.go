@@ -1,0 +1,350 @@
+package snapshot
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/rdb"
+	"github.com/goblin-kv/goblin/store"
+)
+
+type kv struct {
+	val string
+	exp int64
+}
+
+// dump reads a store's keys, values and expiries.
+func dump(t testing.TB, s *store.Store) map[string]kv {
+	m := map[string]kv{}
+	for cur := uint64(0); ; {
+		var keys [][]byte
+		cur = s.Scan(cur, 100, func(k []byte) { keys = append(keys, bytes.Clone(k)) })
+		for _, k := range keys {
+			v, ok := s.Get(nil, k)
+			if !ok {
+				t.Fatalf("scanned key %q missing", k)
+			}
+			exp := s.ExpireTime(k)
+			if exp < 0 {
+				exp = 0
+			}
+			m[string(k)] = kv{string(v), exp}
+		}
+		if cur == 0 {
+			return m
+		}
+	}
+}
+
+func newStores(t testing.TB, n int) []*store.Store {
+	s0, err := store.New(store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []*store.Store{s0}
+	for len(out) < n {
+		s, err := s0.Sibling()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// fill writes strings of every encoding a reader must accept: integers of
+// each width and past 32 bits, non-canonical numbers, LZF-compressible and
+// incompressible long strings, binary, empty, 70 KB; some with a TTL.
+func fill(t testing.TB, s *store.Store, prefix string, rng *rand.Rand) {
+	vals := []string{"", "0", "-1", "127", "128", "-129", "32767", "40000", "2147483647", "2147483648", "-9223372036854775808",
+		"007", "+5", "1e3", " 1", strings.Repeat("a", 40), strings.Repeat("abc", 1000), "\x00\xff\r\n", strings.Repeat("z", 70000)}
+	incompressible := make([]byte, 300)
+	for i := range incompressible {
+		incompressible[i] = byte(rng.Uint32())
+	}
+	vals = append(vals, string(incompressible))
+	for i := range 600 {
+		var o store.SetOptions
+		if i%3 == 0 {
+			o.ExpireAt = time.Now().UnixMilli() + 3600_000 + int64(i)
+		}
+		v := vals[i%len(vals)]
+		if i >= len(vals)*2 {
+			v = fmt.Sprintf("value-%d-%s", i, strings.Repeat("x", i%50))
+		}
+		if _, _, _, err := s.Set(nil, []byte(prefix+strconv.Itoa(i)), []byte(v), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func loadInto(t testing.TB, path string, n int) []*store.Store {
+	t.Helper()
+	stores := newStores(t, n)
+	_, found, err := LoadFile(path, func(i int) (*store.Store, error) {
+		if i >= n {
+			return nil, fmt.Errorf("database %d out of range", i)
+		}
+		return stores[i], nil
+	}, LoadOptions{})
+	if err != nil || !found {
+		t.Fatalf("load %s: found %v, %v", path, found, err)
+	}
+	return stores
+}
+
+func checkRDB(t *testing.T, path string) {
+	t.Helper()
+	bin, err := exec.LookPath("redis-check-rdb")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("redis-check-rdb is required in CI: %v", err)
+		}
+		t.Logf("redis-check-rdb not installed: not checked")
+		return
+	}
+	out, err := exec.Command(bin, path).CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("RDB looks OK!")) {
+		t.Fatalf("redis-check-rdb %s: %v\n%s", path, err, out)
+	}
+}
+
+// TestBackgroundSaveIsPointInTime saves two databases in the background
+// while writes of every kind (overwrites, deletes, renames, expiry
+// changes, a FLUSHDB of one database, new keys) land between the steps,
+// then loads the file: it holds exactly the databases as they were when
+// the save began. redis-check-rdb passes the file.
+func TestBackgroundSaveIsPointInTime(t *testing.T) {
+	for seed := range uint64(5) {
+		t.Run(strconv.Itoa(int(seed)), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 1))
+			stores := newStores(t, 4)
+			fill(t, stores[0], "a:", rng)
+			fill(t, stores[3], "b:", rng)
+			want := []map[string]kv{dump(t, stores[0]), {}, {}, dump(t, stores[3])}
+			path := filepath.Join(t.TempDir(), "dump.rdb")
+			j, err := Begin([]DB{{0, stores[0]}, {1, stores[1]}, {3, stores[3]}}, Options{Path: path}, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for !j.Step(1 + rng.IntN(50)) {
+				for range rng.IntN(10) {
+					s := stores[[]int{0, 1, 3}[rng.IntN(3)]]
+					k := []byte([]string{"a:", "b:"}[rng.IntN(2)] + strconv.Itoa(rng.IntN(700)))
+					switch rng.IntN(7) {
+					case 0, 1:
+						s.Set(nil, k, []byte("changed"), store.SetOptions{})
+					case 2:
+						s.Del(k)
+					case 3:
+						s.Rename(k, []byte("renamed"+strconv.Itoa(rng.IntN(50))), false)
+					case 4:
+						s.ExpireAt(k, time.Now().UnixMilli()+1000)
+					case 5:
+						s.Persist(k)
+					case 6:
+						if rng.IntN(100) == 0 {
+							stores[3].Flush()
+						}
+					}
+				}
+			}
+			for {
+				done, err := j.Finished()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if done {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			keys, copied := j.Keys()
+			t.Logf("%d keys written, %d of them by copy-on-write", keys, copied)
+			if copied == 0 {
+				t.Error("no key was written by copy-on-write: the test did not exercise it")
+			}
+			got := loadInto(t, path, 4)
+			for i, w := range want {
+				if g := dump(t, got[i]); !maps.Equal(g, w) {
+					t.Fatalf("database %d: loaded %d keys, want the %d of the cut", i, len(g), len(w))
+				}
+			}
+			checkRDB(t, path)
+			if _, err := os.Stat(TempName(filepath.Dir(path), os.Getpid())); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the temporary file is left: %v", err)
+			}
+		})
+	}
+}
+
+// TestForegroundSaveRoundTrip: SAVE's path writes the same image, with
+// and without compression and checksum.
+func TestForegroundSaveRoundTrip(t *testing.T) {
+	for _, o := range []Options{{}, {NoCompression: true}, {NoChecksum: true}} {
+		rng := rand.New(rand.NewPCG(9, 9))
+		stores := newStores(t, 2)
+		fill(t, stores[1], "k", rng)
+		o.Path = filepath.Join(t.TempDir(), "dump.rdb")
+		j, err := Begin([]DB{{0, stores[0]}, {1, stores[1]}}, o, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Run(); err != nil {
+			t.Fatal(err)
+		}
+		got := loadInto(t, o.Path, 2)
+		if g, w := dump(t, got[1]), dump(t, stores[1]); !maps.Equal(g, w) || got[0].Len() != 0 {
+			t.Fatalf("%+v: loaded %d keys, want %d", o, len(g), len(w))
+		}
+		checkRDB(t, o.Path)
+	}
+}
+
+// TestSaveFailureKeepsPreviousFile: a save that cannot write (the
+// directory is gone) reports the error and leaves no temporary file; a
+// save whose writer fails midway (a file in place of the directory's
+// temporary file cannot be created) leaves the previous file whole.
+func TestSaveFailureKeepsPreviousFile(t *testing.T) {
+	stores := newStores(t, 1)
+	fill(t, stores[0], "k", rand.New(rand.NewPCG(1, 1)))
+	dir := t.TempDir()
+	path := filepath.Join(dir, "dump.rdb")
+	if err := os.WriteFile(path, []byte("previous"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Begin([]DB{{0, stores[0]}}, Options{Path: filepath.Join(dir, "missing", "dump.rdb")}, true)
+	if err == nil {
+		t.Fatal("a save into a missing directory began")
+	}
+	// The rename fails: the target is a directory.
+	target := filepath.Join(dir, "adir")
+	if err := os.Mkdir(target, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(target, "x"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	j, err := Begin([]DB{{0, stores[0]}}, Options{Path: target}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !j.Step(100) {
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		done, err := j.Finished()
+		if done {
+			if err == nil {
+				t.Fatal("a save renamed over a non-empty directory")
+			}
+			t.Logf("failed as expected: %v", err)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the failing save never finished")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "previous" {
+		t.Fatalf("the previous file changed: %q", b)
+	}
+	if _, err := os.Stat(TempName(dir, os.Getpid())); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the temporary file is left: %v", err)
+	}
+}
+
+// TestLoadRefusals: a truncated or corrupt file is refused with its byte
+// offset; a key of a type goblin does not store (a sorted set) is refused naming the key
+// and the type unless skipped; a duplicate key is refused; keys already
+// expired are dropped.
+func TestLoadRefusals(t *testing.T) {
+	var buf bytes.Buffer
+	enc := rdb.NewEncoder(&buf, rdb.EncoderOptions{})
+	enc.WriteHeader()
+	enc.SelectDB(0, 3, 1)
+	enc.Write([]byte("s"), &rdb.Value{Kind: rdb.KindString, Str: []byte("v")}, rdb.NoExpiry)
+	enc.Write([]byte("old"), &rdb.Value{Kind: rdb.KindString, Str: []byte("v")}, time.Now().UnixMilli()-1000)
+	enc.Write([]byte("myzset"), &rdb.Value{Kind: rdb.KindZSet, Items: [][]byte{[]byte("a")}, Scores: []float64{1}}, rdb.NoExpiry)
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	file := buf.Bytes()
+	load := func(b []byte, o LoadOptions) (LoadStats, *store.Store, error) {
+		s := newStores(t, 1)[0]
+		st, err := Load(bytes.NewReader(b), func(i int) (*store.Store, error) {
+			if i != 0 {
+				return nil, errors.New("out of range")
+			}
+			return s, nil
+		}, o)
+		return st, s, err
+	}
+	_, _, err := load(file, LoadOptions{})
+	if err == nil || !strings.Contains(err.Error(), `key "myzset"`) || !strings.Contains(err.Error(), "zset") {
+		t.Fatalf("a sorted set was not refused by name and type: %v", err)
+	}
+	st, s, err := load(file, LoadOptions{SkipUnsupported: true})
+	if err != nil || st.Keys != 1 || st.Skipped != 1 || st.Expired != 1 || s.Len() != 1 {
+		t.Fatalf("skipping: %+v, %d keys, %v", st, s.Len(), err)
+	}
+	for _, cut := range []int{5, 20, len(file) - 9, len(file) - 1} {
+		_, _, err := load(file[:cut], LoadOptions{SkipUnsupported: true})
+		var re *rdb.Error
+		if !errors.As(err, &re) || !strings.Contains(err.Error(), "offset") {
+			t.Fatalf("file cut at %d: %v, want an *rdb.Error with the offset", cut, err)
+		}
+	}
+	bad := bytes.Clone(file)
+	bad[len(bad)-3] ^= 1
+	if _, _, err := load(bad, LoadOptions{SkipUnsupported: true}); !errors.Is(err, rdb.ErrChecksum) {
+		t.Fatalf("a damaged checksum: %v", err)
+	}
+	buf.Reset()
+	enc = rdb.NewEncoder(&buf, rdb.EncoderOptions{})
+	enc.WriteHeader()
+	enc.SelectDB(0, 2, 0)
+	enc.Write([]byte("k"), &rdb.Value{Kind: rdb.KindString, Str: []byte("1")}, rdb.NoExpiry)
+	enc.Write([]byte("k"), &rdb.Value{Kind: rdb.KindString, Str: []byte("2")}, rdb.NoExpiry)
+	enc.Close()
+	if _, _, err := load(buf.Bytes(), LoadOptions{}); err == nil || !strings.Contains(err.Error(), `duplicate key "k"`) {
+		t.Fatalf("a duplicate key: %v", err)
+	}
+}
+
+// TestLoadReportsProgress: a load longer than ProgressEvery reports how
+// far it got, for the server's log.
+func TestLoadReportsProgress(t *testing.T) {
+	src := newStores(t, 1)[0]
+	for i := range 20_000 {
+		src.Set(nil, []byte("k"+strconv.Itoa(i)), []byte("v"), store.SetOptions{})
+	}
+	path := filepath.Join(t.TempDir(), "dump.rdb")
+	j, err := Begin([]DB{{0, src}}, Options{Path: path}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dst := newStores(t, 1)[0]
+	var reports []LoadStats
+	st, _, err := LoadFile(path, func(int) (*store.Store, error) { return dst, nil },
+		LoadOptions{ProgressEvery: time.Nanosecond, Progress: func(s LoadStats) { reports = append(reports, s) }})
+	if err != nil || st.Keys != 20_000 || st.Size == 0 {
+		t.Fatalf("load: %+v, %v", st, err)
+	}
+	if len(reports) < 4 || reports[0].Keys == 0 || reports[0].Bytes == 0 || reports[0].Size != st.Size || reports[len(reports)-1].Keys >= 20_000 {
+		t.Fatalf("progress reports: %+v", reports)
+	}
+}

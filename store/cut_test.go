@@ -1,0 +1,157 @@
+package store
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"time"
+)
+
+type imageEntry struct {
+	val string
+	exp int64
+}
+
+// image reads the whole store as a cut would hand it over.
+func image(t *testing.T, s *Store) map[string]imageEntry {
+	t.Helper()
+	m := map[string]imageEntry{}
+	c, err := s.NewCut(func(e *Entry) { m[string(e.Key)] = imageEntry{string(e.Value), e.ExpireAt} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !c.Step(1000) {
+	}
+	c.Close()
+	return m
+}
+
+// TestCutIsPointInTime begins a cut, then interleaves every kind of write
+// (overwrite, INCR, APPEND, expiry changes, deletion, expiry by time,
+// eviction-free renames, new keys, a flush) with small walk steps, and
+// checks the keys handed over are exactly the store as it was when the cut
+// began: each once, with its value and expiry of that moment.
+func TestCutIsPointInTime(t *testing.T) {
+	for seed := range uint64(20) {
+		t.Run(strconv.Itoa(int(seed)), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 7))
+			s, clock := newStore(t, Options{})
+			key := func() []byte { return []byte("k" + strconv.Itoa(rng.IntN(3000))) }
+			for range 2000 {
+				var o SetOptions
+				if rng.IntN(4) == 0 {
+					o.ExpireAt = clock.NowMillis() + int64(1+rng.IntN(5000))
+				}
+				val := strconv.Itoa(rng.IntN(1000))
+				if rng.IntN(2) == 0 {
+					val = fmt.Sprintf("v%0*d", rng.IntN(60), rng.IntN(1000))
+				}
+				if _, _, _, err := s.Set(nil, key(), []byte(val), o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range 300 { // some deleted keys leave free slots a new key may take
+				s.Del(key())
+			}
+			want := image(t, s)
+
+			got := map[string]imageEntry{}
+			c, err := s.NewCut(func(e *Entry) {
+				if _, dup := got[string(e.Key)]; dup {
+					t.Fatalf("key %q handed over twice", e.Key)
+				}
+				got[string(e.Key)] = imageEntry{string(e.Value), e.ExpireAt}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.NewCut(func(*Entry) {}); err == nil {
+				t.Fatal("a second cut began while one was in progress")
+			}
+			for !c.Done() {
+				for range rng.IntN(20) {
+					k := key()
+					switch rng.IntN(10) {
+					case 0, 1:
+						s.Set(nil, k, []byte("new"+strconv.Itoa(rng.IntN(100))), SetOptions{})
+					case 2:
+						s.IncrBy(k, 1)
+					case 3:
+						s.Append(k, []byte("+"))
+					case 4:
+						s.ExpireAt(k, clock.NowMillis()+int64(rng.IntN(10000)))
+					case 5:
+						s.Persist(k)
+					case 6:
+						s.Del(k)
+					case 7:
+						s.Rename(k, key(), rng.IntN(2) == 0)
+					case 8:
+						clock.Advance(time.Duration(rng.IntN(50)) * time.Millisecond)
+						s.Get(nil, k) // may expire it
+						s.Tick(64)    // active expiry, compaction
+					case 9:
+						if rng.IntN(200) == 0 {
+							s.Flush()
+						} else {
+							s.Set(nil, []byte("fresh"+strconv.Itoa(rng.IntN(1e6))), []byte("x"), SetOptions{})
+						}
+					}
+				}
+				c.Step(1 + rng.IntN(40))
+			}
+			c.Close()
+			if !maps.Equal(got, want) {
+				for k, v := range want {
+					if g, ok := got[k]; !ok || g != v {
+						t.Errorf("key %q: image %+v, handed over %+v (present %v)", k, v, g, ok)
+					}
+				}
+				for k := range got {
+					if _, ok := want[k]; !ok {
+						t.Errorf("key %q handed over but not in the image", k)
+					}
+				}
+				t.FailNow()
+			}
+			mustCheck(t, s)
+			if s.cut != nil {
+				t.Fatal("Close left the cut attached")
+			}
+		})
+	}
+}
+
+// TestCutVersionState measures what a cut costs per key: the store's bytes
+// per key with no cut (the figure docs/persistence.md quotes) and the
+// bitmap a cut adds while it runs.
+func TestCutVersionState(t *testing.T) {
+	n := 1_000_000
+	if testing.Short() {
+		n = 100_000
+	}
+	s, _ := newStore(t, Options{})
+	var k [16]byte
+	for i := range n {
+		copy(k[:], fmt.Sprintf("key:%012d", i))
+		if _, _, _, err := s.Set(nil, k[:], k[:], SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var st Stats
+	s.Stats(&st)
+	c, err := s.NewCut(func(*Entry) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := c.VersionBytes()
+	c.Close()
+	perKey := float64(st.UsedMemory) / float64(n)
+	t.Logf("%d keys of 16 B + 16 B: %.2f bytes/key at rest (no version state); a cut adds %d bytes = %.3f bytes/key while it runs",
+		n, perKey, extra, float64(extra)/float64(n))
+	if got := float64(extra) / float64(n); got > 0.2 {
+		t.Fatalf("a cut's version state is %.3f bytes/key, want 1 bit per slot", got)
+	}
+}

@@ -37,7 +37,7 @@ func ExampleCheck() {
 	// Output:
 	// line 2: port -> goblin listen ["6380"]
 	// line 3: maxmemory -> goblin maxmemory ["1gb"]
-	// warning: goblin.conf:4: >>> 'save 3600 1 300 100' Redis directive not supported by goblin
+	// line 4: save -> goblin save ["3600" "1" "300" "100"]
 	// warning: goblin.conf:5: >>> 'appendonly yes' Redis directive not supported by goblin
 }
 

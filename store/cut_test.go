@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"reflect"
+	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -153,5 +156,74 @@ func TestCutVersionState(t *testing.T) {
 		n, perKey, extra, float64(extra)/float64(n))
 	if got := float64(extra) / float64(n); got > 0.2 {
 		t.Fatalf("a cut's version state is %.3f bytes/key, want 1 bit per slot", got)
+	}
+}
+
+// TestCutHandsOverCollectionsAsTheyWere: a cut hands a hash, a set and a
+// list over with the items they held when it began, whether the walk
+// reaches them first or a write (HSET, SADD, push, pop, delete) comes
+// first; a collection made after the cut began is not handed over.
+func TestCutHandsOverCollectionsAsTheyWere(t *testing.T) {
+	b := func(ss ...string) [][]byte {
+		out := make([][]byte, len(ss))
+		for i, s := range ss {
+			out[i] = []byte(s)
+		}
+		return out
+	}
+	for _, writeFirst := range []bool{false, true} {
+		s, _ := newStore(t, Options{})
+		for i := range 50 { // strings around the collections, so the walk takes several steps
+			if _, _, _, err := s.Set(nil, fmt.Appendf(nil, "s%02d", i), []byte("v"), SetOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := s.HSet([]byte("h"), b("f1", "v1", "f2", "v2"), false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.SAdd([]byte("set"), b("a", "b", "7")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Push([]byte("l"), b("x", "y", "z"), false, true); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		c, err := s.NewCut(func(e *Entry) {
+			if e.Type == TypeString {
+				return
+			}
+			items := make([]string, len(e.Coll.Items))
+			for i, it := range e.Coll.Items {
+				items[i] = string(it)
+			}
+			if e.Type != TypeList {
+				sort.Strings(items)
+			}
+			got[string(e.Key)] = e.Type.String() + " " + strings.Join(items, ",")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if writeFirst {
+			if _, err := s.HSet([]byte("h"), b("f1", "changed", "f3", "v3"), false); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.SRem([]byte("set"), b("a")); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := s.Pop(nil, []byte("l"), true); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.SAdd([]byte("new"), b("n")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for !c.Step(7) {
+		}
+		c.Close()
+		want := map[string]string{"h": "hash f1,f2,v1,v2", "set": "set 7,a,b", "l": "list x,y,z"}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("writes first %v: the cut handed over %v, want %v", writeFirst, got, want)
+		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
@@ -64,9 +65,9 @@ func TestDocCLIMessages(t *testing.T) {
 		"--listen", "aeron:ipc?proto=sbe|dir="+aeronDir)
 	redisSock := filepath.Join(dir, "redis.sock")
 	rp := testproc.Start(t, redisServer, "--port", "0", "--unixsocket", redisSock, "--save", "", "--appendonly", "no")
-	testproc.WaitFor(t, 30*time.Second, "redis-server to create "+redisSock, func() bool {
+	testkit.Eventually(t, 30*time.Second, "redis-server to create "+redisSock, func() (bool, string) {
 		_, err := os.Stat(redisSock)
-		return err == nil || rp.Exited()
+		return err == nil || rp.Exited(), ""
 	})
 	missingSock := filepath.Join(dir, "goblin-1000", "goblin.sock")
 	noDriver := filepath.Join(dir, "x")

@@ -143,37 +143,6 @@ func withParam(t testing.TB, channel, key, value string) string {
 	return u.Set(key, value).String()
 }
 
-// waitFor polls cond until it holds or ioTimeout passes.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(ioTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", ioTimeout, what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// waitUntil is waitFor for a condition made of several parts: pending
-// returns "" once every part holds, and otherwise says which parts do not
-// yet; on timeout the test fails with the last such answer, so a hang
-// names what never happened rather than only what was awaited.
-func waitUntil(t testing.TB, what string, pending func() string) {
-	t.Helper()
-	deadline := time.Now().Add(ioTimeout)
-	for {
-		p := pending()
-		if p == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s; still pending:\n%s", ioTimeout, what, p)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // offerer is what both publication types offer through.
 type offerer interface {
 	Offer([]byte) int64

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/client"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
@@ -106,15 +107,15 @@ func TestPromptMonitorKeepsStep(t *testing.T) {
 		// Once the monitor is up, run a command it reports, then end the
 		// monitor's connection from the server's side.
 		var id string
-		_ = testproc.Poll(20*time.Second, func() bool {
+		_ = testkit.Poll(20*time.Second, "the monitor in CLIENT LIST", func() (bool, string) {
 			v, err := admin.Do(ctx, "CLIENT", "LIST")
 			for _, l := range strings.Split(string(v.Str), "\n") {
 				if err == nil && strings.Contains(l, "cmd=monitor") {
 					id = strings.TrimPrefix(strings.Fields(l)[0], "id=")
-					return true
+					return true, ""
 				}
 			}
-			return false
+			return false, ""
 		})
 		admin.Do(ctx, "SET", "seen", "1")
 		time.Sleep(200 * time.Millisecond)

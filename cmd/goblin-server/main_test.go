@@ -31,6 +31,7 @@ import (
 
 	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/proto/sbe"
 )
@@ -270,9 +271,9 @@ func TestBadClientsNoLeaks(t *testing.T) {
 		}
 		// Descriptors: the server must get back to its baseline.
 		var fds int
-		testproc.WaitFor(t, 30*time.Second, "the server's fds to return to baseline", func() bool {
+		testkit.Eventually(t, 30*time.Second, "the server's fds to return to baseline", func() (bool, string) {
 			fds, _ = s.p.FDs()
-			return fds == fdsBase
+			return fds == fdsBase, ""
 		})
 		_, rss := fdsAndRSS(t, s)
 		rssAfter = append(rssAfter, rss)
@@ -284,9 +285,9 @@ func TestBadClientsNoLeaks(t *testing.T) {
 	if grow := rssAfter[2] - max(rssAfter[0], rssAfter[1]); grow > 32<<20 {
 		t.Fatalf("RSS grew by %d KiB in the third identical round", grow>>10)
 	}
-	testproc.WaitFor(t, 30*time.Second, "the metrics to count 3 slow consumers and 3 protocol errors", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the metrics to count 3 slow consumers and 3 protocol errors", func() (bool, string) {
 		return scrapeOK(s, `goblin_disconnects_total{protocol="resp",reason="slow_consumer",transport="uds"}`) == 3 &&
-			scrapeOK(s, `goblin_protocol_errors_total{protocol="resp",transport="tcp"}`) == 3
+			scrapeOK(s, `goblin_protocol_errors_total{protocol="resp",transport="tcp"}`) == 3, ""
 	})
 }
 
@@ -439,9 +440,9 @@ func TestMetricsScrapedOverHTTP(t *testing.T) {
 		rdb.Get(ctx, "m1")
 	}
 	rdb.Do(ctx, "NOSUCHCOMMAND")
-	testproc.WaitFor(t, 30*time.Second, "the metrics to show the requests", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the metrics to show the requests", func() (bool, string) {
 		return scrapeOK(s, `goblin_requests_total{command="set",protocol="resp",transport="uds"}`) == 25 &&
-			scrapeOK(s, `goblin_requests_total{command="get",protocol="resp",transport="uds"}`) == 7
+			scrapeOK(s, `goblin_requests_total{command="get",protocol="resp",transport="uds"}`) == 7, ""
 	})
 	for series, want := range map[string]float64{
 		`goblin_keys`: 25,
@@ -769,8 +770,8 @@ func slowShutdown(t *testing.T) (*srv, net.Conn, int) {
 		fmt.Fprintf(c, "GET k\r\n")
 	}
 	// Wait until the server has read the GETs and queued their replies.
-	testproc.WaitFor(t, 30*time.Second, "replies to be queued", func() bool {
-		return scrapeOK(s, `goblin_requests_total{command="get",protocol="resp",transport="uds"}`) >= n
+	testkit.Eventually(t, 30*time.Second, "replies to be queued", func() (bool, string) {
+		return scrapeOK(s, `goblin_requests_total{command="get",protocol="resp",transport="uds"}`) >= n, ""
 	})
 	return s, c, n
 }
@@ -928,14 +929,14 @@ func TestHealthEndpoints(t *testing.T) {
 	s := startServer(t)
 	base := strings.TrimSuffix(s.metrics, "/metrics")
 	for _, path := range []string{"/healthz", "/readyz"} {
-		testproc.WaitFor(t, 30*time.Second, path+" to answer 200 ok", func() bool {
+		testkit.Eventually(t, 30*time.Second, path+" to answer 200 ok", func() (bool, string) {
 			resp, err := http.Get(base + path)
 			if err != nil {
-				return false
+				return false, ""
 			}
 			defer resp.Body.Close()
 			body, _ := io.ReadAll(resp.Body)
-			return resp.StatusCode == http.StatusOK && string(body) == "ok\n"
+			return resp.StatusCode == http.StatusOK && string(body) == "ok\n", ""
 		})
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/client"
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/transport"
 )
 
@@ -56,18 +56,18 @@ func TestMetricsEveryTransport(t *testing.T) {
 	disconnects := func(l listener, reason string) string {
 		return `goblin_disconnects_total{protocol="` + l.protocol + `",reason="` + reason + `",transport="` + l.transport + `"}`
 	}
-	testproc.WaitFor(t, 60*time.Second, "every listener's requests and departed client in /metrics", func() bool {
+	testkit.Eventually(t, 60*time.Second, "every listener's requests and departed client in /metrics", func() (bool, string) {
 		m, err := scrapeMap(s)
 		if err != nil {
-			return false
+			return false, ""
 		}
 		for _, l := range listeners {
 			if m[`goblin_requests_total`+labels(l, `command="set",`)] != sets ||
 				m[disconnects(l, "client_gone")] < 1 {
-				return false
+				return false, ""
 			}
 		}
-		return true
+		return true, ""
 	})
 	m := scrapeAll(t, s)
 	for _, l := range listeners {

@@ -35,6 +35,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // ErrTimeout is wrapped when a wait gives up.
@@ -231,19 +233,22 @@ func (p *Proc) WaitLog(tb testing.TB, re string, timeout time.Duration) string {
 	tb.Helper()
 	rx := regexp.MustCompile(re)
 	var got string
-	WaitFor(tb, timeout, fmt.Sprintf("%s to log %q", p.name, re), func() bool {
-		sc := bufio.NewScanner(strings.NewReader(p.Log()))
+	testkit.Eventually(tb, timeout, fmt.Sprintf("%s to log %q", p.name, re), func() (bool, string) {
+		log := p.Log()
+		sc := bufio.NewScanner(strings.NewReader(log))
 		sc.Buffer(nil, 1<<20)
+		last := ""
 		for sc.Scan() {
+			last = sc.Text()
 			if m := rx.FindStringSubmatch(sc.Text()); m != nil {
 				got = m[len(m)-1]
-				return true
+				return true, ""
 			}
 		}
 		if p.Exited() {
 			tb.Fatalf("%s exited before logging %q:\n%s", p.name, re, p.Log())
 		}
-		return false
+		return false, fmt.Sprintf("%d bytes logged, the last line %q", len(log), last)
 	})
 	return got
 }
@@ -272,43 +277,17 @@ func (p *Proc) RSS() (int64, error) {
 	return 0, errors.New("testproc: no VmRSS in /proc status")
 }
 
-// WaitFor polls cond every few milliseconds until it returns true, failing
-// the test with "timed out waiting for <what>" after timeout.
-func WaitFor(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
-	tb.Helper()
-	if err := Poll(timeout, cond); err != nil {
-		tb.Fatalf("timed out after %v waiting for %s", timeout, what)
-	}
-}
-
-// Poll is WaitFor without a test: it returns an error wrapping ErrTimeout.
-func Poll(timeout time.Duration, cond func() bool) error {
-	deadline := time.Now().Add(timeout)
-	for wait := time.Millisecond; ; {
-		if cond() {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return ErrTimeout
-		}
-		time.Sleep(wait)
-		if wait < 50*time.Millisecond {
-			wait *= 2
-		}
-	}
-}
-
 // WaitDial waits until a connection to addr on network ("unix" or "tcp")
 // succeeds, then closes it.
 func WaitDial(tb testing.TB, network, addr string, timeout time.Duration) {
 	tb.Helper()
-	WaitFor(tb, timeout, network+" "+addr+" to accept", func() bool {
+	testkit.Eventually(tb, timeout, network+" "+addr+" to accept", func() (bool, string) {
 		c, err := net.DialTimeout(network, addr, time.Second)
 		if err != nil {
-			return false
+			return false, err.Error()
 		}
 		c.Close()
-		return true
+		return true, ""
 	})
 }
 

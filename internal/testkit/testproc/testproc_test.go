@@ -38,16 +38,6 @@ func TestBuildStartWaitLogStop(t *testing.T) {
 	p.WaitLog(t, "bye", time.Second)
 }
 
-func TestPollTimesOut(t *testing.T) {
-	if err := Poll(10*time.Millisecond, func() bool { return false }); err != ErrTimeout {
-		t.Fatalf("Poll = %v, want ErrTimeout", err)
-	}
-	n := 0
-	if err := Poll(10*time.Second, func() bool { n++; return n == 3 }); err != nil || n != 3 {
-		t.Fatalf("Poll = %v after %d calls", err, n)
-	}
-}
-
 func TestListeningTargets(t *testing.T) {
 	log := `time=x level=INFO msg=listening target="uds:///tmp/a b/resp.sock?proto=resp"
 time=x level=INFO msg=listening target="tcp://127.0.0.1:40123?proto=sbe"

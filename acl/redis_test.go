@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/proto/resp"
 )
 
@@ -32,13 +32,7 @@ type redisConn struct {
 // CI a missing redis-server fails the test.
 func startRedis(t testing.TB) *redisConn {
 	t.Helper()
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("redis-server not found (CI=true): %v", err)
-		}
-		t.Skipf("redis-server not found: %v", err)
-	}
+	path := testkit.Need(t, "redis-server", "the ACL oracle")
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "r.sock")
 	cmd := exec.Command(path, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no", "--dir", dir)

@@ -58,10 +58,10 @@ func startDriver(t testing.TB, props ...string) *testDriver {
 	if goDriver() {
 		return startGoDriver(t, props)
 	}
-	java := testproc.LookPath(t, "java", "the real Aeron media driver")
+	java := testkit.Need(t, "java", "the real Aeron media driver")
 	jar := aeronJar()
 	if _, err := os.Stat(jar); err != nil {
-		testproc.Missing(t, "aeron-all jar not found at %s (run make setup or set AERON_JAR)", jar)
+		testkit.Missing(t, "aeron-all jar not found at %s (run make setup or set AERON_JAR)", jar)
 	}
 	base := "/dev/shm"
 	if st, err := os.Stat(base); err != nil || !st.IsDir() {

@@ -178,7 +178,7 @@ func TestLossReportFromJavaDriver(t *testing.T) {
 	if err != nil || n != len(streams) {
 		t.Fatalf("ReadLossReport: %d entries, %v; want %d", n, err, len(streams))
 	}
-	java := testproc.LookPath(t, "java", "Aeron's LossStat")
+	java := testkit.Need(t, "java", "Aeron's LossStat")
 	out, err := exec.Command(java, "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", aeronJar(), "-Daeron.dir="+d.dir, "io.aeron.samples.LossStat").CombinedOutput()
 	if err != nil {
 		t.Fatalf("LossStat: %v\n%s", err, out)

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goblin-kv/goblin/cluster"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
@@ -265,7 +266,7 @@ func TestClusterE2E(t *testing.T) {
 		}
 	})
 
-	cli := testproc.LookPath(t, "redis-cli", "the cluster end-to-end test")
+	cli := testkit.Need(t, "redis-cli", "the cluster end-to-end test")
 	t.Run("redis-cli -c", func(t *testing.T) {
 		// foo hashes to 12182, node 3's: asked of node 1, redis-cli follows.
 		if out := run(t, cli, "-c", "-p", strconv.Itoa(c.ports[0]), "set", "foo", "bar"); out != "OK" {
@@ -301,7 +302,7 @@ func TestClusterE2E(t *testing.T) {
 		}
 	})
 	t.Run("redis-benchmark --cluster", func(t *testing.T) {
-		bench := testproc.LookPath(t, "redis-benchmark", "redis-benchmark --cluster")
+		bench := testkit.Need(t, "redis-benchmark", "redis-benchmark --cluster")
 		out := run(t, bench, "--cluster", "-h", "127.0.0.1", "-p", strconv.Itoa(c.ports[0]), "-t", "set,get", "-n", "20000", "-c", "8", "-q")
 		for _, want := range []string{"SET: ", "GET: ", "requests per second"} {
 			if !strings.Contains(out, want) {
@@ -398,7 +399,7 @@ func TestClusterReshard(t *testing.T) {
 
 // reshard is TestClusterReshard's scenario with any client.
 func reshard(t *testing.T, c *testCluster, client kv) {
-	cli := testproc.LookPath(t, "redis-cli", "redis-cli --cluster reshard")
+	cli := testkit.Need(t, "redis-cli", "redis-cli --cluster reshard")
 	ctx := context.Background()
 	t0 := time.Now()
 	const slots = 1000

@@ -57,7 +57,7 @@ func runCLI(t *testing.T, env []string, args ...string) (stdout, stderr string, 
 // test's own paths put back to the page's, is a line of the page, and that
 // the exit code is the one the page's table gives.
 func TestDocCLIMessages(t *testing.T) {
-	redisServer := testproc.LookPath(t, "redis-server", "the RESP-only server of docs/cli.md's SBE section")
+	redisServer := testkit.Need(t, "redis-server", "the RESP-only server of docs/cli.md's SBE section")
 	page := readDoc(t, "docs/cli.md")
 	dir := t.TempDir()
 	ring, aeronDir := filepath.Join(dir, "ring"), filepath.Join(dir, "aeron")

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // oracleConf is the file both redis-server and Rewrite start from: comments,
@@ -179,7 +179,7 @@ func startRedis(t *testing.T, conf, sock string) net.Conn {
 			err = fmt.Errorf("want redis-server 7.0.x, have %q (%v)", v, verr)
 		}
 	}
-	testproc.Require(t, "redis-server 7.0 for the oracle", err)
+	testkit.Require(t, "redis-server 7.0 for the oracle", err)
 	cmd := exec.Command(bin, conf)
 	cmd.Dir = filepath.Dir(conf)
 	var logbuf bytes.Buffer

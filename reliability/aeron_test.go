@@ -38,7 +38,7 @@ func needJavaDriver(t *testing.T) {
 	if err == nil {
 		_, err = javadriver.FindJar("")
 	}
-	testproc.Require(t, "the Java media driver", err)
+	testkit.Require(t, "the Java media driver", err)
 }
 
 // The media drivers an aeron:ipc listener can run: goblin's Go driver

@@ -464,7 +464,7 @@ const otherUser = "goblin-test"
 // and is skipped elsewhere.
 func needOtherUsers(t *testing.T) (victim, attacker [2]int) {
 	t.Helper()
-	testproc.RequireRoot(t, "running processes as other Unix users (scripts/setup.sh creates "+otherUser+")")
+	testkit.NeedRoot(t, "running processes as other Unix users (scripts/setup.sh creates "+otherUser+")")
 	ids := func(name string) ([2]int, error) {
 		u, err := user.Lookup(name)
 		if err != nil {

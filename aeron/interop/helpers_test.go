@@ -11,7 +11,7 @@ import (
 
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // Generous bounds for a 2-core machine shared with other work: these only
@@ -60,7 +60,7 @@ func needJava(t testing.TB) *Java {
 	defer cancel()
 	j, err := BuildJava(ctx)
 	if errors.Is(err, ErrToolMissing) {
-		testproc.Missing(t, "the interop peers: %v", err)
+		testkit.Missing(t, "the interop peers: %v", err)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -43,7 +43,7 @@ func newLink(t testing.TB, o netns.Options) *netns.Link {
 	t.Helper()
 	link, err := netns.New(o)
 	if errors.Is(err, netns.ErrPrerequisite) {
-		testproc.Missing(t, "the two-host link: %v", err)
+		testkit.Missing(t, "the two-host link: %v", err)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/internal/testkit"
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // needDriver skips the test when java or the jar is missing, saying how to
@@ -20,9 +19,9 @@ import (
 func needDriver(t *testing.T) {
 	t.Helper()
 	_, err := FindJava()
-	testproc.Require(t, "java", err)
+	testkit.Require(t, "java", err)
 	_, err = FindJar("")
-	testproc.Require(t, "the Aeron jar", err)
+	testkit.Require(t, "the Aeron jar", err)
 }
 
 func startDriver(t *testing.T, o Options) *Driver {

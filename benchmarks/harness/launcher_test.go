@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // runLauncher runs benchmarks/aeron_network_latency.sh with env (and the
@@ -92,7 +92,7 @@ var procLine = regexp.MustCompile(`^(server|client) (\S+) pid=(\d+) start=(\d+) 
 func TestTwoHostLauncher(t *testing.T) {
 	requireTools(t, true, "java", "go", "bash")
 	_, err := aeronJar(&Config{})
-	testproc.Require(t, "the Aeron jar", err)
+	testkit.Require(t, "the Aeron jar", err)
 	lab := newSSHLab(t, 2)
 	out := filepath.Join(t.TempDir(), "archive")
 	remote := t.TempDir()

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // The measuring clients must not allocate per round trip: an allocation
@@ -17,7 +17,7 @@ func TestProbersDoNotAllocate(t *testing.T) {
 	cfg.CaseTimeout = time.Minute
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	testproc.Require(t, "redis-server", (redisPeer{}).Check(&cfg, RESP))
+	testkit.Require(t, "redis-server", (redisPeer{}).Check(&cfg, RESP))
 	dir := t.TempDir()
 	inst, err := NewRedis(TUDS).Start(ctx, &cfg, RESP, dir)
 	if err != nil {
@@ -62,7 +62,7 @@ func TestProbersDoNotAllocate(t *testing.T) {
 func TestRawClientRejectsWrongReply(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.CaseTimeout = time.Minute
-	testproc.Require(t, "redis-server", (redisPeer{}).Check(&cfg, RESP))
+	testkit.Require(t, "redis-server", (redisPeer{}).Check(&cfg, RESP))
 	dir := t.TempDir()
 	ctx := context.Background()
 	inst, err := NewRedis(TUDS).Start(ctx, &cfg, RESP, dir)

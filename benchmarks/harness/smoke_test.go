@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // buildGoblinServer builds cmd/goblin-server into a temp dir. A checkout
@@ -90,7 +90,7 @@ func TestSmokeMatrix(t *testing.T) {
 		case StatusFailed:
 			t.Errorf("case %s failed: %s", c.Case.Label(), c.Note)
 		case StatusUnavailable:
-			if testproc.CI() {
+			if testkit.CI() {
 				t.Errorf("CI=true: case %s is unavailable: %s", c.Case.Label(), c.Note)
 			}
 			if !strings.Contains(c.Note, ErrUnavailable.Error()) {

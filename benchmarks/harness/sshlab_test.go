@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // requireTools fails the test under CI=true when a prerequisite is
@@ -35,7 +35,7 @@ func requireTools(t *testing.T, root bool, tools ...string) {
 	if len(missing) == 0 {
 		return
 	}
-	testproc.Missing(t, "%s", strings.Join(missing, ", "))
+	testkit.Missing(t, "%s", strings.Join(missing, ", "))
 }
 
 // sshLab is two machines in miniature: two network namespaces, "server"

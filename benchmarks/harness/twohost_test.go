@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 func TestParsePaths(t *testing.T) {
@@ -165,7 +165,7 @@ func TestDriverAgentPinning(t *testing.T) {
 	requireTools(t, false, "java", "taskset")
 	cfg := DefaultConfig()
 	_, err := aeronJar(&cfg)
-	testproc.Require(t, "the Aeron jar", err)
+	testkit.Require(t, "the Aeron jar", err)
 	cfg.OutDir = t.TempDir()
 	cfg.track = &caseTrack{}
 	prof := Profiles(2)["backoff"]
@@ -299,7 +299,7 @@ func TestAeronmdKindDropsIn(t *testing.T) {
 	requireTools(t, false, "java")
 	cfg := DefaultConfig()
 	jar, err := aeronJar(&cfg)
-	testproc.Require(t, "the Aeron jar", err)
+	testkit.Require(t, "the Aeron jar", err)
 	dir := t.TempDir()
 	aeronmd := filepath.Join(dir, "aeronmd")
 	script := "#!/bin/sh\n# aeronmd stand-in: the C driver's command line, run by Aeron's Java driver\n" +

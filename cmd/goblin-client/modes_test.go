@@ -219,7 +219,7 @@ func TestCLIStdinArgAndRaw(t *testing.T) {
 
 	// --raw against redis-cli --raw, on the same Redis server.
 	sock := startRedis(t)
-	redisCLI := testproc.LookPath(t, "redis-cli", "the reference output")
+	redisCLI := testkit.Need(t, "redis-cli", "the reference output")
 	setup := "rpush l a \"b c\" \"\"\nset s \"x\\ny\"\nhset h f 1\nset n 5\n"
 	runCLI(t, setup, "--target", sock)
 	for _, args := range [][]string{{"get", "nope"}, {"lrange", "l", "0", "-1"}, {"strlen", "s"}, {"incr", "l"}, {"ping"},
@@ -241,8 +241,8 @@ func TestCLIStdinArgAndRaw(t *testing.T) {
 // redis-cli -3 does, quoted and --raw; and "hello 3" at the prompt no
 // longer drops the connection.
 func TestRESP3PrintsLikeRedisCLI(t *testing.T) {
-	bin := testproc.LookPath(t, "redis-server", "the RESP3 reference server")
-	redisCLI := testproc.LookPath(t, "redis-cli", "the reference output")
+	bin := testkit.Need(t, "redis-server", "the RESP3 reference server")
+	redisCLI := testkit.Need(t, "redis-cli", "the reference output")
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "redis.sock")
 	testproc.Start(t, bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no",

@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/client"
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/peterh/liner"
+
+	"github.com/goblin-kv/goblin/client"
+	"github.com/goblin-kv/goblin/internal/testkit"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // scriptedInput feeds the prompt typed lines, then err (io.EOF for Ctrl-D,
@@ -97,7 +99,7 @@ func TestPrompt(t *testing.T) {
 // prints for the same reply, byte for byte.
 func TestInfoPrintsLikeRedisCLI(t *testing.T) {
 	sock := startRedis(t)
-	redisCLI := testproc.LookPath(t, "redis-cli", "the reference output")
+	redisCLI := testkit.Need(t, "redis-cli", "the reference output")
 	runCLI(t, "", "--target", sock, "set", "a", "1").expect(t, 0, "OK\n")
 	want, err := exec.Command(redisCLI, "--no-raw", "-s", sock, "info", "keyspace").Output()
 	if err != nil {

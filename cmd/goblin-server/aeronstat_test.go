@@ -86,9 +86,9 @@ func goblinStat(t *testing.T, dir string) string {
 // SIGKILL.
 func TestAeronStatShowsServerCounters(t *testing.T) {
 	java, err := javadriver.FindJava()
-	testproc.Require(t, "java, to run Aeron's AeronStat", err)
+	testkit.Require(t, "java, to run Aeron's AeronStat", err)
 	jar, err := javadriver.FindJar("")
-	testproc.Require(t, "the aeron-all jar, for AeronStat", err)
+	testkit.Require(t, "the aeron-all jar, for AeronStat", err)
 	for _, kind := range []string{"go", "java", "external", "external-killed"} {
 		t.Run(kind, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "aeron")

@@ -15,15 +15,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/goblin-kv/goblin/internal/testkit"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // startRedisServer starts a redis-server 7.0 on a Unix socket in a temp
 // directory, saving nothing, and returns the socket's path.
 func startRedisServer(t *testing.T) string {
 	t.Helper()
-	bin := testproc.LookPath(t, "redis-server", "the reference server go-redis's results are compared with")
+	bin := testkit.Need(t, "redis-server", "the reference server go-redis's results are compared with")
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "redis.sock")
 	testproc.Start(t, bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no", "--dir", dir)
@@ -496,7 +498,7 @@ func TestGoRedisSelectDB(t *testing.T) {
 // goblin-server: --scan (with --pattern), --bigkeys and --memkeys, in
 // database 0 and with -n 3.
 func TestRedisCLIKeyspaceTools(t *testing.T) {
-	cli := testproc.LookPath(t, "redis-cli", "redis-cli's --scan, --bigkeys and --memkeys against goblin-server")
+	cli := testkit.Need(t, "redis-cli", "redis-cli's --scan, --bigkeys and --memkeys against goblin-server")
 	s := startServer(t)
 	ctx := context.Background()
 	c0 := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, PoolSize: 1})

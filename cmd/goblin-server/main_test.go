@@ -69,7 +69,7 @@ func (s *srv) endpoints() []struct{ name, args string } {
 
 func needTool(t *testing.T, name string) string {
 	t.Helper()
-	return testproc.LookPath(t, name, "driving goblin-server as Redis tools do")
+	return testkit.Need(t, name, "driving goblin-server as Redis tools do")
 }
 
 func runTool(t *testing.T, stdin []byte, name string, args ...string) []byte {

@@ -1,4 +1,4 @@
-// Package testproc builds goblin's binaries once per test binary and runs
+// Package testproc builds goblin's binaries once per test run and runs
 // them as real processes in tests: start with captured logs, wait for a log
 // line or a listening socket, stop gracefully, and read the process's open
 // descriptors and resident memory from /proc to prove it leaks neither.
@@ -44,21 +44,15 @@ var ErrTimeout = errors.New("testproc: timed out")
 
 var (
 	buildMu  sync.Mutex
-	buildDir string
 	builds   = map[string]string{} // package → binary path
 	buildErr = map[string]error{}
 )
 
-// Main runs the tests and removes the binaries Build produced. Call it from
-// TestMain; without it the binaries stay in a temporary directory.
+// Main runs the tests. Call it from TestMain. (The binaries Build makes
+// stay in its cache for the test binaries of other packages; see
+// buildCached.)
 func Main(m *testing.M) {
-	code := m.Run()
-	buildMu.Lock()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
-	buildMu.Unlock()
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 // ModuleRoot returns the directory holding goblin's go.mod, found by walking
@@ -92,8 +86,11 @@ func Root(tb testing.TB) string {
 }
 
 // Build compiles the main package pkg (a path relative to the module root,
-// such as "./cmd/goblin-server") once per test binary and returns the path
-// of the executable. It fails the test if the build fails.
+// such as "./cmd/goblin-server") and returns the path of the executable,
+// which every test binary of a `go test ./...` run shares: the first one to
+// need it builds it into a cache keyed by its sources (GOBLIN_TEST_BIN_CACHE
+// names the cache directory; see buildCached), the others reuse it. It
+// fails the test if the build fails.
 func Build(tb testing.TB, pkg string) string {
 	tb.Helper()
 	buildMu.Lock()
@@ -118,26 +115,15 @@ func build(pkg string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if buildDir == "" {
-		if buildDir, err = os.MkdirTemp("", "goblin-testproc-"); err != nil {
-			return "", err
-		}
-	}
 	goTool := "go"
 	if g := os.Getenv("GO"); g != "" {
 		goTool = g
 	}
-	out := filepath.Join(buildDir, filepath.Base(pkg))
-	args := []string{"build", "-o", out}
+	var args []string
 	if os.Getenv("GOBLIN_TEST_RACE") == "1" {
 		args = append(args, "-race")
 	}
-	cmd := exec.Command(goTool, append(args, pkg)...)
-	cmd.Dir = root
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("testproc: go build %s: %v\n%s", pkg, err, msg)
-	}
-	return out, nil
+	return buildCached(goTool, root, pkg, args)
 }
 
 // Proc is a process started by Start.

@@ -15,20 +15,16 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/internal/testkit"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
-// buildGoblinServer builds cmd/goblin-server into a temp dir. A checkout
-// whose goblin-server does not build fails the test: the goblin cases must
-// never pass as "unavailable" because the server is broken.
+// buildGoblinServer builds cmd/goblin-server (once for the whole test run:
+// testproc.Build). A checkout whose goblin-server does not build fails the
+// test: the goblin cases must never pass as "unavailable" because the
+// server is broken.
 func buildGoblinServer(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "goblin-server")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/goblin-server")
-	cmd.Dir = repoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("cmd/goblin-server does not build (%v): %s", err, out)
-	}
-	return bin
+	return testproc.Build(t, "./cmd/goblin-server")
 }
 
 // children lists this process's live child processes.

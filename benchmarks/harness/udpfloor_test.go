@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // TestFloorProbersInProcess: the udp-floor echo and the aeron-go pong,
@@ -76,12 +78,7 @@ func TestGoblinBenchInProcessUDP(t *testing.T) {
 	}
 	requireTools(t, false, "go")
 	srv := buildGoblinServer(t)
-	bench := filepath.Join(t.TempDir(), "goblin-bench")
-	build := exec.Command("go", "build", "-o", bench, "./cmd/goblin-bench")
-	build.Dir = repoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build goblin-bench: %v\n%s", err, out)
-	}
+	bench := testproc.Build(t, "./cmd/goblin-bench")
 	out := filepath.Join(t.TempDir(), "run")
 	const samples = 300
 	cmd := exec.Command(bench, "-quiet", "-out", out, "-runs", "1", "-warmup", "100", "-samples", strconv.Itoa(samples),

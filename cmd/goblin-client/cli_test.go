@@ -129,10 +129,12 @@ func exerciseCLI(t *testing.T, tgt string, extra ...string) {
 }
 
 func TestCLIAgainstRedis(t *testing.T) {
+	t.Parallel()
 	exerciseCLI(t, "uds://"+startRedis(t))
 }
 
 func TestCLIServerAbsent(t *testing.T) {
+	t.Parallel()
 	sock := filepath.Join(t.TempDir(), "nobody.sock")
 	for _, args := range [][]string{
 		{"--target", sock, "ping"},
@@ -256,6 +258,7 @@ func TestComplete(t *testing.T) {
 // TestCLIInteractive runs the prompt on a pseudo-terminal (through
 // util-linux's script) and checks replies, help and the history file.
 func TestCLIInteractive(t *testing.T) {
+	t.Parallel()
 	scriptBin := testkit.Need(t, "script", "a pseudo-terminal to run the prompt on (util-linux)")
 	sock := startRedis(t)
 	bin := testproc.Build(t, "./cmd/goblin-client")

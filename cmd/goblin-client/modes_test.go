@@ -24,6 +24,7 @@ import (
 // TestCLIMonitor: one-shot "goblin-client monitor" prints OK, then a line
 // for each command other clients run, until Ctrl-C (SIGINT), which exits 0.
 func TestCLIMonitor(t *testing.T) {
+	t.Parallel()
 	tgt := testproc.StartGoblinServer(t)["uds/resp"]
 	bin := testproc.Build(t, "./cmd/goblin-client")
 	cmd := exec.Command(bin, "--target", tgt, "monitor")
@@ -95,6 +96,7 @@ func TestCLIMonitor(t *testing.T) {
 // connection of its own; when that stream ends, the next commands get
 // their own replies (no MONITOR line, no earlier reply).
 func TestPromptMonitorKeepsStep(t *testing.T) {
+	t.Parallel()
 	tgt := testproc.StartGoblinServer(t)["uds/resp"]
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -138,6 +140,7 @@ func TestPromptMonitorKeepsStep(t *testing.T) {
 // would leave the connection's replies out of step; the CLI refuses them
 // (exit 2) without sending them.
 func TestModeCommandsRefusedByCLI(t *testing.T) {
+	t.Parallel()
 	tgt := testproc.StartGoblinServer(t)["uds/resp"]
 	for _, args := range [][]string{{"subscribe", "ch"}, {"reset"}, {"client", "reply", "off"}} {
 		r := runCLI(t, "", append([]string{"--target", tgt}, args...)...)
@@ -151,6 +154,7 @@ func TestModeCommandsRefusedByCLI(t *testing.T) {
 // and after the server closes the connection the next SET still lands in
 // database 3 (the redial selects it again).
 func TestPromptKeepsDatabase(t *testing.T) {
+	t.Parallel()
 	tgt := testproc.StartGoblinServer(t)["uds/resp"]
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -199,6 +203,7 @@ func TestPromptKeepsDatabase(t *testing.T) {
 // argument (a 200 KB file, beyond what argv holds comfortably), and --raw
 // prints replies as redis-cli --raw does, byte for byte.
 func TestCLIStdinArgAndRaw(t *testing.T) {
+	t.Parallel()
 	tgt := testproc.StartGoblinServer(t)["uds/resp"]
 	raw := make([]byte, 150<<10)
 	rand.Read(raw)
@@ -241,6 +246,7 @@ func TestCLIStdinArgAndRaw(t *testing.T) {
 // redis-cli -3 does, quoted and --raw; and "hello 3" at the prompt no
 // longer drops the connection.
 func TestRESP3PrintsLikeRedisCLI(t *testing.T) {
+	t.Parallel()
 	bin := testkit.Need(t, "redis-server", "the RESP3 reference server")
 	redisCLI := testkit.Need(t, "redis-cli", "the reference output")
 	dir := t.TempDir()
@@ -280,6 +286,7 @@ func TestRESP3PrintsLikeRedisCLI(t *testing.T) {
 // TestCLISBEAgainstRESPServer: --proto sbe against a server that speaks
 // only RESP (redis-server) says so, rather than a bare i/o timeout.
 func TestCLISBEAgainstRESPServer(t *testing.T) {
+	t.Parallel()
 	sock := startRedis(t)
 	r := runCLI(t, "", "--target", sock, "--proto", "sbe", "--timeout", "1s", "ping")
 	if r.code != exitConnect || !strings.Contains(r.stderr, "no SBE reply: is this a goblin server speaking SBE?") {
@@ -312,6 +319,7 @@ func TestCLIAeronDir(t *testing.T) {
 // dbsize and keys count every node, mget across slots answers in key
 // order, one-node commands are refused, and a Unix-socket seed works.
 func TestCLIClusterKeyless(t *testing.T) {
+	t.Parallel()
 	tc := testproc.StartGoblinCluster(t)
 	seed := "tcp://" + tc.Addrs[0]
 	cli := func(args ...string) cliResult {

@@ -61,6 +61,7 @@ func promptSession(t *testing.T, tgt string, end error, lines ...string) (string
 // help are answered locally, INFO prints as lines, and Ctrl-D and Ctrl-C
 // leave the terminal on a new line.
 func TestPrompt(t *testing.T) {
+	t.Parallel()
 	tgt := testproc.StartGoblinServer(t)["uds/resp"]
 	out, errs, code := promptSession(t, tgt, io.EOF,
 		"flushall", "set a 1", "clear", "info keyspace", "help get", "  ", "get a")
@@ -98,6 +99,7 @@ func TestPrompt(t *testing.T) {
 // TestInfoPrintsLikeRedisCLI compares a one-shot INFO with what redis-cli
 // prints for the same reply, byte for byte.
 func TestInfoPrintsLikeRedisCLI(t *testing.T) {
+	t.Parallel()
 	sock := startRedis(t)
 	redisCLI := testkit.Need(t, "redis-cli", "the reference output")
 	runCLI(t, "", "--target", sock, "set", "a", "1").expect(t, 0, "OK\n")

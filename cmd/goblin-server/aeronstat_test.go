@@ -85,6 +85,7 @@ func goblinStat(t *testing.T, dir string) string {
 // the server stopped, and once the driver timed out a server killed with
 // SIGKILL.
 func TestAeronStatShowsServerCounters(t *testing.T) {
+	t.Parallel()
 	java, err := javadriver.FindJava()
 	testkit.Require(t, "java, to run Aeron's AeronStat", err)
 	jar, err := javadriver.FindJar("")

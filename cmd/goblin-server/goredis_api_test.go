@@ -302,6 +302,7 @@ func runAPICases(t *testing.T, network, addr string, protocol int, cases []apiCa
 // value or error against goblin-server as against redis-server 7.0, over
 // RESP2 and RESP3.
 func TestGoRedisAPI(t *testing.T) {
+	t.Parallel()
 	theirs := startRedisServer(t)
 	s := startServer(t)
 	cases := goRedisCases()
@@ -322,6 +323,7 @@ func TestGoRedisAPI(t *testing.T) {
 // the process (TIME, LASTSAVE, CLIENT ID/INFO/LIST, COMMAND, INFO, MEMORY
 // USAGE, DUMP/RESTORE) parse and hold what they must against goblin-server.
 func TestGoRedisAPIServerCommands(t *testing.T) {
+	t.Parallel()
 	theirs := startRedisServer(t)
 	s := startServer(t)
 	ctx := context.Background()
@@ -474,6 +476,7 @@ func setAndDump(t *testing.T, c *redis.Client, key, val string) string {
 // TestGoRedisSelectDB: a go-redis client configured with DB 3 (SELECT 3
 // on every connection) sees database 3 only.
 func TestGoRedisSelectDB(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	ctx := context.Background()
 	c0 := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, PoolSize: 2})
@@ -498,6 +501,7 @@ func TestGoRedisSelectDB(t *testing.T) {
 // goblin-server: --scan (with --pattern), --bigkeys and --memkeys, in
 // database 0 and with -n 3.
 func TestRedisCLIKeyspaceTools(t *testing.T) {
+	t.Parallel()
 	cli := testkit.Need(t, "redis-cli", "redis-cli's --scan, --bigkeys and --memkeys against goblin-server")
 	s := startServer(t)
 	ctx := context.Background()
@@ -574,6 +578,7 @@ func TestRedisCLIKeyspaceTools(t *testing.T) {
 // from, and CONFIG GET databases says so; out of range it is refused at
 // start.
 func TestDatabasesFlag(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "--databases", "4")
 	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, PoolSize: 1})

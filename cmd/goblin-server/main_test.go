@@ -88,6 +88,7 @@ func runTool(t *testing.T, stdin []byte, name string, args ...string) []byte {
 }
 
 func TestRedisBenchmark(t *testing.T) {
+	// Serial: a load generator that wants the machine to itself.
 	s := startServer(t)
 	for _, ep := range s.endpoints() {
 		for _, pipeline := range []string{"1", "16"} {
@@ -130,6 +131,7 @@ func TestRedisBenchmark(t *testing.T) {
 }
 
 func TestRedisCLIBinarySafeAndLargeValues(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	binary := []byte("a\r\nb\x00c\r\n\x00\xff$3\r\n*1\r\n")
 	large := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
@@ -157,6 +159,7 @@ func TestRedisCLIBinarySafeAndLargeValues(t *testing.T) {
 }
 
 func TestGoRedis(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	ctx := context.Background()
 	for _, ep := range []struct{ name, network, addr string }{{"unix", "unix", s.sock}, {"tcp", "tcp", s.tcp}} {
@@ -227,6 +230,7 @@ func TestGoRedis(t *testing.T) {
 }
 
 func TestRequirePass(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "--requirepass", "s3cret")
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, Protocol: 2})
@@ -250,6 +254,7 @@ func TestRequirePass(t *testing.T) {
 // and ends each round with the descriptors it started with and no growing
 // resident memory.
 func TestBadClientsNoLeaks(t *testing.T) {
+	// Serial: counts the server's descriptors and memory over a run of bad clients.
 	raiseNoFile(t, 4096)
 	s := startServer(t, "--client-output-limit", "4mb", "--client-stall-timeout", "1s")
 	good := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, Protocol: 2, PoolSize: 1})
@@ -427,6 +432,7 @@ func raiseNoFile(t *testing.T, n uint64) {
 }
 
 func TestMetricsScrapedOverHTTP(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, Protocol: 2, PoolSize: 1})
@@ -535,6 +541,7 @@ func scrapeOK(s *srv, series string) float64 {
 }
 
 func TestGracefulShutdownAndStaleSocket(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	// A second server on the same socket refuses to start.
 	bin := testproc.Build(t, "./cmd/goblin-server")
@@ -624,6 +631,7 @@ func TestFlagsAndConfigFile(t *testing.T) {
 // two idle seconds the server must use well under a core (spin would use
 // all of it). Not a timing assertion: scheduling noise only lowers it.
 func TestIdleServerDoesNotBurnACore(t *testing.T) {
+	// Serial: measures the server's CPU time.
 	s := startServer(t)
 	cpu := func() int64 {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.p.PID))
@@ -649,6 +657,7 @@ func TestIdleServerDoesNotBurnACore(t *testing.T) {
 // pipelines framed SET, GET and PING requests, checking each reply's
 // correlation id, status and value.
 func TestSBEListeners(t *testing.T) {
+	t.Parallel()
 	bin := testproc.Build(t, "./cmd/goblin-server")
 	sock := filepath.Join(t.TempDir(), "sbe.sock")
 	p := testproc.Start(t, bin, "--listen", "uds://"+sock+"?proto=sbe,tcp://127.0.0.1:0?proto=sbe", "--metrics", "off")
@@ -706,6 +715,7 @@ func TestSBEListeners(t *testing.T) {
 // TestCPUPinning starts the server with --cpu 0 and finds the loop's
 // thread among the process's threads: the only one allowed on CPU 0 alone.
 func TestCPUPinning(t *testing.T) {
+	// Serial: needs the CPUs to itself to tell a pinned thread apart.
 	if runtime.NumCPU() < 2 {
 		t.Skip("needs two CPUs to tell a pinned thread from the others")
 	}
@@ -798,6 +808,7 @@ func readReplies(c net.Conn, n int) int {
 // process and to its group, so it arrives twice; the server used to exit 1
 // on the second without writing the replies it owed.
 func TestSecondSIGTERMDoesNotCutShutdownShort(t *testing.T) {
+	// Serial: times a graceful shutdown.
 	s, c, n := slowShutdown(t)
 	s.p.Signal(syscall.SIGTERM)
 	time.Sleep(2 * groupEcho) // a second request, not the process group's copy
@@ -817,6 +828,7 @@ func TestSecondSIGTERMDoesNotCutShutdownShort(t *testing.T) {
 // once, with exit code 1; a SIGINT right after the first (a copy sent to
 // the process group) does not.
 func TestSecondSIGINTForcesExit(t *testing.T) {
+	// Serial: times a forced exit.
 	s, _, _ := slowShutdown(t)
 	s.p.Signal(syscall.SIGINT)
 	s.p.Signal(syscall.SIGINT) // the group's copy: ignored
@@ -841,6 +853,7 @@ func TestSecondSIGINTForcesExit(t *testing.T) {
 // now recognises each connection's protocol from its first bytes and
 // serves it, so both work, at once.
 func TestProtocolMismatchJustWorks(t *testing.T) {
+	// Serial: measures how long the mismatch takes to answer.
 	bin := testproc.Build(t, "./cmd/goblin-server")
 	sock := filepath.Join(t.TempDir(), "sbe.sock")
 	p := testproc.Start(t, bin, "--metrics", "off", "--listen", "tcp://127.0.0.1:0?proto=resp,uds://"+sock+"?proto=sbe")
@@ -872,6 +885,7 @@ func TestProtocolMismatchJustWorks(t *testing.T) {
 // round-trips; 512mb (Redis's ceiling) is accepted and more is a usage
 // error.
 func TestProtoMaxBulkLen(t *testing.T) {
+	t.Parallel()
 	value := bytes.Repeat([]byte("v"), 20<<20)
 	set := func(s *srv) (string, net.Conn) {
 		c, err := net.Dial("unix", s.sock)
@@ -926,6 +940,7 @@ func TestProtoMaxBulkLen(t *testing.T) {
 // TestHealthEndpoints: the metrics listener answers /healthz and /readyz
 // (200 "ok" on a running server).
 func TestHealthEndpoints(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	base := strings.TrimSuffix(s.metrics, "/metrics")
 	for _, path := range []string{"/healthz", "/readyz"} {

@@ -20,6 +20,7 @@ import (
 // listener exports every family, with the values it must have: one
 // vocabulary whatever the transport.
 func TestMetricsEveryTransport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ring := "ring://" + filepath.Join(dir, "ring") + "?proto=sbe"
 	ipc := "aeron:ipc?proto=sbe|dir=" + filepath.Join(dir, "aeron")

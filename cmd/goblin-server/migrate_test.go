@@ -36,6 +36,7 @@ func startRedisTCP(t *testing.T) string {
 // redis-server 7.0 and back (both directions carry Redis's DUMP payload),
 // values and times to live intact, and deletes them at the source.
 func TestMigrateWithRedis(t *testing.T) {
+	t.Parallel()
 	theirs := startRedisTCP(t)
 	s := startServer(t)
 	ctx := context.Background()

@@ -13,6 +13,7 @@ import (
 // set, and a server started again from the file has the new values.
 // Without --config it answers Redis's "running without a config file".
 func TestConfigRewrite(t *testing.T) {
+	t.Parallel()
 	needTool(t, "redis-cli")
 	conf := filepath.Join(t.TempDir(), "goblin.conf")
 	orig := "# goblin test configuration\n\n# memory\nmaxmemory=64mb\n  maxmemory-policy noeviction\n\n# clients\ntimeout 5m\nidle backoff\n"

@@ -246,6 +246,7 @@ func runWorker(ctx context.Context, cc *redis.ClusterClient, w, ops int) error {
 // by go-redis's ClusterClient, redis-cli -c, redis-cli --cluster check and
 // redis-benchmark --cluster.
 func TestClusterE2E(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, tcpOnly)
 	cc := c.client(t)
 
@@ -393,6 +394,7 @@ func (g goRedisKV) getMany(ctx context.Context, keys []string) ([]string, error)
 // node, the one owning its slot, with the last value written, and the
 // client saw no error (redirects are followed inside go-redis).
 func TestClusterReshard(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, tcpOnly)
 	reshard(t, c, goRedisKV{c.client(t)})
 }
@@ -523,6 +525,7 @@ func tail(s string, n int) string {
 // stale one (lower epoch) is refused on SIGHUP (logged) and by CLUSTER
 // RELOAD (answered), and SAVECONFIG writes the map a SETSLOT changed.
 func TestClusterReload(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, tcpOnly)
 	rc := redis.NewClient(&redis.Options{Addr: c.addr(0)})
 	defer rc.Close()

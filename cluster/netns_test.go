@@ -38,6 +38,7 @@ const (
 // Afterwards the client checks every key is on exactly one node, its new
 // owner, with the last value it wrote. Needs root and ip(8).
 func TestGoblinClusterClientTwoHosts(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(netnsRoleEnv) == "client" {
 		twoHostsClient(t)
 		return

@@ -40,23 +40,19 @@ func startRedis(t testing.TB) *redisConn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.Dial("unix", sock)
-		if err == nil {
-			rc := &redisConn{c: c, r: bufio.NewReader(c)}
-			t.Cleanup(func() { c.Close() })
-			v := rc.do(t, "INFO", "server")
-			if !strings.Contains(v.s, "redis_version:7.0") {
-				t.Fatalf("want redis-server 7.0, INFO says %.200q", v.s)
-			}
-			return rc
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server never accepted on %s: %v", sock, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var c net.Conn
+	testkit.Eventually(t, 10*time.Second, "redis-server to accept on "+sock, func() (bool, string) {
+		var err error
+		c, err = net.Dial("unix", sock)
+		return err == nil, fmt.Sprint(err)
+	})
+	rc := &redisConn{c: c, r: bufio.NewReader(c)}
+	t.Cleanup(func() { c.Close() })
+	v := rc.do(t, "INFO", "server")
+	if !strings.Contains(v.s, "redis_version:7.0") {
+		t.Fatalf("want redis-server 7.0, INFO says %.200q", v.s)
 	}
+	return rc
 }
 
 func (rc *redisConn) do(t testing.TB, args ...string) value {

@@ -64,16 +64,12 @@ func startRedis(t *testing.T, dir, dbfile string, extra ...string) *redisPeer {
 		_ = p.cmd.Wait()
 	})
 	c := p.client(0)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	err = testkit.Poll(10*time.Second, "redis-server to answer PING on "+p.sock, func() (bool, string) {
 		err := c.Ping(context.Background()).Err()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server never answered PING on %s within 10s (last error %v); log:\n%s", p.sock, err, p.log())
-		}
-		time.Sleep(20 * time.Millisecond)
+		return err == nil, fmt.Sprint(err)
+	})
+	if err != nil {
+		t.Fatalf("%v; log:\n%s", err, p.log())
 	}
 	return p
 }

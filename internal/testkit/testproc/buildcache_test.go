@@ -92,3 +92,17 @@ func TestBuildCacheBuildsOncePerSource(t *testing.T) {
 		t.Fatalf("keys %q (%v) and with -race %q (%v); want two keys", plain, err1, race, err2)
 	}
 }
+
+// TestBuildPutsBinariesSideBySide: the binaries one test binary builds sit
+// in one directory, as tests that run one beside another (the docs' make
+// run BIN=) expect, although each lives in its own cache entry.
+func TestBuildPutsBinariesSideBySide(t *testing.T) {
+	hello := Build(t, "./internal/testkit/testproc/testdata/hello")
+	beside := Build(t, "./internal/testkit/testproc/testdata/beside")
+	if filepath.Dir(hello) != filepath.Dir(beside) {
+		t.Fatalf("Build put hello in %s and beside in %s, want one directory", filepath.Dir(hello), filepath.Dir(beside))
+	}
+	if out, err := exec.Command(filepath.Join(filepath.Dir(hello), "beside")).Output(); err != nil || strings.TrimSpace(string(out)) != "beside" {
+		t.Fatalf("running beside from hello's directory: %q, %v", out, err)
+	}
+}

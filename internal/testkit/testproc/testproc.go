@@ -44,15 +44,23 @@ var ErrTimeout = errors.New("testproc: timed out")
 
 var (
 	buildMu  sync.Mutex
+	buildDir string                // this test binary's links to the cached binaries
 	builds   = map[string]string{} // package → binary path
 	buildErr = map[string]error{}
 )
 
-// Main runs the tests. Call it from TestMain. (The binaries Build makes
-// stay in its cache for the test binaries of other packages; see
-// buildCached.)
+// Main runs the tests and removes the links to the binaries Build made.
+// Call it from TestMain; without it the links stay in a temporary
+// directory. (The binaries themselves stay in Build's cache for the test
+// binaries of other packages; see buildCached.)
 func Main(m *testing.M) {
-	os.Exit(m.Run())
+	code := m.Run()
+	buildMu.Lock()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	buildMu.Unlock()
+	os.Exit(code)
 }
 
 // ModuleRoot returns the directory holding goblin's go.mod, found by walking
@@ -86,8 +94,10 @@ func Root(tb testing.TB) string {
 }
 
 // Build compiles the main package pkg (a path relative to the module root,
-// such as "./cmd/goblin-server") and returns the path of the executable,
-// which every test binary of a `go test ./...` run shares: the first one to
+// such as "./cmd/goblin-server") and returns the path of the executable, a
+// link in a directory that holds every binary this test binary built (so
+// one runs beside another) to the one binary every test binary of a
+// `go test ./...` run shares: the first one to
 // need it builds it into a cache keyed by its sources (GOBLIN_TEST_BIN_CACHE
 // names the cache directory; see buildCached), the others reuse it. It
 // fails the test if the build fails.
@@ -123,7 +133,23 @@ func build(pkg string) (string, error) {
 	if os.Getenv("GOBLIN_TEST_RACE") == "1" {
 		args = append(args, "-race")
 	}
-	return buildCached(goTool, root, pkg, args)
+	cached, err := buildCached(goTool, root, pkg, args)
+	if err != nil {
+		return "", err
+	}
+	// Every binary of this test binary sits in one directory, as tests
+	// that run one beside another (make run's BIN) expect: a link to the
+	// cached one.
+	if buildDir == "" {
+		if buildDir, err = os.MkdirTemp("", "goblin-testproc-"); err != nil {
+			return "", err
+		}
+	}
+	out := filepath.Join(buildDir, filepath.Base(pkg))
+	if err := os.Symlink(cached, out); err != nil {
+		return "", fmt.Errorf("testproc: %w", err)
+	}
+	return out, nil
 }
 
 // Proc is a process started by Start.

@@ -4,7 +4,7 @@ GO        ?= go
 PKGS      ?= ./...
 BENCHTIME ?= 1x
 
-.PHONY: all build setup run test vet lint race twohost asm godriver stress generate generate-check tidy-check bench bench-udp fuzz clean
+.PHONY: all build setup run test checks vet lint race twohost asm godriver nonrace stress generate generate-check tidy-check bench bench-udp fuzz clean
 
 all: build
 
@@ -54,6 +54,14 @@ asm:
 godriver:
 	GOBLIN_AERON_TEST_DRIVER=go $(GO) test -count=1 -timeout 10m ./aeron/
 
+## nonrace: asm and godriver in one run, as `make test` runs them: the
+## aeron client's tests against the Go media driver and internal/shm's,
+## both without the race detector, so their amd64 assembly runs. (race
+## runs the aeron tests against the Java driver, so each driver and each of
+## the assembly and its portable twin is covered once.)
+nonrace:
+	GOBLIN_AERON_TEST_DRIVER=go $(GO) test -count=1 -timeout 10m ./aeron/ ./internal/shm/
+
 ## stress: the ring stress test at full size (8 client processes x 1,000,000
 ## checked requests, RESP and SBE), without the race detector, which runs the
 ## 100,000-request version in `race`
@@ -77,8 +85,19 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint:
 	$(GO) run $(STATICCHECK) $$($(GO) list $(PKGS) | grep -v /proto/sbe/goblinsbe)
 
-## test: what CI runs
-test: setup vet lint tidy-check generate-check race twohost asm godriver stress
+## checks: the static checks; read-only, so they may run beside the tests
+checks: vet lint tidy-check
+
+## test: what CI runs. The static checks run beside the race run (which
+## waits on processes, timeouts and sockets more than it computes), the
+## non-race runs after it, two at a time, and the ring stress test, which
+## wants the whole machine, alone at the end. generate-check rewrites
+## proto/sbe, so it runs before any test compiles it. The binaries the
+## tests start are built once for the whole run (testproc's build cache).
+test: setup generate-check
+	$(MAKE) -j2 --output-sync=target race checks
+	$(MAKE) -j2 --output-sync=target twohost nonrace
+	$(MAKE) stress
 
 ## bench: the package benchmarks, once each
 bench:

@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/proto/resp"
 )
 
@@ -32,13 +32,7 @@ type redisConn struct {
 // CI a missing redis-server fails the test.
 func startRedis(t testing.TB) *redisConn {
 	t.Helper()
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("redis-server not found (CI=true): %v", err)
-		}
-		t.Skipf("redis-server not found: %v", err)
-	}
+	path := testkit.Need(t, "redis-server", "the ACL oracle")
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "r.sock")
 	cmd := exec.Command(path, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no", "--dir", dir)
@@ -46,23 +40,19 @@ func startRedis(t testing.TB) *redisConn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.Dial("unix", sock)
-		if err == nil {
-			rc := &redisConn{c: c, r: bufio.NewReader(c)}
-			t.Cleanup(func() { c.Close() })
-			v := rc.do(t, "INFO", "server")
-			if !strings.Contains(v.s, "redis_version:7.0") {
-				t.Fatalf("want redis-server 7.0, INFO says %.200q", v.s)
-			}
-			return rc
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server never accepted on %s: %v", sock, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var c net.Conn
+	testkit.Eventually(t, 10*time.Second, "redis-server to accept on "+sock, func() (bool, string) {
+		var err error
+		c, err = net.Dial("unix", sock)
+		return err == nil, fmt.Sprint(err)
+	})
+	rc := &redisConn{c: c, r: bufio.NewReader(c)}
+	t.Cleanup(func() { c.Close() })
+	v := rc.do(t, "INFO", "server")
+	if !strings.Contains(v.s, "redis_version:7.0") {
+		t.Fatalf("want redis-server 7.0, INFO says %.200q", v.s)
 	}
+	return rc
 }
 
 func (rc *redisConn) do(t testing.TB, args ...string) value {

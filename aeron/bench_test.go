@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/latency"
 )
 
@@ -63,7 +64,7 @@ func BenchmarkIPCPingPong(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	eventually(b, "images", 20*time.Second, func() bool { return pingSub.ImageCount() == 1 && pongSub.ImageCount() == 1 })
+	testkit.Eventually(b, 20*time.Second, "images", func() (bool, string) { return pingSub.ImageCount() == 1 && pongSub.ImageCount() == 1, "" })
 	pongImg, pingImg := pongSub.Images()[0], pingSub.Images()[0]
 
 	var stop atomic.Bool
@@ -155,7 +156,7 @@ func benchThroughput(b *testing.B, size int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	eventually(b, "image", 20*time.Second, func() bool { return sub.ImageCount() == 1 })
+	testkit.Eventually(b, 20*time.Second, "image", func() (bool, string) { return sub.ImageCount() == 1, "" })
 	img := sub.Images()[0]
 	msg := make([]byte, size)
 	var received atomic.Int64

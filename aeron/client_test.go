@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
@@ -43,10 +44,10 @@ func TestDriverLossClosesEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "image", 10*time.Second, func() bool { return sub.ImageCount() == 1 })
+	testkit.Eventually(t, 10*time.Second, "image", func() (bool, string) { return sub.ImageCount() == 1, "" })
 	img := sub.Images()[0]
 	offerAll(t, pub.Offer, []byte("before"))
-	eventually(t, "message", 10*time.Second, func() bool { return sub.Poll(func([]byte, *Header) {}, 1) == 1 })
+	testkit.Eventually(t, 10*time.Second, "message", func() (bool, string) { return sub.Poll(func([]byte, *Header) {}, 1) == 1, "" })
 
 	killed := time.Now()
 	d.kill()
@@ -98,12 +99,12 @@ func TestHeartbeatCountersAndErrorLog(t *testing.T) {
 	// conductor keeps stamping it.
 	r := c.Counters()
 	var hbID int32 = -1
-	eventually(t, "heartbeat counter", 10*time.Second, func() bool {
+	testkit.Eventually(t, 10*time.Second, "heartbeat counter", func() (bool, string) {
 		hbID = r.FindByTypeAndRegistrationID(CounterTypeClientHeartbeat, c.ClientID())
-		return hbID >= 0
+		return hbID >= 0, ""
 	})
 	v1 := r.Value(hbID)
-	eventually(t, "heartbeat stamp", 10*time.Second, func() bool { return r.Value(hbID) > v1 })
+	testkit.Eventually(t, 10*time.Second, "heartbeat stamp", func() (bool, string) { return r.Value(hbID) > v1, "" })
 
 	var found, heartbeat, system bool
 	r.ForEach(func(ci CounterInfo) bool {
@@ -129,7 +130,7 @@ func TestHeartbeatCountersAndErrorLog(t *testing.T) {
 	if err := k.Close(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "counter freed", 10*time.Second, func() bool { return r.State(k.ID()) != CounterAllocated })
+	testkit.Eventually(t, 10*time.Second, "counter freed", func() (bool, string) { return r.State(k.ID()) != CounterAllocated, "" })
 
 	// A command the driver refuses comes back as a *DriverError and lands in
 	// the driver's error log.
@@ -139,14 +140,14 @@ func TestHeartbeatCountersAndErrorLog(t *testing.T) {
 		t.Fatalf("invalid response publication: %v", err)
 	}
 	t.Logf("driver refused with %v", de)
-	eventually(t, "error log entry", 10*time.Second, func() bool {
+	testkit.Eventually(t, 10*time.Second, "error log entry", func() (bool, string) {
 		n := 0
 		c.ReadErrors(0, func(e ErrorRecord) {
 			if e.ObservationCount > 0 && e.Text != "" {
 				n++
 			}
 		})
-		return n > 0
+		return n > 0, ""
 	})
 	var es strings.Builder
 	if n, err := WriteErrors(&es, c.CnC()); err != nil || n == 0 || !strings.Contains(es.String(), "response-correlation-id") {
@@ -205,7 +206,7 @@ func TestResponseChannelIPC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "request image", 10*time.Second, func() bool { return srvSub.ImageCount() == 1 })
+	testkit.Eventually(t, 10*time.Second, "request image", func() (bool, string) { return srvSub.ImageCount() == 1, "" })
 	img := srvSub.Images()[0]
 	if img.CorrelationID() != req.OriginalRegistrationID() {
 		t.Fatalf("IPC image correlation id %d, request publication %d", img.CorrelationID(), req.OriginalRegistrationID())
@@ -215,7 +216,7 @@ func TestResponseChannelIPC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "response image", 10*time.Second, func() bool { return respSub.ImageCount() == 1 })
+	testkit.Eventually(t, 10*time.Second, "response image", func() (bool, string) { return respSub.ImageCount() == 1, "" })
 	if respSub.Images()[0].SessionID() != respPub.SessionID() {
 		t.Fatal("response image is not the response publication's session")
 	}
@@ -241,7 +242,7 @@ func TestResponseChannelUDPTwoDrivers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "request image", 20*time.Second, func() bool { return srvSub.ImageCount() == 1 })
+	testkit.Eventually(t, 20*time.Second, "request image", func() (bool, string) { return srvSub.ImageCount() == 1, "" })
 	img := srvSub.Images()[0]
 	respPub, err := srv.AddExclusivePublication(
 		UDP().ControlMode(ControlModeResponse).Control(cp).ResponseCorrelationID(img.CorrelationID()).String(), 201)
@@ -249,7 +250,7 @@ func TestResponseChannelUDPTwoDrivers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	eventually(t, "response image", 20*time.Second, func() bool { return respSub.ImageCount() == 1 })
+	testkit.Eventually(t, 20*time.Second, "response image", func() (bool, string) { return respSub.ImageCount() == 1, "" })
 	t1 := time.Now()
 	echoExchange(t, 200, req, srvSub, respPub, respSub)
 	t.Logf("response image after %v, 200 echoes in %v", t1.Sub(t0), time.Since(t1))
@@ -279,20 +280,20 @@ func TestImageLifecycleAndEndOfStream(t *testing.T) {
 		t.Fatalf("ImageBySessionID(%d) = %p, handler's image %p; source %q", pub.SessionID(), got, img, img.SourceIdentity())
 	}
 	if !pub.IsConnected() {
-		eventually(t, "connected", 10*time.Second, pub.IsConnected)
+		testkit.Eventually(t, 10*time.Second, "connected", func() (bool, string) { return pub.IsConnected(), "" })
 	}
 	pos := offerAll(t, pub.Offer, bytes.Repeat([]byte("e"), 100))
 	if pub.PositionLimit() <= pos {
 		t.Fatalf("limit %d <= position %d", pub.PositionLimit(), pos)
 	}
-	eventually(t, "message", 10*time.Second, func() bool { return sub.Poll(func([]byte, *Header) {}, 1) == 1 })
+	testkit.Eventually(t, 10*time.Second, "message", func() (bool, string) { return sub.Poll(func([]byte, *Header) {}, 1) == 1, "" })
 	if img.IsEndOfStream() {
 		t.Fatal("end of stream while the publication is open")
 	}
 	if err := pub.Close(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "end of stream", 20*time.Second, func() bool { sub.Poll(func([]byte, *Header) {}, 1); return img.IsEndOfStream() })
+	testkit.Eventually(t, 20*time.Second, "end of stream", func() (bool, string) { sub.Poll(func([]byte, *Header) {}, 1); return img.IsEndOfStream(), "" })
 	select {
 	case g := <-gone:
 		if g != img || !g.IsClosed() || g.Position() != pos {
@@ -395,7 +396,7 @@ func TestDriverReplacedIsNoticed(t *testing.T) {
 	killed := time.Now()
 	d.kill()
 	d.restart(t)
-	eventually(t, "the client to notice", 30*time.Second, c.IsClosed)
+	testkit.Eventually(t, 30*time.Second, "the client to notice", func() (bool, string) { return c.IsClosed(), "" })
 	noticed := time.Since(killed)
 	if err := c.Err(); !errors.Is(err, ErrDriverReplaced) {
 		t.Fatalf("client closed with %v, want ErrDriverReplaced", err)

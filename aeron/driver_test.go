@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
@@ -57,10 +58,10 @@ func startDriver(t testing.TB, props ...string) *testDriver {
 	if goDriver() {
 		return startGoDriver(t, props)
 	}
-	java := testproc.LookPath(t, "java", "the real Aeron media driver")
+	java := testkit.Need(t, "java", "the real Aeron media driver")
 	jar := aeronJar()
 	if _, err := os.Stat(jar); err != nil {
-		testproc.Missing(t, "aeron-all jar not found at %s (run make setup or set AERON_JAR)", jar)
+		testkit.Missing(t, "aeron-all jar not found at %s (run make setup or set AERON_JAR)", jar)
 	}
 	base := "/dev/shm"
 	if st, err := os.Stat(base); err != nil || !st.IsDir() {
@@ -167,29 +168,17 @@ func connectTest(t testing.TB, d *testDriver, o Options) *Client {
 	return c
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t testing.TB, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // awaitReady waits until the driver's CnC file shows a fresh heartbeat, so
 // tests can connect with a short driver timeout.
 func (d *testDriver) awaitReady(t testing.TB) {
 	t.Helper()
-	eventually(t, "media driver start", 30*time.Second, func() bool {
+	testkit.Eventually(t, 30*time.Second, "media driver start", func() (bool, string) {
 		c, err := OpenCnC(d.dir)
 		if err != nil {
-			return false
+			return false, ""
 		}
 		defer c.Close()
 		hb := c.DriverHeartbeat()
-		return hb > 0 && time.Now().UnixMilli()-hb < 2000
+		return hb > 0 && time.Now().UnixMilli()-hb < 2000, ""
 	})
 }

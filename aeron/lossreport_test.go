@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/internal/shm"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
@@ -147,7 +148,7 @@ func TestLossReportFromJavaDriver(t *testing.T) {
 	}
 	msg := make([]byte, 1000)
 	lossy := map[string]bool{}
-	eventually(t, "loss on all four streams", 120*time.Second, func() bool {
+	testkit.Eventually(t, 120*time.Second, "loss on all four streams", func() (bool, string) {
 		for _, s := range streams {
 			if !lossy[s.channel] && s.pub.IsConnected() {
 				s.pub.Offer(msg)
@@ -158,7 +159,7 @@ func TestLossReportFromJavaDriver(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return len(lossy) == len(streams)
+		return len(lossy) == len(streams), ""
 	})
 	// Let in-flight retransmissions settle, so both readers see the same
 	// counts.
@@ -177,7 +178,7 @@ func TestLossReportFromJavaDriver(t *testing.T) {
 	if err != nil || n != len(streams) {
 		t.Fatalf("ReadLossReport: %d entries, %v; want %d", n, err, len(streams))
 	}
-	java := testproc.LookPath(t, "java", "Aeron's LossStat")
+	java := testkit.Need(t, "java", "Aeron's LossStat")
 	out, err := exec.Command(java, "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-cp", aeronJar(), "-Daeron.dir="+d.dir, "io.aeron.samples.LossStat").CombinedOutput()
 	if err != nil {
 		t.Fatalf("LossStat: %v\n%s", err, out)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
@@ -51,7 +52,7 @@ func pubSub(t *testing.T, c *Client, channel string, streamID int32, exclusive b
 		offer, maxPayload = p.Offer, p.MaxPayloadLength()
 		defer p.Close()
 	}
-	eventually(t, "image", 20*time.Second, func() bool { return sub.ImageCount() > 0 })
+	testkit.Eventually(t, 20*time.Second, "image", func() (bool, string) { return sub.ImageCount() > 0, "" })
 	msgFor := func(i int) []byte {
 		size := 1 + (i*37)%200
 		if i%25 == 0 {
@@ -128,7 +129,7 @@ func TestRealDriverSpyAndDestinations(t *testing.T) {
 		}
 	}
 	for _, s := range subs {
-		eventually(t, "image on "+s.Channel(), 20*time.Second, func() bool { return s.ImageCount() == 1 })
+		testkit.Eventually(t, 20*time.Second, "image on "+s.Channel(), func() (bool, string) { return s.ImageCount() == 1, "" })
 	}
 	offerAll(t, pub.Offer, []byte("to everyone"))
 	// A spy reads a unicast publication's log in the sending driver.
@@ -146,14 +147,14 @@ func TestRealDriverSpyAndDestinations(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []*Subscription{spy, rcv} {
-		eventually(t, "image on "+s.Channel(), 20*time.Second, func() bool { return s.ImageCount() == 1 })
+		testkit.Eventually(t, 20*time.Second, "image on "+s.Channel(), func() (bool, string) { return s.ImageCount() == 1, "" })
 	}
 	offerAll(t, upub.Offer, []byte("to everyone"))
 	for _, s := range append(subs, spy, rcv) {
 		var got string
-		eventually(t, "message on "+s.Channel(), 20*time.Second, func() bool {
+		testkit.Eventually(t, 20*time.Second, "message on "+s.Channel(), func() (bool, string) {
 			s.Poll(func(b []byte, _ *Header) { got = string(b) }, 1)
-			return got != ""
+			return got != "", ""
 		})
 		if got != "to everyone" {
 			t.Fatalf("%s got %q", s.Channel(), got)

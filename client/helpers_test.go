@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
@@ -18,7 +19,7 @@ func TestMain(m *testing.M) { testproc.Main(m) }
 // installed. The server is stopped in t.Cleanup.
 func startRedis(tb testing.TB) string {
 	tb.Helper()
-	bin := testproc.LookPath(tb, "redis-server", "the Redis peer")
+	bin := testkit.Need(tb, "redis-server", "the Redis peer")
 	dir := tb.TempDir()
 	sock := filepath.Join(dir, "redis.sock")
 	testproc.Start(tb, bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no",

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
@@ -260,7 +261,7 @@ func TestProtocol3(t *testing.T) {
 // (Redis's DEBUG PROTOCOL push) goes to Options.OnPush and the command
 // gets its own reply; an attribute rides on the reply it describes.
 func TestRESP3PushesAreNotReplies(t *testing.T) {
-	bin := testproc.LookPath(t, "redis-server", "the RESP3 reference server")
+	bin := testkit.Need(t, "redis-server", "the RESP3 reference server")
 	dir := t.TempDir()
 	sock := dir + "/redis.sock"
 	testproc.Start(t, bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no",

@@ -19,6 +19,7 @@ import (
 
 	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/store"
@@ -58,7 +59,7 @@ func needAeron(t *testing.T) {
 	if errJava == nil && errJar == nil {
 		return
 	}
-	testproc.Missing(t, "the Aeron rows need the Java media driver: java: %v; jar: %v (run make setup)", errJava, errJar)
+	testkit.Missing(t, "the Aeron rows need the Java media driver: java: %v; jar: %v (run make setup)", errJava, errJar)
 }
 
 // startAeron runs one goblin-server serving Aeron IPC and two-driver Aeron

@@ -71,6 +71,7 @@ func dialGoblinCluster(t *testing.T, c *testCluster, prefer transport.Scheme) *c
 // answers MGET across the three nodes in key order, and keeps a pipeline's
 // replies in order.
 func TestGoblinClusterClient(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, viaUDS)
 	gc := dialGoblinCluster(t, c, transport.UDS)
 	ctx := context.Background()
@@ -116,6 +117,7 @@ func TestGoblinClusterClient(t *testing.T) {
 // move: it follows MOVED (refreshing its map) and ASK (ASKING over the
 // node's RESP port) and loses nothing.
 func TestGoblinClusterClientReshard(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, viaUDS)
 	gc := dialGoblinCluster(t, c, transport.UDS)
 	reshard(t, c, goblinKV{gc})
@@ -132,6 +134,7 @@ func TestGoblinClusterClientReshard(t *testing.T) {
 // three. TestGoblinClusterClientTwoHosts runs the reshard over Aeron UDP
 // between two network namespaces.
 func TestGoblinClusterClientAeronUDP(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, viaUDP)
 	gc := dialGoblinCluster(t, c, transport.Aeron)
 	ctx := context.Background()

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goblin-kv/goblin/cluster"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
@@ -245,6 +246,7 @@ func runWorker(ctx context.Context, cc *redis.ClusterClient, w, ops int) error {
 // by go-redis's ClusterClient, redis-cli -c, redis-cli --cluster check and
 // redis-benchmark --cluster.
 func TestClusterE2E(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, tcpOnly)
 	cc := c.client(t)
 
@@ -265,7 +267,7 @@ func TestClusterE2E(t *testing.T) {
 		}
 	})
 
-	cli := testproc.LookPath(t, "redis-cli", "the cluster end-to-end test")
+	cli := testkit.Need(t, "redis-cli", "the cluster end-to-end test")
 	t.Run("redis-cli -c", func(t *testing.T) {
 		// foo hashes to 12182, node 3's: asked of node 1, redis-cli follows.
 		if out := run(t, cli, "-c", "-p", strconv.Itoa(c.ports[0]), "set", "foo", "bar"); out != "OK" {
@@ -301,7 +303,7 @@ func TestClusterE2E(t *testing.T) {
 		}
 	})
 	t.Run("redis-benchmark --cluster", func(t *testing.T) {
-		bench := testproc.LookPath(t, "redis-benchmark", "redis-benchmark --cluster")
+		bench := testkit.Need(t, "redis-benchmark", "redis-benchmark --cluster")
 		out := run(t, bench, "--cluster", "-h", "127.0.0.1", "-p", strconv.Itoa(c.ports[0]), "-t", "set,get", "-n", "20000", "-c", "8", "-q")
 		for _, want := range []string{"SET: ", "GET: ", "requests per second"} {
 			if !strings.Contains(out, want) {
@@ -392,13 +394,14 @@ func (g goRedisKV) getMany(ctx context.Context, keys []string) ([]string, error)
 // node, the one owning its slot, with the last value written, and the
 // client saw no error (redirects are followed inside go-redis).
 func TestClusterReshard(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, tcpOnly)
 	reshard(t, c, goRedisKV{c.client(t)})
 }
 
 // reshard is TestClusterReshard's scenario with any client.
 func reshard(t *testing.T, c *testCluster, client kv) {
-	cli := testproc.LookPath(t, "redis-cli", "redis-cli --cluster reshard")
+	cli := testkit.Need(t, "redis-cli", "redis-cli --cluster reshard")
 	ctx := context.Background()
 	t0 := time.Now()
 	const slots = 1000
@@ -522,6 +525,7 @@ func tail(s string, n int) string {
 // stale one (lower epoch) is refused on SIGHUP (logged) and by CLUSTER
 // RELOAD (answered), and SAVECONFIG writes the map a SETSLOT changed.
 func TestClusterReload(t *testing.T) {
+	t.Parallel()
 	c := startCluster(t, tcpOnly)
 	rc := redis.NewClient(&redis.Options{Addr: c.addr(0)})
 	defer rc.Close()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/client"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/netns"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/transport"
@@ -37,14 +38,15 @@ const (
 // Afterwards the client checks every key is on exactly one node, its new
 // owner, with the last value it wrote. Needs root and ip(8).
 func TestGoblinClusterClientTwoHosts(t *testing.T) {
+	t.Parallel()
 	if os.Getenv(netnsRoleEnv) == "client" {
 		twoHostsClient(t)
 		return
 	}
-	testproc.RequireRoot(t, "the cluster two-host test's network namespaces")
-	cli := testproc.LookPath(t, "redis-cli", "redis-cli --cluster reshard")
+	testkit.NeedRoot(t, "the cluster two-host test's network namespaces")
+	cli := testkit.Need(t, "redis-cli", "redis-cli --cluster reshard")
 	l, err := netns.New(netns.Options{Prefix: "gcl"})
-	testproc.Require(t, "the cluster two-host test's network namespaces", err)
+	testkit.Require(t, "the cluster two-host test's network namespaces", err)
 	t.Cleanup(func() { l.Close() })
 	host := l.Addr[0].String()
 	bin := testproc.Build(t, "./cmd/goblin-server")

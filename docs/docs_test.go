@@ -41,6 +41,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
@@ -362,9 +363,9 @@ var rules = []rule{
 // docs/*.md.
 func TestDocCommands(t *testing.T) {
 	root := testproc.Root(t)
-	testproc.LookPath(t, "redis-cli", "the docs' redis-cli commands")
-	testproc.LookPath(t, "redis-benchmark", "the README's redis-benchmark command")
-	testproc.LookPath(t, "curl", "docs/metrics.md's curl command")
+	testkit.Need(t, "redis-cli", "the docs' redis-cli commands")
+	testkit.Need(t, "redis-benchmark", "the README's redis-benchmark command")
+	testkit.Need(t, "curl", "docs/metrics.md's curl command")
 	r := newRunner(t, root)
 
 	ran, other := 0, 0
@@ -483,7 +484,7 @@ var aeronStatRe = regexp.MustCompile(`(?m)^\s*\d+:\s+[\d,]+ - (\[type 4005\] )?g
 func (r *runner) runAeronStat(c command) {
 	text := r.env.rewrite(c.text)
 	if strings.HasPrefix(text, "java ") {
-		testproc.LookPath(r.t, "java", "Aeron's AeronStat of "+c.where)
+		testkit.Need(r.t, "java", "Aeron's AeronStat of "+c.where)
 	} else {
 		text = strings.Replace(text, "go run ./aeron/cmd/aeron-stat", testproc.Build(r.t, "./aeron/cmd/aeron-stat"), 1)
 	}
@@ -516,7 +517,7 @@ func (r *runner) runBuilt(c command) {
 func (r *runner) startServer(c command) {
 	text := r.env.rewrite(c.text)
 	if strings.Contains(text, "aeron:udp") {
-		testproc.LookPath(r.t, "java", "the Java media driver of "+c.where)
+		testkit.Need(r.t, "java", "the Java media driver of "+c.where)
 	}
 	if !strings.Contains(text, "--listen") {
 		text += " --listen 'uds://,tcp://127.0.0.1:" + r.env.tcp + "'"
@@ -549,7 +550,7 @@ func (r *runner) start(c command, text string) *testproc.Proc {
 // startMakeRunServer starts the server `make run` starts (its command from
 // make -n), in the shared env, for the blocks that start none.
 func (r *runner) startMakeRunServer() {
-	makeBin := testproc.LookPath(r.t, "make", "the command make run runs")
+	makeBin := testkit.Need(r.t, "make", "the command make run runs")
 	out, err := exec.Command(makeBin, "--no-print-directory", "-s", "-n", "-C", r.root, "run", "BIN="+r.bin).Output()
 	if err != nil {
 		r.t.Fatalf("make -n run: %v", err)

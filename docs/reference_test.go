@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/server"
 )
@@ -98,9 +99,9 @@ func TestDocMetrics(t *testing.T) {
 		return regexp.MustCompile(`goblin_requests_total\{command="ping",protocol="\w+",transport="` + transport + `"\} 1\n`).
 			MatchString(page)
 	}
-	err = testproc.Poll(30*time.Second, func() bool {
+	err = testkit.Poll(30*time.Second, "a PING counted under every transport", func() (bool, string) {
 		page = scrape(t, "http://127.0.0.1:"+r.shared.metrics+"/metrics")
-		return pinged("uds") && pinged("tcp") && pinged("ring") && pinged("aeron-ipc")
+		return pinged("uds") && pinged("tcp") && pinged("ring") && pinged("aeron-ipc"), ""
 	})
 	for _, tr := range []string{"uds", "tcp", "ring", "aeron-ipc"} {
 		if !pinged(tr) {

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
@@ -56,7 +57,7 @@ func runCLI(t *testing.T, env []string, args ...string) (stdout, stderr string, 
 // test's own paths put back to the page's, is a line of the page, and that
 // the exit code is the one the page's table gives.
 func TestDocCLIMessages(t *testing.T) {
-	redisServer := testproc.LookPath(t, "redis-server", "the RESP-only server of docs/cli.md's SBE section")
+	redisServer := testkit.Need(t, "redis-server", "the RESP-only server of docs/cli.md's SBE section")
 	page := readDoc(t, "docs/cli.md")
 	dir := t.TempDir()
 	ring, aeronDir := filepath.Join(dir, "ring"), filepath.Join(dir, "aeron")
@@ -64,9 +65,9 @@ func TestDocCLIMessages(t *testing.T) {
 		"--listen", "aeron:ipc?proto=sbe|dir="+aeronDir)
 	redisSock := filepath.Join(dir, "redis.sock")
 	rp := testproc.Start(t, redisServer, "--port", "0", "--unixsocket", redisSock, "--save", "", "--appendonly", "no")
-	testproc.WaitFor(t, 30*time.Second, "redis-server to create "+redisSock, func() bool {
+	testkit.Eventually(t, 30*time.Second, "redis-server to create "+redisSock, func() (bool, string) {
 		_, err := os.Stat(redisSock)
-		return err == nil || rp.Exited()
+		return err == nil || rp.Exited(), ""
 	})
 	missingSock := filepath.Join(dir, "goblin-1000", "goblin.sock")
 	noDriver := filepath.Join(dir, "x")

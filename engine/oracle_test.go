@@ -19,7 +19,7 @@ import (
 	tresp "github.com/tidwall/resp"
 
 	"github.com/goblin-kv/goblin/command"
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/proto/resp"
@@ -61,7 +61,7 @@ func TestMain(m *testing.M) {
 func redisSocket(t testing.TB) string {
 	t.Helper()
 	peer.once.Do(func() { peer.err = startPeer() })
-	testproc.Require(t, "the redis-server oracle", peer.err)
+	testkit.Require(t, "the redis-server oracle", peer.err)
 	return peer.sock
 }
 

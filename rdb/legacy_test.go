@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // Encodings Redis 7.0 reads but no longer writes (RDB versions ≤ 9): built
@@ -144,7 +146,7 @@ func TestLegacyEncodings(t *testing.T) {
 // means by those encodings: redis-check-rdb passes it and redis-server
 // loads it to the same contents the Decoder reads.
 func TestRedisReadsLegacyFile(t *testing.T) {
-	bin := needTool(t, "redis-check-rdb")
+	bin := testkit.Need(t, "redis-check-rdb", "checking the legacy RDB files")
 	data, want := legacyFile()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "legacy.rdb")

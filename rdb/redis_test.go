@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // The live tests run the real redis-server and redis-check-rdb 7.0 (the
@@ -24,18 +26,6 @@ import (
 // read when Redis is not there.
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/ from the live tests")
-
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required in CI (install it with scripts/setup.sh): %v", name, err)
-		}
-		t.Skipf("%s not installed: %v", name, err)
-	}
-	return p
-}
 
 // redisPeer is a redis-server on a unix socket in its own temp dir.
 type redisPeer struct {
@@ -55,7 +45,7 @@ func (p *redisPeer) log() string {
 // dir/dbfile if it exists, with extra config directives.
 func startRedis(t *testing.T, dir, dbfile string, extra ...string) *redisPeer {
 	t.Helper()
-	bin := needTool(t, "redis-server")
+	bin := testkit.Need(t, "redis-server", "the live RDB tests")
 	p := &redisPeer{dir: dir, sock: filepath.Join(dir, "redis.sock"), logPath: filepath.Join(dir, "redis.log")}
 	args := append([]string{"--port", "0", "--unixsocket", p.sock, "--dir", dir, "--dbfilename", dbfile,
 		"--save", "", "--appendonly", "no", "--daemonize", "no", "--databases", "16"}, extra...)
@@ -74,16 +64,12 @@ func startRedis(t *testing.T, dir, dbfile string, extra ...string) *redisPeer {
 		_ = p.cmd.Wait()
 	})
 	c := p.client(0)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	err = testkit.Poll(10*time.Second, "redis-server to answer PING on "+p.sock, func() (bool, string) {
 		err := c.Ping(context.Background()).Err()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server never answered PING on %s within 10s (last error %v); log:\n%s", p.sock, err, p.log())
-		}
-		time.Sleep(20 * time.Millisecond)
+		return err == nil, fmt.Sprint(err)
+	})
+	if err != nil {
+		t.Fatalf("%v; log:\n%s", err, p.log())
 	}
 	return p
 }
@@ -245,7 +231,7 @@ func writeFile(t *testing.T, path string, data []byte) {
 // TestRedisCheckRDBAcceptsEncoder runs redis-check-rdb, which loads every
 // value with Redis's own deep integrity checks, on the Encoder's files.
 func TestRedisCheckRDBAcceptsEncoder(t *testing.T) {
-	bin := needTool(t, "redis-check-rdb")
+	bin := testkit.Need(t, "redis-check-rdb", "the live RDB tests")
 	dir := t.TempDir()
 	variants := map[string]EncoderOptions{
 		"default":       {},

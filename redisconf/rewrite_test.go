@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // oracleConf is the file both redis-server and Rewrite start from: comments,
@@ -179,7 +179,7 @@ func startRedis(t *testing.T, conf, sock string) net.Conn {
 			err = fmt.Errorf("want redis-server 7.0.x, have %q (%v)", v, verr)
 		}
 	}
-	testproc.Require(t, "redis-server 7.0 for the oracle", err)
+	testkit.Require(t, "redis-server 7.0 for the oracle", err)
 	cmd := exec.Command(bin, conf)
 	cmd.Dir = filepath.Dir(conf)
 	var logbuf bytes.Buffer
@@ -188,16 +188,17 @@ func startRedis(t *testing.T, conf, sock string) net.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		conn, err := net.Dial("unix", sock)
-		if err == nil {
-			t.Cleanup(func() { conn.Close() })
-			return conn
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server never listened on %s: %v\n%s", sock, err, logbuf.String())
-		}
+	var conn net.Conn
+	err = testkit.Poll(20*time.Second, "redis-server to listen on "+sock, func() (bool, string) {
+		var err error
+		conn, err = net.Dial("unix", sock)
+		return err == nil, fmt.Sprint(err)
+	})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, logbuf.String())
 	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
 }
 
 // normaliseRewrite drops ACL user lines (written by Redis's ACL code, not by

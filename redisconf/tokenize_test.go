@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // splitCases are sdssplitargs's behaviour, one rule per row.
@@ -124,7 +124,7 @@ func FuzzSplitArgs(f *testing.F) {
 // EVAL "return ARGV" 0 <line>, so redis-server echoes the arguments back, or
 // redis-cli answers "Invalid argument(s)" where sdssplitargs fails.
 func TestSplitArgsRedisCLI(t *testing.T) {
-	cli := testproc.LookPath(t, "redis-cli", "the sdssplitargs oracle")
+	cli := testkit.Need(t, "redis-cli", "the sdssplitargs oracle")
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "r.sock")
 	conf := writeFile(t, filepath.Join(dir, "redis.conf"), "port 0\nunixsocket "+sock+"\nsave \"\"\n")

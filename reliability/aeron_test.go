@@ -23,6 +23,7 @@ import (
 	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/internal/shm"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/accesstest"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/proto/resp"
@@ -37,7 +38,7 @@ func needJavaDriver(t *testing.T) {
 	if err == nil {
 		_, err = javadriver.FindJar("")
 	}
-	testproc.Require(t, "the Java media driver", err)
+	testkit.Require(t, "the Java media driver", err)
 }
 
 // The media drivers an aeron:ipc listener can run: goblin's Go driver
@@ -192,10 +193,10 @@ func TestAeronDriverKillClientResumes(t *testing.T) {
 	if !errors.Is(first, ae.ErrDriverReplaced) || !errors.Is(first, transport.ErrServerGone) {
 		t.Fatalf("first error after the kill: %v; want ErrServerGone because the driver was replaced", first)
 	}
-	testproc.WaitFor(t, 120*time.Second, "PING to be answered again", func() bool {
+	testkit.Eventually(t, 120*time.Second, "PING to be answered again", func() (bool, string) {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		return c.Ping(cctx) == nil
+		return c.Ping(cctx) == nil, ""
 	})
 	resumed := time.Since(killed)
 	restarted := s.p.WaitLog(t, `aeron media driver restarted.*pid=(\d+)`, time.Second)
@@ -219,12 +220,12 @@ func TestAeronServerKillLeavesNothing(t *testing.T) {
 		s := startAeronServer(t, dir, "java", "")
 		killed := time.Now()
 		s.p.Signal(syscall.SIGKILL)
-		testproc.WaitFor(t, 60*time.Second, "the crashed server's Aeron directory to go", func() bool {
+		testkit.Eventually(t, 60*time.Second, "the crashed server's Aeron directory to go", func() (bool, string) {
 			_, err := os.Stat(dir)
-			return errors.Is(err, os.ErrNotExist)
+			return errors.Is(err, os.ErrNotExist), ""
 		})
 		gone := time.Since(killed)
-		testproc.WaitFor(t, 30*time.Second, "the old driver to exit", func() bool { return processGone(s.driver) })
+		testkit.Eventually(t, 30*time.Second, "the old driver to exit", func() (bool, string) { return processGone(s.driver), "" })
 		t.Logf("server killed: driver %d and its directory gone after %v (a fresh start took %v to ready)",
 			s.driver, gone.Round(time.Millisecond), s.ready.Round(time.Millisecond))
 
@@ -278,14 +279,14 @@ func resume(t *testing.T, c *client.Client) {
 	ctx := context.Background()
 	start := time.Now()
 	var first error
-	testproc.WaitFor(t, 120*time.Second, "the client to be answered by the new server", func() bool {
+	testkit.Eventually(t, 120*time.Second, "the client to be answered by the new server", func() (bool, string) {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		err := c.Ping(cctx)
 		if err != nil && first == nil {
 			first = err
 		}
-		return err == nil
+		return err == nil, ""
 	})
 	if first == nil || !errors.Is(first, ae.ErrDriverReplaced) {
 		t.Fatalf("the client's first error after the restart: %v; want the driver replaced", first)
@@ -317,11 +318,11 @@ func dialRaw(t *testing.T, dir string) *rawClient {
 		t.Fatal(err)
 	}
 	r := &rawClient{ac: ac, pub: pub}
-	testproc.WaitFor(t, 60*time.Second, "the server to answer the raw client", func() bool {
+	testkit.Eventually(t, 60*time.Second, "the server to answer the raw client", func() (bool, string) {
 		if imgs := sub.Images(); pub.IsConnected() && len(imgs) > 0 {
 			r.img = imgs[0]
 		}
-		return r.img != nil
+		return r.img != nil, ""
 	})
 	r.read(t) // the server's hello
 	return r

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/goblin-kv/goblin/client"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/latency"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	_ "github.com/goblin-kv/goblin/transport/ring" // client.Dial of ring:// targets
@@ -265,7 +266,7 @@ func TestRingClientCannotCrashServer(t *testing.T) {
 	// serving the others (three pingers and the victim).
 	unix.Close(a.sock)
 	start := time.Now()
-	testproc.WaitFor(t, 30*time.Second, "the attacker reclaimed", func() bool { return ringMaps(t, srv) == 4 })
+	testkit.Eventually(t, 30*time.Second, "the attacker reclaimed", func() (bool, string) { return ringMaps(t, srv) == 4, "" })
 	t.Logf("attacker's rings released %v after it hung up", time.Since(start).Round(time.Millisecond))
 	c, err := client.Dial(ctx, tgt)
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/client"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
@@ -268,15 +269,15 @@ func TestSlowConsumersMemoryIsReturned(t *testing.T) {
 		}
 	}
 	// Each is disconnected after a second of not reading.
-	testproc.WaitFor(t, 60*time.Second, "the server to drop the 20 slow consumers", func() bool {
-		return strings.Count(g.p.Log(), "it does not read its replies") == clients
+	testkit.Eventually(t, 60*time.Second, "the server to drop the 20 slow consumers", func() (bool, string) {
+		return strings.Count(g.p.Log(), "it does not read its replies") == clients, ""
 	})
 	pinger := g.dial(t)
 	pings(t, pinger, 10*time.Millisecond) // the server still answers
 	// The memory goes back within a few seconds (a release is asked for
 	// at most once a second, and runs beside the loop).
 	var after int64
-	testproc.Poll(10*time.Second, func() bool { after = g.rss(t); return after < before+32<<20 })
+	_ = testkit.Poll(10*time.Second, "the RSS to go back", func() (bool, string) { after = g.rss(t); return after < before+32<<20, "" })
 	close(stop)
 	peak := <-peakC
 	t.Logf("RSS before %s, peak with %d slow consumers %s, after they were dropped %s", mib(before), clients, mib(peak), mib(after))
@@ -463,7 +464,7 @@ const otherUser = "goblin-test"
 // and is skipped elsewhere.
 func needOtherUsers(t *testing.T) (victim, attacker [2]int) {
 	t.Helper()
-	testproc.RequireRoot(t, "running processes as other Unix users (scripts/setup.sh creates "+otherUser+")")
+	testkit.NeedRoot(t, "running processes as other Unix users (scripts/setup.sh creates "+otherUser+")")
 	ids := func(name string) ([2]int, error) {
 		u, err := user.Lookup(name)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
@@ -28,7 +29,7 @@ type terminal struct {
 
 func startOnTerminal(t *testing.T, command string, env ...string) *terminal {
 	t.Helper()
-	scriptBin := testproc.LookPath(t, "script", "a pseudo-terminal (util-linux)")
+	scriptBin := testkit.Need(t, "script", "a pseudo-terminal (util-linux)")
 	dir := t.TempDir()
 	shims := filepath.Join(dir, "shims")
 	calls := filepath.Join(dir, "calls.log")
@@ -92,7 +93,7 @@ func checkNoEscapes(t *testing.T, what, out string) {
 // fetched), nothing on the terminal but the build and the server's log,
 // and Ctrl-C stops it.
 func TestMakeRun(t *testing.T) {
-	makeBin := testproc.LookPath(t, "make", "make run")
+	makeBin := testkit.Need(t, "make", "make run")
 	root := testproc.Root(t)
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "goblin.sock")
@@ -126,7 +127,7 @@ func TestMakeRun(t *testing.T) {
 // what it fetches and nothing else (Maven 3.8 writes colour codes to a
 // terminal even in batch mode).
 func TestSetupLeavesNoColourCodes(t *testing.T) {
-	testproc.LookPath(t, "mvn", "the Maven artifacts setup.sh fetches")
+	testkit.Need(t, "mvn", "the Maven artifacts setup.sh fetches")
 	root := testproc.Root(t)
 	term := startOnTerminal(t, filepath.Join(root, "scripts", "setup.sh"), "MAVEN_REPO="+t.TempDir())
 	code, err := term.p.Wait(10 * time.Minute)

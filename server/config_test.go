@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/proto/resp"
 )
@@ -20,9 +21,9 @@ import (
 func startRedis(t *testing.T) string {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
-	testproc.Require(t, "redis-server", err)
+	testkit.Require(t, "redis-server", err)
 	if v, err := exec.Command(bin, "--version").Output(); err != nil || !bytes.Contains(v, []byte(" v=7.0.")) {
-		testproc.Missing(t, "want redis-server 7.0.x, have %q (%v)", v, err)
+		testkit.Missing(t, "want redis-server 7.0.x, have %q (%v)", v, err)
 	}
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "redis.sock")

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/goblin-kv/goblin/idle"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/uds"
@@ -100,7 +101,7 @@ func TestLoopServesWithEveryIdleStrategy(t *testing.T) {
 				echoOnce(t, s.Addr(), fmt.Sprintf("%s-%d", idle, i))
 				echoOnce(t, s2.Addr(), fmt.Sprintf("%s-%d-2", idle, i))
 			}
-			waitUntil(t, "a publish", func() bool { return published.Load() > 0 })
+			testkit.Eventually(t, 30*time.Second, "a publish", func() (bool, string) { return published.Load() > 0, "" })
 			l.Stop()
 			<-l.Done()
 			if _, err := net.Dial("unix", s.Addr()); err == nil {
@@ -122,7 +123,7 @@ func TestBackoffParksAndWakesOnSockets(t *testing.T) {
 		Publish:      func(st *LoopStats) { parks.Store(st.Parks) },
 		PublishEvery: time.Nanosecond,
 	})
-	waitUntil(t, "the loop to park", func() bool { return parks.Load() > 2 })
+	testkit.Eventually(t, 30*time.Second, "the loop to park", func() (bool, string) { return parks.Load() > 2, "" })
 	for i := range 5 {
 		before := parks.Load()
 		start := time.Now()
@@ -182,7 +183,7 @@ func TestLoopPinsCPU(t *testing.T) {
 			return 0
 		},
 	})
-	waitUntil(t, "the loop to run", func() bool { return cpus.Load() >= 0 })
+	testkit.Eventually(t, 30*time.Second, "the loop to run", func() (bool, string) { return cpus.Load() >= 0, "" })
 	if cpus.Load() != 1 {
 		t.Fatalf("loop thread may run on %d CPUs, want 1", cpus.Load())
 	}
@@ -220,17 +221,6 @@ goblin_loop_iterations_total 42
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -364,7 +354,7 @@ func runParkingLoop(t *testing.T, wake func(), ts ...transport.Server) (parks, s
 func wakeEachPark(t *testing.T, parks *atomic.Int64, give func(), served *atomic.Int64, why string) {
 	t.Helper()
 	for i := int64(1); i <= 3; i++ {
-		waitUntil(t, "the loop to park", func() bool { return parks.Load() >= i })
+		testkit.Eventually(t, 30*time.Second, "the loop to park", func() (bool, string) { return parks.Load() >= i, "" })
 		give()
 		deadline := time.Now().Add(10 * time.Second) // the park is 30 s
 		for served.Load() < i {
@@ -396,12 +386,12 @@ func TestLoopSleeperCallsParkOff(t *testing.T) {
 	a, b := newFakeSleeper(t), newFakeSleeper(t)
 	b.refuse.Store(true)
 	parks, skipped, stop := runParkingLoop(t, a.ring, a, b)
-	waitUntil(t, "parks called off", func() bool { return skipped.Load() >= 3 })
+	testkit.Eventually(t, 30*time.Second, "parks called off", func() (bool, string) { return skipped.Load() >= 3, "" })
 	if n := parks.Load(); n != 0 {
 		t.Fatalf("%d parks while a Sleeper refused them", n)
 	}
 	b.refuse.Store(false)
-	waitUntil(t, "the loop to park", func() bool { return parks.Load() >= 1 })
+	testkit.Eventually(t, 30*time.Second, "the loop to park", func() (bool, string) { return parks.Load() >= 1, "" })
 	stop()
 	for i, f := range []*fakeSleeper{a, b} {
 		if p, u := f.prepares.Load(), f.unparks.Load(); p != u || p < 4 {
@@ -434,7 +424,7 @@ func (f *fakeDeadliner) Deadline() int64 { return f.last.Load() + int64(5*time.M
 func TestLoopParksNoLongerThanADeadline(t *testing.T) {
 	f := &fakeDeadliner{}
 	parks, _, stop := runParkingLoop(t, func() {}, f)
-	waitUntil(t, "the loop to park", func() bool { return parks.Load() >= 1 })
+	testkit.Eventually(t, 30*time.Second, "the loop to park", func() (bool, string) { return parks.Load() >= 1, "" })
 	before := f.polls.Load()
 	deadline := time.Now().Add(20 * time.Second) // one 30 s park would miss it
 	for f.polls.Load() < before+20 {

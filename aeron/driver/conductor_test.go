@@ -11,6 +11,7 @@ import (
 	"github.com/goblin-kv/goblin/aeron/internal/command"
 	"github.com/goblin-kv/goblin/aeron/internal/counters"
 	"github.com/goblin-kv/goblin/aeron/internal/errorlog"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 const ipc64k = "aeron:ipc?term-length=64k"
@@ -279,9 +280,9 @@ func TestClientTimeout(t *testing.T) {
 	}
 	m.advance(100 * time.Millisecond)
 	// The releaser deletes it, off the duty cycle.
-	eventually(t, "the dead publication's log deleted", func() bool {
+	testkit.Eventually(t, 60*time.Second, "the dead publication's log deleted", func() (bool, string) {
 		_, err := os.Stat(logFile)
-		return os.IsNotExist(err)
+		return os.IsNotExist(err), ""
 	})
 	// CLIENT_CLOSE: no ON_CLIENT_TIMEOUT, but the heartbeat counter goes.
 	alive.send(command.ClientClose, command.AppendCorrelated(nil, alive.id, -1))

@@ -37,15 +37,3 @@ func connectClient(t testing.TB, d *Driver) *aeron.Client {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
-
-// eventually polls cond until it holds or a generous deadline passes.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}

@@ -14,6 +14,7 @@ import (
 	"github.com/goblin-kv/goblin/aeron/internal/command"
 	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
 	"github.com/goblin-kv/goblin/internal/shm"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // shortTimeouts makes a test driver's timers fire in tens of
@@ -46,7 +47,7 @@ func TestPublicationLimitFollowsSlowestTetheredSubscriber(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "limit", func() bool { return pub.PositionLimit() == 32<<10 })
+	testkit.Eventually(t, 60*time.Second, "limit", func() (bool, string) { return pub.PositionLimit() == 32<<10, "" })
 	msg := make([]byte, 96) // 128-byte frames
 	sent := 0
 	for pub.Offer(msg) > 0 {
@@ -56,9 +57,9 @@ func TestPublicationLimitFollowsSlowestTetheredSubscriber(t *testing.T) {
 		t.Fatalf("sent %d before back pressure", sent)
 	}
 	got := 0
-	eventually(t, "drain and more room", func() bool {
+	testkit.Eventually(t, 60*time.Second, "drain and more room", func() (bool, string) {
 		got += sub.Poll(func([]byte, *aeron.Header) {}, 100)
-		return got == sent && pub.PositionLimit() > 32<<10
+		return got == sent && pub.PositionLimit() > 32<<10, ""
 	})
 }
 
@@ -82,19 +83,19 @@ func TestUntetheredSubscriberFallsBehindAndRejoins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "images", func() bool { return lazy.ImageCount() == 1 && busy.ImageCount() == 1 })
+	testkit.Eventually(t, 60*time.Second, "images", func() (bool, string) { return lazy.ImageCount() == 1 && busy.ImageCount() == 1, "" })
 	msg := make([]byte, 96)
 	got := 0
 	// The busy subscriber keeps consuming; the publication moves far past
 	// the lazy one's window only because the lazy one is untethered.
-	eventually(t, "the lazy subscriber dropped and rejoined", func() bool {
+	testkit.Eventually(t, 60*time.Second, "the lazy subscriber dropped and rejoined", func() (bool, string) {
 		for range 64 {
 			if pub.Offer(msg) < 0 {
 				break
 			}
 		}
 		got += busy.Poll(func([]byte, *aeron.Header) {}, 100)
-		return unavailable.Load() >= 1 && available.Load() >= 2
+		return unavailable.Load() >= 1 && available.Load() >= 2, ""
 	})
 	if got*128 < 32<<10 {
 		t.Fatalf("the busy subscriber got only %d messages", got)
@@ -127,14 +128,14 @@ func TestDeadPublisherUnblocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "image", func() bool { return sub.ImageCount() == 1 })
+	testkit.Eventually(t, 60*time.Second, "image", func() (bool, string) { return sub.ImageCount() == 1, "" })
 	var claim aeron.BufferClaim
-	eventually(t, "claim", func() bool { return dying.TryClaim(100, &claim) > 0 })
-	eventually(t, "offer after the claim", func() bool { return other.Offer([]byte("after the dead claim")) > 0 })
+	testkit.Eventually(t, 60*time.Second, "claim", func() (bool, string) { return dying.TryClaim(100, &claim) > 0, "" })
+	testkit.Eventually(t, 60*time.Second, "offer after the claim", func() (bool, string) { return other.Offer([]byte("after the dead claim")) > 0, "" })
 	var got []string
-	eventually(t, "the message behind the claim", func() bool {
+	testkit.Eventually(t, 60*time.Second, "the message behind the claim", func() (bool, string) {
 		sub.Poll(func(b []byte, _ *aeron.Header) { got = append(got, string(b)) }, 10)
-		return len(got) == 1
+		return len(got) == 1, ""
 	})
 	if got[0] != "after the dead claim" {
 		t.Fatalf("got %q", got)
@@ -158,22 +159,22 @@ func TestEndOfStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "image", func() bool { return sub.ImageCount() == 1 })
+	testkit.Eventually(t, 60*time.Second, "image", func() (bool, string) { return sub.ImageCount() == 1, "" })
 	img := sub.Images()[0]
 	for _, m := range []string{"one", "two", "three"} {
-		eventually(t, "offer", func() bool { return pub.Offer([]byte(m)) > 0 })
+		testkit.Eventually(t, 60*time.Second, "offer", func() (bool, string) { return pub.Offer([]byte(m)) > 0, "" })
 	}
 	end := pub.Position()
 	pub.Close()
 	n := 0
-	eventually(t, "end of stream", func() bool {
+	testkit.Eventually(t, 60*time.Second, "end of stream", func() (bool, string) {
 		n += img.Poll(func([]byte, *aeron.Header) {}, 10)
-		return img.IsEndOfStream()
+		return img.IsEndOfStream(), ""
 	})
 	if n != 3 || img.Position() != end {
 		t.Fatalf("end of stream after %d messages at %d, want 3 at %d", n, img.Position(), end)
 	}
-	eventually(t, "image unavailable", func() bool { return gone.Load() == 1 && sub.ImageCount() == 0 })
+	testkit.Eventually(t, 60*time.Second, "image unavailable", func() (bool, string) { return gone.Load() == 1 && sub.ImageCount() == 0, "" })
 }
 
 // TestRevokeEndsStreamAtOnce: REMOVE_PUBLICATION with the revoke flag ends
@@ -421,9 +422,9 @@ func TestFreeingALogDoesNotStallTheDutyCycle(t *testing.T) {
 		t.Fatalf("the log went before its release finished: %v", err)
 	}
 	close(unblock)
-	eventually(t, "the closed publication's log deleted", func() bool {
+	testkit.Eventually(t, 60*time.Second, "the closed publication's log deleted", func() (bool, string) {
 		_, err := os.Stat(logFile)
-		return os.IsNotExist(err)
+		return os.IsNotExist(err), ""
 	})
 }
 

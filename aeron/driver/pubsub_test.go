@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/goblin-kv/goblin/aeron"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 func TestGoClientPublishSubscribeIPC(t *testing.T) {
@@ -19,11 +21,11 @@ func TestGoClientPublishSubscribeIPC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "image", func() bool { return sub.ImageCount() == 1 })
+	testkit.Eventually(t, 60*time.Second, "image", func() (bool, string) { return sub.ImageCount() == 1, "" })
 	const n = 5000
 	var got [][]byte
 	sent := 0
-	eventually(t, "all messages", func() bool {
+	testkit.Eventually(t, 60*time.Second, "all messages", func() (bool, string) {
 		for sent < n {
 			msg := []byte(fmt.Sprintf("message %d", sent))
 			if pub.Offer(msg) < 0 {
@@ -32,7 +34,7 @@ func TestGoClientPublishSubscribeIPC(t *testing.T) {
 			sent++
 		}
 		sub.Poll(func(b []byte, _ *aeron.Header) { got = append(got, append([]byte(nil), b...)) }, 100)
-		return len(got) == n
+		return len(got) == n, ""
 	})
 	for i, m := range got {
 		if !bytes.Equal(m, []byte(fmt.Sprintf("message %d", i))) {

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // fakeLogs makes n closed-resource logs that are files only (nothing
@@ -45,9 +48,9 @@ func TestAFailedLogFreeIsCountedAndRetried(t *testing.T) {
 	}
 	fails := m.counters.Value(sysFreeFails)
 	m.endOfLife = append(m.endOfLife, l)
-	eventually(t, "the failed log freed on a retry", func() bool {
+	testkit.Eventually(t, 60*time.Second, "the failed log freed on a retry", func() (bool, string) {
 		m.freeEndOfLife(m.opts.ResourceFreeLimit)
-		return gone(l.path)
+		return gone(l.path), ""
 	})
 	if got := m.counters.Value(sysFreeFails) - fails; got != 1 {
 		t.Fatalf("free fails counted %d times, want 1", got)
@@ -72,14 +75,14 @@ func TestAFullReleaseQueueWaits(t *testing.T) {
 		t.Fatalf("handed %d of %d logs to a stuck releaser, %d kept", handed, len(logs), len(m.endOfLife))
 	}
 	close(unblock)
-	eventually(t, "every log freed", func() bool {
+	testkit.Eventually(t, 60*time.Second, "every log freed", func() (bool, string) {
 		m.freeEndOfLife(len(logs))
 		for _, l := range logs {
 			if !gone(l.path) {
-				return false
+				return false, ""
 			}
 		}
-		return len(m.endOfLife) == 0
+		return len(m.endOfLife) == 0, ""
 	})
 }
 

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/internal/counters"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // freePort finds a UDP port on the loopback address nothing uses now.
@@ -45,7 +47,7 @@ func TestGoClientUDPBetweenTwoDrivers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "connected", func() bool { return pub.IsConnected() && sub.ImageCount() == 1 })
+	testkit.Eventually(t, 60*time.Second, "connected", func() (bool, string) { return pub.IsConnected() && sub.ImageCount() == 1, "" })
 	const n = 3000
 	msg := func(i int) []byte {
 		size := 1 + (i*97)%5000
@@ -58,7 +60,7 @@ func TestGoClientUDPBetweenTwoDrivers(t *testing.T) {
 	var got [][]byte
 	asm := aeron.NewFragmentAssembler(func(b []byte, _ *aeron.Header) { got = append(got, append([]byte(nil), b...)) }, 0)
 	sent := 0
-	eventually(t, "all messages", func() bool {
+	testkit.Eventually(t, 60*time.Second, "all messages", func() (bool, string) {
 		for sent < n {
 			if pub.Offer(msg(sent)) < 0 {
 				break
@@ -66,7 +68,7 @@ func TestGoClientUDPBetweenTwoDrivers(t *testing.T) {
 			sent++
 		}
 		sub.Poll(asm.OnFragment, 100)
-		return len(got) == n
+		return len(got) == n, ""
 	})
 	if testing.Verbose() {
 		for _, d := range []*Driver{pubDriver, subDriver} {
@@ -96,7 +98,7 @@ func pumpMessages(t *testing.T, pub interface{ Offer([]byte) int64 }, subs []*ae
 			t.Logf("sent %d, got %v", sent, got)
 		}
 	}()
-	eventually(t, "every subscriber to get every message", func() bool {
+	testkit.Eventually(t, 60*time.Second, "every subscriber to get every message", func() (bool, string) {
 		for sent < n && pub.Offer([]byte(fmt.Sprintf("m%d", sent))) > 0 {
 			sent++
 		}
@@ -110,7 +112,7 @@ func pumpMessages(t *testing.T, pub interface{ Offer([]byte) int64 }, subs []*ae
 			}, 100)
 			done = done && got[i] == n
 		}
-		return done
+		return done, ""
 	})
 }
 
@@ -155,7 +157,7 @@ func TestMultiDestinationCast(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(dump)
-	eventually(t, "both receivers", func() bool { return subs[0].ImageCount() == 1 && subs[1].ImageCount() == 1 })
+	testkit.Eventually(t, 60*time.Second, "both receivers", func() (bool, string) { return subs[0].ImageCount() == 1 && subs[1].ImageCount() == 1, "" })
 	pumpMessages(t, pub, subs, 2000)
 
 	subs = subs[:0]
@@ -175,7 +177,7 @@ func TestMultiDestinationCast(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "both destinations", func() bool { return subs[0].ImageCount() == 1 && subs[1].ImageCount() == 1 })
+	testkit.Eventually(t, 60*time.Second, "both destinations", func() (bool, string) { return subs[0].ImageCount() == 1 && subs[1].ImageCount() == 1, "" })
 	pumpMessages(t, manual, subs, 2000)
 	mdc, fcReceivers := 0, 0
 	pubDriver.counters.ForEach(func(i counters.Info) bool {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // The benchmarks put the Go client beside the Java client in the same run,
@@ -116,8 +117,8 @@ func newPingPong(tb testing.TB, c *aeron.Client, size int, inline bool) *pingPon
 	if err != nil {
 		tb.Fatal(err)
 	}
-	waitFor(tb, "ping and pong to connect", func() bool {
-		return pingPub.IsConnected() && pongPub.IsConnected() && pingSub.IsConnected() && pongSub.IsConnected()
+	testkit.Eventually(tb, ioTimeout, "ping and pong to connect", func() (bool, string) {
+		return pingPub.IsConnected() && pongPub.IsConnected() && pingSub.IsConnected() && pongSub.IsConnected(), ""
 	})
 	pp := &pingPong{pingPub: pingPub, pongSub: pongSub, buf: make([]byte, size), base: time.Now(), done: make(chan struct{})}
 	Fill(pp.buf, 0)
@@ -407,7 +408,7 @@ func goThroughput(b *testing.B, c *aeron.Client, stream int32, size int, warmup,
 		b.Fatal(err)
 	}
 	defer sub.Close()
-	waitFor(b, "the throughput stream to connect", func() bool { return pub.IsConnected() && sub.IsConnected() })
+	testkit.Eventually(b, ioTimeout, "the throughput stream to connect", func() (bool, string) { return pub.IsConnected() && sub.IsConnected(), "" })
 
 	var stop atomic.Bool
 	pubDone := make(chan struct{})

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/aeron/javadriver"
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // fakeProject lays out a Maven project whose build output is up to date.
@@ -80,7 +80,7 @@ func TestBuildWithoutToolsSaysSo(t *testing.T) {
 	})
 	t.Run("no mvn", func(t *testing.T) {
 		if javaHome == "" {
-			testproc.Missing(t, "java, to find beside a missing mvn")
+			testkit.Missing(t, "java, to find beside a missing mvn")
 		}
 		t.Setenv("JAVA_HOME", javaHome)
 		_, err := buildJava(context.Background())

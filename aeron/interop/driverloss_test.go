@@ -8,6 +8,7 @@ import (
 
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // TestDriverKilledMidStream kills the media driver (SIGKILL, no clean
@@ -41,7 +42,7 @@ func TestDriverKilledMidStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "two subscribers on the stream", func() bool { return pub.IsConnected() && sub.IsConnected() })
+	testkit.Eventually(t, ioTimeout, "two subscribers on the stream", func() (bool, string) { return pub.IsConnected() && sub.IsConnected(), "" })
 	images := sub.ImageCount()
 
 	// Traffic until the publication reports Closed.
@@ -117,15 +118,15 @@ func TestDriverKilledMidStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the stream on the restarted driver", p2.IsConnected)
+	testkit.Eventually(t, ioTimeout, "the stream on the restarted driver", func() (bool, string) { return p2.IsConnected(), "" })
 	offer(t, p2, msg)
 	got := 0
-	waitFor(t, "a message through the restarted driver", func() bool {
+	testkit.Eventually(t, ioTimeout, "a message through the restarted driver", func() (bool, string) {
 		s2.Poll(func(b []byte, _ *aeron.Header) {
 			if Check(b, int64(sent-1)) == -1 {
 				got++
 			}
 		}, 1)
-		return got == 1
+		return got == 1, ""
 	})
 }

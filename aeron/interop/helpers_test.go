@@ -11,7 +11,7 @@ import (
 
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // Generous bounds for a 2-core machine shared with other work: these only
@@ -60,7 +60,7 @@ func needJava(t testing.TB) *Java {
 	defer cancel()
 	j, err := BuildJava(ctx)
 	if errors.Is(err, ErrToolMissing) {
-		testproc.Missing(t, "the interop peers: %v", err)
+		testkit.Missing(t, "the interop peers: %v", err)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -141,37 +141,6 @@ func withParam(t testing.TB, channel, key, value string) string {
 		t.Fatalf("ParseChannel(%q): %v", channel, err)
 	}
 	return u.Set(key, value).String()
-}
-
-// waitFor polls cond until it holds or ioTimeout passes.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(ioTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", ioTimeout, what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// waitUntil is waitFor for a condition made of several parts: pending
-// returns "" once every part holds, and otherwise says which parts do not
-// yet; on timeout the test fails with the last such answer, so a hang
-// names what never happened rather than only what was awaited.
-func waitUntil(t testing.TB, what string, pending func() string) {
-	t.Helper()
-	deadline := time.Now().Add(ioTimeout)
-	for {
-		p := pending()
-		if p == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s; still pending:\n%s", ioTimeout, what, p)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // offerer is what both publication types offer through.

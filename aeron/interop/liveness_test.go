@@ -15,6 +15,7 @@ import (
 
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/driver"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // goVictimEnv names the Aeron directory when this test binary runs as the
@@ -37,8 +38,9 @@ func runGoVictim(dir string) {
 		fmt.Println("FAIL", err1, err2, err3)
 		os.Exit(1)
 	}
-	for !pub.IsConnected() {
-		time.Sleep(time.Millisecond)
+	if err := testkit.Poll(time.Minute, "the victim's publication to connect", func() (bool, string) { return pub.IsConnected(), "" }); err != nil {
+		fmt.Println("FAIL", err)
+		os.Exit(1)
 	}
 	fmt.Printf("READY client=%d counter=%d\n", c.ClientID(), ctr.ID())
 	msg := make([]byte, 64)
@@ -102,10 +104,10 @@ func TestKilledClientsAreCleanedUp(t *testing.T) {
 
 	// Both victims publish; the survivor reads both streams.
 	n1, n2 := 0, 0
-	waitFor(t, "messages from both victims", func() bool {
+	testkit.Eventually(t, ioTimeout, "messages from both victims", func() (bool, string) {
 		n1 += fromJava.Poll(func([]byte, *aeron.Header) {}, 100)
 		n2 += fromGo.Poll(func([]byte, *aeron.Header) {}, 100)
-		return n1 > 100 && n2 > 100
+		return n1 > 100 && n2 > 100, ""
 	})
 	owned := func(client int64) int {
 		n := 0
@@ -126,7 +128,7 @@ func TestKilledClientsAreCleanedUp(t *testing.T) {
 	goVictim.Process.Kill()
 	goVictim.Wait()
 
-	waitUntil(t, "the victims' resources to go", func() string {
+	testkit.Eventually(t, ioTimeout, "the victims' resources to go", func() (bool, string) {
 		fromJava.Poll(func([]byte, *aeron.Header) {}, 100)
 		fromGo.Poll(func([]byte, *aeron.Header) {}, 100)
 		var b strings.Builder
@@ -163,7 +165,7 @@ func TestKilledClientsAreCleanedUp(t *testing.T) {
 				return true
 			})
 		}
-		return b.String()
+		return b.Len() == 0, "still held:\n" + b.String()
 	})
 	t.Logf("cleaned up %v after the kill (client liveness timeout 5s, unblock timeout 7s)", time.Since(killed).Round(time.Millisecond))
 	if n := survivor.Counters().Value(24); n != 2 {
@@ -172,12 +174,12 @@ func TestKilledClientsAreCleanedUp(t *testing.T) {
 	// The survivor's own stream, once held back by the dead subscribers,
 	// flows: more than a whole term goes through.
 	sent, got := 0, 0
-	waitFor(t, "the survivor's stream", func() bool {
+	testkit.Eventually(t, ioTimeout, "the survivor's stream", func() (bool, string) {
 		if own.Offer(make([]byte, 96)) > 0 {
 			sent++
 		}
 		got += ownSub.Poll(func([]byte, *aeron.Header) {}, 100)
-		return got > 1024
+		return got > 1024, fmt.Sprintf("%d messages offered, %d received", sent, got)
 	})
 }
 

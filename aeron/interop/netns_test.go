@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/aeron"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/netns"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
@@ -42,7 +43,7 @@ func newLink(t testing.TB, o netns.Options) *netns.Link {
 	t.Helper()
 	link, err := netns.New(o)
 	if errors.Is(err, netns.ErrPrerequisite) {
-		testproc.Missing(t, "the two-host link: %v", err)
+		testkit.Missing(t, "the two-host link: %v", err)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -366,19 +367,19 @@ func TestTwoHostDriverKilled(t *testing.T) {
 			"stream=4021", "count=1", "size=32", "timeoutMs=60000")
 		js := startProcIn(t, j, h.javaDir, "Subscriber", fmt.Sprintf("channel=aeron:udp?endpoint=%s:%d", h.javaIP, port+1),
 			"stream=4022", "count=1000000", "timeoutMs=120000")
-		waitFor(t, "both streams to connect", func() bool { return pub.IsConnected() && sub.ImageCount() == 1 })
+		testkit.Eventually(t, ioTimeout, "both streams to connect", func() (bool, string) { return pub.IsConnected() && sub.ImageCount() == 1, "" })
 		_, _ = jp, js
 		if err := h.javaDrv.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		killed := time.Now()
-		waitFor(t, "the Go publication to lose its receiver", func() bool { return !pub.IsConnected() })
+		testkit.Eventually(t, ioTimeout, "the Go publication to lose its receiver", func() (bool, string) { return !pub.IsConnected(), "" })
 		lost := time.Since(killed)
 		// The image goes once it is not connected and its subscriber has
 		// read it all (as with the Java driver): keep reading.
-		waitFor(t, "the Go subscription to lose its image", func() bool {
+		testkit.Eventually(t, ioTimeout, "the Go subscription to lose its image", func() (bool, string) {
 			sub.Poll(func([]byte, *aeron.Header) {}, 10)
-			return sub.ImageCount() == 0
+			return sub.ImageCount() == 0, ""
 		})
 		gone := time.Since(killed)
 		t.Logf("Java driver killed: publication not connected after %v (connection timeout 5 s), image gone after %v (image liveness 10 s)",
@@ -408,12 +409,12 @@ func TestTwoHostDriverKilled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the Java publication to connect", func() bool { return jpub.IsConnected() && gsub.ImageCount() == 1 })
+		testkit.Eventually(t, ioTimeout, "the Java publication to connect", func() (bool, string) { return jpub.IsConnected() && gsub.ImageCount() == 1, "" })
 		if err := h.aeronmd.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		killed := time.Now()
-		waitFor(t, "the Java publication to lose its receiver", func() bool { return !jpub.IsConnected() })
+		testkit.Eventually(t, ioTimeout, "the Java publication to lose its receiver", func() (bool, string) { return !jpub.IsConnected(), "" })
 		lost := time.Since(killed)
 		js.CloseStdin()
 		t.Logf("Go driver killed: the Java driver's publication not connected after %v (connection timeout 5 s)",

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 
 	"github.com/goblin-kv/goblin/aeron"
@@ -108,8 +109,8 @@ func TestPingPongAcrossLanguages(t *testing.T) {
 			t.Fatal(err)
 		}
 		pub := addPub(t, c, pingCh, 5012, true)
-		waitFor(t, "the ping stream to connect", pub.IsConnected)
-		waitFor(t, "the pong stream to connect", sub.IsConnected)
+		testkit.Eventually(t, ioTimeout, "the ping stream to connect", func() (bool, string) { return pub.IsConnected(), "" })
+		testkit.Eventually(t, ioTimeout, "the pong stream to connect", func() (bool, string) { return sub.IsConnected(), "" })
 		msg := make([]byte, 32)
 		reply := make([]byte, 0, 64)
 		Fill(msg, 9)

@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/aeron/driver"
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"golang.org/x/sys/unix"
+
+	"github.com/goblin-kv/goblin/aeron/driver"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // placement is where BenchmarkGoDriverThroughput puts threads when
@@ -191,12 +192,12 @@ func TestNewPlacement(t *testing.T) {
 func TestPlacementPins(t *testing.T) {
 	pl, err := currentPlacement()
 	if err != nil {
-		testproc.Missing(t, "%v", err)
+		testkit.Missing(t, "%v", err)
 	}
 	start := func() *exec.Cmd {
 		c := exec.Command("sleep", "60")
 		if err := c.Start(); err != nil {
-			testproc.Missing(t, "sleep: %v", err)
+			testkit.Missing(t, "sleep: %v", err)
 		}
 		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
 		return c
@@ -252,7 +253,7 @@ func TestPlacementPins(t *testing.T) {
 func TestPlaceSelfRestores(t *testing.T) {
 	pl, err := currentPlacement()
 	if err != nil {
-		testproc.Missing(t, "%v", err)
+		testkit.Missing(t, "%v", err)
 	}
 	var during unix.CPUSet
 	t.Run("placed", func(t *testing.T) {
@@ -293,7 +294,7 @@ func TestPlacedThroughputPeer(t *testing.T) {
 	j := needJava(t)
 	pl, err := currentPlacement()
 	if err != nil {
-		testproc.Missing(t, "%v", err)
+		testkit.Missing(t, "%v", err)
 	}
 	d := startGoDriver(t, driver.Options{})
 	run := javaThroughputPlaced(t, j, d.Dir(), 32, 200*time.Millisecond, 500*time.Millisecond, &pl)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 
 	"github.com/goblin-kv/goblin/aeron"
@@ -109,7 +110,7 @@ func TestGoPublishesJavaSubscribes(t *testing.T) {
 			"channel="+m.sub(t, port, f), "stream="+strconv.Itoa(int(stream)),
 			"count="+strconv.Itoa(f.count), "size="+strconv.Itoa(f.size), "timeoutMs=120000")
 		pub := addPub(t, c, m.pub(t, port, f), stream, f.exclusive)
-		waitFor(t, "the Java subscriber to connect", pub.IsConnected)
+		testkit.Eventually(t, ioTimeout, "the Java subscriber to connect", func() (bool, string) { return pub.IsConnected(), "" })
 		msg := make([]byte, f.size)
 		for seq := 0; seq < f.count; seq++ {
 			Fill(msg, int64(seq))

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 
 	"github.com/goblin-kv/goblin/aeron"
@@ -51,8 +52,8 @@ func goResponseClient(t *testing.T, c *aeron.Client, ch respChannels, n, size in
 	defer sub.Close()
 	reqCh := withParam(t, ch.clientReq, "response-correlation-id", strconv.FormatInt(sub.RegistrationID(), 10))
 	pub := addPub(t, c, reqCh, reqStream, true)
-	waitFor(t, "the request publication to connect", pub.IsConnected)
-	waitFor(t, "the response channel to connect", sub.IsConnected)
+	testkit.Eventually(t, ioTimeout, "the request publication to connect", func() (bool, string) { return pub.IsConnected(), "" })
+	testkit.Eventually(t, ioTimeout, "the response channel to connect", func() (bool, string) { return sub.IsConnected(), "" })
 	req := make([]byte, size)
 	reply := make([]byte, 0, size)
 	for seq := 0; seq < n; seq++ {

@@ -12,6 +12,7 @@ import (
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/driver"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // activity gives a driver the same history whichever it is: a
@@ -40,12 +41,12 @@ func activity(t *testing.T, dir string) *aeron.Client {
 	if _, err := c.AddCounter(1001, []byte{1, 2, 3, 4}, "goblin stat test"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "image", func() bool { return sub.ImageCount() == 1 })
+	testkit.Eventually(t, ioTimeout, "image", func() (bool, string) { return sub.ImageCount() == 1, "" })
 	for i := range 10 {
 		offer(t, pub, []byte{byte(i), 1, 2, 3})
 	}
 	n := 0
-	waitFor(t, "messages", func() bool { n += sub.Poll(func([]byte, *aeron.Header) {}, 10); return n == 10 })
+	testkit.Eventually(t, ioTimeout, "messages", func() (bool, string) { n += sub.Poll(func([]byte, *aeron.Header) {}, 10); return n == 10, "" })
 	// The driver updates pub-pos on its next cycles.
 	time.Sleep(50 * time.Millisecond)
 	return c

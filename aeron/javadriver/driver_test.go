@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // needDriver skips the test when java or the jar is missing, saying how to
@@ -19,9 +19,9 @@ import (
 func needDriver(t *testing.T) {
 	t.Helper()
 	_, err := FindJava()
-	testproc.Require(t, "java", err)
+	testkit.Require(t, "java", err)
 	_, err = FindJar("")
-	testproc.Require(t, "the Aeron jar", err)
+	testkit.Require(t, "the Aeron jar", err)
 }
 
 func startDriver(t *testing.T, o Options) *Driver {
@@ -173,12 +173,12 @@ func TestStartStop(t *testing.T) {
 		t.Fatalf("HeartbeatAge = %v, %v", age, err)
 	}
 	// The knobs reached the driver: it prints its configuration.
-	waitFor(t, "configuration in the log", func() bool {
+	testkit.Eventually(t, time.Minute, "configuration in the log", func() (bool, string) {
 		b, _ := d.Log()
 		return bytes.Contains(b, []byte("publicationTermBufferLength=65536")) &&
 			bytes.Contains(b, []byte("mtuLength=4096")) &&
 			bytes.Contains(b, []byte("timerIntervalNs=200000000")) &&
-			bytes.Contains(b, []byte("threadingMode=SHARED"))
+			bytes.Contains(b, []byte("threadingMode=SHARED")), ""
 	})
 	select {
 	case <-d.Done():
@@ -275,22 +275,11 @@ func TestExplicitDir(t *testing.T) {
 	}
 	// A clean shutdown deletes the Aeron directory (dir-delete-on-shutdown)
 	// and the log this package placed beside it, so nothing is left behind.
-	waitFor(t, "driver to delete its directory", func() bool {
+	testkit.Eventually(t, time.Minute, "driver to delete its directory", func() (bool, string) {
 		_, err := os.Stat(dir)
-		return os.IsNotExist(err)
+		return os.IsNotExist(err), ""
 	})
 	if _, err := os.Stat(dir + ".driver.log"); !os.IsNotExist(err) {
 		t.Fatalf("driver log left after a clean stop: %v", err)
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

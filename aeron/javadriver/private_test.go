@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/aeron"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/accesstest"
 )
 
@@ -118,14 +119,14 @@ func TestClaim(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "the unreaped driver's CnC", func() bool {
+		testkit.Eventually(t, time.Minute, "the unreaped driver's CnC", func() (bool, string) {
 			st, err := readCnC(dir)
-			return err == nil && st.pid == int64(cmd.Process.Pid) && st.heartbeatMs > 0
+			return err == nil && st.pid == int64(cmd.Process.Pid) && st.heartbeatMs > 0, ""
 		})
 		cmd.Process.Signal(syscall.SIGKILL)
-		waitFor(t, "the zombie", func() bool {
+		testkit.Eventually(t, time.Minute, "the zombie", func() (bool, string) {
 			b, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/stat")
-			return err == nil && parseStatState(b) == 'Z'
+			return err == nil && parseStatState(b) == 'Z', ""
 		})
 		start := time.Now()
 		if err := Claim(dir, 0); err != nil {
@@ -163,9 +164,9 @@ func TestClaim(t *testing.T) {
 		helper.Process.Kill()
 		helper.Wait()
 		defer syscall.Kill(pid, syscall.SIGKILL)
-		waitFor(t, "the driver to be orphaned", func() bool {
+		testkit.Eventually(t, time.Minute, "the driver to be orphaned", func() (bool, string) {
 			p := inspect(pid, 0)
-			return p.alive && p.ppid != p.supervisor
+			return p.alive && p.ppid != p.supervisor, ""
 		})
 		start := time.Now()
 		if err := Claim(dir, 0); err != nil {

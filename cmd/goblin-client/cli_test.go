@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
@@ -57,7 +58,7 @@ func (r cliResult) expect(t *testing.T, code int, stdout string) {
 // is not installed; it stands in for any RESP server.
 func startRedis(t *testing.T) string {
 	t.Helper()
-	bin := testproc.LookPath(t, "redis-server", "a reference RESP server")
+	bin := testkit.Need(t, "redis-server", "a reference RESP server")
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "redis.sock")
 	testproc.Start(t, bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no", "--dir", dir)
@@ -128,10 +129,12 @@ func exerciseCLI(t *testing.T, tgt string, extra ...string) {
 }
 
 func TestCLIAgainstRedis(t *testing.T) {
+	t.Parallel()
 	exerciseCLI(t, "uds://"+startRedis(t))
 }
 
 func TestCLIServerAbsent(t *testing.T) {
+	t.Parallel()
 	sock := filepath.Join(t.TempDir(), "nobody.sock")
 	for _, args := range [][]string{
 		{"--target", sock, "ping"},
@@ -255,7 +258,8 @@ func TestComplete(t *testing.T) {
 // TestCLIInteractive runs the prompt on a pseudo-terminal (through
 // util-linux's script) and checks replies, help and the history file.
 func TestCLIInteractive(t *testing.T) {
-	scriptBin := testproc.LookPath(t, "script", "a pseudo-terminal to run the prompt on (util-linux)")
+	t.Parallel()
+	scriptBin := testkit.Need(t, "script", "a pseudo-terminal to run the prompt on (util-linux)")
 	sock := startRedis(t)
 	bin := testproc.Build(t, "./cmd/goblin-client")
 	hist := filepath.Join(t.TempDir(), "state", "history")

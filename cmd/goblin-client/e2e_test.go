@@ -12,6 +12,7 @@ import (
 // TestCLIAgainstGoblin drives the real goblin-server with the real
 // goblin-client binary over both sockets and both protocols.
 func TestCLIAgainstGoblin(t *testing.T) {
+	t.Parallel()
 	targets := testproc.StartGoblinServer(t)
 	for _, name := range testproc.GoblinServerKeys {
 		t.Run(name, func(t *testing.T) { exerciseCLI(t, targets[name]) })
@@ -23,6 +24,7 @@ func TestCLIAgainstGoblin(t *testing.T) {
 }
 
 func TestCLIPassword(t *testing.T) {
+	t.Parallel()
 	targets := testproc.StartGoblinServer(t, "--requirepass", "s3cret")
 	tgt := targets["uds/resp"]
 	r := runCLI(t, "", "--target", tgt, "get", "k")
@@ -38,6 +40,7 @@ func TestCLIPassword(t *testing.T) {
 // TestCLIServerStopped checks the message and exit code when the socket
 // file is left but nobody listens, and when the server went away.
 func TestCLIServerStopped(t *testing.T) {
+	t.Parallel()
 	bin := testproc.Build(t, "./cmd/goblin-server")
 	sock := filepath.Join(t.TempDir(), "g.sock")
 	p := testproc.Start(t, bin, "--metrics", "off", "--listen", "uds://"+sock)

@@ -15,6 +15,7 @@ import (
 // twice), the exit code, and the "Start it with goblin-server --listen"
 // hint only when nothing listens at the target.
 func TestCLIErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ringDir := filepath.Join(dir, "ring")
 	sbeSock := filepath.Join(dir, "sbe.sock")

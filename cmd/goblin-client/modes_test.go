@@ -17,12 +17,14 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/client"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // TestCLIMonitor: one-shot "goblin-client monitor" prints OK, then a line
 // for each command other clients run, until Ctrl-C (SIGINT), which exits 0.
 func TestCLIMonitor(t *testing.T) {
+	t.Parallel()
 	tgt := testproc.StartGoblinServer(t)["uds/resp"]
 	bin := testproc.Build(t, "./cmd/goblin-client")
 	cmd := exec.Command(bin, "--target", tgt, "monitor")
@@ -94,6 +96,7 @@ func TestCLIMonitor(t *testing.T) {
 // connection of its own; when that stream ends, the next commands get
 // their own replies (no MONITOR line, no earlier reply).
 func TestPromptMonitorKeepsStep(t *testing.T) {
+	t.Parallel()
 	tgt := testproc.StartGoblinServer(t)["uds/resp"]
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -106,15 +109,15 @@ func TestPromptMonitorKeepsStep(t *testing.T) {
 		// Once the monitor is up, run a command it reports, then end the
 		// monitor's connection from the server's side.
 		var id string
-		_ = testproc.Poll(20*time.Second, func() bool {
+		_ = testkit.Poll(20*time.Second, "the monitor in CLIENT LIST", func() (bool, string) {
 			v, err := admin.Do(ctx, "CLIENT", "LIST")
 			for _, l := range strings.Split(string(v.Str), "\n") {
 				if err == nil && strings.Contains(l, "cmd=monitor") {
 					id = strings.TrimPrefix(strings.Fields(l)[0], "id=")
-					return true
+					return true, ""
 				}
 			}
-			return false
+			return false, ""
 		})
 		admin.Do(ctx, "SET", "seen", "1")
 		time.Sleep(200 * time.Millisecond)
@@ -137,6 +140,7 @@ func TestPromptMonitorKeepsStep(t *testing.T) {
 // would leave the connection's replies out of step; the CLI refuses them
 // (exit 2) without sending them.
 func TestModeCommandsRefusedByCLI(t *testing.T) {
+	t.Parallel()
 	tgt := testproc.StartGoblinServer(t)["uds/resp"]
 	for _, args := range [][]string{{"subscribe", "ch"}, {"reset"}, {"client", "reply", "off"}} {
 		r := runCLI(t, "", append([]string{"--target", tgt}, args...)...)
@@ -150,6 +154,7 @@ func TestModeCommandsRefusedByCLI(t *testing.T) {
 // and after the server closes the connection the next SET still lands in
 // database 3 (the redial selects it again).
 func TestPromptKeepsDatabase(t *testing.T) {
+	t.Parallel()
 	tgt := testproc.StartGoblinServer(t)["uds/resp"]
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -198,6 +203,7 @@ func TestPromptKeepsDatabase(t *testing.T) {
 // argument (a 200 KB file, beyond what argv holds comfortably), and --raw
 // prints replies as redis-cli --raw does, byte for byte.
 func TestCLIStdinArgAndRaw(t *testing.T) {
+	t.Parallel()
 	tgt := testproc.StartGoblinServer(t)["uds/resp"]
 	raw := make([]byte, 150<<10)
 	rand.Read(raw)
@@ -218,7 +224,7 @@ func TestCLIStdinArgAndRaw(t *testing.T) {
 
 	// --raw against redis-cli --raw, on the same Redis server.
 	sock := startRedis(t)
-	redisCLI := testproc.LookPath(t, "redis-cli", "the reference output")
+	redisCLI := testkit.Need(t, "redis-cli", "the reference output")
 	setup := "rpush l a \"b c\" \"\"\nset s \"x\\ny\"\nhset h f 1\nset n 5\n"
 	runCLI(t, setup, "--target", sock)
 	for _, args := range [][]string{{"get", "nope"}, {"lrange", "l", "0", "-1"}, {"strlen", "s"}, {"incr", "l"}, {"ping"},
@@ -240,8 +246,9 @@ func TestCLIStdinArgAndRaw(t *testing.T) {
 // redis-cli -3 does, quoted and --raw; and "hello 3" at the prompt no
 // longer drops the connection.
 func TestRESP3PrintsLikeRedisCLI(t *testing.T) {
-	bin := testproc.LookPath(t, "redis-server", "the RESP3 reference server")
-	redisCLI := testproc.LookPath(t, "redis-cli", "the reference output")
+	t.Parallel()
+	bin := testkit.Need(t, "redis-server", "the RESP3 reference server")
+	redisCLI := testkit.Need(t, "redis-cli", "the reference output")
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "redis.sock")
 	testproc.Start(t, bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no",
@@ -279,6 +286,7 @@ func TestRESP3PrintsLikeRedisCLI(t *testing.T) {
 // TestCLISBEAgainstRESPServer: --proto sbe against a server that speaks
 // only RESP (redis-server) says so, rather than a bare i/o timeout.
 func TestCLISBEAgainstRESPServer(t *testing.T) {
+	t.Parallel()
 	sock := startRedis(t)
 	r := runCLI(t, "", "--target", sock, "--proto", "sbe", "--timeout", "1s", "ping")
 	if r.code != exitConnect || !strings.Contains(r.stderr, "no SBE reply: is this a goblin server speaking SBE?") {
@@ -311,6 +319,7 @@ func TestCLIAeronDir(t *testing.T) {
 // dbsize and keys count every node, mget across slots answers in key
 // order, one-node commands are refused, and a Unix-socket seed works.
 func TestCLIClusterKeyless(t *testing.T) {
+	t.Parallel()
 	tc := testproc.StartGoblinCluster(t)
 	seed := "tcp://" + tc.Addrs[0]
 	cli := func(args ...string) cliResult {

@@ -10,9 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/client"
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/peterh/liner"
+
+	"github.com/goblin-kv/goblin/client"
+	"github.com/goblin-kv/goblin/internal/testkit"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // scriptedInput feeds the prompt typed lines, then err (io.EOF for Ctrl-D,
@@ -59,6 +61,7 @@ func promptSession(t *testing.T, tgt string, end error, lines ...string) (string
 // help are answered locally, INFO prints as lines, and Ctrl-D and Ctrl-C
 // leave the terminal on a new line.
 func TestPrompt(t *testing.T) {
+	t.Parallel()
 	tgt := testproc.StartGoblinServer(t)["uds/resp"]
 	out, errs, code := promptSession(t, tgt, io.EOF,
 		"flushall", "set a 1", "clear", "info keyspace", "help get", "  ", "get a")
@@ -96,8 +99,9 @@ func TestPrompt(t *testing.T) {
 // TestInfoPrintsLikeRedisCLI compares a one-shot INFO with what redis-cli
 // prints for the same reply, byte for byte.
 func TestInfoPrintsLikeRedisCLI(t *testing.T) {
+	t.Parallel()
 	sock := startRedis(t)
-	redisCLI := testproc.LookPath(t, "redis-cli", "the reference output")
+	redisCLI := testkit.Need(t, "redis-cli", "the reference output")
 	runCLI(t, "", "--target", sock, "set", "a", "1").expect(t, 0, "OK\n")
 	want, err := exec.Command(redisCLI, "--no-raw", "-s", sock, "info", "keyspace").Output()
 	if err != nil {

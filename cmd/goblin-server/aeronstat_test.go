@@ -14,6 +14,7 @@ import (
 
 	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/client"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/server"
 )
@@ -84,10 +85,11 @@ func goblinStat(t *testing.T, dir string) string {
 // the server stopped, and once the driver timed out a server killed with
 // SIGKILL.
 func TestAeronStatShowsServerCounters(t *testing.T) {
+	t.Parallel()
 	java, err := javadriver.FindJava()
-	testproc.Require(t, "java, to run Aeron's AeronStat", err)
+	testkit.Require(t, "java, to run Aeron's AeronStat", err)
 	jar, err := javadriver.FindJar("")
-	testproc.Require(t, "the aeron-all jar, for AeronStat", err)
+	testkit.Require(t, "the aeron-all jar, for AeronStat", err)
 	for _, kind := range []string{"go", "java", "external", "external-killed"} {
 		t.Run(kind, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "aeron")
@@ -121,9 +123,9 @@ func TestAeronStatShowsServerCounters(t *testing.T) {
 			// The server publishes every 100 ms: wait with goblin's tool,
 			// which starts in no time, then ask Aeron's.
 			var mine map[string]int64
-			testproc.WaitFor(t, 60*time.Second, "the SETs in aeron-stat's listing", func() bool {
+			testkit.Eventually(t, 60*time.Second, "the SETs in aeron-stat's listing", func() (bool, string) {
 				mine = goblinCounters(t, goblinStat(t, dir), true)
-				return mine["requests"] >= sets && mine["clients"] == 1
+				return mine["requests"] >= sets && mine["clients"] == 1, ""
 			})
 			theirs := goblinCounters(t, aeronStat(t, java, jar, dir), false)
 			for name, got := range map[string]map[string]int64{"aeron-stat": mine, "AeronStat": theirs} {
@@ -149,8 +151,8 @@ func TestAeronStatShowsServerCounters(t *testing.T) {
 				if err := s.p.Signal(syscall.SIGKILL); err != nil {
 					t.Fatal(err)
 				}
-				testproc.WaitFor(t, 60*time.Second, "the driver to free a killed server's counters", func() bool {
-					return len(goblinCounters(t, goblinStat(t, dir), false)) == 0
+				testkit.Eventually(t, 60*time.Second, "the driver to free a killed server's counters", func() (bool, string) {
+					return len(goblinCounters(t, goblinStat(t, dir), false)) == 0, ""
 				})
 			default:
 				return

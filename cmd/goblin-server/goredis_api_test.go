@@ -15,15 +15,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/goblin-kv/goblin/internal/testkit"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // startRedisServer starts a redis-server 7.0 on a Unix socket in a temp
 // directory, saving nothing, and returns the socket's path.
 func startRedisServer(t *testing.T) string {
 	t.Helper()
-	bin := testproc.LookPath(t, "redis-server", "the reference server go-redis's results are compared with")
+	bin := testkit.Need(t, "redis-server", "the reference server go-redis's results are compared with")
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "redis.sock")
 	testproc.Start(t, bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no", "--dir", dir)
@@ -378,6 +380,7 @@ func runAPICases(t *testing.T, network, addr string, protocol int, cases []apiCa
 // value or error against goblin-server as against redis-server 7.0, over
 // RESP2 and RESP3.
 func TestGoRedisAPI(t *testing.T) {
+	t.Parallel()
 	theirs := startRedisServer(t)
 	s := startServer(t)
 	cases := goRedisCases()
@@ -398,6 +401,7 @@ func TestGoRedisAPI(t *testing.T) {
 // the process (TIME, LASTSAVE, CLIENT ID/INFO/LIST, COMMAND, INFO, MEMORY
 // USAGE, DUMP/RESTORE) parse and hold what they must against goblin-server.
 func TestGoRedisAPIServerCommands(t *testing.T) {
+	t.Parallel()
 	theirs := startRedisServer(t)
 	s := startServer(t)
 	ctx := context.Background()
@@ -550,6 +554,7 @@ func setAndDump(t *testing.T, c *redis.Client, key, val string) string {
 // TestGoRedisSelectDB: a go-redis client configured with DB 3 (SELECT 3
 // on every connection) sees database 3 only.
 func TestGoRedisSelectDB(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	ctx := context.Background()
 	c0 := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, PoolSize: 2})
@@ -574,7 +579,8 @@ func TestGoRedisSelectDB(t *testing.T) {
 // goblin-server: --scan (with --pattern), --bigkeys and --memkeys, in
 // database 0 and with -n 3.
 func TestRedisCLIKeyspaceTools(t *testing.T) {
-	cli := testproc.LookPath(t, "redis-cli", "redis-cli's --scan, --bigkeys and --memkeys against goblin-server")
+	t.Parallel()
+	cli := testkit.Need(t, "redis-cli", "redis-cli's --scan, --bigkeys and --memkeys against goblin-server")
 	s := startServer(t)
 	ctx := context.Background()
 	c0 := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, PoolSize: 1})
@@ -671,6 +677,7 @@ func TestRedisCLIKeyspaceTools(t *testing.T) {
 // from, and CONFIG GET databases says so; out of range it is refused at
 // start.
 func TestDatabasesFlag(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "--databases", "4")
 	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, PoolSize: 1})

@@ -15,6 +15,7 @@ import (
 // STATS says the same. With one key the old fields said used_memory:152,
 // used_memory_overhead:65664 and mem_fragmentation_ratio:88872.42.
 func TestInfoMemoryConsistent(t *testing.T) {
+	// Serial: compares memory figures taken at different moments.
 	needTool(t, "redis-cli")
 	s := startServer(t)
 	cli := func(args ...string) string {

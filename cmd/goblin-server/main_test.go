@@ -32,6 +32,7 @@ import (
 
 	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/server"
@@ -96,7 +97,7 @@ func (s *srv) endpoints() []struct{ name, args string } {
 
 func needTool(t *testing.T, name string) string {
 	t.Helper()
-	return testproc.LookPath(t, name, "driving goblin-server as Redis tools do")
+	return testkit.Need(t, name, "driving goblin-server as Redis tools do")
 }
 
 func runTool(t *testing.T, stdin []byte, name string, args ...string) []byte {
@@ -115,6 +116,7 @@ func runTool(t *testing.T, stdin []byte, name string, args ...string) []byte {
 }
 
 func TestRedisBenchmark(t *testing.T) {
+	// Serial: a load generator that wants the machine to itself.
 	s := startServer(t)
 	for _, ep := range s.endpoints() {
 		for _, pipeline := range []string{"1", "16"} {
@@ -157,6 +159,7 @@ func TestRedisBenchmark(t *testing.T) {
 }
 
 func TestRedisCLIBinarySafeAndLargeValues(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	binary := []byte("a\r\nb\x00c\r\n\x00\xff$3\r\n*1\r\n")
 	large := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB
@@ -184,6 +187,7 @@ func TestRedisCLIBinarySafeAndLargeValues(t *testing.T) {
 }
 
 func TestGoRedis(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	ctx := context.Background()
 	for _, ep := range []struct{ name, network, addr string }{{"unix", "unix", s.sock}, {"tcp", "tcp", s.tcp}} {
@@ -254,6 +258,7 @@ func TestGoRedis(t *testing.T) {
 }
 
 func TestRequirePass(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "--requirepass", "s3cret")
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, Protocol: 2})
@@ -277,6 +282,7 @@ func TestRequirePass(t *testing.T) {
 // and ends each round with the descriptors it started with and no growing
 // resident memory.
 func TestBadClientsNoLeaks(t *testing.T) {
+	// Serial: counts the server's descriptors and memory over a run of bad clients.
 	raiseNoFile(t, 4096)
 	s := startServer(t, "--client-output-limit", "4mb", "--client-stall-timeout", "1s")
 	good := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, Protocol: 2, PoolSize: 1})
@@ -298,9 +304,9 @@ func TestBadClientsNoLeaks(t *testing.T) {
 		}
 		// Descriptors: the server must get back to its baseline.
 		var fds int
-		testproc.WaitFor(t, 30*time.Second, "the server's fds to return to baseline", func() bool {
+		testkit.Eventually(t, 30*time.Second, "the server's fds to return to baseline", func() (bool, string) {
 			fds, _ = s.p.FDs()
-			return fds == fdsBase
+			return fds == fdsBase, ""
 		})
 		_, rss := fdsAndRSS(t, s)
 		rssAfter = append(rssAfter, rss)
@@ -312,9 +318,9 @@ func TestBadClientsNoLeaks(t *testing.T) {
 	if grow := rssAfter[2] - max(rssAfter[0], rssAfter[1]); grow > 32<<20 {
 		t.Fatalf("RSS grew by %d KiB in the third identical round", grow>>10)
 	}
-	testproc.WaitFor(t, 30*time.Second, "the metrics to count 3 slow consumers and 3 protocol errors", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the metrics to count 3 slow consumers and 3 protocol errors", func() (bool, string) {
 		return scrapeOK(s, `goblin_disconnects_total{protocol="resp",reason="slow_consumer",transport="uds"}`) == 3 &&
-			scrapeOK(s, `goblin_protocol_errors_total{protocol="resp",transport="tcp"}`) == 3
+			scrapeOK(s, `goblin_protocol_errors_total{protocol="resp",transport="tcp"}`) == 3, ""
 	})
 }
 
@@ -454,6 +460,7 @@ func raiseNoFile(t *testing.T, n uint64) {
 }
 
 func TestMetricsScrapedOverHTTP(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	ctx := context.Background()
 	rdb := redis.NewClient(&redis.Options{Network: "unix", Addr: s.sock, Protocol: 2, PoolSize: 1})
@@ -467,9 +474,9 @@ func TestMetricsScrapedOverHTTP(t *testing.T) {
 		rdb.Get(ctx, "m1")
 	}
 	rdb.Do(ctx, "NOSUCHCOMMAND")
-	testproc.WaitFor(t, 30*time.Second, "the metrics to show the requests", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the metrics to show the requests", func() (bool, string) {
 		return scrapeOK(s, `goblin_requests_total{command="set",protocol="resp",transport="uds"}`) == 25 &&
-			scrapeOK(s, `goblin_requests_total{command="get",protocol="resp",transport="uds"}`) == 7
+			scrapeOK(s, `goblin_requests_total{command="get",protocol="resp",transport="uds"}`) == 7, ""
 	})
 	for series, want := range map[string]float64{
 		`goblin_keys`: 25,
@@ -562,6 +569,7 @@ func scrapeOK(s *srv, series string) float64 {
 }
 
 func TestGracefulShutdownAndStaleSocket(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	// A second server on the same socket refuses to start.
 	bin := testproc.Build(t, "./cmd/goblin-server")
@@ -706,6 +714,7 @@ func TestSizeText(t *testing.T) {
 // two idle seconds the server must use well under a core (spin would use
 // all of it). Not a timing assertion: scheduling noise only lowers it.
 func TestIdleServerDoesNotBurnACore(t *testing.T) {
+	// Serial: measures the server's CPU time.
 	s := startServer(t)
 	cpu := func() int64 {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.p.PID))
@@ -731,6 +740,7 @@ func TestIdleServerDoesNotBurnACore(t *testing.T) {
 // pipelines framed SET, GET and PING requests, checking each reply's
 // correlation id, status and value.
 func TestSBEListeners(t *testing.T) {
+	t.Parallel()
 	bin := testproc.Build(t, "./cmd/goblin-server")
 	sock := filepath.Join(t.TempDir(), "sbe.sock")
 	p := testproc.Start(t, bin, "--listen", "uds://"+sock+"?proto=sbe,tcp://127.0.0.1:0?proto=sbe", "--metrics", "off")
@@ -788,6 +798,7 @@ func TestSBEListeners(t *testing.T) {
 // TestCPUPinning starts the server with --cpu 0 and finds the loop's
 // thread among the process's threads: the only one allowed on CPU 0 alone.
 func TestCPUPinning(t *testing.T) {
+	// Serial: needs the CPUs to itself to tell a pinned thread apart.
 	if runtime.NumCPU() < 2 {
 		t.Skip("needs two CPUs to tell a pinned thread from the others")
 	}
@@ -852,8 +863,8 @@ func slowShutdown(t *testing.T) (*srv, net.Conn, int) {
 		fmt.Fprintf(c, "GET k\r\n")
 	}
 	// Wait until the server has read the GETs and queued their replies.
-	testproc.WaitFor(t, 30*time.Second, "replies to be queued", func() bool {
-		return scrapeOK(s, `goblin_requests_total{command="get",protocol="resp",transport="uds"}`) >= n
+	testkit.Eventually(t, 30*time.Second, "replies to be queued", func() (bool, string) {
+		return scrapeOK(s, `goblin_requests_total{command="get",protocol="resp",transport="uds"}`) >= n, ""
 	})
 	return s, c, n
 }
@@ -880,6 +891,7 @@ func readReplies(c net.Conn, n int) int {
 // process and to its group, so it arrives twice; the server used to exit 1
 // on the second without writing the replies it owed.
 func TestSecondSIGTERMDoesNotCutShutdownShort(t *testing.T) {
+	// Serial: times a graceful shutdown.
 	s, c, n := slowShutdown(t)
 	s.p.Signal(syscall.SIGTERM)
 	time.Sleep(2 * groupEcho) // a second request, not the process group's copy
@@ -899,6 +911,7 @@ func TestSecondSIGTERMDoesNotCutShutdownShort(t *testing.T) {
 // once, with exit code 1; a SIGINT right after the first (a copy sent to
 // the process group) does not.
 func TestSecondSIGINTForcesExit(t *testing.T) {
+	// Serial: times a forced exit.
 	s, _, _ := slowShutdown(t)
 	s.p.Signal(syscall.SIGINT)
 	s.p.Signal(syscall.SIGINT) // the group's copy: ignored
@@ -923,6 +936,7 @@ func TestSecondSIGINTForcesExit(t *testing.T) {
 // now recognises each connection's protocol from its first bytes and
 // serves it, so both work, at once.
 func TestProtocolMismatchJustWorks(t *testing.T) {
+	// Serial: measures how long the mismatch takes to answer.
 	bin := testproc.Build(t, "./cmd/goblin-server")
 	sock := filepath.Join(t.TempDir(), "sbe.sock")
 	p := testproc.Start(t, bin, "--metrics", "off", "--listen", "tcp://127.0.0.1:0?proto=resp,uds://"+sock+"?proto=sbe")
@@ -954,6 +968,7 @@ func TestProtocolMismatchJustWorks(t *testing.T) {
 // round-trips; 512mb (Redis's ceiling) is accepted and more is a usage
 // error.
 func TestProtoMaxBulkLen(t *testing.T) {
+	t.Parallel()
 	value := bytes.Repeat([]byte("v"), 20<<20)
 	set := func(s *srv) (string, net.Conn) {
 		c, err := net.Dial("unix", s.sock)
@@ -1008,17 +1023,18 @@ func TestProtoMaxBulkLen(t *testing.T) {
 // TestHealthEndpoints: the metrics listener answers /healthz and /readyz
 // (200 "ok" on a running server).
 func TestHealthEndpoints(t *testing.T) {
+	t.Parallel()
 	s := startServer(t)
 	base := strings.TrimSuffix(s.metrics, "/metrics")
 	for _, path := range []string{"/healthz", "/readyz"} {
-		testproc.WaitFor(t, 30*time.Second, path+" to answer 200 ok", func() bool {
+		testkit.Eventually(t, 30*time.Second, path+" to answer 200 ok", func() (bool, string) {
 			resp, err := http.Get(base + path)
 			if err != nil {
-				return false
+				return false, ""
 			}
 			defer resp.Body.Close()
 			body, _ := io.ReadAll(resp.Body)
-			return resp.StatusCode == http.StatusOK && string(body) == "ok\n"
+			return resp.StatusCode == http.StatusOK && string(body) == "ok\n", ""
 		})
 	}
 }

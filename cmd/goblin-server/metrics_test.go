@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/client"
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/transport"
 )
 
@@ -20,6 +20,7 @@ import (
 // listener exports every family, with the values it must have: one
 // vocabulary whatever the transport.
 func TestMetricsEveryTransport(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ring := "ring://" + filepath.Join(dir, "ring") + "?proto=sbe"
 	ipc := "aeron:ipc?proto=sbe|dir=" + filepath.Join(dir, "aeron")
@@ -56,18 +57,18 @@ func TestMetricsEveryTransport(t *testing.T) {
 	disconnects := func(l listener, reason string) string {
 		return `goblin_disconnects_total{protocol="` + l.protocol + `",reason="` + reason + `",transport="` + l.transport + `"}`
 	}
-	testproc.WaitFor(t, 60*time.Second, "every listener's requests and departed client in /metrics", func() bool {
+	testkit.Eventually(t, 60*time.Second, "every listener's requests and departed client in /metrics", func() (bool, string) {
 		m, err := scrapeMap(s)
 		if err != nil {
-			return false
+			return false, ""
 		}
 		for _, l := range listeners {
 			if m[`goblin_requests_total`+labels(l, `command="set",`)] != sets ||
 				m[disconnects(l, "client_gone")] < 1 {
-				return false
+				return false, ""
 			}
 		}
-		return true
+		return true, ""
 	})
 	m := scrapeAll(t, s)
 	for _, l := range listeners {

@@ -8,15 +8,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/goblin-kv/goblin/internal/testkit"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // startRedisTCP starts a redis-server 7.0 on a loopback TCP port (MIGRATE
 // dials host and port) and returns its address.
 func startRedisTCP(t *testing.T) string {
 	t.Helper()
-	bin := testproc.LookPath(t, "redis-server", "the server goblin migrates keys to and from")
+	bin := testkit.Need(t, "redis-server", "the server goblin migrates keys to and from")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +36,7 @@ func startRedisTCP(t *testing.T) string {
 // redis-server 7.0 and back (both directions carry Redis's DUMP payload),
 // values and times to live intact, and deletes them at the source.
 func TestMigrateWithRedis(t *testing.T) {
+	t.Parallel()
 	theirs := startRedisTCP(t)
 	s := startServer(t)
 	ctx := context.Background()

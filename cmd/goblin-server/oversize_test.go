@@ -19,6 +19,7 @@ import (
 // value unread, made the client's write fail with EPIPE or ECONNRESET and
 // could destroy the answer.
 func TestOversizedValueIsAnswered(t *testing.T) {
+	t.Parallel()
 	s := startServer(t, "--proto-max-bulk-len", "1mb")
 	value := bytes.Repeat([]byte("v"), 32<<20) // far beyond the sockets' buffers
 	for _, tr := range []struct{ network, addr, name string }{{"tcp", s.tcp, "tcp/resp"}, {"unix", s.sock, "uds/resp"}} {

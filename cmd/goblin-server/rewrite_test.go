@@ -19,6 +19,7 @@ import (
 // new values. Without a file it answers Redis's "running without a config
 // file".
 func TestConfigRewrite(t *testing.T) {
+	t.Parallel()
 	needTool(t, "redis-cli")
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "goblin.conf")

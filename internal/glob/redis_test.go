@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/goblin-kv/goblin/internal/testkit"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // TestMatchAgainstRedis holds the reference matcher FuzzMatch trusts, and
@@ -16,7 +18,7 @@ import (
 // that mean something to a glob (and a few that do not) against a
 // keyspace of random short keys, every key's answer compared.
 func TestMatchAgainstRedis(t *testing.T) {
-	bin := testproc.LookPath(t, "redis-server", "the real glob matcher (KEYS) the reference is checked against")
+	bin := testkit.Need(t, "redis-server", "the real glob matcher (KEYS) the reference is checked against")
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "redis.sock")
 	testproc.Start(t, bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no", "--dir", dir)

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 func TestLookup(t *testing.T) {
@@ -14,7 +14,7 @@ func TestLookup(t *testing.T) {
 	}
 	g, err := user.LookupGroupId("0")
 	if err != nil {
-		testproc.Missing(t, "group 0: %v", err)
+		testkit.Missing(t, "group 0: %v", err)
 	}
 	if gid, err := Lookup(g.Name); err != nil || strconv.Itoa(gid) != g.Gid {
 		t.Fatalf("group %q: %d, %v", g.Name, gid, err)

@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/goblin-kv/goblin/internal/testkit"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // rdbString reads one RDB length-prefixed string (uncompressed) from p.
@@ -41,7 +43,7 @@ func rdbLen(t *testing.T, p []byte) (int, []byte) {
 // compression off) equal the ones Append and Add build from the same writes,
 // byte for byte: an RDB writer can store ours unchanged.
 func TestRedisBuildsTheSameBlobs(t *testing.T) {
-	bin := testproc.LookPath(t, "redis-server", "the listpack and intset bytes Redis writes")
+	bin := testkit.Need(t, "redis-server", "the listpack and intset bytes Redis writes")
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "redis.sock")
 	testproc.Start(t, bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no", "--dir", dir,

@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/goblin-kv/goblin/internal/testkit"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 func TestAppendScore(t *testing.T) {
@@ -36,7 +38,7 @@ func TestAppendScore(t *testing.T) {
 // Sorted sets built by ZADD in redis-server 7.0 and by ZsetInsert are the same
 // listpack, byte for byte, and ZsetRank agrees with the model's order.
 func TestRedisBuildsTheSameZsetListpack(t *testing.T) {
-	bin := testproc.LookPath(t, "redis-server", "the sorted-set listpack bytes Redis writes")
+	bin := testkit.Need(t, "redis-server", "the sorted-set listpack bytes Redis writes")
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "redis.sock")
 	testproc.Start(t, bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no", "--dir", dir,

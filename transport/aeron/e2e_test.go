@@ -12,6 +12,7 @@ import (
 
 	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/client"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/server"
 	"github.com/goblin-kv/goblin/transport"
@@ -149,9 +150,9 @@ func (e *e2eSetup) clients(t *testing.T) {
 	// The driver notices the dead client (client liveness, image liveness:
 	// 10 s by default) and the server closes its reply publication.
 	var n int
-	testproc.WaitFor(t, 90*time.Second, "the server to drop the killed client", func() bool {
+	testkit.Eventually(t, 90*time.Second, "the server to drop the killed client", func() (bool, string) {
 		n, err = connectedClients(ctx, c)
-		return err == nil && n == 1
+		return err == nil && n == 1, ""
 	})
 	if err := workload(ctx, c, 7, 50, nil); err != nil {
 		t.Fatal(err)
@@ -187,14 +188,14 @@ func (e *e2eSetup) driverRestart(t *testing.T) {
 	e.srv.WaitLog(t, `aeron media driver restarted`, 120*time.Second)
 	for i, c := range cs {
 		var first error
-		testproc.WaitFor(t, 180*time.Second, "a client to get answers again", func() bool {
+		testkit.Eventually(t, 180*time.Second, "a client to get answers again", func() (bool, string) {
 			cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 			defer cancel()
 			err := c.Ping(cctx)
 			if err != nil && first == nil {
 				first = err
 			}
-			return err == nil
+			return err == nil, ""
 		})
 		if first == nil {
 			t.Fatalf("client %d: no error after its server's driver died", i)
@@ -211,8 +212,8 @@ func (e *e2eSetup) driverRestart(t *testing.T) {
 	// The second listener (driver=external) found the new driver too.
 	e.srv.WaitLog(t, `aeron client lost its media driver`, 60*time.Second)
 	// And the server's stat counters are in the new driver.
-	testproc.WaitFor(t, 60*time.Second, "the server's stat counters in the restarted driver", func() bool {
-		return hasCounterOfType(e.serverDir, server.AeronCounterRequests, "goblin requests: ")
+	testkit.Eventually(t, 60*time.Second, "the server's stat counters in the restarted driver", func() (bool, string) {
+		return hasCounterOfType(e.serverDir, server.AeronCounterRequests, "goblin requests: "), ""
 	})
 }
 

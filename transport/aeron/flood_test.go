@@ -339,7 +339,10 @@ func TestSetupFloodBoundsReplyLogs(t *testing.T) {
 	flooder := testproc.Start(t, floodBin, "-endpoint", endpoint, "-kinds", "setup-response", "-rate", "20",
 		"-duration", "14s")
 	most := 0
-	for !flooder.Exited() || most == 0 {
+	for start := time.Now(); !flooder.Exited() || most == 0; {
+		if time.Since(start) > 2*time.Minute {
+			t.Fatalf("the 14 s SETUP flood still running after 2 min (at most %d reply publications so far)", most)
+		}
 		entries, _ := os.ReadDir(filepath.Join(dir, "publications"))
 		most = max(most, len(entries))
 		if srv.Exited() {

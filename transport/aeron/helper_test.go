@@ -21,6 +21,7 @@ import (
 
 	"github.com/goblin-kv/goblin/aeron/javadriver"
 	"github.com/goblin-kv/goblin/client"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
@@ -42,9 +43,9 @@ func TestMain(m *testing.M) {
 func needDriver(tb testing.TB) {
 	tb.Helper()
 	_, err := javadriver.FindJava()
-	testproc.Require(tb, "the Java media driver", err)
+	testkit.Require(tb, "the Java media driver", err)
 	_, err = javadriver.FindJar("")
-	testproc.Require(tb, "the Java media driver", err)
+	testkit.Require(tb, "the Java media driver", err)
 }
 
 // startDriver starts a media driver in a private directory, stopped in

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
@@ -20,8 +21,8 @@ import (
 // server's driver try to bind an address its host does not own, and no
 // client gets a reply path. It needs root (CAP_NET_ADMIN) and ip(8).
 func TestTwoHosts(t *testing.T) {
-	testproc.RequireRoot(t, "the two-host test's network namespaces and veth pair")
-	ipBin := testproc.LookPath(t, "ip", "the two-host test's network namespaces (iproute2)")
+	testkit.NeedRoot(t, "the two-host test's network namespaces and veth pair")
+	ipBin := testkit.Need(t, "ip", "the two-host test's network namespaces (iproute2)")
 	needDriver(t)
 	id := rand.IntN(1 << 16)
 	nsS, nsC := fmt.Sprintf("gba-s-%04x", id), fmt.Sprintf("gba-c-%04x", id)

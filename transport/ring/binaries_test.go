@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
@@ -55,10 +56,10 @@ func TestRealBinaries(t *testing.T) {
 	t.Cleanup(func() { victim.Stop(5 * time.Second) })
 	stdin.Write([]byte("incr counter\n"))
 	victim.WaitLog(t, `1`, 30*time.Second)
-	testproc.WaitFor(t, 30*time.Second, "the victim's ring", func() bool { return serverRings(t, srv) == 1 })
+	testkit.Eventually(t, 30*time.Second, "the victim's ring", func() (bool, string) { return serverRings(t, srv) == 1, "" })
 	victim.Signal(syscall.SIGKILL)
 	victim.Wait(10 * time.Second)
-	testproc.WaitFor(t, 30*time.Second, "the killed client's rings reclaimed", func() bool { return serverRings(t, srv) == 0 })
+	testkit.Eventually(t, 30*time.Second, "the killed client's rings reclaimed", func() (bool, string) { return serverRings(t, srv) == 0, "" })
 
 	if got := run("get", "greeting"); got != `"hello ring"` && got != "hello ring" {
 		t.Fatalf("get after a client was killed: %q", got)

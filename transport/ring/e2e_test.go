@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/idle"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/server"
@@ -86,23 +87,23 @@ func stop(t *testing.T, p *testproc.Proc) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Signal(syscall.SIGCONT) })
-	testproc.WaitFor(t, 30*time.Second, "the server's threads to stop", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the server's threads to stop", func() (bool, string) {
 		tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", p.PID))
 		if err != nil || len(tasks) == 0 {
-			return false
+			return false, ""
 		}
 		for _, f := range tasks {
 			b, err := os.ReadFile(f)
 			if err != nil {
-				return false
+				return false, ""
 			}
 			// The state follows the command name in parentheses.
 			i := strings.LastIndexByte(string(b), ')')
 			if i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
-				return false
+				return false, ""
 			}
 		}
-		return true
+		return true, ""
 	})
 }
 
@@ -168,7 +169,7 @@ func TestClientKilledMidRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	victim.Wait(10 * time.Second)
-	testproc.WaitFor(t, 30*time.Second, "the killed client's rings reclaimed", func() bool { return serverRings(t, srv) == 3 })
+	testkit.Eventually(t, 30*time.Second, "the killed client's rings reclaimed", func() (bool, string) { return serverRings(t, srv) == 3, "" })
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func TestClientKilledMidRequest(t *testing.T) {
 			t.Fatalf("client log: %s", p.Log())
 		}
 	}
-	testproc.WaitFor(t, 30*time.Second, "every ring reclaimed", func() bool { return serverRings(t, srv) == 0 })
+	testkit.Eventually(t, 30*time.Second, "every ring reclaimed", func() (bool, string) { return serverRings(t, srv) == 0, "" })
 	// The server still serves.
 	c := dial(t, dir, ring.DialOptions{})
 	w := newWorkload(9, proto.RESP, 8)

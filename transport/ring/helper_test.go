@@ -21,6 +21,7 @@ import (
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/idle"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
@@ -120,11 +121,13 @@ func clientMain() int {
 		// Hold the connection open until the test says go, then run as
 		// many requests again.
 		fmt.Println("phase1")
-		for {
-			if _, err := os.Stat(gate); err == nil {
-				break
-			}
-			time.Sleep(time.Millisecond)
+		err := testkit.Poll(5*time.Minute, "the test to create the gate file "+gate, func() (bool, string) {
+			_, err := os.Stat(gate)
+			return err == nil, fmt.Sprint(err)
+		})
+		if err != nil {
+			fmt.Println("workload error:", err)
+			return 3
 		}
 		if err := w.run(c, 2*n); err != nil {
 			fmt.Println("workload error:", err)

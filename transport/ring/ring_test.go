@@ -19,7 +19,7 @@ import (
 
 	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/internal/shm"
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/transport"
 )
@@ -317,8 +317,8 @@ func TestServeAndReclaim(t *testing.T) {
 	if err := a.Write([]byte("x")); !errors.Is(err, transport.ErrClosed) {
 		t.Fatalf("write after close: %v", err)
 	}
-	testproc.WaitFor(t, 10*time.Second, "the closed client's ring to be reclaimed", func() bool {
-		return ringMaps(t) == 2 && l.stats().Clients == 1
+	testkit.Eventually(t, 10*time.Second, "the closed client's ring to be reclaimed", func() (bool, string) {
+		return ringMaps(t) == 2 && l.stats().Clients == 1, ""
 	})
 	if got := roundTrip(t, b, "still here"); got != "still here" {
 		t.Fatalf("b after a left: %q", got)
@@ -422,12 +422,12 @@ func TestTryWrite(t *testing.T) {
 		}
 	}
 	two := make([]byte, 2*payload-fragPrefix) // exactly two records
-	testproc.WaitFor(t, 10*time.Second, "room for a two-record message", func() bool {
+	testkit.Eventually(t, 10*time.Second, "room for a two-record message", func() (bool, string) {
 		ok, err := c.TryWrite(two)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return ok
+		return ok, ""
 	})
 	if got, err := c.ReadAppend(nil); err != nil || len(got) != len(two) {
 		t.Fatalf("two-record reply: %d bytes, %v", len(got), err)
@@ -459,7 +459,7 @@ func TestQuitClosesOneClient(t *testing.T) {
 	if got := roundTrip(t, b, "b"); got != "b" {
 		t.Fatalf("b: %q", got)
 	}
-	testproc.WaitFor(t, 10*time.Second, "one client left", func() bool { return l.stats().Clients == 1 })
+	testkit.Eventually(t, 10*time.Second, "one client left", func() (bool, string) { return l.stats().Clients == 1, "" })
 }
 
 func TestDeadline(t *testing.T) {

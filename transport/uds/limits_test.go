@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/transport"
@@ -79,7 +80,7 @@ func TestBudgetEvictsTheBiggestClient(t *testing.T) {
 	l, _ := startLoop(t, cfg)
 	small, big := dial(t, l), dial(t, l)
 	small.Write(bytes.Repeat([]byte("s"), 300<<10)) // no newline: an unfinished request
-	waitFor(t, "the small client's request to be held", func() bool { h, _ := clientMem(l); return h >= 300<<10 })
+	testkit.Eventually(t, 30*time.Second, "the small client's request to be held", func() (bool, string) { h, _ := clientMem(l); return h >= 300<<10, "" })
 	go big.Write(bytes.Repeat([]byte("b"), 900<<10))
 	reply, _ := io.ReadAll(big)
 	if !strings.HasPrefix(string(reply), "-ERR client memory limit reached") {
@@ -129,7 +130,7 @@ func TestBudgetSharedByListeners(t *testing.T) {
 	t.Cleanup(func() { close(stop); wg.Wait(); la.do(func() { sb.Close() }) })
 	a := dial(t, la)
 	a.Write(bytes.Repeat([]byte("a"), 700<<10))
-	waitFor(t, "the first client's request to be held", func() bool { h, _ := clientMem(la); return h >= 700<<10 })
+	testkit.Eventually(t, 30*time.Second, "the first client's request to be held", func() (bool, string) { h, _ := clientMem(la); return h >= 700<<10, "" })
 	c, err := net.Dial("tcp", sb.Addr())
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +161,7 @@ func TestPassOutputSharesTheLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	waitFor(t, "both clients to be accepted", func() bool { s.Poll(t0); return s.Clients() == 2 })
+	testkit.Eventually(t, 30*time.Second, "both clients to be accepted", func() (bool, string) { s.Poll(t0); return s.Clients() == 2, "" })
 	var req bytes.Buffer
 	for i := 0; i < 100; i++ {
 		fmt.Fprintf(&req, "BIG 65536\n")
@@ -260,7 +261,7 @@ func TestProtocolRecognisedPerConnection(t *testing.T) {
 			conn.Write(p)
 			time.Sleep(5 * time.Millisecond)
 		}
-		waitFor(t, "a session to open", func() bool { h.mu.Lock(); defer h.mu.Unlock(); return len(h.protos) == 1 })
+		testkit.Eventually(t, 30*time.Second, "a session to open", func() (bool, string) { h.mu.Lock(); defer h.mu.Unlock(); return len(h.protos) == 1, "" })
 		h.mu.Lock()
 		got := h.protos[0]
 		h.mu.Unlock()

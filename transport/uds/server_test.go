@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/wiretest"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/transport"
@@ -129,17 +130,6 @@ func (l *loop) stop() {
 	<-l.done
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 var networks = []string{"unix", "tcp"}
 
 func cfgFor(t *testing.T, network string) Config {
@@ -239,14 +229,14 @@ func TestSlowConsumerDisconnectedOthersServed(t *testing.T) {
 			}
 		}
 	}()
-	waitFor(t, "the slow consumer to be disconnected", func() bool { return l.stats().SlowConsumers == 1 })
+	testkit.Eventually(t, 30*time.Second, "the slow consumer to be disconnected", func() (bool, string) { return l.stats().SlowConsumers == 1, "" })
 	other := dial(t, l)
 	fmt.Fprintf(other, "still-here\n")
 	if line, err := bufio.NewReader(other).ReadString('\n'); err != nil || line != "+still-here\r\n" {
 		t.Fatalf("other client got %q, %v", line, err)
 	}
 	other.Close()
-	waitFor(t, "sessions to close", func() bool { return h.closed.Load() == h.open.Load() && l.stats().Clients == 0 })
+	testkit.Eventually(t, 30*time.Second, "sessions to close", func() (bool, string) { return h.closed.Load() == h.open.Load() && l.stats().Clients == 0, "" })
 }
 
 func TestInputLimitDisconnects(t *testing.T) {
@@ -263,7 +253,7 @@ func TestInputLimitDisconnects(t *testing.T) {
 	// still sending: the server lingers (reading and dropping) until the
 	// client closes.
 	c.Close()
-	waitFor(t, "the refused client to be closed", func() bool { return l.stats().Clients == 0 })
+	testkit.Eventually(t, 30*time.Second, "the refused client to be closed", func() (bool, string) { return l.stats().Clients == 0, "" })
 	if st := l.stats(); st.InputTooLarge != 1 {
 		t.Fatalf("stats %+v", st)
 	}
@@ -274,7 +264,7 @@ func TestMaxClients(t *testing.T) {
 	cfg.MaxClients = 2
 	l, _ := startLoop(t, cfg)
 	a, b := dial(t, l), dial(t, l)
-	waitFor(t, "two clients", func() bool { return l.stats().Clients == 2 })
+	testkit.Eventually(t, 30*time.Second, "two clients", func() (bool, string) { return l.stats().Clients == 2, "" })
 	c := dial(t, l)
 	reply, _ := io.ReadAll(c)
 	if string(reply) != "-ERR max number of clients reached\r\n" {
@@ -313,7 +303,7 @@ func TestQuitAnswersThenCloses(t *testing.T) {
 	if err != nil || string(reply) != "+a\r\n+BYE\r\n" {
 		t.Fatalf("got %q, %v", reply, err)
 	}
-	waitFor(t, "the session to close", func() bool { return h.closed.Load() == 1 })
+	testkit.Eventually(t, 30*time.Second, "the session to close", func() (bool, string) { return h.closed.Load() == 1, "" })
 }
 
 func TestHalfFrameThenVanish(t *testing.T) {
@@ -323,7 +313,7 @@ func TestHalfFrameThenVanish(t *testing.T) {
 		c.Write([]byte("half a reque"))
 		c.Close()
 	}
-	waitFor(t, "every session to close", func() bool { return h.closed.Load() == 100 && l.stats().Clients == 0 })
+	testkit.Eventually(t, 30*time.Second, "every session to close", func() (bool, string) { return h.closed.Load() == 100 && l.stats().Clients == 0, "" })
 }
 
 func TestShutdownHalfClosedClientStillAnswered(t *testing.T) {
@@ -348,7 +338,7 @@ func TestCloseAnswersWhatWasRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	waitFor(t, "the client to be accepted", func() bool { s.Poll(0); return s.Clients() == 1 })
+	testkit.Eventually(t, 30*time.Second, "the client to be accepted", func() (bool, string) { s.Poll(0); return s.Clients() == 1, "" })
 	fmt.Fprintf(c, "late\n") // sent, never polled: Close must still answer it
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -580,7 +570,7 @@ func TestReadyClientNotDroppedAsIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	waitFor(t, "the client to be accepted", func() bool { s.Poll(t0); return s.Clients() == 1 })
+	testkit.Eventually(t, 30*time.Second, "the client to be accepted", func() (bool, string) { s.Poll(t0); return s.Clients() == 1, "" })
 	// A Unix socket write is in the server's receive queue when it returns.
 	if _, err := fmt.Fprintf(c, "late\n"); err != nil {
 		t.Fatal(err)
@@ -631,12 +621,12 @@ func TestWritableClientNotDroppedAsStalled(t *testing.T) {
 	}
 	// Poll until the reply is queued and the socket buffers are full.
 	var last int
-	waitFor(t, "the reply to back up", func() bool {
+	testkit.Eventually(t, 30*time.Second, "the reply to back up", func() (bool, string) {
 		s.Poll(t0)
 		p := pending()
 		full := p >= s.cfg.MaxOutput && p == last
 		last = p
-		return full
+		return full, ""
 	})
 	// The client reads everything written so far: its socket is writable.
 	written := size + 1 - pending()

@@ -14,7 +14,7 @@ import (
 	"github.com/goblin-kv/goblin/benchmarks/harness"
 	"github.com/goblin-kv/goblin/benchmarks/harness/internal/sshlab"
 	"github.com/goblin-kv/goblin/benchmarks/harness/report"
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // runLauncher runs benchmarks/aeron_network_latency.sh with env (and the
@@ -94,7 +94,7 @@ var procLine = regexp.MustCompile(`^(server|client) (\S+) pid=(\d+) start=(\d+) 
 func TestTwoHostLauncher(t *testing.T) {
 	sshlab.RequireTools(t, true, "java", "go", "bash")
 	_, err := harness.AeronJar(&harness.Config{})
-	testproc.Require(t, "the Aeron jar", err)
+	testkit.Require(t, "the Aeron jar", err)
 	lab := sshlab.New(t, 2)
 	out := filepath.Join(t.TempDir(), "archive")
 	remote := t.TempDir()

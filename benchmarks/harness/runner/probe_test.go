@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/benchmarks/harness"
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // The measuring clients must not allocate per round trip: an allocation
@@ -18,7 +18,7 @@ func TestProbersDoNotAllocate(t *testing.T) {
 	cfg.CaseTimeout = time.Minute
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	testproc.Require(t, "redis-server", (redisPeer{}).Check(&cfg, harness.RESP))
+	testkit.Require(t, "redis-server", (redisPeer{}).Check(&cfg, harness.RESP))
 	dir := t.TempDir()
 	inst, err := NewRedis(harness.TUDS).Start(ctx, &cfg, harness.RESP, dir)
 	if err != nil {
@@ -63,7 +63,7 @@ func TestProbersDoNotAllocate(t *testing.T) {
 func TestRawClientRejectsWrongReply(t *testing.T) {
 	cfg := harness.DefaultConfig()
 	cfg.CaseTimeout = time.Minute
-	testproc.Require(t, "redis-server", (redisPeer{}).Check(&cfg, harness.RESP))
+	testkit.Require(t, "redis-server", (redisPeer{}).Check(&cfg, harness.RESP))
 	dir := t.TempDir()
 	ctx := context.Background()
 	inst, err := NewRedis(harness.TUDS).Start(ctx, &cfg, harness.RESP, dir)

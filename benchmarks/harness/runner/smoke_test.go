@@ -16,21 +16,17 @@ import (
 
 	"github.com/goblin-kv/goblin/benchmarks/harness"
 	"github.com/goblin-kv/goblin/benchmarks/harness/report"
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
-// buildGoblinServer builds cmd/goblin-server into a temp dir. A checkout
-// whose goblin-server does not build fails the test: the goblin cases must
-// never pass as "unavailable" because the server is broken.
+// buildGoblinServer builds cmd/goblin-server (once for the whole test run:
+// testproc.Build). A checkout whose goblin-server does not build fails the
+// test: the goblin cases must never pass as "unavailable" because the
+// server is broken.
 func buildGoblinServer(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "goblin-server")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/goblin-server")
-	cmd.Dir = harness.RepoRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("cmd/goblin-server does not build (%v): %s", err, out)
-	}
-	return bin
+	return testproc.Build(t, "./cmd/goblin-server")
 }
 
 // children lists this process's live child processes.
@@ -92,7 +88,7 @@ func TestSmokeMatrix(t *testing.T) {
 		case harness.StatusFailed:
 			t.Errorf("case %s failed: %s", c.Case.Label(), c.Note)
 		case harness.StatusUnavailable:
-			if testproc.CI() {
+			if testkit.CI() {
 				t.Errorf("CI=true: case %s is unavailable: %s", c.Case.Label(), c.Note)
 			}
 			if !strings.Contains(c.Note, harness.ErrUnavailable.Error()) {

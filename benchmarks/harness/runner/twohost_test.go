@@ -13,7 +13,7 @@ import (
 	"github.com/goblin-kv/goblin/benchmarks/harness"
 	"github.com/goblin-kv/goblin/benchmarks/harness/internal/sshlab"
 	"github.com/goblin-kv/goblin/benchmarks/harness/report"
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // An aeronmd-compatible driver gets the C driver's -D command line and pins
@@ -76,7 +76,7 @@ func TestDriverAgentPinning(t *testing.T) {
 	sshlab.RequireTools(t, false, "java", "taskset")
 	cfg := harness.DefaultConfig()
 	_, err := harness.AeronJar(&cfg)
-	testproc.Require(t, "the Aeron jar", err)
+	testkit.Require(t, "the Aeron jar", err)
 	cfg.OutDir = t.TempDir()
 	cfg.Track = &harness.CaseTrack{}
 	prof := harness.Profiles(2)["backoff"]
@@ -148,7 +148,7 @@ func TestAeronmdKindDropsIn(t *testing.T) {
 	sshlab.RequireTools(t, false, "java")
 	cfg := harness.DefaultConfig()
 	jar, err := harness.AeronJar(&cfg)
-	testproc.Require(t, "the Aeron jar", err)
+	testkit.Require(t, "the Aeron jar", err)
 	dir := t.TempDir()
 	aeronmd := filepath.Join(dir, "aeronmd")
 	script := "#!/bin/sh\n# aeronmd stand-in: the C driver's command line, run by Aeron's Java driver\n" +

@@ -11,6 +11,7 @@ import (
 	"github.com/goblin-kv/goblin/benchmarks/harness"
 	"github.com/goblin-kv/goblin/benchmarks/harness/internal/sshlab"
 	"github.com/goblin-kv/goblin/benchmarks/harness/report"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // TestFloorProbersInProcess: the udp-floor echo and the aeron-go pong,
@@ -80,12 +81,7 @@ func TestGoblinBenchInProcessUDP(t *testing.T) {
 	}
 	sshlab.RequireTools(t, false, "go")
 	srv := buildGoblinServer(t)
-	bench := filepath.Join(t.TempDir(), "goblin-bench")
-	build := exec.Command("go", "build", "-o", bench, "./cmd/goblin-bench")
-	build.Dir = harness.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build goblin-bench: %v\n%s", err, out)
-	}
+	bench := testproc.Build(t, "./cmd/goblin-bench")
 	out := filepath.Join(t.TempDir(), "run")
 	const samples = 300
 	cmd := exec.Command(bench, "matrix", "-quiet", "-out", out, "-runs", "1", "-warmup", "100", "-samples", strconv.Itoa(samples),

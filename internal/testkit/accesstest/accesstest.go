@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // User is a second user: a uid, a primary gid and supplementary groups.
@@ -37,7 +37,7 @@ func Member(gid uint32) User { return User{UID: 65533, GID: 65533, Groups: []uin
 // processes as another user: it must be root.
 func Need(tb testing.TB) {
 	tb.Helper()
-	testproc.RequireRoot(tb, "checking access as a second user")
+	testkit.NeedRoot(tb, "checking access as a second user")
 }
 
 // Access is what u could do with one path.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // newLink builds a link or, outside CI, skips saying what is missing.
@@ -16,7 +16,7 @@ func newLink(t *testing.T, o Options) *Link {
 	t.Helper()
 	l, err := New(o)
 	if errors.Is(err, ErrPrerequisite) {
-		testproc.Missing(t, "the test's link: %v", err)
+		testkit.Missing(t, "the test's link: %v", err)
 	}
 	if err != nil {
 		t.Fatal(err)

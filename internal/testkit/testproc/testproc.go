@@ -1,4 +1,4 @@
-// Package testproc builds goblin's binaries once per test binary and runs
+// Package testproc builds goblin's binaries once per test run and runs
 // them as real processes in tests: start with captured logs, wait for a log
 // line or a listening socket, stop gracefully, and read the process's open
 // descriptors and resident memory from /proc to prove it leaks neither.
@@ -35,6 +35,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // ErrTimeout is wrapped when a wait gives up.
@@ -42,13 +44,15 @@ var ErrTimeout = errors.New("testproc: timed out")
 
 var (
 	buildMu  sync.Mutex
-	buildDir string
+	buildDir string                // this test binary's links to the cached binaries
 	builds   = map[string]string{} // package → binary path
 	buildErr = map[string]error{}
 )
 
-// Main runs the tests and removes the binaries Build produced. Call it from
-// TestMain; without it the binaries stay in a temporary directory.
+// Main runs the tests and removes the links to the binaries Build made.
+// Call it from TestMain; without it the links stay in a temporary
+// directory. (The binaries themselves stay in Build's cache for the test
+// binaries of other packages; see buildCached.)
 func Main(m *testing.M) {
 	code := m.Run()
 	buildMu.Lock()
@@ -90,8 +94,13 @@ func Root(tb testing.TB) string {
 }
 
 // Build compiles the main package pkg (a path relative to the module root,
-// such as "./cmd/goblin-server") once per test binary and returns the path
-// of the executable. It fails the test if the build fails.
+// such as "./cmd/goblin-server") and returns the path of the executable, a
+// link in a directory that holds every binary this test binary built (so
+// one runs beside another) to the one binary every test binary of a
+// `go test ./...` run shares: the first one to
+// need it builds it into a cache keyed by its sources (GOBLIN_TEST_BIN_CACHE
+// names the cache directory; see buildCached), the others reuse it. It
+// fails the test if the build fails.
 func Build(tb testing.TB, pkg string) string {
 	tb.Helper()
 	buildMu.Lock()
@@ -116,24 +125,29 @@ func build(pkg string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	goTool := "go"
+	if g := os.Getenv("GO"); g != "" {
+		goTool = g
+	}
+	var args []string
+	if os.Getenv("GOBLIN_TEST_RACE") == "1" {
+		args = append(args, "-race")
+	}
+	cached, err := buildCached(goTool, root, pkg, args)
+	if err != nil {
+		return "", err
+	}
+	// Every binary of this test binary sits in one directory, as tests
+	// that run one beside another (make run's BIN) expect: a link to the
+	// cached one.
 	if buildDir == "" {
 		if buildDir, err = os.MkdirTemp("", "goblin-testproc-"); err != nil {
 			return "", err
 		}
 	}
-	goTool := "go"
-	if g := os.Getenv("GO"); g != "" {
-		goTool = g
-	}
 	out := filepath.Join(buildDir, filepath.Base(pkg))
-	args := []string{"build", "-o", out}
-	if os.Getenv("GOBLIN_TEST_RACE") == "1" {
-		args = append(args, "-race")
-	}
-	cmd := exec.Command(goTool, append(args, pkg)...)
-	cmd.Dir = root
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("testproc: go build %s: %v\n%s", pkg, err, msg)
+	if err := os.Symlink(cached, out); err != nil {
+		return "", fmt.Errorf("testproc: %w", err)
 	}
 	return out, nil
 }
@@ -231,19 +245,22 @@ func (p *Proc) WaitLog(tb testing.TB, re string, timeout time.Duration) string {
 	tb.Helper()
 	rx := regexp.MustCompile(re)
 	var got string
-	WaitFor(tb, timeout, fmt.Sprintf("%s to log %q", p.name, re), func() bool {
-		sc := bufio.NewScanner(strings.NewReader(p.Log()))
+	testkit.Eventually(tb, timeout, fmt.Sprintf("%s to log %q", p.name, re), func() (bool, string) {
+		log := p.Log()
+		sc := bufio.NewScanner(strings.NewReader(log))
 		sc.Buffer(nil, 1<<20)
+		last := ""
 		for sc.Scan() {
+			last = sc.Text()
 			if m := rx.FindStringSubmatch(sc.Text()); m != nil {
 				got = m[len(m)-1]
-				return true
+				return true, ""
 			}
 		}
 		if p.Exited() {
 			tb.Fatalf("%s exited before logging %q:\n%s", p.name, re, p.Log())
 		}
-		return false
+		return false, fmt.Sprintf("%d bytes logged, the last line %q", len(log), last)
 	})
 	return got
 }
@@ -272,43 +289,17 @@ func (p *Proc) RSS() (int64, error) {
 	return 0, errors.New("testproc: no VmRSS in /proc status")
 }
 
-// WaitFor polls cond every few milliseconds until it returns true, failing
-// the test with "timed out waiting for <what>" after timeout.
-func WaitFor(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
-	tb.Helper()
-	if err := Poll(timeout, cond); err != nil {
-		tb.Fatalf("timed out after %v waiting for %s", timeout, what)
-	}
-}
-
-// Poll is WaitFor without a test: it returns an error wrapping ErrTimeout.
-func Poll(timeout time.Duration, cond func() bool) error {
-	deadline := time.Now().Add(timeout)
-	for wait := time.Millisecond; ; {
-		if cond() {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return ErrTimeout
-		}
-		time.Sleep(wait)
-		if wait < 50*time.Millisecond {
-			wait *= 2
-		}
-	}
-}
-
 // WaitDial waits until a connection to addr on network ("unix" or "tcp")
 // succeeds, then closes it.
 func WaitDial(tb testing.TB, network, addr string, timeout time.Duration) {
 	tb.Helper()
-	WaitFor(tb, timeout, network+" "+addr+" to accept", func() bool {
+	testkit.Eventually(tb, timeout, network+" "+addr+" to accept", func() (bool, string) {
 		c, err := net.DialTimeout(network, addr, time.Second)
 		if err != nil {
-			return false
+			return false, err.Error()
 		}
 		c.Close()
-		return true
+		return true, ""
 	})
 }
 
@@ -361,50 +352,4 @@ func (l *logBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
-}
-
-// CI reports whether the tests run in CI (CI=true in the environment),
-// where every prerequisite must be present and a missing one fails.
-func CI() bool { return os.Getenv("CI") == "true" }
-
-// Missing stops tb because a prerequisite it needs is missing (a program,
-// the Aeron jar, root for network namespaces): outside CI the test is
-// skipped with the reason; under CI=true it fails with it, so CI can never
-// pass while a part of the product did not run.
-func Missing(tb testing.TB, format string, args ...any) {
-	tb.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if CI() {
-		tb.Fatalf("missing prerequisite (CI=true: scripts/setup.sh installs it): %s", msg)
-	}
-	tb.Skipf("skipping, missing prerequisite: %s", msg)
-}
-
-// Require calls Missing when err, the result of looking for the
-// prerequisite what, is not nil.
-func Require(tb testing.TB, what string, err error) {
-	tb.Helper()
-	if err != nil {
-		Missing(tb, "%s: %v", what, err)
-	}
-}
-
-// RequireRoot calls Missing unless the test runs as root, which it needs
-// for why (network namespaces, processes as other users).
-func RequireRoot(tb testing.TB, why string) {
-	tb.Helper()
-	if os.Geteuid() != 0 {
-		Missing(tb, "root, needed for %s", why)
-	}
-}
-
-// LookPath returns the path of the program name, which the test needs for
-// why. When it is not installed, Missing stops the test.
-func LookPath(tb testing.TB, name, why string) string {
-	tb.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		Missing(tb, "%s is not installed (needed for %s)", name, why)
-	}
-	return p
 }

@@ -3,8 +3,6 @@ package testproc
 import (
 	"net"
 	"net/url"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,16 +34,6 @@ func TestBuildStartWaitLogStop(t *testing.T) {
 		t.Fatal("Exited() false after Stop")
 	}
 	p.WaitLog(t, "bye", time.Second)
-}
-
-func TestPollTimesOut(t *testing.T) {
-	if err := Poll(10*time.Millisecond, func() bool { return false }); err != ErrTimeout {
-		t.Fatalf("Poll = %v, want ErrTimeout", err)
-	}
-	n := 0
-	if err := Poll(10*time.Second, func() bool { n++; return n == 3 }); err != nil || n != 3 {
-		t.Fatalf("Poll = %v after %d calls", err, n)
-	}
 }
 
 func TestListeningTargets(t *testing.T) {
@@ -106,33 +94,6 @@ func TestFreeUDPPortsDistinct(t *testing.T) {
 		}
 		for _, pc := range conns {
 			pc.Close()
-		}
-	}
-}
-
-// TestMissing runs itself as a child with a missing prerequisite: under
-// CI=true the child fails saying what is missing, elsewhere it skips
-// saying so.
-func TestMissing(t *testing.T) {
-	if os.Getenv("GOBLIN_TESTPROC_MISSING") == "1" {
-		LookPath(t, "goblin-no-such-program", "this test")
-		t.Fatal("LookPath returned for a missing program")
-	}
-	for _, c := range []struct {
-		ci   string
-		fail bool
-		want string
-	}{
-		{"true", true, "--- FAIL"},
-		{"", false, "--- SKIP"},
-		{"false", false, "--- SKIP"},
-	} {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestMissing$", "-test.v")
-		cmd.Env = append(os.Environ(), "GOBLIN_TESTPROC_MISSING=1", "CI="+c.ci)
-		out, err := cmd.CombinedOutput()
-		if (err != nil) != c.fail || !strings.Contains(string(out), c.want) ||
-			!strings.Contains(string(out), "goblin-no-such-program is not installed (needed for this test)") {
-			t.Errorf("CI=%q: err %v, want failure %v and %q naming the program:\n%s", c.ci, err, c.fail, c.want, out)
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // SpinCountingOthers runs turn in a loop for d on a goroutine locked to
@@ -61,7 +63,7 @@ func threadSwitches(tb testing.TB) map[int]int64 {
 	tb.Helper()
 	ents, err := os.ReadDir("/proc/self/task")
 	if err != nil {
-		Missing(tb, "/proc/self/task: %v", err)
+		testkit.Missing(tb, "/proc/self/task: %v", err)
 	}
 	m := map[int]int64{}
 	for _, e := range ents {

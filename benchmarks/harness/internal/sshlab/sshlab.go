@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/benchmarks/harness"
-	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // RequireTools fails the test under CI=true when a prerequisite is
@@ -38,7 +38,7 @@ func RequireTools(t *testing.T, root bool, tools ...string) {
 	if len(missing) == 0 {
 		return
 	}
-	testproc.Missing(t, "%s", strings.Join(missing, ", "))
+	testkit.Missing(t, "%s", strings.Join(missing, ", "))
 }
 
 // Lab is two machines in miniature: two network namespaces, "server"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/latency"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
@@ -67,7 +68,7 @@ func report(b *testing.B, prefix string, r *latency.Recorder) {
 func startRedisB(b *testing.B) string {
 	dir := b.TempDir()
 	sock := dir + "/redis.sock"
-	bin := testproc.LookPath(b, "redis-server", "the peer whose fork stall the benchmark shows beside goblin's")
+	bin := testkit.Need(b, "redis-server", "the peer whose fork stall the benchmark shows beside goblin's")
 	testproc.Start(b, bin, "--port", "0", "--unixsocket", sock, "--dir", dir, "--save", "", "--appendonly", "no")
 	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock})
 	defer c.Close()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/rdb"
 )
@@ -122,7 +123,7 @@ func (m model) check(t *testing.T, who string, opts *redis.Options) {
 // snapshot in dir.
 func redisServer(t *testing.T, dir string, extra ...string) (*testproc.Proc, *redis.Options) {
 	t.Helper()
-	bin := testproc.LookPath(t, "redis-server", "the Redis whose snapshots goblin exchanges")
+	bin := testkit.Need(t, "redis-server", "the Redis whose snapshots goblin exchanges")
 	sock := filepath.Join(t.TempDir(), "redis.sock")
 	args := append([]string{"--port", "0", "--unixsocket", sock, "--dir", dir, "--dbfilename", "dump.rdb",
 		"--save", "", "--appendonly", "no", "--daemonize", "no"}, extra...)
@@ -130,8 +131,9 @@ func redisServer(t *testing.T, dir string, extra ...string) (*testproc.Proc, *re
 	opts := &redis.Options{Network: "unix", Addr: sock, PoolSize: 1}
 	c := redis.NewClient(opts)
 	defer c.Close()
-	testproc.WaitFor(t, startTimeout, "redis-server answering PING (and done loading)", func() bool {
-		return c.Ping(context.Background()).Err() == nil
+	testkit.Eventually(t, startTimeout, "redis-server answering PING (and done loading)", func() (bool, string) {
+		err := c.Ping(context.Background()).Err()
+		return err == nil, fmt.Sprint(err)
 	})
 	return p, opts
 }
@@ -142,7 +144,7 @@ func goblinOpts(s *srv) *redis.Options {
 
 func checkRDB(t *testing.T, path string) {
 	t.Helper()
-	out, err := exec.Command(testproc.LookPath(t, "redis-check-rdb", "Redis's own check of goblin's snapshots"), path).CombinedOutput()
+	out, err := exec.Command(testkit.Need(t, "redis-check-rdb", "Redis's own check of goblin's snapshots"), path).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "RDB looks OK!") {
 		t.Fatalf("redis-check-rdb %s: %v\n%s", path, err, out)
 	}
@@ -205,9 +207,9 @@ func TestRedisLoadsGoblinSnapshot(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("%s: %s", tc.save[0], res)
-			testproc.WaitFor(t, 30*time.Second, "INFO persistence: rdb_bgsave_in_progress:0 and rdb_saves:1", func() bool {
+			testkit.Eventually(t, 30*time.Second, "INFO persistence: rdb_bgsave_in_progress:0 and rdb_saves:1", func() (bool, string) {
 				info, _ := c.Info(ctx, "persistence").Result()
-				return strings.Contains(info, "rdb_bgsave_in_progress:0") && strings.Contains(info, "rdb_saves:1")
+				return strings.Contains(info, "rdb_bgsave_in_progress:0") && strings.Contains(info, "rdb_saves:1"), info
 			})
 			info, _ := c.Info(ctx, "persistence").Result()
 			if !strings.Contains(info, "rdb_last_bgsave_status:ok") || !strings.Contains(info, "rdb_changes_since_last_save:0") {
@@ -422,11 +424,11 @@ func TestKilledBackgroundSaveKeepsPreviousSnapshot(t *testing.T) {
 // succeeds.
 func TestFullDiskKeepsServing(t *testing.T) {
 	if os.Geteuid() != 0 {
-		testproc.Missing(t, "mounting a tmpfs needs root")
+		testkit.Missing(t, "mounting a tmpfs needs root")
 	}
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", dir).CombinedOutput(); err != nil {
-		testproc.Missing(t, "mount tmpfs: %v: %s", err, out)
+		testkit.Missing(t, "mount tmpfs: %v: %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
 	ctx := context.Background()
@@ -457,9 +459,9 @@ func TestFullDiskKeepsServing(t *testing.T) {
 	if err := c.BgSave(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	testproc.WaitFor(t, 30*time.Second, "INFO persistence: rdb_last_bgsave_status:err", func() bool {
+	testkit.Eventually(t, 30*time.Second, "INFO persistence: rdb_last_bgsave_status:err", func() (bool, string) {
 		info, _ := c.Info(ctx, "persistence").Result()
-		return strings.Contains(info, "rdb_last_bgsave_status:err")
+		return strings.Contains(info, "rdb_last_bgsave_status:err"), info
 	})
 	info, _ := c.Info(ctx, "persistence").Result()
 	if !strings.Contains(info, "no space left on device") {

@@ -134,12 +134,15 @@ func pingStall(b *testing.B, sock string) (idle, save *latency.Recorder, dur tim
 	if err := c.BgSave(ctx).Err(); err != nil {
 		b.Fatal(err)
 	}
+	var last string // the last INFO persistence, for a failure message
 	go func() {
 		defer close(done)
-		for {
+		deadline := time.Now().Add(5 * time.Minute)
+		for time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 			info, err := c.Info(ctx, "persistence").Result()
-			if err != nil || (strings.Contains(info, "rdb_bgsave_in_progress:0") && strings.Contains(info, "rdb_last_bgsave_status:ok")) {
+			last = info
+			if err != nil || strings.Contains(info, "rdb_bgsave_in_progress:0") {
 				return
 			}
 		}
@@ -147,6 +150,9 @@ func pingStall(b *testing.B, sock string) (idle, save *latency.Recorder, dur tim
 	for {
 		select {
 		case <-done:
+			if !strings.Contains(last, "rdb_bgsave_in_progress:0") || !strings.Contains(last, "rdb_last_bgsave_status:ok") {
+				b.Fatalf("BGSAVE did not end with status ok within 5 minutes; INFO persistence:\n%s", last)
+			}
 			return idle, save, time.Since(began)
 		default:
 			ping(save)

@@ -66,6 +66,7 @@ func TestGoblinClusterClientTwoHosts(t *testing.T) {
 	var nodes []*testproc.Proc
 	for i, id := range ids {
 		args := append(l.Wrap(0)[1:], bin, "--metrics", "off", "--cluster-config", conf, "--cluster-node", id,
+			"--protected-mode", "no", "--dir", t.TempDir(), // listening on the namespaces' addresses, no password
 			"--listen", fmt.Sprintf("tcp://%s:%d", host, 7001+i),
 			"--listen", fmt.Sprintf("aeron:udp?endpoint=%s:%d|control=%s:%d|proto=sbe|dir=%s", host, 40101+2*i, host, 40102+2*i,
 				filepath.Join(dir, "aeron"+strconv.Itoa(i))))

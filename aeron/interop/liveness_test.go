@@ -174,11 +174,16 @@ func TestKilledClientsAreCleanedUp(t *testing.T) {
 	// The survivor's own stream, once held back by the dead subscribers,
 	// flows: more than a whole term goes through.
 	sent, got := 0, 0
-	testkit.Eventually(t, ioTimeout, "the survivor's stream", func() (bool, string) {
-		if own.Offer(make([]byte, 96)) > 0 {
-			sent++
+	msg := make([]byte, 96)
+	testkit.Eventually(t, ioTimeout, "the survivor's stream to carry 1024 messages", func() (bool, string) {
+		// A burst per check: Eventually backs off between checks, and one
+		// message per check would take minutes to reach 1024.
+		for i := 0; i < 256 && got <= 1024; i++ {
+			if own.Offer(msg) > 0 {
+				sent++
+			}
+			got += ownSub.Poll(func([]byte, *aeron.Header) {}, 100)
 		}
-		got += ownSub.Poll(func([]byte, *aeron.Header) {}, 100)
 		return got > 1024, fmt.Sprintf("%d messages offered, %d received", sent, got)
 	})
 }

@@ -188,7 +188,7 @@ func runOnce(ctx context.Context, o Options, nodes int) (Result, error) {
 	}()
 	for i := range nodes {
 		cmd := exec.Command(o.Server, "--metrics", "off", "--idle", o.Idle, "--listen", "tcp://127.0.0.1:"+strconv.Itoa(ports[i]),
-			"--cluster-config", conf, "--cluster-node", nodeID(i+1))
+			"--cluster-config", conf, "--cluster-node", nodeID(i+1), "--dir", dir) // a snapshot in the default state directory is not the benchmark's
 		cmd.Stderr = io.Discard
 		if err := cmd.Start(); err != nil {
 			return Result{}, err

@@ -77,6 +77,12 @@ func applyConfigFile(fs *flag.FlagSet, path string, ignoreUnsupported bool) (*fi
 		}
 		done[name] = true
 		args := vals[name]
+		if s.Spec.Kind == redisconf.KindSave { // every line's pairs, accumulated; none after save ""
+			if err := set(s, s.Spec.Goblin, strings.Join(args, " ")); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		v := args[0]
 		switch {
 		case name == "timeout": // Redis's seconds; the flag's a duration
@@ -91,8 +97,6 @@ func applyConfigFile(fs *flag.FlagSet, path string, ignoreUnsupported bool) (*fi
 			v = strconv.FormatUint(n, 10)
 		case s.Spec.Kind == redisconf.KindBool:
 			v = strings.ToLower(v)
-		case s.Spec.Kind == redisconf.KindSave: // every line's pairs, accumulated
-			v = strings.Join(args, " ")
 		}
 		if err := set(s, s.Spec.Goblin, v); err != nil {
 			return nil, err

@@ -652,7 +652,7 @@ func TestFlagsAndConfigFile(t *testing.T) {
 	for _, bad := range []struct{ file, want string }{
 		{"bogus 1\n", "goblin.conf:1: >>> 'bogus 1' Bad directive or wrong number of arguments"},
 		{"# ok\nmaxmemory lots\n", "goblin.conf:2: >>> 'maxmemory lots' argument must be a memory value"},
-		{"maxclients 5\nappendonly yes\nsave 900 1\n", "goblin.conf:2: >>> 'appendonly yes' Redis directive not supported by goblin\n" + conf + ":3: >>> 'save 900 1' Redis directive not supported by goblin"},
+		{"maxclients 5\nappendonly yes\nsave 900 1\nrdb-del-sync-files no\n", "goblin.conf:2: >>> 'appendonly yes' Redis directive not supported by goblin\n" + conf + ":4: >>> 'rdb-del-sync-files no' Redis directive not supported by goblin"},
 	} {
 		os.WriteFile(conf, []byte(bad.file), 0o600)
 		var stderr bytes.Buffer

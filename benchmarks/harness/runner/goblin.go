@@ -93,7 +93,11 @@ func (g goblinServer) Start(ctx context.Context, cfg *harness.Config, p harness.
 		in.target = in.listen
 		cfg.Channel("listen", in.listen, 0)
 	}
-	args := []string{bin, "--listen", in.listen, "--idle", prof.ServerIdle, "--metrics", "off"}
+	// The server listens on the case's addresses, beyond loopback on two
+	// hosts, without a password: protected mode would refuse the client.
+	// No save policy, so nothing is written; --dir keeps it from loading
+	// a snapshot left in the default state directory.
+	args := []string{bin, "--listen", in.listen, "--idle", prof.ServerIdle, "--metrics", "off", "--protected-mode", "no", "--dir", sdir}
 	args = append(args, goblinExtraArgs(cfg, prof, g.transport, sdir)...)
 	// With housekeeping CPUs, the process runs there and only the store
 	// loop's thread moves to the server's CPUs (goblin-server --cpu); the

@@ -60,7 +60,8 @@ func StartGoblinCluster(tb testing.TB) *GoblinCluster {
 		tb.Fatal(err)
 	}
 	for i := range 3 {
-		args := append([]string{"--metrics", "off", "--cluster-config", conf, "--cluster-node", strings.Repeat(strconv.Itoa(i+1), 40)}, listen[i]...)
+		args := append([]string{"--metrics", "off", "--cluster-config", conf, "--cluster-node", strings.Repeat(strconv.Itoa(i+1), 40),
+			"--dir", tb.TempDir()}, listen[i]...) // never the default state directory's snapshot
 		c.Procs = append(c.Procs, Start(tb, bin, args...))
 	}
 	for _, p := range c.Procs {

@@ -24,7 +24,7 @@ func StartGoblinServer(tb testing.TB, extra ...string) map[string]string {
 	tb.Helper()
 	bin := Build(tb, "./cmd/goblin-server")
 	dir := tb.TempDir()
-	args := append([]string{"--metrics", "off",
+	args := append([]string{"--metrics", "off", "--dir", dir, // never the default state directory's snapshot
 		"--listen", "uds://" + filepath.Join(dir, "resp.sock") + "?proto=resp",
 		"--listen", "uds://" + filepath.Join(dir, "sbe.sock") + "?proto=sbe",
 		"--listen", "tcp://127.0.0.1:0?proto=resp", "--listen", "tcp://127.0.0.1:0?proto=sbe"}, extra...)

@@ -21,6 +21,7 @@ func goEcho(t *testing.T, sub *aeron.Subscription, pub *aeron.ExclusivePublicati
 		defer func() { echoed <- n }()
 		var claim aeron.BufferClaim
 		echo := func(b []byte, _ *aeron.Header) {
+			deadline := time.Now().Add(ioTimeout)
 			for {
 				r := pub.TryClaim(len(b), &claim)
 				if r > 0 {
@@ -31,6 +32,15 @@ func goEcho(t *testing.T, sub *aeron.Subscription, pub *aeron.ExclusivePublicati
 				}
 				if r == aeron.Closed || r == aeron.MaxPositionExceeded {
 					t.Errorf("pong: %s", aeron.StatusString(r))
+					return
+				}
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if time.Now().After(deadline) {
+					t.Errorf("pong: the echo publication refused a claim for %v (last: %s)", ioTimeout, aeron.StatusString(r))
 					return
 				}
 				time.Sleep(10 * time.Microsecond)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -86,10 +87,14 @@ func TestReleaseOnlyStores(t *testing.T) {
 func TestReleaseOnlyPublishes(t *testing.T) {
 	b := make([]byte, 128)
 	done := make(chan struct{})
+	deadline := time.Now().Add(30 * time.Second) // both sides give up by then, the reader saying where
 	go func() {
 		defer close(done)
 		for i := int64(1); i <= 2000; i++ {
 			for LoadInt64Acquire(b, 64) != i-1 {
+				if time.Now().After(deadline) {
+					return
+				}
 				runtime.Gosched()
 			}
 			PutInt64(b, 0, i*3)
@@ -98,6 +103,9 @@ func TestReleaseOnlyPublishes(t *testing.T) {
 	}()
 	for i := int64(1); i <= 2000; i++ {
 		for LoadInt64Acquire(b, 8) != i {
+			if time.Now().After(deadline) {
+				t.Fatalf("the writer's sequence %d never became visible in 30 s (it reads %d)", i, LoadInt64Acquire(b, 8))
+			}
 			runtime.Gosched()
 		}
 		if got := GetInt64(b, 0); got != i*3 {

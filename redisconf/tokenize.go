@@ -1,6 +1,10 @@
 package redisconf
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/goblin-kv/goblin/proto/resp"
+)
 
 // ErrUnbalancedQuotes is returned by SplitArgs for a line Redis's sdssplitargs
 // refuses: a quote that is never closed, or a closing quote followed by
@@ -149,31 +153,5 @@ func hexVal(c byte) byte {
 // escaped and every other byte outside printable ASCII as \xHH. SplitArgs
 // reads it back as s.
 func Quote(s string) string {
-	const hexdig = "0123456789abcdef"
-	b := make([]byte, 0, len(s)+2)
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '\\', '"':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\a':
-			b = append(b, '\\', 'a')
-		case '\b':
-			b = append(b, '\\', 'b')
-		default:
-			if c >= 0x20 && c < 0x7f {
-				b = append(b, c)
-			} else {
-				b = append(b, '\\', 'x', hexdig[c>>4], hexdig[c&15])
-			}
-		}
-	}
-	return string(append(b, '"'))
+	return string(resp.AppendQuoted(make([]byte, 0, len(s)+2), []byte(s)))
 }

@@ -66,15 +66,7 @@ func (e *Engine) hsetnx(_ *Session, r *command.Request) {
 
 func (e *Engine) hget(_ *Session, r *command.Request) {
 	v, found, err := e.st.HGet(e.scratch[:0], r.Key, r.Args[0])
-	e.scratch = v[:0]
-	switch {
-	case err != nil:
-		e.collError(err)
-	case found:
-		e.bulk(v)
-	default:
-		e.null()
-	}
+	e.collBulk(v, found, err)
 }
 
 func (e *Engine) hmget(_ *Session, r *command.Request) {
@@ -432,4 +424,20 @@ func (e *Engine) hscan(_ *Session, r *command.Request) {
 	e.scratch = strconv.AppendUint(e.scratch, next, 10)
 	e.fixes = append(e.fixes, fixup{item: 0, start: start, end: len(e.scratch)})
 	e.end()
+}
+
+// collBulk answers a collection read that appended its value into
+// e.scratch: the store's error (WRONGTYPE...), the value as a bulk string,
+// or the null bulk string when there is none. It hands e.scratch's
+// capacity back for the next request.
+func (e *Engine) collBulk(v []byte, found bool, err error) {
+	e.scratch = v[:0]
+	switch {
+	case err != nil:
+		e.collError(err)
+	case found:
+		e.bulk(v)
+	default:
+		e.null()
+	}
 }

@@ -37,15 +37,7 @@ func (e *Engine) lpop(_ *Session, r *command.Request) {
 	front := r.Op == command.OpLPop
 	if len(r.Args) == 0 {
 		v, found, err := e.st.Pop(e.scratch[:0], r.Key, front)
-		e.scratch = v[:0]
-		switch {
-		case err != nil:
-			e.collError(err)
-		case found:
-			e.bulk(v)
-		default:
-			e.null()
-		}
+		e.collBulk(v, found, err)
 		return
 	}
 	if len(r.Args) > 1 {
@@ -94,15 +86,7 @@ func (e *Engine) lindex(_ *Session, r *command.Request) {
 		return
 	}
 	v, found, err := e.st.LIndex(e.scratch[:0], r.Key, i)
-	e.scratch = v[:0]
-	switch {
-	case err != nil:
-		e.collError(err)
-	case found:
-		e.bulk(v)
-	default:
-		e.null()
-	}
+	e.collBulk(v, found, err)
 }
 
 func (e *Engine) lset(_ *Session, r *command.Request) {

@@ -80,15 +80,7 @@ func (e *Engine) smembers(_ *Session, r *command.Request) {
 func (e *Engine) srandmember(s *Session, r *command.Request) {
 	if len(r.Args) == 0 {
 		v, found, err := e.st.SRandom(e.scratch[:0], r.Key, rand.Uint64())
-		e.scratch = v[:0]
-		switch {
-		case err != nil:
-			e.collError(err)
-		case found:
-			e.bulk(v)
-		default:
-			e.null()
-		}
+		e.collBulk(v, found, err)
 		return
 	}
 	if len(r.Args) > 1 {
@@ -111,15 +103,7 @@ func (e *Engine) srandmember(s *Session, r *command.Request) {
 func (e *Engine) spop(_ *Session, r *command.Request) {
 	if len(r.Args) == 0 {
 		v, found, err := e.st.SPop(e.scratch[:0], r.Key, rand.Uint64())
-		e.scratch = v[:0]
-		switch {
-		case err != nil:
-			e.collError(err)
-		case found:
-			e.bulk(v)
-		default:
-			e.null()
-		}
+		e.collBulk(v, found, err)
 		return
 	}
 	if len(r.Args) > 1 {

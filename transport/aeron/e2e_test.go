@@ -83,6 +83,10 @@ func TestEndToEnd(t *testing.T) {
 	needDriver(t)
 	for _, kind := range []string{"ipc", "ipc-java", "udp", "udp-java"} {
 		t.Run(kind, func(t *testing.T) {
+			// Each kind has its own server, drivers, directories and
+			// ports, and spends most of its time waiting out the
+			// drivers' liveness timeouts: the kinds overlap.
+			t.Parallel()
 			e := setupE2E(t, kind)
 			t.Run("commands", func(t *testing.T) { e.commands(t) })
 			t.Run("clients", func(t *testing.T) { e.clients(t) })

@@ -62,6 +62,7 @@ func floodDirCeiling(baseline int64) int64 {
 // invalid-packet counter must move. It logs the legitimate client's PING
 // latency and the directory's largest size.
 func TestFloodMalformedDatagrams(t *testing.T) {
+	t.Parallel() // a minute of waiting on its own server and flooder
 	duration := 60 * time.Second
 	if v := os.Getenv(envFloodDuration); v != "" {
 		d, err := time.ParseDuration(v)
@@ -324,6 +325,7 @@ func dirWalk(dir string) (size, alloc int64, listing string) {
 // (once the flood's sessions have timed out, if they still hold every
 // place).
 func TestSetupFloodBoundsReplyLogs(t *testing.T) {
+	t.Parallel() // mostly waits out the image liveness timeout
 	bin := testproc.Build(t, "./cmd/goblin-server")
 	floodBin := testproc.Build(t, "./aeron/cmd/aeron-flood")
 	ports := testproc.FreeUDPPorts(t, 2)

@@ -167,6 +167,7 @@ func lossyHosts(t *testing.T) (*Java, map[string]hostSide) {
 }
 
 func TestTwoHostInteropUnicast(t *testing.T) {
+	t.Parallel() // its own namespaces, drivers and directories; mostly waits
 	j, side := lossyHosts(t)
 	const count = interopCount
 	sizes := interopSizes
@@ -215,6 +216,7 @@ func TestTwoHostInteropUnicast(t *testing.T) {
 }
 
 func TestTwoHostInteropMulticast(t *testing.T) {
+	t.Parallel() // its own namespaces, drivers and directories; mostly waits
 	j, side := lossyHosts(t)
 	sizes := interopSizes
 	for _, dir := range [][2]string{{"go", "java"}, {"java", "go"}} {
@@ -256,6 +258,7 @@ func TestTwoHostInteropResponseGoServer(t *testing.T) { interopResponse(t, "go",
 func TestTwoHostInteropResponseJavaServer(t *testing.T) { interopResponse(t, "java", "go") }
 
 func interopResponse(t *testing.T, server, client string) {
+	t.Parallel() // its own namespaces, drivers and directories; mostly waits
 	j, side := lossyHosts(t)
 	const count = interopCount
 	sizes := interopSizes
@@ -298,6 +301,7 @@ func interopResponse(t *testing.T, server, client string) {
 // back: the stream resumes on the same image (the image liveness timeout,
 // 10 s, did not pass) and every message arrives once, in order, both ways.
 func TestTwoHostOutage(t *testing.T) {
+	t.Parallel() // its own namespaces, drivers and directories; mostly waits
 	j := needJava(t)
 	h := newTwoHosts(t, j, true)
 	side := map[string]hostSide{"go": {h.goDir, h.goIP}, "java": {h.javaDir, h.javaIP}}
@@ -349,6 +353,7 @@ func TestTwoHostOutage(t *testing.T) {
 // connected (no status message for the 5 s connection timeout) and an
 // image goes away (no packet for the 10 s image liveness timeout).
 func TestTwoHostDriverKilled(t *testing.T) {
+	t.Parallel() // its own namespaces, drivers and directories; mostly waits
 	j := needJava(t)
 	h := newTwoHosts(t, j, false)
 	parent := t
@@ -456,6 +461,7 @@ func splitLines(s string) []string {
 // listener runs goblin's Go driver in-process (the other host), through
 // response channels: goblin's two-driver UDP transport seen from Java.
 func TestTwoHostJavaClientGoblinServer(t *testing.T) {
+	t.Parallel() // its own namespaces, drivers and directories; mostly waits
 	j := needJava(t)
 	link := newLink(t, netns.Options{Prefix: "gbg"})
 	h := &twoHosts{link: link, j: j, javaDir: filepath.Join(t.TempDir(), "java")}

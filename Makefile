@@ -66,7 +66,7 @@ nonrace:
 
 ## stress: the ring stress test at full size (8 client processes x 1,000,000
 ## checked requests, RESP and SBE), without the race detector, which runs the
-## 100,000-request version in `race`
+## 30,000-request version in `race`
 stress:
 	GOBLIN_RING_STRESS_FULL=1 $(GO) test -count=1 -timeout 15m -run '^TestStress$$' -v ./transport/ring/
 

@@ -92,6 +92,7 @@ var procLine = regexp.MustCompile(`^(server|client) (\S+) pid=(\d+) start=(\d+) 
 // processes, that the response channels are derived from the server's
 // address, and that nothing is left running on either side.
 func TestTwoHostLauncher(t *testing.T) {
+	t.Parallel() // its own namespaces, archive and processes; mostly waits on them
 	sshlab.RequireTools(t, true, "java", "go", "bash")
 	_, err := harness.AeronJar(&harness.Config{})
 	testkit.Require(t, "the Aeron jar", err)
@@ -331,6 +332,7 @@ func processesUnder(dirs ...string) []string {
 // (no HOSTS): servers in one namespace, the client in another, tiny
 // counts. The archive is complete and the launcher's namespaces are gone.
 func TestNamespaceLauncher(t *testing.T) {
+	t.Parallel() // its own namespaces, archive and processes; mostly waits on them
 	sshlab.RequireTools(t, true, "ip", "java", "go", "bash")
 	out := filepath.Join(t.TempDir(), "archive")
 	pid, log := runLauncher(t, nil, "RUNS=1", "WARMUP=20", "SAMPLES=200", "SYSTEMS=goblin", "TRANSPORTS=tcp,aeron-udp",

@@ -94,6 +94,14 @@ func (s *sbeCodec) parseReply(buf []byte, r *result) (int, error) {
 	if err := s.c.DecodeReply(msg, rep); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrProtocol, err)
 	}
+	if rep.CorrelationID == 0 && rep.Kind == command.Error {
+		// The server refused the connection (protected mode, too many
+		// clients, a malformed frame) before reading a request, so the
+		// refusal answers none: it is the reply to the oldest request
+		// outstanding, as the same refusal's -ERR line is over RESP.
+		// The server closes the connection after it.
+		rep.CorrelationID = s.recv + 1
+	}
 	if rep.CorrelationID != s.recv+1 {
 		return 0, fmt.Errorf("%w: reply correlation id %d, want %d", ErrProtocol, rep.CorrelationID, s.recv+1)
 	}

@@ -298,3 +298,31 @@ func TestSBERefusesOpsTheSchemaCannotCarry(t *testing.T) {
 		t.Fatalf("appendTyped(op %d) = %x, %v; want nothing and ErrNoSBEEncoding", r.Op, b, err)
 	}
 }
+
+// TestSBERefusalBeforeAnyRequest: a server that refuses a connection
+// (protected mode's DENIED, too many clients) writes one error reply as
+// soon as it accepts, before any request, so it carries correlation id 0.
+// The client shows the server's text as the first call's error, as a RESP
+// client shows the -DENIED line, instead of a correlation id mismatch.
+func TestSBERefusalBeforeAnyRequest(t *testing.T) {
+	var c sbe.Codec
+	refusal := c.AppendFramedReply(nil, &command.Reply{Status: command.Err, Kind: command.Error,
+		Value: []byte(command.DeniedProtectedMode)})
+	peer := fakeServer(t, func(conn net.Conn) {
+		// As goblin-server does: the refusal, then the connection
+		// lingers a moment, reading, before it closes.
+		_, _ = conn.Write(refusal)
+		_, _ = conn.Read(make([]byte, 512))
+		conn.Close()
+	})
+	cl, err := Dial(context.Background(), "uds://"+peer+"?proto=sbe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	err = cl.Ping(context.Background())
+	var se *ServerError
+	if !errors.As(err, &se) || se.Code != "DENIED" || se.Message != command.DeniedProtectedMode {
+		t.Fatalf("PING refused before any request: %v; want a ServerError DENIED with the server's text", err)
+	}
+}

@@ -548,6 +548,10 @@ func (s *engineSession) SetConn(addr, laddr string, fd int, kill func(), push fu
 }
 func (s *engineSession) Close() { s.e.Close(s.s) }
 
+// SetQueued implements uds.QueueAware: the engine reads how many bytes
+// are queued for the client (Pub/Sub's client-output-buffer-limit).
+func (s *engineSession) SetQueued(queued func() int) { s.s.SetQueued(queued) }
+
 // Buffered reports the memory the session holds for a partial request, so
 // the socket transport charges it to the clients' budget.
 func (s *engineSession) Buffered() int { return s.s.Buffered() }

@@ -867,7 +867,7 @@ var specs = [NumOps]Spec{
 		Group: "pubsub", Since: "2.0.0", Complexity: "O(N) where N is the number of clients already subscribed to a channel.", Syntax: "[channel...]",
 		Summary: "Stop receiving the channels' messages (every channel when none is named)."},
 	OpPSubscribe: {Name: "psubscribe", Arity: -2, Flags: PubSub | NoScript | Loading | Stale, ACL: CatPubSub | CatSlow,
-		Group: "pubsub", Since: "2.0.0", Complexity: "O(N) where N is the number of patterns the client is already subscribed to.", Syntax: "pattern...",
+		Group: "pubsub", Since: "2.0.0", Complexity: "O(N) where N is the number of patterns the client is already subscribed to.", Syntax: "(pattern=pattern)...",
 		Summary: "Receive the messages published to every channel matching the glob patterns."},
 	OpPUnsubscribe: {Name: "punsubscribe", Arity: -1, Flags: PubSub | NoScript | Loading | Stale, ACL: CatPubSub | CatSlow,
 		Group: "pubsub", Since: "2.0.0", Complexity: "O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client).",

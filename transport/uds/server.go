@@ -69,8 +69,8 @@ type Server struct {
 	// serving is the client whose requests are being served (kill leaves
 	// it to the read path), nil between serves.
 	serving *conn
-	pass           uint64 // Poll count, for PassOutput
-	budget         *Budget
+	pass    uint64 // Poll count, for PassOutput
+	budget  *Budget
 }
 
 var _ transport.Server = (*Server)(nil)

@@ -66,11 +66,12 @@ type Server struct {
 	// Clients with requests left at PassOutput, served again on the next
 	// Poll; spare is the other half of the double buffer.
 	backlog, spare []*conn
+	pass           uint64 // Poll count, for PassOutput
+	budget         *Budget
+
 	// serving is the client whose requests are being served (kill leaves
 	// it to the read path), nil between serves.
 	serving *conn
-	pass    uint64 // Poll count, for PassOutput
-	budget  *Budget
 }
 
 var _ transport.Server = (*Server)(nil)

@@ -372,6 +372,9 @@ func (e *Engine) aclDryRun(_ *Session, r *command.Request) {
 	var keys []acl.Key
 	for i := range spec.Keys {
 		f := spec.Keys[i].Flags
+		if f&command.KeyNotKey != 0 {
+			continue // a shard channel, checked as a channel
+		}
 		if f&command.KeyVariableFlags != 0 {
 			f = variableFlags(op, words, false)
 		}
@@ -385,14 +388,24 @@ func (e *Engine) aclDryRun(_ *Session, r *command.Request) {
 		first = words[i]
 	}
 	id := int(aclIDs[op])
-	res := u.Allowed(id, first, keys, nil)
+	var chans []acl.Channel
+	if spec.Flags&command.PubSub != 0 {
+		var req command.Request
+		if e.dec.Decode(&req, words) {
+			chans = e.pubsubChannelsOf(&req)
+		}
+	}
+	res := u.Allowed(id, first, keys, chans)
 	if res.OK() {
 		e.ok()
 		return
 	}
 	var object []byte
-	if res.Reason == acl.ReasonKey {
+	switch res.Reason {
+	case acl.ReasonKey:
 		object = keys[res.Index].Name
+	case acl.ReasonChannel:
+		object = chans[res.Index].Name
 	}
 	e.res.Kind, e.res.Value = command.Bulk, []byte(u.DenyMessage(id, res, object))
 }

@@ -124,3 +124,28 @@ func TestACLAgainstRedis(t *testing.T) {
 	script = append(script, cleanup...)
 	compareRESPWithRedis(t, script)
 }
+
+// TestPubSubACLAgainstRedis: a user's channel rules on PUBLISH, SPUBLISH,
+// SUBSCRIBE, SSUBSCRIBE and PSUBSCRIBE (a pattern must equal a rule), the
+// NOPERM text, ACL DRYRUN and the ACL LOG entry of reason channel, byte
+// for byte against redis-server 7.0 in RESP2 and RESP3. (The engine's
+// sessions here have no socket, so only refused subscriptions are
+// compared; allowed ones are in cmd/goblin-server's TestPubSubWireAgainstRedis.)
+func TestPubSubACLAgainstRedis(t *testing.T) {
+	c := func(norm func(*node), args ...string) oracleCase { return oracleCase{args: args, norm: norm} }
+	cleanup := []oracleCase{c(normInt, "ACL", "DELUSER", "pub"), c(nil, "ACL", "LOG", "RESET")}
+	script := append(slices.Clone(cleanup), []oracleCase{
+		c(nil, "ACL", "SETUSER", "pub", "on", "nopass", "+@all", "~*", "resetchannels", "&news.*", "&x"),
+		c(nil, "ACL", "DRYRUN", "pub", "publish", "news.a", "m"), c(nil, "ACL", "DRYRUN", "pub", "publish", "other", "m"),
+		c(nil, "ACL", "DRYRUN", "pub", "subscribe", "x", "other"), c(nil, "ACL", "DRYRUN", "pub", "psubscribe", "news.*"),
+		c(nil, "ACL", "DRYRUN", "pub", "psubscribe", "news.a"), c(nil, "ACL", "DRYRUN", "pub", "spublish", "other", "m"),
+		c(nil, "AUTH", "pub", "any"),
+		c(nil, "PUBLISH", "news.a", "m"), c(nil, "PUBLISH", "other", "m"), c(nil, "SPUBLISH", "x", "m"),
+		c(nil, "SPUBLISH", "y", "m"), c(nil, "SUBSCRIBE", "x", "other"), c(nil, "SSUBSCRIBE", "nope"),
+		c(nil, "PSUBSCRIBE", "news.a"), c(nil, "PSUBSCRIBE", "*"), c(nil, "PUBSUB", "NUMSUB", "other"),
+		c(nil, "UNSUBSCRIBE", "other"),
+		c(nil, "AUTH", "default", "x"), c(normACLLog, "ACL", "LOG"),
+	}...)
+	script = append(script, cleanup...)
+	compareRESPWithRedis(t, script)
+}

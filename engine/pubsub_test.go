@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/cluster"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 )
@@ -194,5 +195,42 @@ func TestPubSubClose(t *testing.T) {
 	}
 	if info := serve(t, e, other, "INFO", "stats"); !strings.Contains(info, "pubsub_channels:0\r\npubsub_patterns:0\r\npubsubshard_channels:0\r\n") {
 		t.Fatalf("INFO stats after Close: %q", info)
+	}
+}
+
+// TestPubSubCluster: in cluster mode SPUBLISH and SSUBSCRIBE route their
+// shard channel as a key (-MOVED, -CROSSSLOT), SUNSUBSCRIBE without
+// channels and PUBLISH are served by any node.
+func TestPubSubCluster(t *testing.T) {
+	e := clusterEngine(t, ClusterOptions{})
+	s, box := subscriber(e)
+	pub := e.Open(proto.RESP, nil)
+	mine := keyIn("c", func(x uint16) bool { return x < 8192 })
+	theirs := keyIn("c", func(x uint16) bool { return x >= 8192 && x < 16383 })
+	slot := itoa(int(cluster.Slot([]byte(theirs))))
+	moved := "-MOVED " + slot + " 127.0.0.1:7002\r\n"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"SPUBLISH", theirs, "m"}, moved},
+		{[]string{"SSUBSCRIBE", theirs}, moved},
+		{[]string{"SSUBSCRIBE", mine, theirs}, "-CROSSSLOT Keys in request don't hash to the same slot\r\n"},
+		{[]string{"SSUBSCRIBE", mine}, "*3\r\n$10\r\nssubscribe\r\n$" + itoa(len(mine)) + "\r\n" + mine + "\r\n:1\r\n"},
+		{[]string{"SPUBLISH", mine, "m"}, ":1\r\n"},
+		{[]string{"PUBLISH", theirs, "m"}, ":0\r\n"},
+		{[]string{"SUNSUBSCRIBE", theirs}, moved},
+		{[]string{"SUNSUBSCRIBE"}, "*3\r\n$12\r\nsunsubscribe\r\n$" + itoa(len(mine)) + "\r\n" + mine + "\r\n:0\r\n"},
+	} {
+		who := s
+		if strings.HasSuffix(c.args[0], "PUBLISH") {
+			who = pub
+		}
+		if got := serve(t, e, who, c.args...); got != c.want {
+			t.Errorf("%q: %q, want %q", c.args, got, c.want)
+		}
+	}
+	if want := "*3\r\n$8\r\nsmessage\r\n"; !strings.HasPrefix(string(box.got), want) {
+		t.Errorf("the shard subscriber received %q", box.got)
 	}
 }

@@ -41,6 +41,7 @@ type conn struct {
 	pendBytes int    // unwritten bytes in pend
 	pendCap   int    // capacity of the blocks in pend
 	spare     []byte // an emptied block kept for the next push (see push), charged like pend
+	pushed    bool   // push was called for it: keep a spare block (a client that is never pushed to keeps none)
 	mem       int    // bytes charged to the budget: buffers and session state
 	lastSeen  int64  // last time it sent something
 	lastWrite int64  // last time a write made progress or replies were queued
@@ -461,7 +462,7 @@ func (s *Server) push(c *conn, b []byte) bool {
 		c.pend[n-1] = append(c.pend[n-1], b...) // every queued block is c's own
 	} else {
 		block := c.spare
-		c.spare = nil
+		c.spare, c.pushed = nil, true
 		if cap(block) < len(b) {
 			block = make([]byte, 0, max(len(b), pushBlock))
 		}

@@ -27,7 +27,7 @@ func (s *Server) flush(c *conn) bool {
 			break
 		} else {
 			c.pendCap -= cap(c.pend[0])
-			if c.spare == nil && cap(c.pend[0]) <= pushBlock {
+			if c.pushed && c.spare == nil && cap(c.pend[0]) <= pushBlock {
 				c.spare = c.pend[0][:0] // the next push's block
 			}
 			// Shift rather than reslice, so the queue's array is reused

@@ -149,3 +149,25 @@ func TestPubSubACLAgainstRedis(t *testing.T) {
 	script = append(script, cleanup...)
 	compareRESPWithRedis(t, script)
 }
+
+// TestPubSubConfigAgainstRedis: CONFIG GET and SET client-output-buffer-limit
+// (classes, units, errors) as redis-server 7.0 answers them.
+func TestPubSubConfigAgainstRedis(t *testing.T) {
+	c := func(args ...string) oracleCase { return oracleCase{args: args} }
+	reset := c("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60")
+	compareRESPWithRedis(t, []oracleCase{
+		reset, c("CONFIG", "GET", "client-output-buffer-limit"),
+		c("CONFIG", "SET", "client-output-buffer-limit", "pubsub 1mb"),
+		c("CONFIG", "SET", "client-output-buffer-limit", "foo 1 1 1"),
+		c("CONFIG", "SET", "client-output-buffer-limit", "master 1 1 1"),
+		c("CONFIG", "SET", "client-output-buffer-limit", "pubsub x 1 1"),
+		c("CONFIG", "SET", "client-output-buffer-limit", "pubsub 1 1 -1"),
+		c("CONFIG", "SET", "client-output-buffer-limit", "pubsub 1mb 256kb 10 normal 1 2 3"),
+		c("CONFIG", "GET", "client-output-buffer-limit"),
+		c("CONFIG", "SET", "client-output-buffer-limit", "replica 1gb 1GB 0 PUBSUB 4k 2K 1"),
+		c("CONFIG", "GET", "client-output-buffer-limit"),
+		c("CONFIG", "SET", "client-output-buffer-limit", ""),
+		c("CONFIG", "GET", "client-output-buffer-limit"),
+		reset,
+	})
+}

@@ -603,6 +603,16 @@ func (e *Engine) pubsubChannelsOf(r *command.Request) []acl.Channel {
 	return chans
 }
 
+// CONFIG SET client-output-buffer-limit's errors, Redis's texts.
+var (
+	//lint:ignore ST1005 Redis's exact text, capital and period included
+	errBufferLimitArgs = errors.New("Wrong number of arguments in buffer limit configuration.")
+	//lint:ignore ST1005 Redis's exact text, capital and period included
+	errBufferLimitClass = errors.New("Invalid client class specified in buffer limit configuration.")
+	//lint:ignore ST1005 Redis's exact text, capital and period included
+	errBufferLimitValue = errors.New("Error in hard, soft or soft_seconds setting in buffer limit configuration.")
+)
+
 // outputLimitParam is CONFIG's client-output-buffer-limit: Redis's three
 // classes, "class hard soft seconds" each; SET takes any of them, all or
 // none. The pubsub class bounds subscribers; goblin bounds every socket
@@ -630,8 +640,8 @@ func (e *Engine) outputLimitParam() Param {
 		},
 		Set: func(v string) error {
 			f := strings.Fields(v)
-			if len(f)%4 != 0 || len(f) == 0 {
-				return errors.New("Wrong number of arguments in buffer limit configuration.")
+			if len(f)%4 != 0 {
+				return errBufferLimitArgs
 			}
 			normal, replica, pub := e.ps.normal, e.ps.replica, [3]int64{e.ps.hard, e.ps.soft, e.ps.softSecs}
 			for i := 0; i < len(f); i += 4 {
@@ -644,13 +654,13 @@ func (e *Engine) outputLimitParam() Param {
 				case "pubsub":
 					dst = &pub
 				default:
-					return errors.New("Invalid client class specified in buffer limit configuration.")
+					return errBufferLimitClass
 				}
 				hard, err1 := redisconf.ParseMemory(f[i+1])
 				soft, err2 := redisconf.ParseMemory(f[i+2])
 				secs, err3 := strconv.ParseInt(f[i+3], 10, 64)
 				if err1 != nil || err2 != nil || err3 != nil || secs < 0 || hard > 1<<62 || soft > 1<<62 {
-					return errors.New("Error in hard, soft or soft_seconds setting in buffer limit configuration.")
+					return errBufferLimitValue
 				}
 				*dst = [3]int64{int64(hard), int64(soft), secs}
 			}

@@ -15,6 +15,7 @@ import (
 	"io"
 	"net"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,7 +24,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/proto/resp"
+	"github.com/goblin-kv/goblin/transport"
 )
 
 // wireStep is one command a connection of a pubsub script sends.
@@ -480,5 +483,57 @@ func TestPubSubSlowSubscriberCut(t *testing.T) {
 	}
 	if got := pub.do(t, "PING"); got != "+PONG" {
 		t.Fatalf("PING after the cut: %s", got)
+	}
+}
+
+// TestPubSubOverRing: the shared-memory ring carries one reply per
+// request, so SUBSCRIBE there answers a clear error (sent raw: the Go
+// client refuses it before sending, ErrModeCommand); PUBLISH over the
+// ring reaches a subscriber on the Unix socket.
+func TestPubSubOverRing(t *testing.T) {
+	ring := "ring://" + filepath.Join(t.TempDir(), "ring") + "?proto=resp"
+	s := startServer(t, "--listen", ring)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tgt, err := transport.ParseTarget(ring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := transport.LookupDialer(tgt.Scheme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := d.Dial(ctx, tgt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	raw.SetDeadline(time.Now().Add(30 * time.Second))
+	for _, cmd := range []string{"SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE"} {
+		want := "-ERR " + cmd + " needs a socket connection (this transport cannot send to a client out of turn)\r\n"
+		if err := raw.Write(resp.AppendCommandString(nil, cmd, "news")); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := raw.ReadAppend(nil); err != nil || string(got) != want {
+			t.Errorf("%s over the ring: %q %v, want %q", cmd, got, err, want)
+		}
+	}
+	c, err := client.Dial(ctx, ring)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sub := dialRESP(t, s.sock)
+	if got := sub.do(t, "SUBSCRIBE", "news"); got != "*3" {
+		t.Fatalf("SUBSCRIBE on the socket: %s", got)
+	}
+	v, err := c.Do(ctx, "PUBLISH", "news", "from the ring")
+	if err != nil || v.Int != 1 {
+		t.Fatalf("PUBLISH over the ring: %v %v, want 1", v, err)
+	}
+	want := "*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$13\r\nfrom the ring\r\n"
+	got := make([]byte, len("$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n")+len(want))
+	if _, err := io.ReadFull(sub.r, got); err != nil || !strings.HasSuffix(string(got), want) {
+		t.Fatalf("the socket subscriber read %q (%v), want the confirmation then %q", got, err, want)
 	}
 }

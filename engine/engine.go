@@ -3,6 +3,7 @@ package engine
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 	"runtime/metrics"
 	"time"
 
@@ -101,6 +102,9 @@ type Options struct {
 	// Persistence configures RDB snapshots (SAVE, BGSAVE, the save
 	// policy, SHUTDOWN; persist.go).
 	Persistence Persistence
+	// PubSubLog receives Pub/Sub's events (a subscriber cut at
+	// client-output-buffer-limit; pubsub.go); default discard.
+	PubSubLog *slog.Logger
 }
 
 // Stats are one transport's counters. Only the loop goroutine writes them

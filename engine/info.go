@@ -226,6 +226,7 @@ func (e *Engine) infoSection(w *infoWriter, s *Session, sec string, st *store.St
 		}
 		w.int("total_error_replies", int64(errs))
 		w.int("rejected_oom", st.OOMRejects)
+		w.int("goblin_pubsub_output_limit_disconnections", e.ps.cuts)
 	case "replication":
 		w.b = append(w.b, "# Replication\r\n"...)
 		w.str("role", "master")

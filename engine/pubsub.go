@@ -507,6 +507,14 @@ func (e *Engine) cutSlow() {
 	for i, c := range e.ps.cut {
 		e.ps.cut[i] = nil
 		e.ps.cuts++
+		if e.o.PubSubLog != nil {
+			q := -1
+			if c.conn.Queued != nil {
+				q = c.conn.Queued()
+			}
+			e.o.PubSubLog.Warn("client disconnected: a subscriber over client-output-buffer-limit pubsub",
+				"id", c.ID, "addr", c.conn.Addr, "queued", q, "hard", e.ps.hard, "soft", e.ps.soft, "soft_seconds", e.ps.softSecs)
+		}
 		c.quit = true
 		if c.conn.Kill != nil {
 			c.conn.Kill()

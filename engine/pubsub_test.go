@@ -152,6 +152,9 @@ func TestPubSubSlowSubscriber(t *testing.T) {
 	if n := strings.Count(string(ob.got), "message"); n != 4 {
 		t.Fatalf("the reading subscriber got %d messages, want 4", n)
 	}
+	if info := serve(t, e, pub, "INFO", "stats"); !strings.Contains(info, "goblin_pubsub_output_limit_disconnections:3\r\n") {
+		t.Fatalf("INFO stats does not count the three cuts: %q", info)
+	}
 }
 
 // TestPubSubNeedsPush: a session whose transport cannot send out of turn

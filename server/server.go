@@ -103,6 +103,7 @@ func New(o Options) (*Server, error) {
 
 		SlowlogSlowerThan: o.SlowlogSlowerThan,
 		SlowlogMaxLen:     o.SlowlogMaxLen,
+		PubSubLog:         s.log,
 
 		Persistence: engine.Persistence{
 			Dir: dir, DBFilename: o.DBFilename, Save: o.Save, NoCompression: o.NoCompression,

@@ -484,6 +484,10 @@ func TestPubSubSlowSubscriberCut(t *testing.T) {
 	if got := pub.do(t, "PING"); got != "+PONG" {
 		t.Fatalf("PING after the cut: %s", got)
 	}
+	s.p.WaitLog(t, `level=WARN msg="client disconnected: a subscriber over client-output-buffer-limit pubsub" id=\d+ addr=\S+ queued=\d+ hard=1048576`, 10*time.Second)
+	if info := pub.do(t, "INFO", "stats"); !strings.Contains(info, "goblin_pubsub_output_limit_disconnections:1\r\n") {
+		t.Fatalf("INFO stats does not count the cut: %q", info)
+	}
 }
 
 // TestPubSubOverRing: the shared-memory ring carries one reply per

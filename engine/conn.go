@@ -23,6 +23,12 @@ type Conn struct {
 	Queued func() int
 }
 
+// WaitsForServer reports whether the client waits for what the server
+// sends it out of turn (it has Pub/Sub subscriptions, or is a MONITOR):
+// such a client is not idle when it sends nothing (Redis's timeout spares
+// it).
+func (s *Session) WaitsForServer() bool { return s.pubsub || s.monitor }
+
 // SetQueued tells the engine how to read the bytes queued for the
 // session's client (see Conn.Queued), after Attach.
 func (s *Session) SetQueued(q func() int) { s.conn.Queued = q }

@@ -549,6 +549,10 @@ func (s *engineSession) SetConn(addr, laddr string, fd int, kill func(), push fu
 }
 func (s *engineSession) Close() { s.e.Close(s.s) }
 
+// IdleExempt implements uds.IdleExempter: subscribers and monitors wait
+// for the server, and the timeout spares them, as Redis's does.
+func (s *engineSession) IdleExempt() bool { return s.s.WaitsForServer() }
+
 // SetQueued implements uds.QueueAware: the engine reads how many bytes
 // are queued for the client (Pub/Sub's client-output-buffer-limit).
 func (s *engineSession) SetQueued(queued func() int) { s.s.SetQueued(queued) }

@@ -541,3 +541,37 @@ func TestPubSubOverRing(t *testing.T) {
 		t.Fatalf("the socket subscriber read %q (%v), want the confirmation then %q", got, err, want)
 	}
 }
+
+// TestPubSubSubscriberNotIdle: with --timeout 1s a client that sends
+// nothing is disconnected, but a subscriber waiting for messages is not
+// (Redis's timeout spares Pub/Sub clients), and still receives.
+func TestPubSubSubscriberNotIdle(t *testing.T) {
+	s := startServer(t, "--timeout", "1s")
+	sub := dialRESP(t, s.sock)
+	if got := sub.do(t, "SUBSCRIBE", "news"); got != "*3" {
+		t.Fatalf("SUBSCRIBE: %s", got)
+	}
+	confirm := make([]byte, len("$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n"))
+	if _, err := io.ReadFull(sub.r, confirm); err != nil {
+		t.Fatal(err)
+	}
+	idle := dialRESP(t, s.sock)
+	if got := idle.do(t, "PING"); got != "+PONG" {
+		t.Fatalf("PING: %s", got)
+	}
+	idle.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := idle.r.ReadByte(); err != io.EOF {
+		t.Fatalf("a client silent past --timeout: read %v, want the end of the stream", err)
+	}
+	// The subscriber was as silent, longer.
+	pub := dialRESP(t, s.sock)
+	if got := pub.do(t, "PUBLISH", "news", "still here"); got != ":1" {
+		t.Fatalf("PUBLISH after the timeout: %s, want :1 (the subscriber kept)", got)
+	}
+	want := "*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$10\r\nstill here\r\n"
+	got := make([]byte, len(want))
+	sub.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(sub.r, got); err != nil || string(got) != want {
+		t.Fatalf("the subscriber read %q, %v; want %q", got, err, want)
+	}
+}

@@ -33,6 +33,7 @@ type conn struct {
 	sess      transport.StreamSession // nil until the first bytes tell the protocol
 	held      buffered                // sess, when it holds memory for partial requests
 	delayer   Delayer                 // sess, when it may ask for the client to wait
+	exempt    IdleExempter            // sess, when it may be exempt from IdleTimeout
 	proto     proto.Protocol          // the client's protocol, once sess is open
 	in        []byte                  // unconsumed request bytes are in[:len(in)]
 	fresh     []byte                  // replies produced since the last flush: the shared wbuf, or what it grew into (within a serve and flush only)
@@ -76,6 +77,14 @@ type QueueAware interface {
 // are to be called on the loop goroutine only.
 type ConnAware interface {
 	SetConn(addr, laddr string, fd int, kill func(), push func(b []byte) bool)
+}
+
+// IdleExempter is a transport.StreamSession that may be exempt from
+// IdleTimeout: a client that waits for what the server sends it (a
+// Pub/Sub subscriber, a MONITOR) is not idle, as Redis's timeout spares
+// them.
+type IdleExempter interface {
+	IdleExempt() bool
 }
 
 // Delayer is a transport.StreamSession that may ask, after a Serve, for
@@ -398,6 +407,7 @@ func (s *Server) open(c *conn) bool {
 	c.sess = s.cfg.Handler.OpenStream(p)
 	c.held, _ = c.sess.(buffered)
 	c.delayer, _ = c.sess.(Delayer)
+	c.exempt, _ = c.sess.(IdleExempter)
 	if a, ok := c.sess.(ConnAware); ok {
 		laddr, addr := sockName(unix.Getsockname(c.fd)), sockName(unix.Getpeername(c.fd))
 		if strings.HasSuffix(laddr, ":0") { // a Unix peer is unnamed: Redis shows the server's path

@@ -55,7 +55,7 @@ func (s *Server) scan(now int64) {
 			if now > c.linger {
 				s.drop(c)
 			}
-		case idle > 0 && now-c.lastSeen > idle && now-c.lastWrite > idle:
+		case idle > 0 && now-c.lastSeen > idle && now-c.lastWrite > idle && (c.exempt == nil || !c.exempt.IdleExempt()):
 			s.stats.IdleTimeouts++
 			s.log.Debug("client disconnected: idle timeout", "transport", s.name)
 			s.drop(c)

@@ -117,8 +117,13 @@ func (e *Engine) appendClientLine(b []byte, s *Session) []byte {
 	num(" multi=", multi)
 	b = append(b, " qbuf=0 qbuf-free=0 argv-mem=0"...)
 	num(" multi-mem=", int64(cap(s.tx.buf)))
-	b = append(b, " rbs=0 rbp=0 obl=0 oll=0 omem=0"...)
-	num(" tot-mem=", int64(cap(s.tx.buf)+cap(s.tx.keys)+s.Buffered()))
+	omem := 0 // the replies and messages queued and not yet written (a slow subscriber's)
+	if s.conn.Queued != nil {
+		omem = s.conn.Queued()
+	}
+	b = append(b, " rbs=0 rbp=0 obl=0 oll=0"...)
+	num(" omem=", int64(omem))
+	num(" tot-mem=", int64(cap(s.tx.buf)+cap(s.tx.keys)+s.Buffered()+omem))
 	b = append(b, " events=r cmd="...)
 	if s.lastOp == command.OpNone {
 		b = append(b, "NULL"...)

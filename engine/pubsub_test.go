@@ -131,6 +131,9 @@ func TestPubSubSlowSubscriber(t *testing.T) {
 		t.Fatalf("PUBLISH: %q", got)
 	}
 	hb.queued, sb.queued, rb.full = 1000, 500, true
+	if list := serve(t, e, admin, "CLIENT", "LIST", "ID", itoa(int(soft.ID))); !strings.Contains(list, " omem=500 ") {
+		t.Fatalf("CLIENT LIST of a subscriber with 500 bytes queued: %q, want omem=500", list)
+	}
 	if got := serve(t, e, pub, "PUBLISH", "ch", "m"); got != ":4\r\n" {
 		t.Fatalf("PUBLISH: %q", got)
 	}

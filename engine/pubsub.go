@@ -35,10 +35,10 @@ type pubsubState struct {
 	patterns []*subscribers          // PSUBSCRIBE's patterns, in order of first subscription
 	byPat    map[string]*subscribers // patterns by text
 
-	out  []byte // what the session being served receives before its reply (see above)
-	only bool   // out is the whole answer: the command has no Reply
-	msg  []byte // the message being published, formatted
-	cut  []*Session
+	out  []byte     // what the session being served receives before its reply (see above)
+	only bool       // out is the whole answer: the command has no Reply
+	msg  []byte     // the message being published, formatted
+	cut  []*Session // subscribers to disconnect once the fan-out is done (cutSlow)
 
 	// client-output-buffer-limit's pubsub class: bytes, bytes, seconds.
 	hard, soft, softSecs int64

@@ -10,11 +10,8 @@ import (
 	"github.com/goblin-kv/goblin/command"
 )
 
-// goblinTable is goblin's commands and, for the channel rules, Redis's
-// PUBLISH and PSUBSCRIBE, which goblin does not have yet.
-var goblinTable = MustTable(append(commandList(),
-	Command{Name: "publish", Categories: command.CatPubSub | command.CatFast},
-	Command{Name: "psubscribe", Categories: command.CatPubSub | command.CatSlow}))
+// goblinTable is goblin's commands.
+var goblinTable = MustTable(commandList())
 
 func TestSetUserRules(t *testing.T) {
 	const hash = "5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8" // "password"

@@ -28,7 +28,7 @@ func modeCommand(args [][]byte) error {
 	case "MONITOR":
 		return fmt.Errorf("%w: MONITOR streams every command the server runs on this connection: use Client.Monitor, which gives it a connection of its own", ErrModeCommand)
 	case "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE":
-		return fmt.Errorf("%w: %s turns the connection into a stream of pushed messages, and this client has no publish/subscribe API (goblin-server serves no channels either)", ErrModeCommand, name)
+		return fmt.Errorf("%w: %s turns the connection into a stream of pushed messages, and this client has no publish/subscribe API: subscribe with a Redis client (go-redis, redis-cli) over a socket target", ErrModeCommand, name)
 	case "RESET":
 		return fmt.Errorf("%w: RESET would undo what the client sets up on each connection (AUTH, Options.DB, ClientName, Protocol) behind its back: Close the Client and dial a new one", ErrModeCommand)
 	case "SYNC", "PSYNC":

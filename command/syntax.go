@@ -47,7 +47,9 @@ var docTypes = map[string]bool{
 // parts and ( ) required groups, either holding alternatives separated by
 // | and optionally named by a "name=" prefix; a "..." suffix repeats the
 // item before it. A token followed by one argument is that argument's
-// token ("EX seconds"); followed by several it introduces a block.
+// token ("EX seconds"); followed by several it introduces a block. A named
+// group of one argument stays a block ("(pattern=pattern)...", as Redis
+// describes PSUBSCRIBE's).
 func ParseSyntax(s string) ([]Arg, error) {
 	p := syntaxParser{src: s}
 	args, err := p.seq()
@@ -211,9 +213,12 @@ func group(name string, alts [][]Arg) Arg {
 		return b
 	}
 	var a Arg
-	if len(alts) == 1 {
+	switch {
+	case len(alts) == 1 && len(alts[0]) == 1 && name != "" && alts[0][0].Type != "pure-token":
+		a = Arg{Type: "block", Args: alts[0]} // "(pattern=pattern)": a named block of one argument
+	case len(alts) == 1:
 		a = one(alts[0])
-	} else {
+	default:
 		a = Arg{Type: "oneof"}
 		for _, alt := range alts {
 			a.Args = append(a.Args, one(alt))

@@ -233,6 +233,23 @@ const (
 	OpSave     Op = 400
 	OpBgSave   Op = 401
 	OpShutdown Op = 402
+	// Pub/Sub (560-579): RESP only, above sbe.MaxOp (the subscriber's
+	// messages come out of turn, which only a socket carries).
+	OpSubscribe           Op = 560
+	OpUnsubscribe         Op = 561
+	OpPSubscribe          Op = 562
+	OpPUnsubscribe        Op = 563
+	OpPublish             Op = 564
+	OpPubSub              Op = 565 // container: PUBSUB <subcommand>
+	OpPubSubChannels      Op = 566
+	OpPubSubNumSub        Op = 567
+	OpPubSubNumPat        Op = 568
+	OpPubSubShardChannels Op = 569
+	OpPubSubShardNumSub   Op = 570
+	OpPubSubHelp          Op = 571
+	OpSSubscribe          Op = 572
+	OpSUnsubscribe        Op = 573
+	OpSPublish            Op = 574
 )
 
 // Key specs of the common shapes.
@@ -842,6 +859,55 @@ var specs = [NumOps]Spec{
 	OpSlowLogHelp: {Name: "slowlog|help", Arity: 2, Flags: Loading | Stale, ACL: CatSlow, Container: OpSlowLog,
 		Group: "server", Since: "6.2.0", Complexity: "O(1)",
 		Summary: "The SLOWLOG subcommands."},
+	// Pub/Sub.
+	OpSubscribe: {Name: "subscribe", Arity: -2, Flags: PubSub | NoScript | Loading | Stale, ACL: CatPubSub | CatSlow,
+		Group: "pubsub", Since: "2.0.0", Complexity: "O(N) where N is the number of channels to subscribe to.", Syntax: "channel...",
+		Summary: "Receive the messages published to the channels."},
+	OpUnsubscribe: {Name: "unsubscribe", Arity: -1, Flags: PubSub | NoScript | Loading | Stale, ACL: CatPubSub | CatSlow,
+		Group: "pubsub", Since: "2.0.0", Complexity: "O(N) where N is the number of clients already subscribed to a channel.", Syntax: "[channel...]",
+		Summary: "Stop receiving the channels' messages (every channel when none is named)."},
+	OpPSubscribe: {Name: "psubscribe", Arity: -2, Flags: PubSub | NoScript | Loading | Stale, ACL: CatPubSub | CatSlow,
+		Group: "pubsub", Since: "2.0.0", Complexity: "O(N) where N is the number of patterns the client is already subscribed to.", Syntax: "(pattern=pattern)...",
+		Summary: "Receive the messages published to every channel matching the glob patterns."},
+	OpPUnsubscribe: {Name: "punsubscribe", Arity: -1, Flags: PubSub | NoScript | Loading | Stale, ACL: CatPubSub | CatSlow,
+		Group: "pubsub", Since: "2.0.0", Complexity: "O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client).",
+		Syntax: "[pattern...]", Summary: "Stop receiving the patterns' messages (every pattern when none is named)."},
+	OpPublish: {Name: "publish", Arity: 3, Flags: PubSub | Loading | Stale | Fast, ACL: CatPubSub | CatFast,
+		Group: "pubsub", Since: "2.0.0", Complexity: "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).",
+		Syntax: "channel message", Summary: "Send a message to a channel's subscribers; returns how many received it."},
+	OpPubSub: {Name: "pubsub", Arity: -2, ACL: CatSlow, Dispatch: true,
+		Group: "pubsub", Since: "2.8.0", Complexity: "Depends on subcommand.",
+		Summary: "The state of Pub/Sub: channels, subscriber counts, patterns."},
+	OpPubSubChannels: {Name: "pubsub|channels", Arity: -2, Flags: PubSub | Loading | Stale, ACL: CatPubSub | CatSlow, Container: OpPubSub,
+		Group: "pubsub", Since: "2.8.0", Complexity: "O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)",
+		Syntax: "[pattern]", Summary: "The channels with at least one subscriber (patterns not counted), those matching the pattern."},
+	OpPubSubNumSub: {Name: "pubsub|numsub", Arity: -2, Flags: PubSub | Loading | Stale, ACL: CatPubSub | CatSlow, Container: OpPubSub,
+		Group: "pubsub", Since: "2.8.0", Complexity: "O(N) for the NUMSUB subcommand, where N is the number of requested channels",
+		Syntax: "[channel...]", Summary: "Each channel and its number of subscribers (patterns not counted)."},
+	OpPubSubNumPat: {Name: "pubsub|numpat", Arity: 2, Flags: PubSub | Loading | Stale, ACL: CatPubSub | CatSlow, Container: OpPubSub,
+		Group: "pubsub", Since: "2.8.0", Complexity: "O(1)",
+		Summary: "How many distinct patterns have subscribers."},
+	OpPubSubShardChannels: {Name: "pubsub|shardchannels", Arity: -2, Flags: PubSub | Loading | Stale, ACL: CatPubSub | CatSlow, Container: OpPubSub,
+		Group: "pubsub", Since: "7.0.0", Complexity: "O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels).",
+		Syntax: "[pattern]", Summary: "The shard channels with at least one subscriber, those matching the pattern."},
+	OpPubSubShardNumSub: {Name: "pubsub|shardnumsub", Arity: -2, Flags: PubSub | Loading | Stale, ACL: CatPubSub | CatSlow, Container: OpPubSub,
+		Group: "pubsub", Since: "7.0.0", Complexity: "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels",
+		Syntax: "[shardchannel...]", Summary: "Each shard channel and its number of subscribers."},
+	OpPubSubHelp: {Name: "pubsub|help", Arity: 2, Flags: Loading | Stale, ACL: CatSlow, Container: OpPubSub,
+		Group: "pubsub", Since: "6.2.0", Complexity: "O(1)",
+		Summary: "The PUBSUB subcommands."},
+	OpSSubscribe: {Name: "ssubscribe", Arity: -2, Flags: PubSub | NoScript | Loading | Stale, ACL: CatPubSub | CatSlow,
+		Keys: []KeySpec{{Flags: KeyNotKey, Index: 1, LastKey: -1, KeyStep: 1}}, ReqKeys: ArgRange{0, 1},
+		Group: "pubsub", Since: "7.0.0", Complexity: "O(N) where N is the number of shard channels to subscribe to.", Syntax: "shardchannel...",
+		Summary: "Receive the messages published to the shard channels (in cluster mode, of one slot, on the node serving it)."},
+	OpSUnsubscribe: {Name: "sunsubscribe", Arity: -1, Flags: PubSub | NoScript | Loading | Stale, ACL: CatPubSub | CatSlow,
+		Keys: []KeySpec{{Flags: KeyNotKey, Index: 1, LastKey: -1, KeyStep: 1}}, ReqKeys: ArgRange{0, 1},
+		Group: "pubsub", Since: "7.0.0", Complexity: "O(N) where N is the number of clients already subscribed to a shard channel.", Syntax: "[shardchannel...]",
+		Summary: "Stop receiving the shard channels' messages (every shard channel when none is named)."},
+	OpSPublish: {Name: "spublish", Arity: 3, Flags: PubSub | Loading | Stale | Fast, ACL: CatPubSub | CatFast,
+		Keys:  []KeySpec{{Flags: KeyNotKey, Index: 1, KeyStep: 1}},
+		Group: "pubsub", Since: "7.0.0", Complexity: "O(N) where N is the number of clients subscribed to the receiving shard channel.",
+		Syntax: "shardchannel message", Summary: "Send a message to a shard channel's subscribers; returns how many received it."},
 	OpHSet: {Name: "hset", Arity: -4, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatHash | CatFast,
 		Keys:  []KeySpec{{Flags: KeyRW | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		Group: "hash", Since: "2.0.0", Complexity: "O(N) for N pairs",

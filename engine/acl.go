@@ -150,13 +150,20 @@ func (e *Engine) permit(s *Session, r *command.Request) bool {
 	e.curOp = r.Op
 	keys := e.requestKeys(r, spec)
 	id := int(aclIDs[r.Op])
-	res := u.Allowed(id, e.firstArg(spec), keys, nil)
+	var chans []acl.Channel
+	if spec.Flags&command.PubSub != 0 {
+		chans = e.pubsubChannelsOf(r)
+	}
+	res := u.Allowed(id, e.firstArg(spec), keys, chans)
 	if res.OK() {
 		return true
 	}
 	var object []byte
-	if res.Reason == acl.ReasonKey {
+	switch res.Reason {
+	case acl.ReasonKey:
 		object = keys[res.Index].Name
+	case acl.ReasonChannel:
+		object = chans[res.Index].Name
 	}
 	e.denied(s, u, id, res, object)
 	return false
@@ -203,8 +210,8 @@ func (e *Engine) firstArg(spec *command.Spec) []byte {
 // delete. Key i takes key spec i's flags, the last spec's for the rest.
 func (e *Engine) requestKeys(r *command.Request, spec *command.Spec) []acl.Key {
 	keys := e.aclKeys[:0]
-	if len(spec.Keys) == 0 {
-		return keys
+	if len(spec.Keys) == 0 || spec.Keys[0].Flags&command.KeyNotKey != 0 {
+		return keys // no keys, or shard channels (checked as channels)
 	}
 	keys = append(keys, acl.Key{Name: r.Key, Flags: e.keyFlags(r, spec, 0)})
 	if spec.ReqKeys.From >= 0 {
@@ -365,6 +372,9 @@ func (e *Engine) aclDryRun(_ *Session, r *command.Request) {
 	var keys []acl.Key
 	for i := range spec.Keys {
 		f := spec.Keys[i].Flags
+		if f&command.KeyNotKey != 0 {
+			continue // a shard channel, checked as a channel
+		}
 		if f&command.KeyVariableFlags != 0 {
 			f = variableFlags(op, words, false)
 		}
@@ -378,14 +388,24 @@ func (e *Engine) aclDryRun(_ *Session, r *command.Request) {
 		first = words[i]
 	}
 	id := int(aclIDs[op])
-	res := u.Allowed(id, first, keys, nil)
+	var chans []acl.Channel
+	if spec.Flags&command.PubSub != 0 {
+		var req command.Request
+		if e.dec.Decode(&req, words) {
+			chans = e.pubsubChannelsOf(&req)
+		}
+	}
+	res := u.Allowed(id, first, keys, chans)
 	if res.OK() {
 		e.ok()
 		return
 	}
 	var object []byte
-	if res.Reason == acl.ReasonKey {
+	switch res.Reason {
+	case acl.ReasonKey:
 		object = keys[res.Index].Name
+	case acl.ReasonChannel:
+		object = chans[res.Index].Name
 	}
 	e.res.Kind, e.res.Value = command.Bulk, []byte(u.DenyMessage(id, res, object))
 }

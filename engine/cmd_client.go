@@ -22,8 +22,8 @@ func (e *Engine) clientInfo(s *Session, r *command.Request) {
 	e.res.Kind, e.res.Value = command.Verbatim, b
 }
 
-// clientList answers CLIENT LIST [TYPE t] [ID id ...]. Every goblin client
-// is of type normal.
+// clientList answers CLIENT LIST [TYPE t] [ID id ...]. A goblin client is
+// of type pubsub while it has subscriptions, normal otherwise.
 func (e *Engine) clientList(caller *Session, r *command.Request) {
 	caller.lastOp = r.Op // the command being run, as Redis shows it
 	b := e.scratch[:0]
@@ -34,9 +34,12 @@ func (e *Engine) clientList(caller *Session, r *command.Request) {
 				b = append(e.appendClientLine(b, s), '\n')
 			}
 		}
-	case len(r.Value) == 0 || command.EqualFold(r.Value, "normal"):
+	case len(r.Value) == 0 || command.EqualFold(r.Value, "normal") || command.EqualFold(r.Value, "pubsub"):
+		pubsub := command.EqualFold(r.Value, "pubsub")
 		for _, s := range e.sessions {
-			b = append(e.appendClientLine(b, s), '\n')
+			if len(r.Value) == 0 || s.pubsub == pubsub {
+				b = append(e.appendClientLine(b, s), '\n')
+			}
 		}
 	}
 	e.scratch = b[:0]
@@ -78,6 +81,9 @@ func (e *Engine) appendClientLine(b []byte, s *Session) []byte {
 	if s.monitor {
 		b = append(b, 'O')
 	}
+	if s.pubsub {
+		b = append(b, 'P')
+	}
 	if s.tx.on {
 		b = append(b, 'x')
 	}
@@ -97,7 +103,13 @@ func (e *Engine) appendClientLine(b []byte, s *Session) []byte {
 		b = append(b, 'N')
 	}
 	num(" db=", int64(s.db))
-	b = append(b, " sub=0 psub=0 ssub=0"...)
+	if s.sub == nil {
+		b = append(b, " sub=0 psub=0 ssub=0"...)
+	} else {
+		num(" sub=", int64(len(s.sub.channels.names)))
+		num(" psub=", int64(len(s.sub.patterns.names)))
+		num(" ssub=", int64(len(s.sub.shard.names)))
+	}
 	multi := int64(-1)
 	if s.tx.on {
 		multi = int64(s.tx.n)
@@ -105,8 +117,13 @@ func (e *Engine) appendClientLine(b []byte, s *Session) []byte {
 	num(" multi=", multi)
 	b = append(b, " qbuf=0 qbuf-free=0 argv-mem=0"...)
 	num(" multi-mem=", int64(cap(s.tx.buf)))
-	b = append(b, " rbs=0 rbp=0 obl=0 oll=0 omem=0"...)
-	num(" tot-mem=", int64(cap(s.tx.buf)+cap(s.tx.keys)+s.Buffered()))
+	omem := 0 // the replies and messages queued and not yet written (a slow subscriber's)
+	if s.conn.Queued != nil {
+		omem = s.conn.Queued()
+	}
+	b = append(b, " rbs=0 rbp=0 obl=0 oll=0"...)
+	num(" omem=", int64(omem))
+	num(" tot-mem=", int64(cap(s.tx.buf)+cap(s.tx.keys)+s.Buffered()+omem))
 	b = append(b, " events=r cmd="...)
 	if s.lastOp == command.OpNone {
 		b = append(b, "NULL"...)
@@ -131,6 +148,7 @@ func (e *Engine) clientKill(s *Session, r *command.Request) {
 	var id uint64
 	var addr, laddr []byte
 	skipMe := true
+	ofType := 0 // TYPE: 1 normal, 2 pubsub
 	if r.Flags&command.FlagKillAddr != 0 {
 		addr, skipMe = r.Value, false
 	}
@@ -147,8 +165,13 @@ func (e *Engine) clientKill(s *Session, r *command.Request) {
 		case command.EqualFold(f, "skipme"):
 			skipMe = command.EqualFold(v, "yes")
 		case command.EqualFold(f, "type"):
-			if !command.EqualFold(v, "normal") {
-				id = ^uint64(0) // goblin's clients are all normal: none matches
+			switch {
+			case command.EqualFold(v, "normal"):
+				ofType = 1
+			case command.EqualFold(v, "pubsub"):
+				ofType = 2
+			default:
+				id = ^uint64(0) // goblin's clients are normal or pubsub: none matches
 			}
 		}
 	}
@@ -157,7 +180,8 @@ func (e *Engine) clientKill(s *Session, r *command.Request) {
 		c := e.sessions[i]
 		switch {
 		case id != 0 && c.ID != id, addr != nil && string(addr) != c.conn.Addr,
-			laddr != nil && string(laddr) != c.conn.LocalAddr, c == s && skipMe:
+			laddr != nil && string(laddr) != c.conn.LocalAddr, c == s && skipMe,
+			ofType == 1 && c.pubsub, ofType == 2 && !c.pubsub:
 			continue
 		}
 		killed++
@@ -279,6 +303,7 @@ var txtReset = []byte("RESET")
 func (e *Engine) reset(s *Session, _ *command.Request) {
 	e.endTx(s)
 	e.stopMonitor(s)
+	e.dropSubscriptions(s)
 	s.db, s.resp3, s.name = 0, false, s.name[:0]
 	s.mute, s.noTouch = 0, false
 	s.user, s.authed = noUser, false

@@ -106,8 +106,8 @@ func (e *Engine) route(s *Session, r *command.Request) bool {
 	asking := s.asking
 	s.asking = false
 	spec := command.Lookup(r.Op)
-	if len(spec.Keys) == 0 || r.Op == command.OpMigrate {
-		return false
+	if len(spec.Keys) == 0 || r.Op == command.OpMigrate || r.Op == command.OpSUnsubscribe && r.Key == nil {
+		return false // keyless, or SUNSUBSCRIBE of every shard channel
 	}
 	c.keys = append(c.keys[:0], r.Key)
 	if spec.ReqKeys.From >= 0 {
@@ -124,7 +124,9 @@ func (e *Engine) route(s *Session, r *command.Request) bool {
 	}
 	owner, st := c.st.Owner(slot), c.st
 	if owner == st.Me() {
-		if to, ok := st.Migrating(slot); ok {
+		// A shard channel stays with its slot's owner until the slot
+		// has moved (Redis: no existence check for shard channels).
+		if to, ok := st.Migrating(slot); ok && spec.Flags&command.PubSub == 0 {
 			switch missing := e.missingKeys(); {
 			case missing == len(c.keys):
 				e.redirect("ASK ", slot, to)

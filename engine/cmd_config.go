@@ -107,6 +107,7 @@ func (e *Engine) params() []Param {
 		{Name: "lfu-decay-time", Get: fixed("1")},
 	}, append(e.persistParams(), e.o.Params...)...)
 	e.paramList = append(e.paramList, e.limitParams()...)
+	e.paramList = append(e.paramList, e.outputLimitParam()) // Pub/Sub (pubsub.go)
 	if e.o.Limits.MaxBulkLen == 0 {
 		e.paramList[8].Get = fixed(strconv.Itoa(512 << 20))
 	}

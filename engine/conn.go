@@ -15,9 +15,23 @@ type Conn struct {
 	// Kill closes the connection (CLIENT KILL of another client).
 	Kill func()
 	// Push queues b for the client outside of any reply (MONITOR's
-	// stream) and reports whether it could.
+	// stream, Pub/Sub messages) and reports whether it could; it copies b.
 	Push func(b []byte) bool
+	// Queued returns the bytes queued for the client and not yet written
+	// (nil: unknown); Pub/Sub's client-output-buffer-limit reads it after
+	// each Push.
+	Queued func() int
 }
+
+// WaitsForServer reports whether the client waits for what the server
+// sends it out of turn (it has Pub/Sub subscriptions, or is a MONITOR):
+// such a client is not idle when it sends nothing (Redis's timeout spares
+// it).
+func (s *Session) WaitsForServer() bool { return s.pubsub || s.monitor }
+
+// SetQueued tells the engine how to read the bytes queued for the
+// session's client (see Conn.Queued), after Attach.
+func (s *Session) SetQueued(q func() int) { s.conn.Queued = q }
 
 // Attach records the session's connection. Without it the session shows
 // no address in CLIENT LIST, cannot be killed by another client (only

@@ -3,6 +3,7 @@ package engine
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 	"runtime/metrics"
 	"time"
 
@@ -101,6 +102,9 @@ type Options struct {
 	// Persistence configures RDB snapshots (SAVE, BGSAVE, the save
 	// policy, SHUTDOWN; persist.go).
 	Persistence Persistence
+	// PubSubLog receives Pub/Sub's events (a subscriber cut at
+	// client-output-buffer-limit; pubsub.go); default discard.
+	PubSubLog *slog.Logger
 }
 
 // Stats are one transport's counters. Only the loop goroutine writes them
@@ -160,6 +164,11 @@ type Session struct {
 	hold             time.Duration // CLIENT PAUSE: how long the transport should wait (Hold)
 	libName, libVer  []byte        // CLIENT SETINFO
 
+	// Pub/Sub (pubsub.go): the subscriptions, and pubsub set while there
+	// are any (Redis's CLIENT_PUBSUB: RESP2 allows only a few commands).
+	sub    *sessionSubs
+	pubsub bool
+
 	// The partial request at the front of the stream, so a request that
 	// arrives in many pieces is parsed once, not once per piece.
 	parser resp.Parser
@@ -210,6 +219,7 @@ func (e *Engine) Open(p proto.Protocol, st *Stats) *Session {
 func (e *Engine) Close(s *Session) {
 	e.endTx(s)
 	e.stopMonitor(s)
+	e.dropSubscriptions(s)
 	if i := s.index; i >= 0 && i < len(e.sessions) && e.sessions[i] == s {
 		last := len(e.sessions) - 1
 		e.sessions[i] = e.sessions[last]
@@ -320,6 +330,10 @@ type Engine struct {
 	dumpBuf    []byte // DUMP's reply
 
 	snap persistState // snapshots (persist.go)
+
+	// Pub/Sub (pubsub.go).
+	ps       pubsubState
+	aclChans []acl.Channel // the channels of the request being checked
 }
 
 // NewEngine returns an engine executing against st.
@@ -358,6 +372,7 @@ func NewEngine(st *store.Store, o Options) *Engine {
 		e.slow.maxLen = o.SlowlogMaxLen
 	}
 	e.initPersist()
+	e.ps.init()
 	return e
 }
 
@@ -473,8 +488,31 @@ func (e *Engine) serveRESP(s *Session, args [][]byte, out []byte) []byte {
 		e.feedMonitors(s, &e.req, args)
 	}
 	e.count(s, e.req.Op)
+	if len(e.ps.out) > 0 { // the SUBSCRIBE family's answer, or messages to itself
+		return e.pubsubReply(s, out)
+	}
 	if s.mute != 0 { // CLIENT REPLY OFF or SKIP
 		return e.muted(s, out)
+	}
+	return e.encodeRESP(out, s.resp3)
+}
+
+// pubsubReply appends what Pub/Sub left for the session being served
+// (pubsubState.out), then its reply unless out was the whole answer.
+func (e *Engine) pubsubReply(s *Session, out []byte) []byte {
+	only := e.ps.only
+	if s.mute == 0 {
+		out = append(out, e.ps.out...)
+	}
+	e.ps.out, e.ps.only = e.ps.out[:0], false
+	if cap(e.ps.out) > maxKeptScratch {
+		e.ps.out = nil
+	}
+	if s.mute != 0 {
+		return e.muted(s, out)
+	}
+	if only {
+		return out
 	}
 	return e.encodeRESP(out, s.resp3)
 }

@@ -109,6 +109,14 @@ func init() {
 		command.OpRPopLPush: (*Engine).lmove,
 		command.OpSave:      (*Engine).save, command.OpBgSave: (*Engine).bgsave,
 		command.OpShutdown: (*Engine).shutdown,
+		// Pub/Sub (pubsub.go).
+		command.OpSubscribe: (*Engine).subscribe, command.OpUnsubscribe: (*Engine).unsubscribe,
+		command.OpPSubscribe: (*Engine).psubscribe, command.OpPUnsubscribe: (*Engine).punsubscribe,
+		command.OpSSubscribe: (*Engine).ssubscribe, command.OpSUnsubscribe: (*Engine).sunsubscribe,
+		command.OpPublish: (*Engine).publish, command.OpSPublish: (*Engine).spublish,
+		command.OpPubSubChannels: (*Engine).pubsubChannels, command.OpPubSubShardChannels: (*Engine).pubsubChannels,
+		command.OpPubSubNumSub: (*Engine).pubsubNumSub, command.OpPubSubShardNumSub: (*Engine).pubsubNumSub,
+		command.OpPubSubNumPat: (*Engine).pubsubNumPat, command.OpPubSubHelp: (*Engine).help,
 	} {
 		handlers[op] = h
 	}
@@ -328,6 +336,9 @@ func (e *Engine) execute(s *Session, r *command.Request) {
 		return
 	}
 	if e.writesDenied() && e.misconf(r) {
+		return
+	}
+	if s.pubsub && !s.resp3 && e.subscribedOnly(s, r) { // RESP2 with subscriptions (pubsub.go)
 		return
 	}
 	e.ran = true

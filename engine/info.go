@@ -214,8 +214,9 @@ func (e *Engine) infoSection(w *infoWriter, s *Session, sec string, st *store.St
 		w.int("evicted_clients", 0)
 		w.int("keyspace_hits", st.Hits)
 		w.int("keyspace_misses", st.Misses)
-		w.int("pubsub_channels", 0)
-		w.int("pubsub_patterns", 0)
+		w.int("pubsub_channels", int64(len(e.ps.channels)))
+		w.int("pubsub_patterns", int64(len(e.ps.patterns)))
+		w.int("pubsubshard_channels", int64(len(e.ps.shard)))
 		w.int("latest_fork_usec", 0)
 		w.int("total_forks", 0)
 		w.int("tracking_total_keys", 0)
@@ -225,6 +226,7 @@ func (e *Engine) infoSection(w *infoWriter, s *Session, sec string, st *store.St
 		}
 		w.int("total_error_replies", int64(errs))
 		w.int("rejected_oom", st.OOMRejects)
+		w.int("goblin_pubsub_output_limit_disconnections", e.ps.cuts)
 	case "replication":
 		w.b = append(w.b, "# Replication\r\n"...)
 		w.str("role", "master")

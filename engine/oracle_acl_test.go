@@ -124,3 +124,50 @@ func TestACLAgainstRedis(t *testing.T) {
 	script = append(script, cleanup...)
 	compareRESPWithRedis(t, script)
 }
+
+// TestPubSubACLAgainstRedis: a user's channel rules on PUBLISH, SPUBLISH,
+// SUBSCRIBE, SSUBSCRIBE and PSUBSCRIBE (a pattern must equal a rule), the
+// NOPERM text, ACL DRYRUN and the ACL LOG entry of reason channel, byte
+// for byte against redis-server 7.0 in RESP2 and RESP3. (The engine's
+// sessions here have no socket, so only refused subscriptions are
+// compared; allowed ones are in cmd/goblin-server's TestPubSubWireAgainstRedis.)
+func TestPubSubACLAgainstRedis(t *testing.T) {
+	c := func(norm func(*node), args ...string) oracleCase { return oracleCase{args: args, norm: norm} }
+	cleanup := []oracleCase{c(normInt, "ACL", "DELUSER", "pub"), c(nil, "ACL", "LOG", "RESET")}
+	script := append(slices.Clone(cleanup), []oracleCase{
+		c(nil, "ACL", "SETUSER", "pub", "on", "nopass", "+@all", "~*", "resetchannels", "&news.*", "&x"),
+		c(nil, "ACL", "DRYRUN", "pub", "publish", "news.a", "m"), c(nil, "ACL", "DRYRUN", "pub", "publish", "other", "m"),
+		c(nil, "ACL", "DRYRUN", "pub", "subscribe", "x", "other"), c(nil, "ACL", "DRYRUN", "pub", "psubscribe", "news.*"),
+		c(nil, "ACL", "DRYRUN", "pub", "psubscribe", "news.a"), c(nil, "ACL", "DRYRUN", "pub", "spublish", "other", "m"),
+		c(nil, "AUTH", "pub", "any"),
+		c(nil, "PUBLISH", "news.a", "m"), c(nil, "PUBLISH", "other", "m"), c(nil, "SPUBLISH", "x", "m"),
+		c(nil, "SPUBLISH", "y", "m"), c(nil, "SUBSCRIBE", "x", "other"), c(nil, "SSUBSCRIBE", "nope"),
+		c(nil, "PSUBSCRIBE", "news.a"), c(nil, "PSUBSCRIBE", "*"), c(nil, "PUBSUB", "NUMSUB", "other"),
+		c(nil, "UNSUBSCRIBE", "other"),
+		c(nil, "AUTH", "default", "x"), c(normACLLog, "ACL", "LOG"),
+	}...)
+	script = append(script, cleanup...)
+	compareRESPWithRedis(t, script)
+}
+
+// TestPubSubConfigAgainstRedis: CONFIG GET and SET client-output-buffer-limit
+// (classes, units, errors) as redis-server 7.0 answers them.
+func TestPubSubConfigAgainstRedis(t *testing.T) {
+	c := func(args ...string) oracleCase { return oracleCase{args: args} }
+	reset := c("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60")
+	compareRESPWithRedis(t, []oracleCase{
+		reset, c("CONFIG", "GET", "client-output-buffer-limit"),
+		c("CONFIG", "SET", "client-output-buffer-limit", "pubsub 1mb"),
+		c("CONFIG", "SET", "client-output-buffer-limit", "foo 1 1 1"),
+		c("CONFIG", "SET", "client-output-buffer-limit", "master 1 1 1"),
+		c("CONFIG", "SET", "client-output-buffer-limit", "pubsub x 1 1"),
+		c("CONFIG", "SET", "client-output-buffer-limit", "pubsub 1 1 -1"),
+		c("CONFIG", "SET", "client-output-buffer-limit", "pubsub 1mb 256kb 10 normal 1 2 3"),
+		c("CONFIG", "GET", "client-output-buffer-limit"),
+		c("CONFIG", "SET", "client-output-buffer-limit", "replica 1gb 1GB 0 PUBSUB 4k 2K 1"),
+		c("CONFIG", "GET", "client-output-buffer-limit"),
+		c("CONFIG", "SET", "client-output-buffer-limit", ""),
+		c("CONFIG", "GET", "client-output-buffer-limit"),
+		reset,
+	})
+}

@@ -103,6 +103,7 @@ func New(o Options) (*Server, error) {
 
 		SlowlogSlowerThan: o.SlowlogSlowerThan,
 		SlowlogMaxLen:     o.SlowlogMaxLen,
+		PubSubLog:         s.log,
 
 		Persistence: engine.Persistence{
 			Dir: dir, DBFilename: o.DBFilename, Save: o.Save, NoCompression: o.NoCompression,
@@ -547,6 +548,14 @@ func (s *engineSession) SetConn(addr, laddr string, fd int, kill func(), push fu
 	s.s.Attach(engine.Conn{Addr: addr, LocalAddr: laddr, FD: fd, Kill: kill, Push: push})
 }
 func (s *engineSession) Close() { s.e.Close(s.s) }
+
+// IdleExempt implements uds.IdleExempter: subscribers and monitors wait
+// for the server, and the timeout spares them, as Redis's does.
+func (s *engineSession) IdleExempt() bool { return s.s.WaitsForServer() }
+
+// SetQueued implements uds.QueueAware: the engine reads how many bytes
+// are queued for the client (Pub/Sub's client-output-buffer-limit).
+func (s *engineSession) SetQueued(queued func() int) { s.s.SetQueued(queued) }
 
 // Buffered reports the memory the session holds for a partial request, so
 // the socket transport charges it to the clients' budget.

@@ -178,6 +178,19 @@ func init() {
 		command.OpACLGenPass, command.OpACLGetUser, command.OpACLLog, command.OpACLSetUser, command.OpSlowLogGet} {
 		parsers[op] = rest(2) // the engine reads the words after the subcommand's name
 	}
+	// Pub/Sub: channels and patterns in Args; PUBLISH's channel in Key (a
+	// shard channel is routed as a key in cluster mode) and its message
+	// in Value; PUBSUB's subcommands leave their words to the engine.
+	for _, op := range []command.Op{command.OpSubscribe, command.OpUnsubscribe, command.OpPSubscribe,
+		command.OpPUnsubscribe, command.OpPubSubChannels, command.OpPubSubNumSub,
+		command.OpPubSubShardChannels, command.OpPubSubShardNumSub} {
+		parsers[op] = rest(1)
+		if command.Lookup(op).Container != command.OpNone {
+			parsers[op] = rest(2)
+		}
+	}
+	parsers[command.OpPublish], parsers[command.OpSPublish] = keyValue, keyValue
+	parsers[command.OpSSubscribe], parsers[command.OpSUnsubscribe] = shardChannels, shardChannels
 	// The collection commands: the key, then the rest for the engine to read.
 	for op := command.OpHSet; op <= command.OpRPopLPush; op++ {
 		if command.Lookup(op) != nil {
@@ -192,6 +205,16 @@ func init() {
 }
 
 // The common shapes.
+
+// shardChannels reads SSUBSCRIBE's and SUNSUBSCRIBE's shard channels: the
+// first in Key (routed as a key in cluster mode), the rest in Args; Key is
+// nil when there is none (SUNSUBSCRIBE of every shard channel).
+func shardChannels(_ *Decoder, r *command.Request, args [][]byte) bool {
+	if len(args) > 1 {
+		r.Key, r.Args = args[1], args[2:]
+	}
+	return true
+}
 
 func keys(_ *Decoder, r *command.Request, args [][]byte) bool {
 	r.Key, r.Args = args[1], args[2:]

@@ -127,6 +127,21 @@ func init() {
 		command.OpACLGenPass, command.OpACLGetUser, command.OpACLLog, command.OpACLSetUser, command.OpSlowLogGet} {
 		encoders[op] = argsOnly
 	}
+	// Pub/Sub.
+	for _, op := range []command.Op{command.OpSubscribe, command.OpUnsubscribe, command.OpPSubscribe,
+		command.OpPUnsubscribe, command.OpPubSubChannels, command.OpPubSubNumSub,
+		command.OpPubSubShardChannels, command.OpPubSubShardNumSub} {
+		encoders[op] = argsOnly
+	}
+	encoders[command.OpPublish], encoders[command.OpSPublish] = keyValue2, keyValue2
+	for _, op := range []command.Op{command.OpSSubscribe, command.OpSUnsubscribe} {
+		encoders[op] = func(e *Encoder, r *command.Request) {
+			if r.Key != nil {
+				e.add(r.Key)
+			}
+			e.add(r.Args...)
+		}
+	}
 }
 
 var (

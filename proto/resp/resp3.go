@@ -46,3 +46,7 @@ func appendHeader(b []byte, c byte, n int) []byte {
 	b = strconv.AppendInt(b, int64(n), 10)
 	return append(b, '\r', '\n')
 }
+
+// AppendPush appends a push header for n elements: >n\r\n (pub/sub
+// messages and other out-of-band data for a RESP3 client).
+func AppendPush(b []byte, n int) []byte { return appendHeader(b, '>', n) }

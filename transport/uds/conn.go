@@ -33,6 +33,7 @@ type conn struct {
 	sess      transport.StreamSession // nil until the first bytes tell the protocol
 	held      buffered                // sess, when it holds memory for partial requests
 	delayer   Delayer                 // sess, when it may ask for the client to wait
+	exempt    IdleExempter            // sess, when it may be exempt from IdleTimeout
 	proto     proto.Protocol          // the client's protocol, once sess is open
 	in        []byte                  // unconsumed request bytes are in[:len(in)]
 	fresh     []byte                  // replies produced since the last flush: the shared wbuf, or what it grew into (within a serve and flush only)
@@ -40,6 +41,8 @@ type conn struct {
 	wpos      int
 	pendBytes int    // unwritten bytes in pend
 	pendCap   int    // capacity of the blocks in pend
+	spare     []byte // an emptied block kept for the next push (see push), charged like pend
+	pushed    bool   // push was called for it: keep a spare block (a client that is never pushed to keeps none)
 	mem       int    // bytes charged to the budget: buffers and session state
 	lastSeen  int64  // last time it sent something
 	lastWrite int64  // last time a write made progress or replies were queued
@@ -58,6 +61,14 @@ type conn struct {
 // buffered is a session that holds memory for a partial request.
 type buffered interface{ Buffered() int }
 
+// QueueAware is a transport.StreamSession that wants to read how many
+// bytes are queued for its client and not yet written (Pub/Sub's output
+// limit): right after SetConn the server hands it queued, to be called on
+// the loop goroutine only.
+type QueueAware interface {
+	SetQueued(queued func() int)
+}
+
 // ConnAware is a transport.StreamSession that wants to know its
 // connection (the command engine's CLIENT LIST, CLIENT KILL and MONITOR):
 // right after OpenStream the server tells it the peer's and its own
@@ -66,6 +77,14 @@ type buffered interface{ Buffered() int }
 // are to be called on the loop goroutine only.
 type ConnAware interface {
 	SetConn(addr, laddr string, fd int, kill func(), push func(b []byte) bool)
+}
+
+// IdleExempter is a transport.StreamSession that may be exempt from
+// IdleTimeout: a client that waits for what the server sends it (a
+// Pub/Sub subscriber, a MONITOR) is not idle, as Redis's timeout spares
+// them.
+type IdleExempter interface {
+	IdleExempt() bool
 }
 
 // Delayer is a transport.StreamSession that may ask, after a Serve, for
@@ -286,7 +305,9 @@ func (s *Server) serve(c *conn) {
 	n, closeConn, stopped := 0, false, true
 	if len(c.in) > 0 && limit > 0 {
 		before := len(c.fresh)
+		s.serving = c
 		n, c.fresh, closeConn = c.sess.Serve(c.in, c.fresh, limit)
+		s.serving = nil
 		c.passOut += len(c.fresh) - before
 		stopped = len(c.fresh)-before >= limit
 		if c.delayer != nil {
@@ -386,6 +407,7 @@ func (s *Server) open(c *conn) bool {
 	c.sess = s.cfg.Handler.OpenStream(p)
 	c.held, _ = c.sess.(buffered)
 	c.delayer, _ = c.sess.(Delayer)
+	c.exempt, _ = c.sess.(IdleExempter)
 	if a, ok := c.sess.(ConnAware); ok {
 		laddr, addr := sockName(unix.Getsockname(c.fd)), sockName(unix.Getpeername(c.fd))
 		if strings.HasSuffix(laddr, ":0") { // a Unix peer is unnamed: Redis shows the server's path
@@ -393,6 +415,9 @@ func (s *Server) open(c *conn) bool {
 		}
 		a.SetConn(addr, laddr, c.fd,
 			func() { s.kill(c) }, func(b []byte) bool { return s.push(c, b) })
+	}
+	if q, ok := c.sess.(QueueAware); ok {
+		q.SetQueued(func() int { return c.pendBytes })
 	}
 	return true
 }
@@ -411,25 +436,50 @@ func sockName(sa unix.Sockaddr, err error) string {
 	return ""
 }
 
-// kill closes c (CLIENT KILL): its socket is shut down for reading, so the
-// read path sees the end of its stream and drops it like any client that
-// went away.
+// kill closes c (CLIENT KILL, a subscriber over its output limit): at once
+// when c is not the client being served, releasing what it queued (a
+// client whose replies fill MaxOutput is not watched for input, so
+// waiting for the read path to see the end of its stream would leave it
+// connected); else its socket is shut down for reading, so the read path
+// sees the end of its stream and drops it like any client that went away.
 func (s *Server) kill(c *conn) {
-	if c.fd >= 0 && s.conns[c.fd] == c {
-		unix.Shutdown(c.fd, unix.SHUT_RD)
+	if c.fd < 0 || s.conns[c.fd] != c {
+		return
 	}
+	if c == s.serving {
+		unix.Shutdown(c.fd, unix.SHUT_RD)
+		return
+	}
+	s.drop(c)
 }
 
-// push queues b for c outside of any reply (MONITOR), as a block of its
-// own that the next writable event sends; it is charged like a reply.
+// pushBlock is the capacity of a new block of pushed bytes; pushes
+// append to the last queued block while it has room, so a subscriber
+// receiving many small messages queues few blocks.
+const pushBlock = 16 << 10
+
+// push queues b for c outside of any reply (MONITOR, Pub/Sub messages):
+// appended to the last queued block when it has room, else in a block of
+// its own (the client's spare block when it has one), that the next
+// writable event sends; it is charged like a reply. A client that reads
+// what it is sent costs no allocation per push once its first block
+// exists: the emptied block is kept as its spare (see flush).
 func (s *Server) push(c *conn, b []byte) bool {
 	if c.fd < 0 || s.conns[c.fd] != c || c.closing || c.pendBytes+len(b) > s.cfg.MaxOutput {
 		return false
 	}
-	block := append([]byte(nil), b...)
-	c.pend = append(c.pend, block)
-	c.pendBytes += len(block)
-	c.pendCap += cap(block)
+	if n := len(c.pend); n > 0 && cap(c.pend[n-1])-len(c.pend[n-1]) >= len(b) {
+		c.pend[n-1] = append(c.pend[n-1], b...) // every queued block is c's own
+	} else {
+		block := c.spare
+		c.spare, c.pushed = nil, true
+		if cap(block) < len(b) {
+			block = make([]byte, 0, max(len(b), pushBlock))
+		}
+		c.pend = append(c.pend, append(block[:0], b...))
+		c.pendCap += cap(block)
+	}
+	c.pendBytes += len(b)
 	s.watch(c)
 	return true
 }
@@ -446,7 +496,7 @@ func (s *Server) drop(c *conn) {
 	if c.sess != nil {
 		c.sess.Close()
 	}
-	c.in, c.inShared, c.fresh, c.pend, c.pendBytes, c.pendCap = nil, false, nil, nil, 0, 0
+	c.in, c.inShared, c.fresh, c.pend, c.pendBytes, c.pendCap, c.spare = nil, false, nil, nil, 0, 0, nil
 	s.stats.Buffered -= int64(c.mem)
 	s.budget.charge(c, 0)
 	s.stats.Clients--

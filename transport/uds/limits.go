@@ -20,7 +20,7 @@ func (s *Server) reserve(c *conn, extra int) bool {
 // account charges c's buffers and session state to the budget; it reports
 // false when that disconnected c.
 func (s *Server) account(c *conn) bool {
-	mem := c.pendCap
+	mem := c.pendCap + cap(c.spare)
 	if !c.inShared {
 		mem += cap(c.in)
 	}
@@ -55,7 +55,7 @@ func (s *Server) scan(now int64) {
 			if now > c.linger {
 				s.drop(c)
 			}
-		case idle > 0 && now-c.lastSeen > idle && now-c.lastWrite > idle:
+		case idle > 0 && now-c.lastSeen > idle && now-c.lastWrite > idle && (c.exempt == nil || !c.exempt.IdleExempt()):
 			s.stats.IdleTimeouts++
 			s.log.Debug("client disconnected: idle timeout", "transport", s.name)
 			s.drop(c)
@@ -69,6 +69,7 @@ func (s *Server) scan(now int64) {
 			if len(c.in) == 0 {
 				c.in = nil
 			}
+			c.spare = nil
 			s.account(c)
 		}
 	}

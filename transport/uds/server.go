@@ -68,6 +68,10 @@ type Server struct {
 	backlog, spare []*conn
 	pass           uint64 // Poll count, for PassOutput
 	budget         *Budget
+
+	// serving is the client whose requests are being served (kill leaves
+	// it to the read path), nil between serves.
+	serving *conn
 }
 
 var _ transport.Server = (*Server)(nil)

@@ -27,13 +27,19 @@ func (s *Server) flush(c *conn) bool {
 			break
 		} else {
 			c.pendCap -= cap(c.pend[0])
-			c.pend[0] = nil
-			c.pend = c.pend[1:]
+			if c.pushed && c.spare == nil && cap(c.pend[0]) <= pushBlock {
+				c.spare = c.pend[0][:0] // the next push's block
+			}
+			// Shift rather than reslice, so the queue's array is reused
+			// by the next push instead of growing a new one.
+			n := copy(c.pend, c.pend[1:])
+			c.pend[n] = nil
+			c.pend = c.pend[:n]
 			c.wpos = 0
 		}
 	}
-	if len(c.pend) == 0 {
-		c.pend = nil // drop the emptied queue's array
+	if len(c.pend) == 0 && cap(c.pend) > 8 {
+		c.pend = nil // drop a large emptied queue's array
 	}
 	written := 0
 	if len(c.fresh) > 0 && len(c.pend) == 0 && !failed {

@@ -62,8 +62,10 @@ func (x *driverContext) recordError(err error) {
 	}
 }
 
+// warn records a warning the running driver has (an error frame from a
+// receiver, low storage) in the CnC error log, as the Java and C drivers'
+// error handlers do: a running driver writes nothing to stderr.
 func (x *driverContext) warn(msg string) {
-	warn(&x.opts, msg)
 	x.errors.Record(msg, x.epochMs)
 }
 

@@ -161,7 +161,7 @@ type Options struct {
 	// NoStorageChecks skips the free-space check before creating a log
 	// (aeron.perform.storage.checks=false).
 	NoStorageChecks bool
-	// LowStorageWarning reports (through Warn and the error log) a log
+	// LowStorageWarning reports (in the error log) a log
 	// created when no more than this many bytes are left
 	// (aeron.low.file.store.warning.threshold; 160 MiB).
 	LowStorageWarning int64
@@ -206,8 +206,10 @@ type Options struct {
 	// and the files are 0660 unless DirPerm and FilePerm say otherwise.
 	Group string
 
-	// Warn receives warnings the Java driver prints to stderr (directory
-	// exists, errors saved, low storage). nil drops them.
+	// Warn receives the warnings the C driver prints to stderr while it
+	// starts (directory exists, errors saved). nil drops them. Warnings
+	// of a running driver (low storage, error frames) go to the CnC
+	// error log only.
 	Warn func(msg string)
 	// ErrorHandler receives every error the conductor records in the CnC
 	// error log (refused commands included). nil drops them.

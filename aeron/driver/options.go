@@ -471,15 +471,37 @@ const Version = "1.51.0"
 const versionPacked = 1<<16 | 51<<8 // 1.51.0 as major<<16 | minor<<8 | patch
 
 // versionInfo is the text after "Errors: " and "Aeron software: " in the
-// system counters' labels: Aeron's version and the build's commit.
+// system counters' labels: the Aeron version spoken, and in place of the C
+// driver's git commit, this build of goblin (Build).
 func versionInfo() string {
-	commit := "unknown"
+	return "version=" + Version + " commit=" + Build()
+}
+
+// Build names this build of goblin from the binary's build information:
+// goblin@<module version>, and +<VCS revision> (12 hex digits, -dirty
+// when built from a modified tree) when the build recorded one, e.g.
+// goblin@devel+2ed253b1a2c3 or goblin@v1.4.0.
+func Build() string {
+	version, rev, dirty := "devel", "", false
 	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			version = v
+		}
 		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				commit = s.Value
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value[:min(12, len(s.Value))]
+			case "vcs.modified":
+				dirty = s.Value == "true"
 			}
 		}
 	}
-	return "version=" + Version + " commit=goblin-" + commit
+	b := "goblin@" + version
+	if rev != "" {
+		b += "+" + rev
+		if dirty {
+			b += "-dirty"
+		}
+	}
+	return b
 }

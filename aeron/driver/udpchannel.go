@@ -71,6 +71,27 @@ func (c *udpChannel) isMultiDestination() bool {
 // hasGroupSemantics: multicast or multi-destination.
 func (c *udpChannel) hasGroupSemantics() bool { return c.multicast || c.isMultiDestination() }
 
+// matchesTag is UdpChannel.matchesTag: whether ch, a channel being added,
+// names the tag of the endpoint whose channel is ep. A channel that names
+// the tag and also another control mode, or an endpoint or control address
+// other than the endpoint's, is refused rather than given an endpoint of
+// its own.
+func (ch *udpChannel) matchesTag(ep *udpChannel) (bool, error) {
+	if !ch.hasTag || !ep.hasTag || ch.tag != ep.tag {
+		return false, nil
+	}
+	if ch.mode != controlNone && ch.mode != ep.mode {
+		return false, genericError(illegalArgument, "matching tag=%d has mismatched control-mode: %s <> %s",
+			ch.tag, ch.uri.raw, ep.uri.raw)
+	}
+	wildcard := func(a netip.AddrPort) bool { return (!a.Addr().IsValid() || a.Addr().IsUnspecified()) && a.Port() == 0 }
+	if !(wildcard(ch.remoteData) && wildcard(ch.localData)) && (ch.remoteData != ep.remoteData || ch.localData != ep.localData) {
+		return false, genericError(illegalArgument, "matching tag=%d has mismatched endpoint or control: %s <> %s",
+			ch.tag, ch.uri.raw, ep.uri.raw)
+	}
+	return true, nil
+}
+
 // udpChannelError is how the Java driver reports a bad UDP channel: an
 // InvalidChannelException wrapping the cause.
 func udpChannelError(kind, format string, a ...any) error {

@@ -69,8 +69,8 @@ func TestJavaClientOnGoDriver(t *testing.T) {
 		"java": runScenarios(t, j, javadrv.Dir()),
 	}
 	for _, drv := range []string{"go", "java"} {
-		if len(got[drv]) != 10 {
-			t.Errorf("%s driver: %d scenarios reported, want 10", drv, len(got[drv]))
+		if len(got[drv]) != 13 {
+			t.Errorf("%s driver: %d scenarios reported, want 13", drv, len(got[drv]))
 		}
 		for name, line := range got[drv] {
 			if !strings.HasPrefix(line, "PASS") {

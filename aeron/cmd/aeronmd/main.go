@@ -20,7 +20,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -62,7 +61,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, usage+driver.PropertyHelp()+"\n")
 			return 0
 		case a == "-v":
-			fmt.Fprintf(stdout, "aeronmd (goblin) %s, Aeron %s protocol\n", buildVersion(), driver.Version)
+			fmt.Fprintf(stdout, "aeronmd %s, Aeron %s protocol\n", driver.Build(), driver.Version)
 			return 0
 		case strings.HasPrefix(a, "-D"):
 			if err := props.Define(a[2:]); err != nil {
@@ -122,15 +121,4 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				return s.Value
-			}
-		}
-	}
-	return "devel"
 }

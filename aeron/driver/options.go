@@ -35,6 +35,19 @@ const (
 	Invoker ThreadingMode = "INVOKER"
 )
 
+// FlowControlStrategy names a flow control strategy: max (the most
+// advanced receiver sets the limit; Java's UnicastFlowControl and
+// MaxMulticastFlowControl), min (the slowest) or tagged (the slowest of
+// the receivers with the group tag).
+type FlowControlStrategy string
+
+// The flow control strategies.
+const (
+	FlowControlMax    FlowControlStrategy = "max"
+	FlowControlMin    FlowControlStrategy = "min"
+	FlowControlTagged FlowControlStrategy = "tagged"
+)
+
 // Options configure a Driver. The zero value works: it gives the Java
 // driver's defaults (Configuration.java, 1.51), with private (0700/0600)
 // files in the default Aeron directory. Durations and sizes of zero take the
@@ -81,6 +94,17 @@ type Options struct {
 	// (aeron.driver.conductor.cycle.threshold; 100 ms).
 	ConductorCycleThreshold time.Duration
 
+	// SenderCycleThreshold and ReceiverCycleThreshold count the sender's
+	// and the receiver's cycles longer than them
+	// (aeron.driver.sender.cycle.threshold,
+	// aeron.driver.receiver.cycle.threshold; 100 ms each). One thread runs
+	// every agent, so each agent's cycle is the thread's.
+	SenderCycleThreshold, ReceiverCycleThreshold time.Duration
+	// CPUAffinity, when not empty, pins the thread Start runs the driver
+	// on to these CPUs (aeron.conductor.cpu.affinity; the sender's and the
+	// receiver's may name the same CPU only, as one thread runs them).
+	CPUAffinity []int
+
 	// UDP (the sender and the receiver).
 	//
 	// PublicationConnectionTimeout forgets a receiver that sent no status
@@ -122,6 +146,20 @@ type Options struct {
 	// every this many duty cycles that sent data
 	// (aeron.send.to.status.poll.ratio; 6).
 	SendToStatusPollRatio int
+	// UnicastFlowControl and MulticastFlowControl are the flow control
+	// of unicast channels and of multicast and multi-destination channels
+	// without fc= (the C driver's AERON_UNICAST_FLOWCONTROL_SUPPLIER and
+	// AERON_MULTICAST_FLOWCONTROL_SUPPLIER; "": max).
+	UnicastFlowControl, MulticastFlowControl FlowControlStrategy
+	// FlowControlGroupTag, FlowControlGroupMinSize and
+	// FlowControlReceiverTimeout are the min and tagged strategies' group
+	// tag (tagged only), required group size and receiver timeout when
+	// fc= does not name them (aeron.flow.control.group.tag,
+	// aeron.flow.control.group.min.size 0,
+	// aeron.flow.control.receiver.timeout 5 s).
+	FlowControlGroupTag        *int64
+	FlowControlGroupMinSize    int
+	FlowControlReceiverTimeout time.Duration
 	// ReceiverGroupTag, when set, is the group tag of every receive
 	// endpoint whose channel has no gtag= (aeron.receiver.group.tag).
 	ReceiverGroupTag *int64
@@ -302,6 +340,8 @@ func (o *Options) EnsureDefaults() {
 	setDur(&o.UntetheredRestingTimeout, defaultUntetheredResting)
 	setDur(&o.CounterFreeToReuseTimeout, defaultFreeToReuse)
 	setDur(&o.ConductorCycleThreshold, defaultCycleThreshold)
+	setDur(&o.SenderCycleThreshold, defaultCycleThreshold)
+	setDur(&o.ReceiverCycleThreshold, defaultCycleThreshold)
 	setDur(&o.PublicationConnectionTimeout, defaultConnectionTimeout)
 	setDur(&o.StatusMessageTimeout, defaultSMTimeout)
 	setInt(&o.InitialWindowLength, defaultInitialWindowLength)

@@ -27,6 +27,10 @@ type driverContext struct {
 	ctl       []byte         // a control frame being sent
 	errFrame  []byte         // an ERR frame being sent
 
+	// incoming are the test interceptors (loss, fixed-loss,
+	// multi-gap-loss) every datagram read passes first (interceptors.go).
+	incoming []incomingInterceptor
+
 	lossReport     []byte // loss-report.dat, mapped
 	lossReportNext int    // where the next entry goes
 

@@ -70,12 +70,16 @@ func newDriver(o Options) (*Driver, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	incoming, err := newIncomingInterceptors(&o)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	}
 	if err := prepareDir(&o); err != nil {
 		return nil, err
 	}
 	d := &Driver{}
 	d.driverContext = driverContext{opts: o, recvBatch: udp.NewRecvBatch(recvBatchSize, maxUDPPayloadLength+32),
-		ctl: make([]byte, 64), errFrame: make([]byte, 0, wire.ErrHeaderLength+wire.ErrMaxMessageLength)}
+		ctl: make([]byte, 64), errFrame: make([]byte, 0, wire.ErrHeaderLength+wire.ErrMaxMessageLength), incoming: incoming}
 	d.conductor = conductor{driverContext: &d.driverContext, sender: &d.sender, receiver: &d.receiver,
 		osb: readOSSocketBuffers(), nextSessionID: d32Random(),
 		rsp: make([]byte, 0, 512), scratch: make([]byte, 0, 512),
@@ -84,7 +88,6 @@ func newDriver(o Options) (*Driver, error) {
 	d.conductor.onCommandFn = d.conductor.onCommand
 	d.sender = sender{driverContext: &d.driverContext, conductor: &d.conductor, batch: udp.NewSendBatch(maxDatagramsPerSend)}
 	d.receiver = receiver{driverContext: &d.driverContext, conductor: &d.conductor}
-	var err error
 	if d.poller, err = udp.NewPoller(); err != nil {
 		return nil, err
 	}

@@ -164,6 +164,18 @@ type Options struct {
 	// endpoint whose channel has no gtag= (aeron.receiver.group.tag).
 	ReceiverGroupTag *int64
 
+	// IncomingInterceptors names the C driver's test interceptors every
+	// datagram read passes first, comma-separated: loss, fixed-loss,
+	// multi-gap-loss (AERON_UDP_CHANNEL_INCOMING_INTERCEPTORS; "": none).
+	// LossArgs, FixedLossArgs and MultiGapLossArgs are their arguments
+	// as the C driver reads them (key=value|key=value;
+	// AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_{LOSS,FIXED_LOSS,MULTI_GAP_LOSS}_ARGS):
+	// loss: rate (0..1), seed, recv-msg-mask (hex, bit 1<<frame type);
+	// fixed-loss: term-id, term-offset, length; multi-gap-loss: term-id,
+	// gap-radix, gap-length, total-gaps. See docs/aeron.md.
+	IncomingInterceptors                      string
+	LossArgs, FixedLossArgs, MultiGapLossArgs string
+
 	// Limits on what senders on the network can make the receiver
 	// allocate: a SETUP for a wanted stream makes an image, a log of three
 	// terms of the length the SETUP names, and anyone who can send a

@@ -371,6 +371,22 @@ var properties = []property{
 	onlyValueProp("aeron.udp.channel.transport.bindings.media", "default", "the kernel's UDP sockets only"),
 	onlyValueProp("aeron.conductor.udp.channel.transport.bindings.media", "default", "the kernel's UDP sockets only"),
 	onlyValueProp("aeron.name.resolver.supplier", "default", "the default (DNS and /etc/hosts) name resolver only"),
+	{"aeron.udp.channel.incoming.interceptors", "test interceptors every datagram read passes: loss, fixed-loss, multi-gap-loss (comma-separated)", func(o *Options, v string) error {
+		o.IncomingInterceptors = v
+		return nil
+	}},
+	{"aeron.udp.channel.transport.bindings.loss.args", "loss interceptor: rate=R|seed=S|recv-msg-mask=0xM", func(o *Options, v string) error {
+		o.LossArgs = v
+		return nil
+	}},
+	{"aeron.udp.channel.transport.bindings.fixed.loss.args", "fixed-loss interceptor: term-id=T|term-offset=O|length=L", func(o *Options, v string) error {
+		o.FixedLossArgs = v
+		return nil
+	}},
+	{"aeron.udp.channel.transport.bindings.multi.gap.loss.args", "multi-gap-loss interceptor: term-id=T|gap-radix=R|gap-length=L|total-gaps=N", func(o *Options, v string) error {
+		o.MultiGapLossArgs = v
+		return nil
+	}},
 	{"aeron.driver.termination.validator", "allow or deny (default) TERMINATE_DRIVER requests", func(o *Options, v string) error {
 		switch v {
 		case "allow", "io.aeron.driver.DefaultAllowTerminationValidator":
@@ -524,11 +540,7 @@ var refusedVariables = map[string]string{
 	"AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND":              "the sender's batch is fixed",
 	"AERON_RECEIVER_IO_VECTOR_CAPACITY":                            "the receiver's batch is fixed",
 	"AERON_SENDER_IO_VECTOR_CAPACITY":                              "the sender's batch is fixed",
-	"AERON_UDP_CHANNEL_INCOMING_INTERCEPTORS":                      "no UDP channel interceptors",
-	"AERON_UDP_CHANNEL_OUTGOING_INTERCEPTORS":                      "no UDP channel interceptors",
-	"AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_LOSS_ARGS":               "no UDP channel interceptors",
-	"AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_FIXED_LOSS_ARGS":         "no UDP channel interceptors",
-	"AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MULTI_GAP_LOSS_ARGS":     "no UDP channel interceptors",
+	"AERON_UDP_CHANNEL_OUTGOING_INTERCEPTORS":                      "no outgoing interceptors (the incoming loss interceptors are supported)",
 }
 
 // CDriverVariables are the environment variables the C media driver

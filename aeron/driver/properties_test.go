@@ -3,11 +3,13 @@ package driver
 import (
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/goblin-kv/goblin/aeron"
+	"golang.org/x/sys/unix"
 )
 
 func TestPropertiesLayers(t *testing.T) {
@@ -242,5 +244,45 @@ func TestAgentCycleLabels(t *testing.T) {
 		if got := d.counters.Label(id); got != want {
 			t.Errorf("counter %d label %q, want %q", id, got, want)
 		}
+	}
+}
+
+// TestCPUAffinityPinsTheDriverThread: AERON_CONDUCTOR_CPU_AFFINITY pins
+// the thread Start runs the driver on, and only that thread.
+func TestCPUAffinityPinsTheDriverThread(t *testing.T) {
+	var allowed unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
+		t.Fatal(err)
+	}
+	cpu := -1
+	for c := range 1024 {
+		if allowed.IsSet(c) {
+			cpu = c
+		}
+	}
+	if allowed.Count() < 2 {
+		t.Skipf("one CPU allowed: pinning to it changes nothing to see")
+	}
+	pinnedThreads := func() int {
+		tasks, _ := os.ReadDir("/proc/self/task")
+		n := 0
+		for _, task := range tasks {
+			tid, err := strconv.Atoi(task.Name())
+			if err != nil {
+				continue
+			}
+			var set unix.CPUSet
+			if unix.SchedGetaffinity(tid, &set) == nil && set.Count() == 1 && set.IsSet(cpu) {
+				n++
+			}
+		}
+		return n
+	}
+	before := pinnedThreads()
+	o := testOptions(t)
+	o.CPUAffinity = []int{cpu}
+	startDriver(t, o)
+	if after := pinnedThreads(); after != before+1 {
+		t.Fatalf("threads pinned to CPU %d: %d before the driver started, %d after; want one more", cpu, before, after)
 	}
 }

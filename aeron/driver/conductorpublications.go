@@ -190,8 +190,8 @@ func (c *conductor) responseConnected(responseCorrelationID int64) {
 func (c *conductor) findSendEndpoint(ch *udpChannel) (*sendEndpoint, error) {
 	if ch.hasTag {
 		for _, e := range c.sendEndpoints {
-			if e.ch.hasTag && e.ch.tag == ch.tag {
-				return e, nil
+			if ok, err := ch.matchesTag(e.ch); ok || err != nil {
+				return e, err
 			}
 		}
 		if !ch.hasExplicitControl && ch.mode != controlManual && !ch.uri.has(aeron.ParamEndpoint) {
@@ -217,6 +217,18 @@ func (c *conductor) socketBuffers(ch *udpChannel) (rcv, snd int) {
 		snd = c.opts.SocketSndbuf
 	}
 	return rcv, snd
+}
+
+// checkBuffersMatch refuses a channel whose so-rcvbuf/so-sndbuf differ
+// from those in effect on the endpoint (ep, its channel) it would share:
+// the endpoint's own values, else the driver's defaults, so naming the
+// default explicitly matches an endpoint that took it implicitly.
+func (c *conductor) checkBuffersMatch(ch, ep *udpChannel) error {
+	rcv, snd := c.socketBuffers(ep)
+	if err := checkBufferMatch(aeron.ParamSocketRcvBuf, ch.rcvbuf, rcv, ch.uri.raw, ep.uri.raw); err != nil {
+		return err
+	}
+	return checkBufferMatch(aeron.ParamSocketSndBuf, ch.sndbuf, snd, ch.uri.raw, ep.uri.raw)
 }
 
 // checkBufferMatch refuses a channel whose so-rcvbuf/so-sndbuf differ
@@ -246,10 +258,7 @@ func (c *conductor) getOrCreateSendEndpoint(p *publicationParams, ch *udpChannel
 		if err := c.checkMTUForSndbuf(p.mtu, e.ch.sndbuf, ch.uri.raw, e.ch.uri.raw); err != nil {
 			return nil, err
 		}
-		if err := checkBufferMatch(aeron.ParamSocketRcvBuf, ch.rcvbuf, e.ch.rcvbuf, ch.uri.raw, e.ch.uri.raw); err != nil {
-			return nil, err
-		}
-		return e, checkBufferMatch(aeron.ParamSocketSndBuf, ch.sndbuf, e.ch.sndbuf, ch.uri.raw, e.ch.uri.raw)
+		return e, c.checkBuffersMatch(ch, e.ch)
 	}
 	e = &sendEndpoint{ch: ch, pubs: map[uint64]*networkPublication{}, mdcID: -1, addrID: -1}
 	if e.statusID, err = c.allocateChannelStatus("snd-channel", counters.TypeSendChannelStatus, corr, ch.uri.raw); err != nil {

@@ -69,9 +69,9 @@ func (c *conductor) onAddNetworkSubscription(channel string, streamID int32, reg
 // rejoin or response mode differs from another of the same stream and
 // session scope on the same endpoint.
 func (c *conductor) checkForClashingSubscription(p *subscriptionParams, ch *udpChannel, streamID int32) error {
-	ep := c.findReceiveEndpoint(ch)
-	if ep == nil {
-		return nil
+	ep, err := c.findReceiveEndpoint(ch)
+	if ep == nil || err != nil {
+		return err
 	}
 	for _, l := range c.subscriptionLinks {
 		if l.kind != subNetwork || l.ep != ep || l.streamID != streamID || l.hasSessionID != p.hasSessionID ||
@@ -96,19 +96,19 @@ func (c *conductor) checkForClashingSubscription(p *subscriptionParams, ch *udpC
 	return nil
 }
 
-func (c *conductor) findReceiveEndpoint(ch *udpChannel) *receiveEndpoint {
+func (c *conductor) findReceiveEndpoint(ch *udpChannel) (*receiveEndpoint, error) {
 	if ch.hasTag {
 		for _, e := range c.receiveEndpoints {
-			if e.ch.hasTag && e.ch.tag == ch.tag {
-				return e
+			if ok, err := ch.matchesTag(e.ch); ok || err != nil {
+				return e, err
 			}
 		}
 	}
 	e := c.receiveEndpoints[ch.canonical]
 	if e != nil && e.ch.hasTag && ch.hasTag && e.ch.tag != ch.tag {
-		return nil
+		return nil, nil
 	}
-	return e
+	return e, nil
 }
 
 // getOrCreateReceiveEndpoint finds or opens the channel's receive
@@ -117,16 +117,17 @@ func (c *conductor) findReceiveEndpoint(ch *udpChannel) *receiveEndpoint {
 func (c *conductor) getOrCreateReceiveEndpoint(p *subscriptionParams, ch *udpChannel, registrationID int64) (*receiveEndpoint, error) {
 	rcv, snd := c.socketBuffers(ch)
 	window := receiverWindowLength(c.opts.TermLength, c.initialWindow(p.rcvWnd))
-	if e := c.findReceiveEndpoint(ch); e != nil {
+	e, err := c.findReceiveEndpoint(ch)
+	if err != nil {
+		return nil, err
+	}
+	if e != nil {
 		if err := c.checkWindowForRcvbuf(window, e.ch.rcvbuf, ch.uri.raw, e.ch.uri.raw); err != nil {
 			return nil, err
 		}
-		if err := checkBufferMatch(aeron.ParamSocketRcvBuf, ch.rcvbuf, e.ch.rcvbuf, ch.uri.raw, e.ch.uri.raw); err != nil {
-			return nil, err
-		}
-		return e, checkBufferMatch(aeron.ParamSocketSndBuf, ch.sndbuf, e.ch.sndbuf, ch.uri.raw, e.ch.uri.raw)
+		return e, c.checkBuffersMatch(ch, e.ch)
 	}
-	e := &receiveEndpoint{ch: ch, addrID: -1, receiverID: c.nextReceiverID(),
+	e = &receiveEndpoint{ch: ch, addrID: -1, receiverID: c.nextReceiverID(),
 		streams: map[int32]*streamInterest{}, refByStream: map[int32]int{}, refBySession: map[uint64]int{},
 		responseByStream: map[int32]int{}}
 	switch {
@@ -135,7 +136,6 @@ func (c *conductor) getOrCreateReceiveEndpoint(p *subscriptionParams, ch *udpCha
 	case c.opts.ReceiverGroupTag != nil:
 		e.groupTag, e.hasGroup = *c.opts.ReceiverGroupTag, true
 	}
-	var err error
 	if e.statusID, err = c.allocateChannelStatus("rcv-channel", counters.TypeReceiveChannelStatus, registrationID, ch.uri.raw); err != nil {
 		return nil, err
 	}

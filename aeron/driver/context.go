@@ -27,6 +27,10 @@ type driverContext struct {
 	ctl       []byte         // a control frame being sent
 	errFrame  []byte         // an ERR frame being sent
 
+	// incoming are the test interceptors (loss, fixed-loss,
+	// multi-gap-loss) every datagram read passes first (interceptors.go).
+	incoming []incomingInterceptor
+
 	lossReport     []byte // loss-report.dat, mapped
 	lossReportNext int    // where the next entry goes
 
@@ -62,8 +66,10 @@ func (x *driverContext) recordError(err error) {
 	}
 }
 
+// warn records a warning the running driver has (an error frame from a
+// receiver, low storage) in the CnC error log, as the Java and C drivers'
+// error handlers do: a running driver writes nothing to stderr.
 func (x *driverContext) warn(msg string) {
-	warn(&x.opts, msg)
 	x.errors.Record(msg, x.epochMs)
 }
 

@@ -70,12 +70,16 @@ func newDriver(o Options) (*Driver, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	incoming, err := newIncomingInterceptors(&o)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	}
 	if err := prepareDir(&o); err != nil {
 		return nil, err
 	}
 	d := &Driver{}
 	d.driverContext = driverContext{opts: o, recvBatch: udp.NewRecvBatch(recvBatchSize, maxUDPPayloadLength+32),
-		ctl: make([]byte, 64), errFrame: make([]byte, 0, wire.ErrHeaderLength+wire.ErrMaxMessageLength)}
+		ctl: make([]byte, 64), errFrame: make([]byte, 0, wire.ErrHeaderLength+wire.ErrMaxMessageLength), incoming: incoming}
 	d.conductor = conductor{driverContext: &d.driverContext, sender: &d.sender, receiver: &d.receiver,
 		osb: readOSSocketBuffers(), nextSessionID: d32Random(),
 		rsp: make([]byte, 0, 512), scratch: make([]byte, 0, 512),
@@ -84,7 +88,6 @@ func newDriver(o Options) (*Driver, error) {
 	d.conductor.onCommandFn = d.conductor.onCommand
 	d.sender = sender{driverContext: &d.driverContext, conductor: &d.conductor, batch: udp.NewSendBatch(maxDatagramsPerSend)}
 	d.receiver = receiver{driverContext: &d.driverContext, conductor: &d.conductor}
-	var err error
 	if d.poller, err = udp.NewPoller(); err != nil {
 		return nil, err
 	}
@@ -212,10 +215,10 @@ func (d *Driver) allocateSystemCounters(nowMs int64) error {
 		[]byte(": threshold="+formatDuration(d.opts.ConductorCycleThreshold)+" "+mode))
 	d.counters.AppendLabel(sysSenderMaxCycleTime, []byte(": "+mode))
 	d.counters.AppendLabel(sysSenderCycleThresholdExceeded,
-		[]byte(": threshold="+formatDuration(d.opts.ConductorCycleThreshold)+" "+mode))
+		[]byte(": threshold="+formatDuration(d.opts.SenderCycleThreshold)+" "+mode))
 	d.counters.AppendLabel(sysReceiverMaxCycleTime, []byte(": "+mode))
 	d.counters.AppendLabel(sysReceiverCycleThresholdExceeded,
-		[]byte(": threshold="+formatDuration(d.opts.ConductorCycleThreshold)+" "+mode))
+		[]byte(": threshold="+formatDuration(d.opts.ReceiverCycleThreshold)+" "+mode))
 	d.counters.AppendLabel(sysNameResolverThresholdExceeded, []byte(": threshold="+formatDuration(5*time.Second)))
 	return nil
 }
@@ -287,13 +290,20 @@ func (d *Driver) DoWork(nowNs int64) int {
 
 // trackCycle records how long a cycle that did work took, measured to the
 // start of the next cycle (DutyCycleStallTracker: the maximum, and a count
-// of cycles over the threshold).
+// of cycles over the threshold), for each agent: one thread runs them all,
+// so each agent's cycle is the thread's, as in the C driver's SHARED mode.
 func (d *Driver) trackCycle(ns int64) {
-	if ns > d.counters.Value(sysConductorMaxCycleTime) {
-		d.counters.SetValue(sysConductorMaxCycleTime, ns)
+	d.trackAgentCycle(ns, sysConductorMaxCycleTime, sysConductorCycleThresholdExceeded, d.opts.ConductorCycleThreshold)
+	d.trackAgentCycle(ns, sysSenderMaxCycleTime, sysSenderCycleThresholdExceeded, d.opts.SenderCycleThreshold)
+	d.trackAgentCycle(ns, sysReceiverMaxCycleTime, sysReceiverCycleThresholdExceeded, d.opts.ReceiverCycleThreshold)
+}
+
+func (d *Driver) trackAgentCycle(ns int64, maxID, exceededID int32, threshold time.Duration) {
+	if ns > d.counters.Value(maxID) {
+		d.counters.SetValue(maxID, ns)
 	}
-	if ns > int64(d.opts.ConductorCycleThreshold) {
-		d.counters.AddValue(sysConductorCycleThresholdExceeded, 1)
+	if ns > int64(threshold) {
+		d.counters.AddValue(exceededID, 1)
 	}
 }
 
@@ -395,7 +405,7 @@ func (r *runner) stop() {
 // TERMINATE_DRIVER stops the goroutine (then Done is closed; call Close);
 // so does Close.
 func Start(o Options) (*Driver, error) {
-	if o.ThreadingMode == "" || o.ThreadingMode == Invoker {
+	if o.ThreadingMode == "" {
 		o.ThreadingMode = Shared
 	}
 	defaultIdle := o.Idle == nil
@@ -414,16 +424,41 @@ func Start(o Options) (*Driver, error) {
 	}
 	r := &runner{done: make(chan struct{})}
 	d.runner = r
+	pinned := make(chan error, 1)
 	go func() {
 		defer close(r.done)
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
+		if err := pinThread(d.opts.CPUAffinity); err != nil {
+			pinned <- err
+			return
+		}
+		pinned <- nil
 		start := time.Now()
 		for !r.stopFlag.Load() && !d.terminated.Load() {
 			idle.Idle(d.DoWork(int64(time.Since(start))))
 		}
 	}()
+	if err := <-pinned; err != nil {
+		d.Close()
+		return nil, err
+	}
 	return d, nil
+}
+
+// pinThread pins the calling (locked) thread to cpus; none: no change.
+func pinThread(cpus []int) error {
+	if len(cpus) == 0 {
+		return nil
+	}
+	var set unix.CPUSet
+	for _, c := range cpus {
+		set.Set(c)
+	}
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		return fmt.Errorf("aeron driver: pin the driver thread to CPUs %v: %w", cpus, err)
+	}
+	return nil
 }
 
 // park waits up to dt for a datagram on the driver's sockets (a locked

@@ -63,12 +63,12 @@ func TestCnCLayout(t *testing.T) {
 	}
 	labels := map[int32]string{
 		0:  "Bytes sent",
-		15: "Errors: version=1.51.0 commit=goblin-",
+		15: "Errors: version=1.51.0 commit=goblin@",
 		24: "Client liveness timeouts",
 		25: "Resolution changes",
 		26: "Conductor max cycle time doing its work in ns: INVOKER",
 		27: "Conductor work cycle exceeded threshold count: threshold=100ms INVOKER",
-		34: "Aeron software: version=1.51.0 commit=goblin-",
+		34: "Aeron software: version=1.51.0 commit=goblin@",
 		43: "Control protocol version",
 		45: "Failed offers to AsyncExecutorProxy",
 	}

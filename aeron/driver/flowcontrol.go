@@ -87,6 +87,9 @@ func (c *conductor) newFlowControl(ch *udpChannel, registrationID, clientID int6
 		if err != nil {
 			return nil, err
 		}
+		if s := c.opts.UnicastFlowControl; s != "" && s != FlowControlMax {
+			return c.newMinFlowControl(s == FlowControlTagged, "", rrwm, ch, registrationID, clientID, sessionID, streamID)
+		}
 		return &maxFlowControl{rrwm: rrwm}, nil
 	}
 	rrwm, err := retransmitWindowMultiple(ch, defaultMulticastRRWM)
@@ -94,25 +97,43 @@ func (c *conductor) newFlowControl(ch *udpChannel, registrationID, clientID int6
 		return nil, err
 	}
 	strategy, _, _ := strings.Cut(fc, ",")
+	if !hasFC {
+		// The driver's multicast supplier (AERON_MULTICAST_FLOWCONTROL_SUPPLIER).
+		strategy = string(c.opts.MulticastFlowControl)
+	}
 	switch {
-	case !hasFC || strategy == "max":
+	case strategy == "" || strategy == "max":
 		return &maxFlowControl{rrwm: rrwm}, nil
 	case strategy == "min" || strategy == "tagged":
-		m := &minFlowControl{tagged: strategy == "tagged", rrwm: rrwm, receiverTimeoutNs: int64(defaultFCReceiverTimeout),
-			lastSetupSenderLimit: -1, counterID: -1, c: c}
-		if err := m.parse(fc); err != nil {
-			return nil, err
-		}
-		m.hasRequired = 0 >= m.groupMinSize
-		id, err := c.allocateStreamCounter("fc-receivers", counters.TypeFlowControlReceivers, clientID, registrationID,
-			sessionID, streamID, ch.uri.raw, -1)
-		if err != nil {
-			return nil, err
-		}
-		m.counterID = id
-		return m, nil
+		return c.newMinFlowControl(strategy == "tagged", fc, rrwm, ch, registrationID, clientID, sessionID, streamID)
 	}
 	return nil, genericError(illegalArgument, "unsupported multicast flow control strategy: fc=%s", fc)
+}
+
+// newMinFlowControl makes a min or tagged strategy, its group tag, group
+// size and receiver timeout from fc= (fc, when the channel has one), else
+// from the driver's (AERON_FLOW_CONTROL_*).
+func (c *conductor) newMinFlowControl(tagged bool, fc string, rrwm int, ch *udpChannel, registrationID, clientID int64,
+	sessionID, streamID int32) (flowControl, error) {
+	m := &minFlowControl{tagged: tagged, rrwm: rrwm, receiverTimeoutNs: int64(c.opts.FlowControlReceiverTimeout),
+		groupMinSize: c.opts.FlowControlGroupMinSize, lastSetupSenderLimit: -1, counterID: -1, c: c}
+	if m.receiverTimeoutNs == 0 {
+		m.receiverTimeoutNs = int64(defaultFCReceiverTimeout)
+	}
+	if t := c.opts.FlowControlGroupTag; t != nil && tagged {
+		m.groupTag = *t
+	}
+	if err := m.parse(fc); err != nil {
+		return nil, err
+	}
+	m.hasRequired = 0 >= m.groupMinSize
+	id, err := c.allocateStreamCounter("fc-receivers", counters.TypeFlowControlReceivers, clientID, registrationID,
+		sessionID, streamID, ch.uri.raw, -1)
+	if err != nil {
+		return nil, err
+	}
+	m.counterID = id
+	return m, nil
 }
 
 // maxFlowControl is UnicastFlowControl and MaxMulticastFlowControl: the

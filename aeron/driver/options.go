@@ -35,6 +35,19 @@ const (
 	Invoker ThreadingMode = "INVOKER"
 )
 
+// FlowControlStrategy names a flow control strategy: max (the most
+// advanced receiver sets the limit; Java's UnicastFlowControl and
+// MaxMulticastFlowControl), min (the slowest) or tagged (the slowest of
+// the receivers with the group tag).
+type FlowControlStrategy string
+
+// The flow control strategies.
+const (
+	FlowControlMax    FlowControlStrategy = "max"
+	FlowControlMin    FlowControlStrategy = "min"
+	FlowControlTagged FlowControlStrategy = "tagged"
+)
+
 // Options configure a Driver. The zero value works: it gives the Java
 // driver's defaults (Configuration.java, 1.51), with private (0700/0600)
 // files in the default Aeron directory. Durations and sizes of zero take the
@@ -81,6 +94,17 @@ type Options struct {
 	// (aeron.driver.conductor.cycle.threshold; 100 ms).
 	ConductorCycleThreshold time.Duration
 
+	// SenderCycleThreshold and ReceiverCycleThreshold count the sender's
+	// and the receiver's cycles longer than them
+	// (aeron.driver.sender.cycle.threshold,
+	// aeron.driver.receiver.cycle.threshold; 100 ms each). One thread runs
+	// every agent, so each agent's cycle is the thread's.
+	SenderCycleThreshold, ReceiverCycleThreshold time.Duration
+	// CPUAffinity, when not empty, pins the thread Start runs the driver
+	// on to these CPUs (aeron.conductor.cpu.affinity; the sender's and the
+	// receiver's may name the same CPU only, as one thread runs them).
+	CPUAffinity []int
+
 	// UDP (the sender and the receiver).
 	//
 	// PublicationConnectionTimeout forgets a receiver that sent no status
@@ -122,9 +146,35 @@ type Options struct {
 	// every this many duty cycles that sent data
 	// (aeron.send.to.status.poll.ratio; 6).
 	SendToStatusPollRatio int
+	// UnicastFlowControl and MulticastFlowControl are the flow control
+	// of unicast channels and of multicast and multi-destination channels
+	// without fc= (the C driver's AERON_UNICAST_FLOWCONTROL_SUPPLIER and
+	// AERON_MULTICAST_FLOWCONTROL_SUPPLIER; "": max).
+	UnicastFlowControl, MulticastFlowControl FlowControlStrategy
+	// FlowControlGroupTag, FlowControlGroupMinSize and
+	// FlowControlReceiverTimeout are the min and tagged strategies' group
+	// tag (tagged only), required group size and receiver timeout when
+	// fc= does not name them (aeron.flow.control.group.tag,
+	// aeron.flow.control.group.min.size 0,
+	// aeron.flow.control.receiver.timeout 5 s).
+	FlowControlGroupTag        *int64
+	FlowControlGroupMinSize    int
+	FlowControlReceiverTimeout time.Duration
 	// ReceiverGroupTag, when set, is the group tag of every receive
 	// endpoint whose channel has no gtag= (aeron.receiver.group.tag).
 	ReceiverGroupTag *int64
+
+	// IncomingInterceptors names the C driver's test interceptors every
+	// datagram read passes first, comma-separated: loss, fixed-loss,
+	// multi-gap-loss (AERON_UDP_CHANNEL_INCOMING_INTERCEPTORS; "": none).
+	// LossArgs, FixedLossArgs and MultiGapLossArgs are their arguments
+	// as the C driver reads them (key=value|key=value;
+	// AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_{LOSS,FIXED_LOSS,MULTI_GAP_LOSS}_ARGS):
+	// loss: rate (0..1), seed, recv-msg-mask (hex, bit 1<<frame type);
+	// fixed-loss: term-id, term-offset, length; multi-gap-loss: term-id,
+	// gap-radix, gap-length, total-gaps. See docs/aeron.md.
+	IncomingInterceptors                      string
+	LossArgs, FixedLossArgs, MultiGapLossArgs string
 
 	// Limits on what senders on the network can make the receiver
 	// allocate: a SETUP for a wanted stream makes an image, a log of three
@@ -161,7 +211,7 @@ type Options struct {
 	// NoStorageChecks skips the free-space check before creating a log
 	// (aeron.perform.storage.checks=false).
 	NoStorageChecks bool
-	// LowStorageWarning reports (through Warn and the error log) a log
+	// LowStorageWarning reports (in the error log) a log
 	// created when no more than this many bytes are left
 	// (aeron.low.file.store.warning.threshold; 160 MiB).
 	LowStorageWarning int64
@@ -206,8 +256,10 @@ type Options struct {
 	// and the files are 0660 unless DirPerm and FilePerm say otherwise.
 	Group string
 
-	// Warn receives warnings the Java driver prints to stderr (directory
-	// exists, errors saved, low storage). nil drops them.
+	// Warn receives the warnings the C driver prints to stderr while it
+	// starts (directory exists, errors saved). nil drops them. Warnings
+	// of a running driver (low storage, error frames) go to the CnC
+	// error log only.
 	Warn func(msg string)
 	// ErrorHandler receives every error the conductor records in the CnC
 	// error log (refused commands included). nil drops them.
@@ -300,6 +352,8 @@ func (o *Options) EnsureDefaults() {
 	setDur(&o.UntetheredRestingTimeout, defaultUntetheredResting)
 	setDur(&o.CounterFreeToReuseTimeout, defaultFreeToReuse)
 	setDur(&o.ConductorCycleThreshold, defaultCycleThreshold)
+	setDur(&o.SenderCycleThreshold, defaultCycleThreshold)
+	setDur(&o.ReceiverCycleThreshold, defaultCycleThreshold)
 	setDur(&o.PublicationConnectionTimeout, defaultConnectionTimeout)
 	setDur(&o.StatusMessageTimeout, defaultSMTimeout)
 	setInt(&o.InitialWindowLength, defaultInitialWindowLength)
@@ -469,15 +523,37 @@ const Version = "1.51.0"
 const versionPacked = 1<<16 | 51<<8 // 1.51.0 as major<<16 | minor<<8 | patch
 
 // versionInfo is the text after "Errors: " and "Aeron software: " in the
-// system counters' labels: Aeron's version and the build's commit.
+// system counters' labels: the Aeron version spoken, and in place of the C
+// driver's git commit, this build of goblin (Build).
 func versionInfo() string {
-	commit := "unknown"
+	return "version=" + Version + " commit=" + Build()
+}
+
+// Build names this build of goblin from the binary's build information:
+// goblin@<module version>, and +<VCS revision> (12 hex digits, -dirty
+// when built from a modified tree) when the build recorded one, e.g.
+// goblin@devel+2ed253b1a2c3 or goblin@v1.4.0.
+func Build() string {
+	version, rev, dirty := "devel", "", false
 	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			version = v
+		}
 		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				commit = s.Value
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value[:min(12, len(s.Value))]
+			case "vcs.modified":
+				dirty = s.Value == "true"
 			}
 		}
 	}
-	return "version=" + Version + " commit=goblin-" + commit
+	b := "goblin@" + version
+	if rev != "" {
+		b += "+" + rev
+		if dirty {
+			b += "-dirty"
+		}
+	}
+	return b
 }

@@ -319,6 +319,74 @@ var properties = []property{
 		o.ReceiverGroupTag = &n
 		return err
 	}},
+	durationProp("aeron.driver.sender.cycle.threshold", "count sender cycles longer than (100ms)", func(o *Options) *time.Duration { return &o.SenderCycleThreshold }),
+	durationProp("aeron.driver.receiver.cycle.threshold", "count receiver cycles longer than (100ms)", func(o *Options) *time.Duration { return &o.ReceiverCycleThreshold }),
+	{"aeron.conductor.cpu.affinity", "pin the driver's thread to this CPU (-1: none)", func(o *Options, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < -1 {
+			return fmt.Errorf("%q is not a CPU number or -1", v)
+		}
+		o.CPUAffinity = nil
+		if n >= 0 {
+			o.CPUAffinity = []int{n}
+		}
+		return nil
+	}},
+	agentCPUProp("aeron.sender.cpu.affinity"),
+	agentCPUProp("aeron.receiver.cpu.affinity"),
+	agentIdleProp("aeron.sender.idle.strategy"),
+	agentIdleProp("aeron.receiver.idle.strategy"),
+	agentIdleProp("aeron.sharednetwork.idle.strategy"),
+	{"aeron.unicast.flowcontrol.supplier", "flow control of unicast channels: unicast_max (default), multicast_min, multicast_tagged, or the C function names", func(o *Options, v string) error {
+		s, err := flowControlSupplier(v)
+		o.UnicastFlowControl = s
+		return err
+	}},
+	{"aeron.multicast.flowcontrol.supplier", "flow control of multicast channels without fc=: multicast_max (default), multicast_min, multicast_tagged, or the C function names", func(o *Options, v string) error {
+		s, err := flowControlSupplier(v)
+		o.MulticastFlowControl = s
+		return err
+	}},
+	{"aeron.flow.control.group.tag", "group tag of tagged flow control without g: (unset)", func(o *Options, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		o.FlowControlGroupTag = &n
+		return err
+	}},
+	{"aeron.flow.control.group.min.size", "receivers min and tagged flow control wait for (0)", func(o *Options, v string) error {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err == nil && n < 0 {
+			return fmt.Errorf("%d is negative", n)
+		}
+		o.FlowControlGroupMinSize = int(n)
+		return err
+	}},
+	durationProp("aeron.flow.control.receiver.timeout", "min and tagged flow control forget a receiver silent for (5s)", func(o *Options) *time.Duration { return &o.FlowControlReceiverTimeout }),
+	{"aeron.enable.experimental.features", "true or false: no feature is experimental in 1.51 (C gates none either)", func(o *Options, v string) error {
+		return nil
+	}},
+	onlyValueProp("aeron.driver.async.executor.enabled", "false", "name resolution runs on the conductor, as the C driver's with false"),
+	onlyValueProp("aeron.driver.connect", "true", "unicast send sockets are always connected, as the C driver's with true"),
+	onlyValueProp("aeron.receiver.group.consideration", "INFER", "group semantics are inferred from the channel"),
+	onlyValueProp("aeron.congestioncontrol.supplier", "aeron_congestion_control_default_strategy_supplier", "static window congestion control only"),
+	onlyValueProp("aeron.udp.channel.transport.bindings.media", "default", "the kernel's UDP sockets only"),
+	onlyValueProp("aeron.conductor.udp.channel.transport.bindings.media", "default", "the kernel's UDP sockets only"),
+	onlyValueProp("aeron.name.resolver.supplier", "default", "the default (DNS and /etc/hosts) name resolver only"),
+	{"aeron.udp.channel.incoming.interceptors", "test interceptors every datagram read passes: loss, fixed-loss, multi-gap-loss (comma-separated)", func(o *Options, v string) error {
+		o.IncomingInterceptors = v
+		return nil
+	}},
+	{"aeron.udp.channel.transport.bindings.loss.args", "loss interceptor: rate=R|seed=S|recv-msg-mask=0xM", func(o *Options, v string) error {
+		o.LossArgs = v
+		return nil
+	}},
+	{"aeron.udp.channel.transport.bindings.fixed.loss.args", "fixed-loss interceptor: term-id=T|term-offset=O|length=L", func(o *Options, v string) error {
+		o.FixedLossArgs = v
+		return nil
+	}},
+	{"aeron.udp.channel.transport.bindings.multi.gap.loss.args", "multi-gap-loss interceptor: term-id=T|gap-radix=R|gap-length=L|total-gaps=N", func(o *Options, v string) error {
+		o.MultiGapLossArgs = v
+		return nil
+	}},
 	{"aeron.driver.termination.validator", "allow or deny (default) TERMINATE_DRIVER requests", func(o *Options, v string) error {
 		switch v {
 		case "allow", "io.aeron.driver.DefaultAllowTerminationValidator":
@@ -338,16 +406,270 @@ var properties = []property{
 // later in the table), as in SHARED mode.
 func (p Properties) Options() (Options, error) {
 	var o Options
+	if err := p.refuseUnsupported(); err != nil {
+		return o, err
+	}
 	for _, prop := range properties {
 		v, ok := p.Get(prop.name)
 		if !ok || v == "@null" {
 			continue
 		}
 		if err := prop.apply(&o, v); err != nil {
-			return o, fmt.Errorf("%w: %s=%s: %w", ErrBadProperty, prop.name, v, err)
+			return o, fmt.Errorf("%w: %s=%s (%s): %w", ErrBadProperty, prop.name, v, EnvName(prop.name), err)
+		}
+	}
+	// One thread runs every agent: the sender's and the receiver's CPU
+	// may only be the conductor's.
+	for _, name := range []string{"aeron.sender.cpu.affinity", "aeron.receiver.cpu.affinity"} {
+		v, ok := p.Get(name)
+		if !ok || v == "@null" || v == "-1" {
+			continue
+		}
+		if n, _ := strconv.Atoi(v); len(o.CPUAffinity) != 1 || o.CPUAffinity[0] != n {
+			return o, fmt.Errorf("%w: %s: not supported by this driver unless it names the conductor's CPU "+
+				"(one thread runs every agent; set AERON_CONDUCTOR_CPU_AFFINITY)", ErrBadProperty, EnvName(name))
 		}
 	}
 	return o, nil
+}
+
+// refuseUnsupported refuses the first (by name) of the C driver's
+// variables this driver does not support.
+func (p Properties) refuseUnsupported() error {
+	var names []string
+	for name := range p {
+		if _, ok := refusedVariables[name]; ok && p[name] != "@null" {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	return fmt.Errorf("%w: %s: not supported by this driver (%s)", ErrBadProperty, names[0], refusedVariables[names[0]])
+}
+
+// agentCPUProp is the sender's or the receiver's CPU affinity: parsed
+// here, checked against the conductor's in Options.
+func agentCPUProp(name string) property {
+	return property{name, "the conductor's CPU or -1 (one thread runs every agent)", func(o *Options, v string) error {
+		if n, err := strconv.Atoi(v); err != nil || n < -1 {
+			return fmt.Errorf("%q is not a CPU number or -1", v)
+		}
+		return nil
+	}}
+}
+
+// agentIdleProp is the sender's, the receiver's or the shared-network
+// idle strategy: the name must be one ParseIdleStrategy knows; one thread
+// runs every agent, with the conductor's (or shared) strategy, as the C
+// driver's SHARED mode does not use these.
+func agentIdleProp(name string) property {
+	return property{name, "checked; one thread runs every agent with aeron.shared.idle.strategy", func(o *Options, v string) error {
+		_, err := ParseIdleStrategy(v)
+		return err
+	}}
+}
+
+// onlyValueProp is a C driver variable of which this driver supports one
+// value, the one it behaves as: any other is refused.
+func onlyValueProp(name, value, why string) property {
+	return property{name, "only " + value + ": " + why, func(o *Options, v string) error {
+		if v != value {
+			return fmt.Errorf("%s: not supported by this driver unless %s (%s)", EnvName(name), value, why)
+		}
+		return nil
+	}}
+}
+
+// flowControlSupplier maps the C driver's flow control supplier names (the
+// table names and the function names aeron_flow_control_strategy_supplier_load
+// accepts) to the strategies.
+func flowControlSupplier(v string) (FlowControlStrategy, error) {
+	switch v {
+	case "unicast_max", "multicast_max", "aeron_unicast_flow_control_strategy_supplier",
+		"aeron_max_multicast_flow_control_strategy_supplier":
+		return FlowControlMax, nil
+	case "multicast_min", "aeron_min_flow_control_strategy_supplier":
+		return FlowControlMin, nil
+	case "multicast_tagged", "aeron_tagged_flow_control_strategy_supplier":
+		return FlowControlTagged, nil
+	}
+	return "", fmt.Errorf("unknown flow control supplier %q (unicast_max, multicast_max, multicast_min, multicast_tagged)", v)
+}
+
+// refusedVariables are the C driver's variables this driver does not
+// support, with why: setting one stops the driver at start, naming it,
+// rather than leaving it without effect.
+var refusedVariables = map[string]string{
+	"AERON_AGENT_ON_START_FUNCTION":                                "no dynamic libraries",
+	"AERON_DRIVER_DYNAMIC_LIBRARIES":                               "no dynamic libraries",
+	"AERON_CONDUCTOR_IDLE_STRATEGY_INIT_ARGS":                      "idle strategies take no arguments",
+	"AERON_SENDER_IDLE_STRATEGY_INIT_ARGS":                         "idle strategies take no arguments",
+	"AERON_RECEIVER_IDLE_STRATEGY_INIT_ARGS":                       "idle strategies take no arguments",
+	"AERON_SHARED_IDLE_STRATEGY_INIT_ARGS":                         "idle strategies take no arguments",
+	"AERON_SHAREDNETWORK_IDLE_STRATEGY_INIT_ARGS":                  "idle strategies take no arguments",
+	"AERON_DRIVER_ASYNC_EXECUTOR_IDLE_STRATEGY":                    "no async executor: name resolution runs on the conductor",
+	"AERON_DRIVER_ASYNC_EXECUTOR_IDLE_STRATEGY_INIT_ARGS":          "no async executor: name resolution runs on the conductor",
+	"AERON_CUBICCONGESTIONCONTROL_INITIALRTT":                      "static window congestion control only",
+	"AERON_CUBICCONGESTIONCONTROL_MEASURERTT":                      "static window congestion control only",
+	"AERON_CUBICCONGESTIONCONTROL_TCPMODE":                         "static window congestion control only",
+	"AERON_DEBUG_RECEIVE_CONTROL_LOSS_RATE":                        "no debug channel endpoints; use the loss interceptors",
+	"AERON_DEBUG_RECEIVE_CONTROL_LOSS_SEED":                        "no debug channel endpoints; use the loss interceptors",
+	"AERON_DEBUG_RECEIVE_DATA_LOSS_RATE":                           "no debug channel endpoints; use the loss interceptors",
+	"AERON_DEBUG_RECEIVE_DATA_LOSS_SEED":                           "no debug channel endpoints; use the loss interceptors",
+	"AERON_DEBUG_SEND_CONTROL_LOSS_RATE":                           "no debug channel endpoints; use the loss interceptors",
+	"AERON_DEBUG_SEND_CONTROL_LOSS_SEED":                           "no debug channel endpoints; use the loss interceptors",
+	"AERON_DEBUG_SEND_DATA_LOSS_RATE":                              "no debug channel endpoints; use the loss interceptors",
+	"AERON_DEBUG_SEND_DATA_LOSS_SEED":                              "no debug channel endpoints; use the loss interceptors",
+	"AERON_DRIVER_NAME_RESOLVER_THRESHOLD":                         "name resolution is not timed",
+	"AERON_DRIVER_RERESOLUTION_CHECK_INTERVAL":                     "endpoints are not re-resolved",
+	"AERON_DRIVER_RESOLVER_NAME":                                   "no driver name resolver",
+	"AERON_DRIVER_RESOLVER_INTERFACE":                              "no driver name resolver",
+	"AERON_DRIVER_RESOLVER_BOOTSTRAP_NEIGHBOR":                     "no driver name resolver",
+	"AERON_DRIVER_RESOLVER_BOOTSTRAP_NEIGHBOR_RESOLUTION_INTERVAL": "no driver name resolver",
+	"AERON_DRIVER_RESOLVER_NEIGHBOR_RESOLUTION_INTERVAL":           "no driver name resolver",
+	"AERON_DRIVER_RESOLVER_NEIGHBOR_TIMEOUT":                       "no driver name resolver",
+	"AERON_DRIVER_RESOLVER_SELF_RESOLUTION_INTERVAL":               "no driver name resolver",
+	"AERON_NAME_RESOLVER_INIT_ARGS":                                "no CSV table name resolver",
+	"AERON_SENDER_WILDCARD_PORT_RANGE":                             "ports of wildcard endpoints come from the kernel",
+	"AERON_RECEIVER_WILDCARD_PORT_RANGE":                           "ports of wildcard endpoints come from the kernel",
+	"AERON_EVENT_LOG":                                              "no event log agent",
+	"AERON_EVENT_LOG_DISABLE":                                      "no event log agent",
+	"AERON_EVENT_LOG_FILENAME":                                     "no event log agent",
+	"AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND":              "the sender's batch is fixed",
+	"AERON_RECEIVER_IO_VECTOR_CAPACITY":                            "the receiver's batch is fixed",
+	"AERON_SENDER_IO_VECTOR_CAPACITY":                              "the sender's batch is fixed",
+	"AERON_UDP_CHANNEL_OUTGOING_INTERCEPTORS":                      "no outgoing interceptors (the incoming loss interceptors are supported)",
+}
+
+// CDriverVariables are the environment variables the C media driver
+// (aeronmd 1.51.0) reads: every *_ENV_VAR of aeron-driver/src/main/c that
+// its .c files use, and the client's that the driver reads. Each is
+// applied (a property this driver reads) or refused (refusedVariables).
+var CDriverVariables = []string{
+	"AERON_AGENT_ON_START_FUNCTION",
+	"AERON_CLIENTS_BUFFER_LENGTH",
+	"AERON_CLIENT_LIVENESS_TIMEOUT",
+	"AERON_CONDUCTOR_BUFFER_LENGTH",
+	"AERON_CONDUCTOR_CPU_AFFINITY",
+	"AERON_CONDUCTOR_IDLE_STRATEGY",
+	"AERON_CONDUCTOR_IDLE_STRATEGY_INIT_ARGS",
+	"AERON_CONDUCTOR_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA",
+	"AERON_CONGESTIONCONTROL_SUPPLIER",
+	"AERON_COUNTERS_BUFFER_LENGTH",
+	"AERON_COUNTERS_FREE_TO_REUSE_TIMEOUT",
+	"AERON_CUBICCONGESTIONCONTROL_INITIALRTT",
+	"AERON_CUBICCONGESTIONCONTROL_MEASURERTT",
+	"AERON_CUBICCONGESTIONCONTROL_TCPMODE",
+	"AERON_DEBUG_RECEIVE_CONTROL_LOSS_RATE",
+	"AERON_DEBUG_RECEIVE_CONTROL_LOSS_SEED",
+	"AERON_DEBUG_RECEIVE_DATA_LOSS_RATE",
+	"AERON_DEBUG_RECEIVE_DATA_LOSS_SEED",
+	"AERON_DEBUG_SEND_CONTROL_LOSS_RATE",
+	"AERON_DEBUG_SEND_CONTROL_LOSS_SEED",
+	"AERON_DEBUG_SEND_DATA_LOSS_RATE",
+	"AERON_DEBUG_SEND_DATA_LOSS_SEED",
+	"AERON_DIR",
+	"AERON_DIR_DELETE_ON_SHUTDOWN",
+	"AERON_DIR_DELETE_ON_START",
+	"AERON_DIR_WARN_IF_EXISTS",
+	"AERON_DRIVER_ASYNC_EXECUTOR_ENABLED",
+	"AERON_DRIVER_ASYNC_EXECUTOR_IDLE_STRATEGY",
+	"AERON_DRIVER_ASYNC_EXECUTOR_IDLE_STRATEGY_INIT_ARGS",
+	"AERON_DRIVER_CONDUCTOR_CYCLE_THRESHOLD",
+	"AERON_DRIVER_CONNECT",
+	"AERON_DRIVER_DYNAMIC_LIBRARIES",
+	"AERON_DRIVER_NAME_RESOLVER_THRESHOLD",
+	"AERON_DRIVER_RECEIVER_CYCLE_THRESHOLD",
+	"AERON_DRIVER_RERESOLUTION_CHECK_INTERVAL",
+	"AERON_DRIVER_RESOLVER_BOOTSTRAP_NEIGHBOR",
+	"AERON_DRIVER_RESOLVER_BOOTSTRAP_NEIGHBOR_RESOLUTION_INTERVAL",
+	"AERON_DRIVER_RESOLVER_INTERFACE",
+	"AERON_DRIVER_RESOLVER_NAME",
+	"AERON_DRIVER_RESOLVER_NEIGHBOR_RESOLUTION_INTERVAL",
+	"AERON_DRIVER_RESOLVER_NEIGHBOR_TIMEOUT",
+	"AERON_DRIVER_RESOLVER_SELF_RESOLUTION_INTERVAL",
+	"AERON_DRIVER_RESOURCE_FREE_LIMIT",
+	"AERON_DRIVER_SENDER_CYCLE_THRESHOLD",
+	"AERON_DRIVER_STREAM_SESSION_LIMIT",
+	"AERON_DRIVER_TERMINATION_VALIDATOR",
+	"AERON_DRIVER_TIMEOUT",
+	"AERON_ENABLE_EXPERIMENTAL_FEATURES",
+	"AERON_ERROR_BUFFER_LENGTH",
+	"AERON_EVENT_LOG",
+	"AERON_EVENT_LOG_DISABLE",
+	"AERON_EVENT_LOG_FILENAME",
+	"AERON_FILE_PAGE_SIZE",
+	"AERON_FLOW_CONTROL_GROUP_MIN_SIZE",
+	"AERON_FLOW_CONTROL_GROUP_TAG",
+	"AERON_FLOW_CONTROL_RECEIVER_TIMEOUT",
+	"AERON_IMAGE_LIVENESS_TIMEOUT",
+	"AERON_IPC_MTU_LENGTH",
+	"AERON_IPC_PUBLICATION_TERM_WINDOW_LENGTH",
+	"AERON_IPC_TERM_BUFFER_LENGTH",
+	"AERON_LOSS_REPORT_BUFFER_LENGTH",
+	"AERON_LOW_FILE_STORE_WARNING_THRESHOLD",
+	"AERON_MAX_RESEND",
+	"AERON_MTU_LENGTH",
+	"AERON_MULTICAST_FLOWCONTROL_SUPPLIER",
+	"AERON_NAK_MULTICAST_GROUP_SIZE",
+	"AERON_NAK_MULTICAST_MAX_BACKOFF",
+	"AERON_NAK_UNICAST_DELAY",
+	"AERON_NAK_UNICAST_RETRY_DELAY_RATIO",
+	"AERON_NAME_RESOLVER_INIT_ARGS",
+	"AERON_NAME_RESOLVER_SUPPLIER",
+	"AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND",
+	"AERON_PERFORM_STORAGE_CHECKS",
+	"AERON_PRINT_CONFIGURATION",
+	"AERON_PUBLICATION_CONNECTION_TIMEOUT",
+	"AERON_PUBLICATION_LINGER_TIMEOUT",
+	"AERON_PUBLICATION_RESERVED_SESSION_ID_HIGH",
+	"AERON_PUBLICATION_RESERVED_SESSION_ID_LOW",
+	"AERON_PUBLICATION_TERM_WINDOW_LENGTH",
+	"AERON_PUBLICATION_UNBLOCK_TIMEOUT",
+	"AERON_RCV_INITIAL_WINDOW_LENGTH",
+	"AERON_RCV_STATUS_MESSAGE_TIMEOUT",
+	"AERON_RECEIVER_CPU_AFFINITY",
+	"AERON_RECEIVER_GROUP_CONSIDERATION",
+	"AERON_RECEIVER_GROUP_TAG",
+	"AERON_RECEIVER_IDLE_STRATEGY",
+	"AERON_RECEIVER_IDLE_STRATEGY_INIT_ARGS",
+	"AERON_RECEIVER_IO_VECTOR_CAPACITY",
+	"AERON_RECEIVER_WILDCARD_PORT_RANGE",
+	"AERON_REJOIN_STREAM",
+	"AERON_RELIABLE_STREAM",
+	"AERON_RETRANSMIT_UNICAST_DELAY",
+	"AERON_RETRANSMIT_UNICAST_LINGER",
+	"AERON_SENDER_CPU_AFFINITY",
+	"AERON_SENDER_IDLE_STRATEGY",
+	"AERON_SENDER_IDLE_STRATEGY_INIT_ARGS",
+	"AERON_SENDER_IO_VECTOR_CAPACITY",
+	"AERON_SENDER_WILDCARD_PORT_RANGE",
+	"AERON_SEND_TO_STATUS_POLL_RATIO",
+	"AERON_SHAREDNETWORK_IDLE_STRATEGY",
+	"AERON_SHAREDNETWORK_IDLE_STRATEGY_INIT_ARGS",
+	"AERON_SHARED_IDLE_STRATEGY",
+	"AERON_SHARED_IDLE_STRATEGY_INIT_ARGS",
+	"AERON_SOCKET_MULTICAST_TTL",
+	"AERON_SOCKET_SO_RCVBUF",
+	"AERON_SOCKET_SO_SNDBUF",
+	"AERON_SPIES_SIMULATE_CONNECTION",
+	"AERON_TERM_BUFFER_LENGTH",
+	"AERON_TERM_BUFFER_SPARSE_FILE",
+	"AERON_TETHER_SUBSCRIPTIONS",
+	"AERON_THREADING_MODE",
+	"AERON_TIMER_INTERVAL",
+	"AERON_UDP_CHANNEL_INCOMING_INTERCEPTORS",
+	"AERON_UDP_CHANNEL_OUTGOING_INTERCEPTORS",
+	"AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_FIXED_LOSS_ARGS",
+	"AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_LOSS_ARGS",
+	"AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MEDIA",
+	"AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_MULTI_GAP_LOSS_ARGS",
+	"AERON_UNICAST_FLOWCONTROL_SUPPLIER",
+	"AERON_UNTETHERED_LINGER_TIMEOUT",
+	"AERON_UNTETHERED_RESTING_TIMEOUT",
+	"AERON_UNTETHERED_WINDOW_LIMIT_TIMEOUT",
 }
 
 // imageLimitProperties name the limits on what senders on the network

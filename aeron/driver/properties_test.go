@@ -2,11 +2,14 @@ package driver
 
 import (
 	"errors"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/goblin-kv/goblin/aeron"
+	"golang.org/x/sys/unix"
 )
 
 func TestPropertiesLayers(t *testing.T) {
@@ -112,5 +115,174 @@ func TestImageLimitProperties(t *testing.T) {
 	o.EnsureDefaults()
 	if err := o.Validate(); !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), "aeron.image.term.buffer.max.length") {
 		t.Fatalf("image term ceiling of 100 KiB: %v, want an error naming aeron.image.term.buffer.max.length", err)
+	}
+}
+
+// TestEveryCDriverVariableAppliedOrRefused: each environment variable the
+// C aeronmd 1.51 reads is either one this driver applies (a property) or
+// one it refuses at start with an error naming it, never both and never
+// neither; docs/aeron.md lists them with the same status.
+func TestEveryCDriverVariableAppliedOrRefused(t *testing.T) {
+	applied := map[string]bool{}
+	for _, p := range properties {
+		applied[EnvName(p.name)] = true
+	}
+	inList := map[string]bool{}
+	for _, name := range CDriverVariables {
+		inList[name] = true
+		_, refused := refusedVariables[name]
+		switch {
+		case applied[name] && refused:
+			t.Errorf("%s is both applied and refused", name)
+		case !applied[name] && !refused:
+			t.Errorf("%s is neither applied nor refused", name)
+		case refused:
+			p := Properties{name: "1"}
+			_, err := p.Options()
+			if !errors.Is(err, ErrBadProperty) || !strings.Contains(err.Error(), name+": not supported by this driver") {
+				t.Errorf("%s=1: %v, want %q", name, err, name+": not supported by this driver")
+			}
+		}
+	}
+	for name := range refusedVariables {
+		if !inList[name] {
+			t.Errorf("refused %s is not a C driver variable", name)
+		}
+	}
+	if len(CDriverVariables) != 122 {
+		t.Errorf("%d C driver variables, want the 122 of aeron 1.51.0", len(CDriverVariables))
+	}
+	doc, err := os.ReadFile("../../docs/aeron.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range CDriverVariables {
+		status := "applied"
+		if _, ok := refusedVariables[name]; ok {
+			status = "refused"
+		}
+		if !strings.Contains(string(doc), "| `"+name+"` | "+status+" |") {
+			t.Errorf("docs/aeron.md has no row \"| `%s` | %s |\"", name, status)
+		}
+	}
+}
+
+// TestCDriverVariablesApplied: the C driver's flow control supplier
+// names, flow control group settings, agent cycle thresholds, affinity and
+// the one-value variables are applied, and values this driver cannot
+// honour are refused by name.
+func TestCDriverVariablesApplied(t *testing.T) {
+	p := Properties{
+		"AERON_MULTICAST_FLOWCONTROL_SUPPLIER":  "aeron_tagged_flow_control_strategy_supplier",
+		"AERON_UNICAST_FLOWCONTROL_SUPPLIER":    "multicast_min",
+		"AERON_FLOW_CONTROL_GROUP_TAG":          "99",
+		"AERON_FLOW_CONTROL_GROUP_MIN_SIZE":     "3",
+		"AERON_FLOW_CONTROL_RECEIVER_TIMEOUT":   "2s",
+		"AERON_DRIVER_SENDER_CYCLE_THRESHOLD":   "7ms",
+		"AERON_DRIVER_RECEIVER_CYCLE_THRESHOLD": "9ms",
+		"AERON_CONDUCTOR_CPU_AFFINITY":          "0",
+		"AERON_SENDER_CPU_AFFINITY":             "0",
+		"AERON_RECEIVER_IDLE_STRATEGY":          "backoff",
+		"AERON_DRIVER_ASYNC_EXECUTOR_ENABLED":   "false",
+		"AERON_ENABLE_EXPERIMENTAL_FEATURES":    "true",
+	}
+	o, err := p.Options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.MulticastFlowControl != FlowControlTagged || o.UnicastFlowControl != FlowControlMin || o.FlowControlGroupTag == nil ||
+		*o.FlowControlGroupTag != 99 || o.FlowControlGroupMinSize != 3 || o.FlowControlReceiverTimeout != 2*time.Second ||
+		o.SenderCycleThreshold != 7*time.Millisecond || o.ReceiverCycleThreshold != 9*time.Millisecond ||
+		len(o.CPUAffinity) != 1 || o.CPUAffinity[0] != 0 {
+		t.Fatalf("options %+v", o)
+	}
+	for name, v := range map[string]string{
+		"AERON_SENDER_CPU_AFFINITY":            "1",
+		"AERON_DRIVER_ASYNC_EXECUTOR_ENABLED":  "true",
+		"AERON_MULTICAST_FLOWCONTROL_SUPPLIER": "cubic",
+		"AERON_CONGESTIONCONTROL_SUPPLIER":     "aeron_cubic_congestion_control_strategy_supplier",
+		"AERON_RECEIVER_IDLE_STRATEGY":         "nonsense",
+	} {
+		q := Properties{"AERON_CONDUCTOR_CPU_AFFINITY": "0", name: v}
+		if _, err := q.Options(); !errors.Is(err, ErrBadProperty) || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s=%s: %v", name, v, err)
+		}
+	}
+	// The supplier is what a multicast channel without fc= gets.
+	m := newManualDriver(t, Options{})
+	m.opts.MulticastFlowControl, m.opts.FlowControlGroupTag, m.opts.FlowControlGroupMinSize = FlowControlTagged, o.FlowControlGroupTag, 3
+	u, err := parseURI("aeron:udp?endpoint=224.0.1.1:40456|interface=127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := m.parseUDPChannel(u, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc, err := m.newFlowControl(ch, 1, 1, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mf, ok := fc.(*minFlowControl); !ok || !mf.tagged || mf.groupTag != 99 || mf.groupMinSize != 3 || mf.hasRequiredReceivers() {
+		t.Fatalf("multicast flow control without fc= under the tagged supplier: %#v", fc)
+	}
+}
+
+// TestAgentCycleLabels: the sender's and receiver's duty-cycle counters
+// carry their own thresholds, and an INVOKER driver says INVOKER.
+func TestAgentCycleLabels(t *testing.T) {
+	o := testOptions(t)
+	o.ThreadingMode = Invoker
+	o.SenderCycleThreshold, o.ReceiverCycleThreshold = 7*time.Millisecond, 9*time.Millisecond
+	d := startDriver(t, o)
+	for id, want := range map[int32]string{
+		sysConductorCycleThresholdExceeded: "Conductor work cycle exceeded threshold count: threshold=100ms INVOKER",
+		sysSenderCycleThresholdExceeded:    "Sender work cycle exceeded threshold count: threshold=7ms INVOKER",
+		sysReceiverCycleThresholdExceeded:  "Receiver work cycle exceeded threshold count: threshold=9ms INVOKER",
+		sysSenderMaxCycleTime:              "Sender max cycle time doing its work in ns: INVOKER",
+	} {
+		if got := d.counters.Label(id); got != want {
+			t.Errorf("counter %d label %q, want %q", id, got, want)
+		}
+	}
+}
+
+// TestCPUAffinityPinsTheDriverThread: AERON_CONDUCTOR_CPU_AFFINITY pins
+// the thread Start runs the driver on, and only that thread.
+func TestCPUAffinityPinsTheDriverThread(t *testing.T) {
+	var allowed unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
+		t.Fatal(err)
+	}
+	cpu := -1
+	for c := range 1024 {
+		if allowed.IsSet(c) {
+			cpu = c
+		}
+	}
+	if allowed.Count() < 2 {
+		t.Skipf("one CPU allowed: pinning to it changes nothing to see")
+	}
+	pinnedThreads := func() int {
+		tasks, _ := os.ReadDir("/proc/self/task")
+		n := 0
+		for _, task := range tasks {
+			tid, err := strconv.Atoi(task.Name())
+			if err != nil {
+				continue
+			}
+			var set unix.CPUSet
+			if unix.SchedGetaffinity(tid, &set) == nil && set.Count() == 1 && set.IsSet(cpu) {
+				n++
+			}
+		}
+		return n
+	}
+	before := pinnedThreads()
+	o := testOptions(t)
+	o.CPUAffinity = []int{cpu}
+	startDriver(t, o)
+	if after := pinnedThreads(); after != before+1 {
+		t.Fatalf("threads pinned to CPU %d: %d before the driver started, %d after; want one more", cpu, before, after)
 	}
 }

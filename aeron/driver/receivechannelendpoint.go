@@ -251,6 +251,9 @@ func (r *receiver) pollData(e *receiveEndpoint) int {
 			r.counters.AddValue(sysInvalidPackets, 1)
 			continue
 		}
+		if len(r.incoming) > 0 && r.dropIncoming(p) {
+			continue
+		}
 		e.onDataDatagram(r, p, b.From(i))
 	}
 	return total

@@ -218,6 +218,9 @@ func (s *sender) pollControl(e *sendEndpoint) int {
 	for i := range n {
 		p := b.Datagram(i)
 		total += len(p)
+		if len(s.incoming) > 0 && s.dropIncoming(p) {
+			continue
+		}
 		e.onControlDatagram(s, p, b.From(i))
 	}
 	return total

@@ -71,6 +71,27 @@ func (c *udpChannel) isMultiDestination() bool {
 // hasGroupSemantics: multicast or multi-destination.
 func (c *udpChannel) hasGroupSemantics() bool { return c.multicast || c.isMultiDestination() }
 
+// matchesTag is UdpChannel.matchesTag: whether ch, a channel being added,
+// names the tag of the endpoint whose channel is ep. A channel that names
+// the tag and also another control mode, or an endpoint or control address
+// other than the endpoint's, is refused rather than given an endpoint of
+// its own.
+func (ch *udpChannel) matchesTag(ep *udpChannel) (bool, error) {
+	if !ch.hasTag || !ep.hasTag || ch.tag != ep.tag {
+		return false, nil
+	}
+	if ch.mode != controlNone && ch.mode != ep.mode {
+		return false, genericError(illegalArgument, "matching tag=%d has mismatched control-mode: %s <> %s",
+			ch.tag, ch.uri.raw, ep.uri.raw)
+	}
+	wildcard := func(a netip.AddrPort) bool { return (!a.Addr().IsValid() || a.Addr().IsUnspecified()) && a.Port() == 0 }
+	if !(wildcard(ch.remoteData) && wildcard(ch.localData)) && (ch.remoteData != ep.remoteData || ch.localData != ep.localData) {
+		return false, genericError(illegalArgument, "matching tag=%d has mismatched endpoint or control: %s <> %s",
+			ch.tag, ch.uri.raw, ep.uri.raw)
+	}
+	return true, nil
+}
+
 // udpChannelError is how the Java driver reports a bad UDP channel: an
 // InvalidChannelException wrapping the cause.
 func udpChannelError(kind, format string, a ...any) error {
@@ -338,6 +359,9 @@ func resolveInterface(u *channelURI, multicast, v6 bool) (netip.AddrPort, error)
 		}
 		return netip.AddrPortFrom(a, 0), nil
 	}
+	if strings.HasPrefix(v, "{") {
+		return namedInterface(v, v6)
+	}
 	addrPart, prefixPart, hasPrefix := strings.Cut(v, "/")
 	host, port := addrPart, uint64(0)
 	if h, p, err := net.SplitHostPort(addrPart); err == nil {
@@ -364,6 +388,47 @@ func resolveInterface(u *channelURI, multicast, v6 bool) (netip.AddrPort, error)
 		return netip.AddrPort{}, udpChannelError(illegalArgument, "%v", err)
 	}
 	return netip.AddrPortFrom(a, uint16(port)), nil
+}
+
+// namedInterface resolves interface={name} or {name}:port to the named
+// interface's first address of the channel's family (NamedInterface).
+func namedInterface(v string, v6 bool) (netip.AddrPort, error) {
+	end := strings.LastIndexByte(v, '}')
+	if end <= 1 {
+		return netip.AddrPort{}, udpChannelError(illegalArgument, "%s", v)
+	}
+	name, rest := v[1:end], v[end+1:]
+	port := uint64(0)
+	if rest != "" {
+		var err error
+		if len(rest) == 1 || rest[0] != ':' {
+			return netip.AddrPort{}, udpChannelError(illegalArgument, "%s", v)
+		}
+		if port, err = strconv.ParseUint(rest[1:], 10, 16); err != nil {
+			return netip.AddrPort{}, udpChannelError(illegalArgument, "port out of range: %s", rest[1:])
+		}
+	}
+	ifc, err := net.InterfaceByName(name)
+	if err != nil {
+		return netip.AddrPort{}, udpChannelError(illegalArgument, "unknown interface %s", name)
+	}
+	addrs, err := ifc.Addrs()
+	if err != nil {
+		return netip.AddrPort{}, udpChannelError(illegalArgument, "interface %s: %v", name, err)
+	}
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok {
+			ip, ok := netip.AddrFromSlice(ipn.IP)
+			if ok && ip.Unmap().Is4() != v6 {
+				return netip.AddrPortFrom(ip.Unmap(), uint16(port)), nil
+			}
+		}
+	}
+	family := "INET"
+	if v6 {
+		family = "INET6"
+	}
+	return netip.AddrPort{}, genericError(illegalState, "no %s addresses found on interface %s", family, name)
 }
 
 // bufferLengthParam reads so-sndbuf, so-rcvbuf or rcv-wnd (0: not given).

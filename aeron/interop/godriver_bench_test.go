@@ -64,7 +64,9 @@ func startDrivers(b *testing.B) driverSet {
 	}
 	for k, bin := range bins {
 		dir := filepath.Join(shmTempDir(b), "aeron") // beside the Java driver's, on tmpfs
-		p := testproc.Start(b, bin, "-Daeron.dir="+dir, "-Daeron.threading.mode=SHARED", "-Daeron.shared.idle.strategy=backoff")
+		// aeronmd prints its serving line (on stdout) only when asked.
+		p := testproc.Start(b, bin, "-Daeron.dir="+dir, "-Daeron.threading.mode=SHARED", "-Daeron.shared.idle.strategy=backoff",
+			"-Daeron.print.configuration=true")
 		p.WaitLog(b, "serving", startTimeout)
 		ds.names = append(ds.names, []string{"go", "before"}[k])
 		ds.dirs = append(ds.dirs, dir)

@@ -20,7 +20,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -62,7 +61,7 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, usage+driver.PropertyHelp()+"\n")
 			return 0
 		case a == "-v":
-			fmt.Fprintf(stdout, "aeronmd (goblin) %s, Aeron %s protocol\n", buildVersion(), driver.Version)
+			fmt.Fprintf(stdout, "aeronmd %s, Aeron %s protocol\n", driver.Build(), driver.Version)
 			return 0
 		case strings.HasPrefix(a, "-D"):
 			if err := props.Define(a[2:]); err != nil {
@@ -88,7 +87,14 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	o.Warn = func(msg string) { fmt.Fprintln(stderr, msg) }
+	// Like the C aeronmd, stdout carries the configuration and the
+	// start and exit lines only when aeron.print.configuration asks, and
+	// stderr only what stops the driver (and the start-up warnings the C
+	// driver prints there): harnesses fail a run whose driver wrote to
+	// stderr.
+	verbose := false
 	if v, _ := props.Get("aeron.print.configuration"); v == "true" {
+		verbose = true
 		fmt.Fprintf(stdout, "aeronmd configuration: %+v\n", o)
 	}
 	sigs := make(chan os.Signal, 1)
@@ -98,27 +104,21 @@ func run(args, environ []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "aeronmd: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "aeronmd: serving %s (pid %d)\n", d.Dir(), os.Getpid())
+	say := func(format string, a ...any) {
+		if verbose {
+			fmt.Fprintf(stdout, format, a...)
+		}
+	}
+	say("aeronmd: serving %s (pid %d)\n", d.Dir(), os.Getpid())
 	select {
 	case s := <-sigs:
-		fmt.Fprintf(stderr, "aeronmd: %v: shutting down\n", s)
+		say("aeronmd: %v: shutting down\n", s)
 	case <-d.Done():
-		fmt.Fprintln(stderr, "aeronmd: terminated by a client: shutting down")
+		say("aeronmd: terminated by a client: shutting down\n")
 	}
 	if err := d.Close(); err != nil {
 		fmt.Fprintf(stderr, "aeronmd: close: %v\n", err)
 		return 1
 	}
 	return 0
-}
-
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				return s.Value
-			}
-		}
-	}
-	return "devel"
 }

@@ -66,6 +66,30 @@ type Socket struct {
 	to unix.RawSockaddrInet6
 }
 
+// Errno is a system call's error, its text as the C library's strerror
+// gives it ("Address already in use"), which Aeron's clients and tests
+// match exactly; Go's own texts start in lower case. errors.Is sees the
+// unix.Errno.
+type Errno struct{ unix.Errno }
+
+func (e Errno) Error() string {
+	s := e.Errno.Error()
+	if s != "" && s[0] >= 'a' && s[0] <= 'z' {
+		s = string(s[0]-'a'+'A') + s[1:]
+	}
+	return s
+}
+
+func (e Errno) Unwrap() error { return e.Errno }
+
+// cErr gives a unix.Errno the C library's text.
+func cErr(err error) error {
+	if n, ok := err.(unix.Errno); ok {
+		return Errno{n}
+	}
+	return err
+}
+
 // ErrClosed is returned by calls on a closed socket.
 var ErrClosed = errors.New("udp: socket closed")
 
@@ -79,7 +103,7 @@ func Open(o Options) (*Socket, error) {
 	}
 	fd, err := unix.Socket(family, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_UDP)
 	if err != nil {
-		return nil, fmt.Errorf("udp: socket: %w", err)
+		return nil, fmt.Errorf("udp: socket: %w", cErr(err))
 	}
 	s := &Socket{fd: fd, v6: v6}
 	if err := s.setup(o); err != nil {
@@ -112,7 +136,7 @@ func (s *Socket) setup(o Options) error {
 		}
 	}
 	if err := unix.Bind(fd, s.sockaddr(bind)); err != nil {
-		return fmt.Errorf("udp: bind %s: %w", bind, err)
+		return fmt.Errorf("udp: bind %s: %w", bind, cErr(err))
 	}
 	if o.Group.IsValid() {
 		if err := s.join(o.Group, o.Interface); err != nil {
@@ -136,7 +160,7 @@ func (s *Socket) setup(o Options) error {
 	}
 	if o.Connect.IsValid() {
 		if err := unix.Connect(fd, s.sockaddr(o.Connect)); err != nil {
-			return fmt.Errorf("udp: connect %s: %w", o.Connect, err)
+			return fmt.Errorf("udp: connect %s: %w", o.Connect, cErr(err))
 		}
 	}
 	sa, err := unix.Getsockname(fd)

@@ -10,7 +10,12 @@
  * counters (client and static counters, the counters reader, the unavailable
  * counter handler), response (an IPC response channel), unavailable (the
  * image goes when its publisher closes), errors (error codes for refused
- * commands), session (explicit session ids, clashes, nextSessionId).
+ * commands), session (explicit session ids, clashes, nextSessionId), and on
+ * loopback UDP: busyport (a subscription on a port another socket holds fails
+ * with "Address already in use", then succeeds once the port is free), tags
+ * (a channel naming an endpoint's tag with another endpoint or control mode
+ * is refused), sockbuf (so-rcvbuf equal to the driver's default, rcvbuf=,
+ * matches an endpoint that took the default implicitly).
  *
  * Arguments: scenarios=a,b,... (default all), term=<term-length> (default
  * 64k), timeoutMs=. Lines: "PASS <name> <details>" or "FAIL <name> <reason>"
@@ -48,6 +53,7 @@ public final class DriverScenarios
     private static final ConcurrentLinkedQueue<String> EVENTS = new ConcurrentLinkedQueue<>();
     private static long timeoutMs;
     private static String term;
+    private static String rcvbuf;
     private static int nextStream = 2000;
 
     private static final class Failure extends RuntimeException
@@ -70,8 +76,10 @@ public final class DriverScenarios
         final Common.Args args = new Common.Args(argv);
         timeoutMs = args.i64("timeoutMs", 60_000);
         term = args.str("term", "64k");
+        rcvbuf = args.str("rcvbuf", "128k");
         final String only = args.str("scenarios",
-            "concurrent,exclusive,claim,fragments,controlled,counters,response,unavailable,errors,session");
+            "concurrent,exclusive,claim,fragments,controlled,counters,response,unavailable,errors,session," +
+            "busyport,tags,sockbuf");
 
         final Aeron.Context ctx = new Aeron.Context()
             .errorHandler(t -> EVENTS.add("error " + t))
@@ -124,6 +132,9 @@ public final class DriverScenarios
             case "unavailable" -> DriverScenarios::unavailable;
             case "errors" -> DriverScenarios::errors;
             case "session" -> DriverScenarios::session;
+            case "busyport" -> DriverScenarios::busyPort;
+            case "tags" -> DriverScenarios::tags;
+            case "sockbuf" -> DriverScenarios::sockbuf;
             default -> throw new IllegalArgumentException("unknown scenario " + name);
         };
     }
@@ -565,6 +576,96 @@ public final class DriverScenarios
             check(p.isOriginal(), "first publication is not the original");
         }
         return "codes=" + codes;
+    }
+
+    private static String busyPort(final Aeron aeron) throws Exception
+    {
+        final int stream = stream();
+        final String channel;
+        try (java.net.DatagramSocket holder = new java.net.DatagramSocket(
+            new java.net.InetSocketAddress("127.0.0.1", 0)))
+        {
+            channel = "aeron:udp?endpoint=127.0.0.1:" + holder.getLocalPort();
+            try (Subscription s = aeron.addSubscription(channel, stream))
+            {
+                throw new Failure("subscription on a busy port accepted: " + channel);
+            }
+            catch (final RegistrationException ex)
+            {
+                check(ex.getMessage().contains("Address already in use"),
+                    "busy port error does not say \"Address already in use\": " + ex.getMessage());
+            }
+        }
+        try (Subscription s = aeron.addSubscription(channel, stream))
+        {
+            check(s.registrationId() > 0, "no registration");
+        }
+        return "refused-then-bound";
+    }
+
+    private static String tags(final Aeron aeron) throws Exception
+    {
+        final int stream = stream();
+        final long tag = 7_000_000L + stream;
+        final String details;
+        try (Publication p = aeron.addPublication("aeron:udp?endpoint=127.0.0.1:24325|tags=" + tag, stream);
+            Publication same = aeron.addPublication("aeron:udp?tags=" + tag, stream))
+        {
+            check(p.registrationId() == same.registrationId() || p.channelStatusId() == same.channelStatusId(),
+                "tag-only channel did not share the tagged endpoint");
+            final String endpointError = expectMessage(() -> aeron.addPublication(
+                "aeron:udp?endpoint=127.0.0.1:24326|tags=" + tag, stream + 1), "mismatched endpoint or control");
+            final String modeError = expectMessage(() -> aeron.addPublication(
+                "aeron:udp?control-mode=manual|tags=" + tag, stream + 1), "mismatched control-mode");
+            details = "pub=" + endpointError + "," + modeError;
+        }
+        try (Subscription s = aeron.addSubscription("aeron:udp?endpoint=127.0.0.1:0|tags=" + (tag + 1), stream);
+            Subscription same = aeron.addSubscription("aeron:udp?tags=" + (tag + 1), stream + 1))
+        {
+            check(s.channelStatusId() == same.channelStatusId(), "tag-only subscription did not share the endpoint");
+            final String endpointError = expectMessage(() -> aeron.addSubscription(
+                "aeron:udp?endpoint=127.0.0.1:24327|tags=" + (tag + 1), stream + 2), "mismatched endpoint or control");
+            return details + " sub=" + endpointError;
+        }
+    }
+
+    private static String sockbuf(final Aeron aeron) throws Exception
+    {
+        final int stream = stream();
+        final int port;
+        try (java.net.DatagramSocket probe = new java.net.DatagramSocket(new java.net.InetSocketAddress("127.0.0.1", 0)))
+        {
+            port = probe.getLocalPort();
+        }
+        final String channel = "aeron:udp?endpoint=127.0.0.1:" + port;
+        try (Subscription s = aeron.addSubscription(channel, stream);
+            Subscription explicit = aeron.addSubscription(channel + "|so-rcvbuf=" + rcvbuf, stream + 1))
+        {
+            check(s.channelStatusId() == explicit.channelStatusId(), "so-rcvbuf=default did not share the endpoint");
+            expectMessage(() -> aeron.addSubscription(channel + "|so-rcvbuf=192k", stream + 2), "so-rcvbuf");
+        }
+        return "so-rcvbuf=" + rcvbuf + " shared";
+    }
+
+    private static String expectMessage(final Add add, final String want)
+    {
+        try (AutoCloseable r = add.add())
+        {
+            throw new Failure("expected an error saying " + want + ", got a resource");
+        }
+        catch (final RegistrationException ex)
+        {
+            check(ex.getMessage().contains(want), "error does not say " + want + ": " + ex.getMessage());
+            return ex.errorCode().name();
+        }
+        catch (final Failure f)
+        {
+            throw f;
+        }
+        catch (final Exception ex)
+        {
+            throw new Failure("unexpected " + ex);
+        }
     }
 
     private interface Add

@@ -502,13 +502,18 @@ func (s *Store) Set(dst, key, val []byte, o SetOptions) (old []byte, hadOld, app
 }
 
 // writeValue stores ev's inline part in sl and its tail at the end of block b.
+// A value longer than the slot's part (the usual SET) fills the slot with a
+// fixed-size move rather than a memmove call.
 func writeValue(sl *slot, b []byte, ev *encoded) {
 	n := ev.len()
 	body := ev.body()
-	sl.inl = [inlineLen]byte{ev.tag}
-	k := copy(sl.inl[1:], body)
 	if n > inlineLen {
-		copy(b[len(b)-(n-inlineLen):], body[k:])
+		sl.inl[0] = ev.tag
+		*(*[inlineLen - 1]byte)(sl.inl[1:]) = [inlineLen - 1]byte(body)
+		copy(b[len(b)-(n-inlineLen):], body[inlineLen-1:])
+	} else {
+		sl.inl = [inlineLen]byte{ev.tag}
+		copy(sl.inl[1:], body)
 	}
 	sl.meta = sl.meta&^encMask | uint32(n)
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/internal/monotime"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
@@ -40,8 +41,12 @@ func hotRequests() []hotRequest {
 	}
 }
 
+// benchEngine returns an engine timed as the store loop drives it (from
+// its duty cycle's clock reading), holding the key GET reads, and a RESP
+// and an SBE session.
 func benchEngine(tb testing.TB) (*Engine, *Session, *Session) {
 	e, _ := newEngine(tb, Options{})
+	e.BeginCycle(monotime.Now())
 	rs := NewSession(proto.RESP, nil)
 	ss := NewSession(proto.SBE, nil)
 	do(tb, e, rs, "SET", "key:000000000042", "0123456789abcdef")

@@ -10,6 +10,7 @@ import (
 	"github.com/goblin-kv/goblin/acl"
 	"github.com/goblin-kv/goblin/cluster"
 	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/internal/monotime"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/proto/resp"
@@ -99,6 +100,10 @@ type Options struct {
 	// command). SlowlogMaxLen is slowlog-max-len (0: the default, 128).
 	SlowlogSlowerThan *int64
 	SlowlogMaxLen     int
+	// Monotonic is the clock commands are timed on (the slow log, the
+	// latency histograms): monotonic nanoseconds, the clock BeginCycle's
+	// now is read from. Default monotime.Now, the store loop's clock.
+	Monotonic func() int64
 	// Persistence configures RDB snapshots (SAVE, BGSAVE, the save
 	// policy, SHUTDOWN; persist.go).
 	Persistence Persistence
@@ -307,6 +312,12 @@ type Engine struct {
 	ld          longDouble
 
 	slow slowlog // SLOWLOG (slowlog.go)
+	// Command timing (exec.go's since and timed): mono is
+	// Options.Monotonic; mark its latest reading, the duty cycle's start
+	// or the last timed command's end; cycled once BeginCycle was called.
+	mono   func() int64
+	mark   int64
+	cycled bool
 
 	// ACL (acl.go).
 	users   *acl.Users
@@ -341,6 +352,9 @@ func NewEngine(st *store.Store, o Options) *Engine {
 	if o.Clock == nil {
 		o.Clock = store.SystemClock{}
 	}
+	if o.Monotonic == nil {
+		o.Monotonic = monotime.Now
+	}
 	if o.Version == "" {
 		o.Version = DefaultVersion
 	}
@@ -352,7 +366,7 @@ func NewEngine(st *store.Store, o Options) *Engine {
 	}
 	e := &Engine{
 		started: wallClock(), runID: newRunID(), now: o.Clock.NowMillis(),
-		st: st, dbs: append(make([]*store.Store, 0, o.Databases), st), o: o, clock: o.Clock,
+		st: st, dbs: append(make([]*store.Store, 0, o.Databases), st), o: o, clock: o.Clock, mono: o.Monotonic,
 		args:    make([][]byte, 0, 16),
 		scratch: make([]byte, 0, 4096),
 		errBuf:  make([]byte, 0, 256),
@@ -375,6 +389,15 @@ func NewEngine(st *store.Store, o Options) *Engine {
 	e.ps.init()
 	return e
 }
+
+// BeginCycle tells the engine that a duty cycle of its caller starts at
+// now, read from Options.Monotonic's clock before any transport is
+// polled. A timed command is then timed with one clock read, at its end:
+// from the later of the cycle's start and the previous timed command's end
+// (so its time includes the reading and parsing of its request). Until
+// BeginCycle is first called each timed command also reads the clock at
+// its start. Loop goroutine only.
+func (e *Engine) BeginCycle(now int64) { e.mark, e.cycled = now, true }
 
 // ProtocolError returns the protocol error a ServeStream or ServeMessage
 // answered last before asking for the connection to close, or nil when

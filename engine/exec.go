@@ -349,12 +349,10 @@ func (e *Engine) execute(s *Session, r *command.Request) {
 		e.executeSlow(s, r, h)
 		return
 	}
-	if e.slow.slowerThan >= 0 { // the slow log's timing: two reads of the monotonic clock
-		start := monoNanos()
+	if e.slow.slowerThan >= 0 { // the slow log's timing: one read of the monotonic clock
+		start := e.since()
 		h(e, s, r)
-		if d := monoNanos() - start; d/1000 >= e.slow.slowerThan {
-			e.slowlogPush(s, r, d)
-		}
+		e.timed(s, r, start)
 		return
 	}
 	if r.Op == command.OpPing { // inlined: cheaper than the table's call
@@ -398,8 +396,11 @@ func (e *Engine) executeSlow(s *Session, r *command.Request, h handler) {
 	}
 	timed := sampled || e.slow.slowerThan >= 0 || r.Op == command.OpConfigSet
 	var start int64
-	if timed {
-		start = monoNanos()
+	switch {
+	case sampled: // the histograms time the command alone: a read at its start too
+		start = e.mono()
+	case timed:
+		start = e.since()
 	}
 	if s.noTouch && r.Op != command.OpTouch {
 		e.st.SetNoTouch(true)
@@ -414,13 +415,41 @@ func (e *Engine) executeSlow(s *Session, r *command.Request, h handler) {
 		e.touchKeys(s.db, r)
 	}
 	if timed {
-		d := monoNanos() - start
+		end := e.mono()
+		e.mark = end
+		d := end - start
 		if sampled {
 			e.cmd[r.Op].observe(uint64(d))
 		}
 		if e.slow.slowerThan >= 0 && d/1000 >= e.slow.slowerThan {
 			e.slowlogPush(s, r, d)
 		}
+	}
+}
+
+// since returns the time a command about to run is timed from: the
+// engine's latest clock reading (the duty cycle's start, or the end of the
+// previous timed command in the cycle), so timing it costs one read, at
+// its end. Before the first BeginCycle the engine's latest reading may be
+// from long ago (an idle spell, not the command's), so it reads the clock.
+func (e *Engine) since() int64 {
+	if !e.cycled {
+		return e.mono()
+	}
+	return e.mark
+}
+
+// timed ends the timing of r, which started at start: one read of the
+// clock, which the next timed command starts from, and the slow log's
+// threshold. The time counted is at least the command's own, so no command
+// that took slowlog-log-slower-than is missed; it adds what ran between
+// the previous reading and the command (parsing the request, on sockets
+// the reads and writes in between).
+func (e *Engine) timed(s *Session, r *command.Request, start int64) {
+	end := e.mono()
+	e.mark = end
+	if d := end - start; d/1000 >= e.slow.slowerThan {
+		e.slowlogPush(s, r, d)
 	}
 }
 

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"strconv"
-	"time"
 
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto/resp"
@@ -11,10 +10,10 @@ import (
 // SLOWLOG: the commands whose execution took at least
 // slowlog-log-slower-than microseconds, newest first, at most
 // slowlog-max-len of them, as Redis 7.0 keeps them. While the log is on
-// (a threshold of 0 or more, the default 10000) every command is timed:
-// two reads of the monotonic clock around its execution and a compare;
-// an entry (which copies the command's words) is made only for a command
-// that is logged, so a request that is not logged allocates nothing.
+// (a threshold of 0 or more, the default 10000) every command is timed
+// with one read of the monotonic clock, at its end (see Engine.timed); an
+// entry (which copies the command's words) is made only for a command that
+// is logged, so a request that is not logged allocates nothing.
 
 // Redis's defaults and limits (slowlog.h).
 const (
@@ -41,12 +40,6 @@ type slowlog struct {
 	nextID     int64
 	entries    []slowEntry
 }
-
-// monoStart anchors monoNanos; time.Since on a time with a monotonic
-// reading reads only the monotonic clock.
-var monoStart = time.Now()
-
-func monoNanos() int64 { return int64(time.Since(monoStart)) }
 
 // slowlogPush logs r, which session s ran in nanos, if it was slow
 // enough: Redis's slowlogPushCurrentCommand.

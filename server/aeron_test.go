@@ -47,7 +47,6 @@ func aeronCounterServer(t testing.TB) (*Server, int, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.loop.shutdown() })
-	s.loop.start = time.Now()
 	fd := wiretest.RawUnix(t, sock)
 	t.Cleanup(func() { unix.Close(fd) })
 	aeronCounterValues(t, s, dir, func(map[int32]int64) bool { return true })

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/goblin-kv/goblin/idle"
+	"github.com/goblin-kv/goblin/internal/monotime"
 	"github.com/goblin-kv/goblin/internal/rawpoll"
 	"github.com/goblin-kv/goblin/transport"
 )
@@ -86,6 +87,11 @@ type LoopConfig struct {
 	Options *Options
 	// CPUs, when set, pins the loop thread to these CPUs.
 	CPUs []int
+	// BeginCycle, when set, is called at the start of every cycle, before
+	// the transports are polled, with the cycle's clock reading (the now
+	// Poll receives, on monotime's clock): the engine times its commands
+	// from it.
+	BeginCycle func(now int64)
 	// Tick runs bounded store maintenance once per cycle (nil: none); it
 	// returns the work it did.
 	Tick func(budget int) int
@@ -118,7 +124,6 @@ type Loop struct {
 	parkEv      []unix.EpollEvent
 	parkTS      unix.Timespec
 	stats       LoopStats
-	start       time.Time
 	prev        int64
 	prevIdle    bool
 	lastPublish int64
@@ -191,7 +196,7 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 // and does not park if one of them already has work waiting.
 func (l *Loop) park(d time.Duration) {
 	if len(l.deadliners) > 0 {
-		now := int64(time.Since(l.start))
+		now := monotime.Now()
 		for _, t := range l.deadliners {
 			d = min(d, time.Duration(t.Deadline()-now))
 		}
@@ -209,7 +214,7 @@ func (l *Loop) park(d time.Duration) {
 		}
 	}
 	l.stats.Parks++
-	if now := int64(time.Since(l.start)); l.cfg.Publish != nil && now-l.lastPublish >= int64(l.cfg.PublishEvery) {
+	if now := monotime.Now(); l.cfg.Publish != nil && now-l.lastPublish >= int64(l.cfg.PublishEvery) {
 		// A park may last long: publish what it would leave unpublished.
 		l.lastPublish = now
 		l.cfg.Publish(&l.stats)
@@ -261,7 +266,7 @@ func (l *Loop) Run() error {
 			return fmt.Errorf("server: pinning the loop to CPUs %v: %w", l.cfg.CPUs, err)
 		}
 	}
-	l.start = time.Now()
+	l.lastPublish = monotime.Now()
 	for !l.stop.Load() {
 		l.cycle()
 	}
@@ -273,9 +278,12 @@ func (l *Loop) Run() error {
 
 // cycle runs one duty cycle.
 func (l *Loop) cycle() {
-	// Monotonic nanoseconds since the loop started: time.Since reads the
-	// vDSO clock and does not allocate.
-	now := int64(time.Since(l.start))
+	// Monotonic nanoseconds, the cycle's one clock read: the vDSO clock,
+	// no allocation. The engine times its commands from it.
+	now := monotime.Now()
+	if l.cfg.BeginCycle != nil {
+		l.cfg.BeginCycle(now)
+	}
 	if l.prevIdle {
 		l.stats.IdleNanos += now - l.prev
 	}

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/goblin-kv/goblin/idle"
+	"github.com/goblin-kv/goblin/internal/monotime"
 	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/transport"
@@ -265,7 +266,7 @@ func BenchmarkLoopCycle(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer l.closeParkFD()
-			l.start = time.Now()
+			l.lastPublish = monotime.Now()
 			b.ReportAllocs()
 			for b.Loop() {
 				l.cycle()
@@ -506,5 +507,46 @@ func TestLoopPreparesWaitablesBeforeParking(t *testing.T) {
 	stop()
 	if p := f.prepares.Load(); p < 3 {
 		t.Errorf("%d PrepareToWait for at least 3 parks", p)
+	}
+}
+
+// nowRecorder records the now each Poll receives.
+type nowRecorder struct{ polled []int64 }
+
+func (r *nowRecorder) Name() string                 { return "now-recorder" }
+func (r *nowRecorder) Poll(now int64) int           { r.polled = append(r.polled, now); return 0 }
+func (r *nowRecorder) Clients() int                 { return 0 }
+func (r *nowRecorder) UpdateStats(*transport.Stats) {}
+func (r *nowRecorder) Close() error                 { return nil }
+
+// TestLoopBeginCycle: BeginCycle is called once per cycle, before the
+// transports are polled, with the now Poll receives, on monotime's clock
+// (the engine times commands from it and compares it with its own reads).
+func TestLoopBeginCycle(t *testing.T) {
+	r := &nowRecorder{}
+	var begun []int64
+	l, err := NewLoop(LoopConfig{Transports: []transport.Server{r}, Idle: IdleSpin,
+		BeginCycle: func(now int64) {
+			if len(begun) != len(r.polled) {
+				t.Fatalf("BeginCycle after the cycle's Poll")
+			}
+			begun = append(begun, now)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.closeParkFD()
+	before := monotime.Now()
+	for i := 0; i < 3; i++ {
+		l.cycle()
+	}
+	after := monotime.Now()
+	if len(begun) != 3 || len(r.polled) != 3 {
+		t.Fatalf("3 cycles: BeginCycle called %d times, Poll %d", len(begun), len(r.polled))
+	}
+	for i, now := range begun {
+		if now != r.polled[i] || now < before || now > after {
+			t.Errorf("cycle %d: BeginCycle(%d), Poll(%d); want the same reading of monotime within [%d, %d]", i, now, r.polled[i], before, after)
+		}
 	}
 }

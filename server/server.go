@@ -150,6 +150,7 @@ func New(o Options) (*Server, error) {
 		Idle:       o.Idle,
 		Options:    &s.opts,
 		CPUs:       o.CPUs,
+		BeginCycle: s.engine.BeginCycle,
 		Tick: func(budget int) int {
 			w := s.engine.Tick(budget)
 			if s.engine.Saving() {

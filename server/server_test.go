@@ -248,7 +248,6 @@ func spinLoopServer(t testing.TB) (*Server, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.loop.start = time.Now()
 	return s, wiretest.RawUnix(t, sock)
 }
 

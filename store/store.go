@@ -36,6 +36,7 @@ import (
 	"hash/maphash"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"unsafe"
 
@@ -278,7 +279,13 @@ func (s *Store) probe(t []uint64, shift uint8, tag uint32, key []byte) (uint32, 
 		if uint32(e>>32) == tag {
 			id := uint32(e)
 			sl := s.slot(id)
-			if n := int(sl.keyLen); (n == len(key) || n == longKey && len(key) >= longKey) && bytes.Equal(s.keyOf(sl), key) {
+			// A key shorter than longKey is compared in place (keyOf's
+			// common case, inlined); a long one through keyOf.
+			if n := int(sl.keyLen); n == len(key) && n != longKey {
+				if off := sl.keyOff(); string(s.ar.Bytes(sl.ref, off+n)[off:]) == string(key) {
+					return id, pos
+				}
+			} else if n == longKey && len(key) >= longKey && bytes.Equal(s.keyOf(sl), key) {
 				return id, pos
 			}
 		}
@@ -297,10 +304,21 @@ func (s *Store) appendValue(dst []byte, sl *slot) []byte {
 	if sl.inl[0] == tagInt {
 		return strconv.AppendInt(dst, s.slotInt(sl, n), 10)
 	}
-	dst = append(dst, sl.inl[1:min(n, inlineLen)]...)
-	if n > inlineLen {
-		dst = append(dst, s.tail(sl)...)
+	if n <= inlineLen {
+		return append(dst, sl.inl[1:n]...)
 	}
+	// The slot's inlineLen-1 bytes, then the tail after the key (tail's
+	// common case inline): dst grows once, and the slot's part is a fixed
+	// size move rather than a memmove call.
+	off := sl.keyOff() + int(sl.keyLen)
+	if sl.keyLen == longKey {
+		off = sl.keyOff() + keyField(s.keyLenOf(sl))
+	}
+	t := s.ar.Bytes(sl.ref, off+n-inlineLen)[off:]
+	l := len(dst)
+	dst = slices.Grow(dst, n-1)[:l+n-1]
+	*(*[inlineLen - 1]byte)(dst[l:]) = [inlineLen - 1]byte(sl.inl[1:])
+	copy(dst[l+inlineLen-1:], t)
 	return dst
 }
 
@@ -484,13 +502,18 @@ func (s *Store) Set(dst, key, val []byte, o SetOptions) (old []byte, hadOld, app
 }
 
 // writeValue stores ev's inline part in sl and its tail at the end of block b.
+// A value longer than the slot's part (the usual SET) fills the slot with a
+// fixed-size move rather than a memmove call.
 func writeValue(sl *slot, b []byte, ev *encoded) {
 	n := ev.len()
 	body := ev.body()
-	sl.inl = [inlineLen]byte{ev.tag}
-	k := copy(sl.inl[1:], body)
 	if n > inlineLen {
-		copy(b[len(b)-(n-inlineLen):], body[k:])
+		sl.inl[0] = ev.tag
+		*(*[inlineLen - 1]byte)(sl.inl[1:]) = [inlineLen - 1]byte(body)
+		copy(b[len(b)-(n-inlineLen):], body[inlineLen-1:])
+	} else {
+		sl.inl = [inlineLen]byte{ev.tag}
+		copy(sl.inl[1:], body)
 	}
 	sl.meta = sl.meta&^encMask | uint32(n)
 }

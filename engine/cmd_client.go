@@ -78,6 +78,9 @@ func (e *Engine) appendClientLine(b []byte, s *Session) []byte {
 	if s.monitor {
 		b = append(b, 'O')
 	}
+	if s.replica != nil {
+		b = append(b, 'S')
+	}
 	if s.tx.on {
 		b = append(b, 'x')
 	}
@@ -131,6 +134,7 @@ func (e *Engine) clientKill(s *Session, r *command.Request) {
 	var id uint64
 	var addr, laddr []byte
 	skipMe := true
+	typ := 0 // 1: normal clients only, 2: replicas only
 	if r.Flags&command.FlagKillAddr != 0 {
 		addr, skipMe = r.Value, false
 	}
@@ -147,8 +151,13 @@ func (e *Engine) clientKill(s *Session, r *command.Request) {
 		case command.EqualFold(f, "skipme"):
 			skipMe = command.EqualFold(v, "yes")
 		case command.EqualFold(f, "type"):
-			if !command.EqualFold(v, "normal") {
-				id = ^uint64(0) // goblin's clients are all normal: none matches
+			switch {
+			case command.EqualFold(v, "normal"):
+				typ = 1
+			case command.EqualFold(v, "replica"), command.EqualFold(v, "slave"):
+				typ = 2
+			default:
+				id = ^uint64(0) // no master or pubsub clients here: none matches
 			}
 		}
 	}
@@ -157,7 +166,8 @@ func (e *Engine) clientKill(s *Session, r *command.Request) {
 		c := e.sessions[i]
 		switch {
 		case id != 0 && c.ID != id, addr != nil && string(addr) != c.conn.Addr,
-			laddr != nil && string(laddr) != c.conn.LocalAddr, c == s && skipMe:
+			laddr != nil && string(laddr) != c.conn.LocalAddr, c == s && skipMe,
+			typ == 1 && c.replica != nil, typ == 2 && c.replica == nil:
 			continue
 		}
 		killed++

@@ -101,6 +101,9 @@ type Options struct {
 	// Persistence configures RDB snapshots (SAVE, BGSAVE, the save
 	// policy, SHUTDOWN; persist.go).
 	Persistence Persistence
+	// Replication configures the primary side of replication (PSYNC, the
+	// backlog, WAIT, min-replicas-to-write; cmd_repl.go).
+	Replication ReplicationOptions
 }
 
 // Stats are one transport's counters. Only the loop goroutine writes them
@@ -134,7 +137,8 @@ type Session struct {
 	name   []byte
 
 	// authFails counts wrong passwords (AUTH, HELLO AUTH) while a password
-	// is required; failedAuth ends a ServeStream call after one, so the
+	// is required; failedAuth ends a ServeStream call after one (and after
+	// a WAIT that parks the client), so the
 	// transport can delay the client's next guess (see AuthFailures).
 	authFails  uint64
 	failedAuth bool
@@ -159,6 +163,15 @@ type Session struct {
 	asking           bool          // ASKING: the next command may reach an importing slot
 	hold             time.Duration // CLIENT PAUSE: how long the transport should wait (Hold)
 	libName, libVer  []byte        // CLIENT SETINFO
+
+	// Replication (cmd_repl.go): what the client told with REPLCONF, its
+	// state as a replica (nil unless it sent SYNC or PSYNC), the stream
+	// offset after its last write (WAIT's), and a parked WAIT.
+	rconf              replConf
+	replica            *replica
+	woff               int64
+	waiting            bool
+	waitNum, waitUntil int64
 
 	// The partial request at the front of the stream, so a request that
 	// arrives in many pieces is parsed once, not once per piece.
@@ -210,6 +223,12 @@ func (e *Engine) Open(p proto.Protocol, st *Stats) *Session {
 func (e *Engine) Close(s *Session) {
 	e.endTx(s)
 	e.stopMonitor(s)
+	if s.replica != nil {
+		e.dropReplica(s)
+	}
+	if s.waiting {
+		e.dropWaiter(s)
+	}
 	if i := s.index; i >= 0 && i < len(e.sessions) && e.sessions[i] == s {
 		last := len(e.sessions) - 1
 		e.sessions[i] = e.sessions[last]
@@ -320,6 +339,7 @@ type Engine struct {
 	dumpBuf    []byte // DUMP's reply
 
 	snap persistState // snapshots (persist.go)
+	repl replState    // replication, primary side (cmd_repl.go)
 }
 
 // NewEngine returns an engine executing against st.
@@ -358,6 +378,7 @@ func NewEngine(st *store.Store, o Options) *Engine {
 		e.slow.maxLen = o.SlowlogMaxLen
 	}
 	e.initPersist()
+	e.initRepl()
 	return e
 }
 
@@ -390,11 +411,18 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 	} else {
 		limit = int(^uint(0) >> 1)
 	}
+	if s.waiting { // a parked WAIT: its further requests wait their turn
+		s.hold = time.Millisecond
+		return 0, out, false
+	}
 	s.failedAuth = false
 	s.lastAt = e.now // CLIENT LIST's idle
 	e.trimScratch()
 	if s.Protocol == proto.SBE {
 		return e.serveSBEStream(s, in, out, limit)
+	}
+	if e.repl.feed {
+		defer e.replFlush()
 	}
 	for consumed < len(in) && !s.quit && !s.failedAuth && len(out) < limit {
 		args, n, err := s.parser.ReadCommand(in[consumed:], e.args, &e.o.Limits)

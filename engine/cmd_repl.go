@@ -128,14 +128,14 @@ type replState struct {
 	num   []byte
 	enc   argv.Encoder
 
-	job    *snapshot.Job
-	rdb    []byte     // the snapshot's bytes not yet handed to every syncing replica
-	mark   [40]byte   // the $EOF: mark of the running sync
-	eof    bool       // the running sync uses the $EOF: form
+	job  *snapshot.Job
+	rdb  []byte   // the snapshot's bytes not yet handed to every syncing replica
+	mark [40]byte // the $EOF: mark of the running sync
+	eof  bool     // the running sync uses the $EOF: form
 	// finishing: the snapshot is encoded and its tail queued; the replicas
 	// go online once pushRDB has handed all of it over.
 	finishing bool
-	syncTo []*replica // the replicas the running sync is for
+	syncTo    []*replica // the replicas the running sync is for
 
 	waiters  []*Session // clients parked in WAIT
 	getAck   bool       // a REPLCONF GETACK is due in the stream
@@ -984,11 +984,11 @@ func (e *Engine) infoReplication(w *infoWriter) {
 
 // ReplicationStats are the primary's replication figures for metrics.
 type ReplicationStats struct {
-	ConnectedReplicas int   // connected_slaves
-	OnlineReplicas    int   // of which online
-	Offset            int64 // master_repl_offset
-	MaxLagBytes       int64 // the largest master_repl_offset - ack offset among online replicas
-	MaxLagSeconds     int64 // the oldest ACK among online replicas, in seconds
+	ConnectedReplicas                       int   // connected_slaves
+	OnlineReplicas                          int   // of which online
+	Offset                                  int64 // master_repl_offset
+	MaxLagBytes                             int64 // the largest master_repl_offset - ack offset among online replicas
+	MaxLagSeconds                           int64 // the oldest ACK among online replicas, in seconds
 	SyncFull, SyncPartialOK, SyncPartialErr int64
 }
 

@@ -53,10 +53,10 @@ type Job struct {
 	cowKeys int64 // of which by copy-on-write
 	walking bool  // the walk, not a write, is handing keys over
 
-	file    *os.File // foreground: written by the loop itself
-	pipe    *pipe    // background: written by the writer goroutine
+	file    *os.File     // foreground: written by the loop itself
+	pipe    *pipe        // background: written by the writer goroutine
 	queued  func() int64 // a stream's bytes not sent yet (BeginStream)
-	encoded bool     // every key is encoded and the encoder closed
+	encoded bool         // every key is encoded and the encoder closed
 	started time.Time
 }
 

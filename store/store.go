@@ -154,15 +154,15 @@ type Store struct {
 	liveSlots  int64
 	ttlKeys    int64
 
-	expireCursor   uint32 // active expiry sweeps slot ids
-	sweepRestUntil int64  // unix ms before which active expiry rests
-	evictHand      uint32 // CLOCK hand / eviction sampler
-	ttlCursor      uint32 // where AvgTTL's sample continues
-	mods           uint64 // changes made to keys (Mods)
-	noTouch        bool   // reads leave keys' recency alone (SetNoTouch)
-	scratch        []byte // Append's reusable buffer
-	group          *group // siblings sharing the memory cap (group.go); nil alone
-	cut            *Cut   // the snapshot being taken (cut.go); nil when none
+	expireCursor   uint32                         // active expiry sweeps slot ids
+	sweepRestUntil int64                          // unix ms before which active expiry rests
+	evictHand      uint32                         // CLOCK hand / eviction sampler
+	ttlCursor      uint32                         // where AvgTTL's sample continues
+	mods           uint64                         // changes made to keys (Mods)
+	noTouch        bool                           // reads leave keys' recency alone (SetNoTouch)
+	scratch        []byte                         // Append's reusable buffer
+	group          *group                         // siblings sharing the memory cap (group.go); nil alone
+	cut            *Cut                           // the snapshot being taken (cut.go); nil when none
 	removed        func(key []byte, evicted bool) // OnRemove's callback; nil when none
 	owner          ownerCheck
 

@@ -1,0 +1,224 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/proto/resp"
+	"github.com/goblin-kv/goblin/store"
+)
+
+// pushed is a fake connection's out-of-turn output.
+type pushed struct{ b []byte }
+
+func (p *pushed) conn(addr string) Conn {
+	return Conn{Addr: addr, LocalAddr: "127.0.0.1:6380", FD: -1,
+		Push: func(b []byte) bool { p.b = append(p.b, b...); return true }, Kill: func() {}}
+}
+
+// fullSync makes s a replica (capa eof) and ticks e until the RDB is sent;
+// it returns the replication id and what came before the stream.
+func fullSync(t *testing.T, e *Engine, s *Session, out *pushed) string {
+	t.Helper()
+	if got := do(t, e, s, "REPLCONF", "listening-port", "7777", "capa", "eof", "capa", "psync2"); got != "+OK" {
+		t.Fatalf("REPLCONF: %s", got)
+	}
+	in := resp.AppendCommandString(nil, "PSYNC", "?", "-1")
+	if n, reply, _ := e.ServeStream(s, in, nil); n != len(in) || len(reply) != 0 {
+		t.Fatalf("PSYNC consumed %d of %d and replied %q (its answer goes out of turn)", n, len(in), reply)
+	}
+	head := regexp.MustCompile(`^\+FULLRESYNC ([0-9a-f]{40}) (\d+)\r\n\$EOF:([0-9a-f]{40})\r\n`)
+	for i := 0; i < 1000; i++ {
+		e.Tick(100)
+		if m := head.FindSubmatch(out.b); m != nil && len(out.b) > len(m[0])+40 && bytes.HasSuffix(out.b, m[3]) {
+			id := string(m[1])
+			out.b = out.b[:0]
+			return id
+		}
+	}
+	t.Fatalf("no whole +FULLRESYNC / $EOF: transfer after 1000 ticks; got %q", out.b)
+	return ""
+}
+
+// streamCommands splits a stream into its commands, each as space-joined
+// words.
+func streamCommands(t *testing.T, b []byte) []string {
+	t.Helper()
+	var cmds []string
+	for len(b) > 0 {
+		args, n, err := resp.ReadCommand(b, nil, &resp.Limits{})
+		if err != nil || n == 0 {
+			t.Fatalf("bad stream at %q: %v", b, err)
+		}
+		w := make([]string, len(args))
+		for i, a := range args {
+			w[i] = string(a)
+		}
+		cmds = append(cmds, strings.Join(w, " "))
+		b = b[n:]
+	}
+	return cmds
+}
+
+// TestReplicationStreamAsRedisPropagates: after a full sync the replica's
+// stream holds each data-changing write as Redis 7.0 propagates it: SELECT
+// when the database changes, relative expiries as absolute PXAT/PEXPIREAT,
+// INCRBYFLOAT as SET KEEPTTL, SPOP as SREM, a transaction as one
+// MULTI … EXEC, a lazily expired key as DEL, and no-op writes not at all.
+func TestReplicationStreamAsRedisPropagates(t *testing.T) {
+	e, clock := newEngine(t, Options{})
+	var rout, cout pushed
+	rs := e.Open(proto.RESP, nil)
+	rs.Attach(rout.conn("127.0.0.1:40000"))
+	c := e.Open(proto.RESP, nil)
+	c.Attach(cout.conn("127.0.0.1:40001"))
+	do(t, e, c, "SET", "before", "sync") // in the RDB, not the stream
+	fullSync(t, e, rs, &rout)
+	ack := resp.AppendCommandString(nil, "REPLCONF", "ACK", "0")
+	if _, reply, _ := e.ServeStream(rs, ack, nil); len(reply) != 0 {
+		t.Fatalf("REPLCONF ACK answered %q; a primary must never answer it", reply)
+	}
+
+	for _, cmd := range [][]string{
+		{"SET", "foo", "bar"},
+		{"SET", "foo", "bar", "NX"}, // changes nothing
+		{"SET", "e", "1", "EX", "10"},
+		{"EXPIRE", "foo", "100"},
+		{"INCRBYFLOAT", "f", "1.5"},
+		{"MULTI"}, {"SET", "x", "1"}, {"SET", "y", "2"}, {"EXEC"},
+		{"DEL", "nokey"}, // changes nothing
+		{"SADD", "s", "a"}, {"SPOP", "s"},
+		{"SELECT", "3"}, {"SET", "a", "b"}, {"SELECT", "0"},
+	} {
+		do(t, e, c, cmd...)
+	}
+	clock.Advance(11 * time.Second)
+	if got := do(t, e, c, "GET", "e"); got != "nil" {
+		t.Fatalf("GET of an expired key: %s", got)
+	}
+	e.Tick(100)
+	want := []string{
+		"ping", // repl-ping-replica-period: one at once, then every 10 s
+		"SELECT 0", "SET foo bar",
+		fmt.Sprintf("SET e 1 PXAT %d", t0+10_000),
+		fmt.Sprintf("PEXPIREAT foo %d", t0+100_000),
+		"SET f 1.5 KEEPTTL",
+		"MULTI", "SET x 1", "SET y 2", "EXEC",
+		"SADD s a", "SREM s a",
+		"SELECT 3", "SET a b",
+		"SELECT 0", "DEL e",
+		"ping",
+	}
+	got := streamCommands(t, rout.b)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("stream:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	rout.b = rout.b[:0]
+
+	// WAIT parks the client until the replica acknowledges its last write.
+	do(t, e, c, "SET", "w", "1")
+	in := resp.AppendCommandString(nil, "WAIT", "1", "0")
+	if n, reply, _ := e.ServeStream(c, in, nil); n != len(in) || len(reply) != 0 {
+		t.Fatalf("WAIT answered at once: %q", reply)
+	}
+	e.Tick(100)
+	if !strings.Contains(string(rout.b), "REPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*") {
+		t.Fatalf("WAIT sent no REPLCONF GETACK *: %q", rout.b)
+	}
+	if len(cout.b) != 0 {
+		t.Fatalf("WAIT answered %q before any ACK", cout.b)
+	}
+	off := e.Replication().Offset
+	e.ServeStream(rs, resp.AppendCommandString(nil, "REPLCONF", "ACK", fmt.Sprint(off)), nil)
+	if string(cout.b) != ":1\r\n" {
+		t.Fatalf("WAIT after the ACK: %q, want :1", cout.b)
+	}
+	if got := do(t, e, c, "ROLE"); got != fmt.Sprintf("[$master :%d [[$127.0.0.1 $7777 $%d]]]", off, off) {
+		t.Fatalf("ROLE: %s", got)
+	}
+}
+
+// TestPSyncContinuesFromTheBacklog: a replica that comes back with the id
+// and the next offset gets +CONTINUE and exactly the bytes it missed; one
+// with an unknown id or an offset the backlog dropped gets a full sync.
+func TestPSyncContinuesFromTheBacklog(t *testing.T) {
+	e, _ := newEngine(t, Options{})
+	var rout pushed
+	rs := e.Open(proto.RESP, nil)
+	rs.Attach(rout.conn("127.0.0.1:40000"))
+	c := e.Open(proto.RESP, nil)
+	id := fullSync(t, e, rs, &rout)
+	do(t, e, c, "SET", "a", "1")
+	e.Tick(100)
+	off := e.Replication().Offset
+	e.Close(rs)
+	do(t, e, c, "SET", "b", "2")
+
+	var out2 pushed
+	r2 := e.Open(proto.RESP, nil)
+	r2.Attach(out2.conn("127.0.0.1:40002"))
+	do(t, e, r2, "REPLCONF", "capa", "eof", "capa", "psync2")
+	e.ServeStream(r2, resp.AppendCommandString(nil, "PSYNC", id, fmt.Sprint(off+1)), nil)
+	want := "+CONTINUE " + id + "\r\n" + string(resp.AppendCommandString(nil, "SET", "b", "2"))
+	if string(out2.b) != want {
+		t.Fatalf("PSYNC %s %d:\n%q\nwant\n%q", id, off+1, out2.b, want)
+	}
+	var out3 pushed
+	r3 := e.Open(proto.RESP, nil)
+	r3.Attach(out3.conn("127.0.0.1:40003"))
+	e.ServeStream(r3, resp.AppendCommandString(nil, "PSYNC", strings.Repeat("a", 40), "1"), nil)
+	if !strings.HasPrefix(string(out3.b), "+FULLRESYNC "+id) {
+		t.Fatalf("PSYNC with an unknown id: %q", out3.b)
+	}
+	if !strings.Contains(e.infoText(t, "stats"), "sync_full:2\r\nsync_partial_ok:1\r\nsync_partial_err:1\r\n") {
+		t.Fatalf("INFO stats:\n%s", e.infoText(t, "stats"))
+	}
+}
+
+// TestMinReplicasToWrite: writes are refused with Redis's error while
+// fewer replicas than min-replicas-to-write are connected; reads are not.
+func TestMinReplicasToWrite(t *testing.T) {
+	e, _ := newEngine(t, Options{})
+	c := e.Open(proto.RESP, nil)
+	do(t, e, c, "CONFIG", "SET", "min-replicas-to-write", "1")
+	if got := do(t, e, c, "SET", "k", "v"); got != "-NOREPLICAS Not enough good replicas to write." {
+		t.Fatalf("SET without replicas: %s", got)
+	}
+	if got := do(t, e, c, "GET", "k"); got != "nil" {
+		t.Fatalf("GET: %s", got)
+	}
+	var rout pushed
+	rs := e.Open(proto.RESP, nil)
+	rs.Attach(rout.conn("127.0.0.1:40000"))
+	fullSync(t, e, rs, &rout)
+	e.ServeStream(rs, resp.AppendCommandString(nil, "REPLCONF", "ACK", "0"), nil)
+	if got := do(t, e, c, "SET", "k", "v"); got != "+OK" {
+		t.Fatalf("SET with a replica: %s", got)
+	}
+}
+
+// TestNoReplicaNoPropagationCost: with no backlog, a store reports no
+// removals and execute takes no replication path.
+func TestNoReplicaNoPropagationCost(t *testing.T) {
+	e, _ := newEngine(t, Options{})
+	if e.repl.feed {
+		t.Fatal("a fresh engine propagates")
+	}
+	c := e.Open(proto.RESP, nil)
+	do(t, e, c, "SET", "k", "v")
+	if e.Replication().Offset != 0 || e.Replication().Backlog() != nil {
+		t.Fatal("a write without replicas moved the offset or made a backlog")
+	}
+	_ = store.Options{}
+}
+
+func (e *Engine) infoText(t *testing.T, section string) string {
+	c := e.Open(proto.RESP, nil)
+	defer e.Close(c)
+	return do(t, e, c, "INFO", section)
+}

@@ -676,7 +676,7 @@ var specs = [NumOps]Spec{
 		Group: "server", Since: "2.8.0", Complexity: "O(N)", Syntax: "replicationid offset",
 		Summary: "Become a replica: +CONTINUE with the missed stream from the backlog, or +FULLRESYNC and a snapshot."},
 	OpReplConf: {Name: "replconf", Arity: -1, Flags: Admin | NoScript | Loading | Stale | AllowBusy, ACL: CatAdmin | CatSlow | CatDangerous,
-		Group: "server", Since: "3.0.0", Complexity: "O(1)", Syntax: "(option=option value)...",
+		Group: "server", Since: "3.0.0", Complexity: "O(1)",
 		Summary: "A replica tells its primary its port, address, capabilities and acknowledged offset (internal)."},
 	OpRole: {Name: "role", Arity: 1, Flags: NoScript | Loading | Stale | Fast, ACL: CatAdmin | CatFast | CatDangerous,
 		Group: "server", Since: "2.8.12", Complexity: "O(1)",

@@ -179,6 +179,7 @@ func (e *Engine) initRepl() {
 		o.MinReplicasLag = DefaultMinReplicasLag
 	}
 	e.repl.hist = replication.NewState(o.BacklogSize)
+	e.repl.hist.ID = e.runID // until a first replica starts a history of its own
 	e.repl.selDB = -1
 	e.repl.words = make([][]byte, 0, 8)
 	e.refreshGood()

@@ -29,7 +29,7 @@ import (
 // propagation).
 
 // goblinTCP starts goblin-server and returns its RESP TCP address.
-func goblinTCP(t *testing.T, extra ...string) string {
+func goblinTCP(t testing.TB, extra ...string) string {
 	t.Helper()
 	targets := testproc.StartGoblinServer(t, extra...)
 	u, err := url.Parse(targets["tcp/resp"])

@@ -421,9 +421,6 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 	if s.Protocol == proto.SBE {
 		return e.serveSBEStream(s, in, out, limit)
 	}
-	if e.repl.feed {
-		defer e.replFlush()
-	}
 	for consumed < len(in) && !s.quit && !s.failedAuth && len(out) < limit {
 		args, n, err := s.parser.ReadCommand(in[consumed:], e.args, &e.o.Limits)
 		e.args = args[:0]

@@ -442,19 +442,20 @@ func (e *Engine) replFlush() bool {
 			}
 			continue
 		}
-		for len(rp.out) > 0 {
-			n := min(len(rp.out), replPushChunk)
-			if !rp.s.conn.Push(rp.out[:n]) {
+		sent := 0
+		for sent < len(rp.out) {
+			n := min(len(rp.out)-sent, replPushChunk)
+			if !rp.s.conn.Push(rp.out[sent : sent+n]) {
 				break
 			}
-			rp.out = rp.out[n:]
+			sent += n
 		}
+		// Push copied what it took: keep the rest at the front, reuse the buffer.
+		rp.out = rp.out[:copy(rp.out, rp.out[sent:])]
 		if len(rp.out) == 0 {
-			rp.out = rp.out[:0:0] // Push copied it; start the next batch afresh
 			rp.softAt = 0
 		} else {
 			waiting = true
-			rp.out = append([]byte(nil), rp.out...) // do not pin what was sent
 		}
 		if e.overLimit(rp) {
 			e.killReplica(rp)

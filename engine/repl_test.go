@@ -258,3 +258,41 @@ func BenchmarkServeSetReplicated(b *testing.B) {
 		})
 	}
 }
+
+// TestFullSyncLengthForm: a replica without capa eof (or with
+// repl-diskless-sync no) gets "$<len>" and exactly len RDB bytes, with no
+// CRLF after them, and the stream at once; SYNC gets no +FULLRESYNC line.
+func TestFullSyncLengthForm(t *testing.T) {
+	for _, legacy := range []bool{false, true} {
+		e, _ := newEngine(t, Options{})
+		c := e.Open(proto.RESP, nil)
+		do(t, e, c, "SET", "k", "v")
+		var out pushed
+		rs := e.Open(proto.RESP, nil)
+		rs.Attach(out.conn("127.0.0.1:40000"))
+		cmd := []string{"PSYNC", "?", "-1"}
+		if legacy {
+			cmd = []string{"SYNC"}
+		}
+		e.ServeStream(rs, resp.AppendCommandString(nil, cmd...), nil)
+		for i := 0; i < 100 && rs.replica.state != replOnline; i++ {
+			e.Tick(100)
+		}
+		do(t, e, c, "SET", "k2", "v2")
+		e.Tick(100)
+		re := regexp.MustCompile(`^(\+FULLRESYNC [0-9a-f]{40} \d+\r\n)?\$(\d+)\r\n`)
+		m := re.FindSubmatch(out.b)
+		if m == nil || (len(m[1]) > 0) == legacy {
+			t.Fatalf("SYNC %v: head of %q", legacy, out.b[:min(len(out.b), 80)])
+		}
+		var n int
+		fmt.Sscan(string(m[2]), &n)
+		body := out.b[len(m[0]):]
+		if len(body) < n || !bytes.HasPrefix(body, []byte("REDIS0010")) {
+			t.Fatalf("RDB of %d bytes announced, %d follow: %q", n, len(body), body[:min(len(body), 20)])
+		}
+		if got := streamCommands(t, body[n:]); strings.Join(got, "|") != "ping|SELECT 0|SET k2 v2" {
+			t.Fatalf("stream after the RDB: %q", got)
+		}
+	}
+}

@@ -115,6 +115,7 @@ type replState struct {
 	// makes no stream of its own then, and FeedUpstream relays its
 	// primary's.
 	upstream bool
+	linkUp   bool // the link to the primary is up (SetUpstreamLink): chained replicas may sync
 	hist     *replication.State
 	replicas []*replica
 	selDB    int // the stream's database (Redis's slaveseldb), -1: none yet
@@ -201,13 +202,18 @@ func (e *Engine) SetUpstream(on bool) {
 	if r.upstream == on {
 		return
 	}
-	r.upstream = on
+	r.upstream, r.linkUp = on, false
 	r.selDB = -1
 	if !on {
 		r.hist.Shift()
 		e.DropReplicas()
 	}
 }
+
+// SetUpstreamLink tells a replica's engine whether its link to the primary
+// is up (after its sync, until the link drops): while it is not, a
+// chained replica's PSYNC is refused with Redis's NOMASTERLINK.
+func (e *Engine) SetUpstreamLink(up bool) { e.repl.linkUp = up }
 
 // FeedUpstream relays bytes of the primary's stream that this replica has
 // applied to its backlog and its own replicas, unchanged, so a chained
@@ -576,7 +582,7 @@ func (e *Engine) psyncFrom(s *Session, id []byte, off int64, legacy bool) {
 		return
 	}
 	r := &e.repl
-	if r.upstream {
+	if r.upstream && !r.linkUp {
 		e.errText(command.Err, "NOMASTERLINK Can't SYNC while not connected with my master")
 		return
 	}

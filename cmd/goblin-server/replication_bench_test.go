@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -34,6 +35,8 @@ func BenchmarkPrimarySetReplicas(b *testing.B) {
 		b.Run(fmt.Sprintf("replicas=%d", replicas), func(b *testing.B) {
 			ctx := context.Background()
 			addr := goblinTCP(b)
+			g := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1})
+			defer g.Close()
 			var r *redis.Client
 			if replicas == 1 {
 				host, port, _ := net.SplitHostPort(addr)
@@ -47,10 +50,14 @@ func BenchmarkPrimarySetReplicas(b *testing.B) {
 			}
 			for range b.N {
 				setLoad(b, addr, time.Second) // warm-up
+				pid := infoField(ctx, g, "server", "process_id")
+				cpu0 := cpuTicks(b, pid)
 				ops, lat := setLoad(b, addr, time.Duration(secs)*time.Second)
+				cpu := float64(cpuTicks(b, pid)-cpu0) * 1e4 / float64(ops) // ticks are 10 ms
 				b.ReportMetric(float64(ops)/float64(secs), "sets/s")
+				b.ReportMetric(cpu, "goblin-cpu-µs/set")
 				report(b, "set", lat)
-				b.Logf("%d replicas: %.0f SET/s, %v", replicas, float64(ops)/float64(secs), lat.Summary())
+				b.Logf("%d replicas: %.0f SET/s, goblin's CPU %.2f µs/SET, %v", replicas, float64(ops)/float64(secs), cpu, lat.Summary())
 				if r != nil {
 					lag := replicationLag(b, addr, r, 500)
 					report(b, "lag", lag)
@@ -59,6 +66,19 @@ func BenchmarkPrimarySetReplicas(b *testing.B) {
 			}
 		})
 	}
+}
+
+// cpuTicks returns the user and system CPU time of process pid, in clock
+// ticks (/proc/pid/stat fields 14 and 15; 100 per second on Linux).
+func cpuTicks(b *testing.B, pid string) int64 {
+	data, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	s, _ := strconv.ParseInt(f[12], 10, 64)
+	return u + s
 }
 
 // setLoad runs 4 depth-one SET clients for d and returns the SETs done

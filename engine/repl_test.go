@@ -296,3 +296,39 @@ func TestFullSyncLengthForm(t *testing.T) {
 		}
 	}
 }
+
+// TestChainedReplicaRelay: a replica's engine (SetUpstream) that adopted
+// its primary's history lets a chained replica continue from it, relays
+// the applied stream unchanged (FeedUpstream), makes none of its own, and
+// refuses PSYNC while its link is down.
+func TestChainedReplicaRelay(t *testing.T) {
+	e, _ := newEngine(t, Options{})
+	e.SetUpstream(true)
+	id := strings.Repeat("ab", 20)
+	e.Replication().Adopt(id, 100)
+	var out pushed
+	sub := e.Open(proto.RESP, nil)
+	sub.Attach(out.conn("127.0.0.1:40000"))
+	do(t, e, sub, "REPLCONF", "capa", "eof", "capa", "psync2")
+	if got := do(t, e, sub, "PSYNC", id, "101"); got != "-NOMASTERLINK Can't SYNC while not connected with my master" {
+		t.Fatalf("PSYNC with the link down: %s", got)
+	}
+	e.SetUpstreamLink(true)
+	e.ServeStream(sub, resp.AppendCommandString(nil, "PSYNC", id, "101"), nil)
+	if string(out.b) != "+CONTINUE "+id+"\r\n" {
+		t.Fatalf("PSYNC to the replica: %q", out.b)
+	}
+	out.b = out.b[:0]
+	c := e.Open(proto.RESP, nil)
+	do(t, e, c, "SET", "local", "1") // applied from the primary's stream in real life: not propagated again
+	stream := resp.AppendCommandString(nil, "SET", "k", "v")
+	e.FeedUpstream(stream)
+	e.Tick(100)
+	if !bytes.Equal(out.b, stream) || e.Replication().Offset != 100+int64(len(stream)) {
+		t.Fatalf("relayed %q (offset %d), want %q", out.b, e.Replication().Offset, stream)
+	}
+	e.SetUpstream(false) // promotion
+	if h := e.Replication(); h.ID2 != id || h.SecondOffset != 100+int64(len(stream))+1 || len(e.repl.replicas) != 0 {
+		t.Fatalf("after promotion: id2 %s second %d replicas %d", h.ID2, h.SecondOffset, len(e.repl.replicas))
+	}
+}

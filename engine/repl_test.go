@@ -332,3 +332,26 @@ func TestChainedReplicaRelay(t *testing.T) {
 		t.Fatalf("after promotion: id2 %s second %d replicas %d", h.ID2, h.SecondOffset, len(e.repl.replicas))
 	}
 }
+
+// TestReplTimeoutDropsSilentReplica: an online replica that sends no ACK
+// for repl-timeout is disconnected; one that ACKs stays.
+func TestReplTimeoutDropsSilentReplica(t *testing.T) {
+	e, clock := newEngine(t, Options{})
+	var o1, o2 pushed
+	quiet, talker := e.Open(proto.RESP, nil), e.Open(proto.RESP, nil)
+	quiet.Attach(o1.conn("127.0.0.1:40001"))
+	talker.Attach(o2.conn("127.0.0.1:40002"))
+	fullSync(t, e, quiet, &o1)
+	fullSync(t, e, talker, &o2)
+	for _, s := range []*Session{quiet, talker} {
+		e.ServeStream(s, resp.AppendCommandString(nil, "REPLCONF", "ACK", "0"), nil)
+	}
+	for i := 0; i < 7; i++ {
+		clock.Advance(10 * time.Second)
+		e.ServeStream(talker, resp.AppendCommandString(nil, "REPLCONF", "ACK", "0"), nil)
+		e.Tick(100)
+	}
+	if len(e.repl.replicas) != 1 || e.repl.replicas[0].s != talker || quiet.replica != nil {
+		t.Fatalf("after 70 s: %d replicas; the silent one dropped: %v", len(e.repl.replicas), quiet.replica == nil)
+	}
+}

@@ -84,6 +84,9 @@ var (
 	wKeepTTL    = []byte("KEEPTTL")
 	wHSet       = []byte("HSET")
 	wSRem       = []byte("SREM")
+	wRestore    = []byte("RESTORE")
+	wReplace    = []byte("REPLACE")
+	wAbsTTL     = []byte("ABSTTL")
 	errNoSocket = "ERR replication needs a socket connection (this transport cannot send to a client out of turn)"
 )
 
@@ -336,6 +339,23 @@ func (e *Engine) replWords(r *command.Request) [][]byte {
 			w = append(w, wPersist, r.Key)
 		default:
 			w = append(w, wPExpireAt, r.Key, at())
+		}
+		e.repl.words = w
+		return w
+	case command.OpRestore:
+		// An absolute expiry, as Redis rewrites it (IDLETIME and FREQ,
+		// which goblin does not keep, are left out).
+		t := e.st.ExpireTime(r.Key)
+		ttl := []byte("0")
+		if t >= 0 {
+			ttl = at()
+		}
+		w = append(w, wRestore, r.Key, ttl, r.Value)
+		if r.Flags&command.FlagReplace != 0 {
+			w = append(w, wReplace)
+		}
+		if t >= 0 {
+			w = append(w, wAbsTTL)
 		}
 		e.repl.words = w
 		return w

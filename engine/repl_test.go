@@ -94,9 +94,12 @@ func TestReplicationStreamAsRedisPropagates(t *testing.T) {
 		{"DEL", "nokey"}, // changes nothing
 		{"SADD", "s", "a"}, {"SPOP", "s"},
 		{"SELECT", "3"}, {"SET", "a", "b"}, {"SELECT", "0"},
+		{"SET", "src", "v"},
 	} {
 		do(t, e, c, cmd...)
 	}
+	payload := strings.TrimPrefix(do(t, e, c, "DUMP", "src"), "$")
+	do(t, e, c, "RESTORE", "dst", "5000", payload, "REPLACE")
 	clock.Advance(11 * time.Second)
 	if got := do(t, e, c, "GET", "e"); got != "nil" {
 		t.Fatalf("GET of an expired key: %s", got)
@@ -111,12 +114,15 @@ func TestReplicationStreamAsRedisPropagates(t *testing.T) {
 		"MULTI", "SET x 1", "SET y 2", "EXEC",
 		"SADD s a", "SREM s a",
 		"SELECT 3", "SET a b",
-		"SELECT 0", "DEL e",
+		"SELECT 0", "SET src v",
+		fmt.Sprintf("RESTORE dst %d %s REPLACE ABSTTL", t0+5000, payload),
+		"DEL e",
+		"DEL dst", // expired too, found by the active sweep
 		"ping",
 	}
 	got := streamCommands(t, rout.b)
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("stream:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		t.Fatalf("stream:\n%q\nwant:\n%q", got, want)
 	}
 	rout.b = rout.b[:0]
 

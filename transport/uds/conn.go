@@ -420,11 +420,24 @@ func (s *Server) kill(c *conn) {
 	}
 }
 
-// push queues b for c outside of any reply (MONITOR), as a block of its
-// own that the next writable event sends; it is charged like a reply.
+// push sends b to c outside of any reply (MONITOR, a replica's stream):
+// written at once when nothing of c's waits to be written (one write, no
+// epoll change: a replica's stream is pushed every loop cycle), else, or
+// for what the socket did not take, queued as a block of its own that the
+// next writable event sends; it is charged like a reply.
 func (s *Server) push(c *conn, b []byte) bool {
 	if c.fd < 0 || s.conns[c.fd] != c || c.closing || c.pendBytes+len(b) > s.cfg.MaxOutput {
 		return false
+	}
+	if len(c.pend) == 0 && c.fresh == nil { // not inside c's own serve: nothing to overtake
+		n, done, _ := s.write(c, b) // after a write error the next flush drops c
+		if n > 0 {
+			c.lastWrite = s.now
+		}
+		if done {
+			return true
+		}
+		b = b[n:] // the rest waits for a writable event
 	}
 	block := append([]byte(nil), b...)
 	c.pend = append(c.pend, block)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/url"
+	"os"
 	"reflect"
 	"regexp"
 	"sort"
@@ -52,49 +53,58 @@ func infoField(ctx context.Context, c *redis.Client, section, field string) stri
 	return m[1]
 }
 
-// snapshotOf reads every key of db with its type and value, as comparable
-// strings.
+// snapshotOf reads every key of the client's database with its type and
+// value, as comparable strings (pipelined, a SCAN page at a time).
 func snapshotOf(t *testing.T, ctx context.Context, c *redis.Client) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	iter := c.Scan(ctx, 0, "*", 1000).Iterator()
-	for iter.Next(ctx) {
-		k := iter.Val()
-		typ, err := c.Type(ctx, k).Result()
+	var cursor uint64
+	for {
+		keys, next, err := c.Scan(ctx, cursor, "*", 1000).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
-		var v string
-		switch typ {
-		case "string":
-			v, err = c.Get(ctx, k).Result()
-		case "hash":
-			var m map[string]string
-			m, err = c.HGetAll(ctx, k).Result()
-			v = fmt.Sprint(m) // fmt sorts map keys
-		case "set":
-			var m []string
-			m, err = c.SMembers(ctx, k).Result()
-			sort.Strings(m)
-			v = fmt.Sprint(m)
-		case "list":
-			var m []string
-			m, err = c.LRange(ctx, k, 0, -1).Result()
-			v = fmt.Sprint(m)
-		case "none":
-			continue // expired or deleted between SCAN and TYPE
-		default:
-			t.Fatalf("key %q of type %s", k, typ)
+		p := c.Pipeline()
+		types := make([]*redis.StatusCmd, len(keys))
+		for i, k := range keys {
+			types[i] = p.Type(ctx, k)
 		}
-		if err != nil && err != redis.Nil {
+		if _, err := p.Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		out[k] = typ + ":" + v
+		p = c.Pipeline()
+		vals := make([]func() string, len(keys))
+		for i, k := range keys {
+			switch typ := types[i].Val(); typ {
+			case "string":
+				cmd := p.Get(ctx, k)
+				vals[i] = cmd.Val
+			case "hash":
+				cmd := p.HGetAll(ctx, k)
+				vals[i] = func() string { return fmt.Sprint(cmd.Val()) } // fmt sorts map keys
+			case "set":
+				cmd := p.SMembers(ctx, k)
+				vals[i] = func() string { m := cmd.Val(); sort.Strings(m); return fmt.Sprint(m) }
+			case "list":
+				cmd := p.LRange(ctx, k, 0, -1)
+				vals[i] = func() string { return fmt.Sprint(cmd.Val()) }
+			case "none": // expired or deleted between SCAN and TYPE
+			default:
+				t.Fatalf("key %q of type %s", k, typ)
+			}
+		}
+		if _, err := p.Exec(ctx); err != nil && err != redis.Nil {
+			t.Fatal(err)
+		}
+		for i, k := range keys {
+			if vals[i] != nil {
+				out[k] = types[i].Val() + ":" + vals[i]()
+			}
+		}
+		if cursor = next; cursor == 0 {
+			return out
+		}
 	}
-	if err := iter.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // TestRedisReplicatesFromGoblin is the whole primary side against a real
@@ -105,8 +115,12 @@ func TestRedisReplicatesFromGoblin(t *testing.T) {
 	g := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 4})
 	defer g.Close()
 
-	// A data set of every type goblin stores, in two databases.
-	const n = 20000
+	// A data set of every type goblin stores, in two databases: 2 × n keys
+	// (REPL_KEYS sets n; default 100 000).
+	n := 100000
+	if v := os.Getenv("REPL_KEYS"); v != "" {
+		n, _ = strconv.Atoi(v)
+	}
 	for db := 0; db < 2; db++ {
 		gc := redis.NewClient(&redis.Options{Addr: addr, DB: db * 5, PoolSize: 1})
 		p := gc.Pipeline()

@@ -104,6 +104,7 @@ func New(o Options) (*Server, error) {
 		SlowlogSlowerThan: o.SlowlogSlowerThan,
 		SlowlogMaxLen:     o.SlowlogMaxLen,
 
+		Replication: o.Replication,
 		Persistence: engine.Persistence{
 			Dir: dir, DBFilename: o.DBFilename, Save: o.Save, NoCompression: o.NoCompression,
 			NoChecksum: o.NoChecksum, KeepWritingOnError: o.KeepWritingOnSaveError, ProtectedConfig: o.ProtectedConfig, SaveSlice: o.SaveSlice,

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"sort"
@@ -318,5 +319,29 @@ func TestRedisReplicatesFromGoblin(t *testing.T) {
 	}
 	if err := g.Set(ctx, "gated", "1", 0).Err(); err != nil {
 		t.Fatalf("SET with min-replicas-to-write 1 and one replica: %v", err)
+	}
+}
+
+// TestReplicationSettingsFromFlagsAndFile: the replication parameters come
+// from goblin-server's flags and from a redis.conf file under Redis's
+// names (aliases included), and CONFIG GET shows them.
+func TestReplicationSettingsFromFlagsAndFile(t *testing.T) {
+	ctx := context.Background()
+	conf := filepath.Join(t.TempDir(), "goblin.conf")
+	if err := os.WriteFile(conf, []byte("repl-backlog-size 2mb\nrepl-diskless-sync no\nmin-slaves-max-lag 7\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := goblinTCP(t, "--config", conf, "--repl-timeout", "30", "--min-replicas-to-write", "1")
+	g := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1})
+	defer g.Close()
+	want := map[string]string{"repl-backlog-size": "2097152", "repl-diskless-sync": "no", "min-replicas-max-lag": "7",
+		"repl-timeout": "30", "min-replicas-to-write": "1", "repl-ping-replica-period": "10"}
+	for k, v := range want {
+		if got, err := g.ConfigGet(ctx, k).Result(); err != nil || got[k] != v {
+			t.Errorf("CONFIG GET %s: %v %v, want %s", k, got, err, v)
+		}
+	}
+	if err := g.Set(ctx, "k", "v", 0).Err(); err == nil || err.Error() != "NOREPLICAS Not enough good replicas to write." {
+		t.Fatalf("SET with --min-replicas-to-write 1 and no replica: %v", err)
 	}
 }

@@ -89,9 +89,9 @@ type config struct {
 	dir, dbfilename, save       string
 	rdbcompression, rdbchecksum string
 	// Replication, primary side (docs/replication.md).
-	replBacklog, replDiskless     string
-	replPing, replTimeout         int64
-	minReplicas, minReplicasLag   int64
+	replBacklog, replDiskless   string
+	replPing, replTimeout       int64
+	minReplicas, minReplicasLag int64
 	stopWritesOnError           string
 	rdbSkipUnsupported          bool
 	protectedConfigs            string

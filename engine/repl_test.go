@@ -361,3 +361,29 @@ func TestReplTimeoutDropsSilentReplica(t *testing.T) {
 		t.Fatalf("after 70 s: %d replicas; the silent one dropped: %v", len(e.repl.replicas), quiet.replica == nil)
 	}
 }
+
+// TestReplicaGoneMidSyncReleasesTheCut: a replica that disconnects during
+// its full sync ends the snapshot, so the stores' cut is free again (a
+// BGSAVE can start) and the next replica gets a sync of its own.
+func TestReplicaGoneMidSyncReleasesTheCut(t *testing.T) {
+	e, _ := newEngine(t, Options{Persistence: Persistence{Dir: t.TempDir()}})
+	c := e.Open(proto.RESP, nil)
+	for i := 0; i < 20000; i++ {
+		do(t, e, c, "SET", fmt.Sprintf("key:%d", i), strings.Repeat("v", 100))
+	}
+	var out pushed
+	rs := e.Open(proto.RESP, nil)
+	rs.Attach(out.conn("127.0.0.1:40000"))
+	do(t, e, rs, "REPLCONF", "capa", "eof")
+	e.ServeStream(rs, resp.AppendCommandString(nil, "PSYNC", "?", "-1"), nil)
+	if e.repl.job == nil {
+		t.Fatal("no snapshot started")
+	}
+	e.Close(rs)
+	if e.repl.job != nil || e.repl.finishing {
+		t.Fatal("the snapshot goes on for a replica that left")
+	}
+	if got := do(t, e, c, "BGSAVE"); got != "+Background saving started" {
+		t.Fatalf("BGSAVE after the replica left: %s", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
@@ -908,6 +909,7 @@ func (e *Engine) wait(s *Session, r *command.Request) {
 		s.waitUntil = e.clock.NowMillis() + r.Amount2
 	}
 	s.waiting, s.failedAuth = true, true // failedAuth: end this batch of requests here
+	s.hold = time.Millisecond            // the transport offers the rest again, until WAIT is answered
 	e.repl.waiters = append(e.repl.waiters, s)
 	e.repl.getAck = true
 	e.muteReply(s)

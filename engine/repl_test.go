@@ -129,8 +129,15 @@ func TestReplicationStreamAsRedisPropagates(t *testing.T) {
 	// WAIT parks the client until the replica acknowledges its last write.
 	do(t, e, c, "SET", "w", "1")
 	in := resp.AppendCommandString(nil, "WAIT", "1", "0")
-	if n, reply, _ := e.ServeStream(c, in, nil); n != len(in) || len(reply) != 0 {
-		t.Fatalf("WAIT answered at once: %q", reply)
+	get := resp.AppendCommandString(nil, "GET", "w")
+	if n, reply, _ := e.ServeStream(c, append(in, get...), nil); n != len(in) || len(reply) != 0 {
+		t.Fatalf("WAIT (with a GET pipelined behind it) consumed %d of %d bytes and answered %q at once", n, len(in), reply)
+	}
+	if c.Hold() == 0 {
+		t.Fatal("a parked WAIT asks its transport for no hold: the GET behind it would never be offered again")
+	}
+	if n, _, _ := e.ServeStream(c, get, nil); n != 0 || c.Hold() == 0 {
+		t.Fatalf("the GET behind a parked WAIT was served (consumed %d) or not held", n)
 	}
 	e.Tick(100)
 	if !strings.Contains(string(rout.b), "REPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*") {
@@ -143,6 +150,9 @@ func TestReplicationStreamAsRedisPropagates(t *testing.T) {
 	e.ServeStream(rs, resp.AppendCommandString(nil, "REPLCONF", "ACK", fmt.Sprint(off)), nil)
 	if string(cout.b) != ":1\r\n" {
 		t.Fatalf("WAIT after the ACK: %q, want :1", cout.b)
+	}
+	if got := do(t, e, c, "GET", "w"); got != "$1" {
+		t.Fatalf("the GET behind the WAIT, once answered: %s", got)
 	}
 	if got := do(t, e, c, "ROLE"); got != fmt.Sprintf("[$master :%d [[$127.0.0.1 $7777 $%d]]]", off, off) {
 		t.Fatalf("ROLE: %s", got)

@@ -250,6 +250,11 @@ const (
 	OpSSubscribe          Op = 572
 	OpSUnsubscribe        Op = 573
 	OpSPublish            Op = 574
+	// Replication, primary side (580-599): RESP only, above sbe.MaxOp.
+	OpSync     Op = 580
+	OpPSync    Op = 581
+	OpReplConf Op = 582
+	OpRole     Op = 583
 )
 
 // Key specs of the common shapes.
@@ -679,7 +684,20 @@ var specs = [NumOps]Spec{
 	OpWait: {Name: "wait", Arity: 3, Flags: NoScript, ACL: CatSlow | CatConnection,
 		Tips:  "request_policy:all_shards response_policy:agg_min",
 		Group: "generic", Since: "3.0.0", Complexity: "O(1)", Syntax: "numreplicas timeout",
-		Summary: "Wait for replicas to acknowledge writes: goblin has none, so 0 at once."},
+		Summary: "Wait until numreplicas replicas acknowledged this client's writes, or timeout ms (0: for ever); the count that did."},
+	// Replication, primary side.
+	OpSync: {Name: "sync", Arity: 1, Flags: Admin | NoAsyncLoading | NoMulti | NoScript, ACL: CatAdmin | CatSlow | CatDangerous,
+		Group: "server", Since: "1.0.0", Complexity: "O(N)",
+		Summary: "Become a replica by the old protocol: a snapshot, then the command stream (used by old replicas)."},
+	OpPSync: {Name: "psync", Arity: -3, Flags: Admin | NoAsyncLoading | NoMulti | NoScript, ACL: CatAdmin | CatSlow | CatDangerous,
+		Group: "server", Since: "2.8.0", Complexity: "O(N)", Syntax: "replicationid offset",
+		Summary: "Become a replica: +CONTINUE with the missed stream from the backlog, or +FULLRESYNC and a snapshot."},
+	OpReplConf: {Name: "replconf", Arity: -1, Flags: Admin | NoScript | Loading | Stale | AllowBusy, ACL: CatAdmin | CatSlow | CatDangerous,
+		Group: "server", Since: "3.0.0", Complexity: "O(1)",
+		Summary: "A replica tells its primary its port, address, capabilities and acknowledged offset (internal)."},
+	OpRole: {Name: "role", Arity: 1, Flags: NoScript | Loading | Stale | Fast, ACL: CatAdmin | CatFast | CatDangerous,
+		Group: "server", Since: "2.8.12", Complexity: "O(1)",
+		Summary: "The node's replication role: master, its offset and its online replicas."},
 	OpConfigSet: {Name: "config|set", Arity: -4, Flags: Admin | NoScript | Loading | Stale, ACL: CatAdmin | CatSlow | CatDangerous,
 		Tips: "request_policy:all_nodes response_policy:all_succeeded", Container: OpConfig, Group: "server", Since: "2.0.0",
 		Complexity: "O(N) for N parameters", Syntax: "(data=parameter value)...",

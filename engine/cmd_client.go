@@ -81,7 +81,10 @@ func (e *Engine) appendClientLine(b []byte, s *Session) []byte {
 	if s.monitor {
 		b = append(b, 'O')
 	}
-	if s.pubsub {
+	if s.replica != nil {
+		b = append(b, 'S')
+	}
+	if s.pubsub { // after O/S and M, as Redis's catClientInfoString
 		b = append(b, 'P')
 	}
 	if s.tx.on {
@@ -148,7 +151,7 @@ func (e *Engine) clientKill(s *Session, r *command.Request) {
 	var id uint64
 	var addr, laddr []byte
 	skipMe := true
-	ofType := 0 // TYPE: 1 normal, 2 pubsub
+	ofType := 0 // TYPE: 1 normal, 2 pubsub, 3 replica (Redis's getClientType)
 	if r.Flags&command.FlagKillAddr != 0 {
 		addr, skipMe = r.Value, false
 	}
@@ -170,8 +173,10 @@ func (e *Engine) clientKill(s *Session, r *command.Request) {
 				ofType = 1
 			case command.EqualFold(v, "pubsub"):
 				ofType = 2
+			case command.EqualFold(v, "replica"), command.EqualFold(v, "slave"):
+				ofType = 3
 			default:
-				id = ^uint64(0) // goblin's clients are normal or pubsub: none matches
+				id = ^uint64(0) // no master clients here: none matches
 			}
 		}
 	}
@@ -181,7 +186,7 @@ func (e *Engine) clientKill(s *Session, r *command.Request) {
 		switch {
 		case id != 0 && c.ID != id, addr != nil && string(addr) != c.conn.Addr,
 			laddr != nil && string(laddr) != c.conn.LocalAddr, c == s && skipMe,
-			ofType == 1 && c.pubsub, ofType == 2 && !c.pubsub:
+			ofType == 1 && (c.pubsub || c.replica != nil), ofType == 2 && !c.pubsub, ofType == 3 && c.replica == nil:
 			continue
 		}
 		killed++

@@ -105,7 +105,7 @@ func (e *Engine) params() []Param {
 				return nil
 			}},
 		{Name: "lfu-decay-time", Get: fixed("1")},
-	}, append(e.persistParams(), e.o.Params...)...)
+	}, append(append(e.persistParams(), e.replParams()...), e.o.Params...)...)
 	e.paramList = append(e.paramList, e.limitParams()...)
 	e.paramList = append(e.paramList, e.outputLimitParam()) // Pub/Sub (pubsub.go)
 	if e.o.Limits.MaxBulkLen == 0 {

@@ -27,6 +27,7 @@ func (e *Engine) db(i int64) *store.Store {
 			return nil
 		}
 		e.dbs[i] = st
+		e.watchRemovals(st)
 		// A new database's first change counter is no change to save.
 		e.snap.dirtyBase += st.Mods()
 		e.snap.dirtyStart += st.Mods()
@@ -51,7 +52,11 @@ func (e *Engine) Tick(budget int) int {
 	if e.cl != nil {
 		e.tickCluster()
 	}
-	return work + e.tickPersist()
+	work += e.tickPersist()
+	if e.repl.feed || len(e.repl.waiters) > 0 || len(e.repl.replicas) > 0 {
+		work += e.tickRepl()
+	}
+	return work
 }
 
 func (e *Engine) selectDB(s *Session, r *command.Request) {

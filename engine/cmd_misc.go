@@ -19,7 +19,6 @@ func (e *Engine) time(*Session, *command.Request) {
 
 // wait answers WAIT numreplicas timeout: no replica acknowledges anything,
 // so 0, at once (Redis would wait out the timeout for numreplicas > 0).
-func (e *Engine) wait(*Session, *command.Request) { e.integer(0) }
 
 func (e *Engine) functionFlush(*Session, *command.Request) { e.ok() }
 

@@ -110,6 +110,9 @@ type Options struct {
 	// PubSubLog receives Pub/Sub's events (a subscriber cut at
 	// client-output-buffer-limit; pubsub.go); default discard.
 	PubSubLog *slog.Logger
+	// Replication configures the primary side of replication (PSYNC, the
+	// backlog, WAIT, min-replicas-to-write; cmd_repl.go).
+	Replication ReplicationOptions
 }
 
 // Stats are one transport's counters. Only the loop goroutine writes them
@@ -143,7 +146,8 @@ type Session struct {
 	name   []byte
 
 	// authFails counts wrong passwords (AUTH, HELLO AUTH) while a password
-	// is required; failedAuth ends a ServeStream call after one, so the
+	// is required; failedAuth ends a ServeStream call after one (and after
+	// a WAIT that parks the client), so the
 	// transport can delay the client's next guess (see AuthFailures).
 	authFails  uint64
 	failedAuth bool
@@ -173,6 +177,14 @@ type Session struct {
 	// are any (Redis's CLIENT_PUBSUB: RESP2 allows only a few commands).
 	sub    *sessionSubs
 	pubsub bool
+	// Replication (cmd_repl.go): what the client told with REPLCONF, its
+	// state as a replica (nil unless it sent SYNC or PSYNC), the stream
+	// offset after its last write (WAIT's), and a parked WAIT.
+	rconf              replConf
+	replica            *replica
+	woff               int64
+	waiting            bool
+	waitNum, waitUntil int64
 
 	// The partial request at the front of the stream, so a request that
 	// arrives in many pieces is parsed once, not once per piece.
@@ -225,6 +237,12 @@ func (e *Engine) Close(s *Session) {
 	e.endTx(s)
 	e.stopMonitor(s)
 	e.dropSubscriptions(s)
+	if s.replica != nil {
+		e.dropReplica(s)
+	}
+	if s.waiting {
+		e.dropWaiter(s)
+	}
 	if i := s.index; i >= 0 && i < len(e.sessions) && e.sessions[i] == s {
 		last := len(e.sessions) - 1
 		e.sessions[i] = e.sessions[last]
@@ -345,6 +363,7 @@ type Engine struct {
 	// Pub/Sub (pubsub.go).
 	ps       pubsubState
 	aclChans []acl.Channel // the channels of the request being checked
+	repl replState    // replication, primary side (cmd_repl.go)
 }
 
 // NewEngine returns an engine executing against st.
@@ -387,6 +406,7 @@ func NewEngine(st *store.Store, o Options) *Engine {
 	}
 	e.initPersist()
 	e.ps.init()
+	e.initRepl()
 	return e
 }
 
@@ -427,6 +447,10 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 		limit += len(out) // stop once out reaches this length
 	} else {
 		limit = int(^uint(0) >> 1)
+	}
+	if s.waiting { // a parked WAIT: its further requests wait their turn
+		s.hold = time.Millisecond
+		return 0, out, false
 	}
 	s.failedAuth = false
 	s.lastAt = e.now // CLIENT LIST's idle

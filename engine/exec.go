@@ -117,6 +117,9 @@ func init() {
 		command.OpPubSubChannels: (*Engine).pubsubChannels, command.OpPubSubShardChannels: (*Engine).pubsubChannels,
 		command.OpPubSubNumSub: (*Engine).pubsubNumSub, command.OpPubSubShardNumSub: (*Engine).pubsubNumSub,
 		command.OpPubSubNumPat: (*Engine).pubsubNumPat, command.OpPubSubHelp: (*Engine).help,
+		// Replication, primary side.
+		command.OpSync: (*Engine).sync, command.OpPSync: (*Engine).psync,
+		command.OpReplConf: (*Engine).replConf, command.OpRole: (*Engine).role,
 	} {
 		handlers[op] = h
 	}
@@ -345,7 +348,7 @@ func (e *Engine) execute(s *Session, r *command.Request) {
 	e.cmd[r.Op].calls++
 	// CONFIG SET is timed even while the slow log is off: it may turn it
 	// on, and Redis logs it then.
-	if e.sampleLeft--; e.sampleLeft <= 0 || s.noTouch || len(e.watchers) > 0 || r.Op == command.OpConfigSet {
+	if e.sampleLeft--; e.sampleLeft <= 0 || s.noTouch || len(e.watchers) > 0 || r.Op == command.OpConfigSet || e.repl.feed {
 		e.executeSlow(s, r, h)
 		return
 	}
@@ -407,7 +410,21 @@ func (e *Engine) executeSlow(s *Session, r *command.Request, h handler) {
 		defer e.st.SetNoTouch(false)
 	}
 	before := e.st.Mods()
+	feeding := e.repl.feed
+	var mods uint64
+	if feeding {
+		mods = e.mods()
+		e.repl.depth++
+	}
 	h(e, s, r)
+	if feeding {
+		e.repl.depth--
+		e.propagate(s, r, mods)
+		if e.repl.depth == 0 {
+			e.flushUnit()
+			s.woff = e.repl.hist.Offset
+		}
+	}
 	// A write that changed the store touches its keys' watchers (one that
 	// changed nothing, such as SET NX on an existing key, touches none, as
 	// in Redis).

@@ -320,12 +320,15 @@ func (e *Engine) backgroundDone(err error) {
 // writesDenied reports whether writes fail with MISCONF: a background
 // save failed and stop-writes-on-bgsave-error is on with a save policy.
 func (e *Engine) writesDenied() bool {
-	return !e.snap.lastOK && !e.o.Persistence.KeepWritingOnError && len(e.o.Persistence.Save) > 0
+	return e.repl.gate || !e.snap.lastOK && !e.o.Persistence.KeepWritingOnError && len(e.o.Persistence.Save) > 0
 }
 
 // misconf answers a write (or PING, as Redis) refused after a failed
 // background save.
 func (e *Engine) misconf(r *command.Request) bool {
+	if !(!e.snap.lastOK && !e.o.Persistence.KeepWritingOnError && len(e.o.Persistence.Save) > 0) {
+		return e.noReplicas(r) // min-replicas-to-write
+	}
 	if r.Op != command.OpPing && command.Lookup(r.Op).Flags&command.Write == 0 {
 		return false
 	}

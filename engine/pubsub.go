@@ -42,8 +42,9 @@ type pubsubState struct {
 
 	// client-output-buffer-limit's pubsub class: bytes, bytes, seconds.
 	hard, soft, softSecs int64
-	// The normal and replica classes, kept for CONFIG GET (goblin
-	// bounds every socket client by --client-output-limit instead).
+	// The normal class, kept for CONFIG GET (goblin bounds every socket
+	// client by --client-output-limit instead), and the replica class,
+	// which replicaOverLimit applies to a replica's stream (cmd_repl.go).
 	normal, replica [3]int64
 	cuts            int64 // subscribers disconnected by the limit
 }
@@ -104,7 +105,7 @@ func (p *pubsubState) init() {
 	p.shard = map[string]*subscribers{}
 	p.byPat = map[string]*subscribers{}
 	p.hard, p.soft, p.softSecs = defaultPubSubHard, defaultPubSubSoft, defaultPubSubSoftSecs
-	p.replica = [3]int64{256 << 20, 64 << 20, 60}
+	p.replica = [3]int64{DefaultReplicaHardLimit, DefaultReplicaSoftLimit, DefaultReplicaSoftSecs}
 }
 
 // subCount is the count a SUBSCRIBE or PSUBSCRIBE confirmation carries:
@@ -466,17 +467,17 @@ func (e *Engine) send(from, sub *Session, msg []byte) {
 		e.ps.out = append(e.ps.out, msg...)
 		return
 	}
-	if !sub.conn.Push(msg) || e.overLimit(sub) {
+	if !sub.conn.Push(msg) || e.subscriberOverLimit(sub) {
 		sub.killed = true
 		e.ps.cut = append(e.ps.cut, sub)
 	}
 }
 
-// overLimit applies client-output-buffer-limit pubsub to sub's queued
+// subscriberOverLimit applies client-output-buffer-limit pubsub to sub's queued
 // output, as Redis's checkClientOutputBufferLimits does: over the hard
 // limit at once, over the soft limit once it has stayed over it for more
 // than the soft seconds.
-func (e *Engine) overLimit(sub *Session) bool {
+func (e *Engine) subscriberOverLimit(sub *Session) bool {
 	if sub.conn.Queued == nil {
 		return false
 	}

@@ -33,6 +33,13 @@ var Rewritable = []struct{ Name, Default string }{
 	{"rdbcompression", "yes"},
 	{"rdbchecksum", "yes"},
 	{"stop-writes-on-bgsave-error", "yes"},
+	// Replication, primary side.
+	{"repl-backlog-size", "1048576"},
+	{"repl-diskless-sync", "yes"},
+	{"repl-ping-replica-period", "10"},
+	{"repl-timeout", "60"},
+	{"min-replicas-to-write", "0"},
+	{"min-replicas-max-lag", "10"},
 }
 
 // configValues returns the rewritable parameters' current values as

@@ -167,6 +167,9 @@ type Options struct {
 	// ProtectedConfig lets CONFIG SET change dir and dbfilename (Redis's
 	// enable-protected-configs yes).
 	ProtectedConfig bool
+	// Replication configures the primary side of replication
+	// (docs/replication.md); the zero value is Redis's defaults.
+	Replication engine.ReplicationOptions
 	// SaveSlice bounds the time a background save works per loop cycle
 	// (default engine.DefaultSaveSlice).
 	SaveSlice time.Duration

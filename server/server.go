@@ -105,6 +105,7 @@ func New(o Options) (*Server, error) {
 		SlowlogMaxLen:     o.SlowlogMaxLen,
 		PubSubLog:         s.log,
 
+		Replication: o.Replication,
 		Persistence: engine.Persistence{
 			Dir: dir, DBFilename: o.DBFilename, Save: o.Save, NoCompression: o.NoCompression,
 			NoChecksum: o.NoChecksum, KeepWritingOnError: o.KeepWritingOnSaveError, ProtectedConfig: o.ProtectedConfig, SaveSlice: o.SaveSlice,

@@ -59,6 +59,8 @@ func (s *Server) setupMetrics() {
 		arenaPages.Set(st.ArenaPagesFreed)
 	})
 
+	s.replicationSource(m)
+
 	for _, ss := range s.streams {
 		streamSource(m, ss)
 	}
@@ -267,4 +269,29 @@ func buildInfo(m *Metrics) {
 	}
 	m.Gauge("build_info", "1, labelled with goblin's version and revision, the Go version and the Redis version goblin reports.",
 		prometheus.Labels{"version": version, "revision": revision, "goversion": runtime.Version(), "redis_version": engine.DefaultVersion}).Set(1)
+}
+
+// replicationSource publishes the primary side of replication: replicas,
+// the stream offset, how far the replicas are behind, and the syncs.
+func (s *Server) replicationSource(m *Metrics) {
+	var rs engine.ReplicationStats
+	connected := m.Gauge("connected_replicas", "Replicas connected (INFO connected_slaves), syncing ones included.", nil)
+	online := m.Gauge("online_replicas", "Replicas receiving the command stream.", nil)
+	offset := m.Gauge("master_repl_offset_bytes", "Bytes of replication stream produced (INFO master_repl_offset).", nil)
+	lagBytes := m.Gauge("replica_lag_bytes", "The largest distance, in stream bytes, between master_repl_offset and an online replica's acknowledged offset.", nil)
+	lagSecs := m.Gauge("replica_ack_age_seconds", "The age of the oldest last acknowledgement among online replicas (INFO's lag), in seconds.", nil)
+	full := m.Counter("sync_full_total", "Full resynchronisations served (INFO sync_full).", nil)
+	partialOK := m.Counter("sync_partial_ok_total", "PSYNCs continued from the backlog (INFO sync_partial_ok).", nil)
+	partialErr := m.Counter("sync_partial_err_total", "PSYNCs that could not continue and got a full sync (INFO sync_partial_err).", nil)
+	m.Source(func() {
+		s.engine.ReplicationStats(&rs)
+		connected.Set(int64(rs.ConnectedReplicas))
+		online.Set(int64(rs.OnlineReplicas))
+		offset.Set(rs.Offset)
+		lagBytes.Set(rs.MaxLagBytes)
+		lagSecs.Set(rs.MaxLagSeconds)
+		full.Set(rs.SyncFull)
+		partialOK.Set(rs.SyncPartialOK)
+		partialErr.Set(rs.SyncPartialErr)
+	})
 }

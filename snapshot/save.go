@@ -30,6 +30,9 @@ type Options struct {
 	UsedMemory int64
 	// Now is the ctime AUX field; default time.Now().
 	Now time.Time
+	// Aux are AUX fields written after the standard ones (a full
+	// resynchronisation's repl-stream-db, repl-id, repl-offset).
+	Aux [][2]string
 	// MaxBacklog bounds the bytes queued for the writer goroutine before
 	// Step stops walking (copy-on-write goes on); default 8 MiB.
 	MaxBacklog int64
@@ -50,9 +53,10 @@ type Job struct {
 	cowKeys int64 // of which by copy-on-write
 	walking bool  // the walk, not a write, is handing keys over
 
-	file    *os.File // foreground: written by the loop itself
-	pipe    *pipe    // background: written by the writer goroutine
-	encoded bool     // every key is encoded and the encoder closed
+	file    *os.File     // foreground: written by the loop itself
+	pipe    *pipe        // background: written by the writer goroutine
+	queued  func() int64 // a stream's bytes not sent yet (BeginStream)
+	encoded bool         // every key is encoded and the encoder closed
 	started time.Time
 }
 
@@ -93,8 +97,32 @@ func Begin(dbs []DB, o Options, background bool) (*Job, error) {
 	} else {
 		j.file = f
 	}
+	return j.begin(dbs, w)
+}
+
+// BeginStream starts a save of dbs as they are now into w instead of a
+// file: a full resynchronisation's RDB, which the caller sends to a
+// replica. The caller advances it with Step (or StepFor) until Finished,
+// as a background save; queued reports the bytes written to w and not yet
+// sent, and the walk pauses while they exceed Options.MaxBacklog (writes
+// to keys not yet walked are still handed over). w is called on the
+// caller's goroutine only. Options.Path and TempPath are not used.
+func BeginStream(dbs []DB, o Options, w io.Writer, queued func() int64) (*Job, error) {
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	if o.MaxBacklog <= 0 {
+		o.MaxBacklog = 8 << 20
+	}
+	j := &Job{o: o, encDB: -1, started: time.Now(), queued: queued}
+	return j.begin(dbs, w)
+}
+
+// begin takes the cuts and writes the header.
+func (j *Job) begin(dbs []DB, w io.Writer) (*Job, error) {
+	o := j.o
 	j.enc = rdb.NewEncoder(w, rdb.EncoderOptions{NoCompression: o.NoCompression, NoChecksum: o.NoChecksum,
-		UsedMemory: o.UsedMemory, Now: o.Now})
+		UsedMemory: o.UsedMemory, Now: o.Now, Aux: o.Aux})
 	for _, d := range dbs {
 		if d.Store == nil || d.Store.Len() == 0 {
 			continue
@@ -169,7 +197,7 @@ func (j *Job) StepFor(d time.Duration) bool {
 		if j.Step(16) {
 			return true
 		}
-		if j.pipe != nil && j.pipe.Backlog() > j.o.MaxBacklog || time.Since(start) >= d {
+		if j.behind() || time.Since(start) >= d {
 			return false
 		}
 	}
@@ -190,9 +218,9 @@ func (j *Job) Step(n int) bool {
 			}
 			return true
 		}
-		if j.pipe.Backlog() > j.o.MaxBacklog {
-			return false
-		}
+	}
+	if j.behind() {
+		return false
 	}
 	j.walking = true
 	for n > 0 && j.cur < len(j.cuts) && j.err == nil {
@@ -213,6 +241,17 @@ func (j *Job) Step(n int) bool {
 		}
 	}
 	return j.encoded || j.err != nil
+}
+
+// behind reports whether the bytes not yet written out exceed MaxBacklog.
+func (j *Job) behind() bool {
+	switch {
+	case j.pipe != nil:
+		return j.pipe.Backlog() > j.o.MaxBacklog
+	case j.queued != nil:
+		return j.queued() > j.o.MaxBacklog
+	}
+	return false
 }
 
 // Finished reports whether the save is over and how it ended; it never

@@ -348,3 +348,62 @@ func TestLoadReportsProgress(t *testing.T) {
 		t.Fatalf("progress reports: %+v", reports)
 	}
 }
+
+// TestStreamSaveIsPointInTime: BeginStream writes the same point-in-time
+// image into a writer instead of a file (a replica's full sync), with the
+// caller's AUX fields, pausing the walk while the caller has not sent
+// MaxBacklog bytes; the result loads and passes redis-check-rdb.
+func TestStreamSaveIsPointInTime(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 1))
+	stores := newStores(t, 2)
+	fill(t, stores[0], "a:", rng)
+	for i := range 3000 { // past the encoder's 64 KiB flushes
+		stores[0].Set(nil, []byte("big:"+strconv.Itoa(i)), bytes.Repeat([]byte{byte(i)}, 100), store.SetOptions{})
+	}
+	want := dump(t, stores[0])
+	var buf bytes.Buffer
+	sent := 0
+	j, err := BeginStream([]DB{{0, stores[0]}, {1, stores[1]}},
+		Options{MaxBacklog: 4096, Aux: [][2]string{{"repl-id", strings.Repeat("f", 40)}, {"repl-offset", "42"}}},
+		&buf, func() int64 { return int64(buf.Len() - sent) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	paused := 0
+	for !j.Step(1 + rng.IntN(50)) {
+		if int64(buf.Len()-sent) > 4096 {
+			before := buf.Len()
+			if j.Step(1000) || buf.Len() != before {
+				t.Fatal("Step walked on while the caller was more than MaxBacklog behind")
+			}
+			paused++
+			sent = buf.Len() // the caller sends what is queued
+		}
+		for range rng.IntN(10) {
+			k := []byte("a:" + strconv.Itoa(rng.IntN(700)))
+			stores[0].Set(nil, k, []byte("changed"), store.SetOptions{})
+		}
+	}
+	if done, err := j.Finished(); !done || err != nil {
+		t.Fatalf("Finished: %v %v", done, err)
+	}
+	if paused == 0 {
+		t.Error("the walk never went past MaxBacklog: the test did not exercise the pause")
+	}
+	path := filepath.Join(t.TempDir(), "stream.rdb")
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	aux := map[string]string{}
+	d := rdb.NewDecoder(bytes.NewReader(buf.Bytes()), rdb.DecoderOptions{OnAux: func(k, v []byte) { aux[string(k)] = string(v) }})
+	if err := d.Decode(func(*rdb.Entry) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if aux["repl-id"] != strings.Repeat("f", 40) || aux["repl-offset"] != "42" {
+		t.Fatalf("AUX fields: %v", aux)
+	}
+	if got := dump(t, loadInto(t, path, 2)[0]); !maps.Equal(got, want) {
+		t.Fatalf("loaded %d keys, want the %d of the cut", len(got), len(want))
+	}
+	checkRDB(t, path)
+}

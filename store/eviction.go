@@ -66,6 +66,7 @@ func (s *Store) makeRoom(grow int64, keep uint32) error {
 // has no victim, from a sibling sharing its cap; false when none has one.
 func (s *Store) evictOne(keep uint32) bool {
 	if v := s.victim(keep); v != 0 {
+		s.evicted(v)
 		s.removeID(v)
 		s.stats.Evicted++
 		return true
@@ -78,12 +79,20 @@ func (s *Store) evictOne(keep uint32) bool {
 			continue
 		}
 		if v := m.victim(0); v != 0 {
+			m.evicted(v)
 			m.removeID(v)
 			m.stats.Evicted++
 			return true
 		}
 	}
 	return false
+}
+
+// evicted tells OnRemove's callback that slot id's key is evicted.
+func (s *Store) evicted(id uint32) {
+	if s.removed != nil {
+		s.removed(s.keyOf(s.slot(id)), true)
+	}
 }
 
 // victim picks a key to evict under the policy, 0 when there is none.

@@ -27,6 +27,7 @@ func (s *Store) expireSweep(n int) int {
 		s.expireCursor++
 		sl := s.slot(id)
 		if sl.used() && sl.hasTTL() && s.expiryOf(sl) <= now {
+			s.expired(sl)
 			s.removeID(id)
 			s.stats.Expired++
 		}

@@ -155,15 +155,16 @@ type Store struct {
 	liveSlots  int64
 	ttlKeys    int64
 
-	expireCursor   uint32 // active expiry sweeps slot ids
-	sweepRestUntil int64  // unix ms before which active expiry rests
-	evictHand      uint32 // CLOCK hand / eviction sampler
-	ttlCursor      uint32 // where AvgTTL's sample continues
-	mods           uint64 // changes made to keys (Mods)
-	noTouch        bool   // reads leave keys' recency alone (SetNoTouch)
-	scratch        []byte // Append's reusable buffer
-	group          *group // siblings sharing the memory cap (group.go); nil alone
-	cut            *Cut   // the snapshot being taken (cut.go); nil when none
+	expireCursor   uint32                         // active expiry sweeps slot ids
+	sweepRestUntil int64                          // unix ms before which active expiry rests
+	evictHand      uint32                         // CLOCK hand / eviction sampler
+	ttlCursor      uint32                         // where AvgTTL's sample continues
+	mods           uint64                         // changes made to keys (Mods)
+	noTouch        bool                           // reads leave keys' recency alone (SetNoTouch)
+	scratch        []byte                         // Append's reusable buffer
+	group          *group                         // siblings sharing the memory cap (group.go); nil alone
+	cut            *Cut                           // the snapshot being taken (cut.go); nil when none
+	removed        func(key []byte, evicted bool) // OnRemove's callback; nil when none
 	owner          ownerCheck
 
 	colls     []coll   // collection records (coll.go); pointer-free
@@ -248,6 +249,7 @@ func (s *Store) lookup(key []byte) (id uint32, sl *slot) {
 	}
 	sl = s.slot(id)
 	if sl.hasTTL() && s.expiryOf(sl) <= s.o.Clock.NowMillis() {
+		s.expired(sl)
 		s.removeAt(id, inOld, pos)
 		s.stats.Expired++
 		return 0, nil
@@ -443,6 +445,7 @@ func (s *Store) Set(dst, key, val []byte, o SetOptions) (old []byte, hadOld, app
 			if sl.hasTTL() {
 				now = s.o.Clock.NowMillis()
 				if s.expiryOf(sl) <= now {
+					s.expired(sl)
 					s.removeAt(id, inOld, pos)
 					s.stats.Expired++
 					id, sl = 0, nil
@@ -674,6 +677,21 @@ func (s *Store) removeAt(id uint32, inOld bool, pos uint64) {
 	s.liveSlots--
 }
 
+// OnRemove sets f to be told the key of every entry the store removes on
+// its own, just before it goes: a key found expired (on access, or by the
+// active sweep; evicted false) and a key evicted for memory (evicted
+// true). A replication primary turns them into DEL commands for its
+// replicas. The key is valid during the call only. nil: no callback (the
+// default), at the cost of one test per such removal.
+func (s *Store) OnRemove(f func(key []byte, evicted bool)) { s.removed = f }
+
+// expired tells OnRemove's callback that sl's key expired.
+func (s *Store) expired(sl *slot) {
+	if s.removed != nil {
+		s.removed(s.keyOf(sl), false)
+	}
+}
+
 // removeID deletes the key in slot id, finding its index entry by its key.
 func (s *Store) removeID(id uint32) {
 	key := s.keyOf(s.slot(id))
@@ -725,6 +743,7 @@ func (s *Store) IncrBy(key []byte, delta int64) (int64, error) {
 		if id != 0 {
 			sl = s.slot(id)
 			if sl.hasTTL() && s.expiryOf(sl) <= s.o.Clock.NowMillis() {
+				s.expired(sl)
 				s.removeAt(id, inOld, pos)
 				s.stats.Expired++
 				id, sl = 0, nil

@@ -88,6 +88,10 @@ type config struct {
 
 	dir, dbfilename, save       string
 	rdbcompression, rdbchecksum string
+	// Replication, primary side (docs/replication.md).
+	replBacklog, replDiskless   string
+	replPing, replTimeout       int64
+	minReplicas, minReplicasLag int64
 	stopWritesOnError           string
 	rdbSkipUnsupported          bool
 	protectedConfigs            string
@@ -133,6 +137,12 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.rdbchecksum, "rdbchecksum", "yes", "end snapshots with a CRC64: yes or no")
 	fs.StringVar(&c.stopWritesOnError, "stop-writes-on-bgsave-error", "yes", "with a save policy, refuse writes (MISCONF) after a background save failed, until one succeeds: yes or no")
 	fs.BoolVar(&c.rdbSkipUnsupported, "rdb-skip-unsupported", false, "load a snapshot holding types goblin does not store (sorted sets, streams, modules) by skipping those keys, logging the count; without it such a file is refused")
+	fs.StringVar(&c.replBacklog, "repl-backlog-size", "1mb", "`bytes` of replication stream kept so a replica that lost its link briefly continues (+CONTINUE) instead of a full sync; at least 16kb (docs/replication.md)")
+	fs.StringVar(&c.replDiskless, "repl-diskless-sync", "yes", "send a full sync's snapshot in the $EOF: form to replicas that can read it: yes or no (the $<length> form)")
+	fs.Int64Var(&c.replPing, "repl-ping-replica-period", engine.DefaultReplPingPeriod, "`seconds` between the PINGs in the replication stream")
+	fs.Int64Var(&c.replTimeout, "repl-timeout", engine.DefaultReplTimeout, "`seconds` without an ACK after which an online replica is disconnected")
+	fs.Int64Var(&c.minReplicas, "min-replicas-to-write", 0, "refuse writes (NOREPLICAS) while fewer than this many replicas ACKed within --min-replicas-max-lag; 0: never")
+	fs.Int64Var(&c.minReplicasLag, "min-replicas-max-lag", engine.DefaultMinReplicasLag, "`seconds` since its last ACK within which a replica counts for --min-replicas-to-write")
 	fs.StringVar(&c.protectedConfigs, "enable-protected-configs", "no", "let CONFIG SET change dir and dbfilename: yes or no (a client that can point the snapshot anywhere can write files anywhere the server may)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: goblin-server [/path/to/goblin.conf] [flags]\n\ngoblin-server serves a goblin key/value cache over Unix sockets, TCP, goblin's\nshared-memory ring and Aeron (IPC and UDP), each in RESP (for Redis clients) or\nSBE, with Prometheus metrics. See docs/server.md and docs/transports.md.\n\nFlags:\n")
@@ -412,6 +422,30 @@ func options(c *config) (server.Options, error) {
 			return o, fmt.Errorf("--%s %q: want yes or no", yn.name, yn.v)
 		}
 	}
+	backlog, err := parseBytes("repl-backlog-size", c.replBacklog)
+	if err != nil {
+		return o, err
+	}
+	o.Replication.BacklogSize = int(max(backlog, 16<<10))
+	switch strings.ToLower(c.replDiskless) {
+	case "yes":
+	case "no":
+		o.Replication.DisklessOff = true
+	default:
+		return o, fmt.Errorf("--repl-diskless-sync %q: want yes or no", c.replDiskless)
+	}
+	for _, p := range []struct {
+		name string
+		v    int64
+		min  int64
+	}{{"repl-ping-replica-period", c.replPing, 1}, {"repl-timeout", c.replTimeout, 1},
+		{"min-replicas-to-write", c.minReplicas, 0}, {"min-replicas-max-lag", c.minReplicasLag, 0}} {
+		if p.v < p.min {
+			return o, fmt.Errorf("--%s %d: want %d or more", p.name, p.v, p.min)
+		}
+	}
+	o.Replication.PingPeriod, o.Replication.Timeout = c.replPing, c.replTimeout
+	o.Replication.MinReplicas, o.Replication.MinReplicasLag = c.minReplicas, c.minReplicasLag
 	switch strings.ToLower(c.protectedConfigs) {
 	case "yes":
 		o.ProtectedConfig = true

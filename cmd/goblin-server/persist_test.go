@@ -121,7 +121,7 @@ func (m model) check(t *testing.T, who string, opts *redis.Options) {
 
 // redisServer starts redis-server 7.0 on a Unix socket with its
 // snapshot in dir.
-func redisServer(t *testing.T, dir string, extra ...string) (*testproc.Proc, *redis.Options) {
+func redisServer(t testing.TB, dir string, extra ...string) (*testproc.Proc, *redis.Options) {
 	t.Helper()
 	bin := testkit.Need(t, "redis-server", "the Redis whose snapshots goblin exchanges")
 	sock := filepath.Join(t.TempDir(), "redis.sock")

@@ -49,7 +49,8 @@ var (
 		"OpClusterReset", "OpAsking", "OpReadOnly", "OpReadWrite", "OpMigrate", "OpRestoreAsking",
 		"OpClusterTargets",
 		// Above sbe.MaxOp: RESP only until the schema carries them.
-		"OpSave", "OpBgSave", "OpShutdown")
+		"OpSave", "OpBgSave", "OpShutdown",
+		"OpSync", "OpPSync", "OpReplConf", "OpRole")
 	// kindStringShort are the kinds whose String is the plain word, not
 	// the schema's longer spelling (client errors print it).
 	kindStringShort = map[command.Kind]string{command.Map: "map", command.Double: "double", command.Boolean: "boolean"}

@@ -458,15 +458,28 @@ func (s *Server) kill(c *conn) {
 // receiving many small messages queues few blocks.
 const pushBlock = 16 << 10
 
-// push queues b for c outside of any reply (MONITOR, Pub/Sub messages):
-// appended to the last queued block when it has room, else in a block of
-// its own (the client's spare block when it has one), that the next
-// writable event sends; it is charged like a reply. A client that reads
-// what it is sent costs no allocation per push once its first block
-// exists: the emptied block is kept as its spare (see flush).
+// push sends b to c outside of any reply (MONITOR, Pub/Sub messages, a
+// replica's stream): written at once when nothing of c's waits to be
+// written (one write, no epoll change: a replica's stream is pushed every
+// loop cycle); else, or for what the socket did not take, appended to the
+// last queued block when it has room, else queued in a block of its own
+// (the client's spare block when it has one), that the next writable
+// event sends; it is charged like a reply. A client that reads what it is
+// sent costs no allocation per push once its first block exists: the
+// emptied block is kept as its spare (see flush).
 func (s *Server) push(c *conn, b []byte) bool {
 	if c.fd < 0 || s.conns[c.fd] != c || c.closing || c.pendBytes+len(b) > s.cfg.MaxOutput {
 		return false
+	}
+	if len(c.pend) == 0 && c.fresh == nil { // not inside c's own serve: nothing to overtake
+		n, done, _ := s.write(c, b) // after a write error the next flush drops c
+		if n > 0 {
+			c.lastWrite = s.now
+		}
+		if done {
+			return true
+		}
+		b = b[n:] // the rest waits for a writable event
 	}
 	if n := len(c.pend); n > 0 && cap(c.pend[n-1])-len(c.pend[n-1]) >= len(b) {
 		c.pend[n-1] = append(c.pend[n-1], b...) // every queued block is c's own

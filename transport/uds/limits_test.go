@@ -403,3 +403,35 @@ func TestDelayerHoldsOneClientBack(t *testing.T) {
 		t.Fatalf("the request after the delay was answered after %v, want at least 400ms", waited)
 	}
 }
+
+// TestPushWritesAtOnce: a push to a client with nothing queued goes
+// straight to its socket (no block queued, no EPOLLOUT asked for), so a
+// replica's stream pushed every loop cycle costs one write; a push behind
+// queued bytes still queues, in order.
+func TestPushWritesAtOnce(t *testing.T) {
+	l, _ := startLoop(t, cfgFor(t, "unix"))
+	c := dial(t, l)
+	r := bufio.NewReader(c)
+	fmt.Fprintf(c, "hello\n")
+	if line, err := r.ReadString('\n'); err != nil || line != "+hello\r\n" {
+		t.Fatalf("%q %v", line, err)
+	}
+	var queued, pend int
+	var events uint32
+	l.do(func() {
+		for _, cn := range l.s.conns {
+			if cn != nil && cn.sess != nil {
+				if !l.s.push(cn, []byte("+pushed\r\n")) {
+					t.Error("push refused")
+				}
+				queued, pend, events = len(cn.pend), cn.pendBytes, cn.events
+			}
+		}
+	})
+	if queued != 0 || pend != 0 || events&0x4 != 0 { // 0x4: EPOLLOUT
+		t.Fatalf("after a push to an idle client: %d blocks, %d bytes queued, events %#x", queued, pend, events)
+	}
+	if line, err := r.ReadString('\n'); err != nil || line != "+pushed\r\n" {
+		t.Fatalf("pushed: %q %v", line, err)
+	}
+}

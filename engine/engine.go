@@ -363,7 +363,7 @@ type Engine struct {
 	// Pub/Sub (pubsub.go).
 	ps       pubsubState
 	aclChans []acl.Channel // the channels of the request being checked
-	repl replState    // replication, primary side (cmd_repl.go)
+	repl     replState     // replication, primary side (cmd_repl.go)
 }
 
 // NewEngine returns an engine executing against st.

@@ -217,6 +217,20 @@ func (e *Engine) configSet(_ *Session, r *command.Request) {
 		}
 		old = append(old, prev)
 	}
+	// Parameters applied together (Param.Apply), once all values are in.
+	for i := 0; i+1 < len(pairs); i += 2 {
+		p := e.findParam(pairs[i])
+		if p.Apply == nil {
+			continue
+		}
+		if err := p.Apply(); err != nil {
+			for j := len(old) - 1; j >= 0; j-- {
+				_ = e.findParam(pairs[2*j]).Set(old[j])
+			}
+			e.configFailed(p.Name, err)
+			return
+		}
+	}
 	e.ok()
 }
 

@@ -50,6 +50,11 @@ type Param struct {
 	// parameter read-only. Its error's text follows "ERR CONFIG SET failed
 	// (possibly related to argument 'name') - ".
 	Set func(value string) error
+	// Apply, when set, runs after every pair of a CONFIG SET is set, for
+	// parameters that take effect together (the TLS files: a new
+	// certificate and its key are named in one CONFIG SET). An error puts
+	// every value of the CONFIG SET back.
+	Apply func() error
 }
 
 // Options configure an Engine. The zero value works.

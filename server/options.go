@@ -171,6 +171,10 @@ type Options struct {
 	// (default engine.DefaultSaveSlice).
 	SaveSlice time.Duration
 
+	// TLS holds Redis's tls-* settings for the tls:// listeners
+	// (docs/security.md); CONFIG SET changes them and reloads the files.
+	TLS uds.TLSOptions
+
 	// Logger receives the server's structured logs (default: discard).
 	Logger *slog.Logger
 }

@@ -54,6 +54,12 @@ type Server struct {
 	byCommand   atomic.Bool  // SHUTDOWN stopped the loop
 
 	finalSave error // the shutdown's save failed (written by the loop before Done)
+
+	// TLS (tls.go): the configuration the TLS listeners share, nil
+	// without one; tlsDirty says a tls-* parameter changed since it was
+	// built (loop goroutine).
+	tls      *uds.TLSSource
+	tlsDirty bool
 }
 
 // streamStats are the command counters of one stream transport.
@@ -124,7 +130,10 @@ func New(o Options) (*Server, error) {
 	s.budget = &uds.Budget{Limit: max(o.MaxClientMemory, 0)}
 	s.auth = &authGuard{log: s.log}
 	s.release = newReleaser()
-	env := &Env{Options: &s.opts, Logger: s.log, Handler: s.handler, SocketBudget: s.budget, Protected: s.protected}
+	if err := s.setupTLS(); err != nil {
+		return nil, err
+	}
+	env := &Env{Options: &s.opts, Logger: s.log, Handler: s.handler, SocketBudget: s.budget, Protected: s.protected, TLS: s.tls}
 	for _, l := range o.Listen {
 		t, err := transport.ParseTarget(l)
 		if err != nil {
@@ -349,7 +358,7 @@ func (s *Server) logProtectedMode() {
 		return
 	}
 	for _, t := range s.targets {
-		if t.Scheme != transport.TCP {
+		if t.Scheme != transport.TCP && t.Scheme != transport.TLS {
 			continue
 		}
 		host, _, err := net.SplitHostPort(t.Address)
@@ -382,7 +391,7 @@ func (s *Server) params() []engine.Param {
 		}
 		return n, nil
 	}
-	return []engine.Param{
+	return append([]engine.Param{
 		{Name: "timeout", Get: func() string { return strconv.FormatInt(int64(s.opts.IdleTimeout/time.Second), 10) },
 			Set: func(v string) error {
 				n, err := intParam(v, 0, math.MaxInt32)
@@ -432,7 +441,7 @@ func (s *Server) params() []engine.Param {
 			}
 			return ""
 		}},
-	}
+	}, s.tlsParams()...)
 }
 
 // rewriter returns CONFIG REWRITE's Rewrite: nil without a configuration

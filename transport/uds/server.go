@@ -38,6 +38,9 @@ type Stats struct {
 	Evicted        int64 // clients disconnected because the Budget's total passed its limit
 	Buffered       int64 // bytes this listener's clients hold in buffers now (see Budget)
 	Deferred       int64 // times a client's requests waited for the next Poll at PassOutput
+	// TLSHandshakeFailures counts a TLS listener's clients whose handshake
+	// failed (plaintext, no or a bad certificate, a timeout).
+	TLSHandshakeFailures int64
 }
 
 // Server is a listening socket transport. Its methods other than Addr and
@@ -68,6 +71,7 @@ type Server struct {
 	backlog, spare []*conn
 	pass           uint64 // Poll count, for PassOutput
 	budget         *Budget
+	tls            *tlsBridges // a TLS listener's bridges (tls.go); nil for plain ones
 }
 
 var _ transport.Server = (*Server)(nil)
@@ -84,6 +88,9 @@ func (s *Server) Target() transport.Target {
 	if s.cfg.Network == "unix" {
 		return transport.Target{Scheme: transport.UDS, Path: s.addr, Proto: s.cfg.Proto}
 	}
+	if s.tls != nil {
+		return transport.Target{Scheme: transport.TLS, Address: s.addr, Proto: s.cfg.Proto}
+	}
 	return transport.Target{Scheme: transport.TCP, Address: s.addr, Proto: s.cfg.Proto}
 }
 
@@ -91,7 +98,12 @@ func (s *Server) Target() transport.Target {
 func (s *Server) Clients() int { return int(s.stats.Clients) }
 
 // Stats copies the transport's counters into st.
-func (s *Server) Stats(st *Stats) { *st = s.stats }
+func (s *Server) Stats(st *Stats) {
+	*st = s.stats
+	if s.tls != nil {
+		st.TLSHandshakeFailures = s.tls.failures.Load()
+	}
+}
 
 // UpdateStats implements transport.StatsReporter: the socket listener's
 // counters in the shape every transport reports. A client closed on the
@@ -276,6 +288,9 @@ func (s *Server) Close() error {
 		}
 	}
 	s.backlog = nil
+	if s.tls != nil {
+		s.tls.close()
+	}
 	s.budget.leave(s)
 	s.release()
 	return nil

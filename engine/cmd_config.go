@@ -107,6 +107,7 @@ func (e *Engine) params() []Param {
 		{Name: "lfu-decay-time", Get: fixed("1")},
 	}, append(e.persistParams(), e.o.Params...)...)
 	e.paramList = append(e.paramList, e.limitParams()...)
+	e.paramList = append(e.paramList, e.latencyParams()...)
 	if e.o.Limits.MaxBulkLen == 0 {
 		e.paramList[8].Get = fixed(strconv.Itoa(512 << 20))
 	}
@@ -276,6 +277,7 @@ func (e *Engine) configResetStat(*Session, *command.Request) {
 	}
 	e.errors = e.errors[:0]
 	e.cmd = [command.NumOps]cmdStat{}
+	clear(e.lat.hist[:]) // latency-tracking's histograms, as Redis resets them
 	e.ok()
 }
 

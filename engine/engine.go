@@ -103,6 +103,14 @@ type Options struct {
 	// command). SlowlogMaxLen is slowlog-max-len (0: the default, 128).
 	SlowlogSlowerThan *int64
 	SlowlogMaxLen     int
+	// Latency monitor and tracking (latency.go): LatencyMonitorThreshold
+	// is latency-monitor-threshold in milliseconds (0: off, Redis's
+	// default); LatencyTrackingOff is latency-tracking no;
+	// LatencyPercentiles is latency-tracking-info-percentiles (nil: "50
+	// 99 99.9").
+	LatencyMonitorThreshold int64
+	LatencyTrackingOff      bool
+	LatencyPercentiles      []float64
 	// Persistence configures RDB snapshots (SAVE, BGSAVE, the save
 	// policy, SHUTDOWN; persist.go).
 	Persistence Persistence
@@ -301,7 +309,8 @@ type Engine struct {
 	lcsTable    []uint32 // LCS's dynamic programme
 	ld          longDouble
 
-	slow slowlog // SLOWLOG (slowlog.go)
+	slow slowlog      // SLOWLOG (slowlog.go)
+	lat  latencyState // LATENCY and latency-tracking (latency.go)
 
 	// ACL (acl.go).
 	users   *acl.Users
@@ -361,6 +370,12 @@ func NewEngine(st *store.Store, o Options) *Engine {
 	}
 	if o.SlowlogMaxLen > 0 {
 		e.slow.maxLen = o.SlowlogMaxLen
+	}
+	// Latency monitor and tracking.
+	e.lat.init()
+	e.lat.threshold, e.lat.tracking = o.LatencyMonitorThreshold, !o.LatencyTrackingOff
+	if o.LatencyPercentiles != nil {
+		e.lat.percentiles = o.LatencyPercentiles
 	}
 	e.initPersist()
 	return e

@@ -88,7 +88,12 @@ func init() {
 		command.OpACLHelp:    (*Engine).help,
 		command.OpSlowLogGet: (*Engine).slowlogGet, command.OpSlowLogLen: (*Engine).slowlogLen,
 		command.OpSlowLogReset: (*Engine).slowlogReset, command.OpSlowLogHelp: (*Engine).help,
-		command.OpHSet: (*Engine).hset, command.OpHMSet: (*Engine).hset, command.OpHSetNX: (*Engine).hsetnx,
+		// LATENCY (latency.go).
+		command.OpLatencyDoctor: (*Engine).latencyDoctor, command.OpLatencyGraph: (*Engine).latencyGraph,
+		command.OpLatencyHistogram: (*Engine).latencyHistogram, command.OpLatencyHistory: (*Engine).latencyHistory,
+		command.OpLatencyLatest: (*Engine).latencyLatest, command.OpLatencyReset: (*Engine).latencyReset,
+		command.OpLatencyHelp: (*Engine).help,
+		command.OpHSet:        (*Engine).hset, command.OpHMSet: (*Engine).hset, command.OpHSetNX: (*Engine).hsetnx,
 		command.OpHGet: (*Engine).hget, command.OpHMGet: (*Engine).hmget, command.OpHGetAll: (*Engine).hgetall,
 		command.OpHKeys: (*Engine).hgetall, command.OpHVals: (*Engine).hgetall, command.OpHDel: (*Engine).hdel,
 		command.OpHExists: (*Engine).hexists, command.OpHStrLen: (*Engine).hexists, command.OpHLen: (*Engine).hlen,
@@ -341,9 +346,7 @@ func (e *Engine) execute(s *Session, r *command.Request) {
 	if e.slow.slowerThan >= 0 { // the slow log's timing: two reads of the monotonic clock
 		start := monoNanos()
 		h(e, s, r)
-		if d := monoNanos() - start; d/1000 >= e.slow.slowerThan {
-			e.slowlogPush(s, r, d)
-		}
+		e.commandTimed(s, r, monoNanos()-start) // the slow log, latency tracking and monitor
 		return
 	}
 	if r.Op == command.OpPing { // inlined: cheaper than the table's call
@@ -407,9 +410,7 @@ func (e *Engine) executeSlow(s *Session, r *command.Request, h handler) {
 		if sampled {
 			e.cmd[r.Op].observe(uint64(d))
 		}
-		if e.slow.slowerThan >= 0 && d/1000 >= e.slow.slowerThan {
-			e.slowlogPush(s, r, d)
-		}
+		e.commandTimed(s, r, d) // the slow log, latency tracking and monitor
 	}
 }
 

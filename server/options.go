@@ -92,6 +92,12 @@ type Options struct {
 	// 128).
 	SlowlogSlowerThan *int64
 	SlowlogMaxLen     int
+	// The latency monitor and tracking (docs/commands.md, LATENCY):
+	// latency-monitor-threshold in ms (0: off), latency-tracking no,
+	// latency-tracking-info-percentiles (nil: 50 99 99.9).
+	LatencyMonitorThreshold int64
+	LatencyTrackingOff      bool
+	LatencyPercentiles      []float64
 	// Databases is how many numbered databases SELECT chooses from
 	// (Redis's "databases"); 0 means DefaultDatabases (16).
 	Databases int

@@ -110,6 +110,10 @@ func New(o Options) (*Server, error) {
 		SlowlogSlowerThan: o.SlowlogSlowerThan,
 		SlowlogMaxLen:     o.SlowlogMaxLen,
 
+		LatencyMonitorThreshold: o.LatencyMonitorThreshold,
+		LatencyTrackingOff:      o.LatencyTrackingOff,
+		LatencyPercentiles:      o.LatencyPercentiles,
+
 		Persistence: engine.Persistence{
 			Dir: dir, DBFilename: o.DBFilename, Save: o.Save, NoCompression: o.NoCompression,
 			NoChecksum: o.NoChecksum, KeepWritingOnError: o.KeepWritingOnSaveError, ProtectedConfig: o.ProtectedConfig, SaveSlice: o.SaveSlice,

@@ -94,6 +94,11 @@ type config struct {
 	rdbSkipUnsupported          bool
 	protectedConfigs            string
 
+	// The latency monitor and tracking.
+	latencyThreshold   int64
+	latencyTracking    string
+	latencyPercentiles string
+
 	// TLS (docs/security.md)
 	tlsPort                     int
 	tls                         uds.TLSOptions
@@ -141,6 +146,10 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.stopWritesOnError, "stop-writes-on-bgsave-error", "yes", "with a save policy, refuse writes (MISCONF) after a background save failed, until one succeeds: yes or no")
 	fs.BoolVar(&c.rdbSkipUnsupported, "rdb-skip-unsupported", false, "load a snapshot holding types goblin does not store (sorted sets, streams, modules) by skipping those keys, logging the count; without it such a file is refused")
 	fs.StringVar(&c.protectedConfigs, "enable-protected-configs", "no", "let CONFIG SET change dir and dbfilename: yes or no (a client that can point the snapshot anywhere can write files anywhere the server may)")
+	// The latency monitor and tracking (LATENCY, docs/commands.md).
+	fs.Int64Var(&c.latencyThreshold, "latency-monitor-threshold", 0, "LATENCY records the commands and loop steps that took at least this many `milliseconds`; 0 turns the monitor off")
+	fs.StringVar(&c.latencyTracking, "latency-tracking", "yes", "per-command latency histograms (LATENCY HISTOGRAM, INFO latencystats): yes or no")
+	fs.StringVar(&c.latencyPercentiles, "latency-tracking-info-percentiles", "50 99 99.9", "the `percentiles` INFO latencystats gives, space separated")
 	// TLS, as Redis's tls-* settings (docs/security.md).
 	fs.IntVar(&c.tlsPort, "tls-port", 0, "serve TLS on this TCP `port`, on each host a tcp:// listener binds (127.0.0.1 without one); 0: no TLS listener. --listen tls://HOST:PORT names one directly")
 	fs.StringVar(&c.tls.CertFile, "tls-cert-file", "", "the TLS listeners' certificate `file` (PEM, may hold the chain)")
@@ -438,6 +447,20 @@ func options(c *config) (server.Options, error) {
 	case "no":
 	default:
 		return o, fmt.Errorf("--enable-protected-configs %q: want yes or no", c.protectedConfigs)
+	}
+	if c.latencyThreshold < 0 {
+		return o, fmt.Errorf("--latency-monitor-threshold %d: want 0 (off) or more milliseconds", c.latencyThreshold)
+	}
+	o.LatencyMonitorThreshold = c.latencyThreshold
+	switch strings.ToLower(c.latencyTracking) {
+	case "yes":
+	case "no":
+		o.LatencyTrackingOff = true
+	default:
+		return o, fmt.Errorf("--latency-tracking %q: want yes or no", c.latencyTracking)
+	}
+	if o.LatencyPercentiles, err = engine.ParsePercentiles(c.latencyPercentiles); err != nil {
+		return o, fmt.Errorf("--latency-tracking-info-percentiles %q: %w", c.latencyPercentiles, err)
 	}
 	if err := tlsOptions(c, &o); err != nil {
 		return o, err

@@ -178,6 +178,10 @@ func init() {
 		command.OpACLGenPass, command.OpACLGetUser, command.OpACLLog, command.OpACLSetUser, command.OpSlowLogGet} {
 		parsers[op] = rest(2) // the engine reads the words after the subcommand's name
 	}
+	// LATENCY: the words after the subcommand's name.
+	for _, op := range []command.Op{command.OpLatencyGraph, command.OpLatencyHistogram, command.OpLatencyHistory, command.OpLatencyReset} {
+		parsers[op] = rest(2)
+	}
 	// The collection commands: the key, then the rest for the engine to read.
 	for op := command.OpHSet; op <= command.OpRPopLPush; op++ {
 		if command.Lookup(op) != nil {

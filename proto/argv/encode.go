@@ -127,6 +127,10 @@ func init() {
 		command.OpACLGenPass, command.OpACLGetUser, command.OpACLLog, command.OpACLSetUser, command.OpSlowLogGet} {
 		encoders[op] = argsOnly
 	}
+	// LATENCY: the words after the subcommand's name.
+	for _, op := range []command.Op{command.OpLatencyGraph, command.OpLatencyHistogram, command.OpLatencyHistory, command.OpLatencyReset} {
+		encoders[op] = argsOnly
+	}
 }
 
 var (

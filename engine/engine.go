@@ -311,6 +311,9 @@ type Engine struct {
 
 	slow slowlog      // SLOWLOG (slowlog.go)
 	lat  latencyState // LATENCY and latency-tracking (latency.go)
+	// caller is the session running CLIENT LIST or INFO while it does
+	// (its argv-mem is the words of that command).
+	caller *Session
 
 	// ACL (acl.go).
 	users   *acl.Users

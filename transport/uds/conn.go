@@ -53,6 +53,7 @@ type conn struct {
 	paused    int64  // when non-zero, the time until which the client's requests wait (Delayer)
 	inShared  bool   // in is the listener's rbuf (within a read only)
 	events    uint32 // what epoll watches for this client
+	peak      int    // the most reply bytes one serve produced (CLIENT LIST's rbp)
 	// peer and local are a TLS client's addresses (its fd is the loop's
 	// end of a socket pair); empty for other clients, whose fd tells.
 	peer, local string
@@ -69,6 +70,26 @@ type buffered interface{ Buffered() int }
 // are to be called on the loop goroutine only.
 type ConnAware interface {
 	SetConn(addr, laddr string, fd int, kill func(), push func(b []byte) bool)
+}
+
+// BufferAware is a transport.StreamSession that shows its connection's
+// buffers (CLIENT LIST's qbuf, rbs, obl, oll, omem, events): right after
+// SetConn the server hands it a function that fills a BufferStats, to be
+// called on the loop goroutine only.
+type BufferAware interface {
+	SetBufferStats(func(*BufferStats))
+}
+
+// BufferStats are one client's buffers as the socket transport holds
+// them, in bytes.
+type BufferStats struct {
+	QueryLen, QueryFree int  // unconsumed request bytes, and the free room after them
+	ReplyCap, ReplyPeak int  // the reply buffer being filled (the listener's shared one while it serves the client), and the largest batch of replies the client has had in one serve
+	ReplyLen            int  // replies produced in this serve, not yet written
+	ReplyBlocks         int  // blocks of replies the socket has not taken
+	ReplyMem            int  // their capacity
+	Mem                 int  // what the client's memory budget charges it: its own buffers and session state
+	Reading, Writing    bool // what epoll watches for it
 }
 
 // Delayer is a transport.StreamSession that may ask, after a Serve, for
@@ -433,7 +454,18 @@ func (s *Server) open(c *conn) bool {
 		a.SetConn(addr, laddr, c.fd,
 			func() { s.kill(c) }, func(b []byte) bool { return s.push(c, b) })
 	}
+	if a, ok := c.sess.(BufferAware); ok {
+		a.SetBufferStats(func(b *BufferStats) { s.bufferStats(c, b) })
+	}
 	return true
+}
+
+// bufferStats fills b with c's buffers.
+func (s *Server) bufferStats(c *conn, b *BufferStats) {
+	*b = BufferStats{QueryLen: len(c.in), QueryFree: cap(c.in) - len(c.in),
+		ReplyCap: cap(c.fresh), ReplyPeak: c.peak, ReplyLen: len(c.fresh),
+		ReplyBlocks: len(c.pend), ReplyMem: c.pendCap, Mem: c.mem,
+		Reading: c.events&unix.EPOLLIN != 0, Writing: c.events&unix.EPOLLOUT != 0}
 }
 
 // sockName formats a socket address as CLIENT LIST shows it: ip:port, or

@@ -141,10 +141,21 @@ dir %s
 	if out := runTool(t, nil, "redis-cli", append(withCert(f2), "PING")...); string(out) != "PONG\n" {
 		t.Fatalf("redis-cli with the new CA: %q", out)
 	}
-	newer := redis.NewClient(&redis.Options{Addr: addr, TLSConfig: tlsCfg(f2)})
+	newer := redis.NewClient(&redis.Options{Addr: addr, TLSConfig: tlsCfg(f2), PoolSize: 1, MaxRetries: -1})
 	defer newer.Close()
 	if err := newer.Ping(ctx).Err(); err != nil {
 		t.Fatalf("go-redis with the new CA: %v", err)
+	}
+	// CLIENT KILL reaches a TLS client through its bridge.
+	id, err := newer.ClientID(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := held.ClientKillByFilter(ctx, "ID", strconv.FormatInt(id, 10)).Result(); err != nil || n != 1 {
+		t.Fatalf("CLIENT KILL ID %d: %d, %v", id, n, err)
+	}
+	if err := newer.Ping(ctx).Err(); err == nil {
+		t.Fatal("the killed TLS client's connection still answers")
 	}
 
 	// tls-auth-clients no: a client without a certificate is served.

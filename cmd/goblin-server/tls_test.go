@@ -132,6 +132,13 @@ dir %s
 		t.Fatalf("CONFIG SET of the new certificate: %v", err)
 	}
 	p.WaitLog(t, `msg="TLS configuration reloaded"`, startTimeout)
+	// CONFIG REWRITE keeps the new files in place of the old lines.
+	if err := held.ConfigRewrite(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(conf); !strings.Contains(string(b), "tls-cert-file \""+f2.ServerCert+"\"\n") || strings.Contains(string(b), f1.ServerCert) {
+		t.Fatalf("CONFIG REWRITE after the rotation:\n%s", b)
+	}
 	if err := held.Ping(ctx).Err(); err != nil {
 		t.Fatalf("the connection made before the reload: %v", err)
 	}

@@ -113,7 +113,7 @@ func (s *Server) UpdateStats(st *transport.Stats) {
 	one := transport.Stats{
 		Clients:  s.stats.Clients,
 		Connects: s.stats.Accepted,
-		Rejected: s.stats.Rejected,
+		Rejected: s.stats.Rejected, // and, on a TLS listener, the failed handshakes (below)
 		BytesIn:  s.stats.BytesIn,
 		BytesOut: s.stats.BytesOut,
 		Queued:   s.stats.Buffered,
@@ -124,6 +124,11 @@ func (s *Server) UpdateStats(st *transport.Stats) {
 	one.Disconnects[transport.IdleTimeout] = s.stats.IdleTimeouts
 	one.Disconnects[transport.ClientMemory] = s.stats.Evicted
 	one.Disconnects[transport.ClientGone] = one.Remainder(transport.ClientGone)
+	if s.tls != nil {
+		// A client whose TLS handshake failed was accepted (and gone
+		// since), and refused: goblin_rejected_clients_total counts it.
+		one.Rejected += s.tls.failures.Load()
+	}
 	st.Add(&one)
 }
 

@@ -111,6 +111,11 @@ func TestTLSRefusesAClientWithoutACertificate(t *testing.T) {
 		st := l.stats()
 		return st.TLSHandshakeFailures == 1, "failures " + strconv.FormatInt(st.TLSHandshakeFailures, 10)
 	})
+	var ts transport.Stats
+	l.do(func() { l.s.UpdateStats(&ts) })
+	if ts.Rejected != 1 {
+		t.Fatalf("transport stats: %d rejected, want the failed handshake", ts.Rejected)
+	}
 
 	// tls-auth-clients optional serves it.
 	l = startTLS(t, f, TLSOptions{AuthClients: "optional"})

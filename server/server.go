@@ -559,6 +559,7 @@ func (s *engineSession) Delay() time.Duration {
 func (s *engineSession) SetConn(addr, laddr string, fd int, kill func(), push func([]byte) bool) {
 	s.s.Attach(engine.Conn{Addr: addr, LocalAddr: laddr, FD: fd, Kill: kill, Push: push})
 }
+
 // SetBufferStats implements uds.BufferAware: CLIENT LIST shows the
 // connection's buffers as the socket transport holds them.
 func (s *engineSession) SetBufferStats(f func(*uds.BufferStats)) {

@@ -35,6 +35,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -165,6 +166,12 @@ type Options struct {
 	// out of band, such as a client-tracking invalidation; nil discards
 	// them. Pushes are never taken for a command's reply.
 	OnPush func(Value)
+	// TLS configures connections to tls:// (rediss://) targets: the CA
+	// that signed the server's certificate (RootCAs), a client
+	// certificate, the server name. nil trusts the system's roots and
+	// takes the target's host as the server name; uds.ClientTLSConfig
+	// builds one from files as redis-cli's --cacert, --cert and --key do.
+	TLS *tls.Config
 	// Protocol is the RESP version: 2 (or 0), the default, or 3, which
 	// sends HELLO 3 on every connection so that replies come as RESP3's
 	// maps, sets, doubles and the rest (see Kind). HELLO 3 sent with Do

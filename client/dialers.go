@@ -27,7 +27,7 @@ var lookupDialer = dialerFor
 // neither.
 func dialerFor(s transport.Scheme) (dialer, error) {
 	switch s {
-	case transport.UDS, transport.TCP:
+	case transport.UDS, transport.TCP, transport.TLS:
 		return dialer{dial: dialSocket}, nil
 	}
 	d, err := transport.LookupDialer(s)
@@ -40,5 +40,5 @@ func dialerFor(s transport.Scheme) (dialer, error) {
 }
 
 func dialSocket(ctx context.Context, t transport.Target, o *Options) (transport.Conn, error) {
-	return uds.DialTarget(ctx, t, uds.DialOptions{BusyPoll: o.BusyPoll})
+	return uds.DialTarget(ctx, t, uds.DialOptions{BusyPoll: o.BusyPoll, TLS: o.TLS})
 }

@@ -178,6 +178,15 @@ const (
 	OpSlowLogLen   Op = 426
 	OpSlowLogReset Op = 427
 	OpSlowLogHelp  Op = 428
+	// LATENCY (operations, 610-639): RESP only.
+	OpLatency          Op = 610 // container: LATENCY <subcommand>
+	OpLatencyDoctor    Op = 611
+	OpLatencyGraph     Op = 612
+	OpLatencyHistogram Op = 613
+	OpLatencyHistory   Op = 614
+	OpLatencyLatest    Op = 615
+	OpLatencyReset     Op = 616
+	OpLatencyHelp      Op = 617
 	// Hashes, sets and lists: RESP only for now. Values 256 and up are past
 	// the SBE schema's Op enum (proto/sbe's MaxOp), so an SBE client gets
 	// ErrNoSBEEncoding for them (docs/commands.md).
@@ -926,6 +935,37 @@ var specs = [NumOps]Spec{
 		Keys:  []KeySpec{{Flags: KeyNotKey, Index: 1, KeyStep: 1}},
 		Group: "pubsub", Since: "7.0.0", Complexity: "O(N) where N is the number of clients subscribed to the receiving shard channel.",
 		Syntax: "shardchannel message", Summary: "Send a message to a shard channel's subscribers; returns how many received it."},
+	// LATENCY (operations, 610-639).
+	OpLatency: {Name: "latency", Arity: -2, ACL: CatSlow, Dispatch: true,
+		Group: "server", Since: "2.8.13", Complexity: "Depends on subcommand.",
+		Summary: "The latency monitor's events and the per-command latency histograms."},
+	OpLatencyDoctor: {Name: "latency|doctor", Arity: 2, Flags: aclAdmin, ACL: aclAdminCats, Container: OpLatency,
+		Tips:  "nondeterministic_output request_policy:all_nodes response_policy:special",
+		Group: "server", Since: "2.8.13", Complexity: "O(1)",
+		Summary: "Return a human readable latency analysis report."},
+	OpLatencyGraph: {Name: "latency|graph", Arity: 3, Flags: aclAdmin, ACL: aclAdminCats, Container: OpLatency,
+		Tips:  "nondeterministic_output request_policy:all_nodes response_policy:special",
+		Group: "server", Since: "2.8.13", Complexity: "O(1)", Syntax: "event",
+		Summary: "Return an ASCII latency graph for the <event> class."},
+	OpLatencyHistogram: {Name: "latency|histogram", Arity: -2, Flags: aclAdmin, ACL: aclAdminCats, Container: OpLatency,
+		Tips:  "nondeterministic_output request_policy:all_nodes response_policy:special",
+		Group: "server", Since: "7.0.0", Complexity: "O(N) where N is the number of commands with latency information being retrieved.", Syntax: "[command...]",
+		Summary: "Return a cumulative distribution of latencies in the format of a histogram for the specified command names."},
+	OpLatencyHistory: {Name: "latency|history", Arity: 3, Flags: aclAdmin, ACL: aclAdminCats, Container: OpLatency,
+		Tips:  "nondeterministic_output request_policy:all_nodes response_policy:special",
+		Group: "server", Since: "2.8.13", Complexity: "O(1)", Syntax: "event",
+		Summary: "Return time-latency samples for the <event> class."},
+	OpLatencyLatest: {Name: "latency|latest", Arity: 2, Flags: aclAdmin, ACL: aclAdminCats, Container: OpLatency,
+		Tips:  "nondeterministic_output request_policy:all_nodes response_policy:special",
+		Group: "server", Since: "2.8.13", Complexity: "O(1)",
+		Summary: "Return the latest latency samples for all events."},
+	OpLatencyReset: {Name: "latency|reset", Arity: -2, Flags: aclAdmin, ACL: aclAdminCats, Container: OpLatency,
+		Tips:  "request_policy:all_nodes response_policy:all_succeeded",
+		Group: "server", Since: "2.8.13", Complexity: "O(1)", Syntax: "[event...]",
+		Summary: "Reset latency data of one or more <event> classes."},
+	OpLatencyHelp: {Name: "latency|help", Arity: 2, Flags: Loading | Stale, ACL: CatSlow, Container: OpLatency,
+		Group: "server", Since: "2.8.13", Complexity: "O(1)",
+		Summary: "Show helpful text about the different subcommands."},
 	OpHSet: {Name: "hset", Arity: -4, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatHash | CatFast,
 		Keys:  []KeySpec{{Flags: KeyRW | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
 		Group: "hash", Since: "2.0.0", Complexity: "O(N) for N pairs",

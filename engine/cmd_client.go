@@ -16,7 +16,9 @@ func (e *Engine) clientID(s *Session, _ *command.Request) { e.integer(int64(s.ID
 // clientInfo answers CLIENT INFO: this connection's CLIENT LIST line.
 func (e *Engine) clientInfo(s *Session, r *command.Request) {
 	s.lastOp = r.Op // the command being run, as Redis shows it
+	e.caller = s
 	b := e.appendClientLine(e.scratch[:0], s)
+	e.caller = nil
 	b = append(b, '\n')
 	e.scratch = b[:0]
 	e.res.Kind, e.res.Value = command.Verbatim, b
@@ -26,6 +28,8 @@ func (e *Engine) clientInfo(s *Session, r *command.Request) {
 // of type pubsub while it has subscriptions, normal otherwise.
 func (e *Engine) clientList(caller *Session, r *command.Request) {
 	caller.lastOp = r.Op // the command being run, as Redis shows it
+	e.caller = caller
+	defer func() { e.caller = nil }()
 	b := e.scratch[:0]
 	switch {
 	case len(r.Args) > 0:
@@ -118,16 +122,43 @@ func (e *Engine) appendClientLine(b []byte, s *Session) []byte {
 		multi = int64(s.tx.n)
 	}
 	num(" multi=", multi)
-	b = append(b, " qbuf=0 qbuf-free=0 argv-mem=0"...)
-	num(" multi-mem=", int64(cap(s.tx.buf)))
-	omem := 0 // the replies and messages queued and not yet written (a slow subscriber's)
-	if s.conn.Queued != nil {
-		omem = s.conn.Queued()
+	// The buffers, as the transport holds them (nil for the message
+	// transports, whose rings hold none per client); argv-mem is the
+	// words of the command being run, the caller's own.
+	var cb ConnBuffers
+	cb.Reading = true
+	if s.conn.Buffers != nil {
+		s.conn.Buffers(&cb)
+	} else {
+		cb.Mem = s.Buffered()
+		if s.conn.Queued != nil { // a transport that tells only what it queued
+			cb.ReplyMem = s.conn.Queued()
+		}
 	}
-	b = append(b, " rbs=0 rbp=0 obl=0 oll=0"...)
-	num(" omem=", int64(omem))
-	num(" tot-mem=", int64(cap(s.tx.buf)+cap(s.tx.keys)+s.Buffered()+omem))
-	b = append(b, " events=r cmd="...)
+	argvMem := 0
+	if s == e.caller {
+		for _, w := range e.argv {
+			argvMem += len(w)
+		}
+	}
+	num(" qbuf=", int64(cb.QueryLen))
+	num(" qbuf-free=", int64(cb.QueryFree))
+	num(" argv-mem=", int64(argvMem))
+	num(" multi-mem=", int64(cap(s.tx.buf)))
+	num(" rbs=", int64(cb.ReplyCap))
+	num(" rbp=", int64(cb.ReplyPeak))
+	num(" obl=", int64(cb.ReplyLen))
+	num(" oll=", int64(cb.ReplyBlocks))
+	num(" omem=", int64(cb.ReplyMem))
+	num(" tot-mem=", int64(cb.Mem+argvMem+cap(s.tx.buf)+cap(s.tx.keys)))
+	b = append(b, " events="...)
+	if cb.Reading {
+		b = append(b, 'r')
+	}
+	if cb.Writing {
+		b = append(b, 'w')
+	}
+	b = append(b, " cmd="...)
 	if s.lastOp == command.OpNone {
 		b = append(b, "NULL"...)
 	} else {

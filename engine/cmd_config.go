@@ -108,6 +108,7 @@ func (e *Engine) params() []Param {
 	}, append(append(e.persistParams(), e.replParams()...), e.o.Params...)...)
 	e.paramList = append(e.paramList, e.limitParams()...)
 	e.paramList = append(e.paramList, e.outputLimitParam()) // Pub/Sub (pubsub.go)
+	e.paramList = append(e.paramList, e.latencyParams()...)
 	if e.o.Limits.MaxBulkLen == 0 {
 		e.paramList[8].Get = fixed(strconv.Itoa(512 << 20))
 	}
@@ -218,6 +219,20 @@ func (e *Engine) configSet(_ *Session, r *command.Request) {
 		}
 		old = append(old, prev)
 	}
+	// Parameters applied together (Param.Apply), once all values are in.
+	for i := 0; i+1 < len(pairs); i += 2 {
+		p := e.findParam(pairs[i])
+		if p.Apply == nil {
+			continue
+		}
+		if err := p.Apply(); err != nil {
+			for j := len(old) - 1; j >= 0; j-- {
+				_ = e.findParam(pairs[2*j]).Set(old[j])
+			}
+			e.configFailed(p.Name, err)
+			return
+		}
+	}
 	e.ok()
 }
 
@@ -263,6 +278,7 @@ func (e *Engine) configResetStat(*Session, *command.Request) {
 	}
 	e.errors = e.errors[:0]
 	e.cmd = [command.NumOps]cmdStat{}
+	clear(e.lat.hist[:]) // latency-tracking's histograms, as Redis resets them
 	e.ok()
 }
 

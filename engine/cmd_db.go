@@ -41,6 +41,10 @@ func (e *Engine) db(i int64) *store.Store {
 func (e *Engine) Tick(budget int) int {
 	e.now = e.clock.NowMillis()
 	e.sampleOps()
+	var t0 int64
+	if e.lat.threshold > 0 { // the latency monitor times the loop's own work
+		t0 = e.mono()
+	}
 	work := 0
 	for i := range e.dbs {
 		j := (e.tickNext + i) % len(e.dbs)
@@ -48,11 +52,21 @@ func (e *Engine) Tick(budget int) int {
 			work += st.Tick(budget - work)
 		}
 	}
+	if e.lat.threshold > 0 && work > 0 {
+		t0 = e.latencyEnd(EventStoreCycle, t0)
+	}
 	e.tickNext = (e.tickNext + 1) % len(e.dbs)
 	if e.cl != nil {
 		e.tickCluster()
 	}
+	saving := e.snap.job != nil
+	if e.lat.threshold > 0 && saving {
+		t0 = e.mono()
+	}
 	work += e.tickPersist()
+	if e.lat.threshold > 0 && saving {
+		e.latencyEnd(EventBgsaveSlice, t0)
+	}
 	if e.repl.feed || len(e.repl.waiters) > 0 || len(e.repl.replicas) > 0 {
 		work += e.tickRepl()
 	}

@@ -21,6 +21,24 @@ type Conn struct {
 	// (nil: unknown); Pub/Sub's client-output-buffer-limit reads it after
 	// each Push.
 	Queued func() int
+	// Buffers, when set, fills in the connection's buffers as the
+	// transport holds them, for CLIENT LIST.
+	Buffers func(*ConnBuffers)
+}
+
+// ConnBuffers are a connection's buffers in bytes, as CLIENT LIST shows
+// them: QueryLen and QueryFree are qbuf and qbuf-free, ReplyCap and
+// ReplyPeak rbs and rbp, ReplyLen obl, ReplyBlocks oll, ReplyMem omem; Mem
+// is what the transport holds for the client in all (part of tot-mem);
+// Reading and Writing are events r and w.
+type ConnBuffers struct {
+	QueryLen, QueryFree int
+	ReplyCap, ReplyPeak int
+	ReplyLen            int
+	ReplyBlocks         int
+	ReplyMem            int
+	Mem                 int
+	Reading, Writing    bool
 }
 
 // WaitsForServer reports whether the client waits for what the server
@@ -41,3 +59,7 @@ func (s *Session) Attach(c Conn) {
 	host, _, err := net.SplitHostPort(c.Addr)
 	s.unix = err == nil && net.ParseIP(host) == nil // a socket path, not an IP
 }
+
+// AttachBuffers gives the session the transport's view of its buffers
+// (CLIENT LIST's qbuf, rbs, obl, oll, omem, events).
+func (s *Session) AttachBuffers(f func(*ConnBuffers)) { s.conn.Buffers = f }

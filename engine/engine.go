@@ -52,6 +52,11 @@ type Param struct {
 	// parameter read-only. Its error's text follows "ERR CONFIG SET failed
 	// (possibly related to argument 'name') - ".
 	Set func(value string) error
+	// Apply, when set, runs after every pair of a CONFIG SET is set, for
+	// parameters that take effect together (the TLS files: a new
+	// certificate and its key are named in one CONFIG SET). An error puts
+	// every value of the CONFIG SET back.
+	Apply func() error
 }
 
 // Options configure an Engine. The zero value works.
@@ -104,6 +109,14 @@ type Options struct {
 	// latency histograms): monotonic nanoseconds, the clock BeginCycle's
 	// now is read from. Default monotime.Now, the store loop's clock.
 	Monotonic func() int64
+	// Latency monitor and tracking (latency.go): LatencyMonitorThreshold
+	// is latency-monitor-threshold in milliseconds (0: off, Redis's
+	// default); LatencyTrackingOff is latency-tracking no;
+	// LatencyPercentiles is latency-tracking-info-percentiles (nil: "50
+	// 99 99.9").
+	LatencyMonitorThreshold int64
+	LatencyTrackingOff      bool
+	LatencyPercentiles      []float64
 	// Persistence configures RDB snapshots (SAVE, BGSAVE, the save
 	// policy, SHUTDOWN; persist.go).
 	Persistence Persistence
@@ -336,6 +349,10 @@ type Engine struct {
 	mono   func() int64
 	mark   int64
 	cycled bool
+	lat    latencyState // LATENCY and latency-tracking (latency.go)
+	// caller is the session running CLIENT LIST or INFO while it does
+	// (its argv-mem is the words of that command).
+	caller *Session
 
 	// ACL (acl.go).
 	users   *acl.Users
@@ -403,6 +420,12 @@ func NewEngine(st *store.Store, o Options) *Engine {
 	}
 	if o.SlowlogMaxLen > 0 {
 		e.slow.maxLen = o.SlowlogMaxLen
+	}
+	// Latency monitor and tracking.
+	e.lat.init()
+	e.lat.threshold, e.lat.tracking = o.LatencyMonitorThreshold, !o.LatencyTrackingOff
+	if o.LatencyPercentiles != nil {
+		e.lat.percentiles = o.LatencyPercentiles
 	}
 	e.initPersist()
 	e.ps.init()

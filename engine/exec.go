@@ -88,7 +88,12 @@ func init() {
 		command.OpACLHelp:    (*Engine).help,
 		command.OpSlowLogGet: (*Engine).slowlogGet, command.OpSlowLogLen: (*Engine).slowlogLen,
 		command.OpSlowLogReset: (*Engine).slowlogReset, command.OpSlowLogHelp: (*Engine).help,
-		command.OpHSet: (*Engine).hset, command.OpHMSet: (*Engine).hset, command.OpHSetNX: (*Engine).hsetnx,
+		// LATENCY (latency.go).
+		command.OpLatencyDoctor: (*Engine).latencyDoctor, command.OpLatencyGraph: (*Engine).latencyGraph,
+		command.OpLatencyHistogram: (*Engine).latencyHistogram, command.OpLatencyHistory: (*Engine).latencyHistory,
+		command.OpLatencyLatest: (*Engine).latencyLatest, command.OpLatencyReset: (*Engine).latencyReset,
+		command.OpLatencyHelp: (*Engine).help,
+		command.OpHSet:        (*Engine).hset, command.OpHMSet: (*Engine).hset, command.OpHSetNX: (*Engine).hsetnx,
 		command.OpHGet: (*Engine).hget, command.OpHMGet: (*Engine).hmget, command.OpHGetAll: (*Engine).hgetall,
 		command.OpHKeys: (*Engine).hgetall, command.OpHVals: (*Engine).hgetall, command.OpHDel: (*Engine).hdel,
 		command.OpHExists: (*Engine).hexists, command.OpHStrLen: (*Engine).hexists, command.OpHLen: (*Engine).hlen,
@@ -438,9 +443,7 @@ func (e *Engine) executeSlow(s *Session, r *command.Request, h handler) {
 		if sampled {
 			e.cmd[r.Op].observe(uint64(d))
 		}
-		if e.slow.slowerThan >= 0 && d/1000 >= e.slow.slowerThan {
-			e.slowlogPush(s, r, d)
-		}
+		e.commandTimed(s, r, d) // the slow log, latency tracking and monitor
 	}
 }
 
@@ -458,16 +461,14 @@ func (e *Engine) since() int64 {
 
 // timed ends the timing of r, which started at start: one read of the
 // clock, which the next timed command starts from, and the slow log's
-// threshold. The time counted is at least the command's own, so no command
+// threshold and latency tracking (commandTimed). The time counted is at least the command's own, so no command
 // that took slowlog-log-slower-than is missed; it adds what ran between
 // the previous reading and the command (parsing the request, on sockets
 // the reads and writes in between).
 func (e *Engine) timed(s *Session, r *command.Request, start int64) {
 	end := e.mono()
 	e.mark = end
-	if d := end - start; d/1000 >= e.slow.slowerThan {
-		e.slowlogPush(s, r, d)
-	}
+	e.commandTimed(s, r, end-start) // the slow log, latency tracking and monitor
 }
 
 // unknownOp answers a request whose Op goblin does not execute: an SBE

@@ -21,18 +21,18 @@ import (
 // infoSections are INFO's sections in order; the first ones are the
 // default set, "commandstats" only comes with all/everything or by name.
 var infoSections = [...]string{"server", "clients", "memory", "persistence", "stats", "replication", "cpu",
-	"modules", "errorstats", "cluster", "keyspace", "commandstats"}
+	"modules", "errorstats", "latencystats", "cluster", "keyspace", "commandstats"}
 
 func (e *Engine) info(s *Session, r *command.Request) {
 	want := func(name string) bool {
 		if len(r.Args) == 0 {
-			return name != "commandstats"
+			return name != "commandstats" && name != "latencystats"
 		}
 		for _, a := range r.Args {
 			switch {
 			case command.EqualFold(a, name), command.EqualFold(a, "all"), command.EqualFold(a, "everything"):
 				return true
-			case command.EqualFold(a, "default") && name != "commandstats":
+			case command.EqualFold(a, "default") && name != "commandstats" && name != "latencystats":
 				return true
 			}
 		}
@@ -249,6 +249,8 @@ func (e *Engine) infoSection(w *infoWriter, s *Session, sec string, st *store.St
 			w.b = strconv.AppendUint(w.b, c.n, 10)
 			w.b = append(w.b, "\r\n"...)
 		}
+	case "latencystats":
+		e.infoLatencystats(w)
 	case "cluster":
 		w.b = append(w.b, "# Cluster\r\n"...)
 		w.int("cluster_enabled", b2i(e.cl != nil))

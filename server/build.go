@@ -30,6 +30,9 @@ type Env struct {
 	// beyond the loopback interface now (see Options.ProtectedModeOff);
 	// called on the loop goroutine as such a client is accepted.
 	Protected func() bool
+	// TLS is the configuration TLS listeners serve (nil when no listener
+	// is a tls:// target).
+	TLS *uds.TLSSource
 }
 
 // builders holds every transport the server serves, by target scheme: a
@@ -44,6 +47,7 @@ type Env struct {
 var builders = map[transport.Scheme]Builder{
 	transport.UDS:   buildSocket,
 	transport.TCP:   buildSocket,
+	transport.TLS:   buildSocket,
 	transport.Ring:  buildRing,
 	transport.Aeron: buildAeron,
 }

@@ -92,6 +92,12 @@ type Options struct {
 	// 128).
 	SlowlogSlowerThan *int64
 	SlowlogMaxLen     int
+	// The latency monitor and tracking (docs/commands.md, LATENCY):
+	// latency-monitor-threshold in ms (0: off), latency-tracking no,
+	// latency-tracking-info-percentiles (nil: 50 99 99.9).
+	LatencyMonitorThreshold int64
+	LatencyTrackingOff      bool
+	LatencyPercentiles      []float64
 	// Databases is how many numbered databases SELECT chooses from
 	// (Redis's "databases"); 0 means DefaultDatabases (16).
 	Databases int
@@ -173,6 +179,10 @@ type Options struct {
 	// SaveSlice bounds the time a background save works per loop cycle
 	// (default engine.DefaultSaveSlice).
 	SaveSlice time.Duration
+
+	// TLS holds Redis's tls-* settings for the tls:// listeners
+	// (docs/security.md); CONFIG SET changes them and reloads the files.
+	TLS uds.TLSOptions
 
 	// Logger receives the server's structured logs (default: discard).
 	Logger *slog.Logger

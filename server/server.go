@@ -54,6 +54,12 @@ type Server struct {
 	byCommand   atomic.Bool  // SHUTDOWN stopped the loop
 
 	finalSave error // the shutdown's save failed (written by the loop before Done)
+
+	// TLS (tls.go): the configuration the TLS listeners share, nil
+	// without one; tlsDirty says a tls-* parameter changed since it was
+	// built (loop goroutine).
+	tls      *uds.TLSSource
+	tlsDirty bool
 }
 
 // streamStats are the command counters of one stream transport.
@@ -105,7 +111,11 @@ func New(o Options) (*Server, error) {
 		SlowlogMaxLen:     o.SlowlogMaxLen,
 		PubSubLog:         s.log,
 
-		Replication: o.Replication,
+		Replication:             o.Replication,
+		LatencyMonitorThreshold: o.LatencyMonitorThreshold,
+		LatencyTrackingOff:      o.LatencyTrackingOff,
+		LatencyPercentiles:      o.LatencyPercentiles,
+
 		Persistence: engine.Persistence{
 			Dir: dir, DBFilename: o.DBFilename, Save: o.Save, NoCompression: o.NoCompression,
 			NoChecksum: o.NoChecksum, KeepWritingOnError: o.KeepWritingOnSaveError, ProtectedConfig: o.ProtectedConfig, SaveSlice: o.SaveSlice,
@@ -126,7 +136,10 @@ func New(o Options) (*Server, error) {
 	s.budget = &uds.Budget{Limit: max(o.MaxClientMemory, 0)}
 	s.auth = &authGuard{log: s.log}
 	s.release = newReleaser()
-	env := &Env{Options: &s.opts, Logger: s.log, Handler: s.handler, SocketBudget: s.budget, Protected: s.protected}
+	if err := s.setupTLS(); err != nil {
+		return nil, err
+	}
+	env := &Env{Options: &s.opts, Logger: s.log, Handler: s.handler, SocketBudget: s.budget, Protected: s.protected, TLS: s.tls}
 	for _, l := range o.Listen {
 		t, err := transport.ParseTarget(l)
 		if err != nil {
@@ -352,7 +365,7 @@ func (s *Server) logProtectedMode() {
 		return
 	}
 	for _, t := range s.targets {
-		if t.Scheme != transport.TCP {
+		if t.Scheme != transport.TCP && t.Scheme != transport.TLS {
 			continue
 		}
 		host, _, err := net.SplitHostPort(t.Address)
@@ -385,7 +398,7 @@ func (s *Server) params() []engine.Param {
 		}
 		return n, nil
 	}
-	return []engine.Param{
+	return append([]engine.Param{
 		{Name: "timeout", Get: func() string { return strconv.FormatInt(int64(s.opts.IdleTimeout/time.Second), 10) },
 			Set: func(v string) error {
 				n, err := intParam(v, 0, math.MaxInt32)
@@ -435,7 +448,7 @@ func (s *Server) params() []engine.Param {
 			}
 			return ""
 		}},
-	}
+	}, s.tlsParams()...)
 }
 
 // rewriter returns CONFIG REWRITE's Rewrite: nil without a configuration
@@ -549,6 +562,17 @@ func (s *engineSession) Delay() time.Duration {
 func (s *engineSession) SetConn(addr, laddr string, fd int, kill func(), push func([]byte) bool) {
 	s.s.Attach(engine.Conn{Addr: addr, LocalAddr: laddr, FD: fd, Kill: kill, Push: push})
 }
+
+// SetBufferStats implements uds.BufferAware: CLIENT LIST shows the
+// connection's buffers as the socket transport holds them.
+func (s *engineSession) SetBufferStats(f func(*uds.BufferStats)) {
+	s.s.AttachBuffers(func(b *engine.ConnBuffers) {
+		var u uds.BufferStats
+		f(&u)
+		*b = engine.ConnBuffers(u)
+	})
+}
+
 func (s *engineSession) Close() { s.e.Close(s.s) }
 
 // IdleExempt implements uds.IdleExempter: subscribers and monitors wait

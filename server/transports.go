@@ -5,6 +5,8 @@ package server
 // transport's server side with the handler or engine from env, return it.
 
 import (
+	"fmt"
+
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/uds"
@@ -20,6 +22,9 @@ func buildSocket(t transport.Target, env *Env) (transport.Server, error) {
 	name := cfg.Network
 	if name == "unix" {
 		name = "uds"
+	}
+	if t.Scheme == transport.TLS {
+		name = "tls"
 	}
 	// A socket listener serves both protocols (each connection's first
 	// bytes tell which); requests count under the protocol they came in.
@@ -40,6 +45,12 @@ func buildSocket(t transport.Target, env *Env) (transport.Server, error) {
 	cfg.CheckEvery = o.SocketCheckEvery
 	cfg.Logger = env.Logger
 	cfg.Protected = env.Protected
+	if t.Scheme == transport.TLS {
+		if env.TLS == nil {
+			return nil, fmt.Errorf("%w: %s needs the TLS settings (tls-cert-file, tls-key-file)", ErrOptions, t)
+		}
+		cfg.TLS = env.TLS
+	}
 	return uds.Listen(cfg)
 }
 

@@ -3,6 +3,7 @@
 //
 //	uds:///run/goblin/goblin.sock?proto=resp   Unix domain socket
 //	tcp://127.0.0.1:6380?proto=resp            TCP (Redis clients connect here)
+//	tls://127.0.0.1:6390?proto=resp            TLS over TCP (rediss:// is the same)
 //	ring:///dev/shm/goblin?proto=sbe           goblin's shared-memory rings
 //	aeron:ipc?proto=sbe                        Aeron IPC
 //	aeron:udp?endpoint=10.0.0.1:40123|control=10.0.0.1:40124|proto=sbe
@@ -34,8 +35,10 @@ type Scheme string
 
 // The transports goblin knows.
 const (
-	UDS   Scheme = "uds"
-	TCP   Scheme = "tcp"
+	UDS Scheme = "uds"
+	TCP Scheme = "tcp"
+	// TLS is TCP carrying TLS (rediss:// parses to it).
+	TLS   Scheme = "tls"
 	Ring  Scheme = "ring"
 	Aeron Scheme = "aeron"
 )
@@ -131,6 +134,9 @@ func ParseTarget(s string) (Target, error) {
 		return Target{}, fmt.Errorf("%w: %q: %w", ErrTargetSyntax, s, err)
 	}
 	t := Target{Scheme: Scheme(u.Scheme), Params: map[string]string{}}
+	if u.Scheme == "rediss" {
+		t.Scheme = TLS
+	}
 	for k, v := range u.Query() {
 		t.Params[k] = v[len(v)-1]
 	}
@@ -149,7 +155,7 @@ func ParseTarget(s string) (Target, error) {
 		if t.Path == "" {
 			return Target{}, fmt.Errorf("%w: %q: missing path", ErrTargetSyntax, s)
 		}
-	case TCP:
+	case TCP, TLS:
 		t.Address = u.Host
 		if t.Address == "" {
 			return Target{}, fmt.Errorf("%w: %q: missing host", ErrTargetSyntax, s)
@@ -158,7 +164,7 @@ func ParseTarget(s string) (Target, error) {
 			t.Address = net.JoinHostPort(u.Hostname(), DefaultTCPPort)
 		}
 	default:
-		return Target{}, fmt.Errorf("%w: %q: unknown scheme %q (want uds, tcp, ring or aeron)", ErrTargetSyntax, s, u.Scheme)
+		return Target{}, fmt.Errorf("%w: %q: unknown scheme %q (want uds, tcp, tls, ring or aeron)", ErrTargetSyntax, s, u.Scheme)
 	}
 	if len(t.Params) == 0 {
 		t.Params = nil
@@ -222,8 +228,8 @@ func (t Target) String() string {
 	case Aeron:
 		b.WriteString("aeron:" + t.Address)
 		sep = "|"
-	case TCP:
-		b.WriteString("tcp://" + t.Address)
+	case TCP, TLS:
+		b.WriteString(string(t.Scheme) + "://" + t.Address)
 	default:
 		// Escaped, so a path holding '?', '#' or '%' parses back to itself.
 		b.WriteString(string(t.Scheme) + "://" + (&url.URL{Path: t.Path}).EscapedPath())

@@ -20,6 +20,7 @@ import (
 	"github.com/goblin-kv/goblin/client"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/transport"
+	"github.com/goblin-kv/goblin/transport/uds"
 	// Linking the ring and Aeron transports lets the client dial ring:// and
 	// aeron: targets; their errors are also told apart below.
 	"github.com/goblin-kv/goblin/transport/aeron"
@@ -92,6 +93,10 @@ type config struct {
 	history  string
 	trustUID int
 	cluster  bool
+
+	// TLS, as redis-cli's --tls options.
+	tls     bool
+	tlsFile uds.ClientTLSFiles
 }
 
 // run is the whole program, minus os.Exit, so tests can drive it.
@@ -113,6 +118,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.password, "password", os.Getenv("GOBLIN_PASSWORD"), "send AUTH with this password after connecting (default $GOBLIN_PASSWORD)")
 	fs.StringVar(&cfg.history, "history", defaultHistory(), "interactive prompt history file (empty: no history)")
 	fs.IntVar(&cfg.trustUID, "server-uid", -1, "also send the password to a server on a Unix socket run by this user id (by default only to one run by you or root)")
+	fs.BoolVar(&cfg.tls, "tls", false, "connect with TLS (as redis-cli --tls): a tcp:// or host:port target becomes tls://; tls:// and rediss:// targets need no flag")
+	fs.StringVar(&cfg.tlsFile.CACert, "cacert", "", "CA certificate `file` to verify the server with (default: the system's roots)")
+	fs.StringVar(&cfg.tlsFile.CACertDir, "cacertdir", "", "`directory` of CA certificate files to verify the server with")
+	fs.StringVar(&cfg.tlsFile.Cert, "cert", "", "client certificate `file`, for a server with tls-auth-clients yes")
+	fs.StringVar(&cfg.tlsFile.Key, "key", "", "private key `file` of --cert")
+	fs.StringVar(&cfg.tlsFile.ServerName, "sni", "", "server name to ask for and verify (default: the target's host)")
+	fs.BoolVar(&cfg.tlsFile.Insecure, "insecure", false, "do not verify the server's certificate")
 	fs.Usage = func() {} // errors get a short hint; --help prints the full text to stdout
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -155,6 +167,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	opts := client.Options{Password: cfg.password, DialTimeout: cfg.timeout, DB: cfg.db}
+	if cfg.tls && t.Scheme == transport.TCP {
+		t.Scheme = transport.TLS
+	}
+	if t.Scheme == transport.TLS {
+		if opts.TLS, err = uds.ClientTLSConfig(cfg.tlsFile); err != nil {
+			fmt.Fprintf(stderr, "goblin-client: %v\n", err)
+			return exitUsage
+		}
+	} else if cfg.tls {
+		fmt.Fprintf(stderr, "goblin-client: --tls: the target %s is not TCP\n", t)
+		return exitUsage
+	}
 	if cfg.resp3 {
 		opts.Protocol = 3
 	}

@@ -68,7 +68,7 @@ func applyConfigFile(fs *flag.FlagSet, path string, ignoreUnsupported bool) (*fi
 		case "listen":
 			listen = append(listen, s.Args...)
 			continue
-		case "port", "bind", "unixsocket":
+		case "port", "bind", "unixsocket", "tls-port":
 			netLine, netSet = s, true
 			continue
 		}
@@ -85,6 +85,8 @@ func applyConfigFile(fs *flag.FlagSet, path string, ignoreUnsupported bool) (*fi
 		}
 		v := args[0]
 		switch {
+		case s.Spec.Kind == redisconf.KindList: // latency-tracking-info-percentiles 50 99 99.9
+			v = strings.Join(args, " ")
 		case name == "timeout": // Redis's seconds; the flag's a duration
 			v += "s"
 		case name == "loglevel":
@@ -106,7 +108,7 @@ func applyConfigFile(fs *flag.FlagSet, path string, ignoreUnsupported bool) (*fi
 		targets, notes := redisTargets(vals)
 		fc.notes = append(fc.notes, notes...)
 		if len(targets) == 0 && len(listen) == 0 {
-			return nil, fmt.Errorf("config %s:%d: >>> '%s' port 0 and no unixsocket leave nothing to listen on", netLine.File, netLine.Line, netLine.Text)
+			return nil, fmt.Errorf("config %s:%d: >>> '%s' port 0, no tls-port and no unixsocket leave nothing to listen on", netLine.File, netLine.Line, netLine.Text)
 		}
 		listen = append(targets, listen...)
 	}
@@ -133,7 +135,11 @@ func redisTargets(vals map[string][]string) (targets, notes []string) {
 	if b, ok := vals["bind"]; ok {
 		binds = b
 	}
-	if port != "0" {
+	tlsPort := "0"
+	if p, ok := vals["tls-port"]; ok {
+		tlsPort = p[0]
+	}
+	if port != "0" || tlsPort != "0" {
 		for _, a := range binds {
 			optional := strings.HasPrefix(a, "-")
 			a = strings.TrimPrefix(a, "-")
@@ -151,7 +157,12 @@ func redisTargets(vals map[string][]string) (targets, notes []string) {
 				}
 				ln.Close()
 			}
-			targets = append(targets, "tcp://"+net.JoinHostPort(a, port))
+			if port != "0" {
+				targets = append(targets, "tcp://"+net.JoinHostPort(a, port))
+			}
+			if tlsPort != "0" {
+				targets = append(targets, "tls://"+net.JoinHostPort(a, tlsPort))
+			}
 		}
 	}
 	if u, ok := vals["unixsocket"]; ok && u[0] != "" {

@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,6 +35,7 @@ import (
 	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/server"
 	"github.com/goblin-kv/goblin/store"
+	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/uds"
 )
 
@@ -95,6 +97,16 @@ type config struct {
 	stopWritesOnError           string
 	rdbSkipUnsupported          bool
 	protectedConfigs            string
+
+	// The latency monitor and tracking.
+	latencyThreshold   int64
+	latencyTracking    string
+	latencyPercentiles string
+
+	// TLS (docs/security.md)
+	tlsPort                     int
+	tls                         uds.TLSOptions
+	tlsPreferServer, tlsCaching string
 }
 
 func flags(c *config, stderr io.Writer) *flag.FlagSet {
@@ -144,6 +156,23 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.Int64Var(&c.minReplicas, "min-replicas-to-write", 0, "refuse writes (NOREPLICAS) while fewer than this many replicas ACKed within --min-replicas-max-lag; 0: never")
 	fs.Int64Var(&c.minReplicasLag, "min-replicas-max-lag", engine.DefaultMinReplicasLag, "`seconds` since its last ACK within which a replica counts for --min-replicas-to-write")
 	fs.StringVar(&c.protectedConfigs, "enable-protected-configs", "no", "let CONFIG SET change dir and dbfilename: yes or no (a client that can point the snapshot anywhere can write files anywhere the server may)")
+	// The latency monitor and tracking (LATENCY, docs/commands.md).
+	fs.Int64Var(&c.latencyThreshold, "latency-monitor-threshold", 0, "LATENCY records the commands and loop steps that took at least this many `milliseconds`; 0 turns the monitor off")
+	fs.StringVar(&c.latencyTracking, "latency-tracking", "yes", "per-command latency histograms (LATENCY HISTOGRAM, INFO latencystats): yes or no")
+	fs.StringVar(&c.latencyPercentiles, "latency-tracking-info-percentiles", "50 99 99.9", "the `percentiles` INFO latencystats gives, space separated")
+	// TLS, as Redis's tls-* settings (docs/security.md).
+	fs.IntVar(&c.tlsPort, "tls-port", 0, "serve TLS on this TCP `port`, on each host a tcp:// listener binds (127.0.0.1 without one); 0: no TLS listener. --listen tls://HOST:PORT names one directly")
+	fs.StringVar(&c.tls.CertFile, "tls-cert-file", "", "the TLS listeners' certificate `file` (PEM, may hold the chain)")
+	fs.StringVar(&c.tls.KeyFile, "tls-key-file", "", "the private key `file` of --tls-cert-file (PEM; encrypted in the legacy PEM format with --tls-key-file-pass)")
+	fs.StringVar(&c.tls.KeyFilePass, "tls-key-file-pass", "", "`password` of an encrypted --tls-key-file")
+	fs.StringVar(&c.tls.CACertFile, "tls-ca-cert-file", "", "CA certificates `file` (PEM) client certificates are checked against")
+	fs.StringVar(&c.tls.CACertDir, "tls-ca-cert-dir", "", "`directory` of CA certificate files (PEM) client certificates are checked against")
+	fs.StringVar(&c.tls.AuthClients, "tls-auth-clients", "yes", "client certificates: yes (required, checked against the CA), optional (checked when given) or no")
+	fs.StringVar(&c.tls.Protocols, "tls-protocols", "", "TLS versions served, space separated: TLSv1, TLSv1.1, TLSv1.2, TLSv1.3 (default \"TLSv1.2 TLSv1.3\")")
+	fs.StringVar(&c.tls.Ciphers, "tls-ciphers", "", "TLS 1.2 cipher `suites`, colon separated (OpenSSL or IANA names of suites Go implements); empty: Go's defaults")
+	fs.StringVar(&c.tls.Ciphersuites, "tls-ciphersuites", "", "TLS 1.3 suites: Go always offers all three, so only empty or all three is accepted")
+	fs.StringVar(&c.tlsPreferServer, "tls-prefer-server-ciphers", "no", "yes or no; Go's crypto/tls always chooses by the server's order, so both behave as yes")
+	fs.StringVar(&c.tlsCaching, "tls-session-caching", "yes", "TLS session resumption (session tickets): yes or no")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: goblin-server [/path/to/goblin.conf] [flags]\n\ngoblin-server serves a goblin key/value cache over Unix sockets, TCP, goblin's\nshared-memory ring and Aeron (IPC and UDP), each in RESP (for Redis clients) or\nSBE, with Prometheus metrics. See docs/server.md and docs/transports.md.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -453,8 +482,74 @@ func options(c *config) (server.Options, error) {
 	default:
 		return o, fmt.Errorf("--enable-protected-configs %q: want yes or no", c.protectedConfigs)
 	}
+	if c.latencyThreshold < 0 {
+		return o, fmt.Errorf("--latency-monitor-threshold %d: want 0 (off) or more milliseconds", c.latencyThreshold)
+	}
+	o.LatencyMonitorThreshold = c.latencyThreshold
+	switch strings.ToLower(c.latencyTracking) {
+	case "yes":
+	case "no":
+		o.LatencyTrackingOff = true
+	default:
+		return o, fmt.Errorf("--latency-tracking %q: want yes or no", c.latencyTracking)
+	}
+	if o.LatencyPercentiles, err = engine.ParsePercentiles(c.latencyPercentiles); err != nil {
+		return o, fmt.Errorf("--latency-tracking-info-percentiles %q: %w", c.latencyPercentiles, err)
+	}
+	if err := tlsOptions(c, &o); err != nil {
+		return o, err
+	}
 	o.EnsureDefaults()
 	return o, o.Validate()
+}
+
+// tlsOptions checks the TLS flags and adds the --tls-port listeners.
+func tlsOptions(c *config, o *server.Options) error {
+	o.TLS = c.tls
+	var err error
+	if o.TLS.AuthClients, err = uds.AuthClientsMode(c.tls.AuthClients); err != nil {
+		return fmt.Errorf("--tls-auth-clients %q: want yes, no or optional", c.tls.AuthClients)
+	}
+	for _, yn := range []struct {
+		name, v string
+		set     func(bool)
+	}{{"tls-prefer-server-ciphers", c.tlsPreferServer, func(b bool) { o.TLS.PreferServerCiphers = b }},
+		{"tls-session-caching", c.tlsCaching, func(b bool) { o.TLS.SessionCachingOff = !b }}} {
+		switch strings.ToLower(yn.v) {
+		case "yes":
+			yn.set(true)
+		case "no":
+			yn.set(false)
+		default:
+			return fmt.Errorf("--%s %q: want yes or no", yn.name, yn.v)
+		}
+	}
+	if c.tlsPort < 0 || c.tlsPort > 65535 {
+		return fmt.Errorf("--tls-port %d: want 0 to 65535", c.tlsPort)
+	}
+	if c.tlsPort == 0 {
+		return nil
+	}
+	listen := o.Listen
+	if len(listen) == 0 {
+		listen = server.DefaultListen()
+	}
+	var hosts []string
+	for _, l := range listen {
+		if t, err := transport.ParseTarget(l); err == nil && t.Scheme == transport.TCP {
+			if h, _, err := net.SplitHostPort(t.Address); err == nil && !slices.Contains(hosts, h) {
+				hosts = append(hosts, h)
+			}
+		}
+	}
+	if len(hosts) == 0 {
+		hosts = []string{"127.0.0.1"}
+	}
+	for _, h := range hosts {
+		listen = append(listen, "tls://"+net.JoinHostPort(h, strconv.Itoa(c.tlsPort)))
+	}
+	o.Listen = listen
+	return nil
 }
 
 // withAeronDir points the aeron: listeners at the driver in dir (none

@@ -193,6 +193,10 @@ func init() {
 	}
 	parsers[command.OpPublish], parsers[command.OpSPublish] = keyValue, keyValue
 	parsers[command.OpSSubscribe], parsers[command.OpSUnsubscribe] = shardChannels, shardChannels
+	// LATENCY: the words after the subcommand's name.
+	for _, op := range []command.Op{command.OpLatencyGraph, command.OpLatencyHistogram, command.OpLatencyHistory, command.OpLatencyReset} {
+		parsers[op] = rest(2)
+	}
 	// The collection commands: the key, then the rest for the engine to read.
 	for op := command.OpHSet; op <= command.OpRPopLPush; op++ {
 		if command.Lookup(op) != nil {

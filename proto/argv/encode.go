@@ -142,6 +142,10 @@ func init() {
 			e.add(r.Args...)
 		}
 	}
+	// LATENCY: the words after the subcommand's name.
+	for _, op := range []command.Op{command.OpLatencyGraph, command.OpLatencyHistogram, command.OpLatencyHistory, command.OpLatencyReset} {
+		encoders[op] = argsOnly
+	}
 }
 
 var (

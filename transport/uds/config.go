@@ -111,6 +111,10 @@ type Config struct {
 	// client with command.DeniedProtectedMode, in its listener's protocol,
 	// and closes it, as Redis does. Called on the goroutine that polls.
 	Protected func() bool
+	// TLS, when set, makes a tcp listener serve TLS with the source's
+	// current configuration (tls.go: the handshake and the record layer
+	// run on a goroutine per client, never on the loop).
+	TLS *TLSSource
 }
 
 // ConfigFor fills Network, Address and Proto from a uds or tcp target.
@@ -119,10 +123,10 @@ func ConfigFor(t transport.Target) (Config, error) {
 	switch t.Scheme {
 	case transport.UDS:
 		c.Network, c.Address = "unix", t.Path
-	case transport.TCP:
-		c.Network, c.Address = "tcp", t.Address
+	case transport.TCP, transport.TLS:
+		c.Network, c.Address = "tcp", t.Address // TLS: the builder sets Config.TLS
 	default:
-		return c, fmt.Errorf("%w: scheme %q is not uds or tcp", ErrConfig, t.Scheme)
+		return c, fmt.Errorf("%w: scheme %q is not uds, tcp or tls", ErrConfig, t.Scheme)
 	}
 	for k := range t.Params {
 		if k != "mode" {

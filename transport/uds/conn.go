@@ -56,6 +56,10 @@ type conn struct {
 	paused    int64  // when non-zero, the time until which the client's requests wait (Delayer)
 	inShared  bool   // in is the listener's rbuf (within a read only)
 	events    uint32 // what epoll watches for this client
+	peak      int    // the most reply bytes one serve produced (CLIENT LIST's rbp)
+	// peer and local are a TLS client's addresses (its fd is the loop's
+	// end of a socket pair); empty for other clients, whose fd tells.
+	peer, local string
 }
 
 // buffered is a session that holds memory for a partial request.
@@ -85,6 +89,26 @@ type ConnAware interface {
 // them.
 type IdleExempter interface {
 	IdleExempt() bool
+}
+
+// BufferAware is a transport.StreamSession that shows its connection's
+// buffers (CLIENT LIST's qbuf, rbs, obl, oll, omem, events): right after
+// SetConn the server hands it a function that fills a BufferStats, to be
+// called on the loop goroutine only.
+type BufferAware interface {
+	SetBufferStats(func(*BufferStats))
+}
+
+// BufferStats are one client's buffers as the socket transport holds
+// them, in bytes.
+type BufferStats struct {
+	QueryLen, QueryFree int  // unconsumed request bytes, and the free room after them
+	ReplyCap, ReplyPeak int  // the reply buffer being filled (the listener's shared one while it serves the client), and the largest batch of replies the client has had in one serve
+	ReplyLen            int  // replies produced in this serve, not yet written
+	ReplyBlocks         int  // blocks of replies the socket has not taken
+	ReplyMem            int  // their capacity
+	Mem                 int  // what the client's memory budget charges it: its own buffers and session state
+	Reading, Writing    bool // what epoll watches for it
 }
 
 // Delayer is a transport.StreamSession that may ask, after a Serve, for
@@ -121,21 +145,36 @@ func (s *Server) accept(now int64) {
 			}
 			return
 		}
+		peer := ""
+		if s.tls != nil {
+			peer = sockName(sa, nil)
+		}
 		if int(s.stats.Clients) >= s.cfg.MaxClients {
 			s.stats.Rejected++
-			unix.Write(fd, refusal(s.cfg.Proto, command.Err, "ERR max number of clients reached"))
-			unix.Close(fd)
+			s.refuse(fd, peer, refusal(s.cfg.Proto, command.Err, "ERR max number of clients reached"))
 			continue
 		}
 		if s.cfg.Network == "tcp" {
 			if s.cfg.Protected != nil && !loopback(sa) && s.cfg.Protected() {
 				s.stats.Rejected++
 				s.stats.Denied++
-				unix.Write(fd, refusal(s.cfg.Proto, command.Err, command.DeniedProtectedMode))
-				unix.Close(fd)
+				s.refuse(fd, peer, refusal(s.cfg.Proto, command.Err, command.DeniedProtectedMode))
 				continue
 			}
 			unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+		}
+		local := ""
+		if s.tls != nil {
+			// The loop serves the plaintext end of a socket pair; the
+			// bridge goroutine owns the TCP socket (tls.go).
+			local = sockName(unix.Getsockname(fd))
+			pfd, err := s.startTLS(fd, peer)
+			if err != nil {
+				s.log.Warn("socketpair for a TLS client failed", "transport", s.name, "client", peer, "err", err)
+				unix.Close(fd)
+				continue
+			}
+			fd = pfd
 		}
 		if err := unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(fd)}); err != nil {
 			s.log.Warn("epoll_ctl add failed", "transport", s.name, "err", err)
@@ -145,7 +184,7 @@ func (s *Server) accept(now int64) {
 		for fd >= len(s.conns) {
 			s.conns = append(s.conns, make([]*conn, len(s.conns)+64)...)
 		}
-		s.conns[fd] = &conn{fd: fd, proto: s.cfg.Proto, lastSeen: now, lastWrite: now, events: unix.EPOLLIN | unix.EPOLLRDHUP}
+		s.conns[fd] = &conn{fd: fd, proto: s.cfg.Proto, lastSeen: now, lastWrite: now, events: unix.EPOLLIN | unix.EPOLLRDHUP, peer: peer, local: local}
 		s.stats.Clients++
 		s.stats.Accepted++
 	}
@@ -241,7 +280,7 @@ func (s *Server) room(c *conn) bool {
 // protocol, and disconnects it.
 func (s *Server) inputTooLarge(c *conn) {
 	s.stats.InputTooLarge++
-	s.log.Warn("client disconnected: request larger than the input limit", "transport", s.name, "client", peerName(c.fd), "limit", s.cfg.MaxInput)
+	s.log.Warn("client disconnected: request larger than the input limit", "transport", s.name, "client", c.name(), "limit", s.cfg.MaxInput)
 	unix.Write(c.fd, refusal(c.proto, command.Protocol, "ERR Protocol error: request too large (over the server's client input limit)"))
 	c.closing = true
 	s.lingerOn(c)
@@ -335,10 +374,29 @@ func (s *Server) serve(c *conn) {
 		if pe, ok := c.sess.(ProtocolErrorer); ok {
 			if err := pe.ProtocolError(); err != nil {
 				c.discard = true
-				s.log.Warn("client disconnected: protocol error", "transport", s.name, "client", peerName(c.fd), "err", err)
+				s.log.Warn("client disconnected: protocol error", "transport", s.name, "client", c.name(), "err", err)
 			}
 		}
 	}
+}
+
+// name returns the client's address for logs (see peerName).
+func (c *conn) name() string {
+	if c.peer != "" {
+		return c.peer
+	}
+	return peerName(c.fd)
+}
+
+// refuse writes a refusal to a client turned away at accept and closes it;
+// a TLS client gets it over TLS, from a goroutine of its own.
+func (s *Server) refuse(fd int, peer string, text []byte) {
+	if s.tls != nil {
+		s.refuseTLS(fd, peer, text)
+		return
+	}
+	unix.Write(fd, text)
+	unix.Close(fd)
 }
 
 // peerName returns the client's address for logs: ip:port, or for a Unix
@@ -410,7 +468,9 @@ func (s *Server) open(c *conn) bool {
 	c.exempt, _ = c.sess.(IdleExempter)
 	if a, ok := c.sess.(ConnAware); ok {
 		laddr, addr := sockName(unix.Getsockname(c.fd)), sockName(unix.Getpeername(c.fd))
-		if strings.HasSuffix(laddr, ":0") { // a Unix peer is unnamed: Redis shows the server's path
+		if c.peer != "" {
+			laddr, addr = c.local, c.peer
+		} else if strings.HasSuffix(laddr, ":0") { // a Unix peer is unnamed: Redis shows the server's path
 			addr = laddr
 		}
 		a.SetConn(addr, laddr, c.fd,
@@ -419,7 +479,18 @@ func (s *Server) open(c *conn) bool {
 	if q, ok := c.sess.(QueueAware); ok {
 		q.SetQueued(func() int { return c.pendBytes })
 	}
+	if a, ok := c.sess.(BufferAware); ok {
+		a.SetBufferStats(func(b *BufferStats) { s.bufferStats(c, b) })
+	}
 	return true
+}
+
+// bufferStats fills b with c's buffers.
+func (s *Server) bufferStats(c *conn, b *BufferStats) {
+	*b = BufferStats{QueryLen: len(c.in), QueryFree: cap(c.in) - len(c.in),
+		ReplyCap: cap(c.fresh), ReplyPeak: c.peak, ReplyLen: len(c.fresh),
+		ReplyBlocks: len(c.pend), ReplyMem: c.pendCap, Mem: c.mem,
+		Reading: c.events&unix.EPOLLIN != 0, Writing: c.events&unix.EPOLLOUT != 0}
 }
 
 // sockName formats a socket address as CLIENT LIST shows it: ip:port, or

@@ -6,6 +6,7 @@ package uds
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -30,6 +31,9 @@ type DialOptions struct {
 	// ReadChunk is the least free capacity ReadAppend makes room for before
 	// a read (default 4096 bytes).
 	ReadChunk int
+	// TLS configures tls:// targets (nil: the system's roots, the target's
+	// host as the server name). BusyPoll does not apply to them.
+	TLS *tls.Config
 }
 
 // Conn is a transport.Conn over a connected Unix or TCP socket. Like every
@@ -64,7 +68,7 @@ func DialTarget(ctx context.Context, t transport.Target, o DialOptions) (*Conn, 
 		case t.Scheme == transport.UDS:
 			return nil, fmt.Errorf("uds: %w: unknown target parameter %q in %s (a uds target takes proto=resp|sbe, and mode= for a listener)", transport.ErrTargetParam, k, t)
 		default:
-			return nil, fmt.Errorf("%s: %w: unknown target parameter %q in %s (a tcp target takes only proto=resp|sbe)", t.Scheme, transport.ErrTargetParam, k, t)
+			return nil, fmt.Errorf("%s: %w: unknown target parameter %q in %s (a %s target takes only proto=resp|sbe)", t.Scheme, transport.ErrTargetParam, k, t, t.Scheme)
 		}
 	}
 	switch t.Scheme {
@@ -72,6 +76,8 @@ func DialTarget(ctx context.Context, t transport.Target, o DialOptions) (*Conn, 
 		return Dial(ctx, "unix", t.Path, o)
 	case transport.TCP:
 		return Dial(ctx, "tcp", t.Address, o)
+	case transport.TLS:
+		return DialTLS(ctx, t.Address, o)
 	}
 	return nil, fmt.Errorf("uds: cannot dial %s targets", t.Scheme)
 }
@@ -109,6 +115,36 @@ func Dial(ctx context.Context, network, address string, o DialOptions) (*Conn, e
 			}
 		}
 	}
+	return c, nil
+}
+
+// DialTLS connects to a TLS listener at address (host:port) and makes the
+// handshake, both bounded by ctx. With o.TLS nil, or without a ServerName,
+// the server name is address's host.
+func DialTLS(ctx context.Context, address string, o DialOptions) (*Conn, error) {
+	cfg := o.TLS
+	if cfg == nil {
+		cfg = &tls.Config{}
+	}
+	if cfg.ServerName == "" && !cfg.InsecureSkipVerify {
+		host, _, err := net.SplitHostPort(address)
+		if err != nil {
+			return nil, fmt.Errorf("tls: address %q: %w", address, err)
+		}
+		cfg = cfg.Clone()
+		cfg.ServerName = host
+	}
+	o.BusyPoll = 0
+	c, err := Dial(ctx, "tcp", address, o)
+	if err != nil {
+		return nil, err
+	}
+	tc := tls.Client(c.nc, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		c.nc.Close()
+		return nil, fmt.Errorf("tls: handshake with %s: %w", address, err)
+	}
+	c.nc = tc
 	return c, nil
 }
 

@@ -36,6 +36,13 @@
 // they are busy, and at once when the loop reports it is idle (CheckNow);
 // the loop parks on WaitFD. See docs/server.md for the measured costs.
 //
-// The client side (Dial, Conn) is a transport.Conn over a connected
-// socket, used by the client library.
+// A TCP listener with Config.TLS serves TLS (tls:// targets): the loop
+// accepts as usual and keeps one end of a socket pair per client, served
+// like any other; a goroutine per client makes the handshake and runs
+// crypto/tls's record layer on the other end, so the loop never blocks on
+// a TLS peer (tls.go; tlsconfig.go turns Redis's tls-* settings into a
+// tls.Config).
+//
+// The client side (Dial, DialTLS, Conn) is a transport.Conn over a
+// connected socket, used by the client library.
 package uds

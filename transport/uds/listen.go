@@ -37,12 +37,19 @@ func Listen(cfg Config) (*Server, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	var err error
+	if cfg.TLS != nil && cfg.Network != "tcp" {
+		return nil, fmt.Errorf("%w: TLS is served on tcp only", ErrConfig)
+	}
 	switch cfg.Network {
 	case "unix":
 		s.name = "uds/" + cfg.Proto.String()
 		err = s.listenUnix()
 	case "tcp":
 		s.name = "tcp/" + cfg.Proto.String()
+		if cfg.TLS != nil {
+			s.name = "tls/" + cfg.Proto.String()
+			s.tls = &tlsBridges{src: cfg.TLS, log: s.log, name: s.name, conns: map[net.Conn]struct{}{}}
+		}
 		err = s.listenTCP()
 	default:
 		return nil, fmt.Errorf("%w: network %q (want unix or tcp)", ErrConfig, cfg.Network)

@@ -38,6 +38,9 @@ type Stats struct {
 	Evicted        int64 // clients disconnected because the Budget's total passed its limit
 	Buffered       int64 // bytes this listener's clients hold in buffers now (see Budget)
 	Deferred       int64 // times a client's requests waited for the next Poll at PassOutput
+	// TLSHandshakeFailures counts a TLS listener's clients whose handshake
+	// failed (plaintext, no or a bad certificate, a timeout).
+	TLSHandshakeFailures int64
 }
 
 // Server is a listening socket transport. Its methods other than Addr and
@@ -72,6 +75,7 @@ type Server struct {
 	// serving is the client whose requests are being served (kill leaves
 	// it to the read path), nil between serves.
 	serving *conn
+	tls     *tlsBridges // a TLS listener's bridges (tls.go); nil for plain ones
 }
 
 var _ transport.Server = (*Server)(nil)
@@ -88,6 +92,9 @@ func (s *Server) Target() transport.Target {
 	if s.cfg.Network == "unix" {
 		return transport.Target{Scheme: transport.UDS, Path: s.addr, Proto: s.cfg.Proto}
 	}
+	if s.tls != nil {
+		return transport.Target{Scheme: transport.TLS, Address: s.addr, Proto: s.cfg.Proto}
+	}
 	return transport.Target{Scheme: transport.TCP, Address: s.addr, Proto: s.cfg.Proto}
 }
 
@@ -95,7 +102,12 @@ func (s *Server) Target() transport.Target {
 func (s *Server) Clients() int { return int(s.stats.Clients) }
 
 // Stats copies the transport's counters into st.
-func (s *Server) Stats(st *Stats) { *st = s.stats }
+func (s *Server) Stats(st *Stats) {
+	*st = s.stats
+	if s.tls != nil {
+		st.TLSHandshakeFailures = s.tls.failures.Load()
+	}
+}
 
 // UpdateStats implements transport.StatsReporter: the socket listener's
 // counters in the shape every transport reports. A client closed on the
@@ -105,7 +117,7 @@ func (s *Server) UpdateStats(st *transport.Stats) {
 	one := transport.Stats{
 		Clients:  s.stats.Clients,
 		Connects: s.stats.Accepted,
-		Rejected: s.stats.Rejected,
+		Rejected: s.stats.Rejected, // and, on a TLS listener, the failed handshakes (below)
 		BytesIn:  s.stats.BytesIn,
 		BytesOut: s.stats.BytesOut,
 		Queued:   s.stats.Buffered,
@@ -116,6 +128,11 @@ func (s *Server) UpdateStats(st *transport.Stats) {
 	one.Disconnects[transport.IdleTimeout] = s.stats.IdleTimeouts
 	one.Disconnects[transport.ClientMemory] = s.stats.Evicted
 	one.Disconnects[transport.ClientGone] = one.Remainder(transport.ClientGone)
+	if s.tls != nil {
+		// A client whose TLS handshake failed was accepted (and gone
+		// since), and refused: goblin_rejected_clients_total counts it.
+		one.Rejected += s.tls.failures.Load()
+	}
 	st.Add(&one)
 }
 
@@ -280,6 +297,9 @@ func (s *Server) Close() error {
 		}
 	}
 	s.backlog = nil
+	if s.tls != nil {
+		s.tls.close()
+	}
 	s.budget.leave(s)
 	s.release()
 	return nil

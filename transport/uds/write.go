@@ -42,6 +42,7 @@ func (s *Server) flush(c *conn) bool {
 		c.pend = nil // drop a large emptied queue's array
 	}
 	written := 0
+	c.peak = max(c.peak, len(c.fresh))
 	if len(c.fresh) > 0 && len(c.pend) == 0 && !failed {
 		n, _, err := s.write(c, c.fresh)
 		progress = progress || n > 0

@@ -233,6 +233,10 @@ const (
 	OpSave     Op = 400
 	OpBgSave   Op = 401
 	OpShutdown Op = 402
+	// Replica side of replication (600-609): RESP only.
+	OpReplicaOf Op = 600
+	OpSlaveOf   Op = 601
+	OpRole      Op = 602
 )
 
 // Key specs of the common shapes.
@@ -659,6 +663,16 @@ var specs = [NumOps]Spec{
 		Group: "server", Since: "1.0.0", Complexity: "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
 		Syntax:  "[nosave_save=NOSAVE|SAVE] [NOW] [FORCE] [ABORT]",
 		Summary: "Save (with a save policy, or SAVE) and stop the server; NOSAVE skips the save, FORCE stops even if it fails."},
+	// Replica side of replication.
+	OpReplicaOf: {Name: "replicaof", Arity: 3, Flags: Admin | NoScript | Stale | NoAsyncLoading, ACL: CatAdmin | CatSlow | CatDangerous,
+		Group: "server", Since: "5.0.0", Complexity: "O(1)", Syntax: "host port",
+		Summary: "Follow the primary at host port (a full or partial resynchronisation, then its command stream), or NO ONE to stop following and take writes."},
+	OpSlaveOf: {Name: "slaveof", Arity: 3, Flags: Admin | NoScript | Stale | NoAsyncLoading, ACL: CatAdmin | CatSlow | CatDangerous,
+		Group: "server", Since: "1.0.0", Complexity: "O(1)", Syntax: "host port",
+		Summary: "The old name of REPLICAOF."},
+	OpRole: {Name: "role", Arity: 1, Flags: NoScript | Loading | Stale | Fast, ACL: CatAdmin | CatFast | CatDangerous,
+		Group: "server", Since: "2.8.12", Complexity: "O(1)",
+		Summary: "The replication role: master with its offset and replicas, or slave with its primary, link state and offset."},
 	OpWait: {Name: "wait", Arity: 3, Flags: NoScript, ACL: CatSlow | CatConnection,
 		Tips:  "request_policy:all_shards response_policy:agg_min",
 		Group: "generic", Since: "3.0.0", Complexity: "O(1)", Syntax: "numreplicas timeout",

@@ -27,6 +27,7 @@ func (e *Engine) db(i int64) *store.Store {
 			return nil
 		}
 		e.dbs[i] = st
+		st.SetKeepExpired(e.repl.on && !e.repl.applying)
 		// A new database's first change counter is no change to save.
 		e.snap.dirtyBase += st.Mods()
 		e.snap.dirtyStart += st.Mods()
@@ -40,6 +41,9 @@ func (e *Engine) db(i int64) *store.Store {
 func (e *Engine) Tick(budget int) int {
 	e.now = e.clock.NowMillis()
 	e.sampleOps()
+	if e.repl.on {
+		e.keepExpired(true) // after a writable replica's write (replGate)
+	}
 	work := 0
 	for i := range e.dbs {
 		j := (e.tickNext + i) % len(e.dbs)

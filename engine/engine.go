@@ -101,6 +101,9 @@ type Options struct {
 	// Persistence configures RDB snapshots (SAVE, BGSAVE, the save
 	// policy, SHUTDOWN; persist.go).
 	Persistence Persistence
+	// Replica configures the replica side of replication (REPLICAOF,
+	// cmd_replica.go).
+	Replica ReplicaOptions
 }
 
 // Stats are one transport's counters. Only the loop goroutine writes them
@@ -154,6 +157,7 @@ type Session struct {
 	lastOp           command.Op // the last command
 	noEvict, noTouch bool
 	monitor          bool          // MONITOR: receives every command
+	master           bool          // the master client of a replica: applies the primary's stream (cmd_replica.go)
 	mute             int8          // CLIENT REPLY: -1 OFF; SKIP: 2 for the SKIP itself, 1 for the next command
 	killed           bool          // CLIENT KILL: close at the next request
 	asking           bool          // ASKING: the next command may reach an importing slot
@@ -320,6 +324,7 @@ type Engine struct {
 	dumpBuf    []byte // DUMP's reply
 
 	snap persistState // snapshots (persist.go)
+	repl replState    // the replica side of replication (cmd_replica.go)
 }
 
 // NewEngine returns an engine executing against st.

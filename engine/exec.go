@@ -109,6 +109,8 @@ func init() {
 		command.OpRPopLPush: (*Engine).lmove,
 		command.OpSave:      (*Engine).save, command.OpBgSave: (*Engine).bgsave,
 		command.OpShutdown: (*Engine).shutdown,
+		// Replica side of replication.
+		command.OpReplicaOf: (*Engine).replicaOf, command.OpSlaveOf: (*Engine).replicaOf, command.OpRole: (*Engine).role,
 	} {
 		handlers[op] = h
 	}
@@ -325,6 +327,9 @@ func (e *Engine) execute(s *Session, r *command.Request) {
 	}
 	e.st = e.dbs[s.db]
 	if e.cl != nil && e.route(s, r) {
+		return
+	}
+	if e.repl.on && e.replGate(s, r) {
 		return
 	}
 	if e.writesDenied() && e.misconf(r) {

@@ -227,6 +227,9 @@ func (e *Engine) infoSection(w *infoWriter, s *Session, sec string, st *store.St
 		w.int("rejected_oom", st.OOMRejects)
 	case "replication":
 		w.b = append(w.b, "# Replication\r\n"...)
+		if e.infoReplica(w) {
+			break
+		}
 		w.str("role", "master")
 		w.int("connected_slaves", 0)
 		w.str("master_failover_state", "no-failover")

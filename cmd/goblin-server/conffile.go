@@ -85,6 +85,8 @@ func applyConfigFile(fs *flag.FlagSet, path string, ignoreUnsupported bool) (*fi
 		}
 		v := args[0]
 		switch {
+		case name == "replicaof": // host port, one flag value
+			v = strings.Join(args, " ")
 		case name == "timeout": // Redis's seconds; the flag's a duration
 			v += "s"
 		case name == "loglevel":

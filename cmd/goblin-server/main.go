@@ -91,6 +91,10 @@ type config struct {
 	stopWritesOnError           string
 	rdbSkipUnsupported          bool
 	protectedConfigs            string
+
+	replicaOf, masterAuth, masterUser string
+	replTimeout                       int
+	replicaReadOnly, serveStale       string
 }
 
 func flags(c *config, stderr io.Writer) *flag.FlagSet {
@@ -134,6 +138,12 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.stopWritesOnError, "stop-writes-on-bgsave-error", "yes", "with a save policy, refuse writes (MISCONF) after a background save failed, until one succeeds: yes or no")
 	fs.BoolVar(&c.rdbSkipUnsupported, "rdb-skip-unsupported", false, "load a snapshot holding types goblin does not store (sorted sets, streams, modules) by skipping those keys, logging the count; without it such a file is refused")
 	fs.StringVar(&c.protectedConfigs, "enable-protected-configs", "no", "let CONFIG SET change dir and dbfilename: yes or no (a client that can point the snapshot anywhere can write files anywhere the server may)")
+	fs.StringVar(&c.replicaOf, "replicaof", "", "follow the primary at `\"host port\"` (a redis-server or a goblin) as a read-only replica from the start; REPLICAOF changes it at run time (docs/replication.md)")
+	fs.StringVar(&c.masterAuth, "masterauth", "", "`password` to AUTH with to the primary (--replicaof)")
+	fs.StringVar(&c.masterUser, "masteruser", "", "ACL `user` to AUTH as to the primary (with --masterauth)")
+	fs.IntVar(&c.replTimeout, "repl-timeout", 60, "`seconds` of silence from the primary after which a replica drops the link and reconnects")
+	fs.StringVar(&c.replicaReadOnly, "replica-read-only", "yes", "refuse writes from clients while following a primary (READONLY): yes or no")
+	fs.StringVar(&c.serveStale, "replica-serve-stale-data", "yes", "serve reads while the link to the primary is down: yes, or no to answer MASTERDOWN")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: goblin-server [/path/to/goblin.conf] [flags]\n\ngoblin-server serves a goblin key/value cache over Unix sockets, TCP, goblin's\nshared-memory ring and Aeron (IPC and UDP), each in RESP (for Redis clients) or\nSBE, with Prometheus metrics. See docs/server.md and docs/transports.md.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -418,6 +428,23 @@ func options(c *config) (server.Options, error) {
 	case "no":
 	default:
 		return o, fmt.Errorf("--enable-protected-configs %q: want yes or no", c.protectedConfigs)
+	}
+	o.ReplicaOf, o.MasterAuth, o.MasterUser = c.replicaOf, c.masterAuth, c.masterUser
+	if c.replTimeout <= 0 {
+		return o, fmt.Errorf("--repl-timeout %d: want a positive number of seconds", c.replTimeout)
+	}
+	o.ReplTimeout = time.Duration(c.replTimeout) * time.Second
+	for _, yn := range []struct {
+		name, v string
+		no      *bool
+	}{{"replica-read-only", c.replicaReadOnly, &o.WritableReplica}, {"replica-serve-stale-data", c.serveStale, &o.NoStaleData}} {
+		switch strings.ToLower(yn.v) {
+		case "yes":
+		case "no":
+			*yn.no = true
+		default:
+			return o, fmt.Errorf("--%s %q: want yes or no", yn.name, yn.v)
+		}
 	}
 	o.EnsureDefaults()
 	return o, o.Validate()

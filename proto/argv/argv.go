@@ -171,6 +171,8 @@ func init() {
 		command.OpClientUnblock: parseClientUnblock, command.OpWait: parseWait,
 		command.OpConfigSet: parseConfigSet, command.OpFunctionFlush: parseFlushFunction,
 		command.OpFunctionList: parseFunctionList, command.OpBgSave: rest(1), command.OpShutdown: rest(1),
+		// Replica side of replication.
+		command.OpReplicaOf: rest(1), command.OpSlaveOf: rest(1),
 	} {
 		parsers[op] = p
 	}

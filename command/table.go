@@ -665,10 +665,10 @@ var specs = [NumOps]Spec{
 		Summary: "Save (with a save policy, or SAVE) and stop the server; NOSAVE skips the save, FORCE stops even if it fails."},
 	// Replica side of replication.
 	OpReplicaOf: {Name: "replicaof", Arity: 3, Flags: Admin | NoScript | Stale | NoAsyncLoading, ACL: CatAdmin | CatSlow | CatDangerous,
-		Group: "server", Since: "5.0.0", Complexity: "O(1)", Syntax: "host port",
+		Group: "server", Since: "5.0.0", Complexity: "O(1)", Syntax: "(args=(host-port=host port:integer)|(no-one=NO ONE))",
 		Summary: "Follow the primary at host port (a full or partial resynchronisation, then its command stream), or NO ONE to stop following and take writes."},
 	OpSlaveOf: {Name: "slaveof", Arity: 3, Flags: Admin | NoScript | Stale | NoAsyncLoading, ACL: CatAdmin | CatSlow | CatDangerous,
-		Group: "server", Since: "1.0.0", Complexity: "O(1)", Syntax: "host port",
+		Group: "server", Since: "1.0.0", Complexity: "O(1)", Syntax: "(args=(host-port=host port:integer)|(no-one=NO ONE))",
 		Summary: "The old name of REPLICAOF."},
 	OpRole: {Name: "role", Arity: 1, Flags: NoScript | Loading | Stale | Fast, ACL: CatAdmin | CatFast | CatDangerous,
 		Group: "server", Since: "2.8.12", Complexity: "O(1)",

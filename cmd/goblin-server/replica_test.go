@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -46,7 +47,11 @@ func redisPrimary(t testing.TB, extra ...string) (int, *redis.Client, *testproc.
 	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--unixsocket", filepath.Join(dir, "redis.sock"),
 		"--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no", "--repl-diskless-sync-delay", "0"}, extra...)
 	p := testproc.Start(t, bin, args...)
-	c := redis.NewClient(&redis.Options{Network: "unix", Addr: filepath.Join(dir, "redis.sock"), PoolSize: 4})
+	o := &redis.Options{Network: "unix", Addr: filepath.Join(dir, "redis.sock"), PoolSize: 4}
+	if i := slices.Index(extra, "--requirepass"); i >= 0 {
+		o.Password = extra[i+1]
+	}
+	c := redis.NewClient(o)
 	t.Cleanup(func() { c.Close() })
 	testkit.Eventually(t, startTimeout, "redis-server answering PING", func() (bool, string) {
 		err := c.Ping(context.Background()).Err()
@@ -461,4 +466,26 @@ func TestReplicaOfAtRunTime(t *testing.T) {
 	}
 	caughtUp(t, rc, gc)
 	sameData(t, rc, gc)
+}
+
+// TestReplicaOfConfigFile: the replicaof and masterauth directives of a
+// configuration file, against a primary that requires a password.
+func TestReplicaOfConfigFile(t *testing.T) {
+	ctx := context.Background()
+	port, rc, _ := redisPrimary(t, "--requirepass", "s3cret")
+	fill(t, rc, 100)
+	conf := filepath.Join(t.TempDir(), "goblin.conf")
+	text := fmt.Sprintf("replicaof 127.0.0.1 %d\nmasterauth s3cret\nreplica-serve-stale-data yes\nrepl-timeout 30\n", port)
+	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := startServerArgs(t, []string{conf}, nil)
+	gc := redis.NewClient(goblinOpts(g))
+	defer gc.Close()
+	linkUp(t, gc)
+	caughtUp(t, rc, gc)
+	sameData(t, rc, gc)
+	if v := gc.ConfigGet(ctx, "port").Val(); len(v) == 0 {
+		t.Fatalf("CONFIG GET port: %v", v)
+	}
 }

@@ -299,7 +299,8 @@ func (e *Engine) ApplyMaster(in []byte, maxCmds int) (consumed, applied, getack 
 		e.repl.applying = false
 		e.keepExpired(true)
 	}()
-	out := e.scratch[:0]
+	e.trimScratch()
+	s.lastAt = e.now
 	for n := 0; consumed < len(in) && (maxCmds <= 0 || n < maxCmds); n++ {
 		args, k, err := s.parser.ReadCommand(in[consumed:], e.args, &e.o.Limits)
 		e.args = args[:0]
@@ -325,7 +326,7 @@ func (e *Engine) ApplyMaster(in []byte, maxCmds int) (consumed, applied, getack 
 			getack = k
 			break
 		}
-		e.serveRESP(s, args, out)
+		e.serveRESP(s, args, nil) // muted: no reply is encoded
 		if e.res.Kind == command.Error {
 			e.repl.errors++
 		}
@@ -336,7 +337,6 @@ func (e *Engine) ApplyMaster(in []byte, maxCmds int) (consumed, applied, getack 
 		applied += e.repl.txBytes + k
 		e.repl.txBytes = 0
 	}
-	e.scratch = out[:0]
 	return consumed, applied, getack
 }
 

@@ -8,17 +8,20 @@
 //
 // A Link is a transport.Server the store loop polls, like a listener: the
 // primary's bytes are applied on the loop goroutine, through the engine's
-// master client, exactly where a client's requests would be. The socket
-// itself is read by a goroutine per connection attempt (the run), which
-// does the blocking work the loop must never do: dialling, the handshake,
-// receiving the snapshot and decoding it (rdb.Decoder), and reading the
-// stream. It hands the loop events (decoded keys in batches, stream
-// bytes, link up and down) through a mutex-guarded inbox and an eventfd
-// the loop parks on (Waitable), and it waits when the inbox holds more
-// than Options.MaxInbox bytes, so a loop that falls behind slows the
-// primary's link down instead of growing memory. A second goroutine per
-// run writes REPLCONF ACK every second and on the loop's request (after a
-// REPLCONF GETACK in the stream).
+// master client, exactly where a client's requests would be. A goroutine
+// per connection attempt (the run) does the blocking work the loop must
+// never do: dialling, the handshake, receiving the snapshot and decoding
+// it (rdb.Decoder). It hands the loop events (decoded keys in batches,
+// link up and down) through a mutex-guarded inbox and an eventfd, and it
+// waits when the inbox holds more than Options.MaxInbox bytes, so a loop
+// that falls behind slows the primary's link down instead of growing
+// memory. Once the snapshot is in, the run hands the socket to the loop,
+// which reads the stream itself, nonblocking, when the Link's epoll set
+// (WaitFD: the eventfd and the socket, nested in the loop's own) says it
+// is readable: the stream's bytes make no goroutine hop. A second
+// goroutine per run writes REPLCONF ACK every second and on the loop's
+// request (after a REPLCONF GETACK in the stream); repl-timeout is checked
+// by the run's read deadlines before the hand-over and by the loop after.
 //
 // # Full resynchronisation
 //

@@ -3,10 +3,14 @@ package replica
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -148,6 +152,7 @@ const (
 	evContinue        // +CONTINUE [id]
 	evStream          // stream bytes
 	evDown            // the run ended: err
+	evAttach          // the stream phase: the loop reads conn from now on; data is what was buffered
 )
 
 type event struct {
@@ -159,6 +164,7 @@ type event struct {
 	pos     int // entries applied so far
 	data    []byte
 	err     error
+	conn    net.Conn
 	size    int // bytes it holds, for MaxInbox
 }
 
@@ -187,6 +193,16 @@ type Link struct {
 	stats     Stats
 	syncErr   error
 
+	// The stream phase: the loop reads the primary's socket itself,
+	// nonblocking, when its epoll set says it is readable.
+	sock     syscall.RawConn
+	sockFD   int
+	hot      bool  // the last read found bytes, or CheckNow: read on the next Poll
+	cycles   int   // Polls since the last read
+	lastRead int64 // the loop's clock at the last byte read
+	rbuf     []byte
+	events   []unix.EpollEvent
+
 	// Shared with the runs.
 	mu         sync.Mutex
 	cond       *sync.Cond
@@ -194,7 +210,8 @@ type Link struct {
 	inboxBytes int
 	closed     bool
 	pending    atomic.Bool
-	efd        int
+	efd        int          // the runs ring it (eventfd)
+	epfd       int          // WaitFD: efd and, in the stream phase, the primary's socket
 	ackOffset  atomic.Int64 // the offset REPLCONF ACK sends
 	lastIO     atomic.Int64 // unix ms
 	bytesIn    atomic.Int64
@@ -209,10 +226,20 @@ func New(o Options) (*Link, error) {
 	o.ensureDefaults()
 	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("replica: eventfd: %w", err)
 	}
-	l := &Link{o: o, log: o.Logger, efd: efd, state: StateNone,
-		ids: IDs{ID: "?", Offset: -1, ID2: NoID, Offset2: -1}}
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		unix.Close(efd)
+		return nil, fmt.Errorf("replica: epoll_create: %w", err)
+	}
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, efd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(efd)}); err != nil {
+		unix.Close(efd)
+		unix.Close(epfd)
+		return nil, fmt.Errorf("replica: epoll_ctl: %w", err)
+	}
+	l := &Link{o: o, log: o.Logger, efd: efd, epfd: epfd, sockFD: -1, state: StateNone,
+		ids: IDs{ID: "?", Offset: -1, ID2: NoID, Offset2: -1}, rbuf: make([]byte, 64<<10), events: make([]unix.EpollEvent, 2)}
 	l.cond = sync.NewCond(&l.mu)
 	return l, nil
 }
@@ -234,12 +261,20 @@ func (l *Link) UpdateStats(st *transport.Stats) {
 	st.BytesIn += l.bytesIn.Load()
 }
 
-// WaitFD implements server.Waitable: the eventfd a run rings when it hands
-// the loop something.
-func (l *Link) WaitFD() int { return l.efd }
+// WaitFD implements server.Waitable: an epoll set that polls readable when
+// a run hands the loop something (its eventfd) or, in the stream phase,
+// when the primary's socket has bytes.
+func (l *Link) WaitFD() int { return l.epfd }
 
-// CheckNow implements server.Waitable; Poll always looks (an atomic load).
-func (l *Link) CheckNow() {}
+// CheckNow implements server.Waitable: the next Poll reads the socket
+// whatever checkEvery says.
+func (l *Link) CheckNow() { l.hot = true }
+
+// checkEvery is how many busy Polls pass between two reads of a quiet
+// primary socket: a read that finds nothing costs a system call, which a
+// loop busy with other clients should not pay every cycle. An idle loop
+// reads at once (CheckNow), as does a Poll after one that found bytes.
+const checkEvery = 16
 
 // Stats returns the link's counters.
 func (l *Link) Stats() Stats {
@@ -331,6 +366,7 @@ func (l *Link) startRun(delay time.Duration) {
 // stopRun ends the current run (its events are dropped: they carry an
 // old generation) and forgets the stream read so far.
 func (l *Link) stopRun() {
+	l.detach()
 	if l.cur != nil {
 		l.cur.stop()
 		l.cur = nil
@@ -365,6 +401,9 @@ func (l *Link) post(r *run, ev event) {
 		l.mu.Unlock()
 		return
 	}
+	if ev.kind == evAttach {
+		ev.data = append([]byte(nil), ev.data...)
+	}
 	if n := len(l.inbox); ev.kind == evStream && n > 0 && l.inbox[n-1].kind == evStream && l.inbox[n-1].gen == ev.gen {
 		l.inbox[n-1].data = append(l.inbox[n-1].data, ev.data...)
 	} else {
@@ -396,10 +435,21 @@ func (l *Link) Poll(now int64) int {
 		l.cond.Broadcast()
 		l.mu.Unlock()
 	}
-	if len(l.queue) == 0 && (l.stalled || l.consumed == len(l.stream)) {
-		return 0
-	}
 	work := 0
+	if l.sock != nil && len(l.queue) == 0 {
+		if l.cycles++; l.hot || l.cycles >= checkEvery {
+			l.cycles = 0
+			n, err := l.readStream(now)
+			work += n
+			if err != nil {
+				l.linkLost(err)
+				return work + 1
+			}
+		}
+	}
+	if len(l.queue) == 0 && (l.stalled || l.consumed == len(l.stream)) {
+		return work
+	}
 	loadLeft, cmdsLeft := l.o.LoadSlice, l.o.StreamSlice
 	for len(l.queue) > 0 && loadLeft > 0 && cmdsLeft > 0 {
 		ev := &l.queue[0]
@@ -462,6 +512,10 @@ func (l *Link) Poll(now int64) int {
 			l.linkLost(ev.err)
 			l.popEvent()
 			return work
+		case evAttach:
+			l.stream = append(l.stream, ev.data...)
+			l.stalled = false
+			l.attach(ev.conn, now)
 		}
 		l.popEvent()
 		if l.consumed < len(l.stream) && !l.stalled {
@@ -472,6 +526,79 @@ func (l *Link) Poll(now int64) int {
 		work += l.applyStream(cmdsLeft)
 	}
 	return work
+}
+
+// attach starts the stream phase: the loop reads c from now on.
+func (l *Link) attach(c net.Conn, now int64) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		l.linkLost(fmt.Errorf("replica: the connection to the primary is a %T, not a socket", c))
+		return
+	}
+	rc, err := sc.SyscallConn()
+	if err == nil {
+		err = rc.Control(func(fd uintptr) { l.sockFD = int(fd) })
+	}
+	if err == nil {
+		err = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, l.sockFD, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(l.sockFD)})
+	}
+	if err != nil {
+		l.sockFD = -1
+		l.linkLost(fmt.Errorf("replica: watching the primary's socket: %w", err))
+		return
+	}
+	l.sock, l.hot, l.lastRead = rc, true, now
+}
+
+// detach ends the stream phase (before the run closes the socket).
+func (l *Link) detach() {
+	if l.sock == nil {
+		return
+	}
+	_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, l.sockFD, nil)
+	l.sock, l.sockFD = nil, -1
+}
+
+// readStream reads what the primary's socket holds, without waiting, into
+// the stream; an error is the link's end (EOF, a reset, repl-timeout).
+func (l *Link) readStream(now int64) (int, error) {
+	work := 0
+	for i := 0; i < 4; i++ { // bounded: 256 KiB per Poll
+		var n int
+		var rerr error
+		err := l.sock.Read(func(fd uintptr) bool {
+			n, rerr = unix.Read(int(fd), l.rbuf)
+			return true // never wait: the loop polls
+		})
+		if err == nil {
+			err = rerr
+		}
+		switch {
+		case n > 0:
+			l.stream = append(l.stream, l.rbuf[:n]...)
+			l.stalled = false
+			l.lastRead = now
+			l.lastIO.Store(time.Now().UnixMilli())
+			l.bytesIn.Add(int64(n))
+			work++
+			l.hot = true
+			if n < len(l.rbuf) {
+				return work, nil
+			}
+			continue
+		case err == unix.EAGAIN || err == unix.EINTR:
+			l.hot = false
+			if now-l.lastRead > int64(l.o.Timeout) {
+				return work, fmt.Errorf("replica: the primary was silent for longer than repl-timeout (%v)", l.o.Timeout)
+			}
+			return work, nil
+		case err != nil:
+			return work, fmt.Errorf("replica: reading the stream: %w", err)
+		default:
+			return work, fmt.Errorf("replica: reading the stream: %w", io.EOF)
+		}
+	}
+	return work, nil
 }
 
 func (l *Link) popEvent() {
@@ -527,7 +654,12 @@ func (l *Link) applyStream(max int) int {
 // linkLost handles the end of a run: a reconnect after RetryDelay, with
 // PSYNC from the offset applied.
 func (l *Link) linkLost(err error) {
-	l.cur = nil
+	l.detach()
+	if l.cur != nil {
+		l.cur.stop()
+		l.cur = nil
+	}
+	l.gen++ // what the run may still post is stale
 	if l.syncing {
 		l.abortSync()
 	}
@@ -561,6 +693,7 @@ func (l *Link) Close() error {
 	l.closed = true
 	l.cond.Broadcast()
 	l.mu.Unlock()
+	unix.Close(l.epfd)
 	return unix.Close(l.efd)
 }
 

@@ -137,19 +137,13 @@ func (r *run) session() error {
 		}
 	}
 	go r.acks(c)
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := br.Read(buf)
-		if n > 0 {
-			l.post(r, event{kind: evStream, data: buf[:n], size: n})
-		}
-		if err != nil {
-			if r.stopped.Load() {
-				return ErrStopped
-			}
-			return fmt.Errorf("replica: reading the stream from %s: %w", addr, err)
-		}
-	}
+	// The stream is read by the loop itself from here (Link.readStream):
+	// hand it the socket and what the buffer already holds, then wait
+	// for the loop to end the run.
+	rest, _ := br.Peek(br.Buffered())
+	l.post(r, event{kind: evAttach, data: rest, conn: c, size: len(rest)})
+	<-r.quit
+	return ErrStopped
 }
 
 // fullResync is +FULLRESYNC's id and offset.

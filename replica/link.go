@@ -150,7 +150,6 @@ const (
 	evEntries         // a batch of snapshot keys
 	evFullDone        // the snapshot ended
 	evContinue        // +CONTINUE [id]
-	evStream          // stream bytes
 	evDown            // the run ended: err
 	evAttach          // the stream phase: the loop reads conn from now on; data is what was buffered
 )
@@ -187,9 +186,10 @@ type Link struct {
 	syncStart time.Time
 	downSince time.Time // zero: never up
 	queue     []event
-	stream    []byte // received stream bytes from the first not applied
-	consumed  int    // of stream, handed to the engine (MULTI's bytes wait for EXEC)
-	stalled   bool   // stream ends in a partial command: wait for more bytes
+	stream    []byte // received stream bytes; stream[head:] are not applied yet
+	head      int
+	consumed  int  // of stream[head:], handed to the engine (MULTI's bytes wait for EXEC)
+	stalled   bool // stream ends in a partial command: wait for more bytes
 	stats     Stats
 	syncErr   error
 
@@ -275,6 +275,10 @@ func (l *Link) CheckNow() { l.hot = true }
 // loop busy with other clients should not pay every cycle. An idle loop
 // reads at once (CheckNow), as does a Poll after one that found bytes.
 const checkEvery = 16
+
+// maxUnapplied bounds the stream bytes the loop reads ahead of what it has
+// applied.
+const maxUnapplied = 1 << 20
 
 // Stats returns the link's counters.
 func (l *Link) Stats() Stats {
@@ -376,7 +380,7 @@ func (l *Link) stopRun() {
 		l.abortSync()
 	}
 	l.o.Apply.ResetMaster()
-	l.stream, l.consumed, l.stalled = l.stream[:0], 0, false
+	l.stream, l.head, l.consumed, l.stalled = l.stream[:0], 0, 0, false
 	l.queue = l.queue[:0]
 }
 
@@ -404,14 +408,7 @@ func (l *Link) post(r *run, ev event) {
 	if ev.kind == evAttach {
 		ev.data = append([]byte(nil), ev.data...)
 	}
-	if n := len(l.inbox); ev.kind == evStream && n > 0 && l.inbox[n-1].kind == evStream && l.inbox[n-1].gen == ev.gen {
-		l.inbox[n-1].data = append(l.inbox[n-1].data, ev.data...)
-	} else {
-		if ev.kind == evStream {
-			ev.data = append([]byte(nil), ev.data...)
-		}
-		l.inbox = append(l.inbox, ev)
-	}
+	l.inbox = append(l.inbox, ev)
 	l.inboxBytes += ev.size
 	if !l.pending.Swap(true) {
 		var one = [8]byte{1}
@@ -436,7 +433,9 @@ func (l *Link) Poll(now int64) int {
 		l.mu.Unlock()
 	}
 	work := 0
-	if l.sock != nil && len(l.queue) == 0 {
+	// A loop that falls behind stops reading (the primary's socket and TCP
+	// hold the rest) unless it waits for the end of a long command.
+	if l.sock != nil && len(l.queue) == 0 && (l.stalled || len(l.stream)-l.head < maxUnapplied) {
 		if l.cycles++; l.hot || l.cycles >= checkEvery {
 			l.cycles = 0
 			n, err := l.readStream(now)
@@ -447,7 +446,7 @@ func (l *Link) Poll(now int64) int {
 			}
 		}
 	}
-	if len(l.queue) == 0 && (l.stalled || l.consumed == len(l.stream)) {
+	if len(l.queue) == 0 && (l.stalled || l.head+l.consumed == len(l.stream)) {
 		return work
 	}
 	loadLeft, cmdsLeft := l.o.LoadSlice, l.o.StreamSlice
@@ -505,9 +504,6 @@ func (l *Link) Poll(now int64) int {
 			l.stats.PartialSyncs++
 			l.log.Info("replica: partial resynchronisation accepted", "offset", l.ids.Offset)
 			l.up()
-		case evStream:
-			l.stream = append(l.stream, ev.data...)
-			l.stalled = false
 		case evDown:
 			l.linkLost(ev.err)
 			l.popEvent()
@@ -518,11 +514,11 @@ func (l *Link) Poll(now int64) int {
 			l.attach(ev.conn, now)
 		}
 		l.popEvent()
-		if l.consumed < len(l.stream) && !l.stalled {
+		if l.head+l.consumed < len(l.stream) && !l.stalled {
 			cmdsLeft -= l.applyStream(cmdsLeft)
 		}
 	}
-	if len(l.queue) == 0 && l.consumed < len(l.stream) && !l.stalled && cmdsLeft > 0 {
+	if len(l.queue) == 0 && l.head+l.consumed < len(l.stream) && !l.stalled && cmdsLeft > 0 {
 		work += l.applyStream(cmdsLeft)
 	}
 	return work
@@ -622,22 +618,20 @@ func (l *Link) up() {
 // applyStream applies up to max whole commands of the stream and returns
 // how many units of work it did.
 func (l *Link) applyStream(max int) int {
-	consumed, applied, getack := l.o.Apply.ApplyMaster(l.stream[l.consumed:], max)
+	consumed, applied, getack := l.o.Apply.ApplyMaster(l.stream[l.head+l.consumed:], max)
 	if consumed == 0 {
 		l.stalled = true
 		return 0
 	}
-	// applied counts from the first byte not yet applied, which is the
-	// start of l.stream: bytes inside an open MULTI stay in l.stream
-	// until its EXEC.
+	// applied counts from stream[head], the first byte not yet applied:
+	// the bytes of an open MULTI stay there until its EXEC.
 	l.consumed += consumed
 	if applied > 0 {
 		if l.o.Feed != nil {
-			l.o.Feed(l.stream[:applied])
+			l.o.Feed(l.stream[l.head : l.head+applied])
 		}
 		l.ids.Offset += int64(applied)
-		n := copy(l.stream, l.stream[applied:])
-		l.stream = l.stream[:n]
+		l.head += applied
 		l.consumed -= applied
 		l.ackOffset.Store(l.ids.Offset)
 	}
@@ -645,8 +639,17 @@ func (l *Link) applyStream(max int) int {
 		l.ackOffset.Store(l.ids.Offset - int64(getack))
 		l.cur.ack()
 	}
-	if cap(l.stream) > 1<<20 && len(l.stream) < 64<<10 {
-		l.stream = append([]byte(nil), l.stream...) // do not keep a burst's buffer
+	switch {
+	case l.head == len(l.stream):
+		l.stream, l.head = l.stream[:0], 0
+		if cap(l.stream) > 1<<20 {
+			l.stream = nil // do not keep a burst's buffer
+		}
+	case l.head >= 64<<10 && l.head >= len(l.stream)/2:
+		// Compact once the applied part is the larger: each byte is
+		// copied a bounded number of times.
+		n := copy(l.stream, l.stream[l.head:])
+		l.stream, l.head = l.stream[:n], 0
 	}
 	return 1 + consumed/4096
 }
@@ -664,7 +667,7 @@ func (l *Link) linkLost(err error) {
 		l.abortSync()
 	}
 	l.o.Apply.ResetMaster()
-	l.stream, l.consumed, l.stalled = l.stream[:0], 0, false
+	l.stream, l.head, l.consumed, l.stalled = l.stream[:0], 0, 0, false
 	if l.linkUp {
 		l.stats.LinkLosses++
 	}
@@ -683,7 +686,7 @@ func (l *Link) restart() {
 }
 
 func (l *Link) readOffset() int64 {
-	return l.ids.Offset + int64(len(l.stream))
+	return l.ids.Offset + int64(len(l.stream)-l.head)
 }
 
 // Close implements transport.Server: the run stops, the eventfd closes.

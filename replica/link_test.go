@@ -245,3 +245,71 @@ func TestEOFReaderChunks(t *testing.T) {
 		}
 	}
 }
+
+// A command longer than the loop's read-ahead bound (1 MiB) still arrives
+// whole, and a primary silent for longer than repl-timeout is dropped and
+// resumed with PSYNC.
+func TestLinkLongCommandAndTimeout(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	p := &primary{t: t, ln: ln}
+	app := &fakeApplier{}
+	l, err := New(Options{Apply: app, Timeout: time.Second, RetryDelay: 10 * time.Millisecond, AckEvery: time.Hour,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.Follow("127.0.0.1", ln.Addr().(*net.TCPAddr).Port)
+	const id = "abcdefabcdefabcdefabcdefabcdefabcdefabcd"
+	big := "*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$3000000\r\n" + strings.Repeat("v", 3000000) + "\r\n"
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		handshake := func(pc *primaryConn) {
+			pc.expect("PING")
+			pc.send("+PONG\r\n")
+			pc.expect("REPLCONF capa")
+			pc.send("+OK\r\n")
+		}
+		pc := p.accept()
+		if pc == nil {
+			return
+		}
+		handshake(pc)
+		pc.expect("PSYNC ? -1")
+		payload := testRDB(t)
+		pc.send("+FULLRESYNC " + id + " 0\r\n$" + strconv.Itoa(len(payload)) + "\r\n" + string(payload))
+		pc.expect("REPLCONF ACK 0")
+		for s := big; len(s) > 0; {
+			n := min(len(s), 100000)
+			pc.send(s[:n])
+			s = s[n:]
+		}
+		// Silent from here, the connection left open: the replica must
+		// give up on it after repl-timeout.
+		pc2 := p.accept()
+		if pc2 == nil {
+			return
+		}
+		defer pc.c.Close()
+		handshake(pc2)
+		pc2.expect("PSYNC " + id + " " + strconv.Itoa(len(big)+1))
+		pc2.send("+CONTINUE\r\n")
+		time.Sleep(100 * time.Millisecond)
+		pc2.c.Close()
+	}()
+	pollUntil(t, l, "the 3 MB command applied", func() bool { return len(app.cmds) == 1 })
+	if len(app.cmds[0]) != len("SET big ")+3000000 {
+		t.Fatalf("the long command arrived as %d bytes", len(app.cmds[0]))
+	}
+	start := time.Now()
+	pollUntil(t, l, "the silent primary dropped and the link resumed with +CONTINUE", func() bool { return l.stats.PartialSyncs == 1 })
+	if d := time.Since(start); d < 500*time.Millisecond { // silence counts from the last byte read, a little before the apply
+		t.Fatalf("the link was dropped after %v of silence, before repl-timeout (1s)", d)
+	}
+	<-done
+}

@@ -248,6 +248,17 @@ func (e *Engine) LoadEntry(en *rdb.Entry) error {
 	return err
 }
 
+// Reserve sizes database db for keys more keys (the primary's snapshot
+// says how many it holds), as the load at start does.
+func (e *Engine) Reserve(db, keys int) {
+	if db < 0 || db >= e.o.Databases {
+		return // LoadEntry refuses the keys with the reason
+	}
+	if st := e.db(int64(db)); st != nil {
+		st.Reserve(keys)
+	}
+}
+
 // EndFullSync ends the load: normal clients are served again.
 func (e *Engine) EndFullSync() {
 	e.repl.loading = false

@@ -35,8 +35,9 @@ func (f *fakeApplier) LoadEntry(e *rdb.Entry) error {
 	f.keys = append(f.keys, fmt.Sprintf("%d:%s=%s%s", e.DB, e.Key, e.Str, bytes.Join(e.Items, []byte(","))))
 	return nil
 }
-func (f *fakeApplier) EndFullSync() { f.loading = false }
-func (f *fakeApplier) ResetMaster() { f.resets++ }
+func (f *fakeApplier) EndFullSync()         { f.loading = false }
+func (f *fakeApplier) Reserve(db, keys int) {}
+func (f *fakeApplier) ResetMaster()         { f.resets++ }
 func (f *fakeApplier) ApplyMaster(in []byte, maxCmds int) (consumed, applied, getack int) {
 	for consumed < len(in) {
 		args, n, err := resp.ReadCommand(in[consumed:], nil, &resp.Limits{})

@@ -295,7 +295,10 @@ func (r *run) fullSync(br *bufio.Reader, fr *fullResync) error {
 	l.syncRead.Store(0)
 	l.post(r, event{kind: evFull, text: fr.id, offset: fr.offset})
 	cr := &countingReader{r: src, n: &l.syncRead}
-	d := rdb.NewDecoder(cr, rdb.DecoderOptions{SkipUnsupported: l.o.SkipUnsupported})
+	d := rdb.NewDecoder(cr, rdb.DecoderOptions{SkipUnsupported: l.o.SkipUnsupported,
+		OnResizeDB: func(db int, keys, _ uint64) {
+			l.post(r, event{kind: evResize, pos: db, offset: int64(min(keys, 1<<31))})
+		}})
 	b := newBatch()
 	for d.Next() {
 		if r.stopped.Load() {

@@ -494,3 +494,50 @@ func TestReplicaOfConfigFile(t *testing.T) {
 		t.Fatalf("CONFIG GET port: %v", v)
 	}
 }
+
+// TestReplicaInfoAsRedis: goblin's INFO replication as a replica has the
+// fields of a redis-server 7.0 replica of the same primary, in the same
+// order, and ROLE the same shape.
+func TestReplicaInfoAsRedis(t *testing.T) {
+	ctx := context.Background()
+	port, rc, _ := redisPrimary(t)
+	fill(t, rc, 10)
+	g := startServer(t)
+	gc := redis.NewClient(goblinOpts(g))
+	defer gc.Close()
+	rr := redisReplica(t)
+	for _, c := range []*redis.Client{gc, rr} {
+		if err := c.Do(ctx, "REPLICAOF", "127.0.0.1", strconv.Itoa(port)).Err(); err != nil {
+			t.Fatal(err)
+		}
+		linkUp(t, c)
+		caughtUp(t, rc, c)
+	}
+	fields := func(c *redis.Client) (names []string, vals map[string]string) {
+		vals = map[string]string{}
+		for _, l := range strings.Split(c.Info(ctx, "replication").Val(), "\r\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok {
+				names = append(names, k)
+				vals[k] = v
+			}
+		}
+		return names, vals
+	}
+	gn, gv := fields(gc)
+	rn, rv := fields(rr)
+	if !slices.Equal(gn, rn) {
+		t.Fatalf("INFO replication fields:\ngoblin %q\nredis  %q", gn, rn)
+	}
+	for _, k := range []string{"role", "master_host", "master_port", "master_link_status", "master_sync_in_progress",
+		"slave_read_repl_offset", "slave_repl_offset", "slave_priority", "slave_read_only", "replica_announced",
+		"connected_slaves", "master_failover_state", "master_replid", "master_replid2", "master_repl_offset", "second_repl_offset"} {
+		if gv[k] != rv[k] {
+			t.Errorf("%s: goblin %q, redis %q", k, gv[k], rv[k])
+		}
+	}
+	gr, _ := gc.Do(ctx, "ROLE").Slice()
+	rr2, _ := rr.Do(ctx, "ROLE").Slice()
+	if fmt.Sprint(gr) != fmt.Sprint(rr2) {
+		t.Errorf("ROLE: goblin %v, redis %v", gr, rr2)
+	}
+}

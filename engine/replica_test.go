@@ -151,3 +151,18 @@ func TestReplicaKeepsExpiredKeys(t *testing.T) {
 		t.Fatalf("DBSIZE on the promoted server after reading its expired key = %s", got)
 	}
 }
+
+// Applying the primary's stream allocates nothing per command.
+func TestApplyMasterAllocs(t *testing.T) {
+	e, _ := newEngine(t, Options{Replica: ReplicaOptions{Control: &fakeLink{}}})
+	e.SetReplica(true)
+	in := cmds([]string{"SET", "k", "v"}, []string{"HSET", "h", "f", "v"}, []string{"DEL", "k"}, []string{"SELECT", "0"}, []string{"PING"})
+	e.ApplyMaster(in, 0)
+	if n := testing.AllocsPerRun(200, func() {
+		if c, _, _ := e.ApplyMaster(in, 0); c != len(in) {
+			t.Fatalf("consumed %d of %d", c, len(in))
+		}
+	}); n != 0 {
+		t.Fatalf("%v allocations per batch of 5 commands", n)
+	}
+}

@@ -149,34 +149,17 @@ func Load(r io.Reader, db DBFunc, o LoadOptions) (LoadStats, error) {
 			}
 			cur, curDB = s, e.DB
 		}
-		exp := int64(0)
-		if e.Expiry != rdb.NoExpiry {
-			exp = e.Expiry
-		}
-		if e.Kind == rdb.KindHash || e.Kind == rdb.KindSet || e.Kind == rdb.KindList {
-			if cur.TypeOf(e.Key) != store.TypeNone {
-				return stats(), fmt.Errorf("%w: offset %d: duplicate key %q in database %d", ErrLoad, d.Stats().Bytes, e.Key, e.DB)
-			}
-			if err := cur.ImportCollection(e.Key, &e.Value, exp); err != nil {
-				return stats(), fmt.Errorf("%w: offset %d: key %q in database %d: %w", ErrLoad, d.Stats().Bytes, e.Key, e.DB, err)
-			}
-			st.Keys++
+		switch err := Insert(cur, e); {
+		case errors.Is(err, ErrUnsupported) && o.SkipUnsupported:
+			skipped++
 			continue
-		}
-		if e.Kind != rdb.KindString {
-			if o.SkipUnsupported {
-				skipped++
-				continue
-			}
+		case errors.Is(err, ErrUnsupported):
 			return stats(), fmt.Errorf("%w: offset %d: key %q in database %d holds a %s, a type goblin does not store yet (--rdb-skip-unsupported skips such keys)",
 				ErrLoad, d.Stats().Bytes, e.Key, e.DB, rdb.TypeName(e.Type))
-		}
-		_, had, _, err := cur.Set(nil, e.Key, e.Str, store.SetOptions{NX: true, ExpireAt: exp})
-		switch {
+		case errors.Is(err, ErrDuplicate):
+			return stats(), fmt.Errorf("%w: offset %d: duplicate key %q in database %d", ErrLoad, d.Stats().Bytes, e.Key, e.DB)
 		case err != nil:
 			return stats(), fmt.Errorf("%w: offset %d: key %q in database %d: %w", ErrLoad, d.Stats().Bytes, e.Key, e.DB, err)
-		case had:
-			return stats(), fmt.Errorf("%w: offset %d: duplicate key %q in database %d", ErrLoad, d.Stats().Bytes, e.Key, e.DB)
 		}
 		st.Keys++
 		if o.Progress != nil && st.Keys&4095 == 0 && time.Since(lastProgress) >= o.ProgressEvery {

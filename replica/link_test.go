@@ -226,6 +226,17 @@ func TestLinkHandshakeSyncAckAndResume(t *testing.T) {
 				t.Fatalf("offset %d, want %d", got, want)
 			}
 			<-done
+			// REPLICAOF NO ONE: a new id, the primary's kept as the
+			// secondary one, valid up to the offset + 1 (PSYNC2).
+			off := l.ids.Offset
+			l.Unfollow()
+			ids := l.IDs()
+			if ids.ID2 != id || ids.Offset2 != off+1 || len(ids.ID) != 40 || ids.ID == id || ids.Offset != off {
+				t.Fatalf("ids after the promotion: %+v (the primary's id %s, offset %d)", ids, id, off)
+			}
+			if _, _, following := l.Following(); following || l.state != StateNone {
+				t.Fatalf("still following after Unfollow (state %s)", l.state)
+			}
 		})
 	}
 }

@@ -302,6 +302,11 @@ func TestReplicaOfRedis(t *testing.T) {
 			if full := infoInt(t, rc, "stats", "sync_full"); full != 1 {
 				t.Fatalf("redis sync_full = %d, want 1", full)
 			}
+			// WAIT on the primary counts goblin: its GETACK is answered.
+			rc.Set(ctx, "wait", "1", 0)
+			if n, err := rc.Do(ctx, "WAIT", "1", "5000").Int(); err != nil || n != 1 {
+				t.Fatalf("WAIT 1 5000 on redis: %d, %v; want 1 (goblin's ACK)", n, err)
+			}
 
 			// Read-only on every socket transport.
 			host, p, _ := net.SplitHostPort(g.tcp)

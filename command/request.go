@@ -7,7 +7,8 @@ package command
 type Op uint16
 
 // NumOps bounds Op values; per-command arrays are [NumOps]T. 1024 leaves
-// room for the RESP-only ranges handed out above 512 (LATENCY is 610-639).
+// room for the RESP-only ranges handed out above 512 (collections 256-304 and 500-559, Pub/Sub 560-579,
+// replication 580-609, LATENCY 610-639).
 const NumOps = 1024
 
 // Flags are a command's options. Each command reads its own bits; the

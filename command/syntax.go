@@ -207,7 +207,7 @@ func group(name string, alts [][]Arg) Arg {
 			return items[0]
 		}
 		b := Arg{Type: "block", Args: items}
-		if items[0].Type == "pure-token" {
+		if items[0].Type == "pure-token" && !allTokens(items) {
 			b.Token, b.Name, b.Args = items[0].Token, items[0].Name, items[1:]
 		}
 		return b
@@ -230,6 +230,17 @@ func group(name string, alts [][]Arg) Arg {
 		a.Name = a.Args[0].Name
 	}
 	return a
+}
+
+// allTokens reports whether items are all literal tokens (REPLICAOF's NO
+// ONE): a block of them has no token of its own.
+func allTokens(items []Arg) bool {
+	for _, a := range items {
+		if a.Type != "pure-token" {
+			return false
+		}
+	}
+	return true
 }
 
 // Usage renders args as a usage line: "key value [NX|XX] [GET]".

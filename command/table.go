@@ -264,6 +264,10 @@ const (
 	OpPSync    Op = 581
 	OpReplConf Op = 582
 	OpRole     Op = 583
+	// Replica side of replication (600-609): RESP only. ROLE is above
+	// (583), one command whichever side this node is on.
+	OpReplicaOf Op = 600
+	OpSlaveOf   Op = 601
 )
 
 // Key specs of the common shapes.
@@ -690,6 +694,16 @@ var specs = [NumOps]Spec{
 		Group: "server", Since: "1.0.0", Complexity: "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
 		Syntax:  "[nosave_save=NOSAVE|SAVE] [NOW] [FORCE] [ABORT]",
 		Summary: "Save (with a save policy, or SAVE) and stop the server; NOSAVE skips the save, FORCE stops even if it fails."},
+	// Replica side of replication.
+	OpReplicaOf: {Name: "replicaof", Arity: 3, Flags: Admin | NoScript | Stale | NoAsyncLoading, ACL: CatAdmin | CatSlow | CatDangerous,
+		Group: "server", Since: "5.0.0", Complexity: "O(1)", Syntax: "(args=(host-port=host port:integer)|(no-one=NO ONE))",
+		Summary: "Follow the primary at host port (a full or partial resynchronisation, then its command stream), or NO ONE to stop following and take writes."},
+	OpSlaveOf: {Name: "slaveof", Arity: 3, Flags: Admin | NoScript | Stale | NoAsyncLoading, ACL: CatAdmin | CatSlow | CatDangerous,
+		Group: "server", Since: "1.0.0", Complexity: "O(1)", Syntax: "(args=(host-port=host port:integer)|(no-one=NO ONE))",
+		Summary: "The old name of REPLICAOF."},
+	OpRole: {Name: "role", Arity: 1, Flags: NoScript | Loading | Stale | Fast, ACL: CatAdmin | CatFast | CatDangerous,
+		Group: "server", Since: "2.8.12", Complexity: "O(1)",
+		Summary: "The replication role: master with its offset and replicas, or slave with its primary, link state and offset."},
 	OpWait: {Name: "wait", Arity: 3, Flags: NoScript, ACL: CatSlow | CatConnection,
 		Tips:  "request_policy:all_shards response_policy:agg_min",
 		Group: "generic", Since: "3.0.0", Complexity: "O(1)", Syntax: "numreplicas timeout",
@@ -704,9 +718,6 @@ var specs = [NumOps]Spec{
 	OpReplConf: {Name: "replconf", Arity: -1, Flags: Admin | NoScript | Loading | Stale | AllowBusy, ACL: CatAdmin | CatSlow | CatDangerous,
 		Group: "server", Since: "3.0.0", Complexity: "O(1)",
 		Summary: "A replica tells its primary its port, address, capabilities and acknowledged offset (internal)."},
-	OpRole: {Name: "role", Arity: 1, Flags: NoScript | Loading | Stale | Fast, ACL: CatAdmin | CatFast | CatDangerous,
-		Group: "server", Since: "2.8.12", Complexity: "O(1)",
-		Summary: "The node's replication role: master, its offset and its online replicas."},
 	OpConfigSet: {Name: "config|set", Arity: -4, Flags: Admin | NoScript | Loading | Stale, ACL: CatAdmin | CatSlow | CatDangerous,
 		Tips: "request_policy:all_nodes response_policy:all_succeeded", Container: OpConfig, Group: "server", Since: "2.0.0",
 		Complexity: "O(N) for N parameters", Syntax: "(data=parameter value)...",

@@ -28,6 +28,7 @@ func (e *Engine) db(i int64) *store.Store {
 		}
 		e.dbs[i] = st
 		e.watchRemovals(st)
+		st.SetKeepExpired(e.follow.on && !e.follow.applying)
 		// A new database's first change counter is no change to save.
 		e.snap.dirtyBase += st.Mods()
 		e.snap.dirtyStart += st.Mods()
@@ -41,6 +42,9 @@ func (e *Engine) db(i int64) *store.Store {
 func (e *Engine) Tick(budget int) int {
 	e.now = e.clock.NowMillis()
 	e.sampleOps()
+	if e.follow.on {
+		e.keepExpired(true) // after a writable replica's write (replGate)
+	}
 	var t0 int64
 	if e.lat.threshold > 0 { // the latency monitor times the loop's own work
 		t0 = e.mono()

@@ -858,9 +858,13 @@ func (e *Engine) muteReply(s *Session) {
 	}
 }
 
-// role answers ROLE for a primary: master, its offset, and its online
-// replicas' address, port and acknowledged offset.
+// role answers ROLE: for a primary, master, its offset, and its online
+// replicas' address, port and acknowledged offset; a replica's form is
+// roleReplica's (cmd_replica.go).
 func (e *Engine) role(s *Session, _ *command.Request) {
+	if e.roleReplica() {
+		return
+	}
 	e.begin(command.Array)
 	e.addBulkStr("master")
 	e.addInt(e.repl.hist.Offset)

@@ -62,6 +62,7 @@ func (e *Engine) queued(s *Session, r *command.Request, rejected bool, args [][]
 	case spec == nil || handlers[r.Op] == nil:
 		e.unknownOp(r)
 	case !s.user.AllowsAll() && !e.permit(s, r): // NOAUTH or NOPERM: refused now, as Redis does
+	case e.follow.on && e.replGate(s, r): // READONLY, LOADING, MASTERDOWN: refused now, as Redis does
 	default:
 		t := &s.tx
 		start := len(t.buf)

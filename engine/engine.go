@@ -126,6 +126,9 @@ type Options struct {
 	// Replication configures the primary side of replication (PSYNC, the
 	// backlog, WAIT, min-replicas-to-write; cmd_repl.go).
 	Replication ReplicationOptions
+	// Replica configures the replica side of replication (REPLICAOF,
+	// cmd_replica.go).
+	Replica ReplicaOptions
 }
 
 // Stats are one transport's counters. Only the loop goroutine writes them
@@ -180,6 +183,7 @@ type Session struct {
 	lastOp           command.Op // the last command
 	noEvict, noTouch bool
 	monitor          bool          // MONITOR: receives every command
+	master           bool          // the master client of a replica: applies the primary's stream (cmd_replica.go)
 	mute             int8          // CLIENT REPLY: -1 OFF; SKIP: 2 for the SKIP itself, 1 for the next command
 	killed           bool          // CLIENT KILL: close at the next request
 	asking           bool          // ASKING: the next command may reach an importing slot
@@ -381,6 +385,7 @@ type Engine struct {
 	ps       pubsubState
 	aclChans []acl.Channel // the channels of the request being checked
 	repl     replState     // replication, primary side (cmd_repl.go)
+	follow   followState   // the replica side of replication (cmd_replica.go)
 }
 
 // NewEngine returns an engine executing against st.

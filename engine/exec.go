@@ -125,6 +125,8 @@ func init() {
 		// Replication, primary side.
 		command.OpSync: (*Engine).sync, command.OpPSync: (*Engine).psync,
 		command.OpReplConf: (*Engine).replConf, command.OpRole: (*Engine).role,
+		// Replica side of replication (cmd_replica.go).
+		command.OpReplicaOf: (*Engine).replicaOf, command.OpSlaveOf: (*Engine).replicaOf,
 	} {
 		handlers[op] = h
 	}
@@ -341,6 +343,9 @@ func (e *Engine) execute(s *Session, r *command.Request) {
 	}
 	e.st = e.dbs[s.db]
 	if e.cl != nil && e.route(s, r) {
+		return
+	}
+	if e.follow.on && e.replGate(s, r) {
 		return
 	}
 	if e.writesDenied() && e.misconf(r) {

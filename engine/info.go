@@ -229,7 +229,9 @@ func (e *Engine) infoSection(w *infoWriter, s *Session, sec string, st *store.St
 		w.int("goblin_pubsub_output_limit_disconnections", e.ps.cuts)
 	case "replication":
 		w.b = append(w.b, "# Replication\r\n"...)
-		e.infoReplication(w)
+		if !e.infoReplica(w) { // a replica's own fields (cmd_replica.go)
+			e.infoReplication(w)
+		}
 	case "cpu":
 		w.b = append(w.b, "# CPU\r\n"...)
 		w.str("used_cpu_sys", seconds(self.Stime))

@@ -97,7 +97,7 @@ func TestCheckErrors(t *testing.T) {
 }
 
 func TestCheckValues(t *testing.T) {
-	text := "save 900 1\nsave \"300 10 60 10000\"\nmaxmemory 100mb\nMAXMEMORY 2gb\nslaveof 10.0.0.1 6379\nmaxmemory-clients 10%\nlisten tcp://127.0.0.1:0\nlisten uds:///tmp/g.sock\n"
+	text := "save 900 1\nsave \"300 10 60 10000\"\nmaxmemory 100mb\nMAXMEMORY 2gb\nappendonly yes\nmaxmemory-clients 10%\nlisten tcp://127.0.0.1:0\nlisten uds:///tmp/g.sock\n"
 	var p Parser
 	dirs, err := p.Parse("v.conf", []byte(text))
 	if err != nil {
@@ -118,9 +118,9 @@ func TestCheckValues(t *testing.T) {
 		t.Errorf("listen = %q, want both lines", got)
 	}
 	if len(r.Unsupported) != 1 || r.Unsupported[0].Line != 5 || !errors.Is(r.Err(), ErrUnsupported) {
-		t.Fatalf("Unsupported = %v, want slaveof at line 5", r.Unsupported)
+		t.Fatalf("Unsupported = %v, want appendonly at line 5", r.Unsupported)
 	}
-	if w := r.Warnings(); len(w) != 1 || !strings.Contains(w[0], "v.conf:5: >>> 'slaveof 10.0.0.1 6379' Redis directive not supported by goblin") {
+	if w := r.Warnings(); len(w) != 1 || !strings.Contains(w[0], "v.conf:5: >>> 'appendonly yes' Redis directive not supported by goblin") {
 		t.Fatalf("Warnings = %q", w)
 	}
 }

@@ -183,6 +183,17 @@ type Options struct {
 	// TLS holds Redis's tls-* settings for the tls:// listeners
 	// (docs/security.md); CONFIG SET changes them and reloads the files.
 	TLS uds.TLSOptions
+	// Replica side of replication (docs/replication.md). ReplicaOf is
+	// replicaof, "host port": follow that primary from the start (empty:
+	// serve as a primary until REPLICAOF). MasterAuth and MasterUser
+	// authenticate to it; ReplTimeout is repl-timeout (default 60 s);
+	// WritableReplica is replica-read-only no; NoStaleData is
+	// replica-serve-stale-data no.
+	ReplicaOf              string
+	MasterAuth, MasterUser string
+	ReplTimeout            time.Duration
+	WritableReplica        bool
+	NoStaleData            bool
 
 	// Logger receives the server's structured logs (default: discard).
 	Logger *slog.Logger
@@ -264,6 +275,11 @@ func (o *Options) EnsureDefaults() {
 
 // Validate reports the first inconsistent option, wrapping ErrOptions.
 func (o *Options) Validate() error {
+	if o.ReplicaOf != "" {
+		if _, _, err := ParseReplicaOf(o.ReplicaOf); err != nil {
+			return err
+		}
+	}
 	if _, err := NewIdleStrategy(o.Idle, o, nil); err != nil {
 		return err
 	}

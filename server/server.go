@@ -21,6 +21,7 @@ import (
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/replica"
 	"github.com/goblin-kv/goblin/snapshot"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/transport"
@@ -45,7 +46,8 @@ type Server struct {
 
 	ran atomic.Bool // Run started (or Shutdown ran instead)
 
-	budget  *uds.Budget // the socket clients' buffer memory
+	link    *replica.Link // the link to a primary (replica.go)
+	budget  *uds.Budget   // the socket clients' buffer memory
 	release *releaser
 	auth    *authGuard
 
@@ -107,6 +109,9 @@ func New(o Options) (*Server, error) {
 		ACLFile:      o.ACLFile,
 		ACLLogMaxLen: o.ACLLogMaxLen,
 
+		Replica: engine.ReplicaOptions{WritableReplica: o.WritableReplica, NoStaleData: o.NoStaleData,
+			SkipUnsupported: o.SkipUnsupported},
+
 		SlowlogSlowerThan: o.SlowlogSlowerThan,
 		SlowlogMaxLen:     o.SlowlogMaxLen,
 		PubSubLog:         s.log,
@@ -156,6 +161,10 @@ func New(o Options) (*Server, error) {
 			t = a.Target()
 		}
 		s.targets = append(s.targets, t)
+	}
+	if err := s.setupReplica(); err != nil {
+		s.closeTransports()
+		return nil, err
 	}
 	s.logProtectedMode()
 	s.setupMetrics()

@@ -25,6 +25,7 @@ func (s *Server) setupMetrics() {
 
 	s.loopSource(m)
 	s.limitSource(m)
+	s.replicaSource(m) // replication, replica side
 
 	var st store.Stats
 	keys := m.Gauge("keys", "Keys in the store (expired keys not yet reclaimed included).", nil)

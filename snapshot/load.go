@@ -17,6 +17,39 @@ import (
 // database out of range, a store that refused a key.
 var ErrLoad = errors.New("snapshot: cannot load")
 
+// ErrUnsupported is what Insert returns for a value of a type goblin does
+// not store (sorted sets for now, streams, module values).
+var ErrUnsupported = errors.New("a type goblin does not store yet")
+
+// ErrDuplicate is what Insert returns for a key the store already holds.
+var ErrDuplicate = errors.New("duplicate key")
+
+// Insert stores one decoded key in s, as Load does: a string, hash, set or
+// list with its expiry (an expiry already past is stored as it is; Load's
+// decoder drops such keys before). A key s already holds is refused with
+// ErrDuplicate, a value of another type with ErrUnsupported. A replica
+// loading its primary's snapshot uses it key by key.
+func Insert(s *store.Store, e *rdb.Entry) error {
+	exp := int64(0)
+	if e.Expiry != rdb.NoExpiry {
+		exp = e.Expiry
+	}
+	switch e.Kind {
+	case rdb.KindHash, rdb.KindSet, rdb.KindList:
+		if s.TypeOf(e.Key) != store.TypeNone {
+			return ErrDuplicate
+		}
+		return s.ImportCollection(e.Key, &e.Value, exp)
+	case rdb.KindString:
+		_, had, _, err := s.Set(nil, e.Key, e.Str, store.SetOptions{NX: true, ExpireAt: exp})
+		if err == nil && had {
+			return ErrDuplicate
+		}
+		return err
+	}
+	return fmt.Errorf("%w: %s", ErrUnsupported, rdb.TypeName(e.Type))
+}
+
 // LoadOptions configure Load. The zero value refuses types goblin does not
 // store and reports no progress.
 type LoadOptions struct {
@@ -116,34 +149,17 @@ func Load(r io.Reader, db DBFunc, o LoadOptions) (LoadStats, error) {
 			}
 			cur, curDB = s, e.DB
 		}
-		exp := int64(0)
-		if e.Expiry != rdb.NoExpiry {
-			exp = e.Expiry
-		}
-		if e.Kind == rdb.KindHash || e.Kind == rdb.KindSet || e.Kind == rdb.KindList {
-			if cur.TypeOf(e.Key) != store.TypeNone {
-				return stats(), fmt.Errorf("%w: offset %d: duplicate key %q in database %d", ErrLoad, d.Stats().Bytes, e.Key, e.DB)
-			}
-			if err := cur.ImportCollection(e.Key, &e.Value, exp); err != nil {
-				return stats(), fmt.Errorf("%w: offset %d: key %q in database %d: %w", ErrLoad, d.Stats().Bytes, e.Key, e.DB, err)
-			}
-			st.Keys++
+		switch err := Insert(cur, e); {
+		case errors.Is(err, ErrUnsupported) && o.SkipUnsupported:
+			skipped++
 			continue
-		}
-		if e.Kind != rdb.KindString {
-			if o.SkipUnsupported {
-				skipped++
-				continue
-			}
+		case errors.Is(err, ErrUnsupported):
 			return stats(), fmt.Errorf("%w: offset %d: key %q in database %d holds a %s, a type goblin does not store yet (--rdb-skip-unsupported skips such keys)",
 				ErrLoad, d.Stats().Bytes, e.Key, e.DB, rdb.TypeName(e.Type))
-		}
-		_, had, _, err := cur.Set(nil, e.Key, e.Str, store.SetOptions{NX: true, ExpireAt: exp})
-		switch {
+		case errors.Is(err, ErrDuplicate):
+			return stats(), fmt.Errorf("%w: offset %d: duplicate key %q in database %d", ErrLoad, d.Stats().Bytes, e.Key, e.DB)
 		case err != nil:
 			return stats(), fmt.Errorf("%w: offset %d: key %q in database %d: %w", ErrLoad, d.Stats().Bytes, e.Key, e.DB, err)
-		case had:
-			return stats(), fmt.Errorf("%w: offset %d: duplicate key %q in database %d", ErrLoad, d.Stats().Bytes, e.Key, e.DB)
 		}
 		st.Keys++
 		if o.Progress != nil && st.Keys&4095 == 0 && time.Since(lastProgress) >= o.ProgressEvery {

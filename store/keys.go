@@ -177,9 +177,11 @@ func (s *Store) liveKey(dst []byte, id uint32, now int64) ([]byte, bool) {
 		return dst, false
 	}
 	if sl.hasTTL() && s.expiryOf(sl) <= now {
-		s.expired(sl)
-		s.removeID(id)
-		s.stats.Expired++
+		if !s.keepExpired {
+			s.expired(sl)
+			s.removeID(id)
+			s.stats.Expired++
+		}
 		return dst, false
 	}
 	return append(dst, s.keyOf(sl)...), true

@@ -165,6 +165,7 @@ type Store struct {
 	group          *group                         // siblings sharing the memory cap (group.go); nil alone
 	cut            *Cut                           // the snapshot being taken (cut.go); nil when none
 	removed        func(key []byte, evicted bool) // OnRemove's callback; nil when none
+	keepExpired    bool                           // a replica's store: no active expiry, and lookups hide expired keys without deleting them (SetKeepExpired)
 	owner          ownerCheck
 
 	colls     []coll   // collection records (coll.go); pointer-free
@@ -249,6 +250,9 @@ func (s *Store) lookup(key []byte) (id uint32, sl *slot) {
 	}
 	sl = s.slot(id)
 	if sl.hasTTL() && s.expiryOf(sl) <= s.o.Clock.NowMillis() {
+		if s.keepExpired {
+			return 0, nil // a replica's key goes when its primary's DEL arrives
+		}
 		s.expired(sl)
 		s.removeAt(id, inOld, pos)
 		s.stats.Expired++
@@ -926,7 +930,7 @@ func (s *Store) Tick(budget int) int {
 	if s.ix.old != nil {
 		work += s.ix.migrate(budget / 2)
 	}
-	if s.ttlKeys > 0 && work < budget {
+	if s.ttlKeys > 0 && work < budget && !s.keepExpired {
 		work += s.expireSweep(max((budget-work)/2, 1))
 	}
 	if len(s.lazy) > 0 && work < budget {
@@ -975,3 +979,16 @@ func (s *Store) ResetStats() {
 // SetNoTouch makes reads (and writes) leave keys' LRU recency as it is
 // until SetNoTouch(false), for a client that asked for CLIENT NO-TOUCH.
 func (s *Store) SetNoTouch(on bool) { s.noTouch = on }
+
+// SetKeepExpired puts the store in a replica's expiry mode (on) or back in
+// a primary's (off). A replica never deletes a key because its time has
+// passed: its primary does, and sends the DEL. So with on, Tick runs no
+// active expiry, and the reads (lookup, RANDOMKEY) report a key whose time
+// has passed as missing but leave it in place. Writes must not run with on:
+// a write that found such a key missing would insert a second copy of it.
+// The engine turns it off around the primary's stream and a writable
+// replica's writes.
+func (s *Store) SetKeepExpired(on bool) { s.keepExpired = on }
+
+// KeepExpired reports the mode SetKeepExpired set.
+func (s *Store) KeepExpired() bool { return s.keepExpired }

@@ -85,7 +85,7 @@ func applyConfigFile(fs *flag.FlagSet, path string, ignoreUnsupported bool) (*fi
 		}
 		v := args[0]
 		switch {
-		case s.Spec.Kind == redisconf.KindList: // latency-tracking-info-percentiles 50 99 99.9
+		case s.Spec.Kind == redisconf.KindList, name == "replicaof": // latency-tracking-info-percentiles 50 99 99.9; replicaof host port: one flag value
 			v = strings.Join(args, " ")
 		case name == "timeout": // Redis's seconds; the flag's a duration
 			v += "s"

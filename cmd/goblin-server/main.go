@@ -107,6 +107,10 @@ type config struct {
 	tlsPort                     int
 	tls                         uds.TLSOptions
 	tlsPreferServer, tlsCaching string
+
+	// The replica side of replication (docs/replication.md).
+	replicaOf, masterAuth, masterUser string
+	replicaReadOnly, serveStale       string
 }
 
 func flags(c *config, stderr io.Writer) *flag.FlagSet {
@@ -152,7 +156,7 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.replBacklog, "repl-backlog-size", "1mb", "`bytes` of replication stream kept so a replica that lost its link briefly continues (+CONTINUE) instead of a full sync; at least 16kb (docs/replication.md)")
 	fs.StringVar(&c.replDiskless, "repl-diskless-sync", "yes", "send a full sync's snapshot in the $EOF: form to replicas that can read it: yes or no (the $<length> form)")
 	fs.Int64Var(&c.replPing, "repl-ping-replica-period", engine.DefaultReplPingPeriod, "`seconds` between the PINGs in the replication stream")
-	fs.Int64Var(&c.replTimeout, "repl-timeout", engine.DefaultReplTimeout, "`seconds` without an ACK after which an online replica is disconnected")
+	fs.Int64Var(&c.replTimeout, "repl-timeout", engine.DefaultReplTimeout, "`seconds` of silence after which a primary drops a replica (no ACK) and a replica drops its link to the primary and reconnects")
 	fs.Int64Var(&c.minReplicas, "min-replicas-to-write", 0, "refuse writes (NOREPLICAS) while fewer than this many replicas ACKed within --min-replicas-max-lag; 0: never")
 	fs.Int64Var(&c.minReplicasLag, "min-replicas-max-lag", engine.DefaultMinReplicasLag, "`seconds` since its last ACK within which a replica counts for --min-replicas-to-write")
 	fs.StringVar(&c.protectedConfigs, "enable-protected-configs", "no", "let CONFIG SET change dir and dbfilename: yes or no (a client that can point the snapshot anywhere can write files anywhere the server may)")
@@ -173,6 +177,12 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.tls.Ciphersuites, "tls-ciphersuites", "", "TLS 1.3 suites: Go always offers all three, so only empty or all three is accepted")
 	fs.StringVar(&c.tlsPreferServer, "tls-prefer-server-ciphers", "no", "yes or no; Go's crypto/tls always chooses by the server's order, so both behave as yes")
 	fs.StringVar(&c.tlsCaching, "tls-session-caching", "yes", "TLS session resumption (session tickets): yes or no")
+	// The replica side of replication (docs/replication.md).
+	fs.StringVar(&c.replicaOf, "replicaof", "", "follow the primary at `\"host port\"` (a redis-server or a goblin) as a read-only replica from the start; REPLICAOF changes it at run time (docs/replication.md)")
+	fs.StringVar(&c.masterAuth, "masterauth", "", "`password` to AUTH with to the primary (--replicaof)")
+	fs.StringVar(&c.masterUser, "masteruser", "", "ACL `user` to AUTH as to the primary (with --masterauth)")
+	fs.StringVar(&c.replicaReadOnly, "replica-read-only", "yes", "refuse writes from clients while following a primary (READONLY): yes or no")
+	fs.StringVar(&c.serveStale, "replica-serve-stale-data", "yes", "serve reads while the link to the primary is down: yes, or no to answer MASTERDOWN")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: goblin-server [/path/to/goblin.conf] [flags]\n\ngoblin-server serves a goblin key/value cache over Unix sockets, TCP, goblin's\nshared-memory ring and Aeron (IPC and UDP), each in RESP (for Redis clients) or\nSBE, with Prometheus metrics. See docs/server.md and docs/transports.md.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -498,6 +508,20 @@ func options(c *config) (server.Options, error) {
 	}
 	if err := tlsOptions(c, &o); err != nil {
 		return o, err
+	}
+	o.ReplicaOf, o.MasterAuth, o.MasterUser = c.replicaOf, c.masterAuth, c.masterUser
+	o.ReplTimeout = time.Duration(c.replTimeout) * time.Second // checked above with the primary side's settings
+	for _, yn := range []struct {
+		name, v string
+		no      *bool
+	}{{"replica-read-only", c.replicaReadOnly, &o.WritableReplica}, {"replica-serve-stale-data", c.serveStale, &o.NoStaleData}} {
+		switch strings.ToLower(yn.v) {
+		case "yes":
+		case "no":
+			*yn.no = true
+		default:
+			return o, fmt.Errorf("--%s %q: want yes or no", yn.name, yn.v)
+		}
 	}
 	o.EnsureDefaults()
 	return o, o.Validate()

@@ -44,13 +44,13 @@ func BenchmarkPrimarySetReplicas(b *testing.B) {
 				r = redis.NewClient(ropts)
 				defer r.Close()
 				testkit.Eventually(b, 60*time.Second, "the replica's link up", func() (bool, string) {
-					s := infoField(ctx, r, "replication", "master_link_status")
+					s := infoFieldCtx(ctx, r, "replication", "master_link_status")
 					return s == "up", s
 				})
 			}
 			for range b.N {
 				setLoad(b, addr, time.Second) // warm-up
-				pid := infoField(ctx, g, "server", "process_id")
+				pid := infoFieldCtx(ctx, g, "server", "process_id")
 				cpu0 := cpuTicks(b, pid)
 				ops, lat := setLoad(b, addr, time.Duration(secs)*time.Second)
 				cpu := float64(cpuTicks(b, pid)-cpu0) * 1e4 / float64(ops) // ticks are 10 ms

@@ -42,7 +42,9 @@ func goblinTCP(t testing.TB, extra ...string) string {
 }
 
 // infoField returns one field of an INFO section.
-func infoField(ctx context.Context, c *redis.Client, section, field string) string {
+// infoFieldCtx is one INFO field ("" when absent; the error text when
+// INFO fails), for callers that poll it.
+func infoFieldCtx(ctx context.Context, c *redis.Client, section, field string) string {
 	s, err := c.Info(ctx, section).Result()
 	if err != nil {
 		return "error: " + err.Error()
@@ -54,9 +56,9 @@ func infoField(ctx context.Context, c *redis.Client, section, field string) stri
 	return m[1]
 }
 
-// snapshotOf reads every key of the client's database with its type and
+// dataOf reads every key of the client's database with its type and
 // value, as comparable strings (pipelined, a SCAN page at a time).
-func snapshotOf(t *testing.T, ctx context.Context, c *redis.Client) map[string]string {
+func dataOf(t *testing.T, ctx context.Context, c *redis.Client) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	var cursor uint64
@@ -191,7 +193,7 @@ func TestRedisReplicatesFromGoblin(t *testing.T) {
 	r := redis.NewClient(ropts)
 	defer r.Close()
 	testkit.Eventually(t, 60*time.Second, "the replica's link up and its sync done", func() (bool, string) {
-		up, sync := infoField(ctx, r, "replication", "master_link_status"), infoField(ctx, r, "replication", "master_sync_in_progress")
+		up, sync := infoFieldCtx(ctx, r, "replication", "master_link_status"), infoFieldCtx(ctx, r, "replication", "master_sync_in_progress")
 		return up == "up" && sync == "0", "master_link_status:" + up + " master_sync_in_progress:" + sync
 	})
 	time.Sleep(300 * time.Millisecond) // the writer goes on after the sync
@@ -213,7 +215,7 @@ func TestRedisReplicatesFromGoblin(t *testing.T) {
 			ro := *ropts
 			ro.DB = db
 			rc := redis.NewClient(&ro)
-			want, got := snapshotOf(t, ctx, gc), snapshotOf(t, ctx, rc)
+			want, got := dataOf(t, ctx, gc), dataOf(t, ctx, rc)
 			gc.Close()
 			rc.Close()
 			if len(want) < n/2 && db == 0 || !reflect.DeepEqual(want, got) {
@@ -248,7 +250,7 @@ func TestRedisReplicatesFromGoblin(t *testing.T) {
 		v, err := r.Get(ctx, "gap:19").Result()
 		return err == nil && v == "19", fmt.Sprint(v, err)
 	})
-	if full, ok := infoField(ctx, g, "stats", "sync_full"), infoField(ctx, g, "stats", "sync_partial_ok"); full != "1" || ok != "1" {
+	if full, ok := infoFieldCtx(ctx, g, "stats", "sync_full"), infoFieldCtx(ctx, g, "stats", "sync_partial_ok"); full != "1" || ok != "1" {
 		t.Fatalf("after the link dropped: sync_full:%s sync_partial_ok:%s, want 1 and 1", full, ok)
 	}
 	if !strings.Contains(rp.Log(), "Successful partial resynchronization with master") {
@@ -302,7 +304,7 @@ func TestRedisReplicatesFromGoblin(t *testing.T) {
 	if err != nil || len(role) != 3 || role[0] != "master" || len(role[2].([]interface{})) != 1 {
 		t.Fatalf("ROLE: %v %v", role, err)
 	}
-	if s := infoField(ctx, g, "replication", "slave0"); !regexp.MustCompile(`^ip=127\.0\.0\.1,port=\d+,state=online,offset=\d+,lag=\d+$`).MatchString(s) {
+	if s := infoFieldCtx(ctx, g, "replication", "slave0"); !regexp.MustCompile(`^ip=127\.0\.0\.1,port=\d+,state=online,offset=\d+,lag=\d+$`).MatchString(s) {
 		t.Fatalf("INFO replication slave0:%s", s)
 	}
 

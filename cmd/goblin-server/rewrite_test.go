@@ -149,7 +149,7 @@ func TestDebianRedisConf(t *testing.T) {
 	}
 	out := stderr.String()
 	for _, want := range []string{"Redis directives goblin does not support", "--ignore-unsupported",
-		":5", "'daemonize yes' Redis directive not supported by goblin", "'appendonly no' Redis directive not supported by goblin"} {
+		conf + ":", "'daemonize yes' Redis directive not supported by goblin", "'appendonly no' Redis directive not supported by goblin"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, out)
 		}

@@ -173,6 +173,8 @@ func init() {
 		command.OpFunctionList: parseFunctionList, command.OpBgSave: rest(1), command.OpShutdown: rest(1),
 		// Replication, primary side.
 		command.OpPSync: rest(1), command.OpReplConf: rest(1),
+		// Replica side of replication.
+		command.OpReplicaOf: rest(1), command.OpSlaveOf: rest(1),
 	} {
 		parsers[op] = p
 	}

@@ -120,6 +120,8 @@ func init() {
 		command.OpClientTracking: encodeClientTracking, command.OpClientCaching: valueOnly,
 		command.OpClientUnblock: amountOnly, command.OpWait: func(e *Encoder, r *command.Request) { e.int(r.Amount); e.int(r.Amount2) },
 		command.OpConfigSet: keyValueAndArgs, command.OpFunctionList: encodeFunctionList,
+		// Replica side of replication.
+		command.OpReplicaOf: argsOnly, command.OpSlaveOf: argsOnly,
 	} {
 		encoders[op] = f
 	}

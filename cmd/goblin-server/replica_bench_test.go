@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goblin-kv/goblin/internal/testkit"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+)
+
+// redisReplica starts an empty redis-server 7.0 to compare goblin with.
+func redisReplica(b testing.TB) *redis.Client {
+	b.Helper()
+	bin := testkit.Need(b, "redis-server", "the Redis replica goblin is compared with")
+	dir := b.TempDir()
+	sock := filepath.Join(dir, "replica.sock")
+	testproc.Start(b, bin, "--port", strconv.Itoa(freeTCPPort(b)), "--bind", "127.0.0.1", "--unixsocket", sock,
+		"--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no")
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock})
+	b.Cleanup(func() { c.Close() })
+	testkit.Eventually(b, startTimeout, "the redis replica answering PING", func() (bool, string) {
+		err := c.Ping(context.Background()).Err()
+		return err == nil, fmt.Sprint(err)
+	})
+	return c
+}
+
+// syncTime sends REPLICAOF to c and returns the time until the snapshot
+// is loaded and the link is up.
+func syncTime(b testing.TB, c *redis.Client, port int) time.Duration {
+	b.Helper()
+	start := time.Now()
+	if err := c.Do(context.Background(), "REPLICAOF", "127.0.0.1", strconv.Itoa(port)).Err(); err != nil {
+		b.Fatal(err)
+	}
+	for {
+		if infoField(b, c, "replication", "master_link_status") == "up" && infoField(b, c, "replication", "master_sync_in_progress") == "0" {
+			return time.Since(start)
+		}
+		if time.Since(start) > 5*time.Minute {
+			b.Fatal("timed out waiting for master_link_status:up")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// BenchmarkReplicaFullSync: the full resynchronisation of 1 M keys (a
+// quarter each strings, hashes, sets, lists) from a redis-server 7.0
+// primary (diskless transfer, its 7.0 default), by goblin and by a
+// redis-server replica, in the same run, one after the other, each
+// from REPLICAOF to master_link_status:up.
+//
+//	go test -run '^$' -bench ReplicaFullSync -benchtime 1x ./cmd/goblin-server/
+func BenchmarkReplicaFullSync(b *testing.B) {
+	port, rc, _ := redisPrimary(b)
+	const keys = 1_000_000
+	fill(b, rc, keys/4)
+	b.Logf("primary holds %d keys, used_memory %s", rc.DBSize(context.Background()).Val(), infoField(b, rc, "memory", "used_memory_human"))
+	g := startServerTB(b)
+	gc := redis.NewClient(goblinOpts(g))
+	defer gc.Close()
+	rr := redisReplica(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		gt := syncTime(b, gc, port)
+		rt := syncTime(b, rr, port)
+		b.ReportMetric(gt.Seconds(), "goblin-s")
+		b.ReportMetric(rt.Seconds(), "redis-s")
+		b.Logf("full sync of %d keys: goblin %v, redis-server %v", keys, gt.Round(time.Millisecond), rt.Round(time.Millisecond))
+		if n := gc.DBSize(context.Background()).Val(); n != keys {
+			b.Fatalf("goblin holds %d keys after the sync, want %d", n, keys)
+		}
+		gc.Do(context.Background(), "REPLICAOF", "NO", "ONE")
+		rr.Do(context.Background(), "REPLICAOF", "NO", "ONE")
+	}
+}
+
+// BenchmarkReplicaLag: the time from sending a write to the
+// redis-server primary to its value being readable on the replica, while
+// a writer keeps a steady load of 20 000 writes/s on the primary; probes
+// every 2 ms, the replica polled by one client in a tight loop (so the
+// figure includes up to one loopback round trip). goblin and a
+// redis-server replica of the same primary are measured in turn.
+//
+//	go test -run '^$' -bench ReplicaLag -benchtime 1x ./cmd/goblin-server/
+func BenchmarkReplicaLag(b *testing.B) {
+	ctx := context.Background()
+	port, rc, _ := redisPrimary(b)
+	fill(b, rc, 10000)
+	g := startServerTB(b)
+	gc := redis.NewClient(goblinOpts(g))
+	defer gc.Close()
+	rr := redisReplica(b)
+	syncTime(b, gc, port)
+	syncTime(b, rr, port)
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var written atomic.Int64
+	wg.Add(1)
+	go func() { // 20 000 writes/s: 100 pipelined SETs every 5 ms
+		defer wg.Done()
+		wc := redis.NewClient(rc.Options())
+		defer wc.Close()
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			p := wc.Pipeline()
+			for j := 0; j < 100; j++ {
+				p.Set(ctx, "load:"+strconv.Itoa((i*100+j)%50000), i, 0)
+			}
+			if _, err := p.Exec(ctx); err != nil {
+				b.Error(err)
+				return
+			}
+			written.Add(100)
+		}
+	}()
+	defer func() { close(stop); wg.Wait() }()
+
+	const probes = 3000
+	measure := func(name string, replica *redis.Client) []time.Duration {
+		lags := make([]time.Duration, 0, probes)
+		for i := 0; i < probes; i++ {
+			v := name + strconv.Itoa(i)
+			start := time.Now()
+			if err := rc.Set(ctx, "probe", v, 0).Err(); err != nil {
+				b.Fatal(err)
+			}
+			for {
+				got, err := replica.Get(ctx, "probe").Result()
+				if err != nil && err != redis.Nil {
+					b.Fatal(err)
+				}
+				if got == v {
+					break
+				}
+				if time.Since(start) > 10*time.Second {
+					b.Fatalf("%s never showed probe %s", name, v)
+				}
+			}
+			lags = append(lags, time.Since(start))
+			time.Sleep(2 * time.Millisecond)
+		}
+		slices.Sort(lags)
+		return lags
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		before := written.Load()
+		t0 := time.Now()
+		gl := measure("goblin", gc)
+		rl := measure("redis", rr)
+		rate := float64(written.Load()-before) / time.Since(t0).Seconds()
+		pct := func(l []time.Duration, p float64) time.Duration { return l[int(float64(len(l)-1)*p)] }
+		b.ReportMetric(float64(pct(gl, 0.5).Microseconds()), "goblin-p50-µs")
+		b.ReportMetric(float64(pct(gl, 0.99).Microseconds()), "goblin-p99-µs")
+		b.ReportMetric(float64(pct(rl, 0.5).Microseconds()), "redis-p50-µs")
+		b.ReportMetric(float64(pct(rl, 0.99).Microseconds()), "redis-p99-µs")
+		b.Logf("lag at %.0f writes/s, %d probes each (write sent to the primary → readable on the replica): goblin p50 %v p99 %v max %v; redis-server p50 %v p99 %v max %v",
+			rate, probes, pct(gl, 0.5), pct(gl, 0.99), gl[len(gl)-1], pct(rl, 0.5), pct(rl, 0.99), rl[len(rl)-1])
+	}
+}

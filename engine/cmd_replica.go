@@ -1,0 +1,353 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/goblin-kv/goblin/acl"
+	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/proto/resp"
+	"github.com/goblin-kv/goblin/rdb"
+	"github.com/goblin-kv/goblin/snapshot"
+)
+
+// The replica side of replication: REPLICAOF, SLAVEOF and ROLE, the gate
+// that refuses normal clients' writes on a read-only replica (READONLY),
+// everything during the initial load (LOADING) and, with
+// replica-serve-stale-data no, everything while the link is down
+// (MASTERDOWN); and the hooks the link to the primary (package replica)
+// calls on the loop to load the primary's snapshot and apply its command
+// stream through a session marked as the master client.
+
+// ReplicaControl is the link to a primary, as the engine drives it
+// (package replica's Link implements it). Every method runs on the loop.
+type ReplicaControl interface {
+	// Follow starts following the primary at host:port (REPLICAOF host
+	// port), dropping any link to another; it reports false, doing
+	// nothing, when the link already follows that primary.
+	Follow(host string, port int) (changed bool)
+	// Unfollow stops following (REPLICAOF NO ONE): the link closes and
+	// the replication ids shift as a promotion does.
+	Unfollow()
+	// Role returns ROLE's replica fields.
+	Role() (host string, port int, state string, offset int64)
+	// AppendInfo appends INFO replication's lines for a replica, after
+	// "# Replication".
+	AppendInfo(dst []byte) []byte
+}
+
+// ReplicaOptions configure the replica side (Options.Replica).
+type ReplicaOptions struct {
+	// Control is the link; nil: REPLICAOF answers an error.
+	Control ReplicaControl
+	// WritableReplica is replica-read-only no: normal clients may write.
+	WritableReplica bool
+	// NoStaleData is replica-serve-stale-data no: while the link is down
+	// only the commands flagged stale run (MASTERDOWN).
+	NoStaleData bool
+	// SkipUnsupported skips the primary's keys of types goblin does not
+	// store (sorted sets, streams) in a full resynchronisation instead of
+	// failing it; they are counted (ReplicaSkipped).
+	SkipUnsupported bool
+}
+
+// followState is the engine's replica state: the primary it follows. Loop goroutine only.
+type followState struct {
+	on       bool // following a primary: the gate runs
+	applying bool // ApplyMaster is running: the stores are in a primary's expiry mode
+	loading  bool // a full resynchronisation is being loaded
+	linkUp   bool
+	master   *Session // the master client: applies the primary's stream
+	txBytes  int      // stream bytes of an open MULTI, not yet applied
+	skipped  int64    // keys of unsupported types in the last full sync
+	errors   int64    // stream commands that answered an error
+	user     *acl.User
+}
+
+// The refusals, worded as Redis 7.0's.
+const (
+	txtReadOnly   = "READONLY You can't write against a read only replica."
+	txtLoading    = "LOADING Redis is loading the dataset in memory"
+	txtMasterDown = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+)
+
+// replGate refuses r for a normal client of a replica: a write on a
+// read-only replica, anything not flagged loading during the load,
+// anything not flagged stale while the link is down under
+// replica-serve-stale-data no. It reports whether it refused. A write it
+// lets through (replica-read-only no) runs with the stores in a primary's
+// expiry mode, restored by the next Tick.
+func (e *Engine) replGate(s *Session, r *command.Request) bool {
+	if s.master {
+		return false
+	}
+	spec := command.Lookup(r.Op)
+	if spec == nil {
+		return false
+	}
+	switch {
+	case spec.Flags&command.Write != 0 && !e.o.Replica.WritableReplica:
+		e.errText(command.Err, txtReadOnly)
+	case !e.follow.linkUp && e.o.Replica.NoStaleData && spec.Flags&command.Stale == 0:
+		e.errText(command.Err, txtMasterDown)
+	case e.follow.loading && spec.Flags&command.Loading == 0:
+		e.errText(command.Err, txtLoading)
+	default:
+		if spec.Flags&command.Write != 0 {
+			e.keepExpired(false)
+		}
+		return false
+	}
+	if s.tx.on {
+		s.tx.abort = true
+	}
+	return true
+}
+
+// keepExpired switches every database between a replica's expiry mode
+// (on) and a primary's (see store.Store.SetKeepExpired).
+func (e *Engine) keepExpired(on bool) {
+	for _, st := range e.dbs {
+		if st != nil && st.KeepExpired() != on {
+			st.SetKeepExpired(on)
+		}
+	}
+}
+
+// replicaOf is REPLICAOF host port, REPLICAOF NO ONE and SLAVEOF.
+func (e *Engine) replicaOf(_ *Session, r *command.Request) {
+	if e.cl != nil {
+		e.errText(command.Err, "ERR REPLICAOF not allowed in cluster mode.")
+		return
+	}
+	ctl := e.o.Replica.Control
+	if ctl == nil {
+		e.errText(command.Err, "ERR this server cannot follow a primary (no replication link)")
+		return
+	}
+	host, port := r.Args[0], r.Args[1]
+	if bytes.EqualFold(host, []byte("no")) && bytes.EqualFold(port, []byte("one")) {
+		if e.follow.on {
+			ctl.Unfollow()
+			e.SetReplica(false)
+		}
+		e.ok()
+		return
+	}
+	p, err := strconv.ParseInt(string(port), 10, 64)
+	if err != nil || p < 0 || p > 65535 {
+		e.errText(command.Err, "ERR Invalid master port")
+		return
+	}
+	if !ctl.Follow(string(host), int(p)) {
+		e.simple(txtAlreadyConnected)
+		return
+	}
+	e.SetReplica(true)
+	e.ok()
+}
+
+var txtAlreadyConnected = []byte("OK Already connected to specified master")
+
+// roleReplica answers ROLE for a replica: slave, its primary, the link's
+// state and the offset applied; false when this node follows no primary
+// (role, cmd_repl.go, answers the master form then).
+func (e *Engine) roleReplica() bool {
+	if !e.follow.on || e.o.Replica.Control == nil {
+		return false
+	}
+	host, port, state, off := e.o.Replica.Control.Role()
+	e.begin(command.Array)
+	e.addBulkStr("slave")
+	e.addBulkStr(host)
+	e.addInt(int64(port))
+	e.addBulkStr(state)
+	e.addInt(off)
+	e.end()
+	return true
+}
+
+// infoReplica appends INFO replication's lines for a replica and reports
+// whether it did (false: the server is a primary).
+func (e *Engine) infoReplica(w *infoWriter) bool {
+	if !e.follow.on || e.o.Replica.Control == nil {
+		return false
+	}
+	w.b = e.o.Replica.Control.AppendInfo(w.b)
+	return true
+}
+
+// SetReplicaControl hands the engine the link to a primary (the server
+// makes it after the engine).
+func (e *Engine) SetReplicaControl(c ReplicaControl) { e.o.Replica.Control = c }
+
+// IsReplica reports whether the engine follows a primary.
+func (e *Engine) IsReplica() bool { return e.follow.on }
+
+// SetReplica makes the engine a replica (on: the gate, a replica's expiry
+// mode) or a primary again (off: writable, keys expire on their own; the
+// master client is closed). The link calls it; so does REPLICAOF.
+func (e *Engine) SetReplica(on bool) {
+	if e.follow.on == on {
+		return
+	}
+	e.follow.on = on
+	e.keepExpired(on)
+	if !on {
+		e.follow.loading, e.follow.linkUp = false, false
+		e.ResetMaster()
+	}
+}
+
+// SetMasterLink records whether the link to the primary is up (for
+// replica-serve-stale-data).
+func (e *Engine) SetMasterLink(up bool) { e.follow.linkUp = up }
+
+// BeginFullSync empties every database before a full resynchronisation
+// loads the primary's snapshot; until EndFullSync normal clients get
+// LOADING.
+func (e *Engine) BeginFullSync() {
+	e.follow.loading = true
+	e.follow.skipped = 0
+	e.ResetMaster()
+	for i, st := range e.dbs {
+		if st == nil {
+			continue
+		}
+		if len(e.watchers) > 0 {
+			e.touchExisting(i, st)
+		}
+		st.Flush()
+	}
+	e.keepExpired(true)
+}
+
+// LoadEntry stores one key of the primary's snapshot. A key of a type
+// goblin does not store fails the sync unless ReplicaOptions skips it.
+func (e *Engine) LoadEntry(en *rdb.Entry) error {
+	if en.DB < 0 || en.DB >= e.o.Databases {
+		return fmt.Errorf("the primary's snapshot selects database %d but this server has %d (--databases)", en.DB, e.o.Databases)
+	}
+	st := e.db(int64(en.DB))
+	if st == nil {
+		return errors.New(string(e.res.Value))
+	}
+	st.SetKeepExpired(true)
+	err := snapshot.Insert(st, en)
+	if errors.Is(err, snapshot.ErrUnsupported) && e.o.Replica.SkipUnsupported {
+		e.follow.skipped++
+		return nil
+	}
+	return err
+}
+
+// Reserve sizes database db for keys more keys (the primary's snapshot
+// says how many it holds), as the load at start does.
+func (e *Engine) Reserve(db, keys int) {
+	if db < 0 || db >= e.o.Databases {
+		return // LoadEntry refuses the keys with the reason
+	}
+	if st := e.db(int64(db)); st != nil {
+		st.Reserve(keys)
+	}
+}
+
+// EndFullSync ends the load: normal clients are served again.
+func (e *Engine) EndFullSync() {
+	e.follow.loading = false
+	e.snap.dirtyBase = e.mods()
+}
+
+// ReplicaSkipped returns the keys the last full resynchronisation skipped
+// (types goblin does not store) and the stream commands that answered an
+// error.
+func (e *Engine) ReplicaSkipped() (keys, streamErrors int64) { return e.follow.skipped, e.follow.errors }
+
+// ResetMaster drops the master client: its partial command and an open
+// MULTI (a new link resumes at the last whole command outside one).
+func (e *Engine) ResetMaster() {
+	if e.follow.master != nil {
+		e.Close(e.follow.master)
+		e.follow.master = nil
+	}
+	e.follow.txBytes = 0
+}
+
+// ApplyMaster applies the primary's command stream in as the master
+// client: no replies, writes allowed, SELECT honoured, MULTI/EXEC applied
+// at EXEC as one unit. It applies at most maxCmds commands (0: no bound)
+// and stops after a REPLCONF GETACK, which it answers by returning its
+// length in getack (the ACK must carry the offset before it).
+//
+// consumed is the bytes of whole commands read from in (the rest is a
+// partial command to offer again, from its first byte, with more bytes);
+// applied is the bytes that advance the replication offset: a command
+// inside MULTI advances it only once its EXEC has run, as in Redis.
+func (e *Engine) ApplyMaster(in []byte, maxCmds int) (consumed, applied, getack int) {
+	s := e.follow.master
+	if s == nil {
+		s = e.Open(proto.RESP, new(Stats))
+		s.master, s.authed = true, true
+		if e.follow.user == nil {
+			// A private user allowed everything: the primary's stream is
+			// not subject to this server's ACL rules.
+			e.follow.user = acl.NewUsers(acl.CommandTable()).Get("default")
+		}
+		s.user = e.follow.user
+		s.mute = -1 // CLIENT REPLY OFF: the master client gets no replies
+		e.follow.master = s
+	}
+	e.follow.applying = true
+	e.keepExpired(false)
+	defer func() {
+		e.follow.applying = false
+		e.keepExpired(true)
+	}()
+	e.trimScratch()
+	s.lastAt = e.now
+	for n := 0; consumed < len(in) && (maxCmds <= 0 || n < maxCmds); n++ {
+		args, k, err := s.parser.ReadCommand(in[consumed:], e.args, &e.o.Limits)
+		e.args = args[:0]
+		if err != nil {
+			// The primary sent what is not RESP: skip it rather than stop
+			// the link for ever; the offset still counts the bytes.
+			e.follow.errors++
+			s.parser = resp.Parser{}
+			applied += e.follow.txBytes + len(in) - consumed
+			e.follow.txBytes = 0
+			return len(in), applied, 0
+		}
+		if k == 0 {
+			break
+		}
+		consumed += k
+		if len(args) == 0 {
+			applied += k
+			continue
+		}
+		if isGetAck(args) {
+			applied += k
+			getack = k
+			break
+		}
+		e.serveRESP(s, args, nil) // muted: no reply is encoded
+		if e.res.Kind == command.Error {
+			e.follow.errors++
+		}
+		if s.tx.on {
+			e.follow.txBytes += k
+			continue
+		}
+		applied += e.follow.txBytes + k
+		e.follow.txBytes = 0
+	}
+	return consumed, applied, getack
+}
+
+// isGetAck reports whether args is REPLCONF GETACK.
+func isGetAck(args [][]byte) bool {
+	return len(args) >= 2 && bytes.EqualFold(args[0], []byte("replconf")) && bytes.EqualFold(args[1], []byte("getack"))
+}

@@ -264,7 +264,9 @@ func (e *Engine) EndFullSync() {
 // ReplicaSkipped returns the keys the last full resynchronisation skipped
 // (types goblin does not store) and the stream commands that answered an
 // error.
-func (e *Engine) ReplicaSkipped() (keys, streamErrors int64) { return e.follow.skipped, e.follow.errors }
+func (e *Engine) ReplicaSkipped() (keys, streamErrors int64) {
+	return e.follow.skipped, e.follow.errors
+}
 
 // ResetMaster drops the master client: its partial command and an open
 // MULTI (a new link resumes at the last whole command outside one).

@@ -7,7 +7,7 @@ package command
 type Op uint16
 
 // NumOps bounds Op values; per-command arrays are [NumOps]T.
-const NumOps = 512
+const NumOps = 560
 
 // Flags are a command's options. Each command reads its own bits; the
 // names below say which command uses a bit for what, and several commands

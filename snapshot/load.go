@@ -120,7 +120,7 @@ func Load(r io.Reader, db DBFunc, o LoadOptions) (LoadStats, error) {
 		if e.Expiry != rdb.NoExpiry {
 			exp = e.Expiry
 		}
-		if e.Kind == rdb.KindHash || e.Kind == rdb.KindSet || e.Kind == rdb.KindList {
+		if e.Kind == rdb.KindHash || e.Kind == rdb.KindSet || e.Kind == rdb.KindList || e.Kind == rdb.KindZSet {
 			if cur.TypeOf(e.Key) != store.TypeNone {
 				return stats(), fmt.Errorf("%w: offset %d: duplicate key %q in database %d", ErrLoad, d.Stats().Bytes, e.Key, e.DB)
 			}

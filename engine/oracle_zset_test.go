@@ -2,6 +2,8 @@ package engine
 
 import (
 	"strconv"
+
+	"github.com/goblin-kv/goblin/proto/resp"
 	"strings"
 	"testing"
 )
@@ -153,4 +155,56 @@ func TestSortedSetsAgainstRedis(t *testing.T) {
 	// A large set's ZSCAN walks its index in hash order: compare sorted.
 	s = append(s, c(args), c("ZADD big 1 over"), oracleCase{args: strings.Fields("ZSCAN big 0 COUNT 1000"), norm: sortScan, notSBE: true})
 	compareWithRedis(t, s, true)
+}
+
+// TestZSetKeyspaceAgainstRedis: the keyspace commands on sorted sets: COPY,
+// MOVE, SWAPDB, EXPIRE, UNLINK, MULTI, and DUMP, whose payload is Redis's
+// byte for byte for both encodings (a listpack, type 17, and a skiplist,
+// type 5 ZSET_2, written from the highest score down), then RESTORE of
+// Redis's own payloads of both.
+func TestZSetKeyspaceAgainstRedis(t *testing.T) {
+	long := strings.Repeat("y", 70)
+	big := "ZADD big"
+	for i := 0; i < 200; i++ {
+		big += " " + strconv.Itoa(i*7%31) + ".25 m" + strconv.Itoa(i)
+	}
+	s := script(
+		"ZADD z 1 a 2.5 b -3 c 0.1 d inf e -inf f 1e17 g 4611686018427387904 h -0 i 123 j", "DUMP z",
+		"COPY z z2", "ZRANGE z2 0 -1 WITHSCORES", "COPY z z2", "ZADD z2 9 k", "COPY z2 z REPLACE", "ZRANGE z 0 -1",
+		"COPY z z3 DB 1", "SELECT 1", "ZRANGE z3 0 -1 WITHSCORES", "TYPE z3", "SELECT 0", "MOVE z2 1", "EXISTS z2",
+		"ZADD m 1 x", "SWAPDB 0 1", "ZRANGE z2 0 -1", "ZRANGE m 0 -1", "SWAPDB 0 1", "EXPIRE z 100", "TTL z",
+		"PERSIST z", "TTL z", "DEL z nope", "EXISTS z", "ZADD u 1 a", "UNLINK u", "EXISTS u", "ZADD w 1 f",
+		"MULTI", "ZSCORE w f", "ZADD w 2 f", "EXEC", "ZADD one 5 only", "DUMP one",
+		"ZADD lng 1 "+long, "OBJECT ENCODING lng", "DUMP lng", big, "OBJECT ENCODING big", "DUMP big",
+		"ZADD bigneg -1.5 n1 -inf n2 inf n3", "DUMP big", "MEMORY USAGE nope",
+	)
+	compareWithRedis(t, s, true)
+
+	// RESTORE of Redis's own payloads: a listpack and a skiplist.
+	r := dialRedis(t)
+	redisDo(t, r, "FLUSHALL")
+	redisDo(t, r, "ZADD", "lp", "1", "a", "2.5", "b", "-inf", "c", "12", "d")
+	redisDo(t, r, "ZADD", "sk", "1", long, "2", "x", "3", "12", "inf", "top")
+	e, _ := newEngine(t, Options{})
+	ses := NewSession(0, nil)
+	for _, k := range []string{"lp", "sk"} {
+		p := redisDo(t, r, "DUMP", k).str
+		if got := do(t, e, ses, "RESTORE", k, "0", string(p)); got != "+OK" {
+			t.Fatalf("RESTORE of redis's %s: %s", k, got)
+		}
+		if got, want := do(t, e, ses, "OBJECT", "ENCODING", k), "$"+string(redisDo(t, r, "OBJECT", "ENCODING", k).str); got != want {
+			t.Errorf("OBJECT ENCODING %s after RESTORE: %s, redis %s", k, got, want)
+		}
+		in := resp.AppendCommandString(nil, "ZRANGE", k, "0", "-1", "WITHSCORES")
+		_, ours, _ := e.ServeStream(ses, in, nil)
+		if theirs := roundTrip(t, r, in); string(ours) != string(theirs) {
+			t.Errorf("ZRANGE %s after RESTORE: goblin %q, redis %q", k, ours, theirs)
+		}
+		if ours := do(t, e, ses, "DUMP", k); ours != "$"+string(p) {
+			t.Errorf("DUMP %s after RESTORE of redis's payload:\ngoblin %q\n redis %q", k, ours, p)
+		}
+	}
+	if err := e.st.Check(); err != nil {
+		t.Fatal(err)
+	}
 }

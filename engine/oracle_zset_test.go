@@ -208,3 +208,32 @@ func TestZSetKeyspaceAgainstRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestWatchSeesZSetWrites: a sorted-set write by another client (ZADD,
+// ZUNIONSTORE's destination, ZMPOP) aborts a transaction watching the key;
+// a ZADD that changes nothing, or a read, does not.
+func TestWatchSeesZSetWrites(t *testing.T) {
+	e, _ := newEngine(t, Options{})
+	a, b := NewSession(0, nil), NewSession(0, nil)
+	do(t, e, a, "ZADD", "w", "1", "m")
+	for _, tc := range []struct {
+		write []string
+		abort bool
+	}{
+		{[]string{"ZADD", "w", "1", "m"}, false},
+		{[]string{"ZRANGE", "w", "0", "-1"}, false},
+		{[]string{"ZADD", "w", "2", "m"}, true},
+		{[]string{"ZUNIONSTORE", "w", "1", "src"}, true},
+		{[]string{"ZADD", "w", "1", "m"}, true},
+		{[]string{"ZMPOP", "2", "nokey", "w", "MIN"}, true},
+	} {
+		do(t, e, a, "WATCH", "w")
+		do(t, e, b, tc.write...)
+		do(t, e, a, "MULTI")
+		do(t, e, a, "ZCARD", "w")
+		got := do(t, e, a, "EXEC")
+		if (got == "nil") != tc.abort {
+			t.Errorf("EXEC after %q by another client: %s, abort %v", tc.write, got, tc.abort)
+		}
+	}
+}

@@ -178,7 +178,7 @@ func (s *Store) zinsert(i uint32, member []byte, score float64) error {
 	}
 	s.zkey = collection.AppendZKey(s.zkey[:0], score, member)
 	b := collection.ZBound{Kind: collection.ZByKey, Score: score, Member: member}
-	if err := c.l.Insert(s.ar, c.l.ZCount(s.ar, &b), s.zkey); err != nil {
+	if err := c.l.ZInsert(s.ar, s.zkey, &b); err != nil {
 		c.h.Delete(s.ar, member)
 		return wrapOOM(err)
 	}
@@ -195,7 +195,7 @@ func (s *Store) zdelete(c *coll, member []byte, score float64) {
 		return
 	}
 	b := collection.ZBound{Kind: collection.ZByKey, Score: score, Member: member}
-	c.l.Delete(s.ar, c.l.ZCount(s.ar, &b))
+	c.l.ZDelete(s.ar, &b)
 	c.h.Delete(s.ar, member)
 }
 

@@ -388,3 +388,45 @@ func TestZKeyOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestDeleteLargeZSetIsIncremental: DEL of a sorted set of 100 000 members
+// returns at once and leaves its index and order to Tick's lazy free.
+func TestDeleteLargeZSetIsIncremental(t *testing.T) {
+	s, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100_000; i++ {
+		if _, _, err := s.ZAdd([]byte("big"), float64(i%1000), []byte("member"+strconv.Itoa(i)), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if enc := s.EncodingOf([]byte("big")); enc != EncodingSkiplist {
+		t.Fatalf("big is %v", enc)
+	}
+	var before, after Stats
+	s.Stats(&before)
+	if !s.Del([]byte("big")) {
+		t.Fatal("DEL big found nothing")
+	}
+	s.Stats(&after)
+	if s.LazyFreePending() != 1 || after.ArenaLive < before.ArenaLive/2 {
+		t.Fatalf("after DEL: %d pending, arena live %d of %d: the set was freed in the call", s.LazyFreePending(), after.ArenaLive, before.ArenaLive)
+	}
+	ticks := 0
+	for s.LazyFreePending() > 0 {
+		s.Tick(64)
+		if ticks++; ticks > 100_000 {
+			t.Fatal("lazy free never finished")
+		}
+	}
+	if min := 100_000 / (64 * LazyFreeBlocks); ticks < min {
+		t.Fatalf("freed in %d ticks, fewer than %d: not spread out", ticks, min)
+	}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Collections() != 0 {
+		t.Fatalf("%d collections left", s.Collections())
+	}
+}

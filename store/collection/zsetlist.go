@@ -119,6 +119,13 @@ func zkeyAt(lp Listpack, p int, buf *[24]byte) []byte {
 // ZCount returns how many zkeys of the list lie before b: whole nodes are
 // counted by their last zkey, the node holding the bound entry by entry.
 func (l *List) ZCount(a *arena.Arena, b *ZBound) int {
+	_, _, n := l.zlocate(a, b)
+	return n
+}
+
+// zlocate finds the first zkey not before b: its node, its index in the
+// node and its rank (node 0 and rank Len when every zkey is before b).
+func (l *List) zlocate(a *arena.Arena, b *ZBound) (arena.Ref, int, int) {
 	var buf [24]byte
 	n := 0
 	for r := l.head; r != 0; _, r = nodeLinks(a, r) {
@@ -127,15 +134,41 @@ func (l *List) ZCount(a *arena.Arena, b *ZBound) int {
 			n += lp.Len()
 			continue
 		}
+		i := 0
 		for p := lp.First(); p >= 0; p = lp.Next(p) {
 			if k := zkeyAt(lp, p, &buf); !b.Before(ZKeyScore(k), k[ZKeyLen:]) {
-				return n
+				return r, i, n
 			}
 			n++
+			i++
 		}
-		return n
+		return r, i, n // not reached: the last zkey is not before b
 	}
-	return n
+	return 0, 0, n
+}
+
+// ZInsert puts zkey, whose own ZByKey bound is b, at its place in the order
+// with one walk.
+func (l *List) ZInsert(a *arena.Arena, zkey []byte, b *ZBound) error {
+	r, k, rank := l.zlocate(a, b)
+	switch {
+	case r == 0:
+		return l.PushBack(a, zkey)
+	case rank == 0:
+		return l.PushFront(a, zkey)
+	}
+	return l.insertAt(a, r, k, zkey)
+}
+
+// ZDelete removes the zkey at b, a ZByKey bound of a zkey the list holds,
+// with one walk, and reports whether it was there.
+func (l *List) ZDelete(a *arena.Arena, b *ZBound) bool {
+	r, k, _ := l.zlocate(a, b)
+	if r == 0 {
+		return false
+	}
+	l.deleteAt(a, r, k)
+	return true
 }
 
 // RangeRev calls fn with elements stop down to start (0 <= start <= stop <

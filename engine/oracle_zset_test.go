@@ -237,3 +237,20 @@ func TestWatchSeesZSetWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestKeynumACLAgainstRedis: ACL key patterns see exactly the counted keys
+// of the keynum commands (ZUNION, ZUNIONSTORE, ZINTERCARD, ZMPOP,
+// SINTERCARD, LMPOP), in ACL DRYRUN and in a live check, as Redis does.
+func TestKeynumACLAgainstRedis(t *testing.T) {
+	cleanup := script("AUTH default x", "ACL DELUSER zed")
+	s := append(cleanup, script(
+		"ACL SETUSER zed on >pw ~z:* +@all",
+		"ACL DRYRUN zed ZUNION 1 z:a WEIGHTS 1", "ACL DRYRUN zed ZUNION 2 z:a other",
+		"ACL DRYRUN zed ZUNIONSTORE other 1 z:a", "ACL DRYRUN zed ZUNIONSTORE z:d 1 z:a AGGREGATE MIN",
+		"ACL DRYRUN zed ZINTERCARD 2 z:a z:b LIMIT 1", "ACL DRYRUN zed ZMPOP 1 z:a MIN", "ACL DRYRUN zed LMPOP 2 z:a b LEFT",
+		"ACL DRYRUN zed SINTERCARD 1 z:a", "AUTH zed pw", "ZUNION 1 z:a WEIGHTS 1", "ZUNION 2 z:a other",
+		"ZUNIONSTORE other 1 z:a", "ZINTERCARD 2 z:a z:b", "ZMPOP 2 z:a other MIN", "LMPOP 1 z:l LEFT", "SINTERCARD 2 other z:a",
+	)...)
+	s = append(s, cleanup...)
+	compareWithRedis(t, s, false)
+}

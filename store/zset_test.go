@@ -430,3 +430,51 @@ func TestDeleteLargeZSetIsIncremental(t *testing.T) {
 		t.Fatalf("%d collections left", s.Collections())
 	}
 }
+
+// TestEvictionOfZSets: under maxmemory with allkeys-lru, sorted-set writes
+// of both encodings make room by evicting keys, sorted sets among them;
+// with noeviction a ZADD past the cap is refused with ErrOOM, and a new
+// key it had made for the member is not left empty.
+func TestEvictionOfZSets(t *testing.T) {
+	s, err := New(Options{MaxMemory: 2 << 20, Eviction: AllKeysLRU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3000; i++ {
+		n := 20
+		if i%50 == 0 {
+			n = 300 // a skiplist now and then
+		}
+		for m := 0; m < n; m++ {
+			if _, _, err := s.ZAdd([]byte("z"+strconv.Itoa(i)), float64(m), []byte("member-of-some-length-"+strconv.Itoa(m)), 0); err != nil {
+				t.Fatalf("ZADD: %v", err)
+			}
+		}
+		s.Tick(256)
+	}
+	var st Stats
+	s.Stats(&st)
+	if st.Evicted == 0 || st.UsedMemory > 3<<20 {
+		t.Fatalf("evicted %d keys, used %d bytes of a 2 MiB cap", st.Evicted, st.UsedMemory)
+	}
+	for s.LazyFreePending() > 0 {
+		s.Tick(1000)
+	}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetEviction(NoEviction); err != nil {
+		t.Fatal(err)
+	}
+	var refused error
+	i := 0
+	for ; i < 100000 && refused == nil; i++ {
+		_, _, refused = s.ZAdd([]byte("new"+strconv.Itoa(i)), 1, []byte("a-member-of-a-sorted-set"), 0)
+	}
+	if !errors.Is(refused, ErrOOM) {
+		t.Fatalf("ZADD past the cap with noeviction: %v", refused)
+	}
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -767,11 +767,8 @@ func (e *Engine) zrandmember(s *Session, r *command.Request) {
 			e.null()
 			return
 		}
-		n, _ := e.st.ZCard(r.Key)
-		i := rand.IntN(n)
-		_ = e.st.ZRange(r.Key, i, i, false, func(m []byte, _ float64) bool {
+		_, _ = e.st.ZRandom(r.Key, rand.Uint64(), func(m []byte, _ float64) {
 			e.scratch = append(e.scratch[:0], m...)
-			return false
 		})
 		e.bulk(e.scratch)
 		return
@@ -828,8 +825,7 @@ func (e *Engine) zrandmember(s *Session, r *command.Request) {
 	case n == 0 || l == 0:
 	case l < 0:
 		for k := int64(0); k < -l; k++ {
-			i := rand.IntN(n)
-			_ = e.st.ZRange(r.Key, i, i, false, add)
+			_, _ = e.st.ZRandom(r.Key, rand.Uint64(), func(m []byte, sc float64) { add(m, sc) })
 		}
 	case l >= int64(n): // the whole set, highest first, as zuiNext walks it
 		_ = e.st.ZRange(r.Key, 0, n-1, true, add)

@@ -348,6 +348,28 @@ func (s *Store) zint(v int64) []byte {
 	return s.zkey
 }
 
+// ZRandom calls fn with a random member of the sorted set at key and its
+// score (r chooses it): a listpack's by rank, a skiplist's from its index
+// in O(1), as dictGetFairRandomKey does. found is false when key is missing.
+func (s *Store) ZRandom(key []byte, r uint64, fn func(member []byte, score float64)) (bool, error) {
+	s.owner.check()
+	c, err := s.zsetFor(key)
+	if c == nil {
+		return false, err
+	}
+	if c.enc == encListpack {
+		i := int(r % uint64(s.collLen(c)))
+		s.zrange(c, i, i, false, func(m []byte, sc float64) bool {
+			fn(m, sc)
+			return false
+		})
+		return true, nil
+	}
+	m, v := c.h.Random(s.ar, r)
+	fn(m, math.Float64frombits(binary.LittleEndian.Uint64(v)))
+	return true, nil
+}
+
 // ZRem removes members from the sorted set at key and returns how many
 // were there; a set left empty is deleted.
 func (s *Store) ZRem(key []byte, members [][]byte) (int, error) {
@@ -388,20 +410,23 @@ func (s *Store) ZRemRange(key []byte, start, stop int) (int, error) {
 		lp := collection.Listpack(s.blob(c))
 		lp.DeleteRange(lp.Seek(2*start), 2*(stop-start+1))
 	} else {
-		var mb []byte
-		for k := start; k <= stop; k++ {
-			mb = mb[:0]
-			c.l.Range(s.ar, start, start, func(z []byte, v int64, isInt bool) bool {
-				if isInt {
-					z = s.zint(v)
-				}
-				mb = append(s.zrem[:0], z[collection.ZKeyLen:]...)
-				return false
-			})
-			s.zrem = mb
-			c.l.Delete(s.ar, start)
-			c.h.Delete(s.ar, mb)
+		// One walk gathers the members (for the index), one cuts the order.
+		mem, ends := s.zrem[:0], s.ends[:0]
+		c.l.Range(s.ar, start, stop, func(z []byte, v int64, isInt bool) bool {
+			if isInt {
+				z = s.zint(v)
+			}
+			mem = append(mem, z[collection.ZKeyLen:]...)
+			ends = append(ends, len(mem))
+			return true
+		})
+		from := 0
+		for _, e := range ends {
+			c.h.Delete(s.ar, mem[from:e])
+			from = e
 		}
+		c.l.DeleteRange(s.ar, start, stop-start+1)
+		s.zrem, s.ends = mem[:0], ends[:0]
 	}
 	s.mods++
 	s.deleteIfEmpty(key, c)

@@ -194,3 +194,27 @@ func (l *List) RangeRev(a *arena.Arena, start, stop int, fn func(s []byte, v int
 		}
 	}
 }
+
+// DeleteRange removes count elements from index start on (0 <= start,
+// start+count <= Len) with one walk to start: whole nodes in the range are
+// unlinked, the two boundary nodes cut.
+func (l *List) DeleteRange(a *arena.Arena, start, count int) {
+	if count <= 0 || start < 0 || start+count > int(l.n) {
+		return
+	}
+	r, k := l.locate(a, start)
+	for count > 0 && r != 0 {
+		_, next := nodeLinks(a, r)
+		lp := nodeLP(a, r)
+		c := lp.Len()
+		d := min(count, c-k)
+		if k == 0 && d == c {
+			l.unlink(a, r)
+		} else {
+			lp.DeleteRange(lp.Seek(k), d)
+		}
+		l.n -= uint64(d)
+		count -= d
+		r, k = next, 0
+	}
+}

@@ -374,24 +374,31 @@ func goRedisCases() []apiCase {
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZRevRank(ctx, "z", "b") }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZRange(ctx, "z", 0, -1) }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZRangeWithScores(ctx, "z", 0, 2) }),
-		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZRevRange(ctx, "z", 0, 1) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			//lint:ignore SA1019 goblin answers ZREVRANGE as Redis does, deprecated or not
+			return c.ZRevRange(ctx, "z", 0, 1)
+		}),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZRevRangeWithScores(ctx, "z", 0, 1) }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			//lint:ignore SA1019 goblin answers ZRANGEBYSCORE as Redis does, deprecated or not
 			return c.ZRangeByScore(ctx, "z", &redis.ZRangeBy{Min: "-inf", Max: "5", Offset: 1, Count: 2})
 		}),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
 			return c.ZRangeByScoreWithScores(ctx, "z", &redis.ZRangeBy{Min: "(0", Max: "+inf"})
 		}),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			//lint:ignore SA1019 goblin answers ZREVRANGEBYSCORE as Redis does, deprecated or not
 			return c.ZRevRangeByScore(ctx, "z", &redis.ZRangeBy{Min: "-inf", Max: "+inf"})
 		}),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
 			return c.ZRevRangeByScoreWithScores(ctx, "z", &redis.ZRangeBy{Min: "1", Max: "8"})
 		}),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			//lint:ignore SA1019 goblin answers ZRANGEBYLEX as Redis does, deprecated or not
 			return c.ZRangeByLex(ctx, "z", &redis.ZRangeBy{Min: "-", Max: "+"})
 		}),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			//lint:ignore SA1019 goblin answers ZREVRANGEBYLEX as Redis does, deprecated or not
 			return c.ZRevRangeByLex(ctx, "z", &redis.ZRangeBy{Min: "-", Max: "+", Count: 2})
 		}),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder {

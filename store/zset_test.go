@@ -571,3 +571,35 @@ func BenchmarkZRemRange(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkZAddAppend: ZADD of a new highest score into a 100 000-member
+// skiplist, as a time series or a rate limiter's window adds (found from
+// the tail node), and of a score in the middle (found by walking nodes).
+func BenchmarkZAddAppend(b *testing.B) {
+	for _, where := range []string{"highest", "middle"} {
+		b.Run(where, func(b *testing.B) {
+			s, err := New(Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for j := 0; j < 100_000; j++ {
+				if _, _, err := s.ZAdd([]byte("z"), float64(j), []byte("member:"+strconv.Itoa(j)), 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			m := make([]byte, 0, 32)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				sc := float64(100_000 + i)
+				if where == "middle" {
+					sc = 50_000.5
+				}
+				m = strconv.AppendInt(append(m[:0], "new:"...), int64(i), 10)
+				if _, _, err := s.ZAdd([]byte("z"), sc, m, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

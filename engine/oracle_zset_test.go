@@ -177,6 +177,11 @@ func TestZSetKeyspaceAgainstRedis(t *testing.T) {
 		"MULTI", "ZSCORE w f", "ZADD w 2 f", "EXEC", "ZADD one 5 only", "DUMP one",
 		"ZADD lng 1 "+long, "OBJECT ENCODING lng", "DUMP lng", big, "OBJECT ENCODING big", "DUMP big",
 		"ZADD bigneg -1.5 n1 -inf n2 inf n3", "DUMP big", "MEMORY USAGE nope",
+		// A collection shrunk below its thresholds keeps its large encoding,
+		// and DUMP writes that encoding, as Redis does.
+		big, "ZREMRANGEBYRANK big 0 194", "OBJECT ENCODING big", "DUMP big",
+		"HSET hs a 1 b "+long, "HDEL hs b", "OBJECT ENCODING hs", "DUMP hs",
+		"SADD ss 1 x", "SREM ss x", "OBJECT ENCODING ss", "DUMP ss",
 	)
 	compareWithRedis(t, s, true)
 

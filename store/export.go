@@ -47,6 +47,7 @@ func (s *Store) exportColl(c *coll, v *rdb.Value, buf []byte) []byte {
 		s.exportList(c, add)
 	}
 	v.Scores = v.Scores[:0]
+	v.Large = c.enc == encHashtable || c.enc == encSkiplist
 	if c.kind == tagZSet {
 		v.Kind = rdb.KindZSet
 		v.Scores = s.exportZSet(c, add, v.Scores)

@@ -113,6 +113,12 @@ func zsetScript() []string {
 		"COMMAND GETKEYS ZINTERCARD 0 a", "COMMAND GETKEYS ZINTERCARD x a", "COMMAND GETKEYS ZINTERCARD 3 a",
 		"COMMAND GETKEYS SINTERCARD 2 a b", "COMMAND GETKEYS LMPOP 2 a b LEFT", "COMMAND GETKEYSANDFLAGS ZUNIONSTORE d 2 a b",
 		"COMMAND GETKEYS ZRANGESTORE d s 0 1",
+		// More edges: GT/LT on new members, NaN weights, duplicate inputs, offsets past the end.
+		"ZADD e GT 5 new1", "ZADD e LT INCR 3 new2", "ZADD e GT CH 1 new1", "ZINCRBY e inf new1", "ZINCRBY e -inf new1",
+		"ZRANGEBYSCORE e (inf +inf", "ZRANGEBYSCORE e -inf (-inf", "ZADD e2 -inf a 1 b", "ZUNION 2 e2 e2 WEIGHTS 0 inf WITHSCORES",
+		"ZINTER 2 e2 e2 WEIGHTS inf -inf WITHSCORES", "ZINTERCARD 3 e2 e2 e2", "ZUNION 1 e2 WEIGHTS nan", "ZRANGE e2 +inf -inf BYSCORE REV LIMIT 5 1",
+		"ZRANGE e2 0 -1 BYSCORE LIMIT 1 1", "ZRANGESTORE e3 lex + - BYLEX REV LIMIT 1 2", "ZRANGE e3 0 -1", "ZMPOP 1 e2 MAX COUNT 10",
+		"ZADD e4 1 a", "ZREVRANGE e4 0 0 WITHSCORES", "ZRANK e4 a", "ZRANGE e4 -1 -1", "ZRANGE e4 1 0", "ZRANGE e4 0 0 BYLEX",
 	}
 }
 

@@ -361,7 +361,7 @@ func keyPositions(args []any) []int {
 	if spec == nil {
 		return nil
 	}
-	pos, ok := spec.KeyPositions(nil, len(args))
+	pos, ok := spec.KeyPositions(nil, len(args), func(i int) []byte { return []byte(argText(args[i])) })
 	if !ok {
 		return nil
 	}

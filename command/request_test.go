@@ -85,10 +85,10 @@ func TestLegacyRange(t *testing.T) {
 
 func TestKeyPositions(t *testing.T) {
 	mset := Lookup(OpMSet)
-	if got, ok := mset.KeyPositions(nil, 5); !ok || !reflect.DeepEqual(got, []int{1, 3}) {
+	if got, ok := mset.KeyPositions(nil, 5, nil); !ok || !reflect.DeepEqual(got, []int{1, 3}) {
 		t.Fatalf("MSET k v k v: %v %v", got, ok)
 	}
-	if _, ok := Lookup(OpGet).KeyPositions(nil, 1); ok {
+	if _, ok := Lookup(OpGet).KeyPositions(nil, 1, nil); ok {
 		t.Fatal("GET without a key found keys")
 	}
 	var r Request

@@ -138,27 +138,51 @@ func bitNames(bits uint64, names []string) []string {
 
 // KeySpec locates some of a command's keys in its Redis argument vector
 // (argv[0] is the command name; for a subcommand argv[1] is its name), in
-// Redis 7's terms: the search begins at argument Index ("index" begin
-// search), and finds keys over a range ("range" find keys): up to LastKey
-// relative to Index (a negative LastKey counts from the end, -1 being the
-// last argument), every KeyStep arguments; Limit, when LastKey is
-// negative, keeps only 1/Limit of the remaining arguments (0 and 1 keep
-// all). Every goblin command's keys are described this way; Redis's
-// "keyword" and "keynum" forms (for EVAL, SORT...) are not needed.
+// Redis 7's terms. The search begins at argument Index ("index" begin
+// search) and finds keys one of two ways:
+//   - "range" (KeyNum false): up to LastKey relative to Index (a negative
+//     LastKey counts from the end, -1 being the last argument), every
+//     KeyStep arguments; Limit, when LastKey is negative, keeps only
+//     1/Limit of the remaining arguments (0 and 1 keep all);
+//   - "keynum" (KeyNum true): the argument KeyNumIdx after Index holds the
+//     number of keys, which begin FirstKey after Index, every KeyStep
+//     arguments (ZUNION numkeys key [key ...]).
+//
+// Redis's "keyword" form (for SORT, XREAD...) is not needed yet.
 type KeySpec struct {
 	Flags   KeyFlags
 	Index   int
 	LastKey int
 	KeyStep int
 	Limit   int
+
+	KeyNum    bool
+	KeyNumIdx int
+	FirstKey  int
 }
 
 // Positions appends the argv indexes of the keys ks finds in an argument
 // vector of argc words, or returns ok false when argc does not reach the
-// keys ks describes (Redis's "invalid arguments" for COMMAND GETKEYS).
-func (ks *KeySpec) Positions(dst []int, argc int) ([]int, bool) {
+// keys ks describes, or a keynum spec's count is not a non-negative
+// integer (Redis's "invalid arguments" for COMMAND GETKEYS). word returns
+// argument i; only a keynum spec calls it, for its count.
+func (ks *KeySpec) Positions(dst []int, argc int, word func(i int) []byte) ([]int, bool) {
 	first, last := ks.Index, 0
 	switch {
+	case ks.KeyNum:
+		at := first + ks.KeyNumIdx
+		if at >= argc {
+			return dst, false
+		}
+		n, ok := parseCount(word(at))
+		if !ok {
+			return dst, false
+		}
+		first += ks.FirstKey
+		last = first + (n-1)*max(ks.KeyStep, 1)
+		if n == 0 {
+			return dst, true
+		}
 	case ks.LastKey >= 0:
 		last = first + ks.LastKey
 	case ks.Limit == 0:
@@ -173,6 +197,22 @@ func (ks *KeySpec) Positions(dst []int, argc int) ([]int, bool) {
 		dst = append(dst, i)
 	}
 	return dst, true
+}
+
+// parseCount reads a keynum spec's count: a non-negative decimal integer
+// below 2^31 (no sign, no leading zeros but "0").
+func parseCount(b []byte) (int, bool) {
+	if len(b) == 0 || len(b) > 10 || (b[0] == '0' && len(b) > 1) {
+		return 0, false
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, n < 1<<31
 }
 
 // Spec describes one command.
@@ -192,6 +232,12 @@ type Spec struct {
 	// Args[ReqKeys.From], Args[ReqKeys.From+ReqKeys.Step], ... (From -1:
 	// none after Key). Commands without Keys have none.
 	ReqKeys ArgRange
+	// Counted limits ReqKeys, for a keynum command, to as many keys as the
+	// request's count of keys (Request.Amount, its numkeys argument) says:
+	// Amount-1 when Counted is 1 (Key is the first counted key: ZUNION
+	// numkeys key...), Amount when it is 2 (Key comes before them:
+	// ZUNIONSTORE destination numkeys key...).
+	Counted int8
 	// Group, Since and Complexity are COMMAND DOCS's fields.
 	Group      string
 	Since      string
@@ -236,6 +282,9 @@ func (s *Spec) Legacy() (first, last, step int) {
 		return 0, 0, 0
 	case 1:
 		k := &s.Keys[0]
+		if k.KeyNum { // Redis leaves keynum specs out of the legacy triple
+			return 0, 0, 0
+		}
 		last = k.LastKey
 		if last >= 0 {
 			last += k.Index
@@ -247,7 +296,7 @@ func (s *Spec) Legacy() (first, last, step int) {
 	prev := uint64(0)
 	for i := range s.Keys {
 		k := &s.Keys[i]
-		if k.KeyStep != 1 || (prev != 0 && prev != uint64(k.Index-1)) {
+		if k.KeyNum || k.KeyStep != 1 || (prev != 0 && prev != uint64(k.Index-1)) {
 			continue
 		}
 		if first < 0 || k.Index < first {
@@ -269,10 +318,10 @@ func (s *Spec) Legacy() (first, last, step int) {
 // KeyPositions appends the argv indexes of every key in args (as
 // COMMAND GETKEYS reports them, spec by spec), or returns ok false when
 // args is too short for the command's key specs.
-func (s *Spec) KeyPositions(dst []int, argc int) ([]int, bool) {
+func (s *Spec) KeyPositions(dst []int, argc int, word func(i int) []byte) ([]int, bool) {
 	for i := range s.Keys {
 		var ok bool
-		if dst, ok = s.Keys[i].Positions(dst, argc); !ok {
+		if dst, ok = s.Keys[i].Positions(dst, argc, word); !ok {
 			return dst, false
 		}
 	}
@@ -286,10 +335,24 @@ func (r *Request) EachKey(fn func(key []byte)) {
 		return
 	}
 	fn(r.Key)
-	if s.ReqKeys.From < 0 {
-		return
-	}
-	for i := int(s.ReqKeys.From); i < len(r.Args); i += int(max(s.ReqKeys.Step, 1)) {
+	from, end, step := s.ArgKeys(r)
+	for i := from; i < end; i += step {
 		fn(r.Args[i])
 	}
+}
+
+// ArgKeys returns where r's keys after Key are: Args[from], Args[from+step],
+// ... before Args[end] (see ReqKeys).
+func (s *Spec) ArgKeys(r *Request) (from, end, step int) {
+	if s.ReqKeys.From < 0 {
+		return 0, 0, 1
+	}
+	from, end, step = int(s.ReqKeys.From), len(r.Args), int(max(s.ReqKeys.Step, 1))
+	switch s.Counted {
+	case 1:
+		end = min(end, from+int(r.Amount)-1)
+	case 2:
+		end = min(end, from+int(r.Amount))
+	}
+	return from, max(end, from), step
 }

@@ -52,7 +52,7 @@ var docTypes = map[string]bool{
 // describes PSUBSCRIBE's).
 func ParseSyntax(s string) ([]Arg, error) {
 	p := syntaxParser{src: s}
-	args, err := p.seq()
+	args, err := p.seq(false)
 	if err == nil && p.pos < len(p.src) {
 		err = fmt.Errorf("unexpected %q", p.src[p.pos:])
 	}
@@ -93,13 +93,13 @@ func (p *syntaxParser) peek() byte {
 	return 0
 }
 
-// seq parses items up to ], ), | or the end.
-func (p *syntaxParser) seq() ([]Arg, error) {
+// seq parses items up to ], ), | or the end (inGroup: inside brackets).
+func (p *syntaxParser) seq(inGroup bool) ([]Arg, error) {
 	var items []Arg
 	for {
 		switch p.peek() {
 		case 0, ']', ')', '|':
-			return joinTokens(items), nil
+			return joinTokens(items, inGroup), nil
 		}
 		a, err := p.item()
 		if err != nil {
@@ -111,7 +111,10 @@ func (p *syntaxParser) seq() ([]Arg, error) {
 
 // joinTokens turns a literal token followed by a single argument into one
 // argument with that token.
-func joinTokens(items []Arg) []Arg {
+func joinTokens(items []Arg, inGroup bool) []Arg {
+	if inGroup && len(items) >= 3 && items[0].Type == "pure-token" && !items[0].Multiple && allPlain(items[1:]) {
+		return items // "LIMIT offset count": a block the token introduces (see group)
+	}
 	var out []Arg
 	for i := 0; i < len(items); i++ {
 		a := items[i]
@@ -140,7 +143,7 @@ func (p *syntaxParser) item() (Arg, error) {
 		}
 		var alts [][]Arg
 		for {
-			s, err := p.seq()
+			s, err := p.seq(true)
 			if err != nil {
 				return a, err
 			}
@@ -200,11 +203,28 @@ func word(w string) Arg {
 	return Arg{Name: name, Type: typ}
 }
 
-// group makes one argument of a bracketed group's alternatives.
+// allPlain reports whether every item is an argument without a token.
+func allPlain(items []Arg) bool {
+	for _, a := range items {
+		if a.Token != "" || a.Type == "pure-token" || a.Type == "oneof" || a.Type == "block" {
+			return false
+		}
+	}
+	return true
+}
+
+// group makes one argument of a bracketed group's alternatives; a token
+// before a group of alternatives ("AGGREGATE (SUM|MIN|MAX)") is that
+// oneof's token.
 func group(name string, alts [][]Arg) Arg {
 	one := func(items []Arg) Arg {
 		if len(items) == 1 {
 			return items[0]
+		}
+		if len(items) == 2 && items[0].Type == "pure-token" && items[1].Type == "oneof" && items[1].Token == "" {
+			o := items[1]
+			o.Token = items[0].Token
+			return o
 		}
 		b := Arg{Type: "block", Args: items}
 		if items[0].Type == "pure-token" && !allTokens(items) {
@@ -265,7 +285,12 @@ func usageOf(b *strings.Builder, a *Arg, top bool) {
 		case "pure-token":
 			b.WriteString(a.Token)
 		case "oneof":
-			if !a.Optional && top {
+			paren := (!a.Optional && top) || a.Token != ""
+			if a.Token != "" {
+				b.WriteString(a.Token)
+				b.WriteByte(' ')
+			}
+			if paren {
 				b.WriteByte('(')
 			}
 			for i := range a.Args {
@@ -274,7 +299,7 @@ func usageOf(b *strings.Builder, a *Arg, top bool) {
 				}
 				usageOf(b, &a.Args[i], true)
 			}
-			if !a.Optional && top {
+			if paren {
 				b.WriteByte(')')
 			}
 		case "block":

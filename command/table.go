@@ -268,6 +268,42 @@ const (
 	// (583), one command whichever side this node is on.
 	OpReplicaOf Op = 600
 	OpSlaveOf   Op = 601
+	// Sorted sets, and the keynum commands of sets and lists (500-559):
+	// RESP only, above sbe.MaxOp.
+	OpZAdd             Op = 500
+	OpZIncrBy          Op = 501
+	OpZCard            Op = 502
+	OpZCount           Op = 503
+	OpZLexCount        Op = 504
+	OpZScore           Op = 505
+	OpZMScore          Op = 506
+	OpZRank            Op = 507
+	OpZRevRank         Op = 508
+	OpZRange           Op = 509
+	OpZRangeByScore    Op = 510
+	OpZRevRangeByScore Op = 511
+	OpZRangeByLex      Op = 512
+	OpZRevRangeByLex   Op = 513
+	OpZRevRange        Op = 514
+	OpZRangeStore      Op = 515
+	OpZRem             Op = 516
+	OpZRemRangeByRank  Op = 517
+	OpZRemRangeByScore Op = 518
+	OpZRemRangeByLex   Op = 519
+	OpZPopMin          Op = 520
+	OpZPopMax          Op = 521
+	OpZRandMember      Op = 522
+	OpZScan            Op = 523
+	OpZUnion           Op = 524
+	OpZInter           Op = 525
+	OpZDiff            Op = 526
+	OpZUnionStore      Op = 527
+	OpZInterStore      Op = 528
+	OpZDiffStore       Op = 529
+	OpZInterCard       Op = 530
+	OpZMPop            Op = 531
+	OpSInterCard       Op = 532
+	OpLMPop            Op = 533
 )
 
 // Key specs of the common shapes.
@@ -1217,4 +1253,175 @@ var specs = [NumOps]Spec{
 		Group: "list", Since: "1.2.0", Complexity: "O(1)",
 		Syntax:  "source destination",
 		Summary: "Pop the last element of a list and push it at the head of another (LMOVE RIGHT LEFT)."},
+	// Sorted sets, and the keynum commands of sets and lists.
+	OpZAdd: {Name: "zadd", Arity: -4, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatSortedSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "1.2.0", Complexity: "O(log N) per member",
+		Syntax:  "key [condition=NX|XX] [comparison=GT|LT] [change=CH] [increment=INCR] (score_member=score:double member)...",
+		Summary: "Add members with scores to a sorted set, or update their scores; returns how many are new (or changed, with CH)."},
+	OpZIncrBy: {Name: "zincrby", Arity: 4, Flags: Write | DenyOOM | Fast, ACL: CatWrite | CatSortedSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyAccess | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "1.2.0", Complexity: "O(log N)",
+		Syntax:  "key increment member",
+		Summary: "Add to a member's score (0 when new); returns the new score."},
+	OpZCard: {Name: "zcard", Arity: 2, Flags: Readonly | Fast, ACL: CatRead | CatSortedSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "1.2.0", Complexity: "O(1)",
+		Syntax:  "key",
+		Summary: "The number of members of a sorted set."},
+	OpZCount: {Name: "zcount", Arity: 4, Flags: Readonly | Fast, ACL: CatRead | CatSortedSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "2.0.0", Complexity: "O(log N)",
+		Syntax:  "key min:double max:double",
+		Summary: "How many members have a score between min and max."},
+	OpZLexCount: {Name: "zlexcount", Arity: 4, Flags: Readonly | Fast, ACL: CatRead | CatSortedSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "2.8.9", Complexity: "O(log N)",
+		Syntax:  "key min max",
+		Summary: "How many members lie between two members, in byte order (scores all equal)."},
+	OpZScore: {Name: "zscore", Arity: 3, Flags: Readonly | Fast, ACL: CatRead | CatSortedSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "1.2.0", Complexity: "O(1)",
+		Syntax:  "key member",
+		Summary: "A member's score, or nil."},
+	OpZMScore: {Name: "zmscore", Arity: -3, Flags: Readonly | Fast, ACL: CatRead | CatSortedSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "6.2.0", Complexity: "O(N) for N members",
+		Syntax:  "key member...",
+		Summary: "The scores of several members (nil for each one missing)."},
+	OpZRank: {Name: "zrank", Arity: 3, Flags: Readonly | Fast, ACL: CatRead | CatSortedSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "2.0.0", Complexity: "O(log N)",
+		Syntax:  "key member",
+		Summary: "A member's rank, lowest score first, or nil."},
+	OpZRevRank: {Name: "zrevrank", Arity: 3, Flags: Readonly | Fast, ACL: CatRead | CatSortedSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "2.0.0", Complexity: "O(log N)",
+		Syntax:  "key member",
+		Summary: "A member's rank, highest score first, or nil."},
+	OpZRange: {Name: "zrange", Arity: -4, Flags: Readonly, ACL: CatRead | CatSortedSet | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "1.2.0", Complexity: "O(log N + M) for M members returned",
+		Syntax:  "key start:string stop:string [sortby=BYSCORE|BYLEX] [REV] [offset_count=LIMIT offset count] [WITHSCORES]",
+		Summary: "Members by rank, score or lex range, optionally reversed, paged and with scores."},
+	OpZRangeByScore: {Name: "zrangebyscore", Arity: -4, Flags: Readonly, ACL: CatRead | CatSortedSet | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "1.0.5", Complexity: "O(log N + M) for M members returned",
+		Syntax:  "key min:double max:double [WITHSCORES] [offset_count=LIMIT offset count]",
+		Summary: "Members with scores between min and max, lowest first."},
+	OpZRevRangeByScore: {Name: "zrevrangebyscore", Arity: -4, Flags: Readonly, ACL: CatRead | CatSortedSet | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "2.2.0", Complexity: "O(log N + M) for M members returned",
+		Syntax:  "key max:double min:double [WITHSCORES] [offset_count=LIMIT offset count]",
+		Summary: "Members with scores between max and min, highest first."},
+	OpZRangeByLex: {Name: "zrangebylex", Arity: -4, Flags: Readonly, ACL: CatRead | CatSortedSet | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "2.8.9", Complexity: "O(log N + M) for M members returned",
+		Syntax:  "key min max [offset_count=LIMIT offset count]",
+		Summary: "Members between two members in byte order, first to last."},
+	OpZRevRangeByLex: {Name: "zrevrangebylex", Arity: -4, Flags: Readonly, ACL: CatRead | CatSortedSet | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "2.8.9", Complexity: "O(log N + M) for M members returned",
+		Syntax:  "key max min [offset_count=LIMIT offset count]",
+		Summary: "Members between two members in byte order, last to first."},
+	OpZRevRange: {Name: "zrevrange", Arity: -4, Flags: Readonly, ACL: CatRead | CatSortedSet | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "1.2.0", Complexity: "O(log N + M) for M members returned",
+		Syntax:  "key start stop:integer [WITHSCORES]",
+		Summary: "Members by rank, highest score first."},
+	OpZRangeStore: {Name: "zrangestore", Arity: -5, Flags: Write | DenyOOM, ACL: CatWrite | CatSortedSet | CatSlow,
+		Keys: []KeySpec{{Flags: KeyOW | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, Index: 2, LastKey: 0, KeyStep: 1, Limit: 0}}, ReqKeys: FirstArg,
+		Group: "sorted-set", Since: "6.2.0", Complexity: "O(log N + M) for M members stored",
+		Syntax:  "dst:key src:key min max [sortby=BYSCORE|BYLEX] [REV] [offset_count=LIMIT offset count]",
+		Summary: "Store a ZRANGE's members and scores in a key; returns how many."},
+	OpZRem: {Name: "zrem", Arity: -3, Flags: Write | Fast, ACL: CatWrite | CatSortedSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "1.2.0", Complexity: "O(M log N) for M members",
+		Syntax:  "key member...",
+		Summary: "Remove members; returns how many were there. An emptied sorted set is deleted."},
+	OpZRemRangeByRank: {Name: "zremrangebyrank", Arity: 4, Flags: Write, ACL: CatWrite | CatSortedSet | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "2.0.0", Complexity: "O(log N + M) for M members removed",
+		Syntax:  "key start stop:integer",
+		Summary: "Remove the members of a rank range; returns how many."},
+	OpZRemRangeByScore: {Name: "zremrangebyscore", Arity: 4, Flags: Write, ACL: CatWrite | CatSortedSet | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "1.2.0", Complexity: "O(log N + M) for M members removed",
+		Syntax:  "key min:double max:double",
+		Summary: "Remove the members with scores in a range; returns how many."},
+	OpZRemRangeByLex: {Name: "zremrangebylex", Arity: 4, Flags: Write, ACL: CatWrite | CatSortedSet | CatSlow,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "2.8.9", Complexity: "O(log N + M) for M members removed",
+		Syntax:  "key min max",
+		Summary: "Remove the members between two members in byte order; returns how many."},
+	OpZPopMin: {Name: "zpopmin", Arity: -2, Flags: Write | Fast, ACL: CatWrite | CatSortedSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "5.0.0", Complexity: "O(log N * M) for M members popped",
+		Syntax:  "key [count]",
+		Summary: "Remove and return the members with the lowest scores."},
+	OpZPopMax: {Name: "zpopmax", Arity: -2, Flags: Write | Fast, ACL: CatWrite | CatSortedSet | CatFast,
+		Keys:  []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "5.0.0", Complexity: "O(log N * M) for M members popped",
+		Syntax:  "key [count]",
+		Summary: "Remove and return the members with the highest scores."},
+	OpZRandMember: {Name: "zrandmember", Arity: -2, Flags: Readonly, ACL: CatRead | CatSortedSet | CatSlow, Tips: "nondeterministic_output",
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "6.2.0", Complexity: "O(N) for N members returned",
+		Syntax:  "key [options=count [WITHSCORES]]",
+		Summary: "Random members: distinct for a positive count, possibly repeated for a negative one."},
+	OpZScan: {Name: "zscan", Arity: -3, Flags: Readonly, ACL: CatRead | CatSortedSet | CatSlow, Tips: "nondeterministic_output",
+		Keys:  []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}},
+		Group: "sorted-set", Since: "2.8.0", Complexity: "O(1) per call; O(N) for a whole iteration",
+		Syntax:  "key cursor [MATCH pattern] [COUNT count]",
+		Summary: "Iterate a sorted set's members and scores by cursor, optionally filtered by a glob pattern."},
+	OpZUnion: {Name: "zunion", Arity: -3, Flags: Readonly | MovableKeys, ACL: CatRead | CatSortedSet | CatSlow,
+		Keys: []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}}, ReqKeys: ArgRange{0, 1}, Counted: 1,
+		Group: "sorted-set", Since: "6.2.0", Complexity: "O(N) + O(M log M) for N input members and M in the result",
+		Syntax:  "numkeys key... [WEIGHTS weight:integer...] [aggregate=AGGREGATE (SUM|MIN|MAX)] [WITHSCORES]",
+		Summary: "The union of sorted sets (and sets, scored 1), with weights and an aggregate."},
+	OpZInter: {Name: "zinter", Arity: -3, Flags: Readonly | MovableKeys, ACL: CatRead | CatSortedSet | CatSlow,
+		Keys: []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}}, ReqKeys: ArgRange{0, 1}, Counted: 1,
+		Group: "sorted-set", Since: "6.2.0", Complexity: "O(N*K) + O(M log M): N members of the smallest input, K inputs, M in the result",
+		Syntax:  "numkeys key... [WEIGHTS weight:integer...] [aggregate=AGGREGATE (SUM|MIN|MAX)] [WITHSCORES]",
+		Summary: "The intersection of sorted sets (and sets, scored 1), with weights and an aggregate."},
+	OpZDiff: {Name: "zdiff", Arity: -3, Flags: Readonly | MovableKeys, ACL: CatRead | CatSortedSet | CatSlow,
+		Keys: []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}}, ReqKeys: ArgRange{0, 1}, Counted: 1,
+		Group: "sorted-set", Since: "6.2.0", Complexity: "O(L + (N-K) log N) for L input members",
+		Syntax:  "numkeys key... [WITHSCORES]",
+		Summary: "The members of the first sorted set that no other input has."},
+	OpZUnionStore: {Name: "zunionstore", Arity: -4, Flags: Write | DenyOOM | MovableKeys, ACL: CatWrite | CatSortedSet | CatSlow,
+		Keys: []KeySpec{{Flags: KeyOW | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, Index: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}}, ReqKeys: ArgRange{0, 1}, Counted: 2,
+		Group: "sorted-set", Since: "2.0.0", Complexity: "O(N) + O(M log M) for N input members and M in the result",
+		Syntax:  "destination numkeys key... [WEIGHTS weight:integer...] [aggregate=AGGREGATE (SUM|MIN|MAX)]",
+		Summary: "Store the union of sorted sets in a key; returns its size."},
+	OpZInterStore: {Name: "zinterstore", Arity: -4, Flags: Write | DenyOOM | MovableKeys, ACL: CatWrite | CatSortedSet | CatSlow,
+		Keys: []KeySpec{{Flags: KeyOW | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, Index: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}}, ReqKeys: ArgRange{0, 1}, Counted: 2,
+		Group: "sorted-set", Since: "2.0.0", Complexity: "O(N*K) + O(M log M): N members of the smallest input, K inputs, M in the result",
+		Syntax:  "destination numkeys key... [WEIGHTS weight:integer...] [aggregate=AGGREGATE (SUM|MIN|MAX)]",
+		Summary: "Store the intersection of sorted sets in a key; returns its size."},
+	OpZDiffStore: {Name: "zdiffstore", Arity: -4, Flags: Write | DenyOOM | MovableKeys, ACL: CatWrite | CatSortedSet | CatSlow,
+		Keys: []KeySpec{{Flags: KeyOW | KeyUpdate, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRO | KeyAccess, Index: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}}, ReqKeys: ArgRange{0, 1}, Counted: 2,
+		Group: "sorted-set", Since: "6.2.0", Complexity: "O(L + (N-K) log N) for L input members",
+		Syntax:  "destination numkeys key...",
+		Summary: "Store the difference of sorted sets in a key; returns its size."},
+	OpZInterCard: {Name: "zintercard", Arity: -3, Flags: Readonly | MovableKeys, ACL: CatRead | CatSortedSet | CatSlow,
+		Keys: []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}}, ReqKeys: ArgRange{0, 1}, Counted: 1,
+		Group: "sorted-set", Since: "7.0.0", Complexity: "O(N*K): N members of the smallest input, K inputs",
+		Syntax:  "numkeys key... [LIMIT limit:integer]",
+		Summary: "How many members every given sorted set has, counting up to a limit."},
+	OpZMPop: {Name: "zmpop", Arity: -4, Flags: Write | MovableKeys, ACL: CatWrite | CatSortedSet | CatSlow,
+		Keys: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}}, ReqKeys: ArgRange{0, 1}, Counted: 1,
+		Group: "sorted-set", Since: "7.0.0", Complexity: "O(K) + O(M log N) for M members popped",
+		Syntax:  "numkeys key... (where=MIN|MAX) [COUNT count]",
+		Summary: "Pop members with the lowest or highest scores from the first non-empty sorted set of several."},
+	OpSInterCard: {Name: "sintercard", Arity: -3, Flags: Readonly | MovableKeys, ACL: CatRead | CatSet | CatSlow,
+		Keys: []KeySpec{{Flags: KeyRO | KeyAccess, Index: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}}, ReqKeys: ArgRange{0, 1}, Counted: 1,
+		Group: "set", Since: "7.0.0", Complexity: "O(N*M): N members of the smallest set, M sets",
+		Syntax:  "numkeys key... [LIMIT limit:integer]",
+		Summary: "How many members every given set has, counting up to a limit."},
+	OpLMPop: {Name: "lmpop", Arity: -4, Flags: Write | MovableKeys, ACL: CatWrite | CatList | CatSlow,
+		Keys: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}}, ReqKeys: ArgRange{0, 1}, Counted: 1,
+		Group: "list", Since: "7.0.0", Complexity: "O(N+M) for N keys and M elements popped",
+		Syntax:  "numkeys key... (where=LEFT|RIGHT) [COUNT count]",
+		Summary: "Pop elements from one end of the first non-empty list of several."},
 }

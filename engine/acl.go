@@ -214,10 +214,9 @@ func (e *Engine) requestKeys(r *command.Request, spec *command.Spec) []acl.Key {
 		return keys // no keys, or shard channels (checked as channels)
 	}
 	keys = append(keys, acl.Key{Name: r.Key, Flags: e.keyFlags(r, spec, 0)})
-	if spec.ReqKeys.From >= 0 {
-		for i := int(spec.ReqKeys.From); i < len(r.Args); i += int(max(spec.ReqKeys.Step, 1)) {
-			keys = append(keys, acl.Key{Name: r.Args[i], Flags: e.keyFlags(r, spec, len(keys))})
-		}
+	from, end, step := spec.ArgKeys(r)
+	for i := from; i < end; i += step {
+		keys = append(keys, acl.Key{Name: r.Args[i], Flags: e.keyFlags(r, spec, len(keys))})
 	}
 	e.aclKeys = keys
 	return keys
@@ -378,7 +377,7 @@ func (e *Engine) aclDryRun(_ *Session, r *command.Request) {
 		if f&command.KeyVariableFlags != 0 {
 			f = variableFlags(op, words, false)
 		}
-		pos, _ := spec.Keys[i].Positions(nil, len(words))
+		pos, _ := spec.Keys[i].Positions(nil, len(words), func(i int) []byte { return words[i] })
 		for _, p := range pos {
 			keys = append(keys, acl.Key{Name: words[p], Flags: aclKeyFlags(f)})
 		}

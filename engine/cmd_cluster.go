@@ -110,10 +110,9 @@ func (e *Engine) route(s *Session, r *command.Request) bool {
 		return false // keyless, or SUNSUBSCRIBE of every shard channel
 	}
 	c.keys = append(c.keys[:0], r.Key)
-	if spec.ReqKeys.From >= 0 {
-		for i := int(spec.ReqKeys.From); i < len(r.Args); i += int(max(spec.ReqKeys.Step, 1)) {
-			c.keys = append(c.keys, r.Args[i])
-		}
+	from, end, step := spec.ArgKeys(r)
+	for i := from; i < end; i += step {
+		c.keys = append(c.keys, r.Args[i])
 	}
 	slot := cluster.Slot(c.keys[0])
 	for _, k := range c.keys[1:] {

@@ -90,15 +90,27 @@ func (e *Engine) addCommandInfo(op command.Op) {
 		e.addBulkStr("find_keys")
 		e.push(command.Map)
 		e.addBulkStr("type")
-		e.addBulkStr("range")
-		e.addBulkStr("spec")
-		e.push(command.Map)
-		e.addBulkStr("lastkey")
-		e.addInt(int64(k.LastKey))
-		e.addBulkStr("keystep")
-		e.addInt(int64(k.KeyStep))
-		e.addBulkStr("limit")
-		e.addInt(int64(k.Limit))
+		if k.KeyNum {
+			e.addBulkStr("keynum")
+			e.addBulkStr("spec")
+			e.push(command.Map)
+			e.addBulkStr("keynumidx")
+			e.addInt(int64(k.KeyNumIdx))
+			e.addBulkStr("firstkey")
+			e.addInt(int64(k.FirstKey))
+			e.addBulkStr("keystep")
+			e.addInt(int64(k.KeyStep))
+		} else {
+			e.addBulkStr("range")
+			e.addBulkStr("spec")
+			e.push(command.Map)
+			e.addBulkStr("lastkey")
+			e.addInt(int64(k.LastKey))
+			e.addBulkStr("keystep")
+			e.addInt(int64(k.KeyStep))
+			e.addBulkStr("limit")
+			e.addInt(int64(k.Limit))
+		}
 		e.pop()
 		e.pop()
 		e.pop()
@@ -261,7 +273,7 @@ func (e *Engine) commandGetKeys(_ *Session, r *command.Request) {
 	for i := range s.Keys {
 		start := len(e.ints)
 		var ok bool
-		if e.ints, ok = s.Keys[i].Positions(e.ints, len(args)); !ok {
+		if e.ints, ok = s.Keys[i].Positions(e.ints, len(args), func(i int) []byte { return args[i] }); !ok {
 			e.resetResult()
 			e.errText(command.Err, "ERR Invalid arguments specified for command")
 			return
@@ -276,6 +288,11 @@ func (e *Engine) commandGetKeys(_ *Session, r *command.Request) {
 			e.addNames(command.Set, resolvedKeyFlags(s, i, args))
 			e.pop()
 		}
+	}
+	if len(e.ints) == 0 { // a keynum command given no keys
+		e.resetResult()
+		e.errText(command.Err, "ERR Invalid arguments specified for command")
+		return
 	}
 	e.end()
 }

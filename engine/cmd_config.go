@@ -311,10 +311,14 @@ func (e *Engine) limitParams() []Param {
 	hashValue := limit(func(l *store.Limits) *int { return &l.HashMaxListpackValue }, 0, math.MaxInt64)
 	hashEntries := limit(func(l *store.Limits) *int { return &l.HashMaxListpackEntries }, 0, math.MaxInt64)
 	listSize := limit(func(l *store.Limits) *int { return &l.ListMaxListpackSize }, math.MinInt32, math.MaxInt32)
+	zsetEntries := limit(func(l *store.Limits) *int { return &l.ZSetMaxListpackEntries }, 0, math.MaxInt64)
+	zsetValue := limit(func(l *store.Limits) *int { return &l.ZSetMaxListpackValue }, 0, math.MaxInt64)
 	return []Param{
 		named("hash-max-ziplist-value", hashValue), named("hash-max-listpack-value", hashValue),
 		named("hash-max-ziplist-entries", hashEntries), named("hash-max-listpack-entries", hashEntries),
 		named("set-max-intset-entries", limit(func(l *store.Limits) *int { return &l.SetMaxIntsetEntries }, 0, math.MaxInt64)),
 		named("list-max-ziplist-size", listSize), named("list-max-listpack-size", listSize),
+		named("zset-max-ziplist-entries", zsetEntries), named("zset-max-listpack-entries", zsetEntries),
+		named("zset-max-ziplist-value", zsetValue), named("zset-max-listpack-value", zsetValue),
 	}
 }

@@ -107,7 +107,7 @@ func (e *Engine) restore(_ *Session, r *command.Request) {
 		}
 		return
 	}
-	if v.Kind != rdb.KindString && v.Kind != rdb.KindHash && v.Kind != rdb.KindSet && v.Kind != rdb.KindList {
+	if v.Kind != rdb.KindString && v.Kind != rdb.KindHash && v.Kind != rdb.KindSet && v.Kind != rdb.KindList && v.Kind != rdb.KindZSet {
 		e.errText(command.Err, "ERR Bad data format: the payload holds a "+rdb.TypeName(p[0])+", a type goblin does not store")
 		return
 	}
@@ -148,6 +148,7 @@ func (e *Engine) rdbOptions() rdb.EncoderOptions {
 	l := e.st.Options().Limits
 	return rdb.EncoderOptions{Limits: rdb.Limits{
 		HashMaxListpackEntries: max(l.HashMaxListpackEntries, 1), HashMaxListpackValue: max(l.HashMaxListpackValue, 1),
-		SetMaxIntsetEntries: max(l.SetMaxIntsetEntries, 1),
+		SetMaxIntsetEntries:    max(l.SetMaxIntsetEntries, 1),
+		ZSetMaxListpackEntries: max(l.ZSetMaxListpackEntries, 1), ZSetMaxListpackValue: max(l.ZSetMaxListpackValue, 1),
 	}}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/rdb"
 	"github.com/goblin-kv/goblin/store"
+	"github.com/goblin-kv/goblin/store/collection"
 )
 
 // DefaultDatabases is how many databases an engine has unless
@@ -308,10 +309,16 @@ type Engine struct {
 	fixes    []fixup         // values in scratch to point at (build.go)
 	version  []byte          // Options.Version, for HELLO
 	stats    store.Stats
-	tickNext int        // the database Tick starts with
-	num      []byte     // numbers formatted for a reply, LCS's subsequence
-	pair     [2][]byte  // one field and value for the store (HINCRBYFLOAT)
-	keyList  [][]byte   // the keys of a multi-key collection command
+	tickNext int       // the database Tick starts with
+	num      []byte    // numbers formatted for a reply, LCS's subsequence
+	pair     [2][]byte // one field and value for the store (HINCRBYFLOAT)
+	keyList  [][]byte  // the keys of a multi-key collection command
+	// Sorted sets: the two bounds of a score or lex range, and the members
+	// and scores a store command (ZRANGESTORE, ZUNIONSTORE...) gathers.
+	zlo, zhi collection.ZBound
+	zmem     []byte
+	zends    []int
+	zscores  []float64
 	intList  []int      // LREM's positions
 	watchers []*Session // sessions with watched keys
 	sessions []*Session // every open session (Open, Close)

@@ -127,6 +127,24 @@ func init() {
 		command.OpReplConf: (*Engine).replConf, command.OpRole: (*Engine).role,
 		// Replica side of replication (cmd_replica.go).
 		command.OpReplicaOf: (*Engine).replicaOf, command.OpSlaveOf: (*Engine).replicaOf,
+		// Sorted sets, and the keynum commands of sets and lists.
+		command.OpZAdd: (*Engine).zadd, command.OpZIncrBy: (*Engine).zadd, command.OpZCard: (*Engine).zcard,
+		command.OpZCount: (*Engine).zcount, command.OpZLexCount: (*Engine).zcount,
+		command.OpZScore: (*Engine).zscore, command.OpZMScore: (*Engine).zmscore,
+		command.OpZRank: (*Engine).zrank, command.OpZRevRank: (*Engine).zrank,
+		command.OpZRange: (*Engine).zrange, command.OpZRangeByScore: (*Engine).zrange,
+		command.OpZRevRangeByScore: (*Engine).zrange, command.OpZRangeByLex: (*Engine).zrange,
+		command.OpZRevRangeByLex: (*Engine).zrange, command.OpZRevRange: (*Engine).zrange,
+		command.OpZRangeStore: (*Engine).zrange, command.OpZRem: (*Engine).zrem,
+		command.OpZRemRangeByRank: (*Engine).zremrange, command.OpZRemRangeByScore: (*Engine).zremrange,
+		command.OpZRemRangeByLex: (*Engine).zremrange, command.OpZPopMin: (*Engine).zpop,
+		command.OpZPopMax: (*Engine).zpop, command.OpZRandMember: (*Engine).zrandmember,
+		command.OpZScan: (*Engine).zscan, command.OpZUnion: (*Engine).zsetAlgebra,
+		command.OpZInter: (*Engine).zsetAlgebra, command.OpZDiff: (*Engine).zsetAlgebra,
+		command.OpZUnionStore: (*Engine).zsetAlgebra, command.OpZInterStore: (*Engine).zsetAlgebra,
+		command.OpZDiffStore: (*Engine).zsetAlgebra, command.OpZInterCard: (*Engine).zsetAlgebra,
+		command.OpZMPop: (*Engine).zmpop, command.OpSInterCard: (*Engine).sintercard,
+		command.OpLMPop: (*Engine).lmpop,
 	} {
 		handlers[op] = h
 	}

@@ -52,6 +52,11 @@ type Value struct {
 	Str    []byte
 	Items  [][]byte
 	Scores []float64
+	// Large says a hash, set or sorted set is kept in its large encoding
+	// (hashtable, skiplist) whatever its size: one that shrank below the
+	// compact thresholds keeps it in Redis, which writes a value by its
+	// encoding, so the Encoder writes the plain form (HASH, SET, ZSET_2).
+	Large bool
 }
 
 // NoExpiry is the expiry of a key that does not expire.
@@ -354,7 +359,7 @@ func (w *valueWriter) appendValue(b []byte, v *Value) ([]byte, byte, error) {
 		if len(v.Items) == 0 {
 			return b, 0, ErrEmpty
 		}
-		return w.appendSet(b, v.Items)
+		return w.appendSet(b, v.Items, v.Large)
 	case KindHash:
 		if len(v.Items) == 0 {
 			return b, 0, ErrEmpty
@@ -362,7 +367,7 @@ func (w *valueWriter) appendValue(b []byte, v *Value) ([]byte, byte, error) {
 		if len(v.Items)%2 != 0 {
 			return b, 0, fmt.Errorf("%w: hash with an odd number of items", ErrBadValue)
 		}
-		return w.appendHash(b, v.Items)
+		return w.appendHash(b, v.Items, v.Large)
 	case KindZSet:
 		if len(v.Items) == 0 {
 			return b, 0, ErrEmpty
@@ -370,7 +375,7 @@ func (w *valueWriter) appendValue(b []byte, v *Value) ([]byte, byte, error) {
 		if len(v.Scores) != len(v.Items) {
 			return b, 0, fmt.Errorf("%w: zset with %d members and %d scores", ErrBadValue, len(v.Items), len(v.Scores))
 		}
-		return w.appendZSet(b, v.Items, v.Scores)
+		return w.appendZSet(b, v.Items, v.Scores, v.Large)
 	}
 	return b, 0, fmt.Errorf("%w: unknown kind %d", ErrBadValue, v.Kind)
 }
@@ -411,8 +416,8 @@ func (w *valueWriter) appendList(b []byte, items [][]byte) []byte {
 	return b
 }
 
-func (w *valueWriter) appendSet(b []byte, items [][]byte) ([]byte, byte, error) {
-	if len(items) <= w.limits.SetMaxIntsetEntries {
+func (w *valueWriter) appendSet(b []byte, items [][]byte, large bool) ([]byte, byte, error) {
+	if len(items) <= w.limits.SetMaxIntsetEntries && !large {
 		ints := w.ints[:0]
 		for _, it := range items {
 			v, ok := parseInt(it)
@@ -459,8 +464,8 @@ func (w *valueWriter) appendSet(b []byte, items [][]byte) ([]byte, byte, error) 
 	return b, typeSet, nil
 }
 
-func (w *valueWriter) appendHash(b []byte, items [][]byte) ([]byte, byte, error) {
-	small := len(items)/2 <= w.limits.HashMaxListpackEntries
+func (w *valueWriter) appendHash(b []byte, items [][]byte, large bool) ([]byte, byte, error) {
+	small := len(items)/2 <= w.limits.HashMaxListpackEntries && !large
 	for i := 0; small && i < len(items); i++ {
 		small = len(items[i]) <= w.limits.HashMaxListpackValue
 	}
@@ -483,8 +488,8 @@ func (w *valueWriter) appendHash(b []byte, items [][]byte) ([]byte, byte, error)
 // appendZSet writes a listpack sorted by (score, member), as zzlInsert
 // keeps it, or the ZSET_2 form highest score first, as Redis walks its
 // skiplist.
-func (w *valueWriter) appendZSet(b []byte, members [][]byte, scores []float64) ([]byte, byte, error) {
-	small := len(members) <= w.limits.ZSetMaxListpackEntries
+func (w *valueWriter) appendZSet(b []byte, members [][]byte, scores []float64, large bool) ([]byte, byte, error) {
+	small := len(members) <= w.limits.ZSetMaxListpackEntries && !large
 	for i, m := range members {
 		if math.IsNaN(scores[i]) {
 			return b, 0, fmt.Errorf("%w: NaN score for member %q", ErrBadValue, m)

@@ -35,7 +35,7 @@ func Insert(s *store.Store, e *rdb.Entry) error {
 		exp = e.Expiry
 	}
 	switch e.Kind {
-	case rdb.KindHash, rdb.KindSet, rdb.KindList:
+	case rdb.KindHash, rdb.KindSet, rdb.KindList, rdb.KindZSet:
 		if s.TypeOf(e.Key) != store.TypeNone {
 			return ErrDuplicate
 		}
@@ -53,8 +53,8 @@ func Insert(s *store.Store, e *rdb.Entry) error {
 // LoadOptions configure Load. The zero value refuses types goblin does not
 // store and reports no progress.
 type LoadOptions struct {
-	// SkipUnsupported skips keys of types goblin does not store (sorted
-	// sets for now, streams, module values) and
+	// SkipUnsupported skips keys of types goblin does not store (streams,
+	// module values) and
 	// functions instead of refusing the file; LoadStats.Skipped counts them.
 	SkipUnsupported bool
 	// Now is the time keys already expired are dropped against; default

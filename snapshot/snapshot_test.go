@@ -265,7 +265,7 @@ func TestSaveFailureKeepsPreviousFile(t *testing.T) {
 }
 
 // TestLoadRefusals: a truncated or corrupt file is refused with its byte
-// offset; a key of a type goblin does not store (a sorted set) is refused naming the key
+// offset; a sorted set loads; a key of a type goblin does not store (a stream) is refused naming the key
 // and the type unless skipped; a duplicate key is refused; keys already
 // expired are dropped.
 func TestLoadRefusals(t *testing.T) {
@@ -290,12 +290,23 @@ func TestLoadRefusals(t *testing.T) {
 		}, o)
 		return st, s, err
 	}
-	_, _, err := load(file, LoadOptions{})
-	if err == nil || !strings.Contains(err.Error(), `key "myzset"`) || !strings.Contains(err.Error(), "zset") {
-		t.Fatalf("a sorted set was not refused by name and type: %v", err)
+	st, s, err := load(file, LoadOptions{})
+	if err != nil || st.Keys != 2 || st.Expired != 1 || s.Len() != 2 {
+		t.Fatalf("loading: %+v, %d keys, %v", st, s.Len(), err)
 	}
-	st, s, err := load(file, LoadOptions{SkipUnsupported: true})
-	if err != nil || st.Keys != 1 || st.Skipped != 1 || st.Expired != 1 || s.Len() != 1 {
+	if sc, ok, err := s.ZScore([]byte("myzset"), []byte("a")); err != nil || !ok || sc != 1 {
+		t.Fatalf("the loaded sorted set: ZSCORE myzset a = %v %v %v", sc, ok, err)
+	}
+	stream, err := os.ReadFile(filepath.Join("..", "rdb", "testdata", "redis-stream.rdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = load(stream, LoadOptions{})
+	if err == nil || !strings.Contains(err.Error(), `key "events"`) || !strings.Contains(err.Error(), "stream") {
+		t.Fatalf("a stream was not refused by name and type: %v", err)
+	}
+	st, s, err = load(stream, LoadOptions{SkipUnsupported: true})
+	if err != nil || st.Skipped != 1 || int64(s.Len()) != st.Keys {
 		t.Fatalf("skipping: %+v, %d keys, %v", st, s.Len(), err)
 	}
 	for _, cut := range []int{5, 20, len(file) - 9, len(file) - 1} {

@@ -22,7 +22,7 @@ func ValueOf(e *store.Entry, v *rdb.Value) error {
 	case store.TypeString:
 		*v = rdb.Value{Kind: rdb.KindString, Str: e.Value}
 		return nil
-	case store.TypeHash, store.TypeSet, store.TypeList:
+	case store.TypeHash, store.TypeSet, store.TypeList, store.TypeZSet:
 		*v = e.Coll
 		return nil
 	}

@@ -68,7 +68,7 @@ func (s *Store) Check() error {
 				}
 				named[collIndex(sl)] = true
 			}
-			if tag := sl.inl[0]; tag > tagList {
+			if tag := sl.inl[0]; tag > tagZSet {
 				return fmt.Errorf("store: slot %d: unknown value tag %d", id, tag)
 			}
 			if sl.inl[0] == tagInt && (sl.encLen() < 2 || sl.encLen() > 9) {

@@ -28,6 +28,7 @@ const (
 	tagHash byte = 3
 	tagSet  byte = 4
 	tagList byte = 5
+	tagZSet byte = 6
 )
 
 // Collection encodings, as OBJECT ENCODING names them.
@@ -36,6 +37,7 @@ const (
 	encIntset                     // set: one intset
 	encHashtable                  // hash or set: a collection.Hash (a set's values are empty)
 	encQuicklist                  // list: a collection.List
+	encSkiplist                   // sorted set: a collection.Hash and a collection.List of zkeys
 )
 
 const (
@@ -70,9 +72,10 @@ const (
 	TypeList
 	TypeSet
 	TypeHash
+	TypeZSet
 )
 
-var typeNames = [...]string{"none", "string", "list", "set", "hash"}
+var typeNames = [...]string{"none", "string", "list", "set", "hash", "zset"}
 
 func (t Type) String() string { return typeNames[t] }
 
@@ -86,6 +89,8 @@ func typeOfTag(tag byte) Type {
 		return TypeSet
 	case tagList:
 		return TypeList
+	case tagZSet:
+		return TypeZSet
 	}
 	return TypeString
 }
@@ -117,7 +122,7 @@ func (s *Store) newColl(kind, enc uint8) (uint32, error) {
 		i = s.freeColl - 1
 		s.freeColl = s.colls[i].next
 	} else {
-		if len(s.colls) >= ownerBit-1 {
+		if len(s.colls) >= zsetIndexBit-1 {
 			return 0, fmt.Errorf("%w: too many collections", ErrOOM)
 		}
 		s.colls = append(s.colls, coll{})
@@ -155,6 +160,11 @@ func (s *Store) dropColl(i uint32) {
 			s.releaseColl(i)
 			return
 		}
+	case encSkiplist:
+		if c.h.Len() <= freeNow && c.h.FreeStep(s.ar, 4*freeNow) && c.l.FreeStep(s.ar, freeNow) {
+			s.releaseColl(i)
+			return
+		}
 	}
 	s.lazy = append(s.lazy, i)
 }
@@ -176,9 +186,12 @@ func (s *Store) lazyFree(units int) int {
 		c := &s.colls[i]
 		step := min(budget-used, 1024)
 		var done bool
-		if c.enc == encHashtable {
+		switch c.enc {
+		case encHashtable:
 			done = c.h.FreeStep(s.ar, step)
-		} else {
+		case encSkiplist:
+			done = c.h.FreeStep(s.ar, step) && c.l.FreeStep(s.ar, step)
+		default:
 			done = c.l.FreeStep(s.ar, step)
 		}
 		used += step
@@ -198,15 +211,21 @@ func (s *Store) LazyFreePending() int { return len(s.lazy) }
 
 // relocateColl patches collection i after Compact moved its block old to nw.
 func (s *Store) relocateColl(i uint32, old, nw arena.Ref) {
-	if int(i) >= len(s.colls) {
+	if int(i&^zsetIndexBit) >= len(s.colls) {
 		panic(fmt.Sprintf("store: arena moved block %#x owned by collection %d of %d", old, i, len(s.colls)))
 	}
+	index := i&zsetIndexBit != 0 // a sorted set's hash block
+	i &^= zsetIndexBit
 	c := &s.colls[i]
 	switch {
+	case index:
+		if c.enc != encSkiplist || !c.h.Relocate(s.ar, old, nw) {
+			panic(fmt.Sprintf("store: arena moved block %#x that sorted set %d's index does not hold", old, i))
+		}
 	case c.blob == old && (c.enc == encListpack || c.enc == encIntset):
 		c.blob = nw
 	case c.enc == encHashtable && c.h.Relocate(s.ar, old, nw):
-	case c.enc == encQuicklist && c.l.Relocate(s.ar, old, nw):
+	case (c.enc == encQuicklist || c.enc == encSkiplist) && c.l.Relocate(s.ar, old, nw):
 	default:
 		panic(fmt.Sprintf("store: arena moved block %#x that collection %d does not hold", old, i))
 	}
@@ -359,7 +378,7 @@ func (s *Store) collLen(c *coll) int {
 	switch c.enc {
 	case encListpack:
 		n := collection.Listpack(s.blob(c)).Len()
-		if c.kind == tagHash {
+		if c.kind == tagHash || c.kind == tagZSet {
 			n /= 2
 		}
 		return n
@@ -367,7 +386,7 @@ func (s *Store) collLen(c *coll) int {
 		return collection.Intset(s.blob(c)).Len()
 	case encHashtable:
 		return c.h.Len()
-	case encQuicklist:
+	case encQuicklist, encSkiplist:
 		return c.l.Len()
 	}
 	return 0
@@ -393,6 +412,20 @@ func (s *Store) collBytes(c *coll) int64 {
 		return sum + n*10 // the table at its mean load
 	case encQuicklist:
 		return int64(c.l.Len())*4 + int64(c.l.Nodes())*arena.MaxSmall/2
+	case encSkiplist:
+		// The index: one entry of member and 8 score bytes per member, in
+		// the table at its mean load; the list: nodes of zkeys.
+		var sum, k int64
+		c.h.Range(s.ar, func(f, _ []byte) bool {
+			sum += int64(arena.BlockSize(20+len(f))) + int64(collection.EntrySize(f)+collection.ZKeyLen)
+			k++
+			return k < 5
+		})
+		n := int64(c.h.Len())
+		if k > 0 {
+			sum = sum * n / k
+		}
+		return sum + n*10 + int64(c.l.Nodes())*(16+arena.MaxSmall/8)
 	}
 	return 0
 }
@@ -432,7 +465,10 @@ func (s *Store) checkColls(named map[uint32]bool) error {
 				err = collection.ValidateListpack(s.blob(c), true, nil)
 			}
 			if err == nil && collection.Listpack(s.blob(c)).Len()%2 != 0 {
-				err = errors.New("odd listpack in a hash")
+				err = errors.New("odd listpack in a hash or sorted set")
+			}
+			if err == nil && c.kind == tagZSet {
+				err = s.checkZSetOrder(c)
 			}
 		case encIntset:
 			err = s.ar.Live(c.blob, s.ar.Cap(c.blob))
@@ -443,6 +479,16 @@ func (s *Store) checkColls(named map[uint32]bool) error {
 			err = c.h.Check(s.ar)
 		case encQuicklist:
 			err = c.l.Check(s.ar)
+		case encSkiplist:
+			if err = c.h.Check(s.ar); err == nil {
+				err = c.l.Check(s.ar)
+			}
+			if err == nil && c.h.Len() != c.l.Len() {
+				err = fmt.Errorf("index of %d members, order of %d", c.h.Len(), c.l.Len())
+			}
+			if err == nil {
+				err = s.checkZSetOrder(c)
+			}
 		default:
 			err = fmt.Errorf("unknown encoding %d", c.enc)
 		}

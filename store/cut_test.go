@@ -187,6 +187,16 @@ func TestCutHandsOverCollectionsAsTheyWere(t *testing.T) {
 		if _, err := s.Push([]byte("l"), b("x", "y", "z"), false, true); err != nil {
 			t.Fatal(err)
 		}
+		for i, m := range []string{"z1", "z2"} {
+			if _, _, err := s.ZAdd([]byte("zs"), float64(i+1), []byte(m), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 200 { // a skiplist
+			if _, _, err := s.ZAdd([]byte("zbig"), float64(i), fmt.Appendf(nil, "m%03d", i), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
 		got := map[string]string{}
 		c, err := s.NewCut(func(e *Entry) {
 			if e.Type == TypeString {
@@ -196,8 +206,14 @@ func TestCutHandsOverCollectionsAsTheyWere(t *testing.T) {
 			for i, it := range e.Coll.Items {
 				items[i] = string(it)
 			}
-			if e.Type != TypeList {
+			if e.Type != TypeList && e.Type != TypeZSet {
 				sort.Strings(items)
+			}
+			for i, sc := range e.Coll.Scores {
+				items[i] += fmt.Sprint(":", sc)
+			}
+			if e.Type == TypeZSet && len(items) > 3 {
+				items = append(items[:2], fmt.Sprint(len(items)))
 			}
 			got[string(e.Key)] = e.Type.String() + " " + strings.Join(items, ",")
 		})
@@ -217,11 +233,18 @@ func TestCutHandsOverCollectionsAsTheyWere(t *testing.T) {
 			if _, err := s.SAdd([]byte("new"), b("n")); err != nil {
 				t.Fatal(err)
 			}
+			if _, _, err := s.ZAdd([]byte("zs"), 9, []byte("z1"), 0); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.ZRem([]byte("zbig"), b("m000", "m001")); err != nil {
+				t.Fatal(err)
+			}
 		}
 		for !c.Step(7) {
 		}
 		c.Close()
-		want := map[string]string{"h": "hash f1,f2,v1,v2", "set": "set 7,a,b", "l": "list x,y,z"}
+		want := map[string]string{"h": "hash f1,f2,v1,v2", "set": "set 7,a,b", "l": "list x,y,z",
+			"zs": "zset z1:1,z2:2", "zbig": "zset m000:0,m001:1,200"}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("writes first %v: the cut handed over %v, want %v", writeFirst, got, want)
 		}

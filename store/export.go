@@ -9,7 +9,8 @@ import (
 
 // Collections in and out of the store as rdb.Values: what DUMP, RESTORE,
 // COPY and MOVE (and a snapshot writer) exchange. ExportCollection fills a
-// Value with one function per type (exportHash, exportSet, exportList),
+// Value with one function per type (exportHash, exportSet, exportList,
+// exportZSet),
 // which rdb's encoder then writes in Redis's encoding for the value.
 
 // ExportCollection fills v with the collection at key (Kind and Items,
@@ -44,6 +45,12 @@ func (s *Store) exportColl(c *coll, v *rdb.Value, buf []byte) []byte {
 	case tagList:
 		v.Kind = rdb.KindList
 		s.exportList(c, add)
+	}
+	v.Scores = v.Scores[:0]
+	v.Large = c.enc == encHashtable || c.enc == encSkiplist
+	if c.kind == tagZSet {
+		v.Kind = rdb.KindZSet
+		v.Scores = s.exportZSet(c, add, v.Scores)
 	}
 	v.Items = v.Items[:0]
 	for _, e := range ends {
@@ -81,7 +88,7 @@ func (s *Store) exportList(c *coll, add func([]byte)) {
 	})
 }
 
-// ImportCollection writes v (a hash, set or list) under key, which must be
+// ImportCollection writes v (a hash, set, list or sorted set) under key, which must be
 // missing, with expiry expireAt (0: none).
 func (s *Store) ImportCollection(key []byte, v *rdb.Value, expireAt int64) error {
 	s.owner.check()
@@ -96,6 +103,8 @@ func (s *Store) ImportCollection(key []byte, v *rdb.Value, expireAt int64) error
 		_, err = s.SAdd(key, v.Items)
 	case rdb.KindList:
 		_, err = s.Push(key, v.Items, false, true)
+	case rdb.KindZSet:
+		err = s.importZSet(key, v)
 	default:
 		return fmt.Errorf("%w: kind %v", rdb.ErrBadValue, v.Kind)
 	}

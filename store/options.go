@@ -123,10 +123,13 @@ type Limits struct {
 	HashMaxListpackValue   int // hash-max-listpack-value (default 64)
 	SetMaxIntsetEntries    int // set-max-intset-entries (default 512)
 	ListMaxListpackSize    int // list-max-listpack-size (default -2: 8 KiB nodes)
+	ZSetMaxListpackEntries int // zset-max-listpack-entries (default 128)
+	ZSetMaxListpackValue   int // zset-max-listpack-value (default 64)
 }
 
 // DefaultLimits are Redis 7.0's defaults.
-var DefaultLimits = Limits{HashMaxListpackEntries: 512, HashMaxListpackValue: 64, SetMaxIntsetEntries: 512, ListMaxListpackSize: -2}
+var DefaultLimits = Limits{HashMaxListpackEntries: 512, HashMaxListpackValue: 64, SetMaxIntsetEntries: 512, ListMaxListpackSize: -2,
+	ZSetMaxListpackEntries: 128, ZSetMaxListpackValue: 64}
 
 // EnsureDefaults fills zero fields with their defaults and returns the result.
 func (o Options) EnsureDefaults() Options {

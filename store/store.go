@@ -175,7 +175,9 @@ type Store struct {
 	ends      []int    // ExportCollection's item ends
 	// Integer items of collections are formatted here for callbacks (a
 	// local buffer handed to an unknown function would escape).
-	fbuf, vbuf [20]byte
+	fbuf, vbuf  [20]byte
+	zkey, zrem  []byte   // sorted-set zkey and member scratch
+	zbuf, zbuf2 [24]byte // sorted-set listpack integers as text
 }
 
 // HandOff gives the store to whichever goroutine calls it next: call it after

@@ -158,9 +158,10 @@ const (
 	EncodingIntset                    // a small set of integers
 	EncodingHashtable                 // a large hash or set
 	EncodingQuicklist                 // a list
+	EncodingSkiplist                  // a large sorted set
 )
 
-var encodingNames = [...]string{"", "int", "embstr", "raw", "listpack", "intset", "hashtable", "quicklist"}
+var encodingNames = [...]string{"", "int", "embstr", "raw", "listpack", "intset", "hashtable", "quicklist", "skiplist"}
 
 func (e Encoding) String() string { return encodingNames[e] }
 

@@ -1,7 +1,7 @@
 package main
 
-// go-redis v9's own API for each string, keyspace, database, transaction
-// and connection command goblin answers, called against
+// go-redis v9's own API for each string, collection, keyspace, database,
+// transaction and connection command goblin answers, called against
 // goblin-server and against redis-server 7.0 in the same way, in RESP2 and
 // RESP3: what go-redis returns (value or error) must be the same.
 
@@ -342,6 +342,117 @@ func goRedisCases() []apiCase {
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.LTrim(ctx, "l2", 0, 0) }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.LRange(ctx, "l2", 0, -1) }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Type(ctx, "l2") }),
+		// Sorted sets, SINTERCARD and LMPOP.
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ZAdd(ctx, "z", redis.Z{Score: 1, Member: "a"}, redis.Z{Score: 2.5, Member: "b"}, redis.Z{Score: -3, Member: "c"})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ZAddNX(ctx, "z", redis.Z{Score: 9, Member: "a"}, redis.Z{Score: 4, Member: "d"})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ZAddXX(ctx, "z", redis.Z{Score: 5, Member: "a"}, redis.Z{Score: 4, Member: "e"})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ZAddGT(ctx, "z", redis.Z{Score: 1, Member: "a"})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ZAddLT(ctx, "z", redis.Z{Score: 1, Member: "a"})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ZAddArgs(ctx, "z", redis.ZAddArgs{Ch: true, Members: []redis.Z{{Score: 7, Member: "b"}, {Score: 8, Member: "f"}}})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ZAddArgsIncr(ctx, "z", redis.ZAddArgs{Members: []redis.Z{{Score: 0.5, Member: "a"}}})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZIncrBy(ctx, "z", 2, "c") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZCard(ctx, "z") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZCount(ctx, "z", "(1", "+inf") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZLexCount(ctx, "z", "-", "+") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZScore(ctx, "z", "a") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZMScore(ctx, "z", "a", "nope", "b") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZRank(ctx, "z", "b") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZRevRank(ctx, "z", "b") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZRange(ctx, "z", 0, -1) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZRangeWithScores(ctx, "z", 0, 2) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			//lint:ignore SA1019 goblin answers ZREVRANGE as Redis does, deprecated or not
+			return c.ZRevRange(ctx, "z", 0, 1)
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZRevRangeWithScores(ctx, "z", 0, 1) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			//lint:ignore SA1019 goblin answers ZRANGEBYSCORE as Redis does, deprecated or not
+			return c.ZRangeByScore(ctx, "z", &redis.ZRangeBy{Min: "-inf", Max: "5", Offset: 1, Count: 2})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ZRangeByScoreWithScores(ctx, "z", &redis.ZRangeBy{Min: "(0", Max: "+inf"})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			//lint:ignore SA1019 goblin answers ZREVRANGEBYSCORE as Redis does, deprecated or not
+			return c.ZRevRangeByScore(ctx, "z", &redis.ZRangeBy{Min: "-inf", Max: "+inf"})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ZRevRangeByScoreWithScores(ctx, "z", &redis.ZRangeBy{Min: "1", Max: "8"})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			//lint:ignore SA1019 goblin answers ZRANGEBYLEX as Redis does, deprecated or not
+			return c.ZRangeByLex(ctx, "z", &redis.ZRangeBy{Min: "-", Max: "+"})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			//lint:ignore SA1019 goblin answers ZREVRANGEBYLEX as Redis does, deprecated or not
+			return c.ZRevRangeByLex(ctx, "z", &redis.ZRangeBy{Min: "-", Max: "+", Count: 2})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ZRangeArgs(ctx, redis.ZRangeArgs{Key: "z", Start: "(1", Stop: "+inf", ByScore: true, Rev: false, Offset: 0, Count: 3})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: "z", Start: 0, Stop: -1, Rev: true})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ZRangeStore(ctx, "zd", redis.ZRangeArgs{Key: "z", Start: 0, Stop: 2})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZRandMember(ctx, "zd", 10) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZRandMemberWithScores(ctx, "zd", 10) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZScan(ctx, "z", 0, "", 0) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ZAdd(ctx, "z2", redis.Z{Score: 10, Member: "a"}, redis.Z{Score: 20, Member: "x"})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ZUnion(ctx, redis.ZStore{Keys: []string{"z", "z2"}, Weights: []float64{1, 2}})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ZUnionWithScores(ctx, redis.ZStore{Keys: []string{"z", "z2"}, Aggregate: "MAX"})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ZInter(ctx, &redis.ZStore{Keys: []string{"z", "z2"}})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ZInterWithScores(ctx, &redis.ZStore{Keys: []string{"z", "z2"}, Aggregate: "MIN"})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZInterCard(ctx, 1, "z", "z2") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZDiff(ctx, "z", "z2") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZDiffWithScores(ctx, "z", "z2") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ZUnionStore(ctx, "zu", &redis.ZStore{Keys: []string{"z", "z2"}})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ZInterStore(ctx, "zi", &redis.ZStore{Keys: []string{"z", "z2"}, Weights: []float64{2, 3}})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZDiffStore(ctx, "zf", "z", "z2") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZRangeWithScores(ctx, "zi", 0, -1) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZRem(ctx, "z", "a", "nope") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZRemRangeByRank(ctx, "zu", 0, 1) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ZRemRangeByScore(ctx, "zu", "-inf", "(3")
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZRemRangeByLex(ctx, "zd", "-", "[b") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZPopMin(ctx, "zu", 2) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZPopMax(ctx, "zu") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ZMPop(ctx, "max", 2, "nope", "z") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SInterCard(ctx, 0, "s", "t") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.RPush(ctx, "lm", "1", "2", "3") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.LMPop(ctx, "left", 2, "nope", "lm") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Type(ctx, "z") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ObjectEncoding(ctx, "z") }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.HGet(ctx, "l2", "f") }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Get(ctx, "h") }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Del(ctx, "h", "s", "l2", "d") }),

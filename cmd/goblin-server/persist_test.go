@@ -232,7 +232,7 @@ func TestRedisLoadsGoblinSnapshot(t *testing.T) {
 }
 
 // TestRefusesBadSnapshots: a truncated or corrupt file stops the start
-// with the offset and the reason; a file holding a list is refused naming
+// with the offset and the reason; a file holding a stream is refused naming
 // the key and the type, and loaded without it with --rdb-skip-unsupported.
 func TestRefusesBadSnapshots(t *testing.T) {
 	bin := testproc.Build(t, "./cmd/goblin-server")
@@ -247,6 +247,11 @@ func TestRefusesBadSnapshots(t *testing.T) {
 	}
 	good := b.String()
 	b.Reset()
+	streamFile, err := os.ReadFile(filepath.Join("..", "..", "rdb", "testdata", "redis-stream.rdb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := string(streamFile)
 	enc = rdb.NewEncoder(&b, rdb.EncoderOptions{})
 	enc.WriteHeader()
 	enc.SelectDB(0, 1, 0)
@@ -276,15 +281,15 @@ func TestRefusesBadSnapshots(t *testing.T) {
 		{"truncated", good[:len(good)-12], "offset"},
 		{"bad magic", "REDIX" + good[5:], "offset 0"},
 		{"checksum", strs[:len(strs)-1] + string(strs[len(strs)-1]^1), "CRC64"},
-		{"zset", good, `key \"myzset\" in database 0 holds a zset`},
+		{"stream", stream, `key \"events\" (stream): stream, a type goblin does not store`},
 	} {
 		code, log := run(tc.file)
 		if code != 1 || !strings.Contains(log, tc.want) || !strings.Contains(log, "refusing to start") {
 			t.Errorf("%s: exit %d, want 1 and a log naming %q:\n%s", tc.name, code, tc.want, log)
 		}
 	}
-	if _, log := run(good, "--rdb-skip-unsupported"); !strings.Contains(log, "skipped_unsupported=1") {
-		t.Errorf("--rdb-skip-unsupported did not skip the sorted set:\n%s", log)
+	if _, log := run(stream, "--rdb-skip-unsupported"); !strings.Contains(log, "skipped_unsupported=1") {
+		t.Errorf("--rdb-skip-unsupported did not skip the stream:\n%s", log)
 	}
 }
 

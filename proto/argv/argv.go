@@ -262,3 +262,64 @@ func keyAndRest(i int) parser {
 func parseSelect(d *Decoder, r *command.Request, args [][]byte) bool {
 	return d.int32(args[1], &r.Amount, "")
 }
+
+// The sorted-set commands, and the keynum commands of sets and lists: the
+// key (or, for a keynum command, the first key after numkeys, whose count
+// goes in Amount), then the rest for the engine to read.
+func init() {
+	for op := command.OpZAdd; op <= command.OpLMPop; op++ {
+		if command.Lookup(op) != nil {
+			parsers[op] = keys
+		}
+	}
+	for _, op := range []command.Op{command.OpZUnion, command.OpZInter, command.OpZDiff, command.OpZInterCard} {
+		parsers[op] = numkeysAt(1, false)
+	}
+	for _, op := range []command.Op{command.OpZUnionStore, command.OpZInterStore, command.OpZDiffStore} {
+		parsers[op] = numkeysAt(2, false)
+	}
+	for _, op := range []command.Op{command.OpSInterCard, command.OpZMPop, command.OpLMPop} {
+		parsers[op] = numkeysAt(1, true)
+	}
+}
+
+// numkeysAt reads a keynum command whose numkeys is args[i], with the
+// checks and texts of the command's Redis 7.0 handler: zunionInterDiff's
+// (strict: false) or SINTERCARD's, ZMPOP's and LMPOP's (strict: true).
+func numkeysAt(i int, strict bool) parser {
+	return func(d *Decoder, r *command.Request, args [][]byte) bool {
+		n, ok := resp.ParseInt(args[i])
+		switch {
+		case strict && (!ok || n < 1):
+			return d.fail(command.Err, "ERR numkeys should be greater than 0")
+		case !ok:
+			return d.fail(command.NotInteger, "ERR value is not an integer or out of range")
+		case n < 1:
+			d.Status = command.Err
+			d.Text = append(append(append(d.Text[:0], "ERR at least 1 input key is needed for '"...),
+				command.Lookup(r.Op).Name...), "' command"...)
+			return false
+		}
+		switch r.Op {
+		case command.OpSInterCard:
+			if n > int64(len(args)-2) {
+				return d.fail(command.Err, "ERR Number of keys can't be greater than number of args")
+			}
+		case command.OpZMPop, command.OpLMPop:
+			if n >= int64(len(args)-2) { // no argument left for MIN|MAX or LEFT|RIGHT
+				return d.syntax()
+			}
+		default:
+			if n > int64(len(args)-i-1) {
+				return d.syntax()
+			}
+		}
+		r.Amount = n
+		if i == 1 {
+			r.Key, r.Args = args[2], args[3:]
+		} else {
+			r.Key, r.Args = args[1], args[3:]
+		}
+		return true
+	}
+}

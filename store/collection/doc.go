@@ -15,11 +15,11 @@
 //     by incremental rehashing in bounded steps, as Redis's dict does;
 //   - List: a quicklist-like chain of arena nodes, each holding a listpack.
 //
-// The ordered structure for large sorted sets is not built yet. The plan is a
-// B+tree of arena nodes with subtree counts rather than Redis's skiplist: a node
-// holds many (score, member) pairs in one block, so rank and range walks touch
-// log₆₄ n blocks instead of log₂ n scattered ones, and Compact has one block, not
-// one per member with its forward pointers, to patch references to.
+// A large sorted set is a Hash (member → score) beside a List of zkeys
+// (AppendZKey: the score's bits made order-preserving, then the member), whose
+// byte order is Redis's element order: List.ZCount finds a bound's rank by
+// walking node counts, O(n/k) for k zkeys per node. An ordered structure with
+// O(log n) rank (a B+tree of arena nodes with subtree counts) is future work.
 //
 // Every structure here is a small struct of integers (no Go pointers) whose methods
 // take the arena as an argument, so the store can keep it inside its own

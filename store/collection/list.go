@@ -281,6 +281,12 @@ func (l *List) Insert(a *arena.Arena, i int, v []byte) error {
 		return l.PushFront(a, v)
 	}
 	r, k := l.locate(a, i)
+	return l.insertAt(a, r, k, v)
+}
+
+// insertAt puts v before entry k of node r (not before the list's first
+// element: Insert and ZInsert push at the ends themselves).
+func (l *List) insertAt(a *arena.Arena, r arena.Ref, k int, v []byte) error {
 	es := EntrySize(v)
 	if len(nodeLP(a, r))+es <= NodeBytes {
 		r, err := l.reserve(a, r, es)
@@ -354,12 +360,17 @@ func (l *List) Delete(a *arena.Arena, i int) bool {
 		return false
 	}
 	r, k := l.locate(a, i)
+	l.deleteAt(a, r, k)
+	return true
+}
+
+// deleteAt removes entry k of node r.
+func (l *List) deleteAt(a *arena.Arena, r arena.Ref, k int) {
 	lp := nodeLP(a, r)
 	if lp = lp.Delete(lp.Seek(k)); lp.Len() == 0 {
 		l.unlink(a, r)
 	}
 	l.n--
-	return true
 }
 
 // Range calls fn with elements start..stop (Redis's LRANGE indexes, clamped), each

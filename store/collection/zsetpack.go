@@ -52,11 +52,11 @@ func zless(s1 float64, m1 []byte, s2 float64, m2 []byte) bool {
 // pairs in order), where member is not present yet, at the place zzlInsert puts
 // it, and returns the changed listpack.
 func (lp Listpack) ZsetInsert(member []byte, score float64) Listpack {
-	var mbuf [64]byte
+	var mbuf [24]byte
 	p := lp.First()
 	for p >= 0 {
 		sp := lp.Next(p)
-		ms := lp.AppendValue(mbuf[:0], p)
+		ms := zkeyAt(lp, p, &mbuf)
 		if zless(score, member, lp.Score(sp), ms) {
 			break
 		}
@@ -82,4 +82,17 @@ func (lp Listpack) ZsetRank(member []byte) (int, float64) {
 		rank++
 	}
 	return -1, 0
+}
+
+// AppendDouble appends score as Redis 7.0 replies with a double
+// (addReplyDouble: "%.17g", "inf" and "-inf") and as ZSCAN writes a
+// skiplist's scores.
+func AppendDouble(dst []byte, score float64) []byte {
+	switch {
+	case math.IsInf(score, 1):
+		return append(dst, "inf"...)
+	case math.IsInf(score, -1):
+		return append(dst, "-inf"...)
+	}
+	return strconv.AppendFloat(dst, score, 'g', 17, 64)
 }

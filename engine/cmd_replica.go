@@ -142,6 +142,12 @@ func (e *Engine) replicaOf(_ *Session, r *command.Request) {
 		e.errText(command.Err, "ERR Invalid master port")
 		return
 	}
+	if h, ok := ctl.(historySetter); ok && !e.follow.on {
+		// A primary that starts following offers its own history, so a
+		// promoted former replica of it can continue (PSYNC2).
+		st := e.repl.hist
+		h.SetHistory(st.ID, st.Offset, st.ID2, st.SecondOffset)
+	}
 	if !ctl.Follow(string(host), int(p)) {
 		e.simple(txtAlreadyConnected)
 		return
@@ -151,6 +157,12 @@ func (e *Engine) replicaOf(_ *Session, r *command.Request) {
 }
 
 var txtAlreadyConnected = []byte("OK Already connected to specified master")
+
+// historySetter is a ReplicaControl that can be told which replication
+// history to offer its next primary (replica.Link).
+type historySetter interface {
+	SetHistory(id string, offset int64, id2 string, offset2 int64)
+}
 
 // roleReplica answers ROLE for a replica: slave, its primary, the link's
 // state and the offset applied; false when this node follows no primary
@@ -196,6 +208,7 @@ func (e *Engine) SetReplica(on bool) {
 	}
 	e.follow.on = on
 	e.keepExpired(on)
+	e.SetUpstream(on) // the primary side: relay the primary's stream, or start a history of its own
 	if !on {
 		e.follow.loading, e.follow.linkUp = false, false
 		e.ResetMaster()
@@ -204,7 +217,10 @@ func (e *Engine) SetReplica(on bool) {
 
 // SetMasterLink records whether the link to the primary is up (for
 // replica-serve-stale-data).
-func (e *Engine) SetMasterLink(up bool) { e.follow.linkUp = up }
+func (e *Engine) SetMasterLink(up bool) {
+	e.follow.linkUp = up
+	e.SetUpstreamLink(up) // chained replicas may sync only while it is up
+}
 
 // BeginFullSync empties every database before a full resynchronisation
 // loads the primary's snapshot; until EndFullSync normal clients get
@@ -212,6 +228,7 @@ func (e *Engine) SetMasterLink(up bool) { e.follow.linkUp = up }
 func (e *Engine) BeginFullSync() {
 	e.follow.loading = true
 	e.follow.skipped = 0
+	e.DropReplicas() // chained replicas resync from the new history, as Redis's
 	e.ResetMaster()
 	for i, st := range e.dbs {
 		if st == nil {

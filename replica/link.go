@@ -79,6 +79,10 @@ type Options struct {
 	// resynchronisation has been loaded, with the primary's replication
 	// id and offset (a chained replica's backlog restarts there).
 	OnFullSync func(replid string, offset int64)
+	// OnContinue, when set, is called on the loop when the primary
+	// accepted a partial resynchronisation under a new replication id
+	// (+CONTINUE <id>: it was promoted), with that id.
+	OnContinue func(replid string)
 	// Logger receives replication events (connect, sync, loss); default
 	// slog.Default().
 	Logger *slog.Logger
@@ -299,6 +303,18 @@ func (l *Link) Stats() Stats {
 // IDs returns the replication ids and offset.
 func (l *Link) IDs() IDs { return l.ids }
 
+// SetHistory sets the replication ids and offset the next PSYNC offers: a
+// primary that starts following another offers its own history (Redis's
+// replicationCacheMasterUsingMyself), so a promoted sibling that shares it
+// can answer +CONTINUE. It does nothing while the link follows a primary.
+// Loop goroutine.
+func (l *Link) SetHistory(id string, offset int64, id2 string, offset2 int64) {
+	if l.following {
+		return
+	}
+	l.ids = IDs{ID: id, Offset: offset, ID2: id2, Offset2: offset2}
+}
+
 // Following reports whether the link follows a primary, and which.
 func (l *Link) Following() (host string, port int, ok bool) { return l.host, l.port, l.following }
 
@@ -507,6 +523,9 @@ func (l *Link) Poll(now int64) int {
 			if ev.text != "" && ev.text != l.ids.ID {
 				l.ids.ID2, l.ids.Offset2, l.ids.ID = l.ids.ID, l.ids.Offset+1, ev.text
 				l.log.Info("replica: the primary's replication id changed", "replid", ev.text, "replid2", l.ids.ID2)
+				if l.o.OnContinue != nil {
+					l.o.OnContinue(ev.text)
+				}
 			}
 			l.stats.PartialSyncs++
 			l.log.Info("replica: partial resynchronisation accepted", "offset", l.ids.Offset)

@@ -41,6 +41,14 @@ func (s *Server) setupReplica() error {
 		SkipUnsupported: s.opts.SkipUnsupported,
 		ReadOnly:        !s.opts.WritableReplica,
 		Logger:          s.log,
+		// Chained replication: what the link applies goes on, unchanged,
+		// to this node's backlog and its own replicas, under the top
+		// primary's id and offsets.
+		Feed: s.engine.FeedUpstream,
+		OnFullSync: func(replid string, offset int64) {
+			s.engine.Replication().Adopt(replid, offset)
+		},
+		OnContinue: func(replid string) { s.engine.Replication().ChangeID(replid) },
 	})
 	if err != nil {
 		return fmt.Errorf("server: replication link: %w", err)

@@ -85,6 +85,9 @@ var (
 	wKeepTTL    = []byte("KEEPTTL")
 	wHSet       = []byte("HSET")
 	wSRem       = []byte("SREM")
+	// The non-blocking forms of the blocking pops (blocking.go).
+	wLPop, wRPop, wZPopMin, wZPopMax = []byte("LPOP"), []byte("RPOP"), []byte("ZPOPMIN"), []byte("ZPOPMAX")
+	wLMove, wRPopLPush               = []byte("LMOVE"), []byte("RPOPLPUSH")
 	wRestore    = []byte("RESTORE")
 	wReplace    = []byte("REPLACE")
 	wAbsTTL     = []byte("ABSTTL")
@@ -372,6 +375,13 @@ func (e *Engine) replWords(r *command.Request) [][]byte {
 			e.repl.words = w
 			return w
 		}
+	case command.OpBLPop, command.OpBRPop, command.OpBZPopMin, command.OpBZPopMax, command.OpBLMPop, command.OpBZMPop:
+		if len(e.res.Items) > 0 { // served: the key is the answer's first element
+			return e.popWords(r.Op, e.res.Items[0].Value, r.Args[max(int(r.Amount)-1, 0):], &e.res)
+		}
+		return nil
+	case command.OpBLMove, command.OpBRPopLPush:
+		return e.popWords(r.Op, r.Key, r.Args, &e.res)
 	case command.OpSPop:
 		w = append(w, wSRem, r.Key)
 		if e.res.Kind == command.Bulk {

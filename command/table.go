@@ -306,14 +306,14 @@ const (
 	OpLMPop            Op = 533
 
 	// The blocking pops of lists and sorted sets (640-659): RESP only.
-	OpBLPop       Op = 640
-	OpBRPop       Op = 641
-	OpBLMove      Op = 642
-	OpBRPopLPush  Op = 643
-	OpBLMPop      Op = 644
-	OpBZPopMin    Op = 645
-	OpBZPopMax    Op = 646
-	OpBZMPop      Op = 647
+	OpBLPop      Op = 640
+	OpBRPop      Op = 641
+	OpBLMove     Op = 642
+	OpBRPopLPush Op = 643
+	OpBLMPop     Op = 644
+	OpBZPopMin   Op = 645
+	OpBZPopMax   Op = 646
+	OpBZMPop     Op = 647
 )
 
 // Key specs of the common shapes.

@@ -71,27 +71,27 @@ const (
 
 // Stream words Redis generates with a fixed case (src/server.c shared).
 var (
-	replPing    = replication.AppendCommand(nil, []byte("ping"))
-	replMulti   = replication.AppendCommand(nil, []byte("MULTI"))
-	replExec    = replication.AppendCommand(nil, []byte("EXEC"))
-	replGetAck  = replication.AppendCommand(nil, []byte("REPLCONF"), []byte("GETACK"), []byte("*"))
-	wSelect     = []byte("SELECT")
-	wDel        = []byte("DEL")
-	wUnlink     = []byte("UNLINK")
-	wSet        = []byte("SET")
-	wPXAT       = []byte("PXAT")
-	wPExpireAt  = []byte("PEXPIREAT")
-	wPersist    = []byte("PERSIST")
-	wKeepTTL    = []byte("KEEPTTL")
-	wHSet       = []byte("HSET")
-	wSRem       = []byte("SREM")
+	replPing   = replication.AppendCommand(nil, []byte("ping"))
+	replMulti  = replication.AppendCommand(nil, []byte("MULTI"))
+	replExec   = replication.AppendCommand(nil, []byte("EXEC"))
+	replGetAck = replication.AppendCommand(nil, []byte("REPLCONF"), []byte("GETACK"), []byte("*"))
+	wSelect    = []byte("SELECT")
+	wDel       = []byte("DEL")
+	wUnlink    = []byte("UNLINK")
+	wSet       = []byte("SET")
+	wPXAT      = []byte("PXAT")
+	wPExpireAt = []byte("PEXPIREAT")
+	wPersist   = []byte("PERSIST")
+	wKeepTTL   = []byte("KEEPTTL")
+	wHSet      = []byte("HSET")
+	wSRem      = []byte("SREM")
 	// The non-blocking forms of the blocking pops (blocking.go).
 	wLPop, wRPop, wZPopMin, wZPopMax = []byte("LPOP"), []byte("RPOP"), []byte("ZPOPMIN"), []byte("ZPOPMAX")
 	wLMove, wRPopLPush               = []byte("LMOVE"), []byte("RPOPLPUSH")
-	wRestore    = []byte("RESTORE")
-	wReplace    = []byte("REPLACE")
-	wAbsTTL     = []byte("ABSTTL")
-	errNoSocket = "ERR replication needs a socket connection (this transport cannot send to a client out of turn)"
+	wRestore                         = []byte("RESTORE")
+	wReplace                         = []byte("REPLACE")
+	wAbsTTL                          = []byte("ABSTTL")
+	errNoSocket                      = "ERR replication needs a socket connection (this transport cannot send to a client out of turn)"
 )
 
 // ReplicationOptions configure the primary side; the zero value is Redis's

@@ -90,6 +90,10 @@ func blockScript() []blockStep {
 		bs3(1, blocks, "BLPOP", "k", "0"), bs3(0, nil, "SET", "k", "str"), bs3(0, nil, "DEL", "k"),
 		bs3(2, blocks, "BZPOPMIN", "k2", "0"), bs3(0, nil, "RPUSH", "k2", "x"), bs3(0, nil, "DEL", "k2"),
 		bs3(0, []int{0, 1}, "RPUSH", "k", "v"), bs3(0, []int{0, 2}, "ZADD", "k2", "1", "m"),
+		// BLMOVE served when its destination became another type: the
+		// WRONGTYPE, nothing popped.
+		bs3(1, blocks, "BLMOVE", "src2", "dst2", "LEFT", "LEFT", "0"), bs3(0, nil, "SET", "dst2", "x"),
+		bs3(0, []int{0, 1}, "RPUSH", "src2", "v"), bs3(0, nil, "LRANGE", "src2", "0", "-1"),
 		// CLIENT UNBLOCK: as a timeout, with the error, and of a client
 		// that is not blocked.
 		bs3(1, blocks, "BLPOP", "never", "0"), bs3(0, nil, "CLIENT", "UNBLOCK", "$ID1", "BOGUS"),

@@ -459,7 +459,10 @@ func goRedisCases() []apiCase {
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
 			return c.BLMove(ctx, "bl", "bl2", "LEFT", "RIGHT", time.Second)
 		}),
-		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BRPopLPush(ctx, "bl2", "bl", time.Second) }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			//lint:ignore SA1019 goblin answers BRPOPLPUSH as Redis does, deprecated or not
+			return c.BRPopLPush(ctx, "bl2", "bl", time.Second)
+		}),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BLMPop(ctx, time.Second, "left", 5, "bl") }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
 			return c.ZAdd(ctx, "bz", redis.Z{Score: 1, Member: "a"}, redis.Z{Score: 2, Member: "b"}, redis.Z{Score: 3, Member: "c"})

@@ -470,8 +470,8 @@ func goRedisCases() []apiCase {
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BZPopMin(ctx, time.Second, "nope", "bz") }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BZPopMax(ctx, time.Second, "bz") }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BZMPop(ctx, time.Second, "min", 5, "bz") }),
-		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BLPop(ctx, 100*time.Millisecond, "bl") }),
-		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BZPopMin(ctx, 100*time.Millisecond, "bz") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BLPop(ctx, time.Second, "bl") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BZPopMin(ctx, time.Second, "bz") }),
 		func(ctx context.Context, c *redis.Client) []redis.Cmder {
 			other := redis.NewClient(c.Options())
 			defer other.Close()

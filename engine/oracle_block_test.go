@@ -102,6 +102,9 @@ func blockScript() []blockStep {
 		bs3(1, blocks, "BLMOVE", "never", "x", "LEFT", "LEFT", "0"), bs3(0, []int{0, 1}, "CLIENT", "UNBLOCK", "$ID1", "TIMEOUT"),
 		bs3(0, nil, "CLIENT", "UNBLOCK", "$ID1"), bs3(0, nil, "CLIENT", "UNBLOCK", "999999"),
 		bs3(0, nil, "CLIENT", "UNBLOCK", "x"),
+		// and of a client parked in WAIT (no replica acknowledges).
+		bs3(1, blocks, "WAIT", "1", "0"), bs3(0, []int{0, 1}, "CLIENT", "UNBLOCK", "$ID1"),
+		bs3(1, blocks, "WAIT", "1", "0"), bs3(0, []int{0, 1}, "CLIENT", "UNBLOCK", "$ID1", "ERROR"),
 		// INFO's blocked_clients and CLIENT LIST's flag b.
 		bs3(1, blocks, "BLPOP", "never", "0"), bs3(0, nil, "INFO", "clients"), bs3(0, nil, "CLIENT", "LIST", "ID", "$ID1"),
 		bs3(0, []int{0, 1}, "CLIENT", "UNBLOCK", "$ID1"),

@@ -261,7 +261,6 @@ func (e *Engine) block(s *Session, r *command.Request, timeout int64, rest [][]b
 	s.waiting, s.failedAuth = true, true // failedAuth: end this batch of requests here
 	s.hold = time.Millisecond            // the transport offers the rest again once served
 	e.blocked = append(e.blocked, s)
-	e.blockMods = e.mods()
 	e.muteReply(s)
 }
 

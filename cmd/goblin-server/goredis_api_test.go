@@ -463,13 +463,19 @@ func goRedisCases() []apiCase {
 			//lint:ignore SA1019 goblin answers BRPOPLPUSH as Redis does, deprecated or not
 			return c.BRPopLPush(ctx, "bl2", "bl", time.Second)
 		}),
-		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BLMPop(ctx, time.Second, "left", 5, "bl") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.BLMPop(ctx, time.Second, "left", 5, "bl")
+		}),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
 			return c.ZAdd(ctx, "bz", redis.Z{Score: 1, Member: "a"}, redis.Z{Score: 2, Member: "b"}, redis.Z{Score: 3, Member: "c"})
 		}),
-		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BZPopMin(ctx, time.Second, "nope", "bz") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.BZPopMin(ctx, time.Second, "nope", "bz")
+		}),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BZPopMax(ctx, time.Second, "bz") }),
-		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BZMPop(ctx, time.Second, "min", 5, "bz") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.BZMPop(ctx, time.Second, "min", 5, "bz")
+		}),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BLPop(ctx, time.Second, "bl") }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BZPopMin(ctx, time.Second, "bz") }),
 		func(ctx context.Context, c *redis.Client) []redis.Cmder {

@@ -236,7 +236,8 @@ type Spec struct {
 	// request's count of keys (Request.Amount, its numkeys argument) says:
 	// Amount-1 when Counted is 1 (Key is the first counted key: ZUNION
 	// numkeys key...), Amount when it is 2 (Key comes before them:
-	// ZUNIONSTORE destination numkeys key...).
+	// ZUNIONSTORE destination numkeys key...); 3 ends them before the last
+	// of Args (BLPOP key... timeout).
 	Counted int8
 	// Group, Since and Complexity are COMMAND DOCS's fields.
 	Group      string
@@ -353,6 +354,8 @@ func (s *Spec) ArgKeys(r *Request) (from, end, step int) {
 		end = min(end, from+int(r.Amount)-1)
 	case 2:
 		end = min(end, from+int(r.Amount))
+	case 3:
+		end--
 	}
 	return from, max(end, from), step
 }

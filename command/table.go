@@ -304,6 +304,16 @@ const (
 	OpZMPop            Op = 531
 	OpSInterCard       Op = 532
 	OpLMPop            Op = 533
+
+	// The blocking pops of lists and sorted sets (640-659): RESP only.
+	OpBLPop      Op = 640
+	OpBRPop      Op = 641
+	OpBLMove     Op = 642
+	OpBRPopLPush Op = 643
+	OpBLMPop     Op = 644
+	OpBZPopMin   Op = 645
+	OpBZPopMax   Op = 646
+	OpBZMPop     Op = 647
 )
 
 // Key specs of the common shapes.
@@ -1424,4 +1434,46 @@ var specs = [NumOps]Spec{
 		Group: "list", Since: "7.0.0", Complexity: "O(N+M) for N keys and M elements popped",
 		Syntax:  "numkeys key... (where=LEFT|RIGHT) [COUNT count]",
 		Summary: "Pop elements from one end of the first non-empty list of several."},
+	// The blocking pops of lists and sorted sets: the keys before a last
+	// timeout (Counted 3), or a keynum after the timeout.
+	OpBLPop: {Name: "blpop", Arity: -3, Flags: Write | NoScript | Blocking, ACL: CatWrite | CatList | CatSlow | CatBlocking,
+		Keys: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, LastKey: -2, KeyStep: 1, Limit: 0}}, ReqKeys: ArgRange{0, 1}, Counted: 3,
+		Group: "list", Since: "2.0.0", Complexity: "O(N) for N keys",
+		Syntax:  "key... timeout:double",
+		Summary: "LPOP from the first non-empty list of several, or block until one has an element (timeout in seconds, 0: for ever)."},
+	OpBRPop: {Name: "brpop", Arity: -3, Flags: Write | NoScript | Blocking, ACL: CatWrite | CatList | CatSlow | CatBlocking,
+		Keys: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, LastKey: -2, KeyStep: 1, Limit: 0}}, ReqKeys: ArgRange{0, 1}, Counted: 3,
+		Group: "list", Since: "2.0.0", Complexity: "O(N) for N keys",
+		Syntax:  "key... timeout:double",
+		Summary: "RPOP from the first non-empty list of several, or block until one has an element."},
+	OpBLMove: {Name: "blmove", Arity: 6, Flags: Write | DenyOOM | NoScript | Blocking, ACL: CatWrite | CatList | CatSlow | CatBlocking,
+		Keys: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRW | KeyInsert, Index: 2, LastKey: 0, KeyStep: 1, Limit: 0}}, ReqKeys: FirstArg,
+		Group: "list", Since: "6.2.0", Complexity: "O(1)",
+		Syntax:  "source destination (wherefrom=LEFT|RIGHT) (whereto=LEFT|RIGHT) timeout:double",
+		Summary: "LMOVE, or block until the source has an element."},
+	OpBRPopLPush: {Name: "brpoplpush", Arity: 4, Flags: Write | DenyOOM | NoScript | Blocking, ACL: CatWrite | CatList | CatSlow | CatBlocking,
+		Keys: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, LastKey: 0, KeyStep: 1, Limit: 0}, {Flags: KeyRW | KeyInsert, Index: 2, LastKey: 0, KeyStep: 1, Limit: 0}}, ReqKeys: FirstArg,
+		Group: "list", Since: "2.2.0", Complexity: "O(1)",
+		Syntax:  "source destination timeout:double",
+		Summary: "RPOPLPUSH, or block until the source has an element."},
+	OpBLMPop: {Name: "blmpop", Arity: -5, Flags: Write | Blocking | MovableKeys, ACL: CatWrite | CatList | CatSlow | CatBlocking,
+		Keys: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}}, ReqKeys: ArgRange{0, 1}, Counted: 1,
+		Group: "list", Since: "7.0.0", Complexity: "O(N+M) for N keys and M elements popped",
+		Syntax:  "timeout:double numkeys key... (where=LEFT|RIGHT) [COUNT count]",
+		Summary: "LMPOP, or block until one of the lists has an element."},
+	OpBZPopMin: {Name: "bzpopmin", Arity: -3, Flags: Write | NoScript | Blocking | Fast, ACL: CatWrite | CatSortedSet | CatFast | CatBlocking,
+		Keys: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, LastKey: -2, KeyStep: 1, Limit: 0}}, ReqKeys: ArgRange{0, 1}, Counted: 3,
+		Group: "sorted-set", Since: "5.0.0", Complexity: "O(log N) for N members",
+		Syntax:  "key... timeout:double",
+		Summary: "ZPOPMIN from the first non-empty sorted set of several, or block until one has a member."},
+	OpBZPopMax: {Name: "bzpopmax", Arity: -3, Flags: Write | NoScript | Blocking | Fast, ACL: CatWrite | CatSortedSet | CatFast | CatBlocking,
+		Keys: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 1, LastKey: -2, KeyStep: 1, Limit: 0}}, ReqKeys: ArgRange{0, 1}, Counted: 3,
+		Group: "sorted-set", Since: "5.0.0", Complexity: "O(log N) for N members",
+		Syntax:  "key... timeout:double",
+		Summary: "ZPOPMAX from the first non-empty sorted set of several, or block until one has a member."},
+	OpBZMPop: {Name: "bzmpop", Arity: -5, Flags: Write | Blocking | MovableKeys, ACL: CatWrite | CatSortedSet | CatSlow | CatBlocking,
+		Keys: []KeySpec{{Flags: KeyRW | KeyAccess | KeyDelete, Index: 2, KeyNum: true, KeyNumIdx: 0, FirstKey: 1, KeyStep: 1}}, ReqKeys: ArgRange{0, 1}, Counted: 1,
+		Group: "sorted-set", Since: "7.0.0", Complexity: "O(K) + O(M log N) for K keys and M members popped",
+		Syntax:  "timeout:double numkeys key... (where=MIN|MAX) [COUNT count]",
+		Summary: "ZMPOP, or block until one of the sorted sets has a member."},
 }

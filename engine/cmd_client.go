@@ -94,6 +94,9 @@ func (e *Engine) appendClientLine(b []byte, s *Session) []byte {
 	if s.tx.on {
 		b = append(b, 'x')
 	}
+	if s.waiting { // blocked on keys or in WAIT
+		b = append(b, 'b')
+	}
 	if s.tx.dirty {
 		b = append(b, 'd')
 	}
@@ -316,7 +319,18 @@ func (e *Engine) clientCaching(*Session, *command.Request) {
 	e.errText(command.Err, "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled")
 }
 
-func (e *Engine) clientUnblock(*Session, *command.Request) { e.integer(0) }
+func (e *Engine) clientUnblock(_ *Session, r *command.Request) {
+	for _, t := range e.sessions {
+		if t.ID == uint64(r.Amount) && r.Amount > 0 {
+			if e.unblockClient(t, command.EqualFold(r.Value, "error")) {
+				e.integer(1)
+				return
+			}
+			break
+		}
+	}
+	e.integer(0)
+}
 
 func (e *Engine) clientSetInfo(s *Session, r *command.Request) {
 	switch {

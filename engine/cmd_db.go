@@ -74,6 +74,9 @@ func (e *Engine) Tick(budget int) int {
 	if e.repl.feed || len(e.repl.waiters) > 0 || len(e.repl.replicas) > 0 {
 		work += e.tickRepl()
 	}
+	if len(e.blocked) > 0 {
+		e.tickBlocked()
+	}
 	return work
 }
 

@@ -71,24 +71,27 @@ const (
 
 // Stream words Redis generates with a fixed case (src/server.c shared).
 var (
-	replPing    = replication.AppendCommand(nil, []byte("ping"))
-	replMulti   = replication.AppendCommand(nil, []byte("MULTI"))
-	replExec    = replication.AppendCommand(nil, []byte("EXEC"))
-	replGetAck  = replication.AppendCommand(nil, []byte("REPLCONF"), []byte("GETACK"), []byte("*"))
-	wSelect     = []byte("SELECT")
-	wDel        = []byte("DEL")
-	wUnlink     = []byte("UNLINK")
-	wSet        = []byte("SET")
-	wPXAT       = []byte("PXAT")
-	wPExpireAt  = []byte("PEXPIREAT")
-	wPersist    = []byte("PERSIST")
-	wKeepTTL    = []byte("KEEPTTL")
-	wHSet       = []byte("HSET")
-	wSRem       = []byte("SREM")
-	wRestore    = []byte("RESTORE")
-	wReplace    = []byte("REPLACE")
-	wAbsTTL     = []byte("ABSTTL")
-	errNoSocket = "ERR replication needs a socket connection (this transport cannot send to a client out of turn)"
+	replPing   = replication.AppendCommand(nil, []byte("ping"))
+	replMulti  = replication.AppendCommand(nil, []byte("MULTI"))
+	replExec   = replication.AppendCommand(nil, []byte("EXEC"))
+	replGetAck = replication.AppendCommand(nil, []byte("REPLCONF"), []byte("GETACK"), []byte("*"))
+	wSelect    = []byte("SELECT")
+	wDel       = []byte("DEL")
+	wUnlink    = []byte("UNLINK")
+	wSet       = []byte("SET")
+	wPXAT      = []byte("PXAT")
+	wPExpireAt = []byte("PEXPIREAT")
+	wPersist   = []byte("PERSIST")
+	wKeepTTL   = []byte("KEEPTTL")
+	wHSet      = []byte("HSET")
+	wSRem      = []byte("SREM")
+	// The non-blocking forms of the blocking pops (blocking.go).
+	wLPop, wRPop, wZPopMin, wZPopMax = []byte("LPOP"), []byte("RPOP"), []byte("ZPOPMIN"), []byte("ZPOPMAX")
+	wLMove, wRPopLPush               = []byte("LMOVE"), []byte("RPOPLPUSH")
+	wRestore                         = []byte("RESTORE")
+	wReplace                         = []byte("REPLACE")
+	wAbsTTL                          = []byte("ABSTTL")
+	errNoSocket                      = "ERR replication needs a socket connection (this transport cannot send to a client out of turn)"
 )
 
 // ReplicationOptions configure the primary side; the zero value is Redis's
@@ -372,6 +375,13 @@ func (e *Engine) replWords(r *command.Request) [][]byte {
 			e.repl.words = w
 			return w
 		}
+	case command.OpBLPop, command.OpBRPop, command.OpBZPopMin, command.OpBZPopMax, command.OpBLMPop, command.OpBZMPop:
+		if len(e.res.Items) > 0 { // served: the key is the answer's first element
+			return e.popWords(r.Op, e.res.Items[0].Value, r.Args[max(int(r.Amount)-1, 0):], &e.res)
+		}
+		return nil
+	case command.OpBLMove, command.OpBRPopLPush:
+		return e.popWords(r.Op, r.Key, r.Args, &e.res)
 	case command.OpSPop:
 		w = append(w, wSRem, r.Key)
 		if e.res.Kind == command.Bulk {

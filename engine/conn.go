@@ -42,10 +42,10 @@ type ConnBuffers struct {
 }
 
 // WaitsForServer reports whether the client waits for what the server
-// sends it out of turn (it has Pub/Sub subscriptions, or is a MONITOR):
-// such a client is not idle when it sends nothing (Redis's timeout spares
-// it).
-func (s *Session) WaitsForServer() bool { return s.pubsub || s.monitor }
+// sends it out of turn (it has Pub/Sub subscriptions, is a MONITOR, or is
+// blocked in a blocking pop or WAIT): such a client is not idle when it
+// sends nothing (Redis's timeout spares it).
+func (s *Session) WaitsForServer() bool { return s.pubsub || s.monitor || s.waiting }
 
 // SetQueued tells the engine how to read the bytes queued for the
 // session's client (see Conn.Queued), after Attach.

@@ -93,6 +93,14 @@ const maxSBEItems = 65534
 // serveSBE executes the SBE request decoded into e.req from msg (or queues
 // it, inside MULTI) and appends its reply, SOFH-framed or bare.
 func (e *Engine) serveSBE(s *Session, msg, out []byte, framed bool) []byte {
+	out = e.serveSBEReply(s, msg, out, framed)
+	if len(e.blocked) != 0 { // the clients blocked on keys it filled
+		e.serveBlocked()
+	}
+	return out
+}
+
+func (e *Engine) serveSBEReply(s *Session, msg, out []byte, framed bool) []byte {
 	r := &e.req
 	e.startRequest()
 	// The rare cases (a version 1 message, MULTI) and the reply's rare

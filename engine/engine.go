@@ -203,6 +203,9 @@ type Session struct {
 	woff               int64
 	waiting            bool
 	waitNum, waitUntil int64
+	// block is what the client waits for when a blocking pop parked it
+	// (blocking.go; waiting is set too), nil otherwise.
+	block *blockState
 
 	// The partial request at the front of the stream, so a request that
 	// arrives in many pieces is parsed once, not once per piece.
@@ -258,7 +261,9 @@ func (e *Engine) Close(s *Session) {
 	if s.replica != nil {
 		e.dropReplica(s)
 	}
-	if s.waiting {
+	if s.block != nil {
+		e.dropBlocked(s)
+	} else if s.waiting {
 		e.dropWaiter(s)
 	}
 	if i := s.index; i >= 0 && i < len(e.sessions) && e.sessions[i] == s {
@@ -313,6 +318,14 @@ type Engine struct {
 	num      []byte    // numbers formatted for a reply, LCS's subsequence
 	pair     [2][]byte // one field and value for the store (HINCRBYFLOAT)
 	keyList  [][]byte  // the keys of a multi-key collection command
+	// The clients blocked on keys, in the order they blocked, the data
+	// set's modification count when they were last looked at, and the
+	// scratch of a blocked pop's answer and non-blocking form (blocking.go).
+	blocked   []*Session
+	blockMods uint64
+	blockOut  []byte
+	blockReq  command.Request
+	blockNum  []byte
 	// Sorted sets: the two bounds of a score or lex range, and the members
 	// and scores a store command (ZRANGESTORE, ZUNIONSTORE...) gathers.
 	zlo, zhi collection.ZBound
@@ -558,7 +571,17 @@ var (
 	errEmptyMessage      = &resp.ProtocolError{Text: "Protocol error: empty message"}
 )
 
+// serveRESP executes one RESP command and appends its reply, then serves
+// the clients blocked on keys it filled.
 func (e *Engine) serveRESP(s *Session, args [][]byte, out []byte) []byte {
+	out = e.serveRESPReply(s, args, out)
+	if len(e.blocked) != 0 {
+		e.serveBlocked()
+	}
+	return out
+}
+
+func (e *Engine) serveRESPReply(s *Session, args [][]byte, out []byte) []byte {
 	e.startRequest()
 	e.argv = args
 	if ok := e.dec.Decode(&e.req, args); ok && !s.tx.on {

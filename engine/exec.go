@@ -145,6 +145,10 @@ func init() {
 		command.OpZDiffStore: (*Engine).zsetAlgebra, command.OpZInterCard: (*Engine).zsetAlgebra,
 		command.OpZMPop: (*Engine).zmpop, command.OpSInterCard: (*Engine).sintercard,
 		command.OpLMPop: (*Engine).lmpop,
+		// The blocking pops (blocking.go).
+		command.OpBLPop: (*Engine).blpop, command.OpBRPop: (*Engine).blpop, command.OpBLMove: (*Engine).blmove,
+		command.OpBRPopLPush: (*Engine).blmove, command.OpBLMPop: (*Engine).bmpop, command.OpBZMPop: (*Engine).bmpop,
+		command.OpBZPopMin: (*Engine).bzpop, command.OpBZPopMax: (*Engine).bzpop,
 	} {
 		handlers[op] = h
 	}

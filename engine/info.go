@@ -141,7 +141,7 @@ func (e *Engine) infoSection(w *infoWriter, s *Session, sec string, st *store.St
 		w.b = append(w.b, "# Clients\r\n"...)
 		w.int("connected_clients", int64(len(e.sessions)))
 		w.int("cluster_connections", 0)
-		w.int("blocked_clients", 0)
+		w.int("blocked_clients", e.blockedClients())
 		w.int("tracking_clients", 0)
 		w.int("clients_in_timeout_table", 0)
 		if e.o.Info != nil {

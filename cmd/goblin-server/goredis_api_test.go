@@ -451,6 +451,57 @@ func goRedisCases() []apiCase {
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.SInterCard(ctx, 0, "s", "t") }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.RPush(ctx, "lm", "1", "2", "3") }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.LMPop(ctx, "left", 2, "nope", "lm") }),
+		// The blocking pops: served at once, timed out, and served by
+		// another client's push while blocked.
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.RPush(ctx, "bl", "1", "2", "3", "4") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BLPop(ctx, time.Second, "nope", "bl") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BRPop(ctx, time.Second, "bl") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.BLMove(ctx, "bl", "bl2", "LEFT", "RIGHT", time.Second)
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			//lint:ignore SA1019 goblin answers BRPOPLPUSH as Redis does, deprecated or not
+			return c.BRPopLPush(ctx, "bl2", "bl", time.Second)
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.BLMPop(ctx, time.Second, "left", 5, "bl")
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.ZAdd(ctx, "bz", redis.Z{Score: 1, Member: "a"}, redis.Z{Score: 2, Member: "b"}, redis.Z{Score: 3, Member: "c"})
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.BZPopMin(ctx, time.Second, "nope", "bz")
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BZPopMax(ctx, time.Second, "bz") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder {
+			return c.BZMPop(ctx, time.Second, "min", 5, "bz")
+		}),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BLPop(ctx, time.Second, "bl") }),
+		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.BZPopMin(ctx, time.Second, "bz") }),
+		func(ctx context.Context, c *redis.Client) []redis.Cmder {
+			other := redis.NewClient(c.Options())
+			defer other.Close()
+			done := make(chan []redis.Cmder)
+			go func() {
+				done <- []redis.Cmder{c.BLPop(ctx, 5*time.Second, "bq"), c.BZPopMin(ctx, 5*time.Second, "bzq")}
+			}()
+			var out []redis.Cmder
+			for _, push := range []func() redis.Cmder{
+				func() redis.Cmder { return other.RPush(ctx, "bq", "v") },
+				func() redis.Cmder { return other.ZAdd(ctx, "bzq", redis.Z{Score: 1.5, Member: "m"}) },
+			} {
+				for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+					if info := other.Info(ctx, "clients").Val(); strings.Contains(info, "blocked_clients:1") {
+						break
+					}
+					if time.Now().After(deadline) {
+						return []redis.Cmder{redis.NewStatusResult("", fmt.Errorf("the client never blocked (blocked_clients:1 in INFO)"))}
+					}
+				}
+				out = append(out, push())
+			}
+			return append(out, <-done...)
+		},
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.Type(ctx, "z") }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.ObjectEncoding(ctx, "z") }),
 		one(func(ctx context.Context, c *redis.Client) redis.Cmder { return c.HGet(ctx, "l2", "f") }),

@@ -281,6 +281,13 @@ func init() {
 	for _, op := range []command.Op{command.OpSInterCard, command.OpZMPop, command.OpLMPop} {
 		parsers[op] = numkeysAt(1, true)
 	}
+	// The blocking pops: the keys, then the rest (the timeout last) for
+	// the engine; BLMPOP's and BZMPOP's timeout in Value, before numkeys.
+	for _, op := range []command.Op{command.OpBLPop, command.OpBRPop, command.OpBLMove,
+		command.OpBRPopLPush, command.OpBZPopMin, command.OpBZPopMax} {
+		parsers[op] = keys
+	}
+	parsers[command.OpBLMPop], parsers[command.OpBZMPop] = numkeysAt(2, true), numkeysAt(2, true)
 }
 
 // numkeysAt reads a keynum command whose numkeys is args[i], with the
@@ -305,8 +312,8 @@ func numkeysAt(i int, strict bool) parser {
 			if n > int64(len(args)-2) {
 				return d.fail(command.Err, "ERR Number of keys can't be greater than number of args")
 			}
-		case command.OpZMPop, command.OpLMPop:
-			if n >= int64(len(args)-2) { // no argument left for MIN|MAX or LEFT|RIGHT
+		case command.OpZMPop, command.OpLMPop, command.OpBLMPop, command.OpBZMPop:
+			if n >= int64(len(args)-i-1) { // no argument left for MIN|MAX or LEFT|RIGHT
 				return d.syntax()
 			}
 		default:
@@ -315,9 +322,12 @@ func numkeysAt(i int, strict bool) parser {
 			}
 		}
 		r.Amount = n
-		if i == 1 {
+		switch {
+		case i == 1:
 			r.Key, r.Args = args[2], args[3:]
-		} else {
+		case r.Op == command.OpBLMPop || r.Op == command.OpBZMPop: // timeout numkeys key...
+			r.Value, r.Key, r.Args = args[1], args[3], args[4:]
+		default:
 			r.Key, r.Args = args[1], args[3:]
 		}
 		return true

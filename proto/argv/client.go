@@ -79,6 +79,9 @@ func parseClientUnblock(d *Decoder, r *command.Request, args [][]byte) bool {
 	if len(args) == 4 && !eq(args[3], "timeout") && !eq(args[3], "error") || len(args) > 4 {
 		return d.fail(command.Err, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
 	}
+	if len(args) == 4 {
+		r.Value = args[3] // the reason, TIMEOUT or ERROR
+	}
 	return true
 }
 

@@ -181,21 +181,30 @@ func (e *Engine) mpopOptionsOK(op command.Op, opts [][]byte) bool {
 		e.errText(command.Syntax, txtSyntax)
 		return false
 	}
-	counted := false
-	for j := 1; j < len(opts); j++ {
-		if !counted && command.EqualFold(opts[j], "count") && j+1 < len(opts) {
+	_, ok := e.mpopCount(opts[1:])
+	return ok
+}
+
+// mpopCount reads LMPOP's and ZMPOP's options after LEFT|RIGHT or MIN|MAX
+// (one COUNT n, n > 0; default 1), answering Redis's error when they are
+// wrong.
+func (e *Engine) mpopCount(opts [][]byte) (count int64, ok bool) {
+	count = -1
+	for j := 0; j < len(opts); j++ {
+		if count == -1 && command.EqualFold(opts[j], "count") && j+1 < len(opts) {
 			j++
-			if n, ok := resp.ParseInt(opts[j]); !ok || n < 1 {
+			n, ok := resp.ParseInt(opts[j])
+			if !ok || n < 1 {
 				e.errText(command.Err, "ERR count should be greater than 0")
-				return false
+				return 0, false
 			}
-			counted = true
+			count = n
 			continue
 		}
 		e.errText(command.Syntax, txtSyntax)
-		return false
+		return 0, false
 	}
-	return true
+	return max(count, 1), true
 }
 
 // bzpop answers BZPOPMIN and BZPOPMAX key... timeout.

@@ -340,23 +340,10 @@ func (e *Engine) lmpop(_ *Session, r *command.Request) {
 		e.errText(command.Syntax, txtSyntax)
 		return
 	}
-	count := int64(-1)
-	opts := r.Args[nk:]
-	for j := 0; j < len(opts); j++ {
-		if count == -1 && command.EqualFold(opts[j], "count") && j+1 < len(opts) {
-			j++
-			n, ok := resp.ParseInt(opts[j])
-			if !ok || n < 1 {
-				e.errText(command.Err, "ERR count should be greater than 0")
-				return
-			}
-			count = n
-			continue
-		}
-		e.errText(command.Syntax, txtSyntax)
+	count, ok := e.mpopCount(r.Args[nk:])
+	if !ok {
 		return
 	}
-	count = max(count, 1)
 	for i := 0; i < nk; i++ {
 		k := r.Key
 		if i > 0 {

@@ -211,6 +211,12 @@ func (e *Engine) SetUpstream(on bool) {
 	if !on {
 		r.hist.Shift()
 		e.DropReplicas()
+		// A replica's backlog comes from its full sync (Adopt), not from
+		// a replica of its own, so propagation may still be off: a
+		// promoted node must propagate its writes from now on.
+		if r.hist.Backlog() != nil && !r.feed {
+			e.enableFeed(false)
+		}
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
@@ -920,8 +919,7 @@ func (e *Engine) wait(s *Session, r *command.Request) {
 	if r.Amount2 > 0 {
 		s.waitUntil = e.clock.NowMillis() + r.Amount2
 	}
-	s.waiting, s.failedAuth = true, true // failedAuth: end this batch of requests here
-	s.hold = time.Millisecond            // the transport offers the rest again, until WAIT is answered
+	s.waiting, s.failedAuth = true, true // failedAuth: end this batch of requests here; the transport offers the rest again once WAIT's answer is pushed
 	e.repl.waiters = append(e.repl.waiters, s)
 	e.repl.getAck = true
 	e.muteReply(s)

@@ -329,3 +329,38 @@ func sentinelMasterAddr(addr string) string {
 	}
 	return net.JoinHostPort(a[0], a[1])
 }
+
+// TestCommandAfterWaitIsServedAtOnce: a client whose WAIT was parked until
+// a replica acknowledged gets its next command served at once, not when
+// the transport's next periodic scan comes round (it was ~100 ms, which
+// capped a WAIT-per-write client such as TestSentinelFailover's at about
+// ten writes a second).
+func TestCommandAfterWaitIsServedAtOnce(t *testing.T) {
+	ctx := context.Background()
+	p := startServer(t)
+	r := startServer(t, "--replicaof", strings.Replace(p.tcp, ":", " ", 1))
+	rc := redis.NewClient(goblinOpts(r))
+	defer rc.Close()
+	linkUp(t, rc)
+	c := redis.NewClient(&redis.Options{Addr: p.tcp, PoolSize: 1})
+	defer c.Close()
+	var gets []time.Duration
+	for i := range 15 {
+		k := "w:" + strconv.Itoa(i)
+		if err := c.Set(ctx, k, i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := c.Do(ctx, "WAIT", 1, 2000).Int64(); err != nil || n != 1 {
+			t.Fatalf("WAIT 1 2000: %d, %v; want the replica's acknowledgement", n, err)
+		}
+		start := time.Now()
+		if err := c.Get(ctx, k).Err(); err != nil {
+			t.Fatal(err)
+		}
+		gets = append(gets, time.Since(start))
+	}
+	slices.Sort(gets)
+	if med := gets[len(gets)/2]; med > 40*time.Millisecond {
+		t.Fatalf("a GET right after an answered WAIT took %v (median of %d; all %v), want a round trip", med, len(gets), gets)
+	}
+}

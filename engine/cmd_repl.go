@@ -294,7 +294,20 @@ func (e *Engine) removedKey(st *store.Store, key []byte, evicted bool) {
 // data set (mods is e.mods() before it ran).
 func (e *Engine) propagate(s *Session, r *command.Request, mods uint64) {
 	spec := command.Lookup(r.Op)
-	if spec == nil || spec.Flags&command.Write == 0 || e.repl.upstream {
+	if spec == nil || e.repl.upstream {
+		return
+	}
+	if r.Op == command.OpPublish {
+		// Outside cluster mode Redis propagates every PUBLISH, so the
+		// replicas' subscribers get it too (Sentinel's hellos).
+		if e.cl == nil {
+			if words := e.replWords(r); words != nil {
+				e.appendOp(s.db, words)
+			}
+		}
+		return
+	}
+	if spec.Flags&command.Write == 0 {
 		return
 	}
 	changed := e.mods() != mods

@@ -83,9 +83,11 @@ func sentinelFailover(t *testing.T, bin string, wait bool) {
 		<-done
 	}()
 
-	testkit.Eventually(t, 30*time.Second, "200 writes acknowledged before the kill", func() (bool, string) {
+	// The load runs for 2 s (and at least 200 writes) before the kill.
+	loadStart := time.Now()
+	testkit.Eventually(t, 30*time.Second, "200 writes acknowledged and 2 s of load before the kill", func() (bool, string) {
 		n, _, last := w.stats()
-		return n >= 200, fmt.Sprintf("%d acknowledged, last error %v", n, last)
+		return n >= 200 && time.Since(loadStart) >= 2*time.Second, fmt.Sprintf("%d acknowledged, last error %v", n, last)
 	})
 	killed := time.Now()
 	w.markKill(killed)

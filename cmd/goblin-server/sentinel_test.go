@@ -53,8 +53,10 @@ func sentinelFailover(t *testing.T, bin string, wait bool) {
 		c.Close()
 	}
 	var sentinels []string
+	var sentinelProcs []*testproc.Proc
 	for range 3 {
-		sentinels = append(sentinels, startSentinel(t, bin, primary.tcp))
+		addr, p := startSentinel(t, bin, primary.tcp)
+		sentinels, sentinelProcs = append(sentinels, addr), append(sentinelProcs, p)
 	}
 	for _, addr := range sentinels {
 		sentinelSeesAll(t, addr, primary.tcp, replicas)
@@ -95,37 +97,42 @@ func sentinelFailover(t *testing.T, bin string, wait bool) {
 		t.Fatalf("SIGKILL the primary: %v", err)
 	}
 
-	// A replica promoted, as every sentinel reports it.
+	// A replica promoted, as every sentinel reports it, and the other one
+	// following it. One condition, re-read on each poll: should the
+	// sentinels fail over a second time, it follows them.
+	clients := map[*srv]*redis.Client{}
+	for _, r := range replicas {
+		clients[r] = redis.NewClient(goblinOpts(r))
+		defer clients[r].Close()
+	}
 	var promoted, other *srv
-	testkit.Eventually(t, 60*time.Second, "every sentinel to name a former replica as the primary of m", func() (bool, string) {
+	settled := func() (bool, string) {
 		var addrs []string
 		for _, s := range sentinels {
 			addrs = append(addrs, sentinelMasterAddr(s))
 		}
+		promoted, other = nil, nil
 		for i, r := range replicas {
 			if !slices.ContainsFunc(addrs, func(a string) bool { return a != r.tcp }) {
 				promoted, other = r, replicas[1-i]
-				return true, ""
 			}
 		}
-		return false, fmt.Sprintf("the sentinels answer %v (old primary %s)", addrs, primary.tcp)
-	})
-	pc := redis.NewClient(goblinOpts(promoted))
-	defer pc.Close()
-	oc := redis.NewClient(goblinOpts(other))
-	defer oc.Close()
-	testkit.Eventually(t, 30*time.Second, "ROLE on the promoted replica "+promoted.tcp+" to say master", func() (bool, string) {
-		role, err := pc.Do(ctx, "ROLE").Slice()
-		return err == nil && len(role) > 0 && role[0] == "master", fmt.Sprint(role, err)
-	})
-	_, pport, _ := net.SplitHostPort(promoted.tcp)
-	testkit.Eventually(t, 30*time.Second, "the other replica "+other.tcp+" to follow the promoted one "+promoted.tcp+" with its link up", func() (bool, string) {
+		if promoted == nil {
+			return false, fmt.Sprintf("the sentinels answer %v (old primary %s)", addrs, primary.tcp)
+		}
+		pc, oc := clients[promoted], clients[other]
+		if role, err := pc.Do(ctx, "ROLE").Slice(); err != nil || len(role) == 0 || role[0] != "master" {
+			return false, fmt.Sprintf("the sentinels name %s; its ROLE %v %v", promoted.tcp, role, err)
+		}
+		_, pport, _ := net.SplitHostPort(promoted.tcp)
 		role, _ := oc.Do(ctx, "ROLE").Slice()
 		host := infoField(t, oc, "replication", "master_host")
 		port := infoField(t, oc, "replication", "master_port")
 		link := infoField(t, oc, "replication", "master_link_status")
-		return host == "127.0.0.1" && port == pport && link == "up", fmt.Sprintf("ROLE %v, master %s:%s link %s", role, host, port, link)
-	})
+		return host == "127.0.0.1" && port == pport && link == "up", fmt.Sprintf("the sentinels name %s, a master; the other replica %s: ROLE %v, master %s:%s link %s",
+			promoted.tcp, other.tcp, role, host, port, link)
+	}
+	testkit.Eventually(t, 60*time.Second, "every sentinel to name a former replica as the primary of m, its ROLE to say master, and the other replica to follow it with its link up", settled)
 	testkit.Eventually(t, 60*time.Second, "the FailoverClient's first write acknowledged after the kill", func() (bool, string) {
 		_, first, last := w.stats()
 		return !first.IsZero(), fmt.Sprintf("last error %v", last)
@@ -148,6 +155,13 @@ func sentinelFailover(t *testing.T, bin string, wait bool) {
 		t.Fatal(w.readErr)
 	}
 
+	// Settled again (a second failover in between would have moved it).
+	testkit.Eventually(t, 60*time.Second, "the sentinels, the promoted replica and the other replica to agree again after the load", settled)
+	pc, oc := clients[promoted], clients[other]
+	switches := 0
+	for _, p := range sentinelProcs {
+		switches = max(switches, strings.Count(p.Log(), "+switch-master"))
+	}
 	acked := w.ackedKeys()
 	var lost []string
 	for _, k := range acked {
@@ -163,8 +177,8 @@ func sentinelFailover(t *testing.T, bin string, wait bool) {
 	caughtUp(t, pc, oc)
 	sameData(t, pc, oc)
 	rate := float64(w.beforeKill) / killed.Sub(w.started).Seconds()
-	t.Logf("WAIT 1 after each write: %v; one writer, SET then GET per key, %.0f writes/s before the kill; %d writes acknowledged (%d before the kill), %d lost %v; kill → first acknowledged write sent after it %v; promoted %s, other replica %s",
-		wait, rate, len(acked), w.beforeKill, len(lost), lost, first.Sub(killed).Round(time.Millisecond), promoted.tcp, other.tcp)
+	t.Logf("WAIT 1 after each write: %v; one writer, SET then GET per key, %.0f writes/s before the kill; %d writes acknowledged (%d before the kill), %d lost %v; kill → first acknowledged write sent after it %v; promoted %s, other replica %s; failovers (+switch-master) %d",
+		wait, rate, len(acked), w.beforeKill, len(lost), lost, first.Sub(killed).Round(time.Millisecond), promoted.tcp, other.tcp, switches)
 	if wait && len(lost) > 0 {
 		t.Fatalf("%d writes acknowledged after WAIT 1 are missing on the new primary: %v", len(lost), lost)
 	}
@@ -254,8 +268,8 @@ func (w *failoverWriter) ackedKeys() []string {
 }
 
 // startSentinel runs redis-server --sentinel monitoring the goblin at
-// primary as "m" (quorum 2) and returns its address.
-func startSentinel(t *testing.T, bin, primary string) string {
+// primary as "m" (quorum 2) and returns its address and process.
+func startSentinel(t *testing.T, bin, primary string) (string, *testproc.Proc) {
 	t.Helper()
 	dir := t.TempDir()
 	port := freeTCPPort(t)
@@ -276,7 +290,7 @@ sentinel parallel-syncs m 1
 	}
 	p := testproc.Start(t, bin, conf, "--sentinel")
 	p.WaitLog(t, `\+monitor master m `, startTimeout)
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), p
 }
 
 // sentinelSeesAll waits until the sentinel at addr knows the primary, both

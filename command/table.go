@@ -268,6 +268,10 @@ const (
 	// (583), one command whichever side this node is on.
 	OpReplicaOf Op = 600
 	OpSlaveOf   Op = 601
+	// Sentinel compatibility (660-679): RESP only.
+	OpScript     Op = 660 // container: SCRIPT <subcommand>
+	OpScriptKill Op = 661
+	OpScriptHelp Op = 662
 	// Sorted sets, and the keynum commands of sets and lists (500-559):
 	// RESP only, above sbe.MaxOp.
 	OpZAdd             Op = 500
@@ -789,6 +793,16 @@ var specs = [NumOps]Spec{
 	OpFunctionHelp: {Name: "function|help", Arity: 2, Flags: Loading | Stale, ACL: CatSlow | CatScripting,
 		Container: OpFunction, Group: "scripting", Since: "7.0.0", Complexity: "O(1)",
 		Summary: "The FUNCTION subcommands."},
+	// Sentinel compatibility (660-679).
+	OpScript: {Name: "script", Arity: -2, ACL: CatSlow, Dispatch: true,
+		Group: "scripting", Since: "2.6.0", Complexity: "Depends on subcommand.",
+		Summary: "Lua scripts: goblin has no scripting; SCRIPT KILL answers as an idle Redis does (redis-sentinel sends it)."},
+	OpScriptKill: {Name: "script|kill", Arity: 2, Flags: NoScript | AllowBusy, ACL: CatSlow | CatScripting,
+		Tips: "request_policy:all_shards response_policy:one_succeeded", Container: OpScript, Group: "scripting", Since: "2.6.0", Complexity: "O(1)",
+		Summary: "Kill the running script: none ever runs, so NOTBUSY."},
+	OpScriptHelp: {Name: "script|help", Arity: 2, Flags: Loading | Stale, ACL: CatSlow | CatScripting,
+		Container: OpScript, Group: "scripting", Since: "5.0.0", Complexity: "O(1)",
+		Summary: "The SCRIPT subcommands."},
 	OpMonitor: {Name: "monitor", Arity: 1, Flags: Admin | NoScript | Loading | Stale, ACL: CatAdmin | CatSlow | CatDangerous,
 		Group: "server", Since: "1.0.0", Complexity: "O(1) per command seen",
 		Summary: "Stream every command the server executes to this (socket) connection."},

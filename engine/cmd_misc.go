@@ -22,6 +22,12 @@ func (e *Engine) time(*Session, *command.Request) {
 
 func (e *Engine) functionFlush(*Session, *command.Request) { e.ok() }
 
+// scriptKill answers SCRIPT KILL as an idle Redis does: goblin runs no
+// scripts (redis-sentinel sends it to an instance that answered BUSY).
+func (e *Engine) scriptKill(*Session, *command.Request) {
+	e.errText(command.Err, "NOTBUSY No scripts in execution right now.")
+}
+
 // functionList answers FUNCTION LIST: no libraries.
 func (e *Engine) functionList(*Session, *command.Request) {
 	e.begin(command.Array)

@@ -7,7 +7,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
@@ -214,6 +213,12 @@ func (e *Engine) SetUpstream(on bool) {
 	if !on {
 		r.hist.Shift()
 		e.DropReplicas()
+		// A replica's backlog comes from its full sync (Adopt), not from
+		// a replica of its own, so propagation may still be off: a
+		// promoted node must propagate its writes from now on.
+		if r.hist.Backlog() != nil && !r.feed {
+			e.enableFeed(false)
+		}
 	}
 }
 
@@ -292,7 +297,20 @@ func (e *Engine) removedKey(st *store.Store, key []byte, evicted bool) {
 // data set (mods is e.mods() before it ran).
 func (e *Engine) propagate(s *Session, r *command.Request, mods uint64) {
 	spec := command.Lookup(r.Op)
-	if spec == nil || spec.Flags&command.Write == 0 || e.repl.upstream {
+	if spec == nil || e.repl.upstream {
+		return
+	}
+	if r.Op == command.OpPublish {
+		// Outside cluster mode Redis propagates every PUBLISH, so the
+		// replicas' subscribers get it too (Sentinel's hellos).
+		if e.cl == nil {
+			if words := e.replWords(r); words != nil {
+				e.appendOp(s.db, words)
+			}
+		}
+		return
+	}
+	if spec.Flags&command.Write == 0 {
 		return
 	}
 	changed := e.mods() != mods
@@ -924,8 +942,7 @@ func (e *Engine) wait(s *Session, r *command.Request) {
 	if r.Amount2 > 0 {
 		s.waitUntil = e.clock.NowMillis() + r.Amount2
 	}
-	s.waiting, s.failedAuth = true, true // failedAuth: end this batch of requests here
-	s.hold = time.Millisecond            // the transport offers the rest again, until WAIT is answered
+	s.waiting, s.failedAuth = true, true // failedAuth: end this batch of requests here; the transport offers the rest again once WAIT's answer is pushed
 	e.repl.waiters = append(e.repl.waiters, s)
 	e.repl.getAck = true
 	e.muteReply(s)

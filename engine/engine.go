@@ -496,8 +496,7 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 	} else {
 		limit = int(^uint(0) >> 1)
 	}
-	if s.waiting { // a parked WAIT: its further requests wait their turn
-		s.hold = time.Millisecond
+	if s.waiting { // a parked WAIT: its further requests wait; the push of its answer offers them again
 		return 0, out, false
 	}
 	s.failedAuth = false

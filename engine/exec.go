@@ -127,6 +127,8 @@ func init() {
 		command.OpReplConf: (*Engine).replConf, command.OpRole: (*Engine).role,
 		// Replica side of replication (cmd_replica.go).
 		command.OpReplicaOf: (*Engine).replicaOf, command.OpSlaveOf: (*Engine).replicaOf,
+		// Sentinel compatibility.
+		command.OpScriptKill: (*Engine).scriptKill, command.OpScriptHelp: (*Engine).help,
 		// Sorted sets, and the keynum commands of sets and lists.
 		command.OpZAdd: (*Engine).zadd, command.OpZIncrBy: (*Engine).zadd, command.OpZCard: (*Engine).zcard,
 		command.OpZCount: (*Engine).zcount, command.OpZLexCount: (*Engine).zcount,

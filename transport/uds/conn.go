@@ -542,6 +542,7 @@ func (s *Server) push(c *conn, b []byte) bool {
 	if c.fd < 0 || s.conns[c.fd] != c || c.closing || c.pendBytes+len(b) > s.cfg.MaxOutput {
 		return false
 	}
+	s.reoffer(c)
 	if len(c.pend) == 0 && c.fresh == nil { // not inside c's own serve: nothing to overtake
 		n, done, _ := s.write(c, b) // after a write error the next flush drops c
 		if n > 0 {
@@ -566,6 +567,21 @@ func (s *Server) push(c *conn, b []byte) bool {
 	c.pendBytes += len(b)
 	s.watch(c)
 	return true
+}
+
+// reoffer puts a client whose session left read requests unconsumed
+// (a parked WAIT answers through a push, and then its next requests may
+// run) on the backlog, so the next Poll offers them again: no socket event
+// comes for bytes already read. A request really incomplete costs one more
+// parse. Not from inside c's own serve, which decides for itself.
+func (s *Server) reoffer(c *conn) {
+	if !c.partial || len(c.in) == 0 || c.queued || c.fresh != nil || c.paused != 0 {
+		return
+	}
+	c.partial = false
+	c.queued = true
+	s.backlog = append(s.backlog, c)
+	s.hot = true
 }
 
 // drop closes a client at once and releases what it held.

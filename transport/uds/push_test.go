@@ -117,3 +117,68 @@ func TestPushQueuedAndKill(t *testing.T) {
 		return n == 0 && err == nil, ""
 	})
 }
+
+// parkSession answers lines as lineSession does, except "park": it takes
+// that line with no reply, then refuses its client's further requests
+// (consumes nothing) until the test unparks it and pushes the answer, as
+// the engine does with a WAIT waiting for replicas.
+type parkSession struct {
+	pushSession
+	parked *bool
+}
+
+func (s parkSession) Serve(in, out []byte, limit int) (int, []byte, bool) {
+	if *s.parked {
+		return 0, out, false
+	}
+	if len(in) >= 5 && string(in[:5]) == "park\n" {
+		*s.parked = true
+		return 5, out, false
+	}
+	return s.pushSession.Serve(in, out, limit)
+}
+
+type parkHandler struct {
+	pushHandler
+	parked bool
+}
+
+func (h *parkHandler) OpenStream(p proto.Protocol) transport.StreamSession {
+	return parkSession{pushSession{lineSession{&h.lineHandler}, &h.pushHandler}, &h.parked}
+}
+
+// TestPushReoffersHeldRequests: requests a session left unconsumed while
+// its client waited for an out-of-turn answer are offered again once that
+// answer is pushed, on the next Poll: no socket event comes for bytes
+// already read, and no time needs to pass.
+func TestPushReoffersHeldRequests(t *testing.T) {
+	h := &parkHandler{}
+	s := manualServer(t, Config{Network: "unix", Address: filepath.Join(t.TempDir(), "g.sock"), Handler: h, CheckEvery: 1})
+	fd := wiretest.RawUnix(t, s.Addr())
+	t.Cleanup(func() { unix.Close(fd) })
+	buf := make([]byte, 64)
+	if n := roundTrip(s, fd, []byte("hi\n"), buf); string(buf[:n]) != "+hi\r\n" {
+		t.Fatalf("got %q", buf[:n])
+	}
+	unix.Write(fd, []byte("park\nafter\n"))
+	for range 10 {
+		s.Poll(0)
+	}
+	if !h.parked {
+		t.Fatal("the session never saw park")
+	}
+	h.parked = false
+	if !h.push([]byte("+unparked\r\n")) {
+		t.Fatal("push refused")
+	}
+	var got []byte
+	for range 10 {
+		s.Poll(0) // the same instant: only the push can have woken the held requests
+		if n, err := unix.Read(fd, buf); err == nil && n > 0 {
+			got = append(got, buf[:n]...)
+		}
+	}
+	if string(got) != "+unparked\r\n+after\r\n" {
+		t.Fatalf("after the push: %q, want the pushed answer and then the held request's", got)
+	}
+}

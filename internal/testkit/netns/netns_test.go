@@ -50,8 +50,16 @@ func udpIn(t *testing.T, l *Link, k int) *net.UDPConn {
 }
 
 // count sends n datagrams across and counts what arrives within a
-// second of the last, and how many arrived out of order.
+// second of the last (the first may take up to 10 s: a new link's first
+// datagram waits for ARP, which a loaded machine can make slow), and how
+// many arrived out of order.
 func count(t *testing.T, l *Link, n int) (got, reordered int) {
+	return countFirst(t, l, n, 10*time.Second)
+}
+
+// countFirst is count with the wait for the first datagram given (a
+// link that must drop everything is not waited on for 10 s).
+func countFirst(t *testing.T, l *Link, n int, first time.Duration) (got, reordered int) {
 	a, b := udpIn(t, l, 0), udpIn(t, l, 1)
 	done := make(chan struct{})
 	go func() {
@@ -59,7 +67,11 @@ func count(t *testing.T, l *Link, n int) (got, reordered int) {
 		buf := make([]byte, 64)
 		last := -1
 		for {
-			b.SetReadDeadline(time.Now().Add(time.Second))
+			wait := time.Second
+			if got == 0 {
+				wait = first
+			}
+			b.SetReadDeadline(time.Now().Add(wait))
 			k, _, err := b.ReadFromUDP(buf)
 			if err != nil {
 				return
@@ -112,7 +124,7 @@ func TestTUNLinkImpairs(t *testing.T) {
 		t.Fatalf("delay with reordering: %d of %d arrived, %d out of order", got, n, reordered)
 	}
 	l.Set(Impairment{Loss: 1})
-	if got, _ := count(t, l, 200); got != 0 {
+	if got, _ := countFirst(t, l, 200, time.Second); got != 0 {
 		t.Fatalf("100%% loss: %d arrived", got)
 	}
 }

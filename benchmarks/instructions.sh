@@ -9,8 +9,12 @@
 # Anchor every level of the pattern: BenchmarkServe/GET also matches
 # BenchmarkServeCluster/GET. Needs valgrind (apt-get install valgrind).
 # The test binary is built without cgo and run without asynchronous
-# preemption, whose signals callgrind does not survive, and with the
-# collector off. Go's own background work (sysmon wakes by the wall
+# preemption, whose signals callgrind does not survive, with the
+# collector off, and on one P: with two, the testing package's
+# runtime.GC() before each run waits for the sweeper in a Gosched loop
+# that spins for as long as valgrind's thread serialisation lets it,
+# billions of instructions that made the difference noise (even
+# negative). Go's own background work (sysmon wakes by the wall
 # clock, which valgrind slows) still lands in the count: small counts vary
 # by some tens of instructions from run to run, more on a loaded machine.
 set -euo pipefail
@@ -26,7 +30,7 @@ trap 'rm -rf "$dir"' EXIT
 CGO_ENABLED=0 go test -c -o "$dir/b.test" "$pkg"
 for re in "$@"; do
 	for n in 200000 400000; do
-		GOGC=off GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+		GOMAXPROCS=1 GOGC=off GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 			"$dir/b.test" -test.run '^$' -test.bench "$re" -test.benchtime "${n}x" -test.count 1 >/dev/null 2>"$dir/log" || {
 			cat "$dir/log" >&2
 			exit 1

@@ -19,6 +19,16 @@ import (
 var txtWrongType = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
 // collError answers a store error of a collection command.
+// collCount answers a collection command's count (HLEN, SADD, LPUSH …),
+// or the store's error as collError words it.
+func (e *Engine) collCount(n int, err error) {
+	if err != nil {
+		e.collError(err)
+		return
+	}
+	e.integer(int64(n))
+}
+
 func (e *Engine) collError(err error) {
 	if errors.Is(err, store.ErrWrongType) {
 		e.errText(command.Err, txtWrongType)
@@ -56,12 +66,7 @@ func (e *Engine) hset(_ *Session, r *command.Request) {
 }
 
 func (e *Engine) hsetnx(_ *Session, r *command.Request) {
-	n, err := e.st.HSet(r.Key, r.Args, true)
-	if err != nil {
-		e.collError(err)
-		return
-	}
-	e.integer(int64(n))
+	e.collCount(e.st.HSet(r.Key, r.Args, true))
 }
 
 func (e *Engine) hget(_ *Session, r *command.Request) {
@@ -113,12 +118,7 @@ func (e *Engine) hgetall(_ *Session, r *command.Request) {
 }
 
 func (e *Engine) hdel(_ *Session, r *command.Request) {
-	n, err := e.st.HDel(r.Key, r.Args)
-	if err != nil {
-		e.collError(err)
-		return
-	}
-	e.integer(int64(n))
+	e.collCount(e.st.HDel(r.Key, r.Args))
 }
 
 // hexists answers HEXISTS and HSTRLEN.
@@ -136,12 +136,7 @@ func (e *Engine) hexists(_ *Session, r *command.Request) {
 }
 
 func (e *Engine) hlen(_ *Session, r *command.Request) {
-	n, err := e.st.HLen(r.Key)
-	if err != nil {
-		e.collError(err)
-		return
-	}
-	e.integer(int64(n))
+	e.collCount(e.st.HLen(r.Key))
 }
 
 func (e *Engine) hincrby(_ *Session, r *command.Request) {

@@ -14,12 +14,7 @@ import (
 func (e *Engine) lpush(_ *Session, r *command.Request) {
 	front := r.Op == command.OpLPush || r.Op == command.OpLPushX
 	create := r.Op == command.OpLPush || r.Op == command.OpRPush
-	n, err := e.st.Push(r.Key, r.Args, front, create)
-	if err != nil {
-		e.collError(err)
-		return
-	}
-	e.integer(int64(n))
+	e.collCount(e.st.Push(r.Key, r.Args, front, create))
 }
 
 // listInt reads an index argument; false when it has answered the error.
@@ -72,12 +67,7 @@ func (e *Engine) lpop(_ *Session, r *command.Request) {
 }
 
 func (e *Engine) llen(_ *Session, r *command.Request) {
-	n, err := e.st.LLen(r.Key)
-	if err != nil {
-		e.collError(err)
-		return
-	}
-	e.integer(int64(n))
+	e.collCount(e.st.LLen(r.Key))
 }
 
 func (e *Engine) lindex(_ *Session, r *command.Request) {

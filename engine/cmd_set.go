@@ -16,30 +16,15 @@ import (
 // The set commands.
 
 func (e *Engine) sadd(_ *Session, r *command.Request) {
-	n, err := e.st.SAdd(r.Key, r.Args)
-	if err != nil {
-		e.collError(err)
-		return
-	}
-	e.integer(int64(n))
+	e.collCount(e.st.SAdd(r.Key, r.Args))
 }
 
 func (e *Engine) srem(_ *Session, r *command.Request) {
-	n, err := e.st.SRem(r.Key, r.Args)
-	if err != nil {
-		e.collError(err)
-		return
-	}
-	e.integer(int64(n))
+	e.collCount(e.st.SRem(r.Key, r.Args))
 }
 
 func (e *Engine) scard(_ *Session, r *command.Request) {
-	n, err := e.st.SCard(r.Key)
-	if err != nil {
-		e.collError(err)
-		return
-	}
-	e.integer(int64(n))
+	e.collCount(e.st.SCard(r.Key))
 }
 
 func (e *Engine) sismember(_ *Session, r *command.Request) {

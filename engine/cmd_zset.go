@@ -287,12 +287,7 @@ parsed:
 }
 
 func (e *Engine) zcard(_ *Session, r *command.Request) {
-	n, err := e.st.ZCard(r.Key)
-	if err != nil {
-		e.collError(err)
-		return
-	}
-	e.integer(int64(n))
+	e.collCount(e.st.ZCard(r.Key))
 }
 
 func (e *Engine) zscore(_ *Session, r *command.Request) {
@@ -382,12 +377,7 @@ func (e *Engine) zcount(_ *Session, r *command.Request) {
 
 // zrem answers ZREM key member ....
 func (e *Engine) zrem(_ *Session, r *command.Request) {
-	n, err := e.st.ZRem(r.Key, r.Args)
-	if err != nil {
-		e.collError(err)
-		return
-	}
-	e.integer(int64(n))
+	e.collCount(e.st.ZRem(r.Key, r.Args))
 }
 
 // normRanks turns Redis's start and end ranks (negative from the end) into
@@ -445,12 +435,7 @@ func (e *Engine) zremrange(_ *Session, r *command.Request) {
 		e.integer(0)
 		return
 	}
-	n, err := e.st.ZRemRange(r.Key, lo, hi-1)
-	if err != nil {
-		e.collError(err)
-		return
-	}
-	e.integer(int64(n))
+	e.collCount(e.st.ZRemRange(r.Key, lo, hi-1))
 }
 
 // The kinds of range of zrangeGeneric, and its directions.

@@ -1,9 +1,9 @@
 package engine
 
 import (
+	"github.com/goblin-kv/goblin/internal/buildinfo"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -373,18 +373,12 @@ func osName() string {
 	return c(u.Sysname[:]) + " " + c(u.Release[:]) + " " + c(u.Machine[:])
 }
 
-// goblinVersion is the main module's version (and revision) from the
-// build information.
+// goblinVersion is the main module's version and short revision, as INFO
+// server's goblin_version gives them.
 func goblinVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
+	in := buildinfo.Read()
+	if r := in.ShortRevision(); r != "" {
+		return in.Version + " " + r
 	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " " + s.Value[:12]
-		}
-	}
-	return v
+	return in.Version
 }

@@ -32,6 +32,11 @@ func (s *Server) health() (ok bool, why string) {
 	return true, "ok"
 }
 
+// Healthy is /healthz's verdict for callers in the same process (the
+// service manager's watchdog): false, with the reason, once the loop has
+// stalled.
+func (s *Server) Healthy() (ok bool, why string) { return s.health() }
+
 // HealthHandler serves /healthz: 200 while the store loop cycles (or is
 // starting or shutting down), 503 when it has stalled (a command or the
 // machine holding it for longer than max(2s, 20 metrics intervals)).

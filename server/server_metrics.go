@@ -2,8 +2,8 @@ package server
 
 import (
 	"fmt"
+	"github.com/goblin-kv/goblin/internal/buildinfo"
 	"runtime"
-	"runtime/debug"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -259,14 +259,10 @@ func (s *Server) latencySource(m *Metrics) {
 
 // buildInfo exports goblin_build_info, 1, labelled with what built it.
 func buildInfo(m *Metrics) {
-	version, revision := "unknown", "unknown"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		version = bi.Main.Version
-		for _, st := range bi.Settings {
-			if st.Key == "vcs.revision" {
-				revision = st.Value
-			}
-		}
+	in := buildinfo.Read()
+	version, revision := in.Version, in.Revision
+	if revision == "" {
+		revision = "unknown"
 	}
 	m.Gauge("build_info", "1, labelled with goblin's version and revision, the Go version and the Redis version goblin reports.",
 		prometheus.Labels{"version": version, "revision": revision, "goversion": runtime.Version(), "redis_version": engine.DefaultVersion}).Set(1)

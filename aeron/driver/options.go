@@ -3,8 +3,8 @@ package driver
 import (
 	"errors"
 	"fmt"
+	"github.com/goblin-kv/goblin/internal/buildinfo"
 	"os"
-	"runtime/debug"
 	"time"
 
 	"github.com/goblin-kv/goblin/aeron"
@@ -533,27 +533,4 @@ func versionInfo() string {
 // goblin@<module version>, and +<VCS revision> (12 hex digits, -dirty
 // when built from a modified tree) when the build recorded one, e.g.
 // goblin@devel+2ed253b1a2c3 or goblin@v1.4.0.
-func Build() string {
-	version, rev, dirty := "devel", "", false
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if v := bi.Main.Version; v != "" && v != "(devel)" {
-			version = v
-		}
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value[:min(12, len(s.Value))]
-			case "vcs.modified":
-				dirty = s.Value == "true"
-			}
-		}
-	}
-	b := "goblin@" + version
-	if rev != "" {
-		b += "+" + rev
-		if dirty {
-			b += "-dirty"
-		}
-	}
-	return b
-}
+func Build() string { return buildinfo.Read().Label() }

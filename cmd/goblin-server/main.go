@@ -33,6 +33,8 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/engine"
+	"github.com/goblin-kv/goblin/internal/buildinfo"
+	"github.com/goblin-kv/goblin/internal/sdnotify"
 	"github.com/goblin-kv/goblin/server"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/transport"
@@ -53,7 +55,7 @@ const requirePassEnv = "GOBLIN_REQUIREPASS"
 // DefaultMetrics is where --metrics listens unless told otherwise.
 const DefaultMetrics = "127.0.0.1:9380"
 
-func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // config is what the flags and the configuration file fill.
 type config struct {
@@ -84,6 +86,7 @@ type config struct {
 	logFormat   string
 	configFile  string
 	ignoreUnsup bool
+	version     bool
 
 	clusterConfig, clusterNode string
 	aeronDir                   string
@@ -116,6 +119,7 @@ type config struct {
 func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("goblin-server", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.BoolVar(&c.version, "version", false, "print the version, the VCS revision and the Go version, and exit")
 	fs.Var(&c.listen, "listen", "`targets` to serve, comma separated or repeated: uds:///path.sock, tcp://HOST:PORT (ring:// and aeron: too, see docs/transports.md), each with ?proto=resp|sbe (default: "+strings.Join(server.DefaultListen(), ",")+")")
 	fs.StringVar(&c.metrics, "metrics", DefaultMetrics, "`address` of the Prometheus metrics HTTP listener (/metrics); \"off\" disables it")
 	fs.StringVar(&c.idle, "idle", server.DefaultIdle, "loop idle `strategy`: spin (lowest latency, burns a core), yield, backoff (spin ~10µs, yield, then park up to "+server.DefaultBackoff.MaxPark.String()+"; wakes at once for socket requests)")
@@ -192,7 +196,7 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-func run(args []string, stderr io.Writer) int {
+func run(args []string, stdout, stderr io.Writer) int {
 	var c config
 	fs := flags(&c, stderr)
 	// As redis-server: the configuration file may be the first argument.
@@ -205,6 +209,11 @@ func run(args []string, stderr io.Writer) int {
 			return exitOK
 		}
 		return exitUsage
+	}
+	if c.version {
+		// To stdout, as redis-server --version does, so scripts can read it.
+		fmt.Fprintln(stdout, versionLine(buildinfo.Read()))
+		return exitOK
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "goblin-server: unexpected arguments %q (a configuration file comes first, before the flags)\n", fs.Args())
@@ -252,6 +261,11 @@ func run(args []string, stderr io.Writer) int {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	notifier, err := sdnotify.FromEnv()
+	if err != nil {
+		log.Error("cannot start", "err", err)
+		return exitUsage
+	}
 	srv, err := server.New(opts)
 	if err != nil {
 		log.Error("cannot start", "err", err)
@@ -293,11 +307,16 @@ func run(args []string, stderr io.Writer) int {
 		log.Info("listening", "target", t.String())
 	}
 	log.Info("ready", "idle", opts.Idle, "pid", os.Getpid())
+	stopWatchdog := notifyReady(notifier, srv, log)
+	defer stopWatchdog()
 
 	code := exitOK
 	select {
 	case s := <-sig:
 		log.Info("shutting down", "signal", s.String())
+		if err := notifier.Stopping("shutting down on " + s.String()); err != nil {
+			log.Warn("cannot tell the service manager", "err", err)
+		}
 		go watchSignals(sig, time.Now(), log)
 		ctx, cancel := context.WithTimeout(context.Background(), opts.ShutdownTimeout)
 		if len(opts.Save) > 0 {

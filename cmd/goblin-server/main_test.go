@@ -622,7 +622,7 @@ func TestGracefulShutdownAndStaleSocket(t *testing.T) {
 
 func TestFlagsAndConfigFile(t *testing.T) {
 	var help bytes.Buffer
-	if code := run([]string{"--help"}, &help); code != exitOK {
+	if code := run([]string{"--help"}, io.Discard, &help); code != exitOK {
 		t.Fatalf("--help exit %d", code)
 	}
 	var c config
@@ -632,7 +632,7 @@ func TestFlagsAndConfigFile(t *testing.T) {
 		}
 	})
 	for _, bad := range [][]string{{"--nope"}, {"--idle", "nap"}, {"--maxmemory", "lots"}, {"--maxmemory-policy", "random"}, {"--listen", "ftp://x"}, {"extra"}} {
-		if code := run(bad, io.Discard); code != exitUsage {
+		if code := run(bad, io.Discard, io.Discard); code != exitUsage {
 			t.Errorf("%q: exit %d, want %d", bad, code, exitUsage)
 		}
 	}
@@ -661,7 +661,7 @@ func TestFlagsAndConfigFile(t *testing.T) {
 	} {
 		os.WriteFile(conf, []byte(bad.file), 0o600)
 		var stderr bytes.Buffer
-		if code := run([]string{"--config", conf}, &stderr); code != exitUsage || !strings.Contains(stderr.String(), bad.want) {
+		if code := run([]string{"--config", conf}, io.Discard, &stderr); code != exitUsage || !strings.Contains(stderr.String(), bad.want) {
 			t.Errorf("config %q: exit %d, stderr %q; want exit %d naming %q", bad.file, code, stderr.String(), exitUsage, bad.want)
 		}
 	}

@@ -144,7 +144,7 @@ func TestDebianRedisConf(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
-	if code := run([]string{conf, "--metrics", "off"}, &stderr); code != exitUsage {
+	if code := run([]string{conf, "--metrics", "off"}, &stderr, &stderr); code != exitUsage {
 		t.Fatalf("Debian's redis.conf: exit %d, want %d; stderr:\n%s", code, exitUsage, stderr.String())
 	}
 	out := stderr.String()

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"errors"
+	"log/slog"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/goblin-kv/goblin/engine"
+	"github.com/goblin-kv/goblin/internal/buildinfo"
+	"github.com/goblin-kv/goblin/internal/sdnotify"
+	"github.com/goblin-kv/goblin/server"
+)
+
+// versionLine is what --version prints, in redis-server's shape:
+//
+//	goblin-server v=devel sha=2ed253b1a2c3-dirty go=go1.26.8 bits=64 redis=7.0.0
+func versionLine(in buildinfo.Info) string {
+	sha := in.ShortRevision()
+	if sha == "" {
+		sha = "unknown"
+	}
+	return "goblin-server v=" + in.Version + " sha=" + sha + " go=" + in.GoVersion +
+		" bits=" + strconv.Itoa(strconv.IntSize) + " arch=" + runtime.GOARCH + " redis=" + engine.DefaultVersion
+}
+
+// notifyReady tells a service manager (systemd Type=notify) the server is
+// serving, and keeps its watchdog fed while the store loop cycles: a loop
+// that stalls stops the keep-alives, so WatchdogSec= restarts a server that
+// no longer answers. The returned func stops the watchdog.
+func notifyReady(n *sdnotify.Notifier, srv *server.Server, log *slog.Logger) (stop func()) {
+	if !n.Enabled() {
+		return func() {}
+	}
+	status := "serving " + strconv.Itoa(len(srv.Targets())) + " listeners"
+	if err := n.Ready(status); err != nil {
+		log.Warn("cannot tell the service manager the server is ready", "err", err)
+	}
+	every, err := sdnotify.WatchdogInterval()
+	if errors.Is(err, sdnotify.ErrNoWatchdog) {
+		return func() {}
+	}
+	if err != nil {
+		log.Warn("watchdog not fed", "err", err)
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			if ok, why := srv.Healthy(); !ok {
+				log.Error("watchdog not fed: the store loop is stalled", "why", why)
+				continue
+			}
+			if err := n.Send("WATCHDOG=1"); err != nil {
+				log.Warn("cannot feed the watchdog", "err", err)
+			}
+		}
+	}()
+	return func() { close(done) }
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"net"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+)
+
+// TestServiceManagerNotifications runs goblin-server as systemd runs a
+// Type=notify unit with WatchdogSec=: it must send READY=1 (with its pid)
+// once it serves, feed the watchdog while its loop cycles, and send
+// STOPPING=1 when SIGTERM begins the shutdown.
+func TestServiceManagerNotifications(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	name := filepath.Join(dir, "notify")
+	l, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: name, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	bin := buildServer(t)
+	cmd := exec.Command(bin, "--listen", "uds://"+filepath.Join(dir, "g.sock"), "--metrics", "off")
+	cmd.Env = append(cmd.Environ(), "NOTIFY_SOCKET="+name, "WATCHDOG_USEC=200000")
+	p, err := testproc.StartCmd(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(10 * time.Second)
+	next := func(what string) string {
+		t.Helper()
+		l.SetReadDeadline(time.Now().Add(30 * time.Second))
+		b := make([]byte, 4096)
+		n, err := l.Read(b)
+		if err != nil {
+			t.Fatalf("the service manager never got %s: %v\nserver log:\n%s", what, err, p.Log())
+		}
+		return string(b[:n])
+	}
+	ready := next("READY=1")
+	if !strings.HasPrefix(ready, "READY=1\n") || !strings.Contains(ready, "MAINPID="+strconv.Itoa(p.PID)) {
+		t.Fatalf("first notification %q: want READY=1 with MAINPID=%d", ready, p.PID)
+	}
+	p.WaitLog(t, `msg=ready`, 10*time.Second)
+	for i := 0; i < 2; i++ {
+		if got := next("a watchdog keep-alive"); got != "WATCHDOG=1" {
+			t.Fatalf("keep-alive %d: %q", i, got)
+		}
+	}
+	p.Signal(syscall.SIGTERM)
+	for {
+		got := next("STOPPING=1 after SIGTERM")
+		if got == "WATCHDOG=1" {
+			continue // one may be in flight as the signal lands
+		}
+		if !strings.HasPrefix(got, "STOPPING=1\n") {
+			t.Fatalf("after SIGTERM: %q, want STOPPING=1", got)
+		}
+		break
+	}
+	if code, err := p.Wait(30 * time.Second); err != nil || code != exitOK {
+		t.Fatalf("exit %d, %v", code, err)
+	}
+}
+
+// TestVersionFlag: --version prints one line to stdout, in redis-server's
+// key=value shape, naming the revision the binary was built from.
+func TestVersionFlag(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command(buildServer(t), "--version").Output()
+	if err != nil {
+		t.Fatalf("--version: %v", err)
+	}
+	line := strings.TrimSuffix(string(out), "\n")
+	if !regexp.MustCompile(`^goblin-server v=\S+ sha=\S+ go=go\S+ bits=64 arch=\S+ redis=7\.0\.\d+$`).MatchString(line) {
+		t.Fatalf("--version printed %q", line)
+	}
+}

@@ -61,6 +61,7 @@ func (s *Server) setupMetrics() {
 	})
 
 	s.replicationSource(m)
+	s.persistenceSource(m)
 
 	for _, ss := range s.streams {
 		streamSource(m, ss)
@@ -84,6 +85,25 @@ func (s *Server) setupMetrics() {
 
 	s.registry = prometheus.NewRegistry()
 	s.registry.MustRegister(m, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+}
+
+// persistenceSource exports the snapshot state an operator alerts on: a
+// failing save, or changes that have waited too long for one.
+func (s *Server) persistenceSource(m *Metrics) {
+	var st engine.PersistenceStats
+	changes := m.Gauge("rdb_changes_since_last_save", "Writes since the last successful snapshot (INFO rdb_changes_since_last_save).", nil)
+	inProgress := m.Gauge("rdb_bgsave_in_progress", "1 while a background save runs.", nil)
+	lastOK := m.Gauge("rdb_last_bgsave_ok", "1 when the last background save succeeded (or none ran), 0 when it failed (INFO rdb_last_bgsave_status).", nil)
+	lastSave := m.Gauge("rdb_last_save_timestamp_seconds", "Unix time of the last successful save (at start: the start time, as Redis's LASTSAVE).", nil)
+	saves := m.Counter("rdb_saves_total", "Snapshots written since the start (INFO rdb_saves).", nil)
+	m.Source(func() {
+		s.engine.PersistenceStats(&st)
+		changes.Set(st.ChangesSinceSave)
+		inProgress.Set(b2i64(st.SaveInProgress))
+		lastOK.Set(b2i64(st.LastSaveOK))
+		lastSave.Set(st.LastSave)
+		saves.Set(st.Saves)
+	})
 }
 
 // limitSource exports the server-wide defences against hostile clients:

@@ -254,6 +254,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	opts.Logger = log
+	logStart(log, opts)
 	// Catch the signals before anything is announced, so a SIGTERM sent
 	// right after "ready" takes the graceful path.
 	sig := make(chan os.Signal, 2)

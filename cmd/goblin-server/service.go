@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"log/slog"
+	"os"
 	"runtime"
 	"strconv"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/goblin-kv/goblin/internal/buildinfo"
 	"github.com/goblin-kv/goblin/internal/sdnotify"
 	"github.com/goblin-kv/goblin/server"
+	"golang.org/x/sys/unix"
 )
 
 // versionLine is what --version prints, in redis-server's shape:
@@ -65,4 +67,22 @@ func notifyReady(n *sdnotify.Notifier, srv *server.Server, log *slog.Logger) (st
 		}
 	}()
 	return func() { close(done) }
+}
+
+// logStart is the first line a server logs: what is running, and the
+// limits in effect after the defaults are filled, so an operator reading
+// the log of an incident knows them without the configuration at hand.
+func logStart(log *slog.Logger, o server.Options) {
+	o.EnsureDefaults()
+	in := buildinfo.Read()
+	var nofile unix.Rlimit
+	unix.Getrlimit(unix.RLIMIT_NOFILE, &nofile)
+	clientMem := strconv.FormatInt(o.MaxClientMemory, 10)
+	if o.MaxClientMemory < 0 {
+		clientMem = "none"
+	}
+	log.Info("goblin-server starting", "version", in.Label(), "go", in.GoVersion, "pid", os.Getpid(),
+		"maxmemory", o.MaxMemory, "maxmemory_policy", o.MaxMemoryPolicy.String(), "maxclients", o.MaxClients,
+		"databases", o.Databases, "client_output_limit", o.MaxOutput, "client_input_limit", o.MaxInput,
+		"maxmemory_clients", clientMem, "open_files_limit", nofile.Cur)
 }

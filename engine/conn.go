@@ -60,6 +60,10 @@ func (s *Session) Attach(c Conn) {
 	s.unix = err == nil && net.ParseIP(host) == nil // a socket path, not an IP
 }
 
+// Addr is the client's address as CLIENT LIST shows it ("" when the
+// transport gave none), for logs.
+func (s *Session) Addr() string { return s.conn.Addr }
+
 // AttachBuffers gives the session the transport's view of its buffers
 // (CLIENT LIST's qbuf, rbs, obl, oll, omem, events).
 func (s *Session) AttachBuffers(f func(*ConnBuffers)) { s.conn.Buffers = f }

@@ -37,10 +37,11 @@ type authGuard struct {
 	total  int64     // failures since the start (metrics)
 }
 
-// failed records one more wrong password from a client of transport
-// (failures so far on its connection) and returns how long that client
-// must wait before its next request is served.
-func (g *authGuard) failed(transport string, failures uint64) time.Duration {
+// failed records one more wrong password from a client of transport at
+// addr ("" when the transport knows none; failures so far on its
+// connection) and returns how long that client must wait before its next
+// request is served.
+func (g *authGuard) failed(transport, addr string, failures uint64) time.Duration {
 	now := time.Now()
 	if now.Sub(g.window) >= time.Second {
 		if g.fails > g.logged {
@@ -59,7 +60,7 @@ func (g *authGuard) failed(transport string, failures uint64) time.Duration {
 	}
 	if g.logged < authLogBurst {
 		g.logged++
-		g.log.Warn("authentication failed: wrong password", "transport", transport, "failures_on_connection", failures, "delay", delay)
+		g.log.Warn("authentication failed: wrong password", "transport", transport, "client", addr, "failures_on_connection", failures, "delay", delay)
 	}
 	return delay
 }

@@ -531,7 +531,7 @@ func noteAuthFailures(s *engine.Session, g *authGuard, name string, seen *uint64
 		return 0, false
 	}
 	*seen = f
-	return g.failed(name, f), true
+	return g.failed(name, s.Addr(), f), true
 }
 
 // engineSession serves one stream-transport client.
@@ -569,6 +569,15 @@ func (s *engineSession) Delay() time.Duration {
 // addresses (CLIENT LIST) and how to close it (CLIENT KILL) and write to it
 // out of turn (MONITOR).
 func (s *engineSession) SetConn(addr, laddr string, fd int, kill func(), push func([]byte) bool) {
+	if s.guard != nil {
+		close := kill
+		kill = func() {
+			// CLIENT KILL of this client by another: the operator's log
+			// says who went, as Redis's does at verbose level.
+			s.guard.log.Info("client killed by CLIENT KILL", "transport", s.name, "client", addr)
+			close()
+		}
+	}
 	s.s.Attach(engine.Conn{Addr: addr, LocalAddr: laddr, FD: fd, Kill: kill, Push: push})
 }
 

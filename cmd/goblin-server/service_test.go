@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"fmt"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -82,5 +84,52 @@ func TestVersionFlag(t *testing.T) {
 	line := strings.TrimSuffix(string(out), "\n")
 	if !regexp.MustCompile(`^goblin-server v=\S+ sha=\S+ go=go\S+ bits=64 arch=\S+ redis=7\.0\.\d+$`).MatchString(line) {
 		t.Fatalf("--version printed %q", line)
+	}
+}
+
+// TestClientEventsNameTheClient: the log lines an operator reads after an
+// incident (a connect and disconnect at debug, a wrong password, a CLIENT
+// KILL) name the client's address and the transport, and a request is
+// never logged by itself.
+func TestClientEventsNameTheClient(t *testing.T) {
+	t.Parallel()
+	port := freeTCPPort(t)
+	bin := buildServer(t)
+	p := testproc.Start(t, bin, "--listen", "tcp://127.0.0.1:"+strconv.Itoa(port), "--metrics", "off",
+		"--dir", t.TempDir(), "--requirepass", "secret", "--log-level", "debug")
+	p.WaitLog(t, `msg=ready`, 60*time.Second)
+	dial := func() (net.Conn, *bufio.Reader) {
+		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, bufio.NewReader(c)
+	}
+	victim, vr := dial()
+	defer victim.Close()
+	fmt.Fprint(victim, "AUTH secret\r\nCLIENT ID\r\n")
+	vr.ReadString('\n')
+	vr.ReadString('\n')
+	vaddr := victim.LocalAddr().String()
+	c, r := dial()
+	defer c.Close()
+	addr := c.LocalAddr().String()
+	fmt.Fprint(c, "AUTH wrong\r\n")
+	if l, _ := r.ReadString('\n'); !strings.HasPrefix(l, "-WRONGPASS") {
+		t.Fatalf("AUTH wrong: %q", l)
+	}
+	fmt.Fprint(c, "AUTH secret\r\nPING\r\nCLIENT KILL "+vaddr+"\r\n")
+	for i := 0; i < 3; i++ {
+		if _, err := r.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Close()
+	p.WaitLog(t, `msg="client connected" transport=tcp\S* client=`+regexp.QuoteMeta(addr), 10*time.Second)
+	p.WaitLog(t, `msg="authentication failed: wrong password" transport=tcp\S* client=`+regexp.QuoteMeta(addr), 10*time.Second)
+	p.WaitLog(t, `msg="client killed by CLIENT KILL" transport=tcp\S* client=`+regexp.QuoteMeta(vaddr), 10*time.Second)
+	p.WaitLog(t, `msg="client disconnected" transport=tcp\S* client=`+regexp.QuoteMeta(addr), 10*time.Second)
+	if strings.Contains(p.Log(), "PING") {
+		t.Errorf("a request was logged:\n%s", p.Log())
 	}
 }

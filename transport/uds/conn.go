@@ -6,6 +6,8 @@ package uds
 // refusal).
 
 import (
+	"context"
+	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -187,6 +189,9 @@ func (s *Server) accept(now int64) {
 		s.conns[fd] = &conn{fd: fd, proto: s.cfg.Proto, lastSeen: now, lastWrite: now, events: unix.EPOLLIN | unix.EPOLLRDHUP, peer: peer, local: local}
 		s.stats.Clients++
 		s.stats.Accepted++
+		if s.debug() {
+			s.log.Debug("client connected", "transport", s.name, "client", s.conns[fd].name())
+		}
 	}
 }
 
@@ -589,6 +594,9 @@ func (s *Server) drop(c *conn) {
 	if c.fd < 0 || s.conns[c.fd] != c {
 		return
 	}
+	if s.debug() {
+		s.log.Debug("client disconnected", "transport", s.name, "client", c.name())
+	}
 	unix.EpollCtl(s.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
 	unix.Close(c.fd)
 	s.conns[c.fd] = nil
@@ -601,6 +609,11 @@ func (s *Server) drop(c *conn) {
 	s.budget.charge(c, 0)
 	s.stats.Clients--
 }
+
+// debug reports whether the log takes debug lines: a client's connect and
+// disconnect are logged at debug, and naming the client costs a system call
+// (getpeername) that the loop spends only when someone reads them.
+func (s *Server) debug() bool { return s.log.Enabled(context.Background(), slog.LevelDebug) }
 
 // loopback reports whether a TCP peer is on the loopback interface
 // (127.0.0.0/8, ::1, or an IPv4-mapped 127.x address).

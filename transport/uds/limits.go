@@ -38,7 +38,7 @@ func (s *Server) account(c *conn) bool {
 func (s *Server) evict(c *conn, b *Budget) {
 	s.stats.Evicted++
 	s.log.Warn("client disconnected: client buffers passed their total limit", "transport", s.name,
-		"client_bytes", c.mem, "total", b.used, "limit", b.Limit)
+		"client", c.name(), "client_bytes", c.mem, "total", b.used, "limit", b.Limit)
 	unix.Write(c.fd, refusal(c.proto, command.Err, "ERR client memory limit reached: this client's buffers were the largest (maxmemory-clients)"))
 	s.drop(c)
 }
@@ -57,7 +57,7 @@ func (s *Server) scan(now int64) {
 			}
 		case idle > 0 && now-c.lastSeen > idle && now-c.lastWrite > idle && (c.exempt == nil || !c.exempt.IdleExempt()):
 			s.stats.IdleTimeouts++
-			s.log.Debug("client disconnected: idle timeout", "transport", s.name)
+			s.log.Debug("client disconnected: idle timeout", "transport", s.name, "client", c.name())
 			s.drop(c)
 		case c.pendBytes >= s.cfg.MaxOutput && now-c.lastWrite > int64(s.cfg.StallTimeout):
 			s.slowConsumer(c)
@@ -77,6 +77,6 @@ func (s *Server) scan(now int64) {
 
 func (s *Server) slowConsumer(c *conn) {
 	s.stats.SlowConsumers++
-	s.log.Warn("client disconnected: it does not read its replies", "transport", s.name, "queued", c.pendBytes, "limit", s.cfg.MaxOutput)
+	s.log.Warn("client disconnected: it does not read its replies", "transport", s.name, "client", c.name(), "queued", c.pendBytes, "limit", s.cfg.MaxOutput)
 	s.drop(c)
 }

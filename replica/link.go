@@ -2,6 +2,7 @@ package replica
 
 import (
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -83,6 +84,10 @@ type Options struct {
 	// accepted a partial resynchronisation under a new replication id
 	// (+CONTINUE <id>: it was promoted), with that id.
 	OnContinue func(replid string)
+	// TLS, when set, is the client configuration the link dials the
+	// primary with (tls-replication yes); nil dials plain TCP. SetTLS
+	// changes it for the next connection.
+	TLS *tls.Config
 	// Logger receives replication events (connect, sync, loss); default
 	// slog.Default().
 	Logger *slog.Logger
@@ -181,6 +186,7 @@ type event struct {
 type Link struct {
 	o   Options
 	log *slog.Logger
+	tls tlsHolder // tls-replication (tls.go)
 
 	// Loop-owned.
 	following bool
@@ -250,6 +256,7 @@ func New(o Options) (*Link, error) {
 	l := &Link{o: o, log: o.Logger, efd: efd, epfd: epfd, sockFD: -1, state: StateNone,
 		ids: IDs{ID: "?", Offset: -1, ID2: NoID, Offset2: -1}, rbuf: make([]byte, 64<<10), events: make([]unix.EpollEvent, 2)}
 	l.cond = sync.NewCond(&l.mu)
+	l.SetTLS(o.TLS)
 	return l, nil
 }
 

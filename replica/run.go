@@ -111,7 +111,13 @@ func (r *run) session() error {
 	l := r.l
 	l.post(r, event{kind: evState, text: StateConnecting})
 	addr := net.JoinHostPort(r.host, strconv.Itoa(r.port))
-	c, err := net.DialTimeout("tcp", addr, l.o.Timeout)
+	var c net.Conn
+	var err error
+	if cfg := l.tlsConfig(); cfg != nil {
+		c, err = dialTLS(addr, r.host, cfg, l.o.Timeout)
+	} else {
+		c, err = net.DialTimeout("tcp", addr, l.o.Timeout)
+	}
 	if err != nil {
 		return fmt.Errorf("replica: connecting to %s: %w", addr, err)
 	}

@@ -183,6 +183,9 @@ type Options struct {
 	// TLS holds Redis's tls-* settings for the tls:// listeners
 	// (docs/security.md); CONFIG SET changes them and reloads the files.
 	TLS uds.TLSOptions
+	// TLSReplication is tls-replication: connect to the primary over TLS
+	// with TLS.OutgoingConfig.
+	TLSReplication bool
 	// Replica side of replication (docs/replication.md). ReplicaOf is
 	// replicaof, "host port": follow that primary from the start (empty:
 	// serve as a primary until REPLICAOF). MasterAuth and MasterUser

@@ -53,6 +53,14 @@ func (s *Server) setupReplica() error {
 	if err != nil {
 		return fmt.Errorf("server: replication link: %w", err)
 	}
+	if s.opts.TLSReplication {
+		cfg, err := s.opts.TLS.OutgoingConfig()
+		if err != nil {
+			l.Close()
+			return fmt.Errorf("%w: tls-replication: %w", ErrOptions, err)
+		}
+		l.SetTLS(cfg)
+	}
 	s.link = l
 	s.transports = append(s.transports, l)
 	s.engine.SetReplicaControl(l)

@@ -42,6 +42,9 @@ func (s *Server) reloadTLS() error {
 		return nil
 	}
 	s.tlsDirty = false
+	if err := s.reloadOutgoingTLS(); err != nil {
+		return err
+	}
 	if s.tls == nil {
 		return nil
 	}
@@ -109,5 +112,29 @@ func (s *Server) tlsParams() []engine.Param {
 		}, Apply: s.reloadTLS},
 		yn("tls-prefer-server-ciphers", func() bool { return o.PreferServerCiphers }, func(b bool) { o.PreferServerCiphers = b }),
 		yn("tls-session-caching", func() bool { return !o.SessionCachingOff }, func(b bool) { o.SessionCachingOff = !b }),
+		str("tls-client-cert-file", &o.ClientCertFile),
+		str("tls-client-key-file", &o.ClientKeyFile),
+		str("tls-client-key-file-pass", &o.ClientKeyFilePass),
+		yn("tls-replication", func() bool { return s.opts.TLSReplication }, func(b bool) { s.opts.TLSReplication = b }),
 	}
+}
+
+// reloadOutgoingTLS gives the replication link the configuration it
+// connects to its primary with from the next connection on: rebuilt from
+// the files, or nil with tls-replication no.
+func (s *Server) reloadOutgoingTLS() error {
+	if s.link == nil {
+		return nil
+	}
+	if !s.opts.TLSReplication {
+		s.link.SetTLS(nil)
+		return nil
+	}
+	cfg, err := s.opts.TLS.OutgoingConfig()
+	if err != nil {
+		s.log.Warn("TLS configuration for the replication link not updated", "err", err)
+		return fmt.Errorf("unable to update TLS configuration: %w", err)
+	}
+	s.link.SetTLS(cfg)
+	return nil
 }

@@ -110,6 +110,7 @@ type config struct {
 	tlsPort                     int
 	tls                         uds.TLSOptions
 	tlsPreferServer, tlsCaching string
+	tlsReplication              string
 
 	// The replica side of replication (docs/replication.md).
 	replicaOf, masterAuth, masterUser string
@@ -181,6 +182,10 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.tls.Ciphersuites, "tls-ciphersuites", "", "TLS 1.3 suites: Go always offers all three, so only empty or all three is accepted")
 	fs.StringVar(&c.tlsPreferServer, "tls-prefer-server-ciphers", "no", "yes or no; Go's crypto/tls always chooses by the server's order, so both behave as yes")
 	fs.StringVar(&c.tlsCaching, "tls-session-caching", "yes", "TLS session resumption (session tickets): yes or no")
+	fs.StringVar(&c.tlsReplication, "tls-replication", "no", "yes: connect to the primary (--replicaof, REPLICAOF) over TLS, checking its certificate against --tls-ca-cert-file")
+	fs.StringVar(&c.tls.ClientCertFile, "tls-client-cert-file", "", "certificate `file` presented when connecting out over TLS (to the primary); default --tls-cert-file")
+	fs.StringVar(&c.tls.ClientKeyFile, "tls-client-key-file", "", "private key `file` of --tls-client-cert-file; default --tls-key-file")
+	fs.StringVar(&c.tls.ClientKeyFilePass, "tls-client-key-file-pass", "", "`password` of an encrypted --tls-client-key-file")
 	// The replica side of replication (docs/replication.md).
 	fs.StringVar(&c.replicaOf, "replicaof", "", "follow the primary at `\"host port\"` (a redis-server or a goblin) as a read-only replica from the start; REPLICAOF changes it at run time (docs/replication.md)")
 	fs.StringVar(&c.masterAuth, "masterauth", "", "`password` to AUTH with to the primary (--replicaof)")
@@ -558,7 +563,8 @@ func tlsOptions(c *config, o *server.Options) error {
 		name, v string
 		set     func(bool)
 	}{{"tls-prefer-server-ciphers", c.tlsPreferServer, func(b bool) { o.TLS.PreferServerCiphers = b }},
-		{"tls-session-caching", c.tlsCaching, func(b bool) { o.TLS.SessionCachingOff = !b }}} {
+		{"tls-session-caching", c.tlsCaching, func(b bool) { o.TLS.SessionCachingOff = !b }},
+		{"tls-replication", c.tlsReplication, func(b bool) { o.TLSReplication = b }}} {
 		switch strings.ToLower(yn.v) {
 		case "yes":
 			yn.set(true)

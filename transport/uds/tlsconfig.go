@@ -48,6 +48,51 @@ type TLSOptions struct {
 	// SessionCachingOff is tls-session-caching no: no session tickets, so
 	// every reconnect makes a full handshake.
 	SessionCachingOff bool
+	// ClientCertFile, ClientKeyFile and ClientKeyFilePass are
+	// tls-client-cert-file, tls-client-key-file and
+	// tls-client-key-file-pass: the certificate this server presents when
+	// it connects out (to its primary, with tls-replication); empty: the
+	// server's own tls-cert-file and tls-key-file, as Redis does.
+	ClientCertFile, ClientKeyFile, ClientKeyFilePass string
+}
+
+// OutgoingConfig builds the configuration this server connects out with
+// (tls-replication): the primary's certificate is checked against
+// tls-ca-cert-file/dir (the system's roots without one), and the server
+// presents tls-client-cert-file, else tls-cert-file, when one is set.
+func (o TLSOptions) OutgoingConfig() (*tls.Config, error) {
+	cfg := &tls.Config{SessionTicketsDisabled: o.SessionCachingOff}
+	if o.CACertFile != "" || o.CACertDir != "" {
+		pool, err := loadCAs(o.CACertFile, o.CACertDir)
+		if err != nil {
+			return nil, err
+		}
+		cfg.RootCAs = pool
+	}
+	cert, key, pass := o.ClientCertFile, o.ClientKeyFile, o.ClientKeyFilePass
+	if cert == "" && key == "" {
+		cert, key, pass = o.CertFile, o.KeyFile, o.KeyFilePass
+	}
+	if cert != "" || key != "" {
+		if cert == "" || key == "" {
+			return nil, fmt.Errorf("%w: a client certificate needs both tls-client-cert-file and tls-client-key-file", ErrTLS)
+		}
+		c, err := loadKeyPair(cert, key, pass)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Certificates = []tls.Certificate{c}
+	}
+	var err error
+	if cfg.MinVersion, cfg.MaxVersion, err = parseProtocols(o.Protocols); err != nil {
+		return nil, err
+	}
+	if o.Ciphers != "" {
+		if cfg.CipherSuites, err = parseCiphers(o.Ciphers); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
 }
 
 // AuthClientsMode checks and normalises tls-auth-clients.

@@ -182,12 +182,7 @@ func (c *conductor) dispatch(typeID int32, msg []byte, corr *int64) error {
 			return malformed(err)
 		}
 		*corr = hdr.CorrelationID()
-		if _, err := parseURI(string(m.Channel())); err != nil {
-			return err
-		}
-		// Destinations belong to multi-destination (control-mode=manual)
-		// UDP subscriptions, which this driver does not have.
-		return protocolError(aeron.ErrorCodeUnknownSubscription, "unknown MDS subscription: %d", m.RegistrationID())
+		return c.onAddRcvDestination(m.RegistrationID(), string(m.Channel()), *corr)
 	case command.RemoveRcvDestination:
 		m := command.DestinationMessage(msg)
 		if err := m.Validate(typeID); err != nil {

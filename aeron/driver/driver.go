@@ -343,7 +343,7 @@ func (d *Driver) Close() error {
 		d.closeSendSockets(e)
 	}
 	for _, e := range d.receiveEndpoints {
-		e.sock.Close()
+		e.closeSockets()
 	}
 	d.poller.Close()
 	logs := d.endOfLife

@@ -59,6 +59,7 @@ type udpChannel struct {
 	nakDelayNs                  int64
 	hasGroupTag                 bool
 	groupTag                    int64
+	rcvTs, sndTs                channelTimestamp // channel-rcv-ts-offset, channel-snd-ts-offset (timestamps.go)
 }
 
 func (c *udpChannel) String() string { return c.uri.raw }
@@ -150,6 +151,12 @@ func (c *conductor) parseUDPChannel(u *channelURI, isDestination bool) (*udpChan
 			return nil, udpChannelError(illegalArgument, "'%s' does not contain a valid long value", paramGroupTag)
 		}
 		cl.hasGroupTag = true
+	}
+	if cl.rcvTs, err = parseChannelTimestamp(u, paramChannelRcvTsOff); err != nil {
+		return nil, err
+	}
+	if cl.sndTs, err = parseChannelTimestamp(u, paramChannelSndTsOff); err != nil {
+		return nil, err
 	}
 	requiresSuffix := !isDestination && (!hasEndpoint && !hasControl ||
 		hasEndpoint && endpoint.Port() == 0 || hasControl && control.Port() == 0)

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/aeron/internal/logbuffer"
-	"github.com/goblin-kv/goblin/internal/shm"
 	"github.com/goblin-kv/goblin/aeron/internal/wire"
+	"github.com/goblin-kv/goblin/internal/shm"
 )
 
 // Channel timestamps (channel-rcv-ts-offset, channel-snd-ts-offset): the
@@ -39,9 +39,11 @@ func parseChannelTimestamp(u *channelURI, param string) (channelTimestamp, error
 		return channelTimestamp{enabled: true, offset: logbuffer.FrameReservedValueOffset - logbuffer.HeaderLength}, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return channelTimestamp{}, invalidChannel("%s must be a non-negative int or %q, was %q: channel=%s",
-			param, timestampReserved, v, u.raw)
+	if reserved := logbuffer.FrameReservedValueOffset - logbuffer.HeaderLength; err != nil || n < reserved {
+		// Java takes any int; one below the reserved value's offset would
+		// overwrite the frame's header.
+		return channelTimestamp{}, invalidChannel("%s must be an int of at least %d or %q, was %q: channel=%s",
+			param, reserved, timestampReserved, v, u.raw)
 	}
 	return channelTimestamp{enabled: true, offset: n}, nil
 }

@@ -51,6 +51,9 @@ type conductor struct {
 	uniqueCanonical  int64
 	receiverIDSeed   int64
 
+	csvRows                []csvNameRow // the csv_table name resolver's table (resolution.go)
+	reResolutionDeadlineNs int64
+
 	started               bool
 	clockDeadlineNs       int64
 	timerDeadlineNs       int64
@@ -77,6 +80,7 @@ func (c *conductor) doWork(nowNs int64) int {
 		work++
 	}
 	work += c.readCommands()
+	c.checkReResolution(nowNs)
 	for _, img := range c.images {
 		work += img.trackRebuild(c, nowNs)
 	}

@@ -305,6 +305,7 @@ func (e *receiveEndpoint) onDatagram(r *receiver, p []byte, from netip.AddrPort,
 		r.counters.AddValue(sysInvalidPackets, 1)
 		return
 	}
+	e.channelOn(ti).resolvedNs = r.nowNs // activity: no re-resolution due (resolution.go)
 	switch wire.Header(p).Type() {
 	case wire.TypeData, wire.TypePad:
 		if e.ch.rcvTs.enabled {

@@ -108,15 +108,6 @@ func (c *conductor) openReceiveSocket(ch *udpChannel, rcvbuf, sndbuf int) (*udp.
 	return udp.Open(o)
 }
 
-// controlAddress is where a source's control frames go: its address for
-// unicast, the channel's control group for multicast.
-func (e *receiveEndpoint) controlAddress(from netip.AddrPort) netip.AddrPort {
-	if e.ch.multicast {
-		return e.ch.remoteControl
-	}
-	return from
-}
-
 // explicitControl is the address an endpoint with control= sends its
 // setup-eliciting status messages to.
 func (e *receiveEndpoint) explicitControl() (netip.AddrPort, bool) {

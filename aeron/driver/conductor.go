@@ -51,6 +51,9 @@ type conductor struct {
 	uniqueCanonical  int64
 	receiverIDSeed   int64
 
+	csvRows                []csvNameRow // the csv_table name resolver's table (resolution.go)
+	reResolutionDeadlineNs int64
+
 	started               bool
 	clockDeadlineNs       int64
 	timerDeadlineNs       int64
@@ -77,6 +80,7 @@ func (c *conductor) doWork(nowNs int64) int {
 		work++
 	}
 	work += c.readCommands()
+	c.checkReResolution(nowNs)
 	for _, img := range c.images {
 		work += img.trackRebuild(c, nowNs)
 	}
@@ -182,12 +186,7 @@ func (c *conductor) dispatch(typeID int32, msg []byte, corr *int64) error {
 			return malformed(err)
 		}
 		*corr = hdr.CorrelationID()
-		if _, err := parseURI(string(m.Channel())); err != nil {
-			return err
-		}
-		// Destinations belong to multi-destination (control-mode=manual)
-		// UDP subscriptions, which this driver does not have.
-		return protocolError(aeron.ErrorCodeUnknownSubscription, "unknown MDS subscription: %d", m.RegistrationID())
+		return c.onAddRcvDestination(m.RegistrationID(), string(m.Channel()), *corr)
 	case command.RemoveRcvDestination:
 		m := command.DestinationMessage(msg)
 		if err := m.Validate(typeID); err != nil {

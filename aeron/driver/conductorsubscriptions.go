@@ -1,9 +1,12 @@
 package driver
 
 import (
+	"strings"
+
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/internal/command"
 	"github.com/goblin-kv/goblin/aeron/internal/counters"
+	"github.com/goblin-kv/goblin/aeron/internal/uri"
 )
 
 // The conductor's subscription commands (DriverConductor.onAddIpcSubscription,
@@ -19,10 +22,6 @@ func (c *conductor) onAddNetworkSubscription(channel string, streamID int32, reg
 	u, ch, err := c.udpSubscriptionChannel(channel)
 	if err != nil {
 		return err
-	}
-	if ch.mode == controlManual {
-		return protocolError(aeron.ErrorCodeNotSupported,
-			"multi-destination subscriptions (control-mode=manual) are not supported by this media driver: %s", channel)
 	}
 	if ch.hasExplicitControl && ch.localControl.Port() == 0 {
 		return genericError(illegalArgument, "control has port=0 for subscription: channel=%s", channel)
@@ -139,6 +138,9 @@ func (c *conductor) getOrCreateReceiveEndpoint(p *subscriptionParams, ch *udpCha
 	if e.statusID, err = c.allocateChannelStatus("rcv-channel", counters.TypeReceiveChannelStatus, registrationID, ch.uri.raw); err != nil {
 		return nil, err
 	}
+	if ch.mode == controlManual {
+		return c.activateManualReceiveEndpoint(e), nil
+	}
 	fail := func(err error) (*receiveEndpoint, error) {
 		c.freeCounter(e.statusID)
 		if e.addrID >= 0 {
@@ -232,10 +234,11 @@ func (c *conductor) tryCloseReceiveEndpoint(e *receiveEndpoint) {
 	e.closing = true
 	c.counters.SetValue(e.statusID, endpointClosing)
 	c.receiver.onRemoveEndpoint(e)
-	c.poller.Remove(e.sock)
-	e.sock.Close()
+	c.closeReceiveSockets(e)
 	c.freeCounter(e.statusID)
-	c.freeCounter(e.addrID)
+	if e.addrID >= 0 {
+		c.freeCounter(e.addrID)
+	}
 	delete(c.receiveEndpoints, e.ch.canonical)
 }
 
@@ -412,6 +415,9 @@ func (c *conductor) onRemoveSubscription(registrationID, corr int64) error {
 // onRemoveRcvDestination removes an IPC "destination" the way the Java
 // driver does: the link with that registration id and channel.
 func (c *conductor) onRemoveRcvDestination(registrationID int64, channel string, corr int64) error {
+	if !strings.HasPrefix(channel, ipcChannel) && !strings.HasPrefix(channel, uri.SpyPrefix) {
+		return c.onRemoveRcvNetworkDestination(registrationID, channel, corr)
+	}
 	for i, l := range c.subscriptionLinks {
 		if l.registrationID != registrationID || l.channel != channel {
 			continue

@@ -40,7 +40,7 @@ func (c *conductor) onSendDestination(add bool, registrationID int64, channel st
 	if !ok {
 		return genericError(illegalArgument, "destination must have an endpoint: %s", channel)
 	}
-	addr, err := resolveHostPort(aeron.ParamEndpoint, v)
+	addr, err := c.resolveHostPort(aeron.ParamEndpoint, v)
 	if err != nil {
 		return err
 	}

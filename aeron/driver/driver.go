@@ -220,7 +220,7 @@ func (d *Driver) allocateSystemCounters(nowMs int64) error {
 	d.counters.AppendLabel(sysReceiverCycleThresholdExceeded,
 		[]byte(": threshold="+formatDuration(d.opts.ReceiverCycleThreshold)+" "+mode))
 	d.counters.AppendLabel(sysNameResolverThresholdExceeded, []byte(": threshold="+formatDuration(5*time.Second)))
-	return nil
+	return d.conductor.initNameResolver()
 }
 
 // formatDuration writes a duration as Agrona's SystemUtil.formatDuration
@@ -343,7 +343,7 @@ func (d *Driver) Close() error {
 		d.closeSendSockets(e)
 	}
 	for _, e := range d.receiveEndpoints {
-		e.sock.Close()
+		e.closeSockets()
 	}
 	d.poller.Close()
 	logs := d.endOfLife

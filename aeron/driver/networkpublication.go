@@ -134,6 +134,9 @@ func (p *networkPublication) sendData(nowNs, senderPos int64) int {
 			break
 		}
 		step := available + padding
+		if p.ep.ch.sndTs.enabled {
+			p.ep.ch.sndTs.applySend(term[offset : offset+available])
+		}
 		if batched {
 			s.batch.Add(p.ep.sock, term[offset:offset+available], to)
 			p.advance[queued] = step

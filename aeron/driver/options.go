@@ -176,6 +176,17 @@ type Options struct {
 	IncomingInterceptors                      string
 	LossArgs, FixedLossArgs, MultiGapLossArgs string
 
+	// NameResolver is the name resolver: "" or "default" (DNS and
+	// /etc/hosts) or "csv_table", the C driver's test resolver, whose table
+	// is NameResolverInitArgs: rows name,initialHost,reResolutionHost
+	// separated by '|' (aeron.name.resolver.supplier,
+	// aeron.name.resolver.init.args; resolution.go).
+	NameResolver, NameResolverInitArgs string
+	// ReResolutionCheckInterval is how often endpoints and control
+	// addresses given by name are checked for re-resolution
+	// (aeron.driver.reresolution.check.interval, 1 s).
+	ReResolutionCheckInterval time.Duration
+
 	// Limits on what senders on the network can make the receiver
 	// allocate: a SETUP for a wanted stream makes an image, a log of three
 	// terms of the length the SETUP names, and anyone who can send a
@@ -344,6 +355,7 @@ func (o *Options) EnsureDefaults() {
 			MinPark: defaultIdleMinPark, MaxPark: defaultIdleMaxPark, Park: aeron.ThreadSleep}
 	}
 	setDur(&o.TimerInterval, defaultTimerInterval)
+	setDur(&o.ReResolutionCheckInterval, time.Second)
 	setDur(&o.ClientLivenessTimeout, defaultClientLiveness)
 	setDur(&o.PublicationUnblockTimeout, defaultUnblockTimeout)
 	setDur(&o.ImageLivenessTimeout, defaultImageLiveness)

@@ -370,7 +370,23 @@ var properties = []property{
 	onlyValueProp("aeron.congestioncontrol.supplier", "aeron_congestion_control_default_strategy_supplier", "static window congestion control only"),
 	onlyValueProp("aeron.udp.channel.transport.bindings.media", "default", "the kernel's UDP sockets only"),
 	onlyValueProp("aeron.conductor.udp.channel.transport.bindings.media", "default", "the kernel's UDP sockets only"),
-	onlyValueProp("aeron.name.resolver.supplier", "default", "the default (DNS and /etc/hosts) name resolver only"),
+	{"aeron.name.resolver.supplier", "default (DNS and /etc/hosts) or csv_table (the C driver's test table); driver is refused", func(o *Options, v string) error {
+		switch v {
+		case "default", "aeron_default_name_resolver_supplier":
+			o.NameResolver = "default"
+		case "csv_table", "aeron_csv_table_name_resolver_supplier":
+			o.NameResolver = "csv_table"
+		default:
+			return fmt.Errorf("%s: not supported by this driver unless default or csv_table (no driver name resolver): %s",
+				EnvName("aeron.name.resolver.supplier"), v)
+		}
+		return nil
+	}},
+	{"aeron.name.resolver.init.args", "csv_table rows name,initialHost,reResolutionHost separated by |", func(o *Options, v string) error {
+		o.NameResolverInitArgs = v
+		return nil
+	}},
+	durationProp("aeron.driver.reresolution.check.interval", "how often names are checked for re-resolution (1s)", func(o *Options) *time.Duration { return &o.ReResolutionCheckInterval }),
 	{"aeron.udp.channel.incoming.interceptors", "test interceptors every datagram read passes: loss, fixed-loss, multi-gap-loss (comma-separated)", func(o *Options, v string) error {
 		o.IncomingInterceptors = v
 		return nil
@@ -523,7 +539,6 @@ var refusedVariables = map[string]string{
 	"AERON_DEBUG_SEND_DATA_LOSS_RATE":                              "no debug channel endpoints; use the loss interceptors",
 	"AERON_DEBUG_SEND_DATA_LOSS_SEED":                              "no debug channel endpoints; use the loss interceptors",
 	"AERON_DRIVER_NAME_RESOLVER_THRESHOLD":                         "name resolution is not timed",
-	"AERON_DRIVER_RERESOLUTION_CHECK_INTERVAL":                     "endpoints are not re-resolved",
 	"AERON_DRIVER_RESOLVER_NAME":                                   "no driver name resolver",
 	"AERON_DRIVER_RESOLVER_INTERFACE":                              "no driver name resolver",
 	"AERON_DRIVER_RESOLVER_BOOTSTRAP_NEIGHBOR":                     "no driver name resolver",
@@ -531,7 +546,6 @@ var refusedVariables = map[string]string{
 	"AERON_DRIVER_RESOLVER_NEIGHBOR_RESOLUTION_INTERVAL":           "no driver name resolver",
 	"AERON_DRIVER_RESOLVER_NEIGHBOR_TIMEOUT":                       "no driver name resolver",
 	"AERON_DRIVER_RESOLVER_SELF_RESOLUTION_INTERVAL":               "no driver name resolver",
-	"AERON_NAME_RESOLVER_INIT_ARGS":                                "no CSV table name resolver",
 	"AERON_SENDER_WILDCARD_PORT_RANGE":                             "ports of wildcard endpoints come from the kernel",
 	"AERON_RECEIVER_WILDCARD_PORT_RANGE":                           "ports of wildcard endpoints come from the kernel",
 	"AERON_EVENT_LOG":                                              "no event log agent",

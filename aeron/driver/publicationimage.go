@@ -98,6 +98,10 @@ type publicationImage struct {
 	reportOffset       int32
 	reportLength       int32
 	reportEnabled      bool
+
+	// conns: a multi-destination subscription's image, one entry per
+	// destination (transport index) it heard from (mds.go); nil otherwise.
+	conns []imageConnection
 }
 
 // An image as a subscribable.
@@ -118,8 +122,8 @@ func (c *conductor) sendImageAvailable(img *publicationImage, subReg int64, posi
 // subscription at the SETUP's position, and each subscription hears of
 // it. A bad SETUP is counted and logged; nobody is told.
 // It reports whether the session has an image now.
-func (c *conductor) createImage(e *receiveEndpoint, m wire.Setup, control, source netip.AddrPort) bool {
-	if err := c.tryCreateImage(e, m, control, source); err != nil {
+func (c *conductor) createImage(e *receiveEndpoint, m wire.Setup, control, source netip.AddrPort, ti int) bool {
+	if err := c.tryCreateImage(e, m, control, source, ti); err != nil {
 		c.recordError(err)
 		return false
 	}
@@ -127,7 +131,7 @@ func (c *conductor) createImage(e *receiveEndpoint, m wire.Setup, control, sourc
 	return s != nil && s.active[m.SessionID()] != nil
 }
 
-func (c *conductor) tryCreateImage(e *receiveEndpoint, m wire.Setup, control, source netip.AddrPort) error {
+func (c *conductor) tryCreateImage(e *receiveEndpoint, m wire.Setup, control, source netip.AddrPort, ti int) error {
 	mtu, termLength := int(m.MTU()), int(m.TermLength())
 	if err := checkMTU(mtu); err != nil {
 		return genericError(configuration, "ERROR - %v", err)
@@ -186,7 +190,7 @@ func (c *conductor) tryCreateImage(e *receiveEndpoint, m wire.Setup, control, so
 		}
 	}
 	corr := c.ring.NextCorrelationID()
-	group := first.group == inferTrue || first.group == inferInfer && (e.ch.multicast || m.Flags()&wire.SetupFlagGroup != 0)
+	group := first.group == inferTrue || first.group == inferInfer && (e.multicastOn(ti) || m.Flags()&wire.SetupFlagGroup != 0)
 	log, err := c.newRawLog(filepath.Join(c.opts.Dir, imagesDir), corr, termLength, oldest.sparse)
 	if err != nil {
 		for _, p := range positions {
@@ -197,7 +201,7 @@ func (c *conductor) tryCreateImage(e *receiveEndpoint, m wire.Setup, control, so
 	log.initMetadata(&logMetadata{
 		logType: logbuffer.TypeImage, sessionID: sessionID, streamID: streamID, initialTermID: m.InitialTermID(),
 		termOffset: m.TermOffset(), mtu: int32(mtu), registrationID: corr,
-		socketRcvbuf: int32(e.sock.RcvBuf()), socketSndbuf: int32(e.sock.SndBuf()),
+		socketRcvbuf: int32(e.rcvbufLength(c)), socketSndbuf: int32(e.sndbufLength(c)),
 		receiverWindow: int32(window), tether: first.tether, rejoin: first.rejoin, reliable: first.reliable,
 		sparse: oldest.sparse, group: group, isResponse: first.isResponse,
 		untetheredWindowLimitNs: first.params.untetheredWindowNs, untetheredLingerNs: first.params.untetheredLingerNs,
@@ -234,6 +238,9 @@ func (c *conductor) tryCreateImage(e *receiveEndpoint, m wire.Setup, control, so
 		nextSMPosition: join, nextSMWindow: int32(window), lastSMPosition: join,
 		lastOverrunLimit: join + int64(termLength>>1), cleanPosition: join,
 		reportEntry: -1, reportEnabled: c.lossReport != nil,
+	}
+	if e.mds != nil {
+		img.initConnections(e, ti, control, c.nowNs)
 	}
 	img.loss = newLossDetector(c.delayGenerator(e.ch, group, first.reliable))
 	img.onGap = img.onGapDetected
@@ -294,7 +301,7 @@ func (c *conductor) delayGenerator(ch *udpChannel, group, reliable bool) delayGe
 // the last status message allowed or behind it is dropped and counted; a
 // heartbeat only refreshes liveness and the high-water mark, and carries
 // the end of stream.
-func (img *publicationImage) insertPacket(r *receiver, termID, termOffset int32, p []byte, from netip.AddrPort) {
+func (img *publicationImage) insertPacket(r *receiver, termID, termOffset int32, p []byte, from netip.AddrPort, ti int) {
 	if termID-img.initialTermID < 0 || img.rejection != "" {
 		return
 	}
@@ -329,9 +336,16 @@ func (img *publicationImage) insertPacket(r *receiver, termID, termOffset int32,
 		}
 		img.lastPacketNs = now
 		img.connLastFrameNs = now
+		if img.conns != nil {
+			img.trackConnection(ti, from, now)
+		}
 		if wire.IsEndOfStream(p) {
 			img.connEOSPosition, img.connEOS = packetPos, true
-			if !img.isEndOfStream {
+			if img.conns != nil {
+				img.conns[ti].eos, img.conns[ti].eosPosition = true, packetPos
+			}
+			if !img.isEndOfStream && img.allConnectedEOS() {
+				img.connEOSPosition = img.eosPosition()
 				if wire.IsRevoked(p) {
 					img.log.meta[logbuffer.IsPublicationRevokedOffset] = 1
 					r.counters.AddValue(sysPublicationImagesRevoked, 1)
@@ -350,11 +364,17 @@ func (img *publicationImage) insertPacket(r *receiver, termID, termOffset int32,
 		r.counters.AddValue(sysFlowControlUnderRuns, 1)
 		if packetPos >= img.lastSMPosition-int64(img.windowLength) {
 			img.connLastFrameNs = now
+			if img.conns != nil {
+				img.trackConnection(ti, from, now)
+			}
 		}
 		return
 	}
 	img.lastPacketNs = now
 	img.connLastFrameNs = now
+	if img.conns != nil {
+		img.trackConnection(ti, from, now)
+	}
 	term := img.log.terms[logbuffer.IndexByPosition(packetPos, img.bitsToShift)]
 	insertFrames(term, int(termOffset), p)
 	r.proposeMax(img.hwm, proposed)
@@ -503,14 +523,14 @@ func (img *publicationImage) sendPendingStatusMessage(r *receiver, nowNs int64) 
 		r.errFrame = wire.AppendErr(r.errFrame[:0], img.sessionID, img.streamID, img.ep.receiverID, img.ep.groupTag,
 			img.ep.hasGroup, int32(aeron.ErrorCodeImageRejected), img.rejection)
 		r.counters.AddValue(sysErrorFramesSent, 1)
-		img.ep.sendControl(r.driverContext, r.errFrame, img.control)
+		img.sendToSources(r.driverContext, r.errFrame)
 		img.nextSMDeadlineNs = nowNs + img.smTimeoutNs
 		return 1
 	}
 	if timedOut && img.hasResponseSession {
 		b := r.ctl[:wire.RspSetupLength]
 		wire.PutRspSetup(b, img.sessionID, img.streamID, img.responseSessionID)
-		img.ep.sendControl(r.driverContext, b, img.control)
+		img.sendToSources(r.driverContext, b)
 	}
 	if !img.smScheduled && !timedOut {
 		return 0
@@ -524,7 +544,7 @@ func (img *publicationImage) sendPendingStatusMessage(r *receiver, nowNs int64) 
 		f.Flags = wire.SMFlagEndOfStream
 	}
 	n := wire.PutSM(r.ctl[:], &f)
-	img.ep.sendControl(r.driverContext, r.ctl[:n], img.control)
+	img.sendToSources(r.driverContext, r.ctl[:n])
 	r.counters.AddValue(sysStatusMessagesSent, 1)
 	img.smScheduled = false
 	img.lastSMPosition = pos
@@ -535,11 +555,13 @@ func (img *publicationImage) sendPendingStatusMessage(r *receiver, nowNs int64) 
 }
 
 // updateActiveTransportCount stores in the log how many of the image's
-// sources sent a frame within the liveness timeout (0 or 1: no
-// multi-destination subscriptions here).
+// sources sent a frame within the liveness timeout (one per destination
+// of a multi-destination subscription).
 func (img *publicationImage) updateActiveTransportCount(nowNs int64) {
 	n := int32(0)
-	if img.connLastFrameNs+img.livenessNs-nowNs > 0 {
+	if img.conns != nil {
+		n = img.activeConnections(nowNs)
+	} else if img.connLastFrameNs+img.livenessNs-nowNs > 0 {
 		n = 1
 	}
 	if shm.GetInt32(img.log.meta, logbuffer.ActiveTransportCountOffset) != n {
@@ -561,7 +583,7 @@ func (img *publicationImage) processPendingLoss(r *receiver) int {
 	if img.reliable {
 		b := r.ctl[:wire.NakLength]
 		wire.PutNak(b, img.sessionID, img.streamID, img.lossTermID, img.lossOffset, img.lossLength)
-		img.ep.sendControl(r.driverContext, b, img.control)
+		img.sendToSources(r.driverContext, b)
 		r.counters.AddValue(sysNaksSent, 1)
 		r.counters.AddValue(img.naksID, 1)
 	} else {

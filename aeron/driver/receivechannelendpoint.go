@@ -81,30 +81,31 @@ type receiveEndpoint struct {
 	responseByStream map[int32]int
 	imageRefCount    int
 	closing          bool
+
+	// mds holds the destinations of a multi-destination subscription
+	// (control-mode=manual): sock is nil and each destination has its
+	// own (mds.go).
+	mds *multiRcvDestination
 }
 
 // open opens a receive endpoint's socket: bound to the
 // endpoint (an ephemeral port when the channel has only a control
 // address), or a multicast group joined on the interface.
 func (e *receiveEndpoint) open(c *conductor, rcvbuf, sndbuf int) error {
-	ch := e.ch
+	var err error
+	e.sock, err = c.openReceiveSocket(e.ch, rcvbuf, sndbuf)
+	return err
+}
+
+// openReceiveSocket opens the socket a channel receives on (an endpoint's,
+// or a multi-destination subscription's destination's).
+func (c *conductor) openReceiveSocket(ch *udpChannel, rcvbuf, sndbuf int) (*udp.Socket, error) {
 	o := udp.Options{Bind: ch.remoteData, RcvBuf: rcvbuf, SndBuf: sndbuf}
 	if ch.multicast {
 		o = udp.Options{Bind: netip.AddrPortFrom(netip.Addr{}, ch.remoteData.Port()), Group: ch.remoteData.Addr(),
 			Interface: ch.ifaceAddr, MulticastIF: ch.ifaceAddr, TTL: c.multicastTTL(ch), RcvBuf: rcvbuf, SndBuf: sndbuf}
 	}
-	var err error
-	e.sock, err = udp.Open(o)
-	return err
-}
-
-// controlAddress is where a source's control frames go: its address for
-// unicast, the channel's control group for multicast.
-func (e *receiveEndpoint) controlAddress(from netip.AddrPort) netip.AddrPort {
-	if e.ch.multicast {
-		return e.ch.remoteControl
-	}
-	return from
+	return udp.Open(o)
 }
 
 // explicitControl is the address an endpoint with control= sends its
@@ -207,6 +208,7 @@ type pendingSetup struct {
 	control             netip.AddrPort
 	periodic            bool
 	timeNs              int64
+	ti                  int // the destination it was asked on (0 unless MDS)
 }
 
 func (r *receiver) removePendingSetup(i int) {
@@ -233,7 +235,7 @@ func (r *receiver) checkPendingSetups(nowNs int64) {
 			r.removePendingSetup(i)
 		} else if len(p.ep.streams) > 0 {
 			p.timeNs = nowNs
-			p.ep.sendSetupEliciting(r.driverContext, p.control, p.sessionID, p.streamID)
+			p.ep.sendSetupElicitingOn(r.driverContext, p.ti, p.control, p.sessionID, p.streamID)
 		}
 	}
 }
@@ -241,7 +243,16 @@ func (r *receiver) checkPendingSetups(nowNs int64) {
 // pollData reads the datagrams waiting on a receive endpoint and
 // dispatches them (DataTransportPoller.receive). It returns the bytes read.
 func (r *receiver) pollData(e *receiveEndpoint) int {
-	n := r.recvInto(e.sock)
+	if e.mds != nil {
+		return r.pollDestinations(e)
+	}
+	return r.pollSocket(e, e.sock, 0)
+}
+
+// pollSocket reads the datagrams waiting on one socket of a receive
+// endpoint (its own, or destination ti's) and dispatches them.
+func (r *receiver) pollSocket(e *receiveEndpoint, sock *udp.Socket, ti int) int {
+	n := r.recvInto(sock)
 	b := r.recvBatch
 	total := 0
 	for i := range n {
@@ -254,7 +265,7 @@ func (r *receiver) pollData(e *receiveEndpoint) int {
 		if len(r.incoming) > 0 && r.dropIncoming(p) {
 			continue
 		}
-		e.onDataDatagram(r, p, b.From(i))
+		e.onDatagram(r, p, b.From(i), ti)
 	}
 	return total
 }
@@ -270,6 +281,12 @@ func (r *receiver) pollData(e *receiveEndpoint) int {
 // panic is recovered here, between datagrams, counted in the errors
 // counter and written to the error log, and the driver goes on.
 func (e *receiveEndpoint) onDataDatagram(r *receiver, p []byte, from netip.AddrPort) {
+	e.onDatagram(r, p, from, 0)
+}
+
+// onDatagram is onDataDatagram for a datagram read on transport ti (a
+// multi-destination subscription's destination; 0 otherwise).
+func (e *receiveEndpoint) onDatagram(r *receiver, p []byte, from netip.AddrPort, ti int) {
 	defer func() {
 		if v := recover(); v != nil {
 			r.recoverDatagram(v, p)
@@ -279,17 +296,21 @@ func (e *receiveEndpoint) onDataDatagram(r *receiver, p []byte, from netip.AddrP
 		r.counters.AddValue(sysInvalidPackets, 1)
 		return
 	}
+	e.channelOn(ti).resolvedNs = r.nowNs // activity: no re-resolution due (resolution.go)
 	switch wire.Header(p).Type() {
 	case wire.TypeData, wire.TypePad:
-		e.onDataPacket(r, p, from)
+		if e.ch.rcvTs.enabled {
+			e.ch.rcvTs.applyReceive(p, epochNanos())
+		}
+		e.onDataPacket(r, p, from, ti)
 	case wire.TypeSetup:
 		if !wire.ValidSetup(wire.Setup(p)) {
 			r.counters.AddValue(sysInvalidPackets, 1)
 			return
 		}
-		e.onSetup(r, wire.Setup(p), from)
+		e.onSetup(r, wire.Setup(p), from, ti)
 	case wire.TypeRTTM:
-		e.onRTTM(r, wire.RTTM(p), from)
+		e.onRTTM(r, wire.RTTM(p), from, ti)
 	}
 }
 
@@ -332,7 +353,7 @@ func panicTrace() string {
 // onDataPacket is DataPacketDispatcher.onDataPacket: data of an active
 // image goes in; data of an unknown session of a stream someone wants
 // (and not at its end) asks its source for SETUP.
-func (e *receiveEndpoint) onDataPacket(r *receiver, p []byte, from netip.AddrPort) {
+func (e *receiveEndpoint) onDataPacket(r *receiver, p []byte, from netip.AddrPort, ti int) {
 	h := wire.Data(p)
 	s := e.streams[h.StreamID()]
 	if s == nil {
@@ -340,7 +361,7 @@ func (e *receiveEndpoint) onDataPacket(r *receiver, p []byte, from netip.AddrPor
 	}
 	session := h.SessionID()
 	if img := s.active[session]; img != nil {
-		img.insertPacket(r, h.TermID(), h.TermOffset(), p, from)
+		img.insertPacket(r, h.TermID(), h.TermOffset(), p, from, ti)
 		return
 	}
 	if wire.IsEndOfStream(p) {
@@ -359,22 +380,25 @@ func (e *receiveEndpoint) onDataPacket(r *receiver, p []byte, from netip.AddrPor
 		return
 	}
 	s.states[session] = sessionPendingSetup
-	control := e.controlAddress(from)
-	e.sendSetupEliciting(r.driverContext, control, session, h.StreamID())
+	control := e.controlAddressOn(ti, from)
+	e.sendSetupElicitingOn(r.driverContext, ti, control, session, h.StreamID())
 	r.pendingSetups = append(r.pendingSetups, pendingSetup{ep: e, sessionID: session, streamID: h.StreamID(),
-		control: control, timeNs: r.nowNs})
+		control: control, timeNs: r.nowNs, ti: ti})
 }
 
 // onSetup is DataPacketDispatcher.onSetupMessage: a SETUP for a stream
 // someone wants, from a session with no image (or one asked for SETUP),
 // makes an image.
-func (e *receiveEndpoint) onSetup(r *receiver, m wire.Setup, from netip.AddrPort) {
+func (e *receiveEndpoint) onSetup(r *receiver, m wire.Setup, from netip.AddrPort, ti int) {
 	s := e.streams[m.StreamID()]
 	if s == nil {
 		return
 	}
 	session := m.SessionID()
-	if s.active[session] != nil {
+	if img := s.active[session]; img != nil {
+		if e.mds != nil {
+			img.addConnectionIfUnknown(ti, e.controlAddressOn(ti, from), r.nowNs)
+		}
 		return
 	}
 	st, known := s.states[session]
@@ -392,11 +416,11 @@ func (e *receiveEndpoint) onSetup(r *receiver, m wire.Setup, from netip.AddrPort
 			"aeron.driver.stream.session.limit=%d", m.StreamID(), r.opts.StreamSessionLimit))
 		return
 	}
-	if e.ch.multicast && e.sock.TTL() < int(m.TTL()) && e.sock.TTL() != 0 {
+	if sock := e.socketOn(ti); e.multicastOn(ti) && sock.TTL() < int(m.TTL()) && sock.TTL() != 0 {
 		r.counters.AddValue(sysPossibleTTLAsymmetry, 1)
 	}
 	s.states[session] = sessionInitInProgress
-	if !r.conductor.createImage(e, m, e.controlAddress(from), from) && s.states[session] == sessionInitInProgress {
+	if !r.conductor.createImage(e, m, e.controlAddressOn(ti, from), from, ti) && s.states[session] == sessionInitInProgress {
 		// No image: a later SETUP of the session may try again.
 		delete(s.states, session)
 	}
@@ -404,7 +428,7 @@ func (e *receiveEndpoint) onSetup(r *receiver, m wire.Setup, from netip.AddrPort
 
 // onRTTM answers a sender's measurement request, or hands a reply
 // to its image's congestion control (none with the static window).
-func (e *receiveEndpoint) onRTTM(r *receiver, m wire.RTTM, from netip.AddrPort) {
+func (e *receiveEndpoint) onRTTM(r *receiver, m wire.RTTM, from netip.AddrPort, ti int) {
 	if id := m.ReceiverID(); id != e.receiverID && id != 0 {
 		return
 	}
@@ -415,13 +439,22 @@ func (e *receiveEndpoint) onRTTM(r *receiver, m wire.RTTM, from netip.AddrPort) 
 	if m.Flags()&wire.RTTMFlagReply != 0 {
 		b := r.ctl[:wire.RTTMLength]
 		wire.PutRTTM(b, 0, m.SessionID(), m.StreamID(), m.EchoTimestampNs(), 0, e.receiverID)
-		e.sendControl(r.driverContext, b, e.controlAddress(from))
+		e.sendControlOn(r.driverContext, ti, b, e.controlAddressOn(ti, from))
 	}
 }
 
 // sendControl sends a control frame from the endpoint's socket.
 func (e *receiveEndpoint) sendControl(x *driverContext, b []byte, to netip.AddrPort) {
-	n, err := e.sock.SendTo(b, to)
+	e.sendControlOn(x, 0, b, to)
+}
+
+// sendControlOn sends a control frame from the socket of transport ti.
+func (e *receiveEndpoint) sendControlOn(x *driverContext, ti int, b []byte, to netip.AddrPort) {
+	sock := e.socketOn(ti)
+	if sock == nil {
+		return
+	}
+	n, err := sock.SendTo(b, to)
 	x.onSendError(err, to)
 	if n != len(b) {
 		x.counters.AddValue(sysShortSends, 1)
@@ -431,8 +464,13 @@ func (e *receiveEndpoint) sendControl(x *driverContext, b []byte, to netip.AddrP
 // sendSetupEliciting sends a status message with the SEND_SETUP flag,
 // position 0 and window 0.
 func (e *receiveEndpoint) sendSetupEliciting(x *driverContext, to netip.AddrPort, sessionID, streamID int32) {
+	e.sendSetupElicitingOn(x, 0, to, sessionID, streamID)
+}
+
+// sendSetupElicitingOn is sendSetupEliciting from transport ti's socket.
+func (e *receiveEndpoint) sendSetupElicitingOn(x *driverContext, ti int, to netip.AddrPort, sessionID, streamID int32) {
 	f := wire.SMFields{Flags: wire.SMFlagSendSetup, SessionID: sessionID, StreamID: streamID,
 		ReceiverID: e.receiverID, GroupTag: e.groupTag, HasGroupTag: e.hasGroup}
 	n := wire.PutSM(x.ctl[:], &f)
-	e.sendControl(x, x.ctl[:n], to)
+	e.sendControlOn(x, ti, x.ctl[:n], to)
 }

@@ -98,6 +98,9 @@ func (e *sendEndpoint) open(c *conductor, rcvbuf, sndbuf int) error {
 // destination of a multi-destination channel. It returns the bytes the
 // kernel took (less than len(p) is a short send).
 func (e *sendEndpoint) sendTo(s *sender, p []byte, responseAddr netip.AddrPort, isResponse bool) int {
+	if e.ch.sndTs.enabled {
+		e.ch.sndTs.applySend(p)
+	}
 	switch {
 	case isResponse:
 		if !responseAddr.IsValid() {

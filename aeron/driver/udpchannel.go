@@ -59,6 +59,11 @@ type udpChannel struct {
 	nakDelayNs                  int64
 	hasGroupTag                 bool
 	groupTag                    int64
+	rcvTs, sndTs                channelTimestamp // channel-rcv-ts-offset, channel-snd-ts-offset (timestamps.go)
+	// resolvedNs: a send channel's endpoint was last re-resolved then; a
+	// receive channel's control address then, or a frame came from it
+	// (resolution.go).
+	resolvedNs int64
 }
 
 func (c *udpChannel) String() string { return c.uri.raw }
@@ -105,11 +110,11 @@ func (c *conductor) parseUDPChannel(u *channelURI, isDestination bool) (*udpChan
 	if err := validateUDPParams(u); err != nil {
 		return nil, err
 	}
-	endpoint, hasEndpoint, err := resolveAddrParam(u, aeron.ParamEndpoint)
+	endpoint, hasEndpoint, err := c.resolveAddrParam(u, aeron.ParamEndpoint)
 	if err != nil {
 		return nil, err
 	}
-	control, hasControl, err := resolveAddrParam(u, aeron.ParamControl)
+	control, hasControl, err := c.resolveAddrParam(u, aeron.ParamControl)
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +155,12 @@ func (c *conductor) parseUDPChannel(u *channelURI, isDestination bool) (*udpChan
 			return nil, udpChannelError(illegalArgument, "'%s' does not contain a valid long value", paramGroupTag)
 		}
 		cl.hasGroupTag = true
+	}
+	if cl.rcvTs, err = parseChannelTimestamp(u, paramChannelRcvTsOff); err != nil {
+		return nil, err
+	}
+	if cl.sndTs, err = parseChannelTimestamp(u, paramChannelSndTsOff); err != nil {
+		return nil, err
 	}
 	requiresSuffix := !isDestination && (!hasEndpoint && !hasControl ||
 		hasEndpoint && endpoint.Port() == 0 || hasControl && control.Port() == 0)
@@ -289,38 +300,6 @@ func hostString(a netip.AddrPort) string {
 // sourceIdentity is an image's source as Configuration.sourceIdentity
 // writes it: the sender's host string and port.
 func sourceIdentity(a netip.AddrPort) string { return hostString(a) }
-
-// resolveAddrParam parses and resolves an endpoint or control value:
-// host:port or [ipv6]:port (SocketAddressParser). Host names are looked up
-// synchronously (a deliberate difference: the Java driver resolves them on
-// an executor).
-func resolveAddrParam(u *channelURI, name string) (netip.AddrPort, bool, error) {
-	v, ok := u.Get(name)
-	if !ok {
-		return netip.AddrPort{}, false, nil
-	}
-	a, err := resolveHostPort(name, v)
-	if err != nil {
-		return netip.AddrPort{}, true, err
-	}
-	return a, true, nil
-}
-
-func resolveHostPort(name, v string) (netip.AddrPort, error) {
-	host, portStr, err := net.SplitHostPort(v)
-	if err != nil {
-		return netip.AddrPort{}, udpChannelError(illegalArgument, "invalid %s: %s", name, v)
-	}
-	port, err := strconv.ParseUint(portStr, 10, 16)
-	if err != nil {
-		return netip.AddrPort{}, udpChannelError(illegalArgument, "invalid port in %s: %s", name, v)
-	}
-	ip, err := resolveHost(host)
-	if err != nil {
-		return netip.AddrPort{}, protocolError(aeron.ErrorCodeUnknownHost, "unresolved - %s=%s, name-resolver=DefaultNameResolver", name, v)
-	}
-	return netip.AddrPortFrom(ip, uint16(port)), nil
-}
 
 func resolveHost(host string) (netip.Addr, error) {
 	if ip, err := netip.ParseAddr(host); err == nil {

@@ -58,8 +58,10 @@ func runScenarios(t *testing.T, j *Java, dir string, args ...string) map[string]
 // (publications of both kinds, tryClaim, fragments up to the max message
 // length, controlled poll, counters, IPC response channels, image
 // unavailable, error codes, session ids; on UDP a busy port then freed,
-// tags mismatches refused, so-rcvbuf equal to the default) against
-// goblin's Go driver and,
+// tags mismatches refused, so-rcvbuf equal to the default, a
+// multi-destination subscription over two destinations of a manual MDC
+// publication with one removed mid-stream, channel send and receive
+// timestamps) against goblin's Go driver and,
 // in the same run, against the Java driver, and demands the same outcome:
 // every scenario passes on both, with the same error codes.
 func TestJavaClientOnGoDriver(t *testing.T) {
@@ -71,8 +73,8 @@ func TestJavaClientOnGoDriver(t *testing.T) {
 		"java": runScenarios(t, j, javadrv.Dir()),
 	}
 	for _, drv := range []string{"go", "java"} {
-		if len(got[drv]) != 13 {
-			t.Errorf("%s driver: %d scenarios reported, want 13", drv, len(got[drv]))
+		if len(got[drv]) != 15 {
+			t.Errorf("%s driver: %d scenarios reported, want 15", drv, len(got[drv]))
 		}
 		for name, line := range got[drv] {
 			if !strings.HasPrefix(line, "PASS") {
@@ -83,7 +85,7 @@ func TestJavaClientOnGoDriver(t *testing.T) {
 		}
 	}
 	// Details that do not depend on random ids must agree.
-	for _, name := range []string{"errors", "controlled", "fragments", "concurrent", "exclusive", "unavailable"} {
+	for _, name := range []string{"errors", "controlled", "fragments", "concurrent", "exclusive", "unavailable", "mds", "timestamps"} {
 		if g, j := got["go"][name], got["java"][name]; g != j {
 			t.Errorf("%s differs:\n  go driver:   %s\n  java driver: %s", name, g, j)
 		}

@@ -79,7 +79,7 @@ public final class DriverScenarios
         rcvbuf = args.str("rcvbuf", "128k");
         final String only = args.str("scenarios",
             "concurrent,exclusive,claim,fragments,controlled,counters,response,unavailable,errors,session," +
-            "busyport,tags,sockbuf");
+            "busyport,tags,sockbuf,mds,timestamps");
 
         final Aeron.Context ctx = new Aeron.Context()
             .errorHandler(t -> EVENTS.add("error " + t))
@@ -135,6 +135,8 @@ public final class DriverScenarios
             case "busyport" -> DriverScenarios::busyPort;
             case "tags" -> DriverScenarios::tags;
             case "sockbuf" -> DriverScenarios::sockbuf;
+            case "mds" -> DriverScenarios::mds;
+            case "timestamps" -> DriverScenarios::timestamps;
             default -> throw new IllegalArgumentException("unknown scenario " + name);
         };
     }
@@ -645,6 +647,147 @@ public final class DriverScenarios
             expectMessage(() -> aeron.addSubscription(channel + "|so-rcvbuf=192k", stream + 2), "so-rcvbuf");
         }
         return "so-rcvbuf=" + rcvbuf + " shared";
+    }
+
+    private static int freePort() throws Exception
+    {
+        try (java.net.DatagramSocket probe = new java.net.DatagramSocket(new java.net.InetSocketAddress("127.0.0.1", 0)))
+        {
+            return probe.getLocalPort();
+        }
+    }
+
+    /**
+     * A multi-destination subscription (control-mode=manual) with two UDP destinations; a manual MDC publication
+     * sends every datagram to both (multipath), which make one image with two active transports. Half way through,
+     * one destination is removed: every message still arrives once and in order.
+     */
+    private static String mds(final Aeron aeron) throws Exception
+    {
+        final int stream = stream();
+        final String a = "aeron:udp?endpoint=127.0.0.1:" + freePort();
+        final String b = "aeron:udp?endpoint=127.0.0.1:" + freePort();
+        final int count = 4000;
+        try (Subscription sub = aeron.addSubscription("aeron:udp?control-mode=manual", stream))
+        {
+            sub.addDestination(a);
+            sub.addDestination(b);
+            await("two local socket addresses", () -> 2 == sub.localSocketAddresses().size());
+            try (ExclusivePublication pub = aeron.addExclusivePublication(
+                "aeron:udp?control-mode=manual|term-length=" + term, stream))
+            {
+                pub.addDestination(a);
+                pub.addDestination(b);
+                await("connected", () -> pub.isConnected() && 1 == sub.imageCount());
+                final Image image = sub.imageAtIndex(0);
+                await("two active transports", () -> 2 == image.activeTransportCount());
+                final UnsafeBuffer buf = new UnsafeBuffer(new byte[64]);
+                final long[] next = { 0 };
+                final int[] bad = { 0 };
+                final FragmentAssembler asm = new FragmentAssembler((buffer, offset, length, header) ->
+                {
+                    if (buffer.getLong(offset) != next[0])
+                    {
+                        bad[0]++;
+                    }
+                    next[0]++;
+                });
+                long sent = 0;
+                boolean removed = false;
+                final long deadline = Common.deadline(timeoutMs);
+                final IdleStrategy idle = new SleepingMillisIdleStrategy(1);
+                while (next[0] < count)
+                {
+                    if (Common.past(deadline))
+                    {
+                        throw new Failure("timed out: sent " + sent + " received " + next[0]);
+                    }
+                    int work = 0;
+                    if (sent < count)
+                    {
+                        buf.putLong(0, sent);
+                        if (pub.offer(buf, 0, buf.capacity()) > 0)
+                        {
+                            sent++;
+                            work++;
+                        }
+                    }
+                    work += sub.poll(asm, 100);
+                    if (!removed && next[0] >= count / 2)
+                    {
+                        sub.removeDestination(a);
+                        removed = true;
+                    }
+                    idle.idle(work);
+                }
+                check(0 == bad[0], bad[0] + " messages lost, repeated or out of order");
+                check(1 == sub.imageCount(), "images " + sub.imageCount());
+                await("one local socket address", () -> 1 == sub.localSocketAddresses().size());
+                await("one active transport", () -> 1 == image.activeTransportCount());
+                return "multipath=2 removed-mid-stream count=" + count;
+            }
+        }
+    }
+
+    private static long epochNanos()
+    {
+        final java.time.Instant now = java.time.Instant.now();
+        return now.getEpochSecond() * 1_000_000_000L + now.getNano();
+    }
+
+    /**
+     * channel-snd-ts-offset=8 on a publication and channel-rcv-ts-offset=reserved on a subscription: each message
+     * arrives with the sender's clock in payload bytes 8..16 and the receiver's in the reserved value, inside the
+     * scenario's window (1 ms slack for the clocks' precision), the send no later than the receive; the other
+     * payload bytes arrive as sent.
+     */
+    private static String timestamps(final Aeron aeron) throws Exception
+    {
+        final int stream = stream();
+        final String endpoint = "aeron:udp?endpoint=127.0.0.1:" + freePort();
+        try (Subscription sub = aeron.addSubscription(endpoint + "|channel-rcv-ts-offset=reserved", stream);
+            ExclusivePublication pub = aeron.addExclusivePublication(
+                endpoint + "|channel-snd-ts-offset=8|term-length=" + term, stream))
+        {
+            await("connected", () -> pub.isConnected() && 1 == sub.imageCount());
+            final long slack = 1_000_000L;
+            final long before = epochNanos() - slack;
+            final UnsafeBuffer buf = new UnsafeBuffer(new byte[64]);
+            for (int i = 0; i < buf.capacity(); i++)
+            {
+                buf.putByte(i, (byte)(i + 1));
+            }
+            final long[] stamps = new long[2];
+            final int[] got = { 0 };
+            final int[] bad = { 0 };
+            for (int m = 0; m < 20; m++)
+            {
+                offer(pub, buf, buf.capacity());
+                final int want = m + 1;
+                await("message " + m, () ->
+                {
+                    sub.poll((buffer, offset, length, header) ->
+                    {
+                        for (int i = 0; i < length; i++)
+                        {
+                            if ((i < 8 || i >= 16) && buffer.getByte(offset + i) != (byte)(i + 1))
+                            {
+                                bad[0]++;
+                            }
+                        }
+                        stamps[0] = buffer.getLong(offset + 8);
+                        stamps[1] = header.reservedValue();
+                        got[0]++;
+                    }, 1);
+                    return got[0] == want;
+                });
+                final long after = epochNanos() + slack;
+                check(0 == bad[0], "payload bytes outside the stamp changed");
+                check(stamps[0] >= before && stamps[0] <= after && stamps[1] >= stamps[0] && stamps[1] <= after,
+                    "message " + m + ": send " + stamps[0] + " receive " + stamps[1] + " window " + before + ".." + after);
+            }
+            return "snd=payload+8 rcv=reserved count=20";
+        }
     }
 
     private static String expectMessage(final Add add, final String want)

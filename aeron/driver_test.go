@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -48,7 +49,27 @@ func needJavaDriver(t testing.TB, what string) {
 type testDriver struct {
 	dir string
 	cmd *exec.Cmd
-	out *bytes.Buffer
+	out *lockedBuffer
+}
+
+// lockedBuffer collects a driver's output: exec's copying goroutine writes
+// it while the test may read it (a failed connect prints it), so both take
+// the lock.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // startDriver starts the Java media driver for a test, or skips the test
@@ -86,7 +107,7 @@ func startDriver(t testing.TB, props ...string) *testDriver {
 		args = append(args, "-D"+p)
 	}
 	args = append(args, "io.aeron.driver.MediaDriver")
-	d := &testDriver{dir: dir, out: &bytes.Buffer{}}
+	d := &testDriver{dir: dir, out: &lockedBuffer{}}
 	d.cmd = exec.Command(java, args...)
 	d.cmd.Stdout = d.out
 	d.cmd.Stderr = d.out
@@ -113,7 +134,7 @@ func startGoDriver(t testing.TB, props []string) *testDriver {
 	for _, p := range props {
 		args = append(args, "-D"+p)
 	}
-	d := &testDriver{dir: dir, out: &bytes.Buffer{}}
+	d := &testDriver{dir: dir, out: &lockedBuffer{}}
 	d.cmd = exec.Command(bin, args...)
 	d.cmd.Stdout = d.out
 	d.cmd.Stderr = d.out

@@ -254,6 +254,7 @@ func (e *Engine) enableFeed(fresh bool) {
 	r := &e.repl
 	r.hist.CreateBacklog(fresh)
 	r.feed = true
+	e.hooked = true
 	for _, st := range e.dbs {
 		e.watchRemovals(st)
 	}
@@ -262,7 +263,11 @@ func (e *Engine) enableFeed(fresh bool) {
 // watchRemovals makes st report the keys it expires or evicts (a new
 // database, or every one when the backlog starts).
 func (e *Engine) watchRemovals(st *store.Store) {
-	if st == nil || !e.repl.feed {
+	if st == nil {
+		return
+	}
+	if !e.repl.feed && !e.kn.on {
+		st.OnRemove(nil)
 		return
 	}
 	st.OnRemove(func(key []byte, evicted bool) { e.removedKey(st, key, evicted) })
@@ -278,7 +283,13 @@ func (e *Engine) removedKey(st *store.Store, key []byte, evicted bool) {
 			break
 		}
 	}
-	if db < 0 || e.repl.upstream {
+	if db < 0 {
+		return
+	}
+	if e.kn.on {
+		e.notifyRemoved(db, key, evicted)
+	}
+	if !e.repl.feed || e.repl.upstream {
 		return
 	}
 	o := &e.o.Replication

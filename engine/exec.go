@@ -382,7 +382,7 @@ func (e *Engine) execute(s *Session, r *command.Request) {
 	e.cmd[r.Op].calls++
 	// CONFIG SET is timed even while the slow log is off: it may turn it
 	// on, and Redis logs it then.
-	if e.sampleLeft--; e.sampleLeft <= 0 || s.noTouch || len(e.watchers) > 0 || r.Op == command.OpConfigSet || e.repl.feed {
+	if e.sampleLeft--; e.sampleLeft <= 0 || s.noTouch || len(e.watchers) > 0 || r.Op == command.OpConfigSet || e.hooked {
 		e.executeSlow(s, r, h)
 		return
 	}
@@ -450,7 +450,15 @@ func (e *Engine) executeSlow(s *Session, r *command.Request, h handler) {
 		mods = e.mods()
 		e.repl.depth++
 	}
-	h(e, s, r)
+	if e.kn.on {
+		e.knBefore(s, s.db, r)
+		h(e, s, r)
+		e.knAfter(s.db, r)
+		e.kn.from = nil
+		e.cutSlow()
+	} else {
+		h(e, s, r)
+	}
 	if feeding {
 		e.repl.depth--
 		e.propagate(s, r, mods)

@@ -35,10 +35,14 @@ type pubsubState struct {
 	patterns []*subscribers          // PSUBSCRIBE's patterns, in order of first subscription
 	byPat    map[string]*subscribers // patterns by text
 
-	out  []byte     // what the session being served receives before its reply (see above)
-	only bool       // out is the whole answer: the command has no Reply
-	msg  []byte     // the message being published, formatted
-	cut  []*Session // subscribers to disconnect once the fan-out is done (cutSlow)
+	out  []byte // what the session being served receives before its reply (see above)
+	only bool   // out is the whole answer: the command has no Reply
+	// after, when not 0, is 1 + where in out the messages that go after
+	// the reply start (keyspace notifications Redis sends once the
+	// command has answered; notify.go).
+	after int
+	msg   []byte     // the message being published, formatted
+	cut   []*Session // subscribers to disconnect once the fan-out is done (cutSlow)
 
 	// client-output-buffer-limit's pubsub class: bytes, bytes, seconds.
 	hard, soft, softSecs int64

@@ -117,6 +117,7 @@ func New(o Options) (*Server, error) {
 		PubSubLog:         s.log,
 
 		Replication:             o.Replication,
+		NotifyKeyspaceEvents:    o.NotifyKeyspaceEvents,
 		LatencyMonitorThreshold: o.LatencyMonitorThreshold,
 		LatencyTrackingOff:      o.LatencyTrackingOff,
 		LatencyPercentiles:      o.LatencyPercentiles,

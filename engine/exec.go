@@ -450,7 +450,7 @@ func (e *Engine) executeSlow(s *Session, r *command.Request, h handler) {
 		mods = e.mods()
 		e.repl.depth++
 	}
-	if e.kn.on {
+	if e.kn.on && (len(e.ps.channels) > 0 || len(e.ps.patterns) > 0) { // nobody listens: no event to find
 		e.knBefore(s, s.db, r)
 		h(e, s, r)
 		e.knAfter(s.db, r)

@@ -410,6 +410,10 @@ func (e *Engine) replWords(r *command.Request) [][]byte {
 		}
 		e.repl.words = w
 		return w
+	case command.OpGetDel: // Redis 7.0 propagates it as DEL (getdelCommand)
+		w = append(w, wDel, r.Key)
+		e.repl.words = w
+		return w
 	case command.OpIncrByFloat:
 		if e.res.Kind == command.Bulk {
 			w = append(w, wSet, r.Key, e.res.Value, wKeepTTL)

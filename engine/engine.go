@@ -367,6 +367,7 @@ type Engine struct {
 	txArgs      [][]byte
 	txItems     []command.Item // EXEC's reply being built
 	txVals      []byte
+	txRaw       []byte   // EXEC's replies encoded, for a transaction that subscribed (cmd_tx.go)
 	lcsTable    []uint32 // LCS's dynamic programme
 	ld          longDouble
 

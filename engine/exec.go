@@ -454,6 +454,9 @@ func (e *Engine) executeSlow(s *Session, r *command.Request, h handler) {
 		e.knBefore(s, s.db, r)
 		h(e, s, r)
 		e.knAfter(s.db, r)
+		if len(e.ps.out) == 0 {
+			e.ps.after = 0 // nothing was published to s: no mark to keep
+		}
 		e.kn.from = nil
 		e.cutSlow()
 	} else {

@@ -153,7 +153,6 @@ type notifyState struct {
 	dstHad  bool // SMOVE: the destination held the member already
 	miss    bool // the command's missing keys are "keymiss" events
 	op      command.Op
-	inExec  int      // EXEC is running the commands: their replies go out after every message
 	strLen  int      // SETBIT: the string's length before
 	from    *Session // the client being served (its own messages go before its reply), nil in Tick
 	ch      []byte   // the channel being published to
@@ -362,11 +361,8 @@ func (e *Engine) knBefore(from *Session, db int, r *command.Request) {
 	k := &e.kn
 	k.from = from
 	k.keys, k.existed = k.keys[:0], k.existed[:0]
-	if k.inExec == 0 {
+	if !e.inExec {
 		e.ps.after = 0 // a mark left by a command whose messages no one received
-	}
-	if r.Op == command.OpExec {
-		k.inExec++
 	}
 	rule := knRules[r.Op]
 	k.miss = false
@@ -420,10 +416,10 @@ func (e *Engine) knMisses(db int, r *command.Request) {
 // replyHere marks that the messages published from now on go after the
 // reply of the client being served, where Redis adds the reply before it
 // notifies (RESP3 clients subscribed to their own keys see the
-// difference). Inside EXEC the replies go out together, after every
-// message.
+// difference); EXEC places each command's reply among its messages the
+// same way (cmd_tx.go).
 func (e *Engine) replyHere() {
-	if e.kn.from != nil && e.kn.inExec == 0 && e.ps.after == 0 {
+	if e.kn.from != nil && e.ps.after == 0 {
 		e.ps.after = len(e.ps.out) + 1
 	}
 }
@@ -434,9 +430,6 @@ func (e *Engine) existedAt(i int) bool { return i < len(e.kn.existed) && e.kn.ex
 // knAfter publishes the events of the command that has just run in
 // database db (see notifyState).
 func (e *Engine) knAfter(db int, r *command.Request) {
-	if r.Op == command.OpExec {
-		e.kn.inExec--
-	}
 	if e.kn.miss {
 		e.knMisses(db, r)
 	}

@@ -319,17 +319,23 @@ func (e *Engine) serveOne(s *Session) bool {
 		case command.OpBLPop, command.OpBRPop:
 			e.popKeyed(k, b.op == command.OpBLPop)
 			*nr = command.Request{Op: command.OpLPop, Key: k}
+			if e.kn.on {
+				e.knServed(b.db, b.op, k)
+			}
 		case command.OpBZPopMin, command.OpBZPopMax:
 			e.zpopKeyed(k, b.op == command.OpBZPopMax)
 			*nr = command.Request{Op: command.OpZPopMin, Key: k}
+			if e.kn.on {
+				e.knServed(b.db, b.op, k)
+			}
 		case command.OpBLMove, command.OpBRPopLPush:
-			e.lmove(s, e.moveRequest(k, b.op, b.rest))
+			e.servedWith(s, b.db, e.moveRequest(k, b.op, b.rest), (*Engine).lmove)
 		case command.OpBLMPop:
 			*nr = command.Request{Op: command.OpLMPop, Key: k, Args: b.rest, Amount: 1}
-			e.lmpop(s, nr)
+			e.servedWith(s, b.db, nr, (*Engine).lmpop)
 		case command.OpBZMPop:
 			*nr = command.Request{Op: command.OpZMPop, Key: k, Args: b.rest, Amount: 1}
-			e.zmpop(s, nr)
+			e.servedWith(s, b.db, nr, (*Engine).zmpop)
 		}
 		out := e.encodeRESP(e.blockOut[:0], s.resp3)
 		s.conn.Push(out)
@@ -346,6 +352,19 @@ func (e *Engine) serveOne(s *Session) bool {
 		return true
 	}
 	return false
+}
+
+// servedWith runs h for blocked s's pop r, with its keyspace
+// notifications when they are on.
+func (e *Engine) servedWith(s *Session, db int, r *command.Request, h handler) {
+	if !e.kn.on {
+		h(e, s, r)
+		return
+	}
+	e.knBefore(nil, db, r)
+	h(e, s, r)
+	e.knAfter(db, r)
+	e.cutSlow()
 }
 
 // unblockAt forgets the blocked client at e.blocked[i], keeping the

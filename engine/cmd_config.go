@@ -109,6 +109,7 @@ func (e *Engine) params() []Param {
 	e.paramList = append(e.paramList, e.limitParams()...)
 	e.paramList = append(e.paramList, e.outputLimitParam()) // Pub/Sub (pubsub.go)
 	e.paramList = append(e.paramList, e.latencyParams()...)
+	e.paramList = append(e.paramList, e.notifyParam()) // keyspace notifications (notify.go)
 	if e.o.Limits.MaxBulkLen == 0 {
 		e.paramList[8].Get = fixed(strconv.Itoa(512 << 20))
 	}

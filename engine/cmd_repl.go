@@ -110,7 +110,19 @@ type ReplicationOptions struct {
 	// LazyExpire is lazyfree-lazy-expire yes (expired keys go out as
 	// UNLINK, not DEL); LazyEviction likewise for evicted keys.
 	LazyExpire, LazyEviction bool
+	// SyncDelay is repl-diskless-sync-delay in seconds: a diskless full
+	// sync waits until a replica has waited this long, so replicas that
+	// arrive together share one snapshot (0, goblin's default: at once;
+	// Redis's default is 5).
+	SyncDelay int64
+	// BacklogTTL is repl-backlog-ttl in seconds: a primary that has had
+	// no replica this long frees its backlog (and takes a new replication
+	// id, as Redis does); nil: Redis's 3600; 0: never.
+	BacklogTTL *int64
 }
+
+// DefaultBacklogTTL is repl-backlog-ttl's default, Redis's.
+const DefaultBacklogTTL = 3600
 
 // replState is the engine's replication state; loop goroutine only.
 type replState struct {
@@ -151,6 +163,7 @@ type replState struct {
 	good     int        // replicas with a recent ACK
 
 	syncFull, syncPartialOK, syncPartialErr int64
+	noneSince                               int64 // unix ms since when a primary with a backlog has had no replica (repl-backlog-ttl)
 }
 
 // replica is one replica's state on the primary.
@@ -165,6 +178,7 @@ type replica struct {
 	legacy   bool  // came by SYNC: no +FULLRESYNC line
 	rdbPos   int   // how much of repl.rdb its transport has taken
 	softAt   int64 // when its queue went over the soft limit, 0: under it
+	since    int64 // unix ms when it asked for a sync (repl-diskless-sync-delay)
 }
 
 // replConf is what a client told with REPLCONF before its PSYNC.
@@ -184,6 +198,10 @@ func (e *Engine) initRepl() {
 	}
 	if o.MinReplicasLag <= 0 {
 		o.MinReplicasLag = DefaultMinReplicasLag
+	}
+	if o.BacklogTTL == nil {
+		ttl := int64(DefaultBacklogTTL)
+		o.BacklogTTL = &ttl
 	}
 	e.repl.hist = replication.NewState(o.BacklogSize)
 	e.repl.hist.ID = e.runID // until a first replica starts a history of its own
@@ -254,6 +272,7 @@ func (e *Engine) enableFeed(fresh bool) {
 	r := &e.repl
 	r.hist.CreateBacklog(fresh)
 	r.feed = true
+	e.hooked = true
 	for _, st := range e.dbs {
 		e.watchRemovals(st)
 	}
@@ -262,7 +281,11 @@ func (e *Engine) enableFeed(fresh bool) {
 // watchRemovals makes st report the keys it expires or evicts (a new
 // database, or every one when the backlog starts).
 func (e *Engine) watchRemovals(st *store.Store) {
-	if st == nil || !e.repl.feed {
+	if st == nil {
+		return
+	}
+	if !e.repl.feed && !e.kn.on {
+		st.OnRemove(nil)
 		return
 	}
 	st.OnRemove(func(key []byte, evicted bool) { e.removedKey(st, key, evicted) })
@@ -278,7 +301,13 @@ func (e *Engine) removedKey(st *store.Store, key []byte, evicted bool) {
 			break
 		}
 	}
-	if db < 0 || e.repl.upstream {
+	if db < 0 {
+		return
+	}
+	if e.kn.on {
+		e.notifyRemoved(db, key, evicted)
+	}
+	if !e.repl.feed || e.repl.upstream {
 		return
 	}
 	o := &e.o.Replication
@@ -379,6 +408,10 @@ func (e *Engine) replWords(r *command.Request) [][]byte {
 		if t >= 0 {
 			w = append(w, wAbsTTL)
 		}
+		e.repl.words = w
+		return w
+	case command.OpGetDel: // Redis 7.0 propagates it as DEL (getdelCommand)
+		w = append(w, wDel, r.Key)
 		e.repl.words = w
 		return w
 	case command.OpIncrByFloat:
@@ -637,7 +670,7 @@ func (e *Engine) psyncFrom(s *Session, id []byte, off int64, legacy bool) {
 		e.errText(command.Err, "NOMASTERLINK Can't SYNC while not connected with my master")
 		return
 	}
-	rp := &replica{s: s, ackAt: e.now}
+	rp := &replica{s: s, ackAt: e.now, since: e.now}
 	s.replica = rp
 	e.muteReply(s)
 	if !legacy && r.hist.Continue(string(id), off) {
@@ -663,7 +696,7 @@ func (e *Engine) psyncFrom(s *Session, id []byte, off int64, legacy bool) {
 		r.syncPartialErr++
 	}
 	r.syncFull++
-	if !r.feed {
+	if !r.feed || r.hist.Backlog() == nil { // none yet, or freed by repl-backlog-ttl
 		e.enableFeed(true)
 	}
 	rp.state = replWaitBgsave
@@ -682,14 +715,19 @@ func (e *Engine) startSync() {
 	}
 	var waiting []*replica
 	eof := !e.o.Replication.DisklessOff
+	longest := int64(-1)
 	for _, rp := range r.replicas {
 		if rp.state == replWaitBgsave {
 			waiting = append(waiting, rp)
 			eof = eof && rp.s.rconf.eof
+			longest = max(longest, e.now-rp.since)
 		}
 	}
 	if len(waiting) == 0 || e.snap.job != nil {
 		return
+	}
+	if d := e.o.Replication.SyncDelay; eof && d > 0 && longest < d*1000 {
+		return // repl-diskless-sync-delay: Tick starts it once a replica has waited that long
 	}
 	o := e.saveOptions()
 	o.Path = ""
@@ -770,7 +808,28 @@ func (e *Engine) tickRepl() int {
 		work = 1
 	}
 	e.wakeWaiters()
+	e.backlogTTL()
 	return work
+}
+
+// backlogTTL frees the backlog of a primary that has had no replica for
+// repl-backlog-ttl seconds, as Redis's replicationCron does: propagation
+// stops, and the next replica gets a full sync under a new id.
+func (e *Engine) backlogTTL() {
+	r := &e.repl
+	if len(r.replicas) > 0 || r.upstream || r.hist.Backlog() == nil {
+		r.noneSince = 0
+		return
+	}
+	if r.noneSince == 0 {
+		r.noneSince = e.now
+	}
+	if ttl := *e.o.Replication.BacklogTTL; ttl > 0 && e.now-r.noneSince > ttl*1000 {
+		r.hist.FreeBacklog()
+		r.feed, r.noneSince = false, 0
+		e.hooked = e.kn.on
+		e.o.Persistence.Log.Info("replication backlog freed: no replica for repl-backlog-ttl", "seconds", ttl)
+	}
 }
 
 // syncDone ends a full sync: the RDB's end (the mark, or the "$<len>"
@@ -1022,6 +1081,15 @@ func (e *Engine) noReplicas(r *command.Request) bool {
 func (e *Engine) infoReplication(w *infoWriter) {
 	r := &e.repl
 	w.str("role", "master")
+	e.infoReplicas(w)
+	w.str("master_failover_state", "no-failover")
+	w.b = r.hist.AppendInfo(w.b)
+}
+
+// infoReplicas writes connected_slaves and a line per replica (a
+// replica's INFO has them too, for its chained replicas).
+func (e *Engine) infoReplicas(w *infoWriter) {
+	r := &e.repl
 	w.int("connected_slaves", int64(len(r.replicas)))
 	if e.o.Replication.MinReplicas > 0 {
 		w.int("min_slaves_good_slaves", int64(r.good))
@@ -1041,8 +1109,6 @@ func (e *Engine) infoReplication(w *infoWriter) {
 		b = strconv.AppendInt(b, max(e.now-rp.ackAt, 0)/1000, 10)
 		w.b = append(b, '\r', '\n')
 	}
-	w.str("master_failover_state", "no-failover")
-	w.b = r.hist.AppendInfo(w.b)
 }
 
 // ReplicationStats are the primary's replication figures for metrics.
@@ -1119,5 +1185,7 @@ func (e *Engine) replParams() []Param {
 		intParam("min-replicas-max-lag", &o.MinReplicasLag, 0),
 		yesNoParam("lazyfree-lazy-expire", &o.LazyExpire, false),
 		yesNoParam("lazyfree-lazy-eviction", &o.LazyEviction, false),
+		intParam("repl-diskless-sync-delay", &o.SyncDelay, 0),
+		intParam("repl-backlog-ttl", o.BacklogTTL, 0),
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/goblin-kv/goblin/acl"
 	"github.com/goblin-kv/goblin/command"
@@ -188,13 +189,44 @@ func (e *Engine) infoReplica(w *infoWriter) bool {
 	if !e.follow.on || e.o.Replica.Control == nil {
 		return false
 	}
+	start := len(w.b)
 	w.b = e.o.Replica.Control.AppendInfo(w.b)
+	e.chainedInfo(w, start)
 	return true
+}
+
+// chainedInfo puts into the link's INFO lines (w.b[start:]) what only the
+// engine knows: connected_slaves and the lines of this replica's own
+// replicas, and the backlog it keeps for them (repl_backlog_*: a replica
+// keeps one from its first sync, as Redis's does).
+func (e *Engine) chainedInfo(w *infoWriter, start int) {
+	link := string(w.b[start:])
+	cs := strings.Index(link, "connected_slaves:")
+	bl := strings.Index(link, "repl_backlog_active:")
+	if cs < 0 || bl < cs {
+		return
+	}
+	csEnd := cs + strings.Index(link[cs:], "\r\n") + 2
+	w.b = append(w.b[:start], link[:cs]...)
+	e.infoReplicas(w)
+	w.b = append(w.b, link[csEnd:bl]...)
+	hist := e.repl.hist.AppendInfo(nil)
+	if i := bytes.Index(hist, []byte("repl_backlog_active:")); i >= 0 {
+		w.b = append(w.b, hist[i:]...)
+	}
 }
 
 // SetReplicaControl hands the engine the link to a primary (the server
 // makes it after the engine).
 func (e *Engine) SetReplicaControl(c ReplicaControl) { e.o.Replica.Control = c }
+
+// SetReplicaReadOnly is replica-read-only at run time (CONFIG SET): off
+// lets normal clients write on a replica.
+func (e *Engine) SetReplicaReadOnly(on bool) { e.o.Replica.WritableReplica = !on }
+
+// SetReplicaServeStale is replica-serve-stale-data at run time: off
+// answers MASTERDOWN while the link is down.
+func (e *Engine) SetReplicaServeStale(on bool) { e.o.Replica.NoStaleData = !on }
 
 // IsReplica reports whether the engine follows a primary.
 func (e *Engine) IsReplica() bool { return e.follow.on }

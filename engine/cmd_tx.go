@@ -151,9 +151,29 @@ func (e *Engine) exec(s *Session, _ *command.Request) {
 	e.inExec = true
 	defer func() { e.inExec = false }()
 	items, vals := e.txItems[:0], e.txVals[:0]
+	// A RESP client's transaction may subscribe, or receive its own
+	// messages: Redis writes those bytes where the command ran, inside
+	// EXEC's array (whose length counts commands, not replies). Each
+	// reply is also kept encoded, in case one does.
+	raw, pushed := s.Protocol == proto.RESP, false
+	e.txRaw = e.txRaw[:0]
 	for q := t.buf; len(q) >= 4; {
 		n := binary.LittleEndian.Uint32(q)
+		start := len(e.ps.out)
 		e.runQueued(s, q[4:4+n])
+		if raw {
+			msgs, post := e.ps.out[start:], []byte(nil)
+			if e.ps.after > 0 { // notifications Redis sends after the reply (notify.go)
+				msgs, post = e.ps.out[start:e.ps.after-1], e.ps.out[e.ps.after-1:]
+			}
+			pushed = pushed || len(e.ps.out) > start
+			e.txRaw = append(e.txRaw, msgs...)
+			if !e.ps.only {
+				e.txRaw = e.encodeRESP(e.txRaw, s.resp3)
+			}
+			e.txRaw = append(e.txRaw, post...)
+			e.ps.out, e.ps.only, e.ps.after = e.ps.out[:start], false, 0
+		}
 		items, vals = appendReply(items, vals, &e.res)
 		q = q[4+n:]
 	}
@@ -161,6 +181,14 @@ func (e *Engine) exec(s *Session, _ *command.Request) {
 	e.txItems, e.txVals = items, vals
 	e.res.Reset()
 	e.res.Kind, e.res.Integer, e.res.Items = command.Array, int64(t.n), items
+	if pushed {
+		e.ps.out = resp.AppendArray(e.ps.out, t.n)
+		e.ps.out = append(e.ps.out, e.txRaw...)
+		e.ps.only = true
+	}
+	if cap(e.txRaw) > maxKeptScratch {
+		e.txRaw = nil
+	}
 	t.n, t.buf = 0, t.buf[:0]
 	if cap(t.buf) > maxKeptScratch {
 		t.buf = nil

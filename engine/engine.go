@@ -130,6 +130,10 @@ type Options struct {
 	// Replica configures the replica side of replication (REPLICAOF,
 	// cmd_replica.go).
 	Replica ReplicaOptions
+	// NotifyKeyspaceEvents is notify-keyspace-events (notify.go): which
+	// keyspace notifications are published; "" none. An invalid value
+	// (see ValidNotifyKeyspaceEvents) is taken as "".
+	NotifyKeyspaceEvents string
 }
 
 // Stats are one transport's counters. Only the loop goroutine writes them
@@ -363,6 +367,7 @@ type Engine struct {
 	txArgs      [][]byte
 	txItems     []command.Item // EXEC's reply being built
 	txVals      []byte
+	txRaw       []byte   // EXEC's replies encoded, for a transaction that subscribed (cmd_tx.go)
 	lcsTable    []uint32 // LCS's dynamic programme
 	ld          longDouble
 
@@ -406,6 +411,10 @@ type Engine struct {
 	aclChans []acl.Channel // the channels of the request being checked
 	repl     replState     // replication, primary side (cmd_repl.go)
 	follow   followState   // the replica side of replication (cmd_replica.go)
+	kn       notifyState   // keyspace notifications (notify.go)
+	// hooked sends every command through executeSlow: replication
+	// propagates, or keyspace notifications are on.
+	hooked bool
 }
 
 // NewEngine returns an engine executing against st.
@@ -455,6 +464,9 @@ func NewEngine(st *store.Store, o Options) *Engine {
 	e.initPersist()
 	e.ps.init()
 	e.initRepl()
+	if f, ok := parseNotifyFlags(o.NotifyKeyspaceEvents); ok && f != 0 {
+		e.setNotifyFlags(f)
+	}
 	return e
 }
 
@@ -605,20 +617,23 @@ func (e *Engine) serveRESPReply(s *Session, args [][]byte, out []byte) []byte {
 // (pubsubState.out), then its reply unless out was the whole answer.
 func (e *Engine) pubsubReply(s *Session, out []byte) []byte {
 	only := e.ps.only
-	if s.mute == 0 {
-		out = append(out, e.ps.out...)
+	msgs, after := e.ps.out, []byte(nil)
+	if e.ps.after > 0 { // keyspace notifications Redis sends after the reply (notify.go)
+		msgs, after = msgs[:e.ps.after-1], msgs[e.ps.after-1:]
 	}
-	e.ps.out, e.ps.only = e.ps.out[:0], false
+	switch {
+	case s.mute != 0:
+		out = e.muted(s, out)
+	case only:
+		out = append(append(out, msgs...), after...)
+	default:
+		out = append(e.encodeRESP(append(out, msgs...), s.resp3), after...)
+	}
+	e.ps.out, e.ps.only, e.ps.after = e.ps.out[:0], false, 0
 	if cap(e.ps.out) > maxKeptScratch {
 		e.ps.out = nil
 	}
-	if s.mute != 0 {
-		return e.muted(s, out)
-	}
-	if only {
-		return out
-	}
-	return e.encodeRESP(out, s.resp3)
+	return out
 }
 
 // serveRESPRare handles a request that failed to decode or arrived inside

@@ -382,7 +382,7 @@ func (e *Engine) execute(s *Session, r *command.Request) {
 	e.cmd[r.Op].calls++
 	// CONFIG SET is timed even while the slow log is off: it may turn it
 	// on, and Redis logs it then.
-	if e.sampleLeft--; e.sampleLeft <= 0 || s.noTouch || len(e.watchers) > 0 || r.Op == command.OpConfigSet || e.repl.feed {
+	if e.sampleLeft--; e.sampleLeft <= 0 || s.noTouch || len(e.watchers) > 0 || r.Op == command.OpConfigSet || e.hooked {
 		e.executeSlow(s, r, h)
 		return
 	}
@@ -450,7 +450,18 @@ func (e *Engine) executeSlow(s *Session, r *command.Request, h handler) {
 		mods = e.mods()
 		e.repl.depth++
 	}
-	h(e, s, r)
+	if e.kn.on && (len(e.ps.channels) > 0 || len(e.ps.patterns) > 0) { // nobody listens: no event to find
+		e.knBefore(s, s.db, r)
+		h(e, s, r)
+		e.knAfter(s.db, r)
+		if len(e.ps.out) == 0 {
+			e.ps.after = 0 // nothing was published to s: no mark to keep
+		}
+		e.kn.from = nil
+		e.cutSlow()
+	} else {
+		h(e, s, r)
+	}
 	if feeding {
 		e.repl.depth--
 		e.propagate(s, r, mods)

@@ -8,6 +8,7 @@ import (
 	"github.com/goblin-kv/goblin/acl"
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/internal/glob"
+	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/redisconf"
 )
@@ -35,10 +36,14 @@ type pubsubState struct {
 	patterns []*subscribers          // PSUBSCRIBE's patterns, in order of first subscription
 	byPat    map[string]*subscribers // patterns by text
 
-	out  []byte     // what the session being served receives before its reply (see above)
-	only bool       // out is the whole answer: the command has no Reply
-	msg  []byte     // the message being published, formatted
-	cut  []*Session // subscribers to disconnect once the fan-out is done (cutSlow)
+	out  []byte // what the session being served receives before its reply (see above)
+	only bool   // out is the whole answer: the command has no Reply
+	// after, when not 0, is 1 + where in out the messages that go after
+	// the reply start (keyspace notifications Redis sends once the
+	// command has answered; notify.go).
+	after int
+	msg   []byte     // the message being published, formatted
+	cut   []*Session // subscribers to disconnect once the fan-out is done (cutSlow)
 
 	// client-output-buffer-limit's pubsub class: bytes, bytes, seconds.
 	hard, soft, softSecs int64
@@ -151,8 +156,13 @@ func (e *Engine) notify(s *Session, kind string, name []byte, null bool, count i
 // cannot send out of turn, or inside EXEC.
 func (e *Engine) canSubscribe(s *Session, r *command.Request) bool {
 	switch {
-	case e.inExec:
-		e.errText(command.Err, "ERR "+strings.ToUpper(command.Name(r.Op))+" inside MULTI is not supported by goblin")
+	case e.inExec && r.Op == command.OpSSubscribe:
+		// Redis 7.0 lets SUBSCRIBE and PSUBSCRIBE run in a transaction
+		// (their confirmations inside EXEC's reply), not SSUBSCRIBE.
+		e.errText(command.Err, "ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client")
+		return false
+	case e.inExec && s.Protocol != proto.RESP:
+		e.errText(command.Err, "ERR "+strings.ToUpper(command.Name(r.Op))+" inside MULTI needs RESP")
 		return false
 	case s.conn.Push == nil:
 		e.errText(command.Err, "ERR "+strings.ToUpper(command.Name(r.Op))+" needs a socket connection (this transport cannot send to a client out of turn)")
@@ -272,7 +282,7 @@ func (p *pubsubState) leavePattern(pat []byte, s *Session) {
 }
 
 func (e *Engine) unsubscribe(s *Session, r *command.Request) {
-	if e.inExec {
+	if e.inExec && s.Protocol != proto.RESP {
 		e.canSubscribe(s, r)
 		return
 	}
@@ -280,7 +290,7 @@ func (e *Engine) unsubscribe(s *Session, r *command.Request) {
 }
 
 func (e *Engine) punsubscribe(s *Session, r *command.Request) {
-	if e.inExec {
+	if e.inExec && s.Protocol != proto.RESP {
 		e.canSubscribe(s, r)
 		return
 	}
@@ -288,7 +298,7 @@ func (e *Engine) punsubscribe(s *Session, r *command.Request) {
 }
 
 func (e *Engine) sunsubscribe(s *Session, r *command.Request) {
-	if e.inExec {
+	if e.inExec && s.Protocol != proto.RESP {
 		e.canSubscribe(s, r)
 		return
 	}
@@ -529,6 +539,9 @@ func (e *Engine) cutSlow() {
 // only the SUBSCRIBE family, PING, QUIT and RESET may run; PING answers
 // ["pong", message]. It reports whether it answered r.
 func (e *Engine) subscribedOnly(s *Session, r *command.Request) bool {
+	if e.inExec && r.Op != command.OpPing {
+		return false // EXEC runs what was queued before the client subscribed, as Redis does
+	}
 	switch r.Op {
 	case command.OpSubscribe, command.OpSSubscribe, command.OpPSubscribe, command.OpUnsubscribe,
 		command.OpSUnsubscribe, command.OpPUnsubscribe, command.OpQuit, command.OpReset:

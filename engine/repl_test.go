@@ -95,6 +95,7 @@ func TestReplicationStreamAsRedisPropagates(t *testing.T) {
 		{"SADD", "s", "a"}, {"SPOP", "s"},
 		{"SELECT", "3"}, {"SET", "a", "b"}, {"SELECT", "0"},
 		{"SET", "src", "v"},
+		{"SET", "gd", "v"}, {"GETDEL", "gd"}, {"GETDEL", "gd"}, // as DEL, once: the second changes nothing
 	} {
 		do(t, e, c, cmd...)
 	}
@@ -115,6 +116,7 @@ func TestReplicationStreamAsRedisPropagates(t *testing.T) {
 		"SADD s a", "SREM s a",
 		"SELECT 3", "SET a b",
 		"SELECT 0", "SET src v",
+		"SET gd v", "DEL gd",
 		fmt.Sprintf("RESTORE dst %d %s REPLACE ABSTTL", t0+5000, payload),
 		"DEL e",
 		"DEL dst", // expired too, found by the active sweep

@@ -108,7 +108,7 @@ var redisDirectives = []Spec{
 	{Name: "min-slaves-max-lag", Kind: KindInt, Alias: "min-replicas-max-lag", Default: "10"},
 	{Name: "min-slaves-to-write", Kind: KindInt, Alias: "min-replicas-to-write", Default: "0"},
 	{Name: "no-appendfsync-on-rewrite", Kind: KindBool, Default: "no"},
-	{Name: "notify-keyspace-events", Kind: KindString, Default: ""},
+	{Name: "notify-keyspace-events", Kind: KindString, Default: "", Goblin: "notify-keyspace-events"},
 	{Name: "oom-score-adj", Kind: KindEnum, Enum: []string{"no", "yes", "relative", "absolute"}, Default: "no"},
 	{Name: "oom-score-adj-values", Kind: KindList, Default: "0 200 800"},
 	{Name: "pidfile", Kind: KindString, Default: "", EmptyIsNull: true},

@@ -66,6 +66,21 @@ type Options struct {
 	// ReadOnly is reported in INFO (slave_read_only); the engine enforces
 	// it.
 	ReadOnly bool
+	// AnnounceIP and AnnouncePort are replica-announce-ip and
+	// replica-announce-port: sent in REPLCONF ip-address and
+	// listening-port instead of the address the primary sees and
+	// ListeningPort (a replica behind NAT); empty and 0: not set.
+	AnnounceIP   string
+	AnnouncePort int
+	// Priority is replica-priority, reported in INFO (slave_priority) for
+	// Sentinel, which prefers the replica of lowest priority; 0 stands for
+	// DefaultPriority. NeverPromote is replica-priority 0: Sentinel never
+	// promotes this replica.
+	Priority     int
+	NeverPromote bool
+	// Hidden is replica-announced no: INFO says replica_announced:0 and
+	// Sentinel leaves the replica out of what it tells clients.
+	Hidden bool
 	// LoadSlice bounds the snapshot keys applied per poll (default 2048,
 	// about 0.5 ms of work);
 	// StreamSlice the stream commands (default 1024).
@@ -91,6 +106,38 @@ type Options struct {
 	// Logger receives replication events (connect, sync, loss); default
 	// slog.Default().
 	Logger *slog.Logger
+}
+
+// DefaultPriority is replica-priority's default, Redis's.
+const DefaultPriority = 100
+
+// Settings returns the options CONFIG SET may change (SetSettings).
+func (l *Link) Settings() Options { return l.o }
+
+// SetSettings changes the link's MasterUser, MasterAuth, AnnounceIP,
+// AnnouncePort, Priority, NeverPromote, Hidden, ReadOnly and Timeout (CONFIG SET); the
+// rest of o is ignored. INFO shows them at once; a connection uses the
+// values it started with (the handshake reads a copy), so a new
+// masterauth or announced address takes effect at the next connection, as
+// in Redis. Loop goroutine only.
+func (l *Link) SetSettings(o Options) {
+	l.o.MasterUser, l.o.MasterAuth = o.MasterUser, o.MasterAuth
+	l.o.AnnounceIP, l.o.AnnouncePort = o.AnnounceIP, o.AnnouncePort
+	l.o.Priority, l.o.NeverPromote, l.o.Hidden, l.o.ReadOnly = o.Priority, o.NeverPromote, o.Hidden, o.ReadOnly
+	if o.Timeout > 0 {
+		l.o.Timeout = o.Timeout
+	}
+}
+
+// Priority returns replica-priority as INFO shows it.
+func (l *Link) Priority() int {
+	switch {
+	case l.o.NeverPromote:
+		return 0
+	case l.o.Priority <= 0:
+		return DefaultPriority
+	}
+	return l.o.Priority
 }
 
 func (o *Options) ensureDefaults() {
@@ -389,7 +436,7 @@ func (l *Link) setLinkDown() {
 func (l *Link) startRun(delay time.Duration) {
 	l.gen++
 	l.state = StateConnect
-	r := &run{l: l, gen: l.gen, host: l.host, port: l.port, delay: delay,
+	r := &run{l: l, o: l.o, gen: l.gen, host: l.host, port: l.port, delay: delay,
 		replid: l.ids.ID, offset: l.ids.Offset, quit: make(chan struct{}), poke: make(chan struct{}, 1)}
 	l.cur = r
 	go r.main()
@@ -776,9 +823,9 @@ func (l *Link) AppendInfo(b []byte) []byte {
 		}
 		num("master_link_down_since_seconds", down)
 	}
-	num("slave_priority", 100)
+	num("slave_priority", int64(l.Priority()))
 	num("slave_read_only", b2i(l.o.ReadOnly))
-	num("replica_announced", 1)
+	num("replica_announced", b2i(!l.o.Hidden))
 	num("connected_slaves", 0)
 	line("master_failover_state", "no-failover")
 	id := l.ids.ID

@@ -31,6 +31,7 @@ var (
 // state: they post events.
 type run struct {
 	l       *Link
+	o       Options // the link's options when the run started (the loop may change l.o)
 	gen     uint64
 	host    string
 	port    int
@@ -87,11 +88,12 @@ func (r *run) main() {
 // a primary silent that long ends the link.
 type timeoutConn struct {
 	net.Conn
-	l *Link
+	l       *Link
+	timeout time.Duration
 }
 
 func (c timeoutConn) Read(p []byte) (int, error) {
-	_ = c.Conn.SetReadDeadline(time.Now().Add(c.l.o.Timeout))
+	_ = c.Conn.SetReadDeadline(time.Now().Add(c.timeout))
 	n, err := c.Conn.Read(p)
 	if n > 0 {
 		c.l.lastIO.Store(time.Now().UnixMilli())
@@ -114,9 +116,9 @@ func (r *run) session() error {
 	var c net.Conn
 	var err error
 	if cfg := l.tlsConfig(); cfg != nil {
-		c, err = dialTLS(addr, r.host, cfg, l.o.Timeout)
+		c, err = dialTLS(addr, r.host, cfg, r.o.Timeout)
 	} else {
-		c, err = net.DialTimeout("tcp", addr, l.o.Timeout)
+		c, err = net.DialTimeout("tcp", addr, r.o.Timeout)
 	}
 	if err != nil {
 		return fmt.Errorf("replica: connecting to %s: %w", addr, err)
@@ -131,7 +133,7 @@ func (r *run) session() error {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	br := bufio.NewReaderSize(timeoutConn{Conn: c, l: l}, 64<<10)
+	br := bufio.NewReaderSize(timeoutConn{Conn: c, l: l, timeout: r.o.Timeout}, 64<<10)
 	l.post(r, event{kind: evState, text: StateHandshake})
 	full, err := r.handshake(c, br)
 	if err != nil {
@@ -179,25 +181,33 @@ func (r *run) handshake(c net.Conn, br *bufio.Reader) (*fullResync, error) {
 	}
 	var batch []byte
 	steps := 0
-	if l.o.MasterAuth != "" {
-		if l.o.MasterUser != "" {
-			batch = resp.AppendCommand(batch, []byte("AUTH"), []byte(l.o.MasterUser), []byte(l.o.MasterAuth))
+	o := &r.o // the settings this connection started with (SetSettings may change l.o meanwhile)
+	if o.MasterAuth != "" {
+		if o.MasterUser != "" {
+			batch = resp.AppendCommand(batch, []byte("AUTH"), []byte(o.MasterUser), []byte(o.MasterAuth))
 		} else {
-			batch = resp.AppendCommand(batch, []byte("AUTH"), []byte(l.o.MasterAuth))
+			batch = resp.AppendCommand(batch, []byte("AUTH"), []byte(o.MasterAuth))
 		}
 		steps++
 	}
-	if l.o.ListeningPort > 0 {
-		batch = resp.AppendCommand(batch, []byte("REPLCONF"), []byte("listening-port"), []byte(strconv.Itoa(l.o.ListeningPort)))
+	port := o.ListeningPort
+	if o.AnnouncePort > 0 {
+		port = o.AnnouncePort
+	}
+	confs := 0
+	if port > 0 {
+		batch = resp.AppendCommand(batch, []byte("REPLCONF"), []byte("listening-port"), []byte(strconv.Itoa(port)))
+		confs++
+	}
+	if o.AnnounceIP != "" {
+		batch = resp.AppendCommand(batch, []byte("REPLCONF"), []byte("ip-address"), []byte(o.AnnounceIP))
+		confs++
 	}
 	batch = resp.AppendCommand(batch, []byte("REPLCONF"), []byte("capa"), []byte("eof"), []byte("capa"), []byte("psync2"))
 	if err := r.write(c, batch); err != nil {
 		return nil, err
 	}
-	replies := 1 + steps
-	if l.o.ListeningPort > 0 {
-		replies++
-	}
+	replies := 1 + steps + confs
 	for i := 0; i < replies; i++ {
 		line, err := readLine(br)
 		if err != nil {
@@ -301,7 +311,7 @@ func (r *run) fullSync(br *bufio.Reader, fr *fullResync) error {
 	l.syncRead.Store(0)
 	l.post(r, event{kind: evFull, text: fr.id, offset: fr.offset})
 	cr := &countingReader{r: src, n: &l.syncRead}
-	d := rdb.NewDecoder(cr, rdb.DecoderOptions{SkipUnsupported: l.o.SkipUnsupported,
+	d := rdb.NewDecoder(cr, rdb.DecoderOptions{SkipUnsupported: r.o.SkipUnsupported,
 		OnResizeDB: func(db int, keys, _ uint64) {
 			l.post(r, event{kind: evResize, pos: db, offset: int64(min(keys, 1<<31))})
 		}})
@@ -395,7 +405,7 @@ func (b *batch) event() event {
 // acks sends REPLCONF ACK <offset> every AckEvery and whenever the loop
 // asks (after a load, on GETACK), until the run stops.
 func (r *run) acks(c net.Conn) {
-	t := time.NewTicker(r.l.o.AckEvery)
+	t := time.NewTicker(r.o.AckEvery)
 	defer t.Stop()
 	var buf []byte
 	for {
@@ -419,7 +429,7 @@ func (r *run) acks(c net.Conn) {
 func (r *run) write(c net.Conn, p []byte) error {
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
-	_ = c.SetWriteDeadline(time.Now().Add(r.l.o.Timeout))
+	_ = c.SetWriteDeadline(time.Now().Add(r.o.Timeout))
 	_, err := c.Write(p)
 	return err
 }

@@ -176,6 +176,8 @@ type Options struct {
 	// Replication configures the primary side of replication
 	// (docs/replication.md); the zero value is Redis's defaults.
 	Replication engine.ReplicationOptions
+	// NotifyKeyspaceEvents is notify-keyspace-events (docs/pubsub.md).
+	NotifyKeyspaceEvents string
 	// SaveSlice bounds the time a background save works per loop cycle
 	// (default engine.DefaultSaveSlice).
 	SaveSlice time.Duration

@@ -1,12 +1,15 @@
 package server
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/replica"
 )
 
@@ -40,6 +43,11 @@ func (s *Server) setupReplica() error {
 		Timeout:         s.opts.ReplTimeout,
 		SkipUnsupported: s.opts.SkipUnsupported,
 		ReadOnly:        !s.opts.WritableReplica,
+		Priority:        s.repl.priority,
+		NeverPromote:    s.repl.neverPromote,
+		AnnounceIP:      s.repl.announceIP,
+		AnnouncePort:    s.repl.announcePort,
+		Hidden:          s.repl.hidden,
 		Logger:          s.log,
 		// Chained replication: what the link applies goes on, unchanged,
 		// to this node's backlog and its own replicas, under the top
@@ -73,6 +81,122 @@ func (s *Server) setupReplica() error {
 		s.engine.SetReplica(true)
 	}
 	return nil
+}
+
+// replicaSettings are the replica side's CONFIG parameters that the link
+// reads; they are kept here too so CONFIG GET answers before the link exists.
+type replicaSettings struct {
+	priority     int
+	neverPromote bool
+	announceIP   string
+	announcePort int
+	hidden       bool
+	disklessLoad string // repl-diskless-load: kept for CONFIG GET and REWRITE (goblin loads as the RDB arrives, whatever the value)
+}
+
+// replicaParams are the replica side's CONFIG GET/SET parameters, Redis's
+// names (docs/replication.md).
+func (s *Server) replicaParams() []engine.Param {
+	r := &s.repl
+	if r.priority == 0 && !r.neverPromote {
+		r.priority = replica.DefaultPriority
+	}
+	if r.disklessLoad == "" {
+		r.disklessLoad = "disabled"
+	}
+	sync := func() { // hand the link the new values (loop goroutine: CONFIG SET runs there)
+		if s.link == nil {
+			return
+		}
+		o := s.link.Settings()
+		o.MasterUser, o.MasterAuth = s.opts.MasterUser, s.opts.MasterAuth
+		o.ReadOnly = !s.opts.WritableReplica
+		o.Priority, o.NeverPromote = r.priority, r.neverPromote
+		o.AnnounceIP, o.AnnouncePort, o.Hidden = r.announceIP, r.announcePort, r.hidden
+		s.link.SetSettings(o)
+	}
+	yesNo := func(v string) (bool, error) {
+		switch strings.ToLower(v) {
+		case "yes":
+			return true, nil
+		case "no":
+			return false, nil
+		}
+		return false, errors.New("argument must be 'yes' or 'no'")
+	}
+	yn := func(b bool) string {
+		if b {
+			return "yes"
+		}
+		return "no"
+	}
+	str := func(name string, p *string) engine.Param {
+		return engine.Param{Name: name, Get: func() string { return *p }, Set: func(v string) error { *p = v; sync(); return nil }}
+	}
+	return []engine.Param{
+		str("masterauth", &s.opts.MasterAuth),
+		str("masteruser", &s.opts.MasterUser),
+		str("replica-announce-ip", &r.announceIP),
+		{Name: "replica-announce-port", Get: func() string { return strconv.Itoa(r.announcePort) }, Set: func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > 65535 {
+				return errors.New("argument must be between 0 and 65535 inclusive")
+			}
+			r.announcePort = n
+			sync()
+			return nil
+		}},
+		{Name: "replica-priority", Get: func() string {
+			if r.neverPromote {
+				return "0"
+			}
+			return strconv.Itoa(r.priority)
+		}, Set: func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n > math.MaxInt32 {
+				return errors.New("argument must be between 0 and 2147483647 inclusive")
+			}
+			r.neverPromote = n == 0
+			if n > 0 {
+				r.priority = n
+			}
+			sync()
+			return nil
+		}},
+		{Name: "replica-announced", Get: func() string { return yn(!r.hidden) }, Set: func(v string) error {
+			b, err := yesNo(v)
+			if err == nil {
+				r.hidden = !b
+				sync()
+			}
+			return err
+		}},
+		{Name: "replica-read-only", Get: func() string { return yn(!s.opts.WritableReplica) }, Set: func(v string) error {
+			b, err := yesNo(v)
+			if err == nil {
+				s.opts.WritableReplica = !b
+				s.engine.SetReplicaReadOnly(b)
+				sync()
+			}
+			return err
+		}},
+		{Name: "replica-serve-stale-data", Get: func() string { return yn(!s.opts.NoStaleData) }, Set: func(v string) error {
+			b, err := yesNo(v)
+			if err == nil {
+				s.opts.NoStaleData = !b
+				s.engine.SetReplicaServeStale(b)
+			}
+			return err
+		}},
+		{Name: "repl-diskless-load", Get: func() string { return r.disklessLoad }, Set: func(v string) error {
+			switch v = strings.ToLower(v); v {
+			case "disabled", "on-empty-db", "swapdb":
+				r.disklessLoad = v
+				return nil
+			}
+			return errors.New("argument(s) must be one of the following: disabled, on-empty-db, swapdb")
+		}},
+	}
 }
 
 // replicaSource publishes the link's state and offsets.

@@ -47,7 +47,8 @@ type Server struct {
 	ran atomic.Bool // Run started (or Shutdown ran instead)
 
 	link    *replica.Link // the link to a primary (replica.go)
-	budget  *uds.Budget   // the socket clients' buffer memory
+	repl    replicaSettings
+	budget  *uds.Budget // the socket clients' buffer memory
 	release *releaser
 	auth    *authGuard
 
@@ -117,6 +118,7 @@ func New(o Options) (*Server, error) {
 		PubSubLog:         s.log,
 
 		Replication:             o.Replication,
+		NotifyKeyspaceEvents:    o.NotifyKeyspaceEvents,
 		LatencyMonitorThreshold: o.LatencyMonitorThreshold,
 		LatencyTrackingOff:      o.LatencyTrackingOff,
 		LatencyPercentiles:      o.LatencyPercentiles,
@@ -457,7 +459,7 @@ func (s *Server) params() []engine.Param {
 			}
 			return ""
 		}},
-	}, s.tlsParams()...)
+	}, append(s.tlsParams(), s.replicaParams()...)...)
 }
 
 // rewriter returns CONFIG REWRITE's Rewrite: nil without a configuration

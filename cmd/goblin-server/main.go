@@ -114,6 +114,7 @@ type config struct {
 
 	// The replica side of replication (docs/replication.md).
 	replicaOf, masterAuth, masterUser string
+	notifyEvents                      string
 	replicaReadOnly, serveStale       string
 }
 
@@ -190,6 +191,7 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.replicaOf, "replicaof", "", "follow the primary at `\"host port\"` (a redis-server or a goblin) as a read-only replica from the start; REPLICAOF changes it at run time (docs/replication.md)")
 	fs.StringVar(&c.masterAuth, "masterauth", "", "`password` to AUTH with to the primary (--replicaof)")
 	fs.StringVar(&c.masterUser, "masteruser", "", "ACL `user` to AUTH as to the primary (with --masterauth)")
+	fs.StringVar(&c.notifyEvents, "notify-keyspace-events", "", "keyspace notifications to publish, Redis's `classes` (K keyspace, E keyevent, g $ l s h z x e t m d n, A all but m and n); empty: none")
 	fs.StringVar(&c.replicaReadOnly, "replica-read-only", "yes", "refuse writes from clients while following a primary (READONLY): yes or no")
 	fs.StringVar(&c.serveStale, "replica-serve-stale-data", "yes", "serve reads while the link to the primary is down: yes, or no to answer MASTERDOWN")
 	fs.Usage = func() {
@@ -508,6 +510,10 @@ func options(c *config) (server.Options, error) {
 			return o, fmt.Errorf("--%s %d: want %d or more", p.name, p.v, p.min)
 		}
 	}
+	if err := engine.ValidNotifyKeyspaceEvents(c.notifyEvents); err != nil {
+		return o, fmt.Errorf("--notify-keyspace-events %q: %w", c.notifyEvents, err)
+	}
+	o.NotifyKeyspaceEvents = c.notifyEvents
 	o.Replication.PingPeriod, o.Replication.Timeout = c.replPing, c.replTimeout
 	o.Replication.MinReplicas, o.Replication.MinReplicasLag = c.minReplicas, c.minReplicasLag
 	switch strings.ToLower(c.protectedConfigs) {

@@ -151,6 +151,8 @@ type replState struct {
 	good     int        // replicas with a recent ACK
 
 	syncFull, syncPartialOK, syncPartialErr int64
+
+	tap StreamTap // the stream's other consumer (repl_tap.go), nil: none
 }
 
 // replica is one replica's state on the primary.
@@ -463,6 +465,9 @@ func (e *Engine) flushUnit() {
 func (e *Engine) replFeed(b []byte) {
 	if len(b) == 0 {
 		return
+	}
+	if e.repl.tap != nil {
+		e.repl.tap.StreamFeed(e.repl.hist.ID, e.repl.hist.Offset, b)
 	}
 	e.repl.hist.Feed(b)
 	for _, rp := range e.repl.replicas {
@@ -1043,6 +1048,7 @@ func (e *Engine) infoReplication(w *infoWriter) {
 	}
 	w.str("master_failover_state", "no-failover")
 	w.b = r.hist.AppendInfo(w.b)
+	e.appendTapInfo(w)
 }
 
 // ReplicationStats are the primary's replication figures for metrics.

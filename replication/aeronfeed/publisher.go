@@ -101,6 +101,7 @@ type Publisher struct {
 	lastOut int64 // the loop's clock at the last offer
 	now     int64
 	broken  bool
+	maxRec  int // the largest frame: HeaderLen+MaxPayload, or less for a short term
 	st      PublisherStats
 
 	replicas []AeronReplica
@@ -140,6 +141,7 @@ func NewPublisher(o PublisherOptions) (*Publisher, error) {
 		m.Close()
 		return nil, fmt.Errorf("aeronfeed: publish the replication stream on %s: %w", o.Channel, err)
 	}
+	p.maxRec = min(HeaderLen+MaxPayload, p.pub.MaxMessageLength())
 	if o.StatusChannel != "" {
 		p.status, err = m.Client.AddSubscription(o.StatusChannel, o.StatusStreamID)
 		if err != nil {
@@ -156,13 +158,13 @@ func NewPublisher(o PublisherOptions) (*Publisher, error) {
 // frames, never waiting.
 func (p *Publisher) StreamFeed(id string, offset int64, b []byte) {
 	for len(b) > 0 {
-		if p.open < 0 || p.openID != id || p.openEnd != offset || len(p.pend)-p.open-4 >= HeaderLen+MaxPayload {
+		if p.open < 0 || p.openID != id || p.openEnd != offset || len(p.pend)-p.open-4 >= p.maxRec {
 			p.open = len(p.pend)
 			p.pend = append(p.pend, 0, 0, 0, 0)
 			p.pend = AppendHeader(p.pend, KindData, id, offset)
 			p.openID, p.openEnd = id, offset
 		}
-		n := min(len(b), HeaderLen+MaxPayload-(len(p.pend)-p.open-4))
+		n := min(len(b), p.maxRec-(len(p.pend)-p.open-4))
 		p.pend = append(p.pend, b[:n]...)
 		binary.LittleEndian.PutUint32(p.pend[p.open:], uint32(len(p.pend)-p.open-4))
 		p.openEnd += int64(n)

@@ -25,7 +25,8 @@ func (s *Server) setupMetrics() {
 
 	s.loopSource(m)
 	s.limitSource(m)
-	s.replicaSource(m) // replication, replica side
+	s.replicaSource(m)   // replication, replica side
+	s.aeronReplSource(m) // replication over Aeron (aeronrepl.go)
 
 	var st store.Stats
 	keys := m.Gauge("keys", "Keys in the store (expired keys not yet reclaimed included).", nil)

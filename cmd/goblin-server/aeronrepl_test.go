@@ -88,6 +88,7 @@ func TestAeronReplicationLoopback(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	mixedWrites(t, pc, rng, "pre", 3000)
 	var reps []*redis.Client
+	var rsrv []*srv
 	for i := range 2 {
 		r := startServer(t, "--replicaof", strings.Replace(p.tcp, ":", " ", 1),
 			"--replica-aeron-channel", fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d|control=127.0.0.1:%d|control-mode=dynamic", freeUDPPort(t, "127.0.0.1"), ctl),
@@ -96,6 +97,7 @@ func TestAeronReplicationLoopback(t *testing.T) {
 		rc := redis.NewClient(goblinOpts(r))
 		defer rc.Close()
 		reps = append(reps, rc)
+		rsrv = append(rsrv, r)
 	}
 	for _, rc := range reps {
 		aeronLive(t, rc)
@@ -113,5 +115,15 @@ func TestAeronReplicationLoopback(t *testing.T) {
 		info, _ := pc.Info(context.Background(), "replication").Result()
 		return infoInt(t, pc, "replication", "aeron_connected_replicas") == 2 &&
 			strings.Count(info, fmt.Sprintf("offset=%d,lag_bytes=0", want)) == 2, info
+	})
+	testkit.Eventually(t, 10*time.Second, "the metrics to show 2 Aeron replicas with no lag, and each replica live", func() (bool, string) {
+		got := fmt.Sprintf("primary repl_aeron_replicas %v max_lag %v offset %v (want %d); replicas live %v %v",
+			scrapeOK(p, "goblin_repl_aeron_replicas"), scrapeOK(p, "goblin_repl_aeron_max_lag_bytes"),
+			scrapeOK(p, "goblin_repl_aeron_offset_bytes"), want,
+			scrapeOK(rsrv[0], "goblin_replica_aeron_live"), scrapeOK(rsrv[1], "goblin_replica_aeron_live"))
+		return scrapeOK(p, "goblin_repl_aeron_replicas") == 2 && scrapeOK(p, "goblin_repl_aeron_max_lag_bytes") == 0 &&
+			scrapeOK(p, "goblin_repl_aeron_offset_bytes") == float64(want) &&
+			scrapeOK(rsrv[0], "goblin_replica_aeron_live") == 1 && scrapeOK(rsrv[1], "goblin_replica_aeron_live") == 1 &&
+			scrapeOK(rsrv[0], "goblin_replica_offset_bytes") == float64(want), got
 	})
 }

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -521,6 +522,9 @@ func options(c *config) (server.Options, error) {
 		return o, err
 	}
 	o.ReplicaOf, o.MasterAuth, o.MasterUser = c.replicaOf, c.masterAuth, c.masterUser
+	if c.aeronSID <= 0 || c.aeronSID > math.MaxInt32-1 {
+		return o, fmt.Errorf("--repl-aeron-stream-id %d: want 1 to %d", c.aeronSID, math.MaxInt32-1)
+	}
 	o.AeronReplication = c.aeronRepl
 	o.AeronReplication.StreamID = int32(c.aeronSID)
 	o.ReplTimeout = time.Duration(c.replTimeout) * time.Second // checked above with the primary side's settings

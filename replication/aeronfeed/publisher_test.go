@@ -149,3 +149,41 @@ func TestPublisherNeverWaits(t *testing.T) {
 	}
 	t.Logf("stats %+v, slowest Poll %v", s, slowest)
 }
+
+// TestFeedAndPollAllocateNothing: once its buffers have grown, feeding the
+// stream and offering it allocate nothing (the store loop's hot path).
+func TestFeedAndPollAllocateNothing(t *testing.T) {
+	p, st := newIPCPublisher(t, 0)
+	sub, err := p.media.Client.AddSubscription("aeron:ipc?term-length=64k", DefaultStreamID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !sub.IsConnected() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	b := []byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n")
+	var msg []byte
+	now := int64(0)
+	step := func() {
+		for range 10 {
+			p.StreamFeed(st.ID, st.Offset, b)
+			st.Feed(b)
+		}
+		now += int64(time.Millisecond)
+		p.Poll(now)
+		for {
+			m, _, ok := sub.NextMessage(msg[:0])
+			if !ok {
+				break
+			}
+			msg = m[:0]
+		}
+	}
+	for range 100 {
+		step()
+	}
+	if n := testing.AllocsPerRun(200, step); n != 0 {
+		t.Fatalf("%.1f allocations per feed and poll", n)
+	}
+}

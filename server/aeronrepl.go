@@ -120,6 +120,7 @@ func (s *Server) aeronReplSource(m *Metrics) {
 		gaps := m.Counter("replica_aeron_gaps_total", "Gaps seen in the Aeron stream.", nil)
 		handoffs := m.Counter("replica_aeron_handoffs_total", "Switches from the TCP catch-up to the Aeron stream.", nil)
 		fallbacks := m.Counter("replica_aeron_fallbacks_total", "Switches back to TCP (gap, silence, new replication id).", nil)
+		resubs := m.Counter("replica_aeron_resubscribes_total", "Subscriptions replaced after a silence while catching up.", nil)
 		applied := m.Counter("replica_aeron_applied_bytes_total", "Stream bytes applied from the Aeron stream.", nil)
 		primary := m.Gauge("replica_aeron_primary_offset_bytes", "The newest stream offset the Aeron stream announced.", nil)
 		var st aeronsource.Stats
@@ -132,6 +133,7 @@ func (s *Server) aeronReplSource(m *Metrics) {
 			handoffs.Set(st.Handoffs)
 			fallbacks.Set(st.Fallbacks)
 			applied.Set(st.BytesApplied)
+			resubs.Set(st.Resubscribes)
 			primary.Set(st.PrimaryOffset)
 		})
 	}

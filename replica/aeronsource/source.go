@@ -99,6 +99,7 @@ type Stats struct {
 	Gaps          int64 // gaps seen
 	Handoffs      int64 // switches from the TCP link to the Aeron stream
 	Fallbacks     int64 // switches back (gap, silence, new id)
+	Resubscribes  int64 // subscriptions replaced after a silence
 	BytesApplied  int64 // stream bytes applied from Aeron
 }
 
@@ -123,6 +124,7 @@ type Source struct {
 	stalled    bool
 	lastFrame  int64 // the loop's clock at the last frame
 	lastStatus int64
+	lastResub  int64 // the loop's clock at the last resubscribe
 	now        int64
 
 	// The catch-up buffer: Aeron bytes buf from offset bufStart on, all of
@@ -244,6 +246,7 @@ func (s *Source) AppendInfo(b []byte) []byte {
 	num("aeron_gaps", s.st.Gaps)
 	num("aeron_handoffs", s.st.Handoffs)
 	num("aeron_fallbacks", s.st.Fallbacks)
+	num("aeron_resubscribes", s.st.Resubscribes)
 	return b
 }
 
@@ -333,6 +336,9 @@ func (s *Source) Poll(now int64) int {
 		}
 	} else {
 		s.tryHandoff(now)
+		if !s.live && now-s.lastFrame > int64(s.o.Silence) && now-s.lastResub > int64(s.o.Silence) {
+			s.resubscribe(now)
+		}
 	}
 	if s.spub != nil && now-s.lastStatus >= int64(DefaultStatusEvery) {
 		s.lastStatus = now
@@ -460,6 +466,28 @@ func (s *Source) apply(max int) int {
 		s.stream, s.head = s.stream[:n], 0
 	}
 	return 1 + consumed/4096
+}
+
+// resubscribe replaces the subscription after a silence: an image stuck
+// behind a loss the publication can no longer repair (it fell back further
+// than the term buffer holds, under fc=max) brings nothing ever again; a
+// new subscription joins the stream at its live position, and the TCP
+// link bridges the gap. The driver's reply is awaited on the loop (a few
+// milliseconds, once per Options.Silence at most, only while catching up).
+func (s *Source) resubscribe(now int64) {
+	s.lastResub = now
+	if err := s.sub.Close(); err != nil {
+		s.log.Warn("aeron replica: closing the subscription", "err", err)
+	}
+	sub, err := s.media.Client.AddSubscription(s.o.Channel, s.o.StreamID)
+	if err != nil {
+		s.log.Error("aeron replica: subscribing again failed; retrying", "channel", s.o.Channel, "err", err)
+		return
+	}
+	s.sub = sub
+	s.st.Resubscribes++
+	s.resetBuf()
+	s.log.Debug("aeron replica: the stream was silent; subscribed again", "channel", s.o.Channel)
 }
 
 // fallBack leaves the Aeron stream for the link, which resumes with PSYNC

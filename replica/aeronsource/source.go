@@ -291,10 +291,10 @@ func (s *Source) Close() error {
 // Poll implements transport.Server.
 func (s *Source) Poll(now int64) int {
 	s.now = now
-	work := 0
-	if !s.live {
-		work += s.link.Poll(now)
-	}
+	// The link is polled live too: a run it stopped at the handoff may
+	// still post an event, which only its Poll drains (and drops) — left
+	// there, its eventfd would keep the loop from parking.
+	work := s.link.Poll(now)
 	if !s.following {
 		// Not following: keep the subscription drained.
 		for i := 0; i < 64; i++ {

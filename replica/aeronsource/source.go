@@ -184,6 +184,8 @@ func New(o Options) (*Source, error) {
 			return nil, fmt.Errorf("aeronsource: publish the status on %s: %w", o.StatusChannel, err)
 		}
 	}
+	s.log.Info("replica: subscribed to the primary's Aeron replication stream", "channel", o.Channel,
+		"stream", o.StreamID, "aeron_dir", m.Driver.Dir())
 	return s, nil
 }
 

@@ -150,7 +150,7 @@ func NewPublisher(o PublisherOptions) (*Publisher, error) {
 		}
 	}
 	p.log.Info("replication stream published over Aeron", "channel", o.Channel, "stream", o.StreamID,
-		"status_channel", o.StatusChannel)
+		"status_channel", o.StatusChannel, "aeron_dir", m.Driver.Dir())
 	return p, nil
 }
 

@@ -48,13 +48,14 @@ type Server struct {
 
 	ran atomic.Bool // Run started (or Shutdown ran instead)
 
-	link *replica.Link // the link to a primary (replica.go)
-	// aeronPub and aeronSrc: replication over Aeron (aeronrepl.go), nil when off.
+	link    *replica.Link // the link to a primary (replica.go)
+	budget  *uds.Budget   // the socket clients' buffer memory
+	release *releaser
+	auth    *authGuard
+
+	// Replication over Aeron (aeronrepl.go), nil when off.
 	aeronPub *aeronfeed.Publisher
 	aeronSrc *aeronsource.Source
-	budget   *uds.Budget // the socket clients' buffer memory
-	release  *releaser
-	auth     *authGuard
 
 	lastPublish atomic.Int64 // unix ns of the loop's last publish (written by the loop, read by /healthz)
 	stopping    atomic.Bool  // Shutdown was asked for (read by /readyz)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -220,6 +221,10 @@ func aeronLANRun(t *testing.T, mode string) {
 	r1 := a.replicas[0]
 	r1.p.Signal(syscall.SIGKILL)
 	r1.p.Wait(10 * time.Second)
+	// A killed server leaves its media driver's directory behind.
+	if m := regexp.MustCompile(`aeron_dir=(\S+)`).FindStringSubmatch(r1.p.Log()); m != nil {
+		os.RemoveAll(m[1])
+	}
 	seqWrites(t, pc, rng, seq, per)
 	seq += per
 	a.run(t, r1)

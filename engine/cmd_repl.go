@@ -164,6 +164,8 @@ type replState struct {
 
 	syncFull, syncPartialOK, syncPartialErr int64
 	noneSince                               int64 // unix ms since when a primary with a backlog has had no replica (repl-backlog-ttl)
+
+	tap StreamTap // the stream's other consumer (repl_tap.go), nil: none
 }
 
 // replica is one replica's state on the primary.
@@ -496,6 +498,9 @@ func (e *Engine) flushUnit() {
 func (e *Engine) replFeed(b []byte) {
 	if len(b) == 0 {
 		return
+	}
+	if e.repl.tap != nil {
+		e.repl.tap.StreamFeed(e.repl.hist.ID, e.repl.hist.Offset, b)
 	}
 	e.repl.hist.Feed(b)
 	for _, rp := range e.repl.replicas {
@@ -1084,6 +1089,7 @@ func (e *Engine) infoReplication(w *infoWriter) {
 	e.infoReplicas(w)
 	w.str("master_failover_state", "no-failover")
 	w.b = r.hist.AppendInfo(w.b)
+	e.appendTapInfo(w)
 }
 
 // infoReplicas writes connected_slaves and a line per replica (a

@@ -66,13 +66,17 @@ func lzfCompress(dst, src []byte, ht *lzfTable) int {
 			src[ref] == src[ip] && src[ref+1] == src[ip+1] && src[ref+2] == src[ip+2] {
 			l := 2
 			maxlen := min(n-ip-l, lzfMaxRef)
-			dst[op-lit-1] = byte(lit - 1) // close the literal run
+			// The output check comes first, as liblzf's: a literal run
+			// that just filled the buffer leaves op past its end.
+			empty := 0
 			if lit == 0 {
-				op-- // no literals: drop the run's control byte
+				empty = 1
 			}
-			if op+3+1 >= outEnd {
+			if op-empty+3+1 >= outEnd {
 				return 0
 			}
+			dst[op-lit-1] = byte(lit - 1) // close the literal run
+			op -= empty                   // no literals: drop the run's control byte
 			matched := false
 			if maxlen > 16 {
 				for range 16 {

@@ -199,6 +199,10 @@ type Options struct {
 	ReplTimeout            time.Duration
 	WritableReplica        bool
 	NoStaleData            bool
+	// AeronReplication is replication over one Aeron stream
+	// (docs/replication-aeron.md): the primary's publication, the
+	// replica's subscription.
+	AeronReplication AeronReplication
 
 	// Logger receives the server's structured logs (default: discard).
 	Logger *slog.Logger

@@ -70,14 +70,17 @@ func (s *Server) setupReplica() error {
 		l.SetTLS(cfg)
 	}
 	s.link = l
-	s.transports = append(s.transports, l)
-	s.engine.SetReplicaControl(l)
+	ctl, err := s.setupAeronReplication(l) // aeronrepl.go: the link alone, or behind an Aeron source
+	if err != nil {
+		l.Close()
+		return err
+	}
 	if s.opts.ReplicaOf != "" {
 		host, port, err := ParseReplicaOf(s.opts.ReplicaOf)
 		if err != nil {
 			return err
 		}
-		l.Follow(host, port)
+		ctl.Follow(host, port)
 		s.engine.SetReplica(true)
 	}
 	return nil

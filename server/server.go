@@ -22,6 +22,8 @@ import (
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/replica"
+	"github.com/goblin-kv/goblin/replica/aeronsource"
+	"github.com/goblin-kv/goblin/replication/aeronfeed"
 	"github.com/goblin-kv/goblin/snapshot"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/transport"
@@ -51,6 +53,10 @@ type Server struct {
 	budget  *uds.Budget // the socket clients' buffer memory
 	release *releaser
 	auth    *authGuard
+
+	// Replication over Aeron (aeronrepl.go), nil when off.
+	aeronPub *aeronfeed.Publisher
+	aeronSrc *aeronsource.Source
 
 	lastPublish atomic.Int64 // unix ns of the loop's last publish (written by the loop, read by /healthz)
 	stopping    atomic.Bool  // Shutdown was asked for (read by /readyz)

@@ -26,6 +26,8 @@ func (s *Server) setupMetrics() {
 	s.loopSource(m)
 	s.limitSource(m)
 	s.replicaSource(m) // replication, replica side
+	// Replication over Aeron (aeronrepl.go).
+	s.aeronReplSource(m)
 
 	var st store.Stats
 	keys := m.Gauge("keys", "Keys in the store (expired keys not yet reclaimed included).", nil)

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -116,6 +117,10 @@ type config struct {
 	replicaOf, masterAuth, masterUser string
 	notifyEvents                      string
 	replicaReadOnly, serveStale       string
+
+	// Replication over Aeron (docs/replication-aeron.md).
+	aeronRepl server.AeronReplication
+	aeronSID  int
 }
 
 func flags(c *config, stderr io.Writer) *flag.FlagSet {
@@ -194,6 +199,13 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.notifyEvents, "notify-keyspace-events", "", "keyspace notifications to publish, Redis's `classes` (K keyspace, E keyevent, g $ l s h z x e t m d n, A all but m and n); empty: none")
 	fs.StringVar(&c.replicaReadOnly, "replica-read-only", "yes", "refuse writes from clients while following a primary (READONLY): yes or no")
 	fs.StringVar(&c.serveStale, "replica-serve-stale-data", "yes", "serve reads while the link to the primary is down: yes, or no to answer MASTERDOWN")
+	// Replication over Aeron (docs/replication-aeron.md).
+	fs.StringVar(&c.aeronRepl.Channel, "repl-aeron-channel", "", "publish the replication stream once on this Aeron `channel` (multicast aeron:udp?endpoint=239.1.2.3:40456|interface=10.0.0.1, or MDC aeron:udp?control-mode=dynamic|control=10.0.0.1:40457|fc=max); docs/replication-aeron.md")
+	fs.StringVar(&c.aeronRepl.StatusChannel, "repl-aeron-status-channel", "", "on a primary, read the Aeron replicas' positions from this `channel` (aeron:udp?endpoint=10.0.0.1:40458) for INFO replication")
+	fs.StringVar(&c.aeronRepl.ReplicaChannel, "replica-aeron-channel", "", "on a replica of a goblin primary with --repl-aeron-channel, receive its stream on this Aeron `channel` (multicast: the same endpoint with this host's interface; MDC: aeron:udp?endpoint=<this host>:<port>|control=<primary>:<port>|control-mode=dynamic); the TCP link (--replicaof, REPLICAOF) still does the full sync and any catch-up")
+	fs.StringVar(&c.aeronRepl.ReplicaStatusChannel, "replica-aeron-status-channel", "", "on an Aeron replica, send its position to the primary on this `channel` (the primary's --repl-aeron-status-channel endpoint)")
+	fs.StringVar(&c.aeronRepl.ReplicaName, "replica-aeron-name", "", "this replica's `name` in the primary's INFO replication (default host name:TCP port)")
+	fs.IntVar(&c.aeronSID, "repl-aeron-stream-id", 1035, "Aeron `stream id` of the replication stream, the same on the primary and its replicas (the status stream is the next id)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: goblin-server [/path/to/goblin.conf] [flags]\n\ngoblin-server serves a goblin key/value cache over Unix sockets, TCP, goblin's\nshared-memory ring and Aeron (IPC and UDP), each in RESP (for Redis clients) or\nSBE, with Prometheus metrics. See docs/server.md and docs/transports.md.\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -541,6 +553,11 @@ func options(c *config) (server.Options, error) {
 		return o, err
 	}
 	o.ReplicaOf, o.MasterAuth, o.MasterUser = c.replicaOf, c.masterAuth, c.masterUser
+	if c.aeronSID <= 0 || c.aeronSID > math.MaxInt32-1 {
+		return o, fmt.Errorf("--repl-aeron-stream-id %d: want 1 to %d", c.aeronSID, math.MaxInt32-1)
+	}
+	o.AeronReplication = c.aeronRepl
+	o.AeronReplication.StreamID = int32(c.aeronSID)
 	o.ReplTimeout = time.Duration(c.replTimeout) * time.Second // checked above with the primary side's settings
 	for _, yn := range []struct {
 		name, v string

@@ -307,6 +307,7 @@ func (e *Engine) backgroundDone(err error) {
 	j := p.job
 	p.job = nil
 	p.probe.end()
+	p.probe.last.overflow = j.Overflow()
 	p.lastSecs = int64(time.Since(j.Started()).Round(time.Second) / time.Second)
 	keys, cow := j.Keys()
 	p.lastCOW = cow

@@ -57,6 +57,7 @@ type saveFigures struct {
 	assistCPU                          float64 // s of GC assist CPU, every goroutine
 	allocBytes, allocObjects           int64
 	minflt, majflt, nivcsw, nvcsw      int64 // the loop thread's
+	overflow                           int64 // writer buffers allocated beyond the save's own (snapshot.Job.Overflow)
 }
 
 var probeMetrics = []string{
@@ -237,4 +238,5 @@ func (f *saveFigures) info(w *infoWriter) {
 	w.int("goblin_bgsave_loop_majflt", f.majflt)
 	w.int("goblin_bgsave_loop_nivcsw", f.nivcsw)
 	w.int("goblin_bgsave_loop_nvcsw", f.nvcsw)
+	w.int("goblin_bgsave_overflow_buffers", f.overflow)
 }

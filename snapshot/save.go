@@ -34,7 +34,9 @@ type Options struct {
 	// resynchronisation's repl-stream-db, repl-id, repl-offset).
 	Aux [][2]string
 	// MaxBacklog bounds the bytes queued for the writer goroutine before
-	// Step stops walking (copy-on-write goes on); default 8 MiB.
+	// Step stops walking (copy-on-write goes on); default 4 MiB. A
+	// background save's buffers (this and 512 KiB) are allocated when it
+	// begins and reused until it ends.
 	MaxBacklog int64
 }
 
@@ -75,7 +77,7 @@ func Begin(dbs []DB, o Options, background bool) (*Job, error) {
 		o.Now = time.Now()
 	}
 	if o.MaxBacklog <= 0 {
-		o.MaxBacklog = 8 << 20
+		o.MaxBacklog = 4 << 20
 	}
 	if o.TempPath == "" {
 		dir := "."
@@ -91,7 +93,7 @@ func Begin(dbs []DB, o Options, background bool) (*Job, error) {
 	j := &Job{o: o, encDB: -1, started: time.Now()}
 	var w io.Writer = f
 	if background {
-		j.pipe = newPipe()
+		j.pipe = newPipe(o.MaxBacklog)
 		w = j.pipe
 		go j.pipe.run(f, o.Path)
 	} else {
@@ -332,3 +334,13 @@ func (j *Job) Keys() (keys, copied int64) { return j.keys, j.cowKeys }
 
 // Started returns when the save began.
 func (j *Job) Started() time.Time { return j.started }
+
+// Overflow returns how many buffers a background save allocated beyond
+// those it began with, because copy-on-write found them all queued for a
+// disk that was behind (0 for other saves).
+func (j *Job) Overflow() int64 {
+	if j.pipe == nil {
+		return 0
+	}
+	return j.pipe.Overflow()
+}

@@ -282,13 +282,14 @@ func startRedisIn(b *testing.B, dir string) (string, int) {
 	return sock, p.PID
 }
 
-// benchValue writes key i's value of n bytes into v.
-func benchValue(v []byte, i, round int) []byte {
-	v = fmt.Appendf(v[:0], "val:%012d:%d:", i, round)
-	for len(v) < cap(v) {
+// benchValue returns key i's value of exactly n bytes for a round of
+// writes, in v's array.
+func benchValue(v []byte, n, i, round int) []byte {
+	v = fmt.Appendf(v[:0], "%d:%d:", i, round)[:min(n, 16)] // at most 8+1+5+2 digits and colons
+	for len(v) < n {
 		v = append(v, 'x')
 	}
-	return v[:cap(v)]
+	return v
 }
 
 // fillKeys writes n keys of 16 bytes with values of value bytes, pipelined
@@ -301,6 +302,9 @@ func fillKeys(b *testing.B, sock string, n, value int) {
 	defer c.Close()
 	if got, _ := c.DBSize(context.Background()).Result(); got != int64(n) {
 		b.Fatalf("DBSIZE %d after filling %d keys", got, n)
+	}
+	if got, _ := c.StrLen(context.Background(), "key:000000000000").Result(); got != int64(value) {
+		b.Fatalf("STRLEN %d after filling with %d-byte values", got, value)
 	}
 }
 
@@ -345,7 +349,7 @@ func writeKeys(b *testing.B, sock string, n, value, stride, round int, stop <-ch
 		batch := 0
 		for ; batch < 1000 && i < n; batch, i = batch+1, i+1 {
 			k := int(int64(i) * int64(stride) % int64(n))
-			v = benchValue(v, k, round)
+			v = benchValue(v, value, k, round)
 			buf = fmt.Appendf(buf, "*3\r\n$3\r\nSET\r\n$16\r\nkey:%012d\r\n$%d\r\n", k, len(v))
 			buf = append(append(buf, v...), "\r\n"...)
 		}

@@ -151,7 +151,8 @@ func BenchmarkMemoryDuringBgsave(b *testing.B) {
 				b.Logf("%s, %d keys of 16 B + %d B, %d overwrites (%.1f per key) during the %v save: memory (PSS, server and children) %.1f MB before, %.1f MB peak (%+.1f %%)",
 					peer.name, keys, value, n, float64(n)/float64(keys), r.dur.Round(time.Millisecond),
 					float64(r.memBefore)/1e6, float64(r.memPeak)/1e6, 100*(float64(r.memPeak)/float64(r.memBefore)-1))
-				b.Logf("%s: PING during the save (with the write load) %v", peer.name, r.save.Summary())
+				b.Logf("%s: PING under the write load, no save %v", peer.name, r.idle.Summary())
+				b.Logf("%s: PING under the write load during the save %v", peer.name, r.save.Summary())
 				if p := r.probe; p != "" {
 					b.Logf("%s: loop during BGSAVE: %s", peer.name, p)
 				}
@@ -412,9 +413,8 @@ type stallResult struct {
 	probe              string // goblin's goblin_bgsave_* INFO fields
 }
 
-// pingStall runs depth-one PINGs on the idle server for idle, then
-// starts load (if any) and a BGSAVE and runs them until INFO reports the
-// save done, sampling the server's memory every 20 ms meanwhile.
+// pingStall starts load (if any), runs depth-one PINGs for idle, then
+// starts a BGSAVE and runs them until INFO reports the save done, sampling the server's memory every 20 ms meanwhile.
 func pingStall(b *testing.B, sock string, pid int, load func(), idle time.Duration) stallResult {
 	conn, err := net.Dial("unix", sock)
 	if err != nil {
@@ -434,6 +434,10 @@ func pingStall(b *testing.B, sock string, pid int, load func(), idle time.Durati
 		r.Record(latency.Now() - start)
 	}
 	res := stallResult{idle: latency.New(), save: latency.New()}
+	if load != nil {
+		go load()
+		time.Sleep(100 * time.Millisecond) // the load runs in the idle phase too: the baseline the save is compared with
+	}
 	for end := time.Now().Add(idle); time.Now().Before(end); {
 		ping(res.idle)
 	}
@@ -442,10 +446,6 @@ func pingStall(b *testing.B, sock string, pid int, load func(), idle time.Durati
 	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, PoolSize: 1})
 	defer c.Close()
 	ctx := context.Background()
-	if load != nil {
-		go load()
-		time.Sleep(100 * time.Millisecond) // the load is running when the save begins
-	}
 	done := make(chan struct{})
 	began := time.Now()
 	if err := c.BgSave(ctx).Err(); err != nil {

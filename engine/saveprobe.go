@@ -34,6 +34,7 @@ type saveProbe struct {
 	maxCPU    int64 // longest thread CPU time between two slices' starts
 	maxSlice  int64 // longest slice (StepFor), wall
 	hist      [len(cycleBounds) + 1]int64
+	cpuHist   [len(cycleBounds) + 1]int64
 	ru0       unix.Rusage
 	rt        []metrics.Sample // scratch for metrics.Read
 	rt0       []probeValue     // the runtime metrics when the save began
@@ -49,7 +50,7 @@ var cycleBounds = [...]int64{16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 
 // goblin_bgsave_* fields).
 type saveFigures struct {
 	cycles, maxCycle, maxCPU, maxSlice int64 // ns
-	hist                               [len(cycleBounds) + 1]int64
+	hist, cpuHist                      [len(cycleBounds) + 1]int64
 	gcCycles                           int64
 	gcPauseMax                         float64 // s: upper bound of the highest pause bucket that grew
 	gcPauseTotal                       float64 // s: total GC stop-the-world (sum of the buckets' lower bounds)
@@ -129,19 +130,23 @@ func (p *saveProbe) slice() int64 {
 		p.cycles++
 		p.maxCycle = max(p.maxCycle, d)
 		p.maxCPU = max(p.maxCPU, cpu-p.prevCPU)
-		us := d / 1000
-		b := len(cycleBounds)
-		for i, ub := range cycleBounds {
-			if us <= ub {
-				b = i
-				break
-			}
-		}
-		p.hist[b]++
+		p.hist[bucket(d)]++
+		p.cpuHist[bucket(cpu-p.prevCPU)]++
 	}
 	p.haveFirst = true
 	p.prevWall, p.prevCPU = now, cpu
 	return now
+}
+
+// bucket returns the histogram bucket of ns.
+func bucket(ns int64) int {
+	us := ns / 1000
+	for i, ub := range cycleBounds {
+		if us <= ub {
+			return i
+		}
+	}
+	return len(cycleBounds)
 }
 
 func (p *saveProbe) sliceEnd(start int64) {
@@ -154,7 +159,7 @@ func (p *saveProbe) end() {
 		return
 	}
 	p.on = false
-	f := saveFigures{cycles: p.cycles, maxCycle: p.maxCycle, maxCPU: p.maxCPU, maxSlice: p.maxSlice, hist: p.hist}
+	f := saveFigures{cycles: p.cycles, maxCycle: p.maxCycle, maxCPU: p.maxCPU, maxSlice: p.maxSlice, hist: p.hist, cpuHist: p.cpuHist}
 	var ru unix.Rusage
 	unix.Getrusage(unix.RUSAGE_THREAD, &ru)
 	f.minflt, f.majflt = ru.Minflt-p.ru0.Minflt, ru.Majflt-p.ru0.Majflt
@@ -214,19 +219,8 @@ func (f *saveFigures) info(w *infoWriter) {
 	w.int("goblin_bgsave_max_cycle_us", us(f.maxCycle))
 	w.int("goblin_bgsave_max_cycle_cpu_us", us(f.maxCPU))
 	w.int("goblin_bgsave_max_slice_us", us(f.maxSlice))
-	var h []byte
-	for i, n := range f.hist {
-		if i > 0 {
-			h = append(h, ',')
-		}
-		if i < len(cycleBounds) {
-			h = append(strconv.AppendInt(append(h, "le"...), cycleBounds[i], 10), "us="...)
-		} else {
-			h = append(h, "more="...)
-		}
-		h = strconv.AppendInt(h, n, 10)
-	}
-	w.str("goblin_bgsave_cycle_hist", string(h))
+	w.str("goblin_bgsave_cycle_hist", histText(&f.hist))
+	w.str("goblin_bgsave_cycle_cpu_hist", histText(&f.cpuHist))
 	w.int("goblin_bgsave_gc_cycles", f.gcCycles)
 	w.int("goblin_bgsave_gc_pause_max_us", int64(f.gcPauseMax*1e6))
 	w.int("goblin_bgsave_gc_pause_total_us", int64(f.gcPauseTotal*1e6))
@@ -239,4 +233,21 @@ func (f *saveFigures) info(w *infoWriter) {
 	w.int("goblin_bgsave_loop_nivcsw", f.nivcsw)
 	w.int("goblin_bgsave_loop_nvcsw", f.nvcsw)
 	w.int("goblin_bgsave_overflow_buffers", f.overflow)
+}
+
+// histText writes a histogram as "le16us=n,le32us=n,...,more=n".
+func histText(hist *[len(cycleBounds) + 1]int64) string {
+	var h []byte
+	for i, n := range hist {
+		if i > 0 {
+			h = append(h, ',')
+		}
+		if i < len(cycleBounds) {
+			h = append(strconv.AppendInt(append(h, "le"...), cycleBounds[i], 10), "us="...)
+		} else {
+			h = append(h, "more="...)
+		}
+		h = strconv.AppendInt(h, n, 10)
+	}
+	return string(h)
 }

@@ -172,7 +172,7 @@ func BenchmarkLoadAtStart(b *testing.B) {
 	src := benchDir(b, base)
 	sock, _ := benchPeers[0].start(b, src, "--databases", "16")
 	fillKeys(b, sock, keys, value)
-	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, PoolSize: 1})
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, PoolSize: 1, ReadTimeout: -1}) // SAVE of 10 M keys takes a while
 	if err := c.Save(context.Background()).Err(); err != nil {
 		b.Fatal(err)
 	}

@@ -69,7 +69,8 @@ var benchPeers = []benchPeer{
 }
 
 // BenchmarkPingDuringBgsave measures the stall a depth-one PING client
-// sees while a BGSAVE runs, against the same client on the idle server,
+// sees while BGSAVEs run (one after another until 3 s of saving were
+// measured), against the same client on the idle server for 3 s,
 // for goblin-server (forkless: the loop walks the keyspace in slices and a
 // goroutine writes) and redis-server 7.0 (fork) in the same run:
 //
@@ -414,7 +415,8 @@ type stallResult struct {
 }
 
 // pingStall starts load (if any), runs depth-one PINGs for idle, then
-// starts a BGSAVE and runs them until INFO reports the save done, sampling the server's memory every 20 ms meanwhile.
+// starts a BGSAVE and runs them until INFO reports the save done,
+// sampling the server's memory every 20 ms meanwhile.
 func pingStall(b *testing.B, sock string, pid int, load func(), idle time.Duration) stallResult {
 	conn, err := net.Dial("unix", sock)
 	if err != nil {

@@ -117,6 +117,7 @@ func TestPipeReusesItsBuffers(t *testing.T) {
 	}
 	p.Close()
 	<-p.done
+	p.release()
 	if p.result != nil {
 		t.Fatal(p.result)
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"sync"
+
+	"github.com/goblin-kv/goblin/arena"
 )
 
 // errAborted is the writer's result when the loop gave the save up.
@@ -11,7 +13,9 @@ var errAborted = errors.New("snapshot: save aborted")
 
 // pipe carries encoded bytes from the loop to the writer goroutine. Its
 // buffers are allocated once, when the save begins (a slab of
-// MaxBacklog plus two buffers), and circulate between the two: the loop
+// MaxBacklog plus two buffers, mapped outside the Go heap and unmapped
+// when the save is over, so it neither grows the heap nor stays after the
+// save), and circulate between the two: the loop
 // copies into the buffer it is filling and queues it when full, taking a
 // free one; the writer writes a queued buffer out and returns it. So a save
 // allocates nothing per key or per slice, and the garbage collector has no
@@ -21,7 +25,9 @@ var errAborted = errors.New("snapshot: save aborted")
 // copy-on-write) while the disk is behind; copy-on-write that finds no
 // free buffer then takes a new one from the heap (counted in Overflow).
 type pipe struct {
-	cur []byte // loop only: the buffer being filled
+	cur  []byte        // loop only: the buffer being filled
+	mem  arena.OffHeap // loop only: holds the slab
+	slab []byte        // the buffers' memory; nil once released
 
 	mu       sync.Mutex
 	cond     sync.Cond
@@ -45,13 +51,28 @@ const pipeBuf = 256 << 10
 func newPipe(backlog int64) *pipe {
 	n := int(backlog/pipeBuf) + 2
 	p := &pipe{done: make(chan struct{}), nbufs: n, free: make([][]byte, 0, n), queue: make([][]byte, 0, n)}
-	slab := make([]byte, n*pipeBuf)
+	p.slab = p.mem.Alloc(n * pipeBuf)
+	slab := p.slab
 	for i := range n {
 		p.free = append(p.free, slab[i*pipeBuf:i*pipeBuf:(i+1)*pipeBuf])
 	}
 	p.cur, p.free = p.free[n-1], p.free[:n-1]
 	p.cond.L = &p.mu
 	return p
+}
+
+// release unmaps the slab (loop side). Call it only once the writer has
+// finished (done is closed) and the loop will write no more: every buffer
+// is then unused.
+func (p *pipe) release() {
+	if p.slab == nil {
+		return
+	}
+	p.mu.Lock()
+	p.free, p.queue, p.cur = nil, nil, nil
+	p.mu.Unlock()
+	p.mem.Free(p.slab)
+	p.slab = nil
 }
 
 // Write copies b into the pipe's buffers (loop side), queueing each one it

@@ -133,7 +133,7 @@ func (j *Job) begin(dbs []DB, w io.Writer) (*Job, error) {
 		idx := len(j.cuts)
 		cut, err := d.Store.NewCut(func(e *store.Entry) { j.write(idx, e) })
 		if err != nil {
-			j.Abort()
+			j.abandon()
 			return nil, err
 		}
 		c.cut = cut
@@ -141,7 +141,7 @@ func (j *Job) begin(dbs []DB, w io.Writer) (*Job, error) {
 		j.cuts = append(j.cuts, c)
 	}
 	if err := j.enc.WriteHeader(); err != nil {
-		j.Abort()
+		j.abandon()
 		return nil, err
 	}
 	return j, nil
@@ -264,6 +264,7 @@ func (j *Job) Finished() (bool, error) {
 		j.Abort()
 		if j.pipe != nil {
 			<-j.pipe.done // prompt once aborted: at most one write in flight
+			j.pipe.release()
 		}
 		return true, j.fail(j.err)
 	}
@@ -277,6 +278,7 @@ func (j *Job) Finished() (bool, error) {
 	if !done {
 		return false, nil
 	}
+	j.pipe.release() // the cuts are closed: nothing writes to the pipe any more
 	if err != nil {
 		return true, j.fail(err)
 	}
@@ -307,6 +309,16 @@ func (j *Job) Run() error {
 		return j.fail(err)
 	}
 	return nil
+}
+
+// abandon gives up a save that failed to begin: its writer has stopped
+// and its buffers are freed when it returns.
+func (j *Job) abandon() {
+	j.Abort()
+	if j.pipe != nil {
+		<-j.pipe.done
+		j.pipe.release()
+	}
 }
 
 // Abort gives the save up: the cuts end, the temporary file is removed,

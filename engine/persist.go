@@ -121,7 +121,8 @@ type persistState struct {
 	lastCron   int64  // unix ms of the last policy check
 	lastCOW    int64  // keys the last background save took by copy-on-write
 	loaded     snapshot.LoadStats
-	shutdown   bool // SHUTDOWN ran its save (or NOSAVE): a signal's shutdown saves no more
+	shutdown   bool      // SHUTDOWN ran its save (or NOSAVE): a signal's shutdown saves no more
+	probe      saveProbe // what the running background save does to the loop (saveprobe.go)
 }
 
 func (e *Engine) initPersist() {
@@ -243,6 +244,7 @@ func (e *Engine) startBackground() error {
 		return err
 	}
 	p.job = j
+	p.probe.begin()
 	e.o.Persistence.Log.Info("background saving started", "path", e.RDBPath())
 	return nil
 }
@@ -253,6 +255,7 @@ func (e *Engine) abortBackground() {
 		p.job.Abort()
 		p.job.Finished() // waits for the writer to remove its file
 		p.job = nil
+		p.probe.end()
 		e.o.Persistence.Log.Warn("background save aborted by shutdown")
 	}
 }
@@ -262,9 +265,11 @@ func (e *Engine) tickPersist() int {
 	p := &e.snap
 	work := 0
 	if p.job != nil {
+		t := p.probe.slice()
 		if !p.job.StepFor(e.o.Persistence.SaveSlice) {
 			work = 1
 		}
+		p.probe.sliceEnd(t)
 		if done, err := p.job.Finished(); done {
 			e.backgroundDone(err)
 		}
@@ -301,6 +306,8 @@ func (e *Engine) backgroundDone(err error) {
 	p := &e.snap
 	j := p.job
 	p.job = nil
+	p.probe.end()
+	p.probe.last.overflow = j.Overflow()
 	p.lastSecs = int64(time.Since(j.Started()).Round(time.Second) / time.Second)
 	keys, cow := j.Keys()
 	p.lastCOW = cow

@@ -34,7 +34,9 @@ type Options struct {
 	// resynchronisation's repl-stream-db, repl-id, repl-offset).
 	Aux [][2]string
 	// MaxBacklog bounds the bytes queued for the writer goroutine before
-	// Step stops walking (copy-on-write goes on); default 8 MiB.
+	// Step stops walking (copy-on-write goes on); default 4 MiB. A
+	// background save's buffers (this and 512 KiB) are allocated when it
+	// begins and reused until it ends.
 	MaxBacklog int64
 }
 
@@ -75,7 +77,7 @@ func Begin(dbs []DB, o Options, background bool) (*Job, error) {
 		o.Now = time.Now()
 	}
 	if o.MaxBacklog <= 0 {
-		o.MaxBacklog = 8 << 20
+		o.MaxBacklog = 4 << 20
 	}
 	if o.TempPath == "" {
 		dir := "."
@@ -91,7 +93,7 @@ func Begin(dbs []DB, o Options, background bool) (*Job, error) {
 	j := &Job{o: o, encDB: -1, started: time.Now()}
 	var w io.Writer = f
 	if background {
-		j.pipe = newPipe()
+		j.pipe = newPipe(o.MaxBacklog)
 		w = j.pipe
 		go j.pipe.run(f, o.Path)
 	} else {
@@ -131,7 +133,7 @@ func (j *Job) begin(dbs []DB, w io.Writer) (*Job, error) {
 		idx := len(j.cuts)
 		cut, err := d.Store.NewCut(func(e *store.Entry) { j.write(idx, e) })
 		if err != nil {
-			j.Abort()
+			j.abandon()
 			return nil, err
 		}
 		c.cut = cut
@@ -139,7 +141,7 @@ func (j *Job) begin(dbs []DB, w io.Writer) (*Job, error) {
 		j.cuts = append(j.cuts, c)
 	}
 	if err := j.enc.WriteHeader(); err != nil {
-		j.Abort()
+		j.abandon()
 		return nil, err
 	}
 	return j, nil
@@ -262,6 +264,7 @@ func (j *Job) Finished() (bool, error) {
 		j.Abort()
 		if j.pipe != nil {
 			<-j.pipe.done // prompt once aborted: at most one write in flight
+			j.pipe.release()
 		}
 		return true, j.fail(j.err)
 	}
@@ -275,6 +278,7 @@ func (j *Job) Finished() (bool, error) {
 	if !done {
 		return false, nil
 	}
+	j.pipe.release() // the cuts are closed: nothing writes to the pipe any more
 	if err != nil {
 		return true, j.fail(err)
 	}
@@ -307,6 +311,16 @@ func (j *Job) Run() error {
 	return nil
 }
 
+// abandon gives up a save that failed to begin: its writer has stopped
+// and its buffers are freed when it returns.
+func (j *Job) abandon() {
+	j.Abort()
+	if j.pipe != nil {
+		<-j.pipe.done
+		j.pipe.release()
+	}
+}
+
 // Abort gives the save up: the cuts end, the temporary file is removed,
 // the previous file stays. Safe to call more than once.
 func (j *Job) Abort() {
@@ -332,3 +346,13 @@ func (j *Job) Keys() (keys, copied int64) { return j.keys, j.cowKeys }
 
 // Started returns when the save began.
 func (j *Job) Started() time.Time { return j.started }
+
+// Overflow returns how many buffers a background save allocated beyond
+// those it began with, because copy-on-write found them all queued for a
+// disk that was behind (0 for other saves).
+func (j *Job) Overflow() int64 {
+	if j.pipe == nil {
+		return 0
+	}
+	return j.pipe.Overflow()
+}

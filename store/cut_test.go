@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"sort"
 	"strconv"
@@ -134,6 +135,12 @@ func TestCutVersionState(t *testing.T) {
 	n := 1_000_000
 	if testing.Short() {
 		n = 100_000
+	}
+	if v := os.Getenv("CUT_KEYS"); v != "" { // CUT_KEYS=10000000: the 10 M keys
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n <= 0 {
+			t.Fatalf("CUT_KEYS=%q: want a positive count", v)
+		}
 	}
 	s, _ := newStore(t, Options{})
 	var k [16]byte

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,43 +22,247 @@ import (
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
-// BenchmarkPingDuringBgsave measures the stall a depth-one PING client
-// sees while a BGSAVE of 1M keys (16 B keys, 16 B values; BENCH_KEYS
-// overrides the count) runs, against the same client on the idle server,
-// for goblin-server (forkless: the loop walks the keyspace in slices) and
-// redis-server 7.0 (fork) in the same run. Run it with
-//
-//	go test -run '^$' -bench PingDuringBgsave -benchtime 1x ./cmd/goblin-server/
-//
-// Each sub-benchmark reports idle-p50/p99/p99.9/max and save-p50/… in
-// nanoseconds, the PINGs answered during the save and the save's length.
-func BenchmarkPingDuringBgsave(b *testing.B) {
-	keys := 1_000_000
+// The persistence benchmarks (docs/persistence.md, "Results") run
+// goblin-server and redis-server 7.0 one after the other in the same run,
+// on the same data: BENCH_KEYS keys (default 1,000,000) of 16 bytes with
+// BENCH_VALUE-byte values (default 16), saved into BENCH_DIR (default the
+// test's temporary directory, on disk; /dev/shm for tmpfs).
+
+func benchEnv(b *testing.B) (keys, value int, dir string) {
+	keys, value = 1_000_000, 16
 	if v := os.Getenv("BENCH_KEYS"); v != "" {
 		keys, _ = strconv.Atoi(v)
 	}
-	peers := []struct {
-		name  string
-		start func(b *testing.B) (sock string)
-	}{
-		{"goblin", func(b *testing.B) string { return startServerTB(b, "--dir", b.TempDir()).sock }},
-		{"redis", startRedisB},
+	if v := os.Getenv("BENCH_VALUE"); v != "" {
+		value, _ = strconv.Atoi(v)
 	}
-	for _, peer := range peers {
+	if keys <= 0 || value < 16 {
+		b.Fatalf("BENCH_KEYS=%q BENCH_VALUE=%q: want a positive count and values of 16 bytes or more", os.Getenv("BENCH_KEYS"), os.Getenv("BENCH_VALUE"))
+	}
+	return keys, value, os.Getenv("BENCH_DIR")
+}
+
+// benchDir is a fresh directory under BENCH_DIR, or a temporary one.
+func benchDir(b *testing.B, base string) string {
+	if base == "" {
+		return b.TempDir()
+	}
+	d, err := os.MkdirTemp(base, "goblin-bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+type benchPeer struct {
+	name  string
+	start func(b *testing.B, dir string, extra ...string) (sock string, pid int)
+}
+
+var benchPeers = []benchPeer{
+	{"goblin", func(b *testing.B, dir string, extra ...string) (string, int) {
+		s := startServerTB(b, append([]string{"--dir", dir}, extra...)...)
+		return s.sock, s.p.PID
+	}},
+	{"redis", func(b *testing.B, dir string, _ ...string) (string, int) { return startRedisIn(b, dir) }},
+}
+
+// BenchmarkPingDuringBgsave measures the stall a depth-one PING client
+// sees while BGSAVEs run (one after another until 3 s of saving were
+// measured), against the same client on the idle server for 3 s,
+// for goblin-server (forkless: the loop walks the keyspace in slices and a
+// goroutine writes) and redis-server 7.0 (fork) in the same run:
+//
+//	go test -run '^$' -bench PingDuringBgsave -benchtime 1x ./cmd/goblin-server/
+//	BENCH_KEYS=10000000 go test -run '^$' -bench PingDuringBgsave -benchtime 1x -timeout 60m ./cmd/goblin-server/
+//
+// It logs both phases' percentiles, the save's length and throughput, the
+// servers' memory (PSS of the server and its children) before and at the
+// peak of the save, and goblin's own measurement of its loop during the
+// save (INFO persistence goblin_bgsave_*: the longest cycle in wall and
+// thread CPU time, GC cycles and pauses, allocations, page faults), which
+// the machine's load does not blur as it blurs the client's view.
+func BenchmarkPingDuringBgsave(b *testing.B) {
+	keys, value, base := benchEnv(b)
+	for _, peer := range benchPeers {
 		b.Run(peer.name, func(b *testing.B) {
-			sock := peer.start(b)
-			fillKeys(b, sock, keys)
+			dir := benchDir(b, base)
+			sock, pid := peer.start(b, dir)
+			fillKeys(b, sock, keys, value)
 			for range b.N {
-				idle, save, dur := pingStall(b, sock)
-				report(b, "idle", idle)
-				report(b, "save", save)
-				b.ReportMetric(float64(save.Count()), "pings-during-save")
-				b.ReportMetric(float64(dur.Milliseconds()), "save-ms")
-				b.Logf("%s, %d keys: idle %v", peer.name, keys, idle.Summary())
-				b.Logf("%s, %d keys: during BGSAVE (%v) %v", peer.name, keys, dur.Round(time.Millisecond), save.Summary())
+				r := pingStall(b, sock, pid, nil, 3*time.Second)
+				probes := []string{r.probe}
+				// Short saves give few samples: save again until 3 s of saving
+				// were measured (one 10 M-key save lasts longer).
+				for total := r.dur; total < 3*time.Second; {
+					more := pingStall(b, sock, pid, nil, 0)
+					r.save.Merge(more.save)
+					r.memPeak = max(r.memPeak, more.memPeak)
+					total += more.dur
+					probes = append(probes, more.probe)
+				}
+				report(b, "idle", r.idle)
+				report(b, "save", r.save)
+				b.ReportMetric(float64(r.save.Count()), "pings-during-save")
+				b.ReportMetric(float64(r.dur.Milliseconds()), "save-ms")
+				size := fileSize(b, dir)
+				b.Logf("%s, %d keys of 16 B + %d B: idle %v", peer.name, keys, value, r.idle.Summary())
+				b.Logf("%s: during %d BGSAVEs (the first took %v) %v", peer.name, len(probes), r.dur.Round(time.Millisecond), r.save.Summary())
+				b.Logf("%s: p99.9 during/idle %.2f, max during/idle %.2f", peer.name,
+					float64(r.save.Summary().P999)/float64(r.idle.Summary().P999), float64(r.save.Summary().Max)/float64(r.idle.Summary().Max))
+				b.Logf("%s: file %.1f MB in %s: %.0f MB/s (as INFO saw it end, 20 ms resolution)", peer.name,
+					float64(size)/1e6, dir, float64(size)/1e6/r.dur.Seconds())
+				b.Logf("%s: memory (PSS, server and children) %.1f MB before, %.1f MB peak during the save (%+.1f %%)", peer.name,
+					float64(r.memBefore)/1e6, float64(r.memPeak)/1e6, 100*(float64(r.memPeak)/float64(r.memBefore)-1))
+				for i, p := range probes {
+					if p != "" {
+						b.Logf("%s: loop during BGSAVE %d: %s", peer.name, i+1, p)
+					}
+				}
 			}
 		})
 	}
+}
+
+// BenchmarkMemoryDuringBgsave measures memory while a BGSAVE runs under a
+// write load that overwrites every key (in a stride order, so the writes
+// run ahead of and behind the save's walk), over and over until the save
+// ends: goblin-server (entry-level copy-on-write) beside redis-server 7.0
+// (fork: the kernel copies every page the parent writes).
+//
+//	go test -run '^$' -bench MemoryDuringBgsave -benchtime 1x ./cmd/goblin-server/
+func BenchmarkMemoryDuringBgsave(b *testing.B) {
+	keys, value, base := benchEnv(b)
+	for _, peer := range benchPeers {
+		b.Run(peer.name, func(b *testing.B) {
+			dir := benchDir(b, base)
+			sock, pid := peer.start(b, dir)
+			fillKeys(b, sock, keys, value)
+			for range b.N {
+				stop := make(chan struct{})
+				wrote := make(chan int64, 1)
+				load := func() { wrote <- overwriteAll(b, sock, keys, value, stop) }
+				r := pingStall(b, sock, pid, load, 2*time.Second)
+				close(stop)
+				n := <-wrote
+				b.ReportMetric(float64(r.memBefore)/1e6, "mem-before-MB")
+				b.ReportMetric(float64(r.memPeak)/1e6, "mem-peak-MB")
+				b.ReportMetric(100*(float64(r.memPeak)/float64(r.memBefore)-1), "mem-growth-%")
+				b.Logf("%s, %d keys of 16 B + %d B, %d overwrites (%.1f per key) during the %v save: memory (PSS, server and children) %.1f MB before, %.1f MB peak (%+.1f %%)",
+					peer.name, keys, value, n, float64(n)/float64(keys), r.dur.Round(time.Millisecond),
+					float64(r.memBefore)/1e6, float64(r.memPeak)/1e6, 100*(float64(r.memPeak)/float64(r.memBefore)-1))
+				b.Logf("%s: PING under the write load, no save %v", peer.name, r.idle.Summary())
+				b.Logf("%s: PING under the write load during the save %v", peer.name, r.save.Summary())
+				if p := r.probe; p != "" {
+					b.Logf("%s: loop during BGSAVE: %s", peer.name, p)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLoadAtStart writes one snapshot with goblin-server's SAVE, then
+// starts redis-server 7.0 and goblin-server on copies of that file, twice
+// each alternately, and reports the time from the process's start to its
+// first answered PING, and the load time each logs.
+//
+//	go test -run '^$' -bench LoadAtStart -benchtime 1x ./cmd/goblin-server/
+func BenchmarkLoadAtStart(b *testing.B) {
+	keys, value, base := benchEnv(b)
+	src := benchDir(b, base)
+	sock, _ := benchPeers[0].start(b, src, "--databases", "16")
+	fillKeys(b, sock, keys, value)
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, PoolSize: 1, ReadTimeout: -1}) // SAVE of 10 M keys takes a while
+	if err := c.Save(context.Background()).Err(); err != nil {
+		b.Fatal(err)
+	}
+	c.Close()
+	file := filepath.Join(src, "dump.rdb")
+	size := fileSize(b, src)
+	for range b.N {
+		for round := range 2 {
+			for _, peer := range []string{"redis", "goblin"} {
+				dir := benchDir(b, base)
+				copyFile(b, file, filepath.Join(dir, "dump.rdb"))
+				ready, logged := startAndTimeLoad(b, peer, dir, keys)
+				b.ReportMetric(ready.Seconds(), peer+"-ready-s")
+				b.Logf("round %d, %s: %d keys (%.1f MB file): first PONG %v after start; its log says loaded in %s", round+1, peer, keys,
+					float64(size)/1e6, ready.Round(time.Millisecond), logged)
+			}
+		}
+	}
+}
+
+func copyFile(b *testing.B, from, to string) {
+	in, err := os.Open(from)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		b.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// startAndTimeLoad starts peer on dir/dump.rdb and returns the time to its
+// first PONG and the load time its log states; it stops the server.
+func startAndTimeLoad(b *testing.B, peer, dir string, keys int) (time.Duration, string) {
+	sock := filepath.Join(dir, "s.sock")
+	var p *testproc.Proc
+	start := time.Now()
+	switch peer {
+	case "redis":
+		bin := testkit.Need(b, "redis-server", "the peer whose load time the benchmark shows beside goblin's")
+		p = testproc.Start(b, bin, "--port", "0", "--unixsocket", sock, "--dir", dir, "--save", "", "--appendonly", "no")
+	default:
+		bin := testproc.Build(b, "./cmd/goblin-server")
+		p = testproc.Start(b, bin, "--listen", "uds://"+sock, "--dir", dir)
+	}
+	defer p.Stop(30 * time.Second)
+	var ready time.Duration
+	testkit.Eventually(b, 10*time.Minute, peer+" to answer PING with PONG after loading "+dir, func() (bool, string) {
+		conn, err := net.Dial("unix", sock)
+		if err != nil {
+			return false, err.Error()
+		}
+		defer conn.Close()
+		conn.Write([]byte("*1\r\n$4\r\nPING\r\n"))
+		line, err := bufio.NewReader(conn).ReadString('\n')
+		if line == "+PONG\r\n" {
+			ready = time.Since(start)
+			return true, ""
+		}
+		time.Sleep(5 * time.Millisecond)
+		return false, fmt.Sprintf("%q %v", line, err)
+	})
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, PoolSize: 1})
+	defer c.Close()
+	if n, err := c.DBSize(context.Background()).Result(); err != nil || n != int64(keys) {
+		b.Fatalf("%s holds %d keys after loading (%v), want %d", peer, n, err, keys)
+	}
+	logged := "?"
+	for _, re := range []string{`DB loaded from disk: ([0-9.]+ seconds)`, `msg="DB loaded from disk".* duration=(\S+)`} {
+		if m := regexp.MustCompile(re).FindStringSubmatch(p.Log()); m != nil {
+			logged = m[1]
+		}
+	}
+	return ready, logged
+}
+
+func fileSize(b *testing.B, dir string) int64 {
+	fi, err := os.Stat(filepath.Join(dir, "dump.rdb"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return fi.Size()
 }
 
 func report(b *testing.B, prefix string, r *latency.Recorder) {
@@ -66,10 +274,16 @@ func report(b *testing.B, prefix string, r *latency.Recorder) {
 }
 
 func startRedisB(b *testing.B) string {
-	dir := b.TempDir()
+	sock, _ := startRedisIn(b, b.TempDir())
+	return sock
+}
+
+// startRedisIn starts redis-server with no save policy in dir and returns
+// its socket and pid.
+func startRedisIn(b *testing.B, dir string) (string, int) {
 	sock := dir + "/redis.sock"
 	bin := testkit.Need(b, "redis-server", "the peer whose fork stall the benchmark shows beside goblin's")
-	testproc.Start(b, bin, "--port", "0", "--unixsocket", sock, "--dir", dir, "--save", "", "--appendonly", "no")
+	p := testproc.Start(b, bin, "--port", "0", "--unixsocket", sock, "--dir", dir, "--save", "", "--appendonly", "no")
 	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock})
 	defer c.Close()
 	deadline := time.Now().Add(startTimeout)
@@ -79,32 +293,131 @@ func startRedisB(b *testing.B) string {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return sock
+	return sock, p.PID
 }
 
-// fillKeys writes n keys of 16 bytes with 16-byte values with MSET.
-func fillKeys(b *testing.B, sock string, n int) {
+// benchValue returns key i's value of exactly n bytes for a round of
+// writes, in v's array.
+func benchValue(v []byte, n, i, round int) []byte {
+	v = fmt.Appendf(v[:0], "%d:%d:", i, round)[:min(n, 16)] // at most 8+1+5+2 digits and colons
+	for len(v) < n {
+		v = append(v, 'x')
+	}
+	return v
+}
+
+// fillKeys writes n keys of 16 bytes with values of value bytes, pipelined
+// SETs in batches of 1,000.
+func fillKeys(b *testing.B, sock string, n, value int) {
+	if got := writeKeys(b, sock, n, value, 1, 0, nil); got != int64(n) {
+		b.Fatalf("wrote %d keys of %d", got, n)
+	}
 	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, PoolSize: 1})
 	defer c.Close()
-	ctx := context.Background()
-	args := make([]any, 0, 2001)
-	for i := 0; i < n; {
-		args = append(args[:0], "MSET")
-		for j := 0; j < 1000 && i < n; j, i = j+1, i+1 {
-			args = append(args, fmt.Sprintf("key:%012d", i), fmt.Sprintf("val:%012d", i))
-		}
-		if err := c.Do(ctx, args...).Err(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if got, _ := c.DBSize(ctx).Result(); got != int64(n) {
+	if got, _ := c.DBSize(context.Background()).Result(); got != int64(n) {
 		b.Fatalf("DBSIZE %d after filling %d keys", got, n)
+	}
+	if got, _ := c.StrLen(context.Background(), "key:000000000000").Result(); got != int64(value) {
+		b.Fatalf("STRLEN %d after filling with %d-byte values", got, value)
 	}
 }
 
-// pingStall runs depth-one PINGs on the idle server for two seconds, then
-// starts a BGSAVE and runs them until INFO reports it done.
-func pingStall(b *testing.B, sock string) (idle, save *latency.Recorder, dur time.Duration) {
+// overwriteAll overwrites every key in stride order, again and again until
+// stop is closed, and returns the writes done.
+func overwriteAll(b *testing.B, sock string, n, value int, stop <-chan struct{}) int64 {
+	stride := 7919 // a prime: key i*stride mod n visits every key when n is not its multiple
+	if n%stride == 0 {
+		stride = 7907
+	}
+	var total int64
+	for round := 1; ; round++ {
+		total += writeKeys(b, sock, n, value, stride, round, stop)
+		select {
+		case <-stop:
+			return total
+		default:
+		}
+	}
+}
+
+// writeKeys SETs keys i*stride mod n for i in [0, n), pipelined 1,000 at a
+// time, until stop is closed; it returns the SETs answered.
+func writeKeys(b *testing.B, sock string, n, value, stride, round int, stop <-chan struct{}) int64 {
+	conn, err := net.Dial("unix", sock)
+	if err != nil {
+		b.Error(err)
+		return 0
+	}
+	defer conn.Close()
+	r := bufio.NewReaderSize(conn, 64<<10)
+	var buf []byte
+	v := make([]byte, 0, value)
+	var done int64
+	for i := 0; i < n; {
+		select {
+		case <-stop:
+			return done
+		default:
+		}
+		buf = buf[:0]
+		batch := 0
+		for ; batch < 1000 && i < n; batch, i = batch+1, i+1 {
+			k := int(int64(i) * int64(stride) % int64(n))
+			v = benchValue(v, value, k, round)
+			buf = fmt.Appendf(buf, "*3\r\n$3\r\nSET\r\n$16\r\nkey:%012d\r\n$%d\r\n", k, len(v))
+			buf = append(append(buf, v...), "\r\n"...)
+		}
+		if _, err := conn.Write(buf); err != nil {
+			b.Error(err)
+			return done
+		}
+		for range batch {
+			line, err := r.ReadSlice('\n')
+			if err != nil || !bytes.Equal(line, []byte("+OK\r\n")) {
+				b.Errorf("SET answered %q, %v", line, err)
+				return done
+			}
+			done++
+		}
+	}
+	return done
+}
+
+// pss returns the proportional set size of pid and its descendants in
+// bytes: a page shared by a forked child and its parent counts half in
+// each, so the sum is the memory they hold together.
+func pss(pid int) int64 {
+	var total int64
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "Pss:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			total += kb * 1024
+		}
+	}
+	kids, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	for _, k := range strings.Fields(string(kids)) {
+		if c, err := strconv.Atoi(k); err == nil {
+			total += pss(c)
+		}
+	}
+	return total
+}
+
+type stallResult struct {
+	idle, save         *latency.Recorder
+	dur                time.Duration
+	memBefore, memPeak int64
+	probe              string // goblin's goblin_bgsave_* INFO fields
+}
+
+// pingStall starts load (if any), runs depth-one PINGs for idle, then
+// starts a BGSAVE and runs them until INFO reports the save done,
+// sampling the server's memory every 20 ms meanwhile.
+func pingStall(b *testing.B, sock string, pid int, load func(), idle time.Duration) stallResult {
 	conn, err := net.Dial("unix", sock)
 	if err != nil {
 		b.Fatal(err)
@@ -122,10 +435,16 @@ func pingStall(b *testing.B, sock string) (idle, save *latency.Recorder, dur tim
 		}
 		r.Record(latency.Now() - start)
 	}
-	idle, save = latency.New(), latency.New()
-	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); {
-		ping(idle)
+	res := stallResult{idle: latency.New(), save: latency.New()}
+	if load != nil {
+		go load()
+		time.Sleep(100 * time.Millisecond) // the load runs in the idle phase too: the baseline the save is compared with
 	}
+	for end := time.Now().Add(idle); time.Now().Before(end); {
+		ping(res.idle)
+	}
+	res.memBefore = pss(pid)
+	res.memPeak = res.memBefore
 	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, PoolSize: 1})
 	defer c.Close()
 	ctx := context.Background()
@@ -137,9 +456,10 @@ func pingStall(b *testing.B, sock string) (idle, save *latency.Recorder, dur tim
 	var last string // the last INFO persistence, for a failure message
 	go func() {
 		defer close(done)
-		deadline := time.Now().Add(5 * time.Minute)
+		deadline := time.Now().Add(30 * time.Minute)
 		for time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
+			res.memPeak = max(res.memPeak, pss(pid))
 			info, err := c.Info(ctx, "persistence").Result()
 			last = info
 			if err != nil || strings.Contains(info, "rdb_bgsave_in_progress:0") {
@@ -150,12 +470,20 @@ func pingStall(b *testing.B, sock string) (idle, save *latency.Recorder, dur tim
 	for {
 		select {
 		case <-done:
+			res.dur = time.Since(began)
 			if !strings.Contains(last, "rdb_bgsave_in_progress:0") || !strings.Contains(last, "rdb_last_bgsave_status:ok") {
-				b.Fatalf("BGSAVE did not end with status ok within 5 minutes; INFO persistence:\n%s", last)
+				b.Fatalf("BGSAVE did not end with status ok within 30 minutes; INFO persistence:\n%s", last)
 			}
-			return idle, save, time.Since(began)
+			var probe []string
+			for _, line := range strings.Split(last, "\r\n") {
+				if k, v, ok := strings.Cut(line, ":"); ok && strings.HasPrefix(k, "goblin_bgsave_") {
+					probe = append(probe, strings.TrimPrefix(k, "goblin_bgsave_")+"="+v)
+				}
+			}
+			res.probe = strings.Join(probe, " ")
+			return res
 		default:
-			ping(save)
+			ping(res.save)
 		}
 	}
 }

@@ -1,0 +1,76 @@
+package engine
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/proto"
+)
+
+// TestBgsaveReportsLoopMeasurement: INFO persistence reports what the last
+// BGSAVE did to the loop: the cycles it took (one slice each), a longest
+// cycle no shorter than the longest slice (a cycle holds its slice), a
+// histogram whose buckets add up to the cycles, the loop thread's CPU, and
+// no overflow buffer for a save with no writes.
+func TestBgsaveReportsLoopMeasurement(t *testing.T) {
+	e, _ := newEngine(t, Options{Persistence: Persistence{Dir: t.TempDir(), SaveSlice: time.Microsecond}})
+	s := NewSession(proto.RESP, nil)
+	for i := range 20000 {
+		do(t, e, s, "SET", fmt.Sprintf("key:%06d", i), strconv.Itoa(i))
+	}
+	if got := infoField(t, e, s, "goblin_bgsave_cycles"); got != "0" {
+		t.Errorf("goblin_bgsave_cycles = %s before any save", got)
+	}
+	if got := do(t, e, s, "BGSAVE"); got != "+Background saving started" {
+		t.Fatalf("BGSAVE: %s", got)
+	}
+	ticks := 0
+	for e.Saving() {
+		e.Tick(1)
+		ticks++
+		if ticks > 1_000_000 {
+			t.Fatal("the background save never finished")
+		}
+	}
+	num := func(name string) int64 {
+		v, err := strconv.ParseInt(infoField(t, e, s, name), 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return v
+	}
+	if got := infoField(t, e, s, "rdb_last_bgsave_status"); got != "ok" {
+		t.Fatalf("rdb_last_bgsave_status = %s", got)
+	}
+	cycles := num("goblin_bgsave_cycles")
+	if cycles < 10 || cycles >= int64(ticks) {
+		t.Errorf("goblin_bgsave_cycles = %d for a save of 20,000 keys in 1 µs slices over %d ticks", cycles, ticks)
+	}
+	if c, sl := num("goblin_bgsave_max_cycle_us"), num("goblin_bgsave_max_slice_us"); c < sl {
+		t.Errorf("longest cycle %d µs shorter than the longest slice %d µs", c, sl)
+	}
+	if num("goblin_bgsave_max_cycle_cpu_us") < 0 {
+		t.Error("negative loop CPU time")
+	}
+	for _, field := range []string{"goblin_bgsave_cycle_hist", "goblin_bgsave_cycle_cpu_hist"} {
+		var sum int64
+		hist := infoField(t, e, s, field)
+		for _, kv := range strings.Split(hist, ",") {
+			_, v, _ := strings.Cut(kv, "=")
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatalf("%s %q: %v", field, hist, err)
+			}
+			sum += n
+		}
+		if sum != cycles || !strings.HasPrefix(hist, "le16us=") || !strings.Contains(hist, ",more=") {
+			t.Errorf("%s %q adds up to %d, want the %d cycles", field, hist, sum, cycles)
+		}
+	}
+	if got := num("goblin_bgsave_overflow_buffers"); got != 0 {
+		t.Errorf("goblin_bgsave_overflow_buffers = %d for a save with no writes", got)
+	}
+}

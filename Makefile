@@ -38,17 +38,19 @@ vet:
 ## datagram timed out in internal/testkit/netns.)
 race:
 	$(GO) test -race -count=1 -parallel 4 -timeout 20m -skip '^TestTwoHosts$$' \
-	  $$(GO=$(GO) scripts/slowfirst.sh $(RACE_FIRST) -- $(PKGS))
+	  $(if $(filter ./...,$(PKGS)),$(RACE_FIRST)) $(PKGS)
 
 ## RACE_FIRST: the race run's longest packages, longest first (their race
-## run's Elapsed in `go test -race -json`). go test starts packages in the
-## order it is given them, two at a time on two cores, so these start at once
-## and the short packages fill the other slot around them instead of a long
-## one starting late and running alone at the end (scripts/slowfirst.sh). A
-## package whose race run takes more than about 20 s belongs in this list, at
-## its place by length; a package left out still runs, after these.
-RACE_FIRST ?= ./transport/aeron ./cmd/goblin-server ./aeron/interop ./store ./benchmarks/harness/runner \
-	./aeron ./benchmarks/harness/remote ./aeron/driver
+## run's Elapsed in `go test -race -json`), named ahead of ./... when the run
+## is all of it. go test runs each package once, in the order it is first
+## named, two at a time on two cores: these start at once and the short
+## packages fill the other slot around them, instead of a long one starting
+## late in ./...'s alphabetical order and running alone at the end. A package
+## whose race run takes more than about 20 s belongs here, at its place by
+## length; one left out still runs, in ./...'s order after these.
+RACE_FIRST ?= ./transport/aeron ./cmd/goblin-server ./aeron/interop ./store ./docs ./client \
+	./benchmarks/harness/runner ./cluster ./aeron ./benchmarks/harness/remote ./cmd/goblin-client \
+	./cmd/goblin-bench ./aeron/driver ./benchmarks/clusterbench ./aeron/javadriver
 
 ## twohost: the two-namespace Aeron UDP test (needs root and ip(8); under
 ## CI=true a missing one fails it), verbose, and it must say it ran

@@ -4,7 +4,7 @@ GO        ?= go
 PKGS      ?= ./...
 BENCHTIME ?= 1x
 
-.PHONY: all build setup run test beside checks vet lint race twohost asm godriver nonrace stress generate generate-check tidy-check bench bench-udp fuzz clean
+.PHONY: all build setup setup-test run test beside checks vet lint race twohost asm godriver nonrace stress generate generate-check tidy-check bench bench-udp fuzz clean
 
 all: build
 
@@ -112,9 +112,15 @@ checks: vet lint tidy-check
 ## generate-check rewrites proto/sbe, so it runs before any test compiles
 ## it. The binaries the tests start are built once for the whole run
 ## (testproc's build cache).
-test: setup generate-check
+test: setup-test generate-check
 	$(MAKE) -j2 --output-sync=target race beside
 	$(MAKE) stress
+
+## setup-test: setup, but the Java interop peers are left to aeron/interop's
+## tests, which build them (under setup's lock) early in the race run, beside
+## the other packages' compiles, instead of before everything
+setup-test:
+	GOBLIN_SETUP_PEERS=tests ./scripts/setup.sh
 
 ## beside: what `make test` runs beside the race run, one at a time: the
 ## static checks (read-only), then the non-race runs. A new non-race CI step

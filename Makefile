@@ -4,7 +4,7 @@ GO        ?= go
 PKGS      ?= ./...
 BENCHTIME ?= 1x
 
-.PHONY: all build setup run test checks vet lint race twohost asm godriver nonrace stress generate generate-check tidy-check bench bench-udp fuzz clean
+.PHONY: all build setup setup-test run test beside checks vet lint race twohost asm godriver nonrace stress generate generate-check tidy-check bench bench-udp fuzz clean
 
 all: build
 
@@ -37,7 +37,20 @@ vet:
 ## race run took longer, 526 s against about 430 s, and a new link's first
 ## datagram timed out in internal/testkit/netns.)
 race:
-	$(GO) test -race -count=1 -parallel 4 -timeout 20m -skip '^TestTwoHosts$$' $(PKGS)
+	$(GO) test -race -count=1 -parallel 4 -timeout 20m -skip '^TestTwoHosts$$' \
+	  $(if $(filter ./...,$(PKGS)),$(RACE_FIRST)) $(PKGS)
+
+## RACE_FIRST: the race run's longest packages, longest first (their race
+## run's Elapsed in `go test -race -json`), named ahead of ./... when the run
+## is all of it. go test runs each package once, in the order it is first
+## named, two at a time on two cores: these start at once and the short
+## packages fill the other slot around them, instead of a long one starting
+## late in ./...'s alphabetical order and running alone at the end. A package
+## whose race run takes more than about 20 s belongs here, at its place by
+## length; one left out still runs, in ./...'s order after these.
+RACE_FIRST ?= ./transport/aeron ./cmd/goblin-server ./aeron/interop ./store ./docs ./client \
+	./benchmarks/harness/runner ./cluster ./aeron ./benchmarks/harness/remote ./cmd/goblin-client \
+	./cmd/goblin-bench ./aeron/driver ./benchmarks/clusterbench ./aeron/javadriver
 
 ## twohost: the two-namespace Aeron UDP test (needs root and ip(8); under
 ## CI=true a missing one fails it), verbose, and it must say it ran
@@ -92,16 +105,30 @@ lint:
 ## checks: the static checks; read-only, so they may run beside the tests
 checks: vet lint tidy-check
 
-## test: what CI runs. The static checks run beside the race run (which
-## waits on processes, timeouts and sockets more than it computes), the
-## non-race runs after it, two at a time, and the ring stress test, which
-## wants the whole machine, alone at the end. generate-check rewrites
-## proto/sbe, so it runs before any test compiles it. The binaries the
-## tests start are built once for the whole run (testproc's build cache).
-test: setup generate-check
-	$(MAKE) -j2 --output-sync=target race checks
-	$(MAKE) -j2 --output-sync=target twohost nonrace
+## test: what CI runs. Two lanes: the race run (which waits on processes,
+## timeouts and sockets more than it computes) in one, and beside it, one
+## after the other, the static checks and the non-race runs (beside); then
+## the ring stress test, which wants the whole machine, alone at the end.
+## generate-check rewrites proto/sbe, so it runs before any test compiles
+## it. The binaries the tests start are built once for the whole run
+## (testproc's build cache).
+test: setup-test generate-check
+	$(MAKE) -j2 --output-sync=target race beside
 	$(MAKE) stress
+
+## setup-test: setup, but the Java interop peers are left to aeron/interop's
+## tests, which build them (under setup's lock) early in the race run, beside
+## the other packages' compiles, instead of before everything
+setup-test:
+	GOBLIN_SETUP_PEERS=tests ./scripts/setup.sh
+
+## beside: what `make test` runs beside the race run, one at a time: the
+## static checks (read-only), then the non-race runs. A new non-race CI step
+## belongs here, not after the race run, unless it needs the machine alone.
+beside:
+	$(MAKE) checks
+	$(MAKE) nonrace
+	$(MAKE) twohost
 
 ## bench: the package benchmarks, once each
 bench:

@@ -72,8 +72,21 @@ fetch_jar uk.co.real-logic sbe-all "$SBE_VERSION"
 
 # The Java peers of the Aeron interop tests and benchmarks (aeron/interop);
 # the tests also build them when stale, this just does it ahead of time.
+# GOBLIN_SETUP_PEERS=tests leaves them to the tests (make test: aeron/interop
+# builds them early in the race run, beside the other packages' compiles).
+# The build holds the lock aeron/interop's BuildJava takes, so a test
+# binary building them at the same time waits, then finds them fresh.
 ij=aeron/interop/java
-if [[ ! -s $ij/target/classpath.txt || -n $(find $ij/pom.xml $ij/src -newer $ij/target/goblin-aeron-interop.jar 2>/dev/null) ]]; then
-	echo "setup: building $ij (mvn package)"
-	mvn_quiet -f $ij/pom.xml package
+peers_stale() {
+	[[ ! -s $ij/target/classpath.txt || -n $(find $ij/pom.xml $ij/src -newer $ij/target/goblin-aeron-interop.jar 2>/dev/null) ]]
+}
+if [[ ${GOBLIN_SETUP_PEERS:-} != tests ]] && peers_stale; then
+	mkdir -p $ij/target
+	exec 9>"$ij/target/.build.lock"
+	flock 9
+	if peers_stale; then
+		echo "setup: building $ij (mvn package)"
+		mvn_quiet -f $ij/pom.xml package
+	fi
+	exec 9>&-
 fi

@@ -28,6 +28,7 @@ func TestMain(m *testing.M) {
 // When the controller goes (its ssh connection cut), the agent stops every
 // process it started.
 func TestAgentStopsEverythingWhenTheControllerGoes(t *testing.T) {
+	t.Parallel() // its own namespaces, sshds and processes; mostly waits on them
 	lab := sshlab.New(t, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -16,6 +16,7 @@ import (
 // sha256sum agrees with the build, and a copy that differs on one host
 // refuses the run, naming the host and the file.
 func TestStageHashesFromBothHosts(t *testing.T) {
+	t.Parallel() // its own namespaces, sshds and processes; mostly waits on them
 	lab := sshlab.New(t, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

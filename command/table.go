@@ -158,6 +158,14 @@ const (
 	OpMigrate                    Op = 150
 	OpRestoreAsking              Op = 151
 	OpClusterTargets             Op = 152
+	// The cluster bus's own CLUSTER subcommands (700-739, --cluster-enabled).
+	OpClusterDelSlotsRange  Op = 700
+	OpClusterFlushSlots     Op = 701
+	OpClusterSetConfigEpoch Op = 702
+	OpClusterBumpEpoch      Op = 703
+	OpClusterLinks          Op = 704
+	OpClusterReplicas       Op = 705
+	OpClusterSlaves         Op = 706
 	// ACL and SLOWLOG (operations, 410-449): RESP only, above sbe.MaxOp.
 	OpACL          Op = 410 // container: ACL <subcommand>
 	OpACLCat       Op = 411
@@ -1490,4 +1498,22 @@ var specs = [NumOps]Spec{
 		Group: "sorted-set", Since: "7.0.0", Complexity: "O(K) + O(M log N) for K keys and M members popped",
 		Syntax:  "timeout:double numkeys key... (where=MIN|MAX) [COUNT count]",
 		Summary: "ZMPOP, or block until one of the sorted sets has a member."},
+	// The cluster bus's CLUSTER subcommands (--cluster-enabled, docs/cluster.md).
+	OpClusterDelSlotsRange: {Name: "cluster|delslotsrange", Arity: -4, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
+		Group: "cluster", Since: "7.0.0", Complexity: "O(N) where N is the total number of the slots between the start slot and end slot arguments.",
+		Syntax: "(range=start-slot end-slot)...", Summary: "Unassign ranges of slots from this node (cluster bus)."},
+	OpClusterFlushSlots: {Name: "cluster|flushslots", Arity: 2, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Summary: "Unassign every slot of this node, which must hold no keys (cluster bus)."},
+	OpClusterSetConfigEpoch: {Name: "cluster|set-config-epoch", Arity: 3, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "config-epoch",
+		Summary: "Set a new node's config epoch (only while it knows no other node)."},
+	OpClusterBumpEpoch: {Name: "cluster|bumpepoch", Arity: 2, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Summary: "Take a new config epoch unless this node's is already the cluster's highest."},
+	OpClusterLinks: {Name: "cluster|links", Arity: 2, Flags: Stale, ACL: CatSlow, Tips: nondet, Container: OpCluster,
+		Group: "cluster", Since: "7.0.0", Complexity: "O(N) where N is the total number of Cluster nodes",
+		Summary: "The cluster bus links of this node, to and from each peer."},
+	OpClusterReplicas: {Name: "cluster|replicas", Arity: 3, Flags: Admin | Stale, ACL: clusterAdmin, Tips: nondet, Container: OpCluster,
+		Group: "cluster", Since: "5.0.0", Complexity: "O(1)", Syntax: "node-id", Summary: "The CLUSTER NODES lines of a master's replicas."},
+	OpClusterSlaves: {Name: "cluster|slaves", Arity: 3, Flags: Admin | Stale, ACL: clusterAdmin, Tips: nondet, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "node-id", Summary: "CLUSTER REPLICAS under its old name."},
 }

@@ -1507,7 +1507,7 @@ var specs = [NumOps]Spec{
 	OpClusterSetConfigEpoch: {Name: "cluster|set-config-epoch", Arity: 3, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
 		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "config-epoch",
 		Summary: "Set a new node's config epoch (only while it knows no other node)."},
-	OpClusterBumpEpoch: {Name: "cluster|bumpepoch", Arity: 2, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
+	OpClusterBumpEpoch: {Name: "cluster|bumpepoch", Arity: 2, Flags: clusterSet, ACL: clusterAdmin, Tips: nondet, Container: OpCluster,
 		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Summary: "Take a new config epoch unless this node's is already the cluster's highest."},
 	OpClusterLinks: {Name: "cluster|links", Arity: 2, Flags: Stale, ACL: CatSlow, Tips: nondet, Container: OpCluster,
 		Group: "cluster", Since: "7.0.0", Complexity: "O(N) where N is the total number of Cluster nodes",

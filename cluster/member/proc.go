@@ -44,6 +44,11 @@ func (c *Cluster) handle(ev *event) {
 		}
 		n.flags &^= bus.FlagMeet
 	case evClosed:
+		if l := ev.l; l.conn == nil && l.node != nil && l.node.pingSent == 0 {
+			// The dial failed: count it as a PING sent now, or failure
+			// detection would never start (clusterNodeCronHandleReconnect).
+			l.node.pingSent = c.now
+		}
 		c.freeLink(ev.l)
 	case evMsg:
 		if _, live := c.links[ev.l]; !live {

@@ -129,7 +129,7 @@ func (c *Cluster) SetSlotNode(slot int, id string, hasKeys bool) error {
 		return cmdErr("Can't assign hashslot %d to a different node while I still hold keys for this hash slot.", slot)
 	}
 	mig, imp := c.state.MovingID(slot)
-	if mig != "" && !imp && hasKeys == false && n != c.myself {
+	if mig != "" && !imp && !hasKeys && n != c.myself {
 		_ = c.state.SetSlot(uint16(slot), "STABLE", "")
 	}
 	if mig != "" && imp && n == c.myself {

@@ -42,7 +42,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/bits"
 	mrand "math/rand/v2"
 	"net"
 	"os"
@@ -760,14 +759,6 @@ func (c *Cluster) load() (bool, error) {
 	}
 	c.log.Info("cluster configuration loaded", "file", c.o.ConfigFile, "myself", c.myself.ID(), "nodes", len(c.nodes), "currentEpoch", c.current)
 	return true, nil
-}
-
-func popcount(m *bus.Slotmap) int {
-	n := 0
-	for _, b := range m {
-		n += bits.OnesCount8(b)
-	}
-	return n
 }
 
 func (c *Cluster) rand(n int) int { return mrand.IntN(n) }

@@ -38,6 +38,14 @@ type Node struct {
 	Port int
 	// Slots are the ranges the node owns, in the file's order.
 	Slots []Range
+	// Master is the id of the node this one replicates, "" for a master.
+	// Only the cluster bus (package cluster/member) sets it.
+	Master string
+	// Failed is true when the cluster bus agrees the node is down (FAIL):
+	// CLUSTER SLOTS then leaves it out as a replica.
+	Failed bool
+	// Offset is the node's replication offset as last gossiped.
+	Offset int64
 }
 
 // Endpoint returns "host:port", as redirects name a node.

@@ -4,8 +4,10 @@
 // which slots and where each node listens, and the State a node keeps of
 // it at run time (slot owners, slots being moved, the config epoch).
 //
-// goblin has no cluster bus: no gossip, no failure detection, no
-// failover. The configuration file is the source of truth; every node
+// Two sources fill the State. With --cluster-enabled, package
+// cluster/member runs Redis 7.0's cluster bus (gossip, failure detection,
+// failover, nodes.conf) and replaces the State on every change. Without
+// it, the static configuration file is the source of truth: every node
 // loads the same file, and an operator changes the cluster by editing it
 // and reloading (SIGHUP or CLUSTER RELOAD), or live with the CLUSTER
 // SETSLOT sequence redis-cli --cluster reshard drives. docs/cluster.md is

@@ -22,6 +22,8 @@ type State struct {
 	moving    [Slots]int16 // MIGRATING to, or IMPORTING from, this node (none when stable)
 	importing [Slots]bool  // moving[s] is the source (IMPORTING), not the target
 	open      int          // slots MIGRATING or IMPORTING
+	gen       uint64       // bumped by Replace: the engine refreshes what it derives from Nodes
+	down      bool         // the cluster bus says cluster_state:fail
 }
 
 // New returns the state a node starts with from c (which must have been
@@ -35,6 +37,17 @@ func New(c *Config) (*State, error) {
 		s.moving[i] = none
 	}
 	return s, nil
+}
+
+// NewEmpty returns a State with no nodes, for the cluster bus to fill
+// (State.Replace).
+func NewEmpty() *State {
+	s := &State{cfg: &Config{}, me: -1}
+	for i := range s.owner {
+		s.owner[i] = none
+		s.moving[i] = none
+	}
+	return s
 }
 
 func (s *State) install(c *Config) error {
@@ -92,6 +105,62 @@ func (s *State) Reload(c *Config) error {
 		}
 	}
 	return nil
+}
+
+// Replace installs c, the cluster bus's current view (package
+// cluster/member builds it on every change of membership or slots),
+// without Reload's epoch rules: the bus has its own. Slots being moved
+// stay so while both nodes are members. c must be valid.
+func (s *State) Replace(c *Config) {
+	old := s.cfg
+	s.cfg, s.me, s.epoch = c, -1, c.Epoch
+	for i := range c.Nodes {
+		if c.Nodes[i].ID == c.Myself {
+			s.me = i
+		}
+	}
+	for i := range s.owner {
+		s.owner[i] = none
+	}
+	for i := range c.Nodes {
+		for _, r := range c.Nodes[i].Slots {
+			for x := int(r.First); x <= int(r.Last); x++ {
+				s.owner[x] = int16(i)
+			}
+		}
+	}
+	for x := range s.moving {
+		if s.moving[x] == none {
+			continue
+		}
+		if i := s.Index(old.Nodes[s.moving[x]].ID); i >= 0 {
+			s.moving[x] = int16(i)
+		} else {
+			s.moving[x], s.importing[x] = none, false
+			s.open--
+		}
+	}
+	s.gen++
+}
+
+// Gen changes whenever Replace installed a new view.
+func (s *State) Gen() uint64 { return s.gen }
+
+// SetDown records the cluster bus's verdict on the cluster's state: while
+// down, keyed commands answer -CLUSTERDOWN.
+func (s *State) SetDown(down bool) { s.down = down }
+
+// Down reports whether the cluster bus says the cluster is down.
+func (s *State) Down() bool { return s.down }
+
+// MovingID returns the id of the node slot is migrating to or importing
+// from, and whether it is importing; "" when the slot is stable.
+func (s *State) MovingID(slot int) (id string, importing bool) {
+	m := s.moving[slot]
+	if m == none {
+		return "", false
+	}
+	return s.cfg.Nodes[m].ID, s.importing[slot]
 }
 
 // Config returns the configuration as the state now stands (slot owners

@@ -158,6 +158,14 @@ const (
 	OpMigrate                    Op = 150
 	OpRestoreAsking              Op = 151
 	OpClusterTargets             Op = 152
+	// The cluster bus's own CLUSTER subcommands (700-739, --cluster-enabled).
+	OpClusterDelSlotsRange  Op = 700
+	OpClusterFlushSlots     Op = 701
+	OpClusterSetConfigEpoch Op = 702
+	OpClusterBumpEpoch      Op = 703
+	OpClusterLinks          Op = 704
+	OpClusterReplicas       Op = 705
+	OpClusterSlaves         Op = 706
 	// ACL and SLOWLOG (operations, 410-449): RESP only, above sbe.MaxOp.
 	OpACL          Op = 410 // container: ACL <subcommand>
 	OpACLCat       Op = 411
@@ -857,28 +865,28 @@ var specs = [NumOps]Spec{
 		Summary: "goblin's own: each node's id and every target it serves (tcp, uds, ring, aeron), for goblin's cluster client."},
 	OpClusterAddSlots: {Name: "cluster|addslots", Arity: -3, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
 		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "slot...",
-		Summary: "Refused: slots are given to nodes in the cluster configuration file."},
+		Summary: "Assign slots to this node (cluster bus); refused in file mode."},
 	OpClusterAddSlotsRange: {Name: "cluster|addslotsrange", Arity: -4, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
 		Group: "cluster", Since: "7.0.0", Complexity: "O(1)", Syntax: "(range=start-slot end-slot)...",
-		Summary: "Refused: slots are given to nodes in the cluster configuration file."},
+		Summary: "Assign ranges of slots to this node (cluster bus); refused in file mode."},
 	OpClusterDelSlots: {Name: "cluster|delslots", Arity: -3, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
 		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "slot...",
-		Summary: "Refused: slots are given to nodes in the cluster configuration file."},
+		Summary: "Unassign slots from this node (cluster bus); refused in file mode."},
 	OpClusterMeet: {Name: "cluster|meet", Arity: -4, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
 		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "ip port [cluster-bus-port]",
-		Summary: "OK when the node is already a member (listed in the file), refused otherwise: goblin has no cluster bus."},
+		Summary: "Start a cluster bus handshake with a node; in file mode, OK only for a node the file lists."},
 	OpClusterForget: {Name: "cluster|forget", Arity: 3, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
 		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "node-id",
-		Summary: "Refused: members are listed in the cluster configuration file."},
+		Summary: "Remove a node from this node's table (cluster bus); refused in file mode."},
 	OpClusterReplicate: {Name: "cluster|replicate", Arity: 3, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
 		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "node-id",
-		Summary: "Refused: goblin has no replicas."},
+		Summary: "Make this node a replica of a master (cluster bus); refused in file mode."},
 	OpClusterFailover: {Name: "cluster|failover", Arity: -2, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
 		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "[options=FORCE|TAKEOVER]",
 		Summary: "Refused: goblin has no replicas to fail over to."},
 	OpClusterReset: {Name: "cluster|reset", Arity: -2, Flags: Admin | Stale | NoScript, ACL: clusterAdmin, Container: OpCluster,
 		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "[reset-type=HARD|SOFT]",
-		Summary: "Refused: the cluster configuration file says what the node is."},
+		Summary: "Forget every node and slot (cluster bus); refused in file mode."},
 	OpAsking: {Name: "asking", Arity: 1, Flags: Fast, ACL: CatFast | CatConnection,
 		Group: "cluster", Since: "3.0.0", Complexity: "O(1)",
 		Summary: "Let the next command reach a slot this node is importing (sent after an -ASK redirect)."},
@@ -1490,4 +1498,22 @@ var specs = [NumOps]Spec{
 		Group: "sorted-set", Since: "7.0.0", Complexity: "O(K) + O(M log N) for K keys and M members popped",
 		Syntax:  "timeout:double numkeys key... (where=MIN|MAX) [COUNT count]",
 		Summary: "ZMPOP, or block until one of the sorted sets has a member."},
+	// The cluster bus's CLUSTER subcommands (--cluster-enabled, docs/cluster.md).
+	OpClusterDelSlotsRange: {Name: "cluster|delslotsrange", Arity: -4, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
+		Group: "cluster", Since: "7.0.0", Complexity: "O(N) where N is the total number of the slots between the start slot and end slot arguments.",
+		Syntax: "(range=start-slot end-slot)...", Summary: "Unassign ranges of slots from this node (cluster bus)."},
+	OpClusterFlushSlots: {Name: "cluster|flushslots", Arity: 2, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Summary: "Unassign every slot of this node, which must hold no keys (cluster bus)."},
+	OpClusterSetConfigEpoch: {Name: "cluster|set-config-epoch", Arity: 3, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "config-epoch",
+		Summary: "Set a new node's config epoch (only while it knows no other node)."},
+	OpClusterBumpEpoch: {Name: "cluster|bumpepoch", Arity: 2, Flags: clusterSet, ACL: clusterAdmin, Tips: nondet, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Summary: "Take a new config epoch unless this node's is already the cluster's highest."},
+	OpClusterLinks: {Name: "cluster|links", Arity: 2, Flags: Stale, ACL: CatSlow, Tips: nondet, Container: OpCluster,
+		Group: "cluster", Since: "7.0.0", Complexity: "O(N) where N is the total number of Cluster nodes",
+		Summary: "The cluster bus links of this node, to and from each peer."},
+	OpClusterReplicas: {Name: "cluster|replicas", Arity: 3, Flags: Admin | Stale, ACL: clusterAdmin, Tips: nondet, Container: OpCluster,
+		Group: "cluster", Since: "5.0.0", Complexity: "O(1)", Syntax: "node-id", Summary: "The CLUSTER NODES lines of a master's replicas."},
+	OpClusterSlaves: {Name: "cluster|slaves", Arity: 3, Flags: Admin | Stale, ACL: clusterAdmin, Tips: nondet, Container: OpCluster,
+		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "node-id", Summary: "CLUSTER REPLICAS under its old name."},
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/cluster"
+	"github.com/goblin-kv/goblin/cluster/member"
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/proto/resp"
@@ -41,8 +42,10 @@ type clusterMode struct {
 	endpoints []string // each node's "host:port", for redirects
 	index     slotIndex
 	migrator  cluster.Migrator
-	reload    atomic.Bool // RequestClusterReload asked; Tick does it
-	keys      [][]byte    // the request's keys (route)
+	reload    atomic.Bool     // RequestClusterReload asked; Tick does it
+	keys      [][]byte        // the request's keys (route)
+	bus       *member.Cluster // the cluster bus (--cluster-enabled); nil in file mode
+	gen       uint64          // st.Gen() when endpoints were computed
 }
 
 func newClusterMode(o ClusterOptions) *clusterMode {
@@ -55,6 +58,7 @@ func newClusterMode(o ClusterOptions) *clusterMode {
 }
 
 func (c *clusterMode) refresh() {
+	c.gen = c.st.Gen()
 	c.endpoints = c.endpoints[:0]
 	for _, n := range c.st.Nodes() {
 		c.endpoints = append(c.endpoints, n.Endpoint())
@@ -122,6 +126,13 @@ func (e *Engine) route(s *Session, r *command.Request) bool {
 		}
 	}
 	owner, st := c.st.Owner(slot), c.st
+	if c.gen != st.Gen() {
+		c.refresh() // the cluster bus changed the membership
+	}
+	if st.Down() {
+		e.errText(command.Err, "CLUSTERDOWN The cluster is down")
+		return true
+	}
 	if owner == st.Me() {
 		// A shard channel stays with its slot's owner until the slot
 		// has moved (Redis: no existence check for shard channels).
@@ -265,6 +276,9 @@ func (e *Engine) clusterCmd(_ *Session, r *command.Request) {
 		return
 	}
 	st := e.cl.st
+	if e.cl.bus != nil && e.clusterBusCmd(r) {
+		return
+	}
 	switch r.Op {
 	case command.OpClusterMyID, command.OpClusterMyShardID:
 		e.addBulkReply(st.Nodes()[st.Me()].ID)
@@ -455,17 +469,27 @@ func (e *Engine) clusterSlots() {
 			e.push(command.Array)
 			e.addInt(int64(r.First))
 			e.addInt(int64(r.Last))
-			e.push(command.Array)
-			e.addBulkStr(n.Host)
-			e.addInt(int64(n.Port))
-			e.addBulkStr(n.ID)
-			e.push(command.Map)
-			e.pop()
-			e.pop()
+			e.slotNode(&n)
+			for j := range st.Nodes() {
+				if r := &st.Nodes()[j]; r.Master == n.ID && !r.Failed && r.Offset != 0 {
+					e.slotNode(r)
+				}
+			}
 			e.pop()
 		}
 	}
 	e.end()
+}
+
+// slotNode appends one node of a CLUSTER SLOTS entry.
+func (e *Engine) slotNode(n *cluster.Node) {
+	e.push(command.Array)
+	e.addBulkStr(n.Host)
+	e.addInt(int64(n.Port))
+	e.addBulkStr(n.ID)
+	e.push(command.Map)
+	e.pop()
+	e.pop()
 }
 
 // clusterShards answers CLUSTER SHARDS: one shard per node (no replicas),
@@ -475,6 +499,9 @@ func (e *Engine) clusterShards() {
 	st := e.cl.st
 	e.begin(command.Array)
 	for i, n := range st.Nodes() {
+		if n.Master != "" {
+			continue // listed in its master's shard
+		}
 		e.push(command.Map)
 		e.addBulkStr("slots")
 		e.push(command.Array)
@@ -485,26 +512,43 @@ func (e *Engine) clusterShards() {
 		e.pop()
 		e.addBulkStr("nodes")
 		e.push(command.Array)
-		e.push(command.Map)
-		e.addBulkStr("id")
-		e.addBulkStr(n.ID)
-		e.addBulkStr("port")
-		e.addInt(int64(n.Port))
-		e.addBulkStr("ip")
-		e.addBulkStr(n.Host)
-		e.addBulkStr("endpoint")
-		e.addBulkStr(n.Host)
-		e.addBulkStr("role")
-		e.addBulkStr("master")
-		e.addBulkStr("replication-offset")
-		e.addInt(0)
-		e.addBulkStr("health")
-		e.addBulkStr("online")
-		e.pop()
+		e.shardNode(&n, "master")
+		for j := range st.Nodes() {
+			if r := &st.Nodes()[j]; r.Master == n.ID {
+				e.shardNode(r, "replica")
+			}
+		}
 		e.pop()
 		e.pop()
 	}
 	e.end()
+}
+
+// shardNode appends one node's map of a CLUSTER SHARDS entry.
+func (e *Engine) shardNode(n *cluster.Node, role string) {
+	health := "online"
+	switch {
+	case n.Failed:
+		health = "fail"
+	case role == "replica" && n.Offset == 0:
+		health = "loading"
+	}
+	e.push(command.Map)
+	e.addBulkStr("id")
+	e.addBulkStr(n.ID)
+	e.addBulkStr("port")
+	e.addInt(int64(n.Port))
+	e.addBulkStr("ip")
+	e.addBulkStr(n.Host)
+	e.addBulkStr("endpoint")
+	e.addBulkStr(n.Host)
+	e.addBulkStr("role")
+	e.addBulkStr(role)
+	e.addBulkStr("replication-offset")
+	e.addInt(n.Offset)
+	e.addBulkStr("health")
+	e.addBulkStr(health)
+	e.pop()
 }
 
 // asking answers ASKING: the next command may reach a slot this node is

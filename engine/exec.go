@@ -366,7 +366,7 @@ func (e *Engine) execute(s *Session, r *command.Request) {
 		return
 	}
 	e.st = e.dbs[s.db]
-	if e.cl != nil && e.route(s, r) {
+	if e.cl != nil && !e.follow.applying && e.route(s, r) { // the master client's stream is never redirected
 		return
 	}
 	if e.follow.on && e.replGate(s, r) {

@@ -66,6 +66,7 @@ var goblinDirectives = []Spec{
 	{Name: "log-format", Kind: KindEnum, Enum: []string{"text", "json"}, Goblin: "log-format", GoblinOnly: true},
 	{Name: "aeron-dir", Kind: KindString, Goblin: "aeron-dir", GoblinOnly: true},
 	{Name: "cluster-node", Kind: KindString, Goblin: "cluster-node", GoblinOnly: true},
+	{Name: "cluster-config", Kind: KindString, Goblin: "cluster-config", GoblinOnly: true},
 }
 
 var specs = func() map[string]Spec {

@@ -2,11 +2,15 @@ package server
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/goblin-kv/goblin/cluster"
+	"github.com/goblin-kv/goblin/cluster/member"
 	"github.com/goblin-kv/goblin/engine"
+	"github.com/goblin-kv/goblin/transport"
 )
 
 // clusterOptions loads Options.ClusterConfig, when set, into the engine's
@@ -15,6 +19,12 @@ import (
 // logged.
 func (s *Server) clusterOptions() (engine.ClusterOptions, error) {
 	path, node := s.opts.ClusterConfig, s.opts.ClusterNode
+	if s.opts.ClusterEnabled {
+		if path != "" || node != "" {
+			return engine.ClusterOptions{}, fmt.Errorf("%w: --cluster-config/--cluster-node (goblin's static membership file) and --cluster-enabled (the Redis cluster bus, nodes.conf) exclude each other", ErrOptions)
+		}
+		return engine.ClusterOptions{State: cluster.NewEmpty()}, nil
+	}
 	if path == "" {
 		if node != "" {
 			return engine.ClusterOptions{}, fmt.Errorf("%w: --cluster-node needs --cluster-config", ErrOptions)
@@ -71,3 +81,44 @@ func (s *Server) clusterOptions() (engine.ClusterOptions, error) {
 // ReloadCluster asks the loop to read the cluster configuration file again
 // (SIGHUP); the outcome is logged. Any goroutine may call it.
 func (s *Server) ReloadCluster() { s.engine.RequestClusterReload() }
+
+// setupClusterBus starts the cluster bus (--cluster-enabled) once the
+// listeners are up: it announces the RESP TCP port and is polled by the
+// loop like a transport.
+func (s *Server) setupClusterBus() error {
+	if !s.opts.ClusterEnabled {
+		return nil
+	}
+	port, err := strconv.Atoi(s.tcpPort())
+	if err != nil {
+		return fmt.Errorf("%w: --cluster-enabled needs a tcp:// listener (its port is the node's client port)", ErrOptions)
+	}
+	file := s.opts.ClusterConfigFile
+	if file == "" {
+		file = "nodes.conf"
+	}
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(s.opts.Dir, file)
+	}
+	host := ""
+	for _, t := range s.targets {
+		if t.Scheme == transport.TCP {
+			host, _, _ = net.SplitHostPort(t.Address)
+			break
+		}
+	}
+	m, err := member.New(member.Options{
+		Port: port, BusPort: s.opts.ClusterPort, BindHost: host, ConfigFile: file,
+		NodeTimeout: s.opts.ClusterNodeTimeout, AnnounceIP: s.opts.ClusterAnnounceIP,
+		AnnounceHostname: s.opts.ClusterAnnounceHostname,
+		Follow:           s.engine.ClusterFollow, Unfollow: s.engine.ClusterUnfollow,
+		ReplOffset: s.engine.ClusterReplOffset, Logger: s.log,
+	}, s.engine.ClusterState())
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	s.engine.SetClusterBus(m)
+	s.transports = append(s.transports, m)
+	s.log.Info("cluster bus", "myself", m.Myself(), "port", port, "config", file)
+	return nil
+}

@@ -108,6 +108,18 @@ type Options struct {
 	ClusterConfig string
 	ClusterNode   string
 
+	// ClusterEnabled makes the server a Redis Cluster member speaking the
+	// cluster bus (cluster-enabled yes; docs/cluster.md): membership in
+	// ClusterConfigFile (nodes.conf, relative to Dir), the bus on
+	// ClusterPort (0: the RESP TCP port + 10000), failure detection after
+	// ClusterNodeTimeout (0: 15 s). It excludes ClusterConfig.
+	ClusterEnabled          bool
+	ClusterConfigFile       string
+	ClusterNodeTimeout      time.Duration
+	ClusterPort             int
+	ClusterAnnounceIP       string
+	ClusterAnnounceHostname string
+
 	// ConfigFile, when set, is the configuration file the server was
 	// started with: CONFIG REWRITE writes the parameters CONFIG SET
 	// changed into it (redis.conf syntax, docs/config.md).

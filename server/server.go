@@ -174,6 +174,10 @@ func New(o Options) (*Server, error) {
 		s.closeTransports()
 		return nil, err
 	}
+	if err := s.setupClusterBus(); err != nil {
+		s.closeTransports()
+		return nil, err
+	}
 	s.logProtectedMode()
 	s.setupMetrics()
 	s.loop, err = NewLoop(LoopConfig{

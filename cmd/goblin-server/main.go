@@ -90,7 +90,10 @@ type config struct {
 	version     bool
 
 	clusterConfig, clusterNode string
-	aeronDir                   string
+	// The cluster bus (docs/cluster.md).
+	clusterEnabled, clusterFile, clusterIP, clusterHost string
+	clusterTimeout, clusterPort                         int
+	aeronDir                                            string
 
 	dir, dbfilename, save       string
 	rdbcompression, rdbchecksum string
@@ -155,6 +158,12 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.aeronDir, "aeron-dir", "", "Aeron `directory` of a media driver something else runs, used by every aeron: listener (adds dir=…|driver=external); empty: every aeron: listener, IPC or UDP, runs goblin's Go media driver inside goblin-server (driver=java: starts and supervises the Java driver instead) (docs/transports.md)")
 	fs.StringVar(&c.clusterConfig, "cluster-config", "", "cluster configuration `file`: serve as a Redis Cluster node owning the slots the file gives it (docs/cluster.md); SIGHUP or CLUSTER RELOAD reads it again")
 	fs.StringVar(&c.clusterNode, "cluster-node", "", "this node's `id` in --cluster-config (40 hex digits), for a file shared by every node; default: the file's \"myself\" line")
+	fs.StringVar(&c.clusterEnabled, "cluster-enabled", "no", "yes: be a Redis Cluster node speaking Redis 7.0's cluster bus, which redis-cli --cluster and redis-server 7.0 nodes work with (docs/cluster.md); excludes --cluster-config")
+	fs.StringVar(&c.clusterFile, "cluster-config-file", "nodes.conf", "the cluster bus's state `file` in Redis's nodes.conf format (relative to --dir), written on every change and read at start")
+	fs.IntVar(&c.clusterTimeout, "cluster-node-timeout", 15000, "`milliseconds` a node may not answer before it is suspected (PFAIL), then failed over by a majority")
+	fs.IntVar(&c.clusterPort, "cluster-port", 0, "cluster bus `port`; 0 means the RESP TCP port + 10000")
+	fs.StringVar(&c.clusterIP, "cluster-announce-ip", "", "IP `address` the cluster bus announces to peers (default: the address they reached this node on)")
+	fs.StringVar(&c.clusterHost, "cluster-announce-hostname", "", "`hostname` the cluster bus announces (the 7.0 hostname ping extension; CLUSTER NODES shows it)")
 	fs.StringVar(&c.configFile, "config", "", "configuration `file` in redis.conf's syntax (also the first argument, as redis-server takes it): Redis's directive names for the settings goblin shares with Redis, these flags' names for the rest; flags on the command line win (docs/config.md)")
 	fs.BoolVar(&c.ignoreUnsup, "ignore-unsupported", false, "start even when the configuration file has Redis directives goblin does not support, logging a warning for each (without it they are refused, all listed)")
 	fs.StringVar(&c.dir, "dir", "", "`directory` of the RDB snapshot loaded at start and written by SAVE, BGSAVE, the save policy and SHUTDOWN (default $XDG_STATE_HOME/goblin, else /var/lib/goblin for root, ~/.local/state/goblin for others; never the working directory)")
@@ -552,6 +561,19 @@ func options(c *config) (server.Options, error) {
 	if err := tlsOptions(c, &o); err != nil {
 		return o, err
 	}
+	switch strings.ToLower(c.clusterEnabled) {
+	case "yes":
+		o.ClusterEnabled = true
+	case "no":
+	default:
+		return o, fmt.Errorf("--cluster-enabled %q: want yes or no", c.clusterEnabled)
+	}
+	if c.clusterTimeout <= 0 || c.clusterPort < 0 || c.clusterPort > 65535 {
+		return o, fmt.Errorf("--cluster-node-timeout %d must be positive and --cluster-port %d 0 to 65535", c.clusterTimeout, c.clusterPort)
+	}
+	o.ClusterConfigFile, o.ClusterPort = c.clusterFile, c.clusterPort
+	o.ClusterNodeTimeout = time.Duration(c.clusterTimeout) * time.Millisecond
+	o.ClusterAnnounceIP, o.ClusterAnnounceHostname = c.clusterIP, c.clusterHost
 	o.ReplicaOf, o.MasterAuth, o.MasterUser = c.replicaOf, c.masterAuth, c.masterUser
 	if c.aeronSID <= 0 || c.aeronSID > math.MaxInt32-1 {
 		return o, fmt.Errorf("--repl-aeron-stream-id %d: want 1 to %d", c.aeronSID, math.MaxInt32-1)

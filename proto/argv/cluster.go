@@ -15,7 +15,9 @@ func init() {
 		command.OpClusterSetSlot: parseSetSlot, command.OpClusterAddSlots: rest(2),
 		command.OpClusterAddSlotsRange: rest(2), command.OpClusterDelSlots: rest(2),
 		command.OpClusterMeet: rest(2), command.OpClusterForget: value(2), command.OpClusterReplicate: value(2),
-		command.OpClusterFailover: rest(2), command.OpClusterReset: rest(2), command.OpMigrate: parseMigrate, command.OpRestoreAsking: parseRestore,
+		command.OpClusterFailover: rest(2), command.OpClusterReset: rest(2), command.OpMigrate: parseMigrate,
+		command.OpClusterDelSlotsRange: rest(2), command.OpClusterSetConfigEpoch: value(2), command.OpClusterReplicas: value(2),
+		command.OpClusterSlaves: value(2), command.OpRestoreAsking: parseRestore,
 	} {
 		parsers[op] = p
 	}

@@ -1,0 +1,103 @@
+package member_test
+
+import (
+	"context"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/internal/testkit"
+)
+
+// redisCLI runs redis-cli with args and returns its output.
+func redisCLI(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	bin := testkit.Need(t, "redis-cli", "redis-cli --cluster")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	return string(out), err
+}
+
+// checkClean runs redis-cli --cluster check against n and fails the test
+// unless it reports every slot covered, agreement and no open slot.
+func checkClean(t *testing.T, n *node) string {
+	t.Helper()
+	var out string
+	testkit.Eventually(t, 60*time.Second, "redis-cli --cluster check reporting a clean cluster", func() (bool, string) {
+		o, err := redisCLI(t, "--cluster", "check", n.addr)
+		out = o
+		return err == nil && strings.Contains(o, "[OK] All nodes agree about slots configuration.") &&
+			strings.Contains(o, "[OK] All 16384 slots covered.") && !strings.Contains(o, "[ERR]") && !strings.Contains(o, "[WARNING]"), o
+	})
+	return out
+}
+
+// TestRedisCLIClusterCreate: redis-cli --cluster create makes a cluster
+// of six goblin nodes with --cluster-replicas 1 (ADDSLOTS,
+// SET-CONFIG-EPOCH, MEET, REPLICATE), waits for the nodes to agree, and
+// --cluster check finds three masters with one replica each, all slots
+// covered, no open slot. Each replica follows its master with goblin's
+// replication: a key written on a master is readable on its replica.
+func TestRedisCLIClusterCreate(t *testing.T) {
+	t.Parallel()
+	var nodes []*node
+	var addrs []string
+	for range 6 {
+		n := startGoblin(t)
+		nodes = append(nodes, n)
+		addrs = append(addrs, n.addr)
+	}
+	out, err := redisCLI(t, append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", "1", "--cluster-yes")...)
+	if err != nil || !strings.Contains(out, "[OK] All 16384 slots covered.") {
+		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	out = checkClean(t, nodes[0])
+	if got := strings.Count(out, "slots | 1 slaves."); got != 3 {
+		t.Errorf("check: %d masters with one replica, want 3:\n%s", got, out)
+	}
+	// Replication under the cluster: find a master and its replica, as
+	// the master sees it.
+	ctx := context.Background()
+	var m, rep *node
+	testkit.Eventually(t, 20*time.Second, "a master listing its replica in CLUSTER NODES", func() (bool, string) {
+		var views []string
+		for _, x := range nodes {
+			xid := x.id(t)
+			info, _ := x.c.ClusterNodes(ctx).Result()
+			views = append(views, info)
+			for _, l := range strings.Split(info, "\n") {
+				f := strings.Fields(l)
+				if len(f) < 4 || f[3] != xid {
+					continue
+				}
+				for _, r := range nodes {
+					if strings.Contains(f[1], ":"+strconv.Itoa(r.port)+"@") {
+						m, rep = x, r
+						return true, ""
+					}
+				}
+			}
+		}
+		return false, strings.Join(views, "\n--\n")
+	})
+	var key string
+	for i := 0; ; i++ {
+		key = "k" + strconv.Itoa(i)
+		if err := m.c.Set(ctx, key, "v", 0).Err(); err == nil {
+			break
+		} else if !strings.HasPrefix(err.Error(), "MOVED") || i > 100000 {
+			t.Fatalf("SET on a master: %v", err)
+		}
+	}
+	testkit.Eventually(t, 20*time.Second, "the replica holding its master's key "+key, func() (bool, string) {
+		n, err := rep.c.DBSize(ctx).Result()
+		return err == nil && n == 1, "dbsize " + strconv.FormatInt(n, 10)
+	})
+	// The replica redirects to its master, as Redis's does without READONLY.
+	if err := rep.c.Get(ctx, key).Err(); err == nil || !strings.HasPrefix(err.Error(), "MOVED") || !strings.HasSuffix(err.Error(), m.addr) {
+		t.Errorf("GET on the replica: %v, want MOVED to %s", err, m.addr)
+	}
+}

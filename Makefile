@@ -48,7 +48,7 @@ race:
 ## late in ./...'s alphabetical order and running alone at the end. A package
 ## whose race run takes more than about 20 s belongs here, at its place by
 ## length; one left out still runs, in ./...'s order after these.
-RACE_FIRST ?= ./transport/aeron ./cmd/goblin-server ./aeron/interop ./store ./docs ./client \
+RACE_FIRST ?= ./transport/aeron ./cmd/goblin-server ./cluster/member ./aeron/interop ./store ./docs ./client \
 	./benchmarks/harness/runner ./cluster ./aeron ./benchmarks/harness/remote ./cmd/goblin-client \
 	./cmd/goblin-bench ./aeron/driver ./benchmarks/clusterbench ./aeron/javadriver
 

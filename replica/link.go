@@ -329,6 +329,12 @@ func (l *Link) UpdateStats(st *transport.Stats) {
 // when the primary's socket has bytes.
 func (l *Link) WaitFD() int { return l.epfd }
 
+// Dormant implements server.Dormant: without a primary's socket to read
+// (not following, or between connections) the link has nothing for a
+// spinning loop to check; what its runs hand over, Poll sees on every
+// call (pending). Loop goroutine only, like sock.
+func (l *Link) Dormant() bool { return l.sock == nil }
+
 // CheckNow implements server.Waitable: the next Poll reads the socket
 // whatever checkEvery says.
 func (l *Link) CheckNow() { l.hot = true }

@@ -29,6 +29,18 @@ type Waitable interface {
 	CheckNow()
 }
 
+// Dormant is implemented by Waitable transports that may have no socket
+// to watch for long spells (the replication link while the server follows
+// no primary) and whose Poll notices all their work without one. While
+// Dormant reports true, a spinning loop leaves the transport's WaitFD out
+// of its checks: a socket listener that is then the only one awake is
+// checked directly, one epoll_wait on its own set per spin, rather than
+// through the loop's nested set, which would put a second epoll_wait on
+// every request's path. Called on the loop goroutine, once per spin.
+type Dormant interface {
+	Dormant() bool
+}
+
 // WaitPreparer is implemented by Waitable transports whose WaitFD reports
 // work only once asked to (the Aeron transport's in-process media driver,
 // whose sockets stay out of its epoll set while the loop busy-polls,
@@ -114,6 +126,7 @@ type Loop struct {
 	cfg        LoopConfig
 	idle       idle.Idler
 	waitables  []Waitable
+	dormant    []Dormant      // per waitable: nil, or the waitable as a Dormant
 	preparers  []WaitPreparer // the waitables that must be asked before a park
 	sleepers   []Sleeper
 	deadliners []Deadliner
@@ -150,6 +163,8 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 		}
 		if w, ok := t.(Waitable); ok && w.WaitFD() >= 0 {
 			l.waitables = append(l.waitables, w)
+			d, _ := w.(Dormant)
+			l.dormant = append(l.dormant, d)
 			if p, ok := w.(WaitPreparer); ok {
 				l.preparers = append(l.preparers, p)
 			}
@@ -319,10 +334,11 @@ func (l *Loop) cycle() {
 		}
 	case phase == idle.Spun && l.socketsOnly:
 		// Nothing but sockets share the loop, so checking them taxes no
-		// other transport. With several listeners, one epoll_wait on the
-		// nested descriptor says which have work.
-		if len(l.waitables) == 1 {
-			l.waitables[0].CheckNow()
+		// other transport. With one awake listener, its own next Poll
+		// checks it; with several, one epoll_wait on the nested
+		// descriptor says which have work.
+		if w := l.onlyAwake(); w != nil {
+			w.CheckNow()
 			break
 		}
 		n, _ := rawpoll.EpollWaitNow(l.parkFD, l.parkEv) // repeated every spin: raw, see package rawpoll
@@ -334,6 +350,22 @@ func (l *Loop) cycle() {
 			}
 		}
 	}
+}
+
+// onlyAwake returns the one waitable that is not Dormant when there is
+// exactly one, else nil.
+func (l *Loop) onlyAwake() Waitable {
+	var awake Waitable
+	for i, w := range l.waitables {
+		if d := l.dormant[i]; d != nil && d.Dormant() {
+			continue
+		}
+		if awake != nil {
+			return nil
+		}
+		awake = w
+	}
+	return awake
 }
 
 func (l *Loop) shutdown() error {

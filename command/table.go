@@ -318,6 +318,10 @@ const (
 	OpBZPopMin   Op = 645
 	OpBZPopMax   Op = 646
 	OpBZMPop     Op = 647
+
+	// SORT (770-789): RESP only.
+	OpSort   Op = 770
+	OpSortRO Op = 771
 )
 
 // Key specs of the common shapes.
@@ -1490,4 +1494,20 @@ var specs = [NumOps]Spec{
 		Group: "sorted-set", Since: "7.0.0", Complexity: "O(K) + O(M log N) for K keys and M members popped",
 		Syntax:  "timeout:double numkeys key... (where=MIN|MAX) [COUNT count]",
 		Summary: "ZMPOP, or block until one of the sorted sets has a member."},
+	// SORT and SORT_RO (sort.go has SortKeys, engine/cmd_sort.go the command).
+	OpSort: {Name: "sort", Arity: -2, Flags: Write | DenyOOM | MovableKeys,
+		ACL:     CatWrite | CatSet | CatSortedSet | CatList | CatSlow | CatDangerous,
+		Keys:    append(append([]KeySpec{}, sortKeySpecs...), KeySpec{Flags: KeyOW | KeyUpdate, Unknown: true, Notes: sortStoreNotes}),
+		ReqKeys: ArgRange{0, 1}, Counted: 4,
+		Group: "generic", Since: "1.0.0",
+		Complexity: "O(N+M*log(M)) for N elements to sort and M returned; O(N) unsorted",
+		Syntax:     "key [BY pattern] [offset_count=LIMIT offset count] [GET pattern]... [order=ASC|DESC] [sorting=ALPHA] [STORE destination]",
+		Summary:    "The elements of a list, set or sorted set sorted, optionally by other keys' values, or stored in a list."},
+	OpSortRO: {Name: "sort_ro", Arity: -2, Flags: Readonly | MovableKeys,
+		ACL:   CatRead | CatSet | CatSortedSet | CatList | CatSlow | CatDangerous,
+		Keys:  sortKeySpecs,
+		Group: "generic", Since: "7.0.0",
+		Complexity: "O(N+M*log(M)) for N elements to sort and M returned; O(N) unsorted",
+		Syntax:     "key [BY pattern] [offset_count=LIMIT offset count] [GET pattern]... [order=ASC|DESC] [sorting=ALPHA]",
+		Summary:    "SORT without STORE: allowed on read-only replicas and to read-only users."},
 }

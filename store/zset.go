@@ -519,3 +519,15 @@ func (s *Store) importZSet(key []byte, v *rdb.Value) error {
 	}
 	return nil
 }
+
+// ZToSkiplist converts the sorted set at key to its large encoding
+// (OBJECT ENCODING skiplist) if it is a listpack, as Redis's SORT does to
+// the sorted set it sorts (zsetConvert). A missing key is left alone.
+func (s *Store) ZToSkiplist(key []byte) error {
+	s.owner.check()
+	id, c, err := s.collFor(key, tagZSet, false, 0)
+	if c == nil || c.enc != encListpack {
+		return err
+	}
+	return s.toSkiplist(collIndex(s.slot(id)))
+}

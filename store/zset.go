@@ -171,6 +171,9 @@ func (s *Store) zinsert(i uint32, member []byte, score float64) error {
 			return nil
 		}
 	}
+	if !c.l.Indexed() {
+		_ = c.l.EnableIndex(s.ar) // without it (out of memory) ranks walk the nodes
+	}
 	var bits [8]byte
 	binary.LittleEndian.PutUint64(bits[:], math.Float64bits(score))
 	if _, err := c.h.Set(s.ar, member, bits[:]); err != nil {

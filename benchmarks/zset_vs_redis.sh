@@ -7,7 +7,8 @@
 #   benchmarks/zset_vs_redis.sh
 #
 # Then a large set: BIG members (default 1000000, the same ones on every
-# server: member mI scored I*7919 mod 1000003), loaded 1000 per ZADD, and
+# server: member m and I in 12 digits, as redis-benchmark's __rand_int__
+# writes them, scored I*7919 mod 1000003), loaded 1000 per ZADD, and
 # on it, with -c 1: ZADD of new members into it, ZRANK of members deep in
 # it, ZRANGE by rank in its middle (ZRANGE big BIG/2 BIG/2+9) and
 # ZREVRANGE near its end, ZSCORE, and ZADD -c 50 -P 16.
@@ -63,7 +64,7 @@ awk -v n="$BIG" 'BEGIN {
 		k = (n - i < 1000) ? n - i : 1000
 		printf "*%d\r\n$4\r\nZADD\r\n$3\r\nbig\r\n", 2 + 2 * k
 		for (j = i; j < i + k; j++) {
-			sc = (j * 7919) % 1000003; m = "m" j
+			sc = (j * 7919) % 1000003; m = sprintf("m%012d", j)
 			printf "$%d\r\n%d\r\n$%d\r\n%s\r\n", length(sc ""), sc, length(m), m
 		}
 	}

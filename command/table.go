@@ -187,9 +187,9 @@ const (
 	OpLatencyLatest    Op = 615
 	OpLatencyReset     Op = 616
 	OpLatencyHelp      Op = 617
-	// Hashes, sets and lists: RESP only for now. Values 256 and up are past
-	// the SBE schema's Op enum (proto/sbe's MaxOp), so an SBE client gets
-	// ErrNoSBEEncoding for them (docs/commands.md).
+	// Hashes, sets and lists. Values 256 and up are past the SBE schema's
+	// one-byte op (proto/sbe's MaxOp): since schema version 3 they travel
+	// in MultiRequest's wideOp (sbe.Encodable, docs/protocols.md).
 	OpHSet         Op = 256
 	OpHSetNX       Op = 257
 	OpHMSet        Op = 258

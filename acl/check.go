@@ -154,3 +154,33 @@ func (s *selector) channelAllowed(c *Channel) bool {
 	}
 	return false
 }
+
+// AnyKey reports whether one of the user's selectors both allows command
+// id with keys and may touch any key with flags: it allows all keys, or
+// has the pattern "*" with those permissions. It is Redis's
+// ACLUserCheckCmdWithUnrestrictedKeyAccess, which SORT asks before it
+// reads keys named by its BY and GET patterns.
+func (u *User) AnyKey(id int, firstArg []byte, keys []Key, flags KeyFlags) bool {
+	if u.all {
+		return true
+	}
+	for i := range u.sels {
+		s := &u.sels[i]
+		if s.check(u.table, id, firstArg, keys, nil).OK() && s.anyKey(flags) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *selector) anyKey(flags KeyFlags) bool {
+	if s.flags&selAllKeys != 0 {
+		return true
+	}
+	for i := range s.keys {
+		if p := &s.keys[i]; p.flags&flags == flags && string(p.pattern) == "*" {
+			return true
+		}
+	}
+	return false
+}

@@ -38,7 +38,7 @@ func (s *sbeCodec) appendRequest(dst []byte, args [][]byte, _ uint64) ([]byte, e
 }
 
 func (s *sbeCodec) appendTyped(dst []byte, r *command.Request) ([]byte, error) {
-	if r.Op > sbe.MaxOp {
+	if !sbe.Encodable(r.Op) {
 		return dst, fmt.Errorf("%w: %s (use proto=resp)", ErrNoSBEEncoding, command.Name(r.Op))
 	}
 	s.sent++

@@ -289,13 +289,16 @@ func TestSBETranslate(t *testing.T) {
 }
 
 // TestSBERefusesOpsTheSchemaCannotCarry: a command whose Op is above the
-// schema's one-byte range gets ErrNoSBEEncoding, not a truncated Op that the
-// server would run as another command.
+// schema's one-byte range and not one wideOp carries (a RESP-only range)
+// gets ErrNoSBEEncoding, not a truncated Op that the server would run as
+// another command.
 func TestSBERefusesOpsTheSchemaCannotCarry(t *testing.T) {
 	s := &sbeCodec{}
-	r := command.Request{Op: sbe.MaxOp + 1, Key: []byte("k")}
-	if b, err := s.appendTyped(nil, &r); !errors.Is(err, ErrNoSBEEncoding) || len(b) != 0 {
-		t.Fatalf("appendTyped(op %d) = %x, %v; want nothing and ErrNoSBEEncoding", r.Op, b, err)
+	for _, op := range []command.Op{sbe.MaxOp + 1, command.OpSlowLogLen, command.OpSubscribe} {
+		r := command.Request{Op: op, Key: []byte("k")}
+		if b, err := s.appendTyped(nil, &r); !errors.Is(err, ErrNoSBEEncoding) || len(b) != 0 {
+			t.Fatalf("appendTyped(op %d) = %x, %v; want nothing and ErrNoSBEEncoding", r.Op, b, err)
+		}
 	}
 }
 

@@ -40,6 +40,9 @@ func init() {
 		if err != nil {
 			panic(err)
 		}
+		if Op(i) == OpSort || Op(i) == OpSortRO {
+			sortArgKeySpecs(args)
+		}
 		parsedArgs[i] = args
 		l := &lists[i]
 		l.flags, l.acl, l.tips = s.Flags.Names(), s.ACL.Names(), strings.Fields(s.Tips)

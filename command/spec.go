@@ -146,9 +146,14 @@ func bitNames(bits uint64, names []string) []string {
 //     1/Limit of the remaining arguments (0 and 1 keep all);
 //   - "keynum" (KeyNum true): the argument KeyNumIdx after Index holds the
 //     number of keys, which begin FirstKey after Index, every KeyStep
-//     arguments (ZUNION numkeys key [key ...]).
+//     arguments (ZUNION numkeys key [key ...]);
+//   - "unknown" (Unknown true): neither the start nor the keys can be
+//     told from the argument positions (SORT's BY and GET keys come from
+//     the sorted values, its STORE key may be anywhere); Index and the
+//     rest are unused, and the command's own key finder (SortKeys) says
+//     where its keys are.
 //
-// Redis's "keyword" form (for SORT, XREAD...) is not needed yet.
+// Redis's "keyword" form (for XREAD...) is not needed yet.
 type KeySpec struct {
 	Flags   KeyFlags
 	Index   int
@@ -159,6 +164,14 @@ type KeySpec struct {
 	KeyNum    bool
 	KeyNumIdx int
 	FirstKey  int
+
+	Unknown bool
+	// NotInRequest marks an unknown spec whose keys a Request never
+	// holds (SORT's BY and GET keys, named by the stored values): the
+	// request's keys take their flags from the other specs (ReqKeyFlags).
+	NotInRequest bool
+	// Notes is COMMAND INFO's "notes" of the spec, if any.
+	Notes string
 }
 
 // Positions appends the argv indexes of the keys ks finds in an argument
@@ -169,6 +182,8 @@ type KeySpec struct {
 func (ks *KeySpec) Positions(dst []int, argc int, word func(i int) []byte) ([]int, bool) {
 	first, last := ks.Index, 0
 	switch {
+	case ks.Unknown:
+		return dst, false
 	case ks.KeyNum:
 		at := first + ks.KeyNumIdx
 		if at >= argc {
@@ -237,7 +252,9 @@ type Spec struct {
 	// Amount-1 when Counted is 1 (Key is the first counted key: ZUNION
 	// numkeys key...), Amount when it is 2 (Key comes before them:
 	// ZUNIONSTORE destination numkeys key...); 3 ends them before the last
-	// of Args (BLPOP key... timeout).
+	// of Args (BLPOP key... timeout); 4 makes them the one key
+	// Args[Amount-1], none when Amount is 0 (SORT's STORE destination,
+	// found by SortKeys).
 	Counted int8
 	// Group, Since and Complexity are COMMAND DOCS's fields.
 	Group      string
@@ -283,7 +300,7 @@ func (s *Spec) Legacy() (first, last, step int) {
 		return 0, 0, 0
 	case 1:
 		k := &s.Keys[0]
-		if k.KeyNum { // Redis leaves keynum specs out of the legacy triple
+		if k.KeyNum || k.Unknown { // Redis leaves keynum specs out of the legacy triple
 			return 0, 0, 0
 		}
 		last = k.LastKey
@@ -297,7 +314,7 @@ func (s *Spec) Legacy() (first, last, step int) {
 	prev := uint64(0)
 	for i := range s.Keys {
 		k := &s.Keys[i]
-		if k.KeyNum || k.KeyStep != 1 || (prev != 0 && prev != uint64(k.Index-1)) {
+		if k.KeyNum || k.Unknown || k.KeyStep != 1 || (prev != 0 && prev != uint64(k.Index-1)) {
 			continue
 		}
 		if first < 0 || k.Index < first {
@@ -356,6 +373,31 @@ func (s *Spec) ArgKeys(r *Request) (from, end, step int) {
 		end = min(end, from+int(r.Amount))
 	case 3:
 		end--
+	case 4:
+		if r.Amount <= 0 || int(r.Amount) > len(r.Args) {
+			return 0, 0, 1
+		}
+		from, end = int(r.Amount)-1, int(r.Amount)
 	}
 	return from, max(end, from), step
+}
+
+// ReqKeyFlags returns the key-spec flags of a request's key i (Key is 0,
+// then the keys ArgKeys finds): key spec i's, the last spec's for the
+// rest, skipping the specs whose keys a request never holds
+// (NotInRequest: SORT's STORE key takes the STORE spec's flags, not the
+// BY/GET spec's before it).
+func (s *Spec) ReqKeyFlags(i int) KeyFlags {
+	last := KeyFlags(0)
+	for j := range s.Keys {
+		if s.Keys[j].NotInRequest {
+			continue
+		}
+		last = s.Keys[j].Flags
+		if i == 0 {
+			break
+		}
+		i--
+	}
+	return last
 }

@@ -195,9 +195,9 @@ const (
 	OpLatencyLatest    Op = 615
 	OpLatencyReset     Op = 616
 	OpLatencyHelp      Op = 617
-	// Hashes, sets and lists: RESP only for now. Values 256 and up are past
-	// the SBE schema's Op enum (proto/sbe's MaxOp), so an SBE client gets
-	// ErrNoSBEEncoding for them (docs/commands.md).
+	// Hashes, sets and lists. Values 256 and up are past the SBE schema's
+	// one-byte op (proto/sbe's MaxOp): since schema version 3 they travel
+	// in MultiRequest's wideOp (sbe.Encodable, docs/protocols.md).
 	OpHSet         Op = 256
 	OpHSetNX       Op = 257
 	OpHMSet        Op = 258
@@ -326,6 +326,10 @@ const (
 	OpBZPopMin   Op = 645
 	OpBZPopMax   Op = 646
 	OpBZMPop     Op = 647
+
+	// SORT (770-789): RESP only.
+	OpSort   Op = 770
+	OpSortRO Op = 771
 )
 
 // Key specs of the common shapes.
@@ -1516,4 +1520,20 @@ var specs = [NumOps]Spec{
 		Group: "cluster", Since: "5.0.0", Complexity: "O(1)", Syntax: "node-id", Summary: "The CLUSTER NODES lines of a master's replicas."},
 	OpClusterSlaves: {Name: "cluster|slaves", Arity: 3, Flags: Admin | Stale, ACL: clusterAdmin, Tips: nondet, Container: OpCluster,
 		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "node-id", Summary: "CLUSTER REPLICAS under its old name."},
+	// SORT and SORT_RO (sort.go has SortKeys, engine/cmd_sort.go the command).
+	OpSort: {Name: "sort", Arity: -2, Flags: Write | DenyOOM | MovableKeys,
+		ACL:     CatWrite | CatSet | CatSortedSet | CatList | CatSlow | CatDangerous,
+		Keys:    append(append([]KeySpec{}, sortKeySpecs...), KeySpec{Flags: KeyOW | KeyUpdate, Unknown: true, Notes: sortStoreNotes}),
+		ReqKeys: ArgRange{0, 1}, Counted: 4,
+		Group: "generic", Since: "1.0.0",
+		Complexity: "O(N+M*log(M)) for N elements to sort and M returned; O(N) unsorted",
+		Syntax:     "key [BY pattern] [offset_count=LIMIT offset count] [GET pattern]... [order=ASC|DESC] [sorting=ALPHA] [STORE destination]",
+		Summary:    "The elements of a list, set or sorted set sorted, optionally by other keys' values, or stored in a list."},
+	OpSortRO: {Name: "sort_ro", Arity: -2, Flags: Readonly | MovableKeys,
+		ACL:   CatRead | CatSet | CatSortedSet | CatList | CatSlow | CatDangerous,
+		Keys:  sortKeySpecs,
+		Group: "generic", Since: "7.0.0",
+		Complexity: "O(N+M*log(M)) for N elements to sort and M returned; O(N) unsorted",
+		Syntax:     "key [BY pattern] [offset_count=LIMIT offset count] [GET pattern]... [order=ASC|DESC] [sorting=ALPHA]",
+		Summary:    "SORT without STORE: allowed on read-only replicas and to read-only users."},
 }

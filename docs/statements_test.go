@@ -89,7 +89,7 @@ func TestDocCLIMessages(t *testing.T) {
 		{"ring: with one slash", nil, []string{"--target", "ring:/dev/shm/goblin", "ping"}, 2},
 		{"tcp, unknown parameter", nil, []string{"--target", "tcp://127.0.0.1:6380?proto=resp&nosuch=1", "ping"}, 2},
 		{"$AERON_DIR without a driver", []string{"AERON_DIR=" + noDriver}, []string{"--target", "aeron:ipc?proto=resp", "ping"}, 3},
-		{"SBE, no encoding", nil, []string{"--target", srv["uds/sbe"], "lpush", "l", "a"}, 2},
+		{"SBE, no encoding", nil, []string{"--target", srv["uds/sbe"], "slowlog", "len"}, 2},
 		{"monitor over SBE", nil, []string{"--target", srv["uds/sbe"], "monitor"}, 2},
 		{"SBE to a RESP-only server", nil, []string{"--target", "uds://" + redisSock + "?proto=sbe", "--timeout", "1s", "ping"}, 3},
 	}

@@ -223,7 +223,7 @@ func (e *Engine) requestKeys(r *command.Request, spec *command.Spec) []acl.Key {
 }
 
 func (e *Engine) keyFlags(r *command.Request, spec *command.Spec, i int) acl.KeyFlags {
-	f := spec.Keys[min(i, len(spec.Keys)-1)].Flags
+	f := spec.ReqKeyFlags(i)
 	if f&command.KeyVariableFlags != 0 {
 		switch {
 		case r.Op == command.OpSet:

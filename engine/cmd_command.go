@@ -75,9 +75,20 @@ func (e *Engine) addCommandInfo(op command.Op) {
 	for i := range s.Keys {
 		k := &s.Keys[i]
 		e.push(command.Map)
+		if k.Notes != "" {
+			e.addBulkStr("notes")
+			e.addBulkStr(k.Notes)
+		}
 		e.addBulkStr("flags")
 		e.addNames(command.Set, s.KeyFlagNames(i))
 		e.addBulkStr("begin_search")
+		if k.Unknown { // SORT's: "unknown" begin_search and find_keys, empty specs
+			e.addUnknownSearch()
+			e.addBulkStr("find_keys")
+			e.addUnknownSearch()
+			e.pop()
+			continue
+		}
 		e.push(command.Map)
 		e.addBulkStr("type")
 		e.addBulkStr("index")
@@ -189,7 +200,7 @@ func (e *Engine) addArgs(args []command.Arg) {
 		e.addBulkStr(a.Name)
 		e.addBulkStr("type")
 		e.addBulkStr(a.Type)
-		if a.Type == "key" {
+		if a.Type == "key" || a.Type == "pattern" && a.KeySpec > 0 { // SORT's patterns name keys too
 			e.addBulkStr("key_spec_index")
 			e.addInt(int64(a.KeySpec))
 		}
@@ -266,6 +277,10 @@ func (e *Engine) commandGetKeys(_ *Session, r *command.Request) {
 		return
 	case (s.Arity > 0 && s.Arity != len(args)) || len(args) < -s.Arity:
 		e.errText(command.Err, "ERR Invalid number of arguments specified for command")
+		return
+	}
+	if op == command.OpSort || op == command.OpSortRO {
+		e.sortGetKeys(r.Op == command.OpCommandGetKeys, op, args)
 		return
 	}
 	e.ints = e.ints[:0]
@@ -356,4 +371,40 @@ func (e *Engine) help(_ *Session, r *command.Request) {
 		e.addCopy(command.Simple, append([]byte("    "), s.Summary...))
 	}
 	e.end()
+}
+
+// addUnknownSearch appends an "unknown" begin_search or find_keys map.
+func (e *Engine) addUnknownSearch() {
+	e.push(command.Map)
+	e.addBulkStr("type")
+	e.addBulkStr("unknown")
+	e.addBulkStr("spec")
+	e.push(command.Map)
+	e.pop()
+	e.pop()
+}
+
+// sortGetKeys answers COMMAND GETKEYS and GETKEYSANDFLAGS for SORT and
+// SORT_RO, whose keys no key spec finds: the sorted key, then SORT's
+// STORE destination (command.SortKeys), as Redis's sortGetKeys gives them.
+func (e *Engine) sortGetKeys(namesOnly bool, op command.Op, args [][]byte) {
+	e.begin(command.Array)
+	e.getKey(namesOnly, args[1], flagsReadAccess)
+	if op == command.OpSort {
+		if i := command.SortKeys(args); i > 0 {
+			e.getKey(namesOnly, args[i], flagsOverwrite)
+		}
+	}
+	e.end()
+}
+
+func (e *Engine) getKey(namesOnly bool, key []byte, flags []string) {
+	if namesOnly {
+		e.addBulk(key)
+		return
+	}
+	e.push(command.Array)
+	e.addBulk(key)
+	e.addNames(command.Set, flags)
+	e.pop()
 }

@@ -353,5 +353,11 @@ func (e *Engine) touchExisting(db int, st *store.Store) {
 // touchKeys marks the watchers of r's keys in the session's database as
 // dirty, after a write that changed the store.
 func (e *Engine) touchKeys(db int, r *command.Request) {
+	if r.Op == command.OpSort { // SORT writes only its STORE destination
+		if r.Amount > 0 {
+			e.touchKey(db, r.Args[r.Amount-1])
+		}
+		return
+	}
 	r.EachKey(func(k []byte) { e.touchKey(db, k) })
 }

@@ -314,6 +314,7 @@ type Engine struct {
 	scratch  []byte          // values read from the store
 	errBuf   []byte          // error texts
 	ints     []int           // key positions (COMMAND GETKEYS)
+	sorter   sorter          // SORT's vector and buffers (cmd_sort.go)
 	stack    []openAgg       // aggregates being built (build.go)
 	fixes    []fixup         // values in scratch to point at (build.go)
 	version  []byte          // Options.Version, for HELLO

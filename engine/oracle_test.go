@@ -233,7 +233,7 @@ func compareWithRedis(t *testing.T, script []oracleCase, withResp3 bool) {
 			if !bytes.Equal(a, b) {
 				t.Errorf("RESP%d reply %d to %q:\ngoblin %q\n redis %q", 2+b2i(resp3), i, c.args, a, b)
 			}
-			if i >= len(viaSBE) || viaSBE[i][0] == nil || c.notSBE {
+			if i >= len(viaSBE) || viaSBE[i][0] == nil || c.notSBE || resp3 && pairShaped(c.args) {
 				continue
 			}
 			s := viaSBE[i][b2i(resp3)]
@@ -290,7 +290,7 @@ func runGoblinSBE(t *testing.T, script []oracleCase, o Options) [][2][]byte {
 		case command.OpReset:
 			multi, resp2 = false, true
 		}
-		if req.Op > sbe.MaxOp { // RESP only (docs/commands.md)
+		if !sbe.Encodable(req.Op) { // RESP only (docs/commands.md)
 			out = append(out, [2][]byte{})
 			continue
 		}
@@ -316,7 +316,11 @@ func runGoblinSBE(t *testing.T, script []oracleCase, o Options) [][2][]byte {
 		}
 		w.res = rep
 		as3 := w.encodeRESP(nil, true)
+		nilArray := w.res.Kind == command.NilArray
 		w.res.Downgrade()
+		if nilArray { // RESP2 writes the null array itself (*-1); only SBE v1 lacks it
+			w.res.Kind = command.NilArray
+		}
 		as2 := w.encodeRESP(nil, false)
 		if resp2 {
 			as3 = as2
@@ -625,4 +629,21 @@ func roundTrip(t *testing.T, c net.Conn, in []byte) []byte {
 		}
 		out = append(out, buf[:n]...)
 	}
+}
+
+// pairShaped reports whether a command's reply nests its pairs in RESP3
+// (member, score or field, value arrays: WITHSCORES, WITHVALUES, ZPOPMIN
+// and ZPOPMAX with a count) where RESP2 lists them flat. An SBE session,
+// like a RESP2 one, gets the flat shape (with RESP3's kinds: scores are
+// doubles), so its reply is compared as RESP2 only.
+func pairShaped(args []string) bool {
+	if len(args) > 2 && (strings.EqualFold(args[0], "zpopmin") || strings.EqualFold(args[0], "zpopmax")) {
+		return true
+	}
+	for _, a := range args[1:] {
+		if strings.EqualFold(a, "withscores") || strings.EqualFold(a, "withvalues") {
+			return true
+		}
+	}
+	return false
 }

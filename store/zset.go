@@ -171,6 +171,9 @@ func (s *Store) zinsert(i uint32, member []byte, score float64) error {
 			return nil
 		}
 	}
+	if !c.l.Indexed() {
+		_ = c.l.EnableIndex(s.ar) // without it (out of memory) ranks walk the nodes
+	}
 	var bits [8]byte
 	binary.LittleEndian.PutUint64(bits[:], math.Float64bits(score))
 	if _, err := c.h.Set(s.ar, member, bits[:]); err != nil {
@@ -518,4 +521,16 @@ func (s *Store) importZSet(key []byte, v *rdb.Value) error {
 		}
 	}
 	return nil
+}
+
+// ZToSkiplist converts the sorted set at key to its large encoding
+// (OBJECT ENCODING skiplist) if it is a listpack, as Redis's SORT does to
+// the sorted set it sorts (zsetConvert). A missing key is left alone.
+func (s *Store) ZToSkiplist(key []byte) error {
+	s.owner.check()
+	id, c, err := s.collFor(key, tagZSet, false, 0)
+	if c == nil || c.enc != encListpack {
+		return err
+	}
+	return s.toSkiplist(collIndex(s.slot(id)))
 }

@@ -607,3 +607,54 @@ func BenchmarkZAddAppend(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkZSetLarge: on a sorted set of 1,000,000 members (scores spread
+// at random), ZADD of a new member at a random place, ZRANK of a member
+// and ZRANGE of ten members by rank, at random depths: the operations
+// the counted node index makes O(log n).
+func BenchmarkZSetLarge(b *testing.B) {
+	const n = 1_000_000
+	s, err := New(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	m := make([]byte, 0, 32)
+	for j := 0; j < n; j++ {
+		m = strconv.AppendInt(append(m[:0], "member:"...), int64(j), 10)
+		if _, _, err := s.ZAdd([]byte("z"), float64(rng.IntN(1<<30)), m, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("zadd", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			m = strconv.AppendInt(append(m[:0], "new:"...), int64(i), 10)
+			if _, _, err := s.ZAdd([]byte("z"), float64(rng.IntN(1<<30)), m, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("zrank", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			m = strconv.AppendInt(append(m[:0], "member:"...), int64(rng.IntN(n)), 10)
+			if _, _, found, err := s.ZRank([]byte("z"), m); !found || err != nil {
+				b.Fatal(found, err)
+			}
+		}
+	})
+	b.Run("zrange", func(b *testing.B) {
+		b.ReportAllocs()
+		got := 0
+		for b.Loop() {
+			start := rng.IntN(n - 10)
+			if err := s.ZRange([]byte("z"), start, start+9, false, func([]byte, float64) bool { got++; return true }); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if got == 0 {
+			b.Fatal("ZRange returned nothing")
+		}
+	})
+}

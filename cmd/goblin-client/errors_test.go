@@ -52,7 +52,7 @@ func TestCLIErrors(t *testing.T) {
 			want: []string{"speaks sbe", "resp"}},
 		{name: "aeron udp without control", args: []string{"--target", "aeron:udp?endpoint=127.0.0.1:40123", "ping"},
 			code: exitUsage, want: []string{"needs control=HOST:PORT"}, not: []string{"bad configuration\n"}},
-		{name: "command without SBE encoding", args: []string{"--target", sbeSock, "--proto", "sbe", "lpush", "k", "v"},
+		{name: "command without SBE encoding", args: []string{"--target", sbeSock, "--proto", "sbe", "slowlog", "len"},
 			code: exitUsage, want: []string{"no SBE encoding", "--proto resp"}, not: []string{"ERR unknown command"}},
 		{name: "ring target with one slash", args: []string{"--target", "ring:" + ringDir, "ping"}, code: exitUsage,
 			want: []string{"bad syntax", "ring:///" + strings.TrimPrefix(ringDir, "/")}, not: []string{"tcp://ring"}},

@@ -333,3 +333,18 @@ func numkeysAt(i int, strict bool) parser {
 		return true
 	}
 }
+
+// SORT: the key, then the options for the engine to read; Amount is 1 +
+// the index in Args of the STORE destination (0: none), so routing and
+// ACL checks see the key SORT writes (command.SortKeys). SORT_RO has no
+// STORE.
+func init() {
+	parsers[command.OpSort] = func(_ *Decoder, r *command.Request, args [][]byte) bool {
+		r.Key, r.Args = args[1], args[2:]
+		if i := command.SortKeys(args); i > 0 {
+			r.Amount = int64(i - 1)
+		}
+		return true
+	}
+	parsers[command.OpSortRO] = keys
+}

@@ -433,3 +433,27 @@ func encodeFunctionList(e *Encoder, r *command.Request) {
 		e.add(wLibraryName, r.Value)
 	}
 }
+
+// The collection commands whose decoder puts the key in Key and the rest
+// in Args (parsers' keys): written back the same way, so the client's
+// typed collection calls travel over RESP as over SBE. The keynum
+// commands (ZUNION, ZMPOP, BLMPOP...) keep their own argument order and
+// have no encoder: Do sends them as given.
+func init() {
+	for op := command.OpHSet; op <= command.OpRPopLPush; op++ {
+		if command.Lookup(op) != nil {
+			encoders[op] = keyAndArgs
+		}
+	}
+	for op := command.OpZAdd; op <= command.OpLMPop; op++ {
+		if command.Lookup(op) != nil {
+			encoders[op] = keyAndArgs
+		}
+	}
+	for _, op := range []command.Op{command.OpZUnion, command.OpZInter, command.OpZDiff, command.OpZInterCard,
+		command.OpZUnionStore, command.OpZInterStore, command.OpZDiffStore, command.OpSInterCard,
+		command.OpZMPop, command.OpLMPop} {
+		nameWords[op] = nil
+	}
+	encoders[command.OpSort], encoders[command.OpSortRO] = keyAndArgs, keyAndArgs
+}

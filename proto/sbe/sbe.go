@@ -19,9 +19,10 @@ const (
 // allFlags are the bits of the schema's SetFlags set.
 const allFlags = command.FlagNX | command.FlagXX | command.FlagKeepTTL | command.FlagGet | command.FlagGT | command.FlagLT
 
-// multi reports whether r needs a MultiRequest: further arguments, or a
-// second integer (amount2, since version 2).
-func multi(r *command.Request) bool { return len(r.Args) > 0 || r.Amount2 != 0 }
+// multi reports whether r needs a MultiRequest: further arguments, a
+// second integer (amount2, since version 2), or an Op past the schema's
+// op (wideOp, since version 3).
+func multi(r *command.Request) bool { return len(r.Args) > 0 || r.Amount2 != 0 || r.Op > MaxOp }
 
 // multiRequestBlockV1 is MultiRequest's block length in schema version 1,
 // before amount2: a version 1 message's block may be that short.
@@ -52,16 +53,38 @@ var (
 	ErrTruncated = fmt.Errorf("%w: truncated", ErrMalformed)
 	// ErrTooManyItems: more than 65534 args or items (the group limit).
 	ErrTooManyItems = errors.New("sbe: more than 65534 group entries")
-	// ErrOpNotEncodable: the request's Op is above MaxOp, so the schema's
-	// one-byte Op field cannot carry it.
+	// ErrOpNotEncodable: the request's Op is neither in the schema's
+	// one-byte op nor one wideOp carries (Encodable).
 	ErrOpNotEncodable = errors.New("sbe: op has no SBE encoding")
 )
 
-// MaxOp is the highest command.Op a Request or MultiRequest can carry: the
-// schema's Op is a uint8 and 255 is its null value. command.Op is wider, so
-// that the command table can grow past the schema; ops above MaxOp travel
-// over RESP only until the schema carries them.
+// MaxOp is the highest command.Op a Request or MultiRequest's op can
+// carry: the schema's Op is a uint8 and 255 is its null value. command.Op
+// is wider, so that the command table can grow past the schema; the
+// collection commands above it travel in MultiRequest's wideOp (Encodable).
 const MaxOp = command.Op(254)
+
+// MaxWideOp bounds the Ops wideOp carries.
+const MaxWideOp = command.Op(command.NumOps - 1)
+
+// Encodable reports whether op travels over SBE: in op up to MaxOp, or
+// since schema version 3 in MultiRequest's wideOp with op none: the hash,
+// set and list commands (256-304), the sorted-set and keynum commands
+// (500-559), the blocking pops (640-659; over SBE they answer at once)
+// and SORT (770-789). The other ranges (persistence, Pub/Sub,
+// replication, ACL, SLOWLOG, LATENCY) stay RESP only.
+func Encodable(op command.Op) bool {
+	switch {
+	case op <= MaxOp:
+		return true
+	case op >= command.OpHSet && op <= command.OpRPopLPush,
+		op >= command.OpZAdd && op <= 559,
+		op >= command.OpBLPop && op <= 659,
+		op >= command.OpSort && op <= 789:
+		return command.Lookup(op) != nil
+	}
+	return false
+}
 
 const (
 	headerLen   = int(goblinsbe.MessageHeaderEncodedLength)
@@ -187,9 +210,9 @@ func flagBits(f command.Flags) uint8 {
 }
 
 // AppendRequest appends r encoded as a bare SBE message to dst: a Request,
-// or a MultiRequest when r has Args or Amount2. It panics if r has more than 65534
-// Args or an Op above MaxOp (programmer errors; the client library checks
-// first).
+// or a MultiRequest when r has Args or Amount2 or an Op above MaxOp. It
+// panics if r has more than 65534 Args or an Op not Encodable (programmer
+// errors; the client library checks first).
 func (c *Codec) AppendRequest(dst []byte, r *command.Request) []byte {
 	n := RequestLen(r)
 	dst, off := grow(dst, n)
@@ -206,7 +229,7 @@ func (c *Codec) AppendFramedRequest(dst []byte, r *command.Request) []byte {
 
 // requestAt encodes r into the n bytes of dst at off.
 func (c *Codec) requestAt(dst []byte, off, n int, r *command.Request) []byte {
-	if r.Op > MaxOp {
+	if !Encodable(r.Op) {
 		panic(ErrOpNotEncodable)
 	}
 	if multi(r) {
@@ -243,7 +266,11 @@ func (c *Codec) appendMulti(dst []byte, off, n int, r *command.Request) []byte {
 	}
 	m := &c.mreq
 	m.WrapAndApplyHeader(dst, uint64(off), uint64(off+n))
-	m.SetCorrelationId(r.CorrelationID).SetOp(goblinsbe.Op(r.Op)).SetExpiry(goblinsbe.Expiry(r.Expiry)).SetExpire(r.Expire).SetAmount(r.Amount).SetAmount2(r.Amount2)
+	op, wide := goblinsbe.Op(r.Op), uint16(0)
+	if r.Op > MaxOp {
+		op, wide = goblinsbe.Op(command.OpNone), uint16(r.Op)
+	}
+	m.SetCorrelationId(r.CorrelationID).SetOp(op).SetExpiry(goblinsbe.Expiry(r.Expiry)).SetExpire(r.Expire).SetAmount(r.Amount).SetAmount2(r.Amount2).SetWideOp(wide)
 	dst[off+headerLen+int(m.FlagsEncodingOffset())] = flagBits(r.Flags)
 	g := m.ArgsCount(uint16(len(r.Args)))
 	for _, a := range r.Args {
@@ -471,6 +498,11 @@ func (c *Codec) decodeMulti(msg []byte, block, version uint64, r *command.Reques
 	setFixed(r, m.CorrelationId(), m.Op(), msg[headerLen+int(m.FlagsEncodingOffset())], m.Expiry(), m.Expire(), m.Amount())
 	if m.Amount2InActingVersion() {
 		r.Amount2 = m.Amount2()
+	}
+	if m.WideOpInActingVersion() {
+		if w := command.Op(m.WideOp()); w > MaxOp && w <= MaxWideOp && Encodable(w) && r.Op == command.OpNone {
+			r.Op = w
+		}
 	}
 	gbl, ok := groupFits(msg, m.SbePosition())
 	if !ok {

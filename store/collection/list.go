@@ -31,6 +31,8 @@ type List struct {
 	nodes      uint32
 	n          uint64
 	freeing    bool
+	idx        arena.Ref // the counted index of the nodes (listindex.go), 0: none
+	hint       uint32    // the index position the last lookup found
 }
 
 // NewList returns an empty list whose blocks carry owner (see OwnerOf).
@@ -74,6 +76,7 @@ func (l *List) newNode(a *arena.Arena, lpBytes int, prev, next arena.Ref) (arena
 	binary.LittleEndian.PutUint32(b[12:], 0)
 	NewListpack(b[nodeHead:nodeHead])
 	l.link(a, r, prev, next)
+	l.ixInsert(a, r, prev)
 	return r, nil
 }
 
@@ -106,12 +109,14 @@ func (l *List) reserve(a *arena.Arena, r arena.Ref, grow int) (arena.Ref, error)
 	copy(a.Bytes(nr, nodeHead+len(lp)), a.Bytes(r, nodeHead+len(lp)))
 	prev, next := nodeLinks(a, r)
 	l.link(a, nr, prev, next)
+	l.ixRef(a, r, nr)
 	a.Free(r)
 	return nr, nil
 }
 
 // unlink removes node r from the list and frees it.
 func (l *List) unlink(a *arena.Arena, r arena.Ref) {
+	l.ixRemove(a, r)
 	prev, next := nodeLinks(a, r)
 	if prev == 0 {
 		l.head = next
@@ -144,6 +149,7 @@ func (l *List) PushBack(a *arena.Arena, v []byte) error {
 	}
 	lp := nodeLP(a, r)
 	lp.Append(v) // fits in place: reserve made room
+	l.ixCount(a, r, 1)
 	l.n++
 	return nil
 }
@@ -164,6 +170,7 @@ func (l *List) PushFront(a *arena.Arena, v []byte) error {
 		r = r2
 	}
 	nodeLP(a, r).Prepend(v)
+	l.ixCount(a, r, 1)
 	l.n++
 	return nil
 }
@@ -194,6 +201,8 @@ func (l *List) popAt(a *arena.Arena, r arena.Ref, first bool, dst []byte) []byte
 	dst = lp.AppendValue(dst, p)
 	if lp = lp.Delete(p); lp.Len() == 0 {
 		l.unlink(a, r)
+	} else {
+		l.ixCount(a, r, -1)
 	}
 	l.n--
 	return dst
@@ -202,6 +211,10 @@ func (l *List) popAt(a *arena.Arena, r arena.Ref, first bool, dst []byte) []byte
 // locate returns the node holding element i (0 <= i < Len) and i's index in it,
 // walking node counts from the nearer end.
 func (l *List) locate(a *arena.Arena, i int) (arena.Ref, int) {
+	if l.idx != 0 {
+		r, k, _ := l.ixSeek(a, i)
+		return r, k
+	}
 	if uint64(i) < l.n/2 {
 		for r := l.head; ; {
 			c := nodeLP(a, r).Len()
@@ -295,6 +308,7 @@ func (l *List) insertAt(a *arena.Arena, r arena.Ref, k int, v []byte) error {
 		}
 		lp := nodeLP(a, r)
 		lp.InsertBefore(lp.Seek(k), v)
+		l.ixCount(a, r, 1)
 		l.n++
 		return nil
 	}
@@ -315,12 +329,14 @@ func (l *List) insertAt(a *arena.Arena, r arena.Ref, k int, v []byte) error {
 			return err
 		}
 		nodeLP(a, left).Append(v)
+		l.ixCount(a, left, 1)
 	case len(nodeLP(a, r))+es <= NodeBytes:
 		r, err := l.reserve(a, r, es)
 		if err != nil {
 			return err
 		}
 		nodeLP(a, r).Prepend(v)
+		l.ixCount(a, r, 1)
 	default:
 		nr, err := l.newNode(a, lpEmptyLen+es, left, r)
 		if err != nil {
@@ -328,6 +344,7 @@ func (l *List) insertAt(a *arena.Arena, r arena.Ref, k int, v []byte) error {
 		}
 		l.nodes++
 		nodeLP(a, nr).Append(v)
+		l.ixCount(a, nr, 1)
 	}
 	l.n++
 	return nil
@@ -351,6 +368,8 @@ func (l *List) splitAt(a *arena.Arena, r arena.Ref, k int) error {
 	nlp[len(nlp)-1] = lpEOF
 	nlp.setHeader(len(nlp), c-k)
 	lp.DeleteRange(p, c-k)
+	l.ixCount(a, r, k-c)
+	l.ixCount(a, nr, c-k)
 	return nil
 }
 
@@ -369,6 +388,8 @@ func (l *List) deleteAt(a *arena.Arena, r arena.Ref, k int) {
 	lp := nodeLP(a, r)
 	if lp = lp.Delete(lp.Seek(k)); lp.Len() == 0 {
 		l.unlink(a, r)
+	} else {
+		l.ixCount(a, r, -1)
 	}
 	l.n--
 }
@@ -433,6 +454,7 @@ func (l *List) dropFront(a *arena.Arena, k int) {
 			continue
 		}
 		lp.DeleteRange(lp.First(), k)
+		l.ixCount(a, l.head, -k)
 		l.n -= uint64(k)
 		return
 	}
@@ -449,6 +471,7 @@ func (l *List) dropBack(a *arena.Arena, k int) {
 			continue
 		}
 		lp.DeleteRange(lp.Seek(c-k), k)
+		l.ixCount(a, l.tail, -k)
 		l.n -= uint64(k)
 		return
 	}
@@ -457,17 +480,23 @@ func (l *List) dropBack(a *arena.Arena, k int) {
 // Relocate patches the list after arena.Compact moved its node old to nw, through
 // the node's own links; it reports whether the list held old.
 func (l *List) Relocate(a *arena.Arena, old, nw arena.Ref) bool {
+	if old == l.idx && old != 0 {
+		l.idx = nw
+		return true
+	}
 	prev, next := nodeLinks(a, nw)
 	if (prev == 0 && l.head != old) || (next == 0 && l.tail != old) {
 		return false
 	}
 	l.link(a, nw, prev, next)
+	l.ixRef(a, old, nw)
 	return true
 }
 
 // FreeStep frees at most budget nodes and reports whether the list is gone.
 func (l *List) FreeStep(a *arena.Arena, budget int) (done bool) {
 	l.freeing = true
+	l.ixFree(a)
 	for ; budget > 0 && l.head != 0; budget-- {
 		l.unlink(a, l.head)
 	}
@@ -522,7 +551,7 @@ func (l *List) Check(a *arena.Arena) error {
 	if n != l.n || nodes != l.nodes {
 		return fmt.Errorf("collection: list counts %d elements in %d nodes, found %d in %d", l.n, l.nodes, n, nodes)
 	}
-	return nil
+	return l.ixCheck(a)
 }
 
 // Nodes returns the number of nodes.

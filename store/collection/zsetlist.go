@@ -133,6 +133,7 @@ func (l *List) zlocate(a *arena.Arena, b *ZBound) (arena.Ref, int, int) {
 	if t := l.tail; t != 0 && t != l.head {
 		lp := nodeLP(a, t)
 		if k := zkeyAt(lp, lp.First(), &buf); b.Before(ZKeyScore(k), k[ZKeyLen:]) {
+			l.hint = l.nodes - 1 // the tail's index position, for the insert that follows
 			n := int(l.n) - lp.Len()
 			i := 0
 			for p := lp.First(); p >= 0; p = lp.Next(p) {
@@ -144,6 +145,9 @@ func (l *List) zlocate(a *arena.Arena, b *ZBound) (arena.Ref, int, int) {
 			}
 			return 0, 0, n
 		}
+	}
+	if l.idx != 0 {
+		return l.ixLocate(a, b)
 	}
 	n := 0
 	for r := l.head; r != 0; _, r = nodeLinks(a, r) {
@@ -230,9 +234,44 @@ func (l *List) DeleteRange(a *arena.Arena, start, count int) {
 			l.unlink(a, r)
 		} else {
 			lp.DeleteRange(lp.Seek(k), d)
+			l.ixCount(a, r, -d)
 		}
 		l.n -= uint64(d)
 		count -= d
 		r, k = next, 0
 	}
+}
+
+// ixLocate is zlocate through the counted index: a binary search for the
+// first node whose last zkey is not before b (O(log m) node reads), the
+// nodes before it counted by the Fenwick tree, then a walk of that node.
+func (l *List) ixLocate(a *arena.Arena, b *ZBound) (arena.Ref, int, int) {
+	var buf [24]byte
+	m, refs, _, fen := l.ix(a)
+	lo, hi := 0, m
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		lp := nodeLP(a, arena.Ref(refs[mid]))
+		if k := zkeyAt(lp, lp.Last(), &buf); b.Before(ZKeyScore(k), k[ZKeyLen:]) {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo == m {
+		return 0, 0, int(l.n)
+	}
+	l.hint = uint32(lo)
+	r := arena.Ref(refs[lo])
+	n := l.ixRank(fen, lo)
+	lp := nodeLP(a, r)
+	i := 0
+	for p := lp.First(); p >= 0; p = lp.Next(p) {
+		if k := zkeyAt(lp, p, &buf); !b.Before(ZKeyScore(k), k[ZKeyLen:]) {
+			return r, i, n
+		}
+		n++
+		i++
+	}
+	return r, i, n // not reached: the last zkey is not before b
 }

@@ -25,15 +25,15 @@ func (m *MultiRequest) sbePositionPtr() *uint64 {
 }
 
 const (
-	MultiRequestSbeBlockLength     uint16 = uint16(35)
+	MultiRequestSbeBlockLength     uint16 = uint16(37)
 	MultiRequestSbeTemplateID      uint16 = uint16(3)
 	MultiRequestSbeSchemaID        uint16 = uint16(27500)
-	MultiRequestSbeSchemaVersion   uint16 = uint16(2)
-	MultiRequestSbeSemanticVersion string = "0.3"
+	MultiRequestSbeSchemaVersion   uint16 = uint16(3)
+	MultiRequestSbeSemanticVersion string = "0.4"
 )
 
 func (m *MultiRequest) SbeBlockLength() uint16 {
-	return uint16(35)
+	return uint16(37)
 }
 
 func (m *MultiRequest) SbeBlockAndHeaderLength() uint64 {
@@ -49,11 +49,11 @@ func (m *MultiRequest) SbeSchemaId() uint16 {
 }
 
 func (m *MultiRequest) SbeSchemaVersion() uint16 {
-	return uint16(2)
+	return uint16(3)
 }
 
 func (m *MultiRequest) SbeSemanticVersion() string {
-	return "0.3"
+	return "0.4"
 }
 
 func (m *MultiRequest) SbeSemanticType() string {
@@ -478,6 +478,60 @@ func (m *MultiRequest) Amount2() int64 {
 
 func (m *MultiRequest) SetAmount2(value int64) *MultiRequest {
 	PutInt64LittleEndian(m.buffer[(m.offset+27):], value)
+	return m
+}
+
+func (m *MultiRequest) WideOpMetaAttribute(metaAttribute string) string {
+	switch metaAttribute {
+	case "PRESENCE":
+		return "required"
+	default:
+		return ""
+	}
+}
+
+func (m *MultiRequest) WideOpId() int {
+	return 12
+}
+
+func (m *MultiRequest) WideOpSinceVersion() uint64 {
+	return 3
+}
+
+func (m *MultiRequest) WideOpInActingVersion() bool {
+	return m.actingVersion >= m.WideOpSinceVersion()
+}
+
+func (m *MultiRequest) WideOpEncodingOffset() uint {
+	return 35
+}
+
+func (m *MultiRequest) WideOpNullValue() uint16 {
+	return SbeNullValueUint16()
+}
+
+func (m *MultiRequest) WideOpMinValue() uint16 {
+	return uint16(0)
+}
+
+func (m *MultiRequest) WideOpMaxValue() uint16 {
+	return uint16(65534)
+}
+
+func (m *MultiRequest) WideOpEncodingLength() int {
+	return 2
+}
+
+func (m *MultiRequest) WideOp() uint16 {
+	if m.actingVersion < 3 {
+		return uint16(65535)
+	}
+
+	return Uint16LittleEndian(m.buffer[(m.offset + 35):])
+}
+
+func (m *MultiRequest) SetWideOp(value uint16) *MultiRequest {
+	PutUint16LittleEndian(m.buffer[(m.offset+35):], value)
 	return m
 }
 
@@ -1065,6 +1119,10 @@ func (writer *MultiRequest) String() string {
 	builder.WriteString(", ")
 	builder.WriteString(`"amount2": `)
 	builder.WriteString(fmt.Sprintf(`"%v"`, writer.Amount2()))
+
+	builder.WriteString(", ")
+	builder.WriteString(`"wideOp": `)
+	builder.WriteString(fmt.Sprintf(`"%v"`, writer.WideOp()))
 
 	builder.WriteString(", ")
 	{

@@ -214,6 +214,14 @@ func (e *Engine) chainedInfo(w *infoWriter, start int) {
 	if i := bytes.Index(hist, []byte("repl_backlog_active:")); i >= 0 {
 		w.b = append(w.b, hist[i:]...)
 	}
+	// What the control writes after its backlog lines (the Aeron source's
+	// aeron_* lines) stays, after the engine's backlog.
+	if h := strings.Index(link[bl:], "repl_backlog_histlen:"); h >= 0 {
+		end := bl + h
+		if n := strings.Index(link[end:], "\r\n"); n >= 0 {
+			w.b = append(w.b, link[end+n+2:]...)
+		}
+	}
 }
 
 // SetReplicaControl hands the engine the link to a primary (the server

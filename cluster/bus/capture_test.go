@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -178,33 +179,8 @@ func knows(c *redis.Client, id string) bool {
 	if err != nil {
 		return false
 	}
-	for _, line := range splitLines(nodes) {
-		if len(line) > 40 && line[:40] == id && !contains(line, "handshake") && contains(line, "connected") {
-			return true
-		}
-	}
-	return false
-}
-
-func splitLines(s string) []string {
-	var out []string
-	for len(s) > 0 {
-		i := 0
-		for i < len(s) && s[i] != '\n' {
-			i++
-		}
-		out = append(out, s[:i])
-		if i < len(s) {
-			i++
-		}
-		s = s[i:]
-	}
-	return out
-}
-
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
+	for _, line := range strings.Split(nodes, "\n") {
+		if len(line) > 40 && line[:40] == id && !strings.Contains(line, "handshake") && strings.Contains(line, "connected") {
 			return true
 		}
 	}

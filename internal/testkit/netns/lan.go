@@ -161,23 +161,7 @@ func (n *LAN) attach(i int, sw, host string) error {
 	return nil
 }
 
-func openTAP(name string) (*os.File, error) {
-	fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, fmt.Errorf("%w: /dev/net/tun: %w", ErrPrerequisite, err)
-	}
-	ifr, err := unix.NewIfreq(name)
-	if err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
-	ifr.SetUint16(unix.IFF_TAP | unix.IFF_NO_PI)
-	if err := unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("netns: TUNSETIFF (tap) %s: %w", name, err)
-	}
-	return os.NewFile(uintptr(fd), "tap:"+name), nil
-}
+func openTAP(name string) (*os.File, error) { return openDevice(name, unix.IFF_TAP, "tap") }
 
 // carry copies frames (or packets) from one device to the other, applying
 // the impairment in force, until from is closed.

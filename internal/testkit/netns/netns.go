@@ -221,7 +221,11 @@ func (l *Link) tunLink(id string) error {
 	return nil
 }
 
-func openTUN(name string) (*os.File, error) {
+func openTUN(name string) (*os.File, error) { return openDevice(name, unix.IFF_TUN, "tun") }
+
+// openDevice opens a TUN or TAP device (kind IFF_TUN or IFF_TAP, named
+// kind in errors) without packet information.
+func openDevice(name string, kind uint16, what string) (*os.File, error) {
 	fd, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%w: /dev/net/tun: %w", ErrPrerequisite, err)
@@ -231,13 +235,13 @@ func openTUN(name string) (*os.File, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	ifr.SetUint16(unix.IFF_TUN | unix.IFF_NO_PI)
+	ifr.SetUint16(kind | unix.IFF_NO_PI)
 	if err := unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr); err != nil {
 		unix.Close(fd)
-		return nil, fmt.Errorf("netns: TUNSETIFF %s: %w", name, err)
+		return nil, fmt.Errorf("netns: TUNSETIFF (%s) %s: %w", what, name, err)
 	}
 	// Non-blocking: the Go runtime polls it, so Close ends a pending Read.
-	return os.NewFile(uintptr(fd), "tun:"+name), nil
+	return os.NewFile(uintptr(fd), what+":"+name), nil
 }
 
 // forward carries packets read from one TUN device to the other, applying

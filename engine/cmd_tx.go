@@ -25,6 +25,9 @@ type txState struct {
 	abort bool   // a command was refused while queueing
 	n     int    // commands queued
 	buf   []byte // each: uint32 length, then the command's RESP or SBE bytes
+	// pubsub: a (P|S)(UN)SUBSCRIBE is queued, so EXEC may write pushes
+	// among the replies (see exec).
+	pubsub bool
 
 	watched []watchedKey
 	keys    []byte // the watched keys' bytes
@@ -74,6 +77,7 @@ func (e *Engine) queued(s *Session, r *command.Request, rejected bool, args [][]
 		}
 		binary.LittleEndian.PutUint32(t.buf[start:], uint32(len(t.buf)-start-4))
 		t.n++
+		t.pubsub = t.pubsub || pubsubOp(r.Op)
 		e.simple(txtQueued)
 		return true
 	}
@@ -114,7 +118,7 @@ func (e *Engine) discard(s *Session, _ *command.Request) {
 
 // endTx forgets the queue and the watched keys.
 func (e *Engine) endTx(s *Session) {
-	s.tx.on, s.tx.abort, s.tx.n = false, false, 0
+	s.tx.on, s.tx.abort, s.tx.n, s.tx.pubsub = false, false, 0, false
 	if cap(s.tx.buf) > maxKeptScratch {
 		s.tx.buf = nil
 	}
@@ -153,9 +157,10 @@ func (e *Engine) exec(s *Session, _ *command.Request) {
 	items, vals := e.txItems[:0], e.txVals[:0]
 	// A RESP client's transaction may subscribe, or receive its own
 	// messages: Redis writes those bytes where the command ran, inside
-	// EXEC's array (whose length counts commands, not replies). Each
-	// reply is also kept encoded, in case one does.
-	raw, pushed := s.Protocol == proto.RESP, false
+	// EXEC's array (whose length counts commands, not replies). Only a
+	// client already subscribed, or whose transaction subscribes, can get
+	// a push; for those each reply is also kept encoded, in case one comes.
+	raw, pushed := s.Protocol == proto.RESP && (s.pubsub || t.pubsub), false
 	e.txRaw = e.txRaw[:0]
 	for q := t.buf; len(q) >= 4; {
 		n := binary.LittleEndian.Uint32(q)
@@ -189,7 +194,7 @@ func (e *Engine) exec(s *Session, _ *command.Request) {
 	if cap(e.txRaw) > maxKeptScratch {
 		e.txRaw = nil
 	}
-	t.n, t.buf = 0, t.buf[:0]
+	t.n, t.buf, t.pubsub = 0, t.buf[:0], false
 	if cap(t.buf) > maxKeptScratch {
 		t.buf = nil
 	}
@@ -360,4 +365,14 @@ func (e *Engine) touchKeys(db int, r *command.Request) {
 		return
 	}
 	r.EachKey(func(k []byte) { e.touchKey(db, k) })
+}
+
+// pubsubOp reports whether op changes a client's subscriptions.
+func pubsubOp(op command.Op) bool {
+	switch op {
+	case command.OpSubscribe, command.OpPSubscribe, command.OpSSubscribe,
+		command.OpUnsubscribe, command.OpPUnsubscribe, command.OpSUnsubscribe:
+		return true
+	}
+	return false
 }

@@ -9,19 +9,28 @@ import (
 // client through the to-clients buffer. Each encodes into one reused
 // scratch buffer.
 
+// transmit broadcasts one response or event to the clients, logging it
+// first when the event log wants it.
+func (c *conductor) transmit(typeID int32, msg []byte) {
+	if c.events != nil {
+		c.events.command(typeID, msg)
+	}
+	c.tx.Transmit(typeID, msg)
+}
+
 func (c *conductor) sendError(corr int64, code aeron.ErrorCode, text string) {
 	c.rsp = command.AppendErrorResponse(c.rsp[:0], corr, int32(code), text)
-	c.tx.Transmit(command.OnError, c.rsp)
+	c.transmit(command.OnError, c.rsp)
 }
 
 func (c *conductor) sendOperationSuccess(corr int64) {
 	c.rsp = command.AppendInt64(c.rsp[:0], corr)
-	c.tx.Transmit(command.OnOperationSuccess, c.rsp)
+	c.transmit(command.OnOperationSuccess, c.rsp)
 }
 
 func (c *conductor) sendCounterUpdate(typeID int32, corr int64, value int32) {
 	c.rsp = command.AppendCounterUpdate(c.rsp[:0], corr, value)
-	c.tx.Transmit(typeID, c.rsp)
+	c.transmit(typeID, c.rsp)
 }
 
 func (c *conductor) sendUnavailableCounter(registrationID int64, counterID int32) {
@@ -30,7 +39,7 @@ func (c *conductor) sendUnavailableCounter(registrationID int64, counterID int32
 
 func (c *conductor) sendClientTimeout(clientID int64) {
 	c.rsp = command.AppendInt64(c.rsp[:0], clientID)
-	c.tx.Transmit(command.OnClientTimeout, c.rsp)
+	c.transmit(command.OnClientTimeout, c.rsp)
 }
 
 // sendAvailableImage announces publication p to subscription subReg with
@@ -44,10 +53,10 @@ func (c *conductor) sendAvailableImage(p *ipcPublication, subReg int64, position
 func (c *conductor) sendAvailable(imageID int64, sessionID, streamID int32, subReg int64, positionID int32, logPath,
 	source string) {
 	c.rsp = command.AppendImageBuffersReady(c.rsp[:0], imageID, sessionID, streamID, subReg, positionID, logPath, source)
-	c.tx.Transmit(command.OnAvailableImage, c.rsp)
+	c.transmit(command.OnAvailableImage, c.rsp)
 }
 
 func (c *conductor) notifyUnavailableImage(resourceID int64, l *subscriptionLink) {
 	c.rsp = command.AppendImageMessage(c.rsp[:0], resourceID, l.registrationID, l.streamID, l.channel)
-	c.tx.Transmit(command.OnUnavailableImage, c.rsp)
+	c.transmit(command.OnUnavailableImage, c.rsp)
 }

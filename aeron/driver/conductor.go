@@ -30,7 +30,10 @@ type conductor struct {
 
 	ring *ringbuffer.RingBuffer // commands from clients
 	tx   *broadcast.Transmitter // responses and events to clients
-	osb  osSocketBuffers
+	// events is the event log (eventlog.go), nil unless AERON_EVENT_LOG
+	// enables an event.
+	events *eventLog
+	osb    osSocketBuffers
 
 	clients           []*client
 	publicationLinks  []*publicationLink
@@ -117,6 +120,9 @@ func (c *conductor) readCommands() int {
 // the failing command's correlation id (0 when it failed before the id was
 // read, as for a malformed or unknown command).
 func (c *conductor) onCommand(typeID int32, msg []byte) {
+	if c.events != nil {
+		c.events.command(typeID, msg)
+	}
 	var corr int64
 	if err := c.dispatch(typeID, msg, &corr); err != nil {
 		c.onCommandError(corr, err)
@@ -443,7 +449,7 @@ func (c *conductor) onRejectImage(corr, imageCorrelationID, pos int64, reason st
 		p.registrationID, p.sessionID, p.streamID, aeron.ErrorCodeImageRejected, reason))
 	c.rsp = command.AppendPublicationErrorFrame(c.rsp[:0], p.registrationID, -1, p.sessionID, p.streamID, -1, -1,
 		[]byte{127, 0, 0, 1}, 0, int32(aeron.ErrorCodeImageRejected), reason)
-	c.tx.Transmit(command.OnPublicationError, c.rsp)
+	c.transmit(command.OnPublicationError, c.rsp)
 	if !p.inCoolDown {
 		p.setConnected(false)
 		for _, l := range c.subscriptionLinks {

@@ -96,7 +96,7 @@ func (c *conductor) onAddNetworkPublication(channel string, streamID int32, corr
 	}
 	c.rsp = command.AppendPublicationBuffersReady(c.rsp[:0], corr, pub.registrationID, pub.sessionID, streamID,
 		pub.pubLmt.id, ep.statusID, pub.log.path)
-	c.tx.Transmit(typeID, c.rsp)
+	c.transmit(typeID, c.rsp)
 	if isNew {
 		pub.linkSpies(c)
 	}
@@ -532,7 +532,7 @@ func (c *conductor) onPublicationError(p *networkPublication, destinationRegistr
 	ip := from.Addr().AsSlice()
 	c.rsp = command.AppendPublicationErrorFrame(c.rsp[:0], p.registrationID, destinationRegistrationID, e.SessionID(),
 		e.StreamID(), e.ReceiverID(), e.GroupTag(), ip, from.Port(), e.Code(), msg)
-	c.tx.Transmit(command.OnPublicationError, c.rsp)
+	c.transmit(command.OnPublicationError, c.rsp)
 }
 
 // onAddIPCPublication adds an IPC publication, or a handle on an existing
@@ -576,7 +576,7 @@ func (c *conductor) onAddIPCPublication(channel string, streamID int32, corr, cl
 	}
 	c.rsp = command.AppendPublicationBuffersReady(c.rsp[:0], corr, pub.registrationID, pub.sessionID, streamID,
 		pub.pubLmt.id, -1, pub.log.path)
-	c.tx.Transmit(typeID, c.rsp)
+	c.transmit(typeID, c.rsp)
 	if isNew {
 		c.linkIPCSubscriptions(pub)
 	}

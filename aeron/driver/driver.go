@@ -74,7 +74,12 @@ func newDriver(o Options) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
+	events, err := newEventLog(&o, versionInfo())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	}
 	if err := prepareDir(&o); err != nil {
+		events.close()
 		return nil, err
 	}
 	d := &Driver{}
@@ -84,7 +89,7 @@ func newDriver(o Options) (*Driver, error) {
 		osb: readOSSocketBuffers(), nextSessionID: d32Random(),
 		rsp: make([]byte, 0, 512), scratch: make([]byte, 0, 512),
 		sendEndpoints: map[string]*sendEndpoint{}, receiveEndpoints: map[string]*receiveEndpoint{},
-		receiverIDSeed: int64(rand.Uint64()), epochClock: epochMillis}
+		receiverIDSeed: int64(rand.Uint64()), epochClock: epochMillis, events: events}
 	d.conductor.onCommandFn = d.conductor.onCommand
 	d.sender = sender{driverContext: &d.driverContext, conductor: &d.conductor, batch: udp.NewSendBatch(maxDatagramsPerSend)}
 	d.receiver = receiver{driverContext: &d.driverContext, conductor: &d.conductor}
@@ -99,6 +104,7 @@ func newDriver(o Options) (*Driver, error) {
 			shm.Unmap(d.lossReport)
 		}
 		d.poller.Close()
+		events.close()
 		return nil, err
 	}
 	d.releaser = newLogReleaser()
@@ -108,6 +114,11 @@ func newDriver(o Options) (*Driver, error) {
 func d32Random() int32 { return int32(rand.Uint32()) }
 
 func epochMillis() int64 { return time.Now().UnixMilli() }
+
+// nanoClock is a monotonic clock in ns (the event log's timestamps).
+func nanoClock() int64 { return int64(time.Since(clockBase)) }
+
+var clockBase = time.Now()
 
 // createCnC lays out cnc.dat and the loss report and signals the CnC
 // ready, in the order of MediaDriver.Context.conclude.
@@ -219,7 +230,7 @@ func (d *Driver) allocateSystemCounters(nowMs int64) error {
 	d.counters.AppendLabel(sysReceiverMaxCycleTime, []byte(": "+mode))
 	d.counters.AppendLabel(sysReceiverCycleThresholdExceeded,
 		[]byte(": threshold="+formatDuration(d.opts.ReceiverCycleThreshold)+" "+mode))
-	d.counters.AppendLabel(sysNameResolverThresholdExceeded, []byte(": threshold="+formatDuration(5*time.Second)))
+	d.counters.AppendLabel(sysNameResolverThresholdExceeded, []byte(": threshold="+formatDuration(d.opts.NameResolverThreshold)))
 	return d.conductor.initNameResolver()
 }
 
@@ -338,6 +349,7 @@ func (d *Driver) Close() error {
 		return nil
 	}
 	d.closed = true
+	defer d.conductor.events.close()
 	var errs []error
 	for _, e := range d.sendEndpoints {
 		d.closeSendSockets(e)

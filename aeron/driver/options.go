@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/goblin-kv/goblin/internal/buildinfo"
+	"io"
 	"os"
 	"time"
 
@@ -182,10 +183,36 @@ type Options struct {
 	// separated by '|' (aeron.name.resolver.supplier,
 	// aeron.name.resolver.init.args; resolution.go).
 	NameResolver, NameResolverInitArgs string
+	// EventLog and EventLogDisable name the events the event log writes
+	// and leaves out, EventLogFilename the file it appends to (standard
+	// output without one; EventLogOutput, when set, wins over both)
+	// (aeron.event.log, aeron.event.log.disable, aeron.event.log.filename;
+	// eventlog.go).
+	EventLog, EventLogDisable, EventLogFilename string
+	EventLogOutput                              io.Writer
 	// ReResolutionCheckInterval is how often endpoints and control
 	// addresses given by name are checked for re-resolution
 	// (aeron.driver.reresolution.check.interval, 1 s).
 	ReResolutionCheckInterval time.Duration
+	// AsyncExecutorEnabled records aeron.driver.async.executor.enabled
+	// (the Java and C default, true, runs name resolution on an executor
+	// thread). This driver has no executor: with either value a host name
+	// is resolved on the conductor, synchronously, as the C driver does
+	// with false; only resolution's latency can tell the two apart.
+	AsyncExecutorEnabled bool
+	// NameResolverThreshold counts name resolutions (a lookup through the
+	// resolver, csv_table row included) that take longer than it, beside
+	// the longest one (system counters 39 and 40;
+	// aeron.driver.name.resolver.threshold, 5 s).
+	NameResolverThreshold time.Duration
+	// The driver name resolver's timings (aeron.driver.resolver.*: neighbor
+	// timeout 10 s, self resolution 1 s, neighbor resolution 2 s, bootstrap
+	// neighbor resolution 1 m). They are read and checked as the C driver
+	// reads them whether or not its resolver runs; the resolver itself
+	// (aeron.driver.resolver.name, .interface, .bootstrap.neighbor) is
+	// refused, so nothing uses them yet.
+	ResolverNeighborTimeout, ResolverSelfResolutionInterval       time.Duration
+	ResolverNeighborResolutionInterval, ResolverBootstrapInterval time.Duration
 
 	// Limits on what senders on the network can make the receiver
 	// allocate: a SETUP for a wanted stream makes an image, a log of three
@@ -356,6 +383,11 @@ func (o *Options) EnsureDefaults() {
 	}
 	setDur(&o.TimerInterval, defaultTimerInterval)
 	setDur(&o.ReResolutionCheckInterval, time.Second)
+	setDur(&o.NameResolverThreshold, 5*time.Second)
+	setDur(&o.ResolverNeighborTimeout, 10*time.Second)
+	setDur(&o.ResolverSelfResolutionInterval, time.Second)
+	setDur(&o.ResolverNeighborResolutionInterval, 2*time.Second)
+	setDur(&o.ResolverBootstrapInterval, time.Minute)
 	setDur(&o.ClientLivenessTimeout, defaultClientLiveness)
 	setDur(&o.PublicationUnblockTimeout, defaultUnblockTimeout)
 	setDur(&o.ImageLivenessTimeout, defaultImageLiveness)

@@ -364,7 +364,13 @@ var properties = []property{
 	{"aeron.enable.experimental.features", "true or false: no feature is experimental in 1.51 (C gates none either)", func(o *Options, v string) error {
 		return nil
 	}},
-	onlyValueProp("aeron.driver.async.executor.enabled", "false", "name resolution runs on the conductor, as the C driver's with false"),
+	{"aeron.driver.async.executor.enabled", "true or false; either way name resolution runs on the conductor (no executor thread)", func(o *Options, v string) error {
+		if v != "true" && v != "false" {
+			return fmt.Errorf("want true or false")
+		}
+		o.AsyncExecutorEnabled = v == "true"
+		return nil
+	}},
 	onlyValueProp("aeron.driver.connect", "true", "unicast send sockets are always connected, as the C driver's with true"),
 	onlyValueProp("aeron.receiver.group.consideration", "INFER", "group semantics are inferred from the channel"),
 	onlyValueProp("aeron.congestioncontrol.supplier", "aeron_congestion_control_default_strategy_supplier", "static window congestion control only"),
@@ -382,11 +388,30 @@ var properties = []property{
 		}
 		return nil
 	}},
+	{"aeron.event.log", "events to log: names, admin, all, ids or a 0x mask, comma separated (client commands and responses are written)", func(o *Options, v string) error {
+		var check [len(agentEventNames)]bool
+		o.EventLog = v
+		return setEvents(&check, v, true)
+	}},
+	{"aeron.event.log.disable", "events not to log, as aeron.event.log names them", func(o *Options, v string) error {
+		var check [len(agentEventNames)]bool
+		o.EventLogDisable = v
+		return setEvents(&check, v, false)
+	}},
+	{"aeron.event.log.filename", "file the event log is appended to (standard output)", func(o *Options, v string) error {
+		o.EventLogFilename = v
+		return nil
+	}},
 	{"aeron.name.resolver.init.args", "csv_table rows name,initialHost,reResolutionHost separated by |", func(o *Options, v string) error {
 		o.NameResolverInitArgs = v
 		return nil
 	}},
 	durationProp("aeron.driver.reresolution.check.interval", "how often names are checked for re-resolution (1s)", func(o *Options) *time.Duration { return &o.ReResolutionCheckInterval }),
+	durationProp("aeron.driver.name.resolver.threshold", "count name resolutions longer than (5s)", func(o *Options) *time.Duration { return &o.NameResolverThreshold }),
+	durationProp("aeron.driver.resolver.neighbor.timeout", "driver name resolver: forget a silent neighbor after (10s); read, the resolver is refused", func(o *Options) *time.Duration { return &o.ResolverNeighborTimeout }),
+	durationProp("aeron.driver.resolver.self.resolution.interval", "driver name resolver: self resolution period (1s); read, the resolver is refused", func(o *Options) *time.Duration { return &o.ResolverSelfResolutionInterval }),
+	durationProp("aeron.driver.resolver.neighbor.resolution.interval", "driver name resolver: neighbor resolution period (2s); read, the resolver is refused", func(o *Options) *time.Duration { return &o.ResolverNeighborResolutionInterval }),
+	durationProp("aeron.driver.resolver.bootstrap.neighbor.resolution.interval", "driver name resolver: bootstrap re-resolution period (1m); read, the resolver is refused", func(o *Options) *time.Duration { return &o.ResolverBootstrapInterval }),
 	{"aeron.udp.channel.incoming.interceptors", "test interceptors every datagram read passes: loss, fixed-loss, multi-gap-loss (comma-separated)", func(o *Options, v string) error {
 		o.IncomingInterceptors = v
 		return nil
@@ -518,43 +543,35 @@ func flowControlSupplier(v string) (FlowControlStrategy, error) {
 // support, with why: setting one stops the driver at start, naming it,
 // rather than leaving it without effect.
 var refusedVariables = map[string]string{
-	"AERON_AGENT_ON_START_FUNCTION":                                "no dynamic libraries",
-	"AERON_DRIVER_DYNAMIC_LIBRARIES":                               "no dynamic libraries",
-	"AERON_CONDUCTOR_IDLE_STRATEGY_INIT_ARGS":                      "idle strategies take no arguments",
-	"AERON_SENDER_IDLE_STRATEGY_INIT_ARGS":                         "idle strategies take no arguments",
-	"AERON_RECEIVER_IDLE_STRATEGY_INIT_ARGS":                       "idle strategies take no arguments",
-	"AERON_SHARED_IDLE_STRATEGY_INIT_ARGS":                         "idle strategies take no arguments",
-	"AERON_SHAREDNETWORK_IDLE_STRATEGY_INIT_ARGS":                  "idle strategies take no arguments",
-	"AERON_DRIVER_ASYNC_EXECUTOR_IDLE_STRATEGY":                    "no async executor: name resolution runs on the conductor",
-	"AERON_DRIVER_ASYNC_EXECUTOR_IDLE_STRATEGY_INIT_ARGS":          "no async executor: name resolution runs on the conductor",
-	"AERON_CUBICCONGESTIONCONTROL_INITIALRTT":                      "static window congestion control only",
-	"AERON_CUBICCONGESTIONCONTROL_MEASURERTT":                      "static window congestion control only",
-	"AERON_CUBICCONGESTIONCONTROL_TCPMODE":                         "static window congestion control only",
-	"AERON_DEBUG_RECEIVE_CONTROL_LOSS_RATE":                        "no debug channel endpoints; use the loss interceptors",
-	"AERON_DEBUG_RECEIVE_CONTROL_LOSS_SEED":                        "no debug channel endpoints; use the loss interceptors",
-	"AERON_DEBUG_RECEIVE_DATA_LOSS_RATE":                           "no debug channel endpoints; use the loss interceptors",
-	"AERON_DEBUG_RECEIVE_DATA_LOSS_SEED":                           "no debug channel endpoints; use the loss interceptors",
-	"AERON_DEBUG_SEND_CONTROL_LOSS_RATE":                           "no debug channel endpoints; use the loss interceptors",
-	"AERON_DEBUG_SEND_CONTROL_LOSS_SEED":                           "no debug channel endpoints; use the loss interceptors",
-	"AERON_DEBUG_SEND_DATA_LOSS_RATE":                              "no debug channel endpoints; use the loss interceptors",
-	"AERON_DEBUG_SEND_DATA_LOSS_SEED":                              "no debug channel endpoints; use the loss interceptors",
-	"AERON_DRIVER_NAME_RESOLVER_THRESHOLD":                         "name resolution is not timed",
-	"AERON_DRIVER_RESOLVER_NAME":                                   "no driver name resolver",
-	"AERON_DRIVER_RESOLVER_INTERFACE":                              "no driver name resolver",
-	"AERON_DRIVER_RESOLVER_BOOTSTRAP_NEIGHBOR":                     "no driver name resolver",
-	"AERON_DRIVER_RESOLVER_BOOTSTRAP_NEIGHBOR_RESOLUTION_INTERVAL": "no driver name resolver",
-	"AERON_DRIVER_RESOLVER_NEIGHBOR_RESOLUTION_INTERVAL":           "no driver name resolver",
-	"AERON_DRIVER_RESOLVER_NEIGHBOR_TIMEOUT":                       "no driver name resolver",
-	"AERON_DRIVER_RESOLVER_SELF_RESOLUTION_INTERVAL":               "no driver name resolver",
-	"AERON_SENDER_WILDCARD_PORT_RANGE":                             "ports of wildcard endpoints come from the kernel",
-	"AERON_RECEIVER_WILDCARD_PORT_RANGE":                           "ports of wildcard endpoints come from the kernel",
-	"AERON_EVENT_LOG":                                              "no event log agent",
-	"AERON_EVENT_LOG_DISABLE":                                      "no event log agent",
-	"AERON_EVENT_LOG_FILENAME":                                     "no event log agent",
-	"AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND":              "the sender's batch is fixed",
-	"AERON_RECEIVER_IO_VECTOR_CAPACITY":                            "the receiver's batch is fixed",
-	"AERON_SENDER_IO_VECTOR_CAPACITY":                              "the sender's batch is fixed",
-	"AERON_UDP_CHANNEL_OUTGOING_INTERCEPTORS":                      "no outgoing interceptors (the incoming loss interceptors are supported)",
+	"AERON_AGENT_ON_START_FUNCTION":                       "no dynamic libraries",
+	"AERON_DRIVER_DYNAMIC_LIBRARIES":                      "no dynamic libraries",
+	"AERON_CONDUCTOR_IDLE_STRATEGY_INIT_ARGS":             "idle strategies take no arguments",
+	"AERON_SENDER_IDLE_STRATEGY_INIT_ARGS":                "idle strategies take no arguments",
+	"AERON_RECEIVER_IDLE_STRATEGY_INIT_ARGS":              "idle strategies take no arguments",
+	"AERON_SHARED_IDLE_STRATEGY_INIT_ARGS":                "idle strategies take no arguments",
+	"AERON_SHAREDNETWORK_IDLE_STRATEGY_INIT_ARGS":         "idle strategies take no arguments",
+	"AERON_DRIVER_ASYNC_EXECUTOR_IDLE_STRATEGY":           "no async executor: name resolution runs on the conductor",
+	"AERON_DRIVER_ASYNC_EXECUTOR_IDLE_STRATEGY_INIT_ARGS": "no async executor: name resolution runs on the conductor",
+	"AERON_CUBICCONGESTIONCONTROL_INITIALRTT":             "static window congestion control only",
+	"AERON_CUBICCONGESTIONCONTROL_MEASURERTT":             "static window congestion control only",
+	"AERON_CUBICCONGESTIONCONTROL_TCPMODE":                "static window congestion control only",
+	"AERON_DEBUG_RECEIVE_CONTROL_LOSS_RATE":               "no debug channel endpoints; use the loss interceptors",
+	"AERON_DEBUG_RECEIVE_CONTROL_LOSS_SEED":               "no debug channel endpoints; use the loss interceptors",
+	"AERON_DEBUG_RECEIVE_DATA_LOSS_RATE":                  "no debug channel endpoints; use the loss interceptors",
+	"AERON_DEBUG_RECEIVE_DATA_LOSS_SEED":                  "no debug channel endpoints; use the loss interceptors",
+	"AERON_DEBUG_SEND_CONTROL_LOSS_RATE":                  "no debug channel endpoints; use the loss interceptors",
+	"AERON_DEBUG_SEND_CONTROL_LOSS_SEED":                  "no debug channel endpoints; use the loss interceptors",
+	"AERON_DEBUG_SEND_DATA_LOSS_RATE":                     "no debug channel endpoints; use the loss interceptors",
+	"AERON_DEBUG_SEND_DATA_LOSS_SEED":                     "no debug channel endpoints; use the loss interceptors",
+	"AERON_DRIVER_RESOLVER_NAME":                          "no driver name resolver",
+	"AERON_DRIVER_RESOLVER_INTERFACE":                     "no driver name resolver",
+	"AERON_DRIVER_RESOLVER_BOOTSTRAP_NEIGHBOR":            "no driver name resolver",
+	"AERON_SENDER_WILDCARD_PORT_RANGE":                    "ports of wildcard endpoints come from the kernel",
+	"AERON_RECEIVER_WILDCARD_PORT_RANGE":                  "ports of wildcard endpoints come from the kernel",
+	"AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND":     "the sender's batch is fixed",
+	"AERON_RECEIVER_IO_VECTOR_CAPACITY":                   "the receiver's batch is fixed",
+	"AERON_SENDER_IO_VECTOR_CAPACITY":                     "the sender's batch is fixed",
+	"AERON_UDP_CHANNEL_OUTGOING_INTERCEPTORS":             "no outgoing interceptors (the incoming loss interceptors are supported)",
 }
 
 // CDriverVariables are the environment variables the C media driver

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/internal/shm"
@@ -134,16 +135,31 @@ func (c *conductor) resolveHostPort(name, v string) (netip.AddrPort, error) {
 	if err != nil {
 		return netip.AddrPort{}, udpChannelError(illegalArgument, "invalid port in %s: %s", name, v)
 	}
+	start := time.Now()
 	mapped, ok := c.mapName(host)
 	var ip netip.Addr
 	if ok {
 		ip, err = resolveHost(mapped)
 	}
+	c.trackNameResolution(time.Since(start))
 	if !ok || err != nil {
 		return netip.AddrPort{}, protocolError(aeron.ErrorCodeUnknownHost, "unresolved - %s=%s, name-resolver=%s",
 			name, v, c.resolverName())
 	}
 	return netip.AddrPortFrom(ip, uint16(port)), nil
+}
+
+// trackNameResolution records one resolution's time as the C driver's
+// aeron_name_resolver_resolve_host_and_port does: the longest in counter 39,
+// and counter 40 counts those over NameResolverThreshold.
+func (c *conductor) trackNameResolution(d time.Duration) {
+	ns := int64(d)
+	if ns > c.counters.Value(sysNameResolverMaxTime) {
+		c.counters.SetValue(sysNameResolverMaxTime, ns)
+	}
+	if d > c.opts.NameResolverThreshold {
+		c.counters.AddValue(sysNameResolverThresholdExceeded, 1)
+	}
 }
 
 // checkReResolution re-resolves what has gone silent, at most every

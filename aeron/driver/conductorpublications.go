@@ -255,6 +255,9 @@ func (c *conductor) getOrCreateSendEndpoint(p *publicationParams, ch *udpChannel
 	}
 	rcv, snd := c.socketBuffers(ch)
 	if e != nil {
+		if err := checkTimestampMatch(paramChannelSndTsOff, ch.sndTs, e.ch.sndTs, ch, e.ch); err != nil {
+			return nil, err
+		}
 		if err := c.checkMTUForSndbuf(p.mtu, e.ch.sndbuf, ch.uri.raw, e.ch.uri.raw); err != nil {
 			return nil, err
 		}

@@ -72,6 +72,9 @@ func (c *conductor) checkForClashingSubscription(p *subscriptionParams, ch *udpC
 	if ep == nil || err != nil {
 		return err
 	}
+	if err := checkTimestampMatch(paramChannelRcvTsOff, ch.rcvTs, ep.ch.rcvTs, ch, ep.ch); err != nil {
+		return err
+	}
 	for _, l := range c.subscriptionLinks {
 		if l.kind != subNetwork || l.ep != ep || l.streamID != streamID || l.hasSessionID != p.hasSessionID ||
 			!l.sessionMatches(p.sessionID) {

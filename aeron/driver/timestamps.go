@@ -85,3 +85,23 @@ func (t channelTimestamp) applySend(p []byte) {
 		off += (frameLength + logbuffer.FrameAlignment - 1) &^ (logbuffer.FrameAlignment - 1)
 	}
 }
+
+// javaOffset is the offset as the Java driver's UdpChannel holds it: −1
+// (Aeron.NULL_VALUE) when off, −8 for "reserved".
+func (t channelTimestamp) javaOffset() int {
+	if !t.enabled {
+		return -1
+	}
+	return t.offset
+}
+
+// checkTimestampMatch refuses a channel whose timestamp offset differs from
+// the existing endpoint's (DriverConductor.validateReceiveTimestampOffset,
+// validateChannelSendTimestampOffset; both say "subscription").
+func checkTimestampMatch(param string, got, existing channelTimestamp, ch, existingCh *udpChannel) error {
+	if got == existing {
+		return nil
+	}
+	return invalidChannel("option conflicts with existing subscription: %s=%d existingChannel=%s channel=%s",
+		param, got.javaOffset(), existingCh.uri.raw, ch.uri.raw)
+}

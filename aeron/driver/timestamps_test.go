@@ -94,3 +94,33 @@ func TestChannelTimestampOffsetRefused(t *testing.T) {
 		t.Fatalf("channel-snd-ts-offset=-100: %v, want a refusal naming it", err)
 	}
 }
+
+// TestChannelTimestampOffsetMismatchRefused: a second subscription or
+// publication on an endpoint with another (or no) timestamp offset is
+// refused as the Java driver refuses it ("option conflicts"), one with the
+// same offset is accepted.
+func TestChannelTimestampOffsetMismatchRefused(t *testing.T) {
+	d := startDriver(t, udpOptions(t))
+	c := connectClient(t, d)
+	for _, k := range []struct {
+		param string
+		add   func(channel string) error
+	}{
+		{"channel-rcv-ts-offset", func(ch string) error { _, err := c.AddSubscription(ch, 41); return err }},
+		{"channel-snd-ts-offset", func(ch string) error { _, err := c.AddPublication(ch, 41); return err }},
+	} {
+		base := fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d", freePort(t))
+		if err := k.add(base + "|" + k.param + "=reserved"); err != nil {
+			t.Fatalf("%s=reserved: %v", k.param, err)
+		}
+		if err := k.add(base + "|" + k.param + "=reserved|alias=same"); err != nil {
+			t.Fatalf("the same %s again: %v", k.param, err)
+		}
+		for v, want := range map[string]string{"": k.param + "=-1 existingChannel=", "|" + k.param + "=8": k.param + "=8 existingChannel="} {
+			err := k.add(base + v)
+			if err == nil || !strings.Contains(err.Error(), "option conflicts with existing subscription: "+want) {
+				t.Errorf("%s then %q: %v, want a conflict naming %q", k.param, v, err, want)
+			}
+		}
+	}
+}

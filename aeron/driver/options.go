@@ -202,7 +202,7 @@ type Options struct {
 	AsyncExecutorEnabled bool
 	// NameResolverThreshold counts name resolutions (a lookup through the
 	// resolver, csv_table row included) that take longer than it, beside
-	// the longest one (system counters 39 and 40;
+	// the longest one (system counters 32 and 33;
 	// aeron.driver.name.resolver.threshold, 5 s).
 	NameResolverThreshold time.Duration
 	// The driver name resolver's timings (aeron.driver.resolver.*: neighbor

@@ -198,7 +198,7 @@ func TestCDriverVariablesApplied(t *testing.T) {
 	}
 	for name, v := range map[string]string{
 		"AERON_SENDER_CPU_AFFINITY":            "1",
-		"AERON_DRIVER_ASYNC_EXECUTOR_ENABLED":  "true",
+		"AERON_DRIVER_ASYNC_EXECUTOR_ENABLED":  "yes",
 		"AERON_MULTICAST_FLOWCONTROL_SUPPLIER": "cubic",
 		"AERON_CONGESTIONCONTROL_SUPPLIER":     "aeron_cubic_congestion_control_strategy_supplier",
 		"AERON_RECEIVER_IDLE_STRATEGY":         "nonsense",

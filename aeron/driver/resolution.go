@@ -150,8 +150,8 @@ func (c *conductor) resolveHostPort(name, v string) (netip.AddrPort, error) {
 }
 
 // trackNameResolution records one resolution's time as the C driver's
-// aeron_name_resolver_resolve_host_and_port does: the longest in counter 39,
-// and counter 40 counts those over NameResolverThreshold.
+// aeron_name_resolver_resolve_host_and_port does: the longest in counter 32,
+// and counter 33 counts those over NameResolverThreshold.
 func (c *conductor) trackNameResolution(d time.Duration) {
 	ns := int64(d)
 	if ns > c.counters.Value(sysNameResolverMaxTime) {

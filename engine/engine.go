@@ -779,6 +779,9 @@ func (e *Engine) serveSBEStream(s *Session, in, out []byte, limit int) (int, []b
 func (e *Engine) decodeSBE(msg []byte) error {
 	e.argv = nil
 	e.req.Args = e.sbeArgs[:0]
+	if sbe.AsRequest(msg, &e.req) { // a single-key Request: the header's checks in one compare
+		return nil
+	}
 	err := e.codec.DecodeRequest(msg, &e.req)
 	e.sbeArgs = e.req.Args[:0]
 	return err

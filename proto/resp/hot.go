@@ -13,10 +13,6 @@ const (
 	HotSet             // *3 $3 SET $n key $m value
 )
 
-// hotMaxLen bounds the key and value lengths ReadHot reads (four digits):
-// anything longer goes through ReadCommand, whose limit checks it needs.
-const hotMaxLen = 9999
-
 // The first eight bytes of each shape, little-endian, and the four bytes
 // after them ORed with 0x20 each: a byte ORed with 0x20 equals a lower-case
 // letter only if it is that letter in either case, and GET's and SET's CR
@@ -40,7 +36,9 @@ var (
 func (p *Parser) ReadHot(buf []byte, args [][]byte, lim *Limits) (Hot, [][]byte, int) {
 	// The "*1" and "$4" lines are header lines too, and the command's name
 	// a bulk string (lim's smallest values refuse them).
-	if p.state != stIdle || len(buf) < 14 || lim.maxInline() < 2 || lim.maxBulk() < 4 {
+	// hotBulk's header lines are at most five bytes.
+	maxBulk := lim.maxBulk()
+	if p.state != stIdle || len(buf) < 14 || lim.maxInline() < 5 || maxBulk < 4 {
 		return HotNone, args, 0
 	}
 	head := binary.LittleEndian.Uint64(buf)
@@ -53,7 +51,7 @@ func (p *Parser) ReadHot(buf []byte, args [][]byte, lim *Limits) (Hot, [][]byte,
 		if lim.maxArgs() < 2 {
 			return HotNone, args, 0
 		}
-		key, n, ok := hotBulk(buf, 13, lim)
+		key, n, ok := hotBulk(buf, 13, maxBulk)
 		if !ok {
 			return HotNone, args, 0
 		}
@@ -63,11 +61,11 @@ func (p *Parser) ReadHot(buf []byte, args [][]byte, lim *Limits) (Hot, [][]byte,
 		if lim.maxArgs() < 3 {
 			return HotNone, args, 0
 		}
-		key, n, ok := hotBulk(buf, 13, lim)
+		key, n, ok := hotBulk(buf, 13, maxBulk)
 		if !ok {
 			return HotNone, args, 0
 		}
-		val, n, ok := hotBulk(buf, n, lim)
+		val, n, ok := hotBulk(buf, n, maxBulk)
 		if !ok {
 			return HotNone, args, 0
 		}
@@ -78,24 +76,28 @@ func (p *Parser) ReadHot(buf []byte, args [][]byte, lim *Limits) (Hot, [][]byte,
 }
 
 // hotBulk reads the bulk string whose "$" is at buf[pos]: a length of one
-// to four digits without a leading zero, within lim, and the payload with
-// its CRLF, all in buf. ok is false for anything else (ReadCommand's to
-// answer, an error included).
-func hotBulk(buf []byte, pos int, lim *Limits) (v []byte, next int, ok bool) {
-	if pos+3 > len(buf) || buf[pos] != '$' || buf[pos+1] == '0' {
+// to four digits without a leading zero, at most maxBulk, and the payload
+// with its CRLF, all in buf. ok is false for anything else (ReadCommand's
+// to answer, an error included). Its header line is at most five bytes,
+// which ReadHot checked the inline limit allows.
+func hotBulk(buf []byte, pos, maxBulk int) (v []byte, next int, ok bool) {
+	if pos+7 > len(buf) || buf[pos] != '$' { // "$1\r\nk\r\n" is the shortest
 		return nil, 0, false
 	}
-	size, i := 0, pos+1
-	for ; i < len(buf) && i < pos+5 && buf[i]-'0' < 10; i++ {
-		size = size*10 + int(buf[i]-'0')
-	}
-	if i == pos+1 || i+1 >= len(buf) || buf[i] != '\r' || buf[i+1] != '\n' || size > hotMaxLen ||
-		size > lim.maxBulk() || i-pos > lim.maxInline() {
+	size := int(buf[pos+1]) - '0'
+	if uint(size-1) > 8 { // 1 to 9: a digit, not a leading zero
 		return nil, 0, false
+	}
+	i := pos + 2
+	for d := int(buf[i]) - '0'; uint(d) < 10; d = int(buf[i]) - '0' {
+		size = size*10 + d
+		if i++; i-pos > 5 || i >= len(buf) { // a fifth digit, or the end
+			return nil, 0, false
+		}
 	}
 	start := i + 2
 	end := start + size
-	if end+2 > len(buf) || buf[end] != '\r' || buf[end+1] != '\n' {
+	if end+2 > len(buf) || buf[i] != '\r' || buf[i+1] != '\n' || size > maxBulk || buf[end] != '\r' || buf[end+1] != '\n' {
 		return nil, 0, false
 	}
 	return buf[start:end:end], end + 2, true

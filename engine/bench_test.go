@@ -121,3 +121,56 @@ func TestServeAllocs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkServeTiming shows what command timing costs a request: "on" is
+// the default (the slow log at 10 ms and latency tracking, one clock read
+// per command), "slowlog-all" logs every command (slowlog-log-slower-than
+// 0), "off" has neither (slowlog-log-slower-than -1, latency-tracking no):
+// no clock read. One call in LatencySampling is timed for commandstats'
+// usec and the latency metrics in every case.
+func BenchmarkServeTiming(b *testing.B) {
+	off, all := int64(-1), int64(0)
+	modes := []struct {
+		name string
+		o    Options
+	}{
+		{"on", Options{}},
+		{"off", Options{SlowlogSlowerThan: &off, LatencyTrackingOff: true}},
+		{"slowlog-all", Options{SlowlogSlowerThan: &all, SlowlogMaxLen: 16}},
+	}
+	for _, h := range hotRequests() {
+		for _, m := range modes {
+			b.Run(h.name+"/RESP/"+m.name, func(b *testing.B) {
+				e, s, _ := timingEngine(b, m.o)
+				out := make([]byte, 0, 256)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					_, out, _ = e.ServeStream(s, h.resp, out[:0])
+				}
+				if string(out) != h.wantRESP {
+					b.Fatalf("reply %q", out)
+				}
+			})
+			b.Run(h.name+"/SBE-message/"+m.name, func(b *testing.B) {
+				e, _, s := timingEngine(b, m.o)
+				out := make([]byte, 0, 256)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					out, _ = e.ServeMessage(s, h.sbeMessage, out[:0])
+				}
+			})
+		}
+	}
+}
+
+// timingEngine is benchEngine with options.
+func timingEngine(tb testing.TB, o Options) (*Engine, *Session, *Session) {
+	e, _ := newEngine(tb, o)
+	e.BeginCycle(monotime.Now())
+	rs := NewSession(proto.RESP, nil)
+	ss := NewSession(proto.SBE, nil)
+	do(tb, e, rs, "SET", "key:000000000042", "0123456789abcdef")
+	return e, rs, ss
+}

@@ -519,6 +519,17 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 		return e.serveSBEStream(s, in, out, limit)
 	}
 	for consumed < len(in) && !s.quit && !s.failedAuth && len(out) < limit {
+		// PING, GET and SET as clients send them: read in a few loads and
+		// decoded without the name's lookup (resp.Parser.ReadHot).
+		if hot, args, n := s.parser.ReadHot(in[consumed:], e.args, &e.o.Limits); hot != resp.HotNone {
+			e.args = args[:0]
+			if e.pauseUntil != 0 && e.held(s, hotOps[hot]) {
+				break
+			}
+			consumed += n
+			out = e.serveRESPHot(s, hot, args, out)
+			continue
+		}
 		args, n, err := s.parser.ReadCommand(in[consumed:], e.args, &e.o.Limits)
 		e.args = args[:0]
 		if cap(args) > maxKeptArgs {
@@ -601,6 +612,41 @@ func (e *Engine) serveRESPReply(s *Session, args [][]byte, out []byte) []byte {
 	} else {
 		e.serveRESPRare(s, args, ok)
 	}
+	return e.endRESP(s, args, out)
+}
+
+// hotOps are the Ops of resp.ReadHot's shapes.
+var hotOps = [...]command.Op{resp.HotPing: command.OpPing, resp.HotGet: command.OpGet, resp.HotSet: command.OpSet}
+
+// serveRESPHot is serveRESP for a command resp.ReadHot read: the Request
+// the argv decoder would make of its arguments, made directly.
+func (e *Engine) serveRESPHot(s *Session, hot resp.Hot, args [][]byte, out []byte) []byte {
+	e.startRequest()
+	e.argv = args
+	r := &e.req
+	r.Reset()
+	r.Op = hotOps[hot]
+	switch hot {
+	case resp.HotGet:
+		r.Key = args[1]
+	case resp.HotSet:
+		r.Key, r.Value = args[1], args[2]
+	}
+	if s.tx.on {
+		e.serveRESPRare(s, args, true)
+	} else {
+		e.execute(s, r)
+	}
+	out = e.endRESP(s, args, out)
+	if len(e.blocked) != 0 {
+		e.serveBlocked()
+	}
+	return out
+}
+
+// endRESP is what follows a RESP command's execution: MONITOR, the
+// counters, and the reply.
+func (e *Engine) endRESP(s *Session, args [][]byte, out []byte) []byte {
 	if len(e.monitors) > 0 && e.ran {
 		e.feedMonitors(s, &e.req, args)
 	}
@@ -733,6 +779,9 @@ func (e *Engine) serveSBEStream(s *Session, in, out []byte, limit int) (int, []b
 func (e *Engine) decodeSBE(msg []byte) error {
 	e.argv = nil
 	e.req.Args = e.sbeArgs[:0]
+	if sbe.AsRequest(msg, &e.req) { // a single-key Request: the header's checks in one compare
+		return nil
+	}
 	err := e.codec.DecodeRequest(msg, &e.req)
 	e.sbeArgs = e.req.Args[:0]
 	return err

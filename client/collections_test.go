@@ -14,7 +14,7 @@ import (
 
 // TestCollectionCalls: the typed hash, list, set and sorted-set calls on
 // every transport (Unix socket, TCP, ring, Aeron IPC and UDP) in both
-// protocols; over SBE they travel as schema version 3's wideOp. The same
+// protocols; over SBE they travel as schema version 3's wideOp or version 4's typed messages. The same
 // expectations hold against redis-server 7 over RESP2 and RESP3.
 func TestCollectionCalls(t *testing.T) {
 	onEveryTransport(t, func(t *testing.T, name, tgt string) {
@@ -116,10 +116,24 @@ func exerciseMoreCollections(t *testing.T, c *Client, p string) {
 			t.Fatalf("%s: %q, want %q", what, got, want)
 		}
 	}
+	// The one-element forms, which SBE (schema version 4) carries as its
+	// typed messages: HSET, LPUSH, ZADD (HGET, RPOP and ZRANGE are above).
+	n, err := c.HSet(ctx, k("h1"), FieldValue{"f", []byte("v")})
+	check("HSET one field", n, int64(1), err)
+	v, err := c.HGet(ctx, k("h1"), "f")
+	check("HGET h1", v, []byte("v"), err)
+	n, err = c.LPush(ctx, k("l1"), []byte("e"))
+	check("LPUSH one", n, int64(1), err)
+	v, err = c.RPop(ctx, k("l1"))
+	check("RPOP l1", v, []byte("e"), err)
+	n, err = c.ZAdd(ctx, k("z1"), Z{7, "m"})
+	check("ZADD one", n, int64(1), err)
+	zr, err := c.ZRange(ctx, k("z1"), 0, 9)
+	check("ZRANGE z1", zr, [][]byte{[]byte("m")}, err)
 	// The hash holds b=two, c="" here.
 	vs, err := c.HMGet(ctx, k("h"), "b", "nope", "c")
 	check("HMGET", vs, [][]byte{[]byte("two"), nil, {}}, err)
-	n, err := c.HIncrBy(ctx, k("h"), "n", 5)
+	n, err = c.HIncrBy(ctx, k("h"), "n", 5)
 	check("HINCRBY new", n, int64(5), err)
 	n, err = c.HIncrBy(ctx, k("h"), "n", -7)
 	check("HINCRBY", n, int64(-2), err)

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/goblin-kv/goblin/command"
@@ -96,5 +98,25 @@ func TestServeSBETypedAllocatesNothing(t *testing.T) {
 	run()
 	if a := testing.AllocsPerRun(500, run) / float64(len(msgs)); a != 0 {
 		t.Fatalf("%.2f allocations per typed request, want 0", a)
+	}
+}
+
+// TestInfoReportsGCScannableHeap: INFO memory gives the garbage
+// collector's scannable heap and globals (runtime/metrics' /gc/scan/*),
+// which benchmarks/collections_memory.sh prints beside bytes per element.
+func TestInfoReportsGCScannableHeap(t *testing.T) {
+	e, _ := newEngine(t, Options{Params: redisDefaultParams})
+	s := NewSession(proto.RESP, nil)
+	info := do(t, e, s, "INFO", "memory")
+	for _, field := range []string{"goblin_gc_scan_heap_bytes:", "goblin_gc_scan_globals_bytes:"} {
+		i := strings.Index(info, field)
+		if i < 0 {
+			t.Fatalf("INFO memory has no %s", field)
+		}
+		v := info[i+len(field):]
+		v = v[:strings.IndexAny(v, "\r\n")]
+		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n <= 0 || n > 1<<40 {
+			t.Fatalf("%s%s: want a positive byte count", field, v)
+		}
 	}
 }

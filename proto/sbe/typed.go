@@ -38,7 +38,7 @@ type typedMsg struct {
 
 // typedMsgs is indexed by template id minus templateHGet.
 var typedMsgs = [...]typedMsg{
-	templateHGet - templateHGet:   {command.OpHGet, 1},
+	0:                             {command.OpHGet, 1}, // templateHGet
 	templateHSet - templateHGet:   {command.OpHSet, 2},
 	templateLPush - templateHGet:  {command.OpLPush, 1},
 	templateRPop - templateHGet:   {command.OpRPop, 0},

@@ -2,8 +2,10 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/goblin-kv/goblin/command"
 )
@@ -300,4 +302,209 @@ func pairs(r *result, want string) ([]result, error) {
 		flat = append(flat, p.elems...)
 	}
 	return flat, nil
+}
+
+// HMGet returns the values of fields of the hash at key, nil for each
+// missing field (and for every field of a missing key).
+func (c *Client) HMGet(ctx context.Context, key string, fields ...string) ([][]byte, error) {
+	c.words(command.OpHMGet, key)
+	defer c.mu.Unlock()
+	for _, f := range fields {
+		c.args = append(c.args, bytesOf(f))
+	}
+	r, err := c.argsReply(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.kind != KindArray {
+		return nil, r.err("array")
+	}
+	out := make([][]byte, len(r.elems))
+	for i := range r.elems {
+		switch e := &r.elems[i]; e.kind {
+		case KindNil:
+		case KindBulk:
+			out[i] = append([]byte{}, e.str...)
+		default:
+			return nil, e.err("bulk")
+		}
+	}
+	return out, nil
+}
+
+// HIncrBy adds incr to the integer in a hash field (a missing field counts
+// as 0) and returns the new value.
+func (c *Client) HIncrBy(ctx context.Context, key, field string, incr int64) (int64, error) {
+	c.words(command.OpHIncrBy, key)
+	defer c.mu.Unlock()
+	c.args = append(c.args, bytesOf(field), c.appendNum(incr))
+	return c.argsInt(ctx)
+}
+
+// HExists reports whether the hash at key has field.
+func (c *Client) HExists(ctx context.Context, key, field string) (bool, error) {
+	c.words(command.OpHExists, key)
+	defer c.mu.Unlock()
+	c.args = append(c.args, bytesOf(field))
+	return c.argsBool(ctx)
+}
+
+// HLen returns the number of fields of the hash at key (0 when missing).
+func (c *Client) HLen(ctx context.Context, key string) (int64, error) {
+	return c.keyWords(ctx, command.OpHLen, key, nil)
+}
+
+// LLen returns the length of the list at key (0 when missing).
+func (c *Client) LLen(ctx context.Context, key string) (int64, error) {
+	return c.keyWords(ctx, command.OpLLen, key, nil)
+}
+
+// SCard returns the number of members of the set at key (0 when missing).
+func (c *Client) SCard(ctx context.Context, key string) (int64, error) {
+	return c.keyWords(ctx, command.OpSCard, key, nil)
+}
+
+// ZCard returns the number of members of the sorted set at key.
+func (c *Client) ZCard(ctx context.Context, key string) (int64, error) {
+	return c.keyWords(ctx, command.OpZCard, key, nil)
+}
+
+// ZRem removes members of the sorted set at key and returns how many
+// existed.
+func (c *Client) ZRem(ctx context.Context, key string, members ...string) (int64, error) {
+	return c.keyWords(ctx, command.OpZRem, key, members)
+}
+
+// ZRank returns member's rank (0 for the lowest score) in the sorted set
+// at key; ErrNil when the member or the key is missing.
+func (c *Client) ZRank(ctx context.Context, key, member string) (int64, error) {
+	c.words(command.OpZRank, key)
+	defer c.mu.Unlock()
+	c.args = append(c.args, bytesOf(member))
+	return c.argsInt(ctx)
+}
+
+// ZIncrBy adds incr to member's score in the sorted set at key (a missing
+// member starts at 0) and returns the new score.
+func (c *Client) ZIncrBy(ctx context.Context, key string, incr float64, member string) (float64, error) {
+	c.words(command.OpZIncrBy, key)
+	defer c.mu.Unlock()
+	c.args = append(c.args, c.appendScore(incr), bytesOf(member))
+	return c.argsDouble(ctx)
+}
+
+// ZRangeBy bounds a ZRangeByScore: Min and Max in ZRANGEBYSCORE's syntax
+// ("1.5", "(1.5" for an open bound, "-inf", "+inf"), and with Count > 0
+// LIMIT Offset Count.
+type ZRangeBy struct {
+	Min, Max      string
+	Offset, Count int64
+}
+
+// ZRangeByScore returns the members whose scores are within by's bounds,
+// lowest score first.
+func (c *Client) ZRangeByScore(ctx context.Context, key string, by ZRangeBy) ([][]byte, error) {
+	c.zRangeByScore(key, by, false)
+	defer c.mu.Unlock()
+	return c.bulks(ctx)
+}
+
+// ZRangeByScoreWithScores is ZRangeByScore WITHSCORES: the members and
+// their scores.
+func (c *Client) ZRangeByScoreWithScores(ctx context.Context, key string, by ZRangeBy) ([]Z, error) {
+	c.zRangeByScore(key, by, true)
+	defer c.mu.Unlock()
+	return c.zs(ctx)
+}
+
+func (c *Client) zRangeByScore(key string, by ZRangeBy, withScores bool) {
+	c.words(command.OpZRangeByScore, key)
+	c.args = append(c.args, bytesOf(by.Min), bytesOf(by.Max))
+	if withScores {
+		c.args = append(c.args, bytesOf("WITHSCORES"))
+	}
+	if by.Count > 0 {
+		c.args = append(c.args, bytesOf("LIMIT"), c.appendNum(by.Offset), c.appendNum(by.Count))
+	}
+}
+
+// BLPop pops the first element of the first non-empty list of keys,
+// waiting up to timeout (0: for ever) for one to be pushed, and returns
+// the key it came from and the element; ErrNil when the time ran out.
+// The server waits only where it can answer later: on the Unix socket and
+// TCP over RESP. Over SBE, the ring and Aeron (and inside MULTI) it
+// answers at once, as if the timeout had passed (docs/commands.md).
+func (c *Client) BLPop(ctx context.Context, timeout time.Duration, keys ...string) (string, []byte, error) {
+	return c.blockingPop(ctx, command.OpBLPop, timeout, keys)
+}
+
+// BRPop is BLPop from the lists' tails.
+func (c *Client) BRPop(ctx context.Context, timeout time.Duration, keys ...string) (string, []byte, error) {
+	return c.blockingPop(ctx, command.OpBRPop, timeout, keys)
+}
+
+func (c *Client) blockingPop(ctx context.Context, op command.Op, timeout time.Duration, keys []string) (string, []byte, error) {
+	if len(keys) == 0 {
+		return "", nil, fmt.Errorf("client: %s needs a key", command.Name(op))
+	}
+	c.words(op, keys[0])
+	defer c.mu.Unlock()
+	for _, k := range keys[1:] {
+		c.args = append(c.args, bytesOf(k))
+	}
+	// Seconds, as the shortest decimal: BLPOP reads a float.
+	start := len(c.num)
+	c.num = strconv.AppendFloat(c.num, timeout.Seconds(), 'f', -1, 64)
+	c.args = append(c.args, c.num[start:len(c.num):len(c.num)])
+	r, err := c.argsReply(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	if r.kind != KindArray {
+		return "", nil, r.err("array")
+	}
+	if len(r.elems) != 2 || r.elems[0].kind != KindBulk || r.elems[1].kind != KindBulk {
+		return "", nil, fmt.Errorf("%w: %s answered %d elements, want key and value", ErrUnexpectedReply, command.Name(op), len(r.elems))
+	}
+	return string(r.elems[0].str), append([]byte{}, r.elems[1].str...), nil
+}
+
+func (c *Client) argsBool(ctx context.Context) (bool, error) {
+	r, err := c.argsReply(ctx)
+	if err != nil {
+		return false, err
+	}
+	if r.kind == KindBool {
+		return r.n != 0, nil
+	}
+	n, err := r.intOrErr()
+	return n == 1, err
+}
+
+func (c *Client) argsDouble(ctx context.Context) (float64, error) {
+	r, err := c.argsReply(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if r.kind != KindBulk && r.kind != KindDouble {
+		return 0, r.err("double")
+	}
+	return parseDouble(r.str), nil
+}
+
+// zs runs the request and reads member/score pairs.
+func (c *Client) zs(ctx context.Context) ([]Z, error) {
+	r, err := c.argsReply(ctx)
+	if err != nil {
+		return nil, err
+	}
+	flat, err := pairs(r, "array")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Z, 0, len(flat)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		out = append(out, Z{Member: string(flat[i].str), Score: parseDouble(flat[i+1].str)})
+	}
+	return out, nil
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"runtime/debug"
 	"strconv"
 
 	"github.com/goblin-kv/goblin/command"
@@ -107,4 +108,12 @@ func (e *Engine) memoryMallocStats(*Session, *command.Request) {
 	e.res.Kind, e.res.Value = command.Verbatim, txtNoAllocatorStats
 }
 
-func (e *Engine) memoryPurge(*Session, *command.Request) { e.ok() }
+// memoryPurge is Redis's MEMORY PURGE (jemalloc returns its dirty pages
+// to the system): here the Go runtime collects and returns what it can
+// (debug.FreeOSMemory), so used_memory afterwards counts live memory only.
+// The store's data is pointer-free, so the collection scans little; the
+// call blocks the loop for it, as Redis's purge does.
+func (e *Engine) memoryPurge(*Session, *command.Request) {
+	debug.FreeOSMemory()
+	e.ok()
+}

@@ -146,6 +146,9 @@ func steadyInfo(t *testing.T) {
 	wc, ps, id, gm := wallClock, processStats, newRunID, goMemory
 	t.Cleanup(func() { wallClock, processStats, newRunID, goMemory = wc, ps, id, gm })
 	goMemory = func([]metrics.Sample) int64 { return 1 << 19 }
+	gs := gcScannable
+	t.Cleanup(func() { gcScannable = gs })
+	gcScannable = func() (int64, int64) { return 1 << 16, 1 << 12 }
 	wallClock = func() time.Time { return time.UnixMilli(t0) }
 	processStats = func() (int64, unix.Rusage, unix.Rusage) { return 1 << 20, unix.Rusage{}, unix.Rusage{} }
 	newRunID = func() string { return "0123456789012345678901234567890123456789" }

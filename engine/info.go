@@ -181,6 +181,9 @@ func (e *Engine) infoSection(w *infoWriter, s *Session, sec string, st *store.St
 		w.int("goblin_arena_live", st.ArenaLive)
 		w.int("goblin_arena_dead", st.ArenaDead)
 		w.int("goblin_index_buckets", st.IndexBuckets)
+		scanHeap, scanGlobals := gcScannable()
+		w.int("goblin_gc_scan_heap_bytes", scanHeap)
+		w.int("goblin_gc_scan_globals_bytes", scanGlobals)
 	case "persistence":
 		w.b = append(w.b, "# Persistence\r\n"...)
 		e.infoPersistence(w)

@@ -71,3 +71,21 @@ func (e *Engine) processMemory(st *store.Stats, rss int64) memInfo {
 	m.peak, m.startup = e.peakProcess, min(e.startupUsed, e.peakProcess)
 	return m
 }
+
+// gcScannable returns what the garbage collector would scan now: the
+// scannable part of the heap (the bytes of objects that may hold
+// pointers, /gc/scan/heap) and of the globals. The store keeps its data
+// in pointer-free arena chunks and slices, so these stay small whatever
+// the keyspace holds; INFO memory reports them (goblin_gc_scan_*) so a
+// benchmark can show it. A variable so tests can make INFO repeatable.
+var gcScannable = func() (heap, globals int64) {
+	s := [2]metrics.Sample{{Name: "/gc/scan/heap:bytes"}, {Name: "/gc/scan/globals:bytes"}}
+	metrics.Read(s[:])
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		heap = int64(s[0].Value.Uint64())
+	}
+	if s[1].Value.Kind() == metrics.KindUint64 {
+		globals = int64(s[1].Value.Uint64())
+	}
+	return heap, globals
+}

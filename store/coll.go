@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"unsafe"
 
 	"github.com/goblin-kv/goblin/arena"
 	"github.com/goblin-kv/goblin/store/collection"
@@ -58,8 +59,71 @@ type coll struct {
 	enc  uint8
 	blob arena.Ref // encListpack, encIntset: [owner:4][blob]
 	next uint32    // free list: the next free record + 1
+	// big is the record's collBig + 1 (0: none), for the encodings built
+	// from arena blocks (hashtable, quicklist, skiplist): a compact
+	// collection, the common case of millions of small hashes, pays 16
+	// bytes of record instead of the 112 it did with the structures inline.
+	big uint32
+}
+
+// collBig is a large collection's structures: the hash of a hashtable
+// hash or set or of a sorted set's index, the list of a quicklist or of a
+// sorted set's order. It holds no Go pointers.
+type collBig struct {
 	h    collection.Hash
 	l    collection.List
+	next uint32 // free list: the next free collBig + 1
+}
+
+// bigPageLen is how many collBigs a page of s.bigs holds. Pages never
+// move, so a *collBig stays valid while others are taken (a command may
+// hold one collection's structures while it creates another's).
+const bigPageLen = 256
+
+// bigOf returns c's structures, taking a collBig for it on first use; c
+// must point into s.colls. Its Hash and List carry c's owner id (a sorted
+// set sets its index's own).
+func (s *Store) bigOf(c *coll) *collBig {
+	if c.big == 0 {
+		s.takeBig(c)
+	}
+	i := c.big - 1
+	return &s.bigs[i/bigPageLen][i%bigPageLen]
+}
+
+// ch and cl are c's hash and list (bigOf).
+func (s *Store) ch(c *coll) *collection.Hash { return &s.bigOf(c).h }
+func (s *Store) cl(c *coll) *collection.List { return &s.bigOf(c).l }
+
+func (s *Store) takeBig(c *coll) {
+	// c's index in s.colls, for the owner id its blocks carry.
+	owner := uint32((uintptr(unsafe.Pointer(c))-uintptr(unsafe.Pointer(&s.colls[0])))/unsafe.Sizeof(coll{})) | ownerBit
+	var i uint32
+	if s.freeBig != 0 {
+		i = s.freeBig - 1
+		s.freeBig = s.bigs[i/bigPageLen][i%bigPageLen].next
+	} else {
+		i = s.nBigs
+		if i%bigPageLen == 0 {
+			s.bigs = append(s.bigs, make([]collBig, bigPageLen))
+		}
+		s.nBigs++
+	}
+	s.bigs[i/bigPageLen][i%bigPageLen] = collBig{h: collection.NewHash(owner), l: collection.NewList(owner)}
+	s.liveBigs++
+	c.big = i + 1
+}
+
+// releaseBig returns c's collBig, if it has one, to the free list.
+func (s *Store) releaseBig(c *coll) {
+	if c.big == 0 {
+		return
+	}
+	i := c.big - 1
+	s.bigs[i/bigPageLen][i%bigPageLen] = collBig{next: s.freeBig}
+	s.freeBig = c.big
+	s.liveBigs--
+	c.big = 0
 }
 
 // Type is the type of a key's value, as TYPE names it.
@@ -128,14 +192,14 @@ func (s *Store) newColl(kind, enc uint8) (uint32, error) {
 		s.colls = append(s.colls, coll{})
 		i = uint32(len(s.colls) - 1)
 	}
-	owner := i | ownerBit
-	s.colls[i] = coll{kind: kind, enc: enc, h: collection.NewHash(owner), l: collection.NewList(owner)}
+	s.colls[i] = coll{kind: kind, enc: enc}
 	s.liveColls++
 	return i, nil
 }
 
 // releaseColl returns record i to the free list.
 func (s *Store) releaseColl(i uint32) {
+	s.releaseBig(&s.colls[i])
 	s.colls[i] = coll{next: s.freeColl}
 	s.freeColl = i + 1
 }
@@ -151,17 +215,17 @@ func (s *Store) dropColl(i uint32) {
 		s.releaseColl(i)
 		return
 	case encHashtable:
-		if c.h.Len() <= freeNow && c.h.FreeStep(s.ar, 4*freeNow) {
+		if s.ch(c).Len() <= freeNow && s.ch(c).FreeStep(s.ar, 4*freeNow) {
 			s.releaseColl(i)
 			return
 		}
 	case encQuicklist:
-		if c.l.Len() <= freeNow && c.l.FreeStep(s.ar, freeNow) {
+		if s.cl(c).Len() <= freeNow && s.cl(c).FreeStep(s.ar, freeNow) {
 			s.releaseColl(i)
 			return
 		}
 	case encSkiplist:
-		if c.h.Len() <= freeNow && c.h.FreeStep(s.ar, 4*freeNow) && c.l.FreeStep(s.ar, freeNow) {
+		if s.ch(c).Len() <= freeNow && s.ch(c).FreeStep(s.ar, 4*freeNow) && s.cl(c).FreeStep(s.ar, freeNow) {
 			s.releaseColl(i)
 			return
 		}
@@ -188,11 +252,11 @@ func (s *Store) lazyFree(units int) int {
 		var done bool
 		switch c.enc {
 		case encHashtable:
-			done = c.h.FreeStep(s.ar, step)
+			done = s.ch(c).FreeStep(s.ar, step)
 		case encSkiplist:
-			done = c.h.FreeStep(s.ar, step) && c.l.FreeStep(s.ar, step)
+			done = s.ch(c).FreeStep(s.ar, step) && s.cl(c).FreeStep(s.ar, step)
 		default:
-			done = c.l.FreeStep(s.ar, step)
+			done = s.cl(c).FreeStep(s.ar, step)
 		}
 		used += step
 		if done {
@@ -219,13 +283,13 @@ func (s *Store) relocateColl(i uint32, old, nw arena.Ref) {
 	c := &s.colls[i]
 	switch {
 	case index:
-		if c.enc != encSkiplist || !c.h.Relocate(s.ar, old, nw) {
+		if c.enc != encSkiplist || !s.ch(c).Relocate(s.ar, old, nw) {
 			panic(fmt.Sprintf("store: arena moved block %#x that sorted set %d's index does not hold", old, i))
 		}
 	case c.blob == old && (c.enc == encListpack || c.enc == encIntset):
 		c.blob = nw
-	case c.enc == encHashtable && c.h.Relocate(s.ar, old, nw):
-	case (c.enc == encQuicklist || c.enc == encSkiplist) && c.l.Relocate(s.ar, old, nw):
+	case c.enc == encHashtable && s.ch(c).Relocate(s.ar, old, nw):
+	case (c.enc == encQuicklist || c.enc == encSkiplist) && s.cl(c).Relocate(s.ar, old, nw):
 	default:
 		panic(fmt.Sprintf("store: arena moved block %#x that collection %d does not hold", old, i))
 	}
@@ -385,9 +449,9 @@ func (s *Store) collLen(c *coll) int {
 	case encIntset:
 		return collection.Intset(s.blob(c)).Len()
 	case encHashtable:
-		return c.h.Len()
+		return s.ch(c).Len()
 	case encQuicklist, encSkiplist:
-		return c.l.Len()
+		return s.cl(c).Len()
 	}
 	return 0
 }
@@ -400,32 +464,32 @@ func (s *Store) collBytes(c *coll) int64 {
 		return int64(s.ar.Cap(c.blob))
 	case encHashtable:
 		var sum, k int64
-		c.h.Range(s.ar, func(f, v []byte) bool {
+		s.ch(c).Range(s.ar, func(f, v []byte) bool {
 			sum += int64(arena.BlockSize(12 + len(f) + len(v)))
 			k++
 			return k < 5
 		})
-		n := int64(c.h.Len())
+		n := int64(s.ch(c).Len())
 		if k > 0 {
 			sum = sum * n / k
 		}
 		return sum + n*10 // the table at its mean load
 	case encQuicklist:
-		return int64(c.l.Len())*4 + int64(c.l.Nodes())*arena.MaxSmall/2
+		return int64(s.cl(c).Len())*4 + int64(s.cl(c).Nodes())*arena.MaxSmall/2
 	case encSkiplist:
 		// The index: one entry of member and 8 score bytes per member, in
 		// the table at its mean load; the list: nodes of zkeys.
 		var sum, k int64
-		c.h.Range(s.ar, func(f, _ []byte) bool {
+		s.ch(c).Range(s.ar, func(f, _ []byte) bool {
 			sum += int64(arena.BlockSize(20+len(f))) + int64(collection.EntrySize(f)+collection.ZKeyLen)
 			k++
 			return k < 5
 		})
-		n := int64(c.h.Len())
+		n := int64(s.ch(c).Len())
 		if k > 0 {
 			sum = sum * n / k
 		}
-		return sum + n*10 + int64(c.l.Nodes())*(16+arena.MaxSmall/8)
+		return sum + n*10 + int64(s.cl(c).Nodes())*(16+arena.MaxSmall/8)
 	}
 	return 0
 }
@@ -446,6 +510,26 @@ func (s *Store) checkColls(named map[uint32]bool) error {
 	}
 	if len(named) != s.liveColls {
 		return fmt.Errorf("store: %d keys name collections, counter says %d", len(named), s.liveColls)
+	}
+	// Every collBig is held by exactly one record or is on the free list.
+	bigHeld := map[uint32]bool{}
+	for i := range s.colls {
+		if b := s.colls[i].big; b != 0 {
+			if bigHeld[b] || b > s.nBigs {
+				return fmt.Errorf("store: collection %d holds collBig %d, held twice or past %d", i, b-1, s.nBigs)
+			}
+			bigHeld[b] = true
+		}
+	}
+	freeBigs := 0
+	for b := s.freeBig; b != 0; b = s.bigs[(b-1)/bigPageLen][(b-1)%bigPageLen].next {
+		if bigHeld[b] || freeBigs > int(s.nBigs) {
+			return fmt.Errorf("store: collBig free list is corrupt at %d", b-1)
+		}
+		freeBigs++
+	}
+	if len(bigHeld) != s.liveBigs || len(bigHeld)+freeBigs != int(s.nBigs) {
+		return fmt.Errorf("store: %d collBigs held and %d free of %d, counter says %d live", len(bigHeld), freeBigs, s.nBigs, s.liveBigs)
 	}
 	for i := range s.colls {
 		id := uint32(i)
@@ -476,15 +560,15 @@ func (s *Store) checkColls(named map[uint32]bool) error {
 				err = collection.ValidateIntset(s.blob(c), true)
 			}
 		case encHashtable:
-			err = c.h.Check(s.ar)
+			err = s.ch(c).Check(s.ar)
 		case encQuicklist:
-			err = c.l.Check(s.ar)
+			err = s.cl(c).Check(s.ar)
 		case encSkiplist:
-			if err = c.h.Check(s.ar); err == nil {
-				err = c.l.Check(s.ar)
+			if err = s.ch(c).Check(s.ar); err == nil {
+				err = s.cl(c).Check(s.ar)
 			}
-			if err == nil && c.h.Len() != c.l.Len() {
-				err = fmt.Errorf("index of %d members, order of %d", c.h.Len(), c.l.Len())
+			if err == nil && s.ch(c).Len() != s.cl(c).Len() {
+				err = fmt.Errorf("index of %d members, order of %d", s.ch(c).Len(), s.cl(c).Len())
 			}
 			if err == nil {
 				err = s.checkZSetOrder(c)

@@ -36,7 +36,7 @@ func (s *Store) overCap(sl *slot, keyLen, encLen int, ttl bool) int64 {
 // used is the memory counted against MaxMemory.
 func (s *Store) used() int64 {
 	return int64(len(s.ix.t)+len(s.ix.old))*8 + s.liveSlots*slotSize + s.ar.LiveBytes() +
-		int64(len(s.colls))*int64(unsafe.Sizeof(coll{}))
+		int64(len(s.colls))*int64(unsafe.Sizeof(coll{})) + int64(len(s.bigs))*bigPageLen*int64(unsafe.Sizeof(collBig{}))
 }
 
 // Eviction bounds: slots sampled per victim, victims per write. A write that still

@@ -79,7 +79,7 @@ func (s *Store) exportSet(c *coll, add func([]byte)) {
 }
 
 func (s *Store) exportList(c *coll, add func([]byte)) {
-	c.l.Range(s.ar, 0, -1, func(v []byte, n int64, isInt bool) bool {
+	s.cl(c).Range(s.ar, 0, -1, func(v []byte, n int64, isInt bool) bool {
 		if isInt {
 			v = strconv.AppendInt(s.fbuf[:0], n, 10)
 		}

@@ -47,7 +47,8 @@ func (s *Store) toHashtable(i uint32) error {
 		return wrapOOM(err)
 	}
 	s.ar.Free(c.blob)
-	c.blob, c.enc, c.h = 0, encHashtable, h
+	c.blob, c.enc = 0, encHashtable
+	*s.ch(c) = h
 	return nil
 }
 
@@ -89,11 +90,11 @@ func (s *Store) HSet(key []byte, pairs [][]byte, nx bool) (added int, err error)
 		f, v := pairs[k], pairs[k+1]
 		if c.enc == encHashtable {
 			if nx {
-				if _, ok := c.h.Get(s.ar, f); ok {
+				if _, ok := s.ch(c).Get(s.ar, f); ok {
 					continue
 				}
 			}
-			a, err := c.h.Set(s.ar, f, v)
+			a, err := s.ch(c).Set(s.ar, f, v)
 			if err != nil {
 				s.deleteIfEmpty(key, c)
 				return added, wrapOOM(err)
@@ -138,7 +139,7 @@ func (s *Store) HGet(dst, key, field []byte) (val []byte, found bool, err error)
 		return dst, false, err
 	}
 	if c.enc == encHashtable {
-		v, ok := c.h.Get(s.ar, field)
+		v, ok := s.ch(c).Get(s.ar, field)
 		return append(dst, v...), ok, nil
 	}
 	lp := collection.Listpack(s.blob(c))
@@ -161,7 +162,7 @@ func (s *Store) HDel(key []byte, fields [][]byte) (int, error) {
 	n := 0
 	for _, f := range fields {
 		if c.enc == encHashtable {
-			n += b2i(c.h.Delete(s.ar, f))
+			n += b2i(s.ch(c).Delete(s.ar, f))
 			continue
 		}
 		b := s.blob(c)
@@ -203,7 +204,7 @@ func (s *Store) HRange(key []byte, fn func(field, value []byte) bool) (bool, err
 
 func (s *Store) rangeHash(c *coll, fn func(field, value []byte) bool) {
 	if c.enc == encHashtable {
-		c.h.Range(s.ar, fn)
+		s.ch(c).Range(s.ar, fn)
 		return
 	}
 	lp := collection.Listpack(s.blob(c))
@@ -262,7 +263,7 @@ func (s *Store) HRandom(key []byte, r uint64, fn func(field, value []byte)) (boo
 		return false, err
 	}
 	if c.enc == encHashtable {
-		fn(c.h.Random(s.ar, r))
+		fn(s.ch(c).Random(s.ar, r))
 		return true, nil
 	}
 	lp := collection.Listpack(s.blob(c))
@@ -289,7 +290,7 @@ func (s *Store) scanColl(c *coll, cursor uint64, count int, fn func(field, value
 	case encHashtable:
 		n := 0
 		for {
-			cursor = c.h.Scan(s.ar, cursor, func(f, v []byte) {
+			cursor = s.ch(c).Scan(s.ar, cursor, func(f, v []byte) {
 				n++
 				fn(f, v)
 			})

@@ -198,7 +198,11 @@ func (s *Store) MemoryUsage(key []byte) int64 {
 	}
 	n := slotSize + int64(arena.BlockSize(s.blockLenOf(sl))) + 16
 	if isColl(sl) {
-		n += int64(unsafe.Sizeof(coll{})) + s.collBytes(s.collOf(sl))
+		c := s.collOf(sl)
+		n += int64(unsafe.Sizeof(coll{})) + s.collBytes(c)
+		if c.big != 0 {
+			n += int64(unsafe.Sizeof(collBig{}))
+		}
 	}
 	return n
 }

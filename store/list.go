@@ -35,16 +35,16 @@ func (s *Store) Push(key []byte, values [][]byte, front, create bool) (int, erro
 	s.mods++
 	for _, v := range values {
 		if front {
-			err = c.l.PushFront(s.ar, v)
+			err = s.cl(c).PushFront(s.ar, v)
 		} else {
-			err = c.l.PushBack(s.ar, v)
+			err = s.cl(c).PushBack(s.ar, v)
 		}
 		if err != nil {
 			s.deleteIfEmpty(key, c)
-			return c.l.Len(), wrapOOM(err)
+			return s.cl(c).Len(), wrapOOM(err)
 		}
 	}
-	return c.l.Len(), nil
+	return s.cl(c).Len(), nil
 }
 
 // Pop removes the first (front) or last element of the list at key,
@@ -58,9 +58,9 @@ func (s *Store) Pop(dst, key []byte, front bool) ([]byte, bool, error) {
 		return dst, false, err
 	}
 	if front {
-		dst, _ = c.l.PopFront(s.ar, dst)
+		dst, _ = s.cl(c).PopFront(s.ar, dst)
 	} else {
-		dst, _ = c.l.PopBack(s.ar, dst)
+		dst, _ = s.cl(c).PopBack(s.ar, dst)
 	}
 	s.mods++
 	s.deleteIfEmpty(key, c)
@@ -74,7 +74,7 @@ func (s *Store) LLen(key []byte) (int, error) {
 	if c == nil {
 		return 0, err
 	}
-	return c.l.Len(), nil
+	return s.cl(c).Len(), nil
 }
 
 // LIndex appends element i (negative counts from the end) to dst.
@@ -84,7 +84,7 @@ func (s *Store) LIndex(dst, key []byte, i int) ([]byte, bool, error) {
 	if c == nil {
 		return dst, false, err
 	}
-	dst, ok := c.l.Index(s.ar, i, dst)
+	dst, ok := s.cl(c).Index(s.ar, i, dst)
 	return dst, ok, nil
 }
 
@@ -119,7 +119,7 @@ func (s *Store) LSet(key []byte, i int, v []byte) error {
 		return err
 	}
 	c = s.collOf(s.slot(id))
-	ok, err := c.l.Set(s.ar, i, v)
+	ok, err := s.cl(c).Set(s.ar, i, v)
 	if err != nil {
 		return wrapOOM(err)
 	}
@@ -139,7 +139,7 @@ func (s *Store) LRange(key []byte, start, stop int, fn func(v []byte) bool) (boo
 	if c == nil {
 		return false, err
 	}
-	c.l.Range(s.ar, start, stop, func(v []byte, n int64, isInt bool) bool {
+	s.cl(c).Range(s.ar, start, stop, func(v []byte, n int64, isInt bool) bool {
 		if isInt {
 			v = strconv.AppendInt(s.fbuf[:0], n, 10)
 		}
@@ -157,9 +157,9 @@ func (s *Store) LTrim(key []byte, start, stop int) error {
 	if c == nil {
 		return err
 	}
-	before := c.l.Len()
-	c.l.Trim(s.ar, start, stop)
-	if c.l.Len() != before {
+	before := s.cl(c).Len()
+	s.cl(c).Trim(s.ar, start, stop)
+	if s.cl(c).Len() != before {
 		s.mods++
 	}
 	s.deleteIfEmpty(key, c)
@@ -174,7 +174,7 @@ func (s *Store) LDelete(key []byte, i int) error {
 	if c == nil {
 		return err
 	}
-	if c.l.Delete(s.ar, i) {
+	if s.cl(c).Delete(s.ar, i) {
 		s.mods++
 	}
 	s.deleteIfEmpty(key, c)
@@ -192,7 +192,7 @@ func (s *Store) LInsert(key []byte, i int, v []byte) error {
 		return err
 	}
 	c = s.collOf(s.slot(id))
-	if err := c.l.Insert(s.ar, i, v); err != nil {
+	if err := s.cl(c).Insert(s.ar, i, v); err != nil {
 		return wrapOOM(err)
 	}
 	s.mods++

@@ -69,7 +69,7 @@ func (s *Store) SAdd(key []byte, members [][]byte) (int, error) {
 				continue
 			}
 		}
-		a, err := c.h.Set(s.ar, m, nil)
+		a, err := s.ch(c).Set(s.ar, m, nil)
 		if err != nil {
 			s.deleteIfEmpty(key, c)
 			return added, wrapOOM(err)
@@ -104,7 +104,7 @@ func (s *Store) SRem(key []byte, members [][]byte) (int, error) {
 
 func (s *Store) setRemove(c *coll, m []byte) bool {
 	if c.enc == encHashtable {
-		return c.h.Delete(s.ar, m)
+		return s.ch(c).Delete(s.ar, m)
 	}
 	v, ok := collection.ParseInt(m)
 	if !ok {
@@ -128,7 +128,7 @@ func (s *Store) SIsMember(key, member []byte) (bool, error) {
 
 func (s *Store) setHas(c *coll, m []byte) bool {
 	if c.enc == encHashtable {
-		_, ok := c.h.Get(s.ar, m)
+		_, ok := s.ch(c).Get(s.ar, m)
 		return ok
 	}
 	v, ok := collection.ParseInt(m)
@@ -160,7 +160,7 @@ func (s *Store) SRange(key []byte, fn func(member []byte) bool) (bool, error) {
 
 func (s *Store) rangeSet(c *coll, fn func(member []byte) bool) {
 	if c.enc == encHashtable {
-		c.h.Range(s.ar, func(f, _ []byte) bool { return fn(f) })
+		s.ch(c).Range(s.ar, func(f, _ []byte) bool { return fn(f) })
 		return
 	}
 	is := collection.Intset(s.blob(c))
@@ -184,7 +184,7 @@ func (s *Store) SRandom(dst, key []byte, r uint64) ([]byte, bool, error) {
 
 func (s *Store) setRandom(dst []byte, c *coll, r uint64) []byte {
 	if c.enc == encHashtable {
-		f, _ := c.h.Random(s.ar, r)
+		f, _ := s.ch(c).Random(s.ar, r)
 		return append(dst, f...)
 	}
 	return strconv.AppendInt(dst, collection.Intset(s.blob(c)).Random(r), 10)

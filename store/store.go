@@ -168,11 +168,16 @@ type Store struct {
 	keepExpired    bool                           // a replica's store: no active expiry, and lookups hide expired keys without deleting them (SetKeepExpired)
 	owner          ownerCheck
 
-	colls     []coll   // collection records (coll.go); pointer-free
-	freeColl  uint32   // head of the free record list + 1, 0 = empty
-	liveColls int      // records named by keys
-	lazy      []uint32 // records of deleted collections still being freed
-	ends      []int    // ExportCollection's item ends
+	colls     []coll // collection records (coll.go); pointer-free
+	freeColl  uint32 // head of the free record list + 1, 0 = empty
+	liveColls int    // records named by keys
+	// The large collections' structures (coll.go's collBig), in pages that
+	// never move; the outer slice is one pointer per 256 large collections.
+	bigs           [][]collBig
+	nBigs, freeBig uint32   // collBigs handed out; head of their free list + 1
+	liveBigs       int      // collBigs in use
+	lazy           []uint32 // records of deleted collections still being freed
+	ends           []int    // ExportCollection's item ends
 	// Integer items of collections are formatted here for callbacks (a
 	// local buffer handed to an unknown function would escape).
 	fbuf, vbuf  [20]byte
@@ -221,6 +226,7 @@ func (s *Store) reset() {
 	s.sweepRestUntil = 0
 	s.evictHand = 1
 	s.colls, s.freeColl, s.liveColls, s.lazy = nil, 0, 0, nil
+	s.bigs, s.nBigs, s.freeBig, s.liveBigs = nil, 0, 0, 0
 }
 
 func (s *Store) hash(key []byte) uint64 { return maphash.Bytes(s.seed, key) }

@@ -17,9 +17,9 @@ import (
 // most Limits.ZSetMaxListpackEntries members of at most
 // Limits.ZSetMaxListpackValue bytes each (OBJECT ENCODING listpack); past
 // either, never converted back (OBJECT ENCODING skiplist):
-//   - c.h, a collection.Hash of member → score (8 bytes, the float's bits),
+//   - s.ch(c), a collection.Hash of member → score (8 bytes, the float's bits),
 //     for ZSCORE and the existence checks;
-//   - c.l, a collection.List of zkeys (collection.AppendZKey) in order, for
+//   - s.cl(c), a collection.List of zkeys (collection.AppendZKey) in order, for
 //     ranks and ranges. A rank or a bound is found by walking node counts
 //     (every node holds up to 8 KiB of zkeys), so it costs O(n/k) node
 //     visits for k zkeys per node, not a skiplist's O(log n).
@@ -85,7 +85,7 @@ func (s *Store) ZAdd(key []byte, score float64, member []byte, flags uint8) (int
 		}
 		if enc == encSkiplist {
 			i := collIndex(s.slot(id))
-			c.h = collection.NewHash(i | ownerBit | zsetIndexBit)
+			*s.ch(c) = collection.NewHash(i | ownerBit | zsetIndexBit)
 		}
 	}
 	i := collIndex(s.slot(id))
@@ -142,7 +142,7 @@ func (s *Store) zscore(c *coll, member []byte) (float64, bool) {
 		}
 		return lp.Score(lp.Next(p)), true
 	}
-	v, ok := c.h.Get(s.ar, member)
+	v, ok := s.ch(c).Get(s.ar, member)
 	if !ok {
 		return 0, false
 	}
@@ -171,18 +171,18 @@ func (s *Store) zinsert(i uint32, member []byte, score float64) error {
 			return nil
 		}
 	}
-	if !c.l.Indexed() {
-		_ = c.l.EnableIndex(s.ar) // without it (out of memory) ranks walk the nodes
+	if !s.cl(c).Indexed() {
+		_ = s.cl(c).EnableIndex(s.ar) // without it (out of memory) ranks walk the nodes
 	}
 	var bits [8]byte
 	binary.LittleEndian.PutUint64(bits[:], math.Float64bits(score))
-	if _, err := c.h.Set(s.ar, member, bits[:]); err != nil {
+	if _, err := s.ch(c).Set(s.ar, member, bits[:]); err != nil {
 		return wrapOOM(err)
 	}
 	s.zkey = collection.AppendZKey(s.zkey[:0], score, member)
 	b := collection.ZBound{Kind: collection.ZByKey, Score: score, Member: member}
-	if err := c.l.ZInsert(s.ar, s.zkey, &b); err != nil {
-		c.h.Delete(s.ar, member)
+	if err := s.cl(c).ZInsert(s.ar, s.zkey, &b); err != nil {
+		s.ch(c).Delete(s.ar, member)
 		return wrapOOM(err)
 	}
 	return nil
@@ -198,8 +198,8 @@ func (s *Store) zdelete(c *coll, member []byte, score float64) {
 		return
 	}
 	b := collection.ZBound{Kind: collection.ZByKey, Score: score, Member: member}
-	c.l.ZDelete(s.ar, &b)
-	c.h.Delete(s.ar, member)
+	s.cl(c).ZDelete(s.ar, &b)
+	s.ch(c).Delete(s.ar, member)
 }
 
 // toSkiplist converts sorted set i from its listpack to the hash and list.
@@ -228,7 +228,9 @@ func (s *Store) toSkiplist(i uint32) error {
 		return wrapOOM(err)
 	}
 	s.ar.Free(c.blob)
-	c.blob, c.enc, c.h, c.l = 0, encSkiplist, h, l
+	c.blob, c.enc = 0, encSkiplist
+	b := s.bigOf(c)
+	b.h, b.l = h, l
 	return nil
 }
 
@@ -272,7 +274,7 @@ func (s *Store) zcount(c *coll, b *collection.ZBound) int {
 	if c.enc == encListpack {
 		return collection.Listpack(s.blob(c)).ZsetCount(b)
 	}
-	return c.l.ZCount(s.ar, b)
+	return s.cl(c).ZCount(s.ar, b)
 }
 
 // ZCount returns how many members of the sorted set at key lie before b:
@@ -339,9 +341,9 @@ func (s *Store) zrange(c *coll, start, stop int, rev bool, fn func(member []byte
 		return fn(m, sc)
 	}
 	if rev {
-		c.l.RangeRev(s.ar, start, stop, each)
+		s.cl(c).RangeRev(s.ar, start, stop, each)
 	} else {
-		c.l.Range(s.ar, start, stop, each)
+		s.cl(c).Range(s.ar, start, stop, each)
 	}
 }
 
@@ -368,7 +370,7 @@ func (s *Store) ZRandom(key []byte, r uint64, fn func(member []byte, score float
 		})
 		return true, nil
 	}
-	m, v := c.h.Random(s.ar, r)
+	m, v := s.ch(c).Random(s.ar, r)
 	fn(m, math.Float64frombits(binary.LittleEndian.Uint64(v)))
 	return true, nil
 }
@@ -415,7 +417,7 @@ func (s *Store) ZRemRange(key []byte, start, stop int) (int, error) {
 	} else {
 		// One walk gathers the members (for the index), one cuts the order.
 		mem, ends := s.zrem[:0], s.ends[:0]
-		c.l.Range(s.ar, start, stop, func(z []byte, v int64, isInt bool) bool {
+		s.cl(c).Range(s.ar, start, stop, func(z []byte, v int64, isInt bool) bool {
 			if isInt {
 				z = s.zint(v)
 			}
@@ -425,10 +427,10 @@ func (s *Store) ZRemRange(key []byte, start, stop int) (int, error) {
 		})
 		from := 0
 		for _, e := range ends {
-			c.h.Delete(s.ar, mem[from:e])
+			s.ch(c).Delete(s.ar, mem[from:e])
 			from = e
 		}
-		c.l.DeleteRange(s.ar, start, stop-start+1)
+		s.cl(c).DeleteRange(s.ar, start, stop-start+1)
 		s.zrem, s.ends = mem[:0], ends[:0]
 	}
 	s.mods++
@@ -454,7 +456,7 @@ func (s *Store) ZScan(key []byte, cursor uint64, count int, fn func(member, scor
 	}
 	n := 0
 	for {
-		cursor = c.h.Scan(s.ar, cursor, func(m, v []byte) {
+		cursor = s.ch(c).Scan(s.ar, cursor, func(m, v []byte) {
 			n++
 			s.zkey = collection.AppendDouble(s.zkey[:0], math.Float64frombits(binary.LittleEndian.Uint64(v)))
 			fn(m, s.zkey)
@@ -490,7 +492,7 @@ func (s *Store) checkZSetOrder(c *coll) error {
 		case !first && !(prevScore < sc || (prevScore == sc && bytes.Compare(prev, m) < 0)):
 			err = fmt.Errorf("member %q (%v) is not after %q (%v)", m, sc, prev, prevScore)
 		case c.enc == encSkiplist:
-			if v, ok := c.h.Get(s.ar, m); !ok || math.Float64frombits(binary.LittleEndian.Uint64(v)) != sc {
+			if v, ok := s.ch(c).Get(s.ar, m); !ok || math.Float64frombits(binary.LittleEndian.Uint64(v)) != sc {
 				err = fmt.Errorf("member %q (%v) is not in the index with its score", m, sc)
 			}
 		}

@@ -456,4 +456,10 @@ func init() {
 		nameWords[op] = nil
 	}
 	encoders[command.OpSort], encoders[command.OpSortRO] = keyAndArgs, keyAndArgs
+	// The blocking pops whose decoder reads the keys then the rest
+	// (timeout last) the same way.
+	for _, op := range []command.Op{command.OpBLPop, command.OpBRPop, command.OpBLMove,
+		command.OpBRPopLPush, command.OpBZPopMin, command.OpBZPopMax} {
+		encoders[op] = keyAndArgs
+	}
 }

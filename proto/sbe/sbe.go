@@ -117,11 +117,15 @@ const (
 const compactLen = headerLen + int(goblinsbe.PingSbeBlockLength)
 
 // RequestLen is the encoded length of r (without SOFH): a Request message,
-// a MultiRequest when r has Args or Amount2, or a Ping (see
-// Request.Compact).
+// a MultiRequest when r has Args or Amount2, a Ping (see
+// Request.Compact), or one of version 4's typed collection messages
+// (typed.go).
 func RequestLen(r *command.Request) int {
 	if compactPing(r) {
 		return compactLen
+	}
+	if typedTemplate(r) != 0 {
+		return typedLen(r)
 	}
 	if !multi(r) {
 		return headerLen + int(goblinsbe.RequestSbeBlockLength) + 2*varHdrLen + len(r.Key) + len(r.Value)
@@ -231,6 +235,9 @@ func (c *Codec) AppendFramedRequest(dst []byte, r *command.Request) []byte {
 func (c *Codec) requestAt(dst []byte, off, n int, r *command.Request) []byte {
 	if !Encodable(r.Op) {
 		panic(ErrOpNotEncodable)
+	}
+	if t := typedTemplate(r); t != 0 {
+		return typedAt(dst, off, t, r)
 	}
 	if multi(r) {
 		return c.appendMulti(dst, off, n, r)
@@ -379,6 +386,8 @@ func header(msg []byte) (template uint16, block, version uint64, err error) {
 		min = goblinsbe.PingSbeBlockLength
 	case templatePong:
 		min = goblinsbe.PongSbeBlockLength
+	case templateHGet, templateHSet, templateLPush, templateRPop, templateZAdd, templateZRange:
+		min = typedBlock
 	default:
 		return 0, 0, 0, ErrWrongTemplate
 	}
@@ -389,7 +398,9 @@ func header(msg []byte) (template uint16, block, version uint64, err error) {
 }
 
 // TemplateID returns the template id of the SBE message in msg: 1
-// Request, 2 Reply, 3 MultiRequest, 4 ArrayReply, 5 Ping, 6 Pong.
+// Request, 2 Reply, 3 MultiRequest, 4 ArrayReply, 5 Ping, 6 Pong, and
+// since version 4 the typed collection requests 7 HGet, 8 HSet, 9 LPush,
+// 10 RPop, 11 ZAdd, 12 ZRange.
 func (c *Codec) TemplateID(msg []byte) (uint16, error) {
 	t, _, _, err := header(msg)
 	return t, err
@@ -480,6 +491,8 @@ func (c *Codec) decodeRequest(msg []byte, r *command.Request) (end uint64, err e
 		return pos + varHdrLen + uint64(len(r.Value)), nil
 	case templateMultiRequest:
 		return c.decodeMulti(msg, block, version, r)
+	case templateHGet, templateHSet, templateLPush, templateRPop, templateZAdd, templateZRange:
+		return decodeTyped(msg, template, block, version, r)
 	}
 	return 0, ErrWrongTemplate
 }
@@ -636,7 +649,8 @@ func (c *Codec) MessageLen(msg []byte) (int, error) {
 	}
 	var end uint64
 	switch t {
-	case templateRequest, templateMultiRequest, templatePing:
+	case templateRequest, templateMultiRequest, templatePing,
+		templateHGet, templateHSet, templateLPush, templateRPop, templateZAdd, templateZRange:
 		var r command.Request
 		end, err = c.decodeRequest(msg, &r)
 	default:

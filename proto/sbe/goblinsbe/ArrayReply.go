@@ -26,8 +26,8 @@ const (
 	ArrayReplySbeBlockLength     uint16 = uint16(18)
 	ArrayReplySbeTemplateID      uint16 = uint16(4)
 	ArrayReplySbeSchemaID        uint16 = uint16(27500)
-	ArrayReplySbeSchemaVersion   uint16 = uint16(3)
-	ArrayReplySbeSemanticVersion string = "0.4"
+	ArrayReplySbeSchemaVersion   uint16 = uint16(4)
+	ArrayReplySbeSemanticVersion string = "0.5"
 )
 
 func (m *ArrayReply) SbeBlockLength() uint16 {
@@ -47,11 +47,11 @@ func (m *ArrayReply) SbeSchemaId() uint16 {
 }
 
 func (m *ArrayReply) SbeSchemaVersion() uint16 {
-	return uint16(3)
+	return uint16(4)
 }
 
 func (m *ArrayReply) SbeSemanticVersion() string {
-	return "0.4"
+	return "0.5"
 }
 
 func (m *ArrayReply) SbeSemanticType() string {

@@ -18,7 +18,7 @@ type GroupSizeEncoding struct {
 const (
 	GroupSizeEncodingEncodedLength    uint64 = 4
 	GroupSizeEncodingSbeSchemaID      uint16 = uint16(27500)
-	GroupSizeEncodingSbeSchemaVersion uint16 = uint16(3)
+	GroupSizeEncodingSbeSchemaVersion uint16 = uint16(4)
 )
 
 func (m *GroupSizeEncoding) Wrap(
@@ -60,7 +60,7 @@ func (m *GroupSizeEncoding) SbeSchemaId() uint16 {
 }
 
 func (m *GroupSizeEncoding) SbeSchemaVersion() uint16 {
-	return uint16(3)
+	return uint16(4)
 }
 
 func (m *GroupSizeEncoding) BlockLengthMetaAttribute(metaAttribute string) string {

@@ -18,7 +18,7 @@ type MessageHeader struct {
 const (
 	MessageHeaderEncodedLength    uint64 = 8
 	MessageHeaderSbeSchemaID      uint16 = uint16(27500)
-	MessageHeaderSbeSchemaVersion uint16 = uint16(3)
+	MessageHeaderSbeSchemaVersion uint16 = uint16(4)
 )
 
 func (m *MessageHeader) Wrap(
@@ -60,7 +60,7 @@ func (m *MessageHeader) SbeSchemaId() uint16 {
 }
 
 func (m *MessageHeader) SbeSchemaVersion() uint16 {
-	return uint16(3)
+	return uint16(4)
 }
 
 func (m *MessageHeader) BlockLengthMetaAttribute(metaAttribute string) string {

@@ -28,8 +28,8 @@ const (
 	MultiRequestSbeBlockLength     uint16 = uint16(37)
 	MultiRequestSbeTemplateID      uint16 = uint16(3)
 	MultiRequestSbeSchemaID        uint16 = uint16(27500)
-	MultiRequestSbeSchemaVersion   uint16 = uint16(3)
-	MultiRequestSbeSemanticVersion string = "0.4"
+	MultiRequestSbeSchemaVersion   uint16 = uint16(4)
+	MultiRequestSbeSemanticVersion string = "0.5"
 )
 
 func (m *MultiRequest) SbeBlockLength() uint16 {
@@ -49,11 +49,11 @@ func (m *MultiRequest) SbeSchemaId() uint16 {
 }
 
 func (m *MultiRequest) SbeSchemaVersion() uint16 {
-	return uint16(3)
+	return uint16(4)
 }
 
 func (m *MultiRequest) SbeSemanticVersion() string {
-	return "0.4"
+	return "0.5"
 }
 
 func (m *MultiRequest) SbeSemanticType() string {

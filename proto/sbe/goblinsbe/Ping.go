@@ -25,8 +25,8 @@ const (
 	PingSbeBlockLength     uint16 = uint16(8)
 	PingSbeTemplateID      uint16 = uint16(5)
 	PingSbeSchemaID        uint16 = uint16(27500)
-	PingSbeSchemaVersion   uint16 = uint16(3)
-	PingSbeSemanticVersion string = "0.4"
+	PingSbeSchemaVersion   uint16 = uint16(4)
+	PingSbeSemanticVersion string = "0.5"
 )
 
 func (m *Ping) SbeBlockLength() uint16 {
@@ -46,11 +46,11 @@ func (m *Ping) SbeSchemaId() uint16 {
 }
 
 func (m *Ping) SbeSchemaVersion() uint16 {
-	return uint16(3)
+	return uint16(4)
 }
 
 func (m *Ping) SbeSemanticVersion() string {
-	return "0.4"
+	return "0.5"
 }
 
 func (m *Ping) SbeSemanticType() string {

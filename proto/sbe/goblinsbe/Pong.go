@@ -25,8 +25,8 @@ const (
 	PongSbeBlockLength     uint16 = uint16(8)
 	PongSbeTemplateID      uint16 = uint16(6)
 	PongSbeSchemaID        uint16 = uint16(27500)
-	PongSbeSchemaVersion   uint16 = uint16(3)
-	PongSbeSemanticVersion string = "0.4"
+	PongSbeSchemaVersion   uint16 = uint16(4)
+	PongSbeSemanticVersion string = "0.5"
 )
 
 func (m *Pong) SbeBlockLength() uint16 {
@@ -46,11 +46,11 @@ func (m *Pong) SbeSchemaId() uint16 {
 }
 
 func (m *Pong) SbeSchemaVersion() uint16 {
-	return uint16(3)
+	return uint16(4)
 }
 
 func (m *Pong) SbeSemanticVersion() string {
-	return "0.4"
+	return "0.5"
 }
 
 func (m *Pong) SbeSemanticType() string {

@@ -25,8 +25,8 @@ const (
 	ReplySbeBlockLength     uint16 = uint16(18)
 	ReplySbeTemplateID      uint16 = uint16(2)
 	ReplySbeSchemaID        uint16 = uint16(27500)
-	ReplySbeSchemaVersion   uint16 = uint16(3)
-	ReplySbeSemanticVersion string = "0.4"
+	ReplySbeSchemaVersion   uint16 = uint16(4)
+	ReplySbeSemanticVersion string = "0.5"
 )
 
 func (m *Reply) SbeBlockLength() uint16 {
@@ -46,11 +46,11 @@ func (m *Reply) SbeSchemaId() uint16 {
 }
 
 func (m *Reply) SbeSchemaVersion() uint16 {
-	return uint16(3)
+	return uint16(4)
 }
 
 func (m *Reply) SbeSemanticVersion() string {
-	return "0.4"
+	return "0.5"
 }
 
 func (m *Reply) SbeSemanticType() string {

@@ -26,8 +26,8 @@ const (
 	RequestSbeBlockLength     uint16 = uint16(27)
 	RequestSbeTemplateID      uint16 = uint16(1)
 	RequestSbeSchemaID        uint16 = uint16(27500)
-	RequestSbeSchemaVersion   uint16 = uint16(3)
-	RequestSbeSemanticVersion string = "0.4"
+	RequestSbeSchemaVersion   uint16 = uint16(4)
+	RequestSbeSemanticVersion string = "0.5"
 )
 
 func (m *Request) SbeBlockLength() uint16 {
@@ -47,11 +47,11 @@ func (m *Request) SbeSchemaId() uint16 {
 }
 
 func (m *Request) SbeSchemaVersion() uint16 {
-	return uint16(3)
+	return uint16(4)
 }
 
 func (m *Request) SbeSemanticVersion() string {
-	return "0.4"
+	return "0.5"
 }
 
 func (m *Request) SbeSemanticType() string {

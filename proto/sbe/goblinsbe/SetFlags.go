@@ -17,7 +17,7 @@ type SetFlags struct {
 const (
 	SetFlagsEncodedLength    uint64 = 1
 	SetFlagsSbeSchemaID      uint16 = uint16(27500)
-	SetFlagsSbeSchemaVersion uint16 = uint16(3)
+	SetFlagsSbeSchemaVersion uint16 = uint16(4)
 )
 
 func (m *SetFlags) Wrap(
@@ -59,7 +59,7 @@ func (m *SetFlags) SbeSchemaId() uint16 {
 }
 
 func (m *SetFlags) SbeSchemaVersion() uint16 {
-	return uint16(3)
+	return uint16(4)
 }
 
 func (bs *SetFlags) Clear() *SetFlags {

@@ -19,7 +19,7 @@ type VarDataEncoding struct {
 const (
 	VarDataEncodingEncodedLength    uint64 = math.MaxUint64
 	VarDataEncodingSbeSchemaID      uint16 = uint16(27500)
-	VarDataEncodingSbeSchemaVersion uint16 = uint16(3)
+	VarDataEncodingSbeSchemaVersion uint16 = uint16(4)
 )
 
 func (m *VarDataEncoding) Wrap(
@@ -61,7 +61,7 @@ func (m *VarDataEncoding) SbeSchemaId() uint16 {
 }
 
 func (m *VarDataEncoding) SbeSchemaVersion() uint16 {
-	return uint16(3)
+	return uint16(4)
 }
 
 func (m *VarDataEncoding) LengthMetaAttribute(metaAttribute string) string {

@@ -180,7 +180,7 @@ var redisDirectives = []Spec{
 	{Name: "tls-client-cert-file", Kind: KindString, Default: "", Goblin: "tls-client-cert-file"},
 	{Name: "tls-client-key-file", Kind: KindString, Default: "", Goblin: "tls-client-key-file"},
 	{Name: "tls-client-key-file-pass", Kind: KindString, Default: "", Goblin: "tls-client-key-file-pass"},
-	{Name: "tls-cluster", Kind: KindBool, Default: "no"},
+	{Name: "tls-cluster", Kind: KindBool, Default: "no", Goblin: "tls-cluster"},
 	{Name: "tls-dh-params-file", Kind: KindString, Default: ""},
 	{Name: "tls-key-file", Kind: KindString, Default: "", Goblin: "tls-key-file"},
 	{Name: "tls-key-file-pass", Kind: KindString, Default: "", Goblin: "tls-key-file-pass"},

@@ -46,6 +46,7 @@ var Rewritable = []struct{ Name, Default string }{
 	{"tls-session-cache-timeout", "300"},
 	{"tls-port", "0"},
 	{"tls-replication", "no"},
+	{"tls-cluster", "no"},
 	{"save", ""},
 	{"dir", ""},
 	{"dbfilename", "dump.rdb"},

@@ -74,7 +74,8 @@ type Server struct {
 	// listeners from, for those CONFIG SET tls-port opens.
 	tlsPortWant  int
 	tlsPortDirty bool
-	tlsAtStart   bool // a TLS listener was opened at start (configfile.go)
+	tlsAtStart   bool       // a TLS listener was opened at start (configfile.go)
+	bus          busConfigs // tls-cluster (tlscluster.go)
 	env          Env
 	listen       []string
 }

@@ -53,6 +53,9 @@ func (s *Server) applyTLS() error {
 		if err := s.reloadOutgoingTLS(); err != nil {
 			return err
 		}
+		if err := s.reloadBusTLS(); err != nil {
+			return fmt.Errorf("unable to update TLS configuration: %w", err)
+		}
 	}
 	var cfg *tls.Config
 	if dirty && s.tls != nil || portDirty && s.tls == nil && s.tlsPortWant != 0 {
@@ -299,6 +302,7 @@ func (s *Server) tlsParams() []engine.Param {
 		str("tls-client-key-file", &o.ClientKeyFile),
 		str("tls-client-key-file-pass", &o.ClientKeyFilePass),
 		yn("tls-replication", func() bool { return s.opts.TLSReplication }, func(b bool) { s.opts.TLSReplication = b }),
+		yn("tls-cluster", func() bool { return s.opts.TLSCluster }, func(b bool) { s.opts.TLSCluster = b }),
 	}
 }
 

@@ -114,6 +114,7 @@ type config struct {
 	tlsPreferServer, tlsCaching   string
 	tlsCacheSize, tlsCacheTimeout int
 	tlsReplication                string
+	tlsCluster                    string
 
 	// The replica side of replication (docs/replication.md).
 	replicaOf, masterAuth, masterUser string
@@ -198,6 +199,7 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.tlsCaching, "tls-session-caching", "yes", "TLS session resumption (session tickets): yes or no")
 	fs.IntVar(&c.tlsCacheSize, "tls-session-cache-size", uds.DefaultSessionCacheSize, "how many TLS sessions the server keeps for resumption; 0: no bound")
 	fs.IntVar(&c.tlsCacheTimeout, "tls-session-cache-timeout", uds.DefaultSessionCacheTimeout, "`seconds` a TLS session may be resumed for")
+	fs.StringVar(&c.tlsCluster, "tls-cluster", "no", "yes: the cluster bus (--cluster-enabled) runs over TLS between nodes, with the TLS certificates, CA and tls-auth-clients")
 	fs.StringVar(&c.tlsReplication, "tls-replication", "no", "yes: connect to the primary (--replicaof, REPLICAOF) over TLS, checking its certificate against --tls-ca-cert-file")
 	fs.StringVar(&c.tls.ClientCertFile, "tls-client-cert-file", "", "certificate `file` presented when connecting out over TLS (to the primary); default --tls-cert-file")
 	fs.StringVar(&c.tls.ClientKeyFile, "tls-client-key-file", "", "private key `file` of --tls-client-cert-file; default --tls-key-file")
@@ -610,7 +612,8 @@ func tlsOptions(c *config, o *server.Options) error {
 		set     func(bool)
 	}{{"tls-prefer-server-ciphers", c.tlsPreferServer, func(b bool) { o.TLS.PreferServerCiphers = b }},
 		{"tls-session-caching", c.tlsCaching, func(b bool) { o.TLS.SessionCachingOff = !b }},
-		{"tls-replication", c.tlsReplication, func(b bool) { o.TLSReplication = b }}} {
+		{"tls-replication", c.tlsReplication, func(b bool) { o.TLSReplication = b }},
+		{"tls-cluster", c.tlsCluster, func(b bool) { o.TLSCluster = b }}} {
 		switch strings.ToLower(yn.v) {
 		case "yes":
 			yn.set(true)

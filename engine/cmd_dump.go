@@ -28,6 +28,7 @@ func (e *Engine) dump(_ *Session, r *command.Request) {
 		e.null()
 		return
 	}
+	e.st.Touch(r.Key) // DUMP reads the key as Redis's lookupKeyRead: an access (OBJECT IDLETIME)
 	e.bulk(p)
 }
 

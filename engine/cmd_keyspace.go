@@ -200,15 +200,16 @@ func (e *Engine) objectFreq(_ *Session, r *command.Request) {
 	e.errText(command.Err, "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 }
 
-// objectIdleTime answers OBJECT IDLETIME: goblin keeps two bits of
-// recency per key, not an access time, so it answers 0 for every key
-// (docs/commands.md).
+// objectIdleTime answers OBJECT IDLETIME: the seconds since the key's
+// last access by the store's LRU clock (store/access.go), which this
+// command does not move.
 func (e *Engine) objectIdleTime(_ *Session, r *command.Request) {
-	if !e.st.Exists(r.Key) {
+	n, ok := e.st.IdleTime(r.Key)
+	if !ok {
 		e.null()
 		return
 	}
-	e.integer(0)
+	e.integer(n)
 }
 
 // objectRefCount answers OBJECT REFCOUNT as Redis reports it: the shared

@@ -356,6 +356,7 @@ type Engine struct {
 	pauseUntil  int64 // CLIENT PAUSE: unix ms; 0 when not paused
 	pauseWrites bool
 	now         int64 // unix ms, refreshed by Tick (age and idle in CLIENT LIST)
+	lruSec      int64 // the second the stores' LRU clocks were last set to (Tick)
 	started     time.Time
 	runID       string
 	peakUsed    int64 // the stores' highest UsedMemory seen (goblin_store_peak_bytes)

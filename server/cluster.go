@@ -89,6 +89,9 @@ func (s *Server) setupClusterBus() error {
 	if !s.opts.ClusterEnabled {
 		return nil
 	}
+	if err := s.reloadBusTLS(); err != nil {
+		return fmt.Errorf("%w: tls-cluster: %w", ErrOptions, err)
+	}
 	port, err := strconv.Atoi(s.tcpPort())
 	if err != nil {
 		return fmt.Errorf("%w: --cluster-enabled needs a tcp:// listener (its port is the node's client port)", ErrOptions)
@@ -112,7 +115,7 @@ func (s *Server) setupClusterBus() error {
 		NodeTimeout: s.opts.ClusterNodeTimeout, AnnounceIP: s.opts.ClusterAnnounceIP,
 		AnnounceHostname: s.opts.ClusterAnnounceHostname,
 		Follow:           s.engine.ClusterFollow, Unfollow: s.engine.ClusterUnfollow,
-		ReplOffset: s.engine.ClusterReplOffset, Logger: s.log,
+		ReplOffset: s.engine.ClusterReplOffset, Logger: s.log, TLS: s.busTLS(),
 	}, s.engine.ClusterState())
 	if err != nil {
 		return fmt.Errorf("server: %w", err)

@@ -42,6 +42,11 @@ var Rewritable = []struct{ Name, Default string }{
 	{"tls-ciphersuites", ""},
 	{"tls-prefer-server-ciphers", "no"},
 	{"tls-session-caching", "yes"},
+	{"tls-session-cache-size", "20480"},
+	{"tls-session-cache-timeout", "300"},
+	{"tls-port", "0"},
+	{"tls-replication", "no"},
+	{"tls-cluster", "no"},
 	{"save", ""},
 	{"dir", ""},
 	{"dbfilename", "dump.rdb"},
@@ -71,7 +76,14 @@ func (s *Server) configValues() []redisconf.Value {
 			continue
 		}
 		spec.Default = r.Default
-		vals = append(vals, redisconf.Format(spec, []string{v}))
+		val := redisconf.Format(spec, []string{v})
+		if r.Name == "tls-port" && s.tlsAtStart {
+			// Replace a tls-port line, never add one: TLS listeners the
+			// server started with may come from listen tls:// lines, which
+			// a new tls-port line would open a second time.
+			val.Lines[0].Force = false
+		}
+		vals = append(vals, val)
 	}
 	return vals
 }

@@ -200,6 +200,9 @@ type Options struct {
 	// TLSReplication is tls-replication: connect to the primary over TLS
 	// with TLS.OutgoingConfig.
 	TLSReplication bool
+	// TLSCluster is tls-cluster: the cluster bus's links run over TLS
+	// (tlscluster.go).
+	TLSCluster bool
 	// Replica side of replication (docs/replication.md). ReplicaOf is
 	// replicaof, "host port": follow that primary from the start (empty:
 	// serve as a primary until REPLICAOF). MasterAuth and MasterUser

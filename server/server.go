@@ -69,6 +69,15 @@ type Server struct {
 	// built (loop goroutine).
 	tls      *uds.TLSSource
 	tlsDirty bool
+	// tls-port (tls.go): the port CONFIG SET asked for and whether it
+	// differs from the listeners'; env and listen are what New built the
+	// listeners from, for those CONFIG SET tls-port opens.
+	tlsPortWant  int
+	tlsPortDirty bool
+	tlsAtStart   bool       // a TLS listener was opened at start (configfile.go)
+	bus          busConfigs // tls-cluster (tlscluster.go)
+	env          Env
+	listen       []string
 }
 
 // streamStats are the command counters of one stream transport.
@@ -152,7 +161,9 @@ func New(o Options) (*Server, error) {
 	if err := s.setupTLS(); err != nil {
 		return nil, err
 	}
-	env := &Env{Options: &s.opts, Logger: s.log, Handler: s.handler, SocketBudget: s.budget, Protected: s.protected, TLS: s.tls}
+	s.env = Env{Options: &s.opts, Logger: s.log, Handler: s.handler, SocketBudget: s.budget, Protected: s.protected, TLS: s.tls}
+	env := &s.env
+	s.listen = o.Listen
 	for _, l := range o.Listen {
 		t, err := transport.ParseTarget(l)
 		if err != nil {
@@ -170,6 +181,8 @@ func New(o Options) (*Server, error) {
 		}
 		s.targets = append(s.targets, t)
 	}
+	s.tlsPortWant = s.currentTLSPort()
+	s.tlsAtStart = s.tls != nil
 	if err := s.setupReplica(); err != nil {
 		s.closeTransports()
 		return nil, err

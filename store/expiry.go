@@ -78,6 +78,7 @@ func (s *Store) ExpireAt(key []byte, unixMillis int64) bool {
 		s.removeID(id)
 		return true
 	}
+	s.touch(sl) // a write of the key, as Redis's lookupKeyWrite
 	// An error means the block had to grow and the arena is out of address
 	// space: the key keeps its old expiry and still existed. Only reachable
 	// with tens of GiB stored.
@@ -107,7 +108,11 @@ func (s *Store) retime(id uint32, sl *slot, exp int64) error {
 func (s *Store) Persist(key []byte) bool {
 	s.owner.check()
 	id, sl := s.lookup(key)
-	if sl == nil || !sl.hasTTL() {
+	if sl == nil {
+		return false
+	}
+	s.touch(sl) // looked up for writing, as Redis's, with or without an expiry to remove
+	if !sl.hasTTL() {
 		return false
 	}
 	_ = s.retime(id, sl, 0) // shrinking never needs a new block of a larger class

@@ -9,9 +9,10 @@
 //   - index: open addressing with linear probing over []uint64 entries, each a 32-bit
 //     hash tag and a 32-bit slot id; it grows by doubling, migrating a bounded number
 //     of buckets per write and per Tick, so there is never a rehash pause;
-//   - slots: 16-byte pointer-free records in 64 KiB pages holding the key length, the
-//     value's encoded length, the first 6 encoded value bytes, a TTL flag, 2 CLOCK bits
-//     and a reference into the arena;
+//   - slots: 20-byte pointer-free records in 80 KiB pages holding the key length, the
+//     value's encoded length, the first 6 encoded value bytes, a TTL flag, 2 CLOCK bits,
+//     the key's last access in seconds (OBJECT IDLETIME; access.go) and a reference
+//     into the arena;
 //   - arena block per key: [slot id:4][expiry:8, if any][key][value tail]; a long key
 //     (longKey bytes or more: the slot's 16-bit length says longKey) has its length
 //     before it, [key length:4][key], so only keys that long pay for reading it.
@@ -68,7 +69,7 @@ const (
 
 	slotPageBits = 12
 	slotPageLen  = 1 << slotPageBits
-	slotSize     = 16
+	slotSize     = 20
 )
 
 // slot is one key's fixed-size, pointer-free record.
@@ -77,6 +78,7 @@ type slot struct {
 	keyLen uint16
 	inl    [inlineLen]byte // the first encoded value bytes, tag first
 	meta   uint32          // encLen:29 | ttl:1 | clock:2; 0 for a free slot
+	atime  uint32          // the last access, on the store's LRU clock (access.go)
 }
 
 func (sl *slot) encLen() int   { return int(sl.meta & encMask) }
@@ -161,6 +163,8 @@ type Store struct {
 	ttlCursor      uint32                         // where AvgTTL's sample continues
 	mods           uint64                         // changes made to keys (Mods)
 	noTouch        bool                           // reads leave keys' recency alone (SetNoTouch)
+	lru            uint32                         // the LRU clock, seconds (access.go)
+	touchMask      uint32                         // ^0, or 0 under SetNoTouch (touch)
 	scratch        []byte                         // Append's reusable buffer
 	group          *group                         // siblings sharing the memory cap (group.go); nil alone
 	cut            *Cut                           // the snapshot being taken (cut.go); nil when none
@@ -201,7 +205,8 @@ func New(o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadOption, err)
 	}
-	s := &Store{o: o, seed: maphash.MakeSeed(), ar: ar, mem: &arena.OffHeap{}}
+	s := &Store{o: o, seed: maphash.MakeSeed(), ar: ar, mem: &arena.OffHeap{}, touchMask: ^uint32(0)}
+	s.SetLRUClock(o.Clock.NowMillis())
 	runtime.AddCleanup(s, (*arena.OffHeap).FreeAll, s.mem)
 	s.relo = s.relocate
 	s.reset()
@@ -306,7 +311,13 @@ func (s *Store) probe(t []uint64, shift uint8, tag uint32, key []byte) (uint32, 
 	}
 }
 
+// touch records an access to sl: its CLOCK bits for eviction and its
+// access time for OBJECT IDLETIME, unless the reader asked not to
+// (SetNoTouch). The time is one store with no branch of its own: the
+// clock the engine's Tick keeps (access.go) where touchMask is all ones,
+// the old time again where SetNoTouch made it 0.
 func (s *Store) touch(sl *slot) {
+	sl.atime ^= (sl.atime ^ s.lru) & s.touchMask
 	if sl.meta>>clockShift != clockMax && !s.noTouch {
 		sl.meta |= clockMax << clockShift
 	}
@@ -365,6 +376,7 @@ func (s *Store) StrLen(key []byte) int {
 	if sl == nil || isColl(sl) {
 		return 0
 	}
+	s.touch(sl)
 	if sl.inl[0] == tagInt {
 		var b [24]byte
 		return len(s.appendValue(b[:0], sl))
@@ -614,7 +626,7 @@ func (s *Store) insert(key []byte, h uint64, ev *encoded, exp int64) error {
 	}
 	s.born(id)
 	sl := s.slot(id)
-	*sl = slot{ref: r, keyLen: slotKeyLen(len(key)), meta: clockMax << clockShift}
+	*sl = slot{ref: r, keyLen: slotKeyLen(len(key)), meta: clockMax << clockShift, atime: s.lru}
 	b := s.ar.Bytes(r, nl)
 	binary.LittleEndian.PutUint32(b, id)
 	off := idLen
@@ -986,7 +998,13 @@ func (s *Store) ResetStats() {
 
 // SetNoTouch makes reads (and writes) leave keys' LRU recency as it is
 // until SetNoTouch(false), for a client that asked for CLIENT NO-TOUCH.
-func (s *Store) SetNoTouch(on bool) { s.noTouch = on }
+func (s *Store) SetNoTouch(on bool) {
+	s.noTouch = on
+	s.touchMask = ^uint32(0)
+	if on {
+		s.touchMask = 0
+	}
+}
 
 // SetKeepExpired puts the store in a replica's expiry mode (on) or back in
 // a primary's (off). A replica never deletes a key because its time has

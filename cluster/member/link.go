@@ -203,7 +203,7 @@ func (c *Cluster) connect(n *Node) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		conn, err := net.DialTimeout("tcp", addr, timeout)
+		conn, err := c.dial(addr, timeout)
 		if err != nil {
 			c.post(event{kind: evClosed, l: l})
 			return

@@ -104,6 +104,8 @@ type Options struct {
 	ReplOffset func() int64
 	// Logger receives membership events; nil discards them.
 	Logger *slog.Logger
+	// TLS, when set, runs the bus's links over TLS (tls-cluster; tls.go).
+	TLS *BusTLS
 }
 
 // Node is one member of the node table.
@@ -235,7 +237,7 @@ func New(o Options, st *cluster.State) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: eventfd: %w", err)
 	}
-	c.ln, err = net.Listen("tcp", net.JoinHostPort(o.BindHost, strconv.Itoa(o.BusPort)))
+	c.ln, err = c.listen(net.JoinHostPort(o.BindHost, strconv.Itoa(o.BusPort)))
 	if err != nil {
 		unix.Close(c.efd)
 		return nil, fmt.Errorf("cluster: bus port: %w", err)

@@ -9,21 +9,42 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/client"
+	"github.com/goblin-kv/goblin/internal/testkit/testcerts"
+	"github.com/goblin-kv/goblin/transport/uds"
 )
 
 // TestACLMatrix runs every command of a small set on every key class as
-// each of four users, over a Unix socket (RESP), TCP (RESP) and the
-// shared-memory ring (SBE) of one real goblin-server, and checks each
+// each of four users, over a Unix socket (RESP), TCP (RESP and SBE), TLS
+// (RESP and SBE) and the shared-memory ring (SBE) of one real
+// goblin-server, and checks each
 // outcome: allowed, or NOPERM naming the command or the keys, or, for a
 // user that is off, WRONGPASS at AUTH. The server requires a password,
 // so an unauthenticated client gets NOAUTH on every transport first.
 func TestACLMatrix(t *testing.T) {
 	dir := t.TempDir()
 	ring := "ring://" + filepath.Join(dir, "ring") + "?proto=sbe"
-	s := startServer(t, "--listen", ring, "--requirepass", "dpw")
+	f, err := testcerts.Write(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, "--listen", ring, "--listen", "tls://127.0.0.1:0", "--requirepass", "dpw",
+		"--tls-cert-file", f.ServerCert, "--tls-key-file", f.ServerKey, "--tls-ca-cert-file", f.CACert)
+	tlsAddr := s.p.WaitLog(t, `msg=listening target="?tls://([^?"]+)`, startTimeout)
+	tlsCfg, err := uds.ClientTLSConfig(uds.ClientTLSFiles{CACert: f.CACert, Cert: f.ClientCert, Key: f.ClientKey})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	targets := []struct{ name, target string }{{"uds", "uds://" + s.sock}, {"tcp", "tcp://" + s.tcp}, {"ring", ring}}
+	targets := []struct {
+		name, target string
+		opts         client.Options
+	}{
+		{"uds", "uds://" + s.sock, client.Options{}}, {"tcp", "tcp://" + s.tcp, client.Options{}},
+		{"tcp-sbe", "tcp://" + s.tcp + "?proto=sbe", client.Options{}},
+		{"tls", "tls://" + tlsAddr, client.Options{TLS: tlsCfg}}, {"tls-sbe", "tls://" + tlsAddr + "?proto=sbe", client.Options{TLS: tlsCfg}},
+		{"ring", ring, client.Options{}},
+	}
 
 	admin, err := client.Dial(ctx, targets[0].target)
 	if err != nil {
@@ -67,7 +88,7 @@ func TestACLMatrix(t *testing.T) {
 	pass := map[string]string{"reader": "rp", "writer": "wp", "admin": "ap", "offuser": "op"}
 	checked := 0
 	for _, tr := range targets {
-		c, err := client.Dial(ctx, tr.target)
+		c, err := tr.opts.Dial(ctx, tr.target)
 		if err != nil {
 			t.Fatalf("%s: %v", tr.name, err)
 		}
@@ -79,7 +100,7 @@ func TestACLMatrix(t *testing.T) {
 		}
 		c.Close()
 		for _, user := range []string{"reader", "writer", "admin"} {
-			c, err := client.Dial(ctx, tr.target)
+			c, err := tr.opts.Dial(ctx, tr.target)
 			if err != nil {
 				t.Fatalf("%s: %v", tr.name, err)
 			}
@@ -109,7 +130,7 @@ func TestACLMatrix(t *testing.T) {
 	}
 	// Every denial is in the ACL LOG, whatever the transport: reader and
 	// writer are refused 6 times per transport (grouped by the log into
-	// entries with counts), and three AUTHs as offuser failed.
+	// entries with counts), and one AUTH as offuser per transport failed.
 	entries := mustDo(admin, "ACL", "LOG", "100")
 	denials := map[string]int64{}
 	for _, e := range entries.Array {
@@ -127,8 +148,9 @@ func TestACLMatrix(t *testing.T) {
 		}
 		denials[user+"/"+reason] += count
 	}
-	if denials["reader/command"] != 3*4 || denials["reader/key"] != 3 || denials["writer/command"] != 3 ||
-		denials["writer/key"] != 3 || denials["offuser/auth"] != 3 {
+	n := int64(len(targets))
+	if denials["reader/command"] != n*4 || denials["reader/key"] != n || denials["writer/command"] != n ||
+		denials["writer/key"] != n || denials["offuser/auth"] != n {
 		t.Errorf("ACL LOG denials by user and reason: %v (log: %s)", denials, entries.String())
 	}
 	t.Logf("%d user × command × key × transport cases checked", checked)

@@ -27,7 +27,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -38,7 +37,6 @@ import (
 	"github.com/goblin-kv/goblin/internal/sdnotify"
 	"github.com/goblin-kv/goblin/server"
 	"github.com/goblin-kv/goblin/store"
-	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/uds"
 )
 
@@ -111,10 +109,12 @@ type config struct {
 	latencyPercentiles string
 
 	// TLS (docs/security.md)
-	tlsPort                     int
-	tls                         uds.TLSOptions
-	tlsPreferServer, tlsCaching string
-	tlsReplication              string
+	tlsPort                       int
+	tls                           uds.TLSOptions
+	tlsPreferServer, tlsCaching   string
+	tlsCacheSize, tlsCacheTimeout int
+	tlsReplication                string
+	tlsCluster                    string
 
 	// The replica side of replication (docs/replication.md).
 	replicaOf, masterAuth, masterUser string
@@ -197,6 +197,9 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.tls.Ciphersuites, "tls-ciphersuites", "", "TLS 1.3 suites: Go always offers all three, so only empty or all three is accepted")
 	fs.StringVar(&c.tlsPreferServer, "tls-prefer-server-ciphers", "no", "yes or no; Go's crypto/tls always chooses by the server's order, so both behave as yes")
 	fs.StringVar(&c.tlsCaching, "tls-session-caching", "yes", "TLS session resumption (session tickets): yes or no")
+	fs.IntVar(&c.tlsCacheSize, "tls-session-cache-size", uds.DefaultSessionCacheSize, "how many TLS sessions the server keeps for resumption; 0: no bound")
+	fs.IntVar(&c.tlsCacheTimeout, "tls-session-cache-timeout", uds.DefaultSessionCacheTimeout, "`seconds` a TLS session may be resumed for")
+	fs.StringVar(&c.tlsCluster, "tls-cluster", "no", "yes: the cluster bus (--cluster-enabled) runs over TLS between nodes, with the TLS certificates, CA and tls-auth-clients")
 	fs.StringVar(&c.tlsReplication, "tls-replication", "no", "yes: connect to the primary (--replicaof, REPLICAOF) over TLS, checking its certificate against --tls-ca-cert-file")
 	fs.StringVar(&c.tls.ClientCertFile, "tls-client-cert-file", "", "certificate `file` presented when connecting out over TLS (to the primary); default --tls-cert-file")
 	fs.StringVar(&c.tls.ClientKeyFile, "tls-client-key-file", "", "private key `file` of --tls-client-cert-file; default --tls-key-file")
@@ -609,7 +612,8 @@ func tlsOptions(c *config, o *server.Options) error {
 		set     func(bool)
 	}{{"tls-prefer-server-ciphers", c.tlsPreferServer, func(b bool) { o.TLS.PreferServerCiphers = b }},
 		{"tls-session-caching", c.tlsCaching, func(b bool) { o.TLS.SessionCachingOff = !b }},
-		{"tls-replication", c.tlsReplication, func(b bool) { o.TLSReplication = b }}} {
+		{"tls-replication", c.tlsReplication, func(b bool) { o.TLSReplication = b }},
+		{"tls-cluster", c.tlsCluster, func(b bool) { o.TLSCluster = b }}} {
 		switch strings.ToLower(yn.v) {
 		case "yes":
 			yn.set(true)
@@ -618,6 +622,20 @@ func tlsOptions(c *config, o *server.Options) error {
 		default:
 			return fmt.Errorf("--%s %q: want yes or no", yn.name, yn.v)
 		}
+	}
+	for _, n := range []struct {
+		name string
+		v    int
+		set  func(int)
+	}{{"tls-session-cache-size", c.tlsCacheSize, func(n int) { o.TLS.SessionCacheSize = n }},
+		{"tls-session-cache-timeout", c.tlsCacheTimeout, func(n int) { o.TLS.SessionCacheTimeout = time.Duration(n) * time.Second }}} {
+		if n.v < 0 || n.v > math.MaxInt32 {
+			return fmt.Errorf("--%s %d: want 0 to %d", n.name, n.v, math.MaxInt32)
+		}
+		if n.v == 0 {
+			n.v = -1 // Redis's 0 (uds.TLSOptions)
+		}
+		n.set(n.v)
 	}
 	if c.tlsPort < 0 || c.tlsPort > 65535 {
 		return fmt.Errorf("--tls-port %d: want 0 to 65535", c.tlsPort)
@@ -629,20 +647,7 @@ func tlsOptions(c *config, o *server.Options) error {
 	if len(listen) == 0 {
 		listen = server.DefaultListen()
 	}
-	var hosts []string
-	for _, l := range listen {
-		if t, err := transport.ParseTarget(l); err == nil && t.Scheme == transport.TCP {
-			if h, _, err := net.SplitHostPort(t.Address); err == nil && !slices.Contains(hosts, h) {
-				hosts = append(hosts, h)
-			}
-		}
-	}
-	if len(hosts) == 0 {
-		hosts = []string{"127.0.0.1"}
-	}
-	for _, h := range hosts {
-		listen = append(listen, "tls://"+net.JoinHostPort(h, strconv.Itoa(c.tlsPort)))
-	}
+	listen = append(listen, server.TLSPortTargets(listen, c.tlsPort)...)
 	o.Listen = listen
 	return nil
 }

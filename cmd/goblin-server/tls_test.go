@@ -183,11 +183,11 @@ dir %s
 	}
 }
 
-// BenchmarkTLSPing measures one PING round trip (one client, no
-// pipelining) over plain TCP and over TLS, against goblin-server and
+// BenchmarkTLSPing measures one PING and one GET round trip (one client,
+// no pipelining) over plain TCP and over TLS, against goblin-server and
 // redis-server 7.0 in the same run, with each side's p50 and p99. The
-// client is the same for all four: a bare connection writing "PING\r\n"
-// and reading "+PONG\r\n". goblin's TLS adds the bridge's socket pair to
+// client is the same for all: a bare connection writing "PING\r\n" or
+// "GET k\r\n" and reading the reply (a 16-byte value). goblin's TLS adds the bridge's socket pair to
 // each round trip (transport/uds/tls.go); docs/security.md has figures.
 //
 //	go test -run '^$' -bench TLSPing -benchtime 20000x ./cmd/goblin-server/
@@ -219,42 +219,66 @@ func BenchmarkTLSPing(b *testing.B) {
 	testproc.WaitDial(b, "tcp", "127.0.0.1:"+rtp, 20*time.Second)
 	addrs["redis/tcp"], addrs["redis/tls"] = "127.0.0.1:"+rp, "127.0.0.1:"+rtp
 
+	// GET reads a 16-byte value set beforehand on each server.
+	reqs := []struct{ name, req, reply string }{
+		{"PING", "PING\r\n", "+PONG\r\n"},
+		{"GET", "GET k\r\n", "$16\r\n0123456789abcdef\r\n"},
+	}
 	for _, name := range []string{"goblin/tcp", "goblin/tls", "redis/tcp", "redis/tls"} {
-		b.Run(name, func(b *testing.B) {
-			var c net.Conn
-			var err error
-			if strings.HasSuffix(name, "/tls") {
-				c, err = tls.Dial("tcp", addrs[name], clientCfg)
-			} else {
-				c, err = net.Dial("tcp", addrs[name])
-			}
-			if err != nil {
-				b.Fatalf("%s at %q: %v", name, addrs[name], err)
-			}
-			defer c.Close()
-			ping, buf := []byte("PING\r\n"), make([]byte, 64)
-			round := func() {
-				if _, err := c.Write(ping); err != nil {
-					b.Fatal(err)
+		for _, rq := range reqs {
+			b.Run(name+"/"+rq.name, func(b *testing.B) {
+				var c net.Conn
+				var err error
+				if strings.HasSuffix(name, "/tls") {
+					c, err = tls.Dial("tcp", addrs[name], clientCfg)
+				} else {
+					c, err = net.Dial("tcp", addrs[name])
 				}
-				for got := 0; got < len("+PONG\r\n"); {
-					n, err := c.Read(buf[got:])
-					if err != nil {
+				if err != nil {
+					b.Fatalf("%s at %q: %v", name, addrs[name], err)
+				}
+				defer c.Close()
+				buf := make([]byte, 64)
+				roundTrip := func(req, reply string) {
+					if _, err := c.Write([]byte(req)); err != nil {
 						b.Fatal(err)
 					}
-					got += n
+					for got := 0; got < len(reply); {
+						n, err := c.Read(buf[got:])
+						if err != nil {
+							b.Fatal(err)
+						}
+						got += n
+					}
+					if string(buf[:len(reply)]) != reply {
+						b.Fatalf("%s: %q, want %q", name, buf[:len(reply)], reply)
+					}
 				}
-			}
-			for range 2000 { // warm-up: connections, caches, the scheduler
-				round()
-			}
-			rec := latency.New()
-			b.ReportAllocs()
-			b.ResetTimer()
-			rec.Rounds(b.N, round)
-			b.StopTimer()
-			rec.Report(b)
-		})
+				roundTrip("SET k 0123456789abcdef\r\n", "+OK\r\n")
+				req := []byte(rq.req)
+				round := func() {
+					if _, err := c.Write(req); err != nil {
+						b.Fatal(err)
+					}
+					for got := 0; got < len(rq.reply); {
+						n, err := c.Read(buf[got:])
+						if err != nil {
+							b.Fatal(err)
+						}
+						got += n
+					}
+				}
+				for range 2000 { // warm-up: connections, caches, the scheduler
+					round()
+				}
+				rec := latency.New()
+				b.ReportAllocs()
+				b.ResetTimer()
+				rec.Rounds(b.N, round)
+				b.StopTimer()
+				rec.Report(b)
+			})
+		}
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // ErrTLS is wrapped by every error building a TLS configuration.
@@ -48,6 +49,14 @@ type TLSOptions struct {
 	// SessionCachingOff is tls-session-caching no: no session tickets, so
 	// every reconnect makes a full handshake.
 	SessionCachingOff bool
+	// SessionCacheSize is tls-session-cache-size: how many sessions the
+	// server keeps for resumption (tlssession.go). 0 is Redis's default,
+	// 20480; a negative value is Redis's 0, no bound.
+	SessionCacheSize int
+	// SessionCacheTimeout is tls-session-cache-timeout: a session older
+	// than this is not resumed. 0 is Redis's default, 300 seconds; a
+	// negative value is Redis's 0 (none is resumed).
+	SessionCacheTimeout time.Duration
 	// ClientCertFile, ClientKeyFile and ClientKeyFilePass are
 	// tls-client-cert-file, tls-client-key-file and
 	// tls-client-key-file-pass: the certificate this server presents when
@@ -148,6 +157,22 @@ func (o TLSOptions) ServerConfig() (*tls.Config, error) {
 	}
 	if err := checkCiphersuites(o.Ciphersuites); err != nil {
 		return nil, err
+	}
+	if !o.SessionCachingOff {
+		size, timeout := o.SessionCacheSize, o.SessionCacheTimeout
+		switch {
+		case size == 0:
+			size = DefaultSessionCacheSize
+		case size < 0:
+			size = 0 // no bound
+		}
+		switch {
+		case timeout == 0:
+			timeout = DefaultSessionCacheTimeout * time.Second
+		case timeout < 0:
+			timeout = 0
+		}
+		newSessionCache(size, timeout).install(cfg)
 	}
 	return cfg, nil
 }

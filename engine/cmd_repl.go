@@ -516,7 +516,7 @@ func (e *Engine) replFeed(b []byte) {
 // are still waiting.
 func (e *Engine) replFlush() bool {
 	r := &e.repl
-	if r.getAck && len(r.replicas) > 0 {
+	if r.getAck && len(r.replicas) > 0 && e.fo.state == foNone { // nor GETACK (FAILOVER)
 		r.getAck = false
 		e.replFeed(replGetAck)
 	}
@@ -658,6 +658,9 @@ func (e *Engine) psync(s *Session, r *command.Request) {
 		e.errText(command.NotInteger, "ERR value is not an integer or out of range")
 		return
 	}
+	if len(r.Args) > 2 && command.EqualFold(r.Args[2], "failover") && !e.psyncFailover(s, r.Args[0]) {
+		return
+	}
 	e.psyncFrom(s, r.Args[0], off, false)
 }
 
@@ -671,6 +674,10 @@ func (e *Engine) psyncFrom(s *Session, id []byte, off int64, legacy bool) {
 		return
 	}
 	r := &e.repl
+	if e.fo.state != foNone {
+		e.errText(command.Err, "NOMASTERLINK Can't SYNC while failing over")
+		return
+	}
 	if r.upstream && !r.linkUp {
 		e.errText(command.Err, "NOMASTERLINK Can't SYNC while not connected with my master")
 		return
@@ -785,6 +792,7 @@ func (e *Engine) startSync() {
 func (e *Engine) tickRepl() int {
 	r := &e.repl
 	work := 0
+	e.updateFailover()
 	if r.job != nil {
 		if !r.job.StepFor(e.o.Persistence.SaveSlice) {
 			work = 1
@@ -796,7 +804,8 @@ func (e *Engine) tickRepl() int {
 	} else if len(r.replicas) > 0 {
 		e.startSync()
 	}
-	if len(r.replicas) > 0 && !r.upstream && e.now-r.lastPing >= e.o.Replication.PingPeriod*1000 {
+	// No PING while FAILOVER waits: the replica must reach the offset.
+	if len(r.replicas) > 0 && !r.upstream && e.fo.state == foNone && e.now-r.lastPing >= e.o.Replication.PingPeriod*1000 {
 		r.lastPing = e.now
 		e.replFeed(replPing)
 	}
@@ -1087,7 +1096,7 @@ func (e *Engine) infoReplication(w *infoWriter) {
 	r := &e.repl
 	w.str("role", "master")
 	e.infoReplicas(w)
-	w.str("master_failover_state", "no-failover")
+	w.str("master_failover_state", e.failoverInfo())
 	w.b = r.hist.AppendInfo(w.b)
 	e.appendTapInfo(w)
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -254,6 +255,10 @@ type Link struct {
 	stalled   bool // stream ends in a partial command: wait for more bytes
 	stats     Stats
 	syncErr   error
+	// foDone is FAILOVER's callback while this node fails over to the
+	// primary it follows (FollowFailover): PSYNC carries FAILOVER, and
+	// the primary's answer is reported once.
+	foDone func(error)
 
 	// The stream phase: the loop reads the primary's socket itself,
 	// nonblocking, when its epoll set says it is readable.
@@ -386,12 +391,36 @@ func (l *Link) Follow(host string, port int) bool {
 	if l.following && l.host == host && l.port == port {
 		return false
 	}
+	l.foDone = nil
+	l.follow(host, port)
+	return true
+}
+
+// FollowFailover follows host:port for a FAILOVER of this node (see
+// engine.FailoverControl): each attempt's PSYNC carries a fourth argument
+// FAILOVER, by which the replica there promotes itself, until it
+// answers. done then gets nil (+CONTINUE or +FULLRESYNC) or the refusal
+// (an error wrapping ErrFailoverRefused), once, on the loop. A connection
+// that fails before the answer is retried as any link's.
+func (l *Link) FollowFailover(host string, port int, done func(error)) {
+	l.foDone = done
+	l.follow(host, port)
+}
+
+func (l *Link) follow(host string, port int) {
 	l.stopRun()
 	l.following, l.host, l.port = true, host, port
 	l.setLinkDown()
-	l.log.Info("replica: following a primary", "host", host, "port", port)
+	l.log.Info("replica: following a primary", "host", host, "port", port, "failover", l.foDone != nil)
 	l.startRun(0)
-	return true
+}
+
+// failoverAnswered reports the primary's answer to PSYNC FAILOVER, once.
+func (l *Link) failoverAnswered(err error) {
+	if done := l.foDone; done != nil {
+		l.foDone = nil
+		done(err)
+	}
 }
 
 // Unfollow stops following (REPLICAOF NO ONE) and shifts the replication
@@ -402,7 +431,7 @@ func (l *Link) Unfollow() {
 		return
 	}
 	l.stopRun()
-	l.following = false
+	l.following, l.foDone = false, nil
 	l.setLinkDown()
 	l.state = StateNone
 	if l.ids.ID != "?" {
@@ -442,7 +471,7 @@ func (l *Link) setLinkDown() {
 func (l *Link) startRun(delay time.Duration) {
 	l.gen++
 	l.state = StateConnect
-	r := &run{l: l, o: l.o, gen: l.gen, host: l.host, port: l.port, delay: delay,
+	r := &run{l: l, o: l.o, gen: l.gen, host: l.host, port: l.port, delay: delay, failover: l.foDone != nil,
 		replid: l.ids.ID, offset: l.ids.Offset, quit: make(chan struct{}), poke: make(chan struct{}, 1)}
 	l.cur = r
 	go r.main()
@@ -546,6 +575,7 @@ func (l *Link) Poll(now int64) int {
 			l.syncing, l.syncStart, l.syncErr = true, time.Now(), nil
 			l.state = StateSync
 			l.o.Apply.BeginFullSync()
+			l.failoverAnswered(nil)
 		case evResize:
 			l.o.Apply.Reserve(ev.pos, int(ev.offset))
 		case evEntries:
@@ -590,6 +620,7 @@ func (l *Link) Poll(now int64) int {
 			l.stats.PartialSyncs++
 			l.log.Info("replica: partial resynchronisation accepted", "offset", l.ids.Offset)
 			l.up()
+			l.failoverAnswered(nil)
 		case evDown:
 			l.linkLost(ev.err)
 			l.popEvent()
@@ -759,8 +790,15 @@ func (l *Link) linkLost(err error) {
 	}
 	l.setLinkDown()
 	l.log.Warn("replica: link to the primary lost; reconnecting", "host", l.host, "port", l.port, "err", err, "retry_in", l.o.RetryDelay)
+	var refused func(error)
+	if errors.Is(err, ErrFailoverRefused) {
+		refused, l.foDone = l.foDone, nil // the next attempt is a plain PSYNC, unless refused stops the link
+	}
 	if l.following {
 		l.startRun(l.o.RetryDelay)
+	}
+	if refused != nil {
+		refused(err)
 	}
 }
 

@@ -24,23 +24,28 @@ var (
 	ErrTransfer = errors.New("replica: snapshot transfer failed")
 	// ErrStopped: the loop stopped the run (REPLICAOF elsewhere, NO ONE).
 	ErrStopped = errors.New("replica: link stopped")
+	// ErrFailoverRefused: the replica a FAILOVER hands the primary role
+	// to answered PSYNC ... FAILOVER with an error.
+	ErrFailoverRefused = errors.New("replica: the failover target refused PSYNC FAILOVER")
 )
 
 // run is one connection attempt to the primary and, if it succeeds, the
 // link's life until it breaks. Its goroutines never touch the loop's
 // state: they post events.
 type run struct {
-	l       *Link
-	o       Options // the link's options when the run started (the loop may change l.o)
-	gen     uint64
-	host    string
-	port    int
-	delay   time.Duration
-	replid  string
-	offset  int64
-	quit    chan struct{}
-	poke    chan struct{} // the loop asks for an ACK now
-	stopped atomic.Bool
+	l      *Link
+	o      Options // the link's options when the run started (the loop may change l.o)
+	gen    uint64
+	host   string
+	port   int
+	delay  time.Duration
+	replid string
+	offset int64
+	// failover: PSYNC carries a fourth argument FAILOVER (Link.FollowFailover).
+	failover bool
+	quit     chan struct{}
+	poke     chan struct{} // the loop asks for an ACK now
+	stopped  atomic.Bool
 
 	mu   sync.Mutex
 	conn net.Conn
@@ -225,10 +230,14 @@ func (r *run) handshake(c net.Conn, br *bufio.Reader) (*fullResync, error) {
 		}
 	}
 	id, off := r.replid, r.offset
-	psync := resp.AppendCommand(nil, []byte("PSYNC"), []byte("?"), []byte("-1"))
+	words := [][]byte{[]byte("PSYNC"), []byte("?"), []byte("-1")}
 	if id != "?" && len(id) == 40 && off >= 0 {
-		psync = resp.AppendCommand(nil, []byte("PSYNC"), []byte(id), []byte(strconv.FormatInt(off+1, 10)))
+		words[1], words[2] = []byte(id), []byte(strconv.FormatInt(off+1, 10))
 	}
+	if r.failover {
+		words = append(words, []byte("FAILOVER"))
+	}
+	psync := resp.AppendCommand(nil, words...)
 	if err := r.write(c, psync); err != nil {
 		return nil, err
 	}
@@ -264,6 +273,8 @@ func (r *run) handshake(c net.Conn, br *bufio.Reader) (*fullResync, error) {
 			r.l.ackOffset.Store(off)
 			r.l.post(r, event{kind: evContinue, text: newID})
 			return nil, nil
+		case r.failover && line[0] == '-':
+			return nil, fmt.Errorf("%w: %s", ErrFailoverRefused, line[1:])
 		default:
 			return nil, fmt.Errorf("%w: PSYNC: %s", ErrHandshake, line)
 		}

@@ -119,6 +119,10 @@ type ReplicationOptions struct {
 	// no replica this long frees its backlog (and takes a new replication
 	// id, as Redis does); nil: Redis's 3600; 0: never.
 	BacklogTTL *int64
+	// TimeoutChanged, when set, is called on the loop after CONFIG SET
+	// repl-timeout with the new value in seconds: the replica side's link
+	// takes it (the server joins the two).
+	TimeoutChanged func(seconds int64)
 }
 
 // DefaultBacklogTTL is repl-backlog-ttl's default, Redis's.
@@ -1151,6 +1155,22 @@ func (e *Engine) ReplicationStats(st *ReplicationStats) {
 	}
 }
 
+// replTimeoutParam makes CONFIG SET repl-timeout reach the replica
+// side's link too (ReplicationOptions.TimeoutChanged).
+func (e *Engine) replTimeoutParam(p Param) Param {
+	set := p.Set
+	p.Set = func(v string) error {
+		if err := set(v); err != nil {
+			return err
+		}
+		if f := e.o.Replication.TimeoutChanged; f != nil {
+			f(e.o.Replication.Timeout)
+		}
+		return nil
+	}
+	return p
+}
+
 // replParams are the replication parameters of CONFIG GET and SET.
 func (e *Engine) replParams() []Param {
 	o := &e.o.Replication
@@ -1195,7 +1215,7 @@ func (e *Engine) replParams() []Param {
 			}},
 		yesNoParam("repl-diskless-sync", &o.DisklessOff, true),
 		intParam("repl-ping-replica-period", &o.PingPeriod, 1),
-		intParam("repl-timeout", &o.Timeout, 1),
+		e.replTimeoutParam(intParam("repl-timeout", &o.Timeout, 1)),
 		intParam("min-replicas-to-write", &o.MinReplicas, 0),
 		intParam("min-replicas-max-lag", &o.MinReplicasLag, 0),
 		yesNoParam("lazyfree-lazy-expire", &o.LazyExpire, false),

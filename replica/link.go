@@ -120,13 +120,15 @@ func (l *Link) Settings() Options { return l.o }
 // rest of o is ignored. INFO shows them at once; a connection uses the
 // values it started with (the handshake reads a copy), so a new
 // masterauth or announced address takes effect at the next connection, as
-// in Redis. Loop goroutine only.
+// in Redis; a new Timeout (repl-timeout) applies at once, to the next read
+// of the running connection. Loop goroutine only.
 func (l *Link) SetSettings(o Options) {
 	l.o.MasterUser, l.o.MasterAuth = o.MasterUser, o.MasterAuth
 	l.o.AnnounceIP, l.o.AnnouncePort = o.AnnounceIP, o.AnnouncePort
 	l.o.Priority, l.o.NeverPromote, l.o.Hidden, l.o.ReadOnly = o.Priority, o.NeverPromote, o.Hidden, o.ReadOnly
 	if o.Timeout > 0 {
 		l.o.Timeout = o.Timeout
+		l.timeout.Store(int64(o.Timeout))
 	}
 }
 
@@ -280,6 +282,11 @@ type Link struct {
 	efd        int          // the runs ring it (eventfd)
 	epfd       int          // WaitFD: efd and, in the stream phase, the primary's socket
 	ackOffset  atomic.Int64 // the offset REPLCONF ACK sends
+	// timeout is repl-timeout in nanoseconds: written by the loop (New,
+	// SetSettings), read by the runs before each blocking read and
+	// write, so CONFIG SET repl-timeout reaches a link in its handshake
+	// or full sync too (the stream phase reads l.o.Timeout on the loop).
+	timeout atomic.Int64
 	lastIO     atomic.Int64 // unix ms
 	bytesIn    atomic.Int64
 	syncTotal  atomic.Int64 // -1: unknown ($EOF)
@@ -308,6 +315,7 @@ func New(o Options) (*Link, error) {
 	l := &Link{o: o, log: o.Logger, efd: efd, epfd: epfd, sockFD: -1, state: StateNone,
 		ids: IDs{ID: "?", Offset: -1, ID2: NoID, Offset2: -1}, rbuf: make([]byte, 64<<10), events: make([]unix.EpollEvent, 2)}
 	l.cond = sync.NewCond(&l.mu)
+	l.timeout.Store(int64(o.Timeout))
 	l.SetTLS(o.TLS)
 	return l, nil
 }

@@ -93,12 +93,11 @@ func (r *run) main() {
 // a primary silent that long ends the link.
 type timeoutConn struct {
 	net.Conn
-	l       *Link
-	timeout time.Duration
+	l *Link
 }
 
 func (c timeoutConn) Read(p []byte) (int, error) {
-	_ = c.Conn.SetReadDeadline(time.Now().Add(c.timeout))
+	_ = c.Conn.SetReadDeadline(time.Now().Add(time.Duration(c.l.timeout.Load())))
 	n, err := c.Conn.Read(p)
 	if n > 0 {
 		c.l.lastIO.Store(time.Now().UnixMilli())
@@ -138,7 +137,7 @@ func (r *run) session() error {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	br := bufio.NewReaderSize(timeoutConn{Conn: c, l: l, timeout: r.o.Timeout}, 64<<10)
+	br := bufio.NewReaderSize(timeoutConn{Conn: c, l: l}, 64<<10)
 	l.post(r, event{kind: evState, text: StateHandshake})
 	full, err := r.handshake(c, br)
 	if err != nil {
@@ -440,7 +439,7 @@ func (r *run) acks(c net.Conn) {
 func (r *run) write(c net.Conn, p []byte) error {
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
-	_ = c.SetWriteDeadline(time.Now().Add(r.o.Timeout))
+	_ = c.SetWriteDeadline(time.Now().Add(time.Duration(r.l.timeout.Load())))
 	_, err := c.Write(p)
 	return err
 }

@@ -286,11 +286,11 @@ type Link struct {
 	// SetSettings), read by the runs before each blocking read and
 	// write, so CONFIG SET repl-timeout reaches a link in its handshake
 	// or full sync too (the stream phase reads l.o.Timeout on the loop).
-	timeout atomic.Int64
-	lastIO     atomic.Int64 // unix ms
-	bytesIn    atomic.Int64
-	syncTotal  atomic.Int64 // -1: unknown ($EOF)
-	syncRead   atomic.Int64
+	timeout   atomic.Int64
+	lastIO    atomic.Int64 // unix ms
+	bytesIn   atomic.Int64
+	syncTotal atomic.Int64 // -1: unknown ($EOF)
+	syncRead  atomic.Int64
 }
 
 var _ transport.Server = (*Link)(nil)

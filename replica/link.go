@@ -267,7 +267,7 @@ type Link struct {
 	sock     syscall.RawConn
 	sockFD   int
 	hot      bool  // the last read found bytes, or CheckNow: read on the next Poll
-	cycles   int   // Polls since the last read
+	checked  int64 // the loop's clock at the last read (or attempt)
 	lastRead int64 // the loop's clock at the last byte read
 	rbuf     []byte
 	events   []unix.EpollEvent
@@ -352,11 +352,15 @@ func (l *Link) Dormant() bool { return l.sock == nil }
 // whatever checkEvery says.
 func (l *Link) CheckNow() { l.hot = true }
 
-// checkEvery is how many busy Polls pass between two reads of a quiet
-// primary socket: a read that finds nothing costs a system call, which a
-// loop busy with other clients should not pay every cycle. An idle loop
-// reads at once (CheckNow), as does a Poll after one that found bytes.
-const checkEvery = 16
+// checkEvery is how long (on the loop's clock) a busy loop goes between
+// two reads of a quiet primary socket: a read that finds nothing costs a
+// system call (about a microsecond), which a loop busy with other clients
+// should not pay every cycle, and a write of the primary must not wait
+// long behind them either. An idle loop reads at once (CheckNow), as does
+// a Poll after one that found bytes. It was 16 Polls: with a client
+// polling the replica in a tight loop, 16 of its round trips (300-400 µs
+// on a loaded machine) passed before the stream was read.
+const checkEvery = 50 * time.Microsecond
 
 // maxUnapplied bounds the stream bytes the loop reads ahead of what it has
 // applied.
@@ -554,8 +558,8 @@ func (l *Link) Poll(now int64) int {
 	// A loop that falls behind stops reading (the primary's socket and TCP
 	// hold the rest) unless it waits for the end of a long command.
 	if l.sock != nil && len(l.queue) == 0 && (l.stalled || len(l.stream)-l.head < maxUnapplied) {
-		if l.cycles++; l.hot || l.cycles >= checkEvery {
-			l.cycles = 0
+		if l.hot || now-l.checked >= int64(checkEvery) {
+			l.checked = now
 			n, err := l.readStream(now)
 			work += n
 			if err != nil {

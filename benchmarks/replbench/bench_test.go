@@ -28,16 +28,19 @@ func envInt(name string, def int) int {
 	return def
 }
 
-// pair starts a primary and one replica of kind at the two places.
-func pair(tb testing.TB, kind string, ppl, rpl place) (p, r *server) {
+// pair starts a primary of kind pk and one replica of kind rk at the two
+// places.
+func pair(tb testing.TB, pk, rk string, ppl, rpl place) (p, r *server) {
 	tb.Helper()
-	start := startGoblin
-	if kind == "redis" {
-		start = startRedis
+	starter := func(kind string) func(testing.TB, place, *server, ...string) *server {
+		if kind == "redis" {
+			return startRedis
+		}
+		return startGoblin
 	}
-	p = start(tb, ppl, nil)
+	p = starter(pk)(tb, ppl, nil)
 	fill(tb, p, 10000)
-	r = start(tb, rpl, p)
+	r = starter(rk)(tb, rpl, p)
 	synced(tb, r, 2*startTimeout)
 	return p, r
 }
@@ -52,17 +55,20 @@ type lagRow struct {
 
 // measureLag runs the lag probes for goblin→goblin and redis→redis at the
 // two places, each under the steady writer.
-func measureLag(tb testing.TB, path string, ppl, rpl place, probes int) []lagRow {
+func measureLag(tb testing.TB, path string, ppl, rpl place, probes int, pairs ...[2]string) []lagRow {
 	var rows []lagRow
-	for _, kind := range []string{"goblin", "redis"} {
-		p, r := pair(tb, kind, ppl, rpl)
+	if len(pairs) == 0 {
+		pairs = [][2]string{{"goblin", "goblin"}, {"redis", "redis"}}
+	}
+	for _, pk := range pairs {
+		p, r := pair(tb, pk[0], pk[1], ppl, rpl)
 		stop := steadyWriter(tb, p)
 		time.Sleep(500 * time.Millisecond) // the load settles
 		start := time.Now()
 		ds := lag(tb, p, r, probes)
 		secs := time.Since(start).Seconds()
 		written := stop()
-		rows = append(rows, lagRow{path: path, pair: kind + "→" + kind, p50: pct(ds, 0.5), p99: pct(ds, 0.99), n: len(ds),
+		rows = append(rows, lagRow{path: path, pair: pk[0] + "→" + pk[1], p50: pct(ds, 0.5), p99: pct(ds, 0.99), n: len(ds),
 			writes: int64(float64(written) / (secs + 0.5))})
 		p.p.Stop(10 * time.Second)
 		r.p.Stop(10 * time.Second)
@@ -88,6 +94,9 @@ func BenchmarkReplicationLag(b *testing.B) {
 	probes := envInt("REPL_BENCH_PROBES", 3000)
 	for range b.N {
 		rows := measureLag(b, "loopback", place{}, place{}, probes)
+		if os.Getenv("REPL_BENCH_MIXED") != "" { // which side a difference comes from
+			rows = append(rows, measureLag(b, "loopback", place{}, place{}, probes, [2]string{"goblin", "redis"}, [2]string{"redis", "goblin"})...)
+		}
 		l := newLink(b)
 		rows = append(rows, measureLag(b, "two namespaces (veth)", place{link: l, k: 0}, place{link: l, k: 1}, probes)...)
 		printLag(os.Stdout, rows)

@@ -32,12 +32,6 @@ func envInt(name string, def int) int {
 // places.
 func pair(tb testing.TB, pk, rk string, ppl, rpl place) (p, r *server) {
 	tb.Helper()
-	starter := func(kind string) func(testing.TB, place, *server, ...string) *server {
-		if kind == "redis" {
-			return startRedis
-		}
-		return startGoblin
-	}
 	p = starter(pk)(tb, ppl, nil)
 	fill(tb, p, 10000)
 	r = starter(rk)(tb, rpl, p)
@@ -272,16 +266,21 @@ func BenchmarkPrimaryWithReplicas(b *testing.B) {
 	}
 }
 
-// fullSync fills a primary of kind with keys keys and times a fresh
-// replica of the same kind from REPLICAOF to its link up and loaded.
-func fullSync(tb testing.TB, kind string, keys int) (time.Duration, string) {
-	start := startGoblin
+// starter returns the start function of kind.
+func starter(kind string) func(testing.TB, place, *server, ...string) *server {
 	if kind == "redis" {
-		start = startRedis
+		return startRedis
 	}
-	p := start(tb, place{}, nil)
+	return startGoblin
+}
+
+// fullSync fills a primary of kind pk with keys keys and times a fresh
+// replica of kind rk from REPLICAOF to its link up and loaded.
+func fullSync(tb testing.TB, pk, rk string, keys int) (time.Duration, string) {
+	kind := pk + "→" + rk
+	p := starter(pk)(tb, place{}, nil)
 	fill(tb, p, keys)
-	r := start(tb, place{}, nil)
+	r := starter(rk)(tb, place{}, nil)
 	mem := p.info("memory", "used_memory_human")
 	h, port, _ := net.SplitHostPort(p.addr)
 	t0 := time.Now()
@@ -314,12 +313,16 @@ func fullSync(tb testing.TB, kind string, keys int) (time.Duration, string) {
 func BenchmarkFullSync(b *testing.B) {
 	keys := envInt("REPL_BENCH_KEYS", 1_000_000)
 	for range b.N {
-		fmt.Println("| server | keys | primary used_memory | full sync (REPLICAOF → link up, loaded) |")
+		fmt.Println("| primary → replica | keys | primary used_memory | full sync (REPLICAOF → link up, loaded) |")
 		fmt.Println("|---|---|---|---|")
-		for _, kind := range []string{"goblin", "redis"} {
-			d, mem := fullSync(b, kind, keys)
-			fmt.Printf("| %s | %d | %s | %.2f s |\n", kind, keys, mem, d.Seconds())
-			b.ReportMetric(d.Seconds(), kind+"-s")
+		pairs := [][2]string{{"goblin", "goblin"}, {"redis", "redis"}}
+		if os.Getenv("REPL_BENCH_MIXED") != "" {
+			pairs = append(pairs, [2]string{"goblin", "redis"}, [2]string{"redis", "goblin"})
+		}
+		for _, pk := range pairs {
+			d, mem := fullSync(b, pk[0], pk[1], keys)
+			fmt.Printf("| %s→%s | %d | %s | %.2f s |\n", pk[0], pk[1], keys, mem, d.Seconds())
+			b.ReportMetric(d.Seconds(), pk[0]+"-"+pk[1]+"-s")
 		}
 	}
 }
@@ -409,7 +412,7 @@ func TestHarnessesSmall(t *testing.T) {
 		}
 	}
 	for _, kind := range []string{"goblin", "redis"} {
-		if d, _ := fullSync(t, kind, 20000); d <= 0 {
+		if d, _ := fullSync(t, kind, kind, 20000); d <= 0 {
 			t.Errorf("%s full sync took %v", kind, d)
 		}
 	}

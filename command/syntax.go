@@ -112,8 +112,8 @@ func (p *syntaxParser) seq(inGroup bool) ([]Arg, error) {
 // joinTokens turns a literal token followed by a single argument into one
 // argument with that token.
 func joinTokens(items []Arg, inGroup bool) []Arg {
-	if inGroup && len(items) >= 3 && items[0].Type == "pure-token" && !items[0].Multiple && allPlain(items[1:]) {
-		return items // "LIMIT offset count": a block the token introduces (see group)
+	if inGroup && len(items) >= 3 && items[0].Type == "pure-token" && !items[0].Multiple && plainThenFlags(items[1:]) {
+		return items // "LIMIT offset count", "TO host port [FORCE]": a block the token introduces (see group)
 	}
 	var out []Arg
 	for i := 0; i < len(items); i++ {
@@ -211,6 +211,22 @@ func allPlain(items []Arg) bool {
 		}
 	}
 	return true
+}
+
+// plainThenFlags reports whether items are at least two arguments
+// without a token, then only optional pure tokens (FAILOVER's "TO host
+// port [FORCE]").
+func plainThenFlags(items []Arg) bool {
+	n := 0
+	for n < len(items) && allPlain(items[n:n+1]) {
+		n++
+	}
+	for _, a := range items[n:] {
+		if a.Type != "pure-token" || !a.Optional {
+			return false
+		}
+	}
+	return n >= 2
 }
 
 // group makes one argument of a bracketed group's alternatives; a token

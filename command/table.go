@@ -330,6 +330,9 @@ const (
 	// SORT (770-789): RESP only.
 	OpSort   Op = 770
 	OpSortRO Op = 771
+
+	// Coordinated failover (730-739): RESP only.
+	OpFailover Op = 730
 )
 
 // Key specs of the common shapes.
@@ -1536,4 +1539,9 @@ var specs = [NumOps]Spec{
 		Complexity: "O(N+M*log(M)) for N elements to sort and M returned; O(N) unsorted",
 		Syntax:     "key [BY pattern] [offset_count=LIMIT offset count] [GET pattern]... [order=ASC|DESC] [sorting=ALPHA]",
 		Summary:    "SORT without STORE: allowed on read-only replicas and to read-only users."},
+	// Coordinated failover (engine/cmd_failover.go, docs/replication.md).
+	OpFailover: {Name: "failover", Arity: -1, Flags: Admin | NoScript | Stale, ACL: CatAdmin | CatSlow | CatDangerous,
+		Group: "server", Since: "6.2.0", Complexity: "O(1)",
+		Syntax:  "[target=TO host port:integer [FORCE]] [ABORT] [TIMEOUT milliseconds]",
+		Summary: "Hand the primary role to a replica: pause writes, wait until it has every write, tell it to take over (PSYNC FAILOVER) and follow it."},
 }

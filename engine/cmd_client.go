@@ -263,15 +263,19 @@ func (e *Engine) clientNoTouch(s *Session, r *command.Request) {
 // CLIENT UNPAUSE, held by their transport (see Session.Hold).
 func (e *Engine) clientPause(_ *Session, r *command.Request) {
 	until := e.clock.NowMillis() + r.Amount
-	if until > e.pauseUntil || (e.pauseWrites && r.Flags&command.FlagPauseWrite == 0) {
-		e.pauseUntil = until
+	if until > e.clientUntil || (e.pauseWrites && r.Flags&command.FlagPauseWrite == 0) {
+		e.clientUntil = until
 	}
 	e.pauseWrites = r.Flags&command.FlagPauseWrite != 0
+	e.refreshPause()
 	e.ok()
 }
 
+// clientUnpause ends CLIENT PAUSE; a FAILOVER's pause of writes goes on
+// (Redis keeps the two apart too).
 func (e *Engine) clientUnpause(*Session, *command.Request) {
-	e.pauseUntil, e.pauseWrites = 0, false
+	e.clientUntil, e.pauseWrites = 0, false
+	e.refreshPause()
 	e.ok()
 }
 

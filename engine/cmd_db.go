@@ -79,7 +79,7 @@ func (e *Engine) Tick(budget int) int {
 	if e.lat.threshold > 0 && saving {
 		e.latencyEnd(EventBgsaveSlice, t0)
 	}
-	if e.repl.feed || len(e.repl.waiters) > 0 || len(e.repl.replicas) > 0 {
+	if e.repl.feed || len(e.repl.waiters) > 0 || len(e.repl.replicas) > 0 || e.fo.state != foNone {
 		work += e.tickRepl()
 	}
 	if len(e.blocked) > 0 {

@@ -119,6 +119,10 @@ type ReplicationOptions struct {
 	// no replica this long frees its backlog (and takes a new replication
 	// id, as Redis does); nil: Redis's 3600; 0: never.
 	BacklogTTL *int64
+	// TimeoutChanged, when set, is called on the loop after CONFIG SET
+	// repl-timeout with the new value in seconds: the replica side's link
+	// takes it (the server joins the two).
+	TimeoutChanged func(seconds int64)
 }
 
 // DefaultBacklogTTL is repl-backlog-ttl's default, Redis's.
@@ -516,7 +520,7 @@ func (e *Engine) replFeed(b []byte) {
 // are still waiting.
 func (e *Engine) replFlush() bool {
 	r := &e.repl
-	if r.getAck && len(r.replicas) > 0 {
+	if r.getAck && len(r.replicas) > 0 && e.fo.state == foNone { // nor GETACK (FAILOVER)
 		r.getAck = false
 		e.replFeed(replGetAck)
 	}
@@ -658,6 +662,9 @@ func (e *Engine) psync(s *Session, r *command.Request) {
 		e.errText(command.NotInteger, "ERR value is not an integer or out of range")
 		return
 	}
+	if len(r.Args) > 2 && command.EqualFold(r.Args[2], "failover") && !e.psyncFailover(s, r.Args[0]) {
+		return
+	}
 	e.psyncFrom(s, r.Args[0], off, false)
 }
 
@@ -671,6 +678,10 @@ func (e *Engine) psyncFrom(s *Session, id []byte, off int64, legacy bool) {
 		return
 	}
 	r := &e.repl
+	if e.fo.state != foNone {
+		e.errText(command.Err, "NOMASTERLINK Can't SYNC while failing over")
+		return
+	}
 	if r.upstream && !r.linkUp {
 		e.errText(command.Err, "NOMASTERLINK Can't SYNC while not connected with my master")
 		return
@@ -785,6 +796,7 @@ func (e *Engine) startSync() {
 func (e *Engine) tickRepl() int {
 	r := &e.repl
 	work := 0
+	e.updateFailover()
 	if r.job != nil {
 		if !r.job.StepFor(e.o.Persistence.SaveSlice) {
 			work = 1
@@ -796,7 +808,8 @@ func (e *Engine) tickRepl() int {
 	} else if len(r.replicas) > 0 {
 		e.startSync()
 	}
-	if len(r.replicas) > 0 && !r.upstream && e.now-r.lastPing >= e.o.Replication.PingPeriod*1000 {
+	// No PING while FAILOVER waits: the replica must reach the offset.
+	if len(r.replicas) > 0 && !r.upstream && e.fo.state == foNone && e.now-r.lastPing >= e.o.Replication.PingPeriod*1000 {
 		r.lastPing = e.now
 		e.replFeed(replPing)
 	}
@@ -1087,7 +1100,7 @@ func (e *Engine) infoReplication(w *infoWriter) {
 	r := &e.repl
 	w.str("role", "master")
 	e.infoReplicas(w)
-	w.str("master_failover_state", "no-failover")
+	w.str("master_failover_state", e.failoverInfo())
 	w.b = r.hist.AppendInfo(w.b)
 	e.appendTapInfo(w)
 }
@@ -1142,6 +1155,22 @@ func (e *Engine) ReplicationStats(st *ReplicationStats) {
 	}
 }
 
+// replTimeoutParam makes CONFIG SET repl-timeout reach the replica
+// side's link too (ReplicationOptions.TimeoutChanged).
+func (e *Engine) replTimeoutParam(p Param) Param {
+	set := p.Set
+	p.Set = func(v string) error {
+		if err := set(v); err != nil {
+			return err
+		}
+		if f := e.o.Replication.TimeoutChanged; f != nil {
+			f(e.o.Replication.Timeout)
+		}
+		return nil
+	}
+	return p
+}
+
 // replParams are the replication parameters of CONFIG GET and SET.
 func (e *Engine) replParams() []Param {
 	o := &e.o.Replication
@@ -1186,7 +1215,7 @@ func (e *Engine) replParams() []Param {
 			}},
 		yesNoParam("repl-diskless-sync", &o.DisklessOff, true),
 		intParam("repl-ping-replica-period", &o.PingPeriod, 1),
-		intParam("repl-timeout", &o.Timeout, 1),
+		e.replTimeoutParam(intParam("repl-timeout", &o.Timeout, 1)),
 		intParam("min-replicas-to-write", &o.MinReplicas, 0),
 		intParam("min-replicas-max-lag", &o.MinReplicasLag, 0),
 		yesNoParam("lazyfree-lazy-expire", &o.LazyExpire, false),

@@ -124,6 +124,10 @@ func (e *Engine) replicaOf(_ *Session, r *command.Request) {
 		e.errText(command.Err, "ERR REPLICAOF not allowed in cluster mode.")
 		return
 	}
+	if e.fo.state != foNone {
+		e.errText(command.Err, "ERR REPLICAOF not allowed while failing over.")
+		return
+	}
 	ctl := e.o.Replica.Control
 	if ctl == nil {
 		e.errText(command.Err, "ERR this server cannot follow a primary (no replication link)")
@@ -192,6 +196,10 @@ func (e *Engine) infoReplica(w *infoWriter) bool {
 	start := len(w.b)
 	w.b = e.o.Replica.Control.AppendInfo(w.b)
 	e.chainedInfo(w, start)
+	if e.fo.state != foNone { // a primary failing over follows its target already
+		w.b = append(w.b[:start], strings.Replace(string(w.b[start:]), "master_failover_state:no-failover",
+			"master_failover_state:"+e.failoverInfo(), 1)...)
+	}
 	return true
 }
 

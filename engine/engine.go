@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"math"
 	"runtime/metrics"
 	"time"
 
@@ -353,7 +354,8 @@ type Engine struct {
 	monitors    []*Session
 	monEnc      argv.Encoder
 	monBuf      []byte
-	pauseUntil  int64 // CLIENT PAUSE: unix ms; 0 when not paused
+	pauseUntil  int64 // something pauses clients (CLIENT PAUSE, FAILOVER): the one test the request path makes; 0 when nothing does
+	clientUntil int64 // CLIENT PAUSE: unix ms; 0 when not paused
 	pauseWrites bool
 	now         int64 // unix ms, refreshed by Tick (age and idle in CLIENT LIST)
 	lruSec      int64 // the second the stores' LRU clocks were last set to (Tick)
@@ -413,6 +415,7 @@ type Engine struct {
 	aclChans []acl.Channel // the channels of the request being checked
 	repl     replState     // replication, primary side (cmd_repl.go)
 	follow   followState   // the replica side of replication (cmd_replica.go)
+	fo       failoverState // FAILOVER (cmd_failover.go)
 	kn       notifyState   // keyspace notifications (notify.go)
 	// hooked sends every command through executeSlow: replication
 	// propagates, or keyspace notifications are on.
@@ -720,15 +723,31 @@ func (e *Engine) muted(s *Session, out []byte) []byte {
 // so sets how long the session's transport should hold it back.
 func (e *Engine) held(s *Session, op command.Op) bool {
 	now := e.clock.NowMillis()
-	if now >= e.pauseUntil {
-		e.pauseUntil, e.pauseWrites = 0, false
+	if e.clientUntil != 0 && now >= e.clientUntil {
+		e.clientUntil, e.pauseWrites = 0, false
+		e.refreshPause()
+	}
+	spec := command.Lookup(op)
+	write := spec != nil && spec.Flags&command.Write != 0
+	if write && e.fo.pausesWrites() {
+		s.hold = failoverHold // FAILOVER: writes wait until it ends (cmd_failover.go)
+		return true
+	}
+	if e.clientUntil == 0 || (e.pauseWrites && !write) {
 		return false
 	}
-	if spec := command.Lookup(op); e.pauseWrites && (spec == nil || spec.Flags&command.Write == 0) {
-		return false
-	}
-	s.hold = time.Duration(e.pauseUntil-now) * time.Millisecond
+	s.hold = time.Duration(e.clientUntil-now) * time.Millisecond
 	return true
+}
+
+// refreshPause sets pauseUntil, the request path's one test, from what
+// pauses clients: CLIENT PAUSE's end, or for ever while FAILOVER pauses
+// writes.
+func (e *Engine) refreshPause() {
+	e.pauseUntil = e.clientUntil
+	if e.pauseUntil == 0 && e.fo.pausesWrites() {
+		e.pauseUntil = math.MaxInt64
+	}
 }
 
 // pausedOp returns the Op a RESP command names, for CLIENT PAUSE's check.

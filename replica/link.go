@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -119,13 +120,15 @@ func (l *Link) Settings() Options { return l.o }
 // rest of o is ignored. INFO shows them at once; a connection uses the
 // values it started with (the handshake reads a copy), so a new
 // masterauth or announced address takes effect at the next connection, as
-// in Redis. Loop goroutine only.
+// in Redis; a new Timeout (repl-timeout) applies at once, to the next read
+// of the running connection. Loop goroutine only.
 func (l *Link) SetSettings(o Options) {
 	l.o.MasterUser, l.o.MasterAuth = o.MasterUser, o.MasterAuth
 	l.o.AnnounceIP, l.o.AnnouncePort = o.AnnounceIP, o.AnnouncePort
 	l.o.Priority, l.o.NeverPromote, l.o.Hidden, l.o.ReadOnly = o.Priority, o.NeverPromote, o.Hidden, o.ReadOnly
 	if o.Timeout > 0 {
 		l.o.Timeout = o.Timeout
+		l.timeout.Store(int64(o.Timeout))
 	}
 }
 
@@ -254,13 +257,17 @@ type Link struct {
 	stalled   bool // stream ends in a partial command: wait for more bytes
 	stats     Stats
 	syncErr   error
+	// foDone is FAILOVER's callback while this node fails over to the
+	// primary it follows (FollowFailover): PSYNC carries FAILOVER, and
+	// the primary's answer is reported once.
+	foDone func(error)
 
 	// The stream phase: the loop reads the primary's socket itself,
 	// nonblocking, when its epoll set says it is readable.
 	sock     syscall.RawConn
 	sockFD   int
 	hot      bool  // the last read found bytes, or CheckNow: read on the next Poll
-	cycles   int   // Polls since the last read
+	checked  int64 // the loop's clock at the last read (or attempt)
 	lastRead int64 // the loop's clock at the last byte read
 	rbuf     []byte
 	events   []unix.EpollEvent
@@ -275,10 +282,15 @@ type Link struct {
 	efd        int          // the runs ring it (eventfd)
 	epfd       int          // WaitFD: efd and, in the stream phase, the primary's socket
 	ackOffset  atomic.Int64 // the offset REPLCONF ACK sends
-	lastIO     atomic.Int64 // unix ms
-	bytesIn    atomic.Int64
-	syncTotal  atomic.Int64 // -1: unknown ($EOF)
-	syncRead   atomic.Int64
+	// timeout is repl-timeout in nanoseconds: written by the loop (New,
+	// SetSettings), read by the runs before each blocking read and
+	// write, so CONFIG SET repl-timeout reaches a link in its handshake
+	// or full sync too (the stream phase reads l.o.Timeout on the loop).
+	timeout   atomic.Int64
+	lastIO    atomic.Int64 // unix ms
+	bytesIn   atomic.Int64
+	syncTotal atomic.Int64 // -1: unknown ($EOF)
+	syncRead  atomic.Int64
 }
 
 var _ transport.Server = (*Link)(nil)
@@ -303,6 +315,7 @@ func New(o Options) (*Link, error) {
 	l := &Link{o: o, log: o.Logger, efd: efd, epfd: epfd, sockFD: -1, state: StateNone,
 		ids: IDs{ID: "?", Offset: -1, ID2: NoID, Offset2: -1}, rbuf: make([]byte, 64<<10), events: make([]unix.EpollEvent, 2)}
 	l.cond = sync.NewCond(&l.mu)
+	l.timeout.Store(int64(o.Timeout))
 	l.SetTLS(o.TLS)
 	return l, nil
 }
@@ -339,11 +352,15 @@ func (l *Link) Dormant() bool { return l.sock == nil }
 // whatever checkEvery says.
 func (l *Link) CheckNow() { l.hot = true }
 
-// checkEvery is how many busy Polls pass between two reads of a quiet
-// primary socket: a read that finds nothing costs a system call, which a
-// loop busy with other clients should not pay every cycle. An idle loop
-// reads at once (CheckNow), as does a Poll after one that found bytes.
-const checkEvery = 16
+// checkEvery is how long (on the loop's clock) a busy loop goes between
+// two reads of a quiet primary socket: a read that finds nothing costs a
+// system call (about a microsecond), which a loop busy with other clients
+// should not pay every cycle, and a write of the primary must not wait
+// long behind them either. An idle loop reads at once (CheckNow), as does
+// a Poll after one that found bytes. It was 16 Polls: with a client
+// polling the replica in a tight loop, 16 of its round trips (300-400 µs
+// on a loaded machine) passed before the stream was read.
+const checkEvery = 50 * time.Microsecond
 
 // maxUnapplied bounds the stream bytes the loop reads ahead of what it has
 // applied.
@@ -386,12 +403,36 @@ func (l *Link) Follow(host string, port int) bool {
 	if l.following && l.host == host && l.port == port {
 		return false
 	}
+	l.foDone = nil
+	l.follow(host, port)
+	return true
+}
+
+// FollowFailover follows host:port for a FAILOVER of this node (see
+// engine.FailoverControl): each attempt's PSYNC carries a fourth argument
+// FAILOVER, by which the replica there promotes itself, until it
+// answers. done then gets nil (+CONTINUE or +FULLRESYNC) or the refusal
+// (an error wrapping ErrFailoverRefused), once, on the loop. A connection
+// that fails before the answer is retried as any link's.
+func (l *Link) FollowFailover(host string, port int, done func(error)) {
+	l.foDone = done
+	l.follow(host, port)
+}
+
+func (l *Link) follow(host string, port int) {
 	l.stopRun()
 	l.following, l.host, l.port = true, host, port
 	l.setLinkDown()
-	l.log.Info("replica: following a primary", "host", host, "port", port)
+	l.log.Info("replica: following a primary", "host", host, "port", port, "failover", l.foDone != nil)
 	l.startRun(0)
-	return true
+}
+
+// failoverAnswered reports the primary's answer to PSYNC FAILOVER, once.
+func (l *Link) failoverAnswered(err error) {
+	if done := l.foDone; done != nil {
+		l.foDone = nil
+		done(err)
+	}
 }
 
 // Unfollow stops following (REPLICAOF NO ONE) and shifts the replication
@@ -402,7 +443,7 @@ func (l *Link) Unfollow() {
 		return
 	}
 	l.stopRun()
-	l.following = false
+	l.following, l.foDone = false, nil
 	l.setLinkDown()
 	l.state = StateNone
 	if l.ids.ID != "?" {
@@ -442,7 +483,7 @@ func (l *Link) setLinkDown() {
 func (l *Link) startRun(delay time.Duration) {
 	l.gen++
 	l.state = StateConnect
-	r := &run{l: l, o: l.o, gen: l.gen, host: l.host, port: l.port, delay: delay,
+	r := &run{l: l, o: l.o, gen: l.gen, host: l.host, port: l.port, delay: delay, failover: l.foDone != nil,
 		replid: l.ids.ID, offset: l.ids.Offset, quit: make(chan struct{}), poke: make(chan struct{}, 1)}
 	l.cur = r
 	go r.main()
@@ -517,8 +558,8 @@ func (l *Link) Poll(now int64) int {
 	// A loop that falls behind stops reading (the primary's socket and TCP
 	// hold the rest) unless it waits for the end of a long command.
 	if l.sock != nil && len(l.queue) == 0 && (l.stalled || len(l.stream)-l.head < maxUnapplied) {
-		if l.cycles++; l.hot || l.cycles >= checkEvery {
-			l.cycles = 0
+		if l.hot || now-l.checked >= int64(checkEvery) {
+			l.checked = now
 			n, err := l.readStream(now)
 			work += n
 			if err != nil {
@@ -546,6 +587,7 @@ func (l *Link) Poll(now int64) int {
 			l.syncing, l.syncStart, l.syncErr = true, time.Now(), nil
 			l.state = StateSync
 			l.o.Apply.BeginFullSync()
+			l.failoverAnswered(nil)
 		case evResize:
 			l.o.Apply.Reserve(ev.pos, int(ev.offset))
 		case evEntries:
@@ -590,6 +632,7 @@ func (l *Link) Poll(now int64) int {
 			l.stats.PartialSyncs++
 			l.log.Info("replica: partial resynchronisation accepted", "offset", l.ids.Offset)
 			l.up()
+			l.failoverAnswered(nil)
 		case evDown:
 			l.linkLost(ev.err)
 			l.popEvent()
@@ -759,8 +802,15 @@ func (l *Link) linkLost(err error) {
 	}
 	l.setLinkDown()
 	l.log.Warn("replica: link to the primary lost; reconnecting", "host", l.host, "port", l.port, "err", err, "retry_in", l.o.RetryDelay)
+	var refused func(error)
+	if errors.Is(err, ErrFailoverRefused) {
+		refused, l.foDone = l.foDone, nil // the next attempt is a plain PSYNC, unless refused stops the link
+	}
 	if l.following {
 		l.startRun(l.o.RetryDelay)
+	}
+	if refused != nil {
+		refused(err)
 	}
 }
 

@@ -125,6 +125,10 @@ func testRDB(t *testing.T) []byte {
 	return b.Bytes()
 }
 
+// testClock is the base of the loop clock pollUntil hands Poll
+// (monotonic nanoseconds, as the server's loop's).
+var testClock = time.Now()
+
 // pollUntil polls l as the loop would until cond holds.
 func pollUntil(t *testing.T, l *Link, what string, cond func() bool) {
 	t.Helper()
@@ -133,7 +137,7 @@ func pollUntil(t *testing.T, l *Link, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s (link state %s, offset %d)", what, l.state, l.ids.Offset)
 		}
-		if l.Poll(0) == 0 {
+		if l.Poll(int64(time.Since(testClock))) == 0 {
 			time.Sleep(time.Millisecond)
 		}
 	}

@@ -24,23 +24,28 @@ var (
 	ErrTransfer = errors.New("replica: snapshot transfer failed")
 	// ErrStopped: the loop stopped the run (REPLICAOF elsewhere, NO ONE).
 	ErrStopped = errors.New("replica: link stopped")
+	// ErrFailoverRefused: the replica a FAILOVER hands the primary role
+	// to answered PSYNC ... FAILOVER with an error.
+	ErrFailoverRefused = errors.New("replica: the failover target refused PSYNC FAILOVER")
 )
 
 // run is one connection attempt to the primary and, if it succeeds, the
 // link's life until it breaks. Its goroutines never touch the loop's
 // state: they post events.
 type run struct {
-	l       *Link
-	o       Options // the link's options when the run started (the loop may change l.o)
-	gen     uint64
-	host    string
-	port    int
-	delay   time.Duration
-	replid  string
-	offset  int64
-	quit    chan struct{}
-	poke    chan struct{} // the loop asks for an ACK now
-	stopped atomic.Bool
+	l      *Link
+	o      Options // the link's options when the run started (the loop may change l.o)
+	gen    uint64
+	host   string
+	port   int
+	delay  time.Duration
+	replid string
+	offset int64
+	// failover: PSYNC carries a fourth argument FAILOVER (Link.FollowFailover).
+	failover bool
+	quit     chan struct{}
+	poke     chan struct{} // the loop asks for an ACK now
+	stopped  atomic.Bool
 
 	mu   sync.Mutex
 	conn net.Conn
@@ -88,12 +93,11 @@ func (r *run) main() {
 // a primary silent that long ends the link.
 type timeoutConn struct {
 	net.Conn
-	l       *Link
-	timeout time.Duration
+	l *Link
 }
 
 func (c timeoutConn) Read(p []byte) (int, error) {
-	_ = c.Conn.SetReadDeadline(time.Now().Add(c.timeout))
+	_ = c.Conn.SetReadDeadline(time.Now().Add(time.Duration(c.l.timeout.Load())))
 	n, err := c.Conn.Read(p)
 	if n > 0 {
 		c.l.lastIO.Store(time.Now().UnixMilli())
@@ -133,7 +137,7 @@ func (r *run) session() error {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	br := bufio.NewReaderSize(timeoutConn{Conn: c, l: l, timeout: r.o.Timeout}, 64<<10)
+	br := bufio.NewReaderSize(timeoutConn{Conn: c, l: l}, 64<<10)
 	l.post(r, event{kind: evState, text: StateHandshake})
 	full, err := r.handshake(c, br)
 	if err != nil {
@@ -225,10 +229,14 @@ func (r *run) handshake(c net.Conn, br *bufio.Reader) (*fullResync, error) {
 		}
 	}
 	id, off := r.replid, r.offset
-	psync := resp.AppendCommand(nil, []byte("PSYNC"), []byte("?"), []byte("-1"))
+	words := [][]byte{[]byte("PSYNC"), []byte("?"), []byte("-1")}
 	if id != "?" && len(id) == 40 && off >= 0 {
-		psync = resp.AppendCommand(nil, []byte("PSYNC"), []byte(id), []byte(strconv.FormatInt(off+1, 10)))
+		words[1], words[2] = []byte(id), []byte(strconv.FormatInt(off+1, 10))
 	}
+	if r.failover {
+		words = append(words, []byte("FAILOVER"))
+	}
+	psync := resp.AppendCommand(nil, words...)
 	if err := r.write(c, psync); err != nil {
 		return nil, err
 	}
@@ -264,6 +272,8 @@ func (r *run) handshake(c net.Conn, br *bufio.Reader) (*fullResync, error) {
 			r.l.ackOffset.Store(off)
 			r.l.post(r, event{kind: evContinue, text: newID})
 			return nil, nil
+		case r.failover && line[0] == '-':
+			return nil, fmt.Errorf("%w: %s", ErrFailoverRefused, line[1:])
 		default:
 			return nil, fmt.Errorf("%w: PSYNC: %s", ErrHandshake, line)
 		}
@@ -429,7 +439,7 @@ func (r *run) acks(c net.Conn) {
 func (r *run) write(c net.Conn, p []byte) error {
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
-	_ = c.SetWriteDeadline(time.Now().Add(r.o.Timeout))
+	_ = c.SetWriteDeadline(time.Now().Add(time.Duration(r.l.timeout.Load())))
 	_, err := c.Write(p)
 	return err
 }

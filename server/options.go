@@ -214,6 +214,18 @@ type Options struct {
 	ReplTimeout            time.Duration
 	WritableReplica        bool
 	NoStaleData            bool
+	// ReplicaPriority is replica-priority (0: replica.DefaultPriority,
+	// 100), which Sentinel reads in INFO: it promotes the lowest;
+	// NeverPromote is replica-priority 0 (Sentinel never promotes this
+	// replica). AnnounceIP and AnnouncePort are replica-announce-ip and
+	// replica-announce-port (sent in the handshake's REPLCONF instead of
+	// the connection's address and the TCP port); ReplicaHidden is
+	// replica-announced no.
+	ReplicaPriority int
+	NeverPromote    bool
+	AnnounceIP      string
+	AnnouncePort    int
+	ReplicaHidden   bool
 	// AeronReplication is replication over one Aeron stream
 	// (docs/replication-aeron.md): the primary's publication, the
 	// replica's subscription.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -84,6 +85,17 @@ func (s *Server) setupReplica() error {
 		s.engine.SetReplica(true)
 	}
 	return nil
+}
+
+// replTimeoutChanged is CONFIG SET repl-timeout for the replica side:
+// the running link takes the new timeout at once (loop goroutine).
+func (s *Server) replTimeoutChanged(seconds int64) {
+	s.opts.ReplTimeout = time.Duration(seconds) * time.Second
+	if s.link != nil {
+		o := s.link.Settings()
+		o.Timeout = s.opts.ReplTimeout
+		s.link.SetSettings(o)
+	}
 }
 
 // replicaSettings are the replica side's CONFIG parameters that the link

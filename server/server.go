@@ -94,6 +94,9 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: o, log: o.Logger, started: time.Now()}
+	s.repl = replicaSettings{priority: o.ReplicaPriority, neverPromote: o.NeverPromote, announceIP: o.AnnounceIP,
+		announcePort: o.AnnouncePort, hidden: o.ReplicaHidden}
+	s.opts.Replication.TimeoutChanged = s.replTimeoutChanged
 	// A key may be as long as a bulk string may be, like a value (Redis's
 	// proto-max-bulk-len bounds both).
 	st, err := store.New(store.Options{MaxMemory: o.MaxMemory, Eviction: o.MaxMemoryPolicy, MaxValueLen: o.MaxValueLen,
@@ -132,7 +135,7 @@ func New(o Options) (*Server, error) {
 		SlowlogMaxLen:     o.SlowlogMaxLen,
 		PubSubLog:         s.log,
 
-		Replication:             o.Replication,
+		Replication:             s.opts.Replication,
 		NotifyKeyspaceEvents:    o.NotifyKeyspaceEvents,
 		LatencyMonitorThreshold: o.LatencyMonitorThreshold,
 		LatencyTrackingOff:      o.LatencyTrackingOff,

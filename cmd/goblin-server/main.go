@@ -35,6 +35,7 @@ import (
 	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/internal/buildinfo"
 	"github.com/goblin-kv/goblin/internal/sdnotify"
+	"github.com/goblin-kv/goblin/replica"
 	"github.com/goblin-kv/goblin/server"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/transport/uds"
@@ -120,6 +121,10 @@ type config struct {
 	replicaOf, masterAuth, masterUser string
 	notifyEvents                      string
 	replicaReadOnly, serveStale       string
+	replicaPriority, announcePort     int
+	announceIP, replicaAnnounced      string
+	lazyExpire, lazyEviction          string
+	syncDelay, backlogTTL             int64
 
 	// Replication over Aeron (docs/replication-aeron.md).
 	aeronRepl server.AeronReplication
@@ -211,6 +216,14 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.notifyEvents, "notify-keyspace-events", "", "keyspace notifications to publish, Redis's `classes` (K keyspace, E keyevent, g $ l s h z x e t m d n, A all but m and n); empty: none")
 	fs.StringVar(&c.replicaReadOnly, "replica-read-only", "yes", "refuse writes from clients while following a primary (READONLY): yes or no")
 	fs.StringVar(&c.serveStale, "replica-serve-stale-data", "yes", "serve reads while the link to the primary is down: yes, or no to answer MASTERDOWN")
+	fs.IntVar(&c.replicaPriority, "replica-priority", replica.DefaultPriority, "this replica's `priority` for Sentinel (INFO slave_priority): the lowest is promoted first; 0: never promoted")
+	fs.StringVar(&c.announceIP, "replica-announce-ip", "", "`address` the primary (and so Sentinel) lists this replica by, sent in REPLCONF ip-address, instead of the connection's (a replica behind NAT)")
+	fs.IntVar(&c.announcePort, "replica-announce-port", 0, "`port` the primary lists this replica by, sent in REPLCONF listening-port, instead of the TCP listener's; 0: that one")
+	fs.StringVar(&c.replicaAnnounced, "replica-announced", "yes", "no: INFO says replica_announced:0 and Sentinel leaves this replica out of what it tells clients")
+	fs.Int64Var(&c.syncDelay, "repl-diskless-sync-delay", 0, "`seconds` a diskless full sync waits after a replica asks, so replicas that arrive together share one snapshot (Redis's default is 5)")
+	fs.Int64Var(&c.backlogTTL, "repl-backlog-ttl", engine.DefaultBacklogTTL, "`seconds` without a replica after which a primary frees its backlog (and takes a new replication id); 0: never")
+	fs.StringVar(&c.lazyExpire, "lazyfree-lazy-expire", "no", "yes: keys that expire go into the replication stream as UNLINK instead of DEL")
+	fs.StringVar(&c.lazyEviction, "lazyfree-lazy-eviction", "no", "yes: evicted keys go into the replication stream as UNLINK instead of DEL")
 	// Replication over Aeron (docs/replication-aeron.md).
 	fs.StringVar(&c.aeronRepl.Channel, "repl-aeron-channel", "", "publish the replication stream once on this Aeron `channel` (multicast aeron:udp?endpoint=239.1.2.3:40456|interface=10.0.0.1, or MDC aeron:udp?control-mode=dynamic|control=10.0.0.1:40457|fc=max); docs/replication-aeron.md")
 	fs.StringVar(&c.aeronRepl.StatusChannel, "repl-aeron-status-channel", "", "on a primary, read the Aeron replicas' positions from this `channel` (aeron:udp?endpoint=10.0.0.1:40458) for INFO replication")
@@ -584,10 +597,37 @@ func options(c *config) (server.Options, error) {
 	o.AeronReplication = c.aeronRepl
 	o.AeronReplication.StreamID = int32(c.aeronSID)
 	o.ReplTimeout = time.Duration(c.replTimeout) * time.Second // checked above with the primary side's settings
+	if c.replicaPriority < 0 || c.replicaPriority > math.MaxInt32 {
+		return o, fmt.Errorf("--replica-priority %d: want 0 to %d", c.replicaPriority, math.MaxInt32)
+	}
+	o.ReplicaPriority, o.NeverPromote = c.replicaPriority, c.replicaPriority == 0
+	if c.announcePort < 0 || c.announcePort > 65535 {
+		return o, fmt.Errorf("--replica-announce-port %d: want 0 to 65535", c.announcePort)
+	}
+	o.AnnounceIP, o.AnnouncePort = c.announceIP, c.announcePort
+	if c.syncDelay < 0 || c.backlogTTL < 0 {
+		return o, fmt.Errorf("--repl-diskless-sync-delay %d and --repl-backlog-ttl %d: want 0 or more seconds", c.syncDelay, c.backlogTTL)
+	}
+	o.Replication.SyncDelay = c.syncDelay
+	ttl := c.backlogTTL
+	o.Replication.BacklogTTL = &ttl
+	for _, yn := range []struct {
+		name, v string
+		yes     *bool
+	}{{"lazyfree-lazy-expire", c.lazyExpire, &o.Replication.LazyExpire}, {"lazyfree-lazy-eviction", c.lazyEviction, &o.Replication.LazyEviction}} {
+		switch strings.ToLower(yn.v) {
+		case "yes":
+			*yn.yes = true
+		case "no":
+		default:
+			return o, fmt.Errorf("--%s %q: want yes or no", yn.name, yn.v)
+		}
+	}
 	for _, yn := range []struct {
 		name, v string
 		no      *bool
-	}{{"replica-read-only", c.replicaReadOnly, &o.WritableReplica}, {"replica-serve-stale-data", c.serveStale, &o.NoStaleData}} {
+	}{{"replica-read-only", c.replicaReadOnly, &o.WritableReplica}, {"replica-serve-stale-data", c.serveStale, &o.NoStaleData},
+		{"replica-announced", c.replicaAnnounced, &o.ReplicaHidden}} {
 		switch strings.ToLower(yn.v) {
 		case "yes":
 		case "no":

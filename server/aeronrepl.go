@@ -8,6 +8,7 @@ import (
 	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/replica"
 	"github.com/goblin-kv/goblin/replica/aeronsource"
+	"github.com/goblin-kv/goblin/replica/forward"
 	"github.com/goblin-kv/goblin/replication/aeronfeed"
 )
 
@@ -26,6 +27,10 @@ type AeronReplication struct {
 	// StreamID is the stream's id on both sides (0: 1035; the status
 	// stream is StreamID+1).
 	StreamID int32
+	// ForwardWrites, on a replica (--replica-forward-writes), forwards
+	// its clients' writes to the primary and answers them once applied
+	// here (package replica/forward) instead of refusing them (READONLY).
+	ForwardWrites bool
 }
 
 // setupAeronReplication adds the Aeron publication of the stream (a
@@ -57,7 +62,7 @@ func (s *Server) setupAeronReplication(l *replica.Link) (engine.ReplicaControl, 
 	if a.ReplicaChannel == "" {
 		s.transports = append(s.transports, l)
 		s.engine.SetReplicaControl(l)
-		return l, nil
+		return l, s.setupForward(l)
 	}
 	name := a.ReplicaName
 	if name == "" {
@@ -79,7 +84,34 @@ func (s *Server) setupAeronReplication(l *replica.Link) (engine.ReplicaControl, 
 	s.aeronSrc = src
 	s.transports = append(s.transports, src)
 	s.engine.SetReplicaControl(src)
-	return src, nil
+	return src, s.setupForward(src)
+}
+
+// setupForward installs the forwarder of writes (--replica-forward-writes).
+func (s *Server) setupForward(ctl engine.ReplicaControl) error {
+	if !s.opts.AeronReplication.ForwardWrites {
+		return nil
+	}
+	f, err := forward.New(forward.Options{
+		Primary: func() (string, int, bool) {
+			host, port, _, _ := ctl.Role()
+			return host, port, host != ""
+		},
+		Applied: func() int64 {
+			_, _, _, off := ctl.Role()
+			return off
+		},
+		Done: s.engine.ForwardDone,
+		User: s.opts.MasterUser, Password: s.opts.MasterAuth,
+		Logger: s.log,
+	})
+	if err != nil {
+		return fmt.Errorf("server: --replica-forward-writes: %w", err)
+	}
+	s.forwarder = f
+	s.transports = append(s.transports, f)
+	s.engine.SetWriteForwarder(f)
+	return nil
 }
 
 // aeronReplSource publishes replication over Aeron's counters: the

@@ -61,8 +61,9 @@ func (s *Server) setupAeronReplication(l *replica.Link) (engine.ReplicaControl, 
 	}
 	if a.ReplicaChannel == "" {
 		s.transports = append(s.transports, l)
-		s.engine.SetReplicaControl(l)
-		return l, s.setupForward(l)
+		ctl := s.publishing(l)
+		s.engine.SetReplicaControl(ctl)
+		return ctl, s.setupForward(ctl)
 	}
 	name := a.ReplicaName
 	if name == "" {
@@ -83,8 +84,43 @@ func (s *Server) setupAeronReplication(l *replica.Link) (engine.ReplicaControl, 
 	}
 	s.aeronSrc = src
 	s.transports = append(s.transports, src)
-	s.engine.SetReplicaControl(src)
-	return src, s.setupForward(src)
+	ctl := s.publishing(src)
+	s.engine.SetReplicaControl(ctl)
+	return ctl, s.setupForward(ctl)
+}
+
+// publishing wraps ctl so that a node which publishes its stream
+// (--repl-aeron-channel) stands its publication by while it follows a
+// primary and publishes again once promoted (REPLICAOF NO ONE).
+func (s *Server) publishing(ctl engine.ReplicaControl) engine.ReplicaControl {
+	if s.aeronPub == nil {
+		return ctl
+	}
+	return publishingControl{ReplicaControl: ctl, pub: s.aeronPub}
+}
+
+type publishingControl struct {
+	engine.ReplicaControl
+	pub *aeronfeed.Publisher
+}
+
+func (c publishingControl) Follow(host string, port int) bool {
+	c.pub.SetStandby(true)
+	return c.ReplicaControl.Follow(host, port)
+}
+
+func (c publishingControl) Unfollow() {
+	c.ReplicaControl.Unfollow()
+	c.pub.SetStandby(false)
+}
+
+// SetHistory passes the engine's history on (the engine's historySetter).
+func (c publishingControl) SetHistory(id string, offset int64, id2 string, offset2 int64) {
+	if h, ok := c.ReplicaControl.(interface {
+		SetHistory(id string, offset int64, id2 string, offset2 int64)
+	}); ok {
+		h.SetHistory(id, offset, id2, offset2)
+	}
 }
 
 // setupForward installs the forwarder of writes (--replica-forward-writes).

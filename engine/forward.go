@@ -79,3 +79,10 @@ func (e *Engine) dropForwarded(s *Session) {
 		s.waiting = false
 	}
 }
+
+// forwarding reports whether s is parked on a forwarded write (CLIENT
+// UNBLOCK leaves it: its answer is the primary's).
+func (e *Engine) forwarding(s *Session) bool {
+	_, ok := e.fwd.parked[s]
+	return ok
+}

@@ -142,10 +142,38 @@ func TestForwardedWrites(t *testing.T) {
 		t.Errorf("SET inside MULTI on the forwarding replica reached the primary")
 	}
 
+	// CLIENT UNBLOCK leaves a forwarded write alone (its answer is the
+	// primary's): with the primary's writes paused, a client parked on a
+	// forwarded SET is not released, then gets exactly its one answer.
+	if err := pc.Do(ctx, "CLIENT", "PAUSE", "3000", "WRITE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	pcl := redis.NewClient(&redis.Options{Network: "unix", Addr: fr.sock, PoolSize: 1})
+	defer pcl.Close()
+	parkedID, err := pcl.ClientID(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parked := make(chan error, 1)
+	go func() { parked <- pcl.Set(ctx, "unblockme", "v", 0).Err() }()
+	time.Sleep(500 * time.Millisecond)
+	if n, err := fc.ClientUnblock(ctx, parkedID).Result(); err != nil || n != 0 {
+		t.Errorf("CLIENT UNBLOCK of a client parked on a forwarded write: %d %v, want 0 (left alone)", n, err)
+	}
+	if err := fc.ClientUnblockWithError(ctx, parkedID).Err(); err != nil {
+		t.Errorf("CLIENT UNBLOCK ERROR: %v", err)
+	}
+	if err := <-parked; err != nil {
+		t.Errorf("the forwarded SET while the primary paused writes: %v, want OK", err)
+	}
+	if v, err := pcl.Get(ctx, "unblockme").Result(); err != nil || v != "v" {
+		t.Errorf("GET after the paused forwarded SET: %q %v (an extra answer would show here)", v, err)
+	}
+
 	// The primary gone: an answer, not a hang.
 	p.p.Stop(10 * time.Second)
 	start := time.Now()
-	err := fc.Set(ctx, "after", "v", 0).Err()
+	err = fc.Set(ctx, "after", "v", 0).Err()
 	var rerr redis.Error
 	if err == nil || !errors.As(err, &rerr) || !strings.Contains(err.Error(), "forwarded write") {
 		t.Errorf("forwarded SET with the primary gone: %v, want an error saying the forwarding failed", err)

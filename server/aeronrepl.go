@@ -61,9 +61,12 @@ func (s *Server) setupAeronReplication(l *replica.Link) (engine.ReplicaControl, 
 	}
 	if a.ReplicaChannel == "" {
 		s.transports = append(s.transports, l)
-		ctl := s.publishing(l)
+		ctl, err := s.setupForward(s.publishing(l))
+		if err != nil {
+			return nil, err
+		}
 		s.engine.SetReplicaControl(ctl)
-		return ctl, s.setupForward(ctl)
+		return ctl, nil
 	}
 	name := a.ReplicaName
 	if name == "" {
@@ -84,9 +87,12 @@ func (s *Server) setupAeronReplication(l *replica.Link) (engine.ReplicaControl, 
 	}
 	s.aeronSrc = src
 	s.transports = append(s.transports, src)
-	ctl := s.publishing(src)
+	ctl, err := s.setupForward(s.publishing(src))
+	if err != nil {
+		return nil, err
+	}
 	s.engine.SetReplicaControl(ctl)
-	return ctl, s.setupForward(ctl)
+	return ctl, nil
 }
 
 // publishing wraps ctl so that a node which publishes its stream
@@ -123,10 +129,11 @@ func (c publishingControl) SetHistory(id string, offset int64, id2 string, offse
 	}
 }
 
-// setupForward installs the forwarder of writes (--replica-forward-writes).
-func (s *Server) setupForward(ctl engine.ReplicaControl) error {
+// setupForward installs the forwarder of writes (--replica-forward-writes)
+// and returns ctl with the forwarder's lines added to INFO replication.
+func (s *Server) setupForward(ctl engine.ReplicaControl) (engine.ReplicaControl, error) {
 	if !s.opts.AeronReplication.ForwardWrites {
-		return nil
+		return ctl, nil
 	}
 	f, err := forward.New(forward.Options{
 		Primary: func() (string, int, bool) {
@@ -142,12 +149,42 @@ func (s *Server) setupForward(ctl engine.ReplicaControl) error {
 		Logger: s.log,
 	})
 	if err != nil {
-		return fmt.Errorf("server: --replica-forward-writes: %w", err)
+		return nil, fmt.Errorf("server: --replica-forward-writes: %w", err)
 	}
 	s.forwarder = f
 	s.transports = append(s.transports, f)
 	s.engine.SetWriteForwarder(f)
-	return nil
+	return forwardingControl{ReplicaControl: ctl, f: f}, nil
+}
+
+// forwardingControl adds the forwarder's counters to a replica's INFO
+// replication (docs/replication-aeron.md).
+type forwardingControl struct {
+	engine.ReplicaControl
+	f *forward.Forwarder
+}
+
+func (c forwardingControl) AppendInfo(b []byte) []byte {
+	b = c.ReplicaControl.AppendInfo(b)
+	var st forward.Stats
+	c.f.Stats(&st)
+	for _, kv := range [...]struct {
+		k string
+		v int64
+	}{{"forwarded_writes", st.Forwarded}, {"forwarded_answered", st.Answered}, {"forwarded_failed", st.Failed},
+		{"forwarded_lagged", st.Lagged}, {"forwarded_in_flight", int64(st.InFlight)}} {
+		b = append(append(strconv.AppendInt(append(append(b, kv.k...), ':'), kv.v, 10), '\r'), '\n')
+	}
+	return b
+}
+
+// SetHistory passes the engine's history on (the engine's historySetter).
+func (c forwardingControl) SetHistory(id string, offset int64, id2 string, offset2 int64) {
+	if h, ok := c.ReplicaControl.(interface {
+		SetHistory(id string, offset int64, id2 string, offset2 int64)
+	}); ok {
+		h.SetHistory(id, offset, id2, offset2)
+	}
 }
 
 // aeronReplSource publishes replication over Aeron's counters: the

@@ -170,6 +170,13 @@ func TestForwardedWrites(t *testing.T) {
 		t.Errorf("GET after the paused forwarded SET: %q %v (an extra answer would show here)", v, err)
 	}
 
+	if n := infoInt(t, fc, "replication", "forwarded_answered"); n < 1000 {
+		t.Errorf("INFO replication forwarded_answered:%d, want at least the 1,056 writes forwarded so far", n)
+	}
+	if n := infoInt(t, fc, "replication", "forwarded_failed") + infoInt(t, fc, "replication", "forwarded_lagged"); n != 0 {
+		t.Errorf("INFO replication: %d forwarded writes failed or lagged, want none", n)
+	}
+
 	// The primary gone: an answer, not a hang.
 	p.p.Stop(10 * time.Second)
 	start := time.Now()
@@ -180,5 +187,8 @@ func TestForwardedWrites(t *testing.T) {
 	}
 	if d := time.Since(start); d > 12*time.Second {
 		t.Errorf("forwarded SET with the primary gone took %v to be answered", d)
+	}
+	if n := infoInt(t, fc, "replication", "forwarded_failed"); n != 1 {
+		t.Errorf("INFO replication forwarded_failed:%d after the primary went, want 1", n)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -81,6 +83,10 @@ func aeronFailoverRun(t *testing.T, mode string) {
 	// The primary fails; replica 1 is promoted, 2 and 3 follow it.
 	a.primary.p.Signal(syscall.SIGKILL)
 	a.primary.p.Wait(10 * time.Second)
+	// A killed server leaves its media drivers' directories behind.
+	for _, m := range regexp.MustCompile(`aeron_dir=(\S+)`).FindAllStringSubmatch(a.primary.p.Log(), -1) {
+		os.RemoveAll(m[1])
+	}
 	r1 := a.replicas[0]
 	if err := r1.c.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
 		t.Fatalf("REPLICAOF NO ONE on replica 1: %v", err)

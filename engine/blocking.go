@@ -414,7 +414,7 @@ func (e *Engine) tickBlocked() {
 // keys, or in WAIT, is answered as by a timeout (or with the UNBLOCKED
 // error) and released; false when it is not blocked.
 func (e *Engine) unblockClient(target *Session, withError bool) bool {
-	if !target.waiting {
+	if !target.waiting || e.forwarding(target) { // a forwarded write's answer is the primary's (forward.go)
 		return false
 	}
 	if withError {

@@ -91,6 +91,9 @@ func (e *Engine) replGate(s *Session, r *command.Request) bool {
 	}
 	switch {
 	case spec.Flags&command.Write != 0 && !e.o.Replica.WritableReplica:
+		if e.forward(s) { // forward.go: parked until the primary's answer is replicated here
+			return true
+		}
 		e.errText(command.Err, txtReadOnly)
 	case !e.follow.linkUp && e.o.Replica.NoStaleData && spec.Flags&command.Stale == 0:
 		e.errText(command.Err, txtMasterDown)

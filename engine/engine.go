@@ -266,6 +266,7 @@ func (e *Engine) Close(s *Session) {
 	if s.replica != nil {
 		e.dropReplica(s)
 	}
+	e.dropForwarded(s)
 	if s.block != nil {
 		e.dropBlocked(s)
 	} else if s.waiting {
@@ -416,6 +417,7 @@ type Engine struct {
 	repl     replState     // replication, primary side (cmd_repl.go)
 	follow   followState   // the replica side of replication (cmd_replica.go)
 	fo       failoverState // FAILOVER (cmd_failover.go)
+	fwd      forwardState  // writes a replica forwards to its primary (forward.go)
 	kn       notifyState   // keyspace notifications (notify.go)
 	// hooked sends every command through executeSlow: replication
 	// propagates, or keyspace notifications are on.

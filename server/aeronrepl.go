@@ -8,6 +8,7 @@ import (
 	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/replica"
 	"github.com/goblin-kv/goblin/replica/aeronsource"
+	"github.com/goblin-kv/goblin/replica/forward"
 	"github.com/goblin-kv/goblin/replication/aeronfeed"
 )
 
@@ -26,6 +27,10 @@ type AeronReplication struct {
 	// StreamID is the stream's id on both sides (0: 1035; the status
 	// stream is StreamID+1).
 	StreamID int32
+	// ForwardWrites, on a replica (--replica-forward-writes), forwards
+	// its clients' writes to the primary and answers them once applied
+	// here (package replica/forward) instead of refusing them (READONLY).
+	ForwardWrites bool
 }
 
 // setupAeronReplication adds the Aeron publication of the stream (a
@@ -56,8 +61,12 @@ func (s *Server) setupAeronReplication(l *replica.Link) (engine.ReplicaControl, 
 	}
 	if a.ReplicaChannel == "" {
 		s.transports = append(s.transports, l)
-		s.engine.SetReplicaControl(l)
-		return l, nil
+		ctl, err := s.setupForward(s.publishing(l))
+		if err != nil {
+			return nil, err
+		}
+		s.engine.SetReplicaControl(ctl)
+		return ctl, nil
 	}
 	name := a.ReplicaName
 	if name == "" {
@@ -78,8 +87,104 @@ func (s *Server) setupAeronReplication(l *replica.Link) (engine.ReplicaControl, 
 	}
 	s.aeronSrc = src
 	s.transports = append(s.transports, src)
-	s.engine.SetReplicaControl(src)
-	return src, nil
+	ctl, err := s.setupForward(s.publishing(src))
+	if err != nil {
+		return nil, err
+	}
+	s.engine.SetReplicaControl(ctl)
+	return ctl, nil
+}
+
+// publishing wraps ctl so that a node which publishes its stream
+// (--repl-aeron-channel) stands its publication by while it follows a
+// primary and publishes again once promoted (REPLICAOF NO ONE).
+func (s *Server) publishing(ctl engine.ReplicaControl) engine.ReplicaControl {
+	if s.aeronPub == nil {
+		return ctl
+	}
+	return publishingControl{ReplicaControl: ctl, pub: s.aeronPub}
+}
+
+type publishingControl struct {
+	engine.ReplicaControl
+	pub *aeronfeed.Publisher
+}
+
+func (c publishingControl) Follow(host string, port int) bool {
+	c.pub.SetStandby(true)
+	return c.ReplicaControl.Follow(host, port)
+}
+
+func (c publishingControl) Unfollow() {
+	c.ReplicaControl.Unfollow()
+	c.pub.SetStandby(false)
+}
+
+// SetHistory passes the engine's history on (the engine's historySetter).
+func (c publishingControl) SetHistory(id string, offset int64, id2 string, offset2 int64) {
+	if h, ok := c.ReplicaControl.(interface {
+		SetHistory(id string, offset int64, id2 string, offset2 int64)
+	}); ok {
+		h.SetHistory(id, offset, id2, offset2)
+	}
+}
+
+// setupForward installs the forwarder of writes (--replica-forward-writes)
+// and returns ctl with the forwarder's lines added to INFO replication.
+func (s *Server) setupForward(ctl engine.ReplicaControl) (engine.ReplicaControl, error) {
+	if !s.opts.AeronReplication.ForwardWrites {
+		return ctl, nil
+	}
+	f, err := forward.New(forward.Options{
+		Primary: func() (string, int, bool) {
+			host, port, _, _ := ctl.Role()
+			return host, port, host != ""
+		},
+		Applied: func() int64 {
+			_, _, _, off := ctl.Role()
+			return off
+		},
+		Done: s.engine.ForwardDone,
+		User: s.opts.MasterUser, Password: s.opts.MasterAuth,
+		Logger: s.log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server: --replica-forward-writes: %w", err)
+	}
+	s.forwarder = f
+	s.transports = append(s.transports, f)
+	s.engine.SetWriteForwarder(f)
+	return forwardingControl{ReplicaControl: ctl, f: f}, nil
+}
+
+// forwardingControl adds the forwarder's counters to a replica's INFO
+// replication (docs/replication-aeron.md).
+type forwardingControl struct {
+	engine.ReplicaControl
+	f *forward.Forwarder
+}
+
+func (c forwardingControl) AppendInfo(b []byte) []byte {
+	b = c.ReplicaControl.AppendInfo(b)
+	var st forward.Stats
+	c.f.Stats(&st)
+	for _, kv := range [...]struct {
+		k string
+		v int64
+	}{{"forwarded_writes", st.Forwarded}, {"forwarded_answered", st.Answered}, {"forwarded_failed", st.Failed},
+		{"forwarded_lagged", st.Lagged}, {"forwarded_in_flight", int64(st.InFlight)}} {
+		b = append(append(strconv.AppendInt(append(append(b, kv.k...), ':'), kv.v, 10), '\r'), '\n')
+	}
+	return b
+}
+
+// SetHistory passes the engine's history on (the engine's historySetter).
+func (c forwardingControl) SetHistory(id string, offset int64, id2 string, offset2 int64) {
+	if h, ok := c.ReplicaControl.(interface {
+		SetHistory(id string, offset int64, id2 string, offset2 int64)
+	}); ok {
+		h.SetHistory(id, offset, id2, offset2)
+	}
 }
 
 // aeronReplSource publishes replication over Aeron's counters: the

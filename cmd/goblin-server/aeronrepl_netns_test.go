@@ -45,10 +45,10 @@ type nsServer struct {
 	host int
 }
 
-func newAeronLAN(t *testing.T, replicas int, impaired []bool) *aeronLAN {
+func newAeronLAN(t testing.TB, replicas int, impaired []bool) *aeronLAN {
 	testkit.NeedRoot(t, "network namespaces, one per host")
 	testkit.Need(t, "ip", "network namespaces")
-	lan, err := netns.NewLAN(netns.LANOptions{Prefix: "aeronrepl", Hosts: 1 + replicas, Impaired: append([]bool{false}, impaired...)})
+	lan, err := netns.NewLAN(netns.LANOptions{Prefix: "aeronfan", Hosts: 1 + replicas, Impaired: append([]bool{false}, impaired...)})
 	testkit.Require(t, "a LAN of network namespaces", err)
 	t.Cleanup(func() {
 		if err := lan.Close(); err != nil {
@@ -59,14 +59,14 @@ func newAeronLAN(t *testing.T, replicas int, impaired []bool) *aeronLAN {
 }
 
 // start starts a goblin-server in host's namespace.
-func (a *aeronLAN) start(t *testing.T, host int, args ...string) *nsServer {
+func (a *aeronLAN) start(t testing.TB, host int, args ...string) *nsServer {
 	t.Helper()
 	s := &nsServer{sock: filepath.Join(t.TempDir(), "g.sock"), host: host, args: args}
 	a.run(t, s)
 	return s
 }
 
-func (a *aeronLAN) run(t *testing.T, s *nsServer) {
+func (a *aeronLAN) run(t testing.TB, s *nsServer) {
 	t.Helper()
 	all := append([]string{"--listen", "uds://" + s.sock + ",tcp://" + a.lan.Addr[s.host].String() + ":0",
 		"--log-level", "debug", "--dir", t.TempDir(), "--protected-mode", "no"}, s.args...)
@@ -94,15 +94,15 @@ func (a *aeronLAN) run(t *testing.T, s *nsServer) {
 	t.Cleanup(func() { s.c.Close() })
 }
 
-func (a *aeronLAN) startPrimary(t *testing.T, extra ...string) {
+func (a *aeronLAN) startPrimary(t testing.TB, extra ...string) {
 	args := append([]string{"--repl-aeron-channel", a.channel(0), "--repl-aeron-status-channel", a.status}, extra...)
 	a.primary = a.start(t, 0, args...)
 }
 
-func (a *aeronLAN) startReplica(t *testing.T, host int) *nsServer {
-	r := a.start(t, host, "--replicaof", strings.Replace(a.primary.tcp, ":", " ", 1),
+func (a *aeronLAN) startReplica(t testing.TB, host int, extra ...string) *nsServer {
+	r := a.start(t, host, append([]string{"--replicaof", strings.Replace(a.primary.tcp, ":", " ", 1),
 		"--replica-aeron-channel", a.channel(host), "--replica-aeron-status-channel", a.status,
-		"--replica-aeron-name", fmt.Sprintf("host%d", host))
+		"--replica-aeron-name", fmt.Sprintf("host%d", host)}, extra...)...)
 	a.replicas = append(a.replicas, r)
 	return r
 }
@@ -165,7 +165,12 @@ func aeronWrites() int {
 // then every replica holds the primary's data key by key, reaches its
 // offset, follows the Aeron stream, and its seq list (RPUSH 0 … n-1 among
 // the writes) is exactly 0 … n-1: no write applied twice or out of order.
-// The primary lists the four Aeron replicas at its offset.
+// While the stream runs, replicas 2 and 3 are read every 20 ms and must
+// always show a prefix of seq that never shrinks (prefixWatch). Replica 1
+// must log a full resynchronisation and the hand-over to Aeron, replica 4
+// one more full resynchronisation after its cut. The primary lists the
+// four Aeron replicas at its offset. AERON_REPL_WRITES sets the number of
+// writes (default 40 000 for CI; 1 000 000 is the long run, by hand).
 func TestAeronReplicationLAN(t *testing.T) {
 	for _, mode := range []string{"multicast", "mdc"} {
 		t.Run(mode, func(t *testing.T) { aeronLANRun(t, mode) })
@@ -213,6 +218,9 @@ func aeronLANRun(t *testing.T, mode string) {
 		t.Logf("waiting for replica %d", i+1)
 		aeronLive(t, r.c)
 	}
+	// Replicas 2 (plain port) and 3 (impaired) are watched while the
+	// stream runs: what they show must always be a prefix of the writes.
+	watch := []*prefixWatch{watchPrefix(a.replicas[1].sock), watchPrefix(a.replicas[2].sock)}
 	seq := per
 	seqWrites(t, pc, rng, seq, per)
 	seq += per
@@ -232,6 +240,7 @@ func aeronLANRun(t *testing.T, mode string) {
 	// Replica 4 (impaired) cut off past the backlog.
 	r4 := a.replicas[3]
 	fullBefore := infoInt(t, pc, "stats", "sync_full")
+	r4Full := strings.Count(r4.p.Log(), "replica: full resynchronisation")
 	if err := a.lan.Set(4, netns.Impairment{Loss: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -246,6 +255,16 @@ func aeronLANRun(t *testing.T, mode string) {
 	seq += rest
 
 	want := infoInt(t, pc, "replication", "master_repl_offset")
+	for i, w := range watch {
+		samples, bad := w.stop()
+		t.Logf("replica %d watched while the stream ran: %d samples, longest seq seen %d", i+2, samples, w.longest)
+		for _, b := range bad {
+			t.Errorf("replica %d: %s", i+2, b)
+		}
+		if samples < 20 {
+			t.Errorf("replica %d was sampled %d times while the stream ran, want at least 20: the watch checked nothing", i+2, samples)
+		}
+	}
 	for i, r := range a.replicas {
 		name := fmt.Sprintf("replica %d", i+1)
 		testkit.Eventually(t, 180*time.Second, fmt.Sprintf("%s to reach the primary's offset %d on the Aeron stream", name, want), func() (bool, string) {
@@ -273,6 +292,14 @@ func aeronLANRun(t *testing.T, mode string) {
 	if full := infoInt(t, pc, "stats", "sync_full"); full <= fullBefore {
 		t.Errorf("replica 4 cut off past the backlog: sync_full stayed %d, want a full resync", full)
 	}
+	if n := strings.Count(r4.p.Log(), "replica: full resynchronisation"); n <= r4Full {
+		t.Errorf("replica 4 cut off past the backlog logged %d full resynchronisations, as many as before the cut: want one more", n)
+	}
+	// The restarted replica 1 came back through a snapshot, then the
+	// merge onto the Aeron stream.
+	if l := r1.p.Log(); !strings.Contains(l, "replica: full resynchronisation") || !strings.Contains(l, "caught up; following the Aeron stream") {
+		t.Errorf("replica 1 restarted: its log shows no full resynchronisation followed by the hand-over to the Aeron stream")
+	}
 	testkit.Eventually(t, 15*time.Second, "the primary to list the four Aeron replicas at its offset", func() (bool, string) {
 		// The offset moves on with the pings a replica on a TCP link gets.
 		info, _ := pc.Info(context.Background(), "replication").Result()
@@ -282,6 +309,65 @@ func aeronLANRun(t *testing.T, mode string) {
 	})
 	info, _ := pc.Info(context.Background(), "replication").Result()
 	t.Logf("primary: %d writes, offset %d, %s", n, want, strings.Join(grepLines(info, "aeron_"), " "))
+}
+
+// prefixWatch reads a replica's seq list every 20 ms while the writes
+// run, in one MULTI (LLEN seq, LINDEX seq -1): a replica that applied a
+// write twice or out of order shows a last entry other than its length
+// minus one, or a list that got shorter. LOADING answers (a full
+// resynchronisation) are skipped.
+type prefixWatch struct {
+	c       *redis.Client
+	done    chan struct{}
+	stopped chan struct{}
+	samples int
+	longest int64
+	bad     []string
+}
+
+func watchPrefix(sock string) *prefixWatch {
+	w := &prefixWatch{c: redis.NewClient(&redis.Options{Network: "unix", Addr: sock, PoolSize: 1, MaxRetries: -1}),
+		done: make(chan struct{}), stopped: make(chan struct{})}
+	go func() {
+		defer close(w.stopped)
+		ctx := context.Background()
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-w.done:
+				return
+			case <-tick.C:
+			}
+			tx := w.c.TxPipeline()
+			n := tx.LLen(ctx, "seq")
+			last := tx.LIndex(ctx, "seq", -1)
+			if _, err := tx.Exec(ctx); err != nil && err != redis.Nil {
+				continue // LOADING, or a connection cut by a restart
+			}
+			l := n.Val()
+			if l == 0 {
+				continue
+			}
+			w.samples++
+			if v, _ := strconv.ParseInt(last.Val(), 10, 64); v != l-1 && len(w.bad) < 10 {
+				w.bad = append(w.bad, fmt.Sprintf("seq holds %d entries ending in %q, want %d: a write applied twice, lost or out of order", l, last.Val(), l-1))
+			}
+			if l < w.longest && len(w.bad) < 10 {
+				w.bad = append(w.bad, fmt.Sprintf("seq shrank from %d to %d entries: the replica went back in the stream", w.longest, l))
+			}
+			w.longest = max(w.longest, l)
+		}
+	}()
+	return w
+}
+
+// stop ends the watch and returns its samples and what it found wrong.
+func (w *prefixWatch) stop() (int, []string) {
+	close(w.done)
+	<-w.stopped
+	w.c.Close()
+	return w.samples, w.bad
 }
 
 func grepLines(s, prefix string) []string {

@@ -34,7 +34,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/goblin-kv/goblin/aeron"
@@ -137,6 +139,12 @@ type Source struct {
 	msg  []byte
 	smsg []byte
 	st   Stats
+
+	// The channels in use: Options' until the node follows a primary
+	// other than the first it followed (retarget).
+	channel, statusChannel string
+	firstHost              string
+	lastSubTry             int64 // the loop's clock at the last subscription attempt (sub nil)
 }
 
 var _ transport.Server = (*Source)(nil)
@@ -171,7 +179,7 @@ func New(o Options) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{o: o, log: o.Logger, link: o.Link, media: m}
+	s := &Source{o: o, log: o.Logger, link: o.Link, media: m, channel: o.Channel, statusChannel: o.StatusChannel}
 	s.sub, err = m.Client.AddSubscription(o.Channel, o.StreamID)
 	if err != nil {
 		m.Close()
@@ -198,8 +206,12 @@ func (s *Source) Follow(host string, port int) bool {
 	s.dropLive()
 	s.following, s.host, s.port = true, host, port
 	s.resetBuf()
+	if s.firstHost == "" {
+		s.firstHost = host
+	}
+	s.retarget(host)
 	s.log.Info("replica: following a primary over Aeron, catching up over TCP first", "host", host, "port", port,
-		"channel", s.o.Channel)
+		"channel", s.channel)
 	s.link.Follow(host, port)
 	return true
 }
@@ -236,7 +248,7 @@ func (s *Source) AppendInfo(b []byte) []byte {
 	b = s.link.AppendInfo(b)
 	line := func(k, v string) { b = append(append(append(append(b, k...), ':'), v...), "\r\n"...) }
 	num := func(k string, v int64) { line(k, strconv.FormatInt(v, 10)) }
-	line("aeron_channel", s.o.Channel)
+	line("aeron_channel", s.channel)
 	if s.live {
 		line("aeron_link", "aeron")
 	} else {
@@ -297,6 +309,20 @@ func (s *Source) Poll(now int64) int {
 	// still post an event, which only its Poll drains (and drops) — left
 	// there, its eventfd would keep the loop from parking.
 	work := s.link.Poll(now)
+	if s.sub == nil { // a retarget whose subscription the driver refused so far
+		if now-s.lastSubTry < int64(100*time.Millisecond) {
+			return work
+		}
+		s.lastSubTry = now
+		sub, err := s.media.Client.AddSubscription(s.channel, s.o.StreamID)
+		if err != nil {
+			s.log.Debug("aeron replica: subscribing to the new primary's stream; retrying", "channel", s.channel, "err", err)
+			return work
+		}
+		s.sub = sub
+		s.lastFrame = now
+		s.log.Info("aeron replica: subscribed to the new primary's stream", "channel", s.channel)
+	}
 	if !s.following {
 		// Not following: keep the subscription drained.
 		for i := 0; i < 64; i++ {
@@ -407,7 +433,7 @@ func (s *Source) tryHandoff(now int64) {
 	s.st.Handoffs++
 	s.o.Apply.SetMasterLink(true)
 	s.link.Carried(s.ids.Offset, time.Now().UnixMilli())
-	s.log.Info("aeron replica: caught up; following the Aeron stream", "offset", ids.Offset, "channel", s.o.Channel)
+	s.log.Info("aeron replica: caught up; following the Aeron stream", "offset", ids.Offset, "channel", s.channel)
 }
 
 // onLive takes a frame while live; false when it fell back to the link.
@@ -478,18 +504,21 @@ func (s *Source) apply(max int) int {
 // milliseconds, once per Options.Silence at most, only while catching up).
 func (s *Source) resubscribe(now int64) {
 	s.lastResub = now
+	if s.sub == nil {
+		return // Poll subscribes
+	}
 	if err := s.sub.Close(); err != nil {
 		s.log.Warn("aeron replica: closing the subscription", "err", err)
 	}
-	sub, err := s.media.Client.AddSubscription(s.o.Channel, s.o.StreamID)
+	sub, err := s.media.Client.AddSubscription(s.channel, s.o.StreamID)
 	if err != nil {
-		s.log.Error("aeron replica: subscribing again failed; retrying", "channel", s.o.Channel, "err", err)
+		s.log.Error("aeron replica: subscribing again failed; retrying", "channel", s.channel, "err", err)
 		return
 	}
 	s.sub = sub
 	s.st.Resubscribes++
 	s.resetBuf()
-	s.log.Debug("aeron replica: the stream was silent; subscribed again", "channel", s.o.Channel)
+	s.log.Debug("aeron replica: the stream was silent; subscribed again", "channel", s.channel)
 }
 
 // fallBack leaves the Aeron stream for the link, which resumes with PSYNC
@@ -516,4 +545,71 @@ func (s *Source) dropLive() {
 
 func (s *Source) resetBuf() {
 	s.buf, s.bufStart, s.bufOK = s.buf[:0], 0, false
+}
+
+// retarget points the subscription and the status publication at the
+// primary on host: when it is not the first primary this replica
+// followed (a failover), the host of the channel's control= (MDC) and of
+// the status channel's endpoint= become host, their ports kept; a
+// multicast channel is kept as it is (the new primary publishes on the
+// same group). Back on the first primary, the configured channels again.
+// Adding a subscription waits for the driver's reply (milliseconds), on
+// REPLICAOF only.
+func (s *Source) retarget(host string) {
+	ch, st := s.o.Channel, s.o.StatusChannel
+	if host != s.firstHost {
+		ch, st = withHost(ch, "control", host), withHost(st, "endpoint", host)
+	}
+	if ch != s.channel {
+		if s.sub != nil {
+			if err := s.sub.Close(); err != nil {
+				s.log.Warn("aeron replica: closing the subscription", "err", err)
+			}
+		}
+		// The driver closes the old subscription's endpoint after it
+		// answers: a new one on the same endpoint may be refused (address
+		// in use) for a moment. Poll subscribes, retrying every 100 ms.
+		s.sub, s.channel, s.lastSubTry = nil, ch, 0
+	}
+	if st != s.statusChannel && s.o.StatusChannel != "" {
+		if s.spub != nil {
+			if err := s.spub.Close(); err != nil {
+				s.log.Warn("aeron replica: closing the status publication", "err", err)
+			}
+			s.spub = nil
+		}
+		spub, err := s.media.Client.AddPublication(st, s.o.StatusStreamID)
+		if err != nil {
+			s.log.Error("aeron replica: cannot send the status to the new primary", "channel", st, "err", err)
+			return
+		}
+		s.spub, s.statusChannel = spub, st
+	}
+}
+
+// withHost returns channel with the host of its key= parameter replaced
+// by host (the port kept); channel itself when it has no such parameter.
+func withHost(channel, key, host string) string {
+	q := strings.IndexByte(channel, '?')
+	if q < 0 {
+		return channel
+	}
+	params := strings.Split(channel[q+1:], "|")
+	changed := false
+	for i, kv := range params {
+		v, ok := strings.CutPrefix(kv, key+"=")
+		if !ok {
+			continue
+		}
+		_, port, err := net.SplitHostPort(v)
+		if err != nil {
+			continue
+		}
+		params[i] = key + "=" + net.JoinHostPort(host, port)
+		changed = true
+	}
+	if !changed {
+		return channel
+	}
+	return channel[:q+1] + strings.Join(params, "|")
 }

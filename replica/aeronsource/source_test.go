@@ -112,3 +112,21 @@ func TestLiveNeverAppliesTwiceOrOutOfOrder(t *testing.T) {
 	}
 	t.Logf("%d frames, %d gaps (fallbacks), %d duplicates skipped", len(frames), gaps, dups)
 }
+
+// TestWithHost: a failover points control= (MDC) and the status
+// endpoint= at the new primary, ports kept; other parameters and
+// channels without the key are left alone.
+func TestWithHost(t *testing.T) {
+	for _, c := range []struct{ in, key, host, want string }{
+		{"aeron:udp?endpoint=10.0.0.2:40456|control=10.0.0.1:40457|control-mode=dynamic", "control", "10.0.0.3",
+			"aeron:udp?endpoint=10.0.0.2:40456|control=10.0.0.3:40457|control-mode=dynamic"},
+		{"aeron:udp?endpoint=10.0.0.1:40458", "endpoint", "10.0.0.3", "aeron:udp?endpoint=10.0.0.3:40458"},
+		{"aeron:udp?endpoint=239.1.2.3:40456|interface=10.0.0.2", "control", "10.0.0.3", "aeron:udp?endpoint=239.1.2.3:40456|interface=10.0.0.2"},
+		{"aeron:udp?endpoint=10.0.0.1:40458", "endpoint", "fe80::1", "aeron:udp?endpoint=[fe80::1]:40458"},
+		{"", "endpoint", "10.0.0.3", ""},
+	} {
+		if got := withHost(c.in, c.key, c.host); got != c.want {
+			t.Errorf("withHost(%q, %s, %s) = %q, want %q", c.in, c.key, c.host, got, c.want)
+		}
+	}
+}

@@ -106,6 +106,7 @@ type Publisher struct {
 
 	replicas []AeronReplica
 	smsg     []byte
+	standby  bool // the node follows a primary: nothing is published (SetStandby)
 }
 
 var _ transport.Server = (*Publisher)(nil)
@@ -154,9 +155,34 @@ func NewPublisher(o PublisherOptions) (*Publisher, error) {
 	return p, nil
 }
 
+// SetStandby stops publishing while on (the node follows a primary,
+// whose stream it would otherwise publish again on the same channel) and
+// starts again when off (a promotion: the node's own stream, under its new
+// replication id). Pending bytes are dropped when it goes on standby. Loop
+// goroutine.
+func (p *Publisher) SetStandby(on bool) {
+	if p.standby == on {
+		return
+	}
+	p.standby = on
+	p.reset()
+	p.lastOut = 0
+	if on {
+		p.log.Info("aeron replication: following a primary; the publication stands by", "channel", p.o.Channel)
+	} else {
+		p.log.Info("aeron replication: primary; publishing the stream", "channel", p.o.Channel)
+	}
+}
+
+// Standby reports whether the publication stands by (SetStandby).
+func (p *Publisher) Standby() bool { return p.standby }
+
 // StreamFeed implements engine.StreamTap: it appends b to the pending
 // frames, never waiting.
 func (p *Publisher) StreamFeed(id string, offset int64, b []byte) {
+	if p.standby {
+		return
+	}
 	for len(b) > 0 {
 		if p.open < 0 || p.openID != id || p.openEnd != offset || len(p.pend)-p.open-4 >= p.maxRec {
 			p.open = len(p.pend)
@@ -201,7 +227,7 @@ func (p *Publisher) Poll(now int64) int {
 	if p.status != nil {
 		work += p.pollStatus(now)
 	}
-	if p.broken {
+	if p.broken || p.standby {
 		p.reset()
 		return work
 	}

@@ -187,3 +187,58 @@ func TestFeedAndPollAllocateNothing(t *testing.T) {
 		t.Fatalf("%.1f allocations per feed and poll", n)
 	}
 }
+
+// TestPublisherStandby: on standby (the node follows a primary) nothing
+// is kept or offered, not even a heartbeat; off standby (promoted) the
+// stream fed from then on is published again.
+func TestPublisherStandby(t *testing.T) {
+	p, st := newIPCPublisher(t, 0)
+	sub, err := p.media.Client.AddSubscription("aeron:ipc?term-length=64k", DefaultStreamID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !sub.IsConnected() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	p.SetStandby(true)
+	var now int64
+	for range 50 {
+		b := bytes.Repeat([]byte("x"), 100)
+		p.StreamFeed(st.ID, st.Offset, b)
+		st.Feed(b)
+		now += int64(time.Second)
+		p.Poll(now)
+	}
+	var ps PublisherStats
+	p.Stats(&ps)
+	if ps.Pending != 0 || ps.Frames != 0 || ps.Heartbeats != 0 {
+		t.Fatalf("on standby: pending %d, frames %d, heartbeats %d; want nothing", ps.Pending, ps.Frames, ps.Heartbeats)
+	}
+	if _, _, ok := sub.NextMessage(nil); ok {
+		t.Fatal("on standby: a subscriber received a message")
+	}
+	p.SetStandby(false)
+	b := []byte("after promotion")
+	p.StreamFeed(st.ID, st.Offset, b)
+	st.Feed(b)
+	p.Poll(now + 1)
+	var f Frame
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		m, _, ok := sub.NextMessage(nil)
+		if ok {
+			if err := Parse(m, &f); err != nil {
+				t.Fatal(err)
+			}
+			if string(f.Payload) != string(b) || f.End() != st.Offset {
+				t.Fatalf("after standby: frame %q ending at %d, want %q ending at %d", f.Payload, f.End(), b, st.Offset)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("after standby: nothing published")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

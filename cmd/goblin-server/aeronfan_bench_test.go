@@ -1,0 +1,415 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/aeron"
+	"github.com/goblin-kv/goblin/client"
+	"github.com/goblin-kv/goblin/internal/testkit"
+	"github.com/goblin-kv/goblin/internal/testkit/latency"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+)
+
+// BenchmarkAeronReplicationHosts measures replication over Aeron beside
+// the Redis-protocol (TCP) replication, in one run, with a primary and up
+// to 8 replicas each in its own network namespace on one bridged LAN
+// (plain veth ports: no impairment), as hosts:
+//
+//   - for each path (tcp: one TCP stream per replica; multicast: one
+//     Aeron publication to a multicast group; mdc: one Aeron publication,
+//     control-mode=dynamic) and for 1, 2, 4 and 8 replicas (replicas are
+//     added, not restarted, between the counts): 4 depth-one SET clients
+//     on the primary's Unix socket for BENCH_SECONDS (default 3) after a
+//     1 s warm-up; the primary's user+system CPU per SET from
+//     /proc/PID/stat (its media driver's thread included) and the SET
+//     latency;
+//   - the replication lag: a SET on the primary until the first replica
+//     (host 1) returns the value to a client on its shared-memory ring
+//     (read in a tight loop), 300 probes;
+//   - beside it, the one-way Aeron UDP latency between the primary's and
+//     that replica's namespaces: two aeronmd drivers (the defaults the
+//     servers' private drivers run with), a ping-pong of 64-byte messages,
+//     half of each round trip;
+//   - GET p50 on the replica's ring and on the primary's ring, alternated
+//     in blocks of 2,000.
+//
+// AERON_BENCH_PATHS (default tcp,multicast,mdc) and AERON_BENCH_REPLICAS
+// (default 1,2,4,8) narrow it. Run it with
+//
+//	go test -run '^$' -bench AeronReplicationHosts -benchtime 1x -timeout 30m ./cmd/goblin-server/
+func BenchmarkAeronReplicationHosts(b *testing.B) {
+	secs := 3
+	if v := os.Getenv("BENCH_SECONDS"); v != "" {
+		secs, _ = strconv.Atoi(v)
+	}
+	paths := strings.Split(envOr("AERON_BENCH_PATHS", "tcp,multicast,mdc"), ",")
+	var counts []int
+	for _, f := range strings.Split(envOr("AERON_BENCH_REPLICAS", "1,2,4,8"), ",") {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			b.Fatalf("AERON_BENCH_REPLICAS: %q is not a replica count", f)
+		}
+		counts = append(counts, n)
+	}
+	slices.Sort(counts)
+	maxN := counts[len(counts)-1]
+	a := newAeronLAN(b, maxN, nil)
+	addr := func(h int) string { return a.lan.Addr[h].String() }
+	ping := startAeronPingPong(b, a, 0, 1)
+	var rows []string
+	for range b.N {
+		for _, path := range paths {
+			group := fmt.Sprintf("239.255.%d.%d", 1+rand.IntN(250), 1+2*rand.IntN(120))
+			switch path {
+			case "tcp":
+				a.channel = nil
+			case "multicast":
+				a.channel = func(h int) string {
+					return fmt.Sprintf("aeron:udp?endpoint=%s:40456|interface=%s", group, addr(h))
+				}
+			case "mdc":
+				a.channel = func(h int) string {
+					if h == 0 {
+						return fmt.Sprintf("aeron:udp?control-mode=dynamic|control=%s:40457", addr(0))
+					}
+					return fmt.Sprintf("aeron:udp?endpoint=%s:40456|control=%s:40457|control-mode=dynamic", addr(h), addr(0))
+				}
+			default:
+				b.Fatalf("AERON_BENCH_PATHS: unknown path %q (tcp, multicast, mdc)", path)
+			}
+			a.status = fmt.Sprintf("aeron:udp?endpoint=%s:40458", addr(0))
+			a.replicas = nil
+			pring := benchRing(b)
+			if a.channel == nil {
+				a.primary = a.start(b, 0, "--listen", pring)
+			} else {
+				a.startPrimary(b, "--listen", pring)
+			}
+			primary := dialBench(b, "uds://"+a.primary.sock)
+			primaryRing := dialBench(b, pring)
+			var firstRing *client.Client
+			oneWay := ping.oneWay(b, 2000)
+			for _, n := range counts {
+				for len(a.replicas) < n {
+					h := len(a.replicas) + 1
+					rring := benchRing(b)
+					if a.channel == nil {
+						a.replicas = append(a.replicas, a.start(b, h, "--listen", rring, "--replicaof", strings.Replace(a.primary.tcp, ":", " ", 1)))
+					} else {
+						a.startReplica(b, h, "--listen", rring)
+					}
+					if h == 1 {
+						firstRing = dialBench(b, rring)
+					}
+				}
+				for _, r := range a.replicas {
+					if a.channel != nil {
+						aeronLive(b, r.c)
+					}
+				}
+				want := infoInt(b, a.primary.c, "replication", "master_repl_offset")
+				for i, r := range a.replicas {
+					testkit.Eventually(b, 60*time.Second, fmt.Sprintf("replica %d to reach the primary's offset %d", i+1, want), func() (bool, string) {
+						got := infoInt(b, r.c, "replication", "slave_repl_offset")
+						return got >= want, fmt.Sprintf("at %d", got)
+					})
+				}
+				name := fmt.Sprintf("%s/replicas=%d", path, n)
+				b.Run(name, func(b *testing.B) {
+					benchSetLoad(b, "unix", a.primary.sock, time.Second) // warm-up
+					pid := infoFieldCtx(context.Background(), a.primary.c, "server", "process_id")
+					cpu0 := cpuTicks(b, pid)
+					ops, set := benchSetLoad(b, "unix", a.primary.sock, time.Duration(secs)*time.Second)
+					cpu := float64(cpuTicks(b, pid)-cpu0) * 1e4 / float64(ops)
+					lag := ringLag(b, primary, firstRing, 300)
+					getR, getP := ringGets(b, firstRing, primaryRing, 10, 2000)
+					b.ReportMetric(float64(ops)/float64(secs), "sets/s")
+					b.ReportMetric(cpu, "primary-cpu-µs/set")
+					report(b, "set", set)
+					report(b, "lag", lag)
+					b.ReportMetric(float64(oneWay.Quantile(0.5))/1e3, "aeron-oneway-p50-µs")
+					b.ReportMetric(float64(getR.Quantile(0.5)), "replica-ring-get-p50-ns")
+					b.ReportMetric(float64(getP.Quantile(0.5)), "primary-ring-get-p50-ns")
+					row := fmt.Sprintf("| %d | %s | %.0f | %.1f | %s | %s | %s | %s | %s | %s | %s | %s |", n, path,
+						float64(ops)/float64(secs), cpu, us(set.Quantile(0.5)), us(set.Quantile(0.99)),
+						us(lag.Quantile(0.5)), us(lag.Quantile(0.99)), us(oneWay.Quantile(0.5)), us(oneWay.Quantile(0.99)),
+						ns(getR.Quantile(0.5)), ns(getP.Quantile(0.5)))
+					rows = append(rows, row)
+					b.Log(row)
+				})
+			}
+			primary.Close()
+			primaryRing.Close()
+			if firstRing != nil {
+				firstRing.Close()
+			}
+			for _, r := range a.replicas {
+				r.p.Stop(10 * time.Second)
+			}
+			a.primary.p.Stop(10 * time.Second)
+		}
+	}
+	fmt.Printf("\n| replicas | path | SET/s | primary CPU µs/SET | SET p50 | SET p99 | lag p50 | lag p99 | Aeron one-way p50 | p99 | replica ring GET p50 | primary ring GET p50 |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n%s",
+		strings.Join(rows, "\n"))
+	fmt.Println()
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func us(ns int64) string { return fmt.Sprintf("%.1f µs", float64(ns)/1e3) }
+func ns(v int64) string  { return fmt.Sprintf("%d ns", v) }
+
+// benchRing returns a ring listener target in a fresh directory under
+// /dev/shm, removed at the end.
+func benchRing(b *testing.B) string {
+	dir, err := os.MkdirTemp("/dev/shm", "aeronfan-ring-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.RemoveAll(dir) })
+	return "ring://" + filepath.Join(dir, "ring") + "?proto=sbe"
+}
+
+func dialBench(b *testing.B, target string) *client.Client {
+	var c *client.Client
+	testkit.Eventually(b, 30*time.Second, "a connection to "+target, func() (bool, string) {
+		var err error
+		c, err = client.Dial(context.Background(), target)
+		return err == nil, fmt.Sprint(err)
+	})
+	return c
+}
+
+// benchSetLoad runs 4 depth-one SET clients for d and returns the SETs
+// done and their latencies.
+func benchSetLoad(b *testing.B, network, addr string, d time.Duration) (int64, *latency.Recorder) {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	total := latency.New()
+	var ops int64
+	end := time.Now().Add(d)
+	for c := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := net.Dial(network, addr)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			defer conn.Close()
+			rec := latency.New()
+			buf := make([]byte, 5)
+			var n int64
+			for i := 0; time.Now().Before(end); i++ {
+				key := fmt.Sprintf("key:%d:%07d", c, i%10000)
+				req := fmt.Sprintf("*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$16\r\n%016d\r\n", len(key), key, i)
+				start := latency.Now()
+				if _, err := io.WriteString(conn, req); err != nil {
+					b.Error(err)
+					return
+				}
+				if _, err := io.ReadFull(conn, buf); err != nil || string(buf) != "+OK\r\n" {
+					b.Errorf("SET: %q %v", buf, err)
+					return
+				}
+				rec.Record(latency.Now() - start)
+				n++
+			}
+			mu.Lock()
+			total.Merge(rec)
+			ops += n
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return ops, total
+}
+
+// ringLag SETs a key on the primary n times and each time reads the
+// replica's ring until it returns the new value.
+func ringLag(b *testing.B, primary, replica *client.Client, n int) *latency.Recorder {
+	ctx := context.Background()
+	rec := latency.New()
+	key := "lag:" + strconv.Itoa(rand.IntN(1<<30))
+	var got []byte
+	for i := range n {
+		want := []byte(strconv.Itoa(i))
+		start := latency.Now()
+		if err := primary.Set(ctx, key, want, client.SetOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for spins := 0; ; spins++ {
+			var err error
+			got, err = replica.GetAppend(ctx, got[:0], key)
+			if err == nil && string(got) == string(want) {
+				break
+			}
+			if err != nil && !errors.Is(err, client.ErrNil) {
+				b.Fatalf("GET on the replica's ring: %v", err)
+			}
+			if spins&1023 == 1023 && time.Now().After(deadline) {
+				b.Fatalf("the replica's ring never returned %s=%s", key, want)
+			}
+		}
+		rec.Record(latency.Now() - start)
+		time.Sleep(time.Millisecond) // one probe at a time, as a client would write
+	}
+	return rec
+}
+
+// ringGets measures GET of one present key on the replica's ring and on
+// the primary's, alternating rounds blocks of n each.
+func ringGets(b *testing.B, replica, primary *client.Client, rounds, n int) (r, p *latency.Recorder) {
+	ctx := context.Background()
+	key := "ringget"
+	if err := primary.Set(ctx, key, []byte("0123456789abcdef"), client.SetOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	testkit.Eventually(b, 10*time.Second, "the replica to hold "+key, func() (bool, string) {
+		v, err := replica.Get(ctx, key)
+		return err == nil && string(v) == "0123456789abcdef", fmt.Sprint(string(v), err)
+	})
+	r, p = latency.New(), latency.New()
+	var buf []byte
+	for round := range rounds {
+		for k, c := range []*client.Client{replica, primary} {
+			rec := []*latency.Recorder{r, p}[k]
+			for i := range n + 200 {
+				start := latency.Now()
+				var err error
+				if buf, err = c.GetAppend(ctx, buf[:0], key); err != nil {
+					b.Fatal(err)
+				}
+				if i >= 200 || round > 0 { // the first 200 of the first round warm up
+					rec.Record(latency.Now() - start)
+				}
+			}
+		}
+	}
+	return r, p
+}
+
+// aeronPingPong is two aeronmd drivers, one in each of two hosts'
+// namespaces, and the clients of a ping-pong over UDP between them.
+type aeronPingPong struct {
+	ping, pong       *aeron.Publication
+	pingSub, pongSub *aeron.Subscription
+}
+
+func startAeronPingPong(b *testing.B, a *aeronLAN, h0, h1 int) *aeronPingPong {
+	bin := testproc.Build(b, "./aeron/cmd/aeronmd")
+	var cl [2]*aeron.Client
+	for k, h := range []int{h0, h1} {
+		dir, err := os.MkdirTemp("/dev/shm", "aeronfan-md-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { os.RemoveAll(dir) })
+		p, err := testproc.StartCmd(a.lan.Command(h, bin, "-Daeron.dir="+dir, "-Daeron.dir.delete.on.start=true"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { p.Stop(10 * time.Second) })
+		c, err := aeron.Connect(aeron.Options{Dir: dir, DriverTimeout: 10 * time.Second})
+		if err != nil {
+			b.Fatalf("connecting to aeronmd on host %d: %v\n%s", h, err, p.Log())
+		}
+		b.Cleanup(func() { c.Close() })
+		cl[k] = c
+	}
+	pp := &aeronPingPong{}
+	var err error
+	toPong := fmt.Sprintf("aeron:udp?endpoint=%s:40470", a.lan.Addr[h1])
+	toPing := fmt.Sprintf("aeron:udp?endpoint=%s:40471", a.lan.Addr[h0])
+	if pp.ping, err = cl[0].AddPublication(toPong, 1001); err == nil {
+		if pp.pingSub, err = cl[1].AddSubscription(toPong, 1001); err == nil {
+			if pp.pong, err = cl[1].AddPublication(toPing, 1002); err == nil {
+				pp.pongSub, err = cl[0].AddSubscription(toPing, 1002)
+			}
+		}
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	testkit.Eventually(b, 20*time.Second, "the ping-pong publications to connect", func() (bool, string) {
+		return pp.ping.IsConnected() && pp.pong.IsConnected(), fmt.Sprint(pp.ping.IsConnected(), pp.pong.IsConnected())
+	})
+	return pp
+}
+
+// oneWay runs n ping-pongs (after 200 to warm up) and returns half of
+// each round trip. The echo runs on a goroutine of this process only
+// while it measures.
+func (pp *aeronPingPong) oneWay(b *testing.B, n int) *latency.Recorder {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var buf []byte
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			msg, _, ok := pp.pingSub.NextMessage(buf[:0])
+			if !ok {
+				runtime.Gosched()
+				continue
+			}
+			buf = msg
+			for pp.pong.Offer(msg) < 0 {
+				runtime.Gosched()
+			}
+		}
+	}()
+	defer func() { close(done); wg.Wait() }()
+	rec := latency.New()
+	msg := make([]byte, 64)
+	var buf []byte
+	for i := range n + 200 {
+		start := latency.Now()
+		for pp.ping.Offer(msg) < 0 {
+			runtime.Gosched()
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			m, _, ok := pp.pongSub.NextMessage(buf[:0])
+			if ok {
+				buf = m
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatal("the Aeron ping-pong between the namespaces lost a message for 5 s")
+			}
+			runtime.Gosched()
+		}
+		if i >= 200 {
+			rec.Record((latency.Now() - start) / 2)
+		}
+		time.Sleep(time.Millisecond) // as the lag probes: one at a time, drivers idle between
+	}
+	return rec
+}

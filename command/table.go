@@ -887,7 +887,7 @@ var specs = [NumOps]Spec{
 		Summary: "Make this node a replica of a master (cluster bus); refused in file mode."},
 	OpClusterFailover: {Name: "cluster|failover", Arity: -2, Flags: clusterSet, ACL: clusterAdmin, Container: OpCluster,
 		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "[options=FORCE|TAKEOVER]",
-		Summary: "Refused: goblin has no replicas to fail over to."},
+		Summary: "Make this replica its master's master: a manual failover (the master pauses writes until the replica caught up), FORCE (no offset handshake) or TAKEOVER (no election)."},
 	OpClusterReset: {Name: "cluster|reset", Arity: -2, Flags: Admin | Stale | NoScript, ACL: clusterAdmin, Container: OpCluster,
 		Group: "cluster", Since: "3.0.0", Complexity: "O(1)", Syntax: "[reset-type=HARD|SOFT]",
 		Summary: "Forget every node and slot (cluster bus); refused in file mode."},

@@ -796,7 +796,9 @@ func (e *Engine) tickRepl() int {
 	} else if len(r.replicas) > 0 {
 		e.startSync()
 	}
-	if len(r.replicas) > 0 && !r.upstream && e.now-r.lastPing >= e.o.Replication.PingPeriod*1000 {
+	// No PING while paused for a manual failover: it would move the
+	// offset the replica was told to reach (as Redis's replicationCron).
+	if len(r.replicas) > 0 && !r.upstream && !e.mfPause && e.now-r.lastPing >= e.o.Replication.PingPeriod*1000 {
 		r.lastPing = e.now
 		e.replFeed(replPing)
 	}

@@ -355,6 +355,7 @@ type Engine struct {
 	monBuf      []byte
 	pauseUntil  int64 // CLIENT PAUSE: unix ms; 0 when not paused
 	pauseWrites bool
+	mfPause     bool  // the pause is the cluster bus's, for a replica's manual failover (ClusterPause)
 	now         int64 // unix ms, refreshed by Tick (age and idle in CLIENT LIST)
 	started     time.Time
 	runID       string
@@ -674,13 +675,16 @@ func (e *Engine) muted(s *Session, out []byte) []byte {
 func (e *Engine) held(s *Session, op command.Op) bool {
 	now := e.clock.NowMillis()
 	if now >= e.pauseUntil {
-		e.pauseUntil, e.pauseWrites = 0, false
+		e.pauseUntil, e.pauseWrites, e.mfPause = 0, false, false
 		return false
 	}
 	if spec := command.Lookup(op); e.pauseWrites && (spec == nil || spec.Flags&command.Write == 0) {
 		return false
 	}
 	s.hold = time.Duration(e.pauseUntil-now) * time.Millisecond
+	if e.mfPause {
+		s.hold = min(s.hold, 50*time.Millisecond) // a failover ends the pause early: look again soon
+	}
 	return true
 }
 

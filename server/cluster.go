@@ -112,7 +112,7 @@ func (s *Server) setupClusterBus() error {
 		NodeTimeout: s.opts.ClusterNodeTimeout, AnnounceIP: s.opts.ClusterAnnounceIP,
 		AnnounceHostname: s.opts.ClusterAnnounceHostname,
 		Follow:           s.engine.ClusterFollow, Unfollow: s.engine.ClusterUnfollow,
-		ReplOffset: s.engine.ClusterReplOffset, Logger: s.log,
+		ReplOffset: s.engine.ClusterReplOffset, Pause: s.engine.ClusterPause, Logger: s.log,
 	}, s.engine.ClusterState())
 	if err != nil {
 		return fmt.Errorf("server: %w", err)

@@ -99,6 +99,17 @@ type Options struct {
 	// nothing.
 	Follow   func(host string, port int)
 	Unfollow func()
+	// ValidityFactor is cluster-replica-validity-factor (Redis's default
+	// is 10; 0 lets a replica with any data age stand in an election).
+	// MasterDataAge says how long the link to the master has been silent
+	// (since its last interaction, or since it went down), and
+	// ReplPingPeriod is repl-ping-replica-period; nil/0 skip the check.
+	ValidityFactor int
+	MasterDataAge  func() time.Duration
+	ReplPingPeriod time.Duration
+	// Pause holds client writes back for d (a master during a replica's
+	// manual failover); Pause(0) lets them go. nil does nothing.
+	Pause func(d time.Duration)
 	// ReplOffset returns the replication offset to announce: the master
 	// offset of a master, the processed one of a replica.
 	ReplOffset func() int64
@@ -178,9 +189,15 @@ type Cluster struct {
 	authEpoch          uint64
 	authCount          int
 	authRank           int
-	closed             bool
-	following          bool // the replication link follows myself.master
-	wg                 sync.WaitGroup
+	// manual failover (manual.go)
+	mfEnd          int64 // ms: when the attempt expires; 0: none
+	mfCanStart     bool  // replica: the election may start
+	mfSlave        *Node // master: the replica failing over
+	mfMasterOffset int64 // replica: the paused master's offset; -1: not yet
+	tooOldLogged   int64 // ms: the last "data too old" log line
+	closed         bool
+	following      bool // the replication link follows myself.master
+	wg             sync.WaitGroup
 }
 
 type eventKind uint8
@@ -213,7 +230,7 @@ func New(o Options, st *cluster.State) (*Cluster, error) {
 		return nil, fmt.Errorf("cluster: client port %d and bus port %d must be 1 to 65535 (a default bus port is the client port + 10000)", o.Port, o.BusPort)
 	}
 	c := &Cluster{o: o, log: o.Logger, nodes: map[bus.Name]*Node{}, blacklist: map[bus.Name]int64{}, state: st,
-		links: map[*link]struct{}{}, now: time.Now().UnixMilli()}
+		links: map[*link]struct{}{}, now: time.Now().UnixMilli(), mfMasterOffset: -1}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}

@@ -90,6 +90,7 @@ func (c *Cluster) process(l *link, msg []byte) {
 			c.dirty = true
 		}
 		sender.offset = int64(h.Offset)
+		c.noteMasterPaused(sender)
 	}
 	switch h.Type {
 	case bus.Ping, bus.Pong, bus.Meet:
@@ -132,6 +133,9 @@ func (c *Cluster) process(l *link, msg []byte) {
 			return
 		}
 		c.authAck(sender)
+		c.handleFailover() // a quorum is acted on at once, not at the next cron
+	case bus.MFStart:
+		c.mfStart(l, sender)
 	}
 }
 
@@ -521,6 +525,14 @@ func (c *Cluster) header(typ bus.Type) *bus.Header {
 	}
 	if c.o.ReplOffset != nil {
 		h.Offset = uint64(max(c.o.ReplOffset(), 0))
+	}
+	if c.mfEnd != 0 {
+		if me.is(bus.FlagMaster) {
+			h.MFlags[0] |= bus.MFlagPaused
+		}
+		if typ == bus.FailoverAuthRequest {
+			h.MFlags[0] |= bus.MFlagForceAck
+		}
 	}
 	return h
 }

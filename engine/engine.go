@@ -192,6 +192,7 @@ type Session struct {
 	mute             int8          // CLIENT REPLY: -1 OFF; SKIP: 2 for the SKIP itself, 1 for the next command
 	killed           bool          // CLIENT KILL: close at the next request
 	asking           bool          // ASKING: the next command may reach an importing slot
+	readOnly         bool          // READONLY: a cluster replica serves reads of its master's slots
 	hold             time.Duration // CLIENT PAUSE: how long the transport should wait (Hold)
 	libName, libVer  []byte        // CLIENT SETINFO
 

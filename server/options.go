@@ -119,6 +119,10 @@ type Options struct {
 	ClusterPort             int
 	ClusterAnnounceIP       string
 	ClusterAnnounceHostname string
+	// ClusterAllowReadsWhenDown is cluster-allow-reads-when-down yes;
+	// ClusterPartialCoverage is cluster-require-full-coverage no.
+	ClusterAllowReadsWhenDown bool
+	ClusterPartialCoverage    bool
 
 	// ConfigFile, when set, is the configuration file the server was
 	// started with: CONFIG REWRITE writes the parameters CONFIG SET

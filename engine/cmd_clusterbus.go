@@ -109,6 +109,12 @@ func (e *Engine) clusterFailover(b *member.Cluster, r *command.Request) {
 	}
 }
 
+// ReplPingPeriod is repl-ping-replica-period, for the cluster bus's
+// cluster-replica-validity-factor.
+func (e *Engine) ReplPingPeriod() time.Duration {
+	return time.Duration(e.o.Replication.PingPeriod) * time.Second
+}
+
 // keyspaceEmpty reports whether no database holds a key.
 func (e *Engine) keyspaceEmpty() bool {
 	for _, db := range e.dbs {

@@ -115,9 +115,14 @@ func (s *Server) setupClusterBus() error {
 		Follow:           s.engine.ClusterFollow, Unfollow: s.engine.ClusterUnfollow,
 		ReplOffset: s.engine.ClusterReplOffset, Pause: s.engine.ClusterPause, Logger: s.log,
 		RequireFullCoverage: &full,
+		ValidityFactor:      s.opts.ClusterValidityFactor, ReplPingPeriod: s.engine.ReplPingPeriod,
+		MigrationBarrier: s.opts.ClusterMigrationBarrier, NoReplicaMigration: s.opts.ClusterNoReplicaMigration,
 	}, s.engine.ClusterState())
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
+	}
+	if s.link != nil {
+		m.SetMasterDataAge(s.link.DataAge)
 	}
 	s.engine.SetClusterBus(m)
 	s.transports = append(s.transports, m)

@@ -123,6 +123,13 @@ type Options struct {
 	// ClusterPartialCoverage is cluster-require-full-coverage no.
 	ClusterAllowReadsWhenDown bool
 	ClusterPartialCoverage    bool
+	// ClusterValidityFactor is cluster-replica-validity-factor (0: any
+	// data age may stand in an election; goblin-server's flag defaults to
+	// Redis's 10); ClusterMigrationBarrier is cluster-migration-barrier;
+	// ClusterNoReplicaMigration is cluster-allow-replica-migration no.
+	ClusterValidityFactor     int
+	ClusterMigrationBarrier   int
+	ClusterNoReplicaMigration bool
 
 	// ConfigFile, when set, is the configuration file the server was
 	// started with: CONFIG REWRITE writes the parameters CONFIG SET

@@ -86,6 +86,7 @@ func (c *Cluster) cron() {
 	if c.myself.is(bus.FlagSlave) {
 		c.handleManualFailover()
 		c.handleFailover()
+		c.checkMigration()
 	}
 	c.updateState()
 }

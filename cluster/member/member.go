@@ -106,7 +106,13 @@ type Options struct {
 	// ReplPingPeriod is repl-ping-replica-period; nil/0 skip the check.
 	ValidityFactor int
 	MasterDataAge  func() time.Duration
-	ReplPingPeriod time.Duration
+	ReplPingPeriod func() time.Duration
+	// MigrationBarrier is cluster-migration-barrier: a replica migrates
+	// to an orphaned master only if its own master keeps more working
+	// replicas than this. NoReplicaMigration is
+	// cluster-allow-replica-migration no.
+	MigrationBarrier   int
+	NoReplicaMigration bool
 	// Pause holds client writes back for d (a master during a replica's
 	// manual failover); Pause(0) lets them go. nil does nothing.
 	Pause func(d time.Duration)
@@ -119,26 +125,27 @@ type Options struct {
 
 // Node is one member of the node table.
 type Node struct {
-	name        bus.Name
-	flags       uint16
-	ip          string
-	port, cport int
-	hostname    string
-	master      *Node // for a replica
-	replicas    []*Node
-	slots       bus.Slotmap
-	numSlots    int
-	configEpoch uint64
-	pingSent    int64 // ms, wall clock; 0: no ping pending
-	pongRecv    int64 // ms
-	dataRecv    int64 // ms
-	failTime    int64 // ms
-	ctime       int64 // ms: creation (handshake expiry)
-	offset      int64
-	voteTime    int64 // ms: last vote for a replica of this master
-	link        *link // outbound
-	inLink      *link // inbound
-	reports     []failReport
+	name         bus.Name
+	flags        uint16
+	ip           string
+	port, cport  int
+	hostname     string
+	master       *Node // for a replica
+	replicas     []*Node
+	slots        bus.Slotmap
+	numSlots     int
+	configEpoch  uint64
+	pingSent     int64 // ms, wall clock; 0: no ping pending
+	pongRecv     int64 // ms
+	dataRecv     int64 // ms
+	failTime     int64 // ms
+	ctime        int64 // ms: creation (handshake expiry)
+	offset       int64
+	voteTime     int64 // ms: last vote for a replica of this master
+	orphanedTime int64 // ms: since when this master has had no working replica (migration.go)
+	link         *link // outbound
+	inLink       *link // inbound
+	reports      []failReport
 }
 
 type failReport struct {
@@ -307,6 +314,9 @@ func (n *Node) removeReplica(r *Node) {
 	for i, x := range n.replicas {
 		if x == r {
 			n.replicas = append(n.replicas[:i], n.replicas[i+1:]...)
+			if len(n.replicas) == 0 {
+				n.flags &^= bus.FlagMigrateTo
+			}
 			return
 		}
 	}
@@ -319,6 +329,7 @@ func (n *Node) addReplica(r *Node) {
 		}
 	}
 	n.replicas = append(n.replicas, r)
+	n.flags |= bus.FlagMigrateTo // it had a replica: a migration target once orphaned
 }
 
 // Myself returns this node's id.

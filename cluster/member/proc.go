@@ -324,11 +324,12 @@ func (c *Cluster) updateSlotsWith(sender *Node, epoch uint64, slots *bus.Slotmap
 	}
 	curMaster := masterOf(c.myself)
 	hadSlots := curMaster.numSlots > 0
-	lostMine := 0
+	lostMine, claimed := 0, 0
 	for s := range bus.Slots {
 		if !slots.Has(s) {
 			continue
 		}
+		claimed++
 		o := c.owner[s]
 		if o == sender {
 			continue
@@ -350,7 +351,9 @@ func (c *Cluster) updateSlotsWith(sender *Node, epoch uint64, slots *bus.Slotmap
 		return
 	}
 	c.updateState()
-	if hadSlots && curMaster.numSlots == 0 {
+	// With cluster-allow-replica-migration no, only a sender that took
+	// nothing but our slots (our failover winner) makes us its replica.
+	if hadSlots && curMaster.numSlots == 0 && (!c.o.NoReplicaMigration || claimed == lostMine) {
 		c.log.Info("configuration change detected: reconfiguring myself as a replica", "master", sender.ID())
 		c.setMyMaster(sender)
 	}

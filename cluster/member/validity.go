@@ -1,5 +1,7 @@
 package member
 
+import "time"
+
 // tooOld is the data-age check of clusterHandleSlaveFailover: a replica
 // whose link to its master has been silent for longer than
 // repl-ping-replica-period + cluster-node-timeout ×
@@ -15,7 +17,11 @@ func (c *Cluster) tooOld() bool {
 	if age > timeout {
 		age -= timeout
 	}
-	limit := c.o.ReplPingPeriod.Milliseconds() + timeout*int64(c.o.ValidityFactor)
+	var ping int64
+	if c.o.ReplPingPeriod != nil {
+		ping = c.o.ReplPingPeriod().Milliseconds()
+	}
+	limit := ping + timeout*int64(c.o.ValidityFactor)
 	if age <= limit {
 		return false
 	}
@@ -26,3 +32,7 @@ func (c *Cluster) tooOld() bool {
 	}
 	return true
 }
+
+// SetMasterDataAge sets Options.MasterDataAge (the replication link is
+// made before the bus, or after it).
+func (c *Cluster) SetMasterDataAge(f func() time.Duration) { c.o.MasterDataAge = f }

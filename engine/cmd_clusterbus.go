@@ -115,6 +115,35 @@ func (e *Engine) ReplPingPeriod() time.Duration {
 	return time.Duration(e.o.Replication.PingPeriod) * time.Second
 }
 
+// ClusterDelSlotKeys deletes the keys of slot (database 0), as Redis's
+// delKeysInSlot when this master lost the slot to a node with a newer
+// config epoch but keeps others: each deletion goes to replicas as DEL.
+// It returns how many keys went.
+func (e *Engine) ClusterDelSlotKeys(slot int) int {
+	if e.cl == nil {
+		return 0
+	}
+	keys := e.slotKeys(uint16(slot), e.cl.keys[:0])
+	st := e.dbs[0]
+	n := 0
+	for _, k := range keys {
+		k = append([]byte(nil), k...) // the index's bytes change as keys go
+		if !st.Del(k) {
+			continue
+		}
+		n++
+		if e.repl.feed && !e.repl.upstream {
+			e.repl.words = append(e.repl.words[:0], wDel, k)
+			e.appendOp(0, e.repl.words)
+			if e.repl.depth == 0 {
+				e.flushUnit()
+			}
+		}
+	}
+	e.cl.keys = keys[:0]
+	return n
+}
+
 // keyspaceEmpty reports whether no database holds a key.
 func (e *Engine) keyspaceEmpty() bool {
 	for _, db := range e.dbs {

@@ -114,8 +114,8 @@ func (s *Server) setupClusterBus() error {
 		AnnounceHostname: s.opts.ClusterAnnounceHostname,
 		Follow:           s.engine.ClusterFollow, Unfollow: s.engine.ClusterUnfollow,
 		ReplOffset: s.engine.ClusterReplOffset, Pause: s.engine.ClusterPause, Logger: s.log,
-		RequireFullCoverage: &full,
-		ValidityFactor:      s.opts.ClusterValidityFactor, ReplPingPeriod: s.engine.ReplPingPeriod,
+		RequireFullCoverage: &full, DelSlotKeys: s.engine.ClusterDelSlotKeys,
+		ValidityFactor: s.opts.ClusterValidityFactor, ReplPingPeriod: s.engine.ReplPingPeriod,
 		MigrationBarrier: s.opts.ClusterMigrationBarrier, NoReplicaMigration: s.opts.ClusterNoReplicaMigration,
 	}, s.engine.ClusterState())
 	if err != nil {

@@ -113,6 +113,10 @@ type Options struct {
 	// cluster-allow-replica-migration no.
 	MigrationBarrier   int
 	NoReplicaMigration bool
+	// DelSlotKeys deletes this node's keys in slot (a master that lost
+	// the slot to a newer config epoch but stays a master) and returns
+	// how many went; nil keeps them.
+	DelSlotKeys func(slot int) int
 	// Pause holds client writes back for d (a master during a replica's
 	// manual failover); Pause(0) lets them go. nil does nothing.
 	Pause func(d time.Duration)
@@ -132,7 +136,8 @@ type Node struct {
 	hostname     string
 	master       *Node // for a replica
 	replicas     []*Node
-	slots        bus.Slotmap
+	slots        bus.Slotmap // the slots it claimed last
+	claimEpoch   uint64      // the config epoch it claimed them with
 	numSlots     int
 	configEpoch  uint64
 	pingSent     int64 // ms, wall clock; 0: no ping pending
@@ -191,6 +196,7 @@ type Cluster struct {
 	sendHdr bus.Header
 	buf     []byte
 	list    []*Node
+	dirty16 []uint16 // slots lost by updateSlotsWith, whose keys must go
 	// failover: this replica's election
 	authTime, authSent int64
 	authEpoch          uint64

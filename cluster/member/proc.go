@@ -240,8 +240,11 @@ func (c *Cluster) processPing(l *link, msg []byte, sender *Node) {
 	}
 	// Slots: a master's claims, weighed by config epoch.
 	senderMaster := masterOf(sender)
-	if sender.is(bus.FlagMaster) && senderMaster.slots != h.Slots {
-		senderMaster.slots = h.Slots
+	// The same claims with a new config epoch are weighed again: a claim
+	// that lost to an older owner may win now (SETSLOT NODE, then
+	// BUMPEPOCH).
+	if sender.is(bus.FlagMaster) && (senderMaster.slots != h.Slots || senderMaster.claimEpoch != h.ConfigEpoch) {
+		senderMaster.slots, senderMaster.claimEpoch = h.Slots, h.ConfigEpoch
 		c.updateSlotsWith(sender, h.ConfigEpoch, &h.Slots)
 	} else if sender.is(bus.FlagMaster) {
 		// Same claims as last time: still check for slots whose owner
@@ -341,12 +344,17 @@ func (c *Cluster) updateSlotsWith(sender *Node, epoch uint64, slots *bus.Slotmap
 			if o == curMaster {
 				lostMine++
 			}
+			if o == c.myself {
+				c.dirty16 = append(c.dirty16, uint16(s))
+			}
 			c.owner[s] = sender
 			c.changed, c.dirty = true, true
 		} else if o.configEpoch > epoch {
 			c.sendUpdate(sender, o)
 		}
 	}
+	lost := c.dirty16
+	c.dirty16 = c.dirty16[:0]
 	if lostMine == 0 {
 		return
 	}
@@ -355,7 +363,19 @@ func (c *Cluster) updateSlotsWith(sender *Node, epoch uint64, slots *bus.Slotmap
 	// nothing but our slots (our failover winner) makes us its replica.
 	if hadSlots && curMaster.numSlots == 0 && (!c.o.NoReplicaMigration || claimed == lostMine) {
 		c.log.Info("configuration change detected: reconfiguring myself as a replica", "master", sender.ID())
-		c.setMyMaster(sender)
+		c.setMyMaster(sender) // the full resync replaces every key
+		return
+	}
+	// Still a master: the keys of the slots I lost must go, or a later
+	// claim of those slots would serve stale data (delKeysInSlot).
+	if c.myself.is(bus.FlagMaster) && len(lost) > 0 && c.o.DelSlotKeys != nil {
+		n := 0
+		for _, s := range lost {
+			n += c.o.DelSlotKeys(int(s))
+		}
+		if n > 0 {
+			c.log.Warn("deleted the keys of slots this node lost", "slots", len(lost), "keys", n, "to", sender.ID())
+		}
 	}
 }
 

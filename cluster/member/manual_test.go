@@ -34,16 +34,6 @@ func createCluster(t *testing.T, extra ...string) []*node {
 	return nodes
 }
 
-// byPort returns the node of nodes whose address a CLUSTER NODES line names.
-func byPort(nodes []*node, addrField string) *node {
-	for _, n := range nodes {
-		if strings.HasPrefix(addrField, "127.0.0.1:"+strconv.Itoa(n.port)+"@") {
-			return n
-		}
-	}
-	return nil
-}
-
 // shards returns each master with its replicas, as every node's own
 // CLUSTER NODES line says (a replica's line names its master), once
 // every replica has one and its master lists it so too.

@@ -506,8 +506,11 @@ func (e *Engine) clusterSlots() {
 // itself, or this node's own (which the bus's view does not follow), as
 // Redis's isReplicaAvailable.
 func (e *Engine) nodeOffset(i int) int64 {
-	if i == e.cl.st.Me() && e.cl.bus != nil {
-		return e.ClusterReplOffset()
+	if e.cl.bus != nil {
+		if i == e.cl.st.Me() {
+			return e.ClusterReplOffset()
+		}
+		return e.cl.bus.NodeOffset(e.cl.st.Nodes()[i].ID) // the view is rebuilt on membership changes only
 	}
 	return e.cl.st.Nodes()[i].Offset
 }

@@ -359,7 +359,7 @@ func (e *Engine) reset(s *Session, _ *command.Request) {
 	e.stopMonitor(s)
 	e.dropSubscriptions(s)
 	s.db, s.resp3, s.name = 0, false, s.name[:0]
-	s.mute, s.noTouch = 0, false
+	s.mute, s.noTouch, s.readOnly = 0, false, false
 	s.user, s.authed = noUser, false
 	e.resolve(s)
 	e.simple(txtReset)

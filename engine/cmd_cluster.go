@@ -29,6 +29,11 @@ type ClusterOptions struct {
 	// Reloaded, when set, is told the outcome of a reload that
 	// RequestClusterReload asked for (the server logs it).
 	Reloaded func(epoch uint64, err error)
+	// AllowReadsWhenDown is cluster-allow-reads-when-down: while the
+	// cluster is down, commands that only read are still served (writes
+	// get "-CLUSTERDOWN The cluster is down and only accepts read
+	// commands").
+	AllowReadsWhenDown bool
 	// Migrate carries MIGRATE's commands to the target server; nil uses a
 	// cluster.Migrator of the engine's own.
 	Migrate func(addr string, timeout time.Duration, cmds []byte, n int) ([]string, error)
@@ -46,6 +51,7 @@ type clusterMode struct {
 	keys      [][]byte        // the request's keys (route)
 	bus       *member.Cluster // the cluster bus (--cluster-enabled); nil in file mode
 	gen       uint64          // st.Gen() when endpoints were computed
+	master    int             // my master's index in st.Nodes() when I am a replica, else -1
 }
 
 func newClusterMode(o ClusterOptions) *clusterMode {
@@ -62,6 +68,10 @@ func (c *clusterMode) refresh() {
 	c.endpoints = c.endpoints[:0]
 	for _, n := range c.st.Nodes() {
 		c.endpoints = append(c.endpoints, n.Endpoint())
+	}
+	c.master = -1
+	if me := c.st.Me(); me >= 0 && c.st.Nodes()[me].Master != "" {
+		c.master = c.st.Index(c.st.Nodes()[me].Master)
 	}
 }
 
@@ -130,8 +140,14 @@ func (e *Engine) route(s *Session, r *command.Request) bool {
 		c.refresh() // the cluster bus changed the membership
 	}
 	if st.Down() {
-		e.errText(command.Err, "CLUSTERDOWN The cluster is down")
-		return true
+		switch {
+		case !c.o.AllowReadsWhenDown:
+			e.errText(command.Err, "CLUSTERDOWN The cluster is down")
+			return true
+		case spec.Flags&command.Write != 0:
+			e.errText(command.Err, "CLUSTERDOWN The cluster is down and only accepts read commands")
+			return true
+		}
 	}
 	if owner == st.Me() {
 		// A shard channel stays with its slot's owner until the slot
@@ -160,6 +176,11 @@ func (e *Engine) route(s *Session, r *command.Request) bool {
 	if owner < 0 {
 		e.errText(command.Err, "CLUSTERDOWN Hash slot not served")
 		return true
+	}
+	// A replica serves a READONLY client's reads (and shard channels) of
+	// its master's slots, as Redis's getNodeByQuery.
+	if (s.readOnly || spec.Flags&command.PubSub != 0) && owner == c.master && spec.Flags&command.Write == 0 {
+		return false
 	}
 	e.redirect("MOVED ", slot, owner)
 	return true
@@ -471,7 +492,7 @@ func (e *Engine) clusterSlots() {
 			e.addInt(int64(r.Last))
 			e.slotNode(&n)
 			for j := range st.Nodes() {
-				if r := &st.Nodes()[j]; r.Master == n.ID && !r.Failed && r.Offset != 0 {
+				if r := &st.Nodes()[j]; r.Master == n.ID && !r.Failed && e.nodeOffset(j) != 0 {
 					e.slotNode(r)
 				}
 			}
@@ -479,6 +500,19 @@ func (e *Engine) clusterSlots() {
 		}
 	}
 	e.end()
+}
+
+// nodeOffset is node i's replication offset: gossiped by the node
+// itself, or this node's own (which the bus's view does not follow), as
+// Redis's isReplicaAvailable.
+func (e *Engine) nodeOffset(i int) int64 {
+	if e.cl.bus != nil {
+		if i == e.cl.st.Me() {
+			return e.ClusterReplOffset()
+		}
+		return e.cl.bus.NodeOffset(e.cl.st.Nodes()[i].ID) // the view is rebuilt on membership changes only
+	}
+	return e.cl.st.Nodes()[i].Offset
 }
 
 // slotNode appends one node of a CLUSTER SLOTS entry.
@@ -512,10 +546,10 @@ func (e *Engine) clusterShards() {
 		e.pop()
 		e.addBulkStr("nodes")
 		e.push(command.Array)
-		e.shardNode(&n, "master")
+		e.shardNode(&n, "master", e.nodeOffset(i))
 		for j := range st.Nodes() {
 			if r := &st.Nodes()[j]; r.Master == n.ID {
-				e.shardNode(r, "replica")
+				e.shardNode(r, "replica", e.nodeOffset(j))
 			}
 		}
 		e.pop()
@@ -525,12 +559,12 @@ func (e *Engine) clusterShards() {
 }
 
 // shardNode appends one node's map of a CLUSTER SHARDS entry.
-func (e *Engine) shardNode(n *cluster.Node, role string) {
+func (e *Engine) shardNode(n *cluster.Node, role string, offset int64) {
 	health := "online"
 	switch {
 	case n.Failed:
 		health = "fail"
-	case role == "replica" && n.Offset == 0:
+	case role == "replica" && offset == 0:
 		health = "loading"
 	}
 	e.push(command.Map)
@@ -545,7 +579,7 @@ func (e *Engine) shardNode(n *cluster.Node, role string) {
 	e.addBulkStr("role")
 	e.addBulkStr(role)
 	e.addBulkStr("replication-offset")
-	e.addInt(n.Offset)
+	e.addInt(offset)
 	e.addBulkStr("health")
 	e.addBulkStr(health)
 	e.pop()
@@ -561,12 +595,14 @@ func (e *Engine) asking(s *Session, _ *command.Request) {
 	e.ok()
 }
 
-// readOnly answers READONLY and READWRITE: accepted, and meaningless
-// without replicas.
-func (e *Engine) readOnly(_ *Session, _ *command.Request) {
+// readOnly answers READONLY and READWRITE: with READONLY a cluster
+// replica serves the client's reads of its master's slots instead of
+// answering -MOVED (route); READWRITE ends that.
+func (e *Engine) readOnly(s *Session, r *command.Request) {
 	if e.notCluster() {
 		return
 	}
+	s.readOnly = r.Op == command.OpReadOnly
 	e.ok()
 }
 

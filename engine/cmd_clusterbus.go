@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goblin-kv/goblin/cluster"
 	"github.com/goblin-kv/goblin/cluster/member"
@@ -66,6 +67,83 @@ func (e *Engine) ClusterReplOffset() int64 {
 		return off
 	}
 	return e.repl.hist.Offset
+}
+
+// ClusterPause holds client writes back for d while a replica fails
+// over manually (the bus's MFSTART); 0 lets them go at once. A CLIENT
+// PAUSE in force is replaced, as Redis's failover pause outranks it.
+func (e *Engine) ClusterPause(d time.Duration) {
+	if d <= 0 {
+		if e.mfPause {
+			e.clientUntil, e.pauseWrites, e.mfPause = 0, false, false
+			e.refreshPause()
+		}
+		return
+	}
+	e.clientUntil, e.pauseWrites, e.mfPause = e.clock.NowMillis()+d.Milliseconds(), true, true
+	e.refreshPause()
+}
+
+// clusterFailover answers CLUSTER FAILOVER [FORCE|TAKEOVER].
+func (e *Engine) clusterFailover(b *member.Cluster, r *command.Request) {
+	if len(r.Args) > 1 {
+		sub := []byte("failover")
+		if len(e.argv) > 1 {
+			sub = e.argv[1]
+		}
+		e.fail(command.Err, "ERR unknown subcommand or wrong number of arguments for '", sub, "'. Try CLUSTER HELP.")
+		return
+	}
+	force, takeover := false, false
+	if len(r.Args) == 1 {
+		switch {
+		case bytes.EqualFold(r.Args[0], []byte("force")):
+			force = true
+		case bytes.EqualFold(r.Args[0], []byte("takeover")):
+			takeover = true
+		default:
+			e.errText(command.Err, "ERR syntax error")
+			return
+		}
+	}
+	if !e.busErr(b.Failover(force, takeover)) {
+		e.ok()
+	}
+}
+
+// ReplPingPeriod is repl-ping-replica-period, for the cluster bus's
+// cluster-replica-validity-factor.
+func (e *Engine) ReplPingPeriod() time.Duration {
+	return time.Duration(e.o.Replication.PingPeriod) * time.Second
+}
+
+// ClusterDelSlotKeys deletes the keys of slot (database 0), as Redis's
+// delKeysInSlot when this master lost the slot to a node with a newer
+// config epoch but keeps others: each deletion goes to replicas as DEL.
+// It returns how many keys went.
+func (e *Engine) ClusterDelSlotKeys(slot int) int {
+	if e.cl == nil {
+		return 0
+	}
+	keys := e.slotKeys(uint16(slot), e.cl.keys[:0])
+	st := e.dbs[0]
+	n := 0
+	for _, k := range keys {
+		k = append([]byte(nil), k...) // the index's bytes change as keys go
+		if !st.Del(k) {
+			continue
+		}
+		n++
+		if e.repl.feed && !e.repl.upstream {
+			e.repl.words = append(e.repl.words[:0], wDel, k)
+			e.appendOp(0, e.repl.words)
+			if e.repl.depth == 0 {
+				e.flushUnit()
+			}
+		}
+	}
+	e.cl.keys = keys[:0]
+	return n
 }
 
 // keyspaceEmpty reports whether no database holds a key.
@@ -259,7 +337,7 @@ func (e *Engine) clusterBusCmd(r *command.Request) bool {
 	case command.OpClusterReload, command.OpClusterTargets:
 		e.errText(command.Err, "ERR this node runs the cluster bus (--cluster-enabled): there is no cluster configuration file to reload or list")
 	case command.OpClusterFailover:
-		e.errText(command.Err, "ERR CLUSTER FAILOVER is not implemented yet (docs/cluster.md)")
+		e.clusterFailover(b, r)
 	default:
 		return false
 	}

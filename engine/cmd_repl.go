@@ -808,8 +808,10 @@ func (e *Engine) tickRepl() int {
 	} else if len(r.replicas) > 0 {
 		e.startSync()
 	}
-	// No PING while FAILOVER waits: the replica must reach the offset.
-	if len(r.replicas) > 0 && !r.upstream && e.fo.state == foNone && e.now-r.lastPing >= e.o.Replication.PingPeriod*1000 {
+	// No PING while FAILOVER waits or while paused for a cluster manual
+	// failover: the replica must reach the offset it was told (as Redis's
+	// replicationCron).
+	if len(r.replicas) > 0 && !r.upstream && e.fo.state == foNone && !e.mfPause && e.now-r.lastPing >= e.o.Replication.PingPeriod*1000 {
 		r.lastPing = e.now
 		e.replFeed(replPing)
 	}

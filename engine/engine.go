@@ -193,6 +193,7 @@ type Session struct {
 	mute             int8          // CLIENT REPLY: -1 OFF; SKIP: 2 for the SKIP itself, 1 for the next command
 	killed           bool          // CLIENT KILL: close at the next request
 	asking           bool          // ASKING: the next command may reach an importing slot
+	readOnly         bool          // READONLY: a cluster replica serves reads of its master's slots
 	hold             time.Duration // CLIENT PAUSE: how long the transport should wait (Hold)
 	libName, libVer  []byte        // CLIENT SETINFO
 
@@ -358,6 +359,7 @@ type Engine struct {
 	pauseUntil  int64 // something pauses clients (CLIENT PAUSE, FAILOVER): the one test the request path makes; 0 when nothing does
 	clientUntil int64 // CLIENT PAUSE: unix ms; 0 when not paused
 	pauseWrites bool
+	mfPause     bool  // the pause is the cluster bus's, for a replica's manual failover (ClusterPause)
 	now         int64 // unix ms, refreshed by Tick (age and idle in CLIENT LIST)
 	lruSec      int64 // the second the stores' LRU clocks were last set to (Tick)
 	started     time.Time
@@ -726,7 +728,7 @@ func (e *Engine) muted(s *Session, out []byte) []byte {
 func (e *Engine) held(s *Session, op command.Op) bool {
 	now := e.clock.NowMillis()
 	if e.clientUntil != 0 && now >= e.clientUntil {
-		e.clientUntil, e.pauseWrites = 0, false
+		e.clientUntil, e.pauseWrites, e.mfPause = 0, false, false
 		e.refreshPause()
 	}
 	spec := command.Lookup(op)
@@ -739,6 +741,9 @@ func (e *Engine) held(s *Session, op command.Op) bool {
 		return false
 	}
 	s.hold = time.Duration(e.clientUntil-now) * time.Millisecond
+	if e.mfPause {
+		s.hold = min(s.hold, 50*time.Millisecond) // a failover ends the pause early: look again soon
+	}
 	return true
 }
 

@@ -23,7 +23,7 @@ func (s *Server) clusterOptions() (engine.ClusterOptions, error) {
 		if path != "" || node != "" {
 			return engine.ClusterOptions{}, fmt.Errorf("%w: --cluster-config/--cluster-node (goblin's static membership file) and --cluster-enabled (the Redis cluster bus, nodes.conf) exclude each other", ErrOptions)
 		}
-		return engine.ClusterOptions{State: cluster.NewEmpty()}, nil
+		return engine.ClusterOptions{State: cluster.NewEmpty(), AllowReadsWhenDown: s.opts.ClusterAllowReadsWhenDown}, nil
 	}
 	if path == "" {
 		if node != "" {
@@ -110,15 +110,22 @@ func (s *Server) setupClusterBus() error {
 			break
 		}
 	}
+	full := !s.opts.ClusterPartialCoverage
 	m, err := member.New(member.Options{
 		Port: port, BusPort: s.opts.ClusterPort, BindHost: host, ConfigFile: file,
 		NodeTimeout: s.opts.ClusterNodeTimeout, AnnounceIP: s.opts.ClusterAnnounceIP,
 		AnnounceHostname: s.opts.ClusterAnnounceHostname,
 		Follow:           s.engine.ClusterFollow, Unfollow: s.engine.ClusterUnfollow,
-		ReplOffset: s.engine.ClusterReplOffset, Logger: s.log, TLS: s.busTLS(),
+		ReplOffset: s.engine.ClusterReplOffset, Pause: s.engine.ClusterPause, Logger: s.log, TLS: s.busTLS(),
+		RequireFullCoverage: &full, DelSlotKeys: s.engine.ClusterDelSlotKeys,
+		ValidityFactor: s.opts.ClusterValidityFactor, ReplPingPeriod: s.engine.ReplPingPeriod,
+		MigrationBarrier: s.opts.ClusterMigrationBarrier, NoReplicaMigration: s.opts.ClusterNoReplicaMigration,
 	}, s.engine.ClusterState())
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
+	}
+	if s.link != nil {
+		m.SetMasterDataAge(s.link.DataAge)
 	}
 	s.engine.SetClusterBus(m)
 	s.transports = append(s.transports, m)

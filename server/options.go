@@ -119,6 +119,17 @@ type Options struct {
 	ClusterPort             int
 	ClusterAnnounceIP       string
 	ClusterAnnounceHostname string
+	// ClusterAllowReadsWhenDown is cluster-allow-reads-when-down yes;
+	// ClusterPartialCoverage is cluster-require-full-coverage no.
+	ClusterAllowReadsWhenDown bool
+	ClusterPartialCoverage    bool
+	// ClusterValidityFactor is cluster-replica-validity-factor (0: any
+	// data age may stand in an election; goblin-server's flag defaults to
+	// Redis's 10); ClusterMigrationBarrier is cluster-migration-barrier;
+	// ClusterNoReplicaMigration is cluster-allow-replica-migration no.
+	ClusterValidityFactor     int
+	ClusterMigrationBarrier   int
+	ClusterNoReplicaMigration bool
 
 	// ConfigFile, when set, is the configuration file the server was
 	// started with: CONFIG REWRITE writes the parameters CONFIG SET

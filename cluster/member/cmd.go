@@ -365,6 +365,15 @@ func (c *Cluster) Links() []LinkInfo {
 	return out
 }
 
+// NodeOffset is the replication offset node id last announced (0 for an
+// unknown node).
+func (c *Cluster) NodeOffset(id string) int64 {
+	if n := c.lookup(id); n != nil {
+		return n.offset
+	}
+	return 0
+}
+
 // IsReplica reports whether this node is a replica in the cluster.
 func (c *Cluster) IsReplica() bool { return c.myself.is(bus.FlagSlave) }
 

@@ -56,6 +56,12 @@ func (c *Cluster) cron() {
 			c.sendPing(n.link, bus.Ping)
 			continue
 		}
+		// A master paused for a replica's manual failover PINGs it on
+		// every run: each PING carries PAUSED and the offset to reach.
+		if c.mfEnd != 0 && c.myself.is(bus.FlagMaster) && c.mfSlave == n && n.link != nil && n.link.conn != nil {
+			c.sendPing(n.link, bus.Ping)
+			continue
+		}
 		if n.pingSent == 0 {
 			continue
 		}
@@ -76,6 +82,11 @@ func (c *Cluster) cron() {
 	if c.myself.is(bus.FlagSlave) && c.myself.master != nil && !c.following && c.myself.master.ip != "" {
 		c.follow(c.myself.master)
 	}
-	c.handleFailover()
+	c.manualFailoverCheckTimeout()
+	if c.myself.is(bus.FlagSlave) {
+		c.handleManualFailover()
+		c.handleFailover()
+		c.checkMigration()
+	}
 	c.updateState()
 }

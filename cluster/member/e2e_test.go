@@ -30,12 +30,27 @@ type node struct {
 func startGoblin(t *testing.T, extra ...string) *node {
 	t.Helper()
 	bin := testproc.Build(t, "./cmd/goblin-server")
-	ports := testproc.FreeTCPPorts(t, 2)
-	dir := t.TempDir()
-	n := &node{name: "goblin", port: ports[0], busPort: ports[1], addr: "127.0.0.1:" + strconv.Itoa(ports[0]), dir: dir}
-	args := []string{"--listen", "tcp://" + n.addr, "--metrics", "off", "--dir", dir, "--cluster-enabled", "yes",
-		"--cluster-port", strconv.Itoa(n.busPort), "--cluster-node-timeout", "2000"}
-	n.proc = testproc.Start(t, bin, append(args, extra...)...)
+	var n *node
+	// A free port can be taken by another process between the pick and
+	// the bind (many tests start servers at once): a node that could not
+	// bind is started again on new ports, rather than its address
+	// reaching someone else's server.
+	for try := 0; ; try++ {
+		ports := testproc.FreeTCPPorts(t, 2)
+		dir := t.TempDir()
+		n = &node{name: "goblin", port: ports[0], busPort: ports[1], addr: "127.0.0.1:" + strconv.Itoa(ports[0]), dir: dir}
+		args := []string{"--listen", "tcp://" + n.addr, "--metrics", "off", "--dir", dir, "--cluster-enabled", "yes",
+			"--cluster-port", strconv.Itoa(n.busPort), "--cluster-node-timeout", "2000"}
+		n.proc = testproc.Start(t, bin, append(args, extra...)...)
+		deadline := time.Now().Add(30 * time.Second)
+		for !n.proc.Exited() && !strings.Contains(n.proc.Log(), "msg=ready") && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !n.proc.Exited() || try == 2 {
+			break
+		}
+		t.Logf("goblin-server on %s exited at start (a port taken meanwhile?), starting it again", n.addr)
+	}
 	testproc.WaitDial(t, "tcp", n.addr, 30*time.Second)
 	n.c = redis.NewClient(&redis.Options{Addr: n.addr})
 	t.Cleanup(func() { n.c.Close() })

@@ -30,6 +30,7 @@ func (c *Cluster) setMyMaster(m *Node) {
 	c.follow(m)
 	c.changed, c.dirty = true, true
 	c.authTime = 0
+	c.resetManualFailover()
 }
 
 // rank is clusterGetSlaveRank: sibling replicas with a larger offset.
@@ -51,18 +52,23 @@ func (c *Cluster) rank() int {
 	return r
 }
 
-// handleFailover is clusterHandleSlaveFailover (automatic failovers):
-// a replica of a FAIL master waits 500 ms + random 0-499 ms + 1 s per
-// rank, asks the masters for votes with a new epoch, and with a majority
-// takes its master's slots.
+// handleFailover is clusterHandleSlaveFailover: a replica of a FAIL
+// master (or one whose manual failover may start) waits 500 ms + random
+// 0-499 ms + 1 s per rank (a manual failover: not at all), asks the
+// masters for votes with a new epoch, and with a majority takes its
+// master's slots.
 func (c *Cluster) handleFailover() {
 	me := c.myself
 	m := me.master
-	if !me.is(bus.FlagSlave) || m == nil || !m.is(bus.FlagFail) || m.numSlots == 0 {
+	manual := c.mfEnd != 0 && c.mfCanStart
+	if !me.is(bus.FlagSlave) || m == nil || (!m.is(bus.FlagFail) && !manual) || m.numSlots == 0 {
 		c.authTime = 0
 		return
 	}
 	timeout := c.o.NodeTimeout.Milliseconds()
+	if !manual && c.tooOld() {
+		return
+	}
 	authTimeout := max(2*timeout, 2000)
 	retry := 2 * authTimeout
 	if c.authTime != 0 && c.now-c.authTime > retry {
@@ -71,6 +77,9 @@ func (c *Cluster) handleFailover() {
 	if c.authTime == 0 {
 		c.authRank = c.rank()
 		c.authTime = c.now + 500 + int64(c.rand(500)) + int64(c.authRank)*1000
+		if c.mfEnd != 0 {
+			c.authTime, c.authRank = c.now, 0
+		}
 		c.authSent, c.authCount = 0, 0
 		c.log.Info("start of election delayed", "ms", c.authTime-c.now, "rank", c.authRank)
 		// Let siblings know my offset at once.
@@ -79,9 +88,11 @@ func (c *Cluster) handleFailover() {
 				c.sendPing(s.link, bus.Pong)
 			}
 		}
-		return
+		if c.mfEnd == 0 {
+			return
+		}
 	}
-	if c.authSent == 0 {
+	if c.authSent == 0 && c.mfEnd == 0 {
 		if r := c.rank(); r > c.authRank {
 			c.authTime += int64(r-c.authRank) * 1000
 			c.authRank = r
@@ -94,7 +105,7 @@ func (c *Cluster) handleFailover() {
 		c.current++
 		c.authEpoch = c.current
 		c.authSent = c.now
-		c.log.Info("starting a failover election", "epoch", c.current)
+		c.log.Info("starting a failover election", "epoch", c.current, "manual", c.mfEnd != 0)
 		c.broadcast(bus.FailoverAuthRequest, nil)
 		c.dirty = true
 		return
@@ -104,22 +115,7 @@ func (c *Cluster) handleFailover() {
 		if me.configEpoch < c.authEpoch {
 			me.configEpoch = c.authEpoch
 		}
-		old := m
-		m.removeReplica(me)
-		c.setNodeAsMaster(me)
-		for s := range bus.Slots {
-			if c.owner[s] == old {
-				c.owner[s] = me
-			}
-		}
-		c.following = false
-		if c.o.Unfollow != nil {
-			c.o.Unfollow()
-		}
-		c.authTime = 0
-		c.changed, c.dirty = true, true
-		c.updateState()
-		c.broadcastPong()
+		c.replaceMyMaster()
 	}
 }
 
@@ -139,18 +135,32 @@ func (c *Cluster) voteIfNeeded(req *Node) {
 	if !me.is(bus.FlagMaster) || me.numSlots == 0 {
 		return
 	}
-	if h.CurrentEpoch < c.current || c.lastVote == c.current {
+	deny := func(why string, a ...any) {
+		c.log.Warn("failover auth denied", append([]any{"to", req.ID(), "why", why}, a...)...)
+	}
+	if h.CurrentEpoch < c.current {
+		deny("request epoch below mine", "reqEpoch", h.CurrentEpoch, "curEpoch", c.current)
+		return
+	}
+	if c.lastVote == c.current {
+		deny("already voted for this epoch", "epoch", c.current)
 		return
 	}
 	m := c.nodes[h.SlaveOf]
-	if !req.is(bus.FlagSlave) || m == nil {
+	switch {
+	case !req.is(bus.FlagSlave):
+		deny("it is a master")
 		return
-	}
-	if !m.is(bus.FlagFail) && h.MFlags[0]&bus.MFlagForceAck == 0 {
+	case m == nil:
+		deny("I don't know its master")
+		return
+	case !m.is(bus.FlagFail) && h.MFlags[0]&bus.MFlagForceAck == 0:
+		deny("its master is up")
 		return
 	}
 	timeout := c.o.NodeTimeout.Milliseconds()
 	if c.now-m.voteTime < 2*timeout {
+		deny("voted for a replica of this master less than twice the node timeout ago")
 		return
 	}
 	for s := range bus.Slots {
@@ -158,6 +168,7 @@ func (c *Cluster) voteIfNeeded(req *Node) {
 			continue
 		}
 		if o := c.owner[s]; o != nil && o.configEpoch > h.ConfigEpoch {
+			deny("a claimed slot has a newer owner", "slot", s, "ownerEpoch", o.configEpoch, "reqEpoch", h.ConfigEpoch)
 			return
 		}
 	}
@@ -165,12 +176,6 @@ func (c *Cluster) voteIfNeeded(req *Node) {
 	m.voteTime = c.now
 	c.dirty = true
 	c.flush() // the vote is on disk before the ACK leaves
-	if req.link != nil {
-		b := c.header(bus.FailoverAuthAck).Append(c.buf[:0])
-		b = bus.Finish(b, 0, 0)
-		c.buf = b
-		c.stats[0][bus.FailoverAuthAck]++
-		req.link.send(b)
-	}
-	c.log.Info("failover auth granted", "to", req.ID(), "epoch", c.current)
+	c.sendTo(req.link, bus.FailoverAuthAck)
+	c.log.Info("failover auth granted", "to", req.ID(), "epoch", c.current, "forced", h.MFlags[0]&bus.MFlagForceAck != 0)
 }

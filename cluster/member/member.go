@@ -99,6 +99,27 @@ type Options struct {
 	// nothing.
 	Follow   func(host string, port int)
 	Unfollow func()
+	// ValidityFactor is cluster-replica-validity-factor (Redis's default
+	// is 10; 0 lets a replica with any data age stand in an election).
+	// MasterDataAge says how long the link to the master has been silent
+	// (since its last interaction, or since it went down), and
+	// ReplPingPeriod is repl-ping-replica-period; nil/0 skip the check.
+	ValidityFactor int
+	MasterDataAge  func() time.Duration
+	ReplPingPeriod func() time.Duration
+	// MigrationBarrier is cluster-migration-barrier: a replica migrates
+	// to an orphaned master only if its own master keeps more working
+	// replicas than this. NoReplicaMigration is
+	// cluster-allow-replica-migration no.
+	MigrationBarrier   int
+	NoReplicaMigration bool
+	// DelSlotKeys deletes this node's keys in slot (a master that lost
+	// the slot to a newer config epoch but stays a master) and returns
+	// how many went; nil keeps them.
+	DelSlotKeys func(slot int) int
+	// Pause holds client writes back for d (a master during a replica's
+	// manual failover); Pause(0) lets them go. nil does nothing.
+	Pause func(d time.Duration)
 	// ReplOffset returns the replication offset to announce: the master
 	// offset of a master, the processed one of a replica.
 	ReplOffset func() int64
@@ -110,26 +131,28 @@ type Options struct {
 
 // Node is one member of the node table.
 type Node struct {
-	name        bus.Name
-	flags       uint16
-	ip          string
-	port, cport int
-	hostname    string
-	master      *Node // for a replica
-	replicas    []*Node
-	slots       bus.Slotmap
-	numSlots    int
-	configEpoch uint64
-	pingSent    int64 // ms, wall clock; 0: no ping pending
-	pongRecv    int64 // ms
-	dataRecv    int64 // ms
-	failTime    int64 // ms
-	ctime       int64 // ms: creation (handshake expiry)
-	offset      int64
-	voteTime    int64 // ms: last vote for a replica of this master
-	link        *link // outbound
-	inLink      *link // inbound
-	reports     []failReport
+	name         bus.Name
+	flags        uint16
+	ip           string
+	port, cport  int
+	hostname     string
+	master       *Node // for a replica
+	replicas     []*Node
+	slots        bus.Slotmap // the slots it claimed last
+	claimEpoch   uint64      // the config epoch it claimed them with
+	numSlots     int
+	configEpoch  uint64
+	pingSent     int64 // ms, wall clock; 0: no ping pending
+	pongRecv     int64 // ms
+	dataRecv     int64 // ms
+	failTime     int64 // ms
+	ctime        int64 // ms: creation (handshake expiry)
+	offset       int64
+	voteTime     int64 // ms: last vote for a replica of this master
+	orphanedTime int64 // ms: since when this master has had no working replica (migration.go)
+	link         *link // outbound
+	inLink       *link // inbound
+	reports      []failReport
 }
 
 type failReport struct {
@@ -175,14 +198,21 @@ type Cluster struct {
 	sendHdr bus.Header
 	buf     []byte
 	list    []*Node
+	dirty16 []uint16 // slots lost by updateSlotsWith, whose keys must go
 	// failover: this replica's election
 	authTime, authSent int64
 	authEpoch          uint64
 	authCount          int
 	authRank           int
-	closed             bool
-	following          bool // the replication link follows myself.master
-	wg                 sync.WaitGroup
+	// manual failover (manual.go)
+	mfEnd          int64 // ms: when the attempt expires; 0: none
+	mfCanStart     bool  // replica: the election may start
+	mfSlave        *Node // master: the replica failing over
+	mfMasterOffset int64 // replica: the paused master's offset; -1: not yet
+	tooOldLogged   int64 // ms: the last "data too old" log line
+	closed         bool
+	following      bool // the replication link follows myself.master
+	wg             sync.WaitGroup
 }
 
 type eventKind uint8
@@ -215,7 +245,7 @@ func New(o Options, st *cluster.State) (*Cluster, error) {
 		return nil, fmt.Errorf("cluster: client port %d and bus port %d must be 1 to 65535 (a default bus port is the client port + 10000)", o.Port, o.BusPort)
 	}
 	c := &Cluster{o: o, log: o.Logger, nodes: map[bus.Name]*Node{}, blacklist: map[bus.Name]int64{}, state: st,
-		links: map[*link]struct{}{}, now: time.Now().UnixMilli()}
+		links: map[*link]struct{}{}, now: time.Now().UnixMilli(), mfMasterOffset: -1}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -292,6 +322,9 @@ func (n *Node) removeReplica(r *Node) {
 	for i, x := range n.replicas {
 		if x == r {
 			n.replicas = append(n.replicas[:i], n.replicas[i+1:]...)
+			if len(n.replicas) == 0 {
+				n.flags &^= bus.FlagMigrateTo
+			}
 			return
 		}
 	}
@@ -304,6 +337,7 @@ func (n *Node) addReplica(r *Node) {
 		}
 	}
 	n.replicas = append(n.replicas, r)
+	n.flags |= bus.FlagMigrateTo // it had a replica: a migration target once orphaned
 }
 
 // Myself returns this node's id.

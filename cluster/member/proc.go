@@ -90,6 +90,7 @@ func (c *Cluster) process(l *link, msg []byte) {
 			c.dirty = true
 		}
 		sender.offset = int64(h.Offset)
+		c.noteMasterPaused(sender)
 	}
 	switch h.Type {
 	case bus.Ping, bus.Pong, bus.Meet:
@@ -132,6 +133,9 @@ func (c *Cluster) process(l *link, msg []byte) {
 			return
 		}
 		c.authAck(sender)
+		c.handleFailover() // a quorum is acted on at once, not at the next cron
+	case bus.MFStart:
+		c.mfStart(l, sender)
 	}
 }
 
@@ -236,8 +240,11 @@ func (c *Cluster) processPing(l *link, msg []byte, sender *Node) {
 	}
 	// Slots: a master's claims, weighed by config epoch.
 	senderMaster := masterOf(sender)
-	if sender.is(bus.FlagMaster) && senderMaster.slots != h.Slots {
-		senderMaster.slots = h.Slots
+	// The same claims with a new config epoch are weighed again: a claim
+	// that lost to an older owner may win now (SETSLOT NODE, then
+	// BUMPEPOCH).
+	if sender.is(bus.FlagMaster) && (senderMaster.slots != h.Slots || senderMaster.claimEpoch != h.ConfigEpoch) {
+		senderMaster.slots, senderMaster.claimEpoch = h.Slots, h.ConfigEpoch
 		c.updateSlotsWith(sender, h.ConfigEpoch, &h.Slots)
 	} else if sender.is(bus.FlagMaster) {
 		// Same claims as last time: still check for slots whose owner
@@ -320,11 +327,12 @@ func (c *Cluster) updateSlotsWith(sender *Node, epoch uint64, slots *bus.Slotmap
 	}
 	curMaster := masterOf(c.myself)
 	hadSlots := curMaster.numSlots > 0
-	lostMine := 0
+	lostMine, claimed := 0, 0
 	for s := range bus.Slots {
 		if !slots.Has(s) {
 			continue
 		}
+		claimed++
 		o := c.owner[s]
 		if o == sender {
 			continue
@@ -336,19 +344,38 @@ func (c *Cluster) updateSlotsWith(sender *Node, epoch uint64, slots *bus.Slotmap
 			if o == curMaster {
 				lostMine++
 			}
+			if o == c.myself {
+				c.dirty16 = append(c.dirty16, uint16(s))
+			}
 			c.owner[s] = sender
 			c.changed, c.dirty = true, true
 		} else if o.configEpoch > epoch {
 			c.sendUpdate(sender, o)
 		}
 	}
+	lost := c.dirty16
+	c.dirty16 = c.dirty16[:0]
 	if lostMine == 0 {
 		return
 	}
 	c.updateState()
-	if hadSlots && curMaster.numSlots == 0 {
+	// With cluster-allow-replica-migration no, only a sender that took
+	// nothing but our slots (our failover winner) makes us its replica.
+	if hadSlots && curMaster.numSlots == 0 && (!c.o.NoReplicaMigration || claimed == lostMine) {
 		c.log.Info("configuration change detected: reconfiguring myself as a replica", "master", sender.ID())
-		c.setMyMaster(sender)
+		c.setMyMaster(sender) // the full resync replaces every key
+		return
+	}
+	// Still a master: the keys of the slots I lost must go, or a later
+	// claim of those slots would serve stale data (delKeysInSlot).
+	if c.myself.is(bus.FlagMaster) && len(lost) > 0 && c.o.DelSlotKeys != nil {
+		n := 0
+		for _, s := range lost {
+			n += c.o.DelSlotKeys(int(s))
+		}
+		if n > 0 {
+			c.log.Warn("deleted the keys of slots this node lost", "slots", len(lost), "keys", n, "to", sender.ID())
+		}
 	}
 }
 
@@ -521,6 +548,14 @@ func (c *Cluster) header(typ bus.Type) *bus.Header {
 	}
 	if c.o.ReplOffset != nil {
 		h.Offset = uint64(max(c.o.ReplOffset(), 0))
+	}
+	if c.mfEnd != 0 {
+		if me.is(bus.FlagMaster) {
+			h.MFlags[0] |= bus.MFlagPaused
+		}
+		if typ == bus.FailoverAuthRequest {
+			h.MFlags[0] |= bus.MFlagForceAck
+		}
 	}
 	return h
 }

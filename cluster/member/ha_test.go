@@ -36,13 +36,31 @@ type haNode struct {
 // unless extra says otherwise); a cleanup stops them.
 func startHANodes(tb testing.TB, n int, extra ...string) []*haNode {
 	tb.Helper()
-	bin := testproc.Build(tb, "./cmd/goblin-server")
+	return startHANodesOf(tb, "goblin", n, extra...)
+}
+
+// startHANodesOf starts n cluster nodes of kind "goblin" or "redis"
+// (redis-server 7.0, no persistence but nodes.conf).
+func startHANodesOf(tb testing.TB, kind string, n int, extra ...string) []*haNode {
+	tb.Helper()
+	var bin string
+	if kind == "redis" {
+		bin = testkit.Need(tb, "redis-server", "the redis-server peer of the failover benchmark")
+	} else {
+		bin = testproc.Build(tb, "./cmd/goblin-server")
+	}
 	var ns []*haNode
 	for range n {
 		ports := testproc.FreeTCPPorts(tb, 2)
 		x := &haNode{port: ports[0], addr: "127.0.0.1:" + strconv.Itoa(ports[0]), bin: bin}
-		x.args = append([]string{"--listen", "tcp://" + x.addr, "--metrics", "off", "--dir", tb.TempDir(),
-			"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(ports[1]), "--cluster-node-timeout", "2000"}, extra...)
+		x.args = []string{"--listen", "tcp://" + x.addr, "--metrics", "off", "--dir", tb.TempDir(),
+			"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(ports[1]), "--cluster-node-timeout", "2000"}
+		if kind == "redis" {
+			x.args = []string{"--port", strconv.Itoa(ports[0]), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
+				"--cluster-port", strconv.Itoa(ports[1]), "--cluster-config-file", "nodes.conf", "--dir", tb.TempDir(),
+				"--save", "", "--appendonly", "no", "--cluster-node-timeout", "2000", "--repl-diskless-sync-delay", "0"}
+		}
+		x.args = append(x.args, extra...)
 		x.start(tb)
 		x.c = redis.NewClient(&redis.Options{Addr: x.addr, DialTimeout: time.Second, ReadTimeout: 2 * time.Second})
 		ns = append(ns, x)
@@ -52,7 +70,7 @@ func startHANodes(tb testing.TB, n int, extra ...string) []*haNode {
 			x.c.Close()
 			x.proc.Stop(10 * time.Second)
 			if tb.Failed() {
-				tb.Logf("log of %s:\n%s", x.addr, lastLines(x.proc.Log(), 60))
+				tb.Logf("log of %s:\n%s", x.addr, lastLines(x.proc.Log(), 200))
 			}
 		}
 	})
@@ -195,13 +213,19 @@ func masterWithReplica(tb testing.TB, ns []*haNode, skip *haNode) (m, r *haNode,
 			if err != nil || !view[x.id].has("master") {
 				continue
 			}
-			if rep := replicaOf(x, x, ns); rep != nil && len(view[x.id].slots) > 0 && !view[rep.id].has("fail") && !view[rep.id].has("fail?") {
+			rep := replicaOf(x, x, ns)
+			if rep == nil || len(view[x.id].slots) == 0 || view[rep.id].has("fail") || view[rep.id].has("fail?") {
+				continue
+			}
+			// A replica that never synchronised cannot be elected
+			// (redis-server's validity check).
+			if info, _ := rep.c.Info(context.Background(), "replication").Result(); strings.Contains(info, "master_link_status:up") {
 				m, r, slots = x, rep, slotsOf(view, x.id)
 				_ = out
 				return true, ""
 			}
 		}
-		return false, "none yet"
+		return false, "none yet (or its replica's link is not up)"
 	})
 	return m, r, slots
 }

@@ -155,15 +155,7 @@ func clusterNodes(x *haNode) (map[string]nodesLine, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	m := map[string]nodesLine{}
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		f := strings.Fields(l)
-		if len(f) < 8 {
-			continue
-		}
-		m[f[0]] = nodesLine{id: f[0], addr: f[1], flags: f[2], master: f[3], slots: f[8:]}
-	}
-	return m, out, nil
+	return parseNodes(out), out, nil
 }
 
 // replicaOf returns, as x sees it, the node among ns replicating m.

@@ -23,13 +23,13 @@ import (
 // haNode is a goblin node of the failover tests: it can be killed and
 // started again on the same ports, directory and nodes.conf.
 type haNode struct {
-	addr string
-	port int
-	args []string
-	bin  string
-	proc *testproc.Proc
-	c    *redis.Client
-	id   string
+	addr          string
+	port, busPort int
+	args          []string
+	bin           string
+	proc          *testproc.Proc
+	c             *redis.Client
+	id            string
 }
 
 // startHANodes starts n goblin cluster nodes (cluster-node-timeout 2000
@@ -52,7 +52,7 @@ func startHANodesOf(tb testing.TB, kind string, n int, extra ...string) []*haNod
 	var ns []*haNode
 	for range n {
 		ports := testproc.FreeTCPPorts(tb, 2)
-		x := &haNode{port: ports[0], addr: "127.0.0.1:" + strconv.Itoa(ports[0]), bin: bin}
+		x := &haNode{port: ports[0], busPort: ports[1], addr: "127.0.0.1:" + strconv.Itoa(ports[0]), bin: bin}
 		x.args = []string{"--listen", "tcp://" + x.addr, "--metrics", "off", "--dir", tb.TempDir(),
 			"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(ports[1]), "--cluster-node-timeout", "2000"}
 		if kind == "redis" {
@@ -133,7 +133,7 @@ func haCreate(tb testing.TB, ns []*haNode) {
 func haCheckClean(tb testing.TB, addr string) {
 	tb.Helper()
 	cli := testkit.Need(tb, "redis-cli", "redis-cli --cluster check")
-	testkit.Eventually(tb, 60*time.Second, "redis-cli --cluster check "+addr+" reporting a clean cluster", func() (bool, string) {
+	testkit.Eventually(tb, 120*time.Second, "redis-cli --cluster check "+addr+" reporting a clean cluster", func() (bool, string) {
 		b, err := exec.Command(cli, "--cluster", "check", addr).CombinedOutput()
 		o := string(b)
 		return err == nil && strings.Contains(o, "[OK] All nodes agree about slots configuration.") &&

@@ -24,6 +24,7 @@ type State struct {
 	open      int          // slots MIGRATING or IMPORTING
 	gen       uint64       // bumped by Replace: the engine refreshes what it derives from Nodes
 	down      bool         // the cluster bus says cluster_state:fail
+	readsDown bool         // cluster-allow-reads-when-down
 }
 
 // New returns the state a node starts with from c (which must have been
@@ -152,6 +153,13 @@ func (s *State) SetDown(down bool) { s.down = down }
 
 // Down reports whether the cluster bus says the cluster is down.
 func (s *State) Down() bool { return s.down }
+
+// SetAllowReadsWhenDown is cluster-allow-reads-when-down: while down,
+// read-only commands on slots this node owns are still served.
+func (s *State) SetAllowReadsWhenDown(yes bool) { s.readsDown = yes }
+
+// AllowReadsWhenDown reports cluster-allow-reads-when-down.
+func (s *State) AllowReadsWhenDown() bool { return s.readsDown }
 
 // MovingID returns the id of the node slot is migrating to or importing
 // from, and whether it is importing; "" when the slot is stable.

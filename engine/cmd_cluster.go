@@ -130,8 +130,15 @@ func (e *Engine) route(s *Session, r *command.Request) bool {
 		c.refresh() // the cluster bus changed the membership
 	}
 	if st.Down() {
-		e.errText(command.Err, "CLUSTERDOWN The cluster is down")
-		return true
+		// getNodeByQuery: reads may go on when the operator allows it.
+		switch {
+		case !st.AllowReadsWhenDown():
+			e.errText(command.Err, "CLUSTERDOWN The cluster is down")
+			return true
+		case spec.Flags&command.Write != 0:
+			e.errText(command.Err, "CLUSTERDOWN The cluster is down and only accepts read commands")
+			return true
+		}
 	}
 	if owner == st.Me() {
 		// A shard channel stays with its slot's owner until the slot

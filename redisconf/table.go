@@ -39,7 +39,7 @@ var redisDirectives = []Spec{
 	{Name: "client-output-buffer-limit", Kind: KindClientOutputBufferLimit, Default: "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"},
 	{Name: "client-query-buffer-limit", Kind: KindMemory, Default: "1073741824"},
 	{Name: "cluster-allow-pubsubshard-when-down", Kind: KindBool, Default: "yes"},
-	{Name: "cluster-allow-reads-when-down", Kind: KindBool, Default: "no"},
+	{Name: "cluster-allow-reads-when-down", Kind: KindBool, Default: "no", Goblin: "cluster-allow-reads-when-down"},
 	{Name: "cluster-allow-replica-migration", Kind: KindBool, Default: "yes"},
 	{Name: "cluster-announce-bus-port", Kind: KindInt, Default: "0"},
 	{Name: "cluster-announce-hostname", Kind: KindString, Default: "", EmptyIsNull: true, Goblin: "cluster-announce-hostname"},

@@ -118,6 +118,7 @@ func (s *Server) setupClusterBus() error {
 		return fmt.Errorf("server: %w", err)
 	}
 	s.engine.SetClusterBus(m)
+	s.engine.ClusterState().SetAllowReadsWhenDown(s.opts.ClusterAllowReadsWhenDown)
 	s.transports = append(s.transports, m)
 	s.log.Info("cluster bus", "myself", m.Myself(), "port", port, "config", file)
 	return nil

@@ -119,6 +119,9 @@ type Options struct {
 	ClusterPort             int
 	ClusterAnnounceIP       string
 	ClusterAnnounceHostname string
+	// ClusterAllowReadsWhenDown lets read-only commands on owned slots
+	// through while cluster_state is fail (cluster-allow-reads-when-down).
+	ClusterAllowReadsWhenDown bool
 
 	// ConfigFile, when set, is the configuration file the server was
 	// started with: CONFIG REWRITE writes the parameters CONFIG SET

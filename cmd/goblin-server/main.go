@@ -92,6 +92,7 @@ type config struct {
 	clusterConfig, clusterNode string
 	// The cluster bus (docs/cluster.md).
 	clusterEnabled, clusterFile, clusterIP, clusterHost string
+	clusterReadsWhenDown                                string
 	clusterTimeout, clusterPort                         int
 	aeronDir                                            string
 
@@ -163,6 +164,7 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&c.clusterTimeout, "cluster-node-timeout", 15000, "`milliseconds` a node may not answer before it is suspected (PFAIL), then failed over by a majority")
 	fs.IntVar(&c.clusterPort, "cluster-port", 0, "cluster bus `port`; 0 means the RESP TCP port + 10000")
 	fs.StringVar(&c.clusterIP, "cluster-announce-ip", "", "IP `address` the cluster bus announces to peers (default: the address they reached this node on)")
+	fs.StringVar(&c.clusterReadsWhenDown, "cluster-allow-reads-when-down", "no", "yes: while cluster_state is fail, still serve read-only commands on the slots this node owns (writes get -CLUSTERDOWN ... only accepts read commands); no: refuse every keyed command")
 	fs.StringVar(&c.clusterHost, "cluster-announce-hostname", "", "`hostname` the cluster bus announces (the 7.0 hostname ping extension; CLUSTER NODES shows it)")
 	fs.StringVar(&c.configFile, "config", "", "configuration `file` in redis.conf's syntax (also the first argument, as redis-server takes it): Redis's directive names for the settings goblin shares with Redis, these flags' names for the rest; flags on the command line win (docs/config.md)")
 	fs.BoolVar(&c.ignoreUnsup, "ignore-unsupported", false, "start even when the configuration file has Redis directives goblin does not support, logging a warning for each (without it they are refused, all listed)")
@@ -574,6 +576,13 @@ func options(c *config) (server.Options, error) {
 	o.ClusterConfigFile, o.ClusterPort = c.clusterFile, c.clusterPort
 	o.ClusterNodeTimeout = time.Duration(c.clusterTimeout) * time.Millisecond
 	o.ClusterAnnounceIP, o.ClusterAnnounceHostname = c.clusterIP, c.clusterHost
+	switch strings.ToLower(c.clusterReadsWhenDown) {
+	case "yes":
+		o.ClusterAllowReadsWhenDown = true
+	case "no":
+	default:
+		return o, fmt.Errorf("--cluster-allow-reads-when-down %q: want yes or no", c.clusterReadsWhenDown)
+	}
 	o.ReplicaOf, o.MasterAuth, o.MasterUser = c.replicaOf, c.masterAuth, c.masterUser
 	if c.aeronSID <= 0 || c.aeronSID > math.MaxInt32-1 {
 		return o, fmt.Errorf("--repl-aeron-stream-id %d: want 1 to %d", c.aeronSID, math.MaxInt32-1)

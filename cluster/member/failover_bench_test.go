@@ -74,6 +74,7 @@ func failoverKills(b *testing.B, kind string, kills int) (elected, written []tim
 		killAt := time.Now()
 		lr.markKill(killAt, slots)
 		m.kill(b)
+		lr.markDead()
 		var el time.Duration
 		testkit.Eventually(b, 30*time.Second, fmt.Sprintf("kill %d: replica %s elected master with %d slots", k+1, rep.addr, len(slots)), func() (bool, string) {
 			view, out, err := clusterNodes(rep)

@@ -252,6 +252,7 @@ type loadRun struct {
 	violations []string
 	lost       int // acknowledged writes the failover lost (asynchronous replication)
 	killAt     time.Time
+	deadAt     time.Time // the killed process reaped: a write issued later cannot reach it
 	deadSlots  map[int]bool
 	firstWrite time.Time // first acknowledged write to a dead slot issued after killAt
 	seenAfter  map[string]bool
@@ -332,7 +333,7 @@ func (lr *loadRun) worker(w, keysPer int) {
 				m.recent = m.recent[1:]
 			}
 			lr.mu.Lock()
-			if !lr.killAt.IsZero() && issued.After(lr.killAt) && lr.deadSlots[int(cluster.Slot([]byte(k)))] && lr.firstWrite.IsZero() {
+			if !lr.deadAt.IsZero() && issued.After(lr.deadAt) && lr.deadSlots[int(cluster.Slot([]byte(k)))] && lr.firstWrite.IsZero() {
 				lr.firstWrite = now
 			}
 			lr.mu.Unlock()
@@ -407,8 +408,18 @@ func (lr *loadRun) check(k string, m *keyModel, got string) {
 func (lr *loadRun) markKill(at time.Time, slots map[int]bool) {
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
-	lr.killAt, lr.deadSlots, lr.firstWrite = at, slots, time.Time{}
+	lr.killAt, lr.deadSlots, lr.firstWrite, lr.deadAt = at, slots, time.Time{}, time.Time{}
 	clear(lr.seenAfter)
+}
+
+// markDead records that the killed process is gone. Only writes issued
+// after it count as writes to the new owner: one issued between the kill
+// and the process's end may have reached the old master, and its
+// acknowledgement be read late on a loaded machine.
+func (lr *loadRun) markDead() {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	lr.deadAt = time.Now()
 }
 
 // firstWriteAfterKill returns the time from the kill to the first
@@ -460,6 +471,7 @@ func TestFailoverUnderClusterClientLoad(t *testing.T) {
 	killAt := time.Now()
 	lr.markKill(killAt, slots)
 	m.kill(t)
+	lr.markDead()
 	var elected time.Duration
 	testkit.Eventually(t, 30*time.Second, "the killed master's replica "+rep.addr+" elected master with its "+strconv.Itoa(len(slots))+" slots", func() (bool, string) {
 		view, out, err := clusterNodes(rep)

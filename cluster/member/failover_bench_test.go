@@ -111,8 +111,15 @@ func failoverKills(b *testing.B, kind string, kills int) (elected, written []tim
 		last = m
 	}
 	lr.halt()
+	// goblin must follow the model; redis-server is the peer being
+	// timed, and what the model rejects there is reported, not failed.
 	for _, v := range lr.violations {
-		b.Error(v)
+		if kind == "goblin" {
+			b.Error(v)
+		} else {
+			fmt.Printf("%s: model rejected a read: %s\n", kind, v)
+		}
 	}
+	fmt.Printf("%s: %d reads the model rejected (first 20 listed), %d acknowledged writes lost within the second before a kill\n", kind, len(lr.violations), lr.lost)
 	return elected, written
 }

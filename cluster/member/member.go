@@ -503,7 +503,12 @@ func (c *Cluster) updateState() {
 	}
 	if reachable < size/2+1 {
 		ok = false
-		c.minorityAt = c.now
+		// Redis counts a node that knows no slot owner (size 0) as in a
+		// minority too, so a node given slots within 2 s of its start
+		// would wait; goblin starts the wait only from a real minority.
+		if size > 0 {
+			c.minorityAt = c.now
+		}
 	}
 	// A master that was in a minority waits before it takes writes
 	// again, so the majority's configuration (an UPDATE, a new owner of

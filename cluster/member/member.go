@@ -168,22 +168,23 @@ func (n *Node) is(f uint16) bool { return n.flags&f != 0 }
 // Cluster is this node's membership in a Redis Cluster. Every method is
 // for the loop goroutine only, except WaitFD's descriptor.
 type Cluster struct {
-	o         Options
-	log       *slog.Logger
-	myself    *Node
-	nodes     map[bus.Name]*Node
-	owner     [bus.Slots]*Node
-	state     *cluster.State
-	current   uint64 // currentEpoch
-	lastVote  uint64
-	stateOK   bool
-	now       int64 // ms, wall clock, set by Poll and by commands
-	nextCron  int64 // loop clock
-	cronRuns  int
-	dirty     bool // nodes.conf must be written
-	changed   bool // the engine's State must be rebuilt
-	blacklist map[bus.Name]int64
-	stats     [2][bus.NumTypes]int64 // sent, received
+	o          Options
+	log        *slog.Logger
+	myself     *Node
+	nodes      map[bus.Name]*Node
+	owner      [bus.Slots]*Node
+	state      *cluster.State
+	current    uint64 // currentEpoch
+	lastVote   uint64
+	stateOK    bool
+	minorityAt int64 // ms, wall clock: last time a majority of masters was unreachable
+	now        int64 // ms, wall clock, set by Poll and by commands
+	nextCron   int64 // loop clock
+	cronRuns   int
+	dirty      bool // nodes.conf must be written
+	changed    bool // the engine's State must be rebuilt
+	blacklist  map[bus.Name]int64
+	stats      [2][bus.NumTypes]int64 // sent, received
 
 	ln      net.Listener
 	efd     int
@@ -503,9 +504,11 @@ func (c *Cluster) size() int {
 }
 
 // updateState recounts slots and decides cluster_state as
-// clusterUpdateState does (without its writable delays): fail when a
-// slot is unassigned or owned by a FAIL node (under full coverage), or
-// when fewer than a majority of slot-owning masters are reachable.
+// clusterUpdateState does: fail when a slot is unassigned or owned by a
+// FAIL node (under full coverage), or when fewer than a majority of
+// slot-owning masters are reachable; a master back from a minority stays
+// fail for the rejoin delay. (Redis's 2 s writable delay after start is
+// not copied: a restarted node's slots are its nodes.conf's.)
 func (c *Cluster) updateState() {
 	for _, n := range c.nodes {
 		n.numSlots = 0
@@ -536,11 +539,29 @@ func (c *Cluster) updateState() {
 	}
 	if reachable < size/2+1 {
 		ok = false
+		// Redis counts a node that knows no slot owner (size 0) as in a
+		// minority too, so a node given slots within 2 s of its start
+		// would wait; goblin starts the wait only from a real minority.
+		if size > 0 {
+			c.minorityAt = c.now
+		}
+	}
+	// A master that was in a minority waits before it takes writes
+	// again, so the majority's configuration (an UPDATE, a new owner of
+	// its slots) reaches it first (rejoin_delay).
+	if ok && !c.stateOK && c.myself.is(bus.FlagMaster) && c.now-c.minorityAt < c.rejoinDelay() {
+		return
 	}
 	if ok != c.stateOK {
 		c.log.Info("cluster state changed", "ok", ok)
 	}
 	c.stateOK = ok
+}
+
+// rejoinDelay is how long a master that was in a minority stays fail:
+// cluster-node-timeout within 500 ms to 5 s.
+func (c *Cluster) rejoinDelay() int64 {
+	return min(max(c.o.NodeTimeout.Milliseconds(), 500), 5000)
 }
 
 // save writes nodes.conf atomically (temporary file, fsync, rename).

@@ -1,0 +1,236 @@
+package member_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/internal/testkit"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
+)
+
+// BenchmarkBusTraffic measures, for clusters of BUS_NODES nodes ("6,30"
+// by default; half masters, a replica each, made by redis-cli --cluster
+// create), the cluster bus's traffic per node per second at rest, a
+// goblin cluster and a redis-server 7.0 cluster running side by side and
+// sampled in the same window: bytes each node's process sent on sockets
+// to or from a bus port (the kernel's tcp_info bytes_sent, read with
+// ss -tinp at the start and end of BUS_WINDOW, 10 s by default) and the
+// messages it counted (CLUSTER INFO cluster_stats_messages_sent). Then the
+// loop cost of the bus: PING p50/p99 over 5 rounds of 5,000 sequential
+// PINGs on a cluster node at rest and on a standalone server, goblin and
+// redis-server, the four alternated. benchmarks/bustraffic/run.sh runs it.
+func BenchmarkBusTraffic(b *testing.B) {
+	testkit.Need(b, "ss", "reading the bus sockets' byte counters")
+	sizes := []int{6, 30}
+	if v := os.Getenv("BUS_NODES"); v != "" {
+		sizes = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 6 || n%2 != 0 {
+				b.Fatalf("BUS_NODES=%q: want even numbers of at least 6, comma-separated", v)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	window := 10 * time.Second
+	if v := os.Getenv("BUS_WINDOW"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("BUS_WINDOW=%q: %v", v, err)
+		}
+		window = d
+	}
+	for _, size := range sizes {
+		b.Run(strconv.Itoa(size)+"nodes", func(b *testing.B) {
+			for range b.N {
+				busTraffic(b, size, window)
+			}
+		})
+	}
+}
+
+func busTraffic(b *testing.B, size int, window time.Duration) {
+	kinds := []string{"goblin", "redis"}
+	clusters := map[string][]*haNode{}
+	for _, k := range kinds {
+		clusters[k] = startHANodesOf(b, k, size)
+	}
+	for _, k := range kinds {
+		haCreate(b, clusters[k])
+	}
+	time.Sleep(5 * time.Second) // every node met every other; gossip at its resting rate
+	bytes0, msgs0 := map[string][]int64{}, map[string][]int64{}
+	for _, k := range kinds {
+		bytes0[k], msgs0[k] = busBytes(b, clusters[k]), busMessages(b, clusters[k])
+	}
+	start := time.Now()
+	time.Sleep(window)
+	secs := time.Since(start).Seconds()
+	fmt.Printf("%d nodes (%d masters + %d replicas), at rest, %.1f s window, per node per second:\n", size, size/2, size/2, secs)
+	for _, k := range kinds {
+		by, ms := busBytes(b, clusters[k]), busMessages(b, clusters[k])
+		rates, mrates := make([]float64, size), make([]float64, size)
+		for i := range size {
+			rates[i] = float64(by[i]-bytes0[k][i]) / secs
+			mrates[i] = float64(ms[i]-msgs0[k][i]) / secs
+		}
+		mean, lo, hi := stats(rates)
+		mmean, _, _ := stats(mrates)
+		fmt.Printf("  %-6s bus bytes sent mean %8.0f B/s (min %8.0f, max %8.0f), messages sent mean %6.1f/s (%.0f B per message)\n", k, mean, lo, hi, mmean, mean/mmean)
+		b.ReportMetric(mean, k+"-B/s/node")
+	}
+	// The loop cost of the bus on a node at rest.
+	solo := map[string]*haNode{}
+	for _, k := range kinds {
+		solo[k] = startSolo(b, k)
+	}
+	targets := []struct{ name, addr string }{
+		{"goblin standalone", solo["goblin"].addr}, {"goblin cluster node", clusters["goblin"][0].addr},
+		{"redis standalone", solo["redis"].addr}, {"redis cluster node", clusters["redis"][0].addr},
+	}
+	p50s, p99s := make([][]time.Duration, len(targets)), make([][]time.Duration, len(targets))
+	for range 5 {
+		for i, t := range targets {
+			pingLatency(b, t.addr, 500)
+			p50, p99 := pingLatency(b, t.addr, 5000)
+			p50s[i], p99s[i] = append(p50s[i], p50), append(p99s[i], p99)
+		}
+	}
+	fmt.Printf("PING at rest, %d-node cluster, median of 5 rounds × 5,000:\n", size)
+	for i, t := range targets {
+		fmt.Printf("  %-20s p50 %7.1f µs  p99 %7.1f µs\n", t.name, us(median(p50s[i])), us(median(p99s[i])))
+	}
+	fmt.Printf("  p99 ratio cluster/standalone: goblin %.2f, redis %.2f\n",
+		us(median(p99s[1]))/us(median(p99s[0])), us(median(p99s[3]))/us(median(p99s[2])))
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func stats(v []float64) (mean, lo, hi float64) {
+	lo, hi = v[0], v[0]
+	for _, x := range v {
+		mean += x
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	return mean / float64(len(v)), lo, hi
+}
+
+// startSolo starts a standalone goblin-server or redis-server.
+func startSolo(tb testing.TB, kind string) *haNode {
+	tb.Helper()
+	port := testproc.FreeTCPPorts(tb, 1)[0]
+	x := &haNode{port: port, addr: "127.0.0.1:" + strconv.Itoa(port)}
+	if kind == "redis" {
+		testproc.Start(tb, testkit.Need(tb, "redis-server", "the standalone peer"), "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--dir", tb.TempDir())
+	} else {
+		testproc.Start(tb, testproc.Build(tb, "./cmd/goblin-server"), "--listen", "tcp://"+x.addr, "--metrics", "off", "--dir", tb.TempDir())
+	}
+	testproc.WaitDial(tb, "tcp", x.addr, 30*time.Second)
+	return x
+}
+
+// pingLatency sends n PINGs one after the other and returns p50 and p99.
+func pingLatency(tb testing.TB, addr string, n int) (p50, p99 time.Duration) {
+	tb.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	lat := make([]time.Duration, n)
+	for i := range n {
+		t := time.Now()
+		if _, err := c.Write([]byte("PING\r\n")); err != nil {
+			tb.Fatal(err)
+		}
+		if l, err := r.ReadString('\n'); err != nil || l != "+PONG\r\n" {
+			tb.Fatalf("PING to %s: %q %v", addr, l, err)
+		}
+		lat[i] = time.Since(t)
+	}
+	slices.Sort(lat)
+	return lat[n/2], lat[n*99/100]
+}
+
+var (
+	ssPID  = regexp.MustCompile(`pid=(\d+),`)
+	ssSent = regexp.MustCompile(`bytes_sent:(\d+)`)
+)
+
+// busBytes returns, per node, the bytes its process has sent on TCP
+// sockets whose local or remote port is one of the nodes' bus ports.
+func busBytes(tb testing.TB, ns []*haNode) []int64 {
+	tb.Helper()
+	out, err := exec.Command("ss", "-tinpH").Output()
+	if err != nil {
+		tb.Fatalf("ss -tinpH: %v", err)
+	}
+	bus, pid := map[string]bool{}, map[int]int{}
+	for i, x := range ns {
+		bus[strconv.Itoa(x.busPort)] = true
+		pid[x.proc.PID] = i
+	}
+	sent := make([]int64, len(ns))
+	lines := strings.Split(string(out), "\n")
+	for i := 0; i+1 < len(lines); i++ {
+		f := strings.Fields(lines[i])
+		if len(f) < 6 || f[0] != "ESTAB" {
+			continue
+		}
+		m := ssPID.FindStringSubmatch(lines[i])
+		if m == nil {
+			continue
+		}
+		p, _ := strconv.Atoi(m[1])
+		node, ok := pid[p]
+		if !ok {
+			continue
+		}
+		_, lp, _ := net.SplitHostPort(f[3])
+		_, rp, _ := net.SplitHostPort(f[4])
+		if !bus[lp] && !bus[rp] {
+			continue
+		}
+		if s := ssSent.FindStringSubmatch(lines[i+1]); s != nil {
+			v, _ := strconv.ParseInt(s[1], 10, 64)
+			sent[node] += v
+		}
+	}
+	return sent
+}
+
+// busMessages returns each node's cluster_stats_messages_sent.
+func busMessages(tb testing.TB, ns []*haNode) []int64 {
+	tb.Helper()
+	v := make([]int64, len(ns))
+	for i, x := range ns {
+		info, err := x.c.ClusterInfo(context.Background()).Result()
+		if err != nil {
+			tb.Fatalf("%s CLUSTER INFO: %v", x.addr, err)
+		}
+		for _, l := range strings.Split(info, "\r\n") {
+			if n, ok := strings.CutPrefix(l, "cluster_stats_messages_sent:"); ok {
+				v[i], _ = strconv.ParseInt(n, 10, 64)
+			}
+		}
+	}
+	return v
+}

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -105,47 +104,7 @@ func BenchmarkReplicationLag(b *testing.B) {
 // setLoad runs 4 depth-one SET clients over TCP for d and returns the SETs
 // done and their latencies.
 func setLoad(tb testing.TB, addr string, d time.Duration) (int64, *latency.Recorder) {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	total := latency.New()
-	var ops int64
-	end := time.Now().Add(d)
-	for c := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn, err := net.Dial("tcp", addr)
-			if err != nil {
-				tb.Error(err)
-				return
-			}
-			defer conn.Close()
-			rec := latency.New()
-			buf := make([]byte, 5)
-			var n int64
-			for i := 0; time.Now().Before(end); i++ {
-				key := fmt.Sprintf("key:%d:%07d", c, i%10000)
-				req := fmt.Sprintf("*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$16\r\n%016d\r\n", len(key), key, i)
-				start := latency.Now()
-				if _, err := io.WriteString(conn, req); err != nil {
-					tb.Error(err)
-					return
-				}
-				if _, err := io.ReadFull(conn, buf); err != nil || string(buf) != "+OK\r\n" {
-					tb.Errorf("SET: %q %v", buf, err)
-					return
-				}
-				rec.Record(latency.Now() - start)
-				n++
-			}
-			mu.Lock()
-			total.Merge(rec)
-			ops += n
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	return ops, total
+	return latency.SetLoad(tb, "tcp", addr, 4, d)
 }
 
 type tputRow struct {

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -202,47 +200,7 @@ func dialBench(b *testing.B, target string) *client.Client {
 // benchSetLoad runs 4 depth-one SET clients for d and returns the SETs
 // done and their latencies.
 func benchSetLoad(b *testing.B, network, addr string, d time.Duration) (int64, *latency.Recorder) {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	total := latency.New()
-	var ops int64
-	end := time.Now().Add(d)
-	for c := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn, err := net.Dial(network, addr)
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			defer conn.Close()
-			rec := latency.New()
-			buf := make([]byte, 5)
-			var n int64
-			for i := 0; time.Now().Before(end); i++ {
-				key := fmt.Sprintf("key:%d:%07d", c, i%10000)
-				req := fmt.Sprintf("*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$16\r\n%016d\r\n", len(key), key, i)
-				start := latency.Now()
-				if _, err := io.WriteString(conn, req); err != nil {
-					b.Error(err)
-					return
-				}
-				if _, err := io.ReadFull(conn, buf); err != nil || string(buf) != "+OK\r\n" {
-					b.Errorf("SET: %q %v", buf, err)
-					return
-				}
-				rec.Record(latency.Now() - start)
-				n++
-			}
-			mu.Lock()
-			total.Merge(rec)
-			ops += n
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	return ops, total
+	return latency.SetLoad(b, network, addr, 4, d)
 }
 
 // ringLag SETs a key on the primary n times and each time reads the

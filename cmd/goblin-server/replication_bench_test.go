@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -84,47 +82,7 @@ func cpuTicks(b *testing.B, pid string) int64 {
 // setLoad runs 4 depth-one SET clients for d and returns the SETs done
 // and their latencies.
 func setLoad(b *testing.B, addr string, d time.Duration) (int64, *latency.Recorder) {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	total := latency.New()
-	var ops int64
-	end := time.Now().Add(d)
-	for c := 0; c < 4; c++ {
-		wg.Add(1)
-		go func(c int) {
-			defer wg.Done()
-			conn, err := net.Dial("tcp", addr)
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			defer conn.Close()
-			rec := latency.New()
-			buf := make([]byte, 5)
-			var n int64
-			for i := 0; time.Now().Before(end); i++ {
-				key := fmt.Sprintf("key:%d:%07d", c, i%10000)
-				req := fmt.Sprintf("*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$16\r\n%016d\r\n", len(key), key, i)
-				start := latency.Now()
-				if _, err := io.WriteString(conn, req); err != nil {
-					b.Error(err)
-					return
-				}
-				if _, err := io.ReadFull(conn, buf); err != nil || string(buf) != "+OK\r\n" {
-					b.Errorf("SET: %q %v", buf, err)
-					return
-				}
-				rec.Record(latency.Now() - start)
-				n++
-			}
-			mu.Lock()
-			total.Merge(rec)
-			ops += n
-			mu.Unlock()
-		}(c)
-	}
-	wg.Wait()
-	return ops, total
+	return latency.SetLoad(b, "tcp", addr, 4, d)
 }
 
 // replicationLag SETs a key on the primary n times and each time reads the

@@ -70,17 +70,14 @@ func (e *Engine) ClusterReplOffset() int64 {
 }
 
 // ClusterPause holds client writes back for d while a replica fails
-// over manually (the bus's MFSTART); 0 lets them go at once. A CLIENT
-// PAUSE in force is replaced, as Redis's failover pause outranks it.
+// over manually (the bus's MFSTART); 0 lets them go at once. It is a pause
+// of its own beside CLIENT PAUSE (which CLIENT UNPAUSE does not end), as
+// Redis's PAUSE_DURING_FAILOVER is.
 func (e *Engine) ClusterPause(d time.Duration) {
-	if d <= 0 {
-		if e.mfPause {
-			e.clientUntil, e.pauseWrites, e.mfPause = 0, false, false
-			e.refreshPause()
-		}
-		return
+	e.mfUntil = 0
+	if d > 0 {
+		e.mfUntil = e.clock.NowMillis() + d.Milliseconds()
 	}
-	e.clientUntil, e.pauseWrites, e.mfPause = e.clock.NowMillis()+d.Milliseconds(), true, true
 	e.refreshPause()
 }
 

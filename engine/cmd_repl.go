@@ -811,7 +811,7 @@ func (e *Engine) tickRepl() int {
 	// No PING while FAILOVER waits or while paused for a cluster manual
 	// failover: the replica must reach the offset it was told (as Redis's
 	// replicationCron).
-	if len(r.replicas) > 0 && !r.upstream && e.fo.state == foNone && !e.mfPause && e.now-r.lastPing >= e.o.Replication.PingPeriod*1000 {
+	if len(r.replicas) > 0 && !r.upstream && e.fo.state == foNone && e.mfUntil <= e.now && e.now-r.lastPing >= e.o.Replication.PingPeriod*1000 {
 		r.lastPing = e.now
 		e.replFeed(replPing)
 	}

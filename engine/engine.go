@@ -359,7 +359,7 @@ type Engine struct {
 	pauseUntil  int64 // something pauses clients (CLIENT PAUSE, FAILOVER): the one test the request path makes; 0 when nothing does
 	clientUntil int64 // CLIENT PAUSE: unix ms; 0 when not paused
 	pauseWrites bool
-	mfPause     bool  // the pause is the cluster bus's, for a replica's manual failover (ClusterPause)
+	mfUntil     int64 // the cluster bus's pause of writes while a replica fails over manually (ClusterPause): unix ms; 0 when not paused
 	now         int64 // unix ms, refreshed by Tick (age and idle in CLIENT LIST)
 	lruSec      int64 // the second the stores' LRU clocks were last set to (Tick)
 	started     time.Time
@@ -723,12 +723,18 @@ func (e *Engine) muted(s *Session, out []byte) []byte {
 	return out
 }
 
-// held reports whether a request for op waits out a CLIENT PAUSE, and if
-// so sets how long the session's transport should hold it back.
+// held reports whether a request for op waits out a pause (CLIENT PAUSE,
+// FAILOVER, a cluster manual failover), and if so sets how long the
+// session's transport should hold it back.
 func (e *Engine) held(s *Session, op command.Op) bool {
 	now := e.clock.NowMillis()
-	if e.clientUntil != 0 && now >= e.clientUntil {
-		e.clientUntil, e.pauseWrites, e.mfPause = 0, false, false
+	if (e.clientUntil != 0 && now >= e.clientUntil) || (e.mfUntil != 0 && now >= e.mfUntil) {
+		if now >= e.clientUntil {
+			e.clientUntil, e.pauseWrites = 0, false
+		}
+		if now >= e.mfUntil {
+			e.mfUntil = 0
+		}
 		e.refreshPause()
 	}
 	spec := command.Lookup(op)
@@ -737,21 +743,23 @@ func (e *Engine) held(s *Session, op command.Op) bool {
 		s.hold = failoverHold // FAILOVER: writes wait until it ends (cmd_failover.go)
 		return true
 	}
+	if write && e.mfUntil != 0 {
+		// A manual failover ends the pause early (ClusterPause(0)): look again soon.
+		s.hold = min(time.Duration(e.mfUntil-now)*time.Millisecond, 50*time.Millisecond)
+		return true
+	}
 	if e.clientUntil == 0 || (e.pauseWrites && !write) {
 		return false
 	}
 	s.hold = time.Duration(e.clientUntil-now) * time.Millisecond
-	if e.mfPause {
-		s.hold = min(s.hold, 50*time.Millisecond) // a failover ends the pause early: look again soon
-	}
 	return true
 }
 
 // refreshPause sets pauseUntil, the request path's one test, from what
-// pauses clients: CLIENT PAUSE's end, or for ever while FAILOVER pauses
-// writes.
+// pauses clients: the later of CLIENT PAUSE's end and the cluster manual
+// failover's, or for ever while FAILOVER pauses writes.
 func (e *Engine) refreshPause() {
-	e.pauseUntil = e.clientUntil
+	e.pauseUntil = max(e.clientUntil, e.mfUntil)
 	if e.pauseUntil == 0 && e.fo.pausesWrites() {
 		e.pauseUntil = math.MaxInt64
 	}

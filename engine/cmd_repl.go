@@ -514,13 +514,21 @@ func (e *Engine) replFeed(b []byte) {
 	}
 }
 
+// replPaused reports whether the stream must not move on its own (no PING,
+// no GETACK): FAILOVER waits for a replica to reach the offset, or the
+// cluster bus paused writes for a replica's manual failover, which needs
+// the offset it was told to stay put.
+func (e *Engine) replPaused() bool {
+	return e.fo.state != foNone || e.clock.NowMillis() < e.mfUntil
+}
+
 // replFlush hands each replica's queued stream and RDB bytes to its
 // transport, and disconnects a replica over its output limits. It runs
 // after every batch of requests and from Tick; it reports whether bytes
 // are still waiting.
 func (e *Engine) replFlush() bool {
 	r := &e.repl
-	if r.getAck && len(r.replicas) > 0 && e.fo.state == foNone { // nor GETACK (FAILOVER)
+	if r.getAck && len(r.replicas) > 0 && !e.replPaused() { // nor GETACK (FAILOVER, a cluster manual failover)
 		r.getAck = false
 		e.replFeed(replGetAck)
 	}
@@ -811,7 +819,7 @@ func (e *Engine) tickRepl() int {
 	// No PING while FAILOVER waits or while paused for a cluster manual
 	// failover: the replica must reach the offset it was told (as Redis's
 	// replicationCron).
-	if len(r.replicas) > 0 && !r.upstream && e.fo.state == foNone && e.mfUntil <= e.now && e.now-r.lastPing >= e.o.Replication.PingPeriod*1000 {
+	if len(r.replicas) > 0 && !r.upstream && !e.replPaused() && e.now-r.lastPing >= e.o.Replication.PingPeriod*1000 {
 		r.lastPing = e.now
 		e.replFeed(replPing)
 	}

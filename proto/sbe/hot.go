@@ -44,12 +44,19 @@ func AsRequest(msg []byte, r *command.Request) bool {
 	}
 	r.Args = r.Args[:0]
 	r.Compact, r.Version = false, uint16(h>>48)
+	requestFixed(b, r)
+	r.Key = msg[kpos : kpos+klen : kpos+klen]
+	r.Value = msg[vpos : vpos+vlen : vpos+vlen]
+	return true
+}
+
+// requestFixed reads a Request's fixed block b (at least reqBlockV2 bytes)
+// into r at the generated layout's offsets (TestOffsetsMatchGenerated),
+// without a flyweight: AsRequest's and DecodeRequest's one reader.
+func requestFixed(b []byte, r *command.Request) {
 	r.CorrelationID = binary.LittleEndian.Uint64(b[reqCorrelationID:])
 	r.Op, r.Flags = command.Op(b[reqOp]), command.Flags(b[reqFlags])&allFlags
 	r.Expiry = command.Expiry(b[reqExpiry])
 	r.Expire = int64(binary.LittleEndian.Uint64(b[reqExpire:]))
 	r.Amount, r.Amount2 = int64(binary.LittleEndian.Uint64(b[reqAmount:])), 0
-	r.Key = msg[kpos : kpos+klen : kpos+klen]
-	r.Value = msg[vpos : vpos+vlen : vpos+vlen]
-	return true
 }

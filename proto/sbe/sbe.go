@@ -473,12 +473,7 @@ func (c *Codec) decodeRequest(msg []byte, r *command.Request) (end uint64, err e
 		// var-data fields are bounds-checked before they are sliced. The
 		// fixed fields are read at the generated layout's offsets
 		// (TestOffsetsMatchGenerated), without a flyweight.
-		b := msg[headerLen : headerLen+reqBlockV2]
-		r.CorrelationID = binary.LittleEndian.Uint64(b[reqCorrelationID:])
-		r.Op, r.Flags = command.Op(b[reqOp]), command.Flags(b[reqFlags])&allFlags
-		r.Expiry = command.Expiry(b[reqExpiry])
-		r.Expire = int64(binary.LittleEndian.Uint64(b[reqExpire:]))
-		r.Amount, r.Amount2 = int64(binary.LittleEndian.Uint64(b[reqAmount:])), 0
+		requestFixed(msg[headerLen:headerLen+reqBlockV2], r)
 		pos := uint64(headerLen) + block
 		var ok bool
 		if r.Key, ok = varData(msg, pos); !ok {

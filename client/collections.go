@@ -188,15 +188,7 @@ func (c *Client) SIsMember(ctx context.Context, key, member string) (bool, error
 	c.words(command.OpSIsMember, key)
 	defer c.mu.Unlock()
 	c.args = append(c.args, bytesOf(member))
-	r, err := c.argsReply(ctx)
-	if err != nil {
-		return false, err
-	}
-	if r.kind == KindBool {
-		return r.n != 0, nil
-	}
-	n, err := r.intOrErr()
-	return n == 1, err
+	return c.argsBool(ctx)
 }
 
 // SMembers returns the members of the set at key, in the server's order.
@@ -238,14 +230,7 @@ func (c *Client) ZScore(ctx context.Context, key, member string) (float64, error
 	c.words(command.OpZScore, key)
 	defer c.mu.Unlock()
 	c.args = append(c.args, bytesOf(member))
-	r, err := c.argsReply(ctx)
-	if err != nil {
-		return 0, err
-	}
-	if r.kind != KindBulk && r.kind != KindDouble {
-		return 0, r.err("double")
-	}
-	return parseDouble(r.str), nil
+	return c.argsDouble(ctx)
 }
 
 // ZRange returns the members of ranks start to stop (negative ranks count
@@ -262,19 +247,7 @@ func (c *Client) ZRangeWithScores(ctx context.Context, key string, start, stop i
 	c.words(command.OpZRange, key)
 	defer c.mu.Unlock()
 	c.args = append(c.args, c.appendNum(start), c.appendNum(stop), bytesOf("WITHSCORES"))
-	r, err := c.argsReply(ctx)
-	if err != nil {
-		return nil, err
-	}
-	flat, err := pairs(r, "array")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Z, 0, len(flat)/2)
-	for i := 0; i+1 < len(flat); i += 2 {
-		out = append(out, Z{Member: string(flat[i].str), Score: parseDouble(flat[i+1].str)})
-	}
-	return out, nil
+	return c.zs(ctx)
 }
 
 // pairs flattens a reply of pairs, whichever shape it came in: a RESP2 (or
@@ -469,6 +442,7 @@ func (c *Client) blockingPop(ctx context.Context, op command.Op, timeout time.Du
 	return string(r.elems[0].str), append([]byte{}, r.elems[1].str...), nil
 }
 
+// argsBool runs the request and reads a RESP3 boolean or a 0/1 integer.
 func (c *Client) argsBool(ctx context.Context) (bool, error) {
 	r, err := c.argsReply(ctx)
 	if err != nil {
@@ -481,6 +455,7 @@ func (c *Client) argsBool(ctx context.Context) (bool, error) {
 	return n == 1, err
 }
 
+// argsDouble runs the request and reads a score (a bulk string or a RESP3 double).
 func (c *Client) argsDouble(ctx context.Context) (float64, error) {
 	r, err := c.argsReply(ctx)
 	if err != nil {

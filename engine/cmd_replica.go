@@ -198,6 +198,9 @@ func (e *Engine) infoReplica(w *infoWriter) bool {
 	}
 	start := len(w.b)
 	w.b = e.o.Replica.Control.AppendInfo(w.b)
+	if fi, ok := e.fwd.f.(tapInfo); ok { // the forwarder of writes (forward.go)
+		w.b = fi.AppendInfo(w.b)
+	}
 	e.chainedInfo(w, start)
 	if e.fo.state != foNone { // a primary failing over follows its target already
 		w.b = append(w.b[:start], strings.Replace(string(w.b[start:]), "master_failover_state:no-failover",

@@ -50,7 +50,8 @@ func (s *Server) setupAeronReplication(l *replica.Link) (engine.ReplicaControl, 
 				st := s.engine.Replication()
 				return st.ID, st.Offset
 			},
-			Logger: s.log,
+			Standby: s.engine.IsReplica,
+			Logger:  s.log,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("server: --repl-aeron-channel: %w", err)
@@ -61,7 +62,7 @@ func (s *Server) setupAeronReplication(l *replica.Link) (engine.ReplicaControl, 
 	}
 	if a.ReplicaChannel == "" {
 		s.transports = append(s.transports, l)
-		ctl, err := s.setupForward(s.publishing(l))
+		ctl, err := s.setupForward(l)
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +88,7 @@ func (s *Server) setupAeronReplication(l *replica.Link) (engine.ReplicaControl, 
 	}
 	s.aeronSrc = src
 	s.transports = append(s.transports, src)
-	ctl, err := s.setupForward(s.publishing(src))
+	ctl, err := s.setupForward(src)
 	if err != nil {
 		return nil, err
 	}
@@ -95,42 +96,8 @@ func (s *Server) setupAeronReplication(l *replica.Link) (engine.ReplicaControl, 
 	return ctl, nil
 }
 
-// publishing wraps ctl so that a node which publishes its stream
-// (--repl-aeron-channel) stands its publication by while it follows a
-// primary and publishes again once promoted (REPLICAOF NO ONE).
-func (s *Server) publishing(ctl engine.ReplicaControl) engine.ReplicaControl {
-	if s.aeronPub == nil {
-		return ctl
-	}
-	return publishingControl{ReplicaControl: ctl, pub: s.aeronPub}
-}
-
-type publishingControl struct {
-	engine.ReplicaControl
-	pub *aeronfeed.Publisher
-}
-
-func (c publishingControl) Follow(host string, port int) bool {
-	c.pub.SetStandby(true)
-	return c.ReplicaControl.Follow(host, port)
-}
-
-func (c publishingControl) Unfollow() {
-	c.ReplicaControl.Unfollow()
-	c.pub.SetStandby(false)
-}
-
-// SetHistory passes the engine's history on (the engine's historySetter).
-func (c publishingControl) SetHistory(id string, offset int64, id2 string, offset2 int64) {
-	if h, ok := c.ReplicaControl.(interface {
-		SetHistory(id string, offset int64, id2 string, offset2 int64)
-	}); ok {
-		h.SetHistory(id, offset, id2, offset2)
-	}
-}
-
 // setupForward installs the forwarder of writes (--replica-forward-writes)
-// and returns ctl with the forwarder's lines added to INFO replication.
+// (its lines in INFO replication are the engine's to add) and returns ctl.
 func (s *Server) setupForward(ctl engine.ReplicaControl) (engine.ReplicaControl, error) {
 	if !s.opts.AeronReplication.ForwardWrites {
 		return ctl, nil
@@ -151,40 +118,9 @@ func (s *Server) setupForward(ctl engine.ReplicaControl) (engine.ReplicaControl,
 	if err != nil {
 		return nil, fmt.Errorf("server: --replica-forward-writes: %w", err)
 	}
-	s.forwarder = f
 	s.transports = append(s.transports, f)
 	s.engine.SetWriteForwarder(f)
-	return forwardingControl{ReplicaControl: ctl, f: f}, nil
-}
-
-// forwardingControl adds the forwarder's counters to a replica's INFO
-// replication (docs/replication-aeron.md).
-type forwardingControl struct {
-	engine.ReplicaControl
-	f *forward.Forwarder
-}
-
-func (c forwardingControl) AppendInfo(b []byte) []byte {
-	b = c.ReplicaControl.AppendInfo(b)
-	var st forward.Stats
-	c.f.Stats(&st)
-	for _, kv := range [...]struct {
-		k string
-		v int64
-	}{{"forwarded_writes", st.Forwarded}, {"forwarded_answered", st.Answered}, {"forwarded_failed", st.Failed},
-		{"forwarded_lagged", st.Lagged}, {"forwarded_in_flight", int64(st.InFlight)}} {
-		b = append(append(strconv.AppendInt(append(append(b, kv.k...), ':'), kv.v, 10), '\r'), '\n')
-	}
-	return b
-}
-
-// SetHistory passes the engine's history on (the engine's historySetter).
-func (c forwardingControl) SetHistory(id string, offset int64, id2 string, offset2 int64) {
-	if h, ok := c.ReplicaControl.(interface {
-		SetHistory(id string, offset int64, id2 string, offset2 int64)
-	}); ok {
-		h.SetHistory(id, offset, id2, offset2)
-	}
+	return ctl, nil
 }
 
 // aeronReplSource publishes replication over Aeron's counters: the

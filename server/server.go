@@ -23,7 +23,6 @@ import (
 	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/replica"
 	"github.com/goblin-kv/goblin/replica/aeronsource"
-	"github.com/goblin-kv/goblin/replica/forward"
 	"github.com/goblin-kv/goblin/replication/aeronfeed"
 	"github.com/goblin-kv/goblin/snapshot"
 	"github.com/goblin-kv/goblin/store"
@@ -58,8 +57,6 @@ type Server struct {
 	// Replication over Aeron (aeronrepl.go), nil when off.
 	aeronPub *aeronfeed.Publisher
 	aeronSrc *aeronsource.Source
-	// forwarder sends a replica's clients' writes to its primary (aeronrepl.go), nil when off.
-	forwarder *forward.Forwarder
 
 	lastPublish atomic.Int64 // unix ns of the loop's last publish (written by the loop, read by /healthz)
 	stopping    atomic.Bool  // Shutdown was asked for (read by /readyz)

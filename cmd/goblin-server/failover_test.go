@@ -319,3 +319,29 @@ func TestFailoverWithRedis(t *testing.T) {
 		sameData(t, gc, rc)
 	})
 }
+
+// TestFailoverFromAeronPublisher: FAILOVER works on a primary that also
+// publishes its stream over Aeron (--repl-aeron-channel): the Aeron
+// publication does not hide the TCP link's failover from the engine, and
+// once the old primary follows the new one its publication stands by (it
+// would otherwise publish the new primary's stream again).
+func TestFailoverFromAeronPublisher(t *testing.T) {
+	ctx := context.Background()
+	ctl := freeUDPPort(t, "127.0.0.1")
+	p := startServer(t, "--repl-aeron-channel", fmt.Sprintf("aeron:udp?control-mode=dynamic|control=127.0.0.1:%d", ctl))
+	pc := redis.NewClient(goblinOpts(p))
+	defer pc.Close()
+	fill(t, pc, 200)
+	r := startServer(t, "--replicaof", strings.Replace(p.tcp, ":", " ", 1))
+	rc := redis.NewClient(goblinOpts(r))
+	defer rc.Close()
+	linkUp(t, rc)
+	caughtUp(t, pc, rc)
+	if err := pc.Do(ctx, "FAILOVER").Err(); err != nil {
+		t.Fatalf("FAILOVER on a primary publishing over Aeron: %v", err)
+	}
+	roleIs(t, rc, "the replica", "master")
+	roleIs(t, pc, "the old primary", "slave")
+	p.p.WaitLog(t, `the publication stands by`, startTimeout)
+	sameData(t, rc, pc)
+}

@@ -229,6 +229,21 @@ func (f *Forwarder) Stats(st *Stats) {
 	st.InFlight = f.inQueue + len(f.waiting)
 }
 
+// AppendInfo appends the forwarder's lines to a replica's INFO
+// replication (docs/replication-aeron.md lists them). Loop goroutine.
+func (f *Forwarder) AppendInfo(b []byte) []byte {
+	var st Stats
+	f.Stats(&st)
+	for _, kv := range [...]struct {
+		k string
+		v int64
+	}{{"forwarded_writes", st.Forwarded}, {"forwarded_answered", st.Answered}, {"forwarded_failed", st.Failed},
+		{"forwarded_lagged", st.Lagged}, {"forwarded_in_flight", int64(st.InFlight)}} {
+		b = append(append(strconv.AppendInt(append(append(b, kv.k...), ':'), kv.v, 10), '\r'), '\n')
+	}
+	return b
+}
+
 // Close stops the connection goroutines.
 func (f *Forwarder) Close() error {
 	if f.closed.Swap(true) {

@@ -55,6 +55,10 @@ type PublisherOptions struct {
 	// Position returns the stream's replication id and offset now
 	// (engine.Engine.Replication()), for heartbeats. Loop goroutine.
 	Position func() (id string, offset int64)
+	// Standby, when set, reports whether the node follows a primary
+	// (engine.Engine.IsReplica): the publication stands by while it does
+	// (SetStandby), read before each feed and poll. Loop goroutine.
+	Standby func() bool
 	// Logger receives the publication's events (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -174,12 +178,12 @@ func (p *Publisher) SetStandby(on bool) {
 	}
 }
 
-// Standby reports whether the publication stands by (SetStandby).
-func (p *Publisher) Standby() bool { return p.standby }
-
 // StreamFeed implements engine.StreamTap: it appends b to the pending
 // frames, never waiting.
 func (p *Publisher) StreamFeed(id string, offset int64, b []byte) {
+	if p.o.Standby != nil {
+		p.SetStandby(p.o.Standby())
+	}
 	if p.standby {
 		return
 	}
@@ -223,6 +227,9 @@ func (p *Publisher) reset() {
 // the replicas' status.
 func (p *Publisher) Poll(now int64) int {
 	p.now = now
+	if p.o.Standby != nil {
+		p.SetStandby(p.o.Standby())
+	}
 	work := 0
 	if p.status != nil {
 		work += p.pollStatus(now)

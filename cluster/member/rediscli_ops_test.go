@@ -55,10 +55,14 @@ func clusterInfo(t *testing.T, addr string) map[string][3]int {
 // key reads back at the end.
 func TestRedisCLIClusterOps(t *testing.T) {
 	t.Parallel()
+	// Nothing here needs failure detection, and rebalance's MIGRATEs keep
+	// a node's loop busy: a node timeout three times the package's 2 s
+	// keeps a starved machine from failing a healthy master mid-step.
+	slow := []string{"--cluster-node-timeout", "6000"}
 	var nodes []*node
 	var addrs []string
 	for range 3 {
-		n := startGoblin(t)
+		n := startGoblin(t, slow...)
 		nodes = append(nodes, n)
 		addrs = append(addrs, n.addr)
 	}
@@ -100,7 +104,7 @@ func TestRedisCLIClusterOps(t *testing.T) {
 	}
 
 	// add-node (a master) and rebalance onto it.
-	added := startGoblin(t)
+	added := startGoblin(t, slow...)
 	cliOK(t, "[OK] New node added correctly.", "--cluster", "add-node", added.addr, nodes[0].addr)
 	addedID := added.id(t)
 	testkit.Eventually(t, 30*time.Second, "every node knowing the added master", func() (bool, string) {
@@ -124,7 +128,7 @@ func TestRedisCLIClusterOps(t *testing.T) {
 	readBack("after rebalance")
 
 	// add-node --cluster-slave without a master id, then del-node it.
-	rep := startGoblin(t)
+	rep := startGoblin(t, slow...)
 	cliOK(t, "[OK] New node added correctly.", "--cluster", "add-node", rep.addr, nodes[0].addr, "--cluster-slave")
 	repID := rep.id(t)
 	testkit.Eventually(t, 30*time.Second, "the added replica following a master", func() (bool, string) {

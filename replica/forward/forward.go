@@ -13,6 +13,7 @@ package forward
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -103,7 +104,14 @@ type Forwarder struct {
 	closed  atomic.Bool
 	waiting []pending
 	inQueue int
-	st      Stats
+	// owed counts the results taken from the channel whose doorbell
+	// ring has not been read yet: a connection goroutine sends its result,
+	// then rings (one eventfd write of 1 each), so a result can be taken
+	// before its ring lands. Poll reads the eventfd while owed > 0, so a
+	// late ring never leaves the loop's park descriptor readable for ever.
+	// Loop goroutine.
+	owed int
+	st   Stats
 }
 
 // New starts the two connection goroutines (they dial on first use).
@@ -157,21 +165,28 @@ func (f *Forwarder) Forward(s *engine.Session, token uint64, db int, resp3 bool,
 // writes this replica has applied (or that failed, or waited too long).
 func (f *Forwarder) Poll(now int64) int {
 	work := 0
-	if f.inQueue == 0 && len(f.waiting) == 0 {
+	if f.inQueue == 0 && len(f.waiting) == 0 && f.owed == 0 {
 		return 0
 	}
-	var b [8]byte
-	unix.Read(f.efd, b[:]) // clear the doorbell; answers are in the channel
 	for {
 		select {
 		case r := <-f.results:
 			f.inQueue--
+			f.owed++
 			f.waiting = append(f.waiting, pending{result: r, until: time.Now().Add(f.o.Timeout)})
 			work++
 			continue
 		default:
 		}
 		break
+	}
+	if f.owed > 0 {
+		// Clear the rings of the results taken (an eventfd read returns
+		// their sum); EAGAIN: they have not landed yet.
+		var b [8]byte
+		if n, _ := unix.Read(f.efd, b[:]); n == 8 {
+			f.owed = max(f.owed-int(binary.NativeEndian.Uint64(b[:])), 0)
+		}
 	}
 	if len(f.waiting) == 0 {
 		return work
@@ -211,7 +226,7 @@ func (f *Forwarder) WaitFD() int { return f.efd }
 func (f *Forwarder) CheckNow() {}
 
 // Dormant: nothing in flight, nothing to watch.
-func (f *Forwarder) Dormant() bool { return f.inQueue == 0 && len(f.waiting) == 0 }
+func (f *Forwarder) Dormant() bool { return f.inQueue == 0 && len(f.waiting) == 0 && f.owed == 0 }
 
 // UpdateStats implements transport.Server: a forwarder has no listener's
 // counters.

@@ -690,7 +690,7 @@ func TestGoRedisAPIServerCommands(t *testing.T) {
 			} else if v, err := ref.Get(ctx, "fromgoblin").Result(); err != nil || v != "12345" {
 				t.Errorf("on Redis, goblin's payload restored %q, %v", v, err)
 			}
-			bad := payload[:len(payload)-1] + string(payload[len(payload)-1]^1)
+			bad := flipLastBit(payload)
 			want := ref.RestoreReplace(ctx, "dumped", 0, bad).Err()
 			if err := c.RestoreReplace(ctx, "restored", 0, bad).Err(); err == nil || want == nil || err.Error() != want.Error() {
 				t.Errorf("RESTORE of a damaged payload: %v; Redis refuses it with %v", err, want)

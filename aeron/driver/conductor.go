@@ -54,7 +54,8 @@ type conductor struct {
 	uniqueCanonical  int64
 	receiverIDSeed   int64
 
-	csvRows                []csvNameRow // the csv_table name resolver's table (resolution.go)
+	csvRows                []csvNameRow        // the csv_table name resolver's table (resolution.go)
+	nameResolver           *driverNameResolver // the driver name resolver, nil unless configured (driverresolver.go)
 	reResolutionDeadlineNs int64
 
 	started               bool
@@ -84,6 +85,9 @@ func (c *conductor) doWork(nowNs int64) int {
 	}
 	work += c.readCommands()
 	c.checkReResolution(nowNs)
+	if c.nameResolver != nil {
+		work += c.nameResolver.doWork(c.epochMs)
+	}
 	for _, img := range c.images {
 		work += img.trackRebuild(c, nowNs)
 	}
@@ -533,7 +537,7 @@ func (c *conductor) onStart(nowNs int64) {
 	c.clockDeadlineNs = nowNs + int64(clockUpdateInterval)
 	c.commandPositionMoveNs = nowNs
 	c.lastCommandPosition = c.ring.ConsumerPosition()
-	c.counters.AppendLabel(sysResolutionChanges, []byte(": driverName=null"))
+	c.counters.AppendLabel(sysResolutionChanges, []byte(": driverName="+c.resolverNameLabel()))
 }
 
 // heartbeatAndCheckTimers is the conductor's tick: the CnC heartbeat,

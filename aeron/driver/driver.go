@@ -231,7 +231,10 @@ func (d *Driver) allocateSystemCounters(nowMs int64) error {
 	d.counters.AppendLabel(sysReceiverCycleThresholdExceeded,
 		[]byte(": threshold="+formatDuration(d.opts.ReceiverCycleThreshold)+" "+mode))
 	d.counters.AppendLabel(sysNameResolverThresholdExceeded, []byte(": threshold="+formatDuration(d.opts.NameResolverThreshold)))
-	return d.conductor.initNameResolver()
+	if err := d.conductor.initNameResolver(); err != nil {
+		return err
+	}
+	return d.conductor.initDriverNameResolver(nowMs)
 }
 
 // formatDuration writes a duration as Agrona's SystemUtil.formatDuration
@@ -358,6 +361,9 @@ func (d *Driver) Close() error {
 		e.closeSockets()
 	}
 	d.poller.Close()
+	if d.nameResolver != nil {
+		d.nameResolver.close()
+	}
 	logs := d.endOfLife
 	for _, f := range d.releaser.stop() {
 		logs = append(logs, f.log)

@@ -205,12 +205,15 @@ type Options struct {
 	// the longest one (system counters 32 and 33;
 	// aeron.driver.name.resolver.threshold, 5 s).
 	NameResolverThreshold time.Duration
+	// The driver name resolver (driverresolver.go): this driver's name,
+	// the host:port[/prefix] its resolver socket binds (set: the resolver
+	// runs; aeron.driver.resolver.interface) and the comma-separated
+	// host:port list of bootstrap neighbors, the first that resolves used
+	// (aeron.driver.resolver.name, .bootstrap.neighbor).
+	ResolverName, ResolverInterface, ResolverBootstrapNeighbor string
 	// The driver name resolver's timings (aeron.driver.resolver.*: neighbor
-	// timeout 10 s, self resolution 1 s, neighbor resolution 2 s, bootstrap
-	// neighbor resolution 1 m). They are read and checked as the C driver
-	// reads them whether or not its resolver runs; the resolver itself
-	// (aeron.driver.resolver.name, .interface, .bootstrap.neighbor) is
-	// refused, so nothing uses them yet.
+	// and cache entry timeout 10 s, self resolution 1 s, neighbor
+	// resolution 2 s, bootstrap neighbor re-resolution 1 m).
 	ResolverNeighborTimeout, ResolverSelfResolutionInterval       time.Duration
 	ResolverNeighborResolutionInterval, ResolverBootstrapInterval time.Duration
 

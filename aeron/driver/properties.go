@@ -376,14 +376,16 @@ var properties = []property{
 	onlyValueProp("aeron.congestioncontrol.supplier", "aeron_congestion_control_default_strategy_supplier", "static window congestion control only"),
 	onlyValueProp("aeron.udp.channel.transport.bindings.media", "default", "the kernel's UDP sockets only"),
 	onlyValueProp("aeron.conductor.udp.channel.transport.bindings.media", "default", "the kernel's UDP sockets only"),
-	{"aeron.name.resolver.supplier", "default (DNS and /etc/hosts) or csv_table (the C driver's test table); driver is refused", func(o *Options, v string) error {
+	{"aeron.name.resolver.supplier", "default (DNS and /etc/hosts), csv_table (the C driver's test table) or driver (the driver name resolver; needs aeron.driver.resolver.interface)", func(o *Options, v string) error {
 		switch v {
 		case "default", "aeron_default_name_resolver_supplier":
 			o.NameResolver = "default"
 		case "csv_table", "aeron_csv_table_name_resolver_supplier":
 			o.NameResolver = "csv_table"
+		case "driver", "aeron_driver_name_resolver_supplier":
+			o.NameResolver = "driver"
 		default:
-			return fmt.Errorf("%s: not supported by this driver unless default or csv_table (no driver name resolver): %s",
+			return fmt.Errorf("%s: not supported by this driver unless default, csv_table or driver: %s",
 				EnvName("aeron.name.resolver.supplier"), v)
 		}
 		return nil
@@ -402,16 +404,28 @@ var properties = []property{
 		o.EventLogFilename = v
 		return nil
 	}},
+	{"aeron.driver.resolver.name", "this driver's name for the driver name resolver", func(o *Options, v string) error {
+		o.ResolverName = v
+		return nil
+	}},
+	{"aeron.driver.resolver.interface", "host:port[/prefix] the driver name resolver binds; set, the resolver runs", func(o *Options, v string) error {
+		o.ResolverInterface = v
+		return nil
+	}},
+	{"aeron.driver.resolver.bootstrap.neighbor", "driver name resolver: host:port[,host:port...] of the bootstrap neighbor", func(o *Options, v string) error {
+		o.ResolverBootstrapNeighbor = v
+		return nil
+	}},
 	{"aeron.name.resolver.init.args", "csv_table rows name,initialHost,reResolutionHost separated by |", func(o *Options, v string) error {
 		o.NameResolverInitArgs = v
 		return nil
 	}},
 	durationProp("aeron.driver.reresolution.check.interval", "how often names are checked for re-resolution (1s)", func(o *Options) *time.Duration { return &o.ReResolutionCheckInterval }),
 	durationProp("aeron.driver.name.resolver.threshold", "count name resolutions longer than (5s)", func(o *Options) *time.Duration { return &o.NameResolverThreshold }),
-	durationProp("aeron.driver.resolver.neighbor.timeout", "driver name resolver: forget a silent neighbor after (10s); read, the resolver is refused", func(o *Options) *time.Duration { return &o.ResolverNeighborTimeout }),
-	durationProp("aeron.driver.resolver.self.resolution.interval", "driver name resolver: self resolution period (1s); read, the resolver is refused", func(o *Options) *time.Duration { return &o.ResolverSelfResolutionInterval }),
-	durationProp("aeron.driver.resolver.neighbor.resolution.interval", "driver name resolver: neighbor resolution period (2s); read, the resolver is refused", func(o *Options) *time.Duration { return &o.ResolverNeighborResolutionInterval }),
-	durationProp("aeron.driver.resolver.bootstrap.neighbor.resolution.interval", "driver name resolver: bootstrap re-resolution period (1m); read, the resolver is refused", func(o *Options) *time.Duration { return &o.ResolverBootstrapInterval }),
+	durationProp("aeron.driver.resolver.neighbor.timeout", "driver name resolver: forget a silent neighbor after (10s)", func(o *Options) *time.Duration { return &o.ResolverNeighborTimeout }),
+	durationProp("aeron.driver.resolver.self.resolution.interval", "driver name resolver: self resolution period (1s)", func(o *Options) *time.Duration { return &o.ResolverSelfResolutionInterval }),
+	durationProp("aeron.driver.resolver.neighbor.resolution.interval", "driver name resolver: neighbor resolution period (2s)", func(o *Options) *time.Duration { return &o.ResolverNeighborResolutionInterval }),
+	durationProp("aeron.driver.resolver.bootstrap.neighbor.resolution.interval", "driver name resolver: bootstrap re-resolution period (1m)", func(o *Options) *time.Duration { return &o.ResolverBootstrapInterval }),
 	{"aeron.udp.channel.incoming.interceptors", "test interceptors every datagram read passes: loss, fixed-loss, multi-gap-loss (comma-separated)", func(o *Options, v string) error {
 		o.IncomingInterceptors = v
 		return nil
@@ -563,9 +577,6 @@ var refusedVariables = map[string]string{
 	"AERON_DEBUG_SEND_CONTROL_LOSS_SEED":                  "no debug channel endpoints; use the loss interceptors",
 	"AERON_DEBUG_SEND_DATA_LOSS_RATE":                     "no debug channel endpoints; use the loss interceptors",
 	"AERON_DEBUG_SEND_DATA_LOSS_SEED":                     "no debug channel endpoints; use the loss interceptors",
-	"AERON_DRIVER_RESOLVER_NAME":                          "no driver name resolver",
-	"AERON_DRIVER_RESOLVER_INTERFACE":                     "no driver name resolver",
-	"AERON_DRIVER_RESOLVER_BOOTSTRAP_NEIGHBOR":            "no driver name resolver",
 	"AERON_SENDER_WILDCARD_PORT_RANGE":                    "ports of wildcard endpoints come from the kernel",
 	"AERON_RECEIVER_WILDCARD_PORT_RANGE":                  "ports of wildcard endpoints come from the kernel",
 	"AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND":     "the sender's batch is fixed",

@@ -50,8 +50,12 @@ type csvNameRow struct {
 // initNameResolver sets up the csv_table resolver's rows and counters
 // (aeron_csv_table_name_resolver_init: the rows in reverse order).
 func (c *conductor) initNameResolver() error {
+	if c.opts.NameResolver == "driver" && c.opts.ResolverInterface == "" {
+		return fmt.Errorf("aeron driver: %s=driver needs %s", EnvName("aeron.name.resolver.supplier"),
+			EnvName("aeron.driver.resolver.interface"))
+	}
 	if c.opts.NameResolver != "csv_table" {
-		if c.opts.NameResolverInitArgs != "" && c.opts.NameResolver != "" && c.opts.NameResolver != "default" {
+		if c.opts.NameResolverInitArgs != "" && c.opts.NameResolver != "" && c.opts.NameResolver != "default" && c.opts.NameResolver != "driver" {
 			return fmt.Errorf("aeron driver: unknown name resolver %q", c.opts.NameResolver)
 		}
 		return nil
@@ -80,8 +84,20 @@ func (c *conductor) initNameResolver() error {
 	return nil
 }
 
+// resolverNameLabel is the driver's resolver name as counter 25's label
+// shows it ("null" when unset, as Java).
+func (c *conductor) resolverNameLabel() string {
+	if c.opts.ResolverName == "" {
+		return "null"
+	}
+	return c.opts.ResolverName
+}
+
 // resolverName is the resolver's name in unresolved-host errors.
 func (c *conductor) resolverName() string {
+	if c.nameResolver != nil {
+		return "DriverNameResolver"
+	}
 	if c.opts.NameResolver == "csv_table" {
 		return "CsvTableNameResolver"
 	}
@@ -136,10 +152,17 @@ func (c *conductor) resolveHostPort(name, v string) (netip.AddrPort, error) {
 		return netip.AddrPort{}, udpChannelError(illegalArgument, "invalid port in %s: %s", name, v)
 	}
 	start := time.Now()
-	mapped, ok := c.mapName(host)
 	var ip netip.Addr
-	if ok {
-		ip, err = resolveHost(mapped)
+	ok := false
+	if c.nameResolver != nil {
+		ip, ok = c.nameResolver.lookup(host)
+	}
+	if !ok {
+		var mapped string
+		mapped, ok = c.mapName(host)
+		if ok {
+			ip, err = resolveHost(mapped)
+		}
 	}
 	c.trackNameResolution(time.Since(start))
 	if !ok || err != nil {

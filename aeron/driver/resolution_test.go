@@ -75,8 +75,9 @@ func TestCSVTableNameResolverReResolves(t *testing.T) {
 }
 
 // TestNameResolverSupplierProperties: csv_table is applied with its
-// arguments, the driver resolver is refused by name, and csv_table without
-// a table stops the driver at start.
+// arguments, the driver resolver is accepted but stops the driver at start
+// without a resolver interface, and csv_table without a table stops the
+// driver at start.
 func TestNameResolverSupplierProperties(t *testing.T) {
 	o, err := Properties{"AERON_NAME_RESOLVER_SUPPLIER": "csv_table", "AERON_NAME_RESOLVER_INIT_ARGS": "a,1.2.3.4,5.6.7.8",
 		"AERON_DRIVER_RERESOLUTION_CHECK_INTERVAL": "250ms"}.Options()
@@ -84,9 +85,17 @@ func TestNameResolverSupplierProperties(t *testing.T) {
 		o.ReResolutionCheckInterval != 250*time.Millisecond {
 		t.Fatalf("csv_table: %+v, %v", o, err)
 	}
-	if _, err := (Properties{"AERON_NAME_RESOLVER_SUPPLIER": "driver"}).Options(); err == nil ||
+	if _, err := (Properties{"AERON_NAME_RESOLVER_SUPPLIER": "nonesuch"}).Options(); err == nil ||
 		!strings.Contains(err.Error(), "AERON_NAME_RESOLVER_SUPPLIER: not supported by this driver") {
-		t.Fatalf("driver resolver: %v, want a refusal naming the variable", err)
+		t.Fatalf("unknown resolver: %v, want a refusal naming the variable", err)
+	}
+	noIface := testOptions(t)
+	noIface.NameResolver = "driver"
+	if d, err := Start(noIface); err == nil {
+		d.Close()
+		t.Fatal("the driver resolver without an interface started")
+	} else if !strings.Contains(err.Error(), "AERON_DRIVER_RESOLVER_INTERFACE") {
+		t.Fatalf("the driver resolver without an interface: %v", err)
 	}
 	bad := testOptions(t)
 	bad.NameResolver = "csv_table"

@@ -303,6 +303,15 @@ func (m *Manager) AppendLabel(id int32, suffix []byte) {
 	shm.StoreInt32Release(m.meta, base+LabelLengthOffset, int32(n+k))
 }
 
+// SetLabel replaces the label, truncated at MaxLabelLength
+// (AtomicCounter.updateLabel). The conductor is the only writer; readers
+// load the length with acquire after the bytes were written.
+func (m *Manager) SetLabel(id int32, label []byte) {
+	base := metaOffset(id)
+	k := copy(m.meta[base+LabelOffset:base+LabelOffset+MaxLabelLength], label)
+	shm.StoreInt32Release(m.meta, base+LabelLengthOffset, int32(k))
+}
+
 // Values is the values section (for position counters the conductor
 // reads and writes directly).
 func (m *Manager) Values() []byte { return m.values }

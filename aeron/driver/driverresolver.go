@@ -1,0 +1,484 @@
+package driver
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"github.com/goblin-kv/goblin/aeron/internal/udp"
+	"github.com/goblin-kv/goblin/aeron/internal/wire"
+)
+
+// The driver name resolver (aeron.driver.resolver.name, .interface,
+// .bootstrap.neighbor; the Java driver's DriverNameResolver): drivers that
+// know each other by name over UDP. Each sends, every self-resolution
+// interval, a RES frame naming itself (its name, the address and port of
+// its resolver socket, flag SELF) to its neighbors and, until it has heard
+// from it, to the bootstrap neighbor; every neighbor-resolution interval it
+// sends its whole cache to its neighbors. A driver that hears an entry
+// caches name → address (forgotten after ResolverNeighborTimeout without
+// news) and adds the sender to its neighbors (forgotten likewise). Channels
+// whose endpoint or control names a cached name resolve to its address;
+// the driver's own name resolves to its resolver address; other names go
+// to the delegate resolver (DNS, or the csv_table).
+//
+// Counters as the Java driver's: "Resolver neighbors: bound <addr:port>
+// [bootstrap <addr:port>]" (type 15) and "Resolver cache entries:
+// name=<name>" (type 16). Only IPv4 entries are sent (Java's preferIPv6 is
+// fixed false); IPv6 entries heard are cached but never chosen, as Java.
+
+// RES frame entry layout (ResolutionEntryFlyweight), from the entry start;
+// entries follow the 8-byte frame header, each padded to 8 bytes.
+const (
+	resTypeIPv4       = 0x01
+	resTypeIPv6       = 0x02
+	resFlagSelf       = 0x80
+	resTypeOffset     = 0
+	resFlagsOffset    = 1
+	resPortOffset     = 2
+	resAgeOffset      = 4
+	resAddressOffset  = 8
+	resMaxNameLength  = 512
+	resWorkIntervalMs = 10 // DriverNameResolver.WORK_INTERVAL_MS
+
+	resolverNeighborsCounterTypeID    = 15 // AeronCounters.NAME_RESOLVER_NEIGHBORS_COUNTER_TYPE_ID
+	resolverCacheEntriesCounterTypeID = 16 // AeronCounters.NAME_RESOLVER_CACHE_ENTRIES_COUNTER_TYPE_ID
+	resolverNeighborsLabel            = "Resolver neighbors"
+)
+
+// resEntry is one resolution entry of a RES frame.
+type resEntry struct {
+	resType byte
+	flags   byte
+	port    uint16
+	ageMs   int32
+	addr    netip.Addr
+	name    []byte // aliases the frame when decoded
+}
+
+func resAddressLength(resType byte) (int, bool) {
+	switch resType {
+	case resTypeIPv4:
+		return 4, true
+	case resTypeIPv6:
+		return 16, true
+	}
+	return 0, false
+}
+
+// resEntryLength is the length of an entry, padded to 8 bytes
+// (ResolutionEntryFlyweight.entryLengthRequired).
+func resEntryLength(resType byte, nameLength int) int {
+	n, _ := resAddressLength(resType)
+	return (resAddressOffset + n + 2 + nameLength + 7) &^ 7
+}
+
+// appendResHeader starts a RES frame in p[:0]; finishResFrame sets its length.
+func appendResHeader(p []byte) []byte {
+	p = append(p[:0], 0, 0, 0, 0, wire.CurrentVersion, 0, 0, 0)
+	binary.LittleEndian.PutUint16(p[6:], wire.TypeRes)
+	return p
+}
+
+func finishResFrame(p []byte) { binary.LittleEndian.PutUint32(p, uint32(len(p))) }
+
+// appendResEntry appends e to a frame begun with appendResHeader.
+func appendResEntry(p []byte, e resEntry) []byte {
+	start := len(p)
+	n := resEntryLength(e.resType, len(e.name))
+	for range n {
+		p = append(p, 0)
+	}
+	q := p[start:]
+	q[resTypeOffset] = e.resType
+	q[resFlagsOffset] = e.flags
+	binary.LittleEndian.PutUint16(q[resPortOffset:], e.port)
+	binary.LittleEndian.PutUint32(q[resAgeOffset:], uint32(e.ageMs))
+	var at int
+	if e.resType == resTypeIPv4 {
+		a := e.addr.As4()
+		at = resAddressOffset + copy(q[resAddressOffset:], a[:])
+	} else {
+		a := e.addr.As16()
+		at = resAddressOffset + copy(q[resAddressOffset:], a[:])
+	}
+	binary.LittleEndian.PutUint16(q[at:], uint16(len(e.name)))
+	copy(q[at+2:], e.name)
+	return p
+}
+
+// decodeResEntry reads the entry at the start of p and its padded length;
+// false when p is shorter than the entry says or its type is unknown.
+func decodeResEntry(p []byte) (resEntry, int, bool) {
+	if len(p) < resAddressOffset {
+		return resEntry{}, 0, false
+	}
+	e := resEntry{resType: p[resTypeOffset], flags: p[resFlagsOffset],
+		port: binary.LittleEndian.Uint16(p[resPortOffset:]), ageMs: int32(binary.LittleEndian.Uint32(p[resAgeOffset:]))}
+	alen, ok := resAddressLength(e.resType)
+	if !ok || len(p) < resAddressOffset+alen+2 {
+		return resEntry{}, 0, false
+	}
+	e.addr, _ = netip.AddrFromSlice(p[resAddressOffset : resAddressOffset+alen])
+	at := resAddressOffset + alen
+	nameLength := int(int16(binary.LittleEndian.Uint16(p[at:])))
+	n := resEntryLength(e.resType, nameLength)
+	if nameLength < 0 || nameLength > resMaxNameLength || len(p) < n {
+		return resEntry{}, 0, false
+	}
+	e.name = p[at+2 : at+2+nameLength]
+	return e, n, true
+}
+
+type resolverNeighbor struct {
+	addr           netip.AddrPort
+	lastActivityMs int64
+}
+
+type resolverCacheEntry struct {
+	name           string
+	resType        byte
+	addr           netip.Addr
+	port           uint16
+	lastActivityMs int64
+	deadlineMs     int64
+}
+
+// driverNameResolver is the resolver's state; the conductor owns it.
+type driverNameResolver struct {
+	c         *conductor
+	name      string
+	sock      *udp.Socket
+	batch     *udp.RecvBatch
+	local     netip.AddrPort // the bound resolver address (the interface's, port as bound)
+	bootstrap []string
+	bootAddr  netip.AddrPort // invalid without a bootstrap neighbor
+	neighbors []resolverNeighbor
+	cache     []resolverCacheEntry
+	frame     []byte
+
+	neighborsCounter, cacheCounter int32
+
+	workDeadlineMs, selfDeadlineMs, neighborDeadlineMs, bootDeadlineMs int64
+}
+
+// parseResolverInterface reads aeron.driver.resolver.interface:
+// host:port[/prefix] (InterfaceSearchAddress; the address is used as
+// given).
+func parseResolverInterface(v string) (netip.AddrPort, error) {
+	if i := strings.LastIndexByte(v, '/'); i >= 0 {
+		v = v[:i]
+	}
+	host, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%s: %w", EnvName("aeron.driver.resolver.interface"), err)
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%s: invalid port %q", EnvName("aeron.driver.resolver.interface"), port)
+	}
+	ip, err := resolveHost(host)
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("%s: %w", EnvName("aeron.driver.resolver.interface"), err)
+	}
+	return netip.AddrPortFrom(ip, uint16(p)), nil
+}
+
+// initDriverNameResolver opens the resolver when ResolverInterface is set
+// (DriverConductor: a DriverNameResolver in place of the delegate).
+func (c *conductor) initDriverNameResolver(nowMs int64) error {
+	if c.opts.ResolverInterface == "" {
+		return nil
+	}
+	if c.opts.ResolverName == "" {
+		return errors.New("aeron driver: `resolverName` is required when `resolverInterface` is set (" +
+			EnvName("aeron.driver.resolver.name") + ")")
+	}
+	if len(c.opts.ResolverName) > resMaxNameLength {
+		return fmt.Errorf("aeron driver: %s longer than %d bytes", EnvName("aeron.driver.resolver.name"), resMaxNameLength)
+	}
+	bind, err := parseResolverInterface(c.opts.ResolverInterface)
+	if err != nil {
+		return fmt.Errorf("aeron driver: %w", err)
+	}
+	r := &driverNameResolver{c: c, name: c.opts.ResolverName, frame: make([]byte, 0, c.opts.MTU)}
+	if c.opts.ResolverBootstrapNeighbor != "" {
+		r.bootstrap = strings.Split(c.opts.ResolverBootstrapNeighbor, ",")
+		if r.bootAddr, err = r.resolveBootstrap(); err != nil {
+			return fmt.Errorf("aeron driver: %s: %w", EnvName("aeron.driver.resolver.bootstrap.neighbor"), err)
+		}
+	}
+	r.sock, err = udp.Open(udp.Options{Bind: bind})
+	if err != nil {
+		return fmt.Errorf("aeron driver: resolver interface %s: %w", bind, err)
+	}
+	r.local = r.sock.LocalAddr()
+	r.batch = udp.NewRecvBatch(1, maxUDPPayloadLength)
+	r.bootDeadlineMs = nowMs + int64(c.opts.ResolverBootstrapInterval/1e6)
+	r.neighborDeadlineMs = nowMs + int64(c.opts.ResolverNeighborResolutionInterval/1e6)
+	if r.neighborsCounter, err = c.counters.Allocate(resolverNeighborsCounterTypeID, nil,
+		[]byte(resolverNeighborsLabel+r.boundLabel()), nowMs); err != nil {
+		r.sock.Close()
+		return fmt.Errorf("aeron driver: resolver counters: %w", err)
+	}
+	if r.cacheCounter, err = c.counters.Allocate(resolverCacheEntriesCounterTypeID, nil,
+		[]byte("Resolver cache entries: name="+r.name), nowMs); err != nil {
+		r.sock.Close()
+		return fmt.Errorf("aeron driver: resolver counters: %w", err)
+	}
+	c.nameResolver = r
+	return nil
+}
+
+// boundLabel is the neighbors counter label's tail (buildNeighborsCounterLabel).
+func (r *driverNameResolver) boundLabel() string {
+	s := ": bound " + r.local.String()
+	if r.bootAddr.IsValid() {
+		s += " bootstrap " + r.bootAddr.String()
+	}
+	return s
+}
+
+// resolveBootstrap resolves the first bootstrap neighbor that resolves,
+// through DNS (DriverNameResolver.bootstrapNameResolver).
+func (r *driverNameResolver) resolveBootstrap() (netip.AddrPort, error) {
+	var errs []error
+	for _, b := range r.bootstrap {
+		host, port, err := net.SplitHostPort(strings.TrimSpace(b))
+		if err == nil {
+			var p uint64
+			if p, err = strconv.ParseUint(port, 10, 16); err == nil {
+				var ip netip.Addr
+				if ip, err = resolveHost(host); err == nil {
+					return netip.AddrPortFrom(ip, uint16(p)), nil
+				}
+			}
+		}
+		errs = append(errs, fmt.Errorf("unresolved - endpoint=%s: %w", b, err))
+	}
+	return netip.AddrPort{}, errors.Join(errs...)
+}
+
+func (r *driverNameResolver) close() {
+	if r.sock != nil {
+		r.sock.Close()
+		r.sock = nil
+	}
+}
+
+// lookup is the cached address of name (IPv4 entries only, as Java), the
+// resolver's own address for its own name, or false: ask the delegate.
+func (r *driverNameResolver) lookup(name string) (netip.Addr, bool) {
+	for i := range r.cache {
+		if e := &r.cache[i]; e.resType == resTypeIPv4 && e.name == name {
+			return e.addr, true
+		}
+	}
+	if name == r.name {
+		return r.local.Addr(), true
+	}
+	return netip.Addr{}, false
+}
+
+// doWork is the resolver's part of the conductor's duty cycle, every
+// resWorkIntervalMs (DriverNameResolver.doWork).
+func (r *driverNameResolver) doWork(nowMs int64) int {
+	if r.workDeadlineMs-nowMs >= 0 {
+		return 0
+	}
+	r.workDeadlineMs = nowMs + resWorkIntervalMs
+	work := r.poll(nowMs)
+	work += r.timeoutCache(nowMs)
+	work += r.timeoutNeighbors(nowMs)
+	if nowMs > r.selfDeadlineMs {
+		r.sendSelfResolutions(nowMs)
+	}
+	if nowMs > r.neighborDeadlineMs {
+		r.sendNeighborResolutions(nowMs)
+	}
+	return work
+}
+
+func (r *driverNameResolver) poll(nowMs int64) int {
+	n, err := r.batch.Recv(r.sock)
+	if err != nil {
+		r.c.recordError(fmt.Errorf("aeron driver: name resolver receive: %w", err))
+		return 0
+	}
+	if n == 0 {
+		return 0
+	}
+	p := r.batch.Datagram(0)
+	if r.batch.Truncated(0) || len(p) < wire.MinHeaderLength || p[4] != wire.CurrentVersion {
+		r.c.counters.AddValue(sysInvalidPackets, 1)
+		return 0
+	}
+	return r.onFrame(p, r.batch.From(0), nowMs)
+}
+
+// onFrame reads a RES frame's entries (DriverNameResolver.onFrame).
+func (r *driverNameResolver) onFrame(p []byte, from netip.AddrPort, nowMs int64) int {
+	if binary.LittleEndian.Uint16(p[6:]) != wire.TypeRes {
+		return 0
+	}
+	for off := wire.MinHeaderLength; off < len(p); {
+		e, n, ok := decodeResEntry(p[off:])
+		if !ok {
+			r.c.counters.AddValue(sysInvalidPackets, 1)
+			return 0
+		}
+		r.onEntry(e, from, nowMs)
+		off += n
+	}
+	return len(p)
+}
+
+func (r *driverNameResolver) onEntry(e resEntry, from netip.AddrPort, nowMs int64) {
+	isSelf := e.flags == resFlagSelf
+	addr := e.addr
+	if isSelf && addr.IsUnspecified() {
+		addr = from.Addr().Unmap()
+	}
+	lastActivity := nowMs - int64(e.ageMs)
+	if e.port == r.local.Port() && string(e.name) == r.name {
+		return // our own entry, back from a neighbor
+	}
+	r.addOrUpdate(e.name, e.resType, addr, e.port, lastActivity)
+	at := netip.AddrPortFrom(addr, e.port)
+	for i := range r.neighbors {
+		if r.neighbors[i].addr == at {
+			if isSelf {
+				r.neighbors[i].lastActivityMs = lastActivity
+			}
+			return
+		}
+	}
+	r.neighbors = append(r.neighbors, resolverNeighbor{addr: at, lastActivityMs: lastActivity})
+	r.c.counters.SetValue(r.neighborsCounter, int64(len(r.neighbors)))
+}
+
+// addOrUpdate is DriverNameResolverCache.addOrUpdateEntry.
+func (r *driverNameResolver) addOrUpdate(name []byte, resType byte, addr netip.Addr, port uint16, nowMs int64) {
+	timeout := int64(r.c.opts.ResolverNeighborTimeout / 1e6)
+	for i := range r.cache {
+		if e := &r.cache[i]; e.resType == resType && e.name == string(name) {
+			e.lastActivityMs, e.deadlineMs = nowMs, nowMs+timeout
+			e.addr, e.port = addr, port
+			return
+		}
+	}
+	r.cache = append(r.cache, resolverCacheEntry{name: string(name), resType: resType, addr: addr, port: port,
+		lastActivityMs: nowMs, deadlineMs: nowMs + timeout})
+	r.c.counters.SetValue(r.cacheCounter, int64(len(r.cache)))
+}
+
+func (r *driverNameResolver) timeoutCache(nowMs int64) int {
+	work := 0
+	for i := len(r.cache) - 1; i >= 0; i-- {
+		if r.cache[i].deadlineMs-nowMs < 0 {
+			last := len(r.cache) - 1
+			r.cache[i] = r.cache[last]
+			r.cache = r.cache[:last]
+			r.c.counters.SetValue(r.cacheCounter, int64(len(r.cache)))
+			work++
+		}
+	}
+	return work
+}
+
+func (r *driverNameResolver) timeoutNeighbors(nowMs int64) int {
+	work := 0
+	timeout := int64(r.c.opts.ResolverNeighborTimeout / 1e6)
+	for i := len(r.neighbors) - 1; i >= 0; i-- {
+		if nowMs > r.neighbors[i].lastActivityMs+timeout {
+			last := len(r.neighbors) - 1
+			r.neighbors[i] = r.neighbors[last]
+			r.neighbors = r.neighbors[:last]
+			work++
+		}
+	}
+	if r.c.counters.Value(r.neighborsCounter) != int64(len(r.neighbors)) {
+		r.c.counters.SetValue(r.neighborsCounter, int64(len(r.neighbors)))
+	}
+	return work
+}
+
+// sendSelfResolutions sends our own entry to every neighbor and, until it
+// is one, to the bootstrap neighbor, re-resolving the bootstrap neighbor's
+// name every bootstrap interval (DriverNameResolver.sendSelfResolutions).
+func (r *driverNameResolver) sendSelfResolutions(nowMs int64) {
+	p := appendResHeader(r.frame)
+	addr := r.local.Addr()
+	if !addr.Is4() {
+		addr = netip.IPv4Unspecified() // preferIPv6 is false: an IPv4 entry
+	}
+	p = appendResEntry(p, resEntry{resType: resTypeIPv4, flags: resFlagSelf, port: r.local.Port(), addr: addr,
+		name: []byte(r.name)})
+	finishResFrame(p)
+	r.frame = p[:0]
+	toBoot := r.bootAddr.IsValid()
+	for _, n := range r.neighbors {
+		r.sendTo(p, n.addr)
+		if n.addr == r.bootAddr {
+			toBoot = false
+		}
+	}
+	if toBoot && nowMs > r.bootDeadlineMs {
+		old := r.bootAddr
+		if a, err := r.resolveBootstrap(); err != nil {
+			r.c.recordError(fmt.Errorf("aeron driver: name resolver bootstrap neighbor: %w", err))
+		} else {
+			r.bootAddr = a
+		}
+		r.bootDeadlineMs = nowMs + int64(r.c.opts.ResolverBootstrapInterval/1e6)
+		if old != r.bootAddr {
+			r.c.counters.SetLabel(r.neighborsCounter, []byte(resolverNeighborsLabel+r.boundLabel()))
+			for _, n := range r.neighbors {
+				if n.addr == r.bootAddr {
+					toBoot = false
+				}
+			}
+		}
+	}
+	if toBoot {
+		r.sendTo(p, r.bootAddr)
+	}
+	r.selfDeadlineMs = nowMs + int64(r.c.opts.ResolverSelfResolutionInterval/1e6)
+}
+
+// sendNeighborResolutions sends the cache, in frames of at most an MTU,
+// to every neighbor (DriverNameResolver.sendNeighborResolutions).
+func (r *driverNameResolver) sendNeighborResolutions(nowMs int64) {
+	for i := 0; i < len(r.cache); {
+		p := appendResHeader(r.frame)
+		for ; i < len(r.cache); i++ {
+			e := &r.cache[i]
+			if len(p)+resEntryLength(e.resType, len(e.name)) > r.c.opts.MTU && len(p) > wire.MinHeaderLength {
+				break
+			}
+			p = appendResEntry(p, resEntry{resType: e.resType, port: e.port, ageMs: int32(nowMs - e.lastActivityMs),
+				addr: e.addr, name: []byte(e.name)})
+		}
+		finishResFrame(p)
+		r.frame = p[:0]
+		for _, n := range r.neighbors {
+			r.sendTo(p, n.addr)
+		}
+	}
+	r.neighborDeadlineMs = nowMs + int64(r.c.opts.ResolverNeighborResolutionInterval/1e6)
+}
+
+func (r *driverNameResolver) sendTo(p []byte, to netip.AddrPort) {
+	n, err := r.sock.SendTo(p, to)
+	if err != nil {
+		r.c.recordError(fmt.Errorf("aeron driver: name resolver send to %s: %w", to, err))
+		return
+	}
+	if n < len(p) {
+		r.c.counters.AddValue(sysShortSends, 1)
+	}
+}

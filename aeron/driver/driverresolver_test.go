@@ -1,0 +1,150 @@
+package driver
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/aeron"
+	"github.com/goblin-kv/goblin/aeron/internal/counters"
+	"github.com/goblin-kv/goblin/internal/testkit"
+)
+
+// TestDriverResolverFrames: a RES frame's bytes as ResolutionEntryFlyweight
+// lays them out (header type 0x07, entries from offset 8: type, flags, port
+// LE, age LE, address, name length LE, name, padded to 8), and decoding
+// reads back what was encoded; a short entry does not decode.
+func TestDriverResolverFrames(t *testing.T) {
+	p := appendResHeader(nil)
+	p = appendResEntry(p, resEntry{resType: resTypeIPv4, flags: resFlagSelf, port: 8050, ageMs: 7,
+		addr: netip.MustParseAddr("127.0.0.1"), name: []byte("A")})
+	p = appendResEntry(p, resEntry{resType: resTypeIPv6, port: 0x1234, ageMs: 300,
+		addr: netip.MustParseAddr("::1"), name: []byte("node-b")})
+	finishResFrame(p)
+	want := []byte{
+		56, 0, 0, 0, 0, 0, 0x07, 0, // frame length 8+16+32, version 0, flags 0, type RES
+		0x01, 0x80, 0x72, 0x1f, 7, 0, 0, 0, 127, 0, 0, 1, 1, 0, 'A', 0, // 8+4+2+1 = 15 → 16
+		0x02, 0x00, 0x34, 0x12, 0x2c, 0x01, 0, 0, // IPv6 entry: 8+16+2+6 = 32
+	}
+	v6 := netip.MustParseAddr("::1").As16()
+	want = append(want, v6[:]...)
+	want = append(want, 6, 0, 'n', 'o', 'd', 'e', '-', 'b')
+	if !bytes.Equal(p, want) {
+		t.Fatalf("frame\n got %v\nwant %v", p, want)
+	}
+	off := 8
+	var got []resEntry
+	for off < len(p) {
+		e, n, ok := decodeResEntry(p[off:])
+		if !ok {
+			t.Fatalf("entry at %d did not decode", off)
+		}
+		got = append(got, e)
+		off += n
+	}
+	if len(got) != 2 || got[0].port != 8050 || got[0].flags != resFlagSelf || got[0].ageMs != 7 ||
+		got[0].addr != netip.MustParseAddr("127.0.0.1") || string(got[0].name) != "A" ||
+		got[1].resType != resTypeIPv6 || got[1].addr != netip.MustParseAddr("::1") || string(got[1].name) != "node-b" ||
+		got[1].ageMs != 300 {
+		t.Fatalf("decoded %+v", got)
+	}
+	if _, _, ok := decodeResEntry(p[8 : 8+15]); ok {
+		t.Fatal("an entry cut short decoded")
+	}
+	bad := append([]byte(nil), p[8:24]...)
+	bad[0] = 9
+	if _, _, ok := decodeResEntry(bad); ok {
+		t.Fatal("an entry of unknown type decoded")
+	}
+}
+
+// counterByType is the id of the first counter of typeID, or −1.
+func counterByType(d *Driver, typeID int32) (int32, string) {
+	id, label := int32(-1), ""
+	d.counters.ForEach(func(i counters.Info) bool {
+		if i.TypeID == typeID {
+			id, label = i.ID, i.Label
+			return false
+		}
+		return true
+	})
+	return id, label
+}
+
+// TestDriverNameResolver: driver A (name "A", resolver on 127.0.0.1:P)
+// and driver B (name "B", bootstrap neighbor A) in one process find each
+// other: each neighbors counter reaches 1 and each cache holds the other's
+// name; a subscription on B at endpoint=B:port and a publication on A to
+// endpoint=B:port then connect through the resolved name. The counters
+// carry the Java driver's types and labels, counter 25 names the driver.
+// When B closes, A forgets it after the neighbor timeout.
+func TestDriverNameResolver(t *testing.T) {
+	aPort, bPort := freePort(t), freePort(t)
+	oa := udpOptions(t)
+	oa.ResolverName, oa.ResolverInterface = "A", fmt.Sprintf("127.0.0.1:%d", aPort)
+	oa.ResolverNeighborTimeout = 3 * time.Second
+	a := startDriver(t, oa)
+	ob := udpOptions(t)
+	ob.ResolverName, ob.ResolverInterface = "B", fmt.Sprintf("0.0.0.0:%d", bPort)
+	ob.ResolverBootstrapNeighbor = fmt.Sprintf("nonesuch.invalid:1,localhost:%d", aPort)
+	b, err := Start(ob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+
+	aNeighbors, aLabel := counterByType(a, resolverNeighborsCounterTypeID)
+	bNeighbors, bLabel := counterByType(b, resolverNeighborsCounterTypeID)
+	aCache, aCacheLabel := counterByType(a, resolverCacheEntriesCounterTypeID)
+	bCache, _ := counterByType(b, resolverCacheEntriesCounterTypeID)
+	if aNeighbors < 0 || bNeighbors < 0 || aCache < 0 || bCache < 0 {
+		t.Fatalf("resolver counters missing: %d %d %d %d", aNeighbors, bNeighbors, aCache, bCache)
+	}
+	if want := fmt.Sprintf("Resolver neighbors: bound 127.0.0.1:%d", aPort); aLabel != want {
+		t.Fatalf("A neighbors label %q, want %q", aLabel, want)
+	}
+	if want := fmt.Sprintf("Resolver neighbors: bound 0.0.0.0:%d bootstrap 127.0.0.1:%d", bPort, aPort); bLabel != want {
+		t.Fatalf("B neighbors label %q, want %q", bLabel, want)
+	}
+	if aCacheLabel != "Resolver cache entries: name=A" {
+		t.Fatalf("A cache label %q", aCacheLabel)
+	}
+	if l := a.counters.Label(sysResolutionChanges); l != "Resolution changes: driverName=A" {
+		// counter 25 is labelled at the conductor's start, on its first duty cycle
+		testkit.Eventually(t, 5*time.Second, "counter 25 to name driver A", func() (bool, string) {
+			l := a.counters.Label(sysResolutionChanges)
+			return l == "Resolution changes: driverName=A", l
+		})
+	}
+	testkit.Eventually(t, 20*time.Second, "A and B to be each other's neighbor and cache entry", func() (bool, string) {
+		an, bn, ac, bc := a.counters.Value(aNeighbors), b.counters.Value(bNeighbors), a.counters.Value(aCache), b.counters.Value(bCache)
+		return an == 1 && bn == 1 && ac == 1 && bc == 1, fmt.Sprintf("neighbors A=%d B=%d, cache A=%d B=%d", an, bn, ac, bc)
+	})
+
+	dataPort := freePort(t)
+	sub, err := connectClient(t, b).AddSubscription(fmt.Sprintf("aeron:udp?endpoint=B:%d", dataPort), 60)
+	if err != nil {
+		t.Fatalf("subscription at endpoint=B (B's own name): %v", err)
+	}
+	pub, err := connectClient(t, a).AddExclusivePublication(fmt.Sprintf("aeron:udp?endpoint=B:%d", dataPort), 60)
+	if err != nil {
+		t.Fatalf("publication to endpoint=B through the resolver: %v", err)
+	}
+	pumpMessages(t, pub, []*aeron.Subscription{sub}, 50)
+
+	_, err = connectClient(t, a).AddExclusivePublication(fmt.Sprintf("aeron:udp?endpoint=nonesuch.invalid:%d", dataPort), 61)
+	var de *aeron.DriverError
+	if !errors.As(err, &de) || de.Code != aeron.ErrorCodeUnknownHost || !strings.Contains(err.Error(), "name-resolver=DriverNameResolver") {
+		t.Fatalf("an unknown name: %v, want UNKNOWN_HOST from DriverNameResolver", err)
+	}
+
+	b.Close()
+	testkit.Eventually(t, 20*time.Second, "A to forget B after the neighbor timeout", func() (bool, string) {
+		an, ac := a.counters.Value(aNeighbors), a.counters.Value(aCache)
+		return an == 0 && ac == 0, fmt.Sprintf("neighbors=%d cache=%d", an, ac)
+	})
+}

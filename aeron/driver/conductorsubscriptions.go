@@ -26,9 +26,6 @@ func (c *conductor) onAddNetworkSubscription(channel string, streamID int32, reg
 	if ch.hasExplicitControl && ch.localControl.Port() == 0 {
 		return genericError(illegalArgument, "control has port=0 for subscription: channel=%s", channel)
 	}
-	if u.has(paramMediaRcvTsOff) {
-		return invalidChannel("Media timestamps '%s' are not supported in the Java driver: channel=%s", paramMediaRcvTsOff, channel)
-	}
 	params, err := c.subscriptionParams(u)
 	if err != nil {
 		return err
@@ -70,6 +67,9 @@ func (c *conductor) onAddNetworkSubscription(channel string, streamID int32, reg
 func (c *conductor) checkForClashingSubscription(p *subscriptionParams, ch *udpChannel, streamID int32) error {
 	ep, err := c.findReceiveEndpoint(ch)
 	if ep == nil || err != nil {
+		return err
+	}
+	if err := checkTimestampMatch(paramMediaRcvTsOff, ch.mediaRcvTs, ep.ch.mediaRcvTs, ch, ep.ch); err != nil {
 		return err
 	}
 	if err := checkTimestampMatch(paramChannelRcvTsOff, ch.rcvTs, ep.ch.rcvTs, ch, ep.ch); err != nil {

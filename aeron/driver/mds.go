@@ -212,7 +212,7 @@ func (c *conductor) onAddRcvDestination(registrationID int64, channel string, co
 		return err
 	}
 	rcv, snd := c.socketBuffers(e.ch)
-	if d.sock, err = c.openReceiveSocket(ch, rcv, snd); err != nil {
+	if d.sock, err = c.openReceiveSocket(ch, rcv, snd, e.ch.mediaRcvTs.enabled); err != nil {
 		c.freeCounter(d.addrID)
 		return genericError(aeronException, "channel error - %v: %s", err, channel)
 	}

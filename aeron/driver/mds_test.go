@@ -177,8 +177,7 @@ func TestMDSIPCDestination(t *testing.T) {
 
 // TestMDSRefusals: destinations on a subscription that is not MDS, with
 // a key a destination may not set, or on a busy port are refused with
-// the Java driver's error codes; a subscription's own channel with
-// media-rcv-ts-offset stays refused as in the Java driver.
+// the Java driver's error codes.
 func TestMDSRefusals(t *testing.T) {
 	d := startDriver(t, udpOptions(t))
 	c := connectClient(t, d)
@@ -209,9 +208,5 @@ func TestMDSRefusals(t *testing.T) {
 		if !errors.As(err, &re) || re.Code != tc.code || !strings.Contains(err.Error(), tc.text) {
 			t.Errorf("AddDestination(%s) = %v, want error code %v saying %q", tc.channel, err, tc.code, tc.text)
 		}
-	}
-	_, err = c.AddSubscription(fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d|media-rcv-ts-offset=reserved", freePort(t)), 33)
-	if err == nil || !strings.Contains(err.Error(), "media-rcv-ts-offset") {
-		t.Errorf("media-rcv-ts-offset accepted or refused without naming it: %v", err)
 	}
 }

@@ -93,18 +93,20 @@ type receiveEndpoint struct {
 // address), or a multicast group joined on the interface.
 func (e *receiveEndpoint) open(c *conductor, rcvbuf, sndbuf int) error {
 	var err error
-	e.sock, err = c.openReceiveSocket(e.ch, rcvbuf, sndbuf)
+	e.sock, err = c.openReceiveSocket(e.ch, rcvbuf, sndbuf, e.ch.mediaRcvTs.enabled)
 	return err
 }
 
 // openReceiveSocket opens the socket a channel receives on (an endpoint's,
-// or a multi-destination subscription's destination's).
-func (c *conductor) openReceiveSocket(ch *udpChannel, rcvbuf, sndbuf int) (*udp.Socket, error) {
+// or a multi-destination subscription's destination's), with the kernel's
+// receive timestamps when the endpoint's channel has media-rcv-ts-offset.
+func (c *conductor) openReceiveSocket(ch *udpChannel, rcvbuf, sndbuf int, timestamps bool) (*udp.Socket, error) {
 	o := udp.Options{Bind: ch.remoteData, RcvBuf: rcvbuf, SndBuf: sndbuf}
 	if ch.multicast {
 		o = udp.Options{Bind: netip.AddrPortFrom(netip.Addr{}, ch.remoteData.Port()), Group: ch.remoteData.Addr(),
 			Interface: ch.ifaceAddr, MulticastIF: ch.ifaceAddr, TTL: c.multicastTTL(ch), RcvBuf: rcvbuf, SndBuf: sndbuf}
 	}
+	o.ReceiveTimestamps = timestamps
 	return udp.Open(o)
 }
 
@@ -264,6 +266,11 @@ func (r *receiver) pollSocket(e *receiveEndpoint, sock *udp.Socket, ti int) int 
 		}
 		if len(r.incoming) > 0 && r.dropIncoming(p) {
 			continue
+		}
+		if e.ch.mediaRcvTs.enabled {
+			if ns, ok := b.Timestamp(i); ok {
+				e.ch.mediaRcvTs.applyMedia(p, ns)
+			}
 		}
 		e.onDatagram(r, p, b.From(i), ti)
 	}

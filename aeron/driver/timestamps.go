@@ -17,8 +17,13 @@ import (
 // datagram as it reads it, when that frame begins a message and is long
 // enough; the sender stamps every message-beginning DATA frame of a
 // datagram it is about to send (data and retransmits), in the
-// publication's log as the Java driver does. media-rcv-ts-offset (the
-// kernel's receive time) stays refused, as in the Java driver.
+// publication's log as the Java driver does. media-rcv-ts-offset is the C
+// driver's: the kernel's receive time (SO_TIMESTAMPNS, read with the
+// datagram; aeron/internal/udp/timestamps.go) written into the first frame
+// of a datagram, when it is a message-beginning DATA frame that holds it,
+// before the channel receive timestamp (aeron_timestamps_set_timestamp).
+// The Java driver refuses media-rcv-ts-offset; Aeron's system tests run it
+// on the C driver only.
 
 // timestampReserved is the value that names the header's reserved value.
 const timestampReserved = "reserved"
@@ -84,6 +89,54 @@ func (t channelTimestamp) applySend(p []byte) {
 		}
 		off += (frameLength + logbuffer.FrameAlignment - 1) &^ (logbuffer.FrameAlignment - 1)
 	}
+}
+
+// applyMedia writes the kernel's receive time ns into the first frame of
+// datagram p as the C driver does (aeron_timestamps_set_timestamp): only a
+// DATA frame (not a heartbeat) that begins a message, at the reserved
+// value or at an offset whose 8 bytes lie within both the datagram and
+// the frame.
+func (t channelTimestamp) applyMedia(p []byte, ns int64) {
+	if len(p) < logbuffer.HeaderLength || shm.GetUint16(p, wire.TypeOffset) != wire.TypeData ||
+		p[wire.FlagsOffset]&logbuffer.FlagBegin == 0 {
+		return
+	}
+	frameLength := int(shm.GetInt32(p, wire.FrameLengthOffset))
+	if frameLength == 0 {
+		return
+	}
+	if t.offset == logbuffer.FrameReservedValueOffset-logbuffer.HeaderLength {
+		shm.PutInt64(p, logbuffer.FrameReservedValueOffset, ns)
+		return
+	}
+	body := len(p) - logbuffer.HeaderLength
+	if t.offset >= 0 && t.offset <= body-8 && t.offset <= frameLength-logbuffer.HeaderLength-8 {
+		shm.PutInt64(p, logbuffer.HeaderLength+t.offset, ns)
+	}
+}
+
+// checkTimestampsDoNotOverlap refuses a channel whose timestamps would
+// overwrite each other (aeron_udp_channel_verify_timestamp_offsets_do_not_overlap).
+func checkTimestampsDoNotOverlap(ch *udpChannel) error {
+	overlap := func(a, b channelTimestamp) bool {
+		return a.enabled && b.enabled && abs(a.offset-b.offset) < 8
+	}
+	switch {
+	case overlap(ch.mediaRcvTs, ch.rcvTs):
+		return invalidChannel("%s and %s overlap: channel=%s", paramMediaRcvTsOff, paramChannelRcvTsOff, ch.uri.raw)
+	case overlap(ch.mediaRcvTs, ch.sndTs):
+		return invalidChannel("%s and %s overlap: channel=%s", paramMediaRcvTsOff, paramChannelSndTsOff, ch.uri.raw)
+	case overlap(ch.rcvTs, ch.sndTs):
+		return invalidChannel("%s and %s overlap: channel=%s", paramChannelRcvTsOff, paramChannelSndTsOff, ch.uri.raw)
+	}
+	return nil
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // javaOffset is the offset as the Java driver's UdpChannel holds it: −1

@@ -124,3 +124,91 @@ func TestChannelTimestampOffsetMismatchRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestMediaReceiveTimestamps: a subscription with media-rcv-ts-offset (the
+// C driver's parameter; plain endpoint and MDS destination, at the
+// reserved value and at payload offset 0) gets the kernel's receive time
+// of each datagram, inside the test's window and no earlier than the
+// sender's channel-snd-ts-offset stamp, with the rest of the payload
+// intact; a second subscription with another media offset on the same
+// endpoint, and offsets that overlap on one channel, are refused.
+func TestMediaReceiveTimestamps(t *testing.T) {
+	for _, tc := range []struct {
+		name, offset string
+		mds          bool
+	}{{"reserved", "reserved", false}, {"offset0", "0", false}, {"mds-reserved", "reserved", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			pubDriver := startDriver(t, udpOptions(t))
+			subDriver := startDriver(t, udpOptions(t))
+			endpoint := fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d", freePort(t))
+			var sub *aeron.Subscription
+			var err error
+			if tc.mds {
+				sub, err = connectClient(t, subDriver).AddSubscription("aeron:udp?control-mode=manual|media-rcv-ts-offset="+tc.offset, 42)
+				if err == nil {
+					err = sub.AddDestination(endpoint)
+				}
+			} else {
+				sub, err = connectClient(t, subDriver).AddSubscription(endpoint+"|media-rcv-ts-offset="+tc.offset, 42)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			pub, err := connectClient(t, pubDriver).AddExclusivePublication(endpoint+"|channel-snd-ts-offset=8", 42)
+			if err != nil {
+				t.Fatal(err)
+			}
+			testkit.Eventually(t, 30*time.Second, "connected", func() (bool, string) { return pub.IsConnected() && sub.ImageCount() == 1, "" })
+			before := time.Now().UnixNano()
+			msg := make([]byte, 64)
+			for i := range msg {
+				msg[i] = byte(i + 1)
+			}
+			const n = 20
+			var snd, rcv []int64
+			sent := 0
+			testkit.Eventually(t, 30*time.Second, fmt.Sprintf("%d media-stamped messages", n), func() (bool, string) {
+				if sent == len(rcv) && sent < n && pub.Offer(msg) > 0 {
+					sent++
+				}
+				sub.Poll(func(b []byte, h *aeron.Header) {
+					stamped := func(i int) bool { return i >= 8 && i < 16 || tc.offset == "0" && i < 8 }
+					for i, v := range b {
+						if !stamped(i) && v != byte(i+1) {
+							t.Fatalf("payload byte %d = %d, want %d", i, v, i+1)
+						}
+					}
+					snd = append(snd, int64(binary.LittleEndian.Uint64(b[8:])))
+					if tc.offset == "0" {
+						rcv = append(rcv, int64(binary.LittleEndian.Uint64(b)))
+					} else {
+						rcv = append(rcv, h.ReservedValue())
+					}
+				}, 10)
+				return len(rcv) == n, fmt.Sprintf("sent %d got %d", sent, len(rcv))
+			})
+			after := time.Now().UnixNano()
+			for i := range rcv {
+				if snd[i] < before || rcv[i] < snd[i] || rcv[i] > after {
+					t.Fatalf("message %d: send stamp %d, media receive stamp %d, want before=%d <= send <= receive <= after=%d",
+						i, snd[i], rcv[i], before, after)
+				}
+			}
+			if !tc.mds {
+				_, err = connectClient(t, subDriver).AddSubscription(endpoint+"|media-rcv-ts-offset=16", 42)
+				if err == nil || !strings.Contains(err.Error(), "option conflicts with existing subscription: media-rcv-ts-offset=16") {
+					t.Fatalf("another media offset on the endpoint: %v, want a conflict", err)
+				}
+			}
+		})
+	}
+	d := startDriver(t, udpOptions(t))
+	c := connectClient(t, d)
+	for _, overlap := range []string{"media-rcv-ts-offset=0|channel-rcv-ts-offset=4", "media-rcv-ts-offset=reserved|channel-snd-ts-offset=reserved",
+		"channel-rcv-ts-offset=16|channel-snd-ts-offset=20"} {
+		_, err := c.AddSubscription(fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d|%s", freePort(t), overlap), 43)
+		if err == nil || !strings.Contains(err.Error(), "overlap") {
+			t.Errorf("%s: %v, want an overlap refusal", overlap, err)
+		}
+	}
+}

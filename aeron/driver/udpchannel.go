@@ -60,6 +60,7 @@ type udpChannel struct {
 	hasGroupTag                 bool
 	groupTag                    int64
 	rcvTs, sndTs                channelTimestamp // channel-rcv-ts-offset, channel-snd-ts-offset (timestamps.go)
+	mediaRcvTs                  channelTimestamp // media-rcv-ts-offset: the kernel's receive time (timestamps.go)
 	// resolvedNs: a send channel's endpoint was last re-resolved then; a
 	// receive channel's control address then, or a frame came from it
 	// (resolution.go).
@@ -160,6 +161,12 @@ func (c *conductor) parseUDPChannel(u *channelURI, isDestination bool) (*udpChan
 		return nil, err
 	}
 	if cl.sndTs, err = parseChannelTimestamp(u, paramChannelSndTsOff); err != nil {
+		return nil, err
+	}
+	if cl.mediaRcvTs, err = parseChannelTimestamp(u, paramMediaRcvTsOff); err != nil {
+		return nil, err
+	}
+	if err := checkTimestampsDoNotOverlap(cl); err != nil {
 		return nil, err
 	}
 	requiresSuffix := !isDestination && (!hasEndpoint && !hasControl ||

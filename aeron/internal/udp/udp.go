@@ -45,6 +45,10 @@ type Options struct {
 	// (when non-zero) their time to live.
 	MulticastIF netip.Addr
 	TTL         int
+	// ReceiveTimestamps sets SO_TIMESTAMPNS: each datagram received
+	// carries the kernel's receive time (RecvBatch.Timestamp;
+	// timestamps.go).
+	ReceiveTimestamps bool
 }
 
 // Socket is one non-blocking UDP socket.
@@ -61,6 +65,8 @@ type Socket struct {
 	// in), so an owner that polls an idle socket in a loop pays less per
 	// poll and notices a datagram sooner. Owned by the batch's goroutine.
 	empty bool
+	// timestamps: SO_TIMESTAMPNS is set (timestamps.go).
+	timestamps bool
 	// to is the destination a SendTo encodes into; long-lived, so a send
 	// passes the kernel a pointer without allocating.
 	to unix.RawSockaddrInet6
@@ -157,6 +163,11 @@ func (s *Socket) setup(o Options) error {
 			return fmt.Errorf("udp: multicast TTL %d: %w", o.TTL, err)
 		}
 		s.ttl = o.TTL
+	}
+	if o.ReceiveTimestamps {
+		if err := s.enableTimestamps(); err != nil {
+			return err
+		}
 	}
 	if o.Connect.IsValid() {
 		if err := unix.Connect(fd, s.sockaddr(o.Connect)); err != nil {
@@ -357,6 +368,7 @@ type RecvBatch struct {
 	iovs    []unix.Iovec
 	names   []unix.RawSockaddrInet6
 	bufs    [][]byte
+	ctrl    [][]byte // control messages (receive timestamps; timestamps.go)
 	n       int
 	namelen uint32 // recvfrom's address length, in and out
 }
@@ -364,10 +376,13 @@ type RecvBatch struct {
 // NewRecvBatch makes a batch of n datagram buffers of size bytes each.
 func NewRecvBatch(n, size int) *RecvBatch {
 	b := &RecvBatch{msgs: make([]unix.Mmsghdr, n), iovs: make([]unix.Iovec, n),
-		names: make([]unix.RawSockaddrInet6, n), bufs: make([][]byte, n)}
+		names: make([]unix.RawSockaddrInet6, n), bufs: make([][]byte, n), ctrl: make([][]byte, n)}
 	mem := make([]byte, n*size)
+	ctrl := make([]byte, n*controlLength)
 	for i := range n {
 		b.bufs[i] = mem[i*size : (i+1)*size : (i+1)*size]
+		b.ctrl[i] = ctrl[i*controlLength : (i+1)*controlLength : (i+1)*controlLength]
+		b.msgs[i].Hdr.Control = &b.ctrl[i][0]
 		b.iovs[i] = unix.Iovec{Base: &b.bufs[i][0], Len: uint64(size)}
 		b.msgs[i].Hdr.Iov = &b.iovs[i]
 		b.msgs[i].Hdr.Iovlen = 1
@@ -383,12 +398,17 @@ func NewRecvBatch(n, size int) *RecvBatch {
 // idle socket polled in a loop costs less that way, and a socket that
 // receives again is read in batches from the Recv after.
 func (b *RecvBatch) Recv(s *Socket) (int, error) {
-	if s.empty {
+	if s.empty && !s.timestamps {
 		return b.recvOne(s)
+	}
+	ctl := uint64(0)
+	if s.timestamps {
+		ctl = controlLength
 	}
 	for i := range b.msgs {
 		b.msgs[i].Hdr.Namelen = unix.SizeofSockaddrInet6
 		b.msgs[i].Hdr.Flags = 0
+		b.msgs[i].Hdr.Controllen = ctl
 	}
 	r, _, e := unix.RawSyscall6(unix.SYS_RECVMMSG, uintptr(s.fd), uintptr(unsafe.Pointer(&b.msgs[0])),
 		uintptr(len(b.msgs)), unix.MSG_DONTWAIT, 0, 0)
@@ -406,6 +426,7 @@ func (b *RecvBatch) recvOne(s *Socket) (int, error) {
 		unix.MSG_DONTWAIT|unix.MSG_TRUNC, uintptr(unsafe.Pointer(&b.names[0])), uintptr(unsafe.Pointer(&b.namelen)))
 	if e == 0 {
 		b.msgs[0].Hdr.Flags = 0
+		b.msgs[0].Hdr.Controllen = 0
 		b.msgs[0].Len = uint32(r)
 		if int(r) > len(buf) {
 			b.msgs[0].Hdr.Flags = unix.MSG_TRUNC

@@ -137,6 +137,7 @@ public final class DriverScenarios
             case "sockbuf" -> DriverScenarios::sockbuf;
             case "mds" -> DriverScenarios::mds;
             case "timestamps" -> DriverScenarios::timestamps;
+            case "mediatimestamps" -> DriverScenarios::mediaTimestamps;
             default -> throw new IllegalArgumentException("unknown scenario " + name);
         };
     }
@@ -787,6 +788,76 @@ public final class DriverScenarios
                     "message " + m + ": send " + stamps[0] + " receive " + stamps[1] + " window " + before + ".." + after);
             }
             return "snd=payload+8 rcv=reserved count=20";
+        }
+    }
+
+    /**
+     * media-rcv-ts-offset=reserved on a subscription (the C driver's parameter; the Java driver refuses it): each
+     * message arrives with the kernel's receive time in the reserved value, inside the scenario's window and no
+     * earlier than the sender's channel-snd-ts-offset=8 stamp; then fragmented messages of 16 + 2 MTU bytes arrive
+     * intact from byte 16 on (TimestampingSystemTest.shouldNotCorruptFragmentedMessagesWhenTimestampsAreEnabled).
+     * Not in the default list: run it by name.
+     */
+    private static String mediaTimestamps(final Aeron aeron) throws Exception
+    {
+        final int stream = stream();
+        final String endpoint = "aeron:udp?endpoint=127.0.0.1:" + freePort();
+        try (Subscription sub = aeron.addSubscription(endpoint + "|media-rcv-ts-offset=reserved", stream);
+            ExclusivePublication pub = aeron.addExclusivePublication(
+                endpoint + "|channel-snd-ts-offset=8|term-length=" + term, stream))
+        {
+            await("connected", () -> pub.isConnected() && 1 == sub.imageCount());
+            final long slack = 1_000_000L;
+            final long before = epochNanos() - slack;
+            final UnsafeBuffer buf = new UnsafeBuffer(new byte[64]);
+            final long[] stamps = new long[2];
+            final int[] got = { 0 };
+            for (int m = 0; m < 20; m++)
+            {
+                offer(pub, buf, buf.capacity());
+                final int want = m + 1;
+                await("message " + m, () ->
+                {
+                    sub.poll((buffer, offset, length, header) ->
+                    {
+                        stamps[0] = buffer.getLong(offset + 8);
+                        stamps[1] = header.reservedValue();
+                        got[0]++;
+                    }, 1);
+                    return got[0] == want;
+                });
+                final long after = epochNanos() + slack;
+                check(stamps[0] >= before && stamps[1] >= stamps[0] && stamps[1] <= after,
+                    "message " + m + ": send " + stamps[0] + " media receive " + stamps[1] +
+                    " window " + before + ".." + after);
+            }
+            final UnsafeBuffer big = new UnsafeBuffer(new byte[16 + pub.maxPayloadLength() * 2]);
+            big.setMemory(0, big.capacity(), (byte)0xFF);
+            final int[] bad = { 0 };
+            final int[] whole = { 0 };
+            final FragmentAssembler assembler = new FragmentAssembler((buffer, offset, length, header) ->
+            {
+                for (int i = 16; i < length; i++)
+                {
+                    if (buffer.getByte(offset + i) != (byte)0xFF)
+                    {
+                        bad[0]++;
+                    }
+                }
+                whole[0]++;
+            });
+            for (int m = 0; m < 20; m++)
+            {
+                offer(pub, big, big.capacity());
+                final int want = m + 1;
+                await("fragmented message " + m, () ->
+                {
+                    sub.poll(assembler, 10);
+                    return whole[0] == want;
+                });
+            }
+            check(0 == bad[0], "fragmented messages corrupted past byte 16: " + bad[0] + " bytes");
+            return "rcv=media-reserved count=20 fragmented=20";
         }
     }
 

@@ -56,6 +56,8 @@ type conductor struct {
 
 	csvRows                []csvNameRow        // the csv_table name resolver's table (resolution.go)
 	nameResolver           *driverNameResolver // the driver name resolver, nil unless configured (driverresolver.go)
+	senderPorts            portRange           // wildcard port ranges (portmanager.go)
+	receiverPorts          portRange
 	reResolutionDeadlineNs int64
 
 	started               bool

@@ -231,6 +231,13 @@ func (d *Driver) allocateSystemCounters(nowMs int64) error {
 	d.counters.AppendLabel(sysReceiverCycleThresholdExceeded,
 		[]byte(": threshold="+formatDuration(d.opts.ReceiverCycleThreshold)+" "+mode))
 	d.counters.AppendLabel(sysNameResolverThresholdExceeded, []byte(": threshold="+formatDuration(d.opts.NameResolverThreshold)))
+	var err error
+	if d.senderPorts, err = parsePortRange(EnvName("aeron.sender.wildcard.port.range"), d.opts.SenderWildcardPortRange); err != nil {
+		return fmt.Errorf("aeron driver: %w", err)
+	}
+	if d.receiverPorts, err = parsePortRange(EnvName("aeron.receiver.wildcard.port.range"), d.opts.ReceiverWildcardPortRange); err != nil {
+		return fmt.Errorf("aeron driver: %w", err)
+	}
 	if err := d.conductor.initNameResolver(); err != nil {
 		return err
 	}

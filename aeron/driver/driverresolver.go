@@ -212,7 +212,7 @@ func (c *conductor) initDriverNameResolver(nowMs int64) error {
 			return fmt.Errorf("aeron driver: %s: %w", EnvName("aeron.driver.resolver.bootstrap.neighbor"), err)
 		}
 	}
-	r.sock, err = udp.Open(udp.Options{Bind: bind})
+	r.sock, err = c.receiverPorts.open(udp.Options{Bind: bind})
 	if err != nil {
 		return fmt.Errorf("aeron driver: resolver interface %s: %w", bind, err)
 	}

@@ -211,6 +211,11 @@ type Options struct {
 	// host:port list of bootstrap neighbors, the first that resolves used
 	// (aeron.driver.resolver.name, .bootstrap.neighbor).
 	ResolverName, ResolverInterface, ResolverBootstrapNeighbor string
+	// SenderWildcardPortRange and ReceiverWildcardPortRange, "LOW HIGH",
+	// are the ports sockets the driver would bind to port 0 take instead
+	// (aeron.sender.wildcard.port.range, aeron.receiver.wildcard.port.range;
+	// portmanager.go). Empty: the kernel picks.
+	SenderWildcardPortRange, ReceiverWildcardPortRange string
 	// The driver name resolver's timings (aeron.driver.resolver.*: neighbor
 	// and cache entry timeout 10 s, self resolution 1 s, neighbor
 	// resolution 2 s, bootstrap neighbor re-resolution 1 m).

@@ -416,6 +416,20 @@ var properties = []property{
 		o.ResolverBootstrapNeighbor = v
 		return nil
 	}},
+	{"aeron.sender.wildcard.port.range", "\"LOW HIGH\": ports for a publication's control address given with port 0", func(o *Options, v string) error {
+		if _, err := parsePortRange(EnvName("aeron.sender.wildcard.port.range"), v); err != nil {
+			return err
+		}
+		o.SenderWildcardPortRange = v
+		return nil
+	}},
+	{"aeron.receiver.wildcard.port.range", "\"LOW HIGH\": ports for subscription endpoints (and the resolver) given with port 0", func(o *Options, v string) error {
+		if _, err := parsePortRange(EnvName("aeron.receiver.wildcard.port.range"), v); err != nil {
+			return err
+		}
+		o.ReceiverWildcardPortRange = v
+		return nil
+	}},
 	{"aeron.name.resolver.init.args", "csv_table rows name,initialHost,reResolutionHost separated by |", func(o *Options, v string) error {
 		o.NameResolverInitArgs = v
 		return nil
@@ -577,8 +591,6 @@ var refusedVariables = map[string]string{
 	"AERON_DEBUG_SEND_CONTROL_LOSS_SEED":                  "no debug channel endpoints; use the loss interceptors",
 	"AERON_DEBUG_SEND_DATA_LOSS_RATE":                     "no debug channel endpoints; use the loss interceptors",
 	"AERON_DEBUG_SEND_DATA_LOSS_SEED":                     "no debug channel endpoints; use the loss interceptors",
-	"AERON_SENDER_WILDCARD_PORT_RANGE":                    "ports of wildcard endpoints come from the kernel",
-	"AERON_RECEIVER_WILDCARD_PORT_RANGE":                  "ports of wildcard endpoints come from the kernel",
 	"AERON_NETWORK_PUBLICATION_MAX_MESSAGES_PER_SEND":     "the sender's batch is fixed",
 	"AERON_RECEIVER_IO_VECTOR_CAPACITY":                   "the receiver's batch is fixed",
 	"AERON_SENDER_IO_VECTOR_CAPACITY":                     "the sender's batch is fixed",

@@ -107,7 +107,10 @@ func (c *conductor) openReceiveSocket(ch *udpChannel, rcvbuf, sndbuf int, timest
 			Interface: ch.ifaceAddr, MulticastIF: ch.ifaceAddr, TTL: c.multicastTTL(ch), RcvBuf: rcvbuf, SndBuf: sndbuf}
 	}
 	o.ReceiveTimestamps = timestamps
-	return udp.Open(o)
+	if ch.multicast {
+		return udp.Open(o)
+	}
+	return c.receiverPorts.open(o)
 }
 
 // explicitControl is the address an endpoint with control= sends its

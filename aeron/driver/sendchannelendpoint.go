@@ -89,7 +89,11 @@ func (e *sendEndpoint) open(c *conductor, rcvbuf, sndbuf int) error {
 	if !ch.isMultiDestination() && ch.mode != controlResponse {
 		o.Connect = ch.remoteData
 	}
-	e.sock, err = udp.Open(o)
+	if ch.hasExplicitControl {
+		e.sock, err = c.senderPorts.open(o)
+	} else {
+		e.sock, err = udp.Open(o)
+	}
 	return err
 }
 

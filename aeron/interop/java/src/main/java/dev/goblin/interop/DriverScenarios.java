@@ -54,6 +54,7 @@ public final class DriverScenarios
     private static long timeoutMs;
     private static String term;
     private static String rcvbuf;
+    private static int wildcardBase;
     private static int nextStream = 2000;
 
     private static final class Failure extends RuntimeException
@@ -77,6 +78,7 @@ public final class DriverScenarios
         timeoutMs = args.i64("timeoutMs", 60_000);
         term = args.str("term", "64k");
         rcvbuf = args.str("rcvbuf", "128k");
+        wildcardBase = args.i32("wildcardBase", 0);
         final String only = args.str("scenarios",
             "concurrent,exclusive,claim,fragments,controlled,counters,response,unavailable,errors,session," +
             "busyport,tags,sockbuf,mds,timestamps");
@@ -138,6 +140,7 @@ public final class DriverScenarios
             case "mds" -> DriverScenarios::mds;
             case "timestamps" -> DriverScenarios::timestamps;
             case "mediatimestamps" -> DriverScenarios::mediaTimestamps;
+            case "wildcardports" -> DriverScenarios::wildcardPorts;
             default -> throw new IllegalArgumentException("unknown scenario " + name);
         };
     }
@@ -859,6 +862,73 @@ public final class DriverScenarios
             check(0 == bad[0], "fragmented messages corrupted past byte 16: " + bad[0] + " bytes");
             return "rcv=media-reserved count=20 fragmented=20";
         }
+    }
+
+    /**
+     * Aeron's WildcardPortManagerSystemTest against a driver started with receiver wildcard port range
+     * "B B+1" and sender range "B+2 B+2" (B = wildcardBase): two subscriptions at endpoint=127.0.0.1:0 resolve
+     * to B and B+1, a third is refused naming the range, the second's port is given out again once it closes;
+     * a dynamic MDC publication with control=127.0.0.1:0 gets B+2, a second is refused, and the port comes back
+     * after the first closes. Not in the default list: run it by name with wildcardBase=B.
+     */
+    private static String wildcardPorts(final Aeron aeron) throws Exception
+    {
+        final int b = wildcardBase;
+        check(b > 0, "wildcardBase not given");
+        final String channel = "aeron:udp?endpoint=127.0.0.1:0";
+        final Subscription s1 = aeron.addSubscription(channel, stream());
+        await("first endpoint", () -> null != s1.resolvedEndpoint());
+        check(("127.0.0.1:" + b).equals(s1.resolvedEndpoint()), "first subscription at " + s1.resolvedEndpoint());
+        final Subscription s2 = aeron.addSubscription(channel, stream());
+        await("second endpoint", () -> null != s2.resolvedEndpoint());
+        check(("127.0.0.1:" + (b + 1)).equals(s2.resolvedEndpoint()), "second subscription at " + s2.resolvedEndpoint());
+        final String full = expectMessage(() -> aeron.addSubscription(channel, stream()),
+            "no available ports in range " + b + " " + (b + 1));
+        s2.close();
+        final Subscription[] s3 = { null };
+        await("a subscription on the freed port", () ->
+        {
+            try
+            {
+                s3[0] = aeron.addSubscription(channel, stream());
+                return true;
+            }
+            catch (final RegistrationException ex)
+            {
+                return false;
+            }
+        });
+        await("third endpoint", () -> null != s3[0].resolvedEndpoint());
+        check(("127.0.0.1:" + (b + 1)).equals(s3[0].resolvedEndpoint()), "reused port " + s3[0].resolvedEndpoint());
+
+        final String pubChannel = "aeron:udp?control=127.0.0.1:0|control-mode=dynamic|linger=0";
+        final Publication p1 = aeron.addPublication(pubChannel, stream());
+        await("publication control address", () -> !p1.localSocketAddresses().isEmpty());
+        check(("127.0.0.1:" + (b + 2)).equals(p1.localSocketAddresses().get(0)),
+            "publication control at " + p1.localSocketAddresses());
+        final String pubFull = expectMessage(() -> aeron.addPublication(pubChannel, stream()),
+            "no available ports in range " + (b + 2) + " " + (b + 2));
+        p1.close();
+        final Publication[] p2 = { null };
+        await("a publication on the freed port", () ->
+        {
+            try
+            {
+                p2[0] = aeron.addPublication(pubChannel, stream());
+                return true;
+            }
+            catch (final RegistrationException ex)
+            {
+                return false;
+            }
+        });
+        await("second publication control address", () -> !p2[0].localSocketAddresses().isEmpty());
+        check(("127.0.0.1:" + (b + 2)).equals(p2[0].localSocketAddresses().get(0)),
+            "reused control port " + p2[0].localSocketAddresses());
+        s1.close();
+        s3[0].close();
+        p2[0].close();
+        return "subscriptions=" + b + "," + (b + 1) + " publication=" + (b + 2) + " full=[" + full + "|" + pubFull + "]";
     }
 
     private static String expectMessage(final Add add, final String want)

@@ -61,7 +61,8 @@ func runScenarios(t *testing.T, j *Java, dir string, args ...string) map[string]
 // tags mismatches refused, so-rcvbuf equal to the default, a
 // multi-destination subscription over two destinations of a manual MDC
 // publication with one removed mid-stream, channel send and receive
-// timestamps) against goblin's Go driver and,
+// timestamps, merged MDS: two publications of one session feeding one
+// image through two destinations) against goblin's Go driver and,
 // in the same run, against the Java driver, and demands the same outcome:
 // every scenario passes on both, with the same error codes.
 func TestJavaClientOnGoDriver(t *testing.T) {
@@ -73,8 +74,8 @@ func TestJavaClientOnGoDriver(t *testing.T) {
 		"java": runScenarios(t, j, javadrv.Dir()),
 	}
 	for _, drv := range []string{"go", "java"} {
-		if len(got[drv]) != 15 {
-			t.Errorf("%s driver: %d scenarios reported, want 15", drv, len(got[drv]))
+		if len(got[drv]) != 16 {
+			t.Errorf("%s driver: %d scenarios reported, want 16", drv, len(got[drv]))
 		}
 		for name, line := range got[drv] {
 			if !strings.HasPrefix(line, "PASS") {
@@ -85,7 +86,7 @@ func TestJavaClientOnGoDriver(t *testing.T) {
 		}
 	}
 	// Details that do not depend on random ids must agree.
-	for _, name := range []string{"errors", "controlled", "fragments", "concurrent", "exclusive", "unavailable", "mds", "timestamps"} {
+	for _, name := range []string{"errors", "controlled", "fragments", "concurrent", "exclusive", "unavailable", "mds", "timestamps", "mergedmds"} {
 		if g, j := got["go"][name], got["java"][name]; g != j {
 			t.Errorf("%s differs:\n  go driver:   %s\n  java driver: %s", name, g, j)
 		}

@@ -81,7 +81,7 @@ public final class DriverScenarios
         wildcardBase = args.i32("wildcardBase", 0);
         final String only = args.str("scenarios",
             "concurrent,exclusive,claim,fragments,controlled,counters,response,unavailable,errors,session," +
-            "busyport,tags,sockbuf,mds,timestamps");
+            "busyport,tags,sockbuf,mds,timestamps,mergedmds");
 
         final Aeron.Context ctx = new Aeron.Context()
             .errorHandler(t -> EVENTS.add("error " + t))
@@ -141,6 +141,7 @@ public final class DriverScenarios
             case "timestamps" -> DriverScenarios::timestamps;
             case "mediatimestamps" -> DriverScenarios::mediaTimestamps;
             case "wildcardports" -> DriverScenarios::wildcardPorts;
+            case "mergedmds" -> DriverScenarios::mergedMds;
             default -> throw new IllegalArgumentException("unknown scenario " + name);
         };
     }
@@ -929,6 +930,67 @@ public final class DriverScenarios
         s3[0].close();
         p2[0].close();
         return "subscriptions=" + b + "," + (b + 1) + " publication=" + (b + 2) + " full=[" + full + "|" + pubFull + "]";
+    }
+
+    /**
+     * Merged MDS (TimestampingSystemTest.shouldSupportReceiveTimestampsOnMergedMds): two exclusive publications to
+     * two endpoints with the same session id and initial position feed one MDS subscription (channel-rcv-ts-offset=0)
+     * with both endpoints as destinations. One image joins both transports; each message offered on both
+     * publications arrives once, in order, stamped; 200 such pairs, sent pub1-then-pub2 and pub2-then-pub1 in turn.
+     */
+    private static String mergedMds(final Aeron aeron) throws Exception
+    {
+        final int stream = stream();
+        final String a = "aeron:udp?endpoint=127.0.0.1:" + freePort();
+        final String b = "aeron:udp?endpoint=127.0.0.1:" + freePort();
+        try (Subscription sub = aeron.addSubscription("aeron:udp?control-mode=manual|channel-rcv-ts-offset=0", stream);
+            ExclusivePublication pub1 = aeron.addExclusivePublication(a + "|term-length=" + term, stream))
+        {
+            final String uri2 = new io.aeron.ChannelUriStringBuilder(b + "|term-length=" + term)
+                .initialPosition(0L, pub1.initialTermId(), pub1.termBufferLength())
+                .sessionId(pub1.sessionId())
+                .build();
+            try (ExclusivePublication pub2 = aeron.addExclusivePublication(uri2, stream))
+            {
+                sub.addDestination(a);
+                sub.addDestination(b);
+                await("connected", () -> pub1.isConnected() && pub2.isConnected() && 1 == sub.imageCount());
+                final Image image = sub.imageAtIndex(0);
+                await("two active transports", () -> 2 == image.activeTransportCount());
+                final UnsafeBuffer buf = new UnsafeBuffer(new byte[64]);
+                final int count = 200;
+                final long before = epochNanos() - 1_000_000L;
+                final long[] next = { 0 };
+                final int[] bad = { 0 };
+                for (int m = 0; m < count; m++)
+                {
+                    buf.putLong(0, -1L);
+                    buf.putLong(8, m);
+                    final ExclusivePublication first = 0 == (m & 1) ? pub1 : pub2;
+                    final ExclusivePublication second = 0 == (m & 1) ? pub2 : pub1;
+                    offer(first, buf, buf.capacity());
+                    offer(second, buf, buf.capacity());
+                    final int want = m + 1;
+                    await("message " + m, () ->
+                    {
+                        sub.poll((buffer, offset, length, header) ->
+                        {
+                            final long stamp = buffer.getLong(offset);
+                            if (buffer.getLong(offset + 8) != next[0] || stamp < before || stamp > epochNanos() + 1_000_000L)
+                            {
+                                bad[0]++;
+                            }
+                            next[0]++;
+                        }, 10);
+                        return next[0] >= want;
+                    });
+                }
+                check(next[0] == count, "received " + next[0] + " for " + count + " pairs");
+                check(0 == bad[0], bad[0] + " messages out of order, repeated or unstamped");
+                check(1 == sub.imageCount(), "images " + sub.imageCount());
+                return "pairs=" + count + " images=1 transports=2";
+            }
+        }
     }
 
     private static String expectMessage(final Add add, final String want)

@@ -1,6 +1,10 @@
 package driver
 
 import (
+	"errors"
+	"net"
+	"net/netip"
+
 	"github.com/goblin-kv/goblin/aeron"
 )
 
@@ -41,15 +45,19 @@ func (c *conductor) onSendDestination(add bool, registrationID int64, channel st
 		return genericError(illegalArgument, "destination must have an endpoint: %s", channel)
 	}
 	addr, err := c.resolveHostPort(aeron.ParamEndpoint, v)
-	if err != nil {
+	if err != nil && !isUnresolvedName(err, v) {
 		return err
 	}
+	// A host name that does not resolve yet is accepted, as Java accepts
+	// an unresolved address: nothing is sent to the destination until a
+	// re-resolution (every destination timeout) finds it
+	// (NameReResolutionTest.shouldHandleMdcManualEndpointInitiallyUnresolved).
 	if add {
 		e.destinations = append(e.destinations, sendDestination{addr: addr, registrationID: corr, channel: channel,
 			lastActivityNs: c.nowNs})
 	} else {
 		for i, dst := range e.destinations {
-			if dst.addr == addr {
+			if addr.IsValid() && dst.addr == addr || !addr.IsValid() && !dst.addr.IsValid() && destinationEndpoint(dst.channel) == v {
 				e.destinations = append(e.destinations[:i], e.destinations[i+1:]...)
 				break
 			}
@@ -58,6 +66,31 @@ func (c *conductor) onSendDestination(add bool, registrationID int64, channel st
 	e.setDestinationCount(c.driverContext)
 	c.sendOperationSuccess(corr)
 	return nil
+}
+
+// isUnresolvedName reports that err is the resolver's UNKNOWN_HOST for a
+// host name (not an address literal) in host:port v.
+func isUnresolvedName(err error, v string) bool {
+	var ce *commandError
+	if !errors.As(err, &ce) || ce.code != aeron.ErrorCodeUnknownHost {
+		return false
+	}
+	host, _, splitErr := net.SplitHostPort(v)
+	if splitErr != nil {
+		return false
+	}
+	_, parseErr := netip.ParseAddr(host)
+	return parseErr != nil
+}
+
+// destinationEndpoint is the endpoint= of a destination channel.
+func destinationEndpoint(channel string) string {
+	u, err := parseURI(channel)
+	if err != nil {
+		return ""
+	}
+	v, _ := u.Get(aeron.ParamEndpoint)
+	return v
 }
 
 // onRemoveDestinationByID removes the destination an ADD_DESTINATION's

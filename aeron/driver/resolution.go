@@ -219,9 +219,10 @@ func (c *conductor) reResolveSendEndpoint(e *sendEndpoint, nowNs int64) {
 			}
 			if v, ok := u.Get(aeron.ParamEndpoint); ok {
 				if a, err := c.resolveHostPort(aeron.ParamEndpoint, v); err != nil {
-					c.recordError(err)
-				} else {
+					c.recordError(reResolveFailed(aeron.ParamEndpoint, v, err))
+				} else if a != d.addr {
 					d.addr = a
+					c.counters.AddValue(sysResolutionChanges, 1) // Sender.onResolutionChange
 				}
 			}
 		}
@@ -242,7 +243,7 @@ func (c *conductor) reResolveSendEndpoint(e *sendEndpoint, nowNs int64) {
 	v, _ := ch.uri.Get(aeron.ParamEndpoint)
 	a, err := c.resolveHostPort(aeron.ParamEndpoint, v)
 	if err != nil {
-		c.recordError(err)
+		c.recordError(reResolveFailed(aeron.ParamEndpoint, v, err))
 		return
 	}
 	if a == ch.remoteData {
@@ -253,6 +254,19 @@ func (c *conductor) reResolveSendEndpoint(e *sendEndpoint, nowNs int64) {
 		return
 	}
 	ch.remoteData, ch.remoteControl = a, a
+	c.counters.AddValue(sysResolutionChanges, 1) // Sender.onResolutionChange
+}
+
+// reResolveFailed is the error a failed re-resolution logs: what the C
+// driver's resolver says ("Unable to resolve host=(…)", which Aeron's
+// NameReResolutionTest expects and ignores) and what Java's says ("could
+// not re-resolve: endpoint=…").
+func reResolveFailed(name, v string, err error) error {
+	host, _, splitErr := net.SplitHostPort(v)
+	if splitErr != nil {
+		host = v
+	}
+	return fmt.Errorf("could not re-resolve: %s=%s: Unable to resolve host=(%s): %w", name, v, host, err)
 }
 
 // reResolveReceiveControl: a receive channel's (or MDS destination's)
@@ -284,7 +298,7 @@ func (c *conductor) reResolveControl(e *receiveEndpoint, ch *udpChannel, ti int,
 	v, _ := ch.uri.Get(aeron.ParamControl)
 	a, err := c.resolveHostPort(aeron.ParamControl, v)
 	if err != nil {
-		c.recordError(err)
+		c.recordError(reResolveFailed(aeron.ParamControl, v, err))
 		return
 	}
 	if a == ch.localControl {
@@ -294,6 +308,8 @@ func (c *conductor) reResolveControl(e *receiveEndpoint, ch *udpChannel, ti int,
 	for i := range c.receiver.pendingSetups {
 		if p := &c.receiver.pendingSetups[i]; p.ep == e && p.ti == ti && p.periodic {
 			p.control = a
+			// Receiver.onResolutionChange counts each periodic setup it redirects.
+			c.counters.AddValue(sysResolutionChanges, 1)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -105,4 +106,76 @@ func TestNameResolverSupplierProperties(t *testing.T) {
 	} else if !strings.Contains(err.Error(), "No CSV configuration") {
 		t.Fatalf("csv_table without a table: %v", err)
 	}
+}
+
+// TestNameReResolutionCountsAndErrors follows Aeron's NameReResolutionTest
+// with the csv_table resolver: a manual MDC destination whose name does not
+// resolve yet (its row at −1) is accepted, sends nothing, and once the row
+// resolves it is found by re-resolution within the destination timeout;
+// each changed address adds 1 to counter 25 (Resolution changes); a name
+// whose re-resolution fails logs an error naming the endpoint and saying
+// "Unable to resolve host", as the C driver's does.
+func TestNameReResolutionCountsAndErrors(t *testing.T) {
+	var mu sync.Mutex
+	var logged []string
+	o := udpOptions(t)
+	o.NameResolver = "csv_table"
+	o.NameResolverInitArgs = "late,127.0.0.1,127.0.0.1|errname,127.0.0.1,bad.invalid"
+	o.ErrorHandler = func(err error) {
+		mu.Lock()
+		logged = append(logged, err.Error())
+		mu.Unlock()
+	}
+	d := startDriver(t, o)
+	c := connectClient(t, d)
+	d.counters.SetValue(csvRowCounter(t, d, "late"), csvDisable)
+	changes := d.counters.Value(sysResolutionChanges)
+
+	port := freePort(t)
+	sub, err := c.AddSubscription(fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d", port), 70)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := c.AddExclusivePublication(fmt.Sprintf("aeron:udp?control=127.0.0.1:%d|control-mode=manual", freePort(t)), 70)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pub.AddDestination(fmt.Sprintf("aeron:udp?endpoint=late:%d", port)); err != nil {
+		t.Fatalf("a destination whose name does not resolve yet: %v, want it accepted", err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if pub.IsConnected() || sub.ImageCount() != 0 {
+		t.Fatal("connected through a destination whose name does not resolve")
+	}
+	d.counters.SetValue(csvRowCounter(t, d, "late"), csvUseInitialHost)
+	testkit.Eventually(t, 20*time.Second, "the unresolved destination to resolve and connect", func() (bool, string) {
+		return pub.IsConnected() && sub.ImageCount() == 1, fmt.Sprintf("connected=%t images=%d", pub.IsConnected(), sub.ImageCount())
+	})
+	pumpMessages(t, pub, []*aeron.Subscription{sub}, 20)
+	if got := d.counters.Value(sysResolutionChanges) - changes; got != 1 {
+		t.Fatalf("resolution changes +%d, want +1", got)
+	}
+
+	errPort := freePort(t)
+	errSub, err := c.AddSubscription(fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d", errPort), 71)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errPub, err := c.AddExclusivePublication(fmt.Sprintf("aeron:udp?endpoint=errname:%d", errPort), 71)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 20*time.Second, "errname to connect", func() (bool, string) { return errPub.IsConnected(), "" })
+	errSub.Close()
+	d.counters.SetValue(csvRowCounter(t, d, "errname"), csvUseReHost)
+	testkit.Eventually(t, 30*time.Second, "a logged re-resolution failure naming endpoint=errname", func() (bool, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, l := range logged {
+			if strings.Contains(l, "endpoint=errname") && strings.Contains(l, "Unable to resolve host=(errname)") {
+				return true, l
+			}
+		}
+		return false, fmt.Sprint(logged)
+	})
 }

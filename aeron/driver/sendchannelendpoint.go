@@ -137,8 +137,8 @@ func (e *sendEndpoint) sendToDestinations(s *sender, p []byte) int {
 	}
 	for i := range n {
 		dst := &e.destinations[(start+i)%n]
-		if e.ch.mode == controlDynamic && dst.lastActivityNs+destinationTimeoutNs-s.nowNs < 0 {
-			continue
+		if e.ch.mode == controlDynamic && dst.lastActivityNs+destinationTimeoutNs-s.nowNs < 0 || !dst.addr.IsValid() {
+			continue // silent, or a name not resolved yet
 		}
 		sent, err := e.sock.SendTo(p, dst.addr)
 		s.onSendError(err, dst.addr)

@@ -26,4 +26,13 @@
 // engine's tests replay:
 //
 //	msg := testkit.ReadHexFile(t, "testdata/v1/request-get.hex")
+//
+// RaceEnabled is true when the tests were built with -race: a test that
+// loops over many keys or megabytes scales its size down under the race
+// detector, which checks concurrency, not size, and costs tenfold there:
+//
+//	n := 1_000_000
+//	if testkit.RaceEnabled {
+//		n = 100_000
+//	}
 package testkit

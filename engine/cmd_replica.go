@@ -121,6 +121,17 @@ func (e *Engine) keepExpired(on bool) {
 	}
 }
 
+// noExpiry switches every database in (on) and out of the mode the
+// primary's stream is applied in: no key's time has passed, whatever this
+// server's clock says, as for Redis's master client (store.Store.SetNoExpiry).
+func (e *Engine) noExpiry(on bool) {
+	for _, st := range e.dbs {
+		if st != nil {
+			st.SetNoExpiry(on)
+		}
+	}
+}
+
 // replicaOf is REPLICAOF host port, REPLICAOF NO ONE and SLAVEOF.
 func (e *Engine) replicaOf(_ *Session, r *command.Request) {
 	if e.cl != nil {
@@ -375,8 +386,10 @@ func (e *Engine) ApplyMaster(in []byte, maxCmds int) (consumed, applied, getack 
 	}
 	e.follow.applying = true
 	e.keepExpired(false)
+	e.noExpiry(true)
 	defer func() {
 		e.follow.applying = false
+		e.noExpiry(false)
 		e.keepExpired(true)
 	}()
 	e.trimScratch()

@@ -264,6 +264,11 @@ func (e *Engine) SetReplicaServeStale(on bool) { e.o.Replica.NoStaleData = !on }
 // IsReplica reports whether the engine follows a primary.
 func (e *Engine) IsReplica() bool { return e.follow.on }
 
+// Replicating reports whether the engine follows a primary or has
+// replicas of its own (the server's loop then parks at once when idle:
+// server.LoopConfig.ParkAtOnce). Loop goroutine only.
+func (e *Engine) Replicating() bool { return e.follow.on || len(e.repl.replicas) > 0 }
+
 // SetReplica makes the engine a replica (on: the gate, a replica's expiry
 // mode) or a primary again (off: writable, keys expire on their own; the
 // master client is closed). The link calls it; so does REPLICAOF.

@@ -122,8 +122,8 @@ func (e *Engine) restore(_ *Session, r *command.Request) {
 	if replace {
 		e.st.Del(r.Key)
 	}
-	if at != 0 && at <= e.clock.NowMillis() {
-		e.ok() // already expired: nothing to create, as Redis
+	if at != 0 && at <= e.clock.NowMillis() && !e.st.NoExpiry() {
+		e.ok() // already expired: nothing to create, as Redis (whose replica creates it: its primary sends the DEL)
 		return
 	}
 	if v.Kind != rdb.KindString {

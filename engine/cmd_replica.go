@@ -121,6 +121,17 @@ func (e *Engine) keepExpired(on bool) {
 	}
 }
 
+// noExpiry switches every database in (on) and out of the mode the
+// primary's stream is applied in: no key's time has passed, whatever this
+// server's clock says, as for Redis's master client (store.Store.SetNoExpiry).
+func (e *Engine) noExpiry(on bool) {
+	for _, st := range e.dbs {
+		if st != nil {
+			st.SetNoExpiry(on)
+		}
+	}
+}
+
 // replicaOf is REPLICAOF host port, REPLICAOF NO ONE and SLAVEOF.
 func (e *Engine) replicaOf(_ *Session, r *command.Request) {
 	if e.cl != nil {
@@ -253,6 +264,11 @@ func (e *Engine) SetReplicaServeStale(on bool) { e.o.Replica.NoStaleData = !on }
 // IsReplica reports whether the engine follows a primary.
 func (e *Engine) IsReplica() bool { return e.follow.on }
 
+// Replicating reports whether the engine follows a primary or has
+// replicas of its own (the server's loop then parks at once when idle:
+// server.LoopConfig.ParkAtOnce). Loop goroutine only.
+func (e *Engine) Replicating() bool { return e.follow.on || len(e.repl.replicas) > 0 }
+
 // SetReplica makes the engine a replica (on: the gate, a replica's expiry
 // mode) or a primary again (off: writable, keys expire on their own; the
 // master client is closed). The link calls it; so does REPLICAOF.
@@ -375,8 +391,10 @@ func (e *Engine) ApplyMaster(in []byte, maxCmds int) (consumed, applied, getack 
 	}
 	e.follow.applying = true
 	e.keepExpired(false)
+	e.noExpiry(true)
 	defer func() {
 		e.follow.applying = false
+		e.noExpiry(false)
 		e.keepExpired(true)
 	}()
 	e.trimScratch()

@@ -119,3 +119,26 @@ func TestIdlers(t *testing.T) {
 		t.Errorf("backoff yielded %d times (want 1) and parked %v (want [1µs 2µs])", yields, parks)
 	}
 }
+
+// A Backoffer with ParkAtOnce parks on its first idle cycle, the parks
+// growing as usual; cleared, it spins and yields first again.
+func TestBackofferParkAtOnce(t *testing.T) {
+	var parks []time.Duration
+	yields := 0
+	b := &Backoffer{Params: Params{Spins: 3, Yields: 2, MinPark: time.Microsecond, MaxPark: 4 * time.Microsecond},
+		Yield: func() { yields++ }, Park: func(d time.Duration) { parks = append(parks, d) }, ParkAtOnce: true}
+	var got []Phase
+	for _, work := range []int{0, 0, 0, 0, 1, 0} {
+		got = append(got, b.Idle(work))
+	}
+	if fmt.Sprint(got) != "[3 3 3 3 0 3]" || yields != 0 || fmt.Sprint(parks) != "[1µs 2µs 4µs 4µs 1µs]" {
+		t.Fatalf("ParkAtOnce: phases %v, %d yields, parks %v; want [3 3 3 3 0 3], 0, [1µs 2µs 4µs 4µs 1µs]", got, yields, parks)
+	}
+	b.ParkAtOnce = false
+	if p := b.Idle(1); p != Busy {
+		t.Fatalf("work: %v", p)
+	}
+	if p := b.Idle(0); p != Spun {
+		t.Fatalf("ParkAtOnce off: the first idle cycle %v, want Spun", p)
+	}
+}

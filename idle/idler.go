@@ -59,6 +59,13 @@ type Backoffer struct {
 	Yield func()
 	// Park blocks for a bounded wait (nil: time.Sleep).
 	Park func(time.Duration)
+	// ParkAtOnce skips the spins and the yields: every idle cycle parks,
+	// the parks growing from MinPark as usual. For a thread whose Park
+	// wakes as soon as work comes (the server's loop blocking in
+	// epoll_wait on its sockets), where spinning only takes the CPU from
+	// the thread that will bring the work. Its owner may change it
+	// between calls of Idle.
+	ParkAtOnce bool
 
 	idle int // idle cycles since the last work
 }
@@ -70,5 +77,9 @@ func (b *Backoffer) Idle(work int) Phase {
 		return Busy
 	}
 	b.idle++
-	return Backoff.Step(b.idle, b.Params, b.Yield, b.Park)
+	i := b.idle
+	if b.ParkAtOnce {
+		i += b.Spins + b.Yields
+	}
+	return Backoff.Step(i, b.Params, b.Yield, b.Park)
 }

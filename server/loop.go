@@ -118,6 +118,17 @@ type LoopConfig struct {
 	// BeforeClose, when set, runs on the loop goroutine once Stop ended
 	// the cycles and before the transports close (the shutdown's save).
 	BeforeClose func()
+	// ParkAtOnce, when set and reporting true, makes the backoff strategy
+	// park on the loop's first idle cycle instead of spinning and
+	// yielding first (idle.Backoffer.ParkAtOnce), so the loop blocks in
+	// epoll_wait on its sockets at once. It applies only to a loop of
+	// socket transports alone: with a ring or Aeron transport the loop
+	// spins as configured, since their clients do not wake an epoll_wait
+	// as quickly. The server sets it while replicating (a replica, or a
+	// primary with replicas): the other end of the replication socket
+	// needs the CPU the spins would take, and its data wakes the park.
+	// Called on idle cycles, on the loop goroutine.
+	ParkAtOnce func() bool
 }
 
 // Loop is the store loop: one goroutine locked to its OS thread that polls
@@ -125,6 +136,7 @@ type LoopConfig struct {
 type Loop struct {
 	cfg        LoopConfig
 	idle       idle.Idler
+	atOnce     *idle.Backoffer // the backoff whose ParkAtOnce follows cfg.ParkAtOnce; nil when it does not apply
 	waitables  []Waitable
 	dormant    []Dormant      // per waitable: nil, or the waitable as a Dormant
 	preparers  []WaitPreparer // the waitables that must be asked before a park
@@ -197,12 +209,15 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 			}
 		}
 	}
-	idle, err := NewIdleStrategy(cfg.Idle, cfg.Options, l.park)
+	idler, err := NewIdleStrategy(cfg.Idle, cfg.Options, l.park)
 	if err != nil {
 		l.closeParkFD()
 		return nil, err
 	}
-	l.idle = idle
+	l.idle = idler
+	if b, ok := idler.(*idle.Backoffer); ok && l.socketsOnly && cfg.ParkAtOnce != nil {
+		l.atOnce = b
+	}
 	return l, nil
 }
 
@@ -324,6 +339,9 @@ func (l *Loop) cycle() {
 		(work == 0 || due >= 2*int64(l.cfg.PublishEvery)) {
 		l.lastPublish = now
 		l.cfg.Publish(&l.stats)
+	}
+	if work == 0 && l.atOnce != nil {
+		l.atOnce.ParkAtOnce = l.cfg.ParkAtOnce()
 	}
 	switch phase := l.idle.Idle(work); {
 	case phase >= idle.Yielded:

@@ -550,3 +550,45 @@ func TestLoopBeginCycle(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopParkAtOnce: a loop of sockets alone whose ParkAtOnce says true
+// parks on its first idle cycle (no spins) and still answers at once;
+// with ParkAtOnce false, or beside a transport that is not a socket (a
+// ring or Aeron stands for it here), the loop spins and yields its 220
+// cycles before the first park as before.
+func TestLoopParkAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		quiet  bool
+		atOnce bool
+	}{{"sockets", false, true}, {"sockets-off", false, false}, {"beside-a-ring", true, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := []transport.Server{listenEcho(t, 0)}
+			if tc.quiet {
+				ts = append(ts, &quietTransport{})
+			}
+			var first atomic.Pointer[LoopStats] // the stats published at the first park
+			runLoop(t, LoopConfig{
+				Transports: ts,
+				Options:    &Options{Backoff: idle.Params{Spins: 200, Yields: 20, MinPark: time.Millisecond, MaxPark: time.Millisecond}},
+				ParkAtOnce: func() bool { return tc.atOnce },
+				Publish: func(s *LoopStats) {
+					if c := *s; c.Parks > 0 && first.Load() == nil {
+						first.Store(&c)
+					}
+				},
+				PublishEvery: time.Nanosecond,
+			})
+			testkit.Eventually(t, 30*time.Second, "the loop to park", func() (bool, string) { return first.Load() != nil, "" })
+			echoOnce(t, ts[0].(*uds.Server).Addr(), "after-parks")
+			s := first.Load()
+			idleCycles := s.Iterations - s.Busy
+			t.Logf("%d idle cycles before the first park", idleCycles)
+			if atOnce := tc.atOnce && !tc.quiet; atOnce && idleCycles > 1 {
+				t.Fatalf("ParkAtOnce on a sockets-only loop: %d idle cycles before the first park, want 1 (no spins)", idleCycles)
+			} else if !atOnce && idleCycles < 220 {
+				t.Fatalf("ParkAtOnce not applying: %d idle cycles before the first park, want the 220 spins and yields", idleCycles)
+			}
+		})
+	}
+}

@@ -212,6 +212,8 @@ func New(o Options) (*Server, error) {
 			}
 			return w
 		},
+		// Replicating over sockets alone: park at once (see LoopConfig).
+		ParkAtOnce: s.engine.Replicating,
 		BeforeClose: func() {
 			if err := s.engine.ShutdownSave(); err != nil {
 				s.finalSave = err

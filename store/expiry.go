@@ -74,7 +74,7 @@ func (s *Store) ExpireAt(key []byte, unixMillis int64) bool {
 	if sl == nil {
 		return false
 	}
-	if unixMillis <= s.o.Clock.NowMillis() {
+	if unixMillis <= s.expiryNow() {
 		s.removeID(id)
 		return true
 	}

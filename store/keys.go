@@ -149,7 +149,7 @@ func (s *Store) Import(key, val []byte, kind ValueKind, expireAt int64, replace 
 // meets, as Redis's RANDOMKEY does), then walks on from a random slot.
 func (s *Store) Random(dst []byte) ([]byte, bool) {
 	s.owner.check()
-	now := s.o.Clock.NowMillis()
+	now := s.expiryNow()
 	for try := 0; s.liveSlots > 0 && try < 64; try++ {
 		id := 1 + uint32(rand.Uint64N(uint64(s.nextSlot-1)))
 		if key, ok := s.liveKey(dst, id, now); ok {

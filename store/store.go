@@ -170,6 +170,7 @@ type Store struct {
 	cut            *Cut                           // the snapshot being taken (cut.go); nil when none
 	removed        func(key []byte, evicted bool) // OnRemove's callback; nil when none
 	keepExpired    bool                           // a replica's store: no active expiry, and lookups hide expired keys without deleting them (SetKeepExpired)
+	noExpiry       bool                           // applying a primary's stream: no key's time has passed (SetNoExpiry)
 	owner          ownerCheck
 
 	colls     []coll // collection records (coll.go); pointer-free
@@ -262,7 +263,7 @@ func (s *Store) lookup(key []byte) (id uint32, sl *slot) {
 		return 0, nil
 	}
 	sl = s.slot(id)
-	if sl.hasTTL() && s.expiryOf(sl) <= s.o.Clock.NowMillis() {
+	if sl.hasTTL() && s.expiryOf(sl) <= s.expiryNow() {
 		if s.keepExpired {
 			return 0, nil // a replica's key goes when its primary's DEL arrives
 		}
@@ -467,7 +468,7 @@ func (s *Store) Set(dst, key, val []byte, o SetOptions) (old []byte, hadOld, app
 		if id != 0 {
 			sl = s.slot(id)
 			if sl.hasTTL() {
-				now = s.o.Clock.NowMillis()
+				now = s.expiryNow()
 				if s.expiryOf(sl) <= now {
 					s.expired(sl)
 					s.removeAt(id, inOld, pos)
@@ -491,7 +492,7 @@ func (s *Store) Set(dst, key, val []byte, o SetOptions) (old []byte, hadOld, app
 		}
 		if exp != 0 {
 			if now == 0 {
-				now = s.o.Clock.NowMillis()
+				now = s.expiryNow()
 			}
 			if exp <= now {
 				if sl != nil {
@@ -736,7 +737,7 @@ func (s *Store) Del(key []byte) bool {
 		return false
 	}
 	sl := s.slot(id)
-	live := !sl.hasTTL() || s.expiryOf(sl) > s.o.Clock.NowMillis()
+	live := !sl.hasTTL() || s.expiryOf(sl) > s.expiryNow()
 	s.removeAt(id, inOld, pos)
 	if !live {
 		s.stats.Expired++
@@ -766,7 +767,7 @@ func (s *Store) IncrBy(key []byte, delta int64) (int64, error) {
 		var sl *slot
 		if id != 0 {
 			sl = s.slot(id)
-			if sl.hasTTL() && s.expiryOf(sl) <= s.o.Clock.NowMillis() {
+			if sl.hasTTL() && s.expiryOf(sl) <= s.expiryNow() {
 				s.expired(sl)
 				s.removeAt(id, inOld, pos)
 				s.stats.Expired++
@@ -888,7 +889,7 @@ func (s *Store) ScanTyped(cursor uint64, count int, fn func(key []byte, t Type))
 	if cursor == 0 {
 		cursor = 1
 	}
-	now := s.o.Clock.NowMillis()
+	now := s.expiryNow()
 	id := uint32(cursor)
 	if cursor >= uint64(s.nextSlot) {
 		return 0
@@ -950,7 +951,7 @@ func (s *Store) Tick(budget int) int {
 	if s.ix.old != nil {
 		work += s.ix.migrate(budget / 2)
 	}
-	if s.ttlKeys > 0 && work < budget && !s.keepExpired {
+	if s.ttlKeys > 0 && work < budget && !s.keepExpired && !s.noExpiry {
 		work += s.expireSweep(max((budget-work)/2, 1))
 	}
 	if len(s.lazy) > 0 && work < budget {
@@ -1018,3 +1019,26 @@ func (s *Store) SetKeepExpired(on bool) { s.keepExpired = on }
 
 // KeepExpired reports the mode SetKeepExpired set.
 func (s *Store) KeepExpired() bool { return s.keepExpired }
+
+// SetNoExpiry puts the store in the mode a replica applies its primary's
+// stream in (on): no key's time has passed. A replica applying the stream
+// late, its clock already past a key's absolute expiry (SET PXAT,
+// PEXPIREAT, RESTORE ABSTTL), must hold what the primary holds: lookups
+// and writes see such a key as live (INCR goes on counting from its
+// value), an expiry time already past is set rather than deleting the key,
+// and Tick runs no active expiry. The key goes when the primary's DEL
+// arrives; reads in SetKeepExpired mode answer it as missing meanwhile.
+// This is Redis's expireIfNeeded for the master client of a replica.
+func (s *Store) SetNoExpiry(on bool) { s.noExpiry = on }
+
+// NoExpiry reports the mode SetNoExpiry set.
+func (s *Store) NoExpiry() bool { return s.noExpiry }
+
+// expiryNow is the time keys' expiries are compared with: the clock's, or
+// under SetNoExpiry a time before every expiry.
+func (s *Store) expiryNow() int64 {
+	if s.noExpiry {
+		return math.MinInt64
+	}
+	return s.o.Clock.NowMillis()
+}

@@ -45,7 +45,9 @@ func redisPrimary(t testing.TB, extra ...string) (int, *redis.Client, *testproc.
 	port := freeTCPPort(t)
 	dir := t.TempDir()
 	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--unixsocket", filepath.Join(dir, "redis.sock"),
-		"--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no", "--repl-diskless-sync-delay", "0"}, extra...)
+		"--dir", dir, "--save", "", "--appendonly", "no", "--daemonize", "no", "--repl-diskless-sync-delay", "0",
+		// DEBUG SET-ACTIVE-EXPIRE (the expiry test) is refused without it.
+		"--enable-debug-command", "local"}, extra...)
 	p := testproc.Start(t, bin, args...)
 	o := &redis.Options{Network: "unix", Addr: filepath.Join(dir, "redis.sock"), PoolSize: 4}
 	if i := slices.Index(extra, "--requirepass"); i >= 0 {
@@ -377,7 +379,10 @@ func TestReplicaOfRedis(t *testing.T) {
 
 			// Expiry: redis's active expiry off, so the key stays there
 			// until a read makes redis delete it and send DEL.
-			rc.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "0")
+			if err := rc.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "0").Err(); err != nil {
+				t.Fatalf("DEBUG SET-ACTIVE-EXPIRE 0 on redis: %v (redis-server needs --enable-debug-command local)", err)
+			}
+			expiredBefore := infoInt(t, rc, "stats", "expired_keys")
 			rc.Set(ctx, "exp", "v", 300*time.Millisecond)
 			caughtUp(t, rc, gc)
 			if v, err := gc.Get(ctx, "exp").Result(); err != nil || v != "v" {
@@ -391,12 +396,20 @@ func TestReplicaOfRedis(t *testing.T) {
 			if got := gc.DBSize(ctx).Val(); got != before {
 				t.Fatalf("goblin's DBSIZE went from %d to %d without a DEL from the primary: the replica deleted a key itself", before, got)
 			}
+			if got := infoInt(t, rc, "stats", "expired_keys"); got != expiredBefore {
+				t.Fatalf("redis expired_keys went from %d to %d with active expiry off: its DEL, not goblin, may have removed exp", expiredBefore, got)
+			}
 			rc.Get(ctx, "exp") // redis expires it now and propagates DEL
+			if got := infoInt(t, rc, "stats", "expired_keys"); got != expiredBefore+1 {
+				t.Fatalf("redis expired_keys = %d after reading exp late, want %d", got, expiredBefore+1)
+			}
 			caughtUp(t, rc, gc)
 			if got := gc.DBSize(ctx).Val(); got != before-1 {
 				t.Fatalf("goblin's DBSIZE %d after the primary's DEL, want %d", got, before-1)
 			}
-			rc.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "1")
+			if err := rc.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "1").Err(); err != nil {
+				t.Fatalf("DEBUG SET-ACTIVE-EXPIRE 1 on redis: %v", err)
+			}
 
 			// ROLE, then promotion.
 			role, err := gc.Do(ctx, "ROLE").Slice()

@@ -51,6 +51,7 @@ func (s *Server) setupAeronReplication(l *replica.Link) (engine.ReplicaControl, 
 				return st.ID, st.Offset
 			},
 			Standby: s.engine.IsReplica,
+			Run:     newAeronFwdRunner(s.engine).run, // aeronforward.go
 			Logger:  s.log,
 		})
 		if err != nil {
@@ -102,7 +103,10 @@ func (s *Server) setupForward(ctl engine.ReplicaControl) (engine.ReplicaControl,
 	if !s.opts.AeronReplication.ForwardWrites {
 		return ctl, nil
 	}
+	var f *forward.Forwarder
+	path := s.aeronForwardPath(ctl, func(seq uint64, offset int64, reply []byte) { f.Answer(seq, offset, reply) })
 	f, err := forward.New(forward.Options{
+		Aeron: path,
 		Primary: func() (string, int, bool) {
 			host, port, _, _ := ctl.Role()
 			return host, port, host != ""
@@ -120,6 +124,7 @@ func (s *Server) setupForward(ctl engine.ReplicaControl) (engine.ReplicaControl,
 	}
 	s.transports = append(s.transports, f)
 	s.engine.SetWriteForwarder(f)
+	s.forwarder = f
 	return ctl, nil
 }
 

@@ -60,6 +60,7 @@ type Server struct {
 	aeronSrc *aeronsource.Source
 	// forwarder is the replica's forwarded writes (aeronrepl.go), nil when off.
 	forwarder *forward.Forwarder
+	fwdCtl    engine.ReplicaControl // what a forwarder follows (aeronrepl.go)
 
 	lastPublish atomic.Int64 // unix ns of the loop's last publish (written by the loop, read by /healthz)
 	stopping    atomic.Bool  // Shutdown was asked for (read by /readyz)
@@ -488,7 +489,7 @@ func (s *Server) params() []engine.Param {
 			}
 			return ""
 		}},
-	}, append(s.tlsParams(), s.replicaParams()...)...)
+	}, append(append(s.tlsParams(), s.replicaParams()...), s.aeronReplParams()...)...)
 }
 
 // rewriter returns CONFIG REWRITE's Rewrite: nil without a configuration

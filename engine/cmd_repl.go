@@ -169,7 +169,8 @@ type replState struct {
 	syncFull, syncPartialOK, syncPartialErr int64
 	noneSince                               int64 // unix ms since when a primary with a backlog has had no replica (repl-backlog-ttl)
 
-	tap StreamTap // the stream's other consumer (repl_tap.go), nil: none
+	tap     StreamTap    // the stream's other consumer (repl_tap.go), nil: none
+	tapReps []TapReplica // scratch: its replicas for INFO (repl_tap.go)
 }
 
 // replica is one replica's state on the primary.
@@ -1119,7 +1120,8 @@ func (e *Engine) infoReplication(w *infoWriter) {
 // replica's INFO has them too, for its chained replicas).
 func (e *Engine) infoReplicas(w *infoWriter) {
 	r := &e.repl
-	w.int("connected_slaves", int64(len(r.replicas)))
+	taps := e.tapReplicaList() // repl_tap.go: Aeron replicas
+	w.int("connected_slaves", int64(len(r.replicas)+len(taps)))
 	if e.o.Replication.MinReplicas > 0 {
 		w.int("min_slaves_good_slaves", int64(r.good))
 	}
@@ -1138,6 +1140,7 @@ func (e *Engine) infoReplicas(w *infoWriter) {
 		b = strconv.AppendInt(b, max(e.now-rp.ackAt, 0)/1000, 10)
 		w.b = append(b, '\r', '\n')
 	}
+	w.b = appendTapReplicas(w.b, len(r.replicas), taps)
 }
 
 // ReplicationStats are the primary's replication figures for metrics.

@@ -67,6 +67,14 @@ var goblinDirectives = []Spec{
 	{Name: "aeron-dir", Kind: KindString, Goblin: "aeron-dir", GoblinOnly: true},
 	{Name: "cluster-node", Kind: KindString, Goblin: "cluster-node", GoblinOnly: true},
 	{Name: "cluster-config", Kind: KindString, Goblin: "cluster-config", GoblinOnly: true},
+	// Replication over Aeron (docs/replication-aeron.md).
+	{Name: "repl-aeron-channel", Kind: KindString, Goblin: "repl-aeron-channel", GoblinOnly: true},
+	{Name: "repl-aeron-status-channel", Kind: KindString, Goblin: "repl-aeron-status-channel", GoblinOnly: true},
+	{Name: "repl-aeron-stream-id", Kind: KindInt, Default: "1035", Goblin: "repl-aeron-stream-id", GoblinOnly: true},
+	{Name: "replica-aeron-channel", Kind: KindString, Goblin: "replica-aeron-channel", GoblinOnly: true},
+	{Name: "replica-aeron-status-channel", Kind: KindString, Goblin: "replica-aeron-status-channel", GoblinOnly: true},
+	{Name: "replica-aeron-name", Kind: KindString, Goblin: "replica-aeron-name", GoblinOnly: true},
+	{Name: "replica-forward-writes", Kind: KindBool, Default: "no", Goblin: "replica-forward-writes", GoblinOnly: true},
 }
 
 var specs = func() map[string]Spec {

@@ -51,6 +51,7 @@ func (s *Server) setupAeronReplication(l *replica.Link) (engine.ReplicaControl, 
 				return st.ID, st.Offset
 			},
 			Standby: s.engine.IsReplica,
+			Run:     newAeronFwdRunner(s.engine).run, // aeronforward.go
 			Logger:  s.log,
 		})
 		if err != nil {
@@ -98,11 +99,30 @@ func (s *Server) setupAeronReplication(l *replica.Link) (engine.ReplicaControl, 
 
 // setupForward installs the forwarder of writes (--replica-forward-writes)
 // (its lines in INFO replication are the engine's to add) and returns ctl.
+// CONFIG SET replica-forward-writes installs one later
+// (aeronrepl_config.go).
 func (s *Server) setupForward(ctl engine.ReplicaControl) (engine.ReplicaControl, error) {
+	s.fwdCtl = ctl
 	if !s.opts.AeronReplication.ForwardWrites {
 		return ctl, nil
 	}
+	f, err := s.newForwarder()
+	if err != nil {
+		return nil, err
+	}
+	s.transports = append(s.transports, f)
+	s.engine.SetWriteForwarder(f)
+	return ctl, nil
+}
+
+// newForwarder starts a forwarder of writes for s.fwdCtl, over Aeron when
+// its path can be (aeronforward.go), and keeps it in s.forwarder.
+func (s *Server) newForwarder() (*forward.Forwarder, error) {
+	ctl := s.fwdCtl
+	var f *forward.Forwarder
+	path := s.aeronForwardPath(ctl, func(seq uint64, offset int64, reply []byte) { f.Answer(seq, offset, reply) })
 	f, err := forward.New(forward.Options{
+		Aeron: path,
 		Primary: func() (string, int, bool) {
 			host, port, _, _ := ctl.Role()
 			return host, port, host != ""
@@ -118,9 +138,8 @@ func (s *Server) setupForward(ctl engine.ReplicaControl) (engine.ReplicaControl,
 	if err != nil {
 		return nil, fmt.Errorf("server: --replica-forward-writes: %w", err)
 	}
-	s.transports = append(s.transports, f)
-	s.engine.SetWriteForwarder(f)
-	return ctl, nil
+	s.forwarder = f
+	return f, nil
 }
 
 // aeronReplSource publishes replication over Aeron's counters: the

@@ -60,6 +60,14 @@ var Rewritable = []struct{ Name, Default string }{
 	{"repl-timeout", "60"},
 	{"min-replicas-to-write", "0"},
 	{"min-replicas-max-lag", "10"},
+	// Replication over Aeron (aeronrepl_config.go).
+	{"repl-aeron-channel", ""},
+	{"repl-aeron-status-channel", ""},
+	{"repl-aeron-stream-id", "1035"},
+	{"replica-aeron-channel", ""},
+	{"replica-aeron-status-channel", ""},
+	{"replica-aeron-name", ""},
+	{"replica-forward-writes", "no"},
 }
 
 // configValues returns the rewritable parameters' current values as

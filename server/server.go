@@ -23,6 +23,7 @@ import (
 	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/replica"
 	"github.com/goblin-kv/goblin/replica/aeronsource"
+	"github.com/goblin-kv/goblin/replica/forward"
 	"github.com/goblin-kv/goblin/replication/aeronfeed"
 	"github.com/goblin-kv/goblin/snapshot"
 	"github.com/goblin-kv/goblin/store"
@@ -57,6 +58,9 @@ type Server struct {
 	// Replication over Aeron (aeronrepl.go), nil when off.
 	aeronPub *aeronfeed.Publisher
 	aeronSrc *aeronsource.Source
+	// forwarder is the replica's forwarded writes (aeronrepl.go), nil when off.
+	forwarder *forward.Forwarder
+	fwdCtl    engine.ReplicaControl // what a forwarder follows (aeronrepl.go)
 
 	lastPublish atomic.Int64 // unix ns of the loop's last publish (written by the loop, read by /healthz)
 	stopping    atomic.Bool  // Shutdown was asked for (read by /readyz)
@@ -487,7 +491,7 @@ func (s *Server) params() []engine.Param {
 			}
 			return ""
 		}},
-	}, append(s.tlsParams(), s.replicaParams()...)...)
+	}, append(append(s.tlsParams(), s.replicaParams()...), s.aeronReplParams()...)...)
 }
 
 // rewriter returns CONFIG REWRITE's Rewrite: nil without a configuration

@@ -28,6 +28,7 @@ func (s *Server) setupMetrics() {
 	s.replicaSource(m) // replication, replica side
 	// Replication over Aeron (aeronrepl.go).
 	s.aeronReplSource(m)
+	s.forwardSource(m) // forward_metrics.go
 
 	var st store.Stats
 	keys := m.Gauge("keys", "Keys in the store (expired keys not yet reclaimed included).", nil)

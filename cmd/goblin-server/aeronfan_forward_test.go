@@ -27,7 +27,16 @@ import (
 //   - a write inside MULTI is refused (READONLY), as before;
 //   - with the primary gone a write is answered with an error that says
 //     forwarding failed, not left hanging.
+//
+// aeron: the replica has a status channel, so its writes go over Aeron
+// (requests on the status channel, answers on the stream); tcp: it has
+// none, so they go over its TCP connection to the primary.
 func TestForwardedWrites(t *testing.T) {
+	t.Run("aeron", func(t *testing.T) { testForwardedWrites(t, true) })
+	t.Run("tcp", func(t *testing.T) { testForwardedWrites(t, false) })
+}
+
+func testForwardedWrites(t *testing.T, overAeron bool) {
 	ctx := context.Background()
 	ctl, status := freeUDPPort(t, "127.0.0.1"), freeUDPPort(t, "127.0.0.1")
 	p := startServer(t, "--repl-aeron-channel", fmt.Sprintf("aeron:udp?control-mode=dynamic|control=127.0.0.1:%d", ctl),
@@ -35,9 +44,12 @@ func TestForwardedWrites(t *testing.T) {
 	pc := redis.NewClient(goblinOpts(p))
 	defer pc.Close()
 	replica := func(extra ...string) (*srv, *redis.Client) {
-		r := startServer(t, append([]string{"--replicaof", strings.Replace(p.tcp, ":", " ", 1),
-			"--replica-aeron-channel", fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d|control=127.0.0.1:%d|control-mode=dynamic", freeUDPPort(t, "127.0.0.1"), ctl),
-			"--replica-aeron-status-channel", fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d", status)}, extra...)...)
+		args := []string{"--replicaof", strings.Replace(p.tcp, ":", " ", 1),
+			"--replica-aeron-channel", fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d|control=127.0.0.1:%d|control-mode=dynamic", freeUDPPort(t, "127.0.0.1"), ctl)}
+		if overAeron {
+			args = append(args, "--replica-aeron-status-channel", fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d", status))
+		}
+		r := startServer(t, append(args, extra...)...)
 		rc := redis.NewClient(goblinOpts(r))
 		t.Cleanup(func() { rc.Close() })
 		aeronLive(t, rc)
@@ -175,6 +187,13 @@ func TestForwardedWrites(t *testing.T) {
 	}
 	if n := infoInt(t, fc, "replication", "forwarded_failed") + infoInt(t, fc, "replication", "forwarded_lagged"); n != 0 {
 		t.Errorf("INFO replication: %d forwarded writes failed or lagged, want none", n)
+	}
+	viaAeron, writes := infoInt(t, fc, "replication", "forwarded_aeron"), infoInt(t, fc, "replication", "forwarded_writes")
+	if overAeron && viaAeron < writes*9/10 {
+		t.Errorf("INFO replication: forwarded_aeron:%d of forwarded_writes:%d, want (nearly) all over Aeron", viaAeron, writes)
+	}
+	if !overAeron && viaAeron != 0 {
+		t.Errorf("INFO replication: forwarded_aeron:%d on a replica without a status channel, want 0", viaAeron)
 	}
 
 	// The primary gone: an answer, not a hang.

@@ -116,6 +116,16 @@ func TestAeronReplicationLoopback(t *testing.T) {
 		return infoInt(t, pc, "replication", "aeron_connected_replicas") == 2 &&
 			strings.Count(info, fmt.Sprintf("offset=%d,lag_bytes=0", want)) == 2, info
 	})
+	// The Aeron replicas are slave<N> lines too (as redis-sentinel reads them).
+	testkit.Eventually(t, 10*time.Second, "INFO replication to list both Aeron replicas as slave<N> lines, online at its offset", func() (bool, string) {
+		info, _ := pc.Info(context.Background(), "replication").Result()
+		ok := infoInt(t, pc, "replication", "connected_slaves") == 2
+		for _, r := range rsrv {
+			_, port, _ := strings.Cut(r.tcp, ":")
+			ok = ok && strings.Contains(info, fmt.Sprintf("ip=127.0.0.1,port=%s,state=online,offset=%d,", port, want))
+		}
+		return ok, info
+	})
 	testkit.Eventually(t, 10*time.Second, "the metrics to show 2 Aeron replicas with no lag, and each replica live", func() (bool, string) {
 		got := fmt.Sprintf("primary repl_aeron_replicas %v max_lag %v offset %v (want %d); replicas live %v %v",
 			scrapeOK(p, "goblin_repl_aeron_replicas"), scrapeOK(p, "goblin_repl_aeron_max_lag_bytes"),

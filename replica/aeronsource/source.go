@@ -145,6 +145,12 @@ type Source struct {
 	channel, statusChannel string
 	firstHost              string
 	lastSubTry             int64 // the loop's clock at the last subscription attempt (sub nil)
+
+	// Forwarded writes over Aeron (forward.go).
+	fpub     *aeron.Publication
+	sender   uint64
+	onAnswer func(seq uint64, offset int64, reply []byte)
+	fmsg     []byte
 }
 
 var _ transport.Server = (*Source)(nil)
@@ -342,6 +348,10 @@ func (s *Source) Poll(now int64) int {
 		work++
 		var f aeronfeed.Frame
 		if aeronfeed.Parse(msg, &f) != nil {
+			continue
+		}
+		if f.Kind == aeronfeed.KindAnswer {
+			s.onAnswerFrame(&f)
 			continue
 		}
 		s.st.Frames++
@@ -584,6 +594,11 @@ func (s *Source) retarget(host string) {
 			return
 		}
 		s.spub, s.statusChannel = spub, st
+		if s.onAnswer != nil {
+			if err := s.addRequestPub(); err != nil {
+				s.log.Error("aeron replica: cannot forward writes to the new primary over Aeron", "channel", st, "err", err)
+			}
+		}
 	}
 }
 

@@ -56,7 +56,10 @@ type Options struct {
 	Timeout time.Duration
 	// Queue bounds the writes in flight (default 1024); past it writes
 	// get READONLY.
-	Queue  int
+	Queue int
+	// Aeron, when set, carries the writes while it is up (aeron.go);
+	// TCP otherwise.
+	Aeron  AeronPath
 	Logger *slog.Logger
 }
 
@@ -67,6 +70,9 @@ type Stats struct {
 	Failed    int64 // the primary could not be reached or answered no offset
 	Lagged    int64 // the replica did not apply the write within the timeout
 	InFlight  int   // parked clients
+	// OverAeron of Forwarded went over Aeron; TCPFallbacks went over TCP
+	// because the Aeron path was not up (aeron.go).
+	OverAeron, TCPFallbacks int64
 }
 
 type request struct {
@@ -110,8 +116,9 @@ type Forwarder struct {
 	// before its ring lands. Poll reads the eventfd while owed > 0, so a
 	// late ring never leaves the loop's park descriptor readable for ever.
 	// Loop goroutine.
-	owed int
-	st   Stats
+	owed  int
+	st    Stats
+	aeron aeronState
 }
 
 // New starts the two connection goroutines (they dial on first use).
@@ -132,7 +139,7 @@ func New(o Options) (*Forwarder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("forward: eventfd: %w", err)
 	}
-	f := &Forwarder{o: o, log: o.Logger, results: make(chan result, o.Queue), efd: efd}
+	f := &Forwarder{o: o, log: o.Logger, results: make(chan result, o.Queue), efd: efd, aeron: aeronState{path: o.Aeron}}
 	for k := range f.queues {
 		f.queues[k] = make(chan request, o.Queue)
 		f.wg.Add(1)
@@ -146,6 +153,9 @@ func (f *Forwarder) Forward(s *engine.Session, token uint64, db int, resp3 bool,
 	host, port, ok := f.o.Primary()
 	if !ok || f.inQueue >= f.o.Queue {
 		return false
+	}
+	if f.forwardAeron(s, token, db, resp3, cmd) {
+		return true
 	}
 	k := 0
 	if resp3 {
@@ -164,9 +174,9 @@ func (f *Forwarder) Forward(s *engine.Session, token uint64, db int, resp3 bool,
 // Poll takes the primary's answers in and answers the clients whose
 // writes this replica has applied (or that failed, or waited too long).
 func (f *Forwarder) Poll(now int64) int {
-	work := 0
+	work := f.pollAeron()
 	if f.inQueue == 0 && len(f.waiting) == 0 && f.owed == 0 {
-		return 0
+		return work
 	}
 	for {
 		select {
@@ -226,7 +236,9 @@ func (f *Forwarder) WaitFD() int { return f.efd }
 func (f *Forwarder) CheckNow() {}
 
 // Dormant: nothing in flight, nothing to watch.
-func (f *Forwarder) Dormant() bool { return f.inQueue == 0 && len(f.waiting) == 0 && f.owed == 0 }
+func (f *Forwarder) Dormant() bool {
+	return f.inQueue == 0 && len(f.waiting) == 0 && f.owed == 0 && len(f.aeron.flight) == 0
+}
 
 // UpdateStats implements transport.Server: a forwarder has no listener's
 // counters.
@@ -236,12 +248,12 @@ func (f *Forwarder) UpdateStats(*transport.Stats) {}
 func (f *Forwarder) Name() string { return "replica/forward" }
 
 // Clients implements transport.Server: the parked clients.
-func (f *Forwarder) Clients() int { return f.inQueue + len(f.waiting) }
+func (f *Forwarder) Clients() int { return f.inQueue + len(f.waiting) + len(f.aeron.flight) }
 
 // Stats fills st. Loop goroutine.
 func (f *Forwarder) Stats(st *Stats) {
 	*st = f.st
-	st.InFlight = f.inQueue + len(f.waiting)
+	st.InFlight = f.inQueue + len(f.waiting) + len(f.aeron.flight)
 }
 
 // AppendInfo appends the forwarder's lines to a replica's INFO
@@ -253,7 +265,8 @@ func (f *Forwarder) AppendInfo(b []byte) []byte {
 		k string
 		v int64
 	}{{"forwarded_writes", st.Forwarded}, {"forwarded_answered", st.Answered}, {"forwarded_failed", st.Failed},
-		{"forwarded_lagged", st.Lagged}, {"forwarded_in_flight", int64(st.InFlight)}} {
+		{"forwarded_lagged", st.Lagged}, {"forwarded_in_flight", int64(st.InFlight)},
+		{"forwarded_aeron", st.OverAeron}, {"forwarded_tcp_fallbacks", st.TCPFallbacks}} {
 		b = append(append(strconv.AppendInt(append(append(b, kv.k...), ':'), kv.v, 10), '\r'), '\n')
 	}
 	return b

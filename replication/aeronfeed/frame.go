@@ -8,7 +8,7 @@ import (
 // The frame header, little-endian:
 //
 //	0   magic   "GBR1"
-//	4   kind    1 byte (KindData, KindHeartbeat), 3 bytes zero
+//	4   kind    1 byte (KindData, KindHeartbeat, KindAnswer), 3 bytes zero
 //	8   offset  int64: master_repl_offset before the payload
 //	16  replid  40 bytes: the replication id
 //	56  payload the stream bytes offset+1 … offset+len(payload)
@@ -28,6 +28,7 @@ var magic = [4]byte{'G', 'B', 'R', '1'}
 const (
 	KindData      = 0 // stream bytes
 	KindHeartbeat = 1 // no payload: the stream is at Offset
+	KindAnswer    = 2 // a forwarded write's answer (forwarded.go): not stream bytes
 )
 
 // MaxPayload is the most stream bytes one frame carries: well under the
@@ -61,7 +62,7 @@ func AppendHeader(dst []byte, kind byte, id string, offset int64) []byte {
 
 // Parse decodes msg into f (no copy).
 func Parse(msg []byte, f *Frame) error {
-	if len(msg) < HeaderLen || [4]byte(msg[magicOff:magicOff+4]) != magic || msg[kindOff] > KindHeartbeat {
+	if len(msg) < HeaderLen || [4]byte(msg[magicOff:magicOff+4]) != magic || msg[kindOff] > KindAnswer {
 		return ErrFrame
 	}
 	f.Kind = msg[kindOff]

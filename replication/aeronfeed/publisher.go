@@ -59,6 +59,10 @@ type PublisherOptions struct {
 	// (engine.Engine.IsReplica): the publication stands by while it does
 	// (SetStandby), read before each feed and poll. Loop goroutine.
 	Standby func() bool
+	// Run, when set with a StatusChannel, runs the writes replicas
+	// forward over Aeron (on StatusChannel, stream StreamID+2), each
+	// exactly once, and the publication answers them (forwarded.go).
+	Run RunFunc
 	// Logger receives the publication's events (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -75,6 +79,8 @@ type PublisherStats struct {
 	Drops           int64 // times they were
 	UnconnectedDrop int64 // bytes not offered: no replica was connected
 	Replicas        int   // replicas with a recent status
+	Answers         int64 // forwarded writes' answers offered
+	Inbox           InboxStats
 }
 
 // AeronReplica is one replica as its status reports it.
@@ -111,6 +117,10 @@ type Publisher struct {
 	replicas []AeronReplica
 	smsg     []byte
 	standby  bool // the node follows a primary: nothing is published (SetStandby)
+
+	requests *aeron.Subscription // forwarded writes (nil: not taken)
+	inbox    *Inbox
+	rmsg     []byte
 }
 
 var _ transport.Server = (*Publisher)(nil)
@@ -152,6 +162,14 @@ func NewPublisher(o PublisherOptions) (*Publisher, error) {
 		if err != nil {
 			m.Close()
 			return nil, fmt.Errorf("aeronfeed: subscribe to the replicas' status on %s: %w", o.StatusChannel, err)
+		}
+		if o.Run != nil {
+			p.requests, err = m.Client.AddSubscription(o.StatusChannel, o.StreamID+ForwardStreamOffset)
+			if err != nil {
+				m.Close()
+				return nil, fmt.Errorf("aeronfeed: subscribe to the replicas' forwarded writes on %s: %w", o.StatusChannel, err)
+			}
+			p.inbox = NewInbox(o.Run, func() int64 { _, off := o.Position(); return off }, p.appendAnswer)
 		}
 	}
 	p.log.Info("replication stream published over Aeron", "channel", o.Channel, "stream", o.StreamID,
@@ -234,6 +252,9 @@ func (p *Publisher) Poll(now int64) int {
 	if p.status != nil {
 		work += p.pollStatus(now)
 	}
+	if p.requests != nil {
+		work += p.pollRequests(now)
+	}
 	if p.broken || p.standby {
 		p.reset()
 		return work
@@ -246,6 +267,13 @@ func (p *Publisher) Poll(now int64) int {
 			r = p.pub.Offer(rec)
 		}
 		switch {
+		case rec[kindOff] == KindAnswer && (r > 0 || r == aeron.NotConnected):
+			p.st.Answers++
+			if p.open == p.sent {
+				p.open = -1
+			}
+			p.sent += 4 + n
+			work++
 		case r > 0 || r == aeron.NotConnected:
 			pay := int64(n - HeaderLen)
 			if r > 0 {
@@ -354,6 +382,9 @@ func (p *Publisher) Stats(st *PublisherStats) {
 	*st = p.st
 	st.Pending = int64(len(p.pend) - p.sent)
 	st.Replicas = len(p.replicas)
+	if p.inbox != nil {
+		p.inbox.Stats(&st.Inbox)
+	}
 }
 
 // AppendInfo appends INFO replication's Aeron lines (engine's tapInfo):
@@ -401,3 +432,38 @@ func (p *Publisher) UpdateStats(st *transport.Stats) { st.BytesOut += p.st.Offer
 
 // Close implements transport.Server.
 func (p *Publisher) Close() error { return p.media.Close() }
+
+// pollRequests takes the forwarded writes in and runs them (not while the
+// publication stands by: a replica's engine would refuse them anyway).
+func (p *Publisher) pollRequests(now int64) int {
+	work := p.inbox.Drain()
+	for i := 0; i < 64; i++ {
+		msg, _, ok := p.requests.NextMessage(p.rmsg[:0])
+		if !ok {
+			break
+		}
+		p.rmsg = msg[:0]
+		work++
+		if !p.standby && !p.broken {
+			p.inbox.Handle(msg, now)
+		}
+	}
+	return work
+}
+
+// appendAnswer queues a forwarded write's answer after the stream bytes
+// pending: it is offered after the write's own bytes.
+func (p *Publisher) appendAnswer(sender, seq uint64, offset int64, reply []byte) {
+	if p.standby || p.broken {
+		return
+	}
+	id, _ := p.o.Position()
+	if HeaderLen+answerReplyOff+len(reply) > p.pub.MaxMessageLength() {
+		reply = []byte("-ERR forwarded write: the primary ran it but its reply is too large for an Aeron message; read it from the primary\r\n")
+	}
+	rec := len(p.pend)
+	p.pend = append(p.pend, 0, 0, 0, 0)
+	p.pend = appendAnswerFrame(p.pend, id, offset, sender, seq, reply)
+	binary.LittleEndian.PutUint32(p.pend[rec:], uint32(len(p.pend)-rec-4))
+	p.open = -1
+}

@@ -1,0 +1,96 @@
+package aeronfeed
+
+import (
+	"testing"
+)
+
+// TestRequestRoundTrip: a request and an answer frame decode to what was
+// encoded; malformed ones are refused.
+func TestRequestRoundTrip(t *testing.T) {
+	cmd := []byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n")
+	msg := AppendRequest(nil, 0xfeedface, 7, 5, true, cmd)
+	var r Request
+	if err := ParseRequest(msg, &r); err != nil || r.Sender != 0xfeedface || r.Seq != 7 || r.DB != 5 || !r.RESP3 || string(r.Cmd) != string(cmd) {
+		t.Fatalf("ParseRequest: %+v %v", r, err)
+	}
+	for _, bad := range [][]byte{msg[:RequestHeaderLen], AppendRequest(nil, 1, 0, 0, false, cmd), append([]byte("GBS1"), msg[4:]...)} {
+		if ParseRequest(bad, &r) == nil {
+			t.Errorf("ParseRequest(%q): no error", bad)
+		}
+	}
+	fr := appendAnswerFrame(nil, "0123456789012345678901234567890123456789", 4242, 0xfeedface, 7, []byte("+OK\r\n"))
+	var f Frame
+	var a Answer
+	if err := Parse(fr, &f); err != nil || f.Kind != KindAnswer {
+		t.Fatalf("Parse(answer frame): kind %d %v", f.Kind, err)
+	}
+	if err := ParseAnswer(&f, &a); err != nil || a.Sender != 0xfeedface || a.Seq != 7 || a.Offset != 4242 || string(a.Reply) != "+OK\r\n" {
+		t.Fatalf("ParseAnswer: %+v %v", a, err)
+	}
+	f.Kind = KindData
+	if ParseAnswer(&f, &a) == nil {
+		t.Error("ParseAnswer of a data frame: no error")
+	}
+}
+
+// TestForwardedInboxRunsOnce: the primary runs each forwarded write once,
+// however often it is sent (the replica sends again when it heard no
+// answer), and answers each copy with the first run's reply and offset; a
+// write held (CLIENT PAUSE) runs once writes are allowed, in order, and its
+// repeats meanwhile are not answered.
+func TestForwardedInboxRunsOnce(t *testing.T) {
+	var offset int64
+	runs := 0
+	held := false
+	type ans struct {
+		sender, seq uint64
+		offset      int64
+		reply       string
+	}
+	var answers []ans
+	in := NewInbox(func(sender uint64, db int, resp3 bool, cmd, out []byte) ([]byte, bool) {
+		if held {
+			return out, true
+		}
+		runs++
+		offset += int64(len(cmd))
+		return append(out, ':', byte('0'+runs), '\r', '\n'), false
+	}, func() int64 { return offset }, func(sender, seq uint64, off int64, reply []byte) {
+		answers = append(answers, ans{sender, seq, off, string(reply)})
+	})
+	cmd := []byte("*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n")
+	req := AppendRequest(nil, 9, 1, 0, false, cmd)
+	in.Handle(req, 1)
+	in.Handle(req, 2)
+	in.Handle(req, 3)
+	if runs != 1 || len(answers) != 3 {
+		t.Fatalf("one request sent 3 times: ran %d times, %d answers; want 1 run, 3 answers", runs, len(answers))
+	}
+	for _, a := range answers {
+		if a != (ans{9, 1, int64(len(cmd)), ":1\r\n"}) {
+			t.Fatalf("answer %+v, want the first run's for every copy", a)
+		}
+	}
+	// Another sender's seq 1 is another request.
+	in.Handle(AppendRequest(nil, 10, 1, 0, false, cmd), 4)
+	if runs != 2 {
+		t.Fatalf("another sender's request 1: runs %d, want 2", runs)
+	}
+	held = true
+	answers = answers[:0]
+	in.Handle(AppendRequest(nil, 9, 2, 0, false, cmd), 5)
+	in.Handle(AppendRequest(nil, 9, 3, 0, false, cmd), 5)
+	in.Handle(AppendRequest(nil, 9, 2, 0, false, cmd), 6)
+	if runs != 2 || len(answers) != 0 {
+		t.Fatalf("while writes are held: runs %d, answers %v; want nothing run or answered", runs, answers)
+	}
+	held = false
+	if n := in.Drain(); n != 2 || runs != 4 || len(answers) != 2 || answers[0].seq != 2 || answers[1].seq != 3 {
+		t.Fatalf("writes allowed again: drained %d, runs %d, answers %+v; want requests 2 then 3 run once each", n, runs, answers)
+	}
+	var st InboxStats
+	in.Stats(&st)
+	if st.Ran != 4 || st.Repeated != 2 || st.Requests != 7 {
+		t.Fatalf("stats %+v: want 4 ran, 2 repeated, 7 requests", st)
+	}
+}

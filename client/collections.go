@@ -404,9 +404,10 @@ func (c *Client) zRangeByScore(key string, by ZRangeBy, withScores bool) {
 // BLPop pops the first element of the first non-empty list of keys,
 // waiting up to timeout (0: for ever) for one to be pushed, and returns
 // the key it came from and the element; ErrNil when the time ran out.
-// The server waits only where it can answer later: on the Unix socket and
-// TCP over RESP. Over SBE, the ring and Aeron (and inside MULTI) it
-// answers at once, as if the timeout had passed (docs/commands.md).
+// It waits on every transport (the server parks the request without
+// blocking its loop); inside MULTI the answer comes at once
+// (docs/commands.md). A ctx deadline shorter than timeout ends the wait
+// with a timeout error and drops the connection, whose answer is owed.
 func (c *Client) BLPop(ctx context.Context, timeout time.Duration, keys ...string) (string, []byte, error) {
 	return c.blockingPop(ctx, command.OpBLPop, timeout, keys)
 }

@@ -15,26 +15,34 @@ import (
 // non-blocking form would (and is propagated as that form). One that finds
 // none parks its client as WAIT does (cmd_repl.go): the reply is muted, the
 // session is marked waiting so its further requests wait their turn, and
-// the answer goes out later through Conn.Push. After every request (and
-// so after every EXEC, never inside one) serveBlocked serves the parked
-// clients whose keys now hold data, first blocked first served, each pop
-// propagated as its non-blocking form; Tick answers the timed-out ones with
-// the null array. Inside MULTI/EXEC, and on transports that cannot answer
-// later (no Push: the ring and Aeron; SBE), they never block: an empty
-// answer comes at once. As in Redis 7.0, a client is served only from a key
+// the answer goes out later: through Conn.Push on a stream transport
+// (sockets, RESP or framed SBE), through Conn.Answer on a message
+// transport that can answer later (the ring and Aeron, see
+// Session.AttachLater), whose Conn.Park is told the request waits. After
+// every request (and so after every EXEC, never inside one) serveBlocked
+// serves the parked clients whose keys now hold data, first blocked first
+// served whatever their transport, each pop propagated as its non-blocking
+// form; Tick answers the timed-out ones with the null array. Inside
+// MULTI/EXEC, and on transports that cannot answer later, they never
+// block: an empty answer comes at once. An SBE answer carries the blocked
+// request's correlation id. As in Redis 7.0, a client is served only from a key
 // of the type it waits for: a key deleted or turned into another type
 // leaves it blocked.
 
 // blockState is what a blocked client waits for: its command, database,
 // keys (copies, in the command's order), the non-blocking form's further
 // arguments (BLMOVE's destination and ends, B*MPOP's end and COUNT) and
-// its deadline on the engine's clock (unix ms; 0 for ever).
+// its deadline on the engine's clock (unix ms; 0 for ever); for SBE, what
+// the later answer must echo: the request's correlation id and schema
+// version.
 type blockState struct {
 	op       command.Op
 	db       int
 	keys     [][]byte
 	rest     [][]byte
 	deadline int64
+	corr     uint64
+	version  uint16
 }
 
 // Redis's texts for a blocking command's timeout and CLIENT UNBLOCK ERROR.
@@ -241,9 +249,37 @@ func (e *Engine) zpopKeyed(k []byte, top bool) {
 }
 
 // canBlock reports whether s may block: not inside EXEC, and on a
-// transport that can answer later (Push), in RESP.
+// transport that can answer later (Push on a stream, Answer on a message
+// transport).
 func (e *Engine) canBlock(s *Session) bool {
-	return !e.inExec && s.conn.Push != nil && s.Protocol != proto.SBE
+	return !e.inExec && (s.conn.Push != nil || s.conn.Answer != nil)
+}
+
+// later sends b to s as the answer of its blocked request: through Answer
+// on a message transport, Push on a stream.
+func later(s *Session, b []byte) {
+	if s.conn.Answer != nil {
+		s.conn.Answer(b)
+		return
+	}
+	s.conn.Push(b)
+}
+
+// appendSBELater appends rep as the SBE answer of s's blocked request b:
+// with its correlation id, fitted to its schema version, framed on a
+// stream transport.
+func (e *Engine) appendSBELater(out []byte, s *Session, b *blockState, rep *command.Reply) []byte {
+	rep.CorrelationID = b.corr
+	if b.version < 2 {
+		rep.Downgrade()
+		if rep.Status > command.UnsupportedVersion {
+			rep.Status = command.Err
+		}
+	}
+	if s.conn.Answer != nil {
+		return e.codec.AppendReply(out, rep)
+	}
+	return e.codec.AppendFramedReply(out, rep)
 }
 
 // block parks s on r's keys until timeout ms pass (0: for ever), or, when
@@ -262,6 +298,9 @@ func (e *Engine) block(s *Session, r *command.Request, timeout int64, rest [][]b
 	if timeout > 0 {
 		b.deadline = e.clock.NowMillis() + timeout
 	}
+	if s.Protocol == proto.SBE {
+		b.corr, b.version = r.CorrelationID, r.Version
+	}
 	r.EachKey(func(k []byte) { b.keys = append(b.keys, append([]byte(nil), k...)) })
 	for _, a := range rest {
 		b.rest = append(b.rest, append([]byte(nil), a...))
@@ -271,6 +310,9 @@ func (e *Engine) block(s *Session, r *command.Request, timeout int64, rest [][]b
 	s.hold = time.Millisecond            // the transport offers the rest again once served
 	e.blocked = append(e.blocked, s)
 	e.muteReply(s)
+	if s.conn.Park != nil {
+		s.conn.Park() // a message transport holds the reply slot
+	}
 }
 
 // serveBlocked serves the blocked clients whose keys hold data since the
@@ -284,8 +326,7 @@ func (e *Engine) serveBlocked() {
 	for served := true; served; {
 		served = false
 		for i := 0; i < len(e.blocked); i++ {
-			if s := e.blocked[i]; e.serveOne(s) {
-				e.unblockAt(i)
+			if e.serveOne(i) {
 				i--
 				served = true
 			}
@@ -294,10 +335,11 @@ func (e *Engine) serveBlocked() {
 	e.blockMods = e.mods()
 }
 
-// serveOne pops for blocked s from the first of its keys that holds the
-// type it waits for, pushes the answer and propagates the non-blocking
-// form; false when none does.
-func (e *Engine) serveOne(s *Session) bool {
+// serveOne pops for the blocked client at e.blocked[i] from the first of
+// its keys that holds the type it waits for, unblocks it, sends the answer
+// and propagates the non-blocking form; false when none does.
+func (e *Engine) serveOne(i int) bool {
+	s := e.blocked[i]
 	b := s.block
 	st := e.dbs[b.db]
 	if st == nil {
@@ -337,8 +379,19 @@ func (e *Engine) serveOne(s *Session) bool {
 			*nr = command.Request{Op: command.OpZMPop, Key: k, Args: b.rest, Amount: 1}
 			e.servedWith(s, b.db, nr, (*Engine).zmpop)
 		}
-		out := e.encodeRESP(e.blockOut[:0], s.resp3)
-		s.conn.Push(out)
+		var out []byte
+		if s.Protocol == proto.SBE {
+			if len(e.res.Items) > maxSBEItems {
+				e.errText(command.Err, "ERR reply too large for SBE: more than 65534 elements")
+			}
+			out = e.appendSBELater(e.blockOut[:0], s, b, &e.res)
+		} else {
+			out = e.encodeRESP(e.blockOut[:0], s.resp3)
+		}
+		// Unblocked before the answer goes: a transport that fails to send
+		// it may close the session (Close), which must not find it listed.
+		e.unblockAt(i)
+		later(s, out)
 		e.blockOut = out[:0]
 		if e.res.Kind != command.Error {
 			if len(e.watchers) > 0 {
@@ -387,13 +440,24 @@ func (e *Engine) dropBlocked(s *Session) {
 	}
 }
 
-// pushNullArray answers s's blocking command with the null array (a
-// timeout, CLIENT UNBLOCK … TIMEOUT).
-func pushNullArray(s *Session) {
-	if s.resp3 {
-		s.conn.Push([]byte("_\r\n"))
-	} else {
-		s.conn.Push([]byte("*-1\r\n"))
+// answerEmpty answers s's blocking command b with the null array (a
+// timeout, CLIENT UNBLOCK … TIMEOUT), or with CLIENT UNBLOCK's error.
+func (e *Engine) answerEmpty(s *Session, b *blockState, withError bool) {
+	switch {
+	case s.Protocol == proto.SBE:
+		rep := command.Reply{Kind: command.NilArray}
+		if withError {
+			rep = command.Reply{Status: command.Err, Kind: command.Error, Value: []byte(txtUnblocked)}
+		}
+		out := e.appendSBELater(e.blockOut[:0], s, b, &rep)
+		later(s, out)
+		e.blockOut = out[:0]
+	case withError:
+		later(s, []byte("-"+txtUnblocked+"\r\n"))
+	case s.resp3:
+		later(s, []byte("_\r\n"))
+	default:
+		later(s, []byte("*-1\r\n"))
 	}
 }
 
@@ -402,9 +466,9 @@ func (e *Engine) tickBlocked() {
 	now := e.clock.NowMillis()
 	for i := 0; i < len(e.blocked); i++ {
 		s := e.blocked[i]
-		if d := s.block.deadline; d != 0 && now >= d {
-			pushNullArray(s)
+		if b := s.block; b.deadline != 0 && now >= b.deadline {
 			e.unblockAt(i)
+			e.answerEmpty(s, b, false)
 			i--
 		}
 	}
@@ -417,17 +481,13 @@ func (e *Engine) unblockClient(target *Session, withError bool) bool {
 	if !target.waiting || e.forwarding(target) { // a forwarded write's answer is the primary's (forward.go)
 		return false
 	}
-	if withError {
-		target.conn.Push([]byte("-" + txtUnblocked + "\r\n"))
-	}
-	if target.block != nil {
-		if !withError {
-			pushNullArray(target)
-		}
+	if b := target.block; b != nil {
 		e.dropBlocked(target)
+		e.answerEmpty(target, b, withError)
 		return true
 	}
 	if withError {
+		target.conn.Push([]byte("-" + txtUnblocked + "\r\n"))
 		e.dropWaiter(target)
 		return true
 	}

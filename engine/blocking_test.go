@@ -5,8 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/proto/argv"
 	"github.com/goblin-kv/goblin/proto/resp"
+	"github.com/goblin-kv/goblin/proto/sbe"
 )
 
 // serveRaw serves one command and returns its reply bytes (none when the
@@ -176,5 +179,94 @@ func TestBlockingPopsPropagate(t *testing.T) {
 	}
 	if want := "*2\r\n$1\r\nq\r\n$1\r\nx\r\n*2\r\n$2\r\nq2\r\n*2\r\n$1\r\n2\r\n$1\r\n1\r\n$1\r\nv\r\n*3\r\n$2\r\nzq\r\n$1\r\nm\r\n$1\r\n1\r\n"; string(bout.b) != want {
 		t.Fatalf("the blocked client's answers: %q, want %q", bout.b, want)
+	}
+}
+
+// TestBLPopWaits: on a socket (Push) BLPOP on an empty list answers
+// nothing at once; another client's LPUSH makes the element its answer,
+// pushed out of turn, and the waiter's next request is served as usual.
+func TestBLPopWaits(t *testing.T) {
+	e, _ := newEngine(t, Options{})
+	var out pushed
+	w := e.Open(proto.RESP, nil)
+	w.Attach(out.conn("127.0.0.1:40001"))
+	c := e.Open(proto.RESP, nil)
+	if got := serveRaw(t, e, w, "BLPOP", "q", "0"); got != "" {
+		t.Fatalf("BLPOP on an empty list answered %q at once", got)
+	}
+	if got := do(t, e, c, "LPUSH", "q", "job"); got != ":1" {
+		t.Fatalf("LPUSH: %s", got)
+	}
+	if string(out.b) != "*2\r\n$1\r\nq\r\n$3\r\njob\r\n" {
+		t.Fatalf("the waiter got %q, want [q, job]", out.b)
+	}
+	if got := do(t, e, c, "LLEN", "q"); got != ":0" {
+		t.Fatalf("LLEN after the waiter popped: %s", got)
+	}
+	if got := do(t, e, w, "PING"); got != "+PONG" {
+		t.Fatalf("the waiter's PING: %s", got)
+	}
+}
+
+// laterConn records what the engine tells a message transport that can
+// answer later (Session.AttachLater).
+type laterConn struct {
+	parks   int
+	answers [][]byte
+}
+
+func (l *laterConn) attach(s *Session) {
+	s.AttachLater(func() { l.parks++ }, func(b []byte) bool {
+		l.answers = append(l.answers, append([]byte(nil), b...))
+		return true
+	})
+}
+
+// TestAnswerLater: on a message transport that can answer later a
+// blocking pop parks (Park, no reply now) and is answered through Answer:
+// with the element another client pushes (RESP), with the null array when
+// its timeout passes (SBE: a Reply with the blocked request's correlation
+// id).
+func TestAnswerLater(t *testing.T) {
+	e, clock := newEngine(t, Options{})
+	var rl, sl laterConn
+	rs := e.Open(proto.RESP, nil)
+	rl.attach(rs)
+	c := e.Open(proto.RESP, nil)
+	if reply, closeConn := e.ServeMessage(rs, resp.AppendCommandString(nil, "BRPOP", "a", "b", "0"), nil); len(reply) != 0 || closeConn || rl.parks != 1 {
+		t.Fatalf("BRPOP over a message transport: reply %q, close %v, %d parks; want none, false, 1", reply, closeConn, rl.parks)
+	}
+	do(t, e, c, "RPUSH", "b", "x", "y")
+	if len(rl.answers) != 1 || string(rl.answers[0]) != "*2\r\n$1\r\nb\r\n$1\r\ny\r\n" {
+		t.Fatalf("answers after RPUSH: %q, want one [b, y]", rl.answers)
+	}
+
+	ss := e.Open(proto.SBE, nil)
+	sl.attach(ss)
+	var codec sbe.Codec
+	var d argv.Decoder
+	var r command.Request
+	if !d.Decode(&r, strs("BLPOP", "empty", "1.5")) {
+		t.Fatalf("decoding BLPOP: %s", d.Text)
+	}
+	r.CorrelationID = 77
+	msg := codec.AppendRequest(nil, &r)
+	if reply, _ := e.ServeMessage(ss, msg, nil); len(reply) != 0 || sl.parks != 1 {
+		t.Fatalf("SBE BLPOP: reply %x, %d parks; want none, 1", reply, sl.parks)
+	}
+	clock.Advance(1500 * time.Millisecond)
+	e.Tick(100)
+	if len(sl.answers) != 1 {
+		t.Fatalf("%d SBE answers after the timeout, want 1", len(sl.answers))
+	}
+	var rep command.Reply
+	if err := codec.DecodeReply(sl.answers[0], &rep); err != nil {
+		t.Fatalf("the SBE answer %x: %v", sl.answers[0], err)
+	}
+	if rep.CorrelationID != 77 || rep.Kind != command.NilArray {
+		t.Fatalf("the SBE answer: correlation %d, kind %v; want 77, the null array", rep.CorrelationID, rep.Kind)
+	}
+	if info := e.infoText(t, "clients"); !strings.Contains(info, "blocked_clients:0") {
+		t.Fatalf("INFO clients after both were answered:\n%s", info)
 	}
 }

@@ -24,6 +24,15 @@ type Conn struct {
 	// Buffers, when set, fills in the connection's buffers as the
 	// transport holds them, for CLIENT LIST.
 	Buffers func(*ConnBuffers)
+	// Park and Answer are set by a message transport that can answer a
+	// request later (see Session.AttachLater). Park tells it that the
+	// request being served is answered later: it sends no reply for it
+	// now, and serves none of the client's further requests until Answer
+	// has sent that reply (a blocked pop's element, or its timeout) as the
+	// client's next reply message. Answer copies b and reports whether it
+	// could send it. Stream transports answer later through Push instead.
+	Park   func()
+	Answer func(b []byte) bool
 }
 
 // ConnBuffers are a connection's buffers in bytes, as CLIENT LIST shows
@@ -58,6 +67,14 @@ func (s *Session) Attach(c Conn) {
 	s.conn = c
 	host, _, err := net.SplitHostPort(c.Addr)
 	s.unix = err == nil && net.ParseIP(host) == nil // a socket path, not an IP
+}
+
+// AttachLater gives a message transport's session (the ring, Aeron) a way
+// to answer a request later (see Conn.Park and Conn.Answer), so that a
+// blocking pop that finds no data parks there as it does on a socket,
+// without blocking the loop.
+func (s *Session) AttachLater(park func(), answer func(b []byte) bool) {
+	s.conn.Park, s.conn.Answer = park, answer
 }
 
 // Addr is the client's address as CLIENT LIST shows it ("" when the

@@ -537,12 +537,25 @@ func (h EngineHandler) OpenMessage(p proto.Protocol) transport.MessageSession {
 
 // messageSession serves one message-transport client.
 type messageSession struct {
-	e     *engine.Engine
-	s     *engine.Session
-	name  string
-	guard *authGuard
-	fails uint64
+	e      *engine.Engine
+	s      *engine.Session
+	name   string
+	guard  *authGuard
+	fails  uint64
+	parked bool // its last request waits for an answer (SetAnswer)
 }
+
+// SetAnswer implements transport.LaterAware: a blocking pop that finds no
+// data parks the request, and its answer goes out later through answer.
+func (s *messageSession) SetAnswer(answer func(reply []byte) bool) {
+	s.s.AttachLater(func() { s.parked = true }, func(b []byte) bool {
+		s.parked = false
+		return answer(b)
+	})
+}
+
+// Parked implements transport.LaterAware.
+func (s *messageSession) Parked() bool { return s.parked }
 
 // ServeMessage executes one request message and appends its reply to out.
 // A wrong password is logged and counts toward the server-wide burst (see

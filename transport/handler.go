@@ -61,3 +61,25 @@ type MessageSession interface {
 	// Close releases the session when its client goes.
 	Close()
 }
+
+// LaterAware is implemented by a MessageSession that can answer a request
+// later (a blocking pop such as BLPOP that finds no data waits for a push
+// or its timeout). The transport hands it, once, a way to send that later
+// answer; in return it must, after each ServeMessage, ask Parked and while
+// it reports true send no reply for that request and serve none of the
+// client's further requests (leave them where they wait, or keep them in
+// order), without ever blocking the loop. A transport that does not look
+// for LaterAware still works: its clients' blocking pops answer at once,
+// as if they timed out.
+type LaterAware interface {
+	MessageSession
+	// SetAnswer gives the session the transport's way to send the client
+	// the reply of its parked request, as the next reply message; answer
+	// copies reply, is called on the loop goroutine only (never from
+	// inside this client's own ServeMessage), and reports whether the
+	// reply went out or was queued (false: the client is gone).
+	SetAnswer(answer func(reply []byte) bool)
+	// Parked reports whether the client's last request waits for its
+	// answer (no reply now; its further requests wait their turn).
+	Parked() bool
+}

@@ -48,16 +48,19 @@ type Server struct {
 	pending []*client // reply path made, not yet connected
 	rr      int
 	cur     *client
-	out     []byte
-	asm     *ae.FragmentAssembler
-	onFrag  ae.FragmentHandler
-	stats   Stats
-	gen     uint64 // the driver generation the loop serves
-	stalled int    // clients whose replies wait in their backlog
-	buffer  int64  // what every client's mem adds up to (Stats.Buffered)
-	hello   []byte // the first message on every response stream
-	errBuf  []byte // error replies the transport makes itself
-	closed  bool
+	// replaying: serveHeld is serving requests that waited while their
+	// client was parked, which serve must not hold again.
+	replaying bool
+	out       []byte
+	asm       *ae.FragmentAssembler
+	onFrag    ae.FragmentHandler
+	stats     Stats
+	gen       uint64 // the driver generation the loop serves
+	stalled   int    // clients whose replies wait in their backlog
+	buffer    int64  // what every client's mem adds up to (Stats.Buffered)
+	hello     []byte // the first message on every response stream
+	errBuf    []byte // error replies the transport makes itself
+	closed    bool
 	// ctrs are the stat counters SetCounters fills (see ExportCounters),
 	// nil while the manager has none allocated on the current client.
 	ctrs []*ae.Counter
@@ -136,7 +139,18 @@ type client struct {
 	stalledAt   time.Time // when the oldest waiting reply failed to go
 	closeAfter  bool      // release once the backlog is sent (closeConn, a malformed frame)
 	closeWhy    string    // why, for the log
+
+	// later is sess when it can answer a request later (a blocking pop).
+	// While it is parked its image is not polled; requests that came in
+	// the same poll as the parked one wait here, in order (their bytes and
+	// lengths), and are served once it is answered.
+	later    transport.LaterAware
+	held     []byte
+	heldLens []int
 }
+
+// parked reports whether c's last request waits for a later answer.
+func (c *client) parked() bool { return c.later != nil && c.later.Parked() }
 
 // Listen starts (or, with Options.External, finds) the media driver,
 // subscribes to the request channel and returns the server, ready for the
@@ -335,6 +349,19 @@ func (s *Server) Poll(now int64) int {
 		if len(c.backlogLens) > 0 {
 			continue // its replies wait; flush retries them
 		}
+		if c.later != nil {
+			if c.parked() {
+				continue // its requests wait for the parked one's answer
+			}
+			if len(c.heldLens) > 0 {
+				n := s.serveHeld(c)
+				budget -= n
+				work += n
+				if c.dead || c.parked() || len(c.heldLens) > 0 {
+					continue
+				}
+			}
+		}
 		s.cur = c
 		got := c.img.Poll(s.onFrag, budget)
 		budget -= got
@@ -371,6 +398,12 @@ func (s *Server) serve(msg []byte, _ *ae.Header) {
 	if c == nil || c.dead {
 		return
 	}
+	if c.later != nil && (c.parked() || len(c.heldLens) > 0) && !s.replaying {
+		// Came in the same poll as a request that parked: it waits its turn.
+		c.held = append(c.held, msg...)
+		c.heldLens = append(c.heldLens, len(msg))
+		return
+	}
 	if isFrame(msg) {
 		var ok bool
 		if msg, ok = s.gather(c, msg); !ok {
@@ -391,12 +424,46 @@ func (s *Server) serve(msg []byte, _ *ae.Header) {
 		c.req.reset() // served: give back a large request's buffer
 		s.charge(c)
 	}
+	if c.parked() {
+		return // answered later, through answer
+	}
 	if !s.send(c, reply) {
 		return
 	}
 	if closeConn {
 		s.closeAfterReplies(c, "closed by request")
 	}
+}
+
+// serveHeld serves, in order, the requests that waited while c was parked,
+// until one parks again; it returns how many it served.
+func (s *Server) serveHeld(c *client) int {
+	s.cur, s.replaying = c, true
+	n, off := 0, 0
+	for n < len(c.heldLens) && !c.dead && !c.parked() {
+		l := c.heldLens[n]
+		s.serve(c.held[off:off+l], nil)
+		off += l
+		n++
+	}
+	s.cur, s.replaying = nil, false
+	c.held = c.held[:copy(c.held, c.held[off:])]
+	c.heldLens = c.heldLens[:copy(c.heldLens, c.heldLens[n:])]
+	if len(c.heldLens) == 0 && cap(c.held) > keepBuffer {
+		c.held = nil
+	}
+	return n
+}
+
+// answer sends the later reply of c's parked request (a blocking pop
+// served by another client's push, or timed out) as any reply goes: at
+// once, or after its backlog. It returns false if c is gone.
+func (s *Server) answer(c *client, reply []byte) bool {
+	if c.dead {
+		return false
+	}
+	s.stats.BytesOut += int64(len(reply))
+	return s.send(c, reply)
 }
 
 // gather adds one chunk of a request to c's assembly and returns the whole
@@ -766,6 +833,10 @@ func (s *Server) drain() int {
 			}
 			c := &client{img: e.img, pub: e.pub, corr: e.img.CorrelationID(), session: e.img.SessionID(),
 				maxMsg: e.pub.MaxMessageLength(), sess: s.o.Handler.OpenMessage(s.o.Proto)}
+			if l, ok := c.sess.(transport.LaterAware); ok {
+				c.later = l
+				l.SetAnswer(func(reply []byte) bool { return s.answer(c, reply) })
+			}
 			s.pending = append(s.pending, c)
 			s.stats.Accepted++
 		case evRemove:

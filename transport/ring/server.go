@@ -203,6 +203,9 @@ type client struct {
 	req  consumer // requests: the client produces, we consume
 	rep  producer // replies: we produce, the client consumes
 	sess transport.MessageSession
+	// later is sess when it can answer a request later (a blocking pop):
+	// while it is parked the client's further requests stay in its ring.
+	later transport.LaterAware
 	// A request longer than a record, being reassembled.
 	in  []byte
 	asm assembler
@@ -480,6 +483,9 @@ func (s *Server) serve(c *client, max int) (n int, closeConn bool) {
 				return n, true
 			}
 		}
+		if c.parked() {
+			return n, false // its requests wait in the ring for the answer
+		}
 		msg, more, ok := c.req.peek()
 		if !ok {
 			return n, false
@@ -533,6 +539,9 @@ func (s *Server) execute(c *client, msg []byte) (closeConn bool) {
 	reply, closeConn := c.sess.ServeMessage(msg, out)
 	s.stats.BytesIn += int64(len(msg))
 	s.stats.BytesOut += int64(len(reply))
+	if c.parked() {
+		return closeConn // answered later (answer): the claimed record stays free for it
+	}
 	if len(reply) <= cap(out) {
 		if len(reply) > 0 && &reply[0] != &out[:1][0] {
 			copy(out[:len(reply)], reply) // the session replied from its own buffer
@@ -548,6 +557,31 @@ func (s *Server) execute(c *client, msg []byte) (closeConn bool) {
 		c.closing, closeConn = true, false
 	}
 	return closeConn
+}
+
+// parked reports whether c's last request waits for an answer that comes
+// later (see transport.LaterAware).
+func (c *client) parked() bool { return c.later != nil && c.later.Parked() }
+
+// answer publishes the later reply of c's parked request (a blocking pop
+// served by another client's push, or timed out). The client sent nothing
+// since (its requests wait while it is parked), so the record its request
+// left free is there; a reply longer than a record goes out a fragment at
+// a time, from a copy, as room appears.
+func (s *Server) answer(c *client, reply []byte) bool {
+	if c.faulted || c.closing || c.out.busy() { // busy: cannot be, the parked request's reply was the last
+		return false
+	}
+	s.stats.BytesOut += int64(len(reply))
+	if c.rep.hasSpace() && len(reply) <= c.rep.maxBytes {
+		out := c.rep.claim()
+		c.rep.publish(copy(out[:len(reply)], reply), false)
+		return true
+	}
+	s.stats.FragmentedReplies++
+	c.out.start(append([]byte(nil), reply...))
+	s.flush(c)
+	return true
 }
 
 // flush publishes the fragments of c's long reply while the reply ring has
@@ -566,6 +600,9 @@ func (s *Server) flush(c *client) bool {
 func (c *client) ready() bool {
 	if c.out.busy() {
 		return c.rep.hasSpace()
+	}
+	if c.parked() {
+		return false
 	}
 	// A fragment that does not end its message is taken whatever room
 	// the reply ring has; anything else needs room for its reply.
@@ -829,6 +866,10 @@ func (s *Server) newClient(fd int) (c *client, mfd int, err error) {
 	c.rep = newProducer(m, s.geo.repBase, s.geo.records, s.geo.recordSize)
 	c.asm = newAssembler(s.geo.recordSize-recHeader, s.o.MaxMessage)
 	c.sess = s.o.Handler.OpenMessage(s.o.Proto)
+	if l, ok := c.sess.(transport.LaterAware); ok {
+		c.later = l
+		l.SetAnswer(func(reply []byte) bool { return s.answer(c, reply) })
+	}
 	return c, mfd, nil
 }
 

@@ -2,6 +2,7 @@ package acl
 
 import (
 	"bytes"
+	"encoding/binary"
 
 	"github.com/goblin-kv/goblin/internal/glob"
 )
@@ -70,6 +71,45 @@ func (u *User) Allowed(id int, firstArg []byte, keys []Key, channels []Channel) 
 	return u.check(id, firstArg, keys, channels)
 }
 
+// AllowsCommand is Allowed's fast path for a command that names no key
+// and no channel: one bit test in the union of the user's selectors. It
+// reports true exactly when Allowed(id, nil, nil, nil) would; false means
+// ask Allowed, which also knows the first-argument rules (+select|0) and
+// says why it refuses. It allocates nothing.
+func (u *User) AllowsCommand(id int) bool {
+	w := uint(id) / 64
+	return w < uint(len(u.cmds)) && u.cmds[w]&(1<<(uint(id)%64)) != 0
+}
+
+// AllowsKey is Allowed's fast path for a command with one key and no
+// channel: a bit test, then (unless the selector allows all keys) the
+// key against the selector's patterns, the literal prefix first, for
+// each selector until one allows both. It reports true exactly when
+// Allowed(id, nil, []Key{{key, flags}}, nil) would; false means ask
+// Allowed. It allocates nothing.
+func (u *User) AllowsKey(id int, key []byte, flags KeyFlags) bool {
+	w, bit := uint(id)/64, uint64(1)<<(uint(id)%64)
+	if w >= uint(len(u.cmds)) || u.cmds[w]&bit == 0 {
+		return false // no selector allows the command
+	}
+	switch u.keys {
+	case keysAll:
+		return true
+	case keysRoot:
+		return u.sels[0].keyMatch(key, flags)
+	}
+	for i := range u.sels {
+		s := &u.sels[i]
+		if s.allowed[w]&bit == 0 {
+			continue
+		}
+		if s.flags&selAllKeys != 0 || s.keyMatch(key, flags) {
+			return true
+		}
+	}
+	return false
+}
+
 func (u *User) check(id int, firstArg []byte, keys []Key, channels []Channel) Result {
 	if len(u.sels) == 1 {
 		return u.sels[0].check(u.table, id, firstArg, keys, channels)
@@ -126,16 +166,27 @@ func (s *selector) firstArgAllowed(id int, arg []byte) bool {
 	return false
 }
 
-func (s *selector) keyAllowed(k *Key) bool {
+func (s *selector) keyAllowed(k *Key) bool { return s.keyMatch(k.Name, k.Flags) }
+
+// keyMatch reports whether one of the selector's key patterns with
+// permissions flags matches name.
+func (s *selector) keyMatch(name []byte, flags KeyFlags) bool {
 	for i := range s.keys {
 		p := &s.keys[i]
-		if p.flags&k.Flags != k.Flags {
+		if p.flags&flags != flags {
 			continue
 		}
-		if len(k.Name) < p.prefix || string(k.Name[:p.prefix]) != string(p.pattern[:p.prefix]) {
+		if len(name) < p.prefix {
 			continue
 		}
-		if p.prefixStar && len(k.Name) > p.prefix || glob.Match(p.pattern, k.Name) {
+		if p.prefix <= 8 && len(name) >= 8 {
+			if (binary.LittleEndian.Uint64(name)^p.head)&p.headMask != 0 {
+				continue
+			}
+		} else if string(name[:p.prefix]) != string(p.pattern[:p.prefix]) {
+			continue
+		}
+		if p.prefixStar && len(name) > p.prefix || glob.Match(p.pattern, name) {
 			return true
 		}
 	}

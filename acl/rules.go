@@ -2,6 +2,7 @@ package acl
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"strings"
 
@@ -89,6 +90,10 @@ type keyPattern struct {
 	// ("tenant:*"): any key longer than the prefix that starts with it
 	// matches, with no glob to run.
 	prefixStar bool
+	// head and headMask are the prefix's bytes as a little-endian word
+	// and the mask of those bytes, for a prefix of at most 8 bytes: a key
+	// of 8 bytes or more is tested with one load, xor and and, no call.
+	head, headMask uint64
 }
 
 func newKeyPattern(p string, flags KeyFlags) keyPattern {
@@ -96,7 +101,14 @@ func newKeyPattern(p string, flags KeyFlags) keyPattern {
 	if n < 0 {
 		n = len(p)
 	}
-	return keyPattern{pattern: []byte(p), flags: flags, prefix: n, prefixStar: n == len(p)-1 && p[n] == '*'}
+	kp := keyPattern{pattern: []byte(p), flags: flags, prefix: n, prefixStar: n == len(p)-1 && p[n] == '*'}
+	if n <= 8 {
+		var b [8]byte
+		copy(b[:], p[:n])
+		kp.head = binary.LittleEndian.Uint64(b[:])
+		kp.headMask = ^uint64(0) >> (64 - 8*n) // n 0: a shift by 64 gives 0, and every key passes
+	}
+	return kp
 }
 
 const (
@@ -111,8 +123,12 @@ type selector struct {
 	flags uint8
 	// future is Redis's reserved command bit: set by +@all, cleared only
 	// by -@all, it decides whether the rules start with +@all.
-	future    bool
-	cmds      []uint64     // allowed command IDs
+	future bool
+	cmds   []uint64 // allowed command IDs
+	// allowed is cmds with every command for selAllCommands and the
+	// commands every user may run (Table's noAuth), made by User.settle:
+	// the fast checks' bitmap.
+	allowed   []uint64
 	firstArgs [][]string   // by ID: first arguments allowed of a denied command (nil: none)
 	keys      []keyPattern // unless selAllKeys
 	channels  [][]byte     // unless selAllChannels
@@ -129,6 +145,7 @@ func newSelector(t *Table, allChannels bool) selector {
 func (s *selector) clone() selector {
 	c := *s
 	c.cmds = append([]uint64(nil), s.cmds...)
+	c.allowed = nil // settle remakes it
 	if s.firstArgs != nil {
 		c.firstArgs = make([][]string, len(s.firstArgs))
 		for i, a := range s.firstArgs {

@@ -33,7 +33,22 @@ type User struct {
 	// selector and allows all keys: then an allowed command that names no
 	// channel needs one bit test.
 	bits []uint64
+	// cmds is the union of the selectors' allowed bitmaps: a command
+	// that names no key and no channel is allowed when its bit is set
+	// (AllowsCommand).
+	cmds []uint64
+	// keys says how AllowsKey checks a key once cmds allows the command.
+	keys uint8
 }
+
+// User.keys: with one selector, whose allowed bitmap is then cmds,
+// either any key passes or the key must match its patterns; with
+// several, each selector allowing the command is asked in turn.
+const (
+	keysSelectors uint8 = iota
+	keysAll
+	keysRoot
+)
 
 func newUser(name string, t *Table) *User {
 	u := &User{name: name, table: t, flags: userOff}
@@ -163,12 +178,35 @@ func indexOf(list []string, s string) int {
 	return -1
 }
 
-// settle recomputes what the permission check precomputes.
+// settle recomputes what the permission check precomputes: each
+// selector's allowed bitmap (its commands, every command for allcommands,
+// and those every user may run), their union, and the shortcuts above.
+// Every change to a user ends with settle.
 func (u *User) settle() {
 	r := &u.sels[0]
 	u.all = r.flags&(selAllCommands|selAllKeys|selAllChannels) == selAllCommands|selAllKeys|selAllChannels
+	u.cmds = make([]uint64, u.table.words)
+	for i := range u.sels {
+		s := &u.sels[i]
+		s.allowed = make([]uint64, u.table.words)
+		for w := range s.allowed {
+			a := s.cmds[w] | u.table.noAuth[w]
+			if s.flags&selAllCommands != 0 {
+				a = ^uint64(0)
+			}
+			s.allowed[w] = a
+			u.cmds[w] |= a
+		}
+	}
+	u.keys = keysSelectors
+	if len(u.sels) == 1 {
+		u.keys = keysRoot
+		if r.flags&selAllKeys != 0 {
+			u.keys = keysAll
+		}
+	}
 	u.bits = nil
 	if len(u.sels) == 1 && r.flags&selAllKeys != 0 {
-		u.bits = r.cmds
+		u.bits = r.allowed
 	}
 }

@@ -42,6 +42,7 @@ const (
 	FlagReplace Flags = 1 << 0 // COPY, RESTORE: overwrite an existing destination
 	FlagDB      Flags = 1 << 1 // COPY: DB given, in Amount
 	FlagCopy    Flags = 1 << 2 // MIGRATE: leave the keys here too (COPY)
+	FlagIdle    Flags = 1 << 3 // RESTORE: IDLETIME given, its seconds in Amount
 )
 
 // SCAN's options.

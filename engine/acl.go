@@ -39,6 +39,52 @@ var aclIDs = func() (ids [command.NumOps]int32) {
 	return ids
 }()
 
+// aclShape is what the permission check needs to know of a command
+// before it sees a request: whether the fast checks (acl.User's
+// AllowsCommand and AllowsKey) can decide it, and with which key
+// permissions.
+type aclShape struct {
+	id    int32 // the command's ID in acl.CommandTable (aclIDs)
+	kind  uint8 // shapeOther, shapeKeyless, shapeOneKey or shapeSet
+	flags acl.KeyFlags
+}
+
+const (
+	shapeOther   uint8 = iota // channels, several keys, flags that vary: the full check
+	shapeKeyless              // no key and no channel (PING, INFO)
+	shapeOneKey               // Request.Key only, with permissions its key spec fixes (GET, INCR)
+	shapeSet                  // SET: Request.Key, read too with GET
+)
+
+// setFlags are SET's key permissions without and with GET.
+var setFlags = [2]acl.KeyFlags{
+	aclKeyFlags(variableFlags(command.OpSet, nil, false)),
+	aclKeyFlags(variableFlags(command.OpSet, nil, true)),
+}
+
+// aclShapes holds each Op's shape, worked out once from its Spec as
+// requestKeys would find its keys for any request.
+var aclShapes = func() (shapes [command.NumOps]aclShape) {
+	for _, op := range command.All() {
+		spec := command.Lookup(op)
+		shapes[op].id = aclIDs[op]
+		switch {
+		case spec.Flags&command.PubSub != 0:
+		case len(spec.Keys) == 0:
+			shapes[op].kind = shapeKeyless
+		case spec.Keys[0].Flags&command.KeyNotKey != 0:
+		case spec.ReqKeys.From < 0 && spec.ReqKeyFlags(0)&command.KeyVariableFlags == 0:
+			shapes[op].kind, shapes[op].flags = shapeOneKey, aclKeyFlags(spec.ReqKeyFlags(0))
+		case op == command.OpSet && spec.ReqKeys.From < 0:
+			shapes[op].kind = shapeSet
+		}
+	}
+	return shapes
+}()
+
+// aclPingID is PING's ID in acl.CommandTable, for plain.
+var aclPingID = int(aclIDs[command.OpPing])
+
 // initACL makes the users of a fresh engine: default, with requirepass as
 // its password when set.
 func (e *Engine) initACL() {
@@ -130,11 +176,35 @@ func (e *Engine) resolve(s *Session) bool {
 	return s.user != noUser
 }
 
-// permit is execute's slow path, for a session whose user is not allowed
-// everything: NOAUTH before authentication (but for AUTH, HELLO...), then
-// the user's rules. A denial records its error reply and an ACL LOG
-// entry, and permit reports false.
+// permit is execute's check for a session whose user is not allowed
+// everything. A command with no key and no channel, or only Request.Key
+// with fixed permissions (most commands), the user allows is passed by
+// one bit test and at most one pattern match per key pattern (aclShapes,
+// acl.User.AllowsCommand and AllowsKey); an unauthenticated session and
+// everything else take permitSlow.
 func (e *Engine) permit(s *Session, r *command.Request) bool {
+	switch sh := &aclShapes[r.Op]; sh.kind {
+	case shapeKeyless:
+		if s.user.AllowsCommand(int(sh.id)) {
+			return true
+		}
+	case shapeOneKey:
+		if s.user.AllowsKey(int(sh.id), r.Key, sh.flags) {
+			return true
+		}
+	case shapeSet:
+		if s.user.AllowsKey(int(sh.id), r.Key, setFlags[b2i(r.Flags&command.FlagGet != 0)]) {
+			return true
+		}
+	}
+	return e.permitSlow(s, r)
+}
+
+// permitSlow is permit's full check: NOAUTH before authentication (but
+// for AUTH, HELLO...), then the user's rules with every key and channel.
+// A denial records its error reply and an ACL LOG entry, and permitSlow
+// reports false.
+func (e *Engine) permitSlow(s *Session, r *command.Request) bool {
 	spec := command.Lookup(r.Op)
 	if !e.resolve(s) {
 		if spec.Flags&command.NoAuthFlag != 0 {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
 )
 
@@ -103,4 +104,46 @@ func TestDefaultUserPassword(t *testing.T) {
 	if got := do(t, e2, e2.Open(proto.RESP, nil), "GET", "k"); got != "-NOAUTH Authentication required." {
 		t.Fatalf("GET before AUTH with requirepass: %q", got)
 	}
+}
+
+// TestACLShapesMatchRequestKeys: the shape permit's fast path takes for
+// each command (aclShapes) is what the full check would find in a
+// request: no key for a keyless command, Request.Key alone with the
+// shape's permissions for a one-key command (SET with and without GET).
+func TestACLShapesMatchRequestKeys(t *testing.T) {
+	e, _ := newEngine(t, Options{})
+	args := [][]byte{[]byte("a1"), []byte("a2"), []byte("a3"), []byte("a4")}
+	fast := 0
+	for _, op := range command.All() {
+		sh := aclShapes[op]
+		spec := command.Lookup(op)
+		for _, get := range []bool{false, true} {
+			r := command.Request{Op: op, Key: []byte("k"), Args: args, Amount: 2}
+			want := sh.flags
+			if get {
+				r.Flags |= command.FlagGet
+			}
+			if sh.kind == shapeSet {
+				want = setFlags[b2i(get)]
+			}
+			e.argv = nil
+			keys := e.requestKeys(&r, spec)
+			switch sh.kind {
+			case shapeKeyless:
+				fast++
+				if len(keys) != 0 {
+					t.Errorf("%s: keyless shape, the full check finds %d keys", command.Name(op), len(keys))
+				}
+			case shapeOneKey, shapeSet:
+				fast++
+				if len(keys) != 1 || string(keys[0].Name) != "k" || keys[0].Flags != want {
+					t.Errorf("%s: one-key shape with flags %v, the full check finds %+v", command.Name(op), want, keys)
+				}
+			}
+		}
+	}
+	if aclShapes[command.OpGet].kind != shapeOneKey || aclShapes[command.OpPing].kind != shapeKeyless || aclShapes[command.OpSet].kind != shapeSet {
+		t.Fatalf("GET, PING or SET lost its fast shape: %+v %+v %+v", aclShapes[command.OpGet], aclShapes[command.OpPing], aclShapes[command.OpSet])
+	}
+	t.Logf("%d of %d commands take the fast check", fast/2, len(command.All()))
 }

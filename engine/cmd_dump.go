@@ -67,8 +67,10 @@ func (e *Engine) appendDump(dst, key []byte) (payload []byte, expireAt int64, ok
 
 // restore answers RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME s]
 // [FREQ f] as Redis 7.0 does: the ttl, if any, is in r.Expire (relative:
-// PX, absolute: PXAT); IDLETIME and FREQ are checked by the parser and
-// have nothing to set here (goblin keeps no per-key LRU or LFU state).
+// PX, absolute: PXAT); IDLETIME's seconds (FlagIdle, in r.Amount) become
+// the key's idle time, as Redis's objectSetLRUOrLFU sets its LRU clock;
+// FREQ is dropped by the parser (goblin has no LFU policy, the only one
+// under which Redis keeps it).
 func (e *Engine) restore(_ *Session, r *command.Request) {
 	replace := r.Flags&command.FlagReplace != 0
 	if !replace && e.st.Exists(r.Key) {
@@ -131,7 +133,7 @@ func (e *Engine) restore(_ *Session, r *command.Request) {
 			e.collError(err)
 			return
 		}
-		e.ok()
+		e.restored(r)
 		return
 	}
 	// Kept as SET keeps it: Redis's RESTORE runs tryObjectEncoding on the
@@ -139,6 +141,14 @@ func (e *Engine) restore(_ *Session, r *command.Request) {
 	if _, err := e.st.Import(r.Key, v.Str, store.AsSet, at, true); err != nil {
 		e.storeError(err)
 		return
+	}
+	e.restored(r)
+}
+
+// restored finishes a RESTORE that created its key: IDLETIME applied.
+func (e *Engine) restored(r *command.Request) {
+	if r.Flags&command.FlagIdle != 0 {
+		e.st.SetIdleTime(r.Key, r.Amount)
 	}
 	e.ok()
 }

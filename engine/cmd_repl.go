@@ -89,6 +89,7 @@ var (
 	wLMove, wRPopLPush               = []byte("LMOVE"), []byte("RPOPLPUSH")
 	wRestore                         = []byte("RESTORE")
 	wReplace                         = []byte("REPLACE")
+	wIdleTime                        = []byte("IDLETIME")
 	wAbsTTL                          = []byte("ABSTTL")
 	errNoSocket                      = "ERR replication needs a socket connection (this transport cannot send to a client out of turn)"
 )
@@ -401,8 +402,8 @@ func (e *Engine) replWords(r *command.Request) [][]byte {
 		e.repl.words = w
 		return w
 	case command.OpRestore:
-		// An absolute expiry, as Redis rewrites it (IDLETIME and FREQ,
-		// which goblin does not keep, are left out).
+		// An absolute expiry, as Redis rewrites it, and IDLETIME (FREQ,
+		// which goblin does not keep, is left out).
 		t := e.st.ExpireTime(r.Key)
 		ttl := []byte("0")
 		if t >= 0 {
@@ -414,6 +415,9 @@ func (e *Engine) replWords(r *command.Request) [][]byte {
 		}
 		if t >= 0 {
 			w = append(w, wAbsTTL)
+		}
+		if r.Flags&command.FlagIdle != 0 {
+			w = append(w, wIdleTime, strconv.AppendInt(nil, r.Amount, 10))
 		}
 		e.repl.words = w
 		return w

@@ -166,3 +166,63 @@ func TestRestoreRefusesOtherTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreIdleTimeAgainstRedis: RESTORE ... IDLETIME n leaves the key
+// idle for n seconds, as redis-server does: OBJECT IDLETIME reads n at
+// once (redis-server's clock may tick once meanwhile) and n plus the time
+// gone later; without IDLETIME a restored key is fresh; FREQ, kept only
+// under an LFU policy goblin does not have, changes nothing.
+func TestRestoreIdleTimeAgainstRedis(t *testing.T) {
+	c := dialRedis(t)
+	redisDo(t, c, "FLUSHALL")
+	e, clock := newEngine(t, Options{})
+	e.Tick(0) // the LRU clock, from the fake clock
+	s := NewSession(0, nil)
+	idle := func(k string) (ours, theirs int64) {
+		t.Helper()
+		o, err := strconv.ParseInt(strings.TrimPrefix(do(t, e, s, "OBJECT", "IDLETIME", k), ":"), 10, 64)
+		if err != nil {
+			t.Fatalf("goblin OBJECT IDLETIME %s: %v", k, err)
+		}
+		n := redisDo(t, c, "OBJECT", "IDLETIME", k)
+		r, err := strconv.ParseInt(string(n.str), 10, 64)
+		if err != nil {
+			t.Fatalf("redis OBJECT IDLETIME %s: %q", k, n.str)
+		}
+		return o, r
+	}
+	redisDo(t, c, "SET", "s", "hello")
+	redisDo(t, c, "HSET", "h", "f", "v")
+	for _, src := range []string{"s", "h"} {
+		p := string(redisDo(t, c, "DUMP", src).str)
+		for _, tc := range []struct {
+			key  string
+			args []string
+			want int64
+		}{
+			{src + "-idle", []string{"IDLETIME", "1000"}, 1000},
+			{src + "-idle-abs", []string{"ABSTTL", "IDLETIME", "86400"}, 86400},
+			{src + "-fresh", nil, 0},
+			{src + "-freq", []string{"FREQ", "100"}, 0},
+			{src + "-zero", []string{"IDLETIME", "0"}, 0},
+		} {
+			args := append([]string{"RESTORE", tc.key, "0", p}, tc.args...)
+			if got := do(t, e, s, args...); got != "+OK" {
+				t.Fatalf("goblin %q: %s", args[4:], got)
+			}
+			if n := redisDo(t, c, args...); string(n.str) != "OK" {
+				t.Fatalf("redis %q: %q", args[4:], n.str)
+			}
+			ours, theirs := idle(tc.key)
+			if ours != tc.want || theirs < tc.want || theirs > tc.want+1 {
+				t.Errorf("RESTORE %s %q: OBJECT IDLETIME goblin %d, redis %d, want %d", src, tc.args, ours, theirs, tc.want)
+			}
+		}
+	}
+	// The idle time goes on from there.
+	clock.Advance(5 * time.Second)
+	e.Tick(0)
+	if got := do(t, e, s, "OBJECT", "IDLETIME", "s-idle"); got != ":1005" {
+		t.Errorf("OBJECT IDLETIME 5 s after RESTORE IDLETIME 1000: %s, want :1005", got)
+	}
+}

@@ -402,13 +402,13 @@ func (e *Engine) execute(s *Session, r *command.Request) {
 // plain reports whether s is in the state most requests find it in, where
 // a keyless request that changes nothing (a bare PING) needs none of
 // execute's and serveSBE's checks: no MULTI to queue into, replies on, no
-// MONITOR to feed, a user allowed every command (authenticated), no slow log
+// MONITOR to feed, a user allowed PING (authenticated), no slow log
 // that keeps every command, and this request not the one in sampleEvery
 // that is timed. It is the one predictable branch in
 // front of the fast paths; anything it does not cover goes the general way.
 func (e *Engine) plain(s *Session) bool {
 	return !s.tx.on && s.mute == 0 && len(e.monitors) == 0 && e.sampleLeft > 1 &&
-		s.user.AllowsAll() && e.slow.slowerThan != 0
+		(s.user.AllowsAll() || s.user.AllowsCommand(aclPingID)) && e.slow.slowerThan != 0
 }
 
 // pong answers a compact SBE PING in a plain session (see plain): the

@@ -226,8 +226,9 @@ func parseMemoryUsage(d *Decoder, r *command.Request, args [][]byte) bool {
 
 // parseRestore reads RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME
 // s] [FREQ f]: the ttl in Expire (Expiry PX, or PXAT with ABSTTL; none for
-// 0), the payload in Value. goblin keeps no idle times or LFU counters, so
-// IDLETIME and FREQ are checked and dropped.
+// 0), the payload in Value, IDLETIME's seconds in Amount (with FlagIdle).
+// goblin has no LFU policy, under which alone Redis keeps FREQ, so FREQ is
+// checked and dropped as Redis drops it under an LRU policy.
 func parseRestore(d *Decoder, r *command.Request, args [][]byte) bool {
 	r.Key, r.Value = args[1], args[3]
 	absTTL, idle, freq := false, false, false
@@ -247,6 +248,8 @@ func parseRestore(d *Decoder, r *command.Request, args [][]byte) bool {
 				return d.fail(command.Err, "ERR Invalid IDLETIME value, must be >= 0")
 			}
 			idle = true
+			r.Flags |= command.FlagIdle
+			r.Amount = v
 			i++
 		case eq(args[i], "freq") && more && !idle:
 			var v int64

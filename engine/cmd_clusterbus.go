@@ -340,3 +340,30 @@ func (e *Engine) clusterBusCmd(r *command.Request) bool {
 	}
 	return true
 }
+
+// ClusterBus returns the cluster bus (nil outside --cluster-enabled or
+// before SetClusterBus).
+func (e *Engine) ClusterBus() *member.Cluster {
+	if e.cl == nil {
+		return nil
+	}
+	return e.cl.bus
+}
+
+// ClusterDownPolicy returns cluster-allow-reads-when-down and
+// cluster-allow-pubsubshard-when-down (false, true outside cluster mode:
+// Redis's defaults).
+func (e *Engine) ClusterDownPolicy() (reads, pubsubShard bool) {
+	if e.cl == nil {
+		return false, true
+	}
+	return e.cl.o.AllowReadsWhenDown, !e.cl.o.NoPubsubShardWhenDown
+}
+
+// SetClusterDownPolicy sets them (CONFIG SET, loop goroutine); outside
+// cluster mode it does nothing.
+func (e *Engine) SetClusterDownPolicy(reads, pubsubShard bool) {
+	if e.cl != nil {
+		e.cl.o.AllowReadsWhenDown, e.cl.o.NoPubsubShardWhenDown = reads, !pubsubShard
+	}
+}

@@ -485,7 +485,7 @@ func (s *Server) params() []engine.Param {
 			}
 			return ""
 		}},
-	}, append(s.tlsParams(), s.replicaParams()...)...)
+	}, append(append(s.tlsParams(), s.replicaParams()...), s.clusterParams()...)...)
 }
 
 // rewriter returns CONFIG REWRITE's Rewrite: nil without a configuration

@@ -127,6 +127,11 @@ type Options struct {
 	Logger *slog.Logger
 	// TLS, when set, runs the bus's links over TLS (tls-cluster; tls.go).
 	TLS *BusTLS
+	// NoFailover is cluster-replica-no-failover; AnnouncePort,
+	// AnnounceBusPort and AnnounceTLSPort are cluster-announce-port,
+	// -bus-port and -tls-port (settings.go).
+	NoFailover                                     bool
+	AnnouncePort, AnnounceBusPort, AnnounceTLSPort int
 }
 
 // Node is one member of the node table.
@@ -259,11 +264,7 @@ func New(o Options, st *cluster.State) (*Cluster, error) {
 		c.addNode(c.myself)
 		c.log.Info("no cluster configuration found", "myself", c.myself.ID())
 	}
-	c.myself.port, c.myself.cport = o.Port, o.BusPort
-	if o.AnnounceIP != "" {
-		c.myself.ip = o.AnnounceIP
-	}
-	c.myself.hostname = o.AnnounceHostname
+	c.applyMyself()
 	c.efd, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: eventfd: %w", err)

@@ -213,6 +213,11 @@ func (c *Cluster) processPing(l *link, msg []byte, sender *Node) {
 		sender.hostname = string(host)
 		c.dirty = true
 	}
+	// The sender's NOFAILOVER flag is taken from its header.
+	if nf := h.Flags & bus.FlagNoFailover; sender.flags&bus.FlagNoFailover != nf {
+		sender.flags = sender.flags&^bus.FlagNoFailover | nf
+		c.dirty = true
+	}
 	// Role.
 	if h.SlaveOf.Zero() {
 		if sender.is(bus.FlagSlave) {

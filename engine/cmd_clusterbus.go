@@ -9,6 +9,7 @@ import (
 	"github.com/goblin-kv/goblin/cluster"
 	"github.com/goblin-kv/goblin/cluster/member"
 	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/internal/glob"
 )
 
 // Cluster mode with the cluster bus (--cluster-enabled yes): membership,
@@ -366,4 +367,23 @@ func (e *Engine) SetClusterDownPolicy(reads, pubsubShard bool) {
 	if e.cl != nil {
 		e.cl.o.AllowReadsWhenDown, e.cl.o.NoPubsubShardWhenDown = reads, !pubsubShard
 	}
+}
+
+// ClusterDeliver hands a PUBLISH (shard false) or PUBLISHSHARD from a
+// cluster bus peer to this node's subscribers, as Redis's
+// clusterProcessPublishPacket: channel and pattern subscribers, or
+// shard-channel subscribers. The reply counts are nobody's. Loop
+// goroutine (the bus is polled there).
+func (e *Engine) ClusterDeliver(shard bool, channel, message []byte) {
+	if shard {
+		e.deliver(nil, e.ps.shard[string(channel)], "smessage", channel, message)
+	} else {
+		e.deliver(nil, e.ps.channels[string(channel)], "message", channel, message)
+		for _, p := range e.ps.patterns {
+			if glob.Match(p.name, channel) {
+				e.deliverPattern(nil, p, channel, message)
+			}
+		}
+	}
+	e.cutSlow()
 }

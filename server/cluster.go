@@ -121,7 +121,7 @@ func (s *Server) setupClusterBus() error {
 		RequireFullCoverage: &full, DelSlotKeys: s.engine.ClusterDelSlotKeys,
 		ValidityFactor: s.opts.ClusterValidityFactor, ReplPingPeriod: s.engine.ReplPingPeriod,
 		MigrationBarrier: s.opts.ClusterMigrationBarrier, NoReplicaMigration: s.opts.ClusterNoReplicaMigration,
-		NoFailover: s.opts.ClusterReplicaNoFailover, AnnouncePort: s.opts.ClusterAnnouncePort,
+		NoFailover: s.opts.ClusterReplicaNoFailover, Deliver: s.engine.ClusterDeliver, AnnouncePort: s.opts.ClusterAnnouncePort,
 		AnnounceBusPort: s.opts.ClusterAnnounceBusPort, AnnounceTLSPort: s.opts.ClusterAnnounceTLSPort,
 	}, s.engine.ClusterState())
 	if err != nil {

@@ -285,7 +285,11 @@ func (e *Engine) clusterBusCmd(r *command.Request) bool {
 				return true
 			}
 		}
+		wasReplica := b.IsReplica()
 		if !e.busErr(b.Reset(hard, e.keyspaceEmpty())) {
+			if wasReplica {
+				e.emptyAll() // as clusterReset's emptyData: the master's data is no longer ours
+			}
 			e.ok()
 		}
 	case command.OpClusterSetConfigEpoch:
@@ -386,4 +390,18 @@ func (e *Engine) ClusterDeliver(shard bool, channel, message []byte) {
 		}
 	}
 	e.cutSlow()
+}
+
+// emptyAll deletes every key of every database (CLUSTER RESET of a
+// replica), telling WATCHers as FLUSHALL does.
+func (e *Engine) emptyAll() {
+	for i, st := range e.dbs {
+		if st == nil {
+			continue
+		}
+		if len(e.watchers) > 0 {
+			e.touchExisting(i, st)
+		}
+		st.Flush()
+	}
 }

@@ -34,6 +34,10 @@ type ClusterOptions struct {
 	// get "-CLUSTERDOWN The cluster is down and only accepts read
 	// commands").
 	AllowReadsWhenDown bool
+	// NoPubsubShardWhenDown is cluster-allow-pubsubshard-when-down no:
+	// while the cluster is down, SSUBSCRIBE, SUNSUBSCRIBE and SPUBLISH get
+	// -CLUSTERDOWN too (by default they are served, as Redis 7.0 does).
+	NoPubsubShardWhenDown bool
 	// Migrate carries MIGRATE's commands to the target server; nil uses a
 	// cluster.Migrator of the engine's own.
 	Migrate func(addr string, timeout time.Duration, cmds []byte, n int) ([]string, error)
@@ -141,6 +145,11 @@ func (e *Engine) route(s *Session, r *command.Request) bool {
 	}
 	if st.Down() {
 		switch {
+		case spec.Flags&command.PubSub != 0: // shard channels (getNodeByQuery's is_pubsubshard)
+			if c.o.NoPubsubShardWhenDown {
+				e.errText(command.Err, "CLUSTERDOWN The cluster is down")
+				return true
+			}
 		case !c.o.AllowReadsWhenDown:
 			e.errText(command.Err, "CLUSTERDOWN The cluster is down")
 			return true

@@ -9,6 +9,7 @@ import (
 	"github.com/goblin-kv/goblin/cluster"
 	"github.com/goblin-kv/goblin/cluster/member"
 	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/internal/glob"
 )
 
 // Cluster mode with the cluster bus (--cluster-enabled yes): membership,
@@ -284,7 +285,11 @@ func (e *Engine) clusterBusCmd(r *command.Request) bool {
 				return true
 			}
 		}
+		wasReplica := b.IsReplica()
 		if !e.busErr(b.Reset(hard, e.keyspaceEmpty())) {
+			if wasReplica {
+				e.emptyAll() // as clusterReset's emptyData: the master's data is no longer ours
+			}
 			e.ok()
 		}
 	case command.OpClusterSetConfigEpoch:
@@ -339,4 +344,64 @@ func (e *Engine) clusterBusCmd(r *command.Request) bool {
 		return false
 	}
 	return true
+}
+
+// ClusterBus returns the cluster bus (nil outside --cluster-enabled or
+// before SetClusterBus).
+func (e *Engine) ClusterBus() *member.Cluster {
+	if e.cl == nil {
+		return nil
+	}
+	return e.cl.bus
+}
+
+// ClusterDownPolicy returns cluster-allow-reads-when-down and
+// cluster-allow-pubsubshard-when-down (false, true outside cluster mode:
+// Redis's defaults).
+func (e *Engine) ClusterDownPolicy() (reads, pubsubShard bool) {
+	if e.cl == nil {
+		return false, true
+	}
+	return e.cl.o.AllowReadsWhenDown, !e.cl.o.NoPubsubShardWhenDown
+}
+
+// SetClusterDownPolicy sets them (CONFIG SET, loop goroutine); outside
+// cluster mode it does nothing.
+func (e *Engine) SetClusterDownPolicy(reads, pubsubShard bool) {
+	if e.cl != nil {
+		e.cl.o.AllowReadsWhenDown, e.cl.o.NoPubsubShardWhenDown = reads, !pubsubShard
+	}
+}
+
+// ClusterDeliver hands a PUBLISH (shard false) or PUBLISHSHARD from a
+// cluster bus peer to this node's subscribers, as Redis's
+// clusterProcessPublishPacket: channel and pattern subscribers, or
+// shard-channel subscribers. The reply counts are nobody's. Loop
+// goroutine (the bus is polled there).
+func (e *Engine) ClusterDeliver(shard bool, channel, message []byte) {
+	if shard {
+		e.deliver(nil, e.ps.shard[string(channel)], "smessage", channel, message)
+	} else {
+		e.deliver(nil, e.ps.channels[string(channel)], "message", channel, message)
+		for _, p := range e.ps.patterns {
+			if glob.Match(p.name, channel) {
+				e.deliverPattern(nil, p, channel, message)
+			}
+		}
+	}
+	e.cutSlow()
+}
+
+// emptyAll deletes every key of every database (CLUSTER RESET of a
+// replica), telling WATCHers as FLUSHALL does.
+func (e *Engine) emptyAll() {
+	for i, st := range e.dbs {
+		if st == nil {
+			continue
+		}
+		if len(e.watchers) > 0 {
+			e.touchExisting(i, st)
+		}
+		st.Flush()
+	}
 }

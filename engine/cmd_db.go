@@ -42,6 +42,7 @@ func (e *Engine) db(i int64) *store.Store {
 // work done. The loop calls it in place of the store's Tick.
 func (e *Engine) Tick(budget int) int {
 	e.now = e.clock.NowMillis()
+	e.tickPause()
 	if sec := e.now / 1000; sec != e.lruSec { // the stores' LRU clock, once a second (store/access.go)
 		e.lruSec = sec
 		for _, st := range e.dbs {

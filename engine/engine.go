@@ -360,6 +360,7 @@ type Engine struct {
 	clientUntil int64 // CLIENT PAUSE: unix ms; 0 when not paused
 	pauseWrites bool
 	mfUntil     int64 // the cluster bus's pause of writes while a replica fails over manually (ClusterPause): unix ms; 0 when not paused
+	expiryHeld  bool  // a pause holds key expiry back (pauseexpiry.go)
 	now         int64 // unix ms, refreshed by Tick (age and idle in CLIENT LIST)
 	lruSec      int64 // the second the stores' LRU clocks were last set to (Tick)
 	started     time.Time
@@ -763,6 +764,7 @@ func (e *Engine) refreshPause() {
 	if e.pauseUntil == 0 && e.fo.pausesWrites() {
 		e.pauseUntil = math.MaxInt64
 	}
+	e.syncPauseExpiry() // pauseexpiry.go
 }
 
 // pausedOp returns the Op a RESP command names, for CLIENT PAUSE's check.

@@ -420,12 +420,18 @@ func (e *Engine) publish(s *Session, r *command.Request) {
 		}
 	}
 	e.cutSlow()
+	if e.cl != nil && e.cl.bus != nil {
+		e.cl.bus.Publish(r.Key, r.Value) // every node's subscribers (cmd_clusterbus.go)
+	}
 	e.integer(n)
 }
 
 func (e *Engine) spublish(s *Session, r *command.Request) {
 	n := e.deliver(s, e.ps.shard[string(r.Key)], "smessage", r.Key, r.Value)
 	e.cutSlow()
+	if e.cl != nil && e.cl.bus != nil {
+		e.cl.bus.PublishShard(r.Key, r.Value) // the shard's other nodes
+	}
 	e.integer(n)
 }
 

@@ -23,7 +23,8 @@ func (s *Server) clusterOptions() (engine.ClusterOptions, error) {
 		if path != "" || node != "" {
 			return engine.ClusterOptions{}, fmt.Errorf("%w: --cluster-config/--cluster-node (goblin's static membership file) and --cluster-enabled (the Redis cluster bus, nodes.conf) exclude each other", ErrOptions)
 		}
-		return engine.ClusterOptions{State: cluster.NewEmpty(), AllowReadsWhenDown: s.opts.ClusterAllowReadsWhenDown}, nil
+		return engine.ClusterOptions{State: cluster.NewEmpty(), AllowReadsWhenDown: s.opts.ClusterAllowReadsWhenDown,
+			NoPubsubShardWhenDown: s.opts.ClusterNoPubsubShardWhenDown}, nil
 	}
 	if path == "" {
 		if node != "" {
@@ -120,6 +121,8 @@ func (s *Server) setupClusterBus() error {
 		RequireFullCoverage: &full, DelSlotKeys: s.engine.ClusterDelSlotKeys,
 		ValidityFactor: s.opts.ClusterValidityFactor, ReplPingPeriod: s.engine.ReplPingPeriod,
 		MigrationBarrier: s.opts.ClusterMigrationBarrier, NoReplicaMigration: s.opts.ClusterNoReplicaMigration,
+		NoFailover: s.opts.ClusterReplicaNoFailover, Deliver: s.engine.ClusterDeliver, AnnouncePort: s.opts.ClusterAnnouncePort,
+		AnnounceBusPort: s.opts.ClusterAnnounceBusPort, AnnounceTLSPort: s.opts.ClusterAnnounceTLSPort,
 	}, s.engine.ClusterState())
 	if err != nil {
 		return fmt.Errorf("server: %w", err)

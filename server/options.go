@@ -130,6 +130,19 @@ type Options struct {
 	ClusterValidityFactor     int
 	ClusterMigrationBarrier   int
 	ClusterNoReplicaMigration bool
+	// ClusterReplicaNoFailover is cluster-replica-no-failover yes;
+	// ClusterNoPubsubShardWhenDown is cluster-allow-pubsubshard-when-down
+	// no; ClusterAnnouncePort, ClusterAnnounceBusPort and
+	// ClusterAnnounceTLSPort are cluster-announce-port, -bus-port and
+	// -tls-port (0: the real ones); ClusterLinkSendbufLimit is
+	// cluster-link-sendbuf-limit and ClusterPreferredEndpointType
+	// cluster-preferred-endpoint-type ("": ip), both kept for CONFIG GET
+	// (server/clusterparams.go).
+	ClusterReplicaNoFailover                                            bool
+	ClusterNoPubsubShardWhenDown                                        bool
+	ClusterAnnouncePort, ClusterAnnounceBusPort, ClusterAnnounceTLSPort int
+	ClusterLinkSendbufLimit                                             int64
+	ClusterPreferredEndpointType                                        string
 
 	// ConfigFile, when set, is the configuration file the server was
 	// started with: CONFIG REWRITE writes the parameters CONFIG SET

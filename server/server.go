@@ -491,7 +491,7 @@ func (s *Server) params() []engine.Param {
 			}
 			return ""
 		}},
-	}, append(append(s.tlsParams(), s.replicaParams()...), s.aeronReplParams()...)...)
+	}, append(append(append(s.tlsParams(), s.replicaParams()...), s.aeronReplParams()...), s.clusterParams()...)...)
 }
 
 // rewriter returns CONFIG REWRITE's Rewrite: nil without a configuration

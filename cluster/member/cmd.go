@@ -74,7 +74,7 @@ func (c *Cluster) AddSlots(slots []int) error {
 		seen[s] = true
 	}
 	for _, s := range slots {
-		c.owner[s] = c.myself
+		c.setOwner(s, c.myself)
 		if id, imp := c.state.MovingID(s); id != "" && imp {
 			_ = c.state.SetSlot(uint16(s), "STABLE", "")
 		}
@@ -98,7 +98,7 @@ func (c *Cluster) DelSlots(slots []int) error {
 		seen[s] = true
 	}
 	for _, s := range slots {
-		c.owner[s] = nil
+		c.setOwner(s, nil)
 		_ = c.state.SetSlot(uint16(s), "STABLE", "")
 	}
 	c.changed, c.dirty = true, true
@@ -138,7 +138,7 @@ func (c *Cluster) SetSlotNode(slot int, id string, hasKeys bool) error {
 		// waiting for a consensus (clusterBumpConfigEpochWithoutConsensus).
 		c.bumpWithoutConsensus()
 	}
-	c.owner[slot] = n
+	c.setOwner(slot, n)
 	c.changed, c.dirty = true, true
 	c.flush()
 	c.broadcastPong()
@@ -235,7 +235,7 @@ func (c *Cluster) Reset(hard, empty bool) error {
 		c.following = false
 	}
 	for s := range bus.Slots {
-		c.owner[s] = nil
+		c.setOwner(s, nil)
 		_ = c.state.SetSlot(uint16(s), "STABLE", "")
 	}
 	for _, n := range c.nodeList() {

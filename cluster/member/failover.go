@@ -61,7 +61,7 @@ func (c *Cluster) handleFailover() {
 	me := c.myself
 	m := me.master
 	manual := c.mfEnd != 0 && c.mfCanStart
-	if !me.is(bus.FlagSlave) || m == nil || (!m.is(bus.FlagFail) && !manual) || m.numSlots == 0 {
+	if !me.is(bus.FlagSlave) || m == nil || (!m.is(bus.FlagFail) && !manual) || m.numSlots == 0 || (c.o.NoFailover && !manual) {
 		c.authTime = 0
 		return
 	}

@@ -28,10 +28,7 @@ func TestFailoverSIGKILL(t *testing.T) {
 		nodes = append(nodes, n)
 		addrs = append(addrs, n.addr)
 	}
-	out, err := redisCLI(t, append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", "1", "--cluster-yes")...)
-	if err != nil || !strings.Contains(out, "[OK] All 16384 slots covered.") {
-		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
-	}
+	clusterCreate(t, addrs, 1)
 	checkClean(t, nodes[0])
 	ctx := context.Background()
 	// A master and its replica, as the master sees it.

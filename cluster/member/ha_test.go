@@ -115,16 +115,11 @@ func (x *haNode) kill(tb testing.TB) {
 // and one replica per master, and waits for --cluster check to be clean.
 func haCreate(tb testing.TB, ns []*haNode) {
 	tb.Helper()
-	cli := testkit.Need(tb, "redis-cli", "redis-cli --cluster create")
-	args := []string{"--cluster", "create"}
+	var addrs []string
 	for _, x := range ns {
-		args = append(args, x.addr)
+		addrs = append(addrs, x.addr)
 	}
-	args = append(args, "--cluster-replicas", "1", "--cluster-yes")
-	out, err := exec.Command(cli, args...).CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "[OK] All 16384 slots covered.") {
-		tb.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
-	}
+	clusterCreate(tb, addrs, 1)
 	haCheckClean(tb, ns[0].addr)
 	// Slots agreed is not serving yet: a master that saw a minority while
 	// the nodes met waits the rejoin delay before cluster_state ok.
@@ -140,13 +135,7 @@ func haCreate(tb testing.TB, ns []*haNode) {
 // clean cluster.
 func haCheckClean(tb testing.TB, addr string) {
 	tb.Helper()
-	cli := testkit.Need(tb, "redis-cli", "redis-cli --cluster check")
-	testkit.Eventually(tb, 120*time.Second, "redis-cli --cluster check "+addr+" reporting a clean cluster", func() (bool, string) {
-		b, err := exec.Command(cli, "--cluster", "check", addr).CombinedOutput()
-		o := string(b)
-		return err == nil && strings.Contains(o, "[OK] All nodes agree about slots configuration.") &&
-			strings.Contains(o, "[OK] All 16384 slots covered.") && !strings.Contains(o, "[ERR]") && !strings.Contains(o, "[WARNING]"), o
-	})
+	checkCleanAt(tb, addr, 120*time.Second)
 }
 
 // nodesLine is one parsed CLUSTER NODES line.

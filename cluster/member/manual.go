@@ -157,7 +157,7 @@ func (c *Cluster) replaceMyMaster() {
 	}
 	for s := range bus.Slots {
 		if c.owner[s] == old {
-			c.owner[s] = me
+			c.setOwner(s, me)
 		}
 	}
 	c.authTime = 0

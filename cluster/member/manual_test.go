@@ -26,10 +26,7 @@ func createCluster(t *testing.T, extra ...string) []*node {
 		nodes = append(nodes, n)
 		addrs = append(addrs, n.addr)
 	}
-	out, err := redisCLI(t, append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", "1", "--cluster-yes")...)
-	if err != nil || !strings.Contains(out, "[OK] All 16384 slots covered.") {
-		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
-	}
+	clusterCreate(t, addrs, 1)
 	checkClean(t, nodes[0])
 	return nodes
 }

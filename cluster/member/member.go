@@ -127,6 +127,15 @@ type Options struct {
 	Logger *slog.Logger
 	// TLS, when set, runs the bus's links over TLS (tls-cluster; tls.go).
 	TLS *BusTLS
+	// NoFailover is cluster-replica-no-failover; AnnouncePort,
+	// AnnounceBusPort and AnnounceTLSPort are cluster-announce-port,
+	// -bus-port and -tls-port (settings.go).
+	NoFailover                                     bool
+	AnnouncePort, AnnounceBusPort, AnnounceTLSPort int
+	// Deliver hands a PUBLISH (shard false) or PUBLISHSHARD (true) from a
+	// peer to this node's subscribers (publish.go); nil drops them. The
+	// slices are valid during the call only.
+	Deliver func(shard bool, channel, message []byte)
 }
 
 // Node is one member of the node table.
@@ -173,6 +182,10 @@ type Cluster struct {
 	myself     *Node
 	nodes      map[bus.Name]*Node
 	owner      [bus.Slots]*Node
+	ownerGen   uint64 // bumped by every change of owner (setOwner)
+	slotsCache bus.Slotmap
+	slotsOf    *Node  // the master slotsCache is of
+	slotsGen   uint64 // ownerGen when slotsCache was built
 	state      *cluster.State
 	current    uint64 // currentEpoch
 	lastVote   uint64
@@ -259,11 +272,7 @@ func New(o Options, st *cluster.State) (*Cluster, error) {
 		c.addNode(c.myself)
 		c.log.Info("no cluster configuration found", "myself", c.myself.ID())
 	}
-	c.myself.port, c.myself.cport = o.Port, o.BusPort
-	if o.AnnounceIP != "" {
-		c.myself.ip = o.AnnounceIP
-	}
-	c.myself.hostname = o.AnnounceHostname
+	c.applyMyself()
 	c.efd, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: eventfd: %w", err)
@@ -299,7 +308,7 @@ func (c *Cluster) addNode(n *Node) { c.nodes[n.name] = n; c.changed, c.dirty = t
 func (c *Cluster) delNode(n *Node) {
 	for s := range bus.Slots {
 		if c.owner[s] == n {
-			c.owner[s] = nil
+			c.setOwner(s, nil)
 		}
 	}
 	for _, o := range c.nodes {
@@ -790,7 +799,7 @@ func (c *Cluster) load() (bool, error) {
 				return fail(i+1, "slot range %q", r)
 			}
 			for s := lo; s <= hi; s++ {
-				c.owner[s] = n
+				c.setOwner(s, n)
 			}
 		}
 		c.nodes[name] = n

@@ -13,7 +13,7 @@ import (
 	"github.com/goblin-kv/goblin/internal/monotime"
 )
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -22,7 +22,7 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func newTestCluster(t *testing.T, dir string) *Cluster {
+func newTestCluster(t testing.TB, dir string) *Cluster {
 	t.Helper()
 	c, err := New(Options{Port: freePort(t), BusPort: freePort(t), BindHost: "127.0.0.1",
 		ConfigFile: filepath.Join(dir, "nodes.conf"), NodeTimeout: 2 * time.Second}, cluster.NewEmpty())

@@ -34,10 +34,7 @@ func TestMixedClusterReshard(t *testing.T) {
 		nodes = append(nodes, n)
 		addrs = append(addrs, n.addr)
 	}
-	out, err := redisCLI(t, append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", "0", "--cluster-yes")...)
-	if err != nil || !strings.Contains(out, "[OK] All 16384 slots covered.") {
-		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
-	}
+	clusterCreate(t, addrs, 0)
 	checkClean(t, nodes[1])
 	checkClean(t, nodes[0])
 	ctx := context.Background()
@@ -55,7 +52,7 @@ func TestMixedClusterReshard(t *testing.T) {
 		}
 	}
 	before, _ := src.c.DBSize(ctx).Result()
-	out, err = redisCLI(t, "--cluster", "reshard", dst.addr, "--cluster-from", srcID, "--cluster-to", dstID,
+	out, err := redisCLI(t, "--cluster", "reshard", dst.addr, "--cluster-from", srcID, "--cluster-to", dstID,
 		"--cluster-slots", "500", "--cluster-yes")
 	if err != nil || strings.Contains(out, "[ERR]") {
 		t.Fatalf("redis-cli --cluster reshard: %v\n%s", err, out)

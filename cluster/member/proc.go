@@ -136,6 +136,10 @@ func (c *Cluster) process(l *link, msg []byte) {
 		c.handleFailover() // a quorum is acted on at once, not at the next cron
 	case bus.MFStart:
 		c.mfStart(l, sender)
+	case bus.Publish, bus.PublishShard:
+		if sender != nil {
+			c.processPublish(msg, h.Type == bus.PublishShard)
+		}
 	}
 }
 
@@ -211,6 +215,11 @@ func (c *Cluster) processPing(l *link, msg []byte, sender *Node) {
 	}
 	if string(host) != sender.hostname { // no allocation unless it changed
 		sender.hostname = string(host)
+		c.dirty = true
+	}
+	// The sender's NOFAILOVER flag is taken from its header.
+	if nf := h.Flags & bus.FlagNoFailover; sender.flags&bus.FlagNoFailover != nf {
+		sender.flags = sender.flags&^bus.FlagNoFailover | nf
 		c.dirty = true
 	}
 	// Role.
@@ -311,7 +320,7 @@ func (c *Cluster) setNodeAsMaster(n *Node) {
 func (c *Cluster) delSlotsOf(n *Node) {
 	for s := range bus.Slots {
 		if c.owner[s] == n {
-			c.owner[s] = nil
+			c.setOwner(s, nil)
 		}
 	}
 	c.changed, c.dirty = true, true
@@ -347,7 +356,7 @@ func (c *Cluster) updateSlotsWith(sender *Node, epoch uint64, slots *bus.Slotmap
 			if o == c.myself {
 				c.dirty16 = append(c.dirty16, uint16(s))
 			}
-			c.owner[s] = sender
+			c.setOwner(s, sender)
 			c.changed, c.dirty = true, true
 		} else if o.configEpoch > epoch {
 			c.sendUpdate(sender, o)
@@ -535,11 +544,7 @@ func (c *Cluster) header(typ bus.Type) *bus.Header {
 	if c.o.AnnounceIP != "" {
 		h.IP.SetString(c.o.AnnounceIP)
 	}
-	for s := range bus.Slots {
-		if c.owner[s] == master {
-			h.Slots.Set(s)
-		}
-	}
+	h.Slots = *c.headerSlots(master)
 	if me.is(bus.FlagSlave) && me.master != nil {
 		h.SlaveOf = me.master.name
 	}

@@ -155,7 +155,8 @@ func TestReadOnlyReplicas(t *testing.T) {
 // cluster-allow-reads-when-down yes still serves reads of its own slots
 // and refuses writes with Redis's "-CLUSTERDOWN The cluster is down and
 // only accepts read commands"; a node without it refuses both with
-// "-CLUSTERDOWN The cluster is down". With
+// "-CLUSTERDOWN The cluster is down"; SPUBLISH is served until
+// cluster-allow-pubsubshard-when-down is set to no. With
 // cluster-require-full-coverage no the state stays ok and the surviving
 // masters serve their slots as usual.
 func TestClusterDownReads(t *testing.T) {
@@ -177,10 +178,7 @@ func TestClusterDownReads(t *testing.T) {
 				nodes = append(nodes, n)
 				addrs = append(addrs, n.addr)
 			}
-			out, err := redisCLI(t, append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", "0", "--cluster-yes")...)
-			if err != nil || !strings.Contains(out, "[OK] All 16384 slots covered.") {
-				t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
-			}
+			clusterCreate(t, addrs, 0)
 			checkClean(t, nodes[0])
 			ctx := context.Background()
 			k0, k1 := keyOn(t, nodes[0], "a"), keyOn(t, nodes[1], "b")
@@ -225,6 +223,16 @@ func TestClusterDownReads(t *testing.T) {
 				if err == nil || err.Error() != "CLUSTERDOWN The cluster is down" {
 					t.Errorf("GET/SET with cluster-allow-reads-when-down no while down: %v", err)
 				}
+			}
+			// Shard channels: served while down by default
+			// (cluster-allow-pubsubshard-when-down yes), refused once it is
+			// set to no, as Redis 7.0's getNodeByQuery.
+			if n, err := nodes[1].c.SPublish(ctx, k1, "m").Result(); err != nil || n != 0 {
+				t.Errorf("SPUBLISH while down, cluster-allow-pubsubshard-when-down yes: %v %v", n, err)
+			}
+			nodes[1].do(t, "CONFIG", "SET", "cluster-allow-pubsubshard-when-down", "no")
+			if err := nodes[1].c.SPublish(ctx, k1, "m").Err(); err == nil || err.Error() != "CLUSTERDOWN The cluster is down" {
+				t.Errorf("SPUBLISH while down, cluster-allow-pubsubshard-when-down no: %v", err)
 			}
 		})
 	}

@@ -66,7 +66,7 @@ func TestRedisCLIClusterOps(t *testing.T) {
 		nodes = append(nodes, n)
 		addrs = append(addrs, n.addr)
 	}
-	cliOK(t, "[OK] All 16384 slots covered.", append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", "0", "--cluster-yes")...)
+	clusterCreate(t, addrs, 0)
 	checkClean(t, nodes[0])
 	ctx := context.Background()
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, MaxRedirects: 16})

@@ -12,7 +12,7 @@ import (
 )
 
 // redisCLI runs redis-cli with args and returns its output.
-func redisCLI(t *testing.T, args ...string) (string, error) {
+func redisCLI(t testing.TB, args ...string) (string, error) {
 	t.Helper()
 	bin := testkit.Need(t, "redis-cli", "redis-cli --cluster")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -25,14 +25,33 @@ func redisCLI(t *testing.T, args ...string) (string, error) {
 // unless it reports every slot covered, agreement and no open slot.
 func checkClean(t *testing.T, n *node) string {
 	t.Helper()
+	return checkCleanAt(t, n.addr, 60*time.Second)
+}
+
+// checkCleanAt waits up to timeout for redis-cli --cluster check at addr
+// to report every slot covered, agreement and no open slot, and returns
+// its output.
+func checkCleanAt(tb testing.TB, addr string, timeout time.Duration) string {
+	tb.Helper()
 	var out string
-	testkit.Eventually(t, 60*time.Second, "redis-cli --cluster check reporting a clean cluster", func() (bool, string) {
-		o, err := redisCLI(t, "--cluster", "check", n.addr)
+	testkit.Eventually(tb, timeout, "redis-cli --cluster check "+addr+" reporting a clean cluster", func() (bool, string) {
+		o, err := redisCLI(tb, "--cluster", "check", addr)
 		out = o
 		return err == nil && strings.Contains(o, "[OK] All nodes agree about slots configuration.") &&
 			strings.Contains(o, "[OK] All 16384 slots covered.") && !strings.Contains(o, "[ERR]") && !strings.Contains(o, "[WARNING]"), o
 	})
 	return out
+}
+
+// clusterCreate makes the nodes at addrs one cluster with redis-cli
+// --cluster create and replicas replicas per master.
+func clusterCreate(tb testing.TB, addrs []string, replicas int) {
+	tb.Helper()
+	args := append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
+	out, err := redisCLI(tb, args...)
+	if err != nil || !strings.Contains(out, "[OK] All 16384 slots covered.") {
+		tb.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
 }
 
 // TestRedisCLIClusterCreate: redis-cli --cluster create makes a cluster
@@ -50,11 +69,8 @@ func TestRedisCLIClusterCreate(t *testing.T) {
 		nodes = append(nodes, n)
 		addrs = append(addrs, n.addr)
 	}
-	out, err := redisCLI(t, append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", "1", "--cluster-yes")...)
-	if err != nil || !strings.Contains(out, "[OK] All 16384 slots covered.") {
-		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
-	}
-	out = checkClean(t, nodes[0])
+	clusterCreate(t, addrs, 1)
+	out := checkClean(t, nodes[0])
 	if got := strings.Count(out, "slots | 1 slaves."); got != 3 {
 		t.Errorf("check: %d masters with one replica, want 3:\n%s", got, out)
 	}

@@ -1,0 +1,71 @@
+package member
+
+import "github.com/goblin-kv/goblin/cluster/bus"
+
+// Pub/Sub across the cluster (clusterPropagatePublish,
+// clusterPropagatePublishShard, clusterProcessPublishPacket): PUBLISH
+// goes to every node as a PUBLISH message, SPUBLISH to the other nodes
+// of my shard (my master or me, and its replicas) as PUBLISHSHARD; a
+// node receiving either from a known sender delivers it to its own
+// subscribers (Options.Deliver) and sends it on to no one.
+
+// Publish sends channel/message to every linked node (PUBLISH). Loop
+// goroutine; nothing is allocated once c.buf has grown.
+func (c *Cluster) Publish(channel, message []byte) {
+	c.broadcast(bus.Publish, func(b []byte) []byte { return bus.AppendPublish(b, channel, message) })
+}
+
+// PublishShard sends channel/message to the other nodes serving my
+// master's slots (SPUBLISH).
+func (c *Cluster) PublishShard(channel, message []byte) {
+	m := masterOf(c.myself)
+	b := c.header(bus.PublishShard).Append(c.buf[:0])
+	b = bus.AppendPublish(b, channel, message)
+	b = bus.Finish(b, 0, 0)
+	c.buf = b
+	send := func(n *Node) {
+		if n != c.myself && n.link != nil && !n.is(bus.FlagHandshake) {
+			c.stats[0][bus.PublishShard]++
+			n.link.send(b)
+		}
+	}
+	send(m)
+	for _, r := range m.replicas {
+		send(r)
+	}
+}
+
+// processPublish delivers a PUBLISH or PUBLISHSHARD from a known sender.
+func (c *Cluster) processPublish(msg []byte, shard bool) {
+	if c.o.Deliver == nil {
+		return
+	}
+	channel, message := bus.PublishData(msg)
+	c.o.Deliver(shard, channel, message)
+}
+
+// setOwner makes n the owner of slot s (nil: unassigned) and invalidates
+// the header's cached slot bitmap.
+func (c *Cluster) setOwner(s int, n *Node) {
+	if c.owner[s] != n {
+		c.owner[s] = n
+		c.ownerGen++
+	}
+}
+
+// headerSlots returns the bitmap of m's slots for a header, rebuilt only
+// after an owner changed or for another master: a header is built for
+// every PING, PONG and PUBLISH, and scanning 16,384 owners each time cost
+// tens of microseconds on the loop.
+func (c *Cluster) headerSlots(m *Node) *bus.Slotmap {
+	if c.slotsOf != m || c.slotsGen != c.ownerGen {
+		c.slotsCache = bus.Slotmap{}
+		for s := range bus.Slots {
+			if c.owner[s] == m {
+				c.slotsCache.Set(s)
+			}
+		}
+		c.slotsOf, c.slotsGen = m, c.ownerGen
+	}
+	return &c.slotsCache
+}

@@ -1,0 +1,105 @@
+package member_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goblin-kv/goblin/internal/testkit"
+)
+
+// TestClusterPublish: PUBLISH on any node of a cluster reaches the
+// channel and pattern subscribers of every node, over the bus's PUBLISH
+// message, goblin to goblin and both ways between goblin and
+// redis-server 7.0; SPUBLISH reaches the shard's other nodes (a replica's
+// SSUBSCRIBE client) as PUBLISHSHARD, and not a node of another shard.
+func TestClusterPublish(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, b, r := startGoblin(t), startGoblin(t), startRedis(t)
+	a.do(t, "CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+	a.meet(t, b)
+	a.meet(t, r)
+	aid := a.id(t)
+	for _, n := range []*node{b, r} {
+		testkit.Eventually(t, 20*time.Second, n.name+" "+n.addr+" seeing the slot owner connected", func() (bool, string) { return sees(n, aid, "master") })
+	}
+	for _, n := range []*node{a, r} {
+		id := b.id(t)
+		testkit.Eventually(t, 20*time.Second, n.name+" "+n.addr+" seeing the second goblin node connected", func() (bool, string) { return sees(n, id, "master") })
+	}
+	b.do(t, "CLUSTER", "REPLICATE", aid)
+	bid := b.id(t)
+	testkit.Eventually(t, 20*time.Second, "the owner listing the second goblin node as its replica", func() (bool, string) { return sees(a, bid, "slave") })
+
+	subscribe := func(n *node, shard bool, chans ...string) *redis.PubSub {
+		var ps *redis.PubSub
+		if shard {
+			ps = n.c.SSubscribe(ctx, chans...)
+		} else {
+			ps = n.c.Subscribe(ctx, chans...)
+		}
+		if _, err := ps.Receive(ctx); err != nil {
+			t.Fatalf("%s subscribe %v: %v", n.name, chans, err)
+		}
+		t.Cleanup(func() { ps.Close() })
+		return ps
+	}
+	expect := func(ps *redis.PubSub, who, channel, payload string) {
+		t.Helper()
+		c, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		m, err := ps.ReceiveMessage(c)
+		if err != nil {
+			t.Fatalf("%s waiting for %q on %s: %v", who, payload, channel, err)
+		}
+		if m.Channel != channel || m.Payload != payload {
+			t.Fatalf("%s got %q on %s, want %q on %s", who, m.Payload, m.Channel, payload, channel)
+		}
+	}
+	subA := subscribe(a, false, "news")
+	subAp := a.c.PSubscribe(ctx, "ne*")
+	if _, err := subAp.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer subAp.Close()
+	subR := subscribe(r, false, "news")
+	subB := subscribe(b, false, "news")
+
+	// goblin → goblin and redis-server; the reply counts local receivers.
+	if n := b.do(t, "PUBLISH", "news", "from-b"); n != int64(1) {
+		t.Errorf("PUBLISH on b: %v receivers, want 1 (its own subscriber)", n)
+	}
+	expect(subA, "goblin a's subscriber", "news", "from-b")
+	expect(subAp, "goblin a's pattern subscriber", "news", "from-b")
+	expect(subR, "redis-server's subscriber", "news", "from-b")
+	expect(subB, "goblin b's own subscriber", "news", "from-b")
+	// redis-server → goblin.
+	r.do(t, "PUBLISH", "news", "from-redis")
+	expect(subA, "goblin a's subscriber", "news", "from-redis")
+	expect(subAp, "goblin a's pattern subscriber", "news", "from-redis")
+	expect(subB, "goblin b's subscriber", "news", "from-redis")
+	expect(subR, "redis-server's own subscriber", "news", "from-redis")
+
+	// SPUBLISH on the shard's master reaches its replica's subscriber.
+	shardB := subscribe(b, true, "orders")
+	if n := a.do(t, "SPUBLISH", "orders", "o1"); n != int64(0) {
+		t.Errorf("SPUBLISH on a: %v receivers, want 0 (none local)", n)
+	}
+	expect(shardB, "the replica's SSUBSCRIBE client", "orders", "o1")
+	// redis-server serves no slot: it is not in the shard, and it sends
+	// SPUBLISH to the owner.
+	if v, err := r.c.Do(ctx, "SPUBLISH", "orders", "x").Result(); err == nil || !strings.HasPrefix(err.Error(), "MOVED") {
+		t.Errorf("SPUBLISH on a node outside the shard: %v %v, want -MOVED", v, err)
+	}
+	// goblin's bus counters show the messages.
+	info := a.do(t, "CLUSTER", "INFO").(string)
+	for _, k := range []string{"cluster_stats_messages_publish_received:", "cluster_stats_messages_publishshard_sent:"} {
+		if !strings.Contains(info, k) {
+			t.Errorf("CLUSTER INFO on a lacks %s\n%s", k, info)
+		}
+	}
+}

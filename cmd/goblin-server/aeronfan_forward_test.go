@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
 // TestForwardedWrites: an Aeron replica (MDC on loopback) started with
@@ -195,6 +197,17 @@ func testForwardedWrites(t *testing.T, overAeron bool) {
 	if !overAeron && viaAeron != 0 {
 		t.Errorf("INFO replication: forwarded_aeron:%d on a replica without a status channel, want 0", viaAeron)
 	}
+	testkit.Eventually(t, 10*time.Second, "the metrics to count the forwarded writes as INFO does", func() (bool, string) {
+		got := fmt.Sprintf("replica: writes %v aeron %v answered %v; primary: ran over Aeron %v",
+			scrapeOK(fr, "goblin_replica_forwarded_writes_total"), scrapeOK(fr, "goblin_replica_forwarded_aeron_total"),
+			scrapeOK(fr, "goblin_replica_forwarded_answered_total"), scrapeOK(p, "goblin_repl_aeron_forwarded_ran_total"))
+		ok := scrapeOK(fr, "goblin_replica_forwarded_writes_total") == float64(writes) &&
+			scrapeOK(fr, "goblin_replica_forwarded_aeron_total") == float64(viaAeron)
+		if overAeron {
+			ok = ok && scrapeOK(p, "goblin_repl_aeron_forwarded_ran_total") >= float64(viaAeron)
+		}
+		return ok, got
+	})
 
 	// The primary gone: an answer, not a hang.
 	p.p.Stop(10 * time.Second)

@@ -9,6 +9,11 @@
 // one round trip: the primary runs them in order, so ROLE's offset is at
 // or past the end of the write in the replication stream. The loop (Poll)
 // answers the client once the replica's applied offset reaches it.
+//
+// With an AeronPath (aeron.go: an Aeron replica with a status channel) the
+// writes go over Aeron instead while it is up: a request to the primary's
+// status channel, the answer on the replication stream after the write,
+// with the offset to wait for; TCP otherwise (counted as a fallback).
 package forward
 
 import (

@@ -28,4 +28,13 @@
 // publication cannot keep up: with fc=min a slow replica holds it back)
 // they are dropped and counted: the replicas see a gap and resynchronise
 // over TCP, and the primary goes on at full speed.
+//
+// # Forwarded writes
+//
+// A replica may forward its clients' writes over Aeron (forwarded.go): a
+// request on the primary's status channel (stream id + 2), run once by the
+// primary's Inbox however often it is sent, answered by a KindAnswer frame
+// on the replication stream, queued after the write's own bytes. The
+// publication's replicas are also the engine's tap replicas
+// (tapreplicas.go): slave<N> lines of INFO replication, for Sentinel.
 package aeronfeed

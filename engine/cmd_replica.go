@@ -323,7 +323,12 @@ func (e *Engine) LoadEntry(en *rdb.Entry) error {
 		return errors.New(string(e.res.Value))
 	}
 	st.SetKeepExpired(true)
+	// A key whose time has passed is loaded, as by a Redis replica's
+	// rdbLoad: the primary still holds it and sends its DEL (or goes on
+	// writing it) in the stream.
+	st.SetNoExpiry(true)
 	err := snapshot.Insert(st, en)
+	st.SetNoExpiry(false)
 	if errors.Is(err, snapshot.ErrUnsupported) && e.o.Replica.SkipUnsupported {
 		e.follow.skipped++
 		return nil

@@ -319,3 +319,35 @@ func fakePrimary(ln net.Listener, stream <-chan [][]string, errs chan<- error) {
 		}
 	}
 }
+
+// A full resynchronisation loads the keys whose time has passed, as a
+// Redis replica's rdbLoad does (only a primary drops them): the primary
+// still holds them and its DEL, or its INCR, follows in the stream.
+func TestFullSyncLoadsExpiredKeys(t *testing.T) {
+	e, clock := newEngine(t, Options{Replica: ReplicaOptions{Control: &fakeLink{}}})
+	c := e.Open(proto.RESP, nil)
+	do(t, e, c, "REPLICAOF", "primary", "6379")
+	past := clock.NowMillis() - 1000
+	e.BeginFullSync()
+	for _, en := range []rdb.Entry{
+		{Key: []byte("n"), Expiry: past, Value: rdb.Value{Kind: rdb.KindString, Str: []byte("10")}},
+		{Key: []byte("h"), Expiry: past, Value: rdb.Value{Kind: rdb.KindHash, Items: [][]byte{[]byte("f"), []byte("v")}}},
+		{Key: []byte("live"), Expiry: rdb.NoExpiry, Value: rdb.Value{Kind: rdb.KindString, Str: []byte("v")}},
+	} {
+		if err := e.LoadEntry(&en); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.EndFullSync()
+	e.SetMasterLink(true)
+	if got := do(t, e, c, "DBSIZE"); got != ":3" {
+		t.Fatalf("DBSIZE after loading two expired keys and a live one = %s, want :3", got)
+	}
+	if got := do(t, e, c, "GET", "n"); got != "nil" {
+		t.Fatalf("GET of a loaded expired key = %s, want nil", got)
+	}
+	e.ApplyMaster(cmds([]string{"INCR", "n"}, []string{"PERSIST", "n"}), 0)
+	if got := do(t, e, c, "GET", "n"); got != "$11" {
+		t.Fatalf("GET n after the primary's INCR and PERSIST = %s, want 11 (counted on from the snapshot)", got)
+	}
+}

@@ -26,15 +26,11 @@ import (
 // Redis with no downtime): real processes, compared key by key.
 
 // freeTCPPort returns a loopback port nothing listens on now (redis-server
-// needs a TCP port for its replicas: --port 0 turns TCP off).
+// needs a TCP port for its replicas: --port 0 turns TCP off):
+// testproc.FreeTCPPorts, the one helper the tests share.
 func freeTCPPort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return testproc.FreeTCPPorts(t, 1)[0]
 }
 
 // redisPrimary starts redis-server 7.0 on a loopback TCP port (and a Unix
@@ -288,6 +284,9 @@ func TestReplicaOfRedis(t *testing.T) {
 			stop := make(chan struct{})
 			var wg sync.WaitGroup
 			var writes atomic.Int64
+			var stopOnce sync.Once
+			stopWriter := func() { stopOnce.Do(func() { close(stop) }); wg.Wait() }
+			t.Cleanup(stopWriter) // on every exit path: the writer must not outlive the test
 			wg.Add(1)
 			go writer(t, rc, n, stop, &wg, &writes)
 
@@ -296,8 +295,7 @@ func TestReplicaOfRedis(t *testing.T) {
 			defer gc.Close()
 			linkUp(t, gc)
 			time.Sleep(300 * time.Millisecond) // the stream, while the writer writes
-			close(stop)
-			wg.Wait()
+			stopWriter()
 			t.Logf("writer: %d writes to redis during the sync and after", writes.Load())
 			caughtUp(t, rc, gc)
 			sameData(t, rc, gc)
@@ -448,6 +446,11 @@ func TestReplicaOfAtRunTime(t *testing.T) {
 	var loading, served atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	var stopOnce sync.Once
+	stopReader := func() { stopOnce.Do(func() { close(stop) }); wg.Wait() }
+	// On every exit path, a t.Fatalf included: a reader still running
+	// after the test ended would fail it late and panic the package.
+	t.Cleanup(stopReader)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -478,8 +481,7 @@ func TestReplicaOfAtRunTime(t *testing.T) {
 		t.Fatalf("a second REPLICAOF of the same primary: %v", v)
 	}
 	linkUp(t, gc)
-	close(stop)
-	wg.Wait()
+	stopReader()
 	t.Logf("reads during the sync: %d answered LOADING, %d served", loading.Load(), served.Load())
 	if loading.Load() == 0 {
 		t.Fatalf("no read got LOADING while %d keys loaded", 4*n)

@@ -158,6 +158,9 @@ func TestRedisReplicatesFromGoblin(t *testing.T) {
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	var writes atomic.Int64
+	// On every exit path, a t.Fatalf included: a writer still running
+	// after the test ended would fail it late and panic the package.
+	t.Cleanup(func() { stop.Store(true); wg.Wait() })
 	wg.Add(1)
 	go func() {
 		defer wg.Done()

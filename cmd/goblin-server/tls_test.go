@@ -284,10 +284,5 @@ func BenchmarkTLSPing(b *testing.B) {
 
 func freePortTB(tb testing.TB) string {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	return strconv.Itoa(freeTCPPort(tb))
 }

@@ -99,7 +99,7 @@ type result struct {
 
 type pending struct {
 	result
-	until time.Time
+	until int64 // when it gives up waiting, on the clock of Poll's now
 }
 
 // Forwarder implements engine.WriteForwarder and the loop's transport
@@ -188,7 +188,7 @@ func (f *Forwarder) Poll(now int64) int {
 		case r := <-f.results:
 			f.inQueue--
 			f.owed++
-			f.waiting = append(f.waiting, pending{result: r, until: time.Now().Add(f.o.Timeout)})
+			f.waiting = append(f.waiting, pending{result: r, until: now + int64(f.o.Timeout)})
 			work++
 			continue
 		default:
@@ -207,7 +207,6 @@ func (f *Forwarder) Poll(now int64) int {
 		return work
 	}
 	applied := f.o.Applied()
-	var t time.Time
 	for i := 0; i < len(f.waiting); i++ {
 		p := &f.waiting[i]
 		switch {
@@ -216,10 +215,7 @@ func (f *Forwarder) Poll(now int64) int {
 		case p.offset < 0 || applied >= p.offset:
 			f.st.Answered++
 		default:
-			if t.IsZero() {
-				t = time.Now()
-			}
-			if t.Before(p.until) {
+			if now < p.until {
 				continue
 			}
 			f.st.Lagged++

@@ -148,3 +148,37 @@ func TestDriverNameResolver(t *testing.T) {
 		return an == 0 && ac == 0, fmt.Sprintf("neighbors=%d cache=%d", an, ac)
 	})
 }
+
+// TestDriverNameResolverGossip follows DriverNameResolverTest's gossip
+// case: A; B bootstrapped from A; C bootstrapped from B. Each ends with the
+// other two as neighbors and cache entries, C having learned A only from
+// B's neighbor resolutions; the first bootstrap neighbor that resolves is
+// used ("just:wrong" and an unknown host are skipped).
+func TestDriverNameResolverGossip(t *testing.T) {
+	ports := []int{freePort(t), freePort(t), freePort(t)}
+	var drivers []*Driver
+	for i, name := range []string{"A", "B", "C"} {
+		o := udpOptions(t)
+		o.ResolverName, o.ResolverInterface = name, fmt.Sprintf("0.0.0.0:%d", ports[i])
+		o.ResolverNeighborResolutionInterval = 500 * time.Millisecond
+		if i > 0 {
+			o.ResolverBootstrapNeighbor = fmt.Sprintf("just:wrong,nonesuch.invalid:%d,localhost:%d", ports[i-1], ports[i-1])
+		}
+		drivers = append(drivers, startDriver(t, o))
+	}
+	testkit.Eventually(t, 30*time.Second, "every driver to have two neighbors and two cache entries", func() (bool, string) {
+		ok, state := true, ""
+		for i, d := range drivers {
+			n, _ := counterByType(d, resolverNeighborsCounterTypeID)
+			c, _ := counterByType(d, resolverCacheEntriesCounterTypeID)
+			nv, cv := d.counters.Value(n), d.counters.Value(c)
+			ok = ok && nv == 2 && cv == 2
+			state += fmt.Sprintf(" %c: neighbors=%d cache=%d", 'A'+i, nv, cv)
+		}
+		return ok, state
+	})
+	_, label := counterByType(drivers[2], resolverNeighborsCounterTypeID)
+	if want := fmt.Sprintf("Resolver neighbors: bound 0.0.0.0:%d bootstrap 127.0.0.1:%d", ports[2], ports[1]); label != want {
+		t.Fatalf("C's neighbors label %q, want %q", label, want)
+	}
+}

@@ -182,3 +182,37 @@ func TestDriverNameResolverGossip(t *testing.T) {
 		t.Fatalf("C's neighbors label %q, want %q", label, want)
 	}
 }
+
+// TestDriverNameResolverAllocatesNothing: once its neighbors and cache are
+// known, the resolver's periodic sends and a received frame allocate
+// nothing (a New driver, driven by hand on this goroutine).
+func TestDriverNameResolverAllocatesNothing(t *testing.T) {
+	o := udpOptions(t)
+	o.ResolverName, o.ResolverInterface = "A", fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	d, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	r := d.nameResolver
+	peer := netip.MustParseAddrPort(fmt.Sprintf("127.0.0.1:%d", freePort(t)))
+	frame := appendResHeader(nil)
+	frame = appendResEntry(frame, resEntry{resType: resTypeIPv4, flags: resFlagSelf, port: peer.Port(),
+		addr: peer.Addr(), name: []byte("B")})
+	finishResFrame(frame)
+	nowMs := int64(1_000_000)
+	r.onFrame(frame, peer, nowMs)
+	if len(r.neighbors) != 1 || len(r.cache) != 1 {
+		t.Fatalf("neighbors %d cache %d after B's self resolution", len(r.neighbors), len(r.cache))
+	}
+	if allocs := testing.AllocsPerRun(100, func() {
+		nowMs++
+		r.onFrame(frame, peer, nowMs)
+		r.sendSelfResolutions(nowMs)
+		r.sendNeighborResolutions(nowMs)
+		r.timeoutCache(nowMs)
+		r.timeoutNeighbors(nowMs)
+	}); allocs != 0 {
+		t.Fatalf("resolver work allocates %v per round", allocs)
+	}
+}

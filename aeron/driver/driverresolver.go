@@ -141,6 +141,7 @@ type resolverNeighbor struct {
 
 type resolverCacheEntry struct {
 	name           string
+	nameBytes      []byte // name, as sent (no conversion per send)
 	resType        byte
 	addr           netip.Addr
 	port           uint16
@@ -152,6 +153,7 @@ type resolverCacheEntry struct {
 type driverNameResolver struct {
 	c         *conductor
 	name      string
+	nameBytes []byte
 	sock      *udp.Socket
 	batch     *udp.RecvBatch
 	local     netip.AddrPort // the bound resolver address (the interface's, port as bound)
@@ -205,7 +207,8 @@ func (c *conductor) initDriverNameResolver(nowMs int64) error {
 	if err != nil {
 		return fmt.Errorf("aeron driver: %w", err)
 	}
-	r := &driverNameResolver{c: c, name: c.opts.ResolverName, frame: make([]byte, 0, c.opts.MTU)}
+	r := &driverNameResolver{c: c, name: c.opts.ResolverName, nameBytes: []byte(c.opts.ResolverName),
+		frame: make([]byte, 0, c.opts.MTU)}
 	if c.opts.ResolverBootstrapNeighbor != "" {
 		r.bootstrap = strings.Split(c.opts.ResolverBootstrapNeighbor, ",")
 		if r.bootAddr, err = r.resolveBootstrap(); err != nil {
@@ -371,8 +374,8 @@ func (r *driverNameResolver) addOrUpdate(name []byte, resType byte, addr netip.A
 			return
 		}
 	}
-	r.cache = append(r.cache, resolverCacheEntry{name: string(name), resType: resType, addr: addr, port: port,
-		lastActivityMs: nowMs, deadlineMs: nowMs + timeout})
+	r.cache = append(r.cache, resolverCacheEntry{name: string(name), nameBytes: []byte(string(name)), resType: resType,
+		addr: addr, port: port, lastActivityMs: nowMs, deadlineMs: nowMs + timeout})
 	r.c.counters.SetValue(r.cacheCounter, int64(len(r.cache)))
 }
 
@@ -417,7 +420,7 @@ func (r *driverNameResolver) sendSelfResolutions(nowMs int64) {
 		addr = netip.IPv4Unspecified() // preferIPv6 is false: an IPv4 entry
 	}
 	p = appendResEntry(p, resEntry{resType: resTypeIPv4, flags: resFlagSelf, port: r.local.Port(), addr: addr,
-		name: []byte(r.name)})
+		name: r.nameBytes})
 	finishResFrame(p)
 	r.frame = p[:0]
 	toBoot := r.bootAddr.IsValid()
@@ -461,7 +464,7 @@ func (r *driverNameResolver) sendNeighborResolutions(nowMs int64) {
 				break
 			}
 			p = appendResEntry(p, resEntry{resType: e.resType, port: e.port, ageMs: int32(nowMs - e.lastActivityMs),
-				addr: e.addr, name: []byte(e.name)})
+				addr: e.addr, name: e.nameBytes})
 		}
 		finishResFrame(p)
 		r.frame = p[:0]

@@ -148,3 +148,71 @@ func TestDriverNameResolver(t *testing.T) {
 		return an == 0 && ac == 0, fmt.Sprintf("neighbors=%d cache=%d", an, ac)
 	})
 }
+
+// TestDriverNameResolverGossip follows DriverNameResolverTest's gossip
+// case: A; B bootstrapped from A; C bootstrapped from B. Each ends with the
+// other two as neighbors and cache entries, C having learned A only from
+// B's neighbor resolutions; the first bootstrap neighbor that resolves is
+// used ("just:wrong" and an unknown host are skipped).
+func TestDriverNameResolverGossip(t *testing.T) {
+	ports := []int{freePort(t), freePort(t), freePort(t)}
+	var drivers []*Driver
+	for i, name := range []string{"A", "B", "C"} {
+		o := udpOptions(t)
+		o.ResolverName, o.ResolverInterface = name, fmt.Sprintf("0.0.0.0:%d", ports[i])
+		o.ResolverNeighborResolutionInterval = 500 * time.Millisecond
+		if i > 0 {
+			o.ResolverBootstrapNeighbor = fmt.Sprintf("just:wrong,nonesuch.invalid:%d,localhost:%d", ports[i-1], ports[i-1])
+		}
+		drivers = append(drivers, startDriver(t, o))
+	}
+	testkit.Eventually(t, 30*time.Second, "every driver to have two neighbors and two cache entries", func() (bool, string) {
+		ok, state := true, ""
+		for i, d := range drivers {
+			n, _ := counterByType(d, resolverNeighborsCounterTypeID)
+			c, _ := counterByType(d, resolverCacheEntriesCounterTypeID)
+			nv, cv := d.counters.Value(n), d.counters.Value(c)
+			ok = ok && nv == 2 && cv == 2
+			state += fmt.Sprintf(" %c: neighbors=%d cache=%d", 'A'+i, nv, cv)
+		}
+		return ok, state
+	})
+	_, label := counterByType(drivers[2], resolverNeighborsCounterTypeID)
+	if want := fmt.Sprintf("Resolver neighbors: bound 0.0.0.0:%d bootstrap 127.0.0.1:%d", ports[2], ports[1]); label != want {
+		t.Fatalf("C's neighbors label %q, want %q", label, want)
+	}
+}
+
+// TestDriverNameResolverAllocatesNothing: once its neighbors and cache are
+// known, the resolver's periodic sends and a received frame allocate
+// nothing (a New driver, driven by hand on this goroutine).
+func TestDriverNameResolverAllocatesNothing(t *testing.T) {
+	o := udpOptions(t)
+	o.ResolverName, o.ResolverInterface = "A", fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	d, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	r := d.nameResolver
+	peer := netip.MustParseAddrPort(fmt.Sprintf("127.0.0.1:%d", freePort(t)))
+	frame := appendResHeader(nil)
+	frame = appendResEntry(frame, resEntry{resType: resTypeIPv4, flags: resFlagSelf, port: peer.Port(),
+		addr: peer.Addr(), name: []byte("B")})
+	finishResFrame(frame)
+	nowMs := int64(1_000_000)
+	r.onFrame(frame, peer, nowMs)
+	if len(r.neighbors) != 1 || len(r.cache) != 1 {
+		t.Fatalf("neighbors %d cache %d after B's self resolution", len(r.neighbors), len(r.cache))
+	}
+	if allocs := testing.AllocsPerRun(100, func() {
+		nowMs++
+		r.onFrame(frame, peer, nowMs)
+		r.sendSelfResolutions(nowMs)
+		r.sendNeighborResolutions(nowMs)
+		r.timeoutCache(nowMs)
+		r.timeoutNeighbors(nowMs)
+	}); allocs != 0 {
+		t.Fatalf("resolver work allocates %v per round", allocs)
+	}
+}

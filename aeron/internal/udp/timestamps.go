@@ -28,6 +28,21 @@ func (s *Socket) enableTimestamps() error {
 	return nil
 }
 
+// setControl offers each slot its control buffer (on) or none (off), before
+// a recvmmsg: the kernel rewrites Controllen, so a timestamping socket's
+// read sets it every time, and the first read of another socket after
+// one clears it. Sockets without timestamps never pay for the loop.
+func (b *RecvBatch) setControl(on bool) {
+	n := uint64(0)
+	if on {
+		n = controlLength
+	}
+	for i := range b.msgs {
+		b.msgs[i].Hdr.Controllen = n
+	}
+	b.ctlSet = on
+}
+
 // Timestamps reports whether the socket's datagrams carry receive times.
 func (s *Socket) Timestamps() bool { return s.timestamps }
 

@@ -369,6 +369,7 @@ type RecvBatch struct {
 	names   []unix.RawSockaddrInet6
 	bufs    [][]byte
 	ctrl    [][]byte // control messages (receive timestamps; timestamps.go)
+	ctlSet  bool     // some Controllen may be non-zero (the last Recv was of a timestamping socket)
 	n       int
 	namelen uint32 // recvfrom's address length, in and out
 }
@@ -401,14 +402,12 @@ func (b *RecvBatch) Recv(s *Socket) (int, error) {
 	if s.empty && !s.timestamps {
 		return b.recvOne(s)
 	}
-	ctl := uint64(0)
-	if s.timestamps {
-		ctl = controlLength
-	}
 	for i := range b.msgs {
 		b.msgs[i].Hdr.Namelen = unix.SizeofSockaddrInet6
 		b.msgs[i].Hdr.Flags = 0
-		b.msgs[i].Hdr.Controllen = ctl
+	}
+	if s.timestamps || b.ctlSet {
+		b.setControl(s.timestamps)
 	}
 	r, _, e := unix.RawSyscall6(unix.SYS_RECVMMSG, uintptr(s.fd), uintptr(unsafe.Pointer(&b.msgs[0])),
 		uintptr(len(b.msgs)), unix.MSG_DONTWAIT, 0, 0)

@@ -65,6 +65,7 @@ func TestBuildWithoutToolsSaysSo(t *testing.T) {
 	later := time.Now().Add(time.Hour)
 	os.Chtimes(filepath.Join(dir, "pom.xml"), later, later) // stale: needs mvn
 	t.Setenv(ProjectEnv, dir)
+	t.Setenv(CacheEnv, "off") // the build must need mvn
 	javaHome := ""
 	if java, err := javadriver.FindJava(); err == nil {
 		if real, err := filepath.EvalSymlinks(java); err == nil {

@@ -69,8 +69,9 @@ var (
 )
 
 // BuildJava builds aeron/interop/java with `mvn -q -B package` unless its jar and
-// classpath file are newer than every source file and the pom, and returns
-// how to run its programs. The build runs at most once per process and is
+// classpath file are newer than every source file and the pom, or an
+// earlier build of the same pom, sources and JDK is in the build cache
+// (CacheEnv), and returns how to run its programs. The build runs at most once per process and is
 // serialised with other processes by a lock file in the target directory.
 // The error wraps ErrToolMissing when java or mvn is absent, and ErrBuild
 // (with Maven's output) when the build fails.
@@ -111,10 +112,6 @@ func buildJava(ctx context.Context) (*Java, error) {
 	if cp, ok := upToDate(dir, jar, cpFile); ok {
 		return &Java{JavaPath: java, Classpath: jar + string(os.PathListSeparator) + cp}, nil
 	}
-	mvn, err := exec.LookPath("mvn")
-	if err != nil {
-		return nil, fmt.Errorf("%w: mvn not on $PATH (install Maven 3.8+ to build %s): %w", ErrToolMissing, dir, err)
-	}
 	if err := os.MkdirAll(target, 0o755); err != nil {
 		return nil, err
 	}
@@ -131,19 +128,31 @@ func buildJava(ctx context.Context) (*Java, error) {
 	if cp, ok := upToDate(dir, jar, cpFile); ok {
 		return &Java{JavaPath: java, Classpath: jar + string(os.PathListSeparator) + cp}, nil
 	}
-	cmd := exec.CommandContext(ctx, mvn, "-q", "-B", "-f", pom, "package")
-	out, err := cmd.CombinedOutput()
+	// A clean checkout takes the output of an earlier build of the same
+	// inputs from the cache (javacache.go) instead of running Maven.
+	_, err = cachedBuild(javaCacheRoot(), dir, javaVersion(java), jar, cpFile, func() error {
+		mvn, err := exec.LookPath("mvn")
+		if err != nil {
+			return fmt.Errorf("%w: mvn not on $PATH (install Maven 3.8+ to build %s): %w", ErrToolMissing, dir, err)
+		}
+		cmd := exec.CommandContext(ctx, mvn, "-q", "-B", "-f", pom, "package")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%w: mvn -q -B -f %s package: %w\n%s", ErrBuild, pom, err, out)
+		}
+		// The dependency plugin leaves an unchanged classpath file alone, so
+		// after a source-only rebuild it would still look older than the
+		// sources: it is as fresh as the jar now.
+		now := time.Now()
+		os.Chtimes(cpFile, now, now)
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: mvn -q -B -f %s package: %w\n%s", ErrBuild, pom, err, out)
+		return nil, err
 	}
-	// The dependency plugin leaves an unchanged classpath file alone, so
-	// after a source-only rebuild it would still look older than the
-	// sources: it is as fresh as the jar now.
-	now := time.Now()
-	os.Chtimes(cpFile, now, now)
 	cp, ok := upToDate(dir, jar, cpFile)
 	if !ok {
-		return nil, fmt.Errorf("%w: mvn succeeded but %s or %s is missing or stale", ErrBuild, jar, cpFile)
+		return nil, fmt.Errorf("%w: the build (or its copy from the build cache) left %s or %s missing or stale", ErrBuild, jar, cpFile)
 	}
 	return &Java{JavaPath: java, Classpath: jar + string(os.PathListSeparator) + cp}, nil
 }

@@ -95,7 +95,7 @@ func keyOn(t *testing.T, m *node, prefix string) string {
 func waitSwapped(t *testing.T, oldM, newM *node, slots int, key string) {
 	t.Helper()
 	oldID, newID := oldM.id(t), newM.id(t)
-	testkit.Eventually(t, 20*time.Second, "the replica a master with all "+strconv.Itoa(slots)+" slots of its old master", func() (bool, string) {
+	testkit.Eventually(t, 20*time.Second, "the replica to be a master with all "+strconv.Itoa(slots)+" slots of its old master", func() (bool, string) {
 		l := newM.line(newID)
 		f := strings.Fields(l)
 		return len(f) > 3 && strings.Contains(f[2], "master") && f[3] == "-" && countSlots(l) == slots, l

@@ -21,6 +21,7 @@ import (
 // user that is off, WRONGPASS at AUTH. The server requires a password,
 // so an unauthenticated client gets NOAUTH on every transport first.
 func TestACLMatrix(t *testing.T) {
+	t.Parallel() // its own processes, sockets and directories; it times nothing
 	dir := t.TempDir()
 	ring := "ring://" + filepath.Join(dir, "ring") + "?proto=sbe"
 	f, err := testcerts.Write(dir, "")

@@ -154,6 +154,7 @@ func checkRDB(t *testing.T, path string) {
 // 7.0 saved holds the same keys, values, expiries and databases; a key
 // that had expired by the time goblin loads is dropped.
 func TestLoadsRedisSnapshot(t *testing.T) {
+	t.Parallel() // its own processes, sockets and directories; it times nothing
 	dir := t.TempDir()
 	r, ropts := redisServer(t, dir)
 	m := newModel()
@@ -184,6 +185,7 @@ func TestLoadsRedisSnapshot(t *testing.T) {
 // redis-check-rdb, and redis-server 7.0 started on it holds the same keys,
 // values, expiries and databases; goblin-server restarted on it does too.
 func TestRedisLoadsGoblinSnapshot(t *testing.T) {
+	t.Parallel() // its own processes, sockets and directories; it times nothing
 	m := newModel()
 	for _, tc := range []struct {
 		name string
@@ -245,6 +247,7 @@ func flipLastBit(s string) string {
 // with the offset and the reason; a file holding a stream is refused naming
 // the key and the type, and loaded without it with --rdb-skip-unsupported.
 func TestRefusesBadSnapshots(t *testing.T) {
+	t.Parallel() // its own processes, sockets and directories; it times nothing
 	bin := testproc.Build(t, "./cmd/goblin-server")
 	var b strings.Builder
 	enc := rdb.NewEncoder(&b, rdb.EncoderOptions{})
@@ -307,6 +310,7 @@ func TestRefusesBadSnapshots(t *testing.T) {
 // SHUTDOWN NOSAVE does not save; SIGTERM with a policy saves; SHUTDOWN
 // ABORT with nothing pending is refused as Redis refuses it.
 func TestShutdownSaves(t *testing.T) {
+	t.Parallel() // its own processes, sockets and directories; it times nothing
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name  string

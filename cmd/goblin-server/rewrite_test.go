@@ -102,6 +102,7 @@ func startServerConf(t *testing.T, conf string, args ...string) *srv {
 // targets, quoted and multi-argument values read as Redis reads them, and
 // a flag on the command line overrides the file.
 func TestConfigFileFlagsWinAndRedisNames(t *testing.T) {
+	t.Parallel() // its own processes, sockets and directories; it times nothing
 	needTool(t, "redis-cli")
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "from file.sock")

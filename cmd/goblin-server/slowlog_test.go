@@ -16,6 +16,7 @@ import (
 // the TCP client's address (as the client sees its own end) and its
 // CLIENT SETNAME name, as Redis's SLOWLOG GET does.
 func TestSlowlogClientAddress(t *testing.T) {
+	t.Parallel() // its own processes, sockets and directories; it times nothing
 	s := startServer(t, "--slowlog-log-slower-than", "0", "--slowlog-max-len", "5")
 	c, err := net.Dial("tcp", s.tcp)
 	if err != nil {

@@ -88,6 +88,7 @@ func checkZSets(t *testing.T, what string, opts, want *redis.Options) {
 // goblin-server saves (redis-check-rdb passes the file) and redis-server
 // loads them, each holding what the other held.
 func TestZSetSnapshotsWithRedis(t *testing.T) {
+	t.Parallel() // its own processes, sockets and directories; it times nothing
 	ctx := context.Background()
 	// Redis → goblin.
 	dir := t.TempDir()

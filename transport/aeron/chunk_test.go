@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,9 +120,15 @@ func firstDiff(a, b []byte) int {
 // chunking a 13 MB GET failed with "server is gone: the server closed the
 // response channel"; and over UDP a reply longer than the client driver's
 // receiver window (128 KiB) never arrived while the client waited for the
-// whole message before consuming any of it.
+// whole message before consuming any of it. Under -race the 13 MB value is
+// left out: the 16 MiB one still crosses the same chunking path, larger,
+// and the two cost half the test's time there.
 func TestLargeValues(t *testing.T) {
 	needDriver(t)
+	sizes := []int{0, 1, 100 << 10, 200 << 10, 512<<10 - 100, 512 << 10, 512<<10 + 1, 1 << 20, 13_000_000, 16 << 20}
+	if testkit.RaceEnabled {
+		sizes = slices.DeleteFunc(sizes, func(n int) bool { return n == 13_000_000 })
+	}
 	for _, media := range []string{"ipc", "udp"} {
 		clientDir := ""
 		if media == "udp" {
@@ -141,7 +148,7 @@ func TestLargeValues(t *testing.T) {
 				c := dialClient(t, tgt)
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 				defer cancel()
-				for _, n := range []int{0, 1, 100 << 10, 200 << 10, 512<<10 - 100, 512 << 10, 512<<10 + 1, 1 << 20, 13_000_000, 16 << 20} {
+				for _, n := range sizes {
 					v := pattern(n)
 					key := fmt.Sprintf("v%d", n)
 					start := time.Now()

@@ -57,9 +57,9 @@ func startGoblin(t *testing.T, extra ...string) *node {
 	return n
 }
 
-func startRedis(t *testing.T) *node {
+func startRedis(t *testing.T, extra ...string) *node {
 	t.Helper()
-	r := testproc.StartRedisClusterNode(t, "--cluster-node-timeout", "2000")
+	r := testproc.StartRedisClusterNode(t, append([]string{"--cluster-node-timeout", "2000"}, extra...)...)
 	n := &node{name: "redis", port: r.Port, busPort: r.BusPort, addr: r.Addr, dir: r.Dir, proc: r.Proc}
 	n.c = redis.NewClient(&redis.Options{Addr: n.addr})
 	t.Cleanup(func() { n.c.Close() })

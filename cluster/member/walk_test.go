@@ -18,7 +18,8 @@ import (
 // TestMigrationWalk (the goblin nodes share the rest). Every one of them
 // is moved, slot by slot, with its keys; the number keeps the walk at
 // about a minute so the package stays well inside go test's timeout.
-// GOBLIN_WALK_SLOTS overrides it (up to 5461: the even split).
+// GOBLIN_WALK_SLOTS overrides it (up to 5400: each goblin node keeps a
+// few slots of its own).
 const walkRedisSlots = 1024
 
 // TestMigrationWalk is the migration path of a Redis Cluster user: three
@@ -37,13 +38,18 @@ func TestMigrationWalk(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	per := walkRedisSlots
-	if v, err := strconv.Atoi(os.Getenv("GOBLIN_WALK_SLOTS")); err == nil && v > 0 && v <= 16384/3 {
+	if v, err := strconv.Atoi(os.Getenv("GOBLIN_WALK_SLOTS")); err == nil && v > 0 && v <= 5400 {
 		per = v
 	}
 	var reds, gobs, all []*node
+	// Redis's default node timeout: the walk is not about failure
+	// detection, and on a loaded machine a process stalled for the tests'
+	// usual 2 s would be marked FAIL and take the cluster down mid-walk
+	// (redis-cli then stops at -CLUSTERDOWN).
+	const timeout = "15000"
 	for range 3 {
-		reds = append(reds, startRedis(t))
-		gobs = append(gobs, startGoblin(t))
+		reds = append(reds, startRedis(t, "--cluster-node-timeout", timeout))
+		gobs = append(gobs, startGoblin(t, "--cluster-node-timeout", timeout))
 	}
 	all = append(append(all, reds...), gobs...)
 	// Slots: redis-server i has [i*per, (i+1)*per); goblin the rest, in

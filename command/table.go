@@ -335,6 +335,11 @@ const (
 	OpFailover Op = 730
 )
 
+// The operator's kit (750–759).
+const (
+	OpDebug Op = 750 // DEBUG OBJECT only (engine/cmd_debug.go)
+)
+
 // Key specs of the common shapes.
 var (
 	key1OWInsert = []KeySpec{{Flags: KeyOW | KeyInsert, Index: 1, KeyStep: 1}}
@@ -1544,4 +1549,9 @@ var specs = [NumOps]Spec{
 		Group: "server", Since: "6.2.0", Complexity: "O(1)",
 		Syntax:  "[target=TO host port:integer [FORCE]] [ABORT] [TIMEOUT milliseconds]",
 		Summary: "Hand the primary role to a replica: pause writes, wait until it has every write, tell it to take over (PSYNC FAILOVER) and follow it."},
+	// DEBUG: of Redis's subcommands only OBJECT key, which reads
+	// (engine/cmd_debug.go). Its COMMAND DOCS are Redis 7.0's: the group
+	// alone (a SYSCMD).
+	OpDebug: {Name: "debug", Arity: -2, Flags: Admin | NoScript | Loading | Stale, ACL: CatAdmin | CatSlow | CatDangerous,
+		Group: "server"},
 }

@@ -116,6 +116,41 @@ func (e *Engine) params() []Param {
 	return e.paramList
 }
 
+// YesNoParam is a yes/no parameter as Redis has them: Get shows "yes" or
+// "no", Set takes either in any case, refuses anything else with Redis's
+// words, and hands the value to set.
+func YesNoParam(name string, get func() bool, set func(bool)) Param {
+	return Param{Name: name, Get: func() string { return YesNo(get()) }, Set: func(v string) error {
+		b, err := ParseYesNo(v)
+		if err == nil {
+			set(b)
+		}
+		return err
+	}}
+}
+
+// YesNo is a yes/no parameter's value as CONFIG GET shows it.
+func YesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// ErrYesNo is the refusal of a yes/no parameter's value, in Redis's words.
+var ErrYesNo = errors.New("argument must be 'yes' or 'no'")
+
+// ParseYesNo reads a yes/no parameter's value as Redis does (any case).
+func ParseYesNo(v string) (bool, error) {
+	switch {
+	case strings.EqualFold(v, "yes"):
+		return true, nil
+	case strings.EqualFold(v, "no"):
+		return false, nil
+	}
+	return false, ErrYesNo
+}
+
 // redisPolicy reports whether p is one of Redis's eviction policies.
 func redisPolicy(p string) bool {
 	switch p {

@@ -221,17 +221,22 @@ func (e *Engine) objectRefCount(_ *Session, r *command.Request) {
 		e.null()
 		return
 	}
+	e.integer(e.refCount(r.Key, enc))
+}
+
+// refCount is the reference count Redis would show for key, of encoding
+// enc: its shared integers' (0–9999 without an LRU policy) or 1.
+func (e *Engine) refCount(key []byte, enc store.Encoding) int64 {
 	if enc == store.EncodingInt {
 		o := e.st.Options()
-		val, _ := e.st.Read(e.scratch[:0], r.Key)
+		val, _ := e.st.Read(e.scratch[:0], key)
 		e.scratch = val[:0]
 		n, err := strconv.ParseInt(string(val), 10, 64)
 		if err == nil && n >= 0 && n < 10000 && (o.MaxMemory == 0 || o.Eviction != store.AllKeysLRU) {
-			e.integer(math.MaxInt32)
-			return
+			return math.MaxInt32
 		}
 	}
-	e.integer(1)
+	return 1
 }
 
 func (e *Engine) memoryUsage(_ *Session, r *command.Request) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net"
 	"strconv"
-	"strings"
 
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
@@ -1203,22 +1202,7 @@ func (e *Engine) replParams() []Param {
 		}}
 	}
 	yesNoParam := func(name string, p *bool, inverted bool) Param {
-		return Param{Name: name, Get: func() string {
-			if *p != inverted {
-				return "yes"
-			}
-			return "no"
-		}, Set: func(v string) error {
-			switch strings.ToLower(v) {
-			case "yes":
-				*p = !inverted
-			case "no":
-				*p = inverted
-			default:
-				return errors.New("argument must be 'yes' or 'no'")
-			}
-			return nil
-		}}
+		return YesNoParam(name, func() bool { return *p != inverted }, func(b bool) { *p = b != inverted })
 	}
 	return []Param{
 		{Name: "repl-backlog-size", Get: func() string { return strconv.Itoa(e.repl.hist.BacklogSize()) },

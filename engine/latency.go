@@ -572,22 +572,7 @@ func (e *Engine) latencyParams() []Param {
 				e.lat.threshold = n
 				return nil
 			}},
-		{Name: "latency-tracking", Get: func() string {
-			if e.lat.tracking {
-				return "yes"
-			}
-			return "no"
-		}, Set: func(v string) error {
-			switch strings.ToLower(v) {
-			case "yes":
-				e.lat.tracking = true
-			case "no":
-				e.lat.tracking = false
-			default:
-				return errors.New("argument must be 'yes' or 'no'")
-			}
-			return nil
-		}},
+		YesNoParam("latency-tracking", func() bool { return e.lat.tracking }, func(b bool) { e.lat.tracking = b }),
 		{Name: "latency-tracking-info-percentiles", Get: func() string {
 			var b []byte
 			for j, p := range e.lat.percentiles {

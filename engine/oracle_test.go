@@ -80,7 +80,7 @@ func startPeer() error {
 	}
 	peer.sock = filepath.Join(peer.dir, "redis.sock")
 	peer.cmd = exec.Command(bin, "--port", "0", "--unixsocket", peer.sock, "--save", "", "--appendonly", "no",
-		"--dir", peer.dir, "--databases", "16")
+		"--dir", peer.dir, "--databases", "16", "--enable-debug-command", "local") // DEBUG OBJECT, over the local socket
 	if err := peer.cmd.Start(); err != nil {
 		return err
 	}

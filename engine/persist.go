@@ -453,30 +453,9 @@ func (e *Engine) ShutdownSave() error {
 // persistParams are the persistence parameters of CONFIG GET and SET.
 func (e *Engine) persistParams() []Param {
 	p := &e.o.Persistence
-	yesNo := func(get func() bool, set func(bool)) Param {
-		return Param{Get: func() string {
-			if get() {
-				return "yes"
-			}
-			return "no"
-		}, Set: func(v string) error {
-			switch strings.ToLower(v) {
-			case "yes":
-				set(true)
-			case "no":
-				set(false)
-			default:
-				return errors.New("argument must be 'yes' or 'no'")
-			}
-			return nil
-		}}
-	}
-	comp := yesNo(func() bool { return !p.NoCompression }, func(b bool) { p.NoCompression = !b })
-	comp.Name = "rdbcompression"
-	sum := yesNo(func() bool { return !p.NoChecksum }, func(b bool) { p.NoChecksum = !b })
-	sum.Name = "rdbchecksum"
-	stop := yesNo(func() bool { return !p.KeepWritingOnError }, func(b bool) { p.KeepWritingOnError = !b })
-	stop.Name = "stop-writes-on-bgsave-error"
+	comp := YesNoParam("rdbcompression", func() bool { return !p.NoCompression }, func(b bool) { p.NoCompression = !b })
+	sum := YesNoParam("rdbchecksum", func() bool { return !p.NoChecksum }, func(b bool) { p.NoChecksum = !b })
+	stop := YesNoParam("stop-writes-on-bgsave-error", func() bool { return !p.KeepWritingOnError }, func(b bool) { p.KeepWritingOnError = !b })
 	return []Param{
 		{Name: "dir", Get: func() string {
 			if abs, err := filepath.Abs(p.Dir); err == nil {

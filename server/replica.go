@@ -130,21 +130,6 @@ func (s *Server) replicaParams() []engine.Param {
 		o.AnnounceIP, o.AnnouncePort, o.Hidden = r.announceIP, r.announcePort, r.hidden
 		s.link.SetSettings(o)
 	}
-	yesNo := func(v string) (bool, error) {
-		switch strings.ToLower(v) {
-		case "yes":
-			return true, nil
-		case "no":
-			return false, nil
-		}
-		return false, errors.New("argument must be 'yes' or 'no'")
-	}
-	yn := func(b bool) string {
-		if b {
-			return "yes"
-		}
-		return "no"
-	}
 	str := func(name string, p *string) engine.Param {
 		return engine.Param{Name: name, Get: func() string { return *p }, Set: func(v string) error { *p = v; sync(); return nil }}
 	}
@@ -178,31 +163,16 @@ func (s *Server) replicaParams() []engine.Param {
 			sync()
 			return nil
 		}},
-		{Name: "replica-announced", Get: func() string { return yn(!r.hidden) }, Set: func(v string) error {
-			b, err := yesNo(v)
-			if err == nil {
-				r.hidden = !b
-				sync()
-			}
-			return err
-		}},
-		{Name: "replica-read-only", Get: func() string { return yn(!s.opts.WritableReplica) }, Set: func(v string) error {
-			b, err := yesNo(v)
-			if err == nil {
-				s.opts.WritableReplica = !b
-				s.engine.SetReplicaReadOnly(b)
-				sync()
-			}
-			return err
-		}},
-		{Name: "replica-serve-stale-data", Get: func() string { return yn(!s.opts.NoStaleData) }, Set: func(v string) error {
-			b, err := yesNo(v)
-			if err == nil {
-				s.opts.NoStaleData = !b
-				s.engine.SetReplicaServeStale(b)
-			}
-			return err
-		}},
+		engine.YesNoParam("replica-announced", func() bool { return !r.hidden }, func(b bool) { r.hidden = !b; sync() }),
+		engine.YesNoParam("replica-read-only", func() bool { return !s.opts.WritableReplica }, func(b bool) {
+			s.opts.WritableReplica = !b
+			s.engine.SetReplicaReadOnly(b)
+			sync()
+		}),
+		engine.YesNoParam("replica-serve-stale-data", func() bool { return !s.opts.NoStaleData }, func(b bool) {
+			s.opts.NoStaleData = !b
+			s.engine.SetReplicaServeStale(b)
+		}),
 		{Name: "repl-diskless-load", Get: func() string { return r.disklessLoad }, Set: func(v string) error {
 			switch v = strings.ToLower(v); v {
 			case "disabled", "on-empty-db", "swapdb":

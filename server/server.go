@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -469,14 +468,7 @@ func (s *Server) params() []engine.Param {
 				s.budget.Limit = int64(n)
 				return nil
 			}},
-		{Name: "protected-mode", Get: func() string { return yesNo(!s.opts.ProtectedModeOff) },
-			Set: func(v string) error {
-				on, err := parseYesNo(v)
-				if err == nil {
-					s.opts.ProtectedModeOff = !on
-				}
-				return err
-			}},
+		engine.YesNoParam("protected-mode", func() bool { return !s.opts.ProtectedModeOff }, func(on bool) { s.opts.ProtectedModeOff = !on }),
 		{Name: "port", Get: func() string {
 			if p := s.tcpPort(); p != "" {
 				return p
@@ -651,21 +643,3 @@ func (s *engineSession) SetQueued(queued func() int) { s.s.SetQueued(queued) }
 // Buffered reports the memory the session holds for a partial request, so
 // the socket transport charges it to the clients' budget.
 func (s *engineSession) Buffered() int { return s.s.Buffered() }
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
-}
-
-// parseYesNo reads a yes/no parameter as Redis does (any case).
-func parseYesNo(v string) (bool, error) {
-	switch strings.ToLower(v) {
-	case "yes":
-		return true, nil
-	case "no":
-		return false, nil
-	}
-	return false, errors.New("argument must be 'yes' or 'no'")
-}

@@ -39,40 +39,53 @@ func (s *Server) setupTLS() error {
 	return nil
 }
 
-// applyTLS is the Apply of every tls-* parameter: it rebuilds the TLS
-// configuration from the current settings (the files read again) when one
-// changed, moves, opens or closes the TLS listeners when tls-port changed,
-// and only then gives the new configuration to the listeners: their new
-// clients get it, the connected ones keep theirs. Without a TLS listener
-// the settings are only kept (and checked when tls-port opens one).
-// Nothing changes on an error. Loop goroutine.
+// applyTLS is the Apply of every tls-* parameter: when one changed it
+// builds every TLS configuration from the current settings (the files
+// read again; the server's once, for the listeners and the cluster bus's
+// inbound links alike), moves, opens or closes the TLS listeners when
+// tls-port changed, and only once all of that succeeded stores the new
+// configurations: the listeners' new clients, the replication link's next
+// connection and the bus's next links get them, connected ones keep
+// theirs. Without a TLS listener the settings are only kept (and checked
+// when tls-port opens one). Nothing changes on an error. Loop goroutine.
 func (s *Server) applyTLS() error {
 	dirty, portDirty := s.tlsDirty, s.tlsPortDirty
 	s.tlsDirty, s.tlsPortDirty = false, false // the other parameters' Apply calls of this CONFIG SET find nothing to do
-	if dirty {
-		if err := s.reloadOutgoingTLS(); err != nil {
-			return err
-		}
-		if err := s.reloadBusTLS(); err != nil {
-			return fmt.Errorf("unable to update TLS configuration: %w", err)
-		}
-	}
-	var cfg *tls.Config
-	if dirty && s.tls != nil || portDirty && s.tls == nil && s.tlsPortWant != 0 {
+	busOn := s.opts.ClusterEnabled && s.opts.TLSCluster
+	var srv *tls.Config
+	if dirty && (s.tls != nil || busOn) || portDirty && s.tls == nil && s.tlsPortWant != 0 {
 		c, err := s.opts.TLS.ServerConfig()
 		if err != nil {
 			s.log.Warn("TLS configuration not updated", "err", err)
 			return fmt.Errorf("unable to update TLS configuration: %w", err)
 		}
-		cfg = c
+		srv = c
+	}
+	var out, busSrv, busCli *tls.Config
+	if dirty {
+		var err error
+		if out, err = s.outgoingTLS(); err != nil {
+			return err
+		}
+		if busSrv, busCli, err = s.busTLSConfigs(srv); err != nil {
+			return fmt.Errorf("unable to update TLS configuration: %w", err)
+		}
 	}
 	if portDirty {
-		if err := s.moveTLSPort(cfg); err != nil {
+		if err := s.moveTLSPort(srv); err != nil {
 			return err
 		}
 	}
-	if cfg != nil && dirty {
-		s.tls.Replace(cfg)
+	if !dirty {
+		return nil
+	}
+	if s.link != nil {
+		s.link.SetTLS(out)
+	}
+	s.bus.server.Store(busSrv)
+	s.bus.client.Store(busCli)
+	if srv != nil && s.tls != nil {
+		s.tls.Replace(srv)
 		s.log.Info("TLS configuration reloaded", "cert", s.opts.TLS.CertFile)
 	}
 	return nil
@@ -234,16 +247,9 @@ func (s *Server) tlsParams() []engine.Param {
 			Apply: s.applyTLS}
 	}
 	yn := func(name string, get func() bool, set func(bool)) engine.Param {
-		return engine.Param{Name: name, Get: func() string { return yesNo(get()) },
-			Set: func(v string) error {
-				b, err := parseYesNo(v)
-				if err == nil {
-					set(b)
-					s.tlsDirty = true
-				}
-				return err
-			},
-			Apply: s.applyTLS}
+		p := engine.YesNoParam(name, get, func(b bool) { set(b); s.tlsDirty = true })
+		p.Apply = s.applyTLS
+		return p
 	}
 	cacheInt := func(name string, def int, get func() int, set func(int)) engine.Param {
 		return engine.Param{Name: name, Get: func() string { return strconv.Itoa(sessionCacheValue(get(), def)) },
@@ -318,22 +324,17 @@ func sessionCacheValue(n, def int) int {
 	return n
 }
 
-// reloadOutgoingTLS gives the replication link the configuration it
-// connects to its primary with from the next connection on: rebuilt from
-// the files, or nil with tls-replication no.
-func (s *Server) reloadOutgoingTLS() error {
-	if s.link == nil {
-		return nil
-	}
-	if !s.opts.TLSReplication {
-		s.link.SetTLS(nil)
-		return nil
+// outgoingTLS builds the configuration the replication link connects to
+// its primary with (applyTLS stores it, for the next connection): from the
+// files, or nil with tls-replication no or no link.
+func (s *Server) outgoingTLS() (*tls.Config, error) {
+	if s.link == nil || !s.opts.TLSReplication {
+		return nil, nil
 	}
 	cfg, err := s.opts.TLS.OutgoingConfig()
 	if err != nil {
 		s.log.Warn("TLS configuration for the replication link not updated", "err", err)
-		return fmt.Errorf("unable to update TLS configuration: %w", err)
+		return nil, fmt.Errorf("unable to update TLS configuration: %w", err)
 	}
-	s.link.SetTLS(cfg)
-	return nil
+	return cfg, nil
 }

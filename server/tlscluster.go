@@ -32,22 +32,34 @@ func (s *Server) busTLS() *member.BusTLS {
 // tls-cert-file) and check the peer's chain, not its name. On an error
 // nothing changes.
 func (s *Server) reloadBusTLS() error {
-	if !s.opts.ClusterEnabled || !s.opts.TLSCluster {
-		s.bus.server.Store(nil)
-		s.bus.client.Store(nil)
-		return nil
-	}
-	srv, err := s.opts.TLS.ServerConfig()
+	srv, cli, err := s.busTLSConfigs(nil)
 	if err != nil {
-		s.log.Warn("TLS configuration of the cluster bus not updated", "err", err)
-		return err
-	}
-	cli, err := s.opts.TLS.PeerConfig()
-	if err != nil {
-		s.log.Warn("TLS configuration of the cluster bus not updated", "err", err)
 		return err
 	}
 	s.bus.server.Store(srv)
 	s.bus.client.Store(cli)
 	return nil
+}
+
+// busTLSConfigs builds the bus's configurations without storing them:
+// srv is the server's configuration when the caller built it already (it
+// serves the bus's inbound links as it serves the clients', as Redis's
+// one SSL_CTX does), nil to build it here. Both are nil with tls-cluster
+// no or without the bus.
+func (s *Server) busTLSConfigs(srv *tls.Config) (server, client *tls.Config, err error) {
+	if !s.opts.ClusterEnabled || !s.opts.TLSCluster {
+		return nil, nil, nil
+	}
+	if srv == nil {
+		if srv, err = s.opts.TLS.ServerConfig(); err != nil {
+			s.log.Warn("TLS configuration of the cluster bus not updated", "err", err)
+			return nil, nil, err
+		}
+	}
+	cli, err := s.opts.TLS.PeerConfig()
+	if err != nil {
+		s.log.Warn("TLS configuration of the cluster bus not updated", "err", err)
+		return nil, nil, err
+	}
+	return srv, cli, nil
 }

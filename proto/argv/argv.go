@@ -175,7 +175,7 @@ func init() {
 		command.OpPSync: rest(1), command.OpReplConf: rest(1),
 		// Replica side of replication.
 		command.OpReplicaOf: rest(1), command.OpSlaveOf: rest(1),
-		command.OpFailover: rest(1),
+		command.OpFailover: rest(1), command.OpDebug: rest(1),
 	} {
 		parsers[op] = p
 	}

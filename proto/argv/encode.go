@@ -122,7 +122,7 @@ func init() {
 		command.OpConfigSet: keyValueAndArgs, command.OpFunctionList: encodeFunctionList,
 		// Replica side of replication.
 		command.OpReplicaOf: argsOnly, command.OpSlaveOf: argsOnly,
-		command.OpFailover: argsOnly,
+		command.OpFailover: argsOnly, command.OpDebug: argsOnly,
 	} {
 		encoders[op] = f
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"unsafe"
 
 	"github.com/goblin-kv/goblin/arena"
 	"github.com/goblin-kv/goblin/store/collection"
@@ -58,7 +57,10 @@ type coll struct {
 	kind uint8 // tagHash, tagSet or tagList; 0 for a free record
 	enc  uint8
 	blob arena.Ref // encListpack, encIntset: [owner:4][blob]
-	next uint32    // free list: the next free record + 1
+	// link is, while the record is free, the next free record + 1 (the
+	// free list); while it is live, its owner id (its index | ownerBit),
+	// which takeBig gives its structures.
+	link uint32
 	// big is the record's collBig + 1 (0: none), for the encodings built
 	// from arena blocks (hashtable, quicklist, skiplist): a compact
 	// collection, the common case of millions of small hashes, pays 16
@@ -96,8 +98,7 @@ func (s *Store) ch(c *coll) *collection.Hash { return &s.bigOf(c).h }
 func (s *Store) cl(c *coll) *collection.List { return &s.bigOf(c).l }
 
 func (s *Store) takeBig(c *coll) {
-	// c's index in s.colls, for the owner id its blocks carry.
-	owner := uint32((uintptr(unsafe.Pointer(c))-uintptr(unsafe.Pointer(&s.colls[0])))/unsafe.Sizeof(coll{})) | ownerBit
+	owner := c.link // live: the owner id its blocks carry
 	var i uint32
 	if s.freeBig != 0 {
 		i = s.freeBig - 1
@@ -184,7 +185,7 @@ func (s *Store) newColl(kind, enc uint8) (uint32, error) {
 	var i uint32
 	if s.freeColl != 0 {
 		i = s.freeColl - 1
-		s.freeColl = s.colls[i].next
+		s.freeColl = s.colls[i].link
 	} else {
 		if len(s.colls) >= zsetIndexBit-1 {
 			return 0, fmt.Errorf("%w: too many collections", ErrOOM)
@@ -192,7 +193,7 @@ func (s *Store) newColl(kind, enc uint8) (uint32, error) {
 		s.colls = append(s.colls, coll{})
 		i = uint32(len(s.colls) - 1)
 	}
-	s.colls[i] = coll{kind: kind, enc: enc}
+	s.colls[i] = coll{kind: kind, enc: enc, link: i | ownerBit}
 	s.liveColls++
 	return i, nil
 }
@@ -200,7 +201,7 @@ func (s *Store) newColl(kind, enc uint8) (uint32, error) {
 // releaseColl returns record i to the free list.
 func (s *Store) releaseColl(i uint32) {
 	s.releaseBig(&s.colls[i])
-	s.colls[i] = coll{next: s.freeColl}
+	s.colls[i] = coll{link: s.freeColl}
 	s.freeColl = i + 1
 }
 
@@ -498,7 +499,7 @@ func (s *Store) collBytes(c *coll) int64 {
 // structure) and that records are named once; it is part of Check.
 func (s *Store) checkColls(named map[uint32]bool) error {
 	free := map[uint32]bool{}
-	for i := s.freeColl; i != 0; i = s.colls[i-1].next {
+	for i := s.freeColl; i != 0; i = s.colls[i-1].link {
 		if free[i-1] || len(free) > len(s.colls) {
 			return fmt.Errorf("store: collection free list is corrupt at %d", i-1)
 		}
@@ -540,6 +541,9 @@ func (s *Store) checkColls(named map[uint32]bool) error {
 		c := &s.colls[i]
 		if !named[id] {
 			continue
+		}
+		if c.link != id|ownerBit {
+			return fmt.Errorf("store: collection %d carries owner id %#x, want %#x", i, c.link, id|ownerBit)
 		}
 		var err error
 		switch c.enc {

@@ -178,3 +178,43 @@ func BenchmarkZsetListpack(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkZsetList measures a large sorted set's ordered list with its
+// counted index (what ZADD of 100 000 members builds): ZADD-move moves
+// the middle member between two scores, a ZDelete at its old place and a
+// ZInsert at its new one, each located by the index.
+func BenchmarkZsetList(b *testing.B) {
+	const size = 100_000
+	a := newArena(b)
+	l := NewList(1)
+	if err := l.EnableIndex(a); err != nil {
+		b.Fatal(err)
+	}
+	var zk []byte
+	insert := func(score float64, member []byte) {
+		zk = AppendZKey(zk[:0], score, member)
+		bd := ZBound{Kind: ZByKey, Score: score, Member: member}
+		if err := l.ZInsert(a, zk, &bd); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range size {
+		insert(float64(i), []byte("m"+strconv.Itoa(i)))
+	}
+	mid := []byte("m" + strconv.Itoa(size/2))
+	b.Run("ZADD-move", func(b *testing.B) {
+		scores := [2]float64{size / 2, 1}
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			from, to := scores[i&1], scores[(i+1)&1]
+			bd := ZBound{Kind: ZByKey, Score: from, Member: mid}
+			if !l.ZDelete(a, &bd) {
+				b.Fatalf("%s at %v is missing", mid, from)
+			}
+			insert(to, mid)
+		}
+	})
+	if err := l.ixCheck(a); err != nil {
+		b.Fatal(err)
+	}
+}

@@ -149,7 +149,9 @@ func (l *List) PushBack(a *arena.Arena, v []byte) error {
 	}
 	lp := nodeLP(a, r)
 	lp.Append(v) // fits in place: reserve made room
-	l.ixCount(a, r, 1)
+	if l.idx != 0 {
+		l.ixShift(a, r, lp.Len()-1, EntrySize(v), 1) // past every checkpoint: they stay
+	}
 	l.n++
 	return nil
 }
@@ -279,6 +281,7 @@ func (l *List) Set(a *arena.Arena, i int, v []byte) (bool, error) {
 		lp = nodeLP(a, r)
 	}
 	lp.Replace(p, v)
+	l.ixDrop(a, r) // the entries after it moved
 	return true, nil
 }
 
@@ -300,6 +303,12 @@ func (l *List) Insert(a *arena.Arena, i int, v []byte) error {
 // insertAt puts v before entry k of node r (not before the list's first
 // element: Insert and ZInsert push at the ends themselves).
 func (l *List) insertAt(a *arena.Arena, r arena.Ref, k int, v []byte) error {
+	return l.insertAtPos(a, r, k, -1, v)
+}
+
+// insertAtPos is insertAt told the offset p of entry k in the node's
+// listpack (-1: unknown, sought).
+func (l *List) insertAtPos(a *arena.Arena, r arena.Ref, k, p int, v []byte) error {
 	es := EntrySize(v)
 	if len(nodeLP(a, r))+es <= NodeBytes {
 		r, err := l.reserve(a, r, es)
@@ -307,8 +316,13 @@ func (l *List) insertAt(a *arena.Arena, r arena.Ref, k int, v []byte) error {
 			return err
 		}
 		lp := nodeLP(a, r)
-		lp.InsertBefore(lp.Seek(k), v)
-		l.ixCount(a, r, 1)
+		if p < 0 {
+			p = lp.Seek(k)
+		}
+		lp.InsertBefore(p, v)
+		if l.idx != 0 {
+			l.ixShift(a, r, k, es, 1)
+		}
 		l.n++
 		return nil
 	}
@@ -384,12 +398,20 @@ func (l *List) Delete(a *arena.Arena, i int) bool {
 }
 
 // deleteAt removes entry k of node r.
-func (l *List) deleteAt(a *arena.Arena, r arena.Ref, k int) {
+func (l *List) deleteAt(a *arena.Arena, r arena.Ref, k int) { l.deleteAtPos(a, r, k, -1) }
+
+// deleteAtPos is deleteAt told the offset p of entry k in the node's
+// listpack (-1: unknown, sought).
+func (l *List) deleteAtPos(a *arena.Arena, r arena.Ref, k, p int) {
 	lp := nodeLP(a, r)
-	if lp = lp.Delete(lp.Seek(k)); lp.Len() == 0 {
+	if p < 0 {
+		p = lp.Seek(k)
+	}
+	size := entrySize(lp[p:])
+	if lp = lp.Delete(p); lp.Len() == 0 {
 		l.unlink(a, r)
-	} else {
-		l.ixCount(a, r, -1)
+	} else if l.idx != 0 {
+		l.ixShift(a, r, k, size, -1)
 	}
 	l.n--
 }

@@ -19,14 +19,24 @@ import (
 //     over the nodes' last zkeys, O(log m) node reads;
 //
 // and an element added to or removed from a node updates O(log m) tree
-// words. A node added or removed (a split, an emptied node) shifts the
+// words. Each node also has up to ixCps checkpoints: the index and byte
+// offset of every ixEvery-th entry, laid by one walk of the node when it
+// is first searched, so a bound is found inside the node by a binary
+// search over them and a scan of at most about ixEvery entries, not of
+// the whole node (up to 8 KiB of entries). A single insert or delete in
+// the node shifts its checkpoints (O(ixCps) words, no walk); any other
+// change of the node's entries drops them, to be laid again when needed. A node added or removed (a split, an emptied node) shifts the
 // arrays and rebuilds the tree, O(m) sequential words, once per node's
 // worth of inserts. The index holds Refs, not pointers, like the rest of
 // the arena: the GC never scans it.
 //
 // Block layout: [owner:4][m:4][cap:4][unused:4], then refs [cap]uint32,
-// counts [cap]uint32 and the tree [cap]uint32, in native byte order (the
-// block is never written out: snapshots walk the nodes).
+// counts [cap]uint32, the tree [cap]uint32 and the checkpoints
+// [cap][ixCps]uint32 (entry index<<16 | byte offset, in entry order; 0
+// ends a node's list, and a node whose first word is 0 has none laid), in
+// native byte order (the block is never written out: snapshots walk the
+// nodes). A node's listpack is at most 8 KiB (NodeBytes; a larger element
+// has a node of its own), so an entry's index and offset fit 16 bits.
 //
 // Every List operation that changes a node's count, moves a node or adds
 // or removes one reports it (ixCount, ixRef, ixInsert, ixRemove); a List
@@ -34,7 +44,16 @@ import (
 // touches is found from l.hint, the position the last index lookup
 // returned (the node an insert or delete just located), checked before a
 // scan of the refs.
-const ixHead = 16
+const (
+	ixHead = 16
+	// ixCps is the number of checkpoints per node, ixEvery the entries
+	// between two when they are laid: 16 × 32 covers a node of 512
+	// entries, a full node of 14-byte zkeys.
+	ixCps   = 16
+	ixEvery = 32
+	// ixWords is the uint32 words the index keeps per node.
+	ixWords = 3 + ixCps
+)
 
 // EnableIndex gives l a counted index of its nodes, built by one walk. It
 // is a no-op when l has one; on an allocation error l keeps working
@@ -62,7 +81,7 @@ func (l *List) Indexed() bool { return l.idx != 0 }
 // ixAlloc gives l an empty index block with room for capacity nodes (the
 // old block, if any, is copied and freed).
 func (l *List) ixAlloc(a *arena.Arena, capacity int) error {
-	r, err := a.Alloc(ixHead + 12*capacity)
+	r, err := a.Alloc(ixHead + 4*ixWords*capacity)
 	if err != nil {
 		return err
 	}
@@ -73,13 +92,16 @@ func (l *List) ixAlloc(a *arena.Arena, capacity int) error {
 	binary.LittleEndian.PutUint32(b[12:], 0)
 	old := l.idx
 	l.idx = r
+	clear(l.ixCheckpoints(a)) // arena blocks come unzeroed: no node has any laid
 	if old != 0 {
 		l.idx = old
 		m, orefs, ocounts, _ := l.ix(a)
+		ocps := l.ixCheckpoints(a)
 		l.idx = r
 		_, refs, counts, fen := l.ix(a)
 		copy(refs, orefs[:m])
 		copy(counts, ocounts[:m])
+		copy(l.ixCheckpoints(a), ocps[:m*ixCps])
 		l.ixSetLen(a, m)
 		fenBuild(counts[:m], fen[:m])
 		a.Free(old)
@@ -92,10 +114,63 @@ func (l *List) ix(a *arena.Arena) (m int, refs, counts, fen []uint32) {
 	head := a.Bytes(l.idx, ixHead)
 	m = int(binary.LittleEndian.Uint32(head[4:]))
 	c := int(binary.LittleEndian.Uint32(head[8:]))
-	b := a.Bytes(l.idx, ixHead+12*c)
+	b := a.Bytes(l.idx, ixHead+4*ixWords*c)
 	// The block is 8-byte aligned and holds only uint32s past its header.
 	w := unsafe.Slice((*uint32)(unsafe.Pointer(&b[ixHead])), 3*c)
 	return m, w[:c:c], w[c : 2*c : 2*c], w[2*c : 3*c : 3*c]
+}
+
+// ixCheckpoints returns the nodes' checkpoints (full capacity): node j's
+// are [j*ixCps, (j+1)*ixCps).
+func (l *List) ixCheckpoints(a *arena.Arena) []uint32 {
+	c := int(binary.LittleEndian.Uint32(a.Bytes(l.idx, ixHead)[8:]))
+	b := a.Bytes(l.idx, ixHead+4*ixWords*c)
+	// As in ix: aligned, uint32s only.
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[ixHead+12*c])), ixCps*c)
+}
+
+// layCheckpoints sets cp to the index and offset of every ixEvery-th
+// entry of lp, by one walk.
+func layCheckpoints(cp []uint32, lp Listpack) {
+	clear(cp)
+	c, i := 0, 0
+	for p := lp.First(); p >= 0 && c < len(cp); p = lp.Next(p) {
+		if i%ixEvery == 0 {
+			cp[c] = uint32(i)<<16 | uint32(p)
+			c++
+		}
+		i++
+	}
+}
+
+// ixShift records in node r's count and checkpoints that its entry k was
+// inserted (d 1) or deleted (d -1), size bytes long: the checkpoints past
+// it move with their entries, and a deleted entry's own goes.
+func (l *List) ixShift(a *arena.Arena, r arena.Ref, k, size, d int) {
+	m, refs, counts, fen := l.ix(a)
+	j := l.ixFind(refs, m, r)
+	counts[j] = uint32(int(counts[j]) + d)
+	fenAdd(fen[:m], j, d)
+	l.hint = uint32(j)
+	cp := l.ixCheckpoints(a)[j*ixCps : (j+1)*ixCps]
+	out := 0
+	for _, w := range cp {
+		if w == 0 {
+			break
+		}
+		i, off := int(w>>16), int(w&0xffff)
+		if i == k && d < 0 {
+			continue
+		}
+		if i >= k {
+			i, off = i+d, off+d*size
+		}
+		cp[out] = uint32(i)<<16 | uint32(off)
+		out++
+	}
+	if out < len(cp) {
+		cp[out] = 0
+	}
 }
 
 func (l *List) ixSetLen(a *arena.Arena, m int) {
@@ -129,6 +204,17 @@ func (l *List) ixCount(a *arena.Arena, r arena.Ref, d int) {
 	counts[j] = uint32(int(counts[j]) + d)
 	fenAdd(fen[:m], j, d)
 	l.hint = uint32(j)
+	l.ixCheckpoints(a)[j*ixCps] = 0 // its entries changed: lay them again when needed
+}
+
+// ixDrop forgets node r's checkpoints (its entries moved), to be laid
+// again when needed.
+func (l *List) ixDrop(a *arena.Arena, r arena.Ref) {
+	if l.idx == 0 {
+		return
+	}
+	m, refs, _, _ := l.ix(a)
+	l.ixCheckpoints(a)[l.ixFind(refs, m, r)*ixCps] = 0
 }
 
 // ixRef records that node old moved to nw.
@@ -165,6 +251,9 @@ func (l *List) ixInsert(a *arena.Arena, r, prev arena.Ref) {
 	copy(refs[j+1:m+1], refs[j:m])
 	copy(counts[j+1:m+1], counts[j:m])
 	refs[j], counts[j] = uint32(r), 0
+	cps := l.ixCheckpoints(a)
+	copy(cps[(j+1)*ixCps:(m+1)*ixCps], cps[j*ixCps:m*ixCps])
+	cps[j*ixCps] = 0
 	m++
 	l.ixSetLen(a, m)
 	fenBuild(counts[:m], fen[:m])
@@ -180,6 +269,8 @@ func (l *List) ixRemove(a *arena.Arena, r arena.Ref) {
 	j := l.ixFind(refs, m, r)
 	copy(refs[j:m-1], refs[j+1:m])
 	copy(counts[j:m-1], counts[j+1:m])
+	cps := l.ixCheckpoints(a)
+	copy(cps[j*ixCps:(m-1)*ixCps], cps[(j+1)*ixCps:m*ixCps])
 	m--
 	l.ixSetLen(a, m)
 	fenBuild(counts[:m], fen[:m])
@@ -225,7 +316,7 @@ func (l *List) ixCheck(a *arena.Arena) error {
 		return nil
 	}
 	capacity := int(binary.LittleEndian.Uint32(a.Bytes(l.idx, ixHead)[8:]))
-	if err := a.Live(l.idx, ixHead+12*capacity); err != nil {
+	if err := a.Live(l.idx, ixHead+4*ixWords*capacity); err != nil {
 		return fmt.Errorf("collection: list index: %w", err)
 	}
 	if o := OwnerOf(a, l.idx); o != l.owner {
@@ -236,10 +327,14 @@ func (l *List) ixCheck(a *arena.Arena) error {
 		return fmt.Errorf("collection: list index of %d nodes, list of %d", m, l.nodes)
 	}
 	j := 0
+	cps := l.ixCheckpoints(a)
 	for r := l.head; r != 0; _, r = nodeLinks(a, r) {
 		if refs[j] != uint32(r) || counts[j] != uint32(nodeLP(a, r).Len()) {
 			return fmt.Errorf("collection: list index entry %d: node %#x of %d, list has %#x of %d",
 				j, refs[j], counts[j], r, nodeLP(a, r).Len())
+		}
+		if err := checkCheckpoints(cps[j*ixCps:(j+1)*ixCps], nodeLP(a, r)); err != nil {
+			return fmt.Errorf("collection: list index node %d: %w", j, err)
 		}
 		j++
 	}
@@ -249,6 +344,25 @@ func (l *List) ixCheck(a *arena.Arena) error {
 		if want[i] != fen[i] {
 			return fmt.Errorf("collection: list index tree word %d is %d, want %d", i, fen[i], want[i])
 		}
+	}
+	return nil
+}
+
+// checkCheckpoints verifies that each checkpoint of cp is the index and
+// offset of an entry of lp, in increasing order.
+func checkCheckpoints(cp []uint32, lp Listpack) error {
+	c, i := 0, 0
+	for p := lp.First(); p >= 0 && c < len(cp) && cp[c] != 0; p = lp.Next(p) {
+		if int(cp[c]>>16) == i {
+			if int(cp[c]&0xffff) != p {
+				return fmt.Errorf("checkpoint %d of entry %d at offset %d, the entry is at %d", c, i, cp[c]&0xffff, p)
+			}
+			c++
+		}
+		i++
+	}
+	if c < len(cp) && cp[c] != 0 {
+		return fmt.Errorf("checkpoint %d (entry %d, offset %d) is no entry in order", c, cp[c]>>16, cp[c]&0xffff)
 	}
 	return nil
 }

@@ -119,35 +119,26 @@ func zkeyAt(lp Listpack, p int, buf *[24]byte) []byte {
 // ZCount returns how many zkeys of the list lie before b: whole nodes are
 // counted by their last zkey, the node holding the bound entry by entry.
 func (l *List) ZCount(a *arena.Arena, b *ZBound) int {
-	_, _, n := l.zlocate(a, b)
+	_, _, _, n := l.zlocate(a, b)
 	return n
 }
 
-// zlocate finds the first zkey not before b: its node, its index in the
-// node and its rank (node 0 and rank Len when every zkey is before b).
-func (l *List) zlocate(a *arena.Arena, b *ZBound) (arena.Ref, int, int) {
+// zlocate finds the first zkey not before b: its node, its index and
+// offset in the node and its rank (node 0 and rank Len when every zkey is
+// before b).
+func (l *List) zlocate(a *arena.Arena, b *ZBound) (arena.Ref, int, int, int) {
+	if l.idx != 0 {
+		return l.ixLocate(a, b)
+	}
 	var buf [24]byte
 	// The tail first: when its first zkey is before b, so is every zkey of
 	// the nodes before it, and the place is in the tail or past it. ZADD of a
-	// new highest score (a time series, a rate limiter's window) costs O(1).
+	// new highest score (a time series, a rate limiter's window) reads one node.
 	if t := l.tail; t != 0 && t != l.head {
 		lp := nodeLP(a, t)
 		if k := zkeyAt(lp, lp.First(), &buf); b.Before(ZKeyScore(k), k[ZKeyLen:]) {
-			l.hint = l.nodes - 1 // the tail's index position, for the insert that follows
-			n := int(l.n) - lp.Len()
-			i := 0
-			for p := lp.First(); p >= 0; p = lp.Next(p) {
-				if k := zkeyAt(lp, p, &buf); !b.Before(ZKeyScore(k), k[ZKeyLen:]) {
-					return t, i, n
-				}
-				n++
-				i++
-			}
-			return 0, 0, n
+			return zscan(lp, t, lp.First(), 0, int(l.n)-lp.Len(), b)
 		}
-	}
-	if l.idx != 0 {
-		return l.ixLocate(a, b)
 	}
 	n := 0
 	for r := l.head; r != 0; _, r = nodeLinks(a, r) {
@@ -156,40 +147,47 @@ func (l *List) zlocate(a *arena.Arena, b *ZBound) (arena.Ref, int, int) {
 			n += lp.Len()
 			continue
 		}
-		i := 0
-		for p := lp.First(); p >= 0; p = lp.Next(p) {
-			if k := zkeyAt(lp, p, &buf); !b.Before(ZKeyScore(k), k[ZKeyLen:]) {
-				return r, i, n
-			}
-			n++
-			i++
-		}
-		return r, i, n // not reached: the last zkey is not before b
+		return zscan(lp, r, lp.First(), 0, n, b)
 	}
-	return 0, 0, n
+	return 0, 0, 0, n
+}
+
+// zscan walks node r's listpack lp from entry i at offset p, of rank n,
+// to the first zkey not before b (node 0 and the rank past the node when
+// there is none).
+func zscan(lp Listpack, r arena.Ref, p, i, n int, b *ZBound) (arena.Ref, int, int, int) {
+	var buf [24]byte
+	for ; p >= 0; p = lp.Next(p) {
+		if k := zkeyAt(lp, p, &buf); !b.Before(ZKeyScore(k), k[ZKeyLen:]) {
+			return r, i, p, n
+		}
+		n++
+		i++
+	}
+	return 0, 0, 0, n
 }
 
 // ZInsert puts zkey, whose own ZByKey bound is b, at its place in the order
 // with one walk.
 func (l *List) ZInsert(a *arena.Arena, zkey []byte, b *ZBound) error {
-	r, k, rank := l.zlocate(a, b)
+	r, k, p, rank := l.zlocate(a, b)
 	switch {
 	case r == 0:
 		return l.PushBack(a, zkey)
 	case rank == 0:
 		return l.PushFront(a, zkey)
 	}
-	return l.insertAt(a, r, k, zkey)
+	return l.insertAtPos(a, r, k, p, zkey)
 }
 
 // ZDelete removes the zkey at b, a ZByKey bound of a zkey the list holds,
 // with one walk, and reports whether it was there.
 func (l *List) ZDelete(a *arena.Arena, b *ZBound) bool {
-	r, k, _ := l.zlocate(a, b)
+	r, k, p, _ := l.zlocate(a, b)
 	if r == 0 {
 		return false
 	}
-	l.deleteAt(a, r, k)
+	l.deleteAtPos(a, r, k, p)
 	return true
 }
 
@@ -245,10 +243,19 @@ func (l *List) DeleteRange(a *arena.Arena, start, count int) {
 // ixLocate is zlocate through the counted index: a binary search for the
 // first node whose last zkey is not before b (O(log m) node reads), the
 // nodes before it counted by the Fenwick tree, then a walk of that node.
-func (l *List) ixLocate(a *arena.Arena, b *ZBound) (arena.Ref, int, int) {
+func (l *List) ixLocate(a *arena.Arena, b *ZBound) (arena.Ref, int, int, int) {
 	var buf [24]byte
 	m, refs, _, fen := l.ix(a)
 	lo, hi := 0, m
+	// The tail first: when its first zkey is before b the place is in it
+	// or past it. ZADD of a new highest score (a time series, a rate
+	// limiter's window) reads one node.
+	if m > 1 {
+		lp := nodeLP(a, arena.Ref(refs[m-1]))
+		if k := zkeyAt(lp, lp.First(), &buf); b.Before(ZKeyScore(k), k[ZKeyLen:]) {
+			lo = m - 1
+		}
+	}
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
 		lp := nodeLP(a, arena.Ref(refs[mid]))
@@ -259,19 +266,40 @@ func (l *List) ixLocate(a *arena.Arena, b *ZBound) (arena.Ref, int, int) {
 		}
 	}
 	if lo == m {
-		return 0, 0, int(l.n)
+		return 0, 0, 0, int(l.n)
 	}
 	l.hint = uint32(lo)
 	r := arena.Ref(refs[lo])
 	n := l.ixRank(fen, lo)
 	lp := nodeLP(a, r)
-	i := 0
-	for p := lp.First(); p >= 0; p = lp.Next(p) {
-		if k := zkeyAt(lp, p, &buf); !b.Before(ZKeyScore(k), k[ZKeyLen:]) {
-			return r, i, n
-		}
-		n++
-		i++
+	// Within the node: the last checkpoint before b, then a short scan.
+	cp := l.ixCheckpoints(a)[lo*ixCps : (lo+1)*ixCps]
+	if cp[0] == 0 {
+		layCheckpoints(cp, lp)
 	}
-	return r, i, n // not reached: the last zkey is not before b
+	c, chi := 0, len(cp) // cp[:c] are before b
+	for c < chi {
+		mid := int(uint(c+chi) >> 1)
+		if cp[mid] == 0 {
+			chi = mid
+			continue
+		}
+		if k := zkeyAt(lp, int(cp[mid]&0xffff), &buf); b.Before(ZKeyScore(k), k[ZKeyLen:]) {
+			c = mid + 1
+		} else {
+			chi = mid
+		}
+	}
+	p, i := lp.First(), 0
+	if c > 0 {
+		p, i = int(cp[c-1]&0xffff), int(cp[c-1]>>16)
+	}
+	rr, k, q, rank := zscan(lp, r, p, i, n+i, b)
+	if k-i > 2*ixEvery {
+		layCheckpoints(cp, lp) // inserts crowded one gap: even them out
+	}
+	if rr == 0 {
+		return r, k, q, rank // not reached: the node's last zkey is not before b
+	}
+	return rr, k, q, rank
 }

@@ -79,8 +79,8 @@ func (f *Forwarder) Answer(seq uint64, offset int64, reply []byte) {
 	}
 	delete(f.aeron.flight, seq)
 	f.waiting = append(f.waiting, pending{
+		// until stays 0: the next Poll dates the wait on its own clock.
 		result: result{s: r.s, token: r.token, reply: append([]byte(nil), reply...), offset: offset},
-		until:  time.Now().Add(f.o.Timeout),
 	})
 }
 

@@ -215,6 +215,9 @@ func (f *Forwarder) Poll(now int64) int {
 		case p.offset < 0 || applied >= p.offset:
 			f.st.Answered++
 		default:
+			if p.until == 0 { // an Aeron answer: its wait starts now
+				p.until = now + int64(f.o.Timeout)
+			}
 			if now < p.until {
 				continue
 			}

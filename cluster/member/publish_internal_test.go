@@ -96,3 +96,47 @@ func BenchmarkHeader(b *testing.B) {
 		}
 	})
 }
+
+// TestPublishAllocs: sending a PUBLISH and a PUBLISHSHARD to a linked
+// peer, and delivering a received one, allocate nothing once the
+// buffers have grown.
+func TestPublishAllocs(t *testing.T) {
+	var got int
+	c := newTestCluster(t, t.TempDir())
+	defer c.Close()
+	c.o.Deliver = func(shard bool, channel, message []byte) { got += len(channel) + len(message) }
+	peer := c.newNode(randomName(), bus.FlagSlave)
+	peer.ip, peer.port, peer.cport = "127.0.0.1", 1, 2
+	c.addNode(peer)
+	peer.master = c.myself
+	c.myself.addReplica(peer)
+	l := c.newLink(nil, false)
+	peer.link = l
+	c.flush()
+	channel, message := []byte("news"), []byte("hello")
+	c.Publish(channel, message)
+	c.PublishShard(channel, message)
+	if n := len(l.out); n != 2*(bus.HeaderSize+8+len(channel)+len(message)) {
+		t.Fatalf("queued %d bytes, want a PUBLISH and a PUBLISHSHARD", n)
+	}
+	msg := append([]byte(nil), l.out[:bus.HeaderSize+8+len(channel)+len(message)]...)
+	allocs := testing.AllocsPerRun(200, func() {
+		l.out = l.out[:0]
+		c.Publish(channel, message)
+		c.PublishShard(channel, message)
+	})
+	if allocs != 0 {
+		t.Errorf("PUBLISH + PUBLISHSHARD: %v allocations", allocs)
+	}
+	// The peer's own message, delivered here.
+	const senderOffset = 40 // the header's sender id (docs: redis-interop.md 5.2)
+	copy(msg[senderOffset:], peer.name[:])
+	in := c.newLink(nil, true)
+	c.process(in, msg)
+	if got != len(channel)+len(message) {
+		t.Fatalf("delivered %d bytes, want %d", got, len(channel)+len(message))
+	}
+	if allocs := testing.AllocsPerRun(200, func() { c.process(in, msg) }); allocs != 0 {
+		t.Errorf("a received PUBLISH: %v allocations", allocs)
+	}
+}

@@ -14,8 +14,9 @@ import (
 // TestClusterPublish: PUBLISH on any node of a cluster reaches the
 // channel and pattern subscribers of every node, over the bus's PUBLISH
 // message, goblin to goblin and both ways between goblin and
-// redis-server 7.0; SPUBLISH reaches the shard's other nodes (a replica's
-// SSUBSCRIBE client) as PUBLISHSHARD, and not a node of another shard.
+// redis-server 7.0; SPUBLISH reaches the shard's other nodes (the
+// SSUBSCRIBE clients of a goblin and a redis-server replica) as
+// PUBLISHSHARD, from a goblin master and from a redis-server replica.
 func TestClusterPublish(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -24,16 +25,30 @@ func TestClusterPublish(t *testing.T) {
 	a.meet(t, b)
 	a.meet(t, r)
 	aid := a.id(t)
-	for _, n := range []*node{b, r} {
-		testkit.Eventually(t, 20*time.Second, n.name+" "+n.addr+" seeing the slot owner connected", func() (bool, string) { return sees(n, aid, "master") })
-	}
-	for _, n := range []*node{a, r} {
-		id := b.id(t)
-		testkit.Eventually(t, 20*time.Second, n.name+" "+n.addr+" seeing the second goblin node connected", func() (bool, string) { return sees(n, id, "master") })
+	// Every node linked to every other: a PUBLISH goes only over a
+	// node's own (outbound) links, in Redis as in goblin.
+	three := []*node{a, b, r}
+	for _, x := range three {
+		for _, y := range three {
+			if x != y {
+				id := y.id(t)
+				testkit.Eventually(t, 20*time.Second, x.name+" "+x.addr+" seeing "+y.addr+" connected", func() (bool, string) { return sees(x, id, "master") })
+			}
+		}
 	}
 	b.do(t, "CLUSTER", "REPLICATE", aid)
 	bid := b.id(t)
 	testkit.Eventually(t, 20*time.Second, "the owner listing the second goblin node as its replica", func() (bool, string) { return sees(a, bid, "slave") })
+	// A redis-server replica of the goblin owner: in the shard too.
+	r2 := startRedis(t)
+	a.meet(t, r2)
+	testkit.Eventually(t, 20*time.Second, "the second redis-server node seeing the owner connected", func() (bool, string) { return sees(r2, aid, "master") })
+	r2.do(t, "CLUSTER", "REPLICATE", aid)
+	r2id := r2.id(t)
+	for _, n := range []*node{a, b} {
+		testkit.Eventually(t, 20*time.Second, n.name+" "+n.addr+" listing the redis-server replica", func() (bool, string) { return sees(n, r2id, "slave") })
+	}
+	testkit.Eventually(t, 20*time.Second, "the redis-server replica listing the goblin replica", func() (bool, string) { return sees(r2, bid, "slave") })
 
 	subscribe := func(n *node, shard bool, chans ...string) *redis.PubSub {
 		var ps *redis.PubSub
@@ -89,7 +104,16 @@ func TestClusterPublish(t *testing.T) {
 	if n := a.do(t, "SPUBLISH", "orders", "o1"); n != int64(0) {
 		t.Errorf("SPUBLISH on a: %v receivers, want 0 (none local)", n)
 	}
-	expect(shardB, "the replica's SSUBSCRIBE client", "orders", "o1")
+	shardR2 := subscribe(r2, true, "orders")
+	a.do(t, "SPUBLISH", "orders", "o1")
+	expect(shardB, "the goblin replica's SSUBSCRIBE client", "orders", "o1") // the first SPUBLISH
+	expect(shardB, "the goblin replica's SSUBSCRIBE client", "orders", "o1")
+	expect(shardR2, "the redis-server replica's SSUBSCRIBE client", "orders", "o1")
+	// From the redis-server replica to the goblin replica (PUBLISHSHARD
+	// sent by redis-server to its shard).
+	r2.do(t, "SPUBLISH", "orders", "o2")
+	expect(shardB, "the goblin replica's SSUBSCRIBE client", "orders", "o2")
+	expect(shardR2, "the redis-server replica's own SSUBSCRIBE client", "orders", "o2")
 	// redis-server serves no slot: it is not in the shard, and it sends
 	// SPUBLISH to the owner.
 	if v, err := r.c.Do(ctx, "SPUBLISH", "orders", "x").Result(); err == nil || !strings.HasPrefix(err.Error(), "MOVED") {

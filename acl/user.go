@@ -37,8 +37,10 @@ type User struct {
 	// that names no key and no channel is allowed when its bit is set
 	// (AllowsCommand).
 	cmds []uint64
-	// keys says how AllowsKey checks a key once cmds allows the command.
-	keys uint8
+	// keys says how AllowsKey checks a key once cmds allows the command;
+	// rootKeys are sels[0].keys for keysRoot.
+	keys     uint8
+	rootKeys []keyPattern
 }
 
 // User.keys: with one selector, whose allowed bitmap is then cmds,
@@ -199,6 +201,7 @@ func (u *User) settle() {
 		}
 	}
 	u.keys = keysSelectors
+	u.rootKeys = r.keys
 	if len(u.sels) == 1 {
 		u.keys = keysRoot
 		if r.flags&selAllKeys != 0 {

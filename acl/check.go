@@ -95,8 +95,24 @@ func (u *User) AllowsKey(id int, key []byte, flags KeyFlags) bool {
 	switch u.keys {
 	case keysAll:
 		return true
-	case keysRoot:
-		return u.sels[0].keyMatch(key, flags)
+	case keysRoot: // keyMatch's loop, here to save a call per request
+		for i := range u.rootKeys {
+			p := &u.rootKeys[i]
+			if p.flags&flags != flags || len(key) < p.prefix {
+				continue
+			}
+			if p.prefix <= 8 && len(key) >= 8 {
+				if (binary.LittleEndian.Uint64(key)^p.head)&p.headMask != 0 {
+					continue
+				}
+			} else if string(key[:p.prefix]) != string(p.pattern[:p.prefix]) {
+				continue
+			}
+			if p.prefixStar && len(key) > p.prefix || glob.Match(p.pattern, key) {
+				return true
+			}
+		}
+		return false
 	}
 	for i := range u.sels {
 		s := &u.sels[i]

@@ -29,16 +29,18 @@ type User struct {
 	// all is set when the root selector allows every command, key and
 	// channel: Allowed's first and usually only test.
 	all bool
-	// bits is the root selector's command bitmap when it is the only
-	// selector and allows all keys: then an allowed command that names no
-	// channel needs one bit test.
+	// bits is the root selector's allowed bitmap (selector.allowed) when
+	// it is the only selector and allows all keys: then Allowed passes a
+	// command that names no channel with one bit test.
 	bits []uint64
 	// cmds is the union of the selectors' allowed bitmaps: a command
 	// that names no key and no channel is allowed when its bit is set
 	// (AllowsCommand).
 	cmds []uint64
-	// keys says how AllowsKey checks a key once cmds allows the command.
-	keys uint8
+	// keys says how AllowsKey checks a key once cmds allows the command;
+	// rootKeys are sels[0].keys for keysRoot.
+	keys     uint8
+	rootKeys []keyPattern
 }
 
 // User.keys: with one selector, whose allowed bitmap is then cmds,
@@ -199,6 +201,7 @@ func (u *User) settle() {
 		}
 	}
 	u.keys = keysSelectors
+	u.rootKeys = r.keys
 	if len(u.sels) == 1 {
 		u.keys = keysRoot
 		if r.flags&selAllKeys != 0 {

@@ -17,9 +17,11 @@ import (
 // Access control: Redis 7.0's ACL users (package acl) over every
 // transport and protocol. Each session holds the *acl.User it
 // authenticated as; execute asks the user's AllowsAll first, one load and
-// one predictable branch, and only a restricted or unauthenticated session
-// takes permit's slow path (NOAUTH, the command, key and channel rules,
-// the ACL LOG).
+// one predictable branch. A restricted session goes to permit, whose fast
+// path decides most allowed commands by a bit test and a key pattern match
+// (aclShapes); an unauthenticated session, a refusal and the commands the
+// fast path does not cover take permitSlow (NOAUTH, the command, key and
+// channel rules, the ACL LOG).
 
 // noUser is the user of a session that has not authenticated (or not yet
 // been resolved to the default user): it allows nothing, so execute sends

@@ -100,7 +100,7 @@ func TestReplicationStreamAsRedisPropagates(t *testing.T) {
 		do(t, e, c, cmd...)
 	}
 	payload := strings.TrimPrefix(do(t, e, c, "DUMP", "src"), "$")
-	do(t, e, c, "RESTORE", "dst", "5000", payload, "REPLACE")
+	do(t, e, c, "RESTORE", "dst", "5000", payload, "REPLACE", "IDLETIME", "30")
 	clock.Advance(11 * time.Second)
 	if got := do(t, e, c, "GET", "e"); got != "nil" {
 		t.Fatalf("GET of an expired key: %s", got)
@@ -117,7 +117,7 @@ func TestReplicationStreamAsRedisPropagates(t *testing.T) {
 		"SELECT 3", "SET a b",
 		"SELECT 0", "SET src v",
 		"SET gd v", "DEL gd",
-		fmt.Sprintf("RESTORE dst %d %s REPLACE ABSTTL", t0+5000, payload),
+		fmt.Sprintf("RESTORE dst %d %s REPLACE ABSTTL IDLETIME 30", t0+5000, payload), // the idle time goes to the replica too
 		"DEL e",
 		"DEL dst", // expired too, found by the active sweep
 		"ping",

@@ -185,3 +185,49 @@ func TestBlockedClientWaitsItsTurn(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockedPipelineWaits: requests pipelined behind a BLPOP that blocks
+// wait their turn on every message transport (in the ring, or held in
+// order on Aeron) and are answered after it, in order, once a push
+// serves it.
+func TestBlockedPipelineWaits(t *testing.T) {
+	targets := startBlockingTransports(t)
+	for _, name := range []string{"ring/resp", "ring/sbe", "aeron-ipc/resp", "aeron-ipc/sbe", "uds/resp"} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			ctl := dialT(t, targets["uds/resp"])
+			c := dialT(t, targets[name])
+			key := "pipe-block:" + name
+			done := make(chan []Value, 1)
+			errc := make(chan error, 1)
+			go func() {
+				res, err := c.Pipeline().Do("BLPOP", key, "0").Do("LLEN", key).Do("PING").Exec(ctx)
+				if err != nil {
+					errc <- err
+					return
+				}
+				done <- res
+			}()
+			waitBlocked(t, ctx, ctl, 1)
+			if _, err := ctl.RPush(ctx, key, []byte("a"), []byte("b")); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-errc:
+				t.Fatalf("pipeline: %v", err)
+			case res := <-done:
+				got := make([]string, len(res))
+				for i, v := range res {
+					got[i] = strings.ReplaceAll(v.String(), "\n", " ")
+				}
+				want := []string{`1) "` + key + `" 2) "a"`, "(integer) 1", "PONG"}
+				if strings.Join(got, "|") != strings.Join(want, "|") {
+					t.Fatalf("pipeline behind a blocked BLPOP answered %q, want %q", got, want)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("the pipeline behind a blocked BLPOP never completed after the push")
+			}
+		})
+	}
+}

@@ -402,6 +402,7 @@ func (s *Server) serve(msg []byte, _ *ae.Header) {
 		// Came in the same poll as a request that parked: it waits its turn.
 		c.held = append(c.held, msg...)
 		c.heldLens = append(c.heldLens, len(msg))
+		s.charge(c) // counts toward MaxClientMemory like a partial request
 		return
 	}
 	if isFrame(msg) {
@@ -451,6 +452,7 @@ func (s *Server) serveHeld(c *client) int {
 	c.heldLens = c.heldLens[:copy(c.heldLens, c.heldLens[n:])]
 	if len(c.heldLens) == 0 && cap(c.held) > keepBuffer {
 		c.held = nil
+		s.charge(c)
 	}
 	return n
 }
@@ -625,7 +627,7 @@ func (s *Server) queue(c *client, a, b []byte) bool {
 // itself is still served.
 func (s *Server) charge(c *client) bool {
 	if !c.dead {
-		mem := cap(c.req.buf) + cap(c.backlog)
+		mem := cap(c.req.buf) + cap(c.backlog) + cap(c.held)
 		s.buffer += int64(mem - c.mem)
 		c.mem = mem
 	}

@@ -577,6 +577,9 @@ func (e *Engine) ServeMessage(s *Session, msg, out []byte) (replies []byte, clos
 		if err := e.decodeSBE(msg); err != nil {
 			return e.sbeProtocolError(s, out, err, false), true
 		}
+		if hot, ok := e.serveSBEHot(s, &e.req, out); ok { // GET and SET in the common state (hot.go)
+			return hot, false
+		}
 		return e.serveSBE(s, msg, out, false), s.quit
 	}
 	args, n, err := resp.ReadCommand(msg, e.args, &e.o.Limits)

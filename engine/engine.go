@@ -645,6 +645,12 @@ func (e *Engine) serveRESPHot(s *Session, hot resp.Hot, args [][]byte, out []byt
 	}
 	if s.tx.on {
 		e.serveRESPRare(s, args, true)
+	} else if hot, ok := e.serveRESPHotDirect(s, r, out); ok { // the common state (hot.go)
+		out = hot
+		if len(e.blocked) != 0 {
+			e.serveBlocked()
+		}
+		return out
 	} else {
 		e.execute(s, r)
 	}

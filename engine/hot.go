@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
 	"github.com/goblin-kv/goblin/store"
 )
@@ -84,5 +85,60 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte) ([]byte
 	if len(e.blocked) != 0 {
 		e.serveBlocked()
 	}
+	return out, true
+}
+
+// serveRESPHotDirect is serveSBEHot for a RESP PING, GET or SET that
+// resp.Parser.ReadHot read (SET with no options: ReadHot takes only
+// three words), in the hot state with nothing of Pub/Sub's waiting to be
+// sent: the same bookkeeping, and the reply appended directly. r is the
+// Request serveRESPHot made of args (the slow log reads it and e.argv).
+func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, out []byte) ([]byte, bool) {
+	st := e.dbs[s.db]
+	if st.Collections() != 0 || len(e.ps.out) != 0 || !e.hotReady(s) {
+		return out, false
+	}
+	e.st = st
+	e.ran = true
+	e.cmd[r.Op].calls++
+	e.sampleLeft--
+	var start int64
+	timed := e.slow.slowerThan >= 0
+	if timed {
+		start = e.since()
+	}
+	switch r.Op {
+	case command.OpPing:
+		e.simple(txtPONG)
+		out = append(out, "+PONG\r\n"...)
+	case command.OpGet:
+		val, found := st.Get(e.scratch[:0], r.Key)
+		e.scratch = val[:0]
+		switch {
+		case found:
+			e.bulk(val)
+			out = resp.AppendBulk(out, val)
+		case s.resp3:
+			e.null()
+			out = resp.AppendNull3(out)
+		default:
+			e.null()
+			out = resp.AppendNull(out)
+		}
+	default: // SET key value
+		old, _, _, err := st.Set(e.scratch[:0], r.Key, r.Value, store.SetOptions{})
+		e.scratch = old[:0]
+		if err != nil {
+			e.storeError(err)
+			out = e.encodeRESP(out, s.resp3)
+		} else {
+			e.ok()
+			out = resp.AppendOK(out)
+		}
+	}
+	if timed {
+		e.timed(s, r, start)
+	}
+	e.count(s, r.Op)
 	return out, true
 }

@@ -2,11 +2,14 @@ package engine
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
 )
 
@@ -114,5 +117,55 @@ func TestHotPathTaken(t *testing.T) {
 	s.tx.on = true
 	if _, ok := e.serveSBEHot(s, &e.req, nil); ok {
 		t.Error("GET inside MULTI served by the hot path")
+	}
+}
+
+// TestHotPathMatchesGeneralRESP is TestHotPathMatchesGeneral for RESP
+// (RESP2 and RESP3): ServeStream, which takes the hot path for PING, GET
+// and SET, against the general serveRESP, on the same commands.
+func TestHotPathMatchesGeneralRESP(t *testing.T) {
+	for _, resp3 := range []bool{false, true} {
+		hotE, hotClock := newEngine(t, Options{})
+		genE, genClock := newEngine(t, Options{})
+		hotS, genS := NewSession(proto.RESP, nil), NewSession(proto.RESP, nil)
+		hotS.resp3, genS.resp3 = resp3, resp3
+		long := strings.Repeat("k", 1<<17)
+		for _, cmd := range [][]string{
+			{"PING"}, {"SET", "a", "1"}, {"GET", "a"}, {"GET", "nope"}, {"SET", "e", "v", "PX", "50"},
+			{"GET", "e"}, {"advance"}, {"GET", "e"}, {"SET", "a", "2", "NX"}, {"SET", "a", "3", "GET"},
+			{"SET", "a", "4"}, {"SET", "z", ""}, {"GET", "z"}, {"SET", long, "v"}, {"LPUSH", "l", "x"},
+			{"GET", "l"}, {"SET", "l", "s"}, {"GET", "a"}, {"PING"},
+		} {
+			if cmd[0] == "advance" {
+				hotClock.Advance(100 * time.Millisecond)
+				genClock.Advance(100 * time.Millisecond)
+				continue
+			}
+			in := resp.AppendCommandString(nil, cmd...)
+			_, hotOut, _ := hotE.ServeStream(hotS, in, nil)
+			args, _, err := resp.ReadCommand(in, nil, &genE.o.Limits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			genS.lastAt = genE.now
+			genOut := genE.serveRESP(genS, args, nil)
+			name := fmt.Sprintf("resp3=%v %.20q", resp3, cmd)
+			if !bytes.Equal(hotOut, genOut) {
+				t.Errorf("%s: hot reply %q, general %q", name, hotOut, genOut)
+			}
+			op := command.ByName([]byte(cmd[0]))
+			h, g := &hotE.cmd[op], &genE.cmd[op]
+			if h.calls != g.calls || h.failed != g.failed || h.rejected != g.rejected || h.sampled != g.sampled {
+				t.Errorf("%s: commandstats %+v, general %+v", name, *h, *g)
+			}
+			if hotS.Stats.Commands != genS.Stats.Commands || hotS.Stats.Errors != genS.Stats.Errors {
+				t.Errorf("%s: session counters differ", name)
+			}
+		}
+		for _, k := range []string{"a", "e", "z", "l", "nope"} {
+			if h, g := do(t, hotE, NewSession(proto.RESP, nil), "GET", k), do(t, genE, NewSession(proto.RESP, nil), "GET", k); h != g {
+				t.Errorf("resp3=%v: store differs at %q: %q, general %q", resp3, k, h, g)
+			}
+		}
 	}
 }

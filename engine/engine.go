@@ -577,7 +577,7 @@ func (e *Engine) ServeMessage(s *Session, msg, out []byte) (replies []byte, clos
 		if err := e.decodeSBE(msg); err != nil {
 			return e.sbeProtocolError(s, out, err, false), true
 		}
-		if hot, ok := e.serveSBEHot(s, &e.req, out); ok { // GET and SET in the common state (hot.go)
+		if hot, ok := e.serveSBEHot(s, &e.req, out, false); ok { // GET and SET in the common state (hot.go)
 			return hot, false
 		}
 		return e.serveSBE(s, msg, out, false), s.quit
@@ -812,6 +812,10 @@ func (e *Engine) serveSBEStream(s *Session, in, out []byte, limit int) (int, []b
 			break
 		}
 		consumed += n
+		if hot, ok := e.serveSBEHot(s, &e.req, out, true); ok { // GET and SET in the common state (hot.go)
+			out = hot
+			continue
+		}
 		out = e.serveSBE(s, msg, out, true)
 	}
 	return consumed, out, s.quit

@@ -20,20 +20,22 @@ func (e *Engine) hotReady(s *Session) bool {
 		e.cl == nil && !e.follow.on && !e.writesDenied()
 }
 
-// serveSBEHot serves r, a decoded bare SBE message, when it is a GET or a
-// plain SET (no options) in the hot state (hotReady) of a database with no
-// collections (so no WRONGTYPE to find), and reports whether it did. It
-// does what execute, get or set, count and the encoder do for such a
-// request, directly: the calls, the slow log's timing, the session's
-// counters, and the reply; a GET's value is appended by the store straight
-// into out after the reply's header, with no copy through a Reply.
-// TestHotPathMatchesGeneral holds it to the general path's bytes and state.
-func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte) ([]byte, bool) {
+// serveSBEHot serves r, a decoded SBE message (framed: its reply is
+// SOFH-framed, for a stream transport), when it is a PING without a
+// message, a GET or a plain SET (no options) in the hot state (hotReady)
+// of a database with no collections (so no WRONGTYPE to find), and
+// reports whether it did. It does what execute, the handler, count and the
+// encoder do for such a request, directly: the calls, the slow log's
+// timing, the session's counters, and the reply; a GET's value is
+// appended by the store straight into out after the reply's header, with
+// no copy through a Reply. TestHotPathMatchesGeneral holds it to the
+// general path's bytes, counters and store.
+func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte, framed bool) ([]byte, bool) {
 	if r.Version < 2 || len(r.Args) != 0 {
 		return out, false
 	}
 	switch r.Op {
-	case command.OpGet:
+	case command.OpGet, command.OpPing:
 	case command.OpSet:
 		if r.Flags != 0 || r.Expiry != command.ExpiryNone {
 			return out, false
@@ -55,7 +57,19 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte) ([]byte
 	if timed { // the slow log's timing, as execute's
 		start = e.since()
 	}
-	if r.Op == command.OpGet {
+	frameAt := len(out)
+	if framed { // a stream transport's SOFH, its length set at the end
+		out = sbe.AppendFrameStart(out)
+	}
+	switch r.Op {
+	case command.OpPing: // a compact one is answered with a Pong, as the encoder does
+		e.simple(txtPONG)
+		if r.Compact {
+			out = sbe.AppendPong(out, r.CorrelationID)
+		} else {
+			out = append(sbe.AppendReplyHeader(out, r.CorrelationID, command.OK, command.Simple, len(txtPONG)), txtPONG...)
+		}
+	case command.OpGet:
 		at := len(out)
 		out = sbe.AppendReplyHeader(out, r.CorrelationID, command.OK, command.Bulk, 0)
 		var found bool
@@ -66,7 +80,7 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte) ([]byte
 			out = sbe.AppendReplyHeader(out[:at], r.CorrelationID, command.OK, command.Nil, 0)
 			e.res.Kind = command.Nil
 		}
-	} else {
+	default: // SET key value
 		old, _, _, err := st.Set(e.scratch[:0], r.Key, r.Value, store.SetOptions{})
 		e.scratch = old[:0]
 		if err != nil {
@@ -77,6 +91,9 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte) ([]byte
 			e.ok()
 			out = append(sbe.AppendReplyHeader(out, r.CorrelationID, command.OK, command.Simple, len(txtOK)), txtOK...)
 		}
+	}
+	if framed {
+		sbe.FinishFrame(out[frameAt:])
 	}
 	if timed {
 		e.timed(s, r, start)

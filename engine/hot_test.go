@@ -21,6 +21,13 @@ import (
 // store contents and the same counters (calls, the session's commands and
 // errors).
 func TestHotPathMatchesGeneral(t *testing.T) {
+	t.Run("message", func(t *testing.T) { hotPathMatchesGeneral(t, false) })
+	t.Run("stream", func(t *testing.T) { hotPathMatchesGeneral(t, true) })
+}
+
+// hotPathMatchesGeneral is TestHotPathMatchesGeneral through ServeMessage
+// (bare messages) or, framed, through ServeStream (SOFH-framed).
+func hotPathMatchesGeneral(t *testing.T, framed bool) {
 	hotE, hotClock := newEngine(t, Options{})
 	genE, genClock := newEngine(t, Options{})
 	hotS, genS := NewSession(proto.SBE, nil), NewSession(proto.SBE, nil)
@@ -37,6 +44,9 @@ func TestHotPathMatchesGeneral(t *testing.T) {
 		name string
 		r    command.Request
 	}{
+		{"PING", req(command.OpPing, "", "", nil)},
+		{"PING compact", req(command.OpPing, "", "", func(r *command.Request) { r.Compact = true })},
+		{"PING message", req(command.OpPing, "", "", func(r *command.Request) { r.Args = [][]byte{[]byte("hi")} })},
 		{"SET", req(command.OpSet, "a", "1", nil)},
 		{"GET hit", req(command.OpGet, "a", "", nil)},
 		{"GET miss", req(command.OpGet, "nope", "", nil)},
@@ -63,11 +73,16 @@ func TestHotPathMatchesGeneral(t *testing.T) {
 		}
 		msg := c.AppendRequest(nil, &st.r)
 		callsBefore := hotE.cmd[st.r.Op].calls
-		hotOut, _ := hotE.ServeMessage(hotS, msg, nil)
+		var hotOut []byte
+		if framed {
+			_, hotOut, _ = hotE.ServeStream(hotS, sbe.AppendFramed(nil, &c, &st.r), nil)
+		} else {
+			hotOut, _ = hotE.ServeMessage(hotS, msg, nil)
+		}
 		if err := genE.decodeSBE(msg); err != nil {
 			t.Fatalf("%s: %v", st.name, err)
 		}
-		genOut := genE.serveSBE(genS, msg, nil, false)
+		genOut := genE.serveSBE(genS, msg, nil, framed)
 		if !bytes.Equal(hotOut, genOut) {
 			t.Errorf("%s: hot reply\n%x\ngeneral\n%x", st.name, hotOut, genOut)
 		}
@@ -110,12 +125,12 @@ func TestHotPathTaken(t *testing.T) {
 		if err := e.decodeSBE(c.AppendRequest(nil, &r)); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := e.serveSBEHot(s, &e.req, nil); !ok {
+		if _, ok := e.serveSBEHot(s, &e.req, nil, false); !ok {
 			t.Errorf("%s not served by the hot path in the common state", command.Name(r.Op))
 		}
 	}
 	s.tx.on = true
-	if _, ok := e.serveSBEHot(s, &e.req, nil); ok {
+	if _, ok := e.serveSBEHot(s, &e.req, nil, false); ok {
 		t.Error("GET inside MULTI served by the hot path")
 	}
 }

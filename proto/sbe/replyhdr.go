@@ -35,3 +35,15 @@ func AppendReplyHeader(dst []byte, correlationID uint64, st command.Status, kind
 func SetReplyValueLen(msg []byte, n int) {
 	binary.LittleEndian.PutUint32(msg[headerLen+repBlock:], uint32(n))
 }
+
+// AppendFrameStart appends the SOFH of a frame whose message follows and
+// whose length FinishFrame sets once it is appended: AppendReplyHeader's
+// counterpart for stream transports.
+func AppendFrameStart(dst []byte) []byte {
+	dst, _ = grow(dst, SOFHLen)
+	return dst
+}
+
+// FinishFrame sets the SOFH at frame[0] (AppendFrameStart's) to the
+// frame's length, len(frame).
+func FinishFrame(frame []byte) { putSOFH(frame, len(frame)) }

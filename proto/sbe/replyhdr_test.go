@@ -28,6 +28,12 @@ func TestAppendReplyHeader(t *testing.T) {
 		if !bytes.Equal(late, want) {
 			t.Errorf("%v: length set late\n%x\nAppendReply\n%x", r.Kind, late, want)
 		}
+		framed := AppendFrameStart([]byte("prefix"))
+		framed = append(AppendReplyHeader(framed, r.CorrelationID, r.Status, r.Kind, len(r.Value)), r.Value...)
+		FinishFrame(framed[len("prefix"):])
+		if wantFramed := c.AppendFramedReply([]byte("prefix"), &r); !bytes.Equal(framed, wantFramed) {
+			t.Errorf("%v: framed\n%x\nAppendFramedReply\n%x", r.Kind, framed, wantFramed)
+		}
 		var back command.Reply
 		if err := c.DecodeReply(got[len("prefix"):], &back); err != nil || back.CorrelationID != r.CorrelationID || back.Kind != r.Kind || string(back.Value) != string(r.Value) {
 			t.Errorf("%v: decodes as %+v (%v)", r.Kind, back, err)

@@ -59,13 +59,25 @@ func init() {
 // calibrate measures the TSC's rate against nanotime over at least ns
 // nanoseconds and turns useTSC on when it is plausible (0.1 to 20 GHz).
 // Each end pairs a nanotime reading with the mean of the counter read
-// just before and just after it.
+// just before and just after it, the tightest of a few tries: a pair the
+// scheduler interrupted would skew the rate by the interruption over
+// 1 ms. If no try is tight (a busy machine), the runtime's clock stays.
 func calibrate(ns int64) {
+	const tight = 100_000 // ticks: 20 to 100 µs at 1 to 5 GHz; a clean pair takes well under 1 µs
+	ok := true
 	pair := func() (uint64, int64) {
-		a := rdtsc()
-		t := nanotime()
-		b := rdtsc()
-		return a + (b-a)/2, t
+		var best, mid uint64
+		var at int64
+		for i := 0; i < 8; i++ {
+			a := rdtsc()
+			t := nanotime()
+			b := rdtsc()
+			if i == 0 || b-a < best {
+				best, mid, at = b-a, a+(b-a)/2, t
+			}
+		}
+		ok = ok && best < tight
+		return mid, at
 	}
 	c0, t0 := pair()
 	var c1 uint64
@@ -76,7 +88,7 @@ func calibrate(ns int64) {
 		}
 	}
 	ticks, nanos := c1-c0, uint64(t1-t0)
-	if ticks < nanos/10 || ticks > nanos*20 {
+	if !ok || ticks < nanos/10 || ticks > nanos*20 {
 		return // not a rate a TSC has: keep the runtime's clock
 	}
 	hi, lo := bits.Mul64(nanos, 1<<tscShift)

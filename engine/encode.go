@@ -106,9 +106,11 @@ func (e *Engine) serveSBEReply(s *Session, msg, out []byte, framed bool) []byte 
 	// The rare cases (a version 1 message, MULTI) and the reply's rare
 	// adjustments are out of line, each behind one test, so that this
 	// function stays small: what the common request pays is the tests.
-	if r.Version < 2 || s.tx.on {
+	switch {
+	case !e.sbeArityOK(s, r): // too few arguments for the op: refused, as RESP's decoder does
+	case r.Version < 2 || s.tx.on:
 		e.serveSBERare(s, msg)
-	} else {
+	default:
 		e.execute(s, r)
 	}
 	if len(e.monitors) > 0 && e.ran {

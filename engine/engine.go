@@ -578,6 +578,9 @@ func (e *Engine) ServeMessage(s *Session, msg, out []byte) (replies []byte, clos
 		if err := e.decodeSBE(msg); err != nil {
 			return e.sbeProtocolError(s, out, err, false), true
 		}
+		if hot, ok := e.serveSBEHot(s, &e.req, out, false); ok { // GET and SET in the common state (hot.go)
+			return hot, false
+		}
 		return e.serveSBE(s, msg, out, false), s.quit
 	}
 	args, n, err := resp.ReadCommand(msg, e.args, &e.o.Limits)
@@ -643,6 +646,12 @@ func (e *Engine) serveRESPHot(s *Session, hot resp.Hot, args [][]byte, out []byt
 	}
 	if s.tx.on {
 		e.serveRESPRare(s, args, true)
+	} else if hot, ok := e.serveRESPHotDirect(s, r, out); ok { // the common state (hot.go)
+		out = hot
+		if len(e.blocked) != 0 {
+			e.serveBlocked()
+		}
+		return out
 	} else {
 		e.execute(s, r)
 	}
@@ -805,6 +814,10 @@ func (e *Engine) serveSBEStream(s *Session, in, out []byte, limit int) (int, []b
 			break
 		}
 		consumed += n
+		if hot, ok := e.serveSBEHot(s, &e.req, out, true); ok { // GET and SET in the common state (hot.go)
+			out = hot
+			continue
+		}
 		out = e.serveSBE(s, msg, out, true)
 	}
 	return consumed, out, s.quit

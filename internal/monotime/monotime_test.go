@@ -22,3 +22,33 @@ func TestNowFollowsTheMonotonicClock(t *testing.T) {
 		t.Errorf("Now is %d before the process's start", a)
 	}
 }
+
+// TestTSCAgreesWithNanotime: on a machine whose clock source is the TSC
+// (where Now reads it), spells measured by the TSC reading and by the
+// runtime's clock agree within 0.1% plus scheduling slack, and Now never
+// goes back across many readings.
+func TestTSCAgreesWithNanotime(t *testing.T) {
+	if !useTSC {
+		t.Skip("the kernel's clock source is not the TSC here: Now reads the runtime's clock")
+	}
+	for _, d := range []time.Duration{time.Millisecond, 30 * time.Millisecond} {
+		a, n0 := tscNow(), nanotime()
+		time.Sleep(d)
+		b, n1 := tscNow(), nanotime()
+		got, want := b-a, n1-n0
+		if diff := got - want; diff < -want/1000-20_000 || diff > want/1000+20_000 {
+			t.Errorf("over %v the TSC measured %d ns, the runtime's clock %d ns", d, got, want)
+		}
+	}
+	if off := tscNow() - (nanotime() - start); off < -int64(time.Millisecond) || off > int64(time.Millisecond) {
+		t.Errorf("TSC reading is %d ns from the runtime clock's", off)
+	}
+	last := Now()
+	for i := 0; i < 100000; i++ {
+		if n := Now(); n < last {
+			t.Fatalf("Now went back: %d then %d", last, n)
+		} else {
+			last = n
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package engine
+
+import (
+	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/proto/resp"
+	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/store"
+)
+
+// hotReady reports whether s and the engine are in the common state in
+// which a GET or SET needs none of execute's and serveSBEReply's general
+// checks: plain (no MULTI, replies on, no MONITOR, every command allowed,
+// not the sampled request), nothing hooked on commands (replication feed,
+// keyspace notifications), no CLIENT NO-TOUCH, no WATCH, no cluster
+// routing, not a replica, no Pub/Sub context, writes allowed. One
+// predictable branch in front of the hot path; anything else goes the
+// general way, unchanged.
+func (e *Engine) hotReady(s *Session) bool {
+	return e.plain(s) && !e.hooked && !s.noTouch && !s.pubsub && len(e.watchers) == 0 &&
+		e.cl == nil && !e.follow.on && !e.writesDenied()
+}
+
+// serveSBEHot serves r, a decoded SBE message (framed: its reply is
+// SOFH-framed, for a stream transport), when it is a PING without a
+// message, a GET or a plain SET (no options) in the hot state (hotReady)
+// of a database with no collections (so no WRONGTYPE to find), and
+// reports whether it did. It does what execute, the handler, count and the
+// encoder do for such a request, directly: the calls, the slow log's
+// timing, the session's counters, and the reply; a GET's value is
+// appended by the store straight into out after the reply's header, with
+// no copy through a Reply. TestHotPathMatchesGeneral holds it to the
+// general path's bytes, counters and store.
+func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte, framed bool) ([]byte, bool) {
+	if r.Version < 2 || len(r.Args) != 0 {
+		return out, false
+	}
+	switch r.Op {
+	case command.OpGet, command.OpPing:
+	case command.OpSet:
+		if r.Flags != 0 || r.Expiry != command.ExpiryNone {
+			return out, false
+		}
+	default:
+		return out, false
+	}
+	st := e.dbs[s.db]
+	if st.Collections() != 0 || !e.hotReady(s) {
+		return out, false
+	}
+	e.st = st
+	e.res.Reset()
+	e.ran = true
+	e.cmd[r.Op].calls++
+	e.sampleLeft--
+	var start int64
+	timed := e.slow.slowerThan >= 0
+	if timed { // the slow log's timing, as execute's
+		start = e.since()
+	}
+	frameAt := len(out)
+	if framed { // a stream transport's SOFH, its length set at the end
+		out = sbe.AppendFrameStart(out)
+	}
+	switch r.Op {
+	case command.OpPing: // a compact one is answered with a Pong, as the encoder does
+		e.simple(txtPONG)
+		if r.Compact {
+			out = sbe.AppendPong(out, r.CorrelationID)
+		} else {
+			out = append(sbe.AppendReplyHeader(out, r.CorrelationID, command.OK, command.Simple, len(txtPONG)), txtPONG...)
+		}
+	case command.OpGet:
+		at := len(out)
+		out = sbe.AppendReplyHeader(out, r.CorrelationID, command.OK, command.Bulk, 0)
+		var found bool
+		if out, found = st.Get(out, r.Key); found {
+			sbe.SetReplyValueLen(out[at:], len(out)-at-sbe.ReplyHeaderLen)
+			e.res.Kind = command.Bulk
+		} else {
+			out = sbe.AppendReplyHeader(out[:at], r.CorrelationID, command.OK, command.Nil, 0)
+			e.res.Kind = command.Nil
+		}
+	default: // SET key value
+		old, _, _, err := st.Set(e.scratch[:0], r.Key, r.Value, store.SetOptions{})
+		e.scratch = old[:0]
+		if err != nil {
+			e.storeError(err)
+			e.res.CorrelationID = r.CorrelationID
+			out = e.codec.AppendReply(out, &e.res)
+		} else {
+			e.ok()
+			out = append(sbe.AppendReplyHeader(out, r.CorrelationID, command.OK, command.Simple, len(txtOK)), txtOK...)
+		}
+	}
+	if framed {
+		sbe.FinishFrame(out[frameAt:])
+	}
+	if timed {
+		e.timed(s, r, start)
+	}
+	e.count(s, r.Op)
+	if len(e.blocked) != 0 {
+		e.serveBlocked()
+	}
+	return out, true
+}
+
+// serveRESPHotDirect is serveSBEHot for a RESP PING, GET or SET that
+// resp.Parser.ReadHot read (SET with no options: ReadHot takes only
+// three words), in the hot state with nothing of Pub/Sub's waiting to be
+// sent: the same bookkeeping, and the reply appended directly. r is the
+// Request serveRESPHot made of args (the slow log reads it and e.argv).
+func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, out []byte) ([]byte, bool) {
+	st := e.dbs[s.db]
+	if st.Collections() != 0 || len(e.ps.out) != 0 || !e.hotReady(s) {
+		return out, false
+	}
+	e.st = st
+	e.ran = true
+	e.cmd[r.Op].calls++
+	e.sampleLeft--
+	var start int64
+	timed := e.slow.slowerThan >= 0
+	if timed {
+		start = e.since()
+	}
+	switch r.Op {
+	case command.OpPing:
+		e.simple(txtPONG)
+		out = append(out, "+PONG\r\n"...)
+	case command.OpGet:
+		val, found := st.Get(e.scratch[:0], r.Key)
+		e.scratch = val[:0]
+		switch {
+		case found:
+			e.bulk(val)
+			out = resp.AppendBulk(out, val)
+		case s.resp3:
+			e.null()
+			out = resp.AppendNull3(out)
+		default:
+			e.null()
+			out = resp.AppendNull(out)
+		}
+	default: // SET key value
+		old, _, _, err := st.Set(e.scratch[:0], r.Key, r.Value, store.SetOptions{})
+		e.scratch = old[:0]
+		if err != nil {
+			e.storeError(err)
+			out = e.encodeRESP(out, s.resp3)
+		} else {
+			e.ok()
+			out = resp.AppendOK(out)
+		}
+	}
+	if timed {
+		e.timed(s, r, start)
+	}
+	e.count(s, r.Op)
+	return out, true
+}

@@ -9,14 +9,15 @@ import (
 
 // hotReady reports whether s and the engine are in the common state in
 // which a GET or SET needs none of execute's and serveSBEReply's general
-// checks: plain (no MULTI, replies on, no MONITOR, every command allowed,
-// not the sampled request), nothing hooked on commands (replication feed,
+// checks: plain (no MULTI, replies on, no MONITOR, not the sampled
+// request), a user allowed every command and key (plain alone lets a
+// restricted user allowed PING through), nothing hooked on commands (replication feed,
 // keyspace notifications), no CLIENT NO-TOUCH, no WATCH, no cluster
 // routing, not a replica, no Pub/Sub context, writes allowed. One
 // predictable branch in front of the hot path; anything else goes the
 // general way, unchanged.
 func (e *Engine) hotReady(s *Session) bool {
-	return e.plain(s) && !e.hooked && !s.noTouch && !s.pubsub && len(e.watchers) == 0 &&
+	return e.plain(s) && s.user.AllowsAll() && !e.hooked && !s.noTouch && !s.pubsub && len(e.watchers) == 0 &&
 		e.cl == nil && !e.follow.on && !e.writesDenied()
 }
 

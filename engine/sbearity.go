@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"strings"
+
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto/argv"
 )
@@ -14,30 +16,38 @@ import (
 // with Redis's wrong-number-of-arguments error instead, before anything
 // runs or is queued in MULTI.
 //
-// The bound is computed from argv.Encoder, the one place that knows how
-// each op's fields become words: the words the typed fields make without
-// Args and without option flags (Key and Value set, Amount 0: a positive
-// Amount adds optional words, LCS's MINMATCHLEN) are taken away from the arity's minimum. Option flags (LCS's
-// LEN, SET's NX, ...) add optional words only, never the positional ones
-// handlers index, so they are not counted; the one flag that selects a
-// form whose words come from Value instead of Args, CLIENT KILL's
-// FlagKillAddr, exempts its op.
+// The bound is computed from argv.Decoder, the one place that knows how
+// each op's words become fields: the command's name words (CLUSTER
+// KEYSLOT is two) padded with "1"s to the arity's minimum are decoded,
+// and the Args that shortest well-formed request carries are the bound.
+// Words the decoder puts in Key, Value or Amount (CLUSTER KEYSLOT's key
+// goes in Value) are not counted, so a request a client built by the same
+// decoder is never refused. An op whose padded minimum does not decode
+// (an argument must be a keyword) gets no bound; CLIENT KILL is exempt,
+// its ADDR form carries the address in Value (FlagKillAddr).
 var sbeMinArgs [command.NumOps]uint8
 
 func init() {
-	var enc argv.Encoder
-	v := []byte("v")
+	var dec argv.Decoder
+	var r command.Request
 	for _, op := range command.All() {
-		need := command.Lookup(op).Arity
+		spec := command.Lookup(op)
+		need := spec.Arity
 		if need < 0 {
 			need = -need
 		}
-		r := command.Request{Op: op, Key: v, Value: v}
-		if words, err := enc.Words(&r); err == nil && need > len(words) {
-			sbeMinArgs[op] = uint8(min(need-len(words), 255))
+		words := [][]byte{}
+		for _, w := range strings.Split(spec.Name, "|") {
+			words = append(words, []byte(w))
+		}
+		for len(words) < need {
+			words = append(words, []byte("1"))
+		}
+		if dec.Decode(&r, words) && r.Op == op {
+			sbeMinArgs[op] = uint8(min(len(r.Args), 255))
 		}
 	}
-	sbeMinArgs[command.OpClientKill] = 0 // ADDR in Value (FlagKillAddr), or filters in Args its handler checks
+	sbeMinArgs[command.OpClientKill] = 0
 }
 
 // sbeArityOK reports whether r, an SBE request, carries enough arguments

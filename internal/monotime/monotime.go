@@ -63,7 +63,7 @@ func init() {
 // scheduler interrupted would skew the rate by the interruption over
 // 1 ms. If no try is tight (a busy machine), the runtime's clock stays.
 func calibrate(ns int64) {
-	const tight = 100_000 // ticks: 20 to 100 µs at 1 to 5 GHz; a clean pair takes well under 1 µs
+	const tight = 4_000 // ticks: 0.8 to 4 µs at 1 to 5 GHz, so a loose pair skews the rate by under 0.4 % over 1 ms; a clean pair takes well under 1 µs
 	ok := true
 	pair := func() (uint64, int64) {
 		var best, mid uint64

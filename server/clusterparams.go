@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -34,40 +35,18 @@ func (s *Server) clusterParams() []engine.Param {
 		st.AnnouncePort, st.AnnounceBusPort, st.AnnounceTLSPort = o.ClusterAnnouncePort, o.ClusterAnnounceBusPort, o.ClusterAnnounceTLSPort
 		b.SetSettings(st)
 	}
-	yesNo := func(b bool) string {
-		if b {
-			return "yes"
-		}
-		return "no"
-	}
 	boolean := func(name string, p *bool, yes bool) engine.Param {
-		return engine.Param{Name: name, Get: func() string { return yesNo(*p == yes) },
-			Set: func(v string) error {
-				switch strings.ToLower(v) {
-				case "yes":
-					*p = yes
-				case "no":
-					*p = !yes
-				default:
-					return errors.New("argument must be 'yes' or 'no'")
-				}
-				apply()
-				return nil
-			}}
+		return engine.YesNoParam(name, func() bool { return *p == yes }, func(b bool) { *p = b == yes; apply() })
 	}
 	integer := func(name string, p *int, lo, hi int) engine.Param {
 		return engine.Param{Name: name, Get: func() string { return strconv.Itoa(*p) },
 			Set: func(v string) error {
-				n, err := strconv.ParseInt(v, 10, 64)
-				if err != nil {
-					return errors.New("argument couldn't be parsed into an integer")
+				n, err := intParam(v, int64(lo), int64(hi))
+				if err == nil {
+					*p = int(n)
+					apply()
 				}
-				if n < int64(lo) || n > int64(hi) {
-					return errors.New("argument must be between " + strconv.Itoa(lo) + " and " + strconv.Itoa(hi) + " inclusive")
-				}
-				*p = int(n)
-				apply()
-				return nil
+				return err
 			}}
 	}
 	str := func(name string, p *string) engine.Param {
@@ -85,7 +64,7 @@ func (s *Server) clusterParams() []engine.Param {
 	noFailover := boolean("cluster-replica-no-failover", &o.ClusterReplicaNoFailover, true)
 	validity := integer("cluster-replica-validity-factor", &o.ClusterValidityFactor, 0, maxInt)
 	return []engine.Param{
-		{Name: "cluster-enabled", Get: func() string { return yesNo(o.ClusterEnabled) }},
+		{Name: "cluster-enabled", Get: func() string { return engine.YesNo(o.ClusterEnabled) }},
 		{Name: "cluster-config-file", Get: func() string { return configFile }},
 		{Name: "cluster-port", Get: func() string { return strconv.Itoa(o.ClusterPort) }},
 		{Name: "cluster-node-timeout", Get: func() string {
@@ -94,12 +73,9 @@ func (s *Server) clusterParams() []engine.Param {
 			}
 			return strconv.FormatInt(o.ClusterNodeTimeout.Milliseconds(), 10)
 		}, Set: func(v string) error {
-			n, err := strconv.ParseInt(v, 10, 64)
-			switch {
-			case err != nil:
-				return errors.New("argument couldn't be parsed into an integer")
-			case n < 0: // Redis 7.0 takes 0 (the bus then uses its 15 s default)
-				return errors.New("argument must be between 0 and 9223372036854775807 inclusive")
+			n, err := intParam(v, 0, math.MaxInt64) // Redis 7.0 takes 0 (the bus then uses its 15 s default)
+			if err != nil {
+				return err
 			}
 			o.ClusterNodeTimeout = time.Duration(n) * time.Millisecond
 			apply()

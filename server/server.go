@@ -430,16 +430,6 @@ func (s *Server) params() []engine.Param {
 	}
 	// Redis reads an integer parameter with string2ll: no '+', no leading
 	// zeros or spaces (strconv.ParseInt takes "+5" and "007").
-	intParam := func(v string, lo, hi int64) (int64, error) {
-		n, ok := resp.ParseInt([]byte(v))
-		switch {
-		case !ok:
-			return 0, errors.New("argument couldn't be parsed into an integer")
-		case n < lo || n > hi:
-			return 0, fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
-		}
-		return n, nil
-	}
 	return append([]engine.Param{
 		{Name: "timeout", Get: func() string { return strconv.FormatInt(int64(s.opts.IdleTimeout/time.Second), 10) },
 			Set: func(v string) error {
@@ -643,3 +633,16 @@ func (s *engineSession) SetQueued(queued func() int) { s.s.SetQueued(queued) }
 // Buffered reports the memory the session holds for a partial request, so
 // the socket transport charges it to the clients' budget.
 func (s *engineSession) Buffered() int { return s.s.Buffered() }
+
+// intParam parses a CONFIG SET integer as Redis does (no sign, spaces or
+// leading zeros beyond its own syntax) within lo..hi, with Redis's texts.
+func intParam(v string, lo, hi int64) (int64, error) {
+	n, ok := resp.ParseInt([]byte(v))
+	switch {
+	case !ok:
+		return 0, errors.New("argument couldn't be parsed into an integer")
+	case n < lo || n > hi:
+		return 0, fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
+	}
+	return n, nil
+}

@@ -278,7 +278,8 @@ func (e *Engine) SetReplica(on bool) {
 	}
 	e.follow.on = on
 	e.keepExpired(on)
-	e.SetUpstream(on) // the primary side: relay the primary's stream, or start a history of its own
+	e.syncPauseExpiry() // a primary again during a pause: expiry stays held (pauseexpiry.go)
+	e.SetUpstream(on)   // the primary side: relay the primary's stream, or start a history of its own
 	if !on {
 		e.follow.loading, e.follow.linkUp = false, false
 		e.ResetMaster()

@@ -61,3 +61,33 @@ func TestNoExpiryWhilePaused(t *testing.T) {
 		})
 	}
 }
+
+// TestNoExpiryWhenPromotedDuringPause: a replica made a primary again
+// (REPLICAOF NO ONE) while CLIENT PAUSE WRITE holds writes leaves the
+// replica's expiry mode for the pause's, not for a primary's own: the
+// expired key stays until the pause ends.
+func TestNoExpiryWhenPromotedDuringPause(t *testing.T) {
+	e, clock := newEngine(t, Options{})
+	c := e.Open(proto.RESP, nil)
+	do(t, e, c, "SET", "gone", "v", "PX", "100")
+	do(t, e, c, "SET", "stays", "v")
+	e.SetReplica(true)
+	do(t, e, c, "CLIENT", "PAUSE", "10000", "WRITE")
+	clock.Advance(time.Second)
+	e.SetReplica(false)
+	for range 5 {
+		e.Tick(1 << 16)
+		clock.Advance(200 * time.Millisecond)
+	}
+	if got := do(t, e, c, "DBSIZE"); got != ":2" {
+		t.Fatalf("DBSIZE while paused after the promotion: %s, want :2 (the expired key kept)", got)
+	}
+	do(t, e, c, "CLIENT", "UNPAUSE")
+	for range 3 {
+		clock.Advance(200 * time.Millisecond)
+		e.Tick(1 << 16)
+	}
+	if got := do(t, e, c, "DBSIZE"); got != ":1" {
+		t.Fatalf("DBSIZE after the pause: %s, want :1 (the expired key deleted)", got)
+	}
+}

@@ -739,13 +739,7 @@ func (e *Engine) muted(s *Session, out []byte) []byte {
 func (e *Engine) held(s *Session, op command.Op) bool {
 	now := e.clock.NowMillis()
 	if (e.clientUntil != 0 && now >= e.clientUntil) || (e.mfUntil != 0 && now >= e.mfUntil) {
-		if now >= e.clientUntil {
-			e.clientUntil, e.pauseWrites = 0, false
-		}
-		if now >= e.mfUntil {
-			e.mfUntil = 0
-		}
-		e.refreshPause()
+		e.endPauses(now)
 	}
 	spec := command.Lookup(op)
 	write := spec != nil && spec.Flags&command.Write != 0

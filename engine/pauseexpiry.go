@@ -30,14 +30,17 @@ func (e *Engine) syncPauseExpiry() {
 
 // tickPause ends a pause whose time has passed when no request came to
 // notice (held does it on the request path), so expiry resumes on time.
+// Tick calls it once e.now is set.
 func (e *Engine) tickPause() {
-	if e.pauseUntil == 0 || e.pauseUntil == math.MaxInt64 {
+	if e.pauseUntil == 0 || e.pauseUntil == math.MaxInt64 || e.now < e.pauseUntil {
 		return
 	}
-	now := e.clock.NowMillis()
-	if now < e.pauseUntil {
-		return
-	}
+	e.endPauses(e.now)
+}
+
+// endPauses ends the pauses (CLIENT PAUSE's, a manual failover's) whose
+// time has passed at now, for held and tickPause.
+func (e *Engine) endPauses(now int64) {
 	if now >= e.clientUntil {
 		e.clientUntil, e.pauseWrites = 0, false
 	}

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -175,17 +176,27 @@ func parseResolverInterface(v string) (netip.AddrPort, error) {
 	if i := strings.LastIndexByte(v, '/'); i >= 0 {
 		v = v[:i]
 	}
-	host, port, err := net.SplitHostPort(v)
+	a, err := dnsAddrPort(v)
 	if err != nil {
 		return netip.AddrPort{}, fmt.Errorf("%s: %w", EnvName("aeron.driver.resolver.interface"), err)
+	}
+	return a, nil
+}
+
+// dnsAddrPort resolves host:port through DNS (or an address as given),
+// for the resolver's own interface and its bootstrap neighbors.
+func dnsAddrPort(v string) (netip.AddrPort, error) {
+	host, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return netip.AddrPort{}, err
 	}
 	p, err := strconv.ParseUint(port, 10, 16)
 	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("%s: invalid port %q", EnvName("aeron.driver.resolver.interface"), port)
+		return netip.AddrPort{}, fmt.Errorf("invalid port %q", port)
 	}
 	ip, err := resolveHost(host)
 	if err != nil {
-		return netip.AddrPort{}, fmt.Errorf("%s: %w", EnvName("aeron.driver.resolver.interface"), err)
+		return netip.AddrPort{}, err
 	}
 	return netip.AddrPortFrom(ip, uint16(p)), nil
 }
@@ -251,15 +262,9 @@ func (r *driverNameResolver) boundLabel() string {
 func (r *driverNameResolver) resolveBootstrap() (netip.AddrPort, error) {
 	var errs []error
 	for _, b := range r.bootstrap {
-		host, port, err := net.SplitHostPort(strings.TrimSpace(b))
+		a, err := dnsAddrPort(strings.TrimSpace(b))
 		if err == nil {
-			var p uint64
-			if p, err = strconv.ParseUint(port, 10, 16); err == nil {
-				var ip netip.Addr
-				if ip, err = resolveHost(host); err == nil {
-					return netip.AddrPortFrom(ip, uint16(p)), nil
-				}
-			}
+			return a, nil
 		}
 		errs = append(errs, fmt.Errorf("unresolved - endpoint=%s: %w", b, err))
 	}
@@ -374,7 +379,7 @@ func (r *driverNameResolver) addOrUpdate(name []byte, resType byte, addr netip.A
 			return
 		}
 	}
-	r.cache = append(r.cache, resolverCacheEntry{name: string(name), nameBytes: []byte(string(name)), resType: resType,
+	r.cache = append(r.cache, resolverCacheEntry{name: string(name), nameBytes: bytes.Clone(name), resType: resType,
 		addr: addr, port: port, lastActivityMs: nowMs, deadlineMs: nowMs + timeout})
 	r.c.counters.SetValue(r.cacheCounter, int64(len(r.cache)))
 }

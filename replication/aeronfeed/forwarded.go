@@ -200,11 +200,12 @@ func (in *Inbox) Handle(msg []byte, now int64) {
 	snd.order = append(snd.order, r.Seq)
 	for len(snd.order) > InboxRemembered {
 		old := snd.order[0]
-		snd.order = snd.order[1:]
 		if x := snd.answers[old]; x != nil && x.held {
-			snd.order = append(snd.order, old) // still queued: keep it
-			continue
+			// Still queued, and so is every later one (the queue runs in
+			// this order): remember them all until they have run.
+			break
 		}
+		snd.order = snd.order[1:]
 		delete(snd.answers, old)
 		snd.floor = max(snd.floor, old)
 	}

@@ -2,6 +2,7 @@ package aeronfeed
 
 import (
 	"testing"
+	"time"
 )
 
 // TestRequestRoundTrip: a request and an answer frame decode to what was
@@ -92,5 +93,46 @@ func TestForwardedInboxRunsOnce(t *testing.T) {
 	in.Stats(&st)
 	if st.Ran != 4 || st.Repeated != 2 || st.Requests != 7 {
 		t.Fatalf("stats %+v: want 4 ran, 2 repeated, 7 requests", st)
+	}
+}
+
+// TestInboxHoldsMoreThanItRemembers: more of one sender's requests held
+// (a long CLIENT PAUSE) than the inbox remembers answers for are all
+// taken, kept, and run in order once writes are allowed.
+func TestInboxHoldsMoreThanItRemembers(t *testing.T) {
+	held := true
+	runs := 0
+	var seqs []uint64
+	in := NewInbox(func(sender uint64, db int, resp3 bool, cmd, out []byte) ([]byte, bool) {
+		if held {
+			return out, true
+		}
+		runs++
+		return append(out, "+OK\r\n"...), false
+	}, func() int64 { return int64(runs) }, func(sender, seq uint64, off int64, reply []byte) {
+		seqs = append(seqs, seq)
+	})
+	cmd := []byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n")
+	const n = InboxRemembered + 10
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for seq := uint64(1); seq <= n; seq++ {
+			in.Handle(AppendRequest(nil, 9, seq, 0, false, cmd), int64(seq))
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("Handle of %d held requests from one sender did not return within 10 s (InboxRemembered %d)", n, InboxRemembered)
+	}
+	held = false
+	if got := in.Drain(); got != n || runs != n {
+		t.Fatalf("writes allowed again: drained %d, ran %d; want %d", got, runs, n)
+	}
+	for i, seq := range seqs {
+		if seq != uint64(i+1) {
+			t.Fatalf("answer %d is for request %d, want %d (in order)", i, seq, i+1)
+		}
 	}
 }

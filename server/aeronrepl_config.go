@@ -3,7 +3,6 @@ package server
 import (
 	"errors"
 	"strconv"
-	"strings"
 
 	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/replication/aeronfeed"
@@ -35,24 +34,15 @@ func (s *Server) aeronReplParams() []engine.Param {
 		ro("replica-aeron-channel", &a.ReplicaChannel),
 		ro("replica-aeron-status-channel", &a.ReplicaStatusChannel),
 		ro("replica-aeron-name", &a.ReplicaName),
-		{Name: "replica-forward-writes", Get: func() string {
-			if a.ForwardWrites {
-				return "yes"
-			}
-			return "no"
-		}, Set: s.setForwardWrites},
+		{Name: "replica-forward-writes", Get: func() string { return engine.YesNo(a.ForwardWrites) }, Set: s.setForwardWrites},
 	}
 }
 
 // setForwardWrites is CONFIG SET replica-forward-writes. Loop goroutine.
 func (s *Server) setForwardWrites(v string) error {
-	var on bool
-	switch strings.ToLower(v) {
-	case "yes":
-		on = true
-	case "no":
-	default:
-		return errors.New("argument must be 'yes' or 'no'")
+	on, err := engine.ParseYesNo(v)
+	if err != nil {
+		return err
 	}
 	if !on {
 		a := &s.opts.AeronReplication

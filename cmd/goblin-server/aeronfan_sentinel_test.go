@@ -143,6 +143,7 @@ func aeronSentinelRun(t *testing.T, redisBin, mode string) {
 	}
 	var mu sync.Mutex
 	var acked []string
+	var ackedAt []time.Time // when each of acked was acknowledged
 	var killed, first time.Time
 	beforeKill := 0
 	stop, done := make(chan struct{}), make(chan struct{})
@@ -180,7 +181,7 @@ func aeronSentinelRun(t *testing.T, redisBin, mode string) {
 			err := c.Set(ctx, k, i, 0).Err()
 			mu.Lock()
 			if err == nil {
-				acked = append(acked, k)
+				acked, ackedAt = append(acked, k), append(ackedAt, time.Now())
 				if killed.IsZero() || start.Before(killed) {
 					beforeKill++
 				} else if first.IsZero() {
@@ -245,14 +246,29 @@ func aeronSentinelRun(t *testing.T, redisBin, mode string) {
 		sameData(t, promoted.c, r.c)
 	}
 	var lost []string
-	for _, k := range acked[:beforeKill] {
+	firstLost := -1
+	for i, k := range acked[:beforeKill] {
 		if n, err := promoted.c.Exists(ctx, k).Result(); err == nil && n == 0 {
 			lost = append(lost, k)
+			if firstLost < 0 {
+				firstLost = i
+			}
 		}
 	}
 	t.Logf("%s: %d writes acknowledged before the kill, %d lost %v; kill → first write acknowledged after it %v; promoted %s",
 		mode, beforeKill, len(lost), lost, first.Sub(killed).Round(time.Millisecond), promoted.tcp)
-	if len(lost) > 50 {
-		t.Errorf("%d writes acknowledged before the kill are missing on the new primary: more than the asynchronous replication's window", len(lost))
+	// The stream is applied in order, so what asynchronous replication
+	// loses is the newest writes only: a suffix of those acknowledged
+	// before the kill, all acknowledged within its window of the kill
+	// (how many depends on the replication lag, which a starved machine
+	// stretches; their order and age do not).
+	const window = 2 * time.Second
+	switch {
+	case firstLost >= 0 && firstLost+len(lost) != beforeKill:
+		t.Errorf("lost writes %v are not the newest acknowledged before the kill (%d of %d from the %dth on): an older write was lost while a newer one survived",
+			lost, len(lost), beforeKill-firstLost, firstLost)
+	case firstLost >= 0 && killed.Sub(ackedAt[firstLost]) > window:
+		t.Errorf("%s, lost, was acknowledged %v before the kill: outside the asynchronous replication's window (%v)",
+			acked[firstLost], killed.Sub(ackedAt[firstLost]).Round(time.Millisecond), window)
 	}
 }

@@ -516,3 +516,34 @@ func (h *Hash) Check(a *arena.Arena) error {
 	}
 	return nil
 }
+
+// MemoryBytes returns the arena bytes h's blocks take: its tables exactly
+// and its entries' blocks, every entry's when it has at most sample, else
+// the mean of the first sample entries (in bucket order) times the entry
+// count. The cost is bounded by sample entries and the buckets passed
+// over to find them.
+func (h *Hash) MemoryBytes(a *arena.Arena, sample int) int64 {
+	var n, sum, k int64
+	for _, tr := range [2]struct {
+		r   arena.Ref
+		log uint8
+	}{{h.old, h.oldLog}, {h.table, h.log}} {
+		if tr.r == 0 {
+			continue
+		}
+		n += int64(a.Cap(tr.r))
+		for _, e := range buckets(a, tr.r, tr.log) {
+			if k >= int64(max(sample, 1)) {
+				break
+			}
+			if e != 0 {
+				sum += int64(a.Cap(arena.Ref(e)))
+				k++
+			}
+		}
+	}
+	if k > 0 {
+		n += sum * int64(h.Len()) / k
+	}
+	return n
+}

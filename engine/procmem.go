@@ -7,13 +7,17 @@ import (
 )
 
 // The process's memory as Redis's INFO fields mean it. Redis's used_memory
-// is what its allocator handed out; goblin's allocators are the Go runtime
-// and the store's arena, whose chunks past the first few are mappings the
-// runtime does not see. So used_memory is the runtime's memory in use
-// (heap objects, goroutine stacks, the runtime's own metadata: its total
-// less the free, released and unused heap) plus the arena's mappings, and
-// mem_fragmentation_ratio, rss over that, means what a dashboard's alert
-// expects. The store's own accounting, which maxmemory caps, is reported
+// is what its allocator handed out (the live allocations at their size
+// class, not the allocator's unused extents or freed slots); goblin's
+// allocators are the Go runtime and the store's arena, whose chunks past
+// the first few are mappings the runtime does not see. So used_memory is
+// the runtime's memory in use (heap objects, goroutine stacks, the
+// runtime's own metadata: its total less the free, released and unused
+// heap) with the arena's chunks and blocks on the Go heap taken out, plus
+// the arena's live blocks; the arena's unused room (the uncut rest of its
+// last 4 MiB chunk, freed blocks, empty pages) counts as Redis counts
+// jemalloc's, in rss and so in mem_fragmentation_ratio (rss over
+// used_memory), which then means what a dashboard's alert expects. The store's own accounting, which maxmemory caps, is reported
 // under goblin_store_* names.
 
 // goMemoryMetrics are the runtime/metrics samples processMemory reads:
@@ -59,7 +63,10 @@ func (e *Engine) processMemory(st *store.Stats, rss int64) memInfo {
 	if e.memSamples == nil {
 		e.memSamples = make([]metrics.Sample, len(goMemoryMetrics))
 	}
-	m := memInfo{used: goMemory(e.memSamples) + st.ArenaMapped, rss: rss}
+	// The arena's bytes on the Go heap (its first chunks and its dedicated
+	// blocks) are Size less Mapped; the runtime counts them whole.
+	goOwn := max(goMemory(e.memSamples)-(st.ArenaSize-st.ArenaMapped), 0)
+	m := memInfo{used: goOwn + st.ArenaLive, rss: rss}
 	// The store's values and long keys are the dataset; everything else
 	// (index, slots, client buffers, the runtime) is overhead.
 	m.dataset = min(st.ArenaLive, m.used)

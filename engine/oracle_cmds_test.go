@@ -189,6 +189,11 @@ func TestStringsAgainstRedis(t *testing.T) {
 		[]string{"SET", "e3", "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrs"}, []string{"OBJECT", "ENCODING", "e3"},
 		[]string{"APPEND", "e1", "3"}, []string{"OBJECT", "ENCODING", "e1"}, []string{"SETRANGE", "e4", "0", "x"},
 		[]string{"OBJECT", "ENCODING", "e4"}, []string{"SET", "e5", "007"}, []string{"OBJECT", "ENCODING", "e5"},
+		// APPEND that creates the key stores its argument as SET would.
+		[]string{"APPEND", "a1", "hello"}, []string{"OBJECT", "ENCODING", "a1"}, []string{"APPEND", "a2", "12"},
+		[]string{"OBJECT", "ENCODING", "a2"}, []string{"OBJECT", "REFCOUNT", "a2"}, []string{"APPEND", "a3", "007"},
+		[]string{"OBJECT", "ENCODING", "a3"}, []string{"APPEND", "a4", "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrs"},
+		[]string{"OBJECT", "ENCODING", "a4"}, []string{"APPEND", "a1", "!"}, []string{"OBJECT", "ENCODING", "a1"},
 		[]string{"OBJECT", "ENCODING", "nope"}, []string{"OBJECT", "REFCOUNT", "e1"}, []string{"SET", "e6", "42"},
 		[]string{"OBJECT", "REFCOUNT", "e6"}, []string{"SET", "e7", "123456"}, []string{"OBJECT", "REFCOUNT", "e7"},
 		[]string{"OBJECT", "REFCOUNT", "nope"}, []string{"OBJECT", "FREQ", "e6"}, []string{"OBJECT", "FREQ", "nope"},

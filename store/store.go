@@ -857,7 +857,14 @@ func (s *Store) Append(key, val []byte) (int, error) {
 	}
 	cur = append(cur, val...)
 	s.scratch = cur[:0]
-	_, _, _, err := s.Set(nil, key, cur, SetOptions{KeepTTL: found, Kind: AsBuilt})
+	// Creating the key, APPEND stores its argument as SET would (Redis
+	// adds the argument object, tryObjectEncoding'd: int, embstr or raw);
+	// growing one, it leaves a built string (raw).
+	kind := AsBuilt
+	if !found {
+		kind = AsSet
+	}
+	_, _, _, err := s.Set(nil, key, cur, SetOptions{KeepTTL: found, Kind: kind})
 	if err != nil {
 		return 0, err
 	}

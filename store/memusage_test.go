@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // TestMemoryUsageAgreesWithStore: MEMORY USAGE of a collection is within
@@ -62,5 +63,102 @@ func TestMemoryUsageAgreesWithStore(t *testing.T) {
 				t.Errorf("%s of %d elements: MEMORY USAGE %d, the store grew by %d", tc.kind, tc.n, got, grew)
 			}
 		})
+	}
+}
+
+// TestLargeCollectionsGoLazily: a large collection of each type that goes
+// away by DEL, by expiry (found expired on access, or by the active
+// sweep), by SET over it or by RENAME over it leaves its blocks to Tick's
+// lazy free: the call itself frees less than half of them, Tick frees the
+// rest, and the store is consistent and holds nothing of it after.
+func TestLargeCollectionsGoLazily(t *testing.T) {
+	const n = 50_000
+	for _, kind := range []string{"list", "hash", "set", "zset"} {
+		for _, how := range []string{"del", "expire-access", "expire-sweep", "set-over", "rename-over"} {
+			t.Run(kind+"/"+how, func(t *testing.T) {
+				s, clock := newStore(t, Options{})
+				key := []byte("big")
+				for i := 0; i < n; i += 1000 {
+					args := make([][]byte, 0, 2000)
+					for j := i; j < i+1000; j++ {
+						e := []byte("element:" + strconv.Itoa(j))
+						switch kind {
+						case "hash":
+							args = append(args, e, []byte("value"))
+						case "zset":
+							if _, _, err := s.ZAdd(key, float64(j), e, 0); err != nil {
+								t.Fatal(err)
+							}
+						default:
+							args = append(args, e)
+						}
+					}
+					var err error
+					switch kind {
+					case "list":
+						_, err = s.Push(key, args, false, true)
+					case "hash":
+						_, err = s.HSet(key, args, false)
+					case "set":
+						_, err = s.SAdd(key, args)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				if _, _, _, err := s.Set(nil, []byte("small"), []byte("x"), SetOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				var before, after Stats
+				s.Stats(&before)
+				switch how {
+				case "del":
+					if !s.Del(key) {
+						t.Fatal("DEL found nothing")
+					}
+				case "expire-access", "expire-sweep":
+					if !s.ExpireAt(key, clock.NowMillis()+1000) {
+						t.Fatal("EXPIRE found nothing")
+					}
+					clock.Advance(2 * time.Second)
+					if how == "expire-access" {
+						if s.Exists(key) {
+							t.Fatal("the key outlived its expiry")
+						}
+					} else {
+						for i := 0; s.LazyFreePending() == 0; i++ {
+							if i == 1000 {
+								t.Fatal("the active sweep never expired the key")
+							}
+							s.Tick(1) // the sweep comes first; one unit frees a few blocks at most
+						}
+					}
+				case "set-over":
+					if _, _, _, err := s.Set(nil, key, []byte("now a string"), SetOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				case "rename-over":
+					if _, err := s.Rename([]byte("small"), key, false); err != nil {
+						t.Fatal(err)
+					}
+				}
+				s.Stats(&after)
+				if s.LazyFreePending() != 1 || after.ArenaLive < before.ArenaLive/2 {
+					t.Fatalf("after %s: %d pending, arena live %d of %d: freed in the call", how, s.LazyFreePending(), after.ArenaLive, before.ArenaLive)
+				}
+				for i := 0; s.LazyFreePending() > 0; i++ {
+					if i == 1_000_000 {
+						t.Fatal("lazy free never finished")
+					}
+					s.Tick(32)
+				}
+				if err := s.Check(); err != nil {
+					t.Fatal(err)
+				}
+				if s.Collections() != 0 {
+					t.Fatalf("%d collections left after lazy free", s.Collections())
+				}
+			})
+		}
 	}
 }

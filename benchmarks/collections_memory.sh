@@ -3,9 +3,10 @@
 # redis-server 7.0 holding the same data: each data set is loaded into a
 # fresh pair of servers (redis-cli --pipe, 1000 elements per command), then
 # MEMORY PURGE, and used_memory after less used_memory before, over the
-# element count, is the figure (INFO memory's used_memory on both: Redis's
-# allocator's bytes in use; goblin's Go runtime memory in use plus its
-# arena's mappings, docs/commands.md). For goblin the script also prints
+# element count, is the figure, with used_memory_dataset's growth beside
+# it (INFO memory's used_memory on both: the allocators' live bytes,
+# Redis's jemalloc's; goblin's Go runtime memory in use plus its arena's
+# live blocks, docs/commands.md). For goblin the script also prints
 # what the garbage collector would scan (goblin_gc_scan_heap_bytes and
 # goblin_gc_scan_globals_bytes) with the data loaded, and RSS for both.
 #
@@ -81,32 +82,35 @@ elements() {
 	esac
 }
 echo "# SCALE=$SCALE; load at start: $(cut -d' ' -f1-3 /proc/loadavg); redis $(redis-server --version | grep -o 'v=[0-9.]*')"
-printf '| data set | elements | goblin B/elem | redis B/elem | ratio | goblin RSS MB | redis RSS MB | goblin GC-scannable heap MB | globals MB | goblin load s | redis load s |\n'
-printf '|---|---|---|---|---|---|---|---|---|---|---|\n'
+printf '| data set | elements | goblin B/elem | redis B/elem | ratio | goblin dataset B/elem | redis dataset B/elem | goblin RSS MB | redis RSS MB | goblin GC-scannable heap MB | globals MB | goblin load s | redis load s |\n'
+printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
 for set in ${SETS//,/ }; do
 	gen "$set" >"$dir/data.resp"
 	n=$(elements "$set")
 	start
-	declare -A before after load
+	declare -A before after dbefore dafter load
 	for s in g r; do
 		redis-cli -s "$dir/$s.sock" memory purge >/dev/null
 		before[$s]=$(info $s used_memory)
+		dbefore[$s]=$(info $s used_memory_dataset)
 		t0=$(date +%s.%N)
 		redis-cli -s "$dir/$s.sock" --pipe <"$dir/data.resp" >"$dir/pipe-$s.log" 2>&1 ||
 			{ cat "$dir/pipe-$s.log" >&2; exit 1; }
 		load[$s]=$(echo "$(date +%s.%N) - $t0" | bc)
 		redis-cli -s "$dir/$s.sock" memory purge >/dev/null
 		after[$s]=$(info $s used_memory)
+		dafter[$s]=$(info $s used_memory_dataset)
 	done
 	scan=$(info g goblin_gc_scan_heap_bytes)
 	globals=$(info g goblin_gc_scan_globals_bytes)
 	grss=$(rss "$gpid")
 	rrss=$(rss "$rpid")
 	awk -v set="$set" -v n="$n" -v gb="${before[g]}" -v ga="${after[g]}" -v rb="${before[r]}" -v ra="${after[r]}" \
+		-v gdb="${dbefore[g]}" -v gda="${dafter[g]}" -v rdb="${dbefore[r]}" -v rda="${dafter[r]}" \
 		-v grss="$grss" -v rrss="$rrss" -v scan="$scan" -v glob="$globals" -v gl="${load[g]}" -v rl="${load[r]}" \
 		'BEGIN { g = (ga - gb) / n; r = (ra - rb) / n
-		printf "| %s | %d | %.1f | %.1f | %.2f | %.0f | %.0f | %.2f | %.2f | %.1f | %.1f |\n", set, n, g, r, g / r,
-			grss / 1048576, rrss / 1048576, scan / 1048576, glob / 1048576, gl, rl }'
+		printf "| %s | %d | %.1f | %.1f | %.2f | %.1f | %.1f | %.0f | %.0f | %.2f | %.2f | %.1f | %.1f |\n", set, n, g, r, g / r,
+			(gda - gdb) / n, (rda - rdb) / n, grss / 1048576, rrss / 1048576, scan / 1048576, glob / 1048576, gl, rl }'
 	stop
 done
 echo "# load at end: $(cut -d' ' -f1-3 /proc/loadavg)"

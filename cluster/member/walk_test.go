@@ -70,6 +70,11 @@ func TestMigrationWalk(t *testing.T) {
 		all[0].meet(t, n)
 	}
 	checkClean(t, gobs[0])
+	var allAddrs []string
+	for _, n := range all {
+		allAddrs = append(allAddrs, n.addr)
+	}
+	waitStateOK(t, 60*time.Second, allAddrs...)
 
 	// Keys everywhere, before the walk.
 	var seed []string

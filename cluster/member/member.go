@@ -148,6 +148,7 @@ type Node struct {
 	master       *Node // for a replica
 	replicas     []*Node
 	slots        bus.Slotmap // the slots it claimed last
+	owned        bus.Slotmap // the slots the owner table gives it (setOwner keeps it)
 	claimEpoch   uint64      // the config epoch it claimed them with
 	numSlots     int
 	configEpoch  uint64
@@ -182,10 +183,6 @@ type Cluster struct {
 	myself     *Node
 	nodes      map[bus.Name]*Node
 	owner      [bus.Slots]*Node
-	ownerGen   uint64 // bumped by every change of owner (setOwner)
-	slotsCache bus.Slotmap
-	slotsOf    *Node  // the master slotsCache is of
-	slotsGen   uint64 // ownerGen when slotsCache was built
 	state      *cluster.State
 	current    uint64 // currentEpoch
 	lastVote   uint64

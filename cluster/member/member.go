@@ -191,8 +191,10 @@ type Cluster struct {
 	now        int64 // ms, wall clock, set by Poll and by commands
 	nextCron   int64 // loop clock
 	cronRuns   int
-	dirty      bool // nodes.conf must be written
-	changed    bool // the engine's State must be rebuilt
+	dirty      bool         // nodes.conf must be written
+	synced     durableState // as of the last fsynced nodes.conf
+	fsyncs     int          // nodes.conf writes waited for (tests)
+	changed    bool         // the engine's State must be rebuilt
 	blacklist  map[bus.Name]int64
 	stats      [2][bus.NumTypes]int64 // sent, received
 
@@ -420,7 +422,7 @@ func (c *Cluster) flush() {
 	}
 	if c.dirty {
 		c.dirty = false
-		if err := c.save(); err != nil {
+		if err := c.save(false); err != nil {
 			c.log.Error("cluster: nodes.conf not saved", "file", c.o.ConfigFile, "err", err)
 		}
 	}
@@ -484,7 +486,7 @@ func (c *Cluster) Close() error {
 	}
 	c.wg.Wait()
 	if c.dirty {
-		_ = c.save()
+		_ = c.save(false)
 	}
 	unix.Close(c.efd)
 	return err
@@ -570,8 +572,22 @@ func (c *Cluster) rejoinDelay() int64 {
 	return min(max(c.o.NodeTimeout.Milliseconds(), 500), 5000)
 }
 
-// save writes nodes.conf atomically (temporary file, fsync, rename).
-func (c *Cluster) save() error {
+// durableState is what nodes.conf must not lose in a crash: the epochs
+// and the vote (a node that forgot them could vote twice in one epoch or
+// claim slots with a stale config epoch) and the node's id.
+type durableState struct {
+	current, lastVote, configEpoch uint64
+	name                           bus.Name
+}
+
+// save writes nodes.conf atomically (temporary file, rename), and fsyncs
+// it before the rename when sync is set or the durable state changed
+// since the last fsynced write, as Redis 7.0 asks for an fsync only with
+// epoch and vote changes (CLUSTER_TODO_FSYNC_CONFIG), CLUSTER SAVECONFIG
+// and RESET. A slot or flag change (every SETSLOT NODE of a reshard) is
+// written but not waited for: a crash may lose it, and the cluster's
+// gossip gives it back at the restart, as with Redis.
+func (c *Cluster) save(sync bool) error {
 	if c.o.ConfigFile == "" {
 		return nil
 	}
@@ -589,9 +605,12 @@ func (c *Cluster) save() error {
 	if err != nil {
 		return err
 	}
+	durable := durableState{c.current, c.lastVote, c.myself.configEpoch, c.myself.name}
+	sync = sync || durable != c.synced
 	_, werr := tmp.Write(b)
-	if werr == nil {
+	if werr == nil && sync {
 		werr = tmp.Sync()
+		c.fsyncs++
 	}
 	if cerr := tmp.Close(); werr == nil {
 		werr = cerr
@@ -601,6 +620,8 @@ func (c *Cluster) save() error {
 	}
 	if werr != nil {
 		os.Remove(tmp.Name())
+	} else if sync {
+		c.synced = durable
 	}
 	return werr
 }

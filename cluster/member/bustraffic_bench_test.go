@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -79,9 +80,11 @@ func busTraffic(b *testing.B, size int, window time.Duration) {
 	}
 	time.Sleep(5 * time.Second) // every node met every other; gossip at its resting rate
 	bytes0, msgs0, cpu0 := map[string]busSockets{}, map[string][]int64{}, map[string][]time.Duration{}
+	types0 := map[string]map[string]int64{}
 	soloCPU0 := map[string]time.Duration{}
 	for _, k := range kinds {
-		bytes0[k], msgs0[k], cpu0[k] = busBytes(b, clusters[k]), busMessages(b, clusters[k]), nodesCPU(clusters[k])
+		msgs0[k], types0[k] = busMessages(b, clusters[k])
+		bytes0[k], cpu0[k] = busBytes(b, clusters[k]), nodesCPU(clusters[k])
 		soloCPU0[k] = procCPU(solo[k].proc.PID)
 	}
 	start := time.Now()
@@ -89,7 +92,8 @@ func busTraffic(b *testing.B, size int, window time.Duration) {
 	secs := time.Since(start).Seconds()
 	fmt.Printf("%d nodes (%d masters + %d replicas), at rest, %.1f s window, per node per second:\n", size, size/2, size/2, secs)
 	for _, k := range kinds {
-		by, ms, cpu := busBytes(b, clusters[k]), busMessages(b, clusters[k]), nodesCPU(clusters[k])
+		ms, types := busMessages(b, clusters[k])
+		by, cpu := busBytes(b, clusters[k]), nodesCPU(clusters[k])
 		soloCPU := procCPU(solo[k].proc.PID) - soloCPU0[k]
 		sent, opened := sentSince(bytes0[k], by)
 		rates, mrates, cpus := make([]float64, size), make([]float64, size), make([]float64, size)
@@ -103,6 +107,13 @@ func busTraffic(b *testing.B, size int, window time.Duration) {
 		cmean, _, _ := stats(cpus)
 		fmt.Printf("  %-6s bus bytes sent mean %8.0f B/s (min %8.0f, max %8.0f), messages sent mean %6.1f/s (%.0f B per message); %d bus sockets opened in the window\n",
 			k, mean, lo, hi, mmean, mean/mmean, opened)
+		var perType []string
+		for _, t := range slices.Sorted(maps.Keys(types)) {
+			if d := types[t] - types0[k][t]; d > 0 {
+				perType = append(perType, fmt.Sprintf("%s %.1f", t, float64(d)/float64(size)/secs))
+			}
+		}
+		fmt.Printf("  %-6s messages sent per node per second by type: %s\n", k, strings.Join(perType, ", "))
 		fmt.Printf("  %-6s CPU at rest: cluster node mean %5.1f ms/s, standalone %5.1f ms/s\n", k, cmean, float64(soloCPU)/float64(time.Millisecond)/secs)
 		b.ReportMetric(mean, k+"-B/s/node")
 		b.ReportMetric(mmean, k+"-msgs/s/node")
@@ -288,20 +299,28 @@ func sentSince(before, after busSockets) (sent []int64, opened int) {
 	return sent, opened
 }
 
-// busMessages returns each node's cluster_stats_messages_sent.
-func busMessages(tb testing.TB, ns []*haNode) []int64 {
+// busMessages returns each node's cluster_stats_messages_sent, and the
+// nodes' cluster_stats_messages_TYPE_sent summed, by type.
+func busMessages(tb testing.TB, ns []*haNode) ([]int64, map[string]int64) {
 	tb.Helper()
-	v := make([]int64, len(ns))
+	v, byType := make([]int64, len(ns)), map[string]int64{}
 	for i, x := range ns {
 		info, err := x.c.ClusterInfo(context.Background()).Result()
 		if err != nil {
 			tb.Fatalf("%s CLUSTER INFO: %v", x.addr, err)
 		}
 		for _, l := range strings.Split(info, "\r\n") {
-			if n, ok := strings.CutPrefix(l, "cluster_stats_messages_sent:"); ok {
+			k, n, ok := strings.Cut(l, ":")
+			if !ok {
+				continue
+			}
+			if k == "cluster_stats_messages_sent" {
 				v[i], _ = strconv.ParseInt(n, 10, 64)
+			} else if t, ok := strings.CutPrefix(k, "cluster_stats_messages_"); ok && strings.HasSuffix(t, "_sent") {
+				c, _ := strconv.ParseInt(n, 10, 64)
+				byType[strings.TrimSuffix(t, "_sent")] += c
 			}
 		}
 	}
-	return v
+	return v, byType
 }

@@ -2,6 +2,7 @@ package member_test
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -13,13 +14,24 @@ import (
 	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
-// redisCLI runs redis-cli with args and returns its output.
+// redisCLI runs redis-cli with args and returns its output; it is
+// killed after 3 minutes.
 func redisCLI(t testing.TB, args ...string) (string, error) {
 	t.Helper()
+	return redisCLIWithin(t, 3*time.Minute, args...)
+}
+
+// redisCLIWithin runs redis-cli with args, killed after timeout, and
+// returns its output, saying so when it was killed.
+func redisCLIWithin(t testing.TB, timeout time.Duration, args ...string) (string, error) {
+	t.Helper()
 	bin := testkit.Need(t, "redis-cli", "redis-cli --cluster")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("redis-cli killed after %v: %w", timeout, err)
+	}
 	return string(out), err
 }
 

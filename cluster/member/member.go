@@ -45,7 +45,6 @@ import (
 	mrand "math/rand/v2"
 	"net"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -194,6 +193,7 @@ type Cluster struct {
 	dirty      bool         // nodes.conf must be written
 	synced     durableState // as of the last fsynced nodes.conf
 	fsyncs     int          // nodes.conf writes waited for (tests)
+	conf       *confWriter  // nil without a cluster-config-file
 	changed    bool         // the engine's State must be rebuilt
 	blacklist  map[bus.Name]int64
 	stats      [2][bus.NumTypes]int64 // sent, received
@@ -283,6 +283,9 @@ func New(o Options, st *cluster.State) (*Cluster, error) {
 	}
 	c.wg.Add(1)
 	go c.accept()
+	if o.ConfigFile != "" {
+		c.conf = newConfWriter(o.ConfigFile, c.log)
+	}
 	c.dirty, c.changed = true, true
 	c.updateState()
 	c.flush()
@@ -488,6 +491,9 @@ func (c *Cluster) Close() error {
 	if c.dirty {
 		_ = c.save(false)
 	}
+	if c.conf != nil {
+		c.conf.close() // what save handed to the writer is on disk
+	}
 	unix.Close(c.efd)
 	return err
 }
@@ -580,13 +586,15 @@ type durableState struct {
 	name                           bus.Name
 }
 
-// save writes nodes.conf atomically (temporary file, rename), and fsyncs
-// it before the rename when sync is set or the durable state changed
+// save writes nodes.conf atomically (temporary file, rename). It waits
+// for the write, fsynced, when sync is set or the durable state changed
 // since the last fsynced write, as Redis 7.0 asks for an fsync only with
 // epoch and vote changes (CLUSTER_TODO_FSYNC_CONFIG), CLUSTER SAVECONFIG
-// and RESET. A slot or flag change (every SETSLOT NODE of a reshard) is
-// written but not waited for: a crash may lose it, and the cluster's
-// gossip gives it back at the restart, as with Redis.
+// and RESET. Any other change (a slot's owner on every SETSLOT NODE of a
+// reshard, a flag) is handed to the config writer's goroutine and not
+// waited for: a crash may lose it, and the cluster's gossip gives it back
+// at the restart, as with Redis. Only a waited-for write's error is
+// returned; the goroutine logs its own.
 func (c *Cluster) save(sync bool) error {
 	if c.o.ConfigFile == "" {
 		return nil
@@ -600,30 +608,22 @@ func (c *Cluster) save(sync bool) error {
 		b = append(b, '\n')
 	}
 	b = fmt.Appendf(b, "vars currentEpoch %d lastVoteEpoch %d\n", c.current, c.lastVote)
-	dir := filepath.Dir(c.o.ConfigFile)
-	tmp, err := os.CreateTemp(dir, ".nodes-*.conf")
-	if err != nil {
-		return err
-	}
 	durable := durableState{c.current, c.lastVote, c.myself.configEpoch, c.myself.name}
-	sync = sync || durable != c.synced
-	_, werr := tmp.Write(b)
-	if werr == nil && sync {
-		werr = tmp.Sync()
-		c.fsyncs++
+	if !sync && durable == c.synced && c.conf != nil {
+		c.conf.writeLater(b)
+		return nil
 	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
+	var err error
+	if c.conf != nil {
+		err = c.conf.writeNow(b, true)
+	} else {
+		err = writeConf(c.o.ConfigFile, b, true)
 	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), c.o.ConfigFile)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-	} else if sync {
+	c.fsyncs++
+	if err == nil {
 		c.synced = durable
 	}
-	return werr
+	return err
 }
 
 var flagNames = []struct {

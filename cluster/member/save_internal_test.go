@@ -1,8 +1,10 @@
 package member
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -66,5 +68,41 @@ func BenchmarkSetSlotNode(b *testing.B) {
 		if err := c.SetSlotNode(3, c.myself.ID(), false); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestConfWriterOrder: writes handed to the goroutine land in order, the
+// newest last; a writeNow is not overwritten by an older pending write;
+// close writes what is pending.
+func TestConfWriterOrder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nodes.conf")
+	w := newConfWriter(path, slog.New(slog.DiscardHandler))
+	read := func() string {
+		b, _ := os.ReadFile(path)
+		return string(b)
+	}
+	for i := range 200 {
+		w.writeLater([]byte("later " + strconv.Itoa(i)))
+		if i%50 == 49 {
+			if err := w.writeNow([]byte("now "+strconv.Itoa(i)), i%100 == 99); err != nil {
+				t.Fatal(err)
+			}
+			if got := read(); got != "now "+strconv.Itoa(i) {
+				t.Fatalf("after writeNow %d the file holds %q", i, got)
+			}
+		}
+	}
+	w.writeLater([]byte("last"))
+	w.close()
+	if got := read(); got != "last" {
+		t.Fatalf("after close the file holds %q, want the last write", got)
+	}
+	w.writeLater([]byte("after close"))
+	if got := read(); got != "after close" {
+		t.Fatalf("a write after close: the file holds %q", got)
+	}
+	ents, _ := os.ReadDir(filepath.Dir(path))
+	if len(ents) != 1 {
+		t.Errorf("temporary files left: %v", ents)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -25,8 +26,11 @@ import (
 // sampled in the same window: bytes each node's process sent on sockets
 // to or from a bus port (the kernel's tcp_info bytes_sent, read with
 // ss -tinp at the start and end of BUS_WINDOW, 10 s by default) and the
-// messages it counted (CLUSTER INFO cluster_stats_messages_sent). Then the
-// loop cost of the bus: PING p50/p99 over 5 rounds of 5,000 sequential
+// messages it counted (CLUSTER INFO cluster_stats_messages_sent), and the
+// CPU time each node's process used in the window beside a standalone
+// server of its kind at rest in the same window (/proc/PID/stat; the
+// difference is what the bus costs a resting node). Then the loop cost of
+// the bus: PING p50/p99 over 5 rounds of 5,000 sequential
 // PINGs on a cluster node at rest and on a standalone server, goblin and
 // redis-server, the four alternated. benchmarks/bustraffic/run.sh runs it.
 func BenchmarkBusTraffic(b *testing.B) {
@@ -68,32 +72,54 @@ func busTraffic(b *testing.B, size int, window time.Duration) {
 	for _, k := range kinds {
 		haCreate(b, clusters[k])
 	}
-	time.Sleep(5 * time.Second) // every node met every other; gossip at its resting rate
-	bytes0, msgs0 := map[string][]int64{}, map[string][]int64{}
+	// Standalone servers of each kind, at rest beside the clusters: the
+	// CPU they use in the window is what a node uses without the bus.
+	solo := map[string]*haNode{}
 	for _, k := range kinds {
-		bytes0[k], msgs0[k] = busBytes(b, clusters[k]), busMessages(b, clusters[k])
+		solo[k] = startSolo(b, k)
+	}
+	time.Sleep(5 * time.Second) // every node met every other; gossip at its resting rate
+	bytes0, msgs0, cpu0 := map[string]busSockets{}, map[string][]int64{}, map[string][]time.Duration{}
+	types0 := map[string]map[string]int64{}
+	soloCPU0 := map[string]time.Duration{}
+	for _, k := range kinds {
+		msgs0[k], types0[k] = busMessages(b, clusters[k])
+		bytes0[k], cpu0[k] = busBytes(b, clusters[k]), nodesCPU(clusters[k])
+		soloCPU0[k] = procCPU(solo[k].proc.PID)
 	}
 	start := time.Now()
 	time.Sleep(window)
 	secs := time.Since(start).Seconds()
 	fmt.Printf("%d nodes (%d masters + %d replicas), at rest, %.1f s window, per node per second:\n", size, size/2, size/2, secs)
 	for _, k := range kinds {
-		by, ms := busBytes(b, clusters[k]), busMessages(b, clusters[k])
-		rates, mrates := make([]float64, size), make([]float64, size)
+		ms, types := busMessages(b, clusters[k])
+		by, cpu := busBytes(b, clusters[k]), nodesCPU(clusters[k])
+		soloCPU := procCPU(solo[k].proc.PID) - soloCPU0[k]
+		sent, opened := sentSince(bytes0[k], by)
+		rates, mrates, cpus := make([]float64, size), make([]float64, size), make([]float64, size)
 		for i := range size {
-			rates[i] = float64(by[i]-bytes0[k][i]) / secs
+			rates[i] = float64(sent[i]) / secs
 			mrates[i] = float64(ms[i]-msgs0[k][i]) / secs
+			cpus[i] = float64(cpu[i]-cpu0[k][i]) / float64(time.Millisecond) / secs
 		}
 		mean, lo, hi := stats(rates)
 		mmean, _, _ := stats(mrates)
-		fmt.Printf("  %-6s bus bytes sent mean %8.0f B/s (min %8.0f, max %8.0f), messages sent mean %6.1f/s (%.0f B per message)\n", k, mean, lo, hi, mmean, mean/mmean)
+		cmean, _, _ := stats(cpus)
+		fmt.Printf("  %-6s bus bytes sent mean %8.0f B/s (min %8.0f, max %8.0f), messages sent mean %6.1f/s (%.0f B per message); %d bus sockets opened in the window\n",
+			k, mean, lo, hi, mmean, mean/mmean, opened)
+		var perType []string
+		for _, t := range slices.Sorted(maps.Keys(types)) {
+			if d := types[t] - types0[k][t]; d > 0 {
+				perType = append(perType, fmt.Sprintf("%s %.1f", t, float64(d)/float64(size)/secs))
+			}
+		}
+		fmt.Printf("  %-6s messages sent per node per second by type: %s\n", k, strings.Join(perType, ", "))
+		fmt.Printf("  %-6s CPU at rest: cluster node mean %5.1f ms/s, standalone %5.1f ms/s\n", k, cmean, float64(soloCPU)/float64(time.Millisecond)/secs)
 		b.ReportMetric(mean, k+"-B/s/node")
+		b.ReportMetric(mmean, k+"-msgs/s/node")
+		b.ReportMetric(cmean, k+"-cpu-ms/s/node")
 	}
 	// The loop cost of the bus on a node at rest.
-	solo := map[string]*haNode{}
-	for _, k := range kinds {
-		solo[k] = startSolo(b, k)
-	}
 	targets := []struct{ name, addr string }{
 		{"goblin standalone", solo["goblin"].addr}, {"goblin cluster node", clusters["goblin"][0].addr},
 		{"redis standalone", solo["redis"].addr}, {"redis cluster node", clusters["redis"][0].addr},
@@ -137,13 +163,42 @@ func startSolo(tb testing.TB, kind string) *haNode {
 	port := testproc.FreeTCPPorts(tb, 1)[0]
 	x := &haNode{port: port, addr: "127.0.0.1:" + strconv.Itoa(port)}
 	if kind == "redis" {
-		testproc.Start(tb, testkit.Need(tb, "redis-server", "the standalone peer"), "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		x.proc = testproc.Start(tb, testkit.Need(tb, "redis-server", "the standalone peer"), "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 			"--save", "", "--appendonly", "no", "--dir", tb.TempDir())
 	} else {
-		testproc.Start(tb, testproc.Build(tb, "./cmd/goblin-server"), "--listen", "tcp://"+x.addr, "--metrics", "off", "--dir", tb.TempDir())
+		x.proc = testproc.Start(tb, testproc.Build(tb, "./cmd/goblin-server"), "--listen", "tcp://"+x.addr, "--metrics", "off", "--dir", tb.TempDir())
 	}
 	testproc.WaitDial(tb, "tcp", x.addr, 30*time.Second)
 	return x
+}
+
+// procCPU returns the user+system CPU time process pid has used so far
+// (/proc/PID/stat, in clock ticks of 10 ms; 0 if it cannot be read).
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		s = s[i+1:] // the command name may hold spaces
+	}
+	f := strings.Fields(s)
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	k, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+k) * 10 * time.Millisecond
+}
+
+// nodesCPU returns each node's procCPU.
+func nodesCPU(ns []*haNode) []time.Duration {
+	v := make([]time.Duration, len(ns))
+	for i, x := range ns {
+		v[i] = procCPU(x.proc.PID)
+	}
+	return v
 }
 
 // pingLatency sends n PINGs one after the other and returns p50 and p99.
@@ -175,9 +230,13 @@ var (
 	ssSent = regexp.MustCompile(`bytes_sent:(\d+)`)
 )
 
-// busBytes returns, per node, the bytes its process has sent on TCP
-// sockets whose local or remote port is one of the nodes' bus ports.
-func busBytes(tb testing.TB, ns []*haNode) []int64 {
+// busSockets is, per node, the bytes_sent of each of its bus sockets,
+// by the socket's local and remote address.
+type busSockets []map[string]int64
+
+// busBytes reads, per node, the bytes its process has sent on each TCP
+// socket whose local or remote port is one of the nodes' bus ports.
+func busBytes(tb testing.TB, ns []*haNode) busSockets {
 	tb.Helper()
 	out, err := exec.Command("ss", "-tinpH").Output()
 	if err != nil {
@@ -188,7 +247,10 @@ func busBytes(tb testing.TB, ns []*haNode) []int64 {
 		bus[strconv.Itoa(x.busPort)] = true
 		pid[x.proc.PID] = i
 	}
-	sent := make([]int64, len(ns))
+	sent := make(busSockets, len(ns))
+	for i := range sent {
+		sent[i] = map[string]int64{}
+	}
 	lines := strings.Split(string(out), "\n")
 	for i := 0; i+1 < len(lines); i++ {
 		f := strings.Fields(lines[i])
@@ -211,26 +273,54 @@ func busBytes(tb testing.TB, ns []*haNode) []int64 {
 		}
 		if s := ssSent.FindStringSubmatch(lines[i+1]); s != nil {
 			v, _ := strconv.ParseInt(s[1], 10, 64)
-			sent[node] += v
+			sent[node][f[3]+" "+f[4]] = v
 		}
 	}
 	return sent
 }
 
-// busMessages returns each node's cluster_stats_messages_sent.
-func busMessages(tb testing.TB, ns []*haNode) []int64 {
+// sentSince returns, per node, the bytes sent on its bus sockets between
+// the two readings, and how many sockets were opened in between: a socket open at both counts its growth, a socket
+// opened since counts all it sent (a link dropped and dialled again
+// starts a new counter, which a difference of sums would take as bytes
+// unsent). What a socket closed in between sent after the first reading
+// is not seen.
+func sentSince(before, after busSockets) (sent []int64, opened int) {
+	sent = make([]int64, len(after))
+	for i, socks := range after {
+		for k, v := range socks {
+			was, ok := before[i][k]
+			if !ok {
+				opened++
+			}
+			sent[i] += v - was // was is 0 for a socket opened since
+		}
+	}
+	return sent, opened
+}
+
+// busMessages returns each node's cluster_stats_messages_sent, and the
+// nodes' cluster_stats_messages_TYPE_sent summed, by type.
+func busMessages(tb testing.TB, ns []*haNode) ([]int64, map[string]int64) {
 	tb.Helper()
-	v := make([]int64, len(ns))
+	v, byType := make([]int64, len(ns)), map[string]int64{}
 	for i, x := range ns {
 		info, err := x.c.ClusterInfo(context.Background()).Result()
 		if err != nil {
 			tb.Fatalf("%s CLUSTER INFO: %v", x.addr, err)
 		}
 		for _, l := range strings.Split(info, "\r\n") {
-			if n, ok := strings.CutPrefix(l, "cluster_stats_messages_sent:"); ok {
+			k, n, ok := strings.Cut(l, ":")
+			if !ok {
+				continue
+			}
+			if k == "cluster_stats_messages_sent" {
 				v[i], _ = strconv.ParseInt(n, 10, 64)
+			} else if t, ok := strings.CutPrefix(k, "cluster_stats_messages_"); ok && strings.HasSuffix(t, "_sent") {
+				c, _ := strconv.ParseInt(n, 10, 64)
+				byType[strings.TrimSuffix(t, "_sent")] += c
 			}
 		}
 	}
-	return v
+	return v, byType
 }

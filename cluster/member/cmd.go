@@ -257,7 +257,7 @@ func (c *Cluster) Reset(hard, empty bool) error {
 
 // SaveConfig is CLUSTER SAVECONFIG.
 func (c *Cluster) SaveConfig() error {
-	if err := c.save(); err != nil {
+	if err := c.save(true); err != nil {
 		return cmdErr("error saving the cluster node config: %v", err)
 	}
 	return nil

@@ -45,7 +45,6 @@ import (
 	mrand "math/rand/v2"
 	"net"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -148,6 +147,7 @@ type Node struct {
 	master       *Node // for a replica
 	replicas     []*Node
 	slots        bus.Slotmap // the slots it claimed last
+	owned        bus.Slotmap // the slots the owner table gives it (setOwner keeps it)
 	claimEpoch   uint64      // the config epoch it claimed them with
 	numSlots     int
 	configEpoch  uint64
@@ -182,10 +182,6 @@ type Cluster struct {
 	myself     *Node
 	nodes      map[bus.Name]*Node
 	owner      [bus.Slots]*Node
-	ownerGen   uint64 // bumped by every change of owner (setOwner)
-	slotsCache bus.Slotmap
-	slotsOf    *Node  // the master slotsCache is of
-	slotsGen   uint64 // ownerGen when slotsCache was built
 	state      *cluster.State
 	current    uint64 // currentEpoch
 	lastVote   uint64
@@ -194,8 +190,11 @@ type Cluster struct {
 	now        int64 // ms, wall clock, set by Poll and by commands
 	nextCron   int64 // loop clock
 	cronRuns   int
-	dirty      bool // nodes.conf must be written
-	changed    bool // the engine's State must be rebuilt
+	dirty      bool         // nodes.conf must be written
+	synced     durableState // as of the last fsynced nodes.conf
+	fsyncs     int          // nodes.conf writes waited for (tests)
+	conf       *confWriter  // nil without a cluster-config-file
+	changed    bool         // the engine's State must be rebuilt
 	blacklist  map[bus.Name]int64
 	stats      [2][bus.NumTypes]int64 // sent, received
 
@@ -284,6 +283,9 @@ func New(o Options, st *cluster.State) (*Cluster, error) {
 	}
 	c.wg.Add(1)
 	go c.accept()
+	if o.ConfigFile != "" {
+		c.conf = newConfWriter(o.ConfigFile, c.log)
+	}
 	c.dirty, c.changed = true, true
 	c.updateState()
 	c.flush()
@@ -423,7 +425,7 @@ func (c *Cluster) flush() {
 	}
 	if c.dirty {
 		c.dirty = false
-		if err := c.save(); err != nil {
+		if err := c.save(false); err != nil {
 			c.log.Error("cluster: nodes.conf not saved", "file", c.o.ConfigFile, "err", err)
 		}
 	}
@@ -487,7 +489,10 @@ func (c *Cluster) Close() error {
 	}
 	c.wg.Wait()
 	if c.dirty {
-		_ = c.save()
+		_ = c.save(false)
+	}
+	if c.conf != nil {
+		c.conf.close() // what save handed to the writer is on disk
 	}
 	unix.Close(c.efd)
 	return err
@@ -573,8 +578,24 @@ func (c *Cluster) rejoinDelay() int64 {
 	return min(max(c.o.NodeTimeout.Milliseconds(), 500), 5000)
 }
 
-// save writes nodes.conf atomically (temporary file, fsync, rename).
-func (c *Cluster) save() error {
+// durableState is what nodes.conf must not lose in a crash: the epochs
+// and the vote (a node that forgot them could vote twice in one epoch or
+// claim slots with a stale config epoch) and the node's id.
+type durableState struct {
+	current, lastVote, configEpoch uint64
+	name                           bus.Name
+}
+
+// save writes nodes.conf atomically (temporary file, rename). It waits
+// for the write, fsynced, when sync is set or the durable state changed
+// since the last fsynced write, as Redis 7.0 asks for an fsync only with
+// epoch and vote changes (CLUSTER_TODO_FSYNC_CONFIG), CLUSTER SAVECONFIG
+// and RESET. Any other change (a slot's owner on every SETSLOT NODE of a
+// reshard, a flag) is handed to the config writer's goroutine and not
+// waited for: a crash may lose it, and the cluster's gossip gives it back
+// at the restart, as with Redis. Only a waited-for write's error is
+// returned; the goroutine logs its own.
+func (c *Cluster) save(sync bool) error {
 	if c.o.ConfigFile == "" {
 		return nil
 	}
@@ -587,25 +608,22 @@ func (c *Cluster) save() error {
 		b = append(b, '\n')
 	}
 	b = fmt.Appendf(b, "vars currentEpoch %d lastVoteEpoch %d\n", c.current, c.lastVote)
-	dir := filepath.Dir(c.o.ConfigFile)
-	tmp, err := os.CreateTemp(dir, ".nodes-*.conf")
-	if err != nil {
-		return err
+	durable := durableState{c.current, c.lastVote, c.myself.configEpoch, c.myself.name}
+	if !sync && durable == c.synced && c.conf != nil {
+		c.conf.writeLater(b)
+		return nil
 	}
-	_, werr := tmp.Write(b)
-	if werr == nil {
-		werr = tmp.Sync()
+	var err error
+	if c.conf != nil {
+		err = c.conf.writeNow(b, true)
+	} else {
+		err = writeConf(c.o.ConfigFile, b, true)
 	}
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
+	c.fsyncs++
+	if err == nil {
+		c.synced = durable
 	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), c.o.ConfigFile)
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-	}
-	return werr
+	return err
 }
 
 var flagNames = []struct {

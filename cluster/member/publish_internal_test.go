@@ -17,10 +17,11 @@ func (c *Cluster) scanSlots(m *Node) (b bus.Slotmap) {
 	return b
 }
 
-// TestHeaderSlotsFollowOwners: the header's cached slot bitmap equals a
-// fresh scan of the owners after each kind of change: ADDSLOTS, DELSLOTS,
-// a claim from a peer with a higher epoch, SETSLOT NODE, becoming a
-// replica (the master's slots), FLUSHSLOTS and RESET.
+// TestHeaderSlotsFollowOwners: the header's slot bitmap, and every
+// node's bitmap of owned slots, equal a fresh scan of the owners after
+// each kind of change: ADDSLOTS, DELSLOTS, a claim from a peer with a
+// higher epoch, SETSLOT NODE, random owner changes, becoming a replica
+// (the master's slots), FLUSHSLOTS, FORGET and RESET.
 func TestHeaderSlotsFollowOwners(t *testing.T) {
 	c := newTestCluster(t, t.TempDir())
 	defer c.Close()
@@ -30,6 +31,11 @@ func TestHeaderSlotsFollowOwners(t *testing.T) {
 		got := c.header(bus.Ping).Slots
 		if want := c.scanSlots(me); got != want {
 			t.Fatalf("after %s: header claims %d slots, the owners give %d", step, got.Count(), want.Count())
+		}
+		for _, n := range c.nodes {
+			if want := c.scanSlots(n); n.owned != want {
+				t.Fatalf("after %s: node %s's owned bitmap has %d slots, the owners give %d", step, n.ID(), n.owned.Count(), want.Count())
+			}
 		}
 	}
 	check("start")
@@ -63,15 +69,23 @@ func TestHeaderSlotsFollowOwners(t *testing.T) {
 	c.setNodeAsMaster(c.myself)
 	c.FlushSlots()
 	check("FLUSHSLOTS")
+	forgotten := peer.owned.Count()
+	c.delNode(peer)
+	if peer.owned.Count() != 0 || forgotten == 0 {
+		t.Fatalf("a deleted node kept %d of its %d slots in its owned bitmap", peer.owned.Count(), forgotten)
+	}
+	check("FORGET (delNode)")
 	if err := c.Reset(true, true); err != nil {
 		t.Fatal(err)
 	}
 	check("RESET HARD")
 }
 
-// BenchmarkHeader: building a message header, with the cached slot
-// bitmap (cached) and with the scan of every slot's owner it replaces
-// (scan), for a node owning a third of the slots.
+// BenchmarkHeader: building a message header, with the node's owned-slot
+// bitmap kept by setOwner (cached) and with the scan of every slot's
+// owner it replaces (scan), for a node owning a third of the slots; and
+// after-owner-change: the header after one slot changed owner, as on
+// every SETSLOT NODE and claim during a reshard.
 func BenchmarkHeader(b *testing.B) {
 	c := newTestCluster(b, b.TempDir())
 	defer c.Close()
@@ -85,6 +99,16 @@ func BenchmarkHeader(b *testing.B) {
 	b.Run("cached", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
+			c.header(bus.Ping)
+		}
+	})
+	b.Run("after-owner-change", func(b *testing.B) { // as during a reshard: a slot changes owner between headers
+		b.ReportAllocs()
+		var owners = [2]*Node{c.myself, nil}
+		i := 0
+		for b.Loop() {
+			i++
+			c.setOwner(1, owners[i&1])
 			c.header(bus.Ping)
 		}
 	})

@@ -2,22 +2,36 @@ package member_test
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
-// redisCLI runs redis-cli with args and returns its output.
+// redisCLI runs redis-cli with args and returns its output; it is
+// killed after 3 minutes.
 func redisCLI(t testing.TB, args ...string) (string, error) {
 	t.Helper()
+	return redisCLIWithin(t, 3*time.Minute, args...)
+}
+
+// redisCLIWithin runs redis-cli with args, killed after timeout, and
+// returns its output, saying so when it was killed.
+func redisCLIWithin(t testing.TB, timeout time.Duration, args ...string) (string, error) {
+	t.Helper()
 	bin := testkit.Need(t, "redis-cli", "redis-cli --cluster")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("redis-cli killed after %v: %w", timeout, err)
+	}
 	return string(out), err
 }
 
@@ -44,7 +58,8 @@ func checkCleanAt(tb testing.TB, addr string, timeout time.Duration) string {
 }
 
 // clusterCreate makes the nodes at addrs one cluster with redis-cli
-// --cluster create and replicas replicas per master.
+// --cluster create and replicas replicas per master, and waits for every
+// node to report cluster_state:ok, so the caller may write at once.
 func clusterCreate(tb testing.TB, addrs []string, replicas int) {
 	tb.Helper()
 	args := append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
@@ -52,6 +67,36 @@ func clusterCreate(tb testing.TB, addrs []string, replicas int) {
 	if err != nil || !strings.Contains(out, "[OK] All 16384 slots covered.") {
 		tb.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
 	}
+	waitStateOK(tb, 60*time.Second, addrs...)
+}
+
+// waitStateOK waits until every node at addrs reports cluster_state:ok in
+// CLUSTER INFO, and on timeout names the nodes that did not with the
+// state they reported. redis-cli --cluster create returns once the nodes
+// agree on the slots, which is not serving yet: a master waits 2 s after
+// its start (Redis's CLUSTER_WRITABLE_DELAY) and, having seen a minority
+// while the nodes met, the rejoin delay, before its state turns ok; a
+// write before then is answered -CLUSTERDOWN.
+func waitStateOK(tb testing.TB, timeout time.Duration, addrs ...string) {
+	tb.Helper()
+	cs := make([]*redis.Client, len(addrs))
+	for i, a := range addrs {
+		cs[i] = redis.NewClient(&redis.Options{Addr: a})
+		defer cs[i].Close()
+	}
+	testkit.Eventually(tb, timeout, "cluster_state:ok on every one of "+strconv.Itoa(len(addrs))+" nodes", func() (bool, string) {
+		var notOK []string
+		for i, c := range cs {
+			info, err := c.ClusterInfo(context.Background()).Result()
+			if err != nil {
+				notOK = append(notOK, addrs[i]+": "+err.Error())
+			} else if !strings.Contains(info, "cluster_state:ok") {
+				state, _, _ := strings.Cut(info, "\r\n")
+				notOK = append(notOK, addrs[i]+": "+state)
+			}
+		}
+		return len(notOK) == 0, "not ok: " + strings.Join(notOK, "; ")
+	})
 }
 
 // TestRedisCLIClusterCreate: redis-cli --cluster create makes a cluster

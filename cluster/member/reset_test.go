@@ -27,6 +27,7 @@ func TestClusterReset(t *testing.T) {
 		testkit.Eventually(t, 20*time.Second, n.name+" seeing the master connected", func() (bool, string) { return sees(n, mid, "master") })
 		n.do(t, "CLUSTER", "REPLICATE", mid)
 	}
+	waitStateOK(t, 30*time.Second, m.addr) // a master's first 2 s are -CLUSTERDOWN
 	const keys = 200
 	for i := range keys {
 		m.do(t, "SET", "k"+strconv.Itoa(i), "v")

@@ -70,6 +70,11 @@ func TestMigrationWalk(t *testing.T) {
 		all[0].meet(t, n)
 	}
 	checkClean(t, gobs[0])
+	var allAddrs []string
+	for _, n := range all {
+		allAddrs = append(allAddrs, n.addr)
+	}
+	waitStateOK(t, 60*time.Second, allAddrs...)
 
 	// Keys everywhere, before the walk.
 	var seed []string
@@ -110,11 +115,16 @@ func TestMigrationWalk(t *testing.T) {
 	start := time.Now()
 	for i, r := range reds {
 		rid, gid := r.id(t), gobs[i].id(t)
-		out, err := redisCLI(t, "--cluster", "reshard", gobs[i].addr, "--cluster-from", rid, "--cluster-to", gid,
-			"--cluster-slots", strconv.Itoa(per), "--cluster-yes")
+		// A minute, and 100 ms a slot: a loaded machine has moved as few
+		// as 28 slots a second.
+		t0 := time.Now()
+		out, err := redisCLIWithin(t, time.Minute+time.Duration(per)*100*time.Millisecond, "--cluster", "reshard", gobs[i].addr,
+			"--cluster-from", rid, "--cluster-to", gid, "--cluster-slots", strconv.Itoa(per), "--cluster-yes")
 		if err != nil || strings.Contains(out, "[ERR]") {
 			t.Fatalf("redis-cli --cluster reshard from redis-server %s: %v\n%s", r.addr, err, lastLines(out, 30))
 		}
+		took := time.Since(t0)
+		t.Logf("reshard of %d slots from redis-server %s: %v, %.0f slots/s", per, r.addr, took.Round(time.Millisecond), float64(per)/took.Seconds())
 		checkClean(t, gobs[i])
 		if l := r.line(rid); countSlots(l) != 0 {
 			t.Fatalf("redis-server %s still owns slots after the reshard: %s", r.addr, l)

@@ -490,7 +490,13 @@ func TestReplicaOfAtRunTime(t *testing.T) {
 	port, rc, _ := redisPrimary(t)
 	const n, populated = 10_000, 360_000
 	fill(t, rc, n)
-	if err := rc.Do(ctx, "DEBUG", "POPULATE", populated, "pop").Err(); err != nil {
+	// One command that runs for a while (1.6 s at load 55 on 2 cores):
+	// on a loaded machine it can outlast the client's 3 s read timeout.
+	slow := *rc.Options()
+	slow.ReadTimeout = 2 * time.Minute
+	pc := redis.NewClient(&slow)
+	defer pc.Close()
+	if err := pc.Do(ctx, "DEBUG", "POPULATE", populated, "pop").Err(); err != nil {
 		t.Fatalf("DEBUG POPULATE on redis: %v", err)
 	}
 	g := startServer(t)

@@ -145,6 +145,7 @@ func runRedis(t *testing.T, script []oracleCase, resp3 bool) [][]byte {
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	resetRedisACL(t, conn)
 	in := scriptBytes(script, resp3)
 	if _, err := conn.Write(in); err != nil {
 		t.Fatal(err)
@@ -163,6 +164,40 @@ func runRedis(t *testing.T, script []oracleCase, resp3 bool) [][]byte {
 			t.Fatalf("reading redis replies: %v", err)
 		}
 		out = append(out, buf[:n]...)
+	}
+}
+
+// resetRedisACL puts the shared redis-server's users back as a new
+// server has them (the default user alone, on, no password, every key,
+// channel and command; an empty ACL LOG), so that a script compared with a
+// fresh engine sees the same users whatever scripts ran before it: a
+// script's users would otherwise outlive it (TestSortACLAgainstRedis's
+// srt users in TestACLAgainstRedis's ACL USERS under -count=2).
+func resetRedisACL(t *testing.T, c net.Conn) {
+	t.Helper()
+	users, _, err := parseNode(roundTrip(t, c, resp.AppendCommandString(nil, "ACL", "USERS")))
+	if err != nil {
+		t.Fatalf("ACL USERS: %v", err)
+	}
+	del := []string{"ACL", "DELUSER"}
+	for _, u := range users.elems {
+		if string(u.str) != "default" {
+			del = append(del, string(u.str))
+		}
+	}
+	for _, cmd := range [][]string{
+		del,
+		// Not "reset", which would add sanitize-payload to the flags.
+		{"ACL", "SETUSER", "default", "on", "nopass", "clearselectors", "resetkeys", "~*", "resetchannels", "&*", "-@all", "+@all"},
+		{"CONFIG", "SET", "requirepass", ""},
+		{"ACL", "LOG", "RESET"},
+	} {
+		if len(cmd) == 2 {
+			continue // no user to delete
+		}
+		if r := roundTrip(t, c, resp.AppendCommandString(nil, cmd...)); len(r) == 0 || r[0] == '-' {
+			t.Fatalf("resetting the oracle's users: %q: %q", cmd, r)
+		}
 	}
 }
 

@@ -66,6 +66,7 @@ func runScenarios(t *testing.T, j *Java, dir string, args ...string) map[string]
 // in the same run, against the Java driver, and demands the same outcome:
 // every scenario passes on both, with the same error codes.
 func TestJavaClientOnGoDriver(t *testing.T) {
+	t.Parallel() // its own drivers, ports and Java peers; it times nothing
 	j := needJava(t)
 	godrv := startGoDriver(t, driver.Options{IPCTermLength: 64 << 10, Idle: aeron.SleepIdle{Period: 100 * time.Microsecond}})
 	javadrv := startDriver(t, javadriver.Options{IPCTermLength: 64 << 10})

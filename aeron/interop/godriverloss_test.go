@@ -17,6 +17,7 @@ import (
 // subscriber's driver: its NAKs go up, the publisher's driver counts them
 // and retransmits, and every message arrives intact.
 func TestGoDriverLossInterceptors(t *testing.T) {
+	t.Parallel() // its own drivers, ports and Java peers; it times nothing
 	j := needJava(t)
 	for _, tc := range []struct{ name, interceptors, variable, args string }{
 		{"loss", "loss", "AERON_UDP_CHANNEL_TRANSPORT_BINDINGS_LOSS_ARGS", "rate=0.1|seed=20260|recv-msg-mask=0x2"},

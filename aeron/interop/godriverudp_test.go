@@ -23,6 +23,7 @@ const (
 // both directions, and through response channels with either driver on
 // the server's side. Every message is checked byte for byte.
 func TestGoDriverUDPLoopback(t *testing.T) {
+	t.Parallel() // its own drivers, ports and Java peers; it times nothing
 	j := needJava(t)
 	goDrv := startGoDriver(t, driver.Options{})
 	javaDrv := startDriver(t, javadriver.Options{})

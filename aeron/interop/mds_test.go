@@ -20,6 +20,7 @@ import (
 // arrives once and in order on the one image, whose active transport
 // count goes from 2 to 1.
 func TestMDSAcrossDrivers(t *testing.T) {
+	t.Parallel() // its own drivers, ports and Java peers; it times nothing
 	needJava(t)
 	goDrv := startGoDriver(t, driver.Options{})
 	javaDrv := startDriver(t, javadriver.Options{})

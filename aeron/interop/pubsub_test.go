@@ -104,6 +104,7 @@ func drivers(t *testing.T, m media) (goSide, javaSide *javadriver.Driver) {
 // TestGoPublishesJavaSubscribes: the Go client publishes, the Java client's
 // Subscriber checks every byte of every message.
 func TestGoPublishesJavaSubscribes(t *testing.T) {
+	t.Parallel() // its own drivers, ports and Java peers; it times nothing
 	eachFlow(t, 1100, func(t *testing.T, fc flowCase) {
 		j, m, f, c, javaDrv, stream, port := fc.j, fc.m, fc.f, fc.c, fc.javaDrv, fc.stream, fc.port
 		sub := startProc(t, j, javaDrv, "Subscriber",
@@ -130,6 +131,7 @@ func TestGoPublishesJavaSubscribes(t *testing.T) {
 // TestJavaPublishesGoSubscribes: the Java client's Publisher sends, the Go
 // client reassembles and checks every byte.
 func TestJavaPublishesGoSubscribes(t *testing.T) {
+	t.Parallel() // its own drivers, ports and Java peers; it times nothing
 	eachFlow(t, 1200, func(t *testing.T, fc flowCase) {
 		j, m, f, c, javaDrv, stream, port := fc.j, fc.m, fc.f, fc.c, fc.javaDrv, fc.stream, fc.port
 		sub, err := c.AddSubscription(m.sub(t, port, f), stream)

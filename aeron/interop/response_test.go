@@ -157,6 +157,7 @@ func goResponseServer(ctx context.Context, t *testing.T, c *aeron.Client, ch res
 // roles, over UDP with two drivers (client and server each on their own,
 // in separate Aeron directories) and over IPC with one.
 func TestResponseChannels(t *testing.T) {
+	t.Parallel() // its own drivers, ports and Java peers; it times nothing
 	j := needJava(t)
 	const n = 100
 	for _, tc := range []struct {

@@ -118,6 +118,7 @@ func diffLines(a, b []string) string {
 // and LossStat against the Go driver and the Java driver after the same
 // activity and compares their output shapes line by line.
 func TestStatToolsReadGoDriver(t *testing.T) {
+	t.Parallel() // its own drivers, ports and Java peers; it times nothing
 	j := needJava(t)
 	godrv := startGoDriver(t, driver.Options{})
 	javadrv := startDriver(t, javadriver.Options{})

@@ -113,6 +113,7 @@ func dataOf(t *testing.T, ctx context.Context, c *redis.Client) map[string]strin
 // TestRedisReplicatesFromGoblin is the whole primary side against a real
 // redis-server 7.0 replica.
 func TestRedisReplicatesFromGoblin(t *testing.T) {
+	t.Parallel() // its own processes, sockets and directories; it times nothing
 	ctx := context.Background()
 	addr := goblinTCP(t)
 	g := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 4})

@@ -233,12 +233,13 @@ func starter(kind string) func(testing.TB, place, *server, ...string) *server {
 	return startGoblin
 }
 
-// fullSync fills a primary of kind pk with keys keys and times a fresh
-// replica of kind rk from REPLICAOF to its link up and loaded.
-func fullSync(tb testing.TB, pk, rk string, keys int) (time.Duration, string) {
+// fullSync fills a primary of kind pk with keys keys (fillShape) and
+// times a fresh replica of kind rk from REPLICAOF to its link up and
+// loaded.
+func fullSync(tb testing.TB, pk, rk string, keys int, stringsOnly bool) (time.Duration, string) {
 	kind := pk + "→" + rk
 	p := starter(pk)(tb, place{}, nil)
-	fill(tb, p, keys)
+	fillShape(tb, p, keys, stringsOnly)
 	r := starter(rk)(tb, place{}, nil)
 	mem := p.info("memory", "used_memory_human")
 	h, port, _ := net.SplitHostPort(p.addr)
@@ -266,11 +267,15 @@ func fullSync(tb testing.TB, pk, rk string, keys int) (time.Duration, string) {
 
 // BenchmarkFullSync: a fresh replica's full resynchronisation (diskless,
 // both servers' default) of REPL_BENCH_KEYS keys (default 1 000 000: 90 %
-// strings, 10 % hashes), goblin of goblin beside redis of redis.
+// strings, 10 % hashes; REPL_BENCH_STRINGS=1: all 16-byte strings under
+// 16-byte names, the shape), goblin of goblin beside redis of
+// redis.
 //
 //	go test -run '^$' -bench FullSync -benchtime 1x -v ./benchmarks/replbench/
+//	REPL_BENCH_KEYS=10000000 REPL_BENCH_STRINGS=1 go test -timeout 60m -run '^$' -bench FullSync -benchtime 1x -v ./benchmarks/replbench/
 func BenchmarkFullSync(b *testing.B) {
 	keys := envInt("REPL_BENCH_KEYS", 1_000_000)
+	stringsOnly := os.Getenv("REPL_BENCH_STRINGS") != ""
 	for range b.N {
 		fmt.Println("| primary → replica | keys | primary used_memory | full sync (REPLICAOF → link up, loaded) |")
 		fmt.Println("|---|---|---|---|")
@@ -279,7 +284,7 @@ func BenchmarkFullSync(b *testing.B) {
 			pairs = append(pairs, [2]string{"goblin", "redis"}, [2]string{"redis", "goblin"})
 		}
 		for _, pk := range pairs {
-			d, mem := fullSync(b, pk[0], pk[1], keys)
+			d, mem := fullSync(b, pk[0], pk[1], keys, stringsOnly)
 			fmt.Printf("| %s→%s | %d | %s | %.2f s |\n", pk[0], pk[1], keys, mem, d.Seconds())
 			b.ReportMetric(d.Seconds(), pk[0]+"-"+pk[1]+"-s")
 		}
@@ -371,7 +376,7 @@ func TestHarnessesSmall(t *testing.T) {
 		}
 	}
 	for _, kind := range []string{"goblin", "redis"} {
-		if d, _ := fullSync(t, kind, kind, 20000); d <= 0 {
+		if d, _ := fullSync(t, kind, kind, 20000, false); d <= 0 {
 			t.Errorf("%s full sync took %v", kind, d)
 		}
 	}

@@ -128,6 +128,23 @@ func cpuTicks(tb testing.TB, pid int) int64 {
 	return u + st
 }
 
+// cpuTicksWithChildren is cpuTicks plus the CPU time of pid's children
+// it has reaped (fields 16 and 17: a redis-server's fork that made a
+// snapshot).
+func cpuTicksWithChildren(tb testing.TB, pid int) int64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+	var sum int64
+	for _, i := range []int{11, 12, 13, 14} {
+		v, _ := strconv.ParseInt(f[i], 10, 64)
+		sum += v
+	}
+	return sum
+}
+
 // measureThroughput runs, rounds times, each kind's primary with each
 // count of replicas of its kind (on loopback) for secs seconds after a
 // 1 s warm-up; kinds and counts alternate. Each row is the median of its
@@ -237,12 +254,21 @@ func starter(kind string) func(testing.TB, place, *server, ...string) *server {
 // times a fresh replica of kind rk from REPLICAOF to its link up and
 // loaded.
 func fullSync(tb testing.TB, pk, rk string, keys int, stringsOnly bool) (time.Duration, string) {
+	d, mem, _, _ := fullSyncCPU(tb, pk, rk, keys, stringsOnly)
+	return d, mem
+}
+
+// fullSyncCPU is fullSync that also returns the CPU seconds the primary
+// (its reaped children included: a redis-server's fork) and the replica
+// spent from REPLICAOF to the end of the sync.
+func fullSyncCPU(tb testing.TB, pk, rk string, keys int, stringsOnly bool) (d time.Duration, mem string, pcpu, rcpu float64) {
 	kind := pk + "→" + rk
 	p := starter(pk)(tb, place{}, nil)
 	fillShape(tb, p, keys, stringsOnly)
 	r := starter(rk)(tb, place{}, nil)
-	mem := p.info("memory", "used_memory_human")
+	mem = p.info("memory", "used_memory_human")
 	h, port, _ := net.SplitHostPort(p.addr)
+	p0, r0 := cpuTicksWithChildren(tb, p.p.PID), cpuTicksWithChildren(tb, r.p.PID)
 	t0 := time.Now()
 	if err := r.c.Do(context.Background(), "REPLICAOF", h, port).Err(); err != nil {
 		tb.Fatal(err)
@@ -256,13 +282,15 @@ func fullSync(tb testing.TB, pk, rk string, keys int, stringsOnly bool) (time.Du
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	d := time.Since(t0)
+	d = time.Since(t0)
+	pcpu = float64(cpuTicksWithChildren(tb, p.p.PID)-p0) / 100
+	rcpu = float64(cpuTicksWithChildren(tb, r.p.PID)-r0) / 100
 	if n := r.c.DBSize(context.Background()).Val(); n != int64(keys) {
 		tb.Fatalf("%s replica holds %d keys after the sync, want %d", kind, n, keys)
 	}
 	r.p.Stop(10 * time.Second)
 	p.p.Stop(10 * time.Second)
-	return d, mem
+	return d, mem, pcpu, rcpu
 }
 
 // BenchmarkFullSync: a fresh replica's full resynchronisation (diskless,
@@ -277,15 +305,15 @@ func BenchmarkFullSync(b *testing.B) {
 	keys := envInt("REPL_BENCH_KEYS", 1_000_000)
 	stringsOnly := os.Getenv("REPL_BENCH_STRINGS") != ""
 	for range b.N {
-		fmt.Println("| primary → replica | keys | primary used_memory | full sync (REPLICAOF → link up, loaded) |")
-		fmt.Println("|---|---|---|---|")
+		fmt.Println("| primary → replica | keys | primary used_memory | full sync (REPLICAOF → link up, loaded) | primary CPU | replica CPU |")
+		fmt.Println("|---|---|---|---|---|---|")
 		pairs := [][2]string{{"goblin", "goblin"}, {"redis", "redis"}}
 		if os.Getenv("REPL_BENCH_MIXED") != "" {
 			pairs = append(pairs, [2]string{"goblin", "redis"}, [2]string{"redis", "goblin"})
 		}
 		for _, pk := range pairs {
-			d, mem := fullSync(b, pk[0], pk[1], keys, stringsOnly)
-			fmt.Printf("| %s→%s | %d | %s | %.2f s |\n", pk[0], pk[1], keys, mem, d.Seconds())
+			d, mem, pcpu, rcpu := fullSyncCPU(b, pk[0], pk[1], keys, stringsOnly)
+			fmt.Printf("| %s→%s | %d | %s | %.2f s | %.2f s | %.2f s |\n", pk[0], pk[1], keys, mem, d.Seconds(), pcpu, rcpu)
 			b.ReportMetric(d.Seconds(), pk[0]+"-"+pk[1]+"-s")
 		}
 	}

@@ -191,7 +191,16 @@ const (
 	InboxRemembered = 1024
 	// InboxSenders bounds the senders remembered (the least recent goes).
 	InboxSenders = 256
+	// InboxReplyKept is the longest reply remembered whole for a repeat;
+	// a longer one is remembered as an error saying the write ran, so
+	// that InboxRemembered answers of large replies (LPOP of many large
+	// values) cannot hold gigabytes.
+	InboxReplyKept = 64 << 10
 )
+
+// replyNotKept answers a repeat of a request whose reply was longer than
+// InboxReplyKept.
+const replyNotKept = "-ERR forwarded write: the primary ran it, but its reply was too long to keep for the repeated request; read the result from the primary\r\n"
 
 type inboxAnswer struct {
 	held   bool // queued, not run yet
@@ -306,7 +315,12 @@ func (in *Inbox) runOne(q *Request) bool {
 	off := in.offset()
 	if snd := in.senders[q.Sender]; snd != nil {
 		if a := snd.answers[q.Seq]; a != nil {
-			a.held, a.offset, a.reply = false, off, append([]byte(nil), reply...)
+			a.held, a.offset = false, off
+			if len(reply) <= InboxReplyKept {
+				a.reply = append([]byte(nil), reply...)
+			} else {
+				a.reply = []byte(replyNotKept)
+			}
 		}
 	} else {
 		in.forget(q.Sender) // forgotten while its request was held

@@ -155,6 +155,24 @@ func TestInboxRunsInPlaceAndForgets(t *testing.T) {
 	}
 }
 
+// TestInboxKeepsLongRepliesShort: a repeat of a request whose reply was
+// longer than InboxReplyKept gets an error saying the write ran (not the
+// reply, which the inbox did not keep), and the write does not run again.
+func TestInboxKeepsLongRepliesShort(t *testing.T) {
+	runs := 0
+	var answers []string
+	in := NewInbox(func(sender uint64, db int, resp3 bool, cmd, out []byte) ([]byte, bool) {
+		runs++
+		return append(out, make([]byte, InboxReplyKept+1)...), false
+	}, func() int64 { return 7 }, func(sender, seq uint64, off int64, reply []byte) { answers = append(answers, string(reply)) })
+	req := AppendRequest(nil, 1, 1, 0, false, []byte("*2\r\n$4\r\nLPOP\r\n$1\r\nl\r\n"))
+	in.Handle(req, 1)
+	in.Handle(req, 2)
+	if runs != 1 || len(answers) != 2 || len(answers[0]) != InboxReplyKept+1 || answers[1] != replyNotKept {
+		t.Fatalf("runs %d, answers of %d bytes: want 1 run, the whole reply first, then the not-kept error", runs, len(answers))
+	}
+}
+
 // TestForwardedInboxRunsOnce: the primary runs each forwarded write once,
 // however often it is sent (the replica sends again when it heard no
 // answer), and answers each copy with the first run's reply and offset; a

@@ -28,7 +28,7 @@ func (e *Engine) db(i int64) *store.Store {
 		}
 		e.dbs[i] = st
 		e.watchRemovals(st)
-		st.SetKeepExpired(e.follow.on && !e.follow.applying)
+		st.SetKeepExpired(e.follow.on)
 		st.SetNoExpiry(e.follow.applying)
 		// A new database's first change counter is no change to save.
 		e.snap.dirtyBase += st.Mods()

@@ -395,8 +395,11 @@ func (e *Engine) ApplyMaster(in []byte, maxCmds int) (consumed, applied, getack 
 		s.mute = -1 // CLIENT REPLY OFF: the master client gets no replies
 		e.follow.master = s
 	}
+	// NoExpiry alone decides while the stream applies: under it no read
+	// of the replica's mode (keepExpired) can tell (store's
+	// TestNoExpiryMakesKeepExpiredMoot). After it, a writable replica's
+	// write in this cycle (replGate) has its primary mode ended early.
 	e.follow.applying = true
-	e.keepExpired(false)
 	e.noExpiry(true)
 	defer func() {
 		e.follow.applying = false

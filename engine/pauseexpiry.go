@@ -24,7 +24,7 @@ func (e *Engine) syncPauseExpiry() {
 	if held {
 		e.keepExpired(true)
 	} else {
-		e.keepExpired(e.follow.on && !e.follow.applying)
+		e.keepExpired(e.follow.on)
 	}
 }
 

@@ -23,22 +23,19 @@ type aeronFwdKey struct {
 }
 
 type aeronFwdSession struct {
-	s    *engine.Session
-	db   int
-	used uint64 // the runner's counter at its last use
+	s  *engine.Session
+	db int
 }
 
-// aeronFwdRunner is the primary's aeronfeed.RunFunc. Loop goroutine.
+// aeronFwdRunner is the primary's aeronfeed.RunFunc. Its sessions live as
+// long as the inbox remembers their replica: the inbox's bound
+// (aeronfeed.InboxSenders, least recent forgotten) bounds them too, as it
+// calls forget. Loop goroutine.
 type aeronFwdRunner struct {
 	e        *engine.Engine
 	sessions map[aeronFwdKey]*aeronFwdSession
-	uses     uint64
 	scratch  []byte
 }
-
-// maxAeronFwdSessions bounds the primary's forwarding sessions (the least
-// recently used is closed).
-const maxAeronFwdSessions = 256
 
 func newAeronFwdRunner(e *engine.Engine) *aeronFwdRunner {
 	return &aeronFwdRunner{e: e, sessions: make(map[aeronFwdKey]*aeronFwdSession)}
@@ -46,22 +43,10 @@ func newAeronFwdRunner(e *engine.Engine) *aeronFwdRunner {
 
 func (r *aeronFwdRunner) session(sender uint64, resp3 bool) *aeronFwdSession {
 	k := aeronFwdKey{sender, resp3}
-	r.uses++
 	if fs := r.sessions[k]; fs != nil {
-		fs.used = r.uses
 		return fs
 	}
-	if len(r.sessions) >= maxAeronFwdSessions {
-		var oldK aeronFwdKey
-		old := ^uint64(0)
-		for k, v := range r.sessions {
-			if v.used < old {
-				oldK, old = k, v.used
-			}
-		}
-		r.close(oldK)
-	}
-	fs := &aeronFwdSession{s: r.e.Open(proto.RESP, nil), used: r.uses}
+	fs := &aeronFwdSession{s: r.e.Open(proto.RESP, nil)}
 	if resp3 {
 		r.scratch = resp.AppendCommandString(r.scratch[:0], "HELLO", "3")
 		r.e.ServeStream(fs.s, r.scratch, nil)
@@ -75,6 +60,12 @@ func (r *aeronFwdRunner) close(k aeronFwdKey) {
 		r.e.Close(fs.s)
 		delete(r.sessions, k)
 	}
+}
+
+// forget closes sender's sessions (the inbox forgot it).
+func (r *aeronFwdRunner) forget(sender uint64) {
+	r.close(aeronFwdKey{sender, false})
+	r.close(aeronFwdKey{sender, true})
 }
 
 // run implements aeronfeed.RunFunc.

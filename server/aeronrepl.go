@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"fmt"
 	"os"
 	"strconv"
@@ -44,6 +45,7 @@ func (s *Server) setupAeronReplication(l *replica.Link) (engine.ReplicaControl, 
 		sid = aeronfeed.DefaultStreamID
 	}
 	if a.Channel != "" {
+		fwd := newAeronFwdRunner(s.engine) // aeronforward.go
 		p, err := aeronfeed.NewPublisher(aeronfeed.PublisherOptions{
 			Channel: a.Channel, StreamID: sid, StatusChannel: a.StatusChannel, StatusStreamID: sid + 1,
 			Position: func() (string, int64) {
@@ -51,7 +53,8 @@ func (s *Server) setupAeronReplication(l *replica.Link) (engine.ReplicaControl, 
 				return st.ID, st.Offset
 			},
 			Standby: s.engine.IsReplica,
-			Run:     newAeronFwdRunner(s.engine).run, // aeronforward.go
+			Run:     fwd.run,
+			Forget:  fwd.forget,
 			Logger:  s.log,
 		})
 		if err != nil {
@@ -120,6 +123,14 @@ func (s *Server) setupForward(ctl engine.ReplicaControl) (engine.ReplicaControl,
 func (s *Server) newForwarder() (*forward.Forwarder, error) {
 	ctl := s.fwdCtl
 	var f *forward.Forwarder
+	var tlsCfg *tls.Config
+	if s.opts.TLSReplication {
+		cfg, err := s.opts.TLS.OutgoingConfig()
+		if err != nil {
+			return nil, fmt.Errorf("%w: tls-replication: %w", ErrOptions, err)
+		}
+		tlsCfg = cfg
+	}
 	path := s.aeronForwardPath(ctl, func(seq uint64, offset int64, reply []byte) { f.Answer(seq, offset, reply) })
 	f, err := forward.New(forward.Options{
 		Aeron: path,
@@ -132,7 +143,7 @@ func (s *Server) newForwarder() (*forward.Forwarder, error) {
 			return off
 		},
 		Done: s.engine.ForwardDone,
-		User: s.opts.MasterUser, Password: s.opts.MasterAuth,
+		User: s.opts.MasterUser, Password: s.opts.MasterAuth, TLS: tlsCfg,
 		Logger: s.log,
 	})
 	if err != nil {

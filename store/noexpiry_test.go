@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -110,5 +111,68 @@ func TestKeepExpiredNoActiveEviction(t *testing.T) {
 				t.Fatalf("a primary's Tick left %d expired keys", s.Len())
 			}
 		})
+	}
+}
+
+// Under SetNoExpiry the replica's read mode makes no difference: every
+// place that reads SetKeepExpired's flag first finds a key's time passed
+// (against expiryNow, which NoExpiry puts before every expiry) or runs
+// only without NoExpiry (Tick's sweep). So the engine applies the stream
+// with NoExpiry alone, leaving the read mode as it is. The same late
+// stream and reads give the same answers and the same store either way.
+func TestNoExpiryMakesKeepExpiredMoot(t *testing.T) {
+	run := func(keep bool) (trace []string, keys int, expired int64) {
+		s, clock := newStore(t, Options{})
+		s.SetKeepExpired(keep)
+		s.SetNoExpiry(true)
+		note := func(f string, a ...any) { trace = append(trace, fmt.Sprintf(f, a...)) }
+		past := clock.NowMillis() - 1000
+		for i := 0; i < 200; i++ {
+			k := []byte(fmt.Sprintf("k%d", i))
+			at := clock.NowMillis() + int64(i%3-1)*500 // past, now-ish, future
+			_, _, applied, err := s.Set(nil, k, []byte("1"), SetOptions{ExpireAt: at})
+			note("set %s %v %v", k, applied, err)
+		}
+		clock.Advance(2 * time.Second) // every key's time has passed by this clock
+		for i := 0; i < 200; i++ {
+			k := []byte(fmt.Sprintf("k%d", i))
+			n, err := s.IncrBy(k, 1)
+			v, found := s.Get(nil, k)
+			note("incr %s %d %v get %q %v exists %v", k, n, err, v, found, s.Exists(k))
+			if i%7 == 0 {
+				note("expireat %s %v", k, s.ExpireAt(k, past))
+			}
+			if i%11 == 0 {
+				note("del %s %v", k, s.Del(k))
+			}
+		}
+		for i := 0; i < 50; i++ {
+			r, ok := s.Random(nil)
+			note("random %v %v", len(r) > 0, ok)
+			s.Tick(1 << 20)
+			clock.Advance(200 * time.Millisecond)
+		}
+		n := 0
+		s.Scan(0, 1<<20, func([]byte) { n++ })
+		note("scan %d", n)
+		var st Stats
+		s.Stats(&st)
+		if err := s.Check(); err != nil {
+			t.Fatal(err)
+		}
+		return trace, s.Len(), st.Expired
+	}
+	a, an, ae := run(false)
+	b, bn, be := run(true)
+	if an != bn || ae != be || len(a) != len(b) {
+		t.Fatalf("keys %d/%d, expired %d/%d, %d/%d answers with KeepExpired off/on under NoExpiry; want the same", an, bn, ae, be, len(a), len(b))
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("answer %d under NoExpiry: %q with KeepExpired off, %q with it on", i, a[i], b[i])
+		}
+	}
+	if an == 0 || ae != 0 {
+		t.Fatalf("%d keys kept, %d expired under NoExpiry: the scenario tested nothing", an, ae)
 	}
 }

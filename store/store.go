@@ -1020,8 +1020,8 @@ func (s *Store) SetNoTouch(on bool) {
 // active expiry, and the reads (lookup, RANDOMKEY) report a key whose time
 // has passed as missing but leave it in place. Writes must not run with on:
 // a write that found such a key missing would insert a second copy of it.
-// The engine turns it off around the primary's stream and a writable
-// replica's writes.
+// The engine turns it off around a writable replica's writes; the
+// primary's stream applies under SetNoExpiry, which makes it moot.
 func (s *Store) SetKeepExpired(on bool) { s.keepExpired = on }
 
 // KeepExpired reports the mode SetKeepExpired set.

@@ -128,6 +128,23 @@ func cpuTicks(tb testing.TB, pid int) int64 {
 	return u + st
 }
 
+// cpuTicksWithChildren is cpuTicks plus the CPU time of pid's children
+// it has reaped (fields 16 and 17: a redis-server's fork that made a
+// snapshot).
+func cpuTicksWithChildren(tb testing.TB, pid int) int64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+	var sum int64
+	for _, i := range []int{11, 12, 13, 14} {
+		v, _ := strconv.ParseInt(f[i], 10, 64)
+		sum += v
+	}
+	return sum
+}
+
 // measureThroughput runs, rounds times, each kind's primary with each
 // count of replicas of its kind (on loopback) for secs seconds after a
 // 1 s warm-up; kinds and counts alternate. Each row is the median of its
@@ -233,15 +250,25 @@ func starter(kind string) func(testing.TB, place, *server, ...string) *server {
 	return startGoblin
 }
 
-// fullSync fills a primary of kind pk with keys keys and times a fresh
-// replica of kind rk from REPLICAOF to its link up and loaded.
-func fullSync(tb testing.TB, pk, rk string, keys int) (time.Duration, string) {
+// fullSync fills a primary of kind pk with keys keys (fillShape) and
+// times a fresh replica of kind rk from REPLICAOF to its link up and
+// loaded.
+func fullSync(tb testing.TB, pk, rk string, keys int, stringsOnly bool) (time.Duration, string) {
+	d, mem, _, _ := fullSyncCPU(tb, pk, rk, keys, stringsOnly)
+	return d, mem
+}
+
+// fullSyncCPU is fullSync that also returns the CPU seconds the primary
+// (its reaped children included: a redis-server's fork) and the replica
+// spent from REPLICAOF to the end of the sync.
+func fullSyncCPU(tb testing.TB, pk, rk string, keys int, stringsOnly bool) (d time.Duration, mem string, pcpu, rcpu float64) {
 	kind := pk + "→" + rk
 	p := starter(pk)(tb, place{}, nil)
-	fill(tb, p, keys)
+	fillShape(tb, p, keys, stringsOnly)
 	r := starter(rk)(tb, place{}, nil)
-	mem := p.info("memory", "used_memory_human")
+	mem = p.info("memory", "used_memory_human")
 	h, port, _ := net.SplitHostPort(p.addr)
+	p0, r0 := cpuTicksWithChildren(tb, p.p.PID), cpuTicksWithChildren(tb, r.p.PID)
 	t0 := time.Now()
 	if err := r.c.Do(context.Background(), "REPLICAOF", h, port).Err(); err != nil {
 		tb.Fatal(err)
@@ -255,32 +282,38 @@ func fullSync(tb testing.TB, pk, rk string, keys int) (time.Duration, string) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	d := time.Since(t0)
+	d = time.Since(t0)
+	pcpu = float64(cpuTicksWithChildren(tb, p.p.PID)-p0) / 100
+	rcpu = float64(cpuTicksWithChildren(tb, r.p.PID)-r0) / 100
 	if n := r.c.DBSize(context.Background()).Val(); n != int64(keys) {
 		tb.Fatalf("%s replica holds %d keys after the sync, want %d", kind, n, keys)
 	}
 	r.p.Stop(10 * time.Second)
 	p.p.Stop(10 * time.Second)
-	return d, mem
+	return d, mem, pcpu, rcpu
 }
 
 // BenchmarkFullSync: a fresh replica's full resynchronisation (diskless,
 // both servers' default) of REPL_BENCH_KEYS keys (default 1 000 000: 90 %
-// strings, 10 % hashes), goblin of goblin beside redis of redis.
+// strings, 10 % hashes; REPL_BENCH_STRINGS=1: all 16-byte strings under
+// 16-byte names, the shape), goblin of goblin beside redis of
+// redis.
 //
 //	go test -run '^$' -bench FullSync -benchtime 1x -v ./benchmarks/replbench/
+//	REPL_BENCH_KEYS=10000000 REPL_BENCH_STRINGS=1 go test -timeout 60m -run '^$' -bench FullSync -benchtime 1x -v ./benchmarks/replbench/
 func BenchmarkFullSync(b *testing.B) {
 	keys := envInt("REPL_BENCH_KEYS", 1_000_000)
+	stringsOnly := os.Getenv("REPL_BENCH_STRINGS") != ""
 	for range b.N {
-		fmt.Println("| primary → replica | keys | primary used_memory | full sync (REPLICAOF → link up, loaded) |")
-		fmt.Println("|---|---|---|---|")
+		fmt.Println("| primary → replica | keys | primary used_memory | full sync (REPLICAOF → link up, loaded) | primary CPU | replica CPU |")
+		fmt.Println("|---|---|---|---|---|---|")
 		pairs := [][2]string{{"goblin", "goblin"}, {"redis", "redis"}}
 		if os.Getenv("REPL_BENCH_MIXED") != "" {
 			pairs = append(pairs, [2]string{"goblin", "redis"}, [2]string{"redis", "goblin"})
 		}
 		for _, pk := range pairs {
-			d, mem := fullSync(b, pk[0], pk[1], keys)
-			fmt.Printf("| %s→%s | %d | %s | %.2f s |\n", pk[0], pk[1], keys, mem, d.Seconds())
+			d, mem, pcpu, rcpu := fullSyncCPU(b, pk[0], pk[1], keys, stringsOnly)
+			fmt.Printf("| %s→%s | %d | %s | %.2f s | %.2f s | %.2f s |\n", pk[0], pk[1], keys, mem, d.Seconds(), pcpu, rcpu)
 			b.ReportMetric(d.Seconds(), pk[0]+"-"+pk[1]+"-s")
 		}
 	}
@@ -371,7 +404,7 @@ func TestHarnessesSmall(t *testing.T) {
 		}
 	}
 	for _, kind := range []string{"goblin", "redis"} {
-		if d, _ := fullSync(t, kind, kind, 20000); d <= 0 {
+		if d, _ := fullSync(t, kind, kind, 20000, false); d <= 0 {
 			t.Errorf("%s full sync took %v", kind, d)
 		}
 	}

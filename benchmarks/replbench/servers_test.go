@@ -152,14 +152,22 @@ func onlineReplicas(tb testing.TB, p *server, n int) {
 	})
 }
 
-// fill writes n keys (strings of 16 bytes under 16-byte names, one in
+// fill writes n keys (strings of 16 bytes under 15-byte names, one in
 // ten a 4-field hash) in pipelines of 10 000.
-func fill(tb testing.TB, s *server, n int) {
+func fill(tb testing.TB, s *server, n int) { fillShape(tb, s, n, false) }
+
+// fillShape is fill, or with stringsOnly n strings of 16 bytes under
+// 16-byte names.
+func fillShape(tb testing.TB, s *server, n int, stringsOnly bool) {
 	tb.Helper()
 	ctx := context.Background()
 	for base := 0; base < n; base += 10000 {
 		p := s.c.Pipeline()
 		for i := base; i < min(base+10000, n); i++ {
+			if stringsOnly {
+				p.Set(ctx, fmt.Sprintf("key:%012d", i), fmt.Sprintf("%016d", i), 0)
+				continue
+			}
 			if i%10 == 0 {
 				p.HSet(ctx, fmt.Sprintf("hash:%010d", i), "a", i, "b", "bee", "c", "sea", "d", "dee")
 			} else {

@@ -64,11 +64,24 @@ func (s *Source) SendRequest(seq uint64, db int, resp3 bool, cmd []byte) bool {
 	return r > 0
 }
 
+// MaxCommand is the longest command one request carries: a request is
+// one frame of at most aeronfeed.MaxPayload (well under the primary's
+// receiver window, which a longer message could wait on for ever).
+func (s *Source) MaxCommand() int {
+	n := aeronfeed.MaxPayload
+	if s.fpub != nil {
+		n = min(n, s.fpub.MaxMessageLength())
+	}
+	return n - aeronfeed.RequestHeaderLen
+}
+
 // onAnswerFrame hands an answer addressed to this replica to onAnswer.
 func (s *Source) onAnswerFrame(f *aeronfeed.Frame) {
 	var a aeronfeed.Answer
 	if s.onAnswer == nil || aeronfeed.ParseAnswer(f, &a) != nil || a.Sender != s.sender {
 		return
 	}
-	s.onAnswer(a.Seq, a.Offset, a.Reply)
+	if reply, done := s.answers.Add(&a); done {
+		s.onAnswer(a.Seq, a.Offset, reply)
+	}
 }

@@ -150,6 +150,7 @@ type Source struct {
 	fpub     *aeron.Publication
 	sender   uint64
 	onAnswer func(seq uint64, offset int64, reply []byte)
+	answers  aeronfeed.AnswerAssembler // an answer's parts (forward.go)
 	fmsg     []byte
 }
 

@@ -16,6 +16,9 @@ type AeronPath interface {
 	ForwardUp() bool
 	// SendRequest offers a request; false: not now.
 	SendRequest(seq uint64, db int, resp3 bool, cmd []byte) bool
+	// MaxCommand is the longest command a request carries; a longer one
+	// (a large value) goes over TCP.
+	MaxCommand() int
 }
 
 // DefaultResend is how long a request sent over Aeron waits for its answer
@@ -30,8 +33,9 @@ type aeronReq struct {
 	db     int
 	resp3  bool
 	cmd    []byte
-	sentAt time.Time
-	until  time.Time
+	sent   bool  // offered at least once (the publication may refuse)
+	sentAt int64 // its last offer, on the clock of Poll's now
+	until  int64 // when it fails; 0: forwarded since the last Poll, which dates it
 }
 
 // aeronState is the forwarder's Aeron side. Loop goroutine.
@@ -42,23 +46,21 @@ type aeronState struct {
 	resends int64
 }
 
-// forwardAeron sends the write over Aeron when the path is up; false: use
-// TCP (counted as a fallback when an Aeron path exists).
+// forwardAeron sends the write over Aeron when the path is up and the
+// command fits one request; false: use TCP (counted as a fallback when an
+// Aeron path exists).
 func (f *Forwarder) forwardAeron(s *engine.Session, token uint64, db int, resp3 bool, cmd []byte) bool {
 	a := &f.aeron
 	if a.path == nil {
 		return false
 	}
-	if !a.path.ForwardUp() || len(a.flight)+f.inQueue >= f.o.Queue {
+	if !a.path.ForwardUp() || len(cmd) > a.path.MaxCommand() || len(a.flight)+f.inQueue >= f.o.Queue {
 		f.st.TCPFallbacks++
 		return false
 	}
 	a.seq++
-	now := time.Now()
-	r := &aeronReq{s: s, token: token, seq: a.seq, db: db, resp3: resp3, cmd: append([]byte(nil), cmd...), until: now.Add(f.o.Timeout)}
-	if a.path.SendRequest(r.seq, db, resp3, r.cmd) {
-		r.sentAt = now
-	}
+	r := &aeronReq{s: s, token: token, seq: a.seq, db: db, resp3: resp3, cmd: append([]byte(nil), cmd...)}
+	r.sent = a.path.SendRequest(r.seq, db, resp3, r.cmd)
 	if a.flight == nil {
 		a.flight = make(map[uint64]*aeronReq)
 	}
@@ -88,17 +90,19 @@ func (f *Forwarder) Answer(seq uint64, offset int64, reply []byte) {
 // (or not sent: the publication refused them) and fails those past the
 // timeout, or all of them when the path goes down (the replica left the
 // primary's Aeron stream: no answer can come).
-func (f *Forwarder) pollAeron() int {
+func (f *Forwarder) pollAeron(now int64) int {
 	a := &f.aeron
 	if len(a.flight) == 0 {
 		return 0
 	}
 	work := 0
-	now := time.Now()
 	up := a.path.ForwardUp()
 	for seq, r := range a.flight {
+		if r.until == 0 { // forwarded since the last Poll: its clock starts now
+			r.until, r.sentAt = now+int64(f.o.Timeout), now
+		}
 		switch {
-		case !up || now.After(r.until):
+		case !up || now > r.until:
 			why := fmt.Sprintf("no answer from the primary over Aeron within %v", f.o.Timeout)
 			if !up {
 				why = "the Aeron path to the primary went down (the replica no longer follows its stream)"
@@ -107,10 +111,12 @@ func (f *Forwarder) pollAeron() int {
 			f.waiting = append(f.waiting, pending{result: result{s: r.s, token: r.token, offset: -1, failed: true,
 				reply: fmt.Appendf(nil, "-ERR forwarded write: %s; the write may or may not have been applied\r\n", why)}})
 			work++
-		case now.Sub(r.sentAt) >= DefaultResend:
+		case !r.sent || now-r.sentAt >= int64(DefaultResend):
 			if a.path.SendRequest(r.seq, r.db, r.resp3, r.cmd) {
-				r.sentAt = now
-				a.resends++
+				if r.sent {
+					a.resends++
+				}
+				r.sent, r.sentAt = true, now
 				work++
 			}
 		}

@@ -1,6 +1,7 @@
 package forward
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ type fakeAeron struct {
 }
 
 func (a *fakeAeron) ForwardUp() bool { return a.up }
+func (a *fakeAeron) MaxCommand() int { return 1000 }
 func (a *fakeAeron) SendRequest(seq uint64, db int, resp3 bool, cmd []byte) bool {
 	a.sent = append(a.sent, seq)
 	return true
@@ -46,8 +48,13 @@ func TestAeronPath(t *testing.T) {
 	if len(path.sent) != 1 || path.sent[0] != 1 || f.inQueue != 0 {
 		t.Fatalf("write 1 with the path up: sent over Aeron %v, queued for TCP %d; want seq 1 over Aeron only", path.sent, f.inQueue)
 	}
-	time.Sleep(DefaultResend + 50*time.Millisecond)
-	f.Poll(time.Now().UnixNano())
+	now := time.Now().UnixNano()
+	f.Poll(now) // dates the request on the loop's clock
+	f.Poll(now + int64(DefaultResend) - 1)
+	if len(path.sent) != 1 {
+		t.Fatalf("before %v without an answer: sent %v, want seq 1 once", DefaultResend, path.sent)
+	}
+	f.Poll(now + int64(DefaultResend))
 	if len(path.sent) != 2 || path.sent[1] != 1 {
 		t.Fatalf("after %v without an answer: sent %v, want seq 1 again", DefaultResend, path.sent)
 	}
@@ -75,7 +82,23 @@ func TestAeronPath(t *testing.T) {
 		t.Fatalf("stats %+v, sent %v: want 1 over Aeron, 1 TCP fallback, 2 forwarded, nothing more sent over Aeron", st, path.sent)
 	}
 
+	// A command longer than a request carries goes over TCP.
+	big := fmt.Appendf(nil, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2000\r\n%s\r\n", strings.Repeat("x", 2000))
 	path.up = true
+	if !f.Forward(nil, 4, 0, false, big) {
+		t.Fatal("write 4 not taken")
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for answers[4] == "" {
+		if time.Now().After(deadline) {
+			t.Fatal("write 4 (too long for a request: over TCP) never answered")
+		}
+		f.Poll(time.Now().UnixNano())
+	}
+	if f.Stats(&st); st.TCPFallbacks != 2 || len(path.sent) != 2 {
+		t.Fatalf("stats %+v, sent %v after a %d-byte command with MaxCommand 1000: want it over TCP (2 fallbacks)", st, path.sent, len(big))
+	}
+
 	if !f.Forward(nil, 3, 0, false, cmd) {
 		t.Fatal("write 3 not taken")
 	}

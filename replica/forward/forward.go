@@ -18,6 +18,7 @@ package forward
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -56,6 +57,10 @@ type Options struct {
 	// User and Password authenticate the forwarding connections
 	// (masteruser, masterauth); no AUTH when Password is empty.
 	User, Password string
+	// TLS, when set (tls-replication yes), is the client configuration
+	// the forwarding connections make their handshake with (ServerName
+	// the primary's host when it names none).
+	TLS *tls.Config
 	// Timeout bounds both the primary's answer and the wait for the
 	// replica to apply the write (default 5 s).
 	Timeout time.Duration
@@ -179,7 +184,7 @@ func (f *Forwarder) Forward(s *engine.Session, token uint64, db int, resp3 bool,
 // Poll takes the primary's answers in and answers the clients whose
 // writes this replica has applied (or that failed, or waited too long).
 func (f *Forwarder) Poll(now int64) int {
-	work := f.pollAeron()
+	work := f.pollAeron(now)
 	if f.inQueue == 0 && len(f.waiting) == 0 && f.owed == 0 {
 		return work
 	}
@@ -359,7 +364,18 @@ func (f *Forwarder) conn(resp3 bool, q chan request) {
 }
 
 func (f *Forwarder) dial(addr string, resp3 bool) (net.Conn, *bufio.Reader, error) {
-	c, err := net.DialTimeout("tcp", addr, f.o.Timeout)
+	var c net.Conn
+	var err error
+	if f.o.TLS != nil {
+		cfg := f.o.TLS
+		if cfg.ServerName == "" {
+			cfg = cfg.Clone()
+			cfg.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		c, err = tls.DialWithDialer(&net.Dialer{Timeout: f.o.Timeout}, "tcp", addr, cfg)
+	} else {
+		c, err = net.DialTimeout("tcp", addr, f.o.Timeout)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -83,15 +83,29 @@ func ParseRequest(msg []byte, r *Request) error {
 //
 //	0   sender  uint64
 //	8   seq     uint64
-//	16  reply   the whole RESP reply
-const answerReplyOff = 16
+//	16  total   uint32: the length of the whole reply
+//	20  at      uint32: where this part starts in the reply
+//	24  part    the reply's bytes at … at+len(part)
+//
+// A reply longer than one frame carries (MaxPayload less the headers) goes
+// in parts, one frame each, one right after the other on the stream (the
+// publisher queues them together), so a replica puts them back together
+// with one AnswerAssembler; a frame stays well under the receiver window
+// whatever the reply's size.
+const (
+	answerTotalOff = 16
+	answerAtOff    = 20
+	answerReplyOff = 24
+)
 
-// Answer is one decoded answer; Reply aliases the frame.
+// Answer is one decoded answer, or part of one; Part aliases the frame.
 type Answer struct {
 	Sender uint64
 	Seq    uint64
 	Offset int64 // the stream offset at or past the end of the write
-	Reply  []byte
+	Total  int   // the length of the whole reply
+	At     int   // where Part starts in it
+	Part   []byte
 }
 
 // ParseAnswer decodes the payload of a KindAnswer frame.
@@ -101,17 +115,67 @@ func ParseAnswer(f *Frame, a *Answer) error {
 	}
 	a.Sender = binary.LittleEndian.Uint64(f.Payload)
 	a.Seq = binary.LittleEndian.Uint64(f.Payload[8:])
+	a.Total = int(binary.LittleEndian.Uint32(f.Payload[answerTotalOff:]))
+	a.At = int(binary.LittleEndian.Uint32(f.Payload[answerAtOff:]))
 	a.Offset = f.Offset
-	a.Reply = f.Payload[answerReplyOff:]
+	a.Part = f.Payload[answerReplyOff:]
+	if a.At+len(a.Part) > a.Total {
+		return ErrFrame
+	}
 	return nil
 }
 
-// appendAnswerFrame appends a KindAnswer frame.
-func appendAnswerFrame(dst []byte, id string, offset int64, sender, seq uint64, reply []byte) []byte {
+// appendAnswerFrame appends a KindAnswer frame holding reply[at:at+n].
+func appendAnswerFrame(dst []byte, id string, offset int64, sender, seq uint64, reply []byte, at, n int) []byte {
 	dst = AppendHeader(dst, KindAnswer, id, offset)
 	dst = binary.LittleEndian.AppendUint64(dst, sender)
 	dst = binary.LittleEndian.AppendUint64(dst, seq)
-	return append(dst, reply...)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(reply)))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(at))
+	return append(dst, reply[at:at+n]...)
+}
+
+// AnswerAssembler puts the parts of an answer back together on a
+// replica. The zero value is ready. One goroutine.
+type AnswerAssembler struct {
+	seq uint64
+	buf []byte
+}
+
+// answerBufKeep caps what an assembler keeps after a large reply.
+const answerBufKeep = 1 << 20
+
+// Add takes one answer (or part) addressed to this replica; done is true
+// when it completes a reply, which is then whole in reply (a's Part when
+// it came in one frame, else the assembler's buffer: valid until the next
+// Add). A part that does not continue the reply being assembled (a late
+// join, a resent answer starting over) drops what was assembled: the
+// primary sends every part again with the answer's next copy.
+func (as *AnswerAssembler) Add(a *Answer) (reply []byte, done bool) {
+	if a.At == 0 && len(a.Part) == a.Total {
+		return a.Part, true
+	}
+	if a.At == 0 {
+		if cap(as.buf) > answerBufKeep && a.Total <= answerBufKeep {
+			as.buf = nil
+		}
+		as.seq, as.buf = a.Seq, append(as.buf[:0], a.Part...)
+		return nil, false
+	}
+	if a.Seq != as.seq || a.At != len(as.buf) {
+		as.buf = as.buf[:0]
+		return nil, false
+	}
+	as.buf = append(as.buf, a.Part...)
+	if len(as.buf) < a.Total {
+		return nil, false
+	}
+	reply = as.buf
+	as.buf = as.buf[:0]
+	if cap(reply) > answerBufKeep {
+		as.buf = nil
+	}
+	return reply, true
 }
 
 // RunFunc runs a forwarded write on the primary (the server's engine) for
@@ -127,7 +191,16 @@ const (
 	InboxRemembered = 1024
 	// InboxSenders bounds the senders remembered (the least recent goes).
 	InboxSenders = 256
+	// InboxReplyKept is the longest reply remembered whole for a repeat;
+	// a longer one is remembered as an error saying the write ran, so
+	// that InboxRemembered answers of large replies (LPOP of many large
+	// values) cannot hold gigabytes.
+	InboxReplyKept = 64 << 10
 )
+
+// replyNotKept answers a repeat of a request whose reply was longer than
+// InboxReplyKept.
+const replyNotKept = "-ERR forwarded write: the primary ran it, but its reply was too long to keep for the repeated request; read the result from the primary\r\n"
 
 type inboxAnswer struct {
 	held   bool // queued, not run yet
@@ -142,20 +215,16 @@ type inboxSender struct {
 	last    int64    // the loop's clock at its last request
 }
 
-type inboxReq struct {
-	Request
-	cmd []byte // a copy
-}
-
 // Inbox is the primary's side of forwarded writes: it runs each request
 // exactly once — a retransmitted one (the replica heard no answer) gets
 // the answer it had, again — and hands the answers to Send. Loop goroutine.
 type Inbox struct {
 	run     RunFunc
+	forget  func(sender uint64)
 	send    func(sender, seq uint64, offset int64, reply []byte)
 	offset  func() int64
 	senders map[uint64]*inboxSender
-	queue   []inboxReq // requests waiting for writes to be allowed again
+	queue   []Request // requests waiting for writes to be allowed again; Cmd a copy
 	out     []byte
 	st      InboxStats
 }
@@ -172,8 +241,13 @@ type InboxStats struct {
 // NewInbox returns an inbox that runs requests with run and answers
 // through send; offset is master_repl_offset now.
 func NewInbox(run RunFunc, offset func() int64, send func(sender, seq uint64, offset int64, reply []byte)) *Inbox {
-	return &Inbox{run: run, send: send, offset: offset, senders: make(map[uint64]*inboxSender)}
+	return &Inbox{run: run, send: send, offset: offset, senders: make(map[uint64]*inboxSender), forget: func(uint64) {}}
 }
+
+// OnForget installs forget, called with each sender the inbox forgets
+// (the least recently heard, past InboxSenders): what the runner keeps
+// for it (its sessions) can go. Before the first Handle.
+func (in *Inbox) OnForget(forget func(sender uint64)) { in.forget = forget }
 
 // Handle takes one request message received at now.
 func (in *Inbox) Handle(msg []byte, now int64) {
@@ -209,31 +283,19 @@ func (in *Inbox) Handle(msg []byte, now int64) {
 		delete(snd.answers, old)
 		snd.floor = max(snd.floor, old)
 	}
-	in.queue = append(in.queue, inboxReq{Request: r, cmd: append([]byte(nil), r.Cmd...)})
-	in.Drain()
+	if len(in.queue) == 0 && in.runOne(&r) {
+		return // ran at once: r.Cmd, which aliases msg, need not be kept
+	}
+	r.Cmd = append([]byte(nil), r.Cmd...)
+	in.queue = append(in.queue, r)
 }
 
 // Drain runs the queued requests in order until one is held. It returns
 // how many ran.
 func (in *Inbox) Drain() int {
 	n := 0
-	for len(in.queue) > 0 {
-		q := &in.queue[0]
-		reply, held := in.run(q.Sender, q.DB, q.RESP3, q.cmd, in.out[:0])
-		if held {
-			break
-		}
-		in.out = reply[:0]
-		snd := in.senders[q.Sender]
-		off := in.offset()
-		if snd != nil {
-			if a := snd.answers[q.Seq]; a != nil {
-				a.held, a.offset, a.reply = false, off, append([]byte(nil), reply...)
-			}
-		}
-		in.st.Ran++
-		in.send(q.Sender, q.Seq, off, reply)
-		in.queue[0] = inboxReq{}
+	for len(in.queue) > 0 && in.runOne(&in.queue[0]) {
+		in.queue[0] = Request{}
 		in.queue = in.queue[1:]
 		n++
 	}
@@ -241,6 +303,31 @@ func (in *Inbox) Drain() int {
 		in.queue = in.queue[:0:0]
 	}
 	return n
+}
+
+// runOne runs q and answers it; false: held, nothing ran.
+func (in *Inbox) runOne(q *Request) bool {
+	reply, held := in.run(q.Sender, q.DB, q.RESP3, q.Cmd, in.out[:0])
+	if held {
+		return false
+	}
+	in.out = reply[:0]
+	off := in.offset()
+	if snd := in.senders[q.Sender]; snd != nil {
+		if a := snd.answers[q.Seq]; a != nil {
+			a.held, a.offset = false, off
+			if len(reply) <= InboxReplyKept {
+				a.reply = append([]byte(nil), reply...)
+			} else {
+				a.reply = []byte(replyNotKept)
+			}
+		}
+	} else {
+		in.forget(q.Sender) // forgotten while its request was held
+	}
+	in.st.Ran++
+	in.send(q.Sender, q.Seq, off, reply)
+	return true
 }
 
 func (in *Inbox) sender(id uint64, now int64) *inboxSender {
@@ -255,6 +342,7 @@ func (in *Inbox) sender(id uint64, now int64) *inboxSender {
 				}
 			}
 			delete(in.senders, oldest)
+			in.forget(oldest)
 		}
 		s = &inboxSender{answers: make(map[uint64]*inboxAnswer)}
 		in.senders[id] = s

@@ -63,6 +63,10 @@ type PublisherOptions struct {
 	// forward over Aeron (on StatusChannel, stream StreamID+2), each
 	// exactly once, and the publication answers them (forwarded.go).
 	Run RunFunc
+	// Forget, when set, is called with each replica (sender) the inbox
+	// of forwarded writes forgets (Inbox.OnForget): what Run keeps for it
+	// can go. Loop goroutine.
+	Forget func(sender uint64)
 	// Logger receives the publication's events (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -170,6 +174,9 @@ func NewPublisher(o PublisherOptions) (*Publisher, error) {
 				return nil, fmt.Errorf("aeronfeed: subscribe to the replicas' forwarded writes on %s: %w", o.StatusChannel, err)
 			}
 			p.inbox = NewInbox(o.Run, func() int64 { _, off := o.Position(); return off }, p.appendAnswer)
+			if o.Forget != nil {
+				p.inbox.OnForget(o.Forget)
+			}
 		}
 	}
 	p.log.Info("replication stream published over Aeron", "channel", o.Channel, "stream", o.StreamID,
@@ -452,18 +459,22 @@ func (p *Publisher) pollRequests(now int64) int {
 }
 
 // appendAnswer queues a forwarded write's answer after the stream bytes
-// pending: it is offered after the write's own bytes.
+// pending: it is offered after the write's own bytes, in as many frames
+// as its reply needs (forwarded.go), queued together so that nothing
+// comes between them on the stream.
 func (p *Publisher) appendAnswer(sender, seq uint64, offset int64, reply []byte) {
 	if p.standby || p.broken {
 		return
 	}
 	id, _ := p.o.Position()
-	if HeaderLen+answerReplyOff+len(reply) > p.pub.MaxMessageLength() {
-		reply = []byte("-ERR forwarded write: the primary ran it but its reply is too large for an Aeron message; read it from the primary\r\n")
+	part := p.maxRec - HeaderLen - answerReplyOff
+	for at := 0; at == 0 || at < len(reply); {
+		n := min(part, len(reply)-at)
+		rec := len(p.pend)
+		p.pend = append(p.pend, 0, 0, 0, 0)
+		p.pend = appendAnswerFrame(p.pend, id, offset, sender, seq, reply, at, n)
+		binary.LittleEndian.PutUint32(p.pend[rec:], uint32(len(p.pend)-rec-4))
+		at += n
 	}
-	rec := len(p.pend)
-	p.pend = append(p.pend, 0, 0, 0, 0)
-	p.pend = appendAnswerFrame(p.pend, id, offset, sender, seq, reply)
-	binary.LittleEndian.PutUint32(p.pend[rec:], uint32(len(p.pend)-rec-4))
 	p.open = -1
 }

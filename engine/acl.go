@@ -185,21 +185,21 @@ func (e *Engine) resolve(s *Session) bool {
 // acl.User.AllowsCommand and AllowsKey); an unauthenticated session and
 // everything else take permitSlow.
 func (e *Engine) permit(s *Session, r *command.Request) bool {
+	return permitFast(s.user, r) || e.permitSlow(s, r)
+}
+
+// permitFast is permit's fast checks: true when they pass r, false when
+// permitSlow must decide. The hot path (hotReady) asks it too.
+func permitFast(u *acl.User, r *command.Request) bool {
 	switch sh := &aclShapes[r.Op]; sh.kind {
 	case shapeKeyless:
-		if s.user.AllowsCommand(int(sh.id)) {
-			return true
-		}
+		return u.AllowsCommand(int(sh.id))
 	case shapeOneKey:
-		if s.user.AllowsKey(int(sh.id), r.Key, sh.flags) {
-			return true
-		}
+		return u.AllowsKey(int(sh.id), r.Key, sh.flags)
 	case shapeSet:
-		if s.user.AllowsKey(int(sh.id), r.Key, setFlags[b2i(r.Flags&command.FlagGet != 0)]) {
-			return true
-		}
+		return u.AllowsKey(int(sh.id), r.Key, setFlags[b2i(r.Flags&command.FlagGet != 0)])
 	}
-	return e.permitSlow(s, r)
+	return false
 }
 
 // permitSlow is permit's full check: NOAUTH before authentication (but

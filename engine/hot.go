@@ -10,7 +10,7 @@ import (
 // hotReady reports whether s and the engine are in the common state in
 // which r, a PING, GET or SET, needs none of execute's and serveSBEReply's
 // general checks: calm (no MULTI, replies on, no MONITOR, not the sampled
-// request), r allowed to the user by permit's fast checks (a user allowed
+// request), r allowed to the user by permit's fast checks (hotPermit: a user allowed
 // everything passes with one branch, a restricted one with a bit test and
 // its key patterns, as execute would check it), nothing hooked on commands
 // (replication feed, keyspace notifications), no CLIENT NO-TOUCH, no
@@ -19,7 +19,7 @@ import (
 // (a request the fast checks do not pass included) goes the general way,
 // unchanged.
 func (e *Engine) hotReady(s *Session, r *command.Request) bool {
-	return e.calm(s) && (s.user.AllowsAll() || permitFast(s.user, r)) && !e.hooked && !s.noTouch && !s.pubsub &&
+	return e.calm(s) && (s.user.AllowsAll() || hotPermit(s.user, r)) && !e.hooked && !s.noTouch && !s.pubsub &&
 		len(e.watchers) == 0 && e.cl == nil && !e.follow.on && !e.writesDenied()
 }
 

@@ -65,8 +65,8 @@ func (u *User) Allowed(id int, firstArg []byte, keys []Key, channels []Channel) 
 	if u.all {
 		return Result{}
 	}
-	if len(channels) == 0 && uint(id) < uint(len(u.bits)*64) && u.bits[id/64]&(1<<(id%64)) != 0 {
-		return Result{}
+	if len(channels) == 0 && u.keys == keysAll && u.AllowsCommand(id) {
+		return Result{} // one selector, all keys: its allowed bitmap is cmds
 	}
 	return u.check(id, firstArg, keys, channels)
 }

@@ -29,10 +29,6 @@ type User struct {
 	// all is set when the root selector allows every command, key and
 	// channel: Allowed's first and usually only test.
 	all bool
-	// bits is the root selector's allowed bitmap (selector.allowed) when
-	// it is the only selector and allows all keys: then Allowed passes a
-	// command that names no channel with one bit test.
-	bits []uint64
 	// cmds is the union of the selectors' allowed bitmaps: a command
 	// that names no key and no channel is allowed when its bit is set
 	// (AllowsCommand).
@@ -207,9 +203,5 @@ func (u *User) settle() {
 		if r.flags&selAllKeys != 0 {
 			u.keys = keysAll
 		}
-	}
-	u.bits = nil
-	if len(u.sels) == 1 && r.flags&selAllKeys != 0 {
-		u.bits = r.allowed
 	}
 }

@@ -17,12 +17,14 @@ import (
 // TLS to the primary (tls-replication yes). The loop reads the stream
 // straight from the socket's file descriptor (Link.readStream), which a
 // *tls.Conn does not have: records must be decrypted somewhere. So a
-// TLS link is bridged, as the server's TLS listeners are: the run dials
-// the primary, makes the handshake, and two goroutines copy between the
-// tls.Conn and one end of a Unix socket pair; the link reads and writes
-// the other end as it would a plain TCP socket. The loop never waits on
-// TLS; the bridge costs a copy and a wake-up per read, which a replica's
-// stream (bulk, pipelined) hardly notices.
+// TLS link is bridged: the run dials the primary, makes the handshake,
+// and two goroutines copy between the tls.Conn and one end of a Unix
+// socket pair; the link reads and writes the other end as it would a
+// plain TCP socket. The loop never waits on TLS; the bridge costs a copy
+// and a wake-up per read, which a replica's stream (bulk, pipelined)
+// hardly notices. (The server's TLS listeners, which serve latency-bound
+// clients, run the record layer on the loop instead: transport/uds's
+// loopConn.)
 
 // dialTLS dials addr, makes the TLS handshake with cfg (ServerName set to
 // the primary's host when cfg names none) within timeout, and returns the

@@ -187,8 +187,8 @@ dir %s
 // no pipelining) over plain TCP and over TLS, against goblin-server and
 // redis-server 7.0 in the same run, with each side's p50 and p99. The
 // client is the same for all: a bare connection writing "PING\r\n" or
-// "GET k\r\n" and reading the reply (a 16-byte value). goblin's TLS adds the bridge's socket pair to
-// each round trip (transport/uds/tls.go); docs/security.md has figures.
+// "GET k\r\n" and reading the reply (a 16-byte value). goblin decrypts and encrypts on its
+// loop (transport/uds/tls.go); docs/security.md has figures.
 //
 //	go test -run '^$' -bench TLSPing -benchtime 20000x ./cmd/goblin-server/
 func BenchmarkTLSPing(b *testing.B) {

@@ -112,8 +112,8 @@ type Config struct {
 	// and closes it, as Redis does. Called on the goroutine that polls.
 	Protected func() bool
 	// TLS, when set, makes a tcp listener serve TLS with the source's
-	// current configuration (tls.go: the handshake and the record layer
-	// run on a goroutine per client, never on the loop).
+	// current configuration (tls.go: the handshake runs on a goroutine per
+	// client, the record layer on the loop, which never waits on it).
 	TLS *TLSSource
 }
 

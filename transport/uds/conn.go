@@ -59,9 +59,11 @@ type conn struct {
 	inShared  bool   // in is the listener's rbuf (within a read only)
 	events    uint32 // what epoll watches for this client
 	peak      int    // the most reply bytes one serve produced (CLIENT LIST's rbp)
-	// peer and local are a TLS client's addresses (its fd is the loop's
-	// end of a socket pair); empty for other clients, whose fd tells.
+	// peer and local are a TLS client's addresses (kept from the accept:
+	// naming them is a system call); empty for other clients, whose fd
+	// tells.
 	peer, local string
+	tls         *tlsConn // a TLS client's session (tlsloop.go); nil for plain clients
 }
 
 // buffered is a session that holds memory for a partial request.
@@ -165,20 +167,18 @@ func (s *Server) accept(now int64) {
 			}
 			unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 		}
-		local := ""
+		c := &conn{fd: fd, proto: s.cfg.Proto, lastSeen: now, lastWrite: now, events: unix.EPOLLIN | unix.EPOLLRDHUP}
 		if s.tls != nil {
-			// The loop serves the plaintext end of a socket pair; the
-			// bridge goroutine owns the TCP socket (tls.go).
-			local = sockName(unix.Getsockname(fd))
-			pfd, err := s.startTLS(fd, peer)
-			if err != nil {
-				s.log.Warn("socketpair for a TLS client failed", "transport", s.name, "client", peer, "err", err)
+			// A goroutine makes the handshake; the socket joins the epoll
+			// set when it is done (tls.go).
+			c.tls, c.events = &tlsConn{}, 0
+			c.peer, c.local = peer, sockName(unix.Getsockname(fd))
+			if err := s.startTLS(c); err != nil {
+				s.log.Warn("TLS handshake not started", "transport", s.name, "client", peer, "err", err)
 				unix.Close(fd)
 				continue
 			}
-			fd = pfd
-		}
-		if err := unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(fd)}); err != nil {
+		} else if err := unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: c.events, Fd: int32(fd)}); err != nil {
 			s.log.Warn("epoll_ctl add failed", "transport", s.name, "err", err)
 			unix.Close(fd)
 			continue
@@ -186,7 +186,7 @@ func (s *Server) accept(now int64) {
 		for fd >= len(s.conns) {
 			s.conns = append(s.conns, make([]*conn, len(s.conns)+64)...)
 		}
-		s.conns[fd] = &conn{fd: fd, proto: s.cfg.Proto, lastSeen: now, lastWrite: now, events: unix.EPOLLIN | unix.EPOLLRDHUP, peer: peer, local: local}
+		s.conns[fd] = c
 		s.stats.Clients++
 		s.stats.Accepted++
 		if s.debug() {
@@ -208,13 +208,24 @@ func (s *Server) read(c *conn, now int64) {
 		s.drop(c)
 		return
 	}
+	if c.tls != nil && c.tls.tc == nil {
+		return // in its handshake, on a goroutine: the socket is not the loop's yet
+	}
 	total := 0
 	eof := false
+	// A TLS client's socket may be empty while its tls.Conn still holds
+	// records (one Read decrypts one): it is drained only when the
+	// tls.Conn says it would block, and if the loop below stops before,
+	// the client is listed to be read again (readUnread).
+	unread := c.tls != nil
+	if unread && c.tls.lc != nil {
+		c.tls.lc.drained = false // epoll says there is something to read
+	}
 	for total < readBudget {
 		if !s.room(c) {
 			return // dropped at the input limit
 		}
-		n, err := unix.Read(c.fd, c.in[len(c.in):cap(c.in)])
+		n, err := s.recv(c, c.in[len(c.in):cap(c.in)])
 		if err != nil {
 			if err == unix.EINTR {
 				continue
@@ -222,17 +233,18 @@ func (s *Server) read(c *conn, now int64) {
 			if err != unix.EAGAIN {
 				eof = true
 			}
+			unread = false
 			s.unshareIn(c)
 			break
 		}
 		if n == 0 {
-			eof = true
+			eof, unread = true, false
 			s.unshareIn(c)
 			break
 		}
 		c.in = c.in[:len(c.in)+n]
 		total += n
-		drained := len(c.in) < cap(c.in)
+		drained := c.tls == nil && len(c.in) < cap(c.in)
 		s.serve(c)
 		if c.fd < 0 {
 			return
@@ -240,6 +252,9 @@ func (s *Server) read(c *conn, now int64) {
 		if drained || c.closing || c.waiting() || c.paused != 0 {
 			break // the socket is drained, or this client has had its share
 		}
+	}
+	if unread && !c.closing {
+		s.listUnread(c)
 	}
 	if total > 0 {
 		c.lastSeen = now
@@ -286,7 +301,7 @@ func (s *Server) room(c *conn) bool {
 func (s *Server) inputTooLarge(c *conn) {
 	s.stats.InputTooLarge++
 	s.log.Warn("client disconnected: request larger than the input limit", "transport", s.name, "client", c.name(), "limit", s.cfg.MaxInput)
-	unix.Write(c.fd, refusal(c.proto, command.Protocol, "ERR Protocol error: request too large (over the server's client input limit)"))
+	s.sendNow(c, refusal(c.proto, command.Protocol, "ERR Protocol error: request too large (over the server's client input limit)"))
 	c.closing = true
 	s.lingerOn(c)
 }
@@ -426,6 +441,9 @@ func peerName(fd int) string {
 func (s *Server) lingerOn(c *conn) {
 	if c.fd < 0 {
 		return
+	}
+	if c.tls != nil {
+		s.closeWriteTLS(c)
 	}
 	unix.Shutdown(c.fd, unix.SHUT_WR)
 	c.linger = s.now + int64(lingerTime)
@@ -596,6 +614,9 @@ func (s *Server) drop(c *conn) {
 	}
 	if s.debug() {
 		s.log.Debug("client disconnected", "transport", s.name, "client", c.name())
+	}
+	if c.tls != nil {
+		s.closeTLS(c)
 	}
 	unix.EpollCtl(s.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
 	unix.Close(c.fd)

@@ -37,10 +37,12 @@
 // the loop parks on WaitFD. See docs/server.md for the measured costs.
 //
 // A TCP listener with Config.TLS serves TLS (tls:// targets): the loop
-// accepts as usual and keeps one end of a socket pair per client, served
-// like any other; a goroutine per client makes the handshake and runs
-// crypto/tls's record layer on the other end, so the loop never blocks on
-// a TLS peer (tls.go; tlsconfig.go turns Redis's tls-* settings into a
+// accepts as usual, a goroutine per client makes the handshake, and the
+// loop then runs crypto/tls's record layer itself over a net.Conn that
+// never waits (loopConn: a read reports would-block, a write keeps what
+// the socket did not take), so a TLS request costs one wake-up of the
+// loop, as a plain one, and the loop never blocks on a TLS peer (tls.go,
+// tlsloop.go; tlsconfig.go turns Redis's tls-* settings into a
 // tls.Config).
 //
 // The client side (Dial, DialTLS, Conn) is a transport.Conn over a

@@ -5,8 +5,6 @@ package uds
 // stalled and paused clients.
 
 import (
-	"golang.org/x/sys/unix"
-
 	"github.com/goblin-kv/goblin/command"
 )
 
@@ -21,6 +19,9 @@ func (s *Server) reserve(c *conn, extra int) bool {
 // false when that disconnected c.
 func (s *Server) account(c *conn) bool {
 	mem := c.pendCap + cap(c.spare)
+	if c.tls != nil && c.tls.lc != nil {
+		mem += cap(c.tls.lc.out)
+	}
 	if !c.inShared {
 		mem += cap(c.in)
 	}
@@ -39,7 +40,7 @@ func (s *Server) evict(c *conn, b *Budget) {
 	s.stats.Evicted++
 	s.log.Warn("client disconnected: client buffers passed their total limit", "transport", s.name,
 		"client", c.name(), "client_bytes", c.mem, "total", b.used, "limit", b.Limit)
-	unix.Write(c.fd, refusal(c.proto, command.Err, "ERR client memory limit reached: this client's buffers were the largest (maxmemory-clients)"))
+	s.sendNow(c, refusal(c.proto, command.Err, "ERR client memory limit reached: this client's buffers were the largest (maxmemory-clients)"))
 	s.drop(c)
 }
 
@@ -64,7 +65,9 @@ func (s *Server) scan(now int64) {
 		case c.paused != 0 && now >= c.paused:
 			c.paused = 0 // its wait is over: serve what it sent meanwhile
 			s.serve(c)
-			s.flush(c)
+			if s.flush(c) && c.tls != nil && c.tls.unread {
+				s.read(c, now) // and what its tls.Conn holds: no epoll event announces that
+			}
 		case c.mem > 0 && now-c.lastSeen > int64(idleRelease) && now-c.lastWrite > int64(idleRelease):
 			if len(c.in) == 0 {
 				c.in = nil

@@ -48,7 +48,9 @@ func Listen(cfg Config) (*Server, error) {
 		s.name = "tcp/" + cfg.Proto.String()
 		if cfg.TLS != nil {
 			s.name = "tls/" + cfg.Proto.String()
-			s.tls = &tlsBridges{src: cfg.TLS, log: s.log, name: s.name, conns: map[net.Conn]struct{}{}}
+			if s.tls, err = newTLSBridges(cfg.TLS, s.log, s.name); err != nil {
+				return nil, fmt.Errorf("uds: eventfd: %w", err)
+			}
 		}
 		err = s.listenTCP()
 	default:
@@ -65,6 +67,12 @@ func Listen(cfg Config) (*Server, error) {
 	if err = unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, s.lfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(s.lfd)}); err != nil {
 		s.release()
 		return nil, fmt.Errorf("uds: epoll_ctl: %w", err)
+	}
+	if s.tls != nil {
+		if err = unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, s.tls.doorbell, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(s.tls.doorbell)}); err != nil {
+			s.release()
+			return nil, fmt.Errorf("uds: epoll_ctl: %w", err)
+		}
 	}
 	s.budget.join(s)
 	return s, nil
@@ -187,6 +195,9 @@ func (s *Server) closeListener() {
 
 func (s *Server) release() {
 	s.closeListener()
+	if s.tls != nil {
+		s.tls.close()
+	}
 	if s.epfd >= 0 {
 		unix.Close(s.epfd)
 		s.epfd = -1

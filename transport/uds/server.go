@@ -75,7 +75,12 @@ type Server struct {
 	// serving is the client whose requests are being served (kill leaves
 	// it to the read path), nil between serves.
 	serving *conn
-	tls     *tlsBridges // a TLS listener's bridges (tls.go); nil for plain ones
+	tls     *tlsBridges // a TLS listener's handshakes (tls.go); nil for plain ones
+	// A TLS listener's finished handshakes being taken (takeHandshakes),
+	// and its clients that may hold decrypted input no epoll event
+	// announces (readUnread), with the list's other half.
+	handshakes          []handshake
+	unread, unreadSpare []*conn
 }
 
 var _ transport.Server = (*Server)(nil)
@@ -162,6 +167,9 @@ func (s *Server) Poll(now int64) int {
 	n := s.serveBacklog()
 	scanDue := now-s.lastScan > int64(scanEvery) && s.stats.Clients > 0
 	n += s.pollSockets(now, scanDue)
+	if len(s.unread) > 0 {
+		n += s.readUnread(now)
+	}
 	if scanDue {
 		s.lastScan = now
 		s.scan(now)
@@ -212,6 +220,10 @@ func (s *Server) pollSockets(now int64, force bool) int {
 		fd := int(ev.Fd)
 		if fd == s.lfd {
 			s.accept(now)
+			continue
+		}
+		if s.tls != nil && fd == s.tls.doorbell {
+			s.takeHandshakes(now)
 			continue
 		}
 		if fd >= len(s.conns) || s.conns[fd] == nil {
@@ -282,7 +294,7 @@ func (s *Server) Close() error {
 				c.queued = false
 				s.serve(c)
 			}
-			if s.flush(c) && (c.pendBytes > 0 || serveable(c)) {
+			if s.flush(c) && (c.pendBytes > 0 || c.unsent() > 0 || serveable(c)) {
 				pending = true
 			}
 		}

@@ -43,7 +43,7 @@ const (
 type sessionID [16]byte
 
 // sessionCache holds the resumable sessions of one TLS configuration. Its
-// methods run on the bridges' goroutines, so a mutex guards it.
+// methods run on the handshakes' goroutines, so a mutex guards it.
 type sessionCache struct {
 	size    int           // at most this many sessions; 0: no bound (Redis's 0)
 	timeout time.Duration // a session older than this is not resumed

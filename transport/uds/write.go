@@ -16,6 +16,13 @@ func (s *Server) flush(c *conn) bool {
 		return false // gone, or everything written and the write side shut
 	}
 	progress, failed := false, false
+	if c.tls != nil {
+		// Ciphertext the socket did not take goes first (sendTLS holds
+		// the plaintext back until it has).
+		var err error
+		progress, err = c.tls.lc.flushOut()
+		failed = err != nil
+	}
 	for len(c.pend) > 0 && !failed {
 		n, done, err := s.write(c, c.pend[0][c.wpos:])
 		progress = progress || n > 0
@@ -54,7 +61,7 @@ func (s *Server) flush(c *conn) bool {
 		s.drop(c)
 		return false
 	}
-	if c.pendBytes == 0 && c.closing {
+	if c.pendBytes == 0 && c.closing && c.unsent() == 0 {
 		if c.discard {
 			c.discard = false
 			s.lingerOn(c)
@@ -86,6 +93,9 @@ func (s *Server) flush(c *conn) bool {
 // write writes b to c's socket until it is all written (done) or the socket
 // is full; err is a write error other than EAGAIN.
 func (s *Server) write(c *conn, b []byte) (n int, done bool, err error) {
+	if c.tls != nil {
+		return s.sendTLS(c, b)
+	}
 	for n < len(b) {
 		m, err := unix.Write(c.fd, b[n:])
 		if err != nil {
@@ -153,7 +163,7 @@ func (s *Server) watched(c *conn) uint32 {
 	if !c.closing && pending < s.cfg.MaxOutput && c.paused == 0 {
 		ev = unix.EPOLLIN | unix.EPOLLRDHUP
 	}
-	if pending > 0 {
+	if pending > 0 || c.unsent() > 0 {
 		ev |= unix.EPOLLOUT
 	}
 	return ev

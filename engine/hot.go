@@ -4,7 +4,6 @@ import (
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/store"
 )
 
 // hotReady reports whether s and the engine are in the common state in
@@ -82,9 +81,7 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte, framed 
 			e.res.Kind = command.Nil
 		}
 	default: // SET key value
-		old, _, _, err := st.Set(e.scratch[:0], r.Key, r.Value, store.SetOptions{})
-		e.scratch = old[:0]
-		if err != nil {
+		if err := st.Put(r.Key, r.Value); err != nil {
 			e.storeError(err)
 			e.res.CorrelationID = r.CorrelationID
 			out = e.codec.AppendReply(out, &e.res)
@@ -147,9 +144,7 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, out []byte) 
 			out = resp.AppendNull(out)
 		}
 	default: // SET key value
-		old, _, _, err := st.Set(e.scratch[:0], r.Key, r.Value, store.SetOptions{})
-		e.scratch = old[:0]
-		if err != nil {
+		if err := st.Put(r.Key, r.Value); err != nil {
 			e.storeError(err)
 			out = e.encodeRESP(out, s.resp3)
 		} else {

@@ -72,3 +72,48 @@ func TestShortHashSpreads(t *testing.T) {
 		t.Errorf("keys pile up: %d home buckets used, at most %d keys in one", len(homes), most)
 	}
 }
+
+// TestPutMatchesSet drives two stores through the same writes, one with
+// Put and one with Set and no options, over Put's fast cases (an existing
+// short key, the same or another value length) and its hand-offs to Set
+// (new keys, long keys, keys with a TTL, a collection, integers), and
+// compares what a reader sees: values, TTLs, encodings, counts, Mods.
+func TestPutMatchesSet(t *testing.T) {
+	put, _ := newStore(t, Options{})
+	set, _ := newStore(t, Options{})
+	long := bytes.Repeat([]byte{'L'}, 40)
+	keys := [][]byte{[]byte("k"), []byte("key:000000000042"), []byte("ttl-key"), []byte("a-list"), long}
+	vals := [][]byte{[]byte("0123456789abcdef"), []byte("0123456789abcdeX"), []byte("v"), []byte("12345"), []byte("-7"), []byte("0"), []byte("007"), bytes.Repeat([]byte{'x'}, 100), nil}
+	for _, s := range []*Store{put, set} {
+		if _, _, _, err := s.Set(nil, []byte("ttl-key"), []byte("old"), SetOptions{ExpireAt: 1_800_000_000_000}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.HSet([]byte("a-list"), [][]byte{[]byte("f"), []byte("v")}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for round := range 3 {
+		for _, k := range keys {
+			for _, v := range vals {
+				if err := put.Put(k, v); err != nil {
+					t.Fatal(err)
+				}
+				if _, _, _, err := set.Set(nil, k, v, SetOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range keys {
+					pv, pok := put.Get(nil, c)
+					sv, sok := set.Get(nil, c)
+					if pok != sok || !bytes.Equal(pv, sv) || put.PTTL(c) != set.PTTL(c) || put.EncodingOf(c) != set.EncodingOf(c) {
+						t.Fatalf("round %d after %q=%q: key %q: Put's store %q %v ttl %d %v, Set's %q %v ttl %d %v", round, k, v, c,
+							pv, pok, put.PTTL(c), put.EncodingOf(c), sv, sok, set.PTTL(c), set.EncodingOf(c))
+					}
+				}
+			}
+		}
+	}
+	if put.Mods() != set.Mods() || put.Len() != set.Len() {
+		t.Fatalf("Put's store: %d mods, %d keys; Set's: %d, %d", put.Mods(), put.Len(), set.Mods(), set.Len())
+	}
+	mustCheck(t, put)
+}

@@ -396,20 +396,26 @@ func (s *Store) appendValue(dst []byte, sl *slot) []byte {
 		l := len(dst)
 		dst = dst[:l+n-1]
 		*(*[inlineLen - 1]byte)(dst[l:]) = [inlineLen - 1]byte(sl.inl[1:])
-		d := dst[l+inlineLen-1:]
-		switch {
-		case t >= 8:
-			binary.LittleEndian.PutUint64(d, binary.LittleEndian.Uint64(src))
-			binary.LittleEndian.PutUint64(d[t-8:], binary.LittleEndian.Uint64(src[t-8:]))
-		case t >= 4:
-			binary.LittleEndian.PutUint32(d, binary.LittleEndian.Uint32(src))
-			binary.LittleEndian.PutUint32(d[t-4:], binary.LittleEndian.Uint32(src[t-4:]))
-		default: // the first, middle and last bytes are all of them
-			d[0], d[t>>1], d[t-1] = src[0], src[t>>1], src[t-1]
-		}
+		copyShort(dst[l+inlineLen-1:], src)
 		return dst
 	}
 	return s.appendValueSlow(dst, sl)
+}
+
+// copyShort copies src, 1 to 16 bytes, to the start of d (which has room)
+// with at most two overlapping word moves and no call: memmove's call
+// and the spills around it cost more than a short copy itself.
+func copyShort(d, src []byte) {
+	switch t := len(src); {
+	case t >= 8:
+		binary.LittleEndian.PutUint64(d, binary.LittleEndian.Uint64(src))
+		binary.LittleEndian.PutUint64(d[t-8:], binary.LittleEndian.Uint64(src[t-8:]))
+	case t >= 4:
+		binary.LittleEndian.PutUint32(d, binary.LittleEndian.Uint32(src))
+		binary.LittleEndian.PutUint32(d[t-4:], binary.LittleEndian.Uint32(src[t-4:]))
+	case t > 0: // the first, middle and last bytes are all of them
+		d[0], d[t>>1], d[t-1] = src[0], src[t>>1], src[t-1]
+	}
 }
 
 // appendValueSlow is appendValue's general case.
@@ -514,6 +520,12 @@ func (e *encoded) len() int {
 // set encodes val the way k says.
 func (e *encoded) set(val []byte, k ValueKind) {
 	if k == AsSet { // SET's path first
+		// Only a value starting as a canonical integer can be one: a
+		// digit 1-9 or '-', or the lone "0".
+		if len(val) == 0 || !(val[0]-'1' < 9 || val[0] == '-' || (val[0] == '0' && len(val) == 1)) {
+			e.tag, e.raw = tagRaw, val
+			return
+		}
 		if n, ok := parseCanonicalInt(val); ok {
 			e.setInt(n)
 			return
@@ -617,6 +629,41 @@ func (s *Store) Set(dst, key, val []byte, o SetOptions) (old []byte, hadOld, app
 	}
 }
 
+// Put stores val under key: Set with no options (SET key value), the
+// common case of an existing short key with no expiry, in a store with no
+// memory cap and no index resize under way, taken without Set's general
+// loop and with one lookup; everything else goes through Set, unchanged.
+func (s *Store) Put(key, val []byte) error {
+	if len(key) > shortKey || s.ix.old != nil || s.o.MaxMemory != 0 ||
+		len(key) > s.o.MaxKeyLen || len(val) > s.o.MaxValueLen {
+		_, _, _, err := s.Set(nil, key, val, SetOptions{})
+		return err
+	}
+	s.owner.check()
+	var ev encoded
+	ev.set(val, AsSet)
+	h := s.hk.short(key)
+	id, _, sl := s.probeShort(s.ix.t, s.ix.shift, tagOf(h), key)
+	switch {
+	case sl == nil: // new: no cap, so nothing to evict (Set's overCap is 0)
+		return s.insert(key, h, &ev, 0)
+	case sl.hasTTL() || isColl(sl):
+		_, _, _, err := s.Set(nil, key, val, SetOptions{})
+		return err
+	case ev.len() == sl.encLen(): // the same block length: rewrite's in-place case, directly
+		s.beforeChange(id)
+		s.mods++
+		writeValue(sl, s.ar.Bytes(sl.ref, blockLen(int(sl.keyLen), sl.encLen(), false)), &ev)
+		s.touch(sl)
+		return nil
+	}
+	if err := s.rewrite(id, sl, &ev, 0); err != nil {
+		return err
+	}
+	s.touch(sl)
+	return nil
+}
+
 // writeValue stores ev's inline part in sl and its tail at the end of block b.
 // A value longer than the slot's part (the usual SET) fills the slot with a
 // fixed-size move rather than a memmove call.
@@ -626,7 +673,11 @@ func writeValue(sl *slot, b []byte, ev *encoded) {
 	if n > inlineLen {
 		sl.inl[0] = ev.tag
 		*(*[inlineLen - 1]byte)(sl.inl[1:]) = [inlineLen - 1]byte(body)
-		copy(b[len(b)-(n-inlineLen):], body[inlineLen-1:])
+		if t := body[inlineLen-1:]; len(t) <= 16 {
+			copyShort(b[len(b)-len(t):], t)
+		} else {
+			copy(b[len(b)-len(t):], t)
+		}
 	} else {
 		sl.inl = [inlineLen]byte{ev.tag}
 		copy(sl.inl[1:], body)

@@ -801,6 +801,15 @@ func (e *Engine) serveSBEStream(s *Session, in, out []byte, limit int) (int, []b
 				break
 			}
 		}
+		if corr, ok := sbe.AsPing(msg); ok && e.pauseUntil == 0 && e.plain(s) {
+			// A compact PING, answered as ServeMessage answers it (pong),
+			// in a frame: no Request decoded, no Reply built.
+			consumed += n
+			at := len(out)
+			out = e.pong(s, corr, sbe.AppendFrameStart(out))
+			sbe.FinishFrame(out[at:])
+			continue
+		}
 		if err := e.decodeSBE(msg); err != nil {
 			return consumed, e.sbeProtocolError(s, out, err, true), true
 		}

@@ -1,10 +1,11 @@
 package engine
 
 import (
+	"strconv"
+
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
-	"github.com/goblin-kv/goblin/store"
 )
 
 // hotReady reports whether s and the engine are in the common state in
@@ -84,9 +85,7 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte, framed 
 			e.res.Kind = command.Nil
 		}
 	default: // SET key value
-		old, _, _, err := st.Set(e.scratch[:0], r.Key, r.Value, store.SetOptions{})
-		e.scratch = old[:0]
-		if err != nil {
+		if err := st.Put(r.Key, r.Value); err != nil {
 			e.storeError(err)
 			e.res.CorrelationID = r.CorrelationID
 			out = e.codec.AppendReply(out, &e.res)
@@ -135,23 +134,29 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, out []byte) 
 		e.simple(txtPONG)
 		out = append(out, "+PONG\r\n"...)
 	case command.OpGet:
-		val, found := st.Get(e.scratch[:0], r.Key)
-		e.scratch = val[:0]
+		// The value goes straight into out, after a bulk header that
+		// guesses two digits (a 10- to 99-byte value), put right after.
+		at := len(out)
+		out = append(out, bulkGuess...)
+		var found bool
+		out, found = st.Get(out, r.Key)
 		switch {
 		case found:
-			e.bulk(val)
-			out = resp.AppendBulk(out, val)
+			var v int
+			out, v = fixBulkHeader(out, at)
+			e.bulk(out[v:])
+			out = append(out, '\r', '\n')
 		case s.resp3:
+			out = out[:at]
 			e.null()
 			out = resp.AppendNull3(out)
 		default:
+			out = out[:at]
 			e.null()
 			out = resp.AppendNull(out)
 		}
 	default: // SET key value
-		old, _, _, err := st.Set(e.scratch[:0], r.Key, r.Value, store.SetOptions{})
-		e.scratch = old[:0]
-		if err != nil {
+		if err := st.Put(r.Key, r.Value); err != nil {
 			e.storeError(err)
 			out = e.encodeRESP(out, s.resp3)
 		} else {
@@ -164,4 +169,29 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, out []byte) 
 	}
 	e.count(s, r.Op)
 	return out, true
+}
+
+// bulkGuess is the RESP bulk header serveRESPHotDirect writes before a
+// GET's value: the length's two digits are filled in by fixBulkHeader.
+const bulkGuess = "$00\r\n"
+
+// fixBulkHeader completes the bulk header at out[at:] (bulkGuess) for the
+// value after it, to the end of out, and returns out and where the value
+// now starts: the digits put in place for a 10- to 99-byte value, or the
+// header rewritten and the value moved for any other length.
+func fixBulkHeader(out []byte, at int) ([]byte, int) {
+	v := at + len(bulkGuess)
+	n := len(out) - v
+	if n >= 10 && n <= 99 {
+		out[at+1], out[at+2] = byte('0'+n/10), byte('0'+n%10)
+		return out, v
+	}
+	var b [24]byte
+	h := append(strconv.AppendInt(append(b[:0], '$'), int64(n), 10), '\r', '\n')
+	if d := len(h) - len(bulkGuess); d > 0 {
+		out = append(out, h[:d]...) // room; the bytes are overwritten below
+	}
+	copy(out[at+len(h):], out[v:v+n])
+	copy(out[at:], h)
+	return out[:at+len(h)+n], at + len(h)
 }

@@ -205,6 +205,11 @@ func TestHotPathMatchesGeneralRESP(t *testing.T) {
 			{"GET", "e"}, {"advance"}, {"GET", "e"}, {"SET", "a", "2", "NX"}, {"SET", "a", "3", "GET"},
 			{"SET", "a", "4"}, {"SET", "z", ""}, {"GET", "z"}, {"SET", long, "v"}, {"LPUSH", "l", "x"},
 			{"GET", "l"}, {"SET", "l", "s"}, {"GET", "a"}, {"PING"},
+			// values of every bulk-header width around the guessed two digits
+			{"SET", "v9", "123456789"}, {"GET", "v9"}, {"SET", "v10", "0123456789"}, {"GET", "v10"},
+			{"SET", "v99", strings.Repeat("x", 99)}, {"GET", "v99"}, {"SET", "v100", strings.Repeat("y", 100)}, {"GET", "v100"},
+			{"SET", "v1k", strings.Repeat("z", 1000)}, {"GET", "v1k"}, {"SET", "v12k", strings.Repeat("w", 12345)}, {"GET", "v12k"},
+			{"SET", "i", "-12345678901"}, {"GET", "i"}, {"GET", "z"},
 		} {
 			if cmd[0] == "advance" {
 				hotClock.Advance(100 * time.Millisecond)

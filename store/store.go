@@ -144,16 +144,17 @@ func (s *Store) blockLenOf(sl *slot) int { return blockLen(s.keyLenOf(sl), sl.en
 type Store struct {
 	o     Options
 	seed  maphash.Seed
+	hk    hashKeys // the short-key hash's keys, from seed (keyhash.go)
 	ar    *arena.Arena
 	ix    index
 	relo  func(old, new arena.Ref)
 	stats Stats
 
-	mem        *arena.OffHeap // large index tables and slot pages beyond heapSlotPages
-	slots      [][]slot
-	slotRegion []byte // unused rest of the current off-heap slot region
-	nextSlot   uint32 // slot ids below this have been handed out at least once
-	freeSlot   uint32 // head of the free slot list, 0 = empty
+	mem        *arena.OffHeap       // large index tables and slot pages beyond heapSlotPages
+	slots      []*[slotPageLen]slot // fixed-size pages: an id's slot costs one bounds check
+	slotRegion []byte               // unused rest of the current off-heap slot region
+	nextSlot   uint32               // slot ids below this have been handed out at least once
+	freeSlot   uint32               // head of the free slot list, 0 = empty
 	liveSlots  int64
 	ttlKeys    int64
 
@@ -207,6 +208,7 @@ func New(o Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: %w", ErrBadOption, err)
 	}
 	s := &Store{o: o, seed: maphash.MakeSeed(), ar: ar, mem: &arena.OffHeap{}, touchMask: ^uint32(0)}
+	s.hk = newHashKeys(s.seed)
 	s.SetLRUClock(o.Clock.NowMillis())
 	runtime.AddCleanup(s, (*arena.OffHeap).FreeAll, s.mem)
 	s.relo = s.relocate
@@ -235,8 +237,6 @@ func (s *Store) reset() {
 	s.bigs, s.nBigs, s.freeBig, s.liveBigs = nil, 0, 0, 0
 }
 
-func (s *Store) hash(key []byte) uint64 { return maphash.Bytes(s.seed, key) }
-
 func (s *Store) slot(id uint32) *slot { return &s.slots[id>>slotPageBits][id&(slotPageLen-1)] }
 
 func (s *Store) keyOf(sl *slot) []byte {
@@ -257,12 +257,23 @@ func (s *Store) expiryOf(sl *slot) int64 {
 
 // lookup finds key; a key whose TTL has passed is deleted and reported missing.
 func (s *Store) lookup(key []byte) (id uint32, sl *slot) {
-	h := s.hash(key)
-	id, inOld, pos := s.find(key, h)
-	if id == 0 {
-		return 0, nil
+	tag := tagOf(s.hash(key))
+	var pos uint64
+	if len(key) <= shortKey {
+		id, pos, sl = s.probeShort(s.ix.t, s.ix.shift, tag, key)
+	} else {
+		id, pos, sl = s.probe(s.ix.t, s.ix.shift, tag, key)
 	}
-	sl = s.slot(id)
+	inOld := false
+	if id == 0 {
+		if s.ix.old == nil {
+			return 0, nil
+		}
+		if id, pos, sl = s.probe(s.ix.old, s.ix.oldShift, tag, key); id == 0 {
+			return 0, nil
+		}
+		inOld = true
+	}
 	if sl.hasTTL() && s.expiryOf(sl) <= s.expiryNow() {
 		if s.keepExpired {
 			return 0, nil // a replica's key goes when its primary's DEL arrives
@@ -278,23 +289,71 @@ func (s *Store) lookup(key []byte) (id uint32, sl *slot) {
 // find returns the slot id of key (0 when absent), which table holds it and where.
 func (s *Store) find(key []byte, h uint64) (id uint32, inOld bool, pos uint64) {
 	tag := tagOf(h)
-	if id, pos = s.probe(s.ix.t, s.ix.shift, tag, key); id != 0 {
+	if len(key) <= shortKey {
+		id, pos, _ = s.probeShort(s.ix.t, s.ix.shift, tag, key)
+	} else {
+		id, pos, _ = s.probe(s.ix.t, s.ix.shift, tag, key)
+	}
+	if id != 0 {
 		return id, false, pos
 	}
 	if s.ix.old != nil {
-		if id, pos = s.probe(s.ix.old, s.ix.oldShift, tag, key); id != 0 {
+		if id, pos, _ = s.probe(s.ix.old, s.ix.oldShift, tag, key); id != 0 {
 			return id, true, pos
 		}
 	}
 	return 0, false, 0
 }
 
-func (s *Store) probe(t []uint64, shift uint8, tag uint32, key []byte) (uint32, uint64) {
+// probeShort is probe for a key of at most shortKey bytes (the caller
+// checks), with no call: the key is compared as at most two overlapping
+// words, so nothing is spilled around a call that never happens.
+func (s *Store) probeShort(t []uint64, shift uint8, tag uint32, key []byte) (uint32, uint64, *slot) {
 	mask := uint64(len(t) - 1)
 	for pos := uint64(tag >> shift); ; pos = (pos + 1) & mask {
 		e := t[pos]
 		if e == 0 {
-			return 0, 0
+			return 0, 0, nil
+		}
+		if uint32(e>>32) != tag {
+			continue
+		}
+		id := uint32(e)
+		sl := s.slot(id)
+		n := len(key)
+		if int(sl.keyLen) != n {
+			continue
+		}
+		off := sl.keyOff()
+		k := s.ar.Bytes(sl.ref, off+n)[off:]
+		var same bool
+		switch {
+		case n >= 8:
+			same = binary.LittleEndian.Uint64(k) == binary.LittleEndian.Uint64(key) &&
+				binary.LittleEndian.Uint64(k[n-8:]) == binary.LittleEndian.Uint64(key[n-8:])
+		case n >= 4:
+			same = binary.LittleEndian.Uint32(k) == binary.LittleEndian.Uint32(key) &&
+				binary.LittleEndian.Uint32(k[n-4:]) == binary.LittleEndian.Uint32(key[n-4:])
+		case n > 0: // the first, middle and last bytes are all of them
+			same = k[0] == key[0] && k[n>>1] == key[n>>1] && k[n-1] == key[n-1]
+		default:
+			same = true
+		}
+		if same {
+			return id, pos, sl
+		}
+	}
+}
+
+// probe looks key up in table t: its slot id (0 when absent), the bucket
+// holding it and its slot. Only an entry whose tag matches costs a look
+// at its slot.
+func (s *Store) probe(t []uint64, shift uint8, tag uint32, key []byte) (uint32, uint64, *slot) {
+	mask := uint64(len(t) - 1)
+	for pos := uint64(tag >> shift); ; pos = (pos + 1) & mask {
+		e := t[pos]
+		if e == 0 {
+			return 0, 0, nil
 		}
 		if uint32(e>>32) == tag {
 			id := uint32(e)
@@ -303,10 +362,10 @@ func (s *Store) probe(t []uint64, shift uint8, tag uint32, key []byte) (uint32, 
 			// common case, inlined); a long one through keyOf.
 			if n := int(sl.keyLen); n == len(key) && n != longKey {
 				if off := sl.keyOff(); string(s.ar.Bytes(sl.ref, off+n)[off:]) == string(key) {
-					return id, pos
+					return id, pos, sl
 				}
 			} else if n == longKey && len(key) >= longKey && bytes.Equal(s.keyOf(sl), key) {
-				return id, pos
+				return id, pos, sl
 			}
 		}
 	}
@@ -324,8 +383,43 @@ func (s *Store) touch(sl *slot) {
 	}
 }
 
-// appendValue appends sl's value, decoded, to dst.
+// appendValue appends sl's value, decoded, to dst. A string of up to
+// inlineLen-1+16 bytes (a short key's tail) that fits dst's capacity, a
+// GET's usual case, is copied with no call: the slot's part as one fixed
+// size move and the tail as at most two overlapping words, so the common
+// path spills nothing around a growslice or memmove it does not make.
 func (s *Store) appendValue(dst []byte, sl *slot) []byte {
+	n := sl.encLen()
+	if t := n - inlineLen; t > 0 && t <= 16 && sl.inl[0] != tagInt && sl.keyLen != longKey && cap(dst)-len(dst) >= n-1 {
+		off := sl.keyOff() + int(sl.keyLen)
+		src := s.ar.Bytes(sl.ref, off+t)[off:]
+		l := len(dst)
+		dst = dst[:l+n-1]
+		*(*[inlineLen - 1]byte)(dst[l:]) = [inlineLen - 1]byte(sl.inl[1:])
+		copyShort(dst[l+inlineLen-1:], src)
+		return dst
+	}
+	return s.appendValueSlow(dst, sl)
+}
+
+// copyShort copies src, 1 to 16 bytes, to the start of d (which has room)
+// with at most two overlapping word moves and no call: memmove's call
+// and the spills around it cost more than a short copy itself.
+func copyShort(d, src []byte) {
+	switch t := len(src); {
+	case t >= 8:
+		binary.LittleEndian.PutUint64(d, binary.LittleEndian.Uint64(src))
+		binary.LittleEndian.PutUint64(d[t-8:], binary.LittleEndian.Uint64(src[t-8:]))
+	case t >= 4:
+		binary.LittleEndian.PutUint32(d, binary.LittleEndian.Uint32(src))
+		binary.LittleEndian.PutUint32(d[t-4:], binary.LittleEndian.Uint32(src[t-4:]))
+	case t > 0: // the first, middle and last bytes are all of them
+		d[0], d[t>>1], d[t-1] = src[0], src[t>>1], src[t-1]
+	}
+}
+
+// appendValueSlow is appendValue's general case.
+func (s *Store) appendValueSlow(dst []byte, sl *slot) []byte {
 	n := sl.encLen()
 	if sl.inl[0] == tagInt {
 		return strconv.AppendInt(dst, s.slotInt(sl, n), 10)
@@ -426,6 +520,12 @@ func (e *encoded) len() int {
 // set encodes val the way k says.
 func (e *encoded) set(val []byte, k ValueKind) {
 	if k == AsSet { // SET's path first
+		// Only a value starting as a canonical integer can be one: a
+		// digit 1-9 or '-', or the lone "0".
+		if len(val) == 0 || !(val[0]-'1' < 9 || val[0] == '-' || (val[0] == '0' && len(val) == 1)) {
+			e.tag, e.raw = tagRaw, val
+			return
+		}
 		if n, ok := parseCanonicalInt(val); ok {
 			e.setInt(n)
 			return
@@ -529,6 +629,41 @@ func (s *Store) Set(dst, key, val []byte, o SetOptions) (old []byte, hadOld, app
 	}
 }
 
+// Put stores val under key: Set with no options (SET key value), the
+// common case of an existing short key with no expiry, in a store with no
+// memory cap and no index resize under way, taken without Set's general
+// loop and with one lookup; everything else goes through Set, unchanged.
+func (s *Store) Put(key, val []byte) error {
+	if len(key) > shortKey || s.ix.old != nil || s.o.MaxMemory != 0 ||
+		len(key) > s.o.MaxKeyLen || len(val) > s.o.MaxValueLen {
+		_, _, _, err := s.Set(nil, key, val, SetOptions{})
+		return err
+	}
+	s.owner.check()
+	var ev encoded
+	ev.set(val, AsSet)
+	h := s.hk.short(key)
+	id, _, sl := s.probeShort(s.ix.t, s.ix.shift, tagOf(h), key)
+	switch {
+	case sl == nil: // new: no cap, so nothing to evict (Set's overCap is 0)
+		return s.insert(key, h, &ev, 0)
+	case sl.hasTTL() || isColl(sl):
+		_, _, _, err := s.Set(nil, key, val, SetOptions{})
+		return err
+	case ev.len() == sl.encLen(): // the same block length: rewrite's in-place case, directly
+		s.beforeChange(id)
+		s.mods++
+		writeValue(sl, s.ar.Bytes(sl.ref, blockLen(int(sl.keyLen), sl.encLen(), false)), &ev)
+		s.touch(sl)
+		return nil
+	}
+	if err := s.rewrite(id, sl, &ev, 0); err != nil {
+		return err
+	}
+	s.touch(sl)
+	return nil
+}
+
 // writeValue stores ev's inline part in sl and its tail at the end of block b.
 // A value longer than the slot's part (the usual SET) fills the slot with a
 // fixed-size move rather than a memmove call.
@@ -538,7 +673,11 @@ func writeValue(sl *slot, b []byte, ev *encoded) {
 	if n > inlineLen {
 		sl.inl[0] = ev.tag
 		*(*[inlineLen - 1]byte)(sl.inl[1:]) = [inlineLen - 1]byte(body)
-		copy(b[len(b)-(n-inlineLen):], body[inlineLen-1:])
+		if t := body[inlineLen-1:]; len(t) <= 16 {
+			copyShort(b[len(b)-len(t):], t)
+		} else {
+			copy(b[len(b)-len(t):], t)
+		}
 	} else {
 		sl.inl = [inlineLen]byte{ev.tag}
 		copy(sl.inl[1:], body)
@@ -668,9 +807,9 @@ const (
 	slotRegionSize = arena.OffHeapChunk
 )
 
-func (s *Store) newSlotPage() []slot {
+func (s *Store) newSlotPage() *[slotPageLen]slot {
 	if len(s.slots) < heapSlotPages {
-		return make([]slot, slotPageLen)
+		return new([slotPageLen]slot)
 	}
 	const pageBytes = slotPageLen * slotSize
 	if len(s.slotRegion) < pageBytes {
@@ -678,7 +817,7 @@ func (s *Store) newSlotPage() []slot {
 	}
 	// Off-heap memory private to the owning goroutine, holding only integers; it is
 	// unmapped by reset, after every slice into it has been dropped.
-	p := unsafe.Slice((*slot)(unsafe.Pointer(unsafe.SliceData(s.slotRegion))), slotPageLen)
+	p := (*[slotPageLen]slot)(unsafe.Pointer(unsafe.SliceData(s.slotRegion)))
 	s.slotRegion = s.slotRegion[pageBytes:]
 	return p
 }

@@ -31,6 +31,12 @@ type manual struct {
 func newManual(tb testing.TB, o aeron.Options) *manual {
 	tb.Helper()
 	o.Handler = newEngineHandler(tb)
+	return newManualWith(tb, o)
+}
+
+// newManualWith is newManual with o's own Handler (the engine when nil).
+func newManualWith(tb testing.TB, o aeron.Options) *manual {
+	tb.Helper()
 	srv, o := listen(tb, o)
 	tb.Cleanup(func() { srv.Close() })
 	return &manual{tb: tb, srv: srv, o: o}

@@ -41,7 +41,7 @@ func Insert(s *store.Store, e *rdb.Entry) error {
 		}
 		return s.ImportCollection(e.Key, &e.Value, exp)
 	case rdb.KindString:
-		added, err := s.LoadString(e.Key, e.Str, exp)
+		added, err := s.LoadString(s.LoadHash(e.Key), e.Key, e.Str, exp)
 		if err == nil && !added {
 			return ErrDuplicate
 		}
@@ -135,8 +135,18 @@ func Load(r io.Reader, db DBFunc, o LoadOptions) (LoadStats, error) {
 		return st
 	}
 	for b := range p.full {
+		ahead := 0 // items before this were hashed ahead, or could not be
 		for i := range b.items {
 			it := &b.items[i]
+			if cur != nil {
+				// Hash the string keys of the current database up to
+				// loadAhead items on: their index buckets are read together.
+				for ahead = max(ahead, i); ahead < min(i+loadAhead, len(b.items)); ahead++ {
+					if a := &b.items[ahead]; !a.resize && a.kind == rdb.KindString && a.db == curDB {
+						a.hash, a.hashed = cur.LoadHash(b.key(a)), true
+					}
+				}
+			}
 			if it.resize {
 				s, err := db(it.db)
 				if err != nil {
@@ -161,7 +171,11 @@ func Load(r io.Reader, db DBFunc, o LoadOptions) (LoadStats, error) {
 				if it.exp != rdb.NoExpiry {
 					exp = it.exp
 				}
-				if added, err = cur.LoadString(b.key(it), b.str(it), exp); err == nil && !added {
+				h := it.hash
+				if !it.hashed {
+					h = cur.LoadHash(b.key(it))
+				}
+				if added, err = cur.LoadString(h, b.key(it), b.str(it), exp); err == nil && !added {
 					err = ErrDuplicate
 				}
 			} else {

@@ -21,6 +21,7 @@ const (
 	batchItems     = 4096    // entries a batch takes before it is handed over
 	batchBytes     = 1 << 20 // bytes of keys and values a batch takes before it is handed over
 	batchKeepBytes = 4 << 20 // a batch's byte buffer grown past this (a large value) is dropped once used
+	loadAhead      = 16      // string keys the loader hashes ahead of the one it stores (store.LoadHash)
 )
 
 // decoded is the decoder's state after a batch's last entry.
@@ -37,12 +38,14 @@ type decoded struct {
 // item+nItems]; scores are scores[score:score+nScores].
 type loadItem struct {
 	resize         bool
+	hashed         bool // the loader has hash (store.LoadHash) for the key in its database
 	large          bool
 	typ            byte
 	kind           rdb.Kind
 	db             int
 	keys           uint64 // resize: the hint
 	exp            int64
+	hash           uint64
 	off            int64 // bytes of the file read after this entry, for messages
 	start          int
 	keyLen, strLen int

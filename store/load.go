@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"fmt"
+	"unsafe"
 )
 
 // LoadString adds a string key the store does not hold yet, as a
@@ -19,7 +20,11 @@ import (
 // snapshot cut running takes SET's path instead (Set with NX), which
 // evicts, migrates and copies on write as a write must; Reserve first
 // (the file's RESIZEDB hint) keeps a load on the one-probe path.
-func (s *Store) LoadString(key, val []byte, exp int64) (added bool, err error) {
+//
+// h is LoadHash(key): a loader hashes a few keys ahead of the one it
+// stores, so the index buckets they go in are read from memory together
+// rather than one cache miss after another.
+func (s *Store) LoadString(h uint64, key, val []byte, exp int64) (added bool, err error) {
 	s.owner.check()
 	if s.o.MaxMemory != 0 || s.ix.old != nil || s.cut != nil {
 		_, had, applied, err := s.Set(nil, key, val, SetOptions{NX: true, ExpireAt: exp})
@@ -40,7 +45,6 @@ func (s *Store) LoadString(key, val []byte, exp int64) (added bool, err error) {
 		_, had, applied, err := s.Set(nil, key, val, SetOptions{NX: true, ExpireAt: exp})
 		return applied && !had, err
 	}
-	h := s.hash(key)
 	tag := tagOf(h)
 	t := s.ix.t
 	mask := uint64(len(t) - 1)
@@ -87,4 +91,16 @@ func (s *Store) sameKey(sl *slot, key []byte) bool {
 		return string(s.ar.Bytes(sl.ref, off+n)[off:]) == string(key)
 	}
 	return sl.keyLen == longKey && len(key) >= longKey && string(s.keyOf(sl)) == string(key)
+}
+
+// LoadHash returns key's hash for LoadString and asks the processor to
+// fetch the index bucket a lookup of key starts at, without waiting for
+// it: a loader that hashes a few keys ahead of the one it stores has their
+// buckets fetched from memory together, where each LoadString's own read
+// would wait for the one before (a bulk load's index is far larger than
+// the caches, and its buckets are visited in random order).
+func (s *Store) LoadHash(key []byte) uint64 {
+	h := s.hash(key)
+	prefetch(uintptr(unsafe.Pointer(&s.ix.t[uint64(tagOf(h)>>s.ix.shift)])))
+	return h
 }

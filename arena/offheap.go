@@ -20,8 +20,17 @@ type OffHeap struct {
 const RegionAlign = 2 << 20
 
 // Alloc returns n zeroed bytes.
-func (m *OffHeap) Alloc(n int) []byte {
-	b, err := mapRegion(n)
+func (m *OffHeap) Alloc(n int) []byte { return m.alloc(n, true) }
+
+// AllocSmallPages returns n zeroed bytes mapped without huge pages, for
+// memory a latency-bound thread first touches a little at a time: the first
+// touch of a huge page has the kernel clear 2 MiB (and, with THP defrag,
+// perhaps compact memory) in one page fault, where small pages fault 4 KiB
+// at a time as they are reached.
+func (m *OffHeap) AllocSmallPages(n int) []byte { return m.alloc(n, false) }
+
+func (m *OffHeap) alloc(n int, huge bool) []byte {
+	b, err := mapRegion(n, huge)
 	if err != nil {
 		b = make([]byte, n)
 		m.heap = append(m.heap, b)

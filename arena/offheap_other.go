@@ -4,6 +4,6 @@ package arena
 
 import "errors"
 
-func mapRegion(int) ([]byte, error) { return nil, errors.New("no anonymous mappings here") }
+func mapRegion(int, bool) ([]byte, error) { return nil, errors.New("no anonymous mappings here") }
 
 func unmapRegion([]byte) {}

@@ -55,6 +55,12 @@ func TestBgsaveReportsLoopMeasurement(t *testing.T) {
 	if num("goblin_bgsave_max_cycle_cpu_us") < 0 {
 		t.Error("negative loop CPU time")
 	}
+	// The cycle's CPU time is split at the slice's end: the part after it
+	// lies within a cycle (1 µs of slack for the rounding; the last slice
+	// has no cycle after it, so its own part is not bounded so).
+	if c, sl, rest := num("goblin_bgsave_max_cycle_cpu_us"), num("goblin_bgsave_max_slice_cpu_us"), num("goblin_bgsave_max_rest_cpu_us"); sl <= 0 || rest < 0 || rest > c+1 {
+		t.Errorf("slice CPU %d µs and rest CPU %d µs against a longest cycle of %d µs of CPU", sl, rest, c)
+	}
 	for _, field := range []string{"goblin_bgsave_cycle_hist", "goblin_bgsave_cycle_cpu_hist"} {
 		var sum int64
 		hist := infoField(t, e, s, field)

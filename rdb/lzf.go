@@ -195,8 +195,14 @@ func lzfDecompress(dst, src []byte, want int) ([]byte, bool) {
 		if ref < 0 || op+L > want {
 			return dst[:base], false
 		}
-		for i := range L {
-			out[op+i] = out[ref+i]
+		// A back-reference may overlap the bytes it writes (its distance
+		// d = op-ref below L, e.g. a run of one byte: d = 1), and then its
+		// d bytes repeat. Each copy takes everything from ref to what is
+		// written so far (never overlapping its destination): n stays a
+		// multiple of d until the last copy, so the pattern lines up, and
+		// the chunks double rather than going a byte at a time.
+		for n := 0; n < L; {
+			n += copy(out[op+n:op+L], out[ref:op+n])
 		}
 		op += L
 	}

@@ -49,6 +49,12 @@ func TestLZF(t *testing.T) {
 		append(binaryString(9000), binaryString(9000)...), // a repeat beyond the 8 KiB window
 		[]byte("abcabcabcabcabcabcabcabcabcabc"),
 	}
+	// Back-references overlapping what they write, of every distance from
+	// 1 to 40 (a period-p pattern), run past one reference's 264 bytes.
+	for p := 1; p <= 40; p++ {
+		pat := binaryString(p)
+		inputs = append(inputs, append([]byte("head:"), bytes.Repeat(pat, 1000/p+3)...))
+	}
 	for i, in := range inputs {
 		dst := make([]byte, len(in)+len(in)/32+16)
 		n := lzfCompress(dst, in, &ht)

@@ -41,8 +41,8 @@ func Insert(s *store.Store, e *rdb.Entry) error {
 		}
 		return s.ImportCollection(e.Key, &e.Value, exp)
 	case rdb.KindString:
-		_, had, _, err := s.Set(nil, e.Key, e.Str, store.SetOptions{NX: true, ExpireAt: exp})
-		if err == nil && had {
+		added, err := s.LoadString(s.LoadHash(e.Key), e.Key, e.Str, exp)
+		if err == nil && !added {
 			return ErrDuplicate
 		}
 		return err
@@ -103,9 +103,15 @@ func LoadFile(path string, db DBFunc, o LoadOptions) (st LoadStats, found bool, 
 
 // Load reads an RDB file from r into the databases db returns, with bulk
 // inserts: each store's index is sized from the file's RESIZEDB hint
-// first. Keys already expired are dropped, SELECTDB is honoured. On an
-// error the stores hold what was read before it: the caller refuses to
-// start rather than serve half a file.
+// first, and a string key goes in with one probe of the index
+// (store.LoadString). Keys already expired are dropped, SELECTDB is
+// honoured. On an error the stores hold what was read before it: the
+// caller refuses to start rather than serve half a file.
+//
+// The file is decoded on a goroutine of its own, which hands the entries
+// over in batches (copies, in a few buffers that go round) to the
+// goroutine that called Load, which alone touches the stores and calls db
+// and o.Progress. Load returns after that goroutine has stopped reading r.
 func Load(r io.Reader, db DBFunc, o LoadOptions) (LoadStats, error) {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
@@ -114,64 +120,95 @@ func Load(r io.Reader, db DBFunc, o LoadOptions) (LoadStats, error) {
 		o.ProgressEvery = time.Second
 	}
 	st := LoadStats{Size: o.Size}
-	var hintErr error
-	d := rdb.NewDecoder(r, rdb.DecoderOptions{
-		SkipUnsupported: o.SkipUnsupported,
-		DropExpired:     true,
-		Now:             o.Now,
-		OnResizeDB: func(i int, keys, _ uint64) {
-			s, err := db(i)
-			if err != nil {
-				hintErr = err
-				return
-			}
-			s.Reserve(int(min(keys, 1<<31)))
-		},
-	})
-	var cur *store.Store
-	curDB := -1
-	skipped := int64(0)
-	lastProgress := time.Now()
+	p := startDecoding(r, o)
+	defer p.stop()
+	var (
+		cur          *store.Store
+		curDB        = -1
+		skipped      int64
+		lastProgress = time.Now()
+		last         decoded // the decoder's counts after the last batch taken
+		e            rdb.Entry
+	)
 	stats := func() LoadStats {
-		ds := d.Stats()
-		st.Expired, st.Skipped, st.Bytes, st.Version = ds.Expired, ds.Skipped+skipped, ds.Bytes, d.Version()
+		st.Expired, st.Skipped, st.Bytes, st.Version = last.stats.Expired, last.stats.Skipped+skipped, last.stats.Bytes, last.version
 		return st
 	}
-	for d.Next() {
-		if hintErr != nil {
-			break
-		}
-		e := d.Entry()
-		if e.DB != curDB || cur == nil {
-			s, err := db(e.DB)
-			if err != nil {
-				return stats(), fmt.Errorf("%w: offset %d: key %q: database %d: %w", ErrLoad, d.Stats().Bytes, e.Key, e.DB, err)
+	for b := range p.full {
+		ahead := 0 // items before this were hashed ahead, or could not be
+		for i := range b.items {
+			it := &b.items[i]
+			if cur != nil {
+				// Hash the string keys of the current database up to
+				// loadAhead items on: their index buckets are read together.
+				for ahead = max(ahead, i); ahead < min(i+loadAhead, len(b.items)); ahead++ {
+					if a := &b.items[ahead]; !a.resize && a.kind == rdb.KindString && a.db == curDB {
+						a.hash, a.hashed = cur.LoadHash(b.key(a)), true
+					}
+				}
 			}
-			cur, curDB = s, e.DB
+			if it.resize {
+				s, err := db(it.db)
+				if err != nil {
+					last = b.decoded
+					return stats(), fmt.Errorf("%w: offset %d: RESIZEDB: %w", ErrLoad, it.off, err)
+				}
+				s.Reserve(int(min(it.keys, 1<<31)))
+				continue
+			}
+			if it.db != curDB || cur == nil {
+				s, err := db(it.db)
+				if err != nil {
+					last = b.decoded
+					return stats(), fmt.Errorf("%w: offset %d: key %q: database %d: %w", ErrLoad, it.off, b.key(it), it.db, err)
+				}
+				cur, curDB = s, it.db
+			}
+			var err error
+			if it.kind == rdb.KindString {
+				var added bool
+				exp := int64(0)
+				if it.exp != rdb.NoExpiry {
+					exp = it.exp
+				}
+				h := it.hash
+				if !it.hashed {
+					h = cur.LoadHash(b.key(it))
+				}
+				if added, err = cur.LoadString(h, b.key(it), b.str(it), exp); err == nil && !added {
+					err = ErrDuplicate
+				}
+			} else {
+				b.entry(it, &e)
+				err = Insert(cur, &e)
+			}
+			switch {
+			case err == nil:
+			case errors.Is(err, ErrUnsupported) && o.SkipUnsupported:
+				skipped++
+				continue
+			case errors.Is(err, ErrUnsupported):
+				last = b.decoded
+				return stats(), fmt.Errorf("%w: offset %d: key %q in database %d holds a %s, a type goblin does not store yet (--rdb-skip-unsupported skips such keys)",
+					ErrLoad, it.off, b.key(it), it.db, rdb.TypeName(it.typ))
+			case errors.Is(err, ErrDuplicate):
+				last = b.decoded
+				return stats(), fmt.Errorf("%w: offset %d: duplicate key %q in database %d", ErrLoad, it.off, b.key(it), it.db)
+			default:
+				last = b.decoded
+				return stats(), fmt.Errorf("%w: offset %d: key %q in database %d: %w", ErrLoad, it.off, b.key(it), it.db, err)
+			}
+			st.Keys++
 		}
-		switch err := Insert(cur, e); {
-		case errors.Is(err, ErrUnsupported) && o.SkipUnsupported:
-			skipped++
-			continue
-		case errors.Is(err, ErrUnsupported):
-			return stats(), fmt.Errorf("%w: offset %d: key %q in database %d holds a %s, a type goblin does not store yet (--rdb-skip-unsupported skips such keys)",
-				ErrLoad, d.Stats().Bytes, e.Key, e.DB, rdb.TypeName(e.Type))
-		case errors.Is(err, ErrDuplicate):
-			return stats(), fmt.Errorf("%w: offset %d: duplicate key %q in database %d", ErrLoad, d.Stats().Bytes, e.Key, e.DB)
-		case err != nil:
-			return stats(), fmt.Errorf("%w: offset %d: key %q in database %d: %w", ErrLoad, d.Stats().Bytes, e.Key, e.DB, err)
+		last = b.decoded
+		if last.err != nil {
+			return stats(), last.err
 		}
-		st.Keys++
-		if o.Progress != nil && st.Keys&4095 == 0 && time.Since(lastProgress) >= o.ProgressEvery {
+		if o.Progress != nil && !last.final && time.Since(lastProgress) >= o.ProgressEvery {
 			lastProgress = time.Now()
 			o.Progress(stats())
 		}
-	}
-	if hintErr != nil {
-		return stats(), fmt.Errorf("%w: offset %d: RESIZEDB: %w", ErrLoad, d.Stats().Bytes, hintErr)
-	}
-	if err := d.Err(); err != nil {
-		return stats(), err
+		p.free <- b
 	}
 	return stats(), nil
 }

@@ -51,7 +51,10 @@ const pipeBuf = 256 << 10
 func newPipe(backlog int64) *pipe {
 	n := int(backlog/pipeBuf) + 2
 	p := &pipe{done: make(chan struct{}), nbufs: n, free: make([][]byte, 0, n), queue: make([][]byte, 0, n)}
-	p.slab = p.mem.Alloc(n * pipeBuf)
+	// Small pages: the loop touches the slab first as it fills each buffer,
+	// a few pages per slice; a huge page (THP "always") would be cleared
+	// whole, 2 MiB, in one fault inside one slice.
+	p.slab = p.mem.AllocSmallPages(n * pipeBuf)
 	slab := p.slab
 	for i := range n {
 		p.free = append(p.free, slab[i*pipeBuf:i*pipeBuf:(i+1)*pipeBuf])

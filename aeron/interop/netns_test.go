@@ -494,3 +494,52 @@ func TestTwoHostJavaClientGoblinServer(t *testing.T) {
 }
 
 func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
+
+// ctrPossibleTTLAsymmetry is system counter 21.
+const ctrPossibleTTLAsymmetry = 21
+
+// TestTwoHostMulticastTTLAsymmetry: counter 21 ("Possible TTL Asymmetry")
+// on both drivers, as DataPacketDispatcher.onSetupMessage counts it. A
+// multicast publication with ttl=8 reaches a receiver whose endpoint set
+// no TTL (0): the receiving driver counts it, whichever driver sends (so
+// the Go sender also carries its TTL in SETUP) and whichever receives. A
+// publication without ttl= counts nothing.
+func TestTwoHostMulticastTTLAsymmetry(t *testing.T) {
+	t.Parallel() // its own namespaces, drivers and directories; mostly waits
+	j := needJava(t)
+	h := newTwoHosts(t, j, false)
+	side := map[string]hostSide{"go": {h.goDir, h.goIP}, "java": {h.javaDir, h.javaIP}}
+	for i, tc := range []struct {
+		pub, sub, ttl string
+		want          bool
+	}{
+		{"java", "go", "", false},
+		{"java", "go", "|ttl=8", true},
+		{"go", "java", "", false},
+		{"go", "java", "|ttl=8", true},
+	} {
+		t.Run(fmt.Sprintf("pub-%s-sub-%s%s", tc.pub, tc.sub, tc.ttl), func(t *testing.T) {
+			pub, sub := side[tc.pub], side[tc.sub]
+			group := fmt.Sprintf("aeron:udp?endpoint=239.255.91.%d:40160", 1+2*i) // odd: a data address
+			before := counter(t, sub.dir, ctrPossibleTTLAsymmetry)
+			s := startProcIn(t, j, sub.dir, "Subscriber", "channel="+group+"|interface="+sub.ip, "stream=4005",
+				"count=10", "timeoutMs=60000")
+			p := startProcIn(t, j, pub.dir, "Publisher", "channel="+group+"|interface="+pub.ip+tc.ttl,
+				"stream=4005", "count=10", "timeoutMs=60000")
+			res, err := s.Result(2 * time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res["received"] != "10" || res["errors"] != "0" {
+				t.Fatalf("subscriber: %v\n%s", res, s.Output())
+			}
+			p.Stop(ioTimeout)
+			got := counter(t, sub.dir, ctrPossibleTTLAsymmetry) - before
+			if (got > 0) != tc.want {
+				t.Fatalf("the %s driver's counter 21 moved by %d for a SETUP from the %s driver (channel ttl %q); "+
+					"want it to move: %v", tc.sub, got, tc.pub, tc.ttl, tc.want)
+			}
+			t.Logf("the %s driver's counter 21 moved by %d", tc.sub, got)
+		})
+	}
+}

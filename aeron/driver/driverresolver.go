@@ -230,7 +230,7 @@ func (c *conductor) initDriverNameResolver(nowMs int64) error {
 	if c.opts.ResolverBootstrapNeighbor != "" {
 		r.bootstrap = strings.Split(c.opts.ResolverBootstrapNeighbor, ",")
 		if len(r.bootstrap) > resMaxBootstrapNeighbors {
-			return fmt.Errorf("aeron driver: %s: Resolver Bootstrap Neighbor list too large.  Can have a maximum of %d.",
+			return fmt.Errorf("aeron driver: %s: Resolver Bootstrap Neighbor list too large, can have a maximum of %d",
 				EnvName("aeron.driver.resolver.bootstrap.neighbor"), resMaxBootstrapNeighbors)
 		}
 		r.bootAddrs = make([]netip.AddrPort, len(r.bootstrap))

@@ -281,3 +281,19 @@ func TestDriverNameResolverAllocatesNothing(t *testing.T) {
 		t.Fatalf("resolver work allocates %v per round", allocs)
 	}
 }
+
+// TestDriverNameResolverBootstrapLimit: more than 20 bootstrap neighbors
+// refuse the start, naming the variable, as the Java driver refuses them.
+func TestDriverNameResolverBootstrapLimit(t *testing.T) {
+	o := udpOptions(t)
+	o.ResolverName, o.ResolverInterface = "A", fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	o.ResolverBootstrapNeighbor = strings.TrimSuffix(strings.Repeat("localhost:1,", 21), ",")
+	d, err := Start(o)
+	if err == nil {
+		d.Close()
+		t.Fatal("21 bootstrap neighbors accepted")
+	}
+	if !strings.Contains(err.Error(), "AERON_DRIVER_RESOLVER_BOOTSTRAP_NEIGHBOR") || !strings.Contains(err.Error(), "maximum of 20") {
+		t.Fatalf("21 bootstrap neighbors: %v, want a refusal naming the variable and the limit", err)
+	}
+}

@@ -18,8 +18,9 @@ import (
 // .bootstrap.neighbor; the Java driver's DriverNameResolver): drivers that
 // know each other by name over UDP. Each sends, every self-resolution
 // interval, a RES frame naming itself (its name, the address and port of
-// its resolver socket, flag SELF) to its neighbors and, until it has heard
-// from it, to the bootstrap neighbor; every neighbor-resolution interval it
+// its resolver socket, flag SELF) to its neighbors and to every bootstrap
+// neighbor (Aeron 1.51: all of the list, at most 20); every
+// neighbor-resolution interval it
 // sends its whole cache to its neighbors. A driver that hears an entry
 // caches name → address (forgotten after ResolverNeighborTimeout without
 // news) and adds the sender to its neighbors (forgotten likewise). Channels
@@ -27,9 +28,12 @@ import (
 // the driver's own name resolves to its resolver address; other names go
 // to the delegate resolver (DNS, or the csv_table).
 //
-// Counters as the Java driver's: "Resolver neighbors: bound <addr:port>
-// [bootstrap <addr:port>]" (type 15) and "Resolver cache entries:
-// name=<name>" (type 16). Only IPv4 entries are sent (Java's preferIPv6 is
+// Counters as the Java driver's: "Resolver neighbors: bound <addr:port>"
+// (type 15), "Resolver cache entries: name=<name>" (type 16) and one per
+// bootstrap neighbor, "Bootstrap neighbor: name=<host:port>
+// resolved=<addr:port>" (type 21, key the neighbor's int32 index in the
+// list, value 1 while it is a neighbor, re-resolved every bootstrap
+// interval while it is not). Only IPv4 entries are sent (Java's preferIPv6 is
 // fixed false); IPv6 entries heard are cached but never chosen, as Java.
 
 // RES frame entry layout (ResolutionEntryFlyweight), from the entry start;
@@ -48,7 +52,9 @@ const (
 
 	resolverNeighborsCounterTypeID    = 15 // AeronCounters.NAME_RESOLVER_NEIGHBORS_COUNTER_TYPE_ID
 	resolverCacheEntriesCounterTypeID = 16 // AeronCounters.NAME_RESOLVER_CACHE_ENTRIES_COUNTER_TYPE_ID
+	resolverBootstrapCounterTypeID    = 21 // AeronCounters.NAME_RESOLVER_BOOTSTRAP_NEIGHBOR_COUNTER_TYPE_ID
 	resolverNeighborsLabel            = "Resolver neighbors"
+	resMaxBootstrapNeighbors          = 20 // DriverNameResolver.MAX_BOOTSTRAP_NEIGHBORS
 )
 
 // resEntry is one resolution entry of a RES frame.
@@ -152,17 +158,18 @@ type resolverCacheEntry struct {
 
 // driverNameResolver is the resolver's state; the conductor owns it.
 type driverNameResolver struct {
-	c         *conductor
-	name      string
-	nameBytes []byte
-	sock      *udp.Socket
-	batch     *udp.RecvBatch
-	local     netip.AddrPort // the bound resolver address (the interface's, port as bound)
-	bootstrap []string
-	bootAddr  netip.AddrPort // invalid without a bootstrap neighbor
-	neighbors []resolverNeighbor
-	cache     []resolverCacheEntry
-	frame     []byte
+	c            *conductor
+	name         string
+	nameBytes    []byte
+	sock         *udp.Socket
+	batch        *udp.RecvBatch
+	local        netip.AddrPort // the bound resolver address (the interface's, port as bound)
+	bootstrap    []string
+	bootAddrs    []netip.AddrPort // per bootstrap neighbor; invalid while unresolved
+	bootCounters []int32          // per bootstrap neighbor (type 21)
+	neighbors    []resolverNeighbor
+	cache        []resolverCacheEntry
+	frame        []byte
 
 	neighborsCounter, cacheCounter int32
 
@@ -222,9 +229,12 @@ func (c *conductor) initDriverNameResolver(nowMs int64) error {
 		frame: make([]byte, 0, c.opts.MTU)}
 	if c.opts.ResolverBootstrapNeighbor != "" {
 		r.bootstrap = strings.Split(c.opts.ResolverBootstrapNeighbor, ",")
-		if r.bootAddr, err = r.resolveBootstrap(); err != nil {
-			return fmt.Errorf("aeron driver: %s: %w", EnvName("aeron.driver.resolver.bootstrap.neighbor"), err)
+		if len(r.bootstrap) > resMaxBootstrapNeighbors {
+			return fmt.Errorf("aeron driver: %s: Resolver Bootstrap Neighbor list too large, can have a maximum of %d",
+				EnvName("aeron.driver.resolver.bootstrap.neighbor"), resMaxBootstrapNeighbors)
 		}
+		r.bootAddrs = make([]netip.AddrPort, len(r.bootstrap))
+		r.bootCounters = make([]int32, len(r.bootstrap))
 	}
 	r.sock, err = c.receiverPorts.open(udp.Options{Bind: bind})
 	if err != nil {
@@ -244,31 +254,51 @@ func (c *conductor) initDriverNameResolver(nowMs int64) error {
 		r.sock.Close()
 		return fmt.Errorf("aeron driver: resolver counters: %w", err)
 	}
+	for i, b := range r.bootstrap {
+		key := binary.LittleEndian.AppendUint32(nil, uint32(i))
+		if r.bootCounters[i], err = c.counters.Allocate(resolverBootstrapCounterTypeID, key,
+			[]byte(bootstrapLabel(b, netip.AddrPort{})), nowMs); err != nil {
+			r.sock.Close()
+			return fmt.Errorf("aeron driver: resolver counters: %w", err)
+		}
+	}
+	// DriverNameResolver.onStart: each is resolved on the first duty
+	// cycle (the error log is open by then); one that does not resolve is
+	// an error in the log and tried again every bootstrap interval.
+	r.bootDeadlineMs = nowMs
 	c.nameResolver = r
 	return nil
 }
 
 // boundLabel is the neighbors counter label's tail (buildNeighborsCounterLabel).
-func (r *driverNameResolver) boundLabel() string {
-	s := ": bound " + r.local.String()
-	if r.bootAddr.IsValid() {
-		s += " bootstrap " + r.bootAddr.String()
+func (r *driverNameResolver) boundLabel() string { return ": bound " + r.local.String() }
+
+// bootstrapLabel is a bootstrap neighbor counter's label
+// (buildBootstrapNeighborCounterLabel): resolved= is empty until it is.
+func bootstrapLabel(name string, a netip.AddrPort) string {
+	s := "Bootstrap neighbor: name=" + name + " resolved="
+	if a.IsValid() {
+		s += a.String()
 	}
 	return s
 }
 
-// resolveBootstrap resolves the first bootstrap neighbor that resolves,
-// through DNS (DriverNameResolver.bootstrapNameResolver).
-func (r *driverNameResolver) resolveBootstrap() (netip.AddrPort, error) {
-	var errs []error
-	for _, b := range r.bootstrap {
-		a, err := dnsAddrPort(strings.TrimSpace(b))
-		if err == nil {
-			return a, nil
+// resolveBootstrap resolves bootstrap neighbor i through DNS (or takes an
+// address as given), records a failure in the error log, and writes the
+// outcome into its counter's label (resolveBootstrapNeighbor).
+func (r *driverNameResolver) resolveBootstrap(i int) {
+	b := r.bootstrap[i]
+	a, err := dnsAddrPort(strings.TrimSpace(b))
+	if err != nil {
+		if _, _, serr := net.SplitHostPort(strings.TrimSpace(b)); serr != nil {
+			r.c.recordError(fmt.Errorf("aeron driver: name resolver bootstrap neighbor: invalid format: %s", b))
+		} else {
+			r.c.recordError(fmt.Errorf("aeron driver: name resolver bootstrap neighbor: unresolved - endpoint=%s: unknown host: %w", b, err))
 		}
-		errs = append(errs, fmt.Errorf("unresolved - endpoint=%s: %w", b, err))
+		a = netip.AddrPort{}
 	}
-	return netip.AddrPort{}, errors.Join(errs...)
+	r.bootAddrs[i] = a
+	r.c.counters.SetLabel(r.bootCounters[i], []byte(bootstrapLabel(b, a)))
 }
 
 func (r *driverNameResolver) close() {
@@ -307,6 +337,10 @@ func (r *driverNameResolver) doWork(nowMs int64) int {
 	}
 	if nowMs > r.neighborDeadlineMs {
 		r.sendNeighborResolutions(nowMs)
+	}
+	if len(r.bootstrap) > 0 && r.bootDeadlineMs <= nowMs {
+		r.reresolveBootstraps()
+		r.bootDeadlineMs = nowMs + int64(r.c.opts.ResolverBootstrapInterval/1e6)
 	}
 	return work
 }
@@ -415,10 +449,13 @@ func (r *driverNameResolver) timeoutNeighbors(nowMs int64) int {
 	return work
 }
 
-// sendSelfResolutions sends our own entry to every neighbor and, until it
-// is one, to the bootstrap neighbor, re-resolving the bootstrap neighbor's
-// name every bootstrap interval (DriverNameResolver.sendSelfResolutions).
+// sendSelfResolutions sends our own entry to every bootstrap neighbor and
+// to every other neighbor, and sets each bootstrap neighbor's counter to 1
+// while it is a neighbor (DriverNameResolver.sendSelfResolutions).
 func (r *driverNameResolver) sendSelfResolutions(nowMs int64) {
+	if len(r.bootstrap) == 0 && len(r.neighbors) == 0 {
+		return
+	}
 	p := appendResHeader(r.frame)
 	addr := r.local.Addr()
 	if !addr.Is4() {
@@ -428,34 +465,50 @@ func (r *driverNameResolver) sendSelfResolutions(nowMs int64) {
 		name: r.nameBytes})
 	finishResFrame(p)
 	r.frame = p[:0]
-	toBoot := r.bootAddr.IsValid()
+	for _, a := range r.bootAddrs {
+		if a.IsValid() {
+			r.sendTo(p, a)
+		}
+	}
+	var connected uint32 // bit i: bootstrap neighbor i is a neighbor (at most 20)
 	for _, n := range r.neighbors {
-		r.sendTo(p, n.addr)
-		if n.addr == r.bootAddr {
-			toBoot = false
-		}
-	}
-	if toBoot && nowMs > r.bootDeadlineMs {
-		old := r.bootAddr
-		if a, err := r.resolveBootstrap(); err != nil {
-			r.c.recordError(fmt.Errorf("aeron driver: name resolver bootstrap neighbor: %w", err))
+		if i := r.bootstrapIndex(n.addr); i >= 0 {
+			connected |= 1 << i
 		} else {
-			r.bootAddr = a
-		}
-		r.bootDeadlineMs = nowMs + int64(r.c.opts.ResolverBootstrapInterval/1e6)
-		if old != r.bootAddr {
-			r.c.counters.SetLabel(r.neighborsCounter, []byte(resolverNeighborsLabel+r.boundLabel()))
-			for _, n := range r.neighbors {
-				if n.addr == r.bootAddr {
-					toBoot = false
-				}
-			}
+			r.sendTo(p, n.addr)
 		}
 	}
-	if toBoot {
-		r.sendTo(p, r.bootAddr)
+	for i, id := range r.bootCounters {
+		r.c.counters.SetValue(id, int64(connected>>i&1))
 	}
 	r.selfDeadlineMs = nowMs + int64(r.c.opts.ResolverSelfResolutionInterval/1e6)
+}
+
+// bootstrapIndex is the index of the bootstrap neighbor resolved to a, or -1.
+func (r *driverNameResolver) bootstrapIndex(a netip.AddrPort) int {
+	for i, b := range r.bootAddrs {
+		if b.IsValid() && b == a {
+			return i
+		}
+	}
+	return -1
+}
+
+// reresolveBootstraps resolves again each bootstrap neighbor that is not
+// a neighbor now, every bootstrap interval (reresolveBootstrapNeighbors).
+func (r *driverNameResolver) reresolveBootstraps() {
+	for i, a := range r.bootAddrs {
+		neighbor := false
+		for _, n := range r.neighbors {
+			if a.IsValid() && n.addr == a {
+				neighbor = true
+				break
+			}
+		}
+		if !neighbor {
+			r.resolveBootstrap(i)
+		}
+	}
 }
 
 // sendNeighborResolutions sends the cache, in frames of at most an MTU,

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -107,9 +108,20 @@ func TestDriverNameResolver(t *testing.T) {
 	if want := fmt.Sprintf("Resolver neighbors: bound 127.0.0.1:%d", aPort); aLabel != want {
 		t.Fatalf("A neighbors label %q, want %q", aLabel, want)
 	}
-	if want := fmt.Sprintf("Resolver neighbors: bound 0.0.0.0:%d bootstrap 127.0.0.1:%d", bPort, aPort); bLabel != want {
+	if want := fmt.Sprintf("Resolver neighbors: bound 0.0.0.0:%d", bPort); bLabel != want {
 		t.Fatalf("B neighbors label %q, want %q", bLabel, want)
 	}
+	// Aeron 1.51: one counter per bootstrap neighbor, keyed by its index,
+	// resolved on the first duty cycle, the unresolvable one with
+	// resolved= empty.
+	want := []string{"Bootstrap neighbor: name=nonesuch.invalid:1 resolved=",
+		fmt.Sprintf("Bootstrap neighbor: name=localhost:%d resolved=127.0.0.1:%d", aPort, aPort)}
+	var boots []counters.Info
+	testkit.Eventually(t, 5*time.Second, fmt.Sprintf("B's bootstrap neighbor counters to be labelled %q", want),
+		func() (bool, string) {
+			boots = bootstrapCounters(b)
+			return len(boots) == 2 && boots[0].Label == want[0] && boots[1].Label == want[1], fmt.Sprint(len(boots), boots)
+		})
 	if aCacheLabel != "Resolver cache entries: name=A" {
 		t.Fatalf("A cache label %q", aCacheLabel)
 	}
@@ -124,6 +136,11 @@ func TestDriverNameResolver(t *testing.T) {
 		an, bn, ac, bc := a.counters.Value(aNeighbors), b.counters.Value(bNeighbors), a.counters.Value(aCache), b.counters.Value(bCache)
 		return an == 1 && bn == 1 && ac == 1 && bc == 1, fmt.Sprintf("neighbors A=%d B=%d, cache A=%d B=%d", an, bn, ac, bc)
 	})
+	testkit.Eventually(t, 10*time.Second, "B's bootstrap neighbor counters to read 0 (unresolved) and 1 (A, a neighbor)",
+		func() (bool, string) {
+			v0, v1 := b.counters.Value(boots[0].ID), b.counters.Value(boots[1].ID)
+			return v0 == 0 && v1 == 1, fmt.Sprintf("%d %d", v0, v1)
+		})
 
 	dataPort := freePort(t)
 	sub, err := connectClient(t, b).AddSubscription(fmt.Sprintf("aeron:udp?endpoint=B:%d", dataPort), 60)
@@ -178,9 +195,57 @@ func TestDriverNameResolverGossip(t *testing.T) {
 		return ok, state
 	})
 	_, label := counterByType(drivers[2], resolverNeighborsCounterTypeID)
-	if want := fmt.Sprintf("Resolver neighbors: bound 0.0.0.0:%d bootstrap 127.0.0.1:%d", ports[2], ports[1]); label != want {
+	if want := fmt.Sprintf("Resolver neighbors: bound 0.0.0.0:%d", ports[2]); label != want {
 		t.Fatalf("C's neighbors label %q, want %q", label, want)
 	}
+}
+
+// TestDriverNameResolverMultiBootstrap follows DriverNameResolverSystemTest's
+// shouldUseMultiBootstrapNeighbors (Aeron 1.51): C lists both A and B as
+// bootstrap neighbors and sends to both, so every driver has two
+// neighbors, and both of C's bootstrap neighbor counters read 1.
+func TestDriverNameResolverMultiBootstrap(t *testing.T) {
+	ports := []int{freePort(t), freePort(t), freePort(t)}
+	var drivers []*Driver
+	for i, name := range []string{"A", "B", "C"} {
+		o := udpOptions(t)
+		o.ResolverName, o.ResolverInterface = name, fmt.Sprintf("0.0.0.0:%d", ports[i])
+		if i == 2 {
+			o.ResolverBootstrapNeighbor = fmt.Sprintf("localhost:%d,localhost:%d", ports[0], ports[1])
+		}
+		drivers = append(drivers, startDriver(t, o))
+	}
+	boots := bootstrapCounters(drivers[2])
+	if len(boots) != 2 {
+		t.Fatalf("C has %d bootstrap neighbor counters, want 2", len(boots))
+	}
+	testkit.Eventually(t, 30*time.Second, "every driver to have two neighbors, C's bootstrap counters 1 and 1", func() (bool, string) {
+		ok, state := true, ""
+		for i, d := range drivers {
+			n, _ := counterByType(d, resolverNeighborsCounterTypeID)
+			nv := d.counters.Value(n)
+			ok = ok && nv == 2
+			state += fmt.Sprintf(" %c: neighbors=%d", 'A'+i, nv)
+		}
+		b0, b1 := drivers[2].counters.Value(boots[0].ID), drivers[2].counters.Value(boots[1].ID)
+		return ok && b0 == 1 && b1 == 1, state + fmt.Sprintf("; C's bootstrap counters %d %d", b0, b1)
+	})
+}
+
+// bootstrapCounters are d's bootstrap neighbor counters (type 21) in the
+// order of their int32 key, the neighbor's index in the list.
+func bootstrapCounters(d *Driver) []counters.Info {
+	var out []counters.Info
+	d.counters.ForEach(func(i counters.Info) bool {
+		if i.TypeID == resolverBootstrapCounterTypeID {
+			if int(binary.LittleEndian.Uint32(i.Key)) != len(out) {
+				return true // out of order: the length check of the caller fails
+			}
+			out = append(out, i)
+		}
+		return true
+	})
+	return out
 }
 
 // TestDriverNameResolverAllocatesNothing: once its neighbors and cache are
@@ -214,5 +279,21 @@ func TestDriverNameResolverAllocatesNothing(t *testing.T) {
 		r.timeoutNeighbors(nowMs)
 	}); allocs != 0 {
 		t.Fatalf("resolver work allocates %v per round", allocs)
+	}
+}
+
+// TestDriverNameResolverBootstrapLimit: more than 20 bootstrap neighbors
+// refuse the start, naming the variable, as the Java driver refuses them.
+func TestDriverNameResolverBootstrapLimit(t *testing.T) {
+	o := udpOptions(t)
+	o.ResolverName, o.ResolverInterface = "A", fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	o.ResolverBootstrapNeighbor = strings.TrimSuffix(strings.Repeat("localhost:1,", 21), ",")
+	d, err := Start(o)
+	if err == nil {
+		d.Close()
+		t.Fatal("21 bootstrap neighbors accepted")
+	}
+	if !strings.Contains(err.Error(), "AERON_DRIVER_RESOLVER_BOOTSTRAP_NEIGHBOR") || !strings.Contains(err.Error(), "maximum of 20") {
+		t.Fatalf("21 bootstrap neighbors: %v, want a refusal naming the variable and the limit", err)
 	}
 }

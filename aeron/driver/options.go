@@ -208,7 +208,7 @@ type Options struct {
 	// The driver name resolver (driverresolver.go): this driver's name,
 	// the host:port[/prefix] its resolver socket binds (set: the resolver
 	// runs; aeron.driver.resolver.interface) and the comma-separated
-	// host:port list of bootstrap neighbors, the first that resolves used
+	// host:port list of bootstrap neighbors, every one used, at most 20
 	// (aeron.driver.resolver.name, .bootstrap.neighbor).
 	ResolverName, ResolverInterface, ResolverBootstrapNeighbor string
 	// SenderWildcardPortRange and ReceiverWildcardPortRange, "LOW HIGH",

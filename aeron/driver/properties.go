@@ -412,7 +412,7 @@ var properties = []property{
 		o.ResolverInterface = v
 		return nil
 	}},
-	{"aeron.driver.resolver.bootstrap.neighbor", "driver name resolver: host:port[,host:port...] of the bootstrap neighbor", func(o *Options, v string) error {
+	{"aeron.driver.resolver.bootstrap.neighbor", "driver name resolver: host:port[,host:port...] of the bootstrap neighbors (at most 20)", func(o *Options, v string) error {
 		o.ResolverBootstrapNeighbor = v
 		return nil
 	}},

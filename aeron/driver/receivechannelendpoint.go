@@ -426,7 +426,11 @@ func (e *receiveEndpoint) onSetup(r *receiver, m wire.Setup, from netip.AddrPort
 			"aeron.driver.stream.session.limit=%d", m.StreamID(), r.opts.StreamSessionLimit))
 		return
 	}
-	if sock := e.socketOn(ti); e.multicastOn(ti) && sock.TTL() < int(m.TTL()) && sock.TTL() != 0 {
+	// Counter 21 as DataPacketDispatcher.onSetupMessage counts it: the
+	// sender's multicast TTL above this endpoint's, which is 0 (never
+	// set) unless the channel's ttl= or aeron.socket.multicast.ttl set
+	// it, so any TTL a sender chose counts against an unset receiver.
+	if sock := e.socketOn(ti); e.multicastOn(ti) && sock.TTL() < int(m.TTL()) {
 		r.counters.AddValue(sysPossibleTTLAsymmetry, 1)
 	}
 	s.states[session] = sessionInitInProgress

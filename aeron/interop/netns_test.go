@@ -494,3 +494,131 @@ func TestTwoHostJavaClientGoblinServer(t *testing.T) {
 }
 
 func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
+
+// ctrPossibleTTLAsymmetry is system counter 21.
+const ctrPossibleTTLAsymmetry = 21
+
+// TestTwoHostMulticastTTLAsymmetry: counter 21 ("Possible TTL Asymmetry")
+// on both drivers, as DataPacketDispatcher.onSetupMessage counts it. A
+// multicast publication with ttl=8 reaches a receiver whose endpoint set
+// no TTL (0): the receiving driver counts it, whichever driver sends (so
+// the Go sender also carries its TTL in SETUP) and whichever receives. A
+// publication without ttl= counts nothing.
+func TestTwoHostMulticastTTLAsymmetry(t *testing.T) {
+	t.Parallel() // its own namespaces, drivers and directories; mostly waits
+	j := needJava(t)
+	h := newTwoHosts(t, j, false)
+	side := map[string]hostSide{"go": {h.goDir, h.goIP}, "java": {h.javaDir, h.javaIP}}
+	for i, tc := range []struct {
+		pub, sub, ttl string
+		want          bool
+	}{
+		{"java", "go", "", false},
+		{"java", "go", "|ttl=8", true},
+		{"go", "java", "", false},
+		{"go", "java", "|ttl=8", true},
+	} {
+		t.Run(fmt.Sprintf("pub-%s-sub-%s%s", tc.pub, tc.sub, tc.ttl), func(t *testing.T) {
+			pub, sub := side[tc.pub], side[tc.sub]
+			group := fmt.Sprintf("aeron:udp?endpoint=239.255.91.%d:40160", 1+2*i) // odd: a data address
+			before := counter(t, sub.dir, ctrPossibleTTLAsymmetry)
+			s := startProcIn(t, j, sub.dir, "Subscriber", "channel="+group+"|interface="+sub.ip, "stream=4005",
+				"count=10", "timeoutMs=60000")
+			p := startProcIn(t, j, pub.dir, "Publisher", "channel="+group+"|interface="+pub.ip+tc.ttl,
+				"stream=4005", "count=10", "timeoutMs=60000")
+			res, err := s.Result(2 * time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res["received"] != "10" || res["errors"] != "0" {
+				t.Fatalf("subscriber: %v\n%s", res, s.Output())
+			}
+			p.Stop(ioTimeout)
+			got := counter(t, sub.dir, ctrPossibleTTLAsymmetry) - before
+			if (got > 0) != tc.want {
+				t.Fatalf("the %s driver's counter 21 moved by %d for a SETUP from the %s driver (channel ttl %q); "+
+					"want it to move: %v", tc.sub, got, tc.pub, tc.ttl, tc.want)
+			}
+			t.Logf("the %s driver's counter 21 moved by %d", tc.sub, got)
+		})
+	}
+}
+
+// TestTwoHostTaggedFlowControl: a multicast publication with tagged flow
+// control (fc=tagged,g:99) and two receivers, the other driver's with the
+// matching group tag (gtag=99, a Java subscriber that reads everything) and
+// one on the publisher's own host with another tag (gtag=7, a subscription
+// of goblin's Go client that nobody polls, so its window never moves). The
+// publisher paces to the tagged group only: the Java subscriber receives
+// all 2 MB through a 64 KiB term while the stalled receiver's image sits at
+// 0. The control run is the same with fc=min, where the stalled receiver
+// counts and the publisher stops once the window is used: that shows the
+// stalled receiver's status messages do reach the flow control. Each way:
+// the Go driver's tagged flow control over the Java driver's SMs, and the
+// Java driver's over the Go driver's SM group tags.
+func TestTwoHostTaggedFlowControl(t *testing.T) {
+	t.Parallel() // its own namespaces, drivers and directories; mostly waits
+	j := needJava(t)
+	h := newTwoHosts(t, j, false)
+	const n = 2000 // of 1000 bytes: 2 MB through a 64 KiB term
+	side := map[string]hostSide{"go": {h.goDir, h.goIP}, "java": {h.javaDir, h.javaIP}}
+	for i, tc := range []struct {
+		pub, sub  string
+		fc        string
+		wantPaced bool // the publisher sends everything
+	}{
+		{"go", "java", "fc=tagged,g:99", true},
+		{"go", "java", "fc=min", false},
+		{"java", "go", "fc=tagged,g:99", true},
+		{"java", "go", "fc=min", false},
+	} {
+		t.Run(fmt.Sprintf("pub-%s-sub-%s-%s", tc.pub, tc.sub, tc.fc), func(t *testing.T) {
+			pub, sub := side[tc.pub], side[tc.sub]
+			group := fmt.Sprintf("aeron:udp?endpoint=239.255.92.%d:40170", 1+2*i) // odd: a data address
+			const stream = 4007
+			goClient := connectDir(t, pub.dir)
+			stalled, err := goClient.AddSubscription(group+"|interface="+pub.ip+"|gtag=7", stream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			timeoutMs := "60000"
+			if !tc.wantPaced {
+				timeoutMs = "5000"
+			}
+			s := startProcIn(t, j, sub.dir, "Subscriber", "channel="+group+"|interface="+sub.ip+"|gtag=99",
+				"stream=4007", "count="+strconv.Itoa(n), "timeoutMs=60000")
+			p := startProcIn(t, j, pub.dir, "Publisher",
+				"channel="+group+"|interface="+pub.ip+"|term-length=64k|"+tc.fc, "stream=4007",
+				"count="+strconv.Itoa(n), "size=1000", "timeoutMs="+timeoutMs)
+			if !tc.wantPaced {
+				// The window is 32 KiB: the publisher's offers fail after
+				// its 5 s timeout, and it exits saying so.
+				if err := p.Wait(); err == nil || !regexpMatch(`offer of message \d+ failed`, p.Output()) {
+					t.Fatalf("with %s and a stalled receiver the publisher was not held back: exit %v\n%s",
+						tc.fc, err, p.Output())
+				}
+				if stalled.ImageCount() != 1 {
+					t.Fatalf("the stalled receiver has %d images, want 1", stalled.ImageCount())
+				}
+				return
+			}
+			res, err := s.Result(2 * time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res["received"] != strconv.Itoa(n) || res["errors"] != "0" {
+				t.Fatalf("matching subscriber: %v\n%s", res, s.Output())
+			}
+			p.Stop(ioTimeout)
+			imgs := stalled.Images()
+			if len(imgs) != 1 {
+				t.Fatalf("the non-matching receiver has %d images, want 1 (it never joined, so the test shows nothing)",
+					len(imgs))
+			}
+			if pos := imgs[0].Position(); pos != 0 {
+				t.Fatalf("the stalled receiver's image is at %d, want 0 (nobody polled it)", pos)
+			}
+			t.Logf("%d messages of 1000 bytes reached the gtag=99 receiver; the gtag=7 receiver stayed at 0", n)
+		})
+	}
+}

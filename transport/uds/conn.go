@@ -360,7 +360,7 @@ func (s *Server) serve(c *conn) {
 	if c.fresh == nil {
 		c.fresh = s.wbuf[:0]
 	}
-	limit := min(s.cfg.PassOutput-c.passOut, s.cfg.MaxOutput-c.pendBytes-len(c.fresh))
+	limit := min(s.cfg.PassOutput-c.passOut, s.cfg.MaxOutput-c.backlog()-len(c.fresh))
 	n, closeConn, stopped := 0, false, true
 	if len(c.in) > 0 && limit > 0 {
 		before := len(c.fresh)

@@ -60,7 +60,7 @@ func (s *Server) scan(now int64) {
 			s.stats.IdleTimeouts++
 			s.log.Debug("client disconnected: idle timeout", "transport", s.name, "client", c.name())
 			s.drop(c)
-		case c.pendBytes >= s.cfg.MaxOutput && now-c.lastWrite > int64(s.cfg.StallTimeout):
+		case c.backlog() >= s.cfg.MaxOutput && now-c.lastWrite > int64(s.cfg.StallTimeout):
 			s.slowConsumer(c)
 		case c.paused != 0 && now >= c.paused:
 			c.paused = 0 // its wait is over: serve what it sent meanwhile

@@ -43,8 +43,13 @@ type loopConn struct {
 	// asked for), so reading again before epoll reports it readable would
 	// be a wasted system call. The loop clears it on each readable event.
 	drained bool
-	out     []byte // ciphertext the socket has not taken yet, oldest first
-	werr    error  // the socket's write error: the client is gone
+	// out[off:] is the ciphertext the socket has not taken yet, oldest
+	// first. A partial write advances off instead of moving the rest to
+	// the front, so draining a large reply to a slow reader costs the
+	// loop its bytes once, not once per writable event.
+	out  []byte
+	off  int
+	werr error // the socket's write error: the client is gone
 }
 
 // loopOutKeep is the most an emptied out buffer keeps for the next
@@ -84,16 +89,26 @@ func (lc *loopConn) Write(p []byte) (int, error) {
 		return 0, lc.werr
 	}
 	n := 0
-	if len(lc.out) == 0 {
+	if lc.pending() == 0 {
 		var err error
 		if n, err = writeSome(lc.fd, p); err != nil {
 			lc.werr = err
 			return n, err
 		}
 	}
+	if n < len(p) && lc.off > 0 {
+		// Rare (a KeyUpdate's answer or a close_notify behind unsent
+		// ciphertext; sendTLS encrypts nothing new until out is empty):
+		// move the unsent rest to the front once before appending.
+		rest := copy(lc.out, lc.out[lc.off:])
+		lc.out, lc.off = lc.out[:rest], 0
+	}
 	lc.out = append(lc.out, p[n:]...)
 	return len(p), nil
 }
+
+// pending returns how much ciphertext the socket has not taken yet.
+func (lc *loopConn) pending() int { return len(lc.out) - lc.off }
 
 // flushOut writes the ciphertext kept in out; it reports whether any was
 // written, and the socket's write error. lc may be nil (a client in its
@@ -102,18 +117,20 @@ func (lc *loopConn) flushOut() (progress bool, err error) {
 	if lc == nil {
 		return false, nil // the handshake is not through: nothing was sent
 	}
-	if len(lc.out) == 0 || lc.werr != nil {
+	if lc.pending() == 0 || lc.werr != nil {
 		return false, lc.werr
 	}
-	n, err := writeSome(lc.fd, lc.out)
+	n, err := writeSome(lc.fd, lc.out[lc.off:])
+	lc.off += n
 	if err != nil {
 		lc.werr = err
 		return n > 0, err
 	}
-	rest := copy(lc.out, lc.out[n:])
-	lc.out = lc.out[:rest]
-	if rest == 0 && cap(lc.out) > loopOutKeep {
-		lc.out = nil
+	if lc.off == len(lc.out) {
+		lc.out, lc.off = lc.out[:0], 0
+		if cap(lc.out) > loopOutKeep {
+			lc.out = nil
+		}
 	}
 	return n > 0, nil
 }
@@ -220,7 +237,7 @@ func (s *Server) sendTLS(c *conn, b []byte) (n int, done bool, err error) {
 	if _, err := t.lc.flushOut(); err != nil {
 		return 0, false, err
 	}
-	if len(t.lc.out) > 0 {
+	if t.lc.pending() > 0 {
 		return 0, false, nil
 	}
 	if len(b) == 0 {
@@ -236,8 +253,15 @@ func (c *conn) unsent() int {
 	if c.tls == nil || c.tls.lc == nil {
 		return 0
 	}
-	return len(c.tls.lc.out)
+	return c.tls.lc.pending()
 }
+
+// backlog returns the reply bytes c's socket has not taken: queued
+// plaintext and, for a TLS client, ciphertext encrypted but not yet
+// written. The output limits (MaxOutput, the stall timeout) count both,
+// so a TLS client that sends one large GET and never reads is cut off
+// as a plain one is.
+func (c *conn) backlog() int { return c.pendBytes + c.unsent() }
 
 // sendNow writes b to c at once, best effort, ahead of a disconnection
 // (a refusal, an eviction).

@@ -145,6 +145,29 @@ func TestTLSLoopSlowReader(t *testing.T) {
 	}
 }
 
+// TestTLSLoopStalledReaderIsCutOff: a TLS client that asks for one reply
+// larger than MaxOutput and never reads is disconnected as a slow consumer
+// after StallTimeout, as a plain one is. The reply is encrypted at once,
+// so it waits as ciphertext the socket does not take: the output limits
+// must count that too, not only queued plaintext.
+func TestTLSLoopStalledReaderIsCutOff(t *testing.T) {
+	f := writeCerts(t, t.TempDir(), "")
+	l := startTLSWith(t, f, Config{MaxOutput: 1 << 20, StallTimeout: 100 * time.Millisecond})
+	c, err := dialTLS(t, l, clientTLS(t, ClientTLSFiles{CACert: f.CACert, Cert: f.ClientCert, Key: f.ClientKey}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 16 MB: more than MaxOutput plus what the sockets' kernel buffers hold.
+	if _, err := c.NetConn().Write([]byte("BIG 16000000\n")); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 30*time.Second, "the TLS client that never reads its 16 MB reply to be cut off as a slow consumer",
+		func() (bool, string) {
+			st := l.stats()
+			return st.SlowConsumers == 1 && st.Clients == 0, fmt.Sprintf("%d slow consumers, %d clients", st.SlowConsumers, st.Clients)
+		})
+}
+
 // TestTLSLoopKeyUpdate: a TLS 1.3 KeyUpdate from the client that asks the
 // server to update its keys too (openssl s_client's "K" command) is
 // handled on the loop: the server's KeyUpdate is written from inside the

@@ -70,7 +70,7 @@ func (s *Server) flush(c *conn) bool {
 		s.drop(c)
 		return false
 	}
-	if progress || c.pendBytes == 0 || c.events&unix.EPOLLOUT == 0 {
+	if progress || c.backlog() == 0 || c.events&unix.EPOLLOUT == 0 {
 		// Progress, nothing queued, or replies queued just now: the stall
 		// clock (see scan) starts over.
 		c.lastWrite = s.now
@@ -155,7 +155,7 @@ func (s *Server) keepFresh(c *conn, written int) {
 // holds a pipelining client back until it reads), output while replies are
 // queued.
 func (s *Server) watched(c *conn) uint32 {
-	pending := c.pendBytes
+	pending := c.backlog()
 	var ev uint32
 	if c.linger != 0 {
 		return unix.EPOLLIN | unix.EPOLLRDHUP
@@ -163,7 +163,7 @@ func (s *Server) watched(c *conn) uint32 {
 	if !c.closing && pending < s.cfg.MaxOutput && c.paused == 0 {
 		ev = unix.EPOLLIN | unix.EPOLLRDHUP
 	}
-	if pending > 0 || c.unsent() > 0 {
+	if pending > 0 {
 		ev |= unix.EPOLLOUT
 	}
 	return ev

@@ -468,13 +468,17 @@ func (p *Publisher) appendAnswer(sender, seq uint64, offset int64, reply []byte)
 	}
 	id, _ := p.o.Position()
 	part := p.maxRec - HeaderLen - answerReplyOff
-	for at := 0; at == 0 || at < len(reply); {
+	// At least one frame, then one per part: an empty reply (the runner
+	// never gives one) would otherwise make no progress and never end.
+	for at := 0; ; {
 		n := min(part, len(reply)-at)
 		rec := len(p.pend)
 		p.pend = append(p.pend, 0, 0, 0, 0)
 		p.pend = appendAnswerFrame(p.pend, id, offset, sender, seq, reply, at, n)
 		binary.LittleEndian.PutUint32(p.pend[rec:], uint32(len(p.pend)-rec-4))
-		at += n
+		if at += n; at >= len(reply) {
+			break
+		}
 	}
 	p.open = -1
 }

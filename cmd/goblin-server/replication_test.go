@@ -91,6 +91,9 @@ func dataOf(t *testing.T, ctx context.Context, c *redis.Client) map[string]strin
 			case "list":
 				cmd := p.LRange(ctx, k, 0, -1)
 				vals[i] = func() string { return fmt.Sprint(cmd.Val()) }
+			case "zset":
+				cmd := p.ZRangeWithScores(ctx, k, 0, -1)
+				vals[i] = func() string { return fmt.Sprint(cmd.Val()) } // in score order
 			case "none": // expired or deleted between SCAN and TYPE
 			default:
 				t.Fatalf("key %q of type %s", k, typ)
@@ -119,9 +122,10 @@ func TestRedisReplicatesFromGoblin(t *testing.T) {
 	g := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 4})
 	defer g.Close()
 
-	// A data set of every type goblin stores, in two databases: 2 × n keys
-	// (REPL_KEYS sets n; default 50 000, 100 000 keys: enough for the
-	// writer to run during the sync; REPL_KEYS=500000 is the 1 M run).
+	// A data set of every type goblin stores, in two databases: 2.5 × n
+	// keys, a sorted set beside each list (REPL_KEYS sets n; default
+	// 50 000, 125 000 keys: enough for the writer to run during the sync;
+	// REPL_KEYS=400000 is the 1 M run).
 	n := 50000
 	if v := os.Getenv("REPL_KEYS"); v != "" {
 		n, _ = strconv.Atoi(v)
@@ -139,6 +143,8 @@ func TestRedisReplicatesFromGoblin(t *testing.T) {
 				p.SAdd(ctx, fmt.Sprintf("set:%d", i), "a", i, i*3)
 			case 3:
 				p.RPush(ctx, fmt.Sprintf("l:%d", i), "x", i, "z")
+				// and a sorted set beside each list
+				p.ZAdd(ctx, fmt.Sprintf("z:%d", i), redis.Z{Score: float64(i), Member: "m"}, redis.Z{Score: 1.5, Member: i})
 			}
 			if i%10 == 0 {
 				p.Expire(ctx, fmt.Sprintf("s:%d", i-i%4), time.Hour)
@@ -171,7 +177,7 @@ func TestRedisReplicatesFromGoblin(t *testing.T) {
 		for !stop.Load() {
 			i := rng.IntN(n)
 			var err error
-			switch rng.IntN(6) {
+			switch rng.IntN(7) {
 			case 0:
 				err = w.Set(ctx, fmt.Sprintf("s:%d", i), "w"+strconv.Itoa(i), 0).Err()
 			case 1:
@@ -184,6 +190,8 @@ func TestRedisReplicatesFromGoblin(t *testing.T) {
 				err = w.Del(ctx, fmt.Sprintf("s:%d", i)).Err()
 			case 5:
 				err = w.IncrByFloat(ctx, "counter", 0.5).Err()
+			case 6:
+				err = w.ZIncrBy(ctx, fmt.Sprintf("z:%d", i-i%4+3), 2, "m").Err()
 			}
 			if err != nil {
 				t.Errorf("writer: %v", err)

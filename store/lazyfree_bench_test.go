@@ -88,23 +88,32 @@ func loadLazyFreeKind(b *testing.B, kind string, n int) *Store {
 	if err != nil {
 		b.Fatal(err)
 	}
-	key := []byte("big")
+	fillCollection(b, s, []byte("big"), kind, n, "e", "v")
+	return s
+}
+
+// fillCollection makes key a collection of kind ("list", "hash", "set" or
+// "zset") of n elements named prefix+index (a hash's fields hold value),
+// added 1,000 per call.
+func fillCollection(tb testing.TB, s *Store, key []byte, kind string, n int, prefix, value string) {
+	tb.Helper()
 	args := make([][]byte, 0, 2000)
 	for i := 0; i < n; i += 1000 {
 		args = args[:0]
 		for j := i; j < min(i+1000, n); j++ {
-			e := []byte("e" + strconv.Itoa(j))
+			e := []byte(prefix + strconv.Itoa(j))
 			switch kind {
 			case "hash":
-				args = append(args, e, []byte("v"))
+				args = append(args, e, []byte(value))
 			case "zset":
 				if _, _, err := s.ZAdd(key, float64(j), e, 0); err != nil {
-					b.Fatal(err)
+					tb.Fatal(err)
 				}
 			default:
 				args = append(args, e)
 			}
 		}
+		var err error
 		switch kind {
 		case "list":
 			_, err = s.Push(key, args, false, true)
@@ -114,8 +123,7 @@ func loadLazyFreeKind(b *testing.B, kind string, n int) *Store {
 			_, err = s.SAdd(key, args)
 		}
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
-	return s
 }

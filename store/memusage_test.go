@@ -84,34 +84,7 @@ func TestLargeCollectionsGoLazily(t *testing.T) {
 			t.Run(kind+"/"+how, func(t *testing.T) {
 				s, clock := newStore(t, Options{})
 				key := []byte("big")
-				for i := 0; i < n; i += 1000 {
-					args := make([][]byte, 0, 2000)
-					for j := i; j < i+1000; j++ {
-						e := []byte("element:" + strconv.Itoa(j))
-						switch kind {
-						case "hash":
-							args = append(args, e, []byte("value"))
-						case "zset":
-							if _, _, err := s.ZAdd(key, float64(j), e, 0); err != nil {
-								t.Fatal(err)
-							}
-						default:
-							args = append(args, e)
-						}
-					}
-					var err error
-					switch kind {
-					case "list":
-						_, err = s.Push(key, args, false, true)
-					case "hash":
-						_, err = s.HSet(key, args, false)
-					case "set":
-						_, err = s.SAdd(key, args)
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-				}
+				fillCollection(t, s, key, kind, n, "element:", "value")
 				if _, _, _, err := s.Set(nil, []byte("small"), []byte("x"), SetOptions{}); err != nil {
 					t.Fatal(err)
 				}

@@ -318,11 +318,7 @@ func (c *Cluster) setNodeAsMaster(n *Node) {
 }
 
 func (c *Cluster) delSlotsOf(n *Node) {
-	for s := range bus.Slots {
-		if c.owner[s] == n {
-			c.setOwner(s, nil)
-		}
-	}
+	c.unassignAll(n)
 	c.changed, c.dirty = true, true
 }
 

@@ -17,8 +17,9 @@ func (c *Cluster) scanSlots(m *Node) (b bus.Slotmap) {
 	return b
 }
 
-// TestHeaderSlotsFollowOwners: the header's slot bitmap, and every
-// node's bitmap of owned slots, equal a fresh scan of the owners after
+// TestHeaderSlotsFollowOwners: the header's slot bitmap, every node's
+// bitmap and count of owned slots, and the count of assigned slots
+// (updateState's inputs) equal a fresh scan of the owners after
 // each kind of change: ADDSLOTS, DELSLOTS, a claim from a peer with a
 // higher epoch, SETSLOT NODE, random owner changes, becoming a replica
 // (the master's slots), FLUSHSLOTS, FORGET and RESET.
@@ -35,7 +36,18 @@ func TestHeaderSlotsFollowOwners(t *testing.T) {
 		for _, n := range c.nodes {
 			if want := c.scanSlots(n); n.owned != want {
 				t.Fatalf("after %s: node %s's owned bitmap has %d slots, the owners give %d", step, n.ID(), n.owned.Count(), want.Count())
+			} else if n.numSlots != want.Count() {
+				t.Fatalf("after %s: node %s's slot count is %d, the owners give %d", step, n.ID(), n.numSlots, want.Count())
 			}
+		}
+		assigned := 0
+		for _, o := range c.owner {
+			if o != nil {
+				assigned++
+			}
+		}
+		if c.assigned != assigned {
+			t.Fatalf("after %s: %d slots counted as assigned, the owners give %d", step, c.assigned, assigned)
 		}
 	}
 	check("start")

@@ -18,7 +18,7 @@ func TestMinorityMasterRejoinDelay(t *testing.T) {
 	c.addNode(a)
 	c.addNode(b)
 	for s := range bus.Slots {
-		c.owner[s] = []*Node{c.myself, a, b}[s%3]
+		c.setOwner(s, []*Node{c.myself, a, b}[s%3])
 	}
 	// A node given slots at once after its start is ok at once: no
 	// slot owner known before is no minority.
@@ -59,7 +59,7 @@ func TestMinorityMasterRejoinDelay(t *testing.T) {
 	c.myself.master = a
 	for s := range bus.Slots {
 		if c.owner[s] == c.myself {
-			c.owner[s] = a
+			c.setOwner(s, a)
 		}
 	}
 	a.flags &^= bus.FlagPFail

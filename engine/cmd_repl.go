@@ -168,6 +168,9 @@ type replState struct {
 
 	syncFull, syncPartialOK, syncPartialErr int64
 	noneSince                               int64 // unix ms since when a primary with a backlog has had no replica (repl-backlog-ttl)
+	// seenOff and seenAt: the stream offset ReplStreaming saw last, and
+	// when (unix ms) it saw it change.
+	seenOff, seenAt int64
 
 	tap     StreamTap    // the stream's other consumer (repl_tap.go), nil: none
 	tapReps []TapReplica // scratch: its replicas for INFO (repl_tap.go)

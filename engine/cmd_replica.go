@@ -269,6 +269,40 @@ func (e *Engine) IsReplica() bool { return e.follow.on }
 // server.LoopConfig.ParkAtOnce). Loop goroutine only.
 func (e *Engine) Replicating() bool { return e.follow.on || len(e.repl.replicas) > 0 }
 
+// replQuietMillis is how long the replication stream must stand still
+// before ReplStreaming says it is at rest: longer than the gaps of a
+// stream of writes, far shorter than repl-ping-replica-period's PINGs.
+const replQuietMillis = 100
+
+// ReplStreaming reports whether replication is moving data: Replicating,
+// and the stream's offset moved within the last replQuietMillis, or a
+// sync is under way (a replica not yet in the stream phase, a replica of
+// this primary not yet online). The server's loop parks at once only then
+// (server.LoopConfig.ParkAtOnce): at rest a node that replicates spins
+// before it parks as a standalone server does, so its clients' latency is
+// a standalone server's, and a write stream, whose other end needs the CPU
+// the spins would take, makes it park at once again within one write.
+// Loop goroutine only; called on the loop's idle cycles.
+func (e *Engine) ReplStreaming() bool {
+	if !e.Replicating() {
+		return false
+	}
+	off := e.ClusterReplOffset()
+	if off < 0 { // a replica not connected, or in its full sync
+		return true
+	}
+	for _, r := range e.repl.replicas {
+		if r.state != replOnline {
+			return true
+		}
+	}
+	if off != e.repl.seenOff {
+		e.repl.seenOff, e.repl.seenAt = off, e.now
+		return true
+	}
+	return e.now-e.repl.seenAt < replQuietMillis
+}
+
 // SetReplica makes the engine a replica (on: the gate, a replica's expiry
 // mode) or a primary again (off: writable, keys expire on their own; the
 // master client is closed). The link calls it; so does REPLICAOF.

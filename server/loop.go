@@ -124,9 +124,11 @@ type LoopConfig struct {
 	// epoll_wait on its sockets at once. It applies only to a loop of
 	// socket transports alone: with a ring or Aeron transport the loop
 	// spins as configured, since their clients do not wake an epoll_wait
-	// as quickly. The server sets it while replicating (a replica, or a
-	// primary with replicas): the other end of the replication socket
-	// needs the CPU the spins would take, and its data wakes the park.
+	// as quickly. The server sets it while replication moves data (a
+	// replica, or a primary with replicas, whose stream moved in the last
+	// 100 ms: engine.ReplStreaming): the other end of the replication
+	// socket needs the CPU the spins would take, and its data wakes the
+	// park. At rest the loop spins first, as a standalone server's does.
 	// Called on idle cycles, on the loop goroutine.
 	ParkAtOnce func() bool
 }

@@ -215,8 +215,9 @@ func New(o Options) (*Server, error) {
 			}
 			return w
 		},
-		// Replicating over sockets alone: park at once (see LoopConfig).
-		ParkAtOnce: s.engine.Replicating,
+		// Replication moving data over sockets alone: park at once (see
+		// LoopConfig); at rest, spin first as a standalone server does.
+		ParkAtOnce: s.engine.ReplStreaming,
 		BeforeClose: func() {
 			if err := s.engine.ShutdownSave(); err != nil {
 				s.finalSave = err

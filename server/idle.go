@@ -16,17 +16,33 @@ import (
 type Parker func(d time.Duration)
 
 // Names of the idle strategies, as --idle spells them: package idle's,
-// which the clients' wait= takes too ("park" is accepted for backoff).
-// TestIdleNames checks they are the same.
+// which the clients' wait= takes too ("park" is accepted for backoff),
+// and doze, the loop's own. TestIdleNames checks they are the same.
 const (
 	IdleSpin    = "spin"
 	IdleYield   = "yield"
 	IdleBackoff = "backoff"
+	// IdleDoze is backoff that dozes off at rest: in a loop of socket
+	// transports alone, once the backoff's parks have reached their
+	// longest (DefaultBackoff's 1 ms), the parks double up to DefaultDoze,
+	// each ending at the loop's next timer (the engine's, the cluster
+	// bus's cron) or as soon as a socket has work. A busy server backs
+	// off as with backoff; a server idle for seconds wakes about ten
+	// times a second instead of a thousand. Beside a ring or Aeron
+	// transport it is backoff. idle.Dozer.
+	IdleDoze = "doze"
 )
 
-// DefaultIdle is the strategy a zero Options uses: idle.Default (backoff),
-// so an idle server sleeps instead of burning a core.
-const DefaultIdle = IdleBackoff
+// DefaultIdle is the strategy a zero Options uses: doze, so an idle
+// server sleeps instead of burning a core, and wakes only for its timers.
+// The clients' default stays idle.Default (backoff): nothing wakes a
+// client's park early.
+const DefaultIdle = IdleDoze
+
+// DefaultDoze is doze's longest park: Redis's default hz (10), the period
+// of the loop's slowest-resolution periodic work (the cluster bus's cron,
+// the idle-client scan, the save points' check, the ops/sec sample).
+const DefaultDoze = 100 * time.Millisecond
 
 // DefaultBackoff is the loop's backoff: 200 idle cycles spinning, 20
 // yielding, then parks of 1 ms. These differ from idle.DefaultParams on
@@ -44,7 +60,17 @@ var DefaultBackoff = idle.Params{Spins: 200, Yields: 20, MinPark: time.Milliseco
 // core, busy or not); yield calls sched_yield on every idle cycle; backoff
 // spins, yields (sched_yield), then parks with park (nil sleeps), with
 // o.Backoff's parameters over DefaultBackoff.
+//
+// doze is backoff that dozes (idle.Dozer, up to DefaultDoze); NewLoop
+// keeps its parks at the backoff's beside a transport that is not a
+// socket.
 func NewIdleStrategy(name string, o *Options, park Parker) (idle.Idler, error) {
+	if name == "" {
+		name = DefaultIdle
+	}
+	if name == IdleDoze {
+		return &idle.Dozer{Backoffer: *newBackoffer(o, park), Doze: DefaultDoze}, nil
+	}
 	s, err := idle.Parse(name)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
@@ -55,5 +81,9 @@ func NewIdleStrategy(name string, o *Options, park Parker) (idle.Idler, error) {
 	case idle.Yield:
 		return idle.Yielder{Thread: true}, nil
 	}
-	return &idle.Backoffer{Params: o.Backoff.WithDefaults(DefaultBackoff), Yield: idle.ThreadYield, Park: park}, nil
+	return newBackoffer(o, park), nil
+}
+
+func newBackoffer(o *Options, park Parker) *idle.Backoffer {
+	return &idle.Backoffer{Params: o.Backoff.WithDefaults(DefaultBackoff), Yield: idle.ThreadYield, Park: park}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -131,6 +132,13 @@ type LoopConfig struct {
 	// park. At rest the loop spins first, as a standalone server's does.
 	// Called on idle cycles, on the loop goroutine.
 	ParkAtOnce func() bool
+	// Timers, when set, says how long, up to max, the loop may stay
+	// parked before a timer of the caller's is due (the engine's blocked
+	// clients, pauses, key expiry). The loop asks before a park longer
+	// than the backoff's MaxPark (the doze strategy's), never parks past
+	// it, and never parks for less than MaxPark because of it. Loop
+	// goroutine.
+	Timers func(max time.Duration) time.Duration
 }
 
 // Loop is the store loop: one goroutine locked to its OS thread that polls
@@ -139,6 +147,7 @@ type Loop struct {
 	cfg        LoopConfig
 	idle       idle.Idler
 	atOnce     *idle.Backoffer // the backoff whose ParkAtOnce follows cfg.ParkAtOnce; nil when it does not apply
+	maxPark    time.Duration   // the backoff's longest park; a longer one is a doze, bounded by cfg.Timers
 	waitables  []Waitable
 	dormant    []Dormant      // per waitable: nil, or the waitable as a Dormant
 	preparers  []WaitPreparer // the waitables that must be asked before a park
@@ -156,6 +165,11 @@ type Loop struct {
 	lastPublish int64
 	stop        atomic.Bool
 	done        chan struct{}
+	// stopFD is an eventfd in the park set that Stop rings, so a dozing
+	// loop stops at once rather than at the end of its doze; -1 when the
+	// loop never dozes. stopMu keeps Stop's write off a closed descriptor.
+	stopMu sync.Mutex
+	stopFD int
 }
 
 // NewLoop prepares a loop; Run runs it.
@@ -170,7 +184,7 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 	if cfg.PublishEvery <= 0 {
 		cfg.PublishEvery = cfg.Options.MetricsInterval
 	}
-	l := &Loop{cfg: cfg, parkFD: -1, done: make(chan struct{})}
+	l := &Loop{cfg: cfg, parkFD: -1, stopFD: -1, done: make(chan struct{})}
 	for _, t := range cfg.Transports {
 		if d, ok := t.(Deadliner); ok {
 			l.deadliners = append(l.deadliners, d)
@@ -217,8 +231,24 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 		return nil, err
 	}
 	l.idle = idler
-	if b, ok := idler.(*idle.Backoffer); ok && l.socketsOnly && cfg.ParkAtOnce != nil {
-		l.atOnce = b
+	b, _ := idler.(*idle.Backoffer)
+	if z, ok := idler.(*idle.Dozer); ok {
+		b = &z.Backoffer
+		if !l.socketsOnly {
+			// Beside a ring or Aeron transport, doze is backoff: their
+			// clients and the media driver's timers keep the loop to
+			// the backoff's parks.
+			z.Doze = 0
+		} else if err := l.addStopFD(); err != nil {
+			l.closeParkFD()
+			return nil, err
+		}
+	}
+	if b != nil {
+		l.maxPark = b.MaxPark
+		if l.socketsOnly && cfg.ParkAtOnce != nil {
+			l.atOnce = b
+		}
 	}
 	return l, nil
 }
@@ -227,14 +257,8 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 // Sleeper's client rings. It first asks every Sleeper to announce the park
 // and does not park if one of them already has work waiting.
 func (l *Loop) park(d time.Duration) {
-	if len(l.deadliners) > 0 {
-		now := monotime.Now()
-		for _, t := range l.deadliners {
-			d = min(d, time.Duration(t.Deadline()-now))
-		}
-		if d <= 0 {
-			return
-		}
+	if d = l.parkLength(d); d <= 0 {
+		return
 	}
 	for i, s := range l.sleepers {
 		if !s.PrepareToPark() {
@@ -264,10 +288,52 @@ func (l *Loop) park(d time.Duration) {
 	}
 }
 
+// parkLength bounds a park the idle strategy asked for: a doze (longer
+// than the backoff's MaxPark) by the caller's timers, but to no less than
+// MaxPark; any park by the Deadliners' earliest deadline.
+func (l *Loop) parkLength(d time.Duration) time.Duration {
+	if d > l.maxPark && l.cfg.Timers != nil {
+		d = max(min(d, l.cfg.Timers(d)), l.maxPark)
+	}
+	if len(l.deadliners) > 0 {
+		now := monotime.Now()
+		for _, t := range l.deadliners {
+			d = min(d, time.Duration(t.Deadline()-now))
+		}
+	}
+	return d
+}
+
 // Stop asks the loop to finish its current cycle, close every transport
 // (which answers what was read and closes clients) and return. It does not
 // wait; Done is closed when Run has returned.
-func (l *Loop) Stop() { l.stop.Store(true) }
+func (l *Loop) Stop() {
+	l.stop.Store(true)
+	l.stopMu.Lock()
+	if l.stopFD >= 0 {
+		one := [8]byte{1}
+		_, _ = unix.Write(l.stopFD, one[:])
+	}
+	l.stopMu.Unlock()
+}
+
+// addStopFD makes Stop wake a parked loop: an eventfd in the park set.
+func (l *Loop) addStopFD() error {
+	if l.parkFD < 0 {
+		return nil // no park set: parks are sleeps, no longer than the backoff's
+	}
+	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("server: eventfd: %w", err)
+	}
+	if err := unix.EpollCtl(l.parkFD, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
+		unix.Close(fd)
+		return fmt.Errorf("server: epoll_ctl on descriptor %d: %w", fd, err)
+	}
+	l.stopFD = fd
+	l.parkEv = append(l.parkEv, unix.EpollEvent{})
+	return nil
+}
 
 // CheckSockets makes the next cycle look at every Waitable transport
 // (socket listener) whatever its CheckEvery says. Loop goroutine only.
@@ -424,6 +490,12 @@ func (l *Loop) epollWait(d time.Duration) {
 var noPwait2 atomic.Bool
 
 func (l *Loop) closeParkFD() {
+	l.stopMu.Lock()
+	if l.stopFD >= 0 {
+		unix.Close(l.stopFD)
+		l.stopFD = -1
+	}
+	l.stopMu.Unlock()
 	if l.parkFD >= 0 {
 		unix.Close(l.parkFD)
 		l.parkFD = -1

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -590,5 +592,125 @@ func TestLoopParkAtOnce(t *testing.T) {
 				t.Fatalf("ParkAtOnce not applying: %d idle cycles before the first park, want the 220 spins and yields", idleCycles)
 			}
 		})
+	}
+}
+
+// TestLoopDoze: with the doze strategy (the default), a loop of sockets
+// alone that stays idle parks longer and longer once its backoff's parks
+// reach MaxPark (2, 4, … up to DefaultDoze), asks Timers before each of
+// those parks, and still answers a client at once after dozing. Beside a
+// transport that is not a socket (a ring or Aeron stands for it), doze is
+// backoff: Timers is never asked, every park is MaxPark.
+func TestLoopDoze(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		quiet bool
+	}{{"sockets", false}, {"beside-a-ring", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := []transport.Server{listenEcho(t, 0)}
+			if tc.quiet {
+				ts = append(ts, &quietTransport{})
+			}
+			var mu sync.Mutex
+			var asked []time.Duration
+			var stats atomic.Pointer[LoopStats]
+			runLoop(t, LoopConfig{
+				Transports: ts,
+				Timers: func(max time.Duration) time.Duration {
+					mu.Lock()
+					defer mu.Unlock()
+					asked = append(asked, max)
+					return max
+				},
+				Publish:      func(s *LoopStats) { c := *s; stats.Store(&c) },
+				PublishEvery: time.Nanosecond,
+			})
+			if tc.quiet {
+				testkit.Eventually(t, 30*time.Second, "the loop to park 100 times", func() (bool, string) {
+					s := stats.Load()
+					return s != nil && s.Parks >= 100, fmt.Sprintf("%+v", s)
+				})
+				mu.Lock()
+				defer mu.Unlock()
+				if len(asked) > 0 {
+					t.Fatalf("beside a ring: Timers asked for %v, want never (no doze)", asked)
+				}
+				return
+			}
+			want := []time.Duration{2, 4, 8, 16, 32, 64, 100, 100}
+			for i := range want {
+				want[i] *= time.Millisecond
+			}
+			testkit.Eventually(t, 30*time.Second, "8 dozes", func() (bool, string) {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(asked) >= len(want), fmt.Sprint(asked)
+			})
+			echoOnce(t, ts[0].(*uds.Server).Addr(), "after-dozing")
+			mu.Lock()
+			got := slices.Clone(asked[:len(want)])
+			mu.Unlock()
+			if !slices.Equal(got, want) {
+				t.Fatalf("Timers asked for %v, want the doubling parks %v", got, want)
+			}
+		})
+	}
+}
+
+// TestLoopParkLength: a doze is bounded by what Timers allows, but never
+// below the backoff's MaxPark; a park no longer than MaxPark is not asked
+// about; a Deadliner's deadline bounds any park.
+func TestLoopParkLength(t *testing.T) {
+	slack := 5 * time.Millisecond
+	l, err := NewLoop(LoopConfig{Transports: []transport.Server{listenEcho(t, 0)},
+		Timers: func(max time.Duration) time.Duration { return min(max, slack) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.closeParkFD()
+	for _, c := range []struct{ slack, ask, want time.Duration }{
+		{5 * time.Millisecond, 64 * time.Millisecond, 5 * time.Millisecond},
+		{5 * time.Millisecond, 2 * time.Millisecond, 2 * time.Millisecond},
+		{0, 64 * time.Millisecond, time.Millisecond},
+		{-time.Second, 64 * time.Millisecond, time.Millisecond},
+		{0, 500 * time.Microsecond, 500 * time.Microsecond},
+	} {
+		slack = c.slack
+		if got := l.parkLength(c.ask); got != c.want {
+			t.Errorf("Timers allowing %v, a park of %v: %v, want %v", c.slack, c.ask, got, c.want)
+		}
+	}
+	l.deadliners = append(l.deadliners, deadlineIn(3*time.Millisecond))
+	slack = time.Second
+	if got := l.parkLength(64 * time.Millisecond); got > 3*time.Millisecond {
+		t.Errorf("a deadline 3 ms away: a park of %v", got)
+	}
+}
+
+type deadlineAt int64
+
+func deadlineIn(d time.Duration) deadlineAt { return deadlineAt(monotime.Now() + int64(d)) }
+func (d deadlineAt) Deadline() int64        { return int64(d) }
+
+// TestLoopStopWakesDoze: Stop ends a park at once in a loop that may doze
+// (its eventfd is in the park set): a park of an hour, asked for after
+// Stop, returns.
+func TestLoopStopWakesDoze(t *testing.T) {
+	l, err := NewLoop(LoopConfig{Transports: []transport.Server{listenEcho(t, 0)},
+		Timers: func(max time.Duration) time.Duration { return max }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.closeParkFD()
+	l.Stop()
+	parked := make(chan struct{})
+	go func() {
+		l.park(time.Hour)
+		close(parked)
+	}()
+	select {
+	case <-parked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("a park of an hour after Stop had not returned after 30 s: Stop does not wake a dozing loop")
 	}
 }

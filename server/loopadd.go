@@ -38,6 +38,6 @@ func (l *Loop) Add(t transport.Server) error {
 		l.preparers = append(l.preparers, p)
 	}
 	l.socketsOnly = len(l.waitables) == len(l.cfg.Transports)
-	l.parkEv = make([]unix.EpollEvent, len(l.waitables)+len(l.sleepers))
+	l.parkEv = make([]unix.EpollEvent, len(l.parkEv)+1) // room for the new waitable's event
 	return nil
 }

@@ -59,8 +59,9 @@ type Options struct {
 	// "tcp://127.0.0.1:6380?proto=sbe". Default DefaultListen().
 	Listen []string
 
-	// Idle is the loop's idle strategy: "spin", "yield" or "backoff"
-	// (default). See docs/server.md for the latency each costs.
+	// Idle is the loop's idle strategy: "spin", "yield", "backoff" or
+	// "doze" (default: backoff that dozes at rest). See docs/server.md for
+	// the latency each costs.
 	Idle string
 	// Backoff tunes backoff: idle cycles spinning, then yielding, then
 	// parks (zero fields: DefaultBackoff, which says why it differs from

@@ -218,6 +218,8 @@ func New(o Options) (*Server, error) {
 		// Replication moving data over sockets alone: park at once (see
 		// LoopConfig); at rest, spin first as a standalone server does.
 		ParkAtOnce: s.engine.ReplStreaming,
+		// The doze strategy's long parks end at the engine's next timer.
+		Timers: s.engine.TimerSlack,
 		BeforeClose: func() {
 			if err := s.engine.ShutdownSave(); err != nil {
 				s.finalSave = err

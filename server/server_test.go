@@ -28,7 +28,7 @@ func TestOptionsZeroValueWorks(t *testing.T) {
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(o.Listen) != fmt.Sprint(DefaultListen()) || o.Idle != IdleBackoff || o.SocketMode != 0o660 {
+	if fmt.Sprint(o.Listen) != fmt.Sprint(DefaultListen()) || o.Idle != IdleDoze || o.SocketMode != 0o660 {
 		t.Fatalf("defaults: %+v", o)
 	}
 	if def := transport.DefaultTarget(); !strings.HasPrefix(o.Listen[0], "uds://"+def.Path) {
@@ -346,15 +346,23 @@ func unregister(t *testing.T, scheme transport.Scheme) {
 	t.Cleanup(func() { builders[scheme] = b })
 }
 
-// The server's --idle names are package idle's, and so is the default.
+// The server's --idle names are package idle's but doze, the loop's own default.
 func TestIdleNames(t *testing.T) {
 	for name, s := range map[string]idle.Strategy{IdleSpin: idle.Spin, IdleYield: idle.Yield, IdleBackoff: idle.Backoff} {
 		if s.String() != name {
 			t.Errorf("%q is %q in package idle", name, s.String())
 		}
 	}
-	if DefaultIdle != idle.Default.String() {
-		t.Errorf("DefaultIdle %q, idle.Default %v", DefaultIdle, idle.Default)
+	// The loop's default is its own doze (backoff that dozes at rest);
+	// the clients' stays idle.Default, which it is built on.
+	if DefaultIdle != IdleDoze || idle.Default != idle.Backoff {
+		t.Errorf("DefaultIdle %q, idle.Default %v; want doze over backoff", DefaultIdle, idle.Default)
+	}
+	for _, name := range []string{"", IdleDoze} {
+		s, err := NewIdleStrategy(name, &Options{}, nil)
+		if _, ok := s.(*idle.Dozer); !ok || err != nil {
+			t.Errorf("--idle %q: %T, %v; want an idle.Dozer", name, s, err)
+		}
 	}
 	o := Options{Idle: "park"} // the clients' older spelling of backoff
 	o.EnsureDefaults()

@@ -138,7 +138,7 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&c.version, "version", false, "print the version, the VCS revision and the Go version, and exit")
 	fs.Var(&c.listen, "listen", "`targets` to serve, comma separated or repeated: uds:///path.sock, tcp://HOST:PORT (ring:// and aeron: too, see docs/transports.md), each with ?proto=resp|sbe (default: "+strings.Join(server.DefaultListen(), ",")+")")
 	fs.StringVar(&c.metrics, "metrics", DefaultMetrics, "`address` of the Prometheus metrics HTTP listener (/metrics); \"off\" disables it")
-	fs.StringVar(&c.idle, "idle", server.DefaultIdle, "loop idle `strategy`: spin (lowest latency, burns a core), yield, backoff (spin ~10µs, yield, then park up to "+server.DefaultBackoff.MaxPark.String()+"; wakes at once for socket requests)")
+	fs.StringVar(&c.idle, "idle", server.DefaultIdle, "loop idle `strategy`: spin (lowest latency, burns a core), yield, backoff (spin ~10µs, yield, then park up to "+server.DefaultBackoff.MaxPark.String()+"; wakes at once for socket requests), doze (backoff whose parks, in a server of sockets alone, grow to "+server.DefaultDoze.String()+" at rest, ending at the next timer)")
 	fs.StringVar(&c.cpu, "cpu", "", "pin the store loop thread to these `CPUs` (e.g. 3 or 2,3); empty leaves it to the kernel")
 	fs.StringVar(&c.maxmemory, "maxmemory", "0", "memory cap of the store in `bytes` (suffixes kb, mb, gb); 0 means none")
 	fs.StringVar(&c.policy, "maxmemory-policy", store.NoEviction.String(), "what a write does at --maxmemory: noeviction, allkeys-lru or volatile-ttl")

@@ -462,16 +462,23 @@ func (e *Engine) answerEmpty(s *Session, b *blockState, withError bool) {
 }
 
 // tickBlocked answers the blocked clients whose timeout has passed.
-func (e *Engine) tickBlocked() {
+//
+// It returns how many it answered: work for the loop, which then polls the
+// transports again at once rather than parking, so a request the client
+// pipelined behind the blocked one is served without waiting out a park.
+func (e *Engine) tickBlocked() int {
 	now := e.clock.NowMillis()
+	n := 0
 	for i := 0; i < len(e.blocked); i++ {
 		s := e.blocked[i]
 		if b := s.block; b.deadline != 0 && now >= b.deadline {
 			e.unblockAt(i)
 			e.answerEmpty(s, b, false)
 			i--
+			n++
 		}
 	}
+	return n
 }
 
 // unblockClient is CLIENT UNBLOCK's work on target: a client blocked on

@@ -85,7 +85,7 @@ func (e *Engine) Tick(budget int) int {
 		work += e.tickRepl()
 	}
 	if len(e.blocked) > 0 {
-		e.tickBlocked()
+		work += e.tickBlocked()
 	}
 	return work
 }

@@ -842,7 +842,7 @@ func (e *Engine) tickRepl() int {
 	if e.replFlush() {
 		work = 1
 	}
-	e.wakeWaiters()
+	work += e.wakeWaiters() // answers pushed: poll again before parking (see tickBlocked)
 	e.backlogTTL()
 	return work
 }
@@ -1054,10 +1054,11 @@ func (e *Engine) acked(off int64) int64 {
 }
 
 // wakeWaiters answers the parked WAITs that have enough ACKs or have
-// timed out.
-func (e *Engine) wakeWaiters() {
+// timed out, and returns how many.
+func (e *Engine) wakeWaiters() int {
 	r := &e.repl
 	now := e.clock.NowMillis()
+	answered := 0
 	for i := 0; i < len(r.waiters); i++ {
 		s := r.waiters[i]
 		n := e.acked(s.woff)
@@ -1072,7 +1073,9 @@ func (e *Engine) wakeWaiters() {
 		s.waiting = false
 		r.waiters = append(r.waiters[:i], r.waiters[i+1:]...)
 		i--
+		answered++
 	}
+	return answered
 }
 
 // dropWaiter forgets a parked WAIT whose client closes.

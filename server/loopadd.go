@@ -31,6 +31,9 @@ func (l *Loop) Add(t transport.Server) error {
 		return fmt.Errorf("server: epoll_ctl on descriptor %d: %w", wfd, err)
 	}
 	l.cfg.Transports = append(l.cfg.Transports, t)
+	if d, ok := t.(Deadliner); ok {
+		l.deadliners = append(l.deadliners, d)
+	}
 	l.waitables = append(l.waitables, w)
 	d, _ := w.(Dormant)
 	l.dormant = append(l.dormant, d)

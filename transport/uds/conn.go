@@ -371,6 +371,9 @@ func (s *Server) serve(c *conn) {
 		stopped = len(c.fresh)-before >= limit
 		if c.delayer != nil {
 			if d := c.delayer.Delay(); d > 0 {
+				if c.paused == 0 {
+					s.held++
+				}
 				c.paused = s.now + int64(d)
 				stopped = true // what is left waits, complete or not
 			}
@@ -621,6 +624,10 @@ func (s *Server) drop(c *conn) {
 	unix.EpollCtl(s.epfd, unix.EPOLL_CTL_DEL, c.fd, nil)
 	unix.Close(c.fd)
 	s.conns[c.fd] = nil
+	if c.paused != 0 {
+		c.paused = 0
+		s.held--
+	}
 	c.fd = -1
 	if c.sess != nil {
 		c.sess.Close()

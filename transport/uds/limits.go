@@ -64,6 +64,7 @@ func (s *Server) scan(now int64) {
 			s.slowConsumer(c)
 		case c.paused != 0 && now >= c.paused:
 			c.paused = 0 // its wait is over: serve what it sent meanwhile
+			s.held--
 			s.serve(c)
 			if s.flush(c) && c.tls != nil && c.tls.unread {
 				s.read(c, now) // and what its tls.Conn holds: no epoll event announces that

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -401,6 +402,49 @@ func TestDelayerHoldsOneClientBack(t *testing.T) {
 	}
 	if waited := time.Since(start); waited < 400*time.Millisecond {
 		t.Fatalf("the request after the delay was answered after %v, want at least 400ms", waited)
+	}
+}
+
+// TestDeadlineWhileHeld: while a client's requests are held (a Delayer's
+// delay), Deadline is the next scan, so a loop that dozes wakes for it;
+// once the client is served again, or when a held client disconnects,
+// Deadline is never.
+func TestDeadlineWhileHeld(t *testing.T) {
+	cfg := cfgFor(t, "unix")
+	cfg.Handler = &delayHandler{}
+	l, _ := startLoop(t, cfg)
+	deadline := func() (held int, d, next int64) {
+		l.do(func() { held, d, next = l.s.held, l.s.Deadline(), l.s.lastScan+int64(scanEvery)+1 })
+		return
+	}
+	if held, d, _ := deadline(); held != 0 || d != math.MaxInt64 {
+		t.Fatalf("no client: %d held, Deadline %d; want 0, never", held, d)
+	}
+	for _, hangUp := range []bool{false, true} {
+		c := dial(t, l)
+		r := bufio.NewReader(c)
+		fmt.Fprintf(c, "WAIT 300\nafter\n")
+		if line, err := r.ReadString('\n'); err != nil || line != "+waiting\r\n" {
+			t.Fatalf("%q %v", line, err)
+		}
+		if held, d, next := deadline(); held != 1 || d != next {
+			t.Fatalf("a client held: %d held, Deadline %d; want 1, the next scan %d", held, d, next)
+		}
+		if hangUp {
+			c.Close()
+			testkit.Eventually(t, 30*time.Second, "the held client's disconnection to release it", func() (bool, string) {
+				held, d, _ := deadline()
+				return held == 0 && d == math.MaxInt64, fmt.Sprintf("%d held, Deadline %d", held, d)
+			})
+			continue
+		}
+		if line, err := r.ReadString('\n'); err != nil || line != "+after\r\n" {
+			t.Fatalf("%q %v", line, err)
+		}
+		if held, d, _ := deadline(); held != 0 || d != math.MaxInt64 {
+			t.Fatalf("the client served again: %d held, Deadline %d; want 0, never", held, d)
+		}
+		c.Close()
 	}
 }
 

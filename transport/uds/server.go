@@ -13,6 +13,7 @@ package uds
 
 import (
 	"log/slog"
+	"math"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -56,6 +57,7 @@ type Server struct {
 	cycles   int
 	hot      bool // the last check found events: check again on the next Poll
 	lastScan int64
+	held     int // clients whose requests wait (conn.paused != 0): Deadline
 	now      int64
 	closed   bool
 	stats    Stats
@@ -252,6 +254,17 @@ func (s *Server) pollSockets(now int64, force bool) int {
 		}
 	}
 	return n
+}
+
+// Deadline implements server.Deadliner: while a client's requests are
+// held (CLIENT PAUSE, a wrong password's delay), the loop parks no longer
+// than until the next scan, which serves them once their wait is over;
+// else never (math.MaxInt64). On the loop's clock, like Poll's now.
+func (s *Server) Deadline() int64 {
+	if s.held == 0 {
+		return math.MaxInt64
+	}
+	return s.lastScan + int64(scanEvery) + 1 // Poll scans once now-lastScan > scanEvery
 }
 
 // SetIdleTimeout changes IdleTimeout (CONFIG SET timeout), on the loop

@@ -111,8 +111,39 @@ func (s *State) Reload(c *Config) error {
 // cluster/member builds it on every change of membership or slots),
 // without Reload's epoch rules: the bus has its own. Slots being moved
 // stay so while both nodes are members. c must be valid.
+//
+// Its cost follows the change, not the 16,384 slots: when c lists the
+// same nodes in the same order as the view it replaces (every change but
+// a node joining or leaving), it walks each node's old and new ranges side
+// by side and rewrites only the slots the node gained or lost; a node
+// whose Slots is the very slice of the old view (package cluster/member
+// hands unchanged ranges on) is skipped at once. A change of membership
+// rebuilds the table.
 func (s *State) Replace(c *Config) {
 	old := s.cfg
+	if sameMembers(old, c) {
+		s.cfg, s.epoch = c, c.Epoch
+		for i := range c.Nodes {
+			was, now := old.Nodes[i].Slots, c.Nodes[i].Slots
+			if sameRanges(was, now) {
+				continue
+			}
+			// In index order, a slot moving from node i to node j is
+			// freed by i and taken by j whichever comes first: a node
+			// frees only the slots still its own.
+			diffRanges(was, now, func(first, last int, gained bool) {
+				for x := first; x <= last; x++ {
+					if gained {
+						s.owner[x] = int16(i)
+					} else if s.owner[x] == int16(i) {
+						s.owner[x] = none
+					}
+				}
+			})
+		}
+		s.gen++
+		return
+	}
 	s.cfg, s.me, s.epoch = c, -1, c.Epoch
 	for i := range c.Nodes {
 		if c.Nodes[i].ID == c.Myself {
@@ -141,6 +172,76 @@ func (s *State) Replace(c *Config) {
 		}
 	}
 	s.gen++
+}
+
+// sameMembers reports whether b lists the nodes of a, by id, in the same
+// order, with the same myself: every node keeps its index.
+func sameMembers(a, b *Config) bool {
+	if a == nil || len(a.Nodes) != len(b.Nodes) || a.Myself != b.Myself {
+		return false
+	}
+	for i := range a.Nodes {
+		if a.Nodes[i].ID != b.Nodes[i].ID {
+			return false
+		}
+	}
+	return true
+}
+
+// sameRanges reports whether a and b hold the same ranges: at once when
+// they are one slice.
+func sameRanges(a, b []Range) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// diffRanges calls f for each run of slots in b and not in a (gained) or
+// in a and not in b, in slot order, walking both (sorted, disjoint) range
+// lists once: its cost is their lengths plus f's.
+func diffRanges(a, b []Range, f func(first, last int, gained bool)) {
+	i, j := 0, 0
+	for x := 0; x < Slots; {
+		for i < len(a) && int(a[i].Last) < x {
+			i++
+		}
+		for j < len(b) && int(b[j].Last) < x {
+			j++
+		}
+		if i == len(a) && j == len(b) {
+			return
+		}
+		inA := i < len(a) && int(a[i].First) <= x
+		inB := j < len(b) && int(b[j].First) <= x
+		end := Slots // where inA or inB changes next (exclusive)
+		if i < len(a) {
+			if inA {
+				end = min(end, int(a[i].Last)+1)
+			} else {
+				end = min(end, int(a[i].First))
+			}
+		}
+		if j < len(b) {
+			if inB {
+				end = min(end, int(b[j].Last)+1)
+			} else {
+				end = min(end, int(b[j].First))
+			}
+		}
+		if inA != inB {
+			f(x, end-1, inB)
+		}
+		x = end
+	}
 }
 
 // Gen changes whenever Replace installed a new view.

@@ -655,14 +655,8 @@ func (c *Cluster) sendUpdate(to, owner *Node) {
 	if to.link == nil {
 		return
 	}
-	var slots bus.Slotmap
-	for s := range bus.Slots {
-		if c.owner[s] == owner {
-			slots.Set(s)
-		}
-	}
 	b := c.header(bus.Update).Append(c.buf[:0])
-	b = bus.AppendUpdate(b, owner.configEpoch, &owner.name, &slots)
+	b = bus.AppendUpdate(b, owner.configEpoch, &owner.name, &owner.owned)
 	b = bus.Finish(b, 0, 0)
 	c.buf = b
 	c.stats[0][bus.Update]++

@@ -3,6 +3,7 @@ package member
 import (
 	"math/bits"
 
+	"github.com/goblin-kv/goblin/cluster"
 	"github.com/goblin-kv/goblin/cluster/bus"
 )
 
@@ -46,6 +47,7 @@ func (c *Cluster) processPublish(msg []byte, shard bool) {
 	}
 	channel, message := bus.PublishData(msg)
 	c.o.Deliver(shard, channel, message)
+	c.delivered++
 }
 
 // setOwner makes n the owner of slot s (nil: unassigned), in the owner
@@ -60,14 +62,56 @@ func (c *Cluster) setOwner(s int, n *Node) {
 	if o != nil {
 		o.owned.Clear(s)
 		o.numSlots--
+		o.ranges = nil
 		c.assigned--
 	}
 	if n != nil {
 		n.owned.Set(s)
 		n.numSlots++
+		n.ranges = nil
 		c.assigned++
 	}
 	c.owner[s] = n
+}
+
+// slotRanges returns n's slots as ranges in slot order: built from its
+// owned bitmap after a change, else the slice built last, which view
+// hands to the engine's State again (State.Replace skips a node whose
+// ranges are the same slice) and nodes.conf's lines reuse. The slice is
+// never modified once built: a change builds a new one.
+func (c *Cluster) slotRanges(n *Node) []cluster.Range {
+	if n.ranges == nil {
+		n.ranges = ownedRanges(&n.owned)
+	}
+	return n.ranges
+}
+
+// ownedRanges turns a slot bitmap into ranges, stepping over whole empty
+// and whole full bytes; never nil.
+func ownedRanges(m *bus.Slotmap) []cluster.Range {
+	rs := []cluster.Range{}
+	for s := 0; s < bus.Slots; {
+		for s < bus.Slots && !m.Has(s) {
+			if s&7 == 0 && m[s>>3] == 0 {
+				s += 8
+			} else {
+				s++
+			}
+		}
+		if s == bus.Slots {
+			break
+		}
+		first := s
+		for s < bus.Slots && m.Has(s) {
+			if s&7 == 0 && m[s>>3] == 0xff {
+				s += 8
+			} else {
+				s++
+			}
+		}
+		rs = append(rs, cluster.Range{First: uint16(first), Last: uint16(s - 1)})
+	}
+	return rs
 }
 
 // headerSlots returns the bitmap of m's slots for a header: m's owned

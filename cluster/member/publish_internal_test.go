@@ -49,6 +49,34 @@ func TestHeaderSlotsFollowOwners(t *testing.T) {
 		if c.assigned != assigned {
 			t.Fatalf("after %s: %d slots counted as assigned, the owners give %d", step, c.assigned, assigned)
 		}
+		// The ranges view and nodes.conf use, and the engine's State
+		// once flushed, against the owner table.
+		for _, n := range c.nodes {
+			want := c.scanSlots(n)
+			var got bus.Slotmap
+			last := -1
+			for _, r := range c.slotRanges(n) {
+				if int(r.First) <= last || r.Last < r.First {
+					t.Fatalf("after %s: node %s's ranges out of order: %v", step, n.ID(), c.slotRanges(n))
+				}
+				for x := int(r.First); x <= int(r.Last); x++ {
+					got.Set(x)
+				}
+				last = int(r.Last)
+			}
+			if got != want {
+				t.Fatalf("after %s: node %s's ranges hold %d slots, the owners give %d", step, n.ID(), got.Count(), want.Count())
+			}
+		}
+		c.changed = true
+		c.flush()
+		nodes := c.state.Nodes()
+		for x := range bus.Slots {
+			i, o := c.state.Owner(uint16(x)), c.owner[x]
+			if (i < 0) != (o == nil) || i >= 0 && nodes[i].ID != o.ID() {
+				t.Fatalf("after %s: the engine's State gives slot %d to node %d, the owners to %v", step, x, i, o)
+			}
+		}
 	}
 	check("start")
 	if err := c.AddSlots([]int{0, 1, 2, 100, 16383}); err != nil {

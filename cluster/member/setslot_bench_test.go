@@ -1,0 +1,46 @@
+package member
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/goblin-kv/goblin/cluster/bus"
+)
+
+// BenchmarkSetSlotNodeMoves: CLUSTER SETSLOT <slot> NODE <id> on a node of a
+// cluster of 6 and 30 masters owning the slots evenly, a slot moving back
+// and forth between two of them: the owner change, cluster_state, the
+// engine's State (view and Replace), the nodes.conf content handed to its
+// writer, and the PONGs to every linked node (none here). Redis 7.0 takes
+// 0.07 to 0.10 ms for the whole command.
+func BenchmarkSetSlotNodeMoves(b *testing.B) {
+	for _, size := range []int{6, 30} {
+		b.Run(strconv.Itoa(size)+"nodes", func(b *testing.B) {
+			c := newTestCluster(b, b.TempDir())
+			defer c.Close()
+			peers := []*Node{c.myself}
+			for range size - 1 {
+				n := c.newNode(randomName(), bus.FlagMaster)
+				n.ip, n.port, n.cport = "127.0.0.1", 1, 2
+				c.addNode(n)
+				peers = append(peers, n)
+			}
+			for s := range bus.Slots {
+				c.setOwner(s, peers[s*size/bus.Slots])
+			}
+			c.flush()
+			a, z := peers[1].ID(), peers[2].ID()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				to := a
+				if i%2 == 1 {
+					to = z
+				}
+				if err := c.SetSlotNode(100, to, false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -44,3 +44,32 @@ func BenchmarkSetSlotNodeMoves(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCronAtRest: one run of the bus's 100 ms cron on a node of a
+// cluster of 6 and 30 masters at rest owning the slots evenly (no links
+// here, so no PING goes out): the node-timeout and handshake scans and
+// cluster_state, the loop time the cron costs ten times a second.
+func BenchmarkCronAtRest(b *testing.B) {
+	for _, size := range []int{6, 30} {
+		b.Run(strconv.Itoa(size)+"nodes", func(b *testing.B) {
+			c := newTestCluster(b, b.TempDir())
+			defer c.Close()
+			peers := []*Node{c.myself}
+			for range size - 1 {
+				n := c.newNode(randomName(), bus.FlagMaster)
+				n.pongRecv = c.now
+				c.addNode(n)
+				peers = append(peers, n)
+			}
+			for s := range bus.Slots {
+				c.setOwner(s, peers[s*size/bus.Slots])
+			}
+			c.flush()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				c.cron()
+			}
+		})
+	}
+}

@@ -234,10 +234,11 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 	b, _ := idler.(*idle.Backoffer)
 	if z, ok := idler.(*idle.Dozer); ok {
 		b = &z.Backoffer
-		if !l.socketsOnly {
+		if !l.socketsOnly || l.parkFD < 0 {
 			// Beside a ring or Aeron transport, doze is backoff: their
 			// clients and the media driver's timers keep the loop to
-			// the backoff's parks.
+			// the backoff's parks. So is a loop with nothing to wake its
+			// parks (no transport yet): it sleeps.
 			z.Doze = 0
 		} else if err := l.addStopFD(); err != nil {
 			l.closeParkFD()
@@ -319,9 +320,6 @@ func (l *Loop) Stop() {
 
 // addStopFD makes Stop wake a parked loop: an eventfd in the park set.
 func (l *Loop) addStopFD() error {
-	if l.parkFD < 0 {
-		return nil // no park set: parks are sleeps, no longer than the backoff's
-	}
 	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("server: eventfd: %w", err)

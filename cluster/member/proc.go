@@ -2,6 +2,8 @@ package member
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"net"
 	"strconv"
 
@@ -384,18 +386,18 @@ func (c *Cluster) updateSlotsWith(sender *Node, epoch uint64, slots *bus.Slotmap
 	}
 }
 
-// checkStaleClaims sends sender an UPDATE for each slot it claims that a
-// node with a higher config epoch owns.
+// checkStaleClaims sends sender an UPDATE for a slot it claims that a
+// node with a higher config epoch owns. Every PING and PONG of a master
+// comes here, so it looks only at the claimed slots the sender does not
+// own (its owned bitmap masked out, eight bytes at a time): at rest, with
+// claims and owners agreeing, none, where checking each claimed slot's
+// owner cost some 70,000 instructions a message for a master of 2,730
+// slots.
 func (c *Cluster) checkStaleClaims(sender *Node, slots *bus.Slotmap) {
-	for i, b := range slots {
-		if b == 0 {
-			continue
-		}
-		for j := range 8 {
-			s := i*8 + j
-			if b&(1<<j) == 0 {
-				continue
-			}
+	for i := 0; i < bus.SlotBytes; i += 8 {
+		w := binary.LittleEndian.Uint64(slots[i:]) &^ binary.LittleEndian.Uint64(sender.owned[i:])
+		for ; w != 0; w &= w - 1 {
+			s := i*8 + bits.TrailingZeros64(w)
 			if o := c.owner[s]; o != nil && o != sender && o.configEpoch > sender.configEpoch {
 				c.sendUpdate(sender, o)
 				return

@@ -204,3 +204,50 @@ func TestPublishAllocs(t *testing.T) {
 		t.Errorf("a received PUBLISH: %v allocations", allocs)
 	}
 }
+
+// TestStaleClaimUpdate: a master whose PING claims a slot that a node
+// with a higher config epoch owns gets an UPDATE naming that owner; a
+// PING whose claims are all the sender's own gets none (checkStaleClaims
+// looks only past the sender's owned slots).
+func TestStaleClaimUpdate(t *testing.T) {
+	c := newTestCluster(t, t.TempDir())
+	defer c.Close()
+	owner, sender := c.newNode(randomName(), bus.FlagMaster), c.newNode(randomName(), bus.FlagMaster)
+	owner.ip, owner.port, owner.cport = "127.0.0.1", 1, 2
+	sender.ip, sender.port, sender.cport = "127.0.0.1", 3, 4
+	owner.configEpoch, sender.configEpoch = 5, 3
+	c.addNode(owner)
+	c.addNode(sender)
+	for s := range 100 {
+		c.setOwner(s, sender)
+	}
+	c.setOwner(9000, owner)
+	c.flush()
+	out := c.newLink(nil, false) // sender's link: what we send it stays in its outbox
+	out.node, sender.link = sender, out
+	in := c.newLink(nil, true)
+	in.peerIP = "127.0.0.1"
+	ping := func(claims *bus.Slotmap) []byte {
+		h := bus.Header{Ver: 1, Type: bus.Ping, Sender: sender.name, Port: 3, CPort: 4, Flags: bus.FlagMaster | bus.FlagMyself,
+			ConfigEpoch: 3, Slots: *claims}
+		return bus.Finish(h.Append(nil), 0, 0)
+	}
+	own := sender.owned
+	c.process(in, ping(&own))
+	c.process(in, ping(&own)) // the same claims again: the stale-claim check
+	if len(out.out) != 0 {
+		t.Fatalf("claims all the sender's own: %d bytes sent to it (type %v), want none", len(out.out), bus.PeekType(out.out))
+	}
+	stale := own
+	stale.Set(9000)
+	sender.slots, sender.claimEpoch = stale, 3 // claimed before: only the stale-claim check runs
+	c.process(in, ping(&stale))
+	if len(out.out) == 0 || bus.PeekType(out.out) != bus.Update {
+		t.Fatalf("a claim of a slot a newer epoch owns: sent %d bytes, want an UPDATE", len(out.out))
+	}
+	var name bus.Name
+	var slots bus.Slotmap
+	if epoch := bus.UpdateData(out.out, &name, &slots); epoch != 5 || name != owner.name || !slots.Has(9000) {
+		t.Fatalf("UPDATE for epoch %d, node %s, slot 9000 %v; want 5, the owner, yes", epoch, name[:], slots.Has(9000))
+	}
+}

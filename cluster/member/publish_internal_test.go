@@ -2,6 +2,7 @@ package member
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/goblin-kv/goblin/cluster/bus"
@@ -249,5 +250,39 @@ func TestStaleClaimUpdate(t *testing.T) {
 	var slots bus.Slotmap
 	if epoch := bus.UpdateData(out.out, &name, &slots); epoch != 5 || name != owner.name || !slots.Has(9000) {
 		t.Fatalf("UPDATE for epoch %d, node %s, slot 9000 %v; want 5, the owner, yes", epoch, name[:], slots.Has(9000))
+	}
+}
+
+// TestPollWork: the bus's Poll reports as work only the PUBLISH messages
+// it delivered, not a PING it answered nor its cron, so a node at rest
+// does not restart the loop's idle strategy on every bus message; the
+// PING is still handled (its PONG queued) and the cron still runs.
+func TestPollWork(t *testing.T) {
+	c := newTestCluster(t, t.TempDir())
+	defer c.Close()
+	var delivered [][]byte
+	c.o.Deliver = func(shard bool, channel, message []byte) { delivered = append(delivered, slices.Clone(message)) }
+	peer := c.newNode(randomName(), bus.FlagMaster)
+	peer.ip, peer.port, peer.cport = "127.0.0.1", 1, 2
+	c.addNode(peer)
+	c.flush()
+	l := c.newLink(nil, true)
+	l.peerIP = "127.0.0.1"
+	h := bus.Header{Ver: 1, Type: bus.Ping, Sender: peer.name, Port: 1, CPort: 2, Flags: bus.FlagMaster | bus.FlagMyself}
+	runs := c.cronRuns
+	c.post(event{kind: evMsg, l: l, msg: bus.Finish(h.Append(nil), 0, 0)})
+	if w := c.Poll(c.nextCron); w != 0 {
+		t.Fatalf("a PING and the cron: Poll reported %d work, want 0", w)
+	}
+	if c.cronRuns != runs+1 || len(l.out) == 0 || bus.PeekType(l.out) != bus.Pong {
+		t.Fatalf("cron runs %d -> %d, %d bytes queued; want the cron run and a PONG", runs, c.cronRuns, len(l.out))
+	}
+	h.Type = bus.Publish
+	c.post(event{kind: evMsg, l: l, msg: bus.Finish(bus.AppendPublish(h.Append(nil), []byte("ch"), []byte("hello")), 0, 0)})
+	if w := c.Poll(c.nextCron - 1); w != 1 || len(delivered) != 1 || string(delivered[0]) != "hello" {
+		t.Fatalf("a PUBLISH: Poll reported %d work, delivered %q; want 1, [hello]", w, delivered)
+	}
+	if w := c.Poll(c.nextCron - 1); w != 0 {
+		t.Fatalf("nothing queued: Poll reported %d work", w)
 	}
 }

@@ -139,6 +139,7 @@ type Source struct {
 	msg  []byte
 	smsg []byte
 	st   Stats
+	wait *waiter // WaitFD (wait.go)
 
 	// The channels in use: Options' until the node follows a primary
 	// other than the first it followed (retarget).
@@ -186,16 +187,23 @@ func New(o Options) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{o: o, log: o.Logger, link: o.Link, media: m, channel: o.Channel, statusChannel: o.StatusChannel}
+	w, err := newWaiter(o.Link.WaitFD(), m.Driver.WorkFD())
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	s := &Source{o: o, log: o.Logger, link: o.Link, media: m, channel: o.Channel, statusChannel: o.StatusChannel, wait: w}
 	s.sub, err = m.Client.AddSubscription(o.Channel, o.StreamID)
 	if err != nil {
 		m.Close()
+		w.close()
 		return nil, fmt.Errorf("aeronsource: subscribe to the replication stream on %s: %w", o.Channel, err)
 	}
 	if o.StatusChannel != "" {
 		s.spub, err = m.Client.AddPublication(o.StatusChannel, o.StatusStreamID)
 		if err != nil {
 			m.Close()
+			w.close()
 			return nil, fmt.Errorf("aeronsource: publish the status on %s: %w", o.StatusChannel, err)
 		}
 	}
@@ -294,8 +302,9 @@ func (s *Source) Clients() int { return s.link.Clients() }
 func (s *Source) UpdateStats(st *transport.Stats) { s.link.UpdateStats(st) }
 
 // WaitFD and CheckNow make the loop park on the link's descriptors (the
-// TCP phase); the Aeron stream is looked at on every cycle.
-func (s *Source) WaitFD() int { return s.link.WaitFD() }
+// TCP phase) and on the media driver's bell (the Aeron stream: wait.go);
+// the Aeron stream is looked at on every cycle.
+func (s *Source) WaitFD() int { return s.wait.epfd }
 
 // CheckNow: see WaitFD.
 func (s *Source) CheckNow() { s.link.CheckNow() }
@@ -306,12 +315,14 @@ func (s *Source) Close() error {
 	if merr := s.media.Close(); err == nil {
 		err = merr
 	}
+	s.wait.close()
 	return err
 }
 
 // Poll implements transport.Server.
 func (s *Source) Poll(now int64) int {
 	s.now = now
+	s.unpark()
 	// The link is polled live too: a run it stopped at the handoff may
 	// still post an event, which only its Poll drains (and drops) — left
 	// there, its eventfd would keep the loop from parking.

@@ -266,6 +266,12 @@ func (p *Publisher) Poll(now int64) int {
 		p.reset()
 		return work
 	}
+	if p.sent < len(p.pend) {
+		// The driver's sender sends what was offered on its next duty
+		// cycle: wake it, should it be parked (after the offers: a Wake
+		// before them could let it park again with the frames unsent).
+		defer p.media.Driver.Wake()
+	}
 	for p.sent < len(p.pend) {
 		n := int(binary.LittleEndian.Uint32(p.pend[p.sent:]))
 		rec := p.pend[p.sent+4 : p.sent+4+n]

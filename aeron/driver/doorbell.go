@@ -45,6 +45,12 @@ type doorbells struct {
 	workArmed atomic.Bool
 	workRung  atomic.Bool
 	workFD    int
+	// workUsed: ArmWorkFD was ever called (set once by it, read by the
+	// driver's goroutine after each cycle that did work), so a driver
+	// nobody parks beside (aeronmd) skips afterWork's locked instruction.
+	// A cycle that reads it stale, just after the very first arm, rings
+	// nothing: that owner waits out one park.
+	workUsed atomic.Bool
 
 	// parks counts the parks begun (the driver's goroutine writes; tests
 	// read).
@@ -121,8 +127,11 @@ func (d *Driver) WorkFD() int {
 // images): a cycle that ran between that look and the arm is seen by the
 // look, one after it rings. Any goroutine.
 func (d *Driver) ArmWorkFD() {
-	if d.bells != nil {
-		d.bells.workArmed.Store(true)
+	if b := d.bells; b != nil {
+		if !b.workUsed.Load() {
+			b.workUsed.Store(true)
+		}
+		b.workArmed.Store(true)
 	}
 }
 
@@ -148,6 +157,9 @@ func (b *doorbells) beforeCycle() {
 // barrier even when it fails: the frames the cycle wrote are visible
 // before the flag is read.
 func (b *doorbells) afterWork() {
+	if !b.workUsed.Load() {
+		return
+	}
 	if b.workArmed.CompareAndSwap(true, false) {
 		ring(b.workFD)
 		b.workRung.Store(true)

@@ -131,3 +131,39 @@ func readable(t *testing.T, fd int) bool {
 	}
 	return n > 0
 }
+
+// TestThreadBackoffQuietWithWake: a driver whose clients wake it
+// (Options.WakeOnOffer) goes quiet after quietAfterWakeNs even with an
+// image, parking up to quietMaxPark; without the option that image keeps
+// it at MaxPark.
+func TestThreadBackoffQuietWithWake(t *testing.T) {
+	for _, wake := range []bool{true, false} {
+		r := newParkRecorder(t)
+		r.m.Driver.opts.WakeOnOffer = wake
+		b, err := newDoorbells(r.m.Driver.poller.FD())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.m.Driver.bells = b
+		r.m.Driver.images = []*publicationImage{{}}
+		r.m.Driver.timerDeadlineNs = r.m.Driver.nowNs + int64(time.Hour)
+		r.b.Idle(1)
+		for _, p := range r.idleFor(time.Duration(quietAfterWakeNs) - time.Millisecond) {
+			if p > time.Millisecond {
+				t.Fatalf("wake %v: parked %v before %v of nothing", wake, p, time.Duration(quietAfterWakeNs))
+			}
+		}
+		var longest time.Duration
+		for _, p := range r.idleFor(100 * time.Millisecond) {
+			longest = max(longest, p)
+		}
+		want := time.Millisecond
+		if wake {
+			want = quietMaxPark
+		}
+		if longest != want {
+			t.Errorf("wake %v: longest park with an image %v, want %v", wake, longest, want)
+		}
+		r.m.Driver.images = nil
+	}
+}

@@ -319,8 +319,19 @@ func (s *Source) Close() error {
 	return err
 }
 
-// Poll implements transport.Server.
+// Poll implements transport.Server. After it consumed (or offered)
+// anything it wakes the media driver (Driver.Wake): a parked driver then
+// answers with a status message, or sends, at once rather than when its
+// park ends, up to 8 ms once quiet (driver.Options.WakeOnOffer).
 func (s *Source) Poll(now int64) int {
+	work := s.poll(now)
+	if work > 0 {
+		s.media.Driver.Wake()
+	}
+	return work
+}
+
+func (s *Source) poll(now int64) int {
 	s.now = now
 	s.unpark()
 	// The link is polled live too: a run it stopped at the handoff may
@@ -398,6 +409,7 @@ func (s *Source) Poll(now int64) int {
 		}
 		s.smsg = aeronfeed.AppendStatus(s.smsg[:0], s.o.ListeningPort, max(off, 0), s.o.Name)
 		s.spub.Offer(s.smsg) // a lost status is replaced by the next
+		s.media.Driver.Wake()
 	}
 	return work
 }

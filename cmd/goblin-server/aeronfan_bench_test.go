@@ -270,34 +270,53 @@ func pacedSets(b *testing.B, sock string, rate int, d time.Duration) int64 {
 // ringLag SETs a key on the primary n times and each time reads the
 // replica's ring until it returns the new value.
 func ringLag(b *testing.B, primary, replica *client.Client, n int) *latency.Recorder {
-	ctx := context.Background()
 	rec := latency.New()
-	key := "lag:" + strconv.Itoa(rand.IntN(1<<30))
-	var got []byte
-	for i := range n {
-		want := []byte(strconv.Itoa(i))
-		start := latency.Now()
-		if err := primary.Set(ctx, key, want, client.SetOptions{}); err != nil {
-			b.Fatal(err)
-		}
-		deadline := time.Now().Add(5 * time.Second)
-		for spins := 0; ; spins++ {
-			var err error
-			got, err = replica.GetAppend(ctx, got[:0], key)
-			if err == nil && string(got) == string(want) {
-				break
-			}
-			if err != nil && !errors.Is(err, client.ErrNil) {
-				b.Fatalf("GET on the replica's ring: %v", err)
-			}
-			if spins&1023 == 1023 && time.Now().After(deadline) {
-				b.Fatalf("the replica's ring never returned %s=%s", key, want)
-			}
-		}
-		rec.Record(latency.Now() - start)
+	p := newLagProbe(primary, replica)
+	for range n {
+		rec.Record(p.once(b))
 		time.Sleep(time.Millisecond) // one probe at a time, as a client would write
 	}
 	return rec
+}
+
+// lagProbe times one write on the primary until the replica's ring
+// returns it.
+type lagProbe struct {
+	primary, replica *client.Client
+	key              string
+	i                int
+	got              []byte
+}
+
+func newLagProbe(primary, replica *client.Client) *lagProbe {
+	return &lagProbe{primary: primary, replica: replica, key: "lag:" + strconv.Itoa(rand.IntN(1<<30))}
+}
+
+// once SETs the key to a new value and reads the replica's ring in a
+// tight loop until it returns it; it returns the nanoseconds that took.
+func (p *lagProbe) once(b *testing.B) int64 {
+	ctx := context.Background()
+	p.i++
+	want := []byte(strconv.Itoa(p.i))
+	start := latency.Now()
+	if err := p.primary.Set(ctx, p.key, want, client.SetOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for spins := 0; ; spins++ {
+		var err error
+		p.got, err = p.replica.GetAppend(ctx, p.got[:0], p.key)
+		if err == nil && string(p.got) == string(want) {
+			break
+		}
+		if err != nil && !errors.Is(err, client.ErrNil) {
+			b.Fatalf("GET on the replica's ring: %v", err)
+		}
+		if spins&1023 == 1023 && time.Now().After(deadline) {
+			b.Fatalf("the replica's ring never returned %s=%s", p.key, want)
+		}
+	}
+	return latency.Now() - start
 }
 
 // ringGets measures GET of one present key on the replica's ring and on
@@ -338,6 +357,8 @@ type aeronPingPong struct {
 	ping, pong       *aeron.Publication
 	pingSub, pongSub *aeron.Subscription
 	pids             [2]int // the two aeronmd processes
+	msg              [64]byte
+	buf              []byte // timedOnce's receive buffer
 }
 
 func startAeronPingPong(b *testing.B, a *aeronLAN, h0, h1 int) *aeronPingPong {
@@ -392,30 +413,33 @@ func startAeronPingPong(b *testing.B, a *aeronLAN, h0, h1 int) *aeronPingPong {
 // woken by the ping's arrival).
 func (pp *aeronPingPong) timedOneWay(b *testing.B, n int) *latency.Recorder {
 	rec := latency.New()
-	msg := make([]byte, 64)
-	var buf []byte
 	for i := range n + 200 {
-		start := latency.Now()
-		for pp.ping.Offer(msg) < 0 {
-			runtime.Gosched()
-		}
-		deadline := time.Now().Add(5 * time.Second)
-		for spins := 0; ; spins++ {
-			m, _, ok := pp.pingSub.NextMessage(buf[:0])
-			if ok {
-				buf = m
-				break
-			}
-			if spins&1023 == 1023 && time.Now().After(deadline) {
-				b.Fatal("the Aeron one-way message between the namespaces did not arrive in 5 s")
-			}
-		}
-		if i >= 200 {
-			rec.Record(latency.Now() - start)
+		if d := pp.timedOnce(b); i >= 200 {
+			rec.Record(d)
 		}
 		time.Sleep(time.Millisecond) // as the lag probes: one at a time, drivers idle between
 	}
 	return rec
+}
+
+// timedOnce sends one message from host h0's driver to host h1's and
+// returns the nanoseconds from the Offer to its arrival (timedOneWay).
+func (pp *aeronPingPong) timedOnce(b *testing.B) int64 {
+	start := latency.Now()
+	for pp.ping.Offer(pp.msg[:]) < 0 {
+		runtime.Gosched()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for spins := 0; ; spins++ {
+		m, _, ok := pp.pingSub.NextMessage(pp.buf[:0])
+		if ok {
+			pp.buf = m
+			return latency.Now() - start
+		}
+		if spins&1023 == 1023 && time.Now().After(deadline) {
+			b.Fatal("the Aeron one-way message between the namespaces did not arrive in 5 s")
+		}
+	}
 }
 
 // oneWay runs n ping-pongs (after 200 to warm up) and returns half of

@@ -10,29 +10,31 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/internal/testkit"
+	"github.com/goblin-kv/goblin/internal/testkit/latency"
 )
 
 // BenchmarkAeronReplicationLag measures the replication lag over Aeron
 // against its floor, the one-way Aeron UDP latency between the same two
 // namespaces, in one run: a primary (host 0) and one replica (host 1), per
 // path (multicast, mdc; tcp for reference), and AERON_LAG_ROUNDS rounds
-// (default 3) that each measure, one after the other,
+// (default 3) that each measure, probe by probe in turn (so that both see
+// the machine's load of the same moments),
 //
 //   - the one-way latency: two aeronmd drivers, one in each namespace (the
-//     defaults the servers' private drivers run with), 64-byte messages
-//     from host 0 to host 1 timed from the Offer to their arrival at the
-//     subscriber (timedOneWay: this process holds both clients, so one
-//     monotonic clock times both ends), and half the round trip of a
-//     ping-pong (oneWay) for comparison with the older figures;
+//     defaults the servers' private drivers run with), a 64-byte message
+//     from host 0 to host 1 timed from the Offer to its arrival at the
+//     subscriber (timedOnce: this process holds both clients, so one
+//     monotonic clock times both ends);
 //   - the lag: a SET on the primary's Unix socket until the replica returns
 //     the value to a client reading its shared-memory ring in a tight loop
-//     (ringLag);
+//     (lagProbe);
 //
-// AERON_LAG_PROBES probes each (default 300, after 200 to warm the
-// ping-pong), one at a time, 1 ms apart, so every driver and loop involved
-// has backed off to its park between probes, as a write that comes alone
-// finds them. It reports the medians over the rounds of each round's p50
-// and p99, and the lag p50 over the one-way p50.
+// AERON_LAG_PROBES probes each (default 300, after 200 to warm up), one at
+// a time, 1 ms apart, so every driver and loop involved has backed off to
+// its park between probes, as a write that comes alone finds them; then
+// as many ping-pongs, half of whose round trip (oneWay) the older figures
+// quote. It reports the medians over the rounds of each round's p50 and
+// p99, and the lag p50 over the one-way p50.
 //
 // Then, the servers and drivers at rest for AERON_REST_SECONDS (default
 // 5), the CPU each process takes (ms of CPU a second, user+system from
@@ -82,12 +84,24 @@ func BenchmarkAeronReplicationLag(b *testing.B) {
 			})
 			primary := dialBench(b, "uds://"+a.primary.sock)
 			replicaRing := dialBench(b, rring)
-			ringLag(b, primary, replicaRing, 50) // warm-up
+			probe := newLagProbe(primary, replicaRing)
+			for range 200 { // warm-up
+				probe.once(b)
+				ping.timedOnce(b)
+				time.Sleep(time.Millisecond)
+			}
 			var lag50, lag99, ow50, ow99, rtt50 []float64
 			for r := range rounds {
-				ow := ping.timedOneWay(b, probes)
+				// The lag and the one-way message alternate probe by
+				// probe, so both see the same load from moment to moment.
+				ow, lag := latency.New(), latency.New()
+				for range probes {
+					lag.Record(probe.once(b))
+					time.Sleep(time.Millisecond)
+					ow.Record(ping.timedOnce(b))
+					time.Sleep(time.Millisecond)
+				}
 				half := ping.oneWay(b, probes)
-				lag := ringLag(b, primary, replicaRing, probes)
 				ow50, ow99 = append(ow50, float64(ow.Quantile(0.5))), append(ow99, float64(ow.Quantile(0.99)))
 				rtt50 = append(rtt50, float64(half.Quantile(0.5)))
 				lag50, lag99 = append(lag50, float64(lag.Quantile(0.5))), append(lag99, float64(lag.Quantile(0.99)))

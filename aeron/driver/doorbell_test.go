@@ -3,6 +3,7 @@ package driver
 import (
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -165,5 +166,17 @@ func TestThreadBackoffQuietWithWake(t *testing.T) {
 			t.Errorf("wake %v: longest park with an image %v, want %v", wake, longest, want)
 		}
 		r.m.Driver.images = nil
+	}
+}
+
+// TestDoorbellsLayout: the flags Wake writes and the ones the driver's
+// goroutine writes sit 64 bytes apart (two cache lines).
+func TestDoorbellsLayout(t *testing.T) {
+	var b doorbells
+	if d := unsafe.Offsetof(b.parked) - unsafe.Offsetof(b.pending); d < 64 {
+		t.Errorf("parked is %d bytes from pending, want 64 or more", d)
+	}
+	if d := unsafe.Offsetof(b.workArmed) - unsafe.Offsetof(b.parked); d < 64 {
+		t.Errorf("workArmed is %d bytes from parked, want 64 or more", d)
 	}
 }

@@ -52,6 +52,9 @@ type Driver struct {
 	lastWaitNs int64  // when DoWork first saw it (waitGen's Arm)
 	closed     bool
 	runner     *runner
+	// bells: Wake's and WorkFD's eventfds (doorbell.go), for a Start-ed
+	// driver with the default idle strategy; nil otherwise.
+	bells *doorbells
 }
 
 // New prepares the Aeron directory, creates cnc.dat and loss-report.dat
@@ -368,6 +371,9 @@ func (d *Driver) Close() error {
 		e.closeSockets()
 	}
 	d.poller.Close()
+	if d.bells != nil {
+		d.bells.close()
+	}
 	if d.nameResolver != nil {
 		d.nameResolver.close()
 	}
@@ -446,7 +452,12 @@ func Start(o Options) (*Driver, error) {
 		tb := newThreadBackoff(d, b)
 		tb.locked = true
 		idle = tb
+		if d.bells, err = newDoorbells(d.poller.FD()); err != nil {
+			d.Close()
+			return nil, fmt.Errorf("aeron driver: the wake-up eventfds: %w", err)
+		}
 	}
+	bells := d.bells
 	r := &runner{done: make(chan struct{})}
 	d.runner = r
 	pinned := make(chan error, 1)
@@ -461,7 +472,16 @@ func Start(o Options) (*Driver, error) {
 		pinned <- nil
 		start := time.Now()
 		for !r.stopFlag.Load() && !d.terminated.Load() {
-			idle.Idle(d.DoWork(int64(time.Since(start))))
+			if bells == nil {
+				idle.Idle(d.DoWork(int64(time.Since(start))))
+				continue
+			}
+			bells.beforeCycle()
+			work := d.DoWork(int64(time.Since(start)))
+			if work > 0 {
+				bells.afterWork()
+			}
+			idle.Idle(work)
 		}
 	}()
 	if err := <-pinned; err != nil {
@@ -490,8 +510,15 @@ func pinThread(cpus []int) error {
 // thread's park, as aeron.ThreadSleep sleeps).
 func (d *Driver) park(dt time.Duration) {
 	d.PrepareToWait()
+	b := d.bells
+	if b != nil && !b.park() {
+		return // a client offered since the last cycle: run another
+	}
 	if !d.poller.Park(dt) {
 		aeron.ThreadSleep(dt)
+	}
+	if b != nil {
+		b.unparked()
 	}
 }
 

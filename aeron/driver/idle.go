@@ -17,6 +17,12 @@ const (
 	// quietMaxPark is the longest quiet park: the most a command that ends
 	// a quiet spell waits for the conductor.
 	quietMaxPark = 8 * time.Millisecond
+	// quietAfterWakeNs is quietAfterNs for a driver whose clients wake it
+	// (Options.WakeOnOffer): with UDP its heartbeats and status messages
+	// are work every 100 to 200 ms, so the spell must start sooner to
+	// save anything; what needs the driver sooner wakes it (a datagram,
+	// a Wake) or is a timer the quiet park is cut at.
+	quietAfterWakeNs = int64(4 * time.Millisecond)
 )
 
 // threadBackoff is the back-off a Start-ed driver idles with when its
@@ -137,9 +143,14 @@ func (t *threadBackoff) relock() {
 }
 
 // quiet: the duty cycle found nothing to do for quietAfterNs, and the
-// driver has no UDP endpoint or image.
+// driver has no UDP endpoint or image; or, its clients waking it
+// (Options.WakeOnOffer, with the doorbells of a Start-ed driver), for
+// quietAfterWakeNs.
 func (t *threadBackoff) quiet() bool {
 	d := t.d
+	if d.opts.WakeOnOffer && d.bells != nil {
+		return d.nowNs-t.lastWorkNs >= quietAfterWakeNs
+	}
 	return d.nowNs-t.lastWorkNs >= quietAfterNs && !d.HasNetwork() && len(d.receiver.images)+len(d.images) == 0
 }
 

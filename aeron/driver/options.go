@@ -76,6 +76,16 @@ type Options struct {
 	// Java driver's back-off: 10 spins, 20 yields, then sleeps from 1 µs
 	// to 1 ms).
 	Idle aeron.IdleStrategy
+	// WakeOnOffer tells a Start-ed driver with the default idle strategy
+	// that every client publishing or subscribing through it runs in this
+	// process and calls Driver.Wake after it offers or consumes (goblin's
+	// replication media drivers). Such a driver, once its duty cycle has
+	// found nothing to do for 4 ms, parks longer (doubling to 8 ms, never
+	// past its next timer) even with UDP endpoints and images, as one
+	// without any does after 100 ms (idle.go): datagrams end a park on the
+	// sockets, Wake ends it for its clients' offers and consumption. A
+	// client of another process that offers would wait out the park.
+	WakeOnOffer bool
 
 	TimerInterval             time.Duration // aeron.timer.interval (1 s)
 	ClientLivenessTimeout     time.Duration // aeron.client.liveness.timeout (10 s)

@@ -418,17 +418,41 @@ func countSwitches(pid int, prefix string) float64 {
 	return n
 }
 
+// BenchmarkGoDriverIdleCPU: each driver's CPU and sleeps at rest, with
+// one idle client that subscribes to aeron:ipc, or with
+// GOBLIN_IDLE_CHANNEL=udp one that publishes and subscribes to a UDP
+// stream of its own on loopback (connected, at rest: heartbeats and status
+// messages only), as a replication media driver idles.
 func BenchmarkGoDriverIdleCPU(b *testing.B) {
 	needJava(b)
 	ds := startDrivers(b)
-	for _, dir := range ds.dirs {
+	udp := os.Getenv("GOBLIN_IDLE_CHANNEL") == "udp"
+	for k, dir := range ds.dirs {
 		c, err := aeron.Connect(aeron.Options{Dir: dir, DriverTimeout: 30 * time.Second})
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer c.Close()
-		if _, err := c.AddSubscription("aeron:ipc", 1); err != nil {
+		if !udp {
+			if _, err := c.AddSubscription("aeron:ipc", 1); err != nil {
+				b.Fatal(err)
+			}
+			continue
+		}
+		ch := fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d", 40700+k)
+		pub, err := c.AddPublication(ch, 1)
+		if err != nil {
 			b.Fatal(err)
+		}
+		if _, err := c.AddSubscription(ch, 1); err != nil {
+			b.Fatal(err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for !pub.IsConnected() {
+			if time.Now().After(deadline) {
+				b.Fatalf("the %s driver's UDP publication on %s never connected", ds.names[k], ch)
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
 	time.Sleep(2 * time.Second) // let start-up work settle
@@ -454,6 +478,10 @@ func BenchmarkGoDriverIdleCPU(b *testing.B) {
 		ms[k] = median(sw[k])
 		b.ReportMetric(ms[k], name+"-sleeps/s")
 	}
-	b.Logf("idle driver CPU over %ds, one idle client: %% of a core: %s; sleeps/s: %s",
-		secs, ds.describe(pct, mp, "%"), ds.describe(sw, ms, "/s"))
+	what := "one idle client on aeron:ipc"
+	if udp {
+		what = "one idle client with a connected UDP publication and subscription"
+	}
+	b.Logf("idle driver CPU over %ds, %s: %% of a core: %s; sleeps/s: %s",
+		secs, what, ds.describe(pct, mp, "%"), ds.describe(sw, ms, "/s"))
 }

@@ -81,30 +81,13 @@ func BenchmarkAeronReplicationHosts(b *testing.B) {
 	slices.Sort(counts)
 	maxN := counts[len(counts)-1]
 	a := newAeronLAN(b, maxN, nil)
-	addr := func(h int) string { return a.lan.Addr[h].String() }
 	ping := startAeronPingPong(b, a, 0, 1)
 	var rows []string
 	for range b.N {
 		for _, path := range paths {
-			group := fmt.Sprintf("239.255.%d.%d", 1+rand.IntN(250), 1+2*rand.IntN(120))
-			switch path {
-			case "tcp":
-				a.channel = nil
-			case "multicast":
-				a.channel = func(h int) string {
-					return fmt.Sprintf("aeron:udp?endpoint=%s:40456|interface=%s", group, addr(h))
-				}
-			case "mdc":
-				a.channel = func(h int) string {
-					if h == 0 {
-						return fmt.Sprintf("aeron:udp?control-mode=dynamic|control=%s:40457", addr(0))
-					}
-					return fmt.Sprintf("aeron:udp?endpoint=%s:40456|control=%s:40457|control-mode=dynamic", addr(h), addr(0))
-				}
-			default:
-				b.Fatalf("AERON_BENCH_PATHS: unknown path %q (tcp, multicast, mdc)", path)
+			if err := a.usePath(path); err != nil {
+				b.Fatalf("AERON_BENCH_PATHS: %v", err)
 			}
-			a.status = fmt.Sprintf("aeron:udp?endpoint=%s:40458", addr(0))
 			a.replicas = nil
 			pring := benchRing(b)
 			if a.channel == nil {
@@ -192,6 +175,32 @@ func BenchmarkAeronReplicationHosts(b *testing.B) {
 	fmt.Println()
 }
 
+// usePath sets the replication channels of path: tcp (none: the
+// Redis-protocol link), multicast (a fresh group) or mdc.
+func (a *aeronLAN) usePath(path string) error {
+	addr := func(h int) string { return a.lan.Addr[h].String() }
+	a.status = fmt.Sprintf("aeron:udp?endpoint=%s:40458", addr(0))
+	switch path {
+	case "tcp":
+		a.channel = nil
+	case "multicast":
+		group := fmt.Sprintf("239.255.%d.%d", 1+rand.IntN(250), 1+2*rand.IntN(120))
+		a.channel = func(h int) string {
+			return fmt.Sprintf("aeron:udp?endpoint=%s:40456|interface=%s", group, addr(h))
+		}
+	case "mdc":
+		a.channel = func(h int) string {
+			if h == 0 {
+				return fmt.Sprintf("aeron:udp?control-mode=dynamic|control=%s:40457", addr(0))
+			}
+			return fmt.Sprintf("aeron:udp?endpoint=%s:40456|control=%s:40457|control-mode=dynamic", addr(h), addr(0))
+		}
+	default:
+		return fmt.Errorf("unknown path %q (tcp, multicast, mdc)", path)
+	}
+	return nil
+}
+
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
 		return v
@@ -261,34 +270,53 @@ func pacedSets(b *testing.B, sock string, rate int, d time.Duration) int64 {
 // ringLag SETs a key on the primary n times and each time reads the
 // replica's ring until it returns the new value.
 func ringLag(b *testing.B, primary, replica *client.Client, n int) *latency.Recorder {
-	ctx := context.Background()
 	rec := latency.New()
-	key := "lag:" + strconv.Itoa(rand.IntN(1<<30))
-	var got []byte
-	for i := range n {
-		want := []byte(strconv.Itoa(i))
-		start := latency.Now()
-		if err := primary.Set(ctx, key, want, client.SetOptions{}); err != nil {
-			b.Fatal(err)
-		}
-		deadline := time.Now().Add(5 * time.Second)
-		for spins := 0; ; spins++ {
-			var err error
-			got, err = replica.GetAppend(ctx, got[:0], key)
-			if err == nil && string(got) == string(want) {
-				break
-			}
-			if err != nil && !errors.Is(err, client.ErrNil) {
-				b.Fatalf("GET on the replica's ring: %v", err)
-			}
-			if spins&1023 == 1023 && time.Now().After(deadline) {
-				b.Fatalf("the replica's ring never returned %s=%s", key, want)
-			}
-		}
-		rec.Record(latency.Now() - start)
+	p := newLagProbe(primary, replica)
+	for range n {
+		rec.Record(p.once(b))
 		time.Sleep(time.Millisecond) // one probe at a time, as a client would write
 	}
 	return rec
+}
+
+// lagProbe times one write on the primary until the replica's ring
+// returns it.
+type lagProbe struct {
+	primary, replica *client.Client
+	key              string
+	i                int
+	got              []byte
+}
+
+func newLagProbe(primary, replica *client.Client) *lagProbe {
+	return &lagProbe{primary: primary, replica: replica, key: "lag:" + strconv.Itoa(rand.IntN(1<<30))}
+}
+
+// once SETs the key to a new value and reads the replica's ring in a
+// tight loop until it returns it; it returns the nanoseconds that took.
+func (p *lagProbe) once(b *testing.B) int64 {
+	ctx := context.Background()
+	p.i++
+	want := []byte(strconv.Itoa(p.i))
+	start := latency.Now()
+	if err := p.primary.Set(ctx, p.key, want, client.SetOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for spins := 0; ; spins++ {
+		var err error
+		p.got, err = p.replica.GetAppend(ctx, p.got[:0], p.key)
+		if err == nil && string(p.got) == string(want) {
+			break
+		}
+		if err != nil && !errors.Is(err, client.ErrNil) {
+			b.Fatalf("GET on the replica's ring: %v", err)
+		}
+		if spins&1023 == 1023 && time.Now().After(deadline) {
+			b.Fatalf("the replica's ring never returned %s=%s", p.key, want)
+		}
+	}
+	return latency.Now() - start
 }
 
 // ringGets measures GET of one present key on the replica's ring and on
@@ -328,11 +356,15 @@ func ringGets(b *testing.B, replica, primary *client.Client, rounds, n int) (r, 
 type aeronPingPong struct {
 	ping, pong       *aeron.Publication
 	pingSub, pongSub *aeron.Subscription
+	pids             [2]int // the two aeronmd processes
+	msg              [64]byte
+	buf              []byte // timedOnce's receive buffer
 }
 
 func startAeronPingPong(b *testing.B, a *aeronLAN, h0, h1 int) *aeronPingPong {
 	bin := testproc.Build(b, "./aeron/cmd/aeronmd")
 	var cl [2]*aeron.Client
+	var pids [2]int
 	for k, h := range []int{h0, h1} {
 		dir, err := os.MkdirTemp("/dev/shm", "aeronfan-md-")
 		if err != nil {
@@ -344,6 +376,7 @@ func startAeronPingPong(b *testing.B, a *aeronLAN, h0, h1 int) *aeronPingPong {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { p.Stop(10 * time.Second) })
+		pids[k] = p.PID
 		c, err := aeron.Connect(aeron.Options{Dir: dir, DriverTimeout: 10 * time.Second})
 		if err != nil {
 			b.Fatalf("connecting to aeronmd on host %d: %v\n%s", h, err, p.Log())
@@ -351,7 +384,7 @@ func startAeronPingPong(b *testing.B, a *aeronLAN, h0, h1 int) *aeronPingPong {
 		b.Cleanup(func() { c.Close() })
 		cl[k] = c
 	}
-	pp := &aeronPingPong{}
+	pp := &aeronPingPong{pids: pids}
 	var err error
 	toPong := fmt.Sprintf("aeron:udp?endpoint=%s:40470", a.lan.Addr[h1])
 	toPing := fmt.Sprintf("aeron:udp?endpoint=%s:40471", a.lan.Addr[h0])
@@ -369,6 +402,44 @@ func startAeronPingPong(b *testing.B, a *aeronLAN, h0, h1 int) *aeronPingPong {
 		return pp.ping.IsConnected() && pp.pong.IsConnected(), fmt.Sprint(pp.ping.IsConnected(), pp.pong.IsConnected())
 	})
 	return pp
+}
+
+// timedOneWay sends n messages (after 200 to warm up) one at a time from
+// host h0's driver to host h1's and times each from the Offer to its
+// arrival at the subscriber, which polls in a tight loop: one process
+// holds both clients, so one monotonic clock times both ends. Unlike half
+// a round trip, it counts the sender's driver waking to a message offered
+// while it parks (the pong of a round trip finds its driver awake, just
+// woken by the ping's arrival).
+func (pp *aeronPingPong) timedOneWay(b *testing.B, n int) *latency.Recorder {
+	rec := latency.New()
+	for i := range n + 200 {
+		if d := pp.timedOnce(b); i >= 200 {
+			rec.Record(d)
+		}
+		time.Sleep(time.Millisecond) // as the lag probes: one at a time, drivers idle between
+	}
+	return rec
+}
+
+// timedOnce sends one message from host h0's driver to host h1's and
+// returns the nanoseconds from the Offer to its arrival (timedOneWay).
+func (pp *aeronPingPong) timedOnce(b *testing.B) int64 {
+	start := latency.Now()
+	for pp.ping.Offer(pp.msg[:]) < 0 {
+		runtime.Gosched()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for spins := 0; ; spins++ {
+		m, _, ok := pp.pingSub.NextMessage(pp.buf[:0])
+		if ok {
+			pp.buf = m
+			return latency.Now() - start
+		}
+		if spins&1023 == 1023 && time.Now().After(deadline) {
+			b.Fatal("the Aeron one-way message between the namespaces did not arrive in 5 s")
+		}
+	}
 }
 
 // oneWay runs n ping-pongs (after 200 to warm up) and returns half of

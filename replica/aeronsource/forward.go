@@ -61,6 +61,9 @@ func (s *Source) SendRequest(seq uint64, db int, resp3 bool, cmd []byte) bool {
 	if r == aeron.AdminAction {
 		r = s.fpub.Offer(s.fmsg)
 	}
+	if r > 0 {
+		s.media.Driver.Wake() // a parked driver sends it now, not when its park ends
+	}
 	return r > 0
 }
 

@@ -139,6 +139,7 @@ type Source struct {
 	msg  []byte
 	smsg []byte
 	st   Stats
+	wait *waiter // WaitFD (wait.go)
 
 	// The channels in use: Options' until the node follows a primary
 	// other than the first it followed (retarget).
@@ -186,16 +187,23 @@ func New(o Options) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{o: o, log: o.Logger, link: o.Link, media: m, channel: o.Channel, statusChannel: o.StatusChannel}
+	w, err := newWaiter(o.Link.WaitFD(), m.Driver.WorkFD())
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	s := &Source{o: o, log: o.Logger, link: o.Link, media: m, channel: o.Channel, statusChannel: o.StatusChannel, wait: w}
 	s.sub, err = m.Client.AddSubscription(o.Channel, o.StreamID)
 	if err != nil {
 		m.Close()
+		w.close()
 		return nil, fmt.Errorf("aeronsource: subscribe to the replication stream on %s: %w", o.Channel, err)
 	}
 	if o.StatusChannel != "" {
 		s.spub, err = m.Client.AddPublication(o.StatusChannel, o.StatusStreamID)
 		if err != nil {
 			m.Close()
+			w.close()
 			return nil, fmt.Errorf("aeronsource: publish the status on %s: %w", o.StatusChannel, err)
 		}
 	}
@@ -294,8 +302,9 @@ func (s *Source) Clients() int { return s.link.Clients() }
 func (s *Source) UpdateStats(st *transport.Stats) { s.link.UpdateStats(st) }
 
 // WaitFD and CheckNow make the loop park on the link's descriptors (the
-// TCP phase); the Aeron stream is looked at on every cycle.
-func (s *Source) WaitFD() int { return s.link.WaitFD() }
+// TCP phase) and on the media driver's bell (the Aeron stream: wait.go);
+// the Aeron stream is looked at on every cycle.
+func (s *Source) WaitFD() int { return s.wait.epfd }
 
 // CheckNow: see WaitFD.
 func (s *Source) CheckNow() { s.link.CheckNow() }
@@ -306,12 +315,25 @@ func (s *Source) Close() error {
 	if merr := s.media.Close(); err == nil {
 		err = merr
 	}
+	s.wait.close()
 	return err
 }
 
-// Poll implements transport.Server.
+// Poll implements transport.Server. After it consumed (or offered)
+// anything it wakes the media driver (Driver.Wake): a parked driver then
+// answers with a status message, or sends, at once rather than when its
+// park ends, up to 8 ms once quiet (driver.Options.WakeOnOffer).
 func (s *Source) Poll(now int64) int {
+	work := s.poll(now)
+	if work > 0 {
+		s.media.Driver.Wake()
+	}
+	return work
+}
+
+func (s *Source) poll(now int64) int {
 	s.now = now
+	s.unpark()
 	// The link is polled live too: a run it stopped at the handoff may
 	// still post an event, which only its Poll drains (and drops) — left
 	// there, its eventfd would keep the loop from parking.
@@ -387,6 +409,7 @@ func (s *Source) Poll(now int64) int {
 		}
 		s.smsg = aeronfeed.AppendStatus(s.smsg[:0], s.o.ListeningPort, max(off, 0), s.o.Name)
 		s.spub.Offer(s.smsg) // a lost status is replaced by the next
+		s.media.Driver.Wake()
 	}
 	return work
 }

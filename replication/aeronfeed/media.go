@@ -30,7 +30,9 @@ func StartMedia(log *slog.Logger) (*Media, error) {
 	if err != nil {
 		return nil, fmt.Errorf("aeronfeed: media driver directory: %w", err)
 	}
-	o := driver.Options{Dir: dir, DirDeleteOnShutdown: true}
+	// Its only clients are this process's Publisher and Source, which
+	// wake it after they offer or consume: it may park longer when quiet.
+	o := driver.Options{Dir: dir, DirDeleteOnShutdown: true, WakeOnOffer: true}
 	if log != nil {
 		o.Warn = func(msg string) { log.Warn("aeron driver (replication): " + msg) }
 	}

@@ -249,8 +249,20 @@ func (p *Publisher) reset() {
 
 // Poll implements transport.Server: it offers the pending frames until
 // one is back-pressured, a heartbeat when the stream is quiet, and reads
-// the replicas' status.
+// the replicas' status. After it offered or consumed anything it wakes
+// the media driver (Driver.Wake): a parked driver sends what was offered,
+// and answers what was consumed with a status message, now rather than
+// when its park ends — which, the media driver being told so
+// (driver.Options.WakeOnOffer, StartMedia), may be up to 8 ms once quiet.
 func (p *Publisher) Poll(now int64) int {
+	work := p.poll(now)
+	if work > 0 {
+		p.media.Driver.Wake()
+	}
+	return work
+}
+
+func (p *Publisher) poll(now int64) int {
 	p.now = now
 	if p.o.Standby != nil {
 		p.SetStandby(p.o.Standby())
@@ -312,6 +324,7 @@ func (p *Publisher) Poll(now int64) int {
 		id, off := p.o.Position()
 		p.hb = AppendHeader(p.hb[:0], KindHeartbeat, id, off)
 		if r := p.pub.Offer(p.hb); r > 0 || r == aeron.NotConnected {
+			p.media.Driver.Wake() // not work for the loop, but the driver's to send
 			p.st.Heartbeats++
 			p.st.Offset = off
 			p.lastOut = now

@@ -153,8 +153,9 @@ func restCPU(b *testing.B, pids []string, d time.Duration) []float64 {
 	return out
 }
 
-// medianOf returns the median of v (v is sorted in place).
+// medianOf returns the median of v, leaving v as it was.
 func medianOf(v []float64) float64 {
+	v = slices.Clone(v) // callers keep their order
 	slices.Sort(v)
 	n := len(v)
 	if n%2 == 1 {

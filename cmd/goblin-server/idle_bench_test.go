@@ -153,8 +153,3 @@ func envDuration(tb testing.TB, name string, def time.Duration) time.Duration {
 
 func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
-func medianOf(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
-}

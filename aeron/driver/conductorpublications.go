@@ -529,6 +529,11 @@ func (c *conductor) closeNetworkPublication(p *networkPublication) {
 // publication's publishers, and logs it as the Java driver warns.
 func (c *conductor) onPublicationError(p *networkPublication, destinationRegistrationID int64, e wire.Err, from netip.AddrPort) {
 	msg := string(e.Message())
+	// Counted in the errors counter (15) as well as logged, as the Java
+	// conductor's recordError(AeronEvent WARN) and the C conductor's
+	// aeron_driver_conductor_log_explicit_error both do: Aeron's
+	// RejectImageTest waits for that counter after a UDP image's reject.
+	c.counters.AddValue(sysErrors, 1)
 	c.warn(fmt.Sprintf("WARN - onPublicationError: registrationId=%d, destinationRegistrationId=%d, sessionId=%d, "+
 		"streamId=%d, receiverId=%d, groupId=%d, errorCode=%d, errorMessage=%s",
 		p.registrationID, destinationRegistrationID, e.SessionID(), e.StreamID(), e.ReceiverID(), e.GroupTag(), e.Code(), msg))

@@ -32,6 +32,7 @@ import io.aeron.FragmentAssembler;
 import io.aeron.Image;
 import io.aeron.Publication;
 import io.aeron.Subscription;
+import io.aeron.driver.status.SystemCounterDescriptor;
 import io.aeron.exceptions.RegistrationException;
 import io.aeron.logbuffer.BufferClaim;
 import io.aeron.logbuffer.ControlledFragmentHandler;
@@ -142,6 +143,7 @@ public final class DriverScenarios
             case "mediatimestamps" -> DriverScenarios::mediaTimestamps;
             case "wildcardports" -> DriverScenarios::wildcardPorts;
             case "mergedmds" -> DriverScenarios::mergedMds;
+            case "rejectimage" -> DriverScenarios::rejectImage;
             default -> throw new IllegalArgumentException("unknown scenario " + name);
         };
     }
@@ -562,6 +564,41 @@ public final class DriverScenarios
             check(1 == gone.size() && gone.get(0) == reg, "unavailable images " + gone);
             return "messages=" + r.seqs.size() + " unavailable=1";
         }
+    }
+
+    /**
+     * A subscriber rejects a UDP image (Image.reject): its driver sends the publication an error frame, and the
+     * publication's driver counts it (Error Frames sent, received, Images rejected), tells the publisher and records
+     * it as an error in the errors counter (15) and the error log, as the Java and C drivers both do. The caller
+     * runs it on a fresh driver, so the errors counter moves for no other reason.
+     */
+    private static String rejectImage(final Aeron aeron)
+    {
+        final int stream = stream();
+        final String channel = "aeron:udp?endpoint=127.0.0.1:24341|term-length=" + term;
+        final CountersReader counters = aeron.countersReader();
+        final long errors = counters.getCounterValue(SystemCounterDescriptor.ERRORS.id());
+        final long rejected = counters.getCounterValue(SystemCounterDescriptor.IMAGES_REJECTED.id());
+        final long sent = counters.getCounterValue(SystemCounterDescriptor.ERROR_FRAMES_SENT.id());
+        final long received = counters.getCounterValue(SystemCounterDescriptor.ERROR_FRAMES_RECEIVED.id());
+        try (Publication pub = aeron.addPublication(channel, stream);
+            Subscription sub = aeron.addSubscription(channel, stream))
+        {
+            await("publication and subscription connected", () -> pub.isConnected() && 1 == sub.imageCount());
+            final UnsafeBuffer buf = Common.buffer(64);
+            fillMessage(buf, 0, 64);
+            offer(pub, buf, 64);
+            receive(sub, 1, null);
+            sub.imageAtIndex(0).reject("goblin rejects the image");
+            await("Images rejected to move", () ->
+                counters.getCounterValue(SystemCounterDescriptor.IMAGES_REJECTED.id()) > rejected);
+            await("Error Frames sent and received to move", () ->
+                counters.getCounterValue(SystemCounterDescriptor.ERROR_FRAMES_SENT.id()) > sent &&
+                counters.getCounterValue(SystemCounterDescriptor.ERROR_FRAMES_RECEIVED.id()) > received);
+            await("the errors counter to move", () ->
+                counters.getCounterValue(SystemCounterDescriptor.ERRORS.id()) > errors);
+        }
+        return "rejected";
     }
 
     private static String errors(final Aeron aeron)

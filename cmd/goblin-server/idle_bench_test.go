@@ -152,4 +152,3 @@ func envDuration(tb testing.TB, name string, def time.Duration) time.Duration {
 }
 
 func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-

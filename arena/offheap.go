@@ -14,26 +14,63 @@ import "slices"
 type OffHeap struct {
 	live [][]byte // every region handed out and not yet freed
 	heap [][]byte // the ones that fell back to the Go heap
+
+	deferHuge bool     // DeferHugePages is on: Alloc maps without advice
+	pending   [][]byte // regions Alloc mapped while deferHuge, to advise at AdviseHugePages
+}
+
+// pageAdvice is what mapRegion tells the kernel about a region's pages.
+type pageAdvice uint8
+
+const (
+	adviseHuge  pageAdvice = iota // MADV_HUGEPAGE
+	adviseSmall                   // MADV_NOHUGEPAGE
+	adviseNone                    // nothing: the system's default (small pages where THP is "madvise")
+)
+
+// DeferHugePages makes Alloc map its regions without the huge-page advice
+// until AdviseHugePages, for a bulk load that fills them at once: with THP
+// defrag "madvise" (a common default) every first touch of an advised 2
+// MiB page may have the kernel compact memory in the page fault, which
+// costs a load filling gigabytes several times its own work; small pages
+// fault cheaply, and khugepaged collapses them once they are advised.
+func (m *OffHeap) DeferHugePages() { m.deferHuge = true }
+
+// AdviseHugePages ends DeferHugePages: the regions mapped meanwhile are
+// advised huge pages now (khugepaged collapses them in the background;
+// until then they are served from small pages), and later ones at once.
+func (m *OffHeap) AdviseHugePages() {
+	for _, r := range m.pending {
+		adviseHugeLater(r)
+	}
+	m.pending, m.deferHuge = nil, false
 }
 
 // RegionAlign is the size regions should be a multiple of for huge pages to apply.
 const RegionAlign = 2 << 20
 
 // Alloc returns n zeroed bytes.
-func (m *OffHeap) Alloc(n int) []byte { return m.alloc(n, true) }
+func (m *OffHeap) Alloc(n int) []byte {
+	if m.deferHuge {
+		return m.alloc(n, adviseNone)
+	}
+	return m.alloc(n, adviseHuge)
+}
 
 // AllocSmallPages returns n zeroed bytes mapped without huge pages, for
 // memory a latency-bound thread first touches a little at a time: the first
 // touch of a huge page has the kernel clear 2 MiB (and, with THP defrag,
 // perhaps compact memory) in one page fault, where small pages fault 4 KiB
 // at a time as they are reached.
-func (m *OffHeap) AllocSmallPages(n int) []byte { return m.alloc(n, false) }
+func (m *OffHeap) AllocSmallPages(n int) []byte { return m.alloc(n, adviseSmall) }
 
-func (m *OffHeap) alloc(n int, huge bool) []byte {
-	b, err := mapRegion(n, huge)
+func (m *OffHeap) alloc(n int, advice pageAdvice) []byte {
+	b, err := mapRegion(n, advice)
 	if err != nil {
 		b = make([]byte, n)
 		m.heap = append(m.heap, b)
+	} else if advice == adviseNone {
+		m.pending = append(m.pending, b)
 	}
 	m.live = append(m.live, b)
 	return b
@@ -57,7 +94,7 @@ func (m *OffHeap) FreeAll() {
 	for _, r := range m.live {
 		m.release(r)
 	}
-	m.live, m.heap = nil, nil
+	m.live, m.heap, m.pending = nil, nil, nil
 }
 
 // Bytes returns the total size of the live regions.
@@ -80,6 +117,12 @@ func (m *OffHeap) Mapped() int64 {
 }
 
 func (m *OffHeap) release(r []byte) {
+	for i, p := range m.pending {
+		if &p[:1][0] == &r[:1][0] {
+			m.pending = slices.Delete(m.pending, i, i+1)
+			break
+		}
+	}
 	for i, h := range m.heap {
 		if &h[:1][0] == &r[:1][0] {
 			m.heap = slices.Delete(m.heap, i, i+1)

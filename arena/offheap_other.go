@@ -4,6 +4,8 @@ package arena
 
 import "errors"
 
-func mapRegion(int, bool) ([]byte, error) { return nil, errors.New("no anonymous mappings here") }
+func mapRegion(int, pageAdvice) ([]byte, error) { return nil, errors.New("no anonymous mappings here") }
+
+func adviseHugeLater([]byte) {}
 
 func unmapRegion([]byte) {}

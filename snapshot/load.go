@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/goblin-kv/goblin/rdb"
@@ -158,7 +159,19 @@ type Loader struct {
 	lastProgress time.Time
 	last         decoded // the decoder's counts after the last batch taken
 	e            rdb.Entry
-	wait         *time.Timer // Step's bound on waiting for the decoder; made on first use
+	wait         *time.Timer    // Step's bound on waiting for the decoder; made on first use
+	stores       []*store.Store // the stores db returned, in bulk-load mode until Close
+}
+
+// store returns database i (db), in bulk-load mode (store.SetBulkLoad)
+// until Close.
+func (l *Loader) store(i int) (*store.Store, error) {
+	s, err := l.db(i)
+	if err == nil && !slices.Contains(l.stores, s) {
+		s.SetBulkLoad(true)
+		l.stores = append(l.stores, s)
+	}
+	return s, err
 }
 
 // NewLoader starts decoding r (on a goroutine of its own) into the
@@ -181,12 +194,17 @@ func (l *Loader) Stats() LoadStats {
 }
 
 // Close stops the decoder (at once if the load has not ended) and waits
-// until it no longer reads r. It may be called more than once.
+// until it no longer reads r, and ends the stores' bulk-load mode. It may
+// be called more than once.
 func (l *Loader) Close() {
 	if l.p != nil {
 		l.p.stop()
 		l.p = nil
 	}
+	for _, s := range l.stores {
+		s.SetBulkLoad(false)
+	}
+	l.stores = nil
 	if l.wait != nil {
 		l.wait.Stop()
 	}
@@ -265,7 +283,7 @@ func (l *Loader) batch(b *loadBatch) error {
 			}
 		}
 		if it.resize {
-			s, err := l.db(it.db)
+			s, err := l.store(it.db)
 			if err != nil {
 				l.last = b.decoded
 				return fmt.Errorf("%w: offset %d: RESIZEDB: %w", ErrLoad, it.off, err)
@@ -274,7 +292,7 @@ func (l *Loader) batch(b *loadBatch) error {
 			continue
 		}
 		if it.db != l.curDB || l.cur == nil {
-			s, err := l.db(it.db)
+			s, err := l.store(it.db)
 			if err != nil {
 				l.last = b.decoded
 				return fmt.Errorf("%w: offset %d: key %q: database %d: %w", ErrLoad, it.off, b.key(it), it.db, err)

@@ -104,3 +104,21 @@ func (s *Store) LoadHash(key []byte) uint64 {
 	prefetch(uintptr(unsafe.Pointer(&s.ix.t[uint64(tagOf(h)>>s.ix.shift)])))
 	return h
 }
+
+// SetBulkLoad turns the bulk-load mode of a loader on and off. While on,
+// the arena's chunks (keys and values) are mapped without the huge-page
+// advice: with THP defrag "madvise", the kernel's default, each first
+// touch of an advised 2 MiB page may compact memory in the page fault,
+// which costs a load that fills gigabytes at once more than the load
+// itself. Turned off, the chunks mapped meanwhile are advised huge pages,
+// and khugepaged collapses them in the background. The index keeps its
+// huge pages throughout: it is the table every request probes at random,
+// sized once from the file's RESIZEDB hint (few faults).
+func (s *Store) SetBulkLoad(on bool) {
+	s.owner.check()
+	if on {
+		s.ar.DeferHugePages()
+		return
+	}
+	s.ar.AdviseHugePages()
+}

@@ -435,4 +435,4 @@ func (a *Arena) LiveBytes() int64 { return a.live }
 func (a *Arena) DeferHugePages() { a.mem.DeferHugePages() }
 
 // AdviseHugePages ends DeferHugePages (see OffHeap.AdviseHugePages).
-func (a *Arena) AdviseHugePages() { a.mem.AdviseHugePages() }
+func (a *Arena) AdviseHugePages() Collapse { return a.mem.AdviseHugePages() }

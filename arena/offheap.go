@@ -1,6 +1,9 @@
 package arena
 
-import "slices"
+import (
+	"slices"
+	"unsafe"
+)
 
 // OffHeap is a set of memory regions outside the Go heap: anonymous private mappings
 // on Linux, advised to use transparent huge pages. The garbage collector neither
@@ -39,11 +42,51 @@ func (m *OffHeap) DeferHugePages() { m.deferHuge = true }
 // AdviseHugePages ends DeferHugePages: the regions mapped meanwhile are
 // advised huge pages now (khugepaged collapses them in the background;
 // until then they are served from small pages), and later ones at once.
-func (m *OffHeap) AdviseHugePages() {
+// It returns a Collapse of those regions, which puts them in huge pages at
+// once instead.
+func (m *OffHeap) AdviseHugePages() Collapse {
+	c := Collapse{regions: make([]region, 0, len(m.pending))}
 	for _, r := range m.pending {
 		adviseHugeLater(r)
+		c.regions = append(c.regions, region{uintptr(unsafe.Pointer(unsafe.SliceData(r))), len(r)})
 	}
 	m.pending, m.deferHuge = nil, false
+	return c
+}
+
+// region is a mapping's address and length, kept as numbers: a Collapse
+// hands them to the kernel and never touches the memory.
+type region struct {
+	addr uintptr
+	n    int
+}
+
+// A Collapse is the regions AdviseHugePages advised, to be put in huge
+// pages at once (MADV_COLLAPSE) rather than whenever khugepaged reaches
+// them. Run blocks while the kernel copies them, so it is meant for a
+// goroutine of its own: it only asks the kernel about address ranges and
+// never reads or writes them, so it may run while the owner uses them. A
+// range the owner has unmapped meanwhile fails harmlessly; one mapped
+// again by then is collapsed, which changes nothing but its page size.
+type Collapse struct {
+	regions []region
+}
+
+// Len returns the number of regions.
+func (c Collapse) Len() int { return len(c.regions) }
+
+// Run collapses the regions and returns how many the kernel put in huge
+// pages and the last error it gave for another (an older kernel, no huge
+// page to be had, a region unmapped meanwhile).
+func (c Collapse) Run() (collapsed int, err error) {
+	for _, r := range c.regions {
+		if e := collapseRange(r.addr, r.n); e != nil {
+			err = e
+			continue
+		}
+		collapsed++
+	}
+	return collapsed, err
 }
 
 // RegionAlign is the size regions should be a multiple of for huge pages to apply.

@@ -32,6 +32,18 @@ func adviseHugeLater(b []byte) {
 	}
 }
 
+// collapseRange asks the kernel to put the n bytes at addr in huge pages
+// now (MADV_COLLAPSE, Linux 6.1+), copying their small pages, rather than
+// wait for khugepaged; it blocks while it does. An error (an older kernel,
+// no huge page to be had, nothing mapped there) leaves them as they were.
+// The range is a number to the kernel: no Go memory is touched.
+func collapseRange(addr uintptr, n int) error {
+	if _, _, e := unix.Syscall(unix.SYS_MADVISE, addr, uintptr(n), unix.MADV_COLLAPSE); e != 0 {
+		return e
+	}
+	return nil
+}
+
 func unmapRegion(b []byte) {
 	if err := unix.Munmap(b); err != nil {
 		panic("arena: munmap: " + err.Error())

@@ -42,8 +42,9 @@ func vmFlags(t *testing.T, b []byte) string {
 }
 
 // TestDeferHugePages: regions Alloc maps under DeferHugePages carry no
-// huge-page advice (hg) until AdviseHugePages, which advises them; a
-// region freed meanwhile is forgotten; Alloc advises at once again after.
+// huge-page advice (hg) until AdviseHugePages, which advises them and
+// returns a Collapse of them (a region freed meanwhile is forgotten) that
+// leaves their contents as they were; Alloc advises at once again after.
 func TestDeferHugePages(t *testing.T) {
 	var m OffHeap
 	defer m.FreeAll()
@@ -59,7 +60,20 @@ func TestDeferHugePages(t *testing.T) {
 	if len(m.pending) != 1 {
 		t.Fatalf("%d regions wait for the advice after one was freed, want 1", len(m.pending))
 	}
-	m.AdviseHugePages()
+	for i := range a {
+		a[i] = byte(i * 7)
+	}
+	c := m.AdviseHugePages()
+	if c.Len() != 1 {
+		t.Fatalf("AdviseHugePages returned a Collapse of %d regions, want the 1 still mapped", c.Len())
+	}
+	collapsed, err := c.Run()
+	t.Logf("MADV_COLLAPSE: %d of 1 regions collapsed (%v)", collapsed, err)
+	for i := range a {
+		if a[i] != byte(i*7) {
+			t.Fatalf("byte %d changed by the collapse: %d, want %d", i, a[i], byte(i*7))
+		}
+	}
 	if fl := vmFlags(t, a); !strings.Contains(fl, " hg") {
 		t.Fatalf("AdviseHugePages did not advise the deferred region: %s", fl)
 	}

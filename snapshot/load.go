@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/goblin-kv/goblin/arena"
 	"github.com/goblin-kv/goblin/rdb"
 	"github.com/goblin-kv/goblin/store"
 )
@@ -163,12 +164,12 @@ type Loader struct {
 	stores       []*store.Store // the stores db returned, in bulk-load mode until Close
 }
 
-// store returns database i (db), in bulk-load mode (store.SetBulkLoad)
+// store returns database i (db), in bulk-load mode (store.BeginBulkLoad)
 // until Close.
 func (l *Loader) store(i int) (*store.Store, error) {
 	s, err := l.db(i)
 	if err == nil && !slices.Contains(l.stores, s) {
-		s.SetBulkLoad(true)
+		s.BeginBulkLoad()
 		l.stores = append(l.stores, s)
 	}
 	return s, err
@@ -194,17 +195,28 @@ func (l *Loader) Stats() LoadStats {
 }
 
 // Close stops the decoder (at once if the load has not ended) and waits
-// until it no longer reads r, and ends the stores' bulk-load mode. It may
-// be called more than once.
+// until it no longer reads r, and ends the stores' bulk-load mode
+// (store.BeginBulkLoad): a goroutine then collapses the chunks loaded into
+// huge pages (arena.Collapse). It may be called more than once.
 func (l *Loader) Close() {
 	if l.p != nil {
 		l.p.stop()
 		l.p = nil
 	}
+	var cs []arena.Collapse
 	for _, s := range l.stores {
-		s.SetBulkLoad(false)
+		cs = append(cs, s.EndBulkLoad())
 	}
 	l.stores = nil
+	if len(cs) > 0 {
+		// The chunks go to huge pages now, off the caller's goroutine,
+		// rather than whenever khugepaged reaches them.
+		go func() {
+			for _, c := range cs {
+				c.Run()
+			}
+		}()
+	}
 	if l.wait != nil {
 		l.wait.Stop()
 	}

@@ -23,9 +23,10 @@ import (
 // and a signal's shutdown save nothing, as Redis: the file would be
 // overwritten with half of it), and a load that fails stops the server.
 
-// LoadStep bounds one loop cycle's share of the load: LoadStepBytes of the
-// file (Redis's loading-process-events-interval-bytes) or LoadStepTime,
-// whichever comes first, then the loop serves what came in.
+// LoadStepBytes and LoadStepTime bound one loop cycle's share of the load:
+// LoadStepBytes of the file (Redis's loading-process-events-interval-bytes)
+// or LoadStepTime, whichever comes first, then the loop serves what came
+// in. The first step, before the loop runs, is bounded by bytes alone.
 const (
 	LoadStepBytes = 2 << 20
 	LoadStepTime  = 2 * time.Millisecond

@@ -428,3 +428,11 @@ func (a *Arena) releasePage(p uint32) {
 
 // LiveBytes returns the bytes in allocated blocks (rounded to their class).
 func (a *Arena) LiveBytes() int64 { return a.live }
+
+// DeferHugePages maps the arena's next off-heap chunks without the
+// huge-page advice until AdviseHugePages (see OffHeap.DeferHugePages): for
+// a bulk load.
+func (a *Arena) DeferHugePages() { a.mem.DeferHugePages() }
+
+// AdviseHugePages ends DeferHugePages (see OffHeap.AdviseHugePages).
+func (a *Arena) AdviseHugePages() Collapse { return a.mem.AdviseHugePages() }

@@ -1,6 +1,9 @@
 package arena
 
-import "slices"
+import (
+	"slices"
+	"unsafe"
+)
 
 // OffHeap is a set of memory regions outside the Go heap: anonymous private mappings
 // on Linux, advised to use transparent huge pages. The garbage collector neither
@@ -14,26 +17,103 @@ import "slices"
 type OffHeap struct {
 	live [][]byte // every region handed out and not yet freed
 	heap [][]byte // the ones that fell back to the Go heap
+
+	deferHuge bool     // DeferHugePages is on: Alloc maps without advice
+	pending   [][]byte // regions Alloc mapped while deferHuge, to advise at AdviseHugePages
+}
+
+// pageAdvice is what mapRegion tells the kernel about a region's pages.
+type pageAdvice uint8
+
+const (
+	adviseHuge  pageAdvice = iota // MADV_HUGEPAGE
+	adviseSmall                   // MADV_NOHUGEPAGE
+	adviseNone                    // nothing: the system's default (small pages where THP is "madvise")
+)
+
+// DeferHugePages makes Alloc map its regions without the huge-page advice
+// until AdviseHugePages, for a bulk load that fills them at once: with THP
+// defrag "madvise" (a common default) every first touch of an advised 2
+// MiB page may have the kernel compact memory in the page fault, which
+// costs a load filling gigabytes several times its own work; small pages
+// fault cheaply, and khugepaged collapses them once they are advised.
+func (m *OffHeap) DeferHugePages() { m.deferHuge = true }
+
+// AdviseHugePages ends DeferHugePages: the regions mapped meanwhile are
+// advised huge pages now (khugepaged collapses them in the background;
+// until then they are served from small pages), and later ones at once.
+// It returns a Collapse of those regions, which puts them in huge pages at
+// once instead.
+func (m *OffHeap) AdviseHugePages() Collapse {
+	c := Collapse{regions: make([]region, 0, len(m.pending))}
+	for _, r := range m.pending {
+		adviseHugeLater(r)
+		c.regions = append(c.regions, region{uintptr(unsafe.Pointer(unsafe.SliceData(r))), len(r)})
+	}
+	m.pending, m.deferHuge = nil, false
+	return c
+}
+
+// region is a mapping's address and length, kept as numbers: a Collapse
+// hands them to the kernel and never touches the memory.
+type region struct {
+	addr uintptr
+	n    int
+}
+
+// A Collapse is the regions AdviseHugePages advised, to be put in huge
+// pages at once (MADV_COLLAPSE) rather than whenever khugepaged reaches
+// them. Run blocks while the kernel copies them, so it is meant for a
+// goroutine of its own: it only asks the kernel about address ranges and
+// never reads or writes them, so it may run while the owner uses them. A
+// range the owner has unmapped meanwhile fails harmlessly; one mapped
+// again by then is collapsed, which changes nothing but its page size.
+type Collapse struct {
+	regions []region
+}
+
+// Len returns the number of regions.
+func (c Collapse) Len() int { return len(c.regions) }
+
+// Run collapses the regions and returns how many the kernel put in huge
+// pages and the last error it gave for another (an older kernel, no huge
+// page to be had, a region unmapped meanwhile).
+func (c Collapse) Run() (collapsed int, err error) {
+	for _, r := range c.regions {
+		if e := collapseRange(r.addr, r.n); e != nil {
+			err = e
+			continue
+		}
+		collapsed++
+	}
+	return collapsed, err
 }
 
 // RegionAlign is the size regions should be a multiple of for huge pages to apply.
 const RegionAlign = 2 << 20
 
 // Alloc returns n zeroed bytes.
-func (m *OffHeap) Alloc(n int) []byte { return m.alloc(n, true) }
+func (m *OffHeap) Alloc(n int) []byte {
+	if m.deferHuge {
+		return m.alloc(n, adviseNone)
+	}
+	return m.alloc(n, adviseHuge)
+}
 
 // AllocSmallPages returns n zeroed bytes mapped without huge pages, for
 // memory a latency-bound thread first touches a little at a time: the first
 // touch of a huge page has the kernel clear 2 MiB (and, with THP defrag,
 // perhaps compact memory) in one page fault, where small pages fault 4 KiB
 // at a time as they are reached.
-func (m *OffHeap) AllocSmallPages(n int) []byte { return m.alloc(n, false) }
+func (m *OffHeap) AllocSmallPages(n int) []byte { return m.alloc(n, adviseSmall) }
 
-func (m *OffHeap) alloc(n int, huge bool) []byte {
-	b, err := mapRegion(n, huge)
+func (m *OffHeap) alloc(n int, advice pageAdvice) []byte {
+	b, err := mapRegion(n, advice)
 	if err != nil {
 		b = make([]byte, n)
 		m.heap = append(m.heap, b)
+	} else if advice == adviseNone {
+		m.pending = append(m.pending, b)
 	}
 	m.live = append(m.live, b)
 	return b
@@ -57,7 +137,7 @@ func (m *OffHeap) FreeAll() {
 	for _, r := range m.live {
 		m.release(r)
 	}
-	m.live, m.heap = nil, nil
+	m.live, m.heap, m.pending = nil, nil, nil
 }
 
 // Bytes returns the total size of the live regions.
@@ -80,6 +160,12 @@ func (m *OffHeap) Mapped() int64 {
 }
 
 func (m *OffHeap) release(r []byte) {
+	for i, p := range m.pending {
+		if &p[:1][0] == &r[:1][0] {
+			m.pending = slices.Delete(m.pending, i, i+1)
+			break
+		}
+	}
 	for i, h := range m.heap {
 		if &h[:1][0] == &r[:1][0] {
 			m.heap = slices.Delete(m.heap, i, i+1)

@@ -4,6 +4,10 @@ package arena
 
 import "errors"
 
-func mapRegion(int, bool) ([]byte, error) { return nil, errors.New("no anonymous mappings here") }
+func mapRegion(int, pageAdvice) ([]byte, error) { return nil, errors.New("no anonymous mappings here") }
+
+func adviseHugeLater([]byte) {}
+
+func collapseRange(uintptr, int) error { return errors.New("no huge pages here") }
 
 func unmapRegion([]byte) {}

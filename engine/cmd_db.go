@@ -52,6 +52,9 @@ func (e *Engine) Tick(budget int) int {
 		}
 	}
 	e.sampleOps()
+	if e.loading != nil { // the load at start: nothing else runs on the stores meanwhile
+		return e.tickLoad()
+	}
 	if e.follow.on {
 		e.keepExpired(true) // after a writable replica's write (replGate)
 	}

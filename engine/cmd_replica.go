@@ -333,6 +333,7 @@ func (e *Engine) SetMasterLink(up bool) {
 func (e *Engine) BeginFullSync() {
 	e.follow.loading = true
 	e.follow.skipped = 0
+	e.abortLoad()    // the primary's snapshot replaces the file's
 	e.DropReplicas() // chained replicas resync from the new history, as Redis's
 	e.ResetMaster()
 	for i, st := range e.dbs {

@@ -66,6 +66,7 @@ func (e *Engine) queued(s *Session, r *command.Request, rejected bool, args [][]
 		e.unknownOp(r)
 	case !s.user.AllowsAll() && !e.permit(s, r): // NOAUTH or NOPERM: refused now, as Redis does
 	case e.follow.on && e.replGate(s, r): // READONLY, LOADING, MASTERDOWN: refused now, as Redis does
+	case e.loading != nil && e.loadGate(s, r): // LOADING at start
 	default:
 		t := &s.tx
 		start := len(t.buf)

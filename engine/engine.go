@@ -412,7 +412,8 @@ type Engine struct {
 	dumpLimits store.Limits
 	dumpBuf    []byte // DUMP's reply
 
-	snap persistState // snapshots (persist.go)
+	snap    persistState // snapshots (persist.go)
+	loading *startLoad   // the load of the snapshot file at start, nil when none runs (loadstart.go)
 
 	// Pub/Sub (pubsub.go).
 	ps       pubsubState

@@ -378,6 +378,9 @@ func (e *Engine) execute(s *Session, r *command.Request) {
 	if s.pubsub && !s.resp3 && e.subscribedOnly(s, r) { // RESP2 with subscriptions (pubsub.go)
 		return
 	}
+	if e.loading != nil && e.loadGate(s, r) { // the load at start (loadstart.go)
+		return
+	}
 	e.ran = true
 	e.cmd[r.Op].calls++
 	// CONFIG SET is timed even while the slow log is off: it may turn it
@@ -413,7 +416,7 @@ func (e *Engine) plain(s *Session) bool {
 // calm is plain but for the user: the hot path asks the user about the
 // very command it serves (hotReady, permitFast).
 func (e *Engine) calm(s *Session) bool {
-	return !s.tx.on && s.mute == 0 && len(e.monitors) == 0 && e.sampleLeft > 1 && e.slow.slowerThan != 0
+	return !s.tx.on && s.mute == 0 && len(e.monitors) == 0 && e.sampleLeft > 1 && e.slow.slowerThan != 0 && e.loading == nil
 }
 
 // pong answers a compact SBE PING in a plain session (see plain): the

@@ -199,6 +199,9 @@ func (e *Engine) infoSection(w *infoWriter, s *Session, sec string, st *store.St
 		w.int("aof_last_cow_size", 0)
 		w.int("module_fork_in_progress", 0)
 		w.int("module_fork_last_cow_size", 0)
+		if e.loading != nil {
+			e.infoLoading(w)
+		}
 		if p := &e.snap; p.lastErr != "" {
 			w.str("goblin_rdb_last_error", strings.NewReplacer("\r", " ", "\n", " ").Replace(p.lastErr))
 		}

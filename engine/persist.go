@@ -12,7 +12,6 @@ import (
 
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/snapshot"
-	"github.com/goblin-kv/goblin/store"
 )
 
 // Persistence: RDB snapshots (package snapshot) of every database. SAVE
@@ -171,16 +170,7 @@ func (e *Engine) Dirty() int64 { return int64(e.mods() - e.snap.dirtyBase) }
 // Options.Databases or a type goblin does not store (unless o skips them)
 // fail with the reason and the byte offset.
 func (e *Engine) Load(o snapshot.LoadOptions) (st snapshot.LoadStats, found bool, err error) {
-	st, found, err = snapshot.LoadFile(e.RDBPath(), func(i int) (*store.Store, error) {
-		if i < 0 || i >= e.o.Databases {
-			return nil, fmt.Errorf("the file selects database %d but the server has %d (--databases)", i, e.o.Databases)
-		}
-		s := e.db(int64(i))
-		if s == nil {
-			return nil, errors.New(string(e.res.Value))
-		}
-		return s, nil
-	}, o)
+	st, found, err = snapshot.LoadFile(e.RDBPath(), e.loadDB, o)
 	e.snap.loaded = st
 	e.snap.dirtyBase = e.mods()
 	return st, found, err
@@ -431,6 +421,11 @@ func (e *Engine) shutdown(s *Session, r *command.Request) {
 // policy is set or save asks (not with nosave).
 func (e *Engine) shutdownSave(save, nosave bool) error {
 	e.abortBackground()
+	if e.loading != nil {
+		// As Redis's shutdownCommand: a save now would replace the file
+		// with the part of it loaded so far.
+		nosave = true
+	}
 	if nosave || (!save && len(e.o.Persistence.Save) == 0) {
 		return nil
 	}
@@ -510,7 +505,13 @@ func (e *Engine) saveParam() Param {
 // them (the AOF lines follow in info.go).
 func (e *Engine) infoPersistence(w *infoWriter) {
 	p := &e.snap
-	w.int("loading", 0) // the file is loaded before the server serves
+	loaded := p.loaded
+	if e.loading != nil {
+		w.int("loading", 1)
+		loaded = e.loading.l.Stats()
+	} else {
+		w.int("loading", 0)
+	}
 	w.int("async_loading", 0)
 	w.int("current_cow_peak", 0)
 	w.int("current_cow_size", 0)
@@ -541,6 +542,6 @@ func (e *Engine) infoPersistence(w *infoWriter) {
 	w.int("rdb_current_bgsave_time_sec", cur)
 	w.int("rdb_saves", p.saves)
 	w.int("rdb_last_cow_size", 0)
-	w.int("rdb_last_load_keys_expired", p.loaded.Expired)
-	w.int("rdb_last_load_keys_loaded", p.loaded.Keys)
+	w.int("rdb_last_load_keys_expired", loaded.Expired)
+	w.int("rdb_last_load_keys_loaded", loaded.Keys)
 }

@@ -58,6 +58,8 @@ func (s *Server) ReadyHandler() http.Handler {
 			ok, why = false, "starting: the store loop has not run yet"
 		case why == "shutting down":
 			ok = false
+		case ok && s.loadingNow.Load():
+			ok, why = false, "loading: the snapshot file is being loaded (clients get LOADING)"
 		}
 		reply(w, ok, why)
 	})

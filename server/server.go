@@ -24,7 +24,6 @@ import (
 	"github.com/goblin-kv/goblin/replica/aeronsource"
 	"github.com/goblin-kv/goblin/replica/forward"
 	"github.com/goblin-kv/goblin/replication/aeronfeed"
-	"github.com/goblin-kv/goblin/snapshot"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/uds"
@@ -66,6 +65,13 @@ type Server struct {
 	byCommand   atomic.Bool  // SHUTDOWN stopped the loop
 
 	finalSave error // the shutdown's save failed (written by the loop before Done)
+
+	// The load of the snapshot file at start (load.go): loadErr is why it
+	// failed (written by the loop before Done); loadDone is closed when it
+	// ends, or at once without one; loadingNow is read by /readyz.
+	loadErr    error
+	loadDone   chan struct{}
+	loadingNow atomic.Bool
 
 	// TLS (tls.go): the configuration the TLS listeners share, nil
 	// without one; tlsDirty says a tls-* parameter changed since it was
@@ -158,9 +164,6 @@ func New(o Options) (*Server, error) {
 	if err := s.engine.LoadACLFile(); err != nil {
 		return nil, fmt.Errorf("%w: aclfile %s: %w", ErrOptions, o.ACLFile, err)
 	}
-	if err := s.load(); err != nil {
-		return nil, err
-	}
 	s.budget = &uds.Budget{Limit: max(o.MaxClientMemory, 0)}
 	s.auth = &authGuard{log: s.log}
 	s.release = newReleaser()
@@ -207,10 +210,11 @@ func New(o Options) (*Server, error) {
 		BeginCycle: s.engine.BeginCycle,
 		Tick: func(budget int) int {
 			w := s.engine.Tick(budget)
-			if s.engine.Saving() {
-				// A save works in slices between cycles: look at the
-				// sockets every cycle, not every SocketCheckEvery busy
-				// ones, so a request waits behind one slice at most.
+			if s.engine.Saving() || s.engine.Loading() {
+				// A save or the load at start works in slices between
+				// cycles: look at the sockets every cycle, not every
+				// SocketCheckEvery busy ones, so a request waits behind
+				// one slice at most.
 				s.loop.CheckSockets()
 			}
 			return w
@@ -232,6 +236,10 @@ func New(o Options) (*Server, error) {
 		},
 	})
 	if err != nil {
+		s.closeTransports()
+		return nil, err
+	}
+	if err := s.beginLoad(); err != nil {
 		s.closeTransports()
 		return nil, err
 	}
@@ -276,6 +284,9 @@ func (s *Server) Run() error {
 	}
 	defer s.release.stop()
 	err := s.loop.Run()
+	if s.loadErr != nil {
+		return s.loadErr
+	}
 	if s.finalSave != nil {
 		return fmt.Errorf("server: the shutdown's save failed (the previous snapshot is intact): %w", s.finalSave)
 	}
@@ -306,34 +317,6 @@ func stateDir(dir string, log *slog.Logger) (string, error) {
 		return "", fmt.Errorf("%w: dir %s is not a directory", ErrOptions, dir)
 	}
 	return dir, nil
-}
-
-// load reads the snapshot file, if there is one, before the server
-// serves: a file that cannot be loaded whole stops the start.
-func (s *Server) load() error {
-	path := s.engine.RDBPath()
-	start := time.Now()
-	st, found, err := s.engine.Load(snapshot.LoadOptions{
-		SkipUnsupported: s.opts.SkipUnsupported,
-		Progress: func(p snapshot.LoadStats) {
-			s.log.Info("loading", "path", path, "keys", p.Keys, "bytes", p.Bytes, "of", p.Size,
-				"percent", fmt.Sprintf("%.1f", 100*float64(p.Bytes)/float64(max(p.Size, 1))))
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("server: cannot load %s, refusing to start with part of it (move the file away to start empty): %w", path, err)
-	}
-	if !found {
-		s.log.Info("no snapshot to load", "path", path)
-		return nil
-	}
-	args := []any{"path", path, "keys", st.Keys, "expired_dropped", st.Expired, "bytes", st.Bytes,
-		"rdb_version", st.Version, "duration", time.Since(start)}
-	if st.Skipped > 0 {
-		args = append(args, "skipped_unsupported", st.Skipped)
-	}
-	s.log.Info("DB loaded from disk", args...)
-	return nil
 }
 
 // Shutdown asks the loop to stop accepting, answer what it has read, close

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
+	"github.com/goblin-kv/goblin/arena"
 	"github.com/goblin-kv/goblin/rdb"
 	"github.com/goblin-kv/goblin/store"
 )
@@ -77,6 +79,7 @@ type LoadStats struct {
 	Bytes   int64 // bytes of the file read
 	Size    int64 // the file's size, when known (LoadFile)
 	Version int   // the file's RDB version
+	UsedMem int64 // the memory its writer used (the used-mem AUX field), 0 if not read yet or absent
 }
 
 // DBFunc returns database i, creating it if need be; an error refuses the
@@ -112,103 +115,238 @@ func LoadFile(path string, db DBFunc, o LoadOptions) (st LoadStats, found bool, 
 // over in batches (copies, in a few buffers that go round) to the
 // goroutine that called Load, which alone touches the stores and calls db
 // and o.Progress. Load returns after that goroutine has stopped reading r.
+// Load is a Loader stepped to the end; a server that goes on serving while
+// it loads steps one itself.
 func Load(r io.Reader, db DBFunc, o LoadOptions) (LoadStats, error) {
+	l := NewLoader(r, db, o)
+	defer l.Close()
+	for {
+		done, err := l.Step(StepLimit{})
+		if done || err != nil {
+			return l.Stats(), err
+		}
+	}
+}
+
+// StepLimit bounds one Loader.Step. A Step stops after the batch (up to
+// 4096 keys or 1 MiB of them) in which it passed either bound; the zero
+// value runs to the end of the file.
+type StepLimit struct {
+	// Bytes of the file a Step reads at most (Redis's
+	// loading-process-events-interval-bytes, 2 MiB, is a fair figure);
+	// 0: no bound.
+	Bytes int64
+	// Until is when a Step gives up, even while it waits for the decoder;
+	// zero: no bound.
+	Until time.Time
+}
+
+// A Loader is a load (see Load) in steps, for a server that answers its
+// clients between them (Redis's -LOADING): NewLoader starts decoding, each
+// Step stores what was decoded up to a bound, Close stops the decoder.
+// Only the goroutine that calls Step touches the stores; a Loader is not
+// safe for concurrent use.
+type Loader struct {
+	p    *loadPipe
+	db   DBFunc
+	o    LoadOptions
+	st   LoadStats
+	done bool
+	err  error
+
+	cur          *store.Store
+	curDB        int
+	skipped      int64
+	lastProgress time.Time
+	last         decoded // the decoder's counts after the last batch taken
+	e            rdb.Entry
+	wait         *time.Timer    // Step's bound on waiting for the decoder; made on first use
+	stores       []*store.Store // the stores db returned, in bulk-load mode until Close
+}
+
+// store returns database i (db), in bulk-load mode (store.BeginBulkLoad)
+// until Close.
+func (l *Loader) store(i int) (*store.Store, error) {
+	s, err := l.db(i)
+	if err == nil && !slices.Contains(l.stores, s) {
+		s.BeginBulkLoad()
+		l.stores = append(l.stores, s)
+	}
+	return s, err
+}
+
+// NewLoader starts decoding r (on a goroutine of its own) into the
+// databases db returns; nothing is stored before the first Step.
+func NewLoader(r io.Reader, db DBFunc, o LoadOptions) *Loader {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = time.Second
 	}
-	st := LoadStats{Size: o.Size}
-	p := startDecoding(r, o)
-	defer p.stop()
-	var (
-		cur          *store.Store
-		curDB        = -1
-		skipped      int64
-		lastProgress = time.Now()
-		last         decoded // the decoder's counts after the last batch taken
-		e            rdb.Entry
-	)
-	stats := func() LoadStats {
-		st.Expired, st.Skipped, st.Bytes, st.Version = last.stats.Expired, last.stats.Skipped+skipped, last.stats.Bytes, last.version
-		return st
+	return &Loader{p: startDecoding(r, o), db: db, o: o, st: LoadStats{Size: o.Size}, curDB: -1, lastProgress: time.Now()}
+}
+
+// Stats returns what the load has done so far.
+func (l *Loader) Stats() LoadStats {
+	l.st.Expired, l.st.Skipped, l.st.Bytes, l.st.Version = l.last.stats.Expired, l.last.stats.Skipped+l.skipped, l.last.stats.Bytes, l.last.version
+	l.st.UsedMem = l.last.usedMem
+	return l.st
+}
+
+// Close stops the decoder (at once if the load has not ended) and waits
+// until it no longer reads r, and ends the stores' bulk-load mode
+// (store.BeginBulkLoad): a goroutine then collapses the chunks loaded into
+// huge pages (arena.Collapse). It may be called more than once.
+func (l *Loader) Close() {
+	if l.p != nil {
+		l.p.stop()
+		l.p = nil
 	}
-	for b := range p.full {
-		ahead := 0 // items before this were hashed ahead, or could not be
-		for i := range b.items {
-			it := &b.items[i]
-			if cur != nil {
-				// Hash the string keys of the current database up to
-				// loadAhead items on: their index buckets are read together.
-				for ahead = max(ahead, i); ahead < min(i+loadAhead, len(b.items)); ahead++ {
-					if a := &b.items[ahead]; !a.resize && a.kind == rdb.KindString && a.db == curDB {
-						a.hash, a.hashed = cur.LoadHash(b.key(a)), true
-					}
-				}
+	var cs []arena.Collapse
+	for _, s := range l.stores {
+		cs = append(cs, s.EndBulkLoad())
+	}
+	l.stores = nil
+	if len(cs) > 0 {
+		// The chunks go to huge pages now, off the caller's goroutine,
+		// rather than whenever khugepaged reaches them.
+		go func() {
+			for _, c := range cs {
+				c.Run()
 			}
-			if it.resize {
-				s, err := db(it.db)
-				if err != nil {
-					last = b.decoded
-					return stats(), fmt.Errorf("%w: offset %d: RESIZEDB: %w", ErrLoad, it.off, err)
-				}
-				s.Reserve(int(min(it.keys, 1<<31)))
-				continue
+		}()
+	}
+	if l.wait != nil {
+		l.wait.Stop()
+	}
+}
+
+// Step stores decoded batches until lim is reached or the file ends, and
+// reports whether the load is over: done with a nil error at the file's
+// clean end, or the error that ended it (then every later Step returns it
+// too). A Step that finds no batch decoded waits for one, until lim.Until.
+func (l *Loader) Step(lim StepLimit) (done bool, err error) {
+	if l.done || l.err != nil {
+		return true, l.err
+	}
+	from := l.last.stats.Bytes
+	for {
+		var b *loadBatch
+		var ok bool
+		select {
+		case b, ok = <-l.p.full:
+		default:
+			if lim.Until.IsZero() {
+				b, ok = <-l.p.full
+				break
 			}
-			if it.db != curDB || cur == nil {
-				s, err := db(it.db)
-				if err != nil {
-					last = b.decoded
-					return stats(), fmt.Errorf("%w: offset %d: key %q: database %d: %w", ErrLoad, it.off, b.key(it), it.db, err)
-				}
-				cur, curDB = s, it.db
+			d := time.Until(lim.Until)
+			if d <= 0 {
+				return false, nil
 			}
-			var err error
-			if it.kind == rdb.KindString {
-				var added bool
-				exp := int64(0)
-				if it.exp != rdb.NoExpiry {
-					exp = it.exp
-				}
-				h := it.hash
-				if !it.hashed {
-					h = cur.LoadHash(b.key(it))
-				}
-				if added, err = cur.LoadString(h, b.key(it), b.str(it), exp); err == nil && !added {
-					err = ErrDuplicate
-				}
+			if l.wait == nil {
+				l.wait = time.NewTimer(d)
 			} else {
-				b.entry(it, &e)
-				err = Insert(cur, &e)
+				l.wait.Reset(d)
 			}
-			switch {
-			case err == nil:
-			case errors.Is(err, ErrUnsupported) && o.SkipUnsupported:
-				skipped++
-				continue
-			case errors.Is(err, ErrUnsupported):
-				last = b.decoded
-				return stats(), fmt.Errorf("%w: offset %d: key %q in database %d holds a %s, a type goblin does not store yet (--rdb-skip-unsupported skips such keys)",
-					ErrLoad, it.off, b.key(it), it.db, rdb.TypeName(it.typ))
-			case errors.Is(err, ErrDuplicate):
-				last = b.decoded
-				return stats(), fmt.Errorf("%w: offset %d: duplicate key %q in database %d", ErrLoad, it.off, b.key(it), it.db)
-			default:
-				last = b.decoded
-				return stats(), fmt.Errorf("%w: offset %d: key %q in database %d: %w", ErrLoad, it.off, b.key(it), it.db, err)
+			select {
+			case b, ok = <-l.p.full:
+				l.wait.Stop()
+			case <-l.wait.C:
+				return false, nil
 			}
-			st.Keys++
 		}
-		last = b.decoded
-		if last.err != nil {
-			return stats(), last.err
+		if !ok { // the decoder ended after its final batch (not reached here) or was stopped
+			l.done = true
+			return true, l.err
 		}
-		if o.Progress != nil && !last.final && time.Since(lastProgress) >= o.ProgressEvery {
-			lastProgress = time.Now()
-			o.Progress(stats())
+		if err := l.batch(b); err != nil {
+			l.err = err
+			return true, err
 		}
-		p.free <- b
+		if l.last.final {
+			l.done = true
+			return true, nil
+		}
+		if o := &l.o; o.Progress != nil && time.Since(l.lastProgress) >= o.ProgressEvery {
+			l.lastProgress = time.Now()
+			o.Progress(l.Stats())
+		}
+		l.p.free <- b
+		if lim.Bytes > 0 && l.last.stats.Bytes-from >= lim.Bytes || !lim.Until.IsZero() && !time.Now().Before(lim.Until) {
+			return false, nil
+		}
 	}
-	return stats(), nil
+}
+
+// batch stores the keys of b.
+func (l *Loader) batch(b *loadBatch) error {
+	ahead := 0 // items before this were hashed ahead, or could not be
+	for i := range b.items {
+		it := &b.items[i]
+		if l.cur != nil {
+			// Hash the string keys of the current database up to
+			// loadAhead items on: their index buckets are read together.
+			for ahead = max(ahead, i); ahead < min(i+loadAhead, len(b.items)); ahead++ {
+				if a := &b.items[ahead]; !a.resize && a.kind == rdb.KindString && a.db == l.curDB {
+					a.hash, a.hashed = l.cur.LoadHash(b.key(a)), true
+				}
+			}
+		}
+		if it.resize {
+			s, err := l.store(it.db)
+			if err != nil {
+				l.last = b.decoded
+				return fmt.Errorf("%w: offset %d: RESIZEDB: %w", ErrLoad, it.off, err)
+			}
+			s.Reserve(int(min(it.keys, 1<<31)))
+			continue
+		}
+		if it.db != l.curDB || l.cur == nil {
+			s, err := l.store(it.db)
+			if err != nil {
+				l.last = b.decoded
+				return fmt.Errorf("%w: offset %d: key %q: database %d: %w", ErrLoad, it.off, b.key(it), it.db, err)
+			}
+			l.cur, l.curDB = s, it.db
+		}
+		var err error
+		if it.kind == rdb.KindString {
+			var added bool
+			exp := int64(0)
+			if it.exp != rdb.NoExpiry {
+				exp = it.exp
+			}
+			h := it.hash
+			if !it.hashed {
+				h = l.cur.LoadHash(b.key(it))
+			}
+			if added, err = l.cur.LoadString(h, b.key(it), b.str(it), exp); err == nil && !added {
+				err = ErrDuplicate
+			}
+		} else {
+			b.entry(it, &l.e)
+			err = Insert(l.cur, &l.e)
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrUnsupported) && l.o.SkipUnsupported:
+			l.skipped++
+			continue
+		case errors.Is(err, ErrUnsupported):
+			l.last = b.decoded
+			return fmt.Errorf("%w: offset %d: key %q in database %d holds a %s, a type goblin does not store yet (--rdb-skip-unsupported skips such keys)",
+				ErrLoad, it.off, b.key(it), it.db, rdb.TypeName(it.typ))
+		case errors.Is(err, ErrDuplicate):
+			l.last = b.decoded
+			return fmt.Errorf("%w: offset %d: duplicate key %q in database %d", ErrLoad, it.off, b.key(it), it.db)
+		default:
+			l.last = b.decoded
+			return fmt.Errorf("%w: offset %d: key %q in database %d: %w", ErrLoad, it.off, b.key(it), it.db, err)
+		}
+		l.st.Keys++
+	}
+	l.last = b.decoded
+	return l.last.err
 }

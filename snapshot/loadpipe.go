@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"io"
+	"strconv"
 
 	"github.com/goblin-kv/goblin/rdb"
 )
@@ -28,6 +29,7 @@ const (
 type decoded struct {
 	stats   rdb.Stats
 	version int
+	usedMem int64 // the file's used-mem AUX field, 0 before it or without one
 	final   bool  // the last batch: the file ended or the decoder failed
 	err     error // set on the last batch: the decoder's error, nil at a clean end
 }
@@ -139,7 +141,13 @@ func (p *loadPipe) decode(r io.Reader, o LoadOptions) {
 	defer close(p.full)
 	var b *loadBatch
 	var d *rdb.Decoder
+	var usedMem int64
 	d = rdb.NewDecoder(r, rdb.DecoderOptions{
+		OnAux: func(key, value []byte) {
+			if string(key) == "used-mem" {
+				usedMem, _ = strconv.ParseInt(string(value), 10, 64)
+			}
+		},
 		SkipUnsupported: o.SkipUnsupported,
 		DropExpired:     true,
 		Now:             o.Now,
@@ -161,7 +169,7 @@ func (p *loadPipe) decode(r io.Reader, o LoadOptions) {
 			}
 			b.add(d.Entry(), d.Stats().Bytes)
 		}
-		b.decoded = decoded{stats: d.Stats(), version: d.Version()}
+		b.decoded = decoded{stats: d.Stats(), version: d.Version(), usedMem: usedMem}
 		if !more {
 			b.final, b.err = true, d.Err()
 		}

@@ -418,3 +418,66 @@ func TestStreamSaveIsPointInTime(t *testing.T) {
 	}
 	checkRDB(t, path)
 }
+
+// TestLoaderSteps: a Loader stepped within small bounds (one byte of the
+// file, or a deadline already past) loads the same keys as Load, in
+// several steps, each of which returns with the load not done until the
+// last; a step past the end returns done again; Stats grow as it goes and
+// carry the file's used-mem AUX field.
+func TestLoaderSteps(t *testing.T) {
+	src := newStores(t, 1)[0]
+	for i := range 20_000 {
+		src.Set(nil, []byte("k"+strconv.Itoa(i)), []byte("value-"+strconv.Itoa(i)), store.SetOptions{})
+	}
+	path := filepath.Join(t.TempDir(), "dump.rdb")
+	j, err := Begin([]DB{{0, src}}, Options{Path: path, UsedMemory: 12345}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Run(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lim := range []StepLimit{{Bytes: 1}, {Until: time.Now().Add(-time.Second)}} {
+		dst := newStores(t, 1)[0]
+		l := NewLoader(bytes.NewReader(b), func(int) (*store.Store, error) { return dst, nil }, LoadOptions{})
+		steps := 0
+		var prev LoadStats
+		giveUp := time.Now().Add(time.Minute) // a step that finds no batch decoded returns at once: the decoder may lag on a busy machine
+		for {
+			done, err := l.Step(lim)
+			if err != nil {
+				t.Fatalf("%+v: step %d: %v", lim, steps, err)
+			}
+			steps++
+			st := l.Stats()
+			if st.Keys < prev.Keys || st.Bytes < prev.Bytes {
+				t.Fatalf("%+v: step %d went back: %+v after %+v", lim, steps, st, prev)
+			}
+			prev = st
+			if done {
+				break
+			}
+			if time.Now().After(giveUp) {
+				t.Fatalf("%+v: not done after %d steps in a minute: %+v", lim, steps, st)
+			}
+		}
+		if done, err := l.Step(lim); !done || err != nil {
+			t.Fatalf("%+v: a step after the end: done %v, %v", lim, done, err)
+		}
+		l.Close()
+		l.Close()
+		if st := l.Stats(); st.Keys != 20_000 || st.Bytes != int64(len(b)) || st.UsedMem != 12345 {
+			t.Fatalf("%+v: loaded %+v, want 20000 keys, %d bytes, used-mem 12345", lim, st, len(b))
+		}
+		if steps < 3 {
+			t.Fatalf("%+v: the load took %d steps, want several", lim, steps)
+		}
+		if g, w := dump(t, dst), dump(t, src); !maps.Equal(g, w) {
+			t.Fatalf("%+v: loaded %d keys unlike the %d saved", lim, len(g), len(w))
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"unsafe"
+
+	"github.com/goblin-kv/goblin/arena"
 )
 
 // LoadString adds a string key the store does not hold yet, as a
@@ -103,4 +105,27 @@ func (s *Store) LoadHash(key []byte) uint64 {
 	h := s.hash(key)
 	prefetch(uintptr(unsafe.Pointer(&s.ix.t[uint64(tagOf(h)>>s.ix.shift)])))
 	return h
+}
+
+// BeginBulkLoad puts the store in a loader's bulk-load mode until
+// EndBulkLoad: the arena's chunks (keys and values) are mapped without the
+// huge-page advice. With THP defrag "madvise", the kernel's default, each
+// first touch of an advised 2 MiB page may compact memory in the page
+// fault, which costs a load that fills gigabytes at once more than the
+// load itself. The index keeps its huge pages throughout: it is the table
+// every request probes at random, sized once from the file's RESIZEDB
+// hint (few faults).
+func (s *Store) BeginBulkLoad() {
+	s.owner.check()
+	s.ar.DeferHugePages()
+}
+
+// EndBulkLoad ends BeginBulkLoad: the chunks mapped meanwhile are advised
+// huge pages, which khugepaged collapses in the background, slowly (until
+// then a GET costs some TLB misses more). The Collapse it returns puts them
+// in huge pages at once; run it on a goroutine of its own (it never
+// touches the store's memory, only asks the kernel about its addresses).
+func (s *Store) EndBulkLoad() arena.Collapse {
+	s.owner.check()
+	return s.ar.AdviseHugePages()
 }

@@ -354,7 +354,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for _, t := range srv.Targets() {
 		log.Info("listening", "target", t.String())
 	}
-	log.Info("ready", "idle", opts.Idle, "pid", os.Getpid())
+	go func() {
+		// Ready once the snapshot file is loaded (until then clients get
+		// LOADING), as Redis logs "Ready to accept connections" and
+		// tells systemd after its load; a load that fails never is.
+		<-srv.LoadDone()
+		log.Info("ready", "idle", opts.Idle, "pid", os.Getpid())
+	}()
 	stopWatchdog := notifyReady(notifier, srv, log)
 	defer stopWatchdog()
 

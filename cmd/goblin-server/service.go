@@ -36,9 +36,14 @@ func notifyReady(n *sdnotify.Notifier, srv *server.Server, log *slog.Logger) (st
 		return func() {}
 	}
 	status := "serving " + strconv.Itoa(len(srv.Targets())) + " listeners"
-	if err := n.Ready(status); err != nil {
-		log.Warn("cannot tell the service manager the server is ready", "err", err)
-	}
+	go func() {
+		// Ready once the snapshot file is loaded, as Redis's supervised
+		// mode: until then clients get LOADING (never if the load fails).
+		<-srv.LoadDone()
+		if err := n.Ready(status); err != nil {
+			log.Warn("cannot tell the service manager the server is ready", "err", err)
+		}
+	}()
 	every, err := sdnotify.WatchdogInterval()
 	if errors.Is(err, sdnotify.ErrNoWatchdog) {
 		return func() {}

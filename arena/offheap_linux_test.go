@@ -1,0 +1,86 @@
+//go:build linux
+
+package arena
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/goblin-kv/goblin/internal/testkit"
+)
+
+// vmFlags returns the VmFlags line of the mapping that holds b's first
+// byte, from /proc/self/smaps (neighbouring mappings with the same flags
+// are one there).
+func vmFlags(t *testing.T, b []byte) string {
+	t.Helper()
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Fatalf("cannot read the mappings' advice: %v", err)
+	}
+	defer f.Close()
+	addr := uint64(uintptr(unsafe.Pointer(&b[0])))
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		var lo, hi uint64
+		if n, _ := fmt.Sscanf(line, "%x-%x ", &lo, &hi); n == 2 {
+			in = lo <= addr && addr < hi
+			continue
+		}
+		if in && strings.HasPrefix(line, "VmFlags:") {
+			return line
+		}
+	}
+	t.Fatalf("no mapping holds %#x in /proc/self/smaps", addr)
+	return ""
+}
+
+// TestDeferHugePages: regions Alloc maps under DeferHugePages carry no
+// huge-page advice (hg) until AdviseHugePages, which advises them and
+// returns a Collapse of them (a region freed meanwhile is forgotten) that
+// leaves their contents as they were; Alloc advises at once again after.
+func TestDeferHugePages(t *testing.T) {
+	var m OffHeap
+	defer m.FreeAll()
+	if b := m.Alloc(RegionAlign); !strings.Contains(vmFlags(t, b), " hg") {
+		testkit.Missing(t, "the kernel shows no hg flag for an advised mapping (%s): THP advice not visible here", vmFlags(t, b))
+	}
+	m.DeferHugePages()
+	a, freed := m.Alloc(2*RegionAlign), m.Alloc(RegionAlign)
+	if fl := vmFlags(t, a); strings.Contains(fl, " hg") || strings.Contains(fl, " nh") {
+		t.Fatalf("a region mapped under DeferHugePages is advised: %s", fl)
+	}
+	m.Free(freed)
+	if len(m.pending) != 1 {
+		t.Fatalf("%d regions wait for the advice after one was freed, want 1", len(m.pending))
+	}
+	for i := range a {
+		a[i] = byte(i * 7)
+	}
+	c := m.AdviseHugePages()
+	if c.Len() != 1 {
+		t.Fatalf("AdviseHugePages returned a Collapse of %d regions, want the 1 still mapped", c.Len())
+	}
+	collapsed, err := c.Run()
+	t.Logf("MADV_COLLAPSE: %d of 1 regions collapsed (%v)", collapsed, err)
+	for i := range a {
+		if a[i] != byte(i*7) {
+			t.Fatalf("byte %d changed by the collapse: %d, want %d", i, a[i], byte(i*7))
+		}
+	}
+	if fl := vmFlags(t, a); !strings.Contains(fl, " hg") {
+		t.Fatalf("AdviseHugePages did not advise the deferred region: %s", fl)
+	}
+	if fl := vmFlags(t, m.Alloc(RegionAlign)); !strings.Contains(fl, " hg") {
+		t.Fatalf("Alloc after AdviseHugePages does not advise: %s", fl)
+	}
+	if fl := vmFlags(t, m.AllocSmallPages(RegionAlign)); !strings.Contains(fl, " nh") {
+		t.Fatalf("AllocSmallPages does not refuse huge pages: %s", fl)
+	}
+}

@@ -31,13 +31,19 @@ vet:
 
 ## race: every test, fuzz seed corpora included, under the race detector
 ## (which also compiles in the store's invariants checks); TestTwoHosts runs
-## in twohost instead. -parallel 4: the tests that run in parallel (the
+## in twohost instead. GORACE=atexit_sleep_ms=0: a race-built process
+## otherwise sleeps a second as it exits, in case another goroutine is about
+## to report a race. Every test binary (about 70) and every race-built helper
+## process a test starts paid it: about 70 s of sleep in the race lane, half
+## of it on the run's wall time. A race found while the tests run is still
+## reported and still fails the run; a GORACE of your own still applies (it
+## comes after, so its options win). -parallel 4: the tests that run in parallel (the
 ## end-to-end and two-namespace ones) mostly wait on processes and timeouts,
 ## so four at once overlap their waits on two cores. (-p 3 was tried: the
 ## race run took longer, 526 s against about 430 s, and a new link's first
 ## datagram timed out in internal/testkit/netns.)
 race:
-	$(GO) test -race -count=1 -parallel 4 -timeout 20m -skip '^TestTwoHosts$$' \
+	GORACE="atexit_sleep_ms=0 $(GORACE)" $(GO) test -race -count=1 -parallel 4 -timeout 20m -skip '^TestTwoHosts$$' \
 	  $(if $(filter ./...,$(PKGS)),$(RACE_FIRST)) $(PKGS)
 
 ## RACE_FIRST: the race run's longest packages, longest first (their race

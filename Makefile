@@ -53,14 +53,19 @@ race:
 ## packages fill the other slot around them, instead of a long one starting
 ## late in ./...'s alphabetical order and running alone at the end. A package
 ## whose race run takes more than about 20 s belongs here, at its place by
-## length; one left out still runs, in ./...'s order after these. The first
-## five are ordered by the race run of issue 27's last landing (quiet VM):
-## transport/aeron 160 s, aeron/interop 104 s (its Maven build, now cached
-## across checkouts, comes first), cluster/member 75 s, store 69 s,
-## benchmarks/harness/runner 54 s; the rest by the earlier measurement.
-RACE_FIRST ?= ./transport/aeron ./aeron/interop ./cluster/member ./store ./benchmarks/harness/runner \
-	./cmd/goblin-server ./docs ./client ./cluster ./aeron ./benchmarks/harness/remote ./cmd/goblin-client \
-	./cmd/goblin-bench ./aeron/driver ./benchmarks/clusterbench ./aeron/javadriver
+## length; one left out still runs, in ./...'s order after these. Ordered
+## by the clean-clone race run at 443c875 (quiet VM: aeron/interop 157 s,
+## cluster/member 72 s, store 64 s, aeron/driver 60 s, runner 39 s,
+## reliability 38 s, store/collection 35 s, transport/ring 33 s) with
+## cmd/goblin-server (176 s there) and transport/aeron (125 s) placed by
+## their cut since: 354 -> 125 s and 268 -> 81 s of race run measured back
+## to back under the same load, about 60 and 40 s on a quiet VM.
+## reliability, store/collection and transport/ring were missing and
+## started late in ./...'s order.
+RACE_FIRST ?= ./aeron/interop ./cluster/member ./cmd/goblin-server ./store ./aeron/driver ./transport/aeron \
+	./benchmarks/harness/runner ./reliability ./store/collection ./transport/ring ./client ./cluster ./aeron \
+	./cmd/goblin-bench ./benchmarks/replbench ./docs ./engine ./benchmarks/harness/remote ./cmd/goblin-client \
+	./benchmarks/clusterbench ./aeron/javadriver
 
 ## twohost: the two-namespace Aeron UDP test (needs root and ip(8); under
 ## CI=true a missing one fails it), verbose, and it must say it ran

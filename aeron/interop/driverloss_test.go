@@ -20,6 +20,12 @@ import (
 func TestDriverKilledMidStream(t *testing.T) {
 	j := needJava(t)
 	d := startDriver(t, javadriver.Options{})
+	// A Java subscriber on the same stream: a real peer sharing the log.
+	// Started before the Go client connects: the JVM's start is the slow
+	// part on a loaded machine, and the client's 2 s driver timeout runs
+	// from the moment it connects, so a starved driver could time out a
+	// client that was only waiting for the JVM.
+	startProc(t, j, d, "Subscriber", "channel=aeron:ipc", "stream=7001", "count=1000000000", "timeoutMs=600000")
 	const driverTimeout = 2 * time.Second
 	errs := make(chan error, 8)
 	var unavailable atomic.Int32
@@ -32,8 +38,6 @@ func TestDriverKilledMidStream(t *testing.T) {
 			}
 		},
 	})
-	// A Java subscriber on the same stream: a real peer sharing the log.
-	startProc(t, j, d, "Subscriber", "channel=aeron:ipc", "stream=7001", "count=1000000000", "timeoutMs=600000")
 	pub, err := c.AddPublication("aeron:ipc", 7001)
 	if err != nil {
 		t.Fatal(err)
@@ -53,6 +57,11 @@ func TestDriverKilledMidStream(t *testing.T) {
 	for ; sent < 100; sent++ {
 		Fill(msg, int64(sent))
 		offer(t, pub, msg)
+	}
+	select {
+	case err := <-errs:
+		t.Fatalf("before the driver was killed, the client reported %v: the live driver's heartbeat went stale (a starved machine), so this run cannot show the loss", err)
+	default:
 	}
 	killed := time.Now()
 	d.Kill()

@@ -27,6 +27,7 @@ import (
 // they followed the old primary, the replicas' own publications sent
 // nothing (their standby is logged).
 func TestAeronFailoverLAN(t *testing.T) {
+	t.Parallel() // its own namespaces, processes and directories; it times nothing
 	for _, mode := range []string{"mdc", "multicast"} {
 		t.Run(mode, func(t *testing.T) { aeronFailoverRun(t, mode) })
 	}

@@ -34,6 +34,7 @@ import (
 // (requests on the status channel, answers on the stream); tcp: it has
 // none, so they go over its TCP connection to the primary.
 func TestForwardedWrites(t *testing.T) {
+	t.Parallel() // its own processes and ports; its one time bound (12 s for an error answer) is far above a loaded run
 	t.Run("aeron", func(t *testing.T) { testForwardedWrites(t, true) })
 	t.Run("tcp", func(t *testing.T) { testForwardedWrites(t, false) })
 }

@@ -34,6 +34,7 @@ import (
 // acknowledged before the kill that the new primary lacks, and checks the
 // other replicas follow the new primary's Aeron stream with its data.
 func TestAeronSentinelFailoverLAN(t *testing.T) {
+	t.Parallel() // its own namespaces, processes and sentinels; it reports the failover time, asserts none
 	bin := testkit.Need(t, "redis-server", "redis-sentinel 7.0 (redis-server --sentinel) driving the failover")
 	for _, mode := range []string{"mdc", "multicast"} {
 		t.Run(mode, func(t *testing.T) { aeronSentinelRun(t, bin, mode) })

@@ -69,6 +69,7 @@ func joinContinued(lines []string) []string {
 // runs in host B's until it answers what its comment says; and a GET over
 // host B's ring returns the value written on A.
 func TestAeronTwoHostExample(t *testing.T) {
+	t.Parallel() // its own namespaces, processes and directories; it times nothing
 	blocks := docBlocks(t, "../../docs/replication-aeron.md", "## A worked example: two hosts")
 	if len(blocks) != 3 {
 		t.Fatalf("docs/replication-aeron.md's worked example has %d shell blocks, want 3 (multicast, MDC, checks)", len(blocks))

@@ -172,6 +172,7 @@ func aeronWrites() int {
 // four Aeron replicas at its offset. AERON_REPL_WRITES sets the number of
 // writes (default 40 000 for CI; 1 000 000 is the long run, by hand).
 func TestAeronReplicationLAN(t *testing.T) {
+	t.Parallel() // its own namespaces, processes and directories; it times nothing
 	for _, mode := range []string{"multicast", "mdc"} {
 		t.Run(mode, func(t *testing.T) { aeronLANRun(t, mode) })
 	}

@@ -80,6 +80,7 @@ func aeronLive(t testing.TB, c *redis.Client) {
 // the Aeron stream, and after mixed writes hold the primary's data at its
 // offset; the primary lists both with their offsets.
 func TestAeronReplicationLoopback(t *testing.T) {
+	t.Parallel() // its own processes and ports; it times nothing
 	ctl, status := freeUDPPort(t, "127.0.0.1"), freeUDPPort(t, "127.0.0.1")
 	p := startServer(t, "--repl-aeron-channel", fmt.Sprintf("aeron:udp?control-mode=dynamic|control=127.0.0.1:%d", ctl),
 		"--repl-aeron-status-channel", fmt.Sprintf("aeron:udp?endpoint=127.0.0.1:%d", status))

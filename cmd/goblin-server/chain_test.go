@@ -24,6 +24,7 @@ import (
 //     from A under the new id with a partial resync, and follows A's own
 //     writes.
 func TestGoblinChainedReplicas(t *testing.T) {
+	t.Parallel() // its own processes and directories; it times nothing
 	ctx := context.Background()
 	p := startServer(t)
 	pc := redis.NewClient(goblinOpts(p))

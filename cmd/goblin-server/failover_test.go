@@ -130,6 +130,7 @@ func TestFailoverErrorsAsRedis(t *testing.T) {
 //     once the replica runs again (it promotes itself; the old primary
 //     takes a full resync from it).
 func TestFailoverGoblinToGoblin(t *testing.T) {
+	t.Parallel() // its own processes; its one time check is a lower bound (a held write waits for the timeout), which load cannot break
 	ctx := context.Background()
 	p := startServer(t)
 	pc := redis.NewClient(goblinOpts(p))
@@ -255,6 +256,7 @@ func TestFailoverGoblinToGoblin(t *testing.T) {
 // itself on redis's PSYNC FAILOVER and continues it). Data is the same
 // afterwards and the new primary's writes reach the old one.
 func TestFailoverWithRedis(t *testing.T) {
+	t.Parallel() // its own processes and directories; it times nothing
 	ctx := context.Background()
 	t.Run("goblin-to-redis", func(t *testing.T) {
 		g := startServer(t)
@@ -326,6 +328,7 @@ func TestFailoverWithRedis(t *testing.T) {
 // once the old primary follows the new one its publication stands by (it
 // would otherwise publish the new primary's stream again).
 func TestFailoverFromAeronPublisher(t *testing.T) {
+	t.Parallel() // its own processes and ports; it times nothing
 	ctx := context.Background()
 	ctl := freeUDPPort(t, "127.0.0.1")
 	p := startServer(t, "--repl-aeron-channel", fmt.Sprintf("aeron:udp?control-mode=dynamic|control=127.0.0.1:%d", ctl))

@@ -72,15 +72,23 @@ func (m model) write(t *testing.T, opts *redis.Options) {
 		o := *opts
 		o.DB = db
 		c := redis.NewClient(&o)
+		// One pipeline per database: a round trip per command cost up to
+		// 30 s of a subtest on a loaded machine, waiting on nothing.
+		p := c.Pipeline()
 		for k, e := range keys {
-			if err := c.Set(ctx, k, e.val, 0).Err(); err != nil {
-				t.Fatal(err)
-			}
+			p.Set(ctx, k, e.val, 0)
 			if e.exp != 0 {
-				if err := c.PExpireAt(ctx, k, time.UnixMilli(e.exp)).Err(); err != nil {
-					t.Fatal(err)
-				}
+				p.PExpireAt(ctx, k, time.UnixMilli(e.exp))
 			}
+		}
+		cmds, err := p.Exec(ctx)
+		for _, cmd := range cmds {
+			if cmd.Err() != nil {
+				t.Fatalf("db %d: %v: %v", db, cmd.Args(), cmd.Err())
+			}
+		}
+		if err != nil {
+			t.Fatalf("db %d: %v", db, err)
 		}
 		c.Close()
 	}
@@ -101,18 +109,33 @@ func (m model) check(t *testing.T, who string, opts *redis.Options) {
 		if n != int64(len(m[db])) {
 			t.Errorf("%s: db %d holds %d keys, want %d", who, db, n, len(m[db]))
 		}
+		// Pipelined, as write is: GET and PEXPIRETIME of every key.
+		type read struct {
+			key string
+			e   modelEntry
+			get *redis.StringCmd
+			at  *redis.Cmd
+		}
+		var reads []read
+		p := c.Pipeline()
 		for k, e := range m[db] {
-			v, err := c.Get(ctx, k).Result()
-			if err != nil || v != e.val {
-				t.Errorf("%s: db %d: GET %q = %.40q, %v; want %.40q", who, db, k, v, err, e.val)
+			reads = append(reads, read{k, e, p.Get(ctx, k), p.Do(ctx, "PEXPIRETIME", k)})
+		}
+		if len(reads) > 0 {
+			p.Exec(ctx) // each command's own error is checked below
+		}
+		for _, r := range reads {
+			v, err := r.get.Result()
+			if err != nil || v != r.e.val {
+				t.Errorf("%s: db %d: GET %q = %.40q, %v; want %.40q", who, db, r.key, v, err, r.e.val)
 			}
-			at, err := c.Do(ctx, "PEXPIRETIME", k).Int64()
-			want := e.exp
+			at, err := r.at.Int64()
+			want := r.e.exp
 			if want == 0 {
 				want = -1
 			}
 			if err != nil || at != want {
-				t.Errorf("%s: db %d: PEXPIRETIME %q = %d, %v; want %d", who, db, k, at, err, want)
+				t.Errorf("%s: db %d: PEXPIRETIME %q = %d, %v; want %d", who, db, r.key, at, err, want)
 			}
 		}
 		c.Close()

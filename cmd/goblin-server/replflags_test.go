@@ -97,6 +97,7 @@ func runServerOnce(t *testing.T, args ...string) (string, error) {
 // minute, after CONFIG SET repl-timeout 2 it drops within seconds and the
 // log says why; the primary continued, the link comes back.
 func TestConfigSetReplTimeoutReachesTheLink(t *testing.T) {
+	t.Parallel() // its own processes; it logs how long the link took to drop, asserts no bound
 	ctx := context.Background()
 	p := startServer(t, "--repl-ping-replica-period", "1")
 	r := startServer(t, "--replicaof", strings.Replace(p.tcp, ":", " ", 1), "--repl-timeout", "60")
@@ -137,6 +138,7 @@ func TestConfigSetReplTimeoutReachesTheLink(t *testing.T) {
 //   - CONFIG SET replica-priority 100 on the other replica: the next
 //     attempt promotes it, never the priority-0 one, which follows it.
 func TestSentinelSkipsPriorityZero(t *testing.T) {
+	t.Parallel() // its own processes and sentinels; it times nothing
 	bin := testkit.Need(t, "redis-server", "redis-sentinel 7.0 (redis-server --sentinel) choosing which goblin to promote")
 	ctx := context.Background()
 	primary := startServer(t)

@@ -30,6 +30,7 @@ import (
 // kill that the new primary lacks. With WAIT 1 after each write (an
 // acknowledgement only once a replica has the write) none may be lost.
 func TestSentinelFailover(t *testing.T) {
+	t.Parallel() // its own processes and sentinels; it reports the failover time, asserts none
 	bin := testkit.Need(t, "redis-server", "redis-sentinel 7.0 (redis-server --sentinel) driving goblin's failover")
 	for _, wait := range []bool{false, true} {
 		name := "async"

@@ -47,6 +47,7 @@ func (n busNode) linkedTo(id string) (bool, string) {
 // tls-cluster yes joins the TLS pair and is listed connected both ways.
 // CONFIG GET tls-cluster says yes.
 func TestTLSCluster(t *testing.T) {
+	t.Parallel() // its own processes, certificates and ports; it times nothing
 	dir := t.TempDir()
 	f, err := testcerts.Write(dir, "")
 	if err != nil {

@@ -58,6 +58,7 @@ func pattern(n int) []byte {
 // And under -race the two UDP runs stop at 1 MiB (16 term wraps each way):
 // their 4 MiB echoes took 7 to 17 s of each run there; IPC keeps it.
 func TestChunkedEcho(t *testing.T) {
+	t.Parallel() // its own drivers and listeners; it times nothing
 	needDriver(t)
 	const term = 64 << 10
 	max := term / 8
@@ -140,6 +141,7 @@ func firstDiff(a, b []byte) int {
 // there, and the 1 MiB value, two chunks and eight receiver windows, still
 // takes the chunked path in the other two.
 func TestLargeValues(t *testing.T) {
+	t.Parallel() // its own drivers and listeners; it times nothing
 	needDriver(t)
 	sizes := []int{0, 1, 100 << 10, 200 << 10, 512<<10 - 100, 512 << 10, 512<<10 + 1, 1 << 20, 13_000_000, 16 << 20}
 	if testkit.RaceEnabled {

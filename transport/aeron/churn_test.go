@@ -18,6 +18,7 @@ import (
 // than yield: two yielding loops kept both of a 2-core CI machine's cores
 // busy for the test's whole run, beside the race run's other package.
 func TestChurn(t *testing.T) {
+	t.Parallel() // its own driver and listeners; it times nothing (each round trip has 30 s)
 	needDriver(t)
 	p := newInProcess(t, aeron.Options{Media: "ipc", Proto: proto.RESP}, server.IdleBackoff)
 	p2 := newInProcess(t, aeron.Options{Media: "ipc", Proto: proto.SBE, Dir: p.o.Dir, External: true, Stream: 2001, ReplyStream: 2002}, server.IdleBackoff)

@@ -80,6 +80,7 @@ func setupE2E(t *testing.T, kind string) *e2eSetup {
 // process can be killed and restarted, so the Go driver's runs have no
 // driver-restart step.
 func TestEndToEnd(t *testing.T) {
+	t.Parallel() // its kinds wait out driver liveness timeouts; the long echo and flood tests overlap them
 	needDriver(t)
 	for _, kind := range []string{"ipc", "ipc-java", "udp", "udp-java"} {
 		t.Run(kind, func(t *testing.T) {

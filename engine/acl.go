@@ -108,6 +108,58 @@ func hotPermit(u *acl.User, r *command.Request) bool {
 	return u.AllowsKey(aclSetID, r.Key, setFlags[0])
 }
 
+// hotCheck is hotReady's check of a restricted user: r (a PING, GET or
+// plain SET) passes when the user's precomputed check for its command
+// (acl.KeyCheck, kept in the user's slot hotCheckSlot(r.Op)) passes its
+// key: a branch, or (for a pattern "~prefix:*") a few and one 8-byte load,
+// inlined into hotReady (go build -gcflags=-m ./engine
+// says so). false means ask hotPermitSlow, which works a slot out when
+// the user's rules changed since (acl.User.Checks: every change empties
+// them, so a live session sees ACL SETUSER at once) and decides as
+// hotPermit does.
+func hotCheck(u *acl.User, r *command.Request) bool {
+	return u.Checks().Passes(hotCheckSlot(r.Op), r.Key)
+}
+
+// hotCheckSlot is the slot of an Op's check in acl.User.Checks: its low
+// bits, which differ for the hot path's PING, GET and SET (checked when
+// the engine package starts); other Ops share the slots but are never
+// asked for theirs.
+func hotCheckSlot(op command.Op) int { return int(op) & (acl.CheckSlots - 1) }
+
+func init() {
+	p, g, s := hotCheckSlot(command.OpPing), hotCheckSlot(command.OpGet), hotCheckSlot(command.OpSet)
+	if p == g || g == s || p == s {
+		panic("engine: PING, GET and SET share a slot of acl.User.Checks; change hotCheckSlot")
+	}
+}
+
+// hotPermitSlow is hotReady's check of a restricted session when
+// hotCheck did not pass r: it works out the user's check for r's command
+// if the slot is empty (never for noUser, shared by every engine), then
+// decides as hotPermit does.
+func (e *Engine) hotPermitSlow(s *Session, r *command.Request) bool {
+	u := s.user
+	if slot := hotCheckSlot(r.Op); !u.Checks().Known(slot) && u != noUser {
+		var k acl.KeyCheck
+		switch r.Op {
+		case command.OpPing:
+			k = u.CommandCheck(aclPingID)
+		case command.OpGet:
+			k = u.KeyCheck(aclGetID, aclGetFlags)
+		case command.OpSet:
+			k = u.KeyCheck(aclSetID, setFlags[0])
+		default:
+			return hotPermit(u, r)
+		}
+		u.Checks().Set(slot, k)
+		if k.Passes(r.Key) {
+			return true
+		}
+	}
+	return hotPermit(u, r)
+}
+
 // initACL makes the users of a fresh engine: default, with requirepass as
 // its password when set.
 func (e *Engine) initACL() {

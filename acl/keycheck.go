@@ -18,16 +18,18 @@ import "encoding/binary"
 // prefix, a glob: AllowsKey decides those). The zero KeyCheck passes
 // nothing.
 type KeyCheck struct {
-	any    bool   // every key passes, and no key
-	prefix bool   // a key of 8 bytes or more passes when its first 8, little-endian, &mask == head
-	mask   uint64 // the prefix's bytes
-	head   uint64 // the prefix, little-endian, zero beyond it
+	any bool // every key passes, and no key
+	// A key of 8 bytes or more passes when its first 8, little-endian,
+	// &mask, equal ^notHead: mask covers the prefix's bytes, notHead is
+	// the prefix complemented (all ones beyond it). Complemented, so
+	// that the zero KeyCheck passes nothing: 0 ^ 0 is not all ones.
+	mask, notHead uint64
 }
 
 // Passes reports whether the check passes key (nil for a command with no
 // key); see KeyChecks.Passes.
 func (k KeyCheck) Passes(key []byte) bool {
-	return len(key) >= 8 && k.prefix && binary.LittleEndian.Uint64(key)&k.mask == k.head || k.any
+	return len(key) >= 8 && binary.LittleEndian.Uint64(key)&k.mask^k.notHead == ^uint64(0) || k.any
 }
 
 // CheckSlots is how many KeyChecks a user keeps (User.Checks).
@@ -35,11 +37,13 @@ const CheckSlots = 8
 
 // KeyChecks are a user's KeyChecks, in CheckSlots slots its owner
 // numbers as it likes, laid out field by field so that Passes, inlined,
-// indexes each with one scaled load. The zero KeyChecks passes nothing
-// and knows nothing.
+// costs a dozen instructions or so: a key compared with one load, and, xor
+// and compare, each operand read with one scaled load; a command with no
+// key with one bit test. The zero KeyChecks passes nothing and knows
+// nothing.
 type KeyChecks struct {
-	any, prefix, known [CheckSlots]bool
-	mask, head         [CheckSlots]uint64
+	any, known    uint64 // bit i: slot i
+	mask, notHead [CheckSlots]uint64
 }
 
 // Passes reports whether the check in slot (taken modulo CheckSlots)
@@ -48,17 +52,21 @@ type KeyChecks struct {
 // nothing: ask them. It is small enough to be inlined.
 func (c *KeyChecks) Passes(slot int, key []byte) bool {
 	i := slot & (CheckSlots - 1)
-	return len(key) >= 8 && c.prefix[i] && binary.LittleEndian.Uint64(key)&c.mask[i] == c.head[i] || c.any[i]
+	return len(key) >= 8 && binary.LittleEndian.Uint64(key)&c.mask[i]^c.notHead[i] == ^uint64(0) || c.any&(1<<i) != 0
 }
 
 // Known reports whether the check in slot was Set since the user's rules
 // last changed.
-func (c *KeyChecks) Known(slot int) bool { return c.known[slot&(CheckSlots-1)] }
+func (c *KeyChecks) Known(slot int) bool { return c.known&(1<<(slot&(CheckSlots-1))) != 0 }
 
 // Set keeps k in slot (taken modulo CheckSlots), Known from now on.
 func (c *KeyChecks) Set(slot int, k KeyCheck) {
 	i := slot & (CheckSlots - 1)
-	c.any[i], c.prefix[i], c.known[i], c.mask[i], c.head[i] = k.any, k.prefix, true, k.mask, k.head
+	bit := uint64(1) << i
+	c.any, c.known, c.mask[i], c.notHead[i] = c.any&^bit, c.known|bit, k.mask, k.notHead
+	if k.any {
+		c.any |= bit
+	}
 }
 
 // Checks returns the user's room for the KeyChecks its owner works out
@@ -106,5 +114,5 @@ func (u *User) KeyCheck(id int, flags KeyFlags) KeyCheck {
 	}
 	var b [8]byte
 	copy(b[:], prefix)
-	return KeyCheck{prefix: true, head: binary.LittleEndian.Uint64(b[:]), mask: 1<<(8*len(prefix)) - 1}
+	return KeyCheck{mask: 1<<(8*len(prefix)) - 1, notHead: ^binary.LittleEndian.Uint64(b[:])}
 }

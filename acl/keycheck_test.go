@@ -43,7 +43,8 @@ func TestKeyCheckNeverWiderThanAllowsKey(t *testing.T) {
 		}
 		for _, id := range []int{get, set, ping} {
 			c := u.CommandCheck(id)
-			if c.Passes(nil) != u.AllowsCommand(id) {
+			u.Checks().Set(6, c)
+			if c.Passes(nil) != u.AllowsCommand(id) || u.Checks().Passes(6, nil) != c.Passes(nil) || u.Checks().PassesNoKey(6) != c.Passes(nil) {
 				t.Fatalf("rules %q: CommandCheck(%s) passes %v, AllowsCommand says %v", rules, tab.Name(id), c.Passes(nil), u.AllowsCommand(id))
 			}
 			for _, f := range flagSets {

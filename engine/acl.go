@@ -134,30 +134,38 @@ func init() {
 	}
 }
 
+// pingCheck is plain's check of a restricted user: hotCheck for a PING,
+// whose slot the compiler knows, so one bit test. The slot is filled at
+// AUTH and, after a change to the user's rules empties it, by the next
+// PING, which goes the general way meanwhile (permit).
+func pingCheck(u *acl.User) bool {
+	return u.Checks().PassesNoKey(hotCheckSlot(command.OpPing))
+}
+
 // hotPermitSlow is hotReady's check of a restricted session when
 // hotCheck did not pass r: it works out the user's check for r's command
 // if the slot is empty (never for noUser, shared by every engine), then
 // decides as hotPermit does.
 func (e *Engine) hotPermitSlow(s *Session, r *command.Request) bool {
 	u := s.user
-	if slot := hotCheckSlot(r.Op); !u.Checks().Known(slot) && u != noUser {
-		var k acl.KeyCheck
-		switch r.Op {
-		case command.OpPing:
-			k = u.CommandCheck(aclPingID)
-		case command.OpGet:
-			k = u.KeyCheck(aclGetID, aclGetFlags)
-		case command.OpSet:
-			k = u.KeyCheck(aclSetID, setFlags[0])
-		default:
-			return hotPermit(u, r)
-		}
-		u.Checks().Set(slot, k)
-		if k.Passes(r.Key) {
-			return true
-		}
+	if slot := hotCheckSlot(r.Op); !u.Checks().Known(slot) && fillHotChecks(u) && u.Checks().Passes(slot, r.Key) {
+		return true
 	}
 	return hotPermit(u, r)
+}
+
+// fillHotChecks works out u's checks for the hot path's PING, GET and
+// plain SET (acl.User.Checks, hotCheck) and reports whether it did: not
+// for noUser, shared by every engine, whose checks stay empty.
+func fillHotChecks(u *acl.User) bool {
+	if u == noUser {
+		return false
+	}
+	c := u.Checks()
+	c.Set(hotCheckSlot(command.OpPing), u.CommandCheck(aclPingID))
+	c.Set(hotCheckSlot(command.OpGet), u.KeyCheck(aclGetID, aclGetFlags))
+	c.Set(hotCheckSlot(command.OpSet), u.KeyCheck(aclSetID, setFlags[0]))
+	return true
 }
 
 // initACL makes the users of a fresh engine: default, with requirepass as
@@ -258,6 +266,9 @@ func (e *Engine) resolve(s *Session) bool {
 // acl.User.AllowsCommand and AllowsKey); an unauthenticated session and
 // everything else take permitSlow.
 func (e *Engine) permit(s *Session, r *command.Request) bool {
+	if r.Op == command.OpPing && !s.user.Checks().Known(hotCheckSlot(command.OpPing)) {
+		fillHotChecks(s.user) // for plain (pingCheck)
+	}
 	return permitFast(s.user, r) || e.permitSlow(s, r)
 }
 

@@ -60,6 +60,7 @@ func TestACLChangeReachesLiveHotSession(t *testing.T) {
 					reply = do(t, e, s, append([]string{command.Name(op)}, args...)...)
 				} else {
 					r.Version = 2
+					r.Compact = op == command.OpPing // as the client sends it: plain's pong, when pingCheck passes
 					n, out, _ := e.ServeStream(s, sbe.AppendFramed(nil, &c, &r), nil)
 					msg, _, err := sbe.ReadFrame(out, 0)
 					if n == 0 || err != nil {
@@ -71,7 +72,11 @@ func TestACLChangeReachesLiveHotSession(t *testing.T) {
 					}
 					reply = sbeText(&rep)
 				}
-				return reply, hotCheck(s.user, &r)
+				hot = hotCheck(s.user, &r)
+				if op == command.OpPing && e.plain(s) != hot {
+					t.Fatalf("PING: plain %v, hotCheck %v", e.plain(s), hot)
+				}
+				return reply, hot
 			}
 			auth := func(name string) {
 				t.Helper()

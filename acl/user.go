@@ -37,6 +37,8 @@ type User struct {
 	// rootKeys are sels[0].keys for keysRoot.
 	keys     uint8
 	rootKeys []keyPattern
+	// checks are the owner's KeyChecks (Checks), emptied by settle.
+	checks KeyChecks
 }
 
 // User.keys: with one selector, whose allowed bitmap is then cmds,
@@ -198,6 +200,7 @@ func (u *User) settle() {
 	}
 	u.keys = keysSelectors
 	u.rootKeys = r.keys
+	u.checks = KeyChecks{} // worked out from the rules before this change
 	if len(u.sels) == 1 {
 		u.keys = keysRoot
 		if r.flags&selAllKeys != 0 {

@@ -108,6 +108,66 @@ func hotPermit(u *acl.User, r *command.Request) bool {
 	return u.AllowsKey(aclSetID, r.Key, setFlags[0])
 }
 
+// hotCheck is hotReady's check of a restricted user: r (a PING, GET or
+// plain SET) passes when the user's precomputed check for its command
+// (acl.KeyCheck, kept in the user's slot hotCheckSlot(r.Op)) passes its
+// key: a branch, or (for a pattern "~prefix:*") a few and one 8-byte load,
+// inlined into hotReady (go build -gcflags=-m ./engine
+// says so). false means ask hotPermitSlow, which works a slot out when
+// the user's rules changed since (acl.User.Checks: every change empties
+// them, so a live session sees ACL SETUSER at once) and decides as
+// hotPermit does.
+func hotCheck(u *acl.User, r *command.Request) bool {
+	return u.Checks().Passes(hotCheckSlot(r.Op), r.Key)
+}
+
+// hotCheckSlot is the slot of an Op's check in acl.User.Checks: its low
+// bits, which differ for the hot path's PING, GET and SET (checked when
+// the engine package starts); other Ops share the slots but are never
+// asked for theirs.
+func hotCheckSlot(op command.Op) int { return int(op) & (acl.CheckSlots - 1) }
+
+func init() {
+	p, g, s := hotCheckSlot(command.OpPing), hotCheckSlot(command.OpGet), hotCheckSlot(command.OpSet)
+	if p == g || g == s || p == s {
+		panic("engine: PING, GET and SET share a slot of acl.User.Checks; change hotCheckSlot")
+	}
+}
+
+// pingCheck is plain's check of a restricted user: hotCheck for a PING,
+// whose slot the compiler knows, so one bit test. The slot is filled at
+// AUTH and, after a change to the user's rules empties it, by the next
+// PING, which goes the general way meanwhile (permit).
+func pingCheck(u *acl.User) bool {
+	return u.Checks().PassesNoKey(hotCheckSlot(command.OpPing))
+}
+
+// hotPermitSlow is hotReady's check of a restricted session when
+// hotCheck did not pass r: it works out the user's check for r's command
+// if the slot is empty (never for noUser, shared by every engine), then
+// decides as hotPermit does.
+func (e *Engine) hotPermitSlow(s *Session, r *command.Request) bool {
+	u := s.user
+	if slot := hotCheckSlot(r.Op); !u.Checks().Known(slot) && fillHotChecks(u) && u.Checks().Passes(slot, r.Key) {
+		return true
+	}
+	return hotPermit(u, r)
+}
+
+// fillHotChecks works out u's checks for the hot path's PING, GET and
+// plain SET (acl.User.Checks, hotCheck) and reports whether it did: not
+// for noUser, shared by every engine, whose checks stay empty.
+func fillHotChecks(u *acl.User) bool {
+	if u == noUser {
+		return false
+	}
+	c := u.Checks()
+	c.Set(hotCheckSlot(command.OpPing), u.CommandCheck(aclPingID))
+	c.Set(hotCheckSlot(command.OpGet), u.KeyCheck(aclGetID, aclGetFlags))
+	c.Set(hotCheckSlot(command.OpSet), u.KeyCheck(aclSetID, setFlags[0]))
+	return true
+}
+
 // initACL makes the users of a fresh engine: default, with requirepass as
 // its password when set.
 func (e *Engine) initACL() {
@@ -206,6 +266,9 @@ func (e *Engine) resolve(s *Session) bool {
 // acl.User.AllowsCommand and AllowsKey); an unauthenticated session and
 // everything else take permitSlow.
 func (e *Engine) permit(s *Session, r *command.Request) bool {
+	if r.Op == command.OpPing && !s.user.Checks().Known(hotCheckSlot(command.OpPing)) {
+		fillHotChecks(s.user) // for plain (pingCheck)
+	}
 	return permitFast(s.user, r) || e.permitSlow(s, r)
 }
 

@@ -65,6 +65,7 @@ func (e *Engine) auth(s *Session, user, pass []byte, plainAuth bool) bool {
 		return false
 	}
 	s.user, s.authed = u, true
+	fillHotChecks(u) // for plain's PING (pingCheck), which never fills them
 	return true
 }
 

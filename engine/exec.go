@@ -410,7 +410,7 @@ func (e *Engine) execute(s *Session, r *command.Request) {
 // that is timed. It is the one predictable branch in
 // front of the fast paths; anything it does not cover goes the general way.
 func (e *Engine) plain(s *Session) bool {
-	return e.calm(s) && (s.user.AllowsAll() || s.user.AllowsCommand(aclPingID))
+	return e.calm(s) && (s.user.AllowsAll() || pingCheck(s.user))
 }
 
 // calm is plain but for the user: the hot path asks the user about the

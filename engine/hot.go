@@ -11,16 +11,17 @@ import (
 // hotReady reports whether s and the engine are in the common state in
 // which r, a PING, GET or SET, needs none of execute's and serveSBEReply's
 // general checks: calm (no MULTI, replies on, no MONITOR, not the sampled
-// request), r allowed to the user by permit's fast checks (hotPermit: a user allowed
-// everything passes with one branch, a restricted one with a bit test and
-// its key patterns, as execute would check it), nothing hooked on commands
+// request), r allowed to the user by permit's fast checks (a user allowed
+// everything passes with one branch, a restricted one by its precomputed
+// check, hotCheck, else by hotPermit's bit test and key patterns, as
+// execute would check it), nothing hooked on commands
 // (replication feed, keyspace notifications), no CLIENT NO-TOUCH, no
 // WATCH, no cluster routing, not a replica, no Pub/Sub context, writes
 // allowed. One predictable branch in front of the hot path; anything else
 // (a request the fast checks do not pass included) goes the general way,
 // unchanged.
 func (e *Engine) hotReady(s *Session, r *command.Request) bool {
-	return e.calm(s) && (s.user.AllowsAll() || hotPermit(s.user, r)) && !e.hooked && !s.noTouch && !s.pubsub &&
+	return e.calm(s) && (s.user.AllowsAll() || hotCheck(s.user, r) || e.hotPermitSlow(s, r)) && !e.hooked && !s.noTouch && !s.pubsub &&
 		len(e.watchers) == 0 && e.cl == nil && !e.follow.on && !e.writesDenied()
 }
 

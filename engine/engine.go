@@ -386,6 +386,7 @@ type Engine struct {
 	mono   func() int64
 	mark   int64
 	cycled bool
+	batch  hotBatch     // hot requests served since mark, not yet timed (batchtime.go)
 	lat    latencyState // LATENCY and latency-tracking (latency.go)
 	// caller is the session running CLIENT LIST or INFO while it does
 	// (its argv-mem is the words of that command).
@@ -487,7 +488,12 @@ func NewEngine(st *store.Store, o Options) *Engine {
 // (so its time includes the reading and parsing of its request). Until
 // BeginCycle is first called each timed command also reads the clock at
 // its start. Loop goroutine only.
-func (e *Engine) BeginCycle(now int64) { e.mark, e.cycled = now, true }
+func (e *Engine) BeginCycle(now int64) {
+	if e.batch.n != 0 { // the hot requests of the previous cycle (batchtime.go)
+		e.closeBatch(now)
+	}
+	e.mark, e.cycled = now, true
+}
 
 // ProtocolError returns the protocol error a ServeStream or ServeMessage
 // answered last before asking for the connection to close, or nil when

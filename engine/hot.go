@@ -57,8 +57,8 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte, framed 
 	e.cmd[r.Op].calls++
 	e.sampleLeft--
 	var start int64
-	timed := e.slow.slowerThan >= 0
-	if timed { // the slow log's timing, as execute's
+	timing := e.slow.slowerThan >= 0 // the slow log's timing, batched (batchtime.go) or as execute's
+	if timing && !e.cycled {
 		start = e.since()
 	}
 	frameAt := len(out)
@@ -97,8 +97,12 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte, framed 
 	if framed {
 		sbe.FinishFrame(out[frameAt:])
 	}
-	if timed {
-		e.timed(s, r, start)
+	if timing {
+		if e.cycled {
+			e.untimed(s, r, hotIndex(r.Op))
+		} else {
+			e.timed(s, r, start)
+		}
 	}
 	e.count(s, r.Op)
 	if len(e.blocked) != 0 {
@@ -125,8 +129,8 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, out []byte) 
 	e.cmd[r.Op].calls++
 	e.sampleLeft--
 	var start int64
-	timed := e.slow.slowerThan >= 0
-	if timed {
+	timing := e.slow.slowerThan >= 0 // the slow log's timing, batched (batchtime.go) or as execute's
+	if timing && !e.cycled {
 		start = e.since()
 	}
 	switch r.Op {
@@ -164,8 +168,12 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, out []byte) 
 			out = resp.AppendOK(out)
 		}
 	}
-	if timed {
-		e.timed(s, r, start)
+	if timing {
+		if e.cycled {
+			e.untimed(s, r, hotIndex(r.Op))
+		} else {
+			e.timed(s, r, start)
+		}
 	}
 	e.count(s, r.Op)
 	return out, true
@@ -194,4 +202,15 @@ func fixBulkHeader(out []byte, at int) ([]byte, int) {
 	copy(out[at+len(h):], out[v:v+n])
 	copy(out[at:], h)
 	return out[:at+len(h)+n], at + len(h)
+}
+
+// hotIndex is op's index in hotBatch.ops: op is a PING, GET or SET.
+func hotIndex(op command.Op) int {
+	switch op {
+	case command.OpGet:
+		return hotGet
+	case command.OpSet:
+		return hotSet
+	}
+	return hotPing
 }

@@ -50,17 +50,19 @@ type batchedRequest struct {
 	key, val   [slowlogMaxString]byte
 }
 
-// untimed adds r, served on a hot path without reading the clock (the
-// loop's cycles close batches, and the slow log is on), to the batch; i is r.Op's index in hotBatch.ops.
-func (e *Engine) untimed(s *Session, r *command.Request, i int) {
+// untimed adds a request of session s, served on a hot path without
+// reading the clock (the loop's cycles close batches, and the slow log is
+// on), to the batch: op (whose index in hotBatch.ops is i) with key and
+// value (empty when op has none).
+func (e *Engine) untimed(s *Session, op command.Op, key, value []byte, i int) {
 	b := &e.batch
 	b.n++
 	b.ops[i]++
 	l := &b.last
-	l.s, l.op = s, r.Op
-	l.keyN, l.valN = len(r.Key), len(r.Value)
-	keepWord(&l.key, r.Key)
-	keepWord(&l.val, r.Value)
+	l.s, l.op = s, op
+	l.keyN, l.valN = len(key), len(value)
+	keepWord(&l.key, key)
+	keepWord(&l.val, value)
 }
 
 // keepWord copies the first bytes of w (at most len(dst)) into dst: a

@@ -581,6 +581,9 @@ func (e *Engine) ServeMessage(s *Session, msg, out []byte) (replies []byte, clos
 		if corr, ok := sbe.AsPing(msg); ok && e.plain(s) {
 			return e.pong(s, corr, out), false
 		}
+		if hot, ok := e.serveSBEInPlace(s, msg, out); ok { // GET and SET read in place (hot.go)
+			return hot, false
+		}
 		if err := e.decodeSBE(msg); err != nil {
 			return e.sbeProtocolError(s, out, err, false), true
 		}

@@ -85,28 +85,41 @@ func keepWord(dst *[slowlogMaxString]byte, w []byte) {
 func (e *Engine) closeBatch(now int64) {
 	b := &e.batch
 	d := now - e.mark
-	per := d / int64(b.n)
-	for i, n := range b.ops {
-		if n == 0 {
-			continue
+	if b.n == 1 { // a ping-pong's batch: its one request's op is the last's
+		if h := e.lat.hist[b.last.op]; h != nil && e.lat.tracking && e.lat.threshold <= 0 {
+			h.recordN(d, 1) // batchTimed's common case, inlined
+		} else {
+			e.batchTimed(b.last.op, d, 1)
 		}
-		op := batchedOps[i]
-		if e.lat.tracking {
-			h := e.lat.hist[op]
-			if h == nil {
-				h = new(cmdHist) // once per command, on its first call
-				e.lat.hist[op] = h
+	} else {
+		per := d / int64(b.n)
+		for i, n := range b.ops {
+			if n != 0 {
+				e.batchTimed(batchedOps[i], per, uint64(n))
 			}
-			h.recordN(per, uint64(n))
-		}
-		if e.lat.threshold > 0 && per/1e6 >= e.lat.threshold {
-			e.latencyAdd(EventFastCommand, per/1e6)
 		}
 	}
 	if e.slow.slowerThan >= 0 && d/1000 >= e.slow.slowerThan {
 		e.slowlogBatch(d)
 	}
 	b.n, b.ops = 0, [3]uint32{}
+}
+
+// batchTimed counts n calls of op that took nanos each in the latency
+// tracking histograms and the latency monitor, as commandTimedRest would
+// count them one by one (the slow log is closeBatch's).
+func (e *Engine) batchTimed(op command.Op, nanos int64, n uint64) {
+	if e.lat.tracking {
+		h := e.lat.hist[op]
+		if h == nil {
+			h = new(cmdHist) // once per command, on its first call
+			e.lat.hist[op] = h
+		}
+		h.recordN(nanos, n)
+	}
+	if e.lat.threshold > 0 && nanos/1e6 >= e.lat.threshold {
+		e.latencyAdd(EventFastCommand, nanos/1e6)
+	}
 }
 
 // settleBatch closes the batch now, with a clock reading of its own: a

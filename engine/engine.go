@@ -536,12 +536,27 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 	for consumed < len(in) && !s.quit && !s.failedAuth && len(out) < limit {
 		// PING, GET and SET as clients send them: read in a few loads and
 		// decoded without the name's lookup (resp.Parser.ReadHot).
-		if hot, args, n := s.parser.ReadHot(in[consumed:], e.args, &e.o.Limits); hot != resp.HotNone {
-			e.args = args[:0]
+		// For a user allowed everything with the slow log's timing
+		// batched (or off), served from what PeekHot read, with no
+		// arguments or Request made (serveRESPHotDirect).
+		if hot, key, value, n := s.parser.PeekHot(in[consumed:], &e.o.Limits); hot != resp.HotNone {
 			if e.pauseUntil != 0 && e.held(s, hotOps[hot]) {
 				break
 			}
+			s.parser.Skip(n)
+			at := consumed
 			consumed += n
+			if !s.tx.on && s.user.AllowsAll() && (e.cycled || e.slow.slowerThan < 0) {
+				if served, ok := e.serveRESPHotDirect(s, nil, hotOps[hot], key, value, out); ok {
+					out = served
+					if len(e.blocked) != 0 {
+						e.serveBlocked()
+					}
+					continue
+				}
+			}
+			args := resp.HotArgs(in[at:], hot, key, value, e.args)
+			e.args = args[:0]
 			out = e.serveRESPHot(s, hot, args, out)
 			continue
 		}
@@ -655,7 +670,7 @@ func (e *Engine) serveRESPHot(s *Session, hot resp.Hot, args [][]byte, out []byt
 	}
 	if s.tx.on {
 		e.serveRESPRare(s, args, true)
-	} else if hot, ok := e.serveRESPHotDirect(s, r, out); ok { // the common state (hot.go)
+	} else if hot, ok := e.serveRESPHotDirect(s, r, r.Op, r.Key, r.Value, out); ok { // the common state (hot.go)
 		out = hot
 		if len(e.blocked) != 0 {
 			e.serveBlocked()

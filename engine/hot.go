@@ -166,38 +166,45 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte) ([]byte, bool) {
 }
 
 // serveRESPHotDirect is serveSBEHot for a RESP PING, GET or SET that
-// resp.Parser.ReadHot read (SET with no options: ReadHot takes only
-// three words), in the hot state with nothing of Pub/Sub's waiting to be
-// sent: the same bookkeeping, and the reply appended directly. r is the
-// Request serveRESPHot made of args (the slow log reads it and e.argv).
+// resp.Parser.PeekHot read (SET with no options: it takes only three
+// words), op with key and value, in the hot state with nothing of
+// Pub/Sub's waiting to be sent: the same bookkeeping, and the reply
+// appended directly. r is the Request serveRESPHot made of the words, for
+// a restricted user's permission check and for timing a request on its
+// own (the slow log reads it and e.argv); ServeStreamLimit passes nil,
+// reading PeekHot's answer in place, when neither applies (a user
+// allowed everything, the timing batched or off).
 // The bookkeeping around the switch is serveSBEHot's, written out again
 // on purpose: shared as helpers the compiler does not inline, it cost 23
 // to 43 more instructions a request (callgrind, BenchmarkServe GET/SET).
-func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, out []byte) ([]byte, bool) {
+func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.Op, key, value []byte, out []byte) ([]byte, bool) {
 	st := e.dbs[s.db]
 	if st.Collections() != 0 || len(e.ps.out) != 0 || !e.hotReady(s, r) {
 		return out, false
 	}
 	e.st = st
+	e.res.Reset()
 	e.ran = true
-	e.cmd[r.Op].calls++
+	e.cmd[op].calls++
 	e.sampleLeft--
 	var start int64
-	timing := e.slow.slowerThan >= 0 // the slow log's timing, batched (batchtime.go) or as execute's
+	timing := e.slow.slowerThan >= 0 // batched (batchtime.go), or as execute's
 	if timing && !e.cycled {
 		start = e.since()
 	}
-	switch r.Op {
+	i := hotPing
+	switch op {
 	case command.OpPing:
 		e.simple(txtPONG)
 		out = append(out, "+PONG\r\n"...)
 	case command.OpGet:
+		i = hotGet
 		// The value goes straight into out, after a bulk header that
 		// guesses two digits (a 10- to 99-byte value), put right after.
 		at := len(out)
 		out = append(out, bulkGuess...)
 		var found bool
-		out, found = st.Get(out, r.Key)
+		out, found = st.Get(out, key)
 		switch {
 		case found:
 			var v int
@@ -214,7 +221,8 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, out []byte) 
 			out = resp.AppendNull(out)
 		}
 	default: // SET key value
-		if err := st.Put(r.Key, r.Value); err != nil {
+		i = hotSet
+		if err := st.Put(key, value); err != nil {
 			e.storeError(err)
 			out = e.encodeRESP(out, s.resp3)
 		} else {
@@ -224,12 +232,12 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, out []byte) 
 	}
 	if timing {
 		if e.cycled {
-			e.untimed(s, r.Op, r.Key, r.Value, hotIndex(r.Op))
+			e.untimed(s, op, key, value, i)
 		} else {
 			e.timed(s, r, start)
 		}
 	}
-	e.count(s, r.Op)
+	e.count(s, op)
 	return out, true
 }
 

@@ -121,7 +121,8 @@ func BenchmarkServeCycle(b *testing.B) {
 }
 
 // TestServeAllocs proves with AllocsPerRun what the benchmarks report:
-// PING, SET and GET in either protocol allocate nothing.
+// PING, SET and GET in either protocol allocate nothing, nor does closing
+// their batch at the next loop cycle (batchtime.go).
 func TestServeAllocs(t *testing.T) {
 	e, rs, ss := benchEngine(t)
 	var c sbe.Codec
@@ -144,6 +145,9 @@ func TestServeAllocs(t *testing.T) {
 			{"RESP", func() { _, out, _ = e.ServeStream(rs, h.resp, out[:0]) }},
 			{"SBE-stream", func() { _, out, _ = e.ServeStream(ss, h.sbeFramed, out[:0]) }},
 			{"SBE-message", func() { out, _ = e.ServeMessage(ss, h.sbeMessage, out[:0]) }},
+			// A ping-pong's cycle: the batch of one request closed.
+			{"SBE-message-cycle", func() { e.BeginCycle(1); out, _ = e.ServeMessage(ss, h.sbeMessage, out[:0]) }},
+			{"RESP-cycle", func() { e.BeginCycle(1); _, out, _ = e.ServeStream(rs, h.resp, out[:0]) }},
 		} {
 			if a := testing.AllocsPerRun(500, run.f); a != 0 {
 				t.Errorf("%s %s allocates %.1f times per request, want 0", h.name, run.name, a)

@@ -596,7 +596,7 @@ func (e *Engine) ServeMessage(s *Session, msg, out []byte) (replies []byte, clos
 		if corr, ok := sbe.AsPing(msg); ok && e.plain(s) {
 			return e.pong(s, corr, out), false
 		}
-		if hot, ok := e.serveSBEInPlace(s, msg, out); ok { // GET and SET read in place (hot.go)
+		if hot, ok := e.serveSBEInPlace(s, msg, out, false); ok { // GET and SET read in place (hot.go)
 			return hot, false
 		}
 		if err := e.decodeSBE(msg); err != nil {
@@ -833,6 +833,13 @@ func (e *Engine) serveSBEStream(s *Session, in, out []byte, limit int) (int, []b
 			out = e.pong(s, corr, sbe.AppendFrameStart(out))
 			sbe.FinishFrame(out[at:])
 			continue
+		}
+		if e.pauseUntil == 0 { // GET and SET read in place, as on a message transport (hot.go)
+			if hot, ok := e.serveSBEInPlace(s, msg, out, true); ok {
+				consumed += n
+				out = hot
+				continue
+			}
 		}
 		if err := e.decodeSBE(msg); err != nil {
 			return consumed, e.sbeProtocolError(s, out, err, true), true

@@ -111,14 +111,14 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte, framed 
 	return out, true
 }
 
-// serveSBEInPlace is serveSBEHot for a GET or plain SET message on a
-// message transport, read in place (sbe.PeekKeyed) instead of decoded
+// serveSBEInPlace is serveSBEHot for a GET or plain SET message (framed:
+// its reply SOFH-framed, for a stream transport), read in place (sbe.PeekKeyed) instead of decoded
 // into e.req, for a user allowed everything, with the slow log's timing
 // batched (or off): the same checks, bookkeeping and reply, with no
 // Request filled. It reports whether it served msg; when not, msg goes
 // the general way (decodeSBE and serveSBEHot, which also serve a
 // restricted user's hot requests).
-func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte) ([]byte, bool) {
+func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]byte, bool) {
 	op, corr, key, value, ok := sbe.PeekKeyed(msg)
 	timing := e.slow.slowerThan >= 0
 	if !ok || !s.user.AllowsAll() || (timing && !e.cycled) {
@@ -134,6 +134,10 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte) ([]byte, bool) {
 	e.ran = true
 	e.cmd[op].calls++
 	e.sampleLeft--
+	frameAt := len(out)
+	if framed {
+		out = sbe.AppendFrameStart(out)
+	}
 	i := hotSet
 	if op == command.OpGet {
 		i = hotGet
@@ -154,6 +158,9 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte) ([]byte, bool) {
 	} else {
 		e.ok()
 		out = append(sbe.AppendReplyHeader(out, corr, command.OK, command.Simple, len(txtOK)), txtOK...)
+	}
+	if framed {
+		sbe.FinishFrame(out[frameAt:])
 	}
 	if timing {
 		e.untimed(s, op, key, value, i)

@@ -307,6 +307,7 @@ func (e *Engine) ConfigValue(name string) (string, bool) {
 
 // configResetStat answers CONFIG RESETSTAT: INFO's counters start over.
 func (e *Engine) configResetStat(*Session, *command.Request) {
+	e.settleBatch()
 	for _, st := range e.dbs {
 		if st != nil {
 			st.ResetStats()

@@ -386,6 +386,7 @@ type Engine struct {
 	mono   func() int64
 	mark   int64
 	cycled bool
+	batch  hotBatch     // hot requests served since mark, not yet timed (batchtime.go)
 	lat    latencyState // LATENCY and latency-tracking (latency.go)
 	// caller is the session running CLIENT LIST or INFO while it does
 	// (its argv-mem is the words of that command).
@@ -488,7 +489,12 @@ func NewEngine(st *store.Store, o Options) *Engine {
 // (so its time includes the reading and parsing of its request). Until
 // BeginCycle is first called each timed command also reads the clock at
 // its start. Loop goroutine only.
-func (e *Engine) BeginCycle(now int64) { e.mark, e.cycled = now, true }
+func (e *Engine) BeginCycle(now int64) {
+	if e.batch.n != 0 { // the hot requests of the previous cycle (batchtime.go)
+		e.closeBatch(now)
+	}
+	e.mark, e.cycled = now, true
+}
 
 // ProtocolError returns the protocol error a ServeStream or ServeMessage
 // answered last before asking for the connection to close, or nil when
@@ -531,12 +537,27 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 	for consumed < len(in) && !s.quit && !s.failedAuth && len(out) < limit {
 		// PING, GET and SET as clients send them: read in a few loads and
 		// decoded without the name's lookup (resp.Parser.ReadHot).
-		if hot, args, n := s.parser.ReadHot(in[consumed:], e.args, &e.o.Limits); hot != resp.HotNone {
-			e.args = args[:0]
+		// For a user allowed everything with the slow log's timing
+		// batched (or off), served from what PeekHot read, with no
+		// arguments or Request made (serveRESPHotDirect).
+		if hot, key, value, n := s.parser.PeekHot(in[consumed:], &e.o.Limits); hot != resp.HotNone {
 			if e.pauseUntil != 0 && e.held(s, hotOps[hot]) {
 				break
 			}
+			s.parser.Skip(n)
+			at := consumed
 			consumed += n
+			if !s.tx.on && s.user.AllowsAll() && (e.cycled || e.slow.slowerThan < 0) {
+				if served, ok := e.serveRESPHotDirect(s, nil, hotOps[hot], key, value, out); ok {
+					out = served
+					if len(e.blocked) != 0 {
+						e.serveBlocked()
+					}
+					continue
+				}
+			}
+			args := resp.HotArgs(in[at:], hot, key, value, e.args)
+			e.args = args[:0]
 			out = e.serveRESPHot(s, hot, args, out)
 			continue
 		}
@@ -575,6 +596,9 @@ func (e *Engine) ServeMessage(s *Session, msg, out []byte) (replies []byte, clos
 	if s.Protocol == proto.SBE {
 		if corr, ok := sbe.AsPing(msg); ok && e.plain(s) {
 			return e.pong(s, corr, out), false
+		}
+		if hot, ok := e.serveSBEInPlace(s, msg, out, false); ok { // GET and SET read in place (hot.go)
+			return hot, false
 		}
 		if err := e.decodeSBE(msg); err != nil {
 			return e.sbeProtocolError(s, out, err, false), true
@@ -647,7 +671,7 @@ func (e *Engine) serveRESPHot(s *Session, hot resp.Hot, args [][]byte, out []byt
 	}
 	if s.tx.on {
 		e.serveRESPRare(s, args, true)
-	} else if hot, ok := e.serveRESPHotDirect(s, r, out); ok { // the common state (hot.go)
+	} else if hot, ok := e.serveRESPHotDirect(s, r, r.Op, r.Key, r.Value, out); ok { // the common state (hot.go)
 		out = hot
 		if len(e.blocked) != 0 {
 			e.serveBlocked()
@@ -810,6 +834,13 @@ func (e *Engine) serveSBEStream(s *Session, in, out []byte, limit int) (int, []b
 			out = e.pong(s, corr, sbe.AppendFrameStart(out))
 			sbe.FinishFrame(out[at:])
 			continue
+		}
+		if e.pauseUntil == 0 { // GET and SET read in place, as on a message transport (hot.go)
+			if hot, ok := e.serveSBEInPlace(s, msg, out, true); ok {
+				consumed += n
+				out = hot
+				continue
+			}
 		}
 		if err := e.decodeSBE(msg); err != nil {
 			return consumed, e.sbeProtocolError(s, out, err, true), true

@@ -444,6 +444,10 @@ func (e *Engine) executeSlow(s *Session, r *command.Request, h handler) {
 	switch {
 	case sampled: // the histograms time the command alone: a read at its start too
 		start = e.mono()
+		if e.batch.n != 0 {
+			e.closeBatch(start)
+			e.mark = start
+		}
 	case timed:
 		start = e.since()
 	}
@@ -486,6 +490,9 @@ func (e *Engine) executeSlow(s *Session, r *command.Request, h handler) {
 	}
 	if timed {
 		end := e.mono()
+		if e.batch.n != 0 {
+			e.closeBatch(end)
+		}
 		e.mark = end
 		d := end - start
 		if sampled {
@@ -515,6 +522,9 @@ func (e *Engine) since() int64 {
 // the reads and writes in between).
 func (e *Engine) timed(s *Session, r *command.Request, start int64) {
 	end := e.mono()
+	if e.batch.n != 0 {
+		e.closeBatch(end)
+	}
 	e.mark = end
 	e.commandTimed(s, r, end-start) // the slow log, latency tracking and monitor
 }

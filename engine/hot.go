@@ -58,8 +58,8 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte, framed 
 	e.cmd[r.Op].calls++
 	e.sampleLeft--
 	var start int64
-	timed := e.slow.slowerThan >= 0
-	if timed { // the slow log's timing, as execute's
+	timing := e.slow.slowerThan >= 0 // the slow log's timing, batched (batchtime.go) or as execute's
+	if timing && !e.cycled {
 		start = e.since()
 	}
 	frameAt := len(out)
@@ -98,8 +98,12 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte, framed 
 	if framed {
 		sbe.FinishFrame(out[frameAt:])
 	}
-	if timed {
-		e.timed(s, r, start)
+	if timing {
+		if e.cycled {
+			e.untimed(s, r.Op, r.Key, r.Value, hotIndex(r.Op))
+		} else {
+			e.timed(s, r, start)
+		}
 	}
 	e.count(s, r.Op)
 	if len(e.blocked) != 0 {
@@ -108,39 +112,107 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte, framed 
 	return out, true
 }
 
+// serveSBEInPlace is serveSBEHot for a GET or plain SET message (framed:
+// its reply SOFH-framed, for a stream transport), read in place (sbe.PeekKeyed) instead of decoded
+// into e.req, for a user allowed everything, with the slow log's timing
+// batched (or off): the same checks, bookkeeping and reply, with no
+// Request filled. It reports whether it served msg; when not, msg goes
+// the general way (decodeSBE and serveSBEHot, which also serve a
+// restricted user's hot requests).
+func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]byte, bool) {
+	op, corr, key, value, ok := sbe.PeekKeyed(msg)
+	timing := e.slow.slowerThan >= 0
+	if !ok || !s.user.AllowsAll() || (timing && !e.cycled) {
+		return out, false
+	}
+	st := e.dbs[s.db]
+	// hotReady reads its Request only for a restricted user: none here.
+	if st.Collections() != 0 || !e.hotReady(s, nil) {
+		return out, false
+	}
+	e.st = st
+	e.res.Reset()
+	e.ran = true
+	e.cmd[op].calls++
+	e.sampleLeft--
+	frameAt := len(out)
+	if framed {
+		out = sbe.AppendFrameStart(out)
+	}
+	i := hotSet
+	if op == command.OpGet {
+		i = hotGet
+		at := len(out)
+		out = sbe.AppendReplyHeader(out, corr, command.OK, command.Bulk, 0)
+		var found bool
+		if out, found = st.Get(out, key); found {
+			sbe.SetReplyValueLen(out[at:], len(out)-at-sbe.ReplyHeaderLen)
+			e.res.Kind = command.Bulk
+		} else {
+			out = sbe.AppendReplyHeader(out[:at], corr, command.OK, command.Nil, 0)
+			e.res.Kind = command.Nil
+		}
+	} else if err := st.Put(key, value); err != nil {
+		e.storeError(err)
+		e.res.CorrelationID = corr
+		out = e.codec.AppendReply(out, &e.res)
+	} else {
+		e.ok()
+		out = append(sbe.AppendReplyHeader(out, corr, command.OK, command.Simple, len(txtOK)), txtOK...)
+	}
+	if framed {
+		sbe.FinishFrame(out[frameAt:])
+	}
+	if timing {
+		e.untimed(s, op, key, value, i)
+	}
+	e.count(s, op)
+	if len(e.blocked) != 0 {
+		e.serveBlocked()
+	}
+	return out, true
+}
+
 // serveRESPHotDirect is serveSBEHot for a RESP PING, GET or SET that
-// resp.Parser.ReadHot read (SET with no options: ReadHot takes only
-// three words), in the hot state with nothing of Pub/Sub's waiting to be
-// sent: the same bookkeeping, and the reply appended directly. r is the
-// Request serveRESPHot made of args (the slow log reads it and e.argv).
+// resp.Parser.PeekHot read (SET with no options: it takes only three
+// words), op with key and value, in the hot state with nothing of
+// Pub/Sub's waiting to be sent: the same bookkeeping, and the reply
+// appended directly. r is the Request serveRESPHot made of the words, for
+// a restricted user's permission check and for timing a request on its
+// own (the slow log reads it and e.argv); ServeStreamLimit passes nil,
+// reading PeekHot's answer in place, when neither applies (a user
+// allowed everything, the timing batched or off).
 // The bookkeeping around the switch is serveSBEHot's, written out again
 // on purpose: shared as helpers the compiler does not inline, it cost 23
 // to 43 more instructions a request (callgrind, BenchmarkServe GET/SET).
-func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, out []byte) ([]byte, bool) {
+func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.Op, key, value []byte, out []byte) ([]byte, bool) {
 	st := e.dbs[s.db]
 	if st.Collections() != 0 || len(e.ps.out) != 0 || !e.hotReady(s, r) {
 		return out, false
 	}
 	e.st = st
+	e.res.Reset()
 	e.ran = true
-	e.cmd[r.Op].calls++
+	e.cmd[op].calls++
 	e.sampleLeft--
 	var start int64
-	timed := e.slow.slowerThan >= 0
-	if timed {
+	timing := e.slow.slowerThan >= 0 // batched (batchtime.go), or as execute's
+	if timing && !e.cycled {
 		start = e.since()
 	}
-	switch r.Op {
+	i := hotPing
+	switch op {
 	case command.OpPing:
 		e.simple(txtPONG)
 		out = append(out, "+PONG\r\n"...)
 	case command.OpGet:
+		i = hotGet
 		// The value goes straight into out, after a bulk header that
 		// guesses two digits (a 10- to 99-byte value), put right after.
 		at := len(out)
 		out = append(out, bulkGuess...)
 		var found bool
-		out, found = st.Get(out, r.Key)
+		out, found = st.Get(out, key)
 		switch {
 		case found:
 			var v int
@@ -157,7 +229,8 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, out []byte) 
 			out = resp.AppendNull(out)
 		}
 	default: // SET key value
-		if err := st.Put(r.Key, r.Value); err != nil {
+		i = hotSet
+		if err := st.Put(key, value); err != nil {
 			e.storeError(err)
 			out = e.encodeRESP(out, s.resp3)
 		} else {
@@ -165,10 +238,14 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, out []byte) 
 			out = resp.AppendOK(out)
 		}
 	}
-	if timed {
-		e.timed(s, r, start)
+	if timing {
+		if e.cycled {
+			e.untimed(s, op, key, value, i)
+		} else {
+			e.timed(s, r, start)
+		}
 	}
-	e.count(s, r.Op)
+	e.count(s, op)
 	return out, true
 }
 
@@ -195,4 +272,15 @@ func fixBulkHeader(out []byte, at int) ([]byte, int) {
 	copy(out[at+len(h):], out[v:v+n])
 	copy(out[at:], h)
 	return out[:at+len(h)+n], at + len(h)
+}
+
+// hotIndex is op's index in hotBatch.ops: op is a PING, GET or SET.
+func hotIndex(op command.Op) int {
+	switch op {
+	case command.OpGet:
+		return hotGet
+	case command.OpSet:
+		return hotSet
+	}
+	return hotPing
 }

@@ -150,6 +150,7 @@ func (e *Engine) latencyEvent(name []byte) *latencySeries {
 }
 
 func (e *Engine) latencyLatest(*Session, *command.Request) {
+	e.settleBatch()
 	e.begin(command.Array)
 	for _, ts := range e.lat.events {
 		last := ts.samples[(ts.idx+latencyTSLen-1)%latencyTSLen]
@@ -164,6 +165,7 @@ func (e *Engine) latencyLatest(*Session, *command.Request) {
 }
 
 func (e *Engine) latencyHistory(_ *Session, r *command.Request) {
+	e.settleBatch()
 	e.begin(command.Array)
 	if ts := e.latencyEvent(r.Args[0]); ts != nil {
 		for j := 0; j < latencyTSLen; j++ {
@@ -181,6 +183,7 @@ func (e *Engine) latencyHistory(_ *Session, r *command.Request) {
 }
 
 func (e *Engine) latencyReset(_ *Session, r *command.Request) {
+	e.settleBatch()
 	n := 0
 	keep := e.lat.events[:0]
 	for _, ts := range e.lat.events {
@@ -200,6 +203,7 @@ func (e *Engine) latencyReset(_ *Session, r *command.Request) {
 }
 
 func (e *Engine) latencyGraph(_ *Session, r *command.Request) {
+	e.settleBatch()
 	ts := e.latencyEvent(r.Args[0])
 	if ts == nil {
 		e.fail(command.Err, "ERR No samples available for event '", r.Args[0], "'")
@@ -363,6 +367,7 @@ func (e *Engine) latencyStats(ts *latencySeries) (samples, avg, mad, period int6
 
 // latencyDoctor is Redis's createLatencyReport for the events goblin has.
 func (e *Engine) latencyDoctor(*Session, *command.Request) {
+	e.settleBatch()
 	var b strings.Builder
 	if len(e.lat.events) == 0 && e.lat.threshold == 0 {
 		b.WriteString("I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. If we weren't in a deep space mission I'd suggest to take a look at https://redis.io/topics/latency-monitor.\n")
@@ -470,6 +475,7 @@ var anonHugePages = func() int64 {
 // with data, its calls and the cumulative counts of its latencies in
 // power-of-two microsecond buckets, as Redis's fillCommandCDF.
 func (e *Engine) latencyHistogram(_ *Session, r *command.Request) {
+	e.settleBatch()
 	e.begin(command.Map)
 	one := func(op command.Op) {
 		h := e.lat.hist[op]
@@ -513,6 +519,7 @@ func (e *Engine) latencyHistogram(_ *Session, r *command.Request) {
 
 // infoLatencystats writes INFO's latencystats section.
 func (e *Engine) infoLatencystats(w *infoWriter) {
+	e.settleBatch()
 	w.b = append(w.b, "# Latencystats\r\n"...)
 	if !e.lat.tracking {
 		return
@@ -627,6 +634,13 @@ func hdrValue(i int) int64 {
 func hdrHighest(v int64) int64 {
 	b := hdrBucket(v)
 	return (v>>b)<<b + 1<<b - 1
+}
+
+// recordN records n calls that took ns each.
+func (h *cmdHist) recordN(ns int64, n uint64) {
+	ns = min(max(ns, latencyHistMin), latencyHistMax)
+	h.counts[hdrIndex(ns)] += n
+	h.total += n
 }
 
 func (h *cmdHist) record(ns int64) {

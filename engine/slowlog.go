@@ -60,8 +60,15 @@ func (e *Engine) slowlogPush(s *Session, r *command.Request, nanos int64) {
 		}
 		words = w
 	}
+	e.slowlogAdd(s, slowlogArgv(r.Op, words), nanos)
+}
+
+// slowlogAdd adds an entry for a command of session s with argv (its
+// words as an entry keeps them, see slowlogArgv) that took nanos.
+func (e *Engine) slowlogAdd(s *Session, argv [][]byte, nanos int64) {
+	sl := &e.slow
 	en := slowEntry{id: sl.nextID, unix: wallClock().Unix(), micros: nanos / 1000,
-		argv: slowlogArgv(r.Op, words), peer: s.conn.Addr, name: string(s.name)}
+		argv: argv, peer: s.conn.Addr, name: string(s.name)}
 	sl.nextID++
 	sl.entries = append(sl.entries, en)
 	if over := len(sl.entries) - sl.maxLen; over > 0 {
@@ -130,6 +137,7 @@ func redact(op command.Op, words [][]byte, j int) bool {
 }
 
 func (e *Engine) slowlogGet(_ *Session, r *command.Request) {
+	e.settleBatch()
 	n := int64(10)
 	if len(r.Args) > 1 {
 		e.errText(command.Err, "ERR unknown subcommand or wrong number of arguments for 'GET'. Try SLOWLOG HELP.")
@@ -169,9 +177,13 @@ func (e *Engine) slowlogGet(_ *Session, r *command.Request) {
 	e.end()
 }
 
-func (e *Engine) slowlogLen(*Session, *command.Request) { e.integer(int64(len(e.slow.entries))) }
+func (e *Engine) slowlogLen(*Session, *command.Request) {
+	e.settleBatch()
+	e.integer(int64(len(e.slow.entries)))
+}
 
 func (e *Engine) slowlogReset(*Session, *command.Request) {
+	e.settleBatch()
 	clear(e.slow.entries)
 	e.slow.entries = e.slow.entries[:0]
 	e.ok()

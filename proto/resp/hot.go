@@ -34,46 +34,70 @@ var (
 // lim may refuse): ReadCommand then parses them, so ReadHot only shortens
 // the path of the commonest requests, never changes what a stream means.
 func (p *Parser) ReadHot(buf []byte, args [][]byte, lim *Limits) (Hot, [][]byte, int) {
+	hot, key, value, n := p.PeekHot(buf, lim)
+	if hot == HotNone {
+		return HotNone, args, 0
+	}
+	p.examined += uint64(n)
+	return hot, HotArgs(buf, hot, key, value, args), n
+}
+
+// HotArgs appends to args[:0] the arguments of the command PeekHot read
+// at the front of buf as hot, key and value, as ReadCommand would (the
+// name first).
+func HotArgs(buf []byte, hot Hot, key, value []byte, args [][]byte) [][]byte {
+	switch hot {
+	case HotPing:
+		return append(args[:0], buf[8:12:12])
+	case HotGet:
+		return append(args[:0], buf[8:11:11], key)
+	}
+	return append(args[:0], buf[8:11:11], key, value)
+}
+
+// PeekHot is ReadHot without the arguments and without consuming: the
+// shape at the front of buf, its key and value (sub-slices of buf; nil
+// where the shape has none) and its length n. A caller that serves the
+// command from these calls Skip(n); one that does not reads it with
+// ReadHot or ReadCommand as if PeekHot had not been called.
+func (p *Parser) PeekHot(buf []byte, lim *Limits) (hot Hot, key, value []byte, n int) {
 	// The "*1" and "$4" lines are header lines too, and the command's name
 	// a bulk string (lim's smallest values refuse them).
 	// hotBulk's header lines are at most five bytes.
 	maxBulk := lim.maxBulk()
 	if p.state != stIdle || len(buf) < 14 || lim.maxInline() < 5 || maxBulk < 4 {
-		return HotNone, args, 0
+		return HotNone, nil, nil, 0
 	}
 	head := binary.LittleEndian.Uint64(buf)
 	name := binary.LittleEndian.Uint32(buf[8:]) | 0x20202020
+	var ok bool
 	switch {
 	case head == hotHead1 && name == hotPing && buf[12] == '\r' && buf[13] == '\n':
-		p.examined += 14
-		return HotPing, append(args[:0], buf[8:12:12]), 14
+		return HotPing, nil, nil, 14
 	case head == hotHead2 && name == hotGet && buf[11] == '\r' && buf[12] == '\n':
 		if lim.maxArgs() < 2 {
-			return HotNone, args, 0
+			return HotNone, nil, nil, 0
 		}
-		key, n, ok := hotBulk(buf, 13, maxBulk)
-		if !ok {
-			return HotNone, args, 0
+		if key, n, ok = hotBulk(buf, 13, maxBulk); ok {
+			return HotGet, key, nil, n
 		}
-		p.examined += uint64(n)
-		return HotGet, append(args[:0], buf[8:11:11], key), n
 	case head == hotHead3 && name == hotSet && buf[11] == '\r' && buf[12] == '\n':
 		if lim.maxArgs() < 3 {
-			return HotNone, args, 0
+			return HotNone, nil, nil, 0
 		}
-		key, n, ok := hotBulk(buf, 13, maxBulk)
-		if !ok {
-			return HotNone, args, 0
+		if key, n, ok = hotBulk(buf, 13, maxBulk); !ok {
+			return HotNone, nil, nil, 0
 		}
-		val, n, ok := hotBulk(buf, n, maxBulk)
-		if !ok {
-			return HotNone, args, 0
+		if value, n, ok = hotBulk(buf, n, maxBulk); ok {
+			return HotSet, key, value, n
 		}
-		p.examined += uint64(n)
-		return HotSet, append(args[:0], buf[8:11:11], key, val), n
 	}
-	return HotNone, args, 0
+	return HotNone, nil, nil, 0
 }
+
+// Skip consumes the n bytes of a command PeekHot read and the caller
+// served.
+func (p *Parser) Skip(n int) { p.examined += uint64(n) }
 
 // hotBulk reads the bulk string whose "$" is at buf[pos]: a length of one
 // to four digits without a leading zero, at most maxBulk, and the payload

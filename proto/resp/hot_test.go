@@ -9,11 +9,21 @@ import (
 
 // checkHot asserts ReadHot's contract on buf under lim: it answers
 // HotNone with nothing consumed, or exactly ReadCommand's arguments and
-// length for a command ReadCommand accepts.
+// length for a command ReadCommand accepts; and PeekHot's: ReadHot's
+// answer, with nothing consumed.
 func checkHot(t *testing.T, buf []byte, lim *Limits) Hot {
 	t.Helper()
 	var p Parser
+	// PeekHot reads the same, consuming nothing; its key and value are
+	// ReadHot's arguments after the name.
+	ph, pk, pv, pn := p.PeekHot(buf, lim)
+	if p.Examined() != 0 {
+		t.Fatalf("PeekHot(%q) examined %d bytes", buf, p.Examined())
+	}
 	hot, args, n := p.ReadHot(buf, make([][]byte, 0, 4), lim)
+	if ph != hot || pn != n || hot >= HotGet && !bytes.Equal(pk, args[1]) || hot == HotSet && !bytes.Equal(pv, args[2]) {
+		t.Fatalf("PeekHot(%q) = %v %q %q %d; ReadHot = %v %q %d", buf, ph, pk, pv, pn, hot, args, n)
+	}
 	if hot == HotNone {
 		if n != 0 || p.Examined() != 0 {
 			t.Fatalf("ReadHot(%q) answered none but consumed %d, examined %d", buf, n, p.Examined())

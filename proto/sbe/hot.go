@@ -60,3 +60,41 @@ func requestFixed(b []byte, r *command.Request) {
 	r.Expire = int64(binary.LittleEndian.Uint64(b[reqExpire:]))
 	r.Amount, r.Amount2 = int64(binary.LittleEndian.Uint64(b[reqAmount:])), 0
 }
+
+// PeekKeyed reads, in place, a GET or a plain SET (no flags, no expiry)
+// in a Request message of this schema's block length and version 2 or
+// later, as AsRequest would decode it: the command, correlation id, key
+// and value (both pointing into msg; a GET's value is whatever msg holds
+// there, usually empty), and whether msg is one. Nothing is written: the
+// engine's hot path serves such a request from these without filling a
+// Request. On false the message is decoded the general way.
+func PeekKeyed(msg []byte) (op command.Op, correlationID uint64, key, value []byte, ok bool) {
+	if len(msg) < headerLen+reqBlockV2+2*varHdrLen {
+		return 0, 0, nil, nil, false
+	}
+	h := binary.LittleEndian.Uint64(msg)
+	if h&headerNoVersion != requestHeader || h>>48 < 2 {
+		return 0, 0, nil, nil, false
+	}
+	b := msg[headerLen : headerLen+reqBlockV2+varHdrLen]
+	switch op = command.Op(b[reqOp]); op {
+	case command.OpGet:
+	case command.OpSet:
+		if command.Flags(b[reqFlags])&allFlags != 0 || command.Expiry(b[reqExpiry]) != command.ExpiryNone {
+			return 0, 0, nil, nil, false
+		}
+	default:
+		return 0, 0, nil, nil, false
+	}
+	klen := uint64(binary.LittleEndian.Uint32(b[reqBlockV2:]))
+	kpos := uint64(headerLen + reqBlockV2 + varHdrLen)
+	if klen+varHdrLen > uint64(len(msg))-kpos { // as AsRequest: no wrap
+		return 0, 0, nil, nil, false
+	}
+	vpos := kpos + klen + varHdrLen
+	vlen := uint64(binary.LittleEndian.Uint32(msg[vpos-varHdrLen:]))
+	if vlen > uint64(len(msg))-vpos {
+		return 0, 0, nil, nil, false
+	}
+	return op, binary.LittleEndian.Uint64(b[reqCorrelationID:]), msg[kpos : kpos+klen : kpos+klen], msg[vpos : vpos+vlen : vpos+vlen], true
+}

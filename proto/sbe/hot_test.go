@@ -14,6 +14,7 @@ func checkAsRequest(t *testing.T, msg []byte) bool {
 	t.Helper()
 	var c Codec
 	var got, want command.Request
+	checkPeekKeyed(t, msg)
 	if !AsRequest(msg, &got) {
 		return false
 	}
@@ -25,6 +26,24 @@ func checkAsRequest(t *testing.T, msg []byte) bool {
 		t.Fatalf("AsRequest decoded % x as\n%+v\nDecodeRequest as\n%+v", msg, got, want)
 	}
 	return true
+}
+
+// checkPeekKeyed asserts PeekKeyed's contract on msg: it reads exactly
+// the GETs and plain SETs (version 2 or later) that AsRequest decodes, as
+// AsRequest decodes them.
+func checkPeekKeyed(t *testing.T, msg []byte) {
+	t.Helper()
+	op, corr, key, value, ok := PeekKeyed(msg)
+	var r command.Request
+	decoded := AsRequest(msg, &r)
+	want := decoded && r.Version >= 2 &&
+		(r.Op == command.OpGet || r.Op == command.OpSet && r.Flags == 0 && r.Expiry == command.ExpiryNone)
+	if ok != want {
+		t.Fatalf("PeekKeyed read % x: %v, want %v (AsRequest: %v %+v)", msg, ok, want, decoded, r)
+	}
+	if ok && (op != r.Op || corr != r.CorrelationID || !bytes.Equal(key, r.Key) || !bytes.Equal(value, r.Value)) {
+		t.Fatalf("PeekKeyed read % x as %v %d %q %q; AsRequest as %+v", msg, op, corr, key, value, r)
+	}
 }
 
 func TestAsRequest(t *testing.T) {
@@ -62,6 +81,21 @@ func TestAsRequest(t *testing.T) {
 	msg[4]++ // the schema id
 	if checkAsRequest(t, msg) {
 		t.Error("AsRequest decoded a message of another schema")
+	}
+	// PeekKeyed reads a GET and a plain SET, and declines a version 1
+	// message (which the engine answers in version 1's kinds).
+	for _, r := range []command.Request{
+		{Op: command.OpGet, Key: []byte("key:000000000042"), CorrelationID: 7},
+		{Op: command.OpSet, Key: []byte("k"), Value: []byte("0123456789abcdef"), CorrelationID: 1 << 60},
+	} {
+		msg := c.AppendRequest(nil, &r)
+		if _, _, _, _, ok := PeekKeyed(msg); !ok {
+			t.Errorf("PeekKeyed declined %+v", r)
+		}
+		msg[6], msg[7] = 1, 0 // the schema version
+		if _, _, _, _, ok := PeekKeyed(msg); ok {
+			t.Errorf("PeekKeyed read a version 1 %+v", r)
+		}
 	}
 }
 

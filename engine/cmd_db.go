@@ -172,6 +172,7 @@ func (e *Engine) copyKey(s *Session, r *command.Request) {
 		e.errText(command.Err, "ERR source and destination objects are the same")
 		return
 	}
+	e.st.Touch(r.Key) // Redis reads the source with lookupKeyRead: an access
 	if !e.transfer(dst, r.Key, r.Args[0], r.Flags&command.FlagReplace != 0) {
 		return
 	}

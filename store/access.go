@@ -38,12 +38,16 @@ func (s *Store) idle(sl *slot) int64 {
 }
 
 // SetIdleTime makes key look idle for seconds (RESTORE … IDLETIME, as
-// Redis's objectSetLRUOrLFU); false when the key does not exist.
+// Redis's objectSetLRUOrLFU); false when the key does not exist. Under an
+// LFU policy, which keeps no access time, it changes nothing.
 func (s *Store) SetIdleTime(key []byte, seconds int64) bool {
 	s.owner.check()
 	_, sl := s.lookup(key)
 	if sl == nil {
 		return false
+	}
+	if s.lfu {
+		return true
 	}
 	if seconds < 0 {
 		seconds = 0

@@ -102,6 +102,8 @@ func (s *Store) victim(keep uint32) uint32 {
 		return s.clockVictim(keep)
 	case VolatileTTL:
 		return s.ttlVictim(keep)
+	case AllKeysLFU, VolatileLFU:
+		return s.lfuVictim(keep, s.o.Eviction == VolatileLFU)
 	}
 	return 0
 }

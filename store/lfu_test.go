@@ -74,6 +74,13 @@ func TestLFUCounter(t *testing.T) {
 	}
 	tick(10 * time.Hour)
 	want("h", lfuInitVal+1, "10 hours with lfu-decay-time 0")
+	sib, err := s.Sibling()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lf, dt := sib.LFUParams(); lf != 0 || dt != 0 {
+		t.Fatalf("a sibling made after SetLFUParams(0, 0) has %d, %d", lf, dt)
+	}
 	if err := s.SetLFUParams(-1, 1); !errors.Is(err, ErrBadOption) {
 		t.Fatalf("SetLFUParams(-1, 1) = %v, want ErrBadOption", err)
 	}

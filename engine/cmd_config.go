@@ -39,16 +39,13 @@ func (e *Engine) params() []Param {
 		{Name: "maxmemory-policy", Get: func() string { return e.dbs[0].Options().Eviction.String() },
 			Set: func(v string) error {
 				p, err := store.ParseEvictionPolicy(strings.ToLower(v))
-				switch {
-				case err == nil:
+				if err == nil {
 					if err := e.dbs[0].SetEviction(p); err != nil {
 						return err
 					}
 					e.lfu = p.LFU()
 					e.rehook()
 					return nil
-				case redisPolicy(strings.ToLower(v)):
-					return errors.New("goblin evicts with noeviction, allkeys-lru, allkeys-lfu, volatile-lfu or volatile-ttl only")
 				}
 				return errors.New("argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction")
 			}},
@@ -183,15 +180,6 @@ func parseNonNegInt(v string) (int, error) {
 		return 0, errors.New("argument must be between 0 and 2147483647 inclusive")
 	}
 	return int(n), nil
-}
-
-// redisPolicy reports whether p is one of Redis's eviction policies.
-func redisPolicy(p string) bool {
-	switch p {
-	case "volatile-lru", "volatile-random", "allkeys-random":
-		return true
-	}
-	return false
 }
 
 // ParseMemory reads a memory value of CONFIG SET as Redis's memtoull does

@@ -242,7 +242,7 @@ func (e *Engine) refCount(key []byte, enc store.Encoding) int64 {
 		val, _ := e.st.Read(e.scratch[:0], key)
 		e.scratch = val[:0]
 		n, err := strconv.ParseInt(string(val), 10, 64)
-		if err == nil && n >= 0 && n < 10000 && (o.MaxMemory == 0 || (o.Eviction != store.AllKeysLRU && !o.Eviction.LFU())) {
+		if err == nil && n >= 0 && n < 10000 && (o.MaxMemory == 0 || (o.Eviction != store.AllKeysLRU && o.Eviction != store.VolatileLRU && !o.Eviction.LFU())) {
 			return math.MaxInt32
 		}
 	}

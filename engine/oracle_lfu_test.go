@@ -21,8 +21,8 @@ var lfuReset = cases(
 // each command of every type: new keys start at 5; reads, writes of an
 // existing key, TOUCH and MGET count; EXISTS, TYPE, TTL, OBJECT, DUMP and
 // MEMORY USAGE do not. Also: OBJECT FREQ's and OBJECT IDLETIME's errors
-// under the other kind of policy, RESTORE … FREQ, volatile-lfu, and CONFIG
-// SET's refusals of bad values.
+// under the other kind of policy, RESTORE … FREQ, volatile-lfu, CONFIG
+// SET of every policy Redis has, and CONFIG SET's refusals of bad values.
 func TestLFUAgainstRedis(t *testing.T) {
 	c := dialRedis(t)
 	redisDo(t, c, "SET", "d", "dumped value")
@@ -117,6 +117,9 @@ func TestLFUAgainstRedis(t *testing.T) {
 		[]string{"CONFIG", "SET", "lfu-log-factor", "-1"}, []string{"CONFIG", "SET", "lfu-log-factor", "x"},
 		[]string{"CONFIG", "SET", "lfu-decay-time", "-1"}, []string{"CONFIG", "SET", "lfu-decay-time", "2147483648"},
 		[]string{"CONFIG", "SET", "maxmemory-policy", "bogus"},
+		[]string{"CONFIG", "SET", "maxmemory-policy", "volatile-lru"}, []string{"CONFIG", "GET", "maxmemory-policy"}, freq("k"),
+		[]string{"CONFIG", "SET", "maxmemory-policy", "allkeys-random"}, []string{"CONFIG", "GET", "maxmemory-policy"}, freq("k"),
+		[]string{"CONFIG", "SET", "maxmemory-policy", "VOLATILE-RANDOM"}, []string{"CONFIG", "GET", "maxmemory-policy"},
 	)...)
 	compareWithRedis(t, append(script, lfuReset...), true)
 }

@@ -60,7 +60,7 @@ func (s *Store) SetMaxMemory(n int64) error {
 
 // SetEviction changes the eviction policy of s and its siblings.
 func (s *Store) SetEviction(p EvictionPolicy) error {
-	if p > VolatileLFU {
+	if p > lastPolicy {
 		return fmt.Errorf("%w: unknown eviction policy %d", ErrBadOption, p)
 	}
 	s.each(func(m *Store) { m.o.Eviction, m.lfu = p, p.LFU() })

@@ -41,6 +41,16 @@ const (
 	// VolatileLFU is AllKeysLFU among keys that have a TTL; with no such key in the
 	// sample the write fails with ErrOOM.
 	VolatileLFU
+	// VolatileLRU is AllKeysLRU among keys that have a TTL; with none the write fails
+	// with ErrOOM.
+	VolatileLRU
+	// AllKeysRandom evicts a key chosen at random.
+	AllKeysRandom
+	// VolatileRandom evicts a key with a TTL chosen at random; with none the write
+	// fails with ErrOOM.
+	VolatileRandom
+
+	lastPolicy = VolatileRandom
 )
 
 // String returns the Redis spelling of the policy.
@@ -56,12 +66,19 @@ func (p EvictionPolicy) String() string {
 		return "allkeys-lfu"
 	case VolatileLFU:
 		return "volatile-lfu"
+	case VolatileLRU:
+		return "volatile-lru"
+	case AllKeysRandom:
+		return "allkeys-random"
+	case VolatileRandom:
+		return "volatile-random"
 	}
 	return fmt.Sprintf("EvictionPolicy(%d)", uint8(p))
 }
 
-// ParseEvictionPolicy accepts the Redis spellings noeviction, allkeys-lru, volatile-ttl,
-// allkeys-lfu and volatile-lfu.
+// ParseEvictionPolicy accepts Redis's eight spellings: noeviction, allkeys-lru,
+// volatile-ttl, allkeys-lfu, volatile-lfu, volatile-lru, allkeys-random and
+// volatile-random.
 func ParseEvictionPolicy(s string) (EvictionPolicy, error) {
 	switch s {
 	case "noeviction", "":
@@ -74,8 +91,14 @@ func ParseEvictionPolicy(s string) (EvictionPolicy, error) {
 		return AllKeysLFU, nil
 	case "volatile-lfu":
 		return VolatileLFU, nil
+	case "volatile-lru":
+		return VolatileLRU, nil
+	case "allkeys-random":
+		return AllKeysRandom, nil
+	case "volatile-random":
+		return VolatileRandom, nil
 	}
-	return 0, fmt.Errorf("%w: %q (want noeviction, allkeys-lru, volatile-ttl, allkeys-lfu or volatile-lfu)", ErrBadOption, s)
+	return 0, fmt.Errorf("%w: %q (want noeviction, allkeys-lru, volatile-lru, allkeys-lfu, volatile-lfu, allkeys-random, volatile-random or volatile-ttl)", ErrBadOption, s)
 }
 
 // Clock gives the store its notion of now, in Unix milliseconds.
@@ -168,7 +191,7 @@ func (o Options) Validate() error {
 	switch {
 	case o.MaxMemory < 0:
 		return fmt.Errorf("%w: MaxMemory %d is negative", ErrBadOption, o.MaxMemory)
-	case o.Eviction > VolatileLFU:
+	case o.Eviction > lastPolicy:
 		return fmt.Errorf("%w: unknown eviction policy %d", ErrBadOption, o.Eviction)
 	case o.MaxKeyLen < 1 || o.MaxKeyLen > HardMaxKeyLen:
 		return fmt.Errorf("%w: MaxKeyLen %d not in [1, %d]", ErrBadOption, o.MaxKeyLen, HardMaxKeyLen)

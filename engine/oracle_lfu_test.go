@@ -110,6 +110,9 @@ func TestLFUAgainstRedis(t *testing.T) {
 	}
 	script = append(script, cases(
 		[]string{"RESTORE", "r", "0", payload, "FREQ", "100"}, freq("r"), []string{"GET", "r"}, freq("r"),
+		[]string{"MOVE", "r", "1"}, []string{"SELECT", "1"}, freq("r"), []string{"SELECT", "0"},
+		[]string{"SET", "mv", "v"}, []string{"GET", "mv"}, []string{"MOVE", "mv", "2"}, []string{"SELECT", "2"}, freq("mv"),
+		[]string{"SWAPDB", "0", "2"}, []string{"SELECT", "0"}, freq("mv"),
 		[]string{"RESTORE", "r2", "0", payload, "IDLETIME", "100"}, freq("r2"),
 		[]string{"CONFIG", "SET", "maxmemory-policy", "volatile-lfu"}, []string{"GET", "k"}, freq("k"),
 		[]string{"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"}, freq("k"),

@@ -43,6 +43,7 @@ const (
 	FlagDB      Flags = 1 << 1 // COPY: DB given, in Amount
 	FlagCopy    Flags = 1 << 2 // MIGRATE: leave the keys here too (COPY)
 	FlagIdle    Flags = 1 << 3 // RESTORE: IDLETIME given, its seconds in Amount
+	FlagFreq    Flags = 1 << 4 // RESTORE: FREQ given, the counter in Amount
 )
 
 // SCAN's options.

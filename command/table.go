@@ -603,7 +603,7 @@ var specs = [NumOps]Spec{
 		Summary: "How the value is kept: int, embstr (up to 44 bytes) or raw."},
 	OpObjectFreq: {Name: "object|freq", Arity: 3, Flags: Readonly, ACL: keyR | CatSlow, Tips: "nondeterministic_output",
 		Keys: key2RO, Container: OpObject, Group: "generic", Since: "4.0.0", Complexity: "O(1)", Syntax: "key",
-		Summary: "The LFU access counter: goblin has no LFU policy, so this is always an error."},
+		Summary: "The key's logarithmic access counter under an LFU policy (allkeys-lfu, volatile-lfu); an error under any other."},
 	OpObjectIdleTime: {Name: "object|idletime", Arity: 3, Flags: Readonly, ACL: keyR | CatSlow, Tips: "nondeterministic_output",
 		Keys: key2RO, Container: OpObject, Group: "generic", Since: "2.2.3", Complexity: "O(1)", Syntax: "key",
 		Summary: "Seconds since the key was last used (goblin keeps 2 bits of recency: 0 or its estimate)."},

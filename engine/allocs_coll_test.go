@@ -23,9 +23,19 @@ var collAllocCases = [][]string{
 	{"SISMEMBER s 1"}, {"SISMEMBER ws a"}, {"SCARD ws"}, {"SMEMBERS s"}, {"SMISMEMBER s 1 2 9"},
 }
 
+// TestCollectionAllocs: collAllocCases allocate nothing, under the
+// default policy and under allkeys-lfu (where every command takes
+// executeSlow and counts its keys' accesses, store/lfu.go).
 func TestCollectionAllocs(t *testing.T) {
+	for _, policy := range []string{"noeviction", "allkeys-lfu"} {
+		t.Run(policy, func(t *testing.T) { testCollectionAllocs(t, policy) })
+	}
+}
+
+func testCollectionAllocs(t *testing.T, policy string) {
 	e, _ := newEngine(t, Options{Params: redisDefaultParams})
 	rs := e.Open(proto.RESP, nil)
+	do(t, e, rs, "CONFIG", "SET", "maxmemory-policy", policy)
 	do(t, e, rs, "HSET", "h", "f", "v", "a", "1")
 	do(t, e, rs, "RPUSH", "l", "a", "b", "c", "d", "e", "f", "1", "2", "3", "4", "5")
 	do(t, e, rs, "SADD", "s", "1", "2", "3")

@@ -39,11 +39,13 @@ func (e *Engine) params() []Param {
 		{Name: "maxmemory-policy", Get: func() string { return e.dbs[0].Options().Eviction.String() },
 			Set: func(v string) error {
 				p, err := store.ParseEvictionPolicy(strings.ToLower(v))
-				switch {
-				case err == nil:
-					return e.dbs[0].SetEviction(p)
-				case redisPolicy(strings.ToLower(v)):
-					return errors.New("goblin evicts with noeviction, allkeys-lru or volatile-ttl only")
+				if err == nil {
+					if err := e.dbs[0].SetEviction(p); err != nil {
+						return err
+					}
+					e.lfu = p.LFU()
+					e.rehook()
+					return nil
 				}
 				return errors.New("argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction")
 			}},
@@ -66,7 +68,15 @@ func (e *Engine) params() []Param {
 			return errors.New("argument must be 'yes' or 'no'")
 		}},
 		{Name: "proto-max-bulk-len", Get: func() string { return strconv.Itoa(e.o.Limits.MaxBulkLen) }},
-		{Name: "lfu-log-factor", Get: fixed("10")},
+		{Name: "lfu-log-factor", Get: func() string { f, _ := e.dbs[0].LFUParams(); return strconv.Itoa(f) },
+			Set: func(v string) error {
+				n, err := parseNonNegInt(v)
+				if err != nil {
+					return err
+				}
+				_, d := e.dbs[0].LFUParams()
+				return e.dbs[0].SetLFUParams(n, d)
+			}},
 		{Name: "aclfile", Get: func() string { return e.o.ACLFile }},
 		{Name: "slowlog-log-slower-than", Get: func() string { return strconv.FormatInt(e.slow.slowerThan, 10) },
 			Set: func(v string) error {
@@ -104,7 +114,15 @@ func (e *Engine) params() []Param {
 				e.aclLog.MaxLen = int(n)
 				return nil
 			}},
-		{Name: "lfu-decay-time", Get: fixed("1")},
+		{Name: "lfu-decay-time", Get: func() string { _, d := e.dbs[0].LFUParams(); return strconv.Itoa(d) },
+			Set: func(v string) error {
+				n, err := parseNonNegInt(v)
+				if err != nil {
+					return err
+				}
+				f, _ := e.dbs[0].LFUParams()
+				return e.dbs[0].SetLFUParams(f, n)
+			}},
 	}, append(append(e.persistParams(), e.replParams()...), e.o.Params...)...)
 	e.paramList = append(e.paramList, e.limitParams()...)
 	e.paramList = append(e.paramList, e.outputLimitParam()) // Pub/Sub (pubsub.go)
@@ -151,13 +169,17 @@ func ParseYesNo(v string) (bool, error) {
 	return false, ErrYesNo
 }
 
-// redisPolicy reports whether p is one of Redis's eviction policies.
-func redisPolicy(p string) bool {
-	switch p {
-	case "volatile-lru", "volatile-lfu", "volatile-random", "allkeys-lfu", "allkeys-random":
-		return true
+// parseNonNegInt reads an integer parameter of 0 to 2147483647 (Redis's
+// lfu-log-factor and lfu-decay-time), refusing others in Redis's words.
+func parseNonNegInt(v string) (int, error) {
+	n, ok := resp.ParseInt([]byte(v))
+	if !ok {
+		return 0, errors.New("argument couldn't be parsed into an integer")
 	}
-	return false
+	if n < 0 || n > 1<<31-1 {
+		return 0, errors.New("argument must be between 0 and 2147483647 inclusive")
+	}
+	return int(n), nil
 }
 
 // ParseMemory reads a memory value of CONFIG SET as Redis's memtoull does

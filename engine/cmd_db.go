@@ -132,7 +132,12 @@ func (e *Engine) move(s *Session, r *command.Request) {
 		e.errText(command.Err, "ERR source and destination objects are the same")
 		return
 	}
+	// Redis looks the key up for writing (an access) and moves the object
+	// itself: its idle time or LFU counter goes with it.
+	e.st.Touch(r.Key)
+	w, _ := e.st.AccessWord(r.Key)
 	if e.transfer(dst, r.Key, r.Key, false) {
+		dst.SetAccessWord(r.Key, w)
 		e.st.Del(r.Key)
 		e.touchKey(int(r.Amount), r.Key)
 		e.integer(1)
@@ -175,6 +180,7 @@ func (e *Engine) copyKey(s *Session, r *command.Request) {
 		e.errText(command.Err, "ERR source and destination objects are the same")
 		return
 	}
+	e.st.Touch(r.Key) // Redis reads the source with lookupKeyRead: an access
 	if !e.transfer(dst, r.Key, r.Args[0], r.Flags&command.FlagReplace != 0) {
 		return
 	}

@@ -69,8 +69,9 @@ func (e *Engine) appendDump(dst, key []byte) (payload []byte, expireAt int64, ok
 // [FREQ f] as Redis 7.0 does: the ttl, if any, is in r.Expire (relative:
 // PX, absolute: PXAT); IDLETIME's seconds (FlagIdle, in r.Amount) become
 // the key's idle time, as Redis's objectSetLRUOrLFU sets its LRU clock;
-// FREQ is dropped by the parser (goblin has no LFU policy, the only one
-// under which Redis keeps it).
+// FREQ's counter (FlagFreq, in r.Amount) becomes the key's LFU counter.
+// Each counts only under the policy that keeps it (IDLETIME an LRU one,
+// FREQ an LFU one), as in Redis.
 func (e *Engine) restore(_ *Session, r *command.Request) {
 	replace := r.Flags&command.FlagReplace != 0
 	if !replace && e.st.Exists(r.Key) {
@@ -145,10 +146,14 @@ func (e *Engine) restore(_ *Session, r *command.Request) {
 	e.restored(r)
 }
 
-// restored finishes a RESTORE that created its key: IDLETIME applied.
+// restored finishes a RESTORE that created its key: IDLETIME or FREQ
+// applied.
 func (e *Engine) restored(r *command.Request) {
 	if r.Flags&command.FlagIdle != 0 {
 		e.st.SetIdleTime(r.Key, r.Amount)
+	}
+	if r.Flags&command.FlagFreq != 0 {
+		e.st.SetFreq(r.Key, int(r.Amount))
 	}
 	e.ok()
 }

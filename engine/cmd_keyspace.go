@@ -190,31 +190,40 @@ func (e *Engine) objectEncoding(_ *Session, r *command.Request) {
 	}
 }
 
-// objectFreq answers OBJECT FREQ: goblin has no LFU policy, so for a key
-// that exists this is Redis's error for a server without one.
+// objectFreq answers OBJECT FREQ: under an LFU policy the key's access
+// counter, decayed (store/lfu.go), which this command does not move;
+// under another policy, for a key that exists, Redis's error.
 func (e *Engine) objectFreq(_ *Session, r *command.Request) {
-	if !e.st.Exists(r.Key) {
+	n, ok := e.st.Freq(r.Key)
+	switch {
+	case !ok:
 		e.null()
-		return
+	case !e.st.Options().Eviction.LFU():
+		e.errText(command.Err, "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	default:
+		e.integer(n)
 	}
-	e.errText(command.Err, "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 }
 
 // objectIdleTime answers OBJECT IDLETIME: the seconds since the key's
 // last access by the store's LRU clock (store/access.go), which this
-// command does not move.
+// command does not move; under an LFU policy, which keeps no access time,
+// Redis's error.
 func (e *Engine) objectIdleTime(_ *Session, r *command.Request) {
 	n, ok := e.st.IdleTime(r.Key)
-	if !ok {
+	switch {
+	case !ok:
 		e.null()
-		return
+	case e.st.Options().Eviction.LFU():
+		e.errText(command.Err, "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
+	default:
+		e.integer(n)
 	}
-	e.integer(n)
 }
 
 // objectRefCount answers OBJECT REFCOUNT as Redis reports it: the shared
 // objects of the integers 0 to 9999 count as 2147483647 (INT_MAX) unless
-// an LRU policy runs under a memory cap; everything else is 1.
+// an LRU or LFU policy runs under a memory cap; everything else is 1.
 func (e *Engine) objectRefCount(_ *Session, r *command.Request) {
 	enc := e.st.EncodingOf(r.Key)
 	if enc == store.EncodingNone {
@@ -225,14 +234,15 @@ func (e *Engine) objectRefCount(_ *Session, r *command.Request) {
 }
 
 // refCount is the reference count Redis would show for key, of encoding
-// enc: its shared integers' (0–9999 without an LRU policy) or 1.
+// enc: its shared integers' (0–9999 without an LRU or LFU policy under a
+// cap, Redis's MAXMEMORY_FLAG_NO_SHARED_INTEGERS) or 1.
 func (e *Engine) refCount(key []byte, enc store.Encoding) int64 {
 	if enc == store.EncodingInt {
 		o := e.st.Options()
 		val, _ := e.st.Read(e.scratch[:0], key)
 		e.scratch = val[:0]
 		n, err := strconv.ParseInt(string(val), 10, 64)
-		if err == nil && n >= 0 && n < 10000 && (o.MaxMemory == 0 || o.Eviction != store.AllKeysLRU) {
+		if err == nil && n >= 0 && n < 10000 && (o.MaxMemory == 0 || (o.Eviction != store.AllKeysLRU && o.Eviction != store.VolatileLRU && !o.Eviction.LFU())) {
 			return math.MaxInt32
 		}
 	}

@@ -88,7 +88,7 @@ var (
 	wLMove, wRPopLPush               = []byte("LMOVE"), []byte("RPOPLPUSH")
 	wRestore                         = []byte("RESTORE")
 	wReplace                         = []byte("REPLACE")
-	wIdleTime                        = []byte("IDLETIME")
+	wIdleTime, wFreq                 = []byte("IDLETIME"), []byte("FREQ")
 	wAbsTTL                          = []byte("ABSTTL")
 	errNoSocket                      = "ERR replication needs a socket connection (this transport cannot send to a client out of turn)"
 )
@@ -420,6 +420,9 @@ func (e *Engine) replWords(r *command.Request) [][]byte {
 		}
 		if r.Flags&command.FlagIdle != 0 {
 			w = append(w, wIdleTime, strconv.AppendInt(nil, r.Amount, 10))
+		}
+		if r.Flags&command.FlagFreq != 0 {
+			w = append(w, wFreq, strconv.AppendInt(nil, r.Amount, 10))
 		}
 		e.repl.words = w
 		return w
@@ -862,7 +865,7 @@ func (e *Engine) backlogTTL() {
 	if ttl := *e.o.Replication.BacklogTTL; ttl > 0 && e.now-r.noneSince > ttl*1000 {
 		r.hist.FreeBacklog()
 		r.feed, r.noneSince = false, 0
-		e.hooked = e.kn.on
+		e.rehook()
 		e.o.Persistence.Log.Info("replication backlog freed: no replica for repl-backlog-ttl", "seconds", ttl)
 	}
 }

@@ -425,9 +425,16 @@ type Engine struct {
 	fwd      forwardState  // writes a replica forwards to its primary (forward.go)
 	kn       notifyState   // keyspace notifications (notify.go)
 	// hooked sends every command through executeSlow: replication
-	// propagates, or keyspace notifications are on.
+	// propagates, keyspace notifications are on, or an LFU policy counts
+	// accesses (rehook).
 	hooked bool
+	// lfu: the eviction policy is an LFU one, so executeSlow brackets each
+	// command for the store (one access per key and command).
+	lfu bool
 }
+
+// rehook sets hooked from what needs executeSlow.
+func (e *Engine) rehook() { e.hooked = e.repl.feed || e.kn.on || e.lfu }
 
 // NewEngine returns an engine executing against st.
 func NewEngine(st *store.Store, o Options) *Engine {
@@ -479,6 +486,8 @@ func NewEngine(st *store.Store, o Options) *Engine {
 	if f, ok := parseNotifyFlags(o.NotifyKeyspaceEvents); ok && f != 0 {
 		e.setNotifyFlags(f)
 	}
+	e.lfu = st.Options().Eviction.LFU()
+	e.rehook()
 	return e
 }
 

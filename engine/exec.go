@@ -455,6 +455,11 @@ func (e *Engine) executeSlow(s *Session, r *command.Request, h handler) {
 		e.st.SetNoTouch(true)
 		defer e.st.SetNoTouch(false)
 	}
+	if e.lfu { // one access per key and command (store/lfu.go)
+		st := e.st
+		st.BeginCommand()
+		defer st.EndCommand()
+	}
 	before := e.st.Mods()
 	feeding := e.repl.feed
 	var mods uint64

@@ -163,7 +163,7 @@ type notifyState struct {
 func (e *Engine) setNotifyFlags(f int) {
 	e.kn.flags = f
 	e.kn.on = f&(nfKeyspace|nfKeyevent) != 0 && f&^(nfKeyspace|nfKeyevent) != 0
-	e.hooked = e.repl.feed || e.kn.on
+	e.rehook()
 	for _, st := range e.dbs {
 		e.watchRemovals(st)
 	}

@@ -27,6 +27,8 @@ var Rewritable = []struct{ Name, Default string }{
 	{"acllog-max-len", "128"},
 	{"slowlog-log-slower-than", "10000"},
 	{"slowlog-max-len", "128"},
+	{"lfu-log-factor", "10"},
+	{"lfu-decay-time", "1"},
 	{"latency-monitor-threshold", "0"},
 	{"latency-tracking", "yes"},
 	{"latency-tracking-info-percentiles", "50 99 99.9"},

@@ -93,6 +93,9 @@ type Options struct {
 	// 128).
 	SlowlogSlowerThan *int64
 	SlowlogMaxLen     int
+	// LFULogFactor and LFUDecayTime are lfu-log-factor and lfu-decay-time
+	// (minutes) of the LFU policies (nil: Redis's 10 and 1).
+	LFULogFactor, LFUDecayTime *int
 	// The latency monitor and tracking (docs/commands.md, LATENCY):
 	// latency-monitor-threshold in ms (0: off), latency-tracking no,
 	// latency-tracking-info-percentiles (nil: 50 99 99.9).

@@ -113,6 +113,16 @@ func New(o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: store: %w", err)
 	}
+	lfuFactor, lfuDecay := store.DefaultLFULogFactor, store.DefaultLFUDecayTime
+	if o.LFULogFactor != nil {
+		lfuFactor = *o.LFULogFactor
+	}
+	if o.LFUDecayTime != nil {
+		lfuDecay = *o.LFUDecayTime
+	}
+	if err := st.SetLFUParams(lfuFactor, lfuDecay); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	s.store = st
 	dir, err := stateDir(o.Dir, s.log)
 	if err != nil {

@@ -38,12 +38,16 @@ func (s *Store) idle(sl *slot) int64 {
 }
 
 // SetIdleTime makes key look idle for seconds (RESTORE … IDLETIME, as
-// Redis's objectSetLRUOrLFU); false when the key does not exist.
+// Redis's objectSetLRUOrLFU); false when the key does not exist. Under an
+// LFU policy, which keeps no access time, it changes nothing.
 func (s *Store) SetIdleTime(key []byte, seconds int64) bool {
 	s.owner.check()
 	_, sl := s.lookup(key)
 	if sl == nil {
 		return false
+	}
+	if s.lfu {
+		return true
 	}
 	if seconds < 0 {
 		seconds = 0
@@ -54,3 +58,29 @@ func (s *Store) SetIdleTime(key []byte, seconds int64) bool {
 
 // LRUClock returns the store's LRU clock, in seconds.
 func (s *Store) LRUClock() uint32 { return s.lru }
+
+// AccessWord returns key's access record as the store keeps it (the LRU
+// clock's second of its last access, or under an LFU policy the LFU word,
+// lfu.go) and whether key exists, for MOVE to carry it to another
+// database as Redis moves the object itself. It is not an access.
+func (s *Store) AccessWord(key []byte) (uint32, bool) {
+	s.owner.check()
+	_, sl := s.lookup(key)
+	if sl == nil {
+		return 0, false
+	}
+	return sl.atime, true
+}
+
+// SetAccessWord sets key's access record to w, one AccessWord returned
+// (from this store or a sibling, which keep the same clock and policy);
+// false when key does not exist.
+func (s *Store) SetAccessWord(key []byte, w uint32) bool {
+	s.owner.check()
+	_, sl := s.lookup(key)
+	if sl == nil {
+		return false
+	}
+	sl.atime = w
+	return true
+}

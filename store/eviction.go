@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"unsafe"
 
 	"github.com/goblin-kv/goblin/arena"
@@ -100,8 +101,14 @@ func (s *Store) victim(keep uint32) uint32 {
 	switch s.o.Eviction {
 	case AllKeysLRU:
 		return s.clockVictim(keep)
+	case VolatileLRU:
+		return s.clockVictimTTL(keep)
+	case AllKeysRandom, VolatileRandom:
+		return s.randomVictim(keep, s.o.Eviction == VolatileRandom)
 	case VolatileTTL:
 		return s.ttlVictim(keep)
+	case AllKeysLFU, VolatileLFU:
+		return s.lfuVictim(keep, s.o.Eviction == VolatileLFU)
 	}
 	return 0
 }
@@ -176,4 +183,55 @@ func (s *Store) ttlVictim(keep uint32) uint32 {
 		}
 	}
 	return best
+}
+
+// clockVictimTTL is clockVictim among keys with a TTL (volatile-lru): the
+// hand passes the others without lowering their counters, examining at
+// most 16 times evictScan slots; 0 when it found no key with a TTL.
+func (s *Store) clockVictimTTL(keep uint32) uint32 {
+	if s.ttlKeys == 0 {
+		return 0
+	}
+	best, bestClock := uint32(0), uint32(clockMax+1)
+	for i, found := 0, 0; i < evictScan*16 && found < evictScan; i++ {
+		id := s.advanceHand()
+		sl := s.slot(id)
+		if !sl.used() || !sl.hasTTL() || id == keep {
+			continue
+		}
+		found++
+		c := sl.clock()
+		if c == 0 {
+			return id
+		}
+		sl.meta -= 1 << clockShift
+		if c-1 < bestClock {
+			best, bestClock = id, c-1
+		}
+	}
+	return best
+}
+
+// randomVictim returns a key chosen at random (with a TTL alone when
+// volatile): up to evictScan random slot ids, then the eviction hand's
+// walk over at most 16 times evictScan slots; 0 when it found none.
+func (s *Store) randomVictim(keep uint32, volatile bool) uint32 {
+	if s.liveSlots == 0 || (volatile && s.ttlKeys == 0) || s.nextSlot <= 1 {
+		return 0
+	}
+	ok := func(id uint32) bool {
+		sl := s.slot(id)
+		return sl.used() && id != keep && (!volatile || sl.hasTTL())
+	}
+	for range evictScan {
+		if id := 1 + rand.Uint32N(s.nextSlot-1); ok(id) {
+			return id
+		}
+	}
+	for range evictScan * 16 {
+		if id := s.advanceHand(); ok(id) {
+			return id
+		}
+	}
+	return 0
 }

@@ -14,7 +14,8 @@ type group struct {
 	members []*Store
 }
 
-// Sibling returns a new, empty store with s's options that shares s's
+// Sibling returns a new, empty store with s's options (and LFU
+// parameters, lfu.go) that shares s's
 // memory cap: MaxMemory (and SetMaxMemory, SetEviction) apply to the sum
 // of the memory of s and all its siblings.
 func (s *Store) Sibling() (*Store, error) {
@@ -29,6 +30,7 @@ func (s *Store) Sibling() (*Store, error) {
 		s.group = &group{members: []*Store{s}}
 	}
 	t.group = s.group
+	t.lfuLogFactor, t.lfuDecayTime = s.lfuLogFactor, s.lfuDecayTime
 	s.group.members = append(s.group.members, t)
 	return t, nil
 }
@@ -58,10 +60,10 @@ func (s *Store) SetMaxMemory(n int64) error {
 
 // SetEviction changes the eviction policy of s and its siblings.
 func (s *Store) SetEviction(p EvictionPolicy) error {
-	if p > VolatileTTL {
+	if p > lastPolicy {
 		return fmt.Errorf("%w: unknown eviction policy %d", ErrBadOption, p)
 	}
-	s.each(func(m *Store) { m.o.Eviction = p })
+	s.each(func(m *Store) { m.o.Eviction, m.lfu = p, p.LFU() })
 	return nil
 }
 

@@ -70,7 +70,7 @@ func (s *Store) LoadString(h uint64, key, val []byte, exp int64) (added bool, er
 	}
 	s.mods++
 	sl := s.slot(id)
-	*sl = slot{ref: r, keyLen: slotKeyLen(len(key)), meta: clockMax << clockShift, atime: s.lru}
+	*sl = slot{ref: r, keyLen: slotKeyLen(len(key)), meta: clockMax << clockShift, atime: s.newAtime()}
 	b := s.ar.Bytes(r, nl)
 	binary.LittleEndian.PutUint32(b, id)
 	off := idLen

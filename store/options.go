@@ -35,6 +35,22 @@ const (
 	// VolatileTTL evicts, among a bounded sample of keys that have a TTL, the one that
 	// expires soonest; with no such key in the sample the write fails with ErrOOM.
 	VolatileTTL
+	// AllKeysLFU evicts, among a bounded sample of keys, the least frequently used:
+	// the lowest of Redis's logarithmic access counters (lfu.go).
+	AllKeysLFU
+	// VolatileLFU is AllKeysLFU among keys that have a TTL; with no such key in the
+	// sample the write fails with ErrOOM.
+	VolatileLFU
+	// VolatileLRU is AllKeysLRU among keys that have a TTL; with none the write fails
+	// with ErrOOM.
+	VolatileLRU
+	// AllKeysRandom evicts a key chosen at random.
+	AllKeysRandom
+	// VolatileRandom evicts a key with a TTL chosen at random; with none the write
+	// fails with ErrOOM.
+	VolatileRandom
+
+	lastPolicy = VolatileRandom
 )
 
 // String returns the Redis spelling of the policy.
@@ -46,11 +62,23 @@ func (p EvictionPolicy) String() string {
 		return "allkeys-lru"
 	case VolatileTTL:
 		return "volatile-ttl"
+	case AllKeysLFU:
+		return "allkeys-lfu"
+	case VolatileLFU:
+		return "volatile-lfu"
+	case VolatileLRU:
+		return "volatile-lru"
+	case AllKeysRandom:
+		return "allkeys-random"
+	case VolatileRandom:
+		return "volatile-random"
 	}
 	return fmt.Sprintf("EvictionPolicy(%d)", uint8(p))
 }
 
-// ParseEvictionPolicy accepts the Redis spellings noeviction, allkeys-lru and volatile-ttl.
+// ParseEvictionPolicy accepts Redis's eight spellings: noeviction, allkeys-lru,
+// volatile-ttl, allkeys-lfu, volatile-lfu, volatile-lru, allkeys-random and
+// volatile-random.
 func ParseEvictionPolicy(s string) (EvictionPolicy, error) {
 	switch s {
 	case "noeviction", "":
@@ -59,8 +87,18 @@ func ParseEvictionPolicy(s string) (EvictionPolicy, error) {
 		return AllKeysLRU, nil
 	case "volatile-ttl":
 		return VolatileTTL, nil
+	case "allkeys-lfu":
+		return AllKeysLFU, nil
+	case "volatile-lfu":
+		return VolatileLFU, nil
+	case "volatile-lru":
+		return VolatileLRU, nil
+	case "allkeys-random":
+		return AllKeysRandom, nil
+	case "volatile-random":
+		return VolatileRandom, nil
 	}
-	return 0, fmt.Errorf("%w: %q (want noeviction, allkeys-lru or volatile-ttl)", ErrBadOption, s)
+	return 0, fmt.Errorf("%w: %q (want noeviction, allkeys-lru, volatile-lru, allkeys-lfu, volatile-lfu, allkeys-random, volatile-random or volatile-ttl)", ErrBadOption, s)
 }
 
 // Clock gives the store its notion of now, in Unix milliseconds.
@@ -153,7 +191,7 @@ func (o Options) Validate() error {
 	switch {
 	case o.MaxMemory < 0:
 		return fmt.Errorf("%w: MaxMemory %d is negative", ErrBadOption, o.MaxMemory)
-	case o.Eviction > VolatileTTL:
+	case o.Eviction > lastPolicy:
 		return fmt.Errorf("%w: unknown eviction policy %d", ErrBadOption, o.Eviction)
 	case o.MaxKeyLen < 1 || o.MaxKeyLen > HardMaxKeyLen:
 		return fmt.Errorf("%w: MaxKeyLen %d not in [1, %d]", ErrBadOption, o.MaxKeyLen, HardMaxKeyLen)

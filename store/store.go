@@ -166,6 +166,12 @@ type Store struct {
 	noTouch        bool                           // reads leave keys' recency alone (SetNoTouch)
 	lru            uint32                         // the LRU clock, seconds (access.go)
 	touchMask      uint32                         // ^0, or 0 under SetNoTouch (touch)
+	lfu            bool                           // an LFU policy: atime holds the LFU word (lfu.go)
+	lfuLogFactor   int                            // lfu-log-factor (lfu.go)
+	lfuDecayTime   int                            // lfu-decay-time, minutes (lfu.go)
+	lfuCmd         bool                           // inside BeginCommand's command (lfu.go)
+	lfuN           int                            // slots in lfuSeen
+	lfuSeen        [8]*slot                       // the slots the command has counted (lfu.go)
 	scratch        []byte                         // Append's reusable buffer
 	group          *group                         // siblings sharing the memory cap (group.go); nil alone
 	cut            *Cut                           // the snapshot being taken (cut.go); nil when none
@@ -207,7 +213,8 @@ func New(o Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadOption, err)
 	}
-	s := &Store{o: o, seed: maphash.MakeSeed(), ar: ar, mem: &arena.OffHeap{}, touchMask: ^uint32(0)}
+	s := &Store{o: o, seed: maphash.MakeSeed(), ar: ar, mem: &arena.OffHeap{}, touchMask: ^uint32(0),
+		lfu: o.Eviction.LFU(), lfuLogFactor: DefaultLFULogFactor, lfuDecayTime: DefaultLFUDecayTime}
 	s.hk = newHashKeys(s.seed)
 	s.SetLRUClock(o.Clock.NowMillis())
 	runtime.AddCleanup(s, (*arena.OffHeap).FreeAll, s.mem)
@@ -375,8 +382,13 @@ func (s *Store) probe(t []uint64, shift uint8, tag uint32, key []byte) (uint32, 
 // access time for OBJECT IDLETIME, unless the reader asked not to
 // (SetNoTouch). The time is one store with no branch of its own: the
 // clock the engine's Tick keeps (access.go) where touchMask is all ones,
-// the old time again where SetNoTouch made it 0.
+// the old time again where SetNoTouch made it 0. Under an LFU policy
+// the access counts in the LFU counter instead (lfu.go).
 func (s *Store) touch(sl *slot) {
+	if s.lfu {
+		s.touchLFU(sl)
+		return
+	}
 	sl.atime ^= (sl.atime ^ s.lru) & s.touchMask
 	if sl.meta>>clockShift != clockMax && !s.noTouch {
 		sl.meta |= clockMax << clockShift
@@ -584,6 +596,9 @@ func (s *Store) Set(dst, key, val []byte, o SetOptions) (old []byte, hadOld, app
 			old = s.appendValue(dst, sl)
 		}
 		if (o.NX && sl != nil) || (o.XX && sl == nil) {
+			if sl != nil { // Redis looked the key up to refuse NX: an access
+				s.touch(sl)
+			}
 			return old, sl != nil, false, nil
 		}
 		exp := o.ExpireAt
@@ -766,7 +781,10 @@ func (s *Store) insert(key []byte, h uint64, ev *encoded, exp int64) error {
 	}
 	s.born(id)
 	sl := s.slot(id)
-	*sl = slot{ref: r, keyLen: slotKeyLen(len(key)), meta: clockMax << clockShift, atime: s.lru}
+	*sl = slot{ref: r, keyLen: slotKeyLen(len(key)), meta: clockMax << clockShift, atime: s.newAtime()}
+	if s.lfuCmd { // a new key's initial count is its command's access (lfu.go)
+		s.lfuMark(sl)
+	}
 	b := s.ar.Bytes(r, nl)
 	binary.LittleEndian.PutUint32(b, id)
 	off := idLen

@@ -71,6 +71,8 @@ type config struct {
 	aclLogMax   int
 	slowerThan  int64
 	slowMaxLen  int
+	lfuFactor   int
+	lfuDecay    int
 	maxclients  int
 	databases   int
 	maxOutput   string
@@ -141,7 +143,9 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.idle, "idle", server.DefaultIdle, "loop idle `strategy`: spin (lowest latency, burns a core), yield, backoff (spin ~10µs, yield, then park up to "+server.DefaultBackoff.MaxPark.String()+"; wakes at once for socket requests), doze (backoff whose parks, in a server of sockets alone, grow to "+server.DefaultDoze.String()+" at rest, ending at the next timer)")
 	fs.StringVar(&c.cpu, "cpu", "", "pin the store loop thread to these `CPUs` (e.g. 3 or 2,3); empty leaves it to the kernel")
 	fs.StringVar(&c.maxmemory, "maxmemory", "0", "memory cap of the store in `bytes` (suffixes kb, mb, gb); 0 means none")
-	fs.StringVar(&c.policy, "maxmemory-policy", store.NoEviction.String(), "what a write does at --maxmemory: noeviction, allkeys-lru or volatile-ttl")
+	fs.StringVar(&c.policy, "maxmemory-policy", store.NoEviction.String(), "what a write does at --maxmemory: noeviction, allkeys-lru, volatile-lru, allkeys-lfu, volatile-lfu, allkeys-random, volatile-random or volatile-ttl")
+	fs.IntVar(&c.lfuFactor, "lfu-log-factor", store.DefaultLFULogFactor, "under allkeys-lfu or volatile-lfu: how slowly a key's 8-bit access counter grows (an access adds one with probability 1/((counter-5)*factor+1)); 0 counts every access")
+	fs.IntVar(&c.lfuDecay, "lfu-decay-time", store.DefaultLFUDecayTime, "under allkeys-lfu or volatile-lfu: the `minutes` after which an untouched key's access counter loses one; 0 never decays")
 	fs.StringVar(&c.requirepass, "requirepass", "", "`password` clients must AUTH with before other commands; empty disables AUTH. The command line is visible to every local user (ps, /proc): prefer the "+requirePassEnv+" environment variable or a configuration file readable by the server only")
 	fs.StringVar(&c.protected, "protected-mode", "yes", "Redis's protected mode, yes or no: while yes and the default user has no password, TCP clients from beyond the loopback interface are refused with Redis's DENIED error")
 	fs.StringVar(&c.aclFile, "aclfile", "", "ACL users `file` (Redis's aclfile format: one \"user NAME rules...\" per line), read at start (errors refuse the start) and by ACL LOAD, written by ACL SAVE (docs/acl.md)")
@@ -454,6 +458,7 @@ func options(c *config) (server.Options, error) {
 		SlowlogMaxLen:    c.slowMaxLen,
 	}
 	o.SlowlogSlowerThan = &c.slowerThan
+	o.LFULogFactor, o.LFUDecayTime = &c.lfuFactor, &c.lfuDecay
 	switch strings.ToLower(c.protected) {
 	case "yes":
 	case "no":

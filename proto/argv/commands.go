@@ -226,9 +226,8 @@ func parseMemoryUsage(d *Decoder, r *command.Request, args [][]byte) bool {
 
 // parseRestore reads RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME
 // s] [FREQ f]: the ttl in Expire (Expiry PX, or PXAT with ABSTTL; none for
-// 0), the payload in Value, IDLETIME's seconds in Amount (with FlagIdle).
-// goblin has no LFU policy, under which alone Redis keeps FREQ, so FREQ is
-// checked and dropped as Redis drops it under an LRU policy.
+// 0), the payload in Value, IDLETIME's seconds in Amount (with FlagIdle),
+// FREQ's counter in Amount (with FlagFreq; the two exclude each other).
 func parseRestore(d *Decoder, r *command.Request, args [][]byte) bool {
 	r.Key, r.Value = args[1], args[3]
 	absTTL, idle, freq := false, false, false
@@ -260,6 +259,8 @@ func parseRestore(d *Decoder, r *command.Request, args [][]byte) bool {
 				return d.fail(command.Err, "ERR Invalid FREQ value, must be >= 0 and <= 255")
 			}
 			freq = true
+			r.Flags |= command.FlagFreq
+			r.Amount = v
 			i++
 		default:
 			return d.syntax()

@@ -153,7 +153,7 @@ func init() {
 
 var (
 	wPersist, wReplace, wDB, wAbsTTL = word("PERSIST"), word("REPLACE"), word("DB"), word("ABSTTL")
-	wIdleTime                        = word("IDLETIME")
+	wIdleTime, wFreq                 = word("IDLETIME"), word("FREQ")
 	wNotInteger                      = word("not-an-integer") // RESTORE's ttl when it was not one
 	wMatch, wCount, wType            = word("MATCH"), word("COUNT"), word("TYPE")
 	keyValue2                        = func(e *Encoder, r *command.Request) { e.add(r.Key, r.Value) }
@@ -221,6 +221,10 @@ func encodeRestore(e *Encoder, r *command.Request) {
 	}
 	if r.Flags&command.FlagIdle != 0 {
 		e.add(wIdleTime)
+		e.int(r.Amount)
+	}
+	if r.Flags&command.FlagFreq != 0 {
+		e.add(wFreq)
 		e.int(r.Amount)
 	}
 }

@@ -62,6 +62,19 @@ func (e *Engine) Tick(budget int) int {
 	if e.lat.threshold > 0 { // the latency monitor times the loop's own work
 		t0 = e.mono()
 	}
+	if e.batch.n != 0 && (t0 != 0 || e.snap.job != nil || len(e.repl.replicas) > 0 || e.dbs[0].Options().MaxMemory > 0) {
+		// The loop's own work that can take long (a save's or a full
+		// sync's slice, eviction, what the latency monitor watches)
+		// is not the hot requests' (batchtime.go): their batch ends
+		// before it. Otherwise the batch runs to the next cycle's
+		// start, and Tick's short sweep is counted in it, which saves
+		// a ping-pong its second clock reading a cycle.
+		if t0 == 0 {
+			t0 = e.mono()
+		}
+		e.closeBatch(t0)
+		e.mark = t0
+	}
 	work := 0
 	for i := range e.dbs {
 		j := (e.tickNext + i) % len(e.dbs)

@@ -516,6 +516,13 @@ func (e *Engine) since() int64 {
 	if !e.cycled {
 		return e.mono()
 	}
+	if e.batch.n != 0 {
+		// Hot requests ran since e.mark, untimed (batchtime.go): their
+		// batch ends here, so this command is not charged for them nor
+		// they for it. One clock reading, only for the first timed
+		// command after a batch.
+		e.settleBatch()
+	}
 	return e.mark
 }
 

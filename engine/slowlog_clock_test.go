@@ -247,6 +247,44 @@ func TestSlowlogBatches(t *testing.T) {
 			if g := hist(command.OpGet); g != 3 {
 				t.Errorf("the GET histogram counts %d after SLOWLOG LEN, want 3", g)
 			}
+
+			// A command timed on its own after a batch in the same cycle
+			// starts where the batch ends: it is not charged for the
+			// batch's 12 ms, nor the batch for it.
+			n0 := len(e.slow.entries)
+			serve("GET", "k")
+			clk.at += 12 * ms
+			if got := do(t, e, admin, "INCR", "counter"); got != ":1" {
+				t.Fatalf("INCR answered %s", got)
+			}
+			e.BeginCycle(clk.at)
+			if n := len(e.slow.entries); n != n0+1 {
+				t.Fatalf("%d new slow log entries after a 12 ms batch and an instant INCR, want the batch's one", n-n0)
+			}
+			for _, en := range e.slow.entries {
+				if strings.EqualFold(string(en.argv[0]), "INCR") {
+					t.Errorf("INCR, which took no time, was logged with %d µs: the batch before it", en.micros)
+				}
+			}
+
+			// The loop's own long work (Tick, watched by the latency
+			// monitor here) is not charged to the batch before it.
+			if got := do(t, e, admin, "CONFIG", "SET", "latency-monitor-threshold", "100"); got != "+OK" {
+				t.Fatalf("CONFIG SET latency-monitor-threshold answered %s", got)
+			}
+			e.BeginCycle(clk.at)
+			n0 = len(e.slow.entries)
+			serve("GET", "k")
+			if e.batch.n != 1 {
+				t.Fatalf("GET with the latency monitor on was not batched (batch of %d)", e.batch.n)
+			}
+			clk.at += ms
+			e.Tick(1000)
+			clk.at += 20 * ms // as if Tick had taken 20 ms
+			e.BeginCycle(clk.at)
+			if n := len(e.slow.entries); n != n0 {
+				t.Errorf("a 1 ms batch followed by 20 ms of Tick left %d slow log entries, want none", n-n0)
+			}
 		})
 	}
 }

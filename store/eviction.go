@@ -97,7 +97,25 @@ func (s *Store) evicted(id uint32) {
 }
 
 // victim picks a key to evict under the policy, 0 when there is none.
+// Each search examines at most 16 times evictScan slots from the eviction
+// hand; when one finds no candidate (few keys with a TTL among many
+// without, under a volatile policy, or a sparse slot table), the next
+// goes on from where it stopped, so a key that can be evicted is found
+// before the write is refused with OOM: at most one walk of the table.
 func (s *Store) victim(keep uint32) uint32 {
+	for range int(s.nextSlot)/(evictScan*16) + 1 {
+		if v := s.victimNear(keep); v != 0 {
+			return v
+		}
+		if s.liveSlots == 0 || (s.o.Eviction.volatile() && s.ttlKeys == 0) {
+			return 0 // nothing a further search could find
+		}
+	}
+	return 0
+}
+
+// victimNear is one search of victim's.
+func (s *Store) victimNear(keep uint32) uint32 {
 	switch s.o.Eviction {
 	case AllKeysLRU:
 		return s.clockVictim(keep)

@@ -73,3 +73,42 @@ func TestVolatileAndRandomPolicies(t *testing.T) {
 		})
 	}
 }
+
+// TestVolatileFindsRareTTLKeys: under every volatile policy, a write at
+// the cap evicts a key with a TTL even when such
+// keys are a few among very many without one, spread far apart in the
+// slot table: one search gives up after 16×evictScan slots, and the write
+// must not be refused with OOM while a key the policy may evict exists.
+func TestVolatileFindsRareTTLKeys(t *testing.T) {
+	for _, p := range []EvictionPolicy{VolatileLRU, VolatileLFU, VolatileRandom, VolatileTTL} {
+		t.Run(p.String(), func(t *testing.T) {
+			s, c := newStore(t, Options{Eviction: p})
+			val := make([]byte, 16)
+			ttl := SetOptions{ExpireAt: c.NowMillis() + 3_600_000}
+			const persistent, every = 60000, 5000 // a TTL key after every 5,000 without
+			withTTL := 0
+			for i := 0; i < persistent; i++ {
+				if i%every == every-1 {
+					s.Set(nil, []byte("ttl"+strconv.Itoa(i)), val, ttl)
+					withTTL++
+				}
+				s.Set(nil, []byte("p"+strconv.Itoa(i)), val, SetOptions{})
+			}
+			var st Stats
+			s.Stats(&st)
+			if err := s.SetMaxMemory(st.UsedMemory); err != nil {
+				t.Fatal(err)
+			}
+			for n := 0; n < withTTL; n++ {
+				if _, _, _, err := s.Set(nil, []byte("new"+strconv.Itoa(n)), val, SetOptions{}); err != nil {
+					t.Fatalf("write %d at the cap with %d keys with a TTL left: %v", n, withTTL-n, err)
+				}
+			}
+			s.Stats(&st)
+			if st.Evicted == 0 {
+				t.Fatalf("writes at the cap evicted nothing: %+v", st)
+			}
+			mustCheck(t, s)
+		})
+	}
+}

@@ -45,6 +45,11 @@ const (
 // counters instead of access times).
 func (p EvictionPolicy) LFU() bool { return p == AllKeysLFU || p == VolatileLFU }
 
+// volatile reports whether p evicts only keys with a TTL.
+func (p EvictionPolicy) volatile() bool {
+	return p == VolatileLRU || p == VolatileLFU || p == VolatileRandom || p == VolatileTTL
+}
+
 // SetLFUParams sets lfu-log-factor and lfu-decay-time (minutes) of s and
 // its siblings; neither may be negative.
 func (s *Store) SetLFUParams(logFactor, decayTime int) error {

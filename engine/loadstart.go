@@ -178,3 +178,16 @@ func (e *Engine) infoLoading(w *infoWriter) {
 	w.str("loading_loaded_perc", strconv.FormatFloat(perc, 'f', 2, 64))
 	w.int("loading_eta_seconds", eta)
 }
+
+// HandOffStores gives every database's store to the next goroutine that
+// uses it (store.HandOff): the server's constructor configures the stores
+// and may load the file's first step on its caller's goroutine, and the
+// loop's goroutine takes them over. It matters only in builds that check
+// the stores' single owner (-race, -tags invariants).
+func (e *Engine) HandOffStores() {
+	for _, st := range e.dbs {
+		if st != nil {
+			st.HandOff()
+		}
+	}
+}

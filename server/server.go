@@ -253,6 +253,9 @@ func New(o Options) (*Server, error) {
 		s.closeTransports()
 		return nil, err
 	}
+	// New ran on its caller's goroutine (the LFU parameters, the load's
+	// first step); from Run on, the loop's goroutine owns the stores.
+	s.engine.HandOffStores()
 	return s, nil
 }
 

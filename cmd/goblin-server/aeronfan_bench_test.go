@@ -404,26 +404,12 @@ func startAeronPingPong(b *testing.B, a *aeronLAN, h0, h1 int) *aeronPingPong {
 	return pp
 }
 
-// timedOneWay sends n messages (after 200 to warm up) one at a time from
-// host h0's driver to host h1's and times each from the Offer to its
-// arrival at the subscriber, which polls in a tight loop: one process
-// holds both clients, so one monotonic clock times both ends. Unlike half
-// a round trip, it counts the sender's driver waking to a message offered
-// while it parks (the pong of a round trip finds its driver awake, just
-// woken by the ping's arrival).
-func (pp *aeronPingPong) timedOneWay(b *testing.B, n int) *latency.Recorder {
-	rec := latency.New()
-	for i := range n + 200 {
-		if d := pp.timedOnce(b); i >= 200 {
-			rec.Record(d)
-		}
-		time.Sleep(time.Millisecond) // as the lag probes: one at a time, drivers idle between
-	}
-	return rec
-}
-
 // timedOnce sends one message from host h0's driver to host h1's and
-// returns the nanoseconds from the Offer to its arrival (timedOneWay).
+// returns the nanoseconds from the Offer to its arrival at the subscriber,
+// which polls in a tight loop: one process holds both clients, so one
+// monotonic clock times both ends. Unlike half a round trip, it counts the
+// sender's driver waking to a message offered while it parks (the pong of
+// a round trip finds its driver awake, just woken by the ping's arrival).
 func (pp *aeronPingPong) timedOnce(b *testing.B) int64 {
 	start := latency.Now()
 	for pp.ping.Offer(pp.msg[:]) < 0 {

@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/aeron/driver"
 	"github.com/goblin-kv/goblin/aeron/javadriver"
+	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
 // TestJavaClientRejectsUDPImage: the unchanged Java client's
@@ -23,9 +25,12 @@ func TestJavaClientRejectsUDPImage(t *testing.T) {
 	j := needJava(t)
 	godrv := startGoDriver(t, driver.Options{IPCTermLength: 64 << 10, Idle: aeron.SleepIdle{Period: 100 * time.Microsecond}})
 	javadrv := startDriver(t, javadriver.Options{IPCTermLength: 64 << 10})
-	// One after the other: both use the scenario's fixed UDP port.
+	// Each driver on a UDP port of its own, free when picked: a port the
+	// first driver's endpoint still holds, or another test's, would refuse
+	// the second's subscription with "Address already in use".
 	for _, d := range []struct{ name, dir string }{{"go", godrv.Dir()}, {"java", javadrv.Dir()}} {
-		if l := runScenarios(t, j, d.dir, "scenarios=rejectimage")["rejectimage"]; !strings.HasPrefix(l, "PASS") {
+		port := fmt.Sprintf("rejectPort=%d", testproc.FreeUDPPort(t))
+		if l := runScenarios(t, j, d.dir, "scenarios=rejectimage", port)["rejectimage"]; !strings.HasPrefix(l, "PASS") {
 			t.Errorf("%s driver: %q, want PASS", d.name, l)
 		} else {
 			t.Logf("%s driver: %s", d.name, l)

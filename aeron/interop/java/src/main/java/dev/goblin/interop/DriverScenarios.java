@@ -56,6 +56,7 @@ public final class DriverScenarios
     private static String term;
     private static String rcvbuf;
     private static int wildcardBase;
+    private static int rejectPort;
     private static int nextStream = 2000;
 
     private static final class Failure extends RuntimeException
@@ -80,6 +81,7 @@ public final class DriverScenarios
         term = args.str("term", "64k");
         rcvbuf = args.str("rcvbuf", "128k");
         wildcardBase = args.i32("wildcardBase", 0);
+        rejectPort = args.i32("rejectPort", 24341);
         final String only = args.str("scenarios",
             "concurrent,exclusive,claim,fragments,controlled,counters,response,unavailable,errors,session," +
             "busyport,tags,sockbuf,mds,timestamps,mergedmds");
@@ -575,7 +577,7 @@ public final class DriverScenarios
     private static String rejectImage(final Aeron aeron)
     {
         final int stream = stream();
-        final String channel = "aeron:udp?endpoint=127.0.0.1:24341|term-length=" + term;
+        final String channel = "aeron:udp?endpoint=127.0.0.1:" + rejectPort + "|term-length=" + term;
         final CountersReader counters = aeron.countersReader();
         final long errors = counters.getCounterValue(SystemCounterDescriptor.ERRORS.id());
         final long rejected = counters.getCounterValue(SystemCounterDescriptor.IMAGES_REJECTED.id());

@@ -616,8 +616,8 @@ func (e *Engine) readOnly(s *Session, r *command.Request) {
 }
 
 // migrate answers MIGRATE: each key present is sent to the target as
-// RESTORE key ttl payload [REPLACE] (Redis's DUMP format), after AUTH and
-// SELECT when asked, and deleted here once the target accepted it (kept
+// RESTORE key ttl payload [REPLACE] (Redis's DUMP format), after AUTH when
+// asked and SELECT, and deleted here once the target accepted it (kept
 // with COPY). The loop waits for the target, up to the timeout, as Redis
 // does.
 func (e *Engine) migrate(_ *Session, r *command.Request) {
@@ -635,10 +635,12 @@ func (e *Engine) migrate(_ *Session, r *command.Request) {
 		}
 		n++
 	}
-	if r.Amount != 0 {
-		cmds = resp.AppendCommand(cmds, []byte("SELECT"), strconv.AppendInt(nil, r.Amount, 10))
-		n++
-	}
+	// Always SELECT, 0 included: the connection to the target is cached
+	// between MIGRATEs, and the previous one may have left it on another
+	// database (Redis's migrateCachedSocket remembers its last dbid for
+	// the same reason, and a new socket always gets a SELECT).
+	cmds = resp.AppendCommand(cmds, []byte("SELECT"), strconv.AppendInt(nil, r.Amount, 10))
+	n++
 	first := n
 	restore := []byte("RESTORE")
 	if e.cl != nil {

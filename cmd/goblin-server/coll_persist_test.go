@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"maps"
 	"net"
 	"path/filepath"
 	"reflect"
@@ -216,7 +217,14 @@ func TestCollectionSnapshotsWithRedis(t *testing.T) {
 		for _, k := range collModel() {
 			byDB[k.db] = append(byDB[k.db], k.key)
 		}
-		for db, keys := range byDB {
+		// The highest database first, then 0: the connection MIGRATE caches
+		// to the target is left on the other database, and database 0's
+		// keys must still land in 0 (a fixed order: a map's would make
+		// this a coin toss).
+		dbs := slices.Sorted(maps.Keys(byDB))
+		slices.Reverse(dbs)
+		for _, db := range dbs {
+			keys := byDB[db]
 			o := *src
 			o.DB = db
 			c := redis.NewClient(&o)

@@ -41,7 +41,11 @@ func StartMedia(log *slog.Logger) (*Media, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("aeronfeed: start the media driver: %w", err)
 	}
-	c, err := aeron.Connect(aeron.Options{Dir: dir, DriverTimeout: 10 * time.Second})
+	// The client's own commands (Add*, Close) wait for the driver's reply
+	// on the caller's goroutine, the loop's: ring the driver's doorbell
+	// while waiting, or a quiet driver's long park would hold the loop.
+	c, err := aeron.Connect(aeron.Options{Dir: dir, DriverTimeout: 10 * time.Second,
+		WhileAwaiting: func() int { d.Wake(); return 0 }})
 	if err != nil {
 		d.Close()
 		return nil, fmt.Errorf("aeronfeed: connect to the media driver: %w", err)

@@ -251,6 +251,8 @@ func New(o Options) (*Server, error) {
 	}
 	if err := s.beginLoad(); err != nil {
 		s.closeTransports()
+		s.loop.closeParkFD() // the loop never runs: its epoll and Stop fds
+		s.release.stop()
 		return nil, err
 	}
 	// New ran on its caller's goroutine (the LFU parameters, the load's

@@ -110,6 +110,13 @@ func sentinelFailover(t *testing.T, bin string, wait bool) {
 	settled := func() (bool, string) {
 		var addrs []string
 		for _, s := range sentinels {
+			// Not settled while a sentinel sees the primary down or a
+			// failover under way: under load a second failover can start
+			// just after the first, and the replica that follows now
+			// may be the primary a second later.
+			if f := sentinelMasterFlags(s); f != "master" {
+				return false, fmt.Sprintf("sentinel %s flags m %q", s, f)
+			}
 			addrs = append(addrs, sentinelMasterAddr(s))
 		}
 		promoted, other = nil, nil
@@ -337,6 +344,19 @@ func sentinelSeesAll(t *testing.T, addr, primary string, replicas []*srv) {
 }
 
 // sentinelMasterAddr is SENTINEL GET-MASTER-ADDR-BY-NAME m, or the error.
+// sentinelMasterFlags returns the flags the sentinel at addr keeps for
+// master m ("master" when it sees it up and no failover is under way; it
+// adds s_down, o_down, failover_in_progress...), or the error.
+func sentinelMasterFlags(addr string) string {
+	c := redis.NewSentinelClient(&redis.Options{Addr: addr, DialTimeout: time.Second, ReadTimeout: time.Second})
+	defer c.Close()
+	m, err := c.Master(context.Background(), "m").Result()
+	if err != nil {
+		return err.Error()
+	}
+	return m["flags"]
+}
+
 func sentinelMasterAddr(addr string) string {
 	c := redis.NewSentinelClient(&redis.Options{Addr: addr, DialTimeout: time.Second, ReadTimeout: time.Second})
 	defer c.Close()

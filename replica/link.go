@@ -660,7 +660,15 @@ func (l *Link) attach(c net.Conn, now int64) {
 		l.linkLost(fmt.Errorf("replica: the connection to the primary is a %T, not a socket", c))
 		return
 	}
-	rc, err := sc.SyscallConn()
+	// The handshake's reads set a read deadline on c (timeoutConn); the
+	// loop's raw reads would still honour it and fail with "i/o timeout"
+	// once it passed, however much the primary sent since. The loop keeps
+	// repl-timeout itself (readStream), so the deadline goes.
+	err := c.SetReadDeadline(time.Time{})
+	var rc syscall.RawConn
+	if err == nil {
+		rc, err = sc.SyscallConn()
+	}
 	if err == nil {
 		err = rc.Control(func(fd uintptr) { l.sockFD = int(fd) })
 	}

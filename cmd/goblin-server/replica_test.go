@@ -637,3 +637,34 @@ func TestReplicaInfoAsRedis(t *testing.T) {
 		t.Errorf("ROLE: goblin %v, redis %v", gr, rr2)
 	}
 }
+
+// TestQuietLinkOutlivesReplTimeout: a goblin replica of a goblin primary
+// with nothing to replicate keeps its link past repl-timeout, as long as
+// the primary's PINGs come (every repl-ping-replica-period). The link's
+// socket used to keep the handshake's read deadline once the loop read it,
+// so every link dropped repl-timeout after it started, whatever arrived,
+// and came back by a partial resynchronisation.
+func TestQuietLinkOutlivesReplTimeout(t *testing.T) {
+	t.Parallel() // its own processes; the wait is the point, not a measurement
+	ctx := context.Background()
+	p := startServer(t, "--repl-ping-replica-period", "1")
+	r := startServer(t, "--replicaof", strings.Replace(p.tcp, ":", " ", 1), "--repl-timeout", "4")
+	pc, rc := redis.NewClient(&redis.Options{Addr: p.tcp}), redis.NewClient(goblinOpts(r))
+	defer pc.Close()
+	defer rc.Close()
+	linkUp(t, rc)
+	if err := pc.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(10 * time.Second) // 2.5 × repl-timeout of a quiet link
+	if got, err := rc.Get(ctx, "k").Result(); err != nil || got != "v" {
+		t.Fatalf("the replica's GET k: %q %v, want v", got, err)
+	}
+	full, partial := infoInt(t, pc, "stats", "sync_full"), infoInt(t, pc, "stats", "sync_partial_ok")
+	if full != 1 || partial != 0 {
+		t.Fatalf("after 10 s of a quiet link with repl-timeout 4 s: sync_full:%d sync_partial_ok:%d, want 1 and 0 (the link dropped and came back)", full, partial)
+	}
+	if st := infoField(t, rc, "replication", "master_link_status"); st != "up" {
+		t.Fatalf("master_link_status:%s after 10 s of a quiet link, want up", st)
+	}
+}

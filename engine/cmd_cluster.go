@@ -635,12 +635,14 @@ func (e *Engine) migrate(_ *Session, r *command.Request) {
 		}
 		n++
 	}
-	// Always SELECT, 0 included: the connection to the target is cached
-	// between MIGRATEs, and the previous one may have left it on another
-	// database (Redis's migrateCachedSocket remembers its last dbid for
-	// the same reason, and a new socket always gets a SELECT).
-	cmds = resp.AppendCommand(cmds, []byte("SELECT"), strconv.AppendInt(nil, r.Amount, 10))
-	n++
+	// SELECT even database 0 outside a cluster: the connection to the
+	// target is cached between MIGRATEs, and the previous one may have
+	// left it on another database (Redis's migrateCachedSocket remembers
+	// its last dbid for the same reason). A cluster has database 0 alone.
+	if r.Amount != 0 || e.cl == nil {
+		cmds = resp.AppendCommand(cmds, []byte("SELECT"), strconv.AppendInt(nil, r.Amount, 10))
+		n++
+	}
 	first := n
 	restore := []byte("RESTORE")
 	if e.cl != nil {

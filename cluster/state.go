@@ -144,6 +144,13 @@ func (s *State) Replace(c *Config) {
 		s.gen++
 		return
 	}
+	s.rebuild(c)
+}
+
+// rebuild is Replace for a change of membership: the whole owner table
+// rebuilt from c, every moving slot mapped again by its node's id.
+func (s *State) rebuild(c *Config) {
+	old := s.cfg
 	s.cfg, s.me, s.epoch = c, -1, c.Epoch
 	for i := range c.Nodes {
 		if c.Nodes[i].ID == c.Myself {

@@ -6,41 +6,6 @@ import (
 	"testing"
 )
 
-// replaceByScan is Replace as it was before it followed the change: the
-// whole owner table rebuilt from c, every moving slot mapped again by id.
-// The reference TestReplaceFollowsTheChange compares Replace with.
-func (s *State) replaceByScan(c *Config) {
-	old := s.cfg
-	s.cfg, s.me, s.epoch = c, -1, c.Epoch
-	for i := range c.Nodes {
-		if c.Nodes[i].ID == c.Myself {
-			s.me = i
-		}
-	}
-	for i := range s.owner {
-		s.owner[i] = none
-	}
-	for i := range c.Nodes {
-		for _, r := range c.Nodes[i].Slots {
-			for x := int(r.First); x <= int(r.Last); x++ {
-				s.owner[x] = int16(i)
-			}
-		}
-	}
-	for x := range s.moving {
-		if s.moving[x] == none {
-			continue
-		}
-		if i := s.Index(old.Nodes[s.moving[x]].ID); i >= 0 {
-			s.moving[x] = int16(i)
-		} else {
-			s.moving[x], s.importing[x] = none, false
-			s.open--
-		}
-	}
-	s.gen++
-}
-
 // TestReplaceFollowsTheChange: over 2,000 random views (slots moving
 // between nodes, one slot or whole ranges at a time, ranges handed on as
 // the same slice or as an equal copy, nodes joining and leaving, slots
@@ -84,7 +49,7 @@ func TestReplaceFollowsTheChange(t *testing.T) {
 	got, want := NewEmpty(), NewEmpty()
 	c := view(1)
 	got.Replace(c)
-	want.replaceByScan(c)
+	want.rebuild(c)
 	for step := range 2000 {
 		switch k := rng.IntN(10); {
 		case k < 4: // one slot changes owner (SETSLOT NODE)
@@ -128,7 +93,7 @@ func TestReplaceFollowsTheChange(t *testing.T) {
 		}
 		c := view(uint64(step + 2))
 		got.Replace(c)
-		want.replaceByScan(c)
+		want.rebuild(c)
 		if got.owner != want.owner || got.moving != want.moving || got.importing != want.importing ||
 			got.open != want.open || got.me != want.me || got.epoch != want.epoch {
 			t.Fatalf("step %d (%d members): Replace's State differs from a full rebuild's (owners equal %v, moves equal %v, open %d/%d, me %d/%d)",

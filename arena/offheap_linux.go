@@ -2,7 +2,14 @@
 
 package arena
 
-import "golang.org/x/sys/unix"
+import (
+	"bytes"
+	"errors"
+	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
 
 // mapRegion maps n zeroed bytes, private and anonymous, with the given
 // advice: adviseHuge asks for transparent huge pages (advice only: the
@@ -37,7 +44,12 @@ func adviseHugeLater(b []byte) {
 // wait for khugepaged; it blocks while it does. An error (an older kernel,
 // no huge page to be had, nothing mapped there) leaves them as they were.
 // The range is a number to the kernel: no Go memory is touched.
+// MADV_COLLAPSE ignores the system's THP setting, so an operator's
+// "never" is checked here first (thpNever).
 func collapseRange(addr uintptr, n int) error {
+	if thpNever() {
+		return errTHPNever
+	}
 	if _, _, e := unix.Syscall(unix.SYS_MADVISE, addr, uintptr(n), unix.MADV_COLLAPSE); e != 0 {
 		return e
 	}
@@ -49,3 +61,19 @@ func unmapRegion(b []byte) {
 		panic("arena: munmap: " + err.Error())
 	}
 }
+
+// errTHPNever is collapseRange's answer where transparent huge pages are
+// switched off.
+var errTHPNever = errors.New("transparent huge pages are off (enabled: never)")
+
+// thpNever reports whether /sys/kernel/mm/transparent_hugepage/enabled
+// selects "[never]", read once: an operator who switched huge pages off
+// gets none from the arena, MADV_COLLAPSE included.
+var thpNever = sync.OnceValue(func() bool {
+	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	return err == nil && thpSelectsNever(b)
+})
+
+// thpSelectsNever reports whether enabled, the file's text (e.g. "always
+// [madvise] never"), has "never" selected.
+func thpSelectsNever(enabled []byte) bool { return bytes.Contains(enabled, []byte("[never]")) }

@@ -84,3 +84,17 @@ func TestDeferHugePages(t *testing.T) {
 		t.Fatalf("AllocSmallPages does not refuse huge pages: %s", fl)
 	}
 }
+
+// TestTHPNeverIsRead: the kernel's THP setting is read as the operator set
+// it: only "[never]" selected stops the arena's MADV_COLLAPSE.
+func TestTHPNeverIsRead(t *testing.T) {
+	for text, never := range map[string]bool{
+		"always [madvise] never\n": false,
+		"[always] madvise never\n": false,
+		"always madvise [never]\n": true,
+	} {
+		if got := thpSelectsNever([]byte(text)); got != never {
+			t.Errorf("thpSelectsNever(%q) = %v, want %v", text, got, never)
+		}
+	}
+}

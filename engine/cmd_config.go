@@ -28,7 +28,7 @@ func (e *Engine) params() []Param {
 	}
 	fixed := func(v string) func() string { return func() string { return v } }
 	e.paramList = append([]Param{
-		{Name: "maxmemory", Get: func() string { return strconv.FormatInt(e.dbs[0].Options().MaxMemory, 10) },
+		{Name: "maxmemory", Get: func() string { return strconv.FormatInt(e.dbs[0].MaxMemory(), 10) },
 			Set: func(v string) error {
 				n, ok := ParseMemory(v)
 				if !ok || n > 1<<62 {

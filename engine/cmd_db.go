@@ -62,7 +62,7 @@ func (e *Engine) Tick(budget int) int {
 	if e.lat.threshold > 0 { // the latency monitor times the loop's own work
 		t0 = e.mono()
 	}
-	if e.batch.n != 0 && (t0 != 0 || e.snap.job != nil || len(e.repl.replicas) > 0 || e.dbs[0].Options().MaxMemory > 0) {
+	if e.batch.n != 0 && (t0 != 0 || e.snap.job != nil || len(e.repl.replicas) > 0 || e.dbs[0].MaxMemory() > 0) {
 		// The loop's own work that can take long (a save's or a full
 		// sync's slice, eviction, what the latency monitor watches)
 		// is not the hot requests' (batchtime.go): their batch ends

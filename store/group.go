@@ -58,6 +58,10 @@ func (s *Store) SetMaxMemory(n int64) error {
 	return nil
 }
 
+// MaxMemory returns the cap s shares with its siblings (0: none), without
+// Options' copy of every option.
+func (s *Store) MaxMemory() int64 { return s.o.MaxMemory }
+
 // SetEviction changes the eviction policy of s and its siblings.
 func (s *Store) SetEviction(p EvictionPolicy) error {
 	if p > lastPolicy {

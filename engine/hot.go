@@ -6,6 +6,7 @@ import (
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/store"
 )
 
 // hotReady reports whether s and the engine are in the common state in
@@ -52,11 +53,7 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte, framed 
 	if st.Collections() != 0 || !e.hotReady(s, r) {
 		return out, false
 	}
-	e.st = st
-	e.res.Reset()
-	e.ran = true
-	e.cmd[r.Op].calls++
-	e.sampleLeft--
+	e.beginHot(st, r.Op)
 	var start int64
 	timing := e.slow.slowerThan >= 0 // the slow log's timing, batched (batchtime.go) or as execute's
 	if timing && !e.cycled {
@@ -130,11 +127,7 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]by
 	if st.Collections() != 0 || !e.hotReady(s, nil) {
 		return out, false
 	}
-	e.st = st
-	e.res.Reset()
-	e.ran = true
-	e.cmd[op].calls++
-	e.sampleLeft--
+	e.beginHot(st, op)
 	frameAt := len(out)
 	if framed {
 		out = sbe.AppendFrameStart(out)
@@ -190,11 +183,7 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.O
 	if st.Collections() != 0 || len(e.ps.out) != 0 || !e.hotReady(s, r) {
 		return out, false
 	}
-	e.st = st
-	e.res.Reset()
-	e.ran = true
-	e.cmd[op].calls++
-	e.sampleLeft--
+	e.beginHot(st, op)
 	var start int64
 	timing := e.slow.slowerThan >= 0 // batched (batchtime.go), or as execute's
 	if timing && !e.cycled {
@@ -283,4 +272,15 @@ func hotIndex(op command.Op) int {
 		return hotSet
 	}
 	return hotPing
+}
+
+// beginHot is what every hot path does first, as execute would: st is the
+// session's database, op is counted as a call and against the sampling
+// countdown, and the result and "ran" state are those of a new request.
+func (e *Engine) beginHot(st *store.Store, op command.Op) {
+	e.st = st
+	e.res.Reset()
+	e.ran = true
+	e.cmd[op].calls++
+	e.sampleLeft--
 }

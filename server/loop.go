@@ -72,6 +72,19 @@ type Sleeper interface {
 	Unparked()
 }
 
+// RawParker is implemented by transports that run a goroutine of their
+// own which parks through raw system calls, holding its P (the Go
+// scheduler's processor) while it sleeps: Aeron replication's media driver
+// (driver.Start), beside its Publisher or Source. Beside one, the loop
+// parks through a raw system call too and the process gets one P more
+// while it runs (see Loop.rawPark, docs/idle.md "The loop beside a media
+// driver").
+type RawParker interface {
+	// ParksRaw reports whether such a goroutine runs (fixed for the
+	// transport's life).
+	ParksRaw() bool
+}
+
 // Deadliner is implemented by transports that must be polled again by a
 // deadline even when they have nothing to do (the Aeron transport with the
 // media driver in-process: the driver's duty cycle runs from its Poll). The
@@ -156,6 +169,14 @@ type Loop struct {
 	// socketsOnly: every transport is Waitable, so nothing else shares
 	// the loop and an idle cycle may always check the sockets.
 	socketsOnly bool
+	// rawPark: a RawParker's goroutine shares the process, so the loop
+	// parks through a raw system call and Run adds a P (extraP). With the
+	// loop parked through Syscall6 beside a goroutine that holds the
+	// other P in raw parks, the runtime's monitor (sysmon) finds the
+	// loop's P in a system call with no idle P left, retakes it on every
+	// park and so never backs off from its 20 µs polling: thousands of
+	// wake-ups a second at rest (docs/idle.md).
+	rawPark     bool
 	parkFD      int
 	parkEv      []unix.EpollEvent
 	parkTS      unix.Timespec
@@ -188,6 +209,9 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 	for _, t := range cfg.Transports {
 		if d, ok := t.(Deadliner); ok {
 			l.deadliners = append(l.deadliners, d)
+		}
+		if r, ok := t.(RawParker); ok && r.ParksRaw() {
+			l.rawPark = true
 		}
 		if w, ok := t.(Waitable); ok && w.WaitFD() >= 0 {
 			l.waitables = append(l.waitables, w)
@@ -362,6 +386,13 @@ func (l *Loop) Run() error {
 			return fmt.Errorf("server: pinning the loop to CPUs %v: %w", l.cfg.CPUs, err)
 		}
 	}
+	if l.rawPark {
+		// The loop's raw parks hold its P: one more keeps the server's
+		// other goroutines (a BGSAVE's writer, replication, metrics) from
+		// waiting for the scheduler to preempt the loop.
+		addP(1)
+		defer addP(-1)
+	}
 	l.lastPublish = monotime.Now()
 	for !l.stop.Load() {
 		l.cycle()
@@ -474,6 +505,20 @@ func (l *Loop) epollWait(d time.Duration) {
 	if !noPwait2.Load() {
 		// parkTS lives in the loop, so passing it to the kernel allocates nothing.
 		l.parkTS = unix.NsecToTimespec(int64(d))
+		if l.rawPark {
+			// Raw: the scheduler does not see it, the loop keeps its P
+			// (Run added one), and sysmon has no P in a system call to
+			// retake. A signal (the scheduler's preemption, every 10 ms
+			// or so) ends the park early with EINTR: one more cycle.
+			_, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(l.parkFD), uintptr(unsafe.Pointer(&l.parkEv[0])),
+				uintptr(len(l.parkEv)), uintptr(unsafe.Pointer(&l.parkTS)), 0, 0)
+			if e != unix.ENOSYS {
+				return
+			}
+			noPwait2.Store(true)
+		}
+	}
+	if !noPwait2.Load() {
 		_, _, e := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(l.parkFD), uintptr(unsafe.Pointer(&l.parkEv[0])),
 			uintptr(len(l.parkEv)), uintptr(unsafe.Pointer(&l.parkTS)), 0, 0)
 		if e != unix.ENOSYS {
@@ -486,6 +531,32 @@ func (l *Loop) epollWait(d time.Duration) {
 
 // noPwait2 records that the kernel has no epoll_pwait2.
 var noPwait2 atomic.Bool
+
+// extraP counts the Ps added for loops that park raw (addP), and baseP is
+// GOMAXPROCS before the first was added.
+var (
+	extraMu sync.Mutex
+	extraP  int
+	baseP   int
+)
+
+// addP adds n Ps to GOMAXPROCS (n < 0 takes them back): one per running
+// loop that parks raw. When the last is taken back GOMAXPROCS returns to
+// what it was before the first, so a process that starts and stops
+// servers (tests) does not grow without end.
+func addP(n int) {
+	extraMu.Lock()
+	defer extraMu.Unlock()
+	if extraP == 0 {
+		baseP = runtime.GOMAXPROCS(0)
+	}
+	extraP += n
+	runtime.GOMAXPROCS(baseP + extraP)
+}
+
+// RawPark reports whether the loop parks through a raw system call (a
+// RawParker is among its transports).
+func (l *Loop) RawPark() bool { return l.rawPark }
 
 func (l *Loop) closeParkFD() {
 	l.stopMu.Lock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -712,5 +713,38 @@ func TestLoopStopWakesDoze(t *testing.T) {
 	case <-parked:
 	case <-time.After(30 * time.Second):
 		t.Fatal("a park of an hour after Stop had not returned after 30 s: Stop does not wake a dozing loop")
+	}
+}
+
+// rawParker is a fakePreparer that says a goroutine of its own parks raw,
+// as Aeron replication's Publisher and Source do.
+type rawParker struct{ *fakePreparer }
+
+func (rawParker) ParksRaw() bool { return true }
+
+// TestLoopParksRawBesideRawParker: beside a RawParker the loop parks
+// through a raw system call, which its descriptors still wake at once,
+// and GOMAXPROCS has one P more while it runs, as before once it stopped;
+// without one it parks as before.
+func TestLoopParksRawBesideRawParker(t *testing.T) {
+	plain, err := NewLoop(LoopConfig{Transports: []transport.Server{newFakePreparer(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain.closeParkFD()
+	if plain.RawPark() {
+		t.Error("a loop without a RawParker parks raw")
+	}
+	base := runtime.GOMAXPROCS(0)
+	f := rawParker{newFakePreparer(t)}
+	parks, _, stop := runParkingLoop(t, f.send, f)
+	testkit.Eventually(t, 30*time.Second, fmt.Sprintf("GOMAXPROCS to be %d while the loop runs", base+1), func() (bool, string) {
+		n := runtime.GOMAXPROCS(0)
+		return n == base+1, fmt.Sprint(n)
+	})
+	wakeEachPark(t, parks, f.send, &f.served, ": the raw park was not woken by its descriptors")
+	stop()
+	if n := runtime.GOMAXPROCS(0); n != base {
+		t.Errorf("GOMAXPROCS %d once the loop stopped, want %d as before", n, base)
 	}
 }

@@ -292,6 +292,11 @@ func (s *Source) Stats(st *Stats) {
 // Link returns the TCP link (its Stats feed the replica metrics).
 func (s *Source) Link() *replica.Link { return s.link }
 
+// ParksRaw implements server.RawParker: the Source's media driver runs
+// on a goroutine of its own that parks through raw system calls
+// (driver.Start), so the store loop parks raw too (docs/idle.md).
+func (s *Source) ParksRaw() bool { return true }
+
 // Name implements transport.Server.
 func (s *Source) Name() string { return "replica/aeron" }
 

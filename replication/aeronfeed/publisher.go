@@ -441,6 +441,11 @@ func (p *Publisher) AppendInfo(b []byte) []byte {
 	return b
 }
 
+// ParksRaw implements server.RawParker: the Publisher's media driver runs
+// on a goroutine of its own that parks through raw system calls
+// (driver.Start), so the store loop parks raw too (docs/idle.md).
+func (p *Publisher) ParksRaw() bool { return true }
+
 // Name implements transport.Server.
 func (p *Publisher) Name() string { return "replication/aeron" }
 

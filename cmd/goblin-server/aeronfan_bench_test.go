@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/goblin-kv/goblin/aeron"
 	"github.com/goblin-kv/goblin/client"
+	"github.com/goblin-kv/goblin/idle"
 	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/latency"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
@@ -283,13 +286,42 @@ func ringLag(b *testing.B, primary, replica *client.Client, n int) *latency.Reco
 // returns it.
 type lagProbe struct {
 	primary, replica *client.Client
-	key              string
-	i                int
-	got              []byte
+	// conn, when set, is a connection to the primary's Unix socket the
+	// SET is written on without waiting for its reply, which is read once
+	// the replica returned the value (newWriteLagProbe).
+	conn net.Conn
+	rd   *bufio.Reader
+	cmd  []byte
+	key  string
+	i    int
+	got  []byte
+	// start and end of the last probe, on latency.Now's clock.
+	start, end int64
+	// yield: give the CPU up (sched_yield) between GETs that do not
+	// return the value yet, as aeronPingPong's reader does between polls
+	// when its yield is set: on two shared cores a reader that spins
+	// keeps the threads that carry the write (the replica's media driver
+	// and loop) waiting for the end of its time slice.
+	yield bool
 }
 
 func newLagProbe(primary, replica *client.Client) *lagProbe {
 	return &lagProbe{primary: primary, replica: replica, key: "lag:" + strconv.Itoa(rand.IntN(1<<30))}
+}
+
+// newWriteLagProbe is a lagProbe that times from the SET's write on the
+// primary's Unix socket sock, not from a client call that waits for the
+// reply: the probe starts reading the replica's ring at once, so the
+// lag holds no wake-up of the probe's own (its goroutine parked in the
+// netpoller until the primary's reply came) and no reply path, only the
+// write's way to the primary and on to the replica.
+func newWriteLagProbe(b *testing.B, sock string, replica *client.Client) *lagProbe {
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return &lagProbe{conn: c, rd: bufio.NewReader(c), replica: replica, key: "lagw:" + strconv.Itoa(rand.IntN(1<<30))}
 }
 
 // once SETs the key to a new value and reads the replica's ring in a
@@ -298,9 +330,22 @@ func (p *lagProbe) once(b *testing.B) int64 {
 	ctx := context.Background()
 	p.i++
 	want := []byte(strconv.Itoa(p.i))
-	start := latency.Now()
-	if err := p.primary.Set(ctx, p.key, want, client.SetOptions{}); err != nil {
-		b.Fatal(err)
+	var start int64
+	if p.conn != nil {
+		p.cmd = append(p.cmd[:0], "*3\r\n$3\r\nSET\r\n$"...)
+		p.cmd = strconv.AppendInt(p.cmd, int64(len(p.key)), 10)
+		p.cmd = append(append(append(p.cmd, "\r\n"...), p.key...), "\r\n$"...)
+		p.cmd = strconv.AppendInt(p.cmd, int64(len(want)), 10)
+		p.cmd = append(append(append(p.cmd, "\r\n"...), want...), "\r\n"...)
+		start = latency.Now()
+		if _, err := p.conn.Write(p.cmd); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		start = latency.Now()
+		if err := p.primary.Set(ctx, p.key, want, client.SetOptions{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for spins := 0; ; spins++ {
@@ -312,11 +357,21 @@ func (p *lagProbe) once(b *testing.B) int64 {
 		if err != nil && !errors.Is(err, client.ErrNil) {
 			b.Fatalf("GET on the replica's ring: %v", err)
 		}
+		if p.yield {
+			idle.ThreadYield()
+		}
 		if spins&1023 == 1023 && time.Now().After(deadline) {
 			b.Fatalf("the replica's ring never returned %s=%s", p.key, want)
 		}
 	}
-	return latency.Now() - start
+	end := latency.Now()
+	p.start, p.end = start, end
+	if p.conn != nil {
+		if line, err := p.rd.ReadString('\n'); err != nil || line != "+OK\r\n" {
+			b.Fatalf("the primary answered the SET %q, %v", line, err)
+		}
+	}
+	return end - start
 }
 
 // ringGets measures GET of one present key on the replica's ring and on
@@ -359,6 +414,9 @@ type aeronPingPong struct {
 	pids             [2]int // the two aeronmd processes
 	msg              [64]byte
 	buf              []byte // timedOnce's receive buffer
+	// yield: timedOnce's reader gives the CPU up (sched_yield) between
+	// polls that find nothing, as lagProbe's does when its yield is set.
+	yield bool
 }
 
 func startAeronPingPong(b *testing.B, a *aeronLAN, h0, h1 int) *aeronPingPong {
@@ -421,6 +479,9 @@ func (pp *aeronPingPong) timedOnce(b *testing.B) int64 {
 		if ok {
 			pp.buf = m
 			return latency.Now() - start
+		}
+		if pp.yield {
+			idle.ThreadYield()
 		}
 		if spins&1023 == 1023 && time.Now().After(deadline) {
 			b.Fatal("the Aeron one-way message between the namespaces did not arrive in 5 s")

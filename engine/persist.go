@@ -227,6 +227,7 @@ func (e *Engine) startBackground() error {
 	p := &e.snap
 	p.lastTry = e.clock.NowMillis() / 1000
 	p.dirtyStart = e.mods()
+	cpu := threadCPU()
 	j, err := snapshot.Begin(e.saveDBs(), e.saveOptions(), true)
 	if err != nil {
 		p.lastOK, p.lastErr = false, err.Error()
@@ -234,7 +235,7 @@ func (e *Engine) startBackground() error {
 		return err
 	}
 	p.job = j
-	p.probe.begin()
+	p.probe.begin(cpu)
 	e.o.Persistence.Log.Info("background saving started", "path", e.RDBPath())
 	return nil
 }

@@ -42,10 +42,24 @@ type saveProbe struct {
 	hist        [len(cycleBounds) + 1]int64
 	cpuHist     [len(cycleBounds) + 1]int64
 	ru0         unix.Rusage
-	rt          []metrics.Sample // scratch for metrics.Read
-	rt0         []probeValue     // the runtime metrics when the save began
+	rt          []metrics.Sample       // scratch for metrics.Read
+	rt0         []probeValue           // the runtime metrics when the save began
+	top         [topCycles]cycleRecord // the cycles with the most thread CPU, most first
+	beginCPU    int64                  // thread CPU ns of starting the save (BGSAVE's part)
 	last        saveFigures
 	haveFirst   bool
+}
+
+// topCycles is how many of the longest cycles (in thread CPU time) a save
+// keeps the details of.
+const topCycles = 4
+
+// cycleRecord is one cycle of the loop during a save: its thread CPU time,
+// that of its slice, its wall time, and when it began on CLOCK_MONOTONIC
+// (what `perf record -k CLOCK_MONOTONIC` stamps its samples with, so a
+// long cycle can be found in a profile of the loop's thread).
+type cycleRecord struct {
+	cpu, sliceCPU, wall, at int64 // ns
 }
 
 // cycleBounds are the upper bounds (µs) of the cycle histogram's buckets;
@@ -66,6 +80,8 @@ type saveFigures struct {
 	allocBytes, allocObjects           int64
 	minflt, majflt, nivcsw, nvcsw      int64 // the loop thread's
 	overflow                           int64 // writer buffers allocated beyond the save's own (snapshot.Job.Overflow)
+	top                                [topCycles]cycleRecord
+	beginCPU, endCPU                   int64 // ns: thread CPU of starting the save, and of ending it after its last slice
 }
 
 var probeMetrics = []string{
@@ -120,9 +136,11 @@ func threadCPU() int64 {
 }
 
 // begin starts measuring a save (on the loop goroutine, which locks its
-// thread: RUSAGE_THREAD is the loop's).
-func (p *saveProbe) begin() {
+// thread: RUSAGE_THREAD is the loop's); startCPU is the thread's CPU time
+// read before the save was begun, so the cost of beginning it is counted.
+func (p *saveProbe) begin(startCPU int64) {
 	*p = saveProbe{on: true, last: p.last, rt: p.rt}
+	p.beginCPU = threadCPU() - startCPU
 	unix.Getrusage(unix.RUSAGE_THREAD, &p.ru0)
 	p.rt0 = p.readRuntime()
 }
@@ -140,10 +158,27 @@ func (p *saveProbe) slice() int64 {
 		p.hist[bucket(d)]++
 		p.cpuHist[bucket(cpu-p.prevCPU)]++
 		p.maxRestCPU = max(p.maxRestCPU, cpu-p.endCPU)
+		if c := cpu - p.prevCPU; c > p.top[topCycles-1].cpu {
+			p.record(cycleRecord{cpu: c, sliceCPU: p.endCPU - p.prevCPU, wall: d})
+		}
 	}
 	p.haveFirst = true
 	p.prevWall, p.prevCPU = now, cpu
 	return now
+}
+
+// record keeps r among the top cycles (rare: only a cycle longer than the
+// fourth longest so far), stamping when it began on CLOCK_MONOTONIC.
+func (p *saveProbe) record(r cycleRecord) {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) == nil {
+		r.at = ts.Nano() - r.wall
+	}
+	i := topCycles - 1
+	for ; i > 0 && p.top[i-1].cpu < r.cpu; i-- {
+		p.top[i] = p.top[i-1]
+	}
+	p.top[i] = r
 }
 
 // bucket returns the histogram bucket of ns.
@@ -169,7 +204,11 @@ func (p *saveProbe) end() {
 		return
 	}
 	p.on = false
-	f := saveFigures{cycles: p.cycles, maxCycle: p.maxCycle, maxCPU: p.maxCPU, maxSlice: p.maxSlice, maxSliceCPU: p.maxSliceCPU, maxRestCPU: p.maxRestCPU, hist: p.hist, cpuHist: p.cpuHist}
+	f := saveFigures{cycles: p.cycles, maxCycle: p.maxCycle, maxCPU: p.maxCPU, maxSlice: p.maxSlice, maxSliceCPU: p.maxSliceCPU, maxRestCPU: p.maxRestCPU, hist: p.hist, cpuHist: p.cpuHist,
+		top: p.top, beginCPU: p.beginCPU}
+	if p.haveFirst { // the last slice's end to here: the save's ending (Finished, the slab's release)
+		f.endCPU = threadCPU() - p.endCPU
+	}
 	var ru unix.Rusage
 	unix.Getrusage(unix.RUSAGE_THREAD, &ru)
 	f.minflt, f.majflt = ru.Minflt-p.ru0.Minflt, ru.Majflt-p.ru0.Majflt
@@ -233,6 +272,9 @@ func (f *saveFigures) info(w *infoWriter) {
 	w.int("goblin_bgsave_max_rest_cpu_us", us(f.maxRestCPU))
 	w.str("goblin_bgsave_cycle_hist", histText(&f.hist))
 	w.str("goblin_bgsave_cycle_cpu_hist", histText(&f.cpuHist))
+	w.str("goblin_bgsave_longest_cycles", topText(&f.top))
+	w.int("goblin_bgsave_begin_cpu_us", us(f.beginCPU))
+	w.int("goblin_bgsave_end_cpu_us", us(f.endCPU))
 	w.int("goblin_bgsave_gc_cycles", f.gcCycles)
 	w.int("goblin_bgsave_gc_pause_max_us", int64(f.gcPauseMax*1e6))
 	w.int("goblin_bgsave_gc_pause_total_us", int64(f.gcPauseTotal*1e6))
@@ -245,6 +287,25 @@ func (f *saveFigures) info(w *infoWriter) {
 	w.int("goblin_bgsave_loop_nivcsw", f.nivcsw)
 	w.int("goblin_bgsave_loop_nvcsw", f.nvcsw)
 	w.int("goblin_bgsave_overflow_buffers", f.overflow)
+}
+
+// topText writes the longest cycles as
+// "cpu_us/slice_cpu_us/wall_us@monotonic_us,...", most CPU first.
+func topText(top *[topCycles]cycleRecord) string {
+	var h []byte
+	for _, r := range top {
+		if r.cpu == 0 {
+			break
+		}
+		if len(h) > 0 {
+			h = append(h, ',')
+		}
+		h = strconv.AppendInt(h, r.cpu/1000, 10)
+		h = strconv.AppendInt(append(h, '/'), r.sliceCPU/1000, 10)
+		h = strconv.AppendInt(append(h, '/'), r.wall/1000, 10)
+		h = strconv.AppendInt(append(h, '@'), r.at/1000, 10)
+	}
+	return string(h)
 }
 
 // histText writes a histogram as "le16us=n,le32us=n,...,more=n".

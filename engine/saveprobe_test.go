@@ -76,6 +76,27 @@ func TestBgsaveReportsLoopMeasurement(t *testing.T) {
 			t.Errorf("%s %q adds up to %d, want the %d cycles", field, hist, sum, cycles)
 		}
 	}
+	// The longest cycles in CPU time, most first: the first is the longest
+	// cycle, each holds its slice, and each began within the save.
+	top := infoField(t, e, s, "goblin_bgsave_longest_cycles")
+	recs := strings.Split(top, ",")
+	if len(recs) != 4 {
+		t.Errorf("goblin_bgsave_longest_cycles %q: want 4 of %d cycles", top, cycles)
+	}
+	prev := int64(-1)
+	for i, r := range recs {
+		var cpu, slice, wall, at int64
+		if _, err := fmt.Sscanf(r, "%d/%d/%d@%d", &cpu, &slice, &wall, &at); err != nil {
+			t.Fatalf("goblin_bgsave_longest_cycles %q: %v", top, err)
+		}
+		if i == 0 && cpu != num("goblin_bgsave_max_cycle_cpu_us") || prev >= 0 && cpu > prev || slice > cpu || at <= 0 {
+			t.Errorf("goblin_bgsave_longest_cycles %q: entry %d against a longest cycle of %d µs of CPU", top, i, num("goblin_bgsave_max_cycle_cpu_us"))
+		}
+		prev = cpu
+	}
+	if b, end := num("goblin_bgsave_begin_cpu_us"), num("goblin_bgsave_end_cpu_us"); b < 0 || end < 0 {
+		t.Errorf("begin %d µs, end %d µs of CPU", b, end)
+	}
 	if got := num("goblin_bgsave_overflow_buffers"); got != 0 {
 		t.Errorf("goblin_bgsave_overflow_buffers = %d for a save with no writes", got)
 	}

@@ -56,6 +56,11 @@ type Entry struct {
 	Key    []byte
 	Expiry int64 // absolute Unix ms, or NoExpiry
 	Type   byte  // the RDB type byte the value was read from (TypeName names it)
+	// Idle is the key's LRU idle time in seconds (RDB_OPCODE_IDLE, written
+	// by a Redis under an LRU maxmemory-policy) and Freq its LFU counter
+	// (RDB_OPCODE_FREQ, under an LFU policy); -1 when the file has none.
+	Idle int64
+	Freq int
 	Value
 }
 
@@ -232,6 +237,7 @@ func (d *Decoder) Next() bool {
 	}
 	d.entry.Key = nil
 	expiry := int64(NoExpiry)
+	d.entry.Idle, d.entry.Freq = -1, -1
 	for {
 		off := d.r.offset()
 		op, err := d.r.readByte()
@@ -284,13 +290,17 @@ func (d *Decoder) Next() bool {
 			}
 			expiry = int64(int32(binary.LittleEndian.Uint32(p))) * 1000
 		case opIdle:
-			if _, err := d.readLen(); err != nil {
+			n, err := d.readLen()
+			if err != nil {
 				return d.ioFail(err)
 			}
+			d.entry.Idle = int64(min(n, math.MaxInt64))
 		case opFreq:
-			if _, err := d.r.readByte(); err != nil {
+			b, err := d.r.readByte()
+			if err != nil {
 				return d.ioFail(err)
 			}
+			d.entry.Freq = int(b)
 		case opModuleAux:
 			id, err := d.readLen()
 			if err != nil {
@@ -361,6 +371,7 @@ func (d *Decoder) Next() bool {
 			if !keep {
 				expiry = NoExpiry
 				d.entry.Key = nil
+				d.entry.Idle, d.entry.Freq = -1, -1
 				continue
 			}
 			d.stats.Keys++

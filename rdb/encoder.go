@@ -209,6 +209,14 @@ func (e *Encoder) SelectDB(db int, keys, expires uint64) error {
 // quicklist of listpacks; a set as an intset or a plain set; a hash and a
 // zset as a listpack or their plain form.
 func (e *Encoder) Write(key []byte, v *Value, expiry int64) error {
+	return e.WriteAccess(key, v, expiry, -1, -1)
+}
+
+// WriteAccess is Write with the key's access record before it, as Redis
+// 7.0's rdbSaveKeyValuePair writes it under an LRU maxmemory-policy (idle:
+// RDB_OPCODE_IDLE, the seconds since its last access) or an LFU one (freq:
+// RDB_OPCODE_FREQ, its counter, 0–255); a negative value writes none.
+func (e *Encoder) WriteAccess(key []byte, v *Value, expiry, idle int64, freq int) error {
 	if e.err != nil {
 		return e.err
 	}
@@ -218,6 +226,12 @@ func (e *Encoder) Write(key []byte, v *Value, expiry int64) error {
 	mark := len(e.buf)
 	if expiry != NoExpiry {
 		e.buf = binary.LittleEndian.AppendUint64(append(e.buf, opExpireTimeMs), uint64(expiry))
+	}
+	if idle >= 0 {
+		e.buf = appendLen(append(e.buf, opIdle), uint64(idle))
+	}
+	if freq >= 0 {
+		e.buf = append(e.buf, opFreq, byte(min(freq, 255)))
 	}
 	tpos := len(e.buf)
 	e.buf = append(e.buf, 0)

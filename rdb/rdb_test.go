@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"hash/crc64"
 	"math"
 	"strings"
@@ -305,5 +306,45 @@ func TestBadHeader(t *testing.T) {
 		if d.Next() || !errors.Is(d.Err(), c.want) {
 			t.Errorf("%q: %v, want %v", c.in, d.Err(), c.want)
 		}
+	}
+}
+
+// TestAccessRecords: WriteAccess writes a key's LRU idle time or LFU
+// counter before it as Redis does (RDB_OPCODE_IDLE, RDB_OPCODE_FREQ), the
+// decoder hands them over with the key, and a key without one reads -1.
+func TestAccessRecords(t *testing.T) {
+	var buf bytes.Buffer
+	enc := NewEncoder(&buf, EncoderOptions{})
+	v := Value{Kind: KindString, Str: []byte("v")}
+	if err := enc.WriteHeader(); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.SelectDB(0, 3, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []struct {
+		key       string
+		exp, idle int64
+		freq      int
+	}{{"idle", NoExpiry, 100000, -1}, {"freq", 1 << 42, -1, 255}, {"none", NoExpiry, -1, -1}} {
+		if err := enc.WriteAccess([]byte(w.key), &v, w.exp, w.idle, w.freq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d := NewDecoder(&buf, DecoderOptions{})
+	var got []string
+	for d.Next() {
+		e := d.Entry()
+		got = append(got, fmt.Sprintf("%s:%d:%d:%d", e.Key, e.Expiry, e.Idle, e.Freq))
+	}
+	if d.Err() != nil {
+		t.Fatal(d.Err())
+	}
+	want := []string{fmt.Sprintf("idle:%d:100000:-1", NoExpiry), fmt.Sprintf("freq:%d:-1:255", int64(1)<<42), fmt.Sprintf("none:%d:-1:-1", NoExpiry)}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("decoded %v, want %v", got, want)
 	}
 }

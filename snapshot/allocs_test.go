@@ -129,6 +129,11 @@ func TestPipeReusesItsBuffers(t *testing.T) {
 	}
 	p.Close()
 	<-p.done
+	// The writer unmapped the slab itself once the loop had closed the
+	// pipe: the unmapping's CPU time is not the loop's.
+	if p.slab != nil {
+		t.Error("the writer finished a closed pipe and left its slab for the loop to unmap")
+	}
 	p.release()
 	if p.result != nil {
 		t.Fatal(p.result)
@@ -140,4 +145,29 @@ func TestPipeReusesItsBuffers(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("the file holds %d bytes, not the %d written in order", len(got), len(want))
 	}
+
+	// An aborted pipe's writer unmaps the slab too; a failed writer leaves
+	// it to the loop, which may still be copying into a buffer.
+	p = newPipe(backlog)
+	for range pipeBuf / len(chunk) { // one buffer full: queued
+		write()
+	}
+	go p.run(f, path) // f is closed: the first write fails
+	<-p.done
+	if p.result == nil || p.slab == nil {
+		t.Errorf("a writer that failed (result %v) unmapped the slab the loop may still be writing into", p.result)
+	}
+	p.release()
+	p = newPipe(backlog)
+	write()
+	p.Abort()
+	f2, err := createTemp(path + ".tmp2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.run(f2, path+"2")
+	if p.slab != nil || p.result != errAborted {
+		t.Errorf("an aborted writer ended with %v and left its slab for the loop", p.result)
+	}
+	p.release()
 }

@@ -345,6 +345,15 @@ func (l *Loader) batch(b *loadBatch) error {
 			l.last = b.decoded
 			return fmt.Errorf("%w: offset %d: key %q in database %d: %w", ErrLoad, it.off, b.key(it), it.db, err)
 		}
+		// The access record, as Redis's objectSetLRUOrLFU: the counter
+		// under an LFU policy, the idle time under any other (each setter
+		// ignores the other kind of policy).
+		if it.freq >= 0 {
+			l.cur.SetFreq(b.key(it), it.freq)
+		}
+		if it.idle >= 0 {
+			l.cur.SetIdleTime(b.key(it), it.idle)
+		}
 		l.st.Keys++
 	}
 	l.last = b.decoded

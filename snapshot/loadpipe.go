@@ -47,6 +47,8 @@ type loadItem struct {
 	db             int
 	keys           uint64 // resize: the hint
 	exp            int64
+	idle           int64 // LRU idle seconds, -1 for none
+	freq           int   // LFU counter, -1 for none
 	hash           uint64
 	off            int64 // bytes of the file read after this entry, for messages
 	start          int
@@ -84,7 +86,7 @@ func (b *loadBatch) str(it *loadItem) []byte {
 
 // add copies e into the batch.
 func (b *loadBatch) add(e *rdb.Entry, off int64) {
-	it := loadItem{typ: e.Type, kind: e.Kind, large: e.Large, db: e.DB, exp: e.Expiry, off: off,
+	it := loadItem{typ: e.Type, kind: e.Kind, large: e.Large, db: e.DB, exp: e.Expiry, idle: e.Idle, freq: e.Freq, off: off,
 		start: len(b.buf), keyLen: len(e.Key), strLen: len(e.Str), item: len(b.ends), nItems: len(e.Items),
 		score: len(b.scores), nScores: len(e.Scores)}
 	b.buf = append(append(b.buf, e.Key...), e.Str...)

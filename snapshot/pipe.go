@@ -25,9 +25,16 @@ var errAborted = errors.New("snapshot: save aborted")
 // copy-on-write) while the disk is behind; copy-on-write that finds no
 // free buffer then takes a new one from the heap (counted in Overflow).
 type pipe struct {
-	cur  []byte        // loop only: the buffer being filled
-	mem  arena.OffHeap // loop only: holds the slab
-	slab []byte        // the buffers' memory; nil once released
+	cur []byte // loop only: the buffer being filled
+	// mem holds the slab, the buffers' memory (nil once unmapped). The
+	// loop maps it; the writer unmaps it when it finishes after the loop
+	// has closed or aborted the pipe (the loop touches no buffer after
+	// that), so the unmapping (some hundreds of µs of the thread's CPU for
+	// a few MiB of small pages) is not the loop's; after a writer's error
+	// the loop unmaps it in release. Either way the other side reads them
+	// only after done is closed, which orders the two.
+	mem  arena.OffHeap
+	slab []byte
 
 	mu       sync.Mutex
 	cond     sync.Cond
@@ -64,15 +71,22 @@ func newPipe(backlog int64) *pipe {
 	return p
 }
 
-// release unmaps the slab (loop side). Call it only once the writer has
-// finished (done is closed) and the loop will write no more: every buffer
-// is then unused.
+// release unmaps the slab if the writer has not (loop side). Call it only
+// once the writer has finished (done is closed) and the loop will write no
+// more: every buffer is then unused.
 func (p *pipe) release() {
+	p.cur = nil
+	p.unmap()
+}
+
+// unmap drops the buffers and unmaps the slab; the side that calls it is
+// the only one left using the pipe.
+func (p *pipe) unmap() {
 	if p.slab == nil {
 		return
 	}
 	p.mu.Lock()
-	p.free, p.queue, p.cur = nil, nil, nil
+	p.free, p.queue = nil, nil
 	p.mu.Unlock()
 	p.mem.Free(p.slab)
 	p.slab = nil
@@ -164,7 +178,8 @@ func (p *pipe) Result() (finished bool, err error) {
 }
 
 // run is the writer goroutine: it writes the queued buffers to f in order,
-// then commits f as path.
+// unmaps the slab once the loop has closed the pipe, then commits f as
+// path.
 func (p *pipe) run(f *os.File, path string) {
 	defer close(p.done)
 	for {
@@ -174,12 +189,14 @@ func (p *pipe) run(f *os.File, path string) {
 		}
 		if p.aborted {
 			p.mu.Unlock()
+			p.unmap() // the loop aborted after its last write
 			discard(f)
 			p.result = errAborted
 			return
 		}
 		if len(p.queue) == 0 { // closed and drained
 			p.mu.Unlock()
+			p.unmap() // the loop closed the pipe after its last write
 			break
 		}
 		b := p.queue[0]

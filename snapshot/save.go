@@ -181,7 +181,7 @@ func (j *Job) write(idx int, e *store.Entry) {
 	if e.ExpireAt != 0 {
 		exp = e.ExpireAt
 	}
-	if j.err = j.enc.Write(e.Key, &j.val, exp); j.err != nil {
+	if j.err = j.enc.WriteAccess(e.Key, &j.val, exp, e.Idle, e.Freq); j.err != nil {
 		return
 	}
 	j.keys++

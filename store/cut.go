@@ -50,6 +50,11 @@ type Entry struct {
 	// keys it held that had expired but were not reclaimed yet are in it
 	// (a loader drops them, as Redis's does).
 	ExpireAt int64
+	// Idle is the seconds since the key's last access under an LRU
+	// eviction policy, Freq its decayed LFU counter under an LFU one; -1
+	// otherwise (what Redis writes into a snapshot before the key).
+	Idle int64
+	Freq int
 }
 
 // ErrCutActive: the store already has a cut; one must end before another
@@ -124,6 +129,13 @@ func (c *Cut) emit(id uint32, sl *slot) {
 	s := c.s
 	e := &c.ent
 	e.Key, e.ExpireAt, e.Value = s.keyOf(sl), s.expiryOf(sl), nil
+	e.Idle, e.Freq = -1, -1
+	switch p := s.o.Eviction; {
+	case p.LFU():
+		e.Freq = int(s.lfuDecayed(sl.atime))
+	case p == AllKeysLRU || p == VolatileLRU:
+		e.Idle = s.idle(sl)
+	}
 	if isColl(sl) {
 		e.Type = typeOfTag(sl.inl[0])
 		c.buf = s.exportColl(s.collOf(sl), &e.Coll, c.buf[:0])

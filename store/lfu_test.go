@@ -95,17 +95,31 @@ func TestLFULogarithmic(t *testing.T) {
 	if lf, dt := s.LFUParams(); lf != DefaultLFULogFactor || dt != DefaultLFUDecayTime {
 		t.Fatalf("LFUParams() = %d, %d; want the defaults %d, %d", lf, dt, DefaultLFULogFactor, DefaultLFUDecayTime)
 	}
-	s.Set(nil, []byte("k"), []byte("v"), SetOptions{})
+	// The counter grows at random (Redis's LFULogIncr), so one key's
+	// counter strays outside the table's row now and then (it read 23
+	// after 1,000 GETs in 1 of 6 runs): the mean of 32 keys is held to it.
+	const keys = 32
+	key := func(i int) []byte { return []byte("k" + strconv.Itoa(i)) }
+	for i := range keys {
+		s.Set(nil, key(i), []byte("v"), SetOptions{})
+	}
 	hits := 0
 	for _, step := range []struct {
 		hits     int
-		min, max int64
+		min, max float64
 	}{{100, 8, 13}, {1000, 15, 22}, {100000, 125, 160}} {
 		for ; hits < step.hits; hits++ {
-			s.Get(nil, []byte("k"))
+			for i := range keys {
+				s.Get(nil, key(i))
+			}
 		}
-		if n, _ := s.Freq([]byte("k")); n < step.min || n > step.max {
-			t.Errorf("after %d GETs the counter is %d, want %d to %d (Redis's table)", step.hits, n, step.min, step.max)
+		sum := 0.0
+		for i := range keys {
+			n, _ := s.Freq(key(i))
+			sum += float64(n)
+		}
+		if mean := sum / keys; mean < step.min || mean > step.max {
+			t.Errorf("after %d GETs of each key the mean counter is %.1f, want %v to %v (Redis's table)", step.hits, mean, step.min, step.max)
 		}
 	}
 }

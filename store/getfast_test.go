@@ -117,3 +117,91 @@ func mustSet(t *testing.T, s *Store, key, val string) {
 		t.Fatal(err)
 	}
 }
+
+// TestPutFastMatchesGeneral holds Put, whose usual case is written
+// inline, to putSlow: over keys of every length around the fast path's 8
+// to 16 bytes holding strings, integers, values with a TTL and
+// collections, new values of every length around its 6 to 21 bytes (and
+// integers, and strings that start like one), under a snapshot's cut and
+// under an LFU policy, the same values read back, the same modification
+// count, keys and access records.
+func TestPutFastMatchesGeneral(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		o      Options
+		cut    bool
+		random bool // the LFU counter's increments are random
+	}{
+		{name: "lru"},
+		{name: "cut", cut: true},
+		{name: "lfu", o: Options{Eviction: AllKeysLFU, MaxMemory: 1 << 30}, random: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fast, fc := newStore(t, tc.o)
+			slow, sc := newStore(t, tc.o)
+			var keys [][]byte
+			var emitted [2][]string // the cuts' entries, as the writes hand them over
+			for i, s := range []*Store{fast, slow} {
+				keys = fillGetCases(t, s)
+				if tc.cut {
+					c, err := s.NewCut(func(e *Entry) { emitted[i] = append(emitted[i], string(e.Key)+"="+string(e.Value)) })
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(c.Close)
+				}
+			}
+			fc.Advance(2 * time.Second)
+			sc.Advance(2 * time.Second)
+			fast.SetLRUClock(fc.NowMillis())
+			slow.SetLRUClock(sc.NowMillis())
+			vals := []string{"12345678901234", "-5", "0", "1abcdefghij", "-abcdefghij"}
+			const letters = "abcdefghijklmnopqrstuvwxyz"
+			for vl := 0; vl <= 24; vl++ {
+				vals = append(vals, letters[:vl])
+			}
+			for _, key := range keys {
+				for _, v := range vals {
+					// Twice, the second time in capitals and a second
+					// later: a value replaces one of its length.
+					for i := range 2 {
+						if i == 1 {
+							v = strings.ToUpper(v)
+						}
+						for _, c := range []*FakeClock{fc, sc} {
+							c.Advance(time.Second)
+						}
+						fast.SetLRUClock(fc.NowMillis())
+						slow.SetLRUClock(sc.NowMillis())
+						ferr, serr := fast.Put(key, []byte(v)), slow.putSlow(key, []byte(v))
+						if (ferr == nil) != (serr == nil) {
+							t.Fatalf("key %q value %q: Put %v, putSlow %v", key, v, ferr, serr)
+						}
+						_, fsl := fast.lookup(key) // before the read back, which touches the key
+						_, ssl := slow.lookup(key)
+						if fsl.inl != ssl.inl || !tc.random && (fsl.atime != ssl.atime || fsl.meta != ssl.meta) {
+							t.Fatalf("key %q value %q: slots differ: %+v, %+v", key, v, fsl, ssl)
+						}
+						if fast.Mods() != slow.Mods() {
+							t.Fatalf("key %q value %q: Mods %d and %d", key, v, fast.Mods(), slow.Mods())
+						}
+						fv, ff := fast.getSlow(nil, key)
+						sv, sf := slow.getSlow(nil, key)
+						if ff != sf || !bytes.Equal(fv, sv) || string(fv) != v {
+							t.Fatalf("key %q value %q: read back %q %v and %q %v", key, v, fv, ff, sv, sf)
+						}
+					}
+				}
+			}
+			var fs, ss Stats
+			fast.Stats(&fs)
+			slow.Stats(&ss)
+			if fs.Keys != ss.Keys || fs.KeysWithTTL != ss.KeysWithTTL {
+				t.Fatalf("Put's stats %+v, putSlow's %+v", fs, ss)
+			}
+			if tc.cut && (len(emitted[0]) == 0 || strings.Join(emitted[0], ",") != strings.Join(emitted[1], ",")) {
+				t.Fatalf("the cuts differ: %q, %q", emitted[0], emitted[1])
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/goblin-kv/goblin/command"
@@ -11,19 +12,51 @@ import (
 
 // hotReady reports whether s and the engine are in the common state in
 // which r, a PING, GET or SET, needs none of execute's and serveSBEReply's
-// general checks: calm (no MULTI, replies on, no MONITOR, not the sampled
-// request), r allowed to the user by permit's fast checks (a user allowed
-// everything passes with one branch, a restricted one by its precomputed
-// check, hotCheck, else by hotPermit's bit test and key patterns, as
-// execute would check it), nothing hooked on commands
-// (replication feed, keyspace notifications), no CLIENT NO-TOUCH, no
-// WATCH, no cluster routing, not a replica, no Pub/Sub context, writes
-// allowed. One predictable branch in front of the hot path; anything else
-// (a request the fast checks do not pass included) goes the general way,
-// unchanged.
+// general checks: nothing engine-wide in the way (hotOff, kept by rehot:
+// no MONITOR, no slow log that keeps every command, no load at start,
+// nothing hooked on commands (replication feed, keyspace notifications,
+// an LFU policy), no WATCH, no cluster routing, not a replica, writes
+// allowed), not the sampled request, the session calm (hotSession), and r
+// allowed to the user by permit's fast checks (a user allowed everything
+// passes with one branch, a restricted one by its precomputed check,
+// hotCheck, else by hotPermit's bit test and key patterns, as execute
+// would check it). Anything else (a request the fast checks do not pass
+// included) goes the general way, unchanged.
 func (e *Engine) hotReady(s *Session, r *command.Request) bool {
-	return e.calm(s) && (s.user.AllowsAll() || hotCheck(s.user, r) || e.hotPermitSlow(s, r)) && !e.hooked && !s.noTouch && !s.pubsub &&
-		len(e.watchers) == 0 && e.cl == nil && !e.follow.on && !e.writesDenied()
+	return e.hotSession(s) && (s.user.AllowsAll() || hotCheck(s.user, r) || e.hotPermitSlow(s, r))
+}
+
+// hotSession is hotReady but for the user: the engine-wide flag, the
+// sampling countdown, and the session's own state (no MULTI, replies on,
+// no CLIENT NO-TOUCH, no Pub/Sub context). Small enough to be inlined.
+func (e *Engine) hotSession(s *Session) bool {
+	if invariants {
+		e.checkHot()
+	}
+	return !e.hotOff && e.sampleLeft > 1 && !s.tx.on && s.mute == 0 && !s.noTouch && !s.pubsub
+}
+
+// hotNow returns what hotOff and inPlaceOff stand for, read from the
+// state itself.
+func (e *Engine) hotNow() (hotOff, inPlaceOff bool) {
+	hotOff = len(e.monitors) != 0 || e.slow.slowerThan == 0 || e.loading != nil || e.hooked ||
+		len(e.watchers) != 0 || e.cl != nil || e.follow.on || e.writesDenied()
+	return hotOff, hotOff || e.slow.slowerThan >= 0 && !e.cycled
+}
+
+// rehot sets hotOff and inPlaceOff: every change of what they are made of
+// calls it (MONITOR, WATCH, CONFIG SET, the load at start, the hooks,
+// replication's roles and min-replicas gate, a save's outcome, the first
+// cycle), so the hot paths test one flag where they tested eight.
+// checkHot holds it to that in invariants and race builds.
+func (e *Engine) rehot() { e.hotOff, e.inPlaceOff = e.hotNow() }
+
+// checkHot panics when hotOff or inPlaceOff lets a request take a hot path
+// that the state itself does not: a change that did not call rehot.
+func (e *Engine) checkHot() {
+	if hot, inPlace := e.hotNow(); hot && !e.hotOff || inPlace && !e.inPlaceOff {
+		panic(fmt.Sprintf("engine: hot flags stale: hotOff %v (state says %v), inPlaceOff %v (state says %v)", e.hotOff, hot, e.inPlaceOff, inPlace))
+	}
 }
 
 // serveSBEHot serves r, a decoded SBE message (framed: its reply is
@@ -118,15 +151,14 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte, framed 
 // restricted user's hot requests).
 func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]byte, bool) {
 	op, corr, key, value, ok := sbe.PeekKeyed(msg)
-	timing := e.slow.slowerThan >= 0
-	if !ok || !s.user.AllowsAll() || (timing && !e.cycled) {
+	if !ok || e.inPlaceOff || !s.user.AllowsAll() || !e.hotSession(s) {
 		return out, false
 	}
 	st := e.dbs[s.db]
-	// hotReady reads its Request only for a restricted user: none here.
-	if st.Collections() != 0 || !e.hotReady(s, nil) {
+	if st.Collections() != 0 {
 		return out, false
 	}
+	timing := e.slow.slowerThan >= 0
 	e.beginHot(st, op)
 	frameAt := len(out)
 	if framed {

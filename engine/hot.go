@@ -10,23 +10,26 @@ import (
 	"github.com/goblin-kv/goblin/store"
 )
 
-// hotReady reports whether s and the engine are in the common state in
-// which r, a PING, GET or SET, needs none of execute's and serveSBEReply's
-// general checks: nothing engine-wide in the way (hotOff, kept by rehot:
-// no MONITOR, no slow log that keeps every command, no load at start,
-// nothing hooked on commands (replication feed, keyspace notifications,
-// an LFU policy), no WATCH, no cluster routing, not a replica, writes
-// allowed), not the sampled request, the session calm (hotSession), and r
-// allowed to the user by permit's fast checks (a user allowed everything
-// passes with one branch, a restricted one by its precomputed check,
-// hotCheck, else by hotPermit's bit test and key patterns, as execute
-// would check it). Anything else (a request the fast checks do not pass
+// The hot state (hotReady, as the hot paths write it out: hotSession, then
+// the user) is the common state in which r, a PING, GET or SET, needs
+// none of execute's and serveSBEReply's general checks: nothing
+// engine-wide in the way (hotOff, kept by rehot: no MONITOR, no slow log
+// that keeps every command, no load at start, nothing hooked on commands
+// (replication feed, keyspace notifications, an LFU policy), no WATCH, no
+// cluster routing, not a replica, writes allowed), not the sampled
+// request, the session calm (hotSession), and r allowed to the user by
+// permit's fast checks (a user allowed everything passes with one branch,
+// a restricted one by its precomputed check, hotCheck, else by
+// hotPermit's bit test and key patterns, as execute would check it:
+// hotUser). Anything else (a request the fast checks do not pass
 // included) goes the general way, unchanged.
-func (e *Engine) hotReady(s *Session, r *command.Request) bool {
-	return e.hotSession(s) && (s.user.AllowsAll() || hotCheck(s.user, r) || e.hotPermitSlow(s, r))
+
+// hotUser is the hot state's check of a restricted user, out of line.
+func (e *Engine) hotUser(s *Session, r *command.Request) bool {
+	return hotCheck(s.user, r) || e.hotPermitSlow(s, r)
 }
 
-// hotSession is hotReady but for the user: the engine-wide flag, the
+// hotSession is the hot state but for the user: the engine-wide flag, the
 // sampling countdown, and the session's own state (no MULTI, replies on,
 // no CLIENT NO-TOUCH, no Pub/Sub context). Small enough to be inlined.
 func (e *Engine) hotSession(s *Session) bool {
@@ -83,7 +86,7 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte, framed 
 		return out, false
 	}
 	st := e.dbs[s.db]
-	if st.Collections() != 0 || !e.hotReady(s, r) {
+	if st.Collections() != 0 || !e.hotSession(s) || !s.user.AllowsAll() && !e.hotUser(s, r) { // hotReady, inlined
 		return out, false
 	}
 	e.beginHot(st, r.Op)
@@ -117,6 +120,7 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte, framed 
 		}
 	default: // SET key value
 		if err := st.Put(r.Key, r.Value); err != nil {
+			e.res.Reset() // beginHot leaves the last reply's fields; an error's encoding reads them all
 			e.storeError(err)
 			e.res.CorrelationID = r.CorrelationID
 			out = e.codec.AppendReply(out, &e.res)
@@ -178,6 +182,7 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]by
 			e.res.Kind = command.Nil
 		}
 	} else if err := st.Put(key, value); err != nil {
+		e.res.Reset() // beginHot leaves the last reply's fields; an error's encoding reads them all
 		e.storeError(err)
 		e.res.CorrelationID = corr
 		out = e.codec.AppendReply(out, &e.res)
@@ -212,7 +217,7 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]by
 // to 43 more instructions a request (callgrind, BenchmarkServe GET/SET).
 func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.Op, key, value []byte, out []byte) ([]byte, bool) {
 	st := e.dbs[s.db]
-	if st.Collections() != 0 || len(e.ps.out) != 0 || !e.hotReady(s, r) {
+	if st.Collections() != 0 || len(e.ps.out) != 0 || !e.hotSession(s) || !s.user.AllowsAll() && !e.hotUser(s, r) { // hotReady, inlined
 		return out, false
 	}
 	e.beginHot(st, op)
@@ -237,7 +242,11 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.O
 		switch {
 		case found:
 			var v int
-			out, v = fixBulkHeader(out, at)
+			if n := len(out) - at - len(bulkGuess); n >= 10 && n <= 99 { // fixBulkHeader's usual case, inlined
+				out[at+1], out[at+2], v = byte('0'+n/10), byte('0'+n%10), at+len(bulkGuess)
+			} else {
+				out, v = fixBulkHeader(out, at)
+			}
 			e.bulk(out[v:])
 			out = append(out, '\r', '\n')
 		case s.resp3:
@@ -252,6 +261,7 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.O
 	default: // SET key value
 		i = hotSet
 		if err := st.Put(key, value); err != nil {
+			e.res.Reset() // beginHot leaves the last reply's fields; an error's encoding reads them all
 			e.storeError(err)
 			out = e.encodeRESP(out, s.resp3)
 		} else {
@@ -308,10 +318,12 @@ func hotIndex(op command.Op) int {
 
 // beginHot is what every hot path does first, as execute would: st is the
 // session's database, op is counted as a call and against the sampling
-// countdown, and the result and "ran" state are those of a new request.
+// countdown, and the "ran" state is that of a new request. The reply is
+// not reset (80 bytes cleared, and write barriers, each request): every
+// hot path sets its Kind, which is all count reads of it, and resets it
+// before an error, whose encoding reads every field.
 func (e *Engine) beginHot(st *store.Store, op command.Op) {
 	e.st = st
-	e.res.Reset()
 	e.ran = true
 	e.cmd[op].calls++
 	e.sampleLeft--

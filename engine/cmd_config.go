@@ -243,6 +243,7 @@ func (e *Engine) configGet(_ *Session, r *command.Request) {
 // are checked (known, settable, not named twice) before any is set, and
 // when a value is refused the ones already set are put back.
 func (e *Engine) configSet(_ *Session, r *command.Request) {
+	defer e.rehot() // what the parameters set (the slow log, save, stop-writes-on-bgsave-error...)
 	pairs := e.configPairs[:0]
 	pairs = append(pairs, r.Key, r.Value)
 	pairs = append(pairs, r.Args...)

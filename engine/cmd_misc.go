@@ -47,6 +47,7 @@ func (e *Engine) monitor(s *Session, _ *command.Request) {
 	if !s.monitor {
 		s.monitor = true
 		e.monitors = append(e.monitors, s)
+		e.rehot()
 	}
 	e.ok()
 }
@@ -60,6 +61,7 @@ func (e *Engine) stopMonitor(s *Session) {
 	for i, m := range e.monitors {
 		if m == s {
 			e.monitors = append(e.monitors[:i], e.monitors[i+1:]...)
+			e.rehot()
 			break
 		}
 	}

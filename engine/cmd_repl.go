@@ -283,6 +283,7 @@ func (e *Engine) enableFeed(fresh bool) {
 	r.hist.CreateBacklog(fresh)
 	r.feed = true
 	e.hooked = true
+	e.rehot()
 	for _, st := range e.dbs {
 		e.watchRemovals(st)
 	}
@@ -1106,6 +1107,7 @@ func (e *Engine) refreshGood() {
 	}
 	r.good = good
 	r.gate = o.MinReplicas > 0 && int64(good) < o.MinReplicas && !r.upstream
+	e.rehot()
 }
 
 // noReplicas answers a write refused by min-replicas-to-write.

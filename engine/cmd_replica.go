@@ -311,6 +311,7 @@ func (e *Engine) SetReplica(on bool) {
 		return
 	}
 	e.follow.on = on
+	e.rehot()
 	e.keepExpired(on)
 	e.syncPauseExpiry() // a primary again during a pause: expiry stays held (pauseexpiry.go)
 	e.SetUpstream(on)   // the primary side: relay the primary's stream, or start a history of its own

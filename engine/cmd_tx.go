@@ -289,6 +289,7 @@ func (e *Engine) watchKey(s *Session, key []byte) {
 	if len(t.watched) == 1 && !t.dirty {
 		t.slot = len(e.watchers)
 		e.watchers = append(e.watchers, s)
+		e.rehot()
 	}
 }
 
@@ -317,6 +318,7 @@ func (e *Engine) dropWatcher(s *Session) {
 	e.watchers[last] = nil
 	e.watchers = e.watchers[:last]
 	s.tx.slot = -1
+	e.rehot()
 }
 
 // touchKey marks every session watching key in database db as dirty. The

@@ -431,10 +431,18 @@ type Engine struct {
 	// lfu: the eviction policy is an LFU one, so executeSlow brackets each
 	// command for the store (one access per key and command).
 	lfu bool
+	// hotOff: something engine-wide keeps every request off the hot paths
+	// (hot.go's hotReady); inPlaceOff: off them, or the slow log times
+	// each request on its own (serveSBEInPlace, serveRESPHotDirect).
+	// rehot sets both; every change of what they are made of calls it.
+	hotOff, inPlaceOff bool
 }
 
 // rehook sets hooked from what needs executeSlow.
-func (e *Engine) rehook() { e.hooked = e.repl.feed || e.kn.on || e.lfu }
+func (e *Engine) rehook() {
+	e.hooked = e.repl.feed || e.kn.on || e.lfu
+	e.rehot()
+}
 
 // NewEngine returns an engine executing against st.
 func NewEngine(st *store.Store, o Options) *Engine {
@@ -488,6 +496,7 @@ func NewEngine(st *store.Store, o Options) *Engine {
 	}
 	e.lfu = st.Options().Eviction.LFU()
 	e.rehook()
+	e.rehot()
 	return e
 }
 
@@ -502,7 +511,11 @@ func (e *Engine) BeginCycle(now int64) {
 	if e.batch.n != 0 { // the hot requests of the previous cycle (batchtime.go)
 		e.closeBatch(now)
 	}
-	e.mark, e.cycled = now, true
+	e.mark = now
+	if !e.cycled {
+		e.cycled = true
+		e.rehot()
+	}
 }
 
 // ProtocolError returns the protocol error a ServeStream or ServeMessage
@@ -556,7 +569,7 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 			s.parser.Skip(n)
 			at := consumed
 			consumed += n
-			if !s.tx.on && s.user.AllowsAll() && (e.cycled || e.slow.slowerThan < 0) {
+			if !e.inPlaceOff && s.user.AllowsAll() {
 				if served, ok := e.serveRESPHotDirect(s, nil, hotOps[hot], key, value, out); ok {
 					out = served
 					if len(e.blocked) != 0 {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/goblin-kv/goblin/command"
@@ -9,21 +10,56 @@ import (
 	"github.com/goblin-kv/goblin/store"
 )
 
-// hotReady reports whether s and the engine are in the common state in
-// which r, a PING, GET or SET, needs none of execute's and serveSBEReply's
-// general checks: calm (no MULTI, replies on, no MONITOR, not the sampled
-// request), r allowed to the user by permit's fast checks (a user allowed
-// everything passes with one branch, a restricted one by its precomputed
-// check, hotCheck, else by hotPermit's bit test and key patterns, as
-// execute would check it), nothing hooked on commands
-// (replication feed, keyspace notifications), no CLIENT NO-TOUCH, no
-// WATCH, no cluster routing, not a replica, no Pub/Sub context, writes
-// allowed. One predictable branch in front of the hot path; anything else
-// (a request the fast checks do not pass included) goes the general way,
-// unchanged.
-func (e *Engine) hotReady(s *Session, r *command.Request) bool {
-	return e.calm(s) && (s.user.AllowsAll() || hotCheck(s.user, r) || e.hotPermitSlow(s, r)) && !e.hooked && !s.noTouch && !s.pubsub &&
-		len(e.watchers) == 0 && e.cl == nil && !e.follow.on && !e.writesDenied()
+// The hot state (hotReady, as the hot paths write it out: hotSession, then
+// the user) is the common state in which r, a PING, GET or SET, needs
+// none of execute's and serveSBEReply's general checks: nothing
+// engine-wide in the way (hotOff, kept by rehot: no MONITOR, no slow log
+// that keeps every command, no load at start, nothing hooked on commands
+// (replication feed, keyspace notifications, an LFU policy), no WATCH, no
+// cluster routing, not a replica, writes allowed), not the sampled
+// request, the session calm (hotSession), and r allowed to the user by
+// permit's fast checks (a user allowed everything passes with one branch,
+// a restricted one by its precomputed check, hotCheck, else by
+// hotPermit's bit test and key patterns, as execute would check it:
+// hotUser). Anything else (a request the fast checks do not pass
+// included) goes the general way, unchanged.
+
+// hotUser is the hot state's check of a restricted user, out of line.
+func (e *Engine) hotUser(s *Session, r *command.Request) bool {
+	return hotCheck(s.user, r) || e.hotPermitSlow(s, r)
+}
+
+// hotSession is the hot state but for the user: the engine-wide flag, the
+// sampling countdown, and the session's own state (no MULTI, replies on,
+// no CLIENT NO-TOUCH, no Pub/Sub context). Small enough to be inlined.
+func (e *Engine) hotSession(s *Session) bool {
+	if invariants {
+		e.checkHot()
+	}
+	return !e.hotOff && e.sampleLeft > 1 && !s.tx.on && s.mute == 0 && !s.noTouch && !s.pubsub
+}
+
+// hotNow returns what hotOff and inPlaceOff stand for, read from the
+// state itself.
+func (e *Engine) hotNow() (hotOff, inPlaceOff bool) {
+	hotOff = len(e.monitors) != 0 || e.slow.slowerThan == 0 || e.loading != nil || e.hooked ||
+		len(e.watchers) != 0 || e.cl != nil || e.follow.on || e.writesDenied()
+	return hotOff, hotOff || e.slow.slowerThan >= 0 && !e.cycled
+}
+
+// rehot sets hotOff and inPlaceOff: every change of what they are made of
+// calls it (MONITOR, WATCH, CONFIG SET, the load at start, the hooks,
+// replication's roles and min-replicas gate, a save's outcome, the first
+// cycle), so the hot paths test one flag where they tested eight.
+// checkHot holds it to that in invariants and race builds.
+func (e *Engine) rehot() { e.hotOff, e.inPlaceOff = e.hotNow() }
+
+// checkHot panics when hotOff or inPlaceOff lets a request take a hot path
+// that the state itself does not: a change that did not call rehot.
+func (e *Engine) checkHot() {
+	if hot, inPlace := e.hotNow(); hot && !e.hotOff || inPlace && !e.inPlaceOff {
+		panic(fmt.Sprintf("engine: hot flags stale: hotOff %v (state says %v), inPlaceOff %v (state says %v)", e.hotOff, hot, e.inPlaceOff, inPlace))
+	}
 }
 
 // serveSBEHot serves r, a decoded SBE message (framed: its reply is
@@ -50,7 +86,7 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte, framed 
 		return out, false
 	}
 	st := e.dbs[s.db]
-	if st.Collections() != 0 || !e.hotReady(s, r) {
+	if st.Collections() != 0 || !e.hotSession(s) || !s.user.AllowsAll() && !e.hotUser(s, r) { // hotReady, inlined
 		return out, false
 	}
 	e.beginHot(st, r.Op)
@@ -84,6 +120,7 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte, framed 
 		}
 	default: // SET key value
 		if err := st.Put(r.Key, r.Value); err != nil {
+			e.res.Reset() // beginHot leaves the last reply's fields; an error's encoding reads them all
 			e.storeError(err)
 			e.res.CorrelationID = r.CorrelationID
 			out = e.codec.AppendReply(out, &e.res)
@@ -118,15 +155,14 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte, framed 
 // restricted user's hot requests).
 func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]byte, bool) {
 	op, corr, key, value, ok := sbe.PeekKeyed(msg)
-	timing := e.slow.slowerThan >= 0
-	if !ok || !s.user.AllowsAll() || (timing && !e.cycled) {
+	if !ok || e.inPlaceOff || !s.user.AllowsAll() || !e.hotSession(s) {
 		return out, false
 	}
 	st := e.dbs[s.db]
-	// hotReady reads its Request only for a restricted user: none here.
-	if st.Collections() != 0 || !e.hotReady(s, nil) {
+	if st.Collections() != 0 {
 		return out, false
 	}
+	timing := e.slow.slowerThan >= 0
 	e.beginHot(st, op)
 	frameAt := len(out)
 	if framed {
@@ -146,6 +182,7 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]by
 			e.res.Kind = command.Nil
 		}
 	} else if err := st.Put(key, value); err != nil {
+		e.res.Reset() // beginHot leaves the last reply's fields; an error's encoding reads them all
 		e.storeError(err)
 		e.res.CorrelationID = corr
 		out = e.codec.AppendReply(out, &e.res)
@@ -180,7 +217,7 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]by
 // to 43 more instructions a request (callgrind, BenchmarkServe GET/SET).
 func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.Op, key, value []byte, out []byte) ([]byte, bool) {
 	st := e.dbs[s.db]
-	if st.Collections() != 0 || len(e.ps.out) != 0 || !e.hotReady(s, r) {
+	if st.Collections() != 0 || len(e.ps.out) != 0 || !e.hotSession(s) || !s.user.AllowsAll() && !e.hotUser(s, r) { // hotReady, inlined
 		return out, false
 	}
 	e.beginHot(st, op)
@@ -205,7 +242,11 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.O
 		switch {
 		case found:
 			var v int
-			out, v = fixBulkHeader(out, at)
+			if n := len(out) - at - len(bulkGuess); n >= 10 && n <= 99 { // fixBulkHeader's usual case, inlined
+				out[at+1], out[at+2], v = byte('0'+n/10), byte('0'+n%10), at+len(bulkGuess)
+			} else {
+				out, v = fixBulkHeader(out, at)
+			}
 			e.bulk(out[v:])
 			out = append(out, '\r', '\n')
 		case s.resp3:
@@ -220,6 +261,7 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.O
 	default: // SET key value
 		i = hotSet
 		if err := st.Put(key, value); err != nil {
+			e.res.Reset() // beginHot leaves the last reply's fields; an error's encoding reads them all
 			e.storeError(err)
 			out = e.encodeRESP(out, s.resp3)
 		} else {
@@ -276,10 +318,12 @@ func hotIndex(op command.Op) int {
 
 // beginHot is what every hot path does first, as execute would: st is the
 // session's database, op is counted as a call and against the sampling
-// countdown, and the result and "ran" state are those of a new request.
+// countdown, and the "ran" state is that of a new request. The reply is
+// not reset (80 bytes cleared, and write barriers, each request): every
+// hot path sets its Kind, which is all count reads of it, and resets it
+// before an error, whose encoding reads every field.
 func (e *Engine) beginHot(st *store.Store, op command.Op) {
 	e.st = st
-	e.res.Reset()
 	e.ran = true
 	e.cmd[op].calls++
 	e.sampleLeft--

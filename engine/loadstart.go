@@ -75,6 +75,7 @@ func (e *Engine) BeginLoad(o snapshot.LoadOptions, end func(snapshot.LoadStats, 
 	}
 	e.loading = &startLoad{f: f, start: time.Now(), size: o.Size, end: end,
 		l: snapshot.NewLoader(bufio.NewReaderSize(f, 1<<20), e.loadDB, o)}
+	e.rehot()
 	return true, nil
 }
 
@@ -102,6 +103,7 @@ func (e *Engine) StepLoad(lim snapshot.StepLimit) bool {
 		ld.failed = true
 	} else {
 		e.loading = nil
+		e.rehot()
 	}
 	if ld.end != nil {
 		ld.end(st, err)
@@ -124,6 +126,7 @@ func (e *Engine) abortLoad() {
 	ld.l.Close()
 	ld.f.Close()
 	e.loading = nil
+	e.rehot()
 	if ld.end != nil {
 		ld.end(ld.l.Stats(), ErrLoadGivenUp)
 	}

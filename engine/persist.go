@@ -217,6 +217,7 @@ func (e *Engine) saveNow() error {
 	p.dirtyBase = before
 	p.lastSave = e.clock.NowMillis() / 1000
 	p.lastOK, p.lastErr = true, ""
+	e.rehot()
 	p.saves++
 	e.o.Persistence.Log.Info("DB saved on disk", "path", e.RDBPath(), "duration", time.Since(start))
 	return nil
@@ -231,6 +232,7 @@ func (e *Engine) startBackground() error {
 	j, err := snapshot.Begin(e.saveDBs(), e.saveOptions(), true)
 	if err != nil {
 		p.lastOK, p.lastErr = false, err.Error()
+		e.rehot()
 		e.o.Persistence.Log.Error("background saving failed to start", "err", err)
 		return err
 	}
@@ -294,6 +296,7 @@ func (e *Engine) tickPersist() int {
 }
 
 func (e *Engine) backgroundDone(err error) {
+	defer e.rehot() // lastOK, on either path
 	p := &e.snap
 	j := p.job
 	p.job = nil

@@ -50,6 +50,12 @@ func (k *hashKeys) short(key []byte) uint64 {
 	case n > 0:
 		a = uint64(key[0])<<16 | uint64(key[n>>1])<<8 | uint64(key[n-1])
 	}
+	return k.mix(a, b, n)
+}
+
+// mix is short's hash of its two words a and b for a key of n bytes; Get
+// calls it directly for a key of 8 to 16 bytes, whose words it has read.
+func (k *hashKeys) mix(a, b uint64, n int) uint64 {
 	hi, lo := bits.Mul64(a^k.k1, b^k.k0)
 	hi, lo = bits.Mul64(lo^k.k2^uint64(n), hi^k.k1)
 	return hi ^ lo

@@ -340,8 +340,13 @@ func (s *Server) Poll(now int64) int {
 	}
 	s.rr = start + 1
 	swept := false
-	for i := 0; i < n && budget > 0; i++ {
-		c := s.clients[(start+i)%n]
+	// j walks the clients round from start: a wrap, not a modulo (a
+	// division on every request of a depth-one client).
+	for i, j := 0, start; i < n && budget > 0; i, j = i+1, j+1 {
+		if j == n {
+			j = 0
+		}
+		c := s.clients[j]
 		if c.dead {
 			swept = true
 			continue

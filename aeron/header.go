@@ -22,6 +22,12 @@ func (h *Header) FrameLength() int {
 // Flags are the frame flags: 0x80 begin, 0x40 end (0xC0 = whole message).
 func (h *Header) Flags() uint8 { return h.term[h.offset+logbuffer.FrameFlagsOffset] }
 
+// Unfragmented reports whether the fragment is a whole message (both the
+// begin and the end flags), which a FragmentAssembler passes on as it is.
+func (h *Header) Unfragmented() bool {
+	return h.Flags()&logbuffer.FlagsUnfragmented == logbuffer.FlagsUnfragmented
+}
+
 // Type is the frame type (1 = data).
 func (h *Header) Type() uint16 { return shm.GetUint16(h.term, h.offset+logbuffer.FrameTypeOffset) }
 

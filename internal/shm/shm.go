@@ -191,6 +191,17 @@ func CompareAndSwapInt32(b []byte, off int, old, new int32) bool {
 	return atomic.CompareAndSwapInt32(p32(b, off), old, new)
 }
 
+// Int64At is the int64 at off (8-byte aligned) as a typed atomic value,
+// for a word a hot path reads often: the bounds are checked once, here,
+// and each Load then is one inlined MOV. The pointer is valid while the
+// mapping is: the caller drops it when it unmaps b.
+func Int64At(b []byte, off int) *atomic.Int64 {
+	if off%8 != 0 {
+		panic("shm: Int64At: unaligned offset")
+	}
+	return (*atomic.Int64)(unsafe.Pointer(p64(b, off)))
+}
+
 // LoadInt64Acquire reads the int64 at off with (at least) acquire ordering.
 func LoadInt64Acquire(b []byte, off int) int64 { return atomic.LoadInt64(p64(b, off)) }
 

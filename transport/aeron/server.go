@@ -176,7 +176,7 @@ func Listen(o Options) (*Server, error) {
 	s.asm = ae.NewFragmentAssembler(s.serve, 4096)
 	// A request is at most MaxRequest bytes; a chunk frame adds its header.
 	s.asm.SetMaxLength(o.MaxRequest + frameHeaderLen)
-	s.onFrag = s.asm.OnFragment
+	s.onFrag = s.onFragment
 	s.tgt = transport.Target{Scheme: transport.Aeron, Address: o.Media, Proto: o.Proto, ProtoSet: true, Params: map[string]string{"dir": o.Dir}}
 	if o.Media == ae.MediaUDP {
 		s.tgt.Params["endpoint"] = o.Endpoint
@@ -340,8 +340,13 @@ func (s *Server) Poll(now int64) int {
 	}
 	s.rr = start + 1
 	swept := false
-	for i := 0; i < n && budget > 0; i++ {
-		c := s.clients[(start+i)%n]
+	// j walks the clients round from start: a wrap, not a modulo (a
+	// division on every request of a depth-one client).
+	for i, j := 0, start; i < n && budget > 0; i, j = i+1, j+1 {
+		if j == n {
+			j = 0
+		}
+		c := s.clients[j]
 		if c.dead {
 			swept = true
 			continue
@@ -389,6 +394,18 @@ func (s *Server) Poll(now int64) int {
 		s.sweep()
 	}
 	return work
+}
+
+// onFragment is the request subscription's fragment handler: a request in
+// one fragment, the common case, goes straight to serve; the fragments of
+// a longer one are gathered by the assembler first. (The assembler as the
+// handler cost every request a second indirect call.)
+func (s *Server) onFragment(buf []byte, h *ae.Header) {
+	if h.Unfragmented() {
+		s.serve(buf, h)
+		return
+	}
+	s.asm.OnFragment(buf, h)
 }
 
 // serve executes one request (whole message) of s.cur and sends the reply.

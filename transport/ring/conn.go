@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -91,6 +92,7 @@ type Conn struct {
 	beatAt   int64
 	pfd      [1]unix.PollFd
 	bell     int           // the server's doorbell eventfd (doorbell.go); -1: none
+	parked   *atomic.Int64 // the serverParked word in mem (layout.go), loaded after every request
 	one      [8]byte       // what a ring writes: 1 as a native-endian uint64
 	rang     bool          // rang the doorbell since the last reply: yield while waiting
 	fenced   bool          // publish requests with a fence: no server membarrier (doorbell.go)
@@ -190,7 +192,7 @@ func Dial(ctx context.Context, dir string, o DialOptions) (*Conn, error) {
 		req:  newProducer(mem, g.reqBase, g.records, g.recordSize),
 		rep:  newConsumer(mem, g.repBase, g.records, g.recordSize),
 		asm:  newAssembler(g.recordSize-recHeader, o.MaxReply),
-		bell: bell}
+		bell: bell, parked: shm.Int64At(mem, offParked)}
 	// Largest request: written by the server (plain) before it sent the
 	// memfd; read here (plain) after.
 	c.maxMsg = max(int(shm.GetInt64(mem, offMaxMsg)), c.req.maxBytes)
@@ -298,8 +300,8 @@ func (c *Conn) Write(p []byte) error {
 			return err
 		}
 	}
-	copy(c.req.claim()[:len(p)], p)
-	c.publish(len(p))
+	c.req.put(p, c.fenced)
+	c.ringIfParked()
 	return nil
 }
 
@@ -314,8 +316,8 @@ func (c *Conn) TryWrite(p []byte) (bool, error) {
 		if !c.req.hasSpace() {
 			return false, nil
 		}
-		copy(c.req.claim()[:len(p)], p)
-		c.publish(len(p))
+		c.req.put(p, c.fenced)
+		c.ringIfParked()
 		return true, nil
 	}
 	if err := c.checkSize(len(p)); err != nil {
@@ -347,17 +349,6 @@ func (c *Conn) checkSize(n int) error {
 		return fmt.Errorf("%w: request of %d bytes, the server at %s accepts at most %d", transport.ErrMessageTooLarge, n, c.dir, c.maxMsg)
 	}
 	return nil
-}
-
-// publish publishes the claimed request record and rings the doorbell if
-// the server is parked.
-func (c *Conn) publish(n int) {
-	if c.fenced {
-		c.req.publishFenced(n, false)
-	} else {
-		c.req.publish(n, false)
-	}
-	c.ringIfParked()
 }
 
 // writeFragments writes a request longer than one record, a fragment at a
@@ -553,7 +544,7 @@ func (c *Conn) Close() error {
 	// (acquire) when it checks liveness. Nothing touches the rings after it.
 	shm.StoreInt64Release(c.mem, offCliState, stateClosed)
 	err := shm.Unmap(c.mem)
-	c.mem = nil
+	c.mem, c.parked = nil, nil
 	if c.bell >= 0 {
 		unix.Close(c.bell)
 		c.bell = -1

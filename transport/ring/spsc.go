@@ -161,6 +161,24 @@ func (p *producer) publishFenced(n int, more bool) {
 	p.next++
 }
 
+// put copies msg (at most maxBytes) into the next record and publishes it
+// as one record, with publishFenced's store when fenced: claim, copy and
+// publish with the record's place computed once. The caller checked
+// hasSpace.
+func (p *producer) put(msg []byte, fenced bool) {
+	off := p.slotOff(p.next)
+	copy(p.mem[off+recHeader:off+recHeader+p.maxBytes], msg)
+	h := header(p.next, len(msg), false)
+	// Header word: written here, after the payload, read by the consumer
+	// (acquire); see publish and publishFenced for the two stores.
+	if fenced {
+		shm.StoreInt64Release(p.mem, off, h)
+	} else {
+		shm.StoreInt64ReleaseOnly(p.mem, off, h)
+	}
+	p.next++
+}
+
 // offer copies msg into the next record and publishes it. It returns false
 // when the ring is full. len(msg) must be at most maxBytes.
 func (p *producer) offer(msg []byte) bool {

@@ -58,7 +58,7 @@ const (
 	unitShift  = 3
 	offBits    = pageShift - unitShift
 	offMask    = 1<<offBits - 1
-	bitmapLen  = PageSize / Align / 64 // uint64 words of allocation bitmap per page
+	bitmapLen  = PageSize / Align / 64 // uint64 words of a bitmap with a bit per block of the smallest class
 	classLarge = 0xff
 	classNone  = 0
 )
@@ -156,9 +156,21 @@ type Arena struct {
 	chunks    [][]byte
 	chunkUsed int // bytes of the last chunk already cut into pages
 
-	bufs    [][]byte   // per page index: the page's memory (nil when the index is unused)
-	meta    []pageMeta // per page index
-	bitmaps []uint64   // per page index: bitmapLen words, bit per Align unit, set at allocated block starts
+	bufs [][]byte   // per page index: the page's memory (nil when the index is unused)
+	meta []pageMeta // per page index
+
+	// No per-page allocation bitmap: a page's free blocks are its free list, and the
+	// blocks below its bump that are not on it are live. Only the page Compact
+	// evacuates needs its live blocks by position: victimLive has a bit per block of
+	// the victim (block i at offset i*size), built from the free list when the victim
+	// is picked and cleared by Free, since nothing allocates into a victim.
+	victimLive [bitmapLen]uint64
+
+	// freeSet is nil until a check (Live or Check, for tests) asks whether a block is
+	// free: then it is built from the free lists, with a bit per Align unit set at
+	// every free block's start (bitmapLen words per page index), and kept up to date
+	// by Alloc and Free from then on. A server never builds it.
+	freeSet []uint64
 
 	freeIdx   []uint32 // page indices with no memory
 	freePages []uint32 // page indices holding an empty small page
@@ -197,7 +209,7 @@ func (a *Arena) Reset() {
 	a.chunkUsed = 0
 	a.bufs = make([][]byte, 1) // index 0 is never used, so Ref 0 is nil
 	a.meta = make([]pageMeta, 1)
-	a.bitmaps = make([]uint64, bitmapLen)
+	a.freeSet = nil
 	a.freeIdx = nil
 	a.freePages = nil
 	a.classes = make([]classState, len(classSizes))
@@ -266,7 +278,9 @@ func (a *Arena) newIndex() (uint32, error) {
 	}
 	a.bufs = append(a.bufs, nil)
 	a.meta = append(a.meta, pageMeta{partialIdx: -1})
-	a.bitmaps = append(a.bitmaps, make([]uint64, bitmapLen)...)
+	if a.freeSet != nil {
+		a.freeSet = append(a.freeSet, make([]uint64, bitmapLen)...)
+	}
 	return uint32(len(a.bufs) - 1), nil
 }
 
@@ -322,7 +336,9 @@ func (a *Arena) allocSmall(c uint8) (Ref, error) {
 				a.live += int64(size)
 				cs.liveBlocks++
 				cs.freeBlocks--
-				a.bitmaps[p*bitmapLen+off>>9] |= 1 << (off >> 3 & 63)
+				if a.freeSet != nil {
+					a.freeSet[p*bitmapLen+off>>9] &^= 1 << (off >> 3 & 63)
+				}
 				return makeRef(p, off), nil
 			}
 			if m.bump+size <= PageSize {
@@ -333,7 +349,6 @@ func (a *Arena) allocSmall(c uint8) (Ref, error) {
 				a.live += int64(size)
 				cs.liveBlocks++
 				cs.freeBlocks--
-				a.bitmaps[p*bitmapLen+off>>9] |= 1 << (off >> 3 & 63)
 				return makeRef(p, off), nil
 			}
 			cs.cur = -1
@@ -374,7 +389,10 @@ func (a *Arena) Free(r Ref) {
 	c := m.class
 	size := classSizes[c]
 	cs := &a.classes[c]
-	a.bitmaps[p*bitmapLen+off>>9] &^= 1 << (off >> 3 & 63)
+	if m.evacuating {
+		i := off / size
+		a.victimLive[i>>6] &^= 1 << (i & 63)
+	}
 	m.live--
 	a.live -= int64(size)
 	cs.liveBlocks--
@@ -390,6 +408,9 @@ func (a *Arena) Free(r Ref) {
 	cs.holes++
 	a.dead += int64(size)
 	cs.freeBlocks++
+	if a.freeSet != nil {
+		a.freeSet[p*bitmapLen+off>>9] |= 1 << (off >> 3 & 63)
+	}
 	if !m.evacuating && m.partialIdx < 0 && cs.cur != int32(p) {
 		m.partialIdx = int32(len(cs.partial))
 		cs.partial = append(cs.partial, p)
@@ -419,8 +440,9 @@ func (a *Arena) releasePage(p uint32) {
 	cs.pages--
 	cs.holes -= int64(m.nfree)
 	cs.freeBlocks -= int64(PageSize/size) - 1 // every block of the page but the one just freed was counted
-	bm := a.bitmaps[p*bitmapLen : (p+1)*bitmapLen]
-	clear(bm)
+	if a.freeSet != nil {
+		clear(a.freeSet[p*bitmapLen : (p+1)*bitmapLen])
+	}
 	*m = pageMeta{class: classNone, partialIdx: -1}
 	a.freePages = append(a.freePages, p)
 	a.released++

@@ -314,3 +314,42 @@ func TestLargeArenaGoesOffHeap(t *testing.T) {
 		t.Fatal("Reset kept mapped chunks")
 	}
 }
+
+// The arena keeps no allocation bitmap of its own: Live and Check tell a freed
+// block from a live one through the free lists, before and after the free-block
+// bits exist, and a block freed twice shows in Check.
+func TestLiveAndCheckWithoutBitmap(t *testing.T) {
+	a, _ := New(Options{})
+	var refs []Ref
+	for range 100 {
+		r, _ := a.Alloc(24)
+		refs = append(refs, r)
+	}
+	a.Free(refs[10])
+	if a.freeSet != nil {
+		t.Fatal("Alloc and Free built the free-block bits; only checks should")
+	}
+	if err := a.Live(refs[10], 24); err == nil {
+		t.Error("Live accepted a freed block")
+	}
+	if err := a.Live(refs[11], 24); err != nil {
+		t.Errorf("Live of an allocated block: %v", err)
+	}
+	// The bits now exist: Free and Alloc must keep them current.
+	a.Free(refs[20])
+	if err := a.Live(refs[20], 24); err == nil {
+		t.Error("Live accepted a block freed after the bits were built")
+	}
+	r, _ := a.Alloc(24) // from the free list: refs[20]
+	if err := a.Live(r, 24); err != nil {
+		t.Errorf("Live of a block reallocated from the free list: %v", err)
+	}
+	if err := a.Check(); err != nil {
+		t.Fatal(err)
+	}
+	a.Free(refs[30])
+	a.Free(refs[30])
+	if err := a.Check(); err == nil {
+		t.Error("Check missed a block freed twice")
+	}
+}

@@ -2,7 +2,7 @@ package arena
 
 import (
 	"fmt"
-	"math/bits"
+	"slices"
 )
 
 // Stats fills *st with the arena's byte counts.
@@ -38,7 +38,7 @@ func (a *Arena) Live(r Ref, n int) error {
 	if off%size != 0 || off >= m.bump {
 		return fmt.Errorf("arena: ref %#x is not a block start of class %d", uint32(r), size)
 	}
-	if a.bitmaps[p*bitmapLen+off>>9]&(1<<(off>>3&63)) == 0 {
+	if a.isFree(p, off) {
 		return fmt.Errorf("arena: ref %#x is free", uint32(r))
 	}
 	if int(size) != BlockSize(n) {
@@ -47,9 +47,57 @@ func (a *Arena) Live(r Ref, n int) error {
 	return nil
 }
 
+// isFree reports whether the block at off of small page p is on the page's free
+// list. The arena keeps no bitmap of its blocks for itself: the first call builds
+// freeSet from every page's free list, and Alloc and Free keep it current after.
+func (a *Arena) isFree(p, off uint32) bool {
+	if a.freeSet == nil {
+		if err := a.buildFreeSet(); err != nil {
+			return false // a corrupt free list; Check reports it
+		}
+	}
+	return a.freeSet[p*bitmapLen+off>>9]&(1<<(off>>3&63)) != 0
+}
+
+// buildFreeSet sets freeSet's bit at the start of every block on a free list. It
+// fails (leaving freeSet nil) on a free list that holds a block twice, runs past the
+// page's bump or is longer or shorter than recorded.
+func (a *Arena) buildFreeSet() error {
+	a.freeSet = nil
+	set := make([]uint64, len(a.bufs)*bitmapLen)
+	for p := 1; p < len(a.bufs); p++ {
+		m := &a.meta[p]
+		if a.bufs[p] == nil || m.class == classNone || m.class == classLarge {
+			continue
+		}
+		sz := classSizes[m.class]
+		buf := a.bufs[p]
+		var nf uint32
+		for h := m.freeHead; h != 0; {
+			off := h - 1
+			if nf > m.nfree || off%sz != 0 || off >= m.bump {
+				return fmt.Errorf("arena: page %d: bad free list entry at offset %d (nfree %d)", p, off, m.nfree)
+			}
+			w, bit := p*bitmapLen+int(off>>9), uint64(1)<<(off>>3&63)
+			if set[w]&bit != 0 {
+				return fmt.Errorf("arena: page %d: block %d is on the free list twice (freed twice?)", p, off)
+			}
+			set[w] |= bit
+			nf++
+			h = uint32(buf[off]) | uint32(buf[off+1])<<8 | uint32(buf[off+2])<<16 | uint32(buf[off+3])<<24
+		}
+		if nf != m.nfree {
+			return fmt.Errorf("arena: page %d: free list length %d, recorded %d", p, nf, m.nfree)
+		}
+	}
+	a.freeSet = set
+	return nil
+}
+
 // Check verifies the arena's invariants: Live + Dead + Free == Size; every page's
-// bitmap, free list and counters agree; class and pool lists are consistent. It walks
-// everything and is meant for tests.
+// free list and counters agree (a block freed twice shows as a free list holding it
+// twice); the evacuated page's live-block bits match its free list; class and pool
+// lists are consistent. It walks everything and is meant for tests.
 func (a *Arena) Check() error {
 	if a.live+a.dead+a.free != a.size {
 		return fmt.Errorf("arena: live %d + dead %d + free %d != size %d", a.live, a.dead, a.free, a.size)
@@ -75,11 +123,17 @@ func (a *Arena) Check() error {
 		}
 		inFreePages[p] = true
 	}
+	kept := a.freeSet
+	if err := a.buildFreeSet(); err != nil {
+		return err
+	}
+	if kept != nil && !slices.Equal(kept, a.freeSet) {
+		return fmt.Errorf("arena: the free-block bits kept by Alloc and Free disagree with the free lists")
+	}
 	type cls struct{ pages, live, free, holes int64 }
 	per := make([]cls, len(a.classes))
 	for p := 1; p < len(a.bufs); p++ {
 		m := &a.meta[p]
-		bm := a.bitmaps[p*bitmapLen : (p+1)*bitmapLen]
 		switch {
 		case a.bufs[p] == nil:
 			if !inFreeIdx[uint32(p)] || m.class != classNone {
@@ -97,10 +151,8 @@ func (a *Arena) Check() error {
 			if !inFreePages[uint32(p)] {
 				return fmt.Errorf("arena: unassigned page %d is not in the pool", p)
 			}
-			for _, w := range bm {
-				if w != 0 {
-					return fmt.Errorf("arena: pooled page %d has allocation bits set", p)
-				}
+			if m.freeHead != 0 || m.live != 0 || m.nfree != 0 || m.bump != 0 {
+				return fmt.Errorf("arena: pooled page %d has blocks (live %d, free %d, bump %d)", p, m.live, m.nfree, m.bump)
 			}
 			free += PageSize
 			continue
@@ -109,41 +161,20 @@ func (a *Arena) Check() error {
 			return fmt.Errorf("arena: page %d of class %d is also in the pool", p, classSizes[m.class])
 		}
 		sz := classSizes[m.class]
-		var n uint32
-		for w, word := range bm {
-			n += uint32(bits.OnesCount64(word))
-			for word != 0 {
-				off := (uint32(w)<<6 + uint32(bits.TrailingZeros64(word))) << unitShift
-				if off%sz != 0 || off >= m.bump {
-					return fmt.Errorf("arena: page %d: allocated bit at offset %d (class %d, bump %d)", p, off, sz, m.bump)
-				}
-				word &= word - 1
-			}
-		}
-		if n != m.live {
-			return fmt.Errorf("arena: page %d: %d allocation bits, live count %d", p, n, m.live)
-		}
-		var nf uint32
-		buf := a.bufs[p]
-		for h := m.freeHead; h != 0; {
-			off := h - 1
-			if nf > m.nfree || off%sz != 0 || off >= m.bump {
-				return fmt.Errorf("arena: page %d: bad free list entry at offset %d (nfree %d)", p, off, m.nfree)
-			}
-			if bm[off>>9]&(1<<(off>>3&63)) != 0 {
-				return fmt.Errorf("arena: page %d: free list holds allocated block %d", p, off)
-			}
-			nf++
-			h = uint32(buf[off]) | uint32(buf[off+1])<<8 | uint32(buf[off+2])<<16 | uint32(buf[off+3])<<24
-		}
-		if nf != m.nfree {
-			return fmt.Errorf("arena: page %d: free list length %d, recorded %d", p, nf, m.nfree)
-		}
 		if (m.live+m.nfree)*sz != m.bump {
 			return fmt.Errorf("arena: page %d: (live %d + free %d) * %d != bump %d", p, m.live, m.nfree, sz, m.bump)
 		}
 		if m.evacuating != (a.victim == int32(p)) {
 			return fmt.Errorf("arena: page %d: evacuating flag %v, victim %d", p, m.evacuating, a.victim)
+		}
+		if m.evacuating {
+			for i := uint32(0); i < bitmapLen*64; i++ {
+				off := i * sz
+				live := off < m.bump && a.freeSet[uint32(p)*bitmapLen+off>>9]&(1<<(off>>3&63)) == 0
+				if marked := a.victimLive[i>>6]&(1<<(i&63)) != 0; marked != live {
+					return fmt.Errorf("arena: victim page %d: block %d marked live %v, is live %v", p, off, marked, live)
+				}
+			}
 		}
 		c := &per[m.class]
 		c.pages++

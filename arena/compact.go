@@ -21,7 +21,8 @@ const (
 // 0 means there is nothing worth doing right now.
 //
 // The work of one call is bounded by maxMoves block copies plus a scan of a few
-// hundred words, whatever the arena's size.
+// hundred words and, when it picks a new victim page, a walk of that page's free
+// list, whatever the arena's size.
 func (a *Arena) Compact(maxMoves int, relocate func(old, new Ref)) int {
 	moves := 0
 	for moves < maxMoves {
@@ -32,7 +33,7 @@ func (a *Arena) Compact(maxMoves int, relocate func(old, new Ref)) int {
 		m := &a.meta[p]
 		c := m.class
 		size := classSizes[c]
-		off, ok := a.nextLive(p, a.cursor)
+		off, ok := a.nextLive(a.cursor, size)
 		if !ok {
 			// Cannot happen while live > 0 (an empty page is released at once), but
 			// never spin on a corrupt page: give it up.
@@ -55,24 +56,47 @@ func (a *Arena) Compact(maxMoves int, relocate func(old, new Ref)) int {
 	return moves
 }
 
-// nextLive returns the offset of the first allocated block at or after off in page p.
-func (a *Arena) nextLive(p uint32, off uint32) (uint32, bool) {
-	bm := a.bitmaps[p*bitmapLen : (p+1)*bitmapLen]
-	unit := off >> unitShift
-	w := unit >> 6
+// nextLive returns the offset of the first allocated block at or after off in the
+// victim page, whose blocks are size bytes.
+func (a *Arena) nextLive(off, size uint32) (uint32, bool) {
+	i := (off + size - 1) / size
+	w := i >> 6
 	if w >= bitmapLen {
 		return 0, false
 	}
-	word := bm[w] &^ (1<<(unit&63) - 1)
+	word := a.victimLive[w] &^ (1<<(i&63) - 1)
 	for {
 		if word != 0 {
-			return (w<<6 + uint32(bits.TrailingZeros64(word))) << unitShift, true
+			return (w<<6 + uint32(bits.TrailingZeros64(word))) * size, true
 		}
 		w++
 		if w >= bitmapLen {
 			return 0, false
 		}
-		word = bm[w]
+		word = a.victimLive[w]
+	}
+}
+
+// markVictim fills victimLive for page p: every block below the bump, less those on
+// the free list. It costs a word per 64 blocks plus a step per free block, at most
+// PageSize/Align steps in all (the 8-byte class), whatever the arena's size.
+func (a *Arena) markVictim(p uint32) {
+	m := &a.meta[p]
+	size := classSizes[m.class]
+	n := m.bump / size
+	clear(a.victimLive[:])
+	for w := uint32(0); w < n>>6; w++ {
+		a.victimLive[w] = ^uint64(0)
+	}
+	if r := n & 63; r != 0 {
+		a.victimLive[n>>6] = 1<<r - 1
+	}
+	buf := a.bufs[p]
+	for h := m.freeHead; h != 0; {
+		off := h - 1
+		i := off / size
+		a.victimLive[i>>6] &^= 1 << (i & 63)
+		h = uint32(buf[off]) | uint32(buf[off+1])<<8 | uint32(buf[off+2])<<16 | uint32(buf[off+3])<<24
 	}
 }
 
@@ -112,6 +136,7 @@ func (a *Arena) pickVictim() bool {
 		cs.partial = cs.partial[:k-1]
 		pm.partialIdx = -1
 		pm.evacuating = true
+		a.markVictim(p)
 		a.victim = int32(p)
 		a.cursor = 0
 		a.pickStart = (a.pickStart + i) % (n - 1)

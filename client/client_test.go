@@ -236,6 +236,23 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 	if err := c.Set(ctx, "key", val, SetOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := c.HSet(ctx, "h", FieldValue{"field", val}); err != nil {
+		t.Fatal(err)
+	}
+	big := make([][]byte, 1000)
+	for i := range big {
+		big[i] = val
+	}
+	if _, err := c.LPush(ctx, "l", big...); err != nil { // RPOP never finds it empty
+		t.Fatal(err)
+	}
+	if _, err := c.ZAdd(ctx, "z", Z{Score: 1.5, Member: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	members, err := c.ZRangeAppend(ctx, nil, "z", 0, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, f := range map[string]func(){
 		"Ping": func() { _ = c.Ping(ctx) },
 		"Set":  func() { _ = c.Set(ctx, "key", val, SetOptions{}) },
@@ -248,6 +265,25 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 			}
 		},
 		"Incr": func() { _, _ = c.Incr(ctx, "counter") },
+		// The collection calls goblin-bench measures (benchmarks/harness).
+		"HSet": func() { _, _ = c.HSet(ctx, "h", FieldValue{"field", val}) },
+		"HGetAppend": func() {
+			if _, err := c.HGetAppend(ctx, dst[:0], "h", "field"); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"LPush": func() { _, _ = c.LPush(ctx, "l", val) },
+		"RPopAppend": func() {
+			if _, err := c.RPopAppend(ctx, dst[:0], "l"); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"ZAdd": func() { _, _ = c.ZAdd(ctx, "z", Z{Score: 1.5, Member: "m"}) },
+		"ZRangeAppend": func() {
+			if members, err = c.ZRangeAppend(ctx, members, "z", 0, 9); err != nil || len(members) != 1 {
+				t.Fatal(members, err)
+			}
+		},
 	} {
 		if a := testing.AllocsPerRun(200, f); a != 0 {
 			t.Errorf("%s allocates %v times per call", name, a)

@@ -69,6 +69,17 @@ func (c *Client) HGet(ctx context.Context, key, field string) ([]byte, error) {
 	return c.bulkCopy(ctx)
 }
 
+// HGetAppend appends a hash field's value to dst and returns the extended
+// slice, or dst and ErrNil when the field or the key is missing. It does not
+// allocate when dst has room.
+func (c *Client) HGetAppend(ctx context.Context, dst []byte, key, field string) ([]byte, error) {
+	c.words(command.OpHGet, key)
+	defer c.mu.Unlock()
+	c.args = append(c.args, bytesOf(field))
+	c.req.Args = c.args
+	return c.bulkInto(ctx, dst)
+}
+
 // HDel removes fields of the hash at key and returns how many existed.
 func (c *Client) HDel(ctx context.Context, key string, fields ...string) (int64, error) {
 	c.words(command.OpHDel, key)
@@ -133,6 +144,16 @@ func (c *Client) RPop(ctx context.Context, key string) ([]byte, error) {
 	defer c.mu.Unlock()
 	c.req.Args = c.args
 	return c.bulkCopy(ctx)
+}
+
+// RPopAppend removes the list's last element and appends it to dst, or
+// returns dst and ErrNil when the list is empty or missing. It does not
+// allocate when dst has room.
+func (c *Client) RPopAppend(ctx context.Context, dst []byte, key string) ([]byte, error) {
+	c.words(command.OpRPop, key)
+	defer c.mu.Unlock()
+	c.req.Args = c.args
+	return c.bulkInto(ctx, dst)
 }
 
 // LRange returns the list's elements from start to stop (LRANGE's
@@ -240,6 +261,43 @@ func (c *Client) ZRange(ctx context.Context, key string, start, stop int64) ([][
 	defer c.mu.Unlock()
 	c.args = append(c.args, c.appendNum(start), c.appendNum(stop))
 	return c.bulks(ctx)
+}
+
+// ZRangeAppend is ZRange into the caller's buffers: dst is truncated and
+// the members are copied into its elements, each reusing the backing array
+// of the element already at its position (beyond len(dst), up to cap(dst))
+// when it has room. Passing back the previous call's result, it does not
+// allocate once every position has held a member as long.
+func (c *Client) ZRangeAppend(ctx context.Context, dst [][]byte, key string, start, stop int64) ([][]byte, error) {
+	c.words(command.OpZRange, key)
+	defer c.mu.Unlock()
+	c.args = append(c.args, c.appendNum(start), c.appendNum(stop))
+	r, err := c.argsReply(ctx)
+	if err != nil {
+		return dst[:0], err
+	}
+	return bulksInto(dst, r)
+}
+
+// bulksInto copies an array (or set) reply of bulk strings into dst's
+// elements (see ZRangeAppend).
+func bulksInto(dst [][]byte, r *result) ([][]byte, error) {
+	dst = dst[:0]
+	if r.kind != KindArray && r.kind != KindSet {
+		return dst, r.err("array")
+	}
+	for i := range r.elems {
+		e := &r.elems[i]
+		if e.kind != KindBulk {
+			return dst, e.err("bulk")
+		}
+		var b []byte
+		if len(dst) < cap(dst) {
+			b = dst[: len(dst)+1 : cap(dst)][len(dst)]
+		}
+		dst = append(dst, append(b[:0], e.str...))
+	}
+	return dst, nil
 }
 
 // ZRangeWithScores is ZRange WITHSCORES: the members and their scores.

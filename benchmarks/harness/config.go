@@ -270,7 +270,7 @@ type Qualification struct {
 // Profile is the idle behaviour and CPU placement of every thread involved.
 type Profile struct {
 	Name       string
-	ServerIdle string // goblin-server --idle: spin, yield or backoff
+	ServerIdle string // goblin-server --idle: spin, yield, backoff or doze (goblin-server's default)
 	ClientWait string // how the measuring client waits for a reply: spin or block
 	DriverIdle string // Aeron media driver agents: spin (busy) or backoff
 	// CPU lists ("0", "1", "2-3", "" for no pinning).
@@ -478,7 +478,7 @@ func (c *Config) Validate() error {
 	}
 	for _, o := range c.Ops {
 		if !slices.Contains(AllOps, o) {
-			return fmt.Errorf("%w: unknown operation %q (want PING, SET, GET)", ErrConfig, o)
+			return fmt.Errorf("%w: unknown operation %q (want PING, SET, GET, HSET, HGET, LPUSH, RPOP, ZADD, ZRANGE)", ErrConfig, o)
 		}
 	}
 	for _, p := range c.Protocols {
@@ -486,10 +486,13 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%w: unknown protocol %q (want RESP, SBE)", ErrConfig, p)
 		}
 	}
-	for _, s := range []string{c.Profile.ServerIdle, c.Profile.DriverIdle} {
-		if s != "spin" && s != "yield" && s != "backoff" {
-			return fmt.Errorf("%w: idle strategy %q (want spin, yield or backoff)", ErrConfig, s)
-		}
+	// goblin-server's own default, doze, is a server idle strategy only
+	// (the raw peers wait as backoff under it).
+	if s := c.Profile.ServerIdle; s != "spin" && s != "yield" && s != "backoff" && s != "doze" {
+		return fmt.Errorf("%w: server idle strategy %q (want spin, yield, backoff or doze)", ErrConfig, s)
+	}
+	if s := c.Profile.DriverIdle; s != "spin" && s != "yield" && s != "backoff" {
+		return fmt.Errorf("%w: idle strategy %q (want spin, yield or backoff)", ErrConfig, s)
 	}
 	if c.Profile.ClientWait != "spin" && c.Profile.ClientWait != "block" {
 		return fmt.Errorf("%w: client wait %q (want spin or block)", ErrConfig, c.Profile.ClientWait)
@@ -591,14 +594,16 @@ func (c *Config) Wants(system, transport string, p Protocol) bool {
 	return true
 }
 
-// ops filters a provider's operations.
+// WantedOps filters a provider's operations: those the run names, or
+// DefaultOps when it names none.
 func (c *Config) WantedOps(offered []Op) []Op {
-	if len(c.Ops) == 0 {
-		return offered
+	want := c.Ops
+	if len(want) == 0 {
+		want = DefaultOps
 	}
 	var out []Op
 	for _, o := range offered {
-		if slices.Contains(c.Ops, o) {
+		if slices.Contains(want, o) {
 			out = append(out, o)
 		}
 	}

@@ -96,3 +96,49 @@ func TestJudgeAffinity(t *testing.T) {
 		t.Errorf("no thread on the receiver's CPU passed: %v", err)
 	}
 }
+
+// A run that names no operations measures the published three; the
+// collection operations are measured when named, and every operation has its
+// own index for the probers' per-operation arrays.
+func TestOps(t *testing.T) {
+	cfg := DefaultConfig()
+	if got := cfg.WantedOps(AllOps); !slices.Equal(got, DefaultOps) {
+		t.Errorf("no OPS: %v, want %v", got, DefaultOps)
+	}
+	cfg.Ops = []Op{ZRange, HSet}
+	if got := cfg.WantedOps(AllOps); !slices.Equal(got, []Op{HSet, ZRange}) {
+		t.Errorf("OPS=ZRANGE,HSET: %v, want the table's order [HSET ZRANGE]", got)
+	}
+	if got := cfg.WantedOps([]Op{Ping}); len(got) != 0 {
+		t.Errorf("a floor offered PING only measures %v under OPS=ZRANGE,HSET", got)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("OPS=ZRANGE,HSET: %v", err)
+	}
+	cfg.Ops = []Op{"HDEL"}
+	if err := cfg.Validate(); !errors.Is(err, ErrConfig) {
+		t.Errorf("OPS=HDEL: %v, want ErrConfig", err)
+	}
+	for i, op := range AllOps {
+		if op.Index() != i {
+			t.Errorf("%s.Index() = %d, want %d", op, op.Index(), i)
+		}
+	}
+	if len(AllOps) != NumOps {
+		t.Errorf("%d operations, NumOps %d", len(AllOps), NumOps)
+	}
+}
+
+// goblin-server's default idle strategy, doze, can be measured (SERVER_IDLE=doze);
+// the media drivers have no such strategy.
+func TestServerIdleDoze(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Profile.ServerIdle = "doze"
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("server idle doze: %v", err)
+	}
+	cfg.Profile.DriverIdle = "doze"
+	if err := cfg.Validate(); !errors.Is(err, ErrConfig) {
+		t.Errorf("driver idle doze: %v, want ErrConfig", err)
+	}
+}

@@ -40,6 +40,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -56,11 +57,22 @@ var ErrBadReply = errors.New("harness: unexpected reply")
 type Op string
 
 // The operations of the matrix. The raw floors have no command set: their
-// single round trip is reported as PING.
+// single round trip is reported as PING. The collection operations work on
+// keys of their own (bench:hash:N, bench:list:N, bench:zset:N): HSET
+// rewrites one field of a small hash and HGET reads it; LPUSH pushes the
+// value and RPOP pops one (the list is preloaded so it never runs dry);
+// ZADD rescores one of 1,000 members of a sorted set (a skiplist) and
+// ZRANGE reads ranks 0 to 9, ten members whose scores ZADD never touches.
 const (
-	Ping Op = "PING"
-	Set  Op = "SET"
-	Get  Op = "GET"
+	Ping   Op = "PING"
+	Set    Op = "SET"
+	Get    Op = "GET"
+	HSet   Op = "HSET"
+	HGet   Op = "HGET"
+	LPush  Op = "LPUSH"
+	RPop   Op = "RPOP"
+	ZAdd   Op = "ZADD"
+	ZRange Op = "ZRANGE"
 )
 
 // Indexes of the operations, for per-operation arrays on hot paths.
@@ -68,22 +80,34 @@ const (
 	OpPing = iota
 	OpSet
 	OpGet
+	OpHSet
+	OpHGet
+	OpLPush
+	OpRPop
+	OpZAdd
+	OpZRange
 	NumOps
 )
 
 // Index is the operation's position in AllOps.
 func (o Op) Index() int {
-	switch o {
-	case Set:
-		return OpSet
-	case Get:
-		return OpGet
+	if i := slices.Index(AllOps, o); i >= 0 {
+		return i
 	}
 	return OpPing
 }
 
-// AllOps is the operation order of every table.
-var AllOps = []Op{Ping, Set, Get}
+// AllOps is the operation order of every table: every operation the harness
+// knows, indexed by the Op* constants.
+var AllOps = []Op{Ping, Set, Get, HSet, HGet, LPush, RPop, ZAdd, ZRange}
+
+// DefaultOps are what a run measures when it names no operations (OPS=):
+// the published matrix.
+var DefaultOps = []Op{Ping, Set, Get}
+
+// CollectionOps are the hash, list and sorted-set operations (issue 29),
+// measured when named: OPS=HSET,HGET,LPUSH,RPOP,ZADD,ZRANGE.
+var CollectionOps = []Op{HSet, HGet, LPush, RPop, ZAdd, ZRange}
 
 // Protocol is the wire protocol a case speaks; the raw floors speak none.
 type Protocol string

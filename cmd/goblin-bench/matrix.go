@@ -104,13 +104,13 @@ func defineMatrixFlags(fs *flag.FlagSet) *matrixFlags {
 	m := &matrixFlags{cfg: harness.DefaultConfig()}
 	cfg := &m.cfg
 	m.profile = fs.String("profile", cfg.Profile.Name, "idle/CPU profile: fit2 (fits 2 cores), spin (one core per spinning thread) or backoff")
-	m.serverIdle = fs.String("server-idle", "", "override the profile: goblin-server --idle spin|yield|backoff")
+	m.serverIdle = fs.String("server-idle", "", "override the profile: goblin-server --idle spin|yield|backoff|doze")
 	m.clientWait = fs.String("client-wait", "", "override the profile: the measuring client waits by spin or block")
 	m.driverIdle = fs.String("driver-idle", "", "override the profile: Aeron driver agents spin or backoff")
 	m.systems = fs.String("systems", "", "comma-separated systems to run: goblin,redis,aeron-go,aeron-raw,udp-floor,shm-floor (default all)")
 	m.transports = fs.String("transports", "", "comma-separated transports: ring,aeron-ipc,uds,tcp,aeron-udp (default all; tcp,aeron-udp for remote)")
 	m.protocols = fs.String("protocols", "", "comma-separated protocols: RESP,SBE (default both)")
-	m.ops = fs.String("ops", "", "comma-separated operations: PING,SET,GET (default all)")
+	m.ops = fs.String("ops", "", "comma-separated operations: PING,SET,GET,HSET,HGET,LPUSH,RPOP,ZADD,ZRANGE (default PING,SET,GET)")
 	m.list = fs.Bool("list", false, "print the planned cases and whether each can run, then exit")
 	m.quiet = fs.Bool("quiet", false, "no progress lines on stderr")
 	m.paths = fs.String("paths", "", "address pairs of the network cases: NAME=SERVER_ADDR/CLIENT_ADDR,… (default: -server-host/-client-host)")

@@ -22,15 +22,18 @@ func init() { libraryDial = dialLibrary }
 
 // libProber drives one client.Client.
 type libProber struct {
-	c        *client.Client
-	ctx      context.Context
-	cancel   context.CancelFunc
-	keys     []string
-	value    []byte
-	next     int
-	buf      []byte
-	depth    int
-	describe string
+	c                          *client.Client
+	ctx                        context.Context
+	cancel                     context.CancelFunc
+	keys, hashes, lists, zsets []string
+	members                    []string // the sorted set's (zsetMember)
+	zadds                      []int    // per key: ZADD requests sent (zsetAdd's n)
+	zrange                     [][]byte // ZRANGE's reply, reused
+	value                      []byte
+	next                       int
+	buf                        []byte
+	depth                      int
+	describe                   string
 }
 
 func dialLibrary(ctx context.Context, cfg *harness.Config, tgt, wait string) (harness.Prober, error) {
@@ -51,57 +54,158 @@ func dialLibrary(ctx context.Context, cfg *harness.Config, tgt, wait string) (ha
 	desc := fmt.Sprintf("goblin client library (package client), wait=%s", wait)
 	p := &libProber{c: c, ctx: context.Background(), value: w.value, buf: make([]byte, 0, len(w.value)*cfg.Depth+64), depth: cfg.Depth,
 		describe: desc}
-	for _, k := range w.keys {
+	for i, k := range w.keys {
 		p.keys = append(p.keys, string(k))
+		p.hashes = append(p.hashes, string(w.hashes[i]))
+		p.lists = append(p.lists, string(w.lists[i]))
+		p.zsets = append(p.zsets, string(w.zsets[i]))
 	}
-	// Preload every key so GET finds a value.
-	for range p.keys {
-		if err := p.Do(harness.Set); err != nil {
-			c.Close()
-			return nil, fmt.Errorf("preload: %w", err)
-		}
+	p.zadds = make([]int, len(p.keys))
+	for m := range zsetMembers {
+		p.members = append(p.members, zsetMember(m))
+	}
+	p.zrange = make([][]byte, zsetFixed)
+	for i := range p.zrange {
+		p.zrange[i] = make([]byte, 0, 16)
+	}
+	if err := p.preload(ctx, w); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("preload: %w", err)
 	}
 	return p, nil
 }
 
+// preload writes every key (string, hash, list, sorted set) once, so that
+// GET, HGET and RPOP find a value and HSET and ZADD rewrite existing ones.
+func (p *libProber) preload(ctx context.Context, w workload) error {
+	elems := make([][]byte, 1000)
+	for i := range elems {
+		elems[i] = p.value
+	}
+	zs := make([]client.Z, zsetMembers)
+	for m := range zs {
+		zs[m] = client.Z{Score: float64(zsetPreloadScore(m)), Member: p.members[m]}
+	}
+	for i := range p.keys {
+		if err := p.c.Set(ctx, p.keys[i], p.value, client.SetOptions{}); err != nil {
+			return err
+		}
+		if _, err := p.c.HSet(ctx, p.hashes[i], client.FieldValue{Field: zsetField, Value: p.value}); err != nil {
+			return err
+		}
+		for left := w.listPreload; left > 0; left -= len(elems) {
+			if _, err := p.c.LPush(ctx, p.lists[i], elems[:min(left, len(elems))]...); err != nil {
+				return err
+			}
+		}
+		if _, err := p.c.ZAdd(ctx, p.zsets[i], zs...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Do runs one synchronous round trip (a pipeline of depth requests when
-// depth > 1). At depth one it does not allocate.
+// depth > 1) and checks the reply. At depth one it does not allocate.
 func (p *libProber) Do(op harness.Op) error {
-	key := p.keys[p.next]
+	i := p.next
 	if p.next++; p.next == len(p.keys) {
 		p.next = 0
 	}
 	if p.depth > 1 {
-		return p.pipeline(op, key)
+		return p.pipeline(op, i)
 	}
 	switch op {
 	case harness.Ping:
 		return p.c.Ping(p.ctx)
 	case harness.Set:
-		return p.c.Set(p.ctx, key, p.value, client.SetOptions{})
-	default:
-		v, err := p.c.GetAppend(p.ctx, p.buf[:0], key)
+		return p.c.Set(p.ctx, p.keys[i], p.value, client.SetOptions{})
+	case harness.Get:
+		v, err := p.c.GetAppend(p.ctx, p.buf[:0], p.keys[i])
+		return p.checkValue(op, v, err)
+	case harness.HSet:
+		n, err := p.c.HSet(p.ctx, p.hashes[i], client.FieldValue{Field: zsetField, Value: p.value})
+		return p.checkInt(op, n, 0, err)
+	case harness.HGet:
+		v, err := p.c.HGetAppend(p.ctx, p.buf[:0], p.hashes[i], zsetField)
+		return p.checkValue(op, v, err)
+	case harness.LPush:
+		_, err := p.c.LPush(p.ctx, p.lists[i], p.value)
+		return err
+	case harness.RPop:
+		v, err := p.c.RPopAppend(p.ctx, p.buf[:0], p.lists[i])
+		return p.checkValue(op, v, err)
+	case harness.ZAdd:
+		m, score := zsetAdd(p.zadds[i])
+		p.zadds[i]++
+		n, err := p.c.ZAdd(p.ctx, p.zsets[i], client.Z{Score: float64(score), Member: p.members[m]})
+		return p.checkInt(op, n, 0, err)
+	case harness.ZRange:
+		var err error
+		p.zrange, err = p.c.ZRangeAppend(p.ctx, p.zrange, p.zsets[i], 0, 9)
 		if err != nil {
 			return err
 		}
-		if !bytes.Equal(v, p.value) {
-			return fmt.Errorf("%w: GET %s returned %q", harness.ErrBadReply, key, v)
+		if len(p.zrange) != zsetFixed {
+			return fmt.Errorf("%w: ZRANGE 0 9 returned %d members", harness.ErrBadReply, len(p.zrange))
+		}
+		for m, v := range p.zrange {
+			if string(v) != p.members[m] {
+				return fmt.Errorf("%w: ZRANGE 0 9 returned %q at rank %d, want %q", harness.ErrBadReply, v, m, p.members[m])
+			}
 		}
 		return nil
 	}
+	return fmt.Errorf("harness: the client library does not measure %s", op)
+}
+
+// checkValue checks a GET, HGET or RPOP reply: the value written.
+func (p *libProber) checkValue(op harness.Op, v []byte, err error) error {
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(v, p.value) {
+		return fmt.Errorf("%w: %s returned %q", harness.ErrBadReply, op, v)
+	}
+	return nil
+}
+
+// checkInt checks an integer reply: HSET and ZADD rewrite, adding nothing.
+func (p *libProber) checkInt(op harness.Op, got, want int64, err error) error {
+	if err != nil {
+		return err
+	}
+	if got != want {
+		return fmt.Errorf("%w: %s returned %d, want %d", harness.ErrBadReply, op, got, want)
+	}
+	return nil
 }
 
 // pipeline sends depth requests in one write and reads every reply.
-func (p *libProber) pipeline(op harness.Op, key string) error {
+func (p *libProber) pipeline(op harness.Op, i int) error {
 	pl := p.c.Pipeline()
-	for i := 0; i < p.depth; i++ {
+	for range p.depth {
 		switch op {
 		case harness.Ping:
 			pl.Do("PING")
 		case harness.Set:
-			pl.Do("SET", key, p.value)
-		default:
-			pl.Do("GET", key)
+			pl.Do("SET", p.keys[i], p.value)
+		case harness.Get:
+			pl.Do("GET", p.keys[i])
+		case harness.HSet:
+			pl.Do("HSET", p.hashes[i], zsetField, p.value)
+		case harness.HGet:
+			pl.Do("HGET", p.hashes[i], zsetField)
+		case harness.LPush:
+			pl.Do("LPUSH", p.lists[i], p.value)
+		case harness.RPop:
+			pl.Do("RPOP", p.lists[i])
+		case harness.ZAdd:
+			m, score := zsetAdd(p.zadds[i])
+			p.zadds[i]++
+			pl.Do("ZADD", p.zsets[i], score, p.members[m])
+		case harness.ZRange:
+			pl.Do("ZRANGE", p.zsets[i], 0, 9)
 		}
 	}
 	vals, err := pl.Exec(p.ctx)

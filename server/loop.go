@@ -532,26 +532,25 @@ func (l *Loop) epollWait(d time.Duration) {
 // noPwait2 records that the kernel has no epoll_pwait2.
 var noPwait2 atomic.Bool
 
-// extraP counts the Ps added for loops that park raw (addP), and baseP is
-// GOMAXPROCS before the first was added.
+// extraP counts the Ps added for loops that park raw (addP).
 var (
 	extraMu sync.Mutex
 	extraP  int
-	baseP   int
 )
 
 // addP adds n Ps to GOMAXPROCS (n < 0 takes them back): one per running
-// loop that parks raw. When the last is taken back GOMAXPROCS returns to
-// what it was before the first, so a process that starts and stops
-// servers (tests) does not grow without end.
+// loop that parks raw. It changes the current value by n rather than
+// setting one it saved, so a program that sets GOMAXPROCS while a loop
+// runs keeps its setting, and a process that starts and stops servers
+// (tests) ends where it began. Setting GOMAXPROCS switches off the
+// runtime's updates of it from a changing CPU limit (Go 1.25); they are
+// not switched back on (runtime.SetDefaultGOMAXPROCS reads the calling
+// thread's CPU affinity, and the loop's thread may be pinned to one CPU).
 func addP(n int) {
 	extraMu.Lock()
 	defer extraMu.Unlock()
-	if extraP == 0 {
-		baseP = runtime.GOMAXPROCS(0)
-	}
 	extraP += n
-	runtime.GOMAXPROCS(baseP + extraP)
+	runtime.GOMAXPROCS(max(1, runtime.GOMAXPROCS(0)+n))
 }
 
 // RawPark reports whether the loop parks through a raw system call (a

@@ -248,6 +248,9 @@ func (e *Engine) SetUpstream(on bool) {
 			e.enableFeed(false)
 		}
 	}
+	// The write gate holds only on a primary: a promoted node with too
+	// few replicas refuses writes from its first request, not its next tick.
+	e.refreshGood()
 }
 
 // SetUpstreamLink tells a replica's engine whether its link to the primary

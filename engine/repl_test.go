@@ -222,6 +222,21 @@ func TestMinReplicasToWrite(t *testing.T) {
 	}
 }
 
+// TestMinReplicasGateOnPromotion: a replica promoted with too few
+// replicas of its own refuses writes from the first one, not from its
+// next replication tick (a replica's gate is open while it follows).
+func TestMinReplicasGateOnPromotion(t *testing.T) {
+	e, _ := newEngine(t, Options{})
+	c := e.Open(proto.RESP, nil)
+	do(t, e, c, "CONFIG", "SET", "min-replicas-to-write", "1")
+	e.SetUpstream(true)
+	e.refreshGood() // a tick while it follows: the gate opens
+	e.SetUpstream(false)
+	if got := do(t, e, c, "SET", "k", "v"); got != "-NOREPLICAS Not enough good replicas to write." {
+		t.Fatalf("SET on a node just promoted, without replicas: %s", got)
+	}
+}
+
 // TestNoReplicaNoPropagationCost: with no backlog, a store reports no
 // removals and execute takes no replication path.
 func TestNoReplicaNoPropagationCost(t *testing.T) {

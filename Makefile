@@ -34,9 +34,10 @@ vet:
 ## runs it. make test sets it to off when it runs everything: its checks
 ## step runs the whole `go vet` over every package, tests included, so the
 ## subset again in each go test type-checked the tree twice more (about 50
-## CPU-s of the race step's ~190 CPU-s of compiling, measured on a fresh
-## clone: go test -race -exec /bin/true over store, engine, cluster,
-## transport and aeron took 73 CPU-s with it, 53 without). What `go vet`
+## CPU-s of the race step's ~190 CPU-s of compiling, extrapolated from a
+## fresh clone: go test -race -exec /bin/true over store, engine, cluster,
+## transport and aeron took 73 CPU-s with it, 53 without; the go vet -race
+## below costs 8.5). What `go vet`
 ## cannot see are the files only a -race build compiles (//go:build race):
 ## with TEST_VET=off the race step vets their packages (RACE_VET) with
 ## `go vet -race` first, sharing its compiles with the race run's.
@@ -144,7 +145,8 @@ nonrace:
 ## client, was 1,000,000 (each client's 64-record ring still wraps ~3,000
 ## times; STRESS_REQUESTS=1000000 runs the old size). The step runs alone
 ## at the end of make test, so its length was all on the run's wall time:
-## 1,000,000 took 55 s and 39.5 CPU-s under load.
+## 1,000,000 took 13 s in a clean-clone make test (55 s and 39.5 CPU-s
+## under load 25); 200,000 takes 5 s there.
 STRESS_REQUESTS ?= 200000
 stress:
 	GOBLIN_RING_STRESS_REQUESTS=$(STRESS_REQUESTS) $(GO) test -count=1 -timeout 15m $(VETFLAG) -run '^TestStress$$' -v ./transport/ring/

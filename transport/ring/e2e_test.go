@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -317,10 +318,14 @@ func readSelfMaps(t *testing.T) string {
 // varying values against one server process. 30,000 requests per client
 // by default, which is what the race run does (the race detector needs the
 // concurrency, not the volume: a client's ring has 64 records, so 30,000
-// requests wrap it hundreds of times); GOBLIN_RING_STRESS_FULL=1
-// runs the full 1,000,000, as `make stress` does without the race detector.
+// requests wrap it hundreds of times); GOBLIN_RING_STRESS_REQUESTS sets
+// the number, as `make stress` does without the race detector (200,000),
+// and GOBLIN_RING_STRESS_FULL=1 runs 1,000,000.
 func TestStress(t *testing.T) {
 	n := int64(30_000)
+	if v, err := strconv.ParseInt(os.Getenv("GOBLIN_RING_STRESS_REQUESTS"), 10, 64); err == nil && v > 0 {
+		n = v
+	}
 	if os.Getenv("GOBLIN_RING_STRESS_FULL") == "1" {
 		n = 1_000_000
 	}

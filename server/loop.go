@@ -532,11 +532,8 @@ func (l *Loop) epollWait(d time.Duration) {
 // noPwait2 records that the kernel has no epoll_pwait2.
 var noPwait2 atomic.Bool
 
-// extraP counts the Ps added for loops that park raw (addP).
-var (
-	extraMu sync.Mutex
-	extraP  int
-)
+// extraMu makes addP's read and write of GOMAXPROCS one step.
+var extraMu sync.Mutex
 
 // addP adds n Ps to GOMAXPROCS (n < 0 takes them back): one per running
 // loop that parks raw. It changes the current value by n rather than
@@ -549,7 +546,6 @@ var (
 func addP(n int) {
 	extraMu.Lock()
 	defer extraMu.Unlock()
-	extraP += n
 	runtime.GOMAXPROCS(max(1, runtime.GOMAXPROCS(0)+n))
 }
 

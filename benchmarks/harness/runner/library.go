@@ -90,13 +90,18 @@ func (p *libProber) preload(ctx context.Context, w workload) error {
 		if err := p.c.Set(ctx, p.keys[i], p.value, client.SetOptions{}); err != nil {
 			return err
 		}
-		if _, err := p.c.HSet(ctx, p.hashes[i], client.FieldValue{Field: zsetField, Value: p.value}); err != nil {
-			return err
+		if w.withHash {
+			if _, err := p.c.HSet(ctx, p.hashes[i], client.FieldValue{Field: zsetField, Value: p.value}); err != nil {
+				return err
+			}
 		}
-		for left := w.listPreload; left > 0; left -= len(elems) {
+		for left := w.listPreload; w.withList && left > 0; left -= len(elems) {
 			if _, err := p.c.LPush(ctx, p.lists[i], elems[:min(left, len(elems))]...); err != nil {
 				return err
 			}
+		}
+		if !w.withZset {
+			continue
 		}
 		if _, err := p.c.ZAdd(ctx, p.zsets[i], zs...); err != nil {
 			return err

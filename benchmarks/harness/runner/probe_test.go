@@ -15,6 +15,7 @@ import (
 func TestProbersDoNotAllocate(t *testing.T) {
 	cfg := harness.DefaultConfig()
 	cfg.Profile = harness.Profiles(2)["backoff"]
+	cfg.Ops = harness.AllOps // every operation, so every type is preloaded
 	cfg.CaseTimeout = time.Minute
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

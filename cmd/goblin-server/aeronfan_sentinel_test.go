@@ -43,9 +43,13 @@ func TestAeronSentinelFailoverLAN(t *testing.T) {
 
 // sentinelDownAfter is the sentinels' down-after-milliseconds: Redis's
 // own sentinel tests use 2000 (tests/sentinel/tests/includes/
-// init-tests.tcl). With 1000 a sentinel on a loaded two-CPU runner
-// counted a just-promoted primary down when its first PONG came 1.08 s
-// after the sentinel's switch-master, and failed over a second time.
+// init-tests.tcl). At a switch-master a sentinel starts the new primary's
+// down clock at once, but connects to it only when a second has passed
+// since its last attempt on the dead one (sentinelReconnectInstance
+// reconnects once per ping period, 1000 ms): with 1000 a sentinel could
+// connect 1.03 s after the switch, count the new primary down before its
+// first PONG (60 ms later), make the quorum at once with the other
+// sentinels' answers about the old primary, and fail over again.
 // sentinelSettle is how long the sentinels' choice must hold before the
 // test takes it as final: longer than down-after, within which a
 // sentinel that gets no PONG from the new primary marks it down.
@@ -244,10 +248,10 @@ func aeronSentinelRun(t *testing.T, redisBin, mode string) {
 		return len(role) > 0 && role[0] == "master" && ok, fmt.Sprintf("%s ROLE %v; first write after the kill: %v", promoted.tcp, role, ok)
 	})
 	// The sentinels' final choice: they may fail over once more (a
-	// sentinel that misses one PONG from the new primary within
-	// down-after of its switch-master counts it down, and the other
-	// sentinels' "down" answers about the old primary, a few seconds
-	// old, make the quorum at once), so the replicas are checked
+	// sentinel that gets no PONG from the new primary within down-after
+	// of its switch-master counts it down, and the other sentinels'
+	// "down" answers about the old primary, a few seconds old, make the
+	// quorum at once; see sentinelDownAfter), so the replicas are checked
 	// against the primary all three sentinels name, with no flag but
 	// "master", a master by its ROLE, for longer than down-after.
 	first1 := promoted

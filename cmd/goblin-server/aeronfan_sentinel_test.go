@@ -41,6 +41,23 @@ func TestAeronSentinelFailoverLAN(t *testing.T) {
 	}
 }
 
+// sentinelDownAfter is the sentinels' down-after-milliseconds: Redis's
+// own sentinel tests use 2000 (tests/sentinel/tests/includes/
+// init-tests.tcl). At a switch-master a sentinel starts the new primary's
+// down clock at once, but connects to it only when a second has passed
+// since its last attempt on the dead one (sentinelReconnectInstance
+// reconnects once per ping period, 1000 ms): with 1000 a sentinel could
+// connect 1.03 s after the switch, count the new primary down before its
+// first PONG (60 ms later), make the quorum at once with the other
+// sentinels' answers about the old primary, and fail over again.
+// sentinelSettle is how long the sentinels' choice must hold before the
+// test takes it as final: longer than down-after, within which a
+// sentinel that gets no PONG from the new primary marks it down.
+const (
+	sentinelDownAfter = 2 * time.Second
+	sentinelSettle    = sentinelDownAfter + time.Second
+)
+
 func aeronSentinelRun(t *testing.T, redisBin, mode string) {
 	ctx := context.Background()
 	a := newAeronLAN(t, 3, nil)
@@ -86,8 +103,8 @@ func aeronSentinelRun(t *testing.T, redisBin, mode string) {
 		host, pport, _ := net.SplitHostPort(a.primary.tcp)
 		conf := filepath.Join(dir, "sentinel.conf")
 		text := fmt.Sprintf("port 26379\nbind %s\nunixsocket %s\ndaemonize no\ndir %s\nloglevel verbose\n"+
-			"sentinel monitor m %s %s 2\nsentinel down-after-milliseconds m 1000\nsentinel failover-timeout m 5000\nsentinel parallel-syncs m 1\n",
-			addr(h), sock, dir, host, pport)
+			"sentinel monitor m %s %s 2\nsentinel down-after-milliseconds m %d\nsentinel failover-timeout m 5000\nsentinel parallel-syncs m 1\n",
+			addr(h), sock, dir, host, pport, sentinelDownAfter.Milliseconds())
 		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -230,6 +247,55 @@ func aeronSentinelRun(t *testing.T, redisBin, mode string) {
 		mu.Unlock()
 		return len(role) > 0 && role[0] == "master" && ok, fmt.Sprintf("%s ROLE %v; first write after the kill: %v", promoted.tcp, role, ok)
 	})
+	// The sentinels' final choice: they may fail over once more (a
+	// sentinel that gets no PONG from the new primary within down-after
+	// of its switch-master counts it down, and the other sentinels'
+	// "down" answers about the old primary, a few seconds old, make the
+	// quorum at once; see sentinelDownAfter), so the replicas are checked
+	// against the primary all three sentinels name, with no flag but
+	// "master", a master by its ROLE, for longer than down-after.
+	first1 := promoted
+	var since time.Time
+	var settled string
+	testkit.Eventually(t, 60*time.Second, fmt.Sprintf("the three sentinels to name one primary, unflagged and a master by its ROLE, for %v", sentinelSettle), func() (bool, string) {
+		now, at, state := time.Now(), "", []string{}
+		ok := true
+		for i := range socks {
+			sc := sentinel(i)
+			m, err := sc.GetMasterAddrByName(ctx, "m").Result()
+			info, err2 := sc.Master(ctx, "m").Result()
+			sc.Close()
+			if err != nil || err2 != nil || len(m) != 2 {
+				ok = false
+				state = append(state, fmt.Sprintf("sentinel %d: %v %v", i+1, err, err2))
+				continue
+			}
+			ma := net.JoinHostPort(m[0], m[1])
+			state = append(state, fmt.Sprintf("sentinel %d: %s flags %s", i+1, ma, info["flags"]))
+			if at == "" {
+				at = ma
+			}
+			ok = ok && ma == at && info["flags"] == "master"
+		}
+		if s := byTCP[at]; ok && s != nil && s != a.primary {
+			role, _ := s.c.Do(ctx, "ROLE").Slice()
+			ok = len(role) > 0 && role[0] == "master"
+			state = append(state, fmt.Sprintf("%s ROLE %v", at, role))
+		} else {
+			ok = false
+		}
+		if !ok || at != settled {
+			since, settled = now, at
+			if !ok {
+				settled = ""
+			}
+		}
+		return ok && now.Sub(since) >= sentinelSettle, strings.Join(state, "; ")
+	})
+	promoted = byTCP[settled]
+	if promoted != first1 {
+		t.Logf("%s: the sentinels first named %s, finally %s (they failed over again)", mode, first1.tcp, promoted.tcp)
+	}
 	time.Sleep(time.Second) // a few more writes on the new primary
 	close(stop)
 	<-done

@@ -77,7 +77,7 @@ type Sleeper interface {
 // scheduler's processor) while it sleeps: Aeron replication's media driver
 // (driver.Start), beside its Publisher or Source. Beside one, the loop
 // parks through a raw system call too and the process gets one P more
-// while it runs (see Loop.rawPark, docs/idle.md "The loop beside a media
+// per RawParker while it runs (see Loop.rawPark, docs/idle.md "The loop beside a media
 // driver").
 type RawParker interface {
 	// ParksRaw reports whether such a goroutine runs (fixed for the
@@ -175,8 +175,11 @@ type Loop struct {
 	// other P in raw parks, the runtime's monitor (sysmon) finds the
 	// loop's P in a system call with no idle P left, retakes it on every
 	// park and so never backs off from its 20 µs polling: thousands of
-	// wake-ups a second at rest (docs/idle.md).
+	// wake-ups a second at rest (docs/idle.md). rawParkers counts them:
+	// each holds a P of its own while it sleeps (a replica with a
+	// standing-by publication runs two media drivers).
 	rawPark     bool
+	rawParkers  int
 	parkFD      int
 	parkEv      []unix.EpollEvent
 	parkTS      unix.Timespec
@@ -212,6 +215,7 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 		}
 		if r, ok := t.(RawParker); ok && r.ParksRaw() {
 			l.rawPark = true
+			l.rawParkers++
 		}
 		if w, ok := t.(Waitable); ok && w.WaitFD() >= 0 {
 			l.waitables = append(l.waitables, w)
@@ -387,11 +391,14 @@ func (l *Loop) Run() error {
 		}
 	}
 	if l.rawPark {
-		// The loop's raw parks hold its P: one more keeps the server's
-		// other goroutines (a BGSAVE's writer, replication, metrics) from
-		// waiting for the scheduler to preempt the loop.
-		addP(1)
-		defer addP(-1)
+		// The loop's raw parks hold its P, and each RawParker's goroutine
+		// holds one while it sleeps: one more P per RawParker leaves the
+		// server's other goroutines (a BGSAVE's writer, replication,
+		// metrics) every P but the loop's, instead of their waiting for
+		// the scheduler to preempt a parked one (two media drivers and
+		// the loop would otherwise hold all three Ps of a 2-CPU process).
+		addP(l.rawParkers)
+		defer addP(-l.rawParkers)
 	}
 	l.lastPublish = monotime.Now()
 	for !l.stop.Load() {

@@ -748,3 +748,27 @@ func TestLoopParksRawBesideRawParker(t *testing.T) {
 		t.Errorf("GOMAXPROCS %d once the loop stopped, want %d as before", n, base)
 	}
 }
+
+// TestLoopAddsAPPerRawParker: each RawParker's goroutine holds a P while
+// it sleeps, so a loop beside two (a replica whose publication stands by)
+// adds two Ps, not one, and takes both back.
+func TestLoopAddsAPPerRawParker(t *testing.T) {
+	a, b := rawParker{newFakePreparer(t)}, rawParker{newFakePreparer(t)}
+	l, err := NewLoop(LoopConfig{Transports: []transport.Server{a, b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.closeParkFD()
+	if l.rawParkers != 2 {
+		t.Fatalf("a loop beside two RawParkers counts %d", l.rawParkers)
+	}
+	base := runtime.GOMAXPROCS(0)
+	addP(l.rawParkers)
+	if n := runtime.GOMAXPROCS(0); n != base+2 {
+		t.Errorf("GOMAXPROCS %d beside two RawParkers, want %d", n, base+2)
+	}
+	addP(-l.rawParkers)
+	if n := runtime.GOMAXPROCS(0); n != base {
+		t.Errorf("GOMAXPROCS %d once they were taken back, want %d", n, base)
+	}
+}

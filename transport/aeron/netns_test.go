@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/goblin-kv/goblin/internal/testkit"
+	"github.com/goblin-kv/goblin/internal/testkit/netns"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 )
 
@@ -38,6 +39,8 @@ func TestTwoHosts(t *testing.T) {
 	for _, ns := range []string{nsS, nsC} {
 		run("netns", "add", ns)
 		t.Cleanup(func() { exec.Command(ipBin, "netns", "del", ns).Run() }) // takes its end of the veth pair with it
+		// Port-0 binds stay clear of the fixed ports below (see netns.EphemeralPorts).
+		run("netns", "exec", ns, "sh", "-c", "echo "+netns.EphemeralPorts+" > /proc/sys/net/ipv4/ip_local_port_range")
 	}
 	run("link", "add", vethS, "type", "veth", "peer", "name", vethC)
 	t.Cleanup(func() { exec.Command(ipBin, "link", "del", vethS).Run() }) // gone already once moved; harmless

@@ -104,10 +104,7 @@ func NewLAN(o LANOptions) (*LAN, error) {
 }
 
 func (n *LAN) netns(ns string) error {
-	if err := n.run("netns", "add", ns); err != nil {
-		return err
-	}
-	return n.run("-n", ns, "link", "set", "lo", "up")
+	return addNamespace(n.ip, ns)
 }
 
 // tapPort makes the TAP pair of an impaired host and starts carrying
@@ -232,6 +229,31 @@ func (n *LAN) Close() error {
 func (n *LAN) run(args ...string) error {
 	if out, err := exec.Command(n.ip, args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("netns: ip %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// EphemeralPorts is the range a host's kernel picks port-0 binds from in
+// every namespace this package makes. Tests give their Aeron channels
+// fixed ports below it (40000–48999 today), so a socket bound to port 0 on
+// the same host (a multicast publication's send socket, a TCP listener)
+// can never take one of them first: with Linux's default range
+// (32768–60999) that happened about once in 28,000 binds and failed a
+// start with "Address already in use".
+const EphemeralPorts = "49152 60999"
+
+// addNamespace creates namespace ns, brings its loopback up and moves its
+// ephemeral port range to EphemeralPorts.
+func addNamespace(ip, ns string) error {
+	steps := [][]string{
+		{"netns", "add", ns},
+		{"-n", ns, "link", "set", "lo", "up"},
+		{"netns", "exec", ns, "sh", "-c", "echo " + EphemeralPorts + " > /proc/sys/net/ipv4/ip_local_port_range"},
+	}
+	for _, args := range steps {
+		if out, err := exec.Command(ip, args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("netns: ip %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		}
 	}
 	return nil
 }

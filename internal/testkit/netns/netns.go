@@ -104,11 +104,7 @@ func New(o Options) (*Link, error) {
 	l.Addr = [2]netip.Addr{netip.MustParseAddr(subnet + ".1"), netip.MustParseAddr(subnet + ".2")}
 	l.imp.Store(&Impairment{})
 	for _, ns := range l.NS {
-		if err := l.run("netns", "add", ns); err != nil {
-			l.Close()
-			return nil, err
-		}
-		if err := l.run("-n", ns, "link", "set", "lo", "up"); err != nil {
+		if err := addNamespace(l.ip, ns); err != nil {
 			l.Close()
 			return nil, err
 		}

@@ -139,3 +139,28 @@ func TestVethLink(t *testing.T) {
 		t.Fatal("a plain veth link took an impairment")
 	}
 }
+
+// TestEphemeralPortsClearOfFixedPorts: in a link's and a LAN's namespaces
+// the kernel picks port-0 binds from EphemeralPorts, above the fixed ports
+// the Aeron tests give their channels.
+func TestEphemeralPortsClearOfFixedPorts(t *testing.T) {
+	l := newLink(t, Options{Prefix: "gnp"})
+	lan, err := NewLAN(LANOptions{Prefix: "gnpl", Hosts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := lan.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	for _, ns := range []string{l.NS[0], l.NS[1], lan.Hosts[0], lan.Switch} {
+		out, err := exec.Command("ip", "netns", "exec", ns, "cat", "/proc/sys/net/ipv4/ip_local_port_range").CombinedOutput()
+		if err != nil {
+			t.Fatalf("reading %s's port range: %v: %s", ns, err, out)
+		}
+		if got := strings.Join(strings.Fields(string(out)), " "); got != EphemeralPorts {
+			t.Errorf("namespace %s picks ephemeral ports from %q, want %q", ns, got, EphemeralPorts)
+		}
+	}
+}

@@ -370,6 +370,17 @@ func (e *Engine) LoadEntry(en *rdb.Entry) error {
 		e.follow.skipped++
 		return nil
 	}
+	if err == nil {
+		// The key's access record, as the load at start applies it (and
+		// a Redis replica's rdbLoad, objectSetLRUOrLFU): the LFU counter
+		// under an LFU policy, the idle time under any other; -1 is none.
+		if en.Freq >= 0 {
+			st.SetFreq(en.Key, en.Freq)
+		}
+		if en.Idle >= 0 {
+			st.SetIdleTime(en.Key, en.Idle)
+		}
+	}
 	return err
 }
 

@@ -351,3 +351,42 @@ func TestFullSyncLoadsExpiredKeys(t *testing.T) {
 		t.Fatalf("GET n after the primary's INCR and PERSIST = %s, want 11 (counted on from the snapshot)", got)
 	}
 }
+
+// A full resynchronisation applies each key's access record as the load at
+// start does (Redis's rdbLoad, objectSetLRUOrLFU): the LFU counter under an
+// LFU policy, the idle time under an LRU one; -1 leaves the default.
+func TestFullSyncKeepsAccessRecords(t *testing.T) {
+	for _, tc := range []struct {
+		policy, query, want, wantNone string
+	}{
+		{"allkeys-lfu", "FREQ", ":42", ":5"},
+		{"allkeys-lru", "IDLETIME", ":5000", ":0"},
+	} {
+		t.Run(tc.policy, func(t *testing.T) {
+			e, _ := newEngine(t, Options{Replica: ReplicaOptions{Control: &fakeLink{}}})
+			c := e.Open(proto.RESP, nil)
+			do(t, e, c, "CONFIG", "SET", "maxmemory-policy", tc.policy)
+			do(t, e, c, "REPLICAOF", "primary", "6379")
+			e.BeginFullSync()
+			for _, en := range []rdb.Entry{
+				{Key: []byte("s"), Expiry: rdb.NoExpiry, Idle: 5000, Freq: 42, Value: rdb.Value{Kind: rdb.KindString, Str: []byte("v")}},
+				{Key: []byte("h"), Expiry: rdb.NoExpiry, Idle: 5000, Freq: 42, Value: rdb.Value{Kind: rdb.KindHash, Items: [][]byte{[]byte("f"), []byte("v")}}},
+				{Key: []byte("none"), Expiry: rdb.NoExpiry, Idle: -1, Freq: -1, Value: rdb.Value{Kind: rdb.KindString, Str: []byte("v")}},
+			} {
+				if err := e.LoadEntry(&en); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e.EndFullSync()
+			e.SetMasterLink(true)
+			for _, k := range []string{"s", "h"} {
+				if got := do(t, e, c, "OBJECT", tc.query, k); got != tc.want {
+					t.Errorf("OBJECT %s %s after a full sync = %s, want %s (the primary's record)", tc.query, k, got, tc.want)
+				}
+			}
+			if got := do(t, e, c, "OBJECT", tc.query, "none"); got != tc.wantNone {
+				t.Errorf("OBJECT %s of a key sent without a record = %s, want %s", tc.query, got, tc.wantNone)
+			}
+		})
+	}
+}

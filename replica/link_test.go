@@ -329,3 +329,17 @@ func TestLinkLongCommandAndTimeout(t *testing.T) {
 	}
 	<-done
 }
+
+// The batch a full resynchronisation hands to the loop keeps every field of
+// a decoded key, its access record (IDLE, FREQ) included.
+func TestBatchKeepsEveryField(t *testing.T) {
+	b := newBatch()
+	in := rdb.Entry{DB: 3, Key: []byte("k"), Expiry: 1234, Type: 4, Idle: 77, Freq: 9,
+		Value: rdb.Value{Kind: rdb.KindZSet, Items: [][]byte{[]byte("m")}, Scores: []float64{1.5}}}
+	b.add(&in)
+	got := b.ents[0]
+	if got.DB != 3 || string(got.Key) != "k" || got.Expiry != 1234 || got.Type != 4 || got.Idle != 77 || got.Freq != 9 ||
+		got.Kind != rdb.KindZSet || len(got.Items) != 1 || string(got.Items[0]) != "m" || len(got.Scores) != 1 || got.Scores[0] != 1.5 {
+		t.Fatalf("batch copy = %+v, want the fields of %+v", got, in)
+	}
+}

@@ -383,7 +383,7 @@ func newBatch() *batch {
 // the item list may move when they grow: the slices already handed out
 // keep pointing at the old arrays, which nothing writes again.
 func (b *batch) add(e *rdb.Entry) bool {
-	c := rdb.Entry{DB: e.DB, Expiry: e.Expiry, Type: e.Type}
+	c := rdb.Entry{DB: e.DB, Expiry: e.Expiry, Type: e.Type, Idle: e.Idle, Freq: e.Freq}
 	c.Kind = e.Kind
 	c.Key = b.copy(e.Key)
 	if e.Str != nil {

@@ -101,6 +101,7 @@ type Stats struct {
 	Gaps          int64 // gaps seen
 	Handoffs      int64 // switches from the TCP link to the Aeron stream
 	Fallbacks     int64 // switches back (gap, silence, new id)
+	Foreign       int64 // frames of another primary's stream, ignored
 	Resubscribes  int64 // subscriptions replaced after a silence
 	BytesApplied  int64 // stream bytes applied from Aeron
 }
@@ -275,6 +276,7 @@ func (s *Source) AppendInfo(b []byte) []byte {
 	num("aeron_gaps", s.st.Gaps)
 	num("aeron_handoffs", s.st.Handoffs)
 	num("aeron_fallbacks", s.st.Fallbacks)
+	num("aeron_foreign_frames", s.st.Foreign)
 	num("aeron_resubscribes", s.st.Resubscribes)
 	return b
 }
@@ -382,15 +384,8 @@ func (s *Source) poll(now int64) int {
 			s.onAnswerFrame(&f)
 			continue
 		}
-		s.st.Frames++
-		s.lastFrame = now
-		s.st.PrimaryOffset = max(s.st.PrimaryOffset, f.End())
-		if s.live {
-			if !s.onLive(&f) {
-				break
-			}
-		} else {
-			s.onCatchup(&f)
+		if !s.onFrame(&f, now) {
+			break
 		}
 	}
 	if s.live {
@@ -417,6 +412,54 @@ func (s *Source) poll(now int64) int {
 		s.media.Driver.Wake()
 	}
 	return work
+}
+
+// onFrame takes a data or heartbeat frame; false when the live phase fell
+// back to the link (the poll's other frames wait for the next poll).
+func (s *Source) onFrame(f *aeronfeed.Frame, now int64) bool {
+	if s.foreign(f, now) {
+		s.st.Foreign++
+		return true
+	}
+	s.st.Frames++
+	s.lastFrame = now
+	s.st.PrimaryOffset = max(s.st.PrimaryOffset, f.End())
+	if s.live {
+		return s.onLive(f)
+	}
+	s.onCatchup(f)
+	return true
+}
+
+// ForeignGrace is how long the primary a replica follows must have been
+// silent (three of its heartbeats, aeronfeed.DefaultHeartbeat) before a
+// frame of another replication id is taken for its successor.
+const ForeignGrace = 3 * aeronfeed.DefaultHeartbeat
+
+// foreign reports a frame of another replication history than the one
+// this replica follows, to be ignored. After a double failover two
+// primaries can publish on one multicast group for a while, until
+// Sentinel turns the stale one into a replica: a replica follows the one
+// its link names and ignores the other, instead of switching between the
+// two at each frame (each switch a catch-up over TCP, each catch-up's
+// buffer emptied by the other's next frame).
+//   - Live: another id is foreign while the stream being applied is alive
+//     (a frame of its own within ForeignGrace). Once that stream has been
+//     quiet for longer, another id is its primary's successor (a restart,
+//     a promotion): onLive falls back to the link at once, without waiting
+//     for Options.Silence.
+//   - Catching up: another id than the link's, once the link is connected
+//     (it learned its primary's id from PSYNC). Before that, any id is
+//     buffered, as the handoff needs the link's id anyway.
+func (s *Source) foreign(f *aeronfeed.Frame, now int64) bool {
+	if s.live {
+		return string(f.ID) != s.ids.ID && now-s.lastFrame <= int64(ForeignGrace)
+	}
+	if _, _, state, _ := s.link.Role(); state != replica.StateConnected {
+		return false
+	}
+	id := s.link.IDs().ID
+	return id != "" && string(f.ID) != id
 }
 
 // onCatchup buffers a frame while the link catches up: contiguous bytes

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/goblin-kv/goblin/rdb"
 	"github.com/goblin-kv/goblin/replica"
@@ -128,5 +129,67 @@ func TestWithHost(t *testing.T) {
 		if got := withHost(c.in, c.key, c.host); got != c.want {
 			t.Errorf("withHost(%q, %s, %s) = %q, want %q", c.in, c.key, c.host, got, c.want)
 		}
+	}
+}
+
+// TestForeignPrimaryIgnored: two primaries publish on one multicast group
+// (after a double failover, until Sentinel demotes the stale one). A live
+// replica applies its own primary's stream and ignores the other's frames
+// without falling back; once its own primary has been quiet for longer
+// than ForeignGrace, the other's next frame is taken for a successor and
+// sends it back to the link at once. While catching up over a connected
+// link, only the link's history is buffered.
+func TestForeignPrimaryIgnored(t *testing.T) {
+	const ours, theirs = "0123456789012345678901234567890123456789", "abcdefghijabcdefghijabcdefghijabcdefghij"
+	frame := func(id string, off int, payload string) *aeronfeed.Frame {
+		var f aeronfeed.Frame
+		if err := aeronfeed.Parse(append(aeronfeed.AppendHeader(nil, aeronfeed.KindData, id, int64(off)), payload...), &f); err != nil {
+			t.Fatal(err)
+		}
+		return &f
+	}
+	app := &lines{}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	link, err := replica.New(replica.Options{Apply: app, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	s := &Source{o: Options{Apply: app, StreamSlice: 1 << 20, MaxBuffer: 1 << 20}, log: quiet,
+		link: link, following: true, host: "127.0.0.1", port: 1, live: true, ids: replica.IDs{ID: ours}}
+	var want []byte
+	now := int64(0)
+	for i := range 50 {
+		now += int64(10 * time.Millisecond)
+		line := fmt.Sprintf("%07d\n", i)
+		if !s.onFrame(frame(ours, len(want), line), now) {
+			t.Fatalf("frame %d of the followed primary: fell back", i)
+		}
+		want = append(want, line...)
+		if !s.onFrame(frame(theirs, 8*i, fmt.Sprintf("other%02d\n", i)), now) {
+			t.Fatalf("frame %d of the other primary: fell back (%d fallbacks)", i, s.st.Fallbacks)
+		}
+		s.apply(1 << 20)
+	}
+	if !bytes.Equal(app.applied, want) || s.st.Foreign != 50 || s.st.Fallbacks != 0 || !s.live {
+		t.Fatalf("applied %q (want the followed primary's %d bytes), foreign %d (want 50), fallbacks %d, live %v",
+			app.applied, len(want), s.st.Foreign, s.st.Fallbacks, s.live)
+	}
+	// The followed primary goes quiet: a new id is its successor.
+	now += int64(ForeignGrace + time.Millisecond)
+	if s.onFrame(frame(theirs, 0, "x\n"), now) || s.live || s.st.Fallbacks != 1 {
+		t.Fatalf("a new id after %v of silence: live %v, fallbacks %d; want a fallback to the link", ForeignGrace, s.live, s.st.Fallbacks)
+	}
+
+	// Catching up over a link connected to our primary's history.
+	link.Resume("127.0.0.1", 1, replica.IDs{ID: ours})
+	link.Handoff()
+	link.Carried(0, 0)
+	s.resetBuf()
+	s.onFrame(frame(ours, 0, "a\n"), now)
+	s.onFrame(frame(theirs, 0, "zzzz\n"), now)
+	s.onFrame(frame(ours, 2, "b\n"), now)
+	if string(s.buf) != "a\nb\n" || string(s.bufID[:]) != ours || s.st.Foreign != 51 {
+		t.Fatalf("catching up: buffered %q of id %q, foreign %d; want \"a\\nb\\n\" of the link's id, foreign 51", s.buf, s.bufID[:], s.st.Foreign)
 	}
 }

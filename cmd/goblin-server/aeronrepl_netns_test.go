@@ -77,9 +77,12 @@ func (a *aeronLAN) run(t testing.TB, s *nsServer) {
 	t.Cleanup(func() {
 		p.Stop(10 * time.Second)
 		if t.Failed() {
+			// The start (flags, drivers, channels) and the last 16,000
+			// characters (a failover's window): a whole debug log of a
+			// long test would drown the failure.
 			log := p.Log()
-			if len(log) > 6000 {
-				log = "…" + log[len(log)-6000:]
+			if len(log) > 20000 {
+				log = log[:4000] + fmt.Sprintf("\n… (%d characters left out) …\n", len(log)-20000) + log[len(log)-16000:]
 			}
 			t.Logf("log of goblin-server on host %d (pid %d):\n%s", s.host, p.PID, log)
 		}

@@ -111,6 +111,21 @@ func (e *Engine) StepLoad(lim snapshot.StepLimit) bool {
 	return true
 }
 
+// StopLoad stops a load at start that is still running, as the server
+// shuts down: the decoder's goroutine ends and the file is closed. The
+// databases keep what was loaded and LOADING stays (nothing may be saved
+// from part of the file); end is not called. Without a running load it
+// does nothing. Loop goroutine.
+func (e *Engine) StopLoad() {
+	ld := e.loading
+	if ld == nil || ld.failed {
+		return
+	}
+	ld.l.Close()
+	ld.f.Close()
+	ld.failed = true
+}
+
 // ErrLoadGivenUp is what the load at start ends with (BeginLoad's end)
 // when a full resynchronisation from a primary replaces it: the server
 // serves, with the primary's data.

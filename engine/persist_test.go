@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/snapshot"
 )
@@ -278,4 +280,53 @@ func TestShutdownCommand(t *testing.T) {
 	if got := do(t, e, NewSession(proto.RESP, nil), "SHUTDOWN"); !strings.HasPrefix(got, "-ERR SHUTDOWN is not available") {
 		t.Errorf("SHUTDOWN without a server: %s", got)
 	}
+}
+
+// TestStopLoadReleasesTheLoader: a shutdown while the load at start runs
+// stops the decoder's goroutine and closes the file; LOADING stays (the
+// databases hold part of the file) and nothing is saved.
+func TestStopLoadReleasesTheLoader(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := newEngine(t, Options{Persistence: Persistence{Dir: dir}})
+	s := NewSession(proto.RESP, nil)
+	val := strings.Repeat("v", 200)
+	for i := range 40000 {
+		do(t, e, s, "SET", fmt.Sprintf("key:%d", i), val)
+	}
+	if got := do(t, e, s, "SAVE"); got != "+OK" {
+		t.Fatalf("SAVE = %s", got)
+	}
+	fds := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd")
+		}
+		return len(ents)
+	}
+	goroutines, files := runtime.NumGoroutine(), fds()
+
+	e2, _ := newEngine(t, Options{Persistence: Persistence{Dir: dir}})
+	ended := false
+	if found, err := e2.BeginLoad(snapshot.LoadOptions{}, func(snapshot.LoadStats, error) { ended = true }); err != nil || !found {
+		t.Fatalf("BeginLoad: found %v, %v", found, err)
+	}
+	if e2.StepLoad(snapshot.StepLimit{Bytes: 64 << 10}) {
+		t.Fatal("the load ended in its first 64 KiB step: the file is too small for the test")
+	}
+	if fds() <= files {
+		t.Fatal("BeginLoad opened no file")
+	}
+	e2.StopLoad()
+	testkit.Eventually(t, 10*time.Second, "the loader's goroutines to end and its file to close", func() (bool, string) {
+		g, f := runtime.NumGoroutine(), fds()
+		return g <= goroutines && f <= files, fmt.Sprintf("goroutines %d (before the load %d), open files %d (before %d)", g, goroutines, f, files)
+	})
+	s2 := NewSession(proto.RESP, nil)
+	if !e2.Loading() || ended {
+		t.Fatalf("after StopLoad: Loading %v (want true: part of the file is loaded), end called %v (want false)", e2.Loading(), ended)
+	}
+	if got := do(t, e2, s2, "GET", "key:1"); !strings.HasPrefix(got, "ERR LOADING") && !strings.Contains(got, "LOADING") {
+		t.Fatalf("GET after a stopped load = %s, want LOADING", got)
+	}
+	e2.StopLoad() // a second call does nothing
 }

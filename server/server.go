@@ -238,6 +238,9 @@ func New(o Options) (*Server, error) {
 			if err := s.engine.ShutdownSave(); err != nil {
 				s.finalSave = err
 			}
+			// A load at start still running (ShutdownSave saved nothing
+			// then) stops: its decoder goroutine and file go with it.
+			s.engine.StopLoad()
 		},
 		Publish: func(*LoopStats) {
 			s.metrics.Publish()

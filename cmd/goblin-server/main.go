@@ -353,6 +353,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		log.Info("metrics listening", "url", "http://"+ln.Addr().String()+"/metrics")
 	}
 
+	// Whether the load at start goes on in the loop (the first step in
+	// New did not finish the file): read before the loop runs, which may
+	// finish it at once.
+	loading := false
+	select {
+	case <-srv.LoadDone():
+	default:
+		loading = true
+	}
 	runErr := make(chan error, 1)
 	go func() { runErr <- srv.Run() }() // the loop locks this goroutine's thread
 	for _, t := range srv.Targets() {
@@ -365,7 +374,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		<-srv.LoadDone()
 		log.Info("ready", "idle", opts.Idle, "pid", os.Getpid())
 	}()
-	stopWatchdog := notifyReady(notifier, srv, log)
+	stopWatchdog := notifyReady(notifier, srv, loading, log)
 	defer stopWatchdog()
 
 	code := exitOK

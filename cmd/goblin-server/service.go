@@ -27,16 +27,46 @@ func versionLine(in buildinfo.Info) string {
 		" bits=" + strconv.Itoa(strconv.IntSize) + " arch=" + runtime.GOARCH + " redis=" + engine.DefaultVersion
 }
 
+// Extending the service manager's start timeout while the snapshot file
+// loads: every LoadExtendEvery, EXTEND_TIMEOUT_USEC= of LoadExtendBy, so a
+// load longer than TimeoutStartSec= (90 s by default) is not killed as a
+// hung start, while a load that stops making the loop cycle still is.
+const (
+	LoadExtendEvery = 10 * time.Second
+	LoadExtendBy    = 30 * time.Second
+)
+
 // notifyReady tells a service manager (systemd Type=notify) the server is
 // serving, and keeps its watchdog fed while the store loop cycles: a loop
 // that stalls stops the keep-alives, so WatchdogSec= restarts a server that
-// no longer answers. The returned func stops the watchdog.
-func notifyReady(n *sdnotify.Notifier, srv *server.Server, log *slog.Logger) (stop func()) {
+// no longer answers. While the snapshot file loads (loading: the load went
+// on past New's first step), it extends the start timeout. The returned
+// func stops the watchdog.
+func notifyReady(n *sdnotify.Notifier, srv *server.Server, loading bool, log *slog.Logger) (stop func()) {
 	if !n.Enabled() {
 		return func() {}
 	}
 	status := "serving " + strconv.Itoa(len(srv.Targets())) + " listeners"
 	go func() {
+		if loading {
+			t := time.NewTicker(LoadExtendEvery)
+			defer t.Stop()
+		extend:
+			for {
+				if ok, _ := srv.Healthy(); ok {
+					msg := "EXTEND_TIMEOUT_USEC=" + strconv.FormatInt(LoadExtendBy.Microseconds(), 10) +
+						"\nSTATUS=loading the snapshot file"
+					if err := n.Send(msg); err != nil {
+						log.Warn("cannot extend the service manager's start timeout", "err", err)
+					}
+				}
+				select {
+				case <-srv.LoadDone():
+					break extend
+				case <-t.C:
+				}
+			}
+		}
 		// Ready once the snapshot file is loaded, as Redis's supervised
 		// mode: until then clients get LOADING (never if the load fails).
 		<-srv.LoadDone()

@@ -133,3 +133,42 @@ func TestClientEventsNameTheClient(t *testing.T) {
 		t.Errorf("a request was logged:\n%s", p.Log())
 	}
 }
+
+// TestServiceManagerLoadExtendsStart: a snapshot file that takes longer
+// than the load's first step makes the server extend the service manager's
+// start timeout (EXTEND_TIMEOUT_USEC, with a loading STATUS) before it
+// sends READY=1, so a long load under TimeoutStartSec= is not killed as a
+// hung start.
+func TestServiceManagerLoadExtendsStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeBigSnapshot(t, filepath.Join(dir, "dump.rdb"), 20_000, 1000) // 20 MB: ten first steps
+	name := filepath.Join(dir, "notify")
+	l, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: name, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	cmd := exec.Command(buildServer(t), "--listen", "uds://"+filepath.Join(dir, "g.sock"), "--metrics", "off", "--dir", dir)
+	cmd.Env = append(cmd.Environ(), "NOTIFY_SOCKET="+name)
+	p, err := testproc.StartCmd(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(10 * time.Second)
+	var got []string
+	for len(got) == 0 || !strings.HasPrefix(got[len(got)-1], "READY=1\n") {
+		l.SetReadDeadline(time.Now().Add(30 * time.Second))
+		b := make([]byte, 4096)
+		n, err := l.Read(b)
+		if err != nil {
+			t.Fatalf("the service manager never got READY=1 (got %q): %v\nserver log:\n%s", got, err, p.Log())
+		}
+		got = append(got, string(b[:n]))
+	}
+	want := fmt.Sprintf("EXTEND_TIMEOUT_USEC=%d\nSTATUS=loading the snapshot file", LoadExtendBy.Microseconds())
+	if len(got) < 2 || got[0] != want {
+		t.Fatalf("notifications %q: want %q before READY=1", got, want)
+	}
+	p.WaitLog(t, `msg="DB loaded from disk" .*keys=20000`, 10*time.Second)
+}

@@ -11,7 +11,9 @@ import (
 // TestTimerSlack: an idle engine lets the loop doze for all it asks; a
 // blocked client's timeout and a CLIENT PAUSE's end bound the doze to the
 // time left; a key with a TTL keeps the loop to its backoff's parks (0)
-// until it is gone, so its expiry is not delayed.
+// while the expiry sweep passes over the slots, and to the sweep's 100 ms
+// rest after each pass, so no expiry is delayed beyond the sweep's own
+// rest and the loop still dozes between passes.
 func TestTimerSlack(t *testing.T) {
 	e, clock := newEngine(t, Options{})
 	const ask = 100 * time.Millisecond
@@ -51,7 +53,19 @@ func TestTimerSlack(t *testing.T) {
 		t.Fatalf("SET PX: %s", got)
 	}
 	if d := e.TimerSlack(ask); d != 0 {
-		t.Fatalf("a key with a TTL: %v allowed, want 0 (the expiry sweep runs as before)", d)
+		t.Fatalf("a key with a TTL, its sweep's pass not done: %v allowed, want 0 (the loop ticks the sweep on)", d)
+	}
+	e.Tick(1000) // a whole pass over the slots: the sweep rests 100 ms
+	if d := e.TimerSlack(2 * ask); d != 100*time.Millisecond {
+		t.Fatalf("a key with a TTL, the sweep resting 100 ms: %v of %v allowed, want 100ms", d, 2*ask)
+	}
+	clock.Advance(40 * time.Millisecond)
+	if d := e.TimerSlack(2 * ask); d != 60*time.Millisecond {
+		t.Fatalf("40 ms into the sweep's rest: %v allowed, want 60ms", d)
+	}
+	clock.Advance(60 * time.Millisecond)
+	if d := e.TimerSlack(ask); d != 0 {
+		t.Fatalf("the sweep's rest over: %v allowed, want 0 (its next pass is due)", d)
 	}
 	do(t, e, c, "DEL", "v")
 	if d := e.TimerSlack(ask); d != ask {

@@ -28,8 +28,8 @@ func (c *loopConn) Write(p []byte) error {
 }
 
 func (c *loopConn) ReadAppend(dst []byte) ([]byte, error) { return append(dst, c.reply...), nil }
-func (c *loopConn) SetDeadline(time.Time) error          { return nil }
-func (c *loopConn) Close() error                         { c.sess.Close(); return nil }
+func (c *loopConn) SetDeadline(time.Time) error           { return nil }
+func (c *loopConn) Close() error                          { c.sess.Close(); return nil }
 
 // BenchmarkOneThreadLibrary is a depth-one PING, SET (16-byte value) or
 // GET through the client library's typed calls, the request served by the

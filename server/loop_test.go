@@ -772,3 +772,35 @@ func TestLoopAddsAPPerRawParker(t *testing.T) {
 		t.Errorf("GOMAXPROCS %d once they were taken back, want %d", n, base)
 	}
 }
+
+// TestTickEverySpacesIdleTicks: with TickEvery, a Tick that did nothing is
+// not repeated until TickEvery has passed, while one that did work is
+// repeated on the next cycle; without it Tick runs every cycle.
+func TestTickEverySpacesIdleTicks(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		every time.Duration
+		work  int
+		want  int
+	}{
+		{"idle, spaced", time.Hour, 0, 1},
+		{"busy, spaced", time.Hour, 1, 100},
+		{"idle, every cycle", 0, 0, 100},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ticks := 0
+			l, err := NewLoop(LoopConfig{Transports: []transport.Server{&quietTransport{}}, Idle: IdleSpin, TickEvery: c.every,
+				Tick: func(int) int { ticks++; return c.work }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.closeParkFD()
+			for range 100 {
+				l.cycle()
+			}
+			if ticks != c.want {
+				t.Fatalf("%d Ticks in 100 cycles, want %d", ticks, c.want)
+			}
+		})
+	}
+}

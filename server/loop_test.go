@@ -804,3 +804,29 @@ func TestTickEverySpacesIdleTicks(t *testing.T) {
 		})
 	}
 }
+
+// TestLoopClockAfterIdleCycles: a spinning idle loop reads the clock on
+// one cycle in idleClockEvery, while a loop that yields (or parks, or did
+// work) reads it on every cycle.
+func TestLoopClockAfterIdleCycles(t *testing.T) {
+	for _, c := range []struct {
+		idle     string
+		min, max int // distinct clock readings in 12 cycles
+	}{{IdleSpin, 12 / idleClockEvery, 12/idleClockEvery + 1}, {IdleYield, 12, 12}} {
+		t.Run(c.idle, func(t *testing.T) {
+			seen := map[int64]bool{}
+			l, err := NewLoop(LoopConfig{Transports: []transport.Server{&quietTransport{}}, Idle: c.idle,
+				BeginCycle: func(now int64) { seen[now] = true }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.closeParkFD()
+			for range 12 {
+				l.cycle()
+			}
+			if len(seen) < c.min || len(seen) > c.max {
+				t.Fatalf("%d distinct clock readings in 12 idle cycles, want %d to %d", len(seen), c.min, c.max)
+			}
+		})
+	}
+}

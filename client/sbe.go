@@ -118,7 +118,9 @@ func (s *sbeCodec) parseReply(buf []byte, r *result) (int, error) {
 	}
 	// The client reads replies in RESP2's shapes whatever the protocol:
 	// maps and sets are arrays, doubles bulk strings, booleans integers.
-	rep.Downgrade()
+	if rep.Kind > command.Error || len(rep.Items) > 0 {
+		rep.Downgrade() // kinds up to Error are RESP2's already
+	}
 	if rep.Kind == command.Array {
 		used, err := sbeElems(r, rep.Integer, rep.Items, 0)
 		if err != nil {

@@ -441,8 +441,9 @@ func (c *Client) prepare(ctx context.Context) error {
 			return err
 		}
 	}
-	dl, _ := ctx.Deadline()
-	if !dl.Equal(c.dl) {
+	// Without a deadline now and before (the common case) there is
+	// nothing to compare: Equal costs more than the rest of prepare.
+	if dl, ok := ctx.Deadline(); (ok || !c.dl.IsZero()) && !dl.Equal(c.dl) {
 		if err := c.conn.SetDeadline(dl); err != nil {
 			c.drop()
 			return &ConnError{Target: c.tname, Op: "set deadline", Err: err}

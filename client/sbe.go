@@ -43,6 +43,9 @@ func (s *sbeCodec) appendTyped(dst []byte, r *command.Request) ([]byte, error) {
 	}
 	s.sent++
 	r.CorrelationID = s.sent
+	if !s.framed && r.Op == command.OpPing && len(r.Key) == 0 && len(r.Value) == 0 && len(r.Args) == 0 {
+		return sbe.AppendPing(dst, s.sent), nil // what AppendRequest writes for it, without the flyweight
+	}
 	// A bare PING goes as the 16-byte Ping message (schema version 1),
 	// which fits one cache line and one 64-byte Aeron frame each way.
 	r.Compact = true
@@ -83,16 +86,18 @@ func (s *sbeCodec) parseReply(buf []byte, r *result) (int, error) {
 			return 0, nil
 		}
 		// Message transports hand over whole messages, so a non-empty
-		// buffer starts with a complete one.
-		l, err := s.c.MessageLen(buf)
+		// buffer starts with a complete one: decoded and measured at once.
+		l, err := s.c.DecodeReplyLen(buf, &s.rep)
 		if err != nil {
 			return 0, fmt.Errorf("%w: %w", ErrProtocol, err)
 		}
-		msg, n = buf[:l], l
+		n = l
 	}
 	rep := &s.rep
-	if err := s.c.DecodeReply(msg, rep); err != nil {
-		return 0, fmt.Errorf("%w: %w", ErrProtocol, err)
+	if s.framed {
+		if err := s.c.DecodeReply(msg, rep); err != nil {
+			return 0, fmt.Errorf("%w: %w", ErrProtocol, err)
+		}
 	}
 	if rep.CorrelationID == 0 && rep.Kind == command.Error {
 		// The server refused the connection (protected mode, too many
@@ -113,7 +118,9 @@ func (s *sbeCodec) parseReply(buf []byte, r *result) (int, error) {
 	}
 	// The client reads replies in RESP2's shapes whatever the protocol:
 	// maps and sets are arrays, doubles bulk strings, booleans integers.
-	rep.Downgrade()
+	if rep.Kind > command.Error || len(rep.Items) > 0 {
+		rep.Downgrade() // kinds up to Error are RESP2's already
+	}
 	if rep.Kind == command.Array {
 		used, err := sbeElems(r, rep.Integer, rep.Items, 0)
 		if err != nil {

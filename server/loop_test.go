@@ -772,3 +772,61 @@ func TestLoopAddsAPPerRawParker(t *testing.T) {
 		t.Errorf("GOMAXPROCS %d once they were taken back, want %d", n, base)
 	}
 }
+
+// TestTickEverySpacesIdleTicks: with TickEvery, a Tick that did nothing is
+// not repeated until TickEvery has passed, while one that did work is
+// repeated on the next cycle; without it Tick runs every cycle.
+func TestTickEverySpacesIdleTicks(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		every time.Duration
+		work  int
+		want  int
+	}{
+		{"idle, spaced", time.Hour, 0, 1},
+		{"busy, spaced", time.Hour, 1, 100},
+		{"idle, every cycle", 0, 0, 100},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ticks := 0
+			l, err := NewLoop(LoopConfig{Transports: []transport.Server{&quietTransport{}}, Idle: IdleSpin, TickEvery: c.every,
+				Tick: func(int) int { ticks++; return c.work }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.closeParkFD()
+			for range 100 {
+				l.cycle()
+			}
+			if ticks != c.want {
+				t.Fatalf("%d Ticks in 100 cycles, want %d", ticks, c.want)
+			}
+		})
+	}
+}
+
+// TestLoopClockAfterIdleCycles: a spinning idle loop reads the clock on
+// one cycle in idleClockEvery, while a loop that yields (or parks, or did
+// work) reads it on every cycle.
+func TestLoopClockAfterIdleCycles(t *testing.T) {
+	for _, c := range []struct {
+		idle     string
+		min, max int // distinct clock readings in 12 cycles
+	}{{IdleSpin, 12 / idleClockEvery, 12/idleClockEvery + 1}, {IdleYield, 12, 12}} {
+		t.Run(c.idle, func(t *testing.T) {
+			seen := map[int64]bool{}
+			l, err := NewLoop(LoopConfig{Transports: []transport.Server{&quietTransport{}}, Idle: c.idle,
+				BeginCycle: func(now int64) { seen[now] = true }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.closeParkFD()
+			for range 12 {
+				l.cycle()
+			}
+			if len(seen) < c.min || len(seen) > c.max {
+				t.Fatalf("%d distinct clock readings in 12 idle cycles, want %d to %d", len(seen), c.min, c.max)
+			}
+		})
+	}
+}

@@ -218,6 +218,9 @@ func flagBits(f command.Flags) uint8 {
 // panics if r has more than 65534 Args or an Op not Encodable (programmer
 // errors; the client library checks first).
 func (c *Codec) AppendRequest(dst []byte, r *command.Request) []byte {
+	if plainRequest(r) {
+		return appendPlainRequest(dst, r) // GET, SET and their kind (clienthot.go)
+	}
 	n := RequestLen(r)
 	dst, off := grow(dst, n)
 	return c.requestAt(dst, off, n, r)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/goblin-kv/goblin/command"
@@ -162,23 +163,32 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]by
 	if st.Collections() != 0 {
 		return out, false
 	}
-	timing := e.slow.slowerThan >= 0
 	e.beginHot(st, op)
+	if e.slow.slowerThan >= 0 { // before the store's call, so key and value need not outlive it
+		i := hotSet
+		if op == command.OpGet {
+			i = hotGet
+		}
+		e.untimed(s, op, key, value, i)
+	}
+	// Room for the SOFH, the reply's header and SET's "OK" made once: the
+	// header is written in place (PutReplyHeader, inlined).
+	out = slices.Grow(out, sbe.SOFHLen+sbe.ReplyHeaderLen+len("OK"))
 	frameAt := len(out)
 	if framed {
 		out = sbe.AppendFrameStart(out)
 	}
-	i := hotSet
+	at := len(out)
 	if op == command.OpGet {
-		i = hotGet
-		at := len(out)
-		out = sbe.AppendReplyHeader(out, corr, command.OK, command.Bulk, 0)
+		out = out[:at+sbe.ReplyHeaderLen]
+		sbe.PutReplyHeader(out[at:], corr, command.OK, command.Bulk, 0)
 		var found bool
 		if out, found = st.Get(out, key); found {
 			sbe.SetReplyValueLen(out[at:], len(out)-at-sbe.ReplyHeaderLen)
 			e.res.Kind = command.Bulk
 		} else {
-			out = sbe.AppendReplyHeader(out[:at], corr, command.OK, command.Nil, 0)
+			out = out[:at+sbe.ReplyHeaderLen]
+			sbe.PutReplyHeader(out[at:], corr, command.OK, command.Nil, 0)
 			e.res.Kind = command.Nil
 		}
 	} else if err := st.Put(key, value); err != nil {
@@ -188,13 +198,11 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]by
 		out = e.codec.AppendReply(out, &e.res)
 	} else {
 		e.ok()
-		out = append(sbe.AppendReplyHeader(out, corr, command.OK, command.Simple, len(txtOK)), txtOK...)
+		out = out[:at+sbe.ReplyHeaderLen+len("OK")]
+		sbe.PutSimpleOK(out[at:], corr)
 	}
 	if framed {
 		sbe.FinishFrame(out[frameAt:])
-	}
-	if timing {
-		e.untimed(s, op, key, value, i)
 	}
 	e.count(s, op)
 	if len(e.blocked) != 0 {

@@ -164,12 +164,14 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]by
 		return out, false
 	}
 	e.beginHot(st, op)
-	if e.slow.slowerThan >= 0 { // before the store's call, so key and value need not outlive it
+	if e.slow.slowerThan >= 0 { // untimed, inlined; before the store's call, so key and value need not outlive it
 		i := hotSet
 		if op == command.OpGet {
 			i = hotGet
 		}
-		e.untimed(s, op, key, value, i)
+		if l := e.batch.add(s, op, i, len(key), len(value)); !keepShort(&l.key, key) || !keepShort(&l.val, value) {
+			l.keepLong(key, value)
+		}
 	}
 	// Room for the SOFH, the reply's header and SET's "OK" made once: the
 	// header is written in place (PutReplyHeader, inlined).
@@ -231,16 +233,20 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.O
 	e.beginHot(st, op)
 	var start int64
 	timing := e.slow.slowerThan >= 0 // batched (batchtime.go), or as execute's
-	if timing && !e.cycled {
-		start = e.since()
+	if timing {
+		if e.cycled { // untimed, inlined; before the store's call, so key and value need not outlive it
+			if l := e.batch.add(s, op, hotIndex(op), len(key), len(value)); !keepShort(&l.key, key) || !keepShort(&l.val, value) {
+				l.keepLong(key, value)
+			}
+		} else {
+			start = e.since()
+		}
 	}
-	i := hotPing
 	switch op {
 	case command.OpPing:
 		e.simple(txtPONG)
 		out = append(out, "+PONG\r\n"...)
 	case command.OpGet:
-		i = hotGet
 		// The value goes straight into out, after a bulk header that
 		// guesses two digits (a 10- to 99-byte value), put right after.
 		at := len(out)
@@ -267,7 +273,6 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.O
 			out = resp.AppendNull(out)
 		}
 	default: // SET key value
-		i = hotSet
 		if err := st.Put(key, value); err != nil {
 			e.res.Reset() // beginHot leaves the last reply's fields; an error's encoding reads them all
 			e.storeError(err)
@@ -277,12 +282,8 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.O
 			out = resp.AppendOK(out)
 		}
 	}
-	if timing {
-		if e.cycled {
-			e.untimed(s, op, key, value, i)
-		} else {
-			e.timed(s, r, start)
-		}
+	if timing && !e.cycled {
+		e.timed(s, r, start)
 	}
 	e.count(s, op)
 	return out, true

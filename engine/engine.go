@@ -201,6 +201,12 @@ type Session struct {
 	// are any (Redis's CLIENT_PUBSUB: RESP2 allows only a few commands).
 	sub    *sessionSubs
 	pubsub bool
+	// cold: the session's own state keeps its requests off the hot paths
+	// (hotSession): a MULTI, replies off or skipped (mute), CLIENT
+	// NO-TOUCH or a Pub/Sub context. recold sets it; every change of what
+	// it is made of calls it, and checkCold holds it to that in
+	// invariants and race builds.
+	cold bool
 	// Replication (cmd_repl.go): what the client told with REPLCONF, its
 	// state as a replica (nil unless it sent SYNC or PSYNC), the stream
 	// offset after its last write (WAIT's), and a parked WAIT.
@@ -776,6 +782,7 @@ func (e *Engine) serveRESPRare(s *Session, args [][]byte, ok bool) {
 func (e *Engine) muted(s *Session, out []byte) []byte {
 	if s.mute > 0 {
 		s.mute--
+		s.recold()
 	}
 	return out
 }

@@ -32,12 +32,30 @@ func (e *Engine) hotUser(s *Session, r *command.Request) bool {
 
 // hotSession is the hot state but for the user: the engine-wide flag, the
 // sampling countdown, and the session's own state (no MULTI, replies on,
-// no CLIENT NO-TOUCH, no Pub/Sub context). Small enough to be inlined.
+// no CLIENT NO-TOUCH, no Pub/Sub context: one flag, s.cold). Small enough
+// to be inlined.
 func (e *Engine) hotSession(s *Session) bool {
 	if invariants {
 		e.checkHot()
+		s.checkCold()
 	}
-	return !e.hotOff && e.sampleLeft > 1 && !s.tx.on && s.mute == 0 && !s.noTouch && !s.pubsub
+	return !e.hotOff && e.sampleLeft > 1 && !s.cold
+}
+
+// coldNow returns what s.cold stands for, read from the state itself.
+func (s *Session) coldNow() bool { return s.tx.on || s.mute != 0 || s.noTouch || s.pubsub }
+
+// recold sets s.cold: every change of a MULTI's state, mute, CLIENT
+// NO-TOUCH or the Pub/Sub context calls it, so hotSession tests one flag
+// where it tested four.
+func (s *Session) recold() { s.cold = s.coldNow() }
+
+// checkCold panics when s.cold lets a request take a hot path that the
+// session's state itself does not: a change that did not call recold.
+func (s *Session) checkCold() {
+	if now := s.coldNow(); now && !s.cold {
+		panic(fmt.Sprintf("engine: session cold flag stale: cold %v (state says %v: MULTI %v, mute %d, no-touch %v, Pub/Sub %v)", s.cold, now, s.tx.on, s.mute, s.noTouch, s.pubsub))
+	}
 }
 
 // hotNow returns what hotOff and inPlaceOff stand for, read from the

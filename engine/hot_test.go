@@ -130,6 +130,7 @@ func TestHotPathTaken(t *testing.T) {
 		}
 	}
 	s.tx.on = true
+	s.recold()
 	if _, ok := e.serveSBEHot(s, &e.req, nil, false); ok {
 		t.Error("GET inside MULTI served by the hot path")
 	}

@@ -217,7 +217,7 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]by
 		e.res.CorrelationID = corr
 		out = e.codec.AppendReply(out, &e.res)
 	} else {
-		e.ok()
+		e.res.Kind = command.Simple // all count reads of a hot reply (see beginHot)
 		out = out[:at+sbe.ReplyHeaderLen+len("OK")]
 		sbe.PutSimpleOK(out[at:], corr)
 	}
@@ -262,7 +262,7 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.O
 	}
 	switch op {
 	case command.OpPing:
-		e.simple(txtPONG)
+		e.res.Kind = command.Simple
 		out = append(out, "+PONG\r\n"...)
 	case command.OpGet:
 		// The value goes straight into out, after a bulk header that
@@ -273,21 +273,20 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.O
 		out, found = st.Get(out, key)
 		switch {
 		case found:
-			var v int
 			if n := len(out) - at - len(bulkGuess); n >= 10 && n <= 99 { // fixBulkHeader's usual case, inlined
-				out[at+1], out[at+2], v = byte('0'+n/10), byte('0'+n%10), at+len(bulkGuess)
+				out[at+1], out[at+2] = byte('0'+n/10), byte('0'+n%10)
 			} else {
-				out, v = fixBulkHeader(out, at)
+				out, _ = fixBulkHeader(out, at)
 			}
-			e.bulk(out[v:])
+			e.res.Kind = command.Bulk
 			out = append(out, '\r', '\n')
 		case s.resp3:
 			out = out[:at]
-			e.null()
+			e.res.Kind = command.Nil
 			out = resp.AppendNull3(out)
 		default:
 			out = out[:at]
-			e.null()
+			e.res.Kind = command.Nil
 			out = resp.AppendNull(out)
 		}
 	default: // SET key value
@@ -296,7 +295,7 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.O
 			e.storeError(err)
 			out = e.encodeRESP(out, s.resp3)
 		} else {
-			e.ok()
+			e.res.Kind = command.Simple
 			out = resp.AppendOK(out)
 		}
 	}
@@ -347,8 +346,9 @@ func hotIndex(op command.Op) int {
 // session's database, op is counted as a call and against the sampling
 // countdown, and the "ran" state is that of a new request. The reply is
 // not reset (80 bytes cleared, and write barriers, each request): every
-// hot path sets its Kind, which is all count reads of it, and resets it
-// before an error, whose encoding reads every field.
+// hot path sets its Kind, which is all count reads of it (the in-place
+// paths set nothing else: their reply is written straight into out), and
+// resets it before an error, whose encoding reads every field.
 func (e *Engine) beginHot(st *store.Store, op command.Op) {
 	e.st = st
 	e.ran = true

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/binary"
 	"strconv"
 
 	"github.com/goblin-kv/goblin/command"
@@ -53,29 +52,46 @@ type batchedRequest struct {
 // untimed adds a request of session s, served on a hot path without
 // reading the clock (the loop's cycles close batches, and the slow log is
 // on), to the batch: op (whose index in hotBatch.ops is i) with key and
-// value (empty when op has none).
+// value (empty when op has none). The in-place paths write it out as
+// add and keepShort, which the compiler inlines.
 func (e *Engine) untimed(s *Session, op command.Op, key, value []byte, i int) {
-	b := &e.batch
+	l := e.batch.add(s, op, i, len(key), len(value))
+	if !keepShort(&l.key, key) || !keepShort(&l.val, value) {
+		l.keepLong(key, value)
+	}
+}
+
+// add counts a request of session s for op (whose index in ops is i),
+// with a key of kn bytes and a value of vn, in the batch, and returns its
+// record as the batch's last, for the caller to copy the key and value
+// into (keepShort, keepLong).
+func (b *hotBatch) add(s *Session, op command.Op, i, kn, vn int) *batchedRequest {
 	b.n++
 	b.ops[i]++
 	l := &b.last
-	l.s, l.op = s, op
-	l.keyN, l.valN = len(key), len(value)
-	keepWord(&l.key, key)
-	keepWord(&l.val, value)
+	l.s, l.op, l.keyN, l.valN = s, op, kn, vn
+	return l
 }
 
-// keepWord copies the first bytes of w (at most len(dst)) into dst: a
-// word of 8 to 16 bytes, the common key, with two 8-byte moves (the
-// second overlapping the first) instead of a call to memmove.
-func keepWord(dst *[slowlogMaxString]byte, w []byte) {
-	switch n := len(w); {
-	case n >= 8 && n <= 16:
-		binary.LittleEndian.PutUint64(dst[:8], binary.LittleEndian.Uint64(w))
-		binary.LittleEndian.PutUint64(dst[n-8:n], binary.LittleEndian.Uint64(w[n-8:]))
-	case n != 0:
-		copy(dst[:], w)
+// keepShort copies w into dst and reports true when w is empty or of 8
+// to 16 bytes (the common key and value), with two 8-byte moves (the
+// second overlapping the first) instead of a call to memmove; for any
+// other length it copies nothing and reports false (keepLong's case).
+func keepShort(dst *[slowlogMaxString]byte, w []byte) bool {
+	n := len(w)
+	if n < 8 || n > 16 {
+		return n == 0
 	}
+	*(*[8]byte)(dst[:8]) = [8]byte(w)
+	*(*[8]byte)(dst[n-8 : n]) = [8]byte(w[n-8:])
+	return true
+}
+
+// keepLong copies the first bytes of key and value (at most
+// slowlogMaxString of each) into l: what keepShort does not take.
+func (l *batchedRequest) keepLong(key, value []byte) {
+	copy(l.key[:], key)
+	copy(l.val[:], value)
 }
 
 // closeBatch times the batch of untimed hot requests with now, a clock

@@ -255,6 +255,7 @@ func (e *Engine) clientNoEvict(s *Session, r *command.Request) {
 
 func (e *Engine) clientNoTouch(s *Session, r *command.Request) {
 	s.noTouch = r.Amount == 1
+	s.recold()
 	e.ok()
 }
 
@@ -290,6 +291,7 @@ func (e *Engine) clientReply(s *Session, r *command.Request) {
 	case command.ReplySkip:
 		s.mute = 2 // this command's reply and the next one's
 	}
+	s.recold()
 }
 
 func (e *Engine) clientGetRedir(*Session, *command.Request) { e.integer(-1) }

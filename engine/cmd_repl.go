@@ -984,6 +984,7 @@ func (e *Engine) replConf(s *Session, r *command.Request) {
 func (e *Engine) muteReply(s *Session) {
 	if s.mute == 0 {
 		s.mute = 1
+		s.recold()
 	}
 }
 

@@ -440,6 +440,7 @@ func (e *Engine) ApplyMaster(in []byte, maxCmds int) (consumed, applied, getack 
 		}
 		s.user = e.follow.user
 		s.mute = -1 // CLIENT REPLY OFF: the master client gets no replies
+		s.recold()
 		e.follow.master = s
 	}
 	// NoExpiry alone decides while the stream applies: under it no read

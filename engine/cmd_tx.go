@@ -105,6 +105,7 @@ func (e *Engine) multi(s *Session, _ *command.Request) {
 		return
 	}
 	s.tx.on, s.tx.abort, s.tx.n, s.tx.buf = true, false, 0, s.tx.buf[:0]
+	s.recold()
 	e.ok()
 }
 
@@ -120,6 +121,7 @@ func (e *Engine) discard(s *Session, _ *command.Request) {
 // endTx forgets the queue and the watched keys.
 func (e *Engine) endTx(s *Session) {
 	s.tx.on, s.tx.abort, s.tx.n, s.tx.pubsub = false, false, 0, false
+	s.recold()
 	if cap(s.tx.buf) > maxKeptScratch {
 		s.tx.buf = nil
 	}
@@ -153,6 +155,7 @@ func (e *Engine) exec(s *Session, _ *command.Request) {
 	}
 	e.unwatchAll(s)
 	t.on = false // the queued commands run now, not into the queue
+	s.recold()
 	e.inExec = true
 	defer func() { e.inExec = false }()
 	items, vals := e.txItems[:0], e.txVals[:0]

@@ -201,6 +201,12 @@ type Session struct {
 	// are any (Redis's CLIENT_PUBSUB: RESP2 allows only a few commands).
 	sub    *sessionSubs
 	pubsub bool
+	// cold: the session's own state keeps its requests off the hot paths
+	// (hotSession): a MULTI, replies off or skipped (mute), CLIENT
+	// NO-TOUCH or a Pub/Sub context. recold sets it; every change of what
+	// it is made of calls it, and checkCold holds it to that in
+	// invariants and race builds.
+	cold bool
 	// Replication (cmd_repl.go): what the client told with REPLCONF, its
 	// state as a replica (nil unless it sent SYNC or PSYNC), the stream
 	// offset after its last write (WAIT's), and a parked WAIT.
@@ -556,13 +562,39 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 	if s.Protocol == proto.SBE {
 		return e.serveSBEStream(s, in, out, limit)
 	}
+	// The first command, when it is one of PeekHot's shapes that
+	// serveRESPHotDirect serves (the loop's first turn, below, without
+	// its checks): a ping-pong's one command is served and returned
+	// before the loop. noHot is where in is known not to start with one
+	// of the shapes (-1: nowhere), so the loop does not read it again.
+	noHot := -1
+	if !e.inPlaceOff && e.pauseUntil == 0 && !s.quit && s.user.AllowsAll() {
+		hot, key, value, n := s.parser.PeekHot(in, &e.o.Limits)
+		if hot == resp.HotNone {
+			noHot = 0
+		} else if served, ok := e.serveRESPHotDirect(s, nil, hotOps[hot], key, value, out); ok {
+			s.parser.Skip(n)
+			out = served
+			if len(e.blocked) != 0 {
+				e.serveBlocked()
+			}
+			if n == len(in) {
+				return n, out, s.quit
+			}
+			consumed = n
+		}
+	}
 	for consumed < len(in) && !s.quit && !s.failedAuth && len(out) < limit {
 		// PING, GET and SET as clients send them: read in a few loads and
 		// decoded without the name's lookup (resp.Parser.ReadHot).
 		// For a user allowed everything with the slow log's timing
 		// batched (or off), served from what PeekHot read, with no
 		// arguments or Request made (serveRESPHotDirect).
-		if hot, key, value, n := s.parser.PeekHot(in[consumed:], &e.o.Limits); hot != resp.HotNone {
+		hot, key, value, n := resp.HotNone, []byte(nil), []byte(nil), 0
+		if consumed != noHot {
+			hot, key, value, n = s.parser.PeekHot(in[consumed:], &e.o.Limits)
+		}
+		if hot != resp.HotNone {
 			if e.pauseUntil != 0 && e.held(s, hotOps[hot]) {
 				break
 			}
@@ -776,6 +808,7 @@ func (e *Engine) serveRESPRare(s *Session, args [][]byte, ok bool) {
 func (e *Engine) muted(s *Session, out []byte) []byte {
 	if s.mute > 0 {
 		s.mute--
+		s.recold()
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/goblin-kv/goblin/command"
 	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/proto/sbe"
 )
 
@@ -87,4 +88,50 @@ func TestCompactPingFastPath(t *testing.T) {
 			t.Fatalf("PING before AUTH answered %+v, want NOAUTH", r)
 		}
 	})
+}
+
+// TestRESPStreamFirstHot: ServeStreamLimit serves a stream's first
+// command, when it is a hot PING, GET or SET, before its loop: a stream
+// of hot and other commands in any order, in one call, gets the replies
+// (and leaves the store) as the same commands sent one call each, and a
+// limit still stops it after the first command.
+func TestRESPStreamFirstHot(t *testing.T) {
+	cmds := [][]string{
+		{"SET", "key:000000000001", "value:0000000001"}, {"GET", "key:000000000001"}, {"PING"},
+		{"INCR", "n"}, {"GET", "key:000000000001"}, {"GET", "nokey"}, {"SET", "k2", "v2"}, {"GET", "k2"},
+	}
+	for first := range cmds { // each command first in the stream
+		order := append(append([][]string{}, cmds[first:]...), cmds[:first]...)
+		one, _ := newEngine(t, Options{})
+		whole, _ := newEngine(t, Options{})
+		for _, e := range []*Engine{one, whole} {
+			e.BeginCycle(0) // the slow log's timing batched: the hot paths open
+			if e.inPlaceOff {
+				t.Fatal("the in-place hot paths are off")
+			}
+		}
+		so, sw := NewSession(proto.RESP, nil), NewSession(proto.RESP, nil)
+		var want, in []byte
+		for _, c := range order {
+			b := resp.AppendCommandString(nil, c...)
+			n, out, _ := one.ServeStream(so, b, nil)
+			if n != len(b) {
+				t.Fatalf("%q: consumed %d of %d", c, n, len(b))
+			}
+			want = append(want, out...)
+			in = append(in, b...)
+		}
+		n, got, closed := whole.ServeStream(sw, in, nil)
+		if n != len(in) || closed || string(got) != string(want) {
+			t.Errorf("stream from %q: consumed %d of %d, closed %v, replies\n%q\nwant\n%q", order[0], n, len(in), closed, got, want)
+		}
+		if g, w := do(t, whole, sw, "GET", "n"), do(t, one, so, "GET", "n"); g != w {
+			t.Errorf("stream from %q: n is %s, want %s", order[0], g, w)
+		}
+		// A limit of one byte: the first command only.
+		first := resp.AppendCommandString(nil, order[0]...)
+		if n, _, _ := whole.ServeStreamLimit(sw, in, nil, 1); n != len(first) {
+			t.Errorf("stream from %q with a 1-byte limit: consumed %d, want the first command's %d", order[0], n, len(first))
+		}
+	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/goblin-kv/goblin/command"
@@ -31,12 +32,30 @@ func (e *Engine) hotUser(s *Session, r *command.Request) bool {
 
 // hotSession is the hot state but for the user: the engine-wide flag, the
 // sampling countdown, and the session's own state (no MULTI, replies on,
-// no CLIENT NO-TOUCH, no Pub/Sub context). Small enough to be inlined.
+// no CLIENT NO-TOUCH, no Pub/Sub context: one flag, s.cold). Small enough
+// to be inlined.
 func (e *Engine) hotSession(s *Session) bool {
 	if invariants {
 		e.checkHot()
+		s.checkCold()
 	}
-	return !e.hotOff && e.sampleLeft > 1 && !s.tx.on && s.mute == 0 && !s.noTouch && !s.pubsub
+	return !e.hotOff && e.sampleLeft > 1 && !s.cold
+}
+
+// coldNow returns what s.cold stands for, read from the state itself.
+func (s *Session) coldNow() bool { return s.tx.on || s.mute != 0 || s.noTouch || s.pubsub }
+
+// recold sets s.cold: every change of a MULTI's state, mute, CLIENT
+// NO-TOUCH or the Pub/Sub context calls it, so hotSession tests one flag
+// where it tested four.
+func (s *Session) recold() { s.cold = s.coldNow() }
+
+// checkCold panics when s.cold lets a request take a hot path that the
+// session's state itself does not: a change that did not call recold.
+func (s *Session) checkCold() {
+	if now := s.coldNow(); now && !s.cold {
+		panic(fmt.Sprintf("engine: session cold flag stale: cold %v (state says %v: MULTI %v, mute %d, no-touch %v, Pub/Sub %v)", s.cold, now, s.tx.on, s.mute, s.noTouch, s.pubsub))
+	}
 }
 
 // hotNow returns what hotOff and inPlaceOff stand for, read from the
@@ -162,23 +181,34 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]by
 	if st.Collections() != 0 {
 		return out, false
 	}
-	timing := e.slow.slowerThan >= 0
 	e.beginHot(st, op)
+	if e.slow.slowerThan >= 0 { // untimed, inlined; before the store's call, so key and value need not outlive it
+		i := hotSet
+		if op == command.OpGet {
+			i = hotGet
+		}
+		if l := e.batch.add(s, op, i, len(key), len(value)); !keepShort(&l.key, key) || !keepShort(&l.val, value) {
+			l.keepLong(key, value)
+		}
+	}
+	// Room for the SOFH, the reply's header and SET's "OK" made once: the
+	// header is written in place (PutReplyHeader, inlined).
+	out = slices.Grow(out, sbe.SOFHLen+sbe.ReplyHeaderLen+len("OK"))
 	frameAt := len(out)
 	if framed {
 		out = sbe.AppendFrameStart(out)
 	}
-	i := hotSet
+	at := len(out)
 	if op == command.OpGet {
-		i = hotGet
-		at := len(out)
-		out = sbe.AppendReplyHeader(out, corr, command.OK, command.Bulk, 0)
+		out = out[:at+sbe.ReplyHeaderLen]
+		sbe.PutReplyHeader(out[at:], corr, command.OK, command.Bulk, 0)
 		var found bool
 		if out, found = st.Get(out, key); found {
 			sbe.SetReplyValueLen(out[at:], len(out)-at-sbe.ReplyHeaderLen)
 			e.res.Kind = command.Bulk
 		} else {
-			out = sbe.AppendReplyHeader(out[:at], corr, command.OK, command.Nil, 0)
+			out = out[:at+sbe.ReplyHeaderLen]
+			sbe.PutReplyHeader(out[at:], corr, command.OK, command.Nil, 0)
 			e.res.Kind = command.Nil
 		}
 	} else if err := st.Put(key, value); err != nil {
@@ -187,14 +217,12 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]by
 		e.res.CorrelationID = corr
 		out = e.codec.AppendReply(out, &e.res)
 	} else {
-		e.ok()
-		out = append(sbe.AppendReplyHeader(out, corr, command.OK, command.Simple, len(txtOK)), txtOK...)
+		e.res.Kind = command.Simple // all count reads of a hot reply (see beginHot)
+		out = out[:at+sbe.ReplyHeaderLen+len("OK")]
+		sbe.PutSimpleOK(out[at:], corr)
 	}
 	if framed {
 		sbe.FinishFrame(out[frameAt:])
-	}
-	if timing {
-		e.untimed(s, op, key, value, i)
 	}
 	e.count(s, op)
 	if len(e.blocked) != 0 {
@@ -223,16 +251,20 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.O
 	e.beginHot(st, op)
 	var start int64
 	timing := e.slow.slowerThan >= 0 // batched (batchtime.go), or as execute's
-	if timing && !e.cycled {
-		start = e.since()
+	if timing {
+		if e.cycled { // untimed, inlined; before the store's call, so key and value need not outlive it
+			if l := e.batch.add(s, op, hotIndex(op), len(key), len(value)); !keepShort(&l.key, key) || !keepShort(&l.val, value) {
+				l.keepLong(key, value)
+			}
+		} else {
+			start = e.since()
+		}
 	}
-	i := hotPing
 	switch op {
 	case command.OpPing:
-		e.simple(txtPONG)
+		e.res.Kind = command.Simple
 		out = append(out, "+PONG\r\n"...)
 	case command.OpGet:
-		i = hotGet
 		// The value goes straight into out, after a bulk header that
 		// guesses two digits (a 10- to 99-byte value), put right after.
 		at := len(out)
@@ -241,40 +273,34 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.O
 		out, found = st.Get(out, key)
 		switch {
 		case found:
-			var v int
 			if n := len(out) - at - len(bulkGuess); n >= 10 && n <= 99 { // fixBulkHeader's usual case, inlined
-				out[at+1], out[at+2], v = byte('0'+n/10), byte('0'+n%10), at+len(bulkGuess)
+				out[at+1], out[at+2] = byte('0'+n/10), byte('0'+n%10)
 			} else {
-				out, v = fixBulkHeader(out, at)
+				out, _ = fixBulkHeader(out, at)
 			}
-			e.bulk(out[v:])
+			e.res.Kind = command.Bulk
 			out = append(out, '\r', '\n')
 		case s.resp3:
 			out = out[:at]
-			e.null()
+			e.res.Kind = command.Nil
 			out = resp.AppendNull3(out)
 		default:
 			out = out[:at]
-			e.null()
+			e.res.Kind = command.Nil
 			out = resp.AppendNull(out)
 		}
 	default: // SET key value
-		i = hotSet
 		if err := st.Put(key, value); err != nil {
 			e.res.Reset() // beginHot leaves the last reply's fields; an error's encoding reads them all
 			e.storeError(err)
 			out = e.encodeRESP(out, s.resp3)
 		} else {
-			e.ok()
+			e.res.Kind = command.Simple
 			out = resp.AppendOK(out)
 		}
 	}
-	if timing {
-		if e.cycled {
-			e.untimed(s, op, key, value, i)
-		} else {
-			e.timed(s, r, start)
-		}
+	if timing && !e.cycled {
+		e.timed(s, r, start)
 	}
 	e.count(s, op)
 	return out, true
@@ -320,8 +346,9 @@ func hotIndex(op command.Op) int {
 // session's database, op is counted as a call and against the sampling
 // countdown, and the "ran" state is that of a new request. The reply is
 // not reset (80 bytes cleared, and write barriers, each request): every
-// hot path sets its Kind, which is all count reads of it, and resets it
-// before an error, whose encoding reads every field.
+// hot path sets its Kind, which is all count reads of it (the in-place
+// paths set nothing else: their reply is written straight into out), and
+// resets it before an error, whose encoding reads every field.
 func (e *Engine) beginHot(st *store.Store, op command.Op) {
 	e.st = st
 	e.ran = true

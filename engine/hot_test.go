@@ -130,6 +130,7 @@ func TestHotPathTaken(t *testing.T) {
 		}
 	}
 	s.tx.on = true
+	s.recold()
 	if _, ok := e.serveSBEHot(s, &e.req, nil, false); ok {
 		t.Error("GET inside MULTI served by the hot path")
 	}
@@ -243,4 +244,50 @@ func TestHotPathMatchesGeneralRESP(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSessionColdFollowsState: Session.cold, the one flag the hot paths
+// test for the session's own state, follows every command that changes
+// what it stands for (MULTI, EXEC, DISCARD, CLIENT REPLY, CLIENT
+// NO-TOUCH, SUBSCRIBE and UNSUBSCRIBE, RESET), and checkCold catches a
+// change that did not call recold.
+func TestSessionColdFollowsState(t *testing.T) {
+	e, _ := newEngine(t, Options{})
+	s, _ := subscriber(e) // with a connection to push to, for SUBSCRIBE
+	for _, step := range []struct {
+		cmd  []string
+		cold bool
+	}{
+		{[]string{"MULTI"}, true},
+		{[]string{"SET", "k", "v"}, true},
+		{[]string{"EXEC"}, false},
+		{[]string{"MULTI"}, true},
+		{[]string{"DISCARD"}, false},
+		{[]string{"CLIENT", "NO-TOUCH", "on"}, true},
+		{[]string{"CLIENT", "NO-TOUCH", "off"}, false},
+		{[]string{"CLIENT", "REPLY", "SKIP"}, true}, // this reply and the next are skipped
+		{[]string{"GET", "k"}, false},
+		{[]string{"CLIENT", "REPLY", "OFF"}, true},
+		{[]string{"CLIENT", "REPLY", "ON"}, false},
+		{[]string{"SUBSCRIBE", "ch"}, true},
+		{[]string{"UNSUBSCRIBE", "ch"}, false},
+		{[]string{"SUBSCRIBE", "ch"}, true},
+		{[]string{"RESET"}, false},
+	} {
+		in := resp.AppendCommandString(nil, step.cmd...)
+		n, got, _ := e.ServeStream(s, in, nil) // CLIENT REPLY's replies may be left out
+		if n != len(in) {
+			t.Fatalf("%q: consumed %d of %d bytes", step.cmd, n, len(in))
+		}
+		if s.cold != step.cold || s.cold != s.coldNow() {
+			t.Errorf("after %q (%q): cold %v, want %v (the state says %v)", step.cmd, got, s.cold, step.cold, s.coldNow())
+		}
+	}
+	s.noTouch = true // a change that forgets recold
+	defer func() {
+		if recover() == nil {
+			t.Error("checkCold passed a stale flag")
+		}
+	}()
+	s.checkCold()
 }

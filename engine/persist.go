@@ -418,6 +418,7 @@ func (e *Engine) shutdown(s *Session, r *command.Request) {
 	// Redis closes the connection without a reply.
 	s.quit = true
 	s.mute = 1
+	s.recold()
 	e.ok()
 }
 

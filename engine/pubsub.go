@@ -187,6 +187,7 @@ func (e *Engine) subscribe(s *Session, r *command.Request) {
 		e.notify(s, "subscribe", ch, false, s.subCount())
 	}
 	s.pubsub = true
+	s.recold()
 }
 
 func (e *Engine) ssubscribe(s *Session, r *command.Request) {
@@ -206,6 +207,7 @@ func (e *Engine) ssubscribe(s *Session, r *command.Request) {
 		one(ch)
 	}
 	s.pubsub = true
+	s.recold()
 }
 
 func (e *Engine) psubscribe(s *Session, r *command.Request) {
@@ -227,6 +229,7 @@ func (e *Engine) psubscribe(s *Session, r *command.Request) {
 		e.notify(s, "psubscribe", p, false, s.subCount())
 	}
 	s.pubsub = true
+	s.recold()
 }
 
 // join adds s to the subscribers of name in table t.
@@ -397,6 +400,7 @@ func (e *Engine) unsubscribePatterns(s *Session, pats [][]byte, reply bool) {
 func (e *Engine) endSubscribed(s *Session) {
 	if s.subCount()+s.shardCount() == 0 {
 		s.pubsub = false
+		s.recold()
 	}
 }
 
@@ -410,6 +414,7 @@ func (e *Engine) dropSubscriptions(s *Session) {
 	e.unsubscribeFrom(s, nil, true, false)
 	e.unsubscribePatterns(s, nil, false)
 	s.sub, s.pubsub = nil, false
+	s.recold()
 }
 
 func (e *Engine) publish(s *Session, r *command.Request) {

@@ -288,3 +288,36 @@ func TestSlowlogBatches(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchKeepsWords: the batch's record of its last request (untimed:
+// keepShort's two moves for words of 8 to 16 bytes, keepLong for the
+// rest) holds the first bytes of the key and value, at most the slow
+// log's 128, and their lengths, for words of every length around the
+// moves' range and the slow log's cut, over a record that held other
+// words before.
+func TestBatchKeepsWords(t *testing.T) {
+	e, _ := newEngine(t, Options{})
+	s := NewSession(proto.SBE, nil)
+	word := func(n int, c byte) []byte {
+		w := make([]byte, n)
+		for i := range w {
+			w[i] = c + byte(i%26)
+		}
+		return w
+	}
+	lens := []int{0, 1, 7, 8, 9, 15, 16, 17, 127, 128, 129, 200}
+	for _, kn := range lens {
+		for _, vn := range lens {
+			l := &e.batch.last
+			for i := range l.key { // scribble what an earlier request left
+				l.key[i], l.val[i] = '#', '#'
+			}
+			key, value := word(kn, 'a'), word(vn, 'A')
+			e.untimed(s, command.OpSet, key, value, hotSet)
+			kk, vk := min(kn, slowlogMaxString), min(vn, slowlogMaxString)
+			if l.keyN != kn || l.valN != vn || string(l.key[:kk]) != string(key[:kk]) || string(l.val[:vk]) != string(value[:vk]) {
+				t.Errorf("key %d and value %d bytes: kept %d %q and %d %q", kn, vn, l.keyN, l.key[:kk], l.valN, l.val[:vk])
+			}
+		}
+	}
+}

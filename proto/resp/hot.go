@@ -108,6 +108,27 @@ func hotBulk(buf []byte, pos, maxBulk int) (v []byte, next int, ok bool) {
 	if pos+7 > len(buf) || buf[pos] != '$' { // "$1\r\nk\r\n" is the shortest
 		return nil, 0, false
 	}
+	// A length of one or two digits (a key's, a small value's) read as
+	// one word: the digits and the CRLF after them.
+	size, start := 0, 0
+	switch w := binary.LittleEndian.Uint32(buf[pos+1:]); {
+	case w&0xffff0000 == 0x0a0d0000 && byte(w)-'1' < 9 && byte(w>>8)-'0' < 10: // "dd\r\n"
+		size, start = int(byte(w)-'0')*10+int(byte(w>>8)-'0'), pos+5
+	case w&0x00ffff00 == 0x000a0d00 && byte(w)-'1' < 9: // "d\r\n"
+		size, start = int(byte(w)-'0'), pos+4
+	default:
+		return hotBulkLong(buf, pos, maxBulk)
+	}
+	end := start + size
+	if size > maxBulk || end+2 > len(buf) || binary.LittleEndian.Uint16(buf[end:]) != 0x0a0d {
+		return nil, 0, false
+	}
+	return buf[start:end:end], end + 2, true
+}
+
+// hotBulkLong is hotBulk for a length of three or four digits (or bytes
+// that are no bulk header hotBulk takes).
+func hotBulkLong(buf []byte, pos, maxBulk int) (v []byte, next int, ok bool) {
 	size := int(buf[pos+1]) - '0'
 	if uint(size-1) > 8 { // 1 to 9: a digit, not a leading zero
 		return nil, 0, false

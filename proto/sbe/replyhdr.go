@@ -20,14 +20,35 @@ const ReplyHeaderLen = headerLen + repBlock + varHdrLen
 // (TestAppendReplyHeader).
 func AppendReplyHeader(dst []byte, correlationID uint64, st command.Status, kind command.Kind, valueLen int) []byte {
 	dst, off := grow(dst, ReplyHeaderLen)
-	b := dst[off : off+ReplyHeaderLen]
-	binary.LittleEndian.PutUint64(b, replyHeader)
-	f := b[headerLen:]
-	binary.LittleEndian.PutUint64(f[repCorrelationID:], correlationID)
-	f[repStatus], f[repKind] = uint8(st), uint8(kind)
-	binary.LittleEndian.PutUint64(f[repInteger:], 0)
-	binary.LittleEndian.PutUint32(f[repBlock:], uint32(valueLen))
+	PutReplyHeader(dst[off:], correlationID, st, kind, valueLen)
 	return dst
+}
+
+// PutReplyHeader's stores rely on this layout of a Reply's fixed block
+// (pinned to the generated one by TestOffsetsMatchGenerated): the status,
+// the kind and the integer adjacent, the value's length right after.
+var _ = [1]struct{}{}[repKind-repStatus-1+repInteger-repKind-1+repBlock-repInteger-8]
+
+// PutReplyHeader writes what AppendReplyHeader appends into
+// b[:ReplyHeaderLen], with four 8-byte stores (the status and kind are
+// adjacent bytes, the integer's 8 zero bytes lie between them and the
+// value's length): small enough to be inlined into a hot path that has
+// made room in its buffer itself.
+func PutReplyHeader(b []byte, correlationID uint64, st command.Status, kind command.Kind, valueLen int) {
+	_ = b[ReplyHeaderLen-1]
+	binary.LittleEndian.PutUint64(b, replyHeader)
+	binary.LittleEndian.PutUint64(b[headerLen+repCorrelationID:], correlationID)
+	binary.LittleEndian.PutUint64(b[headerLen+repStatus:], uint64(st)|uint64(kind)<<8) // and the integer's first 6 bytes
+	binary.LittleEndian.PutUint64(b[ReplyHeaderLen-8:], uint64(uint32(valueLen))<<32)  // the integer's last 4, the length
+}
+
+// PutSimpleOK writes a whole Simple "OK" reply for correlationID, as
+// AppendReplyHeader and the text would make it, into
+// b[:ReplyHeaderLen+2].
+func PutSimpleOK(b []byte, correlationID uint64) {
+	_ = b[ReplyHeaderLen+1]
+	PutReplyHeader(b, correlationID, command.OK, command.Simple, 2)
+	b[ReplyHeaderLen], b[ReplyHeaderLen+1] = 'O', 'K'
 }
 
 // SetReplyValueLen sets the value length of the reply AppendReplyHeader

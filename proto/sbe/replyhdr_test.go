@@ -7,7 +7,8 @@ import (
 	"github.com/goblin-kv/goblin/command"
 )
 
-// TestAppendReplyHeader: a header from AppendReplyHeader followed by the
+// TestAppendReplyHeader: a header from AppendReplyHeader (or written by
+// PutReplyHeader over scribbled bytes; PutSimpleOK's whole reply) followed by the
 // value, or with the length set afterwards by SetReplyValueLen, is byte
 // for byte what AppendReply writes for the same Reply, and decodes.
 func TestAppendReplyHeader(t *testing.T) {
@@ -33,6 +34,22 @@ func TestAppendReplyHeader(t *testing.T) {
 		FinishFrame(framed[len("prefix"):])
 		if wantFramed := c.AppendFramedReply([]byte("prefix"), &r); !bytes.Equal(framed, wantFramed) {
 			t.Errorf("%v: framed\n%x\nAppendFramedReply\n%x", r.Kind, framed, wantFramed)
+		}
+		// PutReplyHeader writes every byte of the header: over scribbled
+		// bytes, the same message.
+		put := bytes.Repeat([]byte{0xff}, len("prefix")+ReplyHeaderLen)
+		copy(put, "prefix")
+		PutReplyHeader(put[len("prefix"):], r.CorrelationID, r.Status, r.Kind, len(r.Value))
+		if put = append(put, r.Value...); !bytes.Equal(put, want) {
+			t.Errorf("%v: PutReplyHeader\n%x\nAppendReply\n%x", r.Kind, put, want)
+		}
+		if r.Kind == command.Simple && string(r.Value) == "OK" {
+			ok := bytes.Repeat([]byte{0xff}, len("prefix")+ReplyHeaderLen+2)
+			copy(ok, "prefix")
+			PutSimpleOK(ok[len("prefix"):], r.CorrelationID)
+			if !bytes.Equal(ok, want) {
+				t.Errorf("PutSimpleOK\n%x\nAppendReply\n%x", ok, want)
+			}
 		}
 		var back command.Reply
 		if err := c.DecodeReply(got[len("prefix"):], &back); err != nil || back.CorrelationID != r.CorrelationID || back.Kind != r.Kind || string(back.Value) != string(r.Value) {

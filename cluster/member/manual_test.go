@@ -190,6 +190,20 @@ func TestClusterFailover(t *testing.T) {
 					}
 				}
 			}()
+			// Every node must know the replica as one: a master votes only
+			// for a node it sees as a replica ("it is a master" otherwise),
+			// and a default failover that loses its one election times out
+			// (5 s) and is not retried. shards reads each node's own line
+			// only; on a loaded machine the others' view lagged and the
+			// swap never came (a clean-clone CI run under load 34).
+			mid, rid := m.id(t), rep.id(t)
+			for _, n := range nodes {
+				testkit.Eventually(t, 20*time.Second, n.name+" listing the replica as its master's", func() (bool, string) {
+					l := n.line(rid)
+					f := strings.Fields(l)
+					return len(f) > 3 && strings.Contains(f[2], "slave") && f[3] == mid, l
+				})
+			}
 			time.Sleep(300 * time.Millisecond)
 			args := []any{"CLUSTER", "FAILOVER"}
 			if mode != "" {

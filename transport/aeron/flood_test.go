@@ -95,8 +95,13 @@ func TestFloodMalformedDatagrams(t *testing.T) {
 	endpoint, control := loopback(ports[0]), loopback(ports[1])
 	tgt := fmt.Sprintf("aeron:udp?endpoint=%s|control=%s|proto=resp", endpoint, control)
 	dir := shmDir(t)
+	// backoff, not yield (CI time): under the flood the loop always has
+	// work and never parks; after it, the test waits ~15 s for the second
+	// client, whose connection waits for the flood's pending sessions to
+	// time out, and a yielding loop took a core meanwhile (46 -> 36 CPU-s,
+	// as many rounds of the client).
 	srv := startWithEnv(t, bin, []string{floodImagesCeilingEnv},
-		"--metrics", "off", "--idle", "yield", "--log-level", "info", "--listen", tgt+"|dir="+dir)
+		"--metrics", "off", "--idle", "backoff", "--log-level", "info", "--listen", tgt+"|dir="+dir)
 	srv.WaitLog(t, `msg=ready`, 120*time.Second)
 
 	ctx := context.Background()
@@ -339,7 +344,10 @@ func TestSetupFloodBoundsReplyLogs(t *testing.T) {
 	endpoint, control := loopback(ports[0]), loopback(ports[1])
 	tgt := fmt.Sprintf("aeron:udp?endpoint=%s|control=%s|proto=resp", endpoint, control)
 	dir := shmDir(t)
-	srv := testproc.Start(t, bin, "--metrics", "off", "--idle", "yield", "--log-level", "info", "--listen", tgt+"|dir="+dir)
+	// backoff, not yield: the server mostly waits here (20 SETUPs a
+	// second, then a liveness timeout), and a yielding loop took a core
+	// for the test's 30 s (CI time; 10.2 -> 5.4 CPU-s under load 20).
+	srv := testproc.Start(t, bin, "--metrics", "off", "--idle", "backoff", "--log-level", "info", "--listen", tgt+"|dir="+dir)
 	srv.WaitLog(t, `msg=ready`, 120*time.Second)
 	// Longer than the image liveness timeout (10 s): the first sessions'
 	// images go while new SETUPs come, and the logs of their reply

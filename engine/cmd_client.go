@@ -362,6 +362,7 @@ func (e *Engine) reset(s *Session, _ *command.Request) {
 	e.dropSubscriptions(s)
 	s.db, s.resp3, s.name = 0, false, s.name[:0]
 	s.mute, s.noTouch, s.readOnly = 0, false, false
+	s.recold()
 	s.user, s.authed = noUser, false
 	e.resolve(s)
 	e.simple(txtReset)

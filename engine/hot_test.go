@@ -273,6 +273,10 @@ func TestSessionColdFollowsState(t *testing.T) {
 		{[]string{"UNSUBSCRIBE", "ch"}, false},
 		{[]string{"SUBSCRIBE", "ch"}, true},
 		{[]string{"RESET"}, false},
+		{[]string{"CLIENT", "NO-TOUCH", "on"}, true},
+		{[]string{"RESET"}, false}, // RESET clears NO-TOUCH and the mute after the subscriptions
+		{[]string{"CLIENT", "REPLY", "OFF"}, true},
+		{[]string{"RESET"}, false},
 	} {
 		in := resp.AppendCommandString(nil, step.cmd...)
 		n, got, _ := e.ServeStream(s, in, nil) // CLIENT REPLY's replies may be left out

@@ -538,8 +538,9 @@ func (e *Engine) replPaused() bool {
 
 // replFlush hands each replica's queued stream and RDB bytes to its
 // transport, and disconnects a replica over its output limits. It runs
-// after every batch of requests and from Tick; it reports whether bytes
-// are still waiting.
+// from Tick, which the server's loop calls on every cycle that served
+// requests (server.LoopConfig.TickEvery); it reports whether bytes are
+// still waiting.
 func (e *Engine) replFlush() bool {
 	r := &e.repl
 	if r.getAck && len(r.replicas) > 0 && !e.replPaused() { // nor GETACK (FAILOVER, a cluster manual failover)

@@ -123,11 +123,12 @@ type LoopConfig struct {
 	Tick func(budget int) int
 	// TickBudget bounds one Tick call.
 	TickBudget int
-	// TickEvery, when positive, spaces the Ticks that find nothing to do:
-	// after a Tick that did no work the next runs once TickEvery has
-	// passed on the cycle's clock, while a Tick that did work is followed
-	// by another on the next cycle (a save's slices, expiry, compaction
-	// and replication go on at full pace). An idle Tick reads the wall
+	// TickEvery, when positive, spaces the Ticks of idle cycles: after a
+	// Tick that did no work the next runs once TickEvery has passed on
+	// the cycle's clock, while a Tick that did work is followed by
+	// another on the next cycle (a save's slices, expiry, compaction and
+	// replication go on at full pace) and a cycle whose transports did
+	// work always ticks (a write's replication stream leaves from Tick). An idle Tick reads the wall
 	// clock and scans the store's arena for a page to compact: on this
 	// machine class two thirds of an idle spinning cycle of some 120 ns,
 	// which a request arriving mid-cycle waits out before it is polled
@@ -443,8 +444,11 @@ func (l *Loop) cycle() {
 	// most idleClockEvery-1 spinning cycles old (tens of nanoseconds,
 	// which the engine's timing of its requests includes); a busy cycle,
 	// a yield or a park is always followed by a fresh one.
+	// A loop of sockets alone reads it every cycle: its spinning cycles
+	// each make an epoll_wait, so a reading three of them old would be
+	// up to a microsecond stale, for a saving its sockets cannot show.
 	now := l.prev
-	if !l.spun || l.staleCycles >= idleClockEvery-1 {
+	if !l.spun || l.socketsOnly || l.staleCycles >= idleClockEvery-1 {
 		now, l.staleCycles = monotime.Now(), 0
 	} else {
 		l.staleCycles++
@@ -460,7 +464,11 @@ func (l *Loop) cycle() {
 	for _, t := range l.cfg.Transports {
 		work += t.Poll(now)
 	}
-	if l.cfg.Tick != nil && (l.tickBusy || now-l.lastTick >= int64(l.cfg.TickEvery) || l.lastTick == 0) {
+	// A cycle that served requests always ticks: the replication stream
+	// of a write, WAIT's GETACK and a new replica's sync go out from Tick
+	// (engine.tickRepl), and a primary with replicas parks at once when
+	// idle (ParkAtOnce), so a skipped Tick would hold them a whole park.
+	if l.cfg.Tick != nil && (work > 0 || l.tickBusy || now-l.lastTick >= int64(l.cfg.TickEvery) || l.lastTick == 0) {
 		tw := l.cfg.Tick(l.cfg.TickBudget)
 		l.lastTick, l.tickBusy = now, tw > 0
 		l.stats.TickWork += int64(tw)

@@ -803,6 +803,24 @@ func TestTickEverySpacesIdleTicks(t *testing.T) {
 			}
 		})
 	}
+	// A cycle whose transport did work ticks however recent the last
+	// Tick: a write's replication stream leaves from Tick, and an idle
+	// primary with replicas parks at once.
+	ticks := 0
+	q := &quietTransport{}
+	l, err := NewLoop(LoopConfig{Transports: []transport.Server{q}, Idle: IdleSpin, TickEvery: time.Hour,
+		Tick: func(int) int { ticks++; return 0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.closeParkFD()
+	l.cycle() // the first Tick
+	l.cycle() // idle: spaced
+	q.tail++  // a request
+	l.cycle()
+	if ticks != 2 {
+		t.Fatalf("%d Ticks after an idle cycle and a busy one, want 2 (the busy cycle ticks)", ticks)
+	}
 }
 
 // TestLoopClockAfterIdleCycles: a spinning idle loop reads the clock on

@@ -38,6 +38,9 @@ type Options struct {
 	// background save's buffers (this and 512 KiB) are allocated when it
 	// begins and reused until it ends.
 	MaxBacklog int64
+	// WriterPriority is the background writer's kernel priority; default
+	// WriterIdle (writerprio.go).
+	WriterPriority WriterPriority
 }
 
 // Job is one save in progress: the cuts of every database, the encoder,
@@ -95,7 +98,8 @@ func Begin(dbs []DB, o Options, background bool) (*Job, error) {
 	if background {
 		j.pipe = newPipe(o.MaxBacklog)
 		w = j.pipe
-		go j.pipe.run(f, o.Path)
+		p := j.pipe
+		runWriter(o.WriterPriority, func() { p.run(f, o.Path) })
 	} else {
 		j.file = f
 	}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package snapshot
+
+func lowerThread() {}
+
+func onMainThread() bool { return false }

@@ -51,9 +51,10 @@ func TestWriterThreadPriority(t *testing.T) {
 				}
 				for !j.StepFor(time.Millisecond) {
 				}
+				// The writer may have finished and ended its thread by now.
 				n, main := schedIdleThreads(t)
-				if want := map[WriterPriority]int{WriterIdle: 1}[prio]; n != want || main {
-					t.Errorf("%d SCHED_IDLE threads while the %s writer runs, want %d (the main thread among them: %v)", n, prio, want, main)
+				if most := map[WriterPriority]int{WriterIdle: 1}[prio]; n > most || main {
+					t.Errorf("%d SCHED_IDLE threads once the %s writer has its last buffer, want at most %d (the main thread among them: %v)", n, prio, most, main)
 				}
 				testkit.Eventually(t, 10*time.Second, "the save to finish", func() (bool, string) {
 					done, err := j.Finished()

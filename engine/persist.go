@@ -89,7 +89,7 @@ type Persistence struct {
 	// DefaultSaveSlice): the longest a request waits for it.
 	SaveSlice time.Duration
 	// WriterPriority is the kernel priority of a background save's writer
-	// thread (bgsave-writer-priority); default snapshot.WriterIdle.
+	// thread (bgsave-writer-priority); default snapshot.WriterNormal.
 	WriterPriority snapshot.WriterPriority
 	// Shutdown stops the server (SHUTDOWN, after its save); it runs on the
 	// loop and must not wait for it. nil: SHUTDOWN is refused.

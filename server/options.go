@@ -223,7 +223,7 @@ type Options struct {
 	// (default engine.DefaultSaveSlice).
 	SaveSlice time.Duration
 	// SaveWriterPriority is the kernel priority of a background save's
-	// writer thread (--bgsave-writer-priority; default idle).
+	// writer thread (--bgsave-writer-priority; default normal).
 	SaveWriterPriority snapshot.WriterPriority
 
 	// TLS holds Redis's tls-* settings for the tls:// listeners

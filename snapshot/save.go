@@ -39,7 +39,7 @@ type Options struct {
 	// begins and reused until it ends.
 	MaxBacklog int64
 	// WriterPriority is the background writer's kernel priority; default
-	// WriterIdle (writerprio.go).
+	// WriterNormal (writerprio.go).
 	WriterPriority WriterPriority
 }
 

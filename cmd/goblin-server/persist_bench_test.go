@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sys/unix"
 
 	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/latency"
@@ -62,6 +64,9 @@ type benchPeer struct {
 
 var benchPeers = []benchPeer{
 	{"goblin", func(b *testing.B, dir string, extra ...string) (string, int) {
+		// BENCH_GOBLIN_FLAGS adds flags to goblin-server's command line,
+		// e.g. "--cpu 0" to pin its loop.
+		extra = append(extra, strings.Fields(os.Getenv("BENCH_GOBLIN_FLAGS"))...)
 		s := startServerTB(b, append([]string{"--dir", dir}, extra...)...)
 		return s.sock, s.p.PID
 	}},
@@ -171,11 +176,11 @@ func allAtLeast(rs []stallResult, d time.Duration) bool {
 
 // writerVariants are the writer priorities BenchmarkPingDuringBgsave
 // alternates goblin's saves between: BENCH_WRITER, a comma-separated list
-// of CONFIG bgsave-writer-priority values, default "idle,normal".
+// of CONFIG bgsave-writer-priority values, default "normal,idle".
 func writerVariants(b *testing.B) []string {
 	v := os.Getenv("BENCH_WRITER")
 	if v == "" {
-		v = "idle,normal"
+		v = "normal,idle"
 	}
 	return strings.Split(v, ",")
 }
@@ -522,6 +527,77 @@ func pss(pid int) int64 {
 	return total
 }
 
+// pingClient returns a depth-one PING over a fresh connection to sock,
+// recording each round trip, and its closing. With BENCH_CLIENT_CPU=N the
+// client is the calling goroutine's own thread pinned to CPU N (until the
+// closing) doing blocking system calls on the socket (never Go's
+// netpoller, whose wake-ups may land on any CPU): with the server's loop
+// pinned elsewhere (BENCH_GOBLIN_FLAGS="--cpu 0") the client then never
+// waits behind the loop for a CPU, and the stall measured is the server's,
+// as a client on another host would see it. Call both on one goroutine.
+func pingClient(b *testing.B, sock string) (ping func(*latency.Recorder), closeClient func()) {
+	req := []byte("*1\r\n$4\r\nPING\r\n")
+	buf := make([]byte, 7)
+	cpu := os.Getenv("BENCH_CLIENT_CPU")
+	if cpu == "" {
+		conn, err := net.Dial("unix", sock)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return func(r *latency.Recorder) {
+			start := latency.Now()
+			if _, err := conn.Write(req); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := io.ReadFull(conn, buf); err != nil || string(buf) != "+PONG\r\n" {
+				b.Fatalf("PING: %q, %v", buf, err)
+			}
+			r.Record(latency.Now() - start)
+		}, func() { conn.Close() }
+	}
+	n, err := strconv.Atoi(cpu)
+	if err != nil {
+		b.Fatalf("BENCH_CLIENT_CPU=%q: want a CPU number", cpu)
+	}
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0) // blocking
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: sock}); err != nil {
+		b.Fatal(err)
+	}
+	// A thread that fails the benchmark (Goexit) while locked ends with it,
+	// its affinity too.
+	runtime.LockOSThread()
+	var old, set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		b.Fatal(err)
+	}
+	set.Set(n)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		b.Fatalf("pinning the client to CPU %d: %v", n, err)
+	}
+	return func(r *latency.Recorder) {
+			start := latency.Now()
+			_, err := unix.Write(fd, req)
+			for got := 0; err == nil && got < len(buf); {
+				var k int
+				if k, err = unix.Read(fd, buf[got:]); err == nil && k == 0 {
+					err = io.ErrUnexpectedEOF
+				}
+				got += k
+			}
+			if err != nil || string(buf) != "+PONG\r\n" {
+				b.Fatalf("PING: %q, %v", buf, err)
+			}
+			r.Record(latency.Now() - start)
+		}, func() {
+			unix.Close(fd)
+			unix.SchedSetaffinity(0, &old)
+			runtime.UnlockOSThread()
+		}
+}
+
 // rss returns the resident memory of process pid alone in bytes
 // (/proc/PID/statm), a cheap read where pss walks the page tables (tens of
 // milliseconds of the CPU for a 10 M-key server, which would load the
@@ -555,23 +631,8 @@ type stallResult struct {
 // done, sampling the server's memory with mem (rss or pss) and its INFO
 // every 20 ms in both phases.
 func pingStall(b *testing.B, sock string, pid int, load func(), idle time.Duration, mem func(pid int) int64) stallResult {
-	conn, err := net.Dial("unix", sock)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
-	req := []byte("*1\r\n$4\r\nPING\r\n")
-	buf := make([]byte, 7)
-	ping := func(r *latency.Recorder) {
-		start := latency.Now()
-		if _, err := conn.Write(req); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := io.ReadFull(conn, buf); err != nil || string(buf) != "+PONG\r\n" {
-			b.Fatalf("PING: %q, %v", buf, err)
-		}
-		r.Record(latency.Now() - start)
-	}
+	ping, closeClient := pingClient(b, sock)
+	defer closeClient()
 	res := stallResult{idle: latency.New(), save: latency.New()}
 	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, PoolSize: 1})
 	defer c.Close()

@@ -21,7 +21,7 @@ import (
 // 3 against a normal thread's 1,024), the walk stops MaxBacklog ahead of
 // it, and the save takes longer. On the shared 2-vCPU machine it was
 // measured on, WriterIdle did not lower the clients' p99.9 consistently and
-// made saves 1.2-9 times longer, so WriterNormal is the default
+// made saves 1.2-12 times longer, so WriterNormal is the default
 // (docs/persistence.md, "The writer's priority").
 type WriterPriority int
 

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -170,4 +171,44 @@ func TestPipeReusesItsBuffers(t *testing.T) {
 		t.Errorf("an aborted writer ended with %v and left its slab for the loop", p.result)
 	}
 	p.release()
+}
+
+// TestPipeKeepsOrderWithAWriterRunning: the loop's writes, in chunks of
+// random sizes, and the writer draining the rings at the same time (a
+// backlog of two buffers, so the free ring empties and overflow buffers
+// join the queue): the file holds every byte in order.
+func TestPipeKeepsOrderWithAWriterRunning(t *testing.T) {
+	const total = 16 << 20
+	p := newPipe(pipeBuf)
+	path := filepath.Join(t.TempDir(), "out")
+	f, err := createTemp(path + ".tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go p.run(f, path)
+	want := make([]byte, total)
+	for i := range want {
+		want[i] = byte(i * 7 / 3)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for off := 0; off < total; {
+		n := min(1+rng.IntN(300<<10), total-off)
+		if _, err := p.Write(want[off : off+n]); err != nil {
+			t.Fatal(err)
+		}
+		off += n
+	}
+	p.Close()
+	<-p.done
+	if p.result != nil {
+		t.Fatal(p.result)
+	}
+	p.release()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("the file holds %d bytes, not the %d written in order", len(got), len(want))
+	}
 }

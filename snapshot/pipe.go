@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"sync/atomic"
-	"time"
 
 	"github.com/goblin-kv/goblin/arena"
 )
@@ -32,7 +31,9 @@ var errAborted = errors.New("snapshot: save aborted")
 // measured with the mutex this replaced). Backlog tells the loop how much
 // is queued, so it can stop encoding (but not copy-on-write) while the
 // disk is behind; copy-on-write that finds no free buffer then takes a new
-// one from the heap (counted in Overflow).
+// one from the heap (counted in Overflow), and one the queue has no room
+// for waits in order in the loop's pending list until a flush (every
+// Job.Finished) queues it.
 type pipe struct {
 	cur []byte // loop only: the buffer being filled
 	// mem holds the slab, the buffers' memory (nil once unmapped). The
@@ -47,6 +48,11 @@ type pipe struct {
 
 	queue bufRing // filled buffers: the loop produces, the writer consumes
 	free  bufRing // the slab's buffers written out: the writer produces, the loop consumes
+	// pending holds, in order, the filled buffers the queue had no room for
+	// (copy-on-write far ahead of the writer); loop only. closing: Close
+	// was called and closed waits until pending is empty.
+	pending [][]byte
+	closing bool
 	// queued is the bytes in queue and in the write under way: the loop
 	// adds a buffer's length before queueing it, the writer subtracts it
 	// once written; the loop reads it (Backlog).
@@ -112,16 +118,15 @@ func (r *bufRing) empty() bool { return r.head.Load() == r.tail.Load() }
 // pipeBuf is the size of one buffer: four of the encoder's flushes.
 const pipeBuf = 256 << 10
 
-// pipeQueue is how many buffers may be queued, the slab's and those
-// copy-on-write took from the heap: 1 GiB. Beyond it the loop waits for
-// the writer.
-const pipeQueue = 4096
+// pipeQueue is how many buffers the queue holds at least; the loop keeps
+// any more in order in pending.
+const pipeQueue = 64
 
 // newPipe returns a pipe whose buffers hold backlog bytes and two more
 // buffers.
 func newPipe(backlog int64) *pipe {
 	n := int(backlog/pipeBuf) + 2
-	p := &pipe{done: make(chan struct{}), queue: newBufRing(max(pipeQueue, n)), free: newBufRing(n)}
+	p := &pipe{done: make(chan struct{}), queue: newBufRing(max(pipeQueue, 2*n)), free: newBufRing(n)}
 	// Small pages: the loop touches the slab first as it fills each buffer,
 	// a few pages per slice; a huge page (THP "always") would be cleared
 	// whole, 2 MiB, in one fault inside one slice.
@@ -175,15 +180,11 @@ func (p *pipe) push(next bool) error {
 	}
 	if len(p.cur) > 0 {
 		p.queued.Add(int64(len(p.cur)))
-		for !p.queue.put(p.cur) {
-			// pipeQueue buffers queued: the one wait for the writer.
-			p.wake()
-			if p.failed.Load() {
-				return p.err
-			}
-			time.Sleep(100 * time.Microsecond)
+		if len(p.pending) > 0 || !p.queue.put(p.cur) {
+			p.pending = append(p.pending, p.cur) // behind the others: the order holds
 		}
 		p.cur = nil
+		p.flush()
 		p.wake()
 	}
 	if !next {
@@ -196,6 +197,25 @@ func (p *pipe) push(next bool) error {
 		p.cur = make([]byte, 0, pipeBuf)
 	}
 	return nil
+}
+
+// flush moves pending buffers into the queue while it has room, and
+// closes the pipe once Close was called and none is left (loop side; Job
+// calls it on every Finished).
+func (p *pipe) flush() {
+	k := 0
+	for k < len(p.pending) && p.queue.put(p.pending[k]) {
+		p.pending[k] = nil
+		k++
+	}
+	if k > 0 {
+		p.pending = p.pending[:copy(p.pending, p.pending[k:])]
+		p.wake()
+	}
+	if p.closing && len(p.pending) == 0 && !p.closed.Load() {
+		p.closed.Store(true)
+		p.wake()
+	}
 }
 
 // wake wakes the writer if it sleeps (loop side); it never blocks.
@@ -226,11 +246,12 @@ func (p *pipe) Backlog() int64 {
 func (p *pipe) Overflow() int64 { return p.overflow }
 
 // Close queues the last bytes and tells the writer they are the last
-// (loop side).
+// (loop side), at once or, with buffers pending, in the flush that queues
+// the last of them.
 func (p *pipe) Close() {
 	p.push(false)
-	p.closed.Store(true)
-	p.wake()
+	p.closing = true
+	p.flush()
 }
 
 // Abort tells the writer to stop and discard the file (loop side).

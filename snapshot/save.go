@@ -278,6 +278,7 @@ func (j *Job) Finished() (bool, error) {
 	if j.pipe == nil {
 		return true, nil
 	}
+	j.pipe.flush() // buffers the queue had no room for, and the close after them
 	done, err := j.pipe.Result()
 	if !done {
 		return false, nil
@@ -303,9 +304,12 @@ func (j *Job) Run() error {
 		return err
 	}
 	if j.pipe != nil {
-		<-j.pipe.done
-		_, err := j.Finished()
-		return err
+		for {
+			if done, err := j.Finished(); done { // flushes what the queue had no room for
+				return err
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
 	}
 	f := j.file
 	j.file = nil

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sys/unix"
@@ -108,6 +109,7 @@ func BenchmarkPingDuringBgsave(b *testing.B) {
 				rs := make([]stallResult, len(variants))
 				probes := make([][]string, len(variants))
 				var idle *latency.Recorder
+				var idleCPUs cpuTally
 				for n := 0; ; n++ {
 					i := n % len(variants)
 					if i == 0 && n > 0 && allAtLeast(rs, 3*time.Second) {
@@ -122,7 +124,7 @@ func BenchmarkPingDuringBgsave(b *testing.B) {
 					}
 					r := pingStall(b, sock, pid, nil, idleFor, rss)
 					if n == 0 {
-						idle = r.idle
+						idle, idleCPUs = r.idle, r.idleCPUs
 					}
 					if rs[i].save == nil {
 						rs[i] = r
@@ -130,6 +132,7 @@ func BenchmarkPingDuringBgsave(b *testing.B) {
 						rs[i].save.Merge(r.save)
 						rs[i].memPeak = max(rs[i].memPeak, r.memPeak)
 						rs[i].samplerMax = max(rs[i].samplerMax, r.samplerMax)
+						rs[i].saveCPUs.merge(r.saveCPUs)
 						rs[i].total += r.dur
 					}
 					probes[i] = append(probes[i], r.probe)
@@ -154,6 +157,7 @@ func BenchmarkPingDuringBgsave(b *testing.B) {
 						float64(r.memBefore)/1e6, float64(r.memPeak)/1e6, 100*(float64(r.memPeak)/float64(r.memBefore)-1), r.samplerMax.Round(time.Microsecond))
 					// The loop's own figures go to the standard output: a
 					// benchmark's log keeps only its first ten lines.
+					fmt.Printf("%s: %s: the client's CPU after each PING: idle %v; during the saves %v\n", b.Name(), name, idleCPUs, r.saveCPUs)
 					for j, p := range probes[i] {
 						if p != "" {
 							fmt.Printf("%s: %s: loop during BGSAVE %d: %s\n", b.Name(), name, j+1, p)
@@ -535,7 +539,7 @@ func pss(pid int) int64 {
 // pinned elsewhere (BENCH_GOBLIN_FLAGS="--cpu 0") the client then never
 // waits behind the loop for a CPU, and the stall measured is the server's,
 // as a client on another host would see it. Call both on one goroutine.
-func pingClient(b *testing.B, sock string) (ping func(*latency.Recorder), closeClient func()) {
+func pingClient(b *testing.B, sock string) (ping func(*latency.Recorder, *cpuTally), closeClient func()) {
 	req := []byte("*1\r\n$4\r\nPING\r\n")
 	buf := make([]byte, 7)
 	cpu := os.Getenv("BENCH_CLIENT_CPU")
@@ -544,7 +548,7 @@ func pingClient(b *testing.B, sock string) (ping func(*latency.Recorder), closeC
 		if err != nil {
 			b.Fatal(err)
 		}
-		return func(r *latency.Recorder) {
+		return func(r *latency.Recorder, t *cpuTally) {
 			start := latency.Now()
 			if _, err := conn.Write(req); err != nil {
 				b.Fatal(err)
@@ -552,7 +556,9 @@ func pingClient(b *testing.B, sock string) (ping func(*latency.Recorder), closeC
 			if _, err := io.ReadFull(conn, buf); err != nil || string(buf) != "+PONG\r\n" {
 				b.Fatalf("PING: %q, %v", buf, err)
 			}
-			r.Record(latency.Now() - start)
+			d := latency.Now() - start
+			r.Record(d)
+			t.add(d)
 		}, func() { conn.Close() }
 	}
 	n, err := strconv.Atoi(cpu)
@@ -577,7 +583,7 @@ func pingClient(b *testing.B, sock string) (ping func(*latency.Recorder), closeC
 	if err := unix.SchedSetaffinity(0, &set); err != nil {
 		b.Fatalf("pinning the client to CPU %d: %v", n, err)
 	}
-	return func(r *latency.Recorder) {
+	return func(r *latency.Recorder, t *cpuTally) {
 			start := latency.Now()
 			_, err := unix.Write(fd, req)
 			for got := 0; err == nil && got < len(buf); {
@@ -590,12 +596,50 @@ func pingClient(b *testing.B, sock string) (ping func(*latency.Recorder), closeC
 			if err != nil || string(buf) != "+PONG\r\n" {
 				b.Fatalf("PING: %q, %v", buf, err)
 			}
-			r.Record(latency.Now() - start)
+			d := latency.Now() - start
+			r.Record(d)
+			t.add(d)
 		}, func() {
 			unix.Close(fd)
 			unix.SchedSetaffinity(0, &old)
 			runtime.UnlockOSThread()
 		}
+}
+
+// cpuTally counts the PINGs by the CPU the client ran on when its reply
+// had come (getcpu), all of them and those over 1 ms: with the loop
+// pinned (BENCH_GOBLIN_FLAGS="--cpu 0"), whether the slow ones are those
+// whose client waited on the loop's CPU.
+type cpuTally struct {
+	all, slow [4]int64 // CPUs 0-3
+}
+
+func (t *cpuTally) add(d int64) {
+	var cpu uint32
+	unix.RawSyscall(unix.SYS_GETCPU, uintptr(unsafe.Pointer(&cpu)), 0, 0) // a system call of ~0.1 µs, after the clock read
+	if cpu < uint32(len(t.all)) {
+		t.all[cpu]++
+		if d > int64(time.Millisecond) {
+			t.slow[cpu]++
+		}
+	}
+}
+
+func (t *cpuTally) merge(o cpuTally) {
+	for i := range t.all {
+		t.all[i] += o.all[i]
+		t.slow[i] += o.slow[i]
+	}
+}
+
+func (t cpuTally) String() string {
+	var b strings.Builder
+	for i := range t.all {
+		if t.all[i] > 0 {
+			fmt.Fprintf(&b, " cpu%d=%d(%d over 1 ms)", i, t.all[i], t.slow[i])
+		}
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // rss returns the resident memory of process pid alone in bytes
@@ -623,6 +667,7 @@ type stallResult struct {
 	total              time.Duration // of every save merged into this one
 	memBefore, memPeak int64
 	samplerMax         time.Duration // the longest memory sample (PSS) and INFO, every 20 ms during the save
+	idleCPUs, saveCPUs cpuTally      // where the client ran, each phase
 	probe              string        // goblin's goblin_bgsave_* INFO fields
 }
 
@@ -668,7 +713,7 @@ func pingStall(b *testing.B, sock string, pid int, load func(), idle time.Durati
 			}
 		}()
 		for end := time.Now().Add(idle); time.Now().Before(end); {
-			ping(res.idle)
+			ping(res.idle, &res.idleCPUs)
 		}
 		close(stop)
 		<-stopped
@@ -708,7 +753,7 @@ func pingStall(b *testing.B, sock string, pid int, load func(), idle time.Durati
 			res.probe = strings.Join(probe, " ")
 			return res
 		default:
-			ping(res.save)
+			ping(res.save, &res.saveCPUs)
 		}
 	}
 }

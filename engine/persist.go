@@ -88,6 +88,9 @@ type Persistence struct {
 	// SaveSlice is how long a background save works per Tick (default
 	// DefaultSaveSlice): the longest a request waits for it.
 	SaveSlice time.Duration
+	// WriterPriority is the kernel priority of a background save's writer
+	// thread (bgsave-writer-priority); default snapshot.WriterNormal.
+	WriterPriority snapshot.WriterPriority
 	// Shutdown stops the server (SHUTDOWN, after its save); it runs on the
 	// loop and must not wait for it. nil: SHUTDOWN is refused.
 	Shutdown func()
@@ -186,7 +189,8 @@ func (e *Engine) saveOptions() snapshot.Options {
 			used += e.stats.UsedMemory
 		}
 	}
-	return snapshot.Options{Path: e.RDBPath(), NoCompression: p.NoCompression, NoChecksum: p.NoChecksum, UsedMemory: used}
+	return snapshot.Options{Path: e.RDBPath(), NoCompression: p.NoCompression, NoChecksum: p.NoChecksum, UsedMemory: used,
+		WriterPriority: p.WriterPriority}
 }
 
 func (e *Engine) saveDBs() []snapshot.DB {
@@ -487,6 +491,14 @@ func (e *Engine) persistParams() []Param {
 			return nil
 		}},
 		comp, sum, stop,
+		{Name: "bgsave-writer-priority", Get: func() string { return p.WriterPriority.String() }, Set: func(v string) error {
+			w, err := snapshot.ParseWriterPriority(strings.ToLower(v))
+			if err != nil {
+				return errors.New("argument must be 'idle' or 'normal'")
+			}
+			p.WriterPriority = w // the next save's writer
+			return nil
+		}},
 	}
 }
 

@@ -171,6 +171,10 @@ func TestSavePolicyAndConfig(t *testing.T) {
 		{[]string{"CONFIG", "GET", "rdb*"}, "[$rdbcompression $no $rdbchecksum $yes]"},
 		{[]string{"CONFIG", "GET", "stop-writes-on-bgsave-error"}, "[$stop-writes-on-bgsave-error $yes]"},
 		{[]string{"CONFIG", "GET", "dir"}, "[$dir $" + dir + "]"},
+		{[]string{"CONFIG", "GET", "bgsave-writer-priority"}, "[$bgsave-writer-priority $normal]"},
+		{[]string{"CONFIG", "SET", "bgsave-writer-priority", "low"}, "-ERR CONFIG SET failed (possibly related to argument 'bgsave-writer-priority') - argument must be 'idle' or 'normal'"},
+		{[]string{"CONFIG", "SET", "bgsave-writer-priority", "IDLE"}, "+OK"},
+		{[]string{"CONFIG", "GET", "bgsave-writer-priority"}, "[$bgsave-writer-priority $idle]"},
 	} {
 		if got := do(t, e, s, c.args...); got != c.want {
 			t.Errorf("%q: %s, want %s", c.args, got, c.want)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/goblin-kv/goblin/engine"
 	"github.com/goblin-kv/goblin/idle"
+	"github.com/goblin-kv/goblin/snapshot"
 	"github.com/goblin-kv/goblin/store"
 	"github.com/goblin-kv/goblin/transport"
 	"github.com/goblin-kv/goblin/transport/uds"
@@ -221,6 +222,9 @@ type Options struct {
 	// SaveSlice bounds the time a background save works per loop cycle
 	// (default engine.DefaultSaveSlice).
 	SaveSlice time.Duration
+	// SaveWriterPriority is the kernel priority of a background save's
+	// writer thread (--bgsave-writer-priority; default normal).
+	SaveWriterPriority snapshot.WriterPriority
 
 	// TLS holds Redis's tls-* settings for the tls:// listeners
 	// (docs/security.md); CONFIG SET changes them and reloads the files.

@@ -163,7 +163,8 @@ func New(o Options) (*Server, error) {
 		Persistence: engine.Persistence{
 			Dir: dir, DBFilename: o.DBFilename, Save: o.Save, NoCompression: o.NoCompression,
 			NoChecksum: o.NoChecksum, KeepWritingOnError: o.KeepWritingOnSaveError, ProtectedConfig: o.ProtectedConfig, SaveSlice: o.SaveSlice,
-			Log: s.log,
+			WriterPriority: o.SaveWriterPriority,
+			Log:            s.log,
 			Shutdown: func() { // SHUTDOWN, on the loop
 				s.byCommand.Store(true)
 				s.stopping.Store(true)

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -128,7 +129,7 @@ func TestPipeReusesItsBuffers(t *testing.T) {
 		write()
 	}
 	p.Close()
-	<-p.done
+	waitWriter(p)
 	// The writer unmapped the slab itself once the loop had closed the
 	// pipe: the unmapping's CPU time is not the loop's.
 	if p.slab != nil {
@@ -170,4 +171,62 @@ func TestPipeReusesItsBuffers(t *testing.T) {
 		t.Errorf("an aborted writer ended with %v and left its slab for the loop", p.result)
 	}
 	p.release()
+}
+
+// TestPipeKeepsOrderWithAWriterRunning: the loop's writes in chunks of
+// random sizes, first with the writer stalled (more buffers than the queue
+// holds: the rest wait in order in pending, each an overflow buffer), then
+// with it draining at the same time: the file holds every byte in order.
+func TestPipeKeepsOrderWithAWriterRunning(t *testing.T) {
+	const total, stalled = 32 << 20, 24 << 20
+	p := newPipe(pipeBuf)
+	path := filepath.Join(t.TempDir(), "out")
+	f, err := createTemp(path + ".tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]byte, total)
+	for i := range want {
+		want[i] = byte(i * 7 / 3)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for off := 0; off < total; {
+		if off >= stalled && f != nil {
+			if len(p.pending) == 0 {
+				t.Fatalf("%d MiB written to a stalled pipe and none pending: the test misses the pending path", stalled>>20)
+			}
+			go p.run(f, path)
+			f = nil
+		}
+		n := min(1+rng.IntN(300<<10), total-off)
+		if _, err := p.Write(want[off : off+n]); err != nil {
+			t.Fatal(err)
+		}
+		off += n
+	}
+	p.Close()
+	waitWriter(p)
+	if p.result != nil {
+		t.Fatal(p.result)
+	}
+	p.release()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("the file holds %d bytes, not the %d written in order", len(got), len(want))
+	}
+}
+
+// waitWriter waits for p's writer to finish, as Job.Finished does: the
+// loop's flush queues what the queue had no room for, then closes.
+func waitWriter(p *pipe) {
+	for {
+		p.flush()
+		if done, _ := p.Result(); done {
+			return
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
 }

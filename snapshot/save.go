@@ -38,6 +38,9 @@ type Options struct {
 	// background save's buffers (this and 512 KiB) are allocated when it
 	// begins and reused until it ends.
 	MaxBacklog int64
+	// WriterPriority is the background writer's kernel priority; default
+	// WriterNormal (writerprio.go).
+	WriterPriority WriterPriority
 }
 
 // Job is one save in progress: the cuts of every database, the encoder,
@@ -95,7 +98,8 @@ func Begin(dbs []DB, o Options, background bool) (*Job, error) {
 	if background {
 		j.pipe = newPipe(o.MaxBacklog)
 		w = j.pipe
-		go j.pipe.run(f, o.Path)
+		p := j.pipe
+		runWriter(o.WriterPriority, func() { p.run(f, o.Path) })
 	} else {
 		j.file = f
 	}
@@ -274,6 +278,7 @@ func (j *Job) Finished() (bool, error) {
 	if j.pipe == nil {
 		return true, nil
 	}
+	j.pipe.flush() // buffers the queue had no room for, and the close after them
 	done, err := j.pipe.Result()
 	if !done {
 		return false, nil
@@ -299,9 +304,12 @@ func (j *Job) Run() error {
 		return err
 	}
 	if j.pipe != nil {
-		<-j.pipe.done
-		_, err := j.Finished()
-		return err
+		for {
+			if done, err := j.Finished(); done { // flushes what the queue had no room for
+				return err
+			}
+			time.Sleep(100 * time.Microsecond)
+		}
 	}
 	f := j.file
 	j.file = nil

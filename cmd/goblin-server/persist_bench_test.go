@@ -10,12 +10,15 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sys/unix"
 
 	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/latency"
@@ -62,6 +65,9 @@ type benchPeer struct {
 
 var benchPeers = []benchPeer{
 	{"goblin", func(b *testing.B, dir string, extra ...string) (string, int) {
+		// BENCH_GOBLIN_FLAGS adds flags to goblin-server's command line,
+		// e.g. "--cpu 0" to pin its loop.
+		extra = append(extra, strings.Fields(os.Getenv("BENCH_GOBLIN_FLAGS"))...)
 		s := startServerTB(b, append([]string{"--dir", dir}, extra...)...)
 		return s.sock, s.p.PID
 	}},
@@ -90,38 +96,104 @@ func BenchmarkPingDuringBgsave(b *testing.B) {
 			dir := benchDir(b, base)
 			sock, pid := peer.start(b, dir)
 			fillKeys(b, sock, keys, value)
+			variants := []string{""}
+			if peer.name == "goblin" {
+				variants = writerVariants(b)
+			}
 			for range b.N {
-				r := pingStall(b, sock, pid, nil, 3*time.Second)
-				probes := []string{r.probe}
-				// Short saves give few samples: save again until 3 s of saving
-				// were measured (one 10 M-key save lasts longer).
-				for total := r.dur; total < 3*time.Second; {
-					more := pingStall(b, sock, pid, nil, 0)
-					r.save.Merge(more.save)
-					r.memPeak = max(r.memPeak, more.memPeak)
-					total += more.dur
-					probes = append(probes, more.probe)
+				// The variants' saves alternate, one after the other, until
+				// each has 3 s of saving measured (one 10 M-key save may
+				// last longer): the machine's load changes, and alternating
+				// spreads it over them alike. The first save follows the
+				// idle phase.
+				rs := make([]stallResult, len(variants))
+				probes := make([][]string, len(variants))
+				var idle *latency.Recorder
+				var idleCPUs cpuTally
+				for n := 0; ; n++ {
+					i := n % len(variants)
+					if i == 0 && n > 0 && allAtLeast(rs, 3*time.Second) {
+						break
+					}
+					if v := variants[i]; v != "" {
+						configSet(b, sock, "bgsave-writer-priority", v)
+					}
+					idleFor := time.Duration(0)
+					if n == 0 {
+						idleFor = 3 * time.Second
+					}
+					r := pingStall(b, sock, pid, nil, idleFor, rss)
+					if n == 0 {
+						idle, idleCPUs = r.idle, r.idleCPUs
+					}
+					if rs[i].save == nil {
+						rs[i] = r
+					} else {
+						rs[i].save.Merge(r.save)
+						rs[i].memPeak = max(rs[i].memPeak, r.memPeak)
+						rs[i].samplerMax = max(rs[i].samplerMax, r.samplerMax)
+						rs[i].saveCPUs.merge(r.saveCPUs)
+						rs[i].total += r.dur
+					}
+					probes[i] = append(probes[i], r.probe)
 				}
-				report(b, "idle", r.idle)
-				report(b, "save", r.save)
-				b.ReportMetric(float64(r.save.Count()), "pings-during-save")
-				b.ReportMetric(float64(r.dur.Milliseconds()), "save-ms")
+				report(b, "idle", idle)
 				size := fileSize(b, dir)
-				b.Logf("%s, %d keys of 16 B + %d B: idle %v", peer.name, keys, value, r.idle.Summary())
-				b.Logf("%s: during %d BGSAVEs (the first took %v) %v", peer.name, len(probes), r.dur.Round(time.Millisecond), r.save.Summary())
-				b.Logf("%s: p99.9 during/idle %.2f, max during/idle %.2f", peer.name,
-					float64(r.save.Summary().P999)/float64(r.idle.Summary().P999), float64(r.save.Summary().Max)/float64(r.idle.Summary().Max))
-				b.Logf("%s: file %.1f MB in %s: %.0f MB/s (as INFO saw it end, 20 ms resolution)", peer.name,
-					float64(size)/1e6, dir, float64(size)/1e6/r.dur.Seconds())
-				b.Logf("%s: memory (PSS, server and children) %.1f MB before, %.1f MB peak during the save (%+.1f %%)", peer.name,
-					float64(r.memBefore)/1e6, float64(r.memPeak)/1e6, 100*(float64(r.memPeak)/float64(r.memBefore)-1))
-				for i, p := range probes {
-					if p != "" {
-						b.Logf("%s: loop during BGSAVE %d: %s", peer.name, i+1, p)
+				b.Logf("%s, %d keys of 16 B + %d B: idle %v", peer.name, keys, value, idle.Summary())
+				for i, v := range variants {
+					r := rs[i]
+					name, metric := peer.name, "save"
+					if v != "" {
+						name, metric = peer.name+" (writer "+v+")", "save-"+v
+					}
+					report(b, metric, r.save)
+					b.ReportMetric(float64(r.save.Count()), "pings-during-"+metric)
+					b.ReportMetric(float64(r.dur.Milliseconds()), metric+"-ms")
+					b.Logf("%s: during %d BGSAVEs (the first took %v) %v; p99.9 during/idle %.2f, max during/idle %.2f", name,
+						len(probes[i]), r.dur.Round(time.Millisecond), r.save.Summary(),
+						float64(r.save.Summary().P999)/float64(idle.Summary().P999), float64(r.save.Summary().Max)/float64(idle.Summary().Max))
+					b.Logf("%s: file %.1f MB in %s: %.0f MB/s (the first save, as INFO saw it end, 20 ms resolution; %v for all %d); memory (RSS of the server process) %.1f MB before, %.1f MB peak during the save (%+.1f %%); the longest sample (memory and INFO, every 20 ms in both phases) took %v",
+						name, float64(size)/1e6, dir, float64(size)/1e6/r.dur.Seconds(), r.total.Round(time.Millisecond), len(probes[i]),
+						float64(r.memBefore)/1e6, float64(r.memPeak)/1e6, 100*(float64(r.memPeak)/float64(r.memBefore)-1), r.samplerMax.Round(time.Microsecond))
+					// The loop's own figures go to the standard output: a
+					// benchmark's log keeps only its first ten lines.
+					fmt.Printf("%s: %s: the client's CPU after each PING: idle %v; during the saves %v\n", b.Name(), name, idleCPUs, r.saveCPUs)
+					for j, p := range probes[i] {
+						if p != "" {
+							fmt.Printf("%s: %s: loop during BGSAVE %d: %s\n", b.Name(), name, j+1, p)
+						}
 					}
 				}
 			}
 		})
+	}
+}
+
+func allAtLeast(rs []stallResult, d time.Duration) bool {
+	for _, r := range rs {
+		if r.total < d {
+			return false
+		}
+	}
+	return true
+}
+
+// writerVariants are the writer priorities BenchmarkPingDuringBgsave
+// alternates goblin's saves between: BENCH_WRITER, a comma-separated list
+// of CONFIG bgsave-writer-priority values, default "normal,idle".
+func writerVariants(b *testing.B) []string {
+	v := os.Getenv("BENCH_WRITER")
+	if v == "" {
+		v = "normal,idle"
+	}
+	return strings.Split(v, ",")
+}
+
+func configSet(b *testing.B, sock, name, value string) {
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, PoolSize: 1})
+	defer c.Close()
+	if err := c.ConfigSet(context.Background(), name, value).Err(); err != nil {
+		b.Fatalf("CONFIG SET %s %s: %v", name, value, err)
 	}
 }
 
@@ -143,7 +215,7 @@ func BenchmarkMemoryDuringBgsave(b *testing.B) {
 				stop := make(chan struct{})
 				wrote := make(chan int64, 1)
 				load := func() { wrote <- overwriteAll(b, sock, keys, value, stop) }
-				r := pingStall(b, sock, pid, load, 2*time.Second)
+				r := pingStall(b, sock, pid, load, 2*time.Second, pss)
 				close(stop)
 				n := <-wrote
 				b.ReportMetric(float64(r.memBefore)/1e6, "mem-before-MB")
@@ -459,62 +531,207 @@ func pss(pid int) int64 {
 	return total
 }
 
-type stallResult struct {
-	idle, save         *latency.Recorder
-	dur                time.Duration
-	memBefore, memPeak int64
-	probe              string // goblin's goblin_bgsave_* INFO fields
-}
-
-// pingStall starts load (if any), runs depth-one PINGs for idle, then
-// starts a BGSAVE and runs them until INFO reports the save done,
-// sampling the server's memory every 20 ms meanwhile.
-func pingStall(b *testing.B, sock string, pid int, load func(), idle time.Duration) stallResult {
-	conn, err := net.Dial("unix", sock)
+// pingClient returns a depth-one PING over a fresh connection to sock,
+// recording each round trip, and its closing. With BENCH_CLIENT_CPU=N the
+// client is the calling goroutine's own thread pinned to CPU N (until the
+// closing) doing blocking system calls on the socket (never Go's
+// netpoller, whose wake-ups may land on any CPU): with the server's loop
+// pinned elsewhere (BENCH_GOBLIN_FLAGS="--cpu 0") the client then never
+// waits behind the loop for a CPU, and the stall measured is the server's,
+// as a client on another host would see it. Call both on one goroutine.
+func pingClient(b *testing.B, sock string) (ping func(*latency.Recorder, *cpuTally), closeClient func()) {
+	req := []byte("*1\r\n$4\r\nPING\r\n")
+	buf := make([]byte, 7)
+	cpu := os.Getenv("BENCH_CLIENT_CPU")
+	if cpu == "" {
+		conn, err := net.Dial("unix", sock)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return func(r *latency.Recorder, t *cpuTally) {
+			start := latency.Now()
+			if _, err := conn.Write(req); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := io.ReadFull(conn, buf); err != nil || string(buf) != "+PONG\r\n" {
+				b.Fatalf("PING: %q, %v", buf, err)
+			}
+			d := latency.Now() - start
+			r.Record(d)
+			t.add(d)
+		}, func() { conn.Close() }
+	}
+	n, err := strconv.Atoi(cpu)
+	if err != nil {
+		b.Fatalf("BENCH_CLIENT_CPU=%q: want a CPU number", cpu)
+	}
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0) // blocking
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer conn.Close()
-	req := []byte("*1\r\n$4\r\nPING\r\n")
-	buf := make([]byte, 7)
-	ping := func(r *latency.Recorder) {
-		start := latency.Now()
-		if _, err := conn.Write(req); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := io.ReadFull(conn, buf); err != nil || string(buf) != "+PONG\r\n" {
-			b.Fatalf("PING: %q, %v", buf, err)
-		}
-		r.Record(latency.Now() - start)
+	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: sock}); err != nil {
+		b.Fatal(err)
 	}
+	// A thread that fails the benchmark (Goexit) while locked ends with it,
+	// its affinity too.
+	runtime.LockOSThread()
+	var old, set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		b.Fatal(err)
+	}
+	set.Set(n)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		b.Fatalf("pinning the client to CPU %d: %v", n, err)
+	}
+	return func(r *latency.Recorder, t *cpuTally) {
+			start := latency.Now()
+			_, err := unix.Write(fd, req)
+			for got := 0; err == nil && got < len(buf); {
+				var k int
+				if k, err = unix.Read(fd, buf[got:]); err == nil && k == 0 {
+					err = io.ErrUnexpectedEOF
+				}
+				got += k
+			}
+			if err != nil || string(buf) != "+PONG\r\n" {
+				b.Fatalf("PING: %q, %v", buf, err)
+			}
+			d := latency.Now() - start
+			r.Record(d)
+			t.add(d)
+		}, func() {
+			unix.Close(fd)
+			unix.SchedSetaffinity(0, &old)
+			runtime.UnlockOSThread()
+		}
+}
+
+// cpuTally counts the PINGs by the CPU the client ran on when its reply
+// had come (getcpu), all of them and those over 1 ms: with the loop
+// pinned (BENCH_GOBLIN_FLAGS="--cpu 0"), whether the slow ones are those
+// whose client waited on the loop's CPU.
+type cpuTally struct {
+	all, slow [4]int64 // CPUs 0-3
+}
+
+func (t *cpuTally) add(d int64) {
+	var cpu uint32
+	unix.RawSyscall(unix.SYS_GETCPU, uintptr(unsafe.Pointer(&cpu)), 0, 0) // a system call of ~0.1 µs, after the clock read
+	if cpu < uint32(len(t.all)) {
+		t.all[cpu]++
+		if d > int64(time.Millisecond) {
+			t.slow[cpu]++
+		}
+	}
+}
+
+func (t *cpuTally) merge(o cpuTally) {
+	for i := range t.all {
+		t.all[i] += o.all[i]
+		t.slow[i] += o.slow[i]
+	}
+}
+
+func (t cpuTally) String() string {
+	var b strings.Builder
+	for i := range t.all {
+		if t.all[i] > 0 {
+			fmt.Fprintf(&b, " cpu%d=%d(%d over 1 ms)", i, t.all[i], t.slow[i])
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// rss returns the resident memory of process pid alone in bytes
+// (/proc/PID/statm), a cheap read where pss walks the page tables (tens of
+// milliseconds of the CPU for a 10 M-key server, which would load the
+// machine the stall is measured on): for the PING benchmark, whose saves
+// write nothing (a forked child's own copies, which PSS would count, come
+// from writes).
+func rss(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
+
+type stallResult struct {
+	idle, save         *latency.Recorder
+	dur                time.Duration // the save's, as INFO saw it end
+	total              time.Duration // of every save merged into this one
+	memBefore, memPeak int64
+	samplerMax         time.Duration // the longest memory sample (PSS) and INFO, every 20 ms during the save
+	idleCPUs, saveCPUs cpuTally      // where the client ran, each phase
+	probe              string        // goblin's goblin_bgsave_* INFO fields
+}
+
+// pingStall starts load (if any), runs depth-one PINGs for idle (none
+// when 0), then starts a BGSAVE and runs them until INFO reports the save
+// done, sampling the server's memory with mem (rss or pss) and its INFO
+// every 20 ms in both phases.
+func pingStall(b *testing.B, sock string, pid int, load func(), idle time.Duration, mem func(pid int) int64) stallResult {
+	ping, closeClient := pingClient(b, sock)
+	defer closeClient()
 	res := stallResult{idle: latency.New(), save: latency.New()}
+	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, PoolSize: 1})
+	defer c.Close()
+	ctx := context.Background()
+	var last string // the last INFO persistence, for a failure message
+	// sample is the watcher's work every 20 ms, in both phases alike (the
+	// idle baseline bears the same measuring load as the save): the
+	// server's memory and its INFO persistence. It reports whether a save
+	// runs.
+	sample := func() bool {
+		t := time.Now()
+		res.memPeak = max(res.memPeak, mem(pid))
+		info, err := c.Info(ctx, "persistence").Result()
+		res.samplerMax = max(res.samplerMax, time.Since(t))
+		last = info
+		return err == nil && !strings.Contains(info, "rdb_bgsave_in_progress:0")
+	}
 	if load != nil {
 		go load()
 		time.Sleep(100 * time.Millisecond) // the load runs in the idle phase too: the baseline the save is compared with
 	}
-	for end := time.Now().Add(idle); time.Now().Before(end); {
-		ping(res.idle)
+	if idle > 0 {
+		stop, stopped := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(stopped)
+			for {
+				select {
+				case <-stop:
+					return
+				case <-time.After(20 * time.Millisecond):
+					sample()
+				}
+			}
+		}()
+		for end := time.Now().Add(idle); time.Now().Before(end); {
+			ping(res.idle, &res.idleCPUs)
+		}
+		close(stop)
+		<-stopped
 	}
-	res.memBefore = pss(pid)
+	res.memBefore = mem(pid)
 	res.memPeak = res.memBefore
-	c := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, PoolSize: 1})
-	defer c.Close()
-	ctx := context.Background()
+	res.samplerMax = 0
 	done := make(chan struct{})
 	began := time.Now()
 	if err := c.BgSave(ctx).Err(); err != nil {
 		b.Fatal(err)
 	}
-	var last string // the last INFO persistence, for a failure message
 	go func() {
 		defer close(done)
 		deadline := time.Now().Add(30 * time.Minute)
 		for time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
-			res.memPeak = max(res.memPeak, pss(pid))
-			info, err := c.Info(ctx, "persistence").Result()
-			last = info
-			if err != nil || strings.Contains(info, "rdb_bgsave_in_progress:0") {
+			if !sample() {
 				return
 			}
 		}
@@ -523,6 +740,7 @@ func pingStall(b *testing.B, sock string, pid int, load func(), idle time.Durati
 		select {
 		case <-done:
 			res.dur = time.Since(began)
+			res.total = res.dur
 			if !strings.Contains(last, "rdb_bgsave_in_progress:0") || !strings.Contains(last, "rdb_last_bgsave_status:ok") {
 				b.Fatalf("BGSAVE did not end with status ok within 30 minutes; INFO persistence:\n%s", last)
 			}
@@ -535,7 +753,7 @@ func pingStall(b *testing.B, sock string, pid int, load func(), idle time.Durati
 			res.probe = strings.Join(probe, " ")
 			return res
 		default:
-			ping(res.save)
+			ping(res.save, &res.saveCPUs)
 		}
 	}
 }

@@ -143,6 +143,11 @@ func newPipe(backlog int64) *pipe {
 // more: every buffer is then unused.
 func (p *pipe) release() {
 	p.cur = nil
+	// No slice into the slab outlives it: the free ring's buffers and, after
+	// an abort, the queue's unwritten ones (the writer has finished, so the
+	// loop is the rings' only user now).
+	clear(p.free.slots)
+	clear(p.queue.slots)
 	p.unmap()
 }
 
@@ -260,6 +265,12 @@ func (p *pipe) Abort() {
 	p.wake()
 }
 
+// finished reports whether the writer has finished; it never blocks.
+func (p *pipe) finished() bool {
+	done, _ := p.Result()
+	return done
+}
+
 // Result reports whether the writer has finished and with what error; it
 // never blocks.
 func (p *pipe) Result() (finished bool, err error) {
@@ -270,6 +281,10 @@ func (p *pipe) Result() (finished bool, err error) {
 		return false, nil
 	}
 }
+
+// beforeWrite, when a test sets it (before the save begins, so the writer
+// goroutine's start orders it), runs before each of the writer's writes.
+var beforeWrite func()
 
 // run is the writer goroutine: it writes the queued buffers to f in order,
 // unmaps the slab once the loop has closed the pipe, then commits f as
@@ -294,6 +309,9 @@ func (p *pipe) run(f *os.File, path string) {
 				p.unmap() // the loop closed the pipe after its last write
 				break
 			}
+		}
+		if beforeWrite != nil {
+			beforeWrite()
 		}
 		_, err := f.Write(b)
 		p.queued.Add(-int64(len(b)))

@@ -343,7 +343,11 @@ func (j *Job) Abort() {
 		discard(j.file)
 		j.file = nil
 	}
-	if j.err == nil && !j.encoded {
+	if j.err == nil && (!j.encoded || j.pipe != nil && !j.pipe.finished()) {
+		// Also once the walk has encoded everything but the writer still
+		// writes or commits: Finished must then wait for it, or a
+		// SHUTDOWN's save would open the same temporary file while the
+		// writer still writes, removes or renames it.
 		j.err = errAborted
 	}
 }

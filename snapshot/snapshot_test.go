@@ -481,3 +481,51 @@ func TestLoaderSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestAbortWaitsForTheWriter: a save aborted after the walk encoded every
+// key, while its writer still writes, is finished only once the writer has
+// stopped and removed its temporary file, so a SHUTDOWN's save that opens
+// the same temporary file next cannot have it written, removed or renamed
+// under it; the previous snapshot stays.
+func TestAbortWaitsForTheWriter(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "dump.rdb")
+	if err := os.WriteFile(path, []byte("previous"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := newStores(t, 1)[0]
+	for i := range 20000 {
+		st.Put([]byte(fmt.Sprintf("key:%06d", i)), []byte(strings.Repeat("v", 100)))
+	}
+	gate, writing := make(chan struct{}), make(chan struct{}, 1)
+	beforeWrite = func() {
+		select {
+		case writing <- struct{}{}:
+		default:
+		}
+		<-gate
+	}
+	defer func() { beforeWrite = nil }()
+	j, err := Begin([]DB{{0, st}}, Options{Path: path}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for !j.Step(1 << 20) {
+	}
+	<-writing // the writer holds a buffer, stopped before its write
+	j.Abort()
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		close(gate) // the write goes on, as a slow disk's would
+	}()
+	// SHUTDOWN's abortBackground: one Finished, which must wait for the writer.
+	if done, err := j.Finished(); !done || !errors.Is(err, errAborted) {
+		t.Fatalf("Finished after an abort with the writer still writing: done %v, %v; want done with errAborted", done, err)
+	}
+	if _, err := os.Stat(TempName(dir, os.Getpid())); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the temporary file is left after the abort: %v", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "previous" {
+		t.Fatalf("the previous snapshot changed: %q", b)
+	}
+}

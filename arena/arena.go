@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"unsafe"
 )
 
 // Ref names a block: the page index in the high bits, the offset within the page in
@@ -241,6 +242,18 @@ func (r Ref) off() uint32  { return (uint32(r) & offMask) << unitShift }
 func (a *Arena) Bytes(r Ref, n int) []byte {
 	off := r.off()
 	return a.bufs[r.page()][off : off+uint32(n) : off+uint32(n)]
+}
+
+// At returns the address of block r's first byte, having checked, as Bytes does,
+// that its page holds n > 0 bytes from there: one comparison where Bytes's slice
+// costs about twenty instructions, for a caller that then reads the block at
+// offsets below n (store.Get). The address is valid while the slice Bytes would
+// return is.
+func (a *Arena) At(r Ref, n int) unsafe.Pointer {
+	buf := a.bufs[r.page()]
+	off := int(r.off())
+	_ = buf[off+n-1]
+	return unsafe.Add(unsafe.Pointer(unsafe.SliceData(buf)), off)
 }
 
 // Cap returns the capacity of block r (its size class, or the dedicated length).

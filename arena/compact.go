@@ -1,6 +1,9 @@
 package arena
 
-import "math/bits"
+import (
+	"fmt"
+	"math/bits"
+)
 
 // Compaction policy: a class is worth compacting when its free-list holes add up to at
 // least one page and to at least 1/compactDeadDiv of its pages; a page is a victim
@@ -101,15 +104,39 @@ func (a *Arena) markVictim(p uint32) {
 }
 
 // pickVictim chooses the next page to evacuate, if any class is fragmented enough.
+//
+// It examines classScanLimit classes a call, in rotation. A class that fails the
+// fragmentation test (fragmented) adds one to calm, one that passes it sets calm to 0,
+// and every change that can make a class pass it (a small Free, which adds a hole or
+// releases a page, and a new page) sets calm to 0 too (Alloc's reuse of a hole only
+// makes the test harder to pass). Once calm counts every class, none can pass: the
+// call only advances the rotation as a scan would have and returns false, with no
+// division and no class touched (an idle store's Tick, once per loop cycle or so,
+// paid about 80 ns here for two divisions per class; checkCalm holds the count to
+// the classes in invariants and race builds).
 func (a *Arena) pickVictim() bool {
-	n := len(a.classes)
+	n1 := len(a.classes) - 1 // classes 1..n1; classScanLimit < n1
+	if a.calm >= n1 {
+		if invariants {
+			a.checkCalm()
+		}
+		if a.pickStart += classScanLimit; a.pickStart >= n1 {
+			a.pickStart -= n1
+		}
+		return false
+	}
 	for i := 0; i < classScanLimit; i++ {
-		c := 1 + (a.pickStart+i)%(n-1)
+		c := 1 + a.pickStart + i // pickStart < n1 and i < classScanLimit: one wrap at most
+		if c > n1 {
+			c -= n1
+		}
 		cs := &a.classes[c]
-		perPage := int64(PageSize / classSizes[c])
-		if cs.pages < 2 || cs.holes < perPage || cs.holes*compactDeadDiv < cs.pages*perPage {
+		perPage := classPerPage[c]
+		if !cs.fragmented(perPage) {
+			a.calm++
 			continue
 		}
+		a.calm = 0
 		best, bestLive := -1, uint32(perPage*victimLiveNum/victimLiveDen)+1
 		k := len(cs.partial)
 		start := 0
@@ -139,9 +166,29 @@ func (a *Arena) pickVictim() bool {
 		a.markVictim(p)
 		a.victim = int32(p)
 		a.cursor = 0
-		a.pickStart = (a.pickStart + i) % (n - 1)
+		a.pickStart = (a.pickStart + i) % n1
 		return true
 	}
-	a.pickStart = (a.pickStart + classScanLimit) % (n - 1)
+	if a.pickStart += classScanLimit; a.pickStart >= n1 {
+		a.pickStart -= n1
+	}
 	return false
+}
+
+// fragmented reports whether the class is worth compacting: its free-list holes add
+// up to at least one page and to at least 1/compactDeadDiv of its pages (of perPage
+// blocks each).
+func (cs *classState) fragmented(perPage int64) bool {
+	return cs.pages >= 2 && cs.holes >= perPage && cs.holes*compactDeadDiv >= cs.pages*perPage
+}
+
+// checkCalm panics when calm says no class is fragmented and one is: a change that
+// can fragment a class did not reset it.
+func (a *Arena) checkCalm() {
+	for c := 1; c < len(a.classes); c++ {
+		if a.classes[c].fragmented(classPerPage[c]) {
+			panic(fmt.Sprintf("arena: calm %d stale: class %d (%d bytes) is fragmented: %d pages, %d holes",
+				a.calm, c, classSizes[c], a.classes[c].pages, a.classes[c].holes))
+		}
+	}
 }

@@ -346,3 +346,19 @@ func BenchmarkInsertLatency(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTickIdle measures an idle store's Tick (no resize, no TTLs, no
+// memory cap, nothing to compact), which the server loop runs every few
+// microseconds when no request comes: 100,000 keys loaded.
+//
+//	go test -run '^$' -bench TickIdle -count 10 ./store/
+func BenchmarkTickIdle(b *testing.B) {
+	s := loadStore(b, 100_000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if s.Tick(256) != 0 {
+			b.Fatal("an idle store's Tick did work")
+		}
+	}
+}

@@ -102,6 +102,14 @@ func fillGetCases(t *testing.T, s *Store) [][]byte {
 			}
 			keys = append(keys, []byte(key))
 		}
+		for _, v := range []string{"abcdefghij", "abcdefghijklmnopqrstu"} { // tagMod: built by APPEND
+			key := fmt.Sprintf("a%d:%s", len(v), base)
+			mustSet(t, s, key, v[:3])
+			if _, err := s.Append([]byte(key), []byte(v[3:])); err != nil {
+				t.Fatal(err)
+			}
+			keys = append(keys, []byte(key))
+		}
 		key := "h:" + base
 		if _, err := s.HSet([]byte(key), [][]byte{[]byte("f"), []byte("v")}, false); err != nil {
 			t.Fatal(err)

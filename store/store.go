@@ -487,10 +487,14 @@ func (s *Store) Get(dst, key []byte) (val []byte, found bool) {
 	kp := unsafe.Pointer(unsafe.SliceData(key))
 	k0, k1 := word(kp, 0), word(kp, n-8)
 	tag := tagOf(s.hk.mix(k0, k1, n))
+	// The table's length is a power of two and mask one less, so every
+	// pos below is within it: its entries are read with no bounds check.
+	// shift is below 32 (32 - log2 of the length, at least 1).
 	t := s.ix.t
 	mask := uint64(len(t) - 1)
-	for pos := uint64(tag >> s.ix.shift); ; pos = (pos + 1) & mask {
-		e := t[pos&mask]
+	tp := unsafe.Pointer(unsafe.SliceData(t))
+	for pos := uint64(tag>>(s.ix.shift&31)) & mask; ; pos = (pos + 1) & mask {
+		e := *(*uint64)(unsafe.Add(tp, pos*8))
 		if e == 0 {
 			s.stats.Misses++
 			return dst, false
@@ -505,19 +509,23 @@ func (s *Store) Get(dst, key []byte) (val []byte, found bool) {
 		// A slot this path does not serve sends the request the general
 		// way as soon as its tag and length match, before its key is
 		// compared: getSlow looks again, and rarely for another key.
+		// One comparison for the TTL bit and the tail's length of 1 to 16
+		// (an encoded length of 7 to 22: with ttlBit set the masked meta is
+		// far above), one for the tag (tagRaw or tagMod, 0 or 2).
 		meta := sl.meta
 		enc := int(meta & encMask)
 		tl := enc - inlineLen // the value's tail, after the key
 		l := len(dst)
-		if meta&ttlBit != 0 || sl.inl[0] > tagMod || sl.inl[0] == tagInt || tl <= 0 || tl > 16 || cap(dst)-l < enc-1 {
+		if meta&(ttlBit|encMask)-(inlineLen+1) > 16-1 || sl.inl[0]&^tagMod != 0 || cap(dst)-l < enc-1 {
 			return s.getSlow(dst, key)
 		}
-		// The block, [id][key][tail] with no TTL, sliced once for both.
-		bp := unsafe.Pointer(unsafe.SliceData(s.ar.Bytes(sl.ref, idLen+n+tl))) // idLen+n+tl bytes
+		// The block, [id][key][tail] with no TTL, checked once for both.
+		bp := s.ar.At(sl.ref, idLen+n+tl) // idLen+n+tl bytes
 		if word(bp, idLen) != k0 || word(bp, idLen+n-8) != k1 {
 			continue
 		}
 		s.stats.Hits++
+		// touch's LRU case.
 		// touch's LRU case.
 		sl.atime ^= (sl.atime ^ s.lru) & s.touchMask
 		if meta>>clockShift != clockMax && !s.noTouch {

@@ -105,25 +105,33 @@ func (p *Parser) Skip(n int) { p.examined += uint64(n) }
 // to answer, an error included). Its header line is at most five bytes,
 // which ReadHot checked the inline limit allows.
 func hotBulk(buf []byte, pos, maxBulk int) (v []byte, next int, ok bool) {
-	if pos+7 > len(buf) || buf[pos] != '$' { // "$1\r\nk\r\n" is the shortest
+	// Read from b, buf from the "$" on, and t, b from the payload on, at
+	// offsets the checks before each read keep within them: the compiler
+	// proves every access but the payload's CRLF in bounds (it checked
+	// seven, and masked three slices, where the offsets were into buf).
+	if uint(pos) > uint(len(buf)) {
+		return nil, 0, false
+	}
+	b := buf[pos:]
+	if len(b) < 7 || b[0] != '$' { // "$1\r\nk\r\n" is the shortest
 		return nil, 0, false
 	}
 	// A length of one or two digits (a key's, a small value's) read as
 	// one word: the digits and the CRLF after them.
-	size, start := 0, 0
-	switch w := binary.LittleEndian.Uint32(buf[pos+1:]); {
+	var size uint
+	var t []byte
+	switch w := binary.LittleEndian.Uint32(b[1:5]); {
 	case w&0xffff0000 == 0x0a0d0000 && byte(w)-'1' < 9 && byte(w>>8)-'0' < 10: // "dd\r\n"
-		size, start = int(byte(w)-'0')*10+int(byte(w>>8)-'0'), pos+5
+		size, t = uint(byte(w)-'0')*10+uint(byte(w>>8)-'0'), b[5:]
 	case w&0x00ffff00 == 0x000a0d00 && byte(w)-'1' < 9: // "d\r\n"
-		size, start = int(byte(w)-'0'), pos+4
+		size, t = uint(byte(w)-'0'), b[4:]
 	default:
 		return hotBulkLong(buf, pos, maxBulk)
 	}
-	end := start + size
-	if size > maxBulk || end+2 > len(buf) || binary.LittleEndian.Uint16(buf[end:]) != 0x0a0d {
+	if int(size) > maxBulk || size > uint(len(t)-2) || binary.LittleEndian.Uint16(t[size:size+2]) != 0x0a0d { // len(t) >= 2
 		return nil, 0, false
 	}
-	return buf[start:end:end], end + 2, true
+	return t[:size:size], len(buf) - len(t) + int(size) + 2, true
 }
 
 // hotBulkLong is hotBulk for a length of three or four digits (or bytes

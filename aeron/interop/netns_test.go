@@ -428,7 +428,12 @@ func TestTwoHostDriverKilled(t *testing.T) {
 		js.CloseStdin()
 		t.Logf("Go driver killed: the Java driver's publication not connected after %v (connection timeout 5 s)",
 			lost.Round(time.Millisecond))
-		if lost > 7*time.Second {
+		// The time is the Java driver's: its conductor's timer checks ran
+		// 6 s late in a CI run at load 17 (11.4 s). What it shows of
+		// goblin's driver, that a killed one answers nothing more, holds
+		// at any time the JVM gets to; 14 s is the image-liveness bound of
+		// the subtest above.
+		if lost > 14*time.Second {
 			t.Fatalf("noticed too late: %v", lost)
 		}
 	})

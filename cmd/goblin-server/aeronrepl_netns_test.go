@@ -150,7 +150,15 @@ func aeronWrites() int {
 	if n, err := strconv.Atoi(os.Getenv("AERON_REPL_WRITES")); err == nil && n > 0 {
 		return n
 	}
-	return 40000
+	// Coverage cut: 8,000, not 40,000 (2.4x fewer CPU-s). The 32,000 left
+	// out all went in the last phase, after every fault: the kill, the
+	// cut past the backlog and the watched prefix happen in the first
+	// phases, whose sizes (per, at least 200 seq entries) are the same.
+	// What went with them, unchecked: the last phase back-pressured the
+	// publication (2,063-76,246 offers in four runs at 40,000; 0 in three
+	// at 8,000, and in one of two runs at 16,000), which drained to every
+	// replica all the same; set AERON_REPL_WRITES=40000 for that.
+	return 8000
 }
 
 // TestAeronReplicationLAN: a goblin primary publishing its replication
@@ -173,7 +181,7 @@ func aeronWrites() int {
 // must log a full resynchronisation and the hand-over to Aeron, replica 4
 // one more full resynchronisation after its cut. The primary lists the
 // four Aeron replicas at its offset. AERON_REPL_WRITES sets the number of
-// writes (default 40 000 for CI; 1 000 000 is the long run, by hand).
+// writes (default 8 000 for CI; 1 000 000 is the long run, by hand).
 func TestAeronReplicationLAN(t *testing.T) {
 	t.Parallel() // its own namespaces, processes and directories; it times nothing
 	for _, mode := range []string{"multicast", "mdc"} {
@@ -208,7 +216,7 @@ func aeronLANRun(t *testing.T, mode string) {
 	pc := a.primary.c
 	rng := rand.New(rand.NewPCG(3, 4))
 	n := aeronWrites()
-	per := n / 200 // seq entries: 1 in 4 writes
+	per := max(n/200, 200) // seq entries: 1 in 4 writes
 	seqWrites(t, pc, rng, 0, per)
 	for h := 1; h <= nrep; h++ {
 		if impaired[h-1] {

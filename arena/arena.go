@@ -248,7 +248,8 @@ func (a *Arena) Bytes(r Ref, n int) []byte {
 // that its page holds n > 0 bytes from there: one comparison where Bytes's slice
 // costs about twenty instructions, for a caller that then reads the block at
 // offsets below n (store.Get). The address is valid while the slice Bytes would
-// return is.
+// return is. The caller guarantees n ≥ 1 (with n ≤ 0 the check checks
+// nothing).
 func (a *Arena) At(r Ref, n int) unsafe.Pointer {
 	buf := a.bufs[r.page()]
 	off := int(r.off())

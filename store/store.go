@@ -472,7 +472,7 @@ func (s *Store) tail(sl *slot) []byte {
 // getSlow, the general case, whose bytes and counters this path matches
 // (TestGetFastMatchesGeneral).
 //
-// The key's block is sliced once, bounds checked, for its key and its
+// The key's block is bounds checked once (arena.At) for its key and its
 // value's tail, and dst's room is checked once; the words inside both are
 // then read and written through pointers (word, setWord) that those checks
 // keep in bounds: the bounds checks and slice arithmetic of each access
@@ -525,7 +525,6 @@ func (s *Store) Get(dst, key []byte) (val []byte, found bool) {
 			continue
 		}
 		s.stats.Hits++
-		// touch's LRU case.
 		// touch's LRU case.
 		sl.atime ^= (sl.atime ^ s.lru) & s.touchMask
 		if meta>>clockShift != clockMax && !s.noTouch {

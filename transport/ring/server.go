@@ -206,6 +206,12 @@ type client struct {
 	// later is sess when it can answer a request later (a blocking pop):
 	// while it is parked the client's further requests stay in its ring.
 	later transport.LaterAware
+	// parkedNow is later.Parked() as it stood after the last ServeMessage
+	// or answer of c: the only calls in which a LaterAware session parks
+	// or unparks (its contract), so between them it cannot change. Loop
+	// goroutine only. (Asking the session through the interface cost a
+	// round trip two calls.)
+	parkedNow bool
 	// A request longer than a record, being reassembled.
 	in  []byte
 	asm assembler
@@ -561,7 +567,10 @@ func (s *Server) execute(c *client, msg []byte) (closeConn, parked bool) {
 	reply, closeConn := c.sess.ServeMessage(msg, out)
 	s.stats.BytesIn += int64(len(msg))
 	s.stats.BytesOut += int64(len(reply))
-	if c.parked() {
+	if c.later != nil {
+		c.parkedNow = c.later.Parked()
+	}
+	if c.parkedNow {
 		return closeConn, true // answered later (answer): the claimed record stays free for it
 	}
 	if len(reply) <= cap(out) {
@@ -583,7 +592,7 @@ func (s *Server) execute(c *client, msg []byte) (closeConn, parked bool) {
 
 // parked reports whether c's last request waits for an answer that comes
 // later (see transport.LaterAware).
-func (c *client) parked() bool { return c.later != nil && c.later.Parked() }
+func (c *client) parked() bool { return c.parkedNow }
 
 // answer publishes the later reply of c's parked request (a blocking pop
 // served by another client's push, or timed out). The client sent nothing
@@ -890,7 +899,10 @@ func (s *Server) newClient(fd int) (c *client, mfd int, err error) {
 	c.sess = s.o.Handler.OpenMessage(s.o.Proto)
 	if l, ok := c.sess.(transport.LaterAware); ok {
 		c.later = l
-		l.SetAnswer(func(reply []byte) bool { return s.answer(c, reply) })
+		l.SetAnswer(func(reply []byte) bool {
+			c.parkedNow = l.Parked() // unparked: this is its answer
+			return s.answer(c, reply)
+		})
 	}
 	return c, mfd, nil
 }

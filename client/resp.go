@@ -23,11 +23,42 @@ func (*respCodec) appendRequest(dst []byte, args [][]byte, _ uint64) ([]byte, er
 }
 
 func (c *respCodec) appendTyped(dst []byte, r *command.Request) ([]byte, error) {
+	// A depth-one PING, GET or SET without options is written directly:
+	// the bytes Words and AppendCommand make of it
+	// (TestRESPAppendHotMatchesWords), without the argument vector.
+	switch r.Op {
+	case command.OpPing:
+		if len(r.Args) == 0 {
+			return append(dst, "*1\r\n$4\r\nPING\r\n"...), nil
+		}
+	case command.OpGet:
+		return appendHotBulk(append(dst, "*2\r\n$3\r\nGET\r\n"...), r.Key), nil
+	case command.OpSet:
+		if r.Flags&(command.FlagNX|command.FlagXX|command.FlagKeepTTL|command.FlagGet) == 0 && r.Expiry == command.ExpiryNone {
+			return appendHotBulk(appendHotBulk(append(dst, "*3\r\n$3\r\nSET\r\n"...), r.Key), r.Value), nil
+		}
+	}
 	words, err := c.enc.Words(r)
 	if err != nil {
 		return dst, err
 	}
 	return resp.AppendCommand(dst, words...), nil
+}
+
+// appendHotBulk is resp.AppendBulk with a length below 100 written as
+// its digits directly (a key or a small value), not through
+// strconv.AppendInt.
+func appendHotBulk(dst, v []byte) []byte {
+	switch n := len(v); {
+	case n < 10:
+		dst = append(dst, '$', byte('0'+n), '\r', '\n')
+	case n < 100:
+		dst = append(dst, '$', byte('0'+n/10), byte('0'+n%10), '\r', '\n')
+	default:
+		return resp.AppendBulk(dst, v)
+	}
+	dst = append(dst, v...)
+	return append(dst, '\r', '\n')
 }
 
 // Limits that mark a reply as malformed rather than merely large.
@@ -40,7 +71,71 @@ const (
 )
 
 func (c *respCodec) parseReply(buf []byte, r *result) (int, error) {
+	if n := parseHot(buf, r); n > 0 {
+		return n, nil
+	}
 	return c.parse(buf, r, 0)
+}
+
+// parseHot reads the replies of a depth-one PING, GET or SET in one pass:
+// a status ("+PONG", "+OK"), a bulk string of up to 99 bytes or a nil
+// bulk, complete in buf. It returns 0, with r untouched, for anything else
+// or anything it would have to look at twice (a CR inside the line, a
+// length of three digits or more, a malformed or incomplete reply), which
+// parse then reads: where parseHot reads a reply, it leaves r as parse
+// does (TestRESPParseHotMatchesParse).
+func parseHot(buf []byte, r *result) int {
+	if len(buf) < 4 {
+		return 0
+	}
+	switch buf[0] {
+	case '+':
+		// A short status: its CRLF within the first 16 bytes.
+		for i := 1; i < len(buf)-1 && i < 16; i++ {
+			switch buf[i] {
+			case '\r':
+				if buf[i+1] != '\n' {
+					return 0
+				}
+				r.reset()
+				r.kind, r.str = KindStatus, buf[1:i]
+				return i + 2
+			case '\n':
+				return 0
+			}
+		}
+		return 0
+	case '$':
+		var n, next int
+		switch d := buf[1]; {
+		case d == '-':
+			if buf[2] == '1' && len(buf) >= 5 && buf[3] == '\r' && buf[4] == '\n' {
+				r.reset() // kind nil
+				return 5
+			}
+			return 0
+		case d == '0' && buf[2] == '\r':
+			n, next = 0, 2
+		case d >= '1' && d <= '9' && buf[2] == '\r':
+			n, next = int(d-'0'), 2
+		case d >= '1' && d <= '9' && buf[2] >= '0' && buf[2] <= '9' && len(buf) >= 5 && buf[3] == '\r':
+			n, next = int(d-'0')*10+int(buf[2]-'0'), 3
+		default:
+			return 0
+		}
+		if buf[next+1] != '\n' {
+			return 0
+		}
+		start := next + 2
+		end := start + n
+		if end+2 > len(buf) || buf[end] != '\r' || buf[end+1] != '\n' {
+			return 0
+		}
+		r.reset()
+		r.kind, r.str = KindBulk, buf[start:end:end]
+		return end + 2
+	}
+	return 0
 }
 
 // parse decodes one reply at the start of buf into r. It returns the

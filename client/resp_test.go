@@ -4,7 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/goblin-kv/goblin/command"
+	"github.com/goblin-kv/goblin/proto/argv"
+	"github.com/goblin-kv/goblin/proto/resp"
 )
 
 func TestRESPEncode(t *testing.T) {
@@ -231,5 +236,92 @@ func TestValueString(t *testing.T) {
 10) ""`
 	if got := v.String(); got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestRESPAppendHotMatchesWords holds appendTyped's direct PING, GET and
+// SET to the bytes the general encoder (Words, AppendCommand) makes of the
+// same request, over key and value lengths around the digit boundaries,
+// and checks that requests with options still take the general path.
+func TestRESPAppendHotMatchesWords(t *testing.T) {
+	var lens = []int{0, 1, 9, 10, 16, 99, 100, 101, 1000}
+	var reqs []command.Request
+	reqs = append(reqs, command.Request{Op: command.OpPing},
+		command.Request{Op: command.OpPing, Args: [][]byte{[]byte("hello")}})
+	for _, kl := range lens {
+		key := bytes.Repeat([]byte{'k'}, kl)
+		reqs = append(reqs, command.Request{Op: command.OpGet, Key: key})
+		for _, vl := range lens {
+			val := bytes.Repeat([]byte{'\r'}, vl)
+			reqs = append(reqs, command.Request{Op: command.OpSet, Key: key, Value: val},
+				command.Request{Op: command.OpSet, Key: key, Value: val, Flags: command.FlagNX},
+				command.Request{Op: command.OpSet, Key: key, Value: val, Flags: command.FlagGet | command.FlagXX},
+				command.Request{Op: command.OpSet, Key: key, Value: val, Flags: command.FlagKeepTTL},
+				command.Request{Op: command.OpSet, Key: key, Value: val, Expiry: command.ExpiryPX, Expire: 1500})
+		}
+	}
+	c := &respCodec{}
+	var enc argv.Encoder
+	for i := range reqs {
+		r := &reqs[i]
+		got, err := c.appendTyped([]byte("prefix"), r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		words, err := enc.Words(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := resp.AppendCommand([]byte("prefix"), words...); !bytes.Equal(got, want) {
+			t.Errorf("%s key %d value %d flags %d expiry %d: %q, want %q", command.Name(r.Op), len(r.Key), len(r.Value), r.Flags, r.Expiry, got, want)
+		}
+	}
+}
+
+// TestRESPParseHotMatchesParse holds parseHot to parse: every reply it
+// reads it leaves as parse does (kind, bytes, length used), and it
+// reads the replies of a PING, GET and SET, so the direct path is the
+// one taken; everything else (and every prefix of a reply) it leaves to
+// parse.
+func TestRESPParseHotMatchesParse(t *testing.T) {
+	hot := []string{"+PONG\r\n", "+OK\r\n", "+x\r\n", "$-1\r\n", "$0\r\n\r\n", "$1\r\nx\r\n", "$9\r\n123456789\r\n",
+		"$10\r\n0123456789\r\n", "$16\r\n0123456789abcdef\r\n", "$2\r\n\r\n\r\n",
+		"$99\r\n" + strings.Repeat("v", 99) + "\r\n", "+OK\r\n+OK\r\n"}
+	cold := []string{"+\r\n", "$100\r\n" + strings.Repeat("v", 100) + "\r\n", "+OK\rx\r\n", "+a\nb\r\n", "+" + strings.Repeat("s", 20) + "\r\n",
+		"$01\r\nx\r\n", "$-2\r\n", "$-1\rx", "$3\r\nabcd\r\n", "$3\r\nab\r\n", "$1x\r\nx\r\n", "$1\rxx\r\n",
+		":1\r\n", "-ERR x\r\n", "*1\r\n$1\r\nx\r\n", "_\r\n", ">1\r\n+x\r\n", "$", "+"}
+	c := &respCodec{}
+	check := func(wire string, wantHot bool) {
+		t.Helper()
+		buf := []byte(wire)
+		var viaHot, viaParse result
+		viaHot.kind, viaParse.kind = KindArray, KindArray // what a reset must clear
+		n := parseHot(buf, &viaHot)
+		if (n > 0) != wantHot {
+			t.Errorf("parseHot(%q) = %d: want it read (%v)", wire, n, wantHot)
+		}
+		m, err := c.parse(buf, &viaParse, 0)
+		if n == 0 {
+			if viaHot.kind != KindArray {
+				t.Errorf("parseHot(%q) touched the result it did not read", wire)
+			}
+			return
+		}
+		if err != nil || m != n || viaHot.kind != viaParse.kind || !bytes.Equal(viaHot.str, viaParse.str) ||
+			(viaHot.str == nil) != (viaParse.str == nil) {
+			t.Errorf("%q: parseHot %d %v %q, parse %d %v %q (%v)", wire, n, viaHot.kind, viaHot.str, m, viaParse.kind, viaParse.str, err)
+		}
+	}
+	for _, w := range hot {
+		check(w, true)
+		for i := 0; i < len(w); i++ {
+			if w == "+OK\r\n+OK\r\n" && i >= 5 {
+				break // its first reply is whole from 5 bytes on
+			}
+			check(w[:i], false)
+		}
+	}
+	for _, w := range cold {
+		check(w, false)
 	}
 }

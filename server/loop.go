@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,6 +85,32 @@ type RawParker interface {
 	// transport's life).
 	ParksRaw() bool
 }
+
+// FaultGuarded is implemented by transports whose Poll guards itself
+// against a memory fault in a client's shared mapping (the ring:
+// debug.SetPanicOnFault and a deferred recover that drops that client, some
+// 40 instructions on every Poll, busy or idle). The loop takes the guard
+// over for its whole goroutine: Run turns SetPanicOnFault on once and
+// recovers around all its cycles, the loop calls PollUnguarded in place of
+// Poll, and a recovered panic goes to Survive.
+type FaultGuarded interface {
+	// PollUnguarded is Poll without the guard: for a goroutine with
+	// SetPanicOnFault on, under a recover that hands the panic to Survive.
+	PollUnguarded(now int64) int
+	// Survive reports whether r, recovered from PollUnguarded, was a
+	// fault in one of the transport's client mappings; the transport has
+	// then dropped that client.
+	Survive(r any) bool
+}
+
+// unguarded polls a FaultGuarded transport without its own guard.
+type unguarded struct{ g FaultGuarded }
+
+func (u unguarded) Poll(now int64) int { return u.g.PollUnguarded(now) }
+
+// poller is what the loop calls on every cycle: a transport, or its
+// unguarded poll.
+type poller interface{ Poll(now int64) int }
 
 // Deadliner is implemented by transports that must be polled again by a
 // deadline even when they have nothing to do (the Aeron transport with the
@@ -169,6 +196,8 @@ type LoopConfig struct {
 // every transport, runs store maintenance, publishes metrics and idles.
 type Loop struct {
 	cfg        LoopConfig
+	pollers    []poller       // cfg.Transports, FaultGuarded ones as unguarded
+	guarded    []FaultGuarded // the transports whose fault guard Run holds
 	idle       idle.Idler
 	atOnce     *idle.Backoffer // the backoff whose ParkAtOnce follows cfg.ParkAtOnce; nil when it does not apply
 	maxPark    time.Duration   // the backoff's longest park; a longer one is a doze, bounded by cfg.Timers
@@ -229,6 +258,12 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 	}
 	l := &Loop{cfg: cfg, parkFD: -1, stopFD: -1, done: make(chan struct{})}
 	for _, t := range cfg.Transports {
+		if g, ok := t.(FaultGuarded); ok {
+			l.guarded = append(l.guarded, g)
+			l.pollers = append(l.pollers, unguarded{g})
+		} else {
+			l.pollers = append(l.pollers, t)
+		}
 		if d, ok := t.(Deadliner); ok {
 			l.deadliners = append(l.deadliners, d)
 		}
@@ -419,14 +454,47 @@ func (l *Loop) Run() error {
 		addP(l.rawParkers)
 		defer addP(-l.rawParkers)
 	}
+	if len(l.guarded) > 0 {
+		// The FaultGuarded transports' guard, for the whole goroutine
+		// (cycles recovers); the setting before is restored on return.
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	}
 	l.lastPublish = monotime.Now()
 	for !l.stop.Load() {
-		l.cycle()
+		l.cycles()
 	}
 	if l.cfg.BeforeClose != nil {
 		l.cfg.BeforeClose()
 	}
 	return l.shutdown()
+}
+
+// cycles runs duty cycles until the loop stops. With FaultGuarded
+// transports it recovers (survive): a fault in a client's mapping ends the
+// cycle it happened in, that transport drops the client, and cycles
+// returns for Run to go on; any other panic goes on.
+func (l *Loop) cycles() {
+	if len(l.guarded) > 0 {
+		defer l.survive()
+	}
+	for !l.stop.Load() {
+		l.cycle()
+	}
+}
+
+// survive is cycles' recover: a panic no FaultGuarded transport takes
+// goes on.
+func (l *Loop) survive() {
+	r := recover()
+	if r == nil {
+		return
+	}
+	for _, g := range l.guarded {
+		if g.Survive(r) {
+			return
+		}
+	}
+	panic(r)
 }
 
 // idleClockEvery: after an idle cycle, the clock is read on one cycle in
@@ -461,7 +529,7 @@ func (l *Loop) cycle() {
 	}
 	l.prev = now
 	work := 0
-	for _, t := range l.cfg.Transports {
+	for _, t := range l.pollers {
 		work += t.Poll(now)
 	}
 	// A cycle that served requests always ticks: the replication stream

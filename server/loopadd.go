@@ -31,6 +31,7 @@ func (l *Loop) Add(t transport.Server) error {
 		return fmt.Errorf("server: epoll_ctl on descriptor %d: %w", wfd, err)
 	}
 	l.cfg.Transports = append(l.cfg.Transports, t)
+	l.pollers = append(l.pollers, t) // a FaultGuarded one keeps its own guard: Run set none for it
 	if d, ok := t.(Deadliner); ok {
 		l.deadliners = append(l.deadliners, d)
 	}

@@ -80,6 +80,8 @@ type LaterAware interface {
 	// reply went out or was queued (false: the client is gone).
 	SetAnswer(answer func(reply []byte) bool)
 	// Parked reports whether the client's last request waits for its
-	// answer (no reply now; its further requests wait their turn).
+	// answer (no reply now; its further requests wait their turn). It
+	// turns true only within ServeMessage and false only within the
+	// answer call, so a transport may ask after each and keep the result.
 	Parked() bool
 }

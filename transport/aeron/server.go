@@ -147,10 +147,16 @@ type client struct {
 	later    transport.LaterAware
 	held     []byte
 	heldLens []int
+	// parkedNow is later.Parked() as it stood after the last ServeMessage
+	// or answer of c: the only calls in which a LaterAware session parks
+	// or unparks (its contract), so between them it cannot change. Loop
+	// goroutine only. (Asking the session through the interface cost a
+	// round trip three calls.)
+	parkedNow bool
 }
 
 // parked reports whether c's last request waits for a later answer.
-func (c *client) parked() bool { return c.later != nil && c.later.Parked() }
+func (c *client) parked() bool { return c.parkedNow }
 
 // Listen starts (or, with Options.External, finds) the media driver,
 // subscribes to the request channel and returns the server, ready for the
@@ -442,7 +448,10 @@ func (s *Server) serve(msg []byte, _ *ae.Header) {
 		c.req.reset() // served: give back a large request's buffer
 		s.charge(c)
 	}
-	if c.parked() {
+	if c.later != nil {
+		c.parkedNow = c.later.Parked()
+	}
+	if c.parkedNow {
 		return // answered later, through answer
 	}
 	if !s.send(c, reply) {
@@ -854,7 +863,10 @@ func (s *Server) drain() int {
 				maxMsg: e.pub.MaxMessageLength(), sess: s.o.Handler.OpenMessage(s.o.Proto)}
 			if l, ok := c.sess.(transport.LaterAware); ok {
 				c.later = l
-				l.SetAnswer(func(reply []byte) bool { return s.answer(c, reply) })
+				l.SetAnswer(func(reply []byte) bool {
+					c.parkedNow = l.Parked() // unparked: this is its answer
+					return s.answer(c, reply)
+				})
 			}
 			s.pending = append(s.pending, c)
 			s.stats.Accepted++

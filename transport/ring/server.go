@@ -206,6 +206,12 @@ type client struct {
 	// later is sess when it can answer a request later (a blocking pop):
 	// while it is parked the client's further requests stay in its ring.
 	later transport.LaterAware
+	// parkedNow is later.Parked() as it stood after the last ServeMessage
+	// or answer of c: the only calls in which a LaterAware session parks
+	// or unparks (its contract), so between them it cannot change. Loop
+	// goroutine only. (Asking the session through the interface cost a
+	// round trip two calls.)
+	parkedNow bool
 	// A request longer than a record, being reassembled.
 	in  []byte
 	asm assembler
@@ -432,15 +438,31 @@ func (s *Server) UpdateStats(st *transport.Stats) {
 // Poll serves up to Batch requests from each client, then, when the loop is
 // idle (or every eighth housekeeping interval when it is not), looks at the
 // handshake socket and the clients' liveness. It allocates nothing unless a
-// client connects or goes.
-func (s *Server) Poll(now int64) (work int) {
+// client connects or goes. A fault in a client's mapping drops that client
+// (survive); Poll then reports no work.
+func (s *Server) Poll(now int64) int {
+	defer s.survive()
+	debug.SetPanicOnFault(true)
+	return s.PollUnguarded(now)
+}
+
+// PollUnguarded is Poll without its fault guard (server.FaultGuarded), whose
+// SetPanicOnFault call and deferred recover cost every Poll, busy or idle,
+// some 40 instructions: for a goroutine that has turned SetPanicOnFault on
+// once and recovers around its calls, handing the panic to Survive, as the
+// server's loop does. Anywhere else a fault in a client's mapping kills the
+// process.
+func (s *Server) PollUnguarded(now int64) (work int) {
 	if s.closed {
 		return 0
 	}
-	defer s.survive()
-	debug.SetPanicOnFault(true)
 	for i := 0; i < len(s.clients); i++ {
 		c := s.clients[i]
+		if c.req.idle() && !c.out.busy() {
+			// Nothing to read, commit or flush: serve would only look (some
+			// 90 instructions of every idle poll, per client).
+			continue
+		}
 		n, closeConn := s.serve(c, s.o.Batch)
 		work += n
 		if closeConn {
@@ -561,7 +583,10 @@ func (s *Server) execute(c *client, msg []byte) (closeConn, parked bool) {
 	reply, closeConn := c.sess.ServeMessage(msg, out)
 	s.stats.BytesIn += int64(len(msg))
 	s.stats.BytesOut += int64(len(reply))
-	if c.parked() {
+	if c.later != nil {
+		c.parkedNow = c.later.Parked()
+	}
+	if c.parkedNow {
 		return closeConn, true // answered later (answer): the claimed record stays free for it
 	}
 	if len(reply) <= cap(out) {
@@ -583,7 +608,7 @@ func (s *Server) execute(c *client, msg []byte) (closeConn, parked bool) {
 
 // parked reports whether c's last request waits for an answer that comes
 // later (see transport.LaterAware).
-func (c *client) parked() bool { return c.later != nil && c.later.Parked() }
+func (c *client) parked() bool { return c.parkedNow }
 
 // answer publishes the later reply of c's parked request (a blocking pop
 // served by another client's push, or timed out). The client sent nothing
@@ -641,21 +666,27 @@ func (c *client) ready() bool {
 // only turns a fault, which would kill the process, into a panic that
 // kills it just the same unless recovered.
 func (s *Server) survive() {
-	r := recover()
-	if r == nil {
-		return
+	if r := recover(); r != nil && !s.Survive(r) {
+		panic(r)
 	}
+}
+
+// Survive reports whether r, a value recovered from a panic in the
+// server's methods (PollUnguarded, or any method survive guards), is a
+// fault in a client's mapping; it has then dropped that client, which is
+// never touched again (server.FaultGuarded).
+func (s *Server) Survive(r any) bool {
 	if f, ok := r.(interface{ Addr() uintptr }); ok {
 		for i, c := range s.clients {
 			if shm.Contains(c.mem, f.Addr()) {
 				c.faulted = true
 				s.stats.Faults++
 				s.drop(i, false)
-				return
+				return true
 			}
 		}
 	}
-	panic(r)
+	return false
 }
 
 // housekeep accepts handshakes, bumps the heartbeat and reaps dead clients.
@@ -890,7 +921,10 @@ func (s *Server) newClient(fd int) (c *client, mfd int, err error) {
 	c.sess = s.o.Handler.OpenMessage(s.o.Proto)
 	if l, ok := c.sess.(transport.LaterAware); ok {
 		c.later = l
-		l.SetAnswer(func(reply []byte) bool { return s.answer(c, reply) })
+		l.SetAnswer(func(reply []byte) bool {
+			c.parkedNow = l.Parked() // unparked: this is its answer
+			return s.answer(c, reply)
+		})
 	}
 	return c, mfd, nil
 }

@@ -1,31 +1,87 @@
 package testproc
 
 import (
+	"io"
+	"math/rand/v2"
 	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 )
 
-// FreeUDPPorts asks the kernel for n distinct free loopback UDP ports. The
-// probe sockets stay open until all n are chosen: asked one after another,
-// with each socket closed in between, the kernel may hand out the same port
-// twice, and two endpoints on one port make a test fail at random. (Another
+// FreeUDPPorts returns n distinct loopback UDP ports that bound a moment
+// ago, picked below the kernel's ephemeral range (freePorts). (Another
 // process may still take a port between here and the real bind; that shows
 // as a bind error, not as a wrong result.)
 func FreeUDPPorts(tb testing.TB, n int) []int {
 	tb.Helper()
-	ports := make([]int, n)
-	for i := range ports {
-		pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
-		if err != nil {
-			tb.Fatal(err)
-		}
-		defer pc.Close()
-		ports[i] = pc.LocalAddr().(*net.UDPAddr).Port
-	}
-	return ports
+	return freePorts(tb, "udp", n)
 }
 
-// FreeUDPPort asks the kernel for one free loopback UDP port. Tests that
+// FreeUDPPort returns one free loopback UDP port (FreeUDPPorts). Tests that
 // need several take them from one FreeUDPPorts call, never from repeated
 // FreeUDPPort calls.
 func FreeUDPPort(tb testing.TB) int { return FreeUDPPorts(tb, 1)[0] }
+
+// picked holds the ports freePorts returned in this process, so two tests
+// of one binary never get the same one.
+var picked = struct {
+	sync.Mutex
+	m map[int]bool
+}{m: map[int]bool{}}
+
+// freePorts picks n ports for network ("tcp" or "udp") at random below the
+// kernel's ephemeral range (net.ipv4.ip_local_port_range's low end, 32768
+// by default; the 12,000 ports under it), each bound on 127.0.0.1 to check
+// it is free, all held until the n are chosen. The kernel never hands out
+// a port there by itself, so only another test's pick of the same port in
+// the same moment can take it before its server binds: one chance in
+// thousands, where a port the kernel had just handed out for port 0 could
+// be handed out again at once for any outgoing connection.
+func freePorts(tb testing.TB, network string, n int) []int {
+	tb.Helper()
+	hi := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil && v > 2048 {
+				hi = v
+			}
+		}
+	}
+	lo := max(1024, hi-12000)
+	picked.Lock()
+	defer picked.Unlock()
+	var held []io.Closer
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	var ports []int
+	for tries := 0; len(ports) < n; tries++ {
+		if tries > 10000 {
+			tb.Fatalf("testproc: no free %s port among %d-%d after %d tries", network, lo, hi-1, tries)
+		}
+		p := lo + rand.IntN(hi-lo)
+		if picked.m[p] {
+			continue
+		}
+		addr := "127.0.0.1:" + strconv.Itoa(p)
+		var c io.Closer
+		var err error
+		if network == "udp" {
+			c, err = net.ListenPacket("udp4", addr)
+		} else {
+			c, err = net.Listen("tcp", addr)
+		}
+		if err != nil {
+			continue // taken
+		}
+		held = append(held, c)
+		picked.m[p] = true
+		ports = append(ports, p)
+	}
+	return ports
+}

@@ -1,7 +1,6 @@
 package testproc
 
 import (
-	"net"
 	"strconv"
 	"testing"
 	"time"
@@ -19,24 +18,15 @@ type RedisNode struct {
 	Dir     string // its directory: nodes.conf, log
 }
 
-// FreeTCPPorts returns n loopback TCP ports that were free a moment ago
-// (held together, so they differ).
+// FreeTCPPorts returns n distinct loopback TCP ports that bound a moment
+// ago, picked below the kernel's ephemeral range (freePorts): a port the
+// kernel handed out for port 0 could be handed out again at once as
+// another process's outgoing connection's source port or port-0 listener,
+// and a CI run lost a server start to that (TestTLSCluster: "address in
+// use" on a port picked this way a moment before).
 func FreeTCPPorts(tb testing.TB, n int) []int {
 	tb.Helper()
-	var ls []net.Listener
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			tb.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return ports
+	return freePorts(tb, "tcp", n)
 }
 
 // StartRedisClusterNode starts a redis-server 7.0 with cluster-enabled yes

@@ -1,8 +1,10 @@
 package testproc
 
 import (
+	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -95,5 +97,31 @@ func TestFreeUDPPortsDistinct(t *testing.T) {
 		for _, pc := range conns {
 			pc.Close()
 		}
+	}
+}
+
+// TestFreePortsBelowEphemeralRange: the ports handed out are distinct,
+// below the kernel's ephemeral range, and bind.
+func TestFreePortsBelowEphemeralRange(t *testing.T) {
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		fmt.Sscan(string(b), &low)
+	}
+	seen := map[int]bool{}
+	for _, p := range append(FreeTCPPorts(t, 8), FreeUDPPorts(t, 8)...) {
+		if p >= low || p < 1024 {
+			t.Errorf("port %d: want one in 1024-%d, below the ephemeral range", p, low-1)
+		}
+		seen[p] = true
+	}
+	if len(seen) != 16 {
+		t.Errorf("%d distinct ports of 16", len(seen))
+	}
+	for _, p := range FreeTCPPorts(t, 2) {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			t.Fatalf("port %d does not bind: %v", p, err)
+		}
+		l.Close()
 	}
 }

@@ -43,6 +43,21 @@ type startLoad struct {
 	failed bool // the load ended with an error: LOADING stays, the server stops
 }
 
+// runningLoad returns the load at start while it runs (nil when there is
+// none or it failed).
+func (e *Engine) runningLoad() *startLoad {
+	if ld := e.loading; ld != nil && !ld.failed {
+		return ld
+	}
+	return nil
+}
+
+// close stops the decoder and closes the file.
+func (ld *startLoad) close() {
+	ld.l.Close()
+	ld.f.Close()
+}
+
 // loadDB is the load's snapshot.DBFunc: database i of the server.
 func (e *Engine) loadDB(i int) (*store.Store, error) {
 	if i < 0 || i >= e.o.Databases {
@@ -94,8 +109,7 @@ func (e *Engine) StepLoad(lim snapshot.StepLimit) bool {
 	if !done {
 		return false
 	}
-	ld.l.Close()
-	ld.f.Close()
+	ld.close()
 	st := ld.l.Stats()
 	e.snap.loaded = st
 	e.snap.dirtyBase = e.mods()
@@ -117,13 +131,10 @@ func (e *Engine) StepLoad(lim snapshot.StepLimit) bool {
 // from part of the file); end is not called. Without a running load it
 // does nothing. Loop goroutine.
 func (e *Engine) StopLoad() {
-	ld := e.loading
-	if ld == nil || ld.failed {
-		return
+	if ld := e.runningLoad(); ld != nil {
+		ld.close()
+		ld.failed = true
 	}
-	ld.l.Close()
-	ld.f.Close()
-	ld.failed = true
 }
 
 // ErrLoadGivenUp is what the load at start ends with (BeginLoad's end)
@@ -134,12 +145,11 @@ var ErrLoadGivenUp = errors.New("the load of the snapshot file was given up for 
 // abortLoad gives the load at start up (a full resynchronisation from a
 // primary replaces what it would have loaded).
 func (e *Engine) abortLoad() {
-	ld := e.loading
-	if ld == nil || ld.failed {
+	ld := e.runningLoad()
+	if ld == nil {
 		return
 	}
-	ld.l.Close()
-	ld.f.Close()
+	ld.close()
 	e.loading = nil
 	e.rehot()
 	if ld.end != nil {

@@ -91,6 +91,9 @@ type Persistence struct {
 	// WriterPriority is the kernel priority of a background save's writer
 	// thread (bgsave-writer-priority); default snapshot.WriterNormal.
 	WriterPriority snapshot.WriterPriority
+	// LoopRest is when the loop rests between a background save's slices
+	// (bgsave-loop-rest; see SaveRest); default RestAfterRequests.
+	LoopRest LoopRest
 	// Shutdown stops the server (SHUTDOWN, after its save); it runs on the
 	// loop and must not wait for it. nil: SHUTDOWN is refused.
 	Shutdown func()
@@ -102,6 +105,40 @@ type Persistence struct {
 // DefaultSaveSlice is Persistence.SaveSlice's default: a background save
 // walks the keyspace 20 µs at a time, then the loop serves what came in.
 const DefaultSaveSlice = 20 * time.Microsecond
+
+// LoopRest says when the loop rests (parks for a slice's length, waking at
+// once for a request) between a background save's slices, so that the
+// threads a save shares the CPUs with get one: the clients the loop has
+// just answered, and the writer.
+type LoopRest uint8
+
+const (
+	// RestAfterRequests rests after a slice whose cycle served requests
+	// (the clients it woke get the loop's CPU at once, instead of after the
+	// kernel's time slice) and while the writer is behind (the walk would
+	// only spin). The default.
+	RestAfterRequests LoopRest = iota
+	// RestAlways rests after every slice: the walk's duty cycle is about one
+	// half, the save takes longer.
+	RestAlways
+	// RestNever walks in every cycle (and spins while the writer is
+	// behind), the loop's way before bgsave-loop-rest.
+	RestNever
+)
+
+var loopRestNames = [...]string{RestAfterRequests: "requests", RestAlways: "always", RestNever: "no"}
+
+func (r LoopRest) String() string { return loopRestNames[r] }
+
+// ParseLoopRest parses a bgsave-loop-rest value.
+func ParseLoopRest(v string) (LoopRest, error) {
+	for i, n := range loopRestNames {
+		if strings.EqualFold(v, n) {
+			return LoopRest(i), nil
+		}
+	}
+	return 0, errors.New("argument must be 'requests', 'always' or 'no'")
+}
 
 // Saving reports whether a background save is running (the server then
 // checks its sockets every loop cycle, so a request never waits behind
@@ -118,10 +155,12 @@ type persistState struct {
 	lastErr    string
 	lastSecs   int64 // rdb_last_bgsave_time_sec
 	saves      int64
-	dirtyBase  uint64 // Mods() sum at the last successful save
-	dirtyStart uint64 // Mods() sum when the running save began
-	lastCron   int64  // unix ms of the last policy check
-	lastCOW    int64  // keys the last background save took by copy-on-write
+	dirtyBase  uint64        // Mods() sum at the last successful save
+	dirtyStart uint64        // Mods() sum when the running save began
+	lastCron   int64         // unix ms of the last policy check
+	lastCOW    int64         // keys the last background save took by copy-on-write
+	rest       time.Duration // how long the loop may rest after this cycle's slice (SaveRest)
+	slack      int           // the loop thread's timer slack before the save (ns), restored at its end
 	loaded     snapshot.LoadStats
 	shutdown   bool      // SHUTDOWN ran its save (or NOSAVE): a signal's shutdown saves no more
 	probe      saveProbe // what the running background save does to the loop (saveprobe.go)
@@ -242,6 +281,7 @@ func (e *Engine) startBackground() error {
 	}
 	p.job = j
 	p.probe.begin(cpu)
+	p.slack = setTimerSlack(restSlack)
 	e.o.Persistence.Log.Info("background saving started", "path", e.RDBPath())
 	return nil
 }
@@ -253,6 +293,7 @@ func (e *Engine) abortBackground() {
 		p.job.Finished() // waits for the writer to remove its file
 		p.job = nil
 		p.probe.end()
+		setTimerSlack(p.slack)
 		e.o.Persistence.Log.Warn("background save aborted by shutdown")
 	}
 }
@@ -261,14 +302,24 @@ func (e *Engine) abortBackground() {
 func (e *Engine) tickPersist() int {
 	p := &e.snap
 	work := 0
+	p.rest = 0
 	if p.job != nil {
 		t := p.probe.slice()
 		if !p.job.StepFor(e.o.Persistence.SaveSlice) {
 			work = 1
+			switch e.o.Persistence.LoopRest {
+			case RestAlways:
+				p.rest = e.o.Persistence.SaveSlice
+			case RestAfterRequests:
+				if p.job.Behind() {
+					p.rest = e.o.Persistence.SaveSlice
+				}
+			}
 		}
 		p.probe.sliceEnd(t)
 		if done, err := p.job.Finished(); done {
 			e.backgroundDone(err)
+			p.rest = 0
 		}
 	}
 	if e.now-p.lastCron < 100 {
@@ -305,6 +356,7 @@ func (e *Engine) backgroundDone(err error) {
 	j := p.job
 	p.job = nil
 	p.probe.end()
+	setTimerSlack(p.slack)
 	p.probe.last.overflow = j.Overflow()
 	p.lastSecs = int64(time.Since(j.Started()).Round(time.Second) / time.Second)
 	keys, cow := j.Keys()
@@ -320,6 +372,30 @@ func (e *Engine) backgroundDone(err error) {
 	p.saves++
 	e.o.Persistence.Log.Info("background saving terminated with success", "path", e.RDBPath(), "keys", keys,
 		"copied_on_write", cow, "duration", time.Since(j.Started()))
+}
+
+// SaveRest returns how long the loop should rest (park, waking at once for
+// a request or a transport's deadline) after this cycle's work, or 0: while
+// a background save runs and bgsave-loop-rest allows, after a cycle that
+// served requests (served) or while the writer is behind. The loop,
+// walking in every cycle of a save, would otherwise keep its CPU until the
+// kernel's time slice ends, and a client it has just answered (woken on the
+// loop's CPU: a socket's wake-up is a synchronous one) or the writer would
+// wait for it: with two CPUs, the loop, the writer and a client are three
+// runnable threads. Loop goroutine only, after Tick.
+func (e *Engine) SaveRest(served bool) time.Duration {
+	p := &e.snap
+	if p.job == nil {
+		return 0
+	}
+	d := p.rest
+	if d == 0 && served && e.o.Persistence.LoopRest == RestAfterRequests {
+		d = e.o.Persistence.SaveSlice
+	}
+	if d > 0 {
+		p.probe.rests++
+	}
+	return d
 }
 
 // writesDenied reports whether writes fail with MISCONF: a background
@@ -491,6 +567,13 @@ func (e *Engine) persistParams() []Param {
 			return nil
 		}},
 		comp, sum, stop,
+		{Name: "bgsave-loop-rest", Get: func() string { return p.LoopRest.String() }, Set: func(v string) error {
+			r, err := ParseLoopRest(v)
+			if err == nil {
+				p.LoopRest = r // from the next slice on
+			}
+			return err
+		}},
 		{Name: "bgsave-writer-priority", Get: func() string { return p.WriterPriority.String() }, Set: func(v string) error {
 			w, err := snapshot.ParseWriterPriority(strings.ToLower(v))
 			if err != nil {

@@ -175,6 +175,10 @@ func TestSavePolicyAndConfig(t *testing.T) {
 		{[]string{"CONFIG", "SET", "bgsave-writer-priority", "low"}, "-ERR CONFIG SET failed (possibly related to argument 'bgsave-writer-priority') - argument must be 'idle' or 'normal'"},
 		{[]string{"CONFIG", "SET", "bgsave-writer-priority", "IDLE"}, "+OK"},
 		{[]string{"CONFIG", "GET", "bgsave-writer-priority"}, "[$bgsave-writer-priority $idle]"},
+		{[]string{"CONFIG", "GET", "bgsave-loop-rest"}, "[$bgsave-loop-rest $requests]"},
+		{[]string{"CONFIG", "SET", "bgsave-loop-rest", "sometimes"}, "-ERR CONFIG SET failed (possibly related to argument 'bgsave-loop-rest') - argument must be 'requests', 'always' or 'no'"},
+		{[]string{"CONFIG", "SET", "bgsave-loop-rest", "ALWAYS"}, "+OK"},
+		{[]string{"CONFIG", "GET", "bgsave-loop-rest"}, "[$bgsave-loop-rest $always]"},
 	} {
 		if got := do(t, e, s, c.args...); got != c.want {
 			t.Errorf("%q: %s, want %s", c.args, got, c.want)

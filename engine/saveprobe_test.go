@@ -101,3 +101,52 @@ func TestBgsaveReportsLoopMeasurement(t *testing.T) {
 		t.Errorf("goblin_bgsave_overflow_buffers = %d for a save with no writes", got)
 	}
 }
+
+// TestSaveRest: while a background save runs, the loop is asked to rest
+// after a cycle that served requests (bgsave-loop-rest requests, the
+// default), after every slice (always) or never (no), and never once the
+// save is over; INFO counts the rests.
+func TestSaveRest(t *testing.T) {
+	e, _ := newEngine(t, Options{Persistence: Persistence{Dir: t.TempDir(), SaveSlice: time.Microsecond}})
+	s := NewSession(proto.RESP, nil)
+	for i := range 20000 {
+		do(t, e, s, "SET", fmt.Sprintf("key:%06d", i), strconv.Itoa(i))
+	}
+	if d := e.SaveRest(true); d != 0 {
+		t.Errorf("SaveRest(served) = %v with no save running", d)
+	}
+	for _, c := range []struct {
+		mode         string
+		served, idle bool // a rest after a cycle that served, after one that did not
+	}{{"requests", true, false}, {"always", true, true}, {"no", false, false}} {
+		do(t, e, s, "CONFIG", "SET", "bgsave-loop-rest", c.mode)
+		if got := do(t, e, s, "BGSAVE"); got != "+Background saving started" {
+			t.Fatalf("BGSAVE: %s", got)
+		}
+		e.Tick(1)
+		if !e.Saving() {
+			t.Fatal("a save of 20,000 keys in 1 µs slices ended in one tick")
+		}
+		if got := e.SaveRest(true) > 0; got != c.served {
+			t.Errorf("bgsave-loop-rest %s: rest after a cycle that served requests: %v, want %v", c.mode, got, c.served)
+		}
+		if got := e.SaveRest(false) > 0; got != c.idle {
+			t.Errorf("bgsave-loop-rest %s: rest after a cycle that served none: %v, want %v", c.mode, got, c.idle)
+		}
+		rests := 0
+		for _, r := range []bool{c.served, c.idle} {
+			if r {
+				rests++
+			}
+		}
+		for e.Saving() {
+			e.Tick(1)
+		}
+		if d := e.SaveRest(true); d != 0 {
+			t.Errorf("bgsave-loop-rest %s: SaveRest(served) = %v after the save", c.mode, d)
+		}
+		if got, want := infoField(t, e, s, "goblin_bgsave_loop_rests"), strconv.Itoa(rests); got != want {
+			t.Errorf("bgsave-loop-rest %s: goblin_bgsave_loop_rests = %s, want %s", c.mode, got, want)
+		}
+	}
+}

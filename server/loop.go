@@ -128,6 +128,7 @@ type LoopStats struct {
 	IdleNanos    int64 // time spent in cycles that did no work, parks included
 	Parks        int64 // bounded waits taken by the backoff strategy
 	ParksSkipped int64 // parks called off because a Sleeper had work waiting
+	Rests        int64 // rests in busy cycles (Rest: a background save's)
 	TickWork     int64 // store maintenance steps done
 }
 
@@ -231,6 +232,8 @@ type Loop struct {
 	// work (see LoopConfig.TickEvery).
 	lastTick int64
 	tickBusy bool
+	// polled is the work the current cycle's polls found (Served).
+	polled int
 	// staleCycles counts the cycles since the clock was last read; spun
 	// says the last cycle was idle and only spun (idle.Spun).
 	staleCycles int
@@ -358,6 +361,38 @@ func (l *Loop) park(d time.Duration) {
 		l.lastPublish = now
 		l.cfg.Publish(&l.stats)
 	}
+	l.wait(d)
+}
+
+// Rest parks the loop for up to d in the middle of a busy cycle, as an
+// idle cycle's park does but without its bookkeeping: a request, a ring
+// client's doorbell or a transport's deadline ends it at once. A
+// background save's walk rests so that the threads it shares the CPUs
+// with (the clients it has just answered, the save's writer) get one
+// (engine.SaveRest). Loop goroutine only (from Tick).
+func (l *Loop) Rest(d time.Duration) {
+	if d = l.parkLength(d); d <= 0 || l.parkFD < 0 { // no park set: a blind sleep would hold requests
+		return
+	}
+	for i, s := range l.sleepers {
+		if !s.PrepareToPark() {
+			for _, p := range l.sleepers[:i+1] {
+				p.Unparked()
+			}
+			return
+		}
+	}
+	l.stats.Rests++
+	l.wait(d)
+}
+
+// Served reports whether the current cycle's polls found work (requests
+// served, clients accepted). Loop goroutine only (from Tick).
+func (l *Loop) Served() bool { return l.polled > 0 }
+
+// wait blocks for up to d on the park set (park and Rest; the Sleepers
+// have been told).
+func (l *Loop) wait(d time.Duration) {
 	if l.parkFD < 0 {
 		time.Sleep(d)
 		return
@@ -532,6 +567,7 @@ func (l *Loop) cycle() {
 	for _, t := range l.pollers {
 		work += t.Poll(now)
 	}
+	l.polled = work
 	// A cycle that served requests always ticks: the replication stream
 	// of a write, WAIT's GETACK and a new replica's sync go out from Tick
 	// (engine.tickRepl), and a primary with replicas parks at once when

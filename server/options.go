@@ -225,6 +225,9 @@ type Options struct {
 	// SaveWriterPriority is the kernel priority of a background save's
 	// writer thread (--bgsave-writer-priority; default normal).
 	SaveWriterPriority snapshot.WriterPriority
+	// SaveLoopRest is when the loop rests between a background save's
+	// slices (--bgsave-loop-rest; default engine.RestAfterRequests).
+	SaveLoopRest engine.LoopRest
 
 	// TLS holds Redis's tls-* settings for the tls:// listeners
 	// (docs/security.md); CONFIG SET changes them and reloads the files.

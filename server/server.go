@@ -163,8 +163,8 @@ func New(o Options) (*Server, error) {
 		Persistence: engine.Persistence{
 			Dir: dir, DBFilename: o.DBFilename, Save: o.Save, NoCompression: o.NoCompression,
 			NoChecksum: o.NoChecksum, KeepWritingOnError: o.KeepWritingOnSaveError, ProtectedConfig: o.ProtectedConfig, SaveSlice: o.SaveSlice,
-			WriterPriority: o.SaveWriterPriority,
-			Log:            s.log,
+			WriterPriority: o.SaveWriterPriority, LoopRest: o.SaveLoopRest,
+			Log: s.log,
 			Shutdown: func() { // SHUTDOWN, on the loop
 				s.byCommand.Store(true)
 				s.stopping.Store(true)
@@ -228,6 +228,9 @@ func New(o Options) (*Server, error) {
 				// SocketCheckEvery busy ones, so a request waits behind
 				// one slice at most.
 				s.loop.CheckSockets()
+			}
+			if d := s.engine.SaveRest(s.loop.Served()); d > 0 {
+				s.loop.Rest(d)
 			}
 			return w
 		},

@@ -249,6 +249,10 @@ func (j *Job) Step(n int) bool {
 	return j.encoded || j.err != nil
 }
 
+// Behind reports whether the walk waits for the bytes not yet written out
+// (more than MaxBacklog): a Step would encode nothing.
+func (j *Job) Behind() bool { return !j.encoded && j.err == nil && j.behind() }
+
 // behind reports whether the bytes not yet written out exceed MaxBacklog.
 func (j *Job) behind() bool {
 	switch {

@@ -106,6 +106,7 @@ type config struct {
 	minReplicas, minReplicasLag int64
 	stopWritesOnError           string
 	writerPriority              string
+	loopRest                    string
 	rdbSkipUnsupported          bool
 	protectedConfigs            string
 
@@ -185,6 +186,7 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.rdbcompression, "rdbcompression", "yes", "LZF-compress long strings in snapshots: yes or no")
 	fs.StringVar(&c.rdbchecksum, "rdbchecksum", "yes", "end snapshots with a CRC64: yes or no")
 	fs.StringVar(&c.stopWritesOnError, "stop-writes-on-bgsave-error", "yes", "with a save policy, refuse writes (MISCONF) after a background save failed, until one succeeds: yes or no")
+	fs.StringVar(&c.loopRest, "bgsave-loop-rest", "requests", "when the loop rests (parks for a save slice's length, woken at once by a request) between a BGSAVE's slices: requests (after serving requests, and while the writer is behind), always (after every slice: a longer save), no; docs/persistence.md")
 	fs.StringVar(&c.writerPriority, "bgsave-writer-priority", "normal", "kernel priority of a BGSAVE's writer thread: normal (the process's) or idle (SCHED_IDLE: it runs only on CPU time the loop, the clients and other work leave; a save may take far longer on a busy machine); docs/persistence.md")
 	fs.BoolVar(&c.rdbSkipUnsupported, "rdb-skip-unsupported", false, "load a snapshot holding types goblin does not store (sorted sets, streams, modules) by skipping those keys, logging the count; without it such a file is refused")
 	fs.StringVar(&c.replBacklog, "repl-backlog-size", "1mb", "`bytes` of replication stream kept so a replica that lost its link briefly continues (+CONTINUE) instead of a full sync; at least 16kb (docs/replication.md)")
@@ -550,6 +552,9 @@ func options(c *config) (server.Options, error) {
 		default:
 			return o, fmt.Errorf("--%s %q: want yes or no", yn.name, yn.v)
 		}
+	}
+	if o.SaveLoopRest, err = engine.ParseLoopRest(c.loopRest); err != nil {
+		return o, fmt.Errorf("--bgsave-loop-rest %q: want requests, always or no", c.loopRest)
 	}
 	if o.SaveWriterPriority, err = snapshot.ParseWriterPriority(strings.ToLower(c.writerPriority)); err != nil {
 		return o, fmt.Errorf("--bgsave-writer-priority %q: want idle or normal", c.writerPriority)

@@ -96,9 +96,9 @@ func BenchmarkPingDuringBgsave(b *testing.B) {
 			dir := benchDir(b, base)
 			sock, pid := peer.start(b, dir)
 			fillKeys(b, sock, keys, value)
-			variants := []string{""}
+			variants := []saveVariant{{}}
 			if peer.name == "goblin" {
-				variants = writerVariants(b)
+				variants = saveVariants(b)
 			}
 			for range b.N {
 				// The variants' saves alternate, one after the other, until
@@ -115,8 +115,9 @@ func BenchmarkPingDuringBgsave(b *testing.B) {
 					if i == 0 && n > 0 && allAtLeast(rs, 3*time.Second) {
 						break
 					}
-					if v := variants[i]; v != "" {
-						configSet(b, sock, "bgsave-writer-priority", v)
+					if v := variants[i]; v.writer != "" {
+						configSet(b, sock, "bgsave-writer-priority", v.writer)
+						configSet(b, sock, "bgsave-loop-rest", v.rest)
 					}
 					idleFor := time.Duration(0)
 					if n == 0 {
@@ -143,8 +144,8 @@ func BenchmarkPingDuringBgsave(b *testing.B) {
 				for i, v := range variants {
 					r := rs[i]
 					name, metric := peer.name, "save"
-					if v != "" {
-						name, metric = peer.name+" (writer "+v+")", "save-"+v
+					if v.writer != "" {
+						name, metric = peer.name+" (writer "+v.writer+", loop rest "+v.rest+")", "save-"+v.writer+"-"+v.rest
 					}
 					report(b, metric, r.save)
 					b.ReportMetric(float64(r.save.Count()), "pings-during-"+metric)
@@ -178,15 +179,29 @@ func allAtLeast(rs []stallResult, d time.Duration) bool {
 	return true
 }
 
-// writerVariants are the writer priorities BenchmarkPingDuringBgsave
-// alternates goblin's saves between: BENCH_WRITER, a comma-separated list
-// of CONFIG bgsave-writer-priority values, default "normal,idle".
-func writerVariants(b *testing.B) []string {
-	v := os.Getenv("BENCH_WRITER")
-	if v == "" {
-		v = "normal,idle"
+// saveVariant is one setting of goblin's saves: CONFIG
+// bgsave-writer-priority and bgsave-loop-rest.
+type saveVariant struct{ writer, rest string }
+
+// saveVariants are the settings BenchmarkPingDuringBgsave alternates
+// goblin's saves between: every pair of BENCH_WRITER (a comma-separated
+// list of bgsave-writer-priority values, default "normal,idle") and
+// BENCH_REST (of bgsave-loop-rest values, default "requests,no").
+func saveVariants(b *testing.B) []saveVariant {
+	list := func(env, def string) []string {
+		v := os.Getenv(env)
+		if v == "" {
+			v = def
+		}
+		return strings.Split(v, ",")
 	}
-	return strings.Split(v, ",")
+	var vs []saveVariant
+	for _, r := range list("BENCH_REST", "requests,no") {
+		for _, w := range list("BENCH_WRITER", "normal,idle") {
+			vs = append(vs, saveVariant{writer: w, rest: r})
+		}
+	}
+	return vs
 }
 
 func configSet(b *testing.B, sock, name, value string) {

@@ -151,10 +151,16 @@ func BenchmarkPingDuringBgsave(b *testing.B) {
 					report(b, metric, r.save)
 					b.ReportMetric(float64(r.save.Count()), "pings-during-"+metric)
 					b.ReportMetric(float64(r.dur.Milliseconds()), metric+"-ms")
-					b.Logf("%s: during %d BGSAVEs (the first took %v) %v; p99.9 during/idle %.2f, max during/idle %.2f", name,
+					// Every variant's lines go to the standard output too: a
+					// benchmark's log keeps only its first ten lines.
+					logf := func(format string, args ...any) {
+						b.Logf(format, args...)
+						fmt.Printf("%s: %s\n", b.Name(), fmt.Sprintf(format, args...))
+					}
+					logf("%s: during %d BGSAVEs (the first took %v) %v; p99.9 during/idle %.2f, max during/idle %.2f", name,
 						len(probes[i]), r.dur.Round(time.Millisecond), r.save.Summary(),
 						float64(r.save.Summary().P999)/float64(idle.Summary().P999), float64(r.save.Summary().Max)/float64(idle.Summary().Max))
-					b.Logf("%s: file %.1f MB in %s: %.0f MB/s (the first save, as INFO saw it end, 20 ms resolution; %v for all %d); memory (RSS of the server process) %.1f MB before, %.1f MB peak during the save (%+.1f %%); the longest sample (memory and INFO, every 20 ms in both phases) took %v",
+					logf("%s: file %.1f MB in %s: %.0f MB/s (the first save, as INFO saw it end, 20 ms resolution; %v for all %d); memory (RSS of the server process) %.1f MB before, %.1f MB peak during the save (%+.1f %%); the longest sample (memory and INFO, every 20 ms in both phases) took %v",
 						name, float64(size)/1e6, dir, float64(size)/1e6/r.dur.Seconds(), r.total.Round(time.Millisecond), len(probes[i]),
 						float64(r.memBefore)/1e6, float64(r.memPeak)/1e6, 100*(float64(r.memPeak)/float64(r.memBefore)-1), r.samplerMax.Round(time.Microsecond))
 					// The loop's own figures go to the standard output: a
@@ -891,6 +897,8 @@ func pingStall(b *testing.B, sock string, pid int, load func(), idle time.Durati
 			for _, line := range strings.Split(last, "\r\n") {
 				if k, v, ok := strings.Cut(line, ":"); ok && strings.HasPrefix(k, "goblin_bgsave_") {
 					probe = append(probe, strings.TrimPrefix(k, "goblin_bgsave_")+"="+v)
+				} else if ok && k == "goblin_rdb_last_cow_keys" { // keys a write handed over before the walk
+					probe = append(probe, "cow_keys="+v)
 				}
 			}
 			res.probe = strings.Join(probe, " ")

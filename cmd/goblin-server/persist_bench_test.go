@@ -193,7 +193,7 @@ type saveVariant struct{ writer, rest string }
 // saveVariants are the settings BenchmarkPingDuringBgsave alternates
 // goblin's saves between: every pair of BENCH_WRITER (a comma-separated
 // list of bgsave-writer-priority values, default "normal,idle") and
-// BENCH_REST (of bgsave-loop-rest values, default "requests,no").
+// BENCH_REST (of bgsave-loop-rest values, default "requests,always,no").
 func saveVariants(b *testing.B) []saveVariant {
 	list := func(env, def string) []string {
 		v := os.Getenv(env)
@@ -203,7 +203,7 @@ func saveVariants(b *testing.B) []saveVariant {
 		return strings.Split(v, ",")
 	}
 	var vs []saveVariant
-	for _, r := range list("BENCH_REST", "requests,no") {
+	for _, r := range list("BENCH_REST", "requests,always,no") {
 		for _, w := range list("BENCH_WRITER", "normal,idle") {
 			vs = append(vs, saveVariant{writer: w, rest: r})
 		}

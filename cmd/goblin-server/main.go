@@ -186,7 +186,7 @@ func flags(c *config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.rdbchecksum, "rdbchecksum", "yes", "end snapshots with a CRC64: yes or no")
 	fs.StringVar(&c.stopWritesOnError, "stop-writes-on-bgsave-error", "yes", "with a save policy, refuse writes (MISCONF) after a background save failed, until one succeeds: yes or no")
 	fs.StringVar(&c.writerPriority, "bgsave-writer-priority", "normal", "kernel priority of a BGSAVE's writer thread: normal (the process's) or idle (SCHED_IDLE: it runs only on CPU time the loop, the clients and other work leave; a save may take far longer on a busy machine); docs/persistence.md")
-	fs.BoolVar(&c.rdbSkipUnsupported, "rdb-skip-unsupported", false, "load a snapshot holding types goblin does not store (sorted sets, streams, modules) by skipping those keys, logging the count; without it such a file is refused")
+	fs.BoolVar(&c.rdbSkipUnsupported, "rdb-skip-unsupported", false, "load a snapshot holding types goblin does not store (streams, module values, functions) by skipping those keys, logging the count; without it such a file is refused")
 	fs.StringVar(&c.replBacklog, "repl-backlog-size", "1mb", "`bytes` of replication stream kept so a replica that lost its link briefly continues (+CONTINUE) instead of a full sync; at least 16kb (docs/replication.md)")
 	fs.StringVar(&c.replDiskless, "repl-diskless-sync", "yes", "send a full sync's snapshot in the $EOF: form to replicas that can read it: yes or no (the $<length> form)")
 	fs.Int64Var(&c.replPing, "repl-ping-replica-period", engine.DefaultReplPingPeriod, "`seconds` between the PINGs in the replication stream")

@@ -376,10 +376,18 @@ func (e *Engine) clusterCmd(_ *Session, r *command.Request) {
 		}
 		e.end()
 	case command.OpClusterAddSlots, command.OpClusterAddSlotsRange, command.OpClusterDelSlots, command.OpClusterForget,
-		command.OpClusterReset:
+		command.OpClusterReset, command.OpClusterDelSlotsRange, command.OpClusterFlushSlots,
+		command.OpClusterSetConfigEpoch, command.OpClusterBumpEpoch:
 		e.errText(command.Err, "ERR goblin's cluster is configured by its file: give slots to nodes there and reload (CLUSTER RELOAD or SIGHUP), or move them with CLUSTER SETSLOT; see docs/cluster.md")
-	case command.OpClusterReplicate, command.OpClusterFailover:
-		e.errText(command.Err, "ERR goblin's cluster has no replicas (docs/cluster.md)")
+	case command.OpClusterReplicate, command.OpClusterFailover, command.OpClusterReplicas, command.OpClusterSlaves:
+		e.errText(command.Err, "ERR a cluster configured by its file (--cluster-config) has no replicas: replicas and failover need the cluster bus (--cluster-enabled yes); see docs/cluster.md")
+	case command.OpClusterLinks:
+		e.errText(command.Err, "ERR a cluster configured by its file (--cluster-config) has no cluster bus, so no links (the bus is --cluster-enabled yes); see docs/cluster.md")
+	default:
+		// Every CLUSTER subcommand of the table is answered above or by
+		// the bus; one added to the table and to neither gets an error
+		// rather than no reply.
+		e.errText(command.Err, "ERR CLUSTER "+strings.ToUpper(strings.TrimPrefix(command.Name(r.Op), "cluster|"))+" is not answered by a cluster configured by its file (--cluster-config); see docs/cluster.md")
 	}
 }
 
@@ -401,7 +409,7 @@ func (e *Engine) clusterMeet(r *command.Request) {
 			return
 		}
 	}
-	e.errText(command.Err, "ERR "+host+":"+port+" is not in the cluster configuration file: add it there and reload (docs/cluster.md); goblin has no cluster bus")
+	e.errText(command.Err, "ERR "+host+":"+port+" is not in the cluster configuration file: add it there and reload (docs/cluster.md); a node of a cluster configured by its file speaks no cluster bus (that is --cluster-enabled yes)")
 }
 
 // clusterInfo answers CLUSTER INFO.

@@ -54,7 +54,7 @@ func (s Spec) Supported() bool { return s.Goblin != "" }
 var goblinDirectives = []Spec{
 	{Name: "listen", Kind: KindList, Goblin: "listen", GoblinOnly: true},
 	{Name: "metrics", Kind: KindString, Goblin: "metrics", GoblinOnly: true},
-	{Name: "idle", Kind: KindEnum, Enum: []string{"spin", "yield", "backoff"}, Goblin: "idle", GoblinOnly: true},
+	{Name: "idle", Kind: KindEnum, Enum: []string{"spin", "yield", "backoff", "park", "doze"}, Goblin: "idle", GoblinOnly: true},
 	{Name: "cpu", Kind: KindString, Goblin: "cpu", GoblinOnly: true},
 	{Name: "client-output-limit", Kind: KindMemory, Goblin: "client-output-limit", GoblinOnly: true},
 	{Name: "client-stall-timeout", Kind: KindString, Goblin: "client-stall-timeout", GoblinOnly: true},
@@ -67,6 +67,8 @@ var goblinDirectives = []Spec{
 	{Name: "aeron-dir", Kind: KindString, Goblin: "aeron-dir", GoblinOnly: true},
 	{Name: "cluster-node", Kind: KindString, Goblin: "cluster-node", GoblinOnly: true},
 	{Name: "cluster-config", Kind: KindString, Goblin: "cluster-config", GoblinOnly: true},
+	{Name: "bgsave-writer-priority", Kind: KindEnum, Enum: []string{"normal", "idle"}, Default: "normal", Goblin: "bgsave-writer-priority", GoblinOnly: true},
+	{Name: "rdb-skip-unsupported", Kind: KindBool, Default: "no", Goblin: "rdb-skip-unsupported", GoblinOnly: true},
 	// Replication over Aeron (docs/replication-aeron.md).
 	{Name: "repl-aeron-channel", Kind: KindString, Goblin: "repl-aeron-channel", GoblinOnly: true},
 	{Name: "repl-aeron-status-channel", Kind: KindString, Goblin: "repl-aeron-status-channel", GoblinOnly: true},

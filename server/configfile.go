@@ -70,6 +70,40 @@ var Rewritable = []struct{ Name, Default string }{
 	{"replica-aeron-status-channel", ""},
 	{"replica-aeron-name", ""},
 	{"replica-forward-writes", "no"},
+	// The rest of what CONFIG SET changes and the file takes (defaults
+	// as CONFIG GET prints them on a server started without flags).
+	{"notify-keyspace-events", ""},
+	{"lazyfree-lazy-expire", "no"},
+	{"lazyfree-lazy-eviction", "no"},
+	{"bgsave-writer-priority", "normal"},
+	{"repl-diskless-sync-delay", "0"},
+	{"repl-backlog-ttl", "3600"},
+	// Replication, replica side.
+	{"masterauth", ""},
+	{"masteruser", ""},
+	{"replica-read-only", "yes"},
+	{"replica-serve-stale-data", "yes"},
+	{"replica-priority", "100"},
+	{"replica-announce-ip", ""},
+	{"replica-announce-port", "0"},
+	{"replica-announced", "yes"},
+	// The cluster bus's run-time settings (cluster-enabled, -config-file
+	// and -port are immutable).
+	{"cluster-node-timeout", "15000"},
+	{"cluster-replica-validity-factor", "10"},
+	{"cluster-migration-barrier", "1"},
+	{"cluster-allow-replica-migration", "yes"},
+	{"cluster-require-full-coverage", "yes"},
+	{"cluster-replica-no-failover", "no"},
+	{"cluster-allow-reads-when-down", "no"},
+	{"cluster-allow-pubsubshard-when-down", "yes"},
+	{"cluster-announce-ip", ""},
+	{"cluster-announce-hostname", ""},
+	{"cluster-announce-port", "0"},
+	{"cluster-announce-bus-port", "0"},
+	{"cluster-announce-tls-port", "0"},
+	{"cluster-link-sendbuf-limit", "0"},
+	{"cluster-preferred-endpoint-type", "ip"},
 }
 
 // configValues returns the rewritable parameters' current values as

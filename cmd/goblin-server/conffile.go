@@ -97,7 +97,7 @@ func applyConfigFile(fs *flag.FlagSet, path string, ignoreUnsupported bool) (*fi
 				return nil, fmt.Errorf("config %s:%d: >>> '%s' %v", s.File, s.Line, s.Text, err)
 			}
 			v = strconv.FormatUint(n, 10)
-		case name == "replica-forward-writes": // yes/no in the file; the flag is a Go bool
+		case name == "replica-forward-writes", name == "rdb-skip-unsupported": // yes/no in the file; the flag is a Go bool
 			v = strconv.FormatBool(strings.EqualFold(v, "yes"))
 		case s.Spec.Kind == redisconf.KindBool:
 			v = strings.ToLower(v)

@@ -35,6 +35,7 @@ import (
 	"github.com/goblin-kv/goblin/internal/testkit"
 	"github.com/goblin-kv/goblin/internal/testkit/testproc"
 	"github.com/goblin-kv/goblin/proto/sbe"
+	"github.com/goblin-kv/goblin/redisconf"
 	"github.com/goblin-kv/goblin/server"
 	"github.com/goblin-kv/goblin/store"
 )
@@ -653,6 +654,29 @@ func TestFlagsAndConfigFile(t *testing.T) {
 	}
 	if o.Idle != "spin" || o.MaxMemory != 64<<20 || o.RequirePass != "p w" || o.MaxClients != 9 || o.IdleTimeout != 30*time.Second || c.logLevel != "warn" {
 		t.Fatalf("options from file and flags: %+v", o)
+	}
+	// Every flag is a directive of the same name (server.md says so), but
+	// the three about the file or the binary itself.
+	flags(&c, io.Discard).VisitAll(func(f *flag.Flag) {
+		if f.Name == "config" || f.Name == "ignore-unsupported" || f.Name == "version" {
+			return
+		}
+		if spec, ok := redisconf.Lookup(f.Name); !ok || spec.Goblin != f.Name {
+			t.Errorf("--%s has no configuration file directive of its name (%+v)", f.Name, spec)
+		}
+	})
+	// The loop's default idle strategy and the flags that are Go bools.
+	os.WriteFile(conf, []byte("idle doze\nbgsave-writer-priority idle\nrdb-skip-unsupported yes\n"), 0o600)
+	c = config{}
+	fs = flags(&c, io.Discard)
+	if err := fs.Parse([]string{"--config", conf}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := applyConfigFile(fs, conf, false); err != nil {
+		t.Fatal(err)
+	}
+	if c.idle != "doze" || c.writerPriority != "idle" || !c.rdbSkipUnsupported {
+		t.Errorf("from the file: idle %q, bgsave-writer-priority %q, rdb-skip-unsupported %v", c.idle, c.writerPriority, c.rdbSkipUnsupported)
 	}
 	for _, bad := range []struct{ file, want string }{
 		{"bogus 1\n", "goblin.conf:1: >>> 'bogus 1' Bad directive or wrong number of arguments"},

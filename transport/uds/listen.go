@@ -160,6 +160,14 @@ func (s *Server) listenTCP() error {
 	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
 		return fmt.Errorf("tcp: SO_REUSEADDR: %w", err)
 	}
+	if family == unix.AF_INET6 {
+		// IPv6 only, as Redis's anetV6Only: a dual-stack [::]:PORT would
+		// also take 0.0.0.0:PORT, so redis.conf's default "bind * -::*"
+		// (both wildcards on one port) failed with address in use.
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1); err != nil {
+			return fmt.Errorf("tcp: IPV6_V6ONLY: %w", err)
+		}
+	}
 	if err := unix.Bind(fd, sa); err != nil {
 		if errors.Is(err, unix.EADDRINUSE) {
 			return fmt.Errorf("%w: %s: %w", ErrAddrInUse, s.cfg.Address, err)

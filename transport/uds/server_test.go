@@ -431,6 +431,26 @@ func TestTCPBindsLoopbackAndReportsPort(t *testing.T) {
 	}
 }
 
+// TestTCPWildcardsOfBothFamiliesOnOnePort: 0.0.0.0:P and [::]:P listen
+// side by side, as redis.conf's default "bind * -::*" asks (the IPv6
+// socket is IPv6-only, as Redis makes it).
+func TestTCPWildcardsOfBothFamiliesOnOnePort(t *testing.T) {
+	fd, err := unix.Socket(unix.AF_INET6, unix.SOCK_STREAM, 0)
+	testkit.Require(t, "an IPv6 socket", err)
+	unix.Close(fd)
+	s4, err := Listen(Config{Network: "tcp", Address: "0.0.0.0:0", Handler: &lineHandler{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s4.Close()
+	_, port, _ := net.SplitHostPort(s4.Addr())
+	s6, err := Listen(Config{Network: "tcp", Address: net.JoinHostPort("::", port), Handler: &lineHandler{}})
+	if err != nil {
+		t.Fatalf("[::]:%s beside 0.0.0.0:%s: %v", port, port, err)
+	}
+	s6.Close()
+}
+
 func TestListenErrors(t *testing.T) {
 	for _, c := range []Config{
 		{Network: "unix", Address: "/tmp/x.sock"}, // no handler

@@ -218,6 +218,10 @@ func (l *Loader) Close() {
 		// collapsed 1.4 GB, a depth-one GET client's p99.9 was 5.1-5.4
 		// ms in 4 of 6 rounds, against 0.14-0.88 ms in 4 of 6 with
 		// SCHED_IDLE (BENCH_GET_SECONDS, docs/persistence.md (d)).
+		// The risk, not seen in those rounds: the kernel copies with
+		// the memory-map lock held, so a collapse preempted there keeps
+		// a loop that needs the lock (a fault in that range, an mmap)
+		// waiting until it runs again.
 		runWriter(WriterIdle, func() {
 			for _, c := range cs {
 				c.Run()

@@ -206,7 +206,9 @@ func (l *Loader) Close() {
 	}
 	var cs []arena.Collapse
 	for _, s := range l.stores {
-		cs = append(cs, s.EndBulkLoad())
+		if c := s.EndBulkLoad(); c.Len() > 0 { // a small store maps nothing
+			cs = append(cs, c)
+		}
 	}
 	l.stores = nil
 	if len(cs) > 0 {

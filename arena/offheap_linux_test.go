@@ -10,6 +10,8 @@ import (
 	"testing"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/goblin-kv/goblin/internal/testkit"
 )
 
@@ -96,5 +98,42 @@ func TestTHPNeverIsRead(t *testing.T) {
 		if got := thpSelectsNever([]byte(text)); got != never {
 			t.Errorf("thpSelectsNever(%q) = %v, want %v", text, got, never)
 		}
+	}
+}
+
+// TestDeferHugePagesPopulates: a region Alloc maps under DeferHugePages is
+// resident before anything touches it (MADV_POPULATE_WRITE, Linux 5.14+),
+// one mapped at other times is not.
+func TestDeferHugePagesPopulates(t *testing.T) {
+	var m OffHeap
+	defer m.FreeAll()
+	resident := func(b []byte) int {
+		vec := make([]byte, len(b)/os.Getpagesize())
+		// mincore(2) reads the mapping's page table, never its memory.
+		if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+			t.Fatalf("mincore: %v", e)
+		}
+		n := 0
+		for _, v := range vec {
+			n += int(v & 1)
+		}
+		return n
+	}
+	if n := resident(m.Alloc(RegionAlign)); n != 0 {
+		t.Fatalf("%d pages of a region Alloc mapped are resident before any touch, want 0", n)
+	}
+	probe, err := unix.Mmap(-1, 0, RegionAlign, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = unix.Madvise(probe, unix.MADV_POPULATE_WRITE)
+	unix.Munmap(probe)
+	if err != nil {
+		testkit.Missing(t, "MADV_POPULATE_WRITE (Linux 5.14+) refused here: %v", err)
+	}
+	m.DeferHugePages()
+	b := m.Alloc(2 * RegionAlign)
+	if n, want := resident(b), len(b)/os.Getpagesize(); n != want {
+		t.Fatalf("%d of %d pages resident after Alloc under DeferHugePages, want all", n, want)
 	}
 }

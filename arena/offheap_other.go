@@ -8,6 +8,8 @@ func mapRegion(int, pageAdvice) ([]byte, error) { return nil, errors.New("no ano
 
 func adviseHugeLater([]byte) {}
 
+func populate([]byte) {}
+
 func collapseRange(uintptr, int) error { return errors.New("no huge pages here") }
 
 func unmapRegion([]byte) {}

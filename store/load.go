@@ -109,10 +109,12 @@ func (s *Store) LoadHash(key []byte) uint64 {
 
 // BeginBulkLoad puts the store in a loader's bulk-load mode until
 // EndBulkLoad: the arena's chunks (keys and values) are mapped without the
-// huge-page advice. With THP defrag "madvise", the kernel's default, each
-// first touch of an advised 2 MiB page may compact memory in the page
-// fault, which costs a load that fills gigabytes at once more than the
-// load itself. The index keeps its huge pages throughout: it is the table
+// huge-page advice, each faulted in whole when mapped (see
+// arena.OffHeap.DeferHugePages). The first touch of a 2 MiB page can cost
+// a load that fills gigabytes at once more than the load itself: on a
+// virtual machine that hands free 2 MiB blocks back to its host it faults
+// on the host too, and with THP defrag "madvise" it may compact memory.
+// The index keeps its huge pages throughout: it is the table
 // every request probes at random, sized once from the file's RESIZEDB
 // hint (few faults).
 func (s *Store) BeginBulkLoad() {

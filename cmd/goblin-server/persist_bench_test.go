@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -270,7 +271,9 @@ func BenchmarkMemoryDuringBgsave(b *testing.B) {
 // from the process's start to its first answered PING, the CPU time it had
 // used by then (user and system apart in the log), the CPU time once it
 // idles (work it does after the load included), and the load time each
-// logs.
+// logs. BENCH_GET_SECONDS=S adds two windows of S seconds of random GETs
+// by a depth-one client, one right after the first PONG and one once the
+// process idles, and reports their latencies.
 //
 //	go test -run '^$' -bench LoadAtStart -benchtime 1x ./cmd/goblin-server/
 func BenchmarkLoadAtStart(b *testing.B) {
@@ -285,6 +288,10 @@ func BenchmarkLoadAtStart(b *testing.B) {
 	c.Close()
 	file := filepath.Join(src, "dump.rdb")
 	size := fileSize(b, src)
+	var getFor time.Duration // BENCH_GET_SECONDS: the GET windows' length (none by default)
+	if v, err := strconv.ParseFloat(os.Getenv("BENCH_GET_SECONDS"), 64); err == nil && v > 0 {
+		getFor = time.Duration(v * float64(time.Second))
+	}
 	for range b.N {
 		rounds := 2
 		if v, err := strconv.Atoi(os.Getenv("BENCH_ROUNDS")); err == nil && v > 0 {
@@ -294,17 +301,54 @@ func BenchmarkLoadAtStart(b *testing.B) {
 			for _, peer := range []string{"redis", "goblin"} {
 				dir := benchDir(b, base)
 				copyFile(b, file, filepath.Join(dir, "dump.rdb"))
-				ready, user, sys, settled, logged := startAndTimeLoad(b, peer, dir, keys)
+				ready, user, sys, settled, logged, gets := startAndTimeLoad(b, peer, dir, keys, getFor)
 				os.RemoveAll(dir) // the copy: a large file in BENCH_DIR (tmpfs) is memory
 				b.ReportMetric(ready.Seconds(), peer+"-ready-s")
 				b.ReportMetric((user + sys).Seconds(), peer+"-cpu-s")
 				b.ReportMetric(settled.Seconds(), peer+"-settled-cpu-s")
-				b.Logf("round %d, %s: %d keys (%.1f MB file): first PONG %v after start, %v of CPU (every thread: %v user + %v system) by then, %v once idle (work after the load included); its log says loaded in %s",
+				b.Logf("round %d, %s: %d keys (%.1f MB file): first PONG %v after start, %v of CPU (every thread: %v user + %v system) by then, %v once idle (work after the load included); its log says loaded in %s%s",
 					round+1, peer, keys, float64(size)/1e6, ready.Round(time.Millisecond), (user + sys).Round(time.Millisecond),
-					user.Round(time.Millisecond), sys.Round(time.Millisecond), settled.Round(time.Millisecond), logged)
+					user.Round(time.Millisecond), sys.Round(time.Millisecond), settled.Round(time.Millisecond), logged, gets)
 			}
 		}
 	}
+}
+
+// getWindow GETs random keys of the benchmark's (key:%012d below keys)
+// over one connection, one at a time, for d, recording each round trip.
+func getWindow(b *testing.B, sock string, keys int, d time.Duration, r *latency.Recorder) {
+	conn, err := net.Dial("unix", sock)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReaderSize(conn, 64<<10)
+	rng := rand.New(rand.NewPCG(uint64(keys), uint64(d)))
+	var req []byte
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		req = fmt.Appendf(req[:0], "*2\r\n$3\r\nGET\r\n$16\r\nkey:%012d\r\n", rng.IntN(keys))
+		start := latency.Now()
+		if _, err := conn.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		head, err := br.ReadSlice('\n')
+		n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(string(head), "$")))
+		if err != nil || head[0] != '$' || n <= 0 {
+			b.Fatalf("GET answered %q, %v", head, err)
+		}
+		if _, err := br.Discard(n + 2); err != nil {
+			b.Fatal(err)
+		}
+		r.Record(latency.Now() - start)
+	}
+}
+
+// getsLine reports a GET window's latencies and returns them as text.
+func getsLine(b *testing.B, peer, window string, r *latency.Recorder) string {
+	s := r.Summary()
+	report(b, peer+"-"+strings.ReplaceAll(window, " ", "-")+"-get", r)
+	return fmt.Sprintf("GETs %s: %d, p50 %v p99 %v p99.9 %v max %v", window, r.Count(),
+		time.Duration(s.P50), time.Duration(s.P99), time.Duration(s.P999), time.Duration(s.Max))
 }
 
 func copyFile(b *testing.B, from, to string) {
@@ -329,7 +373,12 @@ func copyFile(b *testing.B, from, to string) {
 // first PONG, the CPU time the process had used by then (on a loaded
 // machine the fairer figure: it leaves out the time other processes had
 // the CPUs) and the load time its log states; it stops the server.
-func startAndTimeLoad(b *testing.B, peer, dir string, keys int) (ready, user, sys, settled time.Duration, logged string) {
+//
+// With getFor > 0 a depth-one client GETs random keys for getFor right
+// after the first PONG and again for getFor once the process idles, and
+// their latencies are logged and reported (peer-after-load-get-*,
+// peer-settled-get-*): whether serving suffers from what follows the load.
+func startAndTimeLoad(b *testing.B, peer, dir string, keys int, getFor time.Duration) (ready, user, sys, settled time.Duration, logged, gets string) {
 	sock := filepath.Join(dir, "s.sock")
 	var p *testproc.Proc
 	start := time.Now()
@@ -363,6 +412,15 @@ func startAndTimeLoad(b *testing.B, peer, dir string, keys int) (ready, user, sy
 	if n, err := c.DBSize(context.Background()).Result(); err != nil || n != int64(keys) {
 		b.Fatalf("%s holds %d keys after loading (%v), want %d", peer, n, err, keys)
 	}
+	if getFor > 0 {
+		gets = "; "
+		// Random GETs right after the load, while goblin collapses the
+		// loaded memory into huge pages (their serving's CPU then counts
+		// in settled too).
+		r := latency.New()
+		getWindow(b, sock, keys, getFor, r)
+		gets += getsLine(b, peer, "after load", r)
+	}
 	// The CPU time once the process idles (less than 20 ms in half a
 	// second, at most 30 s on): what it did after the load counts too
 	// (goblin's collapse of the loaded memory into huge pages).
@@ -376,13 +434,18 @@ func startAndTimeLoad(b *testing.B, peer, dir string, keys int) (ready, user, sy
 		}
 		settled = now
 	}
+	if getFor > 0 {
+		r := latency.New()
+		getWindow(b, sock, keys, getFor, r)
+		gets += "; " + getsLine(b, peer, "settled", r)
+	}
 	logged = "?"
 	for _, re := range []string{`DB loaded from disk: ([0-9.]+ seconds)`, `msg="DB loaded from disk".* duration=(\S+)`} {
 		if m := regexp.MustCompile(re).FindStringSubmatch(p.Log()); m != nil {
 			logged = m[1]
 		}
 	}
-	return ready, user, sys, settled, logged
+	return ready, user, sys, settled, logged, gets
 }
 
 // processCPU returns the user and system CPU time process pid has used,

@@ -466,7 +466,11 @@ func (e *Engine) knAfter(db int, r *command.Request) {
 		if !changed {
 			return
 		}
-		if !e.existedAt(0) && st.Exists(r.Key) {
+		// Only when "new" is asked for: the lookup expires a key whose
+		// time has passed, and a SET PX whose own command outlived the
+		// expiry (a stall longer than it) reported "expired" inside the
+		// SET, which Redis, whose command sees one time, never does.
+		if e.kn.flags&nfNew != 0 && !e.existedAt(0) && st.Exists(r.Key) {
 			e.notifyKey(nfNew, "new", r.Key, db)
 		}
 		e.notifyKey(nfString, "set", r.Key, db)

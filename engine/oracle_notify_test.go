@@ -56,7 +56,7 @@ var notifyWrites = []string{
 	"ZMPOP 1 z MIN COUNT 10", "ZADD z 1 a 2 b", "BZPOPMIN z 1", "BZPOPMAX z 1", "ZADD z 1 a",
 	"BZMPOP 1 1 z MAX", "ZREMRANGEBYRANK lx 0 -1",
 	"MULTI", "SET t1 a", "LPUSH t2 a", "DEL t1", "EXEC",
-	"SET e1 v PX 30", "SET e2 v PX 30", "SET e3 v PX 30", "HSET e4 f v", "PEXPIRE e4 30",
+	"SET e1 v PX 90", "SET e2 v PX 90", "SET e3 v PX 90", "HSET e4 f v", "PEXPIRE e4 90",
 	"FLUSHDB", "SET k v", "SELECT 3", "SET k v", "DEL k", "SELECT 0",
 }
 

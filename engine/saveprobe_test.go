@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +17,12 @@ import (
 // histogram whose buckets add up to the cycles, the loop thread's CPU, and
 // no overflow buffer for a save with no writes.
 func TestBgsaveReportsLoopMeasurement(t *testing.T) {
+	// The probe reads the thread CPU clock of the goroutine that ticks
+	// the engine, which in a server is the loop's, locked to its thread:
+	// lock this one too, or a move to another thread between two readings
+	// subtracts one thread's CPU time from another's.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	e, _ := newEngine(t, Options{Persistence: Persistence{Dir: t.TempDir(), SaveSlice: time.Microsecond}})
 	s := NewSession(proto.RESP, nil)
 	for i := range 20000 {
@@ -28,8 +35,11 @@ func TestBgsaveReportsLoopMeasurement(t *testing.T) {
 		t.Fatalf("BGSAVE: %s", got)
 	}
 	ticks := 0
+	var lastTick time.Duration // the last Tick, which holds the last slice
 	for e.Saving() {
+		t0 := time.Now()
 		e.Tick(1)
+		lastTick = time.Since(t0)
 		ticks++
 		if ticks > 1_000_000 {
 			t.Fatal("the background save never finished")
@@ -49,8 +59,14 @@ func TestBgsaveReportsLoopMeasurement(t *testing.T) {
 	if cycles < 10 || cycles >= int64(ticks) {
 		t.Errorf("goblin_bgsave_cycles = %d for a save of 20,000 keys in 1 µs slices over %d ticks", cycles, ticks)
 	}
-	if c, sl := num("goblin_bgsave_max_cycle_us"), num("goblin_bgsave_max_slice_us"); c < sl {
-		t.Errorf("longest cycle %d µs shorter than the longest slice %d µs", c, sl)
+	// Every slice but the last lies within a cycle (from its start to
+	// the next slice's). The last has no cycle after it: when it is the
+	// longest (a stall in a slice after the walk lets the writer finish,
+	// so such a slice is the last; 2 of 20 runs beside two busy loops),
+	// it lies within the last Tick, which the test timed (1 µs for the
+	// two clocks' rounding).
+	if c, sl := num("goblin_bgsave_max_cycle_us"), num("goblin_bgsave_max_slice_us"); c < sl && sl > lastTick.Microseconds()+1 {
+		t.Errorf("the longest slice %d µs is longer than the longest cycle %d µs and than the last Tick %v", sl, c, lastTick)
 	}
 	if num("goblin_bgsave_max_cycle_cpu_us") < 0 {
 		t.Error("negative loop CPU time")

@@ -166,13 +166,20 @@ func TestDoorbellWakesParkedLoop(t *testing.T) {
 		t.Run(p.String(), func(t *testing.T) {
 			ps := startParkedServer(t, p)
 			ps.waitParked(t, 0)
+			// The park count before the request: the loop, parked for
+			// 30 s, parks again only after it has served it. Read after
+			// the reply, it could already count that next park (the
+			// loop parks again 20 to 100 ms after replying, here, and a
+			// loaded machine can keep the test off a CPU that long),
+			// and waiting for one more would wait out the 30 s park.
+			parked := ps.parks.Load()
 			if err := ping(ps.rung, p, 10*time.Second); err != nil {
 				t.Fatalf("a rung request to a loop parked for %v: %v", longPark, err)
 			}
 
 			// Control: the loop parks again; a request without the
 			// doorbell waits for the park to end.
-			ps.waitParked(t, ps.parks.Load())
+			ps.waitParked(t, parked)
 			if err := ping(ps.quiet, p, 300*time.Millisecond); !errors.Is(err, transport.ErrTimeout) {
 				t.Fatalf("a request without the doorbell: %v, want %v (the loop is parked for %v)", err, transport.ErrTimeout, longPark)
 			}

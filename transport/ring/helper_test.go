@@ -102,7 +102,14 @@ func clientMain() int {
 	n, _ := strconv.ParseInt(os.Getenv("GOBLIN_RING_N"), 10, 64)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := ring.Dial(ctx, os.Getenv("GOBLIN_RING_DIR"), ring.DialOptions{Proto: p, Wait: idle.Backoff, Backoff: idle.Params{Spins: 256, Yields: 256}})
+	// A server that stops beating for ServerTimeout is taken for gone:
+	// the default 3 s is a stall a loaded CI machine can put on a server
+	// loop serving 8 client processes under the race detector (TestStress
+	// once failed so at load 13). These clients check replies; a server's
+	// exit still reaches them at once (its socket hangs up), and the
+	// timeout itself is TestStoppedServerHeartbeat's.
+	c, err := ring.Dial(ctx, os.Getenv("GOBLIN_RING_DIR"), ring.DialOptions{Proto: p, Wait: idle.Backoff, Backoff: idle.Params{Spins: 256, Yields: 256},
+		ServerTimeout: 30 * time.Second})
 	if err != nil {
 		fmt.Println("dial error:", err)
 		return 1

@@ -35,11 +35,17 @@ func (e *Engine) hotUser(s *Session, r *command.Request) bool {
 // no CLIENT NO-TOUCH, no Pub/Sub context: one flag, s.cold). Small enough
 // to be inlined.
 func (e *Engine) hotSession(s *Session) bool {
+	return e.calmSession(s) && e.sampleLeft > 1
+}
+
+// calmSession is hotSession but for the sampling countdown: the in-place
+// paths serve the sampled request too (sampleStart, sampleEnd).
+func (e *Engine) calmSession(s *Session) bool {
 	if invariants {
 		e.checkHot()
 		s.checkCold()
 	}
-	return !e.hotOff && e.sampleLeft > 1 && !s.cold
+	return !e.hotOff && !s.cold
 }
 
 // coldNow returns what s.cold stands for, read from the state itself.
@@ -174,15 +180,19 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte, framed 
 // restricted user's hot requests).
 func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]byte, bool) {
 	op, corr, key, value, ok := sbe.PeekKeyed(msg)
-	if !ok || e.inPlaceOff || !s.user.AllowsAll() || !e.hotSession(s) {
+	if !ok || e.inPlaceOff || !s.user.AllowsAll() || !e.calmSession(s) {
 		return out, false
 	}
 	st := e.dbs[s.db]
 	if st.Collections() != 0 {
 		return out, false
 	}
+	sampled := e.sampleLeft <= 1 // the one in sampleEvery timed alone, here as on the general path
+	if sampled {
+		e.sampleStart()
+	}
 	e.beginHot(st, op)
-	if e.slow.slowerThan >= 0 { // untimed, inlined; before the store's call, so key and value need not outlive it
+	if e.slow.slowerThan >= 0 || sampled { // untimed, inlined; before the store's call, so key and value need not outlive it
 		i := hotSet
 		if op == command.OpGet {
 			i = hotGet
@@ -224,6 +234,9 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]by
 	if framed {
 		sbe.FinishFrame(out[frameAt:])
 	}
+	if sampled {
+		e.sampleEnd()
+	}
 	e.count(s, op)
 	if len(e.blocked) != 0 {
 		e.serveBlocked()
@@ -245,20 +258,25 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]by
 // to 43 more instructions a request (callgrind, BenchmarkServe GET/SET).
 func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.Op, key, value []byte, out []byte) ([]byte, bool) {
 	st := e.dbs[s.db]
-	if st.Collections() != 0 || len(e.ps.out) != 0 || !e.hotSession(s) || !s.user.AllowsAll() && !e.hotUser(s, r) { // hotReady, inlined
+	if st.Collections() != 0 || len(e.ps.out) != 0 || !e.calmSession(s) || !s.user.AllowsAll() && !e.hotUser(s, r) { // hotReady, inlined
 		return out, false
+	}
+	sampled := e.sampleLeft <= 1 // the one in sampleEvery timed alone
+	if sampled {
+		if r != nil { // a request timed on its own (or a restricted user's) goes the general way
+			return out, false
+		}
+		e.sampleStart()
 	}
 	e.beginHot(st, op)
 	var start int64
-	timing := e.slow.slowerThan >= 0 // batched (batchtime.go), or as execute's
-	if timing {
-		if e.cycled { // untimed, inlined; before the store's call, so key and value need not outlive it
-			if l := e.batch.add(s, op, hotIndex(op), len(key), len(value)); !keepShort(&l.key, key) || !keepShort(&l.val, value) {
-				l.keepLong(key, value)
-			}
-		} else {
-			start = e.since()
+	timing := e.slow.slowerThan >= 0   // batched (batchtime.go), or as execute's
+	if sampled || timing && e.cycled { // untimed, inlined; before the store's call, so key and value need not outlive it
+		if l := e.batch.add(s, op, hotIndex(op), len(key), len(value)); !keepShort(&l.key, key) || !keepShort(&l.val, value) {
+			l.keepLong(key, value)
 		}
+	} else if timing {
+		start = e.since()
 	}
 	switch op {
 	case command.OpPing:
@@ -299,7 +317,9 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.O
 			out = resp.AppendOK(out)
 		}
 	}
-	if timing && !e.cycled {
+	if sampled {
+		e.sampleEnd()
+	} else if timing && !e.cycled {
 		e.timed(s, r, start)
 	}
 	e.count(s, op)

@@ -442,6 +442,10 @@ type Engine struct {
 	// each request on its own (serveSBEInPlace, serveRESPHotDirect).
 	// rehot sets both; every change of what they are made of calls it.
 	hotOff, inPlaceOff bool
+	// hotBulk is o.Limits.HotBulk(), for resp.Parser.PeekHotBulk: the
+	// limits' three checks made once (rehot) instead of per command.
+	// o.Limits does not change after NewEngine; checkHot holds hotBulk to it.
+	hotBulk int
 }
 
 // rehook sets hooked from what needs executeSlow.
@@ -569,7 +573,7 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 	// of the shapes (-1: nowhere), so the loop does not read it again.
 	noHot := -1
 	if !e.inPlaceOff && e.pauseUntil == 0 && !s.quit && s.user.AllowsAll() {
-		hot, key, value, n := s.parser.PeekHot(in, &e.o.Limits)
+		hot, key, value, n := s.parser.PeekHotBulk(in, e.hotBulk)
 		if hot == resp.HotNone {
 			noHot = 0
 		} else if served, ok := e.serveRESPHotDirect(s, nil, hotOps[hot], key, value, out); ok {
@@ -592,7 +596,7 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 		// arguments or Request made (serveRESPHotDirect).
 		hot, key, value, n := resp.HotNone, []byte(nil), []byte(nil), 0
 		if consumed != noHot {
-			hot, key, value, n = s.parser.PeekHot(in[consumed:], &e.o.Limits)
+			hot, key, value, n = s.parser.PeekHotBulk(in[consumed:], e.hotBulk)
 		}
 		if hot != resp.HotNone {
 			if e.pauseUntil != 0 && e.held(s, hotOps[hot]) {

@@ -77,13 +77,19 @@ func (e *Engine) hotNow() (hotOff, inPlaceOff bool) {
 // replication's roles and min-replicas gate, a save's outcome, the first
 // cycle), so the hot paths test one flag where they tested eight.
 // checkHot holds it to that in invariants and race builds.
-func (e *Engine) rehot() { e.hotOff, e.inPlaceOff = e.hotNow() }
+func (e *Engine) rehot() {
+	e.hotOff, e.inPlaceOff = e.hotNow()
+	e.hotBulk = e.o.Limits.HotBulk()
+}
 
 // checkHot panics when hotOff or inPlaceOff lets a request take a hot path
 // that the state itself does not: a change that did not call rehot.
 func (e *Engine) checkHot() {
 	if hot, inPlace := e.hotNow(); hot && !e.hotOff || inPlace && !e.inPlaceOff {
 		panic(fmt.Sprintf("engine: hot flags stale: hotOff %v (state says %v), inPlaceOff %v (state says %v)", e.hotOff, hot, e.inPlaceOff, inPlace))
+	}
+	if b := e.o.Limits.HotBulk(); b != e.hotBulk {
+		panic(fmt.Sprintf("engine: hotBulk stale: %d, the RESP limits say %d", e.hotBulk, b))
 	}
 }
 

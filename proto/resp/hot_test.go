@@ -20,6 +20,11 @@ func checkHot(t *testing.T, buf []byte, lim *Limits) Hot {
 	if p.Examined() != 0 {
 		t.Fatalf("PeekHot(%q) examined %d bytes", buf, p.Examined())
 	}
+	// PeekHotBulk reads the same where lim's HotBulk lets it read at all.
+	if bh, bk, bv, bn := p.PeekHotBulk(buf, lim.HotBulk()); bh != HotNone && (bh != ph || bn != pn || !bytes.Equal(bk, pk) || !bytes.Equal(bv, pv)) ||
+		bh == HotNone && ph != HotNone && lim.HotBulk() != 0 {
+		t.Fatalf("PeekHotBulk(%q, %d) = %v %q %q %d; PeekHot = %v %q %q %d", buf, lim.HotBulk(), bh, bk, bv, bn, ph, pk, pv, pn)
+	}
 	hot, args, n := p.ReadHot(buf, make([][]byte, 0, 4), lim)
 	if ph != hot || pn != n || hot >= HotGet && !bytes.Equal(pk, args[1]) || hot == HotSet && !bytes.Equal(pv, args[2]) {
 		t.Fatalf("PeekHot(%q) = %v %q %q %d; ReadHot = %v %q %d", buf, ph, pk, pv, pn, hot, args, n)

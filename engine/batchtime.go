@@ -69,7 +69,10 @@ func (b *hotBatch) add(s *Session, op command.Op, i, kn, vn int) *batchedRequest
 	b.n++
 	b.ops[i]++
 	l := &b.last
-	l.s, l.op, l.keyN, l.valN = s, op, kn, vn
+	if l.s != s { // usually the same session: no pointer store (and its write barrier's test)
+		l.s = s
+	}
+	l.op, l.keyN, l.valN = op, kn, vn
 	return l
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strconv"
@@ -298,7 +299,7 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.O
 		switch {
 		case found:
 			if n := len(out) - at - len(bulkGuess); n >= 10 && n <= 99 { // fixBulkHeader's usual case, inlined
-				out[at+1], out[at+2] = byte('0'+n/10), byte('0'+n%10)
+				binary.LittleEndian.PutUint16(out[at+1:], digitPairs[n]) // n's two digits, no divisions
 			} else {
 				out, _ = fixBulkHeader(out, at)
 			}
@@ -331,6 +332,15 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.O
 	e.count(s, op)
 	return out, true
 }
+
+// digitPairs holds the two decimal digits of 0 to 99 as a little-endian
+// uint16 each ("42" at 42): a bulk header's length written with one store.
+var digitPairs = func() (t [100]uint16) {
+	for i := range t {
+		t[i] = uint16('0'+i/10) | uint16('0'+i%10)<<8
+	}
+	return t
+}()
 
 // bulkGuess is the RESP bulk header serveRESPHotDirect writes before a
 // GET's value: the length's two digits are filled in by fixBulkHeader.
@@ -376,7 +386,9 @@ func hotIndex(op command.Op) int {
 // paths set nothing else: their reply is written straight into out), and
 // resets it before an error, whose encoding reads every field.
 func (e *Engine) beginHot(st *store.Store, op command.Op) {
-	e.st = st
+	if e.st != st { // usually the same database: no pointer store (and its write barrier's test)
+		e.st = st
+	}
 	e.ran = true
 	e.cmd[op].calls++
 	e.sampleLeft--

@@ -647,7 +647,6 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 // ServeStream.
 func (e *Engine) ServeMessage(s *Session, msg, out []byte) (replies []byte, closeConn bool) {
 	s.lastAt = e.now // CLIENT LIST's idle
-	e.trimScratch()
 	if s.killed {
 		return out, true
 	}
@@ -655,17 +654,13 @@ func (e *Engine) ServeMessage(s *Session, msg, out []byte) (replies []byte, clos
 		if corr, ok := sbe.AsPing(msg); ok && e.plain(s) {
 			return e.pong(s, corr, out), false
 		}
-		if hot, ok := e.serveSBEInPlace(s, msg, out, false); ok { // GET and SET read in place (hot.go)
-			return hot, false
-		}
-		if err := e.decodeSBE(msg); err != nil {
-			return e.sbeProtocolError(s, out, err, false), true
-		}
-		if hot, ok := e.serveSBEHot(s, &e.req, out, false); ok { // GET and SET in the common state (hot.go)
-			return hot, false
-		}
-		return e.serveSBE(s, msg, out, false), s.quit
+		// GET and SET read in place (hot.go), anything else served by
+		// serveSBEMessage from there: nothing of this call is needed after
+		// it, so nothing is kept (spilled) for it.
+		out, _, closeConn = e.serveSBEInPlace(s, msg, out, false)
+		return out, closeConn
 	}
+	e.trimScratch() // the hot paths use no scratch: trimmed before a general request
 	args, n, err := resp.ReadCommand(msg, e.args, &e.o.Limits)
 	e.args = args[:0]
 	switch {
@@ -679,6 +674,20 @@ func (e *Engine) ServeMessage(s *Session, msg, out []byte) (replies []byte, clos
 		return e.respProtocolError(s, out, errEmptyMessage), true
 	}
 	return e.serveRESP(s, args, out), s.quit
+}
+
+// serveSBEMessage serves msg, an SBE message that serveSBEInPlace did not
+// serve in place, as ServeMessage: decoded, then served by serveSBEHot or
+// the general path.
+func (e *Engine) serveSBEMessage(s *Session, msg, out []byte) (replies []byte, closeConn bool) {
+	e.trimScratch() // the hot paths use no scratch: trimmed before a general request
+	if err := e.decodeSBE(msg); err != nil {
+		return e.sbeProtocolError(s, out, err, false), true
+	}
+	if hot, ok := e.serveSBEHot(s, &e.req, out, false); ok { // GET and SET in the common state (hot.go)
+		return hot, false
+	}
+	return e.serveSBE(s, msg, out, false), s.quit
 }
 
 // Errors for RESP on message transports, where one message must hold
@@ -895,7 +904,7 @@ func (e *Engine) serveSBEStream(s *Session, in, out []byte, limit int) (int, []b
 			continue
 		}
 		if e.pauseUntil == 0 { // GET and SET read in place, as on a message transport (hot.go)
-			if hot, ok := e.serveSBEInPlace(s, msg, out, true); ok {
+			if hot, ok, _ := e.serveSBEInPlace(s, msg, out, true); ok {
 				consumed += n
 				out = hot
 				continue

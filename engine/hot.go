@@ -182,17 +182,19 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte, framed 
 // its reply SOFH-framed, for a stream transport), read in place (sbe.PeekKeyed) instead of decoded
 // into e.req, for a user allowed everything, with the slow log's timing
 // batched (or off): the same checks, bookkeeping and reply, with no
-// Request filled. It reports whether it served msg; when not, msg goes
-// the general way (decodeSBE and serveSBEHot, which also serve a
-// restricted user's hot requests).
-func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]byte, bool) {
+// Request filled. A bare message it does not serve in place it serves the
+// general way (notInPlace: decodeSBE, serveSBEHot, which also serves a
+// restricted user's hot requests, and serveSBE), with closeConn as
+// ServeMessage's; a framed one it reports not served (served false) to
+// serveSBEStream.
+func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) (replies []byte, served, closeConn bool) {
 	op, corr, key, value, ok := sbe.PeekKeyed(msg)
 	if !ok || e.inPlaceOff || !s.user.AllowsAll() || !e.calmSession(s) {
-		return out, false
+		return e.notInPlace(s, msg, out, framed)
 	}
 	st := e.dbs[s.db]
 	if st.Collections() != 0 {
-		return out, false
+		return e.notInPlace(s, msg, out, framed)
 	}
 	sampled := e.sampleLeft <= 1 // the one in sampleEvery timed alone, here as on the general path
 	if sampled {
@@ -248,7 +250,19 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]by
 	if len(e.blocked) != 0 {
 		e.serveBlocked()
 	}
-	return out, true
+	return out, true, false
+}
+
+// notInPlace is serveSBEInPlace's answer for msg, which it does not serve:
+// a bare message is served the general way here (serveSBEMessage), so
+// that ServeMessage keeps nothing live across its call; a framed one is
+// left to serveSBEStream (served false).
+func (e *Engine) notInPlace(s *Session, msg, out []byte, framed bool) (replies []byte, served, closeConn bool) {
+	if framed {
+		return out, false, false
+	}
+	out, closeConn = e.serveSBEMessage(s, msg, out)
+	return out, true, closeConn
 }
 
 // serveRESPHotDirect is serveSBEHot for a RESP PING, GET or SET that

@@ -446,6 +446,9 @@ type Engine struct {
 	// limits' three checks made once (rehot) instead of per command.
 	// o.Limits does not change after NewEngine; checkHot holds hotBulk to it.
 	hotBulk int
+	// sampling: the sampled request is being served on a hot path, between
+	// sampleStart and sampleEnd (sampledInPlace, sampledRESP).
+	sampling bool
 }
 
 // rehook sets hooked from what needs executeSlow.

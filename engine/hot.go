@@ -196,12 +196,11 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) (repl
 	if st.Collections() != 0 {
 		return e.notInPlace(s, msg, out, framed)
 	}
-	sampled := e.sampleLeft <= 1 // the one in sampleEvery timed alone, here as on the general path
-	if sampled {
-		e.sampleStart()
+	if e.sampleLeft <= 1 && !e.sampling { // the one in sampleEvery timed alone, here as on the general path
+		return e.sampledInPlace(s, msg, out, framed)
 	}
 	e.beginHot(st, op)
-	if e.slow.slowerThan >= 0 || sampled { // untimed, inlined; before the store's call, so key and value need not outlive it
+	if e.slow.slowerThan >= 0 || e.sampling { // untimed, inlined; before the store's call, so key and value need not outlive it
 		i := hotSet
 		if op == command.OpGet {
 			i = hotGet
@@ -243,14 +242,23 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) (repl
 	if framed {
 		sbe.FinishFrame(out[frameAt:])
 	}
-	if sampled {
-		e.sampleEnd()
-	}
 	e.count(s, op)
 	if len(e.blocked) != 0 {
 		e.serveBlocked()
 	}
 	return out, true, false
+}
+
+// sampledInPlace is serveSBEInPlace for the sampled request: the same,
+// timed alone between sampleStart and sampleEnd. Out of line, so that the
+// common path keeps nothing live across a call for it.
+func (e *Engine) sampledInPlace(s *Session, msg, out []byte, framed bool) (replies []byte, served, closeConn bool) {
+	e.sampleStart()
+	e.sampling = true
+	out, served, closeConn = e.serveSBEInPlace(s, msg, out, framed) // served: the same checks passed
+	e.sampling = false
+	e.sampleEnd()
+	return out, served, closeConn
 }
 
 // notInPlace is serveSBEInPlace's answer for msg, which it does not serve:
@@ -282,17 +290,16 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.O
 	if st.Collections() != 0 || len(e.ps.out) != 0 || !e.calmSession(s) || !s.user.AllowsAll() && !e.hotUser(s, r) { // hotReady, inlined
 		return out, false
 	}
-	sampled := e.sampleLeft <= 1 // the one in sampleEvery timed alone
-	if sampled {
+	if e.sampleLeft <= 1 && !e.sampling { // the one in sampleEvery timed alone
 		if r != nil { // a request timed on its own (or a restricted user's) goes the general way
 			return out, false
 		}
-		e.sampleStart()
+		return e.sampledRESP(s, op, key, value, out)
 	}
 	e.beginHot(st, op)
 	var start int64
-	timing := e.slow.slowerThan >= 0   // batched (batchtime.go), or as execute's
-	if sampled || timing && e.cycled { // untimed, inlined; before the store's call, so key and value need not outlive it
+	timing := e.slow.slowerThan >= 0      // batched (batchtime.go), or as execute's
+	if e.sampling || timing && e.cycled { // untimed, inlined; before the store's call, so key and value need not outlive it
 		if l := e.batch.add(s, op, hotIndex(op), len(key), len(value)); !keepShort(&l.key, key) || !keepShort(&l.val, value) {
 			l.keepLong(key, value)
 		}
@@ -338,13 +345,23 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.O
 			out = resp.AppendOK(out)
 		}
 	}
-	if sampled {
-		e.sampleEnd()
-	} else if timing && !e.cycled {
+	if timing && !e.cycled && !e.sampling {
 		e.timed(s, r, start)
 	}
 	e.count(s, op)
 	return out, true
+}
+
+// sampledRESP is serveRESPHotDirect for the sampled request (r nil): the
+// same, timed alone between sampleStart and sampleEnd, out of line as
+// sampledInPlace.
+func (e *Engine) sampledRESP(s *Session, op command.Op, key, value []byte, out []byte) ([]byte, bool) {
+	e.sampleStart()
+	e.sampling = true
+	out, served := e.serveRESPHotDirect(s, nil, op, key, value, out) // served: the same checks passed
+	e.sampling = false
+	e.sampleEnd()
+	return out, served
 }
 
 // digitPairs holds the two decimal digits of 0 to 99 as a little-endian

@@ -101,6 +101,18 @@ func (p *Parser) PeekHotBulk(buf []byte, maxBulk int) (hot Hot, key, value []byt
 	case head == hotHead1 && name == hotPing && buf[12] == '\r' && buf[13] == '\n':
 		return HotPing, nil, nil, 14
 	case head == hotHead2 && name == hotGet && buf[11] == '\r' && buf[12] == '\n':
+		// A key of 10 to 99 bytes, hotBulk's commonest case, read here
+		// without its call (about 20 instructions of a GET's): "$dd\r\n",
+		// the key and its CRLF. Any other bytes hotBulk reads (or
+		// refuses) as before.
+		if b := buf[13:]; len(b) >= 5 && b[0] == '$' {
+			if w := binary.LittleEndian.Uint32(b[1:5]); w&0xffff0000 == 0x0a0d0000 && byte(w)-'1' < 9 && byte(w>>8)-'0' < 10 {
+				size := int(byte(w)-'0')*10 + int(byte(w>>8)-'0')
+				if t := b[5:]; size <= maxBulk && size+2 <= len(t) && binary.LittleEndian.Uint16(t[size:]) == 0x0a0d {
+					return HotGet, t[:size:size], nil, 13 + 5 + size + 2
+				}
+			}
+		}
 		if key, n, ok = hotBulk(buf, 13, maxBulk); ok {
 			return HotGet, key, nil, n
 		}

@@ -64,6 +64,14 @@ func TestReadHotShapes(t *testing.T) {
 		{in: "*1\r\n$4\r\npInG\r\n*1\r\n$4\r\nPING\r\n", want: HotPing},
 		{in: "*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n", want: HotGet},
 		{in: "*2\r\n$3\r\nget\r\n$16\r\nkey:000000000042\r\n", want: HotGet},
+		{in: "*2\r\n$3\r\nGET\r\n$10\r\n" + long[:10] + "\r\n", want: HotGet}, // two digits: PeekHotBulk's own read
+		{in: "*2\r\n$3\r\nGET\r\n$99\r\n" + long[:99] + "\r\n", want: HotGet},
+		{in: "*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000042\r\n", lim: Limits{MaxBulkLen: 15}},
+		{in: "*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000042\r"},  // partial
+		{in: "*2\r\n$3\r\nGET\r\n$16\r\nkey:00000000004\r\n"}, // short: a CRLF inside the key's 16 bytes
+		{in: "*2\r\n$3\r\nGET\r\n$16\rXkey:000000000042\r\n"},
+		{in: "*2\r\n$3\r\nGET\r\n$1a\r\nkey:000000000042\r\n"},
+		{in: "*2\r\n$3\r\nGET\r\n$09\r\nkey:00000\r\n"}, // a leading zero
 		{in: "*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nvalue\r\n", want: HotSet},
 		{in: "*3\r\n$3\r\nsEt\r\n$1\r\nk\r\n$9999\r\n" + long[:9999] + "\r\n", want: HotSet},
 		// Everything else is ReadCommand's.
@@ -105,7 +113,7 @@ func TestReadHotShapes(t *testing.T) {
 
 // FuzzReadHot: on any bytes ReadHot agrees with ReadCommand or declines.
 func FuzzReadHot(f *testing.F) {
-	for _, s := range []string{"*1\r\n$4\r\nPING\r\n", "*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n",
+	for _, s := range []string{"*1\r\n$4\r\nPING\r\n", "*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n", "*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000042\r\n",
 		"*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nvalue\r\n", "*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nvalu\r\n"} {
 		f.Add([]byte(s), 0)
 	}

@@ -555,18 +555,18 @@ func (e *Engine) ServeStream(s *Session, in, out []byte) (consumed int, replies 
 // large its reply; a transport uses it to bound what one client's
 // requests make the loop produce at once.
 func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consumed int, replies []byte, closeConn bool) {
-	if limit > 0 {
-		limit += len(out) // stop once out reaches this length
-	} else {
-		limit = int(^uint(0) >> 1)
-	}
 	if s.waiting { // a parked WAIT: its further requests wait; the push of its answer offers them again
 		return 0, out, false
 	}
 	s.failedAuth = false
 	s.lastAt = e.now // CLIENT LIST's idle
-	e.trimScratch()
+	if limit > 0 {
+		limit += len(out) // stop once out reaches this length
+	} else {
+		limit = int(^uint(0) >> 1)
+	}
 	if s.Protocol == proto.SBE {
+		e.trimScratch()
 		return e.serveSBEStream(s, in, out, limit)
 	}
 	// The first command, when it is one of PeekHot's shapes that
@@ -591,6 +591,7 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 			consumed = n
 		}
 	}
+	e.trimScratch() // the first command's hot path uses no scratch: trimmed before the others
 	for consumed < len(in) && !s.quit && !s.failedAuth && len(out) < limit {
 		// PING, GET and SET as clients send them: read in a few loads and
 		// decoded without the name's lookup (resp.Parser.ReadHot).

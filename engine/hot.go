@@ -199,6 +199,9 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) (repl
 	if e.sampleLeft <= 1 && !e.sampling { // the one in sampleEvery timed alone, here as on the general path
 		return e.sampledInPlace(s, msg, out, framed)
 	}
+	if cap(out)-len(out) < inPlaceRoom { // rare: out grown, and msg served again, out of line
+		return e.serveSBEInPlace(s, msg, slices.Grow(out, inPlaceRoom), framed)
+	}
 	e.beginHot(st, op)
 	if e.slow.slowerThan >= 0 || e.sampling { // untimed, inlined; before the store's call, so key and value need not outlive it
 		i := hotSet
@@ -209,9 +212,8 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) (repl
 			l.keepLong(key, value)
 		}
 	}
-	// Room for the SOFH, the reply's header and SET's "OK" made once: the
-	// header is written in place (PutReplyHeader, inlined).
-	out = slices.Grow(out, sbe.SOFHLen+sbe.ReplyHeaderLen+len("OK"))
+	// Room for the SOFH, the reply's header and SET's "OK" made before
+	// (inPlaceRoom): the header is written in place (PutReplyHeader, inlined).
 	frameAt := len(out)
 	if framed {
 		out = sbe.AppendFrameStart(out)
@@ -248,6 +250,10 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) (repl
 	}
 	return out, true, false
 }
+
+// inPlaceRoom is the room serveSBEInPlace writes into without a growth
+// check: the SOFH, the reply's header and SET's "OK".
+const inPlaceRoom = sbe.SOFHLen + sbe.ReplyHeaderLen + len("OK")
 
 // sampledInPlace is serveSBEInPlace for the sampled request: the same,
 // timed alone between sampleStart and sampleEnd. Out of line, so that the

@@ -579,7 +579,7 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 		hot, key, value, n := s.parser.PeekHotBulk(in, e.hotBulk)
 		if hot == resp.HotNone {
 			noHot = 0
-		} else if served, ok := e.serveRESPHotDirect(s, nil, hotOps[hot], key, value, out); ok {
+		} else if served, ok := e.serveRESPHotDirect(s, nil, hotOps[hot&3], key, value, out); ok { // &3: hot is below 4, no bounds check
 			s.parser.Skip(n)
 			out = served
 			if len(e.blocked) != 0 {

@@ -442,6 +442,13 @@ type Engine struct {
 	// each request on its own (serveSBEInPlace, serveRESPHotDirect).
 	// rehot sets both; every change of what they are made of calls it.
 	hotOff, inPlaceOff bool
+	// hotBulk is o.Limits.HotBulk(), for resp.Parser.PeekHotBulk: the
+	// limits' three checks made once (rehot) instead of per command.
+	// o.Limits does not change after NewEngine; checkHot holds hotBulk to it.
+	hotBulk int
+	// sampling: the sampled request is being served on a hot path, between
+	// sampleStart and sampleEnd (sampledInPlace, sampledRESP).
+	sampling bool
 }
 
 // rehook sets hooked from what needs executeSlow.
@@ -548,18 +555,18 @@ func (e *Engine) ServeStream(s *Session, in, out []byte) (consumed int, replies 
 // large its reply; a transport uses it to bound what one client's
 // requests make the loop produce at once.
 func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consumed int, replies []byte, closeConn bool) {
-	if limit > 0 {
-		limit += len(out) // stop once out reaches this length
-	} else {
-		limit = int(^uint(0) >> 1)
-	}
 	if s.waiting { // a parked WAIT: its further requests wait; the push of its answer offers them again
 		return 0, out, false
 	}
 	s.failedAuth = false
 	s.lastAt = e.now // CLIENT LIST's idle
-	e.trimScratch()
+	if limit > 0 {
+		limit += len(out) // stop once out reaches this length
+	} else {
+		limit = int(^uint(0) >> 1)
+	}
 	if s.Protocol == proto.SBE {
+		e.trimScratch()
 		return e.serveSBEStream(s, in, out, limit)
 	}
 	// The first command, when it is one of PeekHot's shapes that
@@ -569,10 +576,10 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 	// of the shapes (-1: nowhere), so the loop does not read it again.
 	noHot := -1
 	if !e.inPlaceOff && e.pauseUntil == 0 && !s.quit && s.user.AllowsAll() {
-		hot, key, value, n := s.parser.PeekHot(in, &e.o.Limits)
+		hot, key, value, n := s.parser.PeekHotBulk(in, e.hotBulk)
 		if hot == resp.HotNone {
 			noHot = 0
-		} else if served, ok := e.serveRESPHotDirect(s, nil, hotOps[hot], key, value, out); ok {
+		} else if served, ok := e.serveRESPHotDirect(s, nil, hotOps[hot&3], key, value, out); ok { // &3: hot is below 4, no bounds check
 			s.parser.Skip(n)
 			out = served
 			if len(e.blocked) != 0 {
@@ -584,6 +591,7 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 			consumed = n
 		}
 	}
+	e.trimScratch() // the first command's hot path uses no scratch: trimmed before the others
 	for consumed < len(in) && !s.quit && !s.failedAuth && len(out) < limit {
 		// PING, GET and SET as clients send them: read in a few loads and
 		// decoded without the name's lookup (resp.Parser.ReadHot).
@@ -592,7 +600,7 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 		// arguments or Request made (serveRESPHotDirect).
 		hot, key, value, n := resp.HotNone, []byte(nil), []byte(nil), 0
 		if consumed != noHot {
-			hot, key, value, n = s.parser.PeekHot(in[consumed:], &e.o.Limits)
+			hot, key, value, n = s.parser.PeekHotBulk(in[consumed:], e.hotBulk)
 		}
 		if hot != resp.HotNone {
 			if e.pauseUntil != 0 && e.held(s, hotOps[hot]) {
@@ -643,7 +651,6 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 // ServeStream.
 func (e *Engine) ServeMessage(s *Session, msg, out []byte) (replies []byte, closeConn bool) {
 	s.lastAt = e.now // CLIENT LIST's idle
-	e.trimScratch()
 	if s.killed {
 		return out, true
 	}
@@ -651,17 +658,13 @@ func (e *Engine) ServeMessage(s *Session, msg, out []byte) (replies []byte, clos
 		if corr, ok := sbe.AsPing(msg); ok && e.plain(s) {
 			return e.pong(s, corr, out), false
 		}
-		if hot, ok := e.serveSBEInPlace(s, msg, out, false); ok { // GET and SET read in place (hot.go)
-			return hot, false
-		}
-		if err := e.decodeSBE(msg); err != nil {
-			return e.sbeProtocolError(s, out, err, false), true
-		}
-		if hot, ok := e.serveSBEHot(s, &e.req, out, false); ok { // GET and SET in the common state (hot.go)
-			return hot, false
-		}
-		return e.serveSBE(s, msg, out, false), s.quit
+		// GET and SET read in place (hot.go), anything else served by
+		// serveSBEMessage from there: nothing of this call is needed after
+		// it, so nothing is kept (spilled) for it.
+		out, _, closeConn = e.serveSBEInPlace(s, msg, out, false)
+		return out, closeConn
 	}
+	e.trimScratch() // the hot paths use no scratch: trimmed before a general request
 	args, n, err := resp.ReadCommand(msg, e.args, &e.o.Limits)
 	e.args = args[:0]
 	switch {
@@ -675,6 +678,20 @@ func (e *Engine) ServeMessage(s *Session, msg, out []byte) (replies []byte, clos
 		return e.respProtocolError(s, out, errEmptyMessage), true
 	}
 	return e.serveRESP(s, args, out), s.quit
+}
+
+// serveSBEMessage serves msg, an SBE message that serveSBEInPlace did not
+// serve in place, as ServeMessage: decoded, then served by serveSBEHot or
+// the general path.
+func (e *Engine) serveSBEMessage(s *Session, msg, out []byte) (replies []byte, closeConn bool) {
+	e.trimScratch() // the hot paths use no scratch: trimmed before a general request
+	if err := e.decodeSBE(msg); err != nil {
+		return e.sbeProtocolError(s, out, err, false), true
+	}
+	if hot, ok := e.serveSBEHot(s, &e.req, out, false); ok { // GET and SET in the common state (hot.go)
+		return hot, false
+	}
+	return e.serveSBE(s, msg, out, false), s.quit
 }
 
 // Errors for RESP on message transports, where one message must hold
@@ -891,7 +908,7 @@ func (e *Engine) serveSBEStream(s *Session, in, out []byte, limit int) (int, []b
 			continue
 		}
 		if e.pauseUntil == 0 { // GET and SET read in place, as on a message transport (hot.go)
-			if hot, ok := e.serveSBEInPlace(s, msg, out, true); ok {
+			if hot, ok, _ := e.serveSBEInPlace(s, msg, out, true); ok {
 				consumed += n
 				out = hot
 				continue

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strconv"
@@ -35,11 +36,17 @@ func (e *Engine) hotUser(s *Session, r *command.Request) bool {
 // no CLIENT NO-TOUCH, no Pub/Sub context: one flag, s.cold). Small enough
 // to be inlined.
 func (e *Engine) hotSession(s *Session) bool {
+	return e.calmSession(s) && e.sampleLeft > 1
+}
+
+// calmSession is hotSession but for the sampling countdown: the in-place
+// paths serve the sampled request too (sampleStart, sampleEnd).
+func (e *Engine) calmSession(s *Session) bool {
 	if invariants {
 		e.checkHot()
 		s.checkCold()
 	}
-	return !e.hotOff && e.sampleLeft > 1 && !s.cold
+	return !e.hotOff && !s.cold
 }
 
 // coldNow returns what s.cold stands for, read from the state itself.
@@ -71,13 +78,19 @@ func (e *Engine) hotNow() (hotOff, inPlaceOff bool) {
 // replication's roles and min-replicas gate, a save's outcome, the first
 // cycle), so the hot paths test one flag where they tested eight.
 // checkHot holds it to that in invariants and race builds.
-func (e *Engine) rehot() { e.hotOff, e.inPlaceOff = e.hotNow() }
+func (e *Engine) rehot() {
+	e.hotOff, e.inPlaceOff = e.hotNow()
+	e.hotBulk = e.o.Limits.HotBulk()
+}
 
 // checkHot panics when hotOff or inPlaceOff lets a request take a hot path
 // that the state itself does not: a change that did not call rehot.
 func (e *Engine) checkHot() {
 	if hot, inPlace := e.hotNow(); hot && !e.hotOff || inPlace && !e.inPlaceOff {
 		panic(fmt.Sprintf("engine: hot flags stale: hotOff %v (state says %v), inPlaceOff %v (state says %v)", e.hotOff, hot, e.inPlaceOff, inPlace))
+	}
+	if b := e.o.Limits.HotBulk(); b != e.hotBulk {
+		panic(fmt.Sprintf("engine: hotBulk stale: %d, the RESP limits say %d", e.hotBulk, b))
 	}
 }
 
@@ -169,20 +182,28 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte, framed 
 // its reply SOFH-framed, for a stream transport), read in place (sbe.PeekKeyed) instead of decoded
 // into e.req, for a user allowed everything, with the slow log's timing
 // batched (or off): the same checks, bookkeeping and reply, with no
-// Request filled. It reports whether it served msg; when not, msg goes
-// the general way (decodeSBE and serveSBEHot, which also serve a
-// restricted user's hot requests).
-func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]byte, bool) {
+// Request filled. A bare message it does not serve in place it serves the
+// general way (notInPlace: decodeSBE, serveSBEHot, which also serves a
+// restricted user's hot requests, and serveSBE), with closeConn as
+// ServeMessage's; a framed one it reports not served (served false) to
+// serveSBEStream.
+func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) (replies []byte, served, closeConn bool) {
 	op, corr, key, value, ok := sbe.PeekKeyed(msg)
-	if !ok || e.inPlaceOff || !s.user.AllowsAll() || !e.hotSession(s) {
-		return out, false
+	if !ok || e.inPlaceOff || !s.user.AllowsAll() || !e.calmSession(s) {
+		return e.notInPlace(s, msg, out, framed)
 	}
 	st := e.dbs[s.db]
 	if st.Collections() != 0 {
-		return out, false
+		return e.notInPlace(s, msg, out, framed)
+	}
+	if e.sampleLeft <= 1 && !e.sampling { // the one in sampleEvery timed alone, here as on the general path
+		return e.sampledInPlace(s, msg, out, framed)
+	}
+	if cap(out)-len(out) < inPlaceRoom { // rare: out grown, and msg served again, out of line
+		return e.serveSBEInPlace(s, msg, slices.Grow(out, inPlaceRoom), framed)
 	}
 	e.beginHot(st, op)
-	if e.slow.slowerThan >= 0 { // untimed, inlined; before the store's call, so key and value need not outlive it
+	if e.slow.slowerThan >= 0 || e.sampling { // untimed, inlined; before the store's call, so key and value need not outlive it
 		i := hotSet
 		if op == command.OpGet {
 			i = hotGet
@@ -191,9 +212,8 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]by
 			l.keepLong(key, value)
 		}
 	}
-	// Room for the SOFH, the reply's header and SET's "OK" made once: the
-	// header is written in place (PutReplyHeader, inlined).
-	out = slices.Grow(out, sbe.SOFHLen+sbe.ReplyHeaderLen+len("OK"))
+	// Room for the SOFH, the reply's header and SET's "OK" made before
+	// (inPlaceRoom): the header is written in place (PutReplyHeader, inlined).
 	frameAt := len(out)
 	if framed {
 		out = sbe.AppendFrameStart(out)
@@ -228,7 +248,35 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]by
 	if len(e.blocked) != 0 {
 		e.serveBlocked()
 	}
-	return out, true
+	return out, true, false
+}
+
+// inPlaceRoom is the room serveSBEInPlace writes into without a growth
+// check: the SOFH, the reply's header and SET's "OK".
+const inPlaceRoom = sbe.SOFHLen + sbe.ReplyHeaderLen + len("OK")
+
+// sampledInPlace is serveSBEInPlace for the sampled request: the same,
+// timed alone between sampleStart and sampleEnd. Out of line, so that the
+// common path keeps nothing live across a call for it.
+func (e *Engine) sampledInPlace(s *Session, msg, out []byte, framed bool) (replies []byte, served, closeConn bool) {
+	e.sampleStart()
+	e.sampling = true
+	out, served, closeConn = e.serveSBEInPlace(s, msg, out, framed) // served: the same checks passed
+	e.sampling = false
+	e.sampleEnd()
+	return out, served, closeConn
+}
+
+// notInPlace is serveSBEInPlace's answer for msg, which it does not serve:
+// a bare message is served the general way here (serveSBEMessage), so
+// that ServeMessage keeps nothing live across its call; a framed one is
+// left to serveSBEStream (served false).
+func (e *Engine) notInPlace(s *Session, msg, out []byte, framed bool) (replies []byte, served, closeConn bool) {
+	if framed {
+		return out, false, false
+	}
+	out, closeConn = e.serveSBEMessage(s, msg, out)
+	return out, true, closeConn
 }
 
 // serveRESPHotDirect is serveSBEHot for a RESP PING, GET or SET that
@@ -245,20 +293,24 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) ([]by
 // to 43 more instructions a request (callgrind, BenchmarkServe GET/SET).
 func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.Op, key, value []byte, out []byte) ([]byte, bool) {
 	st := e.dbs[s.db]
-	if st.Collections() != 0 || len(e.ps.out) != 0 || !e.hotSession(s) || !s.user.AllowsAll() && !e.hotUser(s, r) { // hotReady, inlined
+	if st.Collections() != 0 || len(e.ps.out) != 0 || !e.calmSession(s) || !s.user.AllowsAll() && !e.hotUser(s, r) { // hotReady, inlined
 		return out, false
+	}
+	if e.sampleLeft <= 1 && !e.sampling { // the one in sampleEvery timed alone
+		if r != nil { // a request timed on its own (or a restricted user's) goes the general way
+			return out, false
+		}
+		return e.sampledRESP(s, op, key, value, out)
 	}
 	e.beginHot(st, op)
 	var start int64
-	timing := e.slow.slowerThan >= 0 // batched (batchtime.go), or as execute's
-	if timing {
-		if e.cycled { // untimed, inlined; before the store's call, so key and value need not outlive it
-			if l := e.batch.add(s, op, hotIndex(op), len(key), len(value)); !keepShort(&l.key, key) || !keepShort(&l.val, value) {
-				l.keepLong(key, value)
-			}
-		} else {
-			start = e.since()
+	timing := e.slow.slowerThan >= 0      // batched (batchtime.go), or as execute's
+	if e.sampling || timing && e.cycled { // untimed, inlined; before the store's call, so key and value need not outlive it
+		if l := e.batch.add(s, op, hotIndex(op), len(key), len(value)); !keepShort(&l.key, key) || !keepShort(&l.val, value) {
+			l.keepLong(key, value)
 		}
+	} else if timing {
+		start = e.since()
 	}
 	switch op {
 	case command.OpPing:
@@ -274,7 +326,7 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.O
 		switch {
 		case found:
 			if n := len(out) - at - len(bulkGuess); n >= 10 && n <= 99 { // fixBulkHeader's usual case, inlined
-				out[at+1], out[at+2] = byte('0'+n/10), byte('0'+n%10)
+				binary.LittleEndian.PutUint16(out[at+1:], digitPairs[n]) // n's two digits, no divisions
 			} else {
 				out, _ = fixBulkHeader(out, at)
 			}
@@ -299,12 +351,33 @@ func (e *Engine) serveRESPHotDirect(s *Session, r *command.Request, op command.O
 			out = resp.AppendOK(out)
 		}
 	}
-	if timing && !e.cycled {
+	if timing && !e.cycled && !e.sampling {
 		e.timed(s, r, start)
 	}
 	e.count(s, op)
 	return out, true
 }
+
+// sampledRESP is serveRESPHotDirect for the sampled request (r nil): the
+// same, timed alone between sampleStart and sampleEnd, out of line as
+// sampledInPlace.
+func (e *Engine) sampledRESP(s *Session, op command.Op, key, value []byte, out []byte) ([]byte, bool) {
+	e.sampleStart()
+	e.sampling = true
+	out, served := e.serveRESPHotDirect(s, nil, op, key, value, out) // served: the same checks passed
+	e.sampling = false
+	e.sampleEnd()
+	return out, served
+}
+
+// digitPairs holds the two decimal digits of 0 to 99 as a little-endian
+// uint16 each ("42" at 42): a bulk header's length written with one store.
+var digitPairs = func() (t [100]uint16) {
+	for i := range t {
+		t[i] = uint16('0'+i/10) | uint16('0'+i%10)<<8
+	}
+	return t
+}()
 
 // bulkGuess is the RESP bulk header serveRESPHotDirect writes before a
 // GET's value: the length's two digits are filled in by fixBulkHeader.
@@ -350,7 +423,9 @@ func hotIndex(op command.Op) int {
 // paths set nothing else: their reply is written straight into out), and
 // resets it before an error, whose encoding reads every field.
 func (e *Engine) beginHot(st *store.Store, op command.Op) {
-	e.st = st
+	if e.st != st { // usually the same database: no pointer store (and its write barrier's test)
+		e.st = st
+	}
 	e.ran = true
 	e.cmd[op].calls++
 	e.sampleLeft--

@@ -90,17 +90,24 @@ func (e *Engine) commandTimedRest(s *Session, r *command.Request, d int64) {
 	if e.slow.slowerThan >= 0 && d/1000 >= e.slow.slowerThan {
 		e.slowlogPush(s, r, d)
 	}
+	e.timedStats(r.Op, d)
+}
+
+// timedStats is what commandTimedRest counts of a command of op that took
+// d nanoseconds besides the slow log: the latency histogram and the
+// latency monitor.
+func (e *Engine) timedStats(op command.Op, d int64) {
 	if e.lat.tracking {
-		h := e.lat.hist[r.Op]
+		h := e.lat.hist[op]
 		if h == nil {
 			h = new(cmdHist) // once per command, on its first call
-			e.lat.hist[r.Op] = h
+			e.lat.hist[op] = h
 		}
 		h.record(d)
 	}
 	if e.lat.threshold > 0 && d/1e6 >= e.lat.threshold {
 		ev := EventCommand
-		if command.Lookup(r.Op).Flags&command.Fast != 0 {
+		if command.Lookup(op).Flags&command.Fast != 0 {
 			ev = EventFastCommand
 		}
 		e.latencyAdd(ev, d/1e6)

@@ -321,3 +321,75 @@ func TestBatchKeepsWords(t *testing.T) {
 		}
 	}
 }
+
+// TestSampledServedInPlace: the one request in sampleEvery timed for the
+// latency histograms, a GET or SET over RESP or SBE, is served on the
+// in-place hot path (no Request decoded, no argument vector made) and
+// counted as the general path counts it: timed alone by two clock
+// readings (the first closes the batch before it), in commandstats'
+// sampled calls and the histogram, and logged with its own words and
+// time when it took the threshold. The clock here moves 20 ms at every
+// reading, so every batch and every sampled request is slow.
+func TestSampledServedInPlace(t *testing.T) {
+	const n = 2 * sampleEvery
+	for _, h := range hotRequests()[1:] { // SET, GET
+		for _, run := range []struct {
+			name string
+			p    proto.Protocol
+			f    func(e *Engine, s *Session, out []byte) []byte
+		}{
+			{"RESP", proto.RESP, func(e *Engine, s *Session, out []byte) []byte { _, out, _ = e.ServeStream(s, h.resp, out); return out }},
+			{"SBE-message", proto.SBE, func(e *Engine, s *Session, out []byte) []byte {
+				out, _ = e.ServeMessage(s, h.sbeMessage, out)
+				return out
+			}},
+		} {
+			t.Run(h.name+"/"+run.name, func(t *testing.T) {
+				const step = 20 * int64(time.Millisecond)
+				clk := &countingClock{at: 1}
+				e, _ := newEngine(t, Options{Monotonic: func() int64 { clk.at += step; return clk.now() }})
+				s := NewSession(run.p, nil)
+				do(t, e, NewSession(proto.RESP, nil), "SET", "key:000000000042", "0123456789abcdef")
+				e.BeginCycle(clk.now())
+				run.f(e, s, nil) // the session's first request resolves its user: the general way
+				e.BeginCycle(clk.now())
+				e.sampleLeft = sampleEvery // the count starts afresh: requests sampleEvery*k are the sampled ones
+				e.slow.entries = e.slow.entries[:0]
+				op := command.ByName([]byte(h.name))
+				sampled, inHist := e.cmd[op].sampled, e.lat.hist[op].total
+				e.req, e.argv = command.Request{}, nil
+				out := make([]byte, 0, 256)
+				for range n {
+					out = run.f(e, s, out[:0])
+				}
+				if e.req.Op != command.OpNone || e.argv != nil {
+					t.Errorf("a request went the general way (Request %v, %d words)", e.req.Op, len(e.argv))
+				}
+				if got := e.cmd[op].sampled - sampled; got != n/sampleEvery {
+					t.Errorf("%d requests timed for the histograms, want %d", got, n/sampleEvery)
+				}
+				if got := e.lat.hist[op].total - inHist; got != n { // each sampled request and the batch before it
+					t.Errorf("%d requests in the latency histogram, want %d", got, n)
+				}
+				// Each sampled request: the batch before it (its last request),
+				// then the request itself, both 20 ms.
+				if len(e.slow.entries) != 2*n/sampleEvery {
+					t.Fatalf("%d slow log entries, want %d", len(e.slow.entries), 2*n/sampleEvery)
+				}
+				want := "GET key:000000000042"
+				if op == command.OpSet {
+					want = "SET key:000000000042 0123456789abcdef"
+				}
+				for i, en := range e.slow.entries {
+					var w []string
+					for _, a := range en.argv {
+						w = append(w, string(a))
+					}
+					if got := strings.Join(w, " "); !strings.EqualFold(got, want) || en.micros != step/1000 {
+						t.Errorf("slow log entry %d: %q %d µs, want %q %d µs", i, got, en.micros, want, step/1000)
+					}
+				}
+			})
+		}
+	}
+}

@@ -20,6 +20,11 @@ func checkHot(t *testing.T, buf []byte, lim *Limits) Hot {
 	if p.Examined() != 0 {
 		t.Fatalf("PeekHot(%q) examined %d bytes", buf, p.Examined())
 	}
+	// PeekHotBulk reads the same where lim's HotBulk lets it read at all.
+	if bh, bk, bv, bn := p.PeekHotBulk(buf, lim.HotBulk()); bh != HotNone && (bh != ph || bn != pn || !bytes.Equal(bk, pk) || !bytes.Equal(bv, pv)) ||
+		bh == HotNone && ph != HotNone && lim.HotBulk() != 0 {
+		t.Fatalf("PeekHotBulk(%q, %d) = %v %q %q %d; PeekHot = %v %q %q %d", buf, lim.HotBulk(), bh, bk, bv, bn, ph, pk, pv, pn)
+	}
 	hot, args, n := p.ReadHot(buf, make([][]byte, 0, 4), lim)
 	if ph != hot || pn != n || hot >= HotGet && !bytes.Equal(pk, args[1]) || hot == HotSet && !bytes.Equal(pv, args[2]) {
 		t.Fatalf("PeekHot(%q) = %v %q %q %d; ReadHot = %v %q %d", buf, ph, pk, pv, pn, hot, args, n)
@@ -59,6 +64,14 @@ func TestReadHotShapes(t *testing.T) {
 		{in: "*1\r\n$4\r\npInG\r\n*1\r\n$4\r\nPING\r\n", want: HotPing},
 		{in: "*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n", want: HotGet},
 		{in: "*2\r\n$3\r\nget\r\n$16\r\nkey:000000000042\r\n", want: HotGet},
+		{in: "*2\r\n$3\r\nGET\r\n$10\r\n" + long[:10] + "\r\n", want: HotGet}, // two digits: PeekHotBulk's own read
+		{in: "*2\r\n$3\r\nGET\r\n$99\r\n" + long[:99] + "\r\n", want: HotGet},
+		{in: "*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000042\r\n", lim: Limits{MaxBulkLen: 15}},
+		{in: "*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000042\r"},  // partial
+		{in: "*2\r\n$3\r\nGET\r\n$16\r\nkey:00000000004\r\n"}, // short: a CRLF inside the key's 16 bytes
+		{in: "*2\r\n$3\r\nGET\r\n$16\rXkey:000000000042\r\n"},
+		{in: "*2\r\n$3\r\nGET\r\n$1a\r\nkey:000000000042\r\n"},
+		{in: "*2\r\n$3\r\nGET\r\n$09\r\nkey:00000\r\n"}, // a leading zero
 		{in: "*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nvalue\r\n", want: HotSet},
 		{in: "*3\r\n$3\r\nsEt\r\n$1\r\nk\r\n$9999\r\n" + long[:9999] + "\r\n", want: HotSet},
 		// Everything else is ReadCommand's.
@@ -100,7 +113,7 @@ func TestReadHotShapes(t *testing.T) {
 
 // FuzzReadHot: on any bytes ReadHot agrees with ReadCommand or declines.
 func FuzzReadHot(f *testing.F) {
-	for _, s := range []string{"*1\r\n$4\r\nPING\r\n", "*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n",
+	for _, s := range []string{"*1\r\n$4\r\nPING\r\n", "*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n", "*2\r\n$3\r\nGET\r\n$16\r\nkey:000000000042\r\n",
 		"*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nvalue\r\n", "*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nvalu\r\n"} {
 		f.Add([]byte(s), 0)
 	}

@@ -51,6 +51,10 @@ func benchLines(b *testing.B, reqLen, repLen, size int) {
 		b.Fatal(err)
 	}
 	defer unix.Munmap(mem)
+	// Both rings live in one shared mapping, each end used by one of the
+	// two goroutines only: the producer's and consumer's methods carry the
+	// ordering (release stores of header words and positions, acquire
+	// loads), as between a client and a server process.
 	creq, crep := newProducer(mem, g.reqBase, records, size), newConsumer(mem, g.repBase, records, size)
 	sreq, srep := newConsumer(mem, g.reqBase, records, size), newProducer(mem, g.repBase, records, size)
 	msg := make([]byte, reqLen)

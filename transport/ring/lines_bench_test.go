@@ -21,13 +21,13 @@ import (
 // value: PING 16/16, GET 59/46, SET 75/32) and a request on either side of
 // a record's first cache line, each with records of 16384 bytes (the
 // configured default, every record at the same page offset) and of 16512
-// (what the server lays 16384 out as: stagger), beside the floor, one
+// (what the server lays 16384 out as: LaidOutRecordSize), beside the floor, one
 // 8-byte counter each way:
 //
 //	go test -run '^$' -bench RecordLines -benchtime 200000x -count 5 ./transport/ring/
 func BenchmarkRecordLines(b *testing.B) {
 	b.Run("floor", benchLinesFloor)
-	for _, size := range []int{DefaultRecordSize, stagger(DefaultRecordSize)} {
+	for _, size := range []int{DefaultRecordSize, LaidOutRecordSize(DefaultRecordSize)} {
 		for _, s := range []struct {
 			name     string
 			req, rep int

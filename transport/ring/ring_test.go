@@ -792,7 +792,7 @@ func TestDialRejectsBadBackoff(t *testing.T) {
 }
 
 // TestRecordsStaggered: a record size that is a multiple of the page size
-// is laid out two cache lines longer (stagger), so no two consecutive
+// is laid out two cache lines longer (LaidOutRecordSize), so no two consecutive
 // records share a page offset; the client takes the size from the file's
 // header and carries messages on either side of the record's payload,
 // which grew by those lines. Other sizes are laid out as configured.
@@ -803,8 +803,8 @@ func TestRecordsStaggered(t *testing.T) {
 		{4096 + 64, 4096 + 64},
 		{maxRecordCap, maxRecordCap},
 	} {
-		if got := stagger(tc.size); got != tc.laid {
-			t.Errorf("stagger(%d) = %d, want %d", tc.size, got, tc.laid)
+		if got := LaidOutRecordSize(tc.size); got != tc.laid {
+			t.Errorf("LaidOutRecordSize(%d) = %d, want %d", tc.size, got, tc.laid)
 		}
 	}
 	srv, dir := listenTest(t, Options{Records: 4, RecordSize: 4096})

@@ -183,7 +183,7 @@ type valueSize struct {
 // reply is exactly one record's payload and a byte either side, where a
 // ring message starts to take two records.
 func valueSizes(t *testing.T, sbeProto bool) []valueSize {
-	rec := ring.DefaultRecordSize - 8
+	rec := ring.LaidOutRecordSize(ring.DefaultRecordSize) - 8
 	sizes := []valueSize{
 		{"0B", 0}, {"1B", 1},
 		{"record-1", rec - 1}, {"record", rec}, {"record+1", rec + 1},

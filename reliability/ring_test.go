@@ -215,6 +215,9 @@ func TestRingClientCannotCrashServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The record size, as the server wrote it in the file's header
+		// (offset 20, docs/transports.md) before the garbage below.
+		record := int(binary.LittleEndian.Uint32(mem[20:]))
 		// Garbage everywhere, again and again: header words, tags,
 		// lengths, positions, the more bit.
 		rng := rand.New(rand.NewPCG(1, 2))
@@ -227,8 +230,9 @@ func TestRingClientCannotCrashServer(t *testing.T) {
 		attacks = append(attacks, "overwrote the whole mapping with random bytes 20 times")
 		// Then records the server takes for the next ones (the tags it
 		// expects, with the default geometry: request ring at 4096, 64
-		// records of 16 KiB), of random length, more bit and content.
-		const reqRing, records, record = 4096, 64, 16 << 10
+		// records of the size read above: 16 KiB as the server lays it
+		// out), of random length, more bit and content.
+		const reqRing, records = 4096, 64
 		for i := range records {
 			off := reqRing + 256 + i*record
 			for j := off + 8; j < off+record; j++ {

@@ -790,3 +790,36 @@ func TestDialRejectsBadBackoff(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordsStaggered: a record size that is a multiple of the page size
+// is laid out two cache lines longer (LaidOutRecordSize), so no two consecutive
+// records share a page offset; the client takes the size from the file's
+// header and carries messages on either side of the record's payload,
+// which grew by those lines. Other sizes are laid out as configured.
+func TestRecordsStaggered(t *testing.T) {
+	for _, tc := range []struct{ size, laid int }{
+		{DefaultRecordSize, DefaultRecordSize + 128},
+		{4096, 4096 + 128},
+		{4096 + 64, 4096 + 64},
+		{maxRecordCap, maxRecordCap},
+	} {
+		if got := LaidOutRecordSize(tc.size); got != tc.laid {
+			t.Errorf("LaidOutRecordSize(%d) = %d, want %d", tc.size, got, tc.laid)
+		}
+	}
+	srv, dir := listenTest(t, Options{Records: 4, RecordSize: 4096})
+	startLoop(t, srv)
+	c := dialTest(t, dir, DialOptions{})
+	if c.req.size != 4096+128 || c.rep.size != 4096+128 || c.req.maxBytes != 4096+128-recHeader {
+		t.Fatalf("client's records: %d and %d bytes, payload %d; want the server's %d", c.req.size, c.rep.size, c.req.maxBytes, 4096+128)
+	}
+	if off := c.req.slotOff(1) - c.req.slotOff(0); off%pageSize == 0 {
+		t.Fatalf("records %d bytes apart: a multiple of the page size", off)
+	}
+	for _, n := range []int{1, c.req.maxBytes, c.req.maxBytes + 1, 3 * c.req.maxBytes} {
+		msg := strings.Repeat("s", n)
+		if got := roundTrip(t, c, msg); got != msg {
+			t.Fatalf("%d-byte message came back as %d bytes", n, len(got))
+		}
+	}
+}

@@ -75,8 +75,12 @@ type Options struct {
 	// Default DefaultRecords.
 	Records int
 	// RecordSize is the size of one record, its 8-byte header included: a
-	// multiple of 64. A message longer than RecordSize-8 bytes travels in
-	// fragments, one per record. Default DefaultRecordSize.
+	// multiple of 64. A message longer than a record's payload (the
+	// laid-out size less 8 bytes) travels in fragments, one per record.
+	// Default DefaultRecordSize. A multiple of the page size (4096) gets
+	// two cache lines more (16384 is laid out as 16512), so that
+	// consecutive records do not share their page offset and with it their
+	// cache sets (LaidOutRecordSize).
 	RecordSize int
 	// MaxMessage is the longest request message accepted: a client refuses
 	// to send a longer one (transport.ErrMessageTooLarge), and a client
@@ -235,7 +239,7 @@ func Listen(o Options) (*Server, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{o: o, geo: newGeometry(o.Records, o.RecordSize), lfd: -1, bell: -1, fileMode: 0o600, gid: -1}
+	s := &Server{o: o, geo: newGeometry(o.Records, LaidOutRecordSize(o.RecordSize)), lfd: -1, bell: -1, fileMode: 0o600, gid: -1}
 	if err := memfdWorks(); err != nil {
 		return nil, err
 	}

@@ -286,9 +286,13 @@ func (e *Engine) startBackground() error {
 	return nil
 }
 
-// abortBackground gives a running background save up (SHUTDOWN).
+// abortBackground gives a running background save up (SHUTDOWN), and a
+// scheduled one: it would otherwise start at the next policy check, in
+// the cycle that runs the shutdown, and outlive it.
 func (e *Engine) abortBackground() {
-	if p := &e.snap; p.job != nil {
+	p := &e.snap
+	p.scheduled = false
+	if p.job != nil {
 		p.job.Abort()
 		p.job.Finished() // waits for the writer to remove its file
 		p.job = nil

@@ -380,13 +380,14 @@ func (e *Engine) backgroundDone(err error) {
 
 // SaveRest returns how long the loop should rest (park, waking at once for
 // a request or a transport's deadline) after this cycle's work, or 0: while
-// a background save runs and bgsave-loop-rest allows, after a cycle that
-// served requests (served) or while the writer is behind. The loop,
-// walking in every cycle of a save, would otherwise keep its CPU until the
-// kernel's time slice ends, and a client it has just answered (woken on the
-// loop's CPU: a socket's wake-up is a synchronous one) or the writer would
-// wait for it: with two CPUs, the loop, the writer and a client are three
-// runnable threads. Loop goroutine only, after Tick.
+// a background save walks the keyspace and bgsave-loop-rest allows, after
+// a cycle that served requests (served) or while the writer is behind. The
+// loop, walking in every cycle of a save, would otherwise keep its CPU
+// until the kernel's time slice ends, and a client it has just answered
+// (woken on the loop's CPU: a socket's wake-up is a synchronous one) or the
+// writer would wait for it: with two CPUs, the loop, the writer and a
+// client are three runnable threads. Loop goroutine only, after Tick; the
+// loop calls SaveRested when it did rest.
 func (e *Engine) SaveRest(served bool) time.Duration {
 	p := &e.snap
 	if p.job == nil {
@@ -396,11 +397,13 @@ func (e *Engine) SaveRest(served bool) time.Duration {
 	if d == 0 && served && e.o.Persistence.LoopRest == RestAfterRequests {
 		d = e.o.Persistence.SaveSlice
 	}
-	if d > 0 {
-		p.probe.rests++
-	}
 	return d
 }
+
+// SaveRested counts a rest the loop took after SaveRest asked for one
+// (goblin_bgsave_loop_rests): the loop may decline one (server.Loop.Rest).
+// Loop goroutine only.
+func (e *Engine) SaveRested() { e.snap.probe.rests++ }
 
 // writesDenied reports whether writes fail with MISCONF: a background
 // save failed and stop-writes-on-bgsave-error is on with a save policy.

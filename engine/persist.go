@@ -160,6 +160,7 @@ type persistState struct {
 	lastCron   int64         // unix ms of the last policy check
 	lastCOW    int64         // keys the last background save took by copy-on-write
 	rest       time.Duration // how long the loop may rest after this cycle's slice (SaveRest)
+	walking    bool          // the last slice left keys to encode (StepFor returned false)
 	slack      int           // the loop thread's timer slack before the save (ns), restored at its end
 	loaded     snapshot.LoadStats
 	shutdown   bool      // SHUTDOWN ran its save (or NOSAVE): a signal's shutdown saves no more
@@ -309,7 +310,8 @@ func (e *Engine) tickPersist() int {
 	p.rest = 0
 	if p.job != nil {
 		t := p.probe.slice()
-		if !p.job.StepFor(e.o.Persistence.SaveSlice) {
+		p.walking = !p.job.StepFor(e.o.Persistence.SaveSlice)
+		if p.walking {
 			work = 1
 			switch e.o.Persistence.LoopRest {
 			case RestAlways:
@@ -386,15 +388,17 @@ func (e *Engine) backgroundDone(err error) {
 // until the kernel's time slice ends, and a client it has just answered
 // (woken on the loop's CPU: a socket's wake-up is a synchronous one) or the
 // writer would wait for it: with two CPUs, the loop, the writer and a
-// client are three runnable threads. Loop goroutine only, after Tick; the
-// loop calls SaveRested when it did rest.
+// client are three runnable threads. Once the walk has encoded every key
+// and only the writer's tail remains, the loop no longer competes and does
+// not rest. Loop goroutine only, after Tick; the loop calls SaveRested
+// when it did rest.
 func (e *Engine) SaveRest(served bool) time.Duration {
 	p := &e.snap
 	if p.job == nil {
 		return 0
 	}
 	d := p.rest
-	if d == 0 && served && e.o.Persistence.LoopRest == RestAfterRequests {
+	if d == 0 && served && p.walking && e.o.Persistence.LoopRest == RestAfterRequests {
 		d = e.o.Persistence.SaveSlice
 	}
 	return d

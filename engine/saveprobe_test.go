@@ -149,3 +149,35 @@ func TestSaveRest(t *testing.T) {
 		}
 	}
 }
+
+// TestSaveRestEndsWithTheWalk: in bgsave-loop-rest requests mode, a cycle
+// that served requests rests only while the walk has keys left; once every
+// key is encoded and only the writer's tail remains (the save still runs),
+// the loop does not compete with the writer and does not rest.
+func TestSaveRestEndsWithTheWalk(t *testing.T) {
+	e, _ := newEngine(t, Options{Persistence: Persistence{Dir: t.TempDir()}})
+	s := NewSession(proto.RESP, nil)
+	for i := range 100 {
+		do(t, e, s, "SET", fmt.Sprintf("key:%03d", i), strconv.Itoa(i))
+	}
+	tail := 0 // saves seen running after their walk
+	for try := 0; try < 20 && tail < 3; try++ {
+		if got := do(t, e, s, "BGSAVE"); got != "+Background saving started" {
+			t.Fatalf("BGSAVE: %s", got)
+		}
+		// 100 keys fit one 20 µs slice: the first Tick encodes them all,
+		// and the writer is rarely done by the Tick's end (it writes,
+		// syncs and renames the file).
+		e.Tick(1)
+		if e.Saving() {
+			tail++
+			if d := e.SaveRest(true); d != 0 {
+				t.Errorf("SaveRest(served) = %v after the walk encoded every key", d)
+			}
+		}
+		finishSave(t, e)
+	}
+	if tail == 0 {
+		t.Fatal("no save of 100 keys was still running after its first slice: the writer's tail was never seen")
+	}
+}

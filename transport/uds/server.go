@@ -259,8 +259,14 @@ func (s *Server) pollSockets(now int64, force bool) int {
 // Deadline implements server.Deadliner: while a client's requests are
 // held (CLIENT PAUSE, a wrong password's delay), the loop parks no longer
 // than until the next scan, which serves them once their wait is over;
-// else never (math.MaxInt64). On the loop's clock, like Poll's now.
+// else never (math.MaxInt64). On the loop's clock, like Poll's now. With
+// work buffered that no epoll event announces (requests left at
+// PassOutput or offered again, a TLS client's decrypted input), it is the
+// last Poll's now: the loop does not park or rest (server.Loop.Rest).
 func (s *Server) Deadline() int64 {
+	if len(s.backlog)+len(s.unread) > 0 {
+		return s.now
+	}
 	if s.held == 0 {
 		return math.MaxInt64
 	}

@@ -857,9 +857,9 @@ func TestLoopClockAfterIdleCycles(t *testing.T) {
 // transport the park set cannot watch (blind: Aeron IPC), it never rests.
 func TestLoopRest(t *testing.T) {
 	s, f := listenEcho(t, 0), newFakeSleeper(t)
-	var l *Loop
+	var l *Loop             // set before Run starts, so Tick reads it after
 	var rested atomic.Int64 // Rest calls that waited (the loop goroutine's)
-	l = runLoop(t, LoopConfig{
+	l, err := NewLoop(LoopConfig{
 		Transports: []transport.Server{s, f},
 		Idle:       IdleSpin,
 		Timers:     func(time.Duration) time.Duration { return 0 },
@@ -870,7 +870,22 @@ func TestLoopRest(t *testing.T) {
 			return 0
 		},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- l.Run() }()
+	stopped := false
 	stop := func() { // wake the rest so Run returns at once
+		if stopped {
+			return
+		}
+		stopped = true
+		defer func() {
+			if err := <-errc; err != nil {
+				t.Error(err)
+			}
+		}()
 		l.Stop()
 		for {
 			f.ring()
@@ -881,7 +896,7 @@ func TestLoopRest(t *testing.T) {
 			}
 		}
 	}
-	t.Cleanup(stop) // before runLoop's, which waits for Run
+	t.Cleanup(stop)
 	for i := range 3 {
 		start := time.Now()
 		echoOnce(t, s.Addr(), fmt.Sprintf("ping-%d", i))

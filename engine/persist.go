@@ -160,6 +160,7 @@ type persistState struct {
 	lastCron   int64         // unix ms of the last policy check
 	lastCOW    int64         // keys the last background save took by copy-on-write
 	rest       time.Duration // how long the loop may rest after this cycle's slice (SaveRest)
+	walking    bool          // the last slice left keys to encode (StepFor returned false)
 	slack      int           // the loop thread's timer slack before the save (ns), restored at its end
 	loaded     snapshot.LoadStats
 	shutdown   bool      // SHUTDOWN ran its save (or NOSAVE): a signal's shutdown saves no more
@@ -286,9 +287,13 @@ func (e *Engine) startBackground() error {
 	return nil
 }
 
-// abortBackground gives a running background save up (SHUTDOWN).
+// abortBackground gives a running background save up (SHUTDOWN), and a
+// scheduled one: it would otherwise start at the next policy check, in
+// the cycle that runs the shutdown, and outlive it.
 func (e *Engine) abortBackground() {
-	if p := &e.snap; p.job != nil {
+	p := &e.snap
+	p.scheduled = false
+	if p.job != nil {
 		p.job.Abort()
 		p.job.Finished() // waits for the writer to remove its file
 		p.job = nil
@@ -305,7 +310,8 @@ func (e *Engine) tickPersist() int {
 	p.rest = 0
 	if p.job != nil {
 		t := p.probe.slice()
-		if !p.job.StepFor(e.o.Persistence.SaveSlice) {
+		p.walking = !p.job.StepFor(e.o.Persistence.SaveSlice)
+		if p.walking {
 			work = 1
 			switch e.o.Persistence.LoopRest {
 			case RestAlways:
@@ -376,27 +382,32 @@ func (e *Engine) backgroundDone(err error) {
 
 // SaveRest returns how long the loop should rest (park, waking at once for
 // a request or a transport's deadline) after this cycle's work, or 0: while
-// a background save runs and bgsave-loop-rest allows, after a cycle that
-// served requests (served) or while the writer is behind. The loop,
-// walking in every cycle of a save, would otherwise keep its CPU until the
-// kernel's time slice ends, and a client it has just answered (woken on the
-// loop's CPU: a socket's wake-up is a synchronous one) or the writer would
-// wait for it: with two CPUs, the loop, the writer and a client are three
-// runnable threads. Loop goroutine only, after Tick.
+// a background save walks the keyspace and bgsave-loop-rest allows, after
+// a cycle that served requests (served) or while the writer is behind. The
+// loop, walking in every cycle of a save, would otherwise keep its CPU
+// until the kernel's time slice ends, and a client it has just answered
+// (woken on the loop's CPU: a socket's wake-up is a synchronous one) or the
+// writer would wait for it: with two CPUs, the loop, the writer and a
+// client are three runnable threads. Once the walk has encoded every key
+// and only the writer's tail remains, the loop no longer competes and does
+// not rest. Loop goroutine only, after Tick; the loop calls SaveRested
+// when it did rest.
 func (e *Engine) SaveRest(served bool) time.Duration {
 	p := &e.snap
 	if p.job == nil {
 		return 0
 	}
 	d := p.rest
-	if d == 0 && served && e.o.Persistence.LoopRest == RestAfterRequests {
+	if d == 0 && served && p.walking && e.o.Persistence.LoopRest == RestAfterRequests {
 		d = e.o.Persistence.SaveSlice
-	}
-	if d > 0 {
-		p.probe.rests++
 	}
 	return d
 }
+
+// SaveRested counts a rest the loop took after SaveRest asked for one
+// (goblin_bgsave_loop_rests): the loop may decline one (server.Loop.Rest).
+// Loop goroutine only.
+func (e *Engine) SaveRested() { e.snap.probe.rests++ }
 
 // writesDenied reports whether writes fail with MISCONF: a background
 // save failed and stop-writes-on-bgsave-error is on with a save policy.

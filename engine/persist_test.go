@@ -338,3 +338,32 @@ func TestStopLoadReleasesTheLoader(t *testing.T) {
 	}
 	e2.StopLoad() // a second call does nothing
 }
+
+// TestShutdownDropsScheduledSave: SHUTDOWN while a BGSAVE SCHEDULE waits
+// gives the scheduled save up with the running one, so that the policy
+// check of the cycle that runs the shutdown does not start it (a writer
+// left running at exit, and ShutdownSave would skip it).
+func TestShutdownDropsScheduledSave(t *testing.T) {
+	stopped := 0
+	e, clock := newEngine(t, Options{Persistence: Persistence{Dir: t.TempDir(), Shutdown: func() { stopped++ }}})
+	s := NewSession(proto.RESP, nil)
+	for i := range 3000 {
+		do(t, e, s, "SET", fmt.Sprintf("k%d", i), strconv.Itoa(i))
+	}
+	if got := do(t, e, s, "BGSAVE"); got != "+Background saving started" {
+		t.Fatalf("BGSAVE: %s", got)
+	}
+	if got := do(t, e, s, "BGSAVE", "SCHEDULE"); got != "+Background saving scheduled" {
+		t.Fatalf("BGSAVE SCHEDULE: %s", got)
+	}
+	in := []byte("*2\r\n$8\r\nSHUTDOWN\r\n$6\r\nNOSAVE\r\n")
+	if _, out, closeConn := e.ServeStream(s, in, nil); len(out) != 0 || !closeConn || stopped != 1 {
+		t.Fatalf("SHUTDOWN NOSAVE: reply %q, close %v, stopped %d", out, closeConn, stopped)
+	}
+	clock.Advance(200 * time.Millisecond)
+	e.Tick(1)
+	if e.Saving() {
+		finishSave(t, e)
+		t.Fatal("the scheduled BGSAVE began after SHUTDOWN")
+	}
+}

@@ -48,7 +48,7 @@ type saveProbe struct {
 	beginCPU    int64                  // thread CPU ns of starting the save (BGSAVE's part)
 	last        saveFigures
 	haveFirst   bool
-	rests       int64 // rests the loop was asked for (Engine.SaveRest)
+	rests       int64 // rests the loop took (Engine.SaveRested)
 }
 
 // topCycles is how many of the longest cycles (in thread CPU time) a save
@@ -81,7 +81,7 @@ type saveFigures struct {
 	allocBytes, allocObjects           int64
 	minflt, majflt, nivcsw, nvcsw      int64 // the loop thread's
 	overflow                           int64 // writer buffers allocated beyond the save's own (snapshot.Job.Overflow)
-	rests                              int64 // the loop's rests between slices (Engine.SaveRest)
+	rests                              int64 // the loop's rests between slices (Engine.SaveRested)
 	top                                [topCycles]cycleRecord
 	beginCPU, endCPU                   int64 // ns: thread CPU of starting the save, and of ending it after its last slice
 }

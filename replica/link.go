@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"strconv"
 	"sync"
@@ -239,6 +240,7 @@ type Link struct {
 	tls tlsHolder // tls-replication (tls.go)
 
 	// Loop-owned.
+	polledAt  int64 // the last Poll's now (Deadline)
 	following bool
 	host      string
 	port      int
@@ -341,6 +343,18 @@ func (l *Link) UpdateStats(st *transport.Stats) {
 // a run hands the loop something (its eventfd) or, in the stream phase,
 // when the primary's socket has bytes.
 func (l *Link) WaitFD() int { return l.epfd }
+
+// Deadline implements server.Deadliner: with events or stream commands
+// left past a Poll's slice (LoadSlice, StreamSlice), which no epoll event
+// announces, it is the last Poll's now, so the loop neither parks nor rests
+// (server.Loop.Rest) before applying them; else never (math.MaxInt64).
+// Loop goroutine only.
+func (l *Link) Deadline() int64 {
+	if len(l.queue) > 0 || (!l.stalled && l.head+l.consumed != len(l.stream)) {
+		return l.polledAt
+	}
+	return math.MaxInt64
+}
 
 // Dormant implements server.Dormant: without a primary's socket to read
 // (not following, or between connections) the link has nothing for a
@@ -542,6 +556,7 @@ func (l *Link) post(r *run, ev event) {
 // Poll implements transport.Server: it takes the runs' events and applies
 // a bounded slice of them.
 func (l *Link) Poll(now int64) int {
+	l.polledAt = now
 	if l.pending.Load() {
 		l.mu.Lock()
 		l.queue = append(l.queue, l.inbox...)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand"
 	"net"
 	"strconv"
@@ -344,5 +345,47 @@ func TestBatchKeepsEveryField(t *testing.T) {
 	if got.DB != 3 || string(got.Key) != "k" || got.Expiry != 1234 || got.Type != 4 || got.Idle != 77 || got.Freq != 9 ||
 		got.Kind != rdb.KindZSet || len(got.Items) != 1 || string(got.Items[0]) != "m" || len(got.Scores) != 1 || got.Scores[0] != 1.5 {
 		t.Fatalf("batch copy = %+v, want the fields of %+v", got, in)
+	}
+}
+
+// oneAtATime is a fakeApplier that applies at most one command per call,
+// as the engine does with StreamSlice 1.
+type oneAtATime struct{ fakeApplier }
+
+func (o *oneAtATime) ApplyMaster(in []byte, maxCmds int) (consumed, applied, getack int) {
+	args, n, err := resp.ReadCommand(in, nil, &resp.Limits{})
+	if err != nil || n == 0 {
+		return 0, 0, 0
+	}
+	o.cmds = append(o.cmds, string(bytes.Join(args, []byte(" "))))
+	return n, n, 0
+}
+
+// TestLinkDeadlineWithStreamLeft: stream commands left past a Poll's
+// StreamSlice wake no descriptor, so Deadline is the last Poll's now (the
+// loop neither parks nor rests over them) until they are applied, then
+// never.
+func TestLinkDeadlineWithStreamLeft(t *testing.T) {
+	app := &oneAtATime{}
+	l, err := New(Options{Apply: app, StreamSlice: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if d := l.Deadline(); d != math.MaxInt64 {
+		t.Fatalf("Deadline() = %d with nothing to apply, want never", d)
+	}
+	l.stream = append(l.stream, strings.Repeat("*1\r\n$4\r\nPING\r\n", 3)...)
+	for now := int64(1000); now < 1003; now++ {
+		l.Poll(now)
+		if d, left := l.Deadline(), len(l.stream)-l.head; left > 0 && d != now {
+			t.Fatalf("after Poll(%d) with %d bytes left to apply: Deadline() = %d, want %d", now, left, d, now)
+		}
+	}
+	if len(app.cmds) != 3 {
+		t.Fatalf("applied %q, want three PINGs", app.cmds)
+	}
+	if d := l.Deadline(); d != math.MaxInt64 {
+		t.Fatalf("Deadline() = %d with the stream applied, want never", d)
 	}
 }

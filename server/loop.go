@@ -73,6 +73,14 @@ type Sleeper interface {
 	Unparked()
 }
 
+// RestPreparer is implemented by Sleepers that count their parks: the
+// loop calls PrepareToRest, not PrepareToPark, before a Rest (a busy
+// cycle's wait, see Loop.Rest), so that a rest does not count as a park.
+// It does what PrepareToPark does; Unparked ends it.
+type RestPreparer interface {
+	PrepareToRest() bool
+}
+
 // RawParker is implemented by transports that run a goroutine of their
 // own which parks through raw system calls, holding its P (the Go
 // scheduler's processor) while it sleeps: Aeron replication's media driver
@@ -128,7 +136,7 @@ type LoopStats struct {
 	IdleNanos    int64 // time spent in cycles that did no work, parks included
 	Parks        int64 // bounded waits taken by the backoff strategy
 	ParksSkipped int64 // parks called off because a Sleeper had work waiting
-	Rests        int64 // rests in busy cycles (Rest: a background save's)
+	Rests        int64 // waits taken in busy cycles (Rest: a background save's)
 	TickWork     int64 // store maintenance steps done
 }
 
@@ -206,7 +214,13 @@ type Loop struct {
 	dormant    []Dormant      // per waitable: nil, or the waitable as a Dormant
 	preparers  []WaitPreparer // the waitables that must be asked before a park
 	sleepers   []Sleeper
+	restPrep   []RestPreparer // per sleeper: nil, or the sleeper as a RestPreparer
 	deadliners []Deadliner
+	// blind counts the transports nothing in the park set wakes for
+	// (neither Waitable with a descriptor nor Sleeper: Aeron IPC, Aeron
+	// with an external driver, the replication Publisher). A busy cycle
+	// never rests beside one (Rest): its requests would wait out the rest.
+	blind int
 	// socketsOnly: every transport is Waitable, so nothing else shares
 	// the loop and an idle cycle may always check the sockets.
 	socketsOnly bool
@@ -283,6 +297,10 @@ func NewLoop(cfg LoopConfig) (*Loop, error) {
 			}
 		} else if s, ok := t.(Sleeper); ok {
 			l.sleepers = append(l.sleepers, s)
+			r, _ := s.(RestPreparer)
+			l.restPrep = append(l.restPrep, r)
+		} else {
+			l.blind++
 		}
 	}
 	l.socketsOnly = len(l.waitables) == len(cfg.Transports)
@@ -365,25 +383,40 @@ func (l *Loop) park(d time.Duration) {
 }
 
 // Rest parks the loop for up to d in the middle of a busy cycle, as an
-// idle cycle's park does but without its bookkeeping: a request, a ring
-// client's doorbell or a transport's deadline ends it at once. A
-// background save's walk rests so that the threads it shares the CPUs
-// with (the clients it has just answered, the save's writer) get one
-// (engine.SaveRest). Loop goroutine only (from Tick).
-func (l *Loop) Rest(d time.Duration) {
-	if d = l.parkLength(d); d <= 0 || l.parkFD < 0 { // no park set: a blind sleep would hold requests
-		return
+// idle cycle's park does but without its bookkeeping, whatever the idle
+// strategy: a socket's request, a ring client's doorbell or a transport's
+// deadline ends it at once. A background save's walk rests so that the
+// threads it shares the CPUs with (the clients it has just answered, the
+// save's writer) get one (engine.SaveRest). It reports whether the loop
+// waited. It does not when nothing could end the wait early: no park set,
+// a transport the park set does not watch (blind), work already buffered
+// in a transport (a Deadline now), or a kernel without epoll_pwait2, whose
+// epoll_wait counts in milliseconds (a 20 µs rest would last 1 ms). Loop
+// goroutine only (from Tick).
+func (l *Loop) Rest(d time.Duration) bool {
+	if l.parkFD < 0 || l.blind > 0 || noPwait2.Load() {
+		return false
+	}
+	if d = l.deadlineBound(d); d <= 0 {
+		return false
 	}
 	for i, s := range l.sleepers {
-		if !s.PrepareToPark() {
+		var ok bool
+		if r := l.restPrep[i]; r != nil {
+			ok = r.PrepareToRest()
+		} else {
+			ok = s.PrepareToPark()
+		}
+		if !ok {
 			for _, p := range l.sleepers[:i+1] {
 				p.Unparked()
 			}
-			return
+			return false
 		}
 	}
 	l.stats.Rests++
 	l.wait(d)
+	return true
 }
 
 // Served reports whether the current cycle's polls found work (requests
@@ -413,6 +446,11 @@ func (l *Loop) parkLength(d time.Duration) time.Duration {
 	if d > l.maxPark && l.cfg.Timers != nil {
 		d = max(min(d, l.cfg.Timers(d)), l.maxPark)
 	}
+	return l.deadlineBound(d)
+}
+
+// deadlineBound bounds a wait by the Deadliners' earliest deadline.
+func (l *Loop) deadlineBound(d time.Duration) time.Duration {
 	if len(l.deadliners) > 0 {
 		now := monotime.Now()
 		for _, t := range l.deadliners {

@@ -848,3 +848,98 @@ func TestLoopClockAfterIdleCycles(t *testing.T) {
 		})
 	}
 }
+
+// TestLoopRest: a loop whose every Tick rests 5 s (as a background save's
+// walk does for a slice, Engine.SaveRest) still answers a socket's request
+// and a Sleeper's ring at once: the rest waits on the park set. It rests
+// under the spin strategy too, with Timers allowing no park (the engine's
+// during a save), and the loop counts the rests it took. Beside a
+// transport the park set cannot watch (blind: Aeron IPC), it never rests.
+func TestLoopRest(t *testing.T) {
+	s, f := listenEcho(t, 0), newFakeSleeper(t)
+	var l *Loop             // set before Run starts, so Tick reads it after
+	var rested atomic.Int64 // Rest calls that waited (the loop goroutine's)
+	l, err := NewLoop(LoopConfig{
+		Transports: []transport.Server{s, f},
+		Idle:       IdleSpin,
+		Timers:     func(time.Duration) time.Duration { return 0 },
+		Tick: func(int) int {
+			if l.Rest(5 * time.Second) {
+				rested.Add(1)
+			}
+			return 0
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- l.Run() }()
+	stopped := false
+	stop := func() { // wake the rest so Run returns at once
+		if stopped {
+			return
+		}
+		stopped = true
+		defer func() {
+			if err := <-errc; err != nil {
+				t.Error(err)
+			}
+		}()
+		l.Stop()
+		for {
+			f.ring()
+			select {
+			case <-l.Done():
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	t.Cleanup(stop)
+	for i := range 3 {
+		start := time.Now()
+		echoOnce(t, s.Addr(), fmt.Sprintf("ping-%d", i))
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("a request to the socket listener answered after %v by a loop resting 5 s: the rest did not end", d)
+		}
+		start = time.Now()
+		want := f.served.Load() + 1
+		f.ring()
+		testkit.Eventually(t, 30*time.Second, "the ring to be served", func() (bool, string) {
+			return f.served.Load() >= want, fmt.Sprintf("%d served", f.served.Load())
+		})
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("a Sleeper's ring served after %v by a loop resting 5 s: the rest did not end", d)
+		}
+	}
+	stop()
+	if got, counted := rested.Load(), l.stats.Rests; got < 3 || counted != got {
+		t.Errorf("the loop rested %d times, want at least 3 (one per request); LoopStats.Rests %d", got, counted)
+	}
+
+	blind, err := NewLoop(LoopConfig{Transports: []transport.Server{listenEcho(t, 0), &quietTransport{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blind.closeParkFD()
+	start := time.Now()
+	if blind.Rest(5 * time.Second) {
+		t.Errorf("a loop beside a blind transport rested (%v): that transport's requests would wait it out", time.Since(start))
+	}
+
+	// Without epoll_pwait2 the park's timeout counts in milliseconds: a
+	// 20 µs rest would last 1 ms, so the loop does not rest.
+	sockets, err := NewLoop(LoopConfig{Transports: []transport.Server{listenEcho(t, 0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sockets.closeParkFD()
+	had := noPwait2.Swap(true)
+	start = time.Now()
+	took := sockets.Rest(5 * time.Second)
+	noPwait2.Store(had)
+	if took {
+		t.Errorf("a loop on a kernel without epoll_pwait2 rested (%v)", time.Since(start))
+	}
+}

@@ -29,3 +29,6 @@ func buildRing(t transport.Target, env *Env) (transport.Server, error) {
 // The ring is invisible to the kernel, so it wakes a parked loop with its
 // doorbell (transport/ring/doorbell.go) rather than being Waitable.
 var _ Sleeper = (*ring.Server)(nil)
+
+// A save's rests (Loop.Rest) do not count among the ring's parks.
+var _ RestPreparer = (*ring.Server)(nil)

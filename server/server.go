@@ -228,9 +228,9 @@ func New(o Options) (*Server, error) {
 				// SocketCheckEvery busy ones, so a request waits behind
 				// one slice at most.
 				s.loop.CheckSockets()
-			}
-			if d := s.engine.SaveRest(s.loop.Served()); d > 0 {
-				s.loop.Rest(d)
+				if d := s.engine.SaveRest(s.loop.Served()); d > 0 && s.loop.Rest(d) {
+					s.engine.SaveRested()
+				}
 			}
 			return w
 		},

@@ -133,6 +133,7 @@ func (s *Server) loopSource(m *Metrics) {
 	busy := m.Counter("loop_busy_iterations_total", "Duty cycles that did work.", nil)
 	idle := m.Seconds("loop_idle_seconds_total", "Time the loop spent in cycles that did no work (parks included).", nil)
 	parks := m.Counter("loop_parks_total", "Bounded waits the backoff idle strategy took.", nil)
+	rests := m.Counter("loop_rests_total", "Waits the loop took between a background save's slices (bgsave-loop-rest).", nil)
 	tick := m.Counter("store_maintenance_steps_total", "Store maintenance work done by the loop (expiry, compaction, rehash).", nil)
 	m.Source(func() {
 		st := &s.loop.stats
@@ -140,6 +141,7 @@ func (s *Server) loopSource(m *Metrics) {
 		busy.Set(st.Busy)
 		idle.Set(st.IdleNanos)
 		parks.Set(st.Parks)
+		rests.Set(st.Rests)
 		tick.Set(st.TickWork)
 	})
 }

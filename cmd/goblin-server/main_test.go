@@ -511,7 +511,7 @@ func TestMetricsScrapedOverHTTP(t *testing.T) {
 	if _, ok := scrapeAll(t, s)[`goblin_requests_total{command="set",protocol="resp",transport="tcp"}`]; ok {
 		t.Error("the TCP listener, which saw no SET, has a SET series")
 	}
-	for _, series := range []string{`goblin_loop_iterations_total`, `goblin_loop_idle_seconds_total`, `goblin_arena_live_bytes`,
+	for _, series := range []string{`goblin_loop_iterations_total`, `goblin_loop_idle_seconds_total`, `goblin_loop_rests_total`, `goblin_arena_live_bytes`,
 		`goblin_arena_dead_bytes`, `goblin_arena_reclaim_steps_total`, `goblin_expired_keys_total`, `goblin_evicted_keys_total`} {
 		if _, ok := scrapeAll(t, s)[series]; !ok {
 			t.Errorf("no series %s", series)

@@ -90,7 +90,10 @@ type Server struct {
 	// loop starts; loop only after.
 	emb            *embedded
 	lastDriverWork int64
-	driverGap      int64
+	// more: the last Poll spent its FragmentLimit, at moreAt (Deadline).
+	more      bool
+	moreAt    int64
+	driverGap int64
 	// network: the driver has UDP sockets (a UDP server's in-process
 	// driver), so every Poll runs its duty cycle, and the loop parks on
 	// waitFD, an epoll set holding the driver's, so a datagram wakes it.
@@ -252,6 +255,11 @@ func (s *Server) PrepareToWait() {
 // driverMaxGap after the last; math.MaxInt64 when the server runs none. The loop does not park past
 // it (server.Deadliner).
 func (s *Server) Deadline() int64 {
+	if s.more {
+		// The last Poll spent FragmentLimit: requests may wait that
+		// nothing wakes a park (or a save's rest, server.Loop.Rest) for.
+		return s.moreAt
+	}
 	switch {
 	case s.emb == nil:
 		return math.MaxInt64
@@ -312,6 +320,7 @@ func (s *Server) UpdateStats(st *transport.Stats) {
 // handles the manager's events (new clients, gone clients, driver loss).
 func (s *Server) Poll(now int64) int {
 	work := 0
+	s.more = false
 	if s.emb != nil && (s.network || now-s.lastDriverWork >= s.driverGap) {
 		// A UDP driver runs every Poll: datagrams wait for it.
 		s.lastDriverWork = now
@@ -389,6 +398,8 @@ func (s *Server) Poll(now int64) int {
 		}
 	}
 	s.cur = nil
+	// Fragments may wait past the budget; no descriptor says so.
+	s.moreAt, s.more = now, budget <= 0
 	if served > 0 && s.network {
 		// The replies just offered leave now (a duty cycle runs the
 		// driver's sender first), not after the loop's store maintenance,

@@ -82,9 +82,29 @@ func (s *Server) PrepareToPark() bool {
 	if s.closed {
 		return true
 	}
+	s.stats.Parks++
+	if !s.announcePark() {
+		s.stats.ParksSkipped++
+		return false
+	}
+	return true
+}
+
+// PrepareToRest is PrepareToPark for a busy cycle's rest (a background
+// save's, server.RestPreparer): the same announcement, not counted among
+// the parks (Stats.Parks, ParksSkipped).
+func (s *Server) PrepareToRest() bool {
+	if s.closed {
+		return true
+	}
+	return s.announcePark()
+}
+
+// announcePark is PrepareToPark's work: tell every client, then look at
+// every request ring once more.
+func (s *Server) announcePark() bool {
 	defer s.survive()
 	debug.SetPanicOnFault(true)
-	s.stats.Parks++
 	for _, c := range s.clients {
 		// serverParked: written by the server (1 here, 0 in Unparked) with
 		// a sequentially consistent store (XCHG), so the loads of the
@@ -103,7 +123,6 @@ func (s *Server) PrepareToPark() bool {
 		// ring full the client is not reading, and it rings again when it
 		// frees room (Conn.waitFor).
 		if c.ready() {
-			s.stats.ParksSkipped++
 			return false
 		}
 	}

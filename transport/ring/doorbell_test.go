@@ -127,6 +127,28 @@ func TestDoorbellHandshakeAndProtocol(t *testing.T) {
 	if st.Parks != 3 || st.ParksSkipped != 1 || st.Rings != 1 {
 		t.Fatalf("stats %+v, want 3 parks, 1 skipped, 1 ring", st)
 	}
+
+	// A save's rest (PrepareToRest) announces itself as a park does, and
+	// is called off by a waiting request, but counts as no park.
+	srv.Poll(mono()) // b's "y"
+	if !srv.PrepareToRest() {
+		t.Fatal("PrepareToRest refused with empty rings")
+	}
+	if !ServerParked(a) {
+		t.Fatal("PrepareToRest did not set the clients' flags")
+	}
+	srv.Unparked()
+	if err := a.Write([]byte("z")); err != nil {
+		t.Fatal(err)
+	}
+	if srv.PrepareToRest() {
+		t.Fatal("PrepareToRest agreed to rest with a request waiting")
+	}
+	srv.Unparked()
+	srv.Stats(&st)
+	if st.Parks != 3 || st.ParksSkipped != 1 {
+		t.Fatalf("stats %+v after two rests, want still 3 parks, 1 skipped", st)
+	}
 }
 
 // TestDoorbellNoAllocations: a round trip during which the client rings

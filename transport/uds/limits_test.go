@@ -180,6 +180,11 @@ func TestPassOutputSharesTheLoop(t *testing.T) {
 	if produced > 64<<10+65537 {
 		t.Fatalf("one client produced %d reply bytes in one Poll, want at most PassOutput plus one reply", produced)
 	}
+	// No epoll event announces the requests left at PassOutput: the
+	// deadline says the loop must poll again at once (no park, no rest).
+	if d := s.Deadline(); d > t0 {
+		t.Errorf("Deadline() = now+%d with %d clients' requests left at PassOutput, want now at once", d-t0, len(s.backlog))
+	}
 	other.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if line, err := bufio.NewReader(other).ReadString('\n'); err != nil || line != "+hi\r\n" {
 		t.Fatalf("the other client, after one Poll: %q %v", line, err)

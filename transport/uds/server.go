@@ -259,12 +259,31 @@ func (s *Server) pollSockets(now int64, force bool) int {
 // Deadline implements server.Deadliner: while a client's requests are
 // held (CLIENT PAUSE, a wrong password's delay), the loop parks no longer
 // than until the next scan, which serves them once their wait is over;
-// else never (math.MaxInt64). On the loop's clock, like Poll's now.
+// else never (math.MaxInt64). On the loop's clock, like Poll's now. With
+// work buffered that no epoll event announces (requests left at
+// PassOutput or offered again, decrypted input of a TLS client the next
+// Poll would read), it is the last Poll's now: the loop does not park or
+// rest (server.Loop.Rest).
 func (s *Server) Deadline() int64 {
+	if len(s.backlog) > 0 || s.readableUnread() {
+		return s.now
+	}
 	if s.held == 0 {
 		return math.MaxInt64
 	}
 	return s.lastScan + int64(scanEvery) + 1 // Poll scans once now-lastScan > scanEvery
+}
+
+// readableUnread reports whether a TLS client holding decrypted input is
+// one the next Poll reads (readUnread): not one that waits for its replies
+// to drain or is paused, whose turn an epoll event or a scan brings.
+func (s *Server) readableUnread() bool {
+	for _, c := range s.unread {
+		if !c.queued && s.watched(c)&unix.EPOLLIN != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // SetIdleTimeout changes IdleTimeout (CONFIG SET timeout), on the loop

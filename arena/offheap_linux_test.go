@@ -69,8 +69,8 @@ func TestDeferHugePages(t *testing.T) {
 	if c.Len() != 1 {
 		t.Fatalf("AdviseHugePages returned a Collapse of %d regions, want the 1 still mapped", c.Len())
 	}
-	collapsed, err := c.Run()
-	t.Logf("MADV_COLLAPSE: %d of 1 regions collapsed (%v)", collapsed, err)
+	r := c.Run()
+	t.Logf("MADV_COLLAPSE: %d of 1 regions collapsed (%v)", r.Collapsed, r.Err)
 	for i := range a {
 		if a[i] != byte(i*7) {
 			t.Fatalf("byte %d changed by the collapse: %d, want %d", i, a[i], byte(i*7))

@@ -1,0 +1,62 @@
+package snapshot
+
+import (
+	"errors"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/goblin-kv/goblin/arena"
+)
+
+// CollapseStats counts, for this process, the collapses into huge pages
+// that Loader.Close starts after a load (arena.Collapse), for INFO
+// persistence: the collapse thread never logs.
+type CollapseStats struct {
+	Started   int64 // collapse threads started
+	Running   int64 // of them, still running
+	Collapsed int64 // regions the kernel put in huge pages
+	Failed    int64 // regions it refused
+	Stopped   int64 // collapses a flush of the store stopped early
+	LastErrno int64 // the errno of the last refusal, 0 if none (or not an errno)
+}
+
+// collapseCounts are CollapseStats' counters. The collapse thread
+// (runCollapse) writes them; any goroutine reads them (ReadCollapseStats).
+// Each is a count of its own: a reader may see one region's result in
+// Collapsed before Running drops, nothing more is promised between them.
+var collapseCounts struct {
+	started, running, collapsed, failed, stopped, lastErrno atomic.Int64
+}
+
+// ReadCollapseStats returns the counts so far.
+func ReadCollapseStats() CollapseStats {
+	c := &collapseCounts
+	return CollapseStats{
+		Started: c.started.Load(), Running: c.running.Load(), Collapsed: c.collapsed.Load(),
+		Failed: c.failed.Load(), Stopped: c.stopped.Load(), LastErrno: c.lastErrno.Load(),
+	}
+}
+
+// runCollapse runs cs on a SCHED_IDLE thread of its own (runLowered)
+// and counts the results in collapseCounts.
+func runCollapse(cs []arena.Collapse) {
+	c := &collapseCounts
+	c.started.Add(1)
+	c.running.Add(1)
+	runLowered(lowerThread, func() {
+		defer c.running.Add(-1)
+		for _, col := range cs {
+			r := col.Run()
+			c.collapsed.Add(int64(r.Collapsed))
+			c.failed.Add(int64(r.Failed))
+			var errno syscall.Errno
+			if errors.As(r.Err, &errno) {
+				c.lastErrno.Store(int64(errno))
+			}
+			if r.Stopped {
+				c.stopped.Add(1)
+				return
+			}
+		}
+	})
+}

@@ -37,13 +37,27 @@ func ReadCollapseStats() CollapseStats {
 	}
 }
 
-// runCollapse runs cs on a SCHED_IDLE thread of its own (runLowered)
-// and counts the results in collapseCounts.
+// collapseLower lowers the collapse thread's priority (runCollapse).
+var collapseLower = lowerThreadNice
+
+// runCollapse runs cs on a thread of its own at nice 19 (runLowered) and
+// counts the results in collapseCounts.
+//
+// Why nice 19 and not SCHED_IDLE, which a background save's writer may
+// use: MADV_COLLAPSE holds the process's memory-map lock (for reading
+// while it scans a region, for writing while it copies each 2 MiB), and
+// the kernel gives a lock holder no priority boost. A SCHED_IDLE thread
+// (weight 3) preempted while holding it on CPUs busy with other work may
+// wait many milliseconds before it runs again, and the loop's next mmap (a
+// new arena chunk, the index growing, the Go heap growing) waits with it.
+// At nice 19 (weight 15 against a normal thread's 1,024) the scheduler
+// still gives it its share within a scheduling period, so such a wait is
+// bounded by a few milliseconds; the loop still takes a CPU from it first.
 func runCollapse(cs []arena.Collapse) {
 	c := &collapseCounts
 	c.started.Add(1)
 	c.running.Add(1)
-	runLowered(lowerThread, func() {
+	runLowered(collapseLower, func() {
 		defer c.running.Add(-1)
 		for _, col := range cs {
 			r := col.Run()

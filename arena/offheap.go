@@ -20,7 +20,7 @@ type OffHeap struct {
 	live [][]byte // every region handed out and not yet freed
 	heap [][]byte // the ones that fell back to the Go heap
 
-	deferHuge bool     // DeferHugePages is on: Alloc maps without advice
+	deferHuge bool     // DeferHugePages is on: Alloc maps advised against huge pages
 	pending   [][]byte // regions Alloc mapped while deferHuge, to advise at AdviseHugePages
 
 	// freed counts FreeAll's calls. The owner writes it (FreeAll); a
@@ -38,11 +38,12 @@ type pageAdvice uint8
 const (
 	adviseHuge  pageAdvice = iota // MADV_HUGEPAGE
 	adviseSmall                   // MADV_NOHUGEPAGE
-	adviseNone                    // nothing: the system's default (small pages where THP is "madvise")
+	adviseLater                   // MADV_NOHUGEPAGE until adviseHugeLater (DeferHugePages)
 )
 
-// DeferHugePages makes Alloc map its regions without the huge-page advice
-// until AdviseHugePages, for a bulk load that fills them at once, and
+// DeferHugePages makes Alloc map its regions advised against huge pages
+// (MADV_NOHUGEPAGE, so that THP "always" does not give them huge pages
+// either) until AdviseHugePages, for a bulk load that fills them at once, and
 // fault each one in whole when it is mapped (MADV_POPULATE_WRITE: one
 // system call instead of a page fault per 4 KiB page, ~20 % less system
 // time). A huge page can cost a load far more than the small pages it
@@ -133,7 +134,7 @@ const RegionAlign = 2 << 20
 // Alloc returns n zeroed bytes.
 func (m *OffHeap) Alloc(n int) []byte {
 	if m.deferHuge {
-		return m.alloc(n, adviseNone)
+		return m.alloc(n, adviseLater)
 	}
 	return m.alloc(n, adviseHuge)
 }
@@ -150,7 +151,7 @@ func (m *OffHeap) alloc(n int, advice pageAdvice) []byte {
 	if err != nil {
 		b = make([]byte, n)
 		m.heap = append(m.heap, b)
-	} else if advice == adviseNone {
+	} else if advice == adviseLater {
 		m.pending = append(m.pending, b)
 		populate(b)
 	}

@@ -104,7 +104,8 @@ func TestTHPNeverIsRead(t *testing.T) {
 
 // TestDeferHugePagesPopulates: a region Alloc maps under DeferHugePages is
 // resident before anything touches it (MADV_POPULATE_WRITE, Linux 5.14+),
-// one mapped at other times is not.
+// one mapped at other times is not; on an older kernel the region is
+// still usable, faulted in as it is touched.
 func TestDeferHugePagesPopulates(t *testing.T) {
 	var m OffHeap
 	defer m.FreeAll()
@@ -129,11 +130,25 @@ func TestDeferHugePagesPopulates(t *testing.T) {
 	}
 	err = unix.Madvise(probe, unix.MADV_POPULATE_WRITE)
 	unix.Munmap(probe)
-	if err != nil {
-		testkit.Missing(t, "MADV_POPULATE_WRITE (Linux 5.14+) refused here: %v", err)
-	}
 	m.DeferHugePages()
 	b := m.Alloc(2 * RegionAlign)
+	if err != nil {
+		// A kernel feature, not something scripts/setup.sh installs: an
+		// older kernel gets the fallback, the pages faulted in as touched.
+		var u unix.Utsname
+		_ = unix.Uname(&u)
+		t.Logf("MADV_POPULATE_WRITE (Linux 5.14+) refused by kernel %s (%v): checking the fallback", unix.ByteSliceToString(u.Release[:]), err)
+		if n := resident(b); n != 0 {
+			t.Fatalf("%d pages resident after Alloc where MADV_POPULATE_WRITE is refused, want 0", n)
+		}
+		for i := range b {
+			b[i] = byte(i)
+		}
+		if n, want := resident(b), len(b)/os.Getpagesize(); n != want {
+			t.Fatalf("%d of %d pages resident once written, want all", n, want)
+		}
+		return
+	}
 	if n, want := resident(b), len(b)/os.Getpagesize(); n != want {
 		t.Fatalf("%d of %d pages resident after Alloc under DeferHugePages, want all", n, want)
 	}

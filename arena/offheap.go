@@ -28,7 +28,7 @@ type OffHeap struct {
 	// stops once it differs from the count it was made at, so a flush
 	// after a load does not leave a collapse working through unmapped
 	// (or mapped again) ranges. Only the number passes between them, no
-	// memory: a load seen a region late costs one harmless madvise.
+	// memory: a count read one region late costs one harmless madvise.
 	freed atomic.Uint64
 }
 

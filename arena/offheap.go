@@ -1,7 +1,9 @@
 package arena
 
 import (
+	"errors"
 	"slices"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -18,8 +20,16 @@ type OffHeap struct {
 	live [][]byte // every region handed out and not yet freed
 	heap [][]byte // the ones that fell back to the Go heap
 
-	deferHuge bool     // DeferHugePages is on: Alloc maps without advice
+	deferHuge bool     // DeferHugePages is on: Alloc maps advised against huge pages
 	pending   [][]byte // regions Alloc mapped while deferHuge, to advise at AdviseHugePages
+
+	// freed counts FreeAll's calls. The owner writes it (FreeAll); a
+	// Collapse running on another goroutine reads it between regions and
+	// stops once it differs from the count it was made at, so a flush
+	// after a load does not leave a collapse working through unmapped
+	// (or mapped again) ranges. Only the number passes between them, no
+	// memory: a count read one region late costs one harmless madvise.
+	freed atomic.Uint64
 }
 
 // pageAdvice is what mapRegion tells the kernel about a region's pages.
@@ -28,11 +38,12 @@ type pageAdvice uint8
 const (
 	adviseHuge  pageAdvice = iota // MADV_HUGEPAGE
 	adviseSmall                   // MADV_NOHUGEPAGE
-	adviseNone                    // nothing: the system's default (small pages where THP is "madvise")
+	adviseLater                   // MADV_NOHUGEPAGE until adviseHugeLater (DeferHugePages)
 )
 
-// DeferHugePages makes Alloc map its regions without the huge-page advice
-// until AdviseHugePages, for a bulk load that fills them at once, and
+// DeferHugePages makes Alloc map its regions advised against huge pages
+// (MADV_NOHUGEPAGE, so that THP "always" does not give them huge pages
+// either) until AdviseHugePages, for a bulk load that fills them at once, and
 // fault each one in whole when it is mapped (MADV_POPULATE_WRITE: one
 // system call instead of a page fault per 4 KiB page, ~20 % less system
 // time). A huge page can cost a load far more than the small pages it
@@ -50,7 +61,7 @@ func (m *OffHeap) DeferHugePages() { m.deferHuge = true }
 // It returns a Collapse of those regions, which puts them in huge pages at
 // once instead.
 func (m *OffHeap) AdviseHugePages() Collapse {
-	c := Collapse{regions: make([]region, 0, len(m.pending))}
+	c := Collapse{regions: make([]region, 0, len(m.pending)), freed: &m.freed, at: m.freed.Load()}
 	for _, r := range m.pending {
 		adviseHugeLater(r)
 		c.regions = append(c.regions, region{uintptr(unsafe.Pointer(unsafe.SliceData(r))), len(r)})
@@ -73,25 +84,48 @@ type region struct {
 // never reads or writes them, so it may run while the owner uses them. A
 // range the owner has unmapped meanwhile fails harmlessly; one mapped
 // again by then is collapsed, which changes nothing but its page size.
+//
+// A FreeAll of the OffHeap that made it stops a running Collapse before
+// its next region (Run then reports ErrFreed).
 type Collapse struct {
 	regions []region
+	freed   *atomic.Uint64 // the OffHeap's FreeAll count (see OffHeap.freed)
+	at      uint64         // *freed when AdviseHugePages made the Collapse
+}
+
+// ErrFreed is CollapseResult.Stopped's reason: the OffHeap whose regions
+// a Collapse was putting in huge pages freed them all meanwhile.
+var ErrFreed = errors.New("arena: regions freed during the collapse")
+
+// CollapseResult is what a Collapse.Run did.
+type CollapseResult struct {
+	Collapsed int   // regions the kernel put in huge pages
+	Failed    int   // regions it refused
+	Err       error // the last refusal's error (a syscall.Errno from the kernel), or nil
+	Stopped   bool  // Run stopped early: FreeAll freed the regions (ErrFreed)
 }
 
 // Len returns the number of regions.
 func (c Collapse) Len() int { return len(c.regions) }
 
 // Run collapses the regions and returns how many the kernel put in huge
-// pages and the last error it gave for another (an older kernel, no huge
-// page to be had, a region unmapped meanwhile).
-func (c Collapse) Run() (collapsed int, err error) {
-	for _, r := range c.regions {
-		if e := collapseRange(r.addr, r.n); e != nil {
-			err = e
+// pages, how many it refused and the last error it gave (an older kernel,
+// no huge page to be had, a region unmapped meanwhile). It stops early,
+// Stopped, once the OffHeap's FreeAll has run.
+func (c Collapse) Run() (r CollapseResult) {
+	for _, g := range c.regions {
+		if c.freed != nil && c.freed.Load() != c.at {
+			r.Stopped = true
+			return r
+		}
+		if e := collapseRange(g.addr, g.n); e != nil {
+			r.Failed++
+			r.Err = e
 			continue
 		}
-		collapsed++
+		r.Collapsed++
 	}
-	return collapsed, err
+	return r
 }
 
 // RegionAlign is the size regions should be a multiple of for huge pages to apply.
@@ -100,7 +134,7 @@ const RegionAlign = 2 << 20
 // Alloc returns n zeroed bytes.
 func (m *OffHeap) Alloc(n int) []byte {
 	if m.deferHuge {
-		return m.alloc(n, adviseNone)
+		return m.alloc(n, adviseLater)
 	}
 	return m.alloc(n, adviseHuge)
 }
@@ -117,7 +151,7 @@ func (m *OffHeap) alloc(n int, advice pageAdvice) []byte {
 	if err != nil {
 		b = make([]byte, n)
 		m.heap = append(m.heap, b)
-	} else if advice == adviseNone {
+	} else if advice == adviseLater {
 		m.pending = append(m.pending, b)
 		populate(b)
 	}
@@ -144,6 +178,7 @@ func (m *OffHeap) FreeAll() {
 		m.release(r)
 	}
 	m.live, m.heap, m.pending = nil, nil, nil
+	m.freed.Add(1) // stops a Collapse of these regions (see freed)
 }
 
 // Bytes returns the total size of the live regions.

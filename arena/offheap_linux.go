@@ -14,15 +14,19 @@ import (
 // mapRegion maps n zeroed bytes, private and anonymous, with the given
 // advice: adviseHuge asks for transparent huge pages (advice only: the
 // kernel may decline, e.g. with THP disabled); adviseSmall asks for none,
-// which matters where THP is "always"; adviseNone leaves the system's
-// default.
+// which matters where THP is "always"; adviseLater asks for none too, in a
+// region adviseHugeLater will advise huge pages (a multiple of
+// RegionAlign): with no advice at all a system whose THP is "always"
+// (RHEL's default) would fault it in huge pages at once, which is what
+// DeferHugePages defers. A region of another size keeps the system's
+// default, as it would have later.
 func mapRegion(n int, advice pageAdvice) ([]byte, error) {
 	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case advice == adviseSmall:
+	case advice == adviseSmall, advice == adviseLater && n%RegionAlign == 0:
 		_ = unix.Madvise(b, unix.MADV_NOHUGEPAGE)
 	case advice == adviseHuge && n%RegionAlign == 0:
 		_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
@@ -30,9 +34,10 @@ func mapRegion(n int, advice pageAdvice) ([]byte, error) {
 	return b, nil
 }
 
-// adviseHugeLater advises huge pages for a region mapped with adviseNone:
-// the kernel's khugepaged then collapses its small pages into huge ones in
-// the background.
+// adviseHugeLater advises huge pages for a region mapped with adviseLater
+// (MADV_HUGEPAGE also clears its MADV_NOHUGEPAGE): the kernel's
+// khugepaged then collapses its small pages into huge ones in the
+// background.
 func adviseHugeLater(b []byte) {
 	if len(b)%RegionAlign == 0 {
 		_ = unix.Madvise(b, unix.MADV_HUGEPAGE)

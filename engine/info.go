@@ -206,6 +206,7 @@ func (e *Engine) infoSection(w *infoWriter, s *Session, sec string, st *store.St
 			w.str("goblin_rdb_last_error", strings.NewReplacer("\r", " ", "\n", " ").Replace(p.lastErr))
 		}
 		w.int("goblin_rdb_last_cow_keys", e.snap.lastCOW)
+		infoCollapse(w)
 		e.snap.probe.last.info(w)
 	case "stats":
 		w.b = append(w.b, "# Stats\r\n"...)

@@ -656,3 +656,16 @@ func (e *Engine) infoPersistence(w *infoWriter) {
 	w.int("rdb_last_load_keys_expired", loaded.Expired)
 	w.int("rdb_last_load_keys_loaded", loaded.Keys)
 }
+
+// infoCollapse writes INFO persistence's goblin_load_collapse_* lines: what
+// the collapse into huge pages after the load at start has done
+// (snapshot.ReadCollapseStats; its low-priority thread logs nothing).
+func infoCollapse(w *infoWriter) {
+	c := snapshot.ReadCollapseStats()
+	w.int("goblin_load_collapse_started", c.Started)
+	w.int("goblin_load_collapse_running", c.Running)
+	w.int("goblin_load_collapse_regions", c.Collapsed)
+	w.int("goblin_load_collapse_failed", c.Failed)
+	w.int("goblin_load_collapse_stopped", c.Stopped)
+	w.int("goblin_load_collapse_last_errno", c.LastErrno)
+}

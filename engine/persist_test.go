@@ -290,6 +290,47 @@ func TestShutdownCommand(t *testing.T) {
 	}
 }
 
+// TestInfoCountsTheLoadCollapse: a load at start large enough to map
+// chunks off the Go heap starts a collapse into huge pages once it has
+// ended, whose thread ends and whose counts INFO persistence shows.
+func TestInfoCountsTheLoadCollapse(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := newEngine(t, Options{Persistence: Persistence{Dir: dir}})
+	s := NewSession(proto.RESP, nil)
+	val := strings.Repeat("v", 200)
+	for i := range 40000 { // ~9 MB of chunks: beyond the arena's Go-heap ones
+		do(t, e, s, "SET", fmt.Sprintf("key:%d", i), val)
+	}
+	if got := do(t, e, s, "SAVE"); got != "+OK" {
+		t.Fatalf("SAVE = %s", got)
+	}
+	num := func(e *Engine, name string) int64 {
+		n, err := strconv.ParseInt(infoField(t, e, s, name), 10, 64)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return n
+	}
+	started, tried := num(e, "goblin_load_collapse_started"), num(e, "goblin_load_collapse_regions")+num(e, "goblin_load_collapse_failed")
+	e2, _ := newEngine(t, Options{Persistence: Persistence{Dir: dir}})
+	var endErr error
+	if found, err := e2.BeginLoad(snapshot.LoadOptions{}, func(_ snapshot.LoadStats, err error) { endErr = err }); err != nil || !found {
+		t.Fatalf("BeginLoad: found %v, %v", found, err)
+	}
+	for !e2.StepLoad(snapshot.StepLimit{}) {
+	}
+	if endErr != nil {
+		t.Fatal(endErr)
+	}
+	testkit.Eventually(t, 20*time.Second, "the collapse after the load to start and end", func() (bool, string) {
+		st, run := num(e2, "goblin_load_collapse_started"), num(e2, "goblin_load_collapse_running")
+		return st > started && run == 0, fmt.Sprintf("goblin_load_collapse_started %d (before the load %d), running %d", st, started, run)
+	})
+	if now := num(e2, "goblin_load_collapse_regions") + num(e2, "goblin_load_collapse_failed"); now <= tried {
+		t.Errorf("the collapse tried no region: collapsed+failed %d, before the load %d", now, tried)
+	}
+}
+
 // TestStopLoadReleasesTheLoader: a shutdown while the load at start runs
 // stops the decoder's goroutine and closes the file; LOADING stays (the
 // databases hold part of the file) and nothing is saved.

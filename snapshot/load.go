@@ -196,39 +196,35 @@ func (l *Loader) Stats() LoadStats {
 
 // Close stops the decoder (at once if the load has not ended) and waits
 // until it no longer reads r, and ends the stores' bulk-load mode
-// (store.BeginBulkLoad): a thread of the lowest priority then collapses
-// the chunks loaded into huge pages (arena.Collapse). It may be called
-// more than once.
+// (store.BeginBulkLoad). After a load that completed without error a
+// thread of low priority then collapses the chunks loaded into huge pages
+// (arena.Collapse), until done or until a flush of the store frees them
+// (ReadCollapseStats counts what it did). It may be called more than once.
 func (l *Loader) Close() {
 	if l.p != nil {
 		l.p.stop()
 		l.p = nil
 	}
+	// Only a load that completed is worth its collapse: one given up (a
+	// shutdown, a full resync replacing it, a corrupt file) is about to
+	// be flushed, its chunks unmapped.
+	whole := l.done && l.err == nil
 	var cs []arena.Collapse
 	for _, s := range l.stores {
-		if c := s.EndBulkLoad(); c.Len() > 0 { // a small store maps nothing
+		if c := s.EndBulkLoad(); c.Len() > 0 && whole { // a small store maps nothing
 			cs = append(cs, c)
 		}
 	}
 	l.stores = nil
 	if len(cs) > 0 {
 		// The chunks go to huge pages now, off the caller's goroutine,
-		// rather than whenever khugepaged reaches them.
-		// The copy is the kernel's work, on a SCHED_IDLE thread
-		// (runWriter) so that the loop, serving as soon as the load
-		// ends, takes a CPU from it at once: while a normal thread
-		// collapsed 1.4 GB, a depth-one GET client's p99.9 was 5.1-5.4
-		// ms in 4 of 6 rounds, against 0.14-0.88 ms in 4 of 6 with
-		// SCHED_IDLE (BENCH_GET_SECONDS, docs/persistence.md (d)).
-		// The risk, not seen in those rounds: the kernel copies with
-		// the memory-map lock held, so a collapse preempted there keeps
-		// a loop that needs the lock (a fault in that range, an mmap)
-		// waiting until it runs again.
-		runWriter(WriterIdle, func() {
-			for _, c := range cs {
-				c.Run()
-			}
-		})
+		// rather than whenever khugepaged reaches them, on a thread of
+		// low priority (runCollapse) so that the loop, serving as soon
+		// as the load ends, takes a CPU from it first: while a normal
+		// thread collapsed 1.4 GB, a depth-one GET client's p99.9 was
+		// 5.1-5.4 ms in 4 of 6 rounds (BENCH_GET_SECONDS,
+		// docs/persistence.md (d)).
+		runCollapse(cs)
 	}
 	if l.wait != nil {
 		l.wait.Stop()

@@ -71,14 +71,25 @@ func ParseWriterPriority(s string) (WriterPriority, error) {
 // CPU almost nothing (a BGSAVE of 1 M keys under `taskset -c 0` took
 // 5.6-11.5 s against 0.31-0.44 s at normal priority, the loop spinning).
 func runWriter(p WriterPriority, fn func()) {
-	if p != WriterIdle || runtime.NumCPU() < 2 {
+	if p != WriterIdle {
+		go fn()
+		return
+	}
+	runLowered(lowerThread, fn)
+}
+
+// runLowered runs fn on a goroutine of its own, on an OS thread of its own
+// whose priority lower lowers, as runWriter describes; on a single CPU as
+// any goroutine.
+func runLowered(lower func(), fn func()) {
+	if runtime.NumCPU() < 2 {
 		go fn()
 		return
 	}
 	go func() {
 		runtime.LockOSThread()
 		if !onMainThread() {
-			lowerThread()
+			lower()
 			fn()
 			return // and the thread ends
 		}
@@ -86,7 +97,7 @@ func runWriter(p WriterPriority, fn func()) {
 		go func() {
 			defer close(done)
 			runtime.LockOSThread() // another thread: this one is locked to the goroutine waiting below
-			lowerThread()
+			lower()
 			fn()
 		}()
 		<-done

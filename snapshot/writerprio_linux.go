@@ -18,6 +18,10 @@ func lowerThread() {
 	_ = unix.Setpriority(unix.PRIO_PROCESS, 0, 19) // a thread id: this thread only, on Linux
 }
 
+// lowerThreadNice gives the calling thread nice 19, the lowest normal
+// priority (thread id 0: this thread only, on Linux).
+func lowerThreadNice() { _ = unix.Setpriority(unix.PRIO_PROCESS, 0, 19) }
+
 // onMainThread reports whether the calling thread is the process's first
 // (its thread id is the process id).
 func onMainThread() bool { return unix.Gettid() == unix.Getpid() }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -100,4 +101,28 @@ func schedIdleThreads(t *testing.T) (n int, main bool) {
 		}
 	}
 	return n, main
+}
+
+// TestCollapseThreadIsNice: the collapse after a load (runCollapse) runs
+// on a thread at nice 19 under the normal policy, not SCHED_IDLE, whose
+// weight of 3 could keep it preempted for long while it holds the
+// memory-map lock the loop's next mmap needs.
+func TestCollapseThreadIsNice(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU: runLowered runs fn as any goroutine")
+	}
+	got := make(chan []byte, 1)
+	runLowered(collapseLower, func() {
+		b, _ := os.ReadFile("/proc/thread-self/stat")
+		got <- b
+	})
+	stat := <-got
+	f := bytes.Fields(stat[bytes.LastIndexByte(stat, ')')+1:])
+	if len(f) < 39 {
+		t.Fatalf("/proc/thread-self/stat has %d fields: %q", len(f)+2, stat)
+	}
+	// Field 19 is nice, field 41 the policy (0 SCHED_OTHER, 5 SCHED_IDLE).
+	if nice, policy := string(f[16]), string(f[38]); nice != "19" || policy != "0" {
+		t.Fatalf("the collapse thread has nice %s and policy %s, want 19 and 0 (SCHED_OTHER)", nice, policy)
+	}
 }

@@ -9,6 +9,8 @@ import (
 
 func lowerThread() {}
 
+func lowerThreadNice() {}
+
 func onMainThread() bool { return false }
 
 // futexWait polls where there is no futex: the writer looks again soon.

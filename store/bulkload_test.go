@@ -54,8 +54,8 @@ func BenchmarkGetAfterBulkLoad(b *testing.B) {
 		if mode != "advised" {
 			c := s.EndBulkLoad()
 			if mode == "bulk+collapse" {
-				n, err := c.Run()
-				b.Logf("%s: %d of %d regions collapsed (%v)", mode, n, c.Len(), err)
+				r := c.Run()
+				b.Logf("%s: %d of %d regions collapsed (%v)", mode, r.Collapsed, c.Len(), r.Err)
 			}
 		}
 		loadCPU[m], huge[m] = processCPU()-c0, anonHugePages(b)-huge0

@@ -108,8 +108,8 @@ func (s *Store) LoadHash(key []byte) uint64 {
 }
 
 // BeginBulkLoad puts the store in a loader's bulk-load mode until
-// EndBulkLoad: the arena's chunks (keys and values) are mapped without the
-// huge-page advice, each faulted in whole when mapped (see
+// EndBulkLoad: the arena's chunks (keys and values) are mapped advised
+// against huge pages, each faulted in whole when mapped (see
 // arena.OffHeap.DeferHugePages). The first touch of a 2 MiB page can cost
 // a load that fills gigabytes at once more than the load itself: on a
 // virtual machine that hands free 2 MiB blocks back to its host it faults

@@ -1,7 +1,9 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -149,4 +151,27 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestFlushStopsTheCollapse: a Flush after a bulk load stops the Collapse
+// EndBulkLoad returned before it asks the kernel about the chunks the
+// flush unmapped.
+func TestFlushStopsTheCollapse(t *testing.T) {
+	s, _ := newStore(t, Options{})
+	s.BeginBulkLoad()
+	val := bytes.Repeat([]byte("v"), 1000)
+	for i := range 10_000 { // ~10 MB: chunks beyond the arena's Go-heap ones
+		k := []byte("k" + strconv.Itoa(i))
+		if ok, err := s.LoadString(s.LoadHash(k), k, val, 0); err != nil || !ok {
+			t.Fatalf("LoadString: %v, %v", ok, err)
+		}
+	}
+	c := s.EndBulkLoad()
+	if c.Len() == 0 {
+		t.Fatal("a 10 MB bulk load mapped no chunk to collapse")
+	}
+	s.Flush()
+	if r := c.Run(); !r.Stopped || r.Collapsed+r.Failed != 0 {
+		t.Fatalf("the collapse after a Flush: %+v, want Stopped before any of its %d regions", r, c.Len())
+	}
 }

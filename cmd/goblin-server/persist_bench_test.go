@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -316,14 +317,19 @@ func BenchmarkLoadAtStart(b *testing.B) {
 
 // getWindow GETs random keys of the benchmark's (key:%012d below keys)
 // over one connection, one at a time, for d, recording each round trip.
-func getWindow(b *testing.B, sock string, keys int, d time.Duration, r *latency.Recorder) {
+// The keys are drawn from a sequence seeded by the window's name: the
+// same for both peers, another for each window (the settled window does
+// not replay the keys the window after the load brought into cache).
+func getWindow(b *testing.B, sock, window string, keys int, d time.Duration, r *latency.Recorder) {
 	conn, err := net.Dial("unix", sock)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer conn.Close()
 	br := bufio.NewReaderSize(conn, 64<<10)
-	rng := rand.New(rand.NewPCG(uint64(keys), uint64(d)))
+	h := fnv.New64a()
+	h.Write([]byte(window))
+	rng := rand.New(rand.NewPCG(uint64(keys), h.Sum64()))
 	var req []byte
 	for end := time.Now().Add(d); time.Now().Before(end); {
 		req = fmt.Appendf(req[:0], "*2\r\n$3\r\nGET\r\n$16\r\nkey:%012d\r\n", rng.IntN(keys))
@@ -418,7 +424,7 @@ func startAndTimeLoad(b *testing.B, peer, dir string, keys int, getFor time.Dura
 		// loaded memory into huge pages (their serving's CPU then counts
 		// in settled too).
 		r := latency.New()
-		getWindow(b, sock, keys, getFor, r)
+		getWindow(b, sock, "after load", keys, getFor, r)
 		gets += getsLine(b, peer, "after load", r)
 	}
 	// The CPU time once the process idles (less than 20 ms in half a
@@ -436,7 +442,7 @@ func startAndTimeLoad(b *testing.B, peer, dir string, keys int, getFor time.Dura
 	}
 	if getFor > 0 {
 		r := latency.New()
-		getWindow(b, sock, keys, getFor, r)
+		getWindow(b, sock, "settled", keys, getFor, r)
 		gets += "; " + getsLine(b, peer, "settled", r)
 	}
 	logged = "?"

@@ -508,8 +508,8 @@ func (s *Store) Get(dst, key []byte) (val []byte, found bool) {
 	meta := sl.meta
 	enc := int(meta & encMask)
 	tl := enc - inlineLen
-	l := len(dst)
-	if meta&(ttlBit|encMask)-(inlineLen+1) > 16-1 || sl.inl[0]&^tagMod != 0 || cap(dst)-l < enc-1 {
+	m := len(dst) + enc - 1 // dst's length with the value
+	if meta&(ttlBit|encMask)-(inlineLen+1) > 16-1 || sl.inl[0]&^tagMod != 0 || m > cap(dst) {
 		return s.getSlow(dst, key)
 	}
 	bp := s.ar.At(sl.ref, idLen+n+tl)
@@ -521,14 +521,14 @@ func (s *Store) Get(dst, key []byte) (val []byte, found bool) {
 	if meta>>clockShift != clockMax && !s.noTouch {
 		sl.meta = meta | clockMax<<clockShift
 	}
-	dst = dst[:l+enc-1]
-	dp := unsafe.Add(unsafe.Pointer(unsafe.SliceData(dst)), l)
+	dp := unsafe.Add(unsafe.Pointer(unsafe.SliceData(dst)), len(dst))
+	dst = dst[:m]
 	*(*[inlineLen - 1]byte)(dp) = [inlineLen - 1]byte(sl.inl[1:])
 	dp, src := unsafe.Add(dp, inlineLen-1), unsafe.Add(bp, idLen+n)
 	switch {
 	case tl >= 8:
-		setWord(dp, 0, word(src, 0))
-		setWord(dp, tl-8, word(src, tl-8))
+		*(*[8]byte)(dp) = *(*[8]byte)(src)
+		*(*[8]byte)(unsafe.Add(dp, tl-8)) = *(*[8]byte)(unsafe.Add(src, tl-8))
 	case tl >= 4:
 		*(*[4]byte)(dp) = *(*[4]byte)(src)
 		*(*[4]byte)(unsafe.Add(dp, tl-4)) = *(*[4]byte)(unsafe.Add(src, tl-4))

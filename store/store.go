@@ -509,7 +509,7 @@ func (s *Store) Get(dst, key []byte) (val []byte, found bool) {
 	enc := int(meta & encMask)
 	tl := enc - inlineLen
 	m := len(dst) + enc - 1 // dst's length with the value
-	if meta&(ttlBit|encMask)-(inlineLen+1) > 16-1 || sl.inl[0]&^tagMod != 0 || m > cap(dst) {
+	if meta&(ttlBit|encMask)-(inlineLen+1) > 16-1 || sl.inl[0]&^tagMod != 0 || uint(m) > uint(cap(dst)) {
 		return s.getSlow(dst, key)
 	}
 	bp := s.ar.At(sl.ref, idLen+n+tl)

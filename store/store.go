@@ -493,6 +493,7 @@ func (s *Store) Get(dst, key []byte) (val []byte, found bool) {
 	k0, k1 := word(kp, 0), word(kp, n-8)
 	tag := tagOf(s.hk.mix(k0, k1, n))
 	t := s.ix.t
+	// The home slot's entry, within the table as getProbe's are.
 	e := *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t)), (uint64(tag>>(s.ix.shift&31))&uint64(len(t)-1))*8))
 	if e == 0 {
 		s.stats.Misses++
@@ -508,7 +509,10 @@ func (s *Store) Get(dst, key []byte) (val []byte, found bool) {
 	meta := sl.meta
 	enc := int(meta & encMask)
 	tl := enc - inlineLen
-	m := len(dst) + enc - 1 // dst's length with the value
+	// The checks are getProbe's (its comments say why). dst's room as its
+	// new length m against the capacity, unsigned: the compiler then knows
+	// dst[:m] below in bounds and checks it no more.
+	m := len(dst) + enc - 1
 	if meta&(ttlBit|encMask)-(inlineLen+1) > 16-1 || sl.inl[0]&^tagMod != 0 || uint(m) > uint(cap(dst)) {
 		return s.getSlow(dst, key)
 	}

@@ -144,7 +144,7 @@ func (e *Engine) serveSBEHot(s *Session, r *command.Request, out []byte, framed 
 		out = sbe.AppendReplyHeader(out, r.CorrelationID, command.OK, command.Bulk, 0)
 		var found bool
 		if out, found = st.Get(out, r.Key); found {
-			sbe.SetReplyValueLen(out[at:], len(out)-at-sbe.ReplyHeaderLen)
+			sbe.FinishReplyValue(out[at:])
 			e.res.Kind = command.Bulk
 		} else {
 			out = sbe.AppendReplyHeader(out[:at], r.CorrelationID, command.OK, command.Nil, 0)
@@ -224,7 +224,7 @@ func (e *Engine) serveSBEInPlace(s *Session, msg, out []byte, framed bool) (repl
 		sbe.PutReplyHeader(out[at:], corr, command.OK, command.Bulk, 0)
 		var found bool
 		if out, found = st.Get(out, key); found {
-			sbe.SetReplyValueLen(out[at:], len(out)-at-sbe.ReplyHeaderLen)
+			sbe.FinishReplyValue(out[at:])
 			e.res.Kind = command.Bulk
 		} else {
 			out = out[:at+sbe.ReplyHeaderLen]

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"testing"
@@ -43,6 +44,9 @@ func TestGetFastMatchesGeneral(t *testing.T) {
 			}
 			if tc.resize && (fast.ix.old == nil || slow.ix.old == nil) {
 				t.Fatal("no index resize under way")
+			}
+			if !tc.resize && !tc.random && !pastHome(fast, keys) {
+				t.Fatal("no 8- to 16-byte key found past its home slot: getProbe untested")
 			}
 			// Some keys expire; every key is read at a later LRU second.
 			fc.Advance(2 * time.Second)
@@ -212,4 +216,26 @@ func TestPutFastMatchesGeneral(t *testing.T) {
 			}
 		})
 	}
+}
+
+// pastHome reports whether one of keys, of 8 to 16 bytes and stored, sits
+// past its home slot, whose entry is another key's: Get's getProbe case.
+func pastHome(s *Store, keys [][]byte) bool {
+	for _, key := range keys {
+		n := len(key)
+		if n < 8 || n > shortKey {
+			continue
+		}
+		_, sl := s.lookup(key)
+		if sl == nil {
+			continue
+		}
+		k0, k1 := binary.LittleEndian.Uint64(key), binary.LittleEndian.Uint64(key[n-8:])
+		tag := tagOf(s.hk.mix(k0, k1, n))
+		e := s.ix.t[uint64(tag>>(s.ix.shift&31))&uint64(len(s.ix.t)-1)]
+		if e != 0 && s.slot(uint32(e)) != sl {
+			return true
+		}
+	}
+	return false
 }

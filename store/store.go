@@ -484,6 +484,72 @@ func (s *Store) Get(dst, key []byte) (val []byte, found bool) {
 	if n < 8 || n > shortKey || s.ix.old != nil || s.lfu {
 		return s.getSlow(dst, key)
 	}
+	// The home slot, with no loop: most GETs end there (a hit, a miss on an
+	// empty entry, or a slot for getSlow), and with no loop around them the
+	// values the probe needs (mask, table, position) are not kept live, so
+	// nothing spills. Any other entry there sends the request to getProbe,
+	// which probes again from the home slot.
+	kp := unsafe.Pointer(unsafe.SliceData(key))
+	k0, k1 := word(kp, 0), word(kp, n-8)
+	tag := tagOf(s.hk.mix(k0, k1, n))
+	t := s.ix.t
+	// The home slot's entry, within the table as getProbe's are.
+	e := *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(t)), (uint64(tag>>(s.ix.shift&31))&uint64(len(t)-1))*8))
+	if e == 0 {
+		s.stats.Misses++
+		return dst, false
+	}
+	if uint32(e>>32) != tag {
+		return s.getProbe(dst, key)
+	}
+	sl := s.slot(uint32(e))
+	if int(sl.keyLen) != n {
+		return s.getProbe(dst, key)
+	}
+	meta := sl.meta
+	enc := int(meta & encMask)
+	tl := enc - inlineLen
+	// The checks are getProbe's (its comments say why). dst's room as its
+	// new length m against the capacity, unsigned: the compiler then knows
+	// dst[:m] below in bounds and checks it no more.
+	m := len(dst) + enc - 1
+	if meta&(ttlBit|encMask)-(inlineLen+1) > 16-1 || sl.inl[0]&^tagMod != 0 || uint(m) > uint(cap(dst)) {
+		return s.getSlow(dst, key)
+	}
+	bp := s.ar.At(sl.ref, idLen+n+tl)
+	if word(bp, idLen) != k0 || word(bp, idLen+n-8) != k1 {
+		return s.getProbe(dst, key)
+	}
+	s.stats.Hits++
+	sl.atime ^= (sl.atime ^ s.lru) & s.touchMask
+	if meta>>clockShift != clockMax && !s.noTouch {
+		sl.meta = meta | clockMax<<clockShift
+	}
+	dp := unsafe.Add(unsafe.Pointer(unsafe.SliceData(dst)), len(dst))
+	dst = dst[:m]
+	*(*[inlineLen - 1]byte)(dp) = [inlineLen - 1]byte(sl.inl[1:])
+	dp, src := unsafe.Add(dp, inlineLen-1), unsafe.Add(bp, idLen+n)
+	switch {
+	case tl >= 8:
+		*(*[8]byte)(dp) = *(*[8]byte)(src)
+		*(*[8]byte)(unsafe.Add(dp, tl-8)) = *(*[8]byte)(unsafe.Add(src, tl-8))
+	case tl >= 4:
+		*(*[4]byte)(dp) = *(*[4]byte)(src)
+		*(*[4]byte)(unsafe.Add(dp, tl-4)) = *(*[4]byte)(unsafe.Add(src, tl-4))
+	default:
+		for i := range tl {
+			*(*byte)(unsafe.Add(dp, i)) = *(*byte)(unsafe.Add(src, i))
+		}
+	}
+	return dst, true
+}
+
+// getProbe is Get's path past a home slot that holds another key (or
+// another key's tag): the same checks, probing from the home slot again.
+// The caller has checked Get's conditions (key of 8 to 16 bytes, no
+// resize, LRU).
+func (s *Store) getProbe(dst, key []byte) (val []byte, found bool) {
+	n := len(key)
 	kp := unsafe.Pointer(unsafe.SliceData(key))
 	k0, k1 := word(kp, 0), word(kp, n-8)
 	tag := tagOf(s.hk.mix(k0, k1, n))

@@ -9,7 +9,8 @@ import (
 
 // TestAppendReplyHeader: a header from AppendReplyHeader (or written by
 // PutReplyHeader over scribbled bytes; PutSimpleOK's whole reply) followed by the
-// value, or with the length set afterwards by SetReplyValueLen, is byte
+// value, or with the length set afterwards by SetReplyValueLen or
+// FinishReplyValue, is byte
 // for byte what AppendReply writes for the same Reply, and decodes.
 func TestAppendReplyHeader(t *testing.T) {
 	var c Codec
@@ -28,6 +29,11 @@ func TestAppendReplyHeader(t *testing.T) {
 		SetReplyValueLen(late[len("prefix"):], len(r.Value))
 		if !bytes.Equal(late, want) {
 			t.Errorf("%v: length set late\n%x\nAppendReply\n%x", r.Kind, late, want)
+		}
+		fin := append(AppendReplyHeader([]byte("prefix"), r.CorrelationID, r.Status, r.Kind, 0), r.Value...)
+		FinishReplyValue(fin[len("prefix"):])
+		if !bytes.Equal(fin, want) {
+			t.Errorf("%v: FinishReplyValue\n%x\nAppendReply\n%x", r.Kind, fin, want)
 		}
 		framed := AppendFrameStart([]byte("prefix"))
 		framed = append(AppendReplyHeader(framed, r.CorrelationID, r.Status, r.Kind, len(r.Value)), r.Value...)

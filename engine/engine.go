@@ -525,6 +525,9 @@ func (e *Engine) BeginCycle(now int64) {
 		e.closeBatch(now)
 	}
 	e.mark = now
+	// The hot paths leave the scratch buffer as it is; a large reply's
+	// buffer is given back here, once a cycle, off the request path.
+	e.trimScratch()
 	if !e.cycled {
 		e.cycled = true
 		e.rehot()

@@ -18,13 +18,14 @@ import (
 // engine-wide in the way (hotOff, kept by rehot: no MONITOR, no slow log
 // that keeps every command, no load at start, nothing hooked on commands
 // (replication feed, keyspace notifications, an LFU policy), no WATCH, no
-// cluster routing, not a replica, writes allowed), not the sampled
-// request, the session calm (hotSession), and r allowed to the user by
+// cluster routing, not a replica, writes allowed), the session calm (hotSession), and r allowed to the user by
 // permit's fast checks (a user allowed everything passes with one branch,
 // a restricted one by its precomputed check, hotCheck, else by
 // hotPermit's bit test and key patterns, as execute would check it:
 // hotUser). Anything else (a request the fast checks do not pass
-// included) goes the general way, unchanged.
+// included) goes the general way, unchanged. The sampled request (one in
+// 64, timed alone) is served on the in-place SBE and direct RESP hot paths
+// too (sampledInPlace, sampledRESP).
 
 // hotUser is the hot state's check of a restricted user, out of line.
 func (e *Engine) hotUser(s *Session, r *command.Request) bool {

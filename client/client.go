@@ -162,7 +162,7 @@ type Options struct {
 	// as CLIENT LIST shows it; CLIENT SETNAME sent with Do replaces it.
 	ClientName string
 	// OnPush, when set, is called (with the client's lock held: it must
-	// not call the Client) with each RESP3 push message the server sends
+	// not call the Client, nor panic, which would leave the lock held) with each RESP3 push message the server sends
 	// out of band, such as a client-tracking invalidation; nil discards
 	// them. Pushes are never taken for a command's reply.
 	OnPush func(Value)

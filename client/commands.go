@@ -26,9 +26,19 @@ func (c *Client) begin(op command.Op) *command.Request {
 
 // Ping checks the server answers.
 func (c *Client) Ping(ctx context.Context) error {
-	c.begin(command.OpPing)
-	err := c.okReply(ctx) // no defer on the hot calls: see hotUnlock
-	c.mu.Unlock()
+	var r *result
+	var err error
+	if c.msgSBE != nil {
+		c.mu.Lock()
+		r, err = c.roundTrip(ctx, &compactPing) // no request to build: see compactPing
+	} else {
+		c.begin(command.OpPing)
+		r, err = c.execReq(ctx)
+	}
+	if err == nil {
+		err = r.okOrErr()
+	}
+	c.mu.Unlock() // no defer on the hot calls: see hotUnlock
 	return err
 }
 

@@ -32,6 +32,13 @@ func newSBECodec(framed bool) (codec, error) { return &sbeCodec{framed: framed},
 // reset forgets replies still owed by a dropped connection.
 func (s *sbeCodec) reset() { s.recv = s.sent }
 
+// appendPing appends a bare PING's request: what appendTyped writes for
+// it on a message transport (TestPingShortcutMatchesAppendTyped).
+func (s *sbeCodec) appendPing(dst []byte) []byte {
+	s.sent++
+	return sbe.AppendPing(dst, s.sent)
+}
+
 func (s *sbeCodec) appendRequest(dst []byte, args [][]byte, _ uint64) ([]byte, error) {
 	r := &s.req
 	if err := s.translate(r, args); err != nil {

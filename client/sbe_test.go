@@ -371,3 +371,17 @@ func TestSBEPongFastPathMatchesGeneral(t *testing.T) {
 		t.Fatalf("a Pong's parseReply allocates %v times", a)
 	}
 }
+
+// TestPingShortcutMatchesAppendTyped holds Ping's shortcut on a message
+// transport (appendPing, no request built) to the bytes and correlation
+// ids appendTyped writes for a typed PING.
+func TestPingShortcutMatchesAppendTyped(t *testing.T) {
+	short, typed := &sbeCodec{}, &sbeCodec{}
+	for range 3 {
+		a := short.appendPing(nil)
+		b, err := typed.appendTyped(nil, &command.Request{Op: command.OpPing})
+		if err != nil || !bytes.Equal(a, b) || short.sent != typed.sent {
+			t.Fatalf("appendPing wrote % x (sent %d), appendTyped % x, %v (sent %d)", a, short.sent, b, err, typed.sent)
+		}
+	}
+}

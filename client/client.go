@@ -162,7 +162,7 @@ type Options struct {
 	// as CLIENT LIST shows it; CLIENT SETNAME sent with Do replaces it.
 	ClientName string
 	// OnPush, when set, is called (with the client's lock held: it must
-	// not call the Client) with each RESP3 push message the server sends
+	// not call the Client, nor panic, which would leave the lock held) with each RESP3 push message the server sends
 	// out of band, such as a client-tracking invalidation; nil discards
 	// them. Pushes are never taken for a command's reply.
 	OnPush func(Value)
@@ -221,6 +221,7 @@ type Client struct {
 	opts   Options
 	tr     dialer
 	codec  codec
+	msgSBE *sbeCodec      // codec when it is SBE on a message transport (unframed): Ping's shortcut; set at dial
 	conn   transport.Conn // nil until (re)connected
 	closed bool
 	dl     time.Time // deadline currently set on conn
@@ -282,6 +283,9 @@ func (o Options) DialTarget(ctx context.Context, t transport.Target) (*Client, e
 		state: connState{db: o.DB, name: o.ClientName, resp3: o.Protocol == 3}}
 	if c.codec, err = newCodec(t.Proto, tr.message); err != nil {
 		return nil, err
+	}
+	if s, ok := c.codec.(*sbeCodec); ok && !s.framed {
+		c.msgSBE = s
 	}
 	c.wbuf = make([]byte, 0, 512)
 	c.rbuf = make([]byte, 0, 16<<10)
@@ -461,6 +465,11 @@ func (c *Client) exec(ctx context.Context) (*result, error) { return c.roundTrip
 // execReq is exec for the request a typed call built (c.req).
 func (c *Client) execReq(ctx context.Context) (*result, error) { return c.roundTrip(ctx, &c.req) }
 
+// compactPing stands for the request of a PING over c.msgSBE, which is
+// the 16-byte Ping whatever else a request holds: Ping passes its address
+// to roundTrip instead of building c.req. Never written.
+var compactPing command.Request
+
 // roundTrip sends r, or c.args when r is nil, and reads the reply.
 func (c *Client) roundTrip(ctx context.Context, r *command.Request) (*result, error) {
 	if err := c.prepare(ctx); err != nil {
@@ -469,7 +478,9 @@ func (c *Client) roundTrip(ctx context.Context, r *command.Request) (*result, er
 	c.compact()
 	var err error
 	c.nextID++
-	if r != nil {
+	if r == &compactPing {
+		c.wbuf = c.msgSBE.appendPing(c.wbuf[:0])
+	} else if r != nil {
 		c.wbuf, err = c.codec.appendTyped(c.wbuf[:0], r)
 	} else {
 		c.wbuf, err = c.codec.appendRequest(c.wbuf[:0], c.args, c.nextID)

@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"net"
 	"slices"
@@ -327,5 +328,60 @@ func TestSBERefusalBeforeAnyRequest(t *testing.T) {
 	var se *ServerError
 	if !errors.As(err, &se) || se.Code != "DENIED" || se.Message != command.DeniedProtectedMode {
 		t.Fatalf("PING refused before any request: %v; want a ServerError DENIED with the server's text", err)
+	}
+}
+
+// TestSBEPongFastPathMatchesGeneral holds parseReply's Pong step (no
+// s.rep) to what the general decode makes of the same reply, sent as a
+// Reply; a Pong with the wrong correlation id still fails, and the step
+// allocates nothing.
+func TestSBEPongFastPathMatchesGeneral(t *testing.T) {
+	var enc sbe.Codec
+	fast, general := &sbeCodec{}, &sbeCodec{}
+	var rf, rg result
+	for id := uint64(1); id <= 3; id++ {
+		fast.sent, general.sent = id, id
+		pong := sbe.AppendPong(nil, id)
+		reply := enc.AppendReply(nil, &command.Reply{CorrelationID: id, Status: command.OK, Kind: command.Simple, Value: []byte("PONG")})
+		nf, err := fast.parseReply(pong, &rf)
+		if err != nil || nf != sbe.PingLen {
+			t.Fatalf("Pong %d: parseReply = %d, %v", id, nf, err)
+		}
+		if _, err := general.parseReply(reply, &rg); err != nil {
+			t.Fatalf("Reply %d: %v", id, err)
+		}
+		if rf.kind != rg.kind || string(rf.str) != string(rg.str) || rf.n != rg.n || fast.recv != general.recv {
+			t.Fatalf("Pong %d read as %v %q %d (recv %d), the Reply as %v %q %d (recv %d)",
+				id, rf.kind, rf.str, rf.n, fast.recv, rg.kind, rg.str, rg.n, general.recv)
+		}
+	}
+	fast.sent++
+	if _, err := fast.parseReply(sbe.AppendPong(nil, fast.sent+1), &rf); !errors.Is(err, ErrProtocol) {
+		t.Fatalf("Pong with the wrong correlation id: %v, want ErrProtocol", err)
+	}
+	pong := sbe.AppendPong(nil, 0)
+	if a := testing.AllocsPerRun(100, func() {
+		fast.sent++
+		binary.LittleEndian.PutUint64(pong[8:], fast.sent)
+		fast.recv = fast.sent - 1
+		if n, err := fast.parseReply(pong, &rf); n != sbe.PingLen || err != nil {
+			t.Fatalf("parseReply = %d, %v", n, err)
+		}
+	}); a != 0 {
+		t.Fatalf("a Pong's parseReply allocates %v times", a)
+	}
+}
+
+// TestPingShortcutMatchesAppendTyped holds Ping's shortcut on a message
+// transport (appendPing, no request built) to the bytes and correlation
+// ids appendTyped writes for a typed PING.
+func TestPingShortcutMatchesAppendTyped(t *testing.T) {
+	short, typed := &sbeCodec{}, &sbeCodec{}
+	for range 3 {
+		a := short.appendPing(nil)
+		b, err := typed.appendTyped(nil, &command.Request{Op: command.OpPing})
+		if err != nil || !bytes.Equal(a, b) || short.sent != typed.sent {
+			t.Fatalf("appendPing wrote % x (sent %d), appendTyped % x, %v (sent %d)", a, short.sent, b, err, typed.sent)
+		}
 	}
 }

@@ -26,6 +26,7 @@ func TestAppendPingMatchesAppendRequest(t *testing.T) {
 // cut short at every length, and with a header of another version or
 // block, DecodeReplyLen returns MessageLen's length and error and leaves r
 // as DecodeReply does (both starting from the same stale r).
+// TestAsPongMatchesDecodeReplyLen is in TestDecodeReplyLenMatchesDecodeReply.
 func TestDecodeReplyLenMatchesDecodeReply(t *testing.T) {
 	var c Codec
 	stale := func() command.Reply {
@@ -70,7 +71,18 @@ func TestDecodeReplyLenMatchesDecodeReply(t *testing.T) {
 		}
 		cases = append(cases, append(bytes.Clone(m), "trailing bytes of the next message"...))
 	}
+	pongs := 0
 	for _, m := range cases {
+		if id, ok := AsPong(m); ok {
+			// AsPong accepts only what DecodeReplyLen reads as that Pong.
+			pongs++
+			r := stale()
+			n, err := c.DecodeReplyLen(m, &r)
+			if err != nil || n != PingLen || r.CorrelationID != id || r.Status != command.OK ||
+				r.Kind != command.Simple || string(r.Value) != "PONG" {
+				t.Fatalf("% x: AsPong = %d, but DecodeReplyLen = %d, %v, %+v", m, id, n, err, r)
+			}
+		}
 		want, got := stale(), stale()
 		wantN, wantErr := c.MessageLen(m)
 		derr := c.DecodeReply(m, &want)
@@ -84,6 +96,9 @@ func TestDecodeReplyLenMatchesDecodeReply(t *testing.T) {
 		if err == nil && !reflect.DeepEqual(got, want) {
 			t.Fatalf("% x: DecodeReplyLen gave\n%+v\nDecodeReply\n%+v", m, got, want)
 		}
+	}
+	if pongs == 0 {
+		t.Fatal("AsPong accepted none of the cases: the Pong check above never ran")
 	}
 }
 

@@ -32,6 +32,18 @@ func AsPing(msg []byte) (correlationID uint64, ok bool) {
 	return binary.LittleEndian.Uint64(msg[headerLen:]), true
 }
 
+// AsPong reports whether msg starts with a compact Pong of this schema
+// version and returns its correlation id: a message transport's client
+// reads the reply to its PING with one length test and one compare, and
+// leaves anything else to DecodeReplyLen (which reads such a Pong the
+// same way: TestAsPongMatchesDecodeReplyLen).
+func AsPong(msg []byte) (correlationID uint64, ok bool) {
+	if len(msg) < PingLen || binary.LittleEndian.Uint64(msg) != pongHeader {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint64(msg[headerLen:]), true
+}
+
 // AppendPong appends the compact Pong answering correlationID: the bytes
 // AppendReply writes for a compact reply PONG.
 func AppendPong(dst []byte, correlationID uint64) []byte {

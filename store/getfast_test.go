@@ -45,6 +45,9 @@ func TestGetFastMatchesGeneral(t *testing.T) {
 			if tc.resize && (fast.ix.old == nil || slow.ix.old == nil) {
 				t.Fatal("no index resize under way")
 			}
+			if !tc.resize && fast.ix.old != nil {
+				t.Fatal("an index resize still under way: every Get would take getSlow")
+			}
 			if !tc.resize && !tc.random && !pastHome(fast, keys) {
 				t.Fatal("no 8- to 16-byte key found past its home slot: getProbe untested")
 			}
@@ -54,7 +57,10 @@ func TestGetFastMatchesGeneral(t *testing.T) {
 			fast.SetLRUClock(fc.NowMillis())
 			slow.SetLRUClock(sc.NowMillis())
 			for _, key := range keys {
-				for _, room := range []int{64, 4, 0} { // room first: a slow read touches the key too
+				// Ample room first (a slow read touches the key too), then
+				// every room from 22 down: each value length meets its room
+				// check's edge, exactly enough and one byte short.
+				for _, room := range getRooms {
 					fd, sd := make([]byte, 3, 3+room), make([]byte, 3, 3+room)
 					copy(fd, "abc")
 					copy(sd, "abc")
@@ -79,6 +85,16 @@ func TestGetFastMatchesGeneral(t *testing.T) {
 		})
 	}
 }
+
+// getRooms are the capacities past dst's length TestGetFastMatchesGeneral
+// reads with.
+var getRooms = func() []int {
+	r := []int{64}
+	for i := 22; i >= 0; i-- {
+		r = append(r, i)
+	}
+	return r
+}()
 
 // fillGetCases fills s with the keys TestGetFastMatchesGeneral reads and
 // returns them, with keys that are not there.
@@ -218,8 +234,9 @@ func TestPutFastMatchesGeneral(t *testing.T) {
 	}
 }
 
-// pastHome reports whether one of keys, of 8 to 16 bytes and stored, sits
-// past its home slot, whose entry is another key's: Get's getProbe case.
+// pastHome reports whether one of keys, of 8 to 16 bytes and stored with
+// a value Get copies itself, sits past its home slot, whose entry is
+// another key's: Get's getProbe case, its hit path included.
 func pastHome(s *Store, keys [][]byte) bool {
 	for _, key := range keys {
 		n := len(key)
@@ -227,7 +244,9 @@ func pastHome(s *Store, keys [][]byte) bool {
 			continue
 		}
 		_, sl := s.lookup(key)
-		if sl == nil {
+		// A slot Get's copy serves: no TTL, a tail of 1 to 16 bytes, a
+		// raw or APPEND-built string (getProbe's hit path, not getSlow).
+		if sl == nil || sl.meta&(ttlBit|encMask)-(inlineLen+1) > 16-1 || sl.inl[0]&^tagMod != 0 {
 			continue
 		}
 		k0, k1 := binary.LittleEndian.Uint64(key), binary.LittleEndian.Uint64(key[n-8:])

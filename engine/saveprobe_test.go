@@ -119,8 +119,8 @@ func TestBgsaveReportsLoopMeasurement(t *testing.T) {
 }
 
 // TestSaveRest: while a background save runs, the loop is asked to rest
-// after a cycle that served requests (bgsave-loop-rest requests, the
-// default), after every slice (always) or never (no), and never once the
+// after a cycle that served requests (bgsave-loop-rest requests), after
+// every slice (always, the default) or never (no), and never once the
 // save is over; INFO counts the rests.
 func TestSaveRest(t *testing.T) {
 	e, _ := newEngine(t, Options{Persistence: Persistence{Dir: t.TempDir(), SaveSlice: time.Microsecond}})
@@ -174,6 +174,7 @@ func TestSaveRestEndsWithTheWalk(t *testing.T) {
 	// A 100 ms slice: on a loaded machine too, the first encodes all 100 keys.
 	e, _ := newEngine(t, Options{Persistence: Persistence{Dir: t.TempDir(), SaveSlice: 100 * time.Millisecond}})
 	s := NewSession(proto.RESP, nil)
+	do(t, e, s, "CONFIG", "SET", "bgsave-loop-rest", "requests")
 	for i := range 100 {
 		do(t, e, s, "SET", fmt.Sprintf("key:%03d", i), strconv.Itoa(i))
 	}

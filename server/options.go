@@ -226,7 +226,7 @@ type Options struct {
 	// writer thread (--bgsave-writer-priority; default normal).
 	SaveWriterPriority snapshot.WriterPriority
 	// SaveLoopRest is when the loop rests between a background save's
-	// slices (--bgsave-loop-rest; default engine.RestAfterRequests).
+	// slices (--bgsave-loop-rest; default engine.RestAlways).
 	SaveLoopRest engine.LoopRest
 
 	// TLS holds Redis's tls-* settings for the tls:// listeners

@@ -125,6 +125,7 @@ type Source struct {
 	head       int
 	consumed   int
 	stalled    bool
+	more       bool  // the last Poll stopped at its message cap (Deadline)
 	lastFrame  int64 // the loop's clock at the last frame
 	lastStatus int64
 	lastResub  int64 // the loop's clock at the last resubscribe
@@ -338,8 +339,20 @@ func (s *Source) Poll(now int64) int {
 	return work
 }
 
+// Deadline implements server.Deadliner: the last Poll's now while work
+// is left that no descriptor announces (messages past the 256-message
+// cap, stream commands past StreamSlice), so the loop neither parks nor
+// rests over it; else the link's.
+func (s *Source) Deadline() int64 {
+	if s.more || (s.live && !s.stalled && s.head+s.consumed < len(s.stream)) {
+		return s.now
+	}
+	return s.link.Deadline()
+}
+
 func (s *Source) poll(now int64) int {
 	s.now = now
+	s.more = false
 	s.unpark()
 	// The link is polled live too: a run it stopped at the handoff may
 	// still post an event, which only its Poll drains (and drops) — left
@@ -361,17 +374,21 @@ func (s *Source) poll(now int64) int {
 	}
 	if !s.following {
 		// Not following: keep the subscription drained.
+		s.more = true
 		for i := 0; i < 64; i++ {
 			if _, _, ok := s.sub.NextMessage(s.msg[:0]); !ok {
+				s.more = false
 				break
 			}
 			work++
 		}
 		return work
 	}
+	s.more = true // the cap reached: messages may be left (Deadline)
 	for i := 0; i < 256; i++ {
 		msg, _, ok := s.sub.NextMessage(s.msg[:0])
 		if !ok {
+			s.more = false
 			break
 		}
 		s.msg = msg[:0]
@@ -385,6 +402,7 @@ func (s *Source) poll(now int64) int {
 			continue
 		}
 		if !s.onFrame(&f, now) {
+			s.more = false
 			break
 		}
 	}

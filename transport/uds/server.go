@@ -188,7 +188,7 @@ func (s *Server) serveBacklog() int {
 	s.backlog = s.spare[:0]
 	for _, c := range list {
 		c.queued = false
-		if c.fd < 0 || c.closing || c.pendBytes >= s.cfg.MaxOutput {
+		if c.fd < 0 || c.closing || c.backlog() >= s.cfg.MaxOutput {
 			continue // gone, or waiting for its replies to drain (flush resumes it)
 		}
 		s.serve(c)
@@ -236,7 +236,7 @@ func (s *Server) pollSockets(now int64, force bool) int {
 			if !s.flush(c) {
 				continue
 			}
-			if c.waiting() && !c.queued && c.pendBytes < s.cfg.MaxOutput {
+			if c.waiting() && !c.queued && c.backlog() < s.cfg.MaxOutput {
 				s.serve(c) // requests held back while the replies drained
 				if !s.flush(c) {
 					continue
@@ -313,7 +313,7 @@ func (s *Server) Close() error {
 	}
 	// Requests left at PassOutput or held back while replies drained are
 	// answered too, as long as replies keep draining.
-	serveable := func(c *conn) bool { return c.waiting() && c.pendBytes < s.cfg.MaxOutput }
+	serveable := func(c *conn) bool { return c.waiting() && c.backlog() < s.cfg.MaxOutput }
 	deadline := time.Now().Add(time.Second)
 	for time.Now().Before(deadline) {
 		pending := false

@@ -275,3 +275,44 @@ func TestTLSEncryptedKey(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTLSClientAtItsOutputLimitWaits: a TLS client whose replies, counted
+// with the ciphertext its socket has not taken, reach MaxOutput is not
+// served again until they drain, as a plain client is not. Counting the
+// plaintext alone, its waiting PING was re-served (and re-queued) on every
+// Poll: a loop at full CPU for as long as the client did not read.
+func TestTLSClientAtItsOutputLimitWaits(t *testing.T) {
+	f := writeCerts(t, t.TempDir(), "")
+	cfg, err := (&TLSOptions{CertFile: f.ServerCert, KeyFile: f.ServerKey, CACertFile: f.CACert}).ServerConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, _ := startLoop(t, Config{Network: "tcp", Address: "127.0.0.1:0", TLS: NewTLSSource(cfg), MaxOutput: 1 << 20})
+	c, err := dialTLS(t, l, clientTLS(t, ClientTLSFiles{CACert: f.CACert, Cert: f.ClientCert, Key: f.ClientKey}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write([]byte("BIG 4000000\nPING\n")); err != nil {
+		t.Fatal(err)
+	}
+	before := l.stats().Deferred
+	time.Sleep(300 * time.Millisecond) // the client reads nothing
+	if d := l.stats().Deferred - before; d > 20 {
+		t.Fatalf("the PING behind a reply past MaxOutput was re-served %d times in 300 ms while the client read nothing", d)
+	}
+	// Reading drains the replies and the PING is answered.
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReaderSize(c.NetConn(), 1<<16)
+	big, err := r.ReadSlice('\n')
+	for err == bufio.ErrBufferFull {
+		_, err = r.ReadSlice('\n')
+		big = nil
+	}
+	if err != nil {
+		t.Fatalf("reading the large reply: %v", err)
+	}
+	_ = big
+	if got, err := r.ReadString('\n'); err != nil || got != "+PING\r\n" {
+		t.Fatalf("after the large reply: %q, %v", got, err)
+	}
+}

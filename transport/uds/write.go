@@ -78,7 +78,7 @@ func (s *Server) flush(c *conn) bool {
 	if !s.account(c) {
 		return false
 	}
-	if c.waiting() && !c.queued && c.pendBytes < s.cfg.MaxOutput {
+	if c.waiting() && !c.queued && c.backlog() < s.cfg.MaxOutput {
 		// Requests left at a limit, and room for their replies: no
 		// socket event will come for bytes already read, so serve them
 		// on the next Poll. (At MaxOutput, EPOLLOUT resumes them.)

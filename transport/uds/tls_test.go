@@ -292,7 +292,7 @@ func TestTLSClientAtItsOutputLimitWaits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Write([]byte("BIG 4000000\nPING\n")); err != nil {
+	if err := c.Write([]byte("BIG 40000000\nPING\n")); err != nil {
 		t.Fatal(err)
 	}
 	before := l.stats().Deferred

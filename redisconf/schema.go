@@ -68,6 +68,7 @@ var goblinDirectives = []Spec{
 	{Name: "cluster-node", Kind: KindString, Goblin: "cluster-node", GoblinOnly: true},
 	{Name: "cluster-config", Kind: KindString, Goblin: "cluster-config", GoblinOnly: true},
 	{Name: "bgsave-writer-priority", Kind: KindEnum, Enum: []string{"normal", "idle"}, Default: "normal", Goblin: "bgsave-writer-priority", GoblinOnly: true},
+	{Name: "bgsave-loop-rest", Kind: KindEnum, Enum: []string{"always", "requests", "no"}, Default: "always", Goblin: "bgsave-loop-rest", GoblinOnly: true},
 	{Name: "rdb-skip-unsupported", Kind: KindBool, Default: "no", Goblin: "rdb-skip-unsupported", GoblinOnly: true},
 	// Replication over Aeron (docs/replication-aeron.md).
 	{Name: "repl-aeron-channel", Kind: KindString, Goblin: "repl-aeron-channel", GoblinOnly: true},

@@ -79,6 +79,7 @@ var Rewritable = []struct{ Name, Default string }{
 	{"lazyfree-lazy-expire", "no"},
 	{"lazyfree-lazy-eviction", "no"},
 	{"bgsave-writer-priority", "normal"},
+	{"bgsave-loop-rest", "always"},
 	{"repl-diskless-sync-delay", "0"},
 	{"repl-backlog-ttl", "3600"},
 	// Replication, replica side.

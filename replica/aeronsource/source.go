@@ -271,6 +271,16 @@ func (s *Source) AppendInfo(b []byte) []byte {
 	} else {
 		line("aeron_link", "tcp")
 	}
+	if s.onAnswer != nil { // --replica-forward-writes
+		// Whether a forwarded write goes over Aeron now (ForwardUp) or
+		// falls back to TCP: the request publication reaches the primary
+		// and the replica follows its stream.
+		if s.ForwardUp() {
+			line("aeron_forward", "up")
+		} else {
+			line("aeron_forward", "down")
+		}
+	}
 	num("aeron_primary_offset", s.st.PrimaryOffset)
 	num("aeron_frames", s.st.Frames)
 	num("aeron_duplicates", s.st.Duplicates)

@@ -3,8 +3,6 @@ package snapshot
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -23,18 +21,7 @@ func TestCollapseOnlyAfterAWholeLoad(t *testing.T) {
 	for i := range 100_000 { // ~11 MB of chunks: beyond the arena's Go-heap chunks
 		src.Set(nil, []byte("k"+strconv.Itoa(i)), val, store.SetOptions{})
 	}
-	path := filepath.Join(t.TempDir(), "dump.rdb")
-	j, err := Begin([]DB{{0, src}}, Options{Path: path}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := j.Run(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := saveBytes(t, src, Options{})
 	load := func(whole bool) {
 		dst := newStores(t, 1)[0]
 		l := NewLoader(bytes.NewReader(b), func(int) (*store.Store, error) { return dst, nil }, LoadOptions{})

@@ -103,6 +103,25 @@ func loadInto(t testing.TB, path string, n int) []*store.Store {
 	return stores
 }
 
+// saveBytes saves s as database 0 with o (its Path set to a temporary
+// file) and returns the file's bytes.
+func saveBytes(t testing.TB, s *store.Store, o Options) []byte {
+	t.Helper()
+	o.Path = filepath.Join(t.TempDir(), "dump.rdb")
+	j, err := Begin([]DB{{0, s}}, o, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Run(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(o.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func checkRDB(t *testing.T, path string) {
 	t.Helper()
 	bin, err := exec.LookPath("redis-check-rdb")
@@ -429,18 +448,7 @@ func TestLoaderSteps(t *testing.T) {
 	for i := range 20_000 {
 		src.Set(nil, []byte("k"+strconv.Itoa(i)), []byte("value-"+strconv.Itoa(i)), store.SetOptions{})
 	}
-	path := filepath.Join(t.TempDir(), "dump.rdb")
-	j, err := Begin([]DB{{0, src}}, Options{Path: path, UsedMemory: 12345}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := j.Run(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := saveBytes(t, src, Options{UsedMemory: 12345})
 	for _, lim := range []StepLimit{{Bytes: 1}, {Until: time.Now().Add(-time.Second)}} {
 		dst := newStores(t, 1)[0]
 		l := NewLoader(bytes.NewReader(b), func(int) (*store.Store, error) { return dst, nil }, LoadOptions{})

@@ -132,7 +132,11 @@ func benchLines(b *testing.B, reqLen, repLen, size int) {
 const firstLine = cacheLine - recHeader
 
 // benchLinesFloor is the floor in the same harness: one 8-byte counter
-// each way, each in its own 128-byte block of the same mapping.
+// each way, each in its own 128-byte block of the same mapping. It is
+// benchFloor's loop with the ring's own stores (release-only MOVs, not
+// benchFloor's XCHG) and the counters on separate lines, spelled out
+// again: a shared helper would put a call through a func value or a
+// branch on the layout inside the loop both measure.
 func benchLinesFloor(b *testing.B) {
 	mem, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS|unix.MAP_POPULATE)
 	if err != nil {

@@ -338,7 +338,7 @@ func (a *Arena) newPage(c uint8) (uint32, error) {
 	a.meta[idx] = pageMeta{class: c, partialIdx: -1}
 	cs := &a.classes[c]
 	cs.pages++
-	cs.freeBlocks += int64(PageSize / classSizes[c])
+	cs.freeBlocks += classPerPage[c]
 	a.calm = 0 // a class's second page can make it fragmented (pickVictim)
 	return idx, nil
 }

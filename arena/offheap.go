@@ -1,7 +1,6 @@
 package arena
 
 import (
-	"errors"
 	"slices"
 	"sync/atomic"
 	"unsafe"
@@ -86,23 +85,19 @@ type region struct {
 // again by then is collapsed, which changes nothing but its page size.
 //
 // A FreeAll of the OffHeap that made it stops a running Collapse before
-// its next region (Run then reports ErrFreed).
+// its next region (Run then reports Stopped).
 type Collapse struct {
 	regions []region
 	freed   *atomic.Uint64 // the OffHeap's FreeAll count (see OffHeap.freed)
 	at      uint64         // *freed when AdviseHugePages made the Collapse
 }
 
-// ErrFreed is CollapseResult.Stopped's reason: the OffHeap whose regions
-// a Collapse was putting in huge pages freed them all meanwhile.
-var ErrFreed = errors.New("arena: regions freed during the collapse")
-
 // CollapseResult is what a Collapse.Run did.
 type CollapseResult struct {
 	Collapsed int   // regions the kernel put in huge pages
 	Failed    int   // regions it refused
 	Err       error // the last refusal's error (a syscall.Errno from the kernel), or nil
-	Stopped   bool  // Run stopped early: FreeAll freed the regions (ErrFreed)
+	Stopped   bool  // Run stopped early: the OffHeap's FreeAll freed the regions
 }
 
 // Len returns the number of regions.

@@ -525,8 +525,8 @@ func (e *Engine) BeginCycle(now int64) {
 		e.closeBatch(now)
 	}
 	e.mark = now
-	// The hot paths leave the scratch buffer as it is; a large reply's
-	// buffer is given back here, once a cycle, off the request path.
+	// The scratch buffer a large reply grew is given back here, once a
+	// cycle, off the request path (the serving calls do not trim it).
 	e.trimScratch()
 	if !e.cycled {
 		e.cycled = true
@@ -569,7 +569,6 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 		limit = int(^uint(0) >> 1)
 	}
 	if s.Protocol == proto.SBE {
-		e.trimScratch()
 		return e.serveSBEStream(s, in, out, limit)
 	}
 	// The first command, when it is one of PeekHot's shapes that
@@ -594,7 +593,6 @@ func (e *Engine) ServeStreamLimit(s *Session, in, out []byte, limit int) (consum
 			consumed = n
 		}
 	}
-	e.trimScratch() // the first command's hot path uses no scratch: trimmed before the others
 	for consumed < len(in) && !s.quit && !s.failedAuth && len(out) < limit {
 		// PING, GET and SET as clients send them: read in a few loads and
 		// decoded without the name's lookup (resp.Parser.ReadHot).
@@ -667,7 +665,6 @@ func (e *Engine) ServeMessage(s *Session, msg, out []byte) (replies []byte, clos
 		out, _, closeConn = e.serveSBEInPlace(s, msg, out, false)
 		return out, closeConn
 	}
-	e.trimScratch() // the hot paths use no scratch: trimmed before a general request
 	args, n, err := resp.ReadCommand(msg, e.args, &e.o.Limits)
 	e.args = args[:0]
 	switch {
@@ -687,7 +684,6 @@ func (e *Engine) ServeMessage(s *Session, msg, out []byte) (replies []byte, clos
 // serve in place, as ServeMessage: decoded, then served by serveSBEHot or
 // the general path.
 func (e *Engine) serveSBEMessage(s *Session, msg, out []byte) (replies []byte, closeConn bool) {
-	e.trimScratch() // the hot paths use no scratch: trimmed before a general request
 	if err := e.decodeSBE(msg); err != nil {
 		return e.sbeProtocolError(s, out, err, false), true
 	}

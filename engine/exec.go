@@ -238,7 +238,8 @@ func (e *Engine) countError(s *Session) {
 }
 
 // trimScratch drops the scratch buffer once a large reply has grown it
-// past maxKeptScratch; it runs once per batch of requests.
+// past maxKeptScratch; it runs once a loop cycle (BeginCycle) and after
+// a replica's batch.
 func (e *Engine) trimScratch() {
 	if cap(e.scratch) > maxKeptScratch {
 		e.scratch = make([]byte, 0, 4096)

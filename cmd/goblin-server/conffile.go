@@ -97,7 +97,7 @@ func applyConfigFile(fs *flag.FlagSet, path string, ignoreUnsupported bool) (*fi
 				return nil, fmt.Errorf("config %s:%d: >>> '%s' %v", s.File, s.Line, s.Text, err)
 			}
 			v = strconv.FormatUint(n, 10)
-		case name == "replica-forward-writes", name == "rdb-skip-unsupported": // yes/no in the file; the flag is a Go bool
+		case isBoolFlag(fs, s.Spec.Goblin): // yes/no in the file; the flag is a Go bool
 			v = strconv.FormatBool(strings.EqualFold(v, "yes"))
 		case s.Spec.Kind == redisconf.KindBool:
 			v = strings.ToLower(v)
@@ -128,6 +128,17 @@ func applyConfigFile(fs *flag.FlagSet, path string, ignoreUnsupported bool) (*fi
 // every IPv4 address and "::*" every IPv6 one, and uds://PATH. An address
 // marked optional ("-::1") is left out, with a note, when this host
 // cannot bind it, as Redis does.
+// isBoolFlag reports whether fs's flag name is a Go bool flag (set with
+// true or false, where the file says yes or no).
+func isBoolFlag(fs *flag.FlagSet, name string) bool {
+	f := fs.Lookup(name)
+	if f == nil {
+		return false
+	}
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
 func redisTargets(vals map[string][]string) (targets, notes []string) {
 	port := "6379"
 	if p, ok := vals["port"]; ok {

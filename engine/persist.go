@@ -597,7 +597,7 @@ func (e *Engine) persistParams() []Param {
 			return err
 		}},
 		{Name: "bgsave-writer-priority", Get: func() string { return p.WriterPriority.String() }, Set: func(v string) error {
-			w, err := snapshot.ParseWriterPriority(strings.ToLower(v))
+			w, err := snapshot.ParseWriterPriority(v)
 			if err != nil {
 				return errors.New("argument must be 'idle' or 'normal'")
 			}

@@ -350,10 +350,16 @@ func (l *Link) WaitFD() int { return l.epfd }
 // (server.Loop.Rest) before applying them; else never (math.MaxInt64).
 // Loop goroutine only.
 func (l *Link) Deadline() int64 {
-	if len(l.queue) > 0 || (!l.stalled && l.head+l.consumed != len(l.stream)) {
+	if l.backlogged() {
 		return l.polledAt
 	}
 	return math.MaxInt64
+}
+
+// backlogged reports whether events or whole stream commands wait to be
+// applied (a stalled stream waits for the rest of a command: not work).
+func (l *Link) backlogged() bool {
+	return len(l.queue) > 0 || (!l.stalled && l.head+l.consumed != len(l.stream))
 }
 
 // Dormant implements server.Dormant: without a primary's socket to read
@@ -583,7 +589,7 @@ func (l *Link) Poll(now int64) int {
 			}
 		}
 	}
-	if len(l.queue) == 0 && (l.stalled || l.head+l.consumed == len(l.stream)) {
+	if !l.backlogged() {
 		return work
 	}
 	loadLeft, cmdsLeft := l.o.LoadSlice, l.o.StreamSlice

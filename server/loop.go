@@ -122,8 +122,11 @@ type poller interface{ Poll(now int64) int }
 
 // Deadliner is implemented by transports that must be polled again by a
 // deadline even when they have nothing to do (the Aeron transport with the
-// media driver in-process: the driver's duty cycle runs from its Poll). The
-// loop never parks past the earliest deadline.
+// media driver in-process: the driver's duty cycle runs from its Poll), or
+// that hold work no descriptor announces (input already read, messages past
+// a Poll's cap): those return the last Poll's now, so the loop neither
+// parks nor rests (Rest) over it. The loop never parks past the earliest
+// deadline.
 type Deadliner interface {
 	// Deadline is on the loop's clock, the now Poll receives.
 	Deadline() int64

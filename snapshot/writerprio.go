@@ -3,6 +3,7 @@ package snapshot
 import (
 	"fmt"
 	"runtime"
+	"strings"
 )
 
 // WriterPriority is the kernel scheduling priority of a background save's
@@ -42,12 +43,12 @@ func (p WriterPriority) String() string {
 	return "normal"
 }
 
-// ParseWriterPriority reads "idle" or "normal".
+// ParseWriterPriority reads "idle" or "normal", in any case.
 func ParseWriterPriority(s string) (WriterPriority, error) {
-	switch s {
-	case "idle":
+	switch {
+	case strings.EqualFold(s, "idle"):
 		return WriterIdle, nil
-	case "normal":
+	case strings.EqualFold(s, "normal"):
 		return WriterNormal, nil
 	}
 	return 0, fmt.Errorf("snapshot: writer priority %q: want idle or normal", s)

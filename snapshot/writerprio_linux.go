@@ -15,7 +15,7 @@ func lowerThread() {
 	if unix.SchedSetAttr(0, &attr, 0) == nil {
 		return
 	}
-	_ = unix.Setpriority(unix.PRIO_PROCESS, 0, 19) // a thread id: this thread only, on Linux
+	lowerThreadNice()
 }
 
 // lowerThreadNice gives the calling thread nice 19, the lowest normal

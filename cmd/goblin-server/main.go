@@ -556,7 +556,7 @@ func options(c *config) (server.Options, error) {
 	if o.SaveLoopRest, err = engine.ParseLoopRest(c.loopRest); err != nil {
 		return o, fmt.Errorf("--bgsave-loop-rest %q: want requests, always or no", c.loopRest)
 	}
-	if o.SaveWriterPriority, err = snapshot.ParseWriterPriority(strings.ToLower(c.writerPriority)); err != nil {
+	if o.SaveWriterPriority, err = snapshot.ParseWriterPriority(c.writerPriority); err != nil {
 		return o, fmt.Errorf("--bgsave-writer-priority %q: want idle or normal", c.writerPriority)
 	}
 	backlog, err := parseBytes("repl-backlog-size", c.replBacklog)

@@ -16,7 +16,7 @@ const ReplyHeaderLen = headerLen + repBlock + varHdrLen
 // caller appends the value right after, straight from where it lives (a
 // store's arena, say) instead of through a command.Reply. If the length is
 // known only once the value is appended, pass 0 and fix it with
-// SetReplyValueLen. The bytes equal AppendReply's for the same Reply
+// FinishReplyValue (or SetReplyValueLen). The bytes equal AppendReply's for the same Reply
 // (TestAppendReplyHeader).
 func AppendReplyHeader(dst []byte, correlationID uint64, st command.Status, kind command.Kind, valueLen int) []byte {
 	dst, off := grow(dst, ReplyHeaderLen)

@@ -36,6 +36,7 @@ type parkedServer struct {
 	loop        *server.Loop
 	rung, quiet *ring.Conn
 	parks       atomic.Int64
+	cycles      atomic.Int64 // LoopStats.Iterations: still while the loop is parked
 }
 
 func startParkedServer(t *testing.T, p proto.Protocol) *parkedServer {
@@ -85,7 +86,7 @@ func startParkedServer(t *testing.T, p proto.Protocol) *parkedServer {
 		Idle:         server.IdleBackoff,
 		Options:      &server.Options{Backoff: idle.Params{MinPark: longPark, MaxPark: longPark}},
 		Tick:         st.Tick,
-		Publish:      func(s *server.LoopStats) { ps.parks.Store(s.Parks) },
+		Publish:      func(s *server.LoopStats) { ps.parks.Store(s.Parks); ps.cycles.Store(s.Iterations) },
 		PublishEvery: time.Nanosecond,
 	})
 	if err != nil {
@@ -116,13 +117,24 @@ func startParkedServer(t *testing.T, p proto.Protocol) *parkedServer {
 
 var doorbellClock = time.Now()
 
-// waitParked waits until the loop has parked more than n times.
+// waitParked waits until the loop has parked more than n times and is in
+// a park: its cycle count still for 100 ms (a count read before a request
+// can be stale, since a park can end early, at start, and be followed by
+// another before the request; the loop then serves the request and runs
+// its idle spins before the park that counts).
 func (ps *parkedServer) waitParked(t *testing.T, n int64) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
-	for ps.parks.Load() <= n {
+	for {
+		c := ps.cycles.Load()
+		if ps.parks.Load() > n {
+			time.Sleep(100 * time.Millisecond)
+			if ps.cycles.Load() == c {
+				return
+			}
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the loop did not park (parks %d)", ps.parks.Load())
+			t.Fatalf("the loop did not park and stay parked for 100 ms (parks %d, more than %d wanted)", ps.parks.Load(), n)
 		}
 		time.Sleep(time.Millisecond)
 	}

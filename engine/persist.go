@@ -89,7 +89,7 @@ type Persistence struct {
 	// DefaultSaveSlice): the longest a request waits for it.
 	SaveSlice time.Duration
 	// WriterPriority is the kernel priority of a background save's writer
-	// thread (bgsave-writer-priority); default snapshot.WriterNormal.
+	// thread (bgsave-writer-priority); default snapshot.WriterIdle.
 	WriterPriority snapshot.WriterPriority
 	// LoopRest is when the loop rests between a background save's slices
 	// (bgsave-loop-rest; see SaveRest); default RestAlways.
@@ -374,6 +374,11 @@ func (e *Engine) backgroundDone(err error) {
 	p.probe.end()
 	setTimerSlack(p.slack)
 	p.probe.last.overflow = j.Overflow()
+	p.probe.last.rescued = 0
+	if j.Rescued() {
+		p.probe.last.rescued = 1
+		e.o.Persistence.Log.Warn("background saving: the writer at idle priority got too little CPU time, one at the process's priority took over")
+	}
 	p.lastSecs = int64(time.Since(j.Started()).Round(time.Second) / time.Second)
 	keys, cow := j.Keys()
 	p.lastCOW = cow

@@ -81,6 +81,7 @@ type saveFigures struct {
 	allocBytes, allocObjects           int64
 	minflt, majflt, nivcsw, nvcsw      int64 // the loop thread's
 	overflow                           int64 // writer buffers allocated beyond the save's own (snapshot.Job.Overflow)
+	rescued                            int64 // 1 when the writer got a rescuer (snapshot.Job.Rescued)
 	rests                              int64 // the loop's rests between slices (Engine.SaveRested)
 	top                                [topCycles]cycleRecord
 	beginCPU, endCPU                   int64 // ns: thread CPU of starting the save, and of ending it after its last slice
@@ -306,6 +307,7 @@ func (f *saveFigures) info(w *infoWriter) {
 	w.int("goblin_bgsave_loop_nivcsw", f.nivcsw)
 	w.int("goblin_bgsave_loop_nvcsw", f.nvcsw)
 	w.int("goblin_bgsave_overflow_buffers", f.overflow)
+	w.int("goblin_bgsave_writer_rescued", f.rescued)
 	w.int("goblin_bgsave_loop_rests", f.rests)
 }
 

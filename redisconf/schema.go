@@ -67,7 +67,7 @@ var goblinDirectives = []Spec{
 	{Name: "aeron-dir", Kind: KindString, Goblin: "aeron-dir", GoblinOnly: true},
 	{Name: "cluster-node", Kind: KindString, Goblin: "cluster-node", GoblinOnly: true},
 	{Name: "cluster-config", Kind: KindString, Goblin: "cluster-config", GoblinOnly: true},
-	{Name: "bgsave-writer-priority", Kind: KindEnum, Enum: []string{"normal", "idle"}, Default: "normal", Goblin: "bgsave-writer-priority", GoblinOnly: true},
+	{Name: "bgsave-writer-priority", Kind: KindEnum, Enum: []string{"idle", "normal"}, Default: "idle", Goblin: "bgsave-writer-priority", GoblinOnly: true},
 	{Name: "bgsave-loop-rest", Kind: KindEnum, Enum: []string{"always", "requests", "no"}, Default: "always", Goblin: "bgsave-loop-rest", GoblinOnly: true},
 	{Name: "rdb-skip-unsupported", Kind: KindBool, Default: "no", Goblin: "rdb-skip-unsupported", GoblinOnly: true},
 	// Replication over Aeron (docs/replication-aeron.md).

@@ -78,7 +78,7 @@ var Rewritable = []struct{ Name, Default string }{
 	{"notify-keyspace-events", ""},
 	{"lazyfree-lazy-expire", "no"},
 	{"lazyfree-lazy-eviction", "no"},
-	{"bgsave-writer-priority", "normal"},
+	{"bgsave-writer-priority", "idle"},
 	{"bgsave-loop-rest", "always"},
 	{"repl-diskless-sync-delay", "0"},
 	{"repl-backlog-ttl", "3600"},

@@ -223,7 +223,7 @@ type Options struct {
 	// (default engine.DefaultSaveSlice).
 	SaveSlice time.Duration
 	// SaveWriterPriority is the kernel priority of a background save's
-	// writer thread (--bgsave-writer-priority; default normal).
+	// writer thread (--bgsave-writer-priority; default idle, with a rescuer).
 	SaveWriterPriority snapshot.WriterPriority
 	// SaveLoopRest is when the loop rests between a background save's
 	// slices (--bgsave-loop-rest; default engine.RestAlways).

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -124,7 +125,8 @@ func TestPipeReusesItsBuffers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go p.run(f, path)
+	p.f, p.path = f, path
+	go p.run(false)
 	for range 64 { // the writer drains while the loop writes: buffers come back
 		write()
 	}
@@ -132,7 +134,7 @@ func TestPipeReusesItsBuffers(t *testing.T) {
 	waitWriter(p)
 	// The writer unmapped the slab itself once the loop had closed the
 	// pipe: the unmapping's CPU time is not the loop's.
-	if p.slab != nil {
+	if !p.unmapped.Load() {
 		t.Error("the writer finished a closed pipe and left its slab for the loop to unmap")
 	}
 	p.release()
@@ -153,9 +155,10 @@ func TestPipeReusesItsBuffers(t *testing.T) {
 	for range pipeBuf / len(chunk) { // one buffer full: queued
 		write()
 	}
-	go p.run(f, path) // f is closed: the first write fails
+	p.f, p.path = f, path
+	go p.run(false) // f is closed: the first write fails
 	<-p.done
-	if p.result == nil || p.slab == nil {
+	if p.result == nil || p.unmapped.Load() {
 		t.Errorf("a writer that failed (result %v) unmapped the slab the loop may still be writing into", p.result)
 	}
 	p.release()
@@ -166,8 +169,9 @@ func TestPipeReusesItsBuffers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.run(f2, path+"2")
-	if p.slab != nil || p.result != errAborted {
+	p.f, p.path = f2, path+"2"
+	p.run(false)
+	if !p.unmapped.Load() || p.result != errAborted {
 		t.Errorf("an aborted writer ended with %v and left its slab for the loop", p.result)
 	}
 	p.release()
@@ -195,7 +199,8 @@ func TestPipeKeepsOrderWithAWriterRunning(t *testing.T) {
 			if len(p.pending) == 0 {
 				t.Fatalf("%d MiB written to a stalled pipe and none pending: the test misses the pending path", stalled>>20)
 			}
-			go p.run(f, path)
+			p.f, p.path = f, path
+			go p.run(false)
 			f = nil
 		}
 		n := min(1+rng.IntN(300<<10), total-off)
@@ -216,6 +221,99 @@ func TestPipeKeepsOrderWithAWriterRunning(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("the file holds %d bytes, not the %d written in order", len(got), len(want))
+	}
+}
+
+// TestRescuerTakesOver starts a rescuer beside a first writer stopped in
+// two places (asleep with nothing queued, and holding a buffer before its
+// write, as a SCHED_IDLE thread preempted there would be) and checks the
+// file holds every byte in order, that the rescuer does not commit before
+// the first writer's write returns, that the first writer stops, and that
+// the slab is unmapped after both have left.
+func TestRescuerTakesOver(t *testing.T) {
+	for _, where := range []string{"asleep", "holding a buffer"} {
+		t.Run(where, func(t *testing.T) {
+			p := newPipe(pipeBuf)
+			path := filepath.Join(t.TempDir(), "out")
+			f, err := createTemp(path + ".tmp")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := make([]byte, 8<<20)
+			for i := range want {
+				want[i] = byte(i * 5 / 3)
+			}
+			gate, holding := make(chan struct{}), make(chan struct{})
+			var firstWrites atomic.Int32
+			beforeWrite = func(rescuer bool) {
+				if rescuer {
+					return
+				}
+				n := firstWrites.Add(1)
+				if where == "holding a buffer" && n == 2 {
+					close(holding)
+					<-gate // the rescuer writes the rest meanwhile
+				}
+			}
+			defer func() { beforeWrite = nil }()
+			p.f, p.path, p.canRescue = f, path, true
+			firstDone := make(chan struct{})
+			go func() { defer close(firstDone); p.run(false) }()
+			off := 0
+			write := func(n int) {
+				if _, err := p.Write(want[off : off+n]); err != nil {
+					t.Fatal(err)
+				}
+				off += n
+			}
+			switch where {
+			case "asleep":
+				write(3 * pipeBuf / 2) // one buffer queued and written
+				for p.Backlog() > pipeBuf/2 || p.sleeping.Load() != 1 {
+					time.Sleep(100 * time.Microsecond)
+				}
+			default:
+				write(3 * pipeBuf)
+				<-holding
+			}
+			if !p.rescue() {
+				t.Fatal("rescue refused with the first writer still running")
+			}
+			if p.rescue() {
+				t.Fatal("a second rescue started")
+			}
+			for off < len(want) {
+				write(min(100<<10, len(want)-off))
+			}
+			p.Close()
+			if where == "holding a buffer" {
+				// The first writer's in-flight write: the rescuer must not
+				// commit before it returns.
+				time.Sleep(20 * time.Millisecond)
+				if done, _ := p.Result(); done {
+					t.Fatal("the rescuer ended the save with the first writer's write still under way")
+				}
+			}
+			if where == "holding a buffer" {
+				close(gate)
+			}
+			waitWriter(p)
+			if p.result != nil {
+				t.Fatal(p.result)
+			}
+			<-firstDone // a first writer that lost the token stops
+			p.release()
+			if !p.unmapped.Load() {
+				t.Error("the slab is still mapped after every user left")
+			}
+			got, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("the file holds %d bytes, not the %d written in order", len(got), len(want))
+			}
+		})
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/goblin-kv/goblin/arena"
 )
@@ -36,15 +37,19 @@ var errAborted = errors.New("snapshot: save aborted")
 // Job.Finished) queues it.
 type pipe struct {
 	cur []byte // loop only: the buffer being filled
-	// mem holds the slab, the buffers' memory (nil once unmapped). The
-	// loop maps it; the writer unmaps it when it finishes after the loop
-	// has closed or aborted the pipe (the loop touches no buffer after
-	// that), so the unmapping (some hundreds of µs of the thread's CPU for
-	// a few MiB of small pages) is not the loop's; after a writer's error
-	// the loop unmaps it in release. Either way the other side reads them
-	// only after done is closed, which orders the two.
-	mem  arena.OffHeap
-	slab []byte
+	// mem holds the slab, the buffers' memory. The loop maps it; the last
+	// of its users to leave unmaps it (users counts them: the loop until it
+	// closes or aborts the pipe or releases it, and each writer until it
+	// returns). So a writer that finishes after the loop has closed or
+	// aborted the pipe unmaps it (some hundreds of µs of the thread's CPU
+	// for a few MiB of small pages, not the loop's), the loop after a
+	// writer's error (it may still be copying into a buffer), and a first
+	// writer a rescuer took over from once its last write returns.
+	mem      arena.OffHeap
+	slab     []byte
+	users    atomic.Int32
+	unmapped atomic.Bool
+	loopUser bool // loop only: the loop still counts among users
 
 	queue bufRing // filled buffers: the loop produces, the writer consumes
 	free  bufRing // the slab's buffers written out: the writer produces, the loop consumes
@@ -62,19 +67,47 @@ type pipe struct {
 	// up: discard the file) are set by the loop, after its last buffer is
 	// queued, and read by the writer.
 	closed, aborted atomic.Bool
-	// err is the writer's first error: written by the writer before it
-	// sets failed, read by the loop only after it sees failed set.
-	err    error
-	failed atomic.Bool
+	// errp is the writers' first error, nil until one fails: set once
+	// (compare-and-swap) by a writer, read by the loop and the writers.
+	errp atomic.Pointer[error]
 	// sleeping is 1 while the writer waits on it with futexWait (set by the
 	// writer, which then looks at the queue once more before it sleeps);
 	// the loop, after queueing a buffer or closing, swaps it to 0 and wakes
 	// the writer. Both sides' atomics are sequentially consistent, so
 	// either the writer sees the new buffer or the loop sees it sleeping.
 	sleeping atomic.Uint32
-	result   error
-	done     chan struct{}
+
+	// The writers. The first starts with the save; at WriterIdle the loop
+	// may start a rescuer at the process's priority when the first gets
+	// too little CPU time (rescue). Only the holder of token takes buffers
+	// from queue, gives them back to free and moves off: the first writer
+	// takes it for each such operation (tokenFree to tokenFirst and back)
+	// and for its end (tokenDone); a rescuer takes it for good when it is
+	// free (tokenRescue), after which the first writer, finding it gone,
+	// stops after the write it may have under way. Each buffer is written
+	// at its own offset (off, the holder's), so a rescuer's writes need
+	// not wait for that one, which inflight counts until it returns.
+	token    atomic.Uint32
+	off      int64 // the file offset of the next buffer taken; the token holder's
+	inflight atomic.Int32
+	f        *os.File
+	path     string
+	// canRescue (the first writer runs at a priority a rescuer would
+	// improve on) and rescued are the loop's.
+	canRescue, rescued bool
+	// result and done are the end of the save: set and closed by the
+	// writer that ends it (the first, or the rescuer once it took over).
+	result error
+	done   chan struct{}
 }
+
+// The states of pipe.token.
+const (
+	tokenFree   = iota // the first writer may take it
+	tokenFirst         // the first writer holds it for one operation
+	tokenDone          // the first writer holds it for good: it ends the save
+	tokenRescue        // a rescuer holds it for good
+)
 
 // bufRing is a single-producer single-consumer ring of buffers: the
 // producer writes a slot and then advances tail; the consumer reads tail,
@@ -126,7 +159,8 @@ const pipeQueue = 64
 // buffers.
 func newPipe(backlog int64) *pipe {
 	n := int(backlog/pipeBuf) + 2
-	p := &pipe{done: make(chan struct{}), queue: newBufRing(max(pipeQueue, 2*n)), free: newBufRing(n)}
+	p := &pipe{done: make(chan struct{}), queue: newBufRing(max(pipeQueue, 2*n)), free: newBufRing(n), loopUser: true}
+	p.users.Store(2) // the loop and the first writer
 	// Small pages: the loop touches the slab first as it fills each buffer,
 	// a few pages per slice; a huge page (THP "always") would be cleared
 	// whole, 2 MiB, in one fault inside one slice.
@@ -138,27 +172,58 @@ func newPipe(backlog int64) *pipe {
 	return p
 }
 
-// release unmaps the slab if the writer has not (loop side). Call it only
-// once the writer has finished (done is closed) and the loop will write no
-// more: every buffer is then unused.
+// release leaves the slab, unmapping it if the writers have left it (loop
+// side). Call it only once the save has ended (done is closed) and the
+// loop will write no more.
 func (p *pipe) release() {
 	p.cur = nil
 	// No slice into the slab outlives it: the free ring's buffers and, after
-	// an abort, the queue's unwritten ones (the writer has finished, so the
-	// loop is the rings' only user now).
+	// an abort, the queue's unwritten ones (the save has ended: a writer
+	// still running is a first writer a rescuer took over from, which
+	// touches neither ring again).
 	clear(p.free.slots)
 	clear(p.queue.slots)
-	p.unmap()
+	p.loopLeaves()
 }
 
-// unmap unmaps the slab; the side that calls it is the only one left using
-// the pipe.
-func (p *pipe) unmap() {
-	if p.slab == nil {
-		return
+// loopLeaves drops the loop from the slab's users, once (loop side).
+func (p *pipe) loopLeaves() {
+	if p.loopUser {
+		p.loopUser = false
+		p.leave()
 	}
-	p.mem.Free(p.slab)
-	p.slab = nil
+}
+
+// leave drops one user of the slab; the last unmaps it.
+func (p *pipe) leave() {
+	if p.users.Add(-1) == 0 {
+		p.mem.Free(p.slab)
+		p.unmapped.Store(true)
+	}
+}
+
+// join adds a user of the slab unless the last has left already.
+func (p *pipe) join() bool {
+	for {
+		n := p.users.Load()
+		if n == 0 {
+			return false
+		}
+		if p.users.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// setErr records a writer's error unless one was recorded first.
+func (p *pipe) setErr(err error) { p.errp.CompareAndSwap(nil, &err) }
+
+// failure returns the writers' first error, or nil.
+func (p *pipe) failure() error {
+	if e := p.errp.Load(); e != nil {
+		return *e
+	}
+	return nil
 }
 
 // Write copies b into the pipe's buffers (loop side), queueing each one it
@@ -180,8 +245,8 @@ func (p *pipe) Write(b []byte) (int, error) {
 // push queues the buffer being filled and, with next, takes another
 // (loop side).
 func (p *pipe) push(next bool) error {
-	if p.failed.Load() {
-		return p.err
+	if err := p.failure(); err != nil {
+		return err
 	}
 	if len(p.cur) > 0 {
 		p.queued.Add(int64(len(p.cur)))
@@ -223,18 +288,18 @@ func (p *pipe) flush() {
 	}
 }
 
-// wake wakes the writer if it sleeps (loop side); it never blocks.
+// wake wakes the writers that sleep; it never blocks.
 func (p *pipe) wake() {
 	if p.sleeping.Load() == 1 && p.sleeping.CompareAndSwap(1, 0) {
 		futexWake(&p.sleeping)
 	}
 }
 
-// wait sleeps until the loop queues a buffer, closes or aborts the pipe
-// (writer side); it may return early.
+// wait sleeps until the loop queues a buffer, closes or aborts the pipe or
+// a rescuer takes over (writer side); it may return early.
 func (p *pipe) wait() {
 	p.sleeping.Store(1)
-	if !p.queue.empty() || p.closed.Load() || p.aborted.Load() {
+	if !p.queue.empty() || p.closed.Load() || p.aborted.Load() || p.token.Load() == tokenRescue {
 		p.sleeping.Store(0)
 		return
 	}
@@ -255,6 +320,7 @@ func (p *pipe) Overflow() int64 { return p.overflow }
 // the last of them.
 func (p *pipe) Close() {
 	p.push(false)
+	p.loopLeaves() // push queued the last buffer the loop filled
 	p.closing = true
 	p.flush()
 }
@@ -262,6 +328,7 @@ func (p *pipe) Close() {
 // Abort tells the writer to stop and discard the file (loop side).
 func (p *pipe) Abort() {
 	p.aborted.Store(true)
+	p.loopLeaves()
 	p.wake()
 }
 
@@ -283,48 +350,135 @@ func (p *pipe) Result() (finished bool, err error) {
 }
 
 // beforeWrite, when a test sets it (before the save begins, so the writer
-// goroutine's start orders it), runs before each of the writer's writes.
-var beforeWrite func()
+// goroutine's start orders it), runs before each of the writers' writes.
+var beforeWrite func(rescuer bool)
 
-// run is the writer goroutine: it writes the queued buffers to f in order,
-// unmaps the slab once the loop has closed the pipe, then commits f as
-// path.
-func (p *pipe) run(f *os.File, path string) {
-	defer close(p.done)
+// start runs the first writer at priority prio, to write the queued
+// buffers to f and commit it as path (loop side, once).
+func (p *pipe) start(f *os.File, path string, prio WriterPriority) {
+	p.f, p.path = f, path
+	p.canRescue = runWriter(prio, func() { p.run(false) })
+}
+
+// rescue starts a writer at the process's priority to take over from a
+// first writer that runs at a lower one (WriterIdle) and gets too little
+// CPU time (loop side; Job decides when). At most once a save; nothing
+// once the save's writers have all left.
+func (p *pipe) rescue() bool {
+	if !p.canRescue || p.rescued || !p.join() {
+		return false
+	}
+	p.rescued = true
+	go p.run(true)
+	return true
+}
+
+// Rescued reports whether a rescuer was started (loop side).
+func (p *pipe) Rescued() bool { return p.rescued }
+
+// enter takes the token for one operation on the rings (the first writer;
+// a rescuer holds it already): false once a rescuer has it.
+func (p *pipe) enter(rescuer bool) bool {
+	return rescuer || p.token.CompareAndSwap(tokenFree, tokenFirst)
+}
+
+// exit gives the token back after enter.
+func (p *pipe) exit(rescuer bool) {
+	if !rescuer {
+		p.token.Store(tokenFree)
+	}
+}
+
+// run is a writer goroutine: it writes the queued buffers to f in order
+// (each at its offset), then commits f as path once the loop has closed
+// the pipe, or discards it once the loop aborted it or a write failed. A
+// rescuer first takes the token from the first writer; the first stops
+// once it finds the token gone.
+func (p *pipe) run(rescuer bool) {
+	left := false
+	defer func() {
+		if !left {
+			p.leave()
+		}
+	}()
+	if rescuer {
+		for !p.token.CompareAndSwap(tokenFree, tokenRescue) {
+			if p.token.Load() == tokenDone {
+				return // the first writer is ending the save itself
+			}
+			time.Sleep(50 * time.Microsecond) // the first writer is taking or returning a buffer
+		}
+		p.sleeping.Store(0)
+		futexWake(&p.sleeping) // a first writer asleep stops
+	}
 	for {
-		if p.aborted.Load() {
-			p.unmap() // the loop aborted after its last write
-			discard(f)
-			p.result = errAborted
+		if !p.enter(rescuer) {
+			return
+		}
+		if p.aborted.Load() || p.failure() != nil {
+			left = true
+			p.end(rescuer)
 			return
 		}
 		b, ok := p.queue.get()
-		if !ok {
-			if !p.closed.Load() {
-				p.wait()
-				continue
-			}
+		if !ok && p.closed.Load() {
 			// Closed: the loop queued its last buffer before it said so.
 			if b, ok = p.queue.get(); !ok {
-				p.unmap() // the loop closed the pipe after its last write
-				break
+				left = true
+				p.end(rescuer)
+				return
 			}
 		}
+		if !ok {
+			p.exit(rescuer)
+			p.wait()
+			continue
+		}
+		off := p.off
+		p.off += int64(len(b))
+		p.inflight.Add(1)
+		p.exit(rescuer)
 		if beforeWrite != nil {
-			beforeWrite()
+			beforeWrite(rescuer)
 		}
-		_, err := f.Write(b)
+		_, err := p.f.WriteAt(b, off)
 		p.queued.Add(-int64(len(b)))
-		if cap(b) == pipeBuf {
-			p.free.put(b[:0]) // a full ring drops it: one of the overflow buffers
-		}
 		if err != nil {
-			p.err = err
-			p.failed.Store(true)
-			discard(f)
-			p.result = err
-			return
+			p.setErr(err)
+		} else if cap(b) == pipeBuf && p.enter(rescuer) {
+			p.free.put(b[:0]) // a full ring drops it: one of the overflow buffers
+			p.exit(rescuer)
+		}
+		p.inflight.Add(-1)
+	}
+}
+
+// end ends the save: the writer calling it holds the token (a first writer
+// takes it for good). It leaves the slab, then commits the file or, after
+// an abort or a failed write, discards it, and closes done.
+func (p *pipe) end(rescuer bool) {
+	if !rescuer {
+		p.token.Store(tokenDone)
+	}
+	if !p.aborted.Load() && p.failure() == nil {
+		for p.inflight.Load() > 0 {
+			time.Sleep(50 * time.Microsecond) // the first writer's last write, before a rescuer commits
 		}
 	}
-	p.result = commit(f, path)
+	p.leave()
+	switch err := p.failure(); {
+	case p.aborted.Load():
+		discard(p.f)
+		p.result = errAborted
+	case err != nil:
+		discard(p.f)
+		p.result = err
+	default:
+		p.result = commit(p.f, p.path)
+	}
+	if rescuer {
+		p.sleeping.Store(0)
+		futexWake(&p.sleeping) // a first writer asleep stops
+	}
+	close(p.done)
 }

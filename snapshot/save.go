@@ -39,7 +39,7 @@ type Options struct {
 	// begins and reused until it ends.
 	MaxBacklog int64
 	// WriterPriority is the background writer's kernel priority; default
-	// WriterNormal (writerprio.go).
+	// WriterIdle (writerprio.go).
 	WriterPriority WriterPriority
 }
 
@@ -63,7 +63,24 @@ type Job struct {
 	queued  func() int64 // a stream's bytes not sent yet (BeginStream)
 	encoded bool         // every key is encoded and the encoder closed
 	started time.Time
+	// pausedAt is when the loop began waiting for the writer (the walk
+	// paused, or every key encoded and the file not finished), zero while
+	// it walks; pausedFor sums the waits before it (watchWriter).
+	pausedAt  time.Time
+	pausedFor time.Duration
 }
+
+// RescueAfter and RescueShare decide when a background save whose writer
+// runs at WriterIdle gets a rescuer at the process's priority: once the
+// loop has waited for the writer at least RescueAfter in all and for at
+// least 1/RescueShare of the save's time so far. A SCHED_IDLE writer gets
+// the CPU time nothing else wants, and on a machine whose CPUs something
+// else keeps busy (a spinning client, another process) that may be almost
+// none; on an idle machine it keeps up and the loop never waits that long.
+const (
+	RescueAfter = 50 * time.Millisecond
+	RescueShare = 3
+)
 
 type dbCut struct {
 	index      int
@@ -98,8 +115,7 @@ func Begin(dbs []DB, o Options, background bool) (*Job, error) {
 	if background {
 		j.pipe = newPipe(o.MaxBacklog)
 		w = j.pipe
-		p := j.pipe
-		runWriter(o.WriterPriority, func() { p.run(f, o.Path) })
+		j.pipe.start(f, o.Path, o.WriterPriority)
 	} else {
 		j.file = f
 	}
@@ -226,7 +242,12 @@ func (j *Job) Step(n int) bool {
 		}
 	}
 	if j.behind() {
+		j.watchWriter()
 		return false
+	}
+	if !j.pausedAt.IsZero() {
+		j.pausedFor += time.Since(j.pausedAt)
+		j.pausedAt = time.Time{}
 	}
 	j.walking = true
 	for n > 0 && j.cur < len(j.cuts) && j.err == nil {
@@ -248,6 +269,28 @@ func (j *Job) Step(n int) bool {
 	}
 	return j.encoded || j.err != nil
 }
+
+// watchWriter counts the loop's wait for a background save's writer and
+// starts a rescuer once the waits pass RescueAfter and RescueShare (loop
+// side, in each cycle the loop waits).
+func (j *Job) watchWriter() {
+	p := j.pipe
+	if p == nil || !p.canRescue || p.rescued {
+		return
+	}
+	now := time.Now()
+	if j.pausedAt.IsZero() {
+		j.pausedAt = now
+		return
+	}
+	waited := j.pausedFor + now.Sub(j.pausedAt)
+	if waited >= RescueAfter && waited*RescueShare >= now.Sub(j.started) {
+		p.rescue()
+	}
+}
+
+// Rescued reports whether the writer got a rescuer (watchWriter).
+func (j *Job) Rescued() bool { return j.pipe != nil && j.pipe.Rescued() }
 
 // Behind reports whether the walk waits for the bytes not yet written out
 // (more than MaxBacklog): a Step would encode nothing.
@@ -285,6 +328,7 @@ func (j *Job) Finished() (bool, error) {
 	j.pipe.flush() // buffers the queue had no room for, and the close after them
 	done, err := j.pipe.Result()
 	if !done {
+		j.watchWriter()
 		return false, nil
 	}
 	j.pipe.release() // the cuts are closed: nothing writes to the pipe any more

@@ -9,8 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -506,7 +508,7 @@ func TestAbortWaitsForTheWriter(t *testing.T) {
 		st.Put([]byte(fmt.Sprintf("key:%06d", i)), []byte(strings.Repeat("v", 100)))
 	}
 	gate, writing := make(chan struct{}), make(chan struct{}, 1)
-	beforeWrite = func() {
+	beforeWrite = func(bool) {
 		select {
 		case writing <- struct{}{}:
 		default:
@@ -535,5 +537,75 @@ func TestAbortWaitsForTheWriter(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); string(b) != "previous" {
 		t.Fatalf("the previous snapshot changed: %q", b)
+	}
+}
+
+// TestStarvedWriterGetsRescued saves with the writer at WriterIdle and its
+// thread stopped before its second write, as a SCHED_IDLE thread that gets
+// no CPU time would be, until the rescue: the loop's waits pass
+// RescueAfter, a rescuer at the process's priority writes the rest (then
+// the stopped write goes on, as the starved thread's would once it runs),
+// and the file loads back whole. (A writer that is not stopped saves as
+// well; whether it is rescued depends on the CPU time this machine leaves
+// it, so that is only logged.)
+func TestStarvedWriterGetsRescued(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU: the writer runs at the process's priority and is never rescued")
+	}
+	st := newStores(t, 1)[0]
+	const keys = 20000
+	for i := range keys {
+		st.Put([]byte(fmt.Sprintf("key:%07d", i)), []byte(strings.Repeat("v", 40)))
+	}
+	for _, starve := range []bool{false, true} {
+		stopped := make(chan struct{})
+		var firstWrites atomic.Int32
+		beforeWrite = func(rescuer bool) {
+			if starve && !rescuer && firstWrites.Add(1) == 2 {
+				<-stopped
+			}
+		}
+		path := filepath.Join(t.TempDir(), "dump.rdb")
+		j, err := Begin([]DB{{0, st}}, Options{Path: path, WriterPriority: WriterIdle, MaxBacklog: 512 << 10}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start, released := time.Now(), false
+		for {
+			j.StepFor(20 * time.Microsecond)
+			if starve && j.Rescued() && !released {
+				released = true
+				time.AfterFunc(10*time.Millisecond, func() { close(stopped) })
+			}
+			if done, err := j.Finished(); done {
+				if err != nil {
+					t.Fatal(err)
+				}
+				break
+			}
+			if time.Since(start) > 30*time.Second {
+				t.Fatalf("writer stopped %v: the save did not end in 30 s (rescued %v)", starve, j.Rescued())
+			}
+			time.Sleep(20 * time.Microsecond) // the loop's rest
+		}
+		if !starve {
+			close(stopped)
+		}
+		beforeWrite = nil
+		if starve && !j.Rescued() {
+			t.Fatal("the stopped writer was not rescued")
+		}
+		t.Logf("writer stopped %v: rescued %v", starve, j.Rescued())
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := newStores(t, 1)[0]
+		if _, err := Load(bytes.NewReader(b), func(int) (*store.Store, error) { return got, nil }, LoadOptions{}); err != nil {
+			t.Fatalf("writer stopped %v: loading the file: %v", starve, err)
+		}
+		if got.Len() != keys {
+			t.Fatalf("writer stopped %v: the file holds %d keys, want %d", starve, got.Len(), keys)
+		}
 	}
 }

@@ -10,29 +10,33 @@ import (
 // writer thread (Options.WriterPriority, CONFIG bgsave-writer-priority).
 //
 // The writer shares the machine's CPUs with the loop, which walks the
-// keyspace itself in every cycle of a save and so is always runnable, and
-// with the clients. At the process's own priority the kernel treats the
-// three alike: a client woken by its reply may wait for the writer (or the
-// loop) to use up its time slice, a millisecond or more, before it runs.
-// At WriterIdle the writer's thread is SCHED_IDLE: any other thread that
-// wakes takes its CPU at once and a CPU running only it counts as idle
-// when the kernel places a waking thread, so the writer runs on the CPU
-// time nothing else wants. The cost: on a machine whose CPUs are all busy
-// with other work the writer gets almost none (a SCHED_IDLE thread weighs
-// 3 against a normal thread's 1,024), the walk stops MaxBacklog ahead of
-// it, and the save takes longer. On the shared 2-vCPU machine it was
-// measured on, WriterIdle did not lower the clients' p99.9 consistently and
-// made saves 1.2-12 times longer, so WriterNormal is the default
-// (docs/persistence.md, "The writer's priority").
+// keyspace itself in every cycle of a save, and with the clients. At the
+// process's own priority the kernel treats the three alike: a client woken
+// by its reply may wait for the writer (or the loop) to use up its time
+// slice, a millisecond or more, before it runs. At WriterIdle, the
+// default, the writer's thread is SCHED_IDLE: any other thread that wakes
+// takes its CPU at once and a CPU running only it counts as idle when the
+// kernel places a waking thread, so the writer runs on the CPU time
+// nothing else wants. On a machine whose CPUs something else keeps busy
+// that may be almost none (a SCHED_IDLE thread weighs 3 against a normal
+// thread's 1,024, and an unprivileged process cannot raise it back), so
+// the loop watches: once it has waited for the writer RescueAfter in all
+// and a RescueShare-th of the save's time, a rescuer at the process's
+// priority takes the rest of the file over (pipe.rescue). On a quiet
+// machine the idle writer lowered the clients' p99.9 during a save from
+// 2.1-2.3 to 1.5-1.8 times their idle p99.9 (docs/persistence.md, "The
+// writer's priority").
 type WriterPriority int
 
 const (
-	// WriterNormal runs the writer as any other goroutine, at the
-	// process's priority. The default.
-	WriterNormal WriterPriority = iota
 	// WriterIdle runs the writer on a thread of its own with the
-	// SCHED_IDLE policy (nice 19 where the kernel refuses SCHED_IDLE).
-	WriterIdle
+	// SCHED_IDLE policy (nice 19 where the kernel refuses SCHED_IDLE),
+	// rescued at the process's priority if it gets too little CPU time.
+	// The default.
+	WriterIdle WriterPriority = iota
+	// WriterNormal runs the writer as any other goroutine, at the
+	// process's priority.
+	WriterNormal
 )
 
 // String is the name CONFIG GET shows.
@@ -64,28 +68,29 @@ func ParseWriterPriority(s string) (WriterPriority, error) {
 // ending it, and signals may still run on it): a writer that lands there
 // moves to another thread, which the main thread stays locked away from
 // until the writer is done. Failing to lower the priority only leaves the
-// writer at the process's.
+// writer at the process's. It reports whether the writer runs on a thread
+// of its own at WriterIdle (so a rescuer could help it).
 //
 // A process that may run on one CPU alone (runtime.NumCPU, from its
 // affinity mask at start) runs the writer as WriterNormal: the loop, busy
 // in every cycle of a save, would leave a SCHED_IDLE writer on the same
 // CPU almost nothing (a BGSAVE of 1 M keys under `taskset -c 0` took
 // 5.6-11.5 s against 0.31-0.44 s at normal priority, the loop spinning).
-func runWriter(p WriterPriority, fn func()) {
+func runWriter(p WriterPriority, fn func()) (lowered bool) {
 	if p != WriterIdle {
 		go fn()
-		return
+		return false
 	}
-	runLowered(lowerThread, fn)
+	return runLowered(lowerThread, fn)
 }
 
 // runLowered runs fn on a goroutine of its own, on an OS thread of its own
-// whose priority lower lowers, as runWriter describes; on a single CPU as
-// any goroutine.
-func runLowered(lower func(), fn func()) {
+// whose priority lower lowers, as runWriter describes, and reports true;
+// on a single CPU as any goroutine, reporting false.
+func runLowered(lower func(), fn func()) bool {
 	if runtime.NumCPU() < 2 {
 		go fn()
-		return
+		return false
 	}
 	go func() {
 		runtime.LockOSThread()
@@ -104,4 +109,5 @@ func runLowered(lower func(), fn func()) {
 		<-done
 		runtime.UnlockOSThread()
 	}()
+	return true
 }

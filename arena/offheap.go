@@ -40,6 +40,14 @@ const (
 	adviseLater                   // MADV_NOHUGEPAGE until adviseHugeLater (DeferHugePages)
 )
 
+// Populate faults every page of b in, writable, with one system call
+// (MADV_POPULATE_WRITE, Linux 5.14+), without writing to them: a thread
+// that can wait does it so that the owner who writes the memory later does
+// not take a page fault (on a virtual machine possibly a host's too) per
+// 4 KiB page. Best effort: an older kernel leaves the pages to fault in
+// as they are first touched. Safe beside writes to the same memory.
+func Populate(b []byte) { populate(b) }
+
 // DeferHugePages makes Alloc map its regions advised against huge pages
 // (MADV_NOHUGEPAGE, so that THP "always" does not give them huge pages
 // either) until AdviseHugePages, for a bulk load that fills them at once, and

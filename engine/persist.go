@@ -377,7 +377,7 @@ func (e *Engine) backgroundDone(err error) {
 	p.probe.last.rescued = 0
 	if j.Rescued() {
 		p.probe.last.rescued = 1
-		e.o.Persistence.Log.Warn("background saving: the writer at idle priority got too little CPU time, one at the process's priority took over")
+		e.o.Persistence.Log.Warn("background saving: the writer at idle priority fell behind (too little CPU time, or a slow disk), one at the process's priority took over")
 	}
 	p.lastSecs = int64(time.Since(j.Started()).Round(time.Second) / time.Second)
 	keys, cow := j.Keys()

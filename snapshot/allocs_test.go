@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -125,8 +126,7 @@ func TestPipeReusesItsBuffers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.f, p.path = f, path
-	go p.run(false)
+	p.start(f, path, WriterNormal)
 	for range 64 { // the writer drains while the loop writes: buffers come back
 		write()
 	}
@@ -155,8 +155,7 @@ func TestPipeReusesItsBuffers(t *testing.T) {
 	for range pipeBuf / len(chunk) { // one buffer full: queued
 		write()
 	}
-	p.f, p.path = f, path
-	go p.run(false) // f is closed: the first write fails
+	p.start(f, path, WriterNormal) // f is closed: the first write fails
 	<-p.done
 	if p.result == nil || p.unmapped.Load() {
 		t.Errorf("a writer that failed (result %v) unmapped the slab the loop may still be writing into", p.result)
@@ -164,12 +163,13 @@ func TestPipeReusesItsBuffers(t *testing.T) {
 	p.release()
 	p = newPipe(backlog)
 	write()
-	p.Abort()
 	f2, err := createTemp(path + ".tmp2")
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.f, p.path = f2, path+"2"
+	p.users.Add(1) // as start does, but the writer runs here, after the abort
+	p.Abort()
 	p.run(false)
 	if !p.unmapped.Load() || p.result != errAborted {
 		t.Errorf("an aborted writer ended with %v and left its slab for the loop", p.result)
@@ -199,8 +199,7 @@ func TestPipeKeepsOrderWithAWriterRunning(t *testing.T) {
 			if len(p.pending) == 0 {
 				t.Fatalf("%d MiB written to a stalled pipe and none pending: the test misses the pending path", stalled>>20)
 			}
-			p.f, p.path = f, path
-			go p.run(false)
+			p.start(f, path, WriterNormal)
 			f = nil
 		}
 		n := min(1+rng.IntN(300<<10), total-off)
@@ -226,10 +225,13 @@ func TestPipeKeepsOrderWithAWriterRunning(t *testing.T) {
 
 // TestRescuerTakesOver starts a rescuer beside a first writer stopped in
 // two places (asleep with nothing queued, and holding a buffer before its
-// write, as a SCHED_IDLE thread preempted there would be) and checks the
-// file holds every byte in order, that the rescuer does not commit before
-// the first writer's write returns, that the first writer stops, and that
-// the slab is unmapped after both have left.
+// write, as a SCHED_IDLE thread preempted there would be) and checks that
+// the rescuer sleeps when the queue is empty (it must not spin a CPU away
+// from the clients), that the file holds every byte in order, that the
+// rescuer does not commit before the first writer's write returns, that
+// the first writer stops, and that the slab is unmapped after both have
+// left; then that an abort ends a rescued save without waiting for the
+// first writer's write.
 func TestRescuerTakesOver(t *testing.T) {
 	for _, where := range []string{"asleep", "holding a buffer"} {
 		t.Run(where, func(t *testing.T) {
@@ -256,7 +258,8 @@ func TestRescuerTakesOver(t *testing.T) {
 				}
 			}
 			defer func() { beforeWrite = nil }()
-			p.f, p.path, p.canRescue = f, path, true
+			p.f, p.path, p.started, p.canRescue = f, path, true, true
+			p.users.Add(1) // as start does, but the test knows when the first writer returns
 			firstDone := make(chan struct{})
 			go func() { defer close(firstDone); p.run(false) }()
 			off := 0
@@ -269,7 +272,7 @@ func TestRescuerTakesOver(t *testing.T) {
 			switch where {
 			case "asleep":
 				write(3 * pipeBuf / 2) // one buffer queued and written
-				for p.Backlog() > pipeBuf/2 || p.sleeping.Load() != 1 {
+				for p.Backlog() > pipeBuf/2 || p.sleeping[0].Load() != 1 {
 					time.Sleep(100 * time.Microsecond)
 				}
 			default:
@@ -281,6 +284,19 @@ func TestRescuerTakesOver(t *testing.T) {
 			}
 			if p.rescue() {
 				t.Fatal("a second rescue started")
+			}
+			// The rescuer drains the queue (but the buffer the first writer
+			// holds) and sleeps: over 100 ms the process uses little CPU.
+			for deadline := time.Now().Add(10 * time.Second); p.queue.empty() == false || p.sleeping[1].Load() != 1; {
+				if time.Now().After(deadline) {
+					t.Fatalf("the rescuer did not go to sleep on an empty queue in 10 s (backlog %d)", p.Backlog())
+				}
+				time.Sleep(100 * time.Microsecond)
+			}
+			cpu := processCPU()
+			time.Sleep(100 * time.Millisecond)
+			if cpu = processCPU() - cpu; cpu > 50*time.Millisecond {
+				t.Fatalf("with the rescuer waiting for buffers the process used %v of CPU in 100 ms: it spins", cpu)
 			}
 			for off < len(want) {
 				write(min(100<<10, len(want)-off))
@@ -314,6 +330,57 @@ func TestRescuerTakesOver(t *testing.T) {
 				t.Fatalf("the file holds %d bytes, not the %d written in order", len(got), len(want))
 			}
 		})
+	}
+}
+
+// TestAbortEndsARescuedSave aborts a rescued save whose first writer holds
+// a buffer it has not written (as a starved SCHED_IDLE thread would): the
+// rescuer ends it at once, without the first writer's write, and removes
+// the temporary file.
+func TestAbortEndsARescuedSave(t *testing.T) {
+	p := newPipe(pipeBuf)
+	path := filepath.Join(t.TempDir(), "out")
+	f, err := createTemp(path + ".tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, holding := make(chan struct{}), make(chan struct{})
+	beforeWrite = func(rescuer bool) {
+		if !rescuer {
+			close(holding)
+			<-gate
+		}
+	}
+	defer func() { beforeWrite = nil }()
+	p.f, p.path, p.started, p.canRescue = f, path, true, true
+	p.users.Add(1)
+	firstDone := make(chan struct{})
+	go func() { defer close(firstDone); p.run(false) }()
+	if _, err := p.Write(make([]byte, 3*pipeBuf)); err != nil {
+		t.Fatal(err)
+	}
+	<-holding
+	p.rescue()
+	p.Close()
+	p.Abort()
+	ended := make(chan struct{})
+	go func() { waitWriter(p); close(ended) }()
+	select {
+	case <-ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("an aborted rescued save did not end in 10 s: it waits for the first writer's write")
+	}
+	if p.result != errAborted {
+		t.Fatalf("result %v, want errAborted", p.result)
+	}
+	if _, err := os.Stat(path + ".tmp"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the temporary file is left after the abort: %v", err)
+	}
+	close(gate)
+	<-firstDone
+	p.release()
+	if !p.unmapped.Load() {
+		t.Error("the slab is still mapped after every user left")
 	}
 }
 

@@ -70,12 +70,14 @@ type pipe struct {
 	// errp is the writers' first error, nil until one fails: set once
 	// (compare-and-swap) by a writer, read by the loop and the writers.
 	errp atomic.Pointer[error]
-	// sleeping is 1 while the writer waits on it with futexWait (set by the
-	// writer, which then looks at the queue once more before it sleeps);
-	// the loop, after queueing a buffer or closing, swaps it to 0 and wakes
-	// the writer. Both sides' atomics are sequentially consistent, so
-	// either the writer sees the new buffer or the loop sees it sleeping.
-	sleeping atomic.Uint32
+	// sleeping[w] is 1 while writer w (0 the first, 1 a rescuer) waits on
+	// it with futexWait (set by the writer, which then looks at the queue
+	// once more before it sleeps); the loop, after queueing a buffer or
+	// closing, swaps each to 0 and wakes that writer. Both sides' atomics
+	// are sequentially consistent, so either the writer sees the new
+	// buffer or the loop sees it sleeping. One word per writer: a first
+	// writer's late store cannot undo a rescuer's.
+	sleeping [2]atomic.Uint32
 
 	// The writers. The first starts with the save; at WriterIdle the loop
 	// may start a rescuer at the process's priority when the first gets
@@ -93,8 +95,11 @@ type pipe struct {
 	f        *os.File
 	path     string
 	// canRescue (the first writer runs at a priority a rescuer would
-	// improve on) and rescued are the loop's.
-	canRescue, rescued bool
+	// improve on), rescued (a rescuer was started) and started (the first
+	// writer was) are the loop's; taken is set by a rescuer once it holds
+	// the token (a rescuer started as the first writer ends takes nothing).
+	canRescue, rescued, started bool
+	taken                       atomic.Bool
 	// result and done are the end of the save: set and closed by the
 	// writer that ends it (the first, or the rescuer once it took over).
 	result error
@@ -160,7 +165,7 @@ const pipeQueue = 64
 func newPipe(backlog int64) *pipe {
 	n := int(backlog/pipeBuf) + 2
 	p := &pipe{done: make(chan struct{}), queue: newBufRing(max(pipeQueue, 2*n)), free: newBufRing(n), loopUser: true}
-	p.users.Store(2) // the loop and the first writer
+	p.users.Store(1) // the loop; the first writer joins in start
 	// Small pages: the loop touches the slab first as it fills each buffer,
 	// a few pages per slice; a huge page (THP "always") would be cleared
 	// whole, 2 MiB, in one fault inside one slice.
@@ -290,20 +295,37 @@ func (p *pipe) flush() {
 
 // wake wakes the writers that sleep; it never blocks.
 func (p *pipe) wake() {
-	if p.sleeping.Load() == 1 && p.sleeping.CompareAndSwap(1, 0) {
-		futexWake(&p.sleeping)
+	for w := range p.sleeping {
+		p.wakeWriter(w)
 	}
 }
 
-// wait sleeps until the loop queues a buffer, closes or aborts the pipe or
-// a rescuer takes over (writer side); it may return early.
-func (p *pipe) wait() {
-	p.sleeping.Store(1)
-	if !p.queue.empty() || p.closed.Load() || p.aborted.Load() || p.token.Load() == tokenRescue {
-		p.sleeping.Store(0)
+// wakeWriter wakes writer w (0 the first, 1 a rescuer) if it sleeps.
+func (p *pipe) wakeWriter(w int) {
+	if s := &p.sleeping[w]; s.Load() == 1 && s.CompareAndSwap(1, 0) {
+		futexWake(s)
+	}
+}
+
+// wait sleeps until the loop queues a buffer, closes or aborts the pipe or,
+// for the first writer, a rescuer takes over (writer side); it may return
+// early.
+func (p *pipe) wait(rescuer bool) {
+	s := &p.sleeping[writerIndex(rescuer)]
+	s.Store(1)
+	if !p.queue.empty() || p.closed.Load() || p.aborted.Load() || !rescuer && p.token.Load() == tokenRescue {
+		s.Store(0)
 		return
 	}
-	futexWait(&p.sleeping, 1)
+	futexWait(s, 1)
+}
+
+// writerIndex is a writer's index in sleeping.
+func writerIndex(rescuer bool) int {
+	if rescuer {
+		return 1
+	}
+	return 0
 }
 
 // Backlog returns the bytes queued and not written yet (loop side).
@@ -356,7 +378,8 @@ var beforeWrite func(rescuer bool)
 // start runs the first writer at priority prio, to write the queued
 // buffers to f and commit it as path (loop side, once).
 func (p *pipe) start(f *os.File, path string, prio WriterPriority) {
-	p.f, p.path = f, path
+	p.f, p.path, p.started = f, path, true
+	p.users.Add(1)
 	p.canRescue = runWriter(prio, func() { p.run(false) })
 }
 
@@ -373,8 +396,8 @@ func (p *pipe) rescue() bool {
 	return true
 }
 
-// Rescued reports whether a rescuer was started (loop side).
-func (p *pipe) Rescued() bool { return p.rescued }
+// Rescued reports whether a rescuer took the writing over.
+func (p *pipe) Rescued() bool { return p.taken.Load() }
 
 // enter takes the token for one operation on the rings (the first writer;
 // a rescuer holds it already): false once a rescuer has it.
@@ -408,8 +431,16 @@ func (p *pipe) run(rescuer bool) {
 			}
 			time.Sleep(50 * time.Microsecond) // the first writer is taking or returning a buffer
 		}
-		p.sleeping.Store(0)
-		futexWake(&p.sleeping) // a first writer asleep stops
+		p.taken.Store(true)
+		p.wakeWriter(0) // a first writer asleep stops
+	}
+	if !rescuer {
+		// The slab's pages, which the loop touches first as it fills each
+		// buffer (a page fault each, more than a thousand per save, each
+		// some microseconds of the loop's time and on a virtual machine
+		// sometimes a host's fault of far more): faulted in here instead,
+		// while the loop fills its first buffer.
+		arena.Populate(p.slab)
 	}
 	for {
 		if !p.enter(rescuer) {
@@ -431,7 +462,7 @@ func (p *pipe) run(rescuer bool) {
 		}
 		if !ok {
 			p.exit(rescuer)
-			p.wait()
+			p.wait(rescuer)
 			continue
 		}
 		off := p.off
@@ -460,10 +491,12 @@ func (p *pipe) end(rescuer bool) {
 	if !rescuer {
 		p.token.Store(tokenDone)
 	}
-	if !p.aborted.Load() && p.failure() == nil {
-		for p.inflight.Load() > 0 {
-			time.Sleep(50 * time.Microsecond) // the first writer's last write, before a rescuer commits
-		}
+	// A rescuer commits only once the first writer's last write has
+	// returned; an abort (SHUTDOWN) or a failed write discards the file
+	// without waiting for it (the write lands, if ever, in a file no name
+	// leads to: the descriptor's close waits for it).
+	for p.inflight.Load() > 0 && !p.aborted.Load() && p.failure() == nil {
+		time.Sleep(50 * time.Microsecond)
 	}
 	p.leave()
 	switch err := p.failure(); {
@@ -477,8 +510,7 @@ func (p *pipe) end(rescuer bool) {
 		p.result = commit(p.f, p.path)
 	}
 	if rescuer {
-		p.sleeping.Store(0)
-		futexWake(&p.sleeping) // a first writer asleep stops
+		p.wakeWriter(0) // a first writer asleep stops
 	}
 	close(p.done)
 }

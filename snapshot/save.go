@@ -60,6 +60,7 @@ type Job struct {
 
 	file    *os.File     // foreground: written by the loop itself
 	pipe    *pipe        // background: written by the writer goroutine
+	tmp     *os.File     // background, until its writer starts: the file
 	queued  func() int64 // a stream's bytes not sent yet (BeginStream)
 	encoded bool         // every key is encoded and the encoder closed
 	started time.Time
@@ -72,11 +73,13 @@ type Job struct {
 
 // RescueAfter and RescueShare decide when a background save whose writer
 // runs at WriterIdle gets a rescuer at the process's priority: once the
-// loop has waited for the writer at least RescueAfter in all and for at
-// least 1/RescueShare of the save's time so far. A SCHED_IDLE writer gets
-// the CPU time nothing else wants, and on a machine whose CPUs something
-// else keeps busy (a spinning client, another process) that may be almost
-// none; on an idle machine it keeps up and the loop never waits that long.
+// loop has waited for the writer RescueAfter at once, or at least
+// RescueAfter in all and for at least 1/RescueShare of the save's time so
+// far. A SCHED_IDLE writer gets the CPU time nothing else wants, and on a
+// machine whose CPUs something else keeps busy (a spinning client,
+// another process) that may be almost none; on an idle machine it keeps
+// up and the loop never waits that long. (A disk slower than the walk
+// makes the loop wait too, and gets a rescuer that cannot help it.)
 const (
 	RescueAfter = 50 * time.Millisecond
 	RescueShare = 3
@@ -115,11 +118,21 @@ func Begin(dbs []DB, o Options, background bool) (*Job, error) {
 	if background {
 		j.pipe = newPipe(o.MaxBacklog)
 		w = j.pipe
-		j.pipe.start(f, o.Path, o.WriterPriority)
+		j.tmp = f
 	} else {
 		j.file = f
 	}
-	return j.begin(dbs, w)
+	if _, err := j.begin(dbs, w); err != nil {
+		return nil, err
+	}
+	if background {
+		// The writer starts once the cuts are taken: a save that cannot
+		// begin (a cut already active) never waits for a new thread that
+		// may be slow to get a CPU at WriterIdle.
+		j.pipe.start(f, o.Path, o.WriterPriority)
+		j.tmp = nil
+	}
+	return j, nil
 }
 
 // BeginStream starts a save of dbs as they are now into w instead of a
@@ -283,13 +296,14 @@ func (j *Job) watchWriter() {
 		j.pausedAt = now
 		return
 	}
-	waited := j.pausedFor + now.Sub(j.pausedAt)
-	if waited >= RescueAfter && waited*RescueShare >= now.Sub(j.started) {
+	wait := now.Sub(j.pausedAt)
+	waited := j.pausedFor + wait
+	if wait >= RescueAfter || waited >= RescueAfter && waited*RescueShare >= now.Sub(j.started) {
 		p.rescue()
 	}
 }
 
-// Rescued reports whether the writer got a rescuer (watchWriter).
+// Rescued reports whether a rescuer took the writing over (watchWriter).
 func (j *Job) Rescued() bool { return j.pipe != nil && j.pipe.Rescued() }
 
 // Behind reports whether the walk waits for the bytes not yet written out
@@ -314,7 +328,11 @@ func (j *Job) Finished() (bool, error) {
 	if j.err != nil {
 		j.Abort()
 		if j.pipe != nil {
-			<-j.pipe.done // prompt once aborted: at most one write in flight
+			// Prompt once aborted: at most one write in flight, and a writer
+			// at WriterIdle, which may wait long for a CPU, gets a rescuer
+			// that ends the save at once.
+			j.pipe.rescue()
+			<-j.pipe.done
 			j.pipe.release()
 		}
 		return true, j.fail(j.err)
@@ -367,12 +385,16 @@ func (j *Job) Run() error {
 	return nil
 }
 
-// abandon gives up a save that failed to begin: its writer has stopped
-// and its buffers are freed when it returns.
+// abandon gives up a save that failed to begin (before a background
+// save's writer starts): its file is removed and its buffers freed when
+// it returns.
 func (j *Job) abandon() {
 	j.Abort()
 	if j.pipe != nil {
-		<-j.pipe.done
+		if j.tmp != nil {
+			discard(j.tmp)
+			j.tmp = nil
+		}
 		j.pipe.release()
 	}
 }

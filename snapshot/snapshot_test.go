@@ -493,8 +493,11 @@ func TestLoaderSteps(t *testing.T) {
 }
 
 // TestAbortWaitsForTheWriter: a save aborted after the walk encoded every
-// key, while its writer still writes, is finished only once the writer has
-// stopped and removed its temporary file, so a SHUTDOWN's save that opens
+// key, while its writer still writes, is finished only once the writer
+// that holds the file (the first, or at WriterIdle the rescuer Finished
+// starts, which ends it at once) has removed its temporary file (a first
+// writer a rescuer took over from writes, at most, its one buffer into the
+// removed file and touches no name), so a SHUTDOWN's save that opens
 // the same temporary file next cannot have it written, removed or renamed
 // under it; the previous snapshot stays.
 func TestAbortWaitsForTheWriter(t *testing.T) {

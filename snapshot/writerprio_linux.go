@@ -38,9 +38,8 @@ func futexWait(addr *atomic.Uint32, val uint32) {
 	unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWaitPrivate, uintptr(val), 0, 0, 0)
 }
 
-// futexWake wakes every thread sleeping in futexWait on addr (a save's
-// writers: the first and a rescuer). It does not block: raw, so the loop
-// calling it does not pass through the scheduler.
+// futexWake wakes a thread sleeping in futexWait on addr. It does not
+// block: raw, so the loop calling it does not pass through the scheduler.
 func futexWake(addr *atomic.Uint32) {
-	unix.RawSyscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWakePrivate, 1<<31-1, 0, 0, 0)
+	unix.RawSyscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWakePrivate, 1, 0, 0, 0)
 }

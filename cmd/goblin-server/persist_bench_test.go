@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -92,8 +94,22 @@ var benchPeers = []benchPeer{
 // save (INFO persistence goblin_bgsave_*: the longest cycle in wall and
 // thread CPU time, GC cycles and pauses, allocations, page faults), which
 // the machine's load does not blur as it blurs the client's view.
+//
+// First it measures the machine itself (blockingFloor): a blocking round
+// trip between two threads over pipes, no server, the floor under any
+// blocking client's stalls. BENCH_BUSY=N keeps N threads of the benchmark's process
+// spinning at normal priority throughout (a machine whose CPUs something
+// else keeps busy: where a SCHED_IDLE writer needs its rescuer).
 func BenchmarkPingDuringBgsave(b *testing.B) {
 	keys, value, base := benchEnv(b)
+	floor, over := blockingFloor(b, 3*time.Second)
+	fmt.Printf("%s: this machine, before the servers start, a blocking round trip between two threads over pipes (no server): %v; %d over 1 ms (%.1f/s)\n",
+		b.Name(), floor.Summary(), over, float64(over)/3)
+	b.ReportMetric(float64(floor.Summary().P999), "floor-p99.9-ns")
+	b.ReportMetric(float64(floor.Summary().Max), "floor-max-ns")
+	if n, _ := strconv.Atoi(os.Getenv("BENCH_BUSY")); n > 0 {
+		b.Cleanup(spinThreads(n))
+	}
 	for _, peer := range benchPeers {
 		b.Run(peer.name, func(b *testing.B) {
 			dir := benchDir(b, base)
@@ -159,9 +175,10 @@ func BenchmarkPingDuringBgsave(b *testing.B) {
 						b.Logf(format, args...)
 						fmt.Printf("%s: %s\n", b.Name(), fmt.Sprintf(format, args...))
 					}
-					logf("%s: during %d BGSAVEs (the first took %v) %v; p99.9 during/idle %.2f, max during/idle %.2f", name,
+					logf("%s: during %d BGSAVEs (the first took %v) %v; p99.9 during/idle %.2f, max during/idle %.2f; stalls over 1 ms %.1f/s idle, %.1f/s during the saves", name,
 						len(probes[i]), r.dur.Round(time.Millisecond), r.save.Summary(),
-						float64(r.save.Summary().P999)/float64(idle.Summary().P999), float64(r.save.Summary().Max)/float64(idle.Summary().Max))
+						float64(r.save.Summary().P999)/float64(idle.Summary().P999), float64(r.save.Summary().Max)/float64(idle.Summary().Max),
+						float64(idleCPUs.slowTotal())/3, float64(r.saveCPUs.slowTotal())/r.total.Seconds())
 					logf("%s: file %.1f MB in %s: %.0f MB/s (the first save, as INFO saw it end, 20 ms resolution; %v for all %d); memory (RSS of the server process) %.1f MB before, %.1f MB peak during the save (%+.1f %%); the longest sample (memory and INFO, every 20 ms in both phases) took %v",
 						name, float64(size)/1e6, dir, float64(size)/1e6/r.dur.Seconds(), r.total.Round(time.Millisecond), len(probes[i]),
 						float64(r.memBefore)/1e6, float64(r.memPeak)/1e6, 100*(float64(r.memPeak)/float64(r.memBefore)-1), r.samplerMax.Round(time.Microsecond))
@@ -194,8 +211,9 @@ type saveVariant struct{ writer, rest string }
 
 // saveVariants are the settings BenchmarkPingDuringBgsave alternates
 // goblin's saves between: every pair of BENCH_WRITER (a comma-separated
-// list of bgsave-writer-priority values, default "normal,idle") and
+// list of bgsave-writer-priority values) and
 // BENCH_REST (of bgsave-loop-rest values, default "requests,always,no").
+// BENCH_WRITER's default, "idle,normal", puts the default first.
 func saveVariants(b *testing.B) []saveVariant {
 	list := func(env, def string) []string {
 		v := os.Getenv(env)
@@ -206,7 +224,7 @@ func saveVariants(b *testing.B) []saveVariant {
 	}
 	var vs []saveVariant
 	for _, r := range list("BENCH_REST", "requests,always,no") {
-		for _, w := range list("BENCH_WRITER", "normal,idle") {
+		for _, w := range list("BENCH_WRITER", "idle,normal") {
 			vs = append(vs, saveVariant{writer: w, rest: r})
 		}
 	}
@@ -834,6 +852,87 @@ func (t *cpuTally) add(d int64) {
 			t.slow[cpu]++
 		}
 	}
+}
+
+// slowTotal is the PINGs over 1 ms on every CPU.
+func (t cpuTally) slowTotal() (n int64) {
+	for _, s := range t.slow {
+		n += s
+	}
+	return n
+}
+
+// blockingFloor runs the shortest blocking round trip there is for span:
+// two threads of the benchmark's process, each blocked in read(2) on a pipe
+// until the other writes a byte to it, no server anywhere. What it sees
+// beyond a few microseconds is the machine's (on a virtual machine, a
+// halted vCPU the host takes milliseconds to run again, or a timer tick
+// late): the floor under the longest stall of any client that blocks for
+// its reply, whatever the server does.
+func blockingFloor(b *testing.B, span time.Duration) (r *latency.Recorder, over1ms int) {
+	var there, back [2]int
+	if err := unix.Pipe2(there[:], unix.O_CLOEXEC); err != nil {
+		b.Fatal(err)
+	}
+	if err := unix.Pipe2(back[:], unix.O_CLOEXEC); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		for _, fd := range []int{there[0], there[1], back[0], back[1]} {
+			unix.Close(fd)
+		}
+	}()
+	echoed := make(chan struct{})
+	go func() {
+		defer close(echoed)
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		var c [1]byte
+		for {
+			if n, err := unix.Read(there[0], c[:]); n != 1 || err != nil || c[0] == 0 {
+				return
+			}
+			unix.Write(back[1], c[:])
+		}
+	}()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	r = latency.New()
+	c := [1]byte{1}
+	for end := time.Now().Add(span); time.Now().Before(end); {
+		start := latency.Now()
+		unix.Write(there[1], c[:])
+		if n, err := unix.Read(back[0], c[:]); n != 1 || err != nil {
+			b.Fatalf("the pipe round trip: %d bytes, %v", n, err)
+		}
+		d := latency.Now() - start
+		r.Record(d)
+		if d > int64(time.Millisecond) {
+			over1ms++
+		}
+	}
+	c[0] = 0 // the echo thread stops
+	unix.Write(there[1], c[:])
+	<-echoed
+	return r, over1ms
+}
+
+// spinThreads starts n goroutines spinning on threads of their own at the
+// process's priority and returns the function that stops them.
+func spinThreads(n int) func() {
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for !stop.Load() {
+			}
+		}()
+	}
+	return func() { stop.Store(true); wg.Wait() }
 }
 
 func (t *cpuTally) merge(o cpuTally) {

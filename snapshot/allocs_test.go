@@ -258,7 +258,7 @@ func TestRescuerTakesOver(t *testing.T) {
 				}
 			}
 			defer func() { beforeWrite = nil }()
-			p.f, p.path, p.started, p.canRescue = f, path, true, true
+			p.f, p.path, p.canRescue = f, path, true
 			p.users.Add(1) // as start does, but the test knows when the first writer returns
 			firstDone := make(chan struct{})
 			go func() { defer close(firstDone); p.run(false) }()
@@ -352,7 +352,7 @@ func TestAbortEndsARescuedSave(t *testing.T) {
 		}
 	}
 	defer func() { beforeWrite = nil }()
-	p.f, p.path, p.started, p.canRescue = f, path, true, true
+	p.f, p.path, p.canRescue = f, path, true
 	p.users.Add(1)
 	firstDone := make(chan struct{})
 	go func() { defer close(firstDone); p.run(false) }()

@@ -95,11 +95,14 @@ type pipe struct {
 	f        *os.File
 	path     string
 	// canRescue (the first writer runs at a priority a rescuer would
-	// improve on), rescued (a rescuer was started) and started (the first
-	// writer was) are the loop's; taken is set by a rescuer once it holds
-	// the token (a rescuer started as the first writer ends takes nothing).
-	canRescue, rescued, started bool
-	taken                       atomic.Bool
+	// improve on) and rescued (a rescuer was started) are the loop's;
+	// taken is set by a rescuer once it holds the token (a rescuer started
+	// as the first writer ends takes nothing). idleFirst (the first writer
+	// may run at WriterIdle) is set before any writer starts and only read
+	// after.
+	canRescue, rescued bool
+	taken              atomic.Bool
+	idleFirst          bool
 	// result and done are the end of the save: set and closed by the
 	// writer that ends it (the first, or the rescuer once it took over).
 	result error
@@ -199,12 +202,26 @@ func (p *pipe) loopLeaves() {
 	}
 }
 
-// leave drops one user of the slab; the last unmaps it.
-func (p *pipe) leave() {
-	if p.users.Add(-1) == 0 {
-		p.mem.Free(p.slab)
-		p.unmapped.Store(true)
+// leave drops one user of the slab; the last unmaps it. lowered says the
+// caller's thread may be SCHED_IDLE: the unmapping then runs on a goroutine
+// at the process's priority, since munmap holds the process's memory-map
+// lock for writing, and a SCHED_IDLE thread preempted while it holds it
+// would stop every page fault of the process, the loop's too, until the
+// kernel ran it again.
+func (p *pipe) leave(lowered ...bool) {
+	if p.users.Add(-1) != 0 {
+		return
 	}
+	if len(lowered) > 0 && lowered[0] {
+		go p.unmapSlab()
+		return
+	}
+	p.unmapSlab()
+}
+
+func (p *pipe) unmapSlab() {
+	p.mem.Free(p.slab)
+	p.unmapped.Store(true)
 }
 
 // join adds a user of the slab unless the last has left already.
@@ -378,8 +395,19 @@ var beforeWrite func(rescuer bool)
 // start runs the first writer at priority prio, to write the queued
 // buffers to f and commit it as path (loop side, once).
 func (p *pipe) start(f *os.File, path string, prio WriterPriority) {
-	p.f, p.path, p.started = f, path, true
-	p.users.Add(1)
+	p.f, p.path, p.idleFirst = f, path, prio == WriterIdle
+	p.users.Add(2) // the first writer, and the populating goroutine below
+	// The slab's pages, which the loop touches first as it fills each
+	// buffer (a page fault each, more than a thousand per save, each some
+	// microseconds of the loop's time and on a virtual machine sometimes a
+	// host's fault of far more): faulted in at once, while the loop fills
+	// its first buffer, on a goroutine at the process's priority (the
+	// populating holds the memory-map lock for reading; a SCHED_IDLE thread
+	// preempted there would hold up the loop's next mapping).
+	go func() {
+		arena.Populate(p.slab)
+		p.leave()
+	}()
 	p.canRescue = runWriter(prio, func() { p.run(false) })
 }
 
@@ -418,10 +446,10 @@ func (p *pipe) exit(rescuer bool) {
 // rescuer first takes the token from the first writer; the first stops
 // once it finds the token gone.
 func (p *pipe) run(rescuer bool) {
-	left := false
+	left, lowered := false, !rescuer && p.idleFirst
 	defer func() {
 		if !left {
-			p.leave()
+			p.leave(lowered)
 		}
 	}()
 	if rescuer {
@@ -429,18 +457,13 @@ func (p *pipe) run(rescuer bool) {
 			if p.token.Load() == tokenDone {
 				return // the first writer is ending the save itself
 			}
-			time.Sleep(50 * time.Microsecond) // the first writer is taking or returning a buffer
+			// The first writer is taking or returning a buffer, and may have
+			// been preempted there: look again in a millisecond (a shorter
+			// wait would take its CPU from it all the more often).
+			time.Sleep(time.Millisecond)
 		}
 		p.taken.Store(true)
 		p.wakeWriter(0) // a first writer asleep stops
-	}
-	if !rescuer {
-		// The slab's pages, which the loop touches first as it fills each
-		// buffer (a page fault each, more than a thousand per save, each
-		// some microseconds of the loop's time and on a virtual machine
-		// sometimes a host's fault of far more): faulted in here instead,
-		// while the loop fills its first buffer.
-		arena.Populate(p.slab)
 	}
 	for {
 		if !p.enter(rescuer) {
@@ -448,7 +471,7 @@ func (p *pipe) run(rescuer bool) {
 		}
 		if p.aborted.Load() || p.failure() != nil {
 			left = true
-			p.end(rescuer)
+			p.end(rescuer, lowered)
 			return
 		}
 		b, ok := p.queue.get()
@@ -456,7 +479,7 @@ func (p *pipe) run(rescuer bool) {
 			// Closed: the loop queued its last buffer before it said so.
 			if b, ok = p.queue.get(); !ok {
 				left = true
-				p.end(rescuer)
+				p.end(rescuer, lowered)
 				return
 			}
 		}
@@ -472,7 +495,7 @@ func (p *pipe) run(rescuer bool) {
 		if beforeWrite != nil {
 			beforeWrite(rescuer)
 		}
-		_, err := p.f.WriteAt(b, off)
+		err := p.writeAt(b, off)
 		p.queued.Add(-int64(len(b)))
 		if err != nil {
 			p.setErr(err)
@@ -484,10 +507,31 @@ func (p *pipe) run(rescuer bool) {
 	}
 }
 
+// writePiece is the most one write system call writes: a buffered write
+// holds the file's inode lock, which the other writer's writes and the
+// unlink of a discarded file wait for, so a first writer preempted in one
+// (a SCHED_IDLE thread is preempted wherever it is, most often in its
+// writes, where its CPU time goes) holds up a rescuer for the rest of one
+// piece, not of a whole buffer.
+const writePiece = 64 << 10
+
+// writeAt writes b at off in pieces of writePiece.
+func (p *pipe) writeAt(b []byte, off int64) error {
+	for len(b) > 0 {
+		n := min(len(b), writePiece)
+		if _, err := p.f.WriteAt(b[:n], off); err != nil {
+			return err
+		}
+		b, off = b[n:], off+int64(n)
+	}
+	return nil
+}
+
 // end ends the save: the writer calling it holds the token (a first writer
 // takes it for good). It leaves the slab, then commits the file or, after
-// an abort or a failed write, discards it, and closes done.
-func (p *pipe) end(rescuer bool) {
+// an abort or a failed write, discards it, and closes done. lowered: the
+// caller's thread may be SCHED_IDLE (leave).
+func (p *pipe) end(rescuer, lowered bool) {
 	if !rescuer {
 		p.token.Store(tokenDone)
 	}
@@ -496,9 +540,9 @@ func (p *pipe) end(rescuer bool) {
 	// without waiting for it (the write lands, if ever, in a file no name
 	// leads to: the descriptor's close waits for it).
 	for p.inflight.Load() > 0 && !p.aborted.Load() && p.failure() == nil {
-		time.Sleep(50 * time.Microsecond)
+		time.Sleep(time.Millisecond) // as long as the starved thread takes to finish one piece
 	}
-	p.leave()
+	p.leave(lowered)
 	switch err := p.failure(); {
 	case p.aborted.Load():
 		discard(p.f)

@@ -255,6 +255,13 @@ func (j *Job) Step(n int) bool {
 		}
 	}
 	if j.behind() {
+		if j.pipe != nil {
+			// Buffers copy-on-write queued past the queue's room wait in
+			// pending; only a flush moves them on, and with the walk paused
+			// no push would: the writer would drain the queue, sleep, and
+			// the save wait for the next write ahead of the walk.
+			j.pipe.flush()
+		}
 		j.watchWriter()
 		return false
 	}

@@ -612,3 +612,52 @@ func TestStarvedWriterGetsRescued(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyOnWriteBurstPastTheQueue: with the writer held, writes ahead of
+// the walk hand over more buffers than the queue holds (the rest wait in
+// pending) and then stop; once the writer runs again the save must end
+// (the walk, paused behind them, must flush them on) and hold the keys as
+// they were when it began.
+func TestCopyOnWriteBurstPastTheQueue(t *testing.T) {
+	st := newStores(t, 1)[0]
+	const keys = 40000
+	old := strings.Repeat("o", 1000)
+	for i := range keys {
+		st.Put([]byte(fmt.Sprintf("key:%06d", i)), []byte(old))
+	}
+	want := dump(t, st)
+	gate := make(chan struct{})
+	beforeWrite = func(bool) { <-gate }
+	defer func() { beforeWrite = nil }()
+	path := filepath.Join(t.TempDir(), "dump.rdb")
+	j, err := Begin([]DB{{0, st}}, Options{Path: path, WriterPriority: WriterNormal, NoCompression: true}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Step(1)
+	for i := range keys { // ~40 MB handed over: more than the queue's 64 buffers
+		st.Set(nil, []byte(fmt.Sprintf("key:%06d", i)), []byte("new"), store.SetOptions{})
+	}
+	if len(j.pipe.pending) == 0 {
+		t.Fatalf("nothing waits in pending (backlog %d): the test misses the path", j.pipe.Backlog())
+	}
+	close(gate)
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		j.StepFor(20 * time.Microsecond)
+		done, err := j.Finished()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the save did not end in 20 s after the writes stopped: %d buffers pending, backlog %d, queue empty %v",
+				len(j.pipe.pending), j.pipe.Backlog(), j.pipe.queue.empty())
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
+	if got := dump(t, loadInto(t, path, 1)[0]); !maps.Equal(got, want) {
+		t.Fatalf("loaded %d keys unlike the %d of the cut", len(got), len(want))
+	}
+}

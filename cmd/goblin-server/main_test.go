@@ -666,7 +666,7 @@ func TestFlagsAndConfigFile(t *testing.T) {
 		}
 	})
 	// The loop's default idle strategy and the flags that are Go bools.
-	os.WriteFile(conf, []byte("idle doze\nbgsave-writer-priority idle\nrdb-skip-unsupported yes\n"), 0o600)
+	os.WriteFile(conf, []byte("idle doze\nbgsave-writer-priority normal\nrdb-skip-unsupported yes\n"), 0o600)
 	c = config{}
 	fs = flags(&c, io.Discard)
 	if err := fs.Parse([]string{"--config", conf}); err != nil {
@@ -675,7 +675,7 @@ func TestFlagsAndConfigFile(t *testing.T) {
 	if _, err := applyConfigFile(fs, conf, false); err != nil {
 		t.Fatal(err)
 	}
-	if c.idle != "doze" || c.writerPriority != "idle" || !c.rdbSkipUnsupported {
+	if c.idle != "doze" || c.writerPriority != "normal" || !c.rdbSkipUnsupported { // normal: idle is the default
 		t.Errorf("from the file: idle %q, bgsave-writer-priority %q, rdb-skip-unsupported %v", c.idle, c.writerPriority, c.rdbSkipUnsupported)
 	}
 	for _, bad := range []struct{ file, want string }{

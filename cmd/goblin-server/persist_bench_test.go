@@ -105,8 +105,6 @@ func BenchmarkPingDuringBgsave(b *testing.B) {
 	floor, over := blockingFloor(b, 3*time.Second)
 	fmt.Printf("%s: this machine, before the servers start, a blocking round trip between two threads over pipes (no server): %v; %d over 1 ms (%.1f/s)\n",
 		b.Name(), floor.Summary(), over, float64(over)/3)
-	b.ReportMetric(float64(floor.Summary().P999), "floor-p99.9-ns")
-	b.ReportMetric(float64(floor.Summary().Max), "floor-max-ns")
 	if n, _ := strconv.Atoi(os.Getenv("BENCH_BUSY")); n > 0 {
 		b.Cleanup(spinThreads(n))
 	}

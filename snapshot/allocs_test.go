@@ -132,11 +132,10 @@ func TestPipeReusesItsBuffers(t *testing.T) {
 	}
 	p.Close()
 	waitWriter(p)
-	// The writer unmapped the slab itself once the loop had closed the
-	// pipe: the unmapping's CPU time is not the loop's.
-	if !p.unmapped.Load() {
-		t.Error("the writer finished a closed pipe and left its slab for the loop to unmap")
-	}
+	// The writer (or the goroutine that faulted the slab in, if it ended
+	// after it) unmapped the slab once the loop had closed the pipe: the
+	// unmapping's CPU time is not the loop's.
+	waitUnmapped(t, p, "the writer finished a closed pipe and left its slab for the loop to unmap")
 	p.release()
 	if p.result != nil {
 		t.Fatal(p.result)
@@ -258,8 +257,8 @@ func TestRescuerTakesOver(t *testing.T) {
 				}
 			}
 			defer func() { beforeWrite = nil }()
-			p.f, p.path, p.canRescue = f, path, true
-			p.users.Add(1) // as start does, but the test knows when the first writer returns
+			p.f, p.path, p.canRescue, p.idleFirst = f, path, true, true // idleFirst: its unmap on a goroutine
+			p.users.Add(1)                                              // as start does, but the test knows when the first writer returns
 			firstDone := make(chan struct{})
 			go func() { defer close(firstDone); p.run(false) }()
 			off := 0
@@ -319,9 +318,7 @@ func TestRescuerTakesOver(t *testing.T) {
 			}
 			<-firstDone // a first writer that lost the token stops
 			p.release()
-			if !p.unmapped.Load() {
-				t.Error("the slab is still mapped after every user left")
-			}
+			waitUnmapped(t, p, "the slab is still mapped after every user left")
 			got, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -352,7 +349,7 @@ func TestAbortEndsARescuedSave(t *testing.T) {
 		}
 	}
 	defer func() { beforeWrite = nil }()
-	p.f, p.path, p.canRescue = f, path, true
+	p.f, p.path, p.canRescue, p.idleFirst = f, path, true, true
 	p.users.Add(1)
 	firstDone := make(chan struct{})
 	go func() { defer close(firstDone); p.run(false) }()
@@ -379,8 +376,17 @@ func TestAbortEndsARescuedSave(t *testing.T) {
 	close(gate)
 	<-firstDone
 	p.release()
-	if !p.unmapped.Load() {
-		t.Error("the slab is still mapped after every user left")
+	waitUnmapped(t, p, "the slab is still mapped after every user left")
+}
+
+// waitUnmapped waits up to 10 s for p's slab to be unmapped by its last
+// user, failing with why otherwise.
+func waitUnmapped(t *testing.T, p *pipe, why string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !p.unmapped.Load(); time.Sleep(100 * time.Microsecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s (%d users left after 10 s)", why, p.users.Load())
+		}
 	}
 }
 

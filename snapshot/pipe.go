@@ -33,18 +33,21 @@ var errAborted = errors.New("snapshot: save aborted")
 // is queued, so it can stop encoding (but not copy-on-write) while the
 // disk is behind; copy-on-write that finds no free buffer then takes a new
 // one from the heap (counted in Overflow), and one the queue has no room
-// for waits in order in the loop's pending list until a flush (every
-// Job.Finished) queues it.
+// for waits in order in the loop's pending list until a flush (on every
+// push, every Step the walk is paused in, and every Job.Finished once
+// every key is encoded) queues it.
 type pipe struct {
 	cur []byte // loop only: the buffer being filled
 	// mem holds the slab, the buffers' memory. The loop maps it; the last
 	// of its users to leave unmaps it (users counts them: the loop until it
-	// closes or aborts the pipe or releases it, and each writer until it
-	// returns). So a writer that finishes after the loop has closed or
+	// closes or aborts the pipe or releases it, each writer until it
+	// returns, and the goroutine that faults the slab in as the save
+	// begins). So a writer that finishes after the loop has closed or
 	// aborted the pipe unmaps it (some hundreds of µs of the thread's CPU
-	// for a few MiB of small pages, not the loop's), the loop after a
-	// writer's error (it may still be copying into a buffer), and a first
-	// writer a rescuer took over from once its last write returns.
+	// for a few MiB of small pages, not the loop's; a SCHED_IDLE one hands
+	// it to a goroutine, leave), the loop after a writer's error (it may
+	// still be copying into a buffer), and a first writer a rescuer took
+	// over from once its last write returns.
 	mem      arena.OffHeap
 	slab     []byte
 	users    atomic.Int32
@@ -168,7 +171,7 @@ const pipeQueue = 64
 func newPipe(backlog int64) *pipe {
 	n := int(backlog/pipeBuf) + 2
 	p := &pipe{done: make(chan struct{}), queue: newBufRing(max(pipeQueue, 2*n)), free: newBufRing(n), loopUser: true}
-	p.users.Store(1) // the loop; the first writer joins in start
+	p.users.Store(1) // the loop; the first writer and the populating goroutine join in start
 	// Small pages: the loop touches the slab first as it fills each buffer,
 	// a few pages per slice; a huge page (THP "always") would be cleared
 	// whole, 2 MiB, in one fault inside one slice.
@@ -198,7 +201,7 @@ func (p *pipe) release() {
 func (p *pipe) loopLeaves() {
 	if p.loopUser {
 		p.loopUser = false
-		p.leave()
+		p.leave(false)
 	}
 }
 
@@ -208,11 +211,11 @@ func (p *pipe) loopLeaves() {
 // lock for writing, and a SCHED_IDLE thread preempted while it holds it
 // would stop every page fault of the process, the loop's too, until the
 // kernel ran it again.
-func (p *pipe) leave(lowered ...bool) {
+func (p *pipe) leave(lowered bool) {
 	if p.users.Add(-1) != 0 {
 		return
 	}
-	if len(lowered) > 0 && lowered[0] {
+	if lowered {
 		go p.unmapSlab()
 		return
 	}
@@ -293,7 +296,7 @@ func (p *pipe) push(next bool) error {
 
 // flush moves pending buffers into the queue while it has room, and
 // closes the pipe once Close was called and none is left (loop side; Job
-// calls it on every Finished).
+// calls it while the walk is paused and on every Finished).
 func (p *pipe) flush() {
 	k := 0
 	for k < len(p.pending) && p.queue.put(p.pending[k]) {
@@ -406,7 +409,7 @@ func (p *pipe) start(f *os.File, path string, prio WriterPriority) {
 	// preempted there would hold up the loop's next mapping).
 	go func() {
 		arena.Populate(p.slab)
-		p.leave()
+		p.leave(false)
 	}()
 	p.canRescue = runWriter(prio, func() { p.run(false) })
 }
@@ -515,9 +518,13 @@ func (p *pipe) run(rescuer bool) {
 // piece, not of a whole buffer.
 const writePiece = 64 << 10
 
-// writeAt writes b at off in pieces of writePiece.
+// writeAt writes b at off in pieces of writePiece; it stops between
+// pieces once the loop has aborted the save.
 func (p *pipe) writeAt(b []byte, off int64) error {
 	for len(b) > 0 {
+		if p.aborted.Load() {
+			return errAborted
+		}
 		n := min(len(b), writePiece)
 		if _, err := p.f.WriteAt(b[:n], off); err != nil {
 			return err
@@ -540,9 +547,23 @@ func (p *pipe) end(rescuer, lowered bool) {
 	// without waiting for it (the write lands, if ever, in a file no name
 	// leads to: the descriptor's close waits for it).
 	for p.inflight.Load() > 0 && !p.aborted.Load() && p.failure() == nil {
-		time.Sleep(time.Millisecond) // as long as the starved thread takes to finish one piece
+		time.Sleep(time.Millisecond) // as long as the starved thread takes to finish its buffer's pieces
 	}
 	p.leave(lowered)
+	if lowered {
+		// The commit's fsync and rename (or the discard's unlink, which
+		// frees the file's pages) hold locks a SCHED_IDLE thread must not
+		// be preempted in, and the loop may wait for done (SHUTDOWN): at the
+		// process's priority.
+		go p.conclude(rescuer)
+		return
+	}
+	p.conclude(rescuer)
+}
+
+// conclude commits the file or, after an abort or a failed write,
+// discards it, sets result and closes done (end).
+func (p *pipe) conclude(rescuer bool) {
 	switch err := p.failure(); {
 	case p.aborted.Load():
 		discard(p.f)

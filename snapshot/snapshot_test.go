@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -627,8 +628,9 @@ func TestCopyOnWriteBurstPastTheQueue(t *testing.T) {
 	}
 	want := dump(t, st)
 	gate := make(chan struct{})
+	var open sync.Once
 	beforeWrite = func(bool) { <-gate }
-	defer func() { beforeWrite = nil }()
+	defer func() { open.Do(func() { close(gate) }); beforeWrite = nil }()
 	path := filepath.Join(t.TempDir(), "dump.rdb")
 	j, err := Begin([]DB{{0, st}}, Options{Path: path, WriterPriority: WriterNormal, NoCompression: true}, true)
 	if err != nil {
@@ -641,7 +643,7 @@ func TestCopyOnWriteBurstPastTheQueue(t *testing.T) {
 	if len(j.pipe.pending) == 0 {
 		t.Fatalf("nothing waits in pending (backlog %d): the test misses the path", j.pipe.Backlog())
 	}
-	close(gate)
+	open.Do(func() { close(gate) })
 	for deadline := time.Now().Add(20 * time.Second); ; {
 		j.StepFor(20 * time.Microsecond)
 		done, err := j.Finished()

@@ -257,8 +257,10 @@ func TestRescuerTakesOver(t *testing.T) {
 				}
 			}
 			defer func() { beforeWrite = nil }()
-			p.f, p.path, p.canRescue, p.idleFirst = f, path, true, true // idleFirst: its unmap on a goroutine
-			p.users.Add(1)                                              // as start does, but the test knows when the first writer returns
+			// idleFirst: the first writer's unmap and end go to goroutines,
+			// as a SCHED_IDLE one's do.
+			p.f, p.path, p.canRescue, p.idleFirst = f, path, true, true
+			p.users.Add(1) // as start does, but the test knows when the first writer returns
 			firstDone := make(chan struct{})
 			go func() { defer close(firstDone); p.run(false) }()
 			off := 0

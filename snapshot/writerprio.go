@@ -24,7 +24,7 @@ import (
 // and a RescueShare-th of the save's time, a rescuer at the process's
 // priority takes the rest of the file over (pipe.rescue). On a quiet
 // machine the idle writer gave the clients the lower p99.9 during a save
-// in 13 runs of 15, 1.7-1.9 times their idle p99.9 with the final code
+// in 15 runs of 17, 1.7-2.0 times their idle p99.9 with the final code
 // (docs/persistence.md, "(a) The stall a depth-one PING client sees").
 type WriterPriority int
 

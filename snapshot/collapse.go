@@ -9,7 +9,9 @@ import (
 )
 
 // CollapseStats counts, for this process, the collapses into huge pages
-// that Loader.Close starts after a load (arena.Collapse), for INFO
+// that a BulkLoad's End starts after a whole load (arena.Collapse): the
+// load at start's (Loader.Close) and a replica's full
+// resynchronisations' (engine.Engine.EndFullSync) alike, for INFO
 // persistence: the collapse thread never logs.
 type CollapseStats struct {
 	Started   int64 // collapse threads started

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"time"
 
-	"github.com/goblin-kv/goblin/arena"
 	"github.com/goblin-kv/goblin/rdb"
 	"github.com/goblin-kv/goblin/store"
 )
@@ -160,17 +158,16 @@ type Loader struct {
 	lastProgress time.Time
 	last         decoded // the decoder's counts after the last batch taken
 	e            rdb.Entry
-	wait         *time.Timer    // Step's bound on waiting for the decoder; made on first use
-	stores       []*store.Store // the stores db returned, in bulk-load mode until Close
+	wait         *time.Timer // Step's bound on waiting for the decoder; made on first use
+	bulk         BulkLoad    // the stores db returned, in bulk-load mode until Close
 }
 
 // store returns database i (db), in bulk-load mode (store.BeginBulkLoad)
 // until Close.
 func (l *Loader) store(i int) (*store.Store, error) {
 	s, err := l.db(i)
-	if err == nil && !slices.Contains(l.stores, s) {
-		s.BeginBulkLoad()
-		l.stores = append(l.stores, s)
+	if err == nil {
+		l.bulk.Add(s)
 	}
 	return s, err
 }
@@ -205,27 +202,8 @@ func (l *Loader) Close() {
 		l.p.stop()
 		l.p = nil
 	}
-	// Only a load that completed is worth its collapse: one given up (a
-	// shutdown, a full resync replacing it, a corrupt file) is about to
-	// be flushed, its chunks unmapped.
-	whole := l.done && l.err == nil
-	var cs []arena.Collapse
-	for _, s := range l.stores {
-		if c := s.EndBulkLoad(); c.Len() > 0 && whole { // a small store maps nothing
-			cs = append(cs, c)
-		}
-	}
-	l.stores = nil
-	if len(cs) > 0 {
-		// The chunks go to huge pages now, off the caller's goroutine,
-		// rather than whenever khugepaged reaches them, on a thread of
-		// low priority (runCollapse) so that the loop, serving as soon
-		// as the load ends, takes a CPU from it first: while a normal
-		// thread collapsed 1.4 GB, a depth-one GET client's p99.9 was
-		// 5.1-5.4 ms in 4 of 6 rounds (BENCH_GET_SECONDS,
-		// docs/persistence.md (d)).
-		runCollapse(cs)
-	}
+	// Only a load that completed is worth its collapse (BulkLoad.End).
+	l.bulk.End(l.done && l.err == nil)
 	if l.wait != nil {
 		l.wait.Stop()
 	}

@@ -482,5 +482,9 @@ func (a *Arena) LiveBytes() int64 { return a.live }
 // a bulk load.
 func (a *Arena) DeferHugePages() { a.mem.DeferHugePages() }
 
+// HugePagesDeferred reports whether DeferHugePages is on (see
+// OffHeap.HugePagesDeferred).
+func (a *Arena) HugePagesDeferred() bool { return a.mem.HugePagesDeferred() }
+
 // AdviseHugePages ends DeferHugePages (see OffHeap.AdviseHugePages).
 func (a *Arena) AdviseHugePages() Collapse { return a.mem.AdviseHugePages() }

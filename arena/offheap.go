@@ -62,6 +62,11 @@ func Populate(b []byte) { populate(b) }
 // puts them in huge pages.
 func (m *OffHeap) DeferHugePages() { m.deferHuge = true }
 
+// HugePagesDeferred reports whether DeferHugePages is on (until
+// AdviseHugePages): tests and stats of a bulk load read it, on the owner's
+// goroutine.
+func (m *OffHeap) HugePagesDeferred() bool { return m.deferHuge }
+
 // AdviseHugePages ends DeferHugePages: the regions mapped meanwhile are
 // advised huge pages now (khugepaged collapses them in the background;
 // until then they are served from small pages), and later ones at once.

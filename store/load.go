@@ -122,6 +122,15 @@ func (s *Store) BeginBulkLoad() {
 	s.ar.DeferHugePages()
 }
 
+// BulkLoading reports whether the store is in bulk-load mode, between
+// BeginBulkLoad and EndBulkLoad: for tests of the loaders that use the
+// mode (the load at start, a replica's full resynchronisation) and for
+// their stats. Owner's goroutine only, as every other method.
+func (s *Store) BulkLoading() bool {
+	s.owner.check()
+	return s.ar.HugePagesDeferred()
+}
+
 // EndBulkLoad ends BeginBulkLoad: the chunks mapped meanwhile are advised
 // huge pages, which khugepaged collapses in the background, slowly (until
 // then a GET costs some TLB misses more). The Collapse it returns puts them

@@ -158,7 +158,13 @@ func processCPU() time.Duration {
 // flush unmapped.
 func TestFlushStopsTheCollapse(t *testing.T) {
 	s, _ := newStore(t, Options{})
+	if s.BulkLoading() {
+		t.Fatal("a new store is in bulk-load mode")
+	}
 	s.BeginBulkLoad()
+	if !s.BulkLoading() {
+		t.Fatal("BulkLoading is false after BeginBulkLoad")
+	}
 	val := bytes.Repeat([]byte("v"), 1000)
 	for i := range 10_000 { // ~10 MB: chunks beyond the arena's Go-heap ones
 		k := []byte("k" + strconv.Itoa(i))
@@ -167,6 +173,9 @@ func TestFlushStopsTheCollapse(t *testing.T) {
 		}
 	}
 	c := s.EndBulkLoad()
+	if s.BulkLoading() {
+		t.Fatal("BulkLoading is true after EndBulkLoad")
+	}
 	if c.Len() == 0 {
 		t.Fatal("a 10 MB bulk load mapped no chunk to collapse")
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/goblin-kv/goblin/proto/resp"
 	"github.com/goblin-kv/goblin/rdb"
 	"github.com/goblin-kv/goblin/snapshot"
+	"github.com/goblin-kv/goblin/store"
 )
 
 // The replica side of replication: REPLICAOF, SLAVEOF and ROLE, the gate
@@ -66,6 +67,10 @@ type followState struct {
 	skipped  int64    // keys of unsupported types in the last full sync
 	errors   int64    // stream commands that answered an error
 	user     *acl.User
+	// bulk is the databases a full resynchronisation loads, in the
+	// store's bulk-load mode from BeginFullSync to EndFullSync, as the
+	// load at start's (snapshot.Loader).
+	bulk snapshot.BulkLoad
 }
 
 // The refusals, worded as Redis 7.0's.
@@ -316,6 +321,7 @@ func (e *Engine) SetReplica(on bool) {
 	e.syncPauseExpiry() // a primary again during a pause: expiry stays held (pauseexpiry.go)
 	e.SetUpstream(on)   // the primary side: relay the primary's stream, or start a history of its own
 	if !on {
+		e.follow.bulk.End(false) // a full sync given up by a promotion: no collapse
 		e.follow.loading, e.follow.linkUp = false, false
 		e.ResetMaster()
 	}
@@ -329,9 +335,14 @@ func (e *Engine) SetMasterLink(up bool) {
 }
 
 // BeginFullSync empties every database before a full resynchronisation
-// loads the primary's snapshot; until EndFullSync normal clients get
-// LOADING.
+// loads the primary's snapshot and puts it in the store's bulk-load mode,
+// as the load at start does (snapshot.BulkLoad: the chunks the load maps
+// are faulted in whole, on small pages, until EndFullSync); a database
+// the snapshot creates joins the mode in Reserve or LoadEntry. Until
+// EndFullSync normal clients get LOADING. The link (package replica)
+// calls it when the primary answers FULLRESYNC.
 func (e *Engine) BeginFullSync() {
+	e.follow.bulk.End(false) // a sync begun again before the last one ended: no collapse of a load to be flushed
 	e.follow.loading = true
 	e.follow.skipped = 0
 	e.abortLoad()    // the primary's snapshot replaces the file's
@@ -345,8 +356,21 @@ func (e *Engine) BeginFullSync() {
 			e.touchExisting(i, st)
 		}
 		st.Flush()
+		e.follow.bulk.Add(st)
 	}
 	e.keepExpired(true)
+}
+
+// syncStore returns database db for a full resynchronisation's Reserve or
+// LoadEntry, in bulk-load mode while the sync runs (a database the
+// snapshot creates joins it here); nil, with the reason in e.res, for a
+// database the server cannot have.
+func (e *Engine) syncStore(db int) *store.Store {
+	st := e.db(int64(db))
+	if st != nil && e.follow.loading {
+		e.follow.bulk.Add(st)
+	}
+	return st
 }
 
 // LoadEntry stores one key of the primary's snapshot. A key of a type
@@ -355,7 +379,7 @@ func (e *Engine) LoadEntry(en *rdb.Entry) error {
 	if en.DB < 0 || en.DB >= e.o.Databases {
 		return fmt.Errorf("the primary's snapshot selects database %d but this server has %d (--databases)", en.DB, e.o.Databases)
 	}
-	st := e.db(int64(en.DB))
+	st := e.syncStore(en.DB)
 	if st == nil {
 		return errors.New(string(e.res.Value))
 	}
@@ -390,13 +414,22 @@ func (e *Engine) Reserve(db, keys int) {
 	if db < 0 || db >= e.o.Databases {
 		return // LoadEntry refuses the keys with the reason
 	}
-	if st := e.db(int64(db)); st != nil {
+	if st := e.syncStore(db); st != nil {
 		st.Reserve(keys)
 	}
 }
 
-// EndFullSync ends the load: normal clients are served again.
-func (e *Engine) EndFullSync() {
+// EndFullSync ends the load: normal clients are served again, and the
+// databases leave bulk-load mode. loaded says the whole snapshot was
+// loaded (the link calls it so at the snapshot's end): a thread of low
+// priority then collapses the chunks it mapped into huge pages, as after
+// the load at start (snapshot.BulkLoad.End; INFO persistence's
+// goblin_load_collapse_* lines count both), until done or a flush. A sync
+// given up part-way (the link lost, the primary's error, a key refused,
+// REPLICAOF NO ONE, the server closing the link at shutdown) passes false:
+// no collapse, the databases keep what was loaded and serve as usual.
+func (e *Engine) EndFullSync(loaded bool) {
+	e.follow.bulk.End(loaded)
 	e.follow.loading = false
 	e.snap.dirtyBase = e.mods()
 }

@@ -338,7 +338,7 @@ func TestFullSyncLoadsExpiredKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.EndFullSync()
+	e.EndFullSync(true)
 	e.SetMasterLink(true)
 	if got := do(t, e, c, "DBSIZE"); got != ":3" {
 		t.Fatalf("DBSIZE after loading two expired keys and a live one = %s, want :3", got)
@@ -377,7 +377,7 @@ func TestFullSyncKeepsAccessRecords(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			e.EndFullSync()
+			e.EndFullSync(true)
 			e.SetMasterLink(true)
 			for _, k := range []string{"s", "h"} {
 				if got := do(t, e, c, "OBJECT", tc.query, k); got != tc.want {

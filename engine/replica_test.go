@@ -107,7 +107,7 @@ func TestReplicaGate(t *testing.T) {
 	if got := do(t, e, c, "GET", "k"); got != "-LOADING Redis is loading the dataset in memory" {
 		t.Fatalf("GET during the load: %s", got)
 	}
-	e.EndFullSync()
+	e.EndFullSync(true)
 	e.ApplyMaster(cmds([]string{"SET", "k", "fromprimary"}), 0)
 	if got := do(t, e, c, "GET", "k"); got != "$fromprimary" {
 		t.Fatalf("GET after the primary's SET: %s", got)

@@ -34,8 +34,9 @@ type Applier interface {
 	Reserve(db, keys int)
 	// LoadEntry stores one key of the primary's snapshot.
 	LoadEntry(e *rdb.Entry) error
-	// EndFullSync ends the load.
-	EndFullSync()
+	// EndFullSync ends the load: loaded is true at the snapshot's end,
+	// false for a sync given up part-way (abortSync).
+	EndFullSync(loaded bool)
 	// ApplyMaster applies whole commands of the stream in (at most
 	// maxCmds), as the master client; see engine.Engine.ApplyMaster.
 	ApplyMaster(in []byte, maxCmds int) (consumed, applied, getack int)
@@ -531,7 +532,7 @@ func (l *Link) stopRun() {
 // one.
 func (l *Link) abortSync() {
 	l.syncing = false
-	l.o.Apply.EndFullSync()
+	l.o.Apply.EndFullSync(false)
 	l.ids.ID, l.ids.Offset = "?", -1
 }
 
@@ -632,7 +633,7 @@ func (l *Link) Poll(now int64) int {
 			}
 		case evFullDone:
 			l.syncing = false
-			l.o.Apply.EndFullSync()
+			l.o.Apply.EndFullSync(true)
 			l.ids = IDs{ID: ev.text, Offset: ev.offset, ID2: NoID, Offset2: -1}
 			l.ackOffset.Store(ev.offset)
 			l.stats.FullSyncs++

@@ -28,17 +28,22 @@ type fakeApplier struct {
 	keys    []string
 	cmds    []string
 	resets  int
+	ends    []bool // EndFullSync's loaded, call by call
+	refuse  string // LoadEntry refuses this key
 }
 
 func (f *fakeApplier) SetMasterLink(up bool) { f.up = up }
 func (f *fakeApplier) BeginFullSync()        { f.syncs++; f.loading = true; f.keys = nil }
 func (f *fakeApplier) LoadEntry(e *rdb.Entry) error {
+	if string(e.Key) == f.refuse && f.refuse != "" {
+		return fmt.Errorf("key %q refused", e.Key)
+	}
 	f.keys = append(f.keys, fmt.Sprintf("%d:%s=%s%s", e.DB, e.Key, e.Str, bytes.Join(e.Items, []byte(","))))
 	return nil
 }
-func (f *fakeApplier) EndFullSync()         { f.loading = false }
-func (f *fakeApplier) Reserve(db, keys int) {}
-func (f *fakeApplier) ResetMaster()         { f.resets++ }
+func (f *fakeApplier) EndFullSync(loaded bool) { f.loading = false; f.ends = append(f.ends, loaded) }
+func (f *fakeApplier) Reserve(db, keys int)    {}
+func (f *fakeApplier) ResetMaster()            { f.resets++ }
 func (f *fakeApplier) ApplyMaster(in []byte, maxCmds int) (consumed, applied, getack int) {
 	for consumed < len(in) {
 		args, n, err := resp.ReadCommand(in[consumed:], nil, &resp.Limits{})
@@ -221,6 +226,9 @@ func TestLinkHandshakeSyncAckAndResume(t *testing.T) {
 				pc.c.Close()
 			}()
 			pollUntil(t, l, "the snapshot loaded", func() bool { return app.syncs == 1 && !app.loading && app.up })
+			if fmt.Sprint(app.ends) != "[true]" {
+				t.Fatalf("EndFullSync's loaded after a whole snapshot: %v, want [true]", app.ends)
+			}
 			want := []string{"0:s=v", "0:l=a,b", "2:big=" + strings.Repeat("x", 200000)}
 			if fmt.Sprint(app.keys) != fmt.Sprint(want) {
 				t.Fatalf("keys loaded %.200q, want %.200q", app.keys, want)
@@ -387,5 +395,81 @@ func TestLinkDeadlineWithStreamLeft(t *testing.T) {
 	}
 	if d := l.Deadline(); d != math.MaxInt64 {
 		t.Fatalf("Deadline() = %d with the stream applied, want never", d)
+	}
+}
+
+// A full resynchronisation given up part-way (the link lost in the
+// snapshot, a key the applier refuses, REPLICAOF NO ONE, the server
+// closing the link at shutdown) ends with EndFullSync(false): the engine
+// then collapses nothing.
+func TestLinkAbandonedSyncEndsNotLoaded(t *testing.T) {
+	for _, how := range []string{"lost", "refused", "unfollow", "close"} {
+		t.Run(how, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			p := &primary{t: t, ln: ln}
+			app := &fakeApplier{}
+			if how == "refused" {
+				app.refuse = "l"
+			}
+			l, err := New(Options{Apply: app, RetryDelay: time.Hour, AckEvery: time.Hour,
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			closed := false
+			defer func() {
+				if !closed {
+					l.Close()
+				}
+			}()
+			l.Follow("127.0.0.1", ln.Addr().(*net.TCPAddr).Port)
+			payload := testRDB(t)
+			cut := make(chan struct{})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				pc := p.accept()
+				if pc == nil {
+					return
+				}
+				defer pc.c.Close()
+				pc.expect("PING")
+				pc.send("+PONG\r\n")
+				pc.expect("REPLCONF capa")
+				pc.send("+OK\r\n")
+				pc.expect("PSYNC")
+				pc.send("+FULLRESYNC 0123456789012345678901234567890123456789 100\r\n")
+				pc.send("$" + strconv.Itoa(len(payload)) + "\r\n")
+				if how == "refused" {
+					pc.send(string(payload))
+				} else {
+					pc.send(string(payload[:len(payload)/2])) // the rest never comes
+				}
+				<-cut
+			}()
+			defer func() { close(cut); <-done }()
+			pollUntil(t, l, "the full sync begun", func() bool {
+				return app.syncs == 1 && (how != "refused" && app.loading || len(app.ends) > 0)
+			})
+			switch how {
+			case "lost":
+				close(cut)
+				<-done
+				cut = make(chan struct{})
+				pollUntil(t, l, "the sync given up", func() bool { return len(app.ends) > 0 })
+			case "unfollow":
+				l.Unfollow()
+			case "close":
+				l.Close()
+				closed = true
+			}
+			if fmt.Sprint(app.ends) != "[false]" || app.loading {
+				t.Fatalf("EndFullSync's loaded after a sync %s part-way: %v (loading %v), want [false]", how, app.ends, app.loading)
+			}
+		})
 	}
 }

@@ -23,7 +23,7 @@ func (l *lines) SetMasterLink(bool)         {}
 func (l *lines) BeginFullSync()             {}
 func (l *lines) Reserve(int, int)           {}
 func (l *lines) LoadEntry(*rdb.Entry) error { return nil }
-func (l *lines) EndFullSync()               {}
+func (l *lines) EndFullSync(bool)           {}
 func (l *lines) ResetMaster()               {}
 func (l *lines) ApplyMaster(in []byte, max int) (consumed, applied, getack int) {
 	for n := 0; n < max; n++ {

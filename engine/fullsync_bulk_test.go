@@ -1,0 +1,123 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/goblin-kv/goblin/internal/testkit"
+	"github.com/goblin-kv/goblin/proto"
+	"github.com/goblin-kv/goblin/rdb"
+	"github.com/goblin-kv/goblin/snapshot"
+)
+
+// TestFullSyncLoadsInBulkMode: a full resynchronisation loads the
+// primary's snapshot with the databases in the store's bulk-load mode, as
+// the load at start does, a database the snapshot creates included; a
+// sync that completes ends the mode and starts the collapse into huge
+// pages (snapshot.ReadCollapseStats), and one given up part-way (the link
+// lost or a key refused: EndFullSync(false); a promotion, SetReplica(false)
+// after the link's Unfollow; a new FULLRESYNC before the end) ends it without a collapse and leaves the
+// databases serving.
+func TestFullSyncLoadsInBulkMode(t *testing.T) {
+	for _, end := range []string{"completed", "abandoned", "promoted", "resynced"} {
+		t.Run(end, func(t *testing.T) {
+			e, _ := newEngine(t, Options{Replica: ReplicaOptions{Control: &fakeLink{}}})
+			c := e.Open(proto.RESP, nil)
+			do(t, e, c, "REPLICAOF", "primary", "6379")
+			before := snapshot.ReadCollapseStats()
+			e.BeginFullSync()
+			if e.dbs[0] == nil || !e.dbs[0].BulkLoading() {
+				t.Fatal("database 0 is not in bulk-load mode after BeginFullSync")
+			}
+			loadSyncKeys(t, e, 0, 100_000) // ~11 MB: chunks beyond the arena's Go-heap ones
+			e.Reserve(3, 10)
+			loadSyncKeys(t, e, 3, 10)
+			for _, db := range []int{0, 3} {
+				if !e.dbs[db].BulkLoading() {
+					t.Fatalf("database %d is not in bulk-load mode while the sync loads", db)
+				}
+			}
+			switch end {
+			case "completed":
+				e.EndFullSync(true)
+			case "abandoned":
+				e.EndFullSync(false)
+			case "promoted":
+				// REPLICAOF NO ONE waits for the load's end, as Redis's
+				// (LOADING); a won cluster election does not.
+				if got := do(t, e, c, "REPLICAOF", "NO", "ONE"); got != "-"+txtLoading {
+					t.Fatalf("REPLICAOF NO ONE during the load: %s", got)
+				}
+				e.ClusterUnfollow()
+			case "resynced":
+				e.BeginFullSync()
+				for _, db := range []int{0, 3} {
+					if !e.dbs[db].BulkLoading() {
+						t.Fatalf("database %d is not in bulk-load mode in the second sync", db)
+					}
+				}
+				if st := snapshot.ReadCollapseStats(); st.Started != before.Started {
+					t.Fatalf("a sync given up for another started a collapse: %+v, before %+v", st, before)
+				}
+				loadSyncKeys(t, e, 0, 10)
+				e.EndFullSync(false)
+			}
+			for i, st := range e.dbs {
+				if st != nil && st.BulkLoading() {
+					t.Fatalf("database %d is still in bulk-load mode after a sync %s", i, end)
+				}
+			}
+			st := snapshot.ReadCollapseStats()
+			if end != "completed" {
+				if st.Started != before.Started {
+					t.Fatalf("a sync %s started a collapse: %+v, before %+v", end, st, before)
+				}
+			} else {
+				testkit.Eventually(t, 20*time.Second, "the collapse after a completed sync to end", func() (bool, string) {
+					st = snapshot.ReadCollapseStats()
+					return st.Started == before.Started+1 && st.Running == 0, fmt.Sprintf("collapse counts %+v (started before: %d)", st, before.Started)
+				})
+				if st.Collapsed+st.Failed == before.Collapsed+before.Failed {
+					t.Fatalf("the collapse after a completed sync tried no region: %+v, before %+v", st, before)
+				}
+			}
+			// The databases serve what was loaded, and take writes once
+			// the replica is promoted.
+			if end == "promoted" {
+				if got := do(t, e, c, "SET", "k7", "new"); got != "+OK" {
+					t.Fatalf("SET after REPLICAOF NO ONE mid-sync: %s", got)
+				}
+				if got := do(t, e, c, "GET", "k7"); got != "$new" {
+					t.Fatalf("GET after the SET: %s", got)
+				}
+				return
+			}
+			if got := do(t, e, c, "GET", "k7"); got != "$"+syncValue(7) {
+				t.Fatalf("GET k7 after a sync %s: %.40s", end, got)
+			}
+		})
+	}
+}
+
+// syncValue is loadSyncKeys' value for key i: 100 bytes.
+func syncValue(i int) string {
+	v := strconv.Itoa(i)
+	return v + string(bytes.Repeat([]byte("v"), 100-len(v)))
+}
+
+// loadSyncKeys loads keys k0..k(n-1) into database db as a full
+// resynchronisation's LoadEntry.
+func loadSyncKeys(t *testing.T, e *Engine, db, n int) {
+	t.Helper()
+	en := rdb.Entry{DB: db, Expiry: rdb.NoExpiry, Freq: -1, Idle: -1}
+	for i := range n {
+		en.Key = []byte("k" + strconv.Itoa(i))
+		en.Value = rdb.Value{Kind: rdb.KindString, Str: []byte(syncValue(i))}
+		if err := e.LoadEntry(&en); err != nil {
+			t.Fatalf("LoadEntry %s into database %d: %v", en.Key, db, err)
+		}
+	}
+}

@@ -70,7 +70,12 @@ func startServerArgs(t testing.TB, lead, args []string) *srv {
 	t.Helper()
 	bin := testproc.Build(t, "./cmd/goblin-server")
 	sock := filepath.Join(t.TempDir(), "goblin.sock")
-	all := append(lead, "--listen", "uds://"+sock+",tcp://127.0.0.1:0", "--metrics", "127.0.0.1:0", "--log-level", "debug")
+	tcp, metrics := "127.0.0.1:0", "127.0.0.1:0"
+	if _, ok := testproc.PortRange(t); ok { // GOBLIN_TEST_PORTS: no port the kernel picks
+		p := testproc.FreeTCPPorts(t, 2)
+		tcp, metrics = "127.0.0.1:"+strconv.Itoa(p[0]), "127.0.0.1:"+strconv.Itoa(p[1])
+	}
+	all := append(lead, "--listen", "uds://"+sock+",tcp://"+tcp, "--metrics", metrics, "--log-level", "debug")
 	if !slices.ContainsFunc(args, func(a string) bool { return a == "--dir" || strings.HasPrefix(a, "--dir=") }) {
 		all = append(all, "--dir", t.TempDir()) // never the default state directory: tests load nothing and save nothing there
 	}

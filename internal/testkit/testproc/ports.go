@@ -51,6 +51,9 @@ func freePorts(tb testing.TB, network string, n int) []int {
 		}
 	}
 	lo := max(1024, hi-12000)
+	if r, ok := PortRange(tb); ok {
+		lo, hi = r[0], r[1]+1
+	}
 	picked.Lock()
 	defer picked.Unlock()
 	var held []io.Closer
@@ -84,4 +87,29 @@ func freePorts(tb testing.TB, network string, n int) []int {
 		ports = append(ports, p)
 	}
 	return ports
+}
+
+// PortRangeEnv names the environment variable that confines the ports
+// freePorts picks to lo-hi (inclusive, e.g. "22000-23999"), for a machine
+// shared with other work that owns the ports outside it; tests that would
+// listen on port 0 take a picked port instead while it is set (the
+// goblin-server tests' startServer). Unset, the ports are picked below the
+// kernel's ephemeral range as before.
+const PortRangeEnv = "GOBLIN_TEST_PORTS"
+
+// PortRange returns PortRangeEnv's range and whether it is set; a value
+// that is not "lo-hi" with 1024 <= lo <= hi <= 65535 fails tb.
+func PortRange(tb testing.TB) ([2]int, bool) {
+	tb.Helper()
+	v := os.Getenv(PortRangeEnv)
+	if v == "" {
+		return [2]int{}, false
+	}
+	a, b, ok := strings.Cut(v, "-")
+	lo, err1 := strconv.Atoi(a)
+	hi, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || lo < 1024 || hi < lo || hi > 65535 {
+		tb.Fatalf("%s=%q: want lo-hi, two ports from 1024 to 65535, lo first", PortRangeEnv, v)
+	}
+	return [2]int{lo, hi}, true
 }

@@ -68,7 +68,13 @@ func startServerTB(t testing.TB, args ...string) *srv {
 // tests never load from or save to the default state directory.
 func startServerArgs(t testing.TB, lead, args []string) *srv {
 	t.Helper()
-	bin := testproc.Build(t, "./cmd/goblin-server")
+	return startServerBin(t, testproc.Build(t, "./cmd/goblin-server"), lead, args)
+}
+
+// startServerBin is startServerArgs with a goblin-server binary built
+// elsewhere (a benchmark's peer built from another commit).
+func startServerBin(t testing.TB, bin string, lead, args []string) *srv {
+	t.Helper()
 	sock := filepath.Join(t.TempDir(), "goblin.sock")
 	tcp, metrics := "127.0.0.1:0", "127.0.0.1:0"
 	if _, ok := testproc.PortRange(t); ok { // GOBLIN_TEST_PORTS: no port the kernel picks

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -60,28 +61,108 @@ func syncTime(b testing.TB, c *redis.Client, port int) time.Duration {
 // from REPLICAOF to master_link_status:up.
 //
 //	go test -run '^$' -bench ReplicaFullSync -benchtime 1x ./cmd/goblin-server/
+//
+// BENCH_VALUE=N makes the primary hold BENCH_KEYS (default 1,000,000)
+// string keys of 16 bytes with N-byte values instead (as the persistence
+// benchmarks' keys). BENCH_PEER_BIN=path adds a goblin-server built
+// elsewhere (the parent commit, to compare a change) as another replica
+// of the same primary; BENCH_ROUNDS rounds (default 1) sync every replica
+// in turn, the two goblins' order swapped every round. For each goblin it
+// reports the seconds from REPLICAOF to the link up (-s), the process's
+// CPU by then (-cpu-s) and once it idles again (-settled-cpu-s: the
+// collapse into huge pages after the load included), medians over the
+// rounds. For example, 1 KB values against the parent commit:
+//
+//	git worktree add --detach /tmp/before HEAD~1 && (cd /tmp/before && go build -o /tmp/goblin-before ./cmd/goblin-server)
+//	BENCH_VALUE=1024 BENCH_ROUNDS=3 BENCH_PEER_BIN=/tmp/goblin-before \
+//	  go test -run '^$' -bench ReplicaFullSync -benchtime 1x -timeout 60m ./cmd/goblin-server/
 func BenchmarkReplicaFullSync(b *testing.B) {
 	port, rc, _ := redisPrimary(b)
-	const keys = 1_000_000
-	fill(b, rc, keys/4)
+	keys := 1_000_000
+	if os.Getenv("BENCH_VALUE") != "" {
+		var value int
+		keys, value, _ = benchEnv(b)
+		fillKeys(b, rc.Options().Addr, keys, value)
+	} else {
+		fill(b, rc, keys/4)
+	}
 	b.Logf("primary holds %d keys, used_memory %s", rc.DBSize(context.Background()).Val(), infoField(b, rc, "memory", "used_memory_human"))
-	g := startServerTB(b)
-	gc := redis.NewClient(goblinOpts(g))
-	defer gc.Close()
+	goblins := []syncReplica{{name: "goblin", s: startServerTB(b)}}
+	if bin := os.Getenv("BENCH_PEER_BIN"); bin != "" {
+		goblins = append(goblins, syncReplica{name: "peer", s: startServerBin(b, bin, nil, nil)})
+	}
+	rounds := 1
+	if v, err := strconv.Atoi(os.Getenv("BENCH_ROUNDS")); err == nil && v > 0 {
+		rounds = v
+	}
 	rr := redisReplica(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		gt := syncTime(b, gc, port)
-		rt := syncTime(b, rr, port)
-		b.ReportMetric(gt.Seconds(), "goblin-s")
-		b.ReportMetric(rt.Seconds(), "redis-s")
-		b.Logf("full sync of %d keys: goblin %v, redis-server %v", keys, gt.Round(time.Millisecond), rt.Round(time.Millisecond))
-		if n := gc.DBSize(context.Background()).Val(); n != keys {
-			b.Fatalf("goblin holds %d keys after the sync, want %d", n, keys)
+		for round := range rounds {
+			order := slices.Clone(goblins)
+			if round%2 == 1 {
+				slices.Reverse(order)
+			}
+			for _, g := range order {
+				g.sync(b, port, keys, round)
+			}
+			rt := syncTime(b, rr, port)
+			b.ReportMetric(rt.Seconds(), "redis-s")
+			b.Logf("round %d, redis-server: full sync of %d keys in %v", round+1, keys, rt.Round(time.Millisecond))
+			rr.Do(context.Background(), "REPLICAOF", "NO", "ONE")
 		}
-		gc.Do(context.Background(), "REPLICAOF", "NO", "ONE")
-		rr.Do(context.Background(), "REPLICAOF", "NO", "ONE")
 	}
+	for _, g := range goblins {
+		b.ReportMetric(medianOf(g.secs), g.name+"-s")
+		b.ReportMetric(medianOf(g.cpu), g.name+"-cpu-s")
+		b.ReportMetric(medianOf(g.settled), g.name+"-settled-cpu-s")
+	}
+}
+
+// syncReplica is a goblin replica of BenchmarkReplicaFullSync and its
+// figures, one a round.
+type syncReplica struct {
+	name               string
+	s                  *srv
+	secs, cpu, settled []float64
+}
+
+// sync has the replica follow the primary at port, times the full
+// resynchronisation and its CPU, checks the keys and promotes the replica
+// again (so the next round's REPLICAOF is a full resynchronisation too).
+func (g *syncReplica) sync(b *testing.B, port, keys, round int) {
+	b.Helper()
+	c := redis.NewClient(goblinOpts(g.s))
+	defer c.Close()
+	cpu0 := processCPU(g.s.p.PID)
+	d := syncTime(b, c, port)
+	cpu := processCPU(g.s.p.PID) - cpu0
+	settled := idleCPU(g.s.p.PID) - cpu0
+	if n := c.DBSize(context.Background()).Val(); n != int64(keys) {
+		b.Fatalf("%s holds %d keys after the sync, want %d", g.name, n, keys)
+	}
+	g.secs, g.cpu, g.settled = append(g.secs, d.Seconds()), append(g.cpu, cpu.Seconds()), append(g.settled, settled.Seconds())
+	b.Logf("round %d, %s: full sync of %d keys in %v, %v of CPU by then, %v once idle (INFO goblin_load_collapse_regions:%s)",
+		round+1, g.name, keys, d.Round(time.Millisecond), cpu.Round(10*time.Millisecond), settled.Round(10*time.Millisecond),
+		infoField(b, c, "persistence", "goblin_load_collapse_regions"))
+	if err := c.Do(context.Background(), "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// idleCPU waits until process pid idles (less than 20 ms of CPU in half a
+// second, at most 30 s) and returns its CPU time then (processCPU).
+func idleCPU(pid int) time.Duration {
+	last := processCPU(pid)
+	for range 60 {
+		time.Sleep(500 * time.Millisecond)
+		now := processCPU(pid)
+		if now-last < 20*time.Millisecond {
+			return now
+		}
+		last = now
+	}
+	return last
 }
 
 // BenchmarkReplicaLag: the time from sending a write to the

@@ -87,9 +87,9 @@ func BenchmarkReplicaFullSync(b *testing.B) {
 		fill(b, rc, keys/4)
 	}
 	b.Logf("primary holds %d keys, used_memory %s", rc.DBSize(context.Background()).Val(), infoField(b, rc, "memory", "used_memory_human"))
-	goblins := []syncReplica{{name: "goblin", s: startServerTB(b)}}
+	goblins := []*syncReplica{{name: "goblin", s: startServerTB(b)}}
 	if bin := os.Getenv("BENCH_PEER_BIN"); bin != "" {
-		goblins = append(goblins, syncReplica{name: "peer", s: startServerBin(b, bin, nil, nil)})
+		goblins = append(goblins, &syncReplica{name: "peer", s: startServerBin(b, bin, nil, nil)})
 	}
 	rounds := 1
 	if v, err := strconv.Atoi(os.Getenv("BENCH_ROUNDS")); err == nil && v > 0 {

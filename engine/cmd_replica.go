@@ -426,8 +426,9 @@ func (e *Engine) Reserve(db, keys int) {
 // the load at start (snapshot.BulkLoad.End; INFO persistence's
 // goblin_load_collapse_* lines count both), until done or a flush. A sync
 // given up part-way (the link lost, the primary's error, a key refused,
-// REPLICAOF NO ONE, the server closing the link at shutdown) passes false:
-// no collapse, the databases keep what was loaded and serve as usual.
+// a promotion's Unfollow, the server closing the link at shutdown) passes
+// false: no collapse, the databases keep what was loaded and serve as
+// usual. (REPLICAOF NO ONE answers LOADING until the load ends.)
 func (e *Engine) EndFullSync(loaded bool) {
 	e.follow.bulk.End(loaded)
 	e.follow.loading = false

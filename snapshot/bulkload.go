@@ -26,9 +26,6 @@ func (b *BulkLoad) Add(s *store.Store) {
 	}
 }
 
-// Len returns the number of stores in bulk-load mode.
-func (b *BulkLoad) Len() int { return len(b.stores) }
-
 // End ends every store's bulk-load mode (store.Store.EndBulkLoad) and
 // forgets them. When whole (the load completed) a thread of low priority
 // then collapses the chunks loaded into huge pages (arena.Collapse,

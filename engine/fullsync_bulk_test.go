@@ -2,7 +2,9 @@ package engine
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -120,4 +122,48 @@ func loadSyncKeys(t *testing.T, e *Engine, db, n int) {
 			t.Fatalf("LoadEntry %s into database %d: %v", en.Key, db, err)
 		}
 	}
+}
+
+// TestNoSaveDuringFullSync: while a replica loads its primary's snapshot
+// the save policy starts no save and a SHUTDOWN saves nothing, as Redis:
+// either would put the part loaded so far in place of the last whole
+// snapshot. After the load the policy saves again.
+func TestNoSaveDuringFullSync(t *testing.T) {
+	dir := t.TempDir()
+	stopped := 0
+	e, clock := newEngine(t, Options{Replica: ReplicaOptions{Control: &fakeLink{}},
+		Persistence: Persistence{Dir: dir, Save: []SavePoint{{1, 1}}, Shutdown: func() { stopped++ }}})
+	c := e.Open(proto.RESP, nil)
+	do(t, e, c, "REPLICAOF", "primary", "6379")
+	e.BeginFullSync()
+	loadSyncKeys(t, e, 0, 1000)
+	clock.Advance(3 * time.Second)
+	e.Tick(1)
+	if e.Saving() {
+		t.Fatal("the save policy started a save of a replica's half-loaded snapshot")
+	}
+	if err := e.ShutdownSave(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(e.RDBPath()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a shutdown during the full sync saved the part loaded so far: %v", err)
+	}
+
+	e2, clock2 := newEngine(t, Options{Replica: ReplicaOptions{Control: &fakeLink{}},
+		Persistence: Persistence{Dir: dir, Save: []SavePoint{{1, 1}}}})
+	c2 := e2.Open(proto.RESP, nil)
+	do(t, e2, c2, "REPLICAOF", "primary", "6379")
+	e2.BeginFullSync()
+	loadSyncKeys(t, e2, 0, 1000)
+	e2.EndFullSync(true)
+	do(t, e2, c2, "REPLICAOF", "NO", "ONE")
+	if got := do(t, e2, c2, "SET", "after", "1"); got != "+OK" {
+		t.Fatalf("SET on the writable replica: %s", got)
+	}
+	clock2.Advance(3 * time.Second)
+	e2.Tick(1)
+	if !e2.Saving() {
+		t.Fatal("the save policy does not save once the full sync has ended")
+	}
+	finishSave(t, e2)
 }

@@ -345,6 +345,13 @@ func (e *Engine) tickPersist() int {
 	if p.job != nil {
 		return work
 	}
+	if e.follow.loading {
+		// A replica's full resynchronisation: the stores hold part of the
+		// primary's snapshot, which a save would put in place of the last
+		// whole one (Redis runs no save while it loads). The policy and a
+		// BGSAVE SCHEDULE wait for the load's end.
+		return work
+	}
 	if p.scheduled {
 		p.scheduled = false
 		e.startBackground()
@@ -532,9 +539,10 @@ func (e *Engine) shutdown(s *Session, r *command.Request) {
 // policy is set or save asks (not with nosave).
 func (e *Engine) shutdownSave(save, nosave bool) error {
 	e.abortBackground()
-	if e.loading != nil {
-		// As Redis's shutdownCommand: a save now would replace the file
-		// with the part of it loaded so far.
+	if e.loading != nil || e.follow.loading {
+		// As Redis's prepareForShutdown ("never save on shutdown when
+		// loading"): a save now would replace the file with the part loaded
+		// so far, of the file at start or of a primary's snapshot.
 		nosave = true
 	}
 	if nosave || (!save && len(e.o.Persistence.Save) == 0) {

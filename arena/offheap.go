@@ -63,7 +63,7 @@ func Populate(b []byte) { populate(b) }
 func (m *OffHeap) DeferHugePages() { m.deferHuge = true }
 
 // HugePagesDeferred reports whether DeferHugePages is on (until
-// AdviseHugePages): tests and stats of a bulk load read it, on the owner's
+// AdviseHugePages): tests of a bulk load read it, on the owner's
 // goroutine.
 func (m *OffHeap) HugePagesDeferred() bool { return m.deferHuge }
 

@@ -61,12 +61,16 @@ type followState struct {
 	on       bool // following a primary: the gate runs
 	applying bool // ApplyMaster is running: the stores are in a primary's expiry mode
 	loading  bool // a full resynchronisation is being loaded
-	linkUp   bool
-	master   *Session // the master client: applies the primary's stream
-	txBytes  int      // stream bytes of an open MULTI, not yet applied
-	skipped  int64    // keys of unsupported types in the last full sync
-	errors   int64    // stream commands that answered an error
-	user     *acl.User
+	// partial: the last full resynchronisation was given up part-way and
+	// the databases hold the part loaded; no save writes them (savesHeld)
+	// until a sync completes or a promotion makes them the server's own.
+	partial bool
+	linkUp  bool
+	master  *Session // the master client: applies the primary's stream
+	txBytes int      // stream bytes of an open MULTI, not yet applied
+	skipped int64    // keys of unsupported types in the last full sync
+	errors  int64    // stream commands that answered an error
+	user    *acl.User
 	// bulk is the databases a full resynchronisation loads, in the
 	// store's bulk-load mode from BeginFullSync to EndFullSync, as the
 	// load at start's (snapshot.Loader).
@@ -322,7 +326,7 @@ func (e *Engine) SetReplica(on bool) {
 	e.SetUpstream(on)   // the primary side: relay the primary's stream, or start a history of its own
 	if !on {
 		e.follow.bulk.End(false) // a full sync given up by a promotion: no collapse
-		e.follow.loading, e.follow.linkUp = false, false
+		e.follow.loading, e.follow.linkUp, e.follow.partial = false, false, false
 		e.ResetMaster()
 	}
 }
@@ -432,7 +436,24 @@ func (e *Engine) Reserve(db, keys int) {
 func (e *Engine) EndFullSync(loaded bool) {
 	e.follow.bulk.End(loaded)
 	e.follow.loading = false
+	e.follow.partial = !loaded
 	e.snap.dirtyBase = e.mods()
+}
+
+// savesHeld says why no save may write the databases now, or "": while a
+// replica loads its primary's snapshot, and after it gave one up
+// part-way until a sync completes (or a promotion), the databases hold
+// part of the primary's data, which a save would put in place of the last
+// whole snapshot (Redis saves nothing while it loads, and empties the
+// databases after a failed load).
+func (e *Engine) savesHeld() string {
+	switch {
+	case e.follow.loading:
+		return "the primary's snapshot is loading"
+	case e.follow.partial:
+		return "the databases hold part of the primary's snapshot (its full resynchronisation was given up); a save would replace the last whole snapshot"
+	}
+	return ""
 }
 
 // ReplicaSkipped returns the keys the last full resynchronisation skipped

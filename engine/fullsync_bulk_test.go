@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,46 +125,76 @@ func loadSyncKeys(t *testing.T, e *Engine, db, n int) {
 	}
 }
 
-// TestNoSaveDuringFullSync: while a replica loads its primary's snapshot
-// the save policy starts no save and a SHUTDOWN saves nothing, as Redis:
-// either would put the part loaded so far in place of the last whole
-// snapshot. After the load the policy saves again.
+// TestNoSaveDuringFullSync: while a replica loads its primary's snapshot,
+// and after it gave one up part-way until a sync completes, the save
+// policy starts no save, SAVE and BGSAVE refuse with the reason, and a
+// SHUTDOWN (the command, or SIGTERM's ShutdownSave) saves nothing: any of
+// them would put part of the primary's data in place of the last whole
+// snapshot. Once a sync completes, saves are made again.
 func TestNoSaveDuringFullSync(t *testing.T) {
+	for _, stage := range []string{"loading", "given up"} {
+		t.Run(stage, func(t *testing.T) {
+			dir := t.TempDir()
+			e, clock := newEngine(t, Options{Replica: ReplicaOptions{Control: &fakeLink{}},
+				Persistence: Persistence{Dir: dir, Save: []SavePoint{{1, 1}}, Shutdown: func() {}}})
+			c := e.Open(proto.RESP, nil)
+			do(t, e, c, "REPLICAOF", "primary", "6379")
+			e.BeginFullSync()
+			loadSyncKeys(t, e, 0, 1000)
+			if stage == "given up" {
+				e.EndFullSync(false)
+				for _, cmd := range []string{"SAVE", "BGSAVE"} {
+					if got := do(t, e, c, cmd); !strings.HasPrefix(got, "-ERR not saving: the databases hold part of the primary's snapshot") {
+						t.Fatalf("%s after a given-up sync: %s", cmd, got)
+					}
+				}
+			}
+			clock.Advance(3 * time.Second)
+			e.Tick(1)
+			if e.Saving() {
+				t.Fatalf("%s: the save policy started a save of part of the primary's snapshot", stage)
+			}
+			if err := e.ShutdownSave(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(e.RDBPath()); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("%s: a shutdown saved the part loaded: %v", stage, err)
+			}
+			if stage == "given up" {
+				// A new engine: the one above has shut down.
+				e, clock = newEngine(t, Options{Replica: ReplicaOptions{Control: &fakeLink{}},
+					Persistence: Persistence{Dir: dir, Save: []SavePoint{{1, 1}}, Shutdown: func() {}}})
+				c = e.Open(proto.RESP, nil)
+				do(t, e, c, "REPLICAOF", "primary", "6379")
+				e.BeginFullSync()
+				loadSyncKeys(t, e, 0, 10)
+				e.EndFullSync(false)
+				s := NewSession(proto.RESP, nil)
+				if _, out, closeConn := e.ServeStream(s, []byte("*2\r\n$8\r\nSHUTDOWN\r\n$4\r\nSAVE\r\n"), nil); len(out) != 0 || !closeConn {
+					t.Fatalf("SHUTDOWN SAVE after a given-up sync: reply %q, close %v; want the server to stop", out, closeConn)
+				}
+				if _, err := os.Stat(e.RDBPath()); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("SHUTDOWN SAVE after a given-up sync saved the part loaded: %v", err)
+				}
+			}
+		})
+	}
+	// A completed sync: saves again.
 	dir := t.TempDir()
-	stopped := 0
-	e, clock := newEngine(t, Options{Replica: ReplicaOptions{Control: &fakeLink{}},
-		Persistence: Persistence{Dir: dir, Save: []SavePoint{{1, 1}}, Shutdown: func() { stopped++ }}})
+	e, _ := newEngine(t, Options{Replica: ReplicaOptions{Control: &fakeLink{}}, Persistence: Persistence{Dir: dir}})
 	c := e.Open(proto.RESP, nil)
 	do(t, e, c, "REPLICAOF", "primary", "6379")
 	e.BeginFullSync()
+	loadSyncKeys(t, e, 0, 10)
+	e.EndFullSync(false)
+	e.BeginFullSync()
 	loadSyncKeys(t, e, 0, 1000)
-	clock.Advance(3 * time.Second)
-	e.Tick(1)
-	if e.Saving() {
-		t.Fatal("the save policy started a save of a replica's half-loaded snapshot")
+	e.EndFullSync(true)
+	if got := do(t, e, c, "SAVE"); got != "+OK" {
+		t.Fatalf("SAVE after a completed sync: %s", got)
 	}
-	if err := e.ShutdownSave(); err != nil {
-		t.Fatal(err)
+	e2, _ := newEngine(t, Options{Persistence: Persistence{Dir: dir}})
+	if st, found, err := e2.Load(snapshot.LoadOptions{}); err != nil || !found || st.Keys != 1000 {
+		t.Fatalf("loading the save after a completed sync: %+v, found %v, %v; want 1000 keys", st, found, err)
 	}
-	if _, err := os.Stat(e.RDBPath()); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("a shutdown during the full sync saved the part loaded so far: %v", err)
-	}
-
-	e2, clock2 := newEngine(t, Options{Replica: ReplicaOptions{Control: &fakeLink{}},
-		Persistence: Persistence{Dir: dir, Save: []SavePoint{{1, 1}}}})
-	c2 := e2.Open(proto.RESP, nil)
-	do(t, e2, c2, "REPLICAOF", "primary", "6379")
-	e2.BeginFullSync()
-	loadSyncKeys(t, e2, 0, 1000)
-	e2.EndFullSync(true)
-	do(t, e2, c2, "REPLICAOF", "NO", "ONE")
-	if got := do(t, e2, c2, "SET", "after", "1"); got != "+OK" {
-		t.Fatalf("SET on the writable replica: %s", got)
-	}
-	clock2.Advance(3 * time.Second)
-	e2.Tick(1)
-	if !e2.Saving() {
-		t.Fatal("the save policy does not save once the full sync has ended")
-	}
-	finishSave(t, e2)
 }

@@ -345,11 +345,11 @@ func (e *Engine) tickPersist() int {
 	if p.job != nil {
 		return work
 	}
-	if e.follow.loading {
-		// A replica's full resynchronisation: the stores hold part of the
-		// primary's snapshot, which a save would put in place of the last
-		// whole one (Redis runs no save while it loads). The policy and a
-		// BGSAVE SCHEDULE wait for the load's end.
+	if e.savesHeld() != "" {
+		// A replica's full resynchronisation loading or given up part-way:
+		// the stores hold part of the primary's snapshot, which a save
+		// would put in place of the last whole one (Redis runs no save
+		// while it loads). The policy and a BGSAVE SCHEDULE wait.
 		return work
 	}
 	if p.scheduled {
@@ -455,6 +455,10 @@ func (e *Engine) save(*Session, *command.Request) {
 		e.errText(command.Err, "ERR Background save already in progress")
 		return
 	}
+	if why := e.savesHeld(); why != "" {
+		e.errText(command.Err, "ERR not saving: "+why)
+		return
+	}
 	if err := e.saveNow(); err != nil {
 		e.errText(command.Err, "ERR "+err.Error())
 		return
@@ -478,6 +482,10 @@ func (e *Engine) bgsave(_ *Session, r *command.Request) {
 			return
 		}
 		e.errText(command.Err, "ERR Background save already in progress")
+		return
+	}
+	if why := e.savesHeld(); why != "" {
+		e.errText(command.Err, "ERR not saving: "+why)
 		return
 	}
 	if err := e.startBackground(); err != nil {
@@ -539,10 +547,14 @@ func (e *Engine) shutdown(s *Session, r *command.Request) {
 // policy is set or save asks (not with nosave).
 func (e *Engine) shutdownSave(save, nosave bool) error {
 	e.abortBackground()
-	if e.loading != nil || e.follow.loading {
+	if e.loading != nil {
 		// As Redis's prepareForShutdown ("never save on shutdown when
-		// loading"): a save now would replace the file with the part loaded
-		// so far, of the file at start or of a primary's snapshot.
+		// loading"): a save now would replace the file with the part
+		// loaded so far.
+		nosave = true
+	}
+	if why := e.savesHeld(); why != "" && !nosave && (save || len(e.o.Persistence.Save) > 0) {
+		e.o.Persistence.Log.Warn("not saving before exiting", "reason", why)
 		nosave = true
 	}
 	if nosave || (!save && len(e.o.Persistence.Save) == 0) {

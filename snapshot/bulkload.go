@@ -31,10 +31,11 @@ func (b *BulkLoad) Add(s *store.Store) {
 // then collapses the chunks loaded into huge pages (arena.Collapse,
 // runCollapse), until done or until a flush of the store frees them
 // (ReadCollapseStats counts what it did). A load given up (a shutdown, a
-// full resync replacing it, a corrupt file, a lost link) is about to be
-// flushed or replaced, its chunks unmapped: it is not worth a collapse,
-// and End(false) leaves its stores usable, their chunks advised huge pages
-// for khugepaged. It may be called more than once.
+// full resync replacing it, a corrupt file, a lost link) is mostly about
+// to be flushed or replaced: it gets no collapse, and End(false) leaves
+// its stores usable, their chunks advised huge pages for khugepaged (which
+// collapses them in time if they stay, as after a promotion part-way
+// through a replica's full sync). It may be called more than once.
 func (b *BulkLoad) End(whole bool) {
 	var cs []arena.Collapse
 	for _, s := range b.stores {

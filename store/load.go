@@ -124,8 +124,8 @@ func (s *Store) BeginBulkLoad() {
 
 // BulkLoading reports whether the store is in bulk-load mode, between
 // BeginBulkLoad and EndBulkLoad: for tests of the loaders that use the
-// mode (the load at start, a replica's full resynchronisation) and for
-// their stats. Owner's goroutine only, as every other method.
+// mode (the load at start, a replica's full resynchronisation). Owner's
+// goroutine only, as every other method.
 func (s *Store) BulkLoading() bool {
 	s.owner.check()
 	return s.ar.HugePagesDeferred()

@@ -71,9 +71,10 @@ func syncTime(b testing.TB, c *redis.Client, port int) time.Duration {
 // reports the seconds from REPLICAOF to the link up (-s), the process's
 // CPU by then (-cpu-s) and once it idles again (-settled-cpu-s: the
 // collapse into huge pages after the load included), medians over the
-// rounds. For example, 1 KB values against the parent commit:
+// rounds. For example, 1 KB values against BASE, the commit the change
+// being measured starts from (main, for a branch):
 //
-//	git worktree add --detach /tmp/before HEAD~1 && (cd /tmp/before && go build -o /tmp/goblin-before ./cmd/goblin-server)
+//	git worktree add --detach /tmp/before BASE && (cd /tmp/before && go build -o /tmp/goblin-before ./cmd/goblin-server)
 //	BENCH_VALUE=1024 BENCH_ROUNDS=3 BENCH_PEER_BIN=/tmp/goblin-before \
 //	  go test -run '^$' -bench ReplicaFullSync -benchtime 1x -timeout 60m ./cmd/goblin-server/
 func BenchmarkReplicaFullSync(b *testing.B) {

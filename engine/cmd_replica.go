@@ -326,6 +326,9 @@ func (e *Engine) SetReplica(on bool) {
 	e.SetUpstream(on)   // the primary side: relay the primary's stream, or start a history of its own
 	if !on {
 		e.follow.bulk.End(false) // a full sync given up by a promotion: no collapse
+		if e.follow.loading || e.follow.partial {
+			e.o.Persistence.Log.Warn("promoted with part of the primary's snapshot loaded: the databases are this server's own now, and saves resume")
+		}
 		e.follow.loading, e.follow.linkUp, e.follow.partial = false, false, false
 		e.ResetMaster()
 	}
@@ -349,7 +352,13 @@ func (e *Engine) BeginFullSync() {
 	e.follow.bulk.End(false) // a sync begun again before the last one ended: no collapse of a load to be flushed
 	e.follow.loading = true
 	e.follow.skipped = 0
-	e.abortLoad()    // the primary's snapshot replaces the file's
+	e.abortLoad() // the primary's snapshot replaces the file's
+	// A background save under way stops, as Redis's readSyncBulkPayload
+	// kills its child: the flush below would hand every key its walk has
+	// not reached to it at once, on the loop, and its cut would keep the
+	// load off the store's bulk path. A BGSAVE SCHEDULE stays scheduled
+	// (it runs once the sync completes; savesHeld).
+	e.stopBackground("a full resynchronisation")
 	e.DropReplicas() // chained replicas resync from the new history, as Redis's
 	e.ResetMaster()
 	for i, st := range e.dbs {
@@ -436,6 +445,9 @@ func (e *Engine) Reserve(db, keys int) {
 func (e *Engine) EndFullSync(loaded bool) {
 	e.follow.bulk.End(loaded)
 	e.follow.loading = false
+	if !loaded && !e.follow.partial {
+		e.o.Persistence.Log.Warn("full resynchronisation given up part-way: no save until one completes or a promotion", "reason", "the databases hold part of the primary's snapshot")
+	}
 	e.follow.partial = !loaded
 	e.snap.dirtyBase = e.mods()
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"github.com/goblin-kv/goblin/proto"
 	"github.com/goblin-kv/goblin/rdb"
 	"github.com/goblin-kv/goblin/snapshot"
+	"github.com/goblin-kv/goblin/store"
 )
 
 // TestFullSyncLoadsInBulkMode: a full resynchronisation loads the
@@ -126,75 +126,123 @@ func loadSyncKeys(t *testing.T, e *Engine, db, n int) {
 }
 
 // TestNoSaveDuringFullSync: while a replica loads its primary's snapshot,
-// and after it gave one up part-way until a sync completes, the save
-// policy starts no save, SAVE and BGSAVE refuse with the reason, and a
-// SHUTDOWN (the command, or SIGTERM's ShutdownSave) saves nothing: any of
-// them would put part of the primary's data in place of the last whole
-// snapshot. Once a sync completes, saves are made again.
+// and after it gave one up part-way until a sync completes, no save
+// writes the databases: the save policy (after a writable replica's
+// write) starts none, SAVE and BGSAVE refuse with the reason, INFO says
+// goblin_rdb_saves_held:1, and a SHUTDOWN (the command, or SIGTERM's
+// ShutdownSave) exits without one; the last whole snapshot stays, byte for
+// byte. A sync that completes, or a promotion (REPLICAOF NO ONE, a won
+// cluster election), lets saves resume; a background save running when a
+// sync begins stops, keeping the last whole file.
 func TestNoSaveDuringFullSync(t *testing.T) {
-	for _, stage := range []string{"loading", "given up"} {
+	held := func(t *testing.T, e *Engine, c *Session, want string) {
+		t.Helper()
+		if got := infoField(t, e, c, "goblin_rdb_saves_held"); got != want {
+			t.Fatalf("goblin_rdb_saves_held:%s, want %s", got, want)
+		}
+	}
+	// start returns a writable replica with a whole snapshot of 5 keys
+	// saved in dir, and that file's bytes.
+	start := func(t *testing.T, dir string) (*Engine, *store.FakeClock, *Session, []byte) {
+		e, clock := newEngine(t, Options{Replica: ReplicaOptions{Control: &fakeLink{}},
+			Persistence: Persistence{Dir: dir, Save: []SavePoint{{1, 1}}, Shutdown: func() {}}})
+		c := e.Open(proto.RESP, nil)
+		for i := range 5 {
+			do(t, e, c, "SET", "whole"+strconv.Itoa(i), "v")
+		}
+		if got := do(t, e, c, "SAVE"); got != "+OK" {
+			t.Fatalf("SAVE: %s", got)
+		}
+		file, err := os.ReadFile(e.RDBPath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		do(t, e, c, "REPLICAOF", "primary", "6379")
+		e.SetReplicaReadOnly(false)
+		return e, clock, c, file
+	}
+	for _, stage := range []string{"loading", "given up", "given up, SHUTDOWN SAVE"} {
 		t.Run(stage, func(t *testing.T) {
 			dir := t.TempDir()
-			e, clock := newEngine(t, Options{Replica: ReplicaOptions{Control: &fakeLink{}},
-				Persistence: Persistence{Dir: dir, Save: []SavePoint{{1, 1}}, Shutdown: func() {}}})
-			c := e.Open(proto.RESP, nil)
-			do(t, e, c, "REPLICAOF", "primary", "6379")
+			e, clock, c, file := start(t, dir)
 			e.BeginFullSync()
 			loadSyncKeys(t, e, 0, 1000)
-			if stage == "given up" {
+			if stage != "loading" {
 				e.EndFullSync(false)
 				for _, cmd := range []string{"SAVE", "BGSAVE"} {
 					if got := do(t, e, c, cmd); !strings.HasPrefix(got, "-ERR not saving: the databases hold part of the primary's snapshot") {
 						t.Fatalf("%s after a given-up sync: %s", cmd, got)
 					}
 				}
+				if got := do(t, e, c, "SET", "written", "1"); got != "+OK" {
+					t.Fatalf("SET on the writable replica: %s", got)
+				}
+				held(t, e, c, "1")
 			}
 			clock.Advance(3 * time.Second)
 			e.Tick(1)
 			if e.Saving() {
-				t.Fatalf("%s: the save policy started a save of part of the primary's snapshot", stage)
+				t.Fatal("the save policy started a save of part of the primary's snapshot")
 			}
-			if err := e.ShutdownSave(); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := os.Stat(e.RDBPath()); !errors.Is(err, os.ErrNotExist) {
-				t.Fatalf("%s: a shutdown saved the part loaded: %v", stage, err)
-			}
-			if stage == "given up" {
-				// A new engine: the one above has shut down.
-				e, clock = newEngine(t, Options{Replica: ReplicaOptions{Control: &fakeLink{}},
-					Persistence: Persistence{Dir: dir, Save: []SavePoint{{1, 1}}, Shutdown: func() {}}})
-				c = e.Open(proto.RESP, nil)
-				do(t, e, c, "REPLICAOF", "primary", "6379")
-				e.BeginFullSync()
-				loadSyncKeys(t, e, 0, 10)
-				e.EndFullSync(false)
+			if stage == "given up, SHUTDOWN SAVE" {
 				s := NewSession(proto.RESP, nil)
 				if _, out, closeConn := e.ServeStream(s, []byte("*2\r\n$8\r\nSHUTDOWN\r\n$4\r\nSAVE\r\n"), nil); len(out) != 0 || !closeConn {
-					t.Fatalf("SHUTDOWN SAVE after a given-up sync: reply %q, close %v; want the server to stop", out, closeConn)
+					t.Fatalf("SHUTDOWN SAVE: reply %q, close %v; want the server to stop", out, closeConn)
 				}
-				if _, err := os.Stat(e.RDBPath()); !errors.Is(err, os.ErrNotExist) {
-					t.Fatalf("SHUTDOWN SAVE after a given-up sync saved the part loaded: %v", err)
-				}
+			} else if err := e.ShutdownSave(); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := os.ReadFile(e.RDBPath()); err != nil || !bytes.Equal(got, file) {
+				t.Fatalf("the last whole snapshot changed (%d bytes, was %d; %v)", len(got), len(file), err)
 			}
 		})
 	}
-	// A completed sync: saves again.
-	dir := t.TempDir()
-	e, _ := newEngine(t, Options{Replica: ReplicaOptions{Control: &fakeLink{}}, Persistence: Persistence{Dir: dir}})
-	c := e.Open(proto.RESP, nil)
-	do(t, e, c, "REPLICAOF", "primary", "6379")
-	e.BeginFullSync()
-	loadSyncKeys(t, e, 0, 10)
-	e.EndFullSync(false)
-	e.BeginFullSync()
-	loadSyncKeys(t, e, 0, 1000)
-	e.EndFullSync(true)
-	if got := do(t, e, c, "SAVE"); got != "+OK" {
-		t.Fatalf("SAVE after a completed sync: %s", got)
+	for _, end := range []string{"completed", "REPLICAOF NO ONE", "cluster election"} {
+		t.Run("saves after "+end, func(t *testing.T) {
+			e, clock, c, _ := start(t, t.TempDir())
+			e.BeginFullSync()
+			loadSyncKeys(t, e, 0, 10)
+			e.EndFullSync(false)
+			switch end {
+			case "completed":
+				e.BeginFullSync()
+				loadSyncKeys(t, e, 0, 1000)
+				e.EndFullSync(true)
+				do(t, e, c, "SET", "written", "1")
+			case "REPLICAOF NO ONE":
+				do(t, e, c, "REPLICAOF", "NO", "ONE")
+				do(t, e, c, "SET", "written", "1")
+			case "cluster election":
+				e.ClusterUnfollow()
+				do(t, e, c, "SET", "written", "1")
+			}
+			held(t, e, c, "0")
+			clock.Advance(3 * time.Second)
+			e.Tick(1)
+			if !e.Saving() {
+				t.Fatalf("after %s the save policy does not save", end)
+			}
+			finishSave(t, e)
+			if got := do(t, e, c, "SAVE"); got != "+OK" {
+				t.Fatalf("SAVE after %s: %s", end, got)
+			}
+		})
 	}
-	e2, _ := newEngine(t, Options{Persistence: Persistence{Dir: dir}})
-	if st, found, err := e2.Load(snapshot.LoadOptions{}); err != nil || !found || st.Keys != 1000 {
-		t.Fatalf("loading the save after a completed sync: %+v, found %v, %v; want 1000 keys", st, found, err)
-	}
+	t.Run("a running BGSAVE stops", func(t *testing.T) {
+		e, _, c, file := start(t, t.TempDir())
+		for i := range 20000 {
+			do(t, e, c, "SET", "more"+strconv.Itoa(i), "v")
+		}
+		if got := do(t, e, c, "BGSAVE"); got != "+Background saving started" {
+			t.Fatalf("BGSAVE: %s", got)
+		}
+		e.BeginFullSync()
+		if e.Saving() {
+			t.Fatal("a background save goes on through a full resynchronisation's flush")
+		}
+		if got, err := os.ReadFile(e.RDBPath()); err != nil || !bytes.Equal(got, file) {
+			t.Fatalf("the last whole snapshot changed (%d bytes, was %d; %v)", len(got), len(file), err)
+		}
+		e.EndFullSync(true)
+	})
 }

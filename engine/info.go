@@ -206,6 +206,11 @@ func (e *Engine) infoSection(w *infoWriter, s *Session, sec string, st *store.St
 			w.str("goblin_rdb_last_error", strings.NewReplacer("\r", " ", "\n", " ").Replace(p.lastErr))
 		}
 		w.int("goblin_rdb_last_cow_keys", e.snap.lastCOW)
+		held := int64(0)
+		if e.savesHeld() != "" {
+			held = 1
+		}
+		w.int("goblin_rdb_saves_held", held) // a replica's full sync loading or given up part-way (savesHeld)
 		infoCollapse(w)
 		e.snap.probe.last.info(w)
 	case "stats":

@@ -301,15 +301,21 @@ var errShuttingDown = errors.New("the server is shutting down")
 // scheduled one: it would otherwise start at the next policy check, in
 // the cycle that runs the shutdown, and outlive it.
 func (e *Engine) abortBackground() {
+	e.snap.scheduled = false
+	e.stopBackground("shutdown")
+}
+
+// stopBackground gives a running background save up, for why; the
+// previous file stays.
+func (e *Engine) stopBackground(why string) {
 	p := &e.snap
-	p.scheduled = false
 	if p.job != nil {
 		p.job.Abort()
 		p.job.Finished() // waits for the writer to remove its file
 		p.job = nil
 		p.probe.end()
 		setTimerSlack(p.slack)
-		e.o.Persistence.Log.Warn("background save aborted by shutdown")
+		e.o.Persistence.Log.Warn("background save aborted by " + why)
 	}
 }
 

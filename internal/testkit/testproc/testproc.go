@@ -53,13 +53,26 @@ var (
 // Call it from TestMain; without it the links stay in a temporary
 // directory. (The binaries themselves stay in Build's cache for the test
 // binaries of other packages; see buildCached.)
+//
+// The tests run with XDG_STATE_HOME pointing at a temporary directory of
+// their own (removed after), so a server they start without --dir (or a
+// server.Options without Dir) neither loads nor saves the machine's real
+// snapshot (server.DefaultDir: /var/lib/goblin for root): a dump.rdb that
+// `make run` left there would otherwise appear in the tests' keyspaces.
 func Main(m *testing.M) {
+	state, err := os.MkdirTemp("", "goblin-test-state-")
+	if err == nil {
+		os.Setenv("XDG_STATE_HOME", state)
+	}
 	code := m.Run()
 	buildMu.Lock()
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}
 	buildMu.Unlock()
+	if state != "" {
+		os.RemoveAll(state)
+	}
 	os.Exit(code)
 }
 

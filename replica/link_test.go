@@ -156,12 +156,8 @@ func pollUntil(t *testing.T, l *Link, what string, cond func() bool) {
 func TestLinkHandshakeSyncAckAndResume(t *testing.T) {
 	for _, form := range []string{"eof", "len"} {
 		t.Run(form, func(t *testing.T) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ln.Close()
-			p := &primary{t: t, ln: ln}
+			p := newPrimary(t)
+			ln := p.ln
 			app := &fakeApplier{}
 			l, err := New(Options{Apply: app, ListeningPort: 7777, MasterAuth: "pw", RetryDelay: 10 * time.Millisecond,
 				AckEvery: time.Hour, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -275,12 +271,8 @@ func TestEOFReaderChunks(t *testing.T) {
 // whole, and a primary silent for longer than repl-timeout is dropped and
 // resumed with PSYNC.
 func TestLinkLongCommandAndTimeout(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	p := &primary{t: t, ln: ln}
+	p := newPrimary(t)
+	ln := p.ln
 	app := &fakeApplier{}
 	l, err := New(Options{Apply: app, Timeout: time.Second, RetryDelay: 10 * time.Millisecond, AckEvery: time.Hour,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -398,6 +390,17 @@ func TestLinkDeadlineWithStreamLeft(t *testing.T) {
 	}
 }
 
+// newPrimary returns a fake primary listening on a loopback port, closed
+// when the test ends.
+func newPrimary(t *testing.T) *primary {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return &primary{t: t, ln: ln}
+}
+
 // A full resynchronisation given up part-way (the link lost in the
 // snapshot, a key the applier refuses, REPLICAOF NO ONE, the server
 // closing the link at shutdown) ends with EndFullSync(false): the engine
@@ -405,12 +408,8 @@ func TestLinkDeadlineWithStreamLeft(t *testing.T) {
 func TestLinkAbandonedSyncEndsNotLoaded(t *testing.T) {
 	for _, how := range []string{"lost", "refused", "unfollow", "close"} {
 		t.Run(how, func(t *testing.T) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ln.Close()
-			p := &primary{t: t, ln: ln}
+			p := newPrimary(t)
+			ln := p.ln
 			app := &fakeApplier{}
 			if how == "refused" {
 				app.refuse = "l"

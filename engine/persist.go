@@ -700,8 +700,9 @@ func (e *Engine) infoPersistence(w *infoWriter) {
 }
 
 // infoCollapse writes INFO persistence's goblin_load_collapse_* lines: what
-// the collapse into huge pages after the load at start has done
-// (snapshot.ReadCollapseStats; its low-priority thread logs nothing).
+// the collapse into huge pages after the load at start or a replica's full
+// resynchronisation has done (snapshot.ReadCollapseStats; its
+// low-priority thread logs nothing).
 func infoCollapse(w *infoWriter) {
 	c := snapshot.ReadCollapseStats()
 	w.int("goblin_load_collapse_started", c.Started)

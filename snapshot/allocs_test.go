@@ -259,7 +259,7 @@ func TestRescuerTakesOver(t *testing.T) {
 			defer func() { beforeWrite = nil }()
 			// idleFirst: the first writer's unmap and end go to goroutines,
 			// as a SCHED_IDLE one's do.
-			p.f, p.path, p.canRescue, p.idleFirst = f, path, true, true
+			p.f, p.path, p.idleFirst = f, path, true
 			p.users.Add(1) // as start does, but the test knows when the first writer returns
 			firstDone := make(chan struct{})
 			go func() { defer close(firstDone); p.run(false) }()
@@ -351,7 +351,7 @@ func TestAbortEndsARescuedSave(t *testing.T) {
 		}
 	}
 	defer func() { beforeWrite = nil }()
-	p.f, p.path, p.canRescue, p.idleFirst = f, path, true, true
+	p.f, p.path, p.idleFirst = f, path, true
 	p.users.Add(1)
 	firstDone := make(chan struct{})
 	go func() { defer close(firstDone); p.run(false) }()

@@ -97,15 +97,13 @@ type pipe struct {
 	inflight atomic.Int32
 	f        *os.File
 	path     string
-	// canRescue (the first writer runs at a priority a rescuer would
-	// improve on) and rescued (a rescuer was started) are the loop's;
-	// taken is set by a rescuer once it holds the token (a rescuer started
-	// as the first writer ends takes nothing). idleFirst (the first writer
-	// may run at WriterIdle) is set before any writer starts and only read
-	// after.
-	canRescue, rescued bool
+	// idleFirst (the first writer runs on a SCHED_IDLE thread, so a rescuer
+	// could help it) is set before any writer starts and only read after;
+	// rescued (a rescuer was started) is the loop's; taken is set by a
+	// rescuer once it holds the token (a rescuer started as the first
+	// writer ends takes nothing).
+	idleFirst, rescued bool
 	taken              atomic.Bool
-	idleFirst          bool
 	// result and done are the end of the save: set and closed by the
 	// writer that ends it (the first, or the rescuer once it took over).
 	result error
@@ -398,7 +396,7 @@ var beforeWrite func(rescuer bool)
 // start runs the first writer at priority prio, to write the queued
 // buffers to f and commit it as path (loop side, once).
 func (p *pipe) start(f *os.File, path string, prio WriterPriority) {
-	p.f, p.path, p.idleFirst = f, path, prio == WriterIdle
+	p.f, p.path, p.idleFirst = f, path, lowers(prio)
 	p.users.Add(2) // the first writer, and the populating goroutine below
 	// The slab's pages, which the loop touches first as it fills each
 	// buffer (a page fault each, more than a thousand per save, each some
@@ -411,7 +409,7 @@ func (p *pipe) start(f *os.File, path string, prio WriterPriority) {
 		arena.Populate(p.slab)
 		p.leave(false)
 	}()
-	p.canRescue = runWriter(prio, func() { p.run(false) })
+	runWriter(prio, func() { p.run(false) })
 }
 
 // rescue starts a writer at the process's priority to take over from a
@@ -419,7 +417,7 @@ func (p *pipe) start(f *os.File, path string, prio WriterPriority) {
 // CPU time (loop side; Job decides when). At most once a save; nothing
 // once the save's writers have all left.
 func (p *pipe) rescue() bool {
-	if !p.canRescue || p.rescued || !p.join() {
+	if !p.idleFirst || p.rescued || !p.join() {
 		return false
 	}
 	p.rescued = true

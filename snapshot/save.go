@@ -295,7 +295,7 @@ func (j *Job) Step(n int) bool {
 // side, in each cycle the loop waits).
 func (j *Job) watchWriter() {
 	p := j.pipe
-	if p == nil || !p.canRescue || p.rescued {
+	if p == nil || !p.idleFirst || p.rescued {
 		return
 	}
 	now := time.Now()

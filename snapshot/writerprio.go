@@ -68,29 +68,32 @@ func ParseWriterPriority(s string) (WriterPriority, error) {
 // ending it, and signals may still run on it): a writer that lands there
 // moves to another thread, which the main thread stays locked away from
 // until the writer is done. Failing to lower the priority only leaves the
-// writer at the process's. It reports whether the writer runs on a thread
-// of its own at WriterIdle (so a rescuer could help it).
+// writer at the process's. lowers says beforehand which way it goes.
 //
 // A process that may run on one CPU alone (runtime.NumCPU, from its
 // affinity mask at start) runs the writer as WriterNormal: the loop, busy
 // in every cycle of a save, would leave a SCHED_IDLE writer on the same
 // CPU almost nothing (a BGSAVE of 1 M keys under `taskset -c 0` took
 // 5.6-11.5 s against 0.31-0.44 s at normal priority, the loop spinning).
-func runWriter(p WriterPriority, fn func()) (lowered bool) {
-	if p != WriterIdle {
+func runWriter(p WriterPriority, fn func()) {
+	if !lowers(p) {
 		go fn()
-		return false
+		return
 	}
-	return runLowered(lowerThread, fn)
+	runLowered(lowerThread, fn)
 }
 
+// lowers reports whether runWriter runs a writer of priority p on a thread
+// of its own at a lowered priority (so a rescuer could help it).
+func lowers(p WriterPriority) bool { return p == WriterIdle && runtime.NumCPU() >= 2 }
+
 // runLowered runs fn on a goroutine of its own, on an OS thread of its own
-// whose priority lower lowers, as runWriter describes, and reports true;
-// on a single CPU as any goroutine, reporting false.
-func runLowered(lower func(), fn func()) bool {
+// whose priority lower lowers, as runWriter describes; on a single CPU as
+// any goroutine.
+func runLowered(lower func(), fn func()) {
 	if runtime.NumCPU() < 2 {
 		go fn()
-		return false
+		return
 	}
 	go func() {
 		runtime.LockOSThread()
@@ -109,5 +112,4 @@ func runLowered(lower func(), fn func()) bool {
 		<-done
 		runtime.UnlockOSThread()
 	}()
-	return true
 }
